@@ -1,0 +1,1 @@
+"""Classic-control environments (being written)."""

@@ -1,0 +1,1 @@
+"""The sekai CLI (being written)."""

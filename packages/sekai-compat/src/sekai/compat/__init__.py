@@ -1,0 +1,1 @@
+"""Bridges to gymnasium, Stable-Baselines3 and PettingZoo (being written)."""

@@ -1,0 +1,1 @@
+"""The Env API: environments, wrappers' base classes, results and seeding."""

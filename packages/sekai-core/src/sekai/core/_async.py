@@ -1,0 +1,51 @@
+"""The async routing rule: a sync override is never skipped by the async path."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+# (sync method, async method) pairs that the rule keeps consistent.
+ROUTED_PAIRS: tuple[tuple[str, str], ...] = (("reset", "async_reset"), ("step", "async_step"))
+
+
+def _defining_class(cls: type, name: str) -> type | None:
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass
+    return None
+
+
+def _make_router(
+    cls: type, sync_owner: type, sync_name: str, async_name: str
+) -> Callable[..., Coroutine[Any, Any, Any]]:
+    sync_fn = sync_owner.__dict__[sync_name]
+
+    @functools.wraps(sync_fn)
+    async def routed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return sync_fn(self, *args, **kwargs)
+
+    routed.__name__ = async_name
+    routed.__qualname__ = f"{cls.__qualname__}.{async_name}"
+    routed.__doc__ = f"Runs {sync_owner.__qualname__}.{sync_name}() (async routing rule)."
+    routed._sekai_routed = True  # type: ignore[attr-defined]
+    return routed
+
+
+def install_async_routes(cls: type) -> None:
+    """Give ``cls`` async methods that run its most-derived sync overrides (see core.md §1).
+
+    For each pair, if the class defining the sync method is more derived than the one defining
+    the async method, the async method becomes a coroutine calling that class's own sync
+    function (not ``self.step``), so a subclass that overrides both and chains to ``super()``
+    does not run the step logic twice.
+    """
+    mro = cls.__mro__
+    for sync_name, async_name in ROUTED_PAIRS:
+        sync_owner = _defining_class(cls, sync_name)
+        async_owner = _defining_class(cls, async_name)
+        if sync_owner is None or async_owner is None:
+            continue
+        if mro.index(sync_owner) < mro.index(async_owner):
+            setattr(cls, async_name, _make_router(cls, sync_owner, sync_name, async_name))

@@ -1,0 +1,134 @@
+"""The single-agent environment base class."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+import numpy as np
+
+from sekai.core._async import install_async_routes
+from sekai.core._rng import np_random
+from sekai.core.result import ResetResult, StepResult
+
+if TYPE_CHECKING:
+    from sekai.registry.spec import EnvSpec
+    from sekai.spaces.space import Space
+
+__all__ = ["ActType", "Env", "ObsType"]
+
+ObsType = TypeVar("ObsType")
+ActType = TypeVar("ActType")
+
+
+class Env(abc.ABC, Generic[ObsType, ActType]):
+    """A reinforcement-learning environment.
+
+    Subclasses set ``observation_space`` and ``action_space`` in ``__init__`` and implement
+    ``reset()`` and ``step()``. Call ``self._set_rng(seed)`` first in ``reset()`` and draw all
+    randomness from ``self.rng``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {}
+    spec: EnvSpec | None = None
+    observation_space: Space[ObsType]
+    action_space: Space[ActType]
+
+    _rng: np.random.Generator | None = None
+    _rng_seed: int | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        install_async_routes(cls)
+
+    @abc.abstractmethod
+    def reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[ObsType]:
+        """Start a new episode and return its first observation."""
+
+    @abc.abstractmethod
+    def step(self, action: ActType) -> StepResult[ObsType]:
+        """Apply one action and return the transition."""
+
+    async def async_reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[ObsType]:
+        """Coroutine version of ``reset()``; by default it calls ``reset()``."""
+        return self.reset(seed=seed, options=options)
+
+    async def async_step(self, action: ActType) -> StepResult[ObsType]:
+        """Coroutine version of ``step()``; by default it calls ``step()``."""
+        return self.step(action)
+
+    def close(self) -> None:
+        """Release resources held by the environment (the base class holds none)."""
+
+    def __enter__(self) -> Env[ObsType, ActType]:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- seeding ---------------------------------------------------------------------------
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The environment's random generator, created from OS entropy if never seeded."""
+        if self._rng is None:
+            self._rng, self._rng_seed = np_random(None)
+        return self._rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        if not isinstance(value, np.random.Generator):
+            raise TypeError(f"rng must be a numpy Generator, got {type(value).__name__}.")
+        self._rng = value
+        self._rng_seed = -1
+
+    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
+        """Seed ``self.rng``: an int or Generator reseeds, None keeps the current stream.
+
+        Returns:
+            The seed in use: the int, ``-1`` for a Generator, or the entropy drawn when the
+            environment had never been seeded.
+        """
+        if seed is None and self._rng is not None:
+            return self._rng_seed if self._rng_seed is not None else -1
+        self._rng, self._rng_seed = np_random(seed)
+        return self._rng_seed
+
+    # -- attributes through wrapper stacks -------------------------------------------------
+
+    @property
+    def unwrapped(self) -> Env[Any, Any]:
+        """The innermost environment (``self`` for an unwrapped env)."""
+        return self
+
+    def has_attr(self, name: str) -> bool:
+        """Whether this env (or, for a wrapper, any layer) has attribute ``name``."""
+        return hasattr(self, name)
+
+    def get_attr(self, name: str) -> Any:
+        """Read ``name`` from the outermost layer that has it."""
+        return getattr(self, name)
+
+    def set_attr(self, name: str, value: Any) -> None:
+        """Set ``name`` on the outermost layer that has it."""
+        setattr(self, name, value)
+
+    def __iter__(self) -> Iterator[Env[Any, Any]]:
+        """Iterate over the wrapper layers, outermost first (a bare env yields itself)."""
+        yield self
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __str__(self) -> str:
+        if self.spec is not None and getattr(self.spec, "id", None):
+            return f"<{self.spec.id}>"
+        return f"<{type(self).__name__}>"
+
+    def __repr__(self) -> str:
+        return str(self)

@@ -1,0 +1,102 @@
+"""The frozen result types returned by reset() and step()."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from sekai.utils._equal import structurally_equal
+
+__all__ = ["MAResetResult", "MAStepResult", "ResetResult", "StepResult"]
+
+ObsT = TypeVar("ObsT")
+
+
+class _ArrayAwareEq:
+    """`==` that compares array observations element-wise instead of raising."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(
+            structurally_equal(getattr(self, name), getattr(other, name))
+            for name in self.__dataclass_fields__  # type: ignore[attr-defined]
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ResetResult(_ArrayAwareEq, Generic[ObsT]):
+    """What ``reset()`` returns: the first observation and an info dict."""
+
+    observation: ObsT
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        """Always False: a reset never ends an episode."""
+        return False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class StepResult(_ArrayAwareEq, Generic[ObsT]):
+    """What ``step()`` returns: one transition of the MDP."""
+
+    observation: ObsT
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        """``terminated or truncated``, as a Python bool."""
+        return bool(self.terminated or self.truncated)
+
+
+def _agent_done(terminated: dict[Any, Any], truncated: dict[Any, Any]) -> list[bool]:
+    agents = list(dict.fromkeys([*terminated, *truncated]))
+    return [bool(terminated.get(a) or truncated.get(a)) for a in agents]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MAResetResult(_ArrayAwareEq, Generic[ObsT]):
+    """What a MultiAgentEnv's ``reset()`` returns (agent-keyed dicts)."""
+
+    observations: dict[Any, ObsT]
+    info: dict[Any, Any] = field(default_factory=dict)
+
+    @property
+    def all_done(self) -> bool:
+        """Always False after a reset."""
+        return False
+
+    @property
+    def any_done(self) -> bool:
+        """Always False after a reset."""
+        return False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MAStepResult(_ArrayAwareEq, Generic[ObsT]):
+    """What a MultiAgentEnv's ``step()`` returns (agent-keyed dicts)."""
+
+    observations: dict[Any, ObsT]
+    rewards: dict[Any, float]
+    terminated: dict[Any, bool]
+    truncated: dict[Any, bool]
+    info: dict[Any, Any] = field(default_factory=dict)
+
+    @property
+    def all_done(self) -> bool:
+        """True when every agent named in the flags is terminated or truncated."""
+        done = _agent_done(self.terminated, self.truncated)
+        return bool(done) and all(done)
+
+    @property
+    def any_done(self) -> bool:
+        """True when at least one agent is terminated or truncated."""
+        return any(_agent_done(self.terminated, self.truncated))

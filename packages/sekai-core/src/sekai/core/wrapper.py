@@ -1,0 +1,235 @@
+"""Wrapper base classes: Wrapper, ObservationWrapper, ActionWrapper, RewardWrapper."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import numpy as np
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+
+if TYPE_CHECKING:
+    from sekai.registry.spec import EnvSpec
+    from sekai.spaces.space import Space
+
+__all__ = ["ActionWrapper", "ObservationWrapper", "RewardWrapper", "Wrapper"]
+
+ObsT = TypeVar("ObsT")
+ActT = TypeVar("ActT")
+WrapperObsT = TypeVar("WrapperObsT")
+WrapperActT = TypeVar("WrapperActT")
+
+_NOT_AN_ENV = (
+    "{cls} expected a sekai.Env, got {got}. To wrap a gymnasium env, convert it first with "
+    "sekai.compat.from_gymnasium(env)."
+)
+
+
+class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, ObsT, ActT]):
+    """Wraps an environment to change its behaviour; delegates everything by default.
+
+    Subclasses call ``super().__init__(env)`` and may assign new ``observation_space`` /
+    ``action_space`` in ``__init__``. Stateful logic overrides ``reset``/``step`` *and*
+    ``async_reset``/``async_step`` (share the logic through a helper).
+    """
+
+    def __init__(self, env: Env[ObsT, ActT]) -> None:
+        if not isinstance(env, Env):
+            raise TypeError(_NOT_AN_ENV.format(cls=type(self).__name__, got=type(env).__name__))
+        self.env = env
+        self._observation_space: Space[Any] | None = None
+        self._action_space: Space[Any] | None = None
+
+    # -- spaces: the inner env's unless assigned here ---------------------------------------
+
+    @property  # type: ignore[override]
+    def observation_space(self) -> Space[Any]:
+        if self._observation_space is not None:
+            return self._observation_space
+        return self.env.observation_space
+
+    @observation_space.setter
+    def observation_space(self, space: Space[Any]) -> None:
+        self._observation_space = space
+
+    @property  # type: ignore[override]
+    def action_space(self) -> Space[Any]:
+        if self._action_space is not None:
+            return self._action_space
+        return self.env.action_space
+
+    @action_space.setter
+    def action_space(self, space: Space[Any]) -> None:
+        self._action_space = space
+
+    # -- delegation ---------------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[WrapperObsT]:
+        return self.env.reset(seed=seed, options=options)  # type: ignore[return-value]
+
+    def step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
+        return self.env.step(action)  # type: ignore[arg-type,return-value]
+
+    async def async_reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[WrapperObsT]:
+        return await self.env.async_reset(seed=seed, options=options)  # type: ignore[return-value]
+
+    async def async_step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
+        return await self.env.async_step(action)  # type: ignore[arg-type,return-value]
+
+    def close(self) -> None:
+        self.env.close()
+
+    @property
+    def unwrapped(self) -> Env[Any, Any]:
+        return self.env.unwrapped
+
+    @property  # type: ignore[override]
+    def spec(self) -> EnvSpec | None:
+        return self.env.spec
+
+    @spec.setter
+    def spec(self, value: EnvSpec | None) -> None:
+        self.unwrapped.spec = value
+
+    @property  # type: ignore[override]
+    def metadata(self) -> dict[str, Any]:
+        return self.env.metadata
+
+    @property
+    def rng(self) -> np.random.Generator:
+        return self.env.rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        self.env.rng = value
+
+    @property  # type: ignore[override]
+    def _rng_seed(self) -> int | None:
+        return self.env._rng_seed
+
+    @_rng_seed.setter
+    def _rng_seed(self, value: int | None) -> None:
+        self.env._rng_seed = value
+
+    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
+        return self.env._set_rng(seed)
+
+    # -- attributes through the stack --------------------------------------------------------
+
+    def has_attr(self, name: str) -> bool:
+        return hasattr(self, name) or self.env.has_attr(name)
+
+    def get_attr(self, name: str) -> Any:
+        if hasattr(self, name):
+            return getattr(self, name)
+        return self.env.get_attr(name)
+
+    def set_attr(self, name: str, value: Any) -> None:
+        for layer in self:
+            if hasattr(layer, name):
+                setattr(layer, name, value)
+                return
+        setattr(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails. Attributes are not forwarded through wrappers
+        # (use get_attr), except action_mask(), which every wrapper forwards when a layer
+        # below defines it.
+        env = self.__dict__.get("env")
+        if name == "action_mask" and env is not None and env.has_attr("action_mask"):
+            return env.get_attr("action_mask")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __iter__(self) -> Iterator[Env[Any, Any]]:
+        yield self
+        yield from self.env
+
+    def __str__(self) -> str:
+        return f"<{type(self).__name__}({self.env})>"
+
+
+class ObservationWrapper(Wrapper[WrapperObsT, ActT, ObsT, ActT]):
+    """Transforms every observation (reset and step, sync and async) with ``observation()``."""
+
+    @abc.abstractmethod
+    def observation(self, observation: ObsT) -> WrapperObsT:
+        """Return the transformed observation."""
+
+    def _reset_result(self, result: ResetResult[ObsT]) -> ResetResult[WrapperObsT]:
+        return ResetResult(self.observation(result.observation), result.info)
+
+    def _step_result(self, result: StepResult[ObsT]) -> StepResult[WrapperObsT]:
+        return StepResult(
+            self.observation(result.observation),
+            result.reward,
+            result.terminated,
+            result.truncated,
+            result.info,
+        )
+
+    def reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[WrapperObsT]:
+        return self._reset_result(self.env.reset(seed=seed, options=options))
+
+    def step(self, action: ActT) -> StepResult[WrapperObsT]:
+        return self._step_result(self.env.step(action))
+
+    async def async_reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[WrapperObsT]:
+        return self._reset_result(await self.env.async_reset(seed=seed, options=options))
+
+    async def async_step(self, action: ActT) -> StepResult[WrapperObsT]:
+        return self._step_result(await self.env.async_step(action))
+
+
+class RewardWrapper(Wrapper[ObsT, ActT, ObsT, ActT]):
+    """Transforms every reward with ``reward()`` (step paths only)."""
+
+    @abc.abstractmethod
+    def reward(self, reward: float) -> float:
+        """Return the transformed reward."""
+
+    def _step_result(self, result: StepResult[ObsT]) -> StepResult[ObsT]:
+        return StepResult(
+            result.observation,
+            self.reward(result.reward),
+            result.terminated,
+            result.truncated,
+            result.info,
+        )
+
+    def step(self, action: ActT) -> StepResult[ObsT]:
+        return self._step_result(self.env.step(action))
+
+    async def async_step(self, action: ActT) -> StepResult[ObsT]:
+        return self._step_result(await self.env.async_step(action))
+
+
+class ActionWrapper(Wrapper[ObsT, WrapperActT, ObsT, ActT]):
+    """Maps every action with ``action()`` before passing it to the inner env."""
+
+    @abc.abstractmethod
+    def action(self, action: WrapperActT) -> ActT:
+        """Return the action to send to the inner env."""
+
+    def reverse_action(self, action: ActT) -> WrapperActT:
+        """Map an inner-env action back to this wrapper's action space."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement reverse_action(). "
+            "Implement it if you need to map env actions back to wrapper actions."
+        )
+
+    def step(self, action: WrapperActT) -> StepResult[ObsT]:
+        return self.env.step(self.action(action))
+
+    async def async_step(self, action: WrapperActT) -> StepResult[ObsT]:
+        return await self.env.async_step(self.action(action))

@@ -1,0 +1,269 @@
+"""sekai's exception hierarchy and warning categories."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sekai.plugins import PluginFailure
+
+__all__ = [
+    "AsyncCallPending",
+    "EnvAlreadyRegistered",
+    "EnvNotFound",
+    "InvalidAction",
+    "InvalidObservation",
+    "LookAheadError",
+    "MissingDependency",
+    "PluginLoadWarning",
+    "ResetRequired",
+    "SekaiError",
+    "SpaceMismatch",
+    "VecEnvClosed",
+    "VecEnvWorkerError",
+]
+
+_LIST_HINT = "Use sekai.all_specs() or `sekai list` to see registered environments."
+_RESET_REQUIRED = (
+    "reset() must be called before the first call to step(). See Env.reset() for usage."
+)
+
+
+class SekaiError(Exception):
+    """Base class of every error sekai raises itself."""
+
+
+class EnvNotFound(SekaiError):
+    """An environment ID is not in the registry.
+
+    Attributes:
+        id: the ID that was asked for.
+        suggestions: close registered IDs, best first.
+        provider: the first-party distribution that would provide the ID, if it is not installed.
+        failures: plugin failures (``sekai.plugins.PluginFailure``) for the ID's namespace.
+    """
+
+    def __init__(
+        self,
+        id: str,
+        suggestions: Sequence[str] = (),
+        *,
+        provider: str | None = None,
+        failures: Sequence[PluginFailure] = (),
+        hint: str | None = None,
+    ) -> None:
+        self.id = id
+        self.suggestions = tuple(suggestions)
+        self.provider = provider
+        self.failures = tuple(failures)
+        self.hint = hint
+        parts = [f"Environment {id!r} not found in registry."]
+        if self.suggestions:
+            parts.append("Did you mean: " + ", ".join(repr(s) for s in self.suggestions) + "?")
+        if hint:
+            parts.append(hint)
+        parts.append(_LIST_HINT)
+        super().__init__(" ".join(parts))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild_env_not_found,
+            (self.id, self.suggestions, self.provider, self.failures, self.hint),
+        )
+
+
+def _rebuild_env_not_found(
+    id: str,
+    suggestions: tuple[str, ...],
+    provider: str | None,
+    failures: tuple[Any, ...],
+    hint: str | None,
+) -> EnvNotFound:
+    return EnvNotFound(id, suggestions, provider=provider, failures=failures, hint=hint)
+
+
+class EnvAlreadyRegistered(SekaiError):
+    """An environment ID is registered twice."""
+
+    def __init__(self, id: str, owner: str | None = None) -> None:
+        self.id = id
+        self.owner = owner
+        message = f"Environment {id!r} is already registered."
+        if owner:
+            message += f" {owner}"
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.id, self.owner))
+
+
+class InvalidAction(SekaiError):
+    """An action is not a member of the action space.
+
+    Attributes:
+        action: the rejected action.
+        space: the action space.
+        index: the sub-env index when a VecEnv rejected it, else None.
+    """
+
+    def __init__(self, action: Any, space: Any, *, index: int | None = None) -> None:
+        self.action = action
+        self.space = space
+        self.index = index
+        where = f" (sub-env {index})" if index is not None else ""
+        super().__init__(f"Action {action!r} is not valid for space {space!r}{where}.")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_invalid_action, (self.action, self.space, self.index))
+
+
+def _rebuild_invalid_action(action: Any, space: Any, index: int | None) -> InvalidAction:
+    return InvalidAction(action, space, index=index)
+
+
+class InvalidObservation(SekaiError):
+    """Reserved: an observation is not a member of the observation space (raised by nothing yet)."""
+
+    def __init__(self, obs: Any, space: Any) -> None:
+        self.obs = obs
+        self.space = space
+        super().__init__(f"Observation {obs!r} is not valid for space {space!r}.")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.obs, self.space))
+
+
+class ResetRequired(SekaiError):
+    """step() (or rendering) was called before reset(), or after the episode ended."""
+
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message
+        super().__init__(message if message is not None else _RESET_REQUIRED)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message,))
+
+
+class AsyncCallPending(SekaiError):
+    """An async call was started while another async call of the same VecEnv was running."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "A previous async call is still pending. "
+            "Await the previous result before making another call."
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), ())
+
+
+class SpaceMismatch(SekaiError):
+    """Reserved: two spaces that must agree do not (raised by nothing yet)."""
+
+
+class VecEnvClosed(SekaiError):
+    """A VecEnv was used after close()."""
+
+    def __init__(self) -> None:
+        super().__init__("This VecEnv has been closed.")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), ())
+
+
+class VecEnvWorkerError(SekaiError):
+    """A sub-env of an out-of-process VecEnv raised, or its worker died.
+
+    Attributes:
+        rank: index of the failing sub-env (the first affected one when a worker died).
+        exc_type: the class name of the original exception.
+        message: the original exception's message.
+        remote_traceback: the worker's formatted traceback ("" when the worker died).
+        worker: the worker index, when known.
+        ranks: every sub-env index affected.
+    """
+
+    def __init__(
+        self,
+        rank: int,
+        exc_type: str,
+        message: str,
+        remote_traceback: str = "",
+        *,
+        worker: int | None = None,
+        ranks: Sequence[int] | None = None,
+    ) -> None:
+        self.rank = rank
+        self.exc_type = exc_type
+        self.message = message
+        self.remote_traceback = remote_traceback
+        self.worker = worker
+        self.ranks = tuple(ranks) if ranks is not None else (rank,)
+        if worker is not None and len(self.ranks) > 1:
+            head = (
+                f"Worker {worker} (sub-envs {self.ranks[0]}-{self.ranks[-1]}) "
+                f"raised {exc_type}: {message}"
+            )
+        else:
+            head = f"Sub-env {rank} raised {exc_type}: {message}"
+        if remote_traceback:
+            head += "\n\nWorker traceback:\n" + remote_traceback
+        Exception.__init__(self, head)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild_worker_error,
+            (
+                self.rank,
+                self.exc_type,
+                self.message,
+                self.remote_traceback,
+                self.worker,
+                self.ranks,
+            ),
+        )
+
+
+def _rebuild_worker_error(
+    rank: int,
+    exc_type: str,
+    message: str,
+    remote_traceback: str,
+    worker: int | None,
+    ranks: tuple[int, ...],
+) -> VecEnvWorkerError:
+    return VecEnvWorkerError(
+        rank, exc_type, message, remote_traceback, worker=worker, ranks=ranks
+    )
+
+
+class MissingDependency(SekaiError, ImportError):
+    """An optional dependency is not installed; the message names the pip command."""
+
+    def __init__(self, message: str, *, package: str, extra: str | None = None) -> None:
+        self.package = package
+        self.extra = extra
+        SekaiError.__init__(self, message)
+        self.msg = message
+        self.name = package
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_missing_dependency, (str(self.args[0]), self.package, self.extra))
+
+
+def _rebuild_missing_dependency(
+    message: str, package: str, extra: str | None
+) -> MissingDependency:
+    return MissingDependency(message, package=package, extra=extra)
+
+
+class LookAheadError(SekaiError):
+    """A finance feature transform used data from the future."""
+
+
+class PluginLoadWarning(UserWarning):
+    """A sekai plugin failed to load during discovery and was skipped."""

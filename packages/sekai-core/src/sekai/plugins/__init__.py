@@ -1,0 +1,1 @@
+"""sekai.plugins (being written)."""

@@ -1,0 +1,1 @@
+"""sekai.registry (being written)."""

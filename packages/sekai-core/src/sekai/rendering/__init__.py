@@ -1,0 +1,1 @@
+"""sekai.rendering (being written)."""

@@ -1,0 +1,1 @@
+"""sekai.spaces (being written)."""

@@ -1,0 +1,1 @@
+"""sekai.stats (being written)."""

@@ -1,0 +1,1 @@
+"""sekai.testing (being written)."""

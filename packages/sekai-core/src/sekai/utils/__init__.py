@@ -1,0 +1,1 @@
+"""Utilities: check_env, action-mask helpers and structural comparison."""

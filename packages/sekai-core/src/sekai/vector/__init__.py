@@ -1,0 +1,1 @@
+"""sekai.vector (being written)."""

@@ -1,0 +1,69 @@
+"""TimeLimit: truncate episodes after a fixed number of steps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.core.wrapper import Wrapper
+
+__all__ = ["TimeLimit"]
+
+
+class TimeLimit(Wrapper[Any, Any, Any, Any]):
+    """Truncate the episode once ``max_episode_steps`` steps have been taken since reset.
+
+    Adds ``info["elapsed_steps"]`` on every step.
+    """
+
+    def __init__(self, env: Env[Any, Any], max_episode_steps: int) -> None:
+        super().__init__(env)
+        if isinstance(max_episode_steps, bool) or not isinstance(
+            max_episode_steps, (int, np.integer)
+        ):
+            raise TypeError(
+                f"max_episode_steps must be an int, got {type(max_episode_steps).__name__}."
+            )
+        if max_episode_steps < 1:
+            raise ValueError(f"max_episode_steps must be >= 1, got {max_episode_steps}.")
+        self.max_episode_steps = int(max_episode_steps)
+        self._elapsed_steps = 0
+
+    @property
+    def elapsed_steps(self) -> int:
+        """Steps taken since the last reset."""
+        return self._elapsed_steps
+
+    def _after_step(self, result: StepResult[Any]) -> StepResult[Any]:
+        self._elapsed_steps += 1
+        elapsed = self._elapsed_steps
+        info = result.info
+        info["elapsed_steps"] = elapsed
+        return StepResult(
+            result.observation,
+            result.reward,
+            result.terminated,
+            bool(result.truncated) or elapsed >= self.max_episode_steps,
+            info,
+        )
+
+    def reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[Any]:
+        self._elapsed_steps = 0
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> StepResult[Any]:
+        return self._after_step(self.env.step(action))
+
+    async def async_reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[Any]:
+        self._elapsed_steps = 0
+        return await self.env.async_reset(seed=seed, options=options)
+
+    async def async_step(self, action: Any) -> StepResult[Any]:
+        return self._after_step(await self.env.async_step(action))

@@ -1,0 +1,1 @@
+"""Finance environments (being written)."""

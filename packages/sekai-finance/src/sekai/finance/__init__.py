@@ -1,0 +1,1 @@
+"""Finance toolkit (being written)."""
