@@ -12,14 +12,14 @@ from pkgutil import extend_path
 # pkgutil-style namespace), so sekai.finance, sekai.cli, ... resolve from their own wheels.
 __path__ = extend_path(__path__, __name__)
 
-import importlib  # noqa: E402
-from typing import TYPE_CHECKING, Any  # noqa: E402
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from sekai._providers import install_missing_distribution_finder  # noqa: E402
-from sekai._version import __version__  # noqa: E402
-from sekai.core.env import Env  # noqa: E402
-from sekai.core.result import MAResetResult, MAStepResult, ResetResult, StepResult  # noqa: E402
-from sekai.error import (  # noqa: E402
+from sekai._providers import install_missing_distribution_finder
+from sekai._version import __version__
+from sekai.core.env import Env
+from sekai.core.result import MAResetResult, MAStepResult, ResetResult, StepResult
+from sekai.error import (
     AsyncCallPending,
     EnvAlreadyRegistered,
     EnvNotFound,

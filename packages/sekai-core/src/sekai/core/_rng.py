@@ -56,3 +56,36 @@ def make_seed_sequence(base_seed: int, n: int) -> list[int]:
         raise TypeError("base_seed must be a non-negative int, got None.")
     children = np.random.SeedSequence(int(base_seed)).spawn(int(n))
     return [int(child.generate_state(1)[0]) for child in children]
+
+
+class SeededMixin:
+    """``rng`` and ``_set_rng`` shared by Env and MultiAgentEnv (core.md §3)."""
+
+    _rng: np.random.Generator | None = None
+    _rng_seed: int | None = None
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The environment's random generator, created from OS entropy if never seeded."""
+        if self._rng is None:
+            self._rng, self._rng_seed = np_random(None)
+        return self._rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        if not isinstance(value, np.random.Generator):
+            raise TypeError(f"rng must be a numpy Generator, got {type(value).__name__}.")
+        self._rng = value
+        self._rng_seed = -1
+
+    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
+        """Seed ``self.rng``: an int or Generator reseeds, None keeps the current stream.
+
+        Returns:
+            The seed in use: the int, ``-1`` for a Generator, or the entropy drawn when the
+            environment had never been seeded.
+        """
+        if seed is None and self._rng is not None:
+            return self._rng_seed if self._rng_seed is not None else -1
+        self._rng, self._rng_seed = np_random(seed)
+        return self._rng_seed

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 import numpy as np
 
 from sekai.core._async import install_async_routes
-from sekai.core._rng import np_random
+from sekai.core._rng import SeededMixin
 from sekai.core.result import ResetResult, StepResult
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
 
 
-class Env(abc.ABC, Generic[ObsType, ActType]):
+class Env(SeededMixin, abc.ABC, Generic[ObsType, ActType]):
     """A reinforcement-learning environment.
 
     Subclasses set ``observation_space`` and ``action_space`` in ``__init__`` and implement
@@ -35,16 +35,16 @@ class Env(abc.ABC, Generic[ObsType, ActType]):
     observation_space: Space[ObsType]
     action_space: Space[ActType]
 
-    _rng: np.random.Generator | None = None
-    _rng_seed: int | None = None
-
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         install_async_routes(cls)
 
     @abc.abstractmethod
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[ObsType]:
         """Start a new episode and return its first observation."""
 
@@ -53,7 +53,10 @@ class Env(abc.ABC, Generic[ObsType, ActType]):
         """Apply one action and return the transition."""
 
     async def async_reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[ObsType]:
         """Coroutine version of ``reset()``; by default it calls ``reset()``."""
         return self.reset(seed=seed, options=options)
@@ -70,34 +73,6 @@ class Env(abc.ABC, Generic[ObsType, ActType]):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    # -- seeding ---------------------------------------------------------------------------
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """The environment's random generator, created from OS entropy if never seeded."""
-        if self._rng is None:
-            self._rng, self._rng_seed = np_random(None)
-        return self._rng
-
-    @rng.setter
-    def rng(self, value: np.random.Generator) -> None:
-        if not isinstance(value, np.random.Generator):
-            raise TypeError(f"rng must be a numpy Generator, got {type(value).__name__}.")
-        self._rng = value
-        self._rng_seed = -1
-
-    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
-        """Seed ``self.rng``: an int or Generator reseeds, None keeps the current stream.
-
-        Returns:
-            The seed in use: the int, ``-1`` for a Generator, or the entropy drawn when the
-            environment had never been seeded.
-        """
-        if seed is None and self._rng is not None:
-            return self._rng_seed if self._rng_seed is not None else -1
-        self._rng, self._rng_seed = np_random(seed)
-        return self._rng_seed
 
     # -- attributes through wrapper stacks -------------------------------------------------
 

@@ -68,7 +68,10 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     # -- delegation ---------------------------------------------------------------------------
 
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[WrapperObsT]:
         return self.env.reset(seed=seed, options=options)  # type: ignore[return-value]
 
@@ -76,7 +79,10 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
         return self.env.step(action)  # type: ignore[arg-type,return-value]
 
     async def async_reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[WrapperObsT]:
         return await self.env.async_reset(seed=seed, options=options)  # type: ignore[return-value]
 
@@ -175,7 +181,10 @@ class ObservationWrapper(Wrapper[WrapperObsT, ActT, ObsT, ActT]):
         )
 
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[WrapperObsT]:
         return self._reset_result(self.env.reset(seed=seed, options=options))
 
@@ -183,7 +192,10 @@ class ObservationWrapper(Wrapper[WrapperObsT, ActT, ObsT, ActT]):
         return self._step_result(self.env.step(action))
 
     async def async_reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[WrapperObsT]:
         return self._reset_result(await self.env.async_reset(seed=seed, options=options))
 
