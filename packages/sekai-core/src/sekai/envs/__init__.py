@@ -1,7 +1,56 @@
-"""The joint package of sekai environments; env distributions add subpackages here."""
+"""The joint package of sekai environments; env distributions add subpackages here.
+
+``sekai.envs.<Name>`` finds ``Name`` in the ``__all__`` of the installed ``sekai.envs.<sub>``
+packages (imported in sorted order, on first access); core names no environment itself.
+"""
 
 from __future__ import annotations
 
 from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
+
+import importlib
+import pkgutil
+from typing import Any
+
+
+def _subpackages() -> list[str]:
+    return sorted(
+        {info.name for info in pkgutil.iter_modules(__path__) if info.ispkg} - {"__pycache__"}
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    installed = _subpackages()
+    errors: list[str] = []
+    for sub in installed:
+        if sub.startswith("_"):
+            continue
+        try:
+            module = importlib.import_module(f"{__name__}.{sub}")
+        except ImportError as exc:
+            # A broken env package must not hide the names every other one exports.
+            errors.append(f"{__name__}.{sub} failed to import ({type(exc).__name__}: {exc})")
+            continue
+        if name in getattr(module, "__all__", ()):
+            value = getattr(module, name)
+            globals()[name] = value
+            return value
+    message = f"module {__name__!r} has no attribute {name!r}"
+    from sekai._providers import provider_of_export
+
+    provider = provider_of_export(name)
+    if provider is not None and not any(
+        m.startswith(f"{__name__}.") and m.rpartition(".")[2] in installed for m in provider.modules
+    ):
+        dist = provider.distribution
+        message += (
+            f": it is provided by {dist}, which is not installed. "
+            f"Install it with: pip install {dist}"
+        )
+    if errors:
+        message += "; " + "; ".join(errors)
+    raise AttributeError(message)

@@ -1,1 +1,42 @@
-"""sekai.rendering (being written)."""
+"""Rendering: the Renderer protocol, a numpy drawing canvas, themes and frame recording.
+
+Environments have no ``render()``; a renderer object draws an env's current state::
+
+    from sekai.envs.classic_control import CartPoleRenderer
+    frame = CartPoleRenderer().render(env)  # (400, 600, 3) uint8
+"""
+
+from __future__ import annotations
+
+from sekai.rendering.canvas import Canvas
+from sekai.rendering.recorder import RecordFrames, save_gif, save_text, save_video
+from sekai.rendering.renderer import (
+    RENDER_BEFORE_RESET,
+    ANSIString,
+    BaseRenderer,
+    Renderer,
+    RenderFrame,
+    RGBArray,
+    require_reset,
+    target_env,
+)
+from sekai.rendering.theme import Color, Theme, resolve_theme
+
+__all__ = [
+    "RENDER_BEFORE_RESET",
+    "ANSIString",
+    "BaseRenderer",
+    "Canvas",
+    "Color",
+    "RGBArray",
+    "RecordFrames",
+    "RenderFrame",
+    "Renderer",
+    "Theme",
+    "require_reset",
+    "resolve_theme",
+    "save_gif",
+    "save_text",
+    "save_video",
+    "target_env",
+]

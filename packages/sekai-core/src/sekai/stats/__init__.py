@@ -1,1 +1,16 @@
-"""sekai.stats (being written)."""
+"""Episode statistics, trackers and running mean/variance estimators."""
+
+from __future__ import annotations
+
+from sekai.stats.episode import EpisodeStats
+from sekai.stats.running import ExponentialMovingStats, RunningMeanStd
+from sekai.stats.trackers import InMemoryTracker, LoggingTracker, StatsTracker
+
+__all__ = [
+    "EpisodeStats",
+    "ExponentialMovingStats",
+    "InMemoryTracker",
+    "LoggingTracker",
+    "RunningMeanStd",
+    "StatsTracker",
+]

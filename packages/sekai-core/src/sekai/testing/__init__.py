@@ -1,1 +1,148 @@
-"""sekai.testing (being written)."""
+"""Test helpers for env packs and sekai's own suites: env conformance and a sandboxed registry."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sekai.core.env import Env
+    from sekai.registry.registry import EnvRegistry
+    from sekai.registry.spec import EnvSpec
+
+__all__ = ["assert_env_conforms", "registry_sandbox"]
+
+SANDBOX_DISTRIBUTION = "sekai-sandbox"
+SANDBOX_VERSION = "0.0.0"
+
+
+def assert_env_conforms(
+    env_or_id: Env[Any, Any] | str | EnvSpec,
+    *,
+    n_steps: int = 100,
+    check_determinism: bool | None = None,
+    strict: bool = False,
+    check_vector: bool = True,
+) -> None:
+    """Assert that an environment passes ``sekai.check_env``.
+
+    Args:
+        env_or_id: a fresh env, or an ID / ``EnvSpec`` to ``make()`` (and close afterwards).
+        n_steps: random steps ``check_env`` takes.
+        check_determinism: compare two seeded rollouts; None does so unless the spec is
+            registered ``nondeterministic``.
+        strict: fail on WARNINGs too, not only on ERRORs.
+        check_vector: for an ID with a ``vector_entry_point``, also build its native vector
+            env with two sub-envs and check its results against its batched spaces.
+
+    Raises:
+        AssertionError: listing every issue found.
+    """
+    from sekai.registry.api import make
+    from sekai.registry.spec import EnvSpec
+    from sekai.utils.checker import check_env
+
+    spec: EnvSpec | None = None
+    if isinstance(env_or_id, (str, EnvSpec)):
+        env = make(env_or_id)
+        spec = env.spec
+        label = spec.id if spec is not None else str(env_or_id)
+    else:
+        env, label = env_or_id, str(env_or_id)
+    if check_determinism is None:
+        check_determinism = spec is None or not spec.nondeterministic
+    try:
+        issues = check_env(env, n_steps=n_steps, check_determinism=check_determinism)
+    finally:
+        if spec is not None:
+            env.close()
+    failing = issues if strict else [i for i in issues if i.startswith("ERROR")]
+    if failing:
+        raise AssertionError(f"{label} does not conform:\n" + "\n".join(failing))
+    if check_vector and spec is not None and spec.vector_entry_point is not None:
+        _assert_native_conforms(spec, min(n_steps, 50))
+
+
+def _assert_native_conforms(spec: EnvSpec, n_steps: int) -> None:
+    import numpy as np
+
+    from sekai.registry.api import make_vec
+
+    num_envs = 2
+    vec = make_vec(spec, num_envs, vectorization_mode="native")
+    problems: list[str] = []
+    try:
+        batch_obs_space = vec.batch_observation_space
+        result = vec.reset(seed=0)
+        if not batch_obs_space.contains(result.observations):
+            problems.append("reset(seed=0) observations are not in batch_observation_space")
+        vec.batch_action_space.seed(0)
+        for step in range(n_steps):
+            result = vec.step(vec.batch_action_space.sample())
+            where = f"step {step}"
+            if not batch_obs_space.contains(result.observations):
+                problems.append(f"{where}: observations are not in batch_observation_space")
+            for field in ("rewards", "terminated", "truncated"):
+                value = np.asarray(getattr(result, field))
+                if value.shape != (num_envs,):
+                    problems.append(f"{where}: {field} has shape {value.shape}, not ({num_envs},)")
+            if len(result.infos) != num_envs or not all(type(i) is dict for i in result.infos):
+                problems.append(f"{where}: infos is not a list of {num_envs} dicts")
+            if problems:
+                break
+    except Exception as exc:  # the assertion should say where the native env broke
+        problems.append(f"raised {type(exc).__name__}: {exc}")
+    finally:
+        vec.close()
+    if problems:
+        raise AssertionError(
+            f"The native vector env of {spec.id} does not conform:\n" + "\n".join(problems)
+        )
+
+
+def _returning(value: object) -> Callable[[], object]:
+    return lambda: value
+
+
+@contextlib.contextmanager
+def registry_sandbox(
+    *plugins: object,
+    distribution: str = SANDBOX_DISTRIBUTION,
+    version: str = SANDBOX_VERSION,
+) -> Iterator[EnvRegistry]:
+    """Swap in a fresh default registry whose only plugins are the given in-memory objects.
+
+    Installed entry points are not loaded; core's built-in plugin (the ``sync``, ``async`` and
+    ``proc`` modes) is. Each plugin is loaded exactly as an entry point would be, attributed
+    to ``distribution``/``version`` (third-party rules apply unless that names a first-party
+    distribution), lazily at the sandbox's first registry operation. The real default
+    registry is restored on exit.
+
+    Args:
+        *plugins: plugin objects (modules, classes or instances with ``@hookimpl`` functions),
+            or ``(name, plugin)`` pairs. Unnamed plugins are called ``sandbox``,
+            ``sandbox2``, ... in order; a third-party plugin's IDs must start with its name.
+        distribution: the distribution the plugins are attributed to.
+        version: its version.
+
+    Yields:
+        The sandbox registry (also what ``sekai.make`` and friends use inside the block).
+    """
+    from sekai.plugins._host import EntryPointRecord, PluginHost
+    from sekai.registry.api import set_default_registry
+    from sekai.registry.registry import EnvRegistry
+
+    records = []
+    for index, item in enumerate(plugins):
+        if isinstance(item, tuple):
+            name, plugin = item
+        else:
+            name, plugin = ("sandbox" if index == 0 else f"sandbox{index + 1}"), item
+        records.append(EntryPointRecord(str(name), distribution, version, _returning(plugin)))
+    registry = EnvRegistry(lambda reg: PluginHost(reg, entry_points=records, disabled=""))
+    previous = set_default_registry(registry)
+    try:
+        yield registry
+    finally:
+        set_default_registry(previous)

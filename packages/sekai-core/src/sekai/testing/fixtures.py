@@ -1,1 +1,31 @@
 """pytest fixtures shared by every sekai test suite (loaded with ``-p sekai.testing.fixtures``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+from sekai.testing import registry_sandbox
+
+if TYPE_CHECKING:
+    from sekai.registry.registry import EnvRegistry
+
+__all__ = ["sekai_line_registry", "sekai_registry"]
+
+
+@pytest.fixture
+def sekai_registry() -> Iterator[EnvRegistry]:
+    """A fresh default registry for one test: core's vector backends, no env, no entry point."""
+    with registry_sandbox() as registry:
+        yield registry
+
+
+@pytest.fixture
+def sekai_line_registry() -> Iterator[EnvRegistry]:
+    """A fresh default registry holding ``testing/Line-v0`` (``sekai.testing.envs``)."""
+    from sekai.testing.envs import LinePlugin
+
+    with registry_sandbox(("testing", LinePlugin)) as registry:
+        yield registry

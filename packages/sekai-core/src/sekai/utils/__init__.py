@@ -1,1 +1,44 @@
 """Utilities: check_env, action-mask helpers and structural comparison."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "action_mask_space",
+    "check_env",
+    "flatten_action_mask",
+    "get_action_mask",
+    "structurally_equal",
+    "supports_action_mask",
+]
+
+# Imported on first use: sekai.core.result imports sekai.utils._equal, so an eager import of the
+# checker here would be circular.
+_LAZY = {
+    "action_mask_space": "sekai.utils.action_mask",
+    "flatten_action_mask": "sekai.utils.action_mask",
+    "get_action_mask": "sekai.utils.action_mask",
+    "supports_action_mask": "sekai.utils.action_mask",
+    "check_env": "sekai.utils.checker",
+    "structurally_equal": "sekai.utils._equal",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sekai.utils' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sekai.utils._equal import structurally_equal
+    from sekai.utils.action_mask import (
+        action_mask_space,
+        flatten_action_mask,
+        get_action_mask,
+        supports_action_mask,
+    )
+    from sekai.utils.checker import check_env

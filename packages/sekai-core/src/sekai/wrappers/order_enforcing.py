@@ -27,7 +27,10 @@ class OrderEnforcing(Wrapper[Any, Any, Any, Any]):
         return self._has_reset
 
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[Any]:
         result = self.env.reset(seed=seed, options=options)
         self._has_reset = True
@@ -39,7 +42,10 @@ class OrderEnforcing(Wrapper[Any, Any, Any, Any]):
         return self.env.step(action)
 
     async def async_reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[Any]:
         result = await self.env.async_reset(seed=seed, options=options)
         self._has_reset = True

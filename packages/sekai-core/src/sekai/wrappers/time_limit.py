@@ -9,6 +9,7 @@ import numpy as np
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import Wrapper
+from sekai.wrappers.autoreset import warn_if_around_autoreset
 
 __all__ = ["TimeLimit"]
 
@@ -16,7 +17,8 @@ __all__ = ["TimeLimit"]
 class TimeLimit(Wrapper[Any, Any, Any, Any]):
     """Truncate the episode once ``max_episode_steps`` steps have been taken since reset.
 
-    Adds ``info["elapsed_steps"]`` on every step.
+    Adds ``info["elapsed_steps"]`` on every step. Warns (``UserWarning``) when built around an
+    ``AutoReset``, whose resets it cannot see.
     """
 
     def __init__(self, env: Env[Any, Any], max_episode_steps: int) -> None:
@@ -31,6 +33,7 @@ class TimeLimit(Wrapper[Any, Any, Any, Any]):
             raise ValueError(f"max_episode_steps must be >= 1, got {max_episode_steps}.")
         self.max_episode_steps = int(max_episode_steps)
         self._elapsed_steps = 0
+        warn_if_around_autoreset(self)
 
     @property
     def elapsed_steps(self) -> int:
@@ -51,7 +54,10 @@ class TimeLimit(Wrapper[Any, Any, Any, Any]):
         )
 
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[Any]:
         self._elapsed_steps = 0
         return self.env.reset(seed=seed, options=options)
@@ -60,7 +66,10 @@ class TimeLimit(Wrapper[Any, Any, Any, Any]):
         return self._after_step(self.env.step(action))
 
     async def async_reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[Any]:
         self._elapsed_steps = 0
         return await self.env.async_reset(seed=seed, options=options)

@@ -1,1 +1,148 @@
-"""Finance toolkit (being written)."""
+"""The finance toolkit: market data, samplers, simulators, costs, accounts, rewards, metrics.
+
+Importing this package is cheap: the names below are imported from their modules on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_PKG = "sekai.finance"
+
+# name -> module defining it, imported on first attribute access (PEP 562).
+_LAZY: dict[str, str] = {
+    # data
+    "MarketData": f"{_PKG}.data",
+    "Time": f"{_PKG}.data",
+    # episode samplers
+    "EpisodeSampler": f"{_PKG}.sampling",
+    "RandomStart": f"{_PKG}.sampling",
+    "SequentialStart": f"{_PKG}.sampling",
+    "FixedStart": f"{_PKG}.sampling",
+    # market models
+    "MarketModel": f"{_PKG}.simulators",
+    "Simulation": f"{_PKG}.simulators",
+    "GBM": f"{_PKG}.simulators",
+    "Heston": f"{_PKG}.simulators",
+    "MertonJumpDiffusion": f"{_PKG}.simulators",
+    "RegimeSwitching": f"{_PKG}.simulators",
+    "GARCH": f"{_PKG}.simulators",
+    "MeanReverting": f"{_PKG}.simulators",
+    "CointegratedPair": f"{_PKG}.simulators",
+    "BlockBootstrap": f"{_PKG}.simulators",
+    "Randomized": f"{_PKG}.simulators",
+    "ListingProcess": f"{_PKG}.simulators",
+    # costs
+    "CostModel": f"{_PKG}.costs",
+    "NoCost": f"{_PKG}.costs",
+    "ProportionalCost": f"{_PKG}.costs",
+    "SpreadCost": f"{_PKG}.costs",
+    "FixedCost": f"{_PKG}.costs",
+    "SquareRootImpact": f"{_PKG}.costs",
+    "CompositeCost": f"{_PKG}.costs",
+    # accounts
+    "AccountConfig": f"{_PKG}.account",
+    "Settlement": f"{_PKG}.account",
+    # rewards
+    "RewardFunction": f"{_PKG}.rewards",
+    "StepOutcome": f"{_PKG}.rewards",
+    "LogReturn": f"{_PKG}.rewards",
+    "SimpleReturn": f"{_PKG}.rewards",
+    "ProfitAndLoss": f"{_PKG}.rewards",
+    "MeanVariance": f"{_PKG}.rewards",
+    "TurnoverPenalty": f"{_PKG}.rewards",
+    "DrawdownPenalty": f"{_PKG}.rewards",
+    "DifferentialSharpe": f"{_PKG}.rewards",
+    # metrics
+    "PerformanceSummary": f"{_PKG}.metrics",
+    "PnLSummary": f"{_PKG}.metrics",
+    "performance_summary": f"{_PKG}.metrics",
+    "pnl_summary": f"{_PKG}.metrics",
+    "RecordPerformance": f"{_PKG}.metrics",
+}
+
+# Submodules reachable as attributes after a plain ``import sekai.finance``.
+_SUBMODULES = (
+    "account",
+    "baselines",
+    "costs",
+    "data",
+    "features",
+    "lob",
+    "metrics",
+    "rendering",
+    "rewards",
+    "sampling",
+    "simulators",
+    "universe",
+)
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        try:
+            return importlib.import_module(f"{_PKG}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{_PKG}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from exc
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, *_SUBMODULES})
+
+
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
+    from sekai.finance.account import AccountConfig, Settlement
+    from sekai.finance.costs import (
+        CompositeCost,
+        CostModel,
+        FixedCost,
+        NoCost,
+        ProportionalCost,
+        SpreadCost,
+        SquareRootImpact,
+    )
+    from sekai.finance.data import MarketData, Time
+    from sekai.finance.metrics import (
+        PerformanceSummary,
+        PnLSummary,
+        RecordPerformance,
+        performance_summary,
+        pnl_summary,
+    )
+    from sekai.finance.rewards import (
+        DifferentialSharpe,
+        DrawdownPenalty,
+        LogReturn,
+        MeanVariance,
+        ProfitAndLoss,
+        RewardFunction,
+        SimpleReturn,
+        StepOutcome,
+        TurnoverPenalty,
+    )
+    from sekai.finance.sampling import EpisodeSampler, FixedStart, RandomStart, SequentialStart
+    from sekai.finance.simulators import (
+        GARCH,
+        GBM,
+        BlockBootstrap,
+        CointegratedPair,
+        Heston,
+        ListingProcess,
+        MarketModel,
+        MeanReverting,
+        MertonJumpDiffusion,
+        Randomized,
+        RegimeSwitching,
+        Simulation,
+    )

@@ -1,1 +1,59 @@
-"""Finance environments (being written)."""
+"""Finance environments: Trading, Portfolio, MarketMaking, OptimalExecution, Market, LOB.
+
+Importing this package is cheap: each name below is imported from its module on first use (the
+``finance`` plugin imports this package and must not import any env code).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_PKG = "sekai.envs.finance"
+
+# name -> module defining it, imported on first attribute access (PEP 562).
+_LAZY: dict[str, str] = {
+    "TradingEnv": f"{_PKG}.trading",
+    "PortfolioEnv": f"{_PKG}.portfolio",
+    "MarketMakingEnv": f"{_PKG}.market_making",
+    "OptimalExecutionEnv": f"{_PKG}.optimal_execution",
+    "MarketEnv": f"{_PKG}.market",
+    "LimitOrderBookEnv": f"{_PKG}.lob",
+    "LimitOrderBookMarket": f"{_PKG}.lob",
+    "TradingVecEnv": f"{_PKG}.vector.trading",
+    "PortfolioVecEnv": f"{_PKG}.vector.portfolio",
+    "MarketMakingVecEnv": f"{_PKG}.vector.market_making",
+    "OptimalExecutionVecEnv": f"{_PKG}.vector.optimal_execution",
+    "TradingRenderer": f"{_PKG}.rendering",
+    "PortfolioRenderer": f"{_PKG}.rendering",
+    "MarketRenderer": f"{_PKG}.rendering",
+    "MarketMakingRenderer": f"{_PKG}.rendering",
+    "OptimalExecutionRenderer": f"{_PKG}.rendering",
+    "LimitOrderBookRenderer": f"{_PKG}.rendering",
+    "LimitOrderBookMarketRenderer": f"{_PKG}.rendering",
+    "default_market": "sekai.finance.simulators",
+    "simulate_gbm": f"{_PKG}._helpers",
+    "random_correlation": f"{_PKG}._helpers",
+    "sample_window": f"{_PKG}._helpers",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
+    from sekai.envs.finance._helpers import random_correlation, sample_window, simulate_gbm
+    from sekai.envs.finance.portfolio import PortfolioEnv
+    from sekai.envs.finance.trading import TradingEnv

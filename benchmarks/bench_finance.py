@@ -1,0 +1,261 @@
+"""Native finance envs: throughput against a bare-numpy step, SyncVecEnv and CartPole; memory.
+
+Run: ``python benchmarks/bench_finance.py [--steps N] [--quick]``. All ratios come from one run.
+
+1. Native ``Portfolio-v0`` at 1024 sub-envs against a bare-numpy step of the same market model
+   (correlated GBM simulated online, the long-only rebalance with proportional costs, and the
+   observation: the rolling window of log returns plus the weights). Bar: >= 40%.
+2. The same ratio for native ``Trading-v0`` (one GBM asset, three positions). Bar: >= 40%.
+3. Native ``Portfolio-v0`` throughput at 4096 sub-envs against 1024. Bar: not lower.
+4. Native against ``SyncVecEnv`` of the same env at 1024 sub-envs. Bar: >= 100x.
+5. A single ``Portfolio-v0`` against a single ``CartPole-v1`` (when sekai-classic is installed),
+   both from ``sekai.make``. Bar: >= 0.5x.
+6. Peak memory (tracemalloc: every numpy allocation) of native ``Portfolio-v0`` at 4096
+   sub-envs over construction, reset and 260 steps (one autoreset of every sub-env).
+   Bar: <= 120 MiB.
+
+Actions are sampled before timing (a pool cycled through), as ``sekai bench`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import sekai
+from sekai.envs.finance._helpers import random_correlation
+from sekai.envs.finance.vector.portfolio import PortfolioVecEnv
+from sekai.envs.finance.vector.trading import TradingVecEnv
+
+MIB = 1024 * 1024
+
+
+class BarePortfolio:
+    """The Portfolio-v0 market and account as plain numpy, with no env machinery at all."""
+
+    def __init__(self, num_envs: int, n: int = 5, lookback: int = 30, rate: float = 1e-3) -> None:
+        dt = 1 / 252
+        sigma = np.linspace(0.15, 0.35, n)
+        self.drift = (0.06 - 0.5 * sigma**2) * dt
+        self.vol = sigma * np.sqrt(dt)
+        self.chol_t = np.linalg.cholesky(random_correlation(np.random.default_rng(0), n)).T
+        self.rng = np.random.default_rng(0)
+        self.rate = rate
+        self.lookback = lookback
+        self.price = np.full((num_envs, n), 100.0)
+        self.weights = np.zeros((num_envs, n + 1))
+        self.weights[:, -1] = 1.0
+        self.equity = np.ones(num_envs)
+        self.capacity = 2 * lookback + 32
+        self.buffer = np.zeros((num_envs, self.capacity, n), dtype=np.float32)
+        self.head = lookback
+
+    def step(self, actions: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        shocks = self.rng.standard_normal(self.price.shape) @ self.chol_t
+        log_returns = shocks * self.vol + self.drift
+        growth_assets = np.exp(log_returns)
+        self.price = self.price * growth_assets
+        r = growth_assets - 1.0
+        scores = np.clip(actions, 0.0, 1.0)
+        target = scores / scores.sum(axis=1, keepdims=True)
+        cost = self.rate * np.abs(target[:, :-1] - self.weights[:, :-1]).sum(axis=1)
+        held = 1.0 + np.matmul(target[:, None, :-1], r[:, :, None])[:, 0, 0]
+        growth = (1.0 - cost) * held
+        grown = target.copy()
+        grown[:, :-1] *= growth_assets
+        self.weights = grown / grown.sum(axis=1, keepdims=True)
+        self.equity = self.equity * growth
+        reward = np.log(growth)
+        if self.head == self.capacity:
+            self.buffer[:, : self.lookback] = self.buffer[:, self.head - self.lookback :]
+            self.head = self.lookback
+        self.buffer[:, self.head] = log_returns
+        self.head += 1
+        window = self.buffer[:, self.head - self.lookback : self.head].copy()
+        return {"returns": window, "weights": self.weights.astype(np.float32)}, reward
+
+
+class BareTrading:
+    """The Trading-v0 market and account as plain numpy."""
+
+    def __init__(self, num_envs: int, lookback: int = 30, rate: float = 1e-3) -> None:
+        dt = 1 / 252
+        self.drift = (0.05 - 0.5 * 0.2**2) * dt
+        self.vol = 0.2 * np.sqrt(dt)
+        self.rng = np.random.default_rng(0)
+        self.rate = rate
+        self.positions = np.array([-1.0, 0.0, 1.0])
+        self.lookback = lookback
+        self.price = np.full(num_envs, 100.0)
+        self.position = np.zeros(num_envs)
+        self.equity = np.ones(num_envs)
+        self.capacity = 2 * lookback + 32
+        self.buffer = np.zeros((num_envs, self.capacity), dtype=np.float32)
+        self.head = lookback
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        log_returns = self.rng.standard_normal(self.price.shape) * self.vol + self.drift
+        growth_asset = np.exp(log_returns)
+        self.price = self.price * growth_asset
+        r = growth_asset - 1.0
+        target = self.positions[actions]
+        cost = self.rate * np.abs(target - self.position)
+        held = 1.0 + target * r
+        growth = (1.0 - cost) * held
+        self.position = target * (1.0 + r) / held
+        self.equity = self.equity * growth
+        reward = np.log(growth)
+        if self.head == self.capacity:
+            self.buffer[:, : self.lookback] = self.buffer[:, self.head - self.lookback :]
+            self.head = self.lookback
+        self.buffer[:, self.head] = log_returns
+        self.head += 1
+        obs = np.empty((self.price.shape[0], self.lookback + 1), dtype=np.float32)
+        obs[:, :-1] = self.buffer[:, self.head - self.lookback : self.head]
+        obs[:, -1] = self.position
+        return obs, reward
+
+
+def _rate(step: Callable[[Any], Any], actions: list[Any], steps: int, per_step: int) -> float:
+    """Env steps per second (best of three timed runs after a warm-up)."""
+    for i in range(10):
+        step(actions[i % len(actions)])
+    best = 0.0
+    for _ in range(3):
+        start = time.perf_counter()
+        for i in range(steps):
+            step(actions[i % len(actions)])
+        best = max(best, steps * per_step / (time.perf_counter() - start))
+    return best
+
+
+def _portfolio_actions(num_envs: int, count: int = 16) -> list[np.ndarray]:
+    rng = np.random.default_rng(1)
+    return [rng.random((num_envs, 6), dtype=np.float32) for _ in range(count)]
+
+
+def _trading_actions(num_envs: int, count: int = 16) -> list[np.ndarray]:
+    rng = np.random.default_rng(1)
+    return [rng.integers(0, 3, num_envs) for _ in range(count)]
+
+
+def native_rate(cls: type, num_envs: int, actions: list[Any], steps: int) -> float:
+    vec = cls(num_envs)
+    vec.reset(seed=0)
+    try:
+        return _rate(vec.step, actions, steps, num_envs)
+    finally:
+        vec.close()
+
+
+def sync_rate(num_envs: int, steps: int) -> float:
+    vec = sekai.make_vec("Portfolio-v0", num_envs, vectorization_mode="sync")
+    vec.reset(seed=0)
+    try:
+        return _rate(vec.step, _portfolio_actions(num_envs, 4), steps, num_envs)
+    finally:
+        vec.close()
+
+
+def single_rate(env_id: str, steps: int) -> float:
+    env = sekai.make(env_id)
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    actions = [env.action_space.sample() for _ in range(64)]
+
+    def step(action: Any) -> None:
+        if step.done:  # type: ignore[attr-defined]
+            env.reset()
+        result = env.step(action)
+        step.done = result.terminated or result.truncated  # type: ignore[attr-defined]
+
+    step.done = False  # type: ignore[attr-defined]
+    return _rate(step, actions, steps, 1)
+
+
+def peak_memory(num_envs: int, steps: int) -> float:
+    """Peak traced allocation (MiB) of a native Portfolio-v0 over build, reset and steps."""
+    actions = _portfolio_actions(num_envs, 4)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        vec = PortfolioVecEnv(num_envs)
+        vec.reset(seed=0)
+        for i in range(steps):
+            vec.step(actions[i % len(actions)])
+        _, peak = tracemalloc.get_traced_memory()
+        vec.close()
+    finally:
+        tracemalloc.stop()
+    return peak / MIB
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=300, help="timed steps per measurement")
+    parser.add_argument("--quick", action="store_true", help="fewer steps (smoke run)")
+    args, _ = parser.parse_known_args()
+    steps = 30 if args.quick else args.steps
+    rows: list[tuple[str, str, str, bool | None]] = []
+
+    def row(name: str, value: str, bar: str, ok: bool | None) -> None:
+        rows.append((name, value, bar, ok))
+        verdict = "" if ok is None else ("ok" if ok else "BELOW BAR")
+        print(f"{name:<52} {value:>18}  {bar:<10} {verdict}", flush=True)
+
+    n = 1024
+    bare = BarePortfolio(n)
+    bare_rate = _rate(bare.step, _portfolio_actions(n), steps, n)
+    native_1024 = native_rate(PortfolioVecEnv, n, _portfolio_actions(n), steps)
+    row("bare-numpy Portfolio step, 1024 envs (steps/s)", f"{bare_rate:,.0f}", "", None)
+    row("native Portfolio-v0, 1024 envs (steps/s)", f"{native_1024:,.0f}", "", None)
+    share = native_1024 / bare_rate
+    row("  native / bare-numpy", f"{share:.0%}", ">= 40%", share >= 0.4)
+
+    bare_t = BareTrading(n)
+    bare_t_rate = _rate(bare_t.step, _trading_actions(n), steps, n)
+    native_t = native_rate(TradingVecEnv, n, _trading_actions(n), steps)
+    row("bare-numpy Trading step, 1024 envs (steps/s)", f"{bare_t_rate:,.0f}", "", None)
+    row("native Trading-v0, 1024 envs (steps/s)", f"{native_t:,.0f}", "", None)
+    share_t = native_t / bare_t_rate
+    row("  native / bare-numpy", f"{share_t:.0%}", ">= 40%", share_t >= 0.4)
+
+    native_4096 = native_rate(PortfolioVecEnv, 4096, _portfolio_actions(4096), max(steps // 3, 10))
+    row("native Portfolio-v0, 4096 envs (steps/s)", f"{native_4096:,.0f}", "", None)
+    row("  4096 / 1024", f"{native_4096 / native_1024:.2f}x", ">= 1x", native_4096 >= native_1024)
+
+    sync = sync_rate(n, max(steps // 30, 3))
+    row("SyncVecEnv Portfolio-v0, 1024 envs (steps/s)", f"{sync:,.0f}", "", None)
+    row("  native / sync", f"{native_1024 / sync:.0f}x", ">= 100x", native_1024 / sync >= 100)
+
+    single = single_rate("Portfolio-v0", steps * 20)
+    row("single Portfolio-v0 (sekai.make, steps/s)", f"{single:,.0f}", "", None)
+    try:
+        cartpole = single_rate("CartPole-v1", steps * 20)
+    except Exception as exc:  # sekai-classic missing or not written yet
+        row("single CartPole-v1", f"unavailable ({type(exc).__name__})", "", None)
+    else:
+        row("single CartPole-v1 (sekai.make, steps/s)", f"{cartpole:,.0f}", "", None)
+        row(
+            "  Portfolio / CartPole",
+            f"{single / cartpole:.2f}x",
+            ">= 0.5x",
+            single >= 0.5 * cartpole,
+        )
+
+    peak = peak_memory(4096, 260)
+    row("peak memory, native Portfolio-v0, 4096 envs (MiB)", f"{peak:.1f}", "<= 120", peak <= 120)
+
+    failed = [name for name, _, _, ok in rows if ok is False]
+    print("all bars met" if not failed else f"{len(failed)} bar(s) not met", flush=True)
+
+
+if __name__ == "__main__":
+    main()

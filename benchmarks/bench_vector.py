@@ -1,0 +1,230 @@
+"""Vector env overhead: SyncVecEnv over a bare sub-env loop, and the native base class's share.
+
+Run: ``python benchmarks/bench_vector.py [--sync-envs 16] [--native-envs 4096] [--steps N]``.
+
+1. SyncVecEnv per-step overhead over the bare loop that does the same work by hand (step every
+   sub-env, reset the finished ones, stack observations, build reward/flag arrays); the issue's
+   bar is <= 15%. Sub-envs: CartPole-v1 (``CartPoleEnv`` in ``TimeLimit(500)``) when
+   sekai-classic is installed, else the vector page's Drift.
+2. The page's DriftVecEnv at 4096 sub-envs: the share of step time spent in the NativeVecEnv
+   base class (everything but the hooks ``_step``, ``_observe``, ``_reset_envs``,
+   ``_reset_infos``), measured by timing the hooks, plus a cProfile breakdown; the bar is
+   <= 30%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.spaces import Box, Discrete
+from sekai.vector import NativeVecEnv, SyncVecEnv
+from sekai.wrappers.time_limit import TimeLimit
+
+
+class Drift(Env):  # type: ignore[type-arg]
+    """Push a drifting point back towards zero (the vector page's example)."""
+
+    def __init__(self) -> None:
+        self.observation_space = Box(-10.0, 10.0, shape=(1,))
+        self.action_space = Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> ResetResult[Any]:
+        self._set_rng(seed)
+        self.x = self.rng.normal()
+        return ResetResult(np.array([self.x], np.float32), {})
+
+    def step(self, action: Any) -> StepResult[Any]:
+        self.x += (0.5 if action == 1 else -0.5) + self.rng.normal(0.0, 0.1)
+        obs = np.array([np.clip(self.x, -10, 10)], np.float32)
+        return StepResult(obs, -abs(self.x), abs(self.x) > 5, False, {})
+
+
+class DriftVecEnv(NativeVecEnv):
+    """The page's native Drift."""
+
+    def __init__(self, num_envs: int, *, max_episode_steps: int | None = None) -> None:
+        super().__init__(
+            num_envs,
+            Box(-10.0, 10.0, shape=(1,)),
+            Discrete(2),
+            max_episode_steps=max_episode_steps,
+        )
+        self.x = np.zeros(num_envs)
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        self.x[indices] = self.rng.normal(size=len(indices))
+
+    def _observe(self) -> Any:
+        return np.clip(self.x, -10, 10)[:, None].astype(np.float32)
+
+    def _step(self, actions: Any) -> Any:
+        push = np.where(np.asarray(actions) == 1, 0.5, -0.5)
+        self.x += push + self.rng.normal(0.0, 0.1, size=self.num_envs)
+        terminated = np.abs(self.x) > 5
+        return -np.abs(self.x), terminated, np.zeros(self.num_envs, bool), {}
+
+
+def _sub_env_factory() -> tuple[str, Callable[[], Env]]:  # type: ignore[type-arg]
+    try:
+        from sekai.envs.classic_control.cartpole import CartPoleEnv
+    except ImportError:
+        return "Drift (TimeLimit 100)", lambda: TimeLimit(Drift(), 100)
+    return "CartPole-v1 (TimeLimit 500)", lambda: TimeLimit(CartPoleEnv(), 500)
+
+
+def _best(fns: list[Callable[[], None]], repeats: int) -> list[float]:
+    """Best wall time of each function, running them in turn (so load spikes hit all alike)."""
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
+
+
+def bench_sync(num_envs: int, steps: int, repeats: int) -> None:
+    name, make = _sub_env_factory()
+    actions = np.random.default_rng(0).integers(0, 2, size=(steps, num_envs))
+    envs = [make() for _ in range(num_envs)]
+    vec = SyncVecEnv([make] * num_envs)
+    dtype = envs[0].observation_space.dtype
+
+    def bare() -> None:
+        for i, env in enumerate(envs):
+            env.reset(seed=i)
+        for row in actions:
+            observations, rewards, terminated, truncated, infos = [], [], [], [], []
+            for env, action in zip(envs, row.tolist()):
+                result = env.step(action)
+                observation, info = result.observation, result.info
+                if result.terminated or result.truncated:
+                    reset = env.reset()
+                    info = {
+                        **info,
+                        "final_observation": observation,
+                        "final_info": info,
+                        "reset_info": reset.info,
+                    }
+                    observation = reset.observation
+                observations.append(observation)
+                rewards.append(result.reward)
+                terminated.append(result.terminated)
+                truncated.append(result.truncated)
+                infos.append(info)
+            np.array(observations, dtype=dtype)  # the fastest way to stack small arrays
+            np.array(rewards, dtype=np.float64)
+            np.array(terminated, dtype=bool)
+            np.array(truncated, dtype=bool)
+
+    def vectorised() -> None:
+        vec.reset(seed=list(range(num_envs)))
+        for row in actions:
+            vec.step(row)
+
+    t_bare, t_vec = _best([bare, vectorised], repeats)
+    print(f"SyncVecEnv, {num_envs} x {name}, {steps} steps (best of {repeats}):")
+    print(f"  bare loop   {t_bare / steps * 1e6:8.1f} us/step")
+    print(f"  SyncVecEnv  {t_vec / steps * 1e6:8.1f} us/step")
+    print(f"  overhead    {100 * (t_vec / t_bare - 1):8.1f} %   (bar: <= 15 %)")
+    vec.close()
+
+
+class _TimedDrift(DriftVecEnv):
+    """DriftVecEnv whose hooks add their own time to ``hook_time``."""
+
+    hook_time = 0.0
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        start = time.perf_counter()
+        super()._reset_envs(indices, options)
+        self.hook_time += time.perf_counter() - start
+
+    def _observe(self) -> Any:
+        start = time.perf_counter()
+        out = super()._observe()
+        self.hook_time += time.perf_counter() - start
+        return out
+
+    def _step(self, actions: Any) -> Any:
+        start = time.perf_counter()
+        out = super()._step(actions)
+        self.hook_time += time.perf_counter() - start
+        return out
+
+    def _reset_infos(self, indices: Any) -> Any:
+        start = time.perf_counter()
+        out = super()._reset_infos(indices)
+        self.hook_time += time.perf_counter() - start
+        return out
+
+
+def bench_native(num_envs: int, steps: int, repeats: int) -> None:
+    actions = np.random.default_rng(0).integers(0, 2, size=(steps, num_envs))
+    vec = _TimedDrift(num_envs, max_episode_steps=100)
+    vec.reset(seed=0)
+    for row in actions[:200]:  # warm up into the steady state (episodes ending every step)
+        vec.step(row)
+    best_total, best_share = float("inf"), 1.0
+    for _ in range(repeats):
+        vec.hook_time = 0.0
+        start = time.perf_counter()
+        for row in actions:
+            vec.step(row)
+        total = time.perf_counter() - start
+        if total < best_total:
+            best_total, best_share = total, 1.0 - vec.hook_time / total
+    per_step = best_total / steps * 1e6
+    print(f"\nDriftVecEnv, {num_envs} sub-envs, max_episode_steps=100, {steps} steps:")
+    print(f"  step              {per_step:8.1f} us")
+    print(f"  hooks             {per_step * (1 - best_share):8.1f} us")
+    print(f"  base class        {per_step * best_share:8.1f} us")
+    print(f"  base class share  {100 * best_share:8.1f} %   (bar: <= 30 %)")
+
+    plain = DriftVecEnv(num_envs, max_episode_steps=100)
+    plain.reset(seed=0)
+    for row in actions[:200]:
+        plain.step(row)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for row in actions:
+        plain.step(row)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    hooks = ("_step", "_observe", "_reset_envs", "_reset_infos")
+    total = hook = 0.0
+    for (filename, _, func), (_, _, _, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
+        if func == "step" and filename.endswith("native.py"):
+            total += cumtime
+        elif func in hooks and filename.endswith("bench_vector.py"):
+            hook += cumtime
+    print(
+        f"  cProfile: step {total / steps * 1e6:.1f} us, hooks {hook / steps * 1e6:.1f} us, "
+        f"base share {100 * (1 - hook / total):.1f} % (profiler overhead inflates calls)"
+    )
+    print("  cProfile breakdown (tottime, top 15):")
+    stats.sort_stats("tottime").print_stats(15)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sync-envs", type=int, default=16)
+    parser.add_argument("--native-envs", type=int, default=4096)
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    bench_sync(args.sync_envs, args.steps, args.repeats)
+    bench_native(args.native_envs, args.steps, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Helpers shared by the classic-control envs: action checks and reset-option parsing."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from sekai.error import InvalidAction
+
+__all__ = [
+    "DiscreteAction",
+    "box_action",
+    "box_actions",
+    "discrete_action",
+    "discrete_actions",
+    "reset_bounds",
+    "to_float",
+]
+
+DiscreteAction = Union[int, np.integer[Any]]
+"""A Discrete action: a Python or NumPy int (a 0-d integer array is accepted too)."""
+
+
+def discrete_action(action: Any, space: Any, n: int) -> int:
+    """``action`` as an int in ``[0, n)``, as ``Discrete(n).contains`` judges it.
+
+    Raises:
+        InvalidAction: not an integer (bools and floats included) or out of range.
+    """
+    if type(action) is int:
+        value = action
+    elif isinstance(action, np.integer):
+        value = int(action)
+    elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        value = int(action)
+    else:
+        raise InvalidAction(action, space)
+    if not 0 <= value < n:
+        raise InvalidAction(action, space)
+    return value
+
+
+def discrete_actions(actions: Any, space: Any, n: int) -> npt.NDArray[np.int64]:
+    """A batch of Discrete actions as an int64 array (values checked in ``[0, n)``)."""
+    arr = np.asarray(actions)
+    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise InvalidAction(actions, space)
+    bad = (arr < 0) | (arr >= n)
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise InvalidAction(arr.flat[index], space, index=index)
+    return arr.astype(np.int64, copy=False)
+
+
+def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[Any]:
+    """``action`` as a numeric array of ``shape`` with finite entries (its dtype kept).
+
+    The dtype is kept so the arithmetic matches gymnasium's for the same action; finite values
+    outside the bounds are left for the env to clip.
+
+    Raises:
+        InvalidAction: wrong shape, non-numeric, or a NaN/inf entry.
+    """
+    try:
+        arr = np.asarray(action)
+    except (ValueError, TypeError) as exc:
+        raise InvalidAction(action, space) from exc
+    if arr.shape != shape or arr.dtype.kind not in "iuf" or not np.all(np.isfinite(arr)):
+        raise InvalidAction(action, space)
+    return arr
+
+
+def box_actions(actions: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[Any]:
+    """A batch of Box actions: ``(num_envs, *shape)``, numeric and finite (dtype kept)."""
+    try:
+        arr = np.asarray(actions)
+    except (ValueError, TypeError) as exc:
+        raise InvalidAction(actions, space) from exc
+    if arr.shape[1:] != shape or arr.dtype.kind not in "iuf":
+        raise InvalidAction(actions, space)
+    finite = np.isfinite(arr).reshape(len(arr), -1).all(axis=1)
+    if not finite.all():
+        index = int(np.flatnonzero(~finite)[0])
+        raise InvalidAction(arr[index], space, index=index)
+    return arr
+
+
+def to_float(value: Any) -> float:
+    """``float(value)``, or the ``ValueError`` gymnasium raises for a non-numeric option."""
+    try:
+        return float(value)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"An option ({value}) could not be converted to a float.") from exc
+
+
+def reset_bounds(
+    options: dict[str, Any] | None, default_low: float, default_high: float
+) -> tuple[float, float]:
+    """The ``low``/``high`` reset options (gymnasium's ``maybe_parse_reset_bounds``).
+
+    Raises:
+        ValueError: an option is not a number, is not finite, or ``low > high``.
+    """
+    if options is None:
+        return default_low, default_high
+    low = to_float(options["low"]) if "low" in options else default_low
+    high = to_float(options["high"]) if "high" in options else default_high
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ValueError(f"The reset bounds must be finite, got low={low}, high={high}.")
+    if low > high:
+        raise ValueError(f"Lower bound ({low}) must be lower than higher bound ({high}).")
+    return low, high

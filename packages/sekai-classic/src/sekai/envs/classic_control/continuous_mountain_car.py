@@ -1,0 +1,98 @@
+"""MountainCarContinuous-v0: MountainCar with a continuous engine force, as gymnasium 1.x has it."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.envs.classic_control._common import box_action, reset_bounds
+from sekai.error import ResetRequired
+from sekai.spaces import Box
+
+__all__ = ["ContinuousMountainCarEnv"]
+
+
+class ContinuousMountainCarEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
+    """A car in a valley with a continuous engine: reach the flag while spending little energy.
+
+    Dynamics, spaces, rewards and seeding are gymnasium 1.x's ``MountainCarContinuous-v0``
+    (``Continuous_MountainCarEnv``), draw for draw.
+
+    - Observation ``Box(2,)`` float32: position in ``[-1.2, 0.6]``, velocity in ``[-0.07, 0.07]``.
+    - Action ``Box(-1.0, 1.0, (1,))``: the engine force; a finite value outside ``[-1, 1]`` is
+      clipped for the force (the energy penalty, as in gymnasium, uses the value given).
+    - Reward ``-0.1 * action^2`` per step, plus 100 on reaching the goal.
+    - Terminates at ``position >= 0.45`` with ``velocity >= goal_velocity``; ``make()``
+      truncates after 999 steps.
+    - Reset options ``low`` / ``high``: bounds of the uniform initial position (default
+      ``[-0.6, -0.4]``); the initial velocity is 0.
+
+    Args:
+        goal_velocity: the minimum velocity at the goal.
+    """
+
+    metadata = {"render_fps": 30}
+
+    def __init__(self, goal_velocity: float = 0) -> None:
+        self.min_action = -1.0
+        self.max_action = 1.0
+        self.min_position = -1.2
+        self.max_position = 0.6
+        self.max_speed = 0.07
+        self.goal_position = 0.45
+        self.goal_velocity = goal_velocity
+        self.power = 0.0015
+        self.low_state = np.array([self.min_position, -self.max_speed], dtype=np.float32)
+        self.high_state = np.array([self.max_position, self.max_speed], dtype=np.float32)
+        self.action_space = Box(
+            low=self.min_action, high=self.max_action, shape=(1,), dtype=np.float32
+        )
+        self.observation_space = Box(low=self.low_state, high=self.high_state, dtype=np.float32)
+        self.state: npt.NDArray[np.floating[Any]] | None = None
+
+    def reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[npt.NDArray[np.float32]]:
+        """Start at rest at a uniform random position in ``[low, high]``."""
+        self._set_rng(seed)
+        low, high = reset_bounds(options, -0.6, -0.4)
+        self.state = np.array([self.rng.uniform(low=low, high=high), 0])
+        return ResetResult(np.array(self.state, dtype=np.float32), {})
+
+    def step(self, action: npt.NDArray[np.float32]) -> StepResult[npt.NDArray[np.float32]]:
+        """Apply an engine force for one time step."""
+        if self.state is None:
+            raise ResetRequired()
+        action = box_action(action, self.action_space, (1,))
+        # NumPy scalars on purpose: gymnasium's mix of float32 actions, a float64 first state and
+        # float32 later states decides every rounding step, and this keeps it bit for bit.
+        position = self.state[0]
+        velocity = self.state[1]
+        force = min(max(action[0], self.min_action), self.max_action)
+
+        velocity += force * self.power - 0.0025 * math.cos(3 * position)
+        if velocity > self.max_speed:
+            velocity = self.max_speed
+        if velocity < -self.max_speed:
+            velocity = -self.max_speed
+        position += velocity
+        if position > self.max_position:
+            position = self.max_position
+        if position < self.min_position:
+            position = self.min_position
+        if position == self.min_position and velocity < 0:
+            velocity = 0
+
+        terminated = bool(position >= self.goal_position and velocity >= self.goal_velocity)
+        reward = 0.0
+        if terminated:
+            reward = 100.0
+        reward -= math.pow(action[0], 2) * 0.1
+        state = np.array([position, velocity], dtype=np.float32)
+        self.state = state
+        return StepResult(state.copy(), reward, terminated, False, {})

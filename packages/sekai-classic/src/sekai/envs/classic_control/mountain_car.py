@@ -1,0 +1,79 @@
+"""MountainCar-v0: drive an underpowered car up a hill (Moore, 1990), as gymnasium 1.x has it."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.envs.classic_control._common import DiscreteAction, discrete_action, reset_bounds
+from sekai.error import ResetRequired
+from sekai.spaces import Box, Discrete
+
+__all__ = ["MountainCarEnv"]
+
+
+class MountainCarEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
+    """A car in a valley, too weak to climb straight out: rock back and forth to reach the flag.
+
+    Dynamics, spaces, rewards and seeding are gymnasium 1.x's ``MountainCar-v0``, draw for draw.
+
+    - Observation ``Box(2,)`` float32: position in ``[-1.2, 0.6]``, velocity in ``[-0.07, 0.07]``.
+    - Action ``Discrete(3)``: accelerate left (0), do nothing (1), accelerate right (2).
+    - Reward ``-1`` per step.
+    - Terminates at ``position >= 0.5`` with ``velocity >= goal_velocity``; ``make()``
+      truncates after 200 steps.
+    - Reset options ``low`` / ``high``: bounds of the uniform initial position (default
+      ``[-0.6, -0.4]``); the initial velocity is 0.
+
+    Args:
+        goal_velocity: the minimum velocity at the goal.
+    """
+
+    metadata = {"render_fps": 30}
+
+    def __init__(self, goal_velocity: float = 0) -> None:
+        self.min_position = -1.2
+        self.max_position = 0.6
+        self.max_speed = 0.07
+        self.goal_position = 0.5
+        self.goal_velocity = goal_velocity
+        self.force = 0.001
+        self.gravity = 0.0025
+        self.low = np.array([self.min_position, -self.max_speed], dtype=np.float32)
+        self.high = np.array([self.max_position, self.max_speed], dtype=np.float32)
+        self.action_space = Discrete(3)
+        self.observation_space = Box(self.low, self.high, dtype=np.float32)
+        self.state: npt.NDArray[np.float64] | None = None
+
+    def reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[npt.NDArray[np.float32]]:
+        """Start at rest at a uniform random position in ``[low, high]``."""
+        self._set_rng(seed)
+        low, high = reset_bounds(options, -0.6, -0.4)
+        self.state = np.array([self.rng.uniform(low=low, high=high), 0.0])
+        return ResetResult(self.state.astype(np.float32), {})
+
+    def step(self, action: DiscreteAction) -> StepResult[npt.NDArray[np.float32]]:
+        """Accelerate left, not at all, or right for one time step."""
+        if self.state is None:
+            raise ResetRequired()
+        if type(action) is not int or not 0 <= action < 3:
+            action = discrete_action(action, self.action_space, 3)
+        # All float64 in gymnasium too, so Python floats reproduce it exactly.
+        position, velocity = self.state.tolist()
+        velocity += (action - 1) * self.force + math.cos(3 * position) * (-self.gravity)
+        velocity = min(max(velocity, -self.max_speed), self.max_speed)
+        position += velocity
+        position = min(max(position, self.min_position), self.max_position)
+        if position == self.min_position and velocity < 0:
+            velocity = 0.0
+        terminated = position >= self.goal_position and velocity >= self.goal_velocity
+        state = np.array([position, velocity])
+        self.state = state
+        return StepResult(state.astype(np.float32), -1.0, terminated, False, {})

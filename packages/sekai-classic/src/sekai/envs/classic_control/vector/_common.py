@@ -1,0 +1,52 @@
+"""Helpers shared by the native classic-control vector envs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sekai.envs.classic_control._common import reset_bounds
+
+__all__ = ["keep_frozen", "pow2", "uniform_rows"]
+
+
+def uniform_rows(
+    rng: np.random.Generator,
+    options: Sequence[dict[str, Any] | None],
+    default_low: float,
+    default_high: float,
+    width: int,
+) -> npt.NDArray[np.float64]:
+    """``len(options)`` rows of ``width`` uniform draws within each row's ``low``/``high`` options.
+
+    Row ``i`` takes the next ``width`` draws of ``rng``, so resetting sub-envs one row at a time
+    draws exactly what the single env's ``uniform(low, high, size=(width,))`` would.
+    """
+    k = len(options)
+    if not any(options):  # no options (None or {}): the defaults for every row
+        return rng.uniform(low=default_low, high=default_high, size=(k, width))
+    bounds = np.array([reset_bounds(option, default_low, default_high) for option in options])
+    return rng.uniform(low=bounds[:, :1], high=bounds[:, 1:], size=(k, width))
+
+
+def keep_frozen(
+    frozen: npt.NDArray[np.bool_], new: npt.NDArray[Any], old: npt.NDArray[Any]
+) -> npt.NDArray[Any]:
+    """``new`` with the rows of frozen sub-envs put back to ``old`` (they are not advanced)."""
+    if frozen.any():
+        new[frozen] = old[frozen]
+    return new
+
+
+def pow2(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``values ** 2`` computed with ``pow`` like a NumPy scalar's ``x ** 2``.
+
+    ``array ** 2`` is a plain square, which rounds differently from ``pow`` in rare cases; the
+    single envs square NumPy scalars (as gymnasium does), so the vector versions must use
+    ``pow`` too to match them bit for bit. A full-size exponent array keeps NumPy from taking
+    its square shortcut.
+    """
+    return np.power(values, np.full(values.shape, 2, dtype=values.dtype))

@@ -1,0 +1,132 @@
+"""AcrobotVecEnv: Acrobot-v1 for many sub-envs at once, with array operations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from sekai.envs.classic_control.acrobot import AcrobotEnv, pi, rk4
+from sekai.envs.classic_control.vector._common import pow2, uniform_rows
+from sekai.vector import NativeVecEnv
+
+__all__ = ["AcrobotVecEnv"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def _wrap(x: FloatArray, m: float, M: float) -> FloatArray:  # noqa: N803 - gymnasium's names
+    """Element-wise ``acrobot.wrap``: whole periods subtracted one at a time, as it does."""
+    diff = M - m
+    while True:
+        above = x > M
+        if not above.any():
+            break
+        x = np.where(above, x - diff, x)
+    while True:
+        below = x < m
+        if not below.any():
+            break
+        x = np.where(below, x + diff, x)
+    return x
+
+
+class AcrobotVecEnv(NativeVecEnv):
+    """``num_envs`` Acrobot-v1 sub-envs stepped together with array operations.
+
+    Same dynamics (RK4 of the "book" equations), spaces, rewards and reset options as
+    ``AcrobotEnv``: under the same states and actions every sub-env matches the single env bit
+    for bit. ``state`` has shape ``(num_envs, 4)`` (float64 storage; right after a reset its
+    values are float32 values and the observation is computed in float32, as in the single env).
+    The link constants are the single env's class attributes.
+
+    Args:
+        num_envs: number of sub-envs.
+        autoreset: reset finished sub-envs within the step (default), else freeze them.
+        max_episode_steps: truncate every episode after this many steps (``make_vec`` passes
+            the registered 500).
+    """
+
+    metadata = AcrobotEnv.metadata
+
+    dt = AcrobotEnv.dt
+    LINK_LENGTH_1 = AcrobotEnv.LINK_LENGTH_1
+    LINK_LENGTH_2 = AcrobotEnv.LINK_LENGTH_2
+    LINK_MASS_1 = AcrobotEnv.LINK_MASS_1
+    LINK_MASS_2 = AcrobotEnv.LINK_MASS_2
+    LINK_COM_POS_1 = AcrobotEnv.LINK_COM_POS_1
+    LINK_COM_POS_2 = AcrobotEnv.LINK_COM_POS_2
+    LINK_MOI = AcrobotEnv.LINK_MOI
+    MAX_VEL_1 = AcrobotEnv.MAX_VEL_1
+    MAX_VEL_2 = AcrobotEnv.MAX_VEL_2
+    AVAIL_TORQUE: ClassVar[list[float]] = AcrobotEnv.AVAIL_TORQUE
+    torque_noise_max = AcrobotEnv.torque_noise_max
+    book_or_nips = AcrobotEnv.book_or_nips
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+    ) -> None:
+        single = AcrobotEnv()
+        super().__init__(
+            num_envs,
+            single.observation_space,
+            single.action_space,
+            autoreset=autoreset,
+            max_episode_steps=max_episode_steps,
+        )
+        self.state: FloatArray = np.zeros((self.num_envs, 4))
+        # True until a sub-env's first step: its state holds float32 values, and the single env
+        # computes that observation in float32.
+        self._fresh = np.ones(self.num_envs, dtype=bool)
+
+    def _reset_envs(
+        self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        rows = uniform_rows(self.rng, options, -0.1, 0.1, 4).astype(np.float32)
+        self.state[indices] = rows
+        self._fresh[indices] = True
+
+    def _observe(self) -> npt.NDArray[np.float32]:
+        s = self.state
+        obs = np.empty((self.num_envs, 6), dtype=np.float32)
+        obs[:, 0], obs[:, 1] = np.cos(s[:, 0]), np.sin(s[:, 0])
+        obs[:, 2], obs[:, 3] = np.cos(s[:, 1]), np.sin(s[:, 1])
+        obs[:, 4:] = s[:, 2:]
+        fresh = self._fresh
+        if fresh.any():
+            angles = s[fresh, :2].astype(np.float32)
+            obs[fresh, 0], obs[fresh, 1] = np.cos(angles[:, 0]), np.sin(angles[:, 0])
+            obs[fresh, 2], obs[fresh, 3] = np.cos(angles[:, 1]), np.sin(angles[:, 1])
+        return obs
+
+    def _step(
+        self, actions: npt.NDArray[np.integer[Any]]
+    ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        n = self.num_envs
+        torque = np.asarray(self.AVAIL_TORQUE, dtype=np.float64).take(actions)
+        if self.torque_noise_max > 0:
+            torque = torque + self.rng.uniform(-self.torque_noise_max, self.torque_noise_max, n)
+        s = self.state
+        y0 = [s[:, 0], s[:, 1], s[:, 2], s[:, 3], torque]
+        ns = rk4(self, y0, self.dt, np.cos, np.sin, pow2)
+        new = np.empty((n, 4))
+        new[:, 0] = _wrap(ns[0], -pi, pi)
+        new[:, 1] = _wrap(ns[1], -pi, pi)
+        new[:, 2] = np.minimum(np.maximum(ns[2], -self.MAX_VEL_1), self.MAX_VEL_1)
+        new[:, 3] = np.minimum(np.maximum(ns[3], -self.MAX_VEL_2), self.MAX_VEL_2)
+        frozen = self.frozen
+        if frozen.any():  # finished sub-envs (autoreset=False) keep their final state
+            new[frozen] = s[frozen]
+            self._fresh &= frozen
+        else:
+            self._fresh[:] = False
+        self.state = new
+        terminated = -np.cos(new[:, 0]) - np.cos(new[:, 1] + new[:, 0]) > 1.0
+        rewards = np.where(terminated, 0.0, -1.0)
+        return rewards, terminated, np.zeros(n, dtype=bool), {}

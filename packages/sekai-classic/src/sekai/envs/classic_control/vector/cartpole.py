@@ -1,0 +1,128 @@
+"""CartPoleVecEnv: CartPole-v1 for many sub-envs at once, with array operations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sekai.envs.classic_control.cartpole import CartPoleEnv
+from sekai.envs.classic_control.vector._common import uniform_rows
+from sekai.vector import NativeVecEnv
+
+__all__ = ["CartPoleVecEnv"]
+
+
+class CartPoleVecEnv(NativeVecEnv):
+    """``num_envs`` CartPole-v1 sub-envs stepped together with array operations.
+
+    Same dynamics, spaces, rewards and reset options as ``CartPoleEnv``: under the same states
+    and actions every sub-env matches the single env bit for bit. ``state`` has shape
+    ``(num_envs, 4)``; the physical constants are the single env's attributes (set one with
+    ``set_attr``, or a list to give each sub-env its own value).
+
+    Args:
+        num_envs: number of sub-envs.
+        sutton_barto_reward: as for ``CartPoleEnv``.
+        autoreset: reset finished sub-envs within the step (default), else freeze them.
+        max_episode_steps: truncate every episode after this many steps (``make_vec`` passes
+            the registered 500).
+    """
+
+    metadata = CartPoleEnv.metadata
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        sutton_barto_reward: bool = False,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+    ) -> None:
+        single = CartPoleEnv(sutton_barto_reward=sutton_barto_reward)
+        super().__init__(
+            num_envs,
+            single.observation_space,
+            single.action_space,
+            autoreset=autoreset,
+            max_episode_steps=max_episode_steps,
+        )
+        self._sutton_barto_reward = single._sutton_barto_reward
+        self.gravity: Any = single.gravity
+        self.masscart: Any = single.masscart
+        self.masspole: Any = single.masspole
+        self.total_mass: Any = single.total_mass
+        self.length: Any = single.length
+        self.polemass_length: Any = single.polemass_length
+        self.force_mag: Any = single.force_mag
+        self.tau: Any = single.tau
+        self.kinematics_integrator = single.kinematics_integrator
+        self.theta_threshold_radians: Any = single.theta_threshold_radians
+        self.x_threshold: Any = single.x_threshold
+        # Column-major, so each state variable is a contiguous column for the array maths.
+        self.state: npt.NDArray[np.float64] = np.zeros((self.num_envs, 4), order="F")
+
+    def _reset_envs(
+        self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        self.state[indices] = uniform_rows(self.rng, options, -0.05, 0.05, 4)
+
+    def _observe(self) -> npt.NDArray[np.float32]:
+        return self.state.astype(np.float32)
+
+    def _step(
+        self, actions: npt.NDArray[np.integer[Any]]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        state = self.state
+        x, x_dot, theta, theta_dot = state[:, 0], state[:, 1], state[:, 2], state[:, 3]
+        force_mag = self.force_mag
+        if np.ndim(force_mag) == 0:
+            force = np.array([-force_mag, force_mag]).take(actions)
+        else:  # one force per sub-env, set with set_attr
+            force = np.where(actions == 1, force_mag, -force_mag)
+        costheta = np.cos(theta)
+        sintheta = np.sin(theta)
+        # The single env's expressions element-wise (same operation order, so the same
+        # roundings); in-place steps only where the order allows it.
+        temp = self.polemass_length * np.square(theta_dot)
+        temp *= sintheta
+        temp += force
+        temp /= self.total_mass
+        denominator = np.square(costheta)
+        denominator *= self.masspole
+        denominator /= self.total_mass
+        np.subtract(4.0 / 3.0, denominator, out=denominator)
+        denominator *= self.length
+        thetaacc = self.gravity * sintheta
+        thetaacc -= costheta * temp
+        thetaacc /= denominator
+        xacc = self.polemass_length * thetaacc
+        xacc *= costheta
+        xacc /= self.total_mass
+        np.subtract(temp, xacc, out=xacc)
+        tau = self.tau
+        new = np.empty_like(state, order="F")
+        if self.kinematics_integrator == "euler":
+            np.add(x, np.multiply(tau, x_dot, out=new[:, 0]), out=new[:, 0])
+            np.add(x_dot, np.multiply(tau, xacc, out=new[:, 1]), out=new[:, 1])
+            np.add(theta, np.multiply(tau, theta_dot, out=new[:, 2]), out=new[:, 2])
+            np.add(theta_dot, np.multiply(tau, thetaacc, out=new[:, 3]), out=new[:, 3])
+        else:  # semi-implicit euler
+            new[:, 1] = x_dot + tau * xacc
+            new[:, 0] = x + tau * new[:, 1]
+            new[:, 3] = theta_dot + tau * thetaacc
+            new[:, 2] = theta + tau * new[:, 3]
+        frozen = self.frozen
+        if frozen.any():  # finished sub-envs (autoreset=False) keep their final state
+            new[frozen] = state[frozen]
+        self.state = new
+        # |v| > t is exactly "v < -t or v > t", in fewer passes.
+        terminated = np.abs(new[:, 0]) > self.x_threshold
+        terminated |= np.abs(new[:, 2]) > self.theta_threshold_radians
+        if self._sutton_barto_reward:
+            rewards = np.where(terminated, -1.0, 0.0)
+        else:
+            rewards = np.ones(self.num_envs)
+        return rewards, terminated, np.zeros(self.num_envs, dtype=bool), {}

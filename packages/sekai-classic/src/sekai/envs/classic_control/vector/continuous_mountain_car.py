@@ -1,0 +1,163 @@
+"""ContinuousMountainCarVecEnv: MountainCarContinuous-v0 for many sub-envs, with array operations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sekai.envs.classic_control.continuous_mountain_car import ContinuousMountainCarEnv
+from sekai.envs.classic_control.vector._common import pow2, uniform_rows
+from sekai.vector import NativeVecEnv
+
+__all__ = ["ContinuousMountainCarVecEnv"]
+
+FloatArray = npt.NDArray[np.float64]
+Classes = npt.NDArray[np.int8]
+
+# The single env (like gymnasium's) computes with NumPy scalars, so each intermediate value is a
+# weak Python float, a float32 or a float64, and NumPy's promotion rules (NEP 50) decide where
+# results are rounded to float32. The vector version carries every value as float64 plus its
+# class, and rounds to float32 exactly where the scalar code would. The order PY < F32 < F64
+# makes the promoted class of a binary operation the maximum of the two classes.
+PY, F32, F64 = 0, 1, 2
+
+
+def _r32(values: FloatArray) -> FloatArray:
+    """Round to the nearest float32 (kept in float64; exact for +, -, * of float32 values)."""
+    return values.astype(np.float32).astype(np.float64)
+
+
+def _as_class(values: FloatArray, classes: Classes) -> FloatArray:
+    """``values`` rounded to float32 where their class is F32."""
+    return np.where(classes == F32, _r32(values), values)
+
+
+def _threshold(value: float, classes: Classes) -> FloatArray:
+    """A Python float as NumPy compares it with each value: cast to float32 for F32 values."""
+    return np.where(classes == F32, float(np.float32(value)), value)
+
+
+def _add(
+    x: FloatArray, cx: Classes, y: FloatArray, cy: Classes
+) -> tuple[FloatArray, Classes]:
+    """``x + y`` with NumPy scalar promotion: a weak Python float joins a float32 as a float32."""
+    classes = np.maximum(cx, cy)
+    y = np.where((classes == F32) & (cy == PY), _r32(y), y)
+    return _as_class(x + y, classes), classes
+
+
+class ContinuousMountainCarVecEnv(NativeVecEnv):
+    """``num_envs`` MountainCarContinuous-v0 sub-envs stepped together with array operations.
+
+    Same dynamics, spaces, rewards and reset options as ``ContinuousMountainCarEnv``; under the
+    same states and float32 or float64 actions every sub-env matches the single env bit for bit,
+    including its float32/float64 roundings. ``state`` has shape ``(num_envs, 2)`` (float64
+    storage; after a sub-env's first step its values are float32 values, as in the single env).
+
+    Args:
+        num_envs: number of sub-envs.
+        goal_velocity: as for ``ContinuousMountainCarEnv``.
+        autoreset: reset finished sub-envs within the step (default), else freeze them.
+        max_episode_steps: truncate every episode after this many steps (``make_vec`` passes
+            the registered 999).
+    """
+
+    metadata = ContinuousMountainCarEnv.metadata
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        goal_velocity: float = 0,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+    ) -> None:
+        single = ContinuousMountainCarEnv(goal_velocity=goal_velocity)
+        super().__init__(
+            num_envs,
+            single.observation_space,
+            single.action_space,
+            autoreset=autoreset,
+            max_episode_steps=max_episode_steps,
+        )
+        self.min_action: Any = single.min_action
+        self.max_action: Any = single.max_action
+        self.min_position: Any = single.min_position
+        self.max_position: Any = single.max_position
+        self.max_speed: Any = single.max_speed
+        self.goal_position: Any = single.goal_position
+        self.goal_velocity: Any = single.goal_velocity
+        self.power: Any = single.power
+        self.low_state = single.low_state
+        self.high_state = single.high_state
+        self.state: FloatArray = np.zeros((self.num_envs, 2))
+        # True until a sub-env's first step: its state is still float64, as after the single
+        # env's reset (later states are float32).
+        self._fresh = np.ones(self.num_envs, dtype=bool)
+
+    def _reset_envs(
+        self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        rows = np.zeros((len(indices), 2))
+        rows[:, 0] = uniform_rows(self.rng, options, -0.6, -0.4, 1)[:, 0]
+        self.state[indices] = rows
+        self._fresh[indices] = True
+
+    def _observe(self) -> npt.NDArray[np.float32]:
+        return self.state.astype(np.float32)
+
+    def _step(
+        self, actions: npt.NDArray[Any]
+    ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        n = self.num_envs
+        state_class = np.where(self._fresh, F64, F32).astype(np.int8)
+        action_class = np.full(n, F32 if actions.dtype == np.float32 else F64, dtype=np.int8)
+        a = actions[:, 0].astype(np.float64)
+        position = self.state[:, 0].copy()
+        velocity = self.state[:, 1].copy()
+
+        # force = min(max(a, min_action), max_action): a clipped force is a Python float.
+        low, high = a < self.min_action, a > self.max_action
+        force = np.where(low, self.min_action, np.where(high, self.max_action, a))
+        force_class = np.where(low | high, PY, action_class).astype(np.int8)
+        power = np.where(force_class == F32, float(np.float32(self.power)), self.power)
+        push = _as_class(force * power, force_class)
+        angle = _as_class(3 * position, state_class)
+        drag = 0.0025 * np.cos(angle)  # math.cos: a Python float
+        rhs, rhs_class = _add(push, force_class, -drag, np.full(n, PY, dtype=np.int8))
+        velocity, velocity_class = _add(velocity, state_class, rhs, rhs_class)
+
+        over = velocity > _threshold(self.max_speed, velocity_class)
+        velocity = np.where(over, self.max_speed, velocity)
+        velocity_class = np.where(over, PY, velocity_class).astype(np.int8)
+        under = velocity < _threshold(-self.max_speed, velocity_class)
+        velocity = np.where(under, -self.max_speed, velocity)
+        velocity_class = np.where(under, PY, velocity_class).astype(np.int8)
+
+        position, position_class = _add(position, state_class, velocity, velocity_class)
+        over = position > _threshold(self.max_position, position_class)
+        position = np.where(over, self.max_position, position)
+        position_class = np.where(over, PY, position_class).astype(np.int8)
+        under = position < _threshold(self.min_position, position_class)
+        position = np.where(under, self.min_position, position)
+        position_class = np.where(under, PY, position_class).astype(np.int8)
+        stop = (position == _threshold(self.min_position, position_class)) & (velocity < 0)
+        velocity = np.where(stop, 0.0, velocity)
+        velocity_class = np.where(stop, PY, velocity_class).astype(np.int8)
+
+        terminated = (position >= _threshold(self.goal_position, position_class)) & (
+            velocity >= _threshold(self.goal_velocity, velocity_class)
+        )
+        rewards = np.where(terminated, 100.0, 0.0) - pow2(a) * 0.1
+        new = np.stack([_r32(position), _r32(velocity)], axis=1)
+        frozen = self.frozen
+        if frozen.any():  # finished sub-envs (autoreset=False) keep their final state
+            new[frozen] = self.state[frozen]
+            self._fresh &= frozen
+        else:
+            self._fresh[:] = False
+        self.state = new
+        return rewards, terminated, np.zeros(n, dtype=bool), {}

@@ -1,0 +1,94 @@
+"""MountainCarVecEnv: MountainCar-v0 for many sub-envs at once, with array operations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sekai.envs.classic_control.mountain_car import MountainCarEnv
+from sekai.envs.classic_control.vector._common import uniform_rows
+from sekai.vector import NativeVecEnv
+
+__all__ = ["MountainCarVecEnv"]
+
+
+class MountainCarVecEnv(NativeVecEnv):
+    """``num_envs`` MountainCar-v0 sub-envs stepped together with array operations.
+
+    Same dynamics, spaces, rewards and reset options as ``MountainCarEnv``: under the same
+    states and actions every sub-env matches the single env bit for bit. ``state`` (position,
+    velocity; float64) has shape ``(num_envs, 2)``.
+
+    Args:
+        num_envs: number of sub-envs.
+        goal_velocity: as for ``MountainCarEnv``.
+        autoreset: reset finished sub-envs within the step (default), else freeze them.
+        max_episode_steps: truncate every episode after this many steps (``make_vec`` passes
+            the registered 200).
+    """
+
+    metadata = MountainCarEnv.metadata
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        goal_velocity: float = 0,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+    ) -> None:
+        single = MountainCarEnv(goal_velocity=goal_velocity)
+        super().__init__(
+            num_envs,
+            single.observation_space,
+            single.action_space,
+            autoreset=autoreset,
+            max_episode_steps=max_episode_steps,
+        )
+        self.min_position: Any = single.min_position
+        self.max_position: Any = single.max_position
+        self.max_speed: Any = single.max_speed
+        self.goal_position: Any = single.goal_position
+        self.goal_velocity: Any = single.goal_velocity
+        self.force: Any = single.force
+        self.gravity: Any = single.gravity
+        self.low = single.low
+        self.high = single.high
+        self.state: npt.NDArray[np.float64] = np.zeros((self.num_envs, 2))
+
+    def _reset_envs(
+        self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        rows = np.zeros((len(indices), 2))
+        rows[:, 0] = uniform_rows(self.rng, options, -0.6, -0.4, 1)[:, 0]
+        self.state[indices] = rows
+
+    def _observe(self) -> npt.NDArray[np.float32]:
+        return self.state.astype(np.float32)
+
+    def _step(
+        self, actions: npt.NDArray[np.integer[Any]]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        position, velocity = self.state[:, 0], self.state[:, 1]
+        velocity = velocity + (
+            (actions - 1) * self.force + np.cos(3 * position) * (-self.gravity)
+        )
+        velocity = np.clip(velocity, -self.max_speed, self.max_speed)
+        position = position + velocity
+        position = np.clip(position, self.min_position, self.max_position)
+        velocity[(position == self.min_position) & (velocity < 0)] = 0.0
+        new = np.stack([position, velocity], axis=1)
+        frozen = self.frozen
+        if frozen.any():  # finished sub-envs (autoreset=False) keep their final state
+            new[frozen] = self.state[frozen]
+        self.state = new
+        terminated = (new[:, 0] >= self.goal_position) & (new[:, 1] >= self.goal_velocity)
+        return (
+            np.full(self.num_envs, -1.0),
+            terminated,
+            np.zeros(self.num_envs, dtype=bool),
+            {},
+        )

@@ -1,0 +1,106 @@
+"""PendulumVecEnv: Pendulum-v1 for many sub-envs at once, with array operations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sekai.envs.classic_control._common import to_float
+from sekai.envs.classic_control.pendulum import DEFAULT_X, DEFAULT_Y, PendulumEnv, angle_normalize
+from sekai.envs.classic_control.vector._common import pow2
+from sekai.vector import NativeVecEnv
+
+__all__ = ["PendulumVecEnv"]
+
+
+class PendulumVecEnv(NativeVecEnv):
+    """``num_envs`` Pendulum-v1 sub-envs stepped together with array operations.
+
+    Same dynamics, spaces, rewards and reset options (``x_init`` / ``y_init``) as
+    ``PendulumEnv``: under the same states and actions every sub-env matches the single env bit
+    for bit. ``state`` (float64) has shape ``(num_envs, 2)``; ``last_u`` holds each sub-env's
+    last (clipped) torque, NaN before its first step.
+
+    Args:
+        num_envs: number of sub-envs.
+        g: gravitational acceleration, as for ``PendulumEnv``.
+        autoreset: reset finished sub-envs within the step (default), else freeze them.
+        max_episode_steps: truncate every episode after this many steps (``make_vec`` passes
+            the registered 200; without it a pendulum episode never ends).
+    """
+
+    metadata = PendulumEnv.metadata
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        g: float = 10.0,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+    ) -> None:
+        single = PendulumEnv(g=g)
+        super().__init__(
+            num_envs,
+            single.observation_space,
+            single.action_space,
+            autoreset=autoreset,
+            max_episode_steps=max_episode_steps,
+        )
+        self.max_speed: Any = single.max_speed
+        self.max_torque: Any = single.max_torque
+        self.dt: Any = single.dt
+        self.g: Any = single.g
+        self.m: Any = single.m
+        self.l: Any = single.l  # noqa: E741 - gymnasium's name
+        self.state: npt.NDArray[np.float64] = np.zeros((self.num_envs, 2))
+        self.last_u: npt.NDArray[Any] = np.full(self.num_envs, np.nan, dtype=np.float32)
+
+    def _reset_envs(
+        self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        high = np.empty((len(indices), 2))
+        high[:, 0], high[:, 1] = DEFAULT_X, DEFAULT_Y
+        for row, option in enumerate(options):
+            if option:
+                if "x_init" in option:
+                    high[row, 0] = to_float(option["x_init"])
+                if "y_init" in option:
+                    high[row, 1] = to_float(option["y_init"])
+        # Row by row the same two draws as the single env's uniform(low=-high, high=high).
+        self.state[indices] = self.rng.uniform(low=-high, high=high)
+        self.last_u[indices] = np.nan
+
+    def _observe(self) -> npt.NDArray[np.float32]:
+        theta = self.state[:, 0]
+        obs = np.empty((self.num_envs, 3), dtype=np.float32)
+        obs[:, 0] = np.cos(theta)
+        obs[:, 1] = np.sin(theta)
+        obs[:, 2] = self.state[:, 1]
+        return obs
+
+    def _step(
+        self, actions: npt.NDArray[Any]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        th, thdot = self.state[:, 0], self.state[:, 1]
+        g, m, l, dt = self.g, self.m, self.l, self.dt  # noqa: E741
+        u = np.clip(actions, -self.max_torque, self.max_torque)[:, 0]
+        # The single env squares NumPy scalars (pow), hence pow2 rather than ** 2.
+        costs = pow2(angle_normalize(th)) + 0.1 * pow2(thdot) + 0.001 * pow2(u)
+        newthdot = thdot + (3 * g / (2 * l) * np.sin(th) + 3.0 / (m * l**2) * u) * dt
+        newthdot = np.clip(newthdot, -self.max_speed, self.max_speed)
+        newth = th + newthdot * dt
+        new = np.stack([newth, newthdot], axis=1)
+        frozen = self.frozen
+        if frozen.any():  # finished sub-envs (autoreset=False) keep their final state
+            new[frozen] = self.state[frozen]
+            u = np.where(frozen, self.last_u, u)
+        self.state = new
+        if self.last_u.dtype != u.dtype:
+            self.last_u = self.last_u.astype(np.result_type(self.last_u, u))
+        self.last_u[:] = u
+        none = np.zeros(self.num_envs, dtype=bool)
+        return -costs, none, none.copy(), {}

@@ -1,0 +1,61 @@
+"""ContinuousMountainCarEnv: force clipping, the energy penalty and the goal bonus."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.classic_control import ContinuousMountainCarEnv
+
+
+def _at(position: float, velocity: float) -> ContinuousMountainCarEnv:
+    env = ContinuousMountainCarEnv()
+    env.reset(seed=0)
+    env.state = np.array([position, velocity])
+    return env
+
+
+def test_energy_penalty_is_a_tenth_of_the_squared_action() -> None:
+    result = _at(-0.5, 0.0).step(np.array([0.5], np.float32))
+    assert result.reward == pytest.approx(-0.025)
+    assert not result.terminated
+
+
+def test_reaching_the_goal_pays_100_minus_the_penalty() -> None:
+    result = _at(0.44, 0.05).step(np.array([1.0], np.float32))
+    assert result.terminated and result.reward == pytest.approx(99.9)
+
+
+def test_force_beyond_the_bounds_is_clipped_but_penalised_as_given() -> None:
+    big = _at(-0.5, 0.0).step(np.array([3.0], np.float32))
+    edge = _at(-0.5, 0.0).step(np.array([1.0], np.float32))
+    np.testing.assert_array_equal(big.observation, edge.observation)
+    assert big.reward == pytest.approx(-0.9)  # gymnasium penalises the action it was given
+
+
+@pytest.mark.parametrize(
+    "action", [np.zeros(2, np.float32), np.array([np.nan]), np.float32(1.0), np.array(["x"])]
+)
+def test_wrong_shape_or_non_finite_action_raises_invalid_action(action: Any) -> None:
+    with pytest.raises(sekai.InvalidAction):
+        _at(-0.5, 0.0).step(action)
+
+
+def test_step_before_reset_raises_reset_required() -> None:
+    with pytest.raises(sekai.ResetRequired):
+        ContinuousMountainCarEnv().step(np.zeros(1, np.float32))
+
+
+def test_state_is_float64_after_reset_and_float32_after_a_step() -> None:
+    env = ContinuousMountainCarEnv()
+    env.reset(seed=0)
+    assert env.state is not None and env.state.dtype == np.float64
+    env.step(np.zeros(1, np.float32))
+    assert env.state.dtype == np.float32
+
+
+def test_conforms_to_check_env() -> None:
+    sekai.testing.assert_env_conforms(ContinuousMountainCarEnv(), strict=True)

@@ -1,0 +1,144 @@
+"""Every classic env against gymnasium 1.x: 50 seeds x 200 random actions, value for value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+gym = pytest.importorskip("gymnasium")
+from gymnasium.envs.classic_control import (  # noqa: E402
+    acrobot,
+    cartpole,
+    continuous_mountain_car,
+    mountain_car,
+    pendulum,
+)
+
+from sekai.envs.classic_control import (  # noqa: E402
+    AcrobotEnv,
+    CartPoleEnv,
+    ContinuousMountainCarEnv,
+    MountainCarEnv,
+    PendulumEnv,
+)
+
+PAIRS = [
+    pytest.param(cartpole.CartPoleEnv, CartPoleEnv, id="CartPole"),
+    pytest.param(pendulum.PendulumEnv, PendulumEnv, id="Pendulum"),
+    pytest.param(acrobot.AcrobotEnv, AcrobotEnv, id="Acrobot"),
+    pytest.param(mountain_car.MountainCarEnv, MountainCarEnv, id="MountainCar"),
+    pytest.param(
+        continuous_mountain_car.Continuous_MountainCarEnv,
+        ContinuousMountainCarEnv,
+        id="MountainCarContinuous",
+    ),
+]
+
+
+def _assert_same_state(gym_env: Any, env: Any, where: str) -> None:
+    expected = np.asarray(gym_env.state)
+    # Internal state to its own precision: float64 where gymnasium keeps float64
+    # (Pendulum, Acrobot after a step, CartPole, MountainCar), float32 where it keeps float32.
+    np.testing.assert_array_equal(np.asarray(env.state), expected, err_msg=where)
+    assert np.asarray(env.state).dtype == expected.dtype, where
+
+
+@pytest.mark.parametrize(("gym_cls", "sekai_cls"), PAIRS)
+def test_trajectories_match_gymnasium_for_50_seeds(gym_cls: Any, sekai_cls: Any) -> None:
+    for seed in range(50):
+        gym_env, env = gym_cls(), sekai_cls()
+        gym_obs, _ = gym_env.reset(seed=seed)
+        result = env.reset(seed=seed)
+        np.testing.assert_array_equal(result.observation, gym_obs)
+        assert result.observation.dtype == np.float32
+        gym_env.action_space.seed(seed)
+        for t in range(200):
+            action = gym_env.action_space.sample()
+            if isinstance(action, np.ndarray) and t % 5 == 0:
+                action = (action * 2.5).astype(np.float32)  # out of bounds: both clip
+            gym_obs, gym_reward, gym_term, gym_trunc, _ = gym_env.step(action)
+            step = env.step(action)
+            where = f"seed {seed}, step {t}"
+            np.testing.assert_array_equal(step.observation, gym_obs, err_msg=where)
+            assert step.observation.dtype == np.float32, where
+            assert step.reward == float(gym_reward), where
+            assert type(step.reward) is float, where
+            assert (step.terminated, step.truncated) == (gym_term, gym_trunc), where
+            _assert_same_state(gym_env, env, where)
+            if gym_term:
+                gym_obs, _ = gym_env.reset()  # unseeded: both streams continue
+                np.testing.assert_array_equal(env.reset().observation, gym_obs, err_msg=where)
+
+
+@pytest.mark.parametrize(("gym_cls", "sekai_cls"), PAIRS)
+def test_spaces_match_gymnasium(gym_cls: Any, sekai_cls: Any) -> None:
+    gym_env, env = gym_cls(), sekai_cls()
+    for gym_space, space in (
+        (gym_env.observation_space, env.observation_space),
+        (gym_env.action_space, env.action_space),
+    ):
+        assert space.shape == gym_space.shape
+        assert space.dtype == gym_space.dtype
+        if hasattr(gym_space, "low"):
+            np.testing.assert_array_equal(space.low, gym_space.low)
+            np.testing.assert_array_equal(space.high, gym_space.high)
+        else:
+            assert (space.n, space.start) == (gym_space.n, gym_space.start)
+    assert env.metadata == {"render_fps": gym_env.metadata["render_fps"]}
+
+
+@pytest.mark.parametrize(
+    ("gym_cls", "sekai_cls", "options"),
+    [
+        (cartpole.CartPoleEnv, CartPoleEnv, {"low": -0.1, "high": 0.1}),
+        (acrobot.AcrobotEnv, AcrobotEnv, {"low": -0.5, "high": 0.2}),
+        (mountain_car.MountainCarEnv, MountainCarEnv, {"low": -0.7, "high": 0.5}),
+        (
+            continuous_mountain_car.Continuous_MountainCarEnv,
+            ContinuousMountainCarEnv,
+            {"low": -0.7, "high": -0.5},
+        ),
+        (pendulum.PendulumEnv, PendulumEnv, {"x_init": np.pi / 2, "y_init": 0.5}),
+        (pendulum.PendulumEnv, PendulumEnv, {"y_init": 2.0}),
+    ],
+)
+def test_reset_options_match_gymnasium(gym_cls: Any, sekai_cls: Any, options: Any) -> None:
+    gym_obs, _ = gym_cls().reset(seed=123, options=options)
+    np.testing.assert_array_equal(sekai_cls().reset(seed=123, options=options).observation, gym_obs)
+
+
+def test_constructor_arguments_match_gymnasium() -> None:
+    for gym_env, env in [
+        (cartpole.CartPoleEnv(sutton_barto_reward=True), CartPoleEnv(sutton_barto_reward=True)),
+        (pendulum.PendulumEnv(g=9.81), PendulumEnv(g=9.81)),
+        (mountain_car.MountainCarEnv(goal_velocity=0.01), MountainCarEnv(goal_velocity=0.01)),
+        (
+            continuous_mountain_car.Continuous_MountainCarEnv(goal_velocity=0.01),
+            ContinuousMountainCarEnv(goal_velocity=0.01),
+        ),
+    ]:
+        gym_env.reset(seed=7)
+        env.reset(seed=7)
+        gym_env.action_space.seed(7)
+        for _ in range(300):
+            action = gym_env.action_space.sample()
+            gym_obs, gym_reward, gym_term, _, _ = gym_env.step(action)
+            step = env.step(action)
+            np.testing.assert_array_equal(step.observation, gym_obs)
+            assert (step.reward, step.terminated) == (float(gym_reward), gym_term)
+            if gym_term:
+                gym_env.reset()
+                env.reset()
+
+
+def test_random_cartpole_episode_returns_18_like_gymnasium() -> None:
+    env = CartPoleEnv()
+    env.action_space.seed(0)
+    result = env.reset(seed=0)
+    total = 0.0
+    while not result.done:
+        result = env.step(env.action_space.sample())
+        total += result.reward
+    assert total == 18.0

@@ -1,0 +1,96 @@
+"""PendulumEnv: Box actions (checks and clipping), reset options and the reward."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.classic_control import PendulumEnv
+
+
+def _fresh(seed: int = 0) -> PendulumEnv:
+    env = PendulumEnv()
+    env.reset(seed=seed)
+    return env
+
+
+def test_step_before_reset_raises_reset_required() -> None:
+    with pytest.raises(sekai.ResetRequired):
+        PendulumEnv().step(np.zeros(1, np.float32))
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        np.zeros(2, np.float32),
+        np.zeros((1, 1), np.float32),
+        np.float32(0.5),
+        np.array([np.nan], np.float32),
+        np.array([np.inf]),
+        np.array(["a"]),
+        np.array([True]),
+        [[1.0], [2.0, 3.0]],
+    ],
+)
+def test_wrong_shape_or_non_finite_action_raises_invalid_action(action: Any) -> None:
+    with pytest.raises(sekai.InvalidAction):
+        _fresh().step(action)
+
+
+def test_finite_out_of_bounds_torque_is_clipped() -> None:
+    clipped, bound = _fresh(), _fresh()
+    big = clipped.step(np.array([50.0], np.float32))
+    edge = bound.step(np.array([2.0], np.float32))
+    np.testing.assert_array_equal(big.observation, edge.observation)
+    assert big.reward == edge.reward
+    assert clipped.last_u == 2.0
+
+
+def test_a_python_list_action_is_accepted() -> None:
+    assert _fresh().step([0.5]).observation.shape == (3,)
+
+
+def test_upright_at_rest_without_torque_costs_nothing() -> None:
+    env = _fresh()
+    env.state = np.array([0.0, 0.0])
+    result = env.step(np.zeros(1, np.float32))
+    assert result.reward == 0.0
+    np.testing.assert_array_equal(result.observation, [1.0, 0.0, 0.0])
+    assert not result.terminated and not result.truncated
+
+
+def test_x_init_and_y_init_bound_the_initial_state() -> None:
+    env = PendulumEnv()
+    for seed in range(20):
+        env.reset(seed=seed, options={"x_init": 0.1, "y_init": 0.2})
+        assert env.state is not None
+        assert abs(env.state[0]) <= 0.1 and abs(env.state[1]) <= 0.2
+
+
+def test_state_is_float64() -> None:
+    env = _fresh()
+    assert env.state is not None and env.state.dtype == np.float64
+    env.step(np.ones(1, np.float32))
+    assert env.state.dtype == np.float64
+
+
+def test_spaces_and_metadata() -> None:
+    env = PendulumEnv()
+    assert repr(env.action_space) == "Box(-2.0, 2.0, (1,), float32)"
+    assert repr(env.observation_space) == "Box([-1.0, -1.0, -8.0], [1.0, 1.0, 8.0], (3,), float32)"
+    assert env.metadata == {"render_fps": 30}
+
+
+def test_make_truncates_after_200_steps() -> None:
+    env = sekai.make("Pendulum-v1")
+    env.reset(seed=0)
+    for _ in range(199):
+        assert not env.step(np.zeros(1, np.float32)).done
+    assert env.step(np.zeros(1, np.float32)).truncated
+
+
+def test_conforms_to_check_env() -> None:
+    sekai.testing.assert_env_conforms(PendulumEnv(), strict=True)

@@ -1,0 +1,192 @@
+"""The classic renderers: frame shapes, that pictures follow the state, errors, recording."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.classic_control import (
+    AcrobotEnv,
+    AcrobotRenderer,
+    CartPoleEnv,
+    CartPoleRenderer,
+    ContinuousMountainCarEnv,
+    MountainCarEnv,
+    MountainCarRenderer,
+    PendulumEnv,
+    PendulumRenderer,
+)
+from sekai.rendering import RecordFrames, Renderer, Theme
+
+CASES = [
+    pytest.param(CartPoleEnv, CartPoleRenderer(), (400, 600, 3), id="CartPole"),
+    pytest.param(MountainCarEnv, MountainCarRenderer(), (400, 600, 3), id="MountainCar"),
+    pytest.param(
+        ContinuousMountainCarEnv, MountainCarRenderer(), (400, 600, 3), id="MountainCarContinuous"
+    ),
+    pytest.param(PendulumEnv, PendulumRenderer(), (500, 500, 3), id="Pendulum"),
+    pytest.param(AcrobotEnv, AcrobotRenderer(), (500, 500, 3), id="Acrobot"),
+]
+
+
+@pytest.mark.parametrize(("env_cls", "renderer", "shape"), CASES)
+def test_frames_are_uint8_rgb_of_the_documented_size(
+    env_cls: Any, renderer: Any, shape: tuple[int, ...]
+) -> None:
+    env = env_cls()
+    env.reset(seed=0)
+    frame = renderer.render(env)
+    assert frame.shape == shape and frame.dtype == np.uint8
+    assert isinstance(renderer, Renderer)
+
+
+@pytest.mark.parametrize(("env_cls", "renderer", "shape"), CASES)
+def test_the_picture_changes_with_the_state(
+    env_cls: Any, renderer: Any, shape: tuple[int, ...]
+) -> None:
+    env = env_cls()
+    env.reset(seed=0)
+    before = renderer.render(env)
+    env.state = np.asarray(env.state, dtype=np.float64) + 0.5
+    assert not np.array_equal(renderer.render(env), before)
+
+
+@pytest.mark.parametrize(("env_cls", "renderer", "shape"), CASES)
+def test_rendering_before_reset_raises_reset_required(
+    env_cls: Any, renderer: Any, shape: tuple[int, ...]
+) -> None:
+    with pytest.raises(sekai.ResetRequired) as info:
+        renderer.render(env_cls())
+    assert str(info.value) == (
+        "reset() must be called before the env can be rendered. See Env.reset() for usage."
+    )
+
+
+def _dark_columns(frame: np.ndarray, row: int) -> np.ndarray:
+    return np.flatnonzero(frame[row].max(axis=1) < 80)
+
+
+def test_the_cart_moves_when_its_position_changes() -> None:
+    env, renderer = CartPoleEnv(), CartPoleRenderer()
+    env.reset(seed=0)
+    env.state = np.array([-1.0, 0.0, 0.0, 0.0])
+    left = renderer.render(env)
+    env.state = np.array([1.0, 0.0, 0.0, 0.0])
+    right = renderer.render(env)
+    row = 305  # through the cart body below the pole (the track is at y = 315)
+    # scale = 600 / 4.8 = 125 pixels per unit: the cart's centre is at 300 + 125 * x.
+    assert _dark_columns(left, row).mean() == pytest.approx(175, abs=1.5)
+    assert _dark_columns(right, row).mean() == pytest.approx(425, abs=1.5)
+    assert len(_dark_columns(left, row)) == pytest.approx(50, abs=2)  # 50 pixels wide
+
+
+def test_the_pole_leans_the_way_its_angle_says() -> None:
+    env, renderer = CartPoleEnv(), CartPoleRenderer()
+    env.reset(seed=0)
+    env.state = np.array([0.0, 0.0, 0.2, 0.0])
+    frame = renderer.render(env)
+    tan = np.array([202, 152, 101])
+    rows, cols = np.nonzero(np.all(frame.astype(int) == tan, axis=2))
+    top = rows.min()
+    assert cols[rows == top].mean() > 320  # leaning right: the tip is right of the cart
+
+
+def test_renderers_accept_wrapped_envs() -> None:
+    env = sekai.make("CartPole-v1")
+    env.reset(seed=0)
+    direct = CartPoleRenderer().render(env.unwrapped)
+    np.testing.assert_array_equal(CartPoleRenderer().render(env), direct)
+
+
+@pytest.mark.parametrize(
+    ("renderer", "env", "message"),
+    [
+        (CartPoleRenderer(), PendulumEnv(), "This renderer draws CartPoleEnv, got PendulumEnv."),
+        (PendulumRenderer(), CartPoleEnv(), "This renderer draws PendulumEnv, got CartPoleEnv."),
+        (AcrobotRenderer(), MountainCarEnv(), "This renderer draws AcrobotEnv, got MountainCarEnv."),
+        (
+            MountainCarRenderer(),
+            AcrobotEnv(),
+            "This renderer draws MountainCarEnv or ContinuousMountainCarEnv, got AcrobotEnv.",
+        ),
+    ],
+)
+def test_another_env_class_raises_type_error(renderer: Any, env: Any, message: str) -> None:
+    env.reset(seed=0)
+    with pytest.raises(TypeError) as info:
+        renderer.render(env)
+    assert str(info.value) == message
+
+
+def test_custom_sizes_and_themes() -> None:
+    env = CartPoleEnv()
+    env.reset(seed=0)
+    frame = CartPoleRenderer(width=300, height=200, theme="dark").render(env)
+    assert frame.shape == (200, 300, 3)
+    assert tuple(frame[5, 5]) == Theme.dark().background
+    assert PendulumRenderer(size=128).render(_reset(PendulumEnv())).shape == (128, 128, 3)
+    with pytest.raises(ValueError, match="theme"):
+        CartPoleRenderer(theme="sepia")
+    with pytest.raises(ValueError, match="width"):
+        CartPoleRenderer(width=0)
+
+
+def _reset(env: Any) -> Any:
+    env.reset(seed=0)
+    return env
+
+
+def test_pendulum_draws_the_last_torque() -> None:
+    env, renderer = PendulumEnv(), PendulumRenderer()
+    env.reset(seed=0)
+    without = renderer.render(env)
+    env.step(np.array([2.0], np.float32))
+    env.state = np.array(env.state)  # same angle as before would still differ: arrow added
+    with_torque = renderer.render(env)
+    assert not np.array_equal(without, with_torque)
+
+
+def test_record_frames_writes_a_cartpole_episode_as_gif(tmp_path: Path) -> None:
+    from PIL import Image, ImageSequence
+
+    env = RecordFrames(sekai.make("CartPole-v1"), CartPoleRenderer())
+    env.action_space.seed(0)
+    result = env.reset(seed=0)
+    while not result.done:
+        result = env.step(env.action_space.sample())
+    assert len(env.frames) == 19  # the reset frame and 18 steps
+    path = env.save(tmp_path / "episode.gif")
+    with Image.open(path) as gif:
+        frames = list(ImageSequence.Iterator(gif))
+        assert len(frames) == len(env.frames)
+        assert gif.size == (600, 400)
+        assert gif.info["duration"] == 20  # 50 fps
+
+
+def test_record_frames_writes_a_cartpole_episode_as_mp4(tmp_path: Path) -> None:
+    imageio = pytest.importorskip("imageio")
+    pytest.importorskip("imageio_ffmpeg")
+    env = RecordFrames(sekai.make("CartPole-v1"), CartPoleRenderer())
+    env.action_space.seed(0)
+    result = env.reset(seed=0)
+    while not result.done:
+        result = env.step(env.action_space.sample())
+    path = env.save(tmp_path / "episode.mp4")
+    reader = imageio.get_reader(path)
+    try:
+        assert reader.count_frames() == len(env.frames)
+        assert reader.get_data(0).shape == (400, 600, 3)
+    finally:
+        reader.close()
+
+
+def test_the_spec_example_records_four_frames() -> None:
+    env = RecordFrames(sekai.make("CartPole-v1"), CartPoleRenderer())
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(0)
+    assert (len(env.frames), env.frames[0].shape, env.frames[0].dtype) == (4, (400, 600, 3), np.uint8)

@@ -1,0 +1,238 @@
+"""The native vector envs: bit-exact against the single envs, autoreset, time limits, freezing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.classic_control import (
+    AcrobotEnv,
+    AcrobotVecEnv,
+    CartPoleEnv,
+    CartPoleVecEnv,
+    ContinuousMountainCarEnv,
+    ContinuousMountainCarVecEnv,
+    MountainCarEnv,
+    MountainCarVecEnv,
+    PendulumEnv,
+    PendulumVecEnv,
+)
+
+# (single class, native class, dtype of the single env's state right after reset)
+CASES = [
+    pytest.param(CartPoleEnv, CartPoleVecEnv, np.float64, id="CartPole"),
+    pytest.param(PendulumEnv, PendulumVecEnv, np.float64, id="Pendulum"),
+    pytest.param(AcrobotEnv, AcrobotVecEnv, np.float32, id="Acrobot"),
+    pytest.param(MountainCarEnv, MountainCarVecEnv, np.float64, id="MountainCar"),
+    pytest.param(
+        ContinuousMountainCarEnv, ContinuousMountainCarVecEnv, np.float64, id="MountainCarContinuous"
+    ),
+]
+
+
+def _run_against_singles(
+    single_cls: Any, vec_cls: Any, reset_dtype: Any, action_dtype: Any, num_envs: int = 32
+) -> None:
+    """Step the native env and one single env per sub-env, the singles put in the native
+    env's (re)set states, and require identical results on every step."""
+    vec = vec_cls(num_envs, max_episode_steps=150)
+    vec.reset(seed=1)
+    singles = [single_cls() for _ in range(num_envs)]
+
+    def sync(i: int) -> None:
+        singles[i].reset(seed=0)
+        singles[i].state = vec.state[i].astype(reset_dtype)
+
+    for i in range(num_envs):
+        sync(i)
+    space = vec.batch_action_space
+    space.seed(3)
+    for t in range(250):
+        actions = space.sample()
+        if actions.dtype.kind == "f":
+            actions = actions.astype(action_dtype)
+            if t % 3 == 0:
+                actions = actions * 2.5  # finite values out of bounds: clipped by both
+        result = vec.step(actions)
+        for i in range(num_envs):
+            expected = singles[i].step(actions[i])
+            obs = result.infos[i].get("final_observation", result.observations[i])
+            where = f"step {t}, sub-env {i}"
+            np.testing.assert_array_equal(obs, expected.observation, err_msg=where)
+            assert result.rewards[i] == expected.reward, where
+            assert result.terminated[i] == expected.terminated, where
+            if result.dones[i]:
+                sync(i)
+
+
+@pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), CASES)
+def test_sub_envs_match_the_single_env_bit_for_bit(
+    single_cls: Any, vec_cls: Any, reset_dtype: Any
+) -> None:
+    _run_against_singles(single_cls, vec_cls, reset_dtype, np.float32)
+
+
+@pytest.mark.parametrize(
+    ("single_cls", "vec_cls", "reset_dtype"), [CASES[1], CASES[4]]
+)
+def test_float64_actions_match_the_single_env_bit_for_bit(
+    single_cls: Any, vec_cls: Any, reset_dtype: Any
+) -> None:
+    _run_against_singles(single_cls, vec_cls, reset_dtype, np.float64)
+
+
+@pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), CASES)
+def test_one_sub_env_draws_exactly_what_the_single_env_draws(
+    single_cls: Any, vec_cls: Any, reset_dtype: Any
+) -> None:
+    # With one sub-env the shared generator is the single env's: same seed, same episodes
+    # (autoreset draws what the single env's unseeded reset() draws).
+    vec = vec_cls(1, max_episode_steps=60)
+    env = sekai.TimeLimit(single_cls(), 60)
+    np.testing.assert_array_equal(vec.reset(seed=9).observations[0], env.reset(seed=9).observation)
+    vec.batch_action_space.seed(0)
+    for _ in range(300):
+        actions = vec.batch_action_space.sample()
+        result = vec.step(actions)
+        expected = env.step(actions[0])
+        assert result.rewards[0] == expected.reward
+        assert (result.terminated[0], result.truncated[0]) == (
+            expected.terminated,
+            expected.truncated,
+        )
+        if expected.done:
+            np.testing.assert_array_equal(
+                result.infos[0]["final_observation"], expected.observation
+            )
+            expected = env.reset()
+        np.testing.assert_array_equal(result.observations[0], expected.observation)
+
+
+@pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), CASES)
+def test_spaces_and_metadata_are_the_single_envs(
+    single_cls: Any, vec_cls: Any, reset_dtype: Any
+) -> None:
+    single, vec = single_cls(), vec_cls(3)
+    assert vec.observation_space == single.observation_space
+    assert vec.action_space == single.action_space
+    assert vec.metadata == single.metadata
+    assert repr(vec) == f"{vec_cls.__name__}(num_envs=3)"
+    assert vec.state.shape[0] == 3
+
+
+@pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), CASES)
+def test_time_limit_truncates_with_elapsed_steps(
+    single_cls: Any, vec_cls: Any, reset_dtype: Any
+) -> None:
+    vec = vec_cls(4, max_episode_steps=3, autoreset=False)
+    vec.reset(seed=0)
+    vec.state[:] = vec.state[0]  # the same (non-terminal) start everywhere
+    actions = np.stack([vec.action_space.sample()] * 4)
+    for step in range(1, 4):
+        result = vec.step(actions)
+        assert [info["elapsed_steps"] for info in result.infos] == [step] * 4
+    assert result.truncated.all() or result.terminated.all()
+    assert vec.frozen.all()
+
+
+def test_autoreset_resets_finished_sub_envs_in_the_same_step() -> None:
+    vec = CartPoleVecEnv(2)
+    vec.reset(seed=0)
+    vec.state[0] = [2.39, 5.0, 0.0, 0.0]  # leaves the track on the next step
+    result = vec.step(np.array([1, 1]))
+    assert result.terminated.tolist() == [True, False]
+    final = result.infos[0]["final_observation"]
+    assert final[0] > 2.4
+    assert np.all(np.abs(result.observations[0]) <= 0.05)  # already the next episode
+    assert "final_observation" not in result.infos[1]
+    assert np.all(np.abs(vec.state[0]) <= 0.05)
+
+
+def test_frozen_sub_envs_keep_their_final_state_without_autoreset() -> None:
+    vec = CartPoleVecEnv(2, autoreset=False)
+    vec.reset(seed=0)
+    vec.state[0] = [2.39, 5.0, 0.0, 0.0]
+    first = vec.step(np.array([1, 1]))
+    frozen_state = vec.state[0].copy()
+    second = vec.step(np.array([0, 0]))
+    np.testing.assert_array_equal(vec.state[0], frozen_state)
+    np.testing.assert_array_equal(second.observations[0], first.observations[0])
+    assert second.rewards[0] == 0.0 and second.dones[0]
+    assert vec.frozen.tolist() == [True, False]
+
+
+def test_reset_options_apply_per_sub_env() -> None:
+    vec = CartPoleVecEnv(2)
+    obs = vec.reset(seed=0, options=[{"low": 0.3, "high": 0.4}, None]).observations
+    assert np.all((obs[0] >= 0.3) & (obs[0] <= 0.4))
+    assert np.all(np.abs(obs[1]) <= 0.05)
+    obs = PendulumVecEnv(2).reset(seed=0, options={"x_init": 0.1, "y_init": 0.0}).observations
+    assert np.all(obs[:, 0] >= np.cos(0.1)) and np.all(obs[:, 2] == 0.0)
+
+
+def test_reset_states_are_uniform_within_the_bounds() -> None:
+    vec = CartPoleVecEnv(20_000)
+    obs = vec.reset(seed=0).observations
+    assert np.all(np.abs(obs) <= 0.05)
+    np.testing.assert_allclose(obs.mean(axis=0), 0.0, atol=2e-3)
+    np.testing.assert_allclose(obs.std(axis=0), 0.1 / np.sqrt(12), rtol=0.02)
+
+
+def test_get_attr_and_set_attr_reach_the_physics_constants() -> None:
+    vec = CartPoleVecEnv(2)
+    assert vec.get_attr("x_threshold") == [2.4, 2.4]
+    vec.set_attr("x_threshold", [0.001, 3.0])
+    vec.reset(seed=0)
+    vec.state[:] = [0.01, 0.0, 0.0, 0.0]
+    assert vec.step(np.array([1, 1])).terminated.tolist() == [True, False]
+    assert len(vec.get_attr("state")) == 2
+
+
+def test_constructor_keywords_reach_the_dynamics() -> None:
+    vec = CartPoleVecEnv(1, sutton_barto_reward=True)
+    vec.reset(seed=0)
+    assert vec.step(np.array([0])).rewards[0] == 0.0
+    assert PendulumVecEnv(1, g=9.81).g == 9.81
+    assert MountainCarVecEnv(1, goal_velocity=0.01).get_attr("goal_velocity") == [0.01]
+    assert ContinuousMountainCarVecEnv(1, goal_velocity=0.02).goal_velocity == 0.02
+
+
+def test_invalid_actions_and_step_before_reset_are_rejected() -> None:
+    vec = MountainCarVecEnv(2)
+    with pytest.raises(sekai.ResetRequired):
+        vec.step(np.array([0, 1]))
+    vec.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction) as info:
+        vec.step(np.array([0, 3]))
+    assert info.value.index == 1
+    box = PendulumVecEnv(2)
+    box.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction):
+        box.step(np.array([[0.0], [np.nan]], np.float32))
+
+
+def test_make_vec_picks_the_native_env_only_for_the_classic_namespace() -> None:
+    native = sekai.make_vec("classic/CartPole-v1", num_envs=4)
+    assert type(native) is CartPoleVecEnv and native.max_episode_steps == 500
+    sync = sekai.make_vec("CartPole-v1", num_envs=2)
+    assert repr(sync) == "SyncVecEnv(num_envs=2)"
+    assert sync.get_attr("x_threshold") == [2.4, 2.4]
+    native.close()
+    sync.close()
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "classic/CartPole-v1",
+        "classic/Pendulum-v1",
+        "classic/Acrobot-v1",
+        "classic/MountainCar-v0",
+        "classic/MountainCarContinuous-v0",
+    ],
+)
+def test_native_envs_conform(env_id: str) -> None:
+    sekai.testing.assert_env_conforms(env_id, strict=True)

@@ -1,0 +1,302 @@
+"""Plugin discovery: load every ``sekai`` entry point in isolation and record the outcome."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sekai._providers import (
+    PROVIDERS,
+    RESERVED_PLUGIN_NAMES,
+    is_first_party,
+    normalize_distribution,
+)
+from sekai._version import __version__
+from sekai.plugins import PluginFailure, PluginInfo, PluginReport
+from sekai.plugins._registrars import BackendRegistrar, EnvRegistrar, PluginRecord
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from sekai.plugins import FailureStage
+    from sekai.registry.registry import EnvRegistry
+
+__all__ = [
+    "DISABLE_ENV_VAR",
+    "EntryPointRecord",
+    "PluginHost",
+    "default_host",
+    "scan_entry_points",
+]
+
+DISABLE_ENV_VAR = "SEKAI_DISABLE_PLUGINS"
+
+
+@dataclass(frozen=True)
+class EntryPointRecord:
+    """One plugin to load: its name, the distribution declaring it, and how to import it."""
+
+    name: str
+    distribution: str
+    version: str
+    load: Callable[[], object]
+
+
+def scan_entry_points() -> list[EntryPointRecord]:
+    """Read the ``sekai`` entry-point group (one metadata scan; nothing is imported)."""
+    from sekai import _metadata
+
+    records = []
+    for ep in _metadata.entry_points(group="sekai"):
+        dist = ep.dist
+        records.append(
+            EntryPointRecord(
+                ep.name,
+                dist.name if dist is not None else "unknown",
+                dist.version if dist is not None else "unknown",
+                ep.load,
+            )
+        )
+    return records
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _parse_disabled(value: str) -> set[str]:
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+class PluginHost:
+    """Discovers plugins for one registry and remembers which loaded and which failed.
+
+    Args:
+        registry: the registry the plugins fill.
+        entry_points: the plugins to load; None scans the installed ``sekai`` entry points.
+        disabled: a ``SEKAI_DISABLE_PLUGINS`` value; None reads the environment variable.
+        is_installed: tells whether a distribution is installed; None asks package metadata.
+    """
+
+    def __init__(
+        self,
+        registry: EnvRegistry,
+        *,
+        entry_points: Iterable[EntryPointRecord] | None = None,
+        disabled: str | None = None,
+        is_installed: Callable[[str], bool] | None = None,
+    ) -> None:
+        self._registry = registry
+        self._entry_points = None if entry_points is None else list(entry_points)
+        self._disabled = disabled
+        self._is_installed = is_installed
+        self._installed: dict[str, bool] = {}
+        self._loaded: list[PluginRecord] = []
+        self._failures: list[PluginFailure] = []
+        self._env_registrar = EnvRegistrar(registry)
+        self._backend_registrar = BackendRegistrar(registry)
+
+    @property
+    def failures(self) -> tuple[PluginFailure, ...]:
+        """Every skipped plugin (failed, clashing or disabled), in discovery order."""
+        return tuple(self._failures)
+
+    def is_installed(self, distribution: str) -> bool:
+        """Whether ``distribution`` is installed (cached)."""
+        name = normalize_distribution(distribution)
+        if name not in self._installed:
+            if self._is_installed is not None:
+                self._installed[name] = self._is_installed(name)
+            else:
+                from sekai._metadata import installed_version
+
+                self._installed[name] = installed_version(name) is not None
+        return self._installed[name]
+
+    def report(self) -> PluginReport:
+        """The outcome of discovery, with each plugin's currently registered IDs."""
+        specs = self._registry.all_specs()
+        plugins = tuple(
+            PluginInfo(
+                record.name,
+                record.distribution,
+                record.version,
+                envs=tuple(s.id for s in specs if s.source == record.source),
+                backends=tuple(record.backends),
+            )
+            for record in self._loaded
+        )
+        missing = tuple(
+            p.distribution
+            for p in PROVIDERS
+            if p.distribution != "sekai-core" and not self.is_installed(p.distribution)
+        )
+        return PluginReport(plugins, tuple(self._failures), missing)
+
+    # -- loading --------------------------------------------------------------------------
+
+    def load(self) -> list[str]:
+        """Load core's built-in plugin, then every entry point, each in isolation.
+
+        Returns:
+            The ``PluginLoadWarning`` messages to emit, which the caller does only once the
+            registry is complete.
+        """
+        import pluggy
+
+        from sekai.plugins import hookspecs
+
+        pm = pluggy.PluginManager("sekai")
+        pm.add_hookspecs(hookspecs)
+        pm.hook.sekai_register_envs.call_historic(kwargs={"registry": self._env_registrar})
+        pm.hook.sekai_register_vector_backends.call_historic(
+            kwargs={"registry": self._backend_registrar}
+        )
+        core = PluginRecord("core", "sekai-core", __version__, first_party=True)
+        try:
+            # Registered directly, as pytest's default plugins are; it imports no backend.
+            from sekai.vector import _builtin
+        except Exception as exc:
+            self._fail(core, "import", _error_text(exc))
+        else:
+            self._register(pm, _builtin, core)
+
+        scanning = self._entry_points is None
+        records = scan_entry_points() if self._entry_points is None else self._entry_points
+        records = sorted(records, key=lambda r: (normalize_distribution(r.distribution), r.name))
+        for record in self._select(records):
+            first_party = is_first_party(record.distribution)
+            plugin = PluginRecord(record.name, record.distribution, record.version, first_party)
+            try:
+                module = record.load()
+            except Exception as exc:
+                self._fail(plugin, "import", _error_text(exc))
+                continue
+            self._register(pm, module, plugin)
+
+        messages = [
+            f"sekai {f.label} failed to load and was skipped: {f.error}. "
+            f"Set {DISABLE_ENV_VAR}={f.name} to silence this."
+            for f in self._failures
+            if f.stage != "disabled"
+        ]
+        if scanning:
+            messages.extend(_foreign_sekai_distribution())
+        return messages
+
+    def _select(self, records: list[EntryPointRecord]) -> list[EntryPointRecord]:
+        """Drop disabled plugins and clashing names, recording why."""
+        value = os.environ.get(DISABLE_ENV_VAR, "") if self._disabled is None else self._disabled
+        disabled = _parse_disabled(value)
+        active = []
+        for record in records:
+            if "*" in disabled or record.name in disabled:
+                self._fail(
+                    PluginRecord(record.name, record.distribution, record.version, False),
+                    "disabled",
+                    f"disabled by {DISABLE_ENV_VAR}",
+                )
+            else:
+                active.append(record)
+        by_name: dict[str, list[EntryPointRecord]] = defaultdict(list)
+        for record in active:
+            by_name[record.name].append(record)
+        skipped: dict[int, str] = {}
+        for name, group in by_name.items():
+            first = [r for r in group if is_first_party(r.distribution)]
+            third = [r for r in group if not is_first_party(r.distribution)]
+            for record in third:
+                if name in RESERVED_PLUGIN_NAMES:
+                    owner = next(p.distribution for p in PROVIDERS if p.plugin == name)
+                    skipped[id(record)] = (
+                        f"ValueError: plugin name {name!r} is reserved for {owner}; "
+                        f"{record.distribution} must use another entry-point name"
+                    )
+                elif len(group) > 1:
+                    others = ", ".join(
+                        f"{r.distribution} {r.version}" for r in group if r is not record
+                    )
+                    skipped[id(record)] = (
+                        f"ValueError: plugin name {name!r} is also used by {others}; "
+                        "both were skipped"
+                    )
+            if len(first) > 1:  # only a broken installation can get here
+                for record in first[1:]:
+                    skipped[id(record)] = (
+                        f"ValueError: plugin name {name!r} is also used by {first[0].distribution}"
+                    )
+        selected = []
+        for record in active:
+            reason = skipped.get(id(record))
+            if reason is None:
+                selected.append(record)
+            else:
+                self._fail(
+                    PluginRecord(record.name, record.distribution, record.version, False),
+                    "clash",
+                    reason,
+                )
+        return selected
+
+    def _register(self, pm: pluggy.PluginManager, plugin: object, record: PluginRecord) -> None:
+        """Register one plugin object with its registrations attributed to ``record``."""
+        import pluggy
+
+        self._env_registrar.current = record
+        self._backend_registrar.current = record
+        stage: FailureStage | None = None
+        error = ""
+        try:
+            other = pm.get_name(plugin)
+            if other is not None:
+                raise ValueError(f"the same plugin object is already loaded as plugin {other!r}")
+            pm.register(plugin, name=record.name)
+            pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            stage, error = "hooks", _error_text(exc)
+        except Exception as exc:
+            stage, error = "register", _error_text(exc)
+        finally:
+            self._env_registrar.current = None
+            self._backend_registrar.current = None
+        if stage is None:
+            self._loaded.append(record)
+            return
+        for env_id in record.envs:
+            self._registry.remove(env_id)
+        for mode in record.backends:
+            self._registry.remove_backend(mode)
+        if pm.get_plugin(record.name) is plugin:
+            pm.unregister(name=record.name)
+        self._fail(record, stage, error)
+
+    def _fail(self, record: PluginRecord, stage: FailureStage, error: str) -> None:
+        self._failures.append(
+            PluginFailure(record.name, record.distribution, record.version, stage, error)
+        )
+
+
+def _foreign_sekai_distribution() -> list[str]:
+    """A warning if a ``sekai`` distribution with modules (not our meta-package) is installed."""
+    from sekai import _metadata
+
+    try:
+        dist = _metadata.distribution("sekai")
+    except _metadata.PackageNotFoundError:
+        return []
+    files = dist.files or []
+    if not any(str(f).startswith("sekai/") and str(f).endswith(".py") for f in files):
+        return []
+    return [
+        f"The installed 'sekai' distribution ({dist.version}) ships modules that overwrite "
+        "sekai-core's files; it is an unrelated old package, not sekai's meta-distribution. "
+        "Fix it with: pip uninstall sekai && pip install --force-reinstall sekai-core"
+    ]
+
+
+def default_host(registry: EnvRegistry) -> PluginHost:
+    """The host of the default registry: installed entry points and SEKAI_DISABLE_PLUGINS."""
+    return PluginHost(registry)

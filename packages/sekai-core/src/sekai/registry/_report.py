@@ -1,0 +1,145 @@
+"""Texts the registry shows: suggestions, "not found" hints and the pprint_registry listing."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from sekai._providers import install_hint, normalize_distribution, provider_of_env, provider_of_mode
+from sekai.registry.ids import parse_env_id
+
+if TYPE_CHECKING:
+    from sekai.plugins import PluginFailure
+    from sekai.plugins._host import PluginHost
+    from sekai.registry.spec import EnvSpec
+
+__all__ = [
+    "env_hint",
+    "failure_sentence",
+    "format_registry",
+    "mode_hint",
+    "owner_sentence",
+    "suggest",
+]
+
+_FIXES = {
+    "import": "Reinstall it or add the missing dependency.",
+    "clash": "Uninstall one of the distributions using that plugin name.",
+}
+_DEFAULT_FIX = "Reinstall it, or report the problem to its maintainers."
+
+
+def _version_key(env_id: str) -> int:
+    version = parse_env_id(env_id).version
+    return -1 if version is None else version
+
+
+def suggest(env_id: str, registered: Iterable[str], n: int = 3) -> tuple[str, ...]:
+    """Close registered IDs for a miss: other versions of the same name, else difflib matches.
+
+    The name and namespace compare case-insensitively, so ``Cartpole-v1`` suggests
+    ``CartPole-v1``; only when no ID shares the name are similar-looking IDs suggested
+    (``difflib.get_close_matches``, cutoff 0.6), which keeps unrelated IDs such as ``Market-v0``
+    out of the suggestions for ``CartPole-v0``.
+    """
+    ids = [i for i in registered if i != env_id]
+    try:
+        namespace, name, _ = parse_env_id(env_id)
+    except (TypeError, ValueError):
+        return tuple(difflib.get_close_matches(str(env_id), ids, n=n, cutoff=0.6))
+    key = ((namespace or "").lower(), name.lower())
+    same_name = []
+    for other in ids:
+        parsed = parse_env_id(other)
+        if ((parsed.namespace or "").lower(), parsed.name.lower()) == key:
+            same_name.append(other)
+    if same_name:
+        return tuple(sorted(same_name, key=_version_key, reverse=True)[:n])
+    return tuple(difflib.get_close_matches(env_id, ids, n=n, cutoff=0.6))
+
+
+def failure_sentence(failure: PluginFailure) -> str:
+    """The hint naming a failed or disabled plugin, with how to fix it."""
+    if failure.stage == "disabled":
+        return f"Plugin {failure.name!r} is disabled by SEKAI_DISABLE_PLUGINS."
+    fix = _FIXES.get(failure.stage, _DEFAULT_FIX)
+    return (
+        f"Plugin {failure.name!r} ({failure.distribution} {failure.version}) failed to load: "
+        f"{failure.error}. {fix}"
+    )
+
+
+def _failures_of(
+    host: PluginHost, distribution: str | None, plugin: str | None
+) -> list[PluginFailure]:
+    found = []
+    for failure in host.failures:
+        if distribution is not None:
+            if normalize_distribution(failure.distribution) == distribution:
+                found.append(failure)
+        elif failure.name == plugin:
+            found.append(failure)
+    return found
+
+
+def env_hint(
+    env_id: str, host: PluginHost | None
+) -> tuple[str | None, tuple[PluginFailure, ...], str | None]:
+    """Why ``env_id`` may be missing: ``(provider, failures, hint sentence)``.
+
+    The provider is the first-party distribution listing the ID; the failures are those of the
+    plugin that would have registered it (the first-party plugin, or the plugin owning the ID's
+    namespace); the hint says what to install, or which plugin failed or is disabled.
+    """
+    provider = provider_of_env(env_id)
+    if host is None:
+        return (provider.distribution if provider else None), (), None
+    if provider is not None:
+        failures = _failures_of(host, provider.distribution, None)
+        if not failures and not host.is_installed(provider.distribution):
+            return provider.distribution, (), install_hint(provider.distribution)
+    else:
+        try:
+            namespace = parse_env_id(env_id).namespace
+        except (TypeError, ValueError):
+            namespace = None
+        failures = _failures_of(host, None, namespace) if namespace else []
+    hint = failure_sentence(failures[0]) if failures else None
+    return (provider.distribution if provider else None), tuple(failures), hint
+
+
+def mode_hint(mode: object, host: PluginHost | None) -> str | None:
+    """The sentence for an unknown vectorization mode that a first-party plugin provides."""
+    if not isinstance(mode, str) or host is None:
+        return None
+    provider = provider_of_mode(mode)
+    if provider is None:
+        return None
+    failures = _failures_of(host, provider.distribution, None)
+    if failures:
+        return failure_sentence(failures[0])
+    if not host.is_installed(provider.distribution):
+        return install_hint(provider.distribution)
+    return None
+
+
+def owner_sentence(spec: EnvSpec) -> str | None:
+    """``It is provided by plugin 'classic' (sekai-classic 0.3.0).``, or None for runtime specs."""
+    source = spec.source
+    if source is None:
+        return None
+    return f"It is provided by plugin {source.plugin!r} ({source.distribution} {source.version})."
+
+
+def format_registry(specs: Sequence[EnvSpec]) -> str:
+    """The ``pprint_registry()`` text: IDs sorted, grouped by namespace, un-namespaced first."""
+    groups: dict[str | None, list[str]] = {}
+    for spec in specs:
+        groups.setdefault(spec.namespace, []).append(spec.id)
+    lines = ["Registered environments:"]
+    order = sorted(groups, key=lambda ns: (ns is not None, ns or ""))
+    for namespace in order:
+        lines.append("  [no namespace]" if namespace is None else f"  [{namespace}]")
+        lines.extend(f"    {env_id}" for env_id in sorted(groups[namespace]))
+    return "\n".join(lines)

@@ -1,0 +1,333 @@
+"""The registry functions of the public API (``sekai.make``, ``sekai.make_vec``, ...)."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sekai.registry.registry import EnvRegistry
+from sekai.registry.spec import EntryPoint, EnvSpec, WrapperSpec, load_entry_point
+
+if TYPE_CHECKING:
+    from sekai.core.env import Env
+    from sekai.plugins._host import PluginHost
+
+__all__ = [
+    "all_specs",
+    "default_registry",
+    "deregister",
+    "make",
+    "make_vec",
+    "pprint_registry",
+    "register",
+    "register_namespace",
+    "set_default_registry",
+    "spec",
+]
+
+EnvWrapperFn = Callable[["Env[Any, Any]"], "Env[Any, Any]"]
+
+
+def _default_host(registry: EnvRegistry) -> PluginHost:
+    from sekai.plugins._host import default_host
+
+    return default_host(registry)
+
+
+_registry = EnvRegistry(_default_host)
+
+
+def default_registry() -> EnvRegistry:
+    """The registry the module-level functions use (``sekai.testing.registry_sandbox`` swaps it)."""
+    return _registry
+
+
+def set_default_registry(registry: EnvRegistry) -> EnvRegistry:
+    """Make ``registry`` the default one and return the previous default."""
+    global _registry
+    if not isinstance(registry, EnvRegistry):
+        raise TypeError(f"Expected an EnvRegistry, got {type(registry).__name__}.")
+    previous, _registry = _registry, registry
+    return previous
+
+
+# -- registration ---------------------------------------------------------------------------
+
+
+def register(
+    id: str,
+    entry_point: EntryPoint,
+    *,
+    reward_threshold: float | None = None,
+    nondeterministic: bool = False,
+    max_episode_steps: int | None = None,
+    kwargs: Mapping[str, Any] | None = None,
+    additional_wrappers: Iterable[WrapperSpec] = (),
+    vector_entry_point: EntryPoint | None = None,
+) -> EnvSpec:
+    """Register an environment under ``id``.
+
+    Entry points are checked for form only (a callable, or ``"pkg.mod:Attr"``); nothing is
+    imported until ``make()``.
+
+    Args:
+        id: ``[namespace/]Name[-vN]``.
+        entry_point: the env class or factory, or ``"module.path:ClassName"``.
+        reward_threshold: the return at which the task counts as solved.
+        nondeterministic: whether the env is stochastic beyond its seed.
+        max_episode_steps: the time limit ``make()`` applies (None = none).
+        kwargs: default keyword arguments for the entry point.
+        additional_wrappers: ``WrapperSpec``s ``make()`` applies after the time limit.
+        vector_entry_point: a native vector implementation (a ``NativeVecEnv`` subclass).
+
+    Returns:
+        The registered spec.
+
+    Raises:
+        EnvAlreadyRegistered: ``id`` is taken (the message names the plugin providing it).
+        ValueError: a malformed ID or entry point.
+    """
+    return _registry.register(
+        id,
+        entry_point,
+        reward_threshold=reward_threshold,
+        nondeterministic=nondeterministic,
+        max_episode_steps=max_episode_steps,
+        kwargs=kwargs,
+        additional_wrappers=additional_wrappers,
+        vector_entry_point=vector_entry_point,
+    )
+
+
+def deregister(id: str) -> None:
+    """Remove ``id`` from the registry.
+
+    Raises:
+        EnvNotFound: ``id`` is not registered.
+    """
+    _registry.deregister(id)
+
+
+def spec(id: str) -> EnvSpec:
+    """The spec registered under ``id``.
+
+    Raises:
+        EnvNotFound: not registered; the message suggests close IDs and names what to install.
+    """
+    return _registry.spec(id)
+
+
+def all_specs() -> list[EnvSpec]:
+    """Every registered spec, in registration order."""
+    return _registry.all_specs()
+
+
+def register_namespace(namespace: str, loader: Callable[[], object]) -> None:
+    """Call ``loader()`` when an unregistered ID in ``namespace`` is first asked for."""
+    _registry.register_namespace(namespace, loader)
+
+
+def pprint_registry() -> None:
+    """Print every registered ID, grouped by namespace."""
+    print(_registry.format())
+
+
+# -- make -----------------------------------------------------------------------------------
+
+
+def _effective_steps(spec: EnvSpec, max_episode_steps: int | None) -> int | None:
+    """``make()``'s rule: None keeps the registered limit, -1 removes it, an int overrides it."""
+    if max_episode_steps is None:
+        return spec.max_episode_steps
+    if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, numbers.Integral):
+        raise TypeError(
+            f"max_episode_steps must be an int or None, got {type(max_episode_steps).__name__}."
+        )
+    if max_episode_steps == -1:
+        return None
+    if max_episode_steps < 1:
+        raise ValueError(
+            "max_episode_steps must be >= 1, or -1 to remove the time limit, "
+            f"got {max_episode_steps}."
+        )
+    return int(max_episode_steps)
+
+
+def _build(spec: EnvSpec, max_episode_steps: int | None, kwargs: dict[str, Any]) -> Env[Any, Any]:
+    if spec.entry_point is None:
+        raise ValueError(
+            f"{spec.id} has no entry_point to build it from (EnvSpec.to_json() leaves callable "
+            "entry points out); pass an EnvSpec with an entry point, or make() a registered ID."
+        )
+    steps = _effective_steps(spec, max_episode_steps)
+    merged = {**spec.kwargs, **kwargs}
+    factory = load_entry_point(spec.entry_point)
+    env: Env[Any, Any] = factory(**merged)
+    env.spec = dataclasses.replace(spec, kwargs=merged, max_episode_steps=steps)
+    if steps is not None:
+        from sekai.wrappers.time_limit import TimeLimit
+
+        env = TimeLimit(env, steps)
+    for wrapper in spec.additional_wrappers:
+        wrapper_cls = load_entry_point(
+            wrapper.entry_point, f"entry_point of wrapper {wrapper.name!r}"
+        )
+        env = wrapper_cls(env, **wrapper.kwargs)
+    return env
+
+
+def make(
+    id: str | EnvSpec, *, max_episode_steps: int | None = None, **kwargs: Any
+) -> Env[Any, Any]:
+    """Build a registered environment.
+
+    The entry point's module is imported now; the env gets ``kwargs`` merged over the
+    registered ones, ``env.spec`` describing exactly this env, the time limit and the
+    registered ``additional_wrappers``.
+
+    Args:
+        id: a registered ID, or an ``EnvSpec`` (built without consulting the registry).
+        max_episode_steps: None keeps the registered limit, an int overrides it, -1 removes it.
+        **kwargs: keyword arguments for the env constructor.
+
+    Raises:
+        EnvNotFound: ``id`` is not registered.
+    """
+    env_spec = id if isinstance(id, EnvSpec) else _registry.spec(id)
+    return _build(env_spec, max_episode_steps, kwargs)
+
+
+# -- make_vec -------------------------------------------------------------------------------
+
+
+class _SubEnvFactory:
+    """A zero-argument factory for one sub-env (picklable, so ProcVecEnv can ship it)."""
+
+    def __init__(
+        self,
+        spec: EnvSpec,
+        max_episode_steps: int,
+        kwargs: dict[str, Any],
+        wrappers: Sequence[EnvWrapperFn],
+    ) -> None:
+        self.spec = spec
+        self.max_episode_steps = max_episode_steps
+        self.kwargs = kwargs
+        self.wrappers = tuple(wrappers)
+
+    def __call__(self) -> Env[Any, Any]:
+        env = _build(self.spec, self.max_episode_steps, self.kwargs)
+        for wrap in self.wrappers:
+            env = wrap(env)
+        return env
+
+    def __repr__(self) -> str:
+        return f"<sub-env factory for {self.spec.id}>"
+
+
+def _check_num_envs(num_envs: object) -> int:
+    if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral):
+        raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}.")
+    if num_envs < 1:
+        raise ValueError(f"num_envs must be >= 1, got {num_envs}.")
+    return int(num_envs)
+
+
+def _spawned(kwargs: dict[str, Any]) -> dict[str, Any]:
+    from sekai.vector.spawnable import Spawnable
+
+    return {k: v.spawn() if isinstance(v, Spawnable) else v for k, v in kwargs.items()}
+
+
+def make_vec(
+    id: str | EnvSpec,
+    num_envs: int = 1,
+    *,
+    vectorization_mode: str | None = None,
+    vector_kwargs: Mapping[str, Any] | None = None,
+    wrappers: Iterable[EnvWrapperFn] = (),
+    **env_kwargs: Any,
+) -> Any:
+    """Build a vector environment of ``num_envs`` copies of a registered environment.
+
+    Args:
+        id: a registered ID or an ``EnvSpec``.
+        num_envs: the number of sub-envs (>= 1).
+        vectorization_mode: None (native if the spec has a ``vector_entry_point`` and no
+            per-env wrappers apply, else ``"sync"``), ``"native"`` (alias
+            ``"vector_entry_point"``), ``"sync"``, ``"async"``, ``"proc"``, or a mode a plugin
+            registered.
+        vector_kwargs: keyword arguments for the VecEnv constructor.
+        wrappers: callables applied in order to each sub-env (not with native mode).
+        **env_kwargs: keyword arguments for ``make()`` (``max_episode_steps`` included).
+
+    Returns:
+        The VecEnv, with ``spec`` set to the describing copy ``make()`` puts on its envs.
+
+    Raises:
+        ValueError: bad ``num_envs``, an unknown mode, or a native build that cannot be done.
+    """
+    env_spec = id if isinstance(id, EnvSpec) else _registry.spec(id)
+    _registry.ensure_discovered()
+    n = _check_num_envs(num_envs)
+    max_steps_arg = env_kwargs.pop("max_episode_steps", None)
+    steps = _effective_steps(env_spec, max_steps_arg)
+    wrapper_fns = tuple(wrappers)
+    for fn in wrapper_fns:
+        if not callable(fn):
+            raise TypeError(f"wrappers must hold callables env -> env, got {type(fn).__name__}.")
+    backend_kwargs = dict(vector_kwargs) if vector_kwargs is not None else {}
+    merged = {**env_spec.kwargs, **env_kwargs}
+    describing = dataclasses.replace(env_spec, kwargs=merged, max_episode_steps=steps)
+
+    mode = vectorization_mode
+    if mode is None:
+        native_ok = not wrapper_fns and not env_spec.additional_wrappers
+        mode = "native" if env_spec.vector_entry_point is not None and native_ok else "sync"
+    elif mode == "vector_entry_point":
+        mode = "native"
+
+    vec: Any
+    if mode == "native":
+        vec = _make_native(env_spec, n, merged, steps, backend_kwargs, bool(wrapper_fns))
+    else:
+        backend = load_entry_point(_registry.backend(mode), f"vectorization_mode {mode!r}")
+        steps_arg = -1 if steps is None else steps
+        env_fns = [
+            _SubEnvFactory(env_spec, steps_arg, _spawned(merged), wrapper_fns) for _ in range(n)
+        ]
+        vec = backend(env_fns, **backend_kwargs)
+    vec.spec = describing
+    return vec
+
+
+def _make_native(
+    spec: EnvSpec,
+    num_envs: int,
+    merged: dict[str, Any],
+    steps: int | None,
+    vector_kwargs: dict[str, Any],
+    has_wrappers: bool,
+) -> Any:
+    if spec.vector_entry_point is None:
+        raise ValueError(
+            f"{spec.id} has no native vector implementation (vector_entry_point); "
+            "use vectorization_mode='sync', 'async' or 'proc'."
+        )
+    if has_wrappers or spec.additional_wrappers:
+        given = "wrappers=" if has_wrappers else "its registered additional_wrappers"
+        raise ValueError(
+            f"{spec.id} was asked for a native vector env with {given}, but a native env has no "
+            "per-env objects to wrap; use vector wrappers (sekai.VecWrapper) around it, or "
+            "vectorization_mode='sync' to wrap each sub-env."
+        )
+    call_kwargs: dict[str, Any] = {"num_envs": num_envs, **merged}
+    if steps is not None:
+        call_kwargs["max_episode_steps"] = steps
+    clash = sorted(call_kwargs.keys() & vector_kwargs.keys())
+    if clash:
+        raise TypeError(f"make_vec got {clash} both as env keyword arguments and in vector_kwargs.")
+    vec_cls = load_entry_point(spec.vector_entry_point, "vector_entry_point")
+    return vec_cls(**call_kwargs, **vector_kwargs)

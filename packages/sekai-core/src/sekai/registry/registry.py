@@ -1,0 +1,273 @@
+"""EnvRegistry: environment specs and vectorization modes, filled by plugins on first use."""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from sekai.error import EnvAlreadyRegistered, EnvNotFound, PluginLoadWarning
+from sekai.registry._report import env_hint, format_registry, mode_hint, owner_sentence, suggest
+from sekai.registry.ids import parse_env_id
+from sekai.registry.spec import EntryPoint, EnvSpec, SpecSource, WrapperSpec
+
+if TYPE_CHECKING:
+    from sekai.plugins import PluginReport
+    from sekai.plugins._host import PluginHost
+
+__all__ = ["EnvRegistry", "HostFactory"]
+
+HostFactory = Callable[["EnvRegistry"], "PluginHost"]
+
+# Core's modes come first in listings, in this order; plugin modes follow, sorted.
+_CORE_MODES = ("sync", "async", "proc")
+_NAMESPACE_RE = re.compile(r"[a-zA-Z0-9_-]+")
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` that attributes a warning to the first frame outside sekai."""
+    level = 2  # the caller of _caller_stacklevel's caller
+    frame = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != "sekai" and not module.startswith("sekai."):
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return 2
+
+
+class EnvRegistry:
+    """A registry of environment specs and vector backends.
+
+    Plugins are discovered once, under a lock, by the first operation that reads or changes the
+    registry (never at import): ``host_factory(registry)`` builds the plugin host that loads them.
+    A registry without a host factory discovers nothing.
+
+    Args:
+        host_factory: builds the ``sekai.plugins._host.PluginHost`` for this registry.
+    """
+
+    def __init__(self, host_factory: HostFactory | None = None) -> None:
+        self._specs: dict[str, EnvSpec] = {}
+        self._loaders: dict[str, Callable[[], object]] = {}
+        self._backends: dict[str, tuple[EntryPoint, SpecSource | None]] = {}
+        self._host_factory = host_factory
+        self._host: PluginHost | None = None
+        self._lock = threading.RLock()
+        self._discovered = host_factory is None
+        self._discovering = False
+
+    # -- discovery ------------------------------------------------------------------------
+
+    def ensure_discovered(self) -> None:
+        """Load the plugins if no registry operation has done so yet.
+
+        Warns ``PluginLoadWarning`` once per failed plugin, after every plugin was processed,
+        so that turning the warning into an error still leaves a complete registry.
+        """
+        if self._discovered:
+            return
+        messages: list[str] = []
+        with self._lock:
+            # A plugin calling sekai.register() while it is being loaded re-enters here.
+            if self._discovered or self._discovering or self._host_factory is None:
+                return
+            self._discovering = True
+            try:
+                host = self._host_factory(self)
+                self._host = host
+                messages = host.load()
+            finally:
+                self._discovering = False
+                self._discovered = True
+        stacklevel = _caller_stacklevel()
+        for message in messages:
+            warnings.warn(PluginLoadWarning(message), stacklevel=stacklevel)
+
+    @property
+    def host(self) -> PluginHost | None:
+        """The plugin host, once discovery has run (None for a registry without plugins)."""
+        return self._host
+
+    def plugin_report(self) -> PluginReport:
+        """What discovery loaded, skipped, and which first-party distributions are missing."""
+        self.ensure_discovered()
+        if self._host is None:
+            from sekai.plugins import PluginReport
+
+            return PluginReport((), (), ())
+        return self._host.report()
+
+    # -- specs ----------------------------------------------------------------------------
+
+    def add(self, spec: EnvSpec) -> EnvSpec:
+        """Store ``spec`` as is (no discovery; plugin registrars use this).
+
+        Raises:
+            EnvAlreadyRegistered: the ID is taken; the message names the owning plugin.
+        """
+        existing = self._specs.get(spec.id)
+        if existing is not None:
+            raise EnvAlreadyRegistered(spec.id, owner_sentence(existing))
+        self._specs[spec.id] = spec
+        return spec
+
+    def remove(self, env_id: str) -> EnvSpec | None:
+        """Drop ``env_id`` without discovery or errors; returns the removed spec, if any."""
+        return self._specs.pop(env_id, None)
+
+    def register(
+        self,
+        id: str,
+        entry_point: EntryPoint | None,
+        *,
+        reward_threshold: float | None = None,
+        nondeterministic: bool = False,
+        max_episode_steps: int | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        additional_wrappers: Iterable[WrapperSpec] = (),
+        vector_entry_point: EntryPoint | None = None,
+    ) -> EnvSpec:
+        """Register an environment at runtime (see ``sekai.register``)."""
+        self.ensure_discovered()
+        if entry_point is None:
+            raise TypeError(
+                "entry_point must be a callable or a 'module.path:ClassName' string, got None."
+            )
+        spec = EnvSpec(
+            id=id,
+            entry_point=entry_point,
+            reward_threshold=reward_threshold,
+            nondeterministic=nondeterministic,
+            max_episode_steps=max_episode_steps,
+            kwargs=dict(kwargs) if kwargs is not None else {},
+            additional_wrappers=tuple(additional_wrappers),
+            vector_entry_point=vector_entry_point,
+        )
+        return self.add(spec)
+
+    def deregister(self, env_id: str) -> None:
+        """Remove ``env_id``.
+
+        Raises:
+            EnvNotFound: it is not registered.
+        """
+        self.ensure_discovered()
+        if self._specs.pop(env_id, None) is None:
+            raise self.not_found(env_id)
+
+    def spec(self, env_id: str) -> EnvSpec:
+        """The spec of ``env_id``, running its namespace's loader first if needed.
+
+        Raises:
+            EnvNotFound: not registered (with suggestions and a hint naming what to install).
+            ValueError: ``env_id`` is not a valid ID.
+        """
+        self.ensure_discovered()
+        found = self._specs.get(env_id)
+        if found is not None:
+            return found
+        namespace = parse_env_id(env_id).namespace
+        loader = self._loaders.get(namespace) if namespace is not None else None
+        if loader is not None:
+            loader()  # an exception propagates and keeps the loader for a retry
+            if self._loaders.get(namespace) is loader:  # type: ignore[arg-type]
+                del self._loaders[namespace]  # type: ignore[arg-type]
+            found = self._specs.get(env_id)
+            if found is not None:
+                return found
+        raise self.not_found(env_id)
+
+    def all_specs(self) -> list[EnvSpec]:
+        """Every registered spec, in registration order."""
+        self.ensure_discovered()
+        return list(self._specs.values())
+
+    def register_namespace(self, namespace: str, loader: Callable[[], object]) -> None:
+        """Run ``loader()`` the first time ``spec()``/``make()`` misses an ID in ``namespace``.
+
+        The loader is dropped only after it succeeds, so a failed import can be retried. A
+        second call for the same namespace replaces a loader that has not run yet.
+        """
+        if not isinstance(namespace, str) or _NAMESPACE_RE.fullmatch(namespace) is None:
+            raise ValueError(
+                f"Invalid namespace {namespace!r}: expected letters, digits, '_' or '-' "
+                "(the part of an ID before '/')."
+            )
+        if not callable(loader):
+            raise TypeError(
+                f"loader must be a zero-argument callable, got {type(loader).__name__}."
+            )
+        self._loaders[namespace] = loader
+
+    def format(self) -> str:
+        """The ``pprint_registry()`` text."""
+        return format_registry(self.all_specs())
+
+    def not_found(self, env_id: str) -> EnvNotFound:
+        """The ``EnvNotFound`` for ``env_id``, with suggestions and the install/plugin hint."""
+        provider, failures, hint = env_hint(env_id, self._host)
+        return EnvNotFound(
+            env_id,
+            suggest(env_id, self._specs),
+            provider=provider,
+            failures=failures,
+            hint=hint,
+        )
+
+    # -- vector backends ------------------------------------------------------------------
+
+    def add_backend(self, mode: str, entry_point: EntryPoint, source: SpecSource | None) -> None:
+        """Store a vectorization mode (no discovery; the backend registrar uses this).
+
+        Raises:
+            ValueError: the mode is already provided.
+        """
+        existing = self._backends.get(mode)
+        if existing is not None:
+            owner = existing[1]
+            by = (
+                f" by plugin {owner.plugin!r} ({owner.distribution} {owner.version})"
+                if owner
+                else ""
+            )
+            raise ValueError(f"Vectorization mode {mode!r} is already provided{by}.")
+        self._backends[mode] = (entry_point, source)
+
+    def remove_backend(self, mode: str) -> None:
+        """Drop a vectorization mode (no discovery, no error if absent)."""
+        self._backends.pop(mode, None)
+
+    def vectorization_modes(self) -> list[str]:
+        """``native``, core's modes, then plugin modes sorted: the list errors show."""
+        self.ensure_discovered()
+        core = [m for m in _CORE_MODES if m in self._backends]
+        others = sorted(m for m in self._backends if m not in _CORE_MODES)
+        return ["native", *core, *others]
+
+    def backend(self, mode: str) -> EntryPoint:
+        """The backend entry point of a registered (non-native) vectorization mode.
+
+        Raises:
+            ValueError: ``Unknown vectorization_mode ...``, listing every mode (and naming the
+                distribution to install for a first-party mode).
+        """
+        self.ensure_discovered()
+        found = self._backends.get(mode) if isinstance(mode, str) else None
+        if found is not None:
+            return found[0]
+        message = (
+            f"Unknown vectorization_mode {mode!r}; expected one of {self.vectorization_modes()!r}."
+        )
+        hint = mode_hint(mode, self._host)
+        raise ValueError(f"{message} {hint}" if hint else message)
+
+    def backend_source(self, mode: str) -> SpecSource | None:
+        """Who registered ``mode`` (None if unknown or registered without a plugin)."""
+        self.ensure_discovered()
+        found = self._backends.get(mode)
+        return found[1] if found is not None else None

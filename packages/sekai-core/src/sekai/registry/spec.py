@@ -1,0 +1,268 @@
+"""EnvSpec, WrapperSpec and SpecSource: what the registry stores about an environment."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import numbers
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sekai.registry.ids import parse_env_id
+
+if TYPE_CHECKING:
+    from sekai.core.env import Env
+
+__all__ = [
+    "EntryPoint",
+    "EnvSpec",
+    "SpecSource",
+    "WrapperSpec",
+    "check_entry_point",
+    "load_entry_point",
+]
+
+EntryPoint = str | Callable[..., Any]
+
+_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_ENTRY_POINT_RE = re.compile(rf"^{_DOTTED}:{_DOTTED}$")
+_INVALID_ENTRY_POINT = "Invalid {what} {value!r}. Must be 'module.path:ClassName'."
+
+
+def check_entry_point(value: object, what: str = "entry_point") -> None:
+    """Validate an entry point's form without importing anything.
+
+    Args:
+        value: a callable, or a string ``"pkg.mod:Attr"`` of dotted identifiers.
+        what: the argument name used in the error message.
+
+    Raises:
+        TypeError: ``value`` is neither a string nor a callable.
+        ValueError: ``value`` is a string of the wrong form.
+    """
+    if isinstance(value, str):
+        if _ENTRY_POINT_RE.fullmatch(value) is None:
+            raise ValueError(_INVALID_ENTRY_POINT.format(what=what, value=value))
+    elif not callable(value):
+        raise TypeError(
+            f"{what} must be a callable or a 'module.path:ClassName' string, "
+            f"got {type(value).__name__}."
+        )
+
+
+def load_entry_point(value: EntryPoint, what: str = "entry_point") -> Callable[..., Any]:
+    """Return the callable an entry point names, importing its module now if it is a string.
+
+    Raises:
+        ValueError: the string has the wrong form.
+        ImportError: the module cannot be imported (propagated unchanged).
+        AttributeError: the module has no such attribute.
+    """
+    check_entry_point(value, what)
+    if not isinstance(value, str):
+        return value
+    module_name, _, attr_path = value.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for attr in attr_path.split("."):
+        try:
+            target = getattr(target, attr)
+        except AttributeError as exc:
+            raise AttributeError(
+                f"{what} {value!r}: module {module_name!r} has no attribute {attr_path!r}."
+            ) from exc
+    if not callable(target):
+        raise TypeError(f"{what} {value!r} names a {type(target).__name__}, not a callable.")
+    return target  # type: ignore[no-any-return]
+
+
+def _describe(value: object) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+@dataclass(frozen=True)
+class SpecSource:
+    """Who registered a spec: the plugin, its distribution and that distribution's version."""
+
+    plugin: str
+    distribution: str
+    version: str
+
+
+@dataclass(frozen=True)
+class WrapperSpec:
+    """A wrapper ``make()`` applies after building an env: ``entry_point(env, **kwargs)``.
+
+    Attributes:
+        name: a label (usually the wrapper class name).
+        entry_point: ``"module.path:Class"`` or the wrapper class/callable itself.
+        kwargs: keyword arguments for the wrapper.
+    """
+
+    name: str
+    entry_point: EntryPoint
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_entry_point(self.entry_point, f"entry_point of wrapper {self.name!r}")
+        if not isinstance(self.kwargs, Mapping):
+            raise TypeError(f"WrapperSpec kwargs must be a dict, got {type(self.kwargs).__name__}.")
+        object.__setattr__(self, "kwargs", dict(self.kwargs))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form used by ``EnvSpec.to_json()``.
+
+        Raises:
+            ValueError: the entry point is a callable, which JSON cannot hold.
+        """
+        if not isinstance(self.entry_point, str):
+            raise ValueError(
+                f"Wrapper {self.name!r} has a callable entry point, which JSON cannot hold; "
+                "register it with a 'module.path:ClassName' string to serialise the spec."
+            )
+        return {"name": self.name, "entry_point": self.entry_point, "kwargs": dict(self.kwargs)}
+
+
+def _wrapper_tuple(value: Iterable[WrapperSpec]) -> tuple[WrapperSpec, ...]:
+    if isinstance(value, (str, WrapperSpec)) or not isinstance(value, Iterable):
+        raise TypeError(
+            f"additional_wrappers must be a sequence of WrapperSpec, got {type(value).__name__}."
+        )
+    wrappers = tuple(value)
+    for item in wrappers:
+        if not isinstance(item, WrapperSpec):
+            raise TypeError(
+                f"additional_wrappers must hold WrapperSpec objects, got {type(item).__name__}."
+            )
+    return wrappers
+
+
+@dataclass(repr=False)
+class EnvSpec:
+    """A registry entry: how to build one environment.
+
+    Attributes:
+        id: ``[namespace/]Name[-vN]``.
+        entry_point: ``"module.path:Class"`` or a callable returning the env.
+        reward_threshold: the return at which the task counts as solved.
+        nondeterministic: whether the env is stochastic beyond its seed.
+        max_episode_steps: the ``TimeLimit`` ``make()`` applies (None = no limit).
+        kwargs: keyword arguments for the entry point.
+        additional_wrappers: wrappers ``make()`` applies after the time limit, innermost first.
+        vector_entry_point: a native vector implementation (``NativeVecEnv`` subclass).
+        source: the plugin that registered the spec, or None for ``sekai.register()``; not part of
+            equality, ``to_json()`` or ``pprint()``.
+        namespace, name, version: the parts of ``id``.
+    """
+
+    id: str
+    entry_point: EntryPoint | None = None
+    reward_threshold: float | None = None
+    nondeterministic: bool = False
+    max_episode_steps: int | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    additional_wrappers: tuple[WrapperSpec, ...] = ()
+    vector_entry_point: EntryPoint | None = None
+    source: SpecSource | None = field(default=None, compare=False)
+    namespace: str | None = field(init=False)
+    name: str = field(init=False)
+    version: int | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.namespace, self.name, self.version = parse_env_id(self.id)
+        if self.entry_point is not None:
+            check_entry_point(self.entry_point, "entry_point")
+        if self.vector_entry_point is not None:
+            check_entry_point(self.vector_entry_point, "vector_entry_point")
+        if self.kwargs is None:
+            self.kwargs = {}
+        elif not isinstance(self.kwargs, Mapping):
+            raise TypeError(f"kwargs must be a dict, got {type(self.kwargs).__name__}.")
+        else:
+            self.kwargs = dict(self.kwargs)
+        self.additional_wrappers = _wrapper_tuple(self.additional_wrappers)
+        steps = self.max_episode_steps
+        if steps is not None:
+            if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
+                raise ValueError(
+                    f"max_episode_steps must be a positive int or None, got {steps!r}."
+                )
+            self.max_episode_steps = int(steps)
+
+    def __repr__(self) -> str:
+        return f"EnvSpec(id={self.id!r})"
+
+    def make(self, **kwargs: Any) -> Env[Any, Any]:
+        """Build this env: ``sekai.make(self, **kwargs)``."""
+        from sekai.registry.api import make
+
+        return make(self, **kwargs)
+
+    def to_json(self) -> str:
+        """Serialise the spec (string entry points only; callables are left out).
+
+        Raises:
+            ValueError: ``kwargs`` are not JSON-serialisable, or a wrapper has a callable entry
+                point.
+        """
+        data: dict[str, Any] = {
+            "id": self.id,
+            "reward_threshold": self.reward_threshold,
+            "nondeterministic": self.nondeterministic,
+            "max_episode_steps": self.max_episode_steps,
+            "kwargs": self.kwargs,
+            "additional_wrappers": [w.to_dict() for w in self.additional_wrappers],
+        }
+        if isinstance(self.entry_point, str):
+            data["entry_point"] = self.entry_point
+        if isinstance(self.vector_entry_point, str):
+            data["vector_entry_point"] = self.vector_entry_point
+        try:
+            return json.dumps(data, indent=2)
+        except TypeError as exc:
+            raise ValueError(
+                f"The kwargs of {self.id!r} cannot be serialised to JSON: {exc}"
+            ) from exc
+
+    @classmethod
+    def from_json(cls, json_spec: str) -> EnvSpec:
+        """Rebuild a spec from ``to_json()`` output."""
+        data = json.loads(json_spec)
+        if not isinstance(data, dict) or "id" not in data:
+            raise ValueError("An EnvSpec JSON document must be an object with an 'id' key.")
+        wrappers = tuple(WrapperSpec(**w) for w in data.get("additional_wrappers", ()))
+        return cls(
+            id=data["id"],
+            entry_point=data.get("entry_point"),
+            reward_threshold=data.get("reward_threshold"),
+            nondeterministic=data.get("nondeterministic", False),
+            max_episode_steps=data.get("max_episode_steps"),
+            kwargs=data.get("kwargs") or {},
+            additional_wrappers=wrappers,
+            vector_entry_point=data.get("vector_entry_point"),
+        )
+
+    def pprint(self) -> str:
+        """A multi-line ``key=value`` description (the first lines of ``sekai info``)."""
+        lines = [f"id={self.id}", f"entry_point={_describe(self.entry_point)}"]
+        if self.vector_entry_point is not None:
+            lines.append(f"vector_entry_point={_describe(self.vector_entry_point)}")
+        if self.max_episode_steps is not None:
+            lines.append(f"max_episode_steps={self.max_episode_steps}")
+        if self.reward_threshold is not None:
+            lines.append(f"reward_threshold={self.reward_threshold}")
+        if self.nondeterministic:
+            lines.append("nondeterministic=True")
+        if self.kwargs:
+            lines.append(f"kwargs={self.kwargs}")
+        lines.extend(
+            f"wrapper={w.name} ({_describe(w.entry_point)}) {w.kwargs}"
+            for w in self.additional_wrappers
+        )
+        return "\n".join(lines)
+
+    def with_source(self, source: SpecSource | None) -> EnvSpec:
+        """A copy attributed to ``source``."""
+        return dataclasses.replace(self, source=source)

@@ -1,0 +1,278 @@
+"""RecordFrames (a wrapper that renders every step) and the GIF, video and text writers."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.core.wrapper import Wrapper
+from sekai.error import MissingDependency
+from sekai.rendering.renderer import RenderFrame, Renderer
+
+__all__ = ["RecordFrames", "save_gif", "save_text", "save_video"]
+
+Frames = Sequence[Any] | npt.NDArray[Any]
+"""A list of frames, or one stacked ``(T, H, W[, C])`` array."""
+
+_INSTALL = "pip install 'sekai-core[render]'"
+_FORM_FEED = "\f"
+
+
+class RecordFrames(Wrapper[Any, Any, Any, Any]):
+    """Render the env after every ``reset()`` and ``step()`` and keep the frames.
+
+    Args:
+        env: the env to record.
+        renderer: any ``sekai.rendering.Renderer``; it is given the wrapped env.
+        enabled: record only while this is true (the attribute may be changed at any time).
+        max_frames: stop appending once this many frames are held (None: no limit).
+
+    Example:
+        >>> env = RecordFrames(sekai.make("CartPole-v1"), CartPoleRenderer())  # doctest: +SKIP
+        >>> env.reset(seed=0); env.step(0); env.save("cartpole.gif")  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        env: Env[Any, Any],
+        renderer: Renderer,
+        *,
+        enabled: bool = True,
+        max_frames: int | None = None,
+    ) -> None:
+        super().__init__(env)
+        if not isinstance(renderer, Renderer):
+            raise TypeError(
+                f"renderer must have render(env) and close() methods (a sekai.rendering.Renderer), "
+                f"got {type(renderer).__name__}."
+            )
+        if max_frames is not None and (
+            isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 0
+        ):
+            raise ValueError(f"max_frames must be None or an int >= 0, got {max_frames!r}.")
+        self.renderer = renderer
+        self.enabled = enabled
+        self.max_frames = max_frames
+        self.frames: list[RenderFrame] = []
+
+    def _capture(self) -> None:
+        if self.enabled and (self.max_frames is None or len(self.frames) < self.max_frames):
+            self.frames.append(self.renderer.render(self.env))
+
+    def reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[Any]:
+        result = self.env.reset(seed=seed, options=options)
+        self._capture()
+        return result
+
+    def step(self, action: Any) -> StepResult[Any]:
+        result = self.env.step(action)
+        self._capture()
+        return result
+
+    async def async_reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[Any]:
+        result = await self.env.async_reset(seed=seed, options=options)
+        self._capture()
+        return result
+
+    async def async_step(self, action: Any) -> StepResult[Any]:
+        result = await self.env.async_step(action)
+        self._capture()
+        return result
+
+    def clear(self) -> None:
+        """Forget every recorded frame."""
+        self.frames.clear()
+
+    def close(self) -> None:
+        """Close the renderer, then the env."""
+        self.renderer.close()
+        self.env.close()
+
+    def save(self, path: str | os.PathLike[str], fps: float | None = None) -> Path:
+        """Write the recorded frames to ``path`` and return the path written.
+
+        ``.gif`` (any case) goes through ``save_gif`` (Pillow), ``.txt`` through ``save_text``,
+        any other suffix through ``save_video`` (imageio + ffmpeg, e.g. ``.mp4``). Text frames
+        (from a text renderer) are always written as text: to ``path`` with its suffix replaced
+        by ``.txt`` when it is not already ``.txt``.
+
+        Args:
+            fps: frames per second; defaults to ``env.metadata["render_fps"]``, else 30.
+        """
+        path = Path(path)
+        if fps is None:
+            fps = self.env.metadata.get("render_fps") or 30
+        if self.frames and all(isinstance(frame, str) for frame in self.frames):
+            if path.suffix.lower() != ".txt":
+                path = path.with_suffix(".txt")
+            return save_text(self.frames, path)
+        suffix = path.suffix.lower()
+        if suffix == ".gif":
+            return save_gif(self.frames, path, fps=fps)
+        if suffix == ".txt":
+            return save_text(self.frames, path)
+        return save_video(self.frames, path, fps=fps)
+
+
+def save_gif(frames: Frames, path: str | os.PathLike[str], fps: float = 30) -> Path:
+    """Write an animated GIF that loops forever; needs Pillow (``sekai-core[render]``).
+
+    Args:
+        frames: a list of ``(H, W)``, ``(H, W, 3)`` or ``(H, W, 4)`` integer images with values in
+            ``[0, 255]``, all of one shape, or one stacked ``(T, H, W[, C])`` array.
+        path: where to write.
+        fps: frames per second; each frame lasts ``max(int(1000 / fps), 1)`` ms.
+
+    Consecutive identical frames are merged into one longer frame by Pillow, so playback timing
+    is kept although a reader may count fewer frames.
+
+    Raises:
+        ValueError, TypeError: invalid ``fps`` or frames, before anything is written.
+        MissingDependency: Pillow is not installed.
+    """
+    images = _validated_frames("save_gif", frames, fps)
+    try:
+        from PIL import Image
+    except ImportError as exc:
+        raise MissingDependency(
+            f"save_gif needs Pillow: {_INSTALL}", package="pillow", extra="render"
+        ) from exc
+    pictures = [Image.fromarray(image) for image in images]
+    path = Path(path)
+    pictures[0].save(
+        path,
+        format="GIF",
+        save_all=True,
+        append_images=pictures[1:],
+        duration=max(int(1000 / fps), 1),
+        loop=0,
+    )
+    return path
+
+
+def save_video(frames: Frames, path: str | os.PathLike[str], fps: float = 30) -> Path:
+    """Write a video (format from the suffix, e.g. ``.mp4``) with imageio and ffmpeg.
+
+    Frames are validated as ``save_gif`` does; greyscale frames are written as RGB, an alpha
+    channel is dropped, and odd sizes are padded by one edge pixel (video codecs need even
+    sizes).
+
+    Raises:
+        ValueError, TypeError: invalid ``fps`` or frames, before anything is written.
+        MissingDependency: imageio or imageio-ffmpeg is not installed (``sekai-core[render]``).
+    """
+    images = _validated_frames("save_video", frames, fps)
+    try:
+        import imageio
+    except ImportError as exc:
+        raise MissingDependency(
+            f"save_video needs imageio: {_INSTALL}", package="imageio", extra="render"
+        ) from exc
+    try:
+        import imageio_ffmpeg  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependency(
+            f"save_video needs imageio-ffmpeg: {_INSTALL}", package="imageio-ffmpeg", extra="render"
+        ) from exc
+    path = Path(path)
+    writer = imageio.get_writer(path, fps=fps, macro_block_size=1)
+    try:
+        for image in images:
+            writer.append_data(_even_rgb(image))
+    finally:
+        writer.close()
+    return path
+
+
+def save_text(frames: Sequence[Any], path: str | os.PathLike[str]) -> Path:
+    """Write text frames to a UTF-8 file, separated by form feeds (``\\f``).
+
+    Raises:
+        ValueError: no frames.
+        TypeError: a frame is not a ``str``.
+    """
+    if len(frames) == 0:
+        raise ValueError("No frames to save.")
+    for i, frame in enumerate(frames):
+        if not isinstance(frame, str):
+            raise TypeError(
+                f"Frame {i} is a {type(frame).__name__}, not text; save_text() needs str frames "
+                "(use save_gif() or save_video() for images)."
+            )
+    path = Path(path)
+    path.write_text(_FORM_FEED.join(frames), encoding="utf-8")
+    return path
+
+
+def _validated_frames(func: str, frames: Frames, fps: float) -> list[npt.NDArray[np.uint8]]:
+    """Check ``fps`` and every frame as core.md §9 says; return uint8 images."""
+    if isinstance(fps, bool) or not isinstance(fps, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{func}() needs a number for fps, got {type(fps).__name__}.")
+    if not (fps > 0 and math.isfinite(fps)):
+        raise ValueError(f"{func}() needs fps > 0, got {fps}.")
+    if isinstance(frames, np.ndarray):
+        if frames.ndim == 2 or (frames.ndim == 3 and frames.shape[-1] in (3, 4)):
+            raise ValueError(
+                f"{func}() got a single frame of shape {frames.shape}; pass a list of frames or a "
+                "stacked (T, H, W, C) array (or (T, H, W) for greyscale)."
+            )
+        items: Sequence[Any] = list(frames) if frames.ndim in (3, 4) else [frames]
+    elif isinstance(frames, (str, bytes)) or not isinstance(frames, Sequence):
+        raise TypeError(
+            f"{func}() needs a list of frames or a stacked array, got {type(frames).__name__}."
+        )
+    else:
+        items = frames
+    if len(items) == 0:
+        raise ValueError("No frames to save.")
+    images: list[npt.NDArray[np.uint8]] = []
+    first_shape: tuple[int, ...] | None = None
+    for i, frame in enumerate(items):
+        if isinstance(frame, str):
+            raise TypeError(
+                f"Frame {i} is text, not an image (from an 'ansi' renderer?); {func}() needs RGB "
+                "arrays of shape (H, W, 3)."
+            )
+        image = np.asarray(frame)
+        if image.ndim not in (2, 3) or (image.ndim == 3 and image.shape[-1] not in (3, 4)):
+            raise ValueError(
+                f"Frame {i} has shape {image.shape}; {func}() needs (H, W), (H, W, 3) or (H, W, 4)."
+            )
+        if image.dtype.kind not in "iu":
+            raise ValueError(
+                f"Frame {i} has dtype {image.dtype}; {func}() needs integers in [0, 255], e.g. "
+                "(frame * 255).round().astype(np.uint8) for floats in [0, 1]."
+            )
+        if image.size and (image.min() < 0 or image.max() > 255):
+            raise ValueError(
+                f"Frame {i} has values outside [0, 255] (min {image.min()}, max {image.max()})."
+            )
+        if first_shape is None:
+            first_shape = image.shape
+        elif image.shape != first_shape:
+            raise ValueError(f"Frame {i} has shape {image.shape} but frame 0 has {first_shape}.")
+        images.append(image.astype(np.uint8, copy=False))
+    return images
+
+
+def _even_rgb(image: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    """RGB copy of ``image`` with even height and width (edge pixels repeated if needed)."""
+    if image.ndim == 2:
+        image = np.repeat(image[..., None], 3, axis=2)
+    image = image[..., :3]
+    pad_h, pad_w = image.shape[0] % 2, image.shape[1] % 2
+    if pad_h or pad_w:
+        image = np.pad(image, ((0, pad_h), (0, pad_w), (0, 0)), mode="edge")
+    return np.ascontiguousarray(image)

@@ -1,0 +1,95 @@
+"""Validation of Box arguments: shapes, dtypes and bounds."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, SupportsIndex
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["as_bound", "check_dtype", "normalise_shape", "to_integer_dtype"]
+
+
+def normalise_shape(shape: Any) -> tuple[int, ...] | None:
+    """Coerce ``shape`` (None, an int or a sequence of ints >= 0) to a tuple of Python ints."""
+    if shape is None:
+        return None
+    if isinstance(shape, (bool, np.bool_)):
+        raise TypeError(f"Box shape must be a tuple of ints or an int, got {shape!r}.")
+    if isinstance(shape, SupportsIndex):
+        shape = (shape,)
+    try:
+        entries = tuple(shape)
+    except TypeError:
+        raise TypeError(f"Box shape must be a tuple of ints or an int, got {shape!r}.") from None
+    result = []
+    for entry in entries:
+        if isinstance(entry, (bool, np.bool_)) or not isinstance(entry, SupportsIndex):
+            raise TypeError(f"Box shape entries must be ints, got {shape!r}.")
+        result.append(int(entry))
+    if any(s < 0 for s in result):
+        raise ValueError(f"Box shape entries must be >= 0, got {tuple(result)}.")
+    return tuple(result)
+
+
+def check_dtype(dtype: Any) -> np.dtype[Any]:
+    """Return ``dtype`` as a NumPy integer or floating dtype (None means float32)."""
+    dt = np.dtype(np.float32 if dtype is None else dtype)
+    if dt.kind == "b":
+        raise TypeError(
+            "Box dtype must be an integer or floating dtype, got bool; use MultiBinary for "
+            "binary values."
+        )
+    if dt.kind not in "iuf":
+        raise TypeError(f"Box dtype must be an integer or floating dtype, got {dt}.")
+    return dt
+
+
+def as_bound(name: str, value: Any) -> NDArray[Any]:
+    """Convert a bound to a numeric array, rejecting NaN."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"Box {name} must be a number or an array of numbers: {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"Box {name} must be numeric, got an array of dtype {arr.dtype}.")
+    if arr.dtype.kind == "f" and bool(np.isnan(arr).any()):
+        raise ValueError(f"Box {name} contains NaN; use -np.inf/np.inf for unbounded dimensions.")
+    return arr
+
+
+def to_integer_dtype(name: str, arr: NDArray[Any], dt: np.dtype[Any]) -> NDArray[Any]:
+    """Convert a bound to integer ``dt``: inf and out-of-range values become the dtype limits."""
+    info = np.iinfo(dt)
+    lo, hi = int(info.min), int(info.max)
+    if arr.dtype.kind == "f":
+        finite = np.isfinite(arr)
+        fractional = finite & (arr != np.floor(np.where(finite, arr, 0.0)))
+        if bool(fractional.any()):
+            bad = float(arr[fractional].reshape(-1)[0])
+            raise ValueError(
+                f"Box {name} has the fractional value {bad!r}, but integer dtype {dt} needs "
+                "whole-number bounds."
+            )
+        # float(hi) may round above hi (2**63 for int64): then that float is out of range too.
+        hi_f, lo_f = float(hi), float(lo)
+        too_high = arr >= hi_f if hi_f > hi else arr > hi_f
+        too_low = arr <= lo_f if lo_f < lo else arr < lo_f
+        infinite = ~finite
+    else:
+        too_high = arr > hi
+        too_low = arr < lo
+        infinite = np.zeros(arr.shape, dtype=bool)
+    if bool(((too_high | too_low) & ~infinite).any()):
+        warnings.warn(
+            f"Box {name} has values outside the range of {dt}; they were clipped to [{lo}, {hi}].",
+            UserWarning,
+            stacklevel=3,
+        )
+    out = np.empty(arr.shape, dtype=dt)
+    inside = ~(too_high | too_low)
+    out[inside] = arr[inside]
+    out[too_high] = hi
+    out[too_low] = lo
+    return out

@@ -1,0 +1,31 @@
+"""Seeding shared by composite spaces (Dict, Tuple, Sequence)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from sekai.core._rng import check_seed, make_seed_sequence
+from sekai.spaces.space import Space
+
+__all__ = ["seed_with_children"]
+
+
+def seed_with_children(space: Space[Any], seed: Any, children: Iterable[Space[Any]]) -> int:
+    """Seed ``space`` itself, then each child with ``make_seed_sequence(seed, n)``.
+
+    A Generator seeds ``space`` as is and its children from one draw of it (``-1`` returned);
+    ``None`` keeps existing generators, or, if ``space`` was never seeded, seeds it from
+    entropy and the children from that entropy.
+    """
+    check_seed(seed)
+    if seed is None and space._rng is not None:
+        return space._rng_seed if space._rng_seed is not None else -1
+    used = space._seed_self(seed)
+    base = int(seed.integers(2**63)) if isinstance(seed, np.random.Generator) else used
+    kids = list(children)
+    for child, child_seed in zip(kids, make_seed_sequence(base, len(kids))):
+        child.seed(child_seed)
+    return used

@@ -1,0 +1,288 @@
+"""Batching: batch_space, concatenate, iterate and create_empty_array."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from functools import singledispatch
+from typing import Any
+
+import numpy as np
+
+from sekai.spaces.box import Box
+from sekai.spaces.dict import Dict
+from sekai.spaces.discrete import Discrete
+from sekai.spaces.multi_binary import MultiBinary
+from sekai.spaces.multi_discrete import MultiDiscrete
+from sekai.spaces.sequence import Sequence
+from sekai.spaces.space import Space
+from sekai.spaces.tuple import Tuple
+
+__all__ = ["batch_space", "concatenate", "create_empty_array", "iterate"]
+
+
+def _check_n(n: Any) -> int:
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be an int, got {type(n).__name__} {n!r}.")
+    if n < 1:
+        raise ValueError(f"n must be >= 1 to batch a space, got {n}.")
+    return int(n)
+
+
+def _rng_copy(space: Space[Any]) -> np.random.Generator:
+    """A copy of ``space``'s generator, so a batched space draws reproducibly after seeding."""
+    return copy.deepcopy(space.rng)
+
+
+# -- batch_space ---------------------------------------------------------------------------
+
+
+@singledispatch
+def batch_space(space: Space[Any], n: int = 1) -> Space[Any]:
+    """The space of ``n`` stacked samples of ``space``.
+
+    Box -> Box ``(n, *shape)``; Discrete -> MultiDiscrete; MultiDiscrete/MultiBinary -> a
+    leading axis; Dict/Tuple -> children batched (a MaskedBox becomes a plain Dict); Sequence
+    and unknown spaces -> a Tuple of ``n`` independently seeded copies.
+
+    Raises:
+        ValueError: ``n < 1``.
+    """
+    n = _check_n(n)
+    # Unknown spaces: a Tuple of copies, each seeded from the original's generator.
+    copies = [copy.deepcopy(space) for _ in range(n)]
+    draws = _rng_copy(space).integers(2**63, size=n)
+    for child, child_seed in zip(copies, draws.tolist()):
+        child.seed(int(child_seed))
+    return Tuple(copies, seed=_rng_copy(space))
+
+
+@batch_space.register(Box)
+def _batch_box(space: Box, n: int = 1) -> Box:
+    n = _check_n(n)
+    reps = (n,) + (1,) * len(space.shape)
+    return Box(
+        np.tile(space.low, reps),
+        np.tile(space.high, reps),
+        dtype=space.dtype,
+        seed=_rng_copy(space),
+    )
+
+
+@batch_space.register(Discrete)
+def _batch_discrete(space: Discrete, n: int = 1) -> MultiDiscrete:
+    n = _check_n(n)
+    return MultiDiscrete(
+        np.full((n,), space.n, dtype=np.int64),
+        dtype=space.dtype,
+        start=np.full((n,), space.start, dtype=np.int64),
+        seed=_rng_copy(space),
+    )
+
+
+@batch_space.register(MultiDiscrete)
+def _batch_multi_discrete(space: MultiDiscrete, n: int = 1) -> MultiDiscrete:
+    n = _check_n(n)
+    reps = (n,) + (1,) * space.nvec.ndim
+    return MultiDiscrete(
+        np.tile(space.nvec, reps),
+        dtype=space.dtype,
+        start=np.tile(space.start, reps),
+        seed=_rng_copy(space),
+    )
+
+
+@batch_space.register(MultiBinary)
+def _batch_multi_binary(space: MultiBinary, n: int = 1) -> MultiBinary:
+    n = _check_n(n)
+    return MultiBinary((n, *space.shape), seed=_rng_copy(space))
+
+
+@batch_space.register(Dict)
+def _batch_dict(space: Dict, n: int = 1) -> Dict:
+    n = _check_n(n)
+    return Dict({key: batch_space(child, n) for key, child in space.items()}, seed=_rng_copy(space))
+
+
+@batch_space.register(Tuple)
+def _batch_tuple(space: Tuple, n: int = 1) -> Tuple:
+    n = _check_n(n)
+    return Tuple([batch_space(child, n) for child in space.spaces], seed=_rng_copy(space))
+
+
+# -- concatenate ---------------------------------------------------------------------------
+
+
+@singledispatch
+def concatenate(space: Space[Any], items: Any, out: Any = None) -> Any:
+    """Stack per-env samples of the single ``space`` into one batch (into ``out`` if given).
+
+    Arrays take the space's dtype; Dict/Tuple recurse; a Sequence gives a tuple; unknown
+    spaces give a plain list.
+    """
+    return list(items)
+
+
+@concatenate.register(Box)
+@concatenate.register(Discrete)
+@concatenate.register(MultiDiscrete)
+@concatenate.register(MultiBinary)
+def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
+    if not isinstance(items, (list, tuple)):
+        items = list(items)  # np.stack needs a sequence, not a generator
+    if out is None:
+        return np.stack(items, axis=0, dtype=space.dtype, casting="unsafe")
+    return np.stack(items, axis=0, out=out, casting="unsafe")
+
+
+@concatenate.register(Dict)
+def _concatenate_dict(space: Dict, items: Any, out: Any = None) -> dict[Any, Any]:
+    items = list(items)
+    return {
+        key: concatenate(child, [item[key] for item in items], None if out is None else out[key])
+        for key, child in space.items()
+    }
+
+
+@concatenate.register(Tuple)
+def _concatenate_tuple(space: Tuple, items: Any, out: Any = None) -> tuple[Any, ...]:
+    items = list(items)
+    return tuple(
+        concatenate(child, [item[i] for item in items], None if out is None else out[i])
+        for i, child in enumerate(space.spaces)
+    )
+
+
+@concatenate.register(Sequence)
+def _concatenate_sequence(space: Sequence, items: Any, out: Any = None) -> tuple[Any, ...]:
+    return tuple(items)
+
+
+# -- iterate -------------------------------------------------------------------------------
+
+
+@singledispatch
+def iterate(space: Space[Any], batch: Any) -> Iterator[Any]:
+    """Iterate the per-env items of ``batch``, a sample of the batched ``space``.
+
+    The inverse of ``concatenate``: arrays along axis 0, Dict/Tuple in lockstep; a Tuple of
+    Sequences or unknown spaces (their batched form) and a list iterate their items directly.
+
+    Raises:
+        TypeError: the space cannot be a batched space (Discrete) or is unknown.
+    """
+    if isinstance(batch, list):
+        return iter(batch)
+    raise TypeError(f"Unable to iterate over a batch of a {type(space).__name__} space.")
+
+
+@iterate.register(Box)
+@iterate.register(MultiDiscrete)
+@iterate.register(MultiBinary)
+def _iterate_array(space: Space[Any], batch: Any) -> Iterator[Any]:
+    return iter(batch)
+
+
+@iterate.register(Discrete)
+@iterate.register(Sequence)
+def _iterate_unbatched(space: Space[Any], batch: Any) -> Iterator[Any]:
+    raise TypeError(
+        f"Unable to iterate over a {type(space).__name__} space: it is not a batched space "
+        "(iterate takes batch_space(space, n))."
+    )
+
+
+def _holds_data(space: Space[Any]) -> bool:
+    """False for Dict/Tuple with no leaf at all: their batches cannot tell how many items."""
+    if isinstance(space, Dict):
+        return any(_holds_data(child) for child in space.values())
+    if isinstance(space, Tuple):
+        return any(_holds_data(child) for child in space.spaces)
+    return True
+
+
+def _empty_item(space: Space[Any]) -> Any:
+    if isinstance(space, Dict):
+        return {key: _empty_item(child) for key, child in space.items()}
+    assert isinstance(space, Tuple)
+    return tuple(_empty_item(child) for child in space.spaces)
+
+
+def _lockstep(spaces: list[Space[Any]], parts: list[Any]) -> Iterator[tuple[Any, ...]]:
+    """Iterate children together; leafless children repeat their (empty) item."""
+    informative = [i for i, child in enumerate(spaces) if _holds_data(child)]
+    constants = {i: _empty_item(child) for i, child in enumerate(spaces) if i not in informative}
+    iterators = [iterate(spaces[i], parts[i]) for i in informative]
+    for values in zip(*iterators):
+        row = dict(zip(informative, values))
+        yield tuple(row[i] if i in row else constants[i] for i in range(len(spaces)))
+
+
+@iterate.register(Dict)
+def _iterate_dict(space: Dict, batch: Any) -> Iterator[dict[Any, Any]]:
+    keys = list(space.keys())
+    rows = _lockstep(list(space.values()), [batch[key] for key in keys])
+    return (dict(zip(keys, row)) for row in rows)
+
+
+@iterate.register(Tuple)
+def _iterate_tuple(space: Tuple, batch: Any) -> Iterator[Any]:
+    if _is_batch_of_items(space):
+        return iter(batch)
+    return _lockstep(list(space.spaces), list(batch))
+
+
+def _is_batch_of_items(space: Tuple) -> bool:
+    """Whether ``space`` is the batched form (a Tuple of copies) of a Sequence or unknown space."""
+    children = space.spaces
+    return bool(children) and all(
+        isinstance(child, Sequence) or iterate.dispatch(type(child)) is iterate.dispatch(object)
+        for child in children
+    )
+
+
+# -- create_empty_array --------------------------------------------------------------------
+
+
+@singledispatch
+def create_empty_array(
+    space: Space[Any], n: int | None = 1, fn: Callable[..., Any] = np.zeros
+) -> Any:
+    """Allocate a buffer shaped like ``concatenate``'s output for ``n`` samples of ``space``.
+
+    ``n=None`` gives the shape of one unbatched sample. It allocates; it does not build members.
+
+    Raises:
+        NotImplementedError: no implementation is registered for the space's type.
+    """
+    raise NotImplementedError(f"create_empty_array not implemented for {type(space).__name__}")
+
+
+@create_empty_array.register(Box)
+@create_empty_array.register(Discrete)
+@create_empty_array.register(MultiDiscrete)
+@create_empty_array.register(MultiBinary)
+def _empty_array(space: Any, n: int | None = 1, fn: Callable[..., Any] = np.zeros) -> Any:
+    shape = tuple(space.shape) if n is None else (int(n), *space.shape)
+    return fn(shape, dtype=space.dtype)
+
+
+@create_empty_array.register(Dict)
+def _empty_dict(
+    space: Dict, n: int | None = 1, fn: Callable[..., Any] = np.zeros
+) -> dict[Any, Any]:
+    return {key: create_empty_array(child, n, fn) for key, child in space.items()}
+
+
+@create_empty_array.register(Tuple)
+def _empty_tuple(
+    space: Tuple, n: int | None = 1, fn: Callable[..., Any] = np.zeros
+) -> tuple[Any, ...]:
+    return tuple(create_empty_array(child, n, fn) for child in space.spaces)
+
+
+@create_empty_array.register(Sequence)
+def _empty_sequence(space: Sequence, n: int | None = 1, fn: Callable[..., Any] = np.zeros) -> Any:
+    if n is None:
+        return space.pack([])
+    return tuple(space.pack([]) for _ in range(int(n)))

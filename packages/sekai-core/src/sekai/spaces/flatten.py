@@ -1,0 +1,240 @@
+"""Flattening samples to 1-D float32 vectors: flatdim, flatten, flatten_space."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import singledispatch
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.spaces.box import Box
+from sekai.spaces.dict import Dict
+from sekai.spaces.discrete import Discrete
+from sekai.spaces.multi_binary import MultiBinary
+from sekai.spaces.multi_discrete import MultiDiscrete
+from sekai.spaces.sequence import Sequence
+from sekai.spaces.space import Space, _Layout
+from sekai.spaces.tuple import Tuple
+
+__all__ = ["flatdim", "flatten", "flatten_space", "not_flattenable"]
+
+_F32 = np.float32
+
+
+def not_flattenable(fn_name: str, space: Space[Any]) -> TypeError:
+    """The error raised for spaces with no fixed-size flat form (Sequence)."""
+    return TypeError(
+        f"{fn_name} is not defined for {type(space).__name__} spaces (samples have no fixed "
+        "size); wrap the environment in sekai.PadSequenceObservation to pad sequences to a "
+        "fixed length first."
+    )
+
+
+def _unregistered(fn_name: str, space: Space[Any]) -> NotImplementedError:
+    return NotImplementedError(f"{fn_name} not implemented for {type(space).__name__}")
+
+
+# -- flatdim -------------------------------------------------------------------------------
+
+
+@singledispatch
+def flatdim(space: Space[Any]) -> int:
+    """Length of ``flatten(space, x)`` for any sample ``x``.
+
+    Raises:
+        NotImplementedError: no implementation is registered for the space's type.
+    """
+    raise _unregistered("flatdim", space)
+
+
+@flatdim.register(Box)
+@flatdim.register(MultiBinary)
+def _flatdim_box(space: Box | MultiBinary) -> int:
+    return math.prod(space.shape)
+
+
+@flatdim.register(Discrete)
+def _flatdim_discrete(space: Discrete) -> int:
+    return space.n
+
+
+@flatdim.register(MultiDiscrete)
+def _flatdim_multi_discrete(space: MultiDiscrete) -> int:
+    return int(space.nvec.sum())
+
+
+@flatdim.register(Dict)
+@flatdim.register(Tuple)
+def _flatdim_composite(space: Dict | Tuple) -> int:
+    return _plan(space)[2]
+
+
+@flatdim.register(Sequence)
+def _flatdim_sequence(space: Sequence) -> int:
+    raise not_flattenable("flatdim", space)
+
+
+# -- flatten -------------------------------------------------------------------------------
+
+
+@singledispatch
+def flatten(space: Space[Any], x: Any) -> NDArray[np.float32]:
+    """Flatten a sample of ``space`` to a new 1-D float32 array of length ``flatdim(space)``.
+
+    Box/MultiBinary ravel, Discrete/MultiDiscrete become one-hot vectors, Dict/Tuple
+    concatenate their children in key/child order.
+
+    Raises:
+        NotImplementedError: no implementation is registered for the space's type.
+    """
+    raise _unregistered("flatten", space)
+
+
+@flatten.register(Box)
+@flatten.register(MultiBinary)
+def _flatten_box(space: Box | MultiBinary, x: Any) -> NDArray[np.float32]:
+    # np.array copies, so the result never aliases the observation.
+    return np.array(x, dtype=_F32).reshape(-1)
+
+
+@flatten.register(Discrete)
+def _flatten_discrete(space: Discrete, x: Any) -> NDArray[np.float32]:
+    out = np.zeros(space.n, dtype=_F32)
+    _write_discrete(space, x, out)
+    return out
+
+
+@flatten.register(MultiDiscrete)
+def _flatten_multi_discrete(space: MultiDiscrete, x: Any) -> NDArray[np.float32]:
+    out = np.zeros(int(space.nvec.sum()), dtype=_F32)
+    _write_multi_discrete(space, x, out)
+    return out
+
+
+@flatten.register(Dict)
+@flatten.register(Tuple)
+def _flatten_composite(space: Dict | Tuple, x: Any) -> NDArray[np.float32]:
+    plan = _plan(space)
+    out = np.zeros(plan[2], dtype=_F32)
+    _write_composite(space, x, out)
+    return out
+
+
+@flatten.register(Sequence)
+def _flatten_sequence(space: Sequence, x: Any) -> NDArray[np.float32]:
+    raise not_flattenable("flatten", space)
+
+
+# -- writers: flatten a child straight into a slice of the parent's output -------------------
+
+
+def _write_box(space: Any, x: Any, out: NDArray[np.float32]) -> None:
+    out[:] = np.ravel(x)
+
+
+def _write_discrete(space: Any, x: Any, out: NDArray[np.float32]) -> None:
+    i = int(x) - space.start
+    if not 0 <= i < space.n:
+        raise ValueError(f"Cannot flatten {x!r}: it is not a member of {space!r}.")
+    out[i] = 1.0
+
+
+def _write_multi_discrete(space: Any, x: Any, out: NDArray[np.float32]) -> None:
+    rel = (np.asarray(x) - space.start).reshape(-1)
+    if rel.shape != space._flat_offsets.shape or bool(((rel < 0) | (rel >= space._flat_n)).any()):
+        raise ValueError(f"Cannot flatten {x!r}: it is not a member of {space!r}.")
+    out[space._flat_offsets + rel] = 1.0
+
+
+def _write_generic(space: Any, x: Any, out: NDArray[np.float32]) -> None:
+    out[:] = flatten(space, x)
+
+
+def _write_composite(space: Any, x: Any, out: NDArray[np.float32]) -> None:
+    is_dict = isinstance(space, Dict)
+    if not is_dict and (not isinstance(x, (tuple, list)) or len(x) != len(space)):
+        raise ValueError(f"Cannot flatten {x!r}: it is not a member of {space!r}.")
+    for index, child, writer, start, stop in _plan(space)[1]:
+        writer(child, x[index], out[start:stop])
+
+
+_Writer = Callable[[Any, Any, NDArray[np.float32]], None]
+_WRITERS: dict[Callable[..., Any], _Writer] = {
+    _flatten_box: _write_box,
+    _flatten_discrete: _write_discrete,
+    _flatten_multi_discrete: _write_multi_discrete,
+    _flatten_composite: _write_composite,
+}
+
+
+def _plan(space: Dict | Tuple) -> tuple[int, list[tuple[Any, Space[Any], _Writer, int, int]], int]:
+    """``(layout version, [(key, child, writer, start, stop), ...], flatdim)``, cached on space."""
+    plan = space._plan
+    if plan is not None and plan[0] == _Layout.version:
+        return plan  # type: ignore[no-any-return]
+    items = space.items() if isinstance(space, Dict) else enumerate(space.spaces)
+    entries = []
+    offset = 0
+    for key, child in items:
+        size = flatdim(child)
+        writer = _WRITERS.get(flatten.dispatch(type(child)), _write_generic)
+        entries.append((key, child, writer, offset, offset + size))
+        offset += size
+    plan = (_Layout.version, entries, offset)
+    space._plan = plan
+    return plan
+
+
+# -- flatten_space -------------------------------------------------------------------------
+
+
+@singledispatch
+def flatten_space(space: Space[Any]) -> Box:
+    """The float32 Box that ``flatten(space, x)`` results lie in.
+
+    Raises:
+        NotImplementedError: no implementation is registered for the space's type.
+    """
+    raise _unregistered("flatten_space", space)
+
+
+@flatten_space.register(Box)
+def _flatten_space_box(space: Box) -> Box:
+    with np.errstate(over="ignore"):
+        return Box(
+            space.low.reshape(-1).astype(_F32),
+            space.high.reshape(-1).astype(_F32),
+            dtype=_F32,
+        )
+
+
+@flatten_space.register(Discrete)
+@flatten_space.register(MultiDiscrete)
+@flatten_space.register(MultiBinary)
+def _flatten_space_onehot(space: Discrete | MultiDiscrete | MultiBinary) -> Box:
+    return Box(0.0, 1.0, shape=(flatdim(space),), dtype=_F32)
+
+
+@flatten_space.register(Dict)
+@flatten_space.register(Tuple)
+def _flatten_space_composite(space: Dict | Tuple) -> Box:
+    children = [flatten_space(child) for child in _children(space)]
+    if not children:
+        return Box(np.zeros(0, _F32), np.zeros(0, _F32), shape=(0,), dtype=_F32)
+    return Box(
+        np.concatenate([c.low for c in children]),
+        np.concatenate([c.high for c in children]),
+        dtype=_F32,
+    )
+
+
+@flatten_space.register(Sequence)
+def _flatten_space_sequence(space: Sequence) -> Box:
+    raise not_flattenable("flatten_space", space)
+
+
+def _children(space: Dict | Tuple) -> list[Space[Any]]:
+    return list(space.values()) if isinstance(space, Dict) else list(space.spaces)

@@ -1,0 +1,47 @@
+"""JSON descriptions of spaces: the type registry and ``space_from_jsonable``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sekai.spaces.space import Space
+
+__all__ = ["register_space_type", "space_from_jsonable"]
+
+_SPACE_TYPES: dict[str, type[Space[Any]]] = {}
+
+
+def register_space_type(name: str, cls: type[Space[Any]]) -> None:
+    """Make ``space_from_jsonable`` build ``cls`` (``cls.from_jsonable``) for ``{"type": name}``.
+
+    Raises:
+        TypeError: ``name`` is not a str or ``cls`` has no ``from_jsonable`` classmethod.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"Space type names must be str, got {type(name).__name__}.")
+    if not isinstance(cls, type) or not callable(getattr(cls, "from_jsonable", None)):
+        raise TypeError(
+            "register_space_type needs a Space class with a from_jsonable classmethod, "
+            f"got {cls!r}."
+        )
+    _SPACE_TYPES[name] = cls
+
+
+def space_from_jsonable(d: Mapping[str, Any]) -> Space[Any]:
+    """Rebuild any registered space from its ``to_jsonable()`` dict, dispatching on ``d["type"]``.
+
+    Raises:
+        ValueError: the type is not registered.
+    """
+    if not isinstance(d, Mapping) or "type" not in d:
+        raise ValueError(f"A space description must be a dict with a 'type' key, got {d!r}.")
+    name = d["type"]
+    cls = _SPACE_TYPES.get(name)
+    if cls is None:
+        raise ValueError(
+            f"Unknown space type {name!r}. Known types: {sorted(_SPACE_TYPES)}. Register custom "
+            "spaces with sekai.spaces.register_space_type()."
+        )
+    return cls.from_jsonable(d)

@@ -1,0 +1,246 @@
+"""MaskedBox: a padded set of up to ``max_size`` Box elements with a validity mask."""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.spaces._format import format_bound
+from sekai.spaces.box import Box
+from sekai.spaces.dict import Dict
+from sekai.spaces.jsonable import register_space_type
+from sekai.spaces.multi_binary import MultiBinary
+from sekai.spaces.space import SeedLike, Space
+
+__all__ = ["MaskedBox"]
+
+
+class MaskedBox(Dict):
+    """Variable-size observations: ``{"values": Box((max_size, *shape)), "mask": MultiBinary}``.
+
+    Row ``i`` of ``values`` holds an element when ``mask[i] == 1``; empty rows hold
+    ``fill_value``. Being a Dict, every Dict utility (flatten, batching, ...) applies.
+
+    Args:
+        low: Lower bound of an element (scalar or array).
+        high: Upper bound of an element (scalar or array).
+        shape: Shape of one element.
+        max_size: Number of slots (>= 1).
+        dtype: dtype of the values (default float32).
+        fill_value: Value of empty rows (default ``element_space.zero()``), within bounds.
+        seed: Seed, as for a Dict.
+    """
+
+    _kind: ClassVar[str] = "MaskedBox"
+
+    def __init__(
+        self,
+        low: Any,
+        high: Any,
+        shape: Any = None,
+        *,
+        max_size: int,
+        dtype: Any = np.float32,
+        fill_value: Any = None,
+        seed: SeedLike | cabc.Mapping[Any, Any] = None,
+    ) -> None:
+        element = Box(low, high, shape, dtype)
+        if isinstance(max_size, (bool, np.bool_)) or not isinstance(max_size, (int, np.integer)):
+            raise TypeError(f"max_size must be an int, got {max_size!r}.")
+        if max_size < 1:
+            raise ValueError(f"max_size must be >= 1, got {max_size}.")
+        max_size = int(max_size)
+        fill = element.zero() if fill_value is None else self._check_fill(element, fill_value)
+        fill.setflags(write=False)
+        reps = (max_size,) + (1,) * len(element.shape)
+        values = Box(np.tile(element.low, reps), np.tile(element.high, reps), dtype=element.dtype)
+        self._element = element
+        self._max_size = max_size
+        self._fill: NDArray[Any] = fill
+        self._fill_rows = np.tile(fill, reps)
+        super().__init__({"values": values, "mask": MultiBinary(max_size)}, seed=seed)
+
+    @staticmethod
+    def _check_fill(element: Box, fill_value: Any) -> NDArray[Any]:
+        raw = np.asarray(fill_value)
+        try:
+            raw = np.broadcast_to(raw, element.shape)
+        except ValueError:
+            raise ValueError(
+                f"fill_value of shape {raw.shape} cannot be broadcast to the element shape "
+                f"{element.shape}."
+            ) from None
+        if raw.dtype.kind not in "biuf":
+            raise TypeError(f"fill_value must be numeric, got dtype {raw.dtype}.")
+        if not bool(((raw >= element.low) & (raw <= element.high)).all()):
+            raise ValueError("fill_value must lie within [low, high].")
+        fill = raw.astype(element.dtype)
+        if element.dtype.kind != "f" and not bool((fill == raw).all()):
+            raise ValueError(f"fill_value must hold whole numbers for dtype {element.dtype}.")
+        return fill
+
+    # -- properties ------------------------------------------------------------------------
+
+    @property
+    def element_space(self) -> Box:
+        """The Box of one element."""
+        return self._element
+
+    @property
+    def element_shape(self) -> tuple[int, ...]:
+        """Shape of one element."""
+        return self._element.shape
+
+    @property
+    def value_dtype(self) -> np.dtype[Any]:
+        """dtype of the values."""
+        return self._element.dtype
+
+    @property
+    def max_size(self) -> int:
+        """Number of slots."""
+        return self._max_size
+
+    @property
+    def fill_value(self) -> NDArray[Any]:
+        """Value of empty rows (an array of the element shape)."""
+        out: NDArray[Any] = self._fill.copy()
+        return out
+
+    def __setitem__(self, key: Any, value: Space[Any]) -> None:
+        raise TypeError("The sub-spaces of a MaskedBox cannot be replaced.")
+
+    # -- building samples ------------------------------------------------------------------
+
+    def empty(self) -> dict[str, NDArray[Any]]:
+        """A sample with every slot empty."""
+        return {
+            "values": self._fill_rows.copy(),
+            "mask": np.zeros(self._max_size, dtype=np.int8),
+        }
+
+    def pack(self, values: Any, slots: Any = None) -> dict[str, NDArray[Any]]:
+        """Place ``k`` rows (shape ``(k, *element_shape)``) in ``slots`` (default the first k).
+
+        Raises:
+            ValueError: too many values, a values/slots length mismatch, or bad slots.
+        """
+        shape = self._element.shape
+        v = np.asarray(values)
+        if v.size == 0 and v.shape[1:] != shape:
+            v = np.zeros((0, *shape), dtype=self.value_dtype)
+        if v.ndim != len(shape) + 1 or v.shape[1:] != shape:
+            raise ValueError(f"values must have shape (k, *{shape}), got {v.shape}.")
+        k = v.shape[0]
+        if k > self._max_size:
+            raise ValueError(f"Got {k} values but the space has only {self._max_size} slots.")
+        if slots is None:
+            idx = np.arange(k)
+        else:
+            idx = np.asarray(slots).reshape(-1)
+            if idx.size != k:
+                raise ValueError(f"Got {k} values but {idx.size} slots.")
+            if idx.size and (
+                idx.dtype.kind not in "iu"
+                or len(set(idx.tolist())) != idx.size
+                or int(idx.min()) < 0
+                or int(idx.max()) >= self._max_size
+            ):
+                raise ValueError(f"slots must be distinct indices in [0, {self._max_size}).")
+        out = self.empty()
+        out["values"][idx] = v
+        out["mask"][idx] = 1
+        return out
+
+    def unpack(self, x: cabc.Mapping[str, Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
+        """``(values of occupied slots, their slot indices)``."""
+        slots = np.flatnonzero(np.asarray(x["mask"]))
+        return np.asarray(x["values"])[slots], slots
+
+    # -- sampling and membership -----------------------------------------------------------
+
+    def sample(self, mask: Any = None) -> dict[str, NDArray[Any]]:
+        """Occupy each slot with probability 1/2 (or per ``mask``: 1 full, 0 empty, -1/2 free)."""
+        values = self._spaces["values"].sample()
+        occupied = self._spaces["mask"].sample(mask)
+        empty = occupied == 0
+        values[empty] = self._fill_rows[empty]
+        return {"values": values, "mask": occupied}
+
+    def contains(self, x: Any) -> bool:
+        """Whether ``x`` is a valid packed set: mask valid, rows in bounds, empty rows = fill."""
+        if not isinstance(x, cabc.Mapping) or len(x) != 2 or "values" not in x or "mask" not in x:
+            return False
+        mask = x["mask"]
+        if not self._spaces["mask"].contains(mask):
+            return False
+        values = x["values"]
+        if not isinstance(values, np.ndarray):
+            try:
+                values = np.asarray(values)
+            except (ValueError, TypeError, OverflowError):
+                return False
+        box = self._spaces["values"]
+        assert isinstance(box, Box)
+        if values.shape != box.shape or not np.can_cast(values.dtype, box.dtype, "same_kind"):
+            return False
+        full = np.asarray(mask) == 1
+        inside = (values >= box.low) & (values <= box.high)
+        if not bool(inside[full].all()):
+            return False
+        return bool((values[~full] == self._fill_rows[~full]).all())
+
+    # -- value semantics -------------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, MaskedBox)
+            and self._element == other._element
+            and self._max_size == other._max_size
+            and bool(np.array_equal(self._fill, other._fill))
+        )
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        e = self._element
+        dt = e.dtype
+        text = (
+            f"MaskedBox({format_bound(e.low, dt)}, {format_bound(e.high, dt)}, {e.shape}, "
+            f"max_size={self._max_size}, {dt}"
+        )
+        if self._fill.size and bool(self._fill.any()):
+            text += f", fill_value={format_bound(self._fill, dt)}"
+        return text + ")"
+
+    def to_jsonable(self) -> dict[str, Any]:
+        """The element bounds, shape, max_size, dtype and fill_value as JSON."""
+        e = self._element
+        return {
+            "type": "MaskedBox",
+            "low": e.low.tolist(),
+            "high": e.high.tolist(),
+            "shape": list(e.shape),
+            "max_size": self._max_size,
+            "dtype": str(e.dtype),
+            "fill_value": self._fill.tolist(),
+        }
+
+    @classmethod
+    def from_jsonable(cls, d: cabc.Mapping[str, Any]) -> MaskedBox:
+        """Rebuild a MaskedBox from ``to_jsonable()``'s dict."""
+        dtype = np.dtype(d["dtype"])
+        return cls(
+            np.asarray(d["low"], dtype=dtype),
+            np.asarray(d["high"], dtype=dtype),
+            tuple(d["shape"]),
+            max_size=int(d["max_size"]),
+            dtype=dtype,
+            fill_value=np.asarray(d["fill_value"], dtype=dtype),
+        )
+
+
+register_space_type("MaskedBox", MaskedBox)

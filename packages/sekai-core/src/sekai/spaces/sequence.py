@@ -1,0 +1,250 @@
+"""Sequence: variable-length sequences of elements of a feature space."""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+from typing import Any
+
+import numpy as np
+
+from sekai.spaces._composite import seed_with_children
+from sekai.spaces.box import Box
+from sekai.spaces.dict import Dict
+from sekai.spaces.discrete import Discrete
+from sekai.spaces.jsonable import register_space_type, space_from_jsonable
+from sekai.spaces.multi_binary import MultiBinary
+from sekai.spaces.multi_discrete import MultiDiscrete
+from sekai.spaces.space import SeedLike, Space
+from sekai.spaces.tuple import Tuple
+
+__all__ = ["Sequence"]
+
+_ARRAY_SPACES = (Box, Discrete, MultiDiscrete, MultiBinary)
+
+
+def _stackable(space: Space[Any]) -> bool:
+    """Whether elements of ``space`` stack into arrays (array leaves, Dict/Tuple of them)."""
+    if isinstance(space, _ARRAY_SPACES):
+        return True
+    if isinstance(space, Dict):
+        return len(space) > 0 and all(_stackable(s) for s in space.values())
+    if isinstance(space, Tuple):
+        return len(space) > 0 and all(_stackable(s) for s in space.spaces)
+    return False
+
+
+def _stack_length(space: Space[Any], x: Any) -> int | None:
+    """Length of a stacked sample ``x`` of elements of ``space``; ``None`` if malformed."""
+    if isinstance(space, _ARRAY_SPACES):
+        shape = space.shape
+        assert shape is not None
+        if not isinstance(x, np.ndarray) or x.ndim != len(shape) + 1 or x.shape[1:] != shape:
+            return None
+        return int(x.shape[0])
+    if isinstance(space, Dict):
+        if not isinstance(x, cabc.Mapping) or x.keys() != space.keys():
+            return None
+        lengths = {_stack_length(child, x[key]) for key, child in space.items()}
+    elif isinstance(space, Tuple):
+        if not isinstance(x, tuple) or len(x) != len(space):
+            return None
+        lengths = {_stack_length(child, part) for child, part in zip(space.spaces, x)}
+    else:
+        return None
+    if len(lengths) != 1 or None in lengths:
+        return None
+    return lengths.pop()
+
+
+def _unstack(space: Space[Any], x: Any, length: int) -> list[Any]:
+    """Split a stacked sample into its ``length`` elements."""
+    if isinstance(space, _ARRAY_SPACES):
+        return [x[i] for i in range(length)]
+    if isinstance(space, Dict):
+        columns = {key: _unstack(child, x[key], length) for key, child in space.items()}
+        return [{key: col[i] for key, col in columns.items()} for i in range(length)]
+    assert isinstance(space, Tuple)
+    parts = [_unstack(child, part, length) for child, part in zip(space.spaces, x)]
+    return [tuple(col[i] for col in parts) for i in range(length)]
+
+
+class Sequence(Space[Any]):
+    """Sequences of any length (up to ``max_length``) of elements of ``feature_space``.
+
+    Args:
+        feature_space: The space of each element.
+        max_length: Longest allowed sequence (``None``: unbounded).
+        stack: If True, samples stack their elements on a new leading axis (arrays, or a
+            dict/tuple of arrays); otherwise samples are tuples of elements.
+        seed: Seed for this space (lengths) and, derived from it, the feature space.
+    """
+
+    def __init__(
+        self,
+        feature_space: Space[Any],
+        max_length: int | None = None,
+        stack: bool = False,
+        *,
+        seed: SeedLike = None,
+    ) -> None:
+        if not isinstance(feature_space, Space):
+            raise TypeError(f"feature_space must be a sekai.Space, got {feature_space!r}.")
+        if max_length is not None:
+            if isinstance(max_length, (bool, np.bool_)) or not isinstance(
+                max_length, (int, np.integer)
+            ):
+                raise TypeError(f"max_length must be an int or None, got {max_length!r}.")
+            if max_length < 0:
+                raise ValueError(f"max_length must be >= 0, got {max_length}.")
+            max_length = int(max_length)
+        if stack and not _stackable(feature_space):
+            raise TypeError(
+                f"Sequence(stack=True) cannot stack elements of {type(feature_space).__name__}."
+            )
+        self._feature_space = feature_space
+        self._max_length = max_length
+        self._stack = bool(stack)
+        super().__init__(None, None, None)
+        if seed is not None:
+            self.seed(seed)
+
+    @property
+    def feature_space(self) -> Space[Any]:
+        """The space of each element."""
+        return self._feature_space
+
+    @property
+    def max_length(self) -> int | None:
+        """Longest allowed sequence (``None``: unbounded)."""
+        return self._max_length
+
+    @property
+    def stack(self) -> bool:
+        """Whether samples stack their elements."""
+        return self._stack
+
+    @property
+    def is_flattenable(self) -> bool:
+        """Sequences have no fixed size, so they never flatten."""
+        return False
+
+    def seed(self, seed: Any = None) -> int:
+        """Seed this space, then the feature space with ``make_seed_sequence(seed, 1)[0]``."""
+        return seed_with_children(self, seed, [self._feature_space])
+
+    def _check_length(self, length: Any) -> int:
+        if isinstance(length, (bool, np.bool_)) or not isinstance(length, (int, np.integer)):
+            raise TypeError(f"A Sequence length must be an int, got {length!r}.")
+        upper = "inf)" if self._max_length is None else f"{self._max_length}]"
+        if length < 0 or (self._max_length is not None and length > self._max_length):
+            raise ValueError(f"length {int(length)} is outside [0, {upper}.")
+        return int(length)
+
+    def sample(self, mask: Any = None) -> Any:
+        """Draw a length (uniform in ``[0, max_length]``, else ``geometric(0.25) - 1``), then items.
+
+        ``mask=(length, feature_mask)`` fixes the length (``None``: drawn) and passes
+        ``feature_mask`` to every element.
+
+        Raises:
+            ValueError: the fixed length is out of range.
+        """
+        feature_mask = None
+        length: int | None = None
+        if mask is not None:
+            if not isinstance(mask, (tuple, list)) or len(mask) != 2:
+                raise TypeError(
+                    f"A Sequence mask must be a (length, feature_mask) pair, got {mask!r}."
+                )
+            raw_length, feature_mask = mask
+            if raw_length is not None:
+                length = self._check_length(raw_length)
+        if length is None:
+            rng = self._rng if self._rng is not None else self.rng
+            if self._max_length is None:
+                length = int(rng.geometric(0.25)) - 1
+            else:
+                length = int(rng.integers(0, self._max_length + 1))
+        fs = self._feature_space
+        return self.pack([fs.sample(feature_mask) for _ in range(length)])
+
+    def pack(self, items: cabc.Iterable[Any]) -> Any:
+        """Build a sample from a list of elements (a tuple, or stacked when ``stack=True``)."""
+        items = list(items)
+        if not self._stack:
+            return tuple(items)
+        from sekai.spaces.batch import concatenate, create_empty_array
+
+        if not items:
+            return create_empty_array(self._feature_space, 0)
+        return concatenate(self._feature_space, items)
+
+    def elements(self, x: Any) -> list[Any]:
+        """The elements of a sample, as a list (the inverse of ``pack``).
+
+        Raises:
+            ValueError: a stacked ``x`` does not have the feature space's structure.
+        """
+        if not self._stack:
+            return list(x)
+        length = _stack_length(self._feature_space, x)
+        if length is None:
+            raise ValueError(f"{x!r} is not a stacked sample of {self!r}.")
+        return _unstack(self._feature_space, x, length)
+
+    def contains(self, x: Any) -> bool:
+        """Whether ``x`` has the right container, an allowed length and only valid elements."""
+        if self._stack:
+            length = _stack_length(self._feature_space, x)
+            if length is None:
+                return False
+            elems = None
+        else:
+            if not isinstance(x, (tuple, list)):
+                return False
+            length = len(x)
+            elems = x
+        if self._max_length is not None and length > self._max_length:
+            return False
+        if elems is None:
+            elems = _unstack(self._feature_space, x, length)
+        return all(self._feature_space.contains(e) for e in elems)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Sequence)
+            and self._feature_space == other._feature_space
+            and self._max_length == other._max_length
+            and self._stack == other._stack
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        parts = [repr(self._feature_space)]
+        if self._max_length is not None:
+            parts.append(f"max_length={self._max_length}")
+        if self._stack:
+            parts.append("stack=True")
+        return f"Sequence({', '.join(parts)})"
+
+    def to_jsonable(self) -> dict[str, Any]:
+        """``{'type': 'Sequence', 'feature_space': {...}, 'max_length': ..., 'stack': ...}``."""
+        return {
+            "type": "Sequence",
+            "feature_space": self._feature_space.to_jsonable(),
+            "max_length": self._max_length,
+            "stack": self._stack,
+        }
+
+    @classmethod
+    def from_jsonable(cls, d: cabc.Mapping[str, Any]) -> Sequence:
+        """Rebuild a Sequence (feature space via ``space_from_jsonable``)."""
+        return cls(
+            space_from_jsonable(d["feature_space"]),
+            max_length=d.get("max_length"),
+            stack=bool(d.get("stack", False)),
+        )
+
+
+register_space_type("Sequence", Sequence)

@@ -1,0 +1,124 @@
+"""Inverse of flatten: turn a flat vector back into a member of the space."""
+
+from __future__ import annotations
+
+from functools import singledispatch
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.spaces.box import Box
+from sekai.spaces.dict import Dict
+from sekai.spaces.discrete import Discrete
+from sekai.spaces.flatten import _plan, flatdim, not_flattenable
+from sekai.spaces.masked_box import MaskedBox
+from sekai.spaces.multi_binary import MultiBinary
+from sekai.spaces.multi_discrete import MultiDiscrete
+from sekai.spaces.sequence import Sequence
+from sekai.spaces.space import Space
+from sekai.spaces.tuple import Tuple
+
+__all__ = ["unflatten"]
+
+
+def _flat(space: Space[Any], x: Any) -> NDArray[Any]:
+    arr = np.asarray(x)
+    size = flatdim(space)
+    if arr.size != size:
+        raise ValueError(
+            f"unflatten needs {size} values for {space!r}, got an array of shape {arr.shape}."
+        )
+    return arr.reshape(-1)
+
+
+@singledispatch
+def unflatten(space: Space[Any], x: Any) -> Any:
+    """Turn a flat vector into a member of ``space`` (the inverse of ``flatten``).
+
+    Box values are reshaped, cast and clipped into bounds (ints rounded, NaN -> ``zero()``);
+    one-hot blocks become their argmax; MultiBinary entries become ``x > 0.5``.
+
+    Raises:
+        NotImplementedError: no implementation is registered for the space's type.
+        ValueError: ``x`` has the wrong number of entries.
+    """
+    raise NotImplementedError(f"unflatten not implemented for {type(space).__name__}")
+
+
+@unflatten.register(Box)
+def _unflatten_box(space: Box, x: Any) -> NDArray[Any]:
+    flat = _flat(space, x).reshape(space.shape)
+    dt = space.dtype
+    nan = np.isnan(flat) if flat.dtype.kind in "fc" else None
+    if dt.kind == "f":
+        with np.errstate(over="ignore"):
+            out = flat.astype(dt)
+        if nan is not None and bool(nan.any()):
+            out = np.where(nan, space.zero(), out)
+        # np.clip returns a scalar for 0-d input; samples are always arrays.
+        clipped: NDArray[Any] = np.asarray(np.clip(out, space.low, space.high), dtype=dt)
+        return clipped
+    values = np.rint(flat.astype(np.float64))
+    if nan is not None and bool(nan.any()):
+        values = np.where(nan, space.zero().astype(np.float64), values)
+    low_f = space.low.astype(np.float64)
+    high_f = space.high.astype(np.float64)
+    # float64 cannot hold every int64; snap anything at or past a float bound to the exact bound.
+    at_high = values >= high_f
+    at_low = values <= low_f
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.asarray(np.clip(values, low_f, high_f)).astype(dt)
+    out[at_high] = space.high[at_high]
+    out[at_low] = space.low[at_low]
+    return out
+
+
+@unflatten.register(Discrete)
+def _unflatten_discrete(space: Discrete, x: Any) -> np.int64:
+    value: np.int64 = np.int64(space.start + int(np.argmax(_flat(space, x))))
+    return value
+
+
+@unflatten.register(MultiDiscrete)
+def _unflatten_multi_discrete(space: MultiDiscrete, x: Any) -> NDArray[Any]:
+    flat = _flat(space, x)
+    offsets = space._flat_offsets
+    counts = space._flat_n
+    picks = [int(np.argmax(flat[a : a + n])) for a, n in zip(offsets.tolist(), counts.tolist())]
+    return (np.asarray(picks, dtype=np.int64).reshape(space.shape) + space.start).astype(
+        space.dtype
+    )
+
+
+@unflatten.register(MultiBinary)
+def _unflatten_multi_binary(space: MultiBinary, x: Any) -> NDArray[np.int8]:
+    return (_flat(space, x).reshape(space.shape) > 0.5).astype(np.int8)
+
+
+@unflatten.register(Dict)
+def _unflatten_dict(space: Dict, x: Any) -> dict[Any, Any]:
+    flat = _flat(space, x)
+    return {
+        key: unflatten(child, flat[start:stop]) for key, child, _, start, stop in _plan(space)[1]
+    }
+
+
+@unflatten.register(Tuple)
+def _unflatten_tuple(space: Tuple, x: Any) -> tuple[Any, ...]:
+    flat = _flat(space, x)
+    return tuple(unflatten(child, flat[start:stop]) for _, child, _, start, stop in _plan(space)[1])
+
+
+@unflatten.register(MaskedBox)
+def _unflatten_masked_box(space: MaskedBox, x: Any) -> dict[Any, Any]:
+    out = _unflatten_dict(space, x)
+    # Empty rows must hold fill_value for the result to be a member.
+    empty = out["mask"] == 0
+    out["values"][empty] = space._fill_rows[empty]
+    return out
+
+
+@unflatten.register(Sequence)
+def _unflatten_sequence(space: Sequence, x: Any) -> Any:
+    raise not_flattenable("unflatten", space)

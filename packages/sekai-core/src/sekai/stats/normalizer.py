@@ -1,0 +1,211 @@
+"""ObservationNormalizer: per-leaf running statistics for a space, shared by normalisation wrappers.
+
+Used by ``NormalizeObservation`` (one observation per call) and ``VecNormalizeObservation``
+(a batch per call, ``batched=True``): every Box leaf, at top level or inside Dict/Tuple, gets
+its own statistics; a MaskedBox leaf gets per-feature statistics over its occupied slots and
+outputs 0 in empty slots; other leaves pass through unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sekai.spaces import Box, Dict, MaskedBox, Space, Tuple
+from sekai.stats.running import ExponentialMovingStats, RunningMeanStd
+
+__all__ = ["ObservationNormalizer", "Stats"]
+
+Stats = RunningMeanStd | ExponentialMovingStats
+
+_BOX, _MASKED, _DICT, _TUPLE, _PASS = range(5)
+
+
+class ObservationNormalizer:
+    """Normalise observations of ``space`` leaf by leaf with running statistics.
+
+    Args:
+        space: the (single, unbatched) observation space.
+        stats: ``"running"`` (``RunningMeanStd``) or ``"ewm"`` (``ExponentialMovingStats``).
+        halflife: the EWM halflife, in update calls (``"ewm"`` only).
+        epsilon: added to the variance before dividing.
+        clip: clip normalised values to ``[-clip, clip]`` (``None``: no clipping).
+        owner: the name used in error messages.
+
+    Attributes:
+        stats: the statistics objects, nested like the space (``None`` for pass-through leaves).
+        observation_space: the space of normalised observations (float64 Box/MaskedBox leaves).
+
+    Raises:
+        ValueError: bad ``stats`` or ``clip``.
+        TypeError: the space has no Box or MaskedBox leaf.
+    """
+
+    def __init__(
+        self,
+        space: Space[Any],
+        *,
+        stats: str = "running",
+        halflife: float = 1000.0,
+        epsilon: float = 1e-8,
+        clip: float | None = None,
+        owner: str = "NormalizeObservation",
+    ) -> None:
+        if stats not in ("running", "ewm"):
+            raise ValueError(f"stats must be 'running' or 'ewm', got {stats!r}.")
+        if clip is not None and not clip > 0:
+            raise ValueError(f"clip must be positive, got {clip}.")
+        if stats == "ewm":  # validate once, before any leaf is built
+            ExponentialMovingStats(halflife=halflife)
+        self.kind = stats
+        self.halflife = halflife
+        self.epsilon = float(epsilon)
+        self.clip = None if clip is None else float(clip)
+        self.owner = owner
+        self._has_leaf = False
+        self._plan = self._build(space)
+        if not self._has_leaf:
+            raise TypeError(
+                "Observation normalisation needs at least one Box or MaskedBox in the "
+                f"observation space, got {space!r}."
+            )
+        self.stats = self._stats_of(self._plan)
+        self.observation_space = self._space_of(self._plan, space)
+
+    # -- construction --------------------------------------------------------------------
+
+    def _new_stats(self, shape: tuple[int, ...]) -> Stats:
+        if self.kind == "ewm":
+            return ExponentialMovingStats(shape, halflife=self.halflife)
+        return RunningMeanStd(shape)
+
+    def _build(self, space: Space[Any]) -> tuple[Any, ...]:
+        if isinstance(space, MaskedBox):
+            self._has_leaf = True
+            return (_MASKED, self._new_stats(tuple(space.element_shape)))
+        if isinstance(space, Box):
+            self._has_leaf = True
+            return (_BOX, self._new_stats(space.shape))
+        if isinstance(space, Dict):
+            return (_DICT, {key: self._build(sub) for key, sub in space.items()})
+        if isinstance(space, Tuple):
+            return (_TUPLE, tuple(self._build(sub) for sub in space.spaces))
+        return (_PASS, None)
+
+    def _stats_of(self, node: tuple[Any, ...]) -> Any:
+        kind, payload = node
+        if kind == _DICT:
+            return {key: self._stats_of(child) for key, child in payload.items()}
+        if kind == _TUPLE:
+            return tuple(self._stats_of(child) for child in payload)
+        return payload
+
+    def _bounds(self) -> tuple[float, float]:
+        if self.clip is None:
+            return -np.inf, np.inf
+        return -self.clip, self.clip
+
+    def _space_of(self, node: tuple[Any, ...], space: Space[Any]) -> Space[Any]:
+        kind, payload = node
+        low, high = self._bounds()
+        if kind == _BOX:
+            return Box(low, high, shape=space.shape, dtype=np.float64)
+        if kind == _MASKED:
+            assert isinstance(space, MaskedBox)
+            return MaskedBox(
+                low, high, shape=space.element_shape, max_size=space.max_size, dtype=np.float64
+            )
+        if kind == _DICT:
+            assert isinstance(space, Dict)
+            return Dict({key: self._space_of(payload[key], sub) for key, sub in space.items()})
+        if kind == _TUPLE:
+            assert isinstance(space, Tuple)
+            return Tuple([self._space_of(c, s) for c, s in zip(payload, space.spaces)])
+        return space
+
+    # -- normalisation -------------------------------------------------------------------
+
+    def normalize(self, obs: Any, *, update: bool = True, batched: bool = False) -> Any:
+        """Update the statistics with ``obs`` (if ``update``), then return it normalised.
+
+        Args:
+            obs: one observation, or with ``batched=True`` a batch (leading axis N, as
+                ``concatenate`` builds it).
+            update: whether to update the statistics first.
+            batched: whether ``obs`` is a batch.
+        """
+        return self._apply(self._plan, obs, update, batched)
+
+    def _apply(self, node: tuple[Any, ...], obs: Any, update: bool, batched: bool) -> Any:
+        kind, payload = node
+        if kind == _BOX:
+            x = np.asarray(obs, dtype=np.float64)
+            if update:
+                payload.update(x if batched else x[None])
+            out = payload.normalize(x, self.epsilon)
+        elif kind == _MASKED:
+            values = np.asarray(obs["values"], dtype=np.float64)
+            mask = np.asarray(obs["mask"])
+            occupied = mask.astype(bool)
+            if update:
+                payload.update(values[occupied])  # (k, *element_shape), single or batched
+            out = payload.normalize(values, self.epsilon)
+            out[~occupied] = 0.0
+            if self.clip is not None:
+                np.clip(out, -self.clip, self.clip, out=out)
+            return {"values": out, "mask": mask.copy()}
+        elif kind == _DICT:
+            return {
+                key: self._apply(child, obs[key], update, batched) for key, child in payload.items()
+            }
+        elif kind == _TUPLE:
+            return tuple(self._apply(c, o, update, batched) for c, o in zip(payload, obs))
+        else:
+            return obs
+        if self.clip is not None:
+            np.clip(out, -self.clip, self.clip, out=out)
+        return out
+
+    # -- checkpointing -------------------------------------------------------------------
+
+    def state_dict(self) -> Any:
+        """The statistics' state dicts, nested like the space (``None`` for pass-through)."""
+        return self._state_of(self._plan)
+
+    def _state_of(self, node: tuple[Any, ...]) -> Any:
+        kind, payload = node
+        if kind in (_BOX, _MASKED):
+            return payload.state_dict()
+        if kind == _DICT:
+            return {key: self._state_of(child) for key, child in payload.items()}
+        if kind == _TUPLE:
+            return [self._state_of(child) for child in payload]
+        return None
+
+    def load_state_dict(self, state: Any) -> None:
+        """Restore statistics saved by ``state_dict()`` (the structure must match)."""
+        self._load(self._plan, state, "state")
+
+    def _load(self, node: tuple[Any, ...], state: Any, where: str) -> None:
+        kind, payload = node
+        if kind in (_BOX, _MASKED):
+            if not isinstance(state, dict):
+                raise ValueError(f"{self.owner}: {where} must be a statistics dict, got {state!r}.")
+            payload.load_state_dict(state)
+        elif kind == _DICT:
+            if not isinstance(state, dict) or set(state) != set(payload):
+                raise ValueError(
+                    f"{self.owner}: {where} must be a dict with keys {list(payload)}, "
+                    f"got {state!r}."
+                )
+            for key, child in payload.items():
+                self._load(child, state[key], f"{where}[{key!r}]")
+        elif kind == _TUPLE:
+            if not isinstance(state, (list, tuple)) or len(state) != len(payload):
+                raise ValueError(
+                    f"{self.owner}: {where} must be a list of {len(payload)} entries, "
+                    f"got {state!r}."
+                )
+            for i, (child, sub) in enumerate(zip(payload, state)):
+                self._load(child, sub, f"{where}[{i}]")

@@ -1,0 +1,221 @@
+"""Running statistics: RunningMeanStd (all-time) and ExponentialMovingStats (recency-weighted)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["ExponentialMovingStats", "RunningMeanStd"]
+
+Float64Array = NDArray[np.float64]
+
+
+def _as_shape(shape: int | tuple[int, ...]) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+def _batch_moments(
+    batch: ArrayLike, shape: tuple[int, ...], owner: str
+) -> tuple[Float64Array, Float64Array, int] | None:
+    """Mean, variance and size of a batch ``(N, *shape)`` along axis 0; None when empty."""
+    arr = np.asarray(batch, dtype=np.float64)
+    if arr.shape[1:] != shape or arr.ndim != len(shape) + 1:
+        if arr.size == 0:
+            return None
+        raise ValueError(
+            f"{owner}.update() expects a batch of shape (N, *{shape}), got {arr.shape}. "
+            "Add a leading batch axis for a single sample (x[None])."
+        )
+    n = arr.shape[0]
+    if n == 0:
+        return None
+    if n == 1:  # one sample: skip the variance pass (it is zero)
+        return arr[0].copy(), np.zeros(shape, dtype=np.float64), 1
+    return arr.mean(axis=0), arr.var(axis=0), n
+
+
+def _check_state(state: dict[str, Any], shape: tuple[int, ...], owner: str) -> None:
+    for key in ("mean", "var", "count"):
+        if key not in state:
+            raise KeyError(f"{owner} state_dict is missing {key!r}.")
+    for key in ("mean", "var"):
+        got = np.shape(state[key])
+        if got != shape:
+            raise ValueError(f"{owner} state_dict[{key!r}] has shape {got}, expected {shape}.")
+
+
+class RunningMeanStd:
+    """Mean and variance of every sample seen so far (parallel/Welford combination of batches).
+
+    The first non-empty batch sets the mean, variance and count outright (the ``epsilon``
+    prior only keeps the statistics defined before any data); later batches are combined with
+    the stored moments weighted by their counts, so the statistics equal those of all samples
+    seen. Computation is in float64.
+
+    Args:
+        shape: the shape of one sample (``()`` for scalars).
+        epsilon: the initial count, so the statistics are defined before any update.
+    """
+
+    def __init__(self, shape: int | tuple[int, ...] = (), epsilon: float = 1e-4) -> None:
+        self.shape = _as_shape(shape)
+        self.epsilon = float(epsilon)
+        self.mean: Float64Array = np.zeros(self.shape, dtype=np.float64)
+        self.var: Float64Array = np.ones(self.shape, dtype=np.float64)
+        self.count: float = self.epsilon
+
+    @property
+    def std(self) -> Float64Array:
+        """``sqrt(var)``."""
+        return np.sqrt(self.var)
+
+    def update(self, batch: ArrayLike) -> None:
+        """Add a batch of samples of shape ``(N, *shape)`` (axis 0); an empty batch is ignored."""
+        moments = _batch_moments(batch, self.shape, "RunningMeanStd")
+        if moments is not None:
+            self.update_from_moments(*moments)
+
+    def update_from_moments(self, mean: ArrayLike, var: ArrayLike, count: float) -> None:
+        """Combine the moments of ``count`` samples with the stored ones (count <= 0: ignored)."""
+        if count <= 0:
+            return
+        batch_mean = np.asarray(mean, dtype=np.float64)
+        batch_var = np.asarray(var, dtype=np.float64)
+        if self.count <= self.epsilon:  # nothing seen yet: take the batch as it is
+            self.mean = np.array(np.broadcast_to(batch_mean, self.shape), dtype=np.float64)
+            self.var = np.array(np.broadcast_to(batch_var, self.shape), dtype=np.float64)
+            self.count = float(count)  # the epsilon prior is dropped once data arrives
+            return
+        total = self.count + count
+        delta = batch_mean - self.mean
+        m2 = (
+            self.var * self.count + batch_var * count + delta * delta * (self.count * count / total)
+        )
+        self.mean = self.mean + delta * (count / total)
+        self.var = m2 / total
+        self.count = float(total)
+
+    def normalize(self, x: ArrayLike, epsilon: float = 1e-8) -> Float64Array:
+        """``(x - mean) / sqrt(var + epsilon)`` in float64; ``x`` may be one sample or a batch."""
+        return (np.asarray(x, dtype=np.float64) - self.mean) / np.sqrt(self.var + epsilon)
+
+    def state_dict(self) -> dict[str, Any]:
+        """A copy of the statistics (``mean``, ``var``, ``count``, ``epsilon``)."""
+        return {
+            "mean": self.mean.copy(),
+            "var": self.var.copy(),
+            "count": self.count,
+            "epsilon": self.epsilon,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore statistics saved by ``state_dict()`` (shapes must match)."""
+        _check_state(state, self.shape, "RunningMeanStd")
+        self.mean = np.array(state["mean"], dtype=np.float64)
+        self.var = np.array(state["var"], dtype=np.float64)
+        self.count = float(state["count"])
+        self.epsilon = float(state.get("epsilon", self.epsilon))
+
+    def __repr__(self) -> str:
+        return f"RunningMeanStd(shape={self.shape}, count={self.count!r})"
+
+
+class ExponentialMovingStats:
+    """Exponentially weighted mean and variance, bias-corrected, for non-stationary inputs.
+
+    Each ``update()`` call is one step: a sample seen ``halflife`` calls ago weighs half as much
+    as the newest one. A batch contributes its mean and variance as one step. Weights are
+    normalised by their sum, so the first update sets the moments outright.
+
+    Args:
+        shape: the shape of one sample (``()`` for scalars).
+        halflife: the number of update calls after which a sample's weight halves (> 0).
+    """
+
+    def __init__(self, shape: int | tuple[int, ...] = (), halflife: float = 1000.0) -> None:
+        if isinstance(halflife, bool) or not isinstance(
+            halflife, (int, float, np.integer, np.floating)
+        ):
+            raise TypeError(f"halflife must be a number, got {type(halflife).__name__}.")
+        if not halflife > 0 or not np.isfinite(halflife):
+            raise ValueError(f"halflife must be a finite number > 0, got {halflife}.")
+        self.shape = _as_shape(shape)
+        self.halflife: float = (
+            int(halflife) if isinstance(halflife, (int, np.integer)) else float(halflife)
+        )
+        self._decay = 0.5 ** (1.0 / float(halflife))
+        self.mean: Float64Array = np.zeros(self.shape, dtype=np.float64)
+        self.var: Float64Array = np.ones(self.shape, dtype=np.float64)
+        self.count: int = 0
+        self._weight = 0.0  # sum of the current (decayed) weights
+
+    @property
+    def std(self) -> Float64Array:
+        """``sqrt(var)``."""
+        return np.sqrt(self.var)
+
+    def update(self, batch: ArrayLike) -> None:
+        """Add a batch ``(N, *shape)`` as one step; an empty batch is ignored."""
+        moments = _batch_moments(batch, self.shape, "ExponentialMovingStats")
+        if moments is not None:
+            self.update_from_moments(*moments)
+
+    def update_from_moments(self, mean: ArrayLike, var: ArrayLike, count: float) -> None:
+        """Add one step whose samples have this mean and variance (count <= 0: ignored)."""
+        if count <= 0:
+            return
+        batch_mean = np.asarray(mean, dtype=np.float64)
+        batch_var = np.asarray(var, dtype=np.float64)
+        old_weight = self._decay * self._weight
+        weight = old_weight + 1.0
+        new_mean = self.mean + (batch_mean - self.mean) / weight
+        old_dev = self.mean - new_mean
+        new_dev = batch_mean - new_mean
+        self.var = np.array(
+            (old_weight * (self.var + old_dev * old_dev) + (batch_var + new_dev * new_dev))
+            / weight,
+            dtype=np.float64,
+        ).reshape(self.shape)
+        self.mean = np.array(new_mean, dtype=np.float64).reshape(self.shape)
+        self._weight = weight
+        self.count += 1
+
+    def normalize(self, x: ArrayLike, epsilon: float = 1e-8) -> Float64Array:
+        """``(x - mean) / sqrt(var + epsilon)`` in float64; ``x`` may be one sample or a batch."""
+        return (np.asarray(x, dtype=np.float64) - self.mean) / np.sqrt(self.var + epsilon)
+
+    def state_dict(self) -> dict[str, Any]:
+        """A copy of the statistics (``mean``, ``var``, ``count``, ``weight``, ``halflife``)."""
+        return {
+            "mean": self.mean.copy(),
+            "var": self.var.copy(),
+            "count": self.count,
+            "weight": self._weight,
+            "halflife": self.halflife,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore statistics saved by ``state_dict()`` (shapes must match)."""
+        _check_state(state, self.shape, "ExponentialMovingStats")
+        self.mean = np.array(state["mean"], dtype=np.float64)
+        self.var = np.array(state["var"], dtype=np.float64)
+        self.count = int(state["count"])
+        if "halflife" in state:
+            halflife = state["halflife"]
+            self.halflife = (
+                int(halflife) if isinstance(halflife, (int, np.integer)) else float(halflife)
+            )
+            self._decay = 0.5 ** (1.0 / float(halflife))
+        # Without a stored weight, treat the moments as the sum of `count` decayed steps.
+        default_weight = (1.0 - self._decay**self.count) / (1.0 - self._decay)
+        self._weight = float(state.get("weight", default_weight))
+
+    def __repr__(self) -> str:
+        return (
+            f"ExponentialMovingStats(shape={self.shape}, halflife={self.halflife}, "
+            f"count={self.count})"
+        )

@@ -1,0 +1,133 @@
+"""Statistics trackers: the StatsTracker protocol, InMemoryTracker and LoggingTracker."""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import Any, Protocol, runtime_checkable
+
+from sekai.stats.episode import EpisodeStats
+
+__all__ = ["InMemoryTracker", "LoggingTracker", "StatsTracker"]
+
+
+@runtime_checkable
+class StatsTracker(Protocol):
+    """Receives episode events from ``RecordEpisodeStatistics`` (any object with these methods)."""
+
+    def on_reset(self, env_id: str | None, seed: int | None) -> None:
+        """Called after every reset with the env's ID and recorded seed."""
+
+    def on_step(
+        self, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
+    ) -> None:
+        """Called after every step."""
+
+    def on_episode_end(self, stats: EpisodeStats) -> None:
+        """Called once per finished episode."""
+
+    def summary(self) -> dict[str, Any]:
+        """Return aggregate statistics (``{}`` when there is nothing to report)."""
+        ...
+
+
+class InMemoryTracker:
+    """Keeps the last ``max_episodes`` EpisodeStats in memory (``None``: unbounded)."""
+
+    def __init__(self, max_episodes: int | None = 100) -> None:
+        if max_episodes is not None:
+            if isinstance(max_episodes, bool) or not isinstance(max_episodes, int):
+                raise TypeError(
+                    f"max_episodes must be an int or None, got {type(max_episodes).__name__}."
+                )
+            if max_episodes < 1:
+                raise ValueError(f"max_episodes must be >= 1 or None, got {max_episodes}.")
+        self.max_episodes = max_episodes
+        self.episodes: deque[EpisodeStats] = deque(maxlen=max_episodes)
+
+    def on_reset(self, env_id: str | None, seed: int | None) -> None:
+        """Nothing to do: episodes are recorded when they end."""
+
+    def on_step(
+        self, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
+    ) -> None:
+        """Nothing to do: episodes are recorded when they end."""
+
+    def on_episode_end(self, stats: EpisodeStats) -> None:
+        """Append ``stats`` to the window."""
+        self.episodes.append(stats)
+
+    def mean_return(self) -> float:
+        """Mean episode return over the window (0.0 when empty)."""
+        if not self.episodes:
+            return 0.0
+        return sum(e.episode_return for e in self.episodes) / len(self.episodes)
+
+    def mean_length(self) -> float:
+        """Mean episode length over the window (0.0 when empty)."""
+        if not self.episodes:
+            return 0.0
+        return sum(e.episode_length for e in self.episodes) / len(self.episodes)
+
+    def summary(self) -> dict[str, Any]:
+        """``num_episodes``, ``mean_return``, ``min_return``, ``max_return``, ``mean_length``.
+
+        Returns ``{}`` when no episode has ended.
+        """
+        if not self.episodes:
+            return {}
+        returns = [float(e.episode_return) for e in self.episodes]
+        return {
+            "num_episodes": len(returns),
+            "mean_return": sum(returns) / len(returns),
+            "min_return": min(returns),
+            "max_return": max(returns),
+            "mean_length": self.mean_length(),
+        }
+
+    def __repr__(self) -> str:
+        return f"InMemoryTracker(max_episodes={self.max_episodes}, episodes={len(self.episodes)})"
+
+
+class LoggingTracker:
+    """Logs every finished episode with ``logger.info("episode_end", extra={...})``.
+
+    The default logger is ``logging.getLogger("sekai.stats")``.
+    """
+
+    def __init__(self, logger: logging.Logger | None = None) -> None:
+        self.logger = logger if logger is not None else logging.getLogger("sekai.stats")
+        self.num_episodes = 0
+        self.num_steps = 0
+
+    def on_reset(self, env_id: str | None, seed: int | None) -> None:
+        """Nothing is logged on reset."""
+
+    def on_step(
+        self, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
+    ) -> None:
+        """Count the step."""
+        self.num_steps += 1
+
+    def on_episode_end(self, stats: EpisodeStats) -> None:
+        """Log the episode's return, length, time and flags."""
+        self.num_episodes += 1
+        self.logger.info(
+            "episode_end",
+            extra={
+                "episode_return": stats.episode_return,
+                "episode_length": stats.episode_length,
+                "elapsed_time": stats.elapsed_time,
+                "terminated": stats.terminated,
+                "truncated": stats.truncated,
+            },
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """``{"num_episodes": n, "num_steps": m}``, or ``{}`` before anything happened."""
+        if not self.num_episodes and not self.num_steps:
+            return {}
+        return {"num_episodes": self.num_episodes, "num_steps": self.num_steps}
+
+    def __repr__(self) -> str:
+        return f"LoggingTracker(logger={self.logger.name!r}, episodes={self.num_episodes})"

@@ -1,0 +1,140 @@
+"""Tiny deterministic environments for tests: a single env, its native vector twin, a plugin.
+
+``LineEnv`` walks a point along ``0 .. size-1``: action 1 moves right, 0 moves left; reaching
+the right end terminates with reward 1, every other step costs 0.1. Only the start position
+is random (drawn from ``self.rng``), so a seed fixes the whole episode.
+``LineVecEnv`` is the same env as a ``NativeVecEnv``. ``LinePlugin`` registers both as
+``<plugin name>/Line-v0`` (``max_episode_steps=20``) for ``sekai.testing.registry_sandbox``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.error import InvalidAction, ResetRequired
+from sekai.plugins import EnvRegistrar, hookimpl
+from sekai.spaces import Box, Discrete
+from sekai.vector.native import NativeVecEnv
+
+__all__ = ["LineEnv", "LinePlugin", "LineVecEnv"]
+
+
+def _check_size(size: int) -> int:
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:
+        raise ValueError(f"size must be an int >= 2, got {size!r}.")
+    return int(size)
+
+
+class LineEnv(Env[NDArray[np.float32], np.int64]):
+    """A point on a line that must reach the right end (deterministic given the seed).
+
+    Args:
+        size: the number of positions (>= 2).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 10}
+
+    def __init__(self, size: int = 5) -> None:
+        self.size = _check_size(size)
+        self.observation_space = Box(0.0, float(self.size - 1), shape=(1,), dtype=np.float32)
+        self.action_space = Discrete(2)
+        self.position: int | None = None
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[NDArray[np.float32]]:
+        self._set_rng(seed)
+        start = (options or {}).get("start")
+        self.position = int(self.rng.integers(0, self.size - 1)) if start is None else int(start)
+        return ResetResult(self._observation(), {})
+
+    def step(self, action: np.int64) -> StepResult[NDArray[np.float32]]:
+        if self.position is None:
+            raise ResetRequired()
+        if not self.action_space.contains(action):
+            raise InvalidAction(action, self.action_space)
+        move = 1 if int(action) == 1 else -1
+        self.position = min(max(self.position + move, 0), self.size - 1)
+        terminated = self.position == self.size - 1
+        return StepResult(self._observation(), 1.0 if terminated else -0.1, terminated, False, {})
+
+    def _observation(self) -> NDArray[np.float32]:
+        return np.array([self.position], dtype=np.float32)
+
+
+class LineVecEnv(NativeVecEnv):
+    """``num_envs`` copies of ``LineEnv`` stepped together with array operations.
+
+    Args:
+        num_envs: the number of sub-envs.
+        size: the number of positions (>= 2).
+        autoreset: reset finished sub-envs within the same step.
+        max_episode_steps: truncate every sub-env after this many steps.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        size: int = 5,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+    ) -> None:
+        self.size = _check_size(size)
+        super().__init__(
+            num_envs,
+            Box(0.0, float(self.size - 1), shape=(1,), dtype=np.float32),
+            Discrete(2),
+            autoreset=autoreset,
+            max_episode_steps=max_episode_steps,
+        )
+        self.position = np.zeros(self.num_envs, dtype=np.int64)
+
+    def _reset_envs(
+        self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        for index, opts in zip(indices, options):
+            start = (opts or {}).get("start")
+            self.position[index] = (
+                self.rng.integers(0, self.size - 1) if start is None else int(start)
+            )
+
+    def _observe(self) -> NDArray[np.float32]:
+        return self.position[:, None].astype(np.float32)
+
+    def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+        move = np.where(np.asarray(actions) == 1, 1, -1)
+        move = np.where(self.frozen, 0, move)
+        self.position = np.clip(self.position + move, 0, self.size - 1)
+        terminated = self.position == self.size - 1
+        rewards = np.where(terminated, 1.0, -0.1)
+        return rewards, terminated, np.zeros(self.num_envs, dtype=bool), {}
+
+
+class LinePlugin:
+    """An in-memory plugin registering ``<name>/Line-v0`` (use it with ``registry_sandbox``).
+
+    ``registry_sandbox(LinePlugin)`` names the plugin ``sandbox``, so the ID is
+    ``sandbox/Line-v0``; ``registry_sandbox(("testing", LinePlugin))`` gives ``testing/Line-v0``.
+    """
+
+    @staticmethod
+    @hookimpl
+    def sekai_register_envs(registry: EnvRegistrar) -> None:
+        """Register ``<plugin>/Line-v0`` with its native vector version."""
+        plugin = registry.current.name if registry.current is not None else "sandbox"
+        registry.register(
+            f"{plugin}/Line-v0",
+            "sekai.testing.envs:LineEnv",
+            vector_entry_point="sekai.testing.envs:LineVecEnv",
+            max_episode_steps=20,
+        )

@@ -1,0 +1,120 @@
+"""Action-mask helpers: find an env's action_mask() and bring masks to one flat layout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.core.env import Env
+from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
+
+__all__ = ["action_mask_space", "flatten_action_mask", "get_action_mask", "supports_action_mask"]
+
+
+def supports_action_mask(env: Env[Any, Any]) -> bool:
+    """Whether ``env`` (any layer of a wrapper stack) has an ``action_mask`` attribute."""
+    return env.has_attr("action_mask")
+
+
+def get_action_mask(env: Env[Any, Any]) -> Any:
+    """The env's current action mask, or ``None`` if it has no ``action_mask()``.
+
+    ``action_mask`` is found with ``get_attr`` (so through wrappers) and called if callable.
+    """
+    if not env.has_attr("action_mask"):
+        return None
+    mask = env.get_attr("action_mask")
+    return mask() if callable(mask) else mask
+
+
+def _unsupported(space: Space[Any]) -> TypeError:
+    return TypeError(f"Action masks are not supported for {type(space).__name__} action spaces.")
+
+
+def action_mask_space(space: Space[Any]) -> MultiBinary:
+    """The ``MultiBinary`` space of flattened masks for an action space.
+
+    Discrete(n) gives ``MultiBinary(n)``, MultiDiscrete ``MultiBinary(sum(nvec))`` and Box
+    ``MultiBinary(prod(shape))``.
+
+    Raises:
+        TypeError: masks are not defined for this kind of space.
+    """
+    if isinstance(space, Discrete):
+        return MultiBinary(int(space.n))
+    if isinstance(space, MultiDiscrete):
+        return MultiBinary(int(np.sum(space.nvec)))
+    if isinstance(space, Box):
+        return MultiBinary(int(np.prod(space.shape, dtype=np.int64)))
+    raise _unsupported(space)
+
+
+def _flat_multi_discrete(nvec: NDArray[Any], mask: Any, index: tuple[int, ...]) -> list[Any]:
+    """Per-entry boolean masks of a nested tuple mask, in C order of ``nvec``."""
+    if nvec.ndim == 0:
+        entry = np.asarray(mask)
+        n = int(nvec)
+        if entry.shape != (n,):
+            raise ValueError(
+                f"The mask for dimension {index} must have shape ({n},) (nvec{list(index)} = {n}), "
+                f"got {entry.shape}."
+            )
+        return [entry == 1]
+    if not isinstance(mask, (tuple, list)) or len(mask) != nvec.shape[0]:
+        got = len(mask) if isinstance(mask, (tuple, list)) else type(mask).__name__
+        raise ValueError(
+            f"A tuple mask for MultiDiscrete needs {nvec.shape[0]} sub-masks at dimension "
+            f"{index}, got {got}."
+        )
+    out: list[Any] = []
+    for i, sub in enumerate(mask):
+        out.extend(_flat_multi_discrete(nvec[i], sub, (*index, i)))
+    return out
+
+
+def flatten_action_mask(space: Space[Any], mask: Any) -> NDArray[np.bool_]:
+    """Flatten a mask in any of the formats ``space.sample(mask=...)`` accepts to one bool array.
+
+    The result has ``action_mask_space(space).n`` entries, True where the action (or the
+    component, for Box) is allowed.
+
+    Raises:
+        TypeError: masks are not defined for this kind of space.
+        ValueError: the mask has the wrong shape for the space.
+    """
+    if isinstance(space, Discrete):
+        arr = np.asarray(mask)
+        if arr.shape != (space.n,):
+            raise ValueError(
+                f"An action mask for {space!r} must have shape ({space.n},), got {arr.shape}."
+            )
+        return np.asarray(arr == 1, dtype=bool)
+    if isinstance(space, MultiDiscrete):
+        nvec = np.asarray(space.nvec)
+        if isinstance(mask, (tuple, list)):
+            parts = _flat_multi_discrete(nvec, mask, ())
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+        arr = np.asarray(mask)
+        width = int(nvec.max()) if nvec.size else 0
+        expected = (*nvec.shape, width)
+        if arr.shape != expected:
+            raise ValueError(
+                f"A mask array for {space!r} must have shape {expected} (one row per entry, "
+                f"padded to max(nvec)), got {arr.shape}."
+            )
+        rows = arr.reshape(-1, width)
+        flat = [rows[i, :n] == 1 for i, n in enumerate(nvec.reshape(-1).tolist())]
+        return np.concatenate(flat) if flat else np.zeros(0, dtype=bool)
+    if isinstance(space, Box):
+        arr = np.asarray(mask)
+        try:
+            full = np.broadcast_to(arr, space.shape)
+        except ValueError:
+            raise ValueError(
+                f"An action mask for {space!r} must be broadcastable to {space.shape}, "
+                f"got shape {arr.shape}."
+            ) from None
+        return np.asarray(full != 0, dtype=bool).reshape(-1)
+    raise _unsupported(space)

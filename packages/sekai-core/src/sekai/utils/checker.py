@@ -1,0 +1,433 @@
+"""check_env: exercise an environment and report every contract violation it finds."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sekai.core.env import Env
+from sekai.spaces import Box, Dict, Space, Tuple
+from sekai.utils._equal import structurally_equal
+from sekai.utils.action_mask import flatten_action_mask, get_action_mask, supports_action_mask
+
+__all__ = ["check_env"]
+
+_STEP_FIELDS = ("observation", "reward", "terminated", "truncated", "info")
+_RESET_NOT_RESULT = "reset() must return a ResetResult with .observation and .info attributes."
+_NOT_SEEDED = (
+    "reset(seed=0) returned different observations on two calls. Call self._set_rng(seed) at "
+    "the start of reset() and draw all randomness from self.rng."
+)
+_NONDETERMINISTIC = (
+    "Two rollouts with the same seed and actions differed. If the env is intentionally "
+    "stochastic beyond its seed, register it with nondeterministic=True."
+)
+_MASK_FORMAT = "action_mask() must return a mask in the format action_space.sample() accepts."
+
+
+class _Stop(Exception):
+    """Ends the remaining checks (an ERROR that leaves nothing meaningful to test)."""
+
+
+@dataclass
+class _Issue:
+    level: str
+    text: str
+    unit: str = "steps"
+    count: int = 1
+
+    def render(self) -> str:
+        if self.count > 1:
+            return f"{self.level}: {self.text} (seen at {self.count} {self.unit}; first shown)"
+        return f"{self.level}: {self.text}"
+
+
+def _exc(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _short(x: Any, limit: int = 200) -> str:
+    with np.printoptions(threshold=20, edgeitems=3):
+        text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _copy(x: Any) -> Any:
+    try:
+        return copy.deepcopy(x)
+    except Exception:
+        return x
+
+
+def _box_leaves(space: Space[Any], obs: Any, path: str = "") -> list[tuple[str, Box, Any]]:
+    """(key path, Box, value) for every Box leaf of a (possibly nested) observation."""
+    if isinstance(space, Box):
+        return [(path, space, obs)]
+    out: list[tuple[str, Box, Any]] = []
+    if isinstance(space, Dict) and isinstance(obs, Mapping):
+        for key, sub in space.items():
+            if key in obs:
+                out.extend(_box_leaves(sub, obs[key], f"{path}[{key!r}]"))
+    elif isinstance(space, Tuple) and isinstance(obs, (tuple, list)):
+        for i, (sub, item) in enumerate(zip(space.spaces, obs)):
+            out.extend(_box_leaves(sub, item, f"{path}[{i}]"))
+    return out
+
+
+class _Checker:
+    def __init__(self, env: Env[Any, Any], n_steps: int) -> None:
+        self.env = env
+        self.n_steps = n_steps
+        self.issues: list[_Issue] = []
+        self._grouped: dict[str, _Issue] = {}
+        self.obs_space: Space[Any]
+        self.act_space: Space[Any]
+
+    # -- reporting -----------------------------------------------------------------------
+
+    def error(self, text: str, key: str | None = None, unit: str = "steps") -> None:
+        self._add("ERROR", text, key, unit)
+
+    def warning(self, text: str, key: str | None = None, unit: str = "steps") -> None:
+        self._add("WARNING", text, key, unit)
+
+    def _add(self, level: str, text: str, key: str | None, unit: str) -> None:
+        if key is not None and key in self._grouped:
+            self._grouped[key].count += 1
+            return
+        issue = _Issue(level, text, unit)
+        self.issues.append(issue)
+        if key is not None:
+            self._grouped[key] = issue
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def check_obs(self, obs: Any, where: str, key: str, unit: str = "steps") -> None:
+        space = self.obs_space
+        try:
+            inside = bool(space.contains(obs))
+        except Exception:
+            inside = False
+        if not inside:
+            self.error(
+                f"Observation from {where} is not within observation_space. obs={_short(obs)}",
+                key=f"{key}:space",
+                unit=unit,
+            )
+        for path, box, leaf in _box_leaves(space, obs):
+            if isinstance(leaf, (np.ndarray, np.generic)) and leaf.dtype != box.dtype:
+                self.warning(
+                    f"Observation{path} from {where} has dtype {leaf.dtype}, "
+                    f"space has {box.dtype}.",
+                    key=f"{key}:dtype{path}",
+                    unit=unit,
+                )
+
+    def sample_action(self, space: Space[Any]) -> Any:
+        if supports_action_mask(self.env):
+            return space.sample(mask=get_action_mask(self.env))
+        return space.sample()
+
+    # -- checks, in order ----------------------------------------------------------------
+
+    def run(self, flags: dict[str, bool]) -> None:
+        self.check_spaces()
+        self.check_samples(flags["check_action_space"], flags["check_obs_space"])
+        first = self.check_first_reset()
+        self.check_action_mask()
+        self.check_steps(first)
+        if flags["check_reset_seed"]:
+            self.check_reset_seed()
+        if flags["check_determinism"]:
+            self.check_determinism()
+        if flags["check_async"]:
+            self.check_async()
+
+    def check_spaces(self) -> None:
+        missing = False
+        for name in ("observation_space", "action_space"):
+            try:
+                space = getattr(self.env, name)
+            except AttributeError:
+                self.error(f"{name} is not defined. Set it in __init__.")
+                missing = True
+                continue
+            if not isinstance(space, Space):
+                self.error(f"{name} must be a sekai.Space, got {type(space).__name__}.")
+                missing = True
+                continue
+            setattr(self, "obs_space" if name == "observation_space" else "act_space", space)
+        if missing:
+            raise _Stop
+
+    def check_samples(self, actions: bool, observations: bool) -> None:
+        for enabled, name, space in (
+            (actions, "action_space", self.act_space),
+            (observations, "observation_space", self.obs_space),
+        ):
+            if not enabled:
+                continue
+            try:
+                sample = space.sample()
+                inside = space.contains(sample)
+            except Exception as exc:
+                self.error(f"{name}.sample() raised {_exc(exc)}")
+                continue
+            if not inside:
+                self.error(f"{name}.sample() returned {_short(sample)}, which is not in {name}.")
+
+    def check_reset_result(self, result: Any, where: str, key: str) -> None:
+        if not (hasattr(result, "observation") and hasattr(result, "info")):
+            self.error(_RESET_NOT_RESULT)
+            raise _Stop
+        if not isinstance(result.info, dict):
+            self.error(
+                f"{where} info must be a dict, got {type(result.info).__name__}.",
+                key=f"{key}:info",
+                unit="resets",
+            )
+        self.check_obs(result.observation, where, key, unit="resets")
+
+    def check_first_reset(self) -> Any:
+        try:
+            result = self.env.reset(seed=42)
+        except Exception as exc:
+            self.error(f"reset() raised {_exc(exc)}")
+            raise _Stop from None
+        self.check_reset_result(result, "reset()", "reset")
+        return result
+
+    def check_action_mask(self) -> None:
+        if not supports_action_mask(self.env):
+            return
+        try:
+            mask = get_action_mask(self.env)
+        except Exception as exc:
+            self.error(f"action_mask() raised {_exc(exc)}")
+            raise _Stop from None
+        try:
+            action = self.act_space.sample(mask=mask)
+        except Exception as exc:
+            self.error(
+                "action_space.sample(mask=env.action_mask()) raised "
+                f"{_sentence(_exc(exc))} {_MASK_FORMAT}"
+            )
+            raise _Stop from None
+        if not self.act_space.contains(action):
+            self.error(
+                f"action_space.sample(mask=env.action_mask()) returned {_short(action)}, which "
+                f"is not in action_space. {_MASK_FORMAT}"
+            )
+        try:
+            flatten_action_mask(self.act_space, mask)
+        except Exception as exc:
+            self.error(f"flatten_action_mask() rejected the action_mask(): {_sentence(_exc(exc))}")
+
+    def check_steps(self, first: Any) -> None:
+        env = self.env
+        prev, prev_copy = first.observation, _copy(first.observation)
+        mutation_seen = overwrite_seen = False
+        infinite = taken = 0
+        for i in range(self.n_steps):
+            try:
+                action = self.sample_action(self.act_space)
+            except Exception as exc:
+                self.error(f"Sampling an action raised {_exc(exc)} at step {i}.")
+                break
+            try:
+                result = env.step(action)
+            except Exception as exc:
+                self.error(f"step() raised {type(exc).__name__} at step {i}: {exc}")
+                break
+            taken += 1
+            missing = [name for name in _STEP_FIELDS if not hasattr(result, name)]
+            if missing:
+                self.error(f"step() must return a StepResult; result has no {', '.join(missing)}.")
+                break
+            if not mutation_seen and not structurally_equal(prev, prev_copy):
+                mutation_seen = True
+                self.warning(
+                    f"step() modified the previous observation in place (at step {i}). Return a "
+                    "new array from every step(): code that keeps observations (replay "
+                    "buffers, frame stacks, vector envs) would see them change."
+                )
+            obs = result.observation
+            self.check_obs(obs, f"step() at step {i}", "step")
+            infinite += self.check_reward(result.reward, i)
+            for name in ("terminated", "truncated"):
+                flag = getattr(result, name)
+                if not isinstance(flag, (bool, np.bool_)):
+                    self.warning(
+                        f"{name} at step {i} is {type(flag).__name__}, expected bool.",
+                        key=f"{name}:type",
+                    )
+            if not isinstance(result.info, dict):
+                self.warning(
+                    f"info at step {i} is {type(result.info).__name__}, expected dict.",
+                    key="info:type",
+                )
+            try:
+                done = bool(result.terminated or result.truncated)
+            except Exception as exc:
+                self.error(f"terminated/truncated at step {i} are not truth values: {_exc(exc)}")
+                break
+            if done:
+                terminal, terminal_copy = obs, _copy(obs)
+                try:
+                    reset = env.reset()
+                except Exception as exc:
+                    self.error(f"reset() raised {_exc(exc)}")
+                    raise _Stop from None
+                self.check_reset_result(reset, "reset()", "reset")
+                if not overwrite_seen and not structurally_equal(terminal, terminal_copy):
+                    overwrite_seen = True
+                    self.warning(
+                        f"reset() after step {i} overwrote the terminal observation in place. "
+                        "Return a new array from reset(): the terminal observation is still "
+                        "needed (final_observation, bootstrapping)."
+                    )
+                obs = reset.observation
+            prev, prev_copy = obs, _copy(obs)
+        if infinite:
+            self.warning(f"Encountered {infinite} infinite reward(s) during {taken} steps.")
+
+    def check_reward(self, reward: Any, i: int) -> int:
+        if isinstance(reward, (bool, np.bool_)) or not isinstance(reward, (int, float, np.number)):
+            self.warning(
+                f"reward at step {i} is {type(reward).__name__}, expected float.", key="reward:type"
+            )
+            return 0
+        value = float(reward)
+        if math.isnan(value):
+            self.warning(f"reward at step {i} is NaN.", key="reward:nan")
+        elif math.isinf(value):
+            return 1
+        return 0
+
+    def check_reset_seed(self) -> None:
+        try:
+            first = _copy(self.env.reset(seed=0).observation)
+            second = self.env.reset(seed=0).observation
+        except Exception as exc:
+            self.error(f"reset(seed=0) raised {_exc(exc)}")
+            return
+        if not structurally_equal(first, second):
+            self.warning(_NOT_SEEDED)
+
+    def _rollout(self) -> list[Any]:
+        space = copy.deepcopy(self.act_space)
+        space.seed(123)
+        trace: list[Any] = [_copy(self.env.reset(seed=123).observation)]
+        for _ in range(min(self.n_steps, 50)):
+            result = self.env.step(self.sample_action(space))
+            trace.append(
+                (_copy(result.observation), result.reward, result.terminated, result.truncated)
+            )
+            if result.terminated or result.truncated:
+                break
+        return trace
+
+    def check_determinism(self) -> None:
+        try:
+            first, second = self._rollout(), self._rollout()
+        except Exception as exc:
+            self.error(f"The determinism check's rollout raised {_exc(exc)}")
+            return
+        if not structurally_equal(first, second):
+            self.warning(_NONDETERMINISTIC)
+
+    def check_async(self) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            return  # a private loop cannot run inside a running one
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(self._check_async())
+        finally:
+            loop.close()
+
+    async def _check_async(self) -> None:
+        env = self.env
+        try:
+            result = await env.async_reset(seed=7)
+        except Exception as exc:
+            self.error(f"async_reset() raised {_exc(exc)}")
+            return
+        if not (hasattr(result, "observation") and hasattr(result, "info")):
+            self.error("async_reset() must return a ResetResult.")
+            return
+        self.check_obs(result.observation, "async_reset()", "async_reset")
+        try:
+            action = self.sample_action(self.act_space)
+            step = await env.async_step(action)
+        except Exception as exc:
+            self.error(f"async_step() raised {_exc(exc)}")
+            return
+        if not all(hasattr(step, name) for name in _STEP_FIELDS):
+            self.error("async_step() must return a StepResult.")
+            return
+        self.check_obs(step.observation, "async_step()", "async_step")
+
+
+def check_env(
+    env: Env[Any, Any],
+    *,
+    n_steps: int = 100,
+    warn_on_anomaly: bool = True,
+    check_obs_space: bool = True,
+    check_action_space: bool = True,
+    check_reset_seed: bool = True,
+    check_determinism: bool = False,
+    check_async: bool = True,
+) -> list[str]:
+    """Check an environment against the sekai Env contract and return the issues found.
+
+    The env is reset and stepped, so pass a fresh one. Failures of the env never raise: they
+    become ``"ERROR: ..."`` lines; anomalies become ``"WARNING: ..."`` lines. A problem that
+    repeats at every step is reported once, with ``(seen at N steps; first shown)``.
+
+    Args:
+        env: the environment (or wrapper stack) to check.
+        n_steps: how many random steps to take (actions respect ``action_mask()``).
+        warn_on_anomaly: keep WARNING lines (False: only ERRORs).
+        check_obs_space: check that ``observation_space.sample()`` is in the space.
+        check_action_space: check that ``action_space.sample()`` is in the space.
+        check_reset_seed: check that ``reset(seed=0)`` twice gives the same observation.
+        check_determinism: compare two seeded rollouts with the same actions.
+        check_async: run ``async_reset()``/``async_step()`` on a private event loop (skipped
+            when called inside a running loop).
+
+    Returns:
+        The issues, in check order; ``[]`` when every check passed.
+    """
+    checker = _Checker(env, int(n_steps))
+    flags = {
+        "check_obs_space": check_obs_space,
+        "check_action_space": check_action_space,
+        "check_reset_seed": check_reset_seed,
+        "check_determinism": check_determinism,
+        "check_async": check_async,
+    }
+    try:
+        checker.run(flags)
+    except _Stop:
+        pass
+    except Exception as exc:  # the checker must report, never raise, whatever the env does
+        checker.error(f"check_env stopped: the environment raised {_exc(exc)}")
+    issues = [issue.render() for issue in checker.issues]
+    if not warn_on_anomaly:
+        issues = [line for line in issues if not line.startswith("WARNING")]
+    return issues

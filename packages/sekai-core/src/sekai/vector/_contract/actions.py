@@ -1,0 +1,334 @@
+"""Batched action checks before dispatch (core.md §14 rule 2) and the split into per-env actions."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.error import InvalidAction
+from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
+
+__all__ = ["ActionChecker"]
+
+BoolArray = NDArray[np.bool_]
+
+
+class _Node(abc.ABC):
+    """Checks and splits the batch of one (sub-)space."""
+
+    def __init__(self, space: Space[Any], num_envs: int, path: str) -> None:
+        self.space = space
+        self.num_envs = num_envs
+        self.path = path
+
+    def _where(self) -> str:
+        return f"actions{self.path}" if self.path else "actions"
+
+    @abc.abstractmethod
+    def normalize(self, batch: Any) -> Any:
+        """The batch in canonical form; ValueError for a wrong structure or shape."""
+
+    @abc.abstractmethod
+    def bad_rows(self, batch: Any) -> BoolArray | None:
+        """Rows (sub-envs) whose values are invalid, or None when every row is valid."""
+
+    def repair(self, batch: Any, bad: BoolArray) -> Any:
+        """Make rows ``bad`` (frozen sub-envs, not checked) harmless to convert; default: as is."""
+        return batch
+
+    @abc.abstractmethod
+    def row(self, batch: Any, index: int) -> Any:
+        """Sub-env ``index``'s action."""
+
+    @abc.abstractmethod
+    def split(self, batch: Any) -> list[Any]:
+        """Every sub-env's action, in order."""
+
+
+class _ArrayNode(_Node):
+    """Box, Discrete, MultiDiscrete and MultiBinary: one array ``(num_envs, *shape)``."""
+
+    def __init__(self, space: Space[Any], num_envs: int, path: str) -> None:
+        super().__init__(space, num_envs, path)
+        self.shape = (num_envs, *tuple(space.shape or ()))
+        self.dtype = space.dtype
+        self.low: Any = None
+        self.high: Any = None
+        self.scalar = isinstance(space, Discrete)
+        if isinstance(space, Discrete):
+            self.kind = "int"
+            self.low, self.high = space.start, space.start + space.n - 1
+        elif isinstance(space, MultiDiscrete):
+            self.kind = "int"
+            self.low, self.high = space.start, space.start + space.nvec - 1
+        elif isinstance(space, MultiBinary):
+            self.kind = "binary"
+        else:
+            self.kind = "box"
+
+    def normalize(self, batch: Any) -> NDArray[Any]:
+        try:
+            array = np.asarray(batch)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(
+                f"{self._where()} must form an array of shape {self.shape} for "
+                f"{self.space!r}; got a ragged or non-numeric batch ({exc})."
+            ) from exc
+        if array.shape != self.shape:
+            raise ValueError(
+                f"{self._where()} must have shape {self.shape} ({self.num_envs} sub-envs, "
+                f"action space {self.space!r}), got shape {array.shape}."
+            )
+        return array
+
+    def _bad(self, array: NDArray[Any]) -> BoolArray | None:
+        """Element-wise invalid entries, or None if all are valid (checked cheaply first)."""
+        kind = array.dtype.kind
+        if self.kind == "box":
+            if kind in "iub":
+                return None
+            if kind == "f":
+                return None if np.isfinite(array).all() else ~np.isfinite(array)
+            return np.ones(array.shape, dtype=bool)
+        if self.kind == "binary":
+            if kind == "b":
+                return None
+            if kind in "iuf":
+                bad = (array != 0) & (array != 1)
+                return bad if bad.any() else None
+            return np.ones(array.shape, dtype=bool)
+        if kind in "iu":
+            if array.size == 0:
+                return None
+            if self.scalar and array.dtype == np.int64:
+                # One reduction: v is in [low, high] iff (v - low) mod 2**64 <= high - low.
+                shifted = array if self.low == 0 else array - np.int64(self.low)
+                if shifted.view(np.uint64).max() <= self.high - self.low:
+                    return None
+            bad = (array < self.low) | (array > self.high)
+            return bad if bad.any() else None
+        if kind == "f":
+            with np.errstate(invalid="ignore"):
+                bad = (array != np.floor(array)) | ~(array >= self.low) | ~(array <= self.high)
+            return bad if bad.any() else None
+        return np.ones(array.shape, dtype=bool)
+
+    def bad_rows(self, batch: NDArray[Any]) -> BoolArray | None:
+        bad = self._bad(batch)
+        if bad is None:
+            return None
+        return np.asarray(bad.reshape(self.num_envs, -1).any(axis=1), dtype=bool)
+
+    def repair(self, batch: NDArray[Any], bad: BoolArray) -> NDArray[Any]:
+        if self.kind == "box" or not bad.any():
+            return batch
+        fixed: NDArray[Any] = batch.copy()
+        fixed[bad] = self.low if self.kind == "int" else 0  # any valid value will do
+        return fixed
+
+    def cast(self, batch: NDArray[Any]) -> NDArray[Any]:
+        """Integral floats for Discrete/MultiDiscrete/MultiBinary become the space's dtype."""
+        if self.kind != "box" and batch.dtype.kind == "f":
+            cast: NDArray[Any] = batch.astype(self.dtype)
+            return cast
+        return batch
+
+    def row(self, batch: NDArray[Any], index: int) -> Any:
+        value = batch[index]
+        return value.item() if isinstance(value, np.generic) else value
+
+    def split(self, batch: NDArray[Any]) -> list[Any]:
+        if self.scalar:  # Discrete: Python ints, which envs handle fastest
+            return batch.tolist()  # type: ignore[no-any-return]
+        return list(batch)
+
+
+class _DictNode(_Node):
+    """A Dict space: a dict of batches with exactly its keys, or a list of per-env dicts."""
+
+    def __init__(self, space: Dict, num_envs: int, path: str) -> None:
+        super().__init__(space, num_envs, path)
+        self.children = {
+            key: _node(sub, num_envs, f"{path}[{key!r}]") for key, sub in space.spaces.items()
+        }
+
+    def normalize(self, batch: Any) -> dict[Any, Any]:
+        keys = list(self.children)
+        if (
+            isinstance(batch, (list, tuple))
+            and len(batch) == self.num_envs
+            and all(isinstance(action, Mapping) for action in batch)
+        ):
+            bad = [i for i, action in enumerate(batch) if set(action) != set(keys)]
+            if bad:
+                raise ValueError(
+                    f"{self._where()}[{bad[0]}] has keys {sorted(map(str, batch[bad[0]]))}, "
+                    f"expected {sorted(map(str, keys))}."
+                )
+            batch = {key: [action[key] for action in batch] for key in keys}
+        if not isinstance(batch, Mapping):
+            raise ValueError(
+                f"{self._where()} must be a dict of batches with keys {keys} (or a list of "
+                f"{self.num_envs} dicts) for {self.space!r}, got {type(batch).__name__}."
+            )
+        if set(batch) != set(keys):
+            raise ValueError(
+                f"{self._where()} must have exactly the keys {keys}, got {list(batch)}."
+            )
+        return {key: node.normalize(batch[key]) for key, node in self.children.items()}
+
+    def bad_rows(self, batch: dict[Any, Any]) -> BoolArray | None:
+        result: BoolArray | None = None
+        for key, node in self.children.items():
+            rows = node.bad_rows(batch[key])
+            if rows is not None:
+                result = rows if result is None else result | rows
+        return result
+
+    def repair(self, batch: dict[Any, Any], bad: BoolArray) -> dict[Any, Any]:
+        return {key: node.repair(batch[key], bad) for key, node in self.children.items()}
+
+    def cast(self, batch: dict[Any, Any]) -> dict[Any, Any]:
+        return {key: _cast(node, batch[key]) for key, node in self.children.items()}
+
+    def row(self, batch: dict[Any, Any], index: int) -> dict[Any, Any]:
+        return {key: node.row(batch[key], index) for key, node in self.children.items()}
+
+    def split(self, batch: dict[Any, Any]) -> list[Any]:
+        keys = list(self.children)
+        columns = [node.split(batch[key]) for key, node in self.children.items()]
+        return [dict(zip(keys, values)) for values in zip(*columns)]
+
+
+class _TupleNode(_Node):
+    """A Tuple space: a tuple of batches, or a list of per-env tuples."""
+
+    def __init__(self, space: Tuple, num_envs: int, path: str) -> None:
+        super().__init__(space, num_envs, path)
+        self.children = [_node(sub, num_envs, f"{path}[{i}]") for i, sub in enumerate(space.spaces)]
+
+    def normalize(self, batch: Any) -> tuple[Any, ...]:
+        width = len(self.children)
+        if isinstance(batch, list):
+            if len(batch) != self.num_envs:
+                raise ValueError(
+                    f"{self._where()} is a list of {len(batch)} per-env actions, "
+                    f"expected {self.num_envs}."
+                )
+            if any(not isinstance(a, (tuple, list)) or len(a) != width for a in batch):
+                raise ValueError(
+                    f"every per-env action in {self._where()} must be a tuple of {width} parts."
+                )
+            batch = tuple([action[i] for action in batch] for i in range(width))
+        if not isinstance(batch, tuple) or len(batch) != width:
+            raise ValueError(
+                f"{self._where()} must be a tuple of {width} batches (or a list of "
+                f"{self.num_envs} tuples) for {self.space!r}, got {type(batch).__name__}."
+            )
+        return tuple(node.normalize(part) for node, part in zip(self.children, batch))
+
+    def bad_rows(self, batch: tuple[Any, ...]) -> BoolArray | None:
+        result: BoolArray | None = None
+        for node, part in zip(self.children, batch):
+            rows = node.bad_rows(part)
+            if rows is not None:
+                result = rows if result is None else result | rows
+        return result
+
+    def repair(self, batch: tuple[Any, ...], bad: BoolArray) -> tuple[Any, ...]:
+        return tuple(node.repair(part, bad) for node, part in zip(self.children, batch))
+
+    def cast(self, batch: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(_cast(node, part) for node, part in zip(self.children, batch))
+
+    def row(self, batch: tuple[Any, ...], index: int) -> tuple[Any, ...]:
+        return tuple(node.row(part, index) for node, part in zip(self.children, batch))
+
+    def split(self, batch: tuple[Any, ...]) -> list[Any]:
+        columns = [node.split(part) for node, part in zip(self.children, batch)]
+        return list(zip(*columns))
+
+
+class _OpaqueNode(_Node):
+    """Any other space (Sequence, custom): one entry per sub-env, values not checked."""
+
+    def normalize(self, batch: Any) -> Any:
+        try:
+            length = len(batch)
+        except TypeError:
+            length = None
+        if length != self.num_envs:
+            raise ValueError(
+                f"{self._where()} must hold one action per sub-env ({self.num_envs}) for "
+                f"{self.space!r}, got {type(batch).__name__}"
+                + (f" of length {length}." if length is not None else ".")
+            )
+        return batch
+
+    def bad_rows(self, batch: Any) -> BoolArray | None:
+        return None
+
+    def row(self, batch: Any, index: int) -> Any:
+        return batch[index]
+
+    def split(self, batch: Any) -> list[Any]:
+        return list(batch)
+
+
+def _node(space: Space[Any], num_envs: int, path: str) -> _Node:
+    if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+        return _ArrayNode(space, num_envs, path)
+    if isinstance(space, Dict):
+        return _DictNode(space, num_envs, path)
+    if isinstance(space, Tuple):
+        return _TupleNode(space, num_envs, path)
+    return _OpaqueNode(space, num_envs, path)
+
+
+def _cast(node: _Node, batch: Any) -> Any:
+    cast = getattr(node, "cast", None)
+    return cast(batch) if cast is not None else batch
+
+
+class ActionChecker:
+    """Checks a batch of actions for one action space before any sub-env is stepped.
+
+    Structure (batch length, per-env shape, Dict keys) → ``ValueError``; values of the sub-envs
+    that are not frozen (Discrete/MultiDiscrete/MultiBinary parts integral and in range, Box
+    parts finite) → ``InvalidAction`` naming the first bad sub-env.
+    """
+
+    def __init__(self, space: Space[Any], num_envs: int) -> None:
+        self.space = space
+        self.num_envs = num_envs
+        self._root = _node(space, num_envs, "")
+
+    def check(self, actions: Any, frozen: BoolArray | None = None) -> Any:
+        """The checked batch in canonical form (arrays; dicts/tuples of arrays).
+
+        Args:
+            actions: a batch shaped like the batched action space, or a list of per-env actions.
+            frozen: sub-envs whose actions are ignored and so not checked, or None.
+
+        Raises:
+            ValueError: wrong batch structure, length or shape.
+            sekai.InvalidAction: an invalid value for a sub-env that is not frozen.
+        """
+        root = self._root
+        batch = root.normalize(actions)
+        bad = root.bad_rows(batch)
+        if bad is not None:
+            checked = bad if frozen is None else bad & ~frozen
+            if checked.any():
+                index = int(np.flatnonzero(checked)[0])
+                raise InvalidAction(root.row(batch, index), self.space, index=index)
+            batch = root.repair(batch, bad)
+        return _cast(root, batch)
+
+    def split(self, batch: Any) -> list[Any]:
+        """Per-env actions of a batch returned by ``check()``."""
+        return self._root.split(batch)

@@ -1,0 +1,129 @@
+"""Vector seeding and reset options (core.md §3 and §14 rule 5), checked in the parent process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from sekai.core._rng import check_seed, make_seed_sequence
+
+__all__ = ["native_seed", "vector_options", "vector_seeds"]
+
+_GENERATOR_SEED = (
+    "reset(seed=...) got a numpy Generator: one generator cannot seed {n} sub-envs "
+    "independently. Pass an int (independent child seeds are spawned from it) or a list of "
+    "{n} seeds."
+)
+
+
+def _seed_list(seed: Any, num_envs: int) -> list[Any] | None:
+    """The entries of a seed list (validated), or None when ``seed`` is not a list."""
+    if isinstance(seed, np.ndarray) and seed.ndim == 1:
+        seed = seed.tolist()
+    if not isinstance(seed, (list, tuple)):
+        return None
+    if len(seed) != num_envs:
+        raise ValueError(
+            f"reset(seed=...) got a list of {len(seed)} seeds for {num_envs} sub-envs; "
+            f"pass exactly {num_envs} (None keeps a sub-env's stream)."
+        )
+    for index, entry in enumerate(seed):
+        check_seed(entry, what=f"seed[{index}]")
+    return list(seed)
+
+
+def _check_single(seed: Any, num_envs: int) -> int:
+    if isinstance(seed, np.random.Generator):
+        raise TypeError(_GENERATOR_SEED.format(n=num_envs))
+    check_seed(seed, allow_generator=False)
+    return int(seed)
+
+
+def _draw(generator: np.random.Generator) -> int:
+    return int(generator.integers(2**63))
+
+
+def vector_seeds(seed: Any, num_envs: int) -> list[int | None]:
+    """The seed each sub-env's ``reset()`` receives, everything checked before anything is used.
+
+    An int gives ``make_seed_sequence(seed, num_envs)``; a list of ``num_envs`` entries passes
+    ints as they are, keeps ``None`` and turns a Generator into one draw
+    ``int(g.integers(2**63))``; ``None`` gives ``None`` for every sub-env.
+
+    Raises:
+        TypeError: a Generator (alone), or a float/bool/str seed anywhere.
+        ValueError: a negative seed, or a list whose length is not ``num_envs``.
+    """
+    if seed is None:
+        return [None] * num_envs
+    entries = _seed_list(seed, num_envs)
+    if entries is None:
+        return list(make_seed_sequence(_check_single(seed, num_envs), num_envs))
+    return [
+        _draw(entry)
+        if isinstance(entry, np.random.Generator)
+        else (None if entry is None else int(entry))
+        for entry in entries
+    ]
+
+
+def native_seed(
+    seed: Any, num_envs: int, current: Callable[[], np.random.Generator]
+) -> int | np.random.Generator | None:
+    """What a native env passes to ``_set_rng`` for ``reset(seed=...)``.
+
+    An int seeds the one generator; a list is combined into one ``SeedSequence`` of its
+    entries (``None`` contributes a draw from ``current()``, a Generator a draw from itself),
+    except that an all-``None`` list is the same as ``None`` (the stream continues).
+    """
+    if seed is None:
+        return None
+    entries = _seed_list(seed, num_envs)
+    if entries is None:
+        return _check_single(seed, num_envs)
+    if all(entry is None for entry in entries):
+        return None
+    entropy = [
+        _draw(current())
+        if entry is None
+        else (_draw(entry) if isinstance(entry, np.random.Generator) else int(entry))
+        for entry in entries
+    ]
+    return np.random.default_rng(np.random.SeedSequence(entropy))
+
+
+def vector_options(options: Any, num_envs: int) -> list[dict[str, Any] | None]:
+    """One options dict (or None) per sub-env from ``reset(options=...)``.
+
+    A single dict is given to every sub-env (each its own shallow copy); a list must have
+    ``num_envs`` dicts or ``None``.
+
+    Raises:
+        ValueError: a list of another length.
+        TypeError: anything else than a dict, a list of dicts/None, or None.
+    """
+    if options is None:
+        return [None] * num_envs
+    if isinstance(options, Mapping):
+        return [dict(options) for _ in range(num_envs)]
+    if isinstance(options, (list, tuple)):
+        if len(options) != num_envs:
+            raise ValueError(
+                f"reset(options=...) got a list of {len(options)} entries for {num_envs} "
+                f"sub-envs; pass one dict for all, or exactly {num_envs} dicts (or None)."
+            )
+        per_env: list[dict[str, Any] | None] = []
+        for index, entry in enumerate(options):
+            if entry is not None and not isinstance(entry, Mapping):
+                raise TypeError(
+                    f"reset(options=...)[{index}] must be a dict or None, "
+                    f"got {type(entry).__name__}."
+                )
+            per_env.append(None if entry is None else dict(entry))
+        return per_env
+    raise TypeError(
+        "reset(options=...) must be a dict, a list with one dict (or None) per sub-env, or "
+        f"None, got {type(options).__name__}."
+    )

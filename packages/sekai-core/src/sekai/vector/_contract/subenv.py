@@ -1,0 +1,161 @@
+"""One sub-env under the vector contract: same-step autoreset, freezing and attribute access.
+
+This is the per-sub-env half of the contract. It runs wherever the sub-env lives: in the
+parent for SyncVecEnv and AsyncVecEnv, in the worker process for ProcVecEnv (and the actor for
+RayVecEnv). Its sync and async drivers share every decision through the helpers below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.vector.infos import autoreset_info
+
+__all__ = ["SubEnv", "call_each", "resets_itself"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def resets_itself(env: Env[Any, Any]) -> bool:
+    """Whether a layer of ``env``'s wrapper stack is an ``AutoReset`` (the VecEnv then never
+    resets it a second time, and it never freezes)."""
+    from sekai.wrappers.autoreset import AutoReset  # wrappers may import vector helpers
+
+    return any(isinstance(layer, AutoReset) for layer in env)
+
+
+class SubEnv:
+    """Drives one sub-env the way every VecEnv backend must.
+
+    - ``autoreset=True``: a step that ends an episode resets the sub-env within the same call;
+      the result has the new episode's first observation, the ending step's reward and flags,
+      and info ``{**info, "final_observation", "final_info", "reset_info"}``.
+    - ``autoreset=False``: the sub-env freezes: until the next ``reset()`` every step returns
+      its final observation, reward 0, the flags it ended with and a new empty info, without
+      stepping it (its action is ignored).
+    - A sub-env wrapped in ``AutoReset`` is never reset a second time and never freezes.
+
+    Attributes:
+        env: the sub-env.
+        autoreset: the VecEnv's autoreset setting.
+        resets_itself: whether the sub-env is wrapped in ``AutoReset``.
+    """
+
+    __slots__ = ("_final", "autoreset", "env", "resets_itself")
+
+    def __init__(self, env: Env[Any, Any], autoreset: bool) -> None:
+        self.env = env
+        self.autoreset = bool(autoreset)
+        self.resets_itself = resets_itself(env)
+        self._final: StepResult[Any] | None = None
+
+    @property
+    def frozen(self) -> bool:
+        """Whether the sub-env finished an episode with ``autoreset=False`` and awaits reset()."""
+        return self._final is not None
+
+    # -- decisions shared by both drivers ---------------------------------------------------
+
+    def _frozen_result(self) -> StepResult[Any]:
+        final = self._final
+        assert final is not None
+        return StepResult(final.observation, 0.0, final.terminated, final.truncated, {})
+
+    def _needs_reset(self, result: StepResult[Any]) -> bool:
+        """After a step: True when the VecEnv must reset the sub-env now (freezes it instead
+        when autoreset is off)."""
+        if not (result.terminated or result.truncated) or self.resets_itself:
+            return False
+        if self.autoreset:
+            return True
+        self._final = result
+        return False
+
+    @staticmethod
+    def _merge(result: StepResult[Any], reset: ResetResult[Any]) -> StepResult[Any]:
+        return StepResult(
+            reset.observation,
+            result.reward,
+            result.terminated,
+            result.truncated,
+            autoreset_info(result.info, result.observation, reset.info),
+        )
+
+    # -- sync driver -------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        """Reset the sub-env (unfreezing it) and return its ResetResult."""
+        self._final = None
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> StepResult[Any]:
+        """Step the sub-env under the contract (autoreset or freezing)."""
+        if self._final is not None:
+            return self._frozen_result()
+        result = self.env.step(action)
+        if (result.terminated or result.truncated) and self._needs_reset(result):
+            return self._merge(result, self.env.reset())
+        return result
+
+    # -- async driver ------------------------------------------------------------------------
+
+    async def async_reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> Any:
+        """``reset()`` through the sub-env's ``async_reset()``."""
+        self._final = None
+        return await self.env.async_reset(seed=seed, options=options)
+
+    async def async_step(self, action: Any) -> StepResult[Any]:
+        """``step()`` through the sub-env's ``async_step()`` / ``async_reset()``."""
+        if self._final is not None:
+            return self._frozen_result()
+        result = await self.env.async_step(action)
+        if self._needs_reset(result):
+            return self._merge(result, await self.env.async_reset())
+        return result
+
+    # -- attributes through the wrapper stack -------------------------------------------------
+
+    def get_attr(self, name: str) -> Any:
+        """``name`` from the outermost layer of the sub-env that has it."""
+        return self.env.get_attr(name)
+
+    def set_attr(self, name: str, value: Any) -> None:
+        """Set ``name`` on the layer that has it (the outermost wrapper if none has)."""
+        self.env.set_attr(name, value)
+
+    def call(
+        self, name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
+        """Call method ``name`` (or read the attribute when it is not callable)."""
+        attr = self.env.get_attr(name)
+        if callable(attr):
+            return attr(*args, **(kwargs or {}))
+        return attr
+
+    def close(self) -> None:
+        """Close the sub-env."""
+        self.env.close()
+
+
+def call_each(fn: Callable[[T, Any], R], items: Sequence[T], args: Sequence[Any]) -> list[R]:
+    """``[fn(item, arg) ...]`` for every pair; after all ran, raise the first error (rule 9).
+
+    So one failing sub-env does not leave the others halfway through a call.
+    """
+    results: list[Any] = [None] * len(items)
+    error: Exception | None = None
+    for index, (item, arg) in enumerate(zip(items, args)):
+        try:
+            results[index] = fn(item, arg)
+        except Exception as exc:  # re-raised below, after the others ran
+            if error is None:
+                error = exc
+    if error is not None:
+        raise error
+    return results

@@ -1,0 +1,150 @@
+"""InProcessVecEnv: the common base of the backends whose sub-envs live in this process."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from sekai.core.env import Env
+from sekai.spaces import Space
+from sekai.vector._contract.batching import stack_observations
+from sekai.vector._contract.subenv import SubEnv, call_each
+from sekai.vector.result import VecResetResult, VecStepResult
+from sekai.vector.vec_env import VecEnv
+
+__all__ = ["InProcessVecEnv", "build_envs"]
+
+
+def _close_quietly(envs: Iterable[Env[Any, Any]]) -> None:
+    for env in envs:
+        with contextlib.suppress(Exception):  # the construction error is the one to report
+            env.close()
+
+
+def _same_space(a: Space[Any], b: Space[Any]) -> bool:
+    if type(a) is not type(b):
+        return False
+    if type(a).__eq__ is object.__eq__:  # custom space without value equality: trust it
+        return True
+    return bool(a == b)
+
+
+def build_envs(env_fns: Iterable[Callable[[], Env[Any, Any]]], owner: str) -> list[Env[Any, Any]]:
+    """Call every factory; if one fails, close the envs already built and re-raise.
+
+    Raises:
+        TypeError: ``env_fns`` is not a list of callables, or a factory returned a non-Env.
+        ValueError: no factories, or sub-envs whose spaces differ from sub-env 0's.
+    """
+    if isinstance(env_fns, (str, bytes)) or not isinstance(env_fns, Iterable):
+        raise TypeError(
+            f"{owner} expects a list of zero-argument callables that build the sub-envs, "
+            f"got {type(env_fns).__name__}."
+        )
+    fns = list(env_fns)
+    if not fns:
+        raise ValueError(f"{owner} needs at least one env factory, got an empty list.")
+    for index, fn in enumerate(fns):
+        if not callable(fn):
+            raise TypeError(
+                f"{owner}: env_fns[{index}] must be a zero-argument callable that builds a "
+                f"sub-env, got {type(fn).__name__}. Pass e.g. lambda: sekai.make(...)."
+            )
+    envs: list[Env[Any, Any]] = []
+    try:
+        for index, fn in enumerate(fns):
+            env = fn()
+            if not isinstance(env, Env):
+                raise TypeError(
+                    f"{owner}: env_fns[{index}]() returned {type(env).__name__}, not a "
+                    "sekai.Env. To use a gymnasium env, convert it with "
+                    "sekai.compat.from_gymnasium(env)."
+                )
+            envs.append(env)
+            first = envs[0]
+            for what in ("observation_space", "action_space"):
+                mine, theirs = getattr(env, what), getattr(first, what)
+                if not _same_space(mine, theirs):
+                    raise ValueError(
+                        f"{owner}: sub-env {index} has {what} {mine!r}, but sub-env 0 has "
+                        f"{theirs!r}; every sub-env must have the same spaces."
+                    )
+    except BaseException:
+        _close_quietly(envs)
+        raise
+    return envs
+
+
+class InProcessVecEnv(VecEnv):
+    """Sub-envs held in this process, each driven by a ``SubEnv`` (autoreset, freezing).
+
+    Holds what SyncVecEnv and AsyncVecEnv share: construction with cleanup, ``envs``,
+    ``get_attr`` / ``set_attr`` / ``call`` through each sub-env's wrapper stack, and ``close``.
+    """
+
+    def __init__(
+        self, env_fns: Iterable[Callable[[], Env[Any, Any]]], *, autoreset: bool = True
+    ) -> None:
+        envs = build_envs(env_fns, type(self).__name__)
+        try:
+            super().__init__(
+                len(envs), envs[0].observation_space, envs[0].action_space, autoreset=autoreset
+            )
+            self._subenvs = [SubEnv(env, self.autoreset) for env in envs]
+        except BaseException:
+            _close_quietly(envs)
+            raise
+        self._set_self_resetting([sub.resets_itself for sub in self._subenvs])
+        self.metadata = envs[0].metadata
+
+    @property
+    def envs(self) -> list[Env[Any, Any]]:
+        """The sub-env objects (a new list; the sub-envs themselves are live)."""
+        return [sub.env for sub in self._subenvs]
+
+    def get_attr(self, name: str) -> list[Any]:
+        self._check_open()
+        return call_each(lambda sub, _: sub.get_attr(name), self._subenvs, [None] * self.num_envs)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        self._check_open()
+        per_env = self._per_env_values(values)
+        call_each(lambda sub, value: sub.set_attr(name, value), self._subenvs, per_env)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        self._check_open()
+        return call_each(
+            lambda sub, _: sub.call(name, args, kwargs), self._subenvs, [None] * self.num_envs
+        )
+
+    def _reset_from(self, results: list[Any]) -> VecResetResult[Any]:
+        """The batched reset result of every sub-env's ResetResult (or the first error)."""
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        observations = stack_observations(self.observation_space, [r.observation for r in results])
+        self._reset_done()
+        return VecResetResult(observations, [r.info for r in results])
+
+    def _step_from(self, results: list[Any], failed: bool) -> VecStepResult[Any]:
+        """The batched step result of every sub-env's StepResult.
+
+        With ``failed``, some entries are exceptions: the others' steps are recorded, then
+        the first (lowest index) exception is raised (rule 9).
+        """
+        if failed:
+            for index, result in enumerate(results):
+                if not isinstance(result, BaseException):
+                    self._partial_step(index, result.terminated or result.truncated)
+            raise next(r for r in results if isinstance(r, BaseException))
+        return self._step_result(
+            stack_observations(self.observation_space, [r.observation for r in results]),
+            [r.reward for r in results],
+            [r.terminated for r in results],
+            [r.truncated for r in results],
+            [r.info for r in results],
+        )
+
+    def _close(self) -> None:
+        call_each(lambda sub, _: sub.close(), self._subenvs, [None] * self.num_envs)

@@ -1,0 +1,113 @@
+"""AsyncVecEnv: runs the sub-envs' async_step()/async_reset() concurrently with asyncio."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, TypeVar
+
+from sekai.core.env import Env
+from sekai.vector._in_process import InProcessVecEnv
+from sekai.vector.result import VecResetResult, VecStepResult
+
+__all__ = ["AsyncVecEnv"]
+
+T = TypeVar("T")
+
+_IN_RUNNING_LOOP = (
+    "AsyncVecEnv.{method}() cannot run inside a running event loop (async code, Jupyter); "
+    "use `await vec.async_{method}(...)` instead."
+)
+
+
+class AsyncVecEnv(InProcessVecEnv):
+    """Runs the sub-envs concurrently on one event loop with ``asyncio.gather``.
+
+    It helps when the sub-envs' ``async_step()`` really awaits (I/O-bound envs); envs with the
+    default async methods run one after another, as in SyncVecEnv. ``step()`` and ``reset()``
+    are sync shims running the coroutines on a private event loop, which ``close()`` closes;
+    inside a running event loop they raise RuntimeError: await ``async_step()`` /
+    ``async_reset()`` there.
+
+    Args:
+        env_fns: zero-argument callables, one per sub-env, that build the sub-envs.
+        autoreset: reset a finished sub-env within the same step (default); with False a
+            finished sub-env is frozen until the next reset.
+    """
+
+    def __init__(
+        self, env_fns: Iterable[Callable[[], Env[Any, Any]]], *, autoreset: bool = True
+    ) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        super().__init__(env_fns, autoreset=autoreset)
+
+    # -- sync shims ----------------------------------------------------------------------------
+
+    def _shim(self, method: str) -> asyncio.AbstractEventLoop:
+        """The private loop, after checking that no loop is running in this thread."""
+        self._check_open()
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError(_IN_RUNNING_LOOP.format(method=method))
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        loop = self._shim("reset")
+        return loop.run_until_complete(self.async_reset(seed=seed, options=options))
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        loop = self._shim("step")
+        return loop.run_until_complete(self.async_step(actions))
+
+    # -- the concurrent implementation ----------------------------------------------------------
+
+    async def _gather(self, coroutines: list[Coroutine[Any, Any, T]]) -> list[Any]:
+        """Run every coroutine to the end, even when some raise (rule 9)."""
+        return list(await asyncio.gather(*coroutines, return_exceptions=True))
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        self._check_open()
+        self._begin_async()
+        try:
+            seeds, per_env_options = self._reset_plan(seed, options)
+            results = await self._gather(
+                [
+                    sub.async_reset(sub_seed, sub_options)
+                    for sub, sub_seed, sub_options in zip(self._subenvs, seeds, per_env_options)
+                ]
+            )
+            return self._reset_from(results)
+        finally:
+            self._async_pending = False
+
+    async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        self._check_open()
+        self._begin_async()
+        try:
+            per_env = self._split_actions(self._checked_actions(actions))
+            results = await self._gather(
+                [sub.async_step(action) for sub, action in zip(self._subenvs, per_env)]
+            )
+            return self._step_from(results, any(isinstance(r, BaseException) for r in results))
+        finally:
+            self._async_pending = False
+
+    # -- closing -------------------------------------------------------------------------------
+
+    def _close(self) -> None:
+        try:
+            super()._close()
+        finally:
+            loop, self._loop = self._loop, None
+            if loop is not None and not loop.is_closed():
+                loop.close()
+
+    def __del__(self) -> None:
+        loop = getattr(self, "_loop", None)
+        if loop is not None and not loop.is_closed() and not loop.is_running():
+            loop.close()

@@ -1,0 +1,214 @@
+"""Per-sub-env info dicts: stack_infos, array splitting and lazily built info lists."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.spaces import Dict, Space, Tuple
+
+__all__ = ["LazyInfos", "autoreset_info", "batch_row", "split_value", "stack_infos"]
+
+
+def stack_infos(infos: Sequence[Mapping[str, Any]]) -> dict[str, NDArray[Any]]:
+    """Stack the keys present in every sub-env's info into arrays with a leading sub-env axis.
+
+    Keys follow the first info's order; scalars become a 1-D array, arrays are ``np.stack``ed
+    (values whose shapes differ become an object array).
+
+    Example:
+        ``stack_infos([{"elapsed_steps": 2}, {"elapsed_steps": 2}])`` is
+        ``{'elapsed_steps': array([2, 2])}``.
+    """
+    if not infos:
+        return {}
+    first, rest = infos[0], infos[1:]
+    stacked: dict[str, NDArray[Any]] = {}
+    for key in first:
+        if not all(key in info for info in rest):
+            continue
+        values = [info[key] for info in infos]
+        try:
+            stacked[key] = np.stack([np.asarray(v) for v in values])
+        except ValueError:  # shapes differ: keep one object per sub-env
+            column = np.empty(len(values), dtype=object)
+            column[:] = values
+            stacked[key] = column
+    return stacked
+
+
+def autoreset_info(
+    step_info: dict[str, Any], final_observation: Any, reset_info: dict[str, Any]
+) -> dict[str, Any]:
+    """The info of a step that ended an episode and reset the sub-env (AutoReset's convention)."""
+    return {
+        **step_info,
+        "final_observation": final_observation,
+        "final_info": step_info,
+        "reset_info": reset_info,
+    }
+
+
+def _leading(value: Any, n: int) -> bool:
+    return isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == n
+
+
+def split_value(value: Any, n: int) -> list[Any]:
+    """One entry per sub-env from a value that may carry a leading ``n`` axis.
+
+    A 1-D array becomes Python scalars (datetime64 and timedelta64 stay NumPy), a 2-D or higher
+    array gives each sub-env its row, and anything else is repeated ``n`` times.
+    """
+    if not _leading(value, n):
+        return [value] * n
+    if value.ndim == 1 and value.dtype.kind not in "mM":
+        return value.tolist()  # type: ignore[no-any-return]
+    return list(value)
+
+
+def _cell(value: Any, index: int, n: int) -> Any:
+    """``split_value(value, n)[index]`` without splitting the whole value."""
+    if not _leading(value, n):
+        return value
+    item = value[index]
+    if value.ndim == 1 and isinstance(item, np.generic) and value.dtype.kind not in "mM":
+        return item.item()
+    return item
+
+
+def batch_row(space: Space[Any], batch: Any, index: int) -> Any:
+    """Row ``index`` of a batch of ``space`` (dicts and tuples are walked; arrays indexed)."""
+    if isinstance(space, Dict):
+        return {key: batch_row(sub, batch[key], index) for key, sub in space.spaces.items()}
+    if isinstance(space, Tuple):
+        return tuple(batch_row(sub, part, index) for sub, part in zip(space.spaces, batch))
+    return batch[index]
+
+
+class LazyInfos:
+    """A list of per-sub-env info dicts that is built only when someone reads it.
+
+    ``at(i)`` builds (and keeps) one dict, so a wrapper can add keys to a few sub-envs;
+    ``build()`` builds the list once, reusing the dicts ``at()`` handed out.
+    """
+
+    __slots__ = ("_built", "_given", "_n")
+
+    def __init__(self, n: int) -> None:
+        self._n = n
+        self._given: dict[int, dict[str, Any]] = {}
+        self._built: list[dict[str, Any]] | None = None
+
+    def __len__(self) -> int:
+        return self._n
+
+    def at(self, index: int) -> dict[str, Any]:
+        """The dict of sub-env ``index`` (the same object the built list will hold)."""
+        index = operator.index(index)
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError(f"sub-env index {index} out of range for {self._n} sub-envs")
+        if self._built is not None:
+            return self._built[index]
+        info = self._given.get(index)
+        if info is None:
+            info = self._given[index] = self._make_one(index)
+        return info
+
+    def build(self) -> list[dict[str, Any]]:
+        """The list of dicts (built on the first call, the same list afterwards)."""
+        if self._built is None:
+            infos = self._make_all()
+            for index, info in self._given.items():
+                infos[index] = info
+            self._built = infos
+            self._given = {}
+        return self._built
+
+    def _make_one(self, index: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _make_all(self) -> list[dict[str, Any]]:
+        return [self._make_one(i) for i in range(self._n)]
+
+
+class ArrayInfos(LazyInfos):
+    """Infos split from a dict of arrays with a leading sub-env axis (native vector envs).
+
+    Args:
+        n: number of sub-envs.
+        arrays: the env's info arrays (``elapsed_steps`` is added after them when given).
+        elapsed: per-sub-env step counts for ``info["elapsed_steps"]``, or None.
+        skip: sub-envs whose info is ``{}`` (frozen ones), or None.
+        reset: sub-env indices reset by autoreset in this step (sorted), or None.
+        final_observations: the batch observed before that reset (rows = terminal obs).
+        observation_space: the single observation space (to take rows of the batch).
+        reset_arrays: info arrays of the reset, with a leading ``len(reset)`` axis.
+    """
+
+    __slots__ = ("_arrays", "_elapsed", "_final", "_reset", "_reset_arrays", "_skip", "_space")
+
+    def __init__(
+        self,
+        n: int,
+        arrays: Mapping[str, Any],
+        *,
+        elapsed: NDArray[np.int64] | None = None,
+        skip: NDArray[np.bool_] | None = None,
+        reset: NDArray[np.intp] | None = None,
+        final_observations: Any = None,
+        observation_space: Space[Any] | None = None,
+        reset_arrays: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(n)
+        self._arrays = arrays
+        self._elapsed = elapsed
+        self._skip = skip
+        self._reset = reset
+        self._final = final_observations
+        self._space = observation_space
+        self._reset_arrays = reset_arrays if reset_arrays is not None else {}
+
+    def _plain(self, index: int) -> dict[str, Any]:
+        n = self._n
+        info = {key: _cell(value, index, n) for key, value in self._arrays.items()}
+        if self._elapsed is not None:
+            info["elapsed_steps"] = int(self._elapsed[index])
+        return info
+
+    def _after_reset(self, index: int, position: int, info: dict[str, Any]) -> dict[str, Any]:
+        assert self._reset is not None and self._space is not None
+        k = len(self._reset)
+        reset_info = {key: _cell(value, position, k) for key, value in self._reset_arrays.items()}
+        return autoreset_info(info, batch_row(self._space, self._final, index), reset_info)
+
+    def _make_one(self, index: int) -> dict[str, Any]:
+        if self._skip is not None and self._skip[index]:
+            return {}
+        info = self._plain(index)
+        if self._reset is not None:
+            position = int(np.searchsorted(self._reset, index))
+            if position < len(self._reset) and self._reset[position] == index:
+                return self._after_reset(index, position, info)
+        return info
+
+    def _make_all(self) -> list[dict[str, Any]]:
+        n = self._n
+        keys = list(self._arrays)
+        columns = [split_value(self._arrays[key], n) for key in keys]
+        if self._elapsed is not None:
+            keys.append("elapsed_steps")
+            columns.append(self._elapsed.tolist())
+        infos = [dict(zip(keys, row)) for row in zip(*columns)] if keys else [{} for _ in range(n)]
+        if self._skip is not None:
+            for index in np.flatnonzero(self._skip).tolist():
+                infos[index] = {}
+        if self._reset is not None:
+            for position, index in enumerate(self._reset.tolist()):
+                infos[index] = self._after_reset(index, position, infos[index])
+        return infos

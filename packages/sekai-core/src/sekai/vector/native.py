@@ -1,0 +1,320 @@
+"""NativeVecEnv: vector envs that advance every sub-env at once with array operations."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.core._rng import np_random
+from sekai.spaces import Space
+from sekai.vector._contract.batching import as_batch_dtype, copy_batch, put_rows
+from sekai.vector._contract.seeding import native_seed, vector_options
+from sekai.vector.infos import ArrayInfos, split_value
+from sekai.vector.result import VecResetResult, VecStepResult
+from sekai.vector.vec_env import VecEnv
+
+__all__ = ["NativeVecEnv", "shared"]
+
+M = TypeVar("M")
+
+_SHARED = "_sekai_shared"
+
+
+class _SharedProperty(property):
+    """A property marked with ``@shared``."""
+
+    _sekai_shared = True
+
+
+def shared(member: M) -> M:
+    """Mark a method or property of a native vector env as the same for every sub-env.
+
+    ``get_attr`` and ``call`` then give every sub-env the whole value, even when it is an
+    array whose length happens to equal ``num_envs``. Put it outermost, above ``@property``.
+
+    Example:
+        >>> class ScheduledDrift(DriftVecEnv):
+        ...     @shared
+        ...     def push_schedule(self):
+        ...         return np.array([1, 1, 0, 0])
+        >>> ScheduledDrift(4).call("push_schedule")[0]
+        array([1, 1, 0, 0])
+    """
+    if isinstance(member, property) and not isinstance(member, _SharedProperty):
+        return _SharedProperty(member.fget, member.fset, member.fdel, member.__doc__)  # type: ignore[return-value]
+    try:
+        setattr(member, _SHARED, True)
+    except (AttributeError, TypeError) as exc:
+        raise TypeError(
+            f"@shared applies to methods and properties, got {type(member).__name__}."
+        ) from exc
+    return member
+
+
+def _is_shared(cls: type, name: str) -> bool:
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return bool(getattr(klass.__dict__[name], _SHARED, False))
+    return False
+
+
+def _check_max_episode_steps(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"max_episode_steps must be an int or None, got {type(value).__name__}.")
+    if value < 1:
+        raise ValueError(f"max_episode_steps must be >= 1, got {value}.")
+    return int(value)
+
+
+class NativeVecEnv(VecEnv):
+    """Base class of vector envs that simulate every sub-env at once with array operations.
+
+    Pass ``num_envs`` and the single-env spaces to ``__init__`` and implement the hooks
+    ``_reset_envs(indices, options)``, ``_observe()`` and ``_step(actions)`` (and optionally
+    ``_reset_infos(indices)``). The base class does the rest: seeding (one generator,
+    ``self.rng``), per-env options, ResetRequired before the first reset, action checks,
+    same-step autoreset with ``final_observation`` / ``final_info`` / ``reset_info`` (or, with
+    ``autoreset=False``, frozen sub-envs, listed in ``self.frozen``), splitting info arrays
+    into one dict per sub-env, batched spaces, closing, and the time limit
+    ``max_episode_steps`` with ``infos[i]["elapsed_steps"]``.
+
+    Return new arrays from ``_observe()`` and ``_step()``: they are handed to the caller as
+    they are.
+
+    Args:
+        num_envs: number of sub-envs.
+        observation_space: the observation space of one sub-env.
+        action_space: the action space of one sub-env.
+        autoreset: reset finished sub-envs within the same step (default); with False they
+            freeze until the next reset.
+        max_episode_steps: truncate every sub-env's episode after this many steps.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        observation_space: Space[Any],
+        action_space: Space[Any],
+        *,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+    ) -> None:
+        super().__init__(num_envs, observation_space, action_space, autoreset=autoreset)
+        self.max_episode_steps = _check_max_episode_steps(max_episode_steps)
+        self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
+        self._rng: np.random.Generator | None = None
+        self._rng_seed: int | None = None
+        self._last_actions: NDArray[Any] | None = None
+        self._final_observations: Any = None
+        self._final_terminated = np.zeros(self.num_envs, dtype=bool)
+        self._final_truncated = np.zeros(self.num_envs, dtype=bool)
+
+    # -- the hooks ---------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _reset_envs(
+        self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        """(Re)initialise the sub-envs in ``indices``, with one options dict (or None) each."""
+
+    @abc.abstractmethod
+    def _observe(self) -> Any:
+        """The batched observation of all sub-envs (a new array, not a view of the state)."""
+
+    @abc.abstractmethod
+    def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+        """Advance every sub-env: ``(rewards, terminated, truncated, infos)``.
+
+        The first three have shape ``(num_envs,)``; ``infos`` is a dict of arrays with a
+        leading ``num_envs`` axis (1-D arrays become Python scalars in each sub-env's dict).
+        """
+
+    def _reset_infos(self, indices: NDArray[np.intp]) -> dict[str, Any]:
+        """Info arrays (leading axis ``len(indices)``) for the sub-envs just reset; default none."""
+        return {}
+
+    # -- seeding -----------------------------------------------------------------------------
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The one generator every sub-env draws from (created from OS entropy if unseeded)."""
+        if self._rng is None:
+            self._rng, self._rng_seed = np_random(None)
+        return self._rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        if not isinstance(value, np.random.Generator):
+            raise TypeError(f"rng must be a numpy Generator, got {type(value).__name__}.")
+        self._rng, self._rng_seed = value, -1
+
+    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
+        """Seed ``self.rng`` like ``Env._set_rng``: an int or Generator reseeds, None keeps it."""
+        if seed is None and self._rng is not None:
+            return self._rng_seed if self._rng_seed is not None else -1
+        self._rng, self._rng_seed = np_random(seed)
+        return self._rng_seed
+
+    # -- reset and step ----------------------------------------------------------------------
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        self._check_open()
+        n = self.num_envs
+        rng_seed = native_seed(seed, n, lambda: self.rng)
+        per_env_options = vector_options(options, n)
+        self._begin_reset()
+        self._set_rng(rng_seed)
+        indices = np.arange(n)
+        self._reset_envs(indices, per_env_options)
+        self._elapsed[:] = 0
+        self._final_observations = None
+        observations = as_batch_dtype(self.observation_space, self._observe())
+        infos = ArrayInfos(n, self._reset_infos(indices))
+        self._reset_done()
+        return VecResetResult(observations, infos)  # type: ignore[arg-type]
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        batch = self._checked_actions(actions)
+        n = self.num_envs
+        frozen: NDArray[np.bool_] | None = None
+        if self._may_freeze is not None:
+            frozen = self._frozen.copy() if self._frozen.any() else None
+            batch = self._remember_actions(batch, frozen)
+        rewards, terminated, truncated, info_arrays = self._step(batch)
+        rewards = np.asarray(rewards, dtype=np.float64)
+        terminated = np.asarray(terminated, dtype=bool)
+        truncated = np.asarray(truncated, dtype=bool)
+        elapsed = None
+        if self.max_episode_steps is not None:
+            if frozen is None:
+                self._elapsed += 1
+            else:
+                self._elapsed += ~frozen
+            truncated = truncated | (self._elapsed >= self.max_episode_steps)
+            elapsed = self._elapsed.copy()
+        if frozen is not None:
+            rewards = np.where(frozen, 0.0, rewards)
+            terminated = np.where(frozen, self._final_terminated, terminated)
+            truncated = np.where(frozen, self._final_truncated, truncated)
+        observations = as_batch_dtype(self.observation_space, self._observe())
+        dones = terminated | truncated
+        if frozen is not None:
+            observations = put_rows(
+                self.observation_space, observations, self._final_observations, frozen
+            )
+            dones &= ~frozen  # the sub-envs that finished in this step
+        infos: ArrayInfos
+        if not dones.any():
+            infos = ArrayInfos(n, info_arrays, elapsed=elapsed, skip=frozen)
+        elif self.autoreset:
+            infos, observations = self._reset_finished(observations, dones, info_arrays, elapsed)
+        else:
+            self._freeze(observations, dones, terminated, truncated)
+            infos = ArrayInfos(n, info_arrays, elapsed=elapsed, skip=frozen)
+        return self._step_result(observations, rewards, terminated, truncated, infos)
+
+    def _remember_actions(self, batch: Any, frozen: NDArray[np.bool_] | None) -> Any:
+        """Give frozen sub-envs their last action again (a numeric array batch only)."""
+        if not isinstance(batch, np.ndarray) or batch.dtype.kind not in "biuf":
+            return batch
+        last = self._last_actions
+        if frozen is not None and last is not None and last.shape == batch.shape:
+            batch = batch.copy()
+            batch[frozen] = last[frozen]
+        else:
+            batch = batch.copy()  # the caller may reuse its array
+        self._last_actions = batch
+        return batch
+
+    def _reset_finished(
+        self,
+        observations: Any,
+        dones: NDArray[np.bool_],
+        info_arrays: dict[str, Any],
+        elapsed: NDArray[np.int64] | None,
+    ) -> tuple[ArrayInfos, Any]:
+        indices = np.flatnonzero(dones)
+        self._reset_envs(indices, [None] * len(indices))
+        self._elapsed[indices] = 0
+        infos = ArrayInfos(
+            self.num_envs,
+            info_arrays,
+            elapsed=elapsed,
+            reset=indices,
+            final_observations=observations,
+            observation_space=self.observation_space,
+            reset_arrays=self._reset_infos(indices),
+        )
+        return infos, as_batch_dtype(self.observation_space, self._observe())
+
+    def _freeze(
+        self,
+        observations: Any,
+        newly: NDArray[np.bool_],
+        terminated: NDArray[np.bool_],
+        truncated: NDArray[np.bool_],
+    ) -> None:
+        space = self.observation_space
+        if self._final_observations is None:
+            self._final_observations = copy_batch(space, observations)
+        else:
+            put_rows(space, self._final_observations, observations, newly)
+        self._final_terminated[newly] = terminated[newly]
+        self._final_truncated[newly] = truncated[newly]
+
+    # -- attributes --------------------------------------------------------------------------
+
+    def _per_sub_env(self, name: str, value: Any) -> list[Any]:
+        if _is_shared(type(self), name):
+            return [value] * self.num_envs
+        return split_value(value, self.num_envs)
+
+    def get_attr(self, name: str) -> list[Any]:
+        """Read attribute ``name`` of this object, split into one value per sub-env.
+
+        An array with a leading ``num_envs`` axis is split (1-D arrays into Python scalars);
+        anything else, and any member marked ``@shared``, is repeated for every sub-env.
+        """
+        self._check_open()
+        return self._per_sub_env(name, getattr(self, name))
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Change an existing attribute: a list of ``num_envs`` values is stored as one array,
+        anything else as it is.
+
+        Raises:
+            AttributeError: this object has no attribute ``name`` (a new attribute would not
+                change the simulation).
+        """
+        self._check_open()
+        if not hasattr(self, name):
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute {name!r}; a native vector "
+                "env's set_attr only changes existing attributes (a new one would not change "
+                "the simulation)."
+            )
+        if isinstance(values, list) and len(values) == self.num_envs:
+            array = np.array(values)
+            current = getattr(self, name)
+            if (
+                isinstance(current, np.ndarray)
+                and current.shape == array.shape
+                and np.can_cast(array.dtype, current.dtype, "same_kind")
+            ):
+                array = array.astype(current.dtype)
+            values = array
+        setattr(self, name, values)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call method ``name`` of this object (or read it when it is not callable) and split
+        the result like ``get_attr``."""
+        self._check_open()
+        attr = getattr(self, name)
+        value = attr(*args, **kwargs) if callable(attr) else attr
+        return self._per_sub_env(name, value)

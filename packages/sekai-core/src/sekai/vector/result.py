@@ -1,0 +1,114 @@
+"""VecResetResult and VecStepResult: the frozen batched results of a VecEnv."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.core.result import _ArrayAwareEq
+from sekai.vector.infos import LazyInfos
+
+__all__ = ["VecResetResult", "VecStepResult"]
+
+ObsT = TypeVar("ObsT")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class VecResetResult(_ArrayAwareEq, Generic[ObsT]):
+    """What ``VecEnv.reset()`` returns: the batched first observations and one info per sub-env.
+
+    Attributes:
+        observations: the batch, shaped like ``batch_observation_space``.
+        infos: a list with one distinct dict per sub-env.
+    """
+
+    observations: ObsT
+    infos: list[dict[str, Any]]
+
+    @property
+    def dones(self) -> NDArray[np.bool_]:
+        """All ``False``: a reset never ends an episode."""
+        return np.zeros(len(_raw_infos(self)), dtype=bool)
+
+    def _replace(self, **changes: Any) -> VecResetResult[Any]:
+        """Copy with some fields changed, keeping a not yet built ``infos`` unbuilt."""
+        return VecResetResult(
+            changes.get("observations", self.observations),
+            changes["infos"] if "infos" in changes else _raw_infos(self),
+        )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class VecStepResult(_ArrayAwareEq, Generic[ObsT]):
+    """What ``VecEnv.step()`` returns: one transition of every sub-env.
+
+    Attributes:
+        observations: the batch, shaped like ``batch_observation_space`` (after an autoreset,
+            the first observation of the new episode).
+        rewards: ``float64`` array ``(num_envs,)``.
+        terminated: ``bool`` array ``(num_envs,)``.
+        truncated: ``bool`` array ``(num_envs,)``.
+        infos: a list with one distinct dict per sub-env.
+    """
+
+    observations: ObsT
+    rewards: NDArray[np.float64]
+    terminated: NDArray[np.bool_]
+    truncated: NDArray[np.bool_]
+    infos: list[dict[str, Any]]
+
+    @property
+    def dones(self) -> NDArray[np.bool_]:
+        """``terminated | truncated``."""
+        return self.terminated | self.truncated
+
+    def _replace(self, **changes: Any) -> VecStepResult[Any]:
+        """Copy with some fields changed, keeping a not yet built ``infos`` unbuilt."""
+        return VecStepResult(
+            changes.get("observations", self.observations),
+            changes.get("rewards", self.rewards),
+            changes.get("terminated", self.terminated),
+            changes.get("truncated", self.truncated),
+            changes["infos"] if "infos" in changes else _raw_infos(self),
+        )
+
+
+def _install_lazy_infos(cls: type) -> None:
+    # `infos` may hold a LazyInfos (native envs build one dict per sub-env only when asked): the
+    # slot keeps whatever was stored and this property swaps in the built list on first read, so
+    # users only ever see a real list of real dicts.
+    slot = cls.__dict__["infos"]
+
+    def infos(self: Any) -> list[dict[str, Any]]:
+        value = slot.__get__(self, cls)
+        if isinstance(value, LazyInfos):
+            value = value.build()
+            slot.__set__(self, value)
+        return value  # type: ignore[no-any-return]
+
+    infos.__doc__ = "One distinct dict per sub-env."
+    cls._infos_slot = slot  # type: ignore[attr-defined]
+    setattr(cls, "infos", property(infos, slot.__set__, doc=infos.__doc__))  # noqa: B010
+
+
+def _raw_infos(result: VecResetResult[Any] | VecStepResult[Any]) -> Any:
+    """The stored ``infos``: a list, or a LazyInfos that has not been built yet."""
+    return type(result)._infos_slot.__get__(result, type(result))  # type: ignore[union-attr]
+
+
+def info_at(result: VecResetResult[Any] | VecStepResult[Any], index: int) -> dict[str, Any]:
+    """Sub-env ``index``'s info dict, building only that one when the list is still lazy.
+
+    Wrappers use it to add keys for a few sub-envs without building every dict.
+    """
+    raw = _raw_infos(result)
+    if isinstance(raw, LazyInfos):
+        return raw.at(index)
+    return raw[index]  # type: ignore[no-any-return]
+
+
+_install_lazy_infos(VecResetResult)
+_install_lazy_infos(VecStepResult)

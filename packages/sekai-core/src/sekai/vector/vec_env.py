@@ -1,0 +1,309 @@
+"""VecEnv: the abstract base of every vector env and the parent-side half of the contract."""
+
+from __future__ import annotations
+
+import abc
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.core._async import install_async_routes
+from sekai.error import AsyncCallPending, ResetRequired, VecEnvClosed
+from sekai.spaces import Space, batch_space
+from sekai.vector._contract.actions import ActionChecker
+from sekai.vector._contract.seeding import vector_options, vector_seeds
+from sekai.vector.result import VecResetResult, VecStepResult
+
+if TYPE_CHECKING:
+    from sekai.registry.spec import EnvSpec
+
+__all__ = ["VecEnv"]
+
+
+def _check_num_envs(num_envs: Any) -> int:
+    if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)):
+        raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}.")
+    if num_envs < 1:
+        raise ValueError(f"num_envs must be >= 1, got {num_envs}.")
+    return int(num_envs)
+
+
+class _BatchCache:
+    """``batch_space(single, n)``, rebuilt only when the single space object changes."""
+
+    __slots__ = ("batch", "single")
+
+    def __init__(self) -> None:
+        self.single: Space[Any] | None = None
+        self.batch: Space[Any] | None = None
+
+    def get(self, single: Space[Any], n: int) -> Space[Any]:
+        if self.single is not single or self.batch is None:
+            self.batch = batch_space(single, n)
+            self.single = single
+        return self.batch
+
+
+class VecEnv(abc.ABC):
+    """A batch of ``num_envs`` environments stepped together.
+
+    Subclasses implement ``reset``, ``step``, ``get_attr``, ``set_attr`` and ``call``, and build
+    them from the protected helpers here, which hold the parent-side rules every backend shares
+    (core.md §14): ``_checked_actions`` (ResetRequired, VecEnvClosed, action checks),
+    ``_reset_done``, ``_step_result`` (dtypes, frozen sub-envs) and ``_async_call``
+    (AsyncCallPending). The per-sub-env rules live in ``sekai.vector._contract.subenv``.
+
+    Attributes:
+        spec: the registry entry when built by ``make_vec()``, else None.
+        metadata: the env's metadata (native envs: the class attribute; others: sub-env 0's).
+    """
+
+    metadata: dict[str, Any] = {}  # noqa: RUF012 - read-only default; backends assign their own
+    spec: EnvSpec | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        install_async_routes(cls)
+
+    def __init__(
+        self,
+        num_envs: int,
+        observation_space: Space[Any],
+        action_space: Space[Any],
+        *,
+        autoreset: bool = True,
+    ) -> None:
+        if not isinstance(observation_space, Space) or not isinstance(action_space, Space):
+            bad = observation_space if not isinstance(observation_space, Space) else action_space
+            raise TypeError(f"{type(self).__name__} needs sekai spaces, got {type(bad).__name__}.")
+        if not isinstance(autoreset, (bool, np.bool_)):
+            raise TypeError(f"autoreset must be a bool, got {type(autoreset).__name__}.")
+        self._num_envs = _check_num_envs(num_envs)
+        self._observation_space = observation_space
+        self._action_space = action_space
+        self._autoreset = bool(autoreset)
+        self._frozen = np.zeros(self._num_envs, dtype=bool)
+        # Which sub-envs freeze when their episode ends (None: none, autoreset is on).
+        self._may_freeze: NDArray[np.bool_] | None = (
+            None if self._autoreset else np.ones(self._num_envs, dtype=bool)
+        )
+        self._has_reset = False
+        self._closed = False
+        self._async_pending = False
+        self._batch_obs = _BatchCache()
+        self._batch_act = _BatchCache()
+        self._checker: ActionChecker | None = None
+
+    # -- spaces ----------------------------------------------------------------------------
+
+    @property
+    def num_envs(self) -> int:
+        """The number of sub-envs."""
+        return self._num_envs
+
+    @property
+    def observation_space(self) -> Space[Any]:
+        """The observation space of one sub-env."""
+        return self._observation_space
+
+    @observation_space.setter
+    def observation_space(self, space: Space[Any]) -> None:
+        self._observation_space = space
+
+    @property
+    def action_space(self) -> Space[Any]:
+        """The action space of one sub-env."""
+        return self._action_space
+
+    @action_space.setter
+    def action_space(self, space: Space[Any]) -> None:
+        self._action_space = space
+
+    @property
+    def batch_observation_space(self) -> Space[Any]:
+        """The space of a batch of observations (``batch_space(observation_space, num_envs)``)."""
+        return self._batch_obs.get(self.observation_space, self.num_envs)
+
+    @property
+    def batch_action_space(self) -> Space[Any]:
+        """The space of a batch of actions (``batch_space(action_space, num_envs)``)."""
+        return self._batch_act.get(self.action_space, self.num_envs)
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def autoreset(self) -> bool:
+        """Whether a finished sub-env is reset within the same ``step()``."""
+        return self._autoreset
+
+    @property
+    def frozen(self) -> NDArray[np.bool_]:
+        """Sub-envs that finished with ``autoreset=False`` and wait for ``reset()`` (a copy)."""
+        return self._frozen.copy()  # type: ignore[no-any-return]
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` has been called."""
+        return self._closed
+
+    @property
+    def unwrapped(self) -> VecEnv:
+        """The innermost VecEnv: ``self`` (vector wrappers return the one they wrap)."""
+        return self
+
+    # -- the API ---------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        """Reset every sub-env.
+
+        Args:
+            seed: an int (independent child seeds are spawned for the sub-envs), a list of
+                ``num_envs`` seeds (``None`` entries continue their stream) or None.
+            options: one dict for every sub-env or a list with one dict (or None) per sub-env.
+        """
+
+    @abc.abstractmethod
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        """Step every sub-env with its action from the batch (or list) ``actions``."""
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        """Coroutine version of ``reset()`` (by default it runs ``reset()``)."""
+        self._begin_async()
+        try:
+            return self.reset(seed=seed, options=options)
+        finally:
+            self._async_pending = False
+
+    async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        """Coroutine version of ``step()`` (by default it runs ``step()``)."""
+        self._begin_async()
+        try:
+            return self.step(actions)
+        finally:
+            self._async_pending = False
+
+    @abc.abstractmethod
+    def get_attr(self, name: str) -> list[Any]:
+        """Read ``name`` from every sub-env (through its wrapper stack)."""
+
+    @abc.abstractmethod
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set ``name`` on every sub-env: a list of ``num_envs`` values is one per sub-env,
+        anything else is one value for all (pass ``[v] * num_envs`` to give each the list v)."""
+
+    @abc.abstractmethod
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call method ``name`` on every sub-env (or read it when it is not callable)."""
+
+    def close(self) -> None:
+        """Release the sub-envs and the backend's resources; a second call does nothing.
+
+        If a sub-env's ``close()`` raises, the rest is still released, then the first error
+        is raised.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._close()
+
+    def _close(self) -> None:  # noqa: B027 - optional hook, not abstract
+        """Backend hook for ``close()`` (runs once); default: nothing to release."""
+
+    def __len__(self) -> int:
+        return self.num_envs
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(num_envs={self.num_envs})"
+
+    def __enter__(self) -> VecEnv:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- parent-side rules shared by the backends ------------------------------------------
+
+    def _check_open(self) -> None:
+        """Raise VecEnvClosed after ``close()``."""
+        if self._closed:
+            raise VecEnvClosed()
+
+    def _begin_async(self) -> None:
+        """Mark an async call as running; AsyncCallPending if one already is (rule 8)."""
+        if self._async_pending:
+            raise AsyncCallPending()
+        self._async_pending = True
+
+    def _begin_reset(self) -> None:
+        """Before dispatching a reset: the VecEnv must be reset again if it fails midway."""
+        self._check_open()
+        self._has_reset = False
+
+    def _reset_plan(
+        self, seed: Any, options: Any
+    ) -> tuple[list[int | None], list[dict[str, Any] | None]]:
+        """Each sub-env's seed and options (core.md §3, rule 5), checked before anything is
+        dispatched; then ``_begin_reset()``."""
+        self._check_open()
+        seeds = vector_seeds(seed, self._num_envs)
+        per_env_options = vector_options(options, self._num_envs)
+        self._begin_reset()
+        return seeds, per_env_options
+
+    def _reset_done(self) -> None:
+        """After every sub-env was reset: unfreeze them all and allow stepping."""
+        self._has_reset = True
+        self._frozen[:] = False
+
+    def _set_self_resetting(self, resets_itself: NDArray[np.bool_] | list[bool]) -> None:
+        """Tell which sub-envs are wrapped in AutoReset (they never freeze)."""
+        if self._may_freeze is not None:
+            self._may_freeze = ~np.asarray(resets_itself, dtype=bool)
+
+    def _checked_actions(self, actions: Any) -> Any:
+        """Rules 1 and 2, before anything is dispatched: the checked batch of actions.
+
+        Raises:
+            VecEnvClosed: after ``close()``.
+            ResetRequired: before the first ``reset()``.
+            ValueError: a batch of the wrong structure or shape.
+            sekai.InvalidAction: an invalid value for a sub-env that is not frozen.
+        """
+        if self._closed:
+            raise VecEnvClosed()
+        if not self._has_reset:
+            raise ResetRequired()
+        checker = self._checker
+        if checker is None or checker.space is not self._action_space:
+            checker = self._checker = ActionChecker(self._action_space, self._num_envs)
+        return checker.check(actions, None if self._may_freeze is None else self._frozen)
+
+    def _split_actions(self, batch: Any) -> list[Any]:
+        """Per-env actions of a batch returned by ``_checked_actions()``."""
+        assert self._checker is not None
+        return self._checker.split(batch)
+
+    def _step_result(
+        self, observations: Any, rewards: Any, terminated: Any, truncated: Any, infos: Any
+    ) -> VecStepResult[Any]:
+        """Build the result with the contract's dtypes and record which sub-envs froze."""
+        rewards = np.asarray(rewards, dtype=np.float64)
+        terminated = np.asarray(terminated, dtype=bool)
+        truncated = np.asarray(truncated, dtype=bool)
+        if self._may_freeze is not None:
+            np.logical_and(terminated | truncated, self._may_freeze, out=self._frozen)
+        return VecStepResult(observations, rewards, terminated, truncated, infos)
+
+    def _partial_step(self, index: int, done: bool) -> None:
+        """Record sub-env ``index``'s step when the batch failed elsewhere (rule 9)."""
+        if self._may_freeze is not None:
+            self._frozen[index] = bool(done) and bool(self._may_freeze[index])
+
+    def _per_env_values(self, values: Any) -> list[Any]:
+        """Rule 6: a list of exactly ``num_envs`` items is per sub-env, anything else is one
+        value for every sub-env."""
+        if isinstance(values, list) and len(values) == self._num_envs:
+            return list(values)
+        return [values] * self._num_envs

@@ -1,0 +1,217 @@
+"""Vector wrapper base classes: VecWrapper and its observation, reward and action variants."""
+
+from __future__ import annotations
+
+import abc
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sekai.spaces import Space, concatenate, iterate
+from sekai.vector.result import VecResetResult, VecStepResult, info_at
+from sekai.vector.vec_env import VecEnv, _BatchCache
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from sekai.registry.spec import EnvSpec
+
+__all__ = ["VecActionWrapper", "VecObservationWrapper", "VecRewardWrapper", "VecWrapper"]
+
+
+class VecWrapper(VecEnv):
+    """Wraps a whole VecEnv; delegates everything (the async pair included) by default.
+
+    Subclasses call ``super().__init__(venv)`` and may assign new single-env
+    ``observation_space`` / ``action_space`` in ``__init__`` (the batched spaces follow).
+    Stateful logic overrides ``reset``/``step`` *and* ``async_reset``/``async_step``; a subclass
+    that overrides only the sync pair gets async methods that run it (the routing rule).
+
+    Args:
+        venv: the VecEnv to wrap.
+    """
+
+    def __init__(self, venv: VecEnv) -> None:
+        if not isinstance(venv, VecEnv):
+            raise TypeError(
+                f"{type(self).__name__} expected a sekai VecEnv, got {type(venv).__name__}."
+            )
+        self.venv = venv
+        self._own_observation_space: Space[Any] | None = None
+        self._own_action_space: Space[Any] | None = None
+        self._batch_obs = _BatchCache()
+        self._batch_act = _BatchCache()
+
+    # -- delegated state -------------------------------------------------------------------
+
+    @property
+    def num_envs(self) -> int:
+        return self.venv.num_envs
+
+    @property
+    def observation_space(self) -> Space[Any]:
+        own = self._own_observation_space
+        return own if own is not None else self.venv.observation_space
+
+    @observation_space.setter
+    def observation_space(self, space: Space[Any]) -> None:
+        self._own_observation_space = space
+
+    @property
+    def action_space(self) -> Space[Any]:
+        own = self._own_action_space
+        return own if own is not None else self.venv.action_space
+
+    @action_space.setter
+    def action_space(self, space: Space[Any]) -> None:
+        self._own_action_space = space
+
+    @property
+    def autoreset(self) -> bool:
+        return self.venv.autoreset
+
+    @property
+    def frozen(self) -> NDArray[np.bool_]:
+        return self.venv.frozen
+
+    @property
+    def closed(self) -> bool:
+        return self.venv.closed
+
+    @property
+    def unwrapped(self) -> VecEnv:
+        """The innermost VecEnv."""
+        return self.venv.unwrapped
+
+    @property
+    def spec(self) -> EnvSpec | None:
+        return self.venv.spec
+
+    @spec.setter
+    def spec(self, value: EnvSpec | None) -> None:
+        self.venv.spec = value
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self.venv.metadata
+
+    @metadata.setter
+    def metadata(self, value: dict[str, Any]) -> None:
+        self.venv.metadata = value
+
+    # -- delegated API ---------------------------------------------------------------------
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        return self.venv.reset(seed=seed, options=options)
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        return self.venv.step(actions)
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        return await self.venv.async_reset(seed=seed, options=options)
+
+    async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        return await self.venv.async_step(actions)
+
+    def get_attr(self, name: str) -> list[Any]:
+        return self.venv.get_attr(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        self.venv.set_attr(name, values)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        return self.venv.call(name, *args, **kwargs)
+
+    def close(self) -> None:
+        self.venv.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.venv!r})"
+
+
+class VecObservationWrapper(VecWrapper):
+    """Transforms every batch of observations with ``observation(batch)`` (reset and step).
+
+    Terminal observations left by autoreset (``infos[i]["final_observation"]``) go through
+    ``final_observation(obs)``, which by default runs ``observation()`` on a batch of one.
+    Override it when the transform has side effects (e.g. updating statistics) or only makes
+    sense on a full batch.
+    """
+
+    @abc.abstractmethod
+    def observation(self, observations: Any) -> Any:
+        """Return the transformed batch of observations."""
+
+    def final_observation(self, observation: Any) -> Any:
+        """Transform one terminal observation; default: ``observation()`` on a batch of one."""
+        inner = self.venv.observation_space
+        try:
+            batch = concatenate(inner, [observation])
+        except (TypeError, ValueError, NotImplementedError):
+            batch = [observation]
+        transformed = self.observation(batch)
+        try:
+            return next(iter(iterate(self._batch_of_one(), transformed)))
+        except (TypeError, ValueError, NotImplementedError):
+            return transformed[0]
+
+    def _batch_of_one(self) -> Space[Any]:
+        cache = self.__dict__.get("_batch_one_cache")
+        if cache is None:
+            cache = self.__dict__["_batch_one_cache"] = _BatchCache()
+        return cache.get(self.observation_space, 1)
+
+    def _wrap_reset(self, result: VecResetResult[Any]) -> VecResetResult[Any]:
+        return result._replace(observations=self.observation(result.observations))
+
+    def _wrap_step(self, result: VecStepResult[Any]) -> VecStepResult[Any]:
+        observations = self.observation(result.observations)
+        for index in np.flatnonzero(result.dones).tolist():
+            info = info_at(result, index)
+            if "final_observation" in info:
+                info["final_observation"] = self.final_observation(info["final_observation"])
+        return result._replace(observations=observations)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        return self._wrap_reset(self.venv.reset(seed=seed, options=options))
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        return self._wrap_step(self.venv.step(actions))
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        return self._wrap_reset(await self.venv.async_reset(seed=seed, options=options))
+
+    async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        return self._wrap_step(await self.venv.async_step(actions))
+
+
+class VecRewardWrapper(VecWrapper):
+    """Transforms every ``(num_envs,)`` reward array with ``reward(rewards)`` (step paths)."""
+
+    @abc.abstractmethod
+    def reward(self, rewards: NDArray[np.float64]) -> Any:
+        """Return the transformed rewards (converted to a float64 array)."""
+
+    def _wrap_step(self, result: VecStepResult[Any]) -> VecStepResult[Any]:
+        rewards = np.asarray(self.reward(result.rewards), dtype=np.float64)
+        return result._replace(rewards=rewards)
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        return self._wrap_step(self.venv.step(actions))
+
+    async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        return self._wrap_step(await self.venv.async_step(actions))
+
+
+class VecActionWrapper(VecWrapper):
+    """Maps every batch of actions with ``action(actions)`` before the inner VecEnv sees it."""
+
+    @abc.abstractmethod
+    def action(self, actions: Any) -> Any:
+        """Return the batch of actions to send to the inner VecEnv."""
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        return self.venv.step(self.action(actions))
+
+    async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        return await self.venv.async_step(self.action(actions))

@@ -1,0 +1,317 @@
+"""The built-in vector wrappers: episode statistics, normalisation and transforms."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.core._rng import make_seed_sequence
+from sekai.spaces import Space
+from sekai.stats.episode import EpisodeStats
+from sekai.stats.normalizer import ObservationNormalizer
+from sekai.stats.running import RunningMeanStd
+from sekai.stats.trackers import InMemoryTracker, StatsTracker
+from sekai.vector.result import VecResetResult, VecStepResult, info_at
+from sekai.vector.vec_env import VecEnv
+from sekai.vector.vec_wrapper import VecObservationWrapper, VecRewardWrapper, VecWrapper
+from sekai.wrappers._args import resolve_callable
+
+__all__ = [
+    "VecNormalizeObservation",
+    "VecNormalizeReward",
+    "VecRecordEpisodeStatistics",
+    "VecTransformObservation",
+    "VecTransformReward",
+]
+
+
+def _live_before_step(venv: VecEnv) -> NDArray[np.bool_] | None:
+    """Sub-envs that will really be stepped (not frozen), or None when all will be."""
+    if venv.autoreset:
+        return None
+    frozen = venv.frozen
+    return ~frozen if frozen.any() else None
+
+
+def _tracker_seeds(seed: Any, num_envs: int) -> list[int | None]:
+    """The int seed each sub-env was reset with, where it is known (for ``on_reset``)."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        return list(make_seed_sequence(int(seed), num_envs))
+    if isinstance(seed, (list, tuple)):
+        return [int(s) if isinstance(s, (int, np.integer)) else None for s in seed]
+    return [None] * num_envs
+
+
+class VecRecordEpisodeStatistics(VecWrapper):
+    """Put an ``EpisodeStats`` in ``infos[i]["episode"]`` when sub-env ``i`` ends an episode.
+
+    The stats carry ``extra={"env_index": i}`` and go to ``tracker.on_episode_end``. Without
+    autoreset each episode is recorded once, however long a frozen sub-env keeps being
+    stepped. Every reset calls ``tracker.on_reset`` once per sub-env and every real sub-env step
+    ``tracker.on_step`` (skipped for the default ``InMemoryTracker``, which ignores it).
+
+    Args:
+        venv: the VecEnv to wrap.
+        tracker: any ``StatsTracker``; None means ``InMemoryTracker(max_episodes=deque_size)``.
+        deque_size: the window of the default tracker.
+    """
+
+    def __init__(
+        self, venv: VecEnv, tracker: StatsTracker | None = None, deque_size: int = 100
+    ) -> None:
+        super().__init__(venv)
+        self.tracker: StatsTracker = (
+            InMemoryTracker(max_episodes=deque_size) if tracker is None else tracker
+        )
+        n = self.num_envs
+        self.episode_returns = np.zeros(n, dtype=np.float64)
+        self.episode_lengths = np.zeros(n, dtype=np.int64)
+        self._starts = np.full(n, time.monotonic())
+        self._on_step = getattr(type(self.tracker), "on_step", None) is not InMemoryTracker.on_step
+
+    def _record_reset(self, seed: Any) -> None:
+        self.episode_returns[:] = 0.0
+        self.episode_lengths[:] = 0
+        self._starts[:] = time.monotonic()
+        spec = self.spec
+        env_id = spec.id if spec is not None else None
+        for sub_seed in _tracker_seeds(seed, self.num_envs):
+            self.tracker.on_reset(env_id=env_id, seed=sub_seed)
+
+    def _record_step(
+        self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
+    ) -> VecStepResult[Any]:
+        rewards, terminated, truncated = result.rewards, result.terminated, result.truncated
+        if live is None:
+            self.episode_returns += rewards
+            self.episode_lengths += 1
+            finished = terminated | truncated
+            stepped = range(self.num_envs)
+        else:
+            self.episode_returns += np.where(live, rewards, 0.0)
+            self.episode_lengths += live
+            finished = (terminated | truncated) & live
+            stepped = np.flatnonzero(live).tolist()
+        if self._on_step:
+            for i in stepped:
+                self.tracker.on_step(
+                    float(rewards[i]), bool(terminated[i]), bool(truncated[i]), info_at(result, i)
+                )
+        if finished.any():
+            end = time.monotonic()
+            for i in np.flatnonzero(finished).tolist():
+                start = float(self._starts[i])
+                stats = EpisodeStats(
+                    episode_return=float(self.episode_returns[i]),
+                    episode_length=int(self.episode_lengths[i]),
+                    elapsed_time=end - start,
+                    start_time=start,
+                    end_time=end,
+                    terminated=bool(terminated[i]),
+                    truncated=bool(truncated[i]),
+                    extra={"env_index": i},
+                )
+                info_at(result, i)["episode"] = stats
+                self.tracker.on_episode_end(stats)
+            self.episode_returns[finished] = 0.0
+            self.episode_lengths[finished] = 0
+            self._starts[finished] = end
+        return result
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        result = self.venv.reset(seed=seed, options=options)
+        self._record_reset(seed)
+        return result
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        live = _live_before_step(self.venv)
+        return self._record_step(self.venv.step(actions), live)
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        result = await self.venv.async_reset(seed=seed, options=options)
+        self._record_reset(seed)
+        return result
+
+    async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        live = _live_before_step(self.venv)
+        return self._record_step(await self.venv.async_step(actions), live)
+
+
+class VecNormalizeObservation(VecObservationWrapper):
+    """Normalise observations with statistics shared by all sub-envs (NormalizeObservation's
+    options: every Box leaf, MaskedBox over occupied slots, ``"ewm"`` statistics, clipping).
+
+    With ``"ewm"``, ``halflife`` counts vector steps: one step updates the statistics once.
+    ``infos[i]["final_observation"]`` is normalised with the current statistics, without
+    updating them.
+
+    Args:
+        venv: the VecEnv to wrap.
+        epsilon: added to the variance before dividing.
+        stats: ``"running"`` or ``"ewm"``.
+        halflife: the EWM halflife in vector steps.
+        clip: clip normalised values to ``[-clip, clip]`` (None: no clipping).
+
+    Attributes:
+        obs_rms: the statistics, nested like the space (None for pass-through leaves).
+        update_running_mean: set it to False to freeze the statistics (evaluation).
+    """
+
+    def __init__(
+        self,
+        venv: VecEnv,
+        epsilon: float = 1e-8,
+        *,
+        stats: str = "running",
+        halflife: float = 1000.0,
+        clip: float | None = None,
+    ) -> None:
+        super().__init__(venv)
+        self._normalizer = ObservationNormalizer(
+            venv.observation_space,
+            stats=stats,
+            halflife=halflife,
+            epsilon=epsilon,
+            clip=clip,
+            owner="VecNormalizeObservation",
+        )
+        self.epsilon = epsilon
+        self.update_running_mean = True
+        self.obs_rms: Any = self._normalizer.stats
+        self.observation_space = self._normalizer.observation_space
+
+    def observation(self, observations: Any) -> Any:
+        """Update the statistics with the batch (unless frozen) and return it normalised."""
+        return self._normalizer.normalize(
+            observations, update=self.update_running_mean, batched=True
+        )
+
+    def final_observation(self, observation: Any) -> Any:
+        """Normalise a terminal observation with the current statistics (no update)."""
+        return self._normalizer.normalize(observation, update=False)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The observation statistics, for checkpointing."""
+        return {"obs_rms": self._normalizer.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore statistics saved by ``state_dict()``."""
+        self._normalizer.load_state_dict(state["obs_rms"])
+
+
+class VecNormalizeReward(VecWrapper):
+    """Divide rewards by the running std of each sub-env's discounted return (``return_rms``).
+
+    Keeps ``R = gamma * R + r`` per sub-env (reset on done and on reset), updates the shared
+    ``return_rms`` with the returns of the sub-envs really stepped (not frozen ones) unless
+    ``update_running_mean`` is False, and returns ``r / sqrt(return_rms.var + epsilon)``.
+
+    Args:
+        venv: the VecEnv to wrap.
+        gamma: the discount factor, in ``[0, 1]``.
+        epsilon: added to the variance (> 0).
+    """
+
+    def __init__(self, venv: VecEnv, gamma: float = 0.99, epsilon: float = 1e-8) -> None:
+        super().__init__(venv)
+        if not 0.0 <= gamma <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1], got {gamma}.")
+        if not epsilon > 0:
+            raise ValueError(f"epsilon must be > 0, got {epsilon}.")
+        self.gamma = float(gamma)
+        self.epsilon = float(epsilon)
+        self.return_rms = RunningMeanStd(shape=())
+        self.update_running_mean = True
+        self._returns = np.zeros(self.num_envs, dtype=np.float64)
+
+    def _normalize(
+        self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
+    ) -> VecStepResult[Any]:
+        rewards = result.rewards
+        self._returns = self._returns * self.gamma + rewards
+        if self.update_running_mean:
+            self.return_rms.update(self._returns if live is None else self._returns[live])
+        self._returns[result.terminated | result.truncated] = 0.0
+        scaled = rewards / np.sqrt(float(self.return_rms.var) + self.epsilon)
+        return result._replace(rewards=scaled)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The return statistics, for checkpointing."""
+        return {"return_rms": self.return_rms.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore statistics saved by ``state_dict()``."""
+        self.return_rms.load_state_dict(state["return_rms"])
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        result = self.venv.reset(seed=seed, options=options)
+        self._returns[:] = 0.0
+        return result
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        live = _live_before_step(self.venv)
+        return self._normalize(self.venv.step(actions), live)
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        result = await self.venv.async_reset(seed=seed, options=options)
+        self._returns[:] = 0.0
+        return result
+
+    async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        live = _live_before_step(self.venv)
+        return self._normalize(await self.venv.async_step(actions), live)
+
+
+class VecTransformObservation(VecObservationWrapper):
+    """Apply ``func`` to every batch of observations (and to terminal observations).
+
+    Args:
+        venv: the VecEnv to wrap.
+        func: the batch transform (also accepted as ``fn=``).
+        new_observation_space: the single-env space of the transformed observations
+            (None: unchanged); the batched space follows with ``batch_space``.
+    """
+
+    def __init__(
+        self,
+        venv: VecEnv,
+        func: Callable[[Any], Any] | None = None,
+        new_observation_space: Space[Any] | None = None,
+        *,
+        fn: Callable[[Any], Any] | None = None,
+    ) -> None:
+        super().__init__(venv)
+        self.func = resolve_callable("VecTransformObservation", "func", func, "fn", fn)
+        if new_observation_space is not None:
+            self.observation_space = new_observation_space
+
+    def observation(self, observations: Any) -> Any:
+        """Return ``func(observations)``."""
+        return self.func(observations)
+
+
+class VecTransformReward(VecRewardWrapper):
+    """Apply ``func`` to every ``(num_envs,)`` reward array.
+
+    Args:
+        venv: the VecEnv to wrap.
+        func: the reward transform (also accepted as ``fn=``).
+    """
+
+    def __init__(
+        self,
+        venv: VecEnv,
+        func: Callable[[NDArray[np.float64]], Any] | None = None,
+        *,
+        fn: Callable[[NDArray[np.float64]], Any] | None = None,
+    ) -> None:
+        super().__init__(venv)
+        self.func = resolve_callable("VecTransformReward", "func", func, "fn", fn)
+
+    def reward(self, rewards: NDArray[np.float64]) -> Any:
+        """Return ``func(rewards)``."""
+        return self.func(rewards)

@@ -1,0 +1,35 @@
+"""Argument helpers shared by the built-in wrappers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["check_int", "resolve_callable"]
+
+
+def resolve_callable(
+    owner: str, name: str, value: Callable[..., Any] | None, alias: str, alias_value: Any
+) -> Callable[..., Any]:
+    """Return the callable given as ``name`` or as its alias ``alias`` (exactly one of them)."""
+    if value is not None and alias_value is not None:
+        raise TypeError(f"{owner}() got both {name!r} and {alias!r}; pass the callable once.")
+    func = value if value is not None else alias_value
+    if func is None:
+        raise TypeError(
+            f"{owner}() missing required argument: {name!r} (also accepted as {alias!r})."
+        )
+    if not callable(func):
+        raise TypeError(f"{owner}() argument {name!r} must be callable, got {type(func).__name__}.")
+    return func
+
+
+def check_int(owner: str, name: str, value: Any, minimum: int) -> int:
+    """Validate an integer argument (bools rejected) that must be ``>= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}.")
+    return int(value)

@@ -1,0 +1,73 @@
+"""AutoReset: start the next episode inside the step that ends one."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.core.wrapper import Wrapper
+
+__all__ = ["AutoReset", "warn_if_around_autoreset"]
+
+_AROUND_AUTORESET = (
+    "{name} is wrapped around an AutoReset, so it does not see the resets that start new "
+    "episodes and carries one episode's state into the next. Make AutoReset the outermost "
+    "wrapper: AutoReset({name}(env, ...))."
+)
+
+
+def warn_if_around_autoreset(wrapper: Wrapper[Any, Any, Any, Any], stacklevel: int = 3) -> None:
+    """Warn (``UserWarning``) when a wrapper with per-episode state is built around an AutoReset.
+
+    Call it from the wrapper's ``__init__`` after ``super().__init__(env)``; the default
+    ``stacklevel`` points at the code that built the wrapper.
+    """
+    if any(isinstance(layer, AutoReset) for layer in wrapper.env):
+        warnings.warn(
+            _AROUND_AUTORESET.format(name=type(wrapper).__name__),
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+
+
+class AutoReset(Wrapper[Any, Any, Any, Any]):
+    """Reset the inner env as soon as an episode ends, within the same ``step()``.
+
+    The returned StepResult carries the new episode's first observation with the ending step's
+    reward and flags, and info ``{**step_info, "final_observation": terminal_obs,
+    "final_info": step_info, "reset_info": reset_info}``. Put it outermost: wrappers with
+    per-episode state built around it warn.
+    """
+
+    def __init__(self, env: Env[Any, Any]) -> None:
+        super().__init__(env)
+
+    @staticmethod
+    def _merge(result: StepResult[Any], reset: ResetResult[Any]) -> StepResult[Any]:
+        info = result.info
+        return StepResult(
+            reset.observation,
+            result.reward,
+            result.terminated,
+            result.truncated,
+            {
+                **info,
+                "final_observation": result.observation,
+                "final_info": info,
+                "reset_info": reset.info,
+            },
+        )
+
+    def step(self, action: Any) -> StepResult[Any]:
+        result = self.env.step(action)
+        if result.terminated or result.truncated:
+            return self._merge(result, self.env.reset())
+        return result
+
+    async def async_step(self, action: Any) -> StepResult[Any]:
+        result = await self.env.async_step(action)
+        if result.terminated or result.truncated:
+            return self._merge(result, await self.env.async_reset())
+        return result

@@ -1,0 +1,88 @@
+"""DelayObservation: observe what the env showed a fixed number of steps ago."""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.core.wrapper import Wrapper
+from sekai.spaces import zero_sample
+from sekai.wrappers._args import check_int
+from sekai.wrappers.autoreset import warn_if_around_autoreset
+
+__all__ = ["DelayObservation"]
+
+
+class DelayObservation(Wrapper[Any, Any, Any, Any]):
+    """Return the observation from ``delay`` steps ago (the space is unchanged).
+
+    Until ``delay`` steps have passed since the reset, the padding is returned:
+    ``zero_sample(space)`` for ``padding="zeros"``, the episode's first observation for
+    ``padding="reset"``. The queue is cleared on reset.
+
+    Args:
+        env: the environment to wrap.
+        delay: the delay in steps (>= 0; 0 passes observations through).
+        padding: ``"zeros"`` or ``"reset"``.
+    """
+
+    def __init__(self, env: Env[Any, Any], delay: int, padding: str = "zeros") -> None:
+        super().__init__(env)
+        self.delay = check_int("DelayObservation", "delay", delay, 0)
+        if padding not in ("zeros", "reset"):
+            raise ValueError(f"padding must be 'zeros' or 'reset', got {padding!r}.")
+        self.padding = padding
+        self._zero = zero_sample(env.observation_space) if padding == "zeros" else None
+        self._queue: deque[Any] = deque(maxlen=self.delay + 1)
+        self._first: Any = None
+        warn_if_around_autoreset(self)
+
+    def _delayed(self, observation: Any) -> Any:
+        queue = self._queue
+        queue.append(observation)
+        if len(queue) > self.delay:
+            return queue[0]
+        if self._zero is not None:
+            return copy.deepcopy(self._zero)  # callers may keep or modify what they get
+        return self._first
+
+    def _on_reset(self, result: ResetResult[Any]) -> ResetResult[Any]:
+        self._queue.clear()
+        self._first = result.observation
+        return ResetResult(self._delayed(result.observation), result.info)
+
+    def _on_step(self, result: StepResult[Any]) -> StepResult[Any]:
+        return StepResult(
+            self._delayed(result.observation),
+            result.reward,
+            result.terminated,
+            result.truncated,
+            result.info,
+        )
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[Any]:
+        return self._on_reset(self.env.reset(seed=seed, options=options))
+
+    def step(self, action: Any) -> StepResult[Any]:
+        return self._on_step(self.env.step(action))
+
+    async def async_reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[Any]:
+        return self._on_reset(await self.env.async_reset(seed=seed, options=options))
+
+    async def async_step(self, action: Any) -> StepResult[Any]:
+        return self._on_step(await self.env.async_step(action))

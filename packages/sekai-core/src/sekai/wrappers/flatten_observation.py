@@ -1,0 +1,51 @@
+"""FlattenObservation: turn any flattenable observation into a 1-D float32 vector."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numpy.typing import NDArray
+
+from sekai.core.env import Env
+from sekai.core.result import StepResult
+from sekai.core.wrapper import ObservationWrapper
+from sekai.spaces import flatten, flatten_space
+
+__all__ = ["FlattenObservation"]
+
+
+class FlattenObservation(ObservationWrapper[NDArray[Any], Any, Any]):
+    """Observe ``flatten(inner_space, obs)`` in the space ``flatten_space(inner_space)``.
+
+    Raises:
+        TypeError: the observation space is not flattenable (e.g. contains a Sequence).
+    """
+
+    def __init__(self, env: Env[Any, Any]) -> None:
+        super().__init__(env)
+        space = env.observation_space
+        if not space.is_flattenable:
+            raise TypeError(
+                f"FlattenObservation cannot flatten observations of {space!r}: the space is not "
+                "flattenable. Pad Sequence observations into fixed-size MaskedBoxes first with "
+                "PadSequenceObservation."
+            )
+        self._inner_space = space
+        # Resolve the singledispatch implementation once: this runs on every step.
+        self._flatten = flatten.dispatch(type(space))
+        self.observation_space = flatten_space(space)
+
+    def observation(self, observation: Any) -> NDArray[Any]:
+        """Return the flattened observation."""
+        return self._flatten(self._inner_space, observation)
+
+    # step() runs on every transition: inlined rather than going through observation().
+    def step(self, action: Any) -> StepResult[NDArray[Any]]:
+        r = self.env.step(action)
+        obs = self._flatten(self._inner_space, r.observation)
+        return StepResult(obs, r.reward, r.terminated, r.truncated, r.info)
+
+    async def async_step(self, action: Any) -> StepResult[NDArray[Any]]:
+        r = await self.env.async_step(action)
+        obs = self._flatten(self._inner_space, r.observation)
+        return StepResult(obs, r.reward, r.terminated, r.truncated, r.info)

@@ -1,0 +1,84 @@
+"""NormalizeReward: scale rewards by the running standard deviation of the discounted return."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.core.wrapper import Wrapper
+from sekai.stats.running import RunningMeanStd
+
+__all__ = ["NormalizeReward"]
+
+
+class NormalizeReward(Wrapper[Any, Any, Any, Any]):
+    """Divide rewards by the running std of the discounted return (the mean is not subtracted).
+
+    Keeps ``R = gamma * R + r`` (reset on done and on reset), updates ``return_rms`` with it
+    unless ``update_running_mean`` is False, and returns ``r / sqrt(return_rms.var + epsilon)``.
+
+    Args:
+        env: the environment to wrap.
+        gamma: the discount factor of the return, in ``[0, 1]``.
+        epsilon: added to the variance for numerical stability (> 0).
+    """
+
+    def __init__(self, env: Env[Any, Any], gamma: float = 0.99, epsilon: float = 1e-8) -> None:
+        super().__init__(env)
+        if not 0.0 <= gamma <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1], got {gamma}.")
+        if not epsilon > 0:
+            raise ValueError(f"epsilon must be > 0, got {epsilon}.")
+        self.gamma = float(gamma)
+        self.epsilon = float(epsilon)
+        self.return_rms = RunningMeanStd(shape=())
+        self.update_running_mean = True
+        self._return = 0.0
+
+    def _normalize(self, result: StepResult[Any]) -> StepResult[Any]:
+        reward = float(result.reward)
+        self._return = self._return * self.gamma + reward
+        if self.update_running_mean:
+            self.return_rms.update_from_moments(self._return, 0.0, 1)
+        if result.terminated or result.truncated:
+            self._return = 0.0
+        scaled = reward / math.sqrt(float(self.return_rms.var) + self.epsilon)
+        return StepResult(
+            result.observation, scaled, result.terminated, result.truncated, result.info
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        """The return statistics, for checkpointing."""
+        return {"return_rms": self.return_rms.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore statistics saved by ``state_dict()``."""
+        self.return_rms.load_state_dict(state["return_rms"])
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[Any]:
+        self._return = 0.0
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> StepResult[Any]:
+        return self._normalize(self.env.step(action))
+
+    async def async_reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[Any]:
+        self._return = 0.0
+        return await self.env.async_reset(seed=seed, options=options)
+
+    async def async_step(self, action: Any) -> StepResult[Any]:
+        return self._normalize(await self.env.async_step(action))

@@ -1,0 +1,102 @@
+"""RecordEpisodeStatistics: an EpisodeStats in info["episode"] at the end of every episode."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.core.wrapper import Wrapper
+from sekai.stats.episode import EpisodeStats
+from sekai.stats.trackers import InMemoryTracker, StatsTracker
+
+__all__ = ["RecordEpisodeStatistics"]
+
+
+class RecordEpisodeStatistics(Wrapper[Any, Any, Any, Any]):
+    """Record each episode's return, length and duration, and feed them to a tracker.
+
+    On the step that ends an episode, ``info["episode"]`` gets an ``EpisodeStats`` (also kept as
+    ``episode_stats``) and ``tracker.on_episode_end(stats)`` is called; the counters then restart,
+    so this wrapper works on either side of an ``AutoReset``. Every reset calls
+    ``tracker.on_reset(env_id, seed)`` and every step ``tracker.on_step(...)``.
+
+    Args:
+        env: the environment to wrap.
+        tracker: any ``StatsTracker``; ``None`` means ``InMemoryTracker(max_episodes=deque_size)``.
+        deque_size: the window of the default tracker.
+    """
+
+    def __init__(
+        self, env: Env[Any, Any], tracker: StatsTracker | None = None, deque_size: int = 100
+    ) -> None:
+        super().__init__(env)
+        self.tracker: StatsTracker = (
+            InMemoryTracker(max_episodes=deque_size) if tracker is None else tracker
+        )
+        self.episode_stats: EpisodeStats | None = None
+        self._return = 0.0
+        self._length = 0
+        self._start = time.monotonic()
+
+    def _on_reset(self) -> None:
+        self._return = 0.0
+        self._length = 0
+        self._start = time.monotonic()
+        spec = self.spec
+        env_id = spec.id if spec is not None else None
+        self.tracker.on_reset(env_id=env_id, seed=self._rng_seed)
+
+    def _on_step(self, result: StepResult[Any]) -> StepResult[Any]:
+        reward = float(result.reward)
+        self._return += reward
+        self._length += 1
+        terminated, truncated = result.terminated, result.truncated
+        self.tracker.on_step(reward, terminated, truncated, result.info)
+        if terminated or truncated:
+            end = time.monotonic()
+            stats = EpisodeStats(
+                episode_return=self._return,
+                episode_length=self._length,
+                elapsed_time=end - self._start,
+                start_time=self._start,
+                end_time=end,
+                terminated=bool(terminated),
+                truncated=bool(truncated),
+            )
+            result.info["episode"] = stats
+            self.episode_stats = stats
+            self.tracker.on_episode_end(stats)
+            self._return = 0.0
+            self._length = 0
+            self._start = end
+        return result
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[Any]:
+        result = self.env.reset(seed=seed, options=options)
+        self._on_reset()
+        return result
+
+    def step(self, action: Any) -> StepResult[Any]:
+        return self._on_step(self.env.step(action))
+
+    async def async_reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[Any]:
+        result = await self.env.async_reset(seed=seed, options=options)
+        self._on_reset()
+        return result
+
+    async def async_step(self, action: Any) -> StepResult[Any]:
+        return self._on_step(await self.env.async_step(action))

@@ -1,0 +1,104 @@
+"""StickyAction: with some probability, repeat the previous action instead of the new one."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from sekai.core._rng import make_seed_sequence, np_random
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.core.wrapper import Wrapper
+from sekai.wrappers.autoreset import warn_if_around_autoreset
+
+__all__ = ["StickyAction"]
+
+
+def _spawn_child(rng: np.random.Generator) -> np.random.Generator:
+    """An independent child of ``rng`` from its SeedSequence (draws nothing from ``rng``)."""
+    if hasattr(rng, "spawn"):  # numpy >= 1.25
+        return rng.spawn(1)[0]
+    bit_generator = rng.bit_generator
+    seed_seq: Any = getattr(bit_generator, "seed_seq", None) or getattr(
+        bit_generator, "_seed_seq", None
+    )
+    return np.random.Generator(type(bit_generator)(seed_seq.spawn(1)[0]))
+
+
+class StickyAction(Wrapper[Any, Any, Any, Any]):
+    """Repeat the previously executed action with probability ``repeat_action_probability``.
+
+    Never repeats on the first step after a reset. The wrapper draws from a private generator,
+    never from the env's stream: ``reset(seed=s)`` reseeds it with
+    ``make_seed_sequence(s, 2)[1]``, a Generator seed gives it an independent child of that
+    Generator, and ``seed=None`` leaves it unchanged.
+
+    Args:
+        env: the environment to wrap.
+        repeat_action_probability: the probability of repeating, in ``[0, 1)``.
+    """
+
+    def __init__(self, env: Env[Any, Any], repeat_action_probability: float) -> None:
+        super().__init__(env)
+        if isinstance(repeat_action_probability, bool) or not isinstance(
+            repeat_action_probability, (int, float, np.integer, np.floating)
+        ):
+            raise TypeError(
+                "repeat_action_probability must be a number, "
+                f"got {type(repeat_action_probability).__name__}."
+            )
+        if not 0.0 <= repeat_action_probability < 1.0:
+            raise ValueError(
+                "repeat_action_probability must be in [0, 1), "
+                f"got {float(repeat_action_probability)}."
+            )
+        self.repeat_action_probability: float = float(repeat_action_probability)
+        self._sticky_rng: np.random.Generator = np_random(None)[0]
+        self._last_action: Any = None
+        self._has_last: bool = False
+        warn_if_around_autoreset(self)
+
+    def _reseed(self, seed: int | np.random.Generator | None) -> None:
+        if seed is None:
+            return
+        if isinstance(seed, np.random.Generator):
+            self._sticky_rng = _spawn_child(seed)
+        else:
+            self._sticky_rng = np_random(make_seed_sequence(seed, 2)[1])[0]
+
+    def _choose(self, action: Any) -> Any:
+        if self._has_last and self._sticky_rng.random() < self.repeat_action_probability:
+            return self._last_action
+        self._last_action = copy.deepcopy(action)
+        self._has_last = True
+        return action
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[Any]:
+        result = self.env.reset(seed=seed, options=options)
+        self._reseed(seed)
+        self._last_action, self._has_last = None, False
+        return result
+
+    def step(self, action: Any) -> StepResult[Any]:
+        return self.env.step(self._choose(action))
+
+    async def async_reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[Any]:
+        result = await self.env.async_reset(seed=seed, options=options)
+        self._reseed(seed)
+        self._last_action, self._has_last = None, False
+        return result
+
+    async def async_step(self, action: Any) -> StepResult[Any]:
+        return await self.env.async_step(self._choose(action))

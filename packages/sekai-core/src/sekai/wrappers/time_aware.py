@@ -1,0 +1,133 @@
+"""TimeAwareObservation: add the time since reset to the observation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.core.wrapper import Wrapper
+from sekai.spaces import Box, Dict, MaskedBox
+from sekai.wrappers.autoreset import warn_if_around_autoreset
+from sekai.wrappers.time_limit import TimeLimit
+
+__all__ = ["TimeAwareObservation"]
+
+
+def _find_max_episode_steps(env: Env[Any, Any]) -> int | None:
+    for layer in env:
+        if isinstance(layer, TimeLimit):
+            return layer.max_episode_steps
+    spec = env.spec
+    return None if spec is None else spec.max_episode_steps
+
+
+class TimeAwareObservation(Wrapper[Any, Any, Any, Any]):
+    """Add ``t``, the number of steps since reset, to every observation.
+
+    A 1-D Box gains one trailing element (bounds ``[0, 1]`` when normalised, else
+    ``[0, inf]``; an integer Box becomes float32); a Dict gains the key ``dict_key`` with a
+    ``Box(0.0, high, (1,), float32)``. The normalised value is ``min(t / max_episode_steps, 1.0)``.
+
+    Args:
+        env: the environment to wrap.
+        max_episode_steps: the episode length used to normalise; defaults to the nearest inner
+            TimeLimit's, else ``env.spec.max_episode_steps``.
+        normalize_time: whether to divide ``t`` by ``max_episode_steps``.
+        dict_key: the key added to Dict observations.
+    """
+
+    def __init__(
+        self,
+        env: Env[Any, Any],
+        max_episode_steps: int | None = None,
+        normalize_time: bool = True,
+        dict_key: str = "time",
+    ) -> None:
+        super().__init__(env)
+        if max_episode_steps is None:
+            max_episode_steps = _find_max_episode_steps(env)
+        elif isinstance(max_episode_steps, bool) or int(max_episode_steps) < 1:
+            raise ValueError(f"max_episode_steps must be >= 1, got {max_episode_steps}.")
+        if normalize_time and max_episode_steps is None:
+            raise ValueError(
+                "TimeAwareObservation(normalize_time=True) needs max_episode_steps; pass it "
+                "explicitly or wrap the env in TimeLimit first."
+            )
+        self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
+        self.normalize_time = bool(normalize_time)
+        self.dict_key = dict_key
+        self._t = 0
+        high = 1.0 if self.normalize_time else np.inf
+        space = env.observation_space
+        if isinstance(space, Box) and len(space.shape) == 1:
+            dtype = space.dtype if np.issubdtype(space.dtype, np.floating) else np.dtype(np.float32)
+            low = np.append(space.low.astype(dtype), dtype.type(0.0))
+            new_high = np.append(space.high.astype(dtype), dtype.type(high))
+            self._dtype = dtype
+            self._is_dict = False
+            self.observation_space = Box(low, new_high, shape=low.shape, dtype=dtype)
+        elif isinstance(space, Dict) and not isinstance(space, MaskedBox):
+            if dict_key in space.spaces:
+                raise KeyError(
+                    f"TimeAwareObservation cannot add key {dict_key!r}: the observation space "
+                    "already has it. Pass another dict_key."
+                )
+            self._is_dict = True
+            self.observation_space = Dict(
+                {**space.spaces, dict_key: Box(0.0, high, shape=(1,), dtype=np.float32)}
+            )
+        else:
+            raise TypeError(
+                f"TimeAwareObservation supports 1-D Box and Dict observation spaces, got {space!r}."
+            )
+        warn_if_around_autoreset(self)
+
+    def _time(self) -> float:
+        if self.normalize_time:
+            return min(self._t / self.max_episode_steps, 1.0)  # type: ignore[operator]
+        return float(self._t)
+
+    def _observe(self, observation: Any) -> Any:
+        if self._is_dict:
+            return {**observation, self.dict_key: np.array([self._time()], dtype=np.float32)}
+        obs = np.asarray(observation, dtype=self._dtype)
+        return np.append(obs, self._dtype.type(self._time()))
+
+    def _on_reset(self, result: ResetResult[Any]) -> ResetResult[Any]:
+        self._t = 0
+        return ResetResult(self._observe(result.observation), result.info)
+
+    def _on_step(self, result: StepResult[Any]) -> StepResult[Any]:
+        self._t += 1
+        return StepResult(
+            self._observe(result.observation),
+            result.reward,
+            result.terminated,
+            result.truncated,
+            result.info,
+        )
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[Any]:
+        return self._on_reset(self.env.reset(seed=seed, options=options))
+
+    def step(self, action: Any) -> StepResult[Any]:
+        return self._on_step(self.env.step(action))
+
+    async def async_reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[Any]:
+        return self._on_reset(await self.env.async_reset(seed=seed, options=options))
+
+    async def async_step(self, action: Any) -> StepResult[Any]:
+        return self._on_step(await self.env.async_step(action))

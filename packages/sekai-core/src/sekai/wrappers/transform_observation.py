@@ -1,0 +1,154 @@
+"""Stateless observation wrappers: Transform-, Rescale-, Dtype- and FilterObservation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, DTypeLike, NDArray
+
+from sekai.core.env import Env
+from sekai.core.wrapper import ObservationWrapper
+from sekai.spaces import Box, Dict, Space
+from sekai.wrappers._args import resolve_callable
+from sekai.wrappers.transform_action import require_box
+
+__all__ = ["DtypeObservation", "FilterObservation", "RescaleObservation", "TransformObservation"]
+
+
+class TransformObservation(ObservationWrapper[Any, Any, Any]):
+    """Apply a callable to every observation; the space changes only if a new one is given.
+
+    Args:
+        env: the environment to wrap.
+        fn: the observation transform (also accepted as ``func=``, gymnasium's name).
+        new_observation_space: the space of transformed observations (default: unchanged).
+    """
+
+    def __init__(
+        self,
+        env: Env[Any, Any],
+        fn: Callable[[Any], Any] | None = None,
+        new_observation_space: Space[Any] | None = None,
+        *,
+        func: Callable[[Any], Any] | None = None,
+    ) -> None:
+        super().__init__(env)
+        self.func = resolve_callable("TransformObservation", "fn", fn, "func", func)
+        if new_observation_space is not None:
+            if not isinstance(new_observation_space, Space):
+                raise TypeError(
+                    "new_observation_space must be a sekai.Space, "
+                    f"got {type(new_observation_space).__name__}."
+                )
+            self.observation_space = new_observation_space
+
+    def observation(self, observation: Any) -> Any:
+        """Return ``fn(observation)``."""
+        return self.func(observation)
+
+
+class RescaleObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
+    """Map a bounded Box observation affinely onto ``[min_obs, max_obs]``.
+
+    The map is computed in float64 and clipped; the output dtype is the input's if floating,
+    else float32. Dimensions with ``low == high`` map to ``min_obs``.
+
+    Args:
+        env: an env with a Box observation space with finite bounds.
+        min_obs: the new lower bound (scalar or broadcastable to the shape).
+        max_obs: the new upper bound; strictly greater than ``min_obs`` everywhere.
+    """
+
+    def __init__(self, env: Env[Any, Any], min_obs: ArrayLike, max_obs: ArrayLike) -> None:
+        super().__init__(env)
+        space = require_box("RescaleObservation", env.observation_space, "observation")
+        if not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
+            raise ValueError("RescaleObservation requires an observation space with finite bounds.")
+        shape = space.shape
+        try:
+            new_low = np.broadcast_to(np.asarray(min_obs, dtype=np.float64), shape).copy()
+            new_high = np.broadcast_to(np.asarray(max_obs, dtype=np.float64), shape).copy()
+        except ValueError:
+            raise ValueError(
+                f"min_obs and max_obs must be scalars or broadcastable to {shape}."
+            ) from None
+        if not (np.all(np.isfinite(new_low)) and np.all(np.isfinite(new_high))):
+            raise ValueError("min_obs and max_obs must be finite.")
+        if np.any(new_low >= new_high):
+            raise ValueError("min_obs must be strictly less than max_obs.")
+        self.min_obs, self.max_obs = new_low, new_high
+        low = space.low.astype(np.float64)
+        span = space.high.astype(np.float64) - low
+        degenerate = span == 0
+        self._low = low
+        self._scale = np.where(
+            degenerate, 0.0, (new_high - new_low) / np.where(degenerate, 1.0, span)
+        )
+        self._dtype = (
+            space.dtype if np.issubdtype(space.dtype, np.floating) else np.dtype(np.float32)
+        )
+        self.observation_space = Box(new_low, new_high, shape=shape, dtype=self._dtype)
+
+    def observation(self, observation: ArrayLike) -> NDArray[Any]:
+        """Return the rescaled observation."""
+        x = self.min_obs + (np.asarray(observation, dtype=np.float64) - self._low) * self._scale
+        clipped: NDArray[Any] = np.clip(x, self.min_obs, self.max_obs)
+        return clipped.astype(self._dtype)
+
+
+class DtypeObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
+    """Cast Box observations (and the space's bounds) to ``dtype``.
+
+    Args:
+        env: an env with a Box observation space.
+        dtype: the new dtype (integer or floating).
+    """
+
+    def __init__(self, env: Env[Any, Any], dtype: DTypeLike) -> None:
+        super().__init__(env)
+        space = require_box("DtypeObservation", env.observation_space, "observation")
+        self.dtype = np.dtype(dtype)
+        low, high = space.low, space.high
+        if np.issubdtype(self.dtype, np.integer):
+            # astype() truncates towards zero, so the cast observations lie in trunc(bounds).
+            low = np.where(np.isfinite(low), np.trunc(low), low)
+            high = np.where(np.isfinite(high), np.trunc(high), high)
+        else:
+            low, high = low.astype(self.dtype), high.astype(self.dtype)
+        self.observation_space = Box(low, high, shape=space.shape, dtype=self.dtype)
+
+    def observation(self, observation: ArrayLike) -> NDArray[Any]:
+        """Return the observation cast to ``dtype``."""
+        return np.asarray(observation).astype(self.dtype)
+
+
+class FilterObservation(ObservationWrapper[dict[str, Any], dict[str, Any], Any]):
+    """Keep only some keys of a Dict observation, in the order given.
+
+    Args:
+        env: an env with a Dict observation space.
+        keys: the keys to keep (at least one).
+    """
+
+    def __init__(self, env: Env[Any, Any], keys: Iterable[Any]) -> None:
+        super().__init__(env)
+        space = env.observation_space
+        if not isinstance(space, Dict):
+            raise TypeError(
+                f"FilterObservation requires a Dict observation space, got {type(space).__name__}."
+            )
+        if isinstance(keys, str):
+            keys = [keys]
+        self.keys = list(keys)
+        if not self.keys:
+            raise ValueError("FilterObservation needs at least one key.")
+        missing = [k for k in self.keys if k not in space.spaces]
+        if missing:
+            raise KeyError(f"Keys {missing} are not in the observation space {list(space.spaces)}.")
+        self.observation_space = Dict({k: space[k] for k in self.keys})
+
+    def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
+        """Return a dict with only the kept keys."""
+        return {k: observation[k] for k in self.keys}

@@ -1,0 +1,209 @@
+import asyncio
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.registry import EnvSpec
+
+
+class Counter(sekai.Env):
+    """Counts steps; draws its start from self.rng."""
+
+    def __init__(self):
+        self.t = 0
+        self.x_threshold = 2.4
+        self.closed = False
+
+    def reset(self, *, seed=None, options=None):
+        self._set_rng(seed)
+        self.t = 0
+        return sekai.ResetResult(float(self.rng.random()), {"options": options})
+
+    def step(self, action):
+        self.t += 1
+        return sekai.StepResult(self.t, float(action), self.t >= 3, False, {})
+
+    def close(self):
+        self.closed = True
+
+
+def test_env_is_abstract_in_reset_and_step():
+    with pytest.raises(TypeError, match="Can't instantiate abstract class Env"):
+        sekai.Env()
+
+
+def test_env_can_be_subscripted_for_typing():
+    assert sekai.Env[np.ndarray, np.intp] is not None
+
+
+def test_subclass_needs_no_super_init_and_has_env_defaults():
+    env = Counter()
+    assert env.metadata == {}
+    assert env.spec is None
+    assert env.unwrapped is env
+
+
+def test_env_metadata_is_a_class_attribute_default_empty():
+    assert sekai.Env.metadata == {}
+
+
+def test_async_methods_default_to_the_sync_ones():
+    env = Counter()
+
+    async def go():
+        first = await env.async_reset(seed=1, options={"a": 1})
+        return first, await env.async_step(2)
+
+    first, second = asyncio.run(go())
+    assert first.info == {"options": {"a": 1}}
+    assert (second.observation, second.reward) == (1, 2.0)
+
+
+def test_env_is_a_context_manager_that_closes():
+    with Counter() as env:
+        assert isinstance(env, Counter)
+    assert env.closed
+
+
+def test_base_close_is_a_no_op():
+    class Plain(sekai.Env):
+        def reset(self, *, seed=None, options=None):
+            return sekai.ResetResult(0, {})
+
+        def step(self, action):
+            return sekai.StepResult(0, 0.0, False, False, {})
+
+    assert Plain().close() is None
+
+
+def test_str_is_class_name_or_spec_id():
+    env = Counter()
+    assert str(env) == repr(env) == "<Counter>"
+    env.spec = EnvSpec("demo/Counter-v0", Counter)
+    assert str(env) == "<demo/Counter-v0>"
+
+
+def test_bare_env_iterates_as_itself():
+    env = Counter()
+    assert list(env) == [env]
+    assert len(env) == 1
+
+
+def test_attribute_helpers_on_a_bare_env():
+    env = Counter()
+    assert env.has_attr("x_threshold") and not env.has_attr("nope")
+    assert env.get_attr("x_threshold") == 2.4
+    env.set_attr("x_threshold", 3.0)
+    assert env.x_threshold == 3.0
+    with pytest.raises(AttributeError, match="'Counter' object has no attribute 'nope'"):
+        env.get_attr("nope")
+
+
+def test_reset_with_a_seed_is_reproducible_and_none_continues_the_stream():
+    env = Counter()
+    a = env.reset(seed=42).observation
+    b = env.reset().observation
+    assert env.reset(seed=42).observation == a
+    assert env.reset().observation == b
+    assert a != b
+
+
+def test_rng_is_created_lazily_from_entropy():
+    env = Counter()
+    assert env._rng is None
+    assert isinstance(env.rng, np.random.Generator)
+    assert env._rng_seed is not None and env._rng_seed >= 0
+
+
+def test_set_rng_returns_the_seed_used():
+    env = Counter()
+    assert env._set_rng(7) == 7
+    assert env._set_rng(None) == 7
+    generator = np.random.default_rng(0)
+    assert env._set_rng(generator) == -1
+    assert env.rng is generator
+    assert env._set_rng(np.int64(3)) == 3
+
+
+def test_set_rng_without_a_previous_seed_returns_the_drawn_entropy():
+    env = Counter()
+    seed = env._set_rng(None)
+    assert seed == env._rng_seed and seed.bit_length() > 64
+
+
+def test_assigning_rng_records_seed_minus_one_and_checks_the_type():
+    env = Counter()
+    env.rng = np.random.default_rng(1)
+    assert env._rng_seed == -1
+    with pytest.raises(TypeError, match="rng must be a numpy Generator, got int"):
+        env.rng = 3
+
+
+@pytest.mark.parametrize("seed", [1.5, True, np.float64(2.0), "3", np.bool_(True)])
+def test_set_rng_rejects_non_integer_seeds(seed):
+    with pytest.raises(TypeError):
+        Counter()._set_rng(seed)
+
+
+def test_set_rng_rejects_negative_seeds_naming_the_value():
+    with pytest.raises(ValueError, match="non-negative integer, got -1"):
+        Counter()._set_rng(-1)
+
+
+class Scaled(sekai.Wrapper):
+    def step(self, action):
+        r = self.env.step(action)
+        return sekai.StepResult(r.observation, 10 * r.reward, r.terminated, r.truncated, r.info)
+
+
+def test_async_routing_runs_a_sync_only_override_as_the_spec_example():
+    w = Scaled(Counter())
+
+    async def go():
+        await w.async_reset(seed=0)
+        return await w.async_step(1)
+
+    assert asyncio.run(go()).reward == 10.0
+
+
+def test_routed_async_method_is_named_after_the_class():
+    assert Scaled.async_step.__name__ == "async_step"
+    assert Scaled.async_step.__qualname__ == "Scaled.async_step"
+
+
+def test_routing_calls_the_overriding_class_function_so_chained_overrides_run_once():
+    calls = []
+
+    class Base(sekai.Wrapper):
+        def step(self, action):
+            calls.append("base")
+            return self.env.step(action)
+
+    class Both(Base):
+        def step(self, action):
+            calls.append("both-sync")
+            return super().step(action)
+
+        async def async_step(self, action):
+            calls.append("both-async")
+            return await super().async_step(action)
+
+    env = Both(Counter())
+    env.reset(seed=0)
+    asyncio.run(env.async_step(1))
+    assert calls == ["both-async", "base"]
+
+
+def test_a_class_overriding_both_methods_keeps_its_own_async_method():
+    class Native(sekai.Env):
+        def reset(self, *, seed=None, options=None):
+            return sekai.ResetResult("sync", {})
+
+        async def async_reset(self, *, seed=None, options=None):
+            return sekai.ResetResult("async", {})
+
+        def step(self, action):
+            return sekai.StepResult(0, 0.0, False, False, {})
+
+    assert asyncio.run(Native().async_reset()).observation == "async"

@@ -1,0 +1,91 @@
+import dataclasses
+import pickle
+
+import numpy as np
+import pytest
+
+from sekai import MAResetResult, MAStepResult, ResetResult, StepResult
+
+
+def test_step_result_fields_are_positional_in_spec_order():
+    r = StepResult(1, 2.0, True, False, {"k": 1})
+    assert (r.observation, r.reward, r.terminated, r.truncated, r.info) == (1, 2.0, True, False, {"k": 1})
+
+
+def test_results_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'reward'"):
+        StepResult(0, 0.0, False, False, {}).reward = 1.0
+
+
+def test_results_are_not_iterable():
+    with pytest.raises(TypeError, match="cannot unpack non-iterable StepResult object"):
+        obs, r, te, tr, info = StepResult(0, 0.0, False, False, {})
+    with pytest.raises(TypeError, match="cannot unpack non-iterable ResetResult object"):
+        obs, info = ResetResult(0, {})
+
+
+@pytest.mark.parametrize(
+    ("terminated", "truncated", "done"),
+    [(False, False, False), (True, False, True), (False, True, True), (np.bool_(True), np.bool_(False), True)],
+)
+def test_done_is_a_python_bool(terminated, truncated, done):
+    value = StepResult(0, 0.0, terminated, truncated, {}).done
+    assert value is done
+
+
+def test_reset_result_is_never_done_and_info_defaults_to_a_fresh_dict():
+    a, b = ResetResult(0), ResetResult(0)
+    assert a.done is False
+    assert a.info == {} and a.info is not b.info
+
+
+def test_equality_compares_array_observations_without_raising():
+    a = StepResult(np.array([1.0, np.nan]), 1.0, False, False, {})
+    b = StepResult(np.array([1.0, np.nan]), 1.0, False, False, {})
+    c = StepResult(np.array([1.0, 2.0]), 1.0, False, False, {})
+    assert a == b
+    assert a != c
+    assert ResetResult({"x": np.zeros(2)}, {}) == ResetResult({"x": np.zeros(2)}, {})
+    assert StepResult(0, 0.0, False, False, {}) != ResetResult(0, {})
+
+
+def test_repr_is_the_dataclass_repr():
+    obs = np.array([0.0273956, -0.00611216], dtype=np.float32)
+    assert repr(ResetResult(obs, {})) == (
+        "ResetResult(observation=array([ 0.0273956 , -0.00611216], dtype=float32), info={})"
+    )
+    assert repr(StepResult(1, 1.0, False, False, {"elapsed_steps": 1})) == (
+        "StepResult(observation=1, reward=1.0, terminated=False, truncated=False, "
+        "info={'elapsed_steps': 1})"
+    )
+
+
+def test_dataclasses_replace_builds_a_new_result():
+    r = StepResult(0, 1.0, False, False, {})
+    assert dataclasses.replace(r, reward=5.0).reward == 5.0
+    assert r.reward == 1.0
+
+
+def test_results_pickle():
+    r = StepResult(np.arange(3), 1.0, True, False, {"a": 1})
+    assert pickle.loads(pickle.dumps(r)) == r
+
+
+def test_results_use_slots():
+    assert not hasattr(StepResult(0, 0.0, False, False, {}), "__dict__")
+
+
+def test_ma_step_result_done_flags_as_the_spec_example():
+    s = MAStepResult({}, {}, {"a": True, "b": False}, {"a": False, "b": False}, {})
+    assert (s.all_done, s.any_done) == (False, True)
+    assert MAStepResult({}, {}, {}, {}, {}).all_done is False
+
+
+def test_ma_step_result_agents_missing_from_one_dict_count_as_not_done_there():
+    s = MAStepResult({}, {}, {"a": True}, {"b": True}, {})
+    assert (s.all_done, s.any_done) == (True, True)
+
+
+def test_ma_reset_result_is_never_done():
+    r = MAResetResult({"a": 0})
+    assert (r.all_done, r.any_done, r.info) == (False, False, {})

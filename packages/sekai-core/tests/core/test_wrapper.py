@@ -1,0 +1,225 @@
+import asyncio
+
+import pytest
+
+import sekai
+from sekai.registry import EnvSpec
+
+
+class Base(sekai.Env):
+    observation_space = "obs-space"
+    action_space = "act-space"
+    metadata = {"render_fps": 50}
+
+    def __init__(self):
+        self.x_threshold = 2.4
+        self.t = 0
+        self.closed = False
+        self.actions = []
+
+    def reset(self, *, seed=None, options=None):
+        self._set_rng(seed)
+        self.t = 0
+        return sekai.ResetResult(0, {"reset": True})
+
+    def step(self, action):
+        self.t += 1
+        self.actions.append(action)
+        return sekai.StepResult(self.t, 1.0, False, False, {"t": self.t})
+
+    def action_mask(self):
+        return [1, 0]
+
+    def close(self):
+        self.closed = True
+
+
+class Plain(sekai.Wrapper):
+    pass
+
+
+class Tagged(sekai.Wrapper):
+    def __init__(self, env):
+        super().__init__(env)
+        self.tag = "outer"
+        self.x_threshold = "wrapper-level"
+
+
+class Double(sekai.ObservationWrapper):
+    def observation(self, observation):
+        return 2 * observation
+
+
+class Bonus(sekai.RewardWrapper):
+    def reward(self, reward):
+        return reward + 100
+
+
+class Flip(sekai.ActionWrapper):
+    def action(self, action):
+        return 1 - action
+
+
+def test_wrapping_a_non_env_raises_the_spec_message():
+    with pytest.raises(TypeError) as info:
+        sekai.TimeLimit(object(), 5)
+    assert str(info.value) == (
+        "TimeLimit expected a sekai.Env, got object. To wrap a gymnasium env, convert it first "
+        "with sekai.compat.from_gymnasium(env)."
+    )
+
+
+def test_wrapper_delegates_spaces_lazily_unless_assigned():
+    env = Base()
+    w = Plain(env)
+    assert (w.observation_space, w.action_space) == ("obs-space", "act-space")
+    env.observation_space = "changed"
+    assert w.observation_space == "changed"
+    w.action_space = "own"
+    assert (w.action_space, env.action_space) == ("own", "act-space")
+
+
+def test_wrapper_delegates_reset_step_close_metadata_and_unwrapped():
+    env = Base()
+    w = Plain(Plain(env))
+    assert w.reset(seed=1).info == {"reset": True}
+    assert w.step(5).info == {"t": 1}
+    assert env.actions == [5]
+    assert w.metadata == {"render_fps": 50}
+    assert w.unwrapped is env
+    w.close()
+    assert env.closed
+
+
+def test_wrapper_spec_reads_and_writes_the_base_env_spec():
+    env = Base()
+    w = Plain(env)
+    assert w.spec is None
+    w.spec = EnvSpec("demo/Base-v0", Base)
+    assert env.spec.id == "demo/Base-v0"
+    assert str(w) == "<Plain(<demo/Base-v0>)>"
+
+
+def test_wrapper_seeding_uses_the_base_env_generator():
+    env = Base()
+    w = Plain(env)
+    assert w._set_rng(3) == 3
+    assert w.rng is env.rng and w._rng_seed == 3
+    w._rng_seed = 9
+    assert env._rng_seed == 9
+
+
+def test_attributes_are_not_forwarded_through_wrappers():
+    with pytest.raises(AttributeError) as info:
+        Plain(Base()).x_threshold
+    assert str(info.value) == "'Plain' object has no attribute 'x_threshold'"
+
+
+def test_action_mask_is_forwarded_from_the_layer_that_defines_it():
+    assert Plain(Plain(Base())).action_mask() == [1, 0]
+
+
+def test_get_attr_reads_the_outermost_layer_that_has_it():
+    w = Plain(Tagged(Base()))
+    assert w.get_attr("x_threshold") == "wrapper-level"
+    assert w.get_attr("t") == 0
+    with pytest.raises(AttributeError, match="'Base' object has no attribute 'nope'"):
+        w.get_attr("nope")
+
+
+def test_has_attr_looks_through_every_layer():
+    w = Plain(Tagged(Base()))
+    assert w.has_attr("tag") and w.has_attr("x_threshold") and not w.has_attr("nope")
+
+
+def test_set_attr_changes_the_layer_that_has_the_attribute_else_the_outermost():
+    env = Base()
+    w = Plain(Plain(env))
+    w.set_attr("x_threshold", 3.0)
+    assert env.x_threshold == 3.0
+    w.set_attr("new_attr", 1)
+    assert w.__dict__["new_attr"] == 1 and not hasattr(env, "new_attr")
+    tagged = Plain(Tagged(env))
+    tagged.set_attr("x_threshold", 9)
+    assert tagged.env.x_threshold == 9 and env.x_threshold == 3.0
+
+
+def test_iteration_yields_layers_outermost_first_and_len_counts_them():
+    env = Base()
+    w = Tagged(Plain(env))
+    assert [type(layer).__name__ for layer in w] == ["Tagged", "Plain", "Base"]
+    assert len(w) == 3
+
+
+def test_wrapper_str_nests_inner_str():
+    assert str(Plain(Base())) == "<Plain(<Base>)>"
+    assert repr(sekai.Wrapper(Base())) == "<Wrapper(<Base>)>"
+
+
+def test_async_methods_await_the_inner_async_methods():
+    calls = []
+
+    class AsyncBase(Base):
+        async def async_reset(self, *, seed=None, options=None):
+            calls.append("async_reset")
+            return self.reset(seed=seed, options=options)
+
+        async def async_step(self, action):
+            calls.append("async_step")
+            return self.step(action)
+
+    w = Plain(Plain(AsyncBase()))
+
+    async def go():
+        await w.async_reset(seed=0)
+        return await w.async_step(1)
+
+    assert asyncio.run(go()).observation == 1
+    assert calls == ["async_reset", "async_step"]
+
+
+def test_observation_wrapper_transforms_reset_and_step_on_both_paths():
+    w = Double(Base())
+    assert w.reset().observation == 0
+    result = w.step(0)
+    assert (result.observation, result.info) == (2, {"t": 1})
+
+    async def go():
+        await w.async_reset()
+        return await w.async_step(0)
+
+    assert asyncio.run(go()).observation == 2
+
+
+def test_reward_wrapper_changes_step_rewards_only():
+    w = Bonus(Base())
+    assert w.reset().info == {"reset": True}
+    assert w.step(0).reward == 101.0
+    assert asyncio.run(w.async_step(0)).reward == 101.0
+
+
+def test_action_wrapper_maps_actions_on_both_paths():
+    env = Base()
+    w = Flip(env)
+    w.step(0)
+    asyncio.run(w.async_step(1))
+    assert env.actions == [1, 0]
+
+
+def test_reverse_action_is_not_implemented_by_default():
+    with pytest.raises(NotImplementedError) as info:
+        Flip(Base()).reverse_action(0)
+    assert str(info.value) == (
+        "Flip does not implement reverse_action(). "
+        "Implement it if you need to map env actions back to wrapper actions."
+    )
+
+
+@pytest.mark.parametrize(
+    ("base", "method"),
+    [(sekai.ObservationWrapper, "observation"), (sekai.RewardWrapper, "reward"), (sekai.ActionWrapper, "action")],
+)
+def test_transforming_wrappers_are_abstract_in_their_method(base, method):
+    cls = type("X", (base,), {})
+    with pytest.raises(TypeError, match=f"Can't instantiate abstract class X with abstract method {method}"):
+        cls(Base())

@@ -1,0 +1,393 @@
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import sekai
+from sekai.error import EnvNotFound, PluginLoadWarning
+from sekai.plugins import PluginFailure, PluginInfo, hookimpl
+from sekai.plugins._host import EntryPointRecord, PluginHost, scan_entry_points
+from sekai.registry import EnvRegistry
+
+
+def record(name, plugin, distribution="acme-envs", version="1.2.0"):
+    return EntryPointRecord(name, distribution, version, lambda: plugin)
+
+
+def failing_import(name, distribution, exc):
+    def load():
+        raise exc
+
+    return EntryPointRecord(name, distribution, "0.1.0", load)
+
+
+def registry_of(*records, disabled="", installed=None):
+    kwargs = {"entry_points": records, "disabled": disabled}
+    if installed is not None:
+        kwargs["is_installed"] = lambda dist: dist in installed
+    return EnvRegistry(lambda reg: PluginHost(reg, **kwargs))
+
+
+def load_quietly(reg):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reg.all_specs()
+    return [w for w in caught if issubclass(w.category, PluginLoadWarning)]
+
+
+def env_plugin(*env_ids, then_raise=None):
+    class Plugin:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            for env_id in env_ids:
+                registry.register(env_id, "sekai.testing.envs:LineEnv")
+            if then_raise is not None:
+                raise then_raise
+
+    return Plugin
+
+
+CORE = PluginInfo("core", "sekai-core", sekai.__version__, (), ("sync", "async", "proc"))
+
+
+def test_core_builtin_plugin_loads_first_with_its_three_backends():
+    reg = registry_of(record("acme", env_plugin("acme/A-v0")))
+    report = reg.plugin_report()
+    assert report.plugins[0] == CORE
+    assert report.plugins[1] == PluginInfo("acme", "acme-envs", "1.2.0", ("acme/A-v0",), ())
+    assert reg.vectorization_modes() == ["native", "sync", "async", "proc"]
+
+
+def test_entry_points_load_sorted_by_distribution_then_name():
+    reg = registry_of(
+        record("zz", env_plugin("zz/Z-v0"), "b-dist"),
+        record("bb", env_plugin("bb/B-v0"), "a-dist"),
+        record("aa", env_plugin("aa/A-v0"), "b-dist"),
+    )
+    assert [s.id for s in reg.all_specs()] == ["bb/B-v0", "aa/A-v0", "zz/Z-v0"]
+    assert [p.name for p in reg.plugin_report().plugins] == ["core", "bb", "aa", "zz"]
+
+
+def test_specs_carry_the_source_of_their_plugin():
+    reg = registry_of(record("acme", env_plugin("acme/A-v0")))
+    source = reg.spec("acme/A-v0").source
+    assert (source.plugin, source.distribution, source.version) == ("acme", "acme-envs", "1.2.0")
+
+
+def test_a_plugin_that_fails_to_import_is_skipped_with_one_warning_and_others_load():
+    reg = registry_of(
+        failing_import("broken", "sekai-broken-pack", ModuleNotFoundError("No module named 'not_a_real_dependency'")),
+        record("example", env_plugin("example/Gridworld-v0"), "sekai-example-pack", "0.1.0"),
+    )
+    caught = load_quietly(reg)
+    assert [str(w.message) for w in caught] == [
+        "sekai plugin 'broken' (sekai-broken-pack 0.1.0) failed to load and was skipped: "
+        "ModuleNotFoundError: No module named 'not_a_real_dependency'. "
+        "Set SEKAI_DISABLE_PLUGINS=broken to silence this."
+    ]
+    assert [s.id for s in reg.all_specs()] == ["example/Gridworld-v0"]
+    assert reg.plugin_report().failures == (
+        PluginFailure(
+            "broken",
+            "sekai-broken-pack",
+            "0.1.0",
+            "import",
+            "ModuleNotFoundError: No module named 'not_a_real_dependency'",
+        ),
+    )
+
+
+def test_env_not_found_in_the_namespace_of_a_failed_plugin_names_the_failure():
+    reg = registry_of(failing_import("broken", "sekai-broken-pack", ImportError("nope")))
+    load_quietly(reg)
+    with pytest.raises(EnvNotFound) as info:
+        reg.spec("broken/Thing-v0")
+    assert str(info.value) == (
+        "Environment 'broken/Thing-v0' not found in registry. Plugin 'broken' "
+        "(sekai-broken-pack 0.1.0) failed to load: ImportError: nope. Reinstall it or add the "
+        "missing dependency. Use sekai.all_specs() or `sekai list` to see registered environments."
+    )
+    assert [f.name for f in info.value.failures] == ["broken"]
+
+
+def test_a_hook_that_raises_is_skipped_and_its_partial_registrations_removed():
+    reg = registry_of(
+        record("acme", env_plugin("acme/A-v0", then_raise=RuntimeError("half done"))),
+        record("good", env_plugin("good/G-v0"), "good-envs"),
+    )
+    caught = load_quietly(reg)
+    assert len(caught) == 1
+    assert [s.id for s in reg.all_specs()] == ["good/G-v0"]
+    (failure,) = reg.plugin_report().failures
+    assert (failure.stage, failure.error) == ("register", "RuntimeError: half done")
+    assert [p.name for p in reg.plugin_report().plugins] == ["core", "good"]
+
+
+def test_a_misspelt_hook_is_a_hooks_failure_and_undoes_the_valid_hooks():
+    class Misspelt:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            registry.register("acme/A-v0", "a.b:C")
+
+        @staticmethod
+        @hookimpl
+        def sekai_register_env(registry):
+            pass
+
+    reg = registry_of(record("acme", Misspelt))
+    load_quietly(reg)
+    (failure,) = reg.plugin_report().failures
+    assert failure.stage == "hooks"
+    assert failure.error.startswith("PluginValidationError: unknown hook 'sekai_register_env'")
+    assert reg.all_specs() == []
+
+
+def test_a_hook_with_an_unknown_argument_is_a_hooks_failure():
+    class ExtraArg:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry, config):
+            pass
+
+    reg = registry_of(record("acme", ExtraArg))
+    load_quietly(reg)
+    assert reg.plugin_report().failures[0].stage == "hooks"
+
+
+def test_a_third_party_plugin_may_not_register_outside_its_namespace():
+    reg = registry_of(record("acme", env_plugin("acme/A-v0", "Foo-v0")))
+    load_quietly(reg)
+    (failure,) = reg.plugin_report().failures
+    assert failure.error == (
+        "ValueError: plugin 'acme' registered 'Foo-v0'; third-party IDs must start with 'acme/'"
+    )
+    assert reg.all_specs() == []
+
+
+def test_a_first_party_plugin_registers_ids_without_namespace():
+    reg = registry_of(record("classic", env_plugin("CartPole-v1", "classic/CartPole-v1"), "sekai-classic", "0.3.0"))
+    assert [s.id for s in reg.all_specs()] == ["CartPole-v1", "classic/CartPole-v1"]
+
+
+def test_two_first_party_plugins_registering_one_id_fail_the_second():
+    reg = registry_of(
+        record("classic", env_plugin("CartPole-v1"), "sekai-classic", "0.3.0"),
+        record("finance", env_plugin("CartPole-v1"), "sekai-finance", "0.3.0"),
+    )
+    load_quietly(reg)
+    (failure,) = reg.plugin_report().failures
+    assert failure.name == "finance"
+    assert failure.error == (
+        "EnvAlreadyRegistered: Environment 'CartPole-v1' is already registered. "
+        "It is provided by plugin 'classic' (sekai-classic 0.3.0)."
+    )
+    assert reg.spec("CartPole-v1").source.plugin == "classic"
+
+
+def test_registrars_reject_non_string_entry_points():
+    class Callable:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            registry.register("acme/A-v0", sekai.Env)
+
+    reg = registry_of(record("acme", Callable))
+    load_quietly(reg)
+    assert reg.plugin_report().failures[0].error.startswith(
+        "TypeError: Plugins must register entry_point as a 'module.path:ClassName' string"
+    )
+
+
+def test_two_third_party_plugins_with_one_name_are_both_skipped_as_a_clash():
+    reg = registry_of(
+        record("acme", env_plugin("acme/A-v0"), "acme-envs", "1.0"),
+        record("acme", env_plugin("acme/B-v0"), "other-envs", "2.0"),
+    )
+    caught = load_quietly(reg)
+    assert len(caught) == 2
+    assert reg.all_specs() == []
+    failures = reg.plugin_report().failures
+    assert [(f.distribution, f.stage) for f in failures] == [("acme-envs", "clash"), ("other-envs", "clash")]
+    assert failures[0].error == (
+        "ValueError: plugin name 'acme' is also used by other-envs 2.0; both were skipped"
+    )
+
+
+def test_a_third_party_plugin_using_a_reserved_name_is_skipped_and_first_party_loads():
+    reg = registry_of(
+        record("finance", env_plugin("Trading-v0"), "sekai-finance", "0.3.0"),
+        record("finance", env_plugin("finance/Evil-v0"), "evil-pack", "6.6.6"),
+    )
+    load_quietly(reg)
+    assert [s.id for s in reg.all_specs()] == ["Trading-v0"]
+    (failure,) = reg.plugin_report().failures
+    assert (failure.distribution, failure.stage) == ("evil-pack", "clash")
+    assert failure.error == (
+        "ValueError: plugin name 'finance' is reserved for sekai-finance; "
+        "evil-pack must use another entry-point name"
+    )
+
+
+@pytest.mark.parametrize("name", ["core", "classic", "ray"])
+def test_reserved_names_are_refused_to_third_parties_even_without_the_first_party(name):
+    reg = registry_of(record(name, env_plugin(), "third-pack"))
+    load_quietly(reg)
+    assert reg.plugin_report().failures[0].stage == "clash"
+
+
+def test_disabled_plugins_are_skipped_silently_and_named_by_env_not_found():
+    reg = registry_of(
+        record("finance", env_plugin("Trading-v0"), "sekai-finance", "0.3.0"),
+        record("acme", env_plugin("acme/A-v0")),
+        disabled="finance, other",
+    )
+    assert load_quietly(reg) == []
+    assert [s.id for s in reg.all_specs()] == ["acme/A-v0"]
+    assert reg.plugin_report().failures == (
+        PluginFailure("finance", "sekai-finance", "0.3.0", "disabled", "disabled by SEKAI_DISABLE_PLUGINS"),
+    )
+    with pytest.raises(EnvNotFound) as info:
+        reg.spec("Trading-v0")
+    assert "Plugin 'finance' is disabled by SEKAI_DISABLE_PLUGINS. Use sekai.all_specs()" in str(info.value)
+    assert info.value.provider == "sekai-finance"
+
+
+def test_star_disables_every_entry_point_but_not_core():
+    reg = registry_of(record("acme", env_plugin("acme/A-v0")), disabled="*")
+    assert reg.all_specs() == []
+    assert [p.name for p in reg.plugin_report().plugins] == ["core"]
+
+
+def test_disabled_plugins_come_from_the_environment_variable(monkeypatch):
+    monkeypatch.setenv("SEKAI_DISABLE_PLUGINS", "acme")
+    reg = EnvRegistry(lambda r: PluginHost(r, entry_points=[record("acme", env_plugin("acme/A-v0"))]))
+    assert reg.all_specs() == []
+    assert reg.plugin_report().failures[0].stage == "disabled"
+
+
+def test_first_party_id_of_a_missing_distribution_names_the_pip_command():
+    reg = registry_of(installed=set())
+    with pytest.raises(EnvNotFound) as info:
+        reg.spec("Trading-v0")
+    assert str(info.value) == (
+        "Environment 'Trading-v0' not found in registry. It is provided by sekai-finance, which "
+        "is not installed: pip install sekai-finance. Use sekai.all_specs() or `sekai list` to "
+        "see registered environments."
+    )
+    assert info.value.provider == "sekai-finance"
+
+
+def test_report_lists_missing_first_party_distributions_in_table_order():
+    reg = registry_of(installed={"sekai-classic", "sekai-cli"})
+    assert reg.plugin_report().missing == ("sekai-finance", "sekai-compat", "sekai-ray")
+
+
+def test_report_envs_follow_later_deregistrations():
+    reg = registry_of(record("acme", env_plugin("acme/A-v0", "acme/B-v0")))
+    reg.deregister("acme/A-v0")
+    assert reg.plugin_report().plugins[1].envs == ("acme/B-v0",)
+
+
+class ModePlugin:
+    @staticmethod
+    @hookimpl
+    def sekai_register_vector_backends(registry):
+        registry.register("fast", "acme.vec:FastVecEnv")
+
+
+def test_backend_plugins_add_modes_attributed_to_them():
+    reg = registry_of(record("acme", ModePlugin))
+    assert reg.vectorization_modes() == ["native", "sync", "async", "proc", "fast"]
+    assert reg.plugin_report().plugins[1].backends == ("fast",)
+    assert reg.backend_source("fast").plugin == "acme"
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        ("native", "'native' / 'vector_entry_point' are reserved"),
+        ("sync", "it is reserved for sekai-core"),
+        ("ray", "it is reserved for sekai-ray"),
+        ("bad mode", "modes are made of letters"),
+    ],
+)
+def test_backend_registrations_that_break_a_rule_fail_the_plugin(mode, message):
+    class Plugin:
+        @staticmethod
+        @hookimpl
+        def sekai_register_vector_backends(registry):
+            registry.register("fine", "acme.vec:Fine")
+            registry.register(mode, "acme.vec:X")
+
+    reg = registry_of(record("acme", Plugin))
+    load_quietly(reg)
+    assert message in reg.plugin_report().failures[0].error
+    assert reg.vectorization_modes() == ["native", "sync", "async", "proc"]
+
+
+def test_a_mode_registered_by_two_plugins_fails_the_second():
+    class Again(ModePlugin):
+        pass
+
+    reg = registry_of(record("acme", ModePlugin), record("zeta", Again, "zeta-envs"))
+    load_quietly(reg)
+    (failure,) = reg.plugin_report().failures
+    assert failure.name == "zeta"
+    assert failure.error == (
+        "ValueError: Vectorization mode 'fast' is already provided by plugin 'acme' "
+        "(acme-envs 1.2.0)."
+    )
+
+
+def test_one_plugin_object_behind_two_entry_points_loads_once():
+    reg = registry_of(record("acme", ModePlugin), record("zeta", ModePlugin, "zeta-envs"))
+    load_quietly(reg)
+    (failure,) = reg.plugin_report().failures
+    assert (failure.name, failure.error) == (
+        "zeta",
+        "ValueError: the same plugin object is already loaded as plugin 'acme'",
+    )
+    assert reg.backend_source("fast").plugin == "acme"
+
+
+def test_an_unknown_mode_of_a_failed_first_party_plugin_names_the_failure():
+    reg = registry_of(failing_import("ray", "sekai-ray", ImportError("no ray")), installed={"sekai-ray"})
+    load_quietly(reg)
+    with pytest.raises(ValueError, match="Plugin 'ray' \\(sekai-ray 0.1.0\\) failed to load: ImportError: no ray"):
+        reg.backend("ray")
+
+
+def test_scan_entry_points_reads_the_installed_sekai_group_without_importing():
+    records = {r.name: r for r in scan_entry_points()}
+    assert records["classic"].distribution == "sekai-classic"
+    assert records["classic"].version == sekai.__version__
+
+
+def test_a_foreign_sekai_distribution_with_modules_is_warned_about(monkeypatch):
+    from sekai import _metadata
+    from sekai.plugins import _host
+
+    class FakeDist:
+        version = "0.0.1"
+        files = ["sekai/__init__.py", "sekai-0.0.1.dist-info/METADATA"]
+
+    monkeypatch.setattr(_metadata, "distribution", lambda name: FakeDist())
+    messages = _host._foreign_sekai_distribution()
+    assert len(messages) == 1 and "pip uninstall sekai" in messages[0]
+    FakeDist.files = ["sekai-0.0.1.dist-info/METADATA"]
+    assert _host._foreign_sekai_distribution() == []
+
+
+def test_import_sekai_imports_no_plugin_machinery():
+    code = (
+        "import sys, sekai\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in "
+        "{'pluggy', 'importlib_metadata', 'gymnasium', 'pettingzoo', 'cloudpickle'} "
+        "or m.startswith(('sekai.plugins', 'sekai.registry', 'sekai.envs.', 'importlib.metadata'))]\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,154 @@
+import sys
+import textwrap
+
+import pytest
+
+import sekai
+from sekai.registry import EnvSpec, WrapperSpec
+
+
+class My(sekai.Env):
+    def __init__(self, k=1, extra=None):
+        self.k = k
+        self.extra = extra
+        self.t = 0
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return sekai.ResetResult(0, {})
+
+    def step(self, action):
+        self.t += 1
+        return sekai.StepResult(self.t, 1.0, False, False, {})
+
+
+ORDER = WrapperSpec("OrderEnforcing", "sekai.wrappers.order_enforcing:OrderEnforcing")
+
+
+@pytest.fixture
+def my_env(sekai_registry):
+    sekai.register(
+        "demo/My-v0", My, kwargs={"k": 2}, max_episode_steps=10, additional_wrappers=(ORDER,)
+    )
+    return sekai_registry
+
+
+def test_make_applies_time_limit_then_additional_wrappers_as_the_spec_example(my_env):
+    env = sekai.make("demo/My-v0", k=5)
+    assert str(env) == "<OrderEnforcing(<TimeLimit(<demo/My-v0>)>)>"
+    assert env.unwrapped.k == 5
+
+
+def test_make_with_minus_one_removes_the_time_limit(my_env):
+    assert str(sekai.make("demo/My-v0", max_episode_steps=-1)) == "<OrderEnforcing(<demo/My-v0>)>"
+
+
+def test_make_with_an_int_overrides_the_registered_limit(my_env):
+    env = sekai.make("demo/My-v0", max_episode_steps=2)
+    env.reset()
+    env.step(0)
+    assert env.step(0).truncated
+    assert env.spec.max_episode_steps == 2
+
+
+@pytest.mark.parametrize("steps", [0, -2])
+def test_make_rejects_limits_below_one_other_than_minus_one(my_env, steps):
+    with pytest.raises(ValueError, match="max_episode_steps must be >= 1, or -1"):
+        sekai.make("demo/My-v0", max_episode_steps=steps)
+
+
+def test_make_rejects_non_integer_limits(my_env):
+    with pytest.raises(TypeError, match="max_episode_steps must be an int or None, got float"):
+        sekai.make("demo/My-v0", max_episode_steps=2.5)
+
+
+def test_make_sets_a_spec_describing_this_exact_env(my_env):
+    env = sekai.make("demo/My-v0", k=5, extra="x", max_episode_steps=-1)
+    assert env.spec.kwargs == {"k": 5, "extra": "x"}
+    assert env.spec.max_episode_steps is None
+    registered = sekai.spec("demo/My-v0")
+    assert registered.kwargs == {"k": 2} and registered.max_episode_steps == 10
+    rebuilt = env.spec.make()
+    assert str(rebuilt) == "<OrderEnforcing(<demo/My-v0>)>"
+    assert (rebuilt.unwrapped.k, rebuilt.unwrapped.extra) == (5, "x")
+
+
+def test_make_spec_equals_the_registry_entry_when_nothing_is_overridden(my_env):
+    assert sekai.make("demo/My-v0").spec == sekai.spec("demo/My-v0")
+
+
+def test_quickstart_make_prints_time_limit_around_the_env(sekai_registry):
+    sekai.register("CartPole-v1", My, max_episode_steps=500)
+    assert str(sekai.make("CartPole-v1")) == "<TimeLimit(<CartPole-v1>)>"
+
+
+def test_make_without_limit_returns_the_bare_env(sekai_registry):
+    sekai.register("Bare-v0", My)
+    env = sekai.make("Bare-v0")
+    assert type(env) is My and str(env) == "<Bare-v0>"
+
+
+def test_make_of_an_unknown_id_raises_env_not_found(sekai_registry):
+    with pytest.raises(sekai.EnvNotFound, match="Environment 'Nope-v0' not found in registry."):
+        sekai.make("Nope-v0")
+
+
+def test_string_entry_point_is_imported_by_make_not_by_register(sekai_registry, tmp_path, monkeypatch):
+    module = "sekai_lazy_test_env_mod"
+    (tmp_path / f"{module}.py").write_text(
+        textwrap.dedent(
+            """
+            import sekai
+
+            class Lazy(sekai.Env):
+                def __init__(self, size=3):
+                    self.size = size
+
+                def reset(self, *, seed=None, options=None):
+                    return sekai.ResetResult(0, {})
+
+                def step(self, action):
+                    return sekai.StepResult(0, 0.0, False, False, {})
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    sekai.register("lazy/Lazy-v0", f"{module}:Lazy", kwargs={"size": 4})
+    assert module not in sys.modules
+    env = sekai.make("lazy/Lazy-v0")
+    assert module in sys.modules
+    assert env.size == 4
+
+
+def test_make_propagates_the_import_error_of_a_missing_module(sekai_registry):
+    sekai.register("gone/Env-v0", "sekai_module_that_does_not_exist:Env")
+    with pytest.raises(ModuleNotFoundError, match="sekai_module_that_does_not_exist"):
+        sekai.make("gone/Env-v0")
+
+
+def test_make_applies_wrapper_specs_with_callable_entry_points_and_kwargs(sekai_registry):
+    sekai.register(
+        "w/My-v0",
+        My,
+        additional_wrappers=(
+            WrapperSpec("OE", sekai.OrderEnforcing),
+            WrapperSpec("TL", sekai.TimeLimit, {"max_episode_steps": 3}),
+        ),
+    )
+    env = sekai.make("w/My-v0")
+    assert str(env) == "<TimeLimit(<OrderEnforcing(<w/My-v0>)>)>"
+    assert env.max_episode_steps == 3
+
+
+def test_make_of_an_unregistered_spec_builds_it_without_discovery(sekai_registry):
+    env = sekai.make(EnvSpec("local/My-v0", My, kwargs={"k": 7}, max_episode_steps=4))
+    assert str(env) == "<TimeLimit(<local/My-v0>)>"
+    assert env.unwrapped.k == 7
+    assert sekai_registry.host is None
+
+
+def test_make_passes_constructor_errors_through(sekai_registry):
+    sekai.register("bad/My-v0", My)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        sekai.make("bad/My-v0", nope=1)

@@ -1,0 +1,274 @@
+import pickle
+import types
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.plugins import hookimpl
+from sekai.registry import EnvSpec, WrapperSpec
+from sekai.testing import registry_sandbox
+from sekai.testing.envs import LineEnv, LinePlugin, LineVecEnv
+from sekai.vector.spawnable import Spawnable
+
+
+class RecordingVec:
+    """A stand-in backend: keeps what make_vec passed."""
+
+    def __init__(self, env_fns, **kwargs):
+        self.env_fns = env_fns
+        self.kwargs = kwargs
+        self.spec = None
+
+
+class RecordingNative:
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+        self.spec = None
+
+
+class Counter(Spawnable):
+    def __init__(self, origin=None):
+        self.origin = origin
+        self.spawned = 0
+
+    def spawn(self):
+        self.spawned += 1
+        return Counter(origin=self)
+
+
+class Probe(sekai.Env):
+    def __init__(self, sampler=None, rng=None, k=0):
+        self.sampler = sampler
+        self.rng_arg = rng
+        self.k = k
+
+    def reset(self, *, seed=None, options=None):
+        return sekai.ResetResult(0, {})
+
+    def step(self, action):
+        return sekai.StepResult(0, 0.0, False, False, {})
+
+
+@pytest.fixture
+def backend_module(monkeypatch):
+    module = types.ModuleType("sekai_test_recording_backend")
+    module.RecordingVec = RecordingVec
+    monkeypatch.setitem(__import__("sys").modules, module.__name__, module)
+    return module
+
+
+class RecordingModePlugin:
+    @staticmethod
+    @hookimpl
+    def sekai_register_vector_backends(registry):
+        registry.register("recording", "sekai_test_recording_backend:RecordingVec")
+
+
+@pytest.fixture
+def recording(backend_module):
+    with registry_sandbox(("recording", RecordingModePlugin)) as registry:
+        sekai.register("demo/Probe-v0", Probe, kwargs={"k": 1}, max_episode_steps=7)
+        yield registry
+
+
+def test_a_plugin_vectorization_mode_is_used_by_make_vec(recording):
+    vec = sekai.make_vec("demo/Probe-v0", 3, vectorization_mode="recording", vector_kwargs={"x": 1})
+    assert isinstance(vec, RecordingVec)
+    assert vec.kwargs == {"x": 1}
+    assert len(vec.env_fns) == 3
+    env = vec.env_fns[0]()
+    assert str(env) == "<TimeLimit(<demo/Probe-v0>)>"
+    assert recording.backend_source("recording").distribution == "sekai-sandbox"
+
+
+def test_plugin_modes_are_listed_after_core_modes_in_the_unknown_mode_error(recording):
+    with pytest.raises(ValueError) as info:
+        sekai.make_vec("demo/Probe-v0", 2, vectorization_mode="foo")
+    assert str(info.value) == (
+        "Unknown vectorization_mode 'foo'; "
+        "expected one of ['native', 'sync', 'async', 'proc', 'recording']."
+    )
+
+
+def test_unknown_ray_mode_names_sekai_ray_to_install(sekai_line_registry):
+    with pytest.raises(ValueError) as info:
+        sekai.make_vec("testing/Line-v0", 2, vectorization_mode="ray")
+    assert str(info.value) == (
+        "Unknown vectorization_mode 'ray'; expected one of ['native', 'sync', 'async', 'proc']. "
+        "It is provided by sekai-ray, which is not installed: pip install sekai-ray."
+    )
+
+
+@pytest.mark.parametrize("n", [0, -3])
+def test_make_vec_rejects_num_envs_below_one_with_the_spec_message(sekai_line_registry, n):
+    with pytest.raises(ValueError) as info:
+        sekai.make_vec("testing/Line-v0", n)
+    assert str(info.value) == f"num_envs must be >= 1, got {n}."
+
+
+@pytest.mark.parametrize("n", [2.0, True, "2"])
+def test_make_vec_rejects_num_envs_that_are_not_ints(sekai_line_registry, n):
+    with pytest.raises(TypeError, match="num_envs must be an int"):
+        sekai.make_vec("testing/Line-v0", n)
+
+
+def test_default_mode_is_native_when_the_spec_has_a_vector_entry_point(sekai_line_registry):
+    vec = sekai.make_vec("testing/Line-v0", 4)
+    assert isinstance(vec, LineVecEnv)
+    assert str(vec) == "LineVecEnv(num_envs=4)"
+    assert vec.max_episode_steps == 20
+
+
+def test_default_mode_is_sync_with_wrappers_or_without_native_version(sekai_line_registry):
+    wrapped = sekai.make_vec("testing/Line-v0", 2, wrappers=[sekai.OrderEnforcing])
+    assert str(wrapped) == "SyncVecEnv(num_envs=2)"
+    sekai.register("plain/Line-v0", LineEnv, max_episode_steps=5)
+    assert str(sekai.make_vec("plain/Line-v0", 3)) == "SyncVecEnv(num_envs=3)"
+
+
+def test_default_mode_is_sync_when_the_spec_has_additional_wrappers(sekai_line_registry):
+    sekai.register(
+        "wrapped/Line-v0",
+        LineEnv,
+        vector_entry_point=LineVecEnv,
+        additional_wrappers=(WrapperSpec("OE", sekai.OrderEnforcing),),
+    )
+    assert str(sekai.make_vec("wrapped/Line-v0", 2)) == "SyncVecEnv(num_envs=2)"
+
+
+def test_sync_sub_envs_get_make_wrappers_inside_and_user_wrappers_outside(sekai_line_registry):
+    vec = sekai.make_vec(
+        "testing/Line-v0",
+        2,
+        vectorization_mode="sync",
+        wrappers=[sekai.OrderEnforcing, lambda env: sekai.TimeLimit(env, 50)],
+    )
+    assert str(vec.envs[0]) == "<TimeLimit(<OrderEnforcing(<TimeLimit(<testing/Line-v0>)>)>)>"
+    assert vec.envs[0] is not vec.envs[1]
+
+
+def test_vector_entry_point_is_an_alias_of_native(sekai_line_registry):
+    assert isinstance(
+        sekai.make_vec("testing/Line-v0", 2, vectorization_mode="vector_entry_point"), LineVecEnv
+    )
+
+
+def test_native_without_vector_entry_point_raises_the_spec_message(sekai_registry):
+    sekai.register("demo/My-v0", LineEnv)
+    with pytest.raises(ValueError) as info:
+        sekai.make_vec("demo/My-v0", 2, vectorization_mode="native")
+    assert str(info.value) == (
+        "demo/My-v0 has no native vector implementation (vector_entry_point); "
+        "use vectorization_mode='sync', 'async' or 'proc'."
+    )
+
+
+def test_native_with_wrappers_is_refused(sekai_line_registry):
+    with pytest.raises(ValueError, match="a native env has no per-env objects to wrap; use vector wrappers"):
+        sekai.make_vec("testing/Line-v0", 2, vectorization_mode="native", wrappers=[sekai.OrderEnforcing])
+
+
+def test_native_with_registered_additional_wrappers_is_refused(sekai_registry):
+    sekai.register(
+        "w/Line-v0",
+        LineEnv,
+        vector_entry_point=LineVecEnv,
+        additional_wrappers=(WrapperSpec("OE", sekai.OrderEnforcing),),
+    )
+    with pytest.raises(ValueError, match="registered additional_wrappers.*vectorization_mode='sync'"):
+        sekai.make_vec("w/Line-v0", 2, vectorization_mode="native")
+
+
+def test_native_constructor_gets_num_envs_merged_kwargs_limit_and_vector_kwargs(sekai_registry):
+    sekai.register("n/Probe-v0", Probe, kwargs={"k": 1, "rng": 2}, vector_entry_point=RecordingNative, max_episode_steps=9)
+    vec = sekai.make_vec("n/Probe-v0", 3, k=5, vector_kwargs={"autoreset": False})
+    assert vec.kwargs == {"num_envs": 3, "k": 5, "rng": 2, "max_episode_steps": 9, "autoreset": False}
+
+
+def test_native_constructor_gets_the_overridden_limit_and_none_when_removed(sekai_registry):
+    sekai.register("n/Probe-v0", Probe, vector_entry_point=RecordingNative, max_episode_steps=9)
+    assert sekai.make_vec("n/Probe-v0", 2, max_episode_steps=4).kwargs["max_episode_steps"] == 4
+    assert "max_episode_steps" not in sekai.make_vec("n/Probe-v0", 2, max_episode_steps=-1).kwargs
+
+
+def test_native_keyword_given_twice_is_a_type_error(sekai_registry):
+    sekai.register("n/Probe-v0", Probe, vector_entry_point=RecordingNative)
+    with pytest.raises(TypeError, match=r"\['k'\] both as env keyword arguments and in vector_kwargs"):
+        sekai.make_vec("n/Probe-v0", 2, k=1, vector_kwargs={"k": 2})
+
+
+def test_spawnable_kwargs_are_spawned_once_per_sub_env_in_non_native_modes(recording):
+    sampler = Counter()
+    generator = np.random.default_rng(0)
+    vec = sekai.make_vec(
+        "demo/Probe-v0", 3, vectorization_mode="recording", sampler=sampler, rng=generator
+    )
+    assert sampler.spawned == 3
+    envs = [fn().unwrapped for fn in vec.env_fns]
+    assert len({id(e.sampler) for e in envs}) == 3
+    assert all(e.sampler.origin is sampler for e in envs)
+    assert all(e.rng_arg is generator for e in envs)
+
+
+def test_spawnable_registered_kwargs_are_spawned_too(backend_module):
+    sampler = Counter()
+    with registry_sandbox(("recording", RecordingModePlugin)):
+        sekai.register("demo/Probe-v0", Probe, kwargs={"sampler": sampler})
+        vec = sekai.make_vec("demo/Probe-v0", 2, vectorization_mode="recording")
+    assert sampler.spawned == 2
+    assert vec.env_fns[0]().sampler.origin is sampler
+
+
+def test_spawnable_kwargs_reach_the_native_env_unchanged(sekai_registry):
+    sampler = Counter()
+    sekai.register("n/Probe-v0", Probe, vector_entry_point=RecordingNative)
+    vec = sekai.make_vec("n/Probe-v0", 2, sampler=sampler)
+    assert vec.kwargs["sampler"] is sampler and sampler.spawned == 0
+
+
+def test_vec_spec_is_the_describing_copy_make_puts_on_its_envs(recording):
+    vec = sekai.make_vec("demo/Probe-v0", 2, vectorization_mode="recording", k=3, max_episode_steps=-1)
+    assert vec.spec == EnvSpec("demo/Probe-v0", Probe, kwargs={"k": 3}, max_episode_steps=None)
+    assert vec.spec == vec.env_fns[0]().spec
+
+
+def test_vec_spec_equals_the_registry_entry_when_nothing_is_overridden(sekai_line_registry):
+    assert sekai.make_vec("testing/Line-v0", 2).spec == sekai.spec("testing/Line-v0")
+
+
+def test_sub_env_factories_pickle_for_worker_processes(sekai_line_registry):
+    captured = []
+
+    def capture(env_fns, **kwargs):
+        captured.extend(env_fns)
+        return RecordingVec(env_fns)
+
+    sekai_line_registry.ensure_discovered()
+    sekai_line_registry.add_backend("capture", capture, None)
+    sekai.make_vec("testing/Line-v0", 1, vectorization_mode="capture", wrappers=[sekai.OrderEnforcing])
+    factory = pickle.loads(pickle.dumps(captured[0]))
+    assert str(factory()) == "<OrderEnforcing(<TimeLimit(<testing/Line-v0>)>)>"
+
+
+def test_make_vec_accepts_an_env_spec(recording):
+    spec = EnvSpec("local/Probe-v0", Probe)
+    vec = sekai.make_vec(spec, 2, vectorization_mode="recording")
+    assert str(vec.env_fns[1]()) == "<local/Probe-v0>"
+
+
+def test_make_vec_of_an_unknown_id_raises_env_not_found(sekai_registry):
+    with pytest.raises(sekai.EnvNotFound):
+        sekai.make_vec("Nope-v0", 2)
+
+
+def test_make_vec_rejects_wrappers_that_are_not_callable(sekai_line_registry):
+    with pytest.raises(TypeError, match="wrappers must hold callables"):
+        sekai.make_vec("testing/Line-v0", 2, wrappers=["OrderEnforcing"])
+
+
+def test_line_plugin_sub_envs_match_the_native_env_seeded_alike(sekai_line_registry):
+    native = sekai.make_vec("testing/Line-v0", 2)
+    sync = sekai.make_vec("testing/Line-v0", 2, vectorization_mode="sync")
+    assert native.observation_space == sync.observation_space
+    assert native.reset(seed=0).observations.shape == sync.reset(seed=0).observations.shape == (2, 1)

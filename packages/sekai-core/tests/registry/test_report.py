@@ -1,0 +1,112 @@
+import pytest
+
+from sekai.plugins import PluginFailure
+from sekai.plugins._host import PluginHost
+from sekai.registry import EnvRegistry, EnvSpec, SpecSource
+from sekai.registry._report import (
+    env_hint,
+    failure_sentence,
+    format_registry,
+    mode_hint,
+    owner_sentence,
+    suggest,
+)
+
+
+def host_with(failures=(), installed=()):
+    host = PluginHost(EnvRegistry(), entry_points=[], disabled="", is_installed=lambda d: d in installed)
+    host._failures.extend(failures)
+    return host
+
+
+IMPORT_FAILURE = PluginFailure(
+    "acme", "acme-envs", "1.2.0", "import", "ModuleNotFoundError: No module named 'x'"
+)
+
+
+def test_suggest_prefers_other_versions_newest_first():
+    ids = ["CartPole-v1", "CartPole-v0", "CartPole-v2", "Market-v0", "CartPoles-v1"]
+    assert suggest("CartPole-v9", ids) == ("CartPole-v2", "CartPole-v1", "CartPole-v0")
+
+
+def test_suggest_matches_names_case_insensitively_within_the_namespace():
+    assert suggest("Classic/cartpole-v1", ["classic/CartPole-v1", "CartPole-v1"]) == (
+        "classic/CartPole-v1",
+    )
+
+
+def test_suggest_falls_back_to_close_matches():
+    assert suggest("CartPol-v1", ["CartPole-v1", "Pendulum-v1"]) == ("CartPole-v1",)
+
+
+def test_suggest_never_suggests_the_id_itself_and_copes_with_malformed_ids():
+    assert suggest("A-v0", ["A-v0"]) == ()
+    assert suggest("bad id!", ["bad-id-v0"]) == ("bad-id-v0",)
+
+
+@pytest.mark.parametrize(
+    ("stage", "fix"),
+    [
+        ("import", "Reinstall it or add the missing dependency."),
+        ("register", "Reinstall it, or report the problem to its maintainers."),
+        ("clash", "Uninstall one of the distributions using that plugin name."),
+    ],
+)
+def test_failure_sentence_names_plugin_distribution_error_and_fix(stage, fix):
+    failure = PluginFailure("acme", "acme-envs", "1.2.0", stage, "ValueError: bad")
+    assert failure_sentence(failure) == (
+        f"Plugin 'acme' (acme-envs 1.2.0) failed to load: ValueError: bad. {fix}"
+    )
+
+
+def test_failure_sentence_for_a_disabled_plugin():
+    failure = PluginFailure("finance", "sekai-finance", "0.3.0", "disabled", "disabled")
+    assert failure_sentence(failure) == "Plugin 'finance' is disabled by SEKAI_DISABLE_PLUGINS."
+
+
+def test_env_hint_names_the_missing_first_party_distribution():
+    assert env_hint("Trading-v0", host_with()) == (
+        "sekai-finance",
+        (),
+        "It is provided by sekai-finance, which is not installed: pip install sekai-finance.",
+    )
+
+
+def test_env_hint_for_an_installed_first_party_distribution_that_failed():
+    failure = PluginFailure("classic", "sekai-classic", "0.3.0", "import", "ImportError: x")
+    provider, failures, hint = env_hint("classic/CartPole-v1", host_with([failure], ["sekai-classic"]))
+    assert (provider, failures) == ("sekai-classic", (failure,))
+    assert hint.startswith("Plugin 'classic' (sekai-classic 0.3.0) failed to load: ImportError: x.")
+
+
+def test_env_hint_for_the_namespace_of_a_failed_third_party_plugin():
+    assert env_hint("acme/Foo-v0", host_with([IMPORT_FAILURE])) == (
+        None,
+        (IMPORT_FAILURE,),
+        failure_sentence(IMPORT_FAILURE),
+    )
+
+
+def test_env_hint_is_empty_for_unknown_ids_and_healthy_distributions():
+    assert env_hint("Nope-v0", host_with([IMPORT_FAILURE])) == (None, (), None)
+    assert env_hint("Trading-v0", host_with(installed=["sekai-finance"])) == ("sekai-finance", (), None)
+    assert env_hint("Trading-v0", None) == ("sekai-finance", (), None)
+
+
+def test_mode_hint_names_the_missing_distribution_of_a_first_party_mode():
+    assert mode_hint("ray", host_with()) == (
+        "It is provided by sekai-ray, which is not installed: pip install sekai-ray."
+    )
+    assert mode_hint("ray", host_with(installed=["sekai-ray"])) is None
+    assert mode_hint("foo", host_with()) is None
+    assert mode_hint(3, host_with()) is None
+
+
+def test_owner_sentence_names_the_plugin_or_nothing_for_runtime_specs():
+    sourced = EnvSpec("A-v0", "a.b:C", source=SpecSource("p", "d", "1"))
+    assert owner_sentence(sourced) == "It is provided by plugin 'p' (d 1)."
+    assert owner_sentence(EnvSpec("A-v0", "a.b:C")) is None
+
+
+def test_format_registry_of_nothing_is_the_header_only():
+    assert format_registry([]) == "Registered environments:"

@@ -1,0 +1,228 @@
+import dataclasses
+import json
+
+import pytest
+
+import sekai
+from sekai.registry.spec import EnvSpec, SpecSource, WrapperSpec, check_entry_point, load_entry_point
+
+
+class Dummy(sekai.Env):
+    def __init__(self, k=1):
+        self.k = k
+
+    def reset(self, *, seed=None, options=None):
+        return sekai.ResetResult(0, {})
+
+    def step(self, action):
+        return sekai.StepResult(0, 0.0, False, False, {})
+
+
+SOURCE = SpecSource("classic", "sekai-classic", "0.3.0")
+
+
+def test_env_spec_repr_shows_only_the_id():
+    assert repr(EnvSpec("CartPole-v1", "a.b:C", max_episode_steps=500)) == "EnvSpec(id='CartPole-v1')"
+
+
+def test_env_spec_derives_namespace_name_and_version_from_id():
+    spec = EnvSpec("qc/MarketEnv-v3", "a.b:C")
+    assert (spec.namespace, spec.name, spec.version) == ("qc", "MarketEnv", 3)
+
+
+def test_env_spec_rejects_invalid_id():
+    with pytest.raises(ValueError, match="Invalid env ID 'bad id!'"):
+        EnvSpec("bad id!", "a.b:C")
+
+
+def test_env_spec_rejects_entry_point_without_colon_with_the_spec_message():
+    with pytest.raises(ValueError) as info:
+        EnvSpec("My-v0", "nocolon")
+    assert str(info.value) == "Invalid entry_point 'nocolon'. Must be 'module.path:ClassName'."
+
+
+@pytest.mark.parametrize("bad", ["a b:C", "a.b:", ":C", "a..b:C", "1a:C", "a:b:c"])
+def test_check_entry_point_rejects_strings_that_are_not_dotted_identifiers(bad):
+    with pytest.raises(ValueError, match="Must be 'module.path:ClassName'"):
+        check_entry_point(bad)
+
+
+@pytest.mark.parametrize("good", ["a:C", "pkg.mod:Cls", "pkg.mod:Cls.factory", "_p.m_2:X"])
+def test_check_entry_point_accepts_dotted_module_and_attribute(good):
+    check_entry_point(good)
+
+
+def test_check_entry_point_rejects_objects_that_are_neither_callable_nor_string():
+    with pytest.raises(TypeError, match="entry_point must be a callable or a 'module.path:ClassName' string, got int"):
+        check_entry_point(5)
+
+
+def test_env_spec_validates_vector_entry_point_form():
+    with pytest.raises(ValueError, match="Invalid vector_entry_point 'oops'"):
+        EnvSpec("My-v0", Dummy, vector_entry_point="oops")
+
+
+def test_env_spec_accepts_callable_entry_points():
+    assert EnvSpec("My-v0", Dummy, vector_entry_point=Dummy).entry_point is Dummy
+
+
+def test_env_spec_rejects_non_positive_max_episode_steps():
+    with pytest.raises(ValueError, match="max_episode_steps must be a positive int or None, got 0"):
+        EnvSpec("My-v0", Dummy, max_episode_steps=0)
+
+
+def test_env_spec_normalises_additional_wrappers_to_a_tuple():
+    wrapper = WrapperSpec("OrderEnforcing", "sekai.wrappers.order_enforcing:OrderEnforcing")
+    assert EnvSpec("My-v0", Dummy, additional_wrappers=[wrapper]).additional_wrappers == (wrapper,)
+
+
+def test_env_spec_rejects_additional_wrappers_that_are_not_wrapper_specs():
+    with pytest.raises(TypeError, match="must hold WrapperSpec objects, got str"):
+        EnvSpec("My-v0", Dummy, additional_wrappers=["a.b:C"])
+
+
+def test_env_spec_copies_kwargs_so_later_changes_to_the_caller_dict_do_not_leak():
+    kwargs = {"k": 1}
+    spec = EnvSpec("My-v0", Dummy, kwargs=kwargs)
+    kwargs["k"] = 2
+    assert spec.kwargs == {"k": 1}
+
+
+def test_wrapper_spec_repr_is_the_dataclass_repr():
+    assert repr(WrapperSpec("A", "b:c")) == "WrapperSpec(name='A', entry_point='b:c', kwargs={})"
+
+
+def test_wrapper_spec_accepts_a_class_as_entry_point():
+    assert WrapperSpec("OE", sekai.OrderEnforcing).entry_point is sekai.OrderEnforcing
+
+
+def test_wrapper_spec_rejects_malformed_string_entry_point():
+    with pytest.raises(ValueError, match="Invalid entry_point of wrapper 'A' 'nocolon'"):
+        WrapperSpec("A", "nocolon")
+
+
+def test_source_is_not_part_of_equality_json_pprint_or_repr():
+    plain = EnvSpec("CartPole-v1", "a.b:C", max_episode_steps=500)
+    sourced = dataclasses.replace(plain, source=SOURCE)
+    assert sourced == plain
+    assert sourced.source == SOURCE
+    assert sourced.to_json() == plain.to_json()
+    assert sourced.pprint() == plain.pprint()
+    assert repr(sourced) == repr(plain)
+
+
+def test_replace_keeps_the_source_and_recomputes_derived_fields():
+    spec = EnvSpec("ns/A-v1", "a.b:C", source=SOURCE)
+    copy = dataclasses.replace(spec, kwargs={"x": 1}, max_episode_steps=3)
+    assert copy.source == SOURCE
+    assert (copy.namespace, copy.name, copy.version) == ("ns", "A", 1)
+    assert copy.kwargs == {"x": 1} and copy.max_episode_steps == 3
+
+
+def test_to_json_writes_the_spec_keys_in_order_and_string_entry_points_last():
+    spec = EnvSpec(
+        "ns/A-v1",
+        "a.b:C",
+        reward_threshold=1.5,
+        max_episode_steps=10,
+        kwargs={"k": 2},
+        additional_wrappers=(WrapperSpec("W", "w.m:W", {"z": 1}),),
+        vector_entry_point="a.b:CVec",
+    )
+    data = json.loads(spec.to_json())
+    assert list(data) == [
+        "id",
+        "reward_threshold",
+        "nondeterministic",
+        "max_episode_steps",
+        "kwargs",
+        "additional_wrappers",
+        "entry_point",
+        "vector_entry_point",
+    ]
+    assert data["additional_wrappers"] == [{"name": "W", "entry_point": "w.m:W", "kwargs": {"z": 1}}]
+    assert spec.to_json().startswith('{\n  "id": "ns/A-v1"')
+
+
+def test_to_json_leaves_callable_entry_points_out():
+    data = json.loads(EnvSpec("My-v0", Dummy, vector_entry_point=Dummy).to_json())
+    assert "entry_point" not in data and "vector_entry_point" not in data
+
+
+def test_from_json_round_trips_a_string_spec():
+    spec = EnvSpec(
+        "ns/A-v1",
+        "a.b:C",
+        nondeterministic=True,
+        kwargs={"k": [1, 2]},
+        additional_wrappers=(WrapperSpec("W", "w.m:W", {"z": 1}),),
+        vector_entry_point="a.b:CVec",
+    )
+    assert EnvSpec.from_json(spec.to_json()) == spec
+
+
+def test_from_json_of_a_callable_entry_point_gives_none_which_make_reports_clearly():
+    spec = EnvSpec.from_json(EnvSpec("My-v0", Dummy).to_json())
+    assert spec.entry_point is None
+    with pytest.raises(ValueError, match="My-v0 has no entry_point to build it from"):
+        sekai.make(spec)
+
+
+def test_to_json_refuses_a_wrapper_with_a_callable_entry_point():
+    spec = EnvSpec("My-v0", "a.b:C", additional_wrappers=(WrapperSpec("OE", sekai.OrderEnforcing),))
+    with pytest.raises(ValueError, match="Wrapper 'OE' has a callable entry point"):
+        spec.to_json()
+
+
+def test_to_json_reports_kwargs_that_json_cannot_hold():
+    with pytest.raises(ValueError, match="The kwargs of 'My-v0' cannot be serialised to JSON"):
+        EnvSpec("My-v0", "a.b:C", kwargs={"x": object()}).to_json()
+
+
+def test_pprint_lists_set_fields_only():
+    spec = EnvSpec("CartPole-v1", "sekai.envs.classic_control.cartpole:CartPoleEnv", max_episode_steps=500, reward_threshold=475.0)
+    assert spec.pprint() == (
+        "id=CartPole-v1\n"
+        "entry_point=sekai.envs.classic_control.cartpole:CartPoleEnv\n"
+        "max_episode_steps=500\n"
+        "reward_threshold=475.0"
+    )
+
+
+def test_pprint_shows_every_field_and_callables_by_repr():
+    spec = EnvSpec(
+        "demo/My-v0",
+        Dummy,
+        nondeterministic=True,
+        kwargs={"k": 2},
+        additional_wrappers=(WrapperSpec("OrderEnforcing", "sekai.wrappers.order_enforcing:OrderEnforcing"),),
+        vector_entry_point="a.b:V",
+    )
+    assert spec.pprint().splitlines() == [
+        "id=demo/My-v0",
+        f"entry_point={Dummy!r}",
+        "vector_entry_point=a.b:V",
+        "nondeterministic=True",
+        "kwargs={'k': 2}",
+        "wrapper=OrderEnforcing (sekai.wrappers.order_enforcing:OrderEnforcing) {}",
+    ]
+
+
+def test_spec_make_builds_the_env_without_the_registry(sekai_registry):
+    env = EnvSpec("local/Thing-v0", Dummy, kwargs={"k": 3}).make(k=4)
+    assert env.unwrapped.k == 4
+    assert sekai_registry.host is None  # make(EnvSpec) never ran discovery
+
+
+def test_load_entry_point_imports_the_module_and_walks_dotted_attributes():
+    assert load_entry_point("sekai.registry.spec:EnvSpec.from_json") == EnvSpec.from_json
+
+
+def test_load_entry_point_names_a_missing_attribute():
+    with pytest.raises(AttributeError, match="module 'sekai.registry.spec' has no attribute 'Nope'"):
+        load_entry_point("sekai.registry.spec:Nope")
+
+
+def test_load_entry_point_propagates_import_errors():
+    with pytest.raises(ModuleNotFoundError, match="sekai_no_such_module"):
+        load_entry_point("sekai_no_such_module:X")

@@ -1,0 +1,191 @@
+"""Canvas: shapes land where they should, edges are anti-aliased, text is drawn."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sekai.rendering import Canvas
+
+BLACK = (0, 0, 0)
+WHITE = (255, 255, 255)
+
+
+def _ink(canvas: Canvas) -> np.ndarray:
+    """How much each pixel is darkened, 0 (white) to 1 (black)."""
+    return 1.0 - canvas.pixels.mean(axis=2) / 255.0
+
+
+def test_a_new_canvas_is_filled_with_the_background() -> None:
+    canvas = Canvas(4, 3, background=(10, 20, 30))
+    assert canvas.pixels.shape == (3, 4, 3) and canvas.pixels.dtype == np.uint8
+    assert (canvas.width, canvas.height) == (4, 3)
+    assert np.all(canvas.pixels == [10, 20, 30])
+
+
+@pytest.mark.parametrize(("width", "height"), [(0, 5), (5, -1), (2.5, 3), (True, 3)])
+def test_invalid_sizes_raise_value_error(width: object, height: object) -> None:
+    with pytest.raises(ValueError, match="must be an int >= 1"):
+        Canvas(width, height)  # type: ignore[arg-type]
+
+
+def test_to_array_is_a_copy() -> None:
+    canvas = Canvas(2, 2)
+    image = canvas.to_array()
+    image[...] = 0
+    assert np.all(canvas.pixels == 255)
+
+
+def test_from_array_starts_from_a_copy_of_the_image() -> None:
+    image = np.zeros((3, 4, 3), np.uint8)
+    canvas = Canvas.from_array(image)
+    canvas.fill(WHITE)
+    assert np.all(image == 0) and np.all(canvas.pixels == 255)
+    with pytest.raises(ValueError, match="uint8"):
+        Canvas.from_array(np.zeros((3, 4, 3)))
+
+
+def test_a_pixel_aligned_rect_fills_exactly_its_pixels() -> None:
+    canvas = Canvas(10, 10)
+    canvas.rect(2, 3, 5, 7, BLACK)
+    expected = np.zeros((10, 10), bool)
+    expected[3:7, 2:5] = True
+    np.testing.assert_array_equal(canvas.pixels[..., 0] == 0, expected)
+    assert np.all(canvas.pixels[~expected] == 255)
+
+
+def test_a_half_covered_pixel_gets_half_the_colour() -> None:
+    canvas = Canvas(4, 1)
+    canvas.rect(0, 0, 1.5, 1, BLACK)
+    assert canvas.pixels[0, 0, 0] == 0 and canvas.pixels[0, 1, 0] in (127, 128)
+
+
+def test_alpha_blends_with_what_is_below() -> None:
+    canvas = Canvas(2, 2)
+    canvas.rect(0, 0, 2, 2, BLACK, alpha=0.25)
+    assert np.all(np.abs(canvas.pixels.astype(int) - 191) <= 1)
+
+
+def test_polygon_area_matches_its_geometry() -> None:
+    canvas = Canvas(100, 100)
+    canvas.polygon([(10, 10), (90, 10), (10, 90)], BLACK)  # a right triangle, area 3200
+    assert _ink(canvas).sum() == pytest.approx(3200, rel=0.01)
+    assert canvas.pixels[20, 20, 0] == 0 and canvas.pixels[80, 80, 0] == 255
+
+
+def test_polygon_edges_are_anti_aliased() -> None:
+    canvas = Canvas(50, 50)
+    canvas.polygon([(5, 5), (45, 12), (25, 45)], BLACK)
+    partial = (canvas.pixels[..., 0] > 0) & (canvas.pixels[..., 0] < 255)
+    assert partial.sum() > 40
+
+
+def test_non_convex_polygons_use_the_even_odd_rule() -> None:
+    canvas = Canvas(30, 30)
+    # A square with a square hole (drawn as one outline through a zero-width cut).
+    canvas.polygon(
+        [(0, 0), (30, 0), (30, 30), (0, 30), (0, 10), (10, 10), (10, 20), (20, 20), (20, 10), (0, 10)],
+        BLACK,
+    )
+    assert canvas.pixels[15, 15, 0] == 255 and canvas.pixels[5, 5, 0] == 0
+
+
+def test_polygon_needs_three_points() -> None:
+    with pytest.raises(ValueError, match="at least 3 points"):
+        Canvas(5, 5).polygon([(0, 0), (1, 1)], BLACK)
+
+
+def test_shapes_outside_the_canvas_are_clipped() -> None:
+    canvas = Canvas(10, 10)
+    canvas.polygon([(-50, -50), (5, -50), (5, 5), (-50, 5)], BLACK)
+    canvas.circle((100, 100), 3, BLACK)
+    assert canvas.pixels[2, 2, 0] == 0 and canvas.pixels[8, 8, 0] == 255
+
+
+def test_non_finite_coordinates_raise_value_error() -> None:
+    with pytest.raises(ValueError, match="non-finite"):
+        Canvas(5, 5).line((0, 0), (np.nan, 1), BLACK)
+
+
+def test_line_thickness_sets_the_ink_per_unit_length() -> None:
+    for width in (1.0, 3.0, 6.0):
+        canvas = Canvas(100, 40)
+        canvas.line((10, 20), (90, 20), BLACK, width=width)
+        assert _ink(canvas).sum() == pytest.approx(80 * width, rel=0.03)
+
+
+def test_diagonal_lines_are_continuous() -> None:
+    canvas = Canvas(60, 60)
+    canvas.line((5, 5), (55, 40), BLACK, width=1.0)
+    for x in range(8, 52):
+        assert _ink(canvas)[:, x].sum() > 0.6
+
+
+def test_round_caps_extend_the_line() -> None:
+    butt, rounded = Canvas(40, 20), Canvas(40, 20)
+    butt.line((10, 10), (30, 10), BLACK, width=6)
+    rounded.line((10, 10), (30, 10), BLACK, width=6, cap="round")
+    assert _ink(rounded).sum() > _ink(butt).sum() + 20
+    with pytest.raises(ValueError, match="cap"):
+        butt.line((0, 0), (1, 1), BLACK, cap="square")
+
+
+def test_polyline_joints_are_not_darker_than_the_strokes() -> None:
+    canvas = Canvas(40, 40)
+    canvas.polyline([(5, 20), (20, 20), (20, 35)], (100, 100, 100), width=3, alpha=0.5)
+    values = canvas.pixels[..., 0]
+    assert values.min() >= 177  # one blend of half ink, never two
+
+
+def test_filled_circle_area_and_ring() -> None:
+    disc, ring = Canvas(60, 60), Canvas(60, 60)
+    disc.circle((30, 30), 20, BLACK)
+    ring.circle((30, 30), 20, BLACK, fill=False, width=2)
+    assert _ink(disc).sum() == pytest.approx(np.pi * 400, rel=0.01)
+    assert _ink(ring).sum() == pytest.approx(2 * np.pi * 20 * 2, rel=0.03)
+    assert ring.pixels[30, 30, 0] == 255
+
+
+def test_text_is_drawn_where_anchored() -> None:
+    canvas = Canvas(100, 40)
+    left, top, right, bottom = canvas.text(50, 20, "Hi 42", BLACK, anchor="mm")
+    assert (right - left, bottom - top) == Canvas.text_size("Hi 42")
+    ink = _ink(canvas) > 0
+    rows, cols = np.nonzero(ink)
+    assert rows.min() >= top and rows.max() < bottom and cols.min() >= left and cols.max() < right
+    assert abs((cols.min() + cols.max()) / 2 - 50) <= 3
+
+
+def test_text_size_scales_with_size_and_lines() -> None:
+    assert Canvas.text_size("ab") == (11, 9)
+    assert Canvas.text_size("ab", 2) == (22, 18)
+    assert Canvas.text_size("a\nbcd") == (17, 19)
+
+
+def test_different_characters_draw_different_glyphs() -> None:
+    glyphs = set()
+    for char in "0123456789ABCabc%.-":
+        canvas = Canvas(6, 10)
+        canvas.text(0, 0, char, BLACK)
+        glyphs.add(canvas.pixels.tobytes())
+    assert len(glyphs) == 19
+
+
+def test_unknown_characters_draw_a_box_instead_of_failing() -> None:
+    canvas = Canvas(6, 10)
+    canvas.text(0, 0, "\u2603", BLACK)
+    assert _ink(canvas).sum() > 10
+
+
+def test_text_validates_size_and_anchor() -> None:
+    with pytest.raises(ValueError, match="size"):
+        Canvas(10, 10).text(0, 0, "a", BLACK, size=0)
+    with pytest.raises(ValueError, match="anchor"):
+        Canvas(10, 10).text(0, 0, "a", BLACK, anchor="xx")
+
+
+def test_invalid_colours_raise_value_error() -> None:
+    with pytest.raises(ValueError, match="colour"):
+        Canvas(2, 2).fill((300, 0, 0))
+    with pytest.raises(ValueError, match="colour"):
+        Canvas(2, 2).rect(0, 0, 1, 1, (1, 2))

@@ -1,0 +1,209 @@
+"""batch_space, concatenate, iterate, create_empty_array."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sekai.spaces import (
+    Box,
+    Dict,
+    Discrete,
+    MaskedBox,
+    MultiBinary,
+    MultiDiscrete,
+    Sequence,
+    Space,
+    Tuple,
+    batch_space,
+    concatenate,
+    create_empty_array,
+    iterate,
+)
+from sekai.utils._equal import structurally_equal
+
+
+class Opaque(Space[str]):
+    @property
+    def is_flattenable(self) -> bool:
+        return False
+
+    def sample(self, mask: Any = None) -> str:
+        return "abc"[int(self.rng.integers(3))]
+
+    def contains(self, x: Any) -> bool:
+        return x in ("a", "b", "c")
+
+
+def test_batch_box_stacks_bounds() -> None:
+    box = Box(np.array([0.0, -1.0]), np.array([1.0, 2.0]), dtype=np.float64)
+    batched = batch_space(box, 3)
+    assert batched.shape == (3, 2) and batched.dtype == np.float64
+    np.testing.assert_array_equal(batched.low, np.tile([0.0, -1.0], (3, 1)))
+
+
+def test_batch_discrete_is_multi_discrete_with_start() -> None:
+    assert repr(batch_space(Discrete(2), 4)) == "MultiDiscrete([2, 2, 2, 2])"
+    assert batch_space(Discrete(3, start=-1), 4) == MultiDiscrete(
+        [3, 3, 3, 3], start=[-1, -1, -1, -1]
+    )
+
+
+def test_batch_multi_discrete_and_multi_binary_add_leading_axis() -> None:
+    md = batch_space(MultiDiscrete([2, 3], start=[1, 0], dtype=np.int32), 2)
+    assert md == MultiDiscrete([[2, 3], [2, 3]], start=[[1, 0], [1, 0]], dtype=np.int32)
+    assert batch_space(MultiBinary((2, 3)), 4) == MultiBinary((4, 2, 3))
+
+
+def test_batch_dict_tuple_recurse() -> None:
+    space = Dict(a=Discrete(2), b=Tuple([Box(0.0, 1.0, shape=(2,)), MultiBinary(2)]))
+    assert batch_space(space, 3) == Dict(
+        a=MultiDiscrete([2, 2, 2]), b=Tuple([Box(0.0, 1.0, shape=(3, 2)), MultiBinary((3, 2))])
+    )
+
+
+def test_batch_masked_box_is_a_plain_dict() -> None:
+    batched = batch_space(MaskedBox(0.0, 1.0, shape=(3,), max_size=4), 2)
+    assert type(batched) is Dict
+    assert repr(batched) == (
+        "Dict({values: Box(0.0, 1.0, (2, 4, 3), float32), mask: MultiBinary((2, 4))})"
+    )
+
+
+def test_batch_sequence_is_tuple_of_independent_copies() -> None:
+    seq = Sequence(Discrete(1000), max_length=5, seed=0)
+    batched = batch_space(seq, 3)
+    assert isinstance(batched, Tuple) and len(batched) == 3
+    assert all(child == seq and child is not seq for child in batched)
+    samples = [child.sample() for child in batched]
+    assert len({tuple(int(v) for v in s) for s in samples}) > 1
+
+
+def test_batch_unknown_space_is_tuple_of_copies() -> None:
+    batched = batch_space(Opaque(seed=1), 2)
+    assert isinstance(batched, Tuple) and all(isinstance(c, Opaque) for c in batched)
+
+
+@pytest.mark.parametrize("n", [0, -1])
+def test_batch_space_rejects_n_below_one(n: int) -> None:
+    with pytest.raises(ValueError, match=">= 1"):
+        batch_space(Discrete(2), n)
+
+
+def test_batch_space_rejects_non_int_n() -> None:
+    with pytest.raises(TypeError):
+        batch_space(Discrete(2), 2.0)  # type: ignore[arg-type]
+
+
+def test_batched_space_copies_generator_state() -> None:
+    d = Discrete(2, seed=0)
+    a = batch_space(d, 4)
+    b = batch_space(Discrete(2, seed=0), 4)
+    np.testing.assert_array_equal(a.sample(), b.sample())
+
+
+def test_batched_multi_discrete_sample_is_reproducible_after_seed() -> None:
+    batched = batch_space(Discrete(2), 4)
+    batched.seed(0)
+    first = batched.sample()
+    batched.seed(0)
+    np.testing.assert_array_equal(batched.sample(), first)
+
+
+def test_concatenate_casts_to_space_dtype() -> None:
+    box = Box(0.0, 1.0, shape=(2,))
+    out = concatenate(box, [np.zeros(2, dtype=np.float64), np.ones(2, dtype=np.float64)])
+    assert out.dtype == np.float32 and out.shape == (2, 2)
+    disc = concatenate(Discrete(3), [0, 2, 1])
+    assert disc.dtype == np.int64 and disc.tolist() == [0, 2, 1]
+
+
+def test_concatenate_into_out_writes_in_place() -> None:
+    space = Dict(a=Box(0.0, 1.0, shape=(2,)), b=Tuple([Discrete(3)]))
+    out = create_empty_array(space, 2)
+    items = [
+        {"a": np.array([0.1, 0.2]), "b": (1,)},
+        {"a": np.array([0.3, 0.4]), "b": (2,)},
+    ]
+    result = concatenate(space, items, out)
+    assert result["a"] is out["a"] and result["b"][0] is out["b"][0]
+    np.testing.assert_allclose(out["a"], [[0.1, 0.2], [0.3, 0.4]])
+    assert out["b"][0].tolist() == [1, 2]
+
+
+def test_concatenate_sequence_and_unknown() -> None:
+    items = [(1, 2), (0,)]
+    assert concatenate(Sequence(Discrete(3)), items) == ((1, 2), (0,))
+    assert concatenate(Opaque(), ["a", "b"]) == ["a", "b"]
+
+
+def test_iterate_inverts_concatenate() -> None:
+    space = Dict(a=Discrete(3), b=Tuple([Box(0.0, 1.0, shape=(2,)), MultiBinary(2)]))
+    space.seed(0)
+    items = [space.sample() for _ in range(4)]
+    batch = concatenate(space, items)
+    back = list(iterate(batch_space(space, 4), batch))
+    assert len(back) == 4
+    assert all(structurally_equal(x, y) for x, y in zip(back, items))
+
+
+def test_iterate_tuple_of_sequences_yields_items() -> None:
+    seq = Sequence(Discrete(3), max_length=3, seed=1)
+    items = [seq.sample() for _ in range(3)]
+    assert list(iterate(batch_space(seq, 3), concatenate(seq, items))) == items
+    assert list(iterate(batch_space(Opaque(), 2), ["a", "c"])) == ["a", "c"]
+
+
+def test_iterate_rejects_unbatched_discrete() -> None:
+    with pytest.raises(TypeError):
+        iterate(Discrete(3), np.array([1, 2]))
+
+
+def test_iterate_list_is_iterated_as_is() -> None:
+    assert list(iterate(Opaque(), ["a", "b"])) == ["a", "b"]
+
+
+def test_create_empty_array_shapes_and_fn() -> None:
+    space = Dict(a=Discrete(3), b=Box(0.0, 1.0, shape=(2,), dtype=np.float64), c=MultiBinary(2))
+    arr = create_empty_array(space, 5)
+    assert arr["a"].shape == (5,) and arr["a"].dtype == np.int64
+    assert arr["b"].shape == (5, 2) and arr["b"].dtype == np.float64
+    assert arr["c"].dtype == np.int8
+    ones = create_empty_array(space, 2, fn=np.ones)
+    assert (ones["b"] == 1).all()
+    single = create_empty_array(space, None)
+    assert single["a"].shape == () and single["b"].shape == (2,)
+
+
+def test_create_empty_array_sequence_and_tuple() -> None:
+    assert create_empty_array(Sequence(Discrete(3)), 2) == ((), ())
+    assert create_empty_array(Sequence(Discrete(3)), None) == ()
+    stacked = create_empty_array(Sequence(Discrete(3), stack=True), None)
+    assert stacked.shape == (0,)
+    t = create_empty_array(Tuple([Discrete(2), MultiDiscrete([2, 3])]), 3)
+    assert t[0].shape == (3,) and t[1].shape == (3, 2)
+
+
+def test_create_empty_array_unknown_space_raises() -> None:
+    with pytest.raises(NotImplementedError, match="create_empty_array not implemented for Opaque"):
+        create_empty_array(Opaque(), 2)
+
+
+def test_masked_box_batch_round_trips_through_concatenate_and_iterate() -> None:
+    m = MaskedBox(0.0, 1.0, shape=(2,), max_size=3, seed=0)
+    items = [m.sample() for _ in range(4)]
+    batched = batch_space(m, 4)
+    batch = concatenate(m, items)
+    assert batched.contains(batch)
+    back = list(iterate(batched, batch))
+    assert all(m.contains(x) and structurally_equal(x, y) for x, y in zip(back, items))
+
+
+def test_iterate_dict_with_an_empty_child_keeps_the_batch_length() -> None:
+    space = Dict(a=Discrete(3), e=Dict(), t=Tuple([Tuple([])]))
+    items = [{"a": np.int64(i), "e": {}, "t": ((),)} for i in range(3)]
+    back = list(iterate(batch_space(space, 3), concatenate(space, items)))
+    assert len(back) == 3
+    assert all(structurally_equal(x, y) for x, y in zip(back, items))

@@ -1,0 +1,400 @@
+"""Box: construction, validation, sampling, membership, repr, equality, pickling."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import re
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pytest
+
+import sekai
+from sekai.spaces import Box
+
+CARTPOLE_HIGH = np.array([4.8, np.inf, 0.41887903, np.inf], dtype=np.float32)
+
+
+def cartpole_box() -> Box:
+    return Box(-CARTPOLE_HIGH, CARTPOLE_HIGH, dtype=np.float32)
+
+
+# -- construction --------------------------------------------------------------------------
+
+
+def test_box_default_dtype_is_float32() -> None:
+    box = Box(-1.0, 1.0, shape=(3,))
+    assert box.dtype == np.float32
+    assert box.low.dtype == np.float32 and box.high.dtype == np.float32
+    assert box.shape == (3,)
+
+
+def test_box_scalar_bounds_broadcast_to_shape() -> None:
+    box = Box(-2, 3, shape=(2, 2))
+    np.testing.assert_array_equal(box.low, np.full((2, 2), -2.0, dtype=np.float32))
+    np.testing.assert_array_equal(box.high, np.full((2, 2), 3.0, dtype=np.float32))
+
+
+def test_box_accepts_int_shape() -> None:
+    assert Box(0.0, 1.0, shape=3).shape == (3,)
+
+
+def test_box_shape_entries_become_python_ints() -> None:
+    box = Box(0.0, 1.0, shape=(np.int64(2), np.int32(3)))
+    assert box.shape == (2, 3)
+    assert all(type(s) is int for s in box.shape)
+
+
+def test_box_zero_size_is_valid() -> None:
+    box = Box([], [], (0,), np.float32)
+    assert box.shape == (0,)
+    assert repr(box) == "Box([], [], (0,), float32)"
+    assert box.sample().shape == (0,)
+    assert box.contains(np.zeros(0, dtype=np.float32))
+
+
+def test_box_rejects_negative_shape_entry() -> None:
+    with pytest.raises(ValueError, match=">= 0"):
+        Box(0.0, 1.0, shape=(2, -1))
+
+
+def test_box_rejects_non_integer_shape() -> None:
+    with pytest.raises(TypeError):
+        Box(0.0, 1.0, shape=(2.5,))
+
+
+def test_box_shape_inferred_from_bounds() -> None:
+    assert Box(np.zeros((2, 3)), np.ones((2, 3))).shape == (2, 3)
+
+
+def test_box_scalar_bound_goes_with_array_bound_without_shape() -> None:
+    box = Box(0.0, np.array([1.0, 2.0]))
+    assert box.shape == (2,)
+    np.testing.assert_array_equal(box.low, [0.0, 0.0])
+
+
+def test_box_rejects_mismatched_bound_shapes() -> None:
+    msg = (
+        "low.shape (2,) != high.shape (1,). Provide an explicit shape= if broadcasting is intended."
+    )
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        Box(np.zeros(2), np.ones(1))
+
+
+def test_box_rejects_bound_not_broadcastable_to_shape() -> None:
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        Box(np.zeros(3), 1.0, shape=(2,))
+
+
+def test_box_rejects_low_above_high() -> None:
+    with pytest.raises(ValueError, match=re.escape("low must be <= high for all dimensions.")):
+        Box(np.array([0.0, 2.0]), np.array([1.0, 1.0]))
+
+
+@pytest.mark.parametrize("name", ["low", "high"])
+def test_box_rejects_nan_bounds(name: str) -> None:
+    bounds = {"low": 0.0, "high": 1.0, name: np.nan}
+    msg = f"Box {name} contains NaN; use -np.inf/np.inf for unbounded dimensions."
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        Box(bounds["low"], bounds["high"], shape=(2,))
+
+
+@pytest.mark.parametrize("dtype", [bool, np.complex128, str, object, "datetime64[s]"])
+def test_box_rejects_non_numeric_dtypes(dtype: object) -> None:
+    with pytest.raises(TypeError, match="integer or floating dtype"):
+        Box(0, 1, shape=(2,), dtype=dtype)
+
+
+def test_box_bool_dtype_error_points_to_multibinary() -> None:
+    with pytest.raises(TypeError, match="MultiBinary"):
+        Box(0, 1, shape=(2,), dtype=bool)
+
+
+def test_box_rejects_fractional_bounds_for_integer_dtype() -> None:
+    with pytest.raises(ValueError, match=re.escape("0.5")):
+        Box(0.5, 1.5, shape=(2,), dtype=np.int64)
+
+
+def test_box_integer_infinite_bounds_map_to_dtype_limits() -> None:
+    box = Box(-np.inf, np.inf, shape=(2,), dtype=np.int64)
+    info = np.iinfo(np.int64)
+    assert (box.low == info.min).all() and (box.high == info.max).all()
+    assert repr(box) == "Box(-9223372036854775808, 9223372036854775807, (2,), int64)"
+
+
+def test_box_integer_out_of_range_bounds_are_clipped_with_warning() -> None:
+    msg = "Box low has values outside the range of uint8; they were clipped to [0, 255]."
+    with pytest.warns(UserWarning, match=re.escape(msg)):
+        box = Box(-5, 255, shape=(2,), dtype=np.uint8)
+    assert (box.low == 0).all()
+
+
+def test_box_integer_infinite_bounds_do_not_warn() -> None:
+    box = Box(0, np.inf, shape=(1,), dtype=np.uint8)
+    assert int(box.high[0]) == 255
+
+
+def test_box_bounds_are_read_only() -> None:
+    box = Box(0.0, 1.0, shape=(2,))
+    with pytest.raises(ValueError):
+        box.low[0] = -1.0
+
+
+# -- attributes ----------------------------------------------------------------------------
+
+
+def test_box_is_bounded_reports_both_sides() -> None:
+    assert cartpole_box().is_bounded == (False, False)
+    assert Box(0.0, np.inf, shape=(2,)).is_bounded == (True, False)
+    assert Box(-np.inf, 0.0, shape=(2,)).is_bounded == (False, True)
+    assert Box(0.0, 1.0, shape=(2,)).is_bounded == (True, True)
+    assert Box(-np.inf, np.inf, shape=(2,), dtype=np.int32).is_bounded == (True, True)
+
+
+def test_box_zero_is_zeros_clipped_into_bounds() -> None:
+    box = Box(np.array([1.0, -3.0, -1.0]), np.array([2.0, -2.0, 1.0]))
+    np.testing.assert_array_equal(box.zero(), np.array([1.0, -2.0, 0.0], dtype=np.float32))
+    assert box.zero().dtype == np.float32
+    z = box.zero()
+    z[0] = 5.0  # a fresh copy each time
+    assert box.zero()[0] == 1.0
+
+
+def test_box_is_flattenable() -> None:
+    assert Box(0.0, 1.0, shape=(2,)).is_flattenable
+
+
+# -- sampling ------------------------------------------------------------------------------
+
+
+def test_box_sample_is_member_with_dtype() -> None:
+    for box in [
+        cartpole_box(),
+        Box(0.0, 1.0, shape=(3,), dtype=np.float64),
+        Box(0, 255, shape=(4, 4), dtype=np.uint8),
+        Box(-np.inf, np.inf, shape=(3,), dtype=np.int64),
+        Box(0.0, np.inf, shape=(3,)),
+        Box(-np.inf, 0.0, shape=(3,)),
+    ]:
+        box.seed(0)
+        for _ in range(20):
+            s = box.sample()
+            assert s.dtype == box.dtype and s.shape == box.shape
+            assert box.contains(s)
+
+
+def test_box_integer_sample_reaches_high_endpoint() -> None:
+    box = Box(0, 1, shape=(200,), dtype=np.int64, seed=0)
+    assert set(box.sample().tolist()) == {0, 1}
+
+
+def test_box_integer_sample_covers_full_uint8_range_without_overflow() -> None:
+    box = Box(0, 255, shape=(5000,), dtype=np.uint8, seed=0)
+    s = box.sample()
+    assert int(s.max()) == 255 and int(s.min()) == 0
+
+
+def test_box_sample_mask_zeroes_masked_entries() -> None:
+    box = Box(np.array([1.0, -1.0, -1.0]), np.array([2.0, 1.0, 1.0]), seed=0)
+    s = box.sample(mask=np.array([0, 1, 0]))
+    assert s[0] == 1.0 and s[2] == 0.0
+    assert box.contains(s)
+
+
+def test_box_sample_rejects_mask_of_wrong_shape() -> None:
+    with pytest.raises(ValueError, match="broadcastable"):
+        Box(0.0, 1.0, shape=(3,)).sample(mask=np.ones(2))
+
+
+# -- membership ----------------------------------------------------------------------------
+
+
+def test_box_contains_checks_bounds_and_shape() -> None:
+    box = Box(-1.0, 1.0, shape=(2,))
+    assert box.contains(np.array([0.5, -0.5], dtype=np.float32))
+    assert not box.contains(np.array([1.5, 0.0], dtype=np.float32))
+    assert not box.contains(np.array([0.0], dtype=np.float32))
+    assert not box.contains(np.zeros((2, 1), dtype=np.float32))
+
+
+def test_box_contains_rejects_nan() -> None:
+    assert not Box(-1.0, 1.0, shape=(2,)).contains(np.array([np.nan, 0.0]))
+    assert not Box(-np.inf, np.inf, shape=(2,)).contains(np.array([np.nan, 0.0]))
+    assert Box(-np.inf, np.inf, shape=(2,)).contains(np.array([np.inf, 0.0]))
+
+
+def test_box_contains_accepts_same_kind_arrays() -> None:
+    box = Box(-1.0, 1.0, shape=(2,))
+    assert box.contains(np.zeros(2, dtype=np.float64))
+    assert box.contains(np.zeros(2, dtype=np.int64))
+    assert not box.contains(np.zeros(2, dtype=np.complex64))
+
+
+def test_integer_box_rejects_int64_array_but_accepts_python_ints() -> None:
+    box = Box(0, 255, shape=(2,), dtype=np.uint8)
+    assert not box.contains(np.array([1, 2], dtype=np.int64))
+    assert box.contains([1, 2])
+    assert not box.contains([1, 256])
+    assert not box.contains([1.0, 2.0])
+    assert box.contains(np.array([1, 2], dtype=np.uint8))
+
+
+def test_integer_box_rejects_float_arrays() -> None:
+    assert not Box(0, 10, shape=(2,), dtype=np.int64).contains(np.array([1.0, 2.0]))
+
+
+def test_box_contains_python_scalars_and_lists() -> None:
+    assert Box(0.0, 1.0, shape=()).contains(0.5)
+    assert Box(0.0, 1.0, shape=(2,)).contains([0.5, 0.25])
+    assert not Box(0.0, 1.0, shape=(2,)).contains("ab")
+    assert not Box(0.0, 1.0, shape=(2,)).contains([[0.5], [1, 2]])
+
+
+def test_in_operator_is_contains() -> None:
+    box = Box(-1.0, 1.0, shape=(2,))
+    assert np.zeros(2, dtype=np.float32) in box
+    assert np.full(2, 3.0, dtype=np.float32) not in box
+
+
+# -- repr ----------------------------------------------------------------------------------
+
+
+def test_box_repr_cartpole_exact() -> None:
+    assert repr(cartpole_box()) == (
+        "Box([-4.8, -inf, -0.41887903, -inf], [4.8, inf, 0.41887903, inf], (4,), float32)"
+    )
+
+
+def test_box_repr_abridges_more_than_eight_entries() -> None:
+    batched = sekai.spaces.batch_space(cartpole_box(), 8)
+    assert repr(batched) == (
+        "Box([-4.8, -inf, -0.41887903, ..., -inf, -0.41887903, -inf], "
+        "[4.8, inf, 0.41887903, ..., inf, 0.41887903, inf], (8, 4), float32)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("box", "text"),
+    [
+        (Box(-10.0, 10.0, shape=(1,)), "Box(-10.0, 10.0, (1,), float32)"),
+        (Box(-1.0, 1.0, shape=(3,)), "Box(-1.0, 1.0, (3,), float32)"),
+        (Box([-1.0, -2.0], [1.0, 2.0]), "Box([-1.0, -2.0], [1.0, 2.0], (2,), float32)"),
+        (Box(0, 255, (84, 84, 3), np.uint8), "Box(0, 255, (84, 84, 3), uint8)"),
+        (
+            Box(
+                np.array([-4.8, -np.inf, -0.41887903, -np.inf, 0.0]),
+                np.array([4.8, np.inf, 0.41887903, np.inf, 1.0]),
+            ),
+            "Box([-4.8, -inf, -0.41887903, -inf, 0.0], [4.8, inf, 0.41887903, inf, 1.0], "
+            "(5,), float32)",
+        ),
+        (
+            Box(
+                np.array([-1.0, -1.0, -1.0, -1.0, -4 * np.pi, -9 * np.pi]),
+                np.array([1.0, 1.0, 1.0, 1.0, 4 * np.pi, 9 * np.pi]),
+            ),
+            "Box([-1.0, -1.0, -1.0, -1.0, -12.566371, -28.274334], "
+            "[1.0, 1.0, 1.0, 1.0, 12.566371, 28.274334], (6,), float32)",
+        ),
+    ],
+)
+def test_box_repr_matches_documented_forms(box: Box, text: str) -> None:
+    assert repr(box) == text
+
+
+def test_float64_box_with_float32_bounds_prints_float32_repr() -> None:
+    box = Box(-CARTPOLE_HIGH.astype(np.float64), CARTPOLE_HIGH.astype(np.float64), dtype=np.float64)
+    assert repr(box) == (
+        "Box([-4.8, -inf, -0.41887903, -inf], [4.8, inf, 0.41887903, inf], (4,), float64)"
+    )
+
+
+def test_float64_box_keeps_full_precision_when_not_a_float32_value() -> None:
+    assert repr(Box(0.0, 0.1, shape=(1,), dtype=np.float64)) == "Box(0.0, 0.1, (1,), float64)"
+    assert repr(Box(0.0, 1 / 3, shape=(1,), dtype=np.float64)) == (
+        "Box(0.0, 0.3333333333333333, (1,), float64)"
+    )
+
+
+# -- equality, hashing, pickling -----------------------------------------------------------
+
+
+def test_box_equality_by_value() -> None:
+    assert Box(0.0, 1.0, shape=(2,)) == Box(np.zeros(2), np.ones(2))
+    assert Box(0.0, 1.0, shape=(2,)) != Box(0.0, 2.0, shape=(2,))
+    assert Box(0.0, 1.0, shape=(2,)) != Box(0.0, 1.0, shape=(2,), dtype=np.float64)
+    assert Box(0.0, 1.0, shape=(2,)) != Box(0.0, 1.0, shape=(1, 2))
+    assert Box(0.0, 1.0, shape=(2,)) != "Box"
+
+
+def test_box_is_unhashable() -> None:
+    with pytest.raises(TypeError, match="unhashable type: 'Box'"):
+        hash(Box(0.0, 1.0, shape=(2,)))
+
+
+def pickled(x: Any) -> Any:
+    return pickle.loads(pickle.dumps(x))
+
+
+@pytest.mark.parametrize("clone", [pickled, copy.deepcopy])
+def test_box_pickle_and_deepcopy_keep_generator_state(clone: Callable[[Any], Any]) -> None:
+    box = cartpole_box()
+    box.seed(3)
+    box.sample()
+    other = clone(box)
+    assert other == box
+    np.testing.assert_array_equal(other.sample(), box.sample())
+    assert other.contains(other.sample())
+    with pytest.raises(ValueError):
+        other.low[0] = 0.0
+
+
+# -- JSON ----------------------------------------------------------------------------------
+
+
+def test_box_to_jsonable_form() -> None:
+    assert Box([-1.0, -2.0], [1.0, 2.0]).to_jsonable() == {
+        "type": "Box",
+        "low": [-1.0, -2.0],
+        "high": [1.0, 2.0],
+        "shape": [2],
+        "dtype": "float32",
+    }
+
+
+# -- gymnasium parity (classic-control trajectories depend on identical draws) ---------------
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "dtype"),
+    [
+        (-CARTPOLE_HIGH, CARTPOLE_HIGH, np.float32),
+        (np.float32(-2.0), np.float32(2.0), np.float32),
+        (np.array([-1.0, 0.0]), np.array([1.0, 3.0]), np.float64),
+        (
+            np.array([[-np.inf, 0.0, -3.0], [-1.0, -np.inf, -np.inf]]),
+            np.array([[np.inf, np.inf, 5.0], [1.0, 2.0, np.inf]]),
+            np.float32,
+        ),
+        (np.full(3, -np.inf), np.full(3, np.inf), np.float64),
+        (np.array(0.0), np.array(np.inf), np.float32),
+    ],
+)
+def test_float_box_sample_draws_exactly_like_gymnasium(low: Any, high: Any, dtype: Any) -> None:
+    shape = np.shape(low) if np.ndim(low) else (3,)
+    ours = Box(low, high, shape=shape, dtype=dtype)
+    theirs = gymnasium.spaces.Box(
+        np.broadcast_to(low, shape).astype(dtype),
+        np.broadcast_to(high, shape).astype(dtype),
+        shape=shape,
+        dtype=dtype,
+    )
+    ours.seed(0)
+    theirs.seed(0)
+    for _ in range(50):
+        a, b = ours.sample(), theirs.sample()
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)

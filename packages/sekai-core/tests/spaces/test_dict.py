@@ -1,0 +1,157 @@
+"""Dict: mapping API, order, seeding of children, masks, membership, repr, equality."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import re
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.core._rng import make_seed_sequence
+from sekai.spaces import Box, Dict, Discrete, MultiBinary, Tuple
+from sekai.utils._equal import structurally_equal
+
+
+def pos_k() -> Dict:
+    return Dict(pos=Box(-1.0, 1.0, shape=(2,)), k=Discrete(3))
+
+
+def test_dict_keeps_insertion_order_never_sorted() -> None:
+    d = Dict({"z": Discrete(2), "a": Discrete(3)}, m=Discrete(4))
+    assert list(d.keys()) == ["z", "a", "m"]
+    assert list(d) == ["z", "a", "m"]
+    assert list(d.sample()) == ["z", "a", "m"]
+
+
+def test_dict_accepts_pairs_and_kwargs() -> None:
+    d = Dict([("a", Discrete(2)), ("b", Discrete(3))])
+    assert d == Dict(a=Discrete(2), b=Discrete(3))
+    assert Dict() == Dict({})
+
+
+def test_dict_rejects_non_space_values() -> None:
+    with pytest.raises(TypeError, match="'a'"):
+        Dict(a=3)  # type: ignore[arg-type]
+    d = pos_k()
+    with pytest.raises(TypeError):
+        d["x"] = 3  # type: ignore[assignment]
+
+
+def test_dict_mapping_api() -> None:
+    d = pos_k()
+    assert len(d) == 2
+    assert d["k"] == Discrete(3)
+    assert list(d.values()) == [Box(-1.0, 1.0, shape=(2,)), Discrete(3)]
+    assert [k for k, _ in d.items()] == ["pos", "k"]
+    d["extra"] = MultiBinary(2)
+    assert list(d.keys()) == ["pos", "k", "extra"]
+    assert d.spaces["extra"] == MultiBinary(2)
+    assert d.shape is None and d.dtype is None
+
+
+def test_dict_spaces_view_is_read_only() -> None:
+    with pytest.raises(TypeError):
+        pos_k().spaces["x"] = Discrete(2)  # type: ignore[index]
+
+
+def test_dict_repr() -> None:
+    assert repr(pos_k()) == "Dict({pos: Box(-1.0, 1.0, (2,), float32), k: Discrete(3)})"
+    assert repr(Dict()) == "Dict({})"
+
+
+def test_dict_sample_and_contains() -> None:
+    d = pos_k()
+    d.seed(0)
+    s = d.sample()
+    assert d.contains(s)
+    assert not d.contains({"pos": s["pos"]})
+    assert not d.contains({**s, "other": 1})
+    assert not d.contains({"pos": s["pos"], "kk": 0})
+    assert not d.contains([s["pos"], s["k"]])
+    assert d.contains({"k": s["k"], "pos": s["pos"]})
+
+
+def test_dict_sample_passes_sub_masks() -> None:
+    d = pos_k()
+    d.seed(0)
+    for _ in range(10):
+        assert int(d.sample({"k": np.array([0, 0, 1], dtype=np.int8)})["k"]) == 2
+    with pytest.raises(TypeError):
+        d.sample([1, 2])
+
+
+def test_dict_seed_seeds_children_with_seed_sequence() -> None:
+    d = pos_k()
+    assert d.seed(7) == 7
+    pos_seed, k_seed = make_seed_sequence(7, 2)
+    pos, k = Box(-1.0, 1.0, shape=(2,), seed=pos_seed), Discrete(3, seed=k_seed)
+    for _ in range(5):
+        s = d.sample()
+        np.testing.assert_array_equal(s["pos"], pos.sample())
+        assert s["k"] == k.sample()
+
+
+def test_dict_seed_with_generator_derives_children_from_a_draw() -> None:
+    a, b = pos_k(), pos_k()
+    assert a.seed(np.random.default_rng(1)) == -1
+    b.seed(np.random.default_rng(1))
+    assert structurally_equal(a.sample(), b.sample())
+
+
+def test_dict_seed_with_dict_seeds_named_children_only() -> None:
+    d = pos_k()
+    d.seed(1)
+    k_before = copy.deepcopy(d["k"])
+    assert d.seed({"pos": 5}) == -1
+    np.testing.assert_array_equal(d["pos"].sample(), Box(-1.0, 1.0, shape=(2,), seed=5).sample())
+    assert d["k"].sample() == k_before.sample()
+
+
+def test_dict_seed_with_unknown_keys_raises() -> None:
+    msg = "Seeds given for ['zz'], which are not keys of this Dict (['pos', 'k'])."
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        pos_k().seed({"zz": 1})
+
+
+def test_dict_constructor_accepts_dict_seed() -> None:
+    d = Dict(pos=Box(-1.0, 1.0, shape=(2,)), k=Discrete(3), seed={"k": 3})
+    assert int(d.sample()["k"]) == int(Discrete(3, seed=3).sample())
+
+
+def test_nested_dict_seeding_is_deterministic() -> None:
+    def make() -> Dict:
+        return Dict(a=Dict(b=Discrete(100), c=Tuple([Discrete(100), Box(0.0, 1.0, shape=(2,))])))
+
+    x, y = make(), make()
+    x.seed(3)
+    y.seed(3)
+    for _ in range(5):
+        assert structurally_equal(x.sample(), y.sample())
+
+
+def test_dict_equality_is_by_value_and_order() -> None:
+    assert pos_k() == pos_k()
+    assert pos_k() != Dict(k=Discrete(3), pos=Box(-1.0, 1.0, shape=(2,)))
+    assert pos_k() != Dict(pos=Box(-1.0, 1.0, shape=(2,)), k=Discrete(4))
+    assert pos_k() != Dict(pos=Box(-1.0, 1.0, shape=(2,)))
+    with pytest.raises(TypeError, match="unhashable type: 'Dict'"):
+        hash(pos_k())
+
+
+def test_dict_is_flattenable_needs_all_children() -> None:
+    assert pos_k().is_flattenable
+    assert not Dict(a=Discrete(2), s=sekai.Sequence(Discrete(2))).is_flattenable
+
+
+def test_dict_pickle_and_deepcopy_keep_children_state() -> None:
+    d = pos_k()
+    d.seed(9)
+    d.sample()
+    a, b = pickle.loads(pickle.dumps(d)), copy.deepcopy(d)
+    assert a == d and b == d
+    expected = d.sample()
+    assert structurally_equal(a.sample(), expected)
+    assert structurally_equal(b.sample(), expected)

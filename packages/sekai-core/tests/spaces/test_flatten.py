@@ -1,0 +1,201 @@
+"""flatdim / flatten / flatten_space: layouts, dtype, errors, custom registrations."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pytest
+
+import sekai
+from sekai.spaces import (
+    Box,
+    Dict,
+    Discrete,
+    MaskedBox,
+    MultiBinary,
+    MultiDiscrete,
+    Sequence,
+    Space,
+    Tuple,
+    flatdim,
+    flatten,
+    flatten_space,
+    unflatten,
+)
+
+
+class Custom(Space[int]):
+    @property
+    def is_flattenable(self) -> bool:
+        return True
+
+    def sample(self, mask: Any = None) -> int:
+        return 0
+
+    def contains(self, x: Any) -> bool:
+        return x == 0
+
+
+def test_flatten_discrete_is_one_hot_from_start() -> None:
+    out = flatten(Discrete(3, start=-1), -1)
+    np.testing.assert_array_equal(out, [1.0, 0.0, 0.0])
+    assert out.dtype == np.float32
+
+
+def test_flatten_rejects_non_members_of_discrete() -> None:
+    with pytest.raises(ValueError):
+        flatten(Discrete(3), 3)
+    with pytest.raises(ValueError):
+        flatten(Discrete(3), -1)
+
+
+def test_flatten_multi_discrete_concatenates_one_hots() -> None:
+    md = MultiDiscrete([[2, 3], [1, 2]], start=[[1, 0], [0, -1]])
+    out = flatten(md, np.array([[2, 0], [0, 0]]))
+    np.testing.assert_array_equal(out, [0, 1, 1, 0, 0, 1, 0, 1])
+    with pytest.raises(ValueError):
+        flatten(md, np.array([[3, 0], [0, 0]]))
+
+
+def test_flatten_box_and_multi_binary_ravel_as_float32() -> None:
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)
+    out = flatten(Box(0.0, 10.0, shape=(2, 3), dtype=np.float64), x)
+    np.testing.assert_array_equal(out, np.arange(6))
+    assert out.dtype == np.float32
+    out_mb = flatten(MultiBinary((2, 2)), np.array([[1, 0], [0, 1]], dtype=np.int8))
+    np.testing.assert_array_equal(out_mb, [1, 0, 0, 1])
+    assert out_mb.dtype == np.float32
+
+
+def test_flatten_never_aliases_the_sample() -> None:
+    x = np.zeros(3, dtype=np.float32)
+    out = flatten(Box(-1.0, 1.0, shape=(3,)), x)
+    out[0] = 1.0
+    assert x[0] == 0.0
+
+
+def test_flatten_dict_concatenates_in_key_order() -> None:
+    d = Dict(pos=Box(-1.0, 1.0, shape=(2,)), k=Discrete(3))
+    out = flatten(d, {"k": 1, "pos": np.array([0.5, -0.5], dtype=np.float32)})
+    np.testing.assert_array_equal(out, [0.5, -0.5, 0.0, 1.0, 0.0])
+    assert out.dtype == np.float32
+    assert flatdim(d) == 5
+
+
+def test_flatten_nested_dict_and_tuple() -> None:
+    space = Tuple([Dict(a=Discrete(2), b=Tuple([MultiBinary(2)])), Box(0.0, 1.0, shape=(1,))])
+    x = ({"a": 1, "b": (np.array([1, 1], dtype=np.int8),)}, np.array([0.5], dtype=np.float32))
+    np.testing.assert_array_equal(flatten(space, x), [0, 1, 1, 1, 0.5])
+    assert flatdim(space) == 5
+
+
+def test_flatten_tuple_rejects_wrong_length() -> None:
+    with pytest.raises(ValueError):
+        flatten(Tuple([Discrete(2), Discrete(2)]), (1,))
+
+
+def test_flatten_space_examples() -> None:
+    d = Dict(pos=Box(-1.0, 1.0, shape=(2,)), k=Discrete(3))
+    assert repr(flatten_space(d)) == "Box([-1.0, -1.0, 0.0, 0.0, 0.0], 1.0, (5,), float32)"
+    assert flatten_space(Discrete(4)) == Box(0.0, 1.0, shape=(4,))
+    assert flatten_space(MultiDiscrete([2, 3])) == Box(0.0, 1.0, shape=(5,))
+    assert flatten_space(MultiBinary((2, 3))) == Box(0.0, 1.0, shape=(6,))
+    assert flatten_space(Box(0, 5, shape=(2, 2), dtype=np.int64)) == Box(0.0, 5.0, shape=(4,))
+    assert flatten_space(Dict()) == Box([], [], (0,), np.float32)
+    assert flatten_space(Tuple([])) == Box([], [], (0,), np.float32)
+
+
+def test_flatten_space_is_float32() -> None:
+    assert flatten_space(Box(0.0, 1.0, shape=(2,), dtype=np.float64)).dtype == np.float32
+
+
+def test_flatdim_values() -> None:
+    assert flatdim(Box(0.0, 1.0, shape=(2, 3))) == 6
+    assert flatdim(Discrete(5)) == 5
+    assert flatdim(MultiDiscrete([2, 3])) == 5
+    assert flatdim(MultiBinary((2, 3))) == 6
+    assert flatdim(MaskedBox(0.0, 1.0, shape=(2,), max_size=3)) == 9
+
+
+@pytest.mark.parametrize("fn", [flatdim, flatten_space])
+def test_unregistered_space_raises_not_implemented(fn: Any) -> None:
+    name = fn.__name__
+    with pytest.raises(NotImplementedError, match=re.escape(f"{name} not implemented for Custom")):
+        fn(Custom())
+
+
+def test_unregistered_flatten_and_unflatten_raise_not_implemented() -> None:
+    with pytest.raises(NotImplementedError, match="flatten not implemented for Custom"):
+        flatten(Custom(), 0)
+    with pytest.raises(NotImplementedError, match="unflatten not implemented for Custom"):
+        unflatten(Custom(), np.zeros(1))
+
+
+def test_sequence_is_not_flattenable_and_names_pad_sequence() -> None:
+    seq = Sequence(Discrete(3))
+    for call in (
+        lambda: flatdim(seq),
+        lambda: flatten(seq, ()),
+        lambda: flatten_space(seq),
+        lambda: unflatten(seq, np.zeros(3)),
+        lambda: flatten(Dict(s=seq), {"s": ()}),
+    ):
+        with pytest.raises(TypeError, match="PadSequenceObservation"):
+            call()
+
+
+def test_custom_space_registration_is_used_inside_dict() -> None:
+    @flatdim.register(Custom)
+    def _flatdim_custom(space: Custom) -> int:
+        return 2
+
+    @flatten.register(Custom)
+    def _flatten_custom(space: Custom, x: Any) -> np.ndarray:
+        return np.array([7.0, 8.0], dtype=np.float32)
+
+    d = Dict(a=Discrete(2), c=Custom())
+    np.testing.assert_array_equal(flatten(d, {"a": 0, "c": 0}), [1, 0, 7, 8])
+    assert sekai.spaces.flatdim(Custom()) == 2
+
+
+def test_registered_override_for_box_subclass_is_respected_in_dict() -> None:
+    class Scaled(Box):
+        pass
+
+    @flatten.register(Scaled)
+    def _flatten_scaled(space: Scaled, x: Any) -> np.ndarray:
+        return 2 * np.asarray(x, dtype=np.float32).reshape(-1)
+
+    d = Dict(a=Scaled(0.0, 1.0, shape=(2,)))
+    np.testing.assert_array_equal(flatten(d, {"a": np.array([0.25, 0.5])}), [0.5, 1.0])
+
+
+def test_dict_flatten_follows_item_replacement() -> None:
+    d = Dict(a=Discrete(2), b=Discrete(2))
+    assert flatdim(d) == 4
+    d["a"] = Discrete(3)
+    assert flatdim(d) == 5
+    outer = Dict(inner=d)
+    flatten(outer, {"inner": {"a": 0, "b": 0}})
+    d["c"] = Discrete(2)
+    assert flatdim(outer) == 7
+    np.testing.assert_array_equal(
+        flatten(outer, {"inner": {"a": 2, "b": 1, "c": 0}}), [0, 0, 1, 0, 1, 1, 0]
+    )
+
+
+def test_flatten_matches_gymnasium_layout() -> None:
+    ours = Dict(pos=Box(-1.0, 1.0, shape=(2,)), k=Discrete(3), m=MultiDiscrete([2, 3]))
+    theirs = gymnasium.spaces.Dict(
+        {
+            "pos": gymnasium.spaces.Box(-1.0, 1.0, shape=(2,)),
+            "k": gymnasium.spaces.Discrete(3),
+            "m": gymnasium.spaces.MultiDiscrete([2, 3]),
+        }
+    )
+    x = {"pos": np.array([0.1, 0.2], dtype=np.float32), "k": 2, "m": np.array([1, 2])}
+    expected = np.concatenate([gymnasium.spaces.flatten(theirs[k], x[k]) for k in ours])
+    np.testing.assert_allclose(flatten(ours, x), expected)

@@ -1,0 +1,157 @@
+"""MaskedBox: a Dict of values and mask; pack/unpack/empty, sampling, membership, repr."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import re
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.spaces import Box, Dict, MaskedBox, MultiBinary, flatdim, flatten, unflatten
+from sekai.utils._equal import structurally_equal
+
+
+def test_documented_example() -> None:
+    m = sekai.MaskedBox(0.0, np.inf, shape=(3,), max_size=4)
+    obs = m.pack(np.ones((2, 3)), slots=[1, 3])
+    assert str(obs["mask"]) == "[0 1 0 1]"
+    assert str(m.unpack(obs)[1]) == "[1 3]"
+    assert m.contains(obs) is True
+
+
+def test_masked_box_is_a_dict_of_values_and_mask() -> None:
+    m = MaskedBox(-1.0, 1.0, shape=(2,), max_size=3)
+    assert isinstance(m, Dict)
+    assert list(m.keys()) == ["values", "mask"]
+    assert m["values"] == Box(-1.0, 1.0, shape=(3, 2))
+    assert m["mask"] == MultiBinary(3)
+    assert m.element_space == Box(-1.0, 1.0, shape=(2,))
+    assert m.element_shape == (2,) and m.value_dtype == np.float32 and m.max_size == 3
+    np.testing.assert_array_equal(m.fill_value, [0.0, 0.0])
+
+
+def test_masked_box_sub_spaces_cannot_be_replaced() -> None:
+    with pytest.raises(TypeError):
+        MaskedBox(0.0, 1.0, shape=(2,), max_size=2)["mask"] = MultiBinary(3)
+
+
+@pytest.mark.parametrize("max_size", [0, -1])
+def test_masked_box_rejects_max_size_below_one(max_size: int) -> None:
+    with pytest.raises(ValueError, match=re.escape(f"max_size must be >= 1, got {max_size}.")):
+        MaskedBox(0.0, 1.0, shape=(2,), max_size=max_size)
+
+
+def test_masked_box_rejects_fill_outside_bounds() -> None:
+    with pytest.raises(ValueError, match=re.escape("fill_value must lie within [low, high].")):
+        MaskedBox(0.0, 1.0, shape=(2,), max_size=2, fill_value=2.0)
+
+
+def test_masked_box_default_fill_is_element_zero() -> None:
+    m = MaskedBox(0.5, 1.0, shape=(2,), max_size=3)
+    np.testing.assert_array_equal(m.fill_value, [0.5, 0.5])
+    np.testing.assert_array_equal(m.empty()["values"], np.full((3, 2), 0.5))
+
+
+def test_masked_box_empty() -> None:
+    m = MaskedBox(0.0, 1.0, shape=(2,), max_size=3, fill_value=[0.25, 0.75])
+    e = m.empty()
+    assert e["mask"].dtype == np.int8 and e["mask"].tolist() == [0, 0, 0]
+    np.testing.assert_array_equal(e["values"], np.tile([0.25, 0.75], (3, 1)))
+    assert m.contains(e)
+
+
+def test_masked_box_pack_default_slots_and_errors() -> None:
+    m = MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
+    x = m.pack([[0.1, 0.2], [0.3, 0.4]])
+    assert x["mask"].tolist() == [1, 1, 0] and x["values"].dtype == np.float32
+    values, slots = m.unpack(x)
+    np.testing.assert_allclose(values, [[0.1, 0.2], [0.3, 0.4]])
+    assert slots.tolist() == [0, 1]
+    assert m.pack([])["mask"].tolist() == [0, 0, 0]
+    with pytest.raises(ValueError, match=re.escape("Got 4 values but the space has only 3 slots.")):
+        m.pack(np.zeros((4, 2)))
+    with pytest.raises(ValueError, match=re.escape("Got 1 values but 2 slots.")):
+        m.pack(np.zeros((1, 2)), slots=[0, 1])
+    for bad in ([1, 1], [0, 3], [-1, 0]):
+        with pytest.raises(
+            ValueError, match=re.escape("slots must be distinct indices in [0, 3).")
+        ):
+            m.pack(np.zeros((2, 2)), slots=bad)
+
+
+def test_masked_box_sample_fills_empty_rows_and_respects_mask() -> None:
+    m = MaskedBox(0.0, 1.0, shape=(2,), max_size=4, fill_value=0.5, seed=0)
+    for _ in range(20):
+        x = m.sample()
+        assert m.contains(x)
+        assert (x["values"][x["mask"] == 0] == 0.5).all()
+    forced = m.sample(mask=np.array([1, 0, -1, 2], dtype=np.int8))
+    assert forced["mask"][0] == 1 and forced["mask"][1] == 0
+
+
+def test_masked_box_contains_rules() -> None:
+    m = MaskedBox(0.0, 1.0, shape=(2,), max_size=2)
+    good = m.pack([[0.5, 0.5]])
+    assert m.contains(good)
+    assert not m.contains({"values": good["values"]})
+    assert not m.contains({**good, "extra": 1})
+    bad_fill = {"values": np.full((2, 2), 0.5, dtype=np.float32), "mask": good["mask"]}
+    assert not m.contains(bad_fill)
+    out_of_bounds = m.pack([[2.0, 0.5]])
+    assert not m.contains(out_of_bounds)
+    bad_mask = {"values": good["values"], "mask": np.array([2, 0], dtype=np.int8)}
+    assert not m.contains(bad_mask)
+    wrong_dtype = {"values": good["values"].astype(np.complex64), "mask": good["mask"]}
+    assert not m.contains(wrong_dtype)
+    assert m.contains({"values": good["values"].astype(np.float64), "mask": good["mask"]})
+
+
+def test_masked_box_repr() -> None:
+    assert repr(MaskedBox(-1.0, 1.0, shape=(2,), max_size=3)) == (
+        "MaskedBox(-1.0, 1.0, (2,), max_size=3, float32)"
+    )
+    assert repr(MaskedBox(0.5, 1.0, shape=(2,), max_size=3)) == (
+        "MaskedBox(0.5, 1.0, (2,), max_size=3, float32, fill_value=0.5)"
+    )
+
+
+def test_masked_box_equality_is_not_plain_dict_equality() -> None:
+    m = MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
+    plain = Dict(values=Box(0.0, 1.0, shape=(3, 2)), mask=MultiBinary(3))
+    assert m != plain and plain != m
+    assert m == MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
+    assert m != MaskedBox(0.0, 1.0, shape=(2,), max_size=4)
+    assert m != MaskedBox(0.0, 1.0, shape=(2,), max_size=3, fill_value=0.5)
+    with pytest.raises(TypeError, match="unhashable type: 'MaskedBox'"):
+        hash(m)
+
+
+def test_masked_box_flattens_like_its_dict() -> None:
+    m = MaskedBox(0.0, 1.0, shape=(2,), max_size=2)
+    x = m.pack([[0.25, 0.75]], slots=[1])
+    flat = flatten(m, x)
+    assert flatdim(m) == 6
+    np.testing.assert_allclose(flat, [0, 0, 0.25, 0.75, 0, 1])
+    assert structurally_equal(unflatten(m, flat), x)
+
+
+def test_masked_box_seeding_and_pickle() -> None:
+    a = MaskedBox(0.0, 1.0, shape=(2,), max_size=3, seed=4)
+    b = MaskedBox(0.0, 1.0, shape=(2,), max_size=3, seed=4)
+    assert structurally_equal(a.sample(), b.sample())
+    c, d = pickle.loads(pickle.dumps(a)), copy.deepcopy(a)
+    assert c == a and d == a
+    expected = a.sample()
+    assert structurally_equal(c.sample(), expected)
+    assert structurally_equal(d.sample(), expected)
+
+
+def test_masked_box_integer_values() -> None:
+    m = MaskedBox(0, 9, shape=(), max_size=3, dtype=np.int64, fill_value=0, seed=0)
+    x = m.sample()
+    assert x["values"].dtype == np.int64 and m.contains(x)
+    with pytest.raises(ValueError):
+        MaskedBox(0, 9, shape=(), max_size=3, dtype=np.int64, fill_value=0.5)

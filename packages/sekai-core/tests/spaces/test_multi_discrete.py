@@ -1,0 +1,165 @@
+"""MultiDiscrete: construction, gymnasium-identical draws, mask formats and errors, repr."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import re
+
+import gymnasium
+import numpy as np
+import pytest
+
+from sekai.spaces import Discrete, MultiDiscrete
+
+
+def test_multi_discrete_attributes() -> None:
+    md = MultiDiscrete([[2, 3], [4, 5]])
+    assert md.shape == (2, 2) and md.dtype == np.int64
+    assert md.nvec.dtype == np.int64 and md.start.dtype == np.int64
+    np.testing.assert_array_equal(md.start, np.zeros((2, 2)))
+    assert md.is_flattenable
+
+
+def test_multi_discrete_rejects_non_positive_nvec() -> None:
+    with pytest.raises(ValueError, match=re.escape("All entries in nvec must be positive.")):
+        MultiDiscrete([2, 0])
+
+
+def test_multi_discrete_rejects_start_of_wrong_shape() -> None:
+    with pytest.raises(ValueError, match=re.escape("start.shape must match nvec.shape.")):
+        MultiDiscrete([2, 3], start=[0, 0, 0])
+
+
+def test_multi_discrete_rejects_non_integer_dtype() -> None:
+    with pytest.raises(TypeError):
+        MultiDiscrete([2, 3], dtype=np.float32)
+
+
+def test_multi_discrete_sample_matches_gymnasium() -> None:
+    ours = MultiDiscrete([[2, 3], [4, 5]], start=[[1, 0], [0, -2]], seed=7)
+    theirs = gymnasium.spaces.MultiDiscrete([[2, 3], [4, 5]], start=[[1, 0], [0, -2]], seed=7)
+    for _ in range(50):
+        a, b = ours.sample(), theirs.sample()
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+        assert ours.contains(a)
+
+
+def test_multi_discrete_sample_uses_dtype() -> None:
+    md = MultiDiscrete([3, 3], dtype=np.int32, seed=0)
+    assert md.sample().dtype == np.int32
+
+
+def test_multi_discrete_tuple_mask_matches_gymnasium() -> None:
+    mask = (np.array([1, 0, 1], dtype=np.int8), np.array([0, 1, 1, 1], dtype=np.int8))
+    ours, theirs = MultiDiscrete([3, 4], seed=1), gymnasium.spaces.MultiDiscrete([3, 4], seed=1)
+    drawn = [ours.sample(mask).tolist() for _ in range(30)]
+    assert drawn == [theirs.sample(mask).tolist() for _ in range(30)]
+    assert {d[0] for d in drawn} == {0, 2}
+    assert {d[1] for d in drawn} == {1, 2, 3}
+
+
+def test_multi_discrete_padded_array_mask_equals_tuple_mask() -> None:
+    tuple_mask = (np.array([0, 1], dtype=np.int8), np.array([1, 0, 1], dtype=np.int8))
+    padded = np.array([[0, 1, 0], [1, 0, 1]], dtype=np.int8)
+    a, b = MultiDiscrete([2, 3], seed=5), MultiDiscrete([2, 3], seed=5)
+    assert [a.sample(tuple_mask).tolist() for _ in range(20)] == [
+        b.sample(padded).tolist() for _ in range(20)
+    ]
+
+
+def test_multi_discrete_nested_tuple_mask() -> None:
+    md = MultiDiscrete([[2, 3], [2, 2]], start=[[5, 0], [0, 0]], seed=0)
+    mask = (
+        (np.array([0, 1]), np.array([0, 0, 1])),
+        (np.array([1, 0]), np.array([0, 1])),
+    )
+    np.testing.assert_array_equal(md.sample(mask), [[6, 2], [0, 1]])
+
+
+def test_multi_discrete_rejects_padded_mask_of_wrong_shape() -> None:
+    msg = (
+        "A mask array for MultiDiscrete([2, 3, 4]) must have shape (3, 4) (one row per entry, "
+        "padded to max(nvec)), got (3, 2)."
+    )
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        MultiDiscrete([2, 3, 4]).sample(np.ones((3, 2), dtype=np.int8))
+
+
+def test_multi_discrete_rejects_tuple_mask_of_wrong_length() -> None:
+    with pytest.raises(ValueError, match=re.escape("needs 3 sub-masks at dimension (), got 1.")):
+        MultiDiscrete([2, 3, 4]).sample((np.ones(2, dtype=np.int8),))
+
+
+def test_multi_discrete_rejects_sub_mask_of_wrong_length() -> None:
+    msg = "The mask for dimension (0,) must have shape (2,) (nvec[0] = 2), got (3,)."
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        MultiDiscrete([2, 3]).sample((np.ones(3, dtype=np.int8), np.ones(3, dtype=np.int8)))
+
+
+def test_multi_discrete_rejects_fully_masked_entry() -> None:
+    with pytest.raises(ValueError, match=re.escape("All actions masked in dimension (0,).")):
+        MultiDiscrete([2, 3]).sample((np.zeros(2, dtype=np.int8), np.ones(3, dtype=np.int8)))
+
+
+def test_multi_discrete_contains() -> None:
+    md = MultiDiscrete([2, 3], start=[1, -1])
+    assert md.contains(np.array([1, -1])) and md.contains([2, 1]) and md.contains((1, 0))
+    assert not md.contains(np.array([0, 0])) and not md.contains(np.array([1, 2]))
+    assert not md.contains(np.array([1.0, 0.0]))
+    assert not md.contains(np.array([1, 0, 0])) and not md.contains(1) and not md.contains("ab")
+    assert md.contains(np.array([1, 0], dtype=np.uint8))
+
+
+@pytest.mark.parametrize(
+    ("space", "text"),
+    [
+        (MultiDiscrete([2, 2, 2, 2]), "MultiDiscrete([2, 2, 2, 2])"),
+        (MultiDiscrete([[2, 3], [4, 5]]), "MultiDiscrete([[2, 3], [4, 5]])"),
+        (MultiDiscrete([2, 2], start=[1, -1]), "MultiDiscrete([2, 2], start=[1, -1])"),
+        (MultiDiscrete([2, 2], start=[0, 0]), "MultiDiscrete([2, 2])"),
+        (MultiDiscrete([2, 2], dtype=np.int32), "MultiDiscrete([2, 2], dtype=int32)"),
+    ],
+)
+def test_multi_discrete_repr(space: MultiDiscrete, text: str) -> None:
+    assert repr(space) == text
+
+
+def test_multi_discrete_equality_compares_dtype_and_start() -> None:
+    assert MultiDiscrete([2, 3]) == MultiDiscrete(np.array([2, 3]))
+    assert MultiDiscrete([2, 3]) != MultiDiscrete([2, 3], dtype=np.int32)
+    assert MultiDiscrete([2, 3]) != MultiDiscrete([2, 3], start=[0, 1])
+    assert MultiDiscrete([2, 3]) != MultiDiscrete([[2, 3]])
+    with pytest.raises(TypeError, match="unhashable type: 'MultiDiscrete'"):
+        hash(MultiDiscrete([2]))
+
+
+def test_multi_discrete_indexing_gives_sub_spaces() -> None:
+    md = MultiDiscrete([[2, 3], [4, 5]], start=[[0, 1], [0, 0]])
+    assert md[0, 1] == Discrete(3, start=1)
+    assert md[1] == MultiDiscrete([4, 5])
+    assert len(md) == 2
+
+
+def test_multi_discrete_pickle_continues_stream() -> None:
+    md = MultiDiscrete([5, 6, 7], seed=3)
+    md.sample()
+    a, b = pickle.loads(pickle.dumps(md)), copy.deepcopy(md)
+    assert a == md and b == md
+    expected = md.sample()
+    np.testing.assert_array_equal(a.sample(), expected)
+    np.testing.assert_array_equal(b.sample(), expected)
+    with pytest.raises(ValueError):
+        a.nvec[0] = 1
+
+
+def test_multi_discrete_jsonable_round_trip() -> None:
+    md = MultiDiscrete([2, 3], start=[1, -1], dtype=np.int32)
+    assert md.to_jsonable() == {
+        "type": "MultiDiscrete",
+        "nvec": [2, 3],
+        "start": [1, -1],
+        "dtype": "int32",
+    }
+    assert MultiDiscrete.from_jsonable(md.to_jsonable()) == md

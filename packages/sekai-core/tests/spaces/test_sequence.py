@@ -1,0 +1,171 @@
+"""Sequence: construction errors, lengths, stacking, masks, pack/elements, membership, repr."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import re
+
+import numpy as np
+import pytest
+
+from sekai.core._rng import make_seed_sequence
+from sekai.spaces import Box, Dict, Discrete, MaskedBox, MultiBinary, MultiDiscrete, Sequence, Tuple
+from sekai.utils._equal import structurally_equal
+
+
+def test_sequence_signature_is_positional() -> None:
+    seq = Sequence(Discrete(3), 4, True)
+    assert seq.max_length == 4 and seq.stack is True
+    assert seq.feature_space == Discrete(3)
+    assert not seq.is_flattenable
+
+
+def test_sequence_rejects_non_space_feature() -> None:
+    with pytest.raises(TypeError, match=re.escape("feature_space must be a sekai.Space, got 3.")):
+        Sequence(3)  # type: ignore[arg-type]
+
+
+def test_sequence_rejects_negative_max_length() -> None:
+    with pytest.raises(ValueError):
+        Sequence(Discrete(3), max_length=-1)
+    with pytest.raises(TypeError):
+        Sequence(Discrete(3), max_length=2.0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("feature", "name"),
+    [
+        (Sequence(Discrete(2)), "Sequence"),
+        (Dict(), "Dict"),
+        (Tuple([]), "Tuple"),
+        (Dict(a=Sequence(Discrete(2))), "Dict"),
+    ],
+)
+def test_sequence_stack_rejects_unstackable_features(feature: object, name: str) -> None:
+    msg = f"Sequence(stack=True) cannot stack elements of {name}."
+    with pytest.raises(TypeError, match=re.escape(msg)):
+        Sequence(feature, stack=True)  # type: ignore[arg-type]
+
+
+def test_sequence_of_sequence_is_allowed_unstacked() -> None:
+    seq = Sequence(Sequence(Discrete(2), max_length=2), max_length=3, seed=0)
+    for _ in range(10):
+        x = seq.sample()
+        assert isinstance(x, tuple) and all(isinstance(e, tuple) for e in x)
+        assert seq.contains(x)
+
+
+def test_sequence_bounded_lengths_are_uniform_in_range() -> None:
+    seq = Sequence(Discrete(3), max_length=3, seed=0)
+    lengths = {len(seq.sample()) for _ in range(100)}
+    assert lengths == {0, 1, 2, 3}
+
+
+def test_sequence_unbounded_lengths_follow_geometric_rule() -> None:
+    seq = Sequence(Discrete(3), seed=5)
+    rng = np.random.default_rng(5)
+    feature_seed = make_seed_sequence(5, 1)[0]
+    feature = Discrete(3, seed=feature_seed)
+    for _ in range(10):
+        expected_len = int(rng.geometric(0.25)) - 1
+        sample = seq.sample()
+        assert len(sample) == expected_len
+        assert [int(v) for v in sample] == [int(feature.sample()) for _ in range(expected_len)]
+
+
+def test_sequence_unbounded_mean_length_is_about_three() -> None:
+    seq = Sequence(Discrete(3), seed=0)
+    mean = np.mean([len(seq.sample()) for _ in range(2000)])
+    assert 2.5 < mean < 3.5
+
+
+def test_sequence_stacked_samples() -> None:
+    seq = Sequence(Box(0.0, 1.0, shape=(2,)), max_length=4, stack=True, seed=0)
+    for _ in range(10):
+        x = seq.sample()
+        assert isinstance(x, np.ndarray) and x.shape[1:] == (2,) and x.dtype == np.float32
+        assert seq.contains(x)
+    assert Sequence(Discrete(3), stack=True, seed=0).sample().dtype == np.int64
+
+
+def test_sequence_stacked_dict_and_tuple_samples() -> None:
+    seq = Sequence(
+        Dict(a=Discrete(3), b=Tuple([MultiDiscrete([2, 2]), MultiBinary(1)])),
+        max_length=3,
+        stack=True,
+        seed=1,
+    )
+    for _ in range(10):
+        x = seq.sample()
+        assert isinstance(x, dict) and isinstance(x["b"], tuple)
+        assert x["a"].shape[0] == x["b"][0].shape[0] == x["b"][1].shape[0]
+        assert seq.contains(x)
+
+
+def test_sequence_mask_fixes_length_and_passes_feature_mask() -> None:
+    seq = Sequence(Discrete(3), max_length=5, seed=0)
+    x = seq.sample(mask=(4, np.array([0, 0, 1], dtype=np.int8)))
+    assert [int(v) for v in x] == [2, 2, 2, 2]
+    assert len(seq.sample(mask=(None, None))) <= 5
+
+
+def test_sequence_mask_length_out_of_range() -> None:
+    with pytest.raises(ValueError, match=re.escape("length 5 is outside [0, 3].")):
+        Sequence(Discrete(3), max_length=3).sample(mask=(5, None))
+    with pytest.raises(ValueError, match="outside"):
+        Sequence(Discrete(3)).sample(mask=(-1, None))
+
+
+def test_sequence_pack_and_elements_are_inverse() -> None:
+    plain = Sequence(Discrete(3))
+    assert plain.pack([1, 2]) == (1, 2)
+    assert plain.elements((1, 2)) == [1, 2]
+    stacked = Sequence(Dict(a=Discrete(3), b=Box(0.0, 1.0, shape=(2,))), stack=True)
+    items = [
+        {"a": np.int64(1), "b": np.array([0.1, 0.2], dtype=np.float32)},
+        {"a": np.int64(2), "b": np.array([0.3, 0.4], dtype=np.float32)},
+    ]
+    packed = stacked.pack(items)
+    assert packed["a"].tolist() == [1, 2] and packed["b"].shape == (2, 2)
+    assert structurally_equal(stacked.elements(packed), items)
+    empty = stacked.pack([])
+    assert empty["a"].shape == (0,) and empty["b"].shape == (0, 2)
+    assert stacked.contains(empty) and stacked.elements(empty) == []
+
+
+def test_sequence_contains_checks_container_length_and_elements() -> None:
+    seq = Sequence(Discrete(3), max_length=2)
+    assert seq.contains(()) and seq.contains((0, 2)) and seq.contains([1])
+    assert not seq.contains((0, 1, 2)) and not seq.contains((3,))
+    assert not seq.contains(np.array([0, 1]))
+    stacked = Sequence(Discrete(3), max_length=2, stack=True)
+    assert stacked.contains(np.array([0, 1])) and not stacked.contains([0, 1])
+    assert not stacked.contains(np.array([0, 1, 2])) and not stacked.contains(np.array([[0]]))
+
+
+def test_sequence_repr() -> None:
+    assert repr(Sequence(Discrete(3))) == "Sequence(Discrete(3))"
+    assert repr(Sequence(Box(0.0, 1.0, shape=(2,)), max_length=3)) == (
+        "Sequence(Box(0.0, 1.0, (2,), float32), max_length=3)"
+    )
+    assert repr(Sequence(Discrete(3), max_length=4, stack=True)) == (
+        "Sequence(Discrete(3), max_length=4, stack=True)"
+    )
+
+
+def test_sequence_equality_and_hash() -> None:
+    assert Sequence(Discrete(3), 2) == Sequence(Discrete(3), max_length=2)
+    assert Sequence(Discrete(3), 2) != Sequence(Discrete(3), 3)
+    assert Sequence(Discrete(3)) != Sequence(Discrete(3), stack=True)
+    with pytest.raises(TypeError, match="unhashable type: 'Sequence'"):
+        hash(Sequence(Discrete(3)))
+
+
+def test_sequence_pickle_keeps_both_generators() -> None:
+    seq = Sequence(MaskedBox(0.0, 1.0, shape=(2,), max_size=2), max_length=3, stack=True, seed=2)
+    seq.sample()
+    a, b = pickle.loads(pickle.dumps(seq)), copy.deepcopy(seq)
+    expected = seq.sample()
+    assert structurally_equal(a.sample(), expected)
+    assert structurally_equal(b.sample(), expected)

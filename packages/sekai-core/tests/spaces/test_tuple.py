@@ -1,0 +1,100 @@
+"""Tuple: sequence API, seeding (int, list), masks, membership, repr, equality."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import re
+
+import numpy as np
+import pytest
+
+from sekai.core._rng import make_seed_sequence
+from sekai.spaces import Box, Discrete, MultiBinary, Tuple
+from sekai.utils._equal import structurally_equal
+
+
+def pair() -> Tuple:
+    return Tuple([Discrete(2), MultiBinary((2, 2))])
+
+
+def test_tuple_repr_and_access() -> None:
+    t = pair()
+    assert repr(t) == "Tuple(Discrete(2), MultiBinary((2, 2)))"
+    assert repr(Tuple([])) == "Tuple()"
+    assert len(t) == 2 and t[0] == Discrete(2) and t.spaces[1] == MultiBinary((2, 2))
+    assert list(t) == [Discrete(2), MultiBinary((2, 2))]
+    assert t.shape is None and t.dtype is None
+
+
+def test_tuple_rejects_non_spaces() -> None:
+    with pytest.raises(TypeError, match="index 1"):
+        Tuple([Discrete(2), 3])  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        Tuple(Discrete(2))  # type: ignore[arg-type]
+
+
+def test_tuple_sample_and_contains() -> None:
+    t = pair()
+    t.seed(0)
+    s = t.sample()
+    assert isinstance(s, tuple) and t.contains(s) and t.contains(list(s))
+    assert not t.contains(s[:1]) and not t.contains((s[0], s[1], 1))
+    assert not t.contains((5, s[1])) and not t.contains({"0": s[0]})
+
+
+def test_tuple_sample_mask_needs_one_entry_per_child() -> None:
+    t = pair()
+    s = t.sample((np.array([0, 1], dtype=np.int8), None))
+    assert int(s[0]) == 1
+    msg = "Tuple mask needs one mask per sub-space (2), got 1."
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        t.sample((None,))
+
+
+def test_tuple_seed_int_seeds_children_with_seed_sequence() -> None:
+    t = Tuple([Discrete(100), Box(0.0, 1.0, shape=(2,))])
+    assert t.seed(4) == 4
+    s0, s1 = make_seed_sequence(4, 2)
+    d, b = Discrete(100, seed=s0), Box(0.0, 1.0, shape=(2,), seed=s1)
+    for _ in range(3):
+        x = t.sample()
+        assert x[0] == d.sample()
+        np.testing.assert_array_equal(x[1], b.sample())
+
+
+def test_tuple_seed_list_seeds_children_in_order_and_none_leaves_them() -> None:
+    t = Tuple([Discrete(100), Discrete(100), Discrete(100)])
+    t.seed(0)
+    middle = copy.deepcopy(t[1])
+    assert t.seed([5, None, 6]) == -1
+    assert int(t[0].sample()) == int(Discrete(100, seed=5).sample())
+    assert int(t[1].sample()) == int(middle.sample())
+    assert int(t[2].sample()) == int(Discrete(100, seed=6).sample())
+
+
+def test_tuple_seed_list_may_be_shorter() -> None:
+    assert Tuple([Discrete(2), Discrete(2)]).seed([1]) == -1
+
+
+def test_tuple_seed_list_longer_than_children_raises() -> None:
+    with pytest.raises(ValueError, match=re.escape("Got 3 seeds for a Tuple of 2 sub-spaces.")):
+        pair().seed([1, 2, 3])
+
+
+def test_tuple_equality_and_hash() -> None:
+    assert pair() == pair()
+    assert pair() != Tuple([Discrete(2)])
+    assert pair() != Tuple([MultiBinary((2, 2)), Discrete(2)])
+    with pytest.raises(TypeError, match="unhashable type: 'Tuple'"):
+        hash(pair())
+
+
+def test_tuple_pickle_and_deepcopy_keep_state() -> None:
+    t = pair()
+    t.seed(3)
+    t.sample()
+    a, b = pickle.loads(pickle.dumps(t)), copy.deepcopy(t)
+    expected = t.sample()
+    assert structurally_equal(a.sample(), expected)
+    assert structurally_equal(b.sample(), expected)

@@ -1,0 +1,86 @@
+"""unflatten: inverse of flatten, always a member (clipping, rounding, NaN handling)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sekai.spaces import (
+    Box,
+    Dict,
+    Discrete,
+    MaskedBox,
+    MultiBinary,
+    MultiDiscrete,
+    Tuple,
+    flatten,
+    unflatten,
+)
+
+
+def test_unflatten_integer_box_rounds_and_clips() -> None:
+    out = unflatten(Box(0, 10, shape=(2,), dtype=np.int64), np.array([3.6, 40.0]))
+    np.testing.assert_array_equal(out, [4, 10])
+    assert out.dtype == np.int64
+
+
+def test_unflatten_integer_box_at_int64_limits() -> None:
+    box = Box(-np.inf, np.inf, shape=(3,), dtype=np.int64)
+    out = unflatten(box, np.array([1e30, -1e30, np.nan]))
+    info = np.iinfo(np.int64)
+    assert out.tolist() == [info.max, info.min, 0]
+    assert box.contains(out)
+
+
+def test_unflatten_float_box_clips_and_replaces_nan_with_zero() -> None:
+    box = Box(np.array([1.0, -1.0, -1.0]), np.array([2.0, 1.0, 1.0]))
+    out = unflatten(box, np.array([np.nan, 5.0, np.nan]))
+    np.testing.assert_array_equal(out, [1.0, 1.0, 0.0])
+    assert out.dtype == np.float32 and box.contains(out)
+
+
+def test_unflatten_reshapes() -> None:
+    box = Box(0.0, 10.0, shape=(2, 2))
+    assert unflatten(box, np.arange(4.0)).shape == (2, 2)
+
+
+def test_unflatten_discrete_and_multi_discrete_take_argmax_plus_start() -> None:
+    assert unflatten(Discrete(3, start=-1), np.array([0.1, 0.7, 0.2])) == 0
+    assert type(unflatten(Discrete(3), np.array([0.0, 0.0, 1.0]))) is np.int64
+    md = MultiDiscrete([2, 3], start=[1, -1], dtype=np.int32)
+    out = unflatten(md, np.array([0.0, 1.0, 0.2, 0.1, 0.9]))
+    np.testing.assert_array_equal(out, [2, 1])
+    assert out.dtype == np.int32
+
+
+def test_unflatten_multi_binary_thresholds_at_half() -> None:
+    out = unflatten(MultiBinary((2, 2)), np.array([0.6, 0.5, 0.0, 1.0]))
+    np.testing.assert_array_equal(out, [[1, 0], [0, 1]])
+    assert out.dtype == np.int8
+
+
+def test_unflatten_rejects_wrong_size() -> None:
+    with pytest.raises(ValueError, match="needs 3 values"):
+        unflatten(Discrete(3), np.zeros(4))
+
+
+def test_unflatten_composites_round_trip() -> None:
+    space = Dict(
+        a=Tuple([Discrete(3), Box(-1.0, 1.0, shape=(2,))]), b=MultiBinary(3), c=MultiDiscrete([4])
+    )
+    space.seed(0)
+    x = space.sample()
+    back = unflatten(space, flatten(space, x))
+    assert space.contains(back)
+    assert int(back["a"][0]) == int(x["a"][0])
+    np.testing.assert_array_equal(back["b"], x["b"])
+    assert isinstance(back["a"], tuple) and list(back) == ["a", "b", "c"]
+
+
+def test_unflatten_masked_box_restores_fill_in_empty_rows() -> None:
+    m = MaskedBox(0.0, 1.0, shape=(2,), max_size=3, fill_value=0.5)
+    flat = np.array([0.1, 0.2, 0.9, 0.9, 0.3, 0.4, 1.0, 0.0, 1.0], dtype=np.float32)
+    out = unflatten(m, flat)
+    assert m.contains(out)
+    np.testing.assert_array_equal(out["values"][1], [0.5, 0.5])
+    np.testing.assert_allclose(out["values"][2], [0.3, 0.4])

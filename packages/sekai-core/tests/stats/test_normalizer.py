@@ -1,0 +1,64 @@
+"""ObservationNormalizer: the per-leaf statistics shared by the normalisation wrappers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.spaces import batch_space, concatenate
+from sekai.stats import ExponentialMovingStats, RunningMeanStd
+from sekai.stats.normalizer import ObservationNormalizer
+
+
+def test_batched_box_updates_with_whole_batch() -> None:
+    norm = ObservationNormalizer(sekai.Box(-10.0, 10.0, shape=(2,)))
+    batch = np.array([[1.0, 2.0], [3.0, 6.0]])
+    out = norm.normalize(batch, batched=True)
+    np.testing.assert_allclose(norm.stats.mean, [2.0, 4.0])
+    np.testing.assert_allclose(out, [[-1.0, -1.0], [1.0, 1.0]], atol=1e-6)
+    assert out.shape == (2, 2) and out.dtype == np.float64
+
+
+def test_batched_dict_with_masked_box_matches_single_updates_in_count() -> None:
+    masked = sekai.MaskedBox(-5.0, 5.0, shape=(1,), max_size=2)
+    space = sekai.Dict(m=masked, k=sekai.Discrete(2))
+    items = [
+        {"m": masked.pack(np.array([[1.0]])), "k": 0},
+        {"m": masked.pack(np.array([[3.0], [5.0]])), "k": 1},
+    ]
+    batch = concatenate(space, items)
+    norm = ObservationNormalizer(space)
+    out = norm.normalize(batch, batched=True)
+    assert isinstance(norm.stats["m"], RunningMeanStd) and norm.stats["k"] is None
+    np.testing.assert_allclose(norm.stats["m"].mean, [3.0])
+    assert norm.stats["m"].count == 3
+    assert out["m"]["values"].shape == (2, 2, 1)
+    assert out["m"]["values"][0, 1, 0] == 0.0  # empty slot
+    np.testing.assert_array_equal(out["k"], batch["k"])
+    assert out in batch_space(norm.observation_space, 2)
+
+
+def test_ewm_counts_one_step_per_call() -> None:
+    norm = ObservationNormalizer(sekai.Box(0.0, 1.0, shape=(3,)), stats="ewm", halflife=4)
+    norm.normalize(np.zeros((8, 3)), batched=True)
+    assert isinstance(norm.stats, ExponentialMovingStats) and norm.stats.count == 1
+
+
+def test_update_false_leaves_stats() -> None:
+    norm = ObservationNormalizer(sekai.Box(0.0, 1.0, shape=(1,)))
+    norm.normalize(np.array([0.5]), update=False)
+    assert norm.stats.count == pytest.approx(1e-4)
+
+
+def test_state_dict_nested_round_trip_and_structure_check() -> None:
+    space = sekai.Tuple([sekai.Box(0.0, 1.0, shape=(1,)), sekai.Discrete(2)])
+    norm = ObservationNormalizer(space)
+    norm.normalize((np.array([0.5]), 1))
+    state = norm.state_dict()
+    assert state[1] is None
+    other = ObservationNormalizer(space)
+    other.load_state_dict(state)
+    np.testing.assert_array_equal(other.stats[0].mean, [0.5])
+    with pytest.raises(ValueError, match="list of 2 entries"):
+        other.load_state_dict([state[0]])

@@ -1,0 +1,128 @@
+"""RunningMeanStd and ExponentialMovingStats."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.stats import ExponentialMovingStats, RunningMeanStd
+
+
+def test_running_mean_std_initial_state_and_repr() -> None:
+    rms = RunningMeanStd(shape=(4,))
+    assert repr(rms) == "RunningMeanStd(shape=(4,), count=0.0001)"
+    np.testing.assert_array_equal(rms.mean, np.zeros(4))
+    np.testing.assert_array_equal(rms.var, np.ones(4))
+    assert sekai.RunningMeanStd is RunningMeanStd
+
+
+def test_running_mean_std_matches_all_samples_in_any_batching() -> None:
+    data = np.random.default_rng(0).normal(3.0, 2.0, size=(101, 3))
+    rms = RunningMeanStd(shape=(3,))
+    for chunk in np.array_split(data, [1, 2, 10, 40, 41]):
+        rms.update(chunk)
+    np.testing.assert_allclose(rms.mean, data.mean(0))
+    np.testing.assert_allclose(rms.var, data.var(0))
+    np.testing.assert_allclose(rms.std, data.std(0))
+    assert rms.count == 101
+
+
+def test_first_batch_sets_mean_outright() -> None:
+    rms = RunningMeanStd(shape=(2,))
+    rms.update(np.array([[5.0, -1.0]]))
+    np.testing.assert_array_equal(rms.mean, [5.0, -1.0])
+    np.testing.assert_array_equal(rms.normalize([5.0, -1.0]), [0.0, 0.0])
+
+
+def test_empty_batch_is_ignored() -> None:
+    rms = RunningMeanStd(shape=(2,))
+    rms.update(np.zeros((0, 2)))
+    assert rms.count == 0.0001
+
+
+def test_scalar_shape_and_normalize_batch() -> None:
+    rms = RunningMeanStd()
+    rms.update([1.0, 2.0, 3.0])
+    out = rms.normalize(np.array([2.0, 3.0]), epsilon=0.0)
+    np.testing.assert_allclose(out, [0.0, 1.0 / np.sqrt(2.0 / 3.0)])
+    assert out.dtype == np.float64
+
+
+def test_update_from_moments_combines_like_update() -> None:
+    data = np.random.default_rng(1).normal(size=(20, 2))
+    a, b = RunningMeanStd(shape=(2,)), RunningMeanStd(shape=(2,))
+    a.update(data[:5])
+    a.update(data[5:])
+    b.update_from_moments(data[:5].mean(0), data[:5].var(0), 5)
+    b.update_from_moments(data[5:].mean(0), data[5:].var(0), 15)
+    np.testing.assert_allclose(a.mean, b.mean)
+    np.testing.assert_allclose(a.var, b.var)
+
+
+def test_wrong_batch_shape_raises() -> None:
+    with pytest.raises(ValueError, match=r"expects a batch of shape \(N, \*\(3,\)\), got \(3,\)"):
+        RunningMeanStd(shape=(3,)).update(np.zeros(3))
+
+
+def test_state_dict_round_trip_and_shape_check() -> None:
+    rms = RunningMeanStd(shape=(2,))
+    rms.update(np.arange(6.0).reshape(3, 2))
+    state = rms.state_dict()
+    state["mean"][0] = 99.0  # a copy
+    assert rms.mean[0] != 99.0
+    other = RunningMeanStd(shape=(2,))
+    other.load_state_dict(rms.state_dict())
+    np.testing.assert_array_equal(other.mean, rms.mean)
+    np.testing.assert_array_equal(other.var, rms.var)
+    assert other.count == rms.count
+    with pytest.raises(ValueError, match="has shape"):
+        RunningMeanStd(shape=(3,)).load_state_dict(rms.state_dict())
+
+
+def test_ewm_repr_and_first_update_sets_moments() -> None:
+    ewm = ExponentialMovingStats(shape=(2,), halflife=10)
+    ewm.update(np.array([[1.0, 2.0], [3.0, 2.0]]))
+    assert repr(ewm) == "ExponentialMovingStats(shape=(2,), halflife=10, count=1)"
+    np.testing.assert_allclose(ewm.mean, [2.0, 2.0])
+    np.testing.assert_allclose(ewm.var, [1.0, 0.0])
+    assert (
+        repr(ExponentialMovingStats())
+        == "ExponentialMovingStats(shape=(), halflife=1000.0, count=0)"
+    )
+
+
+def test_ewm_weights_halve_after_halflife_calls() -> None:
+    ewm = ExponentialMovingStats(halflife=1)
+    ewm.update([0.0])
+    ewm.update([3.0])
+    # weights 0.5 and 1 -> mean = 3 * 1 / 1.5
+    assert float(ewm.mean) == pytest.approx(2.0)
+    assert float(ewm.var) == pytest.approx((0.5 * 4.0 + 1.0 * 1.0) / 1.5)
+
+
+def test_ewm_tracks_a_level_shift_faster_than_running_stats() -> None:
+    ewm, rms = ExponentialMovingStats(halflife=5), RunningMeanStd()
+    for value in [0.0] * 100 + [10.0] * 30:
+        ewm.update([value])
+        rms.update([value])
+    assert float(ewm.mean) > 9.0 > float(rms.mean)
+
+
+def test_ewm_state_dict_round_trip() -> None:
+    ewm = ExponentialMovingStats(shape=(1,), halflife=3)
+    for v in range(5):
+        ewm.update([[float(v)]])
+    other = ExponentialMovingStats(shape=(1,), halflife=3)
+    other.load_state_dict(ewm.state_dict())
+    ewm.update([[10.0]])
+    other.update([[10.0]])
+    np.testing.assert_allclose(other.mean, ewm.mean)
+    np.testing.assert_allclose(other.var, ewm.var)
+    assert other.count == ewm.count == 6
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("inf")])
+def test_ewm_rejects_non_positive_halflife(bad: float) -> None:
+    with pytest.raises(ValueError, match="halflife must be"):
+        ExponentialMovingStats(halflife=bad)

@@ -1,0 +1,82 @@
+"""StatsTracker, InMemoryTracker and LoggingTracker."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+import sekai
+from sekai.stats import EpisodeStats, InMemoryTracker, LoggingTracker, StatsTracker
+
+
+def _episode(ret: float, length: int) -> EpisodeStats:
+    return EpisodeStats(ret, length, 0.1, 1.0, 1.1, True, False)
+
+
+def test_in_memory_tracker_summary_matches_quickstart() -> None:
+    tracker = InMemoryTracker()
+    assert tracker.summary() == {}
+    assert tracker.mean_return() == 0.0 and tracker.mean_length() == 0.0
+    for ret in (18, 16, 11):
+        tracker.on_episode_end(_episode(float(ret), ret))
+    assert tracker.summary() == {
+        "num_episodes": 3,
+        "mean_return": 15.0,
+        "min_return": 11.0,
+        "max_return": 18.0,
+        "mean_length": 15.0,
+    }
+    assert tracker.mean_return() == 15.0
+
+
+def test_in_memory_tracker_window_and_unbounded() -> None:
+    tracker = InMemoryTracker(max_episodes=2)
+    for ret in (1.0, 2.0, 3.0):
+        tracker.on_episode_end(_episode(ret, 1))
+    assert [e.episode_return for e in tracker.episodes] == [2.0, 3.0]
+    assert tracker.summary()["num_episodes"] == 2
+    unbounded = InMemoryTracker(max_episodes=None)
+    assert unbounded.episodes.maxlen is None
+    assert repr(tracker) == "InMemoryTracker(max_episodes=2, episodes=2)"
+
+
+def test_in_memory_tracker_rejects_bad_window() -> None:
+    with pytest.raises(ValueError, match="max_episodes must be >= 1"):
+        InMemoryTracker(max_episodes=0)
+
+
+def test_logging_tracker_logs_episode_end(caplog: pytest.LogCaptureFixture) -> None:
+    tracker = LoggingTracker()
+    assert tracker.summary() == {}
+    with caplog.at_level(logging.INFO, logger="sekai.stats"):
+        tracker.on_reset("x", 0)
+        tracker.on_step(1.0, False, False, {})
+        tracker.on_episode_end(_episode(4.0, 2))
+    (record,) = caplog.records
+    assert record.name == "sekai.stats" and record.getMessage() == "episode_end"
+    assert (record.episode_return, record.episode_length, record.terminated) == (4.0, 2, True)  # type: ignore[attr-defined]
+    assert tracker.summary() == {"num_episodes": 1, "num_steps": 1}
+    assert repr(tracker) == "LoggingTracker(logger='sekai.stats', episodes=1)"
+
+
+def test_logging_tracker_uses_given_logger(caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("my.app")
+    with caplog.at_level(logging.INFO, logger="my.app"):
+        LoggingTracker(logger).on_episode_end(_episode(1.0, 1))
+    assert caplog.records[0].name == "my.app"
+
+
+def test_any_object_with_the_methods_is_a_stats_tracker() -> None:
+    class Duck:
+        def on_reset(self, env_id: Any, seed: Any) -> None: ...
+        def on_step(self, reward: Any, terminated: Any, truncated: Any, info: Any) -> None: ...
+        def on_episode_end(self, stats: Any) -> None: ...
+        def summary(self) -> dict[str, Any]:
+            return {}
+
+    assert isinstance(Duck(), StatsTracker)
+    assert isinstance(InMemoryTracker(), sekai.StatsTracker)
+    assert isinstance(LoggingTracker(), StatsTracker)
+    assert not isinstance(object(), StatsTracker)

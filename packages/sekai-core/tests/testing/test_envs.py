@@ -1,0 +1,68 @@
+import numpy as np
+import pytest
+
+import sekai
+from sekai.testing.envs import LineEnv, LineVecEnv
+
+
+def rollout(env, seed, actions):
+    observations = [env.reset(seed=seed).observation.tolist()]
+    for action in actions:
+        result = env.step(action)
+        observations.append((result.observation.tolist(), result.reward, result.terminated))
+    return observations
+
+
+def test_line_env_is_deterministic_given_the_seed():
+    actions = [1, 0, 1, 1, 1, 1]
+    assert rollout(LineEnv(), 3, actions) == rollout(LineEnv(), 3, actions)
+
+
+def test_line_env_terminates_with_reward_one_at_the_right_end():
+    env = LineEnv(size=3)
+    env.reset(options={"start": 1})
+    result = env.step(1)
+    assert (result.observation.tolist(), result.reward, result.terminated) == ([2.0], 1.0, True)
+
+
+def test_line_env_steps_cost_and_clip_at_the_left_end():
+    env = LineEnv(size=3)
+    env.reset(options={"start": 0})
+    result = env.step(0)
+    assert (result.observation.tolist(), result.reward, result.terminated) == ([0.0], -0.1, False)
+
+
+def test_line_env_rejects_step_before_reset_and_invalid_actions():
+    env = LineEnv()
+    with pytest.raises(sekai.ResetRequired):
+        env.step(1)
+    env.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction):
+        env.step(2)
+
+
+@pytest.mark.parametrize("size", [1, 2.5, True])
+def test_line_env_rejects_bad_sizes(size):
+    with pytest.raises(ValueError, match="size must be an int >= 2"):
+        LineEnv(size=size)
+
+
+def test_line_vec_env_matches_line_env_dynamics():
+    vec = LineVecEnv(2, size=4, autoreset=False)
+    vec.reset(options=[{"start": 2}, {"start": 0}])
+    result = vec.step(np.array([1, 0]))
+    assert result.observations.tolist() == [[3.0], [0.0]]
+    assert result.rewards.tolist() == [1.0, -0.1]
+    assert result.terminated.tolist() == [True, False]
+
+
+def test_line_vec_env_applies_the_time_limit():
+    vec = LineVecEnv(2, size=50, max_episode_steps=2)
+    vec.reset(seed=0)
+    vec.step(np.array([0, 0]))
+    assert vec.step(np.array([0, 0])).truncated.tolist() == [True, True]
+
+
+def test_line_vec_env_is_deterministic_given_the_seed():
+    first = LineVecEnv(3).reset(seed=5).observations
+    assert np.array_equal(first, LineVecEnv(3).reset(seed=5).observations)

@@ -1,0 +1,113 @@
+"""Action-mask helpers."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.utils.action_mask import (
+    action_mask_space,
+    flatten_action_mask,
+    get_action_mask,
+    supports_action_mask,
+)
+
+
+class _Env(sekai.Env[Any, Any]):
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+        self.action_space = sekai.Discrete(3)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, False, {})
+
+
+class _Masked(_Env):
+    def action_mask(self) -> np.ndarray:
+        return np.array([0, 1, 1], dtype=np.int8)
+
+
+class _MaskAttribute(_Env):
+    action_mask = np.array([1, 0, 0], dtype=np.int8)
+
+
+def test_supports_and_get_action_mask_through_wrappers() -> None:
+    assert supports_action_mask(sekai.TimeLimit(_Masked(), 3))
+    assert not supports_action_mask(sekai.TimeLimit(_Env(), 3))
+    assert get_action_mask(sekai.TimeLimit(_Masked(), 3)).tolist() == [0, 1, 1]
+    assert get_action_mask(_Env()) is None
+    assert get_action_mask(_MaskAttribute()).tolist() == [1, 0, 0]
+    assert sekai.get_action_mask is get_action_mask
+
+
+@pytest.mark.parametrize(
+    "space, n",
+    [
+        (sekai.Discrete(5), 5),
+        (sekai.MultiDiscrete([2, 3, 4]), 9),
+        (sekai.MultiDiscrete([[2, 3], [4, 5]]), 14),
+        (sekai.Box(-1.0, 1.0, shape=(2, 3)), 6),
+    ],
+)
+def test_action_mask_space_sizes(space: sekai.Space[Any], n: int) -> None:
+    mask_space = action_mask_space(space)
+    assert isinstance(mask_space, sekai.MultiBinary) and mask_space.n == (n,)
+
+
+def test_action_mask_space_rejects_other_spaces() -> None:
+    with pytest.raises(
+        TypeError, match=r"^Action masks are not supported for Dict action spaces\.$"
+    ):
+        action_mask_space(sekai.Dict(a=sekai.Discrete(2)))
+
+
+def test_flatten_discrete_mask() -> None:
+    out = flatten_action_mask(sekai.Discrete(3), np.array([1, 0, 1], dtype=np.int8))
+    assert out.dtype == bool and out.tolist() == [True, False, True]
+    with pytest.raises(ValueError, match=r"must have shape \(3,\), got \(2,\)"):
+        flatten_action_mask(sekai.Discrete(3), [1, 0])
+
+
+def test_flatten_multi_discrete_tuple_and_padded_layouts_agree() -> None:
+    space = sekai.MultiDiscrete([2, 3])
+    as_tuple = (np.array([1, 0]), np.array([0, 1, 1]))
+    padded = np.array([[1, 0, 0], [0, 1, 1]])
+    expected = [True, False, False, True, True]
+    assert flatten_action_mask(space, as_tuple).tolist() == expected
+    assert flatten_action_mask(space, padded).tolist() == expected
+
+
+def test_flatten_nested_multi_discrete_tuple() -> None:
+    space = sekai.MultiDiscrete([[2, 1], [1, 2]])
+    mask = ((np.array([1, 1]), np.array([1])), (np.array([0]), np.array([0, 1])))
+    assert flatten_action_mask(space, mask).tolist() == [True, True, True, False, False, True]
+
+
+def test_flatten_multi_discrete_wrong_layouts() -> None:
+    space = sekai.MultiDiscrete([2, 3, 4])
+    with pytest.raises(
+        ValueError,
+        match=re.escape("shape (3, 4) (one row per entry, padded to max(nvec)), got (3, 2)"),
+    ):
+        flatten_action_mask(space, np.ones((3, 2)))
+    with pytest.raises(ValueError, match="needs 3 sub-masks at dimension \\(\\), got 1"):
+        flatten_action_mask(space, (np.ones(2),))
+    with pytest.raises(
+        ValueError,
+        match=r"The mask for dimension \(0,\) must have shape \(2,\) \(nvec\[0\] = 2\), got \(3,\)",
+    ):
+        flatten_action_mask(space, (np.ones(3), np.ones(3), np.ones(4)))
+
+
+def test_flatten_box_mask_broadcasts() -> None:
+    space = sekai.Box(-1.0, 1.0, shape=(2, 2))
+    assert flatten_action_mask(space, np.array([1, 0])).tolist() == [True, False, True, False]
+    with pytest.raises(ValueError, match="broadcastable"):
+        flatten_action_mask(space, np.ones(3))

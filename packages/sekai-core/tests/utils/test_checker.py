@@ -1,0 +1,452 @@
+"""check_env: a catalogue of broken envs (one fault each), and correct envs giving []."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai import check_env
+
+
+class Good(sekai.Env[np.ndarray, np.int64]):
+    """A correct env: 1-D float32 Box obs, Discrete(2) actions, seeded, ends after 7 steps."""
+
+    def __init__(self, length: int = 7) -> None:
+        self.observation_space = sekai.Box(-10.0, 10.0, shape=(2,))
+        self.action_space = sekai.Discrete(2)
+        self.length = length
+
+    def _obs(self) -> Any:
+        return np.array([self.x, self.t / 10], dtype=np.float32)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.x, self.t = float(self.rng.uniform(-1, 1)), 0
+        return sekai.ResetResult(self._obs(), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.t += 1
+        self.x = float(np.clip(self.x + self.rng.normal(0, 0.1) + (0.1 if action else -0.1), -9, 9))
+        return sekai.StepResult(
+            self._obs(), float(self.x), self.t >= self.length, False, {"t": self.t}
+        )
+
+
+# -- the catalogue: one fault per env --------------------------------------------------------
+
+
+class WrongDtype(Good):
+    def _obs(self) -> Any:
+        return super()._obs().astype(np.float64)
+
+
+class WrongShape(Good):
+    def _obs(self) -> Any:
+        return np.zeros(3, dtype=np.float32)
+
+
+class OutsideSpace(Good):
+    def _obs(self) -> Any:
+        return np.array([50.0, 0.0], dtype=np.float32)
+
+
+class IntFlags(Good):
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        r = super().step(action)
+        return sekai.StepResult(r.observation, r.reward, int(r.terminated), 0, r.info)
+
+
+class NotSeeding(Good):
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(None)  # ignores the seed
+        self.x, self.t = float(np.random.default_rng().uniform(-1, 1)), 0
+        return sekai.ResetResult(self._obs(), {})
+
+
+class Nondeterministic(Good):
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        r = super().step(action)
+        noise = float(np.random.default_rng().normal())
+        return sekai.StepResult(r.observation, r.reward + noise, r.terminated, r.truncated, r.info)
+
+
+class AsyncResetTuple(Good):
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        r = self.reset(seed=seed)
+        return r.observation, r.info
+
+
+class AsyncStepTuple(Good):
+    async def async_step(self, action: Any) -> Any:
+        r = self.step(action)
+        return r.observation, r.reward, r.terminated, r.truncated, r.info
+
+
+class StepInfoNotDict(Good):
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        r = super().step(action)
+        return sekai.StepResult(r.observation, r.reward, r.terminated, r.truncated, [r.info])  # type: ignore[arg-type]
+
+
+class ResetInfoNotDict(Good):
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        r = super().reset(seed=seed)
+        return sekai.ResetResult(r.observation, None)  # type: ignore[arg-type]
+
+
+class ReusedBuffer(Good):
+    def __init__(self) -> None:
+        super().__init__()
+        self.buffer = np.zeros(2, dtype=np.float32)
+
+    def _obs(self) -> Any:
+        self.buffer[:] = [self.x, self.t / 10]
+        return self.buffer
+
+
+def test_wrong_observation_dtype_is_a_warning_reported_once() -> None:
+    assert check_env(WrongDtype()) == [
+        "WARNING: Observation from reset() has dtype float64, space has float32. "
+        "(seen at 15 resets; first shown)",
+        "WARNING: Observation from step() at step 0 has dtype float64, space has float32. "
+        "(seen at 100 steps; first shown)",
+        "WARNING: Observation from async_reset() has dtype float64, space has float32.",
+        "WARNING: Observation from async_step() has dtype float64, space has float32.",
+    ]
+
+
+def test_wrong_observation_shape_is_an_error() -> None:
+    issues = check_env(WrongShape())
+    assert issues[0].startswith(
+        "ERROR: Observation from reset() is not within observation_space. obs=array([0., 0., 0.]"
+    )
+    assert issues[1].startswith(
+        "ERROR: Observation from step() at step 0 is not within observation_space."
+    )
+    assert issues[1].endswith("(seen at 100 steps; first shown)")
+    assert all(line.startswith("ERROR") for line in issues)
+
+
+def test_observation_outside_bounds_is_an_error_also_in_async() -> None:
+    issues = check_env(OutsideSpace())
+    assert any(
+        "Observation from step() at step 0 is not within observation_space" in i for i in issues
+    )
+    assert any(i.startswith("ERROR: Observation from async_reset() is not within") for i in issues)
+    assert any(i.startswith("ERROR: Observation from async_step() is not within") for i in issues)
+
+
+def test_non_bool_flags_are_warnings() -> None:
+    assert check_env(IntFlags()) == [
+        "WARNING: terminated at step 0 is int, expected bool. (seen at 100 steps; first shown)",
+        "WARNING: truncated at step 0 is int, expected bool. (seen at 100 steps; first shown)",
+    ]
+
+
+def test_reset_ignoring_seed_is_found() -> None:
+    assert check_env(NotSeeding()) == [
+        "WARNING: reset(seed=0) returned different observations on two calls. Call "
+        "self._set_rng(seed) at the start of reset() and draw all randomness from self.rng."
+    ]
+
+
+def test_nondeterminism_found_only_with_check_determinism() -> None:
+    assert check_env(Nondeterministic()) == []
+    assert check_env(Nondeterministic(), check_determinism=True) == [
+        "WARNING: Two rollouts with the same seed and actions differed. If the env is "
+        "intentionally stochastic beyond its seed, register it with nondeterministic=True."
+    ]
+
+
+def test_async_reset_returning_tuple_is_an_error() -> None:
+    assert check_env(AsyncResetTuple()) == ["ERROR: async_reset() must return a ResetResult."]
+
+
+def test_async_step_returning_tuple_is_an_error() -> None:
+    assert check_env(AsyncStepTuple()) == ["ERROR: async_step() must return a StepResult."]
+
+
+def test_step_info_not_dict_is_a_warning() -> None:
+    assert check_env(StepInfoNotDict()) == [
+        "WARNING: info at step 0 is list, expected dict. (seen at 100 steps; first shown)"
+    ]
+
+
+def test_reset_info_not_dict_is_an_error() -> None:
+    assert check_env(ResetInfoNotDict()) == [
+        "ERROR: reset() info must be a dict, got NoneType. (seen at 15 resets; first shown)"
+    ]
+
+
+def test_reused_observation_buffer_is_found_once() -> None:
+    issues = check_env(ReusedBuffer())
+    assert len(issues) == 2
+    assert issues[0].startswith(
+        "WARNING: step() modified the previous observation in place (at step 0)."
+    )
+    assert issues[1].startswith(
+        "WARNING: reset() after step 6 overwrote the terminal observation in place."
+    )
+
+
+# -- more faults -----------------------------------------------------------------------------
+
+
+class NoSpaces(sekai.Env[Any, Any]):
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        raise AssertionError("not reached")
+
+    def step(self, action: Any) -> Any:
+        raise AssertionError("not reached")
+
+
+def test_missing_and_wrong_spaces_stop_early() -> None:
+    assert check_env(NoSpaces()) == [
+        "ERROR: observation_space is not defined. Set it in __init__.",
+        "ERROR: action_space is not defined. Set it in __init__.",
+    ]
+    env = NoSpaces()
+    env.observation_space = 3  # type: ignore[assignment]
+    env.action_space = sekai.Discrete(2)
+    assert check_env(env) == ["ERROR: observation_space must be a sekai.Space, got int."]
+
+
+def test_reset_raising_stops() -> None:
+    class Boom(Good):
+        def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            raise RuntimeError("boom")
+
+    assert check_env(Boom()) == ["ERROR: reset() raised RuntimeError: boom"]
+
+
+def test_reset_returning_tuple_stops() -> None:
+    class TupleReset(Good):
+        def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            return super().reset(seed=seed).observation, {}
+
+    assert check_env(TupleReset()) == [
+        "ERROR: reset() must return a ResetResult with .observation and .info attributes."
+    ]
+
+
+def test_step_raising_stops_stepping_but_later_checks_run() -> None:
+    class BadStep(Good):
+        def step(self, action: Any) -> Any:
+            if self.t >= 2:
+                raise ValueError("bad step")
+            return super().step(action)
+
+    issues = check_env(BadStep(), check_determinism=True)
+    assert issues[0] == "ERROR: step() raised ValueError at step 2: bad step"
+    assert issues[1] == "ERROR: The determinism check's rollout raised ValueError: bad step"
+    assert len(issues) == 2
+
+
+def test_step_returning_tuple_lists_missing_fields() -> None:
+    class TupleStep(Good):
+        def step(self, action: Any) -> Any:
+            return (1, 2)
+
+    assert check_env(TupleStep(), check_async=False) == [
+        "ERROR: step() must return a StepResult; result has no observation, reward, terminated, "
+        "truncated, info."
+    ]
+
+
+def test_reward_type_nan_and_infinite_rewards() -> None:
+    class Rewards(Good):
+        def __init__(self) -> None:
+            super().__init__(length=100)
+
+        def step(self, action: Any) -> Any:
+            r = super().step(action)
+            reward = ["1", float("nan"), float("inf")][(self.t - 1) % 3]
+            return sekai.StepResult(r.observation, reward, r.terminated, r.truncated, r.info)
+
+    assert check_env(Rewards(), n_steps=9, check_async=False) == [
+        "WARNING: reward at step 0 is str, expected float. (seen at 3 steps; first shown)",
+        "WARNING: reward at step 1 is NaN. (seen at 3 steps; first shown)",
+        "WARNING: Encountered 3 infinite reward(s) during 9 steps.",
+    ]
+
+
+def test_warn_on_anomaly_false_keeps_only_errors() -> None:
+    assert check_env(WrongDtype(), warn_on_anomaly=False) == []
+    assert check_env(WrongShape(), warn_on_anomaly=False) != []
+
+
+def test_reset_after_done_raising_skips_remaining_checks() -> None:
+    class OneEpisode(Good):
+        resets = 0
+
+        def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            self.resets += 1
+            if self.resets > 1:
+                raise RuntimeError("only once")
+            return super().reset(seed=seed)
+
+    assert check_env(OneEpisode(), check_determinism=True) == [
+        "ERROR: reset() raised RuntimeError: only once"
+    ]
+
+
+def test_async_methods_raising_are_errors() -> None:
+    class AsyncBoom(Good):
+        async def async_step(self, action: Any) -> Any:
+            raise OSError("gateway down")
+
+    assert check_env(AsyncBoom()) == ["ERROR: async_step() raised OSError: gateway down"]
+
+
+def test_async_check_skipped_inside_running_loop() -> None:
+    async def inside() -> list[str]:
+        return check_env(AsyncStepTuple())
+
+    assert asyncio.run(inside()) == []
+
+
+def test_nested_box_leaf_dtype_names_key_path() -> None:
+    class DictObs(Good):
+        def __init__(self) -> None:
+            super().__init__()
+            self.observation_space = sekai.Dict(
+                pos=sekai.Box(-10.0, 10.0, shape=(2,)), k=sekai.Discrete(2)
+            )
+
+        def _obs(self) -> Any:
+            return {"pos": np.zeros(2, dtype=np.float64), "k": 0}
+
+    assert check_env(DictObs(), n_steps=3, check_reset_seed=False, check_async=False)[1] == (
+        "WARNING: Observation['pos'] from step() at step 0 has dtype float64, space has float32. "
+        "(seen at 3 steps; first shown)"
+    )
+
+
+def test_bad_action_mask_is_reported_and_stops() -> None:
+    class AllMasked(Good):
+        def action_mask(self) -> np.ndarray:
+            return np.zeros(2, dtype=np.int8)
+
+    issues = check_env(AllMasked())
+    assert len(issues) == 1
+    assert issues[0].startswith(
+        "ERROR: action_space.sample(mask=env.action_mask()) raised ValueError: "
+    )
+    assert issues[0].endswith(
+        "action_mask() must return a mask in the format action_space.sample() accepts."
+    )
+
+
+def test_random_actions_respect_the_mask() -> None:
+    class OnlyOne(Good):
+        def action_mask(self) -> np.ndarray:
+            return np.array([0, 1], dtype=np.int8)
+
+        def step(self, action: Any) -> Any:
+            if action != 1:
+                raise sekai.InvalidAction(action, self.action_space)
+            return super().step(action)
+
+    assert check_env(OnlyOne(), check_determinism=True) == []
+
+
+# -- correct envs ----------------------------------------------------------------------------
+
+
+class MeanReversionEnv(sekai.Env[np.ndarray, np.intp]):
+    """The quickstart's env."""
+
+    def __init__(self, theta: float = 0.1, sigma: float = 0.2, horizon: int = 100):
+        self.theta, self.sigma, self.horizon = theta, sigma, horizon
+        self.observation_space = sekai.Box(-np.inf, np.inf, shape=(2,), dtype=np.float32)
+        self.action_space = sekai.Discrete(3, start=-1)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.spread, self.position, self.t = 0.0, 0, 0
+        return sekai.ResetResult(self._obs(), info={})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.position = int(action)
+        change = -self.theta * self.spread + self.sigma * self.rng.standard_normal()
+        self.spread += change
+        self.t += 1
+        return sekai.StepResult(
+            observation=self._obs(),
+            reward=float(self.position * change),
+            terminated=False,
+            truncated=self.t >= self.horizon,
+            info={"spread": self.spread},
+        )
+
+    def _obs(self) -> np.ndarray:
+        return np.array([self.spread, self.position], dtype=np.float32)
+
+
+class Drift(sekai.Env[np.ndarray, np.intp]):
+    """The migration page's env."""
+
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(-10.0, 10.0, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.x = self.rng.normal()
+        return sekai.ResetResult(np.array([self.x], np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.x += (1 if action else -1) * 0.5 + self.rng.normal(0.0, 0.1)
+        done = abs(self.x) > 5
+        obs = np.array([np.clip(self.x, -10, 10)], np.float32)
+        return sekai.StepResult(obs, -abs(self.x), done, False, {})
+
+
+class AsyncNative(Good):
+    """Awaits in its async methods; its sync ones use asyncio.run() (the async page's pattern)."""
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        await asyncio.sleep(0)
+        return Good.reset(self, seed=seed)
+
+    async def async_step(self, action: Any) -> Any:
+        await asyncio.sleep(0)
+        return Good.step(self, action)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        return asyncio.run(self.async_reset(seed=seed, options=options))
+
+    def step(self, action: Any) -> Any:
+        return asyncio.run(self.async_step(action))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        Good,
+        MeanReversionEnv,
+        Drift,
+        AsyncNative,
+        lambda: sekai.RecordEpisodeStatistics(sekai.TimeLimit(Good(100), 10)),
+        lambda: sekai.AutoReset(sekai.TimeLimit(Good(), 5)),
+        lambda: sekai.FlattenObservation(sekai.TimeAwareObservation(sekai.TimeLimit(Good(), 50))),
+        lambda: sekai.FrameStackObservation(sekai.DelayObservation(Good(), 2), 3),
+        lambda: sekai.RescaleObservation(sekai.DtypeObservation(Good(), np.float64), -1.0, 1.0),
+        lambda: sekai.ActionRepeat(
+            sekai.StickyAction(sekai.DelayAction(Good(), 1, noop=0), 0.3), 2
+        ),
+        lambda: sekai.ClipReward(sekai.TransformReward(Good(), lambda r: 3 * r), -1.0, 1.0),
+    ],
+)
+def test_correct_envs_give_no_issues(make: Any) -> None:
+    assert check_env(make(), check_determinism=True) == []
+
+
+def test_stateful_normalisation_passes_without_determinism_check() -> None:
+    # Its statistics carry over from one rollout to the next, so two rollouts differ.
+    assert check_env(sekai.NormalizeReward(Good())) == []
+    assert len(check_env(sekai.NormalizeReward(Good()), check_determinism=True)) == 1

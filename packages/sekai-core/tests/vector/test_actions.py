@@ -1,0 +1,143 @@
+"""Batched action checks before dispatch (core.md §14 rule 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Sequence, Tuple
+from sekai.vector._contract.actions import ActionChecker
+
+
+def test_discrete_batch_of_wrong_length_raises_value_error_naming_shapes() -> None:
+    checker = ActionChecker(Discrete(2), 4)
+    with pytest.raises(ValueError, match=r"shape \(4,\).*got shape \(3,\)"):
+        checker.check(np.array([0, 1, 0]))
+
+
+def test_discrete_value_out_of_range_raises_invalid_action_naming_the_sub_env() -> None:
+    checker = ActionChecker(Discrete(5), 3)
+    with pytest.raises(sekai.InvalidAction) as info:
+        checker.check(np.array([0, 7, 9]))
+    assert info.value.index == 1
+    assert info.value.action == 7
+    assert str(info.value) == "Action 7 is not valid for space Discrete(5) (sub-env 1)."
+
+
+def test_discrete_with_start_checks_both_ends() -> None:
+    checker = ActionChecker(Discrete(3, start=-1), 2)
+    checker.check([-1, 1])
+    with pytest.raises(sekai.InvalidAction):
+        checker.check([-2, 0])
+    with pytest.raises(sekai.InvalidAction):
+        checker.check(np.array([0, 2], dtype=np.uint8))
+
+
+def test_discrete_float_array_of_integral_values_is_accepted_as_ints() -> None:
+    batch = ActionChecker(Discrete(3), 2).check(np.array([1.0, 2.0]))
+    assert batch.dtype == np.int64 and batch.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("bad", [1.5, np.nan, np.inf])
+def test_discrete_non_integral_float_raises_invalid_action(bad: float) -> None:
+    with pytest.raises(sekai.InvalidAction):
+        ActionChecker(Discrete(3), 2).check(np.array([1.0, bad]))
+
+
+def test_discrete_bool_actions_raise_invalid_action() -> None:
+    with pytest.raises(sekai.InvalidAction):
+        ActionChecker(Discrete(2), 2).check(np.array([True, False]))
+
+
+def test_discrete_list_batch_splits_into_python_ints() -> None:
+    checker = ActionChecker(Discrete(2), 4)
+    per_env = checker.split(checker.check([0, 1, 0, 1]))
+    assert per_env == [0, 1, 0, 1] and all(type(a) is int for a in per_env)
+
+
+def test_frozen_sub_envs_actions_are_not_checked() -> None:
+    checker = ActionChecker(Discrete(2), 3)
+    batch = checker.check(np.array([0.0, np.nan, 1.0]), frozen=np.array([False, True, False]))
+    assert batch.dtype == np.int64
+    assert batch[[0, 2]].tolist() == [0, 1]
+    with pytest.raises(sekai.InvalidAction) as info:
+        checker.check(np.array([5, 9, 1]), frozen=np.array([False, True, False]))
+    assert info.value.index == 0
+
+
+def test_multi_discrete_checks_every_entry_against_its_range() -> None:
+    checker = ActionChecker(MultiDiscrete([2, 3]), 2)
+    checker.check([[1, 2], [0, 0]])
+    with pytest.raises(sekai.InvalidAction) as info:
+        checker.check([[1, 2], [2, 0]])
+    assert info.value.index == 1
+    with pytest.raises(ValueError, match=r"\(2, 2\)"):
+        checker.check([[1, 2, 0], [0, 0, 0]])
+
+
+def test_multi_binary_accepts_zeros_and_ones_only() -> None:
+    checker = ActionChecker(MultiBinary(3), 2)
+    checker.check(np.array([[0, 1, 1], [1, 0, 0]]))
+    checker.check(np.array([[True, False, True], [False, False, False]]))
+    with pytest.raises(sekai.InvalidAction):
+        checker.check(np.array([[0, 2, 1], [1, 0, 0]]))
+
+
+def test_box_non_finite_raises_but_finite_out_of_bounds_passes() -> None:
+    checker = ActionChecker(Box(-1.0, 1.0, shape=(2,)), 2)
+    batch = checker.check(np.array([[5.0, -9.0], [0.0, 0.0]]))
+    assert batch[0].tolist() == [5.0, -9.0]  # the env clips it
+    with pytest.raises(sekai.InvalidAction) as info:
+        checker.check(np.array([[0.0, 0.0], [np.nan, 0.0]]))
+    assert info.value.index == 1
+
+
+def test_box_per_env_shape_mismatch_raises_value_error() -> None:
+    with pytest.raises(ValueError, match=r"shape \(3, 2\).*got shape \(3, 1\)"):
+        ActionChecker(Box(-1.0, 1.0, shape=(2,)), 3).check(np.zeros((3, 1)))
+
+
+def test_box_split_gives_one_row_per_sub_env() -> None:
+    checker = ActionChecker(Box(-1.0, 1.0, shape=(2,)), 2)
+    rows = checker.split(checker.check(np.array([[0.1, 0.2], [0.3, 0.4]])))
+    assert [r.tolist() for r in rows] == [[0.1, 0.2], [0.3, 0.4]]
+
+
+def test_ragged_list_raises_value_error() -> None:
+    with pytest.raises(ValueError):
+        ActionChecker(Box(-1.0, 1.0, shape=(2,)), 2).check([[0.0, 0.0], [0.0]])
+
+
+def test_dict_batch_must_have_exactly_the_space_keys() -> None:
+    checker = ActionChecker(Dict(a=Discrete(2), b=Box(-1.0, 1.0, shape=(1,))), 2)
+    with pytest.raises(ValueError, match="keys"):
+        checker.check({"a": np.zeros(2, int)})
+    with pytest.raises(ValueError, match=r"actions\['b'\].*\(2, 1\)"):
+        checker.check({"a": np.zeros(2, int), "b": np.zeros((3, 1))})
+
+
+def test_dict_batch_value_error_names_sub_env_and_splits_per_env() -> None:
+    space = Dict(a=Discrete(2), b=Box(-1.0, 1.0, shape=(1,)))
+    checker = ActionChecker(space, 2)
+    with pytest.raises(sekai.InvalidAction) as info:
+        checker.check({"a": np.array([0, 3]), "b": np.zeros((2, 1))})
+    assert info.value.index == 1 and info.value.action["a"] == 3
+    per_env = checker.split(checker.check([{"a": 1, "b": [0.5]}, {"a": 0, "b": [0.0]}]))
+    assert per_env[0]["a"] == 1 and per_env[0]["b"].tolist() == [0.5]
+
+
+def test_tuple_batch_and_list_of_tuples_are_both_accepted() -> None:
+    checker = ActionChecker(Tuple([Discrete(2), Discrete(3)]), 2)
+    from_batches = checker.split(checker.check((np.array([0, 1]), np.array([2, 0]))))
+    from_list = checker.split(checker.check([(0, 2), (1, 0)]))
+    assert from_batches == from_list == [(0, 2), (1, 0)]
+    with pytest.raises(ValueError):
+        checker.check([(0, 2)])
+
+
+def test_other_spaces_only_check_the_number_of_actions() -> None:
+    checker = ActionChecker(Sequence(Discrete(2)), 2)
+    assert checker.split(checker.check([(0,), (1, 1)])) == [(0,), (1, 1)]
+    with pytest.raises(ValueError, match="one action per sub-env"):
+        checker.check([(0,)])

@@ -1,0 +1,188 @@
+"""AsyncVecEnv: concurrency, the sync shims, AsyncCallPending, errors and the private loop."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.vector import AsyncVecEnv, SyncVecEnv, VecEnv
+
+
+class Venue(sekai.Env):  # type: ignore[type-arg]
+    """An async-native env that logs when each step starts and ends (it yields in between)."""
+
+    def __init__(self, index: int, log: list[tuple[str, int]], fail: bool = False) -> None:
+        self.observation_space = sekai.Box(0.0, np.inf, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+        self.index = index
+        self.log = log
+        self.fail = fail
+        self.steps = 0
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        self.log.append(("reset", self.index))
+        await asyncio.sleep(0)
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    async def async_step(self, action: Any) -> Any:
+        self.log.append(("start", self.index))
+        for _ in range(3 - self.index):  # later sub-envs finish first
+            await asyncio.sleep(0)
+        if self.fail:
+            raise ValueError(f"sub-env {self.index} failed")
+        self.steps += 1
+        self.log.append(("end", self.index))
+        return sekai.StepResult(np.ones(1, np.float32), 1.0, False, False, {})
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        return asyncio.run(self.async_reset(seed=seed, options=options))
+
+    def step(self, action: Any) -> Any:
+        return asyncio.run(self.async_step(action))
+
+
+def _venues(n: int, log: list[tuple[str, int]], failing: tuple[int, ...] = ()) -> AsyncVecEnv:
+    return AsyncVecEnv([lambda i=i: Venue(i, log, i in failing) for i in range(n)])
+
+
+def test_async_step_runs_the_sub_envs_concurrently() -> None:
+    log: list[tuple[str, int]] = []
+
+    async def go() -> Any:
+        vec = _venues(3, log)
+        await vec.async_reset(seed=0)
+        log.clear()
+        result = await vec.async_step(np.array([1, 1, 1]))
+        vec.close()
+        return result
+
+    result = asyncio.run(go())
+    assert [kind for kind, _ in log[:3]] == ["start"] * 3  # all started before any ended
+    assert log[3:] == [("end", 2), ("end", 1), ("end", 0)]
+    assert result.rewards.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_sync_shims_run_on_the_private_loop_and_close_closes_it() -> None:
+    log: list[tuple[str, int]] = []
+    vec = _venues(4, log)
+    assert vec.reset(seed=0).observations.shape == (4, 1)
+    assert vec.step([0, 1, 0, 1]).observations.shape == (4, 1)
+    loop = vec._loop
+    assert loop is not None and not loop.is_closed()
+    vec.close()
+    assert loop.is_closed() and vec.closed
+
+
+@pytest.mark.parametrize("method", ["reset", "step"])
+def test_sync_shims_raise_runtime_error_inside_a_running_loop(method: str) -> None:
+    async def wrong() -> str:
+        vec = _venues(2, [])
+        try:
+            if method == "reset":
+                vec.reset(seed=0)
+            else:
+                await vec.async_reset(seed=0)
+                vec.step([0, 0])
+        except RuntimeError as exc:
+            return str(exc)
+        finally:
+            vec.close()
+        return "no error"
+
+    message = asyncio.run(wrong())
+    assert f"await vec.async_{method}" in message
+
+
+def test_overlapping_async_calls_raise_async_call_pending() -> None:
+    async def go() -> tuple[Any, BaseException | None]:
+        vec = _venues(2, [])
+        await vec.async_reset(seed=0)
+        first = asyncio.ensure_future(vec.async_step([0, 0]))
+        await asyncio.sleep(0)  # the first call is now waiting inside the sub-envs
+        error = None
+        try:
+            await vec.async_step([1, 1])
+        except sekai.AsyncCallPending as exc:
+            error = exc
+        result = await first
+        again = await vec.async_step([1, 1])  # usable once the first call finished
+        vec.close()
+        return (result, again), error
+
+    (result, again), error = asyncio.run(go())
+    assert isinstance(error, sekai.AsyncCallPending)
+    assert result.rewards.tolist() == again.rewards.tolist() == [1.0, 1.0]
+
+
+def test_failing_sub_env_is_raised_after_the_others_finished() -> None:
+    log: list[tuple[str, int]] = []
+    vec = _venues(4, log, failing=(1, 3))
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match="sub-env 1 failed"):
+        vec.step([0, 0, 0, 0])
+    assert [env.steps for env in vec.envs] == [1, 0, 1, 0]
+    for env in vec.envs:
+        env.fail = False
+    assert vec.step([0, 0, 0, 0]).rewards.tolist() == [1.0] * 4
+    vec.close()
+
+
+def test_closed_async_vec_env_raises_vec_env_closed_before_the_loop_check() -> None:
+    vec = _venues(2, [])
+    vec.close()
+
+    async def go() -> None:
+        with pytest.raises(sekai.VecEnvClosed):
+            await vec.async_reset(seed=0)
+
+    asyncio.run(go())
+    with pytest.raises(sekai.VecEnvClosed):
+        vec.step([0, 0])
+
+
+def test_vec_env_subclass_overriding_only_step_routes_async_step_to_it() -> None:
+    class Doubled(SyncVecEnv):
+        def step(self, actions: Any) -> Any:
+            result = super().step(actions)
+            return result._replace(rewards=2 * result.rewards)
+
+    assert Doubled.async_step.__qualname__.endswith("Doubled.async_step")
+
+    class Plain(sekai.Env):  # type: ignore[type-arg]
+        def __init__(self) -> None:
+            self.observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+            self.action_space = sekai.Discrete(2)
+
+        def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+        def step(self, action: Any) -> Any:
+            return sekai.StepResult(np.zeros(1, np.float32), 1.0, False, False, {})
+
+    async def go() -> Any:
+        with Doubled([Plain, Plain]) as vec:
+            await vec.async_reset(seed=0)
+            return await vec.async_step([0, 1])
+
+    assert asyncio.run(go()).rewards.tolist() == [2.0, 2.0]
+    assert isinstance(Doubled([Plain]), VecEnv)
+
+
+def test_wrapped_async_vec_env_stays_concurrent() -> None:
+    log: list[tuple[str, int]] = []
+
+    async def go() -> Any:
+        vec = sekai.VecNormalizeReward(sekai.VecRecordEpisodeStatistics(_venues(3, log)))
+        await vec.async_reset(seed=0)
+        log.clear()
+        result = await vec.async_step(np.ones(3, dtype=np.int64))
+        vec.close()
+        return result
+
+    result = asyncio.run(go())
+    assert [kind for kind, _ in log[:3]] == ["start"] * 3
+    assert result.rewards.shape == (3,)

@@ -1,0 +1,154 @@
+"""Same-step autoreset with a counter env that ends after k steps, on every backend."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.vector import AsyncVecEnv, NativeVecEnv, SyncVecEnv, VecEnv
+from sekai.wrappers.autoreset import AutoReset
+
+KS = [1, 2, 3, 5]
+
+
+class KStepEnv(sekai.Env):  # type: ignore[type-arg]
+    """Observation ``[episode, t]``; terminates after ``k`` steps; refuses steps after that."""
+
+    def __init__(self, k: int) -> None:
+        self.observation_space = sekai.Box(0.0, np.inf, shape=(2,))
+        self.action_space = sekai.Discrete(2)
+        self.k = k
+        self.episode = -1
+        self.t = 0
+        self.resets = 0
+
+    def _obs(self) -> np.ndarray:
+        return np.array([self.episode, self.t], dtype=np.float32)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self.resets += 1
+        self.episode += 1
+        self.t = 0
+        return sekai.ResetResult(self._obs(), {"episode": self.episode})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if self.t >= self.k:
+            raise sekai.ResetRequired("the episode has ended")
+        self.t += 1
+        return sekai.StepResult(self._obs(), float(self.t), self.t == self.k, False, {"t": self.t})
+
+
+class KStepVecEnv(NativeVecEnv):
+    """The native twin of KStepEnv."""
+
+    def __init__(self, ks: Sequence[int], autoreset: bool = True) -> None:
+        super().__init__(
+            len(ks), sekai.Box(0.0, np.inf, shape=(2,)), sekai.Discrete(2), autoreset=autoreset
+        )
+        self.k = np.array(ks)
+        self.episode = np.full(len(ks), -1)
+        self.t = np.zeros(len(ks), dtype=np.int64)
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        self.episode[indices] += 1
+        self.t[indices] = 0
+
+    def _reset_infos(self, indices: Any) -> dict[str, Any]:
+        return {"episode": self.episode[indices].copy()}
+
+    def _observe(self) -> np.ndarray:
+        return np.stack([self.episode, self.t], axis=1).astype(np.float32)
+
+    def _step(self, actions: Any) -> Any:
+        self.t += np.where(self.frozen, 0, 1)
+        return (
+            self.t.astype(float),
+            self.t == self.k,
+            np.zeros(self.num_envs, bool),
+            {"t": self.t.copy()},
+        )
+
+
+BACKENDS: dict[str, Callable[..., VecEnv]] = {
+    "sync": lambda autoreset=True: SyncVecEnv(
+        [lambda k=k: KStepEnv(k) for k in KS], autoreset=autoreset
+    ),
+    "async": lambda autoreset=True: AsyncVecEnv(
+        [lambda k=k: KStepEnv(k) for k in KS], autoreset=autoreset
+    ),
+    "native": lambda autoreset=True: KStepVecEnv(KS, autoreset=autoreset),
+}
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_autoreset_loses_and_duplicates_no_step(backend: str) -> None:
+    steps = 60
+    with BACKENDS[backend]() as vec:
+        result = vec.reset(seed=0)
+        assert result.observations.tolist() == [[0.0, 0.0]] * len(KS)
+        episode = [0] * len(KS)
+        t = [0] * len(KS)
+        for _ in range(steps):
+            result = vec.step(np.zeros(len(KS), int))
+            for i, k in enumerate(KS):
+                info = result.infos[i]
+                if t[i] + 1 == k:
+                    assert result.dones[i] and result.terminated[i]
+                    assert result.rewards[i] == float(k)  # the ending step's reward
+                    assert info["final_observation"].tolist() == [episode[i], k]
+                    assert info["final_info"] == {"t": k}
+                    assert info["t"] == k
+                    assert info["reset_info"] == {"episode": episode[i] + 1}
+                    episode[i] += 1
+                    t[i] = 0
+                    assert result.observations[i].tolist() == [episode[i], 0]
+                else:
+                    t[i] += 1
+                    assert not result.dones[i]
+                    assert info == {"t": t[i]}
+                    assert result.observations[i].tolist() == [episode[i], t[i]]
+        assert episode == [steps // k for k in KS]
+
+
+@pytest.mark.parametrize("backend", ["sync", "async"])
+def test_autoreset_wrapped_sub_env_is_not_reset_twice(backend: str) -> None:
+    cls = SyncVecEnv if backend == "sync" else AsyncVecEnv
+    with cls([lambda: AutoReset(KStepEnv(2))] * 2) as vec:
+        vec.reset(seed=0)
+        for _ in range(6):
+            result = vec.step([0, 0])
+        assert result.dones.tolist() == [True, True]
+        info = result.infos[0]
+        assert info["final_observation"].tolist() == [2, 2]
+        assert "final_info" not in info["final_info"]  # reset once, by the wrapper
+        assert result.observations[0].tolist() == [3, 0]
+        assert [env.unwrapped.resets for env in vec.envs] == [4, 4]
+
+
+@pytest.mark.parametrize("backend", ["sync", "async"])
+def test_autoreset_wrapped_sub_env_never_freezes(backend: str) -> None:
+    cls = SyncVecEnv if backend == "sync" else AsyncVecEnv
+    with cls([lambda: AutoReset(KStepEnv(1)), lambda: KStepEnv(1)], autoreset=False) as vec:
+        vec.reset(seed=0)
+        first = vec.step([0, 0])
+        assert first.dones.tolist() == [True, True]
+        assert vec.frozen.tolist() == [False, True]
+        second = vec.step([0, 0])
+        assert second.rewards.tolist() == [1.0, 0.0]
+        assert second.observations[0].tolist() == [2, 0]
+        assert second.infos[1] == {}
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_frozen_sub_env_that_refuses_steps_is_never_stepped(backend: str) -> None:
+    with BACKENDS[backend](autoreset=False) as vec:
+        vec.reset(seed=0)
+        for _ in range(max(KS) + 3):
+            result = vec.step(np.ones(len(KS), int))
+        assert result.dones.all()
+        assert result.observations[:, 1].tolist() == [float(k) for k in KS]
+        assert result.rewards.tolist() == [0.0] * len(KS)

@@ -1,0 +1,87 @@
+"""stack_infos, splitting info arrays per sub-env, and ArrayInfos (native infos)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import sekai
+from sekai.spaces import Box, Dict
+from sekai.vector.infos import ArrayInfos, split_value, stack_infos
+
+
+def test_stack_infos_stacks_keys_present_in_every_info() -> None:
+    infos = [{"elapsed_steps": 2, "a": 1.0}, {"elapsed_steps": 2}, {"elapsed_steps": 2, "b": 0}]
+    stacked = stack_infos(infos)
+    assert list(stacked) == ["elapsed_steps"]
+    assert stacked["elapsed_steps"].tolist() == [2, 2, 2]
+    assert sekai.stack_infos is stack_infos
+
+
+def test_stack_infos_keeps_first_info_key_order_and_stacks_arrays() -> None:
+    infos = [{"b": np.zeros(2), "a": 1}, {"a": 2, "b": np.ones(2)}]
+    stacked = stack_infos(infos)
+    assert list(stacked) == ["b", "a"]
+    assert stacked["b"].shape == (2, 2)
+    assert stacked["a"].tolist() == [1, 2]
+
+
+def test_stack_infos_of_different_shapes_gives_an_object_array() -> None:
+    stacked = stack_infos([{"w": np.zeros(2)}, {"w": np.zeros(3)}])
+    assert stacked["w"].dtype == object and stacked["w"].shape == (2,)
+
+
+def test_stack_infos_of_nothing_is_empty() -> None:
+    assert stack_infos([]) == {}
+
+
+def test_split_value_turns_1d_arrays_into_python_scalars() -> None:
+    values = split_value(np.array([1.5, 2.5]), 2)
+    assert values == [1.5, 2.5] and all(type(v) is float for v in values)
+    assert [type(v) for v in split_value(np.array([1, 2]), 2)] == [int, int]
+
+
+def test_split_value_keeps_datetimes_numpy() -> None:
+    stamps = np.array(["2024-01-01", "2024-01-02"], dtype="datetime64[D]")
+    values = split_value(stamps, 2)
+    assert all(isinstance(v, np.datetime64) for v in values)
+
+
+def test_split_value_gives_rows_of_2d_arrays_and_repeats_other_values() -> None:
+    rows = split_value(np.arange(6).reshape(2, 3), 2)
+    assert [r.tolist() for r in rows] == [[0, 1, 2], [3, 4, 5]]
+    other_length = np.arange(3)
+    assert all(v is other_length for v in split_value(other_length, 2))
+    assert split_value(7, 3) == [7, 7, 7]
+
+
+def test_array_infos_skips_frozen_sub_envs_and_adds_elapsed_steps() -> None:
+    infos = ArrayInfos(
+        3,
+        {"p": np.array([1, 2, 3])},
+        elapsed=np.array([4, 5, 6]),
+        skip=np.array([False, True, False]),
+    ).build()
+    assert infos == [{"p": 1, "elapsed_steps": 4}, {}, {"p": 3, "elapsed_steps": 6}]
+    assert list(infos[0]) == ["p", "elapsed_steps"]
+
+
+def test_array_infos_after_autoreset_follow_the_autoreset_convention() -> None:
+    space = Dict(pos=Box(-1.0, 1.0, shape=(2,)))
+    final = {"pos": np.arange(6, dtype=np.float32).reshape(3, 2)}
+    lazy = ArrayInfos(
+        3,
+        {"p": np.array([1, 2, 3])},
+        reset=np.array([0, 2]),
+        final_observations=final,
+        observation_space=space,
+        reset_arrays={"start": np.array([10, 30])},
+    )
+    one = lazy.at(2)
+    infos = lazy.build()
+    assert infos[2] is one
+    assert sorted(infos[0]) == ["final_info", "final_observation", "p", "reset_info"]
+    assert infos[0]["final_info"] == {"p": 1}
+    assert infos[0]["reset_info"] == {"start": 10}
+    assert infos[2]["reset_info"] == {"start": 30}
+    assert infos[2]["final_observation"]["pos"].tolist() == [4.0, 5.0]
+    assert infos[1] == {"p": 2}

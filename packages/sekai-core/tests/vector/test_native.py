@@ -1,0 +1,252 @@
+"""NativeVecEnv: the page's Drift example, seeding, time limit, infos, freezing, attributes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.vector import NativeVecEnv, shared
+
+
+class DriftVecEnv(sekai.NativeVecEnv):
+    """The vector page's example, as written there."""
+
+    def __init__(self, num_envs: int, *, max_episode_steps: Any = None, autoreset: bool = True):
+        super().__init__(
+            num_envs,
+            sekai.Box(-10.0, 10.0, shape=(1,)),
+            sekai.Discrete(2),
+            autoreset=autoreset,
+            max_episode_steps=max_episode_steps,
+        )
+        self.x = np.zeros(num_envs)
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        self.x[indices] = self.rng.normal(size=len(indices))
+
+    def _observe(self) -> Any:
+        return np.clip(self.x, -10, 10)[:, None].astype(np.float32)
+
+    def _step(self, actions: Any) -> Any:
+        push = np.where(np.asarray(actions) == 1, 0.5, -0.5)
+        self.x += push + self.rng.normal(0.0, 0.1, size=self.num_envs)
+        terminated = np.abs(self.x) > 5
+        return -np.abs(self.x), terminated, np.zeros(self.num_envs, bool), {}
+
+
+class ScheduledDrift(DriftVecEnv):
+    @shared
+    def push_schedule(self) -> Any:
+        """The push for each of the next 4 steps, the same for every sub-env."""
+        return np.array([1, 1, 0, 0])
+
+    @shared
+    @property
+    def schedule(self) -> Any:
+        return np.array([0, 1, 0, 1])
+
+    @property
+    def levels(self) -> Any:
+        return np.arange(4) * 10
+
+    def scaled_x(self, factor: float) -> Any:
+        return self.x * factor
+
+
+def test_drift_example_prints_the_page_numbers() -> None:
+    vec = DriftVecEnv(4, max_episode_steps=100)
+    result = vec.reset(seed=0)
+    assert result.observations.shape == (4, 1)
+    assert repr(vec.batch_action_space) == "MultiDiscrete([2, 2, 2, 2])"
+    result = vec.step(np.array([1, 1, 0, 0]))
+    assert str(result.rewards.round(3)) == "[-0.572 -0.404 -0.271 -0.3  ]"
+    assert result.infos[0] == {"elapsed_steps": 1}
+    assert vec.get_attr("max_episode_steps") == [100, 100, 100, 100]
+    assert [round(float(x), 3) for x in vec.get_attr("x")] == [0.572, 0.404, 0.271, -0.3]
+    vec.close()
+
+
+def test_shared_method_gives_every_sub_env_the_whole_value() -> None:
+    vec = ScheduledDrift(4)
+    assert str(vec.call("push_schedule")[0]) == "[1 1 0 0]"
+    assert all(np.array_equal(v, [0, 1, 0, 1]) for v in vec.get_attr("schedule"))
+    assert vec.get_attr("levels") == [0, 10, 20, 30]  # not shared: split
+
+
+def test_call_splits_a_method_result_and_passes_arguments() -> None:
+    vec = ScheduledDrift(2)
+    vec.reset(seed=0)
+    expected = (vec.x * 2).tolist()
+    assert vec.call("scaled_x", 2.0) == expected
+    assert vec.call("max_episode_steps") == [None, None]
+
+
+def test_int_seed_seeds_the_one_generator_with_default_rng() -> None:
+    vec = DriftVecEnv(3)
+    vec.reset(seed=7)
+    assert vec.x.tolist() == np.random.default_rng(7).normal(size=3).tolist()
+    assert vec._rng_seed == 7
+
+
+def test_seed_list_is_combined_into_one_seed_sequence() -> None:
+    vec = DriftVecEnv(2)
+    vec.reset(seed=[3, 4])
+    expected = np.random.default_rng(np.random.SeedSequence([3, 4])).normal(size=2)
+    assert vec.x.tolist() == expected.tolist()
+    assert vec._rng_seed == -1
+
+
+def test_all_none_seed_list_continues_the_stream_like_no_seed() -> None:
+    a, b = DriftVecEnv(2), DriftVecEnv(2)
+    a.reset(seed=1)
+    b.reset(seed=1)
+    a.reset(seed=[None, None])
+    b.reset()
+    assert a.x.tolist() == b.x.tolist()
+
+
+def test_generator_seed_raises_type_error_and_rng_is_settable() -> None:
+    vec = DriftVecEnv(2)
+    with pytest.raises(TypeError, match="Generator"):
+        vec.reset(seed=np.random.default_rng(0))
+    vec.rng = np.random.default_rng(5)
+    assert vec._rng_seed == -1
+    with pytest.raises(TypeError):
+        vec.rng = 5  # type: ignore[assignment]
+
+
+def test_time_limit_truncates_with_elapsed_steps_and_restarts_after_autoreset() -> None:
+    vec = DriftVecEnv(2, max_episode_steps=3)
+    vec.reset(seed=0)
+    for step in (1, 2):
+        result = vec.step([1, 0])
+        assert [info["elapsed_steps"] for info in result.infos] == [step, step]
+    result = vec.step([1, 0])
+    assert result.truncated.tolist() == [True, True]
+    assert result.infos[0]["elapsed_steps"] == 3
+    assert result.infos[0]["final_info"] == {"elapsed_steps": 3}
+    assert vec.step([1, 0]).infos[0] == {"elapsed_steps": 1}
+
+
+def test_max_episode_steps_must_be_positive() -> None:
+    with pytest.raises(ValueError, match=r"max_episode_steps must be >= 1, got 0\."):
+        DriftVecEnv(2, max_episode_steps=0)
+    with pytest.raises(ValueError, match=r"num_envs must be >= 1, got 0\."):
+        DriftVecEnv(0)
+
+
+class Recorder(NativeVecEnv):
+    """Records the actions and options it receives; returns rich info arrays."""
+
+    def __init__(self, num_envs: int, autoreset: bool = True) -> None:
+        super().__init__(
+            num_envs, sekai.Box(-1.0, 1.0, shape=(2,)), sekai.Discrete(3), autoreset=autoreset
+        )
+        self.seen: list[Any] = []
+        self.options: list[Any] = []
+        self.t = np.zeros(num_envs, dtype=np.int64)
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        self.options.append((indices.tolist(), list(options)))
+        self.t[indices] = 0
+
+    def _observe(self) -> Any:
+        return np.zeros((self.num_envs, 2))  # float64: the base casts to float32
+
+    def _step(self, actions: Any) -> Any:
+        self.seen.append(np.array(actions))
+        self.t += 1
+        n = self.num_envs
+        infos = {
+            "count": self.t.copy(),
+            "rows": np.arange(2 * n).reshape(n, 2),
+            "when": np.array(["2024-01-01"] * n, dtype="datetime64[D]"),
+            "label": "same",
+        }
+        return np.ones(n), self.t >= np.arange(1, n + 1), np.zeros(n, bool), infos
+
+
+def test_observations_take_the_space_dtype() -> None:
+    vec = Recorder(2)
+    assert vec.reset(seed=0).observations.dtype == np.float32
+    assert vec.step([0, 0]).observations.dtype == np.float32
+
+
+def test_info_arrays_are_split_per_sub_env() -> None:
+    vec = Recorder(3)
+    vec.reset(seed=0)
+    info = vec.step([0, 0, 0]).infos[2]
+    assert info["count"] == 1 and type(info["count"]) is int
+    assert info["rows"].tolist() == [4, 5]
+    assert isinstance(info["when"], np.datetime64)
+    assert info["label"] == "same"
+
+
+def test_options_reach_reset_envs_one_per_index() -> None:
+    vec = Recorder(2)
+    vec.reset(options=[{"a": 1}, None])
+    assert vec.options[-1] == ([0, 1], [{"a": 1}, None])
+    vec.step([0, 0])  # sub-env 0 finishes: autoreset passes no options
+    assert vec.options[-1] == ([0], [None])
+
+
+def test_frozen_sub_env_is_passed_its_last_action_again() -> None:
+    vec = Recorder(3, autoreset=False)
+    vec.reset(seed=0)
+    vec.step(np.array([2, 1, 1]))  # sub-env 0 finishes with action 2
+    assert vec.frozen.tolist() == [True, False, False]
+    result = vec.step(np.array([0, 0, 0]))
+    assert vec.seen[-1].tolist() == [2, 0, 0]
+    assert result.infos[0] == {} and result.rewards[0] == 0.0
+    assert result.terminated.tolist() == [True, True, False]
+    vec.step(np.array([9, 9, 2]))  # frozen actions are not checked
+    assert vec.seen[-1].tolist() == [2, 0, 2]
+
+
+def test_native_infos_are_distinct_real_dicts() -> None:
+    vec = DriftVecEnv(5)
+    vec.reset(seed=0)
+    a, b = vec.step(np.zeros(5, int)), vec.step(np.zeros(5, int))
+    infos = a.infos + b.infos
+    assert all(type(info) is dict for info in infos)
+    assert len({id(info) for info in infos}) == 10
+
+
+def test_get_attr_of_a_missing_name_raises_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="nope"):
+        DriftVecEnv(2).get_attr("nope")
+
+
+def test_set_attr_stores_a_list_of_num_envs_as_one_array() -> None:
+    vec = DriftVecEnv(3)
+    vec.set_attr("x", [1, 2, 3])
+    assert isinstance(vec.x, np.ndarray) and vec.x.dtype == np.float64
+    assert vec.get_attr("x") == [1.0, 2.0, 3.0]
+    vec.set_attr("max_episode_steps", 9)
+    assert vec.max_episode_steps == 9
+    vec.set_attr("max_episode_steps", (1, 2, 3))
+    assert vec.max_episode_steps == (1, 2, 3)
+
+
+def test_set_attr_of_a_missing_name_raises_attribute_error() -> None:
+    vec = DriftVecEnv(2)
+    with pytest.raises(AttributeError, match="only changes existing attributes"):
+        vec.set_attr("new_name", 1)
+    assert not hasattr(vec, "new_name")
+
+
+def test_metadata_is_the_class_attribute_and_unwrapped_is_self() -> None:
+    class WithMeta(DriftVecEnv):
+        metadata = {"render_fps": 4}  # noqa: RUF012
+
+    vec = WithMeta(2)
+    assert vec.metadata == {"render_fps": 4}
+    assert vec.unwrapped is vec
+
+
+def test_shared_rejects_objects_it_cannot_mark() -> None:
+    with pytest.raises(TypeError, match="methods and properties"):
+        shared(3)

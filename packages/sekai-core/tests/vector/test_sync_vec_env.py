@@ -1,0 +1,199 @@
+"""SyncVecEnv (and the in-process base it shares with AsyncVecEnv): construction, seeding,
+sub-env access, errors and closing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.vector import AsyncVecEnv, SyncVecEnv
+from sekai.wrappers.time_limit import TimeLimit
+
+IN_PROCESS = [SyncVecEnv, AsyncVecEnv]
+
+
+class Probe(sekai.Env):  # type: ignore[type-arg]
+    """Records seeds, options and closes; raises on demand."""
+
+    metadata = {"render_fps": 7}  # noqa: RUF012
+
+    def __init__(self, fail_step: bool = False, fail_close: bool = False) -> None:
+        self.observation_space = sekai.Box(-1.0, 1.0, shape=(2,))
+        self.action_space = sekai.Discrete(2)
+        self.fail_step = fail_step
+        self.fail_close = fail_close
+        self.seeds: list[Any] = []
+        self.steps = 0
+        self.level = 1.0
+        self.closed = False
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self.seeds.append(seed)
+        self._set_rng(seed)
+        return sekai.ResetResult(np.full(2, self.rng.random(), np.float64), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.steps += 1
+        if self.fail_step:
+            raise KeyError(f"step failed ({action})")
+        return sekai.StepResult(np.zeros(2), 1, False, False, {})
+
+    def scaled(self, factor: float, *, offset: float = 0.0) -> float:
+        return self.level * factor + offset
+
+    def close(self) -> None:
+        self.closed = True
+        if self.fail_close:
+            raise OSError(f"close failed {id(self)}")
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_int_seed_resets_sub_env_i_with_child_seed_i(cls: type[SyncVecEnv]) -> None:
+    with cls([Probe] * 3) as vec:
+        vec.reset(seed=42)
+        assert [env.seeds[-1] for env in vec.envs] == sekai.make_seed_sequence(42, 3)
+        vec.reset(seed=[1, None, 3])
+        assert [env.seeds[-1] for env in vec.envs] == [1, None, 3]
+        vec.reset()
+        assert [env.seeds[-1] for env in vec.envs] == [None, None, None]
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_sub_env_replays_alone_with_its_child_seed(cls: type[SyncVecEnv]) -> None:
+    with cls([Probe] * 3) as vec:
+        batch = vec.reset(seed=5).observations
+    single = Probe().reset(seed=sekai.make_seed_sequence(5, 3)[2]).observation
+    assert batch[2].tolist() == single.astype(np.float32).tolist()
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_observations_take_the_space_dtype(cls: type[SyncVecEnv]) -> None:
+    with cls([Probe] * 2) as vec:
+        assert vec.reset(seed=0).observations.dtype == np.float32
+        assert vec.step([0, 1]).observations.dtype == np.float32
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_metadata_is_sub_env_zeros(cls: type[SyncVecEnv]) -> None:
+    with cls([Probe] * 2) as vec:
+        assert vec.metadata == {"render_fps": 7}
+        assert len(vec.envs) == 2 and isinstance(vec.envs[0], Probe)
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_set_attr_list_of_num_envs_is_per_sub_env_anything_else_for_all(
+    cls: type[SyncVecEnv],
+) -> None:
+    with cls([Probe] * 2) as vec:
+        vec.set_attr("level", [2.0, 3.0])
+        assert vec.get_attr("level") == [2.0, 3.0]
+        vec.set_attr("level", (4.0, 5.0))
+        assert vec.get_attr("level") == [(4.0, 5.0), (4.0, 5.0)]
+        vec.set_attr("level", [1.0, 2.0, 3.0])
+        assert vec.get_attr("level") == [[1.0, 2.0, 3.0]] * 2
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_set_attr_reaches_the_layer_that_has_the_attribute(cls: type[SyncVecEnv]) -> None:
+    with cls([lambda: TimeLimit(Probe(), 10)] * 2) as vec:
+        assert vec.get_attr("max_episode_steps") == [10, 10]
+        vec.set_attr("level", [2.0, 3.0])
+        assert [env.unwrapped.level for env in vec.envs] == [2.0, 3.0]
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_call_calls_methods_and_reads_other_attributes(cls: type[SyncVecEnv]) -> None:
+    with cls([lambda: TimeLimit(Probe(), 10)] * 2) as vec:
+        vec.set_attr("level", [1.0, 2.0])
+        assert vec.call("scaled", 3.0, offset=1.0) == [4.0, 7.0]
+        assert vec.call("level") == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_sub_env_error_is_raised_after_the_others_stepped(cls: type[SyncVecEnv]) -> None:
+    fns = [Probe, lambda: Probe(fail_step=True), lambda: Probe(fail_step=True), Probe]
+    with cls(fns) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(KeyError, match=r"step failed \(1\)"):
+            vec.step([0, 1, 0, 0])
+        assert [env.steps for env in vec.envs] == [1, 1, 1, 1]
+        for env in vec.envs:
+            env.fail_step = False
+        assert vec.step([0, 0, 0, 0]).rewards.tolist() == [1.0] * 4  # still usable
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_close_closes_every_sub_env_then_raises_the_first_error(cls: type[SyncVecEnv]) -> None:
+    fns = [Probe, lambda: Probe(fail_close=True), lambda: Probe(fail_close=True)]
+    vec = cls(fns)
+    envs = vec.envs
+    with pytest.raises(OSError, match=f"close failed {id(envs[1])}"):
+        vec.close()
+    assert vec.closed and all(env.closed for env in envs)
+    vec.close()
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_failing_factory_closes_the_sub_envs_already_built(cls: type[SyncVecEnv]) -> None:
+    built: list[Probe] = []
+
+    def make() -> Probe:
+        if len(built) == 2:
+            raise RuntimeError("factory failed")
+        built.append(Probe())
+        return built[-1]
+
+    with pytest.raises(RuntimeError, match="factory failed"):
+        cls([make] * 4)
+    assert len(built) == 2 and all(env.closed for env in built)
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_constructor_rejects_bad_env_fns(cls: type[SyncVecEnv]) -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        cls([])
+    with pytest.raises(TypeError, match="callable"):
+        cls([Probe(), Probe()])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="list of zero-argument callables"):
+        cls(Probe)  # type: ignore[arg-type]
+    built: list[Probe] = []
+
+    def make() -> Any:
+        built.append(Probe())
+        return built[-1] if len(built) == 1 else object()
+
+    with pytest.raises(TypeError, match=r"not a sekai\.Env"):
+        cls([make, make])
+    assert built[0].closed
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_sub_envs_with_different_spaces_are_rejected(cls: type[SyncVecEnv]) -> None:
+    def other() -> Probe:
+        env = Probe()
+        env.action_space = sekai.Discrete(3)
+        return env
+
+    first = Probe()
+    with pytest.raises(ValueError, match=r"sub-env 1 has action_space Discrete\(3\)"):
+        cls([lambda: first, other])
+    assert first.closed
+
+
+def test_sync_vec_env_rejects_non_bool_autoreset() -> None:
+    with pytest.raises(TypeError, match="autoreset must be a bool"):
+        SyncVecEnv([Probe], autoreset="yes")  # type: ignore[arg-type]
+
+
+def test_async_routes_to_the_sync_methods() -> None:
+    import asyncio
+
+    async def go() -> Any:
+        with SyncVecEnv([Probe] * 2) as vec:
+            await vec.async_reset(seed=0)
+            return await vec.async_step([0, 0])
+
+    assert asyncio.run(go()).rewards.tolist() == [1.0, 1.0]

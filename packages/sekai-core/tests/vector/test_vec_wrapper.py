@@ -1,0 +1,128 @@
+"""VecWrapper base classes: delegation, observation/final_observation, reward and action."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.vector import (
+    SyncVecEnv,
+    VecActionWrapper,
+    VecObservationWrapper,
+    VecRewardWrapper,
+    VecWrapper,
+)
+from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
+
+
+class CrossSectionalDemean(VecObservationWrapper):
+    """Subtract the cross-sub-env mean from each observation (the page's example)."""
+
+    def observation(self, batch: Any) -> Any:
+        return batch - batch.mean(axis=0, keepdims=True)
+
+    def final_observation(self, obs: Any) -> Any:
+        return obs
+
+
+class Doubled(VecObservationWrapper):
+    def observation(self, batch: Any) -> Any:
+        return batch * 2
+
+
+def test_vec_wrapper_delegates_state_and_repr_nests() -> None:
+    inner = SyncVecEnv([CounterEnv] * 3)
+    vec = Doubled(VecWrapper(inner))
+    assert repr(vec) == "Doubled(VecWrapper(SyncVecEnv(num_envs=3)))"
+    assert vec.num_envs == len(vec) == 3
+    assert vec.unwrapped is inner
+    assert vec.observation_space == inner.observation_space
+    assert vec.batch_action_space == inner.batch_action_space
+    assert vec.autoreset and not vec.frozen.any()
+    vec.spec = "spec"  # type: ignore[assignment]
+    assert inner.spec == "spec"
+    assert vec.metadata is inner.metadata
+    vec.close()
+    assert inner.closed and vec.closed
+
+
+def test_vec_wrapper_rejects_a_non_vec_env() -> None:
+    with pytest.raises(TypeError, match="expected a sekai VecEnv, got CounterEnv"):
+        VecWrapper(CounterEnv())  # type: ignore[arg-type]
+
+
+def test_vec_wrapper_delegates_attribute_access() -> None:
+    vec = VecWrapper(SyncVecEnv([CounterEnv] * 2))
+    vec.reset(options=[{"start": 1}, {"start": 2}])
+    assert vec.get_attr("position") == [1, 2]
+    vec.set_attr("position", [5, 6])
+    assert vec.call("_obs")[1].tolist() == [6.0, 0.0, 1.0]
+
+
+def test_cross_sectional_demean_example() -> None:
+    vec = CrossSectionalDemean(SyncVecEnv([CounterEnv] * 4))
+    result = vec.reset(options=[{"start": s} for s in (1, 2, 3, 6)])
+    assert np.allclose(result.observations.mean(axis=0), 0.0)
+    vec.close()
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_observation_wrapper_transforms_terminal_observations(native: bool) -> None:
+    inner = CounterVecEnv(2) if native else SyncVecEnv([CounterEnv] * 2)
+    vec = Doubled(inner)
+    vec.reset(options=[{"start": GOAL - 1}, {"start": 0}])
+    result = vec.step([1, 1])
+    assert result.dones.tolist() == [True, False]
+    final = result.infos[0]["final_observation"]
+    assert final.tolist() == [2.0 * GOAL, 2.0, 2.0]
+    assert result.observations[0].tolist() == [2.0 * 3, 0.0, 4.0]
+
+
+def test_observation_wrapper_with_new_space_unbatches_final_observation() -> None:
+    class Firsts(VecObservationWrapper):
+        def __init__(self, venv: Any) -> None:
+            super().__init__(venv)
+            self.observation_space = sekai.Box(0.0, 1000.0, shape=(1,))
+
+        def observation(self, batch: Any) -> Any:
+            return batch[:, :1]
+
+    vec = Firsts(SyncVecEnv([CounterEnv] * 2))
+    assert vec.batch_observation_space.shape == (2, 1)
+    vec.reset(options={"start": GOAL - 1})
+    result = vec.step([1, 1])
+    assert result.infos[1]["final_observation"].tolist() == [float(GOAL)]
+
+
+def test_reward_and_action_wrappers() -> None:
+    class Halve(VecRewardWrapper):
+        def reward(self, rewards: Any) -> Any:
+            return rewards / 2
+
+    class Flip(VecActionWrapper):
+        def action(self, actions: Any) -> Any:
+            return 2 - np.asarray(actions)
+
+    vec = Halve(Flip(SyncVecEnv([CounterEnv] * 2)))
+    vec.reset(seed=0)
+    result = vec.step([0, 2])
+    assert result.rewards.dtype == np.float64
+    assert result.rewards.tolist() == [(1.0 - 0.1) / 2, (0.0 - 0.1) / 2]
+
+
+def test_wrapper_overriding_only_step_routes_async_step_through_it() -> None:
+    class Tenfold(VecWrapper):
+        def step(self, actions: Any) -> Any:
+            result = self.venv.step(actions)
+            return result._replace(rewards=10 * result.rewards)
+
+    async def go() -> Any:
+        vec = Tenfold(SyncVecEnv([CounterEnv]))
+        await vec.async_reset(seed=0)
+        return await vec.async_step([2])
+
+    assert asyncio.run(go()).rewards.tolist() == [pytest.approx(9.0)]

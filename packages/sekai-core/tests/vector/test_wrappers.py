@@ -1,0 +1,171 @@
+"""The built-in vector wrappers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.vector import (
+    SyncVecEnv,
+    VecNormalizeObservation,
+    VecNormalizeReward,
+    VecRecordEpisodeStatistics,
+    VecTransformObservation,
+    VecTransformReward,
+)
+from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
+
+
+class Tracker:
+    def __init__(self) -> None:
+        self.events: list[tuple[Any, ...]] = []
+
+    def on_reset(self, env_id: Any, seed: Any) -> None:
+        self.events.append(("reset", env_id, seed))
+
+    def on_step(self, reward: Any, terminated: Any, truncated: Any, info: Any) -> None:
+        self.events.append(("step", reward))
+
+    def on_episode_end(self, stats: Any) -> None:
+        self.events.append(("end", stats.extra["env_index"], stats.episode_return))
+
+    def summary(self) -> dict[str, Any]:
+        return {}
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_record_episode_statistics_records_each_episode(native: bool) -> None:
+    inner = CounterVecEnv(2) if native else SyncVecEnv([CounterEnv] * 2)
+    vec = VecRecordEpisodeStatistics(inner)
+    vec.reset(options=[{"start": GOAL - 2}, {"start": 0}])
+    vec.step([1, 1])
+    result = vec.step([1, 1])
+    stats = result.infos[0]["episode"]
+    assert isinstance(stats, sekai.EpisodeStats)
+    assert stats.episode_length == 2
+    assert stats.episode_return == pytest.approx((0.5 - 0.1) + (0.5 - 0.2))
+    assert stats.terminated and not stats.truncated
+    assert stats.extra == {"env_index": 0}
+    assert "episode" not in result.infos[1]
+    assert vec.tracker.summary()["num_episodes"] == 1  # type: ignore[attr-defined]
+
+
+def test_record_episode_statistics_records_a_frozen_episode_once() -> None:
+    vec = VecRecordEpisodeStatistics(SyncVecEnv([CounterEnv] * 2, autoreset=False))
+    vec.reset(options=[{"start": GOAL - 1}, {"start": GOAL - 3}])
+    episodes = []
+    for _ in range(6):
+        result = vec.step([1, 1])
+        episodes += [(i, x["episode"]) for i, x in enumerate(result.infos) if "episode" in x]
+    assert [(i, s.episode_length) for i, s in episodes] == [(0, 1), (1, 3)]
+
+
+def test_record_episode_statistics_calls_a_custom_tracker() -> None:
+    tracker = Tracker()
+    vec = VecRecordEpisodeStatistics(SyncVecEnv([CounterEnv] * 2), tracker=tracker)
+    vec.reset(seed=3, options=[{"start": GOAL - 1}, {"start": 0}])
+    vec.step([1, 0])
+    seeds = sekai.make_seed_sequence(3, 2)
+    assert tracker.events == [
+        ("reset", None, seeds[0]),
+        ("reset", None, seeds[1]),
+        ("step", pytest.approx(0.4)),
+        ("step", pytest.approx(-0.1)),
+        ("end", 0, pytest.approx(0.4)),
+    ]
+
+
+def test_normalize_observation_shares_statistics_across_sub_envs() -> None:
+    vec = VecNormalizeObservation(SyncVecEnv([CounterEnv] * 4))
+    result = vec.reset(options=[{"start": s} for s in (0, 2, 4, 6)])
+    assert vec.observation_space == sekai.Box(-np.inf, np.inf, shape=(3,), dtype=np.float64)
+    assert result.observations.dtype == np.float64
+    assert result.observations[:, 0].mean() == pytest.approx(0.0)
+    assert vec.obs_rms.mean.tolist() == [3.0, 0.0, 1.0]  # type: ignore[attr-defined]
+
+
+def test_normalize_observation_final_observation_uses_current_stats_without_update() -> None:
+    vec = VecNormalizeObservation(CounterVecEnv(2))
+    vec.reset(options=[{"start": GOAL - 1}, {"start": 0}])
+    result = vec.step([1, 1])
+    rms = vec.obs_rms
+    count = rms.count  # type: ignore[attr-defined]
+    final = result.infos[0]["final_observation"]
+    expected = (np.array([GOAL, 1, 1]) - rms.mean) / np.sqrt(rms.var + 1e-8)  # type: ignore[attr-defined]
+    assert final == pytest.approx(expected)
+    assert rms.count == count  # type: ignore[attr-defined]
+
+
+def test_normalize_observation_can_be_frozen_and_checkpointed() -> None:
+    vec = VecNormalizeObservation(SyncVecEnv([CounterEnv] * 2), stats="ewm", halflife=2.0)
+    vec.reset(seed=0)
+    vec.update_running_mean = False
+    state = vec.state_dict()
+    vec.step([1, 1])
+    assert vec.state_dict()["obs_rms"]["count"] == state["obs_rms"]["count"]
+    vec.update_running_mean = True
+    vec.step([1, 1])
+    assert vec.state_dict()["obs_rms"]["count"] != state["obs_rms"]["count"]
+    vec.load_state_dict(state)
+    assert vec.state_dict()["obs_rms"]["count"] == state["obs_rms"]["count"]
+
+
+def test_normalize_observation_rejects_bad_options() -> None:
+    with pytest.raises(ValueError, match="stats must be 'running' or 'ewm'"):
+        VecNormalizeObservation(SyncVecEnv([CounterEnv]), stats="foo")
+
+
+def test_normalize_reward_divides_by_the_std_of_discounted_returns() -> None:
+    vec = VecNormalizeReward(SyncVecEnv([CounterEnv] * 2), gamma=0.5)
+    vec.reset(seed=0)
+    rms = sekai.RunningMeanStd()
+    returns = np.zeros(2)
+    for _ in range(5):
+        result = vec.step([2, 1])
+        steps = np.array(vec.get_attr("steps"), dtype=float)
+        raw = np.array([1.0, 0.5]) - 0.1 * steps
+        returns = 0.5 * returns + raw
+        rms.update(returns)
+        assert result.rewards == pytest.approx(raw / np.sqrt(rms.var + 1e-8))
+    with pytest.raises(ValueError, match="gamma"):
+        VecNormalizeReward(SyncVecEnv([CounterEnv]), gamma=2.0)
+
+
+def test_normalize_reward_ignores_frozen_sub_envs_in_its_statistics() -> None:
+    vec = VecNormalizeReward(SyncVecEnv([CounterEnv] * 2, autoreset=False))
+    vec.reset(options=[{"start": GOAL - 1}, {"start": 0}])
+    vec.step([1, 1])
+    count = vec.return_rms.count
+    vec.step([1, 1])
+    assert vec.return_rms.count == pytest.approx(count + 1)
+
+
+def test_transform_wrappers_apply_their_functions() -> None:
+    new_space = sekai.Box(-1000.0, 0.0, shape=(3,))
+    vec = VecTransformReward(
+        VecTransformObservation(SyncVecEnv([CounterEnv] * 2), lambda b: -b, new_space),
+        fn=lambda r: r + 1,
+    )
+    assert vec.observation_space == new_space
+    assert vec.reset(options={"start": 4}).observations[0].tolist() == [-4.0, -0.0, -1.0]
+    result = vec.step([0, 2])
+    assert result.rewards.tolist() == pytest.approx([0.9, 1.9])
+    with pytest.raises(TypeError, match="both"):
+        VecTransformReward(SyncVecEnv([CounterEnv]), lambda r: r, fn=lambda r: r)
+
+
+def test_ppo_stack_repr_and_episode_count() -> None:
+    stats = VecRecordEpisodeStatistics(SyncVecEnv([CounterEnv] * 3))
+    vec = VecNormalizeReward(VecNormalizeObservation(stats), gamma=0.99)
+    assert repr(vec) == (
+        "VecNormalizeReward(VecNormalizeObservation(VecRecordEpisodeStatistics("
+        "SyncVecEnv(num_envs=3))))"
+    )
+    vec.reset(options={"start": GOAL - 2})
+    for _ in range(2):
+        result = vec.step([1, 1, 1])
+    assert stats.tracker.summary()["num_episodes"] == 3  # type: ignore[attr-defined]
+    assert result.infos[2]["final_observation"].dtype == np.float64

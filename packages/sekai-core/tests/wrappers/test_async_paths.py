@@ -1,0 +1,133 @@
+"""Every built-in wrapper's async path awaits the base env and matches its sync path."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.utils._equal import structurally_equal
+from sekai.wrappers import (
+    ActionMaskObservation,
+    ActionRepeat,
+    AutoReset,
+    ClipAction,
+    ClipReward,
+    DelayAction,
+    DelayObservation,
+    DtypeObservation,
+    FilterObservation,
+    FlattenObservation,
+    FrameStackObservation,
+    NormalizeObservation,
+    NormalizeReward,
+    OrderEnforcing,
+    PadSequenceObservation,
+    RecordEpisodeStatistics,
+    RescaleAction,
+    RescaleObservation,
+    StickyAction,
+    TimeAwareObservation,
+    TimeLimit,
+    TransformObservation,
+    TransformReward,
+)
+
+BOX_ACTIONS = {
+    "action_space": sekai.Box(-1.0, 1.0, shape=(2,)),
+    "reward_fn": lambda a, t: float(np.sum(a)),
+}
+DICT_OBS = {"observation_space": sekai.Dict(a=sekai.Box(0.0, 1.0, shape=(2,)), b=sekai.Discrete(4))}
+SEQ_OBS = {"observation_space": sekai.Sequence(sekai.Box(0.0, 1.0, shape=(2,)), max_length=3)}
+DISCRETE = [0, 1, 2, 1, 0, 2, 2, 1, 0, 0, 1, 2]
+CONTINUOUS = [np.array([0.5 * np.sin(i), 2.0 * np.cos(i)], dtype=np.float32) for i in range(12)]
+
+# name -> (env kwargs, build, actions, masked)
+CASES: dict[str, tuple[dict[str, Any], Any, list[Any], bool]] = {
+    "TimeLimit": ({}, lambda e: TimeLimit(e, 3), DISCRETE, False),
+    "OrderEnforcing": ({}, OrderEnforcing, DISCRETE, False),
+    "AutoReset": ({}, AutoReset, DISCRETE, False),
+    "RecordEpisodeStatistics": ({}, RecordEpisodeStatistics, DISCRETE, False),
+    "ClipAction": (BOX_ACTIONS, ClipAction, CONTINUOUS, False),
+    "RescaleAction": (BOX_ACTIONS, lambda e: RescaleAction(e, 0.0, 1.0), CONTINUOUS, False),
+    "StickyAction": ({}, lambda e: StickyAction(e, 0.5), DISCRETE, False),
+    "ActionRepeat": ({}, lambda e: ActionRepeat(e, 2), DISCRETE, False),
+    "DelayAction": ({}, lambda e: DelayAction(e, 2, noop=0), DISCRETE, False),
+    "FlattenObservation": (DICT_OBS, FlattenObservation, DISCRETE, False),
+    "NormalizeObservation": ({}, NormalizeObservation, DISCRETE, False),
+    "FrameStackObservation": ({}, lambda e: FrameStackObservation(e, 3), DISCRETE, False),
+    "TransformObservation": (
+        {},
+        lambda e: TransformObservation(e, lambda o: o * 2),
+        DISCRETE,
+        False,
+    ),
+    "RescaleObservation": ({}, lambda e: RescaleObservation(e, 0.0, 1.0), DISCRETE, False),
+    "DtypeObservation": ({}, lambda e: DtypeObservation(e, np.float64), DISCRETE, False),
+    "FilterObservation": (DICT_OBS, lambda e: FilterObservation(e, ["b"]), DISCRETE, False),
+    "TimeAwareObservation": ({}, lambda e: TimeAwareObservation(e, 10), DISCRETE, False),
+    "DelayObservation": ({}, lambda e: DelayObservation(e, 2), DISCRETE, False),
+    "ActionMaskObservation": ({}, ActionMaskObservation, [0, 2, 2, 0, 0, 2], True),
+    "PadSequenceObservation": (SEQ_OBS, PadSequenceObservation, DISCRETE, False),
+    "NormalizeReward": ({}, NormalizeReward, DISCRETE, False),
+    "TransformReward": ({}, lambda e: TransformReward(e, lambda r: 2 * r + 1), DISCRETE, False),
+    "ClipReward": ({}, lambda e: ClipReward(e, 0.0, 0.5), DISCRETE, False),
+}
+
+
+def _summary(result: Any) -> tuple[Any, ...]:
+    info = dict(result.info)
+    episode = info.pop("episode", None)
+    info.pop("final_info", None)
+    if episode is not None:
+        info["episode"] = (episode.episode_return, episode.episode_length)
+    if isinstance(result, sekai.StepResult):
+        return (result.observation, result.reward, result.terminated, result.truncated, info)
+    return (result.observation, info)
+
+
+def _run_sync(env: sekai.Env[Any, Any], actions: list[Any]) -> list[Any]:
+    out = [_summary(env.reset(seed=0))]
+    for action in actions:
+        result = env.step(action)
+        out.append(_summary(result))
+        if result.done:
+            out.append(_summary(env.reset()))
+    return out
+
+
+async def _run_async(env: sekai.Env[Any, Any], actions: list[Any]) -> list[Any]:
+    out = [_summary(await env.async_reset(seed=0))]
+    for action in actions:
+        result = await env.async_step(action)
+        out.append(_summary(result))
+        if result.done:
+            out.append(_summary(await env.async_reset()))
+    return out
+
+
+def test_cases_cover_every_builtin_wrapper() -> None:
+    assert set(CASES) == set(sekai.wrappers.__all__)
+    assert len(CASES) == 23
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_async_path_awaits_base_env_and_matches_sync_path(
+    name: str, toy_env: Any, async_toy_env: Any, masked_toy_env: Any, async_masked_toy_env: Any
+) -> None:
+    kwargs, build, actions, masked = CASES[name]
+    sync_env = build((masked_toy_env if masked else toy_env)(**kwargs))
+    async_env = build((async_masked_toy_env if masked else async_toy_env)(**kwargs))
+    assert type(sync_env).__name__ == name
+
+    expected = _run_sync(sync_env, actions)
+    got = asyncio.run(_run_async(async_env, actions))
+
+    base = async_env.unwrapped
+    # Every reset and step reached the base env through its coroutines (its sync methods
+    # would have failed inside the running loop).
+    assert base.awaits == len(base.resets) + len(base.actions) > len(actions)
+    assert structurally_equal(got, expected)

@@ -1,0 +1,109 @@
+"""AutoReset, and the warning of per-episode wrappers built around it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.wrappers import (
+    AutoReset,
+    DelayAction,
+    DelayObservation,
+    FrameStackObservation,
+    RecordEpisodeStatistics,
+    StickyAction,
+    TimeAwareObservation,
+    TimeLimit,
+)
+
+
+def test_autoreset_returns_next_episode_first_obs_with_ending_step_flags(toy_env: Any) -> None:
+    env = AutoReset(toy_env(length=2))
+    env.reset(seed=0)
+    env.step(0)
+    result = env.step(0)
+    assert result.terminated is True and result.truncated is False
+    assert result.reward == 1.0
+    np.testing.assert_array_equal(result.observation, [0.0, 0.0])
+    np.testing.assert_array_equal(result.info["final_observation"], [2.0, -2.0])
+    assert result.info["final_info"] == {"t": 2}
+    assert result.info["reset_info"] == {"reset": 2}
+    assert result.info["t"] == 2
+    assert list(result.info) == ["t", "final_observation", "final_info", "reset_info"]
+
+
+def test_autoreset_resets_inner_env_without_seed_or_options(toy_env: Any) -> None:
+    inner = toy_env(length=1)
+    env = AutoReset(inner)
+    env.reset(seed=3, options={"x": 1})
+    env.step(0)
+    assert inner.resets[-1] == {"seed": None, "options": None}
+
+
+def test_autoreset_leaves_info_alone_while_episode_runs(toy_env: Any) -> None:
+    env = AutoReset(toy_env(length=3))
+    env.reset(seed=0)
+    assert env.step(0).info == {"t": 1}
+
+
+def test_autoreset_also_resets_after_truncation(toy_env: Any) -> None:
+    env = AutoReset(TimeLimit(toy_env(length=100), 2))
+    env.reset(seed=0)
+    env.step(0)
+    result = env.step(0)
+    assert result.truncated is True
+    assert result.info["final_info"]["elapsed_steps"] == 2
+    assert env.env.elapsed_steps == 0
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda e: TimeLimit(e, 5),
+        lambda e: TimeAwareObservation(e, 5),
+        lambda e: FrameStackObservation(e, 2),
+        lambda e: DelayObservation(e, 1),
+        lambda e: DelayAction(e, 1, noop=0),
+        lambda e: StickyAction(e, 0.1),
+    ],
+)
+def test_per_episode_wrapper_around_autoreset_warns(build: Any, toy_env: Any) -> None:
+    with pytest.warns(UserWarning, match=r"is wrapped around an AutoReset") as record:
+        wrapper = build(AutoReset(toy_env()))
+    name = type(wrapper).__name__
+    assert str(record[0].message) == (
+        f"{name} is wrapped around an AutoReset, so it does not see the resets that start new "
+        "episodes and carries one episode's state into the next. Make AutoReset the outermost "
+        f"wrapper: AutoReset({name}(env, ...))."
+    )
+    assert record[0].filename == __file__
+
+
+def test_warning_also_fires_when_autoreset_is_deeper_in_the_stack(toy_env: Any) -> None:
+    with pytest.warns(UserWarning, match="TimeLimit is wrapped around an AutoReset"):
+        TimeLimit(RecordEpisodeStatistics(AutoReset(toy_env())), 5)
+
+
+def test_record_episode_statistics_around_autoreset_does_not_warn(toy_env: Any) -> None:
+    env = RecordEpisodeStatistics(AutoReset(toy_env(length=2)))
+    env.reset(seed=0)
+    env.step(0)
+    assert env.step(0).info["episode"].episode_length == 2
+
+
+def test_autoreset_outermost_does_not_warn(toy_env: Any) -> None:
+    env = AutoReset(TimeLimit(toy_env(), 5))
+    assert [type(layer).__name__ for layer in env] == ["AutoReset", "TimeLimit", "ToyEnv"]
+
+
+def test_autoreset_rejects_non_env() -> None:
+    with pytest.raises(TypeError, match=re.escape("AutoReset expected a sekai.Env, got object")):
+        AutoReset(object())  # type: ignore[arg-type]
+
+
+def test_autoreset_is_exported_top_level() -> None:
+    assert sekai.AutoReset is AutoReset

@@ -1,0 +1,66 @@
+"""DelayObservation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.wrappers import DelayObservation
+
+
+def _obs(env: Any) -> np.ndarray:
+    return np.array([env.t + 1, 7], dtype=np.float32)
+
+
+def test_delay_observation_zero_padding_then_delayed(toy_env: Any) -> None:
+    env = DelayObservation(toy_env(obs_fn=_obs), 2)
+    assert env.observation_space == env.env.observation_space
+    np.testing.assert_array_equal(env.reset(seed=0).observation, [0, 0])
+    np.testing.assert_array_equal(env.step(0).observation, [0, 0])
+    np.testing.assert_array_equal(env.step(0).observation, [1, 7])
+    np.testing.assert_array_equal(env.step(0).observation, [2, 7])
+
+
+def test_delay_one_returns_reset_obs_on_first_step(toy_env: Any) -> None:
+    env = DelayObservation(toy_env(obs_fn=_obs), 1)
+    np.testing.assert_array_equal(env.reset(seed=0).observation, [0, 0])
+    np.testing.assert_array_equal(env.step(0).observation, [1, 7])
+
+
+def test_delay_observation_reset_padding_uses_first_obs(toy_env: Any) -> None:
+    env = DelayObservation(toy_env(obs_fn=_obs), 2, padding="reset")
+    np.testing.assert_array_equal(env.reset(seed=0).observation, [1, 7])
+    np.testing.assert_array_equal(env.step(0).observation, [1, 7])
+    np.testing.assert_array_equal(env.step(0).observation, [1, 7])
+    np.testing.assert_array_equal(env.step(0).observation, [2, 7])
+
+
+def test_delay_observation_clears_queue_on_reset(toy_env: Any) -> None:
+    env = DelayObservation(toy_env(obs_fn=_obs), 1)
+    env.reset(seed=0)
+    env.step(0)
+    env.step(0)
+    np.testing.assert_array_equal(env.reset().observation, [0, 0])
+
+
+def test_delay_zero_passes_through(toy_env: Any) -> None:
+    env = DelayObservation(toy_env(obs_fn=_obs), 0)
+    np.testing.assert_array_equal(env.reset(seed=0).observation, [1, 7])
+
+
+def test_delay_observation_zero_padding_for_dict_space(toy_env: Any) -> None:
+    space = sekai.Dict(a=sekai.Box(1.0, 2.0, shape=(2,)), k=sekai.Discrete(3, start=-1))
+    env = DelayObservation(toy_env(observation_space=space), 1)
+    obs = env.reset(seed=0).observation
+    np.testing.assert_array_equal(obs["a"], [1.0, 1.0])
+    assert obs["k"] == -1
+
+
+def test_delay_observation_rejects_negative_delay_and_bad_padding(toy_env: Any) -> None:
+    with pytest.raises(ValueError, match="delay must be >= 0, got -1"):
+        DelayObservation(toy_env(), -1)
+    with pytest.raises(ValueError, match=r"^padding must be 'zeros' or 'reset', got 'same'\.$"):
+        DelayObservation(toy_env(), 1, "same")

@@ -1,0 +1,38 @@
+"""FlattenObservation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.wrappers import FlattenObservation
+
+
+def test_flatten_observation_dict_space_and_values(toy_env: Any) -> None:
+    space = sekai.Dict(pos=sekai.Box(-1.0, 1.0, shape=(2,)), k=sekai.Discrete(3))
+    obs = {"pos": np.array([0.5, -0.5], dtype=np.float32), "k": 2}
+    env = FlattenObservation(toy_env(observation_space=space, obs_fn=lambda e: obs))
+    assert repr(env.observation_space) == "Box([-1.0, -1.0, 0.0, 0.0, 0.0], 1.0, (5,), float32)"
+    result = env.reset(seed=0)
+    np.testing.assert_array_equal(result.observation, [0.5, -0.5, 0.0, 0.0, 1.0])
+    assert result.observation.dtype == np.float32
+    assert result.info == {"reset": 1}
+    assert env.step(0).info == {"t": 1}
+
+
+def test_flatten_observation_box_ravels(toy_env: Any) -> None:
+    space = sekai.Box(0.0, 1.0, shape=(2, 2))
+    env = FlattenObservation(
+        toy_env(observation_space=space, obs_fn=lambda e: np.eye(2, dtype=np.float32))
+    )
+    assert env.observation_space.shape == (4,)
+    np.testing.assert_array_equal(env.reset(seed=0).observation, [1, 0, 0, 1])
+
+
+def test_flatten_observation_rejects_sequence_naming_pad_sequence(toy_env: Any) -> None:
+    space = sekai.Sequence(sekai.Box(0.0, 1.0, shape=(2,)), max_length=3)
+    with pytest.raises(TypeError, match="PadSequenceObservation"):
+        FlattenObservation(toy_env(observation_space=space))

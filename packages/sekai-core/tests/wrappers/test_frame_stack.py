@@ -1,0 +1,81 @@
+"""FrameStackObservation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.wrappers import FrameStackObservation
+
+
+def test_frame_stack_reset_padding_repeats_first_obs(toy_env: Any) -> None:
+    env = FrameStackObservation(toy_env(), 3)
+    assert repr(env.observation_space) == "Box(-100.0, 100.0, (3, 2), float32)"
+    obs = env.reset(seed=0).observation
+    np.testing.assert_array_equal(obs, [[0, 0], [0, 0], [0, 0]])
+    env.step(0)
+    obs = env.step(0).observation
+    np.testing.assert_array_equal(obs, [[0, 0], [1, -1], [2, -2]])
+    assert obs.dtype == np.float32
+    np.testing.assert_array_equal(env.step(0).observation[0], [1, -1])
+
+
+def test_frame_stack_zeros_padding(toy_env: Any) -> None:
+    env = FrameStackObservation(
+        toy_env(obs_fn=lambda e: np.array([e.t + 5, 1], np.float32)), 3, "zeros"
+    )
+    np.testing.assert_array_equal(env.reset(seed=0).observation, [[0, 0], [0, 0], [5, 1]])
+    np.testing.assert_array_equal(env.step(0).observation, [[0, 0], [5, 1], [6, 1]])
+
+
+def test_frame_stack_padding_by_keyword_and_reset_clears_stack(toy_env: Any) -> None:
+    env = FrameStackObservation(toy_env(), num_stack=2, padding="reset")
+    env.reset(seed=0)
+    env.step(0)
+    np.testing.assert_array_equal(env.reset().observation, [[0, 0], [0, 0]])
+
+
+def test_frame_stack_returns_fresh_arrays(toy_env: Any) -> None:
+    env = FrameStackObservation(toy_env(), 2)
+    first = env.reset(seed=0).observation
+    copy = first.copy()
+    env.step(0)
+    np.testing.assert_array_equal(first, copy)
+
+
+def test_frame_stack_dict_and_discrete_spaces(toy_env: Any) -> None:
+    space = sekai.Dict(a=sekai.Box(0.0, 1.0, shape=(2,)), k=sekai.Discrete(3))
+    env = FrameStackObservation(toy_env(observation_space=space), 2)
+    assert repr(env.observation_space) == (
+        "Dict({a: Box(0.0, 1.0, (2, 2), float32), k: MultiDiscrete([3, 3])})"
+    )
+    obs = env.reset(seed=0).observation
+    assert obs["a"].shape == (2, 2) and obs["k"].shape == (2,)
+    assert obs in env.observation_space
+
+
+def test_frame_stack_masked_box_keeps_values_and_mask(toy_env: Any) -> None:
+    space = sekai.MaskedBox(0.0, 1.0, shape=(3,), max_size=4)
+    env = FrameStackObservation(toy_env(observation_space=space), 2)
+    obs = env.reset(seed=0).observation
+    assert obs["values"].shape == (2, 4, 3) and obs["mask"].shape == (2, 4)
+
+
+def test_frame_stack_info_untouched(toy_env: Any) -> None:
+    env = FrameStackObservation(toy_env(), 2)
+    assert env.reset(seed=0).info == {"reset": 1}
+    assert env.step(0).info == {"t": 1}
+
+
+@pytest.mark.parametrize("bad", [0, -1])
+def test_frame_stack_rejects_num_stack_below_one(bad: int, toy_env: Any) -> None:
+    with pytest.raises(ValueError, match=rf"^num_stack must be >= 1, got {bad}\.$"):
+        FrameStackObservation(toy_env(), bad)
+
+
+def test_frame_stack_rejects_bad_padding(toy_env: Any) -> None:
+    with pytest.raises(ValueError, match=r"^padding must be 'reset' or 'zeros', got 'zero'\.$"):
+        FrameStackObservation(toy_env(), 2, padding="zero")

@@ -1,0 +1,138 @@
+"""NormalizeObservation: running/ewm stats, clip, Dict and MaskedBox leaves, freezing, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.stats import ExponentialMovingStats, RunningMeanStd
+from sekai.wrappers import NormalizeObservation
+
+
+def _walk(values: list[Any]) -> Any:
+    it = iter(values)
+    return lambda env: next(it)
+
+
+def test_first_observation_normalises_to_zero_and_space_is_float64(toy_env: Any) -> None:
+    env = NormalizeObservation(toy_env())
+    assert repr(env.observation_space) == "Box(-inf, inf, (2,), float64)"
+    obs = env.reset(seed=0).observation
+    assert obs.dtype == np.float64
+    np.testing.assert_array_equal(obs, [0.0, 0.0])
+    assert isinstance(env.obs_rms, RunningMeanStd)
+    assert env.update_running_mean is True
+
+
+def test_running_stats_update_before_normalising(toy_env: Any) -> None:
+    xs = [np.array([v, 2 * v], dtype=np.float32) for v in (1.0, 3.0, 8.0)]
+    env = NormalizeObservation(toy_env(obs_fn=_walk(xs)), epsilon=1e-3)
+    env.reset(seed=0)
+    env.step(0)
+    out = env.step(0).observation
+    data = np.stack(xs).astype(np.float64)
+    np.testing.assert_allclose(out, (data[-1] - data.mean(0)) / np.sqrt(data.var(0) + 1e-3))
+    np.testing.assert_allclose(env.obs_rms.mean, data.mean(0))
+
+
+def test_frozen_stats_do_not_change(toy_env: Any) -> None:
+    env = NormalizeObservation(toy_env())
+    env.reset(seed=0)
+    env.step(0)
+    env.update_running_mean = False
+    before = env.obs_rms.state_dict()
+    env.step(0)
+    after = env.obs_rms.state_dict()
+    np.testing.assert_array_equal(before["mean"], after["mean"])
+    assert before["count"] == after["count"]
+
+
+def test_clip_bounds_values_and_space(toy_env: Any) -> None:
+    xs = [np.array([0.0, 0.0], np.float32)] * 20 + [np.array([100.0, -100.0], np.float32)]
+    env = NormalizeObservation(toy_env(length=100, obs_fn=_walk(xs)), clip=2.0)
+    assert repr(env.observation_space) == "Box(-2.0, 2.0, (2,), float64)"
+    env.reset(seed=0)
+    for _ in range(19):
+        env.step(0)
+    np.testing.assert_array_equal(env.step(0).observation, [2.0, -2.0])
+
+
+def test_ewm_stats_follow_halflife(toy_env: Any) -> None:
+    env = NormalizeObservation(toy_env(length=100), stats="ewm", halflife=3)
+    assert isinstance(env.obs_rms, ExponentialMovingStats)
+    assert env.obs_rms.halflife == 3
+    env.reset(seed=0)
+    env.step(0)
+    assert env.obs_rms.count == 2
+
+
+def test_dict_space_normalises_box_leaves_and_passes_others(toy_env: Any) -> None:
+    space = sekai.Dict(
+        a=sekai.Box(-5.0, 5.0, shape=(2,)),
+        k=sekai.Discrete(3),
+        t=sekai.Tuple([sekai.Box(0.0, 1.0, shape=()), sekai.MultiBinary(2)]),
+    )
+    env = NormalizeObservation(toy_env(observation_space=space))
+    assert repr(env.observation_space) == (
+        "Dict({a: Box(-inf, inf, (2,), float64), k: Discrete(3), "
+        "t: Tuple(Box(-inf, inf, (), float64), MultiBinary(2))})"
+    )
+    assert isinstance(env.obs_rms["a"], RunningMeanStd)
+    assert env.obs_rms["k"] is None
+    assert isinstance(env.obs_rms["t"][0], RunningMeanStd) and env.obs_rms["t"][1] is None
+    obs = env.reset(seed=0).observation
+    np.testing.assert_array_equal(obs["a"], [0.0, 0.0])
+    assert obs["k"] in space["k"]
+    assert obs in env.observation_space
+
+
+def test_masked_box_stats_use_occupied_slots_only(toy_env: Any) -> None:
+    space = sekai.MaskedBox(-10.0, 10.0, shape=(1,), max_size=3)
+    first = space.pack(np.array([[1.0], [3.0]]), slots=[0, 2])
+    second = space.pack(np.array([[5.0]]), slots=[1])
+    env = NormalizeObservation(toy_env(observation_space=space, obs_fn=_walk([first, second])))
+    assert repr(env.observation_space) == "MaskedBox(-inf, inf, (1,), max_size=3, float64)"
+    obs = env.reset(seed=0).observation
+    np.testing.assert_allclose(obs["values"][:, 0], [-1.0, 0.0, 1.0], atol=1e-6)
+    np.testing.assert_array_equal(obs["mask"], [1, 0, 1])
+    obs = env.step(0).observation
+    np.testing.assert_allclose(env.obs_rms.mean, [3.0])
+    np.testing.assert_allclose(obs["values"][:, 0], [0.0, 2.0 / np.sqrt(8.0 / 3.0), 0.0], atol=1e-6)
+    assert obs in env.observation_space
+
+
+def test_state_dict_round_trip(toy_env: Any) -> None:
+    env = NormalizeObservation(toy_env())
+    env.reset(seed=0)
+    env.step(0)
+    state = env.state_dict()
+    other = NormalizeObservation(toy_env())
+    other.load_state_dict(state)
+    np.testing.assert_array_equal(other.obs_rms.mean, env.obs_rms.mean)
+    assert other.obs_rms.count == env.obs_rms.count
+
+
+def test_rejects_unknown_stats(toy_env: Any) -> None:
+    with pytest.raises(ValueError, match=r"^stats must be 'running' or 'ewm', got 'foo'\.$"):
+        NormalizeObservation(toy_env(), stats="foo")
+
+
+def test_rejects_non_positive_clip(toy_env: Any) -> None:
+    with pytest.raises(ValueError, match=r"^clip must be positive, got 0\.$"):
+        NormalizeObservation(toy_env(), clip=0)
+
+
+def test_rejects_space_without_box(toy_env: Any) -> None:
+    with pytest.raises(
+        TypeError,
+        match=r"needs at least one Box or MaskedBox in the observation space, got Discrete\(3\)\.$",
+    ):
+        NormalizeObservation(toy_env(observation_space=sekai.Discrete(3)))
+
+
+def test_rejects_bad_halflife(toy_env: Any) -> None:
+    with pytest.raises(ValueError, match="halflife"):
+        NormalizeObservation(toy_env(), stats="ewm", halflife=0)

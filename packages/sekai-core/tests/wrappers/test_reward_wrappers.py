@@ -1,0 +1,99 @@
+"""NormalizeReward, TransformReward and ClipReward."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sekai.stats import RunningMeanStd
+from sekai.wrappers import ClipReward, NormalizeReward, TransformReward
+
+
+def test_normalize_reward_divides_by_std_of_discounted_return(toy_env: Any) -> None:
+    rewards = [1.0, 2.0, -1.0, 3.0]
+    env = NormalizeReward(toy_env(length=10, reward_fn=lambda a, t: rewards[t - 1]), gamma=0.5)
+    assert isinstance(env.return_rms, RunningMeanStd) and env.return_rms.shape == ()
+    env.reset(seed=0)
+    returns, ret, got = [], 0.0, []
+    for r in rewards:
+        ret = 0.5 * ret + r
+        returns.append(ret)
+        got.append(env.step(0).reward)
+    expected = rewards[-1] / math.sqrt(np.var(returns) + 1e-8)
+    assert got[-1] == pytest.approx(expected)
+    assert type(got[-1]) is float
+
+
+def test_normalize_reward_resets_return_on_done_and_reset(toy_env: Any) -> None:
+    env = NormalizeReward(toy_env(length=2), gamma=1.0)
+    env.reset(seed=0)
+    env.step(0)
+    env.step(0)  # done: return restarts
+    assert env._return == 0.0
+    env.step(0)
+    env.reset()
+    assert env._return == 0.0
+
+
+def test_normalize_reward_frozen_stats(toy_env: Any) -> None:
+    env = NormalizeReward(toy_env(length=10))
+    env.reset(seed=0)
+    env.step(0)
+    env.update_running_mean = False
+    count = env.return_rms.count
+    env.step(0)
+    assert env.return_rms.count == count
+
+
+def test_normalize_reward_rejects_bad_gamma(toy_env: Any) -> None:
+    with pytest.raises(ValueError, match="gamma must be in"):
+        NormalizeReward(toy_env(), gamma=1.5)
+
+
+def test_transform_reward_applies_func_positionally_or_by_alias(toy_env: Any) -> None:
+    for env in (
+        TransformReward(toy_env(), lambda r: r * 3),
+        TransformReward(toy_env(), fn=lambda r: r * 3),
+    ):
+        env.reset(seed=0)
+        result = env.step(0)
+        assert result.reward == 3.0
+        assert result.info == {"t": 1}
+
+
+def test_transform_reward_argument_errors(toy_env: Any) -> None:
+    with pytest.raises(TypeError, match=r"TransformReward\(\) missing required argument: 'func'"):
+        TransformReward(toy_env())
+    with pytest.raises(TypeError, match="got both 'func' and 'fn'"):
+        TransformReward(toy_env(), abs, fn=abs)
+    with pytest.raises(TypeError, match="must be callable"):
+        TransformReward(toy_env(), 3)  # type: ignore[arg-type]
+
+
+def test_clip_reward_clips_and_returns_float(toy_env: Any) -> None:
+    env = ClipReward(toy_env(reward_fn=lambda a, t: [5, -5, 0.25][t - 1]), -1.0, 1.0)
+    env.reset(seed=0)
+    got = [env.step(0).reward for _ in range(3)]
+    assert got == [1.0, -1.0, 0.25]
+    assert all(type(r) is float for r in got)
+
+
+def test_clip_reward_none_is_unbounded(toy_env: Any) -> None:
+    env = ClipReward(toy_env(reward_fn=lambda a, t: -1e9), None, 0.0)
+    env.reset(seed=0)
+    assert env.step(0).reward == -1e9
+
+
+@pytest.mark.parametrize(
+    "low, high, text",
+    [
+        (1, 1, r"\(1\) must be less than max_reward \(1\)"),
+        (2.0, 1.0, r"\(2.0\) must be less than max_reward \(1.0\)"),
+    ],
+)
+def test_clip_reward_requires_min_below_max(low: Any, high: Any, text: str, toy_env: Any) -> None:
+    with pytest.raises(ValueError, match=rf"^min_reward {text}\.$"):
+        ClipReward(toy_env(), low, high)

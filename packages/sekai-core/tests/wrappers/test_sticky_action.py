@@ -1,0 +1,93 @@
+"""StickyAction: repetition, private generator rules, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sekai.core._rng import make_seed_sequence
+from sekai.wrappers import StickyAction
+
+
+def _run(env: Any, actions: list[int], seed: Any = 0) -> list[Any]:
+    env.reset(seed=seed)
+    for a in actions:
+        env.step(a)
+    return list(env.unwrapped.actions)
+
+
+def test_sticky_action_repeats_previous_action_with_probability(toy_env: Any) -> None:
+    env = StickyAction(toy_env(length=10_000), 0.25)
+    actions = [i % 3 for i in range(4000)]
+    executed = _run(env, actions)
+    repeated = sum(e != a for e, a in zip(executed, actions))
+    # A repeat changes the executed action whenever the previous executed one differs.
+    assert 0.15 * len(actions) < repeated < 0.30 * len(actions)
+    assert executed[0] == actions[0]
+
+
+def test_sticky_action_never_repeats_first_step_after_reset(toy_env: Any) -> None:
+    env = StickyAction(toy_env(length=100), 0.99)
+    for seed in range(20):
+        env.reset(seed=seed)
+        env.step(seed % 3)
+        assert env.unwrapped.actions[-1] == seed % 3
+
+
+def test_sticky_action_private_generator_follows_seed_rule(toy_env: Any) -> None:
+    env = StickyAction(toy_env(length=100), 0.5)
+    actions = [0, 1, 2] * 10
+    executed = _run(env, actions, seed=5)
+    rng = np.random.default_rng(make_seed_sequence(5, 2)[1])
+    expected, last = [actions[0]], actions[0]
+    for a in actions[1:]:
+        last = last if rng.random() < 0.5 else a
+        expected.append(last)
+    assert executed == expected
+
+
+def test_sticky_action_never_draws_from_env_stream(toy_env: Any) -> None:
+    plain, sticky = toy_env(length=100), StickyAction(toy_env(length=100), 0.5)
+    plain.reset(seed=3)
+    sticky.reset(seed=3)
+    for _ in range(10):
+        plain.step(1)
+        sticky.step(1)
+    assert plain.rng.random() == sticky.rng.random()
+
+
+def test_sticky_action_generator_seed_spawns_independent_child(toy_env: Any) -> None:
+    env = StickyAction(toy_env(length=100), 0.5)
+    g = np.random.default_rng(1)
+    before = np.random.default_rng(1).random()
+    env.reset(seed=g)
+    child = env._sticky_rng
+    assert child is not g
+    assert g.random() == before  # spawning drew nothing from g
+
+
+def test_sticky_action_unseeded_reset_keeps_generator(toy_env: Any) -> None:
+    env = StickyAction(toy_env(length=100), 0.5)
+    env.reset(seed=1)
+    rng = env._sticky_rng
+    env.reset()
+    assert env._sticky_rng is rng
+
+
+def test_sticky_action_stores_copy_of_action(toy_env: Any) -> None:
+    env = StickyAction(toy_env(length=100), 0.0)
+    action = [1]
+    env.reset(seed=0)
+    env.step(action)
+    action[0] = 2
+    assert env._last_action == [1]
+
+
+@pytest.mark.parametrize("p", [1.0, -0.1, 1.5])
+def test_sticky_action_rejects_probability_outside_unit_interval(p: float, toy_env: Any) -> None:
+    with pytest.raises(
+        ValueError, match=rf"repeat_action_probability must be in \[0, 1\), got {p}\."
+    ):
+        StickyAction(toy_env(), p)

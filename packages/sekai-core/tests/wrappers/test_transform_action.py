@@ -1,0 +1,84 @@
+"""ClipAction and RescaleAction."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.wrappers import ClipAction, RescaleAction
+
+
+def _box_env(toy_env: Any, low: Any = -2.0, high: Any = 2.0, **kwargs: Any) -> Any:
+    return toy_env(action_space=sekai.Box(low, high, shape=(2,)), **kwargs)
+
+
+def test_clip_action_clips_to_bounds_and_keeps_space(toy_env: Any) -> None:
+    inner = _box_env(toy_env)
+    env = ClipAction(inner)
+    assert env.action_space == inner.action_space
+    env.reset(seed=0)
+    env.step(np.array([5.0, -0.5]))
+    np.testing.assert_array_equal(inner.actions[-1], [2.0, -0.5])
+    assert inner.actions[-1].dtype == np.float32
+    np.testing.assert_array_equal(env.reverse_action(np.array([1.0, 9.0])), [1.0, 9.0])
+
+
+def test_clip_action_rejects_discrete(toy_env: Any) -> None:
+    with pytest.raises(
+        TypeError, match=r"^ClipAction requires a Box action space, got Discrete\.$"
+    ):
+        ClipAction(toy_env())
+
+
+def test_rescale_action_maps_affinely_and_exposes_new_space(toy_env: Any) -> None:
+    inner = _box_env(toy_env)
+    env = RescaleAction(inner, -1.0, 1.0)
+    assert repr(env.action_space) == "Box(-1.0, 1.0, (2,), float32)"
+    np.testing.assert_allclose(env.action([0.5, -1.0]), [1.0, -2.0])
+    env.reset(seed=0)
+    env.step(np.array([0.0, 1.0], dtype=np.float32))
+    np.testing.assert_allclose(inner.actions[-1], [0.0, 2.0])
+    assert inner.actions[-1].dtype == np.float32
+
+
+def test_rescale_action_clips_out_of_range_and_reverses(toy_env: Any) -> None:
+    env = RescaleAction(_box_env(toy_env, low=0.0, high=10.0), [0.0, -1.0], [1.0, 1.0])
+    np.testing.assert_allclose(env.action([2.0, -3.0]), [10.0, 0.0])
+    np.testing.assert_allclose(env.reverse_action([5.0, 5.0]), [0.5, 0.0])
+    np.testing.assert_allclose(env.reverse_action([20.0, -5.0]), [1.0, -1.0])
+
+
+def test_rescale_action_sends_masked_components_as_zero(toy_env: Any) -> None:
+    class Masked(toy_env):  # type: ignore[misc,valid-type]
+        def action_mask(self) -> np.ndarray:
+            return np.array([1, 0], dtype=np.int8)
+
+    inner = Masked(action_space=sekai.Box(1.0, 3.0, shape=(2,)))
+    env = RescaleAction(inner, -1.0, 1.0)
+    np.testing.assert_allclose(env.action([1.0, 1.0]), [3.0, 1.0])  # zero() of [1, 3] is 1
+
+
+def test_rescale_action_rejects_discrete(toy_env: Any) -> None:
+    with pytest.raises(
+        TypeError, match=r"^RescaleAction requires a Box action space, got Discrete\.$"
+    ):
+        RescaleAction(toy_env(), -1.0, 1.0)
+
+
+def test_rescale_action_rejects_unbounded_env_space(toy_env: Any) -> None:
+    with pytest.raises(
+        ValueError, match=re.escape("RescaleAction requires a Box action space with finite bounds.")
+    ):
+        RescaleAction(_box_env(toy_env, low=-np.inf), -1.0, 1.0)
+
+
+@pytest.mark.parametrize("low, high", [(1.0, 1.0), (1.0, 0.0), ([0.0, 1.0], [1.0, 1.0])])
+def test_rescale_action_requires_min_below_max(low: Any, high: Any, toy_env: Any) -> None:
+    with pytest.raises(
+        ValueError, match=re.escape("min_action must be strictly less than max_action.")
+    ):
+        RescaleAction(_box_env(toy_env), low, high)

@@ -1,0 +1,143 @@
+"""TransformObservation, RescaleObservation, DtypeObservation and FilterObservation."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.wrappers import (
+    DtypeObservation,
+    FilterObservation,
+    RescaleObservation,
+    TransformObservation,
+)
+
+
+def test_transform_observation_positional_fn_keeps_space(toy_env: Any) -> None:
+    inner = toy_env()
+    env = TransformObservation(inner, lambda o: o + 1)
+    assert env.observation_space is inner.observation_space
+    np.testing.assert_array_equal(env.reset(seed=0).observation, [1, 1])
+    result = env.step(0)
+    np.testing.assert_array_equal(result.observation, [2, 0])
+    assert result.info == {"t": 1}
+
+
+@pytest.mark.parametrize("keyword", ["fn", "func"])
+def test_transform_observation_accepts_fn_and_func_keywords(keyword: str, toy_env: Any) -> None:
+    space = sekai.Box(0.0, 1.0, shape=(1,))
+    env = TransformObservation(
+        toy_env(), **{keyword: lambda o: o[:1] * 0}, new_observation_space=space
+    )
+    assert env.observation_space is space
+    np.testing.assert_array_equal(env.reset(seed=0).observation, [0])
+
+
+def test_transform_observation_rejects_both_and_neither(toy_env: Any) -> None:
+    with pytest.raises(TypeError, match="got both 'fn' and 'func'"):
+        TransformObservation(toy_env(), fn=abs, func=abs)
+    with pytest.raises(
+        TypeError, match=r"TransformObservation\(\) missing required argument: 'fn'"
+    ):
+        TransformObservation(toy_env())
+
+
+def test_transform_observation_rejects_non_space(toy_env: Any) -> None:
+    with pytest.raises(
+        TypeError, match=re.escape("new_observation_space must be a sekai.Space, got int")
+    ):
+        TransformObservation(toy_env(), abs, 3)  # type: ignore[arg-type]
+
+
+def test_rescale_observation_maps_bounds(toy_env: Any) -> None:
+    space = sekai.Box(np.array([-1.2, -0.07]), np.array([0.6, 0.07]), dtype=np.float32)
+    obs = np.array([-1.2, 0.07], dtype=np.float32)
+    env = RescaleObservation(toy_env(observation_space=space, obs_fn=lambda e: obs), -1.0, 1.0)
+    assert repr(env.observation_space) == "Box(-1.0, 1.0, (2,), float32)"
+    out = env.reset(seed=0).observation
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, [-1.0, 1.0], atol=1e-6)
+
+
+def test_rescale_observation_integer_input_becomes_float32_and_degenerate_maps_to_min(
+    toy_env: Any,
+) -> None:
+    space = sekai.Box(np.array([0, 5]), np.array([10, 5]), dtype=np.int64)
+    obs = np.array([5, 5], dtype=np.int64)
+    env = RescaleObservation(toy_env(observation_space=space, obs_fn=lambda e: obs), 0.0, 2.0)
+    out = env.reset(seed=0).observation
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, [1.0, 0.0])
+
+
+def test_rescale_observation_errors(toy_env: Any) -> None:
+    with pytest.raises(
+        TypeError,
+        match=re.escape("RescaleObservation requires a Box observation space, got Discrete."),
+    ):
+        RescaleObservation(toy_env(observation_space=sekai.Discrete(3)), 0.0, 1.0)
+    unbounded = sekai.Box(-np.inf, 1.0, shape=(2,))
+    with pytest.raises(
+        ValueError,
+        match=re.escape("RescaleObservation requires an observation space with finite bounds."),
+    ):
+        RescaleObservation(toy_env(observation_space=unbounded), 0.0, 1.0)
+    with pytest.raises(ValueError, match=re.escape("min_obs must be strictly less than max_obs.")):
+        RescaleObservation(toy_env(), 1.0, 1.0)
+
+
+def test_dtype_observation_casts_obs_and_bounds(toy_env: Any) -> None:
+    env = DtypeObservation(toy_env(), np.float64)
+    assert env.observation_space == sekai.Box(-100.0, 100.0, shape=(2,), dtype=np.float64)
+    obs = env.reset(seed=0).observation
+    assert obs.dtype == np.float64
+
+
+def test_dtype_observation_to_integer_truncates_bounds(toy_env: Any) -> None:
+    space = sekai.Box(-4.8, 4.8, shape=(2,))
+    env = DtypeObservation(
+        toy_env(observation_space=space, obs_fn=lambda e: np.array([-4.7, 4.8], np.float32)),
+        np.int32,
+    )
+    assert repr(env.observation_space) == "Box(-4, 4, (2,), int32)"
+    obs = env.reset(seed=0).observation
+    assert obs.dtype == np.int32 and obs in env.observation_space
+
+
+def test_dtype_observation_rejects_non_box(toy_env: Any) -> None:
+    with pytest.raises(
+        TypeError,
+        match=re.escape("DtypeObservation requires a Box observation space, got Discrete."),
+    ):
+        DtypeObservation(toy_env(observation_space=sekai.Discrete(3)), np.float64)
+
+
+def _dict_env(toy_env: Any) -> Any:
+    space = sekai.Dict(
+        a=sekai.Box(0.0, 1.0, shape=(2,)), b=sekai.Discrete(3), c=sekai.MultiBinary(2)
+    )
+    return toy_env(observation_space=space)
+
+
+def test_filter_observation_keeps_keys_in_given_order(toy_env: Any) -> None:
+    env = FilterObservation(_dict_env(toy_env), ["c", "a"])
+    assert list(env.observation_space.keys()) == ["c", "a"]
+    obs = env.reset(seed=0).observation
+    assert list(obs) == ["c", "a"]
+    assert obs in env.observation_space
+
+
+def test_filter_observation_errors(toy_env: Any) -> None:
+    with pytest.raises(
+        TypeError, match=r"^FilterObservation requires a Dict observation space, got Box\.$"
+    ):
+        FilterObservation(toy_env(), ["a"])
+    with pytest.raises(KeyError) as info:
+        FilterObservation(_dict_env(toy_env), ["a", "zz"])
+    assert str(info.value) == "\"Keys ['zz'] are not in the observation space ['a', 'b', 'c'].\""
+    with pytest.raises(ValueError, match=r"^FilterObservation needs at least one key\.$"):
+        FilterObservation(_dict_env(toy_env), [])

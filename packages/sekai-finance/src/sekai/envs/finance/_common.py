@@ -1,0 +1,200 @@
+"""Shared building blocks of the finance envs: validation, episode state, fixed parameters.
+
+Every finance env (single and native) uses these so errors read the same everywhere:
+
+* ``check_real`` / ``check_int`` / ``check_per_asset`` validate numeric parameters with the
+  finance.md §3.5 wording ("sigma must be a finite number >= 0, got -1.0");
+* ``FinanceEnv`` tracks the episode (``ResetRequired`` before the first reset and after the end),
+  parses ``options`` (unknown keys refused) and builds Python-scalar infos;
+* ``fixed`` declares a read-only parameter ("X is fixed at construction; make a new env").
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Mapping
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+from sekai.core.env import Env
+from sekai.error import InvalidAction, ResetRequired
+
+__all__ = [
+    "EPISODE_OVER",
+    "FinanceEnv",
+    "check_int",
+    "check_per_asset",
+    "check_real",
+    "discrete_action",
+    "fixed",
+    "parse_options",
+    "python_scalar",
+]
+
+EPISODE_OVER = (
+    "The episode is over (terminated or truncated): call reset() to start a new one before "
+    "calling step() again."
+)
+_BOUNDS = {None: "", "ge0": " >= 0", "gt0": " > 0"}
+
+ObsT = TypeVar("ObsT")
+ActT = TypeVar("ActT")
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def check_real(name: str, value: object, bound: str | None = None) -> float:
+    """``value`` as a float: finite, and ``>= 0`` (``"ge0"``) or ``> 0`` (``"gt0"``) if asked.
+
+    Raises:
+        ValueError: naming the parameter, the bound and the value (bools are refused too).
+    """
+    if not _is_real(value):
+        raise ValueError(
+            f"{name} must be a finite number{_BOUNDS[bound]}, got {type(value).__name__} "
+            f"{value!r}."
+        )
+    result = float(value)  # type: ignore[arg-type]
+    ok = np.isfinite(result) and (
+        bound is None or (result >= 0 if bound == "ge0" else result > 0)
+    )
+    if not ok:
+        raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {result!r}.")
+    return result
+
+
+def check_int(name: str, value: object, minimum: int = 1) -> int:
+    """``value`` as an int ``>= minimum``; ``ValueError`` naming it otherwise (bools refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(
+            f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}."
+        )
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {int(value)}.")
+    return int(value)
+
+
+def check_per_asset(
+    name: str, value: object, n: int, bound: str | None = None
+) -> float | np.ndarray:
+    """A scalar (float) or a length-``n`` read-only float64 array, every entry checked."""
+    if _is_real(value):
+        return check_real(name, value, bound)
+    try:
+        array = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name} must be a number or {n} numbers (one per asset), got {value!r}."
+        ) from exc
+    if array.shape != (n,):
+        raise ValueError(
+            f"{name} must be a number or {n} numbers (one per asset), got shape {array.shape}."
+        )
+    ok = np.all(np.isfinite(array)) and (
+        bound is None or bool(np.all(array >= 0 if bound == "ge0" else array > 0))
+    )
+    if not ok:
+        raise ValueError(
+            f"{name} must be finite numbers{_BOUNDS[bound]}, got {array.tolist()}."
+        )
+    array.flags.writeable = False
+    return array
+
+
+def python_scalar(value: Any) -> Any:
+    """numpy scalars -> Python ``int``/``float``/``bool``; datetime64 and arrays unchanged."""
+    if isinstance(value, np.generic) and not isinstance(value, np.datetime64):
+        return value.item()
+    return value
+
+
+def parse_options(options: Mapping[str, Any] | None, allowed: Iterable[str]) -> dict[str, Any]:
+    """Validate reset options: None/``{}`` mean none; unknown keys -> ``ValueError``."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"options must be a dict or None, got {type(options).__name__}.")
+    accepted = tuple(allowed)
+    unknown = [key for key in options if key not in accepted]
+    if unknown:
+        names = ", ".join(repr(k) for k in accepted) if accepted else "none"
+        raise ValueError(
+            f"unknown reset option(s) {', '.join(repr(k) for k in unknown)}; this env accepts: "
+            f"{names}."
+        )
+    return {key: value for key, value in options.items() if value is not None}
+
+
+def discrete_action(action: Any, n: int, space: Any) -> int:
+    """An index in ``[0, n)`` from an int, a numpy integer or a 0-d/1-element integer array."""
+    value = action
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iu":
+        value = value.reshape(())[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise InvalidAction(action, space)
+    index = int(value)
+    if not 0 <= index < n:
+        raise InvalidAction(action, space)
+    return index
+
+
+class fixed:  # noqa: N801 - used like ``property``
+    """A read-only parameter: reading returns ``obj._<name>``, writing raises AttributeError."""
+
+    def __init__(self, doc: str = "") -> None:
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.slot = f"_{name}"
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj, self.slot)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        raise AttributeError(f"{self.name} is fixed at construction; make a new env.")
+
+
+class FinanceEnv(Env[ObsT, ActT], Generic[ObsT, ActT]):
+    """Base of the finance envs: episode bookkeeping shared by every env.
+
+    Subclasses call ``self._begin_episode()`` in ``reset()``, ``self._check_can_step()`` first in
+    ``step()``, ``self._end_step(terminated, truncated)`` at its end, and
+    ``self._require_episode()`` in properties that describe the current episode.
+    """
+
+    metadata: dict[str, Any] = {"render_fps": 10}  # noqa: RUF012 - overridden per env
+    _started: bool = False
+    _done: bool = False
+    _elapsed_steps: int = 0
+
+    @property
+    def elapsed_steps(self) -> int:
+        """Steps taken in the current episode."""
+        return self._elapsed_steps
+
+    def _begin_episode(self) -> None:
+        self._started = True
+        self._done = False
+        self._elapsed_steps = 0
+
+    def _check_can_step(self) -> None:
+        if not self._started:
+            raise ResetRequired()
+        if self._done:
+            raise ResetRequired(EPISODE_OVER)
+
+    def _end_step(self, terminated: bool, truncated: bool) -> None:
+        self._elapsed_steps += 1
+        self._done = terminated or truncated
+
+    def _require_episode(self, what: str) -> None:
+        if not self._started:
+            raise ResetRequired(
+                f"{type(self).__name__}.{what} describes the current episode: call reset() first."
+            )

@@ -1,0 +1,102 @@
+"""Price-path helpers of sekai.envs.finance: simulate_gbm, random_correlation, sample_window."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__ = ["check_correlation", "random_correlation", "sample_window", "simulate_gbm"]
+
+
+def check_correlation(corr: object, n: int | None = None) -> np.ndarray:
+    """Validate a correlation matrix: ``(n, n)``, finite, symmetric, unit diagonal, PD.
+
+    Raises:
+        ValueError: saying which property fails.
+    """
+    try:
+        matrix = np.array(corr, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"corr must be a square matrix of numbers, got {corr!r}.") from exc
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
+        raise ValueError(f"corr must be a square (n, n) matrix, got shape {matrix.shape}.")
+    if n is not None and matrix.shape != (n, n):
+        raise ValueError(f"corr must have shape ({n}, {n}) (one row per asset), got {matrix.shape}.")
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError("corr must be finite.")
+    if not np.allclose(matrix, matrix.T, rtol=0.0, atol=1e-8):
+        raise ValueError("corr must be symmetric (within 1e-8).")
+    if not np.allclose(np.diag(matrix), 1.0, rtol=0.0, atol=1e-8):
+        raise ValueError("corr must have a unit diagonal (within 1e-8).")
+    try:
+        np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError as exc:
+        raise ValueError("corr must be positive definite.") from exc
+    matrix.flags.writeable = False
+    return matrix
+
+
+def random_correlation(rng: np.random.Generator, n: int, strength: float = 0.5) -> np.ndarray:
+    """A random ``(n, n)`` correlation matrix from a low-rank factor model.
+
+    ``F = rng.standard_normal((n, max(1, n // 2)))·strength``; ``C = F Fᵀ + (1 − strength²) I``,
+    normalised to a unit diagonal.
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"n must be an int >= 1, got {n!r}.")
+    if not isinstance(strength, numbers.Real) or not 0.0 <= float(strength) < 1.0:
+        raise ValueError(f"strength must be a number in [0, 1), got {strength!r}.")
+    factors = rng.standard_normal((int(n), max(1, int(n) // 2))) * strength
+    cov = factors @ factors.T + (1.0 - strength**2) * np.eye(int(n))
+    scale = np.sqrt(np.diag(cov))
+    corr: np.ndarray = cov / np.outer(scale, scale)
+    np.fill_diagonal(corr, 1.0)
+    return corr
+
+
+def simulate_gbm(
+    rng: np.random.Generator,
+    n_steps: int,
+    *,
+    s0: Any = 100.0,
+    mu: Any = 0.0,
+    sigma: Any = 0.2,
+    dt: float = 1 / 252,
+    corr: Any = None,
+) -> np.ndarray:
+    """One GBM path from ``s0``: ``(n_steps + 1,)`` for scalar parameters, else ``(n_steps + 1, n)``.
+
+    Draws one ``rng.standard_normal((n_steps, n))`` block, correlates it by ``@ chol(corr).T``
+    and cumsums the exact log-normal increments ``(mu − sigma²/2)dt + sigma·sqrt(dt)·z``.
+    """
+    mu_a, sigma_a, s0_a = (np.asarray(v, dtype=np.float64) for v in (mu, sigma, s0))
+    sizes = {a.shape[0] for a in (mu_a, sigma_a, s0_a) if a.ndim == 1}
+    if corr is not None:
+        sizes.add(np.asarray(corr).shape[0])
+    if len(sizes) > 1:
+        raise ValueError(f"per-asset parameters disagree on the number of assets: {sorted(sizes)}")
+    scalar = not sizes
+    n = sizes.pop() if sizes else 1
+    z = rng.standard_normal((int(n_steps), n))
+    if corr is not None:
+        z = z @ np.linalg.cholesky(check_correlation(corr, n)).T
+    increments = (mu_a - 0.5 * sigma_a**2) * dt + sigma_a * np.sqrt(dt) * z
+    log_prices = np.empty((int(n_steps) + 1, n))
+    log_prices[0] = np.log(s0_a)
+    np.cumsum(increments, axis=0, out=log_prices[1:])
+    log_prices[1:] += log_prices[0]
+    path: np.ndarray = np.exp(log_prices)
+    return path[:, 0] if scalar else path
+
+
+def sample_window(rng: np.random.Generator, prices: Any, length: int) -> np.ndarray:
+    """A random contiguous window of ``length`` rows of ``prices``."""
+    array = np.asarray(prices)
+    if isinstance(length, bool) or not isinstance(length, numbers.Integral) or length < 1:
+        raise ValueError(f"length must be an int >= 1, got {length!r}.")
+    if length > array.shape[0]:
+        raise ValueError(f"length {length} exceeds the {array.shape[0]} rows of prices.")
+    start = int(rng.integers(0, array.shape[0] - int(length) + 1))
+    return array[start : start + int(length)]

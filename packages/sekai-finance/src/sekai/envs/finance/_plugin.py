@@ -1,0 +1,30 @@
+"""The ``finance`` plugin: registers the finance IDs (as strings; imports no env code)."""
+
+from __future__ import annotations
+
+from sekai.plugins import EnvRegistrar, hookimpl
+
+__all__ = ["sekai_register_envs"]
+
+_PKG = "sekai.envs.finance"
+
+# (id, module:class, native module:class). The horizon is part of each env, so no time limit.
+_NATIVE_ENVS: tuple[tuple[str, str, str], ...] = (
+    ("Trading-v0", "trading:TradingEnv", "trading:TradingVecEnv"),
+    ("Portfolio-v0", "portfolio:PortfolioEnv", "portfolio:PortfolioVecEnv"),
+    ("MarketMaking-v0", "market_making:MarketMakingEnv", "market_making:MarketMakingVecEnv"),
+    (
+        "OptimalExecution-v0",
+        "optimal_execution:OptimalExecutionEnv",
+        "optimal_execution:OptimalExecutionVecEnv",
+    ),
+)
+
+
+@hookimpl
+def sekai_register_envs(registry: EnvRegistrar) -> None:
+    """Register the four finance IDs that have native vector versions (``[native vec]``)."""
+    for env_id, entry, native in _NATIVE_ENVS:
+        registry.register(
+            env_id, f"{_PKG}.{entry}", vector_entry_point=f"{_PKG}.vector.{native}"
+        )

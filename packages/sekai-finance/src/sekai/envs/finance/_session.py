@@ -1,0 +1,86 @@
+"""Shared pieces of the session envs (MarketMaking, OptimalExecution): parameters and actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from sekai.envs.finance._common import check_int, check_real, parse_options
+from sekai.error import InvalidAction
+
+__all__ = ["box_action", "param", "session_options"]
+
+_NO_HISTORY = (
+    "{cls} simulates a trading session and has no price history: options['start'] is not "
+    "available (it accepts no reset options)."
+)
+
+
+class param:
+    """A settable, validated parameter stored as ``obj._<name>``.
+
+    Setting it validates the value like the constructor does (``ValueError`` naming the
+    attribute), stores it and calls ``obj._parameters_changed(name)`` so the env can re-check
+    cross-parameter conditions and drop caches.
+
+    Args:
+        bound: ``None`` (finite), ``"ge0"`` or ``"gt0"``; ignored for integers.
+        integer: whether the value is an int ``>= 1``.
+    """
+
+    def __init__(self, bound: str | None = None, *, integer: bool = False, doc: str = "") -> None:
+        self.bound = bound
+        self.integer = integer
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.slot = f"_{name}"
+
+    def check(self, value: object, name: str | None = None) -> float | int:
+        """Return ``value`` validated (``name`` is the one used in the error message)."""
+        label = self.name if name is None else name
+        if self.integer:
+            return check_int(label, value)
+        return check_real(label, value, self.bound)
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj, self.slot)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        checked = self.check(value)
+        old = getattr(obj, self.slot, None)
+        setattr(obj, self.slot, checked)
+        hook: Callable[[str], None] | None = getattr(obj, "_parameters_changed", None)
+        if hook is not None:
+            try:
+                hook(self.name)
+            except ValueError:
+                setattr(obj, self.slot, old)
+                raise
+
+
+def box_action(action: Any, shape: tuple[int, ...], space: Any) -> np.ndarray:
+    """Parse a continuous action: any numeric array-like of ``shape`` with finite entries.
+
+    Returns a float64 array (not clipped). Raises ``InvalidAction`` for a wrong shape, a
+    non-numeric value or a non-finite entry.
+    """
+    try:
+        array = np.asarray(action, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidAction(action, space) from None
+    if array.shape != shape or not np.all(np.isfinite(array)):
+        raise InvalidAction(action, space)
+    return array
+
+
+def session_options(options: Mapping[str, Any] | None, cls: str) -> None:
+    """Validate reset options of a session env: none are accepted (``{"start": None}`` is none)."""
+    parsed = parse_options(options, ("start",))
+    if parsed:
+        raise ValueError(_NO_HISTORY.format(cls=cls))

@@ -1,0 +1,248 @@
+"""MarketMaking-v0: quote a bid and an ask around a random mid (Avellaneda–Stoikov 2008)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from sekai.core.result import ResetResult, StepResult
+from sekai.envs.finance._common import FinanceEnv, check_real, fixed
+from sekai.envs.finance._session import box_action, param, session_options
+from sekai.spaces import Box
+
+__all__ = ["MarketMakingEnv", "avellaneda_stoikov_quotes", "fill_probability"]
+
+
+def fill_probability(offset: Any, A: float, k: float, dt: float) -> Any:
+    """Probability ``1 - exp(-A e^{-k offset} dt)`` that a quote ``offset`` away fills in a step."""
+    return -np.expm1(-A * np.exp(-k * np.asarray(offset, dtype=np.float64)) * dt)
+
+
+def avellaneda_stoikov_quotes(
+    inventory: Any, tau: Any, sigma: float, gamma: float, k: float, max_offset: float
+) -> np.ndarray:
+    """Avellaneda–Stoikov bid/ask distances for inventory ``q`` and time left ``tau``.
+
+    ``s = q γ σ² τ``, ``Δ = γ σ² τ + (2/γ) ln(1 + γ/k)`` (``2/k`` when ``γ = 0``); the bid is
+    ``Δ/2 + s`` and the ask ``Δ/2 - s`` below/above the mid, clipped to ``[0, max_offset]``.
+
+    Returns:
+        float32 array of shape ``(..., 2)`` (bid distance, ask distance).
+    """
+    q = np.asarray(inventory, dtype=np.float64)
+    remaining = np.asarray(tau, dtype=np.float64)
+    risk = gamma * sigma * sigma * remaining
+    if gamma > 0:
+        half = 0.5 * (risk + (2.0 / gamma) * math.log1p(gamma / k))
+    else:
+        half = np.full_like(risk, 1.0 / k)
+    skew = q * risk
+    quotes = np.stack([half + skew, half - skew], axis=-1)
+    return np.clip(quotes, 0.0, max_offset).astype(np.float32)
+
+
+class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
+    """Quote a bid and an ask around an arithmetic-Brownian mid and manage inventory risk.
+
+    Each step the agent chooses the bid and ask distances from the mid. Each quote fills
+    (one ``order_size`` lot) with probability ``1 - exp(-A e^{-k δ} dt)``; a side whose fill would
+    take the inventory beyond ``±max_inventory`` is not quoted. The mid then moves by
+    ``sigma sqrt(dt) Z``. Reward: the change of ``cash + inventory * mid`` minus
+    ``risk_aversion * sigma**2 * dt * inventory**2 / 2``. The session ends after ``n_steps``.
+
+    Args:
+        s0: initial mid price (finite). sigma: mid volatility in price units per sqrt(time)
+            (>= 0). total_time: session length (> 0). n_steps: decisions per session (int >= 1).
+        fill_intensity: ``A``, fills per unit time at distance 0 (> 0).
+        fill_decay: ``k``, decay of the fill intensity with distance (> 0).
+        risk_aversion: ``γ`` of the running inventory penalty (>= 0).
+        max_inventory: ``Q``, the inventory limit (int >= 1). order_size: lot size (int >= 1).
+        max_offset: largest quote distance; fixes the action bounds (>= 0, read-only).
+        terminal_penalty: ``α``, subtracts ``α inventory**2`` at the last step (>= 0; 0 = none).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 20}
+
+    s0 = param(None, doc="Initial mid price.")
+    sigma = param("ge0", doc="Volatility of the mid (price units per sqrt(time)).")
+    total_time = param("gt0", doc="Session length.")
+    n_steps = param(integer=True, doc="Decisions per session.")
+    A = param("gt0", doc="Fill intensity at distance 0 (fill_intensity).")
+    k = param("gt0", doc="Decay of the fill intensity with distance (fill_decay).")
+    risk_aversion = param("ge0", doc="γ of the running inventory penalty.")
+    max_inventory = param(integer=True, doc="Inventory limit Q.")
+    order_size = param(integer=True, doc="Lot size of each fill.")
+    terminal_penalty = param("ge0", doc="α of the terminal inventory penalty α q².")
+    max_offset = fixed("Largest quote distance; fixes the action bounds.")
+
+    def __init__(
+        self,
+        *,
+        s0: float = 100.0,
+        sigma: float = 2.0,
+        total_time: float = 1.0,
+        n_steps: int = 200,
+        fill_intensity: float = 140.0,
+        fill_decay: float = 1.5,
+        risk_aversion: float = 0.1,
+        max_inventory: int = 50,
+        order_size: int = 1,
+        max_offset: float = 5.0,
+        terminal_penalty: float = 0.0,
+    ) -> None:
+        cls = type(self)
+        self._s0 = cls.s0.check(s0)
+        self._sigma = cls.sigma.check(sigma)
+        self._total_time = cls.total_time.check(total_time)
+        self._n_steps = cls.n_steps.check(n_steps)
+        self._A = cls.A.check(fill_intensity, "fill_intensity")
+        self._k = cls.k.check(fill_decay, "fill_decay")
+        self._risk_aversion = cls.risk_aversion.check(risk_aversion)
+        self._max_inventory = cls.max_inventory.check(max_inventory)
+        self._order_size = cls.order_size.check(order_size)
+        self._terminal_penalty = cls.terminal_penalty.check(terminal_penalty)
+        self._max_offset = check_real("max_offset", max_offset, "ge0")
+        self.observation_space = Box(
+            np.array([-1.0, 0.0], np.float32), np.array([1.0, 1.0], np.float32), dtype=np.float32
+        )
+        self.action_space = Box(0.0, self._max_offset, shape=(2,), dtype=np.float32)
+        self._clear()
+
+    def _clear(self) -> None:
+        self.mid = float(self._s0)
+        self.inventory = 0
+        self.cash = 0.0
+        self.bid = math.nan
+        self.ask = math.nan
+        self.bid_filled = False
+        self.ask_filled = False
+
+    def _parameters_changed(self, name: str) -> None:
+        """Called after a parameter was set (the DP quote table depends on the parameters)."""
+        self.__dict__.pop("_quote_table", None)
+
+    # -- derived state -------------------------------------------------------------------------
+
+    @property
+    def dt(self) -> float:
+        """Step length ``total_time / n_steps`` (derived, read-only)."""
+        return float(self._total_time / self._n_steps)
+
+    @property
+    def wealth(self) -> float:
+        """``cash + inventory * mid``."""
+        return float(self.cash + self.inventory * self.mid)
+
+    @property
+    def time_remaining(self) -> float:
+        """Session time left, ``(n_steps - t) dt``."""
+        return float((self._n_steps - self._elapsed_steps) * self.dt)
+
+    @property
+    def timestamp(self) -> float:
+        """Session time of the current decision, ``t dt``."""
+        self._require_episode("timestamp")
+        return float(self._elapsed_steps * self.dt)
+
+    # -- policy helpers ------------------------------------------------------------------------
+
+    def fill_probability(self, offset: Any) -> Any:
+        """Probability that a quote ``offset`` away from the mid fills within one step."""
+        return fill_probability(offset, self._A, self._k, self.dt)
+
+    def avellaneda_stoikov_action(self) -> np.ndarray:
+        """Avellaneda–Stoikov quotes for the current inventory and time left, float32 ``(2,)``."""
+        return avellaneda_stoikov_quotes(
+            self.inventory,
+            self.time_remaining,
+            self._sigma,
+            self._risk_aversion,
+            self._k,
+            self._max_offset,
+        )
+
+    def optimal_quotes(self) -> np.ndarray:
+        """Quotes maximising this env's expected return from the current state, float32 ``(2,)``.
+
+        Looks ``(t, inventory)`` up in the exact dynamic-programming table of
+        ``sekai.finance.baselines.market_making.solve_optimal_quotes`` (cached per parameters).
+        """
+        quotes: np.ndarray = self.quote_table().lookup(self._elapsed_steps, self.inventory)
+        return quotes
+
+    def quote_table(self) -> Any:
+        """The exact optimal-quote table for the current parameters (cached)."""
+        from sekai.finance.baselines.market_making import solve_optimal_quotes
+
+        table = self.__dict__.get("_quote_table")
+        if table is None:
+            table = solve_optimal_quotes(self)
+            self.__dict__["_quote_table"] = table
+        return table
+
+    # -- episode -------------------------------------------------------------------------------
+
+    def _observation(self) -> np.ndarray:
+        n = self._n_steps
+        return np.array(
+            [self.inventory / self._max_inventory, (n - self._elapsed_steps) / n], np.float32
+        )
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "mid_price": float(self.mid),
+            "inventory": int(self.inventory),
+            "cash": float(self.cash),
+            "wealth": self.wealth,
+            "bid": float(self.bid),
+            "ask": float(self.ask),
+            "bid_filled": bool(self.bid_filled),
+            "ask_filled": bool(self.ask_filled),
+            "timestamp": float(self._elapsed_steps * self.dt),
+            "dt": self.dt,
+        }
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[np.ndarray]:
+        """Start a session: mid ``s0``, no cash, no inventory."""
+        session_options(options, type(self).__name__)
+        self._set_rng(seed)
+        self._begin_episode()
+        self._clear()
+        return ResetResult(self._observation(), self._info())
+
+    def step(self, action: np.ndarray) -> StepResult[np.ndarray]:
+        """Quote, fill, move the mid; reward the change of wealth minus the inventory penalty."""
+        self._check_can_step()
+        quotes = box_action(action, (2,), self.action_space)
+        delta_bid = min(max(float(quotes[0]), 0.0), self._max_offset)
+        delta_ask = min(max(float(quotes[1]), 0.0), self._max_offset)
+        dt = self.dt
+        size, limit, q = self._order_size, self._max_inventory, self.inventory
+        mid = self.mid
+        wealth_before = self.cash + q * mid
+        self.bid, self.ask = mid - delta_bid, mid + delta_ask
+        u = self.rng.random(2)
+        self.bid_filled = bool(q + size <= limit and u[0] < self.fill_probability(delta_bid))
+        self.ask_filled = bool(q - size >= -limit and u[1] < self.fill_probability(delta_ask))
+        if self.bid_filled:
+            q += size
+            self.cash -= size * self.bid
+        if self.ask_filled:
+            q -= size
+            self.cash += size * self.ask
+        self.inventory = q
+        self.mid = mid + self._sigma * math.sqrt(dt) * float(self.rng.standard_normal())
+        reward = (self.cash + q * self.mid) - wealth_before
+        reward -= 0.5 * self._risk_aversion * self._sigma**2 * dt * q * q
+        terminated = self._elapsed_steps + 1 >= self._n_steps
+        if terminated:
+            reward -= self._terminal_penalty * q * q
+        self._end_step(terminated, False)
+        return StepResult(self._observation(), float(reward), terminated, False, self._info())

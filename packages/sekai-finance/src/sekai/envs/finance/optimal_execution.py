@@ -1,0 +1,266 @@
+"""OptimalExecution-v0: liquidate a position against impact and price risk (Almgren–Chriss 2000)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from sekai.core.result import ResetResult, StepResult
+from sekai.envs.finance._common import FinanceEnv
+from sekai.envs.finance._session import box_action, param, session_options
+from sekai.spaces import Box
+
+__all__ = [
+    "OptimalExecutionEnv",
+    "almgren_chriss_actions",
+    "almgren_chriss_trajectory",
+    "expected_shortfall",
+]
+
+
+def _effective_eta(eta: float, gamma: float, tau: float) -> float:
+    return eta - 0.5 * gamma * tau
+
+
+def almgren_chriss_trajectory(
+    X0: float,
+    total_time: float,
+    n_steps: int,
+    sigma: float,
+    eta: float,
+    gamma: float,
+    risk_aversion: float,
+) -> np.ndarray:
+    """Almgren–Chriss optimal holdings ``x_j`` at ``t_j = j tau`` (``j = 0..N``), float64.
+
+    ``x_j = X0 sinh(κ(T - t_j)) / sinh(κT)`` with ``κ = (2/τ) asinh(τ κ̃ / 2)``,
+    ``κ̃² = λ σ² / (η - γτ/2)``; a straight line (TWAP) when ``κT < 1e-8``.
+    """
+    tau = total_time / n_steps
+    t = np.arange(n_steps + 1) * tau
+    kappa_tilde_sq = risk_aversion * sigma * sigma / _effective_eta(eta, gamma, tau)
+    kappa = (2.0 / tau) * math.asinh(0.5 * tau * math.sqrt(kappa_tilde_sq))
+    b = kappa * total_time
+    if b < 1e-8:
+        holdings: np.ndarray = X0 * (1.0 - t / total_time)
+    else:
+        a = kappa * (total_time - t)
+        holdings = X0 * np.exp(a - b) * np.expm1(-2.0 * a) / math.expm1(-2.0 * b)
+    holdings[-1] = 0.0
+    return holdings
+
+
+def almgren_chriss_actions(holdings: np.ndarray) -> np.ndarray:
+    """Turn a holdings schedule into the env's actions: the fraction of what is left to sell.
+
+    Returns:
+        float32 ``(N, 1)``: ``n_j / x_{j-1}`` (1 where nothing is left), clipped to [0, 1],
+        the last entry 1.
+    """
+    before, after = holdings[:-1], holdings[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fraction = np.where(before > 0, (before - after) / before, 1.0)
+    fraction = np.clip(fraction, 0.0, 1.0)
+    fraction[-1] = 1.0
+    return fraction.astype(np.float32)[:, None]
+
+
+def expected_shortfall(
+    trades: Any, X0: float, tau: float, sigma: float, eta: float, gamma: float, epsilon: float
+) -> tuple[float, float]:
+    """Mean and variance of the implementation shortfall of a static schedule of trades.
+
+    ``E = γX0²/2 + ε Σ|n| + (η̃/τ) Σ n²`` and ``V = σ² τ Σ_{k=1..N} x_k²`` with
+    ``x_k = X0 - cumsum(n)`` and ``η̃ = η - γτ/2``.
+    """
+    n = np.asarray(trades, dtype=np.float64).reshape(-1)
+    remaining = X0 - np.cumsum(n)
+    mean = (
+        0.5 * gamma * X0 * X0
+        + epsilon * float(np.abs(n).sum())
+        + _effective_eta(eta, gamma, tau) / tau * float(n @ n)
+    )
+    variance = sigma * sigma * tau * float(remaining @ remaining)
+    return float(mean), float(variance)
+
+
+class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
+    """Sell ``initial_inventory`` shares within ``n_steps`` periods of an arithmetic-Brownian mid.
+
+    Each step the agent sells a fraction of what is left (everything at the last step) at
+    ``mid - epsilon - eta * n / tau`` (temporary impact); then the mid moves by
+    ``sigma sqrt(tau) Z - gamma n`` (permanent impact). Reward, in basis points of the arrival
+    notional: ``1e4 (n (P - s0) - λ σ² τ x²) / (X0 s0)``, so an episode's return is minus the
+    realised Almgren–Chriss objective. The episode ends when nothing is left or at the horizon.
+
+    Args:
+        initial_inventory: ``X0``, shares to sell (> 0). s0: arrival price (> 0).
+        sigma: mid volatility in $ per share per sqrt(day) (>= 0). total_time: ``T`` (> 0).
+        n_steps: ``N`` (int >= 1). permanent_impact: ``γ`` (>= 0).
+        temporary_impact: ``η`` (> 0, with ``η - γτ/2 > 0``). fixed_cost: ``ε`` per share (>= 0).
+        risk_aversion: ``λ`` (>= 0).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 5}
+
+    X0 = param("gt0", doc="Shares to sell (initial_inventory).")
+    s0 = param("gt0", doc="Arrival price.")
+    sigma = param("ge0", doc="Mid volatility, $ per share per sqrt(day).")
+    total_time = param("gt0", doc="Horizon T.")
+    n_steps = param(integer=True, doc="Trading periods N.")
+    gamma = param("ge0", doc="Permanent impact γ (permanent_impact).")
+    eta = param("gt0", doc="Temporary impact η (temporary_impact).")
+    epsilon = param("ge0", doc="Fixed cost per share ε: half-spread plus fees (fixed_cost).")
+    risk_aversion = param("ge0", doc="Risk aversion λ.")
+
+    def __init__(
+        self,
+        *,
+        initial_inventory: float = 1e6,
+        s0: float = 50.0,
+        sigma: float = 0.95,
+        total_time: float = 5.0,
+        n_steps: int = 25,
+        permanent_impact: float = 2.5e-7,
+        temporary_impact: float = 2.5e-6,
+        fixed_cost: float = 0.0625,
+        risk_aversion: float = 1e-6,
+    ) -> None:
+        cls = type(self)
+        self._X0 = cls.X0.check(initial_inventory, "initial_inventory")
+        self._s0 = cls.s0.check(s0)
+        self._sigma = cls.sigma.check(sigma)
+        self._total_time = cls.total_time.check(total_time)
+        self._n_steps = cls.n_steps.check(n_steps)
+        self._gamma = cls.gamma.check(permanent_impact, "permanent_impact")
+        self._eta = cls.eta.check(temporary_impact, "temporary_impact")
+        self._epsilon = cls.epsilon.check(fixed_cost, "fixed_cost")
+        self._risk_aversion = cls.risk_aversion.check(risk_aversion)
+        self._check_impact("temporary_impact")
+        self.observation_space = Box(
+            np.array([0.0, 0.0, -np.inf], np.float32),
+            np.array([1.0, 1.0, np.inf], np.float32),
+            dtype=np.float32,
+        )
+        self.action_space = Box(0.0, 1.0, shape=(1,), dtype=np.float32)
+        self._clear()
+
+    def _check_impact(self, name: str) -> None:
+        effective = _effective_eta(self._eta, self._gamma, self.tau)
+        if not effective > 0:
+            raise ValueError(
+                f"{name} must exceed permanent_impact * tau / 2 (eta - gamma * tau / 2 > 0 keeps "
+                f"the execution cost convex), got eta={self._eta!r}, gamma={self._gamma!r}, "
+                f"tau={self.tau!r}"
+            )
+
+    def _parameters_changed(self, name: str) -> None:
+        """Re-check ``η - γτ/2 > 0`` after a parameter changed (it may have broken it)."""
+        self._check_impact(name)
+
+    def _clear(self) -> None:
+        self.inventory = float(self._X0)
+        self.mid = float(self._s0)
+        self.shortfall = 0.0
+        self._sold = 0.0
+        self._price = math.nan
+
+    # -- derived state -------------------------------------------------------------------------
+
+    @property
+    def tau(self) -> float:
+        """Period length ``total_time / n_steps`` (derived, read-only)."""
+        return float(self._total_time / self._n_steps)
+
+    @property
+    def time_remaining(self) -> float:
+        """Time left, ``(N - k) tau``."""
+        return float((self._n_steps - self._elapsed_steps) * self.tau)
+
+    @property
+    def timestamp(self) -> float:
+        """Session time of the current decision, ``k tau``."""
+        self._require_episode("timestamp")
+        return float(self._elapsed_steps * self.tau)
+
+    # -- Almgren–Chriss ------------------------------------------------------------------------
+
+    def almgren_chriss_trajectory(self) -> np.ndarray:
+        """Optimal holdings ``x_0 .. x_N`` (float64 ``(N + 1,)``) for the current parameters."""
+        return almgren_chriss_trajectory(
+            self._X0,
+            self._total_time,
+            self._n_steps,
+            self._sigma,
+            self._eta,
+            self._gamma,
+            self._risk_aversion,
+        )
+
+    def almgren_chriss_actions(self) -> np.ndarray:
+        """The Almgren–Chriss schedule as actions: float32 ``(N, 1)`` fractions of what is left."""
+        return almgren_chriss_actions(self.almgren_chriss_trajectory())
+
+    def expected_shortfall(self, trades: Any) -> tuple[float, float]:
+        """``(E, V)``: mean and variance of the shortfall of a static schedule of share trades."""
+        return expected_shortfall(
+            trades, self._X0, self.tau, self._sigma, self._eta, self._gamma, self._epsilon
+        )
+
+    # -- episode -------------------------------------------------------------------------------
+
+    def _observation(self) -> np.ndarray:
+        scale = self._sigma * math.sqrt(self._total_time)
+        move = (self.mid - self._s0) / scale if scale > 0 else 0.0
+        n = self._n_steps
+        return np.array(
+            [self.inventory / self._X0, (n - self._elapsed_steps) / n, move], np.float32
+        )
+
+    def _info(self) -> dict[str, Any]:
+        notional = self._X0 * self._s0
+        return {
+            "shares_sold": float(self._sold),
+            "execution_price": float(self._price),
+            "inventory": float(self.inventory),
+            "mid_price": float(self.mid),
+            "implementation_shortfall": float(self.shortfall),
+            "shortfall_bps": float(1e4 * self.shortfall / notional),
+            "timestamp": float(self._elapsed_steps * self.tau),
+            "dt": self.tau,
+        }
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[np.ndarray]:
+        """Start with the whole position at the arrival price."""
+        session_options(options, type(self).__name__)
+        self._set_rng(seed)
+        self._begin_episode()
+        self._clear()
+        return ResetResult(self._observation(), self._info())
+
+    def step(self, action: np.ndarray) -> StepResult[np.ndarray]:
+        """Sell the chosen fraction of what is left; reward minus its cost and risk in bps."""
+        self._check_can_step()
+        fraction = min(max(float(box_action(action, (1,), self.action_space)[0]), 0.0), 1.0)
+        tau, x, k = self.tau, self.inventory, self._elapsed_steps
+        sold = x if k >= self._n_steps - 1 else fraction * x
+        price = self.mid - self._epsilon - self._eta * sold / tau if sold > 0 else self.mid
+        x -= sold
+        if x < 1e-9 * self._X0:
+            x = 0.0
+        self.shortfall += sold * (self._s0 - price)
+        z = float(self.rng.standard_normal())
+        self.mid += self._sigma * math.sqrt(tau) * z - self._gamma * sold
+        self.inventory, self._sold, self._price = x, sold, price
+        penalty = self._risk_aversion * self._sigma**2 * tau * x * x
+        reward = 1e4 * (sold * (price - self._s0) - penalty) / (self._X0 * self._s0)
+        terminated = x == 0.0 or k + 1 >= self._n_steps
+        self._end_step(terminated, False)
+        return StepResult(self._observation(), float(reward), terminated, False, self._info())

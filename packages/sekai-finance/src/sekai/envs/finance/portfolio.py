@@ -1,0 +1,328 @@
+"""Portfolio-v0: allocate wealth across n assets and cash, rebalancing every step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sekai.core.result import ResetResult, StepResult
+from sekai.envs.finance._common import check_int, check_per_asset, fixed
+from sekai.envs.finance._helpers import check_correlation, random_correlation, simulate_gbm
+from sekai.envs.finance._window import WindowEnv, load_history, window_args
+from sekai.error import InvalidAction
+from sekai.finance.rewards import LogReturn, StepOutcome
+from sekai.spaces import Box, Dict
+
+__all__ = [
+    "PortfolioEnv",
+    "portfolio_action_space",
+    "portfolio_observation_space",
+    "portfolio_return",
+    "scores_to_weights",
+]
+
+_DEFAULT_ASSETS = 5
+
+
+def portfolio_observation_space(lookback: int, n: int, allow_short: bool) -> Dict:
+    """``Dict{returns: (lookback, n), weights: (n + 1,)}`` (weights unbounded with shorts)."""
+    low, high = (-np.inf, np.inf) if allow_short else (0.0, 1.0)
+    return Dict(
+        {
+            "returns": Box(-np.inf, np.inf, (lookback, n), np.float32),
+            "weights": Box(low, high, (n + 1,), np.float32),
+        }
+    )
+
+
+def portfolio_action_space(n: int, allow_short: bool) -> Box:
+    """Long-only: ``Box(0, 1, (n + 1,))`` scores (cash last); with shorts ``Box(-1, 1, (n,))``."""
+    if allow_short:
+        return Box(-1.0, 1.0, (n,), np.float32)
+    return Box(0.0, 1.0, (n + 1,), np.float32)
+
+
+def scores_to_weights(action: np.ndarray, allow_short: bool) -> np.ndarray:
+    """Map actions ``(..., n + 1)`` (or ``(..., n)`` with shorts) to weights ``(..., n + 1)``.
+
+    Long-only: scores clipped into [0, 1] and normalised to sum 1 (all cash when the sum is
+    below 1e-12). With shorts: clipped into [-1, 1], scaled down to gross 1, cash ``1 − Σw``.
+    """
+    if not allow_short:
+        scores = np.clip(action, 0.0, 1.0)
+        total = scores.sum(axis=-1, keepdims=True)
+        cash_only = total < 1e-12
+        weights = scores / np.where(cash_only, 1.0, total)
+        if cash_only.any():
+            weights = np.where(cash_only, 0.0, weights)
+            weights[..., -1] = np.where(cash_only[..., 0], 1.0, weights[..., -1])
+        return weights  # type: ignore[no-any-return]
+    assets = np.clip(action, -1.0, 1.0)
+    gross = np.abs(assets).sum(axis=-1, keepdims=True)
+    assets = assets / np.where(gross > 1.0, gross, 1.0)
+    cash = 1.0 - assets.sum(axis=-1, keepdims=True)
+    return np.concatenate([assets, cash], axis=-1)
+
+
+def portfolio_return(weights: np.ndarray, returns: np.ndarray) -> np.ndarray:
+    """``w @ r`` per row as a batched matmul, so one env and a batch agree bit for bit."""
+    return np.matmul(weights[..., None, :], returns[..., :, None])[..., 0, 0]  # type: ignore[no-any-return]
+
+
+def check_portfolio_action(action: Any, shape: tuple[int, ...], space: Any) -> np.ndarray:
+    """The action as float64 of the given shape; ``InvalidAction`` for a wrong shape or NaN/inf."""
+    try:
+        array = np.asarray(action, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidAction(action, space) from None
+    if array.shape != shape or not np.isfinite(array).all():
+        raise InvalidAction(action, space)
+    return array
+
+
+class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
+    """Allocate wealth across ``n`` assets and cash; rebalance every step.
+
+    Observation: ``{"returns": (lookback, n) log returns, "weights": (n + 1,) drifted weights}``
+    (cash last). Action: long-only scores ``(n + 1,)`` normalised to weights, or target asset
+    weights ``(n,)`` in [-1, 1] with ``allow_short``. Reward: ``reward_fn`` (default: log growth).
+
+    Args:
+        prices: a ``(T, n)`` price history (``(T,)`` is one asset), or a pandas DataFrame.
+        data: a ``MarketData`` with a complete panel instead of ``prices``.
+        n_assets: number of assets (default 5 when simulating; must agree with the source).
+        episode_length: decisions per episode.
+        lookback: log returns observed per asset.
+        transaction_cost: a proportional rate or a ``CostModel``.
+        allow_short: selects the long/short action space.
+        mu: annual drifts of the built-in GBM (default 0.06 each).
+        sigma: annual volatilities (default ``linspace(0.15, 0.35, n)``).
+        corr: correlation matrix (default ``random_correlation(default_rng(0), n)``).
+        dt: years per step.
+        model: a ``MarketModel`` to simulate instead of GBM.
+        reward: a ``RewardFunction`` (copied).
+        sampler: ``"random"``, ``"sequential"``, an int or an ``EpisodeSampler``.
+        capital: account size in currency.
+    """
+
+    metadata: dict[str, Any] = {"render_fps": 10}  # noqa: RUF012
+    n_assets = fixed("Number of assets (fixed at construction).")
+    allow_short = fixed("Whether the action space allows shorts (fixed at construction).")
+
+    def __init__(
+        self,
+        prices: Any = None,
+        *,
+        data: Any = None,
+        n_assets: int | None = None,
+        episode_length: int = 252,
+        lookback: int = 30,
+        transaction_cost: Any = 1e-3,
+        allow_short: bool = False,
+        mu: Any = None,
+        sigma: Any = None,
+        corr: Any = None,
+        dt: float | None = None,
+        model: Any = None,
+        reward: Any = None,
+        sampler: Any = "random",
+        capital: float = 1_000_000.0,
+    ) -> None:
+        episode_length, lookback = window_args(episode_length, lookback)
+        if not isinstance(allow_short, (bool, np.bool_)):
+            raise ValueError(f"allow_short must be a bool, got {type(allow_short).__name__}.")
+        self._check_model(model)
+        history = load_history(
+            prices,
+            data,
+            model,
+            env="Portfolio-v0",
+            single_asset=False,
+            window=lookback + episode_length + 1,
+            lookback=lookback,
+            episode_length=episode_length,
+        )
+        implied = (
+            history.data.n_assets
+            if history is not None
+            else (int(model.n_assets) if model is not None else None)
+        )
+        if n_assets is not None:
+            n_assets = check_int("n_assets", n_assets)
+            if implied is not None and n_assets != implied:
+                source = "price history" if history is not None else "model"
+                raise ValueError(
+                    f"n_assets={n_assets} disagrees with the {source}, which has {implied} "
+                    "assets; leave n_assets out to follow it."
+                )
+        n = implied if implied is not None else (n_assets or _DEFAULT_ASSETS)
+        self._n_assets = n
+        self._allow_short = bool(allow_short)
+        self._mu = check_per_asset("mu", 0.06 if mu is None else mu, n)
+        self._sigma = check_per_asset(
+            "sigma", np.linspace(0.15, 0.35, n) if sigma is None else sigma, n, "ge0"
+        )
+        self._corr = check_correlation(
+            random_correlation(np.random.default_rng(0), n) if corr is None else corr, n
+        )
+        self._setup_window(
+            env="Portfolio-v0",
+            history=history,
+            episode_length=episode_length,
+            lookback=lookback,
+            transaction_cost=transaction_cost,
+            dt=dt,
+            model=model,
+            reward=reward,
+            sampler=sampler,
+            capital=capital,
+        )
+        self._prices = None if history is None else history.prices
+        self._weights = self._cash_weights()
+        self._action_shape = (n,) if self._allow_short else (n + 1,)
+        self.observation_space = portfolio_observation_space(lookback, n, self._allow_short)
+        self.action_space = portfolio_action_space(n, self._allow_short)
+
+    def _cash_weights(self) -> np.ndarray:
+        weights = np.zeros(self._n_assets + 1)
+        weights[-1] = 1.0
+        return weights
+
+    # -- parameters -------------------------------------------------------------------------
+
+    @property
+    def mu(self) -> float | np.ndarray:
+        """Annual drift(s) of the built-in GBM."""
+        return self._mu
+
+    @mu.setter
+    def mu(self, value: Any) -> None:
+        self._mu = check_per_asset("mu", value, self._n_assets)
+
+    @property
+    def sigma(self) -> float | np.ndarray:
+        """Annual volatilities of the built-in GBM."""
+        return self._sigma
+
+    @sigma.setter
+    def sigma(self, value: Any) -> None:
+        self._sigma = check_per_asset("sigma", value, self._n_assets, "ge0")
+
+    @property
+    def corr(self) -> np.ndarray:
+        """Correlation matrix of the built-in GBM's shocks."""
+        return self._corr
+
+    @corr.setter
+    def corr(self, value: Any) -> None:
+        self._corr = check_correlation(value, self._n_assets)
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Current drifted weights ``(n + 1,)``, cash last (a copy)."""
+        return self._weights.copy()
+
+    @property
+    def portfolio_value(self) -> float:
+        """Account value relative to the episode start (same as ``equity``)."""
+        return self._equity
+
+    def action_to_weights(self, action: Any) -> np.ndarray:
+        """The target weights ``(n + 1,)`` an action means (cash last)."""
+        array = check_portfolio_action(action, self._action_shape, self.action_space)
+        return scores_to_weights(array, self._allow_short)
+
+    # -- episode ------------------------------------------------------------------------------
+
+    def _simulate_path(self) -> np.ndarray:
+        if self._model is not None:
+            return self._model_path()
+        n = self._n_assets
+        return simulate_gbm(
+            self.rng,
+            self._window - 1,
+            s0=np.full(n, 100.0),
+            mu=np.broadcast_to(self._mu, (n,)),
+            sigma=np.broadcast_to(self._sigma, (n,)),
+            dt=self._dt,
+            corr=self._corr,
+        )
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        assert self._log_returns is not None
+        t = self._t
+        return {
+            "returns": self._log_returns[t : t + self._lookback].astype(np.float32),
+            "weights": self._weights.astype(np.float32),
+        }
+
+    def _info(self, cost: float, turnover: float, asset_returns: np.ndarray) -> dict[str, Any]:
+        return {
+            "portfolio_value": self._equity,
+            "equity": self._equity,
+            "weights": self._weights.copy(),
+            "turnover": turnover,
+            "cost": cost,
+            "asset_returns": asset_returns,
+            "timestamp": self._timestamp(self._t),
+            "dt": self._dt,
+        }
+
+    def reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[dict[str, np.ndarray]]:
+        """Start an episode: a new window (or simulated path), all in cash, value 1."""
+        self._reset_window(seed, options)
+        self._weights = self._cash_weights()
+        info = self._info(0.0, 0.0, np.zeros(self._n_assets))
+        return ResetResult(self._observation(), info)
+
+    def step(self, action: np.ndarray) -> StepResult[dict[str, np.ndarray]]:
+        """Rebalance to the action's target weights and hold them for one period."""
+        self._check_can_step()
+        target = scores_to_weights(
+            check_portfolio_action(action, self._action_shape, self.action_space),
+            self._allow_short,
+        )
+        assets = target[:-1]
+        trades = assets - self._weights[:-1]
+        turnover = float(np.abs(trades).sum())
+        cost = float(self._cost_model(trades, **self._cost_context()))
+        path = self._path
+        assert path is not None
+        i = self._lookback + self._t
+        r = path[i + 1] / path[i] - 1.0
+        held = 1.0 + float(portfolio_return(assets, r))
+        growth = 0.0 if cost >= 1.0 else (1.0 - cost) * held
+        if growth > 0:
+            grown = target.copy()
+            grown[:-1] *= 1.0 + r
+            self._weights = grown / grown.sum()
+        else:
+            self._weights = self._cash_weights()
+        equity_before = self._equity
+        self._equity = max(equity_before * growth, 0.0)
+        self._t += 1
+        reward_fn = self._reward_fn
+        if type(reward_fn) is LogReturn:  # fast path: the value StepOutcome would carry
+            reward = float(np.log(max(growth, 1e-12)))
+        else:
+            reward = float(
+                reward_fn(
+                    StepOutcome.from_growth(
+                        growth,
+                        equity=self._equity,
+                        turnover=turnover,
+                        cost=cost,
+                        previous_equity=equity_before,
+                    )
+                )
+            )
+        terminated = not growth > 0
+        truncated = not terminated and self._t >= self._episode_length
+        self._end_step(terminated, truncated)
+        info = self._info(cost, turnover, r)
+        return StepResult(self._observation(), reward, terminated, truncated, info)

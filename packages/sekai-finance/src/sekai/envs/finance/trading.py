@@ -1,0 +1,253 @@
+"""Trading-v0: trade one asset by choosing a target position each step."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from sekai.core.result import ResetResult, StepResult
+from sekai.envs.finance._common import check_real, discrete_action, fixed
+from sekai.envs.finance._helpers import simulate_gbm
+from sekai.envs.finance._window import WindowEnv, load_history, window_args
+from sekai.finance.rewards import LogReturn, StepOutcome
+from sekai.spaces import Box, Discrete
+
+__all__ = ["TradingEnv", "check_positions", "trading_observation_space"]
+
+
+def check_positions(positions: Any) -> tuple[float, ...]:
+    """Validate ``positions``: at least 2 finite numbers."""
+    try:
+        values = tuple(positions)
+    except TypeError as exc:
+        raise ValueError(
+            f"positions must be a sequence of at least 2 finite numbers, got {positions!r}."
+        ) from exc
+    if len(values) < 2 or not all(
+        isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and np.isfinite(v)
+        for v in values
+    ):
+        raise ValueError(
+            f"positions must be a sequence of at least 2 finite numbers, got {positions!r}."
+        )
+    return tuple(float(v) for v in values)
+
+
+def trading_observation_space(lookback: int, positions: tuple[float, ...]) -> Box:
+    """``Box(lookback + 1,)``: log returns (unbounded) then the drifted position."""
+    low = np.full(lookback + 1, -np.inf, dtype=np.float32)
+    high = np.full(lookback + 1, np.inf, dtype=np.float32)
+    low[-1] = 0.0 if min(positions) >= 0 else -np.inf
+    high[-1] = 1.0 if max(positions) <= 1 else np.inf
+    return Box(low, high, dtype=np.float32)
+
+
+class TradingEnv(WindowEnv[np.ndarray, int]):
+    """Trade one asset: each step, choose a target position as a fraction of equity.
+
+    Observation: the last ``lookback`` log returns (oldest first) and the current drifted
+    position. Action: an index into ``positions``. Reward: ``reward_fn`` of the step's outcome
+    (default: log equity growth).
+
+    Args:
+        prices: a price history, ``(T,)`` or ``(T, 1)`` (or a pandas Series/DataFrame).
+        data: a single-asset ``MarketData`` instead of ``prices``.
+        episode_length: decisions per episode.
+        lookback: log returns observed.
+        positions: the allowed target positions.
+        transaction_cost: a proportional rate or a ``CostModel``.
+        mu: annual drift of the built-in GBM.
+        sigma: annual volatility of the built-in GBM.
+        dt: years per step (default: the model's, the data's, or 1/252).
+        s0: initial price of the built-in GBM.
+        model: a one-asset ``MarketModel`` to simulate instead of GBM.
+        reward: a ``RewardFunction`` (copied).
+        sampler: ``"random"``, ``"sequential"``, an int or an ``EpisodeSampler``.
+        capital: account size in currency, for fixed fees and impact models.
+    """
+
+    metadata: dict[str, Any] = {"render_fps": 10}  # noqa: RUF012
+    positions = fixed("The allowed target positions (fixed at construction).")
+
+    def __init__(
+        self,
+        prices: Any = None,
+        *,
+        data: Any = None,
+        episode_length: int = 252,
+        lookback: int = 30,
+        positions: Any = (-1.0, 0.0, 1.0),
+        transaction_cost: Any = 1e-3,
+        mu: float = 0.05,
+        sigma: float = 0.2,
+        dt: float | None = None,
+        s0: float = 100.0,
+        model: Any = None,
+        reward: Any = None,
+        sampler: Any = "random",
+        capital: float = 1_000_000.0,
+    ) -> None:
+        episode_length, lookback = window_args(episode_length, lookback)
+        self._positions = check_positions(positions)
+        self._mu = check_real("mu", mu)
+        self._sigma = check_real("sigma", sigma, "ge0")
+        self._s0 = check_real("s0", s0, "gt0")
+        self._check_model(model)
+        if model is not None and getattr(model, "n_assets", 1) != 1:
+            raise ValueError(
+                f"Trading-v0 trades one asset but the model simulates {model.n_assets}."
+            )
+        history = load_history(
+            prices,
+            data,
+            model,
+            env="Trading-v0",
+            single_asset=True,
+            window=lookback + episode_length + 1,
+            lookback=lookback,
+            episode_length=episode_length,
+        )
+        self._setup_window(
+            env="Trading-v0",
+            history=history,
+            episode_length=episode_length,
+            lookback=lookback,
+            transaction_cost=transaction_cost,
+            dt=dt,
+            model=model,
+            reward=reward,
+            sampler=sampler,
+            capital=capital,
+        )
+        self._prices = None if history is None else history.prices[:, 0]
+        self._position = 0.0
+        self._closes: list[float] = []
+        self.observation_space = trading_observation_space(lookback, self._positions)
+        self.action_space = Discrete(len(self._positions))
+
+    # -- parameters ---------------------------------------------------------------------
+
+    @property
+    def mu(self) -> float:
+        """Annual drift of the built-in GBM."""
+        return self._mu
+
+    @mu.setter
+    def mu(self, value: Any) -> None:
+        self._mu = check_real("mu", value)
+
+    @property
+    def sigma(self) -> float:
+        """Annual volatility of the built-in GBM."""
+        return self._sigma
+
+    @sigma.setter
+    def sigma(self, value: Any) -> None:
+        self._sigma = check_real("sigma", value, "ge0")
+
+    @property
+    def s0(self) -> float:
+        """Initial price of the built-in GBM."""
+        return self._s0
+
+    @s0.setter
+    def s0(self, value: Any) -> None:
+        self._s0 = check_real("s0", value, "gt0")
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def position(self) -> float:
+        """The current position (fraction of equity), drifted with the price."""
+        return self._position
+
+    @property
+    def price(self) -> float:
+        """The current price (at the decision row)."""
+        self._require_episode("price")
+        return self._closes[self._lookback + self._t]
+
+    @property
+    def price_history(self) -> np.ndarray:
+        """Prices observed so far, lookback included: ``lookback + elapsed_steps + 1`` values."""
+        return super().price_history[:, 0]
+
+    # -- episode ------------------------------------------------------------------------------
+
+    def _simulate_path(self) -> np.ndarray:
+        if self._model is not None:
+            return self._model_path()
+        path = simulate_gbm(
+            self.rng, self._window - 1, s0=self._s0, mu=self._mu, sigma=self._sigma, dt=self._dt
+        )
+        return path[:, None]
+
+    def _observation(self) -> np.ndarray:
+        assert self._log_returns is not None
+        obs = np.empty(self._lookback + 1, dtype=np.float32)
+        obs[:-1] = self._log_returns[self._t : self._t + self._lookback, 0]
+        obs[-1] = self._position
+        return obs
+
+    def _info(self, price: float, asset_return: float, cost: float, turnover: float) -> dict[str, Any]:
+        return {
+            "equity": self._equity,
+            "position": self._position,
+            "price": price,
+            "asset_return": asset_return,
+            "cost": cost,
+            "turnover": turnover,
+            "timestamp": self._timestamp(self._t),
+            "dt": self._dt,
+        }
+
+    def reset(
+        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+    ) -> ResetResult[np.ndarray]:
+        """Start an episode: a new window (or simulated path), equity 1, flat position."""
+        self._reset_window(seed, options)
+        assert self._path is not None
+        self._closes = self._path[:, 0].tolist()
+        self._position = 0.0
+        info = self._info(self._closes[self._lookback], 0.0, 0.0, 0.0)
+        return ResetResult(self._observation(), info)
+
+    def step(self, action: int) -> StepResult[np.ndarray]:
+        """Move to the target position ``positions[action]`` and hold it for one period."""
+        self._check_can_step()
+        target = self._positions[discrete_action(action, len(self._positions), self.action_space)]
+        previous = self._position
+        trade = target - previous
+        turnover = abs(trade)
+        cost = float(self._cost_model(np.array([trade]), **self._cost_context()))
+        i = self._lookback + self._t
+        price = self._closes[i + 1]
+        r = price / self._closes[i] - 1.0
+        held = 1.0 + target * r
+        growth = 0.0 if cost >= 1.0 else (1.0 - cost) * held
+        self._position = target * (1.0 + r) / held if growth > 0 and held > 0 else 0.0
+        equity_before = self._equity
+        self._equity = max(equity_before * growth, 0.0)
+        self._t += 1
+        reward_fn = self._reward_fn
+        if type(reward_fn) is LogReturn:  # fast path: the value StepOutcome would carry
+            reward = float(np.log(max(growth, 1e-12)))
+        else:
+            reward = float(
+                reward_fn(
+                    StepOutcome.from_growth(
+                        growth,
+                        equity=self._equity,
+                        turnover=turnover,
+                        cost=cost,
+                        previous_equity=equity_before,
+                    )
+                )
+            )
+        terminated = not growth > 0
+        truncated = not terminated and self._t >= self._episode_length
+        self._end_step(terminated, truncated)
+        info = self._info(price, r, cost, turnover)
+        return StepResult(self._observation(), reward, terminated, truncated, info)

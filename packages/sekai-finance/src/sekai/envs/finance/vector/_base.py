@@ -1,0 +1,237 @@
+"""Shared machinery of the native finance vector envs (finance.md §11).
+
+A subclass of ``FinanceVecEnv`` names its single env (``single_env``), declares its parameters
+with ``param()`` (shared, settable; forwarded to ``self.template``) and ``read_only(reason)``,
+lists its per-sub-env state names in ``state_names``, and implements the ``NativeVecEnv`` hooks.
+The template is a single env built from the same keyword arguments: it validates them exactly
+as the single env does, supplies the spaces, and holds every parameter, read every step.
+
+Rules implemented here:
+
+* ``get_attr(parameter)`` repeats the one value for every sub-env (arrays are never split);
+  ``get_attr(state)`` gives one value per sub-env.
+* ``set_attr(parameter, value)`` takes one value, or a list of ``num_envs`` equal values
+  (``np.array_equal``); different values raise ``ValueError`` (one shared parameter: use
+  ``vectorization_mode='sync'``). Read-only parameters raise ``AttributeError``
+  "``Cls.p`` is read-only: <reason>"; state raises ``AttributeError`` too.
+* ``sampler``: one lane per sub-env holding ``template.sampler.spawn()``.
+* ``step_rows()``: the decision row of every sub-env, clamped so a frozen sub-env never reads
+  past its window; ``keep_frozen(new, old)`` leaves frozen sub-envs' state unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.core.env import Env
+from sekai.envs.finance._common import parse_options
+from sekai.finance.sampling import EpisodeSampler, as_sampler
+from sekai.vector.native import NativeVecEnv
+
+__all__ = [
+    "HISTORY",
+    "METADATA",
+    "SHAPE",
+    "TRANSACTION_COST",
+    "FinanceVecEnv",
+    "param",
+    "read_only",
+]
+
+SHAPE = "it fixes the shapes of the env's arrays; build a new env"
+HISTORY = "it is loaded when the env is built"
+TRANSACTION_COST = "it became `cost_model` when the env was built; set `cost_model` instead"
+METADATA = "it describes the env class"
+_SHARED_VALUE = (
+    "{name} is one shared parameter of {cls}: set_attr takes one value (or a list repeating one "
+    "value) for all sub-envs. For different values per sub-env use vectorization_mode='sync'."
+)
+_STATE = (
+    "{cls}.{name} is per-sub-env state of the simulation and cannot be set; reset() the env or "
+    "change its parameters instead."
+)
+
+
+class param:  # noqa: N801 - used like ``property``
+    """A shared parameter of a native finance env, read from and written to ``self.template``."""
+
+    def __init__(self, doc: str = "") -> None:
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj.template, self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        setattr(obj.template, self.name, value)
+
+
+class read_only(param):  # noqa: N801
+    """A parameter read from the template that cannot be set on the native env."""
+
+    def __init__(self, reason: str, doc: str = "") -> None:
+        super().__init__(doc)
+        self.reason = reason
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if self.name == "metadata":
+            owner = objtype if obj is None else type(obj)
+            return owner.single_env.metadata  # type: ignore[union-attr]
+        return super().__get__(obj, objtype)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        raise AttributeError(f"{type(obj).__name__}.{self.name} is read-only: {self.reason}.")
+
+
+class FinanceVecEnv(NativeVecEnv):
+    """Base of the native finance envs: template parameters, attribute rules, sampler lanes.
+
+    Args:
+        num_envs: number of sub-envs.
+        autoreset: reset finished sub-envs within the same step (default); False freezes them.
+        max_episode_steps: truncate every sub-env after this many steps.
+        **kwargs: the single env's keyword arguments (validated by building the template).
+    """
+
+    single_env: ClassVar[type[Env[Any, Any]]]
+    state_names: ClassVar[tuple[str, ...]] = ()
+    metadata = read_only(METADATA)  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        template = self.single_env(**kwargs)
+        self.template = template
+        super().__init__(
+            num_envs,
+            template.observation_space,
+            template.action_space,
+            autoreset=autoreset,
+            max_episode_steps=max_episode_steps,
+        )
+        template_sampler = getattr(template, "sampler", None)
+        self._lanes: list[EpisodeSampler] = (
+            [template_sampler.spawn() for _ in range(self.num_envs)]
+            if isinstance(template_sampler, EpisodeSampler)
+            else []
+        )
+
+    # -- attributes -------------------------------------------------------------------------
+
+    @classmethod
+    def _descriptor(cls, name: str) -> Any:
+        for klass in cls.__mro__:
+            if name in klass.__dict__:
+                return klass.__dict__[name]
+        return None
+
+    def _is_parameter(self, name: str) -> bool:
+        return isinstance(self._descriptor(name), param)
+
+    def get_attr(self, name: str) -> list[Any]:
+        """One value per sub-env: parameters repeat their one value, state is split."""
+        if self._is_parameter(name):
+            self._check_open()
+            return [getattr(self, name)] * self.num_envs
+        if name == "sampler" and self._lanes:
+            self._check_open()
+            return list(self._lanes)
+        return super().get_attr(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set a shared parameter (one value, or a list repeating it) or the samplers."""
+        self._check_open()
+        descriptor = self._descriptor(name)
+        if name in self.state_names:
+            raise AttributeError(_STATE.format(cls=type(self).__name__, name=name))
+        if name == "sampler" and self._lanes:
+            self._set_samplers(values)
+            return
+        if isinstance(descriptor, param) and not isinstance(descriptor, read_only):
+            setattr(self, name, self._one_value(name, values))
+            return
+        super().set_attr(name, values)
+
+    def _one_value(self, name: str, values: Any) -> Any:
+        if not (isinstance(values, list) and len(values) == self.num_envs):
+            return values
+        first = values[0]
+        for other in values[1:]:
+            same = other is first
+            if not same:
+                try:
+                    same = bool(np.array_equal(np.asarray(other), np.asarray(first)))
+                except (TypeError, ValueError):
+                    same = False
+                same = same and type(other) is type(first)
+            if not same:
+                raise ValueError(_SHARED_VALUE.format(name=name, cls=type(self).__name__))
+        return first
+
+    # -- samplers ------------------------------------------------------------------------------
+
+    @property
+    def sampler(self) -> list[EpisodeSampler]:
+        """Every sub-env's sampler (its lane): ``template.sampler.spawn()`` each."""
+        return list(self._lanes)
+
+    def _set_samplers(self, values: Any) -> None:
+        if isinstance(values, list) and len(values) == self.num_envs:
+            self._lanes = [as_sampler(v) for v in values]
+            return
+        self.template.sampler = values  # type: ignore[attr-defined]
+        shared = self.template.sampler  # type: ignore[attr-defined]
+        self._lanes = [shared.spawn() for _ in range(self.num_envs)]
+
+    # -- helpers for subclasses ----------------------------------------------------------------
+
+    @staticmethod
+    def parse_reset_options(
+        options: Sequence[dict[str, Any] | None], allowed: tuple[str, ...]
+    ) -> list[dict[str, Any]]:
+        """Validate every sub-env's options (unknown keys refused)."""
+        return [parse_options(o, allowed) for o in options]
+
+    def frozen_mask(self) -> NDArray[np.bool_] | None:
+        """The frozen sub-envs, or None when none is frozen (the common, fast case)."""
+        if self.autoreset:
+            return None
+        frozen = self._frozen
+        return frozen.copy() if frozen.any() else None
+
+    @staticmethod
+    def keep_frozen(frozen: NDArray[np.bool_] | None, new: Any, old: Any) -> Any:
+        """``new`` except where ``frozen`` (rows of ``old`` kept)."""
+        if frozen is None:
+            return new
+        where = frozen.reshape((-1,) + (1,) * (np.ndim(new) - 1))
+        return np.where(where, old, new)
+
+    @staticmethod
+    def replace_rows(array: np.ndarray, indices: NDArray[np.intp], values: Any) -> np.ndarray:
+        """A copy of ``array`` with ``array[indices] = values`` (infos may still hold the old one)."""
+        fresh = array.copy()
+        fresh[indices] = values
+        return fresh
+
+    def reset_reward(self, reward_fn: Any, indices: NDArray[np.intp]) -> None:
+        """Reset a stateful reward for the sub-envs being reset (all: ``reset(None)``)."""
+        if len(indices) == self.num_envs:
+            reward_fn.reset(None)
+        else:
+            mask = np.zeros(self.num_envs, dtype=bool)
+            mask[indices] = True
+            reward_fn.reset(mask)

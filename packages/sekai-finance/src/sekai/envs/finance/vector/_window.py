@@ -1,0 +1,346 @@
+"""Native machinery of the window-based envs (Trading, Portfolio): prices, windows, returns.
+
+Every sub-env is at its own decision index ``t`` of its own window. The market advances in
+one of three ways, chosen per episode at its reset:
+
+* history: the decision row is ``start + lookback + t`` of the shared history (nothing copied);
+* built-in GBM, simulated online: one ``(num_envs, n)`` block of normals per ``step()``, the
+  path so far kept for ``price_history`` (never pre-drawn whole);
+* a user ``model=``: ``model.simulate(rng, window - 1, n_paths=k)`` at reset, replayed.
+
+The last ``lookback`` log returns of every sub-env sit in a rolling buffer whose write position
+is shared by all sub-envs, so the observation is one slice copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.envs.finance._window import History
+from sekai.envs.finance.vector._base import (
+    HISTORY,
+    SHAPE,
+    TRANSACTION_COST,
+    FinanceVecEnv,
+    param,
+    read_only,
+)
+from sekai.finance.sampling import draw_window_start, window_start_from_option
+
+__all__ = ["WindowVecEnv"]
+
+_NEEDS_HISTORY = (
+    "options['start'] needs a price history; this env simulates its prices (pass prices= or "
+    "data= to replay history)."
+)
+
+
+class WindowVecEnv(FinanceVecEnv):
+    """Base of ``TradingVecEnv`` and ``PortfolioVecEnv`` (see the module docstring).
+
+    Subclasses implement ``_gbm_parameters()`` -> ``(mu, sigma, s0, corr)`` and the accounting.
+    """
+
+    cost_model = param("The cost model pricing every rebalance (shared).")
+    reward_fn = param("The reward function (shared; setting it stores a copy).")
+    dt = param("Years per step (shared).")
+    model = param("The market model simulated each episode, or None (shared).")
+    capital = param("Account size in currency (shared).")
+    lookback = read_only(SHAPE, "Log returns observed.")
+    episode_length = read_only(SHAPE, "Decisions per episode.")
+    prices = read_only(HISTORY, "The price history, or None when simulating.")
+    data = read_only(HISTORY, "The MarketData of the history, or None.")
+    transaction_cost = read_only(TRANSACTION_COST, "The transaction_cost argument.")
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            num_envs, autoreset=autoreset, max_episode_steps=max_episode_steps, **kwargs
+        )
+        template: Any = self.template
+        n_envs = self.num_envs
+        self._lookback: int = template.lookback
+        self._length: int = template.episode_length
+        self._window = self._lookback + self._length + 1
+        self._history: History | None = template._history
+        self._width: int = self._n_columns()
+        self._rows = np.arange(n_envs)
+        self._t = np.zeros(n_envs, dtype=np.int64)
+        self._equity = np.ones(n_envs)
+        self._start = np.zeros(n_envs, dtype=np.int64)
+        self._price = np.ones((n_envs, self._width))
+        self._from_model = np.zeros(n_envs, dtype=bool)
+        self._path: np.ndarray | None = None  # (num_envs, window, n), simulated sources only
+        self._capacity = 2 * self._lookback + 32
+        self._returns = np.zeros((n_envs, self._capacity, self._width), dtype=np.float32)
+        self._head = self._lookback
+        self._gbm_key: tuple[Any, ...] | None = None
+        self._gbm: tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray] | None = None
+
+    def _n_columns(self) -> int:
+        raise NotImplementedError
+
+    def _gbm_parameters(self) -> tuple[Any, Any, Any, Any]:
+        """``(mu, sigma, s0, corr)`` of the built-in GBM, read from the template."""
+        raise NotImplementedError
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def equity(self) -> np.ndarray:
+        """Account value of every sub-env relative to its episode start."""
+        return self._equity.copy()
+
+    @property
+    def elapsed_steps(self) -> np.ndarray:
+        """Steps taken in every sub-env's current episode."""
+        return self._t.copy()
+
+    @property
+    def timestamp(self) -> np.ndarray:
+        """Time of every sub-env's current decision (as in ``info["timestamp"]``)."""
+        return self._timestamps(self._t.copy())
+
+    @property
+    def price_history(self) -> np.ndarray:
+        """Object array: every sub-env's prices so far (lookback included)."""
+        out = np.empty(self.num_envs, dtype=object)
+        for k in range(self.num_envs):
+            end = self._lookback + int(self._t[k]) + 1
+            if self._history is not None:
+                start = int(self._start[k])
+                rows = self._history.prices[start : start + end]
+            else:
+                assert self._path is not None
+                rows = self._path[k, :end]
+            out[k] = self._squeeze(rows.copy())
+        return out
+
+    def _squeeze(self, rows: np.ndarray) -> np.ndarray:
+        return rows
+
+    def _timestamps(self, t: np.ndarray) -> np.ndarray:
+        """Timestamps of decision indices ``t`` (simulated: ``t`` itself, not copied)."""
+        if self._history is None:
+            return t
+        return self._history.timestamps[self._start + self._lookback + t]
+
+    def _reset_timestamps(self, indices: NDArray[np.intp]) -> np.ndarray:
+        """Timestamps of the first decisions of the sub-envs just reset."""
+        if self._history is None:
+            return np.zeros(len(indices), dtype=np.int64)
+        return self._history.timestamps[self._start[indices] + self._lookback]
+
+    # -- the market ---------------------------------------------------------------------------
+
+    def _gbm_terms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+        """Per-step drift and volatility, Cholesky factor (transposed) and log s0, cached."""
+        mu, sigma, s0, corr = self._gbm_parameters()
+        dt = self.template.dt  # type: ignore[attr-defined]
+        key = (mu, sigma, s0, corr, dt)
+        cached = self._gbm_key
+        if cached is None or any(a is not b for a, b in zip(cached, key)):
+            n = self._width
+            mu_a = np.broadcast_to(np.asarray(mu, np.float64), (n,))
+            sigma_a = np.broadcast_to(np.asarray(sigma, np.float64), (n,))
+            drift = (mu_a - 0.5 * sigma_a**2) * dt
+            vol = sigma_a * np.sqrt(dt)
+            chol_t = None if corr is None else np.ascontiguousarray(np.linalg.cholesky(corr).T)
+            log_s0 = np.broadcast_to(np.log(np.asarray(s0, np.float64)), (n,)).copy()
+            self._gbm = (drift, vol, chol_t, log_s0)
+            self._gbm_key = key
+        assert self._gbm is not None
+        return self._gbm
+
+    def _gbm_increments(self, shape: tuple[int, ...]) -> np.ndarray:
+        drift, vol, chol_t, _ = self._gbm_terms()
+        z = self.rng.standard_normal(shape)
+        if chol_t is not None:
+            z = z @ chol_t
+        increments: np.ndarray = z * vol + drift
+        return increments
+
+    def _decision_index(self) -> np.ndarray:
+        """Window row of every sub-env's decision, clamped inside the window (frozen ones)."""
+        return self._lookback + np.minimum(self._t, self._length - 1)
+
+    def _advance_market(
+        self, frozen: NDArray[np.bool_] | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One period of every sub-env's market: ``(r, price_before, price_after)``, ``(N, n)``.
+
+        Also pushes the period's log returns into the rolling buffer and records simulated
+        prices; ``self._price`` becomes the new price (frozen sub-envs keep theirs).
+        """
+        index = self._decision_index()
+        history = self._history
+        if history is not None:
+            row = self._start + index
+            before = history.prices[row]
+            after = history.prices[row + 1]
+            log_returns = history.log_returns[row]
+            r = after / before - 1.0
+        elif self._from_model.any():
+            r, before, after, log_returns = self._advance_paths(index, frozen)
+        else:  # the built-in GBM, simulated online
+            before = self._price
+            log_returns = self._gbm_increments((self.num_envs, self._width))
+            growth = np.exp(log_returns)
+            after = before * growth
+            r = growth - 1.0
+            assert self._path is not None
+            if frozen is None:
+                self._path[self._rows, index + 1] = after
+            else:
+                moving = np.flatnonzero(~frozen)
+                self._path[moving, index[moving] + 1] = after[moving]
+        self._push_returns(log_returns)
+        self._price = after if frozen is None else np.where(frozen[:, None], before, after)
+        return r, before, after
+
+    def _advance_paths(
+        self, index: np.ndarray, frozen: NDArray[np.bool_] | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The step of sub-envs replaying ``model`` paths (others simulated online)."""
+        assert self._path is not None
+        from_model = self._from_model
+        before = self._path[self._rows, index]
+        after = self._path[self._rows, index + 1]
+        if not from_model.all():
+            online = self._price * np.exp(self._gbm_increments((self.num_envs, self._width)))
+            after = np.where(from_model[:, None], after, online)
+            before = np.where(from_model[:, None], before, self._price)
+            moving = np.flatnonzero(~from_model if frozen is None else ~from_model & ~frozen)
+            self._path[moving, index[moving] + 1] = after[moving]
+        with np.errstate(divide="ignore"):
+            log_returns = np.log(after / before)
+        return after / before - 1.0, before, after, log_returns
+
+    def _push_returns(self, log_returns: np.ndarray) -> None:
+        head = self._head
+        if head == self._capacity:
+            lookback = self._lookback
+            self._returns[:, :lookback] = self._returns[:, head - lookback : head]
+            head = lookback
+        self._returns[:, head] = log_returns
+        self._head = head + 1
+
+    def _return_window(self) -> np.ndarray:
+        """``(N, lookback, n)`` view of every sub-env's observed log returns."""
+        return self._returns[:, self._head - self._lookback : self._head]
+
+    def _advance_clock(self, frozen: NDArray[np.bool_] | None) -> np.ndarray:
+        t = self._t + 1
+        if frozen is not None:
+            t = np.where(frozen, self._t, t)
+        self._t = t
+        return t
+
+    # -- reset -----------------------------------------------------------------------------------
+
+    def _reset_market(
+        self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        """Pick windows (history) or start paths (simulation) for ``indices``."""
+        parsed = self.parse_reset_options(options, ("start",))
+        lookback = self._lookback
+        window_rows = slice(self._head - lookback, self._head)
+        history = self._history
+        if history is None:
+            if any("start" in o for o in parsed):
+                raise ValueError(_NEEDS_HISTORY)
+            self._start_paths(indices)
+        else:
+            starts = np.empty(len(indices), dtype=np.int64)
+            for j, (k, opts) in enumerate(zip(indices.tolist(), parsed)):
+                if "start" in opts:
+                    starts[j] = window_start_from_option(
+                        opts["start"],
+                        history.timestamps,
+                        lookback=lookback,
+                        n_starts=history.n_starts,
+                        warmup=history.warmup,
+                        data=history.data,
+                    )
+                else:
+                    starts[j] = draw_window_start(
+                        self._lanes[k],
+                        self.rng,
+                        history.n_starts,
+                        self._length,
+                        lookback=lookback,
+                        warmup=history.warmup,
+                    )
+            self._start = self.replace_rows(self._start, indices, starts)
+            self._price = self.replace_rows(self._price, indices, history.prices[starts + lookback])
+            offsets = starts[:, None] + np.arange(lookback)
+            self._returns[indices, window_rows] = history.log_returns[offsets]
+        self._t = self.replace_rows(self._t, indices, 0)
+        self._equity = self.replace_rows(self._equity, indices, 1.0)
+        self.reset_reward(self.template.reward_fn, indices)  # type: ignore[attr-defined]
+
+    def _start_paths(self, indices: NDArray[np.intp]) -> None:
+        lookback, k = self._lookback, len(indices)
+        if self._path is None:
+            self._path = np.zeros((self.num_envs, self._window, self._width))
+        model = self.template.model  # type: ignore[attr-defined]
+        if model is not None:
+            simulation = model.simulate(self.rng, self._window - 1, n_paths=k)
+            mask = getattr(simulation, "mask", None)
+            if mask is not None and not np.all(mask):
+                raise ValueError(
+                    f"{model!r} simulated unlisted assets (its mask is not all True); "
+                    f"{type(self).__name__} needs every asset listed: use Market-v0 for that."
+                )
+            paths = np.asarray(simulation.prices, np.float64).reshape(k, self._window, -1)
+            self._path[indices] = paths
+            with np.errstate(divide="ignore"):
+                increments = np.log(paths[:, 1 : lookback + 1] / paths[:, :lookback])
+        else:
+            increments = self._gbm_increments((k, lookback, self._width))
+            log_s0 = self._gbm_terms()[3]
+            log_prices = np.empty((k, lookback + 1, self._width))
+            log_prices[:, 0] = log_s0
+            np.cumsum(increments, axis=1, out=log_prices[:, 1:])
+            log_prices[:, 1:] += log_s0
+            self._path[indices, : lookback + 1] = np.exp(log_prices)
+        self._from_model = self.replace_rows(self._from_model, indices, model is not None)
+        self._price = self.replace_rows(self._price, indices, self._path[indices, lookback])
+        self._returns[indices, self._head - lookback : self._head] = increments
+
+    # -- cost context ---------------------------------------------------------------------------
+
+    def _cost_context(self, cost_model: Any) -> dict[str, Any]:
+        requires = cost_model.requires
+        if not requires:
+            return {}
+        context: dict[str, Any] = {}
+        if "equity" in requires:
+            context["equity"] = self.template.capital * self._equity  # type: ignore[attr-defined]
+        history = self._history
+        if "volatility" in requires:
+            if history is not None:  # exact float64 returns, as the single env uses
+                rows = self._start + self._decision_index()
+                window = rows[:, None] + np.arange(-self._lookback, 0)
+                context["volatility"] = history.log_returns[window].std(axis=1)
+            else:
+                context["volatility"] = self._return_window().astype(np.float64).std(axis=1)
+        if history is not None and ("volume" in requires or "spread" in requires):
+            row = self._start + self._decision_index()
+            volume = history.field_rows("volume")
+            if "volume" in requires and volume is not None:
+                context["volume"] = volume[row] * history.prices[row]
+            spread = history.field_rows("spread")
+            if "spread" in requires and spread is not None:
+                context["spread"] = spread[row]
+        return context

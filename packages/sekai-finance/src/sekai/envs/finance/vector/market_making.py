@@ -1,0 +1,297 @@
+"""MarketMakingVecEnv: MarketMaking-v0 for many sub-envs at once, with array operations."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.envs.finance._session import session_options
+from sekai.envs.finance.market_making import (
+    MarketMakingEnv,
+    avellaneda_stoikov_quotes,
+    fill_probability,
+)
+from sekai.envs.finance.vector._base import FinanceVecEnv, param, read_only
+from sekai.vector.native import shared
+
+__all__ = ["MarketMakingVecEnv"]
+
+_BOUNDS = "it fixes the bounds of the action space; build a new env"
+_DERIVED = "it is derived from the other parameters (total_time / n_steps)"
+
+
+def _copy(array: np.ndarray) -> np.ndarray:
+    """A copy of a state array (callers must not see later steps change it)."""
+    return np.array(array, copy=True)
+
+
+class MarketMakingVecEnv(FinanceVecEnv):
+    """``num_envs`` market-making sessions simulated together (see ``MarketMakingEnv``).
+
+    Parameters are shared and live on ``self.template`` (a ``MarketMakingEnv`` built from the
+    same keyword arguments); state has one entry per sub-env. Actions: ``(num_envs, 2)`` bid and
+    ask distances. Every sub-env draws two uniforms and one normal per step from ``self.rng``,
+    so the sessions are distributed exactly as the single env's, not draw for draw.
+
+    Args:
+        num_envs: number of sub-envs.
+        autoreset: reset finished sub-envs in the same step (default); False freezes them.
+        max_episode_steps: truncate every sub-env after this many steps.
+        **kwargs: ``MarketMakingEnv``'s keyword arguments.
+    """
+
+    single_env = MarketMakingEnv
+    state_names = (
+        "mid",
+        "inventory",
+        "cash",
+        "wealth",
+        "time_remaining",
+        "elapsed_steps",
+        "timestamp",
+        "bid",
+        "ask",
+        "bid_filled",
+        "ask_filled",
+    )
+
+    s0 = param("Initial mid price.")
+    sigma = param("Volatility of the mid.")
+    total_time = param("Session length.")
+    n_steps = param("Decisions per session.")
+    A = param("Fill intensity at distance 0.")
+    k = param("Decay of the fill intensity with distance.")
+    risk_aversion = param("γ of the running inventory penalty.")
+    max_inventory = param("Inventory limit.")
+    order_size = param("Lot size of each fill.")
+    terminal_penalty = param("α of the terminal inventory penalty.")
+    max_offset = read_only(_BOUNDS, "Largest quote distance.")
+    dt = read_only(_DERIVED, "Step length total_time / n_steps.")
+
+    template: MarketMakingEnv
+
+    _mid: np.ndarray
+    _inventory: np.ndarray
+    _cash: np.ndarray
+    _t: np.ndarray
+    _bid: np.ndarray
+    _ask: np.ndarray
+    _bid_filled: np.ndarray
+    _ask_filled: np.ndarray
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            num_envs, autoreset=autoreset, max_episode_steps=max_episode_steps, **kwargs
+        )
+        n = self.num_envs
+        self._mid = np.full(n, float(self.template.s0))
+        self._inventory = np.zeros(n, np.int64)
+        self._cash = np.zeros(n)
+        self._t = np.zeros(n, np.int64)
+        self._bid = np.full(n, np.nan)
+        self._ask = np.full(n, np.nan)
+        self._bid_filled = np.zeros(n, np.bool_)
+        self._ask_filled = np.zeros(n, np.bool_)
+
+    # -- state (one value per sub-env; copies) -------------------------------------------------
+
+    @property
+    def mid(self) -> np.ndarray:
+        """Mid price of every sub-env."""
+        return _copy(self._mid)
+
+    @property
+    def inventory(self) -> np.ndarray:
+        """Inventory of every sub-env (int64)."""
+        return _copy(self._inventory)
+
+    @property
+    def cash(self) -> np.ndarray:
+        """Cash of every sub-env."""
+        return _copy(self._cash)
+
+    @property
+    def wealth(self) -> np.ndarray:
+        """``cash + inventory * mid`` of every sub-env."""
+        result: np.ndarray = self._cash + self._inventory * self._mid
+        return result
+
+    @property
+    def elapsed_steps(self) -> np.ndarray:
+        """Steps taken in each sub-env's session."""
+        return _copy(self._t)
+
+    @property
+    def time_remaining(self) -> np.ndarray:
+        """Session time left in every sub-env, ``(n_steps - t) dt``."""
+        result: np.ndarray = (self.template.n_steps - self._t) * self.template.dt
+        return result
+
+    @property
+    def timestamp(self) -> np.ndarray:
+        """Session time of every sub-env's current decision, ``t dt``."""
+        result: np.ndarray = self._t * self.template.dt
+        return result
+
+    @property
+    def bid(self) -> np.ndarray:
+        """Last step's bid price of every sub-env (NaN before the first step)."""
+        return _copy(self._bid)
+
+    @property
+    def ask(self) -> np.ndarray:
+        """Last step's ask price of every sub-env (NaN before the first step)."""
+        return _copy(self._ask)
+
+    @property
+    def bid_filled(self) -> np.ndarray:
+        """Whether each sub-env's bid filled in the last step."""
+        return _copy(self._bid_filled)
+
+    @property
+    def ask_filled(self) -> np.ndarray:
+        """Whether each sub-env's ask filled in the last step."""
+        return _copy(self._ask_filled)
+
+    # -- policy helpers ------------------------------------------------------------------------
+
+    @shared
+    def fill_probability(self, offset: Any) -> Any:
+        """Probability that a quote ``offset`` away from the mid fills within one step."""
+        return self.template.fill_probability(offset)
+
+    def avellaneda_stoikov_action(self) -> np.ndarray:
+        """Avellaneda–Stoikov quotes of every sub-env: float32 ``(num_envs, 2)``."""
+        tpl = self.template
+        return avellaneda_stoikov_quotes(
+            self._inventory,
+            self.time_remaining,
+            tpl.sigma,
+            tpl.risk_aversion,
+            tpl.k,
+            tpl.max_offset,
+        )
+
+    def optimal_quotes(self) -> np.ndarray:
+        """Exact optimal quotes of every sub-env (the template's DP table): ``(num_envs, 2)``."""
+        quotes: np.ndarray = self.template.quote_table().lookup(self._t, self._inventory)
+        return quotes
+
+    @shared
+    def quote_table(self) -> Any:
+        """The exact optimal-quote table for the current parameters (cached on the template)."""
+        return self.template.quote_table()
+
+    # -- NativeVecEnv hooks --------------------------------------------------------------------
+
+    def _reset_envs(
+        self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        name = type(self).__name__
+        for option in options:
+            if option:
+                session_options(option, name)
+        # Fresh arrays: infos handed out earlier may still refer to the old ones.
+        self._mid = self.replace_rows(self._mid, indices, float(self.template.s0))
+        self._inventory = self.replace_rows(self._inventory, indices, 0)
+        self._cash = self.replace_rows(self._cash, indices, 0.0)
+        self._t = self.replace_rows(self._t, indices, 0)
+        self._bid = self.replace_rows(self._bid, indices, np.nan)
+        self._ask = self.replace_rows(self._ask, indices, np.nan)
+        self._bid_filled = self.replace_rows(self._bid_filled, indices, False)
+        self._ask_filled = self.replace_rows(self._ask_filled, indices, False)
+
+    def _reset_infos(self, indices: NDArray[np.intp]) -> dict[str, Any]:
+        k = len(indices)
+        mid = self._mid[indices]
+        return {
+            "mid_price": mid,
+            "inventory": np.zeros(k, np.int64),
+            "cash": np.zeros(k),
+            "wealth": np.zeros(k),
+            "bid": np.full(k, np.nan),
+            "ask": np.full(k, np.nan),
+            "bid_filled": np.zeros(k, np.bool_),
+            "ask_filled": np.zeros(k, np.bool_),
+            "timestamp": np.zeros(k),
+            "dt": self.template.dt,
+        }
+
+    def _observe(self) -> np.ndarray:
+        p = self.template.__dict__  # the validated parameters (plain dict reads: a hot path)
+        n_steps = p["_n_steps"]
+        obs = np.empty((self.num_envs, 2), np.float32)
+        obs[:, 0] = self._inventory / p["_max_inventory"]
+        obs[:, 1] = (n_steps - self._t) / n_steps
+        return obs
+
+    def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+        p = self.template.__dict__  # the validated parameters (plain dict reads: a hot path)
+        n_steps, sigma, size, limit = (
+            p["_n_steps"],
+            p["_sigma"],
+            p["_order_size"],
+            p["_max_inventory"],
+        )
+        dt = p["_total_time"] / n_steps
+        rng = self.rng
+        # Same operations in the same order as MarketMakingEnv.step (bit-identical results).
+        offsets = np.clip(actions.astype(np.float64), 0.0, p["_max_offset"])
+        q, mid, cash = self._inventory, self._mid, self._cash
+        wealth_before = cash + q * mid
+        u = rng.random((self.num_envs, 2))
+        z = rng.standard_normal(self.num_envs)
+        filled = u < fill_probability(offsets, p["_A"], p["_k"], dt)
+        bid_filled = filled[:, 0] & (q + size <= limit)
+        ask_filled = filled[:, 1] & (q - size >= -limit)
+        bid = mid - offsets[:, 0]
+        ask = mid + offsets[:, 1]
+        new_q = q + size * (bid_filled.astype(np.int64) - ask_filled)
+        new_cash = cash - np.where(bid_filled, size * bid, 0.0)
+        new_cash += np.where(ask_filled, size * ask, 0.0)
+        new_mid = mid + sigma * math.sqrt(dt) * z
+        rewards = (new_cash + new_q * new_mid) - wealth_before
+        rewards -= 0.5 * p["_risk_aversion"] * sigma**2 * dt * new_q * new_q
+        t = self._t + 1
+        terminated = t >= n_steps
+        if p["_terminal_penalty"]:
+            rewards -= np.where(terminated, p["_terminal_penalty"] * new_q * new_q, 0.0)
+        frozen = self.frozen_mask()
+        if frozen is not None:
+            keep = self.keep_frozen
+            new_q, new_cash, new_mid = (
+                keep(frozen, new_q, q),
+                keep(frozen, new_cash, cash),
+                keep(frozen, new_mid, mid),
+            )
+            bid, ask = keep(frozen, bid, self._bid), keep(frozen, ask, self._ask)
+            bid_filled = keep(frozen, bid_filled, self._bid_filled)
+            ask_filled = keep(frozen, ask_filled, self._ask_filled)
+            t = keep(frozen, t, self._t)
+        self._inventory, self._cash, self._mid, self._t = new_q, new_cash, new_mid, t
+        self._bid, self._ask = bid, ask
+        self._bid_filled, self._ask_filled = bid_filled, ask_filled
+        infos = {
+            "mid_price": new_mid,
+            "inventory": new_q,
+            "cash": new_cash,
+            "wealth": new_cash + new_q * new_mid,
+            "bid": bid,
+            "ask": ask,
+            "bid_filled": bid_filled,
+            "ask_filled": ask_filled,
+            "timestamp": t * dt,
+            "dt": dt,
+        }
+        return rewards, terminated, np.zeros(self.num_envs, np.bool_), infos

@@ -1,0 +1,211 @@
+"""OptimalExecutionVecEnv: OptimalExecution-v0 for many sub-envs at once, with array operations."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.envs.finance._session import session_options
+from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
+from sekai.envs.finance.vector._base import FinanceVecEnv, param, read_only
+from sekai.vector.native import shared
+
+__all__ = ["OptimalExecutionVecEnv"]
+
+_DERIVED = "it is derived from the other parameters (total_time / n_steps)"
+
+
+def _copy(array: np.ndarray) -> np.ndarray:
+    """A copy of a state array (callers must not see later steps change it)."""
+    return np.array(array, copy=True)
+
+
+class OptimalExecutionVecEnv(FinanceVecEnv):
+    """``num_envs`` liquidations simulated together (see ``OptimalExecutionEnv``).
+
+    Parameters are shared and live on ``self.template``; state has one entry per sub-env.
+    Actions: ``(num_envs, 1)`` fractions of the remaining inventory. One normal per sub-env and
+    step is drawn from ``self.rng``; with ``sigma = 0`` the sub-envs reproduce the single env
+    exactly.
+
+    Args:
+        num_envs: number of sub-envs.
+        autoreset: reset finished sub-envs in the same step (default); False freezes them.
+        max_episode_steps: truncate every sub-env after this many steps.
+        **kwargs: ``OptimalExecutionEnv``'s keyword arguments.
+    """
+
+    single_env = OptimalExecutionEnv
+    state_names = ("inventory", "mid", "shortfall", "elapsed_steps", "time_remaining", "timestamp")
+
+    X0 = param("Shares to sell.")
+    s0 = param("Arrival price.")
+    sigma = param("Mid volatility.")
+    total_time = param("Horizon T.")
+    n_steps = param("Trading periods N.")
+    gamma = param("Permanent impact γ.")
+    eta = param("Temporary impact η.")
+    epsilon = param("Fixed cost per share ε.")
+    risk_aversion = param("Risk aversion λ.")
+    tau = read_only(_DERIVED, "Period length total_time / n_steps.")
+
+    template: OptimalExecutionEnv
+
+    _inventory: np.ndarray
+    _mid: np.ndarray
+    _shortfall: np.ndarray
+    _t: np.ndarray
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            num_envs, autoreset=autoreset, max_episode_steps=max_episode_steps, **kwargs
+        )
+        n = self.num_envs
+        self._inventory = np.full(n, float(self.template.X0))
+        self._mid = np.full(n, float(self.template.s0))
+        self._shortfall = np.zeros(n)
+        self._t = np.zeros(n, np.int64)
+
+    # -- state (one value per sub-env; copies) -------------------------------------------------
+
+    @property
+    def inventory(self) -> np.ndarray:
+        """Shares left to sell in every sub-env."""
+        return _copy(self._inventory)
+
+    @property
+    def mid(self) -> np.ndarray:
+        """Mid price of every sub-env."""
+        return _copy(self._mid)
+
+    @property
+    def shortfall(self) -> np.ndarray:
+        """Cumulative implementation shortfall ($) of every sub-env."""
+        return _copy(self._shortfall)
+
+    @property
+    def elapsed_steps(self) -> np.ndarray:
+        """Steps taken in each sub-env's episode."""
+        return _copy(self._t)
+
+    @property
+    def time_remaining(self) -> np.ndarray:
+        """Time left in every sub-env, ``(N - k) tau``."""
+        result: np.ndarray = (self.template.n_steps - self._t) * self.template.tau
+        return result
+
+    @property
+    def timestamp(self) -> np.ndarray:
+        """Session time of every sub-env's current decision, ``k tau``."""
+        result: np.ndarray = self._t * self.template.tau
+        return result
+
+    # -- Almgren–Chriss (the same for every sub-env) -------------------------------------------
+
+    @shared
+    def almgren_chriss_trajectory(self) -> np.ndarray:
+        """Optimal holdings ``x_0 .. x_N`` for the current parameters."""
+        return self.template.almgren_chriss_trajectory()
+
+    @shared
+    def almgren_chriss_actions(self) -> np.ndarray:
+        """The Almgren–Chriss schedule as actions, float32 ``(N, 1)``."""
+        return self.template.almgren_chriss_actions()
+
+    @shared
+    def expected_shortfall(self, trades: Any) -> tuple[float, float]:
+        """``(E, V)`` of a static schedule of share trades."""
+        return self.template.expected_shortfall(trades)
+
+    # -- NativeVecEnv hooks --------------------------------------------------------------------
+
+    def _reset_envs(
+        self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        name = type(self).__name__
+        for option in options:
+            if option:
+                session_options(option, name)
+        tpl = self.template
+        # Fresh arrays: infos handed out earlier may still refer to the old ones.
+        self._inventory = self.replace_rows(self._inventory, indices, float(tpl.X0))
+        self._mid = self.replace_rows(self._mid, indices, float(tpl.s0))
+        self._shortfall = self.replace_rows(self._shortfall, indices, 0.0)
+        self._t = self.replace_rows(self._t, indices, 0)
+
+    def _reset_infos(self, indices: NDArray[np.intp]) -> dict[str, Any]:
+        k = len(indices)
+        return {
+            "shares_sold": np.zeros(k),
+            "execution_price": np.full(k, np.nan),
+            "inventory": self._inventory[indices],
+            "mid_price": self._mid[indices],
+            "implementation_shortfall": np.zeros(k),
+            "shortfall_bps": np.zeros(k),
+            "timestamp": np.zeros(k),
+            "dt": self.template.tau,
+        }
+
+    def _observe(self) -> np.ndarray:
+        p = self.template.__dict__  # the validated parameters (plain dict reads: a hot path)
+        n_steps = p["_n_steps"]
+        scale = p["_sigma"] * math.sqrt(p["_total_time"])
+        obs = np.empty((self.num_envs, 3), np.float32)
+        obs[:, 0] = self._inventory / p["_X0"]
+        obs[:, 1] = (n_steps - self._t) / n_steps
+        if scale > 0:
+            obs[:, 2] = (self._mid - p["_s0"]) / scale
+        else:
+            obs[:, 2] = 0.0
+        return obs
+
+    def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+        p = self.template.__dict__  # the validated parameters (plain dict reads: a hot path)
+        n_steps, x0, s0, sigma = p["_n_steps"], p["_X0"], p["_s0"], p["_sigma"]
+        tau = p["_total_time"] / n_steps
+        x, mid, t = self._inventory, self._mid, self._t
+        # Same operations in the same order as OptimalExecutionEnv.step (bit-identical results).
+        fraction = np.clip(actions[:, 0], 0.0, 1.0)
+        sold = np.where(t >= n_steps - 1, x, fraction * x)
+        price = np.where(sold > 0, mid - p["_epsilon"] - p["_eta"] * sold / tau, mid)
+        left = x - sold
+        left[left < 1e-9 * x0] = 0.0
+        shortfall = self._shortfall + sold * (s0 - price)
+        z = self.rng.standard_normal(self.num_envs)
+        new_mid = mid + (sigma * math.sqrt(tau) * z - p["_gamma"] * sold)
+        penalty = p["_risk_aversion"] * sigma**2 * tau * left * left
+        rewards = 1e4 * (sold * (price - s0) - penalty) / (x0 * s0)
+        new_t = t + 1
+        terminated = (left == 0.0) | (new_t >= n_steps)
+        frozen = self.frozen_mask()
+        if frozen is not None:
+            keep = self.keep_frozen
+            left, new_mid, shortfall = (
+                keep(frozen, left, x),
+                keep(frozen, new_mid, mid),
+                keep(frozen, shortfall, self._shortfall),
+            )
+            new_t = keep(frozen, new_t, t)
+        self._inventory, self._mid, self._shortfall, self._t = left, new_mid, shortfall, new_t
+        infos = {
+            "shares_sold": sold,
+            "execution_price": price,
+            "inventory": left,
+            "mid_price": new_mid,
+            "implementation_shortfall": shortfall,
+            "shortfall_bps": 1e4 * shortfall / (x0 * s0),
+            "timestamp": new_t * tau,
+            "dt": tau,
+        }
+        return rewards, terminated, np.zeros(self.num_envs, np.bool_), infos

@@ -1,0 +1,170 @@
+"""PortfolioVecEnv: Portfolio-v0 for many sub-envs at once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.envs.finance.portfolio import PortfolioEnv, portfolio_return, scores_to_weights
+from sekai.envs.finance.vector._base import SHAPE, param, read_only
+from sekai.envs.finance.vector._window import WindowVecEnv
+from sekai.finance.rewards import LogReturn, StepOutcome
+
+__all__ = ["PortfolioVecEnv"]
+
+
+class PortfolioVecEnv(WindowVecEnv):
+    """``Portfolio-v0`` for ``num_envs`` sub-envs, stepped together with array operations.
+
+    Takes every keyword of ``PortfolioEnv`` plus ``autoreset`` and ``max_episode_steps``; the
+    parameters live on ``self.template`` (a ``PortfolioEnv``). Actions are ``(num_envs, n + 1)``
+    scores (``(num_envs, n)`` target weights with ``allow_short``).
+    """
+
+    single_env = PortfolioEnv
+    state_names = (
+        "weights",
+        "portfolio_value",
+        "equity",
+        "price",
+        "timestamp",
+        "elapsed_steps",
+        "price_history",
+    )
+    mu = param("Annual drift(s) of the built-in GBM (shared).")
+    sigma = param("Annual volatilities of the built-in GBM (shared).")
+    corr = param("Correlation matrix of the built-in GBM (shared).")
+    n_assets = read_only(SHAPE, "Number of assets.")
+    allow_short = read_only(SHAPE, "Whether the action space allows shorts.")
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            num_envs, autoreset=autoreset, max_episode_steps=max_episode_steps, **kwargs
+        )
+        template: Any = self.template
+        self._allow_short = bool(template.allow_short)
+        self._cash = np.zeros(self._width + 1)
+        self._cash[-1] = 1.0
+        self._weights = np.tile(self._cash, (self.num_envs, 1))
+        self._s0 = np.full(self._width, 100.0)
+
+    def _n_columns(self) -> int:
+        return int(self.template.n_assets)  # type: ignore[attr-defined]
+
+    def _gbm_parameters(self) -> tuple[Any, Any, Any, Any]:
+        template: Any = self.template
+        return template.mu, template.sigma, self._s0, template.corr
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Every sub-env's drifted weights ``(num_envs, n + 1)``, cash last."""
+        return self._weights.copy()
+
+    @property
+    def portfolio_value(self) -> np.ndarray:
+        """Every sub-env's value relative to its episode start (same as ``equity``)."""
+        return self._equity.copy()
+
+    @property
+    def price(self) -> np.ndarray:
+        """Every sub-env's current prices ``(num_envs, n)``."""
+        return self._price.copy()
+
+    def action_to_weights(self, actions: Any) -> np.ndarray:
+        """Target weights ``(num_envs, n + 1)`` of a batch of actions."""
+        return scores_to_weights(np.asarray(actions, dtype=np.float64), self._allow_short)
+
+    # -- hooks --------------------------------------------------------------------------------
+
+    def _reset_envs(
+        self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        self._reset_market(indices, options)
+        self._weights = self.replace_rows(self._weights, indices, self._cash)
+
+    def _reset_infos(self, indices: NDArray[np.intp]) -> dict[str, Any]:
+        k = len(indices)
+        return {
+            "portfolio_value": np.ones(k),
+            "equity": np.ones(k),
+            "weights": np.tile(self._cash, (k, 1)),
+            "turnover": np.zeros(k),
+            "cost": np.zeros(k),
+            "asset_returns": np.zeros((k, self._width)),
+            "timestamp": self._reset_timestamps(indices),
+            "dt": float(self.template.dt),  # type: ignore[attr-defined]
+        }
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        return {
+            "returns": self._return_window().copy(),
+            "weights": self._weights.astype(np.float32),
+        }
+
+    def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+        template: Any = self.template
+        frozen = self.frozen_mask()
+        target = scores_to_weights(np.asarray(actions, dtype=np.float64), self._allow_short)
+        assets = target[:, :-1]
+        trades = assets - self._weights[:, :-1]
+        turnover = np.abs(trades).sum(axis=-1)
+        cost_model = template.cost_model
+        cost = np.asarray(
+            cost_model(trades, **self._cost_context(cost_model)), dtype=np.float64
+        )
+        r, _, _ = self._advance_market(frozen)
+        held = 1.0 + portfolio_return(assets, r)
+        growth = np.where(cost >= 1.0, 0.0, (1.0 - cost) * held)
+        grown = target.copy()
+        grown[:, :-1] *= 1.0 + r
+        with np.errstate(divide="ignore", invalid="ignore"):
+            weights = grown / grown.sum(axis=-1, keepdims=True)
+        alive = growth > 0
+        if not alive.all():
+            weights[~alive] = self._cash
+        equity_before = self._equity
+        equity = np.maximum(equity_before * growth, 0.0)
+        t = self._advance_clock(frozen)
+        if frozen is not None:
+            weights = np.where(frozen[:, None], self._weights, weights)
+            equity = np.where(frozen, equity_before, equity)
+        self._weights = weights
+        self._equity = equity
+        reward_fn = template.reward_fn
+        if type(reward_fn) is LogReturn:  # fast path: the value StepOutcome would carry
+            rewards = np.log(np.maximum(growth, 1e-12))
+        else:
+            rewards = reward_fn(
+                StepOutcome.from_growth(
+                    growth,
+                    equity=equity,
+                    turnover=turnover,
+                    cost=cost,
+                    previous_equity=equity_before,
+                )
+            )
+        terminated = ~alive
+        truncated = alive & (t >= self._length)
+        infos = {
+            "portfolio_value": equity,
+            "equity": equity,
+            "weights": weights,
+            "turnover": turnover,
+            "cost": cost,
+            "asset_returns": r,
+            "timestamp": self._timestamps(t),
+            "dt": float(template.dt),
+        }
+        return rewards, terminated, truncated, infos

@@ -1,0 +1,147 @@
+"""TradingVecEnv: Trading-v0 for many sub-envs at once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.envs.finance.trading import TradingEnv
+from sekai.envs.finance.vector._base import SHAPE, param, read_only
+from sekai.envs.finance.vector._window import WindowVecEnv
+from sekai.finance.rewards import LogReturn, StepOutcome
+
+__all__ = ["TradingVecEnv"]
+
+
+class TradingVecEnv(WindowVecEnv):
+    """``Trading-v0`` for ``num_envs`` sub-envs, stepped together with array operations.
+
+    Takes every keyword of ``TradingEnv`` plus ``autoreset`` and ``max_episode_steps``; the
+    parameters live on ``self.template`` (a ``TradingEnv``). Actions are an integer array
+    ``(num_envs,)`` of indices into ``positions``.
+    """
+
+    single_env = TradingEnv
+    state_names = ("equity", "position", "price", "timestamp", "elapsed_steps", "price_history")
+    mu = param("Annual drift of the built-in GBM (shared).")
+    sigma = param("Annual volatility of the built-in GBM (shared).")
+    s0 = param("Initial price of the built-in GBM (shared).")
+    positions = read_only(SHAPE, "The allowed target positions.")
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            num_envs, autoreset=autoreset, max_episode_steps=max_episode_steps, **kwargs
+        )
+        self._targets = np.asarray(self.template.positions, dtype=np.float64)  # type: ignore[attr-defined]
+        self._position = np.zeros(self.num_envs)
+
+    def _n_columns(self) -> int:
+        return 1
+
+    def _gbm_parameters(self) -> tuple[Any, Any, Any, Any]:
+        template: Any = self.template
+        return template.mu, template.sigma, template.s0, None
+
+    def _squeeze(self, rows: np.ndarray) -> np.ndarray:
+        return rows[:, 0]
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def position(self) -> np.ndarray:
+        """Every sub-env's drifted position."""
+        return self._position.copy()
+
+    @property
+    def price(self) -> np.ndarray:
+        """Every sub-env's current price."""
+        return self._price[:, 0].copy()
+
+    # -- hooks --------------------------------------------------------------------------------
+
+    def _reset_envs(
+        self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        self._reset_market(indices, options)
+        self._position = self.replace_rows(self._position, indices, 0.0)
+
+    def _reset_infos(self, indices: NDArray[np.intp]) -> dict[str, Any]:
+        k = len(indices)
+        zeros = np.zeros(k)
+        return {
+            "equity": np.ones(k),
+            "position": zeros,
+            "price": self._price[indices, 0],
+            "asset_return": zeros,
+            "cost": zeros,
+            "turnover": zeros,
+            "timestamp": self._reset_timestamps(indices),
+            "dt": float(self.template.dt),  # type: ignore[attr-defined]
+        }
+
+    def _observe(self) -> np.ndarray:
+        obs = np.empty((self.num_envs, self._lookback + 1), dtype=np.float32)
+        obs[:, :-1] = self._return_window()[:, :, 0]
+        obs[:, -1] = self._position
+        return obs
+
+    def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+        template: Any = self.template
+        frozen = self.frozen_mask()
+        target = self._targets[np.asarray(actions).astype(np.intp)]
+        trade = target - self._position
+        turnover = np.abs(trade)
+        cost_model = template.cost_model
+        cost = np.asarray(
+            cost_model(trade[:, None], **self._cost_context(cost_model)), dtype=np.float64
+        )
+        r2, _, after = self._advance_market(frozen)
+        r = r2[:, 0]
+        held = 1.0 + target * r
+        growth = np.where(cost >= 1.0, 0.0, (1.0 - cost) * held)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            drifted = np.where((growth > 0) & (held > 0), target * (1.0 + r) / held, 0.0)
+        equity_before = self._equity
+        equity = np.maximum(equity_before * growth, 0.0)
+        t = self._advance_clock(frozen)
+        if frozen is not None:
+            drifted = np.where(frozen, self._position, drifted)
+            equity = np.where(frozen, equity_before, equity)
+        self._position = drifted
+        self._equity = equity
+        reward_fn = template.reward_fn
+        if type(reward_fn) is LogReturn:  # fast path: the value StepOutcome would carry
+            rewards = np.log(np.maximum(growth, 1e-12))
+        else:
+            rewards = reward_fn(
+                StepOutcome.from_growth(
+                    growth,
+                    equity=equity,
+                    turnover=turnover,
+                    cost=cost,
+                    previous_equity=equity_before,
+                )
+            )
+        terminated = ~(growth > 0)
+        truncated = ~terminated & (t >= self._length)
+        infos = {
+            "equity": equity,
+            "position": drifted,
+            "price": after[:, 0],
+            "asset_return": r,
+            "cost": cost,
+            "turnover": turnover,
+            "timestamp": self._timestamps(t),
+            "dt": float(template.dt),
+        }
+        return rewards, terminated, truncated, infos

@@ -1,0 +1,113 @@
+"""Account accounting: target weights, one period's growth, drift and financing."""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["AccountConfig", "Settlement", "project_weights", "settle", "turnover"]
+
+
+def _finite(name: str, value: object) -> float:
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
+    result = float(value)
+    if not np.isfinite(result):
+        raise ValueError(f"{name} must be finite, got {result}.")
+    return result
+
+
+@dataclass(frozen=True)
+class AccountConfig:
+    """The account's rules.
+
+    Args:
+        allow_short: whether weights may be negative.
+        max_leverage: gross exposure limit ``L`` (> 0).
+        cash_rate: interest on positive cash, per year (may be negative).
+        margin_rate: interest on borrowed cash, per year; None means ``cash_rate``.
+        borrow_rate: fee on the short market value, per year (>= 0).
+    """
+
+    allow_short: bool = False
+    max_leverage: float = 1.0
+    cash_rate: float = 0.0
+    margin_rate: float | None = None
+    borrow_rate: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.allow_short, (bool, np.bool_)):
+            raise TypeError(f"allow_short must be a bool, got {type(self.allow_short).__name__}.")
+        if _finite("max_leverage", self.max_leverage) <= 0:
+            raise ValueError(f"max_leverage must be > 0, got {self.max_leverage}.")
+        _finite("cash_rate", self.cash_rate)
+        if self.margin_rate is not None:
+            _finite("margin_rate", self.margin_rate)
+        if _finite("borrow_rate", self.borrow_rate) < 0:
+            raise ValueError(f"borrow_rate must be >= 0, got {self.borrow_rate}.")
+
+    @property
+    def effective_margin_rate(self) -> float:
+        """The rate charged on negative cash."""
+        return float(self.cash_rate if self.margin_rate is None else self.margin_rate)
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """One period's result: growth factor, drifted weights, financing and wipe-out flags."""
+
+    growth: Any
+    drifted: Any
+    financing: Any
+    wiped_out: Any
+
+
+def project_weights(
+    scores: Any, tradable: Any, config: AccountConfig, *, cash_score: Any = None
+) -> np.ndarray:
+    """Turn scores ``(..., n)`` into weights obeying the account's rules.
+
+    Long-only: scores are clipped at 0 and ``w = L·a / (Σa + max(cash_score, 0))`` (all cash
+    when the total is ~0). Long/short: clipped to ``[-L, L]`` and scaled to gross ``L`` when
+    above it. Untradable assets get 0.
+    """
+    a = np.asarray(scores, dtype=np.float64)
+    tradable_mask = np.broadcast_to(np.asarray(tradable, dtype=bool), a.shape)
+    a = np.where(tradable_mask & np.isfinite(a), a, 0.0)
+    lev = config.max_leverage
+    if not config.allow_short:
+        a = np.maximum(a, 0.0)
+        cash = 0.0 if cash_score is None else np.maximum(np.asarray(cash_score, np.float64), 0.0)
+        total = a.sum(axis=-1) + cash
+        safe = np.where(total > 1e-12, total, 1.0)
+        return np.where((total > 1e-12)[..., None], lev * a / safe[..., None], 0.0)
+    a = np.clip(a, -lev, lev)
+    gross = np.abs(a).sum(axis=-1)
+    scale = np.where(gross > lev, lev / np.where(gross > 0, gross, 1.0), 1.0)
+    return a * scale[..., None]  # type: ignore[no-any-return]
+
+
+def settle(
+    weights: Any, returns: Any, *, cost: Any, dt: float, config: AccountConfig
+) -> Settlement:
+    """Settle one period held at ``weights`` with asset simple ``returns`` (NaN counts as 0)."""
+    w = np.asarray(weights, dtype=np.float64)
+    r = np.nan_to_num(np.asarray(returns, dtype=np.float64), nan=0.0)
+    c = np.asarray(cost, dtype=np.float64)
+    cash = 1.0 - w.sum(axis=-1)
+    rate = np.where(cash >= 0, config.cash_rate, config.effective_margin_rate)
+    financing = cash * rate * dt - config.borrow_rate * dt * np.maximum(-w, 0.0).sum(axis=-1)
+    gross = 1.0 + (w * r).sum(axis=-1) + financing
+    growth = np.where(c >= 1.0, 0.0, (1.0 - c) * gross)
+    wiped_out = growth <= 0
+    safe = np.where(gross != 0, gross, 1.0)
+    drifted = np.where(wiped_out[..., None], 0.0, w * (1.0 + r) / safe[..., None])
+    return Settlement(growth=growth, drifted=drifted, financing=financing, wiped_out=wiped_out)
+
+
+def turnover(target: Any, current: Any) -> Any:
+    """``Σ|target − current|`` over the assets (cash excluded)."""
+    return np.abs(np.asarray(target, np.float64) - np.asarray(current, np.float64)).sum(axis=-1)

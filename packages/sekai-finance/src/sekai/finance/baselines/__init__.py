@@ -1,0 +1,56 @@
+"""Baseline policies of the finance envs and ``evaluate()``: the bars a learned policy must clear.
+
+Every baseline is a callable ``policy(observation, env) -> action``; given a vector env and a
+batch of observations it returns a batch of actions. ``evaluate(policy, env_id, episodes, seed)``
+scores one on the env's native vector version.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_PKG = "sekai.finance.baselines"
+
+# name -> module defining it, imported on first attribute access (PEP 562).
+_LAZY: dict[str, str] = {
+    "evaluate": f"{_PKG}._evaluate",
+    "RandomPolicy": f"{_PKG}.random",
+    "ConstantPosition": f"{_PKG}.trading",
+    "BuyAndHold": f"{_PKG}.trading",
+    "kelly_weights": f"{_PKG}.portfolio",
+    "ConstantMix": f"{_PKG}.portfolio",
+    "KellyBuyAndHold": f"{_PKG}.portfolio",
+    "EqualWeight": f"{_PKG}.portfolio",
+    "AvellanedaStoikov": f"{_PKG}.market_making",
+    "OptimalQuotes": f"{_PKG}.market_making",
+    "AlmgrenChriss": f"{_PKG}.optimal_execution",
+    "TWAP": f"{_PKG}.optimal_execution",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
+    from sekai.finance.baselines._evaluate import evaluate
+    from sekai.finance.baselines.portfolio import (
+        ConstantMix,
+        EqualWeight,
+        KellyBuyAndHold,
+        kelly_weights,
+    )
+    from sekai.finance.baselines.random import RandomPolicy
+    from sekai.finance.baselines.trading import BuyAndHold, ConstantPosition

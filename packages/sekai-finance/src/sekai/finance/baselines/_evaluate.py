@@ -1,0 +1,88 @@
+"""evaluate(): score a baseline policy over many episodes on the (native) vector env."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from sekai.vector.vec_env import VecEnv
+
+__all__ = ["env_attr", "evaluate", "is_batch"]
+
+Policy = Callable[[Any, Any], Any]
+
+
+def is_batch(env: Any) -> bool:
+    """Whether ``env`` is a vector env (the policy must return a batch of actions)."""
+    return isinstance(env, VecEnv)
+
+
+def env_attr(env: Any, name: str) -> Any:
+    """A parameter of a single env (through wrappers) or of sub-env 0 of a vector env."""
+    if is_batch(env):
+        return env.get_attr(name)[0]
+    return env.get_attr(name)
+
+
+def evaluate(
+    policy: Policy,
+    env_id: str,
+    episodes: int = 1000,
+    seed: int = 0,
+    *,
+    num_envs: int | None = None,
+    **env_kwargs: Any,
+) -> tuple[float, float]:
+    """Mean and standard error of ``policy``'s undiscounted episode return on ``env_id``.
+
+    Runs on the env's native vector version when it has one (else a ``SyncVecEnv``) with
+    ``autoreset=False``, in rounds of ``num_envs`` episodes (default ``min(episodes, 1024)``);
+    round ``k`` is reset with ``seed=seed + k``. Exactly ``episodes`` episodes count (the last
+    round's surplus sub-envs are ignored), so the same arguments give the same numbers and
+    policies compared with the same seed share random numbers.
+
+    Args:
+        policy: ``policy(observations, vec_env) -> actions`` (a batch).
+        env_id: a registered ID, e.g. ``"Portfolio-v0"``.
+        episodes: number of episodes to score.
+        seed: base seed of the rounds.
+        num_envs: sub-envs per round.
+        **env_kwargs: keyword arguments of the env.
+
+    Returns:
+        ``(mean, standard_error)`` as Python floats (the error is 0 for a single episode).
+    """
+    import sekai
+
+    if isinstance(episodes, bool) or not isinstance(episodes, numbers.Integral) or episodes < 1:
+        raise ValueError(f"episodes must be an int >= 1, got {episodes!r}.")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}.")
+    lanes = min(int(episodes), 1024) if num_envs is None else int(num_envs)
+    if lanes < 1:
+        raise ValueError(f"num_envs must be >= 1, got {num_envs!r}.")
+    totals: list[np.ndarray] = []
+    remaining = int(episodes)
+    vec = sekai.make_vec(env_id, lanes, vector_kwargs={"autoreset": False}, **env_kwargs)
+    try:
+        round_index = 0
+        while remaining > 0:
+            result: Any = vec.reset(seed=int(seed) + round_index)
+            returns = np.zeros(lanes)
+            done = np.zeros(lanes, dtype=bool)
+            while not done.all():
+                result = vec.step(policy(result.observations, vec))
+                returns += result.rewards
+                done |= result.dones
+            take = min(remaining, lanes)
+            totals.append(returns[:take])
+            remaining -= take
+            round_index += 1
+    finally:
+        vec.close()
+    scores = np.concatenate(totals)
+    error = float(scores.std(ddof=1) / np.sqrt(scores.size)) if scores.size > 1 else 0.0
+    return float(scores.mean()), error

@@ -1,0 +1,316 @@
+"""MarketMaking-v0 baselines: exact optimal quotes by dynamic programming, Avellaneda–Stoikov."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from sekai.finance.baselines._env_access import call_batched, is_vector
+
+__all__ = [
+    "AvellanedaStoikov",
+    "ConstantQuotes",
+    "OptimalQuotes",
+    "QuoteTable",
+    "evaluate_quotes",
+    "expected_random_return",
+    "market_making_params",
+    "solve_optimal_quotes",
+]
+
+QuoteFunction = Callable[[int, np.ndarray], np.ndarray]
+
+
+class MarketMakingParams(NamedTuple):
+    """The parameters of ``MarketMaking-v0`` that its expected return depends on."""
+
+    sigma: float
+    total_time: float
+    n_steps: int
+    A: float
+    k: float
+    risk_aversion: float
+    max_inventory: int
+    order_size: int
+    max_offset: float
+    terminal_penalty: float
+
+    @property
+    def dt(self) -> float:
+        """Step length."""
+        return self.total_time / self.n_steps
+
+
+def market_making_params(env: Any) -> MarketMakingParams:
+    """Read the parameters from a ``MarketMakingEnv`` (or anything with the same attributes).
+
+    A native vector env's parameters live on ``env.template``, which is used when present.
+    """
+    source = getattr(env, "template", env)
+    return MarketMakingParams(
+        float(source.sigma),
+        float(source.total_time),
+        int(source.n_steps),
+        float(source.A),
+        float(source.k),
+        float(source.risk_aversion),
+        int(source.max_inventory),
+        int(source.order_size),
+        float(source.max_offset),
+        float(getattr(source, "terminal_penalty", 0.0)),
+    )
+
+
+@dataclass(frozen=True)
+class QuoteTable:
+    """Optimal quotes per step and inventory, and the value function they achieve.
+
+    Attributes:
+        quotes: float32 ``(n_steps, 2 Q + 1, 2)``: bid and ask distance at step ``t`` with
+            inventory ``q`` (row ``q + Q``). A side that cannot be quoted holds ``max_offset``.
+        values: float64 ``(n_steps + 1, 2 Q + 1)``: expected return-to-go ``V_t(q)``.
+        max_inventory: ``Q``.
+    """
+
+    quotes: np.ndarray
+    values: np.ndarray
+    max_inventory: int
+
+    @property
+    def value(self) -> float:
+        """Expected episode return from the start (``V_0(0)``)."""
+        return float(self.values[0, self.max_inventory])
+
+    def lookup(self, t: Any, inventory: Any) -> np.ndarray:
+        """Quotes for step(s) ``t`` and inventory(ies) ``q``: float32 ``(..., 2)``."""
+        steps = np.minimum(np.asarray(t), self.quotes.shape[0] - 1)
+        rows = np.clip(np.asarray(inventory) + self.max_inventory, 0, self.quotes.shape[1] - 1)
+        quotes: np.ndarray = self.quotes[steps, rows].copy()
+        return quotes
+
+
+class _Grid:
+    """Fill probabilities on the search grid of quote distances."""
+
+    def __init__(self, p: MarketMakingParams, step: float) -> None:
+        count = math.floor(p.max_offset / step + 1e-9) + 1
+        self.offsets = np.minimum(np.arange(count) * step, p.max_offset)
+        self.prob = _fill(p, self.offsets)
+        stride = max(1, round(0.01 / step)) if count > 200 else 1
+        self.coarse = np.arange(0, count, stride)
+        self.window = np.arange(-stride, stride + 1)
+
+    def best(self, constant: np.ndarray, size: int) -> np.ndarray:
+        """Index maximising ``p(δ) (size δ + K)`` for each ``K`` in ``constant``."""
+        coarse = self.coarse
+        score = self.prob[coarse] * (size * self.offsets[coarse] + constant[:, None])
+        centre = coarse[np.argmax(score, axis=1)]
+        fine = np.clip(centre[:, None] + self.window, 0, self.offsets.size - 1)
+        score = self.prob[fine] * (size * self.offsets[fine] + constant[:, None])
+        best: np.ndarray = fine[np.arange(fine.shape[0]), np.argmax(score, axis=1)]
+        return best
+
+
+def _fill(p: MarketMakingParams, offsets: np.ndarray) -> np.ndarray:
+    result: np.ndarray = -np.expm1(-p.A * np.exp(-p.k * offsets) * p.dt)
+    return result
+
+
+class _Lattice:
+    """Inventory lattice ``-Q..Q`` with the neighbours a fill leads to."""
+
+    def __init__(self, p: MarketMakingParams) -> None:
+        self.q = np.arange(-p.max_inventory, p.max_inventory + 1)
+        size = p.order_size
+        self.can_buy = self.q + size <= p.max_inventory
+        self.can_sell = self.q - size >= -p.max_inventory
+        rows = np.arange(self.q.size)
+        self.up = np.where(self.can_buy, rows + size, rows)
+        self.down = np.where(self.can_sell, rows - size, rows)
+        self.penalty = 0.5 * p.risk_aversion * p.sigma**2 * p.dt * self.q.astype(np.float64) ** 2
+
+    def continuation(self, v_next: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``W(q)``, ``W(q + size) - W(q)`` and ``W(q - size) - W(q)`` (0 where not allowed)."""
+        w = v_next - self.penalty
+        return w, w[self.up] - w, w[self.down] - w
+
+
+def _step_value(
+    w: np.ndarray,
+    gain_up: np.ndarray,
+    gain_down: np.ndarray,
+    pb: np.ndarray,
+    pa: np.ndarray,
+    edge_b: np.ndarray,
+    edge_a: np.ndarray,
+) -> np.ndarray:
+    """``E[size δb Bb + size δa Ba + W(q')]`` given fill probabilities and expected edges."""
+    value: np.ndarray = (
+        edge_b + edge_a + w + pb * (1.0 - pa) * gain_up + pa * (1.0 - pb) * gain_down
+    )
+    return value
+
+
+@functools.lru_cache(maxsize=16)
+def _solve(p: MarketMakingParams, grid_step: float) -> QuoteTable:
+    lattice = _Lattice(p)
+    grid = _Grid(p, grid_step)
+    size = p.order_size
+    n_q = lattice.q.size
+    quotes = np.empty((p.n_steps, n_q, 2), np.float32)
+    values = np.empty((p.n_steps + 1, n_q))
+    values[-1] = -p.terminal_penalty * lattice.q.astype(np.float64) ** 2
+    start = int(np.argmin(np.abs(grid.offsets - 1.0 / p.k)))
+    ib = np.full(n_q, start)
+    ia = np.full(n_q, start)
+    for t in range(p.n_steps - 1, -1, -1):
+        w, up, down = lattice.continuation(values[t + 1])
+        for _ in range(50):
+            pa = np.where(lattice.can_sell, grid.prob[ia], 0.0)
+            new_b = grid.best((1.0 - pa) * up - pa * down, size)
+            pb = np.where(lattice.can_buy, grid.prob[new_b], 0.0)
+            new_a = grid.best((1.0 - pb) * down - pb * up, size)
+            converged = np.array_equal(new_b, ib) and np.array_equal(new_a, ia)
+            ib, ia = new_b, new_a
+            if converged:
+                break
+        db = np.where(lattice.can_buy, grid.offsets[ib], p.max_offset)
+        da = np.where(lattice.can_sell, grid.offsets[ia], p.max_offset)
+        quotes[t, :, 0] = db
+        quotes[t, :, 1] = da
+        values[t] = _fixed_step(p, lattice, w, up, down, quotes[t].astype(np.float64))
+    quotes.flags.writeable = False
+    values.flags.writeable = False
+    return QuoteTable(quotes, values, p.max_inventory)
+
+
+def _fixed_step(
+    p: MarketMakingParams,
+    lattice: _Lattice,
+    w: np.ndarray,
+    up: np.ndarray,
+    down: np.ndarray,
+    quotes: np.ndarray,
+) -> np.ndarray:
+    offsets = np.clip(quotes, 0.0, p.max_offset)
+    pb = np.where(lattice.can_buy, _fill(p, offsets[:, 0]), 0.0)
+    pa = np.where(lattice.can_sell, _fill(p, offsets[:, 1]), 0.0)
+    size = p.order_size
+    return _step_value(w, up, down, pb, pa, size * pb * offsets[:, 0], size * pa * offsets[:, 1])
+
+
+def solve_optimal_quotes(env: Any, *, grid_step: float = 0.001) -> QuoteTable:
+    """Solve ``MarketMaking-v0`` exactly by backward induction over ``(t, inventory)``.
+
+    The mid is a martingale independent of the fills, so a step's expected reward depends only
+    on the inventory, the time and the quotes; each side's quote maximises
+    ``p(δ) (size δ + K)`` on a grid of ``grid_step`` (coordinate ascent between the sides).
+    Cached per parameter set.
+
+    Args:
+        env: a ``MarketMakingEnv`` or its native vector env (or anything with its parameters).
+        grid_step: resolution of the quote search.
+    """
+    return _solve(market_making_params(env), float(grid_step))
+
+
+def evaluate_quotes(env: Any, quotes: QuoteFunction | QuoteTable) -> float:
+    """Exact expected episode return of a policy that quotes as a function of ``(t, inventory)``.
+
+    Args:
+        env: the env (its parameters are used).
+        quotes: a ``QuoteTable``, or ``quotes(t, q)`` returning an ``(len(q), 2)`` array of bid
+            and ask distances for step ``t`` and the inventories ``q`` (cast to float32 as the
+            env's action would be).
+    """
+    p = market_making_params(env)
+    lattice = _Lattice(p)
+    value = -p.terminal_penalty * lattice.q.astype(np.float64) ** 2
+    for t in range(p.n_steps - 1, -1, -1):
+        w, up, down = lattice.continuation(value)
+        if isinstance(quotes, QuoteTable):
+            chosen = quotes.lookup(t, lattice.q)
+        else:
+            chosen = np.asarray(quotes(t, lattice.q), np.float32)
+        value = _fixed_step(p, lattice, w, up, down, chosen.astype(np.float64))
+    return float(value[p.max_inventory])
+
+
+def expected_random_return(env: Any, *, points: int = 200_001) -> float:
+    """Exact expected return of quotes drawn uniformly from ``[0, max_offset]²`` every step.
+
+    The step value is bilinear in the two independent fill indicators, so averaging the fill
+    probability and the expected edge over the uniform distribution is exact (up to the
+    quadrature, Simpson's rule on ``points`` nodes).
+    """
+    p = market_making_params(env)
+    lattice = _Lattice(p)
+    offsets = np.linspace(0.0, p.max_offset, points)
+    prob = _fill(p, offsets)
+    weights = np.ones(points)
+    weights[1:-1:2], weights[2:-1:2] = 4.0, 2.0
+    weights /= weights.sum()
+    mean_p = float(weights @ prob) if p.max_offset > 0 else float(prob[0])
+    mean_edge = float(weights @ (prob * offsets)) * p.order_size
+    pb = np.where(lattice.can_buy, mean_p, 0.0)
+    pa = np.where(lattice.can_sell, mean_p, 0.0)
+    eb = np.where(lattice.can_buy, mean_edge, 0.0)
+    ea = np.where(lattice.can_sell, mean_edge, 0.0)
+    value = -p.terminal_penalty * lattice.q.astype(np.float64) ** 2
+    for _ in range(p.n_steps):
+        w, up, down = lattice.continuation(value)
+        value = _step_value(w, up, down, pb, pa, eb, ea)
+    return float(value[p.max_inventory])
+
+
+class AvellanedaStoikov:
+    """The Avellaneda–Stoikov closed-form quotes (``env.avellaneda_stoikov_action()``).
+
+    Call it as ``policy(observation, env)`` with a single env (returns ``(2,)``) or a vector env
+    (returns ``(num_envs, 2)``).
+    """
+
+    def __call__(self, observation: Any, env: Any) -> np.ndarray:
+        """Return the quotes for the env's current state(s)."""
+        return call_batched(env, "avellaneda_stoikov_action")
+
+    def __repr__(self) -> str:
+        return "AvellanedaStoikov()"
+
+
+class OptimalQuotes:
+    """The exact optimum of ``MarketMaking-v0``: the DP table of ``solve_optimal_quotes``.
+
+    Looks up ``(t, inventory)`` through ``env.optimal_quotes()`` (the table is cached per
+    parameter set).
+    """
+
+    def __call__(self, observation: Any, env: Any) -> np.ndarray:
+        """Return the optimal quotes for the env's current state(s)."""
+        return call_batched(env, "optimal_quotes")
+
+    def __repr__(self) -> str:
+        return "OptimalQuotes()"
+
+
+class ConstantQuotes:
+    """Quote fixed distances ``(bid, ask)`` from the mid at every step."""
+
+    def __init__(self, bid: float, ask: float | None = None) -> None:
+        self.bid = float(bid)
+        self.ask = float(bid if ask is None else ask)
+
+    def __call__(self, observation: Any, env: Any) -> np.ndarray:
+        """Return ``(bid, ask)`` (one row per sub-env for a vector env)."""
+        action = np.array([self.bid, self.ask], np.float32)
+        if is_vector(env):
+            return np.tile(action, (env.num_envs, 1))
+        return action
+
+    def __repr__(self) -> str:
+        return f"ConstantQuotes({self.bid!r}, {self.ask!r})"

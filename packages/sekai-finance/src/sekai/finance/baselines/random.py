@@ -1,0 +1,81 @@
+"""RandomPolicy: uniform actions from the action space (from the mask when there is one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sekai.finance.baselines._evaluate import is_batch
+from sekai.spaces import Box, Discrete, MultiDiscrete
+
+__all__ = ["RandomPolicy"]
+
+
+class RandomPolicy:
+    """Uniform random actions drawn from its own generator.
+
+    Box: uniform between the (finite) bounds; Discrete / MultiDiscrete: uniform integers, among
+    the allowed ones when the env defines ``action_mask()``.
+
+    Args:
+        seed: seed of the policy's generator.
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+
+    def _sample(self, space: Any, count: int, mask: Any) -> np.ndarray:
+        rng = self.rng
+        if isinstance(space, Box):
+            low = np.where(np.isfinite(space.low), space.low, -1.0)
+            high = np.where(np.isfinite(space.high), space.high, 1.0)
+            return rng.uniform(low, high, (count, *space.shape)).astype(space.dtype)
+        if isinstance(space, Discrete):
+            if mask is None:
+                return space.start + rng.integers(0, space.n, count)
+            allowed = np.asarray(mask, dtype=bool).reshape(count, space.n)
+            return space.start + _choose(rng, allowed)
+        if isinstance(space, MultiDiscrete):
+            nvec = np.asarray(space.nvec).reshape(-1)
+            if mask is None:
+                draws = rng.integers(0, nvec, (count, nvec.size))
+            else:
+                rows = np.asarray(mask, dtype=bool).reshape(count, nvec.size, -1)
+                draws = np.stack([_choose(rng, rows[:, i]) for i in range(nvec.size)], axis=1)
+            shaped = draws.reshape(count, *space.nvec.shape)
+            return (np.asarray(space.start) + shaped).astype(space.dtype)  # type: ignore[no-any-return]
+        raise TypeError(f"RandomPolicy cannot sample {space!r}.")
+
+    def __call__(self, observation: Any, env: Any) -> Any:
+        """A random action for one env, or a batch for a vector env."""
+        space = env.action_space
+        if is_batch(env):
+            mask = None
+            if _has_mask(env):
+                mask = np.stack([np.asarray(m) for m in env.call("action_mask")])
+            return self._sample(space, env.num_envs, mask)
+        mask = env.get_attr("action_mask")() if env.has_attr("action_mask") else None
+        action = self._sample(space, 1, mask)[0]
+        return int(action) if isinstance(space, Discrete) else action
+
+    def __repr__(self) -> str:
+        return f"RandomPolicy({self.seed!r})"
+
+
+def _has_mask(env: Any) -> bool:
+    try:
+        return callable(getattr(env.unwrapped, "action_mask", None)) or bool(
+            env.get_attr("action_mask")
+        )
+    except AttributeError:
+        return False
+
+
+def _choose(rng: np.random.Generator, allowed: np.ndarray) -> np.ndarray:
+    """One allowed index per row, uniformly."""
+    weights = allowed.astype(np.float64)
+    cumulative = np.cumsum(weights, axis=1)
+    draws = rng.random(allowed.shape[0]) * cumulative[:, -1]
+    return (cumulative <= draws[:, None]).sum(axis=1)  # type: ignore[no-any-return]

@@ -1,0 +1,325 @@
+"""Cost models: the price of a rebalance as a fraction of equity."""
+
+from __future__ import annotations
+
+import abc
+import numbers
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "CompositeCost",
+    "CostModel",
+    "FixedCost",
+    "NoCost",
+    "ProportionalCost",
+    "SpreadCost",
+    "SquareRootImpact",
+    "as_cost_model",
+]
+
+CONTEXT_INPUTS = ("equity", "volatility", "volume", "spread")
+_FREE_TRADE = (
+    "{model} cannot price a trade: no valid {name} in a row with traded assets (every entry is "
+    "missing or negative), and the trade would be free. Pass {fallback}= to set a fallback."
+)
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _scalar(name: str, value: object) -> float:
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
+    result = float(value)  # type: ignore[arg-type]
+    if not np.isfinite(result) or result < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {result}.")
+    return result
+
+
+def _rates(name: str, value: object) -> float | np.ndarray:
+    if _is_real(value):
+        return _scalar(name, value)
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        raise TypeError(f"{name} must be a number or a per-asset sequence, got {value!r}.")
+    arr = np.array(value, dtype=np.float64)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a scalar or a 1-D per-asset array, got {arr.shape}.")
+    if not np.all(np.isfinite(arr)) or (arr < 0).any():
+        raise ValueError(f"{name} must be finite and >= 0, got {arr.tolist()}.")
+    arr.flags.writeable = False
+    return arr
+
+
+def _fmt(value: float | np.ndarray) -> str:
+    if isinstance(value, np.ndarray):
+        return "[" + ", ".join(repr(float(v)) for v in value) + "]"
+    return repr(float(value))
+
+
+def _out(cost: np.ndarray) -> Any:
+    return cost[()] if cost.ndim == 0 else cost
+
+
+def _fill_missing(
+    values: Any, trades: np.ndarray, *, model: str, name: str, fallback: float | None, hint: str
+) -> np.ndarray:
+    """Replace missing/negative entries by the row's median of valid entries (else fallback)."""
+    arr = np.broadcast_to(np.asarray(values, dtype=np.float64), trades.shape)
+    valid = np.isfinite(arr) & (arr >= 0)
+    if valid.all():
+        return arr
+    rows = arr.reshape(-1, arr.shape[-1]) if arr.ndim else arr.reshape(1, 1)
+    ok = valid.reshape(rows.shape)
+    traded = (trades != 0).reshape(rows.shape)
+    out = rows.copy()
+    for i in np.flatnonzero(~ok.all(axis=1)):
+        if ok[i].any():
+            out[i, ~ok[i]] = np.median(rows[i, ok[i]])
+        elif fallback is not None:
+            out[i, :] = fallback
+        elif traded[i].any():
+            raise ValueError(_FREE_TRADE.format(model=model, name=name, fallback=hint))
+        else:
+            out[i, :] = 0.0
+    return out.reshape(arr.shape)
+
+
+class CostModel(abc.ABC):
+    """Prices a rebalance: signed weight changes ``(..., n)`` -> cost fraction ``(...)``.
+
+    Context inputs arrive as keyword arguments (``equity``, ``volatility``, ``volume``,
+    ``spread``); ``requires`` names those a model reads, ``fallbacks`` those it can do without.
+    """
+
+    requires: frozenset[str] = frozenset()
+    fallbacks: frozenset[str] = frozenset()
+
+    def __call__(self, trades: Any, **context: Any) -> Any:
+        """Cost of ``trades`` as a fraction of equity, one value per leading batch index."""
+        missing = [name for name in sorted(self.requires) if context.get(name) is None]
+        if missing:
+            raise ValueError(
+                f"{self!r} needs {', '.join(missing)}, which the caller did not pass "
+                f"(pass {', '.join(f'{m}=...' for m in missing)})."
+            )
+        return _out(self._cost(np.asarray(trades, dtype=np.float64), context))
+
+    @abc.abstractmethod
+    def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
+        """The cost array of shape ``trades.shape[:-1]``."""
+
+    def __add__(self, other: object) -> CompositeCost:
+        if not isinstance(other, CostModel):
+            return NotImplemented
+        return CompositeCost([self, other])
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and repr(other) == repr(self)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class NoCost(CostModel):
+    """Trading is free."""
+
+    def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
+        return np.zeros(trades.shape[:-1])
+
+
+class ProportionalCost(CostModel):
+    """``Σ rate_i·|trade_i|``: a commission proportional to the traded value.
+
+    Args:
+        rate: one rate for every asset, or one per asset.
+    """
+
+    def __init__(self, rate: float | Iterable[float] = 1e-3) -> None:
+        self.rate = _rates("rate", rate)
+
+    def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
+        if isinstance(self.rate, np.ndarray):
+            return np.abs(trades) @ self.rate  # type: ignore[no-any-return]
+        return self.rate * np.abs(trades).sum(axis=-1)  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"ProportionalCost({_fmt(self.rate)})"
+
+
+class SpreadCost(CostModel):
+    """``Σ h_i·|trade_i|``: crossing half the bid-ask spread.
+
+    Args:
+        half_spread: a fixed half spread (scalar or per asset); None reads half the quoted
+            ``spread`` from the data at the decision row.
+        fallback_spread: the full spread to use for a row with no valid quote.
+    """
+
+    def __init__(
+        self,
+        half_spread: float | Iterable[float] | None = None,
+        *,
+        fallback_spread: float | None = None,
+    ) -> None:
+        if half_spread is not None and fallback_spread is not None:
+            raise ValueError(
+                "fallback_spread only applies when the spread comes from the data; "
+                "drop it or drop half_spread."
+            )
+        self.half_spread = None if half_spread is None else _rates("half_spread", half_spread)
+        self.fallback_spread = (
+            None if fallback_spread is None else _scalar("fallback_spread", fallback_spread)
+        )
+        self.requires = frozenset({"spread"}) if half_spread is None else frozenset()
+        self.fallbacks = frozenset({"spread"}) if fallback_spread is not None else frozenset()
+
+    def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
+        if self.half_spread is not None:
+            h: Any = self.half_spread
+        else:
+            spread = _fill_missing(
+                context["spread"],
+                trades,
+                model=repr(self),
+                name="spread",
+                fallback=self.fallback_spread,
+                hint="fallback_spread",
+            )
+            h = 0.5 * spread
+        return (np.abs(trades) * h).sum(axis=-1)  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        if self.half_spread is None:
+            extra = ""
+            if self.fallback_spread is not None:
+                extra = f", fallback_spread={self.fallback_spread!r}"
+            return f"SpreadCost(half_spread=from data{extra})"
+        return f"SpreadCost(half_spread={_fmt(self.half_spread)})"
+
+
+class FixedCost(CostModel):
+    """A ticket fee of ``amount`` (in the currency of ``capital``) per traded asset.
+
+    Args:
+        amount: fee per asset traded.
+        threshold: a weight change at or below this is not a trade.
+    """
+
+    requires = frozenset({"equity"})
+
+    def __init__(self, amount: float, *, threshold: float = 1e-6) -> None:
+        self.amount = _scalar("amount", amount)
+        self.threshold = _scalar("threshold", threshold)
+
+    def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
+        equity = np.asarray(context["equity"], dtype=np.float64)
+        count = (np.abs(trades) > self.threshold).sum(axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cost = np.where(equity > 0, self.amount * count / equity, 0.0)
+        return np.broadcast_to(cost, trades.shape[:-1]).copy()
+
+    def __repr__(self) -> str:
+        return f"FixedCost({self.amount!r})"
+
+
+class SquareRootImpact(CostModel):
+    """Square-root market impact: ``min(c·σ_i·sqrt(q_i / V_i), 1)·|trade_i|`` per asset.
+
+    ``q_i = |trade_i|·equity`` is the traded notional and ``V_i`` the traded value per step; a
+    zero or missing volume costs the whole traded value.
+
+    Args:
+        coefficient: the impact coefficient ``c``.
+        fallback_volatility: per-step volatility for a row with no valid estimate.
+    """
+
+    requires = frozenset({"equity", "volatility", "volume"})
+
+    def __init__(
+        self, coefficient: float = 0.5, *, fallback_volatility: float | None = None
+    ) -> None:
+        self.coefficient = _scalar("coefficient", coefficient)
+        self.fallback_volatility = (
+            None
+            if fallback_volatility is None
+            else _scalar("fallback_volatility", fallback_volatility)
+        )
+        self.fallbacks = (
+            frozenset({"volatility"}) if fallback_volatility is not None else frozenset()
+        )
+
+    def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
+        size = np.abs(trades)
+        sigma = _fill_missing(
+            context["volatility"],
+            trades,
+            model=repr(self),
+            name="volatility",
+            fallback=self.fallback_volatility,
+            hint="fallback_volatility",
+        )
+        equity = np.asarray(context["equity"], dtype=np.float64)[..., None]
+        volume = np.broadcast_to(np.asarray(context["volume"], dtype=np.float64), trades.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            impact = self.coefficient * sigma * np.sqrt(size * equity / volume)
+        impact = np.where(np.isfinite(volume) & (volume > 0), impact, 1.0)
+        impact = np.minimum(np.nan_to_num(impact, nan=1.0), 1.0)
+        return (impact * size).sum(axis=-1)  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        extra = (
+            ""
+            if self.fallback_volatility is None
+            else f", fallback_volatility={self.fallback_volatility!r}"
+        )
+        return f"SquareRootImpact({self.coefficient!r}{extra})"
+
+
+class CompositeCost(CostModel):
+    """The sum of several cost models (``a + b``); nested composites flatten."""
+
+    def __init__(self, models: Iterable[CostModel]) -> None:
+        flat: list[CostModel] = []
+        for model in models:
+            if not isinstance(model, CostModel):
+                raise TypeError(f"CompositeCost takes CostModels, got {type(model).__name__}.")
+            flat.extend(model.models if isinstance(model, CompositeCost) else [model])
+        if not flat:
+            raise ValueError("CompositeCost needs at least one model.")
+        self.models: tuple[CostModel, ...] = tuple(flat)
+        self.requires = frozenset().union(*(m.requires for m in flat))
+        self.fallbacks = frozenset(
+            name
+            for name in self.requires
+            if all(name in m.fallbacks for m in flat if name in m.requires)
+        )
+
+    def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
+        total = self.models[0]._cost(trades, context)
+        for model in self.models[1:]:
+            total = total + model._cost(trades, context)
+        return total
+
+    def __repr__(self) -> str:
+        return " + ".join(repr(m) for m in self.models)
+
+
+def as_cost_model(value: object) -> CostModel:
+    """A CostModel as is; a non-negative number -> ``ProportionalCost``; else an error."""
+    if isinstance(value, CostModel):
+        return value
+    if _is_real(value):
+        rate = float(value)  # type: ignore[arg-type]
+        if not np.isfinite(rate) or rate < 0:
+            raise ValueError(f"transaction_cost must be finite and non-negative, got {rate}.")
+        return ProportionalCost(rate)
+    raise TypeError(
+        "transaction_cost must be a non-negative number (a proportional rate) or a "
+        f"sekai.finance.CostModel, got {type(value).__name__}."
+    )

@@ -1,0 +1,587 @@
+"""MarketData, an immutable panel of prices and fields, and Time, a by-value timestamp."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import numbers
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from sekai.error import MissingDependency
+
+__all__ = ["MarketData", "Time"]
+
+_PANDAS_HINT = '{what} needs pandas, which is not installed: pip install "sekai-finance[pandas]"'
+_TZ_HINT = (
+    "timezone-aware timestamps are not supported; convert them to naive UTC first, e.g. "
+    "index.tz_convert('UTC').tz_localize(None) (or tz_localize(None) to keep local time)."
+)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _import_pandas(what: str) -> Any:
+    try:
+        import pandas
+    except ImportError as exc:
+        raise MissingDependency(
+            _PANDAS_HINT.format(what=what), package="pandas", extra="pandas"
+        ) from exc
+    return pandas
+
+
+def to_datetime64(value: object) -> np.datetime64:
+    """Convert a date string, ``datetime``, ``date``, pandas Timestamp or datetime64 to ns."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("a bool is not a timestamp.")
+    if getattr(value, "tzinfo", None) is not None:
+        raise ValueError(_TZ_HINT)
+    if hasattr(value, "to_datetime64"):  # pandas Timestamp
+        value = value.to_datetime64()
+    try:
+        result = np.datetime64(value, "ns")  # type: ignore[call-overload]
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"cannot read {value!r} as a timestamp: {exc}") from exc
+    if np.isnat(result):
+        raise ValueError("timestamps must not be NaT.")
+    return result
+
+
+class Time:
+    """A timestamp to look up by value where a plain int would mean a row position.
+
+    Args:
+        value: a number (numeric time axes, e.g. epoch seconds) or anything datetime-like
+            (``datetime64``, ``datetime``, ``date``, pandas ``Timestamp``, a date string).
+    """
+
+    __slots__ = ("value",)
+    value: Any
+
+    def __init__(self, value: object) -> None:
+        if isinstance(value, Time):
+            value = value.value
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError("Time() takes a number or a datetime-like value, got a bool.")
+        if _is_number(value):
+            value = int(value) if _is_int(value) else float(value)  # type: ignore[arg-type]
+        elif isinstance(value, (np.datetime64, _dt.date, str)) or hasattr(value, "to_datetime64"):
+            to_datetime64(value)  # validate now, keep the user's value for the repr
+        else:
+            raise TypeError(
+                f"Time() takes a number or a datetime-like value, got {type(value).__name__}."
+            )
+        object.__setattr__(self, "value", value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Time is immutable.")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Time) and bool(self.value == other.value)
+
+    def __hash__(self) -> int:
+        return hash(("Time", str(self.value)))
+
+    def __repr__(self) -> str:
+        return f"Time({self.value!r})"
+
+
+def _as_panel(name: str, array: object, *, rows: int | None = None) -> np.ndarray:
+    a = np.array(array, dtype=np.float64)
+    if a.ndim == 1:
+        a = a[:, None]
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be a (T,) or (T, N) array, got shape {a.shape}.")
+    if rows is not None and a.shape[0] != rows:
+        raise ValueError(f"{name} has {a.shape[0]} rows, expected {rows} (one per timestamp).")
+    return a
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _check_timestamps(timestamps: object, n_rows: int) -> np.ndarray:
+    if timestamps is None:
+        return _frozen(np.arange(n_rows, dtype=np.int64))
+    if hasattr(timestamps, "tz") and getattr(timestamps, "tz", None) is not None:
+        raise ValueError(_TZ_HINT)
+    values = list(timestamps) if not isinstance(timestamps, np.ndarray) else None
+    if values is not None:
+        if values and all(_is_number(v) for v in values):
+            ts = np.asarray(values)
+        else:
+            ts = np.array([to_datetime64(v) for v in values], dtype="datetime64[ns]")
+    else:
+        ts = np.asarray(timestamps)
+        if ts.dtype.kind in "OUS":
+            ts = np.array([to_datetime64(v) for v in ts.ravel()], dtype="datetime64[ns]")
+    if ts.ndim != 1 or ts.shape[0] != n_rows:
+        raise ValueError(f"timestamps must have shape ({n_rows},), got {ts.shape}.")
+    if ts.dtype.kind == "M":
+        ts = ts.astype("datetime64[ns]")
+        if np.isnat(ts).any():
+            raise ValueError("timestamps must not contain NaT.")
+        diffs_ok = bool(np.all(ts[1:] > ts[:-1]))
+    elif ts.dtype.kind in "iu":
+        ts = ts.astype(np.int64)
+        diffs_ok = bool(np.all(ts[1:] > ts[:-1]))
+    elif ts.dtype.kind == "f":
+        if not np.all(np.isfinite(ts)):
+            raise ValueError("timestamps must be finite (no NaN or inf).")
+        diffs_ok = bool(np.all(ts[1:] > ts[:-1]))
+    else:
+        raise TypeError(f"timestamps must be numbers or datetimes, got dtype {ts.dtype}.")
+    if not diffs_ok:
+        raise ValueError("timestamps must be strictly increasing.")
+    return _frozen(ts.copy())
+
+
+class MarketData:
+    """An immutable panel: ``T`` timestamps x ``N`` assets x named fields, plus market series.
+
+    Args:
+        prices: ``(T, N)`` or ``(T,)`` prices; NaN marks an asset not listed at that time.
+        fields: more ``(T, N)`` arrays (``volume``, ``spread``, features); NaN allowed.
+        timestamps: strictly increasing numbers or datetimes (default ``0..T-1``).
+        assets: ``N`` unique asset ids (default ``"asset_0", ...``).
+        exogenous: market-wide series, name -> ``(T,)`` or ``(T, k)``.
+        price_field: the field name the prices are stored under.
+        warmup: leading rows that may be observed but never be a decision row.
+    """
+
+    def __init__(
+        self,
+        prices: object = None,
+        *,
+        fields: Mapping[str, object] | None = None,
+        timestamps: object = None,
+        assets: Iterable[Any] | None = None,
+        exogenous: Mapping[str, object] | None = None,
+        price_field: str = "close",
+        warmup: int = 0,
+    ) -> None:
+        if isinstance(prices, MarketData):
+            raise TypeError("prices is already a MarketData; use it directly.")
+        if not isinstance(price_field, str):
+            raise TypeError(f"price_field must be a str, got {type(price_field).__name__}.")
+        extra = dict(fields or {})
+        if prices is not None and price_field in extra:
+            raise ValueError(f"prices were given twice: as prices= and as fields[{price_field!r}].")
+        if prices is None:
+            if price_field not in extra:
+                raise ValueError(
+                    f"no prices: pass prices= or fields[{price_field!r}] (a (T, N) array)."
+                )
+            prices = extra.pop(price_field)
+        panel = _as_panel("prices", prices)
+        if np.isinf(panel).any():
+            raise ValueError("prices must be finite or NaN (unlisted); got inf.")
+        finite = panel[np.isfinite(panel)]
+        if (finite <= 0).any():
+            raise ValueError("prices must be > 0 where listed (NaN marks an unlisted asset).")
+        n_rows, n_assets = panel.shape
+        if n_rows < 2 or n_assets < 1:
+            raise ValueError(f"MarketData needs at least 2 rows and 1 asset, got {panel.shape}.")
+        all_fields: dict[str, np.ndarray] = {price_field: _frozen(panel)}
+        for name, value in extra.items():
+            arr = _as_panel(f"fields[{name!r}]", value, rows=n_rows)
+            if arr.shape != panel.shape:
+                raise ValueError(
+                    f"fields[{name!r}] has shape {arr.shape}, expected the prices' {panel.shape}."
+                )
+            if np.isinf(arr).any():
+                raise ValueError(f"fields[{name!r}] contains inf; use NaN for missing values.")
+            all_fields[str(name)] = _frozen(arr)
+        self._fields = all_fields
+        self._price_field = price_field
+        self._timestamps = _check_timestamps(timestamps, n_rows)
+        ids = [f"asset_{i}" for i in range(n_assets)] if assets is None else list(assets)
+        if len(ids) != n_assets:
+            raise ValueError(f"assets has {len(ids)} ids for {n_assets} price columns.")
+        if len(set(map(str, ids))) != len(ids):
+            raise ValueError(f"asset ids must be unique, got {ids}.")
+        self._assets = tuple(ids)
+        self._exogenous: dict[str, np.ndarray] = {}
+        for name, value in (exogenous or {}).items():
+            series = np.array(value, dtype=np.float64)
+            if series.ndim not in (1, 2) or series.shape[0] != n_rows:
+                raise ValueError(
+                    f"exogenous[{name!r}] must be ({n_rows},) or ({n_rows}, k), "
+                    f"got shape {series.shape}."
+                )
+            if np.isinf(series).any():
+                raise ValueError(f"exogenous[{name!r}] contains inf; use NaN for missing values.")
+            self._exogenous[str(name)] = _frozen(series)
+        if isinstance(warmup, (bool, np.bool_)):
+            raise TypeError("warmup must be an int, got bool.")
+        if not _is_int(warmup) or not 0 <= int(warmup) <= n_rows:
+            raise ValueError(f"warmup must be an int in [0, {n_rows}], got {warmup!r}.")
+        self._warmup = int(warmup)
+
+    # -- read-only members ---------------------------------------------------------------
+
+    @property
+    def prices(self) -> np.ndarray:
+        """``(T, N)`` float64 prices (read-only); NaN where an asset is not listed."""
+        return self._fields[self._price_field]
+
+    @property
+    def mask(self) -> np.ndarray:
+        """``(T, N)`` bool: where a price exists."""
+        return np.isfinite(self.prices)
+
+    @property
+    def fields(self) -> dict[str, np.ndarray]:
+        """Every field by name, the prices included."""
+        return dict(self._fields)
+
+    @property
+    def exogenous(self) -> dict[str, np.ndarray]:
+        """Market-wide series by name."""
+        return dict(self._exogenous)
+
+    @property
+    def timestamps(self) -> np.ndarray:
+        """``(T,)`` timestamps: int64, float64 or datetime64[ns]."""
+        return self._timestamps
+
+    @property
+    def assets(self) -> tuple[Any, ...]:
+        """The asset ids, one per column."""
+        return self._assets
+
+    @property
+    def n_steps(self) -> int:
+        """Number of rows ``T``."""
+        return int(self._timestamps.shape[0])
+
+    @property
+    def n_assets(self) -> int:
+        """Number of assets ``N``."""
+        return int(self.prices.shape[1])
+
+    @property
+    def is_datetime(self) -> bool:
+        """Whether the time axis holds datetimes."""
+        return self._timestamps.dtype.kind == "M"
+
+    @property
+    def warmup(self) -> int:
+        """Leading rows that are lookback-only."""
+        return self._warmup
+
+    @property
+    def price_field(self) -> str:
+        """Name of the price field."""
+        return self._price_field
+
+    @property
+    def periods_per_year(self) -> float | None:
+        """Rows per year of a datetime axis with a positive span, else None."""
+        if not self.is_datetime:
+            return None
+        span = (self._timestamps[-1] - self._timestamps[0]) / np.timedelta64(1, "D")
+        if span <= 0:
+            return None
+        return float((self.n_steps - 1) / (float(span) / 365.25))
+
+    def __len__(self) -> int:
+        return self.n_steps
+
+    def field(self, name: str) -> np.ndarray:
+        """One field's ``(T, N)`` array; ``KeyError`` listing the fields when missing."""
+        try:
+            return self._fields[name]
+        except KeyError:
+            raise KeyError(f"no field {name!r}; available: {sorted(self._fields)}") from None
+
+    def exogenous_series(self, name: str) -> np.ndarray:
+        """One exogenous series; ``KeyError`` listing the series when missing."""
+        try:
+            return self._exogenous[name]
+        except KeyError:
+            raise KeyError(
+                f"no exogenous series {name!r}; available: {sorted(self._exogenous)}"
+            ) from None
+
+    def exogenous_width(self, name: str) -> int:
+        """Columns of an exogenous series (1 for a 1-D series)."""
+        series = self.exogenous_series(name)
+        return 1 if series.ndim == 1 else int(series.shape[1])
+
+    def log_returns(self) -> np.ndarray:
+        """``(T, N)`` log returns; NaN in row 0 and where either price is missing."""
+        out = np.full(self.prices.shape, np.nan)
+        out[1:] = np.log(self.prices[1:] / self.prices[:-1])
+        return out
+
+    def index_of(self, when: object, side: str = "left") -> int:
+        """Row of ``when``: an int is a position (negative from the end); a timestamp is
+        looked up by value (first row at/after it, or after it with ``side="right"``; ``T`` if
+        none)."""
+        if side not in ("left", "right"):
+            raise ValueError(f"side must be 'left' or 'right', got {side!r}.")
+        if isinstance(when, (bool, np.bool_)):
+            raise TypeError("a bool is neither a row position nor a timestamp.")
+        if _is_int(when):
+            row = int(when)  # type: ignore[call-overload]
+            n = self.n_steps
+            if not -n <= row < n:
+                raise IndexError(f"row {row} is outside the data's {n} rows.")
+            return row + n if row < 0 else row
+        key = self._time_key(when)
+        return int(np.searchsorted(self._timestamps, key, side=side))  # type: ignore[call-overload]
+
+    def _time_key(self, when: object) -> Any:
+        value = when.value if isinstance(when, Time) else when
+        if self.is_datetime:
+            if _is_number(value):
+                raise TypeError(
+                    f"{value!r} is a number but the time axis holds datetimes; pass a date."
+                )
+            return to_datetime64(value)
+        if not _is_number(value):
+            raise TypeError(
+                f"the time axis is numeric; look up a number (or Time(number)), got {value!r}."
+            )
+        return value
+
+    # -- derived data ------------------------------------------------------------------------
+
+    def _take(self, rows: slice | np.ndarray, *, warmup: int, columns: Any = None) -> MarketData:
+        new = object.__new__(MarketData)
+        cols = slice(None) if columns is None else columns
+        new._fields = {k: _frozen(v[rows][:, cols].copy()) for k, v in self._fields.items()}
+        new._price_field = self._price_field
+        new._timestamps = _frozen(self._timestamps[rows].copy())
+        new._assets = self._assets if columns is None else tuple(self._assets[i] for i in columns)
+        new._exogenous = {k: _frozen(v[rows].copy()) for k, v in self._exogenous.items()}
+        new._warmup = warmup
+        if new.n_steps < 2:
+            raise ValueError(f"the selection keeps {new.n_steps} rows; at least 2 are needed.")
+        return new
+
+    def _rows(self, start: int, stop: int, *, extra_warmup: int = 0) -> MarketData:
+        own = max(0, min(self._warmup, stop) - start)
+        return self._take(slice(start, stop), warmup=max(own, extra_warmup))
+
+    def __getitem__(self, key: slice) -> MarketData:
+        if not isinstance(key, slice):
+            raise TypeError("MarketData supports row slicing only, e.g. data[10:200].")
+        start, stop, step = key.indices(self.n_steps)
+        if step != 1:
+            raise ValueError("MarketData slices must have step 1.")
+        return self._rows(start, max(start, stop))
+
+    def between(self, start: object = None, end: object = None) -> MarketData:
+        """Rows with ``start <= timestamp < end``; ints are row positions."""
+        lo = 0 if start is None else self._bound(start)
+        hi = self.n_steps if end is None else self._bound(end)
+        return self._rows(lo, max(lo, hi))
+
+    def _bound(self, when: object) -> int:
+        if _is_int(when) and int(when) == self.n_steps:  # type: ignore[call-overload]
+            return self.n_steps
+        return self.index_of(when, "left")
+
+    def select(self, assets: Iterable[Any] | Any) -> MarketData:
+        """Keep the given assets (in the given order); ``KeyError`` for unknown ids."""
+        wanted = [assets] if isinstance(assets, str) else list(assets)
+        lookup = {a: i for i, a in enumerate(self._assets)}
+        unknown = [a for a in wanted if a not in lookup]
+        if unknown:
+            raise KeyError(f"unknown assets {unknown}; available: {list(self._assets)}")
+        if not wanted:
+            raise ValueError("select() needs at least one asset.")
+        return self._take(slice(None), warmup=self._warmup, columns=[lookup[a] for a in wanted])
+
+    def with_fields(self, **arrays: object) -> MarketData:
+        """A copy with more (or replaced) per-asset fields."""
+        fields = {k: v for k, v in self._fields.items() if k != self._price_field}
+        fields.update(arrays)
+        return MarketData(
+            self.prices,
+            fields=fields,
+            timestamps=self._timestamps,
+            assets=self._assets,
+            exogenous=self._exogenous,
+            price_field=self._price_field,
+            warmup=self._warmup,
+        )
+
+    def with_exogenous(self, **arrays: object) -> MarketData:
+        """A copy with more (or replaced) market-wide series."""
+        exogenous: dict[str, object] = dict(self._exogenous)
+        exogenous.update(arrays)
+        fields = {k: v for k, v in self._fields.items() if k != self._price_field}
+        return MarketData(
+            self.prices,
+            fields=fields,
+            timestamps=self._timestamps,
+            assets=self._assets,
+            exogenous=exogenous,
+            price_field=self._price_field,
+            warmup=self._warmup,
+        )
+
+    def _split_point(self, point: object) -> int:
+        if isinstance(point, float) and not isinstance(point, bool):
+            if not 0.0 < point < 1.0:
+                raise ValueError(f"a fractional split point must be in (0, 1), got {point}.")
+            return round(point * self.n_steps)
+        return self._bound(point)
+
+    def split(self, *points: object, embargo: int = 0, history: int = 0) -> list[MarketData]:
+        """Cut the rows at ``points`` (fractions, row positions or timestamps).
+
+        Part ``i > 0`` starts ``embargo`` rows after its split point and prepends up to
+        ``history`` earlier rows as its warm-up.
+        """
+        embargo, history = _non_negative("embargo", embargo), _non_negative("history", history)
+        if not points:
+            raise ValueError("split() needs at least one split point.")
+        cuts = [self._split_point(p) for p in points]
+        edges = [0, *cuts, self.n_steps]
+        parts: list[MarketData] = []
+        for i in range(len(edges) - 1):
+            begin = edges[i] + (embargo if i > 0 else 0)
+            end = edges[i + 1]
+            if end - begin < 2:
+                raise ValueError(
+                    f"split points {list(points)} leave part {i} with {max(end - begin, 0)} "
+                    "rows; points must increase and leave at least 2 rows per part."
+                )
+            lo = max(0, begin - history) if i > 0 else begin
+            parts.append(self._rows(lo, end, extra_warmup=begin - lo))
+        return parts
+
+    def walk_forward(
+        self,
+        train_size: int,
+        test_size: int,
+        *,
+        step: int | None = None,
+        embargo: int = 0,
+        history: int = 0,
+        expanding: bool = False,
+    ) -> Iterator[tuple[MarketData, MarketData]]:
+        """Yield ``(train, test)`` folds advancing by ``step`` rows (default ``test_size``)."""
+        for name, value in (("train_size", train_size), ("test_size", test_size)):
+            if not _is_int(value) or int(value) < 2:
+                raise ValueError(f"{name} must be an int >= 2, got {value!r}.")
+        advance = test_size if step is None else step
+        if not _is_int(advance) or int(advance) < 1:
+            raise ValueError(f"step must be an int >= 1, got {step!r}.")
+        embargo, history = _non_negative("embargo", embargo), _non_negative("history", history)
+        offset = 0
+        while True:
+            train_end = offset + train_size
+            test_begin = train_end + embargo
+            test_end = test_begin + test_size
+            if test_end > self.n_steps:
+                return
+            train = self._rows(0 if expanding else offset, train_end)
+            lo = max(0, test_begin - history)
+            yield train, self._rows(lo, test_end, extra_warmup=test_begin - lo)
+            offset += int(advance)
+
+    # -- pandas constructors -----------------------------------------------------------------
+
+    @classmethod
+    def from_pandas(
+        cls,
+        prices: Any,
+        *,
+        fields: Mapping[str, Any] | None = None,
+        exogenous: Any = None,
+        price_field: str = "close",
+    ) -> MarketData:
+        """Build from a prices DataFrame (index = timestamps, columns = assets) or Series."""
+        pd = _import_pandas("MarketData.from_pandas()")
+        frame = prices.to_frame() if isinstance(prices, pd.Series) else prices
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"prices must be a pandas DataFrame or Series, got {type(prices)}.")
+        index = frame.index
+        timestamps = _pandas_times(pd, index)
+        extra = {
+            name: value.reindex(index=index, columns=frame.columns).to_numpy(np.float64)
+            for name, value in (fields or {}).items()
+        }
+        exo: dict[str, np.ndarray] = {}
+        if exogenous is not None:
+            items = (
+                {str(c): exogenous[c] for c in exogenous.columns}
+                if isinstance(exogenous, pd.DataFrame)
+                else dict(exogenous)
+            )
+            for name, value in items.items():
+                exo[name] = value.reindex(index).to_numpy(np.float64)
+        return cls(
+            frame.to_numpy(np.float64),
+            fields=extra,
+            timestamps=timestamps,
+            assets=[str(c) for c in frame.columns],
+            exogenous=exo,
+            price_field=price_field,
+        )
+
+    @classmethod
+    def from_long(
+        cls,
+        df: Any,
+        *,
+        time: str = "date",
+        asset: str = "symbol",
+        price: str = "close",
+        fields: Iterable[str] = (),
+    ) -> MarketData:
+        """Build from a long table with one row per time and asset (pivoted)."""
+        _import_pandas("MarketData.from_long()")
+        wide = df.pivot(index=time, columns=asset, values=price).sort_index()
+        extra = {
+            name: df.pivot(index=time, columns=asset, values=name)
+            .reindex(index=wide.index, columns=wide.columns)
+            .to_numpy(np.float64)
+            for name in fields
+        }
+        return cls.from_pandas(wide, price_field=price).with_fields(**extra)
+
+    def __repr__(self) -> str:
+        ts = self._timestamps
+        if self.is_datetime:
+            midnight = bool(np.all(ts == ts.astype("datetime64[D]")))
+            unit = "D" if midnight else "s"
+            first, last = (np.datetime_as_string(t, unit=unit) for t in (ts[0], ts[-1]))
+        else:
+            first, last = str(ts[0]), str(ts[-1])
+        text = f"MarketData(T={self.n_steps}, N={self.n_assets}, fields={list(self._fields)}"
+        text += f", {first} .. {last}"
+        if self._exogenous:
+            text += f", exogenous={list(self._exogenous)}"
+        if self._warmup:
+            text += f", warmup={self._warmup}"
+        return text + ")"
+
+
+def _pandas_times(pd: Any, index: Any) -> Any:
+    if isinstance(index, pd.DatetimeIndex):
+        if index.tz is not None:
+            raise ValueError(_TZ_HINT)
+        return index.to_numpy("datetime64[ns]")
+    return None  # any other index is numbered from 0, like an array
+
+
+def _non_negative(name: str, value: object) -> int:
+    if not _is_int(value) or int(value) < 0:  # type: ignore[call-overload]
+        raise ValueError(f"{name} must be an int >= 0, got {value!r}.")
+    return int(value)  # type: ignore[call-overload]

@@ -1,0 +1,112 @@
+"""As-of joins without look-ahead, and check_causal, a look-ahead detector for transforms."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from sekai.error import LookAheadError
+
+__all__ = ["asof_join", "check_causal"]
+
+
+def _times(name: str, value: Any) -> np.ndarray:
+    t = np.asarray(value)
+    if t.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {t.shape}.")
+    if t.dtype.kind not in "Mmiuf":
+        t = np.asarray(t, dtype="datetime64[ns]")
+    if t.size > 1 and not np.all(t[1:] >= t[:-1]):
+        raise ValueError(f"{name} must be sorted.")
+    return t
+
+
+def asof_join(target_times: Any, event_times: Any, values: Any, *, lag: Any = None) -> np.ndarray:
+    """Value of the last event with ``event_time + lag <= t`` for every target time ``t``.
+
+    NaN before any event. Both time arrays are datetime64 or both numeric; ``lag`` is a
+    non-negative timedelta (datetime axes) or number.
+    """
+    targets = _times("target_times", target_times)
+    events = _times("event_times", event_times)
+    if (targets.dtype.kind == "M") != (events.dtype.kind == "M"):
+        raise TypeError("target_times and event_times must both be datetimes or both numbers.")
+    data = np.asarray(values, dtype=np.float64)
+    if data.shape[:1] != events.shape:
+        raise ValueError(
+            f"values has {data.shape[:1]} rows, expected one per event time {events.shape}."
+        )
+    if lag is not None:
+        if events.dtype.kind == "M":
+            delta = np.timedelta64(lag) if not isinstance(lag, np.timedelta64) else lag
+            if delta < np.timedelta64(0):
+                raise ValueError(f"lag must be non-negative, got {lag!r}.")
+            events = events + delta
+        else:
+            if isinstance(lag, (np.timedelta64, bool)) or not float(lag) >= 0:
+                raise ValueError(f"lag must be a non-negative number on numeric axes, got {lag!r}.")
+            events = events + lag
+    index = np.searchsorted(events, targets, side="right") - 1
+    out = np.full((targets.size, *data.shape[1:]), np.nan)
+    found = index >= 0
+    out[found] = data[index[found]]
+    return out
+
+
+def _perturbations(x: np.ndarray, cut: int, rng: np.random.Generator) -> list[np.ndarray]:
+    tail = slice(cut + 1, None)
+    n = x.shape[0] - cut - 1
+    rescaled = x.copy()
+    rescaled[tail] = rescaled[tail] * rng.uniform(0.5, 2.0)
+    reordered = x.copy()
+    reordered[tail] = x[tail][rng.permutation(n)]
+    signs = x.copy()
+    flip = rng.random(signs[tail].shape) < 0.5
+    signs[tail] = np.where(flip, -signs[tail], signs[tail])
+    signs[tail] = np.where(rng.random(signs[tail].shape) < 0.2, 0.0, signs[tail])
+    holes = x.copy()
+    nan_now = np.isnan(holes[tail])
+    refill = np.where(nan_now, rng.standard_normal(nan_now.shape), holes[tail])
+    holes[tail] = np.where(rng.random(nan_now.shape) < 0.3, np.nan, refill)
+    return [rescaled, reordered, signs, holes]
+
+
+def check_causal(
+    fn: Callable[[np.ndarray], Any],
+    x: Any,
+    *,
+    n_checks: int = 5,
+    rng: np.random.Generator | int | None = None,
+    rtol: float = 0.0,
+    atol: float = 0.0,
+) -> None:
+    """Raise ``LookAheadError`` if ``fn``'s output at or before a time depends on later rows.
+
+    The rows after random cut points (cut 0 always among them) are rescaled, reordered, have
+    signs and zeros moved and their NaN pattern changed; outputs up to the cut must not change.
+    """
+    data = np.array(x, dtype=np.float64)
+    if data.ndim < 1 or data.shape[0] < 2:
+        raise ValueError("check_causal needs x with at least 2 rows.")
+    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    reference = np.asarray(fn(data.copy()))
+    count = max(int(n_checks), 1)
+    extra = generator.integers(0, data.shape[0] - 1, size=count - 1) if count > 1 else []
+    for cut in [0, *sorted(int(c) for c in extra)]:
+        for variant in _perturbations(data, cut, generator):
+            output = np.asarray(fn(variant))
+            if output.shape != reference.shape:
+                raise LookAheadError(
+                    f"the output's shape changed from {reference.shape} to {output.shape} when "
+                    f"rows after {cut} changed: it depends on future rows."
+                )
+            head = slice(0, cut + 1)
+            same = np.isclose(output[head], reference[head], rtol=rtol, atol=atol, equal_nan=True)
+            if not same.all():
+                first = int(np.argwhere(~same)[0][0])
+                raise LookAheadError(
+                    f"output at time index {first} changed when only rows after the cut point "
+                    f"{cut} changed: the transform looks ahead."
+                )

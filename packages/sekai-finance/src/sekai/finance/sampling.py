@@ -1,0 +1,230 @@
+"""Episode samplers: where in a price history each episode's window begins."""
+
+from __future__ import annotations
+
+import abc
+import numbers
+
+import numpy as np
+
+from sekai.finance.data import MarketData, Time
+from sekai.vector.spawnable import Spawnable
+
+__all__ = [
+    "EpisodeSampler",
+    "FixedStart",
+    "RandomStart",
+    "SequentialStart",
+    "as_sampler",
+    "draw_window_start",
+    "window_start_from_option",
+]
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _beyond(start: int, n_starts: int) -> ValueError:
+    return ValueError(f"start {start} is beyond the last window start {n_starts - 1}.")
+
+
+class EpisodeSampler(Spawnable):
+    """Chooses the window position of each episode in a history of ``n_starts`` windows."""
+
+    @abc.abstractmethod
+    def sample(self, rng: np.random.Generator, n_starts: int, episode_length: int) -> int:
+        """Return a window position in ``[0, n_starts)``; draw any randomness from ``rng``."""
+
+    def reset(self) -> None:
+        """Forget per-env state (position, epoch); a no-op by default."""
+
+    def spawn(self) -> EpisodeSampler:
+        """The sampler one more independent env should use: ``self`` (shared) by default."""
+        return self
+
+
+class RandomStart(EpisodeSampler):
+    """A uniformly random window: ``int(rng.integers(0, n_starts))``."""
+
+    def sample(self, rng: np.random.Generator, n_starts: int, episode_length: int) -> int:
+        """Draw one window position uniformly."""
+        return int(rng.integers(0, n_starts))
+
+    def __repr__(self) -> str:
+        return "RandomStart()"
+
+
+class SequentialStart(EpisodeSampler):
+    """Windows ``start, start + s, start + 2s, ...`` with ``s = stride or episode_length``.
+
+    After handing out the last window that fits, ``epoch`` increases by one and the position
+    wraps to ``start``. ``spawn()`` returns a fresh copy, so every env replays the same windows.
+
+    Args:
+        start: the first window position (``>= 0``).
+        stride: rows between consecutive windows (``>= 1``); None means one episode length.
+    """
+
+    def __init__(self, start: int = 0, stride: int | None = None) -> None:
+        if not _is_int(start) or int(start) < 0:
+            raise ValueError(f"start must be an int >= 0, got {start!r}.")
+        if stride is not None and (not _is_int(stride) or int(stride) < 1):
+            raise ValueError(f"stride must be an int >= 1 or None, got {stride!r}.")
+        self.start = int(start)
+        self.stride = None if stride is None else int(stride)
+        self.epoch = 0
+        self._next = self.start
+
+    def sample(self, rng: np.random.Generator, n_starts: int, episode_length: int) -> int:
+        """Hand out the next window position."""
+        if self.start >= n_starts:
+            raise _beyond(self.start, n_starts)
+        if self._next >= n_starts:  # the history shrank under the stored position
+            self._next = self.start
+        position = self._next
+        self._next = position + (self.stride or int(episode_length))
+        if self._next >= n_starts:
+            self.epoch += 1
+            self._next = self.start
+        return position
+
+    def reset(self) -> None:
+        """Back to ``start`` and epoch 0."""
+        self._next = self.start
+        self.epoch = 0
+
+    def spawn(self) -> SequentialStart:
+        """A fresh copy with the same ``start`` and ``stride``."""
+        return SequentialStart(self.start, self.stride)
+
+    def __repr__(self) -> str:
+        return f"SequentialStart(start={self.start}, stride={self.stride})"
+
+
+class FixedStart(EpisodeSampler):
+    """Always the same window position."""
+
+    def __init__(self, start: int) -> None:
+        if not _is_int(start) or int(start) < 0:
+            raise ValueError(f"start must be an int >= 0, got {start!r}.")
+        self.start = int(start)
+
+    def sample(self, rng: np.random.Generator, n_starts: int, episode_length: int) -> int:
+        """Return ``start`` (if it fits)."""
+        if self.start >= n_starts:
+            raise _beyond(self.start, n_starts)
+        return self.start
+
+    def __repr__(self) -> str:
+        return f"FixedStart({self.start})"
+
+
+def as_sampler(value: object) -> EpisodeSampler:
+    """Normalise ``sampler=``: an EpisodeSampler, an int, ``"random"`` or ``"sequential"``."""
+    if isinstance(value, EpisodeSampler):
+        return value
+    if _is_int(value):
+        return FixedStart(int(value))  # type: ignore[call-overload]
+    if value == "random":
+        return RandomStart()
+    if value == "sequential":
+        return SequentialStart()
+    raise ValueError(
+        "sampler must be an EpisodeSampler, an int (a fixed window start), 'random' or "
+        f"'sequential'; got {value!r}."
+    )
+
+
+def first_valid_window(n_starts: int, *, lookback: int, warmup: int) -> int:
+    """The first window whose first decision is not a warm-up row; ``ValueError`` if none fits."""
+    first = max(0, warmup - lookback)
+    if n_starts - first <= 0:
+        raise ValueError(
+            f"no episode fits after the {warmup} warm-up rows: the history has {n_starts} "
+            f"window starts and the first usable one would be {first}; use more data, a shorter "
+            "episode_length or fewer warm-up rows."
+        )
+    return first
+
+
+def draw_window_start(
+    sampler: EpisodeSampler,
+    rng: np.random.Generator,
+    n_starts: int,
+    episode_length: int,
+    *,
+    lookback: int = 0,
+    warmup: int = 0,
+) -> int:
+    """Ask ``sampler`` for a window start, skipping windows that would decide on warm-up rows."""
+    first = first_valid_window(n_starts, lookback=lookback, warmup=warmup)
+    try:
+        position = sampler.sample(rng, n_starts - first, episode_length)
+    except ValueError as exc:
+        if first == 0:
+            raise
+        raise ValueError(
+            f"{exc} (positions count from the first window after the {warmup} warm-up rows: "
+            f"position p starts the window at row {first} + p, first decision at row "
+            f"{first + lookback} + p)"
+        ) from exc
+    if not _is_int(position) or not 0 <= int(position) < n_starts - first:
+        raise ValueError(
+            f"{sampler!r}.sample() returned {position!r}; expected an int in "
+            f"[0, {n_starts - first})."
+        )
+    return first + int(position)
+
+
+def window_start_from_option(
+    start: object,
+    timestamps: np.ndarray,
+    *,
+    lookback: int,
+    n_starts: int,
+    warmup: int = 0,
+    data: MarketData | None = None,
+) -> int:
+    """Translate ``options={"start": t}`` (the first decision) into a window start row.
+
+    ``t`` is an int row position (negative from the end), a ``Time``, or a timestamp looked up
+    by value (first row at or after it).
+    """
+    if isinstance(start, (bool, np.bool_)):
+        raise TypeError("options['start'] must be a row position or a timestamp, got a bool.")
+    n_rows = int(timestamps.shape[0])
+    numeric_axis = timestamps.dtype.kind != "M"
+    by_value = not _is_int(start)
+    if by_value:
+        source = data if data is not None else MarketData(np.ones(n_rows), timestamps=timestamps)
+        if isinstance(start, float) and not numeric_axis:
+            raise TypeError(f"the time axis holds datetimes; pass a date, got {start!r}.")
+        row = source.index_of(start if isinstance(start, Time) else Time(start), "left")
+    else:
+        row = int(start)  # type: ignore[call-overload]
+        if row < 0:
+            row += n_rows
+    lo = max(lookback, warmup)
+    hi = lookback + n_starts - 1
+    if not lo <= row <= hi:
+        ts_lo = str(timestamps[lo]) if lo < n_rows else "?"
+        ts_hi = str(timestamps[hi]) if 0 <= hi < n_rows else "?"
+        where = f"row {row}" if 0 <= row < n_rows else f"row {row} (outside the data)"
+        if by_value:
+            where = f"{start!r} (row {row})" if row < n_rows else f"{start!r} (after the data)"
+        message = (
+            f"options['start'] = {where} is not a valid first decision; valid range of first "
+            f"decisions: rows {lo}..{hi} (timestamps {ts_lo} .. {ts_hi})."
+        )
+        if 0 <= row < min(warmup, n_rows):
+            message += f" Row {row} is a warm-up row (the first {warmup} rows are lookback only)."
+        if (
+            not by_value
+            and numeric_axis
+            and not np.array_equal(timestamps, np.arange(n_rows))
+            and timestamps[0] <= int(start) <= timestamps[-1]  # type: ignore[call-overload]
+        ):
+            message += f" An int is a row position; for the timestamp {start} pass Time({start})."
+        raise ValueError(message)
+    return row - lookback

@@ -1,0 +1,108 @@
+"""GARCH(1,1) volatility clustering on per-step log returns."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sekai.finance.simulators._checks import (
+    as_float,
+    broadcast,
+    check_correlation,
+    cholesky,
+    per_asset,
+    public,
+    read_only,
+    resolve_n_assets,
+)
+from sekai.finance.simulators.base import KernelModel
+
+__all__ = ["GARCH"]
+
+
+class GARCH(KernelModel):
+    """GARCH(1,1): ``r = mu dt + eps``, ``eps = sqrt(h) z``, ``h' = omega + alpha eps**2 + beta h``.
+
+    ``h`` is the per-step variance, starting at the unconditional ``omega / (1 - alpha - beta)``;
+    ``z`` is correlated across assets by ``corr``. State: ``variance`` (``h`` for the next step).
+
+    Args:
+        omega: variance intercept per step (> 0). alpha: ARCH weight (>= 0). beta: GARCH weight
+            (>= 0), with ``alpha + beta < 1``. mu: annual drift (finite).
+        s0, corr, dt, n_assets: as for ``GBM``.
+    """
+
+    _repr_fields = ("n_assets", "omega", "alpha", "beta", "mu", "s0", "corr", "dt")
+
+    omega: float | np.ndarray
+    alpha: float | np.ndarray
+    beta: float | np.ndarray
+    mu: float | np.ndarray
+    s0: float | np.ndarray
+    corr: np.ndarray | None
+
+    def __init__(
+        self,
+        omega: float | np.ndarray = 1e-6,
+        alpha: float | np.ndarray = 0.08,
+        beta: float | np.ndarray = 0.9,
+        *,
+        mu: float | np.ndarray = 0.0,
+        s0: float | np.ndarray = 100.0,
+        corr: np.ndarray | None = None,
+        dt: float = 1 / 252,
+        n_assets: int | None = None,
+    ) -> None:
+        arrays = {
+            "omega": per_asset("omega", omega, "gt0"),
+            "alpha": per_asset("alpha", alpha, "ge0"),
+            "beta": per_asset("beta", beta, "ge0"),
+            "mu": per_asset("mu", mu),
+            "s0": per_asset("s0", s0, "gt0"),
+        }
+        persistence = arrays["alpha"] + arrays["beta"]
+        if np.any(persistence >= 1.0):
+            raise ValueError(
+                f"alpha + beta must be < 1 for a stationary GARCH(1,1), got {public(persistence)!r}"
+            )
+        corr_a = check_correlation(corr)
+        n = resolve_n_assets(n_assets, arrays, corr_a)
+        step = as_float("dt", dt, "gt0")
+        p = {name: broadcast(value, n) for name, value in arrays.items()}
+        self._set(
+            **{name: public(value) for name, value in arrays.items()},
+            corr=corr_a,
+            dt=step,
+            n_assets=n,
+            _p=p,
+            _h0=read_only(p["omega"] / (1.0 - p["alpha"] - p["beta"])),
+            _chol=cholesky(corr_a),
+            _s0=p["s0"],
+        )
+
+    _p: dict[str, np.ndarray]
+    _h0: np.ndarray
+    _chol: np.ndarray | None
+
+    @property
+    def unconditional_variance(self) -> np.ndarray:
+        """``omega / (1 - alpha - beta)`` per asset: the stationary per-step variance."""
+        return self._h0
+
+    def state_spec(self) -> dict[str, tuple[int, ...]]:
+        """``{"variance": (n_assets,)}``: the conditional variance of the next step's return."""
+        return {"variance": (self.n_assets,)}
+
+    def _init_state(self, rng: np.random.Generator, k: int) -> dict[str, np.ndarray]:
+        return {"variance": np.repeat(self._h0[None], k, axis=0)}
+
+    def _advance(
+        self, rng: np.random.Generator, state: dict[str, np.ndarray], k: int
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        p = self._p
+        z = rng.standard_normal((k, self.n_assets))
+        if self._chol is not None:
+            z = z @ self._chol.T
+        h = state["variance"]
+        eps = np.sqrt(h) * z
+        h_next = p["omega"] + p["alpha"] * eps * eps + p["beta"] * h
+        return p["mu"] * self.dt + eps, {"variance": h_next}

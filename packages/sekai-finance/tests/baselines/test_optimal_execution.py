@@ -1,0 +1,92 @@
+"""Tests for the OptimalExecution-v0 baselines: exact values of finance.md §13.5 and simulations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
+from sekai.finance.baselines.optimal_execution import (
+    TWAP,
+    AlmgrenChriss,
+    expected_return,
+    schedule_trades,
+    twap_actions,
+)
+
+
+def _episode_returns(policy: Any, episodes: int, seed: int, num_envs: int = 1024) -> np.ndarray:
+    """Run ``episodes`` episodes on the native env (finance.md §13.8's protocol)."""
+    vec = sekai.make_vec("OptimalExecution-v0", num_envs, vector_kwargs={"autoreset": False})
+    returns = []
+    for k in range(-(-episodes // num_envs)):
+        result = vec.reset(seed=seed + k)
+        total = np.zeros(num_envs)
+        done = np.zeros(num_envs, bool)
+        while not done.all():
+            result = vec.step(policy(result.observations, vec))
+            total += result.rewards
+            done |= result.dones
+        returns.append(total)
+    vec.close()
+    return np.concatenate(returns)[:episodes]
+
+
+def test_exact_values_of_the_reference_table() -> None:
+    env = OptimalExecutionEnv()
+    assert expected_return(env, env.almgren_chriss_actions()) == pytest.approx(-320.34, abs=5e-3)
+    assert expected_return(env, twap_actions(25)) == pytest.approx(-419.52, abs=5e-3)
+    assert expected_return(env, np.ones(25)) == pytest.approx(-2512.5, abs=1e-6)
+    assert expected_return(env, np.zeros(25)) == pytest.approx(-3378.9, abs=5e-2)
+
+
+def test_schedule_trades_replays_the_env() -> None:
+    trades = schedule_trades(twap_actions(25), 1e6, 25)
+    np.testing.assert_allclose(trades, 4e4, rtol=1e-6)
+    assert schedule_trades([1.0, 0.3], 10.0, 2).tolist() == [10.0, 0.0]
+
+
+def test_almgren_chriss_reaches_its_exact_value_in_simulation() -> None:
+    returns = _episode_returns(AlmgrenChriss(), 8192, seed=0)
+    se = returns.std() / np.sqrt(returns.size)
+    assert se < 2.5
+    assert abs(returns.mean() + 320.34) < 4 * se
+
+
+def test_twap_reaches_its_exact_value_in_simulation() -> None:
+    returns = _episode_returns(TWAP(), 8192, seed=0)
+    se = returns.std() / np.sqrt(returns.size)
+    assert abs(returns.mean() + 419.52) < 4 * se
+
+
+def test_almgren_chriss_beats_twap_on_common_random_numbers() -> None:
+    difference = _episode_returns(AlmgrenChriss(), 4096, seed=3) - _episode_returns(
+        TWAP(), 4096, seed=3
+    )
+    assert difference.mean() > 4 * difference.std() / np.sqrt(difference.size)
+
+
+def test_policies_work_on_single_sync_and_native_envs() -> None:
+    single = OptimalExecutionEnv()
+    observation = single.reset(seed=0).observation
+    single.step(np.array([0.1], np.float32))
+    sync = sekai.make_vec("OptimalExecution-v0", 2, vectorization_mode="sync")
+    native = sekai.make_vec("OptimalExecution-v0", 2)
+    schedule = single.almgren_chriss_actions()
+    for vec in (sync, native):
+        vec.reset(seed=0)
+        vec.step(np.full((2, 1), 0.1, np.float32))
+        np.testing.assert_array_equal(AlmgrenChriss()(None, vec), np.tile(schedule[1], (2, 1)))
+        np.testing.assert_allclose(TWAP()(None, vec), np.full((2, 1), 1 / 24))
+    assert AlmgrenChriss()(observation, single).tolist() == schedule[1].tolist()
+    assert TWAP()(observation, single).tolist() == pytest.approx([1 / 24])
+
+
+def test_twap_actions_are_one_over_the_steps_left() -> None:
+    actions = twap_actions(4)
+    assert actions.shape == (4, 1) and actions.dtype == np.float32
+    assert actions[:, 0].tolist() == pytest.approx([0.25, 1 / 3, 0.5, 1.0])
+    assert repr(TWAP()) == "TWAP()" and repr(AlmgrenChriss()) == "AlmgrenChriss()"

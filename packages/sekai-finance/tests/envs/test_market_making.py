@@ -1,0 +1,272 @@
+"""Tests for MarketMakingEnv: spaces, one step by hand, validation, episode rules, helpers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.finance.market_making import MarketMakingEnv, avellaneda_stoikov_quotes
+
+INFO_KEYS = [
+    "mid_price",
+    "inventory",
+    "cash",
+    "wealth",
+    "bid",
+    "ask",
+    "bid_filled",
+    "ask_filled",
+    "timestamp",
+    "dt",
+]
+
+
+def test_spaces_follow_the_parameters() -> None:
+    env = MarketMakingEnv()
+    assert repr(env.observation_space) == "Box([-1.0, 0.0], 1.0, (2,), float32)"
+    assert repr(env.action_space) == "Box(0.0, 5.0, (2,), float32)"
+    assert MarketMakingEnv(max_offset=2.0).action_space.high.tolist() == [2.0, 2.0]
+
+
+def test_reset_starts_a_flat_session() -> None:
+    env = MarketMakingEnv()
+    result = env.reset(seed=0)
+    assert result.observation.dtype == np.float32
+    assert result.observation.tolist() == [0.0, 1.0]
+    assert list(result.info) == INFO_KEYS
+    info = result.info
+    assert (info["mid_price"], info["inventory"], info["cash"], info["wealth"]) == (
+        100.0,
+        0,
+        0.0,
+        0.0,
+    )
+    assert math.isnan(info["bid"]) and math.isnan(info["ask"])
+    assert info["bid_filled"] is False and info["ask_filled"] is False
+    assert (info["timestamp"], info["dt"]) == (0.0, 0.005)
+
+
+def test_one_step_matches_a_hand_computation() -> None:
+    env = MarketMakingEnv(
+        s0=50.0,
+        sigma=3.0,
+        n_steps=10,
+        fill_intensity=60.0,
+        fill_decay=1.0,
+        risk_aversion=0.5,
+        order_size=2,
+        max_inventory=5,
+    )
+    env.reset(seed=11)
+    rng = np.random.default_rng(11)
+    u = rng.random(2)
+    z = rng.standard_normal()
+    dt = 0.1
+    p_bid = 1 - math.exp(-60.0 * math.exp(-1.0 * 0.3) * dt)
+    p_ask = 1 - math.exp(-60.0 * math.exp(-1.0 * 0.7) * dt)
+    bid_filled, ask_filled = bool(u[0] < p_bid), bool(u[1] < p_ask)
+    q = 2 * bid_filled - 2 * ask_filled
+    cash = -2 * 49.7 * bid_filled + 2 * 50.7 * ask_filled
+    mid = 50.0 + 3.0 * math.sqrt(dt) * z
+    reward = cash + q * mid - 0.5 * 0.5 * 9.0 * dt * q * q
+    result = env.step(np.array([0.3, 0.7], np.float32))
+    assert result.reward == pytest.approx(reward, rel=1e-6, abs=1e-9)
+    info = result.info
+    assert (info["bid_filled"], info["ask_filled"], info["inventory"]) == (
+        bid_filled,
+        ask_filled,
+        q,
+    )
+    assert info["mid_price"] == pytest.approx(mid)
+    assert info["cash"] == pytest.approx(cash, abs=1e-4)
+    assert info["bid"] == pytest.approx(49.7, abs=1e-6) and info["ask"] == pytest.approx(50.7)
+    assert info["timestamp"] == pytest.approx(0.1)
+    assert result.observation.tolist() == pytest.approx([q / 5, 0.9])
+
+
+def test_rewards_sum_to_final_wealth_minus_the_running_penalty() -> None:
+    env = MarketMakingEnv(n_steps=50)
+    env.reset(seed=3)
+    total = penalties = 0.0
+    for _ in range(50):
+        result = env.step(np.array([0.2, 1.5]))
+        total += result.reward
+        info = result.info
+        penalties += 0.5 * 0.1 * 2.0**2 * 0.02 * info["inventory"] ** 2  # dt = 1 / 50
+        assert info["wealth"] == pytest.approx(info["cash"] + info["inventory"] * info["mid_price"])
+    assert result.terminated and not result.truncated
+    assert total == pytest.approx(env.wealth - penalties, abs=1e-8)
+    assert env.inventory > 0  # a tight bid and a wide ask accumulate inventory
+
+
+def test_the_inventory_limit_stops_quoting_a_side() -> None:
+    env = MarketMakingEnv(max_inventory=2, fill_intensity=1e6, n_steps=20, max_offset=30.0)
+    env.reset(seed=0)
+    for _ in range(10):
+        result = env.step(np.array([0.0, 30.0]))
+        assert abs(result.info["inventory"]) <= 2
+    assert env.inventory == 2
+    assert result.info["bid_filled"] is False  # at the limit the bid is not quoted
+
+
+def test_actions_are_clipped_and_checked() -> None:
+    env = MarketMakingEnv()
+    env.reset(seed=0)
+    result = env.step([-1.0, 99.0])  # a list works, out-of-bounds values are clipped
+    assert result.info["bid"] == pytest.approx(100.0) and result.info["ask"] == pytest.approx(105.0)
+    for bad in (np.array([np.nan, 1.0]), np.array([1.0]), np.zeros((2, 2)), "ab"):
+        with pytest.raises(sekai.InvalidAction):
+            env.step(bad)
+
+
+def test_session_ends_with_a_terminal_state_then_requires_a_reset() -> None:
+    env = MarketMakingEnv(n_steps=3)
+    with pytest.raises(sekai.ResetRequired):
+        env.step(np.ones(2))
+    env.reset(seed=0)
+    flags = [env.step(np.ones(2)).terminated for _ in range(3)]
+    assert flags == [False, False, True]
+    with pytest.raises(sekai.ResetRequired, match="call reset"):
+        env.step(np.ones(2))
+    env.reset()
+    assert env.elapsed_steps == 0
+
+
+def test_unknown_reset_options_are_refused() -> None:
+    env = MarketMakingEnv()
+    env.reset(options={})
+    env.reset(options={"start": None})
+    with pytest.raises(ValueError, match="accepts"):
+        env.reset(options={"strat": 10})
+    with pytest.raises(ValueError, match="no price history"):
+        env.reset(options={"start": 3})
+
+
+def test_seeded_sessions_are_reproducible() -> None:
+    def run(seed: int) -> list[float]:
+        env = MarketMakingEnv(n_steps=20)
+        env.reset(seed=seed)
+        return [env.step(np.array([0.5, 0.5])).reward for _ in range(20)]
+
+    assert run(4) == run(4)
+    assert run(4) != run(5)
+
+
+def test_infos_hold_python_scalars() -> None:
+    env = MarketMakingEnv()
+    env.reset(seed=0)
+    info = env.step(np.array([0.1, 0.1])).info
+    assert list(info) == INFO_KEYS
+    for key, value in info.items():
+        assert type(value) in (float, int, bool), key
+    assert type(info["inventory"]) is int
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"sigma": -1.0}, "sigma must be a finite number >= 0, got -1.0"),
+        ({"s0": float("inf")}, "s0 must be a finite number, got inf"),
+        ({"total_time": 0.0}, "total_time must be a finite number > 0, got 0.0"),
+        ({"n_steps": 0}, "n_steps must be an int >= 1, got 0"),
+        ({"n_steps": 2.5}, "n_steps must be an int >= 1, got float"),
+        ({"fill_intensity": 0.0}, "fill_intensity must be a finite number > 0"),
+        ({"fill_decay": -1.0}, "fill_decay must be a finite number > 0"),
+        ({"risk_aversion": -0.1}, "risk_aversion must be a finite number >= 0"),
+        ({"max_inventory": True}, "max_inventory must be an int >= 1, got bool"),
+        ({"order_size": 0}, "order_size must be an int >= 1"),
+        ({"max_offset": -1.0}, "max_offset must be a finite number >= 0"),
+    ],
+)
+def test_invalid_parameters_name_the_parameter_and_range(
+    kwargs: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        MarketMakingEnv(**kwargs)  # type: ignore[arg-type]
+
+
+def test_parameters_are_settable_and_validated() -> None:
+    env = MarketMakingEnv()
+    env.sigma = 0.0
+    env.reset(seed=0)
+    assert env.step(np.ones(2)).info["mid_price"] == 100.0
+    with pytest.raises(ValueError, match="A must be a finite number > 0"):
+        env.A = -1.0
+    env.n_steps = 10
+    assert env.dt == pytest.approx(0.1)
+
+
+def test_dt_and_max_offset_are_read_only() -> None:
+    env = MarketMakingEnv()
+    with pytest.raises(AttributeError):
+        env.dt = 0.1  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="fixed at construction"):
+        env.max_offset = 1.0
+    env.total_time = 2.0
+    assert env.dt == pytest.approx(0.01)
+
+
+def test_state_attributes_describe_the_session() -> None:
+    env = MarketMakingEnv()
+    with pytest.raises(sekai.ResetRequired):
+        _ = env.timestamp
+    env.reset(seed=0)
+    assert (env.time_remaining, env.timestamp, env.wealth) == (1.0, 0.0, 0.0)
+    env.step(np.array([0.0, 0.0]))
+    assert env.time_remaining == pytest.approx(0.995)
+    assert env.timestamp == pytest.approx(0.005)
+    assert env.elapsed_steps == 1
+
+
+def test_avellaneda_stoikov_action_at_reset_matches_the_formula() -> None:
+    env = MarketMakingEnv()
+    env.reset(seed=0)
+    action = env.avellaneda_stoikov_action()
+    assert action.dtype == np.float32 and action.tolist() == pytest.approx([0.8453852] * 2)
+    expected = 0.5 * (0.1 * 4.0 + 20.0 * math.log(1 + 0.1 / 1.5))
+    assert float(action[0]) == pytest.approx(expected, rel=1e-6)
+
+
+def test_avellaneda_stoikov_skews_against_inventory_and_handles_zero_risk_aversion() -> None:
+    skewed = avellaneda_stoikov_quotes(3, 0.5, 2.0, 0.1, 1.5, 5.0)
+    assert skewed[0] > skewed[1]  # long: a wider bid and a tighter ask
+    assert float(skewed[0] - skewed[1]) == pytest.approx(2 * 3 * 0.1 * 4.0 * 0.5, rel=1e-5)
+    neutral = avellaneda_stoikov_quotes(3, 0.5, 2.0, 0.0, 1.5, 5.0)
+    assert neutral.tolist() == pytest.approx([1 / 1.5] * 2)
+    assert avellaneda_stoikov_quotes(50, 1.0, 2.0, 0.1, 1.5, 5.0).tolist() == [5.0, 0.0]
+
+
+def test_fill_probability_formula() -> None:
+    env = MarketMakingEnv()
+    assert env.fill_probability(0.0) == pytest.approx(1 - math.exp(-0.7))
+    np.testing.assert_allclose(
+        env.fill_probability(np.array([1.0, 2.0])),
+        1 - np.exp(-140.0 * np.exp(-1.5 * np.array([1.0, 2.0])) * 0.005),
+    )
+
+
+def test_optimal_quotes_look_up_the_state() -> None:
+    env = MarketMakingEnv(n_steps=20, max_inventory=5)
+    env.reset(seed=0)
+    quotes = env.optimal_quotes()
+    assert quotes.dtype == np.float32 and quotes.shape == (2,)
+    assert quotes[0] == quotes[1]  # symmetric when flat
+    table = env.quote_table()
+    np.testing.assert_array_equal(quotes, table.quotes[0, 5])
+    env.risk_aversion = 0.5  # a parameter change drops the cached table
+    assert env.quote_table() is not table
+
+
+def test_terminal_penalty_charges_the_final_inventory() -> None:
+    env = MarketMakingEnv(
+        n_steps=2, sigma=0.0, fill_intensity=1e9, terminal_penalty=0.25, max_offset=40.0
+    )
+    env.reset(seed=0)
+    env.step(np.array([0.0, 40.0]))
+    result = env.step(np.array([0.0, 40.0]))
+    assert result.info["inventory"] == 2
+    # both bids fill at the mid (no edge), the mid does not move: only the penalties remain
+    assert result.reward == pytest.approx(-0.5 * 0.1 * 0.0 * 4 - 0.25 * 4)

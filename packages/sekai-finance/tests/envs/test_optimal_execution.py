@@ -1,0 +1,211 @@
+"""Tests for OptimalExecutionEnv: one step by hand, the schedule helpers, validation, episodes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
+
+INFO_KEYS = [
+    "shares_sold",
+    "execution_price",
+    "inventory",
+    "mid_price",
+    "implementation_shortfall",
+    "shortfall_bps",
+    "timestamp",
+    "dt",
+]
+
+
+def test_spaces() -> None:
+    env = OptimalExecutionEnv()
+    assert repr(env.observation_space) == "Box([0.0, 0.0, -inf], [1.0, 1.0, inf], (3,), float32)"
+    assert repr(env.action_space) == "Box(0.0, 1.0, (1,), float32)"
+
+
+def test_reset_holds_the_whole_position() -> None:
+    env = OptimalExecutionEnv()
+    result = env.reset(seed=0)
+    assert result.observation.tolist() == [1.0, 1.0, 0.0]
+    assert list(result.info) == INFO_KEYS
+    assert math.isnan(result.info["execution_price"])
+    assert (result.info["inventory"], result.info["mid_price"], result.info["dt"]) == (
+        1e6,
+        50.0,
+        0.2,
+    )
+
+
+def test_one_step_matches_a_hand_computation() -> None:
+    env = OptimalExecutionEnv()
+    env.reset(seed=7)
+    z = np.random.default_rng(7).standard_normal()
+    result = env.step(np.array([0.25], np.float32))
+    n, tau = 250_000.0, 0.2
+    price = 50.0 - 0.0625 - 2.5e-6 * n / tau
+    x = 750_000.0
+    mid = 50.0 + 0.95 * math.sqrt(tau) * z - 2.5e-7 * n
+    reward = 1e4 * (n * (price - 50.0) - 1e-6 * 0.95**2 * tau * x * x) / (1e6 * 50.0)
+    assert result.reward == pytest.approx(reward, rel=1e-12)
+    info = result.info
+    assert info["shares_sold"] == n and info["execution_price"] == pytest.approx(price)
+    assert info["inventory"] == x and info["mid_price"] == pytest.approx(mid)
+    assert info["implementation_shortfall"] == pytest.approx(n * (50.0 - price))
+    assert info["shortfall_bps"] == pytest.approx(1e4 * n * (50.0 - price) / 5e7)
+    assert info["timestamp"] == pytest.approx(0.2)
+    expected_obs = [0.75, 24 / 25, (mid - 50.0) / (0.95 * math.sqrt(5.0))]
+    np.testing.assert_allclose(result.observation, np.array(expected_obs, np.float32))
+
+
+def test_selling_everything_at_once_terminates_with_the_known_cost() -> None:
+    env = OptimalExecutionEnv()
+    env.reset(seed=0)
+    result = env.step(np.array([1.0], np.float32))
+    assert result.terminated and not result.truncated
+    assert result.reward == pytest.approx(-2512.5)
+    assert result.observation[0] == 0.0
+    with pytest.raises(sekai.ResetRequired, match="call reset"):
+        env.step(np.array([0.5]))
+
+
+def test_the_last_step_sells_whatever_is_left() -> None:
+    env = OptimalExecutionEnv()
+    env.reset(seed=0)
+    rewards = []
+    for k in range(25):
+        mid = env.mid
+        result = env.step(np.array([0.0]))
+        rewards.append(result.reward)
+        assert result.terminated == (k == 24)
+    # holding everything costs the risk term only: 1e4 λ σ² τ X0² / (X0 s0) = 36.1 bps a step
+    np.testing.assert_allclose(rewards[:24], -36.1, rtol=1e-12)
+    assert result.info["shares_sold"] == 1e6 and result.info["inventory"] == 0.0
+    price = mid - 0.0625 - 2.5e-6 * 1e6 / 0.2
+    assert result.info["execution_price"] == pytest.approx(price)
+    assert rewards[24] == pytest.approx(1e4 * (price - 50.0) / 50.0)
+
+
+def test_zero_fraction_keeps_the_mid_without_impact() -> None:
+    env = OptimalExecutionEnv(sigma=0.0)
+    env.reset(seed=0)
+    result = env.step(np.array([0.0]))
+    assert math.isnan(result.info["execution_price"]) is False
+    assert result.info["execution_price"] == 50.0 and result.info["shares_sold"] == 0.0
+    assert result.observation[2] == 0.0  # sigma = 0: the price move is reported as 0
+
+
+def test_actions_are_clipped_and_checked() -> None:
+    env = OptimalExecutionEnv()
+    env.reset(seed=0)
+    assert env.step([2.0]).info["shares_sold"] == 1e6
+    env.reset(seed=0)
+    assert env.step(np.array([-1.0])).info["shares_sold"] == 0.0
+    for bad in (np.array([np.inf]), np.array([0.1, 0.2]), None):
+        with pytest.raises(sekai.InvalidAction):
+            env.step(bad)
+
+
+def test_step_before_reset_and_unknown_options() -> None:
+    env = OptimalExecutionEnv()
+    with pytest.raises(sekai.ResetRequired):
+        env.step(np.array([0.1]))
+    with pytest.raises(ValueError, match="accepts"):
+        env.reset(options={"horizon": 3})
+    env.reset(options={"start": None})
+
+
+def test_infos_hold_python_scalars() -> None:
+    env = OptimalExecutionEnv()
+    env.reset(seed=0)
+    info = env.step(np.array([0.3], np.float32)).info
+    assert list(info) == INFO_KEYS
+    assert all(type(v) is float for v in info.values())
+
+
+def test_almgren_chriss_schedule_matches_the_reference_numbers() -> None:
+    env = OptimalExecutionEnv()
+    actions = env.almgren_chriss_actions()
+    assert actions.shape == (25, 1) and actions.dtype == np.float32
+    np.testing.assert_allclose(actions[:3, 0], [0.1143, 0.1144, 0.1146], atol=6e-5)
+    np.testing.assert_allclose(actions[-3:, 0], [0.3413, 0.5036, 1.0], atol=6e-5)
+    holdings = env.almgren_chriss_trajectory()
+    assert holdings[0] == 1e6 and holdings[-1] == 0.0
+    assert np.all(np.diff(holdings) < 0)
+
+
+def test_almgren_chriss_is_twap_without_risk_aversion() -> None:
+    env = OptimalExecutionEnv(risk_aversion=0.0)
+    np.testing.assert_allclose(
+        env.almgren_chriss_actions()[:, 0], 1 / (25 - np.arange(25)), rtol=1e-6
+    )
+    np.testing.assert_allclose(env.almgren_chriss_trajectory(), 1e6 * (1 - np.arange(26) / 25))
+
+
+def test_almgren_chriss_stays_finite_for_extreme_urgency() -> None:
+    holdings = OptimalExecutionEnv(risk_aversion=1.0, n_steps=50).almgren_chriss_trajectory()
+    assert np.all(np.isfinite(holdings)) and holdings[0] == 1e6 and holdings[-1] == 0.0
+
+
+def test_expected_shortfall_gives_the_objective_in_bps() -> None:
+    env = OptimalExecutionEnv()
+    trades = -np.diff(env.almgren_chriss_trajectory())
+    mean, variance = env.expected_shortfall(trades)
+    assert 1e4 * mean / 5e7 == pytest.approx(191.74, abs=0.005)
+    assert 1e4 * 1e-6 * variance / 5e7 == pytest.approx(128.60, abs=0.005)
+    mean, variance = env.expected_shortfall(np.full(25, 4e4))
+    assert -1e4 * (mean + 1e-6 * variance) / 5e7 == pytest.approx(-419.52, abs=0.005)
+
+
+def test_tau_is_derived_and_read_only() -> None:
+    env = OptimalExecutionEnv()
+    env.n_steps = 10
+    assert env.tau == 0.5
+    assert env.almgren_chriss_trajectory()[-1] == 0.0
+    with pytest.raises(AttributeError):
+        env.tau = 1.0  # type: ignore[misc]
+
+
+def test_time_remaining_and_timestamp() -> None:
+    env = OptimalExecutionEnv()
+    with pytest.raises(sekai.ResetRequired):
+        _ = env.timestamp
+    env.reset(seed=0)
+    env.step(np.array([0.1]))
+    assert env.time_remaining == pytest.approx(4.8) and env.timestamp == pytest.approx(0.2)
+    assert env.elapsed_steps == 1 and env.inventory == pytest.approx(9e5)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"initial_inventory": 0.0}, "initial_inventory must be a finite number > 0, got 0.0"),
+        ({"s0": -50.0}, "s0 must be a finite number > 0"),
+        ({"sigma": -0.1}, "sigma must be a finite number >= 0"),
+        ({"total_time": float("nan")}, "total_time must be a finite number > 0"),
+        ({"n_steps": 0}, "n_steps must be an int >= 1"),
+        ({"permanent_impact": -1.0}, "permanent_impact must be a finite number >= 0"),
+        ({"temporary_impact": 0.0}, "temporary_impact must be a finite number > 0"),
+        ({"fixed_cost": -0.01}, "fixed_cost must be a finite number >= 0"),
+        ({"risk_aversion": "1e-6"}, "risk_aversion must be a finite number >= 0, got str"),
+        ({"temporary_impact": 1e-8}, "temporary_impact must exceed permanent_impact"),
+    ],
+)
+def test_invalid_parameters_name_the_parameter_and_range(
+    kwargs: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        OptimalExecutionEnv(**kwargs)  # type: ignore[arg-type]
+
+
+def test_setting_a_parameter_rechecks_the_impact_condition() -> None:
+    env = OptimalExecutionEnv()
+    with pytest.raises(ValueError, match="eta - gamma"):
+        env.gamma = 1.0
+    assert env.gamma == 2.5e-7  # the failed assignment is undone
+    with pytest.raises(ValueError, match="sigma must be a finite number >= 0"):
+        env.sigma = -1.0

@@ -1,0 +1,78 @@
+"""Causal features and check_causal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sekai.error import LookAheadError
+from sekai.finance import features as f
+
+X = 100 * np.exp(np.cumsum(np.random.default_rng(1).normal(0, 0.01, (40, 3)), axis=0))
+
+
+def test_returns_and_momentum():
+    assert np.isnan(f.log_returns(X)[0]).all()
+    assert f.log_returns(X)[1:] == pytest.approx(np.log(X[1:] / X[:-1]))
+    assert f.simple_returns(X)[5] == pytest.approx(X[5] / X[4] - 1)
+    assert f.momentum(X, 3)[10] == pytest.approx(X[10] / X[7] - 1)
+
+
+def test_lag_and_forward_fill():
+    assert f.lag([1.0, 2.0, 3.0], 1)[1:].tolist() == [1.0, 2.0]
+    filled = f.forward_fill([np.nan, 1.0, np.nan, np.nan, 2.0])
+    assert np.isnan(filled[0]) and filled[1:].tolist() == [1.0, 1.0, 1.0, 2.0]
+    limited = f.forward_fill([1.0, np.nan, np.nan], limit=1)
+    assert limited[1] == 1.0 and np.isnan(limited[2])
+    with pytest.raises(ValueError):
+        f.lag([1.0], -1)
+
+
+def test_rolling_statistics_match_numpy():
+    x = X[:, 0]
+    assert f.rolling_mean(x, 5)[10] == pytest.approx(x[6:11].mean())
+    assert np.isnan(f.rolling_mean(x, 5)[3])
+    assert f.rolling_mean(x, 5, min_periods=2)[3] == pytest.approx(x[:4].mean())
+    assert f.rolling_std(x, 5)[10] == pytest.approx(x[6:11].std(ddof=1))
+    z = f.rolling_zscore(x, 5)[10]
+    assert z == pytest.approx((x[10] - x[6:11].mean()) / x[6:11].std(ddof=1))
+    assert f.realized_volatility(x, 5, periods_per_year=4)[10] == pytest.approx(2 * x[6:11].std(ddof=1))
+
+
+def test_ewm_matches_adjusted_weights():
+    x = np.array([1.0, 2.0, np.nan, 4.0])
+    keep = 0.5  # halflife 1
+    weights = np.array([keep**3, keep**2, keep**0])
+    values = np.array([1.0, 2.0, 4.0])
+    assert f.ewm_mean(x, 1.0)[3] == pytest.approx((weights * values).sum() / weights.sum())
+    assert np.isnan(f.ewm_std(x, 1.0)[0]) and f.ewm_std(x, 1.0)[3] > 0
+
+
+def test_cross_sections():
+    z = f.cross_sectional_zscore([[1.0, 2.0, 3.0], [5.0, np.nan, 5.0]])
+    assert z[0] == pytest.approx([-1.2247449, 0.0, 1.2247449]) and z[1, 0] == 0.0 and np.isnan(z[1, 1])
+    ranks = f.cross_sectional_rank([[3.0, 1.0, 1.0, 2.0], [np.nan, 7.0, np.nan, np.nan]])
+    assert ranks[0].tolist() == [1.0, 1 / 6, 1 / 6, 2 / 3]
+    assert ranks[1, 1] == 0.5
+
+
+def test_asof_join_respects_lag():
+    targets = np.array([0, 5, 10, 15])
+    out = f.asof_join(targets, [4, 9], [1.0, 2.0], lag=1)
+    assert np.isnan(out[0]) and out[1:].tolist() == [1.0, 2.0, 2.0]
+    days = np.array(["2020-01-01", "2020-01-05"], "datetime64[D]")
+    assert f.asof_join(days, days, [1.0, 2.0], lag=np.timedelta64(1, "D"))[1] == 1.0
+    with pytest.raises(TypeError):
+        f.asof_join(days, [1, 2], [1.0, 2.0])
+
+
+def test_check_causal_accepts_causal_transforms():
+    for fn in (f.log_returns, lambda x: f.rolling_mean(x, 5), lambda x: f.ewm_std(x, 3.0)):
+        f.check_causal(fn, X, rng=0)
+
+
+def test_check_causal_catches_look_ahead():
+    with pytest.raises(LookAheadError, match="time index"):
+        f.check_causal(lambda x: x - np.nanmean(x, axis=0), X, rng=0)
+    with pytest.raises(LookAheadError, match="shape"):
+        f.check_causal(lambda x: x[~np.isnan(x).any(axis=1)], X, rng=0)

@@ -1,0 +1,118 @@
+"""RecordPerformance."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.finance.metrics import PnLSummary, RecordPerformance
+
+
+class Ledger(sekai.Env[np.ndarray, int]):
+    """A tiny env whose equity follows a fixed list."""
+
+    def __init__(self, equities: list[float], key: str = "equity", dt: float | None = None) -> None:
+        self.observation_space = sekai.Box(-1.0, 1.0, (1,))
+        self.action_space = sekai.Discrete(2)
+        self.equities = equities
+        self.key = key
+        self.dt = dt
+
+    def _info(self, value: Any) -> dict[str, Any]:
+        info = {self.key: value, "turnover": 0.5, "cost": 0.001}
+        if self.dt is not None:
+            info["dt"] = self.dt
+        return info
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return sekai.ResetResult(np.zeros(1, np.float32), self._info(1.0 if self.key == "equity" else 0.0))
+
+    def step(self, action):
+        self.t += 1
+        done = self.t >= len(self.equities)
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, done, self._info(self.equities[self.t - 1]))
+
+
+def run(env: sekai.Env, steps: int) -> dict[str, Any]:
+    env.reset()
+    info: dict[str, Any] = {}
+    for _ in range(steps):
+        info = env.step(0).info
+    return info
+
+
+def test_equity_mode_attaches_summary_at_the_end():
+    env = RecordPerformance(Ledger([1.1, 0.99, 1.2]))
+    info = run(env, 3)
+    summary = info["performance"]
+    assert summary.total_return == pytest.approx(0.2)
+    assert env.last_returns == pytest.approx([0.1, 0.99 / 1.1 - 1, 1.2 / 0.99 - 1])
+    assert summary.mean_turnover == 0.5 and summary.total_cost == pytest.approx(0.003)
+    assert env.summary()["total_return"] == pytest.approx(0.2)
+
+
+def test_wipe_out_records_minus_one_then_zeros():
+    env = RecordPerformance(Ledger([0.5, 0.0, 0.0]))
+    run(env, 3)
+    assert env.last_returns.tolist() == [-0.5, -1.0, 0.0]
+
+
+def test_pnl_mode_records_increments():
+    env = RecordPerformance(Ledger([2.0, 1.0, 4.0], key="wealth"), pnl_key="wealth")
+    info = run(env, 3)
+    assert isinstance(info["performance"], PnLSummary)
+    assert env.last_returns.tolist() == [2.0, -1.0, 3.0]
+
+
+def test_periods_per_year_defaults_to_one_over_dt():
+    env = RecordPerformance(Ledger([1.1, 1.21], dt=0.5))
+    summary = run(env, 2)["performance"]
+    assert summary.annualized_return == pytest.approx(1.1**2 - 1)
+
+
+def test_mid_episode_reset_discards_the_unfinished_episode():
+    env = RecordPerformance(Ledger([1.1, 1.2, 1.3]))
+    env.reset()
+    env.step(0)
+    run(env, 3)
+    assert len(env.summaries) == 1 and env.last_returns.size == 3
+
+
+def test_around_autoreset_reads_final_and_reset_infos():
+    env = RecordPerformance(sekai.AutoReset(Ledger([1.1, 1.21])))
+    env.reset()
+    env.step(0)
+    info = env.step(0).info
+    assert info["performance"].total_return == pytest.approx(0.21)
+    env.step(0)
+    info = env.step(0).info
+    assert len(env.summaries) == 2 and info["performance"].n_periods == 2
+
+
+def test_missing_key_and_bad_values():
+    with pytest.raises(KeyError, match="available keys"):
+        run(RecordPerformance(Ledger([1.1], key="value")), 1)
+    with pytest.raises(ValueError):
+        run(RecordPerformance(Ledger([np.nan])), 1)
+    with pytest.raises(TypeError):
+        run(RecordPerformance(Ledger(["x"])), 1)  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        RecordPerformance(Ledger([1.0]), equity_key=3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        RecordPerformance(Ledger([1.0]), deque_size=0)
+
+
+def test_async_path_records_too():
+    import asyncio
+
+    env = RecordPerformance(Ledger([1.1]))
+
+    async def go():
+        await env.async_reset()
+        return await env.async_step(0)
+
+    assert asyncio.run(go()).info["performance"].total_return == pytest.approx(0.1)

@@ -1,0 +1,36 @@
+"""PerformanceSummary and PnLSummary."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sekai.finance.metrics import pnl_summary, performance_summary
+
+
+def test_performance_summary_fields_and_table():
+    summary = performance_summary([0.01, -0.02, 0.03], turnover=[1.0, 0.0, 0.5], costs=[0.001] * 3)
+    assert summary.n_periods == 3 and summary.mean_turnover == 0.5
+    assert summary.total_cost == pytest.approx(0.003)
+    text = str(summary)
+    assert "Total return" in text and "%" in text and "Mean turnover" in text
+    lines = text.splitlines()
+    assert len({len(line) for line in lines}) == 1  # right-aligned two-column table
+    assert list(summary.as_dict())[0] == "n_periods"
+
+
+def test_summary_without_turnover_has_no_such_rows():
+    text = str(performance_summary([0.01, 0.02]))
+    assert "turnover" not in text and "cost" not in text
+
+
+def test_pnl_summary():
+    summary = pnl_summary([1.0, -2.0, 3.0], 12)
+    assert summary.total_pnl == 2.0 and summary.max_drawdown == 2.0
+    assert summary.sharpe_ratio == pytest.approx(np.mean([1, -2, 3]) / np.std([1, -2, 3], ddof=1) * np.sqrt(12))
+    assert "Total P&L" in str(summary)
+
+
+def test_pnl_rounding_rule_uses_scale():
+    increments = np.array([1e-9, 1e-9 + 1e-22])
+    assert pnl_summary(increments, scale=1e9).pnl_volatility == 0.0

@@ -1,0 +1,66 @@
+"""Account accounting: project_weights, settle, turnover."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sekai.finance.account import AccountConfig, project_weights, settle, turnover
+
+
+def test_config_validation():
+    with pytest.raises(ValueError):
+        AccountConfig(max_leverage=0.0)
+    with pytest.raises(ValueError):
+        AccountConfig(borrow_rate=-0.1)
+    with pytest.raises(ValueError):
+        AccountConfig(cash_rate=np.inf)
+    assert AccountConfig(cash_rate=0.02).effective_margin_rate == 0.02
+    assert AccountConfig(cash_rate=0.02, margin_rate=0.05).effective_margin_rate == 0.05
+
+
+def test_long_only_projection_normalises_with_cash_score():
+    w = project_weights([1.0, -1.0, 1.0], [True, True, True], AccountConfig(), cash_score=2.0)
+    assert w.tolist() == [0.25, 0.0, 0.25]
+
+
+def test_long_only_projection_all_zero_is_cash_and_untradable_is_zero():
+    assert project_weights([0.0, 0.0], True, AccountConfig()).tolist() == [0.0, 0.0]
+    assert project_weights([1.0, 1.0], [True, False], AccountConfig()).tolist() == [1.0, 0.0]
+
+
+def test_long_short_projection_scales_gross_to_leverage():
+    config = AccountConfig(allow_short=True, max_leverage=1.0)
+    assert project_weights([3.0, -1.0], True, config).tolist() == [0.5, -0.5]
+    assert project_weights([0.2, -0.3], True, config).tolist() == [0.2, -0.3]
+
+
+def test_settle_one_step_by_hand():
+    config = AccountConfig(cash_rate=0.05, borrow_rate=0.01)
+    result = settle([0.5, 0.25], [0.1, -0.2], cost=0.001, dt=0.5, config=config)
+    financing = 0.25 * 0.05 * 0.5
+    gross = 1 + 0.05 - 0.05 + financing
+    assert result.financing == pytest.approx(financing)
+    assert result.growth == pytest.approx(0.999 * gross)
+    assert result.drifted == pytest.approx([0.5 * 1.1 / gross, 0.25 * 0.8 / gross])
+    assert not result.wiped_out
+
+
+def test_settle_margin_borrow_and_wipe_out():
+    config = AccountConfig(allow_short=True, cash_rate=0.0, margin_rate=0.1, borrow_rate=0.2)
+    result = settle([1.5, -0.5], [np.nan, 3.0], cost=0.0, dt=1.0, config=config)
+    # cash = 0 -> cash rate; borrow fee on the short leg; NaN return counts as 0
+    assert result.financing == pytest.approx(-0.1)
+    assert result.growth == pytest.approx(1 - 1.5 - 0.1) and bool(result.wiped_out)
+    assert result.drifted.tolist() == [0.0, 0.0]
+
+
+def test_settle_cost_of_one_wipes_out_and_broadcasts():
+    result = settle(np.full((3, 2), 0.5), np.zeros((3, 2)), cost=[0.0, 1.0, 0.5], dt=1.0, config=AccountConfig())
+    assert result.growth.tolist() == [1.0, 0.0, 0.5]
+    assert result.wiped_out.tolist() == [False, True, False]
+
+
+def test_turnover_excludes_cash():
+    assert turnover([0.5, 0.5], [0.0, 1.0]) == 1.0
+    assert turnover(np.ones((2, 3)), np.zeros((2, 3))).tolist() == [3.0, 3.0]

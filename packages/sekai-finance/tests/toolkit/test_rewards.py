@@ -1,0 +1,109 @@
+"""Reward functions and their composition."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from sekai.finance.rewards import (
+    DifferentialSharpe,
+    DrawdownPenalty,
+    LogReturn,
+    MeanVariance,
+    ProfitAndLoss,
+    SimpleReturn,
+    StepOutcome,
+    TurnoverPenalty,
+)
+
+
+def outcome(growth, equity, previous=None, turnover=0.0, cost=0.0):
+    return StepOutcome.from_growth(
+        growth, equity=equity, turnover=turnover, cost=cost, previous_equity=previous
+    )
+
+
+def test_from_growth_floors_and_returns_python_floats():
+    o = outcome(0.0, 0.0, previous=1.0)
+    assert o.log_return == pytest.approx(np.log(1e-12))
+    assert o.simple_return == pytest.approx(-1.0)
+    assert o.pnl == -1.0
+    assert all(type(v) is float for v in (o.log_return, o.simple_return, o.equity))
+
+
+def test_from_growth_keeps_arrays_for_batches():
+    o = outcome(np.array([1.1, 0.9]), np.array([1.1, 0.9]), previous=np.ones(2))
+    assert o.log_return.shape == (2,) and o.pnl == pytest.approx([0.1, -0.1])
+
+
+def test_simple_rewards():
+    o = outcome(1.1, 1.1, previous=1.0, turnover=0.5)
+    assert LogReturn()(o) == pytest.approx(np.log(1.1))
+    assert SimpleReturn()(o) == pytest.approx(0.1)
+    assert ProfitAndLoss()(o) == pytest.approx(0.1)
+    assert TurnoverPenalty()(o) == 0.5
+    assert MeanVariance(2.0)(o) == pytest.approx(np.log(1.1) - np.log(1.1) ** 2)
+
+
+def test_pnl_is_recovered_without_previous_equity_except_after_a_wipe_out():
+    assert ProfitAndLoss()(outcome(1.1, 1.1)) == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="wiped-out"):
+        ProfitAndLoss()(outcome(0.0, 0.0))
+
+
+def test_mean_variance_and_sharpe_parameters_are_checked():
+    with pytest.raises(ValueError):
+        MeanVariance(-1.0)
+    with pytest.raises(ValueError):
+        DifferentialSharpe(1.0)
+
+
+def test_composition_repr_and_value():
+    reward = LogReturn() - 0.5 * DrawdownPenalty() - 0.001 * TurnoverPenalty()
+    assert repr(reward) == "LogReturn() - 0.5 * DrawdownPenalty() - 0.001 * TurnoverPenalty()"
+    assert repr(-LogReturn() + 1) == "-LogReturn() + 1"
+    o = outcome(1.1, 1.1, turnover=2.0)
+    assert reward(o) == pytest.approx(np.log(1.1) - 0.002)
+    assert (2 * LogReturn() - LogReturn())(o) == pytest.approx(np.log(1.1))
+
+
+def test_drawdown_penalty_tracks_deepening_only():
+    penalty = DrawdownPenalty()
+    values = [penalty(outcome(1.0, e)) for e in (1.2, 0.9, 1.0, 0.6, 1.3)]
+    assert values == pytest.approx([0.0, 0.25, 0.0, 1 / 3, 0.0])
+
+
+def test_stateful_reset_with_mask_touches_only_masked_envs():
+    penalty = DrawdownPenalty()
+    penalty(outcome(np.ones(2), np.array([2.0, 2.0])))
+    penalty(outcome(np.ones(2), np.array([1.0, 1.0])))
+    penalty.reset(np.array([True, False]))
+    value = penalty(outcome(np.ones(2), np.array([0.5, 0.5])))
+    assert value == pytest.approx([0.5, 0.25])
+
+
+def test_combination_resets_all_stateful_parts():
+    reward = LogReturn() - DrawdownPenalty()
+    reward(outcome(1.0, 2.0))
+    reward(outcome(1.0, 1.0))
+    reward.reset()
+    assert reward(outcome(1.0, 1.0)) == pytest.approx(0.0)
+
+
+def test_differential_sharpe_by_hand():
+    reward = DifferentialSharpe(eta=0.5)
+    assert reward(outcome(1.1, 1.1)) == 0.0  # B - A^2 = 0 at the start
+    # after one update: A = 0.05, B = 0.005
+    a, b, r = 0.05, 0.005, -0.1
+    expected = (b * (r - a) - 0.5 * a * (r * r - b)) / (b - a * a) ** 1.5
+    assert reward(outcome(0.9, 1.0)) == pytest.approx(expected)
+
+
+def test_deep_copy_does_not_share_state():
+    penalty = DrawdownPenalty()
+    penalty(outcome(1.0, 2.0))
+    clone = copy.deepcopy(penalty)
+    penalty(outcome(1.0, 1.0))
+    assert clone(outcome(1.0, 2.0)) == 0.0

@@ -1,0 +1,55 @@
+"""The example pack's own tests: its env conforms, through the registry and directly."""
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.testing import assert_env_conforms
+
+pytestmark = [pytest.mark.full, pytest.mark.minimal]
+
+
+def test_registered_gridworld_conforms_with_its_native_vector_env():
+    assert_env_conforms("example/Gridworld-v0")
+
+
+def test_gridworld_instance_conforms():
+    from sekai_example_pack.gridworld import GridworldEnv
+
+    assert_env_conforms(GridworldEnv(size=3))
+
+
+def test_reaching_the_corner_terminates_with_the_goal_reward():
+    from sekai_example_pack.gridworld import GridworldEnv
+
+    env = GridworldEnv(size=3)
+    env.reset(options={"start": (2, 1)})
+    result = env.step(1)
+    assert result.observation.tolist() == [2, 2]
+    assert (result.reward, result.terminated) == (1.0, True)
+
+
+def test_make_vec_picks_the_native_gridworld_by_default():
+    vec = sekai.make_vec("example/Gridworld-v0", num_envs=4)
+    assert str(vec) == "GridworldVecEnv(num_envs=4)"
+    result = vec.reset(seed=0)
+    assert result.observations.shape == (4, 2)
+    result = vec.step(np.array([1, 1, 2, 2]))
+    assert result.rewards.shape == (4,)
+    vec.close()
+
+
+def test_native_and_single_env_agree_on_dynamics():
+    from sekai_example_pack.gridworld import GridworldEnv, GridworldVecEnv
+
+    env = GridworldEnv(size=4)
+    vec = GridworldVecEnv(1, size=4, autoreset=False)
+    env.reset(options={"start": (0, 0)})
+    vec.reset(options=[{"start": (0, 0)}])
+    for action in [1, 1, 2, 3, 0, 2, 2, 1, 1, 2]:
+        single = env.step(action)
+        batch = vec.step(np.array([action]))
+        assert batch.observations[0].tolist() == single.observation.tolist()
+        assert batch.rewards[0] == single.reward
+        if single.terminated:
+            break

@@ -1,0 +1,573 @@
+"""Run every ```python block of docs/pages/*.md and compare what it prints with its comments.
+
+Each page becomes one script (its blocks in order, tabbed ``=== "gymnasium"`` blocks included),
+run in a subprocess from a real file, so ``if __name__ == "__main__":`` is true and ProcVecEnv's
+forkserver workers can import it. A ``print(...)  # text`` statement must print ``text``: exact
+after whitespace normalisation; ``# ~ text`` compares only the non-numeric skeleton; ``# a | b``
+lists successive executions of the same print. An HTML comment ``<!-- docs-test: slow -->`` before
+a block marks it as training models (run only with ``--slow``); ``<!-- docs-test: skip: why -->``
+keeps a block out of the script (e.g. top-level ``await``).
+
+Pages that cannot pass yet are strict xfails naming the issue that makes them pass (the last to
+land of those they need); when that issue lands, delete its row here and in NEEDS_ISSUE:
+
+| Page                   | Issue | Because of                                                  |
+|------------------------|-------|-------------------------------------------------------------|
+| vector.md              | 8     | vector 6, ProcVecEnv 7, Trading/Portfolio/OptimalExecution 8 |
+| gymnasium-migration.md | 10    | classic 5, finance 8 and 9, sekai.compat 10                 |
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.docs
+
+PAGES_DIR = Path(__file__).resolve().parents[1] / "docs" / "pages"
+NEEDS_ISSUE: dict[str, int] = {
+    "vector.md": 8,
+    "gymnasium-migration.md": 10,
+}
+FAST_TIMEOUT = 240.0  # seconds per page; below the root pytest-timeout of 300
+SLOW_TIMEOUT = 1800.0
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+-]*)")
+_MARKER = re.compile(
+    r"^\s*<!--\s*docs-test:\s*(?P<kind>slow|skip)\s*(?::\s*(?P<why>.*?))?\s*-->\s*$"
+)
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w])|"
+    r"(?<![\w.])[-+]?(?:inf|nan)\b"
+)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One ```python block of a page."""
+
+    page: str
+    line: int  # markdown line of the block's first code line (1-based)
+    code: str
+    slow: bool = False
+    skip: str | None = None
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One expected output: its text and whether numbers are free."""
+
+    text: str
+    approximate: bool
+
+    def matches(self, printed: str) -> bool:
+        """Tell whether ``printed`` is this output (exactly, or up to numbers if approximate)."""
+        if self.approximate:
+            return skeleton(self.text) == skeleton(printed)
+        return normalise(self.text) == normalise(printed)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """The trailing comment of one print statement."""
+
+    line: int  # script line range of the print statement
+    end_line: int
+    comment: str
+    outputs: tuple[Expected, ...]
+
+
+@dataclass
+class Script:
+    """A page turned into one Python file, with the map back to markdown lines."""
+
+    text: str
+    origin: dict[int, tuple[str, int]] = field(default_factory=dict)  # script line -> (page, line)
+
+    def where(self, line: int) -> str:
+        """Return ``page:line`` of a script line, or ``script:line`` for the prelude."""
+        page, md_line = self.origin.get(line, ("script", line))
+        return f"{page}:{md_line}"
+
+
+def normalise(text: str) -> str:
+    """Collapse every run of whitespace (newlines included) into one space."""
+    return " ".join(text.split())
+
+
+def skeleton(text: str) -> str:
+    """Replace every number in ``text`` by ``#``: what an approximate comparison looks at."""
+    return _NUMBER.sub("#", normalise(text))
+
+
+def parse_comment(comment: str) -> tuple[Expected, ...]:
+    """Parse ``# text``, ``# ~ text`` or ``# a | b | c`` into the outputs it promises."""
+    body = comment.lstrip("#").strip()
+    every_approximate = body.startswith("~")
+    if every_approximate:
+        body = body[1:].strip()
+    outputs = []
+    for part in body.split(" | "):
+        approximate = every_approximate or part.strip().startswith("~")
+        outputs.append(Expected(part.strip().lstrip("~").strip(), approximate))
+    return tuple(outputs)
+
+
+def extract_blocks(markdown: str, page: str) -> list[Block]:
+    """Return the ```python blocks of a page in order, dedented to their fence's indentation."""
+    lines = markdown.splitlines()
+    blocks: list[Block] = []
+    marker: re.Match[str] | None = None
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        found = _MARKER.match(line)
+        if found:
+            marker = found
+            index += 1
+            continue
+        fence = _FENCE.match(line)
+        if not fence:
+            if marker and line.strip():
+                raise ValueError(f"{page}:{index + 1}: a docs-test marker must precede a block")
+            index += 1
+            continue
+        indent, chars, lang = fence["indent"], fence["fence"], fence["lang"]
+        end = index + 1
+        while end < len(lines) and not (
+            lines[end].startswith(indent) and lines[end].strip().startswith(chars)
+        ):
+            end += 1
+        if end == len(lines):
+            raise ValueError(f"{page}:{index + 1}: code block is never closed")
+        body = lines[index + 1 : end]
+        if lang == "python":
+            stray = [
+                n for n, text in enumerate(body) if text.strip() and not text.startswith(indent)
+            ]
+            if stray:
+                where = index + 2 + stray[0]
+                raise ValueError(f"{page}:{where}: line indented less than its code fence")
+            code = "\n".join(text[len(indent) :] for text in body) + "\n"
+            slow = bool(marker and marker["kind"] == "slow")
+            skip = (
+                (marker["why"] or "no reason given")
+                if marker and marker["kind"] == "skip"
+                else None
+            )
+            blocks.append(Block(page, index + 2, code, slow=slow, skip=skip))
+        elif marker:
+            raise ValueError(f"{page}:{index + 1}: a docs-test marker must precede a python block")
+        marker = None
+        index = end + 1
+    if marker:
+        raise ValueError(f"{page}: a docs-test marker at the end of the page marks no block")
+    return blocks
+
+
+# Shadows print() in the page's module only: records (line, text) of every print the page's own
+# code makes in the main process (not in forkserver copies, not in workers) to a JSON-lines file.
+_PRELUDE = """\
+import builtins as _docs_builtins, io as _docs_io, json as _docs_json
+import os as _docs_os, sys as _docs_sys
+_DOCS_RECORD = _docs_os.environ.get("SEKAI_DOCS_RECORD") if __name__ == "__main__" else None
+_DOCS_PID = _docs_os.getpid()
+def print(*args, **kwargs):
+    if _DOCS_RECORD and kwargs.get("file") is None and _docs_os.getpid() == _DOCS_PID:
+        buffer = _docs_io.StringIO()
+        _docs_builtins.print(*args, **{**kwargs, "file": buffer})
+        with open(_DOCS_RECORD, "a", encoding="utf-8") as record:
+            line = _docs_sys._getframe(1).f_lineno
+            record.write(_docs_json.dumps([line, buffer.getvalue()]) + "\\n")
+    _docs_builtins.print(*args, **kwargs)
+"""
+
+
+def build_script(blocks: list[Block], *, include_slow: bool) -> Script:
+    """Join the runnable blocks into one script after the recording prelude."""
+    lines = _PRELUDE.splitlines()
+    script = Script("")
+    for block in blocks:
+        if block.skip is not None or (block.slow and not include_slow):
+            continue
+        lines.append(f"# --- {block.page}:{block.line} ---")
+        for offset, code_line in enumerate(block.code.splitlines()):
+            lines.append(code_line)
+            script.origin[len(lines)] = (block.page, block.line + offset)
+    script.text = "\n".join(lines) + "\n"
+    return script
+
+
+def find_expectations(script: Script) -> dict[int, Expectation]:
+    """Map every line of each commented ``print(...)`` statement to its expectation."""
+    tree = ast.parse(script.text)
+    comments = {
+        token.start[0]: token.string
+        for token in tokenize.generate_tokens(io.StringIO(script.text).readline)
+        if token.type == tokenize.COMMENT
+    }
+    found: dict[int, Expectation] = {}
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id == "print"
+        ):
+            continue
+        end = node.end_lineno or node.lineno
+        comment = comments.get(end) or comments.get(node.lineno)
+        if comment is None:
+            continue
+        expectation = Expectation(node.lineno, end, comment, parse_comment(comment))
+        for line in range(node.lineno, end + 1):
+            found[line] = expectation
+    return found
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One difference between the page and what it printed, in execution order."""
+
+    order: float  # index of the offending print among all recorded prints; inf if never printed
+    message: str
+
+
+def compare(script: Script, records: list[tuple[int, str]]) -> list[Problem]:
+    """Compare recorded prints with the comments of their statements; first problem first."""
+    expectations = find_expectations(script)
+    printed: dict[Expectation, list[tuple[int, str]]] = {e: [] for e in expectations.values()}
+    for order, (line, text) in enumerate(records):
+        if line in expectations:
+            printed[expectations[line]].append((order, text.rstrip("\n")))
+    source = script.text.splitlines()
+    problems: list[Problem] = []
+    for exp, runs in printed.items():
+        head = f"{script.where(exp.line)}: {source[exp.line - 1].strip()}"
+        problems += _check_runs(head, exp, runs)
+    return sorted(problems)
+
+
+def _check_runs(head: str, exp: Expectation, runs: list[tuple[int, str]]) -> list[Problem]:
+    """Check the successive outputs of one print statement against its comment."""
+    outputs = exp.outputs
+    if not runs:
+        return [Problem(float("inf"), f"{head}\n  this print never ran")]
+    if len(outputs) > 1 and len(runs) == 1:
+        # "a | b" printed once is the literal text "a | b", not two outputs.
+        body = exp.comment.lstrip("#").strip()
+        whole = Expected(body.lstrip("~").strip(), body.startswith("~"))
+        if whole.matches(runs[0][1]):
+            return []
+    count_error = f"{head}\n  ran {len(runs)} times; the comment lists {len(outputs)} outputs"
+    problems: list[Problem] = []
+    for count, (order, text) in enumerate(runs):
+        if len(outputs) > 1 and count >= len(outputs):
+            return [*problems, Problem(order, count_error)]
+        want = outputs[count] if len(outputs) > 1 else outputs[0]
+        if not want.matches(text):
+            how = "numbers free" if want.approximate else "exact"
+            nth = f" (run {count + 1} of {len(runs)})" if len(runs) > 1 else ""
+            problems.append(
+                Problem(
+                    order,
+                    f"{head}{nth}\n  expected ({how}): {want.text}\n"
+                    f"  printed:           {normalise(text)}",
+                )
+            )
+    if len(outputs) > 1 and len(runs) < len(outputs):
+        problems.append(Problem(runs[-1][0] + 0.5, count_error))
+    return problems
+
+
+def _map_traceback(text: str, script: Script, path: Path) -> str:
+    """Point traceback lines of the script at the markdown lines they came from."""
+
+    def repl(match: re.Match[str]) -> str:
+        return f'File "{script.where(int(match["line"]))}"'
+
+    return re.sub(rf'File "{re.escape(str(path))}", line (?P<line>\d+)', repl, text)
+
+
+def run_page(blocks: list[Block], workdir: Path, *, include_slow: bool, timeout: float) -> str:
+    """Run a page's script and return a report of its problems ('' when everything matched)."""
+    script = build_script(blocks, include_slow=include_slow)
+    try:
+        compile(script.text, "page", "exec")
+    except SyntaxError as exc:
+        return f"{script.where(exc.lineno or 0)}: the page's code does not compile: {exc.msg}"
+    name = re.sub(r"\W", "_", Path(blocks[0].page).stem) if blocks else "page"
+    path = workdir / f"docs_{name}.py"
+    path.write_text(script.text, encoding="utf-8")
+    record = workdir / f"docs_{name}.jsonl"
+    record.unlink(missing_ok=True)
+    env = {**os.environ, "SEKAI_DOCS_RECORD": str(record)}
+    process = subprocess.Popen(
+        [sys.executable, str(path)], cwd=workdir, env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    failure = ""
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # workers and the forkserver too
+        stdout, stderr = process.communicate()
+        failure = f"the page did not finish within {timeout:.0f} s"
+    else:
+        if process.returncode != 0:
+            failure = f"the page exited with status {process.returncode}"
+    records: list[tuple[int, str]] = []
+    if record.exists():
+        for entry in record.read_text(encoding="utf-8").splitlines():
+            line, text = json.loads(entry)
+            records.append((int(line), str(text)))
+    problems = compare(script, records)
+    if failure:
+        problems = [p for p in problems if p.order != float("inf")]
+    if not problems and not failure:
+        return ""
+    parts = []
+    if problems:
+        first = problems[0]
+        earlier = [normalise(text) for _, text in records[: int(min(first.order, len(records)))]]
+        context = "\n".join(f"    {text}" for text in earlier[-3:]) or "    (nothing)"
+        parts.append(f"first mismatch: {first.message}\n  printed just before:\n{context}")
+        if len(problems) > 1:
+            others = "\n".join(p.message for p in problems[1:6])
+            parts.append(f"{len(problems) - 1} more mismatch(es):\n{others}")
+    if failure:
+        tail = "\n".join(_map_traceback(stderr, script, path).splitlines()[-25:])
+        parts.append(f"{failure}; end of its stderr:\n{tail}")
+    parts.append(f"script: {path}\nend of its stdout:\n" + "\n".join(stdout.splitlines()[-10:]))
+    return "\n\n".join(parts)
+
+
+def _pages() -> list[Path]:
+    return sorted(PAGES_DIR.glob("*.md"))
+
+
+def _page_blocks(page: Path) -> list[Block]:
+    return extract_blocks(page.read_text(encoding="utf-8"), f"docs/pages/{page.name}")
+
+
+def _runnable(*, slow: bool) -> list[object]:
+    """Parameters for the pages with something to run (only pages with slow blocks if ``slow``)."""
+    params: list[object] = []
+    for page in _pages():
+        try:
+            blocks = _page_blocks(page)
+        except ValueError:  # reported by test_page_turns_into_a_valid_script
+            blocks = [Block(page.name, 0, "", slow=True)]
+        if not any(b.skip is None for b in blocks) or (slow and not any(b.slow for b in blocks)):
+            continue
+        marks = [pytest.mark.slow, pytest.mark.timeout(SLOW_TIMEOUT + 60)] if slow else []
+        if page.name in NEEDS_ISSUE:
+            reason = f"needs issue {NEEDS_ISSUE[page.name]}"
+            marks.append(pytest.mark.xfail(strict=True, reason=reason))
+        params.append(pytest.param(page, marks=marks, id=page.stem))
+    return params
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.stem)
+def test_page_turns_into_a_valid_script(page: Path) -> None:
+    blocks = _page_blocks(page)
+    script = build_script(blocks, include_slow=True)
+    compile(script.text, str(page), "exec")  # a SyntaxError names the script line
+    for expectation in find_expectations(script).values():
+        assert all(o.text for o in expectation.outputs), script.where(expectation.line)
+    assert all(b.skip != "no reason given" for b in blocks), "say why a block is skipped"
+
+
+@pytest.mark.parametrize("page", _runnable(slow=False))
+def test_page_examples_print_what_their_comments_say(page: Path, tmp_path: Path) -> None:
+    report = run_page(_page_blocks(page), tmp_path, include_slow=False, timeout=FAST_TIMEOUT)
+    assert not report, report
+
+
+@pytest.mark.parametrize("page", _runnable(slow=True))
+def test_page_examples_including_training_print_what_their_comments_say(
+    page: Path, tmp_path: Path
+) -> None:
+    report = run_page(_page_blocks(page), tmp_path, include_slow=True, timeout=SLOW_TIMEOUT)
+    assert not report, report
+
+
+# --- the engine itself ------------------------------------------------------------------------
+
+_TABBED = """\
+Intro.
+
+=== "sekai"
+
+    ```python
+    x = 1
+    if x:
+        print(x)  # 1
+    ```
+
+<!-- docs-test: slow -->
+```python
+print("slow")  # slow
+```
+
+<!-- docs-test: skip: top-level await -->
+```python
+await thing()
+```
+
+```bash
+echo not python
+```
+"""
+
+
+def test_extract_blocks_dedents_tabbed_blocks_and_keeps_markdown_lines() -> None:
+    blocks = extract_blocks(_TABBED, "p.md")
+    assert [(b.line, b.slow, b.skip) for b in blocks] == [
+        (6, False, None),
+        (13, True, None),
+        (18, False, "top-level await"),
+    ]
+    assert blocks[0].code == "x = 1\nif x:\n    print(x)  # 1\n"
+
+
+def test_extract_blocks_rejects_a_line_indented_less_than_its_fence() -> None:
+    with pytest.raises(ValueError, match=r"p\.md:3: line indented less"):
+        extract_blocks("    ```python\n    a = 1\nb = 2\n    ```\n", "p.md")
+
+
+def test_extract_blocks_rejects_an_unclosed_block_and_a_dangling_marker() -> None:
+    with pytest.raises(ValueError, match="never closed"):
+        extract_blocks("```python\nx = 1\n", "p.md")
+    with pytest.raises(ValueError, match="marker must precede"):
+        extract_blocks("<!-- docs-test: slow -->\ntext\n```python\nx = 1\n```\n", "p.md")
+
+
+def test_build_script_maps_lines_back_and_drops_slow_and_skipped_blocks() -> None:
+    script = build_script(extract_blocks(_TABBED, "p.md"), include_slow=False)
+    assert "slow" not in script.text and "await" not in script.text
+    line = script.text.splitlines().index("    print(x)  # 1") + 1
+    assert script.where(line) == "p.md:8"
+
+
+@pytest.mark.parametrize(
+    ("comment", "outputs"),
+    [
+        ("# Discrete(2)", (Expected("Discrete(2)", False),)),
+        ("# ~ 21 ms per step", (Expected("21 ms per step", True),)),
+        ("# 18.0 18 | 16.0 16", (Expected("18.0 18", False), Expected("16.0 16", False))),
+        ("# ~ 1 s | 2 s", (Expected("1 s", True), Expected("2 s", True))),
+        ("# a | ~ 2 s", (Expected("a", False), Expected("2 s", True))),
+    ],
+)
+def test_parse_comment_reads_exact_approximate_and_successive_outputs(
+    comment: str, outputs: tuple[Expected, ...]
+) -> None:
+    assert parse_comment(comment) == outputs
+
+
+def test_exact_comparison_ignores_only_whitespace() -> None:
+    assert Expected("[ 0.5  -1.  ]", False).matches("[ 0.5 -1. ]\n")
+    assert not Expected("[0.5, -1.0]", False).matches("[0.5, -1.00]")
+
+
+def test_approximate_comparison_frees_every_number_but_not_the_words() -> None:
+    want = Expected("PPO +0.0075, equal weight +0.0086; 1,010,000 steps, 1e-3, -inf", True)
+    assert want.matches("PPO -0.0012, equal weight +1.5; 95,000 steps, 2.5E+4, nan")
+    assert not want.matches("PPO +0.0075, equal weights +0.0086; 1,010,000 steps, 1e-3, -inf")
+    assert skeleton("Sub-env 1 of x2") == "Sub-env # of x2"
+
+
+def _script(code: str) -> Script:
+    return build_script([Block("p.md", 1, textwrap.dedent(code))], include_slow=True)
+
+
+def _line_of(script: Script, needle: str) -> int:
+    return next(n for n, text in enumerate(script.text.splitlines(), 1) if needle in text)
+
+
+def test_compare_accepts_matching_outputs_and_successive_runs() -> None:
+    script = _script("""\
+        print(1)  # 1
+        for i in range(3):
+            print(i, "x")  # 0 x | 1 x | 2 x
+        print("a | b")  # a | b
+        print("uncommented")
+    """)
+    first, loop, pipe = (_line_of(script, s) for s in ("print(1)", "print(i", '"a | b"'))
+    records = [(first, "1\n"), (loop, "0 x\n"), (loop, "1 x\n"), (loop, "2 x\n"), (pipe, "a | b\n")]
+    assert compare(script, records) == []
+
+
+def test_compare_reports_the_first_mismatch_in_execution_order_with_its_markdown_line() -> None:
+    script = _script("""\
+        print(2)  # 2
+        print(1)  # 1
+    """)
+    two, one = _line_of(script, "print(2)"), _line_of(script, "print(1)")
+    problems = compare(script, [(two, "3\n"), (one, "0\n")])
+    assert [p.message.splitlines()[0] for p in problems] == [
+        "p.md:1: print(2)  # 2",
+        "p.md:2: print(1)  # 1",
+    ]
+    assert (
+        "expected (exact): 2" in problems[0].message
+        and "printed:           3" in problems[0].message
+    )
+
+
+def test_compare_reports_wrong_run_counts_and_prints_that_never_ran() -> None:
+    script = _script("""\
+        for i in range(2):
+            print(i)  # 0 | 1 | 2
+        print("never")  # never
+    """)
+    loop = _line_of(script, "print(i)")
+    messages = [p.message for p in compare(script, [(loop, "0"), (loop, "1")])]
+    assert "ran 2 times; the comment lists 3 outputs" in messages[0]
+    assert "this print never ran" in messages[1]
+
+
+def test_run_page_passes_a_page_whose_workers_import_it(tmp_path: Path) -> None:
+    page = """\
+```python
+import multiprocessing
+
+def square(x):
+    print("in a worker")
+    return x * x
+
+if __name__ == "__main__":
+    with multiprocessing.get_context("forkserver").Pool(1) as pool:
+        print(pool.map(square, [1, 2, 3]))  # [1, 4, 9]
+for n in range(2):
+    print(f"{n / 3:.3f} s")  # ~ 0.5 s | ~ 1.5 s
+```
+"""
+    assert run_page(extract_blocks(page, "p.md"), tmp_path, include_slow=False, timeout=60) == ""
+
+
+def test_run_page_reports_code_that_does_not_compile_at_its_markdown_line(tmp_path: Path) -> None:
+    page = "```python\nx = 1\nif x:\nprint(x)\n```\n"
+    report = run_page(extract_blocks(page, "p.md"), tmp_path, include_slow=False, timeout=60)
+    assert report.startswith("p.md:4: the page's code does not compile")
+
+
+def test_run_page_reports_a_mismatch_and_a_crash_at_their_markdown_lines(tmp_path: Path) -> None:
+    page = "Text.\n\n```python\nprint('a')  # a\nprint('b')  # c\nraise SystemExit(3)\n```\n"
+    report = run_page(extract_blocks(page, "p.md"), tmp_path, include_slow=False, timeout=60)
+    assert "first mismatch: p.md:5: print('b')  # c" in report
+    assert "printed just before:\n    a" in report
+    assert "the page exited with status 3" in report
