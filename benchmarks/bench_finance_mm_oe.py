@@ -25,7 +25,7 @@ from sekai.envs.finance.market_making import MarketMakingEnv
 from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
 
 
-def _timed(run: Callable[[], None], steps: int) -> float:
+def _timed(run: Callable[[], object], steps: int) -> float:
     """Wall time per call of ``run`` over ``steps`` calls."""
     start = time.perf_counter()
     for _ in range(steps):
@@ -33,7 +33,7 @@ def _timed(run: Callable[[], None], steps: int) -> float:
     return (time.perf_counter() - start) / steps
 
 
-def _best(runs: dict[str, Callable[[], None]], steps: int, repeats: int) -> dict[str, float]:
+def _best(runs: dict[str, Callable[[], object]], steps: int, repeats: int) -> dict[str, float]:
     """Best time per call of each run; rounds alternate between the runs (noisy machines)."""
     best = dict.fromkeys(runs, math.inf)
     for _ in range(repeats):

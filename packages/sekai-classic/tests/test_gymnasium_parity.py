@@ -6,9 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-gym = pytest.importorskip("gymnasium")
-from gymnasium.envs.classic_control import (  # noqa: E402
+from gymnasium.envs.classic_control import (
     acrobot,
     cartpole,
     continuous_mountain_car,
@@ -16,7 +14,7 @@ from gymnasium.envs.classic_control import (  # noqa: E402
     pendulum,
 )
 
-from sekai.envs.classic_control import (  # noqa: E402
+from sekai.envs.classic_control import (
     AcrobotEnv,
     CartPoleEnv,
     ContinuousMountainCarEnv,

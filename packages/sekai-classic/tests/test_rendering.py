@@ -107,7 +107,11 @@ def test_renderers_accept_wrapped_envs() -> None:
     [
         (CartPoleRenderer(), PendulumEnv(), "This renderer draws CartPoleEnv, got PendulumEnv."),
         (PendulumRenderer(), CartPoleEnv(), "This renderer draws PendulumEnv, got CartPoleEnv."),
-        (AcrobotRenderer(), MountainCarEnv(), "This renderer draws AcrobotEnv, got MountainCarEnv."),
+        (
+            AcrobotRenderer(),
+            MountainCarEnv(),
+            "This renderer draws AcrobotEnv, got MountainCarEnv.",
+        ),
         (
             MountainCarRenderer(),
             AcrobotEnv(),
@@ -140,14 +144,19 @@ def _reset(env: Any) -> Any:
     return env
 
 
-def test_pendulum_draws_the_last_torque() -> None:
+def test_pendulum_draws_the_last_torque_in_its_direction() -> None:
     env, renderer = PendulumEnv(), PendulumRenderer()
     env.reset(seed=0)
+    env.state = np.array([np.pi, 0.0])  # hanging down, out of the arrow's way
     without = renderer.render(env)
-    env.step(np.array([2.0], np.float32))
-    env.state = np.array(env.state)  # same angle as before would still differ: arrow added
-    with_torque = renderer.render(env)
-    assert not np.array_equal(without, with_torque)
+    env.last_u = np.float32(2.0)
+    counter_clockwise = renderer.render(env)
+    env.last_u = np.float32(-2.0)
+    clockwise = renderer.render(env)
+    assert not np.array_equal(without, counter_clockwise)
+    # The arcs mirror each other left to right around the pivot (x = 250).
+    np.testing.assert_allclose(counter_clockwise[:, ::-1].astype(int), clockwise, atol=2)
+    assert not np.array_equal(counter_clockwise, clockwise)
 
 
 def test_record_frames_writes_a_cartpole_episode_as_gif(tmp_path: Path) -> None:
@@ -168,20 +177,18 @@ def test_record_frames_writes_a_cartpole_episode_as_gif(tmp_path: Path) -> None:
 
 
 def test_record_frames_writes_a_cartpole_episode_as_mp4(tmp_path: Path) -> None:
-    imageio = pytest.importorskip("imageio")
-    pytest.importorskip("imageio_ffmpeg")
+    import imageio_ffmpeg  # the render extra's ffmpeg (a test requirement)
+
     env = RecordFrames(sekai.make("CartPole-v1"), CartPoleRenderer())
     env.action_space.seed(0)
     result = env.reset(seed=0)
     while not result.done:
         result = env.step(env.action_space.sample())
     path = env.save(tmp_path / "episode.mp4")
-    reader = imageio.get_reader(path)
-    try:
-        assert reader.count_frames() == len(env.frames)
-        assert reader.get_data(0).shape == (400, 600, 3)
-    finally:
-        reader.close()
+    # count_frames_and_secs runs ffmpeg itself (imageio's readers leak file handles).
+    frames, seconds = imageio_ffmpeg.count_frames_and_secs(str(path))
+    assert frames == len(env.frames) == 19
+    assert seconds == pytest.approx(19 / 50, abs=0.05)
 
 
 def test_the_spec_example_records_four_frames() -> None:
@@ -189,4 +196,8 @@ def test_the_spec_example_records_four_frames() -> None:
     env.reset(seed=0)
     for _ in range(3):
         env.step(0)
-    assert (len(env.frames), env.frames[0].shape, env.frames[0].dtype) == (4, (400, 600, 3), np.uint8)
+    assert (len(env.frames), env.frames[0].shape, env.frames[0].dtype) == (
+        4,
+        (400, 600, 3),
+        np.uint8,
+    )

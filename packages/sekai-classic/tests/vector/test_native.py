@@ -28,7 +28,10 @@ CASES = [
     pytest.param(AcrobotEnv, AcrobotVecEnv, np.float32, id="Acrobot"),
     pytest.param(MountainCarEnv, MountainCarVecEnv, np.float64, id="MountainCar"),
     pytest.param(
-        ContinuousMountainCarEnv, ContinuousMountainCarVecEnv, np.float64, id="MountainCarContinuous"
+        ContinuousMountainCarEnv,
+        ContinuousMountainCarVecEnv,
+        np.float64,
+        id="MountainCarContinuous",
     ),
 ]
 
@@ -75,9 +78,7 @@ def test_sub_envs_match_the_single_env_bit_for_bit(
     _run_against_singles(single_cls, vec_cls, reset_dtype, np.float32)
 
 
-@pytest.mark.parametrize(
-    ("single_cls", "vec_cls", "reset_dtype"), [CASES[1], CASES[4]]
-)
+@pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), [CASES[1], CASES[4]])
 def test_float64_actions_match_the_single_env_bit_for_bit(
     single_cls: Any, vec_cls: Any, reset_dtype: Any
 ) -> None:
@@ -236,3 +237,30 @@ def test_make_vec_picks_the_native_env_only_for_the_classic_namespace() -> None:
 )
 def test_native_envs_conform(env_id: str) -> None:
     sekai.testing.assert_env_conforms(env_id, strict=True)
+
+
+@pytest.mark.parametrize("integrator", ["euler", "semi-implicit euler"])
+def test_per_env_constants_and_integrators_match_single_envs(integrator: str) -> None:
+    vec = CartPoleVecEnv(4)
+    vec.reset(seed=0)
+    vec.set_attr("kinematics_integrator", integrator)
+    vec.set_attr("tau", [0.01, 0.02, 0.03, 0.04])
+    vec.set_attr("force_mag", [5.0, 10.0, 15.0, 20.0])
+    singles = []
+    for i in range(4):
+        env = CartPoleEnv()
+        env.reset(seed=0)
+        env.kinematics_integrator = integrator
+        env.tau, env.force_mag = 0.01 * (i + 1), 5.0 * (i + 1)
+        env.state = vec.state[i].copy()
+        singles.append(env)
+    for t in range(8):
+        actions = np.array([t % 2, 1, 0, (t // 2) % 2])
+        result = vec.step(actions)
+        for i, env in enumerate(singles):
+            expected = env.step(int(actions[i])).observation
+            obs = result.infos[i].get("final_observation", result.observations[i])
+            np.testing.assert_array_equal(obs, expected)
+            if result.dones[i]:
+                env.reset(seed=0)
+                env.state = vec.state[i].copy()

@@ -16,7 +16,9 @@ def test_every_error_is_exported_at_top_level_and_is_a_sekai_error():
 
 
 def test_env_not_found_message_with_suggestions_and_hint():
-    e = error.EnvNotFound("Cartpole-v1", ["CartPole-v1", "classic/CartPole-v1"], hint="It is provided by x.")
+    e = error.EnvNotFound(
+        "Cartpole-v1", ["CartPole-v1", "classic/CartPole-v1"], hint="It is provided by x."
+    )
     assert str(e) == (
         "Environment 'Cartpole-v1' not found in registry. Did you mean: 'CartPole-v1', "
         "'classic/CartPole-v1'? It is provided by x. Use sekai.all_specs() or `sekai list` to see "
@@ -51,7 +53,10 @@ def test_env_already_registered_message_and_owner_sentence():
 
 
 def test_invalid_action_messages_with_and_without_index():
-    assert str(error.InvalidAction(2, "Discrete(2)")) == "Action 2 is not valid for space 'Discrete(2)'."
+    assert (
+        str(error.InvalidAction(2, "Discrete(2)"))
+        == "Action 2 is not valid for space 'Discrete(2)'."
+    )
     e = error.InvalidAction(7, sekai.Discrete(5), index=1)
     assert str(e) == "Action 7 is not valid for space Discrete(5) (sub-env 1)."
     assert (e.action, e.index) == (7, 1)
@@ -66,7 +71,8 @@ def test_reset_required_default_and_custom_messages():
 
 def test_fixed_messages():
     assert str(error.AsyncCallPending()) == (
-        "A previous async call is still pending. Await the previous result before making another call."
+        "A previous async call is still pending. "
+        "Await the previous result before making another call."
     )
     assert str(error.VecEnvClosed()) == "This VecEnv has been closed."
     assert str(error.InvalidObservation(5, "S")) == "Observation 5 is not valid for space 'S'."
@@ -75,16 +81,27 @@ def test_fixed_messages():
 def test_vec_env_worker_error_messages():
     e = error.VecEnvWorkerError(1, "ValueError", "bad", "tb")
     assert str(e) == "Sub-env 1 raised ValueError: bad\n\nWorker traceback:\ntb"
-    assert (e.rank, e.exc_type, e.remote_traceback, e.worker, e.ranks) == (1, "ValueError", "tb", None, (1,))
-    dead = error.VecEnvWorkerError(2, "EOFError", "worker process exited unexpectedly", worker=1, ranks=[2, 3])
-    assert str(dead) == "Worker 1 (sub-envs 2-3) raised EOFError: worker process exited unexpectedly"
+    assert (e.rank, e.exc_type, e.remote_traceback, e.worker, e.ranks) == (
+        1,
+        "ValueError",
+        "tb",
+        None,
+        (1,),
+    )
+    dead = error.VecEnvWorkerError(
+        2, "EOFError", "worker process exited unexpectedly", worker=1, ranks=[2, 3]
+    )
+    assert (
+        str(dead) == "Worker 1 (sub-envs 2-3) raised EOFError: worker process exited unexpectedly"
+    )
     one = error.VecEnvWorkerError(2, "EOFError", "gone", worker=1)
     assert str(one) == "Sub-env 2 raised EOFError: gone"
 
 
 def test_missing_dependency_is_an_import_error_naming_the_package():
     e = error.MissingDependency(
-        "to_gymnasium() needs gymnasium>=1.0, which is not installed: pip install 'sekai-compat[gymnasium]'",
+        "to_gymnasium() needs gymnasium>=1.0, which is not installed: "
+        "pip install 'sekai-compat[gymnasium]'",
         package="gymnasium",
         extra="gymnasium",
     )

@@ -9,7 +9,13 @@ from sekai import MAResetResult, MAStepResult, ResetResult, StepResult
 
 def test_step_result_fields_are_positional_in_spec_order():
     r = StepResult(1, 2.0, True, False, {"k": 1})
-    assert (r.observation, r.reward, r.terminated, r.truncated, r.info) == (1, 2.0, True, False, {"k": 1})
+    assert (r.observation, r.reward, r.terminated, r.truncated, r.info) == (
+        1,
+        2.0,
+        True,
+        False,
+        {"k": 1},
+    )
 
 
 def test_results_are_frozen():
@@ -19,14 +25,19 @@ def test_results_are_frozen():
 
 def test_results_are_not_iterable():
     with pytest.raises(TypeError, match="cannot unpack non-iterable StepResult object"):
-        obs, r, te, tr, info = StepResult(0, 0.0, False, False, {})
+        _obs, _r, _te, _tr, _info = StepResult(0, 0.0, False, False, {})
     with pytest.raises(TypeError, match="cannot unpack non-iterable ResetResult object"):
-        obs, info = ResetResult(0, {})
+        _obs, _info = ResetResult(0, {})
 
 
 @pytest.mark.parametrize(
     ("terminated", "truncated", "done"),
-    [(False, False, False), (True, False, True), (False, True, True), (np.bool_(True), np.bool_(False), True)],
+    [
+        (False, False, False),
+        (True, False, True),
+        (False, True, True),
+        (np.bool_(True), np.bool_(False), True),
+    ],
 )
 def test_done_is_a_python_bool(terminated, truncated, done):
     value = StepResult(0, 0.0, terminated, truncated, {}).done

@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 
@@ -44,7 +46,7 @@ def test_check_seed_rejects_non_integers_with_type_error(seed):
 
 
 def test_check_seed_rejects_negative_values_naming_them():
-    with pytest.raises(ValueError, match="seed must be a non-negative integer, got -5."):
+    with pytest.raises(ValueError, match=re.escape("seed must be a non-negative integer, got -5.")):
         check_seed(-5)
 
 

@@ -1,4 +1,5 @@
 import asyncio
+from typing import ClassVar
 
 import pytest
 
@@ -9,7 +10,7 @@ from sekai.registry import EnvSpec
 class Base(sekai.Env):
     observation_space = "obs-space"
     action_space = "act-space"
-    metadata = {"render_fps": 50}
+    metadata: ClassVar[dict[str, int]] = {"render_fps": 50}
 
     def __init__(self):
         self.x_threshold = 2.4
@@ -111,7 +112,7 @@ def test_wrapper_seeding_uses_the_base_env_generator():
 
 def test_attributes_are_not_forwarded_through_wrappers():
     with pytest.raises(AttributeError) as info:
-        Plain(Base()).x_threshold
+        _ = Plain(Base()).x_threshold
     assert str(info.value) == "'Plain' object has no attribute 'x_threshold'"
 
 
@@ -217,9 +218,15 @@ def test_reverse_action_is_not_implemented_by_default():
 
 @pytest.mark.parametrize(
     ("base", "method"),
-    [(sekai.ObservationWrapper, "observation"), (sekai.RewardWrapper, "reward"), (sekai.ActionWrapper, "action")],
+    [
+        (sekai.ObservationWrapper, "observation"),
+        (sekai.RewardWrapper, "reward"),
+        (sekai.ActionWrapper, "action"),
+    ],
 )
 def test_transforming_wrappers_are_abstract_in_their_method(base, method):
     cls = type("X", (base,), {})
-    with pytest.raises(TypeError, match=f"Can't instantiate abstract class X with abstract method {method}"):
+    with pytest.raises(
+        TypeError, match=f"Can't instantiate abstract class X with abstract method {method}"
+    ):
         cls(Base())

@@ -1,3 +1,4 @@
+import re
 import sys
 
 import pytest
@@ -31,19 +32,19 @@ def test_names_in_an_installed_subpackage_all_resolve_and_are_cached(fake_env_pa
 
 def test_names_outside_all_are_not_exported(fake_env_package):
     with pytest.raises(AttributeError, match="has no attribute 'Hidden'"):
-        sekai.envs.Hidden
+        _ = sekai.envs.Hidden
 
 
 def test_a_broken_subpackage_does_not_hide_other_names_but_is_reported(fake_env_package):
     assert sekai.envs.FakeThing is not None
-    with pytest.raises(AttributeError, match="sekai.envs.aa_broken failed to import"):
-        sekai.envs.Nope
+    with pytest.raises(AttributeError, match=re.escape("sekai.envs.aa_broken failed to import")):
+        _ = sekai.envs.Nope
 
 
 def test_a_first_party_export_of_a_missing_distribution_names_pip_install(monkeypatch):
-    monkeypatch.setattr(sekai.envs, "_subpackages", lambda: [])
+    monkeypatch.setattr(sekai.envs, "_subpackages", list)
     with pytest.raises(AttributeError) as info:
-        sekai.envs.LimitOrderBookMarket
+        _ = sekai.envs.LimitOrderBookMarket
     assert str(info.value) == (
         "module 'sekai.envs' has no attribute 'LimitOrderBookMarket': it is provided by "
         "sekai-finance, which is not installed. Install it with: pip install sekai-finance"
@@ -53,4 +54,4 @@ def test_a_first_party_export_of_a_missing_distribution_names_pip_install(monkey
 
 def test_dunder_lookups_fail_fast():
     with pytest.raises(AttributeError):
-        sekai.envs.__wrapped__
+        _ = sekai.envs.__wrapped__

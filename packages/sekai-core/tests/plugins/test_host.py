@@ -1,6 +1,7 @@
 import subprocess
 import sys
 import warnings
+from typing import ClassVar
 
 import pytest
 
@@ -78,7 +79,11 @@ def test_specs_carry_the_source_of_their_plugin():
 
 def test_a_plugin_that_fails_to_import_is_skipped_with_one_warning_and_others_load():
     reg = registry_of(
-        failing_import("broken", "sekai-broken-pack", ModuleNotFoundError("No module named 'not_a_real_dependency'")),
+        failing_import(
+            "broken",
+            "sekai-broken-pack",
+            ModuleNotFoundError("No module named 'not_a_real_dependency'"),
+        ),
         record("example", env_plugin("example/Gridworld-v0"), "sekai-example-pack", "0.1.0"),
     )
     caught = load_quietly(reg)
@@ -168,7 +173,11 @@ def test_a_third_party_plugin_may_not_register_outside_its_namespace():
 
 
 def test_a_first_party_plugin_registers_ids_without_namespace():
-    reg = registry_of(record("classic", env_plugin("CartPole-v1", "classic/CartPole-v1"), "sekai-classic", "0.3.0"))
+    reg = registry_of(
+        record(
+            "classic", env_plugin("CartPole-v1", "classic/CartPole-v1"), "sekai-classic", "0.3.0"
+        )
+    )
     assert [s.id for s in reg.all_specs()] == ["CartPole-v1", "classic/CartPole-v1"]
 
 
@@ -196,8 +205,12 @@ def test_registrars_reject_non_string_entry_points():
 
     reg = registry_of(record("acme", Callable))
     load_quietly(reg)
-    assert reg.plugin_report().failures[0].error.startswith(
-        "TypeError: Plugins must register entry_point as a 'module.path:ClassName' string"
+    assert (
+        reg.plugin_report()
+        .failures[0]
+        .error.startswith(
+            "TypeError: Plugins must register entry_point as a 'module.path:ClassName' string"
+        )
     )
 
 
@@ -210,7 +223,10 @@ def test_two_third_party_plugins_with_one_name_are_both_skipped_as_a_clash():
     assert len(caught) == 2
     assert reg.all_specs() == []
     failures = reg.plugin_report().failures
-    assert [(f.distribution, f.stage) for f in failures] == [("acme-envs", "clash"), ("other-envs", "clash")]
+    assert [(f.distribution, f.stage) for f in failures] == [
+        ("acme-envs", "clash"),
+        ("other-envs", "clash"),
+    ]
     assert failures[0].error == (
         "ValueError: plugin name 'acme' is also used by other-envs 2.0; both were skipped"
     )
@@ -247,11 +263,15 @@ def test_disabled_plugins_are_skipped_silently_and_named_by_env_not_found():
     assert load_quietly(reg) == []
     assert [s.id for s in reg.all_specs()] == ["acme/A-v0"]
     assert reg.plugin_report().failures == (
-        PluginFailure("finance", "sekai-finance", "0.3.0", "disabled", "disabled by SEKAI_DISABLE_PLUGINS"),
+        PluginFailure(
+            "finance", "sekai-finance", "0.3.0", "disabled", "disabled by SEKAI_DISABLE_PLUGINS"
+        ),
     )
     with pytest.raises(EnvNotFound) as info:
         reg.spec("Trading-v0")
-    assert "Plugin 'finance' is disabled by SEKAI_DISABLE_PLUGINS. Use sekai.all_specs()" in str(info.value)
+    assert "Plugin 'finance' is disabled by SEKAI_DISABLE_PLUGINS. Use sekai.all_specs()" in str(
+        info.value
+    )
     assert info.value.provider == "sekai-finance"
 
 
@@ -263,7 +283,9 @@ def test_star_disables_every_entry_point_but_not_core():
 
 def test_disabled_plugins_come_from_the_environment_variable(monkeypatch):
     monkeypatch.setenv("SEKAI_DISABLE_PLUGINS", "acme")
-    reg = EnvRegistry(lambda r: PluginHost(r, entry_points=[record("acme", env_plugin("acme/A-v0"))]))
+    reg = EnvRegistry(
+        lambda r: PluginHost(r, entry_points=[record("acme", env_plugin("acme/A-v0"))])
+    )
     assert reg.all_specs() == []
     assert reg.plugin_report().failures[0].stage == "disabled"
 
@@ -354,9 +376,13 @@ def test_one_plugin_object_behind_two_entry_points_loads_once():
 
 
 def test_an_unknown_mode_of_a_failed_first_party_plugin_names_the_failure():
-    reg = registry_of(failing_import("ray", "sekai-ray", ImportError("no ray")), installed={"sekai-ray"})
+    reg = registry_of(
+        failing_import("ray", "sekai-ray", ImportError("no ray")), installed={"sekai-ray"}
+    )
     load_quietly(reg)
-    with pytest.raises(ValueError, match="Plugin 'ray' \\(sekai-ray 0.1.0\\) failed to load: ImportError: no ray"):
+    with pytest.raises(
+        ValueError, match=r"Plugin 'ray' \(sekai-ray 0.1.0\) failed to load: ImportError: no ray"
+    ):
         reg.backend("ray")
 
 
@@ -372,7 +398,7 @@ def test_a_foreign_sekai_distribution_with_modules_is_warned_about(monkeypatch):
 
     class FakeDist:
         version = "0.0.1"
-        files = ["sekai/__init__.py", "sekai-0.0.1.dist-info/METADATA"]
+        files: ClassVar[list[str]] = ["sekai/__init__.py", "sekai-0.0.1.dist-info/METADATA"]
 
     monkeypatch.setattr(_metadata, "distribution", lambda name: FakeDist())
     messages = _host._foreign_sekai_distribution()
@@ -386,7 +412,8 @@ def test_import_sekai_imports_no_plugin_machinery():
         "import sys, sekai\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in "
         "{'pluggy', 'importlib_metadata', 'gymnasium', 'pettingzoo', 'cloudpickle'} "
-        "or m.startswith(('sekai.plugins', 'sekai.registry', 'sekai.envs.', 'importlib.metadata'))]\n"
+        "or m.startswith(('sekai.plugins', 'sekai.registry', 'sekai.envs.', "
+        "'importlib.metadata'))]\n"
         "print(bad)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

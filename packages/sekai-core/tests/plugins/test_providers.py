@@ -21,7 +21,14 @@ from sekai._providers import (
 )
 
 CLASSIC = ["CartPole-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1", "Acrobot-v1"]
-FINANCE = ["Trading-v0", "Portfolio-v0", "MarketMaking-v0", "OptimalExecution-v0", "Market-v0", "LimitOrderBook-v0"]
+FINANCE = [
+    "Trading-v0",
+    "Portfolio-v0",
+    "MarketMaking-v0",
+    "OptimalExecution-v0",
+    "Market-v0",
+    "LimitOrderBook-v0",
+]
 
 
 def test_table_lists_every_first_party_distribution():
@@ -33,7 +40,7 @@ def test_table_lists_every_first_party_distribution():
         "sekai-cli",
         "sekai-ray",
     ]
-    assert RESERVED_PLUGIN_NAMES == {"core", "classic", "finance", "ray"}
+    assert {"core", "classic", "finance", "ray"} == RESERVED_PLUGIN_NAMES
 
 
 @pytest.mark.parametrize("env_id", [*CLASSIC, *(f"classic/{i}" for i in CLASSIC)])

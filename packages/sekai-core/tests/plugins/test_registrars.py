@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from sekai.plugins._registrars import BackendRegistrar, EnvRegistrar, PluginRecord
@@ -10,7 +12,7 @@ def third_party():
 
 
 def test_env_registrar_outside_discovery_points_to_sekai_register():
-    with pytest.raises(RuntimeError, match="at runtime use sekai.register"):
+    with pytest.raises(RuntimeError, match=re.escape("at runtime use sekai.register")):
         EnvRegistrar(EnvRegistry()).register("acme/A-v0", "a.b:C")
 
 
@@ -35,7 +37,11 @@ def test_env_registrar_registers_with_every_option_and_the_plugin_source():
     )
     assert registry.spec("acme/A-v0") is spec
     assert spec.source == SpecSource("acme", "acme-envs", "1.2.0")
-    assert (spec.vector_entry_point, spec.max_episode_steps, spec.kwargs) == ("acme.envs:AVec", 9, {"k": 1})
+    assert (spec.vector_entry_point, spec.max_episode_steps, spec.kwargs) == (
+        "acme.envs:AVec",
+        9,
+        {"k": 1},
+    )
     assert record.envs == ["acme/A-v0"]
 
 
@@ -50,7 +56,9 @@ def test_env_registrar_registers_with_every_option_and_the_plugin_source():
 def test_env_registrar_requires_string_entry_points(kwargs):
     registrar = EnvRegistrar(EnvRegistry())
     registrar.current = third_party()
-    with pytest.raises(TypeError, match="Plugins must register .* as a 'module.path:ClassName' string"):
+    with pytest.raises(
+        TypeError, match=r"Plugins must register .* as a 'module.path:ClassName' string"
+    ):
         registrar.register("acme/A-v0", **kwargs)
 
 

@@ -8,7 +8,16 @@ from sekai.testing.envs import LineEnv
 
 
 def test_top_level_names_are_the_registry_functions():
-    for name in ["register", "deregister", "spec", "make", "make_vec", "all_specs", "pprint_registry", "register_namespace"]:
+    for name in [
+        "register",
+        "deregister",
+        "spec",
+        "make",
+        "make_vec",
+        "all_specs",
+        "pprint_registry",
+        "register_namespace",
+    ]:
         assert getattr(sekai, name) is getattr(api, name)
     assert sekai.EnvSpec is sekai.registry.EnvSpec
     assert sekai.WrapperSpec is sekai.registry.WrapperSpec
@@ -58,9 +67,9 @@ class OwnerPlugin:
 
 
 def test_runtime_register_of_a_plugin_id_names_the_plugin():
-    with registry_sandbox(("owner", OwnerPlugin), distribution="owner-pack", version="2.0"):
-        with pytest.raises(sekai.EnvAlreadyRegistered) as info:
-            sekai.register("owner/Line-v0", LineEnv)
+    sandbox = registry_sandbox(("owner", OwnerPlugin), distribution="owner-pack", version="2.0")
+    with sandbox, pytest.raises(sekai.EnvAlreadyRegistered) as info:
+        sekai.register("owner/Line-v0", LineEnv)
     assert str(info.value) == (
         "Environment 'owner/Line-v0' is already registered. "
         "It is provided by plugin 'owner' (owner-pack 2.0)."

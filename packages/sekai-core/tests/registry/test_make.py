@@ -1,3 +1,4 @@
+import re
 import sys
 import textwrap
 
@@ -89,11 +90,15 @@ def test_make_without_limit_returns_the_bare_env(sekai_registry):
 
 
 def test_make_of_an_unknown_id_raises_env_not_found(sekai_registry):
-    with pytest.raises(sekai.EnvNotFound, match="Environment 'Nope-v0' not found in registry."):
+    with pytest.raises(
+        sekai.EnvNotFound, match=re.escape("Environment 'Nope-v0' not found in registry.")
+    ):
         sekai.make("Nope-v0")
 
 
-def test_string_entry_point_is_imported_by_make_not_by_register(sekai_registry, tmp_path, monkeypatch):
+def test_string_entry_point_is_imported_by_make_not_by_register(
+    sekai_registry, tmp_path, monkeypatch
+):
     module = "sekai_lazy_test_env_mod"
     (tmp_path / f"{module}.py").write_text(
         textwrap.dedent(

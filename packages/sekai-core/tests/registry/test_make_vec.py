@@ -8,7 +8,7 @@ import sekai
 from sekai.plugins import hookimpl
 from sekai.registry import EnvSpec, WrapperSpec
 from sekai.testing import registry_sandbox
-from sekai.testing.envs import LineEnv, LinePlugin, LineVecEnv
+from sekai.testing.envs import LineEnv, LineVecEnv
 from sekai.vector.spawnable import Spawnable
 
 
@@ -165,8 +165,12 @@ def test_native_without_vector_entry_point_raises_the_spec_message(sekai_registr
 
 
 def test_native_with_wrappers_is_refused(sekai_line_registry):
-    with pytest.raises(ValueError, match="a native env has no per-env objects to wrap; use vector wrappers"):
-        sekai.make_vec("testing/Line-v0", 2, vectorization_mode="native", wrappers=[sekai.OrderEnforcing])
+    with pytest.raises(
+        ValueError, match="a native env has no per-env objects to wrap; use vector wrappers"
+    ):
+        sekai.make_vec(
+            "testing/Line-v0", 2, vectorization_mode="native", wrappers=[sekai.OrderEnforcing]
+        )
 
 
 def test_native_with_registered_additional_wrappers_is_refused(sekai_registry):
@@ -176,14 +180,28 @@ def test_native_with_registered_additional_wrappers_is_refused(sekai_registry):
         vector_entry_point=LineVecEnv,
         additional_wrappers=(WrapperSpec("OE", sekai.OrderEnforcing),),
     )
-    with pytest.raises(ValueError, match="registered additional_wrappers.*vectorization_mode='sync'"):
+    with pytest.raises(
+        ValueError, match=r"registered additional_wrappers.*vectorization_mode='sync'"
+    ):
         sekai.make_vec("w/Line-v0", 2, vectorization_mode="native")
 
 
 def test_native_constructor_gets_num_envs_merged_kwargs_limit_and_vector_kwargs(sekai_registry):
-    sekai.register("n/Probe-v0", Probe, kwargs={"k": 1, "rng": 2}, vector_entry_point=RecordingNative, max_episode_steps=9)
+    sekai.register(
+        "n/Probe-v0",
+        Probe,
+        kwargs={"k": 1, "rng": 2},
+        vector_entry_point=RecordingNative,
+        max_episode_steps=9,
+    )
     vec = sekai.make_vec("n/Probe-v0", 3, k=5, vector_kwargs={"autoreset": False})
-    assert vec.kwargs == {"num_envs": 3, "k": 5, "rng": 2, "max_episode_steps": 9, "autoreset": False}
+    assert vec.kwargs == {
+        "num_envs": 3,
+        "k": 5,
+        "rng": 2,
+        "max_episode_steps": 9,
+        "autoreset": False,
+    }
 
 
 def test_native_constructor_gets_the_overridden_limit_and_none_when_removed(sekai_registry):
@@ -194,7 +212,9 @@ def test_native_constructor_gets_the_overridden_limit_and_none_when_removed(seka
 
 def test_native_keyword_given_twice_is_a_type_error(sekai_registry):
     sekai.register("n/Probe-v0", Probe, vector_entry_point=RecordingNative)
-    with pytest.raises(TypeError, match=r"\['k'\] both as env keyword arguments and in vector_kwargs"):
+    with pytest.raises(
+        TypeError, match=r"\['k'\] both as env keyword arguments and in vector_kwargs"
+    ):
         sekai.make_vec("n/Probe-v0", 2, k=1, vector_kwargs={"k": 2})
 
 
@@ -228,7 +248,9 @@ def test_spawnable_kwargs_reach_the_native_env_unchanged(sekai_registry):
 
 
 def test_vec_spec_is_the_describing_copy_make_puts_on_its_envs(recording):
-    vec = sekai.make_vec("demo/Probe-v0", 2, vectorization_mode="recording", k=3, max_episode_steps=-1)
+    vec = sekai.make_vec(
+        "demo/Probe-v0", 2, vectorization_mode="recording", k=3, max_episode_steps=-1
+    )
     assert vec.spec == EnvSpec("demo/Probe-v0", Probe, kwargs={"k": 3}, max_episode_steps=None)
     assert vec.spec == vec.env_fns[0]().spec
 
@@ -246,7 +268,9 @@ def test_sub_env_factories_pickle_for_worker_processes(sekai_line_registry):
 
     sekai_line_registry.ensure_discovered()
     sekai_line_registry.add_backend("capture", capture, None)
-    sekai.make_vec("testing/Line-v0", 1, vectorization_mode="capture", wrappers=[sekai.OrderEnforcing])
+    sekai.make_vec(
+        "testing/Line-v0", 1, vectorization_mode="capture", wrappers=[sekai.OrderEnforcing]
+    )
     factory = pickle.loads(pickle.dumps(captured[0]))
     assert str(factory()) == "<OrderEnforcing(<TimeLimit(<testing/Line-v0>)>)>"
 
@@ -271,4 +295,6 @@ def test_line_plugin_sub_envs_match_the_native_env_seeded_alike(sekai_line_regis
     native = sekai.make_vec("testing/Line-v0", 2)
     sync = sekai.make_vec("testing/Line-v0", 2, vectorization_mode="sync")
     assert native.observation_space == sync.observation_space
-    assert native.reset(seed=0).observations.shape == sync.reset(seed=0).observations.shape == (2, 1)
+    assert (
+        native.reset(seed=0).observations.shape == sync.reset(seed=0).observations.shape == (2, 1)
+    )

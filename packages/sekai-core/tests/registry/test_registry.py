@@ -1,3 +1,4 @@
+import re
 import threading
 import warnings
 
@@ -93,7 +94,7 @@ def test_deregister_removes_the_spec():
 
 
 def test_deregister_of_an_unknown_id_raises_env_not_found():
-    with pytest.raises(EnvNotFound, match="Environment 'A-v0' not found in registry."):
+    with pytest.raises(EnvNotFound, match=re.escape("Environment 'A-v0' not found in registry.")):
         EnvRegistry().deregister("A-v0")
 
 
@@ -239,7 +240,9 @@ def test_every_registry_operation_discovers_plugins_first(operation):
 
 def test_plugin_ids_are_registered_before_a_runtime_register_of_the_same_id():
     reg = make_registry(record("acme", AcmePlugin))
-    with pytest.raises(EnvAlreadyRegistered, match="It is provided by plugin 'acme' \\(acme-envs 1.2.0\\)"):
+    with pytest.raises(
+        EnvAlreadyRegistered, match=r"It is provided by plugin 'acme' \(acme-envs 1.2.0\)"
+    ):
         reg.register("acme/Foo-v0", Dummy)
 
 
@@ -303,7 +306,9 @@ def test_backends_list_native_then_core_modes_then_plugin_modes_sorted():
 def test_add_backend_twice_names_the_owner():
     reg = EnvRegistry()
     reg.add_backend("ray", "m.x:Y", SpecSource("ray", "sekai-ray", "0.3.0"))
-    with pytest.raises(ValueError, match="'ray' is already provided by plugin 'ray' \\(sekai-ray 0.3.0\\)"):
+    with pytest.raises(
+        ValueError, match=r"'ray' is already provided by plugin 'ray' \(sekai-ray 0.3.0\)"
+    ):
         reg.add_backend("ray", "m.x:Z", None)
 
 

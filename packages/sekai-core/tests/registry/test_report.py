@@ -14,7 +14,9 @@ from sekai.registry._report import (
 
 
 def host_with(failures=(), installed=()):
-    host = PluginHost(EnvRegistry(), entry_points=[], disabled="", is_installed=lambda d: d in installed)
+    host = PluginHost(
+        EnvRegistry(), entry_points=[], disabled="", is_installed=lambda d: d in installed
+    )
     host._failures.extend(failures)
     return host
 
@@ -74,7 +76,9 @@ def test_env_hint_names_the_missing_first_party_distribution():
 
 def test_env_hint_for_an_installed_first_party_distribution_that_failed():
     failure = PluginFailure("classic", "sekai-classic", "0.3.0", "import", "ImportError: x")
-    provider, failures, hint = env_hint("classic/CartPole-v1", host_with([failure], ["sekai-classic"]))
+    provider, failures, hint = env_hint(
+        "classic/CartPole-v1", host_with([failure], ["sekai-classic"])
+    )
     assert (provider, failures) == ("sekai-classic", (failure,))
     assert hint.startswith("Plugin 'classic' (sekai-classic 0.3.0) failed to load: ImportError: x.")
 
@@ -89,7 +93,11 @@ def test_env_hint_for_the_namespace_of_a_failed_third_party_plugin():
 
 def test_env_hint_is_empty_for_unknown_ids_and_healthy_distributions():
     assert env_hint("Nope-v0", host_with([IMPORT_FAILURE])) == (None, (), None)
-    assert env_hint("Trading-v0", host_with(installed=["sekai-finance"])) == ("sekai-finance", (), None)
+    assert env_hint("Trading-v0", host_with(installed=["sekai-finance"])) == (
+        "sekai-finance",
+        (),
+        None,
+    )
     assert env_hint("Trading-v0", None) == ("sekai-finance", (), None)
 
 
@@ -110,3 +118,20 @@ def test_owner_sentence_names_the_plugin_or_nothing_for_runtime_specs():
 
 def test_format_registry_of_nothing_is_the_header_only():
     assert format_registry([]) == "Registered environments:"
+
+
+def test_suggest_for_an_unknown_namespace_compares_names_not_whole_ids():
+    ids = ["MarketMaking-v0", "CartPole-v1", "classic/CartPole-v1"]
+    assert suggest("broken/Thing-v0", ids) == ()
+    assert suggest("clasic/CartPole-v1", ids) == ("CartPole-v1", "classic/CartPole-v1")
+
+
+def test_suggest_within_a_known_namespace_stays_in_it():
+    ids = ["acme/Foo-v0", "Fooo-v0"]
+    assert suggest("acme/Fo-v0", ids) == ("acme/Foo-v0",)
+
+
+def test_suggest_for_an_unknown_namespace_looks_for_a_namespace_typo_only():
+    ids = ["Trading-v0", "example/Gridworld-v0"]
+    assert suggest("broken/Thing-v0", ids) == ()
+    assert suggest("exampel/Gridwrld-v0", ids) == ("example/Gridworld-v0",)

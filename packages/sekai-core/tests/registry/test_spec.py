@@ -1,10 +1,17 @@
 import dataclasses
 import json
+import re
 
 import pytest
 
 import sekai
-from sekai.registry.spec import EnvSpec, SpecSource, WrapperSpec, check_entry_point, load_entry_point
+from sekai.registry.spec import (
+    EnvSpec,
+    SpecSource,
+    WrapperSpec,
+    check_entry_point,
+    load_entry_point,
+)
 
 
 class Dummy(sekai.Env):
@@ -22,7 +29,9 @@ SOURCE = SpecSource("classic", "sekai-classic", "0.3.0")
 
 
 def test_env_spec_repr_shows_only_the_id():
-    assert repr(EnvSpec("CartPole-v1", "a.b:C", max_episode_steps=500)) == "EnvSpec(id='CartPole-v1')"
+    assert (
+        repr(EnvSpec("CartPole-v1", "a.b:C", max_episode_steps=500)) == "EnvSpec(id='CartPole-v1')"
+    )
 
 
 def test_env_spec_derives_namespace_name_and_version_from_id():
@@ -43,7 +52,7 @@ def test_env_spec_rejects_entry_point_without_colon_with_the_spec_message():
 
 @pytest.mark.parametrize("bad", ["a b:C", "a.b:", ":C", "a..b:C", "1a:C", "a:b:c"])
 def test_check_entry_point_rejects_strings_that_are_not_dotted_identifiers(bad):
-    with pytest.raises(ValueError, match="Must be 'module.path:ClassName'"):
+    with pytest.raises(ValueError, match=re.escape("Must be 'module.path:ClassName'")):
         check_entry_point(bad)
 
 
@@ -53,7 +62,12 @@ def test_check_entry_point_accepts_dotted_module_and_attribute(good):
 
 
 def test_check_entry_point_rejects_objects_that_are_neither_callable_nor_string():
-    with pytest.raises(TypeError, match="entry_point must be a callable or a 'module.path:ClassName' string, got int"):
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            "entry_point must be a callable or a 'module.path:ClassName' string, got int"
+        ),
+    ):
         check_entry_point(5)
 
 
@@ -140,7 +154,9 @@ def test_to_json_writes_the_spec_keys_in_order_and_string_entry_points_last():
         "entry_point",
         "vector_entry_point",
     ]
-    assert data["additional_wrappers"] == [{"name": "W", "entry_point": "w.m:W", "kwargs": {"z": 1}}]
+    assert data["additional_wrappers"] == [
+        {"name": "W", "entry_point": "w.m:W", "kwargs": {"z": 1}}
+    ]
     assert spec.to_json().startswith('{\n  "id": "ns/A-v1"')
 
 
@@ -180,7 +196,12 @@ def test_to_json_reports_kwargs_that_json_cannot_hold():
 
 
 def test_pprint_lists_set_fields_only():
-    spec = EnvSpec("CartPole-v1", "sekai.envs.classic_control.cartpole:CartPoleEnv", max_episode_steps=500, reward_threshold=475.0)
+    spec = EnvSpec(
+        "CartPole-v1",
+        "sekai.envs.classic_control.cartpole:CartPoleEnv",
+        max_episode_steps=500,
+        reward_threshold=475.0,
+    )
     assert spec.pprint() == (
         "id=CartPole-v1\n"
         "entry_point=sekai.envs.classic_control.cartpole:CartPoleEnv\n"
@@ -195,7 +216,9 @@ def test_pprint_shows_every_field_and_callables_by_repr():
         Dummy,
         nondeterministic=True,
         kwargs={"k": 2},
-        additional_wrappers=(WrapperSpec("OrderEnforcing", "sekai.wrappers.order_enforcing:OrderEnforcing"),),
+        additional_wrappers=(
+            WrapperSpec("OrderEnforcing", "sekai.wrappers.order_enforcing:OrderEnforcing"),
+        ),
         vector_entry_point="a.b:V",
     )
     assert spec.pprint().splitlines() == [
@@ -219,7 +242,9 @@ def test_load_entry_point_imports_the_module_and_walks_dotted_attributes():
 
 
 def test_load_entry_point_names_a_missing_attribute():
-    with pytest.raises(AttributeError, match="module 'sekai.registry.spec' has no attribute 'Nope'"):
+    with pytest.raises(
+        AttributeError, match=re.escape("module 'sekai.registry.spec' has no attribute 'Nope'")
+    ):
         load_entry_point("sekai.registry.spec:Nope")
 
 

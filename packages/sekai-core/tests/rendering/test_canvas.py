@@ -84,7 +84,18 @@ def test_non_convex_polygons_use_the_even_odd_rule() -> None:
     canvas = Canvas(30, 30)
     # A square with a square hole (drawn as one outline through a zero-width cut).
     canvas.polygon(
-        [(0, 0), (30, 0), (30, 30), (0, 30), (0, 10), (10, 10), (10, 20), (20, 20), (20, 10), (0, 10)],
+        [
+            (0, 0),
+            (30, 0),
+            (30, 30),
+            (0, 30),
+            (0, 10),
+            (10, 10),
+            (10, 20),
+            (20, 20),
+            (20, 10),
+            (0, 10),
+        ],
         BLACK,
     )
     assert canvas.pixels[15, 15, 0] == 255 and canvas.pixels[5, 5, 0] == 0

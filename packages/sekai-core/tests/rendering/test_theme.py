@@ -34,7 +34,7 @@ def test_unknown_theme_names_raise_value_error() -> None:
 
 
 def test_invalid_colours_are_rejected() -> None:
-    with pytest.raises(ValueError, match="Theme.accent"):
+    with pytest.raises(ValueError, match=r"Theme\.accent"):
         dataclasses.replace(Theme.light(), accent=(0, 0, 256))
     with pytest.raises(ValueError, match="palette"):
         dataclasses.replace(Theme.light(), palette=())

@@ -32,19 +32,29 @@ def test_assert_env_conforms_builds_an_id_and_checks_its_native_vector_env(sekai
 
 
 def test_assert_env_conforms_lists_errors():
-    with pytest.raises(AssertionError, match="does not conform:\nERROR: .*not within observation_space"):
+    with pytest.raises(
+        AssertionError, match=r"does not conform:\nERROR: .*not within observation_space"
+    ):
         assert_env_conforms(BadObservation())
 
 
 def test_assert_env_conforms_ignores_warnings_unless_strict():
     assert_env_conforms(Unseeded(), check_determinism=False)
-    with pytest.raises(AssertionError, match="WARNING: reset\\(seed=0\\) returned different observations"):
+    with pytest.raises(
+        AssertionError, match="WARNING: reset\\(seed=0\\) returned different observations"
+    ):
         assert_env_conforms(Unseeded(), check_determinism=False, strict=True)
 
 
 class BrokenNative(sekai.NativeVecEnv):
     def __init__(self, num_envs, *, max_episode_steps=None, autoreset=True):
-        super().__init__(num_envs, LineEnv().observation_space, LineEnv().action_space, max_episode_steps=max_episode_steps, autoreset=autoreset)
+        super().__init__(
+            num_envs,
+            LineEnv().observation_space,
+            LineEnv().action_space,
+            max_episode_steps=max_episode_steps,
+            autoreset=autoreset,
+        )
 
     def _reset_envs(self, indices, options):
         pass
@@ -53,7 +63,12 @@ class BrokenNative(sekai.NativeVecEnv):
         return np.full((self.num_envs, 1), 99.0, np.float32)
 
     def _step(self, actions):
-        return np.zeros(self.num_envs), np.zeros(self.num_envs, bool), np.zeros(self.num_envs, bool), {}
+        return (
+            np.zeros(self.num_envs),
+            np.zeros(self.num_envs, bool),
+            np.zeros(self.num_envs, bool),
+            {},
+        )
 
 
 def test_assert_env_conforms_reports_a_native_env_outside_its_spaces(sekai_registry):
@@ -74,7 +89,11 @@ def test_sandbox_names_plugins_in_order_and_attributes_them_to_the_distribution(
         ids = [s.id for s in sekai.all_specs()]
         plugins = [(p.name, p.distribution, p.version) for p in sekai.plugins.report().plugins]
     assert ids == ["sandbox/Line-v0", "sandbox2/Line-v0"]
-    assert plugins == [("core", "sekai-core", sekai.__version__), ("sandbox", "my-pack", "1.0"), ("sandbox2", "my-pack", "1.0")]
+    assert plugins == [
+        ("core", "sekai-core", sekai.__version__),
+        ("sandbox", "my-pack", "1.0"),
+        ("sandbox2", "my-pack", "1.0"),
+    ]
     assert registry.spec("sandbox/Line-v0").source.distribution == "my-pack"
 
 

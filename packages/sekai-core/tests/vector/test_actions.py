@@ -141,3 +141,34 @@ def test_other_spaces_only_check_the_number_of_actions() -> None:
     assert checker.split(checker.check([(0,), (1, 1)])) == [(0,), (1, 1)]
     with pytest.raises(ValueError, match="one action per sub-env"):
         checker.check([(0,)])
+
+
+def test_per_env_fast_path_gives_python_ints_and_falls_back_to_full_checks() -> None:
+    checker = ActionChecker(Discrete(3, start=1), 3)
+    assert checker.per_env(np.array([1, 3, 2])) == [1, 3, 2]
+    assert checker.per_env([1, 1, 1]) == [1, 1, 1]
+    assert checker.per_env(np.array([1.0, 2.0, 3.0])) == [1, 2, 3]
+    with pytest.raises(sekai.InvalidAction) as info:
+        checker.per_env(np.array([1, 0, 2]))
+    assert info.value.index == 1
+    with pytest.raises(sekai.InvalidAction):
+        checker.per_env([1, 2, 4])
+    with pytest.raises(ValueError):
+        checker.per_env([1, 2])
+    frozen = np.array([False, False, True])
+    assert checker.per_env(np.array([1, 2, 9]), frozen)[:2] == [1, 2]
+
+
+def test_large_discrete_batches_are_checked_with_numpy() -> None:
+    checker = ActionChecker(Discrete(4, start=2), 1000)
+    actions = np.random.default_rng(0).integers(2, 6, size=1000)
+    assert checker.check(actions) is actions
+    per_env = checker.per_env(actions)
+    assert per_env == actions.tolist() and type(per_env[0]) is int
+    actions[700] = 6
+    with pytest.raises(sekai.InvalidAction) as info:
+        checker.per_env(actions)
+    assert info.value.index == 700
+    actions[700] = -(2**63)
+    with pytest.raises(sekai.InvalidAction):
+        checker.check(actions)

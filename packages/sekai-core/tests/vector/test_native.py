@@ -250,3 +250,16 @@ def test_metadata_is_the_class_attribute_and_unwrapped_is_self() -> None:
 def test_shared_rejects_objects_it_cannot_mark() -> None:
     with pytest.raises(TypeError, match="methods and properties"):
         shared(3)
+
+
+def test_native_step_builds_no_info_dicts_until_infos_are_read() -> None:
+    from sekai.vector.infos import LazyInfos
+    from sekai.vector.result import _raw_infos
+
+    vec = sekai.VecRecordEpisodeStatistics(DriftVecEnv(64, max_episode_steps=1000))
+    vec.reset(seed=0)
+    result = vec.step(np.zeros(64, int))
+    raw = _raw_infos(result)
+    assert isinstance(raw, LazyInfos) and raw._built is None and not raw._given
+    assert len(result.infos) == 64  # reading builds them, as real dicts
+    assert _raw_infos(result) is result.infos

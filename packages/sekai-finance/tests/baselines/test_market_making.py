@@ -9,6 +9,7 @@ import pytest
 
 import sekai
 from sekai.envs.finance.market_making import MarketMakingEnv, avellaneda_stoikov_quotes
+from sekai.finance.baselines import RandomPolicy, evaluate
 from sekai.finance.baselines.market_making import (
     AvellanedaStoikov,
     ConstantQuotes,
@@ -18,23 +19,6 @@ from sekai.finance.baselines.market_making import (
     market_making_params,
     solve_optimal_quotes,
 )
-
-
-def _episode_returns(policy: Any, episodes: int, seed: int, num_envs: int = 1024) -> np.ndarray:
-    """Run ``episodes`` episodes on the native env (finance.md §13.8's protocol)."""
-    vec = sekai.make_vec("MarketMaking-v0", num_envs, vector_kwargs={"autoreset": False})
-    returns = []
-    for k in range(-(-episodes // num_envs)):
-        result = vec.reset(seed=seed + k)
-        total = np.zeros(num_envs)
-        done = np.zeros(num_envs, bool)
-        while not done.all():
-            result = vec.step(policy(result.observations, vec))
-            total += result.rewards
-            done |= result.dones
-        returns.append(total)
-    vec.close()
-    return np.concatenate(returns)[:episodes]
 
 
 def _as_quotes(env: MarketMakingEnv) -> Any:
@@ -88,33 +72,33 @@ def test_random_quotes_have_the_exact_value() -> None:
 
 
 def test_random_quotes_simulated_match_the_exact_value() -> None:
-    rng = np.random.default_rng(0)
-
-    def uniform(observation: np.ndarray, env: Any) -> np.ndarray:
-        return rng.uniform(0.0, 5.0, (env.num_envs, 2)).astype(np.float32)
-
-    returns = _episode_returns(uniform, 2048, seed=0)
-    se = returns.std() / np.sqrt(returns.size)
-    assert abs(returns.mean() - expected_random_return(MarketMakingEnv())) < 4 * se
+    mean, se = evaluate(RandomPolicy(0), "MarketMaking-v0", 2048)
+    assert abs(mean - expected_random_return(MarketMakingEnv())) < 4 * se
 
 
 def test_optimal_quotes_reach_the_dp_value_in_simulation() -> None:
-    returns = _episode_returns(OptimalQuotes(), 6144, seed=0)
-    se = returns.std() / np.sqrt(returns.size)
+    mean, se = evaluate(OptimalQuotes(), "MarketMaking-v0", 6144)
     assert se < 0.15
-    assert abs(returns.mean() - 59.108) < 4 * se
+    assert abs(mean - 59.108) < 4 * se
 
 
 def test_avellaneda_stoikov_reaches_its_value_in_simulation() -> None:
-    returns = _episode_returns(AvellanedaStoikov(), 6144, seed=0)
-    se = returns.std() / np.sqrt(returns.size)
-    assert abs(returns.mean() - 56.76) < 4 * se
+    mean, se = evaluate(AvellanedaStoikov(), "MarketMaking-v0", 6144)
+    assert abs(mean - 56.76) < 4 * se
 
 
 def test_optimal_quotes_beat_avellaneda_stoikov_on_common_random_numbers() -> None:
-    optimal = _episode_returns(OptimalQuotes(), 2048, seed=5)
-    closed_form = _episode_returns(AvellanedaStoikov(), 2048, seed=5)
-    difference = optimal - closed_form
+    def returns(policy: Any) -> np.ndarray:
+        vec = sekai.make_vec("MarketMaking-v0", 2048, vector_kwargs={"autoreset": False})
+        result = vec.reset(seed=5)
+        total = np.zeros(2048)
+        for _ in range(200):
+            result = vec.step(policy(result.observations, vec))
+            total += result.rewards
+        assert result.dones.all()
+        return total
+
+    difference = returns(OptimalQuotes()) - returns(AvellanedaStoikov())
     assert difference.mean() > 4 * difference.std() / np.sqrt(difference.size)
 
 

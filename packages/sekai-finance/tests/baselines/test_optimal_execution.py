@@ -9,6 +9,7 @@ import pytest
 
 import sekai
 from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
+from sekai.finance.baselines import RandomPolicy, evaluate
 from sekai.finance.baselines.optimal_execution import (
     TWAP,
     AlmgrenChriss,
@@ -16,23 +17,6 @@ from sekai.finance.baselines.optimal_execution import (
     schedule_trades,
     twap_actions,
 )
-
-
-def _episode_returns(policy: Any, episodes: int, seed: int, num_envs: int = 1024) -> np.ndarray:
-    """Run ``episodes`` episodes on the native env (finance.md §13.8's protocol)."""
-    vec = sekai.make_vec("OptimalExecution-v0", num_envs, vector_kwargs={"autoreset": False})
-    returns = []
-    for k in range(-(-episodes // num_envs)):
-        result = vec.reset(seed=seed + k)
-        total = np.zeros(num_envs)
-        done = np.zeros(num_envs, bool)
-        while not done.all():
-            result = vec.step(policy(result.observations, vec))
-            total += result.rewards
-            done |= result.dones
-        returns.append(total)
-    vec.close()
-    return np.concatenate(returns)[:episodes]
 
 
 def test_exact_values_of_the_reference_table() -> None:
@@ -50,22 +34,33 @@ def test_schedule_trades_replays_the_env() -> None:
 
 
 def test_almgren_chriss_reaches_its_exact_value_in_simulation() -> None:
-    returns = _episode_returns(AlmgrenChriss(), 8192, seed=0)
-    se = returns.std() / np.sqrt(returns.size)
+    mean, se = evaluate(AlmgrenChriss(), "OptimalExecution-v0", 8192)
     assert se < 2.5
-    assert abs(returns.mean() + 320.34) < 4 * se
+    assert abs(mean + 320.34) < 4 * se
 
 
 def test_twap_reaches_its_exact_value_in_simulation() -> None:
-    returns = _episode_returns(TWAP(), 8192, seed=0)
-    se = returns.std() / np.sqrt(returns.size)
-    assert abs(returns.mean() + 419.52) < 4 * se
+    mean, se = evaluate(TWAP(), "OptimalExecution-v0", 8192)
+    assert abs(mean + 419.52) < 4 * se
+
+
+def test_random_fractions_match_the_measured_reference() -> None:
+    mean, se = evaluate(RandomPolicy(1), "OptimalExecution-v0", 8192)
+    assert abs(mean + 1293.9) < 4 * np.hypot(se, 3.5)  # [measured] -1293.9 ± 3.5
 
 
 def test_almgren_chriss_beats_twap_on_common_random_numbers() -> None:
-    difference = _episode_returns(AlmgrenChriss(), 4096, seed=3) - _episode_returns(
-        TWAP(), 4096, seed=3
-    )
+    def returns(policy: Any) -> np.ndarray:
+        vec = sekai.make_vec("OptimalExecution-v0", 4096, vector_kwargs={"autoreset": False})
+        result = vec.reset(seed=3)
+        total = np.zeros(4096)
+        for _ in range(25):
+            result = vec.step(policy(result.observations, vec))
+            total += result.rewards
+        assert result.dones.all()
+        return total
+
+    difference = returns(AlmgrenChriss()) - returns(TWAP())
     assert difference.mean() > 4 * difference.std() / np.sqrt(difference.size)
 
 

@@ -270,3 +270,10 @@ def test_terminal_penalty_charges_the_final_inventory() -> None:
     assert result.info["inventory"] == 2
     # both bids fill at the mid (no edge), the mid does not move: only the penalties remain
     assert result.reward == pytest.approx(-0.5 * 0.1 * 0.0 * 4 - 0.25 * 4)
+
+
+def test_env_passes_check_env() -> None:
+    from sekai.testing import assert_env_conforms
+
+    assert sekai.check_env(MarketMakingEnv()) == []
+    assert_env_conforms("MarketMaking-v0")

@@ -190,3 +190,21 @@ def test_infos_hold_python_scalars() -> None:
     info = vec.step(np.ones((2, 2), np.float32)).infos[1]
     assert type(info["inventory"]) is int and type(info["bid_filled"]) is bool
     assert type(info["cash"]) is float and type(info["dt"]) is float
+
+
+def test_autoreset_matches_sync_step_for_step_in_a_deterministic_market() -> None:
+    params = {**DETERMINISTIC, "n_steps": 3}
+    native = sekai.make_vec("MarketMaking-v0", 4, **params)
+    sync = sekai.make_vec("MarketMaking-v0", 4, vectorization_mode="sync", **params)
+    native.reset(seed=0)
+    sync.reset(seed=0)
+    for step in range(10):
+        actions = _actions(step, 4)
+        a, b = native.step(actions), sync.step(actions)
+        np.testing.assert_array_equal(a.observations, b.observations)
+        np.testing.assert_array_equal(a.rewards, b.rewards)
+        for x, y in zip(a.infos, b.infos):
+            assert sorted(x) == sorted(y)
+            if "final_observation" in x:
+                np.testing.assert_array_equal(x["final_observation"], y["final_observation"])
+                assert x["reset_info"] == y["reset_info"]

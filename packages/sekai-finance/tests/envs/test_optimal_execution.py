@@ -164,10 +164,12 @@ def test_expected_shortfall_gives_the_objective_in_bps() -> None:
 def test_tau_is_derived_and_read_only() -> None:
     env = OptimalExecutionEnv()
     env.n_steps = 10
-    assert env.tau == 0.5
+    assert env.tau == 0.5 and env.dt == 0.5
     assert env.almgren_chriss_trajectory()[-1] == 0.0
     with pytest.raises(AttributeError):
         env.tau = 1.0  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        env.dt = 1.0  # type: ignore[misc]
 
 
 def test_time_remaining_and_timestamp() -> None:
@@ -209,3 +211,17 @@ def test_setting_a_parameter_rechecks_the_impact_condition() -> None:
     assert env.gamma == 2.5e-7  # the failed assignment is undone
     with pytest.raises(ValueError, match="sigma must be a finite number >= 0"):
         env.sigma = -1.0
+
+
+def test_env_passes_check_env() -> None:
+    from sekai.testing import assert_env_conforms
+
+    assert sekai.check_env(OptimalExecutionEnv()) == []
+    assert_env_conforms("OptimalExecution-v0")
+
+
+def test_make_registers_without_a_time_limit() -> None:
+    env = sekai.make("OptimalExecution-v0")
+    assert type(env) is OptimalExecutionEnv
+    env.reset(seed=0)
+    assert "elapsed_steps" not in env.step(np.array([0.1])).info

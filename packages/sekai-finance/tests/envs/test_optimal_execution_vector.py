@@ -71,7 +71,7 @@ def test_parameters_are_shared_and_tau_is_derived() -> None:
     vec = OptimalExecutionVecEnv(2)
     assert vec.get_attr("eta") == [2.5e-6, 2.5e-6]
     vec.set_attr("n_steps", 10)
-    assert vec.get_attr("tau") == [0.5, 0.5]
+    assert vec.get_attr("tau") == [0.5, 0.5] and vec.get_attr("dt") == [0.5, 0.5]
     assert vec.almgren_chriss_trajectory()[-1] == 0.0
     with pytest.raises(AttributeError, match=r"OptimalExecutionVecEnv.tau is read-only: .*derived"):
         vec.set_attr("tau", 0.1)
@@ -119,3 +119,23 @@ def test_invalid_actions_are_refused_before_stepping() -> None:
     with pytest.raises(ValueError):
         vec.step(np.zeros((3, 1), np.float32))
     assert vec.get_attr("elapsed_steps") == [0, 0]
+
+
+def test_autoreset_matches_sync_step_for_step_without_volatility() -> None:
+    native = sekai.make_vec("OptimalExecution-v0", 3, sigma=0.0)
+    sync = sekai.make_vec("OptimalExecution-v0", 3, vectorization_mode="sync", sigma=0.0)
+    native.reset(seed=0)
+    sync.reset(seed=0)
+    actions = np.array([[1.0], [0.5], [0.2]], np.float32)  # episodes end at different steps
+    for _ in range(30):
+        a, b = native.step(actions), sync.step(actions)
+        np.testing.assert_array_equal(a.observations, b.observations)
+        np.testing.assert_array_equal(a.rewards, b.rewards)
+        np.testing.assert_array_equal(a.terminated, b.terminated)
+        for x, y in zip(a.infos, b.infos):
+            assert sorted(x) == sorted(y)
+            if "final_observation" in x:
+                np.testing.assert_array_equal(x["final_observation"], y["final_observation"])
+                assert x["final_info"] == y["final_info"]
+                assert x["reset_info"] == y["reset_info"]
+    np.testing.assert_array_equal(native.unwrapped._build_observation(), a.observations)

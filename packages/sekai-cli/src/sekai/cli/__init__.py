@@ -1,1 +1,198 @@
-"""The sekai CLI (being written)."""
+"""The ``sekai`` command line: list, info, check and bench registered environments.
+
+``main(argv)`` is the console script ``sekai`` and ``python -m sekai``; ``build_parser()``
+returns its argparse parser. Exit status: 0 success, 1 ``check`` found problems (or
+``list --strict`` found a failed plugin), 2 usage errors and errors building or running an env.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import os
+import sys
+import warnings
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+from typing import Any, TextIO
+
+from sekai._version import __version__
+from sekai.cli import _bench, _check, _info, _list
+from sekai.cli._args import UsageError
+from sekai.cli._output import Output, StdoutClosed
+
+__all__ = ["build_parser", "main"]
+
+_EXAMPLES = """\
+examples:
+  sekai list                                  registered environments
+  sekai list --plugins                        plugins, distributions, what is missing
+  sekai info CartPole-v1                      spec, spaces and wrappers of one env
+  sekai check CartPole-v1                     run check_env on it
+  sekai bench Portfolio-v0 --num-envs 16      env steps per second
+  sekai -m my_envs check mine/Drift-v0        envs registered by your own module
+
+Run `sekai COMMAND --help` for a command's options.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of ``sekai`` (prog ``sekai``, one subparser per command)."""
+    parser = argparse.ArgumentParser(
+        prog="sekai",
+        description="Inspect, check and benchmark sekai environments.",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"sekai {__version__}")
+    parser.add_argument(
+        "-m",
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help=(
+            "import MODULE first so the envs it registers exist (repeatable; the current "
+            "directory is on the import path)"
+        ),
+    )
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, title="commands"
+    )
+    for command in (_list, _info, _check, _bench):
+        command.add_parser(subparsers)
+    return parser
+
+
+def _import_modules(names: Sequence[str]) -> None:
+    """Import the ``-m`` modules, with the current directory on ``sys.path``."""
+    if not names:
+        return
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise UsageError(f"could not import {name}: {exc}") from exc
+        except Exception as exc:
+            raise UsageError(f"could not import {name}: {type(exc).__name__}: {exc}") from exc
+
+
+def _raised_by_registry(exc: BaseException) -> bool:
+    """Whether the registry itself rejected the request (a bad ID, mode or argument)."""
+    if not isinstance(exc, (ValueError, TypeError)):
+        return False
+    tb: TracebackType | None = exc.__traceback__
+    module = ""
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        tb = tb.tb_next
+    return module.startswith("sekai.registry")
+
+
+def describe_error(exc: BaseException) -> str:
+    """The text after ``error:``.
+
+    sekai's own errors, import errors and the registry's rejections of an argument are
+    usage problems whose message says it all; anything else (an env's constructor or step
+    failing) is shown with its type, ``ValueError: bad step``.
+    """
+    from sekai.error import SekaiError
+
+    if isinstance(exc, (SekaiError, ImportError, UsageError)) or _raised_by_registry(exc):
+        return str(exc)
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@contextlib.contextmanager
+def _plugin_warnings(out: Output) -> Iterator[None]:
+    """Keep ``PluginLoadWarning`` from showing as a Python warning.
+
+    A failed plugin is summarised by ``sekai list`` (and named by ``EnvNotFound``), so that
+    warning is dropped; any other ``PluginLoadWarning`` becomes a ``warning:`` line.
+    """
+    from sekai.error import PluginLoadWarning
+
+    with warnings.catch_warnings():
+        # Even under -W error: discovery must finish and the CLI reports failures itself.
+        warnings.simplefilter("always", PluginLoadWarning)
+        show = warnings.showwarning
+
+        def showwarning(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: TextIO | None = None,
+            line: str | None = None,
+        ) -> None:
+            if not issubclass(category, PluginLoadWarning):
+                show(message, category, filename, lineno, file, line)
+            elif not str(message).startswith("sekai plugin "):
+                out.warning(str(message))
+
+        warnings.showwarning = showwarning
+        yield
+
+
+def _quiet_broken_pipe() -> int:
+    """After the reader of stdout went away: silence the rest, exit 0 (``sekai list | head``)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _exit_code(exc: SystemExit) -> int:
+    code: Any = exc.code
+    if code is None:
+        return 0
+    return code if isinstance(code, int) else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``sekai`` command line.
+
+    Args:
+        argv: the arguments without the program name; None reads ``sys.argv[1:]``.
+
+    Returns:
+        The exit status: 0 success, 1 problems found (``check``, ``list --strict``), 2 usage
+        errors, sekai errors and errors raised by an env.
+    """
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or argparse's usage error (2)
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _quiet_broken_pipe()
+        return _exit_code(exc)
+    except BrokenPipeError:  # `sekai --help | head -1`
+        return _quiet_broken_pipe()
+    out = Output(sys.stdout, sys.stderr)
+    with _plugin_warnings(out):
+        try:
+            _import_modules(args.imports)
+            code: int = args.run(args, out)
+            out.flush()
+        except StdoutClosed:
+            return _quiet_broken_pipe()
+        except KeyboardInterrupt:
+            out.error("interrupted")
+            return 130
+        except Exception as exc:
+            try:
+                out.flush()  # what was printed before the failure comes first
+            except StdoutClosed:
+                return _quiet_broken_pipe()
+            out.error(describe_error(exc))
+            return 2
+    return code

@@ -36,27 +36,36 @@ def _version_key(env_id: str) -> int:
 
 
 def suggest(env_id: str, registered: Iterable[str], n: int = 3) -> tuple[str, ...]:
-    """Close registered IDs for a miss: other versions of the same name, else difflib matches.
+    """Close registered IDs for a miss, best first.
 
-    The name and namespace compare case-insensitively, so ``Cartpole-v1`` suggests
-    ``CartPole-v1``; only when no ID shares the name are similar-looking IDs suggested
-    (``difflib.get_close_matches``, cutoff 0.6), which keeps unrelated IDs such as ``Market-v0``
-    out of the suggestions for ``CartPole-v0``.
+    Other versions of the same name come first (name and namespace compare
+    case-insensitively, so ``Cartpole-v1`` suggests ``CartPole-v1``); otherwise IDs of the same
+    namespace that look alike (``difflib.get_close_matches``, cutoff 0.6). For a namespace with
+    no IDs, only a likely typo in the namespace is suggested: the same name elsewhere, or
+    look-alike IDs of a look-alike namespace. So ``CartPole-v0`` does not suggest ``Market-v0``,
+    nor ``broken/Thing-v0`` ``Trading-v0``.
     """
     ids = [i for i in registered if i != env_id]
     try:
         namespace, name, _ = parse_env_id(env_id)
     except (TypeError, ValueError):
         return tuple(difflib.get_close_matches(str(env_id), ids, n=n, cutoff=0.6))
-    key = ((namespace or "").lower(), name.lower())
-    same_name = []
-    for other in ids:
-        parsed = parse_env_id(other)
-        if ((parsed.namespace or "").lower(), parsed.name.lower()) == key:
-            same_name.append(other)
+    parsed = {other: parse_env_id(other) for other in ids}
+    namespaces: dict[str, list[str]] = {}
+    for other, p in parsed.items():
+        namespaces.setdefault((p.namespace or "").lower(), []).append(other)
+    same_ns = namespaces.get((namespace or "").lower(), [])
+    same_name = [i for i in same_ns if parsed[i].name.lower() == name.lower()]
     if same_name:
         return tuple(sorted(same_name, key=_version_key, reverse=True)[:n])
-    return tuple(difflib.get_close_matches(env_id, ids, n=n, cutoff=0.6))
+    if same_ns:
+        return tuple(difflib.get_close_matches(env_id, same_ns, n=n, cutoff=0.6))
+    elsewhere = [i for i, p in parsed.items() if p.name.lower() == name.lower()]
+    if elsewhere:
+        return tuple(elsewhere[:n])
+    close_ns = difflib.get_close_matches((namespace or "").lower(), list(namespaces), cutoff=0.6)
+    candidates = [i for ns in close_ns for i in namespaces[ns]]
+    return tuple(difflib.get_close_matches(env_id, candidates, n=n, cutoff=0.6))
 
 
 def failure_sentence(failure: PluginFailure) -> str:

@@ -13,6 +13,7 @@ from sekai.registry.spec import EntryPoint, EnvSpec, WrapperSpec, load_entry_poi
 if TYPE_CHECKING:
     from sekai.core.env import Env
     from sekai.plugins._host import PluginHost
+    from sekai.vector.vec_env import VecEnv
 
 __all__ = [
     "all_specs",
@@ -249,7 +250,7 @@ def make_vec(
     vector_kwargs: Mapping[str, Any] | None = None,
     wrappers: Iterable[EnvWrapperFn] = (),
     **env_kwargs: Any,
-) -> Any:
+) -> VecEnv:
     """Build a vector environment of ``num_envs`` copies of a registered environment.
 
     Args:
@@ -289,7 +290,7 @@ def make_vec(
     elif mode == "vector_entry_point":
         mode = "native"
 
-    vec: Any
+    vec: VecEnv
     if mode == "native":
         vec = _make_native(env_spec, n, merged, steps, backend_kwargs, bool(wrapper_fns))
     else:
@@ -310,7 +311,7 @@ def _make_native(
     steps: int | None,
     vector_kwargs: dict[str, Any],
     has_wrappers: bool,
-) -> Any:
+) -> VecEnv:
     if spec.vector_entry_point is None:
         raise ValueError(
             f"{spec.id} has no native vector implementation (vector_entry_point); "
@@ -330,4 +331,5 @@ def _make_native(
     if clash:
         raise TypeError(f"make_vec got {clash} both as env keyword arguments and in vector_kwargs.")
     vec_cls = load_entry_point(spec.vector_entry_point, "vector_entry_point")
-    return vec_cls(**call_kwargs, **vector_kwargs)
+    vec: VecEnv = vec_cls(**call_kwargs, **vector_kwargs)
+    return vec

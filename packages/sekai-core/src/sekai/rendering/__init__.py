@@ -8,6 +8,8 @@ Environments have no ``render()``; a renderer object draws an env's current stat
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from sekai.rendering.canvas import Canvas
 from sekai.rendering.recorder import RecordFrames, save_gif, save_text, save_video
 from sekai.rendering.renderer import (
@@ -33,6 +35,7 @@ __all__ = [
     "RenderFrame",
     "Renderer",
     "Theme",
+    "VecRecordFrames",
     "require_reset",
     "resolve_theme",
     "save_gif",
@@ -40,3 +43,16 @@ __all__ = [
     "save_video",
     "target_env",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # VecRecordFrames needs sekai.vector; import it only when asked for.
+    if name == "VecRecordFrames":
+        from sekai.rendering.vec_recorder import VecRecordFrames
+
+        return VecRecordFrames
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sekai.rendering.vec_recorder import VecRecordFrames

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -71,7 +72,8 @@ class Canvas:
 
     def to_array(self) -> npt.NDArray[np.uint8]:
         """A copy of the image as a ``(height, width, 3)`` uint8 array."""
-        return self.pixels.copy()
+        image: npt.NDArray[np.uint8] = self.pixels.copy()
+        return image
 
     # -- shapes ---------------------------------------------------------------------------
 
@@ -161,13 +163,16 @@ class Canvas:
             pts = np.vstack([pts, pts[:1]])
         half = max(float(width), 0.0) / 2.0
         box = self._box(
-            pts[:, 0].min() - half, pts[:, 1].min() - half, pts[:, 0].max() + half, pts[:, 1].max() + half
+            pts[:, 0].min() - half,
+            pts[:, 1].min() - half,
+            pts[:, 0].max() + half,
+            pts[:, 1].max() + half,
         )
         if box is None:
             return
         ix0, iy0, ix1, iy1 = box
         dist = np.full((iy1 - iy0, ix1 - ix0), np.inf)
-        segments = zip(pts[:-1], pts[1:]) if len(pts) > 1 else [(pts[0], pts[0])]
+        segments = pairwise(pts) if len(pts) > 1 else [(pts[0], pts[0])]
         for a, b in segments:
             self._segment_distance(a, b, half + 1.0, box, dist)
         self._blend(ix0, iy0, np.clip(0.5 - (dist - half), 0.0, 1.0), color, alpha)
@@ -250,7 +255,7 @@ class Canvas:
     def _box(
         self, x0: float, y0: float, x1: float, y1: float, pad: float = 1.0
     ) -> tuple[int, int, int, int] | None:
-        """Integer pixel box covering ``[x0, x1] x [y0, y1]`` plus ``pad``, clipped to the canvas."""
+        """Integer pixel box around ``[x0, x1] x [y0, y1]`` plus ``pad``, clipped to the canvas."""
         if not all(math.isfinite(v) for v in (x0, y0, x1, y1)):
             raise ValueError("Cannot draw at non-finite coordinates.")
         ix0 = max(math.floor(x0 - pad), 0)

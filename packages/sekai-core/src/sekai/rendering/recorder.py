@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 from collections.abc import Sequence
@@ -15,9 +16,16 @@ from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import Wrapper
 from sekai.error import MissingDependency
-from sekai.rendering.renderer import RenderFrame, Renderer
+from sekai.rendering.renderer import Renderer, RenderFrame
 
-__all__ = ["RecordFrames", "save_gif", "save_text", "save_video"]
+__all__ = [
+    "RecordFrames",
+    "check_recording_options",
+    "save_frames",
+    "save_gif",
+    "save_text",
+    "save_video",
+]
 
 Frames = Sequence[Any] | npt.NDArray[Any]
 """A list of frames, or one stacked ``(T, H, W[, C])`` array."""
@@ -49,15 +57,7 @@ class RecordFrames(Wrapper[Any, Any, Any, Any]):
         max_frames: int | None = None,
     ) -> None:
         super().__init__(env)
-        if not isinstance(renderer, Renderer):
-            raise TypeError(
-                f"renderer must have render(env) and close() methods (a sekai.rendering.Renderer), "
-                f"got {type(renderer).__name__}."
-            )
-        if max_frames is not None and (
-            isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 0
-        ):
-            raise ValueError(f"max_frames must be None or an int >= 0, got {max_frames!r}.")
+        check_recording_options(renderer, max_frames)
         self.renderer = renderer
         self.enabled = enabled
         self.max_frames = max_frames
@@ -68,7 +68,10 @@ class RecordFrames(Wrapper[Any, Any, Any, Any]):
             self.frames.append(self.renderer.render(self.env))
 
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[Any]:
         result = self.env.reset(seed=seed, options=options)
         self._capture()
@@ -80,7 +83,10 @@ class RecordFrames(Wrapper[Any, Any, Any, Any]):
         return result
 
     async def async_reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[Any]:
         result = await self.env.async_reset(seed=seed, options=options)
         self._capture()
@@ -111,19 +117,47 @@ class RecordFrames(Wrapper[Any, Any, Any, Any]):
         Args:
             fps: frames per second; defaults to ``env.metadata["render_fps"]``, else 30.
         """
-        path = Path(path)
-        if fps is None:
-            fps = self.env.metadata.get("render_fps") or 30
-        if self.frames and all(isinstance(frame, str) for frame in self.frames):
-            if path.suffix.lower() != ".txt":
-                path = path.with_suffix(".txt")
-            return save_text(self.frames, path)
-        suffix = path.suffix.lower()
-        if suffix == ".gif":
-            return save_gif(self.frames, path, fps=fps)
-        if suffix == ".txt":
-            return save_text(self.frames, path)
-        return save_video(self.frames, path, fps=fps)
+        return save_frames(self.frames, path, fps, self.env.metadata)
+
+
+def save_frames(
+    frames: Sequence[RenderFrame],
+    path: str | os.PathLike[str],
+    fps: float | None,
+    metadata: dict[str, Any],
+) -> Path:
+    """``RecordFrames.save()``: pick the writer from the suffix and the frames (see there)."""
+    path = Path(path)
+    if fps is None:
+        fps = metadata.get("render_fps") or 30
+    if frames and all(isinstance(frame, str) for frame in frames):
+        if path.suffix.lower() != ".txt":
+            path = path.with_suffix(".txt")
+        return save_text(frames, path)
+    suffix = path.suffix.lower()
+    if suffix == ".gif":
+        return save_gif(frames, path, fps=fps)
+    if suffix == ".txt":
+        return save_text(frames, path)
+    return save_video(frames, path, fps=fps)
+
+
+def check_recording_options(renderer: Any, max_frames: Any) -> None:
+    """The argument checks RecordFrames and VecRecordFrames share.
+
+    Raises:
+        TypeError: ``renderer`` has no ``render``/``close``.
+        ValueError: ``max_frames`` is neither None nor an int >= 0.
+    """
+    if not isinstance(renderer, Renderer):
+        raise TypeError(
+            f"renderer must have render(env) and close() methods (a sekai.rendering.Renderer), "
+            f"got {type(renderer).__name__}."
+        )
+    if max_frames is not None and (
+        isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 0
+    ):
+        raise ValueError(f"max_frames must be None or an int >= 0, got {max_frames!r}.")
 
 
 def save_gif(frames: Frames, path: str | os.PathLike[str], fps: float = 30) -> Path:
@@ -180,12 +214,10 @@ def save_video(frames: Frames, path: str | os.PathLike[str], fps: float = 30) ->
         raise MissingDependency(
             f"save_video needs imageio: {_INSTALL}", package="imageio", extra="render"
         ) from exc
-    try:
-        import imageio_ffmpeg  # noqa: F401
-    except ImportError as exc:
+    if importlib.util.find_spec("imageio_ffmpeg") is None:  # imageio's ffmpeg backend
         raise MissingDependency(
             f"save_video needs imageio-ffmpeg: {_INSTALL}", package="imageio-ffmpeg", extra="render"
-        ) from exc
+        )
     path = Path(path)
     writer = imageio.get_writer(path, fps=fps, macro_block_size=1)
     try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -31,12 +31,15 @@ RGBArray = npt.NDArray[np.uint8]
 ANSIString = str
 """A text frame, as a terminal would show it (``render_mode="ansi"`` in gymnasium)."""
 
-RenderFrame = Union[RGBArray, ANSIString]
+RenderFrame = RGBArray | ANSIString
 """What ``Renderer.render()`` returns: an RGB image or a text frame."""
 
-RENDER_BEFORE_RESET = "reset() must be called before the env can be rendered. See Env.reset() for usage."
+RENDER_BEFORE_RESET = (
+    "reset() must be called before the env can be rendered. See Env.reset() for usage."
+)
 
 EnvT = TypeVar("EnvT")
+EnvT2 = TypeVar("EnvT2")
 
 
 @runtime_checkable
@@ -76,7 +79,21 @@ class BaseRenderer:
         return f"{type(self).__name__}()"
 
 
-def target_env(env: Env[Any, Any], *env_types: type[EnvT]) -> EnvT:
+@overload
+def target_env(env: Env[Any, Any], env_type: type[EnvT], /) -> EnvT: ...
+
+
+@overload
+def target_env(
+    env: Env[Any, Any], env_type: type[EnvT], other_type: type[EnvT2], /
+) -> EnvT | EnvT2: ...
+
+
+@overload
+def target_env(env: Env[Any, Any], /, *env_types: type[Any]) -> Any: ...
+
+
+def target_env(env: Env[Any, Any], /, *env_types: type[Any]) -> Any:
     """Return the base env of ``env`` (wrappers are looked through), checked against ``env_types``.
 
     Args:

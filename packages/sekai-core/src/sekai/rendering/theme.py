@@ -99,7 +99,9 @@ def _check_color(name: str, color: object) -> None:
         or len(color) != 3
         or not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in color)
     ):
-        raise ValueError(f"Theme.{name} must be an (r, g, b) tuple of ints in [0, 255], got {color!r}.")
+        raise ValueError(
+            f"Theme.{name} must be an (r, g, b) tuple of ints in [0, 255], got {color!r}."
+        )
 
 
 def resolve_theme(theme: str | Theme) -> Theme:
@@ -116,5 +118,7 @@ def resolve_theme(theme: str | Theme) -> Theme:
             return Theme.light()
         if theme == "dark":
             return Theme.dark()
-        raise ValueError(f"Unknown theme {theme!r}; expected 'light', 'dark' or a sekai.rendering.Theme.")
+        raise ValueError(
+            f"Unknown theme {theme!r}; expected 'light', 'dark' or a sekai.rendering.Theme."
+        )
     raise TypeError(f"theme must be 'light', 'dark' or a Theme, got {type(theme).__name__}.")

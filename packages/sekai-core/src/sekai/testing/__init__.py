@@ -74,8 +74,8 @@ def _assert_native_conforms(spec: EnvSpec, n_steps: int) -> None:
     problems: list[str] = []
     try:
         batch_obs_space = vec.batch_observation_space
-        result = vec.reset(seed=0)
-        if not batch_obs_space.contains(result.observations):
+        first = vec.reset(seed=0)
+        if not batch_obs_space.contains(first.observations):
             problems.append("reset(seed=0) observations are not in batch_observation_space")
         vec.batch_action_space.seed(0)
         for step in range(n_steps):

@@ -63,7 +63,12 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'sekai.vector' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module.startswith(exc.name):  # the backend is absent
+            raise AttributeError(f"module 'sekai.vector' has no attribute {name!r}") from exc
+        raise
     globals()[name] = value
     return value
 

@@ -8,7 +8,6 @@ from typing import Any
 
 from sekai.core.env import Env
 from sekai.spaces import Space
-from sekai.vector._contract.batching import stack_observations
 from sekai.vector._contract.subenv import SubEnv, call_each
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
@@ -123,7 +122,7 @@ class InProcessVecEnv(VecEnv):
         for result in results:
             if isinstance(result, BaseException):
                 raise result
-        observations = stack_observations(self.observation_space, [r.observation for r in results])
+        observations = self._stack([r.observation for r in results])
         self._reset_done()
         return VecResetResult(observations, [r.info for r in results])
 
@@ -139,7 +138,7 @@ class InProcessVecEnv(VecEnv):
                     self._partial_step(index, result.terminated or result.truncated)
             raise next(r for r in results if isinstance(r, BaseException))
         return self._step_result(
-            stack_observations(self.observation_space, [r.observation for r in results]),
+            self._stack([r.observation for r in results]),
             [r.reward for r in results],
             [r.terminated for r in results],
             [r.truncated for r in results],

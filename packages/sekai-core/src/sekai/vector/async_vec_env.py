@@ -89,7 +89,7 @@ class AsyncVecEnv(InProcessVecEnv):
         self._check_open()
         self._begin_async()
         try:
-            per_env = self._split_actions(self._checked_actions(actions))
+            per_env = self._per_env_actions(actions)
             results = await self._gather(
                 [sub.async_step(action) for sub, action in zip(self._subenvs, per_env)]
             )

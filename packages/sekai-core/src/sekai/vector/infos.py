@@ -165,7 +165,9 @@ class ArrayInfos(LazyInfos):
         observation_space: Space[Any] | None = None,
         reset_arrays: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(n)
+        self._n = n  # LazyInfos.__init__, inlined: this runs on every native step
+        self._given = {}
+        self._built = None
         self._arrays = arrays
         self._elapsed = elapsed
         self._skip = skip

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from sekai.core._rng import np_random
 from sekai.spaces import Space
-from sekai.vector._contract.batching import as_batch_dtype, copy_batch, put_rows
+from sekai.vector._contract.batching import copy_batch, put_rows
 from sekai.vector._contract.seeding import native_seed, vector_options
 from sekai.vector.infos import ArrayInfos, split_value
 from sekai.vector.result import VecResetResult, VecStepResult
@@ -174,7 +174,7 @@ class NativeVecEnv(VecEnv):
         self._reset_envs(indices, per_env_options)
         self._elapsed[:] = 0
         self._final_observations = None
-        observations = as_batch_dtype(self.observation_space, self._observe())
+        observations = self._cast(self._observe())
         infos = ArrayInfos(n, self._reset_infos(indices))
         self._reset_done()
         return VecResetResult(observations, infos)  # type: ignore[arg-type]
@@ -202,22 +202,27 @@ class NativeVecEnv(VecEnv):
             rewards = np.where(frozen, 0.0, rewards)
             terminated = np.where(frozen, self._final_terminated, terminated)
             truncated = np.where(frozen, self._final_truncated, truncated)
-        observations = as_batch_dtype(self.observation_space, self._observe())
+        cast = self._observation_tools().cast
+        observations = cast(self._observe())
         dones = terminated | truncated
         if frozen is not None:
             observations = put_rows(
                 self.observation_space, observations, self._final_observations, frozen
             )
             dones &= ~frozen  # the sub-envs that finished in this step
+        finished = dones.nonzero()[0]
         infos: ArrayInfos
-        if not dones.any():
+        if not len(finished):
             infos = ArrayInfos(n, info_arrays, elapsed=elapsed, skip=frozen)
         elif self.autoreset:
-            infos, observations = self._reset_finished(observations, dones, info_arrays, elapsed)
+            infos = self._reset_finished(observations, finished, info_arrays, elapsed)
+            observations = cast(self._observe())
         else:
             self._freeze(observations, dones, terminated, truncated)
             infos = ArrayInfos(n, info_arrays, elapsed=elapsed, skip=frozen)
-        return self._step_result(observations, rewards, terminated, truncated, infos)
+        if self._may_freeze is not None:  # every native sub-env may freeze
+            np.logical_or(terminated, truncated, out=self._frozen)
+        return VecStepResult(observations, rewards, terminated, truncated, infos)  # type: ignore[arg-type]
 
     def _remember_actions(self, batch: Any, frozen: NDArray[np.bool_] | None) -> Any:
         """Give frozen sub-envs their last action again (a numeric array batch only)."""
@@ -235,11 +240,11 @@ class NativeVecEnv(VecEnv):
     def _reset_finished(
         self,
         observations: Any,
-        dones: NDArray[np.bool_],
+        indices: NDArray[np.intp],
         info_arrays: dict[str, Any],
         elapsed: NDArray[np.int64] | None,
-    ) -> tuple[ArrayInfos, Any]:
-        indices = np.flatnonzero(dones)
+    ) -> ArrayInfos:
+        """Autoreset: reset the sub-envs that finished; their infos follow the convention."""
         self._reset_envs(indices, [None] * len(indices))
         self._elapsed[indices] = 0
         infos = ArrayInfos(
@@ -251,7 +256,7 @@ class NativeVecEnv(VecEnv):
             observation_space=self.observation_space,
             reset_arrays=self._reset_infos(indices),
         )
-        return infos, as_batch_dtype(self.observation_space, self._observe())
+        return infos
 
     def _freeze(
         self,

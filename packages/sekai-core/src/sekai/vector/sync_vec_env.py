@@ -44,7 +44,7 @@ class SyncVecEnv(InProcessVecEnv):
         return self._reset_from(results)
 
     def step(self, actions: Any) -> VecStepResult[Any]:
-        per_env = self._split_actions(self._checked_actions(actions))
+        per_env = self._per_env_actions(actions)
         results: list[Any] = []
         append = results.append
         failed = False

@@ -12,6 +12,7 @@ from sekai.core._async import install_async_routes
 from sekai.error import AsyncCallPending, ResetRequired, VecEnvClosed
 from sekai.spaces import Space, batch_space
 from sekai.vector._contract.actions import ActionChecker
+from sekai.vector._contract.batching import caster, stacker
 from sekai.vector._contract.seeding import vector_options, vector_seeds
 from sekai.vector.result import VecResetResult, VecStepResult
 
@@ -45,14 +46,27 @@ class _BatchCache:
         return self.batch
 
 
+class _SpaceTools:
+    """The observation stacker and caster of one observation space (rebuilt when it changes)."""
+
+    __slots__ = ("cast", "space", "stack")
+
+    def __init__(self, space: Space[Any]) -> None:
+        self.space = space
+        self.stack = stacker(space)
+        self.cast = caster(space)
+
+
 class VecEnv(abc.ABC):
     """A batch of ``num_envs`` environments stepped together.
 
     Subclasses implement ``reset``, ``step``, ``get_attr``, ``set_attr`` and ``call``, and build
     them from the protected helpers here, which hold the parent-side rules every backend shares
-    (core.md §14): ``_checked_actions`` (ResetRequired, VecEnvClosed, action checks),
-    ``_reset_done``, ``_step_result`` (dtypes, frozen sub-envs) and ``_async_call``
-    (AsyncCallPending). The per-sub-env rules live in ``sekai.vector._contract.subenv``.
+    (core.md §14): ``_reset_plan`` / ``_reset_done`` (seeds, options), ``_checked_actions`` /
+    ``_per_env_actions`` (VecEnvClosed, ResetRequired, action checks), ``_stack`` / ``_cast``
+    (observation dtypes), ``_step_result`` / ``_partial_step`` (result dtypes, frozen
+    sub-envs, rule 9) and ``_begin_async`` (AsyncCallPending). The per-sub-env rules live in
+    ``sekai.vector._contract.subenv``.
 
     Attributes:
         spec: the registry entry when built by ``make_vec()``, else None.
@@ -94,6 +108,7 @@ class VecEnv(abc.ABC):
         self._batch_obs = _BatchCache()
         self._batch_act = _BatchCache()
         self._checker: ActionChecker | None = None
+        self._tools: _SpaceTools | None = None
 
     # -- spaces ----------------------------------------------------------------------------
 
@@ -262,6 +277,17 @@ class VecEnv(abc.ABC):
         if self._may_freeze is not None:
             self._may_freeze = ~np.asarray(resets_itself, dtype=bool)
 
+    def _ready_checker(self) -> ActionChecker:
+        """Rule 1 (and VecEnvClosed) before anything is dispatched; the action checker."""
+        if self._closed:
+            raise VecEnvClosed()
+        if not self._has_reset:
+            raise ResetRequired()
+        checker = self._checker
+        if checker is None or checker.space is not self._action_space:
+            checker = self._checker = ActionChecker(self._action_space, self._num_envs)
+        return checker
+
     def _checked_actions(self, actions: Any) -> Any:
         """Rules 1 and 2, before anything is dispatched: the checked batch of actions.
 
@@ -271,19 +297,27 @@ class VecEnv(abc.ABC):
             ValueError: a batch of the wrong structure or shape.
             sekai.InvalidAction: an invalid value for a sub-env that is not frozen.
         """
-        if self._closed:
-            raise VecEnvClosed()
-        if not self._has_reset:
-            raise ResetRequired()
-        checker = self._checker
-        if checker is None or checker.space is not self._action_space:
-            checker = self._checker = ActionChecker(self._action_space, self._num_envs)
-        return checker.check(actions, None if self._may_freeze is None else self._frozen)
+        frozen = None if self._may_freeze is None else self._frozen
+        return self._ready_checker().check(actions, frozen)
 
-    def _split_actions(self, batch: Any) -> list[Any]:
-        """Per-env actions of a batch returned by ``_checked_actions()``."""
-        assert self._checker is not None
-        return self._checker.split(batch)
+    def _per_env_actions(self, actions: Any) -> list[Any]:
+        """Rules 1 and 2 like ``_checked_actions()``, then one action per sub-env."""
+        frozen = None if self._may_freeze is None else self._frozen
+        return self._ready_checker().per_env(actions, frozen)
+
+    def _observation_tools(self) -> _SpaceTools:
+        tools = self._tools
+        if tools is None or tools.space is not self.observation_space:
+            tools = self._tools = _SpaceTools(self.observation_space)
+        return tools
+
+    def _stack(self, observations: list[Any]) -> Any:
+        """Batch per-env observations in the observation space's dtype (rule 3)."""
+        return self._observation_tools().stack(observations)
+
+    def _cast(self, observations: Any) -> Any:
+        """A batch with the observation space's dtypes (rule 3)."""
+        return self._observation_tools().cast(observations)
 
     def _step_result(
         self, observations: Any, rewards: Any, terminated: Any, truncated: Any, infos: Any

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance._numeric import seq_sum
+
 __all__ = [
     "CompositeCost",
     "CostModel",
@@ -145,8 +147,8 @@ class ProportionalCost(CostModel):
 
     def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
         if isinstance(self.rate, np.ndarray):
-            return np.abs(trades) @ self.rate  # type: ignore[no-any-return]
-        return self.rate * np.abs(trades).sum(axis=-1)  # type: ignore[no-any-return]
+            return seq_sum(np.abs(trades) * self.rate)  # type: ignore[no-any-return]
+        return self.rate * seq_sum(np.abs(trades))  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"ProportionalCost({_fmt(self.rate)})"
@@ -192,7 +194,7 @@ class SpreadCost(CostModel):
                 hint="fallback_spread",
             )
             h = 0.5 * spread
-        return (np.abs(trades) * h).sum(axis=-1)  # type: ignore[no-any-return]
+        return seq_sum(np.abs(trades) * h)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         if self.half_spread is None:
@@ -270,7 +272,7 @@ class SquareRootImpact(CostModel):
             impact = self.coefficient * sigma * np.sqrt(size * equity / volume)
         impact = np.where(np.isfinite(volume) & (volume > 0), impact, 1.0)
         impact = np.minimum(np.nan_to_num(impact, nan=1.0), 1.0)
-        return (impact * size).sum(axis=-1)  # type: ignore[no-any-return]
+        return seq_sum(impact * size)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         extra = (

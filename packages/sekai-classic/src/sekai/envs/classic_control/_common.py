@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,7 +20,7 @@ __all__ = [
     "to_float",
 ]
 
-DiscreteAction = Union[int, np.integer[Any]]
+DiscreteAction = int | np.integer[Any]
 """A Discrete action: a Python or NumPy int (a 0-d integer array is accepted too)."""
 
 
@@ -32,9 +32,9 @@ def discrete_action(action: Any, space: Any, n: int) -> int:
     """
     if type(action) is int:
         value = action
-    elif isinstance(action, np.integer):
-        value = int(action)
-    elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+    elif isinstance(action, np.integer) or (
+        isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"
+    ):
         value = int(action)
     else:
         raise InvalidAction(action, space)

@@ -11,7 +11,13 @@ _PKG = "sekai.envs.classic_control"
 # (id, module:class, native module:class, max_episode_steps, reward_threshold), gymnasium's values.
 _ENVS: tuple[tuple[str, str, str, int, float | None], ...] = (
     ("CartPole-v1", "cartpole:CartPoleEnv", "cartpole:CartPoleVecEnv", 500, 475.0),
-    ("MountainCar-v0", "mountain_car:MountainCarEnv", "mountain_car:MountainCarVecEnv", 200, -110.0),
+    (
+        "MountainCar-v0",
+        "mountain_car:MountainCarEnv",
+        "mountain_car:MountainCarVecEnv",
+        200,
+        -110.0,
+    ),
     (
         "MountainCarContinuous-v0",
         "continuous_mountain_car:ContinuousMountainCarEnv",

@@ -1,4 +1,4 @@
-"""Acrobot-v1: swing a two-link pendulum's tip above a line (Sutton, 1996), as gymnasium 1.x has it."""
+"""Acrobot-v1: swing a two-link pendulum above a line (Sutton, 1996), as gymnasium 1.x has it."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class AcrobotEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
     The state is float32 after a reset and float64 after a step, as in gymnasium.
     """
 
-    metadata = {"render_fps": 15}
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 15}
 
     dt = 0.2
     LINK_LENGTH_1 = 1.0
@@ -60,7 +60,10 @@ class AcrobotEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
         self.state: npt.NDArray[np.floating[Any]] | None = None
 
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[npt.NDArray[np.float32]]:
         """Start near the bottom: every state entry uniform in ``[low, high]``."""
         self._set_rng(seed)
@@ -91,7 +94,7 @@ class AcrobotEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
     def _get_ob(self) -> npt.NDArray[np.float32]:
         s = self.state
         assert s is not None
-        # np.cos/np.sin on purpose: a fresh float32 state is evaluated in float32, as gymnasium does.
+        # np.cos/np.sin on purpose: a fresh float32 state is evaluated in float32, as in gymnasium.
         return np.array(
             [np.cos(s[0]), np.sin(s[0]), np.cos(s[1]), np.sin(s[1]), s[2], s[3]], dtype=np.float32
         )
@@ -119,8 +122,8 @@ def dsdt(
     l1 = env.LINK_LENGTH_1
     lc1 = env.LINK_COM_POS_1
     lc2 = env.LINK_COM_POS_2
-    I1 = env.LINK_MOI  # noqa: N806 - the physics names
-    I2 = env.LINK_MOI  # noqa: N806
+    I1 = env.LINK_MOI
+    I2 = env.LINK_MOI
     g = 9.8
     theta1, theta2, dtheta1, dtheta2, a = s
     d1 = m1 * lc1**2 + m2 * (l1**2 + lc2**2 + 2 * l1 * lc2 * cos(theta2)) + I1 + I2
@@ -156,13 +159,10 @@ def rk4(
     k2 = dsdt(env, [y + dt2 * k for y, k in zip(y0, k1)], cos, sin, sq)
     k3 = dsdt(env, [y + dt2 * k for y, k in zip(y0, k2)], cos, sin, sq)
     k4 = dsdt(env, [y + dt * k for y, k in zip(y0, k3)], cos, sin, sq)
-    return [
-        y + dt / 6.0 * (a + 2 * b + 2 * c + d)
-        for y, a, b, c, d in zip(y0[:4], k1, k2, k3, k4)
-    ]
+    return [y + dt / 6.0 * (a + 2 * b + 2 * c + d) for y, a, b, c, d in zip(y0[:4], k1, k2, k3, k4)]
 
 
-def wrap(x: float, m: float, M: float) -> float:  # noqa: N803 - gymnasium's signature
+def wrap(x: float, m: float, M: float) -> float:
     """Wrap ``x`` into ``[m, M]`` by whole periods ``M - m``."""
     diff = M - m
     while x > M:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +36,7 @@ class CartPoleEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
         sutton_barto_reward: use the original Sutton-Barto reward described above.
     """
 
-    metadata = {"render_fps": 50}
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 50}
 
     def __init__(self, sutton_barto_reward: bool = False) -> None:
         self._sutton_barto_reward = bool(sutton_barto_reward)
@@ -62,7 +62,10 @@ class CartPoleEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
         self.steps_beyond_terminated: int | None = None
 
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[npt.NDArray[np.float32]]:
         """Start an episode from a uniform random state in ``[low, high]^4``."""
         self._set_rng(seed)
@@ -83,12 +86,9 @@ class CartPoleEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
         force = self.force_mag if action == 1 else -self.force_mag
         costheta = math.cos(theta)
         sintheta = math.sin(theta)
-        temp = (
-            force + self.polemass_length * (theta_dot * theta_dot) * sintheta
-        ) / self.total_mass
+        temp = (force + self.polemass_length * (theta_dot * theta_dot) * sintheta) / self.total_mass
         thetaacc = (self.gravity * sintheta - costheta * temp) / (
-            self.length
-            * (4.0 / 3.0 - self.masspole * (costheta * costheta) / self.total_mass)
+            self.length * (4.0 / 3.0 - self.masspole * (costheta * costheta) / self.total_mass)
         )
         xacc = temp - self.polemass_length * thetaacc * costheta / self.total_mass
         if self.kinematics_integrator == "euler":

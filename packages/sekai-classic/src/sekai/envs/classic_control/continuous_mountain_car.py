@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +36,7 @@ class ContinuousMountainCarEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float
         goal_velocity: the minimum velocity at the goal.
     """
 
-    metadata = {"render_fps": 30}
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 30}
 
     def __init__(self, goal_velocity: float = 0) -> None:
         self.min_action = -1.0
@@ -56,7 +56,10 @@ class ContinuousMountainCarEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float
         self.state: npt.NDArray[np.floating[Any]] | None = None
 
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[npt.NDArray[np.float32]]:
         """Start at rest at a uniform random position in ``[low, high]``."""
         self._set_rng(seed)

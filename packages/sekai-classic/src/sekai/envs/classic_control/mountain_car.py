@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -34,7 +34,7 @@ class MountainCarEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
         goal_velocity: the minimum velocity at the goal.
     """
 
-    metadata = {"render_fps": 30}
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 30}
 
     def __init__(self, goal_velocity: float = 0) -> None:
         self.min_position = -1.2
@@ -51,7 +51,10 @@ class MountainCarEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
         self.state: npt.NDArray[np.float64] | None = None
 
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[npt.NDArray[np.float32]]:
         """Start at rest at a uniform random position in ``[low, high]``."""
         self._set_rng(seed)

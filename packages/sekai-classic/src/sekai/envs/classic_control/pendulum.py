@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -42,7 +42,7 @@ class PendulumEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
         g: gravitational acceleration (m/s^2).
     """
 
-    metadata = {"render_fps": 30}
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 30}
 
     def __init__(self, g: float = 10.0) -> None:
         self.max_speed = 8
@@ -50,7 +50,7 @@ class PendulumEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
         self.dt = 0.05
         self.g = g
         self.m = 1.0
-        self.l = 1.0  # noqa: E741 - gymnasium's name for the pendulum's length
+        self.l = 1.0
         high = np.array([1.0, 1.0, self.max_speed], dtype=np.float32)
         self.action_space = Box(
             low=-self.max_torque, high=self.max_torque, shape=(1,), dtype=np.float32
@@ -60,7 +60,10 @@ class PendulumEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
         self.last_u: Any = None
 
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[npt.NDArray[np.float32]]:
         """Start an episode from a uniform random angle and angular velocity."""
         self._set_rng(seed)

@@ -71,7 +71,9 @@ class CartPoleRenderer(_ClassicRenderer):
         theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
     """
 
-    def __init__(self, width: int = 600, height: int = 400, *, theme: str | Theme = "light") -> None:
+    def __init__(
+        self, width: int = 600, height: int = 400, *, theme: str | Theme = "light"
+    ) -> None:
         super().__init__(width, height, theme)
 
     def render(self, env: Any) -> Image:
@@ -131,7 +133,9 @@ class MountainCarRenderer(_ClassicRenderer):
         theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
     """
 
-    def __init__(self, width: int = 600, height: int = 400, *, theme: str | Theme = "light") -> None:
+    def __init__(
+        self, width: int = 600, height: int = 400, *, theme: str | Theme = "light"
+    ) -> None:
         super().__init__(width, height, theme)
 
     @staticmethod
@@ -161,7 +165,10 @@ class MountainCarRenderer(_ClassicRenderer):
 
         wheel_r = 6.0 * unit
         body = [at(-20 * unit, wheel_r * 0.8), at(20 * unit, wheel_r * 0.8)]
-        body += [at(20 * unit, wheel_r * 0.8 + 11 * unit), at(-20 * unit, wheel_r * 0.8 + 11 * unit)]
+        body += [
+            at(20 * unit, wheel_r * 0.8 + 11 * unit),
+            at(-20 * unit, wheel_r * 0.8 + 11 * unit),
+        ]
         cabin = [at(-12 * unit, wheel_r * 0.8 + 10 * unit), at(9 * unit, wheel_r * 0.8 + 10 * unit)]
         cabin += [at(4 * unit, wheel_r * 0.8 + 19 * unit), at(-9 * unit, wheel_r * 0.8 + 19 * unit)]
         canvas.polygon(cabin, self.theme.foreground)
@@ -182,7 +189,9 @@ class MountainCarRenderer(_ClassicRenderer):
         canvas.polyline(points, self.theme.foreground, width=2.0 * unit)
         flag_x = (goal - min_pos) * scale
         flag_y = self.height - float(self._hill(goal)) * scale
-        canvas.line((flag_x, flag_y), (flag_x, flag_y - 50 * unit), self.theme.foreground, width=2 * unit)
+        canvas.line(
+            (flag_x, flag_y), (flag_x, flag_y - 50 * unit), self.theme.foreground, width=2 * unit
+        )
         canvas.polygon(
             [
                 (flag_x + unit, flag_y - 50 * unit),
@@ -217,14 +226,14 @@ class PendulumRenderer(_ClassicRenderer):
         canvas = self._canvas(())
         scale = self.size / 4.4
         c = self.size / 2.0
-        last_u = pendulum.last_u
-        if last_u is not None and float(last_u) != 0.0:
-            _torque_arrow(canvas, (c, c), float(last_u), scale, self.theme.muted)
         tip = (c - math.sin(theta) * scale, c - math.cos(theta) * scale)
         rod_w = 0.2 * scale
         canvas.line((c, c), tip, _ROD, width=rod_w)
         canvas.circle((c, c), rod_w / 2, _ROD)
         canvas.circle(tip, rod_w / 2, _ROD)
+        last_u = pendulum.last_u
+        if last_u is not None and float(last_u) != 0.0:  # drawn over the rod, as in gymnasium
+            _torque_arrow(canvas, (c, c), float(last_u), scale, self.theme.muted)
         canvas.circle((c, c), 0.05 * scale, self.theme.foreground)
         return canvas.pixels
 
@@ -242,21 +251,20 @@ def _torque_arrow(
     """An arc around ``center`` sized by ``|torque|``: counter-clockwise for positive torque."""
     radius = scale * min(abs(torque), 2.0) / 4.0 + 0.08 * scale
     sign = 1.0 if torque > 0 else -1.0
+    width = max(0.035 * scale, 1.5)
+    head = 4.0 * width
     # Screen angles (y down): a positive torque turns the rod counter-clockwise on screen.
     start = math.pi / 2 + sign * 0.35
-    sweep = -sign * 1.6 * math.pi
-    steps = np.linspace(0.0, 1.0, 48)
-    angles = start + sweep * steps
+    end = start - sign * 1.6 * math.pi
+    shaft_end = end + sign * head / radius  # stop the shaft where the head begins
+    angles = np.linspace(start, shaft_end, 48)
     points = [(center[0] + radius * math.cos(a), center[1] + radius * math.sin(a)) for a in angles]
-    width = max(0.035 * scale, 1.5)
-    canvas.polyline(points[:-3], color, width=width)
-    end = angles[-1]
+    canvas.polyline(points, color, width=width)
     tip = (center[0] + radius * math.cos(end), center[1] + radius * math.sin(end))
-    back = angles[-8]
-    base = (center[0] + radius * math.cos(back), center[1] + radius * math.sin(back))
+    base = points[-1]
     dx, dy = tip[0] - base[0], tip[1] - base[1]
     norm = math.hypot(dx, dy) or 1.0
-    nx, ny = -dy / norm * width * 2.2, dx / norm * width * 2.2
+    nx, ny = -dy / norm * head * 0.6, dx / norm * head * 0.6
     canvas.polygon([tip, (base[0] + nx, base[1] + ny), (base[0] - nx, base[1] - ny)], color)
 
 

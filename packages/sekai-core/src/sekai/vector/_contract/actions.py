@@ -16,6 +16,10 @@ __all__ = ["ActionChecker"]
 
 BoolArray = NDArray[np.bool_]
 
+_SMALL_BATCH = 256  # up to this many sub-envs, Python checks Discrete actions faster than NumPy
+_INT64 = np.dtype(np.int64)
+_MAX = np.maximum.reduce  # the ufunc itself: ndarray.max() adds a Python-level wrapper call
+
 
 class _Node(abc.ABC):
     """Checks and splits the batch of one (sub-)space."""
@@ -306,6 +310,14 @@ class ActionChecker:
         self.space = space
         self.num_envs = num_envs
         self._root = _node(space, num_envs, "")
+        # Discrete: per-env actions are Python ints, checked in Python when the batch is small.
+        self._int_range: tuple[int, int] | None = None
+        if isinstance(space, Discrete) and num_envs <= _SMALL_BATCH:
+            self._int_range = (space.start, space.start + space.n - 1)
+        # Discrete: an int64 batch is checked with one reduction (``check``'s fast path).
+        self._int64_span: tuple[tuple[int], int, int] | None = None
+        if isinstance(space, Discrete):
+            self._int64_span = ((num_envs,), space.start, space.n - 1)
 
     def check(self, actions: Any, frozen: BoolArray | None = None) -> Any:
         """The checked batch in canonical form (arrays; dicts/tuples of arrays).
@@ -318,6 +330,14 @@ class ActionChecker:
             ValueError: wrong batch structure, length or shape.
             sekai.InvalidAction: an invalid value for a sub-env that is not frozen.
         """
+        fast = self._int64_span
+        if fast is not None and type(actions) is np.ndarray and actions.dtype == _INT64:
+            shape, low, span = fast
+            if actions.shape == shape:
+                # v is in [low, low + span] iff (v - low) mod 2**64 <= span: one reduction.
+                shifted = actions if low == 0 else actions - np.int64(low)
+                if _MAX(shifted.view(np.uint64)) <= span:
+                    return actions
         root = self._root
         batch = root.normalize(actions)
         bad = root.bad_rows(batch)
@@ -332,3 +352,21 @@ class ActionChecker:
     def split(self, batch: Any) -> list[Any]:
         """Per-env actions of a batch returned by ``check()``."""
         return self._root.split(batch)
+
+    def per_env(self, actions: Any, frozen: BoolArray | None = None) -> list[Any]:
+        """``split(check(actions, frozen))``, with a fast path for small Discrete batches."""
+        bounds = self._int_range
+        if bounds is not None:
+            values: Any = None
+            if type(actions) is np.ndarray:
+                if actions.dtype.kind in "iu" and actions.shape == (self.num_envs,):
+                    values = actions.tolist()
+            elif (
+                type(actions) is list
+                and len(actions) == self.num_envs
+                and all(type(v) is int for v in actions)
+            ):
+                values = list(actions)
+            if values is not None and min(values) >= bounds[0] and max(values) <= bounds[1]:
+                return values  # type: ignore[no-any-return]
+        return self._root.split(self.check(actions, frozen))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -10,38 +11,63 @@ from numpy.typing import NDArray
 
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple, concatenate
 
-__all__ = ["as_batch_dtype", "copy_batch", "put_rows", "stack_observations"]
+__all__ = ["as_batch_dtype", "caster", "copy_batch", "put_rows", "stack_observations", "stacker"]
 
 _ARRAY_SPACES = (Box, Discrete, MultiDiscrete, MultiBinary)
 
 
-def stack_observations(space: Space[Any], items: list[Any]) -> Any:
-    """Batch per-env observations like ``concatenate(space, items)`` (rule 3: the space's dtype).
+def stacker(space: Space[Any]) -> Callable[[list[Any]], Any]:
+    """A function batching per-env observations of ``space`` like ``concatenate`` (rule 3).
 
-    Array spaces take a faster path (``np.array`` builds small batches about twice as fast as
-    ``np.stack``) whose result is identical; anything unusual goes to ``concatenate``.
+    Decided once per space (VecEnvs keep it): array spaces take a faster path (``np.array``
+    builds small batches about twice as fast as ``np.stack``) with an identical result, and
+    fall back to ``concatenate`` for anything unusual.
     """
-    if isinstance(space, _ARRAY_SPACES):
+    if not isinstance(space, _ARRAY_SPACES):
+        return lambda items: concatenate(space, items)
+    dtype, shape = space.dtype, tuple(space.shape)
+
+    def stack(items: list[Any]) -> Any:
         try:
-            batch = np.array(items, dtype=space.dtype)
+            batch = np.array(items, dtype=dtype)
         except (ValueError, TypeError):
-            batch = None
-        if batch is not None and batch.shape == (len(items), *space.shape):
-            return batch
-    return concatenate(space, items)
+            return concatenate(space, items)
+        if batch.shape[1:] != shape or len(batch) != len(items):
+            return concatenate(space, items)
+        return batch
+
+    return stack
+
+
+def stack_observations(space: Space[Any], items: list[Any]) -> Any:
+    """``stacker(space)(items)``."""
+    return stacker(space)(items)
+
+
+def caster(space: Space[Any]) -> Callable[[Any], Any]:
+    """A function giving a batch every array part in the space's dtype (rule 3; no copy when
+    it already has it), decided once per space."""
+    if isinstance(space, _ARRAY_SPACES):
+        dtype = space.dtype
+
+        def cast(batch: Any) -> Any:
+            if type(batch) is np.ndarray and batch.dtype == dtype:
+                return batch
+            return np.asarray(batch, dtype=dtype)
+
+        return cast
+    if isinstance(space, Dict):
+        parts = {key: caster(sub) for key, sub in space.spaces.items()}
+        return lambda batch: {key: cast(batch[key]) for key, cast in parts.items()}
+    if isinstance(space, Tuple):
+        items = [caster(sub) for sub in space.spaces]
+        return lambda batch: tuple(cast(part) for cast, part in zip(items, batch))
+    return lambda batch: batch
 
 
 def as_batch_dtype(space: Space[Any], batch: Any) -> Any:
-    """``batch`` with every array part in the space's dtype (rule 3; no copy when it already is)."""
-    if isinstance(space, _ARRAY_SPACES):
-        if type(batch) is np.ndarray and batch.dtype == space.dtype:
-            return batch
-        return np.asarray(batch, dtype=space.dtype)
-    if isinstance(space, Dict):
-        return {key: as_batch_dtype(sub, batch[key]) for key, sub in space.spaces.items()}
-    if isinstance(space, Tuple):
-        return tuple(as_batch_dtype(sub, part) for sub, part in zip(space.spaces, batch))
-    return batch
+    """``caster(space)(batch)``."""
+    return caster(space)(batch)
 
 
 def copy_batch(space: Space[Any], batch: Any) -> Any:

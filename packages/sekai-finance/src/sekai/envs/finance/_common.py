@@ -54,13 +54,10 @@ def check_real(name: str, value: object, bound: str | None = None) -> float:
     """
     if not _is_real(value):
         raise ValueError(
-            f"{name} must be a finite number{_BOUNDS[bound]}, got {type(value).__name__} "
-            f"{value!r}."
+            f"{name} must be a finite number{_BOUNDS[bound]}, got {type(value).__name__} {value!r}."
         )
     result = float(value)  # type: ignore[arg-type]
-    ok = np.isfinite(result) and (
-        bound is None or (result >= 0 if bound == "ge0" else result > 0)
-    )
+    ok = np.isfinite(result) and (bound is None or (result >= 0 if bound == "ge0" else result > 0))
     if not ok:
         raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {result!r}.")
     return result
@@ -97,9 +94,7 @@ def check_per_asset(
         bound is None or bool(np.all(array >= 0 if bound == "ge0" else array > 0))
     )
     if not ok:
-        raise ValueError(
-            f"{name} must be finite numbers{_BOUNDS[bound]}, got {array.tolist()}."
-        )
+        raise ValueError(f"{name} must be finite numbers{_BOUNDS[bound]}, got {array.tolist()}.")
     array.flags.writeable = False
     return array
 

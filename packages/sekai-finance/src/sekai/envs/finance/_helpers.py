@@ -23,7 +23,9 @@ def check_correlation(corr: object, n: int | None = None) -> np.ndarray:
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
         raise ValueError(f"corr must be a square (n, n) matrix, got shape {matrix.shape}.")
     if n is not None and matrix.shape != (n, n):
-        raise ValueError(f"corr must have shape ({n}, {n}) (one row per asset), got {matrix.shape}.")
+        raise ValueError(
+            f"corr must have shape ({n}, {n}) (one row per asset), got {matrix.shape}."
+        )
     if not np.all(np.isfinite(matrix)):
         raise ValueError("corr must be finite.")
     if not np.allclose(matrix, matrix.T, rtol=0.0, atol=1e-8):

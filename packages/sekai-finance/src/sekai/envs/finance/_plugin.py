@@ -25,6 +25,4 @@ _NATIVE_ENVS: tuple[tuple[str, str, str], ...] = (
 def sekai_register_envs(registry: EnvRegistrar) -> None:
     """Register the four finance IDs that have native vector versions (``[native vec]``)."""
     for env_id, entry, native in _NATIVE_ENVS:
-        registry.register(
-            env_id, f"{_PKG}.{entry}", vector_entry_point=f"{_PKG}.vector.{native}"
-        )
+        registry.register(env_id, f"{_PKG}.{entry}", vector_entry_point=f"{_PKG}.vector.{native}")

@@ -84,3 +84,44 @@ def session_options(options: Mapping[str, Any] | None, cls: str) -> None:
     parsed = parse_options(options, ("start",))
     if parsed:
         raise ValueError(_NO_HISTORY.format(cls=cls))
+
+
+class ObservationCache:
+    """Native session envs: build each batch of observations once per change of state.
+
+    ``NativeVecEnv`` calls ``_observe()`` after ``_step()`` and, when sub-envs were reset in the
+    same step, once more. The env builds the observation at the end of ``_step`` (call
+    ``_observation_ready()``); after a partial reset only the reset rows are replaced by
+    ``_fresh_observation()`` (a fresh session's observation, the same for every sub-env).
+    Subclasses implement ``_build_observation()``.
+    """
+
+    num_envs: int
+    _obs_next: np.ndarray | None = None
+    _obs_given: np.ndarray | None = None
+
+    def _build_observation(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def _fresh_observation(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def _observe(self) -> np.ndarray:
+        obs = self._obs_next
+        if obs is None:
+            obs = self._build_observation()
+        self._obs_next = None  # an array is handed out once; the next call builds a new one
+        self._obs_given = obs
+        return obs
+
+    def _observation_ready(self) -> None:
+        self._obs_next = self._build_observation()
+
+    def _observation_reset(self, indices: np.ndarray) -> None:
+        given = self._obs_given
+        if given is None or len(indices) >= self.num_envs:
+            self._obs_next = None
+            return
+        obs = given.copy()
+        obs[indices] = self._fresh_observation()
+        self._obs_next = obs

@@ -50,6 +50,7 @@ class History:
             log_returns = np.log(self.prices[1:] / self.prices[:-1])
         log_returns.flags.writeable = False
         self.log_returns = log_returns  # (T - 1, n): row k is the return from row k to k + 1
+        self.log_returns32 = log_returns.astype(np.float32)  # what observations hold
         self.timestamps = data.timestamps
         self.n_starts = data.n_steps - window + 1
         self.warmup = data.warmup
@@ -72,7 +73,9 @@ def _from_prices(prices: Any, *, env: str, single_asset: bool) -> MarketData:
         if isinstance(frame.index, pd.DatetimeIndex):
             return _complete(MarketData.from_pandas(frame), env=env, single_asset=single_asset)
         values = frame.to_numpy(np.float64)
-        return _raw(values, env=env, single_asset=single_asset, assets=list(map(str, frame.columns)))
+        return _raw(
+            values, env=env, single_asset=single_asset, assets=list(map(str, frame.columns))
+        )
     return _raw(prices, env=env, single_asset=single_asset)
 
 
@@ -138,7 +141,9 @@ def load_history(
     episode_length: int,
 ) -> History | None:
     """Resolve ``prices=``/``data=``/``model=`` into a ``History`` (None when simulating)."""
-    given = [name for name, v in (("prices", prices), ("data", data), ("model", model)) if v is not None]
+    given = [
+        name for name, v in (("prices", prices), ("data", data), ("model", model)) if v is not None
+    ]
     if len(given) > 1:
         raise ValueError(_ONE_SOURCE.format(given=" and ".join(f"{g}=" for g in given)))
     if isinstance(prices, MarketData):
@@ -178,9 +183,7 @@ def resolve_dt(dt: Any, model: Any, history: History | None) -> float:
     return 1 / 252
 
 
-def check_cost_model(
-    value: Any, *, history: History | None, lookback: int, env: str
-) -> CostModel:
+def check_cost_model(value: Any, *, history: History | None, lookback: int, env: str) -> CostModel:
     """``as_cost_model`` plus the construction-time checks of finance.md §6.1."""
     model = as_cost_model(value)
     for name in ("volume", "spread"):
@@ -246,6 +249,8 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         self._start: int | None = None
         self._path: np.ndarray | None = None
         self._log_returns: np.ndarray | None = None
+        self._log_returns32: np.ndarray | None = None
+        self._times: list[Any] | None = None
 
     # -- settable parameters --------------------------------------------------------------
 
@@ -345,10 +350,8 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         return self._path
 
     def _timestamp(self, t: int) -> Any:
-        if self._history is None:
-            return t
-        assert self._start is not None
-        return self._history.timestamp(self._start + self._lookback + t)
+        times = self._times
+        return t if times is None else times[self._lookback + t]
 
     # -- reset ----------------------------------------------------------------------------------
 
@@ -363,8 +366,10 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
             path = self._simulate_path()
             with np.errstate(divide="ignore"):
                 self._log_returns = np.log(path[1:] / path[:-1])
+            self._log_returns32 = self._log_returns.astype(np.float32)
             self._path = path
             self._start = None
+            self._times = None
         else:
             if "start" in opts:
                 start = window_start_from_option(
@@ -387,6 +392,10 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
             self._start = start
             self._path = history.prices[start : start + self._window]
             self._log_returns = history.log_returns[start : start + self._window - 1]
+            self._log_returns32 = history.log_returns32[start : start + self._window - 1]
+            times = history.timestamps[start : start + self._window]
+            # Python ints/floats for numeric axes, numpy datetime64 for dated ones.
+            self._times = list(times) if times.dtype.kind == "M" else times.tolist()
         self._reward_fn.reset()
         self._equity = 1.0
         self._t = 0
@@ -431,8 +440,6 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         return context
 
 
-def window_args(
-    episode_length: Any, lookback: Any
-) -> tuple[int, int]:
+def window_args(episode_length: Any, lookback: Any) -> tuple[int, int]:
     """Validate ``episode_length`` and ``lookback`` (ints >= 1)."""
     return check_int("episode_length", episode_length), check_int("lookback", lookback)

@@ -175,6 +175,11 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         return float(self._total_time / self._n_steps)
 
     @property
+    def dt(self) -> float:
+        """The step length ``tau`` (the name every finance env uses; read-only)."""
+        return self.tau
+
+    @property
     def time_remaining(self) -> float:
         """Time left, ``(N - k) tau``."""
         return float((self._n_steps - self._elapsed_steps) * self.tau)

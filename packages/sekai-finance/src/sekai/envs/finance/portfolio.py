@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,8 @@ from sekai.envs.finance._common import check_int, check_per_asset, fixed
 from sekai.envs.finance._helpers import check_correlation, random_correlation, simulate_gbm
 from sekai.envs.finance._window import WindowEnv, load_history, window_args
 from sekai.error import InvalidAction
+from sekai.finance._numeric import seq_sum
+from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import LogReturn, StepOutcome
 from sekai.spaces import Box, Dict
 
@@ -48,10 +51,11 @@ def scores_to_weights(action: np.ndarray, allow_short: bool) -> np.ndarray:
 
     Long-only: scores clipped into [0, 1] and normalised to sum 1 (all cash when the sum is
     below 1e-12). With shorts: clipped into [-1, 1], scaled down to gross 1, cash ``1 − Σw``.
+    Sums run left to right (``seq_sum``), as the single env's Python arithmetic does.
     """
     if not allow_short:
         scores = np.clip(action, 0.0, 1.0)
-        total = scores.sum(axis=-1, keepdims=True)
+        total = seq_sum(scores)[..., None]
         cash_only = total < 1e-12
         weights = scores / np.where(cash_only, 1.0, total)
         if cash_only.any():
@@ -59,26 +63,54 @@ def scores_to_weights(action: np.ndarray, allow_short: bool) -> np.ndarray:
             weights[..., -1] = np.where(cash_only[..., 0], 1.0, weights[..., -1])
         return weights  # type: ignore[no-any-return]
     assets = np.clip(action, -1.0, 1.0)
-    gross = np.abs(assets).sum(axis=-1, keepdims=True)
+    gross = seq_sum(np.abs(assets))[..., None]
     assets = assets / np.where(gross > 1.0, gross, 1.0)
-    cash = 1.0 - assets.sum(axis=-1, keepdims=True)
+    cash = 1.0 - seq_sum(assets)[..., None]
     return np.concatenate([assets, cash], axis=-1)
 
 
 def portfolio_return(weights: np.ndarray, returns: np.ndarray) -> np.ndarray:
-    """``w @ r`` per row as a batched matmul, so one env and a batch agree bit for bit."""
-    return np.matmul(weights[..., None, :], returns[..., :, None])[..., 0, 0]  # type: ignore[no-any-return]
+    """``Σ w·r`` per row, summed left to right (bit for bit the single env's arithmetic)."""
+    return seq_sum(weights * returns)  # type: ignore[no-any-return]
 
 
-def check_portfolio_action(action: Any, shape: tuple[int, ...], space: Any) -> np.ndarray:
-    """The action as float64 of the given shape; ``InvalidAction`` for a wrong shape or NaN/inf."""
-    try:
-        array = np.asarray(action, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidAction(action, space) from None
-    if array.shape != shape or not np.isfinite(array).all():
+def _target_weights(values: list[float], allow_short: bool) -> list[float]:
+    """``scores_to_weights`` for one action, in Python floats (the single env's fast path)."""
+    if not allow_short:
+        scores = [x if 0.0 <= x <= 1.0 else (0.0 if x < 0.0 else 1.0) for x in values]
+        total = 0.0
+        for x in scores:
+            total += x
+        if total < 1e-12:
+            return [0.0] * (len(scores) - 1) + [1.0]
+        return [x / total for x in scores]
+    assets = [min(max(x, -1.0), 1.0) for x in values]
+    gross = abs(assets[0])
+    for x in assets[1:]:
+        gross += abs(x)
+    if gross > 1.0:
+        assets = [x / gross for x in assets]
+    invested = assets[0]
+    for x in assets[1:]:
+        invested += x
+    return [*assets, 1.0 - invested]
+
+
+def check_portfolio_action(action: Any, shape: tuple[int, ...], space: Any) -> list[float]:
+    """The action as Python floats; ``InvalidAction`` for a wrong shape or a NaN/inf entry."""
+    if type(action) is np.ndarray and action.dtype.kind in "biuf":
+        array = action
+    else:
+        try:
+            array = np.asarray(action, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InvalidAction(action, space) from None
+    if array.shape != shape:
         raise InvalidAction(action, space)
-    return array
+    values: list[float] = array.tolist()
+    if not all(map(math.isfinite, values)):
+        raise InvalidAction(action, space)
+    return values
 
 
 class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
@@ -184,10 +216,8 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
         self.observation_space = portfolio_observation_space(lookback, n, self._allow_short)
         self.action_space = portfolio_action_space(n, self._allow_short)
 
-    def _cash_weights(self) -> np.ndarray:
-        weights = np.zeros(self._n_assets + 1)
-        weights[-1] = 1.0
-        return weights
+    def _cash_weights(self) -> list[float]:
+        return [0.0] * self._n_assets + [1.0]
 
     # -- parameters -------------------------------------------------------------------------
 
@@ -223,17 +253,23 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
     @property
     def weights(self) -> np.ndarray:
         """Current drifted weights ``(n + 1,)``, cash last (a copy)."""
-        return self._weights.copy()
+        return np.array(self._weights)
 
     @property
     def portfolio_value(self) -> float:
         """Account value relative to the episode start (same as ``equity``)."""
         return self._equity
 
+    @property
+    def price(self) -> np.ndarray:
+        """Current prices ``(n,)`` (at the decision row)."""
+        self._require_episode("price")
+        return np.array(self._closes[self._lookback + self._t])
+
     def action_to_weights(self, action: Any) -> np.ndarray:
         """The target weights ``(n + 1,)`` an action means (cash last)."""
-        array = check_portfolio_action(action, self._action_shape, self.action_space)
-        return scores_to_weights(array, self._allow_short)
+        values = check_portfolio_action(action, self._action_shape, self.action_space)
+        return np.array(_target_weights(values, self._allow_short))
 
     # -- episode ------------------------------------------------------------------------------
 
@@ -252,60 +288,98 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
         )
 
     def _observation(self) -> dict[str, np.ndarray]:
-        assert self._log_returns is not None
+        assert self._log_returns32 is not None
         t = self._t
         return {
-            "returns": self._log_returns[t : t + self._lookback].astype(np.float32),
-            "weights": self._weights.astype(np.float32),
+            "returns": self._log_returns32[t : t + self._lookback].copy(),
+            "weights": np.array(self._weights, dtype=np.float32),
         }
 
-    def _info(self, cost: float, turnover: float, asset_returns: np.ndarray) -> dict[str, Any]:
+    def _info(self, cost: float, turnover: float, asset_returns: list[float]) -> dict[str, Any]:
         return {
             "portfolio_value": self._equity,
             "equity": self._equity,
-            "weights": self._weights.copy(),
+            "weights": np.array(self._weights),
             "turnover": turnover,
             "cost": cost,
-            "asset_returns": asset_returns,
+            "asset_returns": np.array(asset_returns),
             "timestamp": self._timestamp(self._t),
             "dt": self._dt,
         }
 
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[dict[str, np.ndarray]]:
         """Start an episode: a new window (or simulated path), all in cash, value 1."""
         self._reset_window(seed, options)
+        assert self._path is not None
+        self._closes: list[list[float]] = self._path.tolist()
         self._weights = self._cash_weights()
-        info = self._info(0.0, 0.0, np.zeros(self._n_assets))
+        info = self._info(0.0, 0.0, [0.0] * self._n_assets)
         return ResetResult(self._observation(), info)
 
     def step(self, action: np.ndarray) -> StepResult[dict[str, np.ndarray]]:
         """Rebalance to the action's target weights and hold them for one period."""
-        self._check_can_step()
-        target = scores_to_weights(
-            check_portfolio_action(action, self._action_shape, self.action_space),
-            self._allow_short,
-        )
-        assets = target[:-1]
-        trades = assets - self._weights[:-1]
-        turnover = float(np.abs(trades).sum())
-        cost = float(self._cost_model(trades, **self._cost_context()))
-        path = self._path
-        assert path is not None
-        i = self._lookback + self._t
-        r = path[i + 1] / path[i] - 1.0
-        held = 1.0 + float(portfolio_return(assets, r))
+        if self._done or not self._started:
+            self._check_can_step()
+        if (
+            type(action) is np.ndarray
+            and action.shape == self._action_shape
+            and action.dtype.kind in "fiu"
+        ):
+            values = action.tolist()
+            check = 0.0
+            for x in values:
+                check += x
+            if check - check != 0.0:  # NaN or inf somewhere (or an overflow): check each
+                values = check_portfolio_action(action, self._action_shape, self.action_space)
+        else:
+            values = check_portfolio_action(action, self._action_shape, self.action_space)
+        if self._allow_short:
+            target = _target_weights(values, True)
+        else:  # _target_weights(values, False), inlined: this is the hot path
+            scores = [x if 0.0 <= x <= 1.0 else (0.0 if x < 0.0 else 1.0) for x in values]
+            total = 0.0
+            for x in scores:
+                total += x
+            target = [x / total for x in scores] if total >= 1e-12 else self._cash_weights()
+        n = self._n_assets
+        current = self._weights
+        lookback = self._lookback
+        i = lookback + self._t
+        closes = self._closes
+        before, after = closes[i], closes[i + 1]
+        # Python floats, summed left to right: the native env's seq_sum gives the same bits.
+        turnover = gain = 0.0
+        r = [b / a - 1.0 for a, b in zip(before, after)]
+        grown: list[float] = []
+        for weight, held_weight, asset_return in zip(target, current, r):
+            trade = weight - held_weight
+            turnover += trade if trade >= 0.0 else -trade
+            gain += weight * asset_return
+            grown.append(weight * (1.0 + asset_return))
+        cost_model = self._cost_model
+        if type(cost_model) is ProportionalCost and type(cost_model.rate) is float:
+            cost = cost_model.rate * turnover  # what the model computes, without numpy
+        else:
+            trades = np.array(target[:n]) - np.array(current[:n])
+            cost = float(cost_model(trades, **self._cost_context()))
+        held = 1.0 + gain
         growth = 0.0 if cost >= 1.0 else (1.0 - cost) * held
         if growth > 0:
-            grown = target.copy()
-            grown[:-1] *= 1.0 + r
-            self._weights = grown / grown.sum()
+            grown.append(target[n])
+            total = 0.0
+            for x in grown:
+                total += x
+            self._weights = [x / total for x in grown]
         else:
             self._weights = self._cash_weights()
         equity_before = self._equity
-        self._equity = max(equity_before * growth, 0.0)
-        self._t += 1
+        equity = self._equity = max(equity_before * growth, 0.0)
+        t = self._t = self._t + 1
         reward_fn = self._reward_fn
         if type(reward_fn) is LogReturn:  # fast path: the value StepOutcome would carry
             reward = float(np.log(max(growth, 1e-12)))
@@ -314,7 +388,7 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
                 reward_fn(
                     StepOutcome.from_growth(
                         growth,
-                        equity=self._equity,
+                        equity=equity,
                         turnover=turnover,
                         cost=cost,
                         previous_equity=equity_before,
@@ -322,7 +396,24 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
                 )
             )
         terminated = not growth > 0
-        truncated = not terminated and self._t >= self._episode_length
-        self._end_step(terminated, truncated)
-        info = self._info(cost, turnover, r)
-        return StepResult(self._observation(), reward, terminated, truncated, info)
+        truncated = not terminated and t >= self._episode_length
+        self._elapsed_steps = t
+        self._done = terminated or truncated
+        weights = np.array(self._weights)
+        times = self._times
+        info = {
+            "portfolio_value": equity,
+            "equity": equity,
+            "weights": weights,
+            "turnover": turnover,
+            "cost": cost,
+            "asset_returns": np.array(r),
+            "timestamp": t if times is None else times[lookback + t],
+            "dt": self._dt,
+        }
+        assert self._log_returns32 is not None
+        observation = {
+            "returns": self._log_returns32[t : t + lookback].copy(),
+            "weights": weights.astype(np.float32),
+        }
+        return StepResult(observation, reward, terminated, truncated, info)

@@ -11,6 +11,7 @@ from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_real, discrete_action, fixed
 from sekai.envs.finance._helpers import simulate_gbm
 from sekai.envs.finance._window import WindowEnv, load_history, window_args
+from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import LogReturn, StepOutcome
 from sekai.spaces import Box, Discrete
 
@@ -185,13 +186,15 @@ class TradingEnv(WindowEnv[np.ndarray, int]):
         return path[:, None]
 
     def _observation(self) -> np.ndarray:
-        assert self._log_returns is not None
+        assert self._log_returns32 is not None
         obs = np.empty(self._lookback + 1, dtype=np.float32)
-        obs[:-1] = self._log_returns[self._t : self._t + self._lookback, 0]
+        obs[:-1] = self._log_returns32[self._t : self._t + self._lookback, 0]
         obs[-1] = self._position
         return obs
 
-    def _info(self, price: float, asset_return: float, cost: float, turnover: float) -> dict[str, Any]:
+    def _info(
+        self, price: float, asset_return: float, cost: float, turnover: float
+    ) -> dict[str, Any]:
         return {
             "equity": self._equity,
             "position": self._position,
@@ -204,7 +207,10 @@ class TradingEnv(WindowEnv[np.ndarray, int]):
         }
 
     def reset(
-        self, *, seed: int | np.random.Generator | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
     ) -> ResetResult[np.ndarray]:
         """Start an episode: a new window (or simulated path), equity 1, flat position."""
         self._reset_window(seed, options)
@@ -221,7 +227,11 @@ class TradingEnv(WindowEnv[np.ndarray, int]):
         previous = self._position
         trade = target - previous
         turnover = abs(trade)
-        cost = float(self._cost_model(np.array([trade]), **self._cost_context()))
+        cost_model = self._cost_model
+        if type(cost_model) is ProportionalCost and type(cost_model.rate) is float:
+            cost = cost_model.rate * turnover  # what the model computes, without numpy
+        else:
+            cost = float(cost_model(np.array([trade]), **self._cost_context()))
         i = self._lookback + self._t
         price = self._closes[i + 1]
         r = price / self._closes[i] - 1.0

@@ -6,14 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance.baselines._evaluate import is_batch
+
 __all__ = ["call_batched", "is_vector", "native_env", "read_state"]
 
 
-def is_vector(env: Any) -> bool:
-    """Whether ``env`` is a VecEnv (or a vector wrapper)."""
-    from sekai.vector import VecEnv, VecWrapper
-
-    return isinstance(env, (VecEnv, VecWrapper))
+is_vector = is_batch  # a VecEnv or a vector wrapper: the policy returns a batch
 
 
 def native_env(env: Any) -> Any | None:

@@ -66,7 +66,7 @@ def market_making_params(env: Any) -> MarketMakingParams:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class QuoteTable:
     """Optimal quotes per step and inventory, and the value function they achieve.
 

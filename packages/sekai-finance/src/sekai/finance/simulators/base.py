@@ -16,7 +16,7 @@ __all__ = ["MarketModel", "ModelStepper", "PathStepper", "Simulation"]
 _IMMUTABLE = "{cls} is immutable: build a new model with the parameters you want"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays have no single truth value: compare fields
 class Simulation:
     """Simulated prices (row 0 = the initial prices), an optional listing mask and latent state.
 

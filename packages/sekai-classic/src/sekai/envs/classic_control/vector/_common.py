@@ -49,4 +49,5 @@ def pow2(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
     ``pow`` too to match them bit for bit. A full-size exponent array keeps NumPy from taking
     its square shortcut.
     """
-    return np.power(values, np.full(values.shape, 2, dtype=values.dtype))
+    squares: npt.NDArray[Any] = np.power(values, np.full(values.shape, 2, dtype=values.dtype))
+    return squares

@@ -17,7 +17,7 @@ __all__ = ["AcrobotVecEnv"]
 FloatArray = npt.NDArray[np.float64]
 
 
-def _wrap(x: FloatArray, m: float, M: float) -> FloatArray:  # noqa: N803 - gymnasium's names
+def _wrap(x: FloatArray, m: float, M: float) -> FloatArray:
     """Element-wise ``acrobot.wrap``: whole periods subtracted one at a time, as it does."""
     diff = M - m
     while True:

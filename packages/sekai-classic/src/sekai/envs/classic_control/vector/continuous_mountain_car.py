@@ -1,4 +1,4 @@
-"""ContinuousMountainCarVecEnv: MountainCarContinuous-v0 for many sub-envs, with array operations."""
+"""ContinuousMountainCarVecEnv: MountainCarContinuous-v0 for many sub-envs, with array maths."""
 
 from __future__ import annotations
 
@@ -40,9 +40,7 @@ def _threshold(value: float, classes: Classes) -> FloatArray:
     return np.where(classes == F32, float(np.float32(value)), value)
 
 
-def _add(
-    x: FloatArray, cx: Classes, y: FloatArray, cy: Classes
-) -> tuple[FloatArray, Classes]:
+def _add(x: FloatArray, cx: Classes, y: FloatArray, cy: Classes) -> tuple[FloatArray, Classes]:
     """``x + y`` with NumPy scalar promotion: a weak Python float joins a float32 as a float32."""
     classes = np.maximum(cx, cy)
     y = np.where((classes == F32) & (cy == PY), _r32(y), y)

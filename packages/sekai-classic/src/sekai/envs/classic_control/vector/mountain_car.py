@@ -71,11 +71,11 @@ class MountainCarVecEnv(NativeVecEnv):
 
     def _step(
         self, actions: npt.NDArray[np.integer[Any]]
-    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+    ) -> tuple[
+        npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]
+    ]:
         position, velocity = self.state[:, 0], self.state[:, 1]
-        velocity = velocity + (
-            (actions - 1) * self.force + np.cos(3 * position) * (-self.gravity)
-        )
+        velocity = velocity + ((actions - 1) * self.force + np.cos(3 * position) * (-self.gravity))
         velocity = np.clip(velocity, -self.max_speed, self.max_speed)
         position = position + velocity
         position = np.clip(position, self.min_position, self.max_position)

@@ -55,7 +55,7 @@ class PendulumVecEnv(NativeVecEnv):
         self.dt: Any = single.dt
         self.g: Any = single.g
         self.m: Any = single.m
-        self.l: Any = single.l  # noqa: E741 - gymnasium's name
+        self.l: Any = single.l
         self.state: npt.NDArray[np.float64] = np.zeros((self.num_envs, 2))
         self.last_u: npt.NDArray[Any] = np.full(self.num_envs, np.nan, dtype=np.float32)
 
@@ -84,7 +84,9 @@ class PendulumVecEnv(NativeVecEnv):
 
     def _step(
         self, actions: npt.NDArray[Any]
-    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+    ) -> tuple[
+        npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]
+    ]:
         th, thdot = self.state[:, 0], self.state[:, 1]
         g, m, l, dt = self.g, self.m, self.l, self.dt  # noqa: E741
         u = np.clip(actions, -self.max_torque, self.max_torque)[:, 0]

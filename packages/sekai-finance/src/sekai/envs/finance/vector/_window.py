@@ -80,10 +80,13 @@ class WindowVecEnv(FinanceVecEnv):
         self._start = np.zeros(n_envs, dtype=np.int64)
         self._price = np.ones((n_envs, self._width))
         self._from_model = np.zeros(n_envs, dtype=bool)
-        self._path: np.ndarray | None = None  # (num_envs, window, n), simulated sources only
+        # (window, num_envs, n), time-major so a step writes one contiguous block; simulated
+        # sources only (a history is read in place).
+        self._path: np.ndarray | None = None
         self._capacity = 2 * self._lookback + 32
         self._returns = np.zeros((n_envs, self._capacity, self._width), dtype=np.float32)
         self._head = self._lookback
+        self._synced = False  # True while every sub-env is at the same step
         self._gbm_key: tuple[Any, ...] | None = None
         self._gbm: tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray] | None = None
 
@@ -122,7 +125,7 @@ class WindowVecEnv(FinanceVecEnv):
                 rows = self._history.prices[start : start + end]
             else:
                 assert self._path is not None
-                rows = self._path[k, :end]
+                rows = self._path[:end, k]
             out[k] = self._squeeze(rows.copy())
         return out
 
@@ -149,7 +152,7 @@ class WindowVecEnv(FinanceVecEnv):
         dt = self.template.dt  # type: ignore[attr-defined]
         key = (mu, sigma, s0, corr, dt)
         cached = self._gbm_key
-        if cached is None or any(a is not b for a, b in zip(cached, key)):
+        if cached is None or not all(a is b for a, b in zip(cached, key)):
             n = self._width
             mu_a = np.broadcast_to(np.asarray(mu, np.float64), (n,))
             sigma_a = np.broadcast_to(np.asarray(sigma, np.float64), (n,))
@@ -170,8 +173,16 @@ class WindowVecEnv(FinanceVecEnv):
         increments: np.ndarray = z * vol + drift
         return increments
 
-    def _decision_index(self) -> np.ndarray:
-        """Window row of every sub-env's decision, clamped inside the window (frozen ones)."""
+    def _decision_index(self) -> Any:
+        """Window row of every sub-env's decision, clamped inside the window (frozen ones).
+
+        An ``int`` while every sub-env is at the same step (``self._synced``: all were reset
+        together and none froze), which turns per-sub-env gathers into slices.
+        """
+        if self._synced:
+            return self._lookback + min(int(self._t[0]), self._length - 1)
+        if self.autoreset:  # every sub-env is inside its window
+            return self._t + self._lookback
         return self._lookback + np.minimum(self._t, self._length - 1)
 
     def _advance_market(
@@ -200,10 +211,14 @@ class WindowVecEnv(FinanceVecEnv):
             r = growth - 1.0
             assert self._path is not None
             if frozen is None:
-                self._path[self._rows, index + 1] = after
+                if isinstance(index, int):
+                    self._path[index + 1] = after
+                else:
+                    self._path[index + 1, self._rows] = after
             else:
                 moving = np.flatnonzero(~frozen)
-                self._path[moving, index[moving] + 1] = after[moving]
+                column = index if isinstance(index, int) else index[moving]
+                self._path[column + 1, moving] = after[moving]
         self._push_returns(log_returns)
         self._price = after if frozen is None else np.where(frozen[:, None], before, after)
         return r, before, after
@@ -214,14 +229,15 @@ class WindowVecEnv(FinanceVecEnv):
         """The step of sub-envs replaying ``model`` paths (others simulated online)."""
         assert self._path is not None
         from_model = self._from_model
-        before = self._path[self._rows, index]
-        after = self._path[self._rows, index + 1]
+        before = self._path[index, self._rows]
+        after = self._path[index + 1, self._rows]
         if not from_model.all():
             online = self._price * np.exp(self._gbm_increments((self.num_envs, self._width)))
             after = np.where(from_model[:, None], after, online)
             before = np.where(from_model[:, None], before, self._price)
             moving = np.flatnonzero(~from_model if frozen is None else ~from_model & ~frozen)
-            self._path[moving, index[moving] + 1] = after[moving]
+            column = index if isinstance(index, int) else index[moving]
+            self._path[column + 1, moving] = after[moving]
         with np.errstate(divide="ignore"):
             log_returns = np.log(after / before)
         return after / before - 1.0, before, after, log_returns
@@ -243,6 +259,7 @@ class WindowVecEnv(FinanceVecEnv):
         t = self._t + 1
         if frozen is not None:
             t = np.where(frozen, self._t, t)
+            self._synced = False
         self._t = t
         return t
 
@@ -286,13 +303,14 @@ class WindowVecEnv(FinanceVecEnv):
             offsets = starts[:, None] + np.arange(lookback)
             self._returns[indices, window_rows] = history.log_returns[offsets]
         self._t = self.replace_rows(self._t, indices, 0)
+        self._synced = len(indices) == self.num_envs
         self._equity = self.replace_rows(self._equity, indices, 1.0)
         self.reset_reward(self.template.reward_fn, indices)  # type: ignore[attr-defined]
 
     def _start_paths(self, indices: NDArray[np.intp]) -> None:
         lookback, k = self._lookback, len(indices)
         if self._path is None:
-            self._path = np.zeros((self.num_envs, self._window, self._width))
+            self._path = np.zeros((self._window, self.num_envs, self._width))
         model = self.template.model  # type: ignore[attr-defined]
         if model is not None:
             simulation = model.simulate(self.rng, self._window - 1, n_paths=k)
@@ -303,7 +321,7 @@ class WindowVecEnv(FinanceVecEnv):
                     f"{type(self).__name__} needs every asset listed: use Market-v0 for that."
                 )
             paths = np.asarray(simulation.prices, np.float64).reshape(k, self._window, -1)
-            self._path[indices] = paths
+            self._path[:, indices] = paths.transpose(1, 0, 2)
             with np.errstate(divide="ignore"):
                 increments = np.log(paths[:, 1 : lookback + 1] / paths[:, :lookback])
         else:
@@ -313,9 +331,9 @@ class WindowVecEnv(FinanceVecEnv):
             log_prices[:, 0] = log_s0
             np.cumsum(increments, axis=1, out=log_prices[:, 1:])
             log_prices[:, 1:] += log_s0
-            self._path[indices, : lookback + 1] = np.exp(log_prices)
+            self._path[: lookback + 1, indices] = np.exp(log_prices).transpose(1, 0, 2)
         self._from_model = self.replace_rows(self._from_model, indices, model is not None)
-        self._price = self.replace_rows(self._price, indices, self._path[indices, lookback])
+        self._price = self.replace_rows(self._price, indices, self._path[lookback, indices])
         self._returns[indices, self._head - lookback : self._head] = increments
 
     # -- cost context ---------------------------------------------------------------------------

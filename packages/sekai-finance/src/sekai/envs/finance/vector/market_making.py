@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.envs.finance._session import session_options
+from sekai.envs.finance._session import ObservationCache, session_options
 from sekai.envs.finance.market_making import (
     MarketMakingEnv,
     avellaneda_stoikov_quotes,
@@ -29,7 +29,7 @@ def _copy(array: np.ndarray) -> np.ndarray:
     return np.array(array, copy=True)
 
 
-class MarketMakingVecEnv(FinanceVecEnv):
+class MarketMakingVecEnv(ObservationCache, FinanceVecEnv):
     """``num_envs`` market-making sessions simulated together (see ``MarketMakingEnv``).
 
     Parameters are shared and live on ``self.template`` (a ``MarketMakingEnv`` built from the
@@ -206,29 +206,33 @@ class MarketMakingVecEnv(FinanceVecEnv):
         self._mid = self.replace_rows(self._mid, indices, float(self.template.s0))
         self._inventory = self.replace_rows(self._inventory, indices, 0)
         self._cash = self.replace_rows(self._cash, indices, 0.0)
-        self._t = self.replace_rows(self._t, indices, 0)
+        self._t[indices] = 0  # no info refers to this array: update in place
+        self._observation_reset(indices)
         self._bid = self.replace_rows(self._bid, indices, np.nan)
         self._ask = self.replace_rows(self._ask, indices, np.nan)
         self._bid_filled = self.replace_rows(self._bid_filled, indices, False)
         self._ask_filled = self.replace_rows(self._ask_filled, indices, False)
 
     def _reset_infos(self, indices: NDArray[np.intp]) -> dict[str, Any]:
-        k = len(indices)
-        mid = self._mid[indices]
+        # Every value is the same for the sub-envs just reset: scalars are repeated for each.
+        tpl = self.template
         return {
-            "mid_price": mid,
-            "inventory": np.zeros(k, np.int64),
-            "cash": np.zeros(k),
-            "wealth": np.zeros(k),
-            "bid": np.full(k, np.nan),
-            "ask": np.full(k, np.nan),
-            "bid_filled": np.zeros(k, np.bool_),
-            "ask_filled": np.zeros(k, np.bool_),
-            "timestamp": np.zeros(k),
-            "dt": self.template.dt,
+            "mid_price": float(tpl.s0),
+            "inventory": 0,
+            "cash": 0.0,
+            "wealth": 0.0,
+            "bid": math.nan,
+            "ask": math.nan,
+            "bid_filled": False,
+            "ask_filled": False,
+            "timestamp": 0.0,
+            "dt": tpl.dt,
         }
 
-    def _observe(self) -> np.ndarray:
+    def _fresh_observation(self) -> np.ndarray:
+        return np.array([0.0, 1.0], np.float32)
+
+    def _build_observation(self) -> np.ndarray:
         p = self.template.__dict__  # the validated parameters (plain dict reads: a hot path)
         n_steps = p["_n_steps"]
         obs = np.empty((self.num_envs, 2), np.float32)
@@ -294,4 +298,5 @@ class MarketMakingVecEnv(FinanceVecEnv):
             "timestamp": t * dt,
             "dt": dt,
         }
+        self._observation_ready()
         return rewards, terminated, np.zeros(self.num_envs, np.bool_), infos

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.envs.finance._session import session_options
+from sekai.envs.finance._session import ObservationCache, session_options
 from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
 from sekai.envs.finance.vector._base import FinanceVecEnv, param, read_only
 from sekai.vector.native import shared
@@ -24,7 +24,7 @@ def _copy(array: np.ndarray) -> np.ndarray:
     return np.array(array, copy=True)
 
 
-class OptimalExecutionVecEnv(FinanceVecEnv):
+class OptimalExecutionVecEnv(ObservationCache, FinanceVecEnv):
     """``num_envs`` liquidations simulated together (see ``OptimalExecutionEnv``).
 
     Parameters are shared and live on ``self.template``; state has one entry per sub-env.
@@ -52,6 +52,7 @@ class OptimalExecutionVecEnv(FinanceVecEnv):
     epsilon = param("Fixed cost per share ε.")
     risk_aversion = param("Risk aversion λ.")
     tau = read_only(_DERIVED, "Period length total_time / n_steps.")
+    dt = read_only(_DERIVED, "The step length tau (the name every finance env uses).")
 
     template: OptimalExecutionEnv
 
@@ -142,22 +143,27 @@ class OptimalExecutionVecEnv(FinanceVecEnv):
         self._inventory = self.replace_rows(self._inventory, indices, float(tpl.X0))
         self._mid = self.replace_rows(self._mid, indices, float(tpl.s0))
         self._shortfall = self.replace_rows(self._shortfall, indices, 0.0)
-        self._t = self.replace_rows(self._t, indices, 0)
+        self._t[indices] = 0  # no info refers to this array: update in place
+        self._observation_reset(indices)
 
     def _reset_infos(self, indices: NDArray[np.intp]) -> dict[str, Any]:
-        k = len(indices)
+        # Every value is the same for the sub-envs just reset: scalars are repeated for each.
+        tpl = self.template
         return {
-            "shares_sold": np.zeros(k),
-            "execution_price": np.full(k, np.nan),
-            "inventory": self._inventory[indices],
-            "mid_price": self._mid[indices],
-            "implementation_shortfall": np.zeros(k),
-            "shortfall_bps": np.zeros(k),
-            "timestamp": np.zeros(k),
-            "dt": self.template.tau,
+            "shares_sold": 0.0,
+            "execution_price": math.nan,
+            "inventory": float(tpl.X0),
+            "mid_price": float(tpl.s0),
+            "implementation_shortfall": 0.0,
+            "shortfall_bps": 0.0,
+            "timestamp": 0.0,
+            "dt": tpl.tau,
         }
 
-    def _observe(self) -> np.ndarray:
+    def _fresh_observation(self) -> np.ndarray:
+        return np.array([1.0, 1.0, 0.0], np.float32)
+
+    def _build_observation(self) -> np.ndarray:
         p = self.template.__dict__  # the validated parameters (plain dict reads: a hot path)
         n_steps = p["_n_steps"]
         scale = p["_sigma"] * math.sqrt(p["_total_time"])
@@ -208,4 +214,5 @@ class OptimalExecutionVecEnv(FinanceVecEnv):
             "timestamp": new_t * tau,
             "dt": tau,
         }
+        self._observation_ready()
         return rewards, terminated, np.zeros(self.num_envs, np.bool_), infos

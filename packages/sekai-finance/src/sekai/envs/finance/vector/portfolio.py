@@ -11,6 +11,8 @@ from numpy.typing import NDArray
 from sekai.envs.finance.portfolio import PortfolioEnv, portfolio_return, scores_to_weights
 from sekai.envs.finance.vector._base import SHAPE, param, read_only
 from sekai.envs.finance.vector._window import WindowVecEnv
+from sekai.finance._numeric import seq_sum
+from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import LogReturn, StepOutcome
 
 __all__ = ["PortfolioVecEnv"]
@@ -119,21 +121,29 @@ class PortfolioVecEnv(WindowVecEnv):
         target = scores_to_weights(np.asarray(actions, dtype=np.float64), self._allow_short)
         assets = target[:, :-1]
         trades = assets - self._weights[:, :-1]
-        turnover = np.abs(trades).sum(axis=-1)
+        turnover = seq_sum(np.abs(trades))
         cost_model = template.cost_model
-        cost = np.asarray(
-            cost_model(trades, **self._cost_context(cost_model)), dtype=np.float64
-        )
+        if type(cost_model) is ProportionalCost and type(cost_model.rate) is float:
+            cost = cost_model.rate * turnover  # the model's value, without the call
+        else:
+            cost = np.asarray(
+                cost_model(trades, **self._cost_context(cost_model)), dtype=np.float64
+            )
         r, _, _ = self._advance_market(frozen)
         held = 1.0 + portfolio_return(assets, r)
-        growth = np.where(cost >= 1.0, 0.0, (1.0 - cost) * held)
+        growth = (1.0 - cost) * held
+        if cost.max() >= 1.0:
+            growth[cost >= 1.0] = 0.0
         grown = target.copy()
         grown[:, :-1] *= 1.0 + r
-        with np.errstate(divide="ignore", invalid="ignore"):
-            weights = grown / grown.sum(axis=-1, keepdims=True)
-        alive = growth > 0
-        if not alive.all():
-            weights[~alive] = self._cash
+        if growth.min() > 0.0:  # the usual case: nobody wiped out
+            weights = grown / seq_sum(grown)[:, None]
+            terminated = np.zeros(self.num_envs, dtype=bool)
+        else:
+            terminated = ~(growth > 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                weights = grown / seq_sum(grown)[:, None]
+            weights[terminated] = self._cash
         equity_before = self._equity
         equity = np.maximum(equity_before * growth, 0.0)
         t = self._advance_clock(frozen)
@@ -155,8 +165,9 @@ class PortfolioVecEnv(WindowVecEnv):
                     previous_equity=equity_before,
                 )
             )
-        terminated = ~alive
-        truncated = alive & (t >= self._length)
+        truncated = t >= self._length
+        if truncated.any():
+            truncated &= ~terminated
         infos = {
             "portfolio_value": equity,
             "equity": equity,

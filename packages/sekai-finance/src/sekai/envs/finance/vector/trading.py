@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 from sekai.envs.finance.trading import TradingEnv
 from sekai.envs.finance.vector._base import SHAPE, param, read_only
 from sekai.envs.finance.vector._window import WindowVecEnv
+from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import LogReturn, StepOutcome
 
 __all__ = ["TradingVecEnv"]
@@ -98,24 +99,36 @@ class TradingVecEnv(WindowVecEnv):
     def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
         template: Any = self.template
         frozen = self.frozen_mask()
-        target = self._targets[np.asarray(actions).astype(np.intp)]
-        trade = target - self._position
+        indices = actions if actions.dtype.kind in "iu" else actions.astype(np.intp)
+        target = self._targets[indices]
+        position = self._position
+        trade = target - position
         turnover = np.abs(trade)
         cost_model = template.cost_model
-        cost = np.asarray(
-            cost_model(trade[:, None], **self._cost_context(cost_model)), dtype=np.float64
-        )
+        if type(cost_model) is ProportionalCost and type(cost_model.rate) is float:
+            cost = cost_model.rate * turnover  # the model's value, without the call
+        else:
+            cost = np.asarray(
+                cost_model(trade[:, None], **self._cost_context(cost_model)), dtype=np.float64
+            )
         r2, _, after = self._advance_market(frozen)
         r = r2[:, 0]
         held = 1.0 + target * r
-        growth = np.where(cost >= 1.0, 0.0, (1.0 - cost) * held)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            drifted = np.where((growth > 0) & (held > 0), target * (1.0 + r) / held, 0.0)
+        growth = (1.0 - cost) * held
+        if cost.max() >= 1.0:
+            growth[cost >= 1.0] = 0.0
+        if held.min() > 0.0 and growth.min() > 0.0:  # the usual case: nobody wiped out
+            drifted = target * (1.0 + r) / held
+            terminated = np.zeros(self.num_envs, dtype=bool)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                drifted = np.where((growth > 0) & (held > 0), target * (1.0 + r) / held, 0.0)
+            terminated = ~(growth > 0)
         equity_before = self._equity
         equity = np.maximum(equity_before * growth, 0.0)
         t = self._advance_clock(frozen)
         if frozen is not None:
-            drifted = np.where(frozen, self._position, drifted)
+            drifted = np.where(frozen, position, drifted)
             equity = np.where(frozen, equity_before, equity)
         self._position = drifted
         self._equity = equity
@@ -132,8 +145,9 @@ class TradingVecEnv(WindowVecEnv):
                     previous_equity=equity_before,
                 )
             )
-        terminated = ~(growth > 0)
-        truncated = ~terminated & (t >= self._length)
+        truncated = t >= self._length
+        if truncated.any():
+            truncated &= ~terminated
         infos = {
             "equity": equity,
             "position": drifted,

@@ -1,0 +1,151 @@
+"""Classic control against gymnasium: steps per second and ratios (issue 5's targets: all >= 1.0).
+
+Run: ``python benchmarks/bench_classic.py [--steps N] [--repeats R] [--json]``.
+
+1. One ``CartPole-v1``: ``sekai.make`` against ``gym.make`` (both with their registered
+   wrappers), resetting after each episode.
+2. ``SyncVecEnv`` x16 against gymnasium's ``SyncVectorEnv`` x16 of ``CartPole-v1``.
+3. The native ``CartPoleVecEnv`` against gymnasium's own ``CartPoleVectorEnv`` at 1024 and 4096
+   sub-envs (both truncate at 500 steps and reset finished sub-envs themselves).
+
+Actions are sampled up front and shared by both sides; the contenders run alternately, and each
+one's best repeat counts, so a busy machine disturbs both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
+
+import sekai
+from sekai.envs.classic_control import CartPoleVecEnv
+
+
+def _single_sekai(actions: np.ndarray) -> Callable[[], None]:
+    env = sekai.make("CartPole-v1")
+    env.reset(seed=0)
+    step, reset = env.step, env.reset
+    values = actions.tolist()
+
+    def run() -> None:
+        for action in values:
+            if step(action).done:
+                reset()
+
+    return run
+
+
+def _single_gym(actions: np.ndarray) -> Callable[[], None]:
+    env = gym.make("CartPole-v1")
+    env.reset(seed=0)
+    step, reset = env.step, env.reset
+    values = actions.tolist()
+
+    def run() -> None:
+        for action in values:
+            _, _, terminated, truncated, _ = step(action)
+            if terminated or truncated:
+                reset()
+
+    return run
+
+
+def _vector_run(vec: Any, actions: np.ndarray) -> Callable[[], None]:
+    vec.reset(seed=0)
+    step = vec.step
+
+    def run() -> None:
+        for batch in actions:
+            step(batch)
+
+    return run
+
+
+def _measure(
+    contenders: dict[str, Callable[[], None]], repeats: int, steps: int
+) -> dict[str, float]:
+    """Best steps/s of each contender over ``repeats`` alternating runs of ``steps`` env steps."""
+    best = dict.fromkeys(contenders, 0.0)
+    for run in contenders.values():
+        run()  # warm-up
+    for _ in range(repeats):
+        for name, run in contenders.items():
+            start = time.perf_counter()
+            run()
+            best[name] = max(best[name], steps / (time.perf_counter() - start))
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20_000, help="single-env steps per run")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per contender")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args, _ = parser.parse_known_args(argv)  # the nox session passes its posargs to every script
+
+    rng = np.random.default_rng(0)
+    rows: list[dict[str, Any]] = []
+
+    def compare(label: str, sekai_run: Any, gym_run: Any, env_steps: int) -> None:
+        result = _measure({"sekai": sekai_run, "gymnasium": gym_run}, args.repeats, env_steps)
+        rows.append(
+            {
+                "benchmark": label,
+                "sekai_steps_per_s": result["sekai"],
+                "gymnasium_steps_per_s": result["gymnasium"],
+                "ratio": result["sekai"] / result["gymnasium"],
+            }
+        )
+
+    actions = rng.integers(0, 2, size=args.steps)
+    compare("CartPole-v1, one env", _single_sekai(actions), _single_gym(actions), args.steps)
+
+    n = 16
+    batches = rng.integers(0, 2, size=(max(args.steps // n, 1), n))
+    sekai_sync = sekai.make_vec("CartPole-v1", n, vectorization_mode="sync")
+    gym_sync = gym.make_vec("CartPole-v1", n, vectorization_mode="sync")
+    compare(
+        f"CartPole-v1, sync x{n}",
+        _vector_run(sekai_sync, batches),
+        _vector_run(gym_sync, batches),
+        batches.size,
+    )
+    sekai_sync.close()
+    gym_sync.close()
+
+    for n in (1024, 4096):
+        batches = rng.integers(0, 2, size=(max(args.steps * 10 // n, 20), n))
+        native = CartPoleVecEnv(n, max_episode_steps=500)
+        gym_native = CartPoleVectorEnv(num_envs=n, max_episode_steps=500)
+        compare(
+            f"CartPole-v1, native x{n}",
+            _vector_run(native, batches),
+            _vector_run(gym_native, batches),
+            batches.size,
+        )
+        native.close()
+        gym_native.close()
+
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{'benchmark':<28} {'sekai steps/s':>15} {'gymnasium steps/s':>18} {'ratio':>7}")
+    for row in rows:
+        print(
+            f"{row['benchmark']:<28} {row['sekai_steps_per_s']:>15,.0f} "
+            f"{row['gymnasium_steps_per_s']:>18,.0f} {row['ratio']:>7.2f}"
+        )
+    worst = min(row["ratio"] for row in rows)
+    print(f"lowest ratio {worst:.2f} (target >= 1.0)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

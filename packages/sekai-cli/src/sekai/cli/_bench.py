@@ -1,0 +1,301 @@
+"""``sekai bench ID``: random-action throughput of an env on one or several vector backends."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sekai.cli._args import UsageError, non_negative_int, positive_int
+from sekai.cli._output import BOLD, Output, Progress, format_table
+
+__all__ = ["BenchResult", "add_parser", "bench", "run"]
+
+# Modes whose backends run sub-envs in worker processes and take num_workers.
+WORKER_MODES = ("proc", "ray")
+POOL_SIZE = 100
+WARMUP_CALLS = 100
+
+_EXAMPLES = """\
+examples:
+  sekai bench CartPole-v1 --steps 2000
+  sekai bench Portfolio-v0 --num-envs 16 --mode sync
+  sekai bench Portfolio-v0 --num-envs 1024 --mode proc --workers 4
+  sekai bench Portfolio-v0 --num-envs 1024 --compare native sync proc --workers 2
+  sekai bench Portfolio-v0 --num-envs 16 --json
+
+--steps counts calls: each vector call steps every sub-env, so the env steps timed are
+steps x num-envs. Actions are sampled before timing (a pool of up to 100 batches from the
+action space seeded with --seed), so the figure measures the env, not the sampler. With
+--num-envs 1 and --mode auto or sync a single env is timed (reset when an episode ends).
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``bench`` subcommand."""
+    parser = subparsers.add_parser(
+        "bench",
+        help="measure random-action env steps per second",
+        description=(
+            "Measure how many random-action env steps per second ENV_ID runs, as a single\n"
+            "env or as a vector env on one or several backends."
+        ),
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("env_id", metavar="ENV_ID", help="a registered ID, e.g. Portfolio-v0")
+    parser.add_argument(
+        "--steps",
+        type=positive_int,
+        default=10_000,
+        metavar="N",
+        help="calls to time (default: 10000), after min(N // 10, 100) warm-up calls",
+    )
+    parser.add_argument(
+        "--num-envs",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="sub-envs per vector env (default: 1)",
+    )
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument(
+        "--mode",
+        default="auto",
+        metavar="MODE",
+        help="auto (default), native, sync, async, proc, or a plugin's mode such as ray",
+    )
+    modes.add_argument(
+        "--compare",
+        nargs="+",
+        metavar="MODE",
+        help="time several modes in turn and print a table with each one's ratio to the first",
+    )
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes for --mode proc (default: one per sub-env)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        metavar="S",
+        help="seed of the reset and of the action sampling (default: 0)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.set_defaults(run=run)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One timed run."""
+
+    env_id: str
+    label: str
+    backend: str
+    mode: str
+    num_envs: int
+    num_workers: int | None
+    calls: int
+    seconds: float
+
+    @property
+    def env_steps(self) -> int:
+        """Calls times sub-envs."""
+        return self.calls * self.num_envs
+
+    @property
+    def steps_per_second(self) -> float:
+        """Env steps per second of the timed loop."""
+        return self.env_steps / max(self.seconds, 1e-9)
+
+    def line(self) -> str:
+        """``{id} [{label}]: {total:,} env steps in {secs:.2f}s = {rate:,.0f} steps/s``."""
+        return (
+            f"{self.env_id} [{self.label}]: {self.env_steps:,} env steps in "
+            f"{self.seconds:.2f}s = {self.steps_per_second:,.0f} steps/s"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` object."""
+        return {
+            "id": self.env_id,
+            "label": self.label,
+            "mode": self.mode,
+            "num_envs": self.num_envs,
+            "num_workers": self.num_workers,
+            "calls": self.calls,
+            "env_steps": self.env_steps,
+            "seconds": self.seconds,
+            "steps_per_second": self.steps_per_second,
+        }
+
+
+def _pool(space: Any, seed: int, size: int) -> list[Any]:
+    """``size`` actions from a seeded copy of ``space`` (the env's own space is left alone)."""
+    sampler = copy.deepcopy(space)
+    sampler.seed(seed)
+    return [sampler.sample() for _ in range(size)]
+
+
+def _time_calls(run_calls: Callable[[int, int], None], steps: int, progress: Progress) -> float:
+    """Warm up, then time ``steps`` calls.
+
+    With a progress bar the calls run in chunks and only the chunks are timed, so drawing
+    the bar never counts as env time.
+    """
+    warmup = min(steps // 10, WARMUP_CALLS)
+    run_calls(0, warmup)
+    chunk = max(1, steps // 100) if progress.enabled else steps
+    clock = time.perf_counter
+    done = 0
+    elapsed = 0.0
+    while done < steps:
+        count = min(chunk, steps - done)
+        start = clock()
+        run_calls(warmup + done, count)
+        elapsed += clock() - start
+        done += count
+        progress.update(done)
+    return elapsed
+
+
+def _bench_single(env_id: str, steps: int, seed: int, progress: Progress) -> float:
+    from sekai.registry import make
+
+    env = make(env_id)
+    try:
+        pool = _pool(env.action_space, seed, min(steps, POOL_SIZE))
+        size = len(pool)
+        env.reset(seed=seed)
+        step, reset = env.step, env.reset
+
+        def run_calls(first: int, count: int) -> None:
+            for i in range(first, first + count):
+                result = step(pool[i % size])
+                if result.terminated or result.truncated:
+                    reset()
+
+        return _time_calls(run_calls, steps, progress)
+    finally:
+        env.close()
+
+
+def _bench_vector(
+    env_id: str,
+    mode: str,
+    num_envs: int,
+    workers: int | None,
+    steps: int,
+    seed: int,
+    progress: Progress,
+) -> tuple[str, float]:
+    from sekai.registry import make_vec
+
+    vector_kwargs = {"num_workers": workers} if workers is not None else None
+    vec = make_vec(
+        env_id,
+        num_envs,
+        vectorization_mode=None if mode == "auto" else mode,
+        vector_kwargs=vector_kwargs,
+    )
+    try:
+        backend = type(vec).__name__
+        pool = _pool(vec.batch_action_space, seed, min(steps, POOL_SIZE))
+        size = len(pool)
+        vec.reset(seed=seed)
+        step = vec.step
+
+        def run_calls(first: int, count: int) -> None:
+            for i in range(first, first + count):
+                step(pool[i % size])
+
+        return backend, _time_calls(run_calls, steps, progress)
+    finally:
+        vec.close()
+
+
+def bench(
+    env_id: str,
+    mode: str,
+    *,
+    num_envs: int,
+    workers: int | None,
+    steps: int,
+    seed: int,
+    out: Output,
+) -> BenchResult:
+    """Time ``steps`` random-action calls of ``env_id`` in ``mode``.
+
+    A single env is timed when ``num_envs == 1`` and the mode is ``auto`` or ``sync``;
+    otherwise ``make_vec(env_id, num_envs, vectorization_mode=...)``. ``workers`` reaches
+    only the backends of ``WORKER_MODES``.
+    """
+    workers = workers if mode in WORKER_MODES else None
+    with out.progress(steps, f"{env_id} [{mode}]") as progress:
+        if num_envs == 1 and mode in ("auto", "sync"):
+            backend = label = "single env"
+            seconds = _bench_single(env_id, steps, seed, progress)
+        else:
+            backend, seconds = _bench_vector(env_id, mode, num_envs, workers, steps, seed, progress)
+            label = f"{backend} x{num_envs}"
+    return BenchResult(env_id, label, backend, mode, num_envs, workers, steps, seconds)
+
+
+def _check_workers(modes: list[str], workers: int | None) -> None:
+    if workers is None or any(mode in WORKER_MODES for mode in modes):
+        return
+    from sekai.plugins import report
+
+    which = "proc" if "sekai-ray" in report().missing else "proc or ray"
+    raise UsageError(f"--workers applies to --mode {which} only")
+
+
+def _compare_table(results: list[BenchResult], out: Output) -> list[str]:
+    first = results[0].steps_per_second
+    rows = [
+        [r.mode, r.backend, f"{r.steps_per_second:,.0f}", f"{r.steps_per_second / first:.2f}x"]
+        for r in results
+    ]
+    return format_table(
+        ["MODE", "BACKEND", "STEPS/S", "RATIO"], rows, "llrr", header_style=BOLD, colour=out.colour
+    )
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
+    """Run the benchmark(s) and print the bench line(s), the comparison table or JSON."""
+    modes: list[str] = list(args.compare) if args.compare else [args.mode]
+    _check_workers(modes, args.workers)
+    results = []
+    for mode in modes:
+        result = bench(
+            args.env_id,
+            mode,
+            num_envs=args.num_envs,
+            workers=args.workers,
+            steps=args.steps,
+            seed=args.seed,
+            out=out,
+        )
+        results.append(result)
+        if not args.json:
+            out.print(result.line())
+            out.flush()  # each line as soon as its run ends
+    if args.json:
+        if args.compare:
+            first = results[0].steps_per_second
+            data: Any = [{**r.to_json(), "ratio": r.steps_per_second / first} for r in results]
+        else:
+            data = results[0].to_json()
+        out.print(json.dumps(data, indent=2))
+    elif args.compare:
+        out.print()
+        out.lines(_compare_table(results, out))
+    return 0

@@ -1,0 +1,82 @@
+"""``sekai check ID``: run check_env on a fresh env and report what it found."""
+
+from __future__ import annotations
+
+import argparse
+
+from sekai.cli._args import positive_int
+from sekai.cli._output import GREEN, RED, YELLOW, Output, plural
+
+__all__ = ["add_parser", "run", "summary"]
+
+_EXAMPLES = """\
+examples:
+  sekai check CartPole-v1
+  sekai check Portfolio-v0 --steps 2000 --determinism
+  sekai -m my_envs check mine/Drift-v0 --strict   exit 1 on warnings too (for CI)
+
+exit status: 0 no ERROR (warnings allowed unless --strict), 1 ERRORs found (or any
+issue with --strict), 2 the env could not be built or run.
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``check`` subcommand."""
+    parser = subparsers.add_parser(
+        "check",
+        help="check an environment against the Env contract (check_env)",
+        description=(
+            "Build ENV_ID with make(), run sekai.check_env on it and print every issue found,\n"
+            "then a summary line."
+        ),
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("env_id", metavar="ENV_ID", help="a registered ID, e.g. CartPole-v1")
+    parser.add_argument(
+        "--steps",
+        type=positive_int,
+        default=500,
+        metavar="N",
+        help="random steps to take (default: 500)",
+    )
+    parser.add_argument(
+        "--determinism",
+        action="store_true",
+        help="also compare two rollouts with the same seed and actions",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="exit with status 1 on warnings too, not only errors"
+    )
+    parser.set_defaults(run=run)
+
+
+def summary(env_id: str, issues: list[str]) -> str:
+    """The last line: ``ID: all checks passed.`` or ``ID: 0 errors, 1 warning.``."""
+    if not issues:
+        return f"{env_id}: all checks passed."
+    errors = sum(1 for issue in issues if issue.startswith("ERROR"))
+    return f"{env_id}: {plural(errors, 'error')}, {plural(len(issues) - errors, 'warning')}."
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
+    """Check ``args.env_id``; 1 on ERRORs (on any issue with ``--strict``), else 0."""
+    from sekai.registry import make
+    from sekai.utils.checker import check_env
+
+    env = make(args.env_id)
+    try:
+        with out.status(f"checking {args.env_id} ({args.steps:,} steps)..."):
+            issues = check_env(env, n_steps=args.steps, check_determinism=args.determinism)
+    finally:
+        env.close()
+    for issue in issues:
+        level, sep, rest = issue.partition(":")
+        code = RED if level == "ERROR" else YELLOW if level == "WARNING" else None
+        out.print(f"{out.style(level, code)}{sep}{rest}" if sep else issue)
+    line = summary(args.env_id, issues)
+    errors = any(issue.startswith("ERROR") for issue in issues)
+    out.print(out.style(line, GREEN if not issues else RED if errors else YELLOW))
+    if errors or (args.strict and issues):
+        return 1
+    return 0

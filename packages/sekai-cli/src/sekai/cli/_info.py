@@ -1,0 +1,83 @@
+"""``sekai info ID``: an environment's spec, spaces, metadata, wrappers and provider."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from sekai.cli._output import Output
+
+if TYPE_CHECKING:
+    from sekai.core.env import Env
+    from sekai.registry.spec import EnvSpec
+
+__all__ = ["add_parser", "provided_by", "run", "wrapper_chain"]
+
+_EXAMPLES = """\
+examples:
+  sekai info CartPole-v1
+  sekai info Portfolio-v0
+  sekai -m my_envs info mine/Drift-v0    an env registered by your own module
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``info`` subcommand."""
+    parser = subparsers.add_parser(
+        "info",
+        help="describe one environment (spec, spaces, wrappers, provider)",
+        description=(
+            "Describe one environment: its registry entry, then the spaces, metadata and\n"
+            "wrappers of the env make(ENV_ID) builds, and the distribution providing it."
+        ),
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("env_id", metavar="ENV_ID", help="a registered ID, e.g. CartPole-v1")
+    parser.set_defaults(run=run)
+
+
+def wrapper_chain(env: Env[Any, Any]) -> list[str]:
+    """Class names from the outermost wrapper to the base env (one name if unwrapped)."""
+    from sekai.core.wrapper import Wrapper
+
+    names = []
+    current: Any = env
+    while isinstance(current, Wrapper):
+        names.append(type(current).__name__)
+        current = current.env
+    names.append(type(current).__name__)
+    return names
+
+
+def provided_by(spec: EnvSpec) -> str:
+    """``sekai-classic 0.3.0 (plugin classic)``, or ``runtime`` for ``sekai.register()`` IDs."""
+    source = spec.source
+    if source is None:
+        return "runtime"
+    return f"{source.distribution} {source.version} (plugin {source.plugin})"
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
+    """Print the description of ``args.env_id``."""
+    from sekai.registry import make, spec
+
+    env_spec = spec(args.env_id)
+    env = make(args.env_id)
+    try:
+        lines = [
+            env_spec.pprint(),
+            f"observation_space={env.observation_space!r}",
+            f"action_space={env.action_space!r}",
+        ]
+        metadata = env.metadata
+        if metadata:
+            lines.append(f"metadata={metadata!r}")
+        chain = wrapper_chain(env)
+        if len(chain) > 1:
+            lines.append(f"wrappers={' -> '.join(chain)}")
+    finally:
+        env.close()
+    lines.append(f"provided_by={provided_by(env_spec)}")
+    out.lines(lines)
+    return 0

@@ -1,0 +1,205 @@
+"""``sekai bench ID``: the bench line, backends, --compare, --json, pre-sampled actions, errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+RATE = r"[0-9][0-9,]*"
+
+
+def _line(env_id: str, label: str, total: str) -> re.Pattern[str]:
+    """The bench line format: ``{id} [{label}]: {total:,} env steps in {secs:.2f}s = ...``."""
+    return re.compile(
+        rf"{re.escape(env_id)} \[{re.escape(label)}\]: {total} env steps in "
+        rf"[0-9]+\.[0-9]{{2}}s = {RATE} steps/s"
+    )
+
+
+def test_single_env_line_counts_calls_as_env_steps(sekai_cli) -> None:
+    done = sekai_cli("bench", "CartPole-v1", "--steps", "2000")
+    assert done.returncode == 0, done.stderr
+    assert _line("CartPole-v1", "single env", "2,000").fullmatch(done.stdout.rstrip("\n"))
+    assert done.stderr == ""
+
+
+def test_single_env_is_reset_when_an_episode_ends(sekai_cli, my_envs: str) -> None:
+    # Line episodes end within a few steps; stepping on after the end would raise.
+    done = sekai_cli("-m", my_envs, "bench", "mine/Line-v0", "--steps", "500")
+    assert done.returncode == 0, done.stderr
+    assert _line("mine/Line-v0", "single env", "500").fullmatch(done.stdout.rstrip("\n"))
+
+
+@pytest.mark.parametrize(
+    ("mode", "label"),
+    [("sync", "SyncVecEnv x3"), ("async", "AsyncVecEnv x3"), ("native", "LineVecEnv x3")],
+)
+def test_vector_modes_label_the_vec_env_class_and_multiply_env_steps(
+    sekai_cli, my_envs: str, mode: str, label: str
+) -> None:
+    args = ("-m", my_envs, "bench", "mine/Line-v0", "--steps", "200", "--num-envs", "3")
+    done = sekai_cli(*args, "--mode", mode)
+    assert done.returncode == 0, done.stderr
+    assert _line("mine/Line-v0", label, "600").fullmatch(done.stdout.rstrip("\n"))
+
+
+def test_auto_mode_uses_the_native_env_when_registered(sekai_cli, my_envs: str) -> None:
+    done = sekai_cli("-m", my_envs, "bench", "mine/Line-v0", "--steps", "10", "--num-envs", "2")
+    assert "[LineVecEnv x2]" in done.stdout
+    done = sekai_cli("bench", "CartPole-v1", "--steps", "10", "--num-envs", "2")
+    assert "[SyncVecEnv x2]" in done.stdout
+
+
+def test_num_envs_1_with_native_mode_is_a_vec_env(sekai_cli, my_envs: str) -> None:
+    done = sekai_cli("-m", my_envs, "bench", "mine/Line-v0", "--steps", "10", "--mode", "native")
+    assert "[LineVecEnv x1]" in done.stdout
+
+
+def test_json_prints_one_object(sekai_cli, my_envs: str) -> None:
+    args = ("-m", my_envs, "bench", "mine/Line-v0", "--steps", "50", "--num-envs", "4")
+    done = sekai_cli(*args, "--mode", "sync", "--json")
+    assert done.returncode == 0
+    data = json.loads(done.stdout)
+    seconds, rate = data.pop("seconds"), data.pop("steps_per_second")
+    assert data == {
+        "id": "mine/Line-v0",
+        "label": "SyncVecEnv x4",
+        "mode": "sync",
+        "num_envs": 4,
+        "num_workers": None,
+        "calls": 50,
+        "env_steps": 200,
+    }
+    assert seconds > 0
+    assert rate == pytest.approx(200 / seconds)
+
+
+def test_compare_prints_each_line_then_a_table_of_ratios(sekai_cli, my_envs: str) -> None:
+    args = ("-m", my_envs, "bench", "mine/Line-v0", "--steps", "100", "--num-envs", "2")
+    done = sekai_cli(*args, "--compare", "native", "sync", "async")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert _line("mine/Line-v0", "LineVecEnv x2", "200").fullmatch(lines[0])
+    assert _line("mine/Line-v0", "SyncVecEnv x2", "200").fullmatch(lines[1])
+    assert _line("mine/Line-v0", "AsyncVecEnv x2", "200").fullmatch(lines[2])
+    assert lines[3] == ""
+    assert lines[4].split() == ["MODE", "BACKEND", "STEPS/S", "RATIO"]
+    rows = [line.split() for line in lines[5:]]
+    assert [row[:2] for row in rows] == [
+        ["native", "LineVecEnv"],
+        ["sync", "SyncVecEnv"],
+        ["async", "AsyncVecEnv"],
+    ]
+    assert rows[0][3] == "1.00x"
+    rates = [float(row[2].replace(",", "")) for row in rows]
+    for row, rate in zip(rows[1:], rates[1:]):
+        assert float(row[3].rstrip("x")) == pytest.approx(rate / rates[0], abs=0.01)
+    # STEPS/S and RATIO are right-aligned under their headers.
+    assert len({len(line) for line in lines[4:]}) == 1
+
+
+def test_compare_json_is_a_list_with_ratios(sekai_cli, my_envs: str) -> None:
+    args = ("-m", my_envs, "bench", "mine/Line-v0", "--steps", "20", "--num-envs", "2")
+    done = sekai_cli(*args, "--compare", "sync", "native", "--json")
+    data = json.loads(done.stdout)
+    assert [d["mode"] for d in data] == ["sync", "native"]
+    assert [d["label"] for d in data] == ["SyncVecEnv x2", "LineVecEnv x2"]
+    assert data[0]["ratio"] == 1.0
+    assert data[1]["ratio"] == pytest.approx(
+        data[1]["steps_per_second"] / data[0]["steps_per_second"]
+    )
+
+
+def test_compare_and_mode_exclude_each_other(sekai_cli) -> None:
+    done = sekai_cli("bench", "CartPole-v1", "--mode", "sync", "--compare", "sync", "async")
+    assert done.returncode == 2
+    assert "not allowed with argument" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--workers", "2"),
+        ("--mode", "sync", "--workers", "2"),
+        ("--compare", "sync", "async", "--workers", "2"),
+    ],
+)
+def test_workers_without_proc_is_a_usage_error(sekai_cli, args: tuple[str, ...]) -> None:
+    done = sekai_cli("bench", "CartPole-v1", "--num-envs", "2", *args)
+    assert done.returncode == 2
+    assert done.stderr == "error: --workers applies to --mode proc only\n"
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--steps", "0"), ("--num-envs", "0"), ("--workers", "0"), ("--seed", "-1")],
+)
+def test_out_of_range_numbers_are_usage_errors(sekai_cli, flag: str, value: str) -> None:
+    done = sekai_cli("bench", "CartPole-v1", flag, value)
+    assert done.returncode == 2
+    assert f"argument {flag}" in done.stderr
+
+
+def test_an_unknown_mode_prints_the_make_vec_message(sekai_cli) -> None:
+    done = sekai_cli("bench", "CartPole-v1", "--num-envs", "2", "--mode", "foo")
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "error: Unknown vectorization_mode 'foo'; expected one of ['native', 'sync', 'async', "
+        "'proc'"
+    )
+
+
+def test_native_mode_without_a_native_env_prints_the_make_vec_message(sekai_cli) -> None:
+    done = sekai_cli("bench", "CartPole-v1", "--num-envs", "2", "--mode", "native")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "error: CartPole-v1 has no native vector implementation (vector_entry_point); use "
+        "vectorization_mode='sync', 'async' or 'proc'.\n"
+    )
+
+
+@pytest.mark.parametrize("num_envs", ["1", "2"])
+def test_an_exception_in_step_is_shown_with_its_type(
+    sekai_cli, my_envs: str, num_envs: str
+) -> None:
+    done = sekai_cli("-m", my_envs, "bench", "mine/StepFails-v0", "--num-envs", num_envs)
+    assert done.returncode == 2
+    assert done.stderr == "error: RuntimeError: boom at step\n"
+
+
+def _recorded(sekai_cli, tmp_path: Path, *args: str) -> list[str]:
+    done = sekai_cli("-m", "my_envs", "bench", "mine/Recorder-v0", *args)
+    assert done.returncode == 0, done.stderr
+    return (tmp_path / "actions.txt").read_text().split()
+
+
+def test_actions_come_from_a_pool_sampled_with_the_seed(
+    sekai_cli, my_envs: str, tmp_path: Path
+) -> None:
+    actions = _recorded(sekai_cli, tmp_path, "--steps", "300", "--seed", "3")
+    # 30 warm-up calls, then 300 timed ones, all drawn in turn from a pool of 100 actions.
+    assert len(actions) == 330
+    assert actions[100:] == actions[:230]
+    assert set(actions[:100]) == {"0", "1"}
+    assert _recorded(sekai_cli, tmp_path, "--steps", "300", "--seed", "3") == actions
+    assert _recorded(sekai_cli, tmp_path, "--steps", "300", "--seed", "4") != actions
+
+
+def test_a_short_run_uses_a_pool_of_steps_actions(sekai_cli, my_envs: str, tmp_path: Path) -> None:
+    actions = _recorded(sekai_cli, tmp_path, "--steps", "40", "--seed", "0")
+    assert len(actions) == 44  # 4 warm-up calls
+    assert actions[40:] == actions[:4]
+
+
+def test_progress_bar_only_on_a_terminal_stderr(sekai_cli, terminal_cli) -> None:
+    code, out, err = terminal_cli("bench", "CartPole-v1", "--steps", "3000", stream="stderr")
+    assert code == 0
+    assert _line("CartPole-v1", "single env", "3,000").fullmatch(out.rstrip("\n"))
+    assert "\r" in err
+    assert "100% 3,000/3,000" in err
+    assert err.endswith("\r\x1b[K")  # the bar is erased at the end
+    assert sekai_cli("bench", "CartPole-v1", "--steps", "3000").stderr == ""

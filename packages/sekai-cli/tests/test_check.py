@@ -1,0 +1,77 @@
+"""``sekai check ID``: the issues, the summary line and the exit status."""
+
+from __future__ import annotations
+
+import pytest
+
+NOT_SEEDED = (
+    "WARNING: reset(seed=0) returned different observations on two calls. Call "
+    "self._set_rng(seed) at the start of reset() and draw all randomness from self.rng."
+)
+
+
+def test_a_conforming_env_passes_with_exit_0(sekai_cli) -> None:
+    done = sekai_cli("check", "CartPole-v1")
+    assert done.returncode == 0
+    assert done.stdout == "CartPole-v1: all checks passed.\n"
+    assert done.stderr == ""
+
+
+def test_warnings_only_exit_0_and_end_with_a_summary(sekai_cli, my_envs: str) -> None:
+    done = sekai_cli("-m", my_envs, "check", "mine/Unseeded-v0")
+    assert done.returncode == 0
+    assert done.stdout == f"{NOT_SEEDED}\nmine/Unseeded-v0: 0 errors, 1 warning.\n"
+
+
+def test_strict_exits_1_on_warnings(sekai_cli, my_envs: str) -> None:
+    done = sekai_cli("-m", my_envs, "check", "mine/Unseeded-v0", "--strict")
+    assert done.returncode == 1
+    assert done.stdout.endswith("mine/Unseeded-v0: 0 errors, 1 warning.\n")
+
+
+@pytest.mark.parametrize("strict", [(), ("--strict",)])
+def test_errors_exit_1(sekai_cli, my_envs: str, strict: tuple[str, ...]) -> None:
+    done = sekai_cli("-m", my_envs, "check", "mine/OutOfSpace-v0", *strict)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(
+        "ERROR: Observation from step() at step 0 is not within observation_space."
+    )
+    assert lines[-1] == "mine/OutOfSpace-v0: 2 errors, 0 warnings."
+
+
+def test_an_exception_in_step_is_an_error_line_of_the_report(sekai_cli, my_envs: str) -> None:
+    done = sekai_cli("-m", my_envs, "check", "mine/StepFails-v0")
+    assert done.returncode == 1
+    assert "ERROR: step() raised RuntimeError at step 0: boom at step" in done.stdout
+    assert done.stderr == ""
+
+
+def test_steps_sets_how_many_random_steps_are_taken(sekai_cli, my_envs: str) -> None:
+    done = sekai_cli("-m", my_envs, "check", "mine/BoolReward-v0", "--steps", "7")
+    assert done.returncode == 0
+    assert done.stdout.splitlines()[0] == (
+        "WARNING: reward at step 0 is bool, expected float. (seen at 7 steps; first shown)"
+    )
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "many"])
+def test_steps_below_1_is_a_usage_error(sekai_cli, value: str) -> None:
+    done = sekai_cli("check", "CartPole-v1", "--steps", value)
+    assert done.returncode == 2
+    assert "argument --steps" in done.stderr
+
+
+def test_determinism_compares_two_seeded_rollouts_only_when_asked(sekai_cli, my_envs: str) -> None:
+    plain = sekai_cli("-m", my_envs, "check", "mine/Drifting-v0")
+    assert plain.stdout == "mine/Drifting-v0: all checks passed.\n"
+    asked = sekai_cli("-m", my_envs, "check", "mine/Drifting-v0", "--determinism")
+    assert asked.returncode == 0
+    assert asked.stdout.startswith("WARNING: Two rollouts with the same seed and actions differed.")
+    assert asked.stdout.endswith("mine/Drifting-v0: 0 errors, 1 warning.\n")
+
+
+def test_issue_levels_are_coloured_on_a_terminal(terminal_cli, tmp_path, my_envs: str) -> None:
+    code, out, _ = terminal_cli("-m", my_envs, "check", "mine/OutOfSpace-v0", stream="stdout")
+    assert code == 1
+    assert out.startswith("\x1b[31mERROR\x1b[0m: Observation from step()")

@@ -1,0 +1,177 @@
+"""The ``sekai`` entry points: global options, help, -m imports, errors and broken pipes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sekai
+from sekai.cli import build_parser, main
+
+COMMANDS = ("list", "info", "check", "bench")
+
+
+def test_version_prints_sekai_and_the_version(sekai_cli) -> None:
+    done = sekai_cli("--version")
+    assert done.returncode == 0
+    assert done.stdout == f"sekai {sekai.__version__}\n"
+    assert sekai.__version__ == "0.3.0"
+
+
+@pytest.mark.parametrize("module", ["sekai", "sekai.cli"])
+def test_python_dash_m_runs_the_same_command_line(tmp_path: Path, module: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", module, "info", "CartPole-v1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("id=CartPole-v1\n")
+
+
+def test_a_subcommand_is_required(sekai_cli) -> None:
+    done = sekai_cli()
+    assert done.returncode == 2
+    assert "usage: sekai" in done.stderr
+    assert "required" in done.stderr
+
+
+def test_an_unknown_subcommand_is_a_usage_error(sekai_cli) -> None:
+    done = sekai_cli("frobnicate")
+    assert done.returncode == 2
+    assert "invalid choice: 'frobnicate'" in done.stderr
+
+
+@pytest.mark.parametrize("command", [(), *((c,) for c in COMMANDS)])
+def test_help_of_every_command_shows_examples(sekai_cli, command: tuple[str, ...]) -> None:
+    done = sekai_cli(*command, "--help")
+    assert done.returncode == 0
+    assert done.stdout.startswith(f"usage: sekai {' '.join(command)}".rstrip())
+    assert "examples:\n  sekai " in done.stdout
+
+
+def test_main_returns_the_exit_status_instead_of_exiting(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"sekai {sekai.__version__}\n"
+    assert main([]) == 2
+
+
+def test_build_parser_has_prog_sekai_and_the_four_commands() -> None:
+    parser = build_parser()
+    assert parser.prog == "sekai"
+    choices: set[str] = set()
+    for action in parser._actions:
+        choices |= set(getattr(action, "choices", None) or ())
+    assert set(COMMANDS) <= choices
+
+
+# -- -m/--import ----------------------------------------------------------------------------
+
+
+def test_import_option_registers_envs_of_a_module_in_the_current_directory(
+    sekai_cli, my_envs: str
+) -> None:
+    done = sekai_cli("-m", my_envs, "info", "mine/Plain-v0")
+    assert done.returncode == 0, done.stderr
+    assert "id=mine/Plain-v0\n" in done.stdout
+    assert done.stdout.endswith("provided_by=runtime\n")
+
+
+def test_import_option_long_form_is_repeatable(sekai_cli, my_envs: str, tmp_path: Path) -> None:
+    (tmp_path / "more_envs.py").write_text(
+        "import sekai\nsekai.register('more/Line-v0', 'sekai.testing.envs:LineEnv')\n"
+    )
+    done = sekai_cli("--import", my_envs, "--import", "more_envs", "list", "--json")
+    assert done.returncode == 0, done.stderr
+    assert '"id": "mine/Plain-v0"' in done.stdout
+    assert '"id": "more/Line-v0"' in done.stdout
+
+
+def test_import_of_a_missing_module_is_an_error_without_traceback(sekai_cli) -> None:
+    done = sekai_cli("-m", "nosuch", "list")
+    assert done.returncode == 2
+    assert done.stderr == "error: could not import nosuch: No module named 'nosuch'\n"
+    assert done.stdout == ""
+
+
+def test_import_of_a_module_that_raises_names_the_exception(sekai_cli, tmp_path: Path) -> None:
+    (tmp_path / "bad_envs.py").write_text("raise RuntimeError('half-written module')\n")
+    done = sekai_cli("-m", "bad_envs", "list")
+    assert done.returncode == 2
+    assert done.stderr == ("error: could not import bad_envs: RuntimeError: half-written module\n")
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+def test_an_unknown_id_prints_env_not_found_and_exits_2(sekai_cli) -> None:
+    done = sekai_cli("info", "Cartpole-v1")
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "error: Environment 'Cartpole-v1' not found in registry. Did you mean: 'CartPole-v1'?"
+    )
+    assert done.stderr.endswith("`sekai list` to see registered environments.\n")
+    assert "Traceback" not in done.stderr
+
+
+def test_an_invalid_id_is_reported_with_the_registry_message(sekai_cli) -> None:
+    done = sekai_cli("check", "bad id!")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: Invalid env ID 'bad id!'. Must match")
+
+
+@pytest.mark.parametrize("command", ["info", "check", "bench"])
+def test_an_exception_from_the_env_constructor_is_shown_with_its_type(
+    sekai_cli, my_envs: str, command: str
+) -> None:
+    done = sekai_cli("-m", my_envs, command, "mine/Broken-v0")
+    assert done.returncode == 2
+    assert done.stderr == "error: ValueError: bad size\n"
+
+
+def test_an_unimportable_entry_point_is_an_import_error_message(sekai_cli, my_envs: str) -> None:
+    done = sekai_cli("-m", my_envs, "info", "mine/Lazy-v0")
+    assert done.returncode == 2
+    assert done.stderr == "error: No module named 'not_a_module_at_all'\n"
+
+
+def test_plugin_load_warnings_are_not_shown_as_python_warnings(
+    sekai_cli, fake_dists: dict[str, str]
+) -> None:
+    # Even with every warning turned into an error, discovery completes and the command runs.
+    env = {**fake_dists, "PYTHONWARNINGS": "error"}
+    done = sekai_cli("info", "CartPole-v1", env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+# -- broken pipes ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args", [["list"], ["list", "--json"], ["--help"], ["info", "CartPole-v1"]]
+)
+def test_a_closed_stdout_pipe_exits_quietly(sekai_cli, args: list[str]) -> None:
+    # The reader is gone before the first write: where `sekai list | head -1` ends up.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = sekai_cli(*args, stdout=write_end)
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""
+    assert done.returncode == 0
+
+
+def test_list_piped_to_head_prints_the_header_and_nothing_on_stderr(sekai_shell) -> None:
+    done = sekai_shell("sekai list | head -1")
+    assert done.stdout.split() == ["ID", "MAX", "STEPS", "ENTRY", "POINT"]
+    assert done.stderr == ""

@@ -1,0 +1,105 @@
+"""VecRecordFrames: record one sub-env of a vector env after every vector reset() and step()."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from sekai.rendering.recorder import check_recording_options, save_frames
+from sekai.rendering.renderer import Renderer, RenderFrame
+from sekai.vector.async_vec_env import AsyncVecEnv
+from sekai.vector.result import VecResetResult, VecStepResult
+from sekai.vector.sync_vec_env import SyncVecEnv
+from sekai.vector.vec_env import VecEnv
+from sekai.vector.vec_wrapper import VecWrapper
+
+__all__ = ["VecRecordFrames"]
+
+
+class VecRecordFrames(VecWrapper):
+    """Render sub-env ``index`` after every vector ``reset()`` and ``step()``; keep the frames.
+
+    After a step in which the sub-env finished and was reset automatically, the frame shows the
+    first state of its next episode, so consecutive episodes follow each other in ``frames``.
+    The renderer draws the sub-env object itself, so the sub-envs must live in this process:
+    ``SyncVecEnv`` or ``AsyncVecEnv`` (``vectorization_mode="sync"`` or ``"async"``).
+
+    Args:
+        venv: the vector env to record (wrapped or not).
+        renderer: any ``sekai.rendering.Renderer``.
+        index: the sub-env to record, in ``[0, num_envs)``.
+        enabled: record only while this is true (the attribute may be changed at any time).
+        max_frames: stop appending once this many frames are held (None: no limit).
+
+    Raises:
+        TypeError: a backend without in-process sub-envs (native, proc, ...), or a renderer
+            without ``render``/``close``.
+        ValueError: ``index`` out of range, or an invalid ``max_frames``.
+    """
+
+    def __init__(
+        self,
+        venv: VecEnv,
+        renderer: Renderer,
+        *,
+        index: int = 0,
+        enabled: bool = True,
+        max_frames: int | None = None,
+    ) -> None:
+        super().__init__(venv)
+        check_recording_options(renderer, max_frames)
+        base = venv.unwrapped
+        if not isinstance(base, (SyncVecEnv, AsyncVecEnv)):
+            raise TypeError(
+                f"VecRecordFrames renders a sub-env object, and {type(base).__name__} has none in "
+                "this process; use make_vec(..., vectorization_mode='sync') (or 'async'), or wrap "
+                "each sub-env in RecordFrames inside the sub-env factory."
+            )
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < base.num_envs:
+            raise ValueError(
+                f"index must be an int in [0, {base.num_envs}) (the sub-envs), got {index!r}."
+            )
+        self._base: SyncVecEnv | AsyncVecEnv = base
+        self.renderer = renderer
+        self.index = index
+        self.enabled = enabled
+        self.max_frames = max_frames
+        self.frames: list[RenderFrame] = []
+
+    def _capture(self) -> None:
+        if self.enabled and (self.max_frames is None or len(self.frames) < self.max_frames):
+            self.frames.append(self.renderer.render(self._base.envs[self.index]))
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        result = self.venv.reset(seed=seed, options=options)
+        self._capture()
+        return result
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        result = self.venv.step(actions)
+        self._capture()
+        return result
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        result = await self.venv.async_reset(seed=seed, options=options)
+        self._capture()
+        return result
+
+    async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        result = await self.venv.async_step(actions)
+        self._capture()
+        return result
+
+    def clear(self) -> None:
+        """Forget every recorded frame."""
+        self.frames.clear()
+
+    def close(self) -> None:
+        """Close the renderer, then the vector env."""
+        self.renderer.close()
+        self.venv.close()
+
+    def save(self, path: str | os.PathLike[str], fps: float | None = None) -> Path:
+        """Write the frames like ``RecordFrames.save()`` (fps from the env's ``render_fps``)."""
+        return save_frames(self.frames, path, fps, self.metadata)

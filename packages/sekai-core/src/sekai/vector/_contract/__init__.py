@@ -1,0 +1,24 @@
+"""The one implementation of the vector contract (core.md §3, §14) that every backend reuses.
+
+Parent side (where ``VecEnv.step()`` is called), used through ``VecEnv``'s helpers:
+
+- ``seeding``: ``vector_seeds`` (int → ``make_seed_sequence``, list, Generator → TypeError),
+  ``native_seed`` (one generator), ``vector_options`` (one dict or one per sub-env).
+- ``actions``: ``ActionChecker`` (structure → ValueError, values → InvalidAction(index), frozen
+  sub-envs not checked) and the split into per-env actions.
+- ``batching``: ``stacker`` / ``caster`` (rule 3: the space's dtypes) and row replacement.
+- ``VecEnv`` helpers: ``_checked_actions`` / ``_per_env_actions`` (ResetRequired, VecEnvClosed,
+  action checks), ``_reset_plan`` / ``_reset_done``, ``_stack`` / ``_cast`` (observation
+  dtypes), ``_step_result`` / ``_partial_step`` (result dtypes, frozen mask, rule 9).
+
+Sub-env side (where the sub-env lives: this process, a ProcVecEnv worker, a Ray actor):
+
+- ``subenv``: ``SubEnv`` (same-step autoreset with final_observation / final_info / reset_info,
+  freezing with ``autoreset=False``, AutoReset detection, get/set/call through the wrapper
+  stack) and ``call_each`` (every sub-env runs, then the first error is raised).
+
+A backend that runs sub-envs elsewhere builds a ``SubEnv`` per sub-env there, sends it the
+seeds/options from ``_reset_plan`` and the per-env actions from ``_per_env_actions``, and passes
+the replies to ``_reset_done`` / ``_step_result`` (reporting ``SubEnv.resets_itself`` once, for
+``VecEnv._set_self_resetting``).
+"""

@@ -1,0 +1,254 @@
+"""RecordFrames and the GIF / video / text writers, with every documented validation."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.rendering import (
+    BaseRenderer,
+    Canvas,
+    RecordFrames,
+    save_gif,
+    save_text,
+    save_video,
+    target_env,
+)
+from sekai.testing.envs import LineEnv
+
+
+class LineRenderer(BaseRenderer):
+    """Draws LineEnv's point as a dark square on a 16 x 40 strip."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def render(self, env: Any) -> np.ndarray:
+        line = target_env(env, LineEnv)
+        canvas = Canvas(40, 16)
+        x = 4 + 8 * (line.position or 0)
+        canvas.rect(x, 4, x + 8, 12, (20, 20, 20))
+        return canvas.to_array()
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class TextRenderer(BaseRenderer):
+    def render(self, env: Any) -> str:
+        return f"position={target_env(env, LineEnv).position}"
+
+
+def _recorded(renderer: Any = None, steps: int = 3, **kwargs: Any) -> RecordFrames:
+    env = RecordFrames(LineEnv(), renderer or LineRenderer(), **kwargs)
+    env.reset(seed=0, options={"start": 0})
+    for _ in range(steps):
+        env.step(1)
+    return env
+
+
+def _video_frames(path: Path) -> tuple[int, tuple[int, ...]]:
+    """Frame count and frame shape of a video, read in a subprocess (imageio's readers leak
+    file handles, which this suite's warnings-as-errors would report)."""
+    code = (
+        "import sys, imageio, imageio_ffmpeg\n"
+        "n = imageio_ffmpeg.count_frames_and_secs(sys.argv[1])[0]\n"
+        "r = imageio.get_reader(sys.argv[1]); print(n, r.get_data(0).shape); r.close()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    )
+    count, shape = out.stdout.split(" ", 1)
+    return int(count), tuple(int(v) for v in shape.strip("()\n").split(","))
+
+
+def _gif_frames(path: Path) -> tuple[int, int]:
+    from PIL import Image, ImageSequence
+
+    with Image.open(path) as gif:
+        return len(list(ImageSequence.Iterator(gif))), gif.info["duration"]
+
+
+def test_a_frame_is_recorded_after_reset_and_every_step() -> None:
+    env = _recorded()
+    assert len(env.frames) == 4
+    assert all(frame.shape == (16, 40, 3) and frame.dtype == np.uint8 for frame in env.frames)
+    assert not np.array_equal(env.frames[0], env.frames[1])
+
+
+def test_async_reset_and_step_record_too() -> None:
+    env = RecordFrames(LineEnv(), LineRenderer())
+
+    async def episode() -> None:
+        await env.async_reset(seed=0, options={"start": 0})
+        await env.async_step(1)
+
+    asyncio.run(episode())
+    assert len(env.frames) == 2
+
+
+def test_disabled_recording_and_max_frames() -> None:
+    env = _recorded(enabled=False)
+    assert env.frames == []
+    env.enabled = True
+    env.step(0)
+    assert len(env.frames) == 1
+    assert len(_recorded(max_frames=2).frames) == 2
+
+
+def test_clear_forgets_frames_and_close_closes_renderer_and_env() -> None:
+    renderer = LineRenderer()
+    env = _recorded(renderer)
+    env.clear()
+    assert env.frames == []
+    env.close()
+    assert renderer.closed
+
+
+@pytest.mark.parametrize("max_frames", [-1, 1.5, True])
+def test_invalid_max_frames_raise_value_error(max_frames: Any) -> None:
+    with pytest.raises(ValueError, match="max_frames"):
+        RecordFrames(LineEnv(), LineRenderer(), max_frames=max_frames)
+
+
+def test_a_renderer_needs_render_and_close() -> None:
+    with pytest.raises(TypeError, match="renderer must have render"):
+        RecordFrames(LineEnv(), object())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"expected a sekai\.Env"):
+        RecordFrames(object(), LineRenderer())  # type: ignore[arg-type]
+
+
+def test_save_gif_uses_the_envs_render_fps(tmp_path: Path) -> None:
+    env = _recorded()
+    path = env.save(tmp_path / "line.GIF")
+    assert path == tmp_path / "line.GIF"
+    assert _gif_frames(path) == (4, 100)  # LineEnv renders at 10 fps
+    # 25 ms per frame; GIF stores hundredths of a second, so it reads back as 20.
+    assert _gif_frames(env.save(tmp_path / "fast.gif", fps=40)) == (4, 20)
+
+
+def test_save_defaults_to_30_fps_without_render_fps(tmp_path: Path) -> None:
+    class NoFps(LineEnv):
+        metadata: dict[str, Any] = {}  # noqa: RUF012
+
+    env = RecordFrames(NoFps(), LineRenderer())
+    env.reset(seed=0, options={"start": 0})
+    env.step(1)
+    assert _gif_frames(env.save(tmp_path / "a.gif"))[1] == 30  # 33 ms, in hundredths
+
+
+def test_save_mp4_reads_back_with_the_same_frame_count(tmp_path: Path) -> None:
+    env = _recorded(steps=5)
+    assert _video_frames(env.save(tmp_path / "line.mp4")) == (6, (16, 40, 3))
+
+
+def test_save_video_pads_odd_sizes(tmp_path: Path) -> None:
+    frames = np.full((3, 15, 21, 3), 200, np.uint8)
+    assert _video_frames(save_video(frames, tmp_path / "odd.mp4", fps=10)) == (3, (16, 22, 3))
+
+
+def test_text_frames_are_saved_as_text_separated_by_form_feeds(tmp_path: Path) -> None:
+    env = _recorded(TextRenderer(), steps=2)
+    assert env.frames == ["position=0", "position=1", "position=2"]
+    path = env.save(tmp_path / "episode.gif")
+    assert path == tmp_path / "episode.txt"
+    assert path.read_text(encoding="utf-8").split("\f") == env.frames
+    assert env.save(tmp_path / "x.txt").read_text(encoding="utf-8").count("\f") == 2
+
+
+def test_save_text_rejects_images_and_empty_lists(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="Frame 1 is a ndarray, not text"):
+        save_text(["a", np.zeros((2, 2, 3), np.uint8)], tmp_path / "x.txt")
+    with pytest.raises(ValueError, match=r"^No frames to save\.$"):
+        save_text([], tmp_path / "x.txt")
+
+
+GOOD = np.zeros((2, 2, 3), np.uint8)
+
+
+@pytest.mark.parametrize("writer", [save_gif, save_video])
+@pytest.mark.parametrize(
+    ("frames", "fps", "error", "message"),
+    [
+        ([GOOD], 0, ValueError, r"{name}\(\) needs fps > 0, got 0."),
+        ([GOOD], -5.0, ValueError, r"needs fps > 0"),
+        ([GOOD], "30", TypeError, r"needs a number for fps"),
+        (
+            GOOD,
+            30,
+            ValueError,
+            r"{name}\(\) got a single frame of shape \(2, 2, 3\); pass a list of frames or a "
+            r"stacked \(T, H, W, C\) array \(or \(T, H, W\) for greyscale\).",
+        ),
+        (np.zeros((2, 2), np.uint8), 30, ValueError, r"got a single frame of shape \(2, 2\)"),
+        ([], 30, ValueError, r"^No frames to save.$"),
+        (np.zeros((0, 2, 2, 3), np.uint8), 30, ValueError, r"^No frames to save.$"),
+        (
+            [GOOD, "text"],
+            30,
+            TypeError,
+            r"Frame 1 is text, not an image \(from an 'ansi' renderer\?\); {name}\(\) needs RGB "
+            r"arrays of shape \(H, W, 3\).",
+        ),
+        ([np.zeros((2, 2, 3))], 30, ValueError, r"\(frame \* 255\).round\(\).astype\(np.uint8\)"),
+        ([np.full((2, 2, 3), 256, np.int64)], 30, ValueError, r"outside \[0, 255\]"),
+        ([np.full((2, 2, 3), -1, np.int64)], 30, ValueError, r"outside \[0, 255\]"),
+        ([np.zeros((2, 2, 2), np.uint8)], 30, ValueError, r"\(H, W\), \(H, W, 3\) or \(H, W, 4\)"),
+        (
+            [GOOD, np.zeros((3, 2, 3), np.uint8)],
+            30,
+            ValueError,
+            r"Frame 1 has shape \(3, 2, 3\) but frame 0 has \(2, 2, 3\).",
+        ),
+        ("frames", 30, TypeError, r"needs a list of frames"),
+    ],
+)
+def test_invalid_input_is_rejected_before_anything_is_written(
+    writer: Any, frames: Any, fps: Any, error: type[Exception], message: str, tmp_path: Path
+) -> None:
+    path = tmp_path / ("out.gif" if writer is save_gif else "out.mp4")
+    with pytest.raises(error, match=message.replace("{name}", writer.__name__)):
+        writer(frames, path, fps=fps)
+    assert not path.exists()
+
+
+def test_save_gif_accepts_stacked_rgb_rgba_and_greyscale_frames(tmp_path: Path) -> None:
+    assert _gif_frames(save_gif(np.zeros((3, 4, 5, 3), np.uint8), tmp_path / "a.gif"))[0] == 1
+    stacked = np.stack([np.full((4, 5), v, np.uint8) for v in (0, 120, 250)])
+    assert _gif_frames(save_gif(stacked, tmp_path / "b.gif", fps=10)) == (3, 100)
+    rgba = [np.full((4, 5, 4), v, np.uint8) for v in (0, 255)]
+    assert _gif_frames(save_gif(rgba, tmp_path / "c.gif"))[0] == 2
+    ints = [np.full((4, 5, 3), v, np.int64) for v in (0, 255)]
+    assert _gif_frames(save_gif(ints, tmp_path / "d.gif"))[0] == 2
+
+
+def test_gif_frame_duration_is_at_least_one_millisecond(tmp_path: Path) -> None:
+    frames = [np.full((2, 2, 3), v, np.uint8) for v in (0, 255)]
+    # GIF stores hundredths of a second, so 1 ms is written as 0 and read back as 0.
+    assert _gif_frames(save_gif(frames, tmp_path / "f.gif", fps=5000))[0] == 2
+
+
+def test_missing_pillow_raises_missing_dependency(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    with pytest.raises(sekai.MissingDependency) as info:
+        save_gif([GOOD], tmp_path / "x.gif")
+    assert str(info.value) == "save_gif needs Pillow: pip install 'sekai-core[render]'"
+    assert isinstance(info.value, ImportError)
+
+
+def test_missing_imageio_raises_missing_dependency(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "imageio", None)
+    with pytest.raises(sekai.MissingDependency) as info:
+        save_video([GOOD], tmp_path / "x.mp4")
+    assert str(info.value) == "save_video needs imageio: pip install 'sekai-core[render]'"

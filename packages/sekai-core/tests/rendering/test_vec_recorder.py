@@ -1,0 +1,115 @@
+"""VecRecordFrames: one sub-env of an in-process vector env, recorded step by step."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.rendering import BaseRenderer, VecRecordFrames, target_env
+from sekai.testing.envs import LineEnv, LineVecEnv
+
+
+class PositionRenderer(BaseRenderer):
+    """A 1 x size "image" whose lit pixel is the point's position (easy to read back)."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def render(self, env: Any) -> np.ndarray:
+        line = target_env(env, LineEnv)
+        image = np.zeros((1, line.size, 3), np.uint8)
+        image[0, line.position] = 255
+        return image
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _positions(frames: list[Any]) -> list[int]:
+    return [int(np.flatnonzero(frame[0, :, 0])[0]) for frame in frames]
+
+
+def _sync(num_envs: int = 2, **kwargs: Any) -> sekai.SyncVecEnv:
+    return sekai.SyncVecEnv([lambda: sekai.TimeLimit(LineEnv(size=4), 10)] * num_envs, **kwargs)
+
+
+def test_the_chosen_sub_env_is_rendered_after_reset_and_each_step() -> None:
+    vec = VecRecordFrames(_sync(), PositionRenderer(), index=1)
+    vec.reset(seed=0, options=[{"start": 0}, {"start": 1}])
+    vec.step(np.array([1, 1]))
+    vec.step(np.array([0, 0]))
+    assert _positions(vec.frames) == [1, 2, 1]
+
+
+def test_an_autoreset_starts_the_next_episode_in_the_same_list() -> None:
+    vec = VecRecordFrames(_sync(1), PositionRenderer())
+    vec.reset(seed=0, options={"start": 2})
+    result = vec.step(np.array([1]))  # reaches the end (position 3) and is reset at once
+    assert result.terminated[0]
+    assert len(vec.frames) == 2
+    assert _positions(vec.frames)[1] == int(result.observations[0][0])
+
+
+def test_async_vec_envs_are_recorded_too() -> None:
+    vec = VecRecordFrames(
+        sekai.AsyncVecEnv([lambda: LineEnv(size=4)] * 2), PositionRenderer(), index=0
+    )
+
+    async def run() -> None:
+        await vec.async_reset(seed=0, options={"start": 0})
+        await vec.async_step(np.array([1, 1]))
+
+    asyncio.run(run())
+    assert _positions(vec.frames) == [0, 1]
+    vec.close()
+
+
+def test_enabled_max_frames_clear_and_close() -> None:
+    renderer = PositionRenderer()
+    vec = VecRecordFrames(_sync(), renderer, enabled=False, max_frames=2)
+    vec.reset(seed=0)
+    assert vec.frames == []
+    vec.enabled = True
+    for _ in range(3):
+        vec.step(np.array([0, 0]))
+    assert len(vec.frames) == 2
+    vec.clear()
+    assert vec.frames == []
+    vec.close()
+    assert renderer.closed and vec.closed
+
+
+def test_save_writes_a_gif_at_the_envs_render_fps(tmp_path: Path) -> None:
+    from PIL import Image, ImageSequence
+
+    vec = VecRecordFrames(_sync(), PositionRenderer())
+    vec.reset(seed=0, options={"start": 0})
+    vec.step(np.array([1, 1]))
+    path = vec.save(tmp_path / "line.gif")
+    with Image.open(path) as gif:
+        assert len(list(ImageSequence.Iterator(gif))) == 2
+        assert gif.info["duration"] == 100  # LineEnv's render_fps is 10
+
+
+@pytest.mark.parametrize("index", [-1, 2, 1.0, True])
+def test_index_outside_the_sub_envs_raises_value_error(index: Any) -> None:
+    with pytest.raises(ValueError, match=r"index must be an int in \[0, 2\)"):
+        VecRecordFrames(_sync(), PositionRenderer(), index=index)
+
+
+def test_a_native_env_raises_type_error_suggesting_sync() -> None:
+    with pytest.raises(TypeError, match="LineVecEnv has none in this process") as info:
+        VecRecordFrames(LineVecEnv(2), PositionRenderer())
+    assert "vectorization_mode='sync'" in str(info.value)
+    assert "RecordFrames inside the sub-env factory" in str(info.value)
+
+
+def test_wrapped_vec_envs_are_accepted() -> None:
+    vec = VecRecordFrames(sekai.VecRecordEpisodeStatistics(_sync()), PositionRenderer())
+    vec.reset(seed=0)
+    assert len(vec.frames) == 1
