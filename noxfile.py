@@ -44,7 +44,7 @@ DISTRIBUTIONS: dict[str, Distribution] = {
     "sekai-classic": Distribution(
         deps=("sekai-core",),
         # gymnasium to compare dynamics; pillow/imageio for RecordFrames of rendered episodes.
-        test_requires=("gymnasium>=1.0", "pillow>=9.0", "imageio>=2.28"),
+        test_requires=("gymnasium>=1.0", "pillow>=9.0", "imageio>=2.28", "imageio-ffmpeg>=0.4.8"),
     ),
     "sekai-finance": Distribution(
         deps=("sekai-core",), extras=("pandas",), test_requires=("gymnasium>=1.0",)

@@ -186,3 +186,20 @@ def test_wrapped_async_vec_env_stays_concurrent() -> None:
     result = asyncio.run(go())
     assert [kind for kind, _ in log[:3]] == ["start"] * 3
     assert result.rewards.shape == (3,)
+
+
+def test_rejected_async_call_does_not_leave_a_call_pending() -> None:
+    async def go() -> Any:
+        vec = _venues(2, [])
+        with pytest.raises(sekai.ResetRequired):
+            await vec.async_step([0, 0])
+        with pytest.raises(TypeError):
+            await vec.async_reset(seed=1.5)
+        await vec.async_reset(seed=0)
+        with pytest.raises(ValueError):
+            await vec.async_step([0, 0, 0])
+        result = await vec.async_step([1, 1])
+        vec.close()
+        return result
+
+    assert asyncio.run(go()).rewards.tolist() == [1.0, 1.0]

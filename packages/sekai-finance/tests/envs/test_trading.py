@@ -327,7 +327,7 @@ def test_simulated_paths_are_reproducible_by_seed():
 
 
 def first_decisions(env: TradingEnv, count: int) -> list[int]:
-    return [env.reset()["info"]["timestamp"] if False else env.reset().info["timestamp"] for _ in range(count)]
+    return [env.reset().info["timestamp"] for _ in range(count)]
 
 
 def test_sequential_sampler_tiles_the_history_and_wraps():

@@ -94,7 +94,7 @@ def _raised_by_registry(exc: BaseException) -> bool:
     return module.startswith("sekai.registry")
 
 
-def describe_error(exc: BaseException) -> str:
+def _describe_error(exc: BaseException) -> str:
     """The text after ``error:``.
 
     sekai's own errors, import errors and the registry's rejections of an argument are
@@ -193,6 +193,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out.flush()  # what was printed before the failure comes first
             except StdoutClosed:
                 return _quiet_broken_pipe()
-            out.error(describe_error(exc))
+            out.error(_describe_error(exc))
             return 2
     return code

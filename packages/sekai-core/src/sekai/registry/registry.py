@@ -29,7 +29,8 @@ _NAMESPACE_RE = re.compile(r"[a-zA-Z0-9_-]+")
 
 def _caller_stacklevel() -> int:
     """The ``stacklevel`` that attributes a warning to the first frame outside sekai."""
-    level = 2  # the caller of _caller_stacklevel's caller
+    # Frame 2 is the caller of ensure_discovered(), which warn(stacklevel=2) would name.
+    level = 2
     frame = sys._getframe(2)
     while frame is not None:
         module = frame.f_globals.get("__name__", "")

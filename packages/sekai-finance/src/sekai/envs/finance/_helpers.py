@@ -90,6 +90,7 @@ def simulate_gbm(
     np.cumsum(increments, axis=0, out=log_prices[1:])
     log_prices[1:] += log_prices[0]
     path: np.ndarray = np.exp(log_prices)
+    path[0] = s0_a  # exactly s0 (exp(log(s0)) may differ in the last bit)
     return path[:, 0] if scalar else path
 
 

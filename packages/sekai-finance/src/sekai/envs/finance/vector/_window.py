@@ -220,7 +220,7 @@ class WindowVecEnv(FinanceVecEnv):
                 column = index if isinstance(index, int) else index[moving]
                 self._path[column + 1, moving] = after[moving]
         self._push_returns(log_returns)
-        self._price = after if frozen is None else np.where(frozen[:, None], before, after)
+        self._price = after if frozen is None else np.where(frozen[:, None], self._price, after)
         return r, before, after
 
     def _advance_paths(
@@ -331,7 +331,9 @@ class WindowVecEnv(FinanceVecEnv):
             log_prices[:, 0] = log_s0
             np.cumsum(increments, axis=1, out=log_prices[:, 1:])
             log_prices[:, 1:] += log_s0
-            self._path[: lookback + 1, indices] = np.exp(log_prices).transpose(1, 0, 2)
+            prices = np.exp(log_prices)
+            prices[:, 0] = np.asarray(self._gbm_parameters()[2], np.float64)  # exactly s0
+            self._path[: lookback + 1, indices] = prices.transpose(1, 0, 2)
         self._from_model = self.replace_rows(self._from_model, indices, model is not None)
         self._price = self.replace_rows(self._price, indices, self._path[lookback, indices])
         self._returns[indices, self._head - lookback : self._head] = increments

@@ -1,0 +1,220 @@
+"""The single-env gymnasium bridges: to_gymnasium, from_gymnasium and GymnasiumRenderer."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sekai.compat._optional import require_gymnasium
+from sekai.compat._spaces import space_from_gymnasium
+from sekai.core._rng import check_seed
+from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
+from sekai.rendering.renderer import BaseRenderer, RenderFrame
+
+if TYPE_CHECKING:
+    import gymnasium
+
+    from sekai.compat._sekai_to_gymnasium import SekaiToGymnasium
+    from sekai.rendering.renderer import Renderer
+
+__all__ = ["GymnasiumRenderer", "GymnasiumToSekai", "from_gymnasium", "to_gymnasium"]
+
+
+def to_gymnasium(
+    env: Env[Any, Any], renderer: Renderer | None = None, render_mode: str | None = None
+) -> SekaiToGymnasium:
+    """Wrap a sekai env (including a wrapper stack) as a ``gymnasium.Env``.
+
+    Spaces are converted with ``space_to_gymnasium``, results become gymnasium's tuples and
+    seeds pass through to ``env.reset(seed=...)``. When the env has ``action_mask()``, the
+    gymnasium env has ``action_masks()`` returning it flattened to one bool array, for
+    sb3-contrib's MaskablePPO.
+
+    Args:
+        env: the sekai env.
+        renderer: a sekai renderer; ``render()`` then returns its frame of the env.
+        render_mode: ``"rgb_array"`` (the default with a renderer) or ``"ansi"`` for a text
+            renderer. ``metadata["render_modes"]`` lists it; without a renderer it is None.
+
+    Example:
+        >>> gym_env = to_gymnasium(sekai.make("CartPole-v1"), renderer=CartPoleRenderer())
+        >>> gym_env.metadata
+        {'render_modes': ['rgb_array'], 'render_fps': 50}
+
+    Raises:
+        sekai.MissingDependency: gymnasium (>= 1.0) is not installed.
+        TypeError: ``env`` is not a sekai Env, or a space has no gymnasium equivalent.
+        ValueError: another render mode (``"human"`` included: sekai renderers return frames),
+            or a ``render_mode`` without a renderer.
+    """
+    require_gymnasium("to_gymnasium()")
+    from sekai.compat._sekai_to_gymnasium import SekaiToGymnasium
+
+    return SekaiToGymnasium(env, renderer=renderer, render_mode=render_mode)
+
+
+def from_gymnasium(env: gymnasium.Env[Any, Any]) -> GymnasiumToSekai:
+    """Wrap a gymnasium env as a sekai ``Env``, for sekai's wrappers, vector envs and checker.
+
+    The gymnasium env keeps its own generator: seeds given to ``reset()`` go straight to it and
+    ``rng`` is its ``np_random``. A NumPy integer seed is passed on as an int, and
+    ``reset(seed=generator)`` makes that Generator the gymnasium env's ``np_random``.
+
+    Example:
+        >>> env = from_gymnasium(gym.make("Acrobot-v1"))
+        >>> env.action_space
+        Discrete(3)
+
+    Raises:
+        sekai.MissingDependency: gymnasium (>= 1.0) is not installed.
+        TypeError: ``env`` is not a gymnasium env, or a space has no sekai equivalent.
+    """
+    gym = require_gymnasium("from_gymnasium()")
+    if not isinstance(env, gym.Env):
+        hint = " It already is a sekai env." if isinstance(env, Env) else ""
+        raise TypeError(f"from_gymnasium() expects a gymnasium.Env, got {type(env).__name__}.{hint}")
+    return GymnasiumToSekai(env)
+
+
+def _gymnasium_seed(seed: Any) -> int | None:
+    """A checked sekai seed as gymnasium takes it (Generators are handled by the caller)."""
+    check_seed(seed)
+    return None if seed is None else int(seed)
+
+
+class GymnasiumToSekai(Env[Any, Any]):
+    """A gymnasium env as a sekai ``Env``; build it with ``from_gymnasium()``.
+
+    Spaces are converted with ``space_from_gymnasium``; ``reset()`` and ``step()`` return
+    sekai's results; ``metadata`` is a copy of the gymnasium env's. Seeding follows the
+    migration page: the gymnasium env keeps its generator (``rng`` is its ``np_random``),
+    int seeds (NumPy ones too, as Python ints) go to its ``reset()``, and a Generator seed
+    becomes its ``np_random``. Render it with ``GymnasiumRenderer``.
+
+    Attributes:
+        gymnasium_env: the wrapped gymnasium env.
+    """
+
+    def __init__(self, env: gymnasium.Env[Any, Any]) -> None:
+        self.gymnasium_env = env
+        self.observation_space = space_from_gymnasium(env.observation_space)
+        self.action_space = space_from_gymnasium(env.action_space)
+        self._metadata = dict(env.metadata)
+
+    @property  # type: ignore[override]
+    def metadata(self) -> dict[str, Any]:
+        """A copy of the gymnasium env's metadata, taken when it was wrapped."""
+        return self._metadata
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[Any]:
+        """Reset the gymnasium env; an int seed goes to it, a Generator becomes its np_random."""
+        if isinstance(seed, np.random.Generator):
+            self.gymnasium_env.np_random = seed
+            gym_seed = None
+        else:
+            gym_seed = _gymnasium_seed(seed)
+        observation, info = self.gymnasium_env.reset(seed=gym_seed, options=options)
+        return ResetResult(observation, info)
+
+    def step(self, action: Any) -> StepResult[Any]:
+        """Step the gymnasium env and return its transition as a StepResult."""
+        observation, reward, terminated, truncated, info = self.gymnasium_env.step(action)
+        return StepResult(observation, float(reward), bool(terminated), bool(truncated), info)
+
+    def close(self) -> None:
+        """Close the gymnasium env."""
+        self.gymnasium_env.close()
+
+    # -- the generator is the gymnasium env's ------------------------------------------------
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The gymnasium env's ``np_random``."""
+        return self.gymnasium_env.np_random
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        if not isinstance(value, np.random.Generator):
+            raise TypeError(f"rng must be a numpy Generator, got {type(value).__name__}.")
+        self.gymnasium_env.np_random = value
+
+    @property  # type: ignore[override]
+    def _rng_seed(self) -> int | None:
+        return getattr(self.gymnasium_env.unwrapped, "_np_random_seed", None)
+
+    @_rng_seed.setter
+    def _rng_seed(self, value: int | None) -> None:
+        self.gymnasium_env.unwrapped._np_random_seed = value
+
+    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
+        """Seed the gymnasium env's generator with sekai's rules (see ``Env._set_rng``)."""
+        if isinstance(seed, np.random.Generator):
+            self.gymnasium_env.np_random = seed
+            return -1
+        value = _gymnasium_seed(seed)
+        base = self.gymnasium_env.unwrapped
+        if value is None:
+            return int(base.np_random_seed)  # creates the generator when never seeded
+        from gymnasium.utils import seeding
+
+        base._np_random, base._np_random_seed = seeding.np_random(value)
+        return value
+
+    def __str__(self) -> str:
+        return f"<{type(self).__name__}{self.gymnasium_env}>"
+
+
+class GymnasiumRenderer(BaseRenderer):
+    """Render a ``from_gymnasium`` env with the gymnasium env's own ``render()``.
+
+    Create the gymnasium env with the render mode you want (``gym.make(id,
+    render_mode="rgb_array")``, or ``"ansi"`` for text).
+
+    Example:
+        >>> env = from_gymnasium(gym.make("CartPole-v1", render_mode="rgb_array"))
+        >>> _ = env.reset(seed=0)
+        >>> GymnasiumRenderer().render(env).shape
+        (400, 600, 3)
+
+    Raises:
+        sekai.MissingDependency: gymnasium (>= 1.0) is not installed.
+    """
+
+    def __init__(self) -> None:
+        require_gymnasium("GymnasiumRenderer()")
+
+    def render(self, env: Any) -> RenderFrame:
+        """The gymnasium env's current frame.
+
+        Args:
+            env: a ``from_gymnasium`` env, possibly inside sekai wrappers.
+
+        Raises:
+            TypeError: the base env was not made by ``from_gymnasium()``.
+            ValueError: the gymnasium env has no ``"rgb_array"`` or ``"ansi"`` render mode.
+        """
+        base = getattr(env, "unwrapped", env)
+        if not isinstance(base, GymnasiumToSekai):
+            raise TypeError(
+                "GymnasiumRenderer draws envs made by sekai.compat.from_gymnasium(), got "
+                f"{type(base).__name__}."
+            )
+        gym_env = base.gymnasium_env
+        mode = gym_env.render_mode
+        if mode not in ("rgb_array", "ansi"):
+            raise ValueError(
+                f"GymnasiumRenderer needs a gymnasium env created with render_mode='rgb_array' "
+                f"(or 'ansi'), got render_mode={mode!r}: e.g. from_gymnasium(gym.make(id, "
+                "render_mode='rgb_array'))."
+            )
+        frame = gym_env.render()
+        if isinstance(frame, str):
+            return frame
+        return np.asarray(frame, dtype=np.uint8)

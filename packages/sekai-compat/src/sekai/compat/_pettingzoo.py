@@ -1,0 +1,155 @@
+"""The multi-agent bridges: to_pettingzoo and from_pettingzoo (PettingZoo's ParallelEnv)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sekai.compat._optional import require_pettingzoo
+from sekai.compat._spaces import space_from_gymnasium
+from sekai.core._rng import check_seed
+from sekai.core.multi_agent import MultiAgentEnv
+from sekai.core.result import MAResetResult, MAStepResult
+
+if TYPE_CHECKING:
+    from sekai.compat._sekai_to_pettingzoo import SekaiToPettingZoo
+
+__all__ = ["PettingZooToSekai", "from_pettingzoo", "to_pettingzoo"]
+
+
+def to_pettingzoo(env: MultiAgentEnv[Any, Any, Any]) -> SekaiToPettingZoo:
+    """Wrap a sekai ``MultiAgentEnv`` as a PettingZoo ``ParallelEnv``.
+
+    Spaces are converted with ``space_to_gymnasium``, results become PettingZoo's tuples of
+    agent-keyed dicts, and seeds and options pass through to ``env.reset()``.
+
+    Raises:
+        sekai.MissingDependency: pettingzoo is not installed
+            (``pip install 'sekai-compat[pettingzoo]'``).
+        TypeError: ``env`` is not a MultiAgentEnv, or a space has no gymnasium equivalent.
+    """
+    require_pettingzoo("to_pettingzoo()")
+    from sekai.compat._sekai_to_pettingzoo import SekaiToPettingZoo
+
+    return SekaiToPettingZoo(env)
+
+
+def from_pettingzoo(parallel_env: Any) -> PettingZooToSekai:
+    """Wrap a PettingZoo ``ParallelEnv`` as a sekai ``MultiAgentEnv``.
+
+    The env must list ``possible_agents``. For an AEC env, convert it first with
+    ``pettingzoo.utils.aec_to_parallel``.
+
+    Raises:
+        sekai.MissingDependency: pettingzoo is not installed
+            (``pip install 'sekai-compat[pettingzoo]'``).
+        TypeError: ``parallel_env`` is not a ParallelEnv (an AEC env, say), or a space has no
+            sekai equivalent.
+        ValueError: the env does not define ``possible_agents``.
+    """
+    pettingzoo = require_pettingzoo("from_pettingzoo()")
+    if not isinstance(parallel_env, pettingzoo.ParallelEnv):
+        hint = (
+            " Convert an AEC env first with pettingzoo.utils.aec_to_parallel(env)."
+            if isinstance(parallel_env, pettingzoo.AECEnv)
+            else ""
+        )
+        raise TypeError(
+            f"from_pettingzoo() expects a pettingzoo.ParallelEnv, got "
+            f"{type(parallel_env).__name__}.{hint}"
+        )
+    return PettingZooToSekai(parallel_env)
+
+
+class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
+    """A PettingZoo ``ParallelEnv`` as a sekai ``MultiAgentEnv``; build it with ``from_pettingzoo()``.
+
+    ``possible_agents`` and the per-agent spaces (converted with ``space_from_gymnasium``) are
+    read once; ``agents`` is the PettingZoo env's live list. Seeds: an int (NumPy ones too)
+    goes to the PettingZoo env's ``reset()``; a Generator seed is turned into one int drawn
+    from it, as PettingZoo envs take only ints. ``rng`` is the PettingZoo env's ``np_random``
+    when it has one.
+
+    Attributes:
+        pettingzoo_env: the wrapped ParallelEnv.
+    """
+
+    def __init__(self, parallel_env: Any) -> None:
+        possible = getattr(parallel_env, "possible_agents", None)
+        if possible is None:
+            raise ValueError(
+                f"from_pettingzoo() needs a ParallelEnv that lists possible_agents; "
+                f"{type(parallel_env).__name__} does not define it."
+            )
+        self.pettingzoo_env = parallel_env
+        self.possible_agents = list(possible)
+        self.observation_spaces = {
+            agent: space_from_gymnasium(parallel_env.observation_space(agent))
+            for agent in self.possible_agents
+        }
+        self.action_spaces = {
+            agent: space_from_gymnasium(parallel_env.action_space(agent))
+            for agent in self.possible_agents
+        }
+        self._metadata = dict(getattr(parallel_env, "metadata", None) or {})
+
+    @property  # type: ignore[override]
+    def metadata(self) -> dict[str, Any]:
+        """A copy of the PettingZoo env's metadata, taken when it was wrapped."""
+        return self._metadata
+
+    @property  # type: ignore[override]
+    def agents(self) -> list[Any]:
+        """The live agents (the PettingZoo env's ``agents``)."""
+        return list(getattr(self.pettingzoo_env, "agents", []))
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The PettingZoo env's ``np_random`` if it has one, else a generator of this wrapper."""
+        theirs = getattr(self.pettingzoo_env.unwrapped, "np_random", None)
+        if isinstance(theirs, np.random.Generator):
+            return theirs
+        return super().rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        if not isinstance(value, np.random.Generator):
+            raise TypeError(f"rng must be a numpy Generator, got {type(value).__name__}.")
+        base = self.pettingzoo_env.unwrapped
+        if isinstance(getattr(base, "np_random", None), np.random.Generator):
+            base.np_random = value
+        self._rng, self._rng_seed = value, -1
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> MAResetResult[Any]:
+        """Reset the PettingZoo env (a Generator seed becomes one int drawn from it)."""
+        check_seed(seed)
+        if isinstance(seed, np.random.Generator):
+            seed = int(seed.integers(2**31))
+        observations, infos = self.pettingzoo_env.reset(
+            seed=None if seed is None else int(seed), options=options
+        )
+        return MAResetResult(dict(observations), dict(infos))
+
+    def step(self, actions: dict[Any, Any]) -> MAStepResult[Any]:
+        """Step the PettingZoo env with one action per live agent."""
+        observations, rewards, terminated, truncated, infos = self.pettingzoo_env.step(actions)
+        return MAStepResult(
+            dict(observations),
+            {agent: float(r) for agent, r in rewards.items()},
+            {agent: bool(t) for agent, t in terminated.items()},
+            {agent: bool(t) for agent, t in truncated.items()},
+            dict(infos),
+        )
+
+    def close(self) -> None:
+        """Close the PettingZoo env."""
+        self.pettingzoo_env.close()
+
+    def __str__(self) -> str:
+        return f"<{type(self).__name__} agents={self.agents!r}>"

@@ -1,0 +1,120 @@
+"""SekaiToPettingZoo: a sekai MultiAgentEnv seen as a PettingZoo ParallelEnv.
+
+This module imports pettingzoo at the top: it is imported only by ``to_pettingzoo()`` and the
+lazy ``sekai.compat.SekaiToPettingZoo`` attribute, after ``require_pettingzoo()`` succeeded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pettingzoo import ParallelEnv
+
+from sekai.compat._spaces import space_to_gymnasium
+from sekai.core.multi_agent import MultiAgentEnv
+
+__all__ = ["SekaiToPettingZoo"]
+
+
+def _agent_infos(info: dict[Any, Any], agents: list[Any]) -> dict[Any, Any]:
+    """PettingZoo's infos: one dict per agent in ``agents`` (``{}`` when sekai gave none),
+    then any extra keys the sekai info holds (PettingZoo allows them, e.g. ``"common"``)."""
+    infos: dict[Any, Any] = {agent: info.get(agent, {}) for agent in agents}
+    for key, value in info.items():
+        if key not in infos:
+            infos[key] = value
+    return infos
+
+
+class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is untyped
+    """A sekai ``MultiAgentEnv`` as a PettingZoo ``ParallelEnv``; build it with ``to_pettingzoo()``.
+
+    Per-agent spaces are converted once with ``space_to_gymnasium`` (so ``observation_space(a)``
+    returns the same object every time, as PettingZoo requires); ``agents`` is the sekai env's
+    live list; ``step()`` reports every agent that was live before it, filling in
+    ``terminated`` / ``truncated`` (False), ``rewards`` (0.0) and ``infos`` (``{}``) for agents
+    the sekai result leaves out. ``metadata`` is ``{"render_modes": [], "name": ..., **env.metadata}``.
+
+    Attributes:
+        sekai_env: the wrapped MultiAgentEnv.
+    """
+
+    def __init__(self, env: MultiAgentEnv[Any, Any, Any]) -> None:
+        if not isinstance(env, MultiAgentEnv):
+            raise TypeError(
+                f"to_pettingzoo() expects a sekai.MultiAgentEnv, got {type(env).__name__}. "
+                "For a single-agent sekai.Env use to_gymnasium()."
+            )
+        self.sekai_env = env
+        self.metadata = {"render_modes": [], "name": type(env).__name__, **env.metadata}
+        self.render_mode = None
+        self.possible_agents = list(env.possible_agents)
+        self.observation_spaces = {
+            agent: space_to_gymnasium(env.observation_space(agent)) for agent in env.possible_agents
+        }
+        self.action_spaces = {
+            agent: space_to_gymnasium(env.action_space(agent)) for agent in env.possible_agents
+        }
+
+    @property
+    def agents(self) -> list[Any]:
+        """The live agents (the sekai env's ``agents``)."""
+        return list(self.sekai_env.agents)
+
+    def observation_space(self, agent: Any) -> Any:
+        """The gymnasium observation space of ``agent`` (the same object every call)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: Any) -> Any:
+        """The gymnasium action space of ``agent`` (the same object every call)."""
+        return self.action_spaces[agent]
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[Any, Any], dict[Any, Any]]:
+        """Reset the sekai env; return ``(observations, infos)`` keyed by agent."""
+        result = self.sekai_env.reset(seed=seed, options=options)
+        return dict(result.observations), _agent_infos(result.info, self.agents)
+
+    def step(
+        self, actions: dict[Any, Any]
+    ) -> tuple[dict[Any, Any], dict[Any, Any], dict[Any, Any], dict[Any, Any], dict[Any, Any]]:
+        """Step the sekai env; return observations, rewards, terminations, truncations, infos."""
+        live = list(self.sekai_env.agents)
+        result = self.sekai_env.step(actions)
+        rewards = {agent: float(result.rewards.get(agent, 0.0)) for agent in live}
+        terminated = {agent: bool(result.terminated.get(agent, False)) for agent in live}
+        truncated = {agent: bool(result.truncated.get(agent, False)) for agent in live}
+        return (
+            dict(result.observations),
+            rewards,
+            terminated,
+            truncated,
+            _agent_infos(result.info, live),
+        )
+
+    def state(self) -> np.ndarray:
+        """The sekai env's global ``state()``, when it defines one."""
+        state = getattr(self.sekai_env, "state", None)
+        if state is None:
+            raise NotImplementedError(f"{self.sekai_env} defines no state().")
+        return np.asarray(state() if callable(state) else state)
+
+    def render(self) -> None:
+        """Not supported: sekai envs have no render(); use a sekai renderer on ``sekai_env``."""
+        raise NotImplementedError(
+            "sekai multi-agent envs have no render(); draw env.sekai_env with a sekai renderer."
+        )
+
+    def close(self) -> None:
+        """Close the sekai env."""
+        self.sekai_env.close()
+
+    @property
+    def unwrapped(self) -> SekaiToPettingZoo:
+        """This env (PettingZoo's unwrapped)."""
+        return self
+
+    def __str__(self) -> str:
+        return str(self.metadata.get("name", type(self).__name__))

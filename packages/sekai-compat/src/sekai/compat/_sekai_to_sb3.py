@@ -1,0 +1,215 @@
+"""SekaiToSB3: any sekai VecEnv seen as a Stable-Baselines3 VecEnv.
+
+This module imports stable_baselines3 at the top: it is imported only by ``to_sb3()`` and the
+lazy ``sekai.compat.SekaiToSB3`` attribute, after ``require_sb3()`` succeeded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from stable_baselines3.common.vec_env import VecEnv as SB3VecEnv
+
+from sekai.compat._spaces import space_to_gymnasium
+from sekai.stats import EpisodeStats
+from sekai.utils.action_mask import flatten_action_mask
+from sekai.vector.vec_env import VecEnv
+
+__all__ = ["SekaiToSB3"]
+
+_MASKS = "action_masks"
+# Attributes SB3 asks every sub-env for that sekai envs do not have: the bridge answers them.
+_ANSWERED = {"render_mode": None}
+
+
+def _sb3_episode(stats: EpisodeStats) -> dict[str, float]:
+    """An EpisodeStats in the format of SB3's Monitor (what SB3's loggers read)."""
+    return {
+        "r": float(stats.episode_return),
+        "l": int(stats.episode_length),
+        "t": float(stats.elapsed_time),
+    }
+
+
+class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3 is absent
+    """A sekai ``VecEnv`` as a Stable-Baselines3 ``VecEnv``; build it with ``to_sb3()``.
+
+    Sekai's same-step autoreset is SB3's convention, so results map directly: for a sub-env
+    whose episode ended, ``observations[i]`` is the first observation of the next episode,
+    ``infos[i]["terminal_observation"]`` the last one of the finished episode, and
+    ``infos[i]["TimeLimit.truncated"]`` (set on every step) tells a time-limit truncation
+    from a termination. Rewards are float32, as SB3's own VecEnvs return them. An
+    ``infos[i]["episode"]`` EpisodeStats (from ``VecRecordEpisodeStatistics``) becomes SB3's
+    Monitor dict ``{"r", "l", "t"}`` so SB3's loggers can read it.
+
+    ``seed()`` / ``set_options()`` apply at the next ``reset()`` as in SB3: seed ``s`` gives
+    sub-env ``i`` the seed ``s + i`` (a native VecEnv combines the list into its one
+    generator). ``get_attr`` / ``set_attr`` / ``env_method`` / ``env_is_wrapped`` take SB3's
+    ``indices``; backends whose sub-envs live in this process (SyncVecEnv, AsyncVecEnv) reach
+    exactly those sub-envs, others (native, proc) answer for all and return the ``indices``
+    entries. ``action_masks()`` (and ``env_method("action_masks")``, what sb3-contrib's
+    MaskablePPO calls) flattens each sub-env's ``action_mask()`` from ``vec.call``.
+
+    Attributes:
+        sekai_vec: the wrapped sekai VecEnv.
+    """
+
+    def __init__(self, vec: VecEnv) -> None:
+        if not isinstance(vec, VecEnv):
+            raise TypeError(
+                f"to_sb3() expects a sekai VecEnv, got {type(vec).__name__}. For a single "
+                "sekai.Env, use to_gymnasium(env) (SB3 vectorises it itself)."
+            )
+        if not vec.autoreset:
+            raise ValueError(
+                "to_sb3() needs a VecEnv with autoreset=True: SB3 expects finished sub-envs to "
+                "be reset within step(). Build it without vector_kwargs={'autoreset': False}."
+            )
+        self.sekai_vec = vec
+        self._actions: Any = None
+        super().__init__(
+            vec.num_envs,
+            space_to_gymnasium(vec.observation_space),
+            space_to_gymnasium(vec.action_space),
+        )
+        self.metadata = {**vec.metadata, **self.metadata}
+
+    # -- reset and step ---------------------------------------------------------------------
+
+    def reset(self) -> Any:
+        """Reset every sub-env with the seeds and options set since the last reset."""
+        seeds = None if all(s is None for s in self._seeds) else list(self._seeds)
+        options = None
+        if any(self._options):
+            options = [o if o else None for o in self._options]
+        result = self.sekai_vec.reset(seed=seeds, options=options)
+        self._reset_seeds()
+        self._reset_options()
+        self.reset_infos = list(result.infos)
+        return result.observations
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Remember the batch of actions for ``step_wait()``."""
+        self._actions = actions
+
+    def step_wait(self) -> tuple[Any, NDArray[np.float32], NDArray[np.bool_], list[dict[str, Any]]]:
+        """Step every sub-env; return ``(observations, rewards, dones, infos)`` in SB3's format."""
+        result = self.sekai_vec.step(self._actions)
+        self._actions = None
+        terminated, truncated = result.terminated, result.truncated
+        dones = terminated | truncated
+        time_limit = truncated & ~terminated
+        infos: list[dict[str, Any]] = list(result.infos)
+        for i, info in enumerate(infos):
+            info["TimeLimit.truncated"] = bool(time_limit[i])
+            if dones[i]:
+                info["terminal_observation"] = info.get("final_observation")
+                self.reset_infos[i] = info.get("reset_info", {})
+            episode = info.get("episode")
+            if isinstance(episode, EpisodeStats):
+                info["episode"] = _sb3_episode(episode)
+        return result.observations, result.rewards.astype(np.float32), dones, infos
+
+    def close(self) -> None:
+        """Close the sekai VecEnv."""
+        self.sekai_vec.close()
+
+    # -- attributes and methods of the sub-envs ---------------------------------------------
+
+    def _indices(self, indices: Any) -> list[int]:
+        return [int(i) for i in self._get_indices(indices)]
+
+    def _local_envs(self) -> list[Any] | None:
+        """The sub-env objects when they live in this process (SyncVecEnv, AsyncVecEnv)."""
+        envs = getattr(self.sekai_vec.unwrapped, "envs", None)
+        return list(envs) if isinstance(envs, Iterable) else None
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        """Read ``attr_name`` from the sub-envs in ``indices`` (through their wrapper stacks)."""
+        targets = self._indices(indices)
+        if attr_name in _ANSWERED:
+            return [_ANSWERED[attr_name]] * len(targets)
+        if attr_name == _MASKS:
+            self._require_masks()
+            return [self.action_masks] * len(targets)
+        envs = self._local_envs()
+        if envs is not None:
+            return [envs[i].get_attr(attr_name) for i in targets]
+        values = self.sekai_vec.get_attr(attr_name)
+        return [values[i] for i in targets]
+
+    def has_attr(self, attr_name: str) -> bool:
+        """Whether every sub-env has ``attr_name`` (``action_masks``: whether they mask)."""
+        if attr_name == _MASKS:
+            return self._supports_masks()
+        return bool(super().has_attr(attr_name))
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        """Set ``attr_name`` to ``value`` on the sub-envs in ``indices``."""
+        targets = self._indices(indices)
+        envs = self._local_envs()
+        if envs is not None:
+            for i in targets:
+                envs[i].set_attr(attr_name, value)
+            return
+        n = self.num_envs
+        if sorted(targets) == list(range(n)):
+            # A list of num_envs items would be read as one value per sub-env.
+            one_for_all = isinstance(value, list) and len(value) == n
+            self.sekai_vec.set_attr(attr_name, [value] * n if one_for_all else value)
+            return
+        values = list(self.sekai_vec.get_attr(attr_name))
+        for i in targets:
+            values[i] = value
+        self.sekai_vec.set_attr(attr_name, values)
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
+    ) -> list[Any]:
+        """Call ``method_name`` on the sub-envs in ``indices`` (``action_masks``: their masks)."""
+        targets = self._indices(indices)
+        if method_name == _MASKS:
+            masks = self.action_masks()
+            return [masks[i] for i in targets]
+        envs = self._local_envs()
+        if envs is not None:
+            return [envs[i].get_attr(method_name)(*method_args, **method_kwargs) for i in targets]
+        values = self.sekai_vec.call(method_name, *method_args, **method_kwargs)
+        return [values[i] for i in targets]
+
+    def env_is_wrapped(self, wrapper_class: type[Any], indices: Any = None) -> list[bool]:
+        """Whether each sub-env in ``indices`` has a ``wrapper_class`` layer (sekai wrappers;
+        always False for gymnasium wrappers such as SB3's Monitor, and for native VecEnvs)."""
+        targets = self._indices(indices)
+        envs = self._local_envs()
+        if envs is None:
+            return [False] * len(targets)
+        return [any(isinstance(layer, wrapper_class) for layer in envs[i]) for i in targets]
+
+    # -- action masks -----------------------------------------------------------------------
+
+    def _supports_masks(self) -> bool:
+        try:
+            self.sekai_vec.get_attr("action_mask")
+        except AttributeError:
+            return False
+        return True
+
+    def _require_masks(self) -> None:
+        if not self._supports_masks():
+            raise AttributeError(
+                f"{type(self).__name__} has no action_masks(): the sub-envs of "
+                f"{self.sekai_vec!r} define no action_mask()."
+            )
+
+    def action_masks(self) -> NDArray[np.bool_]:
+        """Every sub-env's ``action_mask()``, flattened: a bool array ``(num_envs, n)``."""
+        space = self.sekai_vec.action_space
+        masks = self.sekai_vec.call("action_mask")
+        return np.stack([flatten_action_mask(space, mask) for mask in masks])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.sekai_vec!r})"

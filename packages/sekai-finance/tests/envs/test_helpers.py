@@ -1,0 +1,43 @@
+"""simulate_gbm, random_correlation, sample_window."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sekai.envs.finance import random_correlation, sample_window, simulate_gbm
+
+
+def test_random_correlation_is_a_valid_fixed_matrix():
+    corr = random_correlation(np.random.default_rng(0), 5)
+    assert corr.shape == (5, 5) and np.allclose(corr, corr.T)
+    assert np.allclose(np.diag(corr), 1.0) and np.linalg.eigvalsh(corr).min() > 0
+    assert corr[3, 4] == pytest.approx(-0.396, abs=5e-4)
+    with pytest.raises(ValueError):
+        random_correlation(np.random.default_rng(0), 0)
+
+
+def test_simulate_gbm_shapes_and_draw_order():
+    rng = np.random.default_rng(0)
+    path = simulate_gbm(rng, 10, s0=50.0, mu=0.1, sigma=0.2, dt=0.01)
+    assert path.shape == (11,) and path[0] == 50.0
+    z = np.random.default_rng(0).standard_normal((10, 1))[:, 0]
+    expected = 50.0 * np.exp(np.cumsum((0.1 - 0.02) * 0.01 + 0.2 * 0.1 * z))
+    assert path[1:] == pytest.approx(expected)
+    multi = simulate_gbm(rng, 5, mu=[0.0, 0.1], sigma=0.2, corr=np.eye(2))
+    assert multi.shape == (6, 2)
+    with pytest.raises(ValueError, match="disagree"):
+        simulate_gbm(rng, 5, mu=[0.0, 0.1], sigma=[0.1, 0.2, 0.3])
+
+
+def test_simulate_gbm_zero_sigma_is_deterministic_drift():
+    path = simulate_gbm(np.random.default_rng(1), 4, s0=1.0, mu=0.5, sigma=0.0, dt=0.5)
+    assert path == pytest.approx(np.exp(0.25 * np.arange(5)))
+
+
+def test_sample_window():
+    prices = np.arange(100.0)
+    window = sample_window(np.random.default_rng(0), prices, 10)
+    assert window.shape == (10,) and np.all(np.diff(window) == 1)
+    with pytest.raises(ValueError):
+        sample_window(np.random.default_rng(0), prices, 101)

@@ -1,0 +1,204 @@
+"""TradingVecEnv / PortfolioVecEnv against SyncVecEnv of the single envs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.finance.trading import TradingEnv
+from sekai.envs.finance.vector.portfolio import PortfolioVecEnv
+from sekai.envs.finance.vector.trading import TradingVecEnv
+from sekai.finance import (
+    DifferentialSharpe,
+    DrawdownPenalty,
+    LogReturn,
+    MarketData,
+    SequentialStart,
+    SpreadCost,
+)
+
+RESET_KEYS = ("final_observation", "final_info", "reset_info")
+
+
+def panel(rows: int, n: int, seed: int = 1, scale: float = 0.01) -> np.ndarray:
+    steps = np.random.default_rng(seed).normal(0.0, scale, (rows, n))
+    return 100 * np.exp(np.cumsum(steps, axis=0))
+
+
+def crash_panel(rows: int, n: int) -> np.ndarray:
+    prices = panel(rows, n, scale=0.02)
+    prices[rows // 2 :] *= 0.3  # a crash that wipes out levered longs
+    return prices
+
+
+def same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and np.array_equal(a, b)
+        )
+    return type(a) is type(b) and a == b
+
+
+def assert_same_result(native: Any, sync: Any, step: int) -> None:
+    assert same(native.observations, sync.observations), f"observations differ at step {step}"
+    for i, (mine, theirs) in enumerate(zip(native.infos, sync.infos)):
+        assert list(mine) == list(theirs), f"info keys differ at step {step}, sub-env {i}"
+        for key in mine:
+            assert same(mine[key], theirs[key]), f"info[{key!r}] differs at step {step}, env {i}"
+    if hasattr(native, "rewards"):
+        assert np.array_equal(native.rewards, sync.rewards), f"rewards differ at step {step}"
+        assert np.array_equal(native.terminated, sync.terminated)
+        assert np.array_equal(native.truncated, sync.truncated)
+
+
+def run_both(env_id: str, actions: Any, steps: int, *, vector_kwargs=None, options=None, **kw):
+    native = sekai.make_vec(env_id, 4, vector_kwargs=vector_kwargs, **kw)
+    sync = sekai.make_vec(env_id, 4, vectorization_mode="sync", vector_kwargs=vector_kwargs, **kw)
+    assert type(native).__name__.endswith("VecEnv") and type(sync).__name__ == "SyncVecEnv"
+    assert_same_result(native.reset(seed=0, options=options), sync.reset(seed=0, options=options), 0)
+    for step in range(1, steps + 1):
+        action = actions(step)
+        assert_same_result(native.step(action), sync.step(action), step)
+    native.close()
+    sync.close()
+
+
+def portfolio_actions(n: int, seed: int = 2):
+    rng = np.random.default_rng(seed)
+    return lambda step: rng.uniform(-0.2, 1.2, (4, n + 1)).astype(np.float32)
+
+
+def trading_actions(k: int, seed: int = 3):
+    rng = np.random.default_rng(seed)
+    return lambda step: rng.integers(0, k, 4)
+
+
+def test_trading_native_equals_sync_on_history_with_sequential_windows():
+    kw = {"prices": panel(400, 1)[:, 0], "episode_length": 30, "lookback": 8}
+    run_both(
+        "Trading-v0",
+        trading_actions(4),
+        200,
+        sampler="sequential",
+        positions=(-1.0, 0.0, 0.5, 2.0),
+        transaction_cost=0.002,
+        **kw,
+    )
+
+
+def test_portfolio_native_equals_sync_on_history_with_sequential_windows():
+    kw = {"prices": panel(400, 3), "episode_length": 30, "lookback": 8}
+    run_both("Portfolio-v0", portfolio_actions(3), 200, sampler="sequential", **kw)
+
+
+def test_portfolio_with_shorts_equals_sync():
+    kw = {"prices": panel(400, 3), "episode_length": 25, "lookback": 5, "allow_short": True}
+    rng = np.random.default_rng(9)
+    run_both(
+        "Portfolio-v0",
+        lambda step: rng.uniform(-1.5, 1.5, (4, 3)),
+        120,
+        sampler="sequential",
+        **kw,
+    )
+
+
+@pytest.mark.parametrize("autoreset", [True, False])
+def test_fixed_starts_with_wipe_outs_equal_sync(autoreset):
+    prices = crash_panel(120, 1)[:, 0]
+    crash = TradingEnv(prices, episode_length=40, lookback=5, positions=(-3.0, 0.0, 3.0))
+    crash.reset(options={"start": 59})
+    assert crash.step(2).terminated  # the scenario really wipes levered longs out
+    kw = {"prices": prices, "episode_length": 40, "lookback": 5, "positions": (-3.0, 0.0, 3.0)}
+    starts = [{"start": t} for t in (40, 45, 50, 55)]
+    run_both(
+        "Trading-v0",
+        trading_actions(3),
+        60,
+        vector_kwargs={"autoreset": autoreset},
+        options=starts,
+        sampler=SequentialStart(start=30, stride=7),
+        **kw,
+    )
+
+
+def test_stateful_rewards_and_data_costs_equal_sync():
+    prices = panel(300, 2)
+    spread = np.abs(np.random.default_rng(4).normal(0.002, 0.001, prices.shape))
+    data = MarketData(prices, fields={"spread": spread})
+    reward = LogReturn() - 0.5 * DrawdownPenalty() + 0.1 * DifferentialSharpe(0.1)
+    run_both(
+        "Portfolio-v0",
+        portfolio_actions(2),
+        150,
+        data=data,
+        episode_length=20,
+        lookback=4,
+        sampler="sequential",
+        reward=reward,
+        transaction_cost=SpreadCost(),
+    )
+
+
+def test_max_episode_steps_truncates_like_time_limit():
+    kw = {"prices": panel(300, 1)[:, 0], "episode_length": 50, "lookback": 5}
+    run_both("Trading-v0", trading_actions(3), 40, max_episode_steps=7, sampler="sequential", **kw)
+
+
+def test_same_spaces_and_info_dtypes_when_simulating():
+    for env_id, action in (("Trading-v0", np.ones(4, int)), ("Portfolio-v0", np.ones((4, 6)))):
+        native = sekai.make_vec(env_id, 4)
+        sync = sekai.make_vec(env_id, 4, vectorization_mode="sync")
+        assert native.observation_space == sync.observation_space
+        assert native.action_space == sync.action_space
+        a, b = native.reset(seed=0), sync.reset(seed=0)
+        a, b = native.step(action), sync.step(action)
+        for mine, theirs in zip(a.infos, b.infos):
+            assert list(mine) == list(theirs)
+            for key in mine:
+                assert type(mine[key]) is type(theirs[key])
+                if isinstance(mine[key], np.ndarray):
+                    assert mine[key].dtype == theirs[key].dtype
+                    assert mine[key].shape == theirs[key].shape
+
+
+def mean_return(vec: Any, action: Any, rounds: int = 4) -> tuple[float, float]:
+    totals = []
+    for k in range(rounds):
+        vec.reset(seed=k)
+        total = np.zeros(vec.num_envs)
+        done = np.zeros(vec.num_envs, bool)
+        while not done.all():
+            result = vec.step(action)
+            total += result.rewards
+            done |= result.dones
+        totals.append(total)
+    scores = np.concatenate(totals)
+    return float(scores.mean()), float(scores.std(ddof=1) / np.sqrt(scores.size))
+
+
+def test_simulated_means_agree_within_standard_errors():
+    kw = {"episode_length": 40, "vector_kwargs": {"autoreset": False}}
+    n = 128
+    for env_id, action in (("Trading-v0", np.full(n, 2)), ("Portfolio-v0", np.ones((n, 6)))):
+        native = sekai.make_vec(env_id, n, **kw)
+        sync = sekai.make_vec(env_id, n, vectorization_mode="sync", **kw)
+        (m1, s1), (m2, s2) = mean_return(native, action), mean_return(sync, action)
+        assert abs(m1 - m2) < 4 * np.hypot(s1, s2), (env_id, m1, m2, s1, s2)
+
+
+def test_native_constructors_take_single_env_keywords():
+    vec = TradingVecEnv(3, autoreset=False, max_episode_steps=9, lookback=4, sigma=0.1)
+    assert vec.template.lookback == 4 and vec.sigma == 0.1 and vec.max_episode_steps == 9
+    assert repr(vec) == "TradingVecEnv(num_envs=3)"
+    assert repr(PortfolioVecEnv(2, n_assets=3)) == "PortfolioVecEnv(num_envs=2)"
+    with pytest.raises(ValueError, match="sigma must be a finite number >= 0"):
+        TradingVecEnv(2, sigma=-1.0)

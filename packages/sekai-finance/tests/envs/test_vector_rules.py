@@ -1,0 +1,263 @@
+"""The native finance envs' attribute rules, samplers, frozen sub-envs and options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.finance.vector.portfolio import PortfolioVecEnv
+from sekai.envs.finance.vector.trading import TradingVecEnv
+from sekai.error import InvalidAction, ResetRequired
+from sekai.finance import GBM, DrawdownPenalty, LogReturn, ProportionalCost, SequentialStart
+
+HISTORY = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, 179)))
+TRADING = {"prices": HISTORY, "episode_length": 21, "lookback": 10}
+
+
+def trading(n: int = 4, **kwargs) -> TradingVecEnv:
+    return TradingVecEnv(n, **{**TRADING, **kwargs})
+
+
+# -- parameters on the template ----------------------------------------------------------------
+
+
+def test_parameters_live_on_the_template_and_repeat_per_sub_env():
+    vec = PortfolioVecEnv(3)
+    assert vec.get_attr("sigma") == [vec.template.sigma] * 3
+    assert all(s is vec.template.sigma for s in vec.get_attr("sigma"))  # never split
+    vec.set_attr("mu", 0.1)
+    assert vec.template.mu == 0.1 and vec.mu == 0.1
+    vec.set_attr("mu", [0.2, 0.2, 0.2])
+    assert vec.template.mu == 0.2
+
+
+def test_a_list_of_different_values_is_refused():
+    vec = TradingVecEnv(3)
+    with pytest.raises(ValueError, match="one shared parameter.*vectorization_mode='sync'"):
+        vec.set_attr("sigma", [0.1, 0.2, 0.3])
+    assert vec.sigma == 0.2
+
+
+def test_set_attr_validates_through_the_template():
+    vec = TradingVecEnv(2)
+    with pytest.raises(ValueError, match="sigma must be a finite number >= 0"):
+        vec.set_attr("sigma", -1.0)
+
+
+@pytest.mark.parametrize(
+    ("cls", "name", "reason"),
+    [
+        (TradingVecEnv, "lookback", "it fixes the shapes of the env's arrays; build a new env"),
+        (TradingVecEnv, "episode_length", "fixes the shapes"),
+        (TradingVecEnv, "positions", "fixes the shapes"),
+        (TradingVecEnv, "prices", "loaded when the env is built"),
+        (TradingVecEnv, "data", "loaded when the env is built"),
+        (TradingVecEnv, "transaction_cost", "set `cost_model` instead"),
+        (TradingVecEnv, "metadata", "describes the env class"),
+        (PortfolioVecEnv, "n_assets", "fixes the shapes"),
+        (PortfolioVecEnv, "allow_short", "fixes the shapes"),
+        (PortfolioVecEnv, "lookback", "fixes the shapes"),
+        (PortfolioVecEnv, "transaction_cost", "became `cost_model`"),
+    ],
+)
+def test_read_only_parameters(cls, name, reason):
+    vec = cls(2)
+    with pytest.raises(AttributeError, match=rf"{cls.__name__}\.{name} is read-only: .*{reason}"):
+        vec.set_attr(name, getattr(vec, name))
+    with pytest.raises(AttributeError, match="read-only"):
+        setattr(vec, name, getattr(vec, name))
+
+
+def test_metadata_describes_the_single_env():
+    assert TradingVecEnv.metadata == {"render_fps": 10} == TradingVecEnv(1).metadata
+
+
+def test_state_is_per_sub_env_and_cannot_be_set():
+    vec = trading()
+    vec.reset(options=[{"start": t} for t in (10, 31, 52, 73)])
+    vec.step(np.array([2, 2, 1, 0]))
+    assert vec.get_attr("timestamp") == [11, 32, 53, 74]
+    positions = vec.get_attr("position")
+    assert positions[:3] == [1.0, 1.0, 0.0] and -1.1 < positions[3] < -0.9  # a short drifts
+    assert vec.get_attr("elapsed_steps") == [1, 1, 1, 1]
+    assert [type(e) for e in vec.get_attr("equity")] == [float] * 4
+    assert vec.get_attr("price") == HISTORY[[11, 32, 53, 74]].tolist()
+    histories = vec.get_attr("price_history")
+    assert [h.shape for h in histories] == [(12,)] * 4
+    assert np.array_equal(histories[2], HISTORY[42:54])
+    with pytest.raises(AttributeError, match="per-sub-env state"):
+        vec.set_attr("equity", 2.0)
+
+
+def test_unknown_attribute_is_refused():
+    with pytest.raises(AttributeError):
+        TradingVecEnv(2).set_attr("nonexistent", 1)
+
+
+def test_reward_fn_is_copied_and_shared():
+    vec = PortfolioVecEnv(2)
+    reward = LogReturn() - DrawdownPenalty()
+    vec.set_attr("reward_fn", reward)
+    assert vec.reward_fn is not reward and vec.get_attr("reward_fn")[0] is vec.template.reward_fn
+
+
+def test_cost_model_change_takes_effect_at_the_next_step():
+    vec = trading(2)
+    vec.reset(options={"start": 20})
+    vec.set_attr("cost_model", ProportionalCost(0.01))
+    assert vec.step(np.array([2, 2])).infos[0]["cost"] == pytest.approx(0.01)
+
+
+def test_sigma_zero_stops_the_simulated_noise():
+    vec = TradingVecEnv(3, mu=0.0, transaction_cost=0.0)
+    vec.set_attr("sigma", 0.0)
+    vec.reset(seed=0)
+    result = vec.step(np.full(3, 2))
+    assert result.rewards == pytest.approx(np.zeros(3), abs=1e-15)
+
+
+def test_model_source_is_simulated_at_reset():
+    vec = PortfolioVecEnv(3, model=GBM(mu=0.05, sigma=0.2, n_assets=2), episode_length=5)
+    vec.reset(seed=0)
+    result = vec.step(np.ones((3, 3)))
+    assert result.observations["returns"].shape == (3, 30, 2)
+    assert np.isfinite(result.rewards).all()
+    assert vec.price_history[0].shape == (32, 2)
+
+
+# -- samplers ------------------------------------------------------------------------------------
+
+
+def test_each_sub_env_gets_a_spawned_sampler():
+    sampler = SequentialStart(start=21, stride=21)
+    vec = TradingVecEnv(3, sampler=sampler, **TRADING)
+    lanes = vec.get_attr("sampler")
+    assert len({id(lane) for lane in lanes}) == 3 and sampler not in lanes
+    first = vec.reset(seed=0)
+    assert [info["timestamp"] for info in first.infos] == [31, 31, 31]
+    assert sampler.epoch == 0 and sampler.spawn().start == 21
+
+
+def test_shared_samplers_stay_shared():
+    class Counting(sekai.finance.EpisodeSampler):
+        calls = 0
+
+        def sample(self, rng, n_starts, episode_length):
+            Counting.calls += 1
+            return 0
+
+    sampler = Counting()
+    vec = TradingVecEnv(3, sampler=sampler, **TRADING)
+    assert all(lane is sampler for lane in vec.get_attr("sampler"))
+    vec.reset(seed=0)
+    assert Counting.calls == 3
+
+
+def test_set_attr_sampler_per_sub_env():
+    vec = trading(2)
+    vec.set_attr("sampler", [SequentialStart(0), SequentialStart(21)])
+    assert [i["timestamp"] for i in vec.reset(seed=0).infos] == [10, 31]
+    vec.set_attr("sampler", 5)
+    assert [i["timestamp"] for i in vec.reset(seed=0).infos] == [15, 15]
+
+
+# -- options, frozen sub-envs, time limit ----------------------------------------------------------
+
+
+def test_options_one_dict_for_all_or_one_per_sub_env():
+    vec = trading()
+    assert [i["timestamp"] for i in vec.reset(options={"start": 40}).infos] == [40] * 4
+    infos = vec.reset(options=[{"start": 12}, None, {}, {"start": None}]).infos
+    assert infos[0]["timestamp"] == 12 and all(10 <= i["timestamp"] <= 157 for i in infos)
+
+
+def test_unknown_and_invalid_options_are_refused():
+    vec = trading()
+    with pytest.raises(ValueError, match="'strat'"):
+        vec.reset(options={"strat": 10})
+    with pytest.raises(ValueError, match=r"rows 10\.\.157"):
+        vec.reset(options=[{"start": 5}, None, None, None])
+    with pytest.raises(ValueError, match="needs a price history"):
+        TradingVecEnv(2).reset(options={"start": 40})
+
+
+def test_frozen_sub_envs_keep_their_state():
+    vec = TradingVecEnv(3, autoreset=False, **TRADING)
+    vec.reset(options=[{"start": t} for t in (10, 20, 30)])
+    for _ in range(21):
+        last = vec.step(np.array([2, 0, 1]))
+    assert last.dones.all()
+    state = {k: vec.get_attr(k) for k in ("equity", "position", "price", "timestamp")}
+    histories = vec.get_attr("price_history")
+    later = vec.step(np.array([0, 2, 2]))
+    assert later.rewards.tolist() == [0.0, 0.0, 0.0] and later.infos == [{}, {}, {}]
+    assert np.array_equal(later.observations, last.observations)
+    assert {k: vec.get_attr(k) for k in state} == state
+    assert all(np.array_equal(a, b) for a, b in zip(vec.get_attr("price_history"), histories))
+    assert vec.get_attr("elapsed_steps") == [21, 21, 21]
+
+
+def test_frozen_simulated_sub_envs_keep_their_state():
+    vec = TradingVecEnv(2, autoreset=False, episode_length=3, lookback=2)
+    vec.reset(seed=0)
+    for _ in range(3):
+        vec.step(np.array([2, 2]))
+    prices, histories = vec.get_attr("price"), vec.get_attr("price_history")
+    for _ in range(3):
+        vec.step(np.array([0, 0]))
+    assert vec.get_attr("price") == prices
+    assert all(np.array_equal(a, b) for a, b in zip(vec.get_attr("price_history"), histories))
+
+
+def test_max_episode_steps_truncates_every_sub_env():
+    vec = sekai.make_vec("Trading-v0", 8, max_episode_steps=50)
+    vec.reset(seed=0)
+    for _ in range(49):
+        assert not vec.step(np.ones(8, int)).truncated.any()
+    result = vec.step(np.ones(8, int))
+    assert result.truncated.all()
+    assert result.infos[0]["final_info"]["elapsed_steps"] == 50
+
+
+def test_autoreset_gives_final_and_reset_infos():
+    vec = trading(2, sampler="sequential")
+    vec.reset(seed=0)
+    for _ in range(21):
+        result = vec.step(np.ones(2, int))
+    info = result.infos[0]
+    assert info["final_info"]["timestamp"] == 31 and info["reset_info"]["timestamp"] == 31
+    assert info["reset_info"]["equity"] == 1.0 and result.observations.shape == (2, 11)
+
+
+def test_invalid_actions_are_refused_before_stepping():
+    vec = trading(2)
+    vec.reset(seed=0)
+    with pytest.raises(InvalidAction):
+        vec.step(np.array([0, 3]))
+    with pytest.raises(ValueError):
+        vec.step(np.array([0, 1, 2]))
+    vec.step(np.array([0.0, 2.0]))  # float arrays of integral values are accepted
+    portfolio = PortfolioVecEnv(2)
+    portfolio.reset(seed=0)
+    with pytest.raises(InvalidAction):
+        portfolio.step(np.array([[1, 1, 1, 1, 1, np.nan], [1, 1, 1, 1, 1, 1]]))
+
+
+def test_step_before_reset():
+    with pytest.raises(ResetRequired):
+        TradingVecEnv(2).step(np.zeros(2, int))
+
+
+def test_action_to_weights_is_batched():
+    vec = PortfolioVecEnv(3, n_assets=2)
+    weights = vec.action_to_weights(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [1, 0, 1]]))
+    assert weights.tolist() == [[0.5, 0.5, 0.0], [0.0, 0.0, 1.0], [0.5, 0.0, 0.5]]
+    assert [w.tolist() for w in vec.call("action_to_weights", np.ones((3, 3)))][0] == [1 / 3] * 3
+
+
+def test_make_vec_chooses_the_native_envs():
+    assert repr(sekai.make_vec("Portfolio-v0", num_envs=64)) == "PortfolioVecEnv(num_envs=64)"
+    assert repr(sekai.make_vec("Trading-v0", 2)) == "TradingVecEnv(num_envs=2)"
+    sync = sekai.make_vec("Portfolio-v0", num_envs=64, vectorization_mode="sync")
+    assert repr(sync) == "SyncVecEnv(num_envs=64)"
