@@ -218,7 +218,6 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300, help="timed steps per measurement")
     parser.add_argument("--quick", action="store_true", help="fewer steps (smoke run)")
     args, _ = parser.parse_known_args()
-    steps = 30 if args.quick else args.steps
     rows: list[tuple[str, str, str, bool | None]] = []
 
     def row(name: str, value: str, bar: str, ok: bool | None) -> None:

@@ -133,6 +133,13 @@ class StepFails(Plain):
         raise RuntimeError("boom at step")
 
 
+class WorkerFails(Plain):
+    """Fails as a ProcVecEnv sub-env would, with the worker's traceback in the message."""
+
+    def step(self, action):
+        raise sekai.VecEnvWorkerError(0, "RuntimeError", "boom", "Traceback (most recent...)")
+
+
 class Unseeded(Plain):
     """reset(seed=0) ignores the seed: a WARNING, not an ERROR."""
 
@@ -188,6 +195,7 @@ sekai.register(
 sekai.register("mine/Plain-v0", Plain, kwargs={"scale": 2.0})
 sekai.register("mine/Broken-v0", Broken)
 sekai.register("mine/StepFails-v0", StepFails)
+sekai.register("mine/WorkerFails-v0", WorkerFails)
 sekai.register("mine/Unseeded-v0", Unseeded)
 sekai.register("mine/OutOfSpace-v0", OutOfSpace)
 sekai.register("mine/BoolReward-v0", BoolReward)

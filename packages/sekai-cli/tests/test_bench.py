@@ -171,6 +171,14 @@ def test_an_exception_in_step_is_shown_with_its_type(
     assert done.stderr == "error: RuntimeError: boom at step\n"
 
 
+def test_a_worker_error_is_one_line_without_the_worker_traceback(
+    sekai_cli, my_envs: str
+) -> None:
+    done = sekai_cli("-m", my_envs, "bench", "mine/WorkerFails-v0")
+    assert done.returncode == 2
+    assert done.stderr == "error: Sub-env 0 raised RuntimeError: boom\n"
+
+
 def _recorded(sekai_cli, tmp_path: Path, *args: str) -> list[str]:
     done = sekai_cli("-m", "my_envs", "bench", "mine/Recorder-v0", *args)
     assert done.returncode == 0, done.stderr

@@ -50,6 +50,16 @@ def env_plugin(*env_ids, then_raise=None):
     return Plugin
 
 
+def make_fake_distribution(root, name="fake-pack", version="1.0", plugin="fake"):
+    """Write a distribution's metadata (no code) declaring one ``sekai`` entry point."""
+    info = root / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(
+        f"[sekai]\n{plugin} = fake_pack_never_imported._plugin\n"
+    )
+
+
 CORE = PluginInfo("core", "sekai-core", sekai.__version__, (), ("sync", "async", "proc"))
 
 
@@ -386,10 +396,14 @@ def test_an_unknown_mode_of_a_failed_first_party_plugin_names_the_failure():
         reg.backend("ray")
 
 
-def test_scan_entry_points_reads_the_installed_sekai_group_without_importing():
+def test_scan_entry_points_reads_the_sekai_group_without_importing(tmp_path, monkeypatch):
+    make_fake_distribution(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
     records = {r.name: r for r in scan_entry_points()}
-    assert records["classic"].distribution == "sekai-classic"
-    assert records["classic"].version == sekai.__version__
+    assert (records["fake"].distribution, records["fake"].version) == ("fake-pack", "1.0")
+    assert "fake_pack_never_imported" not in sys.modules
+    with pytest.raises(ModuleNotFoundError, match="fake_pack_never_imported"):
+        records["fake"].load()
 
 
 def test_a_foreign_sekai_distribution_with_modules_is_warned_about(monkeypatch):

@@ -16,10 +16,13 @@ class BadObservation(LineEnv):
 
 
 class Unseeded(LineEnv):
-    """Ignores the seed: a WARNING, not an ERROR."""
+    """Ignores the seed (each reset starts one cell further): a WARNING, not an ERROR."""
+
+    resets = 0
 
     def reset(self, *, seed=None, options=None):
-        self.position = int(np.random.default_rng().integers(0, self.size - 1))
+        self.resets += 1
+        self.position = self.resets % (self.size - 1)
         return sekai.ResetResult(self._observation(), {})
 
 

@@ -63,7 +63,9 @@ def run_both(env_id: str, actions: Any, steps: int, *, vector_kwargs=None, optio
     native = sekai.make_vec(env_id, 4, vector_kwargs=vector_kwargs, **kw)
     sync = sekai.make_vec(env_id, 4, vectorization_mode="sync", vector_kwargs=vector_kwargs, **kw)
     assert type(native).__name__.endswith("VecEnv") and type(sync).__name__ == "SyncVecEnv"
-    assert_same_result(native.reset(seed=0, options=options), sync.reset(seed=0, options=options), 0)
+    assert_same_result(
+        native.reset(seed=0, options=options), sync.reset(seed=0, options=options), 0
+    )
     for step in range(1, steps + 1):
         action = actions(step)
         assert_same_result(native.step(action), sync.step(action), step)

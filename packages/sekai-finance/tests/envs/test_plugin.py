@@ -35,12 +35,28 @@ def test_make_adds_no_time_limit():
 
 def test_package_exports_every_public_name():
     expected = {
-        "TradingEnv", "PortfolioEnv", "MarketMakingEnv", "OptimalExecutionEnv", "MarketEnv",
-        "LimitOrderBookEnv", "LimitOrderBookMarket", "TradingVecEnv", "PortfolioVecEnv",
-        "MarketMakingVecEnv", "OptimalExecutionVecEnv", "TradingRenderer", "PortfolioRenderer",
-        "MarketRenderer", "MarketMakingRenderer", "OptimalExecutionRenderer",
-        "LimitOrderBookRenderer", "LimitOrderBookMarketRenderer", "default_market",
-        "simulate_gbm", "random_correlation", "sample_window",
+        "TradingEnv",
+        "PortfolioEnv",
+        "MarketMakingEnv",
+        "OptimalExecutionEnv",
+        "MarketEnv",
+        "LimitOrderBookEnv",
+        "LimitOrderBookMarket",
+        "TradingVecEnv",
+        "PortfolioVecEnv",
+        "MarketMakingVecEnv",
+        "OptimalExecutionVecEnv",
+        "TradingRenderer",
+        "PortfolioRenderer",
+        "MarketRenderer",
+        "MarketMakingRenderer",
+        "OptimalExecutionRenderer",
+        "LimitOrderBookRenderer",
+        "LimitOrderBookMarketRenderer",
+        "default_market",
+        "simulate_gbm",
+        "random_correlation",
+        "sample_window",
     }
     assert set(finance_envs.__all__) == expected
     assert sekai.envs.TradingEnv is finance_envs.TradingEnv
@@ -65,8 +81,16 @@ def test_importing_the_plugin_imports_no_env_code():
 def test_toolkit_names_are_lazy_and_complete():
     import sekai.finance as toolkit
 
-    for name in ("MarketData", "SequentialStart", "GBM", "ProportionalCost", "AccountConfig",
-                 "LogReturn", "RecordPerformance", "performance_summary"):
+    for name in (
+        "MarketData",
+        "SequentialStart",
+        "GBM",
+        "ProportionalCost",
+        "AccountConfig",
+        "LogReturn",
+        "RecordPerformance",
+        "performance_summary",
+    ):
         assert name in toolkit.__all__ and getattr(toolkit, name).__name__ == name
     assert toolkit.baselines.evaluate.__name__ == "evaluate"
     with pytest.raises(AttributeError):

@@ -93,8 +93,14 @@ def test_reset_observation_and_info():
     )
     assert result.observation["weights"].tolist() == [0.0, 0.0, 1.0]
     assert list(result.info) == [
-        "portfolio_value", "equity", "weights", "turnover", "cost", "asset_returns",
-        "timestamp", "dt",
+        "portfolio_value",
+        "equity",
+        "weights",
+        "turnover",
+        "cost",
+        "asset_returns",
+        "timestamp",
+        "dt",
     ]
     assert result.info["weights"].dtype == np.float64
     assert result.info["asset_returns"].tolist() == [0.0, 0.0]
@@ -260,7 +266,9 @@ def test_simulated_prices_start_at_100_and_are_reproducible():
     env.reset(seed=5)
     assert env.price_history[0].tolist() == [100.0, 100.0, 100.0]
     first = env.reset(seed=5).observation["returns"]
-    assert np.array_equal(PortfolioEnv(n_assets=3, lookback=4).reset(seed=5).observation["returns"], first)
+    assert np.array_equal(
+        PortfolioEnv(n_assets=3, lookback=4).reset(seed=5).observation["returns"], first
+    )
 
 
 def test_pandas_free_panel_timestamps_are_row_indices():

@@ -160,7 +160,14 @@ def test_info_values_are_python_scalars():
     env = TradingEnv(walk(), episode_length=10, lookback=5)
     for result in (env.reset(seed=0), env.step(2)):
         assert list(result.info) == [
-            "equity", "position", "price", "asset_return", "cost", "turnover", "timestamp", "dt"
+            "equity",
+            "position",
+            "price",
+            "asset_return",
+            "cost",
+            "turnover",
+            "timestamp",
+            "dt",
         ]
         assert all(type(v) in (float, int) for v in result.info.values())
         assert type(result.info["timestamp"]) is int
@@ -380,7 +387,7 @@ def test_start_option_does_not_advance_the_sampler():
 
 def test_unknown_reset_options_are_refused():
     env = TradingEnv(walk(300), lookback=5, episode_length=20)
-    with pytest.raises(ValueError, match="'strat'.*'start'"):
+    with pytest.raises(ValueError, match=r"'strat'.*'start'"):
         env.reset(options={"strat": 10})
     env.reset(options={})
 

@@ -34,7 +34,7 @@ def test_parameters_live_on_the_template_and_repeat_per_sub_env():
 
 def test_a_list_of_different_values_is_refused():
     vec = TradingVecEnv(3)
-    with pytest.raises(ValueError, match="one shared parameter.*vectorization_mode='sync'"):
+    with pytest.raises(ValueError, match=r"one shared parameter.*vectorization_mode='sync'"):
         vec.set_attr("sigma", [0.1, 0.2, 0.3])
     assert vec.sigma == 0.2
 
@@ -253,7 +253,7 @@ def test_action_to_weights_is_batched():
     vec = PortfolioVecEnv(3, n_assets=2)
     weights = vec.action_to_weights(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [1, 0, 1]]))
     assert weights.tolist() == [[0.5, 0.5, 0.0], [0.0, 0.0, 1.0], [0.5, 0.0, 0.5]]
-    assert [w.tolist() for w in vec.call("action_to_weights", np.ones((3, 3)))][0] == [1 / 3] * 3
+    assert next(w.tolist() for w in vec.call("action_to_weights", np.ones((3, 3)))) == [1 / 3] * 3
 
 
 def test_make_vec_chooses_the_native_envs():
@@ -261,3 +261,26 @@ def test_make_vec_chooses_the_native_envs():
     assert repr(sekai.make_vec("Trading-v0", 2)) == "TradingVecEnv(num_envs=2)"
     sync = sekai.make_vec("Portfolio-v0", num_envs=64, vectorization_mode="sync")
     assert repr(sync) == "SyncVecEnv(num_envs=64)"
+
+
+def test_dt_change_reaches_infos_and_the_simulation():
+    vec = TradingVecEnv(4, mu=0.0, sigma=0.0, transaction_cost=0.0)
+    vec.reset(seed=0)
+    vec.set_attr("dt", 1 / 52)
+    vec.set_attr("mu", 0.52)
+    result = vec.step(np.full(4, 2))
+    assert result.infos[0]["dt"] == 1 / 52 and vec.get_attr("dt") == [1 / 52] * 4
+    assert result.rewards == pytest.approx(np.full(4, 0.01))
+
+
+def test_record_performance_on_a_finance_env_annualises_with_its_dt():
+    env = sekai.finance.RecordPerformance(sekai.make("Trading-v0", episode_length=10))
+    env.reset(seed=0)
+    for _ in range(10):
+        result = env.step(2)
+    summary = result.info["performance"]
+    assert summary.n_periods == 10 and env.last_returns.shape == (10,)
+    assert summary.total_return == pytest.approx(result.info["equity"] - 1)
+    assert summary.mean_turnover == pytest.approx(0.1) and summary.total_cost == pytest.approx(
+        0.001
+    )

@@ -36,7 +36,9 @@ def test_rolling_statistics_match_numpy():
     assert f.rolling_std(x, 5)[10] == pytest.approx(x[6:11].std(ddof=1))
     z = f.rolling_zscore(x, 5)[10]
     assert z == pytest.approx((x[10] - x[6:11].mean()) / x[6:11].std(ddof=1))
-    assert f.realized_volatility(x, 5, periods_per_year=4)[10] == pytest.approx(2 * x[6:11].std(ddof=1))
+    assert f.realized_volatility(x, 5, periods_per_year=4)[10] == pytest.approx(
+        2 * x[6:11].std(ddof=1)
+    )
 
 
 def test_ewm_matches_adjusted_weights():
@@ -50,7 +52,9 @@ def test_ewm_matches_adjusted_weights():
 
 def test_cross_sections():
     z = f.cross_sectional_zscore([[1.0, 2.0, 3.0], [5.0, np.nan, 5.0]])
-    assert z[0] == pytest.approx([-1.2247449, 0.0, 1.2247449]) and z[1, 0] == 0.0 and np.isnan(z[1, 1])
+    assert (
+        z[0] == pytest.approx([-1.2247449, 0.0, 1.2247449]) and z[1, 0] == 0.0 and np.isnan(z[1, 1])
+    )
     ranks = f.cross_sectional_rank([[3.0, 1.0, 1.0, 2.0], [np.nan, 7.0, np.nan, np.nan]])
     assert ranks[0].tolist() == [1.0, 1 / 6, 1 / 6, 2 / 3]
     assert ranks[1, 1] == 0.5

@@ -29,12 +29,16 @@ class Ledger(sekai.Env[np.ndarray, int]):
 
     def reset(self, *, seed=None, options=None):
         self.t = 0
-        return sekai.ResetResult(np.zeros(1, np.float32), self._info(1.0 if self.key == "equity" else 0.0))
+        return sekai.ResetResult(
+            np.zeros(1, np.float32), self._info(1.0 if self.key == "equity" else 0.0)
+        )
 
     def step(self, action):
         self.t += 1
         done = self.t >= len(self.equities)
-        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, done, self._info(self.equities[self.t - 1]))
+        return sekai.StepResult(
+            np.zeros(1, np.float32), 0.0, False, done, self._info(self.equities[self.t - 1])
+        )
 
 
 def run(env: sekai.Env, steps: int) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sekai.finance.metrics import pnl_summary, performance_summary
+from sekai.finance.metrics import performance_summary, pnl_summary
 
 
 def test_performance_summary_fields_and_table():
@@ -16,7 +16,7 @@ def test_performance_summary_fields_and_table():
     assert "Total return" in text and "%" in text and "Mean turnover" in text
     lines = text.splitlines()
     assert len({len(line) for line in lines}) == 1  # right-aligned two-column table
-    assert list(summary.as_dict())[0] == "n_periods"
+    assert next(iter(summary.as_dict())) == "n_periods"
 
 
 def test_summary_without_turnover_has_no_such_rows():
@@ -27,7 +27,9 @@ def test_summary_without_turnover_has_no_such_rows():
 def test_pnl_summary():
     summary = pnl_summary([1.0, -2.0, 3.0], 12)
     assert summary.total_pnl == 2.0 and summary.max_drawdown == 2.0
-    assert summary.sharpe_ratio == pytest.approx(np.mean([1, -2, 3]) / np.std([1, -2, 3], ddof=1) * np.sqrt(12))
+    assert summary.sharpe_ratio == pytest.approx(
+        np.mean([1, -2, 3]) / np.std([1, -2, 3], ddof=1) * np.sqrt(12)
+    )
     assert "Total P&L" in str(summary)
 
 

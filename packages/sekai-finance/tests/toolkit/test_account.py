@@ -56,7 +56,9 @@ def test_settle_margin_borrow_and_wipe_out():
 
 
 def test_settle_cost_of_one_wipes_out_and_broadcasts():
-    result = settle(np.full((3, 2), 0.5), np.zeros((3, 2)), cost=[0.0, 1.0, 0.5], dt=1.0, config=AccountConfig())
+    result = settle(
+        np.full((3, 2), 0.5), np.zeros((3, 2)), cost=[0.0, 1.0, 0.5], dt=1.0, config=AccountConfig()
+    )
     assert result.growth.tolist() == [1.0, 0.0, 0.5]
     assert result.wiped_out.tolist() == [False, True, False]
 

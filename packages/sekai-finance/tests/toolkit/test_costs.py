@@ -37,7 +37,9 @@ def test_square_root_impact_matches_the_worked_number():
 
 
 def test_square_root_impact_without_volume_costs_the_whole_trade():
-    cost = SquareRootImpact(0.5)([0.5, 0.2], equity=1e6, volatility=[0.02, 0.02], volume=[0.0, np.nan])
+    cost = SquareRootImpact(0.5)(
+        [0.5, 0.2], equity=1e6, volatility=[0.02, 0.02], volume=[0.0, np.nan]
+    )
     assert cost == pytest.approx(0.7)
 
 

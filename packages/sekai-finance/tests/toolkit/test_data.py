@@ -26,7 +26,9 @@ def test_repr_of_dated_data_shows_range():
 
 def test_repr_shows_exogenous_and_warmup():
     data = MarketData(np.ones(5), exogenous={"rate": np.zeros(5)}, warmup=2)
-    assert repr(data) == "MarketData(T=5, N=1, fields=['close'], 0 .. 4, exogenous=['rate'], warmup=2)"
+    assert (
+        repr(data) == "MarketData(T=5, N=1, fields=['close'], 0 .. 4, exogenous=['rate'], warmup=2)"
+    )
 
 
 def test_default_timestamps_and_assets():
@@ -181,12 +183,14 @@ def test_with_fields_and_exogenous_return_new_objects():
 
 def test_from_pandas_without_pandas_names_the_extra():
     try:
-        import pandas  # noqa: F401
+        import pandas
     except ImportError:
         with pytest.raises(MissingDependency, match=r"sekai-finance\[pandas\]"):
             MarketData.from_pandas(object())
     else:
-        frame = pandas.DataFrame({"x": [1.0, 2.0]}, index=pandas.to_datetime(["2020-01-01", "2020-01-02"]))
+        frame = pandas.DataFrame(
+            {"x": [1.0, 2.0]}, index=pandas.to_datetime(["2020-01-01", "2020-01-02"])
+        )
         assert MarketData.from_pandas(frame).is_datetime
 
 

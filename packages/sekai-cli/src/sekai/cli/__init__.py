@@ -82,6 +82,9 @@ def _import_modules(names: Sequence[str]) -> None:
             raise UsageError(f"could not import {name}: {type(exc).__name__}: {exc}") from exc
 
 
+_WORKER_TRACEBACK = "\n\nWorker traceback:\n"
+
+
 def _raised_by_registry(exc: BaseException) -> bool:
     """Whether the registry itself rejected the request (a bad ID, mode or argument)."""
     if not isinstance(exc, (ValueError, TypeError)):
@@ -104,7 +107,8 @@ def _describe_error(exc: BaseException) -> str:
     from sekai.error import SekaiError
 
     if isinstance(exc, (SekaiError, ImportError, UsageError)) or _raised_by_registry(exc):
-        return str(exc)
+        # A worker's traceback (VecEnvWorkerError) is for debugging, not for this one line.
+        return str(exc).split(_WORKER_TRACEBACK, 1)[0]
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 

@@ -74,7 +74,9 @@ def from_gymnasium(env: gymnasium.Env[Any, Any]) -> GymnasiumToSekai:
     gym = require_gymnasium("from_gymnasium()")
     if not isinstance(env, gym.Env):
         hint = " It already is a sekai env." if isinstance(env, Env) else ""
-        raise TypeError(f"from_gymnasium() expects a gymnasium.Env, got {type(env).__name__}.{hint}")
+        raise TypeError(
+            f"from_gymnasium() expects a gymnasium.Env, got {type(env).__name__}.{hint}"
+        )
     return GymnasiumToSekai(env)
 
 
@@ -103,8 +105,8 @@ class GymnasiumToSekai(Env[Any, Any]):
         self.action_space = space_from_gymnasium(env.action_space)
         self._metadata = dict(env.metadata)
 
-    @property  # type: ignore[override]
-    def metadata(self) -> dict[str, Any]:
+    @property
+    def metadata(self) -> dict[str, Any]:  # type: ignore[override]
         """A copy of the gymnasium env's metadata, taken when it was wrapped."""
         return self._metadata
 
@@ -145,7 +147,7 @@ class GymnasiumToSekai(Env[Any, Any]):
             raise TypeError(f"rng must be a numpy Generator, got {type(value).__name__}.")
         self.gymnasium_env.np_random = value
 
-    @property  # type: ignore[override]
+    @property
     def _rng_seed(self) -> int | None:
         return getattr(self.gymnasium_env.unwrapped, "_np_random_seed", None)
 

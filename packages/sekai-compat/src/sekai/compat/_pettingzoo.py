@@ -63,7 +63,7 @@ def from_pettingzoo(parallel_env: Any) -> PettingZooToSekai:
 
 
 class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
-    """A PettingZoo ``ParallelEnv`` as a sekai ``MultiAgentEnv``; build it with ``from_pettingzoo()``.
+    """A PettingZoo ``ParallelEnv`` as a sekai ``MultiAgentEnv`` (built by ``from_pettingzoo()``).
 
     ``possible_agents`` and the per-agent spaces (converted with ``space_from_gymnasium``) are
     read once; ``agents`` is the PettingZoo env's live list. Seeds: an int (NumPy ones too)
@@ -94,13 +94,13 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
         }
         self._metadata = dict(getattr(parallel_env, "metadata", None) or {})
 
-    @property  # type: ignore[override]
-    def metadata(self) -> dict[str, Any]:
+    @property
+    def metadata(self) -> dict[str, Any]:  # type: ignore[override]
         """A copy of the PettingZoo env's metadata, taken when it was wrapped."""
         return self._metadata
 
-    @property  # type: ignore[override]
-    def agents(self) -> list[Any]:
+    @property
+    def agents(self) -> list[Any]:  # type: ignore[override]
         """The live agents (the PettingZoo env's ``agents``)."""
         return list(getattr(self.pettingzoo_env, "agents", []))
 

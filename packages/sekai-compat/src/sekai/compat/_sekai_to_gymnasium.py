@@ -117,7 +117,7 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
             result.info,
         )
 
-    def render(self) -> RenderFrame | None:  # type: ignore[override]
+    def render(self) -> RenderFrame | None:
         """The renderer's frame of the current state (None without a renderer)."""
         if self.renderer is None:
             return None
@@ -133,7 +133,7 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
 
     # -- the generator is the sekai env's ----------------------------------------------------
 
-    @property  # type: ignore[override]
+    @property
     def _np_random(self) -> np.random.Generator:
         return self.sekai_env.rng
 

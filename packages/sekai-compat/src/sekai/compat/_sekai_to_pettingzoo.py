@@ -34,7 +34,8 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
     returns the same object every time, as PettingZoo requires); ``agents`` is the sekai env's
     live list; ``step()`` reports every agent that was live before it, filling in
     ``terminated`` / ``truncated`` (False), ``rewards`` (0.0) and ``infos`` (``{}``) for agents
-    the sekai result leaves out. ``metadata`` is ``{"render_modes": [], "name": ..., **env.metadata}``.
+    the sekai result leaves out. ``metadata`` is
+    ``{"render_modes": [], "name": <class name>, **env.metadata}``.
 
     Attributes:
         sekai_env: the wrapped MultiAgentEnv.

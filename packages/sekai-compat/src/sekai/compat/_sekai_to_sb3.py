@@ -75,7 +75,8 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
             space_to_gymnasium(vec.observation_space),
             space_to_gymnasium(vec.action_space),
         )
-        self.metadata = {**vec.metadata, **self.metadata}
+        sb3_metadata: dict[str, Any] = getattr(self, "metadata", {})  # render modes
+        self.metadata = {**vec.metadata, **sb3_metadata}
 
     # -- reset and step ---------------------------------------------------------------------
 

@@ -40,7 +40,8 @@ def space_to_gymnasium(space: Space[Any]) -> gymnasium.spaces.Space[Any]:
         TypeError: ``space`` is not a sekai space gymnasium can represent.
     """
     gym = require_gymnasium("space_to_gymnasium()")
-    return _to_gymnasium(gym.spaces, space)
+    converted: gymnasium.spaces.Space[Any] = _to_gymnasium(gym.spaces, space)
+    return converted
 
 
 def _to_gymnasium(spaces: Any, space: Space[Any]) -> Any:

@@ -8,28 +8,7 @@ Backends: ``SyncVecEnv`` (one after another), ``AsyncVecEnv`` (asyncio), ``ProcV
 from __future__ import annotations
 
 import importlib
-from typing import Any
-
-from sekai.vector.async_vec_env import AsyncVecEnv
-from sekai.vector.infos import stack_infos
-from sekai.vector.native import NativeVecEnv, shared
-from sekai.vector.result import VecResetResult, VecStepResult
-from sekai.vector.spawnable import Spawnable
-from sekai.vector.sync_vec_env import SyncVecEnv
-from sekai.vector.vec_env import VecEnv
-from sekai.vector.vec_wrapper import (
-    VecActionWrapper,
-    VecObservationWrapper,
-    VecRewardWrapper,
-    VecWrapper,
-)
-from sekai.vector.wrappers import (
-    VecNormalizeObservation,
-    VecNormalizeReward,
-    VecRecordEpisodeStatistics,
-    VecTransformObservation,
-    VecTransformReward,
-)
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "AsyncVecEnv",
@@ -53,10 +32,29 @@ __all__ = [
     "stack_infos",
 ]
 
-# Imported on first use: it pulls in multiprocessing machinery that most users never need.
-# (The module-level __getattr__ also lets type checkers accept ``from sekai.vector import
-# ProcVecEnv``; the proc package may add a TYPE_CHECKING import here for a precise type.)
-_LAZY = {"ProcVecEnv": "sekai.vector.proc.vec_env"}
+# name -> module, imported on first use: plugin discovery imports sekai.vector._builtin, and
+# ``import sekai.vector`` must not pull in asyncio or multiprocessing machinery for that.
+_LAZY = {
+    "AsyncVecEnv": "sekai.vector.async_vec_env",
+    "NativeVecEnv": "sekai.vector.native",
+    "ProcVecEnv": "sekai.vector.proc.vec_env",
+    "Spawnable": "sekai.vector.spawnable",
+    "SyncVecEnv": "sekai.vector.sync_vec_env",
+    "VecActionWrapper": "sekai.vector.vec_wrapper",
+    "VecEnv": "sekai.vector.vec_env",
+    "VecNormalizeObservation": "sekai.vector.wrappers",
+    "VecNormalizeReward": "sekai.vector.wrappers",
+    "VecObservationWrapper": "sekai.vector.vec_wrapper",
+    "VecRecordEpisodeStatistics": "sekai.vector.wrappers",
+    "VecResetResult": "sekai.vector.result",
+    "VecRewardWrapper": "sekai.vector.vec_wrapper",
+    "VecStepResult": "sekai.vector.result",
+    "VecTransformObservation": "sekai.vector.wrappers",
+    "VecTransformReward": "sekai.vector.wrappers",
+    "VecWrapper": "sekai.vector.vec_wrapper",
+    "shared": "sekai.vector.native",
+    "stack_infos": "sekai.vector.infos",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -75,3 +73,27 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
+    from sekai.vector.async_vec_env import AsyncVecEnv as AsyncVecEnv
+    from sekai.vector.infos import stack_infos as stack_infos
+    from sekai.vector.native import NativeVecEnv as NativeVecEnv, shared as shared
+    from sekai.vector.proc.vec_env import ProcVecEnv as ProcVecEnv
+    from sekai.vector.result import VecResetResult as VecResetResult, VecStepResult as VecStepResult
+    from sekai.vector.spawnable import Spawnable as Spawnable
+    from sekai.vector.sync_vec_env import SyncVecEnv as SyncVecEnv
+    from sekai.vector.vec_env import VecEnv as VecEnv
+    from sekai.vector.vec_wrapper import (
+        VecActionWrapper as VecActionWrapper,
+        VecObservationWrapper as VecObservationWrapper,
+        VecRewardWrapper as VecRewardWrapper,
+        VecWrapper as VecWrapper,
+    )
+    from sekai.vector.wrappers import (
+        VecNormalizeObservation as VecNormalizeObservation,
+        VecNormalizeReward as VecNormalizeReward,
+        VecRecordEpisodeStatistics as VecRecordEpisodeStatistics,
+        VecTransformObservation as VecTransformObservation,
+        VecTransformReward as VecTransformReward,
+    )

@@ -43,8 +43,8 @@ class TimeLimit(Wrapper[Any, Any, Any, Any]):
     def _after_step(self, result: StepResult[Any]) -> StepResult[Any]:
         self._elapsed_steps += 1
         elapsed = self._elapsed_steps
-        info = result.info
-        info["elapsed_steps"] = elapsed
+        # A new dict: an env that reuses one info dict must not see earlier results change.
+        info = {**result.info, "elapsed_steps": elapsed}
         return StepResult(
             result.observation,
             result.reward,

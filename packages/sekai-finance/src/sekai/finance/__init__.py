@@ -60,6 +60,13 @@ _LAZY: dict[str, str] = {
     "performance_summary": f"{_PKG}.metrics",
     "pnl_summary": f"{_PKG}.metrics",
     "RecordPerformance": f"{_PKG}.metrics",
+    # order book
+    "OrderBook": f"{_PKG}.lob",
+    "Order": f"{_PKG}.lob",
+    "Fill": f"{_PKG}.lob",
+    "Side": f"{_PKG}.lob",
+    "BACKGROUND": f"{_PKG}.lob",
+    "ZeroIntelligenceFlow": f"{_PKG}.lob",
 }
 
 # Submodules reachable as attributes after a plain ``import sekai.finance``.
@@ -78,7 +85,55 @@ _SUBMODULES = (
     "universe",
 )
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "BACKGROUND",
+    "GARCH",
+    "GBM",
+    "AccountConfig",
+    "BlockBootstrap",
+    "CointegratedPair",
+    "CompositeCost",
+    "CostModel",
+    "DifferentialSharpe",
+    "DrawdownPenalty",
+    "EpisodeSampler",
+    "Fill",
+    "FixedCost",
+    "FixedStart",
+    "Heston",
+    "ListingProcess",
+    "LogReturn",
+    "MarketData",
+    "MarketModel",
+    "MeanReverting",
+    "MeanVariance",
+    "MertonJumpDiffusion",
+    "NoCost",
+    "Order",
+    "OrderBook",
+    "PerformanceSummary",
+    "PnLSummary",
+    "ProfitAndLoss",
+    "ProportionalCost",
+    "RandomStart",
+    "Randomized",
+    "RecordPerformance",
+    "RegimeSwitching",
+    "RewardFunction",
+    "SequentialStart",
+    "Settlement",
+    "Side",
+    "SimpleReturn",
+    "Simulation",
+    "SpreadCost",
+    "SquareRootImpact",
+    "StepOutcome",
+    "Time",
+    "TurnoverPenalty",
+    "ZeroIntelligenceFlow",
+    "performance_summary",
+    "pnl_summary",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -113,6 +168,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         SquareRootImpact,
     )
     from sekai.finance.data import MarketData, Time
+    from sekai.finance.lob import BACKGROUND, Fill, Order, OrderBook, Side, ZeroIntelligenceFlow
     from sekai.finance.metrics import (
         PerformanceSummary,
         PnLSummary,

@@ -87,7 +87,7 @@ def project_weights(
     a = np.clip(a, -lev, lev)
     gross = np.abs(a).sum(axis=-1)
     scale = np.where(gross > lev, lev / np.where(gross > 0, gross, 1.0), 1.0)
-    return a * scale[..., None]  # type: ignore[no-any-return]
+    return a * scale[..., None]
 
 
 def settle(

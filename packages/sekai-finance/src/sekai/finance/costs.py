@@ -87,7 +87,8 @@ def _fill_missing(
             raise ValueError(_FREE_TRADE.format(model=model, name=name, fallback=hint))
         else:
             out[i, :] = 0.0
-    return out.reshape(arr.shape)
+    result: np.ndarray = out.reshape(arr.shape)
+    return result
 
 
 class CostModel(abc.ABC):
@@ -224,7 +225,8 @@ class FixedCost(CostModel):
         count = (np.abs(trades) > self.threshold).sum(axis=-1)
         with np.errstate(divide="ignore", invalid="ignore"):
             cost = np.where(equity > 0, self.amount * count / equity, 0.0)
-        return np.broadcast_to(cost, trades.shape[:-1]).copy()
+        result: np.ndarray = np.broadcast_to(cost, trades.shape[:-1]).copy()
+        return result
 
     def __repr__(self) -> str:
         return f"FixedCost({self.amount!r})"

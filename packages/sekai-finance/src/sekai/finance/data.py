@@ -47,7 +47,7 @@ def to_datetime64(value: object) -> np.datetime64:
     if hasattr(value, "to_datetime64"):  # pandas Timestamp
         value = value.to_datetime64()
     try:
-        result = np.datetime64(value, "ns")  # type: ignore[call-overload]
+        result: np.datetime64 = np.datetime64(value, "ns")  # type: ignore[call-overload]
     except (TypeError, ValueError) as exc:
         raise TypeError(f"cannot read {value!r} as a timestamp: {exc}") from exc
     if np.isnat(result):
@@ -72,7 +72,7 @@ class Time:
         if isinstance(value, (bool, np.bool_)):
             raise TypeError("Time() takes a number or a datetime-like value, got a bool.")
         if _is_number(value):
-            value = int(value) if _is_int(value) else float(value)  # type: ignore[arg-type]
+            value = int(value) if _is_int(value) else float(value)  # type: ignore[call-overload, arg-type]
         elif isinstance(value, (np.datetime64, _dt.date, str)) or hasattr(value, "to_datetime64"):
             to_datetime64(value)  # validate now, keep the user's value for the repr
         else:
@@ -115,7 +115,7 @@ def _check_timestamps(timestamps: object, n_rows: int) -> np.ndarray:
         return _frozen(np.arange(n_rows, dtype=np.int64))
     if hasattr(timestamps, "tz") and getattr(timestamps, "tz", None) is not None:
         raise ValueError(_TZ_HINT)
-    values = list(timestamps) if not isinstance(timestamps, np.ndarray) else None
+    values = list(timestamps) if not isinstance(timestamps, np.ndarray) else None  # type: ignore[call-overload]
     if values is not None:
         if values and all(_is_number(v) for v in values):
             ts = np.asarray(values)
@@ -238,7 +238,8 @@ class MarketData:
     @property
     def mask(self) -> np.ndarray:
         """``(T, N)`` bool: where a price exists."""
-        return np.isfinite(self.prices)
+        result: np.ndarray = np.isfinite(self.prices)
+        return result
 
     @property
     def fields(self) -> dict[str, np.ndarray]:
@@ -338,7 +339,7 @@ class MarketData:
             n = self.n_steps
             if not -n <= row < n:
                 raise IndexError(f"row {row} is outside the data's {n} rows.")
-            return row + n if row < 0 else row
+            return int(row + n if row < 0 else row)
         key = self._time_key(when)
         return int(np.searchsorted(self._timestamps, key, side=side))  # type: ignore[call-overload]
 
@@ -408,7 +409,7 @@ class MarketData:
     def with_fields(self, **arrays: object) -> MarketData:
         """A copy with more (or replaced) per-asset fields."""
         fields = {k: v for k, v in self._fields.items() if k != self._price_field}
-        fields.update(arrays)
+        fields.update(arrays)  # type: ignore[arg-type]
         return MarketData(
             self.prices,
             fields=fields,
@@ -561,7 +562,7 @@ class MarketData:
         if self.is_datetime:
             midnight = bool(np.all(ts == ts.astype("datetime64[D]")))
             unit = "D" if midnight else "s"
-            first, last = (np.datetime_as_string(t, unit=unit) for t in (ts[0], ts[-1]))
+            first, last = (str(np.datetime_as_string(t, unit=unit)) for t in (ts[0], ts[-1]))  # type: ignore[call-overload]
         else:
             first, last = str(ts[0]), str(ts[-1])
         text = f"MarketData(T={self.n_steps}, N={self.n_assets}, fields={list(self._fields)}"
@@ -584,4 +585,5 @@ def _pandas_times(pd: Any, index: Any) -> Any:
 def _non_negative(name: str, value: object) -> int:
     if not _is_int(value) or int(value) < 0:  # type: ignore[call-overload]
         raise ValueError(f"{name} must be an int >= 0, got {value!r}.")
-    return int(value)  # type: ignore[call-overload]
+    result: int = int(value)  # type: ignore[call-overload]
+    return result

@@ -19,7 +19,7 @@ _LAZY: dict[str, str] = {
     "OptimalExecutionEnv": f"{_PKG}.optimal_execution",
     "MarketEnv": f"{_PKG}.market",
     "LimitOrderBookEnv": f"{_PKG}.lob",
-    "LimitOrderBookMarket": f"{_PKG}.lob",
+    "LimitOrderBookMarket": f"{_PKG}.lob_market",
     "TradingVecEnv": f"{_PKG}.vector.trading",
     "PortfolioVecEnv": f"{_PKG}.vector.portfolio",
     "MarketMakingVecEnv": f"{_PKG}.vector.market_making",
@@ -37,7 +37,30 @@ _LAZY: dict[str, str] = {
     "sample_window": f"{_PKG}._helpers",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "LimitOrderBookEnv",
+    "LimitOrderBookMarket",
+    "LimitOrderBookMarketRenderer",
+    "LimitOrderBookRenderer",
+    "MarketEnv",
+    "MarketMakingEnv",
+    "MarketMakingRenderer",
+    "MarketMakingVecEnv",
+    "MarketRenderer",
+    "OptimalExecutionEnv",
+    "OptimalExecutionRenderer",
+    "OptimalExecutionVecEnv",
+    "PortfolioEnv",
+    "PortfolioRenderer",
+    "PortfolioVecEnv",
+    "TradingEnv",
+    "TradingRenderer",
+    "TradingVecEnv",
+    "default_market",
+    "random_correlation",
+    "sample_window",
+    "simulate_gbm",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -55,5 +78,14 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
     from sekai.envs.finance._helpers import random_correlation, sample_window, simulate_gbm
+    from sekai.envs.finance.lob import LimitOrderBookEnv
+    from sekai.envs.finance.lob_market import LimitOrderBookMarket
+    from sekai.envs.finance.market_making import MarketMakingEnv
+    from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
     from sekai.envs.finance.portfolio import PortfolioEnv
     from sekai.envs.finance.trading import TradingEnv
+    from sekai.envs.finance.vector.market_making import MarketMakingVecEnv
+    from sekai.envs.finance.vector.optimal_execution import OptimalExecutionVecEnv
+    from sekai.envs.finance.vector.portfolio import PortfolioVecEnv
+    from sekai.envs.finance.vector.trading import TradingVecEnv
+    from sekai.finance.simulators import default_market

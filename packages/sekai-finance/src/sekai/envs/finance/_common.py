@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
@@ -136,7 +136,7 @@ def discrete_action(action: Any, n: int, space: Any) -> int:
     return index
 
 
-class fixed:  # noqa: N801 - used like ``property``
+class fixed:
     """A read-only parameter: reading returns ``obj._<name>``, writing raises AttributeError."""
 
     def __init__(self, doc: str = "") -> None:
@@ -163,7 +163,7 @@ class FinanceEnv(Env[ObsT, ActT], Generic[ObsT, ActT]):
     ``self._require_episode()`` in properties that describe the current episode.
     """
 
-    metadata: dict[str, Any] = {"render_fps": 10}  # noqa: RUF012 - overridden per env
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 10}
     _started: bool = False
     _done: bool = False
     _elapsed_steps: int = 0

@@ -68,7 +68,7 @@ def simulate_gbm(
     dt: float = 1 / 252,
     corr: Any = None,
 ) -> np.ndarray:
-    """One GBM path from ``s0``: ``(n_steps + 1,)`` for scalar parameters, else ``(n_steps + 1, n)``.
+    """One GBM path from ``s0``: ``(n_steps + 1,)``, or ``(n_steps + 1, n)`` for per-asset arrays.
 
     Draws one ``rng.standard_normal((n_steps, n))`` block, correlates it by ``@ chol(corr).T``
     and cumsums the exact log-normal increments ``(mu − sigma²/2)dt + sigma·sqrt(dt)·z``.

@@ -343,7 +343,8 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         """Prices observed so far, lookback included, ending at the current price."""
         self._require_episode("price_history")
         assert self._path is not None
-        return self._path_prices()[: self._lookback + self._t + 1].copy()
+        result: np.ndarray = self._path_prices()[: self._lookback + self._t + 1].copy()
+        return result
 
     def _path_prices(self) -> np.ndarray:
         assert self._path is not None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -138,7 +138,7 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
         capital: account size in currency.
     """
 
-    metadata: dict[str, Any] = {"render_fps": 10}  # noqa: RUF012
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 10}
     n_assets = fixed("Number of assets (fixed at construction).")
     allow_short = fixed("Whether the action space allows shorts (fixed at construction).")
 

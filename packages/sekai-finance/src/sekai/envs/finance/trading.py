@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -15,7 +15,9 @@ from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import LogReturn, StepOutcome
 from sekai.spaces import Box, Discrete
 
-__all__ = ["TradingEnv", "check_positions", "trading_observation_space"]
+__all__ = ["DiscreteAction", "TradingEnv", "check_positions", "trading_observation_space"]
+
+DiscreteAction = int | np.integer[Any]
 
 
 def check_positions(positions: Any) -> tuple[float, ...]:
@@ -27,7 +29,9 @@ def check_positions(positions: Any) -> tuple[float, ...]:
             f"positions must be a sequence of at least 2 finite numbers, got {positions!r}."
         ) from exc
     if len(values) < 2 or not all(
-        isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and np.isfinite(v)
+        isinstance(v, numbers.Real)
+        and not isinstance(v, (bool, np.bool_))
+        and np.isfinite(float(v))
         for v in values
     ):
         raise ValueError(
@@ -45,7 +49,7 @@ def trading_observation_space(lookback: int, positions: tuple[float, ...]) -> Bo
     return Box(low, high, dtype=np.float32)
 
 
-class TradingEnv(WindowEnv[np.ndarray, int]):
+class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
     """Trade one asset: each step, choose a target position as a fraction of equity.
 
     Observation: the last ``lookback`` log returns (oldest first) and the current drifted
@@ -69,7 +73,7 @@ class TradingEnv(WindowEnv[np.ndarray, int]):
         capital: account size in currency, for fixed fees and impact models.
     """
 
-    metadata: dict[str, Any] = {"render_fps": 10}  # noqa: RUF012
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 10}
     positions = fixed("The allowed target positions (fixed at construction).")
 
     def __init__(
@@ -220,7 +224,7 @@ class TradingEnv(WindowEnv[np.ndarray, int]):
         info = self._info(self._closes[self._lookback], 0.0, 0.0, 0.0)
         return ResetResult(self._observation(), info)
 
-    def step(self, action: int) -> StepResult[np.ndarray]:
+    def step(self, action: DiscreteAction) -> StepResult[np.ndarray]:
         """Move to the target position ``positions[action]`` and hold it for one period."""
         self._check_can_step()
         target = self._positions[discrete_action(action, len(self._positions), self.action_space)]

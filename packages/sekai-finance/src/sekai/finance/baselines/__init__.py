@@ -28,7 +28,20 @@ _LAZY: dict[str, str] = {
     "TWAP": f"{_PKG}.optimal_execution",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "TWAP",
+    "AlmgrenChriss",
+    "AvellanedaStoikov",
+    "BuyAndHold",
+    "ConstantMix",
+    "ConstantPosition",
+    "EqualWeight",
+    "KellyBuyAndHold",
+    "OptimalQuotes",
+    "RandomPolicy",
+    "evaluate",
+    "kelly_weights",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -115,7 +115,7 @@ class ConstantMix:
         current = _current_weights(env, observation)
         held = current[..., :-1] if allow_short else current
         entering = np.all(np.abs(current[..., :-1]) < 1e-12, axis=-1, keepdims=True)
-        return np.where(entering, target, held)  # type: ignore[no-any-return]
+        return np.where(entering, target, held)
 
     def __repr__(self) -> str:
         return f"ConstantMix({self.weights.tolist()}, rebalance={self.rebalance})"

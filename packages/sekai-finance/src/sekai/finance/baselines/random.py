@@ -45,7 +45,7 @@ class RandomPolicy:
                 rows = np.asarray(mask, dtype=bool).reshape(count, nvec.size, -1)
                 draws = np.stack([_choose(rng, rows[:, i]) for i in range(nvec.size)], axis=1)
             shaped = draws.reshape(count, *space.nvec.shape)
-            return (np.asarray(space.start) + shaped).astype(space.dtype)  # type: ignore[no-any-return]
+            return (np.asarray(space.start) + shaped).astype(space.dtype)
         raise TypeError(f"RandomPolicy cannot sample {space!r}.")
 
     def __call__(self, observation: Any, env: Any) -> Any:

@@ -22,7 +22,7 @@ class ConstantPosition:
     def __init__(self, index: int) -> None:
         if isinstance(index, bool) or not isinstance(index, numbers.Integral) or index < 0:
             raise ValueError(f"index must be an int >= 0, got {index!r}.")
-        self.index = int(index)
+        self.index: int = int(index)
 
     def _index(self, env: Any) -> int:
         return self.index

@@ -93,8 +93,10 @@ def check_causal(
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     reference = np.asarray(fn(data.copy()))
     count = max(int(n_checks), 1)
-    extra = generator.integers(0, data.shape[0] - 1, size=count - 1) if count > 1 else []
-    for cut in [0, *sorted(int(c) for c in extra)]:
+    extra: list[int] = (
+        generator.integers(0, data.shape[0] - 1, size=count - 1).tolist() if count > 1 else []
+    )
+    for cut in [0, *sorted(extra)]:
         for variant in _perturbations(data, cut, generator):
             output = np.asarray(fn(variant))
             if output.shape != reference.shape:

@@ -43,7 +43,7 @@ def rolling_mean(x: Any, window: int, *, min_periods: int | None = None) -> np.n
     count, total, _ = _window_sums(a, window)
     enough = count >= _min_periods(min_periods, window)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(enough, total / count, np.nan)  # type: ignore[no-any-return]
+        return np.where(enough, total / count, np.nan)
 
 
 def rolling_std(
@@ -74,7 +74,7 @@ def rolling_zscore(x: Any, window: int, *, min_periods: int | None = None) -> np
     mean = rolling_mean(a, window, min_periods=min_periods)
     std = rolling_std(a, window, min_periods=min_periods)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(std > 0, (a - mean) / std, np.nan)  # type: ignore[no-any-return]
+        return np.where(std > 0, (a - mean) / std, np.nan)
 
 
 def _decay(halflife: float) -> float:
@@ -107,7 +107,7 @@ def ewm_mean(x: Any, halflife: float, *, min_periods: int = 1) -> np.ndarray:
     num, _, den, _, count = _ewm(a, halflife)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = num / den
-    return np.where(count >= window_arg("min_periods", min_periods), mean, np.nan)  # type: ignore[no-any-return]
+    return np.where(count >= window_arg("min_periods", min_periods), mean, np.nan)
 
 
 def ewm_std(x: Any, halflife: float, *, min_periods: int = 2) -> np.ndarray:
@@ -119,7 +119,7 @@ def ewm_std(x: Any, halflife: float, *, min_periods: int = 2) -> np.ndarray:
         biased = np.maximum(num2 / den - mean * mean, 0.0)
         var = biased * den * den / (den * den - den2)
     need = max(window_arg("min_periods", min_periods), 2)
-    return np.where(count >= need, np.sqrt(var), np.nan)  # type: ignore[no-any-return]
+    return np.where(count >= need, np.sqrt(var), np.nan)
 
 
 def realized_volatility(

@@ -78,7 +78,7 @@ def forward_fill(x: Any, *, limit: int | None = None) -> np.ndarray:
     filled = np.where(last >= 0, flat[np.maximum(last, 0), np.arange(flat.shape[1])], np.nan)
     if limit is not None:
         filled = np.where(valid | (rows - last <= limit), filled, np.nan)
-    return filled.reshape(a.shape)  # type: ignore[no-any-return]
+    return filled.reshape(a.shape)
 
 
 def cross_sectional_zscore(x: Any) -> np.ndarray:
@@ -95,7 +95,7 @@ def cross_sectional_zscore(x: Any) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(std > 0, (a - mean) / std, 0.0)
     out = np.where(valid, z, np.nan)
-    return out.reshape(np.shape(x)) if np.ndim(x) == 1 else out  # type: ignore[no-any-return]
+    return out.reshape(np.shape(x)) if np.ndim(x) == 1 else out
 
 
 def cross_sectional_rank(x: Any) -> np.ndarray:

@@ -203,7 +203,7 @@ class RecordPerformance(Wrapper[Any, Any, Any, Any]):
         if not self.summaries:
             return {}
         result: dict[str, float] = {}
-        for field in fields(self.summaries[0]):  # type: ignore[arg-type]
+        for field in fields(self.summaries[0]):
             values = [getattr(s, field.name) for s in self.summaries]
             numbers_only = [v for v in values if v is not None]
             if numbers_only:

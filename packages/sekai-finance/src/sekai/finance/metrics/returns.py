@@ -88,7 +88,7 @@ def returns_from_equity(equity: Any) -> np.ndarray:
     previous = e[:-1]
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(previous > 0, e[1:] / np.where(previous > 0, previous, 1.0) - 1.0, 0.0)
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 def total_return(returns: Any) -> float:
@@ -137,7 +137,7 @@ def drawdown_series(returns: Any) -> np.ndarray:
     """``(n+1,)``: ``1 − equity/running_peak`` in [0, 1], first value 0."""
     curve = equity_curve(returns)
     peak = np.maximum.accumulate(curve)
-    return np.clip(1.0 - curve / peak, 0.0, 1.0)  # type: ignore[no-any-return]
+    return np.clip(1.0 - curve / peak, 0.0, 1.0)
 
 
 def max_drawdown(returns: Any) -> float:
@@ -155,7 +155,7 @@ def calmar_ratio(returns: Any, periods_per_year: float = 252) -> float:
 
 
 def _level(level: object) -> float:
-    if not isinstance(level, numbers.Real) or isinstance(level, bool) or not 0 < level < 1:
+    if not isinstance(level, numbers.Real) or isinstance(level, bool) or not 0 < float(level) < 1:
         raise ValueError(f"level must be a number in (0, 1), got {level!r}.")
     return float(level)
 

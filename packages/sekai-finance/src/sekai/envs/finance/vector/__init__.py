@@ -13,7 +13,12 @@ _LAZY: dict[str, str] = {
     "OptimalExecutionVecEnv": "sekai.envs.finance.vector.optimal_execution",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "MarketMakingVecEnv",
+    "OptimalExecutionVecEnv",
+    "PortfolioVecEnv",
+    "TradingVecEnv",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -26,5 +31,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
+    from sekai.envs.finance.vector.market_making import MarketMakingVecEnv
+    from sekai.envs.finance.vector.optimal_execution import OptimalExecutionVecEnv
     from sekai.envs.finance.vector.portfolio import PortfolioVecEnv
     from sekai.envs.finance.vector.trading import TradingVecEnv

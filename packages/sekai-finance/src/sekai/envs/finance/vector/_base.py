@@ -56,7 +56,7 @@ _STATE = (
 )
 
 
-class param:  # noqa: N801 - used like ``property``
+class param:
     """A shared parameter of a native finance env, read from and written to ``self.template``."""
 
     def __init__(self, doc: str = "") -> None:
@@ -74,7 +74,7 @@ class param:  # noqa: N801 - used like ``property``
         setattr(obj.template, self.name, value)
 
 
-class read_only(param):  # noqa: N801
+class read_only(param):
     """A parameter read from the template that cannot be set on the native env."""
 
     def __init__(self, reason: str, doc: str = "") -> None:
@@ -103,7 +103,7 @@ class FinanceVecEnv(NativeVecEnv):
 
     single_env: ClassVar[type[Env[Any, Any]]]
     state_names: ClassVar[tuple[str, ...]] = ()
-    metadata = read_only(METADATA)  # type: ignore[assignment]
+    metadata = read_only(METADATA)
 
     def __init__(
         self,
@@ -222,10 +222,11 @@ class FinanceVecEnv(NativeVecEnv):
 
     @staticmethod
     def replace_rows(array: np.ndarray, indices: NDArray[np.intp], values: Any) -> np.ndarray:
-        """A copy of ``array`` with ``array[indices] = values`` (infos may still hold the old one)."""
+        """A copy of ``array`` with ``array[indices] = values`` (infos may hold the old one)."""
         fresh = array.copy()
         fresh[indices] = values
-        return fresh
+        result: np.ndarray = fresh
+        return result
 
     def reset_reward(self, reward_fn: Any, indices: NDArray[np.intp]) -> None:
         """Reset a stateful reward for the sub-envs being reset (all: ``reset(None)``)."""

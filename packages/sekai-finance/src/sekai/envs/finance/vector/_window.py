@@ -102,12 +102,14 @@ class WindowVecEnv(FinanceVecEnv):
     @property
     def equity(self) -> np.ndarray:
         """Account value of every sub-env relative to its episode start."""
-        return self._equity.copy()
+        result: np.ndarray = self._equity.copy()
+        return result
 
     @property
     def elapsed_steps(self) -> np.ndarray:
         """Steps taken in every sub-env's current episode."""
-        return self._t.copy()
+        result: np.ndarray = self._t.copy()
+        return result
 
     @property
     def timestamp(self) -> np.ndarray:
@@ -136,7 +138,8 @@ class WindowVecEnv(FinanceVecEnv):
         """Timestamps of decision indices ``t`` (simulated: ``t`` itself, not copied)."""
         if self._history is None:
             return t
-        return self._history.timestamps[self._start + self._lookback + t]
+        result: np.ndarray = self._history.timestamps[self._start + self._lookback + t]
+        return result
 
     def _reset_timestamps(self, indices: NDArray[np.intp]) -> np.ndarray:
         """Timestamps of the first decisions of the sub-envs just reset."""

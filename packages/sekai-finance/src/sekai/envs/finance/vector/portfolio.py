@@ -72,17 +72,20 @@ class PortfolioVecEnv(WindowVecEnv):
     @property
     def weights(self) -> np.ndarray:
         """Every sub-env's drifted weights ``(num_envs, n + 1)``, cash last."""
-        return self._weights.copy()
+        result: np.ndarray = self._weights.copy()
+        return result
 
     @property
     def portfolio_value(self) -> np.ndarray:
         """Every sub-env's value relative to its episode start (same as ``equity``)."""
-        return self._equity.copy()
+        result: np.ndarray = self._equity.copy()
+        return result
 
     @property
     def price(self) -> np.ndarray:
         """Every sub-env's current prices ``(num_envs, n)``."""
-        return self._price.copy()
+        result: np.ndarray = self._price.copy()
+        return result
 
     def action_to_weights(self, actions: Any) -> np.ndarray:
         """Target weights ``(num_envs, n + 1)`` of a batch of actions."""

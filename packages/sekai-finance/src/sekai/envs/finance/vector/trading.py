@@ -61,12 +61,14 @@ class TradingVecEnv(WindowVecEnv):
     @property
     def position(self) -> np.ndarray:
         """Every sub-env's drifted position."""
-        return self._position.copy()
+        result: np.ndarray = self._position.copy()
+        return result
 
     @property
     def price(self) -> np.ndarray:
         """Every sub-env's current price."""
-        return self._price[:, 0].copy()
+        result: np.ndarray = self._price[:, 0].copy()
+        return result
 
     # -- hooks --------------------------------------------------------------------------------
 

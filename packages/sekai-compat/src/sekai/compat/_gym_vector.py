@@ -1,0 +1,325 @@
+"""The vector gymnasium bridges: to_gymnasium_vector and from_gymnasium_vector."""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.compat._optional import require_gymnasium
+from sekai.compat._spaces import space_from_gymnasium
+from sekai.spaces import concatenate, iterate
+from sekai.vector.result import VecResetResult, VecStepResult
+from sekai.vector.vec_env import VecEnv
+
+if TYPE_CHECKING:
+    import gymnasium
+
+    from sekai.compat._sekai_to_gym_vector import SekaiToGymnasiumVector
+
+__all__ = ["GymnasiumVectorToSekai", "from_gymnasium_vector", "to_gymnasium_vector"]
+
+_VECTOR_GYMNASIUM = "1.1"  # AutoresetMode and reset_mask appeared in gymnasium 1.1
+_SAME_STEP_HOW = (
+    "Build it in same-step mode, e.g. gym.make_vec(id, n, vectorization_mode='sync', "
+    "vector_kwargs={'autoreset_mode': gym.vector.AutoresetMode.SAME_STEP})"
+)
+
+
+def to_gymnasium_vector(vec: VecEnv) -> SekaiToGymnasiumVector:
+    """Wrap a sekai ``VecEnv`` as a gymnasium ``VectorEnv`` in same-step autoreset mode.
+
+    For CleanRL-style code written against gymnasium's vector API: ``metadata["autoreset_mode"]``
+    is ``AutoresetMode.SAME_STEP`` and infos are gymnasium's dict of arrays with ``_key`` masks,
+    the terminal observation and info under ``"final_obs"`` / ``"final_info"``.
+
+    Raises:
+        sekai.MissingDependency: gymnasium >= 1.1 is not installed.
+        TypeError: ``vec`` is not a sekai VecEnv, or a space has no gymnasium equivalent.
+        ValueError: ``vec`` was built with ``autoreset=False``.
+    """
+    require_gymnasium("to_gymnasium_vector()", _VECTOR_GYMNASIUM)
+    from sekai.compat._sekai_to_gym_vector import SekaiToGymnasiumVector
+
+    return SekaiToGymnasiumVector(vec)
+
+
+def from_gymnasium_vector(
+    venv: gymnasium.vector.VectorEnv[Any, Any, Any], *, autoreset: bool = True
+) -> GymnasiumVectorToSekai:
+    """Wrap a gymnasium ``VectorEnv`` as a sekai ``VecEnv``.
+
+    A same-step venv (``metadata["autoreset_mode"]`` is ``SAME_STEP``) is used as it is. A
+    ``DISABLED`` one gets sekai's autoreset (``autoreset=True``) or frozen finished sub-envs
+    (``autoreset=False``), both through ``reset(options={"reset_mask": ...})``.
+
+    Args:
+        venv: the gymnasium vector env.
+        autoreset: with a ``DISABLED`` venv, reset finished sub-envs within the step (default)
+            or freeze them until the next ``reset()``. A same-step venv needs True.
+
+    Raises:
+        sekai.MissingDependency: gymnasium >= 1.1 is not installed.
+        TypeError: ``venv`` is not a gymnasium VectorEnv, or a space has no sekai equivalent.
+        ValueError: a next-step venv (its reset observation arrives a step late, which sekai's
+            same-step contract cannot express), or ``autoreset=False`` with a same-step venv.
+    """
+    gym = require_gymnasium("from_gymnasium_vector()", _VECTOR_GYMNASIUM)
+    if not isinstance(venv, gym.vector.VectorEnv):
+        raise TypeError(
+            f"from_gymnasium_vector() expects a gymnasium.vector.VectorEnv, got "
+            f"{type(venv).__name__}. For a single gymnasium env, use from_gymnasium()."
+        )
+    modes = gym.vector.AutoresetMode
+    mode = venv.metadata.get("autoreset_mode", getattr(venv, "autoreset_mode", modes.NEXT_STEP))
+    mode = modes(mode) if isinstance(mode, str) else mode
+    if mode == modes.NEXT_STEP:
+        raise ValueError(
+            "from_gymnasium_vector() cannot use a next-step autoreset VectorEnv (gymnasium's "
+            "default): its reset observation arrives one step late, which sekai's same-step "
+            f"contract cannot express. {_SAME_STEP_HOW}, or with AutoresetMode.DISABLED."
+        )
+    if mode == modes.SAME_STEP and not autoreset:
+        raise ValueError(
+            "from_gymnasium_vector(autoreset=False) needs a VectorEnv with AutoresetMode.DISABLED"
+            "; a same-step one resets finished sub-envs itself."
+        )
+    if mode not in (modes.SAME_STEP, modes.DISABLED):
+        raise ValueError(f"from_gymnasium_vector() got an unknown autoreset mode {mode!r}.")
+    return GymnasiumVectorToSekai(venv, same_step=mode == modes.SAME_STEP, autoreset=autoreset)
+
+
+# -- infos: gymnasium's dict of arrays -> sekai's list of dicts ------------------------------
+
+
+def _entry(value: Any, i: int, n: int) -> Any:
+    """Sub-env ``i``'s part of an info value (a 1-D array entry as a Python scalar, as sekai's
+    native envs give them)."""
+    if isinstance(value, np.ndarray) and value.ndim >= 1 and len(value) == n:
+        entry = value[i]
+        if value.ndim == 1 and value.dtype != object and isinstance(entry, np.generic):
+            return entry.item()
+        return entry
+    return value
+
+
+def unstack_infos(infos: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """Split gymnasium's vector infos into one dict per sub-env, following the ``_key`` masks
+    (recursively for nested dicts; a key without a mask belongs to every sub-env)."""
+    out: list[dict[str, Any]] = [{} for _ in range(n)]
+    for key, value in infos.items():
+        if isinstance(key, str) and key.startswith("_") and key[1:] in infos:
+            continue  # the mask of another key
+        mask = infos.get(f"_{key}") if isinstance(key, str) else None
+        parts = unstack_infos(value, n) if isinstance(value, dict) else None
+        for i in range(n):
+            if mask is not None and not mask[i]:
+                continue
+            out[i][key] = parts[i] if parts is not None else _entry(value, i, n)
+    return out
+
+
+def _same_step_info(info: dict[str, Any]) -> dict[str, Any]:
+    """Sekai's layout of a gymnasium same-step info: ``{**final_info, final_observation,
+    final_info, reset_info}`` for a sub-env that finished, unchanged otherwise."""
+    if "final_obs" not in info:
+        return info
+    info = dict(info)
+    final_observation = info.pop("final_obs")
+    final_info = info.pop("final_info", {})
+    return {
+        **final_info,
+        "final_observation": final_observation,
+        "final_info": final_info,
+        "reset_info": info,
+    }
+
+
+def _one_options(per_env: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The one options dict a gymnasium VectorEnv takes, from sekai's per-env list."""
+    first = per_env[0]
+    for other in per_env[1:]:
+        try:
+            same = bool(other == first)
+        except (ValueError, TypeError):  # e.g. arrays inside the options
+            same = False
+        if not same:
+            raise ValueError(
+                "A gymnasium VectorEnv takes one options dict for every sub-env; "
+                "from_gymnasium_vector() cannot give each sub-env its own options."
+            )
+    return None if first is None else dict(first)
+
+
+class GymnasiumVectorToSekai(VecEnv):
+    """A gymnasium ``VectorEnv`` as a sekai ``VecEnv``; build it with ``from_gymnasium_vector()``.
+
+    Single spaces are converted with ``space_from_gymnasium``; results follow sekai's vector
+    contract (``infos`` a list of dicts, same-step autoreset with ``final_observation`` /
+    ``final_info`` / ``reset_info``, or frozen sub-envs with ``autoreset=False``). Seeds are
+    checked and expanded by sekai's rules (an int spawns child seeds) and given to the venv
+    as a list. Options must be the same for every sub-env. ``get_attr`` / ``set_attr`` /
+    ``call`` use the venv's (gymnasium's SyncVectorEnv and AsyncVectorEnv have them).
+
+    With a ``DISABLED`` venv and ``autoreset=False``, a frozen sub-env is reset in the
+    background (gymnasium cannot skip a sub-env in ``step()``) and stepped with its last
+    action; what it returns is replaced by its frozen result, but its random stream advances.
+
+    Attributes:
+        gymnasium_vec: the wrapped gymnasium VectorEnv.
+    """
+
+    def __init__(
+        self, venv: gymnasium.vector.VectorEnv[Any, Any, Any], *, same_step: bool, autoreset: bool
+    ) -> None:
+        super().__init__(
+            venv.num_envs,
+            space_from_gymnasium(venv.single_observation_space),
+            space_from_gymnasium(venv.single_action_space),
+            autoreset=autoreset,
+        )
+        self.gymnasium_vec = venv
+        self.metadata = dict(venv.metadata)
+        self._same_step = same_step
+        n = self.num_envs
+        self._last_actions: Any = None
+        self._final_rows: list[Any] = [None] * n
+        self._final_terminated = np.zeros(n, dtype=bool)
+        self._final_truncated = np.zeros(n, dtype=bool)
+
+    # -- reset and step ---------------------------------------------------------------------
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        seeds, per_env_options = self._reset_plan(seed, options)
+        gym_options = _one_options(per_env_options)
+        gym_seed = None if all(s is None for s in seeds) else seeds
+        # gymnasium's VectorEnv.reset is typed for an int; its backends take a list too.
+        observations, infos = self.gymnasium_vec.reset(
+            seed=gym_seed,  # type: ignore[arg-type]
+            options=gym_options,
+        )
+        self._last_actions = None
+        self._reset_done()
+        return VecResetResult(self._cast(observations), unstack_infos(infos, self.num_envs))
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        batch = self._checked_actions(actions)
+        frozen = self._frozen.copy() if self._frozen.any() else None
+        if not self.autoreset:
+            batch = self._repeat_frozen_actions(batch, frozen)
+        observations, rewards, terminated, truncated, infos = self.gymnasium_vec.step(batch)
+        rewards = np.array(rewards, dtype=np.float64)
+        terminated = np.array(terminated, dtype=bool)
+        truncated = np.array(truncated, dtype=bool)
+        per_env = unstack_infos(infos, self.num_envs)
+        observations = self._cast(observations)
+        if self._same_step:
+            per_env = [_same_step_info(info) for info in per_env]
+        elif self.autoreset:
+            observations = self._reset_finished(observations, terminated | truncated, per_env)
+        else:
+            observations = self._freeze(
+                observations, rewards, terminated, truncated, per_env, frozen
+            )
+        return self._step_result(observations, rewards, terminated, truncated, per_env)
+
+    def _reset_rows(self, rows: NDArray[np.bool_]) -> tuple[Any, list[dict[str, Any]]]:
+        """Reset the sub-envs in ``rows`` (gymnasium's ``reset_mask``)."""
+        observations, infos = self.gymnasium_vec.reset(options={"reset_mask": rows.copy()})
+        return self._cast(observations), unstack_infos(infos, self.num_envs)
+
+    def _reset_finished(
+        self, observations: Any, dones: NDArray[np.bool_], infos: list[dict[str, Any]]
+    ) -> Any:
+        if not dones.any():
+            return observations
+        rows = list(iterate(self.batch_observation_space, observations))
+        reset_observations, reset_infos = self._reset_rows(dones)
+        for i in np.flatnonzero(dones).tolist():
+            step_info = infos[i]
+            infos[i] = {
+                **step_info,
+                "final_observation": copy.deepcopy(rows[i]),
+                "final_info": step_info,
+                "reset_info": reset_infos[i],
+            }
+        return reset_observations
+
+    def _repeat_frozen_actions(self, batch: Any, frozen: NDArray[np.bool_] | None) -> Any:
+        """Give frozen sub-envs their last action again (numeric array batches only)."""
+        if not isinstance(batch, np.ndarray) or batch.dtype.kind not in "biuf":
+            return batch
+        batch = batch.copy()  # the caller may reuse its array
+        last = self._last_actions
+        if frozen is not None and last is not None and last.shape == batch.shape:
+            batch[frozen] = last[frozen]
+        self._last_actions = batch
+        return batch
+
+    def _freeze(
+        self,
+        observations: Any,
+        rewards: NDArray[np.float64],
+        terminated: NDArray[np.bool_],
+        truncated: NDArray[np.bool_],
+        infos: list[dict[str, Any]],
+        frozen: NDArray[np.bool_] | None,
+    ) -> Any:
+        """autoreset=False: report frozen sub-envs' final results, freeze newly finished ones
+        and reset every finished gymnasium sub-env in the background."""
+        gym_done = terminated | truncated
+        newly = gym_done if frozen is None else gym_done & ~frozen
+        if frozen is None and not newly.any():
+            return observations
+        rows = list(iterate(self.batch_observation_space, observations))
+        for i in np.flatnonzero(newly).tolist():
+            self._final_rows[i] = copy.deepcopy(rows[i])
+            self._final_terminated[i] = terminated[i]
+            self._final_truncated[i] = truncated[i]
+        if frozen is not None:
+            rewards[frozen] = 0.0
+            terminated[frozen] = self._final_terminated[frozen]
+            truncated[frozen] = self._final_truncated[frozen]
+            for i in np.flatnonzero(frozen).tolist():
+                rows[i] = self._final_rows[i]
+                infos[i] = {}
+        if gym_done.any():
+            self._reset_rows(gym_done)
+        return self._cast(concatenate(self.observation_space, rows))
+
+    def _close(self) -> None:
+        self.gymnasium_vec.close()
+
+    # -- attributes of the sub-envs ---------------------------------------------------------
+
+    def _venv_method(self, name: str) -> Any:
+        self._check_open()
+        return getattr(self.gymnasium_vec, name, None)
+
+    def get_attr(self, name: str) -> list[Any]:
+        """The venv's ``get_attr(name)`` as a list (else the venv's own attribute, repeated)."""
+        method = self._venv_method("get_attr")
+        if method is None:
+            return [getattr(self.gymnasium_vec, name)] * self.num_envs
+        return list(method(name))
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set ``name`` on every sub-env (sekai's rule 6: only a list of ``num_envs`` values is
+        per sub-env)."""
+        method = self._venv_method("set_attr")
+        per_env = self._per_env_values(values)
+        if method is None:
+            setattr(self.gymnasium_vec, name, values)
+            return
+        method(name, per_env)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """The venv's ``call(name, ...)`` as a list (else the venv's own method, repeated)."""
+        method = self._venv_method("call")
+        if method is None:
+            attr = getattr(self.gymnasium_vec, name)
+            value = attr(*args, **kwargs) if callable(attr) else attr
+            return [value] * self.num_envs
+        return list(method(name, *args, **kwargs))

@@ -1,0 +1,383 @@
+"""to_gymnasium / SekaiToGymnasium: the migration page, results, seeding, rendering, masks."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env as gym_check_env
+from numpy.typing import NDArray
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+import sekai
+from sekai.compat import SekaiToGymnasium, to_gymnasium
+from sekai.envs.classic_control import CartPoleRenderer
+from sekai.rendering import BaseRenderer
+
+# Advice both checkers give for sound envs (unbounded Box entries, Box action ranges, the 2-D
+# "returns" entry, no gymnasium registry spec): everything else they warn about is a failure.
+BENIGN_WARNINGS = re.compile(
+    r"infinity|not having a spec|symmetric and normalized|unconventional shape"
+)
+NEEDS_FLATTENING = {"Market-v0", "LimitOrderBook-v0"}  # a MaskedBox inside a Dict (page)
+
+
+def run_checker(check: Any, env: Any) -> None:
+    """Run gymnasium's or SB3's check_env; fail on any warning that is not benign advice."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check(env)
+    serious = [str(w.message) for w in caught if not BENIGN_WARNINGS.search(str(w.message))]
+    assert serious == []
+
+
+class MaskedPick(sekai.Env[NDArray[np.float32], Any]):
+    """Pick an allowed action; taking a masked one raises InvalidAction.
+
+    The mask (what ``action_mask()`` returns) changes every step and is part of the observation,
+    so a policy can learn it.
+    """
+
+    def __init__(self, multi: bool = False) -> None:
+        self.multi = multi
+        self.action_space = sekai.MultiDiscrete([6, 6, 3]) if multi else sekai.Discrete(4)
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(4,))
+        self.allowed = np.ones(4, dtype=np.int8)
+        self.t = 0
+
+    def action_mask(self) -> Any:
+        if self.multi:
+            return (np.ones(6, np.int8), np.array([1, 0, 1, 0, 1, 0], np.int8), self.allowed[:3])
+        return self.allowed.copy()
+
+    def _draw(self) -> NDArray[np.float32]:
+        self.allowed = (self.rng.random(4) < 0.5).astype(np.int8)
+        self.allowed[self.rng.integers(3)] = 1  # at least one, also among the first three
+        return self.allowed.astype(np.float32)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.t = 0
+        return sekai.ResetResult(self._draw(), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        mask = self.action_mask()
+        if self.multi:
+            ok = all(m[int(a)] == 1 for m, a in zip(mask, np.asarray(action)))
+        else:
+            ok = mask[int(action)] == 1
+        if not ok:
+            raise sekai.InvalidAction(action, self.action_space)
+        self.t += 1
+        return sekai.StepResult(self._draw(), 1.0, False, self.t >= 20, {})
+
+
+# -- the migration page -------------------------------------------------------------------
+
+
+def test_portfolio_through_to_gymnasium_matches_migration_page() -> None:
+    gym_env = to_gymnasium(sekai.make("Portfolio-v0"))
+    assert type(gym_env).__name__ == "SekaiToGymnasium"
+    assert str(gym_env.action_space) == "Box(0.0, 1.0, (6,), float32)"
+    obs, info = gym_env.reset(seed=0)
+    assert sorted(obs) == ["returns", "weights"]
+    assert isinstance(info, dict)
+    run_checker(gym_check_env, gym_env)
+
+
+def test_rescaled_small_portfolio_passes_sb3_check_env_as_on_migration_page() -> None:
+    portfolio = sekai.make("Portfolio-v0", n_assets=3, episode_length=63)
+    run_checker(sb3_check_env, to_gymnasium(sekai.RescaleAction(portfolio, -1.0, 1.0)))
+
+
+def test_cartpole_renderer_gives_rgb_array_mode_and_metadata_of_migration_page() -> None:
+    gym_env = to_gymnasium(sekai.make("CartPole-v1"), renderer=CartPoleRenderer())
+    gym_env.reset(seed=0)
+    frame = gym_env.render()
+    assert gym_env.render_mode == "rgb_array"
+    assert isinstance(frame, np.ndarray) and frame.shape == (400, 600, 3)
+    assert gym_env.metadata == {"render_modes": ["rgb_array"], "render_fps": 50}
+
+
+def test_gymnasium_flatten_observation_matches_sekai_flatten_observation() -> None:
+    theirs = gym.wrappers.FlattenObservation(to_gymnasium(sekai.make("Portfolio-v0")))
+    ours = to_gymnasium(sekai.FlattenObservation(sekai.make("Portfolio-v0")))
+    assert isinstance(ours.observation_space, gym.spaces.Box)
+    np.testing.assert_array_equal(theirs.reset(seed=3)[0], ours.reset(seed=3)[0])
+
+
+# -- every registered env passes both checkers --------------------------------------------
+
+
+def registered_ids() -> list[str]:
+    return [spec.id for spec in sekai.all_specs()]
+
+
+def converted(env_id: str) -> SekaiToGymnasium:
+    env = sekai.make(env_id)
+    if env_id.split("/")[-1] in NEEDS_FLATTENING:
+        env = sekai.FlattenObservation(env)
+    return to_gymnasium(env)
+
+
+@pytest.mark.parametrize("env_id", registered_ids())
+def test_every_registered_env_passes_gymnasium_check_env(env_id: str) -> None:
+    run_checker(gym_check_env, converted(env_id))
+
+
+@pytest.mark.parametrize("env_id", registered_ids())
+def test_every_registered_env_passes_sb3_check_env(env_id: str) -> None:
+    run_checker(sb3_check_env, converted(env_id))
+
+
+# -- results and seeding ------------------------------------------------------------------
+
+
+def test_reset_and_step_return_gymnasium_tuples_with_python_types() -> None:
+    gym_env = to_gymnasium(sekai.make("CartPole-v1"))
+    obs, info = gym_env.reset(seed=0)
+    assert isinstance(obs, np.ndarray) and info == {}
+    obs, reward, terminated, truncated, info = gym_env.step(0)
+    assert type(reward) is float and type(terminated) is bool and type(truncated) is bool
+    assert info == {"elapsed_steps": 1}
+
+
+def test_seeds_pass_through_so_dynamics_match_gymnasium_cartpole() -> None:
+    ours = to_gymnasium(sekai.make("CartPole-v1"))
+    theirs = gym.make("CartPole-v1")
+    actions = np.random.default_rng(0).integers(0, 2, size=200)
+    for seed in (0, 7):
+        np.testing.assert_array_equal(ours.reset(seed=seed)[0], theirs.reset(seed=seed)[0])
+        for action in actions:
+            a, b = ours.step(int(action)), theirs.step(int(action))
+            np.testing.assert_array_equal(a[0], b[0])
+            assert a[1:4] == b[1:4]
+            if a[2] or a[3]:
+                break
+
+
+def test_reset_options_reach_the_sekai_env() -> None:
+    gym_env = to_gymnasium(sekai.make("CartPole-v1"))
+    obs, _ = gym_env.reset(seed=0, options={"low": 0.01, "high": 0.01})
+    np.testing.assert_allclose(obs, 0.01)
+
+
+def test_np_random_is_the_sekai_envs_rng() -> None:
+    env = sekai.make("CartPole-v1")
+    gym_env = to_gymnasium(env)
+    gym_env.reset(seed=5)
+    assert gym_env.np_random is env.rng
+    assert gym_env.unwrapped._np_random is env.rng
+    assert gym_env.np_random_seed == 5
+    generator = np.random.default_rng(1)
+    gym_env.np_random = generator
+    assert env.rng is generator
+    assert gym_env.np_random_seed == -1
+
+
+def test_reset_with_unseeded_env_gives_an_entropy_seed() -> None:
+    gym_env = to_gymnasium(sekai.make("CartPole-v1"))
+    assert gym_env.np_random_seed >= 0
+
+
+# -- attributes through the sekai stack ---------------------------------------------------
+
+
+def test_get_wrapper_attr_reaches_base_env_through_sekai_wrappers() -> None:
+    gym_env = to_gymnasium(sekai.make("CartPole-v1"))
+    assert gym_env.get_wrapper_attr("x_threshold") == 2.4
+    assert gym_env.has_wrapper_attr("max_episode_steps")
+    assert not gym_env.has_wrapper_attr("nope")
+    assert gym_env.get_wrapper_attr("render_mode") is None  # the bridge's own attribute
+
+
+def test_set_wrapper_attr_changes_the_sekai_layer_that_has_it() -> None:
+    env = sekai.make("CartPole-v1")
+    gym_env = to_gymnasium(env)
+    assert gym_env.set_wrapper_attr("x_threshold", 1.0)
+    assert env.unwrapped.x_threshold == 1.0  # type: ignore[attr-defined]
+    assert not gym_env.set_wrapper_attr("brand_new", 1, force=False)
+
+
+def test_str_names_the_sekai_env() -> None:
+    assert (
+        str(to_gymnasium(sekai.make("CartPole-v1")))
+        == "<SekaiToGymnasium<TimeLimit(<CartPole-v1>)>>"
+    )
+
+
+# -- action masks -------------------------------------------------------------------------
+
+
+def test_action_masks_is_absent_without_action_mask() -> None:
+    gym_env = to_gymnasium(sekai.make("CartPole-v1"))
+    assert not hasattr(gym_env, "action_masks")
+    with pytest.raises(AttributeError, match="defines no action_mask"):
+        gym_env.action_masks()
+
+
+def test_action_masks_flattens_a_discrete_mask_to_bool() -> None:
+    env = MaskedPick()
+    gym_env = to_gymnasium(env)
+    gym_env.reset(seed=0)
+    masks = gym_env.action_masks()
+    assert masks.dtype == np.bool_
+    np.testing.assert_array_equal(masks, env.allowed == 1)
+
+
+def test_action_masks_flattens_a_multi_discrete_tuple_mask_through_wrappers() -> None:
+    env = MaskedPick(multi=True)
+    gym_env = to_gymnasium(sekai.FlattenObservation(sekai.TimeLimit(env, 5)))
+    gym_env.reset(seed=0)
+    masks = gym_env.action_masks()
+    assert str(gym_env.action_space) == "MultiDiscrete([6 6 3])"
+    assert masks.shape == (15,) and masks.dtype == np.bool_
+    np.testing.assert_array_equal(masks[6:12], [True, False, True, False, True, False])
+    np.testing.assert_array_equal(masks[12:], env.allowed[:3] == 1)
+
+
+def test_get_wrapper_attr_finds_action_masks_for_sb3_contrib() -> None:
+    gym_env = to_gymnasium(MaskedPick())
+    gym_env.reset(seed=1)
+    np.testing.assert_array_equal(
+        gym_env.get_wrapper_attr("action_masks")(), gym_env.action_masks()
+    )
+
+
+# -- rendering ----------------------------------------------------------------------------
+
+
+class TextRenderer(BaseRenderer):
+    """A text renderer that says so (``render_mode = "ansi"``)."""
+
+    render_mode = "ansi"
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def render(self, env: Any) -> str:
+        return f"x={env.unwrapped.state[0]:+.3f}"
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_text_renderer_defaults_to_ansi() -> None:
+    gym_env = to_gymnasium(sekai.make("CartPole-v1"), renderer=TextRenderer())
+    gym_env.reset(seed=0)
+    assert gym_env.render_mode == "ansi"
+    assert gym_env.metadata["render_modes"] == ["ansi"]
+    assert gym_env.render().startswith("x=")
+
+
+def test_render_mode_ansi_can_be_given_explicitly() -> None:
+    class Plain(BaseRenderer):
+        def render(self, env: Any) -> str:
+            return "frame"
+
+    gym_env = to_gymnasium(sekai.make("CartPole-v1"), renderer=Plain(), render_mode="ansi")
+    assert gym_env.render_mode == "ansi"
+    assert gym_env.render() == "frame"
+
+
+@pytest.mark.parametrize("mode", ["human", "rgb_array_list", "depth_array"])
+def test_other_render_modes_raise_value_error(mode: str) -> None:
+    with pytest.raises(ValueError, match="supports render_mode 'rgb_array'"):
+        to_gymnasium(sekai.make("CartPole-v1"), renderer=CartPoleRenderer(), render_mode=mode)
+
+
+def test_human_mode_error_points_to_human_rendering() -> None:
+    with pytest.raises(ValueError, match="HumanRendering"):
+        to_gymnasium(sekai.make("CartPole-v1"), renderer=CartPoleRenderer(), render_mode="human")
+
+
+def test_render_mode_without_renderer_raises_value_error() -> None:
+    with pytest.raises(ValueError, match="no renderer"):
+        to_gymnasium(sekai.make("CartPole-v1"), render_mode="rgb_array")
+
+
+def test_renderer_without_render_method_raises_type_error() -> None:
+    with pytest.raises(TypeError, match="renderer with render"):
+        to_gymnasium(sekai.make("CartPole-v1"), renderer=object())  # type: ignore[arg-type]
+
+
+def test_no_renderer_means_no_render_mode_and_render_returns_none() -> None:
+    gym_env = to_gymnasium(sekai.make("CartPole-v1"))
+    assert gym_env.render_mode is None
+    assert gym_env.metadata == {"render_modes": [], "render_fps": 50}
+    assert gym_env.render() is None
+
+
+def test_close_closes_env_and_renderer() -> None:
+    closed: list[str] = []
+
+    class Spy(sekai.Wrapper[Any, Any, Any, Any]):
+        def close(self) -> None:
+            closed.append("env")
+            super().close()
+
+    renderer = TextRenderer()
+    to_gymnasium(Spy(sekai.make("CartPole-v1")), renderer=renderer).close()
+    assert closed == ["env"] and renderer.closed
+
+
+def test_close_closes_renderer_even_if_env_close_raises() -> None:
+    class Broken(sekai.Wrapper[Any, Any, Any, Any]):
+        def close(self) -> None:
+            raise RuntimeError("boom")
+
+    renderer = TextRenderer()
+    with pytest.raises(RuntimeError, match="boom"):
+        to_gymnasium(Broken(sekai.make("CartPole-v1")), renderer=renderer).close()
+    assert renderer.closed
+
+
+def test_gymnasium_render_checker_accepts_the_converted_env() -> None:
+    gym_env = to_gymnasium(sekai.make("CartPole-v1"), renderer=CartPoleRenderer())
+    run_checker(gym_check_env, gym_env)
+
+
+# -- errors -------------------------------------------------------------------------------
+
+
+def test_to_gymnasium_rejects_a_gymnasium_env() -> None:
+    with pytest.raises(TypeError, match="expects a sekai.Env, got .*already is a gymnasium env"):
+        to_gymnasium(gym.make("CartPole-v1"))  # type: ignore[arg-type]
+
+
+def test_to_gymnasium_rejects_a_vec_env_pointing_to_vector_bridges() -> None:
+    vec = sekai.make_vec("CartPole-v1", 2)
+    with pytest.raises(TypeError, match="to_sb3"):
+        to_gymnasium(vec)  # type: ignore[arg-type]
+    vec.close()
+
+
+def test_to_gymnasium_rejects_spaces_gymnasium_lacks() -> None:
+    class Odd(sekai.Space[int]):
+        def sample(self, mask: object = None) -> int:
+            return 0
+
+        def contains(self, x: object) -> bool:
+            return x == 0
+
+        @property
+        def is_flattenable(self) -> bool:
+            return False
+
+    class OddEnv(sekai.Env[int, Any]):
+        def __init__(self) -> None:
+            self.observation_space = Odd()
+            self.action_space = sekai.Discrete(2)
+
+        def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[int]:
+            return sekai.ResetResult(0, {})
+
+        def step(self, action: Any) -> sekai.StepResult[int]:
+            return sekai.StepResult(0, 0.0, False, False, {})
+
+    with pytest.raises(TypeError, match="no equivalent of Odd"):
+        to_gymnasium(OddEnv())

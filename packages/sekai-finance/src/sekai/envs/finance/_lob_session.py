@@ -1,0 +1,368 @@
+"""The order-book session shared by LimitOrderBook-v0 and LimitOrderBookMarket: book, flow, traders."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from sekai.envs.finance._common import check_int, check_real
+from sekai.error import InvalidAction
+from sekai.finance.lob import BACKGROUND, Fill, Order, OrderBook, OrderFlow, Side, ZeroIntelligenceFlow
+from sekai.spaces import Box, Dict, MaskedBox, MultiDiscrete
+
+__all__ = ["LobParams", "LobSession", "Trader", "lob_action_space", "lob_observation_space"]
+
+_BID = Side.BID
+_ASK = Side.ASK
+_SELL, _NONE, _BUY = 0, 1, 2
+
+
+def lob_observation_space(levels: int, max_trades: int) -> Dict:
+    """``Dict{book: (levels, 4), trades: MaskedBox((3,), max_trades), agent: (6,)}``, float32."""
+    return Dict(
+        {
+            "book": Box(-np.inf, np.inf, (levels, 4), np.float32),
+            "trades": MaskedBox(-np.inf, np.inf, shape=(3,), max_size=max_trades, dtype=np.float32),
+            "agent": Box(-np.inf, np.inf, (6,), np.float32),
+        }
+    )
+
+
+def lob_action_space(max_quote_offset: int) -> MultiDiscrete:
+    """``MultiDiscrete([K + 1, K + 1, 3])``: bid level, ask level, market order."""
+    k = max_quote_offset + 1
+    return MultiDiscrete([k, k, 3])
+
+
+class LobParams:
+    """Validated parameters of an order-book session (shared by the single and multi-agent env)."""
+
+    def __init__(
+        self,
+        *,
+        flow: Any,
+        mid_price: Any,
+        session_length: Any,
+        levels: Any,
+        max_quote_offset: Any,
+        order_size: Any,
+        max_inventory: Any,
+        inventory_penalty: Any,
+        max_trades: Any,
+        warmup: Any,
+    ) -> None:
+        self.flow = check_flow(flow)
+        self.session_length = check_real("session_length", session_length, "gt0")
+        self.levels = check_int("levels", levels)
+        self.max_quote_offset = check_int("max_quote_offset", max_quote_offset)
+        self.order_size = check_int("order_size", order_size)
+        self.max_inventory = check_int("max_inventory", max_inventory)
+        self.inventory_penalty = check_real("inventory_penalty", inventory_penalty, "ge0")
+        self.max_trades = check_int("max_trades", max_trades)
+        self.warmup = check_real("warmup", warmup, "ge0")
+        smallest = 2 * (self.max_quote_offset + self.levels)
+        if isinstance(mid_price, (bool, np.bool_)) or not isinstance(mid_price, numbers.Integral):
+            raise ValueError(f"mid_price must be an int (ticks), got {mid_price!r}.")
+        if int(mid_price) < smallest:
+            raise ValueError(
+                f"mid_price must be an int >= 2 * (max_quote_offset + levels) = {smallest}, "
+                f"got {int(mid_price)}."
+            )
+        self.mid_price = int(mid_price)
+
+
+def check_flow(flow: Any) -> OrderFlow:
+    """``None`` -> ``ZeroIntelligenceFlow()``; an ``OrderFlow`` as is; else ``TypeError``."""
+    if flow is None:
+        return ZeroIntelligenceFlow()
+    if not isinstance(flow, OrderFlow):
+        raise TypeError(
+            f"flow must be a sekai.finance.lob.OrderFlow (e.g. ZeroIntelligenceFlow()), got "
+            f"{type(flow).__name__}."
+        )
+    return flow
+
+
+class Trader:
+    """One agent's account and resting quotes in the session."""
+
+    __slots__ = ("ask_id", "bid_id", "cash", "fills", "inventory", "owner", "seen", "wealth")
+
+    def __init__(self, owner: int) -> None:
+        self.owner = owner
+        self.inventory = 0
+        self.cash = 0  # ticks x lots: integer arithmetic is exact
+        self.bid_id = 0  # 0 = no resting bid
+        self.ask_id = 0
+        self.fills = 0  # fills since the last observation
+        self.seen = 0  # sequence number of the last trade observed
+        self.wealth = 0.0  # cash + inventory * mid at the last observation
+
+
+def parse_lob_action(action: Any, n_levels: int, space: Any) -> tuple[int, int, int]:
+    """``(bid_level, ask_level, market)`` from any integer array-like of 3 entries in range."""
+    if type(action) is np.ndarray and action.shape == (3,) and action.dtype.kind in "iu":
+        bid, ask, market = action.tolist()
+    else:
+        try:
+            array = np.asarray(action)
+        except (TypeError, ValueError):
+            raise InvalidAction(action, space) from None
+        if array.shape != (3,) or array.dtype.kind not in "iu":
+            raise InvalidAction(action, space)
+        bid, ask, market = array.tolist()
+    if not (0 <= bid < n_levels and 0 <= ask < n_levels and 0 <= market < 3):
+        raise InvalidAction(action, space)
+    return bid, ask, market
+
+
+class LobSession:
+    """A trading session in one order book: background flow plus one or more traders.
+
+    Times handed to this class are session times (0 at the session start); the book's clock is
+    ``t0 + session time``, ``t0`` being the warm-up.
+    """
+
+    def __init__(self, params: LobParams, n_traders: int) -> None:
+        self.params = params
+        self.book = OrderBook()
+        self.traders = [Trader(i) for i in range(n_traders)]
+        self.t0 = 0.0
+        self._trades: deque[tuple[int, int, int, int]] = deque(maxlen=params.max_trades)
+        self._seq = 0
+
+    # -- clock and prices ------------------------------------------------------------------------
+
+    @property
+    def time(self) -> float:
+        """Session time elapsed since the session start."""
+        return self.book.time - self.t0
+
+    def mid(self) -> float:
+        """The book's mid (last price when one side is empty)."""
+        book = self.book
+        bids, asks = book._bid_prices, book._ask_keys
+        if bids and asks:
+            return (bids[-1] - asks[-1]) / 2
+        last = book.last_price
+        return float(self.params.mid_price if last is None else last)
+
+    def spread(self) -> int:
+        """Best ask minus best bid in ticks (0 when one side is empty)."""
+        spread = self.book.spread()
+        return 0 if spread is None else spread
+
+    def wealth(self, trader: Trader) -> float:
+        """``cash + inventory * mid`` in ticks."""
+        return trader.cash + trader.inventory * self.mid()
+
+    # -- episode -----------------------------------------------------------------------------------
+
+    def reset(self, rng: np.random.Generator) -> None:
+        """Seed the book, let it evolve for the warm-up, and reset every trader."""
+        params = self.params
+        params.flow.initialise(self.book, rng, mid=params.mid_price)
+        self._trades.clear()
+        self._seq = 0
+        for trader in self.traders:
+            trader.__init__(trader.owner)  # type: ignore[misc]
+        self._record(params.flow.advance(self.book, rng, params.warmup))
+        self.t0 = self.book.time
+        mid = self.mid()
+        for trader in self.traders:
+            trader.wealth = trader.cash + trader.inventory * mid
+
+    def advance(self, rng: np.random.Generator, until: float) -> None:
+        """Run the background flow to session time ``until``, booking the traders' fills."""
+        self._record(self.params.flow.advance(self.book, rng, self.t0 + until))
+
+    def _record(self, fills: list[Fill]) -> None:
+        """Book the traders' sides of ``fills`` and remember them as recent trades."""
+        if not fills:
+            return
+        traders, seq, trades = self.traders, self._seq, self._trades
+        for fill in fills:
+            price, quantity, taker_side = fill.price, fill.quantity, fill.taker_side
+            seq += 1
+            trades.append((seq, price, quantity, int(taker_side)))
+            owner = fill.maker_owner
+            if owner != BACKGROUND:
+                trader = traders[owner]
+                signed = -quantity if taker_side is _BID else quantity  # the maker's side
+                trader.inventory += signed
+                trader.cash -= signed * price
+                trader.fills += 1
+            owner = fill.taker_owner
+            if owner != BACKGROUND:
+                trader = traders[owner]
+                signed = quantity if taker_side is _BID else -quantity
+                trader.inventory += signed
+                trader.cash -= signed * price
+                trader.fills += 1
+        self._seq = seq
+
+    # -- decisions ---------------------------------------------------------------------------------
+
+    def can_buy(self, trader: Trader) -> bool:
+        """Whether buying ``order_size`` lots keeps the inventory within the limit."""
+        return trader.inventory + self.params.order_size <= self.params.max_inventory
+
+    def can_sell(self, trader: Trader) -> bool:
+        """Whether selling ``order_size`` lots keeps the inventory within the limit."""
+        return trader.inventory - self.params.order_size >= -self.params.max_inventory
+
+    def action_mask(self, trader: Trader) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(bid (K+1,), ask (K+1,), market (3,))`` int8 masks for the trader's inventory."""
+        n = self.params.max_quote_offset + 1
+        buy, sell = self.can_buy(trader), self.can_sell(trader)
+        bid = np.ones(n, np.int8) if buy else np.eye(1, n, dtype=np.int8)[0]
+        ask = np.ones(n, np.int8) if sell else np.eye(1, n, dtype=np.int8)[0]
+        market = np.array([sell, True, buy], np.int8)
+        return bid, ask, market
+
+    def decide(self, trader: Trader, bid_level: int, ask_level: int, market: int) -> None:
+        """Apply one decision: market order first (self-trade prevention), then both quotes."""
+        book, size = self.book, self.params.order_size
+        if market == _BUY and self.can_buy(trader):
+            if trader.ask_id:  # cancel-resting self-trade prevention
+                book.cancel(trader.ask_id)
+                trader.ask_id = 0
+            self._record(book._market(_BID, size, trader.owner)[1])
+        elif market == _SELL and self.can_sell(trader):
+            if trader.bid_id:
+                book.cancel(trader.bid_id)
+                trader.bid_id = 0
+            self._record(book._market(_ASK, size, trader.owner)[1])
+        trader.bid_id = self._quote(trader, _BID, bid_level if self.can_buy(trader) else 0)
+        trader.ask_id = self._quote(trader, _ASK, ask_level if self.can_sell(trader) else 0)
+
+    def _quote(self, trader: Trader, side: Side, level: int) -> int:
+        """Keep, move, place or cancel the trader's quote on ``side``; return its id (0: none)."""
+        book = self.book
+        order_id = trader.bid_id if side is _BID else trader.ask_id
+        current = book._orders.get(order_id) if order_id else None
+        if not level:
+            if current is not None:
+                book._remove(current)
+            return 0
+        target = self._quote_price(side, level, current)
+        if current is not None:
+            if current.price == target:
+                return order_id
+            if level == 1 and self._is_best(current):
+                return order_id  # never pull a quote off the best
+            book._remove(current)
+        new_id, fills = book._limit(side, target, self.params.order_size, trader.owner)
+        self._record(fills)
+        return new_id or 0
+
+    def _is_best(self, order: Order) -> bool:
+        if order.side is _BID:
+            return order.price >= self.book._bid_prices[-1]
+        return order.price <= -self.book._ask_keys[-1]
+
+    def _quote_price(self, side: Side, level: int, own: Order | None) -> int:
+        """Price of a level-``level`` quote: ``level - 1`` ticks behind the others' best."""
+        book = self.book
+        best = _others_best(book, side, own)
+        if best is not None:
+            price = best - (level - 1) if side is _BID else best + (level - 1)
+        else:
+            opposite = book.best_ask() if side is _BID else book.best_bid()
+            if opposite is not None:
+                inside = opposite - 1 if side is _BID else opposite + 1
+            else:
+                last = float(self.params.mid_price if book.last_price is None else book.last_price)
+                inside = math.floor(last) if side is _BID else math.ceil(last)
+            price = inside - (level - 1) if side is _BID else inside + (level - 1)
+        opposite = book.best_ask() if side is _BID else book.best_bid()
+        if side is _BID:
+            if opposite is not None and price >= opposite:
+                price = opposite - 1
+            return max(price, 1)
+        if opposite is not None and price <= opposite:
+            price = opposite + 1
+        return price
+
+    # -- observations ------------------------------------------------------------------------------
+
+    def observe(self, trader: Trader) -> dict[str, Any]:
+        """The trader's observation; the trades in it count as seen from now on."""
+        params, book = self.params, self.book
+        mid = self.mid()
+        levels = params.levels
+        bid_px, bid_sz, ask_px, ask_sz = book.depth(levels)
+        table = np.empty((levels, 4), np.float32)
+        table[:, 0] = np.where(bid_sz > 0, bid_px - mid, 0.0)
+        table[:, 1] = bid_sz
+        table[:, 2] = np.where(ask_sz > 0, ask_px - mid, 0.0)
+        table[:, 3] = ask_sz
+        values = np.zeros((params.max_trades, 3), np.float32)
+        mask = np.zeros(params.max_trades, np.int8)
+        recent = [t for t in self._trades if t[0] > trader.seen]
+        if recent:
+            rows = np.array(recent, np.float64)[:, 1:]
+            rows[:, 0] -= mid
+            values[: len(recent)] = rows
+            mask[: len(recent)] = 1
+        trader.seen = self._seq
+        bid = book._orders.get(trader.bid_id) if trader.bid_id else None
+        ask = book._orders.get(trader.ask_id) if trader.ask_id else None
+        left = max(params.session_length - self.time, 0.0) / params.session_length
+        agent = np.array(
+            [
+                trader.inventory / params.max_inventory,
+                left,
+                bid is not None,
+                ask is not None,
+                0 if bid is None else book.queue_ahead(bid.order_id),
+                0 if ask is None else book.queue_ahead(ask.order_id),
+            ],
+            np.float32,
+        )
+        return {"book": table, "trades": {"values": values, "mask": mask}, "agent": agent}
+
+    def settle(self, trader: Trader, dt: float) -> float:
+        """The trader's reward since the last settlement: Δwealth − penalty · inventory² · dt."""
+        wealth = trader.cash + trader.inventory * self.mid()
+        reward = wealth - trader.wealth
+        trader.wealth = wealth
+        q = trader.inventory
+        return float(reward - self.params.inventory_penalty * q * q * dt)
+
+    def info(self, trader: Trader, dt: float) -> dict[str, Any]:
+        """The trader's info; ``fills`` counts its fills since the previous info (then restarts)."""
+        fills, trader.fills = trader.fills, 0
+        return {
+            "timestamp": float(self.time),
+            "mid_price": float(self.mid()),
+            "spread": int(self.spread()),
+            "inventory": int(trader.inventory),
+            "cash": float(trader.cash),
+            "wealth": float(trader.cash + trader.inventory * self.mid()),
+            "fills": int(fills),
+            "dt": float(dt),
+        }
+
+
+def _others_best(book: OrderBook, side: Side, own: Order | None) -> int | None:
+    """Best price on ``side`` among orders other than ``own``."""
+    if side is _BID:
+        prices = book._bid_prices
+        if not prices:
+            return None
+        best = prices[-1]
+        if own is None or own.price != best or book._bids[best].volume != own.quantity:
+            return best
+        return prices[-2] if len(prices) > 1 else None
+    keys = book._ask_keys
+    if not keys:
+        return None
+    best = -keys[-1]
+    if own is None or own.price != best or book._asks[best].volume != own.quantity:
+        return best
+    return -keys[-2] if len(keys) > 1 else None

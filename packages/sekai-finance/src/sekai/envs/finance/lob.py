@@ -1,0 +1,240 @@
+"""LimitOrderBook-v0: make markets in an event-driven limit order book against background flow."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from sekai.core.result import ResetResult, StepResult
+from sekai.envs.finance._common import FinanceEnv, check_int, check_real, fixed
+from sekai.envs.finance._lob_session import (
+    LobParams,
+    LobSession,
+    Trader,
+    check_flow,
+    lob_action_space,
+    lob_observation_space,
+    parse_lob_action,
+)
+from sekai.envs.finance._session import session_options
+from sekai.finance.lob import OrderBook, OrderFlow
+
+__all__ = ["LimitOrderBookEnv"]
+
+Observation = dict[str, Any]
+
+
+class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
+    """Quote in a simulated limit order book with queue priority and tick prices.
+
+    The background flow (zero-intelligence Poisson order flow by default) runs between decisions.
+    Each decision sets a bid and an ask level and may send a market order of ``order_size``
+    lots: level 0 = no quote, 1 = join the best price of the other traders' orders, ``k`` =
+    ``k - 1`` ticks behind it (one tick inside the opposite best when that side has no other
+    orders). A quote already at its level keeps its queue position, a level-1 quote that is
+    itself the best price stays put, a market order first cancels the agent's own opposite quote
+    (self-trade prevention), and orders that would breach ``max_inventory`` are ignored
+    (``action_mask()`` marks them). Reward: the change of ``cash + inventory * mid`` (ticks)
+    minus ``inventory_penalty * inventory**2 * dt``. The session ends after ``n_steps``.
+
+    Args:
+        flow: the background ``OrderFlow`` (default ``ZeroIntelligenceFlow()``).
+        mid_price: initial mid in ticks (int >= ``2 * (max_quote_offset + levels)``).
+        session_length: session duration in the flow's time units (> 0).
+        decision_interval: time between decisions (> 0).
+        levels: book levels observed per side (read-only).
+        max_quote_offset: ``K``, the farthest quote level (read-only).
+        order_size: lots per quote or market order.
+        max_inventory: absolute inventory limit.
+        inventory_penalty: penalty per squared lot per unit time (>= 0).
+        max_trades: recent trades observed (read-only).
+        warmup: time the book evolves before the session starts (>= 0).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 10}
+
+    levels = fixed("Book levels observed per side (fixed: it sizes the observation).")
+    max_quote_offset = fixed("Farthest quote level K (fixed: it sizes the action space).")
+    max_trades = fixed("Recent trades observed (fixed: it sizes the observation).")
+    mid_price = fixed("Initial mid price in ticks.")
+    session_length = fixed("Session length (with decision_interval it fixes n_steps).")
+    decision_interval = fixed("Time between decisions.")
+    warmup = fixed("Time the book evolves before the session starts.")
+
+    def __init__(
+        self,
+        *,
+        flow: OrderFlow | None = None,
+        mid_price: int = 10_000,
+        session_length: float = 300.0,
+        decision_interval: float = 1.0,
+        levels: int = 5,
+        max_quote_offset: int = 5,
+        order_size: int = 1,
+        max_inventory: int = 20,
+        inventory_penalty: float = 0.01,
+        max_trades: int = 16,
+        warmup: float = 20.0,
+    ) -> None:
+        params = LobParams(
+            flow=flow,
+            mid_price=mid_price,
+            session_length=session_length,
+            levels=levels,
+            max_quote_offset=max_quote_offset,
+            order_size=order_size,
+            max_inventory=max_inventory,
+            inventory_penalty=inventory_penalty,
+            max_trades=max_trades,
+            warmup=warmup,
+        )
+        self._decision_interval = check_real("decision_interval", decision_interval, "gt0")
+        self._params = params
+        self._levels = params.levels
+        self._max_quote_offset = params.max_quote_offset
+        self._max_trades = params.max_trades
+        self._mid_price = params.mid_price
+        self._session_length = params.session_length
+        self._warmup = params.warmup
+        self._n_steps = max(1, math.ceil(params.session_length / self._decision_interval - 1e-9))
+        self.core = LobSession(params, 1)
+        self.trader: Trader = self.core.traders[0]
+        self.observation_space = lob_observation_space(params.levels, params.max_trades)
+        self.action_space = lob_action_space(params.max_quote_offset)
+        self._n_choices = params.max_quote_offset + 1
+
+    # -- parameters --------------------------------------------------------------------------------
+
+    @property
+    def flow(self) -> OrderFlow:
+        """The background order flow (used from the next reset)."""
+        return self._params.flow
+
+    @flow.setter
+    def flow(self, value: Any) -> None:
+        self._params.flow = check_flow(value)
+
+    @property
+    def order_size(self) -> int:
+        """Lots per quote or market order."""
+        return self._params.order_size
+
+    @order_size.setter
+    def order_size(self, value: Any) -> None:
+        self._params.order_size = check_int("order_size", value)
+
+    @property
+    def max_inventory(self) -> int:
+        """Absolute inventory limit."""
+        return self._params.max_inventory
+
+    @max_inventory.setter
+    def max_inventory(self, value: Any) -> None:
+        self._params.max_inventory = check_int("max_inventory", value)
+
+    @property
+    def inventory_penalty(self) -> float:
+        """Penalty per squared lot per unit time."""
+        return self._params.inventory_penalty
+
+    @inventory_penalty.setter
+    def inventory_penalty(self, value: Any) -> None:
+        self._params.inventory_penalty = check_real("inventory_penalty", value, "ge0")
+
+    @property
+    def n_steps(self) -> int:
+        """Decisions per session, ``ceil(session_length / decision_interval)``."""
+        return self._n_steps
+
+    # -- state -------------------------------------------------------------------------------------
+
+    @property
+    def book(self) -> OrderBook:
+        """The live order book (read it, do not send it orders)."""
+        return self.core.book
+
+    @property
+    def inventory(self) -> int:
+        """Lots held (negative = short)."""
+        return self.trader.inventory
+
+    @property
+    def cash(self) -> float:
+        """Cash in ticks x lots (starts at 0)."""
+        return float(self.trader.cash)
+
+    @property
+    def mid(self) -> float:
+        """Current mid price in ticks."""
+        self._require_episode("mid")
+        return self.core.mid()
+
+    @property
+    def wealth(self) -> float:
+        """``cash + inventory * mid`` in ticks."""
+        return float(self.trader.cash + self.trader.inventory * self.core.mid())
+
+    @property
+    def timestamp(self) -> float:
+        """Session time of the current decision."""
+        self._require_episode("timestamp")
+        return float(self.core.time)
+
+    @property
+    def time_remaining(self) -> float:
+        """Session time left."""
+        return float(max(self._session_length - self.core.time, 0.0)) if self._started else float(
+            self._session_length
+        )
+
+    @property
+    def dt(self) -> float:
+        """Time between decisions (the last step may be shorter)."""
+        return self._decision_interval
+
+    def action_mask(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(bid (K+1,), ask (K+1,), market (3,))`` int8: orders the inventory limit allows.
+
+        At the long limit bid levels >= 1 and market buys are 0; at the short limit ask levels
+        >= 1 and market sells are 0; level 0 and "no market order" are always 1.
+        """
+        return self.core.action_mask(self.trader)
+
+    # -- episode -----------------------------------------------------------------------------------
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[Observation]:
+        """Seed the book, run the warm-up, and start the session flat with no cash."""
+        session_options(options, type(self).__name__)
+        self._set_rng(seed)
+        self._begin_episode()
+        core = self.core
+        core.reset(self.rng)
+        observation = core.observe(self.trader)
+        return ResetResult(observation, core.info(self.trader, self._decision_interval))
+
+    def step(self, action: np.ndarray) -> StepResult[Observation]:
+        """Decide (market order, quotes), run the flow to the next decision, book the fills."""
+        if self._done or not self._started:
+            self._check_can_step()
+        bid, ask, market = parse_lob_action(action, self._n_choices, self.action_space)
+        core, trader = self.core, self.trader
+        k = self._elapsed_steps
+        interval, length = self._decision_interval, self._session_length
+        start = k * interval
+        end = min((k + 1) * interval, length)
+        core.decide(trader, bid, ask, market)
+        core.advance(self.rng, end)
+        dt = end - start
+        reward = core.settle(trader, dt)
+        terminated = k + 1 >= self._n_steps
+        self._elapsed_steps = k + 1
+        self._done = terminated
+        observation = core.observe(trader)
+        return StepResult(observation, reward, terminated, False, core.info(trader, dt))

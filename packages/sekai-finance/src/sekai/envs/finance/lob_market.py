@@ -1,0 +1,242 @@
+"""LimitOrderBookMarket: several traders quoting in one order book (a sekai.MultiAgentEnv)."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+
+from sekai.core.multi_agent import MultiAgentEnv
+from sekai.core.result import MAResetResult, MAStepResult
+from sekai.envs.finance._common import EPISODE_OVER, check_int, check_real
+from sekai.envs.finance._lob_session import (
+    LobParams,
+    LobSession,
+    lob_action_space,
+    lob_observation_space,
+    parse_lob_action,
+)
+from sekai.envs.finance._session import session_options
+from sekai.error import ResetRequired
+from sekai.finance.lob import OrderBook, OrderFlow
+
+__all__ = ["LimitOrderBookMarket"]
+
+Observation = dict[str, Any]
+_SIMULTANEOUS = Fraction(1, 10**9)  # decision times this close count as the same time
+
+
+def _intervals(value: Any, n: int) -> list[float]:
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        return [check_real("decision_intervals", value, "gt0")] * n
+    if not isinstance(value, (Sequence, np.ndarray)) or len(value) != n:
+        raise ValueError(
+            f"decision_intervals must be a number > 0 or {n} numbers (one per trader), got "
+            f"{value!r}."
+        )
+    return [check_real(f"decision_intervals[{i}]", v, "gt0") for i, v in enumerate(value)]
+
+
+class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
+    """Several traders make markets in one limit order book against background order flow.
+
+    Traders ``"trader_0"``, ... decide every ``decision_intervals[i]`` time units (each wait
+    scaled by a uniform factor in ``[1 - jitter, 1 + jitter]``); every trader decides at the
+    session start. ``step(actions)`` takes actions for exactly the traders in ``acting``, checks
+    them all, executes them in name order (each as in ``LimitOrderBook-v0``: market order, then
+    quotes), then advances the book to the next decision time of any trader. It returns
+    observations for the traders who act next, and rewards, flags and infos for every trader, so
+    nothing earned between a trader's decisions is lost. A trader's quote can be filled by
+    another trader's market order, never by its own. At the session end every trader is
+    terminated and ``agents`` becomes empty.
+
+    Args:
+        n_agents: number of traders (int >= 1).
+        decision_intervals: time between a trader's decisions, one number or one per trader.
+        jitter: relative randomness of each wait, ``0 <= jitter < 1``.
+        flow, mid_price, session_length, levels, max_quote_offset, order_size, max_inventory,
+        inventory_penalty, max_trades, warmup: as ``LimitOrderBook-v0``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 10}
+
+    def __init__(
+        self,
+        n_agents: int = 2,
+        *,
+        decision_intervals: float | Sequence[float] = 1.0,
+        jitter: float = 0.0,
+        flow: OrderFlow | None = None,
+        mid_price: int = 10_000,
+        session_length: float = 300.0,
+        levels: int = 5,
+        max_quote_offset: int = 5,
+        order_size: int = 1,
+        max_inventory: int = 20,
+        inventory_penalty: float = 0.01,
+        max_trades: int = 16,
+        warmup: float = 20.0,
+    ) -> None:
+        n = check_int("n_agents", n_agents)
+        self.decision_intervals = _intervals(decision_intervals, n)
+        self.jitter = check_real("jitter", jitter, "ge0")
+        if self.jitter >= 1.0:
+            raise ValueError(f"jitter must be a finite number in [0, 1), got {self.jitter!r}.")
+        params = LobParams(
+            flow=flow,
+            mid_price=mid_price,
+            session_length=session_length,
+            levels=levels,
+            max_quote_offset=max_quote_offset,
+            order_size=order_size,
+            max_inventory=max_inventory,
+            inventory_penalty=inventory_penalty,
+            max_trades=max_trades,
+            warmup=warmup,
+        )
+        self.params = params
+        self.core = LobSession(params, n)
+        self.possible_agents = [f"trader_{i}" for i in range(n)]
+        self.agents = list(self.possible_agents)
+        self._index = {name: i for i, name in enumerate(self.possible_agents)}
+        observation_space = lob_observation_space(params.levels, params.max_trades)
+        action_space = lob_action_space(params.max_quote_offset)
+        self.observation_spaces = {a: observation_space for a in self.possible_agents}
+        self.action_spaces = {a: action_space for a in self.possible_agents}
+        self._n_choices = params.max_quote_offset + 1
+        self._length = Fraction(params.session_length)
+        self._now = Fraction(0)
+        self._next = [Fraction(0)] * n
+        self._acting: list[str] = []
+        self._started = False
+        self._done = False
+
+    # -- state -------------------------------------------------------------------------------------
+
+    @property
+    def book(self) -> OrderBook:
+        """The live order book (read it, do not send it orders)."""
+        return self.core.book
+
+    @property
+    def acting(self) -> list[str]:
+        """The traders whose actions the next ``step()`` needs."""
+        return list(self._acting)
+
+    @property
+    def next_decision(self) -> dict[str, float]:
+        """Each trader's next decision time (session time)."""
+        return {a: float(t) for a, t in zip(self.possible_agents, self._next)}
+
+    @property
+    def timestamp(self) -> float:
+        """Current session time."""
+        return float(self._now)
+
+    @property
+    def time_remaining(self) -> float:
+        """Session time left."""
+        return float(self._length - self._now)
+
+    def inventory(self, agent: str) -> int:
+        """Lots ``agent`` holds."""
+        return self.core.traders[self._agent(agent)].inventory
+
+    def wealth(self, agent: str) -> float:
+        """``cash + inventory * mid`` of ``agent`` in ticks."""
+        return float(self.core.wealth(self.core.traders[self._agent(agent)]))
+
+    def action_mask(self, agent: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``agent``'s mask ``(bid (K+1,), ask (K+1,), market (3,))``, as in LimitOrderBook-v0."""
+        return self.core.action_mask(self.core.traders[self._agent(agent)])
+
+    def _agent(self, agent: str) -> int:
+        index = self._index.get(agent)
+        if index is None:
+            raise KeyError(f"unknown agent {agent!r}; the agents are {self.possible_agents}.")
+        return index
+
+    # -- episode -----------------------------------------------------------------------------------
+
+    def _wait(self, i: int) -> Fraction:
+        wait = Fraction(self.decision_intervals[i])
+        if self.jitter > 0:
+            wait *= Fraction(float(self.rng.uniform(1.0 - self.jitter, 1.0 + self.jitter)))
+        return wait
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> MAResetResult[Observation]:
+        """Seed the book, run the warm-up; every trader starts flat and decides at time 0."""
+        session_options(options, type(self).__name__)
+        self._set_rng(seed)
+        core = self.core
+        core.reset(self.rng)
+        self._now = Fraction(0)
+        self._next = [Fraction(0)] * len(self.possible_agents)
+        self.agents = list(self.possible_agents)
+        self._acting = list(self.possible_agents)
+        self._started, self._done = True, False
+        observations = {a: core.observe(t) for a, t in zip(self.possible_agents, core.traders)}
+        infos = {}
+        for agent, trader, interval in zip(
+            self.possible_agents, core.traders, self.decision_intervals
+        ):
+            info = core.info(trader, interval)
+            info["acting"] = True
+            infos[agent] = info
+        return MAResetResult(observations, infos)
+
+    def step(self, actions: dict[str, np.ndarray]) -> MAStepResult[Observation]:
+        """Execute the acting traders' decisions, then run the book to the next decision time."""
+        if not self._started:
+            raise ResetRequired()
+        if self._done:
+            raise ResetRequired(EPISODE_OVER)
+        acting = self._acting
+        if not isinstance(actions, Mapping) or set(actions) != set(acting):
+            given = sorted(actions) if isinstance(actions, Mapping) else type(actions).__name__
+            raise ValueError(
+                f"step() needs one action for each acting trader {sorted(acting)}, got {given}."
+            )
+        decisions = {
+            a: parse_lob_action(actions[a], self._n_choices, self.action_spaces[a]) for a in acting
+        }
+        core = self.core
+        for agent in sorted(decisions):
+            i = self._index[agent]
+            core.decide(core.traders[i], *decisions[agent])
+            self._next[i] = self._now + self._wait(i)
+        before = self._now
+        now = min(min(self._next), self._length)
+        core.advance(self.rng, float(now))
+        self._now = now
+        dt = float(now - before)
+        done = now >= self._length
+        if done:
+            self._acting = []
+        else:
+            self._acting = [
+                a for a, t in zip(self.possible_agents, self._next) if t - now <= _SIMULTANEOUS
+            ]
+        observations = {a: core.observe(core.traders[self._index[a]]) for a in self._acting}
+        rewards: dict[str, float] = {}
+        infos: dict[str, dict[str, Any]] = {}
+        acting_now = set(self._acting)
+        for agent, trader in zip(self.possible_agents, core.traders):
+            rewards[agent] = core.settle(trader, dt)
+            info = core.info(trader, dt)
+            info["acting"] = agent in acting_now
+            infos[agent] = info
+        terminated = dict.fromkeys(self.possible_agents, done)
+        truncated = dict.fromkeys(self.possible_agents, False)
+        if done:
+            self._done = True
+            self.agents = []
+        return MAStepResult(observations, rewards, terminated, truncated, infos)

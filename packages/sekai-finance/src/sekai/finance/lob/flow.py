@@ -1,0 +1,246 @@
+"""Background order flow: the OrderFlow interface and zero-intelligence Poisson order flow."""
+
+from __future__ import annotations
+
+import abc
+import math
+import numbers
+from bisect import bisect_right
+from dataclasses import dataclass, field
+import numpy as np
+
+from sekai.finance.lob.book import OrderBook
+from sekai.finance.lob.orders import BACKGROUND, Fill, Side
+
+__all__ = ["OrderFlow", "ZeroIntelligenceFlow"]
+
+_BID = Side.BID
+_ASK = Side.ASK
+_PER_EVENT = 8  # uniforms one event may use: clock, type, offset, size, and two refills
+
+
+class OrderFlow(abc.ABC):
+    """Background order flow: seeds a book and simulates the other traders' messages.
+
+    A flow is a description (its parameters); state that must persist between ``advance`` calls
+    (e.g. the self-excitation of a Hawkes flow) belongs in ``book.flow_state``, which
+    ``book.clear()`` empties, so one flow object can drive any number of books.
+    """
+
+    @abc.abstractmethod
+    def initialise(
+        self,
+        book: OrderBook,
+        rng: np.random.Generator,
+        *,
+        mid: int,
+        levels: int = 10,
+        orders_per_level: int = 3,
+    ) -> None:
+        """Clear ``book`` and seed it with background orders around ``mid`` (last price = mid)."""
+
+    @abc.abstractmethod
+    def advance(self, book: OrderBook, rng: np.random.Generator, until: float) -> list[Fill]:
+        """Simulate the flow from ``book.time`` to ``until``; return every fill, oldest first.
+
+        On return ``book.time == until`` (when ``until`` is later than the book's time).
+        """
+
+
+def _check(name: str, value: object, bound: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}.")
+    x = float(value)
+    ok = math.isfinite(x) and (
+        x > 0 if bound == "> 0" else x >= 0 if bound == ">= 0" else x >= 1.0
+    )
+    if not ok:
+        raise ValueError(f"{name} must be a finite number {bound}, got {x!r}.")
+    return x
+
+
+def _poisson_cdf(lam: float) -> list[float]:
+    """Cumulative probabilities of Poisson(lam) up to a negligible tail (last entry 1.0)."""
+    if lam <= 0.0:
+        return [1.0]
+    cdf: list[float] = []
+    p = math.exp(-lam)
+    total, k = 0.0, 0
+    while True:
+        total += p
+        cdf.append(total)
+        k += 1
+        p *= lam / k
+        if (1.0 - total < 1e-15 and k > lam) or k > 10_000:
+            break
+    cdf[-1] = 1.0
+    return cdf
+
+
+@dataclass(frozen=True)
+class ZeroIntelligenceFlow(OrderFlow):
+    """Zero-intelligence Poisson order flow (Smith, Farmer, Gillemot & Krishnamurthy 2003).
+
+    Independent Poisson clocks: limit orders arrive on each side at ``limit_rate``, placed ``k``
+    ticks from the *opposite* best quote (``k = 1..max_offset``, ``P(k) ∝ exp(-offset_decay
+    (k - 1))``, so they never cross); market orders arrive on each side at ``market_rate``
+    (skipped when the other side is empty); each resting background order is cancelled at
+    ``cancel_rate``. Sizes are ``1 + Poisson(mean_size - 1)`` lots. Agents' orders are never
+    cancelled, and a side left empty is refilled at once with one limit order, so the book stays
+    two-sided. With the defaults the book holds about 30 orders and the spread is about a tick.
+
+    Args:
+        limit_rate: limit orders per unit time per side (> 0).
+        market_rate: market orders per unit time per side (> 0).
+        cancel_rate: cancellations per unit time per resting background order (>= 0).
+        max_offset: farthest placement from the opposite best, in ticks (int >= 1).
+        offset_decay: decay of the placement probability per tick (>= 0).
+        mean_size: mean order size in lots (>= 1).
+    """
+
+    limit_rate: float = 10.0
+    market_rate: float = 2.0
+    cancel_rate: float = 0.5
+    max_offset: int = 10
+    offset_decay: float = 0.5
+    mean_size: float = 3.0
+    _offset_cdf: list[float] = field(init=False, repr=False, compare=False)
+    _size_cdf: list[float] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "limit_rate", _check("limit_rate", self.limit_rate, "> 0"))
+        set_(self, "market_rate", _check("market_rate", self.market_rate, "> 0"))
+        set_(self, "cancel_rate", _check("cancel_rate", self.cancel_rate, ">= 0"))
+        set_(self, "offset_decay", _check("offset_decay", self.offset_decay, ">= 0"))
+        set_(self, "mean_size", _check("mean_size", self.mean_size, ">= 1"))
+        k = self.max_offset
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 1:
+            raise ValueError(f"max_offset must be an int >= 1, got {k!r}.")
+        set_(self, "max_offset", int(k))
+        weights = np.exp(-self.offset_decay * np.arange(int(k)))
+        cdf = (np.cumsum(weights) / weights.sum()).tolist()
+        cdf[-1] = 1.0
+        set_(self, "_offset_cdf", cdf)
+        set_(self, "_size_cdf", _poisson_cdf(self.mean_size - 1.0))
+
+    # -- OrderFlow ------------------------------------------------------------------------------
+
+    def initialise(
+        self,
+        book: OrderBook,
+        rng: np.random.Generator,
+        *,
+        mid: int,
+        levels: int = 10,
+        orders_per_level: int = 3,
+    ) -> None:
+        """Clear ``book`` and seed a symmetric book: ``orders_per_level`` orders at ``mid ± k``.
+
+        Levels ``k = 1..levels`` on each side; each (level, position) gets one drawn size used on
+        both sides. The last price is ``mid``.
+        """
+        for name, value in (("mid", mid), ("levels", levels), ("orders_per_level", orders_per_level)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+                raise ValueError(f"{name} must be an int, got {value!r}.")
+        centre, n_levels, per_level = int(mid), int(levels), int(orders_per_level)
+        if n_levels < 1 or per_level < 1 or centre - n_levels < 1:
+            raise ValueError(
+                "initialise() needs levels >= 1, orders_per_level >= 1 and mid - levels >= 1, "
+                f"got mid={centre}, levels={n_levels}, orders_per_level={per_level}."
+            )
+        book.clear()
+        sizes = rng.random(n_levels * per_level).tolist()
+        size_cdf = self._size_cdf
+        i = 0
+        for k in range(1, n_levels + 1):
+            for _ in range(per_level):
+                size = 1 + bisect_right(size_cdf, sizes[i])
+                i += 1
+                book._rest(_BID, centre - k, size, BACKGROUND)
+                book._rest(_ASK, centre + k, size, BACKGROUND)
+        book.last_price = centre
+
+    def advance(self, book: OrderBook, rng: np.random.Generator, until: float) -> list[Fill]:
+        """Simulate competing Poisson clocks from ``book.time`` up to ``until``."""
+        fills: list[Fill] = []
+        t = book.time
+        if not until > t:
+            return fills
+        limit_rate, market_rate, cancel_rate = self.limit_rate, self.market_rate, self.cancel_rate
+        two_limit = 2.0 * limit_rate
+        base = two_limit + 2.0 * market_rate
+        buy_cut = two_limit + market_rate
+        offset_cdf, size_cdf = self._offset_cdf, self._size_cdf
+        background = book._by_owner.get(BACKGROUND)
+        if background is None:
+            background = book._by_owner[BACKGROUND] = []
+        bids, ask_keys = book._bid_prices, book._ask_keys
+        log = math.log
+        # Uniforms come in blocks sized to the expected number of events (leftovers discarded).
+        block = int((base + cancel_rate * (len(background) + 8)) * (until - t) * _PER_EVENT) + 64
+        us: list[float] = rng.random(block).tolist()
+        j = 0
+        if not bids or not ask_keys:  # an agent emptied a side since the last call
+            j = self._refill(book, us, j)
+        while True:
+            if j + _PER_EVENT > len(us):
+                us = rng.random(block).tolist()
+                j = 0
+            n_background = len(background)
+            total = base + cancel_rate * n_background
+            t -= log(1.0 - us[j]) / total
+            if t >= until:
+                break
+            book.time = t
+            x = us[j + 1] * total
+            j += 2
+            if x < two_limit:
+                k = 1 + bisect_right(offset_cdf, us[j])
+                size = 1 + bisect_right(size_cdf, us[j + 1])
+                j += 2
+                if x < limit_rate:
+                    reference = -ask_keys[-1] if ask_keys else book.last_price
+                    if reference is not None:
+                        book._rest(_BID, max(reference - k, 1), size, BACKGROUND)
+                else:
+                    reference = bids[-1] if bids else book.last_price
+                    if reference is not None:
+                        book._rest(_ASK, reference + k, size, BACKGROUND)
+            elif x < base:
+                size = 1 + bisect_right(size_cdf, us[j])
+                j += 1
+                if x < buy_cut:
+                    if ask_keys:
+                        fills += book._market(_BID, size, BACKGROUND)[1]
+                elif bids:
+                    fills += book._market(_ASK, size, BACKGROUND)[1]
+            else:
+                index = int((x - base) / cancel_rate) if cancel_rate > 0 else 0
+                if n_background:
+                    book._remove(background[min(index, n_background - 1)])
+            if not bids or not ask_keys:  # refill an emptied side at once
+                j = self._refill(book, us, j)
+        book.time = until
+        return fills
+
+    def _refill(self, book: OrderBook, us: list[float], j: int) -> int:
+        """Place one background order on each empty side; return the next unused uniform."""
+        offset_cdf, size_cdf = self._offset_cdf, self._size_cdf
+        if not book._bid_prices:
+            best_ask = book.best_ask()
+            reference = best_ask if best_ask is not None else book.last_price
+            if reference is not None:
+                k = 1 + bisect_right(offset_cdf, us[j])
+                size = 1 + bisect_right(size_cdf, us[j + 1])
+                book._rest(_BID, max(reference - k, 1), size, BACKGROUND)
+            j += 2
+        if not book._ask_keys:
+            best_bid = book.best_bid()
+            reference = best_bid if best_bid is not None else book.last_price
+            if reference is not None:
+                k = 1 + bisect_right(offset_cdf, us[j])
+                size = 1 + bisect_right(size_cdf, us[j + 1])
+                book._rest(_ASK, reference + k, size, BACKGROUND)
+            j += 2
+        return j

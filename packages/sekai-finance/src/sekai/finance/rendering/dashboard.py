@@ -1,0 +1,268 @@
+"""Dashboard: a renderer made of a header (title, subtitle, headline statistics) and charts."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sekai.finance.rendering._paint import fit_text, text
+from sekai.finance.rendering.chart import Box, Chart, Column, DrawContext, Row, layout
+from sekai.rendering import BaseRenderer, Canvas, Theme, resolve_theme
+
+__all__ = ["Dashboard", "Stat", "check_frame_size", "check_window"]
+
+Image = npt.NDArray[np.uint8]
+
+
+@dataclass(frozen=True)
+class Stat:
+    """A headline statistic of a dashboard's header.
+
+    Attributes:
+        label: what it is (``"Equity"``), drawn small above the value.
+        value: the value as text (``"1.0432"``).
+        detail: a short addition drawn after the value (``"+4.32%"``).
+        tone: colour of the detail: ``"up"``, ``"down"`` or None (muted).
+    """
+
+    label: str
+    value: str
+    detail: str = ""
+    tone: str | None = None
+
+
+def check_frame_size(name: str, value: object) -> int:
+    """A frame dimension: an int >= 64 (smaller frames cannot hold a readable dashboard)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 64:
+        raise ValueError(f"{name} must be an int >= 64, got {value!r}.")
+    return int(value)
+
+
+def check_window(window: object) -> int | None:
+    """``window``: None (the whole episode) or an int >= 1 (that many latest steps)."""
+    if window is None:
+        return None
+    if isinstance(window, bool) or not isinstance(window, numbers.Integral) or int(window) < 1:
+        raise ValueError(f"window must be None or an int >= 1, got {window!r}.")
+    return int(window)
+
+
+class Dashboard(BaseRenderer):
+    """A renderer drawing a header and a layout of charts, fed with the env after each call.
+
+    Call ``render(env)`` after every reset and step (``RecordFrames`` does): each call records
+    the env's state in the charts, so the dashboard shows the episode so far. A new episode is
+    recognised when the env's ``elapsed_steps`` is 0 or goes back.
+
+    Args:
+        charts: a chart, or a ``Row``/``Column`` of charts.
+        title: the header's title.
+        subtitle: a line under the title: text, or a callable of the env returning it.
+        stats: a callable of the env returning the header's ``Stat`` list.
+        horizon: steps per episode (an int or a callable of the env), to fix the time axis;
+            None: the axis grows with the episode.
+        width: frame width in pixels.
+        height: frame height in pixels.
+        theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
+        window: show only the latest ``window`` steps (None: the whole episode).
+    """
+
+    def __init__(
+        self,
+        charts: Chart | Row | Column,
+        *,
+        title: str = "",
+        subtitle: str | Callable[[Any], str] = "",
+        stats: Callable[[Any], Sequence[Stat]] | None = None,
+        horizon: int | Callable[[Any], int | None] | None = None,
+        width: int = 720,
+        height: int = 450,
+        theme: str | Theme = "light",
+        window: int | None = None,
+    ) -> None:
+        if not isinstance(charts, (Chart, Row, Column)):
+            raise TypeError(f"charts must be a Chart, Row or Column, got {type(charts).__name__}.")
+        self.width = check_frame_size("width", width)
+        self.height = check_frame_size("height", height)
+        self.theme = resolve_theme(theme)
+        self.window = check_window(window)
+        self.layout = charts
+        self.charts = [charts] if isinstance(charts, Chart) else charts.charts()
+        self.title = title
+        self._subtitle = subtitle
+        self._stats = stats
+        self._horizon = horizon
+        self._env: Callable[[], Any] | None = None
+        self._step = -1
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(width={self.width}, height={self.height}, "
+            f"window={self.window})"
+        )
+
+    # -- what subclasses adapt ----------------------------------------------------------------
+
+    def target(self, env: Any) -> Any:
+        """The env to read (the base env by default); raises if it cannot be drawn."""
+        return getattr(env, "unwrapped", env)
+
+    def step_of(self, env: Any) -> int:
+        """The current step of ``env`` (its ``elapsed_steps``)."""
+        return int(env.elapsed_steps)
+
+    def horizon(self, env: Any) -> int | None:
+        """Steps per episode, if known."""
+        value = self._horizon(env) if callable(self._horizon) else self._horizon
+        return None if value is None else int(value)
+
+    def subtitle(self, env: Any) -> str:
+        """The line under the title."""
+        return self._subtitle(env) if callable(self._subtitle) else self._subtitle
+
+    def stats(self, env: Any) -> Sequence[Stat]:
+        """The header's statistics."""
+        return [] if self._stats is None else self._stats(env)
+
+    # -- rendering ------------------------------------------------------------------------------
+
+    def render(self, env: Any) -> Image:
+        """Record the env's state and draw the dashboard: a ``(height, width, 3)`` uint8 frame."""
+        base = self.target(env)
+        step = self.step_of(base)
+        self.observe(base, step)
+        return self.draw(base, step)
+
+    def observe(self, base: Any, step: int) -> None:
+        """Record ``base`` at ``step`` in every chart (starting over for a new episode)."""
+        previous = self._env() if self._env is not None else None
+        if previous is not base or step == 0 or step < self._step:
+            for chart in self.charts:
+                chart.clear()
+            try:
+                self._env = weakref.ref(base)
+            except TypeError:  # an object without weak references: keep it
+                self._env = lambda: base
+        self._step = step
+        for chart in self.charts:
+            chart.observe(base, step)
+        if self.window is not None:
+            for chart in self.charts:
+                chart.trim(step - self.window - 1)
+
+    def draw(self, base: Any, step: int) -> Image:
+        """Draw the header and the charts from what was recorded."""
+        theme = self.theme
+        unit = min(self.width / 720.0, self.height / 450.0)
+        size = max(1, round(unit))
+        canvas = Canvas(self.width, self.height, theme.background)
+        margin = 12.0 * unit
+        horizon = self.horizon(base)
+        top = self._header(canvas, base, unit, size, margin, step, horizon)
+        lo, hi = self._x_range(step, horizon)
+        ctx = DrawContext(theme=theme, unit=unit, text=size, x_lo=lo, x_hi=hi, step=step)
+        box: Box = (margin, top + 10.0 * unit, self.width - margin, self.height - margin)
+        for chart, where in layout(self.layout, box, gap=16.0 * unit):
+            chart.draw(canvas, where, ctx)
+        return canvas.pixels
+
+    def _x_range(self, step: int, horizon: int | None) -> tuple[float, float]:
+        first = min((chart.first_step() for chart in self.charts), default=0)
+        if self.window is None:
+            return float(first), float(max(horizon or 0, step, 1))
+        lo = max(first, step - self.window)
+        hi = max(lo + self.window, step)
+        if horizon is not None and horizon >= step:
+            hi = min(hi, horizon)
+        return float(lo), float(max(hi, lo + 1))
+
+    def _header(
+        self,
+        canvas: Canvas,
+        base: Any,
+        unit: float,
+        size: int,
+        margin: float,
+        step: int,
+        horizon: int | None,
+    ) -> float:
+        """Draw the header; return its bottom edge."""
+        theme = self.theme
+        big = max(1, round(2 * unit))
+        title_box = text(canvas, margin, margin, self.title, theme.foreground, size=big)
+        stats = list(self.stats(base))
+        stats.append(Stat("Step", f"{step}" if horizon is None else f"{step}/{horizon}"))
+        # Values at the title's size if they fit next to the title, else at label size.
+        value_size = big
+        widths = self._stat_widths(stats, size, value_size, unit)
+        room = self.width - 2 * margin - title_box[2] + margin - 24 * unit
+        if sum(widths) > room:
+            value_size = size
+            widths = self._stat_widths(stats, size, value_size, unit)
+        x = self.width - margin
+        stats_left = x
+        for stat, w in zip(reversed(stats), reversed(widths)):
+            if x - w < title_box[2] + 16 * unit:
+                break
+            self._stat(canvas, stat, x - w + 16 * unit, margin, size, value_size, unit)
+            x -= w
+            stats_left = x
+        subtitle_y = title_box[3] + 5 * unit
+        subtitle = fit_text(self.subtitle(base), stats_left - margin - 8 * unit, size)
+        if subtitle_y + 10 * size > margin + 2 * 10 * size + 6 * unit and stats_left < self.width:
+            subtitle = fit_text(self.subtitle(base), self.width - 2 * margin, size)
+        text(canvas, margin, subtitle_y, subtitle, theme.muted, size=size)
+        bottom = subtitle_y + 10 * size + 6 * unit
+        # A thin rule under the header that fills up as the episode progresses.
+        canvas.rect(margin, bottom, self.width - margin, bottom + 2 * unit, theme.grid)
+        if horizon:
+            done = min(max(step / horizon, 0.0), 1.0)
+            end = margin + (self.width - 2 * margin) * done
+            if done > 0:
+                canvas.rect(margin, bottom, end, bottom + 2 * unit, theme.accent)
+        return bottom + 2 * unit
+
+    @staticmethod
+    def _stat_widths(stats: Sequence[Stat], size: int, value_size: int, unit: float) -> list[float]:
+        widths = []
+        for stat in stats:
+            value_w = Canvas.text_size(stat.value, value_size)[0]
+            if stat.detail:
+                value_w += 4 * unit + Canvas.text_size(stat.detail, size)[0]
+            widths.append(max(value_w, Canvas.text_size(stat.label, size)[0]) + 16 * unit)
+        return widths
+
+    def _stat(
+        self,
+        canvas: Canvas,
+        stat: Stat,
+        x: float,
+        y: float,
+        size: int,
+        value_size: int,
+        unit: float,
+    ) -> None:
+        theme = self.theme
+        text(canvas, x, y, stat.label.upper(), theme.muted, size=size)
+        value_y = y + 10 * size + 3 * unit
+        right = text(canvas, x, value_y, stat.value, theme.foreground, size=value_size)[2]
+        if stat.detail:
+            tone = {"up": theme.up, "down": theme.down}.get(stat.tone or "", theme.muted)
+            bottom = value_y + 9 * value_size
+            text(canvas, right + 4 * unit, bottom, stat.detail, tone, size=size, anchor="lb")
+
+
+def finite_or_nan(value: Any) -> float:
+    """``float(value)``, NaN for None or anything not finite."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return number if math.isfinite(number) else math.nan

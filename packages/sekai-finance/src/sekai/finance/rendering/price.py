@@ -1,0 +1,275 @@
+"""PriceChart: a price line with positions, quotes, spread band, trades and a reference level."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from sekai.finance.rendering._paint import dashed, fill_between, mix, text, triangle
+from sekai.finance.rendering.chart import (
+    Axes,
+    Box,
+    Chart,
+    DrawContext,
+    Source,
+    Track,
+    check_source,
+    check_weight,
+    read,
+    value_range,
+)
+from sekai.finance.rendering.lines import format_value, value_tag
+from sekai.rendering import Canvas
+
+__all__ = ["PriceChart"]
+
+
+def _prices(value: Any) -> list[float]:
+    """A trade source's value as a list of prices (None, NaN, a number or several numbers)."""
+    if value is None:
+        return []
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+        items = list(np.asarray(list(value), dtype=np.float64).ravel())
+    else:
+        items = [float(value)]
+    return [float(p) for p in items if math.isfinite(p)]
+
+
+def _pair(value: Any) -> tuple[float, float]:
+    if value is None:
+        return math.nan, math.nan
+    low, high = (float(v) for v in value)
+    return low, high
+
+
+class PriceChart(Chart):
+    """A price over time with what the agent did around it.
+
+    Every source is an env attribute name or a callable of the env, read after each reset and
+    step; values observed after a step describe that step (from the previous decision to now).
+
+    Args:
+        price: the price now.
+        position: the position held over the step just ended (the one decided at the previous
+            decision); shaded behind the price, long in the theme's ``up`` colour and short in
+            ``down``, deeper for larger positions. A change of more than ``min_trade`` marks a
+            trade at the decision that made it: an up-triangle for an increase, a down-triangle
+            for a decrease.
+        quotes: ``(bid, ask)`` quoted over the step just ended, drawn as short levels.
+        spread: ``(best bid, best ask)`` of the market now, drawn as a band.
+        buys: price(s) bought at during the step just ended (None or NaN: none).
+        sells: price(s) sold at during the step just ended.
+        context: prices before the episode (ending at its first price), read at the first
+            observation of an episode and drawn in a muted tone left of step 0.
+        reference: a level drawn as a dashed line (e.g. the arrival price).
+        reference_label: the reference line's label.
+        title: drawn at the top left.
+        tag: label the latest price at the right edge.
+        min_trade: the smallest position change marked as a trade.
+        width: layout weight within a row.
+        height: layout weight within a column.
+    """
+
+    def __init__(
+        self,
+        price: Source,
+        *,
+        position: Source | None = None,
+        quotes: Source | None = None,
+        spread: Source | None = None,
+        buys: Source | None = None,
+        sells: Source | None = None,
+        context: Source | None = None,
+        reference: Source | None = None,
+        reference_label: str | None = None,
+        title: str = "Price",
+        tag: bool = True,
+        min_trade: float = 1e-6,
+        width: float = 1.0,
+        height: float = 1.0,
+    ) -> None:
+        check_source("price", price)
+        sources = {
+            "position": position, "quotes": quotes, "spread": spread, "buys": buys,
+            "sells": sells, "context": context, "reference": reference,
+        }  # fmt: skip
+        for name, source in sources.items():
+            check_source(name, source, optional=True)
+        if not isinstance(min_trade, (int, float)) or isinstance(min_trade, bool) or min_trade < 0:
+            raise ValueError(f"min_trade must be a number >= 0, got {min_trade!r}.")
+        self.price, self.position, self.quotes, self.spread = price, position, quotes, spread
+        self.buys, self.sells, self.context, self.reference = buys, sells, context, reference
+        self.reference_label = reference_label
+        self.title = title
+        self.tag = bool(tag)
+        self.min_trade = float(min_trade)
+        self.width = check_weight("width", width)
+        self.height = check_weight("height", height)
+        self._prices: Track[float] = Track()
+        self._positions: Track[float] = Track()
+        self._quotes: Track[tuple[float, float]] = Track()
+        self._spread: Track[tuple[float, float]] = Track()
+        self._buys: Track[list[float]] = Track()
+        self._sells: Track[list[float]] = Track()
+        self._context: np.ndarray | None = None
+        self._reference = math.nan
+
+    def clear(self) -> None:
+        for track in self._tracks():
+            track.clear()
+        self._context = None
+
+    def _tracks(self) -> list[Track[Any]]:
+        return [self._prices, self._positions, self._quotes, self._spread, self._buys, self._sells]
+
+    def observe(self, env: Any, step: int) -> None:
+        self._prices.put(step, float(read(self.price, env)))
+        if self.position is not None:
+            self._positions.put(step, float(read(self.position, env)))
+        if self.quotes is not None:
+            self._quotes.put(step, _pair(read(self.quotes, env)))
+        if self.spread is not None:
+            self._spread.put(step, _pair(read(self.spread, env)))
+        if self.buys is not None:
+            self._buys.put(step, _prices(read(self.buys, env)))
+        if self.sells is not None:
+            self._sells.put(step, _prices(read(self.sells, env)))
+        if self.context is not None and self._context is None:
+            self._context = np.asarray(read(self.context, env), dtype=np.float64).ravel()
+        if self.reference is not None:
+            self._reference = float(read(self.reference, env))
+
+    def trim(self, first: int) -> None:
+        for track in self._tracks():
+            track.trim(first)
+
+    def first_step(self) -> int:
+        if self._context is None or self._context.size < 2:
+            return 0
+        return 1 - int(self._context.size)
+
+    def draw(self, canvas: Canvas, box: Box, ctx: DrawContext) -> None:
+        theme, u = ctx.theme, ctx.unit
+        lo = ctx.x_lo
+        steps, prices = self._prices.visible(lo)
+        ctx_steps, ctx_prices = self._visible_context(lo)
+        q_steps, quotes = self._quotes.visible(lo)
+        s_steps, spread = self._spread.visible(lo)
+        buys, sells = self._buys.visible(lo - 1), self._sells.visible(lo - 1)
+        trades = [p for _, values in (buys, sells) for v in values[1] for p in v]
+        include = [] if math.isnan(self._reference) else [self._reference]
+        low, high = value_range(
+            [*prices, *ctx_prices, *np.ravel(quotes), *np.ravel(spread), *trades], include=include
+        )
+        last = prices[-1] if prices else None
+        tag = format_value(last, "number") if self.tag and last is not None else ""
+        right = Canvas.text_size(tag, ctx.text)[0] + 8 * u if tag else 0.0
+        axes = Axes(canvas, box, ctx, title=self.title, y_range=(low, high), legend=self._legend(ctx),
+                    right=right)  # fmt: skip
+        trade_marks = self._shade_positions(canvas, axes, ctx)
+        if s_steps:
+            band = np.asarray(spread)
+            fill_between(canvas, axes.x(np.asarray(s_steps, float)), axes.y(band[:, 0]),
+                         axes.y(band[:, 1]), theme.accent, alpha=0.18, clip=axes.clip)  # fmt: skip
+        if not math.isnan(self._reference):
+            y = float(axes.y(self._reference))
+            dashed(canvas, [(axes.left, y), (axes.right, y)], theme.muted, width=u,
+                   dash=5 * u, gap=4 * u)  # fmt: skip
+            if self.reference_label:
+                text(canvas, axes.left + 3 * u, y - 2 * u, self.reference_label, theme.muted,
+                     size=ctx.text, anchor="lb")  # fmt: skip
+        if len(ctx_steps) > 1:
+            pts = np.column_stack([axes.x(np.asarray(ctx_steps, float)), axes.y(ctx_prices)])
+            canvas.polyline(pts, theme.muted, width=1.2 * u)
+            x0 = float(axes.x(0))
+            canvas.line((x0, axes.top), (x0, axes.bottom), theme.grid, width=u)
+        for step, (bid, ask) in zip(q_steps, quotes):
+            xa, xb = float(axes.x(step - 1)), float(axes.x(step))
+            for level, color in ((bid, theme.up), (ask, theme.down)):
+                if math.isfinite(level):
+                    y = float(axes.y(level))
+                    canvas.line((max(xa, axes.left), y), (xb, y), color, width=1.5 * u, alpha=0.7)
+        if len(steps) > 1:
+            pts = np.column_stack([axes.x(np.asarray(steps, float)), axes.y(prices)])
+            canvas.polyline(pts, theme.foreground, width=1.5 * u)
+        elif steps:
+            canvas.circle((float(axes.x(steps[0])), float(axes.y(prices[0]))), 2 * u,
+                          theme.foreground)  # fmt: skip
+        size = 8 * u
+        for x, y, up in trade_marks:
+            triangle(canvas, x, y, size, theme.up if up else theme.down, up=up,
+                     outline=theme.background)  # fmt: skip
+        for (t_steps, values), up in ((buys, True), (sells, False)):
+            for step, levels in zip(t_steps, values):
+                x = float(axes.x(step - 0.5))
+                if x < axes.left:
+                    continue
+                for level in levels:
+                    triangle(canvas, x, float(axes.y(level)), size, theme.up if up else theme.down,
+                             up=up, outline=theme.background)  # fmt: skip
+        if tag and last is not None:
+            value_tag(canvas, axes, float(axes.y(last)), tag, theme.foreground, ctx)
+
+    def _visible_context(self, lo: float) -> tuple[list[float], list[float]]:
+        if self._context is None or self._context.size < 2:
+            return [], []
+        steps = np.arange(1 - self._context.size, 1, dtype=np.float64)
+        keep = steps >= lo
+        return list(steps[keep]), list(self._context[keep])
+
+    def _shade_positions(
+        self, canvas: Canvas, axes: Axes, ctx: DrawContext
+    ) -> list[tuple[float, float, bool]]:
+        """Shade each step by the position held over it; return the trade marks to draw."""
+        steps, positions = self._positions.visible(ctx.x_lo - 1)
+        marks: list[tuple[float, float, bool]] = []
+        if not steps:
+            return marks
+        theme = ctx.theme
+        scale = max(1.0, max(abs(p) for p in positions))
+        held = dict(zip(steps, positions))
+        price_at = dict(zip(self._prices.steps, self._prices.values))
+        spans: list[tuple[int, int, float]] = []  # (first step, last step, position held)
+        for step, value in zip(steps, positions):
+            if step < 1:
+                continue
+            if spans and spans[-1][1] == step - 1 and spans[-1][2] == value:
+                spans[-1] = (spans[-1][0], step, value)
+            else:
+                spans.append((step - 1, step, value))
+            before = held.get(step - 1)
+            decided = step - 1
+            if (
+                before is not None
+                and abs(value - before) > self.min_trade
+                and decided >= ctx.x_lo
+                and decided in price_at
+            ):
+                marks.append((float(axes.x(decided)), float(axes.y(price_at[decided])), value > before))
+        for start, stop, value in spans:
+            if value == 0 or stop <= start:
+                continue
+            depth = 0.1 + 0.25 * min(abs(value) / scale, 1.0)
+            color = mix(theme.background, theme.up if value > 0 else theme.down, depth)
+            x0 = max(float(axes.x(start)), axes.left)
+            canvas.rect(x0, axes.top, float(axes.x(stop)), axes.bottom, color)
+        return marks
+
+    def _legend(self, ctx: DrawContext) -> list[tuple[str, Any, str]]:
+        theme = ctx.theme
+        legend: list[tuple[str, Any, str]] = []
+        if self.position is not None:
+            legend += [("long", mix(theme.background, theme.up, 0.35), "box")]
+            legend += [("short", mix(theme.background, theme.down, 0.35), "box")]
+        if self.quotes is not None:
+            legend += [("bid", theme.up, "line"), ("ask", theme.down, "line")]
+        if self.spread is not None:
+            legend.append(("spread", mix(theme.background, theme.accent, 0.4), "box"))
+        if self.position is not None or self.buys is not None:
+            legend.append(("buy", theme.up, "up"))
+        if self.position is not None or self.sells is not None:
+            legend.append(("sell", theme.down, "down"))
+        return legend

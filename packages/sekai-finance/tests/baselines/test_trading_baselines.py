@@ -1,0 +1,67 @@
+"""Trading-v0 baselines and evaluate()."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.finance.baselines import BuyAndHold, ConstantPosition, RandomPolicy, evaluate
+
+EPISODES = 10_240  # ten rounds of 1024 sub-envs
+
+
+def test_buy_and_hold_reaches_the_exact_kelly_clipped_return():
+    # E = episode_length * dt * (mu - sigma^2 / 2) + log(1 - cost) = 0.03 + log(0.999)
+    exact = 252 / 252 * (0.05 - 0.02) + np.log(0.999)
+    mean, error = evaluate(BuyAndHold(), "Trading-v0", EPISODES, seed=7)
+    assert exact == pytest.approx(0.0290, abs=5e-5)
+    assert abs(mean - exact) < 4 * error
+    assert 0.0015 < error < 0.0025  # sd 0.2 per episode
+
+
+def test_random_policy_matches_the_measured_bar():
+    mean, error = evaluate(RandomPolicy(0), "Trading-v0", 4096, seed=7)
+    assert abs(mean - (-0.238)) < 4 * np.hypot(error, 0.001)
+
+
+def test_flat_scores_exactly_zero():
+    assert evaluate(ConstantPosition(1), "Trading-v0", 300, seed=0) == (0.0, 0.0)
+
+
+def test_evaluate_is_reproducible_and_counts_exact_episodes():
+    first = evaluate(BuyAndHold(), "Trading-v0", 50, seed=3, num_envs=16, episode_length=20)
+    again = evaluate(BuyAndHold(), "Trading-v0", 50, seed=3, num_envs=16, episode_length=20)
+    assert first == again
+    other = evaluate(BuyAndHold(), "Trading-v0", 50, seed=4, num_envs=16, episode_length=20)
+    assert other != first
+    assert all(type(v) is float for v in first)
+
+
+def test_evaluate_validates_its_arguments():
+    with pytest.raises(ValueError, match="episodes"):
+        evaluate(BuyAndHold(), "Trading-v0", 0)
+    with pytest.raises(ValueError, match="seed"):
+        evaluate(BuyAndHold(), "Trading-v0", 5, seed=-1)
+
+
+def test_policies_work_on_a_single_env_and_a_batch():
+    env = sekai.make("Trading-v0", positions=(-1.0, 0.0, 0.5, 1.0, 2.0))
+    obs = env.reset(seed=0).observation
+    assert BuyAndHold()(obs, env) == 3 and ConstantPosition(4)(obs, env) == 4
+    vec = sekai.make_vec("Trading-v0", 5)
+    batch = vec.reset(seed=0).observations
+    assert BuyAndHold()(batch, vec).tolist() == [2] * 5
+    random = RandomPolicy(1)(batch, vec)
+    assert random.shape == (5,) and set(random.tolist()) <= {0, 1, 2}
+    assert 0 <= RandomPolicy(1)(obs, env) < 5
+    with pytest.raises(ValueError):
+        ConstantPosition(-1)
+
+
+def test_evaluate_falls_back_to_sync_for_envs_without_native_version():
+    try:
+        mean, error = evaluate(RandomPolicy(0), "CartPole-v1", 8, seed=0)
+    except sekai.EnvNotFound:
+        pytest.skip("sekai-classic's CartPole-v1 is not registered")
+    assert mean > 5 and error >= 0
