@@ -195,7 +195,7 @@ sekai.register(
 sekai.register("mine/Plain-v0", Plain, kwargs={"scale": 2.0})
 sekai.register("mine/Broken-v0", Broken)
 sekai.register("mine/StepFails-v0", StepFails)
-sekai.register("mine/WorkerFails-v0", WorkerFails)
+sekai.register("mine/WorkerErr-v0", WorkerFails)
 sekai.register("mine/Unseeded-v0", Unseeded)
 sekai.register("mine/OutOfSpace-v0", OutOfSpace)
 sekai.register("mine/BoolReward-v0", BoolReward)

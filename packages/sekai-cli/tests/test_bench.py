@@ -171,10 +171,8 @@ def test_an_exception_in_step_is_shown_with_its_type(
     assert done.stderr == "error: RuntimeError: boom at step\n"
 
 
-def test_a_worker_error_is_one_line_without_the_worker_traceback(
-    sekai_cli, my_envs: str
-) -> None:
-    done = sekai_cli("-m", my_envs, "bench", "mine/WorkerFails-v0")
+def test_a_worker_error_is_one_line_without_the_worker_traceback(sekai_cli, my_envs: str) -> None:
+    done = sekai_cli("-m", my_envs, "bench", "mine/WorkerErr-v0")
     assert done.returncode == 2
     assert done.stderr == "error: Sub-env 0 raised RuntimeError: boom\n"
 
@@ -211,3 +209,40 @@ def test_progress_bar_only_on_a_terminal_stderr(sekai_cli, terminal_cli) -> None
     assert "100% 3,000/3,000" in err
     assert err.endswith("\r\x1b[K")  # the bar is erased at the end
     assert sekai_cli("bench", "CartPole-v1", "--steps", "3000").stderr == ""
+
+
+# -- proc -------------------------------------------------------------------------------------
+
+
+def test_proc_mode_passes_workers_to_the_proc_backend(sekai_cli) -> None:
+    args = ("bench", "CartPole-v1", "--steps", "50", "--num-envs", "4")
+    done = sekai_cli(*args, "--mode", "proc", "--workers", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert (data["label"], data["mode"], data["num_workers"]) == ("ProcVecEnv x4", "proc", 2)
+    assert data["env_steps"] == 200
+
+
+def test_compare_applies_workers_to_its_proc_entry_only(sekai_cli) -> None:
+    args = ("bench", "CartPole-v1", "--steps", "50", "--num-envs", "2")
+    done = sekai_cli(*args, "--compare", "sync", "proc", "--workers", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [(d["label"], d["num_workers"]) for d in data] == [
+        ("SyncVecEnv x2", None),
+        ("ProcVecEnv x2", 1),
+    ]
+
+
+def test_proc_mode_runs_envs_registered_by_an_imported_module(sekai_cli, my_envs: str) -> None:
+    args = ("-m", my_envs, "bench", "mine/Plain-v0", "--steps", "20", "--num-envs", "2")
+    done = sekai_cli(*args, "--mode", "proc")
+    assert done.returncode == 0, done.stderr
+    assert _line("mine/Plain-v0", "ProcVecEnv x2", "40").fullmatch(done.stdout.rstrip("\n"))
+
+
+def test_proc_worker_errors_are_one_line(sekai_cli, my_envs: str) -> None:
+    args = ("-m", my_envs, "bench", "mine/StepFails-v0", "--num-envs", "2", "--mode", "proc")
+    done = sekai_cli(*args)
+    assert done.returncode == 2
+    assert done.stderr == "error: Sub-env 0 raised RuntimeError: boom at step\n"

@@ -223,7 +223,7 @@ def test_gymnasium_renderer_returns_text_for_an_ansi_env_through_wrappers() -> N
 
 
 def test_gymnasium_renderer_rejects_a_sekai_env() -> None:
-    with pytest.raises(TypeError, match="draws envs made by sekai.compat.from_gymnasium"):
+    with pytest.raises(TypeError, match=r"draws envs made by sekai.compat.from_gymnasium"):
         GymnasiumRenderer().render(sekai.make("CartPole-v1"))
 
 
@@ -245,7 +245,7 @@ def test_gymnasium_renderer_works_with_record_frames() -> None:
 
 
 def test_from_gymnasium_rejects_a_sekai_env() -> None:
-    with pytest.raises(TypeError, match="expects a gymnasium.Env, got .*already is a sekai env"):
+    with pytest.raises(TypeError, match=r"expects a gymnasium.Env, got .*already is a sekai env"):
         from_gymnasium(sekai.make("CartPole-v1"))  # type: ignore[arg-type]
 
 

@@ -345,7 +345,7 @@ def test_gymnasium_render_checker_accepts_the_converted_env() -> None:
 
 
 def test_to_gymnasium_rejects_a_gymnasium_env() -> None:
-    with pytest.raises(TypeError, match="expects a sekai.Env, got .*already is a gymnasium env"):
+    with pytest.raises(TypeError, match=r"expects a sekai.Env, got .*already is a gymnasium env"):
         to_gymnasium(gym.make("CartPole-v1"))  # type: ignore[arg-type]
 
 
@@ -381,3 +381,11 @@ def test_to_gymnasium_rejects_spaces_gymnasium_lacks() -> None:
 
     with pytest.raises(TypeError, match="no equivalent of Odd"):
         to_gymnasium(OddEnv())
+
+
+def test_maskable_ppo_trains_on_a_converted_masked_env() -> None:
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO("MlpPolicy", to_gymnasium(MaskedPick()), n_steps=64, batch_size=64, seed=0)
+    model.learn(total_timesteps=128)  # MaskedPick raises InvalidAction on a masked action
+    assert model.num_timesteps == 128

@@ -106,14 +106,13 @@ def require_pettingzoo(func: str, minimum: str = "1.24") -> ModuleType:
 
 
 def require_sb3(func: str, minimum: str = "2.0") -> ModuleType:
-    """Return the ``stable_baselines3`` module (gymnasium is checked first: SB3 needs it).
+    """Return the ``stable_baselines3`` module.
 
     Raises:
-        sekai.MissingDependency: stable-baselines3 is absent or too old; the message names
-            ``pip install stable-baselines3`` (there is no extra, whose unpinned torch would be
-            a multi-gigabyte download).
+        sekai.MissingDependency: stable-baselines3 (or gymnasium, which installing it brings) is
+            absent or too old; the message names ``pip install stable-baselines3`` (there is no
+            extra, whose unpinned torch would be a multi-gigabyte download).
     """
-    require_gymnasium(func)
     return _import(
         func,
         "stable_baselines3",

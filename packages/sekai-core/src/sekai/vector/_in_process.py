@@ -12,10 +12,17 @@ from sekai.vector._contract.subenv import SubEnv, call_each
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
-__all__ = ["InProcessVecEnv", "build_envs"]
+__all__ = [
+    "InProcessVecEnv",
+    "build_envs",
+    "check_same_spaces",
+    "close_quietly",
+    "env_factories",
+]
 
 
-def _close_quietly(envs: Iterable[Env[Any, Any]]) -> None:
+def close_quietly(envs: Iterable[Env[Any, Any]]) -> None:
+    """Close every env, ignoring their errors (another error is being reported)."""
     for env in envs:
         with contextlib.suppress(Exception):  # the construction error is the one to report
             env.close()
@@ -29,12 +36,12 @@ def _same_space(a: Space[Any], b: Space[Any]) -> bool:
     return bool(a == b)
 
 
-def build_envs(env_fns: Iterable[Callable[[], Env[Any, Any]]], owner: str) -> list[Env[Any, Any]]:
-    """Call every factory; if one fails, close the envs already built and re-raise.
+def env_factories(env_fns: Iterable[Callable[[], Env[Any, Any]]], owner: str) -> list[Any]:
+    """The list of factories, checked before any is called.
 
     Raises:
-        TypeError: ``env_fns`` is not a list of callables, or a factory returned a non-Env.
-        ValueError: no factories, or sub-envs whose spaces differ from sub-env 0's.
+        TypeError: ``env_fns`` is not a list of callables.
+        ValueError: no factories.
     """
     if isinstance(env_fns, (str, bytes)) or not isinstance(env_fns, Iterable):
         raise TypeError(
@@ -50,9 +57,47 @@ def build_envs(env_fns: Iterable[Callable[[], Env[Any, Any]]], owner: str) -> li
                 f"{owner}: env_fns[{index}] must be a zero-argument callable that builds a "
                 f"sub-env, got {type(fn).__name__}. Pass e.g. lambda: sekai.make(...)."
             )
+    return fns
+
+
+def check_same_spaces(
+    owner: str,
+    index: int,
+    spaces: tuple[Space[Any], Space[Any]],
+    first: tuple[Space[Any], Space[Any]],
+    first_index: int = 0,
+) -> None:
+    """Sub-env ``index``'s (observation, action) spaces must equal sub-env ``first_index``'s.
+
+    Raises:
+        ValueError: naming the space that differs.
+    """
+    for what, mine, theirs in zip(("observation_space", "action_space"), spaces, first):
+        if not _same_space(mine, theirs):
+            raise ValueError(
+                f"{owner}: sub-env {index} has {what} {mine!r}, but sub-env {first_index} has "
+                f"{theirs!r}; every sub-env must have the same spaces."
+            )
+
+
+def build_envs(
+    env_fns: Iterable[Callable[[], Env[Any, Any]]], owner: str, *, first_index: int = 0
+) -> list[Env[Any, Any]]:
+    """Call every factory; if one fails, close the envs already built and re-raise.
+
+    Args:
+        env_fns: the factories.
+        owner: the VecEnv class name, for messages.
+        first_index: the sub-env index of ``env_fns[0]`` (a ProcVecEnv worker builds a slice).
+
+    Raises:
+        TypeError: ``env_fns`` is not a list of callables, or a factory returned a non-Env.
+        ValueError: no factories, or sub-envs whose spaces differ from the first one's.
+    """
+    fns = env_factories(env_fns, owner)
     envs: list[Env[Any, Any]] = []
     try:
-        for index, fn in enumerate(fns):
+        for index, fn in enumerate(fns, first_index):
             env = fn()
             if not isinstance(env, Env):
                 raise TypeError(
@@ -62,15 +107,15 @@ def build_envs(env_fns: Iterable[Callable[[], Env[Any, Any]]], owner: str) -> li
                 )
             envs.append(env)
             first = envs[0]
-            for what in ("observation_space", "action_space"):
-                mine, theirs = getattr(env, what), getattr(first, what)
-                if not _same_space(mine, theirs):
-                    raise ValueError(
-                        f"{owner}: sub-env {index} has {what} {mine!r}, but sub-env 0 has "
-                        f"{theirs!r}; every sub-env must have the same spaces."
-                    )
+            check_same_spaces(
+                owner,
+                index,
+                (env.observation_space, env.action_space),
+                (first.observation_space, first.action_space),
+                first_index,
+            )
     except BaseException:
-        _close_quietly(envs)
+        close_quietly(envs)
         raise
     return envs
 
@@ -92,7 +137,7 @@ class InProcessVecEnv(VecEnv):
             )
             self._subenvs = [SubEnv(env, self.autoreset) for env in envs]
         except BaseException:
-            _close_quietly(envs)
+            close_quietly(envs)
             raise
         self._set_self_resetting([sub.resets_itself for sub in self._subenvs])
         self.metadata = envs[0].metadata

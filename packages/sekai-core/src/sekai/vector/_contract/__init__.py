@@ -15,7 +15,8 @@ Sub-env side (where the sub-env lives: this process, a ProcVecEnv worker, a Ray 
 
 - ``subenv``: ``SubEnv`` (same-step autoreset with final_observation / final_info / reset_info,
   freezing with ``autoreset=False``, AutoReset detection, get/set/call through the wrapper
-  stack) and ``call_each`` (every sub-env runs, then the first error is raised).
+  stack), ``call_each`` (every sub-env runs, then the first error is raised) and ``run_each``
+  (every sub-env runs; each failure is returned with its index, for a worker to report).
 
 A backend that runs sub-envs elsewhere builds a ``SubEnv`` per sub-env there, sends it the
 seeds/options from ``_reset_plan`` and the per-env actions from ``_per_env_actions``, and passes

@@ -14,7 +14,7 @@ from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.vector.infos import autoreset_info
 
-__all__ = ["SubEnv", "call_each", "resets_itself"]
+__all__ = ["SubEnv", "call_each", "resets_itself", "run_each"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -143,19 +143,31 @@ class SubEnv:
         self.env.close()
 
 
+def run_each(
+    fn: Callable[[T, Any], R], items: Sequence[T], args: Sequence[Any]
+) -> tuple[list[R | None], list[tuple[int, Exception]]]:
+    """``fn(item, arg)`` for every pair, each running even after another raised (rule 9).
+
+    Returns:
+        The results (None where ``fn`` raised) and the ``(index, exception)`` of every failure,
+        in index order. A ProcVecEnv worker reports each failure with its sub-env.
+    """
+    results: list[R | None] = [None] * len(items)
+    errors: list[tuple[int, Exception]] = []
+    for index, (item, arg) in enumerate(zip(items, args)):
+        try:
+            results[index] = fn(item, arg)
+        except Exception as exc:  # reported after the others ran
+            errors.append((index, exc))
+    return results, errors
+
+
 def call_each(fn: Callable[[T, Any], R], items: Sequence[T], args: Sequence[Any]) -> list[R]:
     """``[fn(item, arg) ...]`` for every pair; after all ran, raise the first error (rule 9).
 
     So one failing sub-env does not leave the others halfway through a call.
     """
-    results: list[Any] = [None] * len(items)
-    error: Exception | None = None
-    for index, (item, arg) in enumerate(zip(items, args)):
-        try:
-            results[index] = fn(item, arg)
-        except Exception as exc:  # re-raised below, after the others ran
-            if error is None:
-                error = exc
-    if error is not None:
-        raise error
-    return results
+    results, errors = run_each(fn, items, args)
+    if errors:
+        raise errors[0][1]
+    return results  # type: ignore[return-value]

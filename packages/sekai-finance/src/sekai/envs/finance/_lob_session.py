@@ -1,4 +1,4 @@
-"""The order-book session shared by LimitOrderBook-v0 and LimitOrderBookMarket: book, flow, traders."""
+"""The order-book session of LimitOrderBook-v0 and LimitOrderBookMarket: book, flow, traders."""
 
 from __future__ import annotations
 
@@ -11,7 +11,15 @@ import numpy as np
 
 from sekai.envs.finance._common import check_int, check_real
 from sekai.error import InvalidAction
-from sekai.finance.lob import BACKGROUND, Fill, Order, OrderBook, OrderFlow, Side, ZeroIntelligenceFlow
+from sekai.finance.lob import (
+    BACKGROUND,
+    Fill,
+    Order,
+    OrderBook,
+    OrderFlow,
+    Side,
+    ZeroIntelligenceFlow,
+)
 from sekai.spaces import Box, Dict, MaskedBox, MultiDiscrete
 
 __all__ = ["LobParams", "LobSession", "Trader", "lob_action_space", "lob_observation_space"]
@@ -160,7 +168,7 @@ class LobSession:
         """``cash + inventory * mid`` in ticks."""
         return trader.cash + trader.inventory * self.mid()
 
-    # -- episode -----------------------------------------------------------------------------------
+    # -- episode ---------------------------------------------------------------------------------
 
     def reset(self, rng: np.random.Generator) -> None:
         """Seed the book, let it evolve for the warm-up, and reset every trader."""
@@ -205,7 +213,7 @@ class LobSession:
                 trader.fills += 1
         self._seq = seq
 
-    # -- decisions ---------------------------------------------------------------------------------
+    # -- decisions -------------------------------------------------------------------------------
 
     def can_buy(self, trader: Trader) -> bool:
         """Whether buying ``order_size`` lots keeps the inventory within the limit."""
@@ -288,7 +296,7 @@ class LobSession:
             price = opposite + 1
         return price
 
-    # -- observations ------------------------------------------------------------------------------
+    # -- observations ----------------------------------------------------------------------------
 
     def observe(self, trader: Trader) -> dict[str, Any]:
         """The trader's observation; the trades in it count as seen from now on."""

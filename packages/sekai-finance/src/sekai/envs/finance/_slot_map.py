@@ -29,7 +29,7 @@ class SlotMap:
             or max_slots < 1
         ):
             raise ValueError(f"max_slots must be an int >= 1, got {max_slots!r}.")
-        self.max_slots = int(max_slots)
+        self.max_slots: int = int(max_slots)
         self.reset()
 
     def reset(self) -> None:
@@ -83,12 +83,14 @@ class SlotMap:
     @property
     def changed(self) -> np.ndarray:
         """Bool mask of the slots whose instrument changed in the last ``update``."""
-        return self._changed.copy()
+        changed: np.ndarray = self._changed.copy()
+        return changed
 
     @property
     def mask(self) -> np.ndarray:
         """Bool mask of the occupied slots."""
-        return np.array([o is not None for o in self._owners], np.bool_)
+        mask: np.ndarray = np.array([o is not None for o in self._owners], np.bool_)
+        return mask
 
     def __repr__(self) -> str:
         return f"SlotMap(max_slots={self.max_slots})"

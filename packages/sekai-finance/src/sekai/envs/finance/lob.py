@@ -19,9 +19,11 @@ from sekai.envs.finance._lob_session import (
     parse_lob_action,
 )
 from sekai.envs.finance._session import session_options
+from sekai.envs.finance.lob_market import LimitOrderBookMarket
 from sekai.finance.lob import OrderBook, OrderFlow
 
-__all__ = ["LimitOrderBookEnv"]
+# LimitOrderBookMarket (the multi-agent version) is re-exported for sekai.envs.finance's table.
+__all__ = ["LimitOrderBookEnv", "LimitOrderBookMarket"]
 
 Observation = dict[str, Any]
 
@@ -105,7 +107,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         self.action_space = lob_action_space(params.max_quote_offset)
         self._n_choices = params.max_quote_offset + 1
 
-    # -- parameters --------------------------------------------------------------------------------
+    # -- parameters ------------------------------------------------------------------------------
 
     @property
     def flow(self) -> OrderFlow:
@@ -148,7 +150,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         """Decisions per session, ``ceil(session_length / decision_interval)``."""
         return self._n_steps
 
-    # -- state -------------------------------------------------------------------------------------
+    # -- state -----------------------------------------------------------------------------------
 
     @property
     def book(self) -> OrderBook:
@@ -185,8 +187,10 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
     @property
     def time_remaining(self) -> float:
         """Session time left."""
-        return float(max(self._session_length - self.core.time, 0.0)) if self._started else float(
-            self._session_length
+        return (
+            float(max(self._session_length - self.core.time, 0.0))
+            if self._started
+            else float(self._session_length)
         )
 
     @property
@@ -202,7 +206,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         """
         return self.core.action_mask(self.trader)
 
-    # -- episode -----------------------------------------------------------------------------------
+    # -- episode ---------------------------------------------------------------------------------
 
     def reset(
         self,

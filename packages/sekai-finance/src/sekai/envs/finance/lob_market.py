@@ -19,7 +19,6 @@ from sekai.envs.finance._lob_session import (
     lob_observation_space,
     parse_lob_action,
 )
-from sekai.envs.finance._session import session_options
 from sekai.error import ResetRequired
 from sekai.finance.lob import OrderBook, OrderFlow
 
@@ -104,8 +103,8 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         self._index = {name: i for i, name in enumerate(self.possible_agents)}
         observation_space = lob_observation_space(params.levels, params.max_trades)
         action_space = lob_action_space(params.max_quote_offset)
-        self.observation_spaces = {a: observation_space for a in self.possible_agents}
-        self.action_spaces = {a: action_space for a in self.possible_agents}
+        self.observation_spaces = dict.fromkeys(self.possible_agents, observation_space)
+        self.action_spaces = dict.fromkeys(self.possible_agents, action_space)
         self._n_choices = params.max_quote_offset + 1
         self._length = Fraction(params.session_length)
         self._now = Fraction(0)
@@ -114,7 +113,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         self._started = False
         self._done = False
 
-    # -- state -------------------------------------------------------------------------------------
+    # -- state -----------------------------------------------------------------------------------
 
     @property
     def book(self) -> OrderBook:
@@ -159,7 +158,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
             raise KeyError(f"unknown agent {agent!r}; the agents are {self.possible_agents}.")
         return index
 
-    # -- episode -----------------------------------------------------------------------------------
+    # -- episode ---------------------------------------------------------------------------------
 
     def _wait(self, i: int) -> Fraction:
         wait = Fraction(self.decision_intervals[i])
@@ -173,8 +172,13 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         seed: int | np.random.Generator | None = None,
         options: dict[str, Any] | None = None,
     ) -> MAResetResult[Observation]:
-        """Seed the book, run the warm-up; every trader starts flat and decides at time 0."""
-        session_options(options, type(self).__name__)
+        """Seed the book, run the warm-up; every trader starts flat and decides at time 0.
+
+        ``options`` is accepted and ignored, as PettingZoo environments do (its
+        ``parallel_api_test`` resets with ``options={"options": 1}``): this env has no options.
+        """
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}.")
         self._set_rng(seed)
         core = self.core
         core.reset(self.rng)

@@ -96,6 +96,13 @@ def _target_weights(values: list[float], allow_short: bool) -> list[float]:
     return [*assets, 1.0 - invested]
 
 
+def _clip_unit(x: float) -> float:
+    """A score outside [0, 1] clipped into it; ``ValueError`` for NaN or inf."""
+    if not math.isfinite(x):
+        raise ValueError(x)
+    return 0.0 if x < 0.0 else 1.0
+
+
 def check_portfolio_action(action: Any, shape: tuple[int, ...], space: Any) -> list[float]:
     """The action as Python floats; ``InvalidAction`` for a wrong shape or a NaN/inf entry."""
     if type(action) is np.ndarray and action.dtype.kind in "biuf":
@@ -331,17 +338,17 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
             and action.dtype.kind in "fiu"
         ):
             values = action.tolist()
-            check = 0.0
-            for x in values:
-                check += x
-            if check - check != 0.0:  # NaN or inf somewhere (or an overflow): check each
-                values = check_portfolio_action(action, self._action_shape, self.action_space)
         else:
             values = check_portfolio_action(action, self._action_shape, self.action_space)
         if self._allow_short:
-            target = _target_weights(values, True)
+            target = _target_weights(
+                check_portfolio_action(values, self._action_shape, self.action_space), True
+            )
         else:  # _target_weights(values, False), inlined: this is the hot path
-            scores = [x if 0.0 <= x <= 1.0 else (0.0 if x < 0.0 else 1.0) for x in values]
+            try:
+                scores = [x if 0.0 <= x <= 1.0 else _clip_unit(x) for x in values]
+            except ValueError:
+                raise InvalidAction(action, self.action_space) from None
             total = 0.0
             for x in scores:
                 total += x

@@ -356,7 +356,9 @@ class OrderBook:
                     maker.quantity = size - quantity
                     level.volume -= quantity
                     fills.append(
-                        Fill(price, quantity, maker.order_id, taker_id, maker.owner, taker, side, now)
+                        Fill(
+                            price, quantity, maker.order_id, taker_id, maker.owner, taker, side, now
+                        )
                     )
                     quantity = 0
             if not level.volume:

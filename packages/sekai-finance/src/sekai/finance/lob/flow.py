@@ -7,12 +7,13 @@ import math
 import numbers
 from bisect import bisect_right
 from dataclasses import dataclass, field
+
 import numpy as np
 
 from sekai.finance.lob.book import OrderBook
 from sekai.finance.lob.orders import BACKGROUND, Fill, Side
 
-__all__ = ["OrderFlow", "ZeroIntelligenceFlow"]
+__all__ = ["OrderFlow", "StaticFlow", "ZeroIntelligenceFlow"]
 
 _BID = Side.BID
 _ASK = Side.ASK
@@ -51,9 +52,7 @@ def _check(name: str, value: object, bound: str) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a finite number {bound}, got {value!r}.")
     x = float(value)
-    ok = math.isfinite(x) and (
-        x > 0 if bound == "> 0" else x >= 0 if bound == ">= 0" else x >= 1.0
-    )
+    ok = math.isfinite(x) and (x > 0 if bound == "> 0" else x >= 0 if bound == ">= 0" else x >= 1.0)
     if not ok:
         raise ValueError(f"{name} must be a finite number {bound}, got {x!r}.")
     return x
@@ -140,7 +139,11 @@ class ZeroIntelligenceFlow(OrderFlow):
         Levels ``k = 1..levels`` on each side; each (level, position) gets one drawn size used on
         both sides. The last price is ``mid``.
         """
-        for name, value in (("mid", mid), ("levels", levels), ("orders_per_level", orders_per_level)):
+        for name, value in (
+            ("mid", mid),
+            ("levels", levels),
+            ("orders_per_level", orders_per_level),
+        ):
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
                 raise ValueError(f"{name} must be an int, got {value!r}.")
         centre, n_levels, per_level = int(mid), int(levels), int(orders_per_level)
@@ -176,15 +179,17 @@ class ZeroIntelligenceFlow(OrderFlow):
         if background is None:
             background = book._by_owner[BACKGROUND] = []
         bids, ask_keys = book._bid_prices, book._ask_keys
+        rest, remove, market = book._rest, book._remove, book._market
         log = math.log
         # Uniforms come in blocks sized to the expected number of events (leftovers discarded).
         block = int((base + cancel_rate * (len(background) + 8)) * (until - t) * _PER_EVENT) + 64
         us: list[float] = rng.random(block).tolist()
+        last = block - _PER_EVENT  # an event may start at most here in the block
         j = 0
         if not bids or not ask_keys:  # an agent emptied a side since the last call
             j = self._refill(book, us, j)
         while True:
-            if j + _PER_EVENT > len(us):
+            if j > last:
                 us = rng.random(block).tolist()
                 j = 0
             n_background = len(background)
@@ -194,31 +199,38 @@ class ZeroIntelligenceFlow(OrderFlow):
                 break
             book.time = t
             x = us[j + 1] * total
-            j += 2
             if x < two_limit:
-                k = 1 + bisect_right(offset_cdf, us[j])
-                size = 1 + bisect_right(size_cdf, us[j + 1])
-                j += 2
+                k = 1 + bisect_right(offset_cdf, us[j + 2])
+                size = 1 + bisect_right(size_cdf, us[j + 3])
+                j += 4
                 if x < limit_rate:
-                    reference = -ask_keys[-1] if ask_keys else book.last_price
-                    if reference is not None:
-                        book._rest(_BID, max(reference - k, 1), size, BACKGROUND)
+                    if ask_keys:
+                        price = -ask_keys[-1] - k
+                    elif book.last_price is not None:
+                        price = book.last_price - k
+                    else:
+                        continue
+                    rest(_BID, price if price > 1 else 1, size, BACKGROUND)
                 else:
-                    reference = bids[-1] if bids else book.last_price
-                    if reference is not None:
-                        book._rest(_ASK, reference + k, size, BACKGROUND)
+                    if bids:
+                        rest(_ASK, bids[-1] + k, size, BACKGROUND)
+                    elif book.last_price is not None:
+                        rest(_ASK, book.last_price + k, size, BACKGROUND)
+                    else:
+                        continue
             elif x < base:
-                size = 1 + bisect_right(size_cdf, us[j])
-                j += 1
+                size = 1 + bisect_right(size_cdf, us[j + 2])
+                j += 3
                 if x < buy_cut:
                     if ask_keys:
-                        fills += book._market(_BID, size, BACKGROUND)[1]
+                        fills += market(_BID, size, BACKGROUND)[1]
                 elif bids:
-                    fills += book._market(_ASK, size, BACKGROUND)[1]
+                    fills += market(_ASK, size, BACKGROUND)[1]
             else:
-                index = int((x - base) / cancel_rate) if cancel_rate > 0 else 0
+                j += 2
                 if n_background:
-                    book._remove(background[min(index, n_background - 1)])
+                    index = int((x - base) / cancel_rate)
+                    remove(background[index if index < n_background else n_background - 1])
             if not bids or not ask_keys:  # refill an emptied side at once
                 j = self._refill(book, us, j)
         book.time = until
@@ -244,3 +256,41 @@ class ZeroIntelligenceFlow(OrderFlow):
                 book._rest(_ASK, reference + k, size, BACKGROUND)
             j += 2
         return j
+
+
+@dataclass(frozen=True)
+class StaticFlow(OrderFlow):
+    """A flow that sends no messages: the seeded book changes only through the agents' orders.
+
+    For unit tests and for replaying a strategy against a fixed book.
+
+    Args:
+        bids: ``(ticks below mid, quantity)`` of each background bid, in arrival order.
+        asks: ``(ticks above mid, quantity)`` of each background ask, in arrival order.
+    """
+
+    bids: tuple[tuple[int, int], ...] = ((1, 3), (2, 3), (3, 3))
+    asks: tuple[tuple[int, int], ...] = ((1, 3), (2, 3), (3, 3))
+
+    def initialise(
+        self,
+        book: OrderBook,
+        rng: np.random.Generator,
+        *,
+        mid: int,
+        levels: int = 10,
+        orders_per_level: int = 3,
+    ) -> None:
+        """Clear ``book`` and place ``bids`` and ``asks`` around ``mid`` (last price = mid)."""
+        book.clear()
+        for offset, quantity in self.bids:
+            book.limit(_BID, mid - offset, quantity)
+        for offset, quantity in self.asks:
+            book.limit(_ASK, mid + offset, quantity)
+        book.last_price = mid
+
+    def advance(self, book: OrderBook, rng: np.random.Generator, until: float) -> list[Fill]:
+        """Move the clock to ``until``; nothing else happens."""
+        if until > book.time:
+            book.time = until
+        return []

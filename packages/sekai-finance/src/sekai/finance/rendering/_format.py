@@ -8,6 +8,7 @@ from collections.abc import Sequence
 __all__ = [
     "format_number",
     "format_pct",
+    "format_price",
     "format_signed",
     "format_ticks",
     "nice_ticks",
@@ -72,7 +73,9 @@ def format_ticks(ticks: Sequence[float], *, kind: str = "number") -> list[str]:
         return [f"{t * 100:.{_decimals(step * 100)}f}%" for t in ticks]
     div, suffix = _suffix(max(abs(t) for t in ticks))
     decimals = _decimals(step / div)
-    return [f"{t / div:.{decimals}f}{suffix}" for t in ticks]
+    if decimals > 2:  # "9.9975k" reads worse than "9997.5": keep the suffix for round ticks
+        div, suffix, decimals = 1.0, "", _decimals(step)
+    return ["0" if t == 0 else f"{t / div:.{decimals}f}{suffix}" for t in ticks]
 
 
 def format_number(value: float, digits: int = 4) -> str:
@@ -85,6 +88,13 @@ def format_number(value: float, digits: int = 4) -> str:
         return "0"
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(scaled))))
     return f"{scaled:.{decimals}f}{suffix}"
+
+
+def format_price(value: float) -> str:
+    """A price with two decimals (``10006.50``); significant digits when very large or small."""
+    if math.isfinite(value) and 0.1 <= abs(value) < 1e6:
+        return f"{value:.2f}"
+    return format_number(value, 5)
 
 
 def format_signed(value: float, digits: int = 4) -> str:

@@ -243,6 +243,7 @@ class Axes:
         x_range: override of the visible steps.
         x_labels: whether to label the x axis with steps.
         y_labels: whether to draw the horizontal grid and its labels.
+        title_left: x of the title (default: the box's left edge).
     """
 
     def __init__(
@@ -259,6 +260,7 @@ class Axes:
         x_range: tuple[float, float] | None = None,
         x_labels: bool = True,
         y_labels: bool = True,
+        title_left: float | None = None,
     ) -> None:
         theme, u, size = ctx.theme, ctx.unit, ctx.text
         self.canvas, self.ctx = canvas, ctx
@@ -267,18 +269,30 @@ class Axes:
         self.x_lo, self.x_hi = x_range or (ctx.x_lo, ctx.x_hi)
         if self.x_hi <= self.x_lo:
             self.x_hi = self.x_lo + 1.0
-        title_h = ctx.line + 5.0 * u if title else 0.0
+        title_w = Canvas.text_size(title, size)[0] if title else 0
+        legend_w = sum(Canvas.text_size(label, size)[0] + 25 * u for label, _, _ in legend)
+        legend_y = y0
+        title_h = ctx.line + 5.0 * u if title or legend else 0.0
+        if legend and x0 + title_w + 12 * u + legend_w > x1:
+            # No room beside the title: the legend gets a line of its own under it.
+            legend_y = y0 + ctx.line + 3.0 * u
+            title_h += ctx.line + 3.0 * u
         ticks = nice_ticks(self.y_lo, self.y_hi, 4 if y1 - y0 > 120 * u else 3) if y_labels else []
         labels = format_ticks(ticks, kind=kind)
-        label_w = max((Canvas.text_size(s, size)[0] for s in labels), default=0)
+        # At least five characters wide, so that charts stacked in a column share a time axis.
+        label_w = max(
+            [Canvas.text_size(s, size)[0] for s in labels] + [29 * size] * bool(labels), default=0
+        )
         self.left = x0 + label_w + (5.0 * u if labels else 0.0)
         self.top = y0 + title_h
         self.right = x1 - right
         self.bottom = y1 - (ctx.line + 4.0 * u if x_labels else 1.0 * u)
         title_end = x0
         if title:
-            title_end = text(canvas, x0, y0, title, theme.foreground, size=size)[2]
-        self._legend(legend, title_end + 12 * u, y0, x1)
+            title_x = x0 if title_left is None else title_left
+            title_end = text(canvas, title_x, y0, title, theme.foreground, size=size)[2]
+        left_limit = title_end + 12 * u if legend_y == y0 else x0
+        self._legend(legend, left_limit, legend_y, x1)
         for tick, label in zip(ticks, labels):
             y = self.y(tick)
             canvas.line((self.left, y), (self.right, y), theme.grid, width=max(u, 1.0))

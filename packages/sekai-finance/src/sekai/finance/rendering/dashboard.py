@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from sekai.finance.rendering._format import plain
 from sekai.finance.rendering._paint import fit_text, text
 from sekai.finance.rendering.chart import Box, Chart, Column, DrawContext, Row, layout
 from sekai.rendering import BaseRenderer, Canvas, Theme, resolve_theme
@@ -19,6 +20,7 @@ from sekai.rendering import BaseRenderer, Canvas, Theme, resolve_theme
 __all__ = ["Dashboard", "Stat", "check_frame_size", "check_window"]
 
 Image = npt.NDArray[np.uint8]
+Layout = Chart | Row | Column
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,8 @@ class Dashboard(BaseRenderer):
     recognised when the env's ``elapsed_steps`` is 0 or goes back.
 
     Args:
-        charts: a chart, or a ``Row``/``Column`` of charts.
+        charts: a chart, a ``Row``/``Column`` of charts, or a callable of the env returning one
+            (called for each new env, for layouts that depend on it, e.g. one line per asset).
         title: the header's title.
         subtitle: a line under the title: text, or a callable of the env returning it.
         stats: a callable of the env returning the header's ``Stat`` list.
@@ -72,11 +75,12 @@ class Dashboard(BaseRenderer):
         height: frame height in pixels.
         theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
         window: show only the latest ``window`` steps (None: the whole episode).
+        progress: show the step count in the header and a progress rule under it.
     """
 
     def __init__(
         self,
-        charts: Chart | Row | Column,
+        charts: Layout | Callable[[Any], Layout],
         *,
         title: str = "",
         subtitle: str | Callable[[Any], str] = "",
@@ -86,21 +90,35 @@ class Dashboard(BaseRenderer):
         height: int = 450,
         theme: str | Theme = "light",
         window: int | None = None,
+        progress: bool = True,
     ) -> None:
-        if not isinstance(charts, (Chart, Row, Column)):
-            raise TypeError(f"charts must be a Chart, Row or Column, got {type(charts).__name__}.")
+        if not isinstance(charts, (Chart, Row, Column)) and not callable(charts):
+            raise TypeError(
+                f"charts must be a Chart, Row or Column (or a callable of the env returning one), "
+                f"got {type(charts).__name__}."
+            )
         self.width = check_frame_size("width", width)
         self.height = check_frame_size("height", height)
         self.theme = resolve_theme(theme)
         self.window = check_window(window)
-        self.layout = charts
-        self.charts = [charts] if isinstance(charts, Chart) else charts.charts()
+        self._factory = None if isinstance(charts, (Chart, Row, Column)) else charts
+        self.layout: Layout | None = None
+        self.charts: list[Chart] = []
+        if self._factory is None:
+            self._set_layout(charts)  # type: ignore[arg-type]
         self.title = title
         self._subtitle = subtitle
         self._stats = stats
         self._horizon = horizon
+        self.progress = bool(progress)
         self._env: Callable[[], Any] | None = None
         self._step = -1
+
+    def _set_layout(self, charts: Layout) -> None:
+        if not isinstance(charts, (Chart, Row, Column)):
+            raise TypeError(f"the chart factory returned {type(charts).__name__}, not a Chart.")
+        self.layout = charts
+        self.charts = [charts] if isinstance(charts, Chart) else charts.charts()
 
     def __repr__(self) -> str:
         return (
@@ -143,6 +161,8 @@ class Dashboard(BaseRenderer):
     def observe(self, base: Any, step: int) -> None:
         """Record ``base`` at ``step`` in every chart (starting over for a new episode)."""
         previous = self._env() if self._env is not None else None
+        if previous is not base and self._factory is not None:
+            self._set_layout(self._factory(base))
         if previous is not base or step == 0 or step < self._step:
             for chart in self.charts:
                 chart.clear()
@@ -169,6 +189,7 @@ class Dashboard(BaseRenderer):
         lo, hi = self._x_range(step, horizon)
         ctx = DrawContext(theme=theme, unit=unit, text=size, x_lo=lo, x_hi=hi, step=step)
         box: Box = (margin, top + 10.0 * unit, self.width - margin, self.height - margin)
+        assert self.layout is not None
         for chart, where in layout(self.layout, box, gap=16.0 * unit):
             chart.draw(canvas, where, ctx)
         return canvas.pixels
@@ -198,7 +219,8 @@ class Dashboard(BaseRenderer):
         big = max(1, round(2 * unit))
         title_box = text(canvas, margin, margin, self.title, theme.foreground, size=big)
         stats = list(self.stats(base))
-        stats.append(Stat("Step", f"{step}" if horizon is None else f"{step}/{horizon}"))
+        if self.progress:
+            stats.append(Stat("Step", f"{step}" if horizon is None else f"{step}/{horizon}"))
         # Values at the title's size if they fit next to the title, else at label size.
         value_size = big
         widths = self._stat_widths(stats, size, value_size, unit)
@@ -214,15 +236,18 @@ class Dashboard(BaseRenderer):
             self._stat(canvas, stat, x - w + 16 * unit, margin, size, value_size, unit)
             x -= w
             stats_left = x
+        subtitle = plain(self.subtitle(base))
         subtitle_y = title_box[3] + 5 * unit
-        subtitle = fit_text(self.subtitle(base), stats_left - margin - 8 * unit, size)
-        if subtitle_y + 10 * size > margin + 2 * 10 * size + 6 * unit and stats_left < self.width:
-            subtitle = fit_text(self.subtitle(base), self.width - 2 * margin, size)
+        if margin + Canvas.text_size(subtitle, size)[0] > stats_left - 4 * unit:
+            # Too long for the room beside the statistics: a full-width line below them.
+            stats_bottom = margin + 10 * size + 3 * unit + 9 * value_size
+            subtitle_y = max(subtitle_y, stats_bottom + 5 * unit)
+        subtitle = fit_text(subtitle, self.width - 2 * margin, size)
         text(canvas, margin, subtitle_y, subtitle, theme.muted, size=size)
         bottom = subtitle_y + 10 * size + 6 * unit
         # A thin rule under the header that fills up as the episode progresses.
         canvas.rect(margin, bottom, self.width - margin, bottom + 2 * unit, theme.grid)
-        if horizon:
+        if horizon and self.progress:
             done = min(max(step / horizon, 0.0), 1.0)
             end = margin + (self.width - 2 * margin) * done
             if done > 0:

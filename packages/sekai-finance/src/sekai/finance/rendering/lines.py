@@ -13,6 +13,7 @@ from sekai.finance.rendering._paint import (
     ColorSpec,
     dashed,
     fill_between,
+    mix,
     resolve_color,
     text,
 )
@@ -136,8 +137,9 @@ class LineChart(Chart):
         title: drawn at the top left.
         kind: y labels as numbers (``"number"``) or percentages (``"pct"``).
         baseline: a value drawn as a thin horizontal line and kept in view (e.g. 0 or 1).
-        drawdown: shade the first series' fall from its running peak.
-        tag: label the first series' latest value at the right edge.
+        drawdown: shade the primary series' fall from its running peak.
+        tag: label the primary series' latest value at the right edge.
+        primary: index of the main series (drawn last, on top of the others).
         width: layout weight within a row.
         height: layout weight within a column.
     """
@@ -151,12 +153,16 @@ class LineChart(Chart):
         baseline: float | None = None,
         drawdown: bool = False,
         tag: bool = False,
+        primary: int = 0,
         width: float = 1.0,
         height: float = 1.0,
     ) -> None:
         self.series = list(series)
         if not self.series or not all(isinstance(s, Series) for s in self.series):
             raise TypeError("LineChart needs at least one Series.")
+        if not isinstance(primary, int) or not 0 <= primary < len(self.series):
+            raise ValueError(f"primary must index one of the {len(self.series)} series, got {primary!r}.")
+        self.primary = primary
         self.title = title
         self.kind = _check_kind(kind)
         self.baseline = baseline
@@ -197,11 +203,11 @@ class LineChart(Chart):
             if s.label
         ]
         if self.drawdown:
-            legend.append(("drawdown", theme.down, "box"))
-        first = visible[0][1]
+            legend.append(("drawdown", mix(theme.background, theme.down, 0.3), "box"))
+        first = visible[self.primary][1]
         last = next((float(v) for v in first[::-1] if math.isfinite(v)), None)
         tag_text = format_value(last, self.kind) if self.tag and last is not None else ""
-        right = Canvas.text_size(tag_text, ctx.text)[0] + 8 * u if tag_text else 0.0
+        right = tag_width(tag_text, ctx) if tag_text else 0.0
         axes = Axes(
             canvas, box, ctx, title=self.title, y_range=(low, high), kind=self.kind,
             legend=[(label, c, st) for label, c, st in legend], right=right,
@@ -210,7 +216,7 @@ class LineChart(Chart):
             y = float(axes.y(self.baseline))
             canvas.line((axes.left, y), (axes.right, y), theme.muted, width=u, alpha=0.6)
         if self.drawdown and first.size > 1:
-            steps = visible[0][0]
+            steps = visible[self.primary][0]
             finite = np.isfinite(first)
             peak = np.maximum.accumulate(np.where(finite, first, -np.inf))
             peak = np.where(np.isfinite(peak), peak, first)
@@ -218,11 +224,17 @@ class LineChart(Chart):
                 canvas, axes.x(steps), axes.y(peak), axes.y(first), theme.down, alpha=0.2,
                 clip=axes.clip,
             )  # fmt: skip
-        for s in self.series:
+        order = [s for i, s in enumerate(self.series) if i != self.primary]
+        for s in [*order, self.series[self.primary]]:
             draw_series(canvas, axes, s, ctx)
         if tag_text and last is not None:
-            color = resolve_color(theme, self.series[0].color)
+            color = resolve_color(theme, self.series[self.primary].color)
             value_tag(canvas, axes, float(axes.y(last)), tag_text, color, ctx)
+
+
+def tag_width(label: str, ctx: DrawContext) -> float:
+    """Room a value tag takes at the right of a plot (at least seven characters' worth)."""
+    return max(Canvas.text_size(label, ctx.text)[0], 41 * ctx.text) + 9 * ctx.unit
 
 
 def value_tag(

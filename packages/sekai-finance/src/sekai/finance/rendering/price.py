@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance.rendering._format import format_price
 from sekai.finance.rendering._paint import dashed, fill_between, mix, text, triangle
 from sekai.finance.rendering.chart import (
     Axes,
@@ -21,7 +22,7 @@ from sekai.finance.rendering.chart import (
     read,
     value_range,
 )
-from sekai.finance.rendering.lines import format_value, value_tag
+from sekai.finance.rendering.lines import tag_width, value_tag
 from sekai.rendering import Canvas
 
 __all__ = ["PriceChart"]
@@ -159,14 +160,14 @@ class PriceChart(Chart):
         q_steps, quotes = self._quotes.visible(lo)
         s_steps, spread = self._spread.visible(lo)
         buys, sells = self._buys.visible(lo - 1), self._sells.visible(lo - 1)
-        trades = [p for _, values in (buys, sells) for v in values[1] for p in v]
+        trades = [p for _, values in (buys, sells) for v in values for p in v]
         include = [] if math.isnan(self._reference) else [self._reference]
         low, high = value_range(
             [*prices, *ctx_prices, *np.ravel(quotes), *np.ravel(spread), *trades], include=include
         )
         last = prices[-1] if prices else None
-        tag = format_value(last, "number") if self.tag and last is not None else ""
-        right = Canvas.text_size(tag, ctx.text)[0] + 8 * u if tag else 0.0
+        tag = format_price(last) if self.tag and last is not None else ""
+        right = tag_width(tag, ctx) if tag else 0.0
         axes = Axes(canvas, box, ctx, title=self.title, y_range=(low, high), legend=self._legend(ctx),
                     right=right)  # fmt: skip
         trade_marks = self._shade_positions(canvas, axes, ctx)
@@ -178,20 +179,14 @@ class PriceChart(Chart):
             y = float(axes.y(self._reference))
             dashed(canvas, [(axes.left, y), (axes.right, y)], theme.muted, width=u,
                    dash=5 * u, gap=4 * u)  # fmt: skip
-            if self.reference_label:
-                text(canvas, axes.left + 3 * u, y - 2 * u, self.reference_label, theme.muted,
-                     size=ctx.text, anchor="lb")  # fmt: skip
+
         if len(ctx_steps) > 1:
             pts = np.column_stack([axes.x(np.asarray(ctx_steps, float)), axes.y(ctx_prices)])
             canvas.polyline(pts, theme.muted, width=1.2 * u)
             x0 = float(axes.x(0))
             canvas.line((x0, axes.top), (x0, axes.bottom), theme.grid, width=u)
-        for step, (bid, ask) in zip(q_steps, quotes):
-            xa, xb = float(axes.x(step - 1)), float(axes.x(step))
-            for level, color in ((bid, theme.up), (ask, theme.down)):
-                if math.isfinite(level):
-                    y = float(axes.y(level))
-                    canvas.line((max(xa, axes.left), y), (xb, y), color, width=1.5 * u, alpha=0.7)
+        if q_steps:
+            self._draw_quotes(canvas, axes, q_steps, quotes, ctx)
         if len(steps) > 1:
             pts = np.column_stack([axes.x(np.asarray(steps, float)), axes.y(prices)])
             canvas.polyline(pts, theme.foreground, width=1.5 * u)
@@ -210,8 +205,42 @@ class PriceChart(Chart):
                 for level in levels:
                     triangle(canvas, x, float(axes.y(level)), size, theme.up if up else theme.down,
                              up=up, outline=theme.background)  # fmt: skip
+        if self.reference_label and not math.isnan(self._reference):
+            # Written last, on a veil of background, so the price line never hides it.
+            y = float(axes.y(self._reference))
+            w, h = Canvas.text_size(self.reference_label, ctx.text)
+            x0, y0 = axes.left + 3 * u, y - 3 * u - h
+            canvas.rect(x0 - u, y0 - u, x0 + w + u, y0 + h + u, theme.background, alpha=0.8)
+            text(canvas, x0, y0, self.reference_label, theme.muted, size=ctx.text)
         if tag and last is not None:
             value_tag(canvas, axes, float(axes.y(last)), tag, theme.foreground, ctx)
+
+    @staticmethod
+    def _draw_quotes(
+        canvas: Canvas,
+        axes: Axes,
+        steps: list[int],
+        quotes: list[tuple[float, float]],
+        ctx: DrawContext,
+    ) -> None:
+        """Bid and ask as step lines: each step's quote held over the step it was live."""
+        levels = np.asarray(quotes, dtype=np.float64)
+        for column, color in ((0, ctx.theme.up), (1, ctx.theme.down)):
+            xs: list[float] = []
+            ys: list[float] = []
+            last = steps[0] - 1
+            for step, level in zip(steps, levels[:, column]):
+                if not np.isfinite(level) or (xs and step - 1 != last):
+                    if len(xs) > 1:
+                        canvas.polyline(list(zip(xs, ys)), color, width=1.2 * ctx.unit, alpha=0.8)
+                    xs, ys = [], []
+                if np.isfinite(level):
+                    y = float(axes.y(level))
+                    xs += [max(float(axes.x(step - 1)), axes.left), float(axes.x(step))]
+                    ys += [y, y]
+                last = step
+            if len(xs) > 1:
+                canvas.polyline(list(zip(xs, ys)), color, width=1.2 * ctx.unit, alpha=0.8)
 
     def _visible_context(self, lo: float) -> tuple[list[float], list[float]]:
         if self._context is None or self._context.size < 2:
@@ -252,18 +281,18 @@ class PriceChart(Chart):
         for start, stop, value in spans:
             if value == 0 or stop <= start:
                 continue
-            depth = 0.1 + 0.25 * min(abs(value) / scale, 1.0)
-            color = mix(theme.background, theme.up if value > 0 else theme.down, depth)
+            depth = 0.08 + 0.14 * min(abs(value) / scale, 1.0)
+            color = theme.up if value > 0 else theme.down
             x0 = max(float(axes.x(start)), axes.left)
-            canvas.rect(x0, axes.top, float(axes.x(stop)), axes.bottom, color)
+            canvas.rect(x0, axes.top, float(axes.x(stop)), axes.bottom, color, alpha=depth)
         return marks
 
     def _legend(self, ctx: DrawContext) -> list[tuple[str, Any, str]]:
         theme = ctx.theme
         legend: list[tuple[str, Any, str]] = []
         if self.position is not None:
-            legend += [("long", mix(theme.background, theme.up, 0.35), "box")]
-            legend += [("short", mix(theme.background, theme.down, 0.35), "box")]
+            legend += [("long", mix(theme.background, theme.up, 0.3), "box")]
+            legend += [("short", mix(theme.background, theme.down, 0.3), "box")]
         if self.quotes is not None:
             legend += [("bid", theme.up, "line"), ("ask", theme.down, "line")]
         if self.spread is not None:

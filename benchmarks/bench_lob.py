@@ -1,0 +1,163 @@
+"""LimitOrderBook-v0 and the order book engine: env steps/s and order-book messages/s.
+
+Run: ``python benchmarks/bench_lob.py [--steps 3000] [--repeats 3]``.
+
+Reports, best of ``repeats`` rounds (rounds alternate between the runs, for noisy machines):
+
+* ``LimitOrderBook-v0`` single env: ``env.step`` with pre-sampled random actions (the policy's
+  cost is not timed; an episode's reset is) and with the inventory-skew baseline's actions;
+* ``LimitOrderBookMarket(3)``: steps/s of the three-trader market;
+* the zero-intelligence flow: background events (limit, market, cancel messages) simulated per
+  second, including its random draws;
+* the engine alone: a recorded stream of the flow's messages replayed on a fresh ``OrderBook``
+  through the public ``limit`` / ``market`` / ``cancel`` calls (messages/s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from sekai.envs.finance.lob import LimitOrderBookEnv
+from sekai.envs.finance.lob_market import LimitOrderBookMarket
+from sekai.finance.baselines.lob import InventorySkew
+from sekai.finance.lob import OrderBook, Side, ZeroIntelligenceFlow
+
+
+class RecordingBook(OrderBook):
+    """An OrderBook that logs every message the flow sends it (for the engine replay)."""
+
+    def clear(self) -> None:
+        super().clear()
+        self.log: list[tuple[Any, ...]] = []
+
+    def _rest(self, side: Side, price: int, quantity: int, owner: int, order_id: int = 0) -> int:
+        self.log.append(("limit", side, price, quantity, owner))
+        return super()._rest(side, price, quantity, owner, order_id)
+
+    def _market(self, side: Side, quantity: int, owner: int) -> tuple[int, list[Any]]:
+        self.log.append(("market", side, quantity, owner))
+        return super()._market(side, quantity, owner)
+
+    def _remove(self, order: Any) -> None:
+        self.log.append(("cancel", order.order_id))
+        super()._remove(order)
+
+
+def env_steps(env: LimitOrderBookEnv, actions: np.ndarray) -> Callable[[], float]:
+    """Steps/s of ``env`` over the given actions (resetting at the end of each session)."""
+
+    def run() -> float:
+        env.reset(seed=0)
+        start = time.perf_counter()
+        for action in actions:
+            if env.step(action).terminated:
+                env.reset()
+        return len(actions) / (time.perf_counter() - start)
+
+    return run
+
+
+def skew_steps(env: LimitOrderBookEnv, steps: int) -> Callable[[], float]:
+    policy = InventorySkew()
+
+    def run() -> float:
+        result: Any = env.reset(seed=0)
+        start = time.perf_counter()
+        for _ in range(steps):
+            result = env.step(policy(result.observation, env))
+            if result.terminated:
+                result = env.reset()
+        return steps / (time.perf_counter() - start)
+
+    return run
+
+
+def market_steps(steps: int) -> Callable[[], float]:
+    env = LimitOrderBookMarket(3)
+    action = np.array([1, 1, 1])
+
+    def run() -> float:
+        env.reset(seed=0)
+        start = time.perf_counter()
+        for _ in range(steps):
+            env.step(dict.fromkeys(env.acting, action))
+            if not env.agents:
+                env.reset()
+        return steps / (time.perf_counter() - start)
+
+    return run
+
+
+def record_stream(horizon: float) -> tuple[list[tuple[Any, ...]], float]:
+    """The flow's messages over ``horizon`` time units, and the events/s of simulating them."""
+    flow, book, rng = ZeroIntelligenceFlow(), RecordingBook(), np.random.default_rng(0)
+    flow.initialise(book, rng, mid=10_000)
+    plain, plain_rng = OrderBook(), np.random.default_rng(0)
+    flow.initialise(plain, plain_rng, mid=10_000)
+    start = time.perf_counter()
+    for t in range(1, int(horizon) + 1):
+        flow.advance(plain, plain_rng, float(t))
+    elapsed = time.perf_counter() - start
+    for t in range(1, int(horizon) + 1):
+        flow.advance(book, rng, float(t))
+    return book.log, len(book.log) / elapsed
+
+
+def replay(stream: list[tuple[Any, ...]]) -> Callable[[], float]:
+    """Messages/s of the public API replaying ``stream`` on a fresh seeded book."""
+
+    def run() -> float:
+        book = OrderBook()
+        ZeroIntelligenceFlow().initialise(book, np.random.default_rng(0), mid=10_000)
+        limit, market, cancel = book.limit, book.market, book.cancel
+        start = time.perf_counter()
+        for message in stream:
+            kind = message[0]
+            if kind == "limit":
+                limit(message[1], message[2], message[3], message[4])
+            elif kind == "market":
+                market(message[1], message[2], message[3])
+            else:
+                cancel(message[1])
+        return len(stream) / (time.perf_counter() - start)
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    env = LimitOrderBookEnv()
+    actions = np.stack([env.action_space.sample() for _ in range(args.steps)])
+    env.action_space.seed(0)
+    stream, flow_rate = record_stream(args.steps)
+    runs: dict[str, Callable[[], float]] = {
+        "LimitOrderBook-v0 steps/s (random actions)": env_steps(LimitOrderBookEnv(), actions),
+        "LimitOrderBook-v0 steps/s (inventory skew)": skew_steps(LimitOrderBookEnv(), args.steps),
+        "LimitOrderBookMarket(3) steps/s": market_steps(args.steps),
+        "OrderBook messages/s (public limit/market/cancel)": replay(stream),
+    }
+    best = dict.fromkeys(runs, 0.0)
+    for _ in range(args.repeats):
+        for name, run in runs.items():
+            best[name] = max(best[name], run())
+    width = max(map(len, best)) + 2
+    for name, rate in best.items():
+        print(f"{name:<{width}}{rate:>12,.0f}")
+    print(f"{'ZeroIntelligenceFlow events/s (incl. draws)':<{width}}{flow_rate:>12,.0f}")
+    per_step = len(stream) / args.steps
+    print(
+        f"(background messages per env step: {per_step:.1f}; "
+        f"stream of {len(stream):,} messages; best of {args.repeats})"
+    )
+
+
+if __name__ == "__main__":
+    main()

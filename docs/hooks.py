@@ -1,0 +1,239 @@
+"""mkdocs hooks: the generated catalog page, images made by page examples, and API sources.
+
+Nothing this module makes is committed; every build makes it afresh:
+
+- ``catalog.md`` is written from the registry of the interpreter running mkdocs (``make()`` of
+  every registered ID gives its spaces), so it lists exactly what is installed.
+- A page that shows an image from ``generated/`` (``![...](generated/name.png)``) is run as one
+  script, as ``tests-integration/test_docs_examples.py`` runs it, in a temporary directory; the
+  files its examples write under ``generated/`` become part of the site. So every picture comes
+  from a tested example, and a failing example fails the build.
+- mkdocstrings (griffe) reads source files, not imported modules, and cannot merge the
+  ``sekai/`` folders of several distributions (a pkgutil-style namespace); the API reference is
+  collected from one merged copy of every distribution's ``src/sekai`` tree.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = Path(__file__).resolve().parent / "pages"
+DOCS_TEST = ROOT / "tests-integration" / "test_docs_examples.py"
+GENERATED = "generated"
+CATALOG = "catalog.md"
+PAGE_TIMEOUT = 600.0  # seconds; a page's examples normally take a few seconds
+
+_scratch: list[Path] = []
+
+
+# --- API sources for mkdocstrings ----------------------------------------------------------
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    """Point mkdocstrings at one merged copy of every distribution's ``sekai`` package."""
+    merged = _scratch_dir("sekai-api-src-")
+    for src in sorted(ROOT.glob("packages/*/src/sekai")):
+        shutil.copytree(src, merged / "sekai", dirs_exist_ok=True, ignore=_ignore_caches)
+    plugin = config.plugins.get("mkdocstrings")
+    if plugin is not None:
+        python = plugin.config["handlers"].setdefault("python", {})
+        python["paths"] = [str(merged)]
+    return config
+
+
+def _ignore_caches(_folder: str, names: list[str]) -> list[str]:
+    return [name for name in names if name == "__pycache__"]
+
+
+# --- catalog and generated images ------------------------------------------------------------
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    """Add the generated catalog page and the images written by pages' examples."""
+    files.append(File.generated(config, CATALOG, content=catalog_markdown()))
+    for page in sorted(PAGES.glob("*.md")):
+        if f"]({GENERATED}/" in page.read_text(encoding="utf-8"):
+            for uri, path in _run_page_for_images(page):
+                files.append(File.generated(config, uri, abs_src_path=str(path)))
+    return files
+
+
+def on_shutdown() -> None:
+    """Remove the temporary folders of this build."""
+    while _scratch:
+        shutil.rmtree(_scratch.pop(), ignore_errors=True)
+
+
+def _scratch_dir(prefix: str) -> Path:
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    _scratch.append(path)
+    return path
+
+
+def _docs_test() -> ModuleType:
+    """Import the docs test module, whose page-to-script conversion the build reuses."""
+    spec = importlib.util.spec_from_file_location("_sekai_docs_examples", DOCS_TEST)
+    if spec is None or spec.loader is None:  # pragma: no cover - the file is in the repository
+        raise PluginError(f"cannot import {DOCS_TEST}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being created
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run_page_for_images(page: Path) -> list[tuple[str, Path]]:
+    """Run a page's examples in a scratch folder and return the images they wrote."""
+    docs_test = _docs_test()
+    blocks = docs_test.extract_blocks(page.read_text(encoding="utf-8"), f"docs/pages/{page.name}")
+    script = docs_test.build_script(blocks, include_slow=False)
+    workdir = _scratch_dir(f"sekai-docs-{page.stem}-")
+    path = workdir / f"docs_{page.stem.replace('-', '_')}.py"
+    path.write_text(script.text, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "SEKAI_DOCS_RECORD"}
+    try:
+        done = subprocess.run(
+            [sys.executable, str(path)], cwd=workdir, env=env, capture_output=True,
+            text=True, timeout=PAGE_TIMEOUT, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        raise PluginError(f"{page.name}: its examples did not finish in {PAGE_TIMEOUT:.0f} s") from exc
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.splitlines()[-20:])
+        raise PluginError(f"{page.name}: its examples failed, so its images are missing:\n{tail}")
+    written = workdir / GENERATED
+    images = sorted(p for p in written.rglob("*") if p.is_file()) if written.is_dir() else []
+    if not images:
+        raise PluginError(f"{page.name} shows images from {GENERATED}/ but its examples wrote none")
+    return [(f"{GENERATED}/{p.relative_to(written).as_posix()}", p) for p in images]
+
+
+# --- the catalog -------------------------------------------------------------------------------
+
+_CATALOG_INTRO = """\
+# Environment catalog
+
+Every environment registered when this site was built, generated from the registry (`sekai.all_specs()`):
+the spaces are those of `sekai.make(id)` with default arguments. `sekai list` prints the same IDs for
+your own installation, and `sekai info ID` the details of one.
+
+An ID with a native vector version is built as that class by `sekai.make_vec(id, n)` (see
+[Vector environments](vector.md#native-vector-environments)); the `classic/` IDs are the classic-control
+environments registered a second time with their native vector versions.
+"""
+
+
+def catalog_markdown() -> str:
+    """Return the catalog page: a summary table, then one section per registered ID."""
+    import sekai
+
+    specs = sorted(sekai.all_specs(), key=lambda s: (_distribution(s), s.id.lower()))
+    described = [(spec, _describe(spec)) for spec in specs]
+    lines = [_CATALOG_INTRO, "| ID | Observation | Action | Max steps | Native vec | Distribution |"]
+    lines.append("|---|---|---|---|---|---|")
+    for spec, info in described:
+        lines.append(
+            f"| [`{spec.id}`](#{_anchor(spec.id)}) | {info['obs_short']} | {info['act_short']} "
+            f"| {_steps(spec)} | {'yes' if spec.vector_entry_point else 'no'} | "
+            f"`{_distribution(spec)}` |"
+        )
+    current = None
+    for spec, info in described:
+        if _distribution(spec) != current:
+            current = _distribution(spec)
+            lines += ["", f"## {current}", ""]
+        lines += _section(spec, info)
+    return "\n".join(lines) + "\n"
+
+
+def _section(spec: Any, info: dict[str, str]) -> list[str]:
+    rows = [
+        ("Entry point", f"`{spec.entry_point}`"),
+        ("Native vector", f"`{spec.vector_entry_point}`" if spec.vector_entry_point else "none"),
+        ("Observation space", f"`{info['obs']}`"),
+        ("Action space", f"`{info['act']}`"),
+        ("Max episode steps", _steps(spec)),
+        ("Reward threshold", "–" if spec.reward_threshold is None else str(spec.reward_threshold)),
+        ("Provided by", _provider(spec)),
+    ]
+    if spec.kwargs:
+        rows.append(("Registered kwargs", f"`{spec.kwargs!r}`"))
+    if spec.additional_wrappers:
+        names = ", ".join(f"`{w.name}`" for w in spec.additional_wrappers)
+        rows.append(("Additional wrappers", names))
+    out = ["", f"### {spec.id} {{#{_anchor(spec.id)}}}", ""]
+    if info["summary"]:
+        out += [info["summary"], ""]
+    out += ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)]
+    return out
+
+
+def _describe(spec: Any) -> dict[str, str]:
+    """Make the env once and read its spaces and the first line of its class docstring."""
+    import sekai
+
+    try:
+        env = sekai.make(spec.id)
+    except Exception as exc:
+        raise PluginError(f"catalog: sekai.make({spec.id!r}) failed: {exc!r}") from exc
+    try:
+        obs, act = env.observation_space, env.action_space
+        doc = textwrap.dedent(type(env.unwrapped).__doc__ or "").strip()
+        summary = doc.split("\n\n")[0].replace("\n", " ") if doc else ""
+        return {
+            "obs": repr(obs),
+            "act": repr(act),
+            "obs_short": _short(obs),
+            "act_short": _short(act),
+            "summary": summary,
+        }
+    finally:
+        env.close()
+
+
+def _short(space: Any) -> str:
+    """A table-sized description of a space: its class, and its shape or keys."""
+    from sekai.spaces import Box, Dict, MaskedBox, Tuple
+
+    name = type(space).__name__
+    if isinstance(space, MaskedBox):
+        return f"`MaskedBox(max_size={space.max_size})`"
+    if isinstance(space, Dict):
+        return f"`Dict({', '.join(str(k) for k in space.keys())})`"
+    if isinstance(space, Tuple):
+        return f"`Tuple({', '.join(type(s).__name__ for s in space.spaces)})`"
+    if isinstance(space, Box):
+        return f"`Box{tuple(space.shape)}`".replace(",)", ")")
+    text = repr(space)
+    return f"`{text}`" if len(text) <= 30 else f"`{name}`"
+
+
+def _steps(spec: Any) -> str:
+    return "–" if spec.max_episode_steps is None else str(spec.max_episode_steps)
+
+
+def _distribution(spec: Any) -> str:
+    return spec.source.distribution if spec.source is not None else "runtime"
+
+
+def _provider(spec: Any) -> str:
+    if spec.source is None:
+        return "registered at runtime"
+    return f"`{spec.source.distribution}` {spec.source.version} (plugin `{spec.source.plugin}`)"
+
+
+def _anchor(env_id: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in env_id.lower())

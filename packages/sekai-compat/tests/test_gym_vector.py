@@ -1,0 +1,352 @@
+"""to_gymnasium_vector / from_gymnasium_vector: gymnasium's vector contract, both directions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.vector.utils import batch_space
+
+import sekai
+from sekai.compat import (
+    GymnasiumVectorToSekai,
+    SekaiToGymnasiumVector,
+    from_gymnasium,
+    from_gymnasium_vector,
+    to_gymnasium,
+    to_gymnasium_vector,
+)
+from sekai.vector._conformance import (
+    CounterEnv,
+    CounterVecEnv,
+    assert_same_trajectory,
+    record_trajectory,
+)
+
+
+def gym_sync(make_env: Any, n: int, mode: AutoresetMode) -> SyncVectorEnv:
+    return SyncVectorEnv([make_env for _ in range(n)], autoreset_mode=mode)
+
+
+def assert_vector_infos(infos: dict[str, Any], n: int) -> None:
+    """gymnasium's layout: every key ``k`` has a bool mask ``_k`` of shape (n,), recursively."""
+    assert isinstance(infos, dict)
+    for key, value in infos.items():
+        if key.startswith("_"):
+            assert key[1:] in infos, f"mask {key} without its key"
+            assert value.dtype == np.bool_ and value.shape == (n,)
+            continue
+        assert f"_{key}" in infos, f"{key} has no mask"
+        if isinstance(value, dict):
+            assert_vector_infos(value, n)
+        else:
+            assert isinstance(value, np.ndarray) and len(value) == n
+
+
+def check_gymnasium_vector_contract(venv: gym.vector.VectorEnv, steps: int = 60) -> int:
+    """gymnasium's documented VectorEnv contract in same-step mode; returns episodes seen."""
+    n = venv.num_envs
+    assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert venv.observation_space == batch_space(venv.single_observation_space, n)
+    assert venv.action_space == batch_space(venv.single_action_space, n)
+    obs, infos = venv.reset(seed=list(range(n)))
+    assert obs in venv.observation_space
+    assert_vector_infos(infos, n)
+    venv.action_space.seed(0)
+    episodes = 0
+    for _ in range(steps):
+        obs, rewards, terminations, truncations, infos = venv.step(venv.action_space.sample())
+        assert obs in venv.observation_space
+        assert isinstance(rewards, np.ndarray) and rewards.shape == (n,)
+        assert rewards.dtype == np.float64
+        for flags in (terminations, truncations):
+            assert isinstance(flags, np.ndarray) and flags.shape == (n,) and flags.dtype == np.bool_
+        assert_vector_infos(infos, n)
+        dones = terminations | truncations
+        if dones.any():
+            np.testing.assert_array_equal(infos["_final_obs"], dones)
+            np.testing.assert_array_equal(infos["_final_info"], dones)
+            for i in np.flatnonzero(dones):
+                assert infos["final_obs"][i] in venv.single_observation_space
+            episodes += int(dones.sum())
+        else:
+            assert "final_obs" not in infos
+    return episodes
+
+
+# -- to_gymnasium_vector ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make_vec",
+    [
+        lambda: sekai.make_vec("CartPole-v1", 4, vectorization_mode="sync", max_episode_steps=15),
+        lambda: sekai.make_vec("classic/CartPole-v1", 4, max_episode_steps=15),
+        lambda: sekai.make_vec("Portfolio-v0", 3, episode_length=10),
+        lambda: sekai.make_vec("Trading-v0", 3, vectorization_mode="async", episode_length=10),
+    ],
+    ids=["sync", "native", "native-dict", "async"],
+)
+def test_to_gymnasium_vector_follows_gymnasiums_vector_contract(make_vec: Any) -> None:
+    venv = to_gymnasium_vector(make_vec())
+    assert isinstance(venv, gym.vector.VectorEnv)
+    assert check_gymnasium_vector_contract(venv) > 0
+    venv.close()
+    assert venv.closed and venv.sekai_vec.closed
+
+
+def test_to_gymnasium_vector_equals_gymnasium_same_step_sync_vector_env() -> None:
+    n = 4
+    ours = to_gymnasium_vector(
+        sekai.make_vec("CartPole-v1", n, vectorization_mode="sync", max_episode_steps=20)
+    )
+    theirs = gym_sync(
+        lambda: to_gymnasium(sekai.make("CartPole-v1", max_episode_steps=20)),
+        n,
+        AutoresetMode.SAME_STEP,
+    )
+    seeds = [3, 1, 4, 1]
+    a, b = ours.reset(seed=seeds), theirs.reset(seed=seeds)
+    np.testing.assert_array_equal(a[0], b[0])
+    actions = np.random.default_rng(1).integers(0, 2, size=(80, n))
+    finished = 0
+    for batch in actions:
+        a, b = ours.step(batch), theirs.step(batch)
+        for x, y in zip(a[:4], b[:4]):
+            assert x.dtype == y.dtype
+            np.testing.assert_array_equal(x, y)
+        assert list(a[4]) == list(b[4])
+        for key in a[4]:
+            if key == "final_obs":
+                for i in np.flatnonzero(b[4]["_final_obs"]):
+                    np.testing.assert_array_equal(a[4][key][i], b[4][key][i])
+            elif key == "final_info":
+                assert list(a[4][key]) == list(b[4][key])
+                np.testing.assert_array_equal(
+                    a[4][key]["elapsed_steps"], b[4][key]["elapsed_steps"]
+                )
+            else:
+                np.testing.assert_array_equal(a[4][key], b[4][key])
+        finished += int(b[4].get("_final_obs", np.zeros(n, bool)).sum())
+    assert finished > n
+
+
+def test_gymnasium_vector_record_episode_statistics_works_on_it() -> None:
+    n = 3
+
+    def run(venv: gym.vector.VectorEnv) -> list[float]:
+        venv = gym.wrappers.vector.RecordEpisodeStatistics(venv)
+        venv.reset(seed=[0, 1, 2])
+        returns: list[float] = []
+        for _ in range(60):
+            *_, infos = venv.step(np.ones(n, dtype=np.int64))
+            if "episode" in infos:
+                returns += infos["episode"]["r"][infos["_episode"]].tolist()
+        return returns
+
+    ours = run(to_gymnasium_vector(sekai.make_vec("CartPole-v1", n, vectorization_mode="sync")))
+    theirs = run(
+        gym_sync(lambda: to_gymnasium(sekai.make("CartPole-v1")), n, AutoresetMode.SAME_STEP)
+    )
+    assert ours == theirs and len(ours) > n
+
+
+def test_to_gymnasium_vector_keeps_keys_added_by_sekai_vector_wrappers() -> None:
+    vec = sekai.VecRecordEpisodeStatistics(CounterVecEnv(2))
+    venv = to_gymnasium_vector(vec)
+    venv.reset()
+    for _ in range(10):
+        *_, infos = venv.step(np.full(2, 2))
+        if "final_obs" in infos:
+            break
+    assert "episode" in infos and infos["_episode"].all()
+    assert infos["final_info"]["position"].tolist() == [16, 16]
+    assert infos["start"].tolist() == [3, 3]  # the reset info of the next episode
+    assert isinstance(infos["episode"][0], sekai.EpisodeStats)
+
+
+def test_to_gymnasium_vector_spaces_and_metadata() -> None:
+    venv = to_gymnasium_vector(sekai.make_vec("Portfolio-v0", 2))
+    assert list(venv.single_observation_space.spaces) == ["returns", "weights"]
+    assert venv.observation_space["weights"].shape == (2, 6)
+    assert venv.metadata == {"render_fps": 10, "autoreset_mode": AutoresetMode.SAME_STEP}
+    assert venv.render_mode is None and venv.render() is None
+    assert isinstance(venv, SekaiToGymnasiumVector)
+    assert repr(venv) == "SekaiToGymnasiumVector(PortfolioVecEnv(num_envs=2))"
+
+
+def test_to_gymnasium_vector_reaches_sub_env_attributes() -> None:
+    vec = sekai.make_vec("CartPole-v1", 2, vectorization_mode="sync")
+    venv = to_gymnasium_vector(vec)
+    assert venv.get_attr("x_threshold") == (2.4, 2.4)
+    venv.set_attr("x_threshold", [1.0, 2.0])
+    assert vec.get_attr("x_threshold") == [1.0, 2.0]
+    venv.set_attr("x_threshold", 3.0)
+    assert venv.call("get_attr", "x_threshold") == (3.0, 3.0)
+
+
+def test_to_gymnasium_vector_passes_one_value_to_a_native_set_attr() -> None:
+    vec = CounterVecEnv(2, max_episode_steps=9)
+    to_gymnasium_vector(vec).set_attr("max_episode_steps", 5)
+    assert vec.max_episode_steps == 5
+
+
+def test_to_gymnasium_vector_rejects_a_vec_env_without_autoreset() -> None:
+    vec = CounterVecEnv(2, autoreset=False)
+    with pytest.raises(ValueError, match="autoreset=True"):
+        to_gymnasium_vector(vec)
+
+
+def test_to_gymnasium_vector_rejects_a_single_env() -> None:
+    with pytest.raises(TypeError, match="to_gymnasium\\(\\)"):
+        to_gymnasium_vector(sekai.make("CartPole-v1"))  # type: ignore[arg-type]
+
+
+# -- from_gymnasium_vector ----------------------------------------------------------------
+
+
+def counter_trajectory(vec: sekai.VecEnv, **kwargs: Any) -> Any:
+    try:
+        return record_trajectory(vec, steps=40, **kwargs)
+    finally:
+        vec.close()
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.SAME_STEP, AutoresetMode.DISABLED])
+def test_from_gymnasium_vector_matches_sekai_sync_vec_env(mode: AutoresetMode) -> None:
+    expected = counter_trajectory(sekai.SyncVecEnv([CounterEnv] * 3))
+    venv = gym_sync(lambda: to_gymnasium(CounterEnv()), 3, mode)
+    actual = counter_trajectory(from_gymnasium_vector(venv))
+    assert_same_trajectory(expected, actual)
+
+
+def test_from_gymnasium_vector_disabled_mode_freezes_like_sekai_without_autoreset() -> None:
+    expected = counter_trajectory(sekai.SyncVecEnv([CounterEnv] * 3, autoreset=False))
+    venv = gym_sync(lambda: to_gymnasium(CounterEnv()), 3, AutoresetMode.DISABLED)
+    sekai_vec = from_gymnasium_vector(venv, autoreset=False)
+    actual = counter_trajectory(sekai_vec)
+    assert_same_trajectory(expected, actual)
+
+
+def test_frozen_sub_envs_are_unfrozen_by_reset() -> None:
+    venv = gym_sync(lambda: to_gymnasium(CounterEnv()), 2, AutoresetMode.DISABLED)
+    vec = from_gymnasium_vector(venv, autoreset=False)
+    vec.reset(options={"start": 14})
+    result = vec.step(np.array([1, 0]))
+    assert result.dones.tolist() == [True, False]
+    assert vec.frozen.tolist() == [True, False]
+    later = vec.step(np.array([2, 1]))
+    assert later.rewards[0] == 0.0 and later.infos[0] == {} and later.dones.tolist() == [True, True]
+    np.testing.assert_array_equal(later.observations[0], result.observations[0])
+    vec.reset(options={"start": 0})
+    assert not vec.frozen.any()
+    assert vec.step(np.array([1, 1])).observations[:, 0].tolist() == [1.0, 1.0]
+
+
+def test_round_trip_through_both_vector_bridges_keeps_the_trajectory() -> None:
+    expected = counter_trajectory(CounterVecEnv(3, max_episode_steps=6))
+    actual = counter_trajectory(
+        from_gymnasium_vector(to_gymnasium_vector(CounterVecEnv(3, max_episode_steps=6)))
+    )
+    assert_same_trajectory(expected, actual)
+
+
+def test_from_gymnasium_vector_seeds_by_sekais_rules() -> None:
+    def make() -> gym.Env[Any, Any]:
+        return gym.make("CartPole-v1")
+
+    ours = from_gymnasium_vector(gym_sync(make, 3, AutoresetMode.SAME_STEP))
+    reference = sekai.SyncVecEnv([lambda: from_gymnasium(make()) for _ in range(3)])
+    np.testing.assert_array_equal(
+        ours.reset(seed=0).observations, reference.reset(seed=0).observations
+    )
+    np.testing.assert_array_equal(
+        ours.reset(seed=[5, None, 6]).observations[[0, 2]],
+        reference.reset(seed=[5, None, 6]).observations[[0, 2]],
+    )
+    with pytest.raises(TypeError):
+        ours.reset(seed=np.random.default_rng(0))
+
+
+def test_from_gymnasium_vector_passes_one_options_dict() -> None:
+    venv = gym_sync(lambda: gym.make("CartPole-v1"), 2, AutoresetMode.SAME_STEP)
+    vec = from_gymnasium_vector(venv)
+    result = vec.reset(seed=0, options={"low": 0.03, "high": 0.03})
+    np.testing.assert_allclose(result.observations, 0.03)
+    with pytest.raises(ValueError, match="one options dict"):
+        vec.reset(options=[{"low": 0.0}, {"low": 0.1}])
+
+
+def test_from_gymnasium_vector_results_follow_sekais_contract() -> None:
+    venv = gym_sync(lambda: gym.make("CartPole-v1"), 2, AutoresetMode.SAME_STEP)
+    vec = from_gymnasium_vector(venv)
+    assert isinstance(vec, GymnasiumVectorToSekai)
+    assert vec.observation_space == sekai.Box(
+        np.array([-4.8, -np.inf, -0.41887903, -np.inf], np.float32),
+        np.array([4.8, np.inf, 0.41887903, np.inf], np.float32),
+    )
+    assert str(vec.batch_action_space) == "MultiDiscrete([2, 2])"
+    with pytest.raises(sekai.ResetRequired):
+        vec.step(np.zeros(2, np.int64))
+    vec.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction):
+        vec.step(np.array([0, 5]))
+    result = vec.step(np.zeros(2, np.int64))
+    assert result.rewards.dtype == np.float64 and result.terminated.dtype == np.bool_
+    assert type(result.infos) is list and all(type(info) is dict for info in result.infos)
+
+
+def test_from_gymnasium_vector_reaches_sub_env_attributes() -> None:
+    venv = gym_sync(lambda: gym.make("CartPole-v1"), 2, AutoresetMode.SAME_STEP)
+    vec = from_gymnasium_vector(venv)
+    assert vec.get_attr("spec")[0].id == "CartPole-v1"
+    vec.set_attr("marker", [1, 2])
+    assert vec.get_attr("marker") == [1, 2]
+    vec.set_attr("marker", [7])  # not num_envs items: one value for every sub-env
+    assert vec.get_attr("marker") == [[7], [7]]
+    assert vec.call("get_wrapper_attr", "marker") == [[7], [7]]
+
+
+def test_sekai_vector_wrappers_work_on_a_converted_venv() -> None:
+    venv = gym_sync(lambda: to_gymnasium(CounterEnv()), 2, AutoresetMode.SAME_STEP)
+    vec = sekai.VecRecordEpisodeStatistics(from_gymnasium_vector(venv))
+    vec.reset()
+    for _ in range(10):
+        result = vec.step(np.full(2, 2))
+        if result.dones.any():
+            break
+    assert isinstance(result.infos[0]["episode"], sekai.EpisodeStats)
+
+
+def test_close_closes_the_gymnasium_venv() -> None:
+    venv = gym_sync(lambda: gym.make("CartPole-v1"), 2, AutoresetMode.SAME_STEP)
+    vec = from_gymnasium_vector(venv)
+    vec.close()
+    assert venv.closed and vec.closed
+
+
+def test_from_gymnasium_vector_rejects_next_step_autoreset_explaining_how_to_fix_it() -> None:
+    venv = gym.make_vec("CartPole-v1", 2, vectorization_mode="sync")
+    with pytest.raises(ValueError, match=r"next-step.*AutoresetMode.SAME_STEP"):
+        from_gymnasium_vector(venv)
+    venv.close()
+
+
+def test_from_gymnasium_vector_accepts_the_mode_as_a_string() -> None:
+    venv = gym_sync(lambda: gym.make("CartPole-v1"), 2, AutoresetMode.SAME_STEP)
+    venv.metadata["autoreset_mode"] = "SameStep"
+    assert from_gymnasium_vector(venv).reset(seed=0).observations.shape == (2, 4)
+
+
+def test_from_gymnasium_vector_same_step_cannot_freeze() -> None:
+    venv = gym_sync(lambda: gym.make("CartPole-v1"), 2, AutoresetMode.SAME_STEP)
+    with pytest.raises(ValueError, match=r"AutoresetMode.DISABLED"):
+        from_gymnasium_vector(venv, autoreset=False)
+
+
+def test_from_gymnasium_vector_rejects_a_single_env() -> None:
+    with pytest.raises(TypeError, match="from_gymnasium\\(\\)"):
+        from_gymnasium_vector(gym.make("CartPole-v1"))  # type: ignore[arg-type]

@@ -1,0 +1,334 @@
+"""to_pettingzoo / from_pettingzoo: PettingZoo's parallel API test, round trips, seeding."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils import seeding
+from pettingzoo import ParallelEnv
+from pettingzoo.test import parallel_api_test, parallel_seed_test
+
+import sekai
+from sekai.compat import PettingZooToSekai, SekaiToPettingZoo, from_pettingzoo, to_pettingzoo
+
+AGENTS = ["a", "b", "c"]
+
+
+class Countdown(sekai.MultiAgentEnv[Any, Any, str]):
+    """Three agents count down from a random start; an agent's episode ends at zero.
+
+    ``a`` and ``b`` act with Discrete(2) (1 = count down), ``c`` with a Box (positive = count
+    down); ``c`` observes a Dict. Agents leave ``agents`` as they finish, so the list shrinks;
+    everyone is truncated after ``max_steps``.
+    """
+
+    metadata = {"render_fps": 4}  # noqa: RUF012
+
+    def __init__(self, max_steps: int = 12) -> None:
+        self.max_steps = max_steps
+        self.possible_agents = list(AGENTS)
+        self.agents = []
+        box = sekai.Box(0.0, 10.0, shape=(2,))
+        self.observation_spaces = {
+            "a": box,
+            "b": box,
+            "c": sekai.Dict(
+                {"count": sekai.Box(0.0, 10.0, shape=(1,)), "parity": sekai.Discrete(2)}
+            ),
+        }
+        self.action_spaces = {
+            "a": sekai.Discrete(2),
+            "b": sekai.Discrete(2),
+            "c": sekai.Box(-1.0, 1.0, shape=(1,)),
+        }
+        self.counts: dict[str, int] = {}
+        self.t = 0
+        self.closed = False
+
+    def _obs(self, agent: str) -> Any:
+        count = self.counts[agent]
+        if agent == "c":
+            return {"count": np.array([count], np.float32), "parity": np.int64(count % 2)}
+        return np.array([count, self.t], np.float32)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.MAResetResult[Any]:
+        self._set_rng(seed)
+        self.agents = list(self.possible_agents)
+        self.counts = {a: int(self.rng.integers(2, 6)) for a in self.agents}
+        self.t = 0
+        return sekai.MAResetResult(
+            {a: self._obs(a) for a in self.agents},
+            {a: {"start": self.counts[a]} for a in self.agents},
+        )
+
+    def step(self, actions: dict[str, Any]) -> sekai.MAStepResult[Any]:
+        self.t += 1
+        rewards, terminated = {}, {}
+        for agent in self.agents:
+            action = actions[agent]
+            push = (
+                float(np.asarray(action).reshape(-1)[0]) > 0 if agent == "c" else int(action) == 1
+            )
+            if push:
+                self.counts[agent] -= 1
+            terminated[agent] = self.counts[agent] <= 0
+            rewards[agent] = 1.0 if terminated[agent] else -0.1
+        truncated = dict.fromkeys(self.agents, self.t >= self.max_steps)
+        observations = {agent: self._obs(agent) for agent in self.agents}
+        infos = {agent: {"count": self.counts[agent]} for agent in self.agents}
+        self.agents = [a for a in self.agents if not (terminated[a] or truncated[a])]
+        return sekai.MAStepResult(observations, rewards, terminated, truncated, infos)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class Rps(ParallelEnv):  # type: ignore[misc]
+    """A tiny PettingZoo parallel env: two players guess a hidden random number, 5 rounds."""
+
+    metadata = {"render_modes": [], "name": "rps_v0"}  # noqa: RUF012
+
+    def __init__(self) -> None:
+        self.render_mode = None
+        self.possible_agents = ["p0", "p1"]
+        self.agents: list[str] = []
+        self.np_random, _ = seeding.np_random(None)
+        self.rounds = 0
+        self.hidden = 0
+
+    @functools.cache  # noqa: B019 - PettingZoo wants the same space object every call
+    def observation_space(self, agent: str) -> gym.spaces.Space[Any]:
+        return gym.spaces.Box(0.0, 5.0, shape=(2,), dtype=np.float32)
+
+    @functools.cache  # noqa: B019
+    def action_space(self, agent: str) -> gym.spaces.Space[Any]:
+        return gym.spaces.Discrete(3)
+
+    def _obs(self) -> dict[str, Any]:
+        return {a: np.array([self.rounds, self.hidden], np.float32) for a in self.agents}
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.agents = list(self.possible_agents)
+        self.rounds = 0
+        self.hidden = int(self.np_random.integers(3))
+        return self._obs(), {a: {} for a in self.agents}
+
+    def step(self, actions: dict[str, Any]) -> Any:
+        self.rounds += 1
+        rewards = {a: float(int(actions[a]) == self.hidden) for a in self.agents}
+        self.hidden = int(self.np_random.integers(3))
+        done = self.rounds >= 5
+        obs = self._obs()
+        terminated = dict.fromkeys(self.agents, False)
+        truncated = dict.fromkeys(self.agents, done)
+        infos: dict[str, Any] = {a: {"round": self.rounds} for a in self.agents}
+        if done:
+            self.agents = []
+        return obs, rewards, terminated, truncated, infos
+
+
+# -- to_pettingzoo ------------------------------------------------------------------------
+
+
+def test_to_pettingzoo_passes_parallel_api_test() -> None:
+    parallel_api_test(to_pettingzoo(Countdown()), num_cycles=100)
+
+
+def test_to_pettingzoo_passes_parallel_seed_test() -> None:
+    parallel_seed_test(lambda: to_pettingzoo(Countdown()), num_cycles=20)
+
+
+def test_to_pettingzoo_converts_every_agents_spaces_once() -> None:
+    env = to_pettingzoo(Countdown())
+    assert isinstance(env, ParallelEnv) and isinstance(env, SekaiToPettingZoo)
+    assert env.possible_agents == AGENTS
+    assert env.observation_space("a") is env.observation_space("a")
+    assert str(env.action_space("c")) == "Box(-1.0, 1.0, (1,), float32)"
+    assert list(env.observation_space("c").spaces) == ["count", "parity"]
+    assert env.max_num_agents == 3
+
+
+def test_to_pettingzoo_results_are_agent_keyed_tuples() -> None:
+    env = to_pettingzoo(Countdown())
+    observations, infos = env.reset(seed=0)
+    assert set(observations) == set(AGENTS) == set(env.agents)
+    assert all(observations[a] in env.observation_space(a) for a in AGENTS)
+    assert infos["a"]["start"] >= 2
+    actions = {"a": 1, "b": 0, "c": np.array([0.5], np.float32)}
+    observations, rewards, terminated, truncated, infos = env.step(actions)
+    assert set(rewards) == set(terminated) == set(truncated) == set(infos) == set(AGENTS)
+    assert all(type(r) is float for r in rewards.values())
+    assert all(type(t) is bool for t in terminated.values())
+
+
+def test_to_pettingzoo_fills_in_flags_rewards_and_infos_sekai_left_out() -> None:
+    class Sparse(Countdown):
+        def step(self, actions: dict[str, Any]) -> sekai.MAStepResult[Any]:
+            result = super().step(actions)
+            return sekai.MAStepResult(result.observations, {"a": 2.0}, {}, {}, {})
+
+    env = to_pettingzoo(Sparse())
+    env.reset(seed=0)
+    actions = dict.fromkeys(AGENTS, 0) | {"c": np.zeros(1)}
+    _, rewards, terminated, truncated, infos = env.step(actions)
+    assert rewards == {"a": 2.0, "b": 0.0, "c": 0.0}
+    assert terminated == truncated == dict.fromkeys(AGENTS, False)
+    assert infos == {a: {} for a in AGENTS}
+
+
+def test_to_pettingzoo_agents_shrink_as_agents_finish() -> None:
+    env = to_pettingzoo(Countdown())
+    env.reset(seed=1)
+    live = list(env.agents)
+    while env.agents:
+        _, _, terminated, truncated, _ = env.step(
+            {a: 1 if a != "c" else np.ones(1) for a in env.agents}
+        )
+        finished = {a for a in live if terminated[a] or truncated[a]}
+        assert set(env.agents) == set(live) - finished
+        live = list(env.agents)
+
+
+def test_to_pettingzoo_seeds_pass_through() -> None:
+    env, direct = to_pettingzoo(Countdown()), Countdown()
+    observations, _ = env.reset(seed=4)
+    expected = direct.reset(seed=4).observations
+    np.testing.assert_array_equal(observations["a"], expected["a"])
+
+
+def test_to_pettingzoo_metadata_and_name() -> None:
+    env = to_pettingzoo(Countdown())
+    assert env.metadata == {"render_modes": [], "name": "Countdown", "render_fps": 4}
+    assert str(env) == "Countdown"
+    assert env.unwrapped is env
+
+
+def test_to_pettingzoo_state_uses_the_sekai_envs_state() -> None:
+    class WithState(Countdown):
+        def state(self) -> Any:
+            return [self.counts[a] for a in AGENTS]
+
+    env = to_pettingzoo(WithState())
+    env.reset(seed=0)
+    assert env.state().shape == (3,)
+    with pytest.raises(NotImplementedError, match="defines no state"):
+        to_pettingzoo(Countdown()).state()
+
+
+def test_to_pettingzoo_close_closes_the_sekai_env() -> None:
+    inner = Countdown()
+    to_pettingzoo(inner).close()
+    assert inner.closed
+
+
+def test_to_pettingzoo_rejects_a_single_agent_env() -> None:
+    with pytest.raises(
+        TypeError, match=r"expects a sekai.MultiAgentEnv, got TimeLimit.*to_gymnasium"
+    ):
+        to_pettingzoo(sekai.make("CartPole-v1"))  # type: ignore[arg-type]
+
+
+# -- from_pettingzoo ----------------------------------------------------------------------
+
+
+def test_pettingzoo_env_round_trips_through_from_pettingzoo() -> None:
+    env, direct = from_pettingzoo(Rps()), Rps()
+    assert isinstance(env, sekai.MultiAgentEnv) and isinstance(env, PettingZooToSekai)
+    assert env.possible_agents == ["p0", "p1"]
+    assert env.observation_space("p0") == sekai.Box(0.0, 5.0, shape=(2,))
+    assert env.action_space("p1") == sekai.Discrete(3)
+    first = env.reset(seed=3)
+    expected_obs, expected_infos = direct.reset(seed=3)
+    assert isinstance(first, sekai.MAResetResult) and first.info == expected_infos
+    np.testing.assert_array_equal(first.observations["p0"], expected_obs["p0"])
+    actions = np.random.default_rng(0)
+    while env.agents:
+        joint = {a: int(actions.integers(3)) for a in env.agents}
+        result = env.step(joint)
+        obs, rewards, terminated, truncated, infos = direct.step(joint)
+        assert isinstance(result, sekai.MAStepResult)
+        assert (result.rewards, result.terminated, result.truncated, result.info) == (
+            rewards,
+            terminated,
+            truncated,
+            infos,
+        )
+        np.testing.assert_array_equal(result.observations["p1"], obs["p1"])
+    assert result.all_done and direct.agents == []
+
+
+def test_from_pettingzoo_then_to_pettingzoo_passes_parallel_api_test() -> None:
+    parallel_api_test(to_pettingzoo(from_pettingzoo(Rps())), num_cycles=20)
+
+
+def test_sekai_env_round_trips_through_both_bridges() -> None:
+    env, direct = from_pettingzoo(to_pettingzoo(Countdown())), Countdown()
+    assert env.observation_space("c") == direct.observation_space("c")
+    assert env.reset(seed=2) == direct.reset(seed=2)
+    while direct.agents:
+        joint = {a: 1 if a != "c" else np.ones(1, np.float32) for a in direct.agents}
+        assert env.step(joint) == direct.step(joint)
+    assert env.agents == []
+
+
+def test_from_pettingzoo_rng_is_the_pettingzoo_envs_np_random() -> None:
+    inner = Rps()
+    env = from_pettingzoo(inner)
+    assert env.rng is inner.np_random
+    generator = np.random.default_rng(0)
+    env.rng = generator
+    assert inner.np_random is generator
+
+
+def test_from_pettingzoo_generator_seed_becomes_one_int_draw() -> None:
+    env, direct = from_pettingzoo(Rps()), Rps()
+    seed = int(np.random.default_rng(5).integers(2**31))
+    result = env.reset(seed=np.random.default_rng(5))
+    np.testing.assert_array_equal(result.observations["p0"], direct.reset(seed=seed)[0]["p0"])
+
+
+def test_from_pettingzoo_passes_numpy_int_seeds_as_ints() -> None:
+    env, direct = from_pettingzoo(Rps()), Rps()
+    np.testing.assert_array_equal(
+        env.reset(seed=np.int32(7)).observations["p0"], direct.reset(seed=7)[0]["p0"]
+    )
+
+
+@pytest.mark.parametrize(("seed", "error"), [(-2, ValueError), (0.5, TypeError)])
+def test_from_pettingzoo_rejects_invalid_seeds(seed: Any, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        from_pettingzoo(Rps()).reset(seed=seed)
+
+
+def test_from_pettingzoo_metadata_is_copied() -> None:
+    env = from_pettingzoo(Rps())
+    assert env.metadata == {"render_modes": [], "name": "rps_v0"}
+    assert env.metadata is not Rps.metadata
+
+
+def test_from_pettingzoo_rejects_an_aec_env_pointing_to_aec_to_parallel() -> None:
+    from pettingzoo.utils import parallel_to_aec
+
+    with pytest.raises(TypeError, match="aec_to_parallel"):
+        from_pettingzoo(parallel_to_aec(Rps()))
+
+
+def test_from_pettingzoo_rejects_a_sekai_env() -> None:
+    with pytest.raises(TypeError, match=r"expects a pettingzoo.ParallelEnv, got Countdown"):
+        from_pettingzoo(Countdown())
+
+
+def test_from_pettingzoo_needs_possible_agents() -> None:
+    class NoPossible(Rps):
+        def __init__(self) -> None:
+            super().__init__()
+            del self.possible_agents
+
+    with pytest.raises(ValueError, match="possible_agents"):
+        from_pettingzoo(NoPossible())

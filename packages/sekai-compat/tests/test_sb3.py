@@ -1,0 +1,356 @@
+"""to_sb3 / SekaiToSB3: SB3 training on every backend, SB3's VecEnv conventions, indices, masks."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+from sb3_contrib import MaskablePPO
+from stable_baselines3 import PPO
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecNormalize
+
+import sekai
+from sekai.compat import SekaiToSB3, to_gymnasium, to_sb3
+from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
+
+HAS_PROC = importlib.util.find_spec("sekai.vector.proc.vec_env") is not None
+
+
+class MaskedPick(sekai.Env[NDArray[np.float32], Any]):
+    """Discrete(4); the allowed actions change every step and are observed; a masked action
+    raises InvalidAction, so any run that finishes only took allowed actions."""
+
+    def __init__(self) -> None:
+        self.action_space = sekai.Discrete(4)
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(4,))
+        self.allowed = np.ones(4, dtype=np.int8)
+        self.t = 0
+
+    def action_mask(self) -> NDArray[np.int8]:
+        return self.allowed.copy()
+
+    def _draw(self) -> NDArray[np.float32]:
+        self.allowed = (self.rng.random(4) < 0.5).astype(np.int8)
+        self.allowed[self.rng.integers(4)] = 1
+        return self.allowed.astype(np.float32)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.t = 0
+        return sekai.ResetResult(self._draw(), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if self.allowed[int(action)] != 1:
+            raise sekai.InvalidAction(action, self.action_space)
+        self.t += 1
+        return sekai.StepResult(self._draw(), 1.0, False, self.t >= 10, {})
+
+
+def portfolio(mode: str) -> sekai.VecEnv:
+    kwargs: dict[str, Any] = {"vector_kwargs": {"num_workers": 2}} if mode == "proc" else {}
+    return sekai.make_vec("Portfolio-v0", 64, vectorization_mode=mode, **kwargs)
+
+
+# -- training -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "native",
+        "sync",
+        pytest.param(
+            "proc", marks=pytest.mark.skipif(not HAS_PROC, reason="ProcVecEnv is not written yet")
+        ),
+    ],
+)
+def test_ppo_multi_input_policy_trains_on_portfolio_x64(mode: str) -> None:
+    venv = to_sb3(portfolio(mode))
+    assert isinstance(venv, VecEnv)
+    model = PPO("MultiInputPolicy", venv, n_steps=32, batch_size=512, n_epochs=1, seed=0)
+    model.learn(total_timesteps=4096)
+    assert model.num_timesteps == 4096
+    venv.close()
+
+
+def test_ppo_logs_episode_statistics_from_vec_record_episode_statistics() -> None:
+    vec = sekai.VecRecordEpisodeStatistics(
+        sekai.make_vec("CartPole-v1", 4, vectorization_mode="sync", max_episode_steps=20)
+    )
+    model = PPO("MlpPolicy", to_sb3(vec), n_steps=64, batch_size=128, n_epochs=1, seed=0)
+    model.learn(total_timesteps=512)
+    assert len(model.ep_info_buffer) > 0
+    episode = model.ep_info_buffer[0]
+    assert set(episode) == {"r", "l", "t"} and 1 <= episode["l"] <= 20
+
+
+def test_maskable_ppo_only_takes_allowed_actions() -> None:
+    venv = to_sb3(sekai.SyncVecEnv([MaskedPick for _ in range(4)]))
+    model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=128, n_epochs=1, seed=0)
+    model.learn(total_timesteps=512)  # MaskedPick raises on any masked action
+    assert model.num_timesteps == 512
+
+
+# -- SB3's VecEnv conventions -------------------------------------------------------------
+
+
+def test_results_match_sb3_dummy_vec_env_over_to_gymnasium() -> None:
+    n = 4
+    ours = to_sb3(sekai.make_vec("CartPole-v1", n, vectorization_mode="sync", max_episode_steps=25))
+    theirs = DummyVecEnv(
+        [lambda: to_gymnasium(sekai.make("CartPole-v1", max_episode_steps=25)) for _ in range(n)]
+    )
+    ours.seed(7)
+    theirs.seed(7)
+    np.testing.assert_array_equal(ours.reset(), theirs.reset())
+    actions = np.random.default_rng(0).integers(0, 2, size=(150, n))
+    seen_truncation = seen_termination = False
+    for batch in actions:
+        obs_a, rew_a, done_a, info_a = ours.step(batch)
+        obs_b, rew_b, done_b, info_b = theirs.step(batch)
+        np.testing.assert_array_equal(obs_a, obs_b)
+        assert rew_a.dtype == rew_b.dtype == np.float32
+        np.testing.assert_array_equal(rew_a, rew_b)
+        np.testing.assert_array_equal(done_a, done_b)
+        for a, b in zip(info_a, info_b):
+            assert a["TimeLimit.truncated"] == b["TimeLimit.truncated"]
+            assert a["elapsed_steps"] == b["elapsed_steps"]
+            assert ("terminal_observation" in a) == ("terminal_observation" in b)
+            if "terminal_observation" in b:
+                np.testing.assert_array_equal(a["terminal_observation"], b["terminal_observation"])
+                seen_truncation |= b["TimeLimit.truncated"]
+                seen_termination |= not b["TimeLimit.truncated"]
+        assert ours.reset_infos == theirs.reset_infos
+    assert seen_truncation and seen_termination
+
+
+@pytest.mark.parametrize("backend", ["native", "sync"])
+def test_terminal_observation_is_the_last_observation_of_the_episode(backend: str) -> None:
+    n = 3
+    vec = CounterVecEnv(n) if backend == "native" else sekai.SyncVecEnv([CounterEnv] * n)
+    venv = to_sb3(vec)
+    obs = venv.reset()
+    previous = obs.copy()
+    ended = 0
+    for _ in range(20):
+        obs, _, dones, infos = venv.step(np.full(n, 2))
+        for i in range(n):
+            if dones[i]:
+                ended += 1
+                terminal = infos[i]["terminal_observation"]
+                assert terminal[0] >= GOAL  # the position that ended the episode
+                assert terminal[1] == previous[i][1] + 1  # one step after the previous obs
+                assert obs[i][1] == 0  # the next episode's first observation
+                assert infos[i]["TimeLimit.truncated"] is False
+            else:
+                assert "terminal_observation" not in infos[i]
+        previous = obs.copy()
+    assert ended >= n
+
+
+def test_time_limit_truncation_is_flagged_for_sb3() -> None:
+    venv = to_sb3(CounterVecEnv(2, max_episode_steps=3))
+    venv.reset()
+    for _ in range(2):
+        _, _, dones, infos = venv.step(np.zeros(2, dtype=np.int64))
+        assert not dones.any() and infos[0]["TimeLimit.truncated"] is False
+    _, _, dones, infos = venv.step(np.zeros(2, dtype=np.int64))
+    assert dones.all()
+    assert [info["TimeLimit.truncated"] for info in infos] == [True, True]
+    np.testing.assert_array_equal(infos[1]["terminal_observation"][1], 3)
+
+
+def test_dict_observations_and_terminal_observations_are_dicts() -> None:
+    venv = to_sb3(sekai.make_vec("Portfolio-v0", 2, episode_length=3))
+    obs = venv.reset()
+    assert list(obs) == ["returns", "weights"] and obs["weights"].shape == (2, 6)
+    for _ in range(3):
+        obs, _, dones, infos = venv.step(np.full((2, 6), 1 / 6, dtype=np.float32))
+    assert dones.all()
+    terminal = infos[0]["terminal_observation"]
+    assert isinstance(terminal, dict) and terminal["weights"].shape == (6,)
+
+
+def test_seed_and_set_options_apply_at_the_next_reset_only() -> None:
+    venv = to_sb3(sekai.make_vec("CartPole-v1", 3, vectorization_mode="sync"))
+    assert venv.seed(10) == [10, 11, 12]
+    venv.set_options({"low": 0.02, "high": 0.02})
+    np.testing.assert_allclose(venv.reset(), 0.02)
+    expected = sekai.make_vec("CartPole-v1", 3, vectorization_mode="sync").reset(seed=[10, 11, 12])
+    venv.seed(10)
+    np.testing.assert_array_equal(venv.reset(), expected.observations)
+    assert venv._seeds == [None] * 3 and venv._options == [{}] * 3
+
+
+def test_sb3_vec_normalize_wraps_the_bridge() -> None:
+    venv = VecNormalize(to_sb3(CounterVecEnv(2)), norm_reward=False)
+    venv.reset()
+    for _ in range(8):
+        _, _, dones, infos = venv.step(np.full(2, 2))
+        if dones.any():
+            terminal = infos[int(np.flatnonzero(dones)[0])]["terminal_observation"]
+            assert np.all(np.abs(terminal) < 10)  # normalised by VecNormalize
+            break
+    else:
+        pytest.fail("no episode ended")
+
+
+# -- attributes, methods and wrappers with indices ----------------------------------------
+
+
+def test_get_attr_with_indices_on_a_sync_vec_env() -> None:
+    venv = to_sb3(sekai.make_vec("CartPole-v1", 3, vectorization_mode="sync"))
+    assert venv.get_attr("x_threshold") == [2.4, 2.4, 2.4]
+    assert venv.get_attr("max_episode_steps", indices=[0, 2]) == [500, 500]
+    assert venv.get_attr("render_mode") == [None] * 3
+    assert venv.has_attr("x_threshold") and not venv.has_attr("nope")
+
+
+def test_set_attr_with_indices_changes_only_those_sub_envs() -> None:
+    vec = sekai.make_vec("CartPole-v1", 3, vectorization_mode="sync")
+    venv = to_sb3(vec)
+    venv.set_attr("x_threshold", 1.0, indices=1)
+    assert vec.get_attr("x_threshold") == [2.4, 1.0, 2.4]
+    venv.set_attr("x_threshold", 0.5)
+    assert vec.get_attr("x_threshold") == [0.5, 0.5, 0.5]
+
+
+def test_env_method_with_indices_calls_only_those_sub_envs() -> None:
+    calls: list[int] = []
+
+    class Counting(CounterEnv):
+        def poke(self, value: int) -> int:
+            calls.append(value)
+            return value * 2
+
+    venv = to_sb3(sekai.SyncVecEnv([Counting] * 3))
+    assert venv.env_method("poke", 5, indices=[2]) == [10]
+    assert calls == [5]
+    assert venv.env_method("poke", value=1) == [2, 2, 2]
+
+
+def test_env_is_wrapped_looks_through_sekai_wrapper_stacks() -> None:
+    venv = to_sb3(sekai.make_vec("CartPole-v1", 2, vectorization_mode="sync"))
+    assert venv.env_is_wrapped(sekai.TimeLimit) == [True, True]
+    assert venv.env_is_wrapped(sekai.AutoReset, indices=0) == [False]
+    assert venv.env_is_wrapped(Monitor) == [False, False]
+
+
+def test_native_attributes_and_methods_select_indices() -> None:
+    vec = CounterVecEnv(3, max_episode_steps=7)
+    venv = to_sb3(vec)
+    venv.reset()
+    venv.step(np.array([0, 1, 2]))
+    assert venv.get_attr("position", indices=[1, 2]) == [1, 2]
+    assert venv.get_attr("max_episode_steps") == [7, 7, 7]
+    assert venv.env_method("_observe", indices=2)[0].tolist() == [2.0, 1.0, 1.0]
+    venv.set_attr("position", 9, indices=[0])
+    np.testing.assert_array_equal(vec.position, [9, 1, 2])
+    assert venv.env_is_wrapped(sekai.TimeLimit) == [False] * 3
+
+
+def test_native_set_attr_for_all_sub_envs_passes_one_value() -> None:
+    vec = CounterVecEnv(2, max_episode_steps=7)
+    to_sb3(vec).set_attr("max_episode_steps", 4)
+    assert vec.max_episode_steps == 4
+
+
+# -- action masks -------------------------------------------------------------------------
+
+
+def test_action_masks_flattens_every_sub_envs_mask() -> None:
+    vec = sekai.SyncVecEnv([MaskedPick for _ in range(3)])
+    venv = to_sb3(vec)
+    venv.seed(0)
+    venv.reset()
+    masks = venv.action_masks()
+    assert masks.shape == (3, 4) and masks.dtype == np.bool_
+    expected = np.stack([mask == 1 for mask in vec.call("action_mask")])
+    np.testing.assert_array_equal(masks, expected)
+    rows = venv.env_method("action_masks", indices=[1, 2])
+    np.testing.assert_array_equal(np.stack(rows), expected[1:])
+    assert venv.has_attr("action_masks")
+
+
+def test_action_masks_is_missing_without_action_mask() -> None:
+    venv = to_sb3(sekai.make_vec("CartPole-v1", 2, vectorization_mode="sync"))
+    assert not venv.has_attr("action_masks")
+    with pytest.raises(AttributeError, match="define no action_mask"):
+        venv.get_attr("action_masks")
+
+
+# -- construction -------------------------------------------------------------------------
+
+
+def test_to_sb3_rejects_a_vec_env_without_autoreset() -> None:
+    vec = sekai.make_vec("CartPole-v1", 2, vector_kwargs={"autoreset": False})
+    with pytest.raises(ValueError, match="autoreset=True"):
+        to_sb3(vec)
+
+
+def test_to_sb3_rejects_a_single_env_pointing_to_to_gymnasium() -> None:
+    with pytest.raises(TypeError, match="to_gymnasium"):
+        to_sb3(sekai.make("CartPole-v1"))  # type: ignore[arg-type]
+
+
+def test_to_sb3_keeps_metadata_and_closes_the_vec_env() -> None:
+    vec = sekai.make_vec("CartPole-v1", 2, vectorization_mode="sync")
+    venv = to_sb3(vec)
+    assert isinstance(venv, SekaiToSB3)
+    assert venv.metadata == {"render_fps": 50, "render_modes": []}
+    assert repr(venv) == "SekaiToSB3(SyncVecEnv(num_envs=2))"
+    venv.close()
+    assert vec.closed
+
+
+# -- the migration page's training runs (slow) --------------------------------------------
+
+
+@pytest.mark.slow
+def test_ppo_on_cartpole_through_the_bridge_reaches_near_500() -> None:
+    from stable_baselines3.common.env_util import make_vec_env
+
+    vec_env = make_vec_env(lambda: to_gymnasium(sekai.make("CartPole-v1")), n_envs=4, seed=0)
+    model = PPO("MlpPolicy", vec_env, verbose=0, seed=0)
+    model.learn(total_timesteps=50_000)
+    env = to_gymnasium(sekai.make("CartPole-v1"))
+    returns = []
+    for seed in range(10):
+        obs, _ = env.reset(seed=seed)
+        done, total = False, 0.0
+        while not done:
+            action, _ = model.predict(obs, deterministic=True)
+            obs, reward, terminated, truncated, _ = env.step(action)
+            total += float(reward)
+            done = terminated or truncated
+        returns.append(total)
+    assert sum(returns) / len(returns) > 450  # the page: ~493.5
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    "LimitOrderBook-v0" not in {spec.id for spec in sekai.all_specs()},
+    reason="LimitOrderBook-v0 is not written yet (sekai-finance)",
+)
+def test_maskable_ppo_on_limit_order_book_only_samples_allowed_actions() -> None:
+    lob = to_gymnasium(sekai.FlattenObservation(sekai.make("LimitOrderBook-v0")))
+    lob.reset(seed=0)
+    assert str(lob.action_space) == "MultiDiscrete([6 6 3])"
+    assert lob.action_masks().shape == (15,)
+    taken: list[bool] = []
+    original_step = lob.step
+
+    def checked_step(action: Any) -> Any:
+        mask = lob.action_masks()
+        offsets = np.cumsum([0, *lob.action_space.nvec[:-1]])
+        taken.append(bool(all(mask[o + int(a)] for o, a in zip(offsets, action))))
+        return original_step(action)
+
+    lob.step = checked_step  # type: ignore[method-assign]
+    model = MaskablePPO("MlpPolicy", lob, verbose=0, seed=0)
+    model.learn(total_timesteps=2_048)
+    assert taken and all(taken)

@@ -1,0 +1,1 @@
+"""ProcVecEnv: sub-envs in worker processes, observations through shared memory."""

@@ -1,0 +1,174 @@
+"""Sub-env exceptions across the process boundary: VecEnvWorkerError[Cls] (core.md §11).
+
+A worker describes an exception as plain data (``describe``): its class name, message,
+formatted traceback, and separately pickled class and attributes. The parent turns that into a
+``VecEnvWorkerError`` whose class also derives from the original class when it can
+(``worker_error``), so ``except ValueError`` or ``except sekai.ResetRequired`` catch the same
+failures as with SyncVecEnv, and ``except sekai.VecEnvWorkerError`` catches every worker failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+import traceback
+import weakref
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from sekai.error import VecEnvWorkerError
+
+__all__ = ["ErrorInfo", "describe", "dumps", "worker_error", "worker_error_class"]
+
+
+class ErrorInfo(NamedTuple):
+    """A sub-env's exception as a worker reports it (picklable whatever the exception)."""
+
+    exc_type: str
+    message: str
+    traceback: str
+    cls: bytes | None  # the pickled class, or None when it cannot be pickled
+    state: bytes | None  # the pickled ``__dict__`` (e.g. InvalidAction.index), or None
+
+
+def dumps(obj: Any) -> bytes:
+    """``pickle.dumps``, falling back to cloudpickle (classes and functions by value).
+
+    Raises:
+        Exception: whatever cloudpickle raises when neither can pickle ``obj``.
+    """
+    try:
+        return pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+    except Exception:  # e.g. a class defined in __main__: cloudpickle sends it by value
+        import cloudpickle
+
+        return cloudpickle.dumps(obj, pickle.HIGHEST_PROTOCOL)  # type: ignore[no-any-return]
+
+
+def _try_dumps(obj: Any) -> bytes | None:
+    try:
+        return dumps(obj)
+    except Exception:
+        return None
+
+
+def describe(exc: BaseException, context: str = "") -> ErrorInfo:
+    """Describe ``exc`` for the parent; ``context`` (if given) prefixes the message."""
+    cls = type(exc)
+    try:
+        message = str(exc)
+    except Exception:  # a broken __str__ must not lose the error itself
+        message = f"<{cls.__name__} with an unprintable message>"
+    if context:
+        message = f"{context}: {message}"
+    formatted = "".join(traceback.format_exception(cls, exc, exc.__traceback__))
+    state = getattr(exc, "__dict__", None)
+    return ErrorInfo(
+        cls.__name__, message, formatted, _try_dumps(cls), _try_dumps(state) if state else None
+    )
+
+
+# One subclass per exception class, kept only while the class lives.
+_SUBCLASSES: weakref.WeakKeyDictionary[type, type[VecEnvWorkerError]] = weakref.WeakKeyDictionary()
+
+
+def worker_error_class(cls: type | None) -> type[VecEnvWorkerError]:
+    """``VecEnvWorkerError[cls]``: a subclass of both, created once per class.
+
+    Plain ``VecEnvWorkerError`` when ``cls`` is None, not an Exception class, already a
+    VecEnvWorkerError, or cannot be combined with it (a layout conflict).
+    """
+    if (
+        not isinstance(cls, type)
+        or not issubclass(cls, Exception)
+        or issubclass(cls, VecEnvWorkerError)
+    ):
+        return VecEnvWorkerError
+    try:
+        return _SUBCLASSES[cls]
+    except (KeyError, TypeError):
+        pass
+    try:
+        sub: type[VecEnvWorkerError] = type(
+            f"VecEnvWorkerError[{cls.__name__}]",
+            (VecEnvWorkerError, cls),
+            {
+                "__module__": VecEnvWorkerError.__module__,
+                "__reduce__": _reduce,
+                "_original_class": cls,
+                "__doc__": f"A VecEnvWorkerError for a {cls.__name__} raised in a worker.",
+            },
+        )
+        sub(0, cls.__name__, "")  # some classes cannot be instantiated this way
+    except Exception:
+        sub = VecEnvWorkerError
+    with contextlib.suppress(TypeError):  # not weak-referenceable: built again next time
+        _SUBCLASSES[cls] = sub
+    return sub
+
+
+def _reduce(self: VecEnvWorkerError) -> tuple[Any, ...]:
+    state = {k: v for k, v in vars(self).items() if k not in _OWN}
+    return (
+        _rebuild,
+        (
+            getattr(type(self), "_original_class", None),
+            self.rank,
+            self.exc_type,
+            self.message,
+            self.remote_traceback,
+            self.worker,
+            self.ranks,
+            state,
+        ),
+    )
+
+
+_OWN = frozenset({"rank", "exc_type", "message", "remote_traceback", "worker", "ranks"})
+
+
+def _rebuild(
+    cls: type | None,
+    rank: int,
+    exc_type: str,
+    message: str,
+    remote_traceback: str,
+    worker: int | None,
+    ranks: Sequence[int],
+    state: dict[str, Any],
+) -> VecEnvWorkerError:
+    error = worker_error_class(cls)(
+        rank, exc_type, message, remote_traceback, worker=worker, ranks=ranks
+    )
+    _restore(error, state)
+    return error
+
+
+def _restore(error: VecEnvWorkerError, state: Any) -> None:
+    """Copy the original exception's attributes, never over VecEnvWorkerError's own."""
+    if isinstance(state, dict):
+        for key, value in state.items():
+            if isinstance(key, str) and key not in _OWN and not key.startswith("__"):
+                with contextlib.suppress(Exception):  # e.g. a read-only attribute: skip it
+                    setattr(error, key, value)
+
+
+def _loads(blob: bytes | None) -> Any:
+    if blob is None:
+        return None
+    try:
+        return pickle.loads(blob)
+    except Exception:  # e.g. a class that only exists in the worker
+        return None
+
+
+def worker_error(
+    info: ErrorInfo, rank: int, *, worker: int | None = None, ranks: Sequence[int] | None = None
+) -> VecEnvWorkerError:
+    """The exception the parent raises for ``info``, reported by sub-env ``rank``."""
+    cls = _loads(info.cls)
+    error = worker_error_class(cls)(
+        rank, info.exc_type, info.message, info.traceback, worker=worker, ranks=ranks
+    )
+    _restore(error, _loads(info.state))
+    return error

@@ -1,0 +1,358 @@
+"""The parent's side of the worker processes: starting, commands, replies, dead workers, stopping.
+
+Every command is pickled for every worker before anything is sent. Replies carry the command's
+sequence number, so a reply left unread by an interrupted call is dropped. Waiting always
+watches each worker's process sentinel as well as its pipe, so a dead worker is noticed
+(never waited on forever), and an optional timeout stops a worker that does not answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import pickle
+import select
+import time
+from collections.abc import Sequence
+from multiprocessing.connection import Connection, wait
+from multiprocessing.context import BaseContext
+from typing import Any, NamedTuple
+
+from sekai.error import VecEnvWorkerError
+from sekai.vector.proc import protocol, worker
+from sekai.vector.proc.errors import ErrorInfo, dumps, worker_error, worker_error_class
+
+__all__ = ["DIED", "Pool", "Reply", "WorkerHandle"]
+
+DIED = "worker process exited unexpectedly"
+_FORCE_GRACE = 0.5  # seconds between terminate() and kill() when closing
+# A write of at most PIPE_BUF bytes reaches the pipe whole or not at all, even if interrupted.
+_ATOMIC = getattr(select, "PIPE_BUF", 0) - 4
+
+
+class Reply(NamedTuple):
+    """One worker's answer: its entries (or None) and the errors as (sub-env, exception)."""
+
+    entries: Any
+    errors: list[tuple[int, VecEnvWorkerError]]
+
+
+class WorkerHandle:
+    """A worker process, its pipe and the sub-envs ``lo:hi`` it runs."""
+
+    __slots__ = ("conn", "dead", "hi", "index", "lo", "process", "seq")
+
+    def __init__(self, index: int, lo: int, hi: int, process: Any, conn: Connection) -> None:
+        self.index = index
+        self.lo = lo
+        self.hi = hi
+        self.process = process
+        self.conn = conn
+        self.seq = 0
+        self.dead: VecEnvWorkerError | None = None  # why it is dead, once it is
+
+    def failure(self, exc_type: str, message: str) -> VecEnvWorkerError:
+        """The error naming this worker (and its sub-envs when it runs several)."""
+        cls = worker_error_class(TimeoutError) if exc_type == "TimeoutError" else None
+        return (cls or VecEnvWorkerError)(
+            self.lo, exc_type, message, worker=self.index, ranks=range(self.lo, self.hi)
+        )
+
+
+class _Poller:
+    """Waits until pipes or process sentinels are ready (``select.poll``, reused across calls)."""
+
+    def __init__(self) -> None:
+        self._poll = select.poll() if hasattr(select, "poll") else None
+        self._fds: dict[int, tuple[WorkerHandle, bool]] = {}
+        self._objects: dict[Any, tuple[WorkerHandle, bool]] = {}
+
+    def add(self, handle: WorkerHandle) -> None:
+        for obj, is_sentinel in ((handle.conn, False), (handle.process.sentinel, True)):
+            fd = obj if isinstance(obj, int) else obj.fileno()
+            self._fds[fd] = (handle, is_sentinel)
+            self._objects[obj] = (handle, is_sentinel)
+            if self._poll is not None:
+                self._poll.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+
+    def remove(self, handle: WorkerHandle) -> None:
+        for fd in [fd for fd, (h, _) in self._fds.items() if h is handle]:
+            del self._fds[fd]
+            if self._poll is not None:
+                self._poll.unregister(fd)
+        for obj in [obj for obj, (h, _) in self._objects.items() if h is handle]:
+            del self._objects[obj]
+
+    def wait(self, timeout: float | None) -> list[tuple[WorkerHandle, bool]]:
+        """The (worker, is_sentinel) pairs that are ready; empty after ``timeout`` seconds."""
+        if self._poll is None:
+            return [self._objects[obj] for obj in wait(list(self._objects), timeout)]
+        ms = None if timeout is None else max(0, math.ceil(timeout * 1000))
+        fds = self._fds
+        return [fds[fd] for fd, _ in self._poll.poll(ms) if fd in fds]
+
+
+def _unpicklable(
+    what: str, handle: WorkerHandle, per_env: Sequence[Any] | None, exc: Exception
+) -> str:
+    """The message for a command that cannot be pickled, naming the sub-env when it can."""
+    where = "to the worker processes"
+    for rank in range(handle.lo, handle.hi):
+        if per_env is None:
+            break
+        try:
+            dumps(per_env[rank])
+        except Exception:
+            where = f"for sub-env {rank} to its worker process"
+            break
+    return (
+        f"ProcVecEnv cannot send {what} {where}: it cannot be pickled "
+        f"({type(exc).__name__}: {exc})."
+    )
+
+
+def _preload_worker(ctx: BaseContext) -> None:
+    """Have the fork server import the worker module (and so sekai and NumPy) before it starts,
+    so that every worker forked from it starts without importing them again.
+
+    Only when the server is not running yet; the modules already asked for stay preloaded.
+    """
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    modules = getattr(server, "_preload_modules", None)
+    running = getattr(server, "_forkserver_pid", 0) is not None
+    if not running and isinstance(modules, list) and worker.__name__ not in modules:
+        ctx.set_forkserver_preload([*modules, worker.__name__])
+
+
+class Pool:
+    """The worker processes of one ProcVecEnv."""
+
+    def __init__(self, ctx: BaseContext, slices: Sequence[tuple[int, int]]) -> None:
+        self.ctx = ctx
+        self.slices = list(slices)
+        self.workers: list[WorkerHandle] = []
+        self._poller = _Poller()
+        self._lifeline: Connection | None = None
+
+    # -- starting ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start one process per slice (the caller cleans up with ``stop()`` if this raises)."""
+        if self.ctx.get_start_method() == "forkserver":
+            _preload_worker(self.ctx)
+        lifeline_r, self._lifeline = self.ctx.Pipe(duplex=False)
+        fork = self.ctx.get_start_method() == "fork"
+        try:
+            for index, (lo, hi) in enumerate(self.slices):
+                conn, child = self.ctx.Pipe()
+                # With fork the child inherits every descriptor: give it the parent's ends to
+                # close, so that the parent's death (or close()) is seen as EOF.
+                inherited = [self._lifeline, *(w.conn for w in self.workers), conn] if fork else []
+                process = self.ctx.Process(  # type: ignore[attr-defined]
+                    target=worker.run,
+                    args=(child, lifeline_r, os.getpid(), fork, inherited),
+                    name=f"ProcVecEnv-worker-{index}",
+                    daemon=True,
+                )
+                try:
+                    process.start()
+                finally:
+                    child.close()
+                handle = WorkerHandle(index, lo, hi, process, conn)
+                self.workers.append(handle)
+                self._poller.add(handle)
+        finally:
+            lifeline_r.close()
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def raise_if_dead(self) -> None:
+        """Notice workers that died while idle, drop stale replies, and raise the error of the
+        first dead worker (every call needs all of them)."""
+        for handle, is_sentinel in self._poller.wait(0):
+            self._read(handle, is_sentinel)
+        for handle in self.workers:
+            if handle.dead is not None:
+                raise handle.failure(handle.dead.exc_type, handle.dead.message)
+
+    def request(
+        self,
+        op: int,
+        arguments: Sequence[Any],
+        timeout: float | None,
+        what: str,
+        per_env: Sequence[Any] | None = None,
+    ) -> list[Reply]:
+        """Send ``op`` with ``arguments[i]`` to worker ``i`` and collect every reply.
+
+        Args:
+            op: the command (``protocol``).
+            arguments: one argument per worker.
+            timeout: seconds to wait for the replies (None: no limit); a worker that does not
+                answer in time is stopped and reported as dead.
+            what: what the arguments hold, for the error when they cannot be pickled.
+            per_env: the per-sub-env items in the arguments, to name the sub-env whose item
+                cannot be pickled.
+
+        Raises:
+            TypeError: an argument cannot be pickled (nothing was sent).
+            VecEnvWorkerError: a worker is already dead (nothing was sent).
+        """
+        self.raise_if_dead()
+        messages = []
+        for handle, argument in zip(self.workers, arguments):
+            try:
+                messages.append(dumps((handle.seq + 1, op, argument)))
+            except Exception as exc:
+                raise TypeError(_unpicklable(what, handle, per_env, exc)) from exc
+        for handle, message in zip(self.workers, messages):
+            handle.seq += 1  # before sending: a reply to this seq must never answer a later call
+            self._send(handle, message)
+        replies = self._collect(self.workers, timeout, protocol.NAMES[op], kill=True)
+        return [
+            self._decode(handle, body) if body is not None else self._lost(handle)
+            for handle, body in zip(self.workers, replies)
+        ]
+
+    def _send(self, handle: WorkerHandle, message: bytes) -> None:
+        if handle.dead is not None:
+            return
+        try:
+            handle.conn.send_bytes(message)
+        except (OSError, ValueError):  # its end is closed: it died
+            self._bury(handle, "EOFError", DIED)
+        except BaseException:
+            if len(message) > _ATOMIC:  # interrupted mid-message: the pipe is out of step
+                self._bury(handle, "EOFError", "a command to the worker was interrupted")
+            raise
+
+    def _collect(
+        self, handles: Sequence[WorkerHandle], timeout: float | None, name: str, *, kill: bool
+    ) -> list[Any]:
+        """Wait for the reply bodies of ``handles`` (None: the worker died or, after
+        ``timeout`` seconds, did not answer and was stopped if ``kill``)."""
+        replies: dict[int, Any] = {}
+        pending = {h.index for h in handles if h.dead is None}
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while pending:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            ready = self._poller.wait(remaining)
+            if not ready and remaining is not None and remaining <= 0:
+                for index in sorted(pending):
+                    handle = self.workers[index]
+                    if kill:
+                        self._bury(
+                            handle,
+                            "TimeoutError",
+                            f"worker {index} did not answer {name}() within {timeout:g} s "
+                            "and was stopped",
+                        )
+                break
+            for handle, is_sentinel in ready:
+                body = self._read(handle, is_sentinel)
+                if body is not None and handle.index in pending:
+                    replies[handle.index] = body
+                if handle.index in pending and (body is not None or handle.dead is not None):
+                    pending.discard(handle.index)
+        return [replies.get(h.index) for h in handles]
+
+    def _read(self, handle: WorkerHandle, is_sentinel: bool) -> Any:
+        """Read one ready message of ``handle``: its current reply's body, or None (stale reply,
+        or the worker died)."""
+        if handle.dead is not None:
+            return None
+        conn = handle.conn
+        if is_sentinel and not conn.poll(0):
+            self._bury(handle, "EOFError", DIED)
+            return None
+        try:
+            data = conn.recv_bytes()
+        except (EOFError, OSError):
+            self._bury(handle, "EOFError", DIED)
+            return None
+        if int.from_bytes(data[:8], "little", signed=True) != handle.seq:
+            return None  # the reply of an interrupted call
+        return memoryview(data)[8:]
+
+    @staticmethod
+    def _lost(handle: WorkerHandle) -> Reply:
+        dead = handle.dead or handle.failure("EOFError", DIED)
+        return Reply(None, [(handle.lo, handle.failure(dead.exc_type, dead.message))])
+
+    @staticmethod
+    def _decode(handle: WorkerHandle, body: Any) -> Reply:
+        try:
+            entries, infos = pickle.loads(body)
+        except Exception as exc:  # e.g. a class that exists only in the worker
+            message = f"the reply cannot be unpickled in the parent process: {exc}"
+            return Reply(None, [(handle.lo, handle.failure(type(exc).__name__, message))])
+        errors: list[tuple[int, VecEnvWorkerError]] = []
+        for offset, info in infos or ():
+            rank = handle.lo + offset
+            errors.append((rank, worker_error(ErrorInfo(*info), rank, worker=handle.index)))
+        return Reply(entries, errors)
+
+    def _bury(self, handle: WorkerHandle, exc_type: str, message: str) -> None:
+        """Mark ``handle`` dead (every later call needing it raises) and make sure it is."""
+        if handle.dead is None:
+            handle.dead = handle.failure(exc_type, message)
+            self._poller.remove(handle)
+        with contextlib.suppress(Exception):
+            if handle.process.is_alive():
+                handle.process.kill()
+
+    # -- stopping ----------------------------------------------------------------------------
+
+    def stop(self, timeout: float) -> list[tuple[int, VecEnvWorkerError]]:
+        """Close the sub-envs and stop every worker; their close errors by sub-env.
+
+        Waits ``timeout`` seconds in all for the workers to close their sub-envs and exit, then
+        terminates the remaining ones (and tells their watchdogs the parent is gone), then kills
+        those that ignore it. Always releases every process and pipe, even when interrupted.
+        """
+        errors: list[tuple[int, VecEnvWorkerError]] = []
+        start = time.monotonic()
+        try:
+            live = [h for h in self.workers if h.dead is None]
+            for handle in live:
+                handle.seq += 1
+                self._send(handle, dumps((handle.seq, protocol.CLOSE, None)))
+            for handle, body in zip(live, self._collect(live, timeout, "close", kill=False)):
+                if body is not None:  # else it died or is late: it is stopped below
+                    errors.extend(self._decode(handle, body).errors)
+        finally:
+            self._force(start + timeout)
+        return errors
+
+    def _force(self, deadline: float) -> None:
+        processes = [h.process for h in self.workers]
+        try:
+            for process in processes:
+                process.join(max(0.0, deadline - time.monotonic()))
+            if any(p.exitcode is None for p in processes):
+                if self._lifeline is not None:
+                    self._lifeline.close()  # the watchdogs exit even if SIGTERM is ignored
+                for process in processes:
+                    if process.exitcode is None:
+                        process.terminate()
+                grace = time.monotonic() + _FORCE_GRACE
+                for process in processes:
+                    process.join(max(0.0, grace - time.monotonic()))
+                for process in processes:
+                    if process.exitcode is None:
+                        process.kill()
+                        process.join()
+        finally:
+            for handle in self.workers:
+                self._poller.remove(handle)
+                handle.conn.close()
+                if handle.dead is None:
+                    handle.dead = handle.failure("EOFError", DIED)
+                with contextlib.suppress(ValueError):  # still running after all: leave it be
+                    handle.process.close()
+            if self._lifeline is not None:
+                self._lifeline.close()
+                self._lifeline = None

@@ -1,0 +1,35 @@
+"""The messages between a ProcVecEnv and its workers.
+
+A command is ``(seq, op, argument)`` and its reply ``(seq, entries, errors)``, both pickled:
+
+- ``seq`` numbers the commands of one worker; the parent drops a reply whose ``seq`` is not the
+  one it waits for (the reply of a call interrupted in the parent, e.g. by Ctrl-C).
+- ``entries`` holds one entry per sub-env of the worker (None where it failed), or None;
+- ``errors`` is None or a list of ``(local index, ErrorInfo)``.
+
+The entries of each operation:
+
+=========  =========================================  ===========================================
+op         argument                                   entry of a sub-env
+=========  =========================================  ===========================================
+INIT       (cloudpickled factories, autoreset, first  reply ``entries`` is (observation_space,
+           sub-env index)                             action_space, metadata, [resets_itself])
+ATTACH     (block name, observation space, num_envs)  None
+RESET      (seeds, options), one per sub-env          (info,) or (info, observation)
+STEP       actions, one per sub-env                   (reward, terminated, truncated, info[, obs])
+GET        name                                       the value
+SET        (name, values), one value per sub-env      None
+CALL       (name, args, kwargs)                       the value
+CLOSE      None                                       None
+=========  =========================================  ===========================================
+
+Observations travel in the entries only without shared memory.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ATTACH", "CALL", "CLOSE", "GET", "INIT", "NAMES", "RESET", "SET", "STEP"]
+
+INIT, ATTACH, RESET, STEP, GET, SET, CALL, CLOSE = range(8)
+
+NAMES = ("init", "attach", "reset", "step", "get_attr", "set_attr", "call", "close")

@@ -1,0 +1,188 @@
+"""The shared-memory block workers write observations into (fixed-size spaces, core.md §4).
+
+The parent creates the block, every worker attaches to it, then the parent unlinks its name at
+once: the mapping lives on in every process that has it, and no name is left behind whatever
+happens later (even SIGKILL). Only the parent registers the block with multiprocessing's
+resource tracker, and its ``unlink()`` unregisters it, so the tracker never reports a leak.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import secrets
+import sys
+from multiprocessing import resource_tracker, shared_memory
+from typing import Any
+
+import numpy as np
+
+from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
+from sekai.spaces.batch import concatenate, create_empty_array
+
+__all__ = ["SharedBatch", "is_fixed_size", "write_rows"]
+
+_ALIGN = 64  # every part starts on its own cache line
+
+
+def is_fixed_size(space: Space[Any]) -> bool:
+    """Whether every part of ``space`` has a fixed shape and dtype: Box, Discrete,
+    MultiDiscrete, MultiBinary, and Dict / Tuple / MaskedBox of them."""
+    if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+        return True
+    if isinstance(space, Dict):
+        return all(is_fixed_size(child) for child in space.values())
+    if isinstance(space, Tuple):
+        return all(is_fixed_size(child) for child in space.spaces)
+    return False
+
+
+class _Layout:
+    """``create_empty_array``'s allocator: consecutive aligned arrays in one buffer."""
+
+    def __init__(self, buffer: Any = None) -> None:
+        self.buffer = buffer
+        self.size = 0
+
+    def __call__(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        dtype = np.dtype(dtype)
+        offset = -(-self.size // _ALIGN) * _ALIGN
+        self.size = offset + math.prod(shape) * dtype.itemsize
+        if self.buffer is None:
+            return None
+        return np.ndarray(shape, dtype=dtype, buffer=self.buffer, offset=offset)
+
+
+def _slice(batch: Any, lo: int, hi: int) -> Any:
+    if isinstance(batch, dict):
+        return {key: _slice(part, lo, hi) for key, part in batch.items()}
+    if isinstance(batch, tuple):
+        return tuple(_slice(part, lo, hi) for part in batch)
+    return batch[lo:hi]
+
+
+class _Segment(shared_memory.SharedMemory):
+    """A SharedMemory whose garbage collection never complains about live array views."""
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+def _attach(name: str) -> _Segment:
+    """Open an existing block without registering it with the resource tracker: the parent's
+    registration is the only one, and its ``unlink()`` removes it."""
+    if sys.version_info >= (3, 13):
+        return _Segment(name, track=False)  # type: ignore[call-arg,unused-ignore]
+    register = resource_tracker.register
+    resource_tracker.register = lambda name, rtype: None
+    try:
+        return _Segment(name)
+    finally:
+        resource_tracker.register = register
+
+
+class SharedBatch:
+    """A batch of ``num_envs`` observations of a fixed-size space in shared memory.
+
+    Attributes:
+        name: the block's name (unlinked once every worker attached).
+        batch: the batch as ``create_empty_array`` builds it, viewing the block.
+    """
+
+    def __init__(self, segment: _Segment, space: Space[Any], num_envs: int) -> None:
+        self._segment: _Segment | None = segment
+        self.name = segment.name
+        self.space = space
+        self.batch: Any = create_empty_array(space, num_envs, fn=_Layout(segment.buf))
+        self._unlinked = False
+
+    @staticmethod
+    def size(space: Space[Any], num_envs: int) -> int:
+        """Bytes needed for ``num_envs`` observations of ``space``."""
+        layout = _Layout()
+        create_empty_array(space, num_envs, fn=layout)
+        return layout.size
+
+    @classmethod
+    def create(cls, space: Space[Any], num_envs: int) -> SharedBatch:
+        """A new block (parent side), named after this process so leaks are attributable."""
+        name = f"sekai_{os.getpid()}_{secrets.token_hex(4)}"
+        segment = _Segment(name, create=True, size=max(cls.size(space, num_envs), 1))
+        return cls(segment, space, num_envs)
+
+    @classmethod
+    def attach(cls, name: str, space: Space[Any], num_envs: int) -> SharedBatch:
+        """The block created by the parent (worker side)."""
+        return cls(_attach(name), space, num_envs)
+
+    def rows(self, lo: int, hi: int) -> Any:
+        """Views of rows ``lo:hi`` (a worker's sub-envs)."""
+        return _slice(self.batch, lo, hi)
+
+    def unlink(self) -> None:
+        """Remove the block's name (parent side; the mappings stay valid)."""
+        if not self._unlinked and self._segment is not None:
+            self._unlinked = True
+            with contextlib.suppress(FileNotFoundError):
+                self._segment.unlink()
+
+    def release(self) -> None:
+        """Unlink (if needed) and unmap; the views must no longer be used."""
+        segment, self._segment = self._segment, None
+        self.batch = None
+        if segment is None:
+            return
+        if not self._unlinked:
+            self._unlinked = True
+            with contextlib.suppress(FileNotFoundError):
+                segment.unlink()
+        with contextlib.suppress(BufferError):  # a view still alive: unmapped when it dies
+            segment.close()
+
+    def release_attached(self) -> None:
+        """Unmap a worker's attachment (never unlinks: the parent owns the name)."""
+        segment, self._segment = self._segment, None
+        self.batch = None
+        if segment is not None:
+            with contextlib.suppress(BufferError):
+                segment.close()
+
+
+def write_rows(
+    space: Space[Any], rows: Any, observations: list[Any]
+) -> list[tuple[int, Exception]]:
+    """Write one observation per row with ``concatenate`` (the space's dtypes, rule 3).
+
+    Returns:
+        The ``(row, exception)`` of every observation that does not fit its row (wrong shape
+        or keys); the other rows are written.
+    """
+    try:
+        concatenate(space, observations, out=rows)
+        return []
+    except Exception:  # find the culprits: write row by row
+        pass
+    errors: list[tuple[int, Exception]] = []
+    for index, observation in enumerate(observations):
+        try:
+            _check_shape(space, observation)
+            concatenate(space, [observation], out=_slice(rows, index, index + 1))
+        except Exception as exc:
+            errors.append((index, exc))
+    return errors
+
+
+def _check_shape(space: Space[Any], observation: Any) -> None:
+    if isinstance(space, Dict):
+        for key, child in space.items():
+            _check_shape(child, observation[key])
+    elif isinstance(space, Tuple):
+        for child, part in zip(space.spaces, observation, strict=True):
+            _check_shape(child, part)
+    elif np.shape(observation) != space.shape:
+        raise ValueError(
+            f"observation of shape {np.shape(observation)} does not fit {space!r} "
+            f"(shape {space.shape})."
+        )

@@ -1,0 +1,365 @@
+"""ProcVecEnv: runs the sub-envs in worker processes, observations through shared memory."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import multiprocessing
+import multiprocessing.util  # its exit handler must be registered before ours
+import os
+import sys
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from sekai.core.env import Env
+from sekai.error import VecEnvWorkerError
+from sekai.vector._contract.batching import copy_batch
+from sekai.vector._in_process import check_same_spaces, env_factories
+from sekai.vector.proc import protocol
+from sekai.vector.proc.pool import DIED, Pool, Reply
+from sekai.vector.proc.shm import SharedBatch, is_fixed_size
+from sekai.vector.result import VecResetResult, VecStepResult
+from sekai.vector.vec_env import VecEnv
+
+__all__ = ["ProcVecEnv"]
+
+OWNER = "ProcVecEnv"
+
+_UNGUARDED = (
+    "ProcVecEnv was created while a worker process was importing your main module: with the "
+    "{method} start method every worker re-imports it. Put the code that creates the "
+    'ProcVecEnv (or calls make_vec(..., vectorization_mode="proc")) under '
+    'if __name__ == "__main__":, or pass context="fork" on Linux.'
+)
+_NOT_STARTED = (
+    "worker process exited unexpectedly while starting; if your script creates the ProcVecEnv "
+    'at import time, put that code under if __name__ == "__main__": (the worker\'s own error '
+    "is printed above)"
+)
+_NOT_FIXED = (
+    "shared_memory=True needs an observation space whose parts all have a fixed size (Box, "
+    "Discrete, MultiDiscrete, MultiBinary, or Dict, Tuple or MaskedBox of them), got {space!r}. "
+    "Pass shared_memory=None to pickle the observations of other spaces."
+)
+
+
+def _default_context() -> str:
+    return "spawn" if sys.platform == "win32" else "forkserver"
+
+
+def _context(context: Any) -> str:
+    if context is None:
+        return _default_context()
+    methods = multiprocessing.get_all_start_methods()
+    if not isinstance(context, str):
+        raise TypeError(f"context must be a start method name {methods} or None, got {context!r}.")
+    if context not in methods:
+        raise ValueError(f"context must be one of {methods} on this platform, got {context!r}.")
+    return context
+
+
+def _seconds(value: Any, name: str, *, optional: bool) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        expected = "a number of seconds or None" if optional else "a number of seconds"
+        raise TypeError(f"{name} must be {expected}, got {type(value).__name__}.")
+    if not value >= 0 or (optional and value == 0):
+        bound = "> 0" if optional else ">= 0"
+        raise ValueError(f"{name} must be {bound}, got {value}.")
+    return float(value)
+
+
+def _num_workers(value: Any, num_envs: int) -> int:
+    if value is None:
+        return num_envs
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"num_workers must be an int or None, got {type(value).__name__}.")
+    if value < 1:
+        raise ValueError(f"num_workers must be >= 1, got {value}.")
+    return min(int(value), num_envs)  # more workers than sub-envs would idle
+
+
+def _slices(num_envs: int, workers: int) -> list[tuple[int, int]]:
+    """Contiguous, even slices of the sub-envs (the first ``num_envs % workers`` get one more)."""
+    size, extra = divmod(num_envs, workers)
+    bounds = [0]
+    for index in range(workers):
+        bounds.append(bounds[-1] + size + (index < extra))
+    return list(itertools.pairwise(bounds))
+
+
+def _pickled_factories(fns: list[Any], lo: int, hi: int) -> bytes:
+    import cloudpickle
+
+    try:
+        return cloudpickle.dumps(fns[lo:hi])  # type: ignore[no-any-return]
+    except Exception as exc:
+        index = lo
+        for index in range(lo, hi):  # name the factory that fails
+            try:
+                cloudpickle.dumps(fns[index])
+            except Exception:
+                break
+        raise TypeError(
+            f"{OWNER}: env_fns[{index}] cannot be sent to a worker process: it cannot be pickled "
+            f"with cloudpickle ({type(exc).__name__}: {exc})."
+        ) from exc
+
+
+def _raise_first(errors: Iterable[tuple[int, VecEnvWorkerError]]) -> None:
+    """Raise the error of the lowest sub-env index, if any (rule 9)."""
+    first = min(errors, key=lambda item: item[0], default=None)
+    if first is not None:
+        raise first[1]
+
+
+class ProcVecEnv(VecEnv):
+    """Runs the sub-envs in worker processes, in parallel.
+
+    Each worker runs an even slice of the sub-envs (one each by default) and talks to the
+    parent over its own pipe. Observations of fixed-size spaces are written by the workers
+    straight into one shared-memory block; others are pickled. Sub-env exceptions are raised as
+    ``VecEnvWorkerError[Cls]`` (a subclass of both ``VecEnvWorkerError`` and the original
+    class, so ``except ValueError`` still works), after every other sub-env finished the call.
+
+    Args:
+        env_fns: zero-argument callables, one per sub-env, that build the sub-envs (sent with
+            cloudpickle, so lambdas and classes defined in a script work).
+        autoreset: reset a finished sub-env within the same step (default); with False a
+            finished sub-env is frozen until the next reset.
+        context: the ``multiprocessing`` start method; None: ``"forkserver"`` (``"spawn"`` on
+            Windows). With either, guard your script with ``if __name__ == "__main__":``.
+        close_timeout: seconds ``close()`` waits for the workers before terminating them (then
+            killing those that ignore it).
+        num_workers: worker processes (None: one per sub-env; at most ``num_envs``).
+        shared_memory: None: use shared memory when the observation space allows it; True:
+            require it (TypeError otherwise); False: always pickle observations.
+        step_timeout: seconds to wait for the workers in ``step()`` (None: no limit); a worker
+            that does not answer in time raises ``VecEnvWorkerError`` (``exc_type``
+            ``"TimeoutError"``) and is stopped.
+        reset_timeout: the same for ``reset()``.
+
+    Example:
+        >>> if __name__ == "__main__":
+        ...     with sekai.ProcVecEnv([FragileEnv] * 2) as vec:
+        ...         vec.reset(seed=0)
+    """
+
+    def __init__(
+        self,
+        env_fns: Iterable[Callable[[], Env[Any, Any]]],
+        *,
+        autoreset: bool = True,
+        context: str | None = None,
+        close_timeout: float = 5.0,
+        num_workers: int | None = None,
+        shared_memory: bool | None = None,
+        step_timeout: float | None = None,
+        reset_timeout: float | None = None,
+    ) -> None:
+        self._pool: Pool | None = None
+        self._shared: SharedBatch | None = None
+        self._context = _context(context)
+        if getattr(multiprocessing.process.current_process(), "_inheriting", False):
+            raise RuntimeError(_UNGUARDED.format(method=self._context))
+        fns = env_factories(env_fns, OWNER)
+        if not isinstance(autoreset, (bool, np.bool_)):
+            raise TypeError(f"autoreset must be a bool, got {type(autoreset).__name__}.")
+        if shared_memory is not None and not isinstance(shared_memory, (bool, np.bool_)):
+            raise TypeError(f"shared_memory must be None or a bool, got {shared_memory!r}.")
+        self._close_timeout = _seconds(close_timeout, "close_timeout", optional=False) or 0.0
+        self._step_timeout = _seconds(step_timeout, "step_timeout", optional=True)
+        self._reset_timeout = _seconds(reset_timeout, "reset_timeout", optional=True)
+        self._slices = _slices(len(fns), _num_workers(num_workers, len(fns)))
+        payloads = [_pickled_factories(fns, lo, hi) for lo, hi in self._slices]
+        self._owner = os.getpid()
+        self._pool = Pool(multiprocessing.get_context(self._context), self._slices)
+        try:
+            self._pool.start()
+            self._start(payloads, bool(autoreset), len(fns), shared_memory)
+        except BaseException:
+            self._release()  # the construction error is the one to report
+            raise
+        _LIVE.add(self)
+
+    def _start(
+        self, payloads: list[bytes], autoreset: bool, num_envs: int, shared: bool | None
+    ) -> None:
+        pool = self._pool
+        assert pool is not None
+        arguments = [(p, autoreset, lo) for p, (lo, _) in zip(payloads, self._slices)]
+        replies = pool.request(protocol.INIT, arguments, None, "the env factories")
+        _raise_first(
+            (rank, error if error.remote_traceback else _not_started(error))
+            for reply in replies
+            for rank, error in reply.errors
+        )
+        observation_space, action_space, metadata, _ = replies[0].entries
+        for (lo, _), reply in zip(self._slices, replies):
+            spaces = reply.entries[0], reply.entries[1]
+            check_same_spaces(OWNER, lo, spaces, (observation_space, action_space))
+        super().__init__(num_envs, observation_space, action_space, autoreset=autoreset)
+        self.metadata = metadata
+        self._set_self_resetting([flag for reply in replies for flag in reply.entries[3]])
+        fixed = is_fixed_size(observation_space)
+        if shared and not fixed:
+            raise TypeError(_NOT_FIXED.format(space=observation_space))
+        if fixed if shared is None else shared:
+            self._shared = SharedBatch.create(observation_space, num_envs)
+            attach = (self._shared.name, observation_space, num_envs)
+            replies = pool.request(protocol.ATTACH, [attach] * len(self._slices), None, "")
+            _raise_first(error for reply in replies for error in reply.errors)
+            self._shared.unlink()  # every worker has it mapped: no name is left to leak
+
+    # -- properties ----------------------------------------------------------------------------
+
+    @property
+    def context(self) -> str:
+        """The ``multiprocessing`` start method of the workers."""
+        return self._context
+
+    @property
+    def num_workers(self) -> int:
+        """The number of worker processes."""
+        return len(self._slices)
+
+    @property
+    def shared_memory(self) -> bool:
+        """Whether observations pass through shared memory (else they are pickled)."""
+        return self._shared is not None
+
+    # -- the API -------------------------------------------------------------------------------
+
+    def _request(
+        self,
+        op: int,
+        arguments: Sequence[Any],
+        timeout: float | None,
+        what: str,
+        per_env: Sequence[Any] | None = None,
+    ) -> Any:
+        self._check_open()
+        pool = self._pool
+        assert pool is not None
+        return pool.request(op, arguments, timeout, what, per_env)
+
+    def _entries(self, replies: list[Reply]) -> tuple[list[Any], list[Any]]:
+        """Every sub-env's entry (None where it failed) and every error."""
+        entries: list[Any] = []
+        errors: list[Any] = []
+        for (lo, hi), reply in zip(self._slices, replies):
+            if reply.errors:
+                errors.extend(reply.errors)
+            if reply.entries is None:
+                entries.extend([None] * (hi - lo))
+            else:
+                entries.extend(reply.entries)
+        return entries, errors
+
+    def _observations(self, entries: list[Any], position: int) -> Any:
+        shared = self._shared
+        if shared is not None:
+            return copy_batch(shared.space, shared.batch)
+        return self._stack([entry[position] for entry in entries])
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        seeds, per_env_options = self._reset_plan(seed, options)
+        arguments = [(seeds[lo:hi], per_env_options[lo:hi]) for lo, hi in self._slices]
+        replies = self._request(
+            protocol.RESET, arguments, self._reset_timeout, "the options", per_env_options
+        )
+        entries, errors = self._entries(replies)
+        _raise_first(errors)
+        observations = self._observations(entries, 1)
+        self._reset_done()
+        return VecResetResult(observations, [entry[0] for entry in entries])
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        per_env = self._per_env_actions(actions)
+        arguments = [per_env[lo:hi] for lo, hi in self._slices]
+        replies = self._request(protocol.STEP, arguments, self._step_timeout, "the action", per_env)
+        entries, errors = self._entries(replies)
+        if errors:
+            for index, entry in enumerate(entries):
+                if entry is not None:
+                    self._partial_step(index, entry[1] or entry[2])
+            _raise_first(errors)
+        return self._step_result(
+            self._observations(entries, 4),
+            [entry[0] for entry in entries],
+            [entry[1] for entry in entries],
+            [entry[2] for entry in entries],
+            [entry[3] for entry in entries],
+        )
+
+    def _values(self, replies: list[Reply]) -> list[Any]:
+        entries, errors = self._entries(replies)
+        _raise_first(errors)
+        return entries
+
+    def get_attr(self, name: str) -> list[Any]:
+        arguments = [name] * self.num_workers
+        return self._values(self._request(protocol.GET, arguments, None, "the name"))
+
+    def set_attr(self, name: str, values: Any) -> None:
+        per_env = self._per_env_values(values)
+        arguments = [(name, per_env[lo:hi]) for lo, hi in self._slices]
+        what = f"the value of {name!r}"
+        self._values(self._request(protocol.SET, arguments, None, what, per_env))
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        arguments = [(name, args, kwargs)] * self.num_workers
+        what = f"the arguments of call({name!r})"
+        return self._values(self._request(protocol.CALL, arguments, None, what))
+
+    # -- closing -------------------------------------------------------------------------------
+
+    def _close(self) -> None:
+        _raise_first(self._release())
+
+    def _release(self) -> list[tuple[int, VecEnvWorkerError]]:
+        """Stop the workers and free the shared memory; the sub-envs' close errors."""
+        _LIVE.discard(self)
+        pool, self._pool = self._pool, None
+        shared, self._shared = self._shared, None
+        try:
+            if pool is not None and os.getpid() == self._owner:  # never a forked copy's
+                return pool.stop(self._close_timeout)
+            return []
+        finally:
+            if shared is not None:
+                shared.release()
+
+    def __del__(self) -> None:
+        if getattr(self, "_pool", None) is not None and not getattr(self, "_closed", True):
+            with contextlib.suppress(Exception):
+                self.close()
+
+
+def _not_started(error: VecEnvWorkerError) -> VecEnvWorkerError:
+    if error.message != DIED:
+        return error
+    return VecEnvWorkerError(
+        error.rank, error.exc_type, _NOT_STARTED, worker=error.worker, ranks=error.ranks
+    )
+
+
+# Close what is still open at exit, before multiprocessing terminates the daemonic workers
+# (atexit runs handlers last-registered first, and multiprocessing.util registered earlier).
+_LIVE: weakref.WeakSet[ProcVecEnv] = weakref.WeakSet()
+
+
+def _close_all() -> None:
+    for vec in list(_LIVE):
+        with contextlib.suppress(Exception):
+            vec.close()
+
+
+atexit.register(_close_all)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_LIVE.clear)  # a child never closes the parent's

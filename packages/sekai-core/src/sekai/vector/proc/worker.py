@@ -1,0 +1,254 @@
+"""The ProcVecEnv worker process: runs a slice of the sub-envs, each through a ``SubEnv``.
+
+Autoreset, freezing and attribute access are ``SubEnv``'s (the same code SyncVecEnv runs);
+this module only receives commands, runs them on every sub-env of the slice (``run_each``: a
+failing sub-env does not stop the others), writes observations into shared memory and sends
+the reply. A watchdog thread ends the process when the parent dies.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+from typing import Any
+
+from sekai.vector._contract.subenv import SubEnv, run_each
+from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
+from sekai.vector.proc import protocol
+from sekai.vector.proc.errors import ErrorInfo, describe, dumps
+from sekai.vector.proc.shm import SharedBatch, write_rows
+
+__all__ = ["run"]
+
+OWNER = "ProcVecEnv"
+_WATCH_INTERVAL = 1.0  # seconds between checks of the parent's pid (fork only)
+
+Errors = list[tuple[int, ErrorInfo]]
+
+
+def _watch_parent(lifeline: Connection, parent_pid: int, check_pid: bool) -> None:
+    """Exit the process as soon as the parent is gone, even while env code is running.
+
+    The parent holds the only write end of ``lifeline`` (workers started with fork close the
+    copy they inherit), so reading it gives EOF once the parent died or gave up on us in
+    ``close()``. With fork other children of the parent may hold a copy too, so the parent's
+    pid is checked as well.
+    """
+    try:
+        while not lifeline.poll(_WATCH_INTERVAL if check_pid else None):
+            if os.getppid() != parent_pid:
+                break
+    except (EOFError, OSError):
+        pass
+    os._exit(1)
+
+
+class Worker:
+    """The sub-envs of one worker process and the handlers of the commands."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.subs: list[SubEnv] = []
+        self.first = 0
+        self.shared: SharedBatch | None = None
+        self.rows: Any = None
+        self.space: Any = None
+        self.handlers: dict[int, Callable[[Any], tuple[Any, Errors]]] = {
+            protocol.INIT: self.init,
+            protocol.ATTACH: self.attach,
+            protocol.RESET: self.reset,
+            protocol.STEP: self.step,
+            protocol.GET: self.get_attr,
+            protocol.SET: self.set_attr,
+            protocol.CALL: self.call,
+            protocol.CLOSE: self.close,
+        }
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        """Answer commands until CLOSE or until the parent's end of the pipe closes."""
+        recv, handlers = self.conn.recv_bytes, self.handlers
+        while True:
+            try:
+                message = recv()
+            except (EOFError, OSError):
+                return
+            seq, op = -1, -1
+            try:
+                seq, op, argument = pickle.loads(message)
+                entries, errors = handlers[op](argument)
+            except Exception as exc:  # a command that cannot even start: all sub-envs fail
+                entries, errors = None, [(0, describe(exc))]
+            self.conn.send_bytes(self.encode(seq, op, entries, errors))
+            if op == protocol.CLOSE:
+                return
+
+    def encode(self, seq: int, op: int, entries: Any, errors: Errors) -> bytes:
+        """The reply: ``seq`` (8 bytes, so the parent can drop a stale reply unread), then the
+        pickled ``(entries, errors)``; an entry that cannot be pickled becomes its sub-env's
+        error."""
+        head = seq.to_bytes(8, "little", signed=True)
+        reply = (entries, errors or None)
+        try:
+            return head + pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            pass
+        try:
+            return head + dumps(reply)
+        except Exception as exc:
+            failure: Exception = exc
+        errors = list(errors)
+        if isinstance(entries, list):
+            entries = list(entries)
+            for index, entry in enumerate(entries):
+                try:
+                    dumps(entry)
+                except Exception as exc:
+                    entries[index] = None
+                    what = f"the result of {protocol.NAMES[op]}() cannot be sent to the parent"
+                    errors.append((index, describe(exc, what)))
+            errors.sort(key=lambda item: item[0])
+        else:
+            entries = None
+            errors.append((0, describe(failure, "the reply cannot be sent to the parent")))
+        try:
+            return head + dumps((entries, errors))
+        except Exception as exc:
+            return head + dumps((None, [(0, describe(exc, "the reply cannot be pickled"))]))
+
+    # -- handlers ----------------------------------------------------------------------------
+
+    def init(self, argument: tuple[bytes, bool, int]) -> tuple[Any, Errors]:
+        payload, autoreset, first = argument
+        self.first = first
+        envs: list[Any] = []
+        try:
+            fns = env_factories(pickle.loads(payload), OWNER)
+        except Exception as exc:
+            return None, [(0, describe(exc, "the env factories cannot be unpickled"))]
+        for index, fn in enumerate(fns):
+            try:  # one at a time, to name the sub-env whose factory failed
+                env = build_envs([fn], OWNER, first_index=first + index)[0]
+                envs.append(env)
+                check_same_spaces(
+                    OWNER,
+                    first + index,
+                    (env.observation_space, env.action_space),
+                    (envs[0].observation_space, envs[0].action_space),
+                    first,
+                )
+            except Exception as exc:
+                close_quietly(envs)
+                return None, [(index, describe(exc))]
+        self.subs = [SubEnv(env, autoreset) for env in envs]
+        head = envs[0]
+        metadata = head.metadata
+        try:
+            dumps(metadata)
+        except Exception:  # metadata is informative: do not fail the whole VecEnv on it
+            metadata = {}
+        ready = (head.observation_space, head.action_space, metadata)
+        return (*ready, [sub.resets_itself for sub in self.subs]), []
+
+    def attach(self, argument: tuple[str, Any, int]) -> tuple[Any, Errors]:
+        name, space, num_envs = argument
+        self.shared = SharedBatch.attach(name, space, num_envs)
+        self.space = space
+        self.rows = self.shared.rows(self.first, self.first + len(self.subs))
+        return None, []
+
+    def _observe(self, observations: list[Any], entries: list[Any], errors: Errors) -> None:
+        """Write the observations to shared memory, or append each to its entry."""
+        if self.rows is None:
+            for index, observation in enumerate(observations):
+                if entries[index] is not None:
+                    entries[index] = (*entries[index], observation)
+        elif not errors:  # after an error the parent raises: the observations are not read
+            for index, exc in write_rows(self.space, self.rows, observations):
+                entries[index] = None
+                errors.append((index, describe(exc)))
+
+    def reset(self, argument: tuple[Sequence[Any], Sequence[Any]]) -> tuple[Any, Errors]:
+        results, failures = run_each(
+            lambda sub, plan: sub.reset(*plan), self.subs, list(zip(*argument))
+        )
+        errors = [(index, describe(exc)) for index, exc in failures]
+        entries: list[Any] = [None if r is None else (r.info,) for r in results]
+        self._observe([None if r is None else r.observation for r in results], entries, errors)
+        return entries, errors
+
+    def step(self, actions: Sequence[Any]) -> tuple[Any, Errors]:
+        results, failures = run_each(SubEnv.step, self.subs, actions)
+        if failures:
+            errors = [(index, describe(exc)) for index, exc in failures]
+            entries: list[Any] = [
+                None if r is None else (r.reward, r.terminated, r.truncated, r.info)
+                for r in results
+            ]
+            return entries, errors
+        entries = [(r.reward, r.terminated, r.truncated, r.info) for r in results]  # type: ignore[union-attr]
+        errors = []
+        self._observe([r.observation for r in results], entries, errors)  # type: ignore[union-attr]
+        return entries, errors
+
+    def get_attr(self, name: str) -> tuple[Any, Errors]:
+        results, failures = run_each(lambda sub, _: sub.get_attr(name), self.subs, self.subs)
+        return results, [(index, describe(exc)) for index, exc in failures]
+
+    def set_attr(self, argument: tuple[str, Sequence[Any]]) -> tuple[Any, Errors]:
+        name, values = argument
+        _, failures = run_each(lambda sub, value: sub.set_attr(name, value), self.subs, values)
+        return None, [(index, describe(exc)) for index, exc in failures]
+
+    def call(self, argument: tuple[str, tuple[Any, ...], dict[str, Any]]) -> tuple[Any, Errors]:
+        name, args, kwargs = argument
+        results, failures = run_each(
+            lambda sub, _: sub.call(name, args, kwargs), self.subs, self.subs
+        )
+        return results, [(index, describe(exc)) for index, exc in failures]
+
+    def close(self, argument: None) -> tuple[Any, Errors]:
+        _, failures = run_each(lambda sub, _: sub.close(), self.subs, self.subs)
+        return None, [(index, describe(exc)) for index, exc in failures]
+
+    def release(self) -> None:
+        """Unmap the shared block (the parent owns its name)."""
+        self.rows = None
+        if self.shared is not None:
+            self.shared.release_attached()
+
+
+def run(
+    conn: Connection,
+    lifeline: Connection,
+    parent_pid: int,
+    check_pid: bool,
+    inherited: Sequence[Connection],
+) -> None:
+    """The worker process's entry point.
+
+    Args:
+        conn: this worker's end of its command pipe.
+        lifeline: the read end of the pipe whose write end only the parent holds.
+        parent_pid: the parent's pid.
+        check_pid: also watch the parent's pid (started with fork, whose children inherit
+            the lifeline's write end).
+        inherited: the parent's connections this process inherited (fork), closed at once so
+            that only the parent holds them.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    for connection in inherited:
+        connection.close()
+    threading.Thread(
+        target=_watch_parent, args=(lifeline, parent_pid, check_pid), daemon=True
+    ).start()
+    worker = Worker(conn)
+    try:
+        worker.serve()
+    finally:
+        worker.release()

@@ -1,0 +1,66 @@
+"""Renderers of the finance envs: dashboards (RGB frames) and text renderers (one line a step).
+
+Import them from ``sekai.envs.finance``; each module imports only the env it draws.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_PKG = "sekai.envs.finance.rendering"
+
+# name -> module defining it (a renderer imports its env, so load each one only when asked).
+_LAZY: dict[str, str] = {
+    "TradingRenderer": f"{_PKG}.trading",
+    "TradingTextRenderer": f"{_PKG}.trading",
+    "PortfolioRenderer": f"{_PKG}.portfolio",
+    "PortfolioTextRenderer": f"{_PKG}.portfolio",
+    "MarketRenderer": f"{_PKG}.market",
+    "MarketTextRenderer": f"{_PKG}.market",
+    "MarketMakingRenderer": f"{_PKG}.market_making",
+    "MarketMakingTextRenderer": f"{_PKG}.market_making",
+    "OptimalExecutionRenderer": f"{_PKG}.optimal_execution",
+    "OptimalExecutionTextRenderer": f"{_PKG}.optimal_execution",
+    "LimitOrderBookRenderer": f"{_PKG}.lob",
+    "LimitOrderBookTextRenderer": f"{_PKG}.lob",
+    "LimitOrderBookMarketRenderer": f"{_PKG}.lob_market",
+    "LimitOrderBookMarketTextRenderer": f"{_PKG}.lob_market",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
+    from sekai.envs.finance.rendering.lob import (
+        LimitOrderBookRenderer,
+        LimitOrderBookTextRenderer,
+    )
+    from sekai.envs.finance.rendering.lob_market import (
+        LimitOrderBookMarketRenderer,
+        LimitOrderBookMarketTextRenderer,
+    )
+    from sekai.envs.finance.rendering.market import MarketRenderer, MarketTextRenderer
+    from sekai.envs.finance.rendering.market_making import (
+        MarketMakingRenderer,
+        MarketMakingTextRenderer,
+    )
+    from sekai.envs.finance.rendering.optimal_execution import (
+        OptimalExecutionRenderer,
+        OptimalExecutionTextRenderer,
+    )
+    from sekai.envs.finance.rendering.portfolio import PortfolioRenderer, PortfolioTextRenderer
+    from sekai.envs.finance.rendering.trading import TradingRenderer, TradingTextRenderer

@@ -1,0 +1,192 @@
+"""What every finance renderer shares: argument checks, env checks, market subtitles, text rows."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from sekai.error import ResetRequired
+from sekai.finance.rendering import Column, Dashboard, Row
+from sekai.finance.rendering._format import format_number, format_pct, format_price
+from sekai.finance.rendering.chart import Chart
+from sekai.rendering import BaseRenderer, Theme, require_reset
+
+__all__ = [
+    "FinanceRenderer",
+    "FinanceTextRenderer",
+    "check_levels",
+    "describe_market",
+    "episode_started",
+    "format_price",
+    "format_time",
+    "signed",
+]
+
+
+def episode_started(env: Any) -> bool:
+    """Whether ``env`` has been reset (its ``timestamp`` raises ``ResetRequired`` before that)."""
+    try:
+        env.timestamp  # noqa: B018 - the property raises before the first reset
+    except ResetRequired:
+        return False
+    return True
+
+
+def checked_env(renderer: object, env: Any, env_type: type) -> Any:
+    """The base env of ``env``, checked to be an ``env_type`` that has been reset.
+
+    Raises:
+        TypeError: ``<Renderer> draws <EnvClass>, got <OtherClass>.``
+        ResetRequired: the env was never reset (the rendering wording).
+    """
+    base = getattr(env, "unwrapped", env)
+    if not isinstance(base, env_type):
+        raise TypeError(
+            f"{type(renderer).__name__} draws {env_type.__name__}, got {type(base).__name__}."
+        )
+    require_reset(episode_started(base))
+    return base
+
+
+def check_levels(levels: object) -> int:
+    """The order-book renderers' ``levels``: an int >= 1."""
+    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or levels < 1:
+        raise ValueError(f"levels must be an int >= 1, got {levels!r}.")
+    return int(levels)
+
+
+def signed(value: float, digits: int = 4) -> str:
+    """``+1.234`` / ``−1.234`` / ``0``."""
+    text = format_number(value, digits)
+    if value > 0:
+        return f"+{text}"
+    return text.replace("-", "−")
+
+
+def format_time(value: Any) -> str:
+    """A timestamp as text: dates as ``YYYY-MM-DD`` (with the time when not midnight)."""
+    if isinstance(value, np.datetime64):
+        text = str(value.astype("datetime64[s]")).replace("T", " ")
+        return text[:10] if text.endswith("00:00:00") else text[:16]
+    if isinstance(value, float):
+        return f"{value:.3f}".rstrip("0").rstrip(".") if value else "0"
+    return str(value)
+
+
+def _names(data: Any) -> list[str]:
+    return [str(a) for a in data.assets]
+
+
+def asset_names(env: Any, n: int) -> list[str]:
+    """Asset names from the env's data, else ``Asset i`` (also for the default ``asset_i`` ids)."""
+    data = getattr(env, "data", None)
+    if data is None:
+        return [f"Asset {i}" for i in range(n)]
+    names = _names(data)
+    if names == [f"asset_{i}" for i in range(len(names))]:
+        return [f"Asset {i}" for i in range(n)]
+    return names[:n]
+
+
+def describe_market(env: Any, *, builtin: str) -> str:
+    """A subtitle saying where the env's prices come from (data range, model, built-in GBM)."""
+    data = getattr(env, "data", None)
+    model = getattr(env, "model", None)
+    if data is not None:
+        names = _names(data)
+        what = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "")
+        if names == [f"asset_{i}" for i in range(len(names))]:
+            what = f"{len(names)} asset{'s' if len(names) != 1 else ''}"
+        stamps = data.timestamps
+        span = f"{format_time(stamps[0].item() if stamps.dtype.kind != 'M' else stamps[0])}"
+        end = stamps[-1].item() if stamps.dtype.kind != "M" else stamps[-1]
+        return f"{what}: history {span} to {format_time(end)} ({data.n_steps} rows)"
+    if model is not None:
+        return f"Simulated market: {type(model).__name__}"
+    return builtin
+
+
+def describe_costs(env: Any) -> str:
+    """``"; costs 10 bp"`` for a proportional cost, else the cost model's name."""
+    model = getattr(env, "cost_model", None)
+    if model is None:
+        return ""
+    rate = getattr(model, "rate", None)
+    if isinstance(rate, float):
+        return f"; costs {rate * 1e4:g} bp" if rate else "; no costs"
+    return f"; costs {type(model).__name__}"
+
+
+class FinanceRenderer(Dashboard):
+    """A finance dashboard for one env class (subclasses set ``env_type`` and the layout)."""
+
+    env_type: ClassVar[type]
+    env_title: ClassVar[str]
+
+    def __init__(
+        self,
+        charts: Chart | Row | Column | Callable[[Any], Chart | Row | Column],
+        *,
+        width: int,
+        height: int,
+        theme: str | Theme,
+        window: int | None,
+    ) -> None:
+        super().__init__(
+            charts, title=self.env_title, width=width, height=height, theme=theme, window=window
+        )
+
+    def target(self, env: Any) -> Any:
+        """The base env, checked (``TypeError`` for another class, ``ResetRequired``)."""
+        return checked_env(self, env, self.env_type)
+
+
+def change(value: float) -> tuple[str, str | None]:
+    """Relative change of a value that started at 1: ``("+4.32%", "up")``."""
+    delta = value - 1.0
+    tone = "up" if delta > 1e-12 else ("down" if delta < -1e-12 else None)
+    return format_pct(delta, 2, signed=True), tone
+
+
+class FinanceTextRenderer(BaseRenderer):
+    """A text renderer: one line per call (after every reset and step), in fixed-width columns.
+
+    The first call of an episode also returns a title line and the column headers.
+    """
+
+    env_type: ClassVar[type]
+    env_title: ClassVar[str]
+
+    def __init__(self) -> None:
+        self._last_step = -1
+        self._env: Any = None
+
+    def columns(self, env: Any) -> Sequence[tuple[str, int]]:
+        """Column headers and widths."""
+        raise NotImplementedError
+
+    def row(self, env: Any, step: int, new_episode: bool) -> Sequence[str]:
+        """The cells of the current row."""
+        raise NotImplementedError
+
+    def render(self, env: Any) -> str:
+        """One line describing the env now (with a header at the start of an episode)."""
+        base = checked_env(self, env, self.env_type)
+        step = int(base.elapsed_steps)
+        new = base is not self._env or step == 0 or step < self._last_step
+        self._env, self._last_step = base, step
+        columns = self.columns(base)
+        cells = self.row(base, step, new)
+        line = "  ".join(f"{c:>{w}}" for c, (_, w) in zip(cells, columns))
+        if not new:
+            return line
+        header = "  ".join(f"{h:>{w}}" for h, w in columns)
+        return f"{self.env_title}\n{header}\n{line}"
+
+
+def maybe(value: float, fmt: Callable[[float], str]) -> str:
+    """``fmt(value)``, or ``-`` when the value is NaN."""
+    return "-" if math.isnan(value) else fmt(value)

@@ -1,0 +1,189 @@
+"""LimitOrderBookMarketRenderer and its text renderer: the multi-trader order-book market."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from sekai.envs.finance.lob_market import LimitOrderBookMarket
+from sekai.envs.finance.rendering._base import (
+    FinanceTextRenderer,
+    check_levels,
+    checked_env,
+    format_price,
+)
+from sekai.envs.finance.rendering.lob import best_quotes, flow_subtitle
+from sekai.finance.rendering import (
+    Column,
+    Dashboard,
+    LineChart,
+    OrderBookChart,
+    PriceChart,
+    Row,
+    Series,
+    Stat,
+)
+from sekai.finance.rendering._format import format_pct
+from sekai.rendering import Theme, require_reset
+
+__all__ = ["LimitOrderBookMarketRenderer", "LimitOrderBookMarketTextRenderer"]
+
+
+def _checked(renderer: object, env: Any) -> LimitOrderBookMarket:
+    base: LimitOrderBookMarket = checked_env(renderer, env, LimitOrderBookMarket)
+    # Its clock reads 0 before the first reset; the book is only seeded by a reset.
+    require_reset(len(base.book) > 0)
+    return base
+
+
+class _DecisionClock:
+    """Numbers the market's decision times 0, 1, 2, ... within a session (the dashboard's x)."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+
+    def step(self, env: LimitOrderBookMarket) -> int:
+        now = float(env.timestamp)
+        if now == 0.0 or (self.times and now < self.times[-1]):
+            self.times = [now]
+        elif not self.times or now > self.times[-1]:
+            self.times.append(now)
+        return len(self.times) - 1
+
+
+class LimitOrderBookMarketRenderer(Dashboard):
+    """Draws a ``LimitOrderBookMarket`` as a ``(height, width, 3)`` uint8 dashboard.
+
+    Header: the number of traders, the market's spread (ticks) and the session left. Charts:
+    the mid price with the best bid/ask band; one inventory line and one wealth line per trader;
+    the depth ladder with each trader's resting orders highlighted in its colour. The time axis
+    counts the market's decision times (one per ``step()``).
+
+    Args:
+        width: frame width in pixels.
+        height: frame height in pixels.
+        theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
+        window: show only the latest ``window`` decisions (None: the whole session).
+        levels: price levels per side in the depth ladder.
+    """
+
+    def __init__(
+        self,
+        *,
+        width: int = 720,
+        height: int = 450,
+        theme: str | Theme = "light",
+        window: int | None = None,
+        levels: int = 8,
+    ) -> None:
+        self.levels = check_levels(levels)
+        self._clock = _DecisionClock()
+        super().__init__(
+            self._charts, title="LimitOrderBookMarket", width=width, height=height, theme=theme,
+            window=window,
+        )  # fmt: skip
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, levels={self.levels})"
+
+    def _charts(self, env: LimitOrderBookMarket) -> Row:
+        agents = list(env.possible_agents)
+        colors: list[Any] = ["accent"] if len(agents) == 1 else list(range(len(agents)))
+        inventory = [
+            Series(lambda e, a=a: e.inventory(a), label=a, color=c, style="step")
+            for a, c in zip(agents, colors)
+        ]
+        wealth = [
+            Series(lambda e, a=a: e.wealth(a), label=None, color=c)
+            for a, c in zip(agents, colors)
+        ]
+        owners = {i: a for i, a in enumerate(agents)}
+        return Row(
+            Column(
+                PriceChart("mid" if hasattr(env, "mid") else _mid, spread=best_quotes,
+                           title="Mid price (ticks)", height=1.5),
+                Row(
+                    LineChart(inventory, title="Inventory", baseline=0.0),
+                    LineChart(wealth, title="Wealth (ticks)", baseline=0.0),
+                ),
+                width=1.9,
+            ),
+            OrderBookChart("book", owners=owners, levels=self.levels),
+        )  # fmt: skip
+
+    def target(self, env: Any) -> Any:
+        return _checked(self, env)
+
+    def step_of(self, env: Any) -> int:
+        return self._clock.step(env)
+
+    def horizon(self, env: Any) -> int | None:
+        return decision_count(env)
+
+    def subtitle(self, env: Any) -> str:
+        return flow_subtitle(env)
+
+    def stats(self, env: Any) -> Sequence[Stat]:
+        spread = env.book.spread()
+        left = float(env.time_remaining) / env.params.session_length
+        return [
+            Stat("Traders", str(len(env.possible_agents))),
+            Stat("Spread", "-" if spread is None else f"{int(spread)}"),
+            Stat("Session left", format_pct(min(max(left, 0.0), 1.0), 0)),
+        ]
+
+
+def decision_count(env: LimitOrderBookMarket) -> int:
+    """How many decision times a session has: exact without jitter, else about that many."""
+    length = float(env.params.session_length)
+    intervals = [float(d) for d in env.decision_intervals]
+    if env.jitter > 0 or sum(length / d for d in intervals) > 100_000:
+        return max(1, round(sum(length / d for d in intervals)))
+    times = {round(k * d, 9) for d in intervals for k in range(math.ceil(length / d - 1e-9))}
+    return max(1, len(times))
+
+
+def _mid(env: LimitOrderBookMarket) -> float:
+    mid = env.book.mid()
+    return math.nan if mid is None else float(mid)
+
+
+class LimitOrderBookMarketTextRenderer(FinanceTextRenderer):
+    """Describes a ``LimitOrderBookMarket`` as one text line per call: decision, time, mid,
+    spread, who acts next, and each trader's inventory and wealth."""
+
+    env_type = LimitOrderBookMarket
+    env_title = "LimitOrderBookMarket"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._clock = _DecisionClock()
+
+    def render(self, env: Any) -> str:
+        """One line describing the market now (with a header at the start of a session)."""
+        base = _checked(self, env)
+        step = self._clock.step(base)
+        new = base is not self._env or step == 0 or step < self._last_step
+        self._env, self._last_step = base, step
+        columns = self.columns(base)
+        line = "  ".join(f"{c:>{w}}" for c, (_, w) in zip(self.row(base, step, new), columns))
+        if not new:
+            return line
+        return f"{self.env_title}\n" + "  ".join(f"{h:>{w}}" for h, w in columns) + f"\n{line}"
+
+    def columns(self, env: Any) -> Sequence[tuple[str, int]]:
+        columns = [("step", 5), ("time", 7), ("mid", 9), ("spread", 6), ("acting", 12)]
+        for agent in env.possible_agents:
+            columns.append((f"{agent} q/wealth", max(len(agent) + 9, 14)))
+        return columns
+
+    def row(self, env: Any, step: int, new_episode: bool) -> Sequence[str]:
+        spread = env.book.spread()
+        acting = ",".join(a.rsplit("_", 1)[-1] for a in env.acting) or "-"
+        cells = [str(step), f"{float(env.timestamp):g}", format_price(_mid(env)),
+                 "-" if spread is None else str(int(spread)), acting]  # fmt: skip
+        for agent in env.possible_agents:
+            q = int(env.inventory(agent))
+            cells.append(f"{q:+d}/{float(env.wealth(agent)):+g}" if q else f"0/{env.wealth(agent):+g}")
+        return cells

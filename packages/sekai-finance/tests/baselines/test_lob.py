@@ -1,0 +1,83 @@
+"""LimitOrderBook-v0 baselines: inventory skew and fixed quotes, and their scores (§13.7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.finance.lob import LimitOrderBookEnv
+from sekai.envs.finance.lob_market import LimitOrderBookMarket
+from sekai.finance.baselines._evaluate import evaluate
+from sekai.finance.baselines.lob import FixedQuotes, InventorySkew
+
+
+def within(mean: float, error: float, reference: float, reference_error: float) -> bool:
+    """Within 4 combined standard errors (finance.md §13.1)."""
+    return abs(mean - reference) <= 4 * float(np.hypot(error, reference_error))
+
+
+@pytest.mark.parametrize(
+    ("inventory", "action"),
+    [(0, [1, 1, 1]), (2, [1, 1, 1]), (3, [2, 1, 1]), (-7, [1, 3, 1]), (20, [5, 1, 1])],
+)
+def test_inventory_skew_steps_the_opposite_quote_back(inventory: int, action: list[int]) -> None:
+    assert InventorySkew().action_for(inventory, 5).tolist() == action
+
+
+def test_inventory_skew_reads_inventory_from_the_observation() -> None:
+    env = LimitOrderBookEnv(max_inventory=10)
+    obs = env.reset(seed=0).observation
+    obs["agent"][0] = -0.6  # six lots short
+    assert InventorySkew(lots_per_level=2).__call__(obs, env).tolist() == [1, 4, 1]
+
+
+def test_inventory_skew_returns_a_batch_for_a_vector_env() -> None:
+    vec = sekai.make_vec("LimitOrderBook-v0", 3)
+    result = vec.reset(seed=0)
+    actions = InventorySkew()(result.observations, vec)
+    assert actions.shape == (3, 3) and (actions == [1, 1, 1]).all()
+    vec.close()
+
+
+def test_inventory_skew_drives_a_trader_of_the_multi_agent_market() -> None:
+    env = LimitOrderBookMarket(2)
+    result: Any = env.reset(seed=0)
+    policy = InventorySkew()
+    while env.agents:
+        result = env.step({a: policy(result.observations[a], env) for a in env.acting})
+    assert all(abs(env.inventory(a)) <= 20 for a in env.possible_agents)
+
+
+def test_inventory_skew_rejects_a_bad_lot_count() -> None:
+    with pytest.raises(ValueError, match="lots_per_level"):
+        InventorySkew(0)
+
+
+def test_fixed_quotes() -> None:
+    assert repr(FixedQuotes(2, 2)) == "FixedQuotes(2, 2, 1)"
+    vec = sekai.make_vec("LimitOrderBook-v0", 2)
+    assert FixedQuotes()(None, vec).tolist() == [[1, 1, 1], [1, 1, 1]]
+    vec.close()
+
+
+def test_idle_scores_exactly_zero() -> None:
+    assert evaluate(FixedQuotes(0, 0), "LimitOrderBook-v0", episodes=4, seed=0) == (0.0, 0.0)
+
+
+def test_inventory_skew_scores_the_documented_bar() -> None:
+    # finance.md §13.7: +95.7 ± 0.3 (2,000 episodes); per-episode sd ≈ 13.4
+    mean, error = evaluate(InventorySkew(), "LimitOrderBook-v0", episodes=120, seed=0, num_envs=40)
+    assert within(mean, error, 95.7, 0.3), (mean, error)
+
+
+def test_inventory_skew_beats_joining_both_sides_on_common_random_numbers() -> None:
+    # finance.md §13.7: join both sides −24.9 ± 3.5 (per-episode sd ≈ 156)
+    join, join_error = evaluate(
+        FixedQuotes(1, 1), "LimitOrderBook-v0", episodes=120, seed=0, num_envs=40
+    )
+    assert within(join, join_error, -24.9, 3.5), (join, join_error)
+    skew, _ = evaluate(InventorySkew(), "LimitOrderBook-v0", episodes=120, seed=0, num_envs=40)
+    assert skew > join + 60

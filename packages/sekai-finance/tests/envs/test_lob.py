@@ -1,0 +1,359 @@
+"""LimitOrderBook-v0: spaces, masks, decision rules, rewards, episode bookkeeping."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.finance.lob import LimitOrderBookEnv
+from sekai.error import InvalidAction, ResetRequired
+from sekai.finance.lob import BACKGROUND, OrderBook, Side, StaticFlow, ZeroIntelligenceFlow
+from sekai.spaces import flatdim
+from sekai.utils.action_mask import flatten_action_mask
+
+INFO_KEYS = ["timestamp", "mid_price", "spread", "inventory", "cash", "wealth", "fills", "dt"]
+IDLE = np.array([0, 0, 1])
+JOIN = np.array([1, 1, 1])
+
+
+def static_env(**kwargs: Any) -> LimitOrderBookEnv:
+    """A book that only the agent changes: bids 9999/9998/9997, asks 10001/10002/10003, 3 lots."""
+    kwargs.setdefault("flow", StaticFlow())
+    env = LimitOrderBookEnv(**kwargs)
+    env.reset(seed=0)
+    return env
+
+
+def own(book: OrderBook, side: Side) -> list[tuple[int, int]]:
+    return [(o.price, o.quantity) for o in book.orders_of(0) if o.side is side]
+
+
+# -- spaces and the migration page ---------------------------------------------------------
+
+
+def test_default_spaces() -> None:
+    env = LimitOrderBookEnv()
+    assert repr(env.action_space) == "MultiDiscrete([6, 6, 3])"
+    assert repr(env.observation_space) == (
+        "Dict({book: Box(-inf, inf, (5, 4), float32), trades: MaskedBox(-inf, inf, (3,), "
+        "max_size=16, float32), agent: Box(-inf, inf, (6,), float32)})"
+    )
+    assert flatdim(env.observation_space) == 90
+
+
+def test_registered_env_flattens_to_a_box_and_its_mask_to_15_booleans() -> None:
+    env = sekai.FlattenObservation(sekai.make("LimitOrderBook-v0"))
+    result = env.reset(seed=0)
+    assert type(env.observation_space).__name__ == "Box"
+    assert env.observation_space.shape == (90,) and result.observation.shape == (90,)
+    mask = sekai.get_action_mask(env)  # forwarded through the wrapper
+    assert flatten_action_mask(env.action_space, mask).shape == (15,)
+
+
+def test_registered_env_has_no_time_limit() -> None:
+    env = sekai.make("LimitOrderBook-v0")
+    assert env.spec is not None and env.spec.max_episode_steps is None
+    assert env.spec.vector_entry_point is None
+
+
+def test_check_env_passes() -> None:
+    assert sekai.check_env(LimitOrderBookEnv(), check_determinism=True) == []
+
+
+def test_check_env_passes_with_small_limits() -> None:
+    env = LimitOrderBookEnv(max_inventory=2, order_size=2, levels=2, max_quote_offset=2)
+    assert sekai.check_env(env, n_steps=300, check_determinism=True) == []
+
+
+# -- action mask -----------------------------------------------------------------------------
+
+
+def test_mask_allows_everything_when_flat() -> None:
+    env = LimitOrderBookEnv()
+    env.reset(seed=0)
+    bid, ask, market = env.action_mask()
+    assert bid.tolist() == [1] * 6 and ask.tolist() == [1] * 6 and market.tolist() == [1, 1, 1]
+    assert bid.dtype == np.int8
+
+
+def test_mask_blocks_buying_at_the_long_limit() -> None:
+    env = static_env(max_inventory=1)
+    env.step(np.array([0, 0, 2]))  # buy one lot at the ask
+    bid, ask, market = env.action_mask()
+    assert env.inventory == 1
+    assert bid.tolist() == [1, 0, 0, 0, 0, 0] and ask.tolist() == [1] * 6
+    assert market.tolist() == [1, 1, 0]
+    env.step(np.array([3, 0, 2]))  # masked orders are harmless no-ops
+    assert env.inventory == 1 and own(env.book, Side.BID) == []
+
+
+def test_mask_blocks_selling_at_the_short_limit() -> None:
+    env = static_env(max_inventory=2, order_size=2)
+    env.step(np.array([0, 0, 0]))
+    bid, ask, market = env.action_mask()
+    assert env.inventory == -2
+    assert ask.tolist() == [1, 0, 0, 0, 0, 0] and market.tolist() == [0, 1, 1]
+    assert bid.tolist() == [1] * 6
+
+
+# -- decision rules --------------------------------------------------------------------------
+
+
+def test_level_one_joins_the_best_and_level_k_steps_back() -> None:
+    env = static_env()
+    env.step(np.array([1, 3, 1]))
+    assert own(env.book, Side.BID) == [(9999, 1)] and own(env.book, Side.ASK) == [(10003, 1)]
+    assert env.book.queue_ahead(env.trader.bid_id) == 3
+
+
+def test_unchanged_action_keeps_the_queue_position() -> None:
+    env = static_env()
+    env.step(JOIN)
+    bid_id, ask_id = env.trader.bid_id, env.trader.ask_id
+    result = env.step(JOIN)
+    assert (env.trader.bid_id, env.trader.ask_id) == (bid_id, ask_id)
+    assert result.observation["agent"][4] == 3.0  # three lots ahead of the bid
+
+
+def test_moving_a_quote_reposts_it_at_the_back() -> None:
+    env = static_env()
+    env.step(JOIN)
+    first = env.trader.bid_id
+    env.step(np.array([2, 1, 1]))
+    assert env.trader.bid_id != first and own(env.book, Side.BID) == [(9998, 1)]
+    assert env.book.queue_ahead(env.trader.bid_id) == 3
+
+
+def test_level_one_quote_stays_while_it_is_itself_the_best_price() -> None:
+    env = static_env()
+    env.step(JOIN)
+    mine = env.trader.bid_id
+    for order in env.book.queue(Side.BID, 9999):
+        if order.owner == BACKGROUND:
+            env.book.cancel(order.order_id)
+    env.step(JOIN)  # the others' best is now 9998, but the agent's bid is the best price
+    assert env.trader.bid_id == mine and own(env.book, Side.BID) == [(9999, 1)]
+
+
+def test_level_zero_cancels_the_quote() -> None:
+    env = static_env()
+    env.step(JOIN)
+    env.step(IDLE)
+    assert env.book.n_orders_of(0) == 0
+
+
+def test_quote_goes_one_tick_inside_the_opposite_best_when_its_side_is_empty() -> None:
+    env = static_env(flow=StaticFlow(bids=()))
+    env.step(np.array([1, 0, 1]))
+    assert own(env.book, Side.BID) == [(10_000, 1)]
+    env.step(np.array([2, 0, 1]))
+    assert own(env.book, Side.BID) == [(9_999, 1)]
+
+
+def test_market_order_cancels_own_opposite_quote_first() -> None:
+    env = static_env()
+    env.step(JOIN)  # own ask rests at 10001 behind 3 background lots
+    env.book.cancel(next(o.order_id for o in env.book.queue(Side.ASK, 10_001) if o.owner != 0))
+    ask = env.trader.ask_id
+    assert env.book.queue_ahead(ask) == 0  # the agent's ask is now first in line
+    result = env.step(np.array([1, 0, 2]))
+    assert env.book.get(ask) is None and env.trader.ask_id == 0
+    assert env.inventory == 1 and result.info["fills"] == 1
+    assert env.cash == -10_002.0  # bought from the background at the next ask level
+
+
+def test_market_buy_pays_the_ask_and_reward_is_the_wealth_change() -> None:
+    env = static_env(inventory_penalty=0.5)
+    result = env.step(np.array([0, 0, 2]))
+    # bought at 10001; the mid is then (9999 + 10001) / 2 = 10000 (two lots left at 10001)
+    assert (env.inventory, env.cash) == (1, -10_001.0)
+    assert result.info["wealth"] == -1.0
+    assert result.reward == pytest.approx(-1.0 - 0.5 * 1 * 1.0)
+
+
+# -- episode ---------------------------------------------------------------------------------
+
+
+def test_reset_info_and_observation() -> None:
+    env = LimitOrderBookEnv()
+    result = env.reset(seed=0)
+    assert list(result.info) == INFO_KEYS
+    assert result.info["timestamp"] == 0.0 and result.info["dt"] == 1.0
+    assert result.info["inventory"] == 0 and result.info["wealth"] == 0.0
+    assert env.observation_space.contains(result.observation)
+    assert result.observation["agent"].tolist() == [0.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+    book = result.observation["book"]
+    assert book[0, 0] < 0 < book[0, 2] and (book[:, 1] > 0).all()
+
+
+def test_info_values_are_python_scalars() -> None:
+    env = LimitOrderBookEnv()
+    env.reset(seed=0)
+    info = env.step(JOIN).info
+    assert list(info) == INFO_KEYS
+    assert [type(info[k]) for k in INFO_KEYS] == [float, float, int, int, float, float, int, float]
+
+
+def test_idle_agent_earns_exactly_zero() -> None:
+    env = LimitOrderBookEnv()
+    result: Any = env.reset(seed=1)
+    total = 0.0
+    while not result.done:
+        result = env.step(IDLE)
+        total += result.reward
+    assert total == 0.0 and env.inventory == 0 and env.elapsed_steps == 300
+
+
+def test_reward_is_wealth_change_minus_inventory_penalty() -> None:
+    env = LimitOrderBookEnv()
+    result: Any = env.reset(seed=2)
+    wealth = result.info["wealth"]
+    for _ in range(60):
+        result = env.step(np.array([1, 2, 1]))
+        info = result.info
+        expected = info["wealth"] - wealth - 0.01 * info["inventory"] ** 2 * info["dt"]
+        assert result.reward == pytest.approx(expected, abs=1e-9)
+        wealth = info["wealth"]
+
+
+def test_trades_observation_lists_recent_trades_oldest_first() -> None:
+    env = LimitOrderBookEnv()
+    env.reset(seed=3)
+    for _ in range(5):
+        result = env.step(IDLE)
+    trades = result.observation["trades"]
+    n = int(trades["mask"].sum())
+    assert n > 0 and trades["mask"][:n].all() and not trades["mask"][n:].any()
+    assert set(trades["values"][:n, 2].tolist()) <= {1.0, -1.0}
+    assert (trades["values"][:n, 1] >= 1).all() and (trades["values"][n:] == 0).all()
+
+
+def test_session_ends_after_n_steps_and_last_step_may_be_shorter() -> None:
+    env = LimitOrderBookEnv(session_length=3.0, decision_interval=0.7)
+    assert env.n_steps == 5
+    env.reset(seed=0)
+    results = [env.step(IDLE) for _ in range(5)]
+    assert [r.terminated for r in results] == [False] * 4 + [True]
+    assert results[-1].info["dt"] == pytest.approx(0.2)
+    assert results[-1].info["timestamp"] == pytest.approx(3.0)
+    assert results[-1].observation["agent"][1] == 0.0
+    with pytest.raises(ResetRequired, match="reset"):
+        env.step(IDLE)
+
+
+def test_step_before_reset_raises_reset_required() -> None:
+    with pytest.raises(ResetRequired):
+        LimitOrderBookEnv().step(IDLE)
+
+
+@pytest.mark.parametrize(
+    "action", [np.array([6, 0, 1]), np.array([0, 0, 3]), np.array([1.0, 1.0, 1.0]), [1, 1], "x"]
+)
+def test_actions_outside_the_space_raise_invalid_action(action: Any) -> None:
+    env = LimitOrderBookEnv()
+    env.reset(seed=0)
+    with pytest.raises(InvalidAction):
+        env.step(action)
+
+
+def test_actions_may_be_lists_of_ints() -> None:
+    env = static_env()
+    env.step([1, 1, 1])  # type: ignore[arg-type]
+    assert env.book.n_orders_of(0) == 2
+
+
+@pytest.mark.parametrize("options", [{"strat": 1}, {"start": 3}])
+def test_reset_rejects_options(options: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        LimitOrderBookEnv().reset(options=options)
+
+
+def test_same_seed_same_episode_and_different_seeds_differ() -> None:
+    def rollout(seed: int) -> list[float]:
+        env = LimitOrderBookEnv()
+        env.reset(seed=seed)
+        return [env.step(JOIN).reward for _ in range(40)]
+
+    assert rollout(5) == rollout(5)
+    assert rollout(5) != rollout(6)
+
+
+def test_state_attributes() -> None:
+    env = LimitOrderBookEnv()
+    with pytest.raises(ResetRequired):
+        env.timestamp  # noqa: B018
+    env.reset(seed=0)
+    env.step(JOIN)
+    assert env.timestamp == 1.0 and env.time_remaining == 299.0 and env.elapsed_steps == 1
+    assert env.wealth == env.cash + env.inventory * env.mid
+    assert env.book.time == pytest.approx(21.0)  # after the 20-unit warm-up
+    assert env.metadata == {"render_fps": 10}
+
+
+@pytest.mark.parametrize("name", ["levels", "max_quote_offset", "max_trades", "session_length"])
+def test_space_defining_parameters_are_read_only(name: str) -> None:
+    env = LimitOrderBookEnv()
+    with pytest.raises(AttributeError, match="fixed at construction"):
+        setattr(env, name, 3)
+
+
+def test_settable_parameters_are_validated() -> None:
+    env = LimitOrderBookEnv()
+    env.inventory_penalty = 0.5
+    assert env.inventory_penalty == 0.5
+    with pytest.raises(ValueError, match="inventory_penalty"):
+        env.inventory_penalty = -1.0
+    with pytest.raises(TypeError, match="OrderFlow"):
+        env.flow = "zi"
+    env.flow = ZeroIntelligenceFlow(market_rate=1.0)
+    assert env.flow.market_rate == 1.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"mid_price": 19}, "mid_price"),
+        ({"mid_price": 100.0}, "mid_price"),
+        ({"levels": 0}, "levels"),
+        ({"max_quote_offset": 0}, "max_quote_offset"),
+        ({"decision_interval": 0.0}, "decision_interval"),
+        ({"session_length": -1.0}, "session_length"),
+        ({"inventory_penalty": float("nan")}, "inventory_penalty"),
+        ({"warmup": -1.0}, "warmup"),
+        ({"max_inventory": True}, "max_inventory"),
+    ],
+)
+def test_invalid_parameters_raise_value_error(kwargs: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        LimitOrderBookEnv(**kwargs)
+
+
+def test_flow_of_the_wrong_type_raises_type_error() -> None:
+    with pytest.raises(TypeError, match="OrderFlow"):
+        LimitOrderBookEnv(flow=object())  # type: ignore[arg-type]
+
+
+def test_agent_never_trades_with_itself() -> None:
+    env = LimitOrderBookEnv()
+    result: Any = env.reset(seed=4)
+    book = env.book
+    original = book._market
+    seen: list[Any] = []
+
+    def spy(side: Side, quantity: int, owner: int) -> Any:
+        out = original(side, quantity, owner)
+        seen.extend(out[1])
+        return out
+
+    book._market = spy  # type: ignore[method-assign]
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        bid, ask, market = env.action_mask()
+        action = np.array([rng.choice(np.flatnonzero(m)) for m in (bid, ask, market)])
+        result = env.step(action)
+        if result.done:
+            break
+    assert seen and all(f.maker_owner != f.taker_owner for f in seen if f.taker_owner == 0)

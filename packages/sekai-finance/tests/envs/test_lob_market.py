@@ -1,0 +1,179 @@
+"""LimitOrderBookMarket: the MultiAgentEnv contract, turn-taking, and trading between traders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.core.result import MAResetResult, MAStepResult
+from sekai.envs.finance.lob_market import LimitOrderBookMarket
+from sekai.error import InvalidAction, ResetRequired
+from sekai.finance.lob import Side, StaticFlow
+
+JOIN = np.array([1, 1, 1])
+IDLE = np.array([0, 0, 1])
+
+
+def test_repr_through_the_joint_envs_package() -> None:
+    env = sekai.envs.LimitOrderBookMarket(3)
+    assert repr(env) == "<LimitOrderBookMarket agents=['trader_0', 'trader_1', 'trader_2']>"
+    assert sekai.envs.finance.LimitOrderBookMarket is LimitOrderBookMarket
+    assert isinstance(env, sekai.MultiAgentEnv)
+
+
+def test_spaces_are_those_of_limit_order_book_v0() -> None:
+    env = LimitOrderBookMarket(2)
+    single = sekai.envs.finance.LimitOrderBookEnv()
+    for agent in env.possible_agents:
+        assert env.observation_space(agent) == single.observation_space
+        assert env.action_space(agent) == single.action_space
+    assert env.num_agents == env.max_num_agents == 2
+
+
+def test_full_episode_follows_the_multi_agent_contract() -> None:
+    env = LimitOrderBookMarket(3)
+    reset = env.reset(seed=0)
+    assert isinstance(reset, MAResetResult)
+    assert sorted(reset.observations) == env.possible_agents == sorted(reset.info)
+    for agent, obs in reset.observations.items():
+        assert env.observation_space(agent).contains(obs)
+    steps = 0
+    result: Any = reset
+    while env.agents:
+        actions = {a: env.action_space(a).sample(mask=env.action_mask(a)) for a in env.acting}
+        result = env.step(actions)
+        steps += 1
+        assert isinstance(result, MAStepResult)
+        for mapping in (result.rewards, result.terminated, result.truncated, result.info):
+            assert sorted(mapping) == env.possible_agents
+        for agent, obs in result.observations.items():
+            assert env.observation_space(agent).contains(obs)
+        assert all(type(r) is float for r in result.rewards.values())
+    assert steps == 300 and result.all_done and env.agents == [] and env.acting == []
+    with pytest.raises(ResetRequired, match="reset"):
+        env.step({})
+
+
+def test_step_before_reset_raises_reset_required() -> None:
+    with pytest.raises(ResetRequired):
+        LimitOrderBookMarket(2).step({"trader_0": JOIN, "trader_1": JOIN})
+
+
+def test_step_needs_exactly_the_acting_traders() -> None:
+    env = LimitOrderBookMarket(2)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"\['trader_0', 'trader_1'\]"):
+        env.step({"trader_0": JOIN})
+
+
+def test_every_action_is_checked_before_any_is_executed() -> None:
+    env = LimitOrderBookMarket(2, flow=StaticFlow())
+    env.reset(seed=0)
+    with pytest.raises(InvalidAction):
+        env.step({"trader_0": np.array([0, 0, 2]), "trader_1": np.array([9, 0, 1])})
+    assert env.inventory("trader_0") == 0 and len(env.book) == 6
+
+
+def test_slower_trader_acts_less_often_and_keeps_earning_rewards() -> None:
+    env = LimitOrderBookMarket(2, decision_intervals=[1.0, 2.0])
+    env.reset(seed=1)
+    first = env.step({"trader_0": JOIN, "trader_1": JOIN})
+    assert env.acting == ["trader_0"] and list(first.observations) == ["trader_0"]
+    assert first.info["trader_1"]["acting"] is False and first.info["trader_0"]["acting"] is True
+    assert env.next_decision == {"trader_0": 1.0, "trader_1": 2.0}
+    second = env.step({"trader_0": JOIN})
+    assert sorted(second.observations) == ["trader_0", "trader_1"]
+    assert "trader_1" in second.rewards and second.info["trader_1"]["dt"] == 1.0
+
+
+def test_total_reward_is_the_wealth_change_minus_penalties_for_every_trader() -> None:
+    env = LimitOrderBookMarket(2, decision_intervals=[1.0, 3.0], inventory_penalty=0.0)
+    env.reset(seed=2)
+    totals = dict.fromkeys(env.possible_agents, 0.0)
+    for _ in range(60):
+        result = env.step(dict.fromkeys(env.acting, JOIN))
+        for agent, reward in result.rewards.items():
+            totals[agent] += reward
+    for agent in env.possible_agents:
+        assert totals[agent] == pytest.approx(env.wealth(agent), abs=1e-6)
+
+
+def test_one_traders_market_order_fills_anothers_quote_and_both_are_booked() -> None:
+    flow = StaticFlow(bids=((1, 1),), asks=((1, 1),))
+    env = LimitOrderBookMarket(2, flow=flow, order_size=2)
+    env.reset(seed=0)
+    env.step({"trader_0": np.array([0, 1, 1]), "trader_1": IDLE})  # trader_0 asks at 10001
+    result = env.step({"trader_0": np.array([0, 1, 1]), "trader_1": np.array([0, 0, 2])})
+    assert env.inventory("trader_1") == 2  # one lot from the background, one from trader_0
+    assert env.inventory("trader_0") == -1
+    assert result.info["trader_0"]["fills"] == 1 and result.info["trader_1"]["fills"] == 2
+
+
+def test_a_trader_never_fills_its_own_quote() -> None:
+    env = LimitOrderBookMarket(1, flow=StaticFlow(bids=((1, 1),), asks=((2, 1),)))
+    env.reset(seed=0)
+    env.step({"trader_0": np.array([0, 1, 1])})  # own ask joins the background's at 10002
+    background = [o for o in env.book.queue(Side.ASK, 10_002) if o.owner != 0]
+    env.book.cancel(background[0].order_id)  # now the trader's own ask is the only one
+    result = env.step({"trader_0": np.array([0, 0, 2])})
+    assert env.inventory("trader_0") == 0 and result.info["trader_0"]["fills"] == 0
+    assert env.book.n_orders_of(0) == 0  # the resting ask was cancelled, not traded against
+
+
+def test_jitter_is_reproducible_and_bounded() -> None:
+    def times(seed: int) -> list[float]:
+        env = LimitOrderBookMarket(1, jitter=0.5)
+        env.reset(seed=seed)
+        out = [0.0]
+        for _ in range(20):
+            env.step(dict.fromkeys(env.acting, IDLE))
+            out.append(env.timestamp)
+        return out
+
+    assert times(0) == times(0) and times(0) != times(1)
+    waits = np.diff(times(0))
+    assert (waits >= 0.5).all() and (waits <= 1.5).all() and waits.std() > 0
+
+
+def test_coincident_decision_times_count_as_simultaneous() -> None:
+    env = LimitOrderBookMarket(2, decision_intervals=[0.1, 0.3], session_length=1.0)
+    env.reset(seed=0)
+    for _ in range(2):
+        env.step(dict.fromkeys(env.acting, IDLE))
+    assert env.acting == ["trader_0"]
+    env.step(dict.fromkeys(env.acting, IDLE))
+    assert env.acting == ["trader_0", "trader_1"]  # 3 x 0.1 and 0.3 differ by rounding only
+
+
+def test_dt_sums_to_the_session_length() -> None:
+    env = LimitOrderBookMarket(3, decision_intervals=[0.7, 1.1, 0.3], session_length=10.0)
+    env.reset(seed=0)
+    total = 0.0
+    while env.agents:
+        result = env.step(dict.fromkeys(env.acting, IDLE))
+        total += result.info["trader_0"]["dt"]
+    assert total == pytest.approx(10.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_agents": 0}, "n_agents"),
+        ({"jitter": 1.0}, "jitter"),
+        ({"decision_intervals": [1.0]}, "decision_intervals"),
+        ({"decision_intervals": 0.0}, "decision_intervals"),
+        ({"levels": 0}, "levels"),
+    ],
+)
+def test_invalid_parameters_raise_value_error(kwargs: dict[str, Any], match: str) -> None:
+    kwargs.setdefault("n_agents", 2)
+    with pytest.raises(ValueError, match=match):
+        LimitOrderBookMarket(**kwargs)
+
+
+def test_unknown_agent_raises_key_error() -> None:
+    with pytest.raises(KeyError, match="trader_9"):
+        LimitOrderBookMarket(2).action_mask("trader_9")

@@ -1,0 +1,135 @@
+"""ZeroIntelligenceFlow: parameters, seeding the book, and the statistics of the simulated book."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sekai.finance.lob import BACKGROUND, OrderBook, OrderFlow, Side, ZeroIntelligenceFlow
+
+
+def run(flow: ZeroIntelligenceFlow, seed: int, horizon: int) -> tuple[OrderBook, list[Any]]:
+    book, rng = OrderBook(), np.random.default_rng(seed)
+    flow.initialise(book, rng, mid=10_000)
+    fills = []
+    for t in range(1, horizon + 1):
+        fills += flow.advance(book, rng, float(t))
+    return book, fills
+
+
+def test_defaults_and_repr() -> None:
+    flow = ZeroIntelligenceFlow()
+    assert (flow.limit_rate, flow.market_rate, flow.cancel_rate) == (10.0, 2.0, 0.5)
+    assert (flow.max_offset, flow.offset_decay, flow.mean_size) == (10, 0.5, 3.0)
+    assert repr(flow) == (
+        "ZeroIntelligenceFlow(limit_rate=10.0, market_rate=2.0, cancel_rate=0.5, max_offset=10, "
+        "offset_decay=0.5, mean_size=3.0)"
+    )
+    assert isinstance(flow, OrderFlow)
+
+
+def test_flow_is_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ZeroIntelligenceFlow().limit_rate = 1.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"limit_rate": 0.0}, "limit_rate"),
+        ({"market_rate": -1.0}, "market_rate"),
+        ({"cancel_rate": -0.1}, "cancel_rate"),
+        ({"offset_decay": float("nan")}, "offset_decay"),
+        ({"mean_size": 0.5}, "mean_size"),
+        ({"max_offset": 0}, "max_offset"),
+        ({"max_offset": 2.0}, "max_offset"),
+        ({"limit_rate": True}, "limit_rate"),
+    ],
+)
+def test_invalid_parameters_raise_value_error(kwargs: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        ZeroIntelligenceFlow(**kwargs)
+
+
+def test_initialise_seeds_a_symmetric_book_around_mid() -> None:
+    book = OrderBook()
+    book.limit(Side.BID, 5, 1, owner=0)
+    ZeroIntelligenceFlow().initialise(book, np.random.default_rng(0), mid=100, levels=4)
+    bid_px, bid_sz, ask_px, ask_sz = book.depth(4)
+    assert bid_px.tolist() == [99, 98, 97, 96] and ask_px.tolist() == [101, 102, 103, 104]
+    assert bid_sz.tolist() == ask_sz.tolist()
+    assert len(book) == 24 and book.last_price == 100 and book.n_orders_of(0) == 0
+
+
+def test_initialise_refuses_a_mid_too_close_to_zero() -> None:
+    with pytest.raises(ValueError, match="mid"):
+        ZeroIntelligenceFlow().initialise(OrderBook(), np.random.default_rng(0), mid=5)
+
+
+def test_same_seed_gives_the_same_flow() -> None:
+    flow = ZeroIntelligenceFlow()
+    (a, fills_a), (b, fills_b) = run(flow, 3, 30), run(flow, 3, 30)
+    assert fills_a == fills_b
+    assert [x.tolist() for x in a.depth(10)] == [x.tolist() for x in b.depth(10)]
+    assert run(flow, 4, 30)[1] != fills_a
+
+
+def test_advance_moves_the_clock_to_until_and_never_crosses() -> None:
+    flow, book, rng = ZeroIntelligenceFlow(), OrderBook(), np.random.default_rng(1)
+    flow.initialise(book, rng, mid=10_000)
+    for step in range(1, 200):
+        fills = flow.advance(book, rng, step * 0.5)
+        assert book.time == step * 0.5
+        assert all(step * 0.5 - 0.5 <= f.time <= step * 0.5 for f in fills)
+        assert book.best_bid() is not None and book.best_ask() is not None
+        assert book.best_bid() < book.best_ask()  # type: ignore[operator]
+    assert flow.advance(book, rng, 1.0) == [] and book.time == 99.5  # no time travel
+
+
+def test_default_flow_statistics_match_the_documented_book() -> None:
+    flow, book, rng = ZeroIntelligenceFlow(), OrderBook(), np.random.default_rng(0)
+    flow.initialise(book, rng, mid=10_000)
+    flow.advance(book, rng, 20.0)
+    sizes: list[int] = []
+    spreads: list[Any] = []
+    mids: list[Any] = []
+    for t in range(21, 1021):
+        flow.advance(book, rng, float(t))
+        sizes.append(len(book))
+        spreads.append(book.spread())
+        mids.append(book.mid())
+    assert 25 < np.mean(sizes) < 40  # "about 30 orders"
+    assert 1.0 <= np.mean(spreads) < 1.3  # "about one tick"
+    assert 0.3 < np.std(np.diff(mids)) < 0.8  # "roughly 0.5 tick per unit time"
+
+
+def test_agent_orders_are_never_cancelled_by_the_flow() -> None:
+    flow = ZeroIntelligenceFlow(cancel_rate=5.0)  # background orders live 0.2 time units
+    for seed in range(5):
+        book, rng = OrderBook(), np.random.default_rng(seed)
+        flow.initialise(book, rng, mid=10_000)
+        order_id = book.limit(Side.BID, 9_990, 1, owner=0)[0]
+        assert order_id is not None
+        fills = []
+        for t in range(1, 21):
+            fills += flow.advance(book, rng, float(t))
+        filled = any(f.maker_order_id == order_id for f in fills)
+        assert (book.get(order_id) is not None) != filled  # it rests until it is filled
+
+
+def test_an_emptied_side_is_refilled_before_the_flow_continues() -> None:
+    flow, book, rng = ZeroIntelligenceFlow(), OrderBook(), np.random.default_rng(0)
+    flow.initialise(book, rng, mid=10_000, levels=2, orders_per_level=1)
+    book.market(Side.ASK, 1_000, owner=0)  # an agent sweeps every bid
+    assert book.best_bid() is None
+    flow.advance(book, rng, book.time + 1e-9)
+    assert book.best_bid() is not None and book.best_bid() < book.best_ask()  # type: ignore[operator]
+    assert all(o.owner == BACKGROUND for o in book.orders_of(BACKGROUND))
+
+
+def test_mean_size_one_gives_single_lot_orders() -> None:
+    book, _ = run(ZeroIntelligenceFlow(mean_size=1.0), 0, 5)
+    assert all(o.quantity == 1 for o in book.orders_of(BACKGROUND))

@@ -1,0 +1,180 @@
+"""The body of one RayVecEnv worker actor: a slice of the sub-envs, each driven by a ``SubEnv``.
+
+Autoreset, freezing and attribute access are ``SubEnv``'s, the code SyncVecEnv and ProcVecEnv
+workers run; each method runs its command on every sub-env of the slice (``run_each``: a failing
+sub-env does not stop the others) and replies with bytes the parent unpickles:
+``(entries, errors)``, one entry per sub-env (None where it failed) and ``errors`` None or a
+list of ``(local index, ErrorInfo)``. Exceptions never escape a method, so Ray reports only what
+Ray itself suffers (a dead actor) and the parent names the sub-env for everything else.
+
+This module imports no Ray: Ray makes the actor with ``ray.remote(RayWorker)`` in the parent.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+from sekai.vector._contract.subenv import SubEnv, run_each
+from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
+from sekai.vector.proc.errors import ErrorInfo, describe, dumps
+
+__all__ = ["OWNER", "RayWorker"]
+
+OWNER = "RayVecEnv"
+
+Errors = list[tuple[int, ErrorInfo]]
+
+
+def _encode(what: str, entries: Any, errors: Errors) -> bytes:
+    """The pickled reply; an entry that cannot be pickled becomes its sub-env's error."""
+    try:
+        return dumps((entries, errors or None))
+    except Exception as exc:
+        failure: Exception = exc
+    errors = list(errors)
+    if isinstance(entries, list):
+        entries = list(entries)
+        for index, entry in enumerate(entries):
+            try:
+                dumps(entry)
+            except Exception as exc:
+                entries[index] = None
+                errors.append((index, describe(exc, f"the result of {what}() cannot be sent")))
+        errors.sort(key=lambda item: item[0])
+    else:
+        entries = None
+        errors.append((0, describe(failure, "the reply cannot be sent to the parent")))
+    try:
+        return dumps((entries, errors))
+    except Exception as exc:
+        return dumps((None, [(0, describe(exc, "the reply cannot be pickled"))]))
+
+
+def _failures(failures: list[tuple[int, Exception]]) -> Errors:
+    return [(index, describe(exc)) for index, exc in failures]
+
+
+class RayWorker:
+    """The sub-envs of one worker actor and its commands (each returns the encoded reply)."""
+
+    def __init__(self) -> None:
+        self.subs: list[SubEnv] = []
+
+    def _reply(self, what: str, command: Callable[[], tuple[Any, Errors]]) -> bytes:
+        try:
+            entries, errors = command()
+        except Exception as exc:  # a command that cannot even start: the slice's first fails
+            entries, errors = None, [(0, describe(exc))]
+        return _encode(what, entries, errors)
+
+    def pid(self) -> int:
+        """The actor's process id (tests kill it to simulate a crash)."""
+        return os.getpid()
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def init(self, payload: bytes, autoreset: bool, first: int) -> bytes:
+        """Build the slice's sub-envs from cloudpickled factories; sub-env ``first`` is the
+        first. Entries: ``(observation_space, action_space, metadata, [resets_itself])``."""
+        return self._reply("init", lambda: self._init(payload, autoreset, first))
+
+    def _init(self, payload: bytes, autoreset: bool, first: int) -> tuple[Any, Errors]:
+        try:
+            fns = env_factories(pickle.loads(payload), OWNER)
+        except Exception as exc:
+            return None, [(0, describe(exc, "the env factories cannot be unpickled"))]
+        envs: list[Any] = []
+        for index, fn in enumerate(fns):
+            try:  # one at a time, to name the sub-env whose factory failed
+                env = build_envs([fn], OWNER, first_index=first + index)[0]
+                envs.append(env)
+                check_same_spaces(
+                    OWNER,
+                    first + index,
+                    (env.observation_space, env.action_space),
+                    (envs[0].observation_space, envs[0].action_space),
+                    first,
+                )
+            except Exception as exc:
+                close_quietly(envs)
+                return None, [(index, describe(exc))]
+        self.subs = [SubEnv(env, autoreset) for env in envs]
+        head = envs[0]
+        metadata = head.metadata
+        try:
+            dumps(metadata)
+        except Exception:  # metadata is informative: do not fail the whole VecEnv on it
+            metadata = {}
+        resets = [sub.resets_itself for sub in self.subs]
+        return (head.observation_space, head.action_space, metadata, resets), []
+
+    def reset(self, payload: bytes) -> bytes:
+        """Reset each sub-env with its pickled ``(seed, options)``.
+        Entries: ``(observation, info)``."""
+
+        def command() -> tuple[Any, Errors]:
+            plans = pickle.loads(payload)
+            results, failures = run_each(lambda sub, plan: sub.reset(*plan), self.subs, plans)
+            entries = [None if r is None else (r.observation, r.info) for r in results]
+            return entries, _failures(failures)
+
+        return self._reply("reset", command)
+
+    def step(self, payload: bytes) -> bytes:
+        """Step each sub-env with its pickled action (autoreset or freezing by ``SubEnv``).
+        Entries: ``(observation, reward, terminated, truncated, info)``."""
+
+        def command() -> tuple[Any, Errors]:
+            results, failures = run_each(SubEnv.step, self.subs, pickle.loads(payload))
+            entries = [
+                None if r is None else (r.observation, r.reward, r.terminated, r.truncated, r.info)
+                for r in results
+            ]
+            return entries, _failures(failures)
+
+        return self._reply("step", command)
+
+    def get_attr(self, name: str) -> bytes:
+        """Each sub-env's ``name`` (through its wrapper stack)."""
+
+        def command() -> tuple[Any, Errors]:
+            results, failures = run_each(lambda sub, _: sub.get_attr(name), self.subs, self.subs)
+            return results, _failures(failures)
+
+        return self._reply("get_attr", command)
+
+    def set_attr(self, payload: bytes, name: str) -> bytes:
+        """Set ``name`` on each sub-env to its pickled value."""
+
+        def command() -> tuple[Any, Errors]:
+            values = pickle.loads(payload)
+            _, failures = run_each(lambda sub, v: sub.set_attr(name, v), self.subs, values)
+            return None, _failures(failures)
+
+        return self._reply("set_attr", command)
+
+    def call(self, payload: bytes, name: str) -> bytes:
+        """Call method ``name`` of each sub-env with the pickled ``(args, kwargs)`` (or read it
+        when it is not callable)."""
+
+        def command() -> tuple[Any, Errors]:
+            args, kwargs = pickle.loads(payload)
+            results, failures = run_each(
+                lambda sub, _: sub.call(name, args, kwargs), self.subs, self.subs
+            )
+            return results, _failures(failures)
+
+        return self._reply("call", command)
+
+    def close(self) -> bytes:
+        """Close every sub-env of the slice."""
+
+        def command() -> tuple[Any, Errors]:
+            _, failures = run_each(lambda sub, _: sub.close(), self.subs, self.subs)
+            self.subs = []
+            return None, _failures(failures)
+
+        return self._reply("close", command)

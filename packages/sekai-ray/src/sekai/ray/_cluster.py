@@ -1,0 +1,149 @@
+"""Connecting to Ray: an existing cluster by address, or a local one kept on this machine."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+__all__ = [
+    "LOCAL_ENV",
+    "actor_options",
+    "check_feasible",
+    "connect",
+    "default_num_workers",
+]
+
+# Environment defaults applied before Ray is first imported for a local cluster (a user's own
+# setting always wins). Ray reads them at import time:
+# - RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0: single-machine mode (Ray's default on macOS and
+#   Windows). The node address is then 127.0.0.1, so every Ray process listens on loopback only;
+#   otherwise Ray asks the routing table for the machine's outward address and listens there.
+# - RAY_USAGE_STATS_ENABLED=0: never report usage statistics to Ray's servers.
+LOCAL_ENV: dict[str, str] = {
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    "RAY_USAGE_STATS_ENABLED": "0",
+}
+
+_started_here = False  # whether connect() started the local cluster Ray is connected to
+
+_RESOURCES_TYPE = (
+    "resources_per_worker must be a dict of resource name -> amount, such as "
+    '{{"CPU": 2}}, {{"CPU": 1, "GPU": 0.5}} or {{"CPU": 1, "memory": 2**30, "my_resource": 1}}, '
+    "got {got}."
+)
+
+
+def connect(address: str | None) -> ModuleType:
+    """The ``ray`` module, connected to a cluster.
+
+    - Ray already initialised in this process: that connection is used as it is.
+    - ``address`` given: ``ray.init(address=address)`` (``"auto"``, ``"host:port"`` or
+      ``"ray://host:port"`` for Ray Client).
+    - Otherwise a new local cluster: dashboard off, and (when Ray is first imported here)
+      loopback-only and without usage reporting (``LOCAL_ENV``). It is never an existing
+      cluster found through ``RAY_ADDRESS`` or a running ``ray start``: pass ``address="auto"``
+      for that. It stays up for later RayVecEnvs until ``ray.shutdown()`` or the process exits.
+
+    Raises:
+        TypeError: ``address`` is not a string or None.
+    """
+    if address is not None and not isinstance(address, str):
+        raise TypeError(
+            f"address must be a Ray cluster address (str) or None, got {type(address).__name__}."
+        )
+    if address is None and "ray" not in sys.modules:
+        for key, value in LOCAL_ENV.items():
+            os.environ.setdefault(key, value)
+    import ray
+
+    global _started_here
+    if not ray.is_initialized():
+        _started_here = False
+        if address is None:
+            # "local": start a new instance even when RAY_ADDRESS or a running cluster exists.
+            ray.init(address="local", include_dashboard=False)
+            _started_here = True
+        else:
+            ray.init(address=address)
+    module: ModuleType = ray
+    return module
+
+
+def _check_amount(name: str, amount: Any) -> float:
+    if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not amount >= 0:
+        raise ValueError(f"resources_per_worker[{name!r}] must be a number >= 0, got {amount!r}.")
+    return float(amount)
+
+
+def actor_options(resources: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``ray.remote(...).options()`` of one worker actor for ``resources_per_worker``.
+
+    The keys are Ray's resource names, as in Ray Train's ``resources_per_worker``: ``"CPU"``,
+    ``"GPU"``, ``"memory"`` (bytes) and any custom resource. ``"CPU"`` defaults to 1, so each
+    actor reserves a CPU for its sub-envs.
+
+    Raises:
+        TypeError: not a mapping of str keys.
+        ValueError: an amount that is not a number >= 0.
+    """
+    if resources is None:
+        resources = {}
+    if not isinstance(resources, Mapping):
+        raise TypeError(_RESOURCES_TYPE.format(got=type(resources).__name__))
+    options: dict[str, Any] = {"num_cpus": 1.0}
+    custom: dict[str, float] = {}
+    for name, amount in resources.items():
+        if not isinstance(name, str):
+            raise TypeError(_RESOURCES_TYPE.format(got=f"a key {name!r}"))
+        value = _check_amount(name, amount)
+        if name == "CPU":
+            options["num_cpus"] = value
+        elif name == "GPU":
+            options["num_gpus"] = value
+        elif name == "memory":
+            options["memory"] = value
+        else:
+            custom[name] = value
+    if custom:
+        options["resources"] = custom
+    return options
+
+
+def default_num_workers(ray: ModuleType, num_envs: int, options: Mapping[str, Any]) -> int:
+    """One actor per sub-env, but no more than the cluster's CPUs can hold at once."""
+    per_worker = float(options.get("num_cpus", 1.0))
+    if per_worker <= 0:
+        return num_envs
+    total = float(ray.cluster_resources().get("CPU", 0.0))
+    return max(1, min(num_envs, int(total // per_worker)))
+
+
+def check_feasible(ray: ModuleType, options: Mapping[str, Any], num_workers: int) -> None:
+    """On a local cluster started here (its resources are fixed), fail at once when the actors
+    ask for more than it has, instead of waiting forever for them to be scheduled.
+
+    Raises:
+        ValueError: naming the resource, what was asked and what the cluster has.
+    """
+    if not _started_here:
+        return  # a real cluster may grow (autoscaler): Ray waits for the resources
+    asked = {
+        "CPU": options.get("num_cpus", 0.0),
+        "GPU": options.get("num_gpus", 0.0),
+        "memory": options.get("memory", 0.0),
+        **options.get("resources", {}),
+    }
+    total = ray.cluster_resources()
+    for name, amount in asked.items():
+        need = float(amount) * num_workers
+        have = float(total.get(name, 0.0))
+        if need > have + 1e-9:
+            raise ValueError(
+                f"RayVecEnv asks for {need:g} {name} ({num_workers} worker actors x {amount:g}), "
+                f"but the local Ray cluster has {have:g}. Use fewer workers (num_workers), "
+                f"less per worker (resources_per_worker={{{name!r}: ...}}), or connect to a "
+                "larger cluster (address=...)."
+            )

@@ -1,0 +1,250 @@
+"""The parent's side of the worker actors: starting, commands, replies, dead actors, stopping.
+
+Every command is pickled for every actor before anything is sent, so an argument that cannot be
+pickled fails without leaving the actors out of step. A call sends one request per actor and
+waits for all of them (one round trip per actor). An actor that died, or that does not answer
+within the timeout (it is then killed), is reported as ``VecEnvWorkerError`` naming it and its
+sub-envs, and every later call raises that error again without contacting the actors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import pickle
+import time
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any, NamedTuple
+
+from sekai.error import VecEnvWorkerError
+from sekai.vector.proc.errors import ErrorInfo, worker_error, worker_error_class
+
+__all__ = ["DIED", "ActorHandle", "ActorPool", "Outcome"]
+
+DIED = "worker actor died unexpectedly"
+STOPPED = "worker actor was stopped by close()"
+
+
+class Outcome(NamedTuple):
+    """One actor's answer: its entries (or None) and the errors as (sub-env, exception)."""
+
+    entries: Any
+    errors: list[tuple[int, VecEnvWorkerError]]
+
+
+class ActorHandle:
+    """A worker actor and the sub-envs ``lo:hi`` it runs."""
+
+    __slots__ = ("actor", "dead", "hi", "index", "lo")
+
+    def __init__(self, index: int, lo: int, hi: int, actor: Any) -> None:
+        self.index = index
+        self.lo = lo
+        self.hi = hi
+        self.actor = actor
+        self.dead: VecEnvWorkerError | None = None  # why it is dead, once it is
+
+    def failure(self, exc_type: str, message: str) -> VecEnvWorkerError:
+        """The error naming this actor (and its sub-envs when it runs several)."""
+        cls = worker_error_class(TimeoutError) if exc_type == "TimeoutError" else VecEnvWorkerError
+        return cls(self.lo, exc_type, message, worker=self.index, ranks=range(self.lo, self.hi))
+
+
+class ActorPool:
+    """The worker actors of one RayVecEnv."""
+
+    def __init__(self, ray: ModuleType, slices: Sequence[tuple[int, int]]) -> None:
+        self.ray = ray
+        self.slices = list(slices)
+        self.handles: list[ActorHandle] = []
+
+    def start(self, actor_class: Any, options: dict[str, Any]) -> None:
+        """Create one actor per slice (Ray starts them in the background)."""
+        configured = actor_class.options(**options, max_restarts=0, max_task_retries=0)
+        for index, (lo, hi) in enumerate(self.slices):
+            self.handles.append(ActorHandle(index, lo, hi, configured.remote()))
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def raise_if_dead(self) -> None:
+        """Raise the error of the first dead actor (every call needs all of them)."""
+        for handle in self.handles:
+            if handle.dead is not None:
+                error = handle.failure(handle.dead.exc_type, handle.dead.message)
+                raise error from handle.dead.__cause__
+
+    def encode(self, arguments: Sequence[Any], what: str) -> list[bytes]:
+        """``arguments[i]`` pickled for actor ``i``, all before anything is sent.
+
+        Raises:
+            TypeError: an argument cannot be pickled, naming the sub-env whose item fails.
+        """
+        dumps = self.ray.cloudpickle.dumps
+        payloads: list[bytes] = []
+        for (lo, hi), argument in zip(self.slices, arguments):
+            try:
+                payloads.append(dumps(argument, protocol=pickle.HIGHEST_PROTOCOL))
+            except Exception as exc:
+                rank = lo + _failing_item(dumps, argument, hi - lo)
+                raise TypeError(
+                    f"RayVecEnv cannot send {what} for sub-env {rank} to its worker actor: it "
+                    f"cannot be pickled ({type(exc).__name__}: {exc})."
+                ) from exc
+        return payloads
+
+    def send(self, method: str, payloads: Sequence[Any], *extra: Any) -> list[Any]:
+        """Call ``method(payloads[i], *extra)`` on actor ``i``; the object refs of the replies."""
+        self.raise_if_dead()
+        return [
+            getattr(handle.actor, method).remote(payload, *extra)
+            for handle, payload in zip(self.handles, payloads)
+        ]
+
+    def collect(self, refs: Sequence[Any], timeout: float | None, what: str) -> list[Outcome]:
+        """Wait for every reply (``timeout`` seconds at most: late actors are killed)."""
+        ray = self.ray
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:  # the usual case: every actor answers
+            bodies = ray.get(list(refs), timeout=timeout)
+        except Exception:  # an actor died or is late: sort it out one by one below
+            pass
+        else:
+            return [self.decode(h, body) for h, body in zip(self.handles, bodies)]
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        _, late = ray.wait(list(refs), num_returns=len(refs), timeout=remaining)
+        late_refs = set(late)
+        outcomes: list[Outcome] = []
+        for handle, ref in zip(self.handles, refs):
+            if ref in late_refs:
+                outcomes.append(self._late(handle, timeout, what))
+                continue
+            try:
+                body = ray.get(ref)
+            except Exception as exc:
+                outcomes.append(self._failed(handle, exc))
+            else:
+                outcomes.append(self.decode(handle, body))
+        return outcomes
+
+    async def collect_async(
+        self, refs: Sequence[Any], timeout: float | None, what: str
+    ) -> list[Outcome]:
+        """``collect()`` awaiting the object refs, so the event loop keeps running."""
+
+        async def one(ref: Any) -> Any:
+            future = asyncio.wrap_future(ref.future())
+            return await (future if timeout is None else asyncio.wait_for(future, timeout))
+
+        results = await asyncio.gather(*(one(ref) for ref in refs), return_exceptions=True)
+        outcomes: list[Outcome] = []
+        for handle, result in zip(self.handles, results):
+            if isinstance(result, (asyncio.TimeoutError, TimeoutError)) and not isinstance(
+                result, self.ray.exceptions.RayError
+            ):
+                outcomes.append(self._late(handle, timeout, what))
+            elif isinstance(result, asyncio.CancelledError):
+                raise result
+            elif isinstance(result, BaseException):
+                outcomes.append(self._failed(handle, result))
+            else:
+                outcomes.append(self.decode(handle, result))
+        return outcomes
+
+    # -- replies -----------------------------------------------------------------------------
+
+    @staticmethod
+    def decode(handle: ActorHandle, body: Any) -> Outcome:
+        """The outcome of an actor's reply bytes (see ``sekai.ray._actor``)."""
+        try:
+            entries, infos = pickle.loads(body)
+        except Exception as exc:  # e.g. a class that exists only on the worker's node
+            message = f"the reply cannot be unpickled in the parent process: {exc}"
+            return Outcome(None, [(handle.lo, handle.failure(type(exc).__name__, message))])
+        errors: list[tuple[int, VecEnvWorkerError]] = []
+        for offset, info in infos or ():
+            rank = handle.lo + offset
+            errors.append((rank, worker_error(ErrorInfo(*info), rank, worker=handle.index)))
+        return Outcome(entries, errors)
+
+    def _late(self, handle: ActorHandle, timeout: float | None, what: str) -> Outcome:
+        message = (
+            f"worker {handle.index} did not answer {what}() within {timeout:g} s and was stopped"
+        )
+        self.bury(handle, "TimeoutError", message, None)
+        return self.lost(handle)
+
+    def _failed(self, handle: ActorHandle, exc: BaseException) -> Outcome:
+        """The outcome of a reply that Ray could not deliver."""
+        exceptions = self.ray.exceptions
+        if isinstance(exc, exceptions.RayTaskError):  # the call failed, the actor lives on
+            cause = getattr(exc, "cause", None) or exc
+            error = handle.failure(type(cause).__name__, str(cause))
+            error.__cause__ = exc
+            return Outcome(None, [(handle.lo, error)])
+        if isinstance(exc, exceptions.RayActorError):
+            self.bury(handle, type(exc).__name__, DIED, exc)
+        else:
+            head = (str(exc).strip().splitlines() or [""])[0]
+            self.bury(handle, type(exc).__name__, head or DIED, exc)
+        return self.lost(handle)
+
+    @staticmethod
+    def lost(handle: ActorHandle) -> Outcome:
+        """The outcome of a dead actor: its error, reported by its first sub-env."""
+        dead = handle.dead or handle.failure("ActorDiedError", DIED)
+        error = handle.failure(dead.exc_type, dead.message)
+        error.__cause__ = dead.__cause__
+        return Outcome(None, [(handle.lo, error)])
+
+    def bury(
+        self, handle: ActorHandle, exc_type: str, message: str, cause: BaseException | None
+    ) -> None:
+        """Mark ``handle`` dead (every later call raises its error) and make sure it is."""
+        if handle.dead is None:
+            handle.dead = handle.failure(exc_type, message)
+            handle.dead.__cause__ = cause
+        with contextlib.suppress(Exception):
+            self.ray.kill(handle.actor, no_restart=True)
+
+    # -- stopping ----------------------------------------------------------------------------
+
+    def stop(self, timeout: float) -> list[tuple[int, VecEnvWorkerError]]:
+        """Close the sub-envs and kill every actor; the sub-envs' close errors by sub-env.
+
+        Waits ``timeout`` seconds in all for the actors to close their sub-envs, then kills
+        every actor, whether it answered or not. Never raises for Ray's own failures (Ray shut
+        down, actors dead), so ``close()`` always returns.
+        """
+        errors: list[tuple[int, VecEnvWorkerError]] = []
+        ray = self.ray
+        try:
+            if not ray.is_initialized():  # ray.shutdown() already ended the actors
+                return errors
+            live = [h for h in self.handles if h.dead is None]
+            refs = [h.actor.close.remote() for h in live]
+            if not refs:
+                return errors
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout)
+            done = set(ready)
+            for handle, ref in zip(live, refs):
+                if ref in done:
+                    with contextlib.suppress(Exception):  # a dead actor: nothing left to close
+                        errors.extend(self.decode(handle, ray.get(ref)).errors)
+        except Exception:  # Ray itself failed: the actors are killed below all the same
+            pass
+        finally:
+            for handle in self.handles:
+                self.bury(handle, "ActorDiedError", STOPPED, None)
+        return errors
+
+
+def _failing_item(dumps: Any, argument: Any, size: int) -> int:
+    """The index of the first item of a per-sub-env list that cannot be pickled (else 0)."""
+    if isinstance(argument, (list, tuple)) and len(argument) == size:
+        for offset, item in enumerate(argument):
+            try:
+                dumps(item)
+            except Exception:
+                return offset
+    return 0

@@ -1,0 +1,256 @@
+"""RayVecEnv: the sub-envs in Ray actors, one round trip per actor and step."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from sekai.core.env import Env
+from sekai.ray._actor import OWNER, RayWorker
+from sekai.ray._cluster import actor_options, check_feasible, connect, default_num_workers
+from sekai.ray._pool import ActorPool, Outcome
+from sekai.vector._in_process import check_same_spaces, env_factories
+from sekai.vector.result import VecResetResult, VecStepResult
+from sekai.vector.vec_env import VecEnv
+
+__all__ = ["RayVecEnv"]
+
+CLOSE_TIMEOUT = 5.0  # seconds close() waits for the actors to close their sub-envs
+
+_actor_class: Any = None  # ray.remote(RayWorker), made once per process
+_actor_class_lock = threading.Lock()
+
+
+def _remote_worker(ray: Any) -> Any:
+    global _actor_class
+    with _actor_class_lock:
+        if _actor_class is None:
+            _actor_class = ray.remote(RayWorker)
+        return _actor_class
+
+
+def _check_timeout(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds or None, got {type(value).__name__}.")
+    if not value > 0 or math.isnan(value):
+        raise ValueError(f"{name} must be > 0 seconds (or None for no limit), got {value!r}.")
+    return float(value)
+
+
+def _check_num_workers(num_workers: Any, num_envs: int) -> int | None:
+    if num_workers is None:
+        return None
+    if isinstance(num_workers, (bool, np.bool_)) or not isinstance(num_workers, (int, np.integer)):
+        raise TypeError(f"num_workers must be an int or None, got {type(num_workers).__name__}.")
+    if not 1 <= num_workers <= num_envs:
+        raise ValueError(
+            f"num_workers must be between 1 and the number of sub-envs ({num_envs}), "
+            f"got {num_workers}."
+        )
+    return int(num_workers)
+
+
+def _slices(num_envs: int, num_workers: int) -> list[tuple[int, int]]:
+    """Contiguous, even slices: the first ``num_envs % num_workers`` get one more sub-env."""
+    size, extra = divmod(num_envs, num_workers)
+    bounds = [0]
+    for index in range(num_workers):
+        bounds.append(bounds[-1] + size + (index < extra))
+    return list(itertools.pairwise(bounds))
+
+
+def _raise_first(outcomes: list[Outcome]) -> None:
+    """Raise the error of the lowest sub-env, if any (rule 9: after every actor answered)."""
+    errors = [error for outcome in outcomes for error in outcome.errors]
+    if errors:
+        raise min(errors, key=lambda item: item[0])[1]
+
+
+class RayVecEnv(VecEnv):
+    """Runs the sub-envs in Ray actors, each actor holding a slice of them.
+
+    ``step()`` sends one request per actor and waits for all of them, so a step costs one round
+    trip per actor, whatever the number of sub-envs it holds. The contract is every backend's
+    (core.md §14): seeding, actions and batching are checked and built here, autoreset and
+    freezing run next to each sub-env (the code SyncVecEnv runs).
+
+    Args:
+        env_fns: zero-argument callables, one per sub-env, that build the sub-envs. They are
+            sent to the actors with Ray's cloudpickle, so lambdas and classes of your script
+            work; modules they import must be installed on the cluster's nodes.
+        autoreset: reset a finished sub-env within the same ``step()`` (default); with False a
+            finished sub-env is frozen until the next ``reset()``.
+        num_workers: the number of actors; the sub-envs are split evenly between them. None: one
+            per sub-env, but no more than the cluster has CPUs for.
+        address: the Ray cluster to connect to (``"auto"``, ``"host:port"``, ``"ray://..."``)
+            when this process is not connected to Ray yet. None starts a local cluster with the
+            dashboard off, listening on 127.0.0.1 only. An existing connection is always used.
+        resources_per_worker: the Ray resources each actor reserves, by Ray's resource names:
+            ``{"CPU": 1}`` by default; e.g. ``{"CPU": 2, "GPU": 0.25, "memory": 2**30}`` or a
+            custom resource of your cluster.
+        step_timeout: seconds to wait for an actor's answer to ``step()``, ``get_attr()``,
+            ``set_attr()`` and ``call()`` (None: no limit). An actor that does not answer in
+            time is killed and reported as a ``VecEnvWorkerError`` (``exc_type``
+            ``"TimeoutError"``).
+        reset_timeout: the same for building the sub-envs and for ``reset()``.
+
+    Raises:
+        VecEnvWorkerError: an env factory raised on its actor (the actors are stopped first).
+
+    Example:
+        >>> vec = RayVecEnv([lambda: sekai.make("CartPole-v1")] * 8, num_workers=2)
+        >>> vec, vec.num_workers
+        (RayVecEnv(num_envs=8), 2)
+    """
+
+    def __init__(
+        self,
+        env_fns: Iterable[Callable[[], Env[Any, Any]]],
+        *,
+        autoreset: bool = True,
+        num_workers: int | None = None,
+        address: str | None = None,
+        resources_per_worker: Mapping[str, float] | None = None,
+        step_timeout: float | None = None,
+        reset_timeout: float | None = None,
+    ) -> None:
+        fns = env_factories(env_fns, OWNER)
+        if not isinstance(autoreset, (bool, np.bool_)):
+            raise TypeError(f"autoreset must be a bool, got {type(autoreset).__name__}.")
+        workers = _check_num_workers(num_workers, len(fns))
+        self._step_timeout = _check_timeout("step_timeout", step_timeout)
+        self._reset_timeout = _check_timeout("reset_timeout", reset_timeout)
+        options = actor_options(resources_per_worker)
+        ray = connect(address)
+        if workers is None:
+            workers = default_num_workers(ray, len(fns), options)
+        check_feasible(ray, options, workers)
+        pool = ActorPool(ray, _slices(len(fns), workers))
+        factories = pool.encode([fns[lo:hi] for lo, hi in pool.slices], "the env factories")
+        pool.start(_remote_worker(ray), options)
+        try:
+            refs = [
+                h.actor.init.remote(payload, bool(autoreset), h.lo)
+                for h, payload in zip(pool.handles, factories)
+            ]
+            outcomes = pool.collect(refs, self._reset_timeout, "init")
+            _raise_first(outcomes)
+            ready = [outcome.entries for outcome in outcomes]
+            first = ready[0][:2]
+            for handle, entries in zip(pool.handles, ready):
+                check_same_spaces(OWNER, handle.lo, entries[:2], first)
+            super().__init__(len(fns), first[0], first[1], autoreset=bool(autoreset))
+        except BaseException:
+            pool.stop(CLOSE_TIMEOUT)
+            raise
+        self._pool = pool
+        self._ray = ray
+        self._set_self_resetting([flag for entries in ready for flag in entries[3]])
+        self.metadata = ready[0][2]
+
+    @property
+    def num_workers(self) -> int:
+        """The number of worker actors."""
+        return len(self._pool.handles)
+
+    # -- reset and step ----------------------------------------------------------------------
+
+    def _reset_payloads(self, seed: Any, options: Any) -> list[bytes]:
+        seeds, per_env_options = self._reset_plan(seed, options)
+        plans = list(zip(seeds, per_env_options))
+        return self._pool.encode([plans[lo:hi] for lo, hi in self._pool.slices], "the seeds")
+
+    def _reset_from(self, outcomes: list[Outcome]) -> VecResetResult[Any]:
+        _raise_first(outcomes)
+        entries = [entry for outcome in outcomes for entry in outcome.entries]
+        observations = self._stack([entry[0] for entry in entries])
+        self._reset_done()
+        return VecResetResult(observations, [entry[1] for entry in entries])
+
+    def _step_payloads(self, actions: Any) -> list[bytes]:
+        per_env = self._per_env_actions(actions)
+        return self._pool.encode([per_env[lo:hi] for lo, hi in self._pool.slices], "the action")
+
+    def _step_from(self, outcomes: list[Outcome]) -> VecStepResult[Any]:
+        if any(outcome.errors for outcome in outcomes):
+            for handle, outcome in zip(self._pool.handles, outcomes):
+                for offset, entry in enumerate(outcome.entries or ()):
+                    if entry is not None:  # its step happened: record it (rule 9)
+                        self._partial_step(handle.lo + offset, entry[2] or entry[3])
+            _raise_first(outcomes)
+        entries = [entry for outcome in outcomes for entry in outcome.entries]
+        observations, rewards, terminated, truncated, infos = zip(*entries)
+        return self._step_result(
+            self._stack(list(observations)), rewards, terminated, truncated, list(infos)
+        )
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        payloads = self._reset_payloads(seed, options)
+        refs = self._pool.send("reset", payloads)
+        return self._reset_from(self._pool.collect(refs, self._reset_timeout, "reset"))
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        refs = self._pool.send("step", self._step_payloads(actions))
+        return self._step_from(self._pool.collect(refs, self._step_timeout, "step"))
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        """``reset()`` awaiting the actors' replies (the event loop runs meanwhile)."""
+        self._check_open()
+        self._begin_async()
+        try:
+            refs = self._pool.send("reset", self._reset_payloads(seed, options))
+            outcomes = await self._pool.collect_async(refs, self._reset_timeout, "reset")
+            return self._reset_from(outcomes)
+        finally:
+            self._async_pending = False
+
+    async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        """``step()`` awaiting the actors' replies (the event loop runs meanwhile)."""
+        self._check_open()
+        self._begin_async()
+        try:
+            refs = self._pool.send("step", self._step_payloads(actions))
+            outcomes = await self._pool.collect_async(refs, self._step_timeout, "step")
+            return self._step_from(outcomes)
+        finally:
+            self._async_pending = False
+
+    # -- attributes --------------------------------------------------------------------------
+
+    def _values(self, outcomes: list[Outcome]) -> list[Any]:
+        _raise_first(outcomes)
+        return [value for outcome in outcomes for value in outcome.entries]
+
+    def get_attr(self, name: str) -> list[Any]:
+        self._check_open()
+        refs = self._pool.send("get_attr", [name] * self.num_workers)
+        return self._values(self._pool.collect(refs, self._step_timeout, "get_attr"))
+
+    def set_attr(self, name: str, values: Any) -> None:
+        self._check_open()
+        per_env = self._per_env_values(values)
+        pool = self._pool
+        payloads = pool.encode([per_env[lo:hi] for lo, hi in pool.slices], "the value")
+        refs = pool.send("set_attr", payloads, name)
+        _raise_first(pool.collect(refs, self._step_timeout, "set_attr"))
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        self._check_open()
+        pool = self._pool
+        payloads = pool.encode([(args, kwargs)] * self.num_workers, "the arguments")
+        refs = pool.send("call", payloads, name)
+        return self._values(pool.collect(refs, self._step_timeout, "call"))
+
+    # -- closing -----------------------------------------------------------------------------
+
+    def _close(self) -> None:
+        errors = self._pool.stop(CLOSE_TIMEOUT)
+        if errors:
+            raise min(errors, key=lambda item: item[0])[1]
