@@ -15,6 +15,7 @@ land of those they need); when that issue lands, delete its row here and in NEED
 |------------------------|-------|-------------------------------------------------------------|
 | vector.md              | 8     | vector 6, ProcVecEnv 7, Trading/Portfolio/OptimalExecution 8 |
 | gymnasium-migration.md | 10    | classic 5, finance 8 and 9, sekai.compat 10                 |
+| finance-markets.md     | 9     | Market-v0, LimitOrderBook-v0, their baselines (finance II 9) |
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ PAGES_DIR = Path(__file__).resolve().parents[1] / "docs" / "pages"
 NEEDS_ISSUE: dict[str, int] = {
     "vector.md": 8,
     "gymnasium-migration.md": 10,
+    "finance-markets.md": 9,
 }
 FAST_TIMEOUT = 240.0  # seconds per page; below the root pytest-timeout of 300
 SLOW_TIMEOUT = 1800.0

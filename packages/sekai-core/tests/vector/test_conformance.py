@@ -1,17 +1,19 @@
 """Cross-backend conformance: identical trajectories on every backend (the vector issue).
 
 Each backend factory builds ``num_envs`` CounterEnvs (with a TimeLimit when a limit is given)
-or the native CounterVecEnv. Other backends (proc, ray) run the same check in their own suites
-with ``sekai.vector._conformance``.
+or the native CounterVecEnv. ProcVecEnv runs with one worker for every sub-env, and with three
+workers sharing the five sub-envs (fork: the start method does not matter here). Ray runs the
+same check in its own suite with ``sekai.vector._conformance``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import pytest
 
-from sekai.vector import AsyncVecEnv, SyncVecEnv, VecEnv
+from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv, VecEnv
 from sekai.vector._conformance import (
     CounterVecEnv,
     assert_same_trajectory,
@@ -26,6 +28,12 @@ BACKENDS: dict[str, BackendFactory] = {
     "async": lambda limit: sync_counter_factory(AsyncVecEnv, limit),
     "native": lambda limit: (
         lambda n, autoreset: CounterVecEnv(n, autoreset=autoreset, max_episode_steps=limit)
+    ),
+    "proc-1-worker": lambda limit: sync_counter_factory(
+        functools.partial(ProcVecEnv, context="fork", num_workers=1), limit
+    ),
+    "proc-3-workers": lambda limit: sync_counter_factory(
+        functools.partial(ProcVecEnv, context="fork", num_workers=3), limit
     ),
 }
 
@@ -51,7 +59,7 @@ def _trajectory(backend: str, autoreset: bool, limit: int | None) -> list[tuple[
 
 @pytest.mark.parametrize("limit", [None, 12], ids=["no-limit", "limit-12"])
 @pytest.mark.parametrize("autoreset", [True, False], ids=["autoreset", "frozen"])
-@pytest.mark.parametrize("backend", ["async", "native"])
+@pytest.mark.parametrize("backend", ["async", "native", "proc-1-worker", "proc-3-workers"])
 def test_backend_matches_sync_over_1000_steps(
     backend: str, autoreset: bool, limit: int | None
 ) -> None:

@@ -87,5 +87,5 @@ def test_oracle_returns_a_batch_for_a_vector_env() -> None:
 
 def test_volatility_filter_scores_the_documented_bar() -> None:
     # finance.md §13.6: +0.0497 ± 0.0021 (1,600 episodes); per-episode sd ≈ 0.084
-    mean, error = evaluate(VolatilityFilter(), "Market-v0", episodes=256, seed=0, num_envs=64)
+    mean, error = evaluate(VolatilityFilter(), "Market-v0", episodes=192, seed=0, num_envs=64)
     assert abs(mean - 0.0497) <= 4 * float(np.hypot(error, 0.0021)), (mean, error)

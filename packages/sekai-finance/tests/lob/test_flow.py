@@ -133,3 +133,38 @@ def test_an_emptied_side_is_refilled_before_the_flow_continues() -> None:
 def test_mean_size_one_gives_single_lot_orders() -> None:
     book, _ = run(ZeroIntelligenceFlow(mean_size=1.0), 0, 5)
     assert all(o.quantity == 1 for o in book.orders_of(BACKGROUND))
+
+
+class CountingFlow(OrderFlow):
+    """A stateful flow (state in ``book.flow_state``, as a Hawkes flow would keep it)."""
+
+    def __init__(self) -> None:
+        self.inner = ZeroIntelligenceFlow()
+
+    def initialise(
+        self,
+        book: OrderBook,
+        rng: np.random.Generator,
+        *,
+        mid: int,
+        levels: int = 10,
+        orders_per_level: int = 3,
+    ) -> None:
+        self.inner.initialise(book, rng, mid=mid, levels=levels, orders_per_level=orders_per_level)
+
+    def advance(self, book: OrderBook, rng: np.random.Generator, until: float) -> list[Any]:
+        book.flow_state["calls"] = int(book.flow_state.get("calls", 0)) + 1  # type: ignore[call-overload]
+        return self.inner.advance(book, rng, until)
+
+
+def test_a_custom_stateful_flow_plugs_into_the_env() -> None:
+    from sekai.envs.finance.lob import LimitOrderBookEnv
+
+    env = LimitOrderBookEnv(flow=CountingFlow())
+    env.reset(seed=0)
+    assert env.book.flow_state == {"calls": 1}  # the warm-up
+    for _ in range(3):
+        env.step(np.array([1, 1, 1]))
+    assert env.book.flow_state == {"calls": 4}
+    env.reset(seed=1)
+    assert env.book.flow_state == {"calls": 1}  # initialise() cleared the book and its state

@@ -86,7 +86,7 @@ class EpisodeReport:
         bars = np.concatenate([[0.0], self.returns])
         bottom = LineChart(
             [Series(_const(bars), style="bars", static=True, color="accent")],
-            title=per_step, kind="number" if self.pnl else "pct", baseline=0.0,
+            title=per_step, kind="number" if self.pnl else "pct", baseline=0.0, tag=True,
         )  # fmt: skip
         dashboard = Dashboard(
             Row(Column(top, bottom, width=2.0), _MetricsTable(self.summary)),
@@ -231,15 +231,14 @@ def episode_report(source: Any, *, periods_per_year: float | None = None) -> Epi
                 f"returns, got {type(source).__name__}."
             ) from exc
         ppy = 252.0 if periods_per_year is None else float(periods_per_year)
-        summary = performance_summary(returns, ppy)
-        return EpisodeReport(summary, returns, periods_per_year=ppy)
+        return EpisodeReport(performance_summary(returns, ppy), returns, periods_per_year=ppy)
     if recorder.last_summary is None or recorder.last_returns is None:
         raise ValueError(
             "The env has no finished episode to report yet: run an episode to its end "
             "(terminated or truncated) through RecordPerformance first."
         )
     returns = np.asarray(recorder.last_returns, dtype=np.float64)
-    summary = recorder.last_summary
+    summary: PerformanceSummary | PnLSummary = recorder.last_summary
     ppy = _recorder_ppy(recorder)
     if periods_per_year is not None and float(periods_per_year) != ppy:
         ppy = float(periods_per_year)

@@ -13,15 +13,16 @@ import math
 import os
 import secrets
 import sys
+from collections.abc import Callable
 from multiprocessing import resource_tracker, shared_memory
 from typing import Any
 
 import numpy as np
 
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
-from sekai.spaces.batch import concatenate, create_empty_array
+from sekai.spaces.batch import create_empty_array
 
-__all__ = ["SharedBatch", "is_fixed_size", "write_rows"]
+__all__ = ["SharedBatch", "Writer", "is_fixed_size", "row_writer", "write_rows"]
 
 _ALIGN = 64  # every part starts on its own cache line
 
@@ -150,39 +151,63 @@ class SharedBatch:
                 segment.close()
 
 
-def write_rows(
-    space: Space[Any], rows: Any, observations: list[Any]
-) -> list[tuple[int, Exception]]:
-    """Write one observation per row with ``concatenate`` (the space's dtypes, rule 3).
+Writer = Callable[[Any, list[Any]], None]
+
+
+def row_writer(space: Space[Any]) -> Writer:
+    """A function writing a list of observations of ``space`` into rows of a batch, decided
+    once per space.
+
+    Each observation must have its part's shape (ValueError otherwise, where ``concatenate``
+    could broadcast); values take the part's dtype as ``concatenate`` gives them (rule 3).
+    """
+    if isinstance(space, Dict):
+        parts = {key: row_writer(child) for key, child in space.items()}
+
+        def write_dict(rows: Any, items: list[Any]) -> None:
+            for key, write in parts.items():
+                write(rows[key], [item[key] for item in items])
+
+        return write_dict
+    if isinstance(space, Tuple):
+        children = [row_writer(child) for child in space.spaces]
+
+        def write_tuple(rows: Any, items: list[Any]) -> None:
+            for index, write in enumerate(children):
+                write(rows[index], [item[index] for item in items])
+
+        return write_tuple
+    shape = tuple(space.shape or ())
+
+    def write_array(rows: Any, items: list[Any]) -> None:
+        # Row by row: one copy straight into shared memory, and cheaper than np.stack.
+        for index, item in enumerate(items):
+            value = np.asarray(item)
+            if value.shape != shape:
+                raise ValueError(
+                    f"observation of shape {value.shape} does not fit {space!r} (shape {shape})."
+                )
+            rows[index] = value
+
+    return write_array
+
+
+def write_rows(write: Writer, rows: Any, observations: list[Any]) -> list[tuple[int, Exception]]:
+    """Write one observation per row with ``write`` (from ``row_writer``).
 
     Returns:
         The ``(row, exception)`` of every observation that does not fit its row (wrong shape
         or keys); the other rows are written.
     """
     try:
-        concatenate(space, observations, out=rows)
+        write(rows, observations)
         return []
     except Exception:  # find the culprits: write row by row
         pass
     errors: list[tuple[int, Exception]] = []
     for index, observation in enumerate(observations):
         try:
-            _check_shape(space, observation)
-            concatenate(space, [observation], out=_slice(rows, index, index + 1))
+            write(_slice(rows, index, index + 1), [observation])
         except Exception as exc:
             errors.append((index, exc))
     return errors
-
-
-def _check_shape(space: Space[Any], observation: Any) -> None:
-    if isinstance(space, Dict):
-        for key, child in space.items():
-            _check_shape(child, observation[key])
-    elif isinstance(space, Tuple):
-        for child, part in zip(space.spaces, observation, strict=True):
-            _check_shape(child, part)
-    elif np.shape(observation) != space.shape:
-        raise ValueError(
-            f"observation of shape {np.shape(observation)} does not fit {space!r} "
-            f"(shape {space.shape})."
-        )

@@ -16,11 +16,12 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
+import sekai.wrappers.autoreset  # noqa: F401 - SubEnv needs it: forked workers inherit it
 from sekai.vector._contract.subenv import SubEnv, run_each
 from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
 from sekai.vector.proc import protocol
 from sekai.vector.proc.errors import ErrorInfo, describe, dumps
-from sekai.vector.proc.shm import SharedBatch, write_rows
+from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_rows
 
 __all__ = ["run"]
 
@@ -56,7 +57,7 @@ class Worker:
         self.first = 0
         self.shared: SharedBatch | None = None
         self.rows: Any = None
-        self.space: Any = None
+        self.write: Writer | None = None
         self.handlers: dict[int, Callable[[Any], tuple[Any, Errors]]] = {
             protocol.INIT: self.init,
             protocol.ATTACH: self.attach,
@@ -158,18 +159,18 @@ class Worker:
     def attach(self, argument: tuple[str, Any, int]) -> tuple[Any, Errors]:
         name, space, num_envs = argument
         self.shared = SharedBatch.attach(name, space, num_envs)
-        self.space = space
+        self.write = row_writer(space)
         self.rows = self.shared.rows(self.first, self.first + len(self.subs))
         return None, []
 
     def _observe(self, observations: list[Any], entries: list[Any], errors: Errors) -> None:
         """Write the observations to shared memory, or append each to its entry."""
-        if self.rows is None:
+        if self.write is None:
             for index, observation in enumerate(observations):
                 if entries[index] is not None:
                     entries[index] = (*entries[index], observation)
         elif not errors:  # after an error the parent raises: the observations are not read
-            for index, exc in write_rows(self.space, self.rows, observations):
+            for index, exc in write_rows(self.write, self.rows, observations):
                 entries[index] = None
                 errors.append((index, describe(exc)))
 

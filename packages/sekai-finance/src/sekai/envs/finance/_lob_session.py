@@ -303,12 +303,18 @@ class LobSession:
         params, book = self.params, self.book
         mid = self.mid()
         levels = params.levels
-        bid_px, bid_sz, ask_px, ask_sz = book.depth(levels)
-        table = np.empty((levels, 4), np.float32)
-        table[:, 0] = np.where(bid_sz > 0, bid_px - mid, 0.0)
-        table[:, 1] = bid_sz
-        table[:, 2] = np.where(ask_sz > 0, ask_px - mid, 0.0)
-        table[:, 3] = ask_sz
+        table = np.zeros((levels, 4), np.float32)
+        bids, asks = book._bid_prices, book._ask_keys
+        k = min(levels, len(bids))
+        if k:
+            top = bids[: -k - 1 : -1]
+            table[:k, 0] = [p - mid for p in top]
+            table[:k, 1] = [book._bids[p].volume for p in top]
+        k = min(levels, len(asks))
+        if k:
+            top = [-key for key in asks[: -k - 1 : -1]]
+            table[:k, 2] = [p - mid for p in top]
+            table[:k, 3] = [book._asks[p].volume for p in top]
         values = np.zeros((params.max_trades, 3), np.float32)
         mask = np.zeros(params.max_trades, np.int8)
         recent = [t for t in self._trades if t[0] > trader.seen]

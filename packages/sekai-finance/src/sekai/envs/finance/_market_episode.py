@@ -41,6 +41,7 @@ class MarketEpisode:
     Attributes:
         prices: ``(window, n)`` float64, NaN where an asset is not listed.
         listed: ``(window, n)`` bool.
+        price_rows, listed_rows: the same as nested Python lists (read per step).
         log_returns: ``(window, n)`` float64; row ``j`` is the return from ``j - 1`` to ``j``
             (NaN where undefined, always in row 0).
         per_asset: ``(n, window, F)`` float32: per row ``[log return (0 if undefined),
@@ -64,6 +65,8 @@ class MarketEpisode:
     ) -> None:
         self.prices = prices
         self.listed = listed
+        self.price_rows: list[list[float]] = prices.tolist()  # Python rows for the step's loop
+        self.listed_rows: list[list[bool]] = listed.tolist()
         window, n = prices.shape
         log_returns = np.full((window, n), np.nan)
         defined = listed[1:] & listed[:-1]

@@ -19,11 +19,9 @@ from sekai.envs.finance._lob_session import (
     parse_lob_action,
 )
 from sekai.envs.finance._session import session_options
-from sekai.envs.finance.lob_market import LimitOrderBookMarket
 from sekai.finance.lob import OrderBook, OrderFlow
 
-# LimitOrderBookMarket (the multi-agent version) is re-exported for sekai.envs.finance's table.
-__all__ = ["LimitOrderBookEnv", "LimitOrderBookMarket"]
+__all__ = ["LimitOrderBookEnv"]
 
 Observation = dict[str, Any]
 

@@ -10,11 +10,12 @@ import numpy as np
 
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_int, check_real, fixed, parse_options, python_scalar
+from sekai.envs.finance._market_account import project_one, settle_one
 from sekai.envs.finance._market_episode import MarketEpisode, exogenous_width
 from sekai.envs.finance._session import box_action
 from sekai.envs.finance._slot_map import SlotMap
 from sekai.envs.finance._window import History, WindowEnv, window_args
-from sekai.finance.account import AccountConfig, project_weights, settle
+from sekai.finance.account import AccountConfig
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.data import MarketData
 from sekai.finance.rewards import LogReturn, StepOutcome
@@ -245,10 +246,14 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
         return np.append(weights, 1.0 - weights.sum())
 
     def _project(self, action: np.ndarray) -> np.ndarray:
-        a = np.clip(action, self._box.low, self._box.high)
+        return np.array(self._project_list(action))
+
+    def _project_list(self, action: np.ndarray) -> list[float]:
+        a: list[float] = np.clip(action, self._box.low, self._box.high).tolist()
+        tradable: list[bool] = self._tradable.tolist()
         if self._allow_short:
-            return project_weights(a, self._tradable, self.config)
-        return project_weights(a[:-1], self._tradable, self.config, cash_score=a[-1])
+            return project_one(a, tradable, self.config, None)
+        return project_one(a[:-1], tradable, self.config, a[-1])
 
     # -- slots -----------------------------------------------------------------------------------
 
@@ -284,11 +289,15 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
             values[occupied] = self._episode.per_asset[
                 self._cols[occupied], row - lookback + 1 : row + 1
             ]
-        w = self._weights
+        weights: list[float] = self._weights.tolist()
+        portfolio = np.empty(s + 1, np.float32)
+        portfolio[:s] = self._weights
+        portfolio[s] = 1.0 - math.fsum(weights)
+        gross = math.fsum(abs(x) for x in weights)
         obs: Observation = {
             "assets": {"values": values, "mask": self._tradable.astype(np.int8)},
-            "portfolio": np.append(w, 1.0 - w.sum()).astype(np.float32),
-            "account": np.array([math.log(max(self._equity, 1e-12)), np.abs(w).sum()], np.float32),
+            "portfolio": portfolio,
+            "account": np.array([math.log(max(self._equity, 1e-12)), gross], np.float32),
         }
         if self._episode.market is not None:
             obs["market"] = self._episode.market[row - lookback + 1 : row + 1].copy()
@@ -367,32 +376,32 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
         """Rebalance to the action's target weights, hold them one period, then reassign slots."""
         if self._done or not self._started:
             self._check_can_step()
-        target = self._project(box_action(action, self._action_shape, self._box))
+        target = self._project_list(box_action(action, self._action_shape, self._box))
         episode = self._episode
         assert episode is not None
         row = self._lookback + self._t
-        current = self._weights
-        trades = target - current
-        turnover = float(np.abs(trades).sum())
-        cost = self._cost(trades, row)
-        occupied = self._cols >= 0
-        cols = np.where(occupied, self._cols, 0)
-        before = episode.listed[row, cols] & occupied
-        after = episode.listed[row + 1, cols] & occupied
-        prices = episode.prices
-        both = before & after
-        returns = np.where(
-            both,
-            np.where(both, prices[row + 1, cols], 1.0) / np.where(both, prices[row, cols], 1.0)
-            - 1.0,
-            np.where(before, self.delisting_return, 0.0),
+        current: list[float] = self._weights.tolist()
+        trades = [w - c for w, c in zip(target, current)]
+        turnover = math.fsum(abs(x) for x in trades)
+        cost = self._cost(trades, turnover, row)
+        prices_now, prices_next = episode.price_rows[row], episode.price_rows[row + 1]
+        listed_now, listed_next = episode.listed_rows[row], episode.listed_rows[row + 1]
+        returns: list[float] = []
+        delisted: list[bool] = []
+        for c in self._cols.tolist():
+            held = c >= 0 and listed_now[c]
+            stays = held and listed_next[c]
+            if stays:
+                returns.append(prices_next[c] / prices_now[c] - 1.0)
+            else:
+                returns.append(self.delisting_return if held else 0.0)
+            delisted.append(held and not stays)
+        growth, drifted, financing, wiped_out = settle_one(
+            target, returns, cost=cost, dt=self._dt, config=self.config
         )
-        outcome = settle(target, returns, cost=cost, dt=self._dt, config=self.config)
-        growth = float(outcome.growth)
-        drifted = np.where(before & ~after, 0.0, outcome.drifted)  # delisted holdings -> cash
+        self._weights = np.array([0.0 if d else w for w, d in zip(drifted, delisted)])
         equity_before = self._equity
         equity = self._equity = max(equity_before * growth, 0.0)
-        self._weights = np.asarray(drifted, dtype=np.float64)
         t = self._t = self._t + 1
         reward_fn = self._reward_fn
         if type(reward_fn) is LogReturn:
@@ -409,26 +418,26 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
                     )
                 )
             )
-        terminated = bool(outcome.wiped_out)
+        terminated = wiped_out
         truncated = not terminated and t >= self._episode_length
         self._elapsed_steps = t
         self._done = terminated or truncated
         if self._done:
-            listed = episode.listed[row + 1, cols] & occupied
-            self._tradable = listed
+            occupied = self._cols >= 0
+            self._tradable = episode.listed[row + 1, np.where(occupied, self._cols, 0)] & occupied
         else:
             self._assign(row + 1)
-        info = self._info(turnover, cost, float(outcome.financing))
+        info = self._info(turnover, cost, financing)
         return StepResult(self._observation(), float(reward), terminated, truncated, info)
 
-    def _cost(self, trades: np.ndarray, row: int) -> float:
+    def _cost(self, trades: list[float], turnover: float, row: int) -> float:
         model = self._cost_model
         if type(model) is ProportionalCost and type(model.rate) is float:
-            return model.rate * float(np.abs(trades).sum())
+            return model.rate * turnover
         assert self._episode is not None
         occupied = np.flatnonzero(self._cols >= 0)
         in_assets = np.zeros(self._n_total)
-        in_assets[self._cols[occupied]] = trades[occupied]
+        in_assets[self._cols[occupied]] = np.asarray(trades)[occupied]
         requires = model.requires
         context: dict[str, Any] = {}
         if "equity" in requires:

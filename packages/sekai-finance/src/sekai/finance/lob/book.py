@@ -65,6 +65,8 @@ class OrderBook:
     Attributes:
         time: the book's clock, stamped on new orders and fills (the order flow advances it).
         last_price: price of the latest trade, None before any (``clear()`` forgets it).
+        flow_state: scratch space an order flow may keep per book between ``advance`` calls
+            (e.g. a Hawkes flow's intensities); ``clear()`` empties it.
     """
 
     def __init__(self) -> None:
@@ -82,7 +84,6 @@ class OrderBook:
         self._ask_keys: list[int] = []  # minus the ask prices, ascending: best ask last
         self._by_owner: dict[int, list[Order]] = {}
         self.flow_state: dict[str, object] = {}
-        """Scratch space an order flow may keep per book (e.g. a Hawkes intensity)."""
 
     # -- queries -------------------------------------------------------------------------------
 

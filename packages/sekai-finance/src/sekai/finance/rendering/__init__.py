@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from sekai.finance.rendering.book import OrderBookChart
 from sekai.finance.rendering.chart import Chart, Column, DrawContext, Row, Source
+from sekai.finance.rendering.composition import AreaChart, BarChart
 from sekai.finance.rendering.dashboard import Dashboard, Stat
-from sekai.finance.rendering.lines import AreaChart, BarChart, LineChart, Series
+from sekai.finance.rendering.lines import LineChart, Series
 from sekai.finance.rendering.price import PriceChart
 from sekai.finance.rendering.universe import UniverseChart
 

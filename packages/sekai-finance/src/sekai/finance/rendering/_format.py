@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import pairwise
 
 __all__ = [
     "format_number",
@@ -25,7 +26,7 @@ def plain(text: str) -> str:
 
 
 def nice_ticks(low: float, high: float, count: int = 4) -> list[float]:
-    """About ``count`` round tick values (1, 2, 2.5 or 5 times a power of ten) in ``[low, high]``."""
+    """About ``count`` round values (1, 2, 2.5 or 5 times a power of ten) in ``[low, high]``."""
     if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
         return [low] if math.isfinite(low) else []
     raw = (high - low) / max(count, 1)
@@ -41,14 +42,13 @@ def nice_ticks(low: float, high: float, count: int = 4) -> list[float]:
 
 
 def _decimals(step: float) -> int:
-    """Decimals that tell ticks ``step`` apart (2.5 needs one more than 2 or 5)."""
+    """The fewest decimals that write ``step`` exactly (2.5 needs one, 25 none)."""
     if step <= 0 or not math.isfinite(step):
         return 2
-    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
-    mantissa = step / 10.0 ** math.floor(math.log10(step) + 1e-9)
-    if abs(mantissa - round(mantissa)) > 1e-6:
-        decimals += 1
-    return min(decimals, 8)
+    for decimals in range(9):
+        if abs(round(step, decimals) - step) <= 1e-9 * step:
+            return decimals
+    return 8
 
 
 def _suffix(magnitude: float) -> tuple[float, str]:
@@ -68,7 +68,7 @@ def format_ticks(ticks: Sequence[float], *, kind: str = "number") -> list[str]:
     """
     if not ticks:
         return []
-    step = min((b - a for a, b in zip(ticks, ticks[1:])), default=abs(ticks[0]) or 1.0)
+    step = min((b - a for a, b in pairwise(ticks)), default=abs(ticks[0]) or 1.0)
     if kind == "pct":
         return [f"{t * 100:.{_decimals(step * 100)}f}%" for t in ticks]
     div, suffix = _suffix(max(abs(t) for t in ticks))

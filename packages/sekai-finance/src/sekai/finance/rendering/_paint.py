@@ -17,10 +17,13 @@ __all__ = [
     "dashed",
     "fill_between",
     "fit_text",
+    "hline",
     "mix",
     "resolve_color",
+    "series_line",
     "text",
     "triangle",
+    "vline",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -102,8 +105,25 @@ def fill_between(
     lo = np.interp(centres, x, np.minimum(y_a, y_b))
     hi = np.interp(centres, x, np.maximum(y_a, y_b))
     lo, hi = np.clip(lo, top_edge, bottom_edge), np.clip(hi, top_edge, bottom_edge)
-    # Horizontal coverage of the first and last columns (the span may start mid-pixel).
-    cover_x = np.clip(np.minimum(np.arange(c0, c1) + 1.0, x[-1]) - np.maximum(np.arange(c0, c1), x[0]), 0, 1)
+    _fill_columns(canvas, c0, lo, hi, _column_cover(c0, c1, x[0], x[-1]), color, alpha)
+
+
+def _column_cover(c0: int, c1: int, start: float, stop: float) -> FloatArray:
+    """How much of each pixel column in ``[c0, c1)`` lies within ``[start, stop]``."""
+    cols = np.arange(c0, c1, dtype=np.float64)
+    return np.clip(np.minimum(cols + 1.0, stop) - np.maximum(cols, start), 0.0, 1.0)
+
+
+def _fill_columns(
+    canvas: Canvas,
+    c0: int,
+    lo: FloatArray,
+    hi: FloatArray,
+    cover_x: FloatArray,
+    color: Sequence[int],
+    alpha: float,
+) -> None:
+    """Paint, in each column from ``c0`` on, the span ``[lo, hi]`` (fractional at its ends)."""
     r0 = max(math.floor(float(lo.min())), 0)
     r1 = min(math.ceil(float(hi.max())), canvas.height)
     if r0 >= r1:
@@ -111,6 +131,74 @@ def fill_between(
     rows = np.arange(r0, r1, dtype=np.float64)[:, None]
     cover = np.clip(np.minimum(rows + 1.0, hi[None, :]) - np.maximum(rows, lo[None, :]), 0.0, 1.0)
     _blend(canvas, c0, r0, cover * cover_x[None, :] * float(alpha), color)
+
+
+def series_line(
+    canvas: Canvas,
+    xs: Any,
+    ys: Any,
+    color: Sequence[int],
+    *,
+    width: float = 1.0,
+    alpha: float = 1.0,
+) -> None:
+    """Draw a polyline whose x increases, column by column (fast for long time series).
+
+    In each pixel column the line covers the range of y it passes through, widened by half the
+    width above and below; short lines go through ``Canvas.polyline`` (round joins, exact
+    anti-aliasing) instead.
+    """
+    x = np.asarray(xs, dtype=np.float64)
+    y = np.asarray(ys, dtype=np.float64)
+    if x.size < 40 or np.any(np.diff(x) < 0):
+        canvas.polyline(np.column_stack([x, y]), color, width=width, alpha=alpha)
+        return
+    half = width / 2.0
+    c0 = max(math.floor(x[0] - half), 0)
+    c1 = min(math.ceil(x[-1] + half), canvas.width)
+    if c0 >= c1:
+        return
+    edges = np.arange(c0, c1 + 1, dtype=np.float64)
+    at_edges = np.interp(edges, x, y)
+    lo = np.minimum(at_edges[:-1], at_edges[1:])
+    hi = np.maximum(at_edges[:-1], at_edges[1:])
+    # Vertices inside a column may reach beyond its edges (peaks and troughs).
+    column = np.clip(np.floor(x).astype(np.int64) - c0, 0, c1 - c0 - 1)
+    np.minimum.at(lo, column, y)
+    np.maximum.at(hi, column, y)
+    lo, hi = lo - half, hi + half
+    r0 = max(math.floor(float(lo.min())), 0)
+    r1 = min(math.ceil(float(hi.max())), canvas.height)
+    if r0 >= r1:
+        return
+    rows = np.arange(r0, r1, dtype=np.float64)[:, None]
+    cover = np.clip(np.minimum(rows + 1.0, hi[None, :]) - np.maximum(rows, lo[None, :]), 0.0, 1.0)
+    # Steep stretches are one column wide: lend each column's ink to its neighbours in
+    # proportion to how far the line's half width reaches beyond the pixel's own half.
+    spill = min(max(half - 0.5, 0.0), 1.0)
+    if spill > 0:
+        near = np.zeros_like(cover)
+        near[:, 1:] = cover[:, :-1]
+        np.maximum(near[:, :-1], cover[:, 1:], out=near[:, :-1])
+        np.maximum(cover, near * spill, out=cover)
+    cover_x = _column_cover(c0, c1, x[0] - half, x[-1] + half)
+    _blend(canvas, c0, r0, cover * cover_x[None, :] * float(alpha), color)
+
+
+def hline(
+    canvas: Canvas, x0: float, x1: float, y: float, color: Sequence[int], *,
+    width: float = 1.0, alpha: float = 1.0,
+) -> None:  # fmt: skip
+    """A horizontal line ``width`` pixels thick centred on ``y`` (a rectangle: fast)."""
+    canvas.rect(x0, y - width / 2, x1, y + width / 2, color, alpha=alpha)
+
+
+def vline(
+    canvas: Canvas, x: float, y0: float, y1: float, color: Sequence[int], *,
+    width: float = 1.0, alpha: float = 1.0,
+) -> None:  # fmt: skip
+    """A vertical line ``width`` pixels thick centred on ``x`` (a rectangle: fast)."""
+    canvas.rect(x - width / 2, y0, x + width / 2, y1, color, alpha=alpha)
 
 
 def dashed(

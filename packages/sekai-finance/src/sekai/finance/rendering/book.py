@@ -68,9 +68,9 @@ class OrderBookChart(Chart):
             check_source("owners", owners)
         if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) or levels < 1:
             raise ValueError(f"levels must be an int >= 1, got {levels!r}.")
-        self.book = book
-        self.owners = owners
-        self.levels = int(levels)
+        self.book: Source = book
+        self.owners: Mapping[Any, str] | Source | None = owners
+        self.levels: int = int(levels)
         self.title = title
         self.width = check_weight("width", width)
         self.height = check_weight("height", height)
@@ -148,9 +148,9 @@ class OrderBookChart(Chart):
         scale = (right - left) / max(biggest, 1)
         ask_bottom = top + row_h * self.levels
         centers: dict[tuple[int, int], float] = {}
-        for i, (p, q) in enumerate(reversed(asks)):
+        for i, (p, _) in enumerate(reversed(asks)):
             centers[(-1, p)] = ask_bottom - row_h * (i + 0.5)
-        for i, (p, q) in enumerate(bids):
+        for i, (p, _) in enumerate(bids):
             centers[(1, p)] = ask_bottom + middle + row_h * (i + 0.5)
         bar_h = max(min(row_h * 0.72, 2.2 * ctx.line), 1.0)
         for p, q, side in rows:
@@ -163,9 +163,10 @@ class OrderBookChart(Chart):
                 text(canvas, left + q * scale + 4 * u, cy, str(q), theme.muted, size=size,
                      anchor="lm")  # fmt: skip
         for order in self._resting:
-            cy = centers.get((order.side, order.price))
-            if cy is None:
+            center = centers.get((order.side, order.price))
+            if center is None:
                 continue  # resting beyond the levels shown
+            cy = center
             color = self.owner_color(ctx, order.owner)
             a = left + order.ahead * scale
             b = left + (order.ahead + order.quantity) * scale
@@ -173,11 +174,12 @@ class OrderBookChart(Chart):
             canvas.rect(a, cy - bar_h / 2, a + max(u, 1.0), cy + bar_h / 2, theme.background)
         if row_h >= ctx.line:
             for (side, price), owners in row_names.items():
-                cy = centers.get((side, price))
-                x = x1
-                for owner in reversed(owners) if cy is not None else ():
+                if (side, price) not in centers:
+                    continue
+                center, x = centers[(side, price)], x1
+                for owner in reversed(owners):
                     name = self._names.get(owner, "")
-                    x = text(canvas, x, cy, name, self.owner_color(ctx, owner), size=size,
+                    x = text(canvas, x, center, name, self.owner_color(ctx, owner), size=size,
                              anchor="rm")[0] - gap  # fmt: skip
         self._spread_label(canvas, asks, bids, left, ask_bottom + middle / 2, ctx)
 

@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from sekai.finance.rendering._format import format_ticks, nice_ticks
-from sekai.finance.rendering._paint import dashed, text, triangle
+from sekai.finance.rendering._paint import dashed, hline, text, triangle, vline
 from sekai.rendering import Canvas, Theme
 
 __all__ = [
@@ -190,7 +190,7 @@ class Column(_Group):
         super().__init__(items, width, height)
 
 
-def layout(node: Chart | Row | Column, box: Box, gap: float) -> list[tuple[Chart, Box]]:
+def layout(node: Chart | _Group, box: Box, gap: float) -> list[tuple[Chart, Box]]:
     """Place every chart of ``node`` in ``box``, ``gap`` pixels apart."""
     if isinstance(node, Chart):
         return [(node, box)]
@@ -225,7 +225,7 @@ def value_range(
 
 
 Legend = Sequence[tuple[str, Sequence[int], str]]
-"""Legend entries ``(label, colour, style)``; style ``line``, ``dashed``, ``box``, ``up``, ``down``."""
+"""Legend entries ``(label, colour, style)``; styles: line, dashed, box, up, down."""
 
 
 class Axes:
@@ -295,7 +295,7 @@ class Axes:
         self._legend(legend, left_limit, legend_y, x1)
         for tick, label in zip(ticks, labels):
             y = self.y(tick)
-            canvas.line((self.left, y), (self.right, y), theme.grid, width=max(u, 1.0))
+            hline(canvas, self.left, self.right, y, theme.grid, width=max(u, 1.0))
             text(canvas, self.left - 4 * u, y, label, theme.muted, size=size, anchor="rm")
         if x_labels:
             self._x_labels()
@@ -323,7 +323,7 @@ class Axes:
         ticks = [t for t in nice_ticks(self.x_lo, self.x_hi, count) if float(t).is_integer()]
         for tick in ticks:
             x = float(self.x(tick))
-            self.canvas.line((x, self.bottom), (x, self.bottom + 3 * u), ctx.theme.grid, width=u)
+            vline(self.canvas, x, self.bottom, self.bottom + 3 * u, ctx.theme.grid, width=u)
             text(
                 self.canvas, x, self.bottom + 4 * u, str(int(tick)), ctx.theme.muted,
                 size=ctx.text, anchor="mt",
@@ -348,5 +348,5 @@ class Axes:
                 dashed(canvas, [(x - swatch, y), (x, y)], color, width=1.5 * u, dash=4 * u,
                        gap=2 * u)  # fmt: skip
             else:
-                canvas.line((x - swatch, y), (x, y), color, width=2 * u)
+                hline(canvas, x - swatch, x, y, color, width=2 * u)
             x -= swatch + 10 * u

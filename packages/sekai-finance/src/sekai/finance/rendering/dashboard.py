@@ -111,6 +111,7 @@ class Dashboard(BaseRenderer):
         self._stats = stats
         self._horizon = horizon
         self.progress = bool(progress)
+        self._blank: Image | None = None
         self._env: Callable[[], Any] | None = None
         self._step = -1
 
@@ -122,8 +123,7 @@ class Dashboard(BaseRenderer):
 
     def __repr__(self) -> str:
         return (
-            f"{type(self).__name__}(width={self.width}, height={self.height}, "
-            f"window={self.window})"
+            f"{type(self).__name__}(width={self.width}, height={self.height}, window={self.window})"
         )
 
     # -- what subclasses adapt ----------------------------------------------------------------
@@ -182,7 +182,9 @@ class Dashboard(BaseRenderer):
         theme = self.theme
         unit = min(self.width / 720.0, self.height / 450.0)
         size = max(1, round(unit))
-        canvas = Canvas(self.width, self.height, theme.background)
+        if self._blank is None:
+            self._blank = Canvas(self.width, self.height, theme.background).pixels
+        canvas = Canvas.from_array(self._blank)
         margin = 12.0 * unit
         horizon = self.horizon(base)
         top = self._header(canvas, base, unit, size, margin, step, horizon)
@@ -258,7 +260,7 @@ class Dashboard(BaseRenderer):
     def _stat_widths(stats: Sequence[Stat], size: int, value_size: int, unit: float) -> list[float]:
         widths = []
         for stat in stats:
-            value_w = Canvas.text_size(stat.value, value_size)[0]
+            value_w: float = Canvas.text_size(stat.value, value_size)[0]
             if stat.detail:
                 value_w += 4 * unit + Canvas.text_size(stat.detail, size)[0]
             widths.append(max(value_w, Canvas.text_size(stat.label, size)[0]) + 16 * unit)

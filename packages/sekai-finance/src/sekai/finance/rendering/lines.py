@@ -1,4 +1,4 @@
-"""General charts: LineChart (lines, steps, dashes, bars over time), AreaChart, BarChart."""
+"""LineChart and its Series: values over time as lines, steps, dashes or bars."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from sekai.finance.rendering._paint import (
     ColorSpec,
     dashed,
     fill_between,
+    hline,
     mix,
     resolve_color,
+    series_line,
     text,
 )
 from sekai.finance.rendering.chart import (
@@ -31,13 +33,13 @@ from sekai.finance.rendering.chart import (
 )
 from sekai.rendering import Canvas
 
-__all__ = ["AreaChart", "BarChart", "LineChart", "Series"]
+__all__ = ["LineChart", "Series", "check_kind", "format_value", "tag_width", "value_tag"]
 
 _STYLES = ("line", "step", "dashed", "bars")
 _KINDS = ("number", "pct")
 
 
-def _check_kind(kind: str) -> str:
+def check_kind(kind: str) -> str:
     if kind not in _KINDS:
         raise ValueError(f"kind must be 'number' or 'pct', got {kind!r}.")
     return kind
@@ -95,8 +97,8 @@ class Series:
             steps = np.arange(len(self.plan), dtype=np.float64)
             keep = steps >= lo
             return steps[keep], self.plan[keep]
-        steps, values = self.track.visible(lo)
-        return np.asarray(steps, dtype=np.float64), np.asarray(values, dtype=np.float64)
+        seen, values = self.track.visible(lo)
+        return np.asarray(seen, dtype=np.float64), np.asarray(values, dtype=np.float64)
 
 
 def draw_series(canvas: Canvas, axes: Axes, series: Series, ctx: DrawContext) -> None:
@@ -126,7 +128,7 @@ def draw_series(canvas: Canvas, axes: Axes, series: Series, ctx: DrawContext) ->
         if series.style == "dashed":
             dashed(canvas, pts, color, width=width, dash=6 * ctx.unit, gap=4 * ctx.unit)
         else:
-            canvas.polyline(pts, color, width=width)
+            series_line(canvas, pts[:, 0], pts[:, 1], color, width=width)
 
 
 class LineChart(Chart):
@@ -161,10 +163,12 @@ class LineChart(Chart):
         if not self.series or not all(isinstance(s, Series) for s in self.series):
             raise TypeError("LineChart needs at least one Series.")
         if not isinstance(primary, int) or not 0 <= primary < len(self.series):
-            raise ValueError(f"primary must index one of the {len(self.series)} series, got {primary!r}.")
+            raise ValueError(
+                f"primary must index one of the {len(self.series)} series, got {primary!r}."
+            )
         self.primary = primary
         self.title = title
-        self.kind = _check_kind(kind)
+        self.kind = check_kind(kind)
         self.baseline = baseline
         self.drawdown = bool(drawdown)
         self.tag = bool(tag)
@@ -214,7 +218,7 @@ class LineChart(Chart):
         )  # fmt: skip
         if self.baseline is not None:
             y = float(axes.y(self.baseline))
-            canvas.line((axes.left, y), (axes.right, y), theme.muted, width=u, alpha=0.6)
+            hline(canvas, axes.left, axes.right, y, theme.muted, width=u, alpha=0.6)
         if self.drawdown and first.size > 1:
             steps = visible[self.primary][0]
             finite = np.isfinite(first)
@@ -245,161 +249,8 @@ def value_tag(
     w, h = Canvas.text_size(label, ctx.text)
     x0 = axes.right + 2 * u
     y = min(max(y, axes.top + h / 2 + 2 * u), axes.bottom - h / 2 - 2 * u)
-    canvas.polygon([(axes.right - 2 * u, y), (x0, y - h / 2 - 2 * u), (x0, y + h / 2 + 2 * u)], color)
+    canvas.polygon(
+        [(axes.right - 2 * u, y), (x0, y - h / 2 - 2 * u), (x0, y + h / 2 + 2 * u)], color
+    )
     canvas.rect(x0, y - h / 2 - 2 * u, x0 + w + 5 * u, y + h / 2 + 2 * u, color)
     text(canvas, x0 + 3 * u, y, label, ctx.theme.background, size=ctx.text, anchor="lm")
-
-
-class AreaChart(Chart):
-    """A stacked area over time of the vector a source gives each step (e.g. portfolio weights).
-
-    Positive parts stack upwards from 0 and negative parts downwards, in source order.
-
-    Args:
-        source: a vector per step (an env attribute name or a callable of the env).
-        labels: legend text per component (None: no legend).
-        colors: colour per component (default: the theme's palette in order).
-        title: drawn at the top left.
-        kind: y labels as ``"pct"`` (default) or ``"number"``.
-        width: layout weight within a row.
-        height: layout weight within a column.
-    """
-
-    def __init__(
-        self,
-        source: Source,
-        *,
-        labels: Sequence[str] | None = None,
-        colors: Sequence[ColorSpec] | None = None,
-        title: str = "",
-        kind: str = "pct",
-        width: float = 1.0,
-        height: float = 1.0,
-    ) -> None:
-        check_source("source", source)
-        self.source = source
-        self.labels = None if labels is None else [str(x) for x in labels]
-        self.colors = None if colors is None else list(colors)
-        self.title = title
-        self.kind = _check_kind(kind)
-        self.width = check_weight("width", width)
-        self.height = check_weight("height", height)
-        self.track: Track[np.ndarray] = Track()
-
-    def clear(self) -> None:
-        self.track.clear()
-
-    def observe(self, env: Any, step: int) -> None:
-        self.track.put(step, np.asarray(read(self.source, env), dtype=np.float64).ravel())
-
-    def trim(self, first: int) -> None:
-        self.track.trim(first)
-
-    def _color(self, ctx: DrawContext, i: int) -> Any:
-        spec = self.colors[i] if self.colors is not None and i < len(self.colors) else i
-        return resolve_color(ctx.theme, spec)
-
-    def draw(self, canvas: Canvas, box: Box, ctx: DrawContext) -> None:
-        steps, rows = self.track.visible(ctx.x_lo)
-        values = np.nan_to_num(np.array(rows, dtype=np.float64)) if rows else np.zeros((0, 1))
-        pos, neg = np.clip(values, 0, None), np.clip(values, None, 0)
-        top, bottom = np.cumsum(pos, axis=1), np.cumsum(neg, axis=1)
-        low = float(bottom[:, -1].min()) if rows else 0.0
-        high = float(top[:, -1].max()) if rows else 1.0
-        legend = [(label, self._color(ctx, i), "box") for i, label in enumerate(self.labels or [])]
-        axes = Axes(
-            canvas, box, ctx, title=self.title, y_range=(min(low, 0.0), max(high, 1e-9) * 1.04),
-            kind=self.kind, legend=legend,
-        )  # fmt: skip
-        if len(steps) < 1:
-            return
-        xs = axes.x(np.asarray(steps, dtype=np.float64))
-        if len(steps) == 1:  # one observation: show it as a thin slice rather than nothing
-            xs = np.array([xs[0], xs[0] + max(2 * ctx.unit, 1.0)])
-            pos, neg, top, bottom = (np.repeat(a, 2, axis=0) for a in (pos, neg, top, bottom))
-        for i in range(values.shape[1]):
-            color = self._color(ctx, i)
-            if pos[:, i].any():
-                fill_between(canvas, xs, axes.y(top[:, i] - pos[:, i]), axes.y(top[:, i]), color,
-                             alpha=0.85, clip=axes.clip)  # fmt: skip
-            if neg[:, i].any():
-                fill_between(canvas, xs, axes.y(bottom[:, i] - neg[:, i]), axes.y(bottom[:, i]),
-                             color, alpha=0.85, clip=axes.clip)  # fmt: skip
-
-
-class BarChart(Chart):
-    """Horizontal bars of the vector a source gives now (e.g. the current weights).
-
-    Args:
-        source: a vector (an env attribute name or a callable of the env).
-        labels: a label per bar, or a source giving them (None entries are shown as "empty").
-        colors: colour per bar (default: the theme's palette in order).
-        title: drawn at the top left.
-        kind: value labels as ``"pct"`` (default) or ``"number"``.
-        width: layout weight within a row.
-        height: layout weight within a column.
-    """
-
-    def __init__(
-        self,
-        source: Source,
-        *,
-        labels: Sequence[str] | Source | None = None,
-        colors: Sequence[ColorSpec] | None = None,
-        title: str = "",
-        kind: str = "pct",
-        width: float = 1.0,
-        height: float = 1.0,
-    ) -> None:
-        check_source("source", source)
-        self.source = source
-        self.labels = labels
-        self.colors = None if colors is None else list(colors)
-        self.title = title
-        self.kind = _check_kind(kind)
-        self.width = check_weight("width", width)
-        self.height = check_weight("height", height)
-        self.values: np.ndarray | None = None
-        self.names: list[str] = []
-
-    def clear(self) -> None:
-        self.values = None
-
-    def observe(self, env: Any, step: int) -> None:
-        self.values = np.asarray(read(self.source, env), dtype=np.float64).ravel()
-        labels = self.labels
-        if labels is not None and (isinstance(labels, str) or callable(labels)):
-            labels = read(labels, env)
-        names = [] if labels is None else ["empty" if x is None else str(x) for x in labels]
-        self.names = names
-
-    def draw(self, canvas: Canvas, box: Box, ctx: DrawContext) -> None:
-        theme, u, size = ctx.theme, ctx.unit, ctx.text
-        x0, y0, x1, y1 = box
-        title_end = text(canvas, x0, y0, self.title, theme.foreground, size=size)[3]
-        values = np.nan_to_num(self.values) if self.values is not None else np.zeros(0)
-        n = values.size
-        if n == 0:
-            return
-        top = title_end + 6 * u
-        row = (y1 - top) / n
-        bar_h = min(row * 0.7, 3 * ctx.line)
-        names = [self.names[i] if i < len(self.names) else str(i) for i in range(n)]
-        label_w = min(max(Canvas.text_size(s, size)[0] for s in names), (x1 - x0) * 0.35)
-        value_w = Canvas.text_size("−100.0%", size)[0]
-        left = x0 + label_w + 6 * u
-        right = x1 - value_w - 6 * u
-        low, high = min(0.0, float(values.min())), max(0.0, float(values.max()), 1e-12)
-        scale = (right - left) / (high - low)
-        zero = left - low * scale
-        for i, value in enumerate(values):
-            cy = top + row * (i + 0.5)
-            spec = self.colors[i] if self.colors is not None and i < len(self.colors) else i
-            color = resolve_color(theme, spec)
-            text(canvas, x0 + label_w, cy, names[i], theme.foreground, size=size, anchor="rm",
-                 max_width=label_w)  # fmt: skip
-            end = zero + value * scale
-            canvas.rect(min(zero, end), cy - bar_h / 2, max(zero, end), cy + bar_h / 2, color)
-            label = format_value(float(value), self.kind)
-            text(canvas, max(zero, end) + 4 * u, cy, label, theme.muted, size=size, anchor="lm")
-        canvas.line((zero, top), (zero, y1), theme.muted, width=u)

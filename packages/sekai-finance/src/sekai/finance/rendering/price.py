@@ -9,7 +9,15 @@ from typing import Any
 import numpy as np
 
 from sekai.finance.rendering._format import format_price
-from sekai.finance.rendering._paint import dashed, fill_between, mix, text, triangle
+from sekai.finance.rendering._paint import (
+    dashed,
+    fill_between,
+    mix,
+    series_line,
+    text,
+    triangle,
+    vline,
+)
 from sekai.finance.rendering.chart import (
     Axes,
     Box,
@@ -33,7 +41,7 @@ def _prices(value: Any) -> list[float]:
     if value is None:
         return []
     if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
-        items = list(np.asarray(list(value), dtype=np.float64).ravel())
+        items = [float(p) for p in np.asarray(list(value), dtype=np.float64).ravel()]
     else:
         items = [float(value)]
     return [float(p) for p in items if math.isfinite(p)]
@@ -168,7 +176,8 @@ class PriceChart(Chart):
         last = prices[-1] if prices else None
         tag = format_price(last) if self.tag and last is not None else ""
         right = tag_width(tag, ctx) if tag else 0.0
-        axes = Axes(canvas, box, ctx, title=self.title, y_range=(low, high), legend=self._legend(ctx),
+        legend = self._legend(ctx)
+        axes = Axes(canvas, box, ctx, title=self.title, y_range=(low, high), legend=legend,
                     right=right)  # fmt: skip
         trade_marks = self._shade_positions(canvas, axes, ctx)
         if s_steps:
@@ -182,14 +191,14 @@ class PriceChart(Chart):
 
         if len(ctx_steps) > 1:
             pts = np.column_stack([axes.x(np.asarray(ctx_steps, float)), axes.y(ctx_prices)])
-            canvas.polyline(pts, theme.muted, width=1.2 * u)
+            series_line(canvas, pts[:, 0], pts[:, 1], theme.muted, width=1.2 * u)
             x0 = float(axes.x(0))
-            canvas.line((x0, axes.top), (x0, axes.bottom), theme.grid, width=u)
+            vline(canvas, x0, axes.top, axes.bottom, theme.grid, width=u)
         if q_steps:
             self._draw_quotes(canvas, axes, q_steps, quotes, ctx)
         if len(steps) > 1:
             pts = np.column_stack([axes.x(np.asarray(steps, float)), axes.y(prices)])
-            canvas.polyline(pts, theme.foreground, width=1.5 * u)
+            series_line(canvas, pts[:, 0], pts[:, 1], theme.foreground, width=1.5 * u)
         elif steps:
             canvas.circle((float(axes.x(steps[0])), float(axes.y(prices[0]))), 2 * u,
                           theme.foreground)  # fmt: skip
@@ -232,7 +241,7 @@ class PriceChart(Chart):
             for step, level in zip(steps, levels[:, column]):
                 if not np.isfinite(level) or (xs and step - 1 != last):
                     if len(xs) > 1:
-                        canvas.polyline(list(zip(xs, ys)), color, width=1.2 * ctx.unit, alpha=0.8)
+                        series_line(canvas, xs, ys, color, width=1.2 * ctx.unit, alpha=0.8)
                     xs, ys = [], []
                 if np.isfinite(level):
                     y = float(axes.y(level))
@@ -240,7 +249,7 @@ class PriceChart(Chart):
                     ys += [y, y]
                 last = step
             if len(xs) > 1:
-                canvas.polyline(list(zip(xs, ys)), color, width=1.2 * ctx.unit, alpha=0.8)
+                series_line(canvas, xs, ys, color, width=1.2 * ctx.unit, alpha=0.8)
 
     def _visible_context(self, lo: float) -> tuple[list[float], list[float]]:
         if self._context is None or self._context.size < 2:
@@ -277,7 +286,9 @@ class PriceChart(Chart):
                 and decided >= ctx.x_lo
                 and decided in price_at
             ):
-                marks.append((float(axes.x(decided)), float(axes.y(price_at[decided])), value > before))
+                marks.append(
+                    (float(axes.x(decided)), float(axes.y(price_at[decided])), value > before)
+                )
         for start, stop, value in spans:
             if value == 0 or stop <= start:
                 continue

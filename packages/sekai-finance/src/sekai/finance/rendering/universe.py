@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from sekai.finance.rendering._format import format_pct
-from sekai.finance.rendering._paint import ColorSpec, mix, resolve_color, text
+from sekai.finance.rendering._paint import ColorSpec, mix, resolve_color, text, vline
 from sekai.finance.rendering.chart import (
     Axes,
     Box,
@@ -98,7 +98,7 @@ class UniverseChart(Chart):
             legend.append(("untradable", theme.grid, "box"))
         current = self._labels.values[-1] if len(self._labels) else []
         names = [(current[i] if i < len(current) else None) or "" for i in range(n_slots)]
-        label_w = max((Canvas.text_size(s, size)[0] for s in names), default=0)
+        label_w: float = max((Canvas.text_size(s, size)[0] for s in names), default=0)
         label_w = min(label_w, (box[2] - box[0]) * 0.3)
         axes = Axes(canvas, (box[0] + label_w + 6 * u, *box[1:]), ctx, title=self.title,
                     y_range=(0.0, 1.0), legend=legend, y_labels=False,
@@ -125,7 +125,9 @@ class UniverseChart(Chart):
             values = weights[index, slot]
             depth = np.where(values != 0, 0.12 + 0.88 * np.abs(values) / max(scale, 1e-12), 0.0)
             ink = np.where((values < 0)[:, None], np.asarray(negative), np.asarray(color))
-            band = np.asarray(theme.background) + (ink - np.asarray(theme.background)) * depth[:, None]
+            band = (
+                np.asarray(theme.background) + (ink - np.asarray(theme.background)) * depth[:, None]
+            )
             block = np.repeat(band[None], r1 - r0, axis=0)
             if avail_by_step:
                 tradable = np.array(
@@ -155,7 +157,7 @@ class UniverseChart(Chart):
                     continue
                 x = float(axes.x(step - 1))
                 y0 = axes.top + slot * lane
-                canvas.line((x, y0), (x, y0 + lane - gap), theme.foreground, width=1.5 * u)
+                vline(canvas, x, y0, y0 + lane - gap, theme.foreground, width=1.5 * u)
                 if after and lane >= ctx.line + 2:
                     color = mix(theme.foreground, theme.background, 0.1)
                     text(canvas, x + 3 * u, y0 + (lane - gap) / 2, after, color, size=ctx.text,

@@ -46,21 +46,30 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
     from sekai.envs.finance.rendering.lob import (
-        LimitOrderBookRenderer,
-        LimitOrderBookTextRenderer,
+        LimitOrderBookRenderer as LimitOrderBookRenderer,
+        LimitOrderBookTextRenderer as LimitOrderBookTextRenderer,
     )
     from sekai.envs.finance.rendering.lob_market import (
-        LimitOrderBookMarketRenderer,
-        LimitOrderBookMarketTextRenderer,
+        LimitOrderBookMarketRenderer as LimitOrderBookMarketRenderer,
+        LimitOrderBookMarketTextRenderer as LimitOrderBookMarketTextRenderer,
     )
-    from sekai.envs.finance.rendering.market import MarketRenderer, MarketTextRenderer
+    from sekai.envs.finance.rendering.market import (
+        MarketRenderer as MarketRenderer,
+        MarketTextRenderer as MarketTextRenderer,
+    )
     from sekai.envs.finance.rendering.market_making import (
-        MarketMakingRenderer,
-        MarketMakingTextRenderer,
+        MarketMakingRenderer as MarketMakingRenderer,
+        MarketMakingTextRenderer as MarketMakingTextRenderer,
     )
     from sekai.envs.finance.rendering.optimal_execution import (
-        OptimalExecutionRenderer,
-        OptimalExecutionTextRenderer,
+        OptimalExecutionRenderer as OptimalExecutionRenderer,
+        OptimalExecutionTextRenderer as OptimalExecutionTextRenderer,
     )
-    from sekai.envs.finance.rendering.portfolio import PortfolioRenderer, PortfolioTextRenderer
-    from sekai.envs.finance.rendering.trading import TradingRenderer, TradingTextRenderer
+    from sekai.envs.finance.rendering.portfolio import (
+        PortfolioRenderer as PortfolioRenderer,
+        PortfolioTextRenderer as PortfolioTextRenderer,
+    )
+    from sekai.envs.finance.rendering.trading import (
+        TradingRenderer as TradingRenderer,
+        TradingTextRenderer as TradingTextRenderer,
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sekai.envs.finance.lob_market import LimitOrderBookMarket
@@ -91,14 +91,10 @@ class LimitOrderBookMarketRenderer(Dashboard):
         agents = list(env.possible_agents)
         colors: list[Any] = ["accent"] if len(agents) == 1 else list(range(len(agents)))
         inventory = [
-            Series(lambda e, a=a: e.inventory(a), label=a, color=c, style="step")
-            for a, c in zip(agents, colors)
+            Series(_inventory_of(a), label=a, color=c, style="step") for a, c in zip(agents, colors)
         ]
-        wealth = [
-            Series(lambda e, a=a: e.wealth(a), label=None, color=c)
-            for a, c in zip(agents, colors)
-        ]
-        owners = {i: a for i, a in enumerate(agents)}
+        wealth = [Series(_wealth_of(a), label=None, color=c) for a, c in zip(agents, colors)]
+        owners = dict(enumerate(agents))
         return Row(
             Column(
                 PriceChart("mid" if hasattr(env, "mid") else _mid, spread=best_quotes,
@@ -144,6 +140,14 @@ def decision_count(env: LimitOrderBookMarket) -> int:
     return max(1, len(times))
 
 
+def _inventory_of(agent: str) -> Callable[[LimitOrderBookMarket], float]:
+    return lambda env: float(env.inventory(agent))
+
+
+def _wealth_of(agent: str) -> Callable[[LimitOrderBookMarket], float]:
+    return lambda env: float(env.wealth(agent))
+
+
 def _mid(env: LimitOrderBookMarket) -> float:
     mid = env.book.mid()
     return math.nan if mid is None else float(mid)
@@ -185,5 +189,7 @@ class LimitOrderBookMarketTextRenderer(FinanceTextRenderer):
                  "-" if spread is None else str(int(spread)), acting]  # fmt: skip
         for agent in env.possible_agents:
             q = int(env.inventory(agent))
-            cells.append(f"{q:+d}/{float(env.wealth(agent)):+g}" if q else f"0/{env.wealth(agent):+g}")
+            cells.append(
+                f"{q:+d}/{float(env.wealth(agent)):+g}" if q else f"0/{env.wealth(agent):+g}"
+            )
         return cells

@@ -33,7 +33,7 @@ def _sold(env: MarketMakingEnv) -> float | None:
 
 
 def _time_left(env: MarketMakingEnv) -> float:
-    return 1.0 - env.elapsed_steps / env.n_steps
+    return 1.0 - float(env.elapsed_steps) / float(env.n_steps)
 
 
 class MarketMakingRenderer(FinanceRenderer):

@@ -74,9 +74,7 @@ class PortfolioRenderer(FinanceRenderer):
         names = asset_names(env, n)
         cash = mix(self.theme.background, self.theme.muted, 0.55)
         colors: list[Any] = [*range(n), cash]
-        lines = [
-            Series(_indexed(i), label=names[i], color=i, width=1.0) for i in range(n)
-        ]
+        lines = [Series(_indexed(i), label=names[i], color=i, width=1.0) for i in range(n)]
         lines.append(Series(_value, label="portfolio", color="foreground", width=2.2))
         return Column(
             LineChart(
@@ -88,9 +86,7 @@ class PortfolioRenderer(FinanceRenderer):
                 height=1.3,
             ),
             Row(
-                AreaChart(
-                    "weights", colors=colors, title="Allocation over time", width=1.6
-                ),
+                AreaChart("weights", colors=colors, title="Allocation over time", width=1.6),
                 BarChart("weights", labels=[*names, "cash"], colors=colors, title="Weights"),
             ),
         )

@@ -8,11 +8,11 @@ from typing import Any
 
 from sekai.envs.finance.rendering._base import (
     FinanceRenderer,
-    format_price,
     FinanceTextRenderer,
     change,
     describe_costs,
     describe_market,
+    format_price,
     format_time,
 )
 from sekai.envs.finance.trading import TradingEnv

@@ -1,0 +1,110 @@
+"""VecEnvWorkerError[Cls]: a worker's exception raised in the parent with its class kept."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from typing import Any
+
+import pytest
+
+import sekai
+from sekai.error import VecEnvWorkerError
+from sekai.vector.proc.errors import ErrorInfo, describe, worker_error, worker_error_class
+
+
+def _described(exc: BaseException) -> ErrorInfo:
+    try:
+        raise exc
+    except BaseException as raised:
+        return describe(raised)
+
+
+class NeedsArguments(Exception):
+    """Cannot be instantiated the way VecEnvWorkerError is."""
+
+    def __new__(cls, a: Any, b: Any) -> NeedsArguments:
+        return super().__new__(cls)
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ValueError("bad value"),
+        KeyError("missing"),
+        OSError(2, "no such file"),
+        sekai.ResetRequired(),
+        sekai.InvalidAction(7, sekai.Discrete(2), index=1),
+    ],
+    ids=lambda exc: type(exc).__name__,
+)
+def test_the_error_derives_from_the_original_class_and_keeps_its_attributes(
+    exc: Exception,
+) -> None:
+    error = worker_error(_described(exc), 3, worker=1)
+    assert isinstance(error, VecEnvWorkerError)
+    assert isinstance(error, type(exc))
+    assert type(error).__name__ == f"VecEnvWorkerError[{type(exc).__name__}]"
+    assert (error.rank, error.exc_type, error.worker, error.ranks) == (
+        3,
+        type(exc).__name__,
+        1,
+        (3,),
+    )
+    assert str(error).startswith(f"Sub-env 3 raised {type(exc).__name__}: {exc}\n\n")
+    assert "Worker traceback:\nTraceback (most recent call last):" in str(error)
+    if isinstance(exc, sekai.InvalidAction):
+        assert (error.action, error.index) == (7, 1)  # type: ignore[attr-defined]
+
+
+def test_one_subclass_is_created_per_class() -> None:
+    assert worker_error_class(ValueError) is worker_error_class(ValueError)
+    assert worker_error_class(ValueError) is not worker_error_class(KeyError)
+
+
+@pytest.mark.parametrize(
+    "cls", [None, int, KeyboardInterrupt, VecEnvWorkerError, NeedsArguments], ids=str
+)
+def test_classes_that_cannot_be_combined_give_a_plain_vec_env_worker_error(cls: Any) -> None:
+    assert worker_error_class(cls) is VecEnvWorkerError
+
+
+def test_a_class_the_parent_cannot_unpickle_gives_a_plain_vec_env_worker_error() -> None:
+    info = _described(ValueError("x"))._replace(cls=b"not a pickle")
+    error = worker_error(info, 0)
+    assert type(error) is VecEnvWorkerError
+    assert (error.exc_type, error.message) == ("ValueError", "x")
+
+
+@pytest.mark.parametrize("exc", [ValueError("v"), sekai.InvalidAction(1, sekai.Discrete(1))])
+def test_the_error_pickles_to_the_same_class_and_attributes(exc: Exception) -> None:
+    error = worker_error(_described(exc), 2, worker=0, ranks=[2, 3])
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error)
+    assert str(copy) == str(error)
+    assert (copy.rank, copy.exc_type, copy.remote_traceback, copy.worker, copy.ranks) == (
+        2,
+        error.exc_type,
+        error.remote_traceback,
+        0,
+        (2, 3),
+    )
+    assert vars(copy) == vars(error)
+
+
+def test_a_worker_running_several_sub_envs_is_named_with_them() -> None:
+    error = worker_error(_described(EOFError("gone")), 4, worker=2, ranks=[4, 5, 6])
+    assert str(error).startswith("Worker 2 (sub-envs 4-6) raised EOFError: gone")
+
+
+def test_describe_survives_a_broken_str_and_unpicklable_state() -> None:
+    class Broken(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no")
+
+    exc = Broken()
+    exc.lock = threading.Lock()  # type: ignore[attr-defined] - not picklable at all
+    info = describe(exc, "while stepping")
+    assert info.message == "while stepping: <Broken with an unprintable message>"
+    assert info.state is None
+    assert info.cls is not None  # a local class: pickled by value with cloudpickle

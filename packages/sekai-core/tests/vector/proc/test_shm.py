@@ -1,0 +1,119 @@
+"""The shared observation block: which spaces fit, its layout, writing rows, its lifetime."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.spaces import concatenate
+from sekai.vector.proc.shm import SharedBatch, is_fixed_size, row_writer, write_rows
+
+FIXED = {
+    "box": sekai.Box(-1.0, 1.0, shape=(2, 3)),
+    "discrete": sekai.Discrete(4, start=-1),
+    "multi-discrete": sekai.MultiDiscrete([2, 3]),
+    "multi-binary": sekai.MultiBinary((2, 2)),
+    "nested": sekai.Dict(
+        a=sekai.Box(0, 255, shape=(4,), dtype=np.uint8),
+        b=sekai.Tuple([sekai.Discrete(2), sekai.MaskedBox(0.0, 1.0, shape=(2,), max_size=3)]),
+    ),
+    "empty-box": sekai.Box(0.0, 1.0, shape=(0,)),
+}
+NOT_FIXED = {
+    "sequence": sekai.Sequence(sekai.Discrete(2)),
+    "dict-with-sequence": sekai.Dict(a=sekai.Discrete(2), b=sekai.Sequence(sekai.Discrete(2))),
+}
+
+
+@pytest.mark.parametrize("space", FIXED.values(), ids=FIXED)
+def test_fixed_size_spaces_are_eligible(space: sekai.Space[Any]) -> None:
+    assert is_fixed_size(space)
+
+
+@pytest.mark.parametrize("space", NOT_FIXED.values(), ids=NOT_FIXED)
+def test_spaces_with_a_variable_part_are_not(space: sekai.Space[Any]) -> None:
+    assert not is_fixed_size(space)
+
+
+def _same(a: Any, b: Any) -> None:
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b)
+        for key in a:
+            _same(a[key], b[key])
+    elif isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    else:
+        assert (a.dtype, a.shape) == (b.dtype, b.shape)
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("space", FIXED.values(), ids=FIXED)
+def test_rows_written_by_two_attachments_read_back_like_concatenate(
+    space: sekai.Space[Any],
+) -> None:
+    space.seed(0)
+    samples = [space.sample() for _ in range(5)]
+    block = SharedBatch.create(space, 5)
+    try:
+        assert block.name.startswith(f"sekai_{os.getpid()}_")
+        first = SharedBatch.attach(block.name, space, 5)
+        second = SharedBatch.attach(block.name, space, 5)
+        write = row_writer(space)
+        assert write_rows(write, first.rows(0, 3), samples[:3]) == []
+        assert write_rows(write, second.rows(3, 5), samples[3:]) == []
+        first.release_attached()
+        second.release_attached()
+        _same(concatenate(space, samples), block.batch)
+    finally:
+        block.release()
+
+
+def test_unlinking_removes_the_name_but_keeps_the_mapping() -> None:
+    space = sekai.Box(0.0, 1.0, shape=(3,))
+    block = SharedBatch.create(space, 2)
+    worker = SharedBatch.attach(block.name, space, 2)
+    block.unlink()
+    assert not os.path.exists(f"/dev/shm/{block.name}")
+    worker.batch[1] = 0.5
+    assert block.batch[1].tolist() == [0.5, 0.5, 0.5]
+    worker.release_attached()
+    block.release()
+    block.release()  # a second release does nothing
+
+
+def test_release_unlinks_a_block_that_was_never_unlinked() -> None:
+    block = SharedBatch.create(sekai.Discrete(3), 4)
+    name = block.name
+    assert os.path.exists(f"/dev/shm/{name}")
+    block.release()
+    assert not os.path.exists(f"/dev/shm/{name}")
+    assert block.batch is None
+
+
+def test_observations_that_do_not_fit_are_reported_by_row_and_the_others_written() -> None:
+    space = sekai.Dict(x=sekai.Box(-1.0, 1.0, shape=(2,)), k=sekai.Discrete(3))
+    block = SharedBatch.create(space, 4)
+    try:
+        rows = block.rows(0, 4)
+        observations = [
+            {"x": np.array([0.1, 0.2]), "k": 1},
+            {"x": np.array([0.5]), "k": 2},  # wrong shape
+            {"x": np.array([0.3, 0.4], np.float64), "k": 0},
+            {"k": 1},  # a missing key
+        ]
+        errors = write_rows(row_writer(space), rows, observations)
+        assert [index for index, _ in errors] == [1, 3]
+        assert isinstance(errors[0][1], ValueError)
+        assert "does not fit" in str(errors[0][1])
+        assert isinstance(errors[1][1], KeyError)
+        assert block.batch["x"].dtype == np.float32
+        assert block.batch["x"][2].tolist() == pytest.approx([0.3, 0.4])
+        assert block.batch["k"][[0, 2]].tolist() == [1, 0]
+    finally:
+        block.release()

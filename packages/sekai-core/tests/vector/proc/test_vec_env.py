@@ -1,0 +1,275 @@
+"""ProcVecEnv in this process (fork): arguments, workers, observations, attributes, closing.
+
+Faults (dead, hung or raising workers, signals, leaks) are in test_faults.py, each in its own
+process; the cross-backend conformance run is in tests/vector/test_conformance.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import multiprocessing
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.vector import ProcVecEnv, SyncVecEnv, VecEnv
+from sekai.vector._conformance import assert_same_trajectory
+from sekai.wrappers.time_limit import TimeLimit
+
+
+class SpaceEnv(sekai.Env):  # type: ignore[type-arg]
+    """Observes seeded samples of any space (Box parts as float64 to test the casts); an
+    episode ends every third step."""
+
+    metadata = {"render_fps": 9}  # noqa: RUF012
+
+    def __init__(self, space: sekai.Space[Any], rank: int = 0) -> None:
+        self.observation_space = copy.deepcopy(space)  # its own generator, as in a worker
+        self.action_space = sekai.Discrete(2)
+        self.rank = rank
+        self.t = 0
+        self.level = 1.0
+
+    def _obs(self) -> Any:
+        return _widen(self.observation_space.sample())
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        if seed is not None:
+            self.observation_space.seed(seed)
+        self.t = 0
+        return sekai.ResetResult(self._obs(), {"rank": self.rank})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.t += 1
+        return sekai.StepResult(self._obs(), 0.5 * action, self.t % 3 == 0, False, {"t": self.t})
+
+    def scaled(self, factor: float, *, offset: float = 0.0) -> float:
+        return self.level * factor + offset
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+
+def _widen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _widen(part) for key, part in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_widen(part) for part in value)
+    if isinstance(value, np.ndarray) and value.dtype == np.float32:
+        return value.astype(np.float64)
+    return value
+
+
+SPACES = {
+    "box-float32": sekai.Box(-1.0, 1.0, shape=(2, 3)),
+    "box-uint8": sekai.Box(0, 255, shape=(4,), dtype=np.uint8),
+    "discrete": sekai.Discrete(5, start=-2),
+    "multi-discrete": sekai.MultiDiscrete([3, 4]),
+    "multi-binary": sekai.MultiBinary(3),
+    "dict": sekai.Dict(
+        pos=sekai.Box(-1.0, 1.0, shape=(2,)),
+        k=sekai.Discrete(3),
+        nest=sekai.Tuple([sekai.MultiBinary(2), sekai.Box(0.0, 1.0, shape=(1,))]),
+    ),
+    "masked-box": sekai.MaskedBox(0.0, 1.0, shape=(2,), max_size=3),
+    "sequence": sekai.Sequence(sekai.Discrete(3), max_length=4),
+}
+
+
+LOCK = threading.Lock()  # cannot be pickled, even by cloudpickle
+
+
+def _factories(space: sekai.Space[Any], n: int) -> list[Any]:
+    return [lambda i=i: SpaceEnv(space, i) for i in range(n)]
+
+
+def _run(vec: VecEnv) -> list[tuple[str, Any]]:
+    try:
+        trajectory: list[tuple[str, Any]] = [("reset", vec.reset(seed=[1, 2, 3]))]
+        for t in range(5):
+            trajectory.append(("step", vec.step([t % 2, 1, 0])))
+        return trajectory
+    finally:
+        vec.close()
+
+
+@pytest.mark.parametrize("shared_memory", [None, False], ids=["shared", "pickled"])
+@pytest.mark.parametrize("space", SPACES.values(), ids=SPACES)
+def test_observations_have_sync_vec_envs_dtypes_shapes_and_values(
+    space: sekai.Space[Any], shared_memory: bool | None
+) -> None:
+    expected = _run(SyncVecEnv(_factories(space, 3)))
+    vec = ProcVecEnv(
+        _factories(space, 3), context="fork", num_workers=2, shared_memory=shared_memory
+    )
+    assert vec.shared_memory is (shared_memory is None and name_of(space) != "sequence")
+    assert_same_trajectory(expected, _run(vec))  # incl. final_observation after autoreset
+
+
+def name_of(space: sekai.Space[Any]) -> str:
+    return next(name for name, known in SPACES.items() if known is space)
+
+
+def test_shared_memory_true_needs_a_fixed_size_space_and_leaves_no_worker() -> None:
+    with pytest.raises(TypeError, match=r"shared_memory=True needs .*got Sequence\(Discrete"):
+        ProcVecEnv(_factories(SPACES["sequence"], 2), context="fork", shared_memory=True)
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"context": "threads"}, ValueError, "context must be one of"),
+        ({"context": 3}, TypeError, "context must be a start method name"),
+        ({"close_timeout": -1}, ValueError, "close_timeout must be >= 0"),
+        ({"close_timeout": None}, TypeError, "close_timeout must be a number of seconds"),
+        ({"step_timeout": 0}, ValueError, "step_timeout must be > 0"),
+        ({"reset_timeout": "1"}, TypeError, "reset_timeout must be a number of seconds or None"),
+        ({"num_workers": 0}, ValueError, "num_workers must be >= 1"),
+        ({"num_workers": True}, TypeError, "num_workers must be an int or None"),
+        ({"shared_memory": "yes"}, TypeError, "shared_memory must be None or a bool"),
+        ({"autoreset": 1}, TypeError, "autoreset must be a bool"),
+    ],
+)
+def test_bad_arguments_are_rejected_before_any_worker_starts(
+    kwargs: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        ProcVecEnv(_factories(SPACES["discrete"], 2), **{"context": "fork", **kwargs})
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize(
+    ("env_fns", "error", "match"),
+    [
+        ([], ValueError, "needs at least one env factory"),
+        ("CartPole-v1", TypeError, "expects a list of zero-argument callables"),
+        ([SpaceEnv, 3], TypeError, r"env_fns\[1\] must be a zero-argument callable"),
+        (
+            [SpaceEnv, lambda lock=LOCK: lock],
+            TypeError,
+            r"env_fns\[1\] cannot be sent to a worker process: it cannot be pickled",
+        ),
+    ],
+)
+def test_bad_factories_are_rejected_before_any_worker_starts(
+    env_fns: Any, error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        ProcVecEnv(env_fns, context="fork")
+    assert multiprocessing.active_children() == []
+
+
+def test_a_factory_returning_another_space_is_named_across_workers() -> None:
+    fns = [
+        lambda: SpaceEnv(SPACES["discrete"]),
+        lambda: SpaceEnv(SPACES["discrete"]),
+        lambda: SpaceEnv(SPACES["multi-binary"]),
+    ]
+    with pytest.raises(ValueError, match="sub-env 2 has observation_space MultiBinary"):
+        ProcVecEnv(fns, context="fork", num_workers=3)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_factory_returning_a_non_env_raises_type_error_naming_it() -> None:
+    fns = [lambda: SpaceEnv(SPACES["discrete"]), lambda: "not an env"]
+    with pytest.raises(TypeError, match=r"env_fns\[1\]\(\) returned str, not a sekai.Env"):
+        ProcVecEnv(fns, context="fork", num_workers=1)
+
+
+@pytest.mark.parametrize(
+    ("num_envs", "num_workers", "expected"),
+    [(5, 2, [0, 0, 0, 1, 1]), (3, None, [0, 1, 2]), (3, 8, [0, 1, 2]), (4, 1, [0, 0, 0, 0])],
+)
+def test_sub_envs_are_split_evenly_and_in_order_between_workers(
+    num_envs: int, num_workers: int | None, expected: list[int]
+) -> None:
+    with ProcVecEnv(
+        _factories(SPACES["discrete"], num_envs), context="fork", num_workers=num_workers
+    ) as vec:
+        pids = vec.call("pid")
+        assert [sorted(set(pids)).index(pid) for pid in pids] == expected
+        assert vec.num_workers == len(set(pids))
+        assert vec.get_attr("rank") == list(range(num_envs))
+        assert (vec.context, repr(vec)) == ("fork", f"ProcVecEnv(num_envs={num_envs})")
+
+
+def test_attributes_are_reached_through_each_sub_envs_wrappers() -> None:
+    fns = [lambda i=i: TimeLimit(SpaceEnv(SPACES["discrete"], i), 7 + i) for i in range(3)]
+    with ProcVecEnv(fns, context="fork", num_workers=2) as vec:
+        assert vec.metadata == {"render_fps": 9}
+        assert vec.get_attr("max_episode_steps") == [7, 8, 9]
+        vec.set_attr("level", [1.0, 2.0, 3.0])
+        assert vec.call("scaled", 2.0, offset=1.0) == [3.0, 5.0, 7.0]
+        vec.set_attr("level", (4.0, 5.0, 6.0))  # not a list: one value for every sub-env
+        assert vec.get_attr("level") == [(4.0, 5.0, 6.0)] * 3
+        assert vec.call("rank") == [0, 1, 2]  # not callable: its value
+        with pytest.raises(AttributeError, match="has no attribute 'missing'") as info:
+            vec.get_attr("missing")
+        assert isinstance(info.value, sekai.VecEnvWorkerError)
+        assert info.value.rank == 0
+
+
+def test_errors_of_the_parent_are_raised_directly_before_anything_is_sent() -> None:
+    with ProcVecEnv(_factories(SPACES["discrete"], 2), context="fork") as vec:
+        with pytest.raises(sekai.ResetRequired) as required:
+            vec.step([0, 1])
+        assert type(required.value) is sekai.ResetRequired
+        vec.reset(seed=0)
+        with pytest.raises(sekai.InvalidAction) as invalid:
+            vec.step([0, 5])
+        assert type(invalid.value) is sekai.InvalidAction and invalid.value.index == 1
+        with pytest.raises(ValueError, match="must have shape"):
+            vec.step([0, 1, 1])
+        assert [info["t"] for info in vec.step([1, 1]).infos] == [1, 1]
+
+
+def test_a_closed_env_raises_vec_env_closed_and_closing_again_does_nothing() -> None:
+    vec = ProcVecEnv(_factories(SPACES["box-float32"], 2), context="fork")
+    vec.reset(seed=0)
+    vec.close()
+    vec.close()
+    assert vec.closed
+    assert multiprocessing.active_children() == []
+    for call in (lambda: vec.reset(), lambda: vec.step([0, 0]), lambda: vec.get_attr("t")):
+        with pytest.raises(sekai.VecEnvClosed):
+            call()
+
+
+def test_without_autoreset_a_finished_sub_env_stays_frozen_in_its_worker() -> None:
+    with ProcVecEnv(
+        _factories(SPACES["discrete"], 2), context="fork", num_workers=1, autoreset=False
+    ) as vec:
+        vec.reset(seed=0)
+        for _ in range(3):
+            last = vec.step([1, 1])
+        assert last.dones.tolist() == [True, True]
+        frozen = vec.step([1, 0])
+        assert frozen.rewards.tolist() == [0.0, 0.0] and frozen.infos == [{}, {}]
+        assert frozen.dones.tolist() == [True, True] and vec.frozen.tolist() == [True, True]
+        assert vec.get_attr("t") == [3, 3]
+        assert vec.reset().dones.tolist() == [False, False]
+
+
+def test_make_vec_builds_it_with_vector_kwargs() -> None:
+    vec = sekai.make_vec(
+        "CartPole-v1",
+        num_envs=4,
+        vectorization_mode="proc",
+        vector_kwargs={"num_workers": 2, "context": "fork"},
+    )
+    try:
+        assert isinstance(vec, ProcVecEnv)
+        assert (vec.num_workers, vec.shared_memory) == (2, True)
+        assert vec.spec is not None and vec.spec.id == "CartPole-v1"
+        result = vec.reset(seed=0)
+        assert result.observations.shape == (4, 4)
+        assert result.observations.dtype == np.float32
+    finally:
+        vec.close()

@@ -1,0 +1,202 @@
+"""The reusable charts of sekai.finance.rendering: formatting, tracks, layout, custom dashboards."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+from sekai.finance.lob import OrderBook, Side
+from sekai.finance.rendering import (
+    AreaChart,
+    BarChart,
+    Column,
+    Dashboard,
+    LineChart,
+    OrderBookChart,
+    PriceChart,
+    Row,
+    Series,
+    Stat,
+    UniverseChart,
+)
+from sekai.finance.rendering._format import (
+    format_pct,
+    format_price,
+    format_ticks,
+    nice_ticks,
+    plain,
+)
+from sekai.finance.rendering._paint import resolve_color
+from sekai.finance.rendering.chart import Track, layout
+from sekai.rendering import Theme
+
+
+class Ticker:
+    """A minimal stand-in env: what a custom dashboard reads."""
+
+    def __init__(self) -> None:
+        self.elapsed_steps = 0
+        self.price = 100.0
+        self.position = 0.0
+        self.weights = np.array([0.0, 0.0, 1.0])
+
+    def advance(self, price: float, position: float) -> None:
+        self.elapsed_steps += 1
+        self.price, self.position = price, position
+        self.weights = np.array([position / 2, position / 2, 1 - position])
+
+
+def test_nice_ticks_are_round_and_inside_the_range() -> None:
+    assert nice_ticks(0.0, 1.0) == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert nice_ticks(96.3, 114.9) == [100.0, 105.0, 110.0]
+    assert nice_ticks(3.0, 3.0) == [3.0]
+
+
+def test_tick_labels_use_as_few_decimals_as_tell_them_apart() -> None:
+    assert format_ticks([9997.5, 10000.0, 10002.5]) == ["9997.5", "10000.0", "10002.5"]
+    assert format_ticks([0.0, 500_000.0, 1_000_000.0]) == ["0", "0.5M", "1.0M"]
+    assert format_ticks([0.0, 0.25, 0.5], kind="pct") == ["0%", "25%", "50%"]
+    assert format_ticks([0.95, 1.0, 1.05]) == ["0.95", "1.00", "1.05"]
+
+
+def test_values_format_for_people() -> None:
+    assert format_pct(0.0432, signed=True) == "+4.32%"
+    assert format_pct(-0.0432) == "−4.32%"
+    assert format_price(10006.5) == "10006.50"
+    assert plain("Avellaneda–Stoikov") == "Avellaneda-Stoikov"
+
+
+def test_a_track_replaces_a_step_drawn_twice_and_restarts_when_time_goes_back() -> None:
+    track: Track[float] = Track()
+    for step, value in [(0, 1.0), (1, 2.0), (1, 2.5), (2, 3.0)]:
+        track.put(step, value)
+    assert (track.steps, track.values) == ([0, 1, 2], [1.0, 2.5, 3.0])
+    track.trim(1)
+    assert track.visible(2) == ([2], [3.0])
+    track.put(0, 9.0)
+    assert (track.steps, track.values) == ([0], [9.0])
+
+
+def test_layout_splits_boxes_by_weight() -> None:
+    a, b, c = (LineChart([Series("price")]) for _ in range(3))
+    a.width = 3.0
+    placed = {
+        id(chart): box
+        for chart, box in layout(Column(Row(a, b), c, height=1.0), (0, 0, 410, 210), gap=10)
+    }
+    assert placed[id(a)] == (0, 0, 300.0, 100.0)
+    assert placed[id(b)] == (310.0, 0, 410.0, 100.0)
+    assert placed[id(c)] == (0, 110.0, 410, 210.0)
+
+
+def test_layouts_and_charts_check_their_arguments() -> None:
+    with pytest.raises(ValueError, match="at least one chart"):
+        Row()
+    with pytest.raises(TypeError, match="holds charts"):
+        Row(42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="width"):
+        Row(LineChart([Series("price")]), width=0)
+    with pytest.raises(TypeError, match="attribute name"):
+        PriceChart(3.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="min_trade"):
+        PriceChart("price", min_trade=-1.0)
+    with pytest.raises(TypeError, match="at least one Series"):
+        LineChart([])
+    with pytest.raises(ValueError, match="primary"):
+        LineChart([Series("price")], primary=1)
+    with pytest.raises(ValueError, match="style"):
+        Series("price", style="dotted")
+    with pytest.raises(ValueError, match="kind"):
+        LineChart([Series("price")], kind="log")
+    with pytest.raises(ValueError, match="levels"):
+        OrderBookChart("book", levels=0)
+    with pytest.raises(TypeError, match="Chart, Row or Column"):
+        Dashboard(42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="Unknown colour"):
+        resolve_color(Theme.light(), "teal")
+    assert resolve_color(Theme.light(), 11) == Theme.light().palette[1]
+
+
+def _custom(**kwargs: Any) -> Dashboard:
+    return Dashboard(
+        Column(
+            PriceChart("price", position="position", height=2.0),
+            Row(AreaChart("weights"), BarChart("weights", labels=["a", "b", "cash"])),
+        ),
+        title="My strategy",
+        subtitle=lambda env: f"price {env.price:.2f}",
+        stats=lambda env: [Stat("Position", f"{env.position:+.1f}")],
+        horizon=30,
+        **kwargs,
+    )
+
+
+def test_a_custom_dashboard_draws_any_object_with_the_attributes_it_reads() -> None:
+    ticker, dashboard = Ticker(), _custom(width=400, height=300)
+    first = dashboard.render(ticker)
+    assert first.shape == (300, 400, 3) and first.dtype == np.uint8
+    frames = [first]
+    for k in range(10):
+        ticker.advance(100.0 + np.sin(k), 1.0 if k < 5 else -1.0)
+        frames.append(dashboard.render(ticker))
+    assert all(not np.array_equal(a, b) for a, b in pairwise(frames))
+
+
+def test_a_window_keeps_only_the_latest_steps() -> None:
+    ticker, dashboard = Ticker(), _custom(window=5)
+    dashboard.render(ticker)
+    for k in range(20):
+        ticker.advance(100.0 + k, 1.0)
+        dashboard.render(ticker)
+    price_chart = dashboard.charts[0]
+    assert isinstance(price_chart, PriceChart)
+    assert price_chart._prices.steps == list(range(14, 21))
+
+
+def test_a_chart_factory_gets_the_env_and_must_return_a_chart() -> None:
+    seen: list[Any] = []
+
+    def build(env: Any) -> Any:
+        seen.append(env)
+        return LineChart([Series("price")])
+
+    ticker = Ticker()
+    Dashboard(build).render(ticker)
+    assert seen == [ticker]
+    with pytest.raises(TypeError, match="factory returned"):
+        Dashboard(lambda env: "not a chart").render(ticker)  # type: ignore[arg-type, return-value]
+
+
+def test_the_order_book_chart_highlights_an_owners_orders_at_their_queue_place() -> None:
+    book = OrderBook()
+    for price in range(95, 100):
+        book.limit(Side.BID, price, 5)
+        book.limit(Side.ASK, price + 6, 5)
+    book.limit(Side.BID, 99, 3, owner=7)  # behind 5 lots at the best bid
+    ticker = Ticker()
+    chart = OrderBookChart(lambda env: book, owners={7: "Me"}, levels=5)
+    frame = Dashboard(chart, progress=False).render(ticker)
+    accent = np.asarray(Theme.light().accent)
+    hits = np.all(frame.astype(np.int16) == accent, axis=2)
+    assert hits.sum() > 50  # the order's bar segment and its label
+    plain_book = Dashboard(OrderBookChart(lambda env: book, levels=5), progress=False)
+    assert not np.all(plain_book.render(Ticker()).astype(np.int16) == accent, axis=2).any()
+
+
+def test_the_universe_chart_greys_untradable_time() -> None:
+    class Universe(Ticker):
+        available = np.array([True, False, True])
+        slot_assets: ClassVar[list[str | None]] = ["AAA", None, "CCC"]
+
+    env, theme = Universe(), Theme.light()
+    chart = UniverseChart("weights", available="available", labels="slot_assets")
+    dashboard = Dashboard(chart, horizon=10, progress=False)
+    dashboard.render(env)
+    for _ in range(5):
+        env.advance(100.0, 0.5)
+        frame = dashboard.render(env)
+    grid = np.all(frame.astype(np.int16) == np.asarray(theme.grid), axis=2)
+    assert grid.sum() > 500  # the untradable middle slot

@@ -1,0 +1,329 @@
+"""The finance dashboards: frame shape, that pictures follow the episode, errors, goldens.
+
+Golden images live in ``goldens/`` as 4x-downsampled frames (``.npz``). After a deliberate
+change of a picture, look at the new frames, then rewrite the goldens with
+``SEKAI_UPDATE_GOLDENS=1 pytest packages/sekai-finance/tests/rendering``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.finance.lob import LimitOrderBookEnv
+from sekai.envs.finance.lob_market import LimitOrderBookMarket
+from sekai.envs.finance.market import MarketEnv
+from sekai.envs.finance.market_making import MarketMakingEnv
+from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
+from sekai.envs.finance.portfolio import PortfolioEnv
+from sekai.envs.finance.rendering import (
+    LimitOrderBookMarketRenderer,
+    LimitOrderBookRenderer,
+    MarketMakingRenderer,
+    MarketRenderer,
+    OptimalExecutionRenderer,
+    PortfolioRenderer,
+    TradingRenderer,
+)
+from sekai.envs.finance.trading import TradingEnv
+from sekai.rendering import RENDER_BEFORE_RESET, Renderer, Theme
+from sekai.wrappers import TimeLimit
+
+GOLDENS = Path(__file__).parent / "goldens"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One env with its renderer and a deterministic policy."""
+
+    name: str
+    make: Callable[[], Any]
+    renderer: type
+    policy: Callable[[Any, int], Any]
+
+
+def _trading_policy(env: Any, k: int) -> Any:
+    return (2, 2, 2, 1, 0, 0, 1, 2)[k // 4 % 8]
+
+
+def _portfolio_policy(env: Any, k: int) -> Any:
+    n = env.unwrapped.n_assets + 1
+    return np.roll(np.linspace(0.1, 1.0, n), k // 5).astype(np.float32)
+
+
+def _market_policy(env: Any, k: int) -> Any:
+    size = env.unwrapped.action_space.shape[0]
+    return np.roll(np.linspace(0.0, 1.0, size), k // 6).astype(np.float32)
+
+
+def _lob_policy(env: Any, k: int) -> Any:
+    return np.array([1 + k % 2, 1 + (k // 3) % 2, 2 if k % 9 == 4 else (0 if k % 9 == 8 else 1)])
+
+
+def _lob_market_policy(env: Any, k: int) -> Any:
+    return {agent: np.array([1 + i, 1, 1]) for i, agent in enumerate(env.acting)}
+
+
+CASES = [
+    Case(
+        "trading",
+        lambda: TradingEnv(episode_length=40, lookback=12),
+        TradingRenderer,
+        _trading_policy,
+    ),
+    Case(
+        "portfolio",
+        lambda: PortfolioEnv(n_assets=3, episode_length=40, lookback=12),
+        PortfolioRenderer,
+        _portfolio_policy,
+    ),
+    Case(
+        "market_making",
+        lambda: MarketMakingEnv(n_steps=40),
+        MarketMakingRenderer,
+        lambda env, k: env.unwrapped.avellaneda_stoikov_action(),
+    ),
+    Case(
+        "optimal_execution",
+        lambda: OptimalExecutionEnv(n_steps=12),
+        OptimalExecutionRenderer,
+        lambda env, k: env.unwrapped.almgren_chriss_actions()[k],
+    ),
+    Case(
+        "market",
+        lambda: MarketEnv(episode_length=40, lookback=8),
+        MarketRenderer,
+        _market_policy,
+    ),
+    Case(
+        "lob",
+        lambda: LimitOrderBookEnv(session_length=40.0),
+        LimitOrderBookRenderer,
+        _lob_policy,
+    ),
+    Case(
+        "lob_market",
+        lambda: LimitOrderBookMarket(2, decision_intervals=[1.0, 1.5], session_length=30.0),
+        LimitOrderBookMarketRenderer,
+        _lob_market_policy,
+    ),
+]
+IDS = [case.name for case in CASES]
+
+
+def _done(result: Any) -> bool:
+    terminated, truncated = result.terminated, result.truncated
+    if isinstance(terminated, dict):
+        return all(terminated.values()) or all(truncated.values())
+    return bool(terminated or truncated)
+
+
+def _run(case: Case, renderer: Any, steps: int, *, seed: int = 0) -> tuple[Any, np.ndarray]:
+    """Reset, render, then step and render ``steps`` times (or to the end); the last frame."""
+    env = case.make()
+    env.reset(seed=seed)
+    frame = renderer.render(env)
+    for k in range(steps):
+        result = env.step(case.policy(env, k))
+        frame = renderer.render(env)
+        if _done(result):
+            break
+    return env, frame
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_frames_are_uint8_rgb_of_the_default_size_at_reset_and_after_steps(case: Case) -> None:
+    renderer = case.renderer()
+    assert isinstance(renderer, Renderer)
+    env = case.make()
+    env.reset(seed=0)
+    first = np.asarray(renderer.render(env))
+    assert first.shape == (450, 720, 3) and first.dtype == np.uint8
+    _, later = _run(case, case.renderer(), 6)
+    assert later.shape == (450, 720, 3) and later.dtype == np.uint8
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_the_picture_changes_as_the_episode_goes_on(case: Case) -> None:
+    renderer = case.renderer()
+    env = case.make()
+    env.reset(seed=0)
+    frames = [renderer.render(env)]
+    for k in range(3):
+        env.step(case.policy(env, k))
+        frames.append(renderer.render(env))
+    for before, after in pairwise(frames):
+        assert not np.array_equal(before, after)
+    # Rendering the same state twice draws the same picture.
+    np.testing.assert_array_equal(renderer.render(env), frames[-1])
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_a_new_episode_starts_a_new_picture(case: Case) -> None:
+    renderer = case.renderer()
+    env, _ = _run(case, renderer, 5)
+    env.reset(seed=3)  # the same env, a new episode
+    np.testing.assert_array_equal(renderer.render(env), case.renderer().render(env))
+    other = case.make()  # another env
+    other.reset(seed=0)
+    np.testing.assert_array_equal(renderer.render(other), case.renderer().render(other))
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_rendering_before_reset_raises_reset_required_with_the_rendering_wording(
+    case: Case,
+) -> None:
+    with pytest.raises(sekai.ResetRequired) as info:
+        case.renderer().render(case.make())
+    assert str(info.value) == RENDER_BEFORE_RESET
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_another_env_class_raises_type_error_naming_both_classes(case: Case) -> None:
+    other = OptimalExecutionEnv() if case.renderer is not OptimalExecutionRenderer else TradingEnv()
+    other.reset(seed=0)
+    renderer = case.renderer()
+    with pytest.raises(TypeError) as info:
+        renderer.render(other)
+    drawn = type(case.make()).__name__
+    expected = f"{type(renderer).__name__} draws {drawn}, got {type(other).__name__}."
+    assert str(info.value) == expected
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.name != "lob_market"], ids=IDS[:-1])
+def test_renderers_accept_wrapped_envs(case: Case) -> None:
+    env = TimeLimit(case.make(), max_episode_steps=100)
+    env.reset(seed=0)
+    direct = case.renderer().render(env.unwrapped)
+    np.testing.assert_array_equal(case.renderer().render(env), direct)
+
+
+def test_registered_envs_render_through_make() -> None:
+    env = sekai.make("Trading-v0", episode_length=10, lookback=5)
+    env.reset(seed=0)
+    env.step(2)
+    assert TradingRenderer().render(env).shape == (450, 720, 3)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_size_theme_and_window_options(case: Case) -> None:
+    renderer = case.renderer(width=480, height=300, theme="dark", window=5)
+    _, frame = _run(case, renderer, 8)
+    assert frame.shape == (300, 480, 3)
+    assert tuple(frame[1, 1]) == Theme.dark().background
+    big = case.renderer(width=1440, height=900)
+    _, frame = _run(case, big, 2)
+    assert frame.shape == (900, 1440, 3)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_invalid_options_are_refused(case: Case) -> None:
+    with pytest.raises(ValueError, match="theme"):
+        case.renderer(theme="sepia")
+    with pytest.raises(ValueError, match="width"):
+        case.renderer(width=10)
+    with pytest.raises(ValueError, match="window"):
+        case.renderer(window=0)
+    with pytest.raises(TypeError):
+        case.renderer(720)  # every option is keyword-only
+
+
+@pytest.mark.parametrize("renderer", [LimitOrderBookRenderer, LimitOrderBookMarketRenderer])
+def test_order_book_renderers_take_levels(renderer: type) -> None:
+    assert renderer(levels=3).levels == 3
+    assert renderer().levels == 8
+    with pytest.raises(ValueError, match="levels"):
+        renderer(levels=0)
+
+
+def _downsample(frame: np.ndarray, factor: int = 4) -> np.ndarray:
+    h, w = frame.shape[0] // factor * factor, frame.shape[1] // factor * factor
+    blocks = frame[:h, :w].reshape(h // factor, factor, w // factor, factor, 3)
+    small: np.ndarray = blocks.astype(np.float64).mean(axis=(1, 3)).round().astype(np.uint8)
+    return small
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_a_known_episode_draws_its_golden_image(case: Case) -> None:
+    _, frame = _run(case, case.renderer(), 25, seed=1)
+    small = _downsample(frame)
+    path = GOLDENS / f"{case.name}.npz"
+    if os.environ.get("SEKAI_UPDATE_GOLDENS") == "1":
+        GOLDENS.mkdir(exist_ok=True)
+        np.savez_compressed(path, image=small)
+    golden = np.load(path)["image"]
+    assert golden.shape == small.shape
+    diff = np.abs(golden.astype(np.int16) - small.astype(np.int16))
+    # Tolerant of rounding (anti-aliasing may differ in the last bit across numpy versions),
+    # not of content: one step more or less, a moved marker or a new label all fail.
+    assert diff.mean() < 0.5, f"mean difference {diff.mean():.2f} from {path.name}"
+    assert (diff.max(axis=2) > 24).mean() < 0.002, f"too many pixels differ from {path.name}"
+
+
+def _near(frame: np.ndarray, color: Any, tol: int = 6) -> np.ndarray:
+    close: np.ndarray = np.all(np.abs(frame.astype(np.int16) - np.asarray(color)) <= tol, axis=2)
+    return close
+
+
+def test_trading_shades_long_and_short_positions_in_their_colours() -> None:
+    theme = Theme.light()
+    env = TradingEnv(episode_length=30, lookback=5)
+    renderer = TradingRenderer()
+    env.reset(seed=0)
+    renderer.render(env)
+    long_shade = np.asarray(theme.background) + (np.asarray(theme.up) - theme.background) * 0.22
+    short_shade = np.asarray(theme.background) + (np.asarray(theme.down) - theme.background) * 0.22
+    price_area = slice(90, 280)  # the price plot (not its legend, not the equity chart)
+    for _ in range(10):
+        env.step(2)
+        frame = renderer.render(env)[price_area]
+    assert _near(frame, long_shade.round()).sum() > 2000
+    assert _near(frame, short_shade.round()).sum() == 0
+    for _ in range(10):
+        env.step(0)
+        frame = renderer.render(env)[price_area]
+    assert _near(frame, short_shade.round()).sum() > 2000
+
+
+def test_trading_marks_each_decided_trade_with_a_triangle() -> None:
+    env = TradingEnv(episode_length=30, lookback=5)
+    renderer = TradingRenderer()
+    env.reset(seed=0)
+    renderer.render(env)
+    up = Theme.light().up
+    env.step(1)  # stay flat: no trade, no marker
+    flat = _near(renderer.render(env), up, tol=0)[60:280].sum()
+    env.step(2)  # buy
+    bought = _near(renderer.render(env), up, tol=0)[60:280].sum()
+    assert bought > flat + 20
+
+
+def test_order_book_highlights_the_agents_resting_orders() -> None:
+    env = LimitOrderBookEnv(session_length=20.0)
+    renderer = LimitOrderBookRenderer()
+    env.reset(seed=0)
+    renderer.render(env)
+    accent = Theme.light().accent
+    env.step(np.array([0, 0, 1]))  # no quotes
+    without = _near(renderer.render(env), accent, tol=0)[:, 480:].sum()
+    env.step(np.array([3, 3, 1]))  # quote both sides two ticks behind the best prices
+    with_quotes = _near(renderer.render(env), accent, tol=0)[:, 480:].sum()
+    assert env.book.n_orders_of(env.trader.owner) >= 1
+    assert with_quotes > without + 40
+
+
+def test_optimal_execution_plan_is_drawn_from_the_first_frame() -> None:
+    env = OptimalExecutionEnv(n_steps=10)
+    env.reset(seed=0)
+    frame = OptimalExecutionRenderer().render(env)
+    muted = Theme.light().muted
+    # The dashed Almgren-Chriss plan spans the inventory chart before any trade.
+    assert _near(frame[70:260, :360], muted, tol=10).sum() > 300

@@ -1,0 +1,125 @@
+"""Episode reports: metrics from RecordPerformance or a return series, and the PNG chart."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.finance.market_making import MarketMakingEnv
+from sekai.envs.finance.trading import TradingEnv
+from sekai.finance.metrics import (
+    PerformanceSummary,
+    PnLSummary,
+    RecordPerformance,
+    performance_summary,
+)
+from sekai.finance.report import EpisodeReport, episode_report
+from sekai.rendering import Theme
+from sekai.wrappers import TimeLimit
+
+
+def _trading_episode(**kwargs: Any) -> RecordPerformance:
+    env = RecordPerformance(TradingEnv(episode_length=30, lookback=5), **kwargs)
+    env.reset(seed=0)
+    k = 0
+    while not env.step((2, 1, 0)[k // 10]).done:
+        k += 1
+    return env
+
+
+def test_a_report_of_a_recorded_episode_holds_its_summary_and_returns() -> None:
+    env = _trading_episode()
+    report = episode_report(env)
+    assert isinstance(report, EpisodeReport)
+    assert report.summary == env.last_summary
+    assert isinstance(report.summary, PerformanceSummary) and not report.pnl
+    np.testing.assert_array_equal(report.returns, env.last_returns)
+    assert report.periods_per_year == pytest.approx(252.0)  # 1 / dt
+    assert str(report) == str(env.last_summary)
+    assert report.summary.mean_turnover is not None  # turnover and costs were recorded
+
+
+def test_an_explicit_annualisation_recomputes_the_ratios_and_keeps_turnover() -> None:
+    env = _trading_episode()
+    daily = episode_report(env)
+    monthly = episode_report(env, periods_per_year=12)
+    assert monthly.periods_per_year == 12
+    assert isinstance(daily.summary, PerformanceSummary)
+    assert isinstance(monthly.summary, PerformanceSummary)
+    assert monthly.summary.sharpe_ratio == pytest.approx(
+        daily.summary.sharpe_ratio * math.sqrt(12 / 252)
+    )
+    assert monthly.summary.total_return == daily.summary.total_return
+    assert monthly.summary.mean_turnover == daily.summary.mean_turnover
+
+
+def test_the_recorder_is_found_inside_other_wrappers() -> None:
+    inner = _trading_episode()
+    outer = TimeLimit(inner, max_episode_steps=1000)
+    assert episode_report(outer).summary == inner.last_summary
+
+
+def test_pnl_mode_reports_a_pnl_summary() -> None:
+    market_maker = MarketMakingEnv(n_steps=30)
+    env = RecordPerformance(market_maker, pnl_key="wealth")
+    env.reset(seed=0)
+    while not env.step(market_maker.avellaneda_stoikov_action()).done:
+        pass
+    report = episode_report(env)
+    assert report.pnl and isinstance(report.summary, PnLSummary)
+    assert report.summary.total_pnl == pytest.approx(market_maker.wealth)
+    assert "Total P&L" in str(report)
+    assert report.to_array().shape == (500, 900, 3)
+
+
+def test_a_report_of_a_return_series() -> None:
+    returns = np.random.default_rng(0).normal(0.0005, 0.01, 100)
+    report = episode_report(returns)
+    assert report.summary == performance_summary(returns, 252)
+    assert episode_report(returns, periods_per_year=52).summary == performance_summary(returns, 52)
+
+
+def test_report_errors_say_what_is_missing() -> None:
+    fresh = RecordPerformance(TradingEnv(episode_length=5, lookback=3))
+    fresh.reset(seed=0)
+    with pytest.raises(ValueError, match="no finished episode"):
+        episode_report(fresh)
+    with pytest.raises(TypeError, match=r"wrap the env in sekai\.finance\.RecordPerformance"):
+        episode_report(sekai.make("Trading-v0"))
+    with pytest.raises(TypeError, match="1-D array of returns"):
+        episode_report({"not": "returns"})
+    with pytest.raises(ValueError):
+        episode_report(np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="periods_per_year"):
+        episode_report(np.zeros(3), periods_per_year=0)
+
+
+def test_save_writes_a_png_chart(tmp_path: Path) -> None:
+    from PIL import Image
+
+    report = episode_report(_trading_episode())
+    path = report.save(tmp_path / "report.png")
+    assert path == tmp_path / "report.png"
+    with Image.open(path) as image:
+        assert image.format == "PNG" and image.size == (900, 500)
+        np.testing.assert_array_equal(np.asarray(image.convert("RGB")), report.to_array())
+    dark = report.to_array(width=600, height=400, theme="dark")
+    assert dark.shape == (400, 600, 3) and tuple(dark[1, 1]) == Theme.dark().background
+
+
+def test_save_without_pillow_raises_missing_dependency(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report = episode_report(np.full(5, 0.01))
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    with pytest.raises(sekai.MissingDependency) as info:
+        report.save(tmp_path / "report.png")
+    assert isinstance(info.value, ImportError)
+    assert str(info.value) == ("EpisodeReport.save needs Pillow: pip install 'sekai-core[render]'")
+    assert not (tmp_path / "report.png").exists()

@@ -1,0 +1,157 @@
+"""The finance text renderers: one line per step, a header per episode, exact rewards."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.finance.lob import LimitOrderBookEnv
+from sekai.envs.finance.lob_market import LimitOrderBookMarket
+from sekai.envs.finance.market import MarketEnv
+from sekai.envs.finance.market_making import MarketMakingEnv
+from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
+from sekai.envs.finance.portfolio import PortfolioEnv
+from sekai.envs.finance.rendering import (
+    LimitOrderBookMarketTextRenderer,
+    LimitOrderBookTextRenderer,
+    MarketMakingTextRenderer,
+    MarketTextRenderer,
+    OptimalExecutionTextRenderer,
+    PortfolioTextRenderer,
+    TradingTextRenderer,
+)
+from sekai.envs.finance.trading import TradingEnv
+from sekai.finance.rewards import SimpleReturn
+from sekai.rendering import RENDER_BEFORE_RESET, Renderer
+
+SINGLE = [
+    (lambda: TradingEnv(episode_length=20, lookback=5), TradingTextRenderer, lambda e, k: 2),
+    (
+        lambda: PortfolioEnv(n_assets=2, episode_length=20, lookback=5),
+        PortfolioTextRenderer,
+        lambda e, k: np.array([0.5, 0.3, 0.2]),
+    ),
+    (
+        lambda: MarketMakingEnv(n_steps=20),
+        MarketMakingTextRenderer,
+        lambda e, k: e.avellaneda_stoikov_action(),
+    ),
+    (
+        lambda: OptimalExecutionEnv(n_steps=10),
+        OptimalExecutionTextRenderer,
+        lambda e, k: np.array([0.3]),
+    ),
+    (
+        lambda: MarketEnv(episode_length=20, lookback=5),
+        MarketTextRenderer,
+        lambda e, k: np.full(e.action_space.shape, 0.5),
+    ),
+    (
+        lambda: LimitOrderBookEnv(session_length=20.0),
+        LimitOrderBookTextRenderer,
+        lambda e, k: np.array([1, 1, 2 if k % 5 == 2 else 1]),
+    ),
+]
+IDS = ["trading", "portfolio", "market_making", "optimal_execution", "market", "lob"]
+
+
+@pytest.mark.parametrize(("make", "renderer_cls", "policy"), SINGLE, ids=IDS)
+def test_a_header_at_reset_then_one_aligned_line_per_step(
+    make: Any, renderer_cls: Any, policy: Any
+) -> None:
+    env, renderer = make(), renderer_cls()
+    assert isinstance(renderer_cls(), Renderer)
+    env.reset(seed=0)
+    first = renderer.render(env)
+    title, header, row = first.split("\n")
+    assert title == renderer_cls.env_title
+    assert len(header) == len(row) and row.split()[0] == "0"
+    for k in range(3):
+        env.step(policy(env, k))
+        line = renderer.render(env)
+        assert "\n" not in line and len(line) == len(header)
+        assert line.split()[0] == str(k + 1)
+    env.reset(seed=1)
+    assert renderer.render(env).count("\n") == 2  # a new episode gets a new header
+
+
+@pytest.mark.parametrize(("make", "renderer_cls", "policy"), SINGLE, ids=IDS)
+def test_text_renderers_refuse_unreset_and_other_envs(
+    make: Any, renderer_cls: Any, policy: Any
+) -> None:
+    with pytest.raises(sekai.ResetRequired) as info:
+        renderer_cls().render(make())
+    assert str(info.value) == RENDER_BEFORE_RESET
+    other: Any = (
+        TradingEnv() if renderer_cls is OptimalExecutionTextRenderer else OptimalExecutionEnv()
+    )
+    other.reset(seed=0)
+    with pytest.raises(TypeError, match=f"^{renderer_cls.__name__} draws "):
+        renderer_cls().render(other)
+
+
+@pytest.mark.parametrize(
+    ("make", "renderer_cls", "policy", "decimals"),
+    [
+        (*SINGLE[0], 5),
+        (*SINGLE[1], 5),
+        (*SINGLE[2], 4),
+        (*SINGLE[3], 3),
+        (*SINGLE[4], 5),
+        (*SINGLE[5], 3),
+    ],
+    ids=IDS,
+)
+def test_the_reward_column_is_the_envs_reward(
+    make: Any, renderer_cls: Any, policy: Any, decimals: int
+) -> None:
+    env, renderer = make(), renderer_cls()
+    env.reset(seed=0)
+    renderer.render(env)
+    for k in range(8):
+        result = env.step(policy(env, k))
+        shown = float(renderer.render(env).split()[-1])
+        assert shown == pytest.approx(result.reward, abs=0.6 * 10.0**-decimals)
+        if result.terminated or result.truncated:
+            break
+
+
+def test_the_reward_column_is_headed_log_ret_for_another_reward_function() -> None:
+    env = TradingEnv(episode_length=10, lookback=5, reward=SimpleReturn())
+    env.reset(seed=0)
+    header = TradingTextRenderer().render(env).split("\n")[1]
+    assert header.split()[-1] == "ret" and "log ret" in header
+    default = TradingEnv(episode_length=10, lookback=5)
+    default.reset(seed=0)
+    assert TradingTextRenderer().render(default).split("\n")[1].split()[-1] == "reward"
+
+
+def test_trading_lines_read_like_a_blotter() -> None:
+    env = TradingEnv(episode_length=10, lookback=5)
+    renderer = TradingTextRenderer()
+    env.reset(seed=0)
+    first = renderer.render(env).split("\n")
+    assert first[1].split() == [
+        "step", "time", "price", "position", "equity", "return", "reward",
+    ]  # fmt: skip
+    assert first[2].split()[3:6] == ["Flat", "1.0000", "-"]
+    env.step(2)
+    cells = renderer.render(env).split()
+    assert cells[3:5] == ["Long", "1.00"]
+
+
+def test_lob_market_lines_show_every_trader() -> None:
+    env = LimitOrderBookMarket(2, decision_intervals=[1.0, 2.0], session_length=10.0)
+    renderer = LimitOrderBookMarketTextRenderer()
+    with pytest.raises(sekai.ResetRequired):
+        renderer.render(env)
+    env.reset(seed=0)
+    _, header, row = renderer.render(env).split("\n")
+    assert "trader_0 q/wealth" in header and "trader_1 q/wealth" in header
+    assert row.split()[4] == "0,1"  # both traders act at the start
+    env.step({a: np.array([1, 1, 1]) for a in env.acting})
+    line = renderer.render(env)
+    assert "\n" not in line and line.split()[0] == "1" and line.split()[4] == "0"
