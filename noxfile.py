@@ -47,9 +47,23 @@ DISTRIBUTIONS: dict[str, Distribution] = {
         test_requires=("gymnasium>=1.0", "pillow>=9.0", "imageio>=2.28", "imageio-ffmpeg>=0.4.8"),
     ),
     "sekai-finance": Distribution(
-        deps=("sekai-core",), extras=("pandas",), test_requires=("gymnasium>=1.0",)
+        deps=("sekai-core",),
+        extras=("pandas",),
+        # pillow/imageio(-ffmpeg): GIF/MP4 recording and episode-report PNGs.
+        test_requires=(
+            "gymnasium>=1.0",
+            "pillow>=9.0",
+            "imageio>=2.28",
+            "imageio-ffmpeg>=0.4.8",
+        ),
     ),
-    "sekai-compat": Distribution(deps=("sekai-core",), extras=("gymnasium", "pettingzoo")),
+    "sekai-compat": Distribution(
+        deps=("sekai-core",),
+        extras=("gymnasium", "pettingzoo"),
+        # The bridges are tested on CartPole, Acrobot and Portfolio-v0; SB3 trains through to_sb3.
+        test_first_party=("sekai-classic", "sekai-finance"),
+        test_requires=("stable-baselines3>=2.0", "sb3-contrib>=2.0", "torch==2.13.0"),
+    ),
     "sekai-cli": Distribution(deps=("sekai-core",), test_first_party=("sekai-classic",)),
 }
 FIRST_PARTY = tuple(DISTRIBUTIONS)
@@ -110,6 +124,13 @@ if shipped:
 """
 
 
+def _install_torch(session: nox.Session, *requirements: str) -> None:
+    """Install torch with pip, never uv: pip's configuration (find-links) points at the local CPU
+    build of torch==2.13.0, where uv would download a multi-GB CUDA build."""
+    session.install("pip")
+    session.run("python", "-m", "pip", "install", "-q", *requirements)
+
+
 @nox.session
 @nox.parametrize("dist", list(DISTRIBUTIONS), ids=list(DISTRIBUTIONS))
 def tests(session: nox.Session, dist: str) -> None:
@@ -119,7 +140,11 @@ def tests(session: nox.Session, dist: str) -> None:
     for dep in (*spec.deps, *spec.test_first_party):
         args += _editable(dep)
     args += _editable(dist, spec.extras)
-    session.install(*args, *spec.test_requires, *_groups("test"))
+    torch = [req for req in spec.test_requires if req.startswith("torch")]
+    if torch:
+        _install_torch(session, *torch)
+    others = [req for req in spec.test_requires if req not in torch]
+    session.install(*args, *others, *_groups("test"))
     # What `pip list --exclude-editable | grep sekai` checks (dagster's tox guard), read from the
     # same direct_url.json pip reads, so it also works in uv venvs that have no pip.
     session.run("python", "-c", _ASSERT_EDITABLE, log=False)
@@ -201,13 +226,11 @@ def docs(session: nox.Session) -> None:
 
     ``nox -s docs -- --slow`` also runs the examples that train models (installs SB3 and torch).
     """
-    session.install(*_all_editable(extras=True), *_groups("docs"))
+    # The example pack too: env-packs.md, the catalog and examples/env_pack.py show its env.
+    pack = _editable("sekai-example-pack")
+    session.install(*_all_editable(extras=True), *pack, *_groups("docs"))
     if "--slow" in session.posargs:
-        # pip, not uv: pip's configuration may point at a local CPU build of torch.
-        session.install("pip")
-        session.run(
-            "python", "-m", "pip", "install", "torch==2.13.0", "stable-baselines3", "sb3-contrib"
-        )
+        _install_torch(session, "torch==2.13.0", "stable-baselines3", "sb3-contrib")
     session.run(
         "mkdocs", "build", "--strict", "-f", "docs/mkdocs.yml", env={"NO_MKDOCS_2_WARNING": "1"}
     )

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import time
-
-CLOCK = time.perf_counter
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +29,8 @@ from sekai.envs.finance.lob import LimitOrderBookEnv
 from sekai.envs.finance.lob_market import LimitOrderBookMarket
 from sekai.finance.baselines.lob import InventorySkew
 from sekai.finance.lob import OrderBook, Side, ZeroIntelligenceFlow
+
+CLOCK = time.perf_counter
 
 
 class RecordingBook(OrderBook):

@@ -10,15 +10,17 @@ case measured in turn so that load from other processes hits them alike:
    which runs one process per sub-env (bar: >= 3x).
 3. CartPole-v1 x 16 with one worker per sub-env on both sides (bar: >= 1.2x).
 
-Both libraries use their default start method (forkserver for ProcVecEnv, fork for gymnasium on
+Each figure also gives the CPU time all processes of the contender (parent and workers) spent
+per env step in its best run, which depends less on other load on the machine. Both libraries
+use their default start method (forkserver for ProcVecEnv, fork for gymnasium on
 Linux: it only changes start-up) and their default autoreset; actions come from a fixed pool.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -52,58 +54,93 @@ class BigObsEnv(Env):  # type: ignore[type-arg]
         return StepResult(self._obs, 1.0, False, self._t % 200 == 0, {})
 
 
-def _rate(step: Callable[[Any], Any], actions: np.ndarray[Any, Any]) -> float:
-    """Env steps per second of ``step`` over the pool of actions."""
-    start = time.perf_counter()
-    for row in actions:
-        step(row)
-    return actions.size / (time.perf_counter() - start)
+def _cpu_seconds(pids: list[int]) -> float:
+    """CPU time (user + system) used so far by the processes ``pids`` (Linux), else 0."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
-def _best(contenders: list[tuple[Callable[[Any], Any], int]], steps: int, repeats: int) -> list[float]:
-    """The best rate of each ``(step, num_envs)`` contender, measured in turn."""
-    pools = [np.random.default_rng(0).integers(0, 2, (steps, n)) for _, n in contenders]
-    for (step, _), pool in zip(contenders, pools):
-        _rate(step, pool[: max(10, steps // 10)])  # warm up
-    best = [0.0] * len(contenders)
+class Contender:
+    """A vector env to time: its step, its number of sub-envs and its processes."""
+
+    def __init__(self, name: str, vec: Any, num_envs: int, workers: list[int]) -> None:
+        self.name = name
+        self.step = vec.step
+        self.num_envs = num_envs
+        self.pids = [os.getpid(), *workers]
+        self.rate = 0.0  # best env steps per second
+        self.cpu = float("inf")  # CPU microseconds per env step, all processes, in that run
+
+    def run(self, actions: np.ndarray[Any, Any]) -> None:
+        cpu = _cpu_seconds(self.pids)
+        start = time.perf_counter()
+        for row in actions:
+            self.step(row)
+        rate = actions.size / (time.perf_counter() - start)
+        if rate > self.rate:
+            self.rate = rate
+            self.cpu = (_cpu_seconds(self.pids) - cpu) / actions.size * 1e6
+
+
+def _measure(contenders: list[Contender], steps: int, repeats: int) -> None:
+    """Time every contender ``repeats`` times, in turn, after a warm-up."""
+    pools = [np.random.default_rng(0).integers(0, 2, (steps, c.num_envs)) for c in contenders]
+    for contender, pool in zip(contenders, pools):
+        contender.run(pool[: max(10, steps // 10)])
+        contender.rate = 0.0
     for _ in range(repeats):
-        for index, ((step, _), pool) in enumerate(zip(contenders, pools)):
-            best[index] = max(best[index], _rate(step, pool))
-    return best
+        for contender, pool in zip(contenders, pools):
+            contender.run(pool)
 
 
-def _report(title: str, names: list[str], rates: list[float], bar: float) -> bool:
-    ratio = rates[0] / rates[1]
+def _report(title: str, ours: Contender, theirs: Contender, bar: float) -> bool:
+    ratio = ours.rate / theirs.rate
     print(title)
-    for name, rate in zip(names, rates):
-        print(f"  {name:<44} {rate:>10,.0f} steps/s")
+    for contender in (ours, theirs):
+        print(
+            f"  {contender.name:<42} {contender.rate:>9,.0f} steps/s "
+            f"({contender.cpu:6.1f} us CPU per step)"
+        )
     verdict = "ok" if ratio >= bar else "BELOW THE BAR"
     print(f"  ratio {ratio:.2f}x (bar: >= {bar}x) {verdict}\n")
     return ratio >= bar
+
+
+def _worker_pids(vec: ProcVecEnv) -> list[int]:
+    pool = vec._pool  # private: the benchmark reports the workers' CPU time too
+    return [] if pool is None else [handle.process.pid for handle in pool.workers]
 
 
 def bench_shared_memory(steps: int, repeats: int) -> bool:
     shared = ProcVecEnv([BigObsEnv] * 4, num_workers=2, shared_memory=True)
     pickled = ProcVecEnv([BigObsEnv] * 4, num_workers=2, shared_memory=False)
     try:
+        ours = Contender("ProcVecEnv, shared memory", shared, 4, _worker_pids(shared))
+        theirs = Contender("ProcVecEnv, pickled observations", pickled, 4, _worker_pids(pickled))
         shared.reset(seed=0)
         pickled.reset(seed=0)
-        rates = _best([(shared.step, 4), (pickled.step, 4)], steps, repeats)
+        _measure([ours, theirs], steps, repeats)
     finally:
         shared.close()
         pickled.close()
-    return _report(
-        "1 MiB observations, 4 sub-envs on 2 workers:",
-        ["ProcVecEnv, shared memory", "ProcVecEnv, pickled observations"],
-        rates,
-        3.0,
-    )
+    return _report("1 MiB observations, 4 sub-envs on 2 workers:", ours, theirs, 3.0)
 
 
 def _gymnasium_cartpoles(n: int) -> Any:
     import gymnasium
 
     return gymnasium.vector.AsyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * n)
+
+
+def _gym_pids(vec: Any) -> list[int]:
+    return [process.pid for process in vec.processes]
 
 
 def bench_cartpole(steps: int, repeats: int) -> bool:
@@ -114,26 +151,20 @@ def bench_cartpole(steps: int, repeats: int) -> bool:
     each = ProcVecEnv([cartpole] * 16)
     gym = _gymnasium_cartpoles(16)
     try:
-        for vec in (two, each):
+        contenders = [
+            Contender("ProcVecEnv, num_workers=2", two, 16, _worker_pids(two)),
+            Contender("ProcVecEnv, 16 workers", each, 16, _worker_pids(each)),
+            Contender("gymnasium AsyncVectorEnv, 16 processes", gym, 16, _gym_pids(gym)),
+        ]
+        for vec in (two, each, gym):
             vec.reset(seed=0)
-        gym.reset(seed=0)
-        rates = _best([(two.step, 16), (each.step, 16), (gym.step, 16)], steps, repeats)
+        _measure(contenders, steps, repeats)
     finally:
         two.close()
         each.close()
         gym.close()
-    first = _report(
-        "CartPole-v1 x 16:",
-        ["ProcVecEnv, num_workers=2", "gymnasium AsyncVectorEnv (16 processes)"],
-        [rates[0], rates[2]],
-        3.0,
-    )
-    second = _report(
-        "CartPole-v1 x 16, one worker per sub-env:",
-        ["ProcVecEnv (16 workers)", "gymnasium AsyncVectorEnv (16 processes)"],
-        [rates[1], rates[2]],
-        1.2,
-    )
+    first = _report("CartPole-v1 x 16:", contenders[0], contenders[2], 3.0)
+    second = _report("CartPole-v1 x 16, one worker per sub-env:", contenders[1], contenders[2], 1.2)
     return first and second
 
 

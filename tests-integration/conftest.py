@@ -14,15 +14,6 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--slow",
-        action="store_true",
-        default=False,
-        help="also run the tests marked slow (documentation examples that train models)",
-    )
-
-
 def pytest_configure(config: pytest.Config) -> None:
     # The integration venvs hold sekai-broken-pack on purpose, so the first registry use in any
     # test process warns about it; with filterwarnings=error that would fail unrelated tests.
@@ -32,16 +23,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "filterwarnings",
         r"ignore:sekai plugin 'broken' \(sekai-broken-pack :sekai.error.PluginLoadWarning",
     )
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Deselected, not skipped: a slow test either runs or is not part of the run at all.
-    if config.getoption("--slow"):
-        return
-    slow = [item for item in items if item.get_closest_marker("slow") is not None]
-    if slow:
-        config.hook.pytest_deselected(items=slow)
-        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
 
 
 @pytest.fixture(scope="session")

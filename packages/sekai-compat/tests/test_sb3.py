@@ -21,6 +21,17 @@ from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
 HAS_PROC = importlib.util.find_spec("sekai.vector.proc.vec_env") is not None
 
 
+@pytest.fixture(autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    """Tiny MLPs train faster on one thread, and the machine is shared."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
 class MaskedPick(sekai.Env[NDArray[np.float32], Any]):
     """Discrete(4); the allowed actions change every step and are observed; a masked action
     raises InvalidAction, so any run that finishes only took allowed actions."""
@@ -254,6 +265,25 @@ def test_native_attributes_and_methods_select_indices() -> None:
     assert venv.env_is_wrapped(sekai.TimeLimit) == [False] * 3
 
 
+@pytest.mark.skipif(not HAS_PROC, reason="ProcVecEnv is not written yet")
+def test_proc_backend_keeps_sb3_conventions_and_indices() -> None:
+    vec = sekai.ProcVecEnv([CounterEnv] * 3, num_workers=1)
+    venv = to_sb3(vec)
+    try:
+        venv.reset()
+        assert venv.get_attr("position", indices=[1]) == [0]
+        venv.set_attr("position", 14, indices=[0])
+        assert vec.get_attr("position") == [14, 0, 0]
+        np.testing.assert_array_equal(venv.env_method("_obs", indices=2)[0], [0.0, 0.0, 1.0])
+        _, _, dones, infos = venv.step(np.full(3, 2))
+        assert dones.tolist() == [True, False, False]
+        np.testing.assert_array_equal(infos[0]["terminal_observation"], [16.0, 1.0, 1.0])
+        assert infos[0]["TimeLimit.truncated"] is False
+        assert venv.env_is_wrapped(sekai.TimeLimit) == [False] * 3
+    finally:
+        venv.close()
+
+
 def test_native_set_attr_for_all_sub_envs_passes_one_value() -> None:
     vec = CounterVecEnv(2, max_episode_steps=7)
     to_sb3(vec).set_attr("max_episode_steps", 4)
@@ -311,20 +341,8 @@ def test_to_sb3_keeps_metadata_and_closes_the_vec_env() -> None:
 # -- the migration page's training runs (slow) --------------------------------------------
 
 
-@pytest.fixture
-def one_torch_thread() -> Iterator[None]:
-    """Tiny MLPs train faster on one thread, and the machine is shared."""
-    import torch
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-@pytest.mark.usefixtures("one_torch_thread")
 def test_ppo_on_cartpole_through_the_bridge_reaches_near_500() -> None:
     from stable_baselines3.common.env_util import make_vec_env
 
@@ -347,7 +365,6 @@ def test_ppo_on_cartpole_through_the_bridge_reaches_near_500() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-@pytest.mark.usefixtures("one_torch_thread")
 @pytest.mark.skipif(
     "LimitOrderBook-v0" not in {spec.id for spec in sekai.all_specs()},
     reason="LimitOrderBook-v0 is not written yet (sekai-finance)",
@@ -374,7 +391,6 @@ def test_maskable_ppo_on_limit_order_book_only_samples_allowed_actions() -> None
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-@pytest.mark.usefixtures("one_torch_thread")
 def test_ppo_on_rescaled_portfolio_runs_as_on_migration_page() -> None:
     portfolio = sekai.make("Portfolio-v0", n_assets=3, episode_length=63)
     env = to_gymnasium(sekai.RescaleAction(portfolio, -1.0, 1.0))
@@ -401,7 +417,6 @@ def test_ppo_on_rescaled_portfolio_runs_as_on_migration_page() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-@pytest.mark.usefixtures("one_torch_thread")
 @pytest.mark.skipif(
     "Market-v0" not in {spec.id for spec in sekai.all_specs()},
     reason="Market-v0 is not written yet (sekai-finance)",

@@ -384,8 +384,14 @@ def test_to_gymnasium_rejects_spaces_gymnasium_lacks() -> None:
 
 
 def test_maskable_ppo_trains_on_a_converted_masked_env() -> None:
+    import torch
     from sb3_contrib import MaskablePPO
 
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny MLPs train faster on one thread; the machine is shared
     model = MaskablePPO("MlpPolicy", to_gymnasium(MaskedPick()), n_steps=64, batch_size=64, seed=0)
-    model.learn(total_timesteps=128)  # MaskedPick raises InvalidAction on a masked action
+    try:
+        model.learn(total_timesteps=128)  # MaskedPick raises InvalidAction on a masked action
+    finally:
+        torch.set_num_threads(threads)
     assert model.num_timesteps == 128

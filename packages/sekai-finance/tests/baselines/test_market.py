@@ -67,7 +67,8 @@ def test_oracle_reads_the_regime_from_the_env_or_from_the_observation() -> None:
     oracle = RegimeOracle()
     seen = set()
     for seed in range(6):
-        a, b = hidden.reset(seed=seed), observed.reset(seed=seed)
+        a: Any = hidden.reset(seed=seed)
+        b: Any = observed.reset(seed=seed)
         for _ in range(40):
             regime = float(a.info["state"]["regime"])
             seen.add(regime)

@@ -182,8 +182,11 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         return [values[i] for i in targets]
 
     def env_is_wrapped(self, wrapper_class: type[Any], indices: Any = None) -> list[bool]:
-        """Whether each sub-env in ``indices`` has a ``wrapper_class`` layer (sekai wrappers;
-        always False for gymnasium wrappers such as SB3's Monitor, and for native VecEnvs)."""
+        """Whether each sub-env in ``indices`` has a ``wrapper_class`` layer (sekai wrappers).
+
+        Always False for gymnasium wrappers such as SB3's Monitor, and on backends whose
+        sub-envs are not objects in this process (native, proc), where it cannot be checked.
+        """
         targets = self._indices(indices)
         envs = self._local_envs()
         if envs is None:

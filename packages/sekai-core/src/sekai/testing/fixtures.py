@@ -15,6 +15,26 @@ if TYPE_CHECKING:
 __all__ = ["sekai_line_registry", "sekai_registry"]
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add ``--slow``: also run the tests marked slow (training runs)."""
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        help="also run the tests marked slow (examples and tests that train models)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect slow tests unless ``--slow`` is given (deselected, never skipped)."""
+    if config.getoption("--slow"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
 @pytest.fixture
 def sekai_registry() -> Iterator[EnvRegistry]:
     """A fresh default registry for one test: core's vector backends, no env, no entry point."""

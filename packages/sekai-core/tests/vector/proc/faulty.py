@@ -22,7 +22,18 @@ import sekai
 MARKS = os.environ.get("FAULTY_MARKS", ".")
 
 # Actions of Probe: 0 and 1 step normally; the others misbehave in step().
-RAISE, EXIT, SIGKILL, BLOCK, UNPICKLABLE, SLEEP = range(2, 8)
+RAISE, EXIT, SIGKILL, BLOCK, UNPICKLABLE, SLEEP, POISON = range(2, 9)
+
+
+def _explode() -> None:
+    raise RuntimeError("cannot be rebuilt here")
+
+
+class Poison:
+    """Pickles fine; unpickling it raises (in whichever process receives it)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_explode, ())
 
 
 def mark(name: str) -> None:
@@ -53,7 +64,7 @@ class Probe(sekai.Env):  # type: ignore[type-arg]
 
     def __init__(self, rank: int = 0, close: str | None = None, ignore_term: bool = False) -> None:
         self.observation_space = sekai.Box(-1e6, 1e6, shape=(2,))
-        self.action_space = sekai.Discrete(8)
+        self.action_space = sekai.Discrete(9)
         self.rank = rank
         self.close_mode = close
         self.steps = 0
@@ -91,6 +102,8 @@ class Probe(sekai.Env):  # type: ignore[type-arg]
         info: dict[str, Any] = {"action": action, "steps": self.steps}
         if action == UNPICKLABLE:
             info["lock"] = threading.Lock()
+        if action == POISON:
+            info["poison"] = Poison()
         obs = np.array([self.rank, self.steps], np.float32)
         return sekai.StepResult(obs, float(action), False, False, info)
 

@@ -103,7 +103,7 @@ def test_describe_survives_a_broken_str_and_unpicklable_state() -> None:
             raise RuntimeError("no")
 
     exc = Broken()
-    exc.lock = threading.Lock()  # type: ignore[attr-defined] - not picklable at all
+    exc.lock = threading.Lock()  # type: ignore[attr-defined]  # not picklable at all
     info = describe(exc, "while stepping")
     assert info.message == "while stepping: <Broken with an unprintable message>"
     assert info.state is None

@@ -82,7 +82,7 @@ def test_a_dead_worker_of_several_sub_envs_is_named_with_all_of_them(
         vec = ProcVecEnv(probes(5), context="fork", num_workers=2)
         vec.reset(seed=0)
         pids = vec.call("pid")
-        for call in (lambda: vec.step([0, 0, 0, 0, EXIT]), lambda: vec.reset()):
+        for call in (lambda: vec.step([0, 0, 0, 0, EXIT]), vec.reset, lambda: vec.step([0] * 5)):
             try:
                 call()
             except sekai.VecEnvWorkerError as e:
@@ -97,7 +97,7 @@ def test_a_dead_worker_of_several_sub_envs_is_named_with_all_of_them(
         "ranks": [3, 4],
         "worker": 1,
     }
-    assert done.lines == [error, error, {"left": [], "closes": [True] * 3 + [False] * 2}]
+    assert done.lines == [error] * 3 + [{"left": [], "closes": [True] * 3 + [False] * 2}]
 
 
 @pytest.mark.parametrize("num_workers", [1, 3])
@@ -196,6 +196,34 @@ def test_an_unpicklable_action_fails_before_anything_is_sent(run_script: RunScri
     ]
 
 
+def test_messages_that_cannot_be_unpickled_fail_the_call_not_the_workers(
+    run_script: RunScript,
+) -> None:
+    done = run_script("""
+        vec = ProcVecEnv([lambda i=i: Loose(i) for i in range(3)], context="fork", num_workers=2)
+        vec.reset(seed=0)
+        for actions in ([1, 1, Poison()], [1, 1, POISON]):  # in the worker, in the parent
+            try:
+                vec.step(actions)
+            except RuntimeError as e:
+                report(message=str(e).splitlines()[0])
+        report(steps=[info["steps"] for info in vec.step([1, 1, 1]).infos])
+        vec.close()
+    """)
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {
+            "message": "Sub-env 2 raised RuntimeError: the command step() cannot be unpickled "
+            "in the worker: cannot be rebuilt here"
+        },
+        {
+            "message": "Sub-env 2 raised RuntimeError: the reply cannot be unpickled in the "
+            "parent process: cannot be rebuilt here"
+        },
+        {"steps": [3, 3, 2]},  # the first call never reached sub-env 2, the second did
+    ]
+
+
 def test_an_unpicklable_reply_names_the_sub_env_and_the_others_stay_in_step(
     run_script: RunScript,
 ) -> None:
@@ -281,8 +309,10 @@ def test_close_stops_a_stubborn_worker_within_close_timeout_plus_one_second(
 def test_a_worker_that_does_not_answer_in_time_is_stopped_and_named(
     run_script: RunScript, timeout: str
 ) -> None:
-    call = "vec.step([0, 0, SLEEP])" if timeout == "step_timeout" else (
-        'vec.reset(options=[None, None, {"sleep": True}])'
+    call = (
+        "vec.step([0, 0, SLEEP])"
+        if timeout == "step_timeout"
+        else ('vec.reset(options=[None, None, {"sleep": True}])')
     )
     done = run_script(f"""
         vec = ProcVecEnv(probes(3), context="fork", num_workers=2, {timeout}=0.5)
@@ -360,8 +390,10 @@ report(reached=True)
     )
     assert done.code != 0
     assert done.lines == []
-    assert "VecEnvWorkerError: Sub-env 0 raised EOFError: worker process exited unexpectedly " \
+    assert (
+        "VecEnvWorkerError: Sub-env 0 raised EOFError: worker process exited unexpectedly "
         "while starting" in done.err
+    )
     assert 'under if __name__ == "__main__":' in done.err
 
 
@@ -409,7 +441,7 @@ def test_create_close_cycles_leak_no_descriptor_process_or_segment(
 
 def test_the_pages_fragile_env_example_prints_what_it_says(run_script: RunScript) -> None:
     done = run_script(
-        '''
+        """
 class FragileEnv(sekai.Env):
     def __init__(self):
         self.observation_space = sekai.Box(-1.0, 1.0, shape=(2,))
@@ -435,7 +467,7 @@ if __name__ == "__main__":
             # e.remote_traceback holds the worker's formatted traceback
         print(vec.step(np.array([0, 0])).rewards)  # [0. 0.]
         print(vec.context, vec.num_workers, vec.shared_memory)
-''',
+""",
         guard=False,
     )
     assert done.code == 0, done.err

@@ -6,6 +6,7 @@ process; the cross-backend conformance run is in tests/vector/test_conformance.p
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import multiprocessing
 import threading
@@ -17,6 +18,7 @@ import pytest
 import sekai
 from sekai.vector import ProcVecEnv, SyncVecEnv, VecEnv
 from sekai.vector._conformance import assert_same_trajectory
+from sekai.wrappers.autoreset import AutoReset
 from sekai.wrappers.time_limit import TimeLimit
 
 
@@ -178,7 +180,7 @@ def test_a_factory_returning_another_space_is_named_across_workers() -> None:
 
 
 def test_a_factory_returning_a_non_env_raises_type_error_naming_it() -> None:
-    fns = [lambda: SpaceEnv(SPACES["discrete"]), lambda: "not an env"]
+    fns: list[Any] = [lambda: SpaceEnv(SPACES["discrete"]), lambda: "not an env"]
     with pytest.raises(TypeError, match=r"env_fns\[1\]\(\) returned str, not a sekai.Env"):
         ProcVecEnv(fns, context="fork", num_workers=1)
 
@@ -190,11 +192,13 @@ def test_a_factory_returning_a_non_env_raises_type_error_naming_it() -> None:
 def test_sub_envs_are_split_evenly_and_in_order_between_workers(
     num_envs: int, num_workers: int | None, expected: list[int]
 ) -> None:
-    with ProcVecEnv(
+    vec = ProcVecEnv(
         _factories(SPACES["discrete"], num_envs), context="fork", num_workers=num_workers
-    ) as vec:
+    )
+    with vec:
         pids = vec.call("pid")
-        assert [sorted(set(pids)).index(pid) for pid in pids] == expected
+        workers = list(dict.fromkeys(pids))  # in order of first appearance
+        assert [workers.index(pid) for pid in pids] == expected
         assert vec.num_workers == len(set(pids))
         assert vec.get_attr("rank") == list(range(num_envs))
         assert (vec.context, repr(vec)) == ("fork", f"ProcVecEnv(num_envs={num_envs})")
@@ -255,6 +259,28 @@ def test_without_autoreset_a_finished_sub_env_stays_frozen_in_its_worker() -> No
         assert frozen.dones.tolist() == [True, True] and vec.frozen.tolist() == [True, True]
         assert vec.get_attr("t") == [3, 3]
         assert vec.reset().dones.tolist() == [False, False]
+
+
+def test_sub_envs_wrapped_in_auto_reset_never_freeze() -> None:
+    fns = [lambda i=i: AutoReset(SpaceEnv(SPACES["discrete"], i)) for i in range(2)]
+    with ProcVecEnv(fns, context="fork", num_workers=1, autoreset=False) as vec:
+        vec.reset(seed=0)
+        for _ in range(3):
+            result = vec.step([1, 1])
+        assert result.dones.tolist() == [True, True]
+        assert "final_observation" in result.infos[0]  # AutoReset's own reset
+        assert vec.frozen.tolist() == [False, False]
+        assert [info["t"] for info in vec.step([1, 1]).infos] == [1, 1]
+
+
+def test_async_step_and_reset_run_the_workers() -> None:
+    async def run(vec: ProcVecEnv) -> list[int]:
+        await vec.async_reset(seed=0)
+        result = await vec.async_step([1, 0])
+        return [info["t"] for info in result.infos]
+
+    with ProcVecEnv(_factories(SPACES["discrete"], 2), context="fork") as vec:
+        assert asyncio.run(run(vec)) == [1, 1]
 
 
 def test_make_vec_builds_it_with_vector_kwargs() -> None:

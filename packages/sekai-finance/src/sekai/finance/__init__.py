@@ -67,6 +67,12 @@ _LAZY: dict[str, str] = {
     "Side": f"{_PKG}.lob",
     "BACKGROUND": f"{_PKG}.lob",
     "ZeroIntelligenceFlow": f"{_PKG}.lob",
+    # charts and reports
+    "PriceChart": f"{_PKG}.rendering",
+    "OrderBookChart": f"{_PKG}.rendering",
+    "UniverseChart": f"{_PKG}.rendering",
+    "episode_report": f"{_PKG}.report",
+    "EpisodeReport": f"{_PKG}.report",
 }
 
 # Submodules reachable as attributes after a plain ``import sekai.finance``.
@@ -79,6 +85,7 @@ _SUBMODULES = (
     "lob",
     "metrics",
     "rendering",
+    "report",
     "rewards",
     "sampling",
     "simulators",
@@ -131,6 +138,11 @@ __all__ = [
     "Time",
     "TurnoverPenalty",
     "ZeroIntelligenceFlow",
+    "PriceChart",
+    "OrderBookChart",
+    "UniverseChart",
+    "EpisodeReport",
+    "episode_report",
     "performance_summary",
     "pnl_summary",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
@@ -27,7 +28,10 @@ LOCAL_ENV: dict[str, str] = {
     "RAY_USAGE_STATS_ENABLED": "0",
 }
 
-_started_here = False  # whether connect() started the local cluster Ray is connected to
+SETTLE_SECONDS = 10.0  # how long check_feasible() waits for busy resources to be freed
+_POLL_SECONDS = 0.05
+
+_local_gcs: str | None = None  # the GCS address of the local cluster connect() started
 
 _RESOURCES_TYPE = (
     "resources_per_worker must be a dict of resource name -> amount, such as "
@@ -59,13 +63,12 @@ def connect(address: str | None) -> ModuleType:
             os.environ.setdefault(key, value)
     import ray
 
-    global _started_here
+    global _local_gcs
     if not ray.is_initialized():
-        _started_here = False
         if address is None:
             # "local": start a new instance even when RAY_ADDRESS or a running cluster exists.
             ray.init(address="local", include_dashboard=False)
-            _started_here = True
+            _local_gcs = _gcs_address(ray)
         else:
             ray.init(address=address)
     module: ModuleType = ray
@@ -121,29 +124,59 @@ def default_num_workers(ray: ModuleType, num_envs: int, options: Mapping[str, An
     return max(1, min(num_envs, int(total // per_worker)))
 
 
+def _gcs_address(ray: ModuleType) -> str | None:
+    try:
+        return str(ray.get_runtime_context().gcs_address)
+    except Exception:  # Ray Client connections have no GCS address here
+        return None
+
+
+def _shortage(asked: Mapping[str, float], have: Mapping[str, Any], label: str) -> list[str]:
+    return [
+        f"{need:g} {name} ({label} {float(have.get(name, 0.0)):g})"
+        for name, need in asked.items()
+        if need > 0 and need > float(have.get(name, 0.0)) + 1e-9
+    ]
+
+
 def check_feasible(ray: ModuleType, options: Mapping[str, Any], num_workers: int) -> None:
-    """On a local cluster started here (its resources are fixed), fail at once when the actors
-    ask for more than it has, instead of waiting forever for them to be scheduled.
+    """On a local cluster started here, whose resources are fixed, fail at once when the actors
+    cannot be scheduled, rather than wait for them forever.
+
+    Waits up to ``SETTLE_SECONDS`` for resources that are only busy (the actors of a RayVecEnv
+    closed a moment ago are still being stopped). A cluster that Ray connected to may grow
+    (autoscaler), so there Ray waits for the resources as usual.
 
     Raises:
-        ValueError: naming the resource, what was asked and what the cluster has.
+        ValueError: naming what the actors ask for and what the cluster has (or has free).
     """
-    if not _started_here:
-        return  # a real cluster may grow (autoscaler): Ray waits for the resources
-    asked = {
-        "CPU": options.get("num_cpus", 0.0),
-        "GPU": options.get("num_gpus", 0.0),
-        "memory": options.get("memory", 0.0),
-        **options.get("resources", {}),
+    if _local_gcs is None or _gcs_address(ray) != _local_gcs:
+        return
+    per_worker = {
+        "CPU": float(options.get("num_cpus", 0.0)),
+        "GPU": float(options.get("num_gpus", 0.0)),
+        "memory": float(options.get("memory", 0.0)),
+        **{name: float(amount) for name, amount in options.get("resources", {}).items()},
     }
-    total = ray.cluster_resources()
-    for name, amount in asked.items():
-        need = float(amount) * num_workers
-        have = float(total.get(name, 0.0))
-        if need > have + 1e-9:
+    asked = {name: amount * num_workers for name, amount in per_worker.items()}
+    where = f"{num_workers} worker actors x {per_worker}"
+    short = _shortage(asked, ray.cluster_resources(), "it has")
+    if short:
+        raise ValueError(
+            f"RayVecEnv needs {', '.join(short)} for {where}, more than the local Ray cluster "
+            "has. Use fewer workers (num_workers), ask for less per worker "
+            "(resources_per_worker), or connect to a larger cluster (address=...)."
+        )
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while True:
+        short = _shortage(asked, ray.available_resources(), "free:")
+        if not short:
+            return
+        if time.monotonic() >= deadline:
             raise ValueError(
-                f"RayVecEnv asks for {need:g} {name} ({num_workers} worker actors x {amount:g}), "
-                f"but the local Ray cluster has {have:g}. Use fewer workers (num_workers), "
-                f"less per worker (resources_per_worker={{{name!r}: ...}}), or connect to a "
-                "larger cluster (address=...)."
+                f"RayVecEnv needs {', '.join(short)} for "
+                f"{where}: other actors (another RayVecEnv that is not closed?) hold the rest "
+                "of the local Ray cluster. Close them, or ask for less per worker "
+                "(resources_per_worker)."
             )
+        time.sleep(_POLL_SECONDS)

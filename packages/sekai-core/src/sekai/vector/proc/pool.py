@@ -26,6 +26,8 @@ from sekai.vector.proc.errors import ErrorInfo, dumps, worker_error, worker_erro
 __all__ = ["DIED", "Pool", "Reply", "WorkerHandle"]
 
 DIED = "worker process exited unexpectedly"
+# A dead worker's error is a plain VecEnvWorkerError, except a timeout's: `except TimeoutError`.
+_DEAD_CLASSES: dict[str, type] = {"TimeoutError": TimeoutError}
 _FORCE_GRACE = 0.5  # seconds between terminate() and kill() when closing
 # A write of at most PIPE_BUF bytes reaches the pipe whole or not at all, even if interrupted.
 _ATOMIC = getattr(select, "PIPE_BUF", 0) - 4
@@ -52,11 +54,18 @@ class WorkerHandle:
         self.seq = 0
         self.dead: VecEnvWorkerError | None = None  # why it is dead, once it is
 
-    def failure(self, exc_type: str, message: str) -> VecEnvWorkerError:
-        """The error naming this worker (and its sub-envs when it runs several)."""
-        cls = worker_error_class(TimeoutError) if exc_type == "TimeoutError" else None
-        return (cls or VecEnvWorkerError)(
+    def failure(self, exc_type: str, message: str, cls: type | None = None) -> VecEnvWorkerError:
+        """The error naming this worker (and its sub-envs when it runs several), deriving
+        from ``cls`` too when given."""
+        return worker_error_class(cls)(
             self.lo, exc_type, message, worker=self.index, ranks=range(self.lo, self.hi)
+        )
+
+    def death(self) -> VecEnvWorkerError:
+        """A new error like the one this worker died with (each call raises its own)."""
+        dead = self.dead or self.failure("EOFError", DIED)
+        return type(dead)(
+            dead.rank, dead.exc_type, dead.message, worker=dead.worker, ranks=dead.ranks
         )
 
 
@@ -169,14 +178,17 @@ class Pool:
 
     # -- commands ----------------------------------------------------------------------------
 
-    def raise_if_dead(self) -> None:
-        """Notice workers that died while idle, drop stale replies, and raise the error of the
-        first dead worker (every call needs all of them)."""
-        for handle, is_sentinel in self._poller.wait(0):
-            self._read(handle, is_sentinel)
+    def raise_if_dead(self, *, look: bool = True) -> None:
+        """Raise the error of the first dead worker (every call needs all of them).
+
+        With ``look``, first notice the workers that died while idle (and drop stale replies).
+        """
+        if look:
+            for handle, is_sentinel in self._poller.wait(0):
+                self._read(handle, is_sentinel)
         for handle in self.workers:
             if handle.dead is not None:
-                raise handle.failure(handle.dead.exc_type, handle.dead.message)
+                raise handle.death()
 
     def request(
         self,
@@ -205,13 +217,13 @@ class Pool:
         messages = []
         for handle, argument in zip(self.workers, arguments):
             try:
-                messages.append(dumps((handle.seq + 1, op, argument)))
+                messages.append(protocol.head(handle.seq + 1, op) + dumps(argument))
             except Exception as exc:
                 raise TypeError(_unpicklable(what, handle, per_env, exc)) from exc
         for handle, message in zip(self.workers, messages):
             handle.seq += 1  # before sending: a reply to this seq must never answer a later call
             self._send(handle, message)
-        replies = self._collect(self.workers, timeout, protocol.NAMES[op], kill=True)
+        replies = self._collect(self.workers, timeout, protocol.name(op), kill=True)
         return [
             self._decode(handle, body) if body is not None else self._lost(handle)
             for handle, body in zip(self.workers, replies)
@@ -226,7 +238,9 @@ class Pool:
             self._bury(handle, "EOFError", DIED)
         except BaseException:
             if len(message) > _ATOMIC:  # interrupted mid-message: the pipe is out of step
-                self._bury(handle, "EOFError", "a command to the worker was interrupted")
+                self._bury(
+                    handle, "EOFError", "worker process stopped: a command to it was cut short"
+                )
             raise
 
     def _collect(
@@ -279,8 +293,7 @@ class Pool:
 
     @staticmethod
     def _lost(handle: WorkerHandle) -> Reply:
-        dead = handle.dead or handle.failure("EOFError", DIED)
-        return Reply(None, [(handle.lo, handle.failure(dead.exc_type, dead.message))])
+        return Reply(None, [(handle.lo, handle.death())])
 
     @staticmethod
     def _decode(handle: WorkerHandle, body: Any) -> Reply:
@@ -288,7 +301,8 @@ class Pool:
             entries, infos = pickle.loads(body)
         except Exception as exc:  # e.g. a class that exists only in the worker
             message = f"the reply cannot be unpickled in the parent process: {exc}"
-            return Reply(None, [(handle.lo, handle.failure(type(exc).__name__, message))])
+            error = handle.failure(type(exc).__name__, message, type(exc))
+            return Reply(None, [(handle.lo, error)])
         errors: list[tuple[int, VecEnvWorkerError]] = []
         for offset, info in infos or ():
             rank = handle.lo + offset
@@ -298,7 +312,7 @@ class Pool:
     def _bury(self, handle: WorkerHandle, exc_type: str, message: str) -> None:
         """Mark ``handle`` dead (every later call needing it raises) and make sure it is."""
         if handle.dead is None:
-            handle.dead = handle.failure(exc_type, message)
+            handle.dead = handle.failure(exc_type, message, _DEAD_CLASSES.get(exc_type))
             self._poller.remove(handle)
         with contextlib.suppress(Exception):
             if handle.process.is_alive():
@@ -317,9 +331,11 @@ class Pool:
         start = time.monotonic()
         try:
             live = [h for h in self.workers if h.dead is None]
-            for handle in live:
+            close = dumps(None)
+            messages = [protocol.head(h.seq + 1, protocol.CLOSE) + close for h in live]
+            for handle, message in zip(live, messages):
                 handle.seq += 1
-                self._send(handle, dumps((handle.seq, protocol.CLOSE, None)))
+                self._send(handle, message)
             for handle, body in zip(live, self._collect(live, timeout, "close", kill=False)):
                 if body is not None:  # else it died or is late: it is stopped below
                     errors.extend(self._decode(handle, body).errors)

@@ -1,6 +1,8 @@
 """The messages between a ProcVecEnv and its workers.
 
-A command is ``(seq, op, argument)`` and its reply ``(seq, entries, errors)``, both pickled:
+A command is ``seq`` and ``op`` (``HEAD`` bytes) then the pickled argument; its reply is the same
+``seq`` (8 bytes) then the pickled ``(entries, errors)``. Both sides read the numbers without
+unpickling anything, so a message that cannot be unpickled is still answered and matched:
 
 - ``seq`` numbers the commands of one worker; the parent drops a reply whose ``seq`` is not the
   one it waits for (the reply of a call interrupted in the parent, e.g. by Ctrl-C).
@@ -28,8 +30,39 @@ Observations travel in the entries only without shared memory.
 
 from __future__ import annotations
 
-__all__ = ["ATTACH", "CALL", "CLOSE", "GET", "INIT", "NAMES", "RESET", "SET", "STEP"]
+__all__ = [
+    "ATTACH",
+    "CALL",
+    "CLOSE",
+    "GET",
+    "HEAD",
+    "INIT",
+    "NAMES",
+    "RESET",
+    "SET",
+    "STEP",
+    "head",
+    "name",
+    "read_head",
+]
 
 INIT, ATTACH, RESET, STEP, GET, SET, CALL, CLOSE = range(8)
 
 NAMES = ("init", "attach", "reset", "step", "get_attr", "set_attr", "call", "close")
+
+HEAD = 9  # bytes: seq (8, little-endian, signed), then op (1)
+
+
+def name(op: int) -> str:
+    """The name of command ``op`` (for messages)."""
+    return NAMES[op] if 0 <= op < len(NAMES) else f"command {op}"
+
+
+def head(seq: int, op: int) -> bytes:
+    """The first ``HEAD`` bytes of a command."""
+    return seq.to_bytes(8, "little", signed=True) + bytes((op,))
+
+
+def read_head(message: bytes) -> tuple[int, int]:
+    """``(seq, op)`` of a command."""
+    return int.from_bytes(message[:8], "little", signed=True), message[8]

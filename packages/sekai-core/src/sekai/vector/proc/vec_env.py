@@ -212,7 +212,8 @@ class ProcVecEnv(VecEnv):
         if fixed if shared is None else shared:
             self._shared = SharedBatch.create(observation_space, num_envs)
             attach = (self._shared.name, observation_space, num_envs)
-            replies = pool.request(protocol.ATTACH, [attach] * len(self._slices), None, "")
+            attaches = [attach] * len(self._slices)
+            replies = pool.request(protocol.ATTACH, attaches, None, "the observation space")
             _raise_first(error for reply in replies for error in reply.errors)
             self._shared.unlink()  # every worker has it mapped: no name is left to leak
 
@@ -267,7 +268,15 @@ class ProcVecEnv(VecEnv):
             return copy_batch(shared.space, shared.batch)
         return self._stack([entry[position] for entry in entries])
 
+    def _raise_if_dead(self) -> None:
+        """VecEnvClosed, or the error of a worker known to be dead: before the parent's own
+        checks, so that a dead worker is what every later call reports."""
+        self._check_open()
+        assert self._pool is not None
+        self._pool.raise_if_dead(look=False)
+
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        self._raise_if_dead()
         seeds, per_env_options = self._reset_plan(seed, options)
         arguments = [(seeds[lo:hi], per_env_options[lo:hi]) for lo, hi in self._slices]
         replies = self._request(
@@ -280,6 +289,7 @@ class ProcVecEnv(VecEnv):
         return VecResetResult(observations, [entry[0] for entry in entries])
 
     def step(self, actions: Any) -> VecStepResult[Any]:
+        self._raise_if_dead()
         per_env = self._per_env_actions(actions)
         arguments = [per_env[lo:hi] for lo, hi in self._slices]
         replies = self._request(protocol.STEP, arguments, self._step_timeout, "the action", per_env)

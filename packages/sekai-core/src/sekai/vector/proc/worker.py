@@ -79,12 +79,17 @@ class Worker:
                 message = recv()
             except (EOFError, OSError):
                 return
-            seq, op = -1, -1
+            seq, op = protocol.read_head(message)
             try:
-                seq, op, argument = pickle.loads(message)
-                entries, errors = handlers[op](argument)
-            except Exception as exc:  # a command that cannot even start: all sub-envs fail
-                entries, errors = None, [(0, describe(exc))]
+                argument = pickle.loads(memoryview(message)[protocol.HEAD :])
+            except Exception as exc:  # e.g. a class this process cannot import
+                what = f"the command {protocol.name(op)}() cannot be unpickled in the worker"
+                entries, errors = None, [(0, describe(exc, what))]
+            else:
+                try:
+                    entries, errors = handlers[op](argument)
+                except Exception as exc:  # a command that cannot even start: all sub-envs fail
+                    entries, errors = None, [(0, describe(exc))]
             self.conn.send_bytes(self.encode(seq, op, entries, errors))
             if op == protocol.CLOSE:
                 return
@@ -94,13 +99,8 @@ class Worker:
         pickled ``(entries, errors)``; an entry that cannot be pickled becomes its sub-env's
         error."""
         head = seq.to_bytes(8, "little", signed=True)
-        reply = (entries, errors or None)
         try:
-            return head + pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
-        except Exception:
-            pass
-        try:
-            return head + dumps(reply)
+            return head + dumps((entries, errors or None))
         except Exception as exc:
             failure: Exception = exc
         errors = list(errors)
@@ -111,7 +111,7 @@ class Worker:
                     dumps(entry)
                 except Exception as exc:
                     entries[index] = None
-                    what = f"the result of {protocol.NAMES[op]}() cannot be sent to the parent"
+                    what = f"the result of {protocol.name(op)}() cannot be sent to the parent"
                     errors.append((index, describe(exc, what)))
             errors.sort(key=lambda item: item[0])
         else:
@@ -125,6 +125,7 @@ class Worker:
     # -- handlers ----------------------------------------------------------------------------
 
     def init(self, argument: tuple[bytes, bool, int]) -> tuple[Any, Errors]:
+        """Build the sub-envs; reply with the spaces, metadata and AutoReset flags."""
         payload, autoreset, first = argument
         self.first = first
         envs: list[Any] = []
@@ -157,6 +158,7 @@ class Worker:
         return (*ready, [sub.resets_itself for sub in self.subs]), []
 
     def attach(self, argument: tuple[str, Any, int]) -> tuple[Any, Errors]:
+        """Map the parent's shared block and keep views of this worker's rows."""
         name, space, num_envs = argument
         self.shared = SharedBatch.attach(name, space, num_envs)
         self.write = row_writer(space)
@@ -175,6 +177,7 @@ class Worker:
                 errors.append((index, describe(exc)))
 
     def reset(self, argument: tuple[Sequence[Any], Sequence[Any]]) -> tuple[Any, Errors]:
+        """Reset every sub-env with its seed and options."""
         results, failures = run_each(
             lambda sub, plan: sub.reset(*plan), self.subs, list(zip(*argument))
         )
@@ -184,6 +187,7 @@ class Worker:
         return entries, errors
 
     def step(self, actions: Sequence[Any]) -> tuple[Any, Errors]:
+        """Step every sub-env with its action (autoreset or freezing by ``SubEnv``)."""
         results, failures = run_each(SubEnv.step, self.subs, actions)
         if failures:
             errors = [(index, describe(exc)) for index, exc in failures]
@@ -198,15 +202,18 @@ class Worker:
         return entries, errors
 
     def get_attr(self, name: str) -> tuple[Any, Errors]:
+        """Read ``name`` from every sub-env."""
         results, failures = run_each(lambda sub, _: sub.get_attr(name), self.subs, self.subs)
         return results, [(index, describe(exc)) for index, exc in failures]
 
     def set_attr(self, argument: tuple[str, Sequence[Any]]) -> tuple[Any, Errors]:
+        """Set an attribute on every sub-env, one value each."""
         name, values = argument
         _, failures = run_each(lambda sub, value: sub.set_attr(name, value), self.subs, values)
         return None, [(index, describe(exc)) for index, exc in failures]
 
     def call(self, argument: tuple[str, tuple[Any, ...], dict[str, Any]]) -> tuple[Any, Errors]:
+        """Call a method of every sub-env."""
         name, args, kwargs = argument
         results, failures = run_each(
             lambda sub, _: sub.call(name, args, kwargs), self.subs, self.subs
@@ -214,12 +221,13 @@ class Worker:
         return results, [(index, describe(exc)) for index, exc in failures]
 
     def close(self, argument: None) -> tuple[Any, Errors]:
+        """Close every sub-env (the worker exits after replying)."""
         _, failures = run_each(lambda sub, _: sub.close(), self.subs, self.subs)
         return None, [(index, describe(exc)) for index, exc in failures]
 
     def release(self) -> None:
         """Unmap the shared block (the parent owns its name)."""
-        self.rows = None
+        self.rows = self.write = None
         if self.shared is not None:
             self.shared.release_attached()
 

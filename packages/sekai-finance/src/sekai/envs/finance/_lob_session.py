@@ -102,11 +102,15 @@ class Trader:
 
     def __init__(self, owner: int) -> None:
         self.owner = owner
+        self.reset()
+
+    def reset(self) -> None:
+        """Flat, no cash, no quotes."""
         self.inventory = 0
         self.cash = 0  # ticks x lots: integer arithmetic is exact
         self.bid_id = 0  # 0 = no resting bid
         self.ask_id = 0
-        self.fills = 0  # fills since the last observation
+        self.fills = 0  # fills since the last info
         self.seen = 0  # sequence number of the last trade observed
         self.wealth = 0.0  # cash + inventory * mid at the last observation
 
@@ -177,7 +181,7 @@ class LobSession:
         self._trades.clear()
         self._seq = 0
         for trader in self.traders:
-            trader.__init__(trader.owner)  # type: ignore[misc]
+            trader.reset()
         self._record(params.flow.advance(self.book, rng, params.warmup))
         self.t0 = self.book.time
         mid = self.mid()

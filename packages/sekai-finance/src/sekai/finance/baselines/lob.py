@@ -58,6 +58,11 @@ class InventorySkew:
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """The action for one env (or one trader), or a batch for a vector env."""
         max_inventory, k = lob_limits(env)
+        agent = observation["agent"]
+        if np.ndim(agent) == 1:  # one observation: plain ints are faster than array arithmetic
+            q = round(float(agent[0]) * max_inventory)
+            lots = self.lots_per_level
+            return np.array([min(1 + max(q, 0) // lots, k), min(1 + max(-q, 0) // lots, k), 1])
         return self.action_for(_inventory(observation, max_inventory), k)
 
     def __repr__(self) -> str:

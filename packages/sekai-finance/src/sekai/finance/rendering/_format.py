@@ -10,7 +10,6 @@ __all__ = [
     "format_number",
     "format_pct",
     "format_price",
-    "format_signed",
     "format_ticks",
     "nice_ticks",
     "plain",
@@ -95,14 +94,6 @@ def format_price(value: float) -> str:
     if math.isfinite(value) and 0.1 <= abs(value) < 1e6:
         return f"{value:.2f}"
     return format_number(value, 5)
-
-
-def format_signed(value: float, digits: int = 4) -> str:
-    """``format_number`` with an explicit sign: ``+1.234``, ``−0.5`` (typographic minus)."""
-    text = format_number(value, digits)
-    if text in ("-", "0"):
-        return text
-    return text.replace("-", "−") if value < 0 else f"+{text}"
 
 
 def format_pct(value: float, decimals: int = 2, *, signed: bool = False) -> str:

@@ -111,7 +111,8 @@ def fill_between(
 def _column_cover(c0: int, c1: int, start: float, stop: float) -> FloatArray:
     """How much of each pixel column in ``[c0, c1)`` lies within ``[start, stop]``."""
     cols = np.arange(c0, c1, dtype=np.float64)
-    return np.clip(np.minimum(cols + 1.0, stop) - np.maximum(cols, start), 0.0, 1.0)
+    cover: FloatArray = np.clip(np.minimum(cols + 1.0, stop) - np.maximum(cols, start), 0.0, 1.0)
+    return cover
 
 
 def _fill_columns(

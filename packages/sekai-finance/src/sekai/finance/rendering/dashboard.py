@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 import weakref
 from collections.abc import Callable, Sequence
@@ -262,7 +261,7 @@ class Dashboard(BaseRenderer):
         for stat in stats:
             value_w: float = Canvas.text_size(stat.value, value_size)[0]
             if stat.detail:
-                value_w += 4 * unit + Canvas.text_size(stat.detail, size)[0]
+                value_w += 7 * unit + Canvas.text_size(stat.detail, size)[0]
             widths.append(max(value_w, Canvas.text_size(stat.label, size)[0]) + 16 * unit)
         return widths
 
@@ -283,13 +282,4 @@ class Dashboard(BaseRenderer):
         if stat.detail:
             tone = {"up": theme.up, "down": theme.down}.get(stat.tone or "", theme.muted)
             bottom = value_y + 9 * value_size
-            text(canvas, right + 4 * unit, bottom, stat.detail, tone, size=size, anchor="lb")
-
-
-def finite_or_nan(value: Any) -> float:
-    """``float(value)``, NaN for None or anything not finite."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return number if math.isfinite(number) else math.nan
+            text(canvas, right + 7 * unit, bottom, stat.detail, tone, size=size, anchor="lb")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -185,8 +184,3 @@ class FinanceTextRenderer(BaseRenderer):
             return line
         header = "  ".join(f"{h:>{w}}" for h, w in columns)
         return f"{self.env_title}\n{header}\n{line}"
-
-
-def maybe(value: float, fmt: Callable[[float], str]) -> str:
-    """``fmt(value)``, or ``-`` when the value is NaN."""
-    return "-" if math.isnan(value) else fmt(value)

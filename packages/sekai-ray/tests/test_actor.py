@@ -1,0 +1,148 @@
+"""The worker actor's body, driven in this process (no Ray): replies, errors by sub-env."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from typing import Any
+
+import cloudpickle
+import numpy as np
+
+import sekai
+from sekai.ray._actor import RayWorker
+from sekai.vector._conformance import GOAL, CounterEnv
+from sekai.vector.proc.errors import ErrorInfo, worker_error
+
+
+class BadResetEnv(CounterEnv):
+    """Raises in reset() when asked to start at 13."""
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        if options and options.get("start") == 13:
+            raise sekai.ResetRequired("thirteen is unlucky")
+        return super().reset(seed=seed, options=options)
+
+
+class LockedInfoEnv(CounterEnv):
+    """Its step info holds a lock, which cannot be pickled."""
+
+    def step(self, action: Any) -> Any:
+        result = super().step(action)
+        return sekai.StepResult(
+            result.observation, result.reward, False, False, {"lock": threading.Lock()}
+        )
+
+
+def _reply(body: bytes) -> tuple[Any, list[tuple[int, ErrorInfo]]]:
+    entries, errors = pickle.loads(body)
+    return entries, [(index, ErrorInfo(*info)) for index, info in errors or ()]
+
+
+def _worker(*fns: Any, autoreset: bool = True, first: int = 0) -> RayWorker:
+    worker = RayWorker()
+    entries, errors = _reply(worker.init(cloudpickle.dumps(list(fns)), autoreset, first))
+    assert errors == []
+    return worker
+
+
+def test_init_reports_spaces_metadata_and_autoreset_wrappers() -> None:
+    worker = RayWorker()
+    fns = [CounterEnv, lambda: sekai.wrappers.AutoReset(CounterEnv())]
+    entries, errors = _reply(worker.init(cloudpickle.dumps(fns), True, 4))
+    assert errors == []
+    observation_space, action_space, metadata, resets = entries
+    assert observation_space == CounterEnv().observation_space
+    assert action_space == sekai.Discrete(3)
+    assert metadata == CounterEnv.metadata
+    assert resets == [False, True]
+
+
+def test_init_names_the_factory_that_raised_by_its_local_index() -> None:
+    def broken() -> sekai.Env:  # type: ignore[type-arg]
+        raise OSError("no data file")
+
+    entries, errors = _reply(RayWorker().init(cloudpickle.dumps([CounterEnv, broken]), True, 6))
+    assert entries is None
+    [(index, info)] = errors
+    assert (index, info.exc_type, info.message) == (1, "OSError", "no data file")
+    assert worker_error(info, 7).rank == 7
+
+
+def test_init_rejects_a_factory_that_returns_no_env_naming_ray_vec_env() -> None:
+    entries, errors = _reply(RayWorker().init(cloudpickle.dumps([lambda: 3]), True, 0))
+    [(index, info)] = errors
+    assert info.exc_type == "TypeError"
+    assert info.message.startswith("RayVecEnv: env_fns[0]() returned int, not a sekai.Env")
+
+
+def test_init_reports_factories_that_cannot_be_unpickled() -> None:
+    entries, errors = _reply(RayWorker().init(b"not a pickle", True, 0))
+    assert entries is None
+    assert errors[0][1].message.startswith("the env factories cannot be unpickled")
+
+
+def test_reset_and_step_run_every_sub_env_and_report_each_failure() -> None:
+    worker = _worker(BadResetEnv, BadResetEnv, BadResetEnv)
+    plans = [(None, {"start": 13}), (None, {"start": 2}), (None, {"start": 13})]
+    entries, errors = _reply(worker.reset(pickle.dumps(plans)))
+    assert [index for index, _ in errors] == [0, 2]
+    assert errors[0][1].exc_type == "ResetRequired"
+    assert entries[0] is None and entries[2] is None
+    observation, info = entries[1]
+    assert observation.tolist() == [2.0, 0.0, 1.0] and info == {"start": 2}
+    assert isinstance(worker_error(errors[0][1], 0), sekai.ResetRequired)
+
+
+def test_step_entries_follow_the_autoreset_contract() -> None:
+    worker = _worker(CounterEnv)
+    _reply(worker.reset(pickle.dumps([(None, {"start": GOAL - 1})])))
+    entries, errors = _reply(worker.step(pickle.dumps([np.int64(2)])))
+    assert errors == []
+    [(observation, reward, terminated, truncated, info)] = entries
+    assert (terminated, truncated) == (True, False)
+    assert info["final_observation"].tolist() == [GOAL + 1, 1, 1]
+    assert observation.tolist() == [3.0, 0.0, 2.0]  # the next episode's first observation
+
+
+def test_unpicklable_step_result_names_its_sub_env() -> None:
+    worker = _worker(CounterEnv, LockedInfoEnv)
+    _reply(worker.reset(pickle.dumps([(None, None)] * 2)))
+    entries, errors = _reply(worker.step(pickle.dumps([1, 1])))
+    assert entries[0] is not None and entries[1] is None
+    [(index, info)] = errors
+    assert index == 1
+    assert info.exc_type == "TypeError"
+    assert info.message.startswith("the result of step() cannot be sent")
+
+
+def test_attributes_and_calls_go_through_each_sub_env() -> None:
+    worker = _worker(CounterEnv, CounterEnv, first=2)
+    _reply(worker.reset(pickle.dumps([(None, {"start": 1}), (None, {"start": 5})])))
+    assert _reply(worker.get_attr("position")) == ([1, 5], [])
+    assert _reply(worker.set_attr(pickle.dumps([7, 8]), "position")) == (None, [])
+    entries, _ = _reply(worker.call(pickle.dumps(((), {})), "_obs"))
+    assert [obs[0] for obs in entries] == [7.0, 8.0]
+    entries, errors = _reply(worker.get_attr("missing"))
+    assert [(index, info.exc_type) for index, info in errors] == [
+        (0, "AttributeError"),
+        (1, "AttributeError"),
+    ]
+
+
+def test_a_command_that_cannot_start_fails_the_slice_first_sub_env() -> None:
+    worker = _worker(CounterEnv, CounterEnv)
+    entries, errors = _reply(worker.step(b"garbage"))
+    assert entries is None
+    assert [index for index, _ in errors] == [0]
+
+
+def test_close_closes_every_sub_env_and_reports_failures() -> None:
+    class CloseFails(CounterEnv):
+        def close(self) -> None:
+            raise RuntimeError("disk full")
+
+    worker = _worker(CloseFails, CounterEnv)
+    entries, errors = _reply(worker.close())
+    assert [(index, info.message) for index, info in errors] == [(0, "disk full")]
+    assert worker.subs == []

@@ -1,0 +1,94 @@
+"""Connecting to Ray, resources per worker, and the arguments RayVecEnv checks before any actor."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from sekai.ray import RayVecEnv
+from sekai.ray._cluster import actor_options, check_feasible, connect, default_num_workers
+from sekai.ray.vec_env import _slices
+from sekai.vector._conformance import CounterEnv
+
+
+def test_actor_options_map_ray_resource_names() -> None:
+    assert actor_options(None) == {"num_cpus": 1.0}
+    assert actor_options({"CPU": 2, "GPU": 0.5, "memory": 2**30, "licence": 1}) == {
+        "num_cpus": 2.0,
+        "num_gpus": 0.5,
+        "memory": float(2**30),
+        "resources": {"licence": 1.0},
+    }
+    assert actor_options({"GPU": 1})["num_cpus"] == 1.0  # a CPU unless told otherwise
+
+
+@pytest.mark.parametrize(
+    ("resources", "error", "match"),
+    [
+        ([("CPU", 1)], TypeError, "must be a dict of resource name -> amount"),
+        ({1: 1}, TypeError, "got a key 1"),
+        ({"CPU": -1}, ValueError, r"resources_per_worker\['CPU'\] must be a number >= 0"),
+        ({"GPU": "1"}, ValueError, "must be a number >= 0, got '1'"),
+        ({"CPU": True}, ValueError, "must be a number >= 0"),
+    ],
+)
+def test_actor_options_reject_bad_resources(resources: Any, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        actor_options(resources)
+
+
+def test_slices_split_the_sub_envs_evenly_in_order() -> None:
+    assert _slices(5, 2) == [(0, 3), (3, 5)]
+    assert _slices(4, 4) == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert _slices(7, 1) == [(0, 7)]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"num_workers": 0}, ValueError, r"between 1 and the number of sub-envs \(2\), got 0"),
+        ({"num_workers": 3}, ValueError, "got 3"),
+        ({"num_workers": 1.0}, TypeError, "num_workers must be an int or None, got float"),
+        ({"step_timeout": 0}, ValueError, "step_timeout must be > 0 seconds"),
+        ({"reset_timeout": "5"}, TypeError, "reset_timeout must be a number of seconds"),
+        ({"autoreset": 1}, TypeError, "autoreset must be a bool, got int"),
+        ({"resources_per_worker": {"CPU": -2}}, ValueError, "must be a number >= 0"),
+        ({"address": 6379}, TypeError, r"address must be a Ray cluster address \(str\)"),
+    ],
+)
+def test_bad_arguments_are_rejected_before_ray_is_used(
+    kwargs: dict[str, Any], error: type, match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        RayVecEnv([CounterEnv] * 2, **kwargs)
+
+
+def test_env_fns_must_be_callables() -> None:
+    with pytest.raises(TypeError, match=r"RayVecEnv: env_fns\[1\] must be a zero-argument"):
+        RayVecEnv([CounterEnv, CounterEnv()])
+    with pytest.raises(ValueError, match="RayVecEnv needs at least one env factory"):
+        RayVecEnv([])
+
+
+def test_connect_reuses_the_running_cluster(ray_cluster: ModuleType) -> None:
+    assert connect(None) is ray_cluster
+    assert connect("127.0.0.1:1") is ray_cluster  # already connected: used as it is
+
+
+def test_default_workers_are_capped_by_the_cluster_cpus(ray_cluster: ModuleType) -> None:
+    cpus = int(ray_cluster.cluster_resources()["CPU"])
+    assert default_num_workers(ray_cluster, 100, {"num_cpus": 1.0}) == cpus
+    assert default_num_workers(ray_cluster, 100, {"num_cpus": 0.5}) == 2 * cpus
+    assert default_num_workers(ray_cluster, 1, {"num_cpus": 1.0}) == 1
+    assert default_num_workers(ray_cluster, 5, {"num_cpus": 0.0}) == 5
+
+
+def test_requests_the_local_cluster_cannot_hold_fail_at_once(ray_cluster: ModuleType) -> None:
+    cpus = ray_cluster.cluster_resources()["CPU"]
+    with pytest.raises(ValueError, match=f"needs {2 * cpus:g} CPU .*it has {cpus:g}"):
+        check_feasible(ray_cluster, actor_options({"CPU": cpus}), 2)
+    with pytest.raises(ValueError, match=r"needs 1 GPU \(it has 0\)"):
+        RayVecEnv([CounterEnv] * 2, num_workers=1, resources_per_worker={"GPU": 1})
+    check_feasible(ray_cluster, actor_options({"CPU": cpus / 2}), 2)  # fits: no error

@@ -1,0 +1,176 @@
+"""Failures: a sub-env that raises, an actor that dies or hangs, factories and close that fail."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+import ray
+
+import sekai
+from sekai.ray import RayVecEnv
+from sekai.ray._pool import DIED, ActorPool
+from sekai.vector._conformance import CounterEnv
+
+pytestmark = pytest.mark.usefixtures("ray_cluster")
+# The envs below are defined here, a module the actors cannot import: send them by value.
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+HALF_CPU = {"CPU": 0.5}
+
+
+class FragileEnv(CounterEnv):
+    """Action 2 raises ValueError; action 1 with ``start`` 13 kills the actor's process."""
+
+    @property
+    def pid(self) -> int:
+        return os.getpid()
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        if options and options.get("start") == 99:
+            raise sekai.InvalidAction(99, self.action_space)
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> Any:
+        if int(action) == 2:
+            raise ValueError("action 2 is not supported")
+        if int(action) == 1 and self.position == 13:
+            os.kill(os.getpid(), signal.SIGKILL)  # the actor dies in the middle of a step
+        return super().step(action)
+
+
+class HangingEnv(CounterEnv):
+    """Its step never returns for action 2 (env code; the actor is killed on timeout)."""
+
+    def step(self, action: Any) -> Any:
+        if int(action) == 2:
+            threading.Event().wait()
+        return super().step(action)
+
+
+class CloseFailsEnv(CounterEnv):
+    def close(self) -> None:
+        raise RuntimeError("could not flush the log")
+
+
+def _fragile(n: int, workers: int, **kwargs: Any) -> RayVecEnv:
+    return RayVecEnv(
+        [FragileEnv] * n, num_workers=workers, resources_per_worker=HALF_CPU, **kwargs
+    )
+
+
+def test_sub_env_error_is_raised_with_its_rank_after_the_others_stepped() -> None:
+    with _fragile(4, 2) as vec:
+        vec.reset(options={"start": 0})
+        with pytest.raises(sekai.VecEnvWorkerError) as caught:
+            vec.step(np.array([1, 1, 2, 2]))
+        error = caught.value
+        assert isinstance(error, ValueError)  # VecEnvWorkerError[ValueError]
+        assert (error.rank, error.exc_type, error.worker) == (2, "ValueError", 1)
+        assert str(error).startswith("Sub-env 2 raised ValueError: action 2 is not supported")
+        assert "ValueError: action 2 is not supported" in error.remote_traceback
+        assert pickle.loads(pickle.dumps(error)).rank == 2
+        # rule 9: the sub-envs that did not fail stepped; the VecEnv is still usable
+        assert [int(s) for s in vec.get_attr("steps")] == [1, 1, 0, 0]
+        assert vec.step([0, 0, 0, 0]).rewards.tolist() == pytest.approx([-0.2, -0.2, -0.1, -0.1])
+
+
+def test_reset_error_keeps_the_class_and_requires_a_new_reset() -> None:
+    with _fragile(2, 1) as vec:
+        with pytest.raises(sekai.InvalidAction) as caught:
+            vec.reset(options=[{"start": 0}, {"start": 99}])
+        assert isinstance(caught.value, sekai.VecEnvWorkerError)
+        assert caught.value.rank == 1
+        with pytest.raises(sekai.ResetRequired):
+            vec.step([0, 0])
+        vec.reset(options={"start": 0})
+        assert vec.step([0, 0]).rewards.tolist() == pytest.approx([-0.1, -0.1])
+
+
+def test_actor_killed_mid_step_names_its_sub_envs_and_close_returns() -> None:
+    vec = _fragile(4, 2)
+    vec.reset(options=[{"start": 0}, {"start": 13}, {"start": 0}, {"start": 0}])
+    with pytest.raises(sekai.VecEnvWorkerError) as caught:
+        vec.step([1, 1, 1, 1])  # sub-env 1 kills worker 0, which also runs sub-env 0
+    error = caught.value
+    assert str(error) == f"Worker 0 (sub-envs 0-1) raised ActorDiedError: {DIED}"
+    assert (error.rank, error.ranks, error.worker, error.remote_traceback) == (0, (0, 1), 0, "")
+    assert isinstance(error.__cause__, ray.exceptions.RayActorError)
+    with pytest.raises(sekai.VecEnvWorkerError) as again:  # every later call, at once
+        vec.get_attr("steps")
+    assert str(again.value) == str(error)
+    vec.close()
+    assert vec.closed
+
+
+def test_actor_killed_between_steps_is_reported_by_its_only_sub_env() -> None:
+    with _fragile(2, 2) as vec:
+        vec.reset(options={"start": 0})
+        os.kill(vec.get_attr("pid")[1], signal.SIGKILL)
+        with pytest.raises(sekai.VecEnvWorkerError) as caught:
+            vec.step([0, 0])
+        assert str(caught.value) == f"Sub-env 1 raised ActorDiedError: {DIED}"
+        assert (caught.value.worker, caught.value.ranks) == (1, (1,))
+
+
+def test_actor_that_does_not_answer_in_time_is_stopped_and_reported() -> None:
+    fns = [HangingEnv] * 4
+    with RayVecEnv(fns, num_workers=2, resources_per_worker=HALF_CPU, step_timeout=2) as vec:
+        vec.reset(options={"start": 0})
+        with pytest.raises(TimeoutError) as caught:
+            vec.step([0, 0, 2, 0])
+        error = caught.value
+        assert isinstance(error, sekai.VecEnvWorkerError)
+        assert str(error) == (
+            "Worker 1 (sub-envs 2-3) raised TimeoutError: worker 1 did not answer step() "
+            "within 2 s and was stopped"
+        )
+        with pytest.raises(TimeoutError):  # it stays dead
+            vec.step([0, 0, 0, 0])
+
+
+def test_factory_error_on_an_actor_is_raised_after_stopping_every_actor() -> None:
+    def broken() -> sekai.Env:  # type: ignore[type-arg]
+        raise FileNotFoundError("prices.csv")
+
+    with pytest.raises(FileNotFoundError) as caught:
+        RayVecEnv(
+            [CounterEnv, CounterEnv, broken], num_workers=2, resources_per_worker=HALF_CPU
+        )
+    error = caught.value
+    assert isinstance(error, sekai.VecEnvWorkerError)
+    assert (error.rank, error.worker, error.exc_type) == (2, 1, "FileNotFoundError")
+
+
+def test_sub_envs_with_different_spaces_are_rejected() -> None:
+    class Wider(CounterEnv):
+        def __init__(self) -> None:
+            super().__init__()
+            self.action_space = sekai.Discrete(4)
+
+    with pytest.raises(ValueError, match="sub-env 1 has action_space Discrete\\(4\\)"):
+        RayVecEnv([CounterEnv, Wider], num_workers=2, resources_per_worker=HALF_CPU)
+
+
+def test_close_raises_a_sub_env_close_error_after_releasing_everything() -> None:
+    vec = RayVecEnv(
+        [CounterEnv, CloseFailsEnv], num_workers=2, resources_per_worker=HALF_CPU
+    )
+    with pytest.raises(RuntimeError, match="could not flush the log") as caught:
+        vec.close()
+    assert isinstance(caught.value, sekai.VecEnvWorkerError) and caught.value.rank == 1
+    assert vec.closed
+    assert all(handle.dead is not None for handle in vec._pool.handles)
+    vec.close()  # a no-op
+
+
+def test_arguments_that_cannot_be_pickled_name_their_sub_env_and_send_nothing() -> None:
+    pool = ActorPool(ray, [(0, 2), (2, 4)])
+    with pytest.raises(TypeError, match="cannot send the action for sub-env 3 to its worker"):
+        pool.encode([[0, 1], [2, threading.Lock()]], "the action")

@@ -1,0 +1,111 @@
+"""The scripts in examples/ run as their docstrings say (the training ones only with --slow).
+
+Each script runs in a fresh interpreter of this venv, from a scratch folder, as a user would run
+it from a checkout. The training examples are also run with their optional library hidden, to
+check that they stop with the command that installs it instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.docs
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+TRAINING_TIMEOUT = 1800.0
+
+# Runs a script with some top-level packages made unimportable, as if they were not installed.
+_HIDE = textwrap.dedent("""\
+    import runpy, sys
+
+    hidden = set(sys.argv[2].split(","))
+
+    class Hide:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in hidden:
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+
+    sys.meta_path.insert(0, Hide())
+    script = sys.argv[1]
+    sys.argv = [script]
+    runpy.run_path(script, run_name="__main__")
+""")
+
+
+def run(
+    script: str,
+    *args: str,
+    tmp_path: Path,
+    hide: tuple[str, ...] = (),
+    timeout: float = 300.0,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``examples/<script>`` with ``args`` (hiding packages ``hide``) and return the result."""
+    path = str(EXAMPLES / script)
+    argv = ["-c", _HIDE, path, ",".join(hide)] if hide else [path, *args]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(
+        [sys.executable, *argv], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def _ok(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def test_custom_native_env_example_registers_checks_and_times_its_env(tmp_path: Path) -> None:
+    out = _ok(run("custom_native_env.py", tmp_path=tmp_path))
+    assert "check: examples/Spread-v0 and SpreadVecEnv conform" in out
+    assert "backends: SpreadVecEnv(num_envs=512), SyncVecEnv(num_envs=512)" in out
+    native, sync = map(float, re.findall(r"native (-?\d+\.\d+), sync (-?\d+\.\d+)", out)[0])
+    assert native > 1.0 and sync > 1.0 and abs(native - sync) < 0.5  # same dynamics, new draws
+    assert int(re.findall(r"native is (\d+) times", out)[0]) > 1
+
+
+def test_env_pack_example_plays_the_installed_example_pack(tmp_path: Path) -> None:
+    out = _ok(run("env_pack.py", tmp_path=tmp_path))
+    assert "example/Gridworld-v0: provided by sekai-example-pack 0.1.0 (plugin example)" in out
+    assert "greedy policy, one episode:" in out
+    assert "GridworldVecEnv: mean return" in out
+
+
+@pytest.mark.parametrize(
+    ("script", "library", "command"),
+    [
+        ("ppo_finance.py", "torch", "pip install torch"),
+        ("sb3_portfolio.py", "stable_baselines3", "pip install stable-baselines3"),
+    ],
+)
+def test_training_example_without_its_library_exits_with_the_install_command(
+    script: str, library: str, command: str, tmp_path: Path
+) -> None:
+    done = run(script, tmp_path=tmp_path, hide=(library,))
+    assert done.returncode == 1, done.stderr
+    assert command in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(TRAINING_TIMEOUT + 60)
+def test_ppo_example_learns_to_quote_far_better_than_random(tmp_path: Path) -> None:
+    out = _ok(run("ppo_finance.py", tmp_path=tmp_path, timeout=TRAINING_TIMEOUT))
+    scores = dict(re.findall(r"^  (\S.*?)\s+(-?\d+\.\d+) ± ", out, flags=re.MULTILINE))
+    assert float(scores["PPO"]) > float(scores["random quotes"]) + 15, out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(TRAINING_TIMEOUT + 60)
+def test_sb3_example_trains_through_to_sb3_and_beats_random_allocations(tmp_path: Path) -> None:
+    out = _ok(run("sb3_portfolio.py", tmp_path=tmp_path, timeout=TRAINING_TIMEOUT))
+    assert "training on PortfolioVecEnv(num_envs=16) through SekaiToSB3" in out
+    scores = dict(re.findall(r"^  (\S.*?)\s+([-+]\d+\.\d+) ± ", out, flags=re.MULTILINE))
+    assert float(scores["PPO"]) > float(scores["random"]) + 0.01, out
