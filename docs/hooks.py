@@ -138,7 +138,9 @@ def _run_page_for_images(page: Path) -> list[tuple[str, Path]]:
             text=True, timeout=PAGE_TIMEOUT, check=False,
         )  # fmt: skip
     except subprocess.TimeoutExpired as exc:
-        raise PluginError(f"{page.name}: its examples did not finish in {PAGE_TIMEOUT:.0f} s") from exc
+        raise PluginError(
+            f"{page.name}: its examples did not finish in {PAGE_TIMEOUT:.0f} s"
+        ) from exc
     if done.returncode != 0:
         tail = "\n".join(done.stderr.splitlines()[-20:])
         issue = docs_test.NEEDS_ISSUE.get(page.name)
@@ -159,15 +161,16 @@ def _run_page_for_images(page: Path) -> list[tuple[str, Path]]:
 _CATALOG_INTRO = """\
 # Environment catalog
 
-Every environment registered when this site was built, generated from the registry (`sekai.all_specs()`):
-the spaces are those of `sekai.make(id)` with default arguments. `sekai list` prints the same IDs for
-your own installation, and `sekai info ID` the details of one.
+Every environment registered when this site was built, generated from the registry
+(`sekai.all_specs()`): the spaces are those of `sekai.make(id)` with default arguments.
+`sekai list` prints the same IDs for your own installation, and `sekai info ID` the details of
+one.
 
 An ID with a native vector version is built as that class by `sekai.make_vec(id, n)` (see
-[Vector environments](vector.md#native-vector-environments)); the `classic/` IDs are the classic-control
-environments registered a second time with their native vector versions. Environment packs that were
-installed when the site was built (such as the repository's example pack, see
-[Writing an env pack](env-packs.md)) are listed under their own distribution.
+[Vector environments](vector.md#native-vector-environments)); the `classic/` IDs are the
+classic-control environments registered a second time with their native vector versions.
+Environment packs that were installed when the site was built (such as the repository's example
+pack, see [Writing an env pack](env-packs.md)) are listed under their own distribution.
 """
 
 
@@ -180,7 +183,10 @@ def catalog_markdown() -> str:
         sekai.all_specs(), key=lambda s: (_distribution(s), s.namespace is not None, s.id.lower())
     )
     described = [(spec, _describe(spec)) for spec in specs]
-    lines = [_CATALOG_INTRO, "| ID | Observation | Action | Max steps | Native vec | Distribution |"]
+    lines = [
+        _CATALOG_INTRO,
+        "| ID | Observation | Action | Max steps | Native vec | Distribution |",
+    ]
     lines.append("|---|---|---|---|---|---|")
     for spec, info in described:
         lines.append(
@@ -250,7 +256,7 @@ def _short(space: Any) -> str:
     if isinstance(space, MaskedBox):
         return f"`MaskedBox(max_size={space.max_size})`"
     if isinstance(space, Dict):
-        return f"`Dict({', '.join(str(k) for k in space.keys())})`"
+        return f"`Dict({', '.join(str(k) for k in space.spaces)})`"
     if isinstance(space, Tuple):
         return f"`Tuple({', '.join(type(s).__name__ for s in space.spaces)})`"
     if isinstance(space, Box):
@@ -301,7 +307,11 @@ REFERENCE: dict[str, tuple[str, str, list[tuple[str, str, list[str] | None]]]] =
         "The base classes (`sekai`) and the 23 built-in wrappers (`sekai.wrappers`, also `sekai`). "
         "See [Wrappers](../wrappers.md).",
         [
-            ("Base classes", "sekai", ["Wrapper", "ObservationWrapper", "RewardWrapper", "ActionWrapper"]),
+            (
+                "Base classes",
+                "sekai",
+                ["Wrapper", "ObservationWrapper", "RewardWrapper", "ActionWrapper"],
+            ),
             ("Built-in wrappers", "sekai.wrappers", None),
         ],
     ),
@@ -368,7 +378,12 @@ REFERENCE: dict[str, tuple[str, str, list[tuple[str, str, list[str] | None]]]] =
 def reference_pages() -> dict[str, str]:
     """Return the API reference pages: one mkdocstrings block per public name."""
     pages = {}
-    index = ["# API reference", "", "Generated from the docstrings of the installed distributions.", ""]
+    index = [
+        "# API reference",
+        "",
+        "Generated from the docstrings of the installed distributions.",
+        "",
+    ]
     for uri, (title, intro, sections) in REFERENCE.items():
         lines = [f"# {title}", "", intro, ""]
         for heading, package, names in sections:
@@ -391,7 +406,9 @@ def _public_names(package: str) -> list[str]:
     module = importlib.import_module(package)
     names = getattr(module, "__all__", None)
     if names is None:
-        names = [n for n, v in vars(module).items() if not n.startswith("_") and _is_api(v, package)]
+        names = [
+            n for n, v in vars(module).items() if not n.startswith("_") and _is_api(v, package)
+        ]
     return sorted(names, key=lambda n: (not n[:1].isupper(), n.lower()))
 
 

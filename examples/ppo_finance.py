@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
 
         b_obs, b_actions = obs.reshape(-1, obs_dim), actions.reshape(-1, act_dim)
         b_logprobs, b_advantages = logprobs.reshape(-1), advantages.reshape(-1)
-        b_returns, b_values = returns.reshape(-1), values.reshape(-1)
+        b_returns = returns.reshape(-1)
         order = np.arange(batch_size)
         for _ in range(args.update_epochs):
             np.random.default_rng(update).shuffle(order)

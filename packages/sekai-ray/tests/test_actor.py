@@ -41,7 +41,7 @@ def _reply(body: bytes) -> tuple[Any, list[tuple[int, ErrorInfo]]]:
 
 def _worker(*fns: Any, autoreset: bool = True, first: int = 0) -> RayWorker:
     worker = RayWorker()
-    entries, errors = _reply(worker.init(cloudpickle.dumps(list(fns)), autoreset, first))
+    _entries, errors = _reply(worker.init(cloudpickle.dumps(list(fns)), autoreset, first))
     assert errors == []
     return worker
 
@@ -70,8 +70,8 @@ def test_init_names_the_factory_that_raised_by_its_local_index() -> None:
 
 
 def test_init_rejects_a_factory_that_returns_no_env_naming_ray_vec_env() -> None:
-    entries, errors = _reply(RayWorker().init(cloudpickle.dumps([lambda: 3]), True, 0))
-    [(index, info)] = errors
+    _entries, errors = _reply(RayWorker().init(cloudpickle.dumps([lambda: 3]), True, 0))
+    [(_index, info)] = errors
     assert info.exc_type == "TypeError"
     assert info.message.startswith("RayVecEnv: env_fns[0]() returned int, not a sekai.Env")
 
@@ -99,7 +99,7 @@ def test_step_entries_follow_the_autoreset_contract() -> None:
     _reply(worker.reset(pickle.dumps([(None, {"start": GOAL - 1})])))
     entries, errors = _reply(worker.step(pickle.dumps([np.int64(2)])))
     assert errors == []
-    [(observation, reward, terminated, truncated, info)] = entries
+    [(observation, _reward, terminated, truncated, info)] = entries
     assert (terminated, truncated) == (True, False)
     assert info["final_observation"].tolist() == [GOAL + 1, 1, 1]
     assert observation.tolist() == [3.0, 0.0, 2.0]  # the next episode's first observation
@@ -143,6 +143,6 @@ def test_close_closes_every_sub_env_and_reports_failures() -> None:
             raise RuntimeError("disk full")
 
     worker = _worker(CloseFails, CounterEnv)
-    entries, errors = _reply(worker.close())
+    _entries, errors = _reply(worker.close())
     assert [(index, info.message) for index, info in errors] == [(0, "disk full")]
     assert worker.subs == []

@@ -60,9 +60,7 @@ class CloseFailsEnv(CounterEnv):
 
 
 def _fragile(n: int, workers: int, **kwargs: Any) -> RayVecEnv:
-    return RayVecEnv(
-        [FragileEnv] * n, num_workers=workers, resources_per_worker=HALF_CPU, **kwargs
-    )
+    return RayVecEnv([FragileEnv] * n, num_workers=workers, resources_per_worker=HALF_CPU, **kwargs)
 
 
 def test_sub_env_error_is_raised_with_its_rank_after_the_others_stepped() -> None:
@@ -140,9 +138,7 @@ def test_factory_error_on_an_actor_is_raised_after_stopping_every_actor() -> Non
         raise FileNotFoundError("prices.csv")
 
     with pytest.raises(FileNotFoundError) as caught:
-        RayVecEnv(
-            [CounterEnv, CounterEnv, broken], num_workers=2, resources_per_worker=HALF_CPU
-        )
+        RayVecEnv([CounterEnv, CounterEnv, broken], num_workers=2, resources_per_worker=HALF_CPU)
     error = caught.value
     assert isinstance(error, sekai.VecEnvWorkerError)
     assert (error.rank, error.worker, error.exc_type) == (2, 1, "FileNotFoundError")
@@ -159,9 +155,7 @@ def test_sub_envs_with_different_spaces_are_rejected() -> None:
 
 
 def test_close_raises_a_sub_env_close_error_after_releasing_everything() -> None:
-    vec = RayVecEnv(
-        [CounterEnv, CloseFailsEnv], num_workers=2, resources_per_worker=HALF_CPU
-    )
+    vec = RayVecEnv([CounterEnv, CloseFailsEnv], num_workers=2, resources_per_worker=HALF_CPU)
     with pytest.raises(RuntimeError, match="could not flush the log") as caught:
         vec.close()
     assert isinstance(caught.value, sekai.VecEnvWorkerError) and caught.value.rank == 1

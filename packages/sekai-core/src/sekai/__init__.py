@@ -204,8 +204,8 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         pprint_registry as pprint_registry,
         register as register,
         register_namespace as register_namespace,
-        spec as spec,
     )
+    from sekai.registry.api import spec as spec
     from sekai.spaces import (
         Box as Box,
         Dict as Dict,

@@ -45,7 +45,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
 
     # -- spaces: the inner env's unless assigned here ---------------------------------------
 
-    @property  # type: ignore[override]
+    @property
     def observation_space(self) -> Space[Any]:
         if self._observation_space is not None:
             return self._observation_space
@@ -55,7 +55,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     def observation_space(self, space: Space[Any]) -> None:
         self._observation_space = space
 
-    @property  # type: ignore[override]
+    @property
     def action_space(self) -> Space[Any]:
         if self._action_space is not None:
             return self._action_space
@@ -96,7 +96,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     def unwrapped(self) -> Env[Any, Any]:
         return self.env.unwrapped
 
-    @property  # type: ignore[override]
+    @property
     def spec(self) -> EnvSpec | None:
         return self.env.spec
 
@@ -104,8 +104,8 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     def spec(self, value: EnvSpec | None) -> None:
         self.unwrapped.spec = value
 
-    @property  # type: ignore[override]
-    def metadata(self) -> dict[str, Any]:
+    @property
+    def metadata(self) -> dict[str, Any]:  # type: ignore[override]
         return self.env.metadata
 
     @property
@@ -116,7 +116,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     def rng(self, value: np.random.Generator) -> None:
         self.env.rng = value
 
-    @property  # type: ignore[override]
+    @property
     def _rng_seed(self) -> int | None:
         return self.env._rng_seed
 

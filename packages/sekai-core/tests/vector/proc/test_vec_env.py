@@ -283,9 +283,9 @@ def test_async_step_and_reset_run_the_workers() -> None:
         assert asyncio.run(run(vec)) == [1, 1]
 
 
-def test_make_vec_builds_it_with_vector_kwargs() -> None:
+def test_make_vec_builds_it_with_vector_kwargs(sekai_line_registry: Any) -> None:
     vec = sekai.make_vec(
-        "CartPole-v1",
+        "testing/Line-v0",
         num_envs=4,
         vectorization_mode="proc",
         vector_kwargs={"num_workers": 2, "context": "fork"},
@@ -293,9 +293,9 @@ def test_make_vec_builds_it_with_vector_kwargs() -> None:
     try:
         assert isinstance(vec, ProcVecEnv)
         assert (vec.num_workers, vec.shared_memory) == (2, True)
-        assert vec.spec is not None and vec.spec.id == "CartPole-v1"
+        assert vec.spec is not None and vec.spec.id == "testing/Line-v0"
         result = vec.reset(seed=0)
-        assert result.observations.shape == (4, 4)
-        assert result.observations.dtype == np.float32
+        assert (result.observations.shape, result.observations.dtype) == ((4, 1), np.float32)
+        assert vec.get_attr("max_episode_steps") == [20] * 4  # make()'s TimeLimit, per sub-env
     finally:
         vec.close()
