@@ -49,9 +49,12 @@ DISTRIBUTIONS: dict[str, Distribution] = {
     "sekai-finance": Distribution(
         deps=("sekai-core",),
         extras=("pandas",),
+        # Market-v0/LimitOrderBook-v0 are checked through the gymnasium and PettingZoo bridges.
+        test_first_party=("sekai-compat",),
         # pillow/imageio(-ffmpeg): GIF/MP4 recording and episode-report PNGs.
         test_requires=(
             "gymnasium>=1.0",
+            "pettingzoo>=1.24",
             "pillow>=9.0",
             "imageio>=2.28",
             "imageio-ffmpeg>=0.4.8",
@@ -165,7 +168,11 @@ def wheels(session: nox.Session) -> None:
     if WHEELHOUSE.exists():
         shutil.rmtree(WHEELHOUSE)
     WHEELHOUSE.mkdir(parents=True)
+    # sekai-ray is built (its wheel is checked by test_packaging) but installed only by its own
+    # tests session: ray is too heavy for the integration venvs.
     sources = [_path(d) for d in FIRST_PARTY] + [str(ROOT / "packages" / "sekai")]
+    if (ROOT / "packages" / "sekai-ray" / "pyproject.toml").is_file():
+        sources.append(str(ROOT / "packages" / "sekai-ray"))
     sources += [_path(p) for p in PACKS if Path(_path(p), "pyproject.toml").is_file()]
     session.run(
         "python", "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
@@ -227,8 +234,10 @@ def docs(session: nox.Session) -> None:
     ``nox -s docs -- --slow`` also runs the examples that train models (installs SB3 and torch).
     """
     # The example pack too: env-packs.md, the catalog and examples/env_pack.py show its env.
+    # pygame: the migration page renders gymnasium's own CartPole through GymnasiumRenderer.
     pack = _editable("sekai-example-pack")
-    session.install(*_all_editable(extras=True), *pack, *_groups("docs"))
+    extra = ["gymnasium[classic-control]>=1.0"]
+    session.install(*_all_editable(extras=True), *pack, *extra, *_groups("docs"))
     if "--slow" in session.posargs:
         _install_torch(session, "torch==2.13.0", "stable-baselines3", "sb3-contrib")
     session.run(

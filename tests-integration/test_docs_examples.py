@@ -13,8 +13,6 @@ land of those they need); when that issue lands, delete its row here and in NEED
 
 | Page                   | Issue | Because of                                                  |
 |------------------------|-------|-------------------------------------------------------------|
-| vector.md              | 8     | vector 6, ProcVecEnv 7, Trading/Portfolio/OptimalExecution 8 |
-| gymnasium-migration.md | 10    | classic 5, finance 8 and 9, sekai.compat 10                 |
 | finance-markets.md     | 9     | Market-v0, LimitOrderBook-v0, their baselines (finance II 9) |
 """
 
@@ -39,8 +37,6 @@ pytestmark = pytest.mark.docs
 
 PAGES_DIR = Path(__file__).resolve().parents[1] / "docs" / "pages"
 NEEDS_ISSUE: dict[str, int] = {
-    "vector.md": 8,
-    "gymnasium-migration.md": 10,
     "finance-markets.md": 9,
 }
 FAST_TIMEOUT = 240.0  # seconds per page; below the root pytest-timeout of 300

@@ -190,3 +190,18 @@ def test_generated_catalog_lists_every_registered_environment() -> None:
     assert "Box([-4.8, -inf, -0.41887903, -inf], [4.8, inf, 0.41887903, inf], (4,), float32)" in (
         catalog
     )
+
+
+def _admonition_block(page: Path, title: str) -> str:
+    text = page.read_text(encoding="utf-8")
+    start = text.index(f'??? example "{title}"')
+    end = text.index("\n## ", start)
+    return text[start:end].strip()
+
+
+def test_finance_pages_share_one_chart_helper() -> None:
+    # Each page runs as its own script, so each carries the helper; they must not drift apart.
+    title = "The chart helper used on this page"
+    finance = _admonition_block(PAGES / "finance.md", title)
+    assert "def line_chart(" in finance
+    assert _admonition_block(PAGES / "finance-markets.md", title) == finance

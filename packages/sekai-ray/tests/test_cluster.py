@@ -48,8 +48,7 @@ def test_slices_split_the_sub_envs_evenly_in_order() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"num_workers": 0}, ValueError, r"between 1 and the number of sub-envs \(2\), got 0"),
-        ({"num_workers": 3}, ValueError, "got 3"),
+        ({"num_workers": 0}, ValueError, "num_workers must be >= 1, got 0"),
         ({"num_workers": 1.0}, TypeError, "num_workers must be an int or None, got float"),
         ({"step_timeout": 0}, ValueError, "step_timeout must be > 0 seconds"),
         ({"reset_timeout": "5"}, TypeError, "reset_timeout must be a number of seconds"),
@@ -92,3 +91,9 @@ def test_requests_the_local_cluster_cannot_hold_fail_at_once(ray_cluster: Module
     with pytest.raises(ValueError, match=r"needs 1 GPU \(it has 0\)"):
         RayVecEnv([CounterEnv] * 2, num_workers=1, resources_per_worker={"GPU": 1})
     check_feasible(ray_cluster, actor_options({"CPU": cpus / 2}), 2)  # fits: no error
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_more_workers_than_sub_envs_are_capped() -> None:
+    with RayVecEnv([CounterEnv] * 2, num_workers=5, resources_per_worker={"CPU": 0.5}) as vec:
+        assert vec.num_workers == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import pickle
 import signal
@@ -168,3 +169,16 @@ def test_arguments_that_cannot_be_pickled_name_their_sub_env_and_send_nothing() 
     pool = ActorPool(ray, [(0, 2), (2, 4)])
     with pytest.raises(TypeError, match="cannot send the action for sub-env 3 to its worker"):
         pool.encode([[0, 1], [2, threading.Lock()]], "the action")
+
+
+def test_async_step_reports_a_late_actor_and_a_dead_one() -> None:
+    fns = [HangingEnv, FragileEnv]
+    with RayVecEnv(fns, num_workers=2, resources_per_worker=HALF_CPU, step_timeout=2) as vec:
+        vec.reset(options=[{"start": 0}, {"start": 13}])
+        with pytest.raises(TimeoutError) as caught:  # sub-env 0 hangs, sub-env 1's actor dies
+            asyncio.run(vec.async_step([2, 1]))
+        assert (caught.value.rank, caught.value.exc_type) == (0, "TimeoutError")
+        assert [str(h.dead).split(":")[0] for h in vec._pool.handles] == [
+            "Sub-env 0 raised TimeoutError",
+            "Sub-env 1 raised ActorDiedError",
+        ]

@@ -335,3 +335,12 @@ def test_make_vec_builds_a_ray_vec_env_with_vector_kwargs() -> None:
             assert vec.step([0, 0, 0]).truncated.all()  # the spec's TimeLimit, on the actors
     finally:
         sekai.deregister(env_id)
+
+
+def test_vec_envs_left_open_are_closed_by_the_exit_hook() -> None:
+    from sekai.ray import vec_env
+
+    vec = _ray([CounterEnv] * 2, num_workers=1)
+    assert vec in vec_env._LIVE
+    vec_env._close_all()  # what atexit runs, before Ray's own exit handler
+    assert vec.closed and vec not in vec_env._LIVE

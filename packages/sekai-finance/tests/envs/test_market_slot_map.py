@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sekai.envs.finance._slot_map import SlotMap
+from sekai.finance.universe import SlotMap
 
 
 def test_newcomers_take_the_lowest_free_slots_in_order() -> None:

@@ -12,7 +12,6 @@ This module imports no Ray: Ray makes the actor with ``ray.remote(RayWorker)`` i
 
 from __future__ import annotations
 
-import os
 import pickle
 from collections.abc import Callable
 from typing import Any
@@ -69,10 +68,6 @@ class RayWorker:
         except Exception as exc:  # a command that cannot even start: the slice's first fails
             entries, errors = None, [(0, describe(exc))]
         return _encode(what, entries, errors)
-
-    def pid(self) -> int:
-        """The actor's process id (tests kill it to simulate a crash)."""
-        return os.getpid()
 
     # -- commands ----------------------------------------------------------------------------
 

@@ -159,7 +159,8 @@ def check_feasible(ray: ModuleType, options: Mapping[str, Any], num_workers: int
         **{name: float(amount) for name, amount in options.get("resources", {}).items()},
     }
     asked = {name: amount * num_workers for name, amount in per_worker.items()}
-    where = f"{num_workers} worker actors x {per_worker}"
+    each = "{" + ", ".join(f"{k}: {v:g}" for k, v in per_worker.items() if v > 0) + "}"
+    where = f"{num_workers} worker actor{'s' if num_workers != 1 else ''} x {each}"
     short = _shortage(asked, ray.cluster_resources(), "it has")
     if short:
         raise ValueError(

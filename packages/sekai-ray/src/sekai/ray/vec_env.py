@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import itertools
 import math
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -49,12 +52,9 @@ def _check_num_workers(num_workers: Any, num_envs: int) -> int | None:
         return None
     if isinstance(num_workers, (bool, np.bool_)) or not isinstance(num_workers, (int, np.integer)):
         raise TypeError(f"num_workers must be an int or None, got {type(num_workers).__name__}.")
-    if not 1 <= num_workers <= num_envs:
-        raise ValueError(
-            f"num_workers must be between 1 and the number of sub-envs ({num_envs}), "
-            f"got {num_workers}."
-        )
-    return int(num_workers)
+    if num_workers < 1:
+        raise ValueError(f"num_workers must be >= 1, got {num_workers}.")
+    return min(int(num_workers), num_envs)  # more actors than sub-envs would idle
 
 
 def _slices(num_envs: int, num_workers: int) -> list[tuple[int, int]]:
@@ -87,22 +87,26 @@ class RayVecEnv(VecEnv):
             work; modules they import must be installed on the cluster's nodes.
         autoreset: reset a finished sub-env within the same ``step()`` (default); with False a
             finished sub-env is frozen until the next ``reset()``.
-        num_workers: the number of actors; the sub-envs are split evenly between them. None: one
-            per sub-env, but no more than the cluster has CPUs for.
+        num_workers: the number of actors (at most ``num_envs``); the sub-envs are split evenly
+            between them. None: one per sub-env, but no more than the cluster has CPUs for.
         address: the Ray cluster to connect to (``"auto"``, ``"host:port"``, ``"ray://..."``)
             when this process is not connected to Ray yet. None starts a local cluster with the
             dashboard off, listening on 127.0.0.1 only. An existing connection is always used.
         resources_per_worker: the Ray resources each actor reserves, by Ray's resource names:
             ``{"CPU": 1}`` by default; e.g. ``{"CPU": 2, "GPU": 0.25, "memory": 2**30}`` or a
             custom resource of your cluster.
-        step_timeout: seconds to wait for an actor's answer to ``step()``, ``get_attr()``,
-            ``set_attr()`` and ``call()`` (None: no limit). An actor that does not answer in
-            time is killed and reported as a ``VecEnvWorkerError`` (``exc_type``
-            ``"TimeoutError"``).
-        reset_timeout: the same for building the sub-envs and for ``reset()``.
+        step_timeout: seconds to wait for the actors in ``step()`` (None: no limit). An actor
+            that does not answer in time is killed and reported as a ``VecEnvWorkerError`` that
+            is also a ``TimeoutError`` (``exc_type`` ``"TimeoutError"``).
+        reset_timeout: the same for ``reset()`` and for building the sub-envs (which includes
+            waiting for Ray to schedule the actors).
 
     Raises:
-        VecEnvWorkerError: an env factory raised on its actor (the actors are stopped first).
+        TypeError: arguments of the wrong type, or factories that cannot be pickled.
+        ValueError: bad argument values, sub-envs with different spaces, or actors that a local
+            cluster started here cannot hold.
+        VecEnvWorkerError: an env factory raised on its actor, or an actor died or did not
+            answer within ``reset_timeout`` (the actors are stopped first).
 
     Example:
         >>> vec = RayVecEnv([lambda: sekai.make("CartPole-v1")] * 8, num_workers=2)
@@ -129,13 +133,14 @@ class RayVecEnv(VecEnv):
         self._reset_timeout = _check_timeout("reset_timeout", reset_timeout)
         options = actor_options(resources_per_worker)
         ray = connect(address)
+        _register_exit_hook()  # after ray.init(): runs before Ray's own exit handler
         if workers is None:
             workers = default_num_workers(ray, len(fns), options)
         check_feasible(ray, options, workers)
         pool = ActorPool(ray, _slices(len(fns), workers))
         factories = pool.encode([fns[lo:hi] for lo, hi in pool.slices], "the env factories")
-        pool.start(_remote_worker(ray), options)
         try:
+            pool.start(_remote_worker(ray), options)
             refs = [
                 h.actor.init.remote(payload, bool(autoreset), h.lo)
                 for h, payload in zip(pool.handles, factories)
@@ -151,9 +156,9 @@ class RayVecEnv(VecEnv):
             pool.stop(CLOSE_TIMEOUT)
             raise
         self._pool = pool
-        self._ray = ray
         self._set_self_resetting([flag for entries in ready for flag in entries[3]])
         self.metadata = ready[0][2]
+        _LIVE.add(self)
 
     @property
     def num_workers(self) -> int:
@@ -162,7 +167,15 @@ class RayVecEnv(VecEnv):
 
     # -- reset and step ----------------------------------------------------------------------
 
+    def _ready(self) -> ActorPool:
+        """VecEnvClosed, or the error of an actor known to be dead: before the parent's own
+        checks, so that a dead actor is what every later call reports (as with ProcVecEnv)."""
+        self._check_open()
+        self._pool.raise_if_dead()
+        return self._pool
+
     def _reset_payloads(self, seed: Any, options: Any) -> list[bytes]:
+        self._ready()
         seeds, per_env_options = self._reset_plan(seed, options)
         plans = list(zip(seeds, per_env_options))
         return self._pool.encode([plans[lo:hi] for lo, hi in self._pool.slices], "the seeds")
@@ -175,6 +188,7 @@ class RayVecEnv(VecEnv):
         return VecResetResult(observations, [entry[1] for entry in entries])
 
     def _step_payloads(self, actions: Any) -> list[bytes]:
+        self._ready()
         per_env = self._per_env_actions(actions)
         return self._pool.encode([per_env[lo:hi] for lo, hi in self._pool.slices], "the action")
 
@@ -228,29 +242,53 @@ class RayVecEnv(VecEnv):
         _raise_first(outcomes)
         return [value for outcome in outcomes for value in outcome.entries]
 
+    # No timeout: a method called by name may legitimately take long (e.g. saving data).
+
     def get_attr(self, name: str) -> list[Any]:
-        self._check_open()
-        refs = self._pool.send("get_attr", [name] * self.num_workers)
-        return self._values(self._pool.collect(refs, self._step_timeout, "get_attr"))
+        pool = self._ready()
+        refs = pool.send("get_attr", [name] * self.num_workers)
+        return self._values(pool.collect(refs, None, "get_attr"))
 
     def set_attr(self, name: str, values: Any) -> None:
-        self._check_open()
+        pool = self._ready()
         per_env = self._per_env_values(values)
-        pool = self._pool
-        payloads = pool.encode([per_env[lo:hi] for lo, hi in pool.slices], "the value")
-        refs = pool.send("set_attr", payloads, name)
-        _raise_first(pool.collect(refs, self._step_timeout, "set_attr"))
+        payloads = pool.encode([per_env[lo:hi] for lo, hi in pool.slices], f"the value of {name!r}")
+        _raise_first(pool.collect(pool.send("set_attr", payloads, name), None, "set_attr"))
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
-        self._check_open()
-        pool = self._pool
-        payloads = pool.encode([(args, kwargs)] * self.num_workers, "the arguments")
-        refs = pool.send("call", payloads, name)
-        return self._values(pool.collect(refs, self._step_timeout, "call"))
+        pool = self._ready()
+        what = f"the arguments of call({name!r})"
+        payloads = pool.encode([(args, kwargs)] * self.num_workers, what)
+        return self._values(pool.collect(pool.send("call", payloads, name), None, "call"))
 
     # -- closing -----------------------------------------------------------------------------
 
     def _close(self) -> None:
+        _LIVE.discard(self)
         errors = self._pool.stop(CLOSE_TIMEOUT)
         if errors:
             raise min(errors, key=lambda item: item[0])[1]
+
+    def __del__(self) -> None:
+        if getattr(self, "_pool", None) is not None and not getattr(self, "_closed", True):
+            with contextlib.suppress(Exception):
+                self.close()
+
+
+# Close what is still open at exit, before Ray's own exit handler shuts the cluster down and
+# with it the actors, without the sub-envs' close() (atexit runs the last registered first).
+_LIVE: weakref.WeakSet[RayVecEnv] = weakref.WeakSet()
+_exit_hook_registered = False
+
+
+def _register_exit_hook() -> None:
+    global _exit_hook_registered
+    if not _exit_hook_registered:
+        atexit.register(_close_all)
+        _exit_hook_registered = True
+
+
+def _close_all() -> None:
+    for vec in list(_LIVE):
+        with contextlib.suppress(Exception):
+            vec.close()

@@ -168,6 +168,9 @@ class Pool:
                 )
                 try:
                     process.start()
+                except BaseException:
+                    conn.close()
+                    raise
                 finally:
                     child.close()
                 handle = WorkerHandle(index, lo, hi, process, conn)

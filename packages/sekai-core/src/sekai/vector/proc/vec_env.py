@@ -126,6 +126,11 @@ class ProcVecEnv(VecEnv):
     straight into one shared-memory block; others are pickled. Sub-env exceptions are raised as
     ``VecEnvWorkerError[Cls]`` (a subclass of both ``VecEnvWorkerError`` and the original
     class, so ``except ValueError`` still works), after every other sub-env finished the call.
+    A worker that died raises a plain ``VecEnvWorkerError`` (``exc_type`` ``"EOFError"``) in
+    that call and every later one; one that timed out, a ``VecEnvWorkerError[TimeoutError]``.
+    The parent's own checks (ResetRequired, InvalidAction, TypeError for a command that cannot
+    be pickled) raise directly, before anything is sent. Replies left unread by an interrupted
+    call (Ctrl-C) are dropped, so the VecEnv stays usable.
 
     Args:
         env_fns: zero-argument callables, one per sub-env, that build the sub-envs (sent with
@@ -145,9 +150,11 @@ class ProcVecEnv(VecEnv):
         reset_timeout: the same for ``reset()``.
 
     Example:
-        >>> if __name__ == "__main__":
-        ...     with sekai.ProcVecEnv([FragileEnv] * 2) as vec:
-        ...         vec.reset(seed=0)
+        >>> if __name__ == "__main__":  # needed with forkserver and spawn
+        ...     fns = [lambda: sekai.make("CartPole-v1")] * 8
+        ...     with sekai.ProcVecEnv(fns, num_workers=2) as vec:
+        ...         print(vec.reset(seed=0).observations.shape, vec.shared_memory)
+        (8, 4) True
     """
 
     def __init__(

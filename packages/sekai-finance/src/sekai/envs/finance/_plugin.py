@@ -23,6 +23,9 @@ _NATIVE_ENVS: tuple[tuple[str, str, str], ...] = (
 
 @hookimpl
 def sekai_register_envs(registry: EnvRegistrar) -> None:
-    """Register the four finance IDs that have native vector versions (``[native vec]``)."""
+    """Register the six finance IDs; four of them with native vector versions (``[native vec]``)."""
     for env_id, entry, native in _NATIVE_ENVS:
         registry.register(env_id, f"{_PKG}.{entry}", vector_entry_point=f"{_PKG}.vector.{native}")
+    # No native versions: the vector page names exactly the four above as built-in native envs.
+    registry.register("Market-v0", f"{_PKG}.market:MarketEnv")
+    registry.register("LimitOrderBook-v0", f"{_PKG}.lob:LimitOrderBookEnv")

@@ -13,7 +13,7 @@ from sekai.envs.finance._common import check_int, check_real, fixed, parse_optio
 from sekai.envs.finance._market_account import project_one, settle_one
 from sekai.envs.finance._market_episode import MarketEpisode, exogenous_width
 from sekai.envs.finance._session import box_action
-from sekai.envs.finance._slot_map import SlotMap
+from sekai.finance.universe import SlotMap
 from sekai.envs.finance._window import History, WindowEnv, window_args
 from sekai.finance.account import AccountConfig
 from sekai.finance.costs import ProportionalCost

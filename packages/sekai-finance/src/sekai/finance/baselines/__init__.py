@@ -26,6 +26,11 @@ _LAZY: dict[str, str] = {
     "OptimalQuotes": f"{_PKG}.market_making",
     "AlmgrenChriss": f"{_PKG}.optimal_execution",
     "TWAP": f"{_PKG}.optimal_execution",
+    "VolatilityFilter": f"{_PKG}.market",
+    "RegimeOracle": f"{_PKG}.market",
+    "InventorySkew": f"{_PKG}.lob",
+    "FixedQuotes": f"{_PKG}.lob",
+    "ConstantQuotes": f"{_PKG}.market_making",
 }
 
 __all__ = [
@@ -35,10 +40,15 @@ __all__ = [
     "BuyAndHold",
     "ConstantMix",
     "ConstantPosition",
+    "ConstantQuotes",
     "EqualWeight",
+    "FixedQuotes",
+    "InventorySkew",
     "KellyBuyAndHold",
     "OptimalQuotes",
     "RandomPolicy",
+    "RegimeOracle",
+    "VolatilityFilter",
     "evaluate",
     "kelly_weights",
 ]
@@ -59,6 +69,14 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
     from sekai.finance.baselines._evaluate import evaluate
+    from sekai.finance.baselines.lob import FixedQuotes, InventorySkew
+    from sekai.finance.baselines.market import RegimeOracle, VolatilityFilter
+    from sekai.finance.baselines.market_making import (
+        AvellanedaStoikov,
+        ConstantQuotes,
+        OptimalQuotes,
+    )
+    from sekai.finance.baselines.optimal_execution import TWAP, AlmgrenChriss
     from sekai.finance.baselines.portfolio import (
         ConstantMix,
         EqualWeight,
