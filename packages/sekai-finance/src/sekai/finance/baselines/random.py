@@ -54,14 +54,26 @@ class RandomPolicy:
         if is_batch(env):
             mask = None
             if _has_mask(env):
-                mask = np.stack([np.asarray(m) for m in env.call("action_mask")])
+                mask = np.stack([_as_array(space, m) for m in env.call("action_mask")])
             return self._sample(space, env.num_envs, mask)
         mask = env.get_attr("action_mask")() if env.has_attr("action_mask") else None
-        action = self._sample(space, 1, mask)[0]
+        action = self._sample(space, 1, None if mask is None else _as_array(space, mask))[0]
         return int(action) if isinstance(space, Discrete) else action
 
     def __repr__(self) -> str:
         return f"RandomPolicy({self.seed!r})"
+
+
+def _as_array(space: Any, mask: Any) -> np.ndarray:
+    """A mask as one array: MultiDiscrete's tuple form padded to ``(len(nvec), max(nvec))``."""
+    if isinstance(space, MultiDiscrete) and isinstance(mask, tuple):
+        nvec = np.asarray(space.nvec).reshape(-1)
+        padded = np.zeros((nvec.size, int(nvec.max())), dtype=bool)
+        for i, entry in enumerate(mask):
+            row = np.asarray(entry, dtype=bool).reshape(-1)
+            padded[i, : row.size] = row
+        return padded
+    return np.asarray(mask)
 
 
 def _has_mask(env: Any) -> bool:
