@@ -236,9 +236,7 @@ def _rebuild_worker_error(
     worker: int | None,
     ranks: tuple[int, ...],
 ) -> VecEnvWorkerError:
-    return VecEnvWorkerError(
-        rank, exc_type, message, remote_traceback, worker=worker, ranks=ranks
-    )
+    return VecEnvWorkerError(rank, exc_type, message, remote_traceback, worker=worker, ranks=ranks)
 
 
 class MissingDependency(SekaiError, ImportError):
@@ -255,9 +253,7 @@ class MissingDependency(SekaiError, ImportError):
         return (_rebuild_missing_dependency, (str(self.args[0]), self.package, self.extra))
 
 
-def _rebuild_missing_dependency(
-    message: str, package: str, extra: str | None
-) -> MissingDependency:
+def _rebuild_missing_dependency(message: str, package: str, extra: str | None) -> MissingDependency:
     return MissingDependency(message, package=package, extra=extra)
 
 

@@ -9,8 +9,7 @@ import pickle
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from sekai.core._rng import make_seed_sequence
 from sekai.spaces import (

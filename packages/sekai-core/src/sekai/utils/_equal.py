@@ -21,9 +21,7 @@ def structurally_equal(a: Any, b: Any) -> bool:
             return bool(np.array_equal(x, y, equal_nan=True))
         return bool(np.array_equal(x, y))
     if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(
-            structurally_equal(a[k], b[k]) for k in a
-        )
+        return a.keys() == b.keys() and all(structurally_equal(a[k], b[k]) for k in a)
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return (
             type(a) is type(b)

@@ -13,13 +13,13 @@ from sekai.envs.finance._common import check_int, check_real, fixed, parse_optio
 from sekai.envs.finance._market_account import project_one, settle_one
 from sekai.envs.finance._market_episode import MarketEpisode, exogenous_width
 from sekai.envs.finance._session import box_action
-from sekai.finance.universe import SlotMap
 from sekai.envs.finance._window import History, WindowEnv, window_args
 from sekai.finance.account import AccountConfig
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.data import MarketData
 from sekai.finance.rewards import LogReturn, StepOutcome
 from sekai.finance.sampling import draw_window_start, window_start_from_option
+from sekai.finance.universe import SlotMap
 from sekai.spaces import Box, Dict, MaskedBox
 
 __all__ = ["MarketEnv"]
