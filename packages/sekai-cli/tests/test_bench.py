@@ -246,3 +246,19 @@ def test_proc_worker_errors_are_one_line(sekai_cli, my_envs: str) -> None:
     done = sekai_cli(*args)
     assert done.returncode == 2
     assert done.stderr == "error: Sub-env 0 raised RuntimeError: boom at step\n"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1.0, "1.00x"),
+        (12.345, "12.35x"),
+        (0.25, "0.25x"),
+        (0.013714, "0.0137x"),
+        (0.0057, "0.0057x"),
+    ],
+)
+def test_ratios_below_a_tenth_keep_three_significant_digits(value: float, text: str) -> None:
+    from sekai.cli._bench import _ratio
+
+    assert _ratio(value) == text

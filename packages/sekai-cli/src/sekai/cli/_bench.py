@@ -258,10 +258,15 @@ def _check_workers(modes: list[str], workers: int | None) -> None:
     raise UsageError(f"--workers applies to --mode {which} only")
 
 
+def _ratio(value: float) -> str:
+    """``1.00x``, ``12.34x``; below 0.1, three significant digits (``0.0139x``, not ``0.01x``)."""
+    return f"{value:.2f}x" if value >= 0.1 else f"{value:.3g}x"
+
+
 def _compare_table(results: list[BenchResult], out: Output) -> list[str]:
     first = results[0].steps_per_second
     rows = [
-        [r.mode, r.backend, f"{r.steps_per_second:,.0f}", f"{r.steps_per_second / first:.2f}x"]
+        [r.mode, r.backend, f"{r.steps_per_second:,.0f}", _ratio(r.steps_per_second / first)]
         for r in results
     ]
     return format_table(
