@@ -249,19 +249,22 @@ def typecheck(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """Build the documentation site strictly and run every example of its pages.
 
-    ``nox -s docs -- --slow`` also runs the examples that train models (installs SB3 and torch).
+    The examples that train models (SB3, a few minutes) run too, as CI requires; pass
+    ``nox -s docs -- --fast`` to leave them out while editing pages.
     """
     # The example pack too: env-packs.md, the catalog and examples/env_pack.py show its env.
     # pygame: the migration page renders gymnasium's own CartPole through GymnasiumRenderer.
     pack = _editable("sekai-example-pack")
     extra = ["gymnasium[classic-control]>=1.0"]
     session.install(*_all_editable(extras=True), *pack, *extra, *_groups("docs"))
-    if "--slow" in session.posargs:
+    posargs = [arg for arg in session.posargs if arg != "--fast"]
+    if "--fast" not in session.posargs:
         _install_torch(session, "torch==2.13.0", "stable-baselines3", "sb3-contrib")
+        posargs.append("--slow")
     session.run(
         "mkdocs", "build", "--strict", "-f", "docs/mkdocs.yml", env={"NO_MKDOCS_2_WARNING": "1"}
     )
-    session.run("pytest", "tests-integration", "-m", "docs", *session.posargs)
+    session.run("pytest", "tests-integration", "-m", "docs", *posargs)
 
 
 @nox.session(default=False)

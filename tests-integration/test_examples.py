@@ -106,6 +106,6 @@ def test_ppo_example_learns_to_quote_far_better_than_random(tmp_path: Path) -> N
 @pytest.mark.timeout(TRAINING_TIMEOUT + 60)
 def test_sb3_example_trains_through_to_sb3_and_beats_random_allocations(tmp_path: Path) -> None:
     out = _ok(run("sb3_portfolio.py", tmp_path=tmp_path, timeout=TRAINING_TIMEOUT))
-    assert "training on PortfolioVecEnv(num_envs=16) through SekaiToSB3" in out
+    assert "training on SymmetricScores(PortfolioVecEnv(num_envs=16)) through SekaiToSB3" in out
     scores = dict(re.findall(r"^  (\S.*?)\s+([-+]\d+\.\d+) ± ", out, flags=re.MULTILINE))
     assert float(scores["PPO"]) > float(scores["random"]) + 0.01, out

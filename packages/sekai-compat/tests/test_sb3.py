@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,8 +16,6 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecNormalize
 import sekai
 from sekai.compat import SekaiToSB3, to_gymnasium, to_sb3
 from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
-
-HAS_PROC = importlib.util.find_spec("sekai.vector.proc.vec_env") is not None
 
 
 @pytest.fixture(autouse=True)
@@ -75,9 +72,7 @@ def portfolio(mode: str) -> sekai.VecEnv:
     [
         "native",
         "sync",
-        pytest.param(
-            "proc", marks=pytest.mark.skipif(not HAS_PROC, reason="ProcVecEnv is not written yet")
-        ),
+        pytest.param("proc"),
     ],
 )
 def test_ppo_multi_input_policy_trains_on_portfolio_x64(mode: str) -> None:
@@ -265,7 +260,6 @@ def test_native_attributes_and_methods_select_indices() -> None:
     assert venv.env_is_wrapped(sekai.TimeLimit) == [False] * 3
 
 
-@pytest.mark.skipif(not HAS_PROC, reason="ProcVecEnv is not written yet")
 def test_proc_backend_keeps_sb3_conventions_and_indices() -> None:
     vec = sekai.ProcVecEnv([CounterEnv] * 3, num_workers=1)
     venv = to_sb3(vec)
@@ -363,12 +357,7 @@ def test_ppo_on_cartpole_through_the_bridge_reaches_near_500() -> None:
     assert sum(returns) / len(returns) > 450  # the page: ~493.5
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(1800)
-@pytest.mark.skipif(
-    "LimitOrderBook-v0" not in {spec.id for spec in sekai.all_specs()},
-    reason="LimitOrderBook-v0 is not written yet (sekai-finance)",
-)
+# 2,048 steps: a few seconds, so it runs in every test session.
 def test_maskable_ppo_on_limit_order_book_only_samples_allowed_actions() -> None:
     lob = to_gymnasium(sekai.FlattenObservation(sekai.make("LimitOrderBook-v0")))
     lob.reset(seed=0)
@@ -415,12 +404,7 @@ def test_ppo_on_rescaled_portfolio_runs_as_on_migration_page() -> None:
     assert abs(ppo) < 0.5 and abs(equal_weight) < 0.5
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(1800)
-@pytest.mark.skipif(
-    "Market-v0" not in {spec.id for spec in sekai.all_specs()},
-    reason="Market-v0 is not written yet (sekai-finance)",
-)
+# 2,048 steps: a few seconds, so it runs in every test session.
 def test_ppo_trains_on_flattened_market_as_on_migration_page() -> None:
     market = to_gymnasium(sekai.FlattenObservation(sekai.make("Market-v0")))
     assert type(market.observation_space).__name__ == "Box"

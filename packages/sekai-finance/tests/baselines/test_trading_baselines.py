@@ -60,8 +60,6 @@ def test_policies_work_on_a_single_env_and_a_batch():
 
 
 def test_evaluate_falls_back_to_sync_for_envs_without_native_version():
-    try:
-        mean, error = evaluate(RandomPolicy(0), "CartPole-v1", 8, seed=0)
-    except sekai.EnvNotFound:
-        pytest.skip("sekai-classic's CartPole-v1 is not registered")
-    assert mean > 5 and error >= 0
+    # Market-v0 registers no vector_entry_point, so evaluate() must build a SyncVecEnv.
+    mean, error = evaluate(RandomPolicy(0), "Market-v0", 4, seed=0)
+    assert np.isfinite(mean) and error >= 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pytest
 
 import sekai
 from sekai.finance import SequentialStart
@@ -66,10 +65,9 @@ def test_per_sub_env_start_options_on_the_native_env():
 
 
 def test_portfolio_through_to_gymnasium():
-    compat = pytest.importorskip("sekai.compat")
-    if not hasattr(compat, "to_gymnasium"):
-        pytest.skip("sekai.compat.to_gymnasium is not written yet")
-    gym_env = compat.to_gymnasium(sekai.make("Portfolio-v0"))
+    from sekai.compat import to_gymnasium
+
+    gym_env = to_gymnasium(sekai.make("Portfolio-v0"))
     assert f"{type(gym_env).__name__} {gym_env.action_space}" == (
         "SekaiToGymnasium Box(0.0, 1.0, (6,), float32)"
     )
