@@ -9,7 +9,8 @@ Nothing this module makes is committed; every build makes it afresh:
   files its examples write under ``generated/`` become part of the site. So every picture comes
   from a tested example, and a failing example fails the build, unless the docs test expects
   the page to fail (its ``NEEDS_ISSUE`` table): then the page's images are replaced by a note
-  naming the issue, and the build goes on.
+  naming the issue, and the build goes on. ``SEKAI_DOCS_NO_EXAMPLES=1`` skips running the pages
+  (images become notes), for a quick ``mkdocs serve`` while editing text.
 - The API reference pages (``reference/*.md``) list every public name of each package's
   ``__all__`` (resolved to the module defining it) for mkdocstrings. mkdocstrings (griffe) reads
   source files, not imported modules, and cannot merge the ``sekai/`` folders of several
@@ -49,7 +50,7 @@ _IMAGE = re.compile(rf"!\[(?P<alt>[^\]]*)\]\({GENERATED}/[^)]+\)")
 
 log = logging.getLogger(f"mkdocs.hooks.{__name__}")
 _scratch: list[Path] = []
-_waiting: dict[str, int] = {}  # page -> the issue its examples wait for (no images this build)
+_waiting: dict[str, int | None] = {}  # page -> the issue its examples wait for (None: skipped)
 
 
 # --- API sources for mkdocstrings ----------------------------------------------------------
@@ -81,8 +82,12 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     for uri, content in reference_pages().items():
         files.append(File.generated(config, uri, content=content))
     _waiting.clear()
+    skip = os.environ.get("SEKAI_DOCS_NO_EXAMPLES", "") not in ("", "0")
     for page in sorted(PAGES.glob("*.md")):
         if f"]({GENERATED}/" in page.read_text(encoding="utf-8"):
+            if skip:
+                _waiting[page.name] = None
+                continue
             for uri, path in _run_page_for_images(page):
                 files.append(File.generated(config, uri, abs_src_path=str(path)))
     return files
@@ -90,13 +95,11 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 def on_page_markdown(markdown: str, page: Page, **_: Any) -> str:
     """Replace the images of a page whose examples wait for an issue by a note saying so."""
-    issue = _waiting.get(page.file.src_uri)
-    if issue is None:
+    if page.file.src_uri not in _waiting:
         return markdown
-    note = (
-        '!!! note "Chart not drawn yet"\n    This chart is drawn by the example above, which '
-        f"needs issue {issue} to run."
-    )
+    issue = _waiting[page.file.src_uri]
+    why = "this build skipped the examples" if issue is None else f"it needs issue {issue} to run"
+    note = f'!!! note "Picture not drawn"\n    The example above draws it; {why}.'
     return _IMAGE.sub(note, markdown)
 
 

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
         nn.init.constant_(linear.bias, 0.0)
         return linear
 
-    class Agent(nn.Module):  # type: ignore[misc]
+    class Agent(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.critic = nn.Sequential(
