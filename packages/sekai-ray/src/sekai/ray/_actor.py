@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sekai.vector._contract.subenv import SubEnv, run_each
-from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
+from sekai.vector._remote import build_slice
 from sekai.vector.proc.errors import ErrorInfo, describe, dumps
 
 __all__ = ["OWNER", "RayWorker"]
@@ -77,34 +77,10 @@ class RayWorker:
         return self._reply("init", lambda: self._init(payload, autoreset, first))
 
     def _init(self, payload: bytes, autoreset: bool, first: int) -> tuple[Any, Errors]:
-        try:
-            fns = env_factories(pickle.loads(payload), OWNER)
-        except Exception as exc:
-            return None, [(0, describe(exc, "the env factories cannot be unpickled"))]
-        envs: list[Any] = []
-        for index, fn in enumerate(fns):
-            try:  # one at a time, to name the sub-env whose factory failed
-                env = build_envs([fn], OWNER, first_index=first + index)[0]
-                envs.append(env)
-                check_same_spaces(
-                    OWNER,
-                    first + index,
-                    (env.observation_space, env.action_space),
-                    (envs[0].observation_space, envs[0].action_space),
-                    first,
-                )
-            except Exception as exc:
-                close_quietly(envs)
-                return None, [(index, describe(exc))]
-        self.subs = [SubEnv(env, autoreset) for env in envs]
-        head = envs[0]
-        metadata = head.metadata
-        try:
-            dumps(metadata)
-        except Exception:  # metadata is informative: do not fail the whole VecEnv on it
-            metadata = {}
-        resets = [sub.resets_itself for sub in self.subs]
-        return (head.observation_space, head.action_space, metadata, resets), []
+        subs, ready, errors = build_slice(payload, autoreset, first, OWNER)
+        if subs is not None:
+            self.subs = subs
+        return ready, errors
 
     def reset(self, payload: bytes) -> bytes:
         """Reset each sub-env with its pickled ``(seed, options)``.

@@ -18,7 +18,7 @@ from typing import Any
 
 import sekai.wrappers.autoreset  # noqa: F401 - SubEnv needs it: forked workers inherit it
 from sekai.vector._contract.subenv import SubEnv, run_each
-from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
+from sekai.vector._remote import build_slice
 from sekai.vector.proc import protocol
 from sekai.vector.proc.errors import ErrorInfo, describe, dumps
 from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_rows
@@ -128,34 +128,10 @@ class Worker:
         """Build the sub-envs; reply with the spaces, metadata and AutoReset flags."""
         payload, autoreset, first = argument
         self.first = first
-        envs: list[Any] = []
-        try:
-            fns = env_factories(pickle.loads(payload), OWNER)
-        except Exception as exc:
-            return None, [(0, describe(exc, "the env factories cannot be unpickled"))]
-        for index, fn in enumerate(fns):
-            try:  # one at a time, to name the sub-env whose factory failed
-                env = build_envs([fn], OWNER, first_index=first + index)[0]
-                envs.append(env)
-                check_same_spaces(
-                    OWNER,
-                    first + index,
-                    (env.observation_space, env.action_space),
-                    (envs[0].observation_space, envs[0].action_space),
-                    first,
-                )
-            except Exception as exc:
-                close_quietly(envs)
-                return None, [(index, describe(exc))]
-        self.subs = [SubEnv(env, autoreset) for env in envs]
-        head = envs[0]
-        metadata = head.metadata
-        try:
-            dumps(metadata)
-        except Exception:  # metadata is informative: do not fail the whole VecEnv on it
-            metadata = {}
-        ready = (head.observation_space, head.action_space, metadata)
-        return (*ready, [sub.resets_itself for sub in self.subs]), []
+        subs, ready, errors = build_slice(payload, autoreset, first, OWNER)
+        if subs is not None:
+            self.subs = subs
+        return ready, errors
 
     def attach(self, argument: tuple[str, Any, int]) -> tuple[Any, Errors]:
         """Map the parent's shared block and keep views of this worker's rows."""
