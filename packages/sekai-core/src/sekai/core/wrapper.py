@@ -47,6 +47,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
 
     @property
     def observation_space(self) -> Space[Any]:
+        """The inner env's observation space, unless this wrapper assigned its own."""
         if self._observation_space is not None:
             return self._observation_space
         return self.env.observation_space
@@ -57,6 +58,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
 
     @property
     def action_space(self) -> Space[Any]:
+        """The inner env's action space, unless this wrapper assigned its own."""
         if self._action_space is not None:
             return self._action_space
         return self.env.action_space
@@ -90,14 +92,17 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
         return await self.env.async_step(action)  # type: ignore[arg-type,return-value]
 
     def close(self) -> None:
+        """Close the inner env."""
         self.env.close()
 
     @property
     def unwrapped(self) -> Env[Any, Any]:
+        """The innermost (base) environment."""
         return self.env.unwrapped
 
     @property
     def spec(self) -> EnvSpec | None:
+        """The base env's registry spec (setting it sets the base env's)."""
         return self.env.spec
 
     @spec.setter
@@ -106,10 +111,12 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
 
     @property
     def metadata(self) -> dict[str, Any]:  # type: ignore[override]
+        """The inner env's metadata."""
         return self.env.metadata
 
     @property
     def rng(self) -> np.random.Generator:
+        """The wrapped env's generator (wrappers have none of their own)."""
         return self.env.rng
 
     @rng.setter
@@ -130,14 +137,17 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     # -- attributes through the stack --------------------------------------------------------
 
     def has_attr(self, name: str) -> bool:
+        """Whether this layer or any layer below has attribute ``name``."""
         return hasattr(self, name) or self.env.has_attr(name)
 
     def get_attr(self, name: str) -> Any:
+        """Read ``name`` from this layer if it has it, else from the layers below."""
         if hasattr(self, name):
             return getattr(self, name)
         return self.env.get_attr(name)
 
     def set_attr(self, name: str, value: Any) -> None:
+        """Set ``name`` on the outermost layer that has it (this wrapper if none does)."""
         for layer in self:
             if hasattr(layer, name):
                 setattr(layer, name, value)

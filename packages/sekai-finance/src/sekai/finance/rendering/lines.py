@@ -40,6 +40,7 @@ _KINDS = ("number", "pct")
 
 
 def check_kind(kind: str) -> str:
+    """Return ``kind`` if it is a known value kind ('number' or 'pct'), else raise ValueError."""
     if kind not in _KINDS:
         raise ValueError(f"kind must be 'number' or 'pct', got {kind!r}.")
     return kind
