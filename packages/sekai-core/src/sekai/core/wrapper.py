@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from sekai.registry.spec import EnvSpec
     from sekai.spaces.space import Space
 
-__all__ = ["ActionWrapper", "ObservationWrapper", "RewardWrapper", "Wrapper"]
+__all__ = ["ActionWrapper", "ObservationWrapper", "ResultWrapper", "RewardWrapper", "Wrapper"]
 
 ObsT = TypeVar("ObsT")
 ActT = TypeVar("ActT")
@@ -171,7 +171,43 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
         return f"<{type(self).__name__}({self.env})>"
 
 
-class ObservationWrapper(Wrapper[WrapperObsT, ActT, ObsT, ActT]):
+class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
+    """A wrapper that rewrites results through two hooks, on both the sync and the async paths.
+
+    Override ``_reset_result`` and/or ``_step_result`` (identity by default) instead of the four
+    reset/step methods, so a stateful wrapper cannot implement one path and forget the other.
+    """
+
+    def _reset_result(self, result: ResetResult[Any]) -> ResetResult[WrapperObsT]:
+        return result
+
+    def _step_result(self, result: StepResult[Any]) -> StepResult[WrapperObsT]:
+        return result
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[WrapperObsT]:
+        return self._reset_result(self.env.reset(seed=seed, options=options))
+
+    def step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
+        return self._step_result(self.env.step(action))  # type: ignore[arg-type]
+
+    async def async_reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[WrapperObsT]:
+        return self._reset_result(await self.env.async_reset(seed=seed, options=options))
+
+    async def async_step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
+        return self._step_result(await self.env.async_step(action))  # type: ignore[arg-type]
+
+
+class ObservationWrapper(ResultWrapper[WrapperObsT, ActT, ObsT, ActT]):
     """Transforms every observation (reset and step, sync and async) with ``observation()``."""
 
     @abc.abstractmethod
@@ -190,30 +226,8 @@ class ObservationWrapper(Wrapper[WrapperObsT, ActT, ObsT, ActT]):
             result.info,
         )
 
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[WrapperObsT]:
-        return self._reset_result(self.env.reset(seed=seed, options=options))
 
-    def step(self, action: ActT) -> StepResult[WrapperObsT]:
-        return self._step_result(self.env.step(action))
-
-    async def async_reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[WrapperObsT]:
-        return self._reset_result(await self.env.async_reset(seed=seed, options=options))
-
-    async def async_step(self, action: ActT) -> StepResult[WrapperObsT]:
-        return self._step_result(await self.env.async_step(action))
-
-
-class RewardWrapper(Wrapper[ObsT, ActT, ObsT, ActT]):
+class RewardWrapper(ResultWrapper[ObsT, ActT, ObsT, ActT]):
     """Transforms every reward with ``reward()`` (step paths only)."""
 
     @abc.abstractmethod
@@ -228,12 +242,6 @@ class RewardWrapper(Wrapper[ObsT, ActT, ObsT, ActT]):
             result.truncated,
             result.info,
         )
-
-    def step(self, action: ActT) -> StepResult[ObsT]:
-        return self._step_result(self.env.step(action))
-
-    async def async_step(self, action: ActT) -> StepResult[ObsT]:
-        return self._step_result(await self.env.async_step(action))
 
 
 class ActionWrapper(Wrapper[ObsT, WrapperActT, ObsT, ActT]):

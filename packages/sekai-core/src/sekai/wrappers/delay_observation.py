@@ -6,11 +6,9 @@ import copy
 from collections import deque
 from typing import Any
 
-import numpy as np
-
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
-from sekai.core.wrapper import Wrapper
+from sekai.core.wrapper import ResultWrapper
 from sekai.spaces import zero_sample
 from sekai.wrappers._args import check_int
 from sekai.wrappers.autoreset import warn_if_around_autoreset
@@ -18,7 +16,7 @@ from sekai.wrappers.autoreset import warn_if_around_autoreset
 __all__ = ["DelayObservation"]
 
 
-class DelayObservation(Wrapper[Any, Any, Any, Any]):
+class DelayObservation(ResultWrapper[Any, Any, Any, Any]):
     """Return the observation from ``delay`` steps ago (the space is unchanged).
 
     Until ``delay`` steps have passed since the reset, the padding is returned:
@@ -51,12 +49,12 @@ class DelayObservation(Wrapper[Any, Any, Any, Any]):
             return copy.deepcopy(self._zero)  # callers may keep or modify what they get
         return self._first
 
-    def _on_reset(self, result: ResetResult[Any]) -> ResetResult[Any]:
+    def _reset_result(self, result: ResetResult[Any]) -> ResetResult[Any]:
         self._queue.clear()
         self._first = result.observation
         return ResetResult(self._delayed(result.observation), result.info)
 
-    def _on_step(self, result: StepResult[Any]) -> StepResult[Any]:
+    def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
         return StepResult(
             self._delayed(result.observation),
             result.reward,
@@ -64,25 +62,3 @@ class DelayObservation(Wrapper[Any, Any, Any, Any]):
             result.truncated,
             result.info,
         )
-
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        return self._on_reset(self.env.reset(seed=seed, options=options))
-
-    def step(self, action: Any) -> StepResult[Any]:
-        return self._on_step(self.env.step(action))
-
-    async def async_reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        return self._on_reset(await self.env.async_reset(seed=seed, options=options))
-
-    async def async_step(self, action: Any) -> StepResult[Any]:
-        return self._on_step(await self.env.async_step(action))

@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-import numpy as np
-
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
-from sekai.core.wrapper import Wrapper
+from sekai.core.wrapper import ResultWrapper
 from sekai.spaces import batch_space, concatenate, zero_sample
 from sekai.wrappers._args import check_int
 from sekai.wrappers.autoreset import warn_if_around_autoreset
@@ -17,7 +15,7 @@ from sekai.wrappers.autoreset import warn_if_around_autoreset
 __all__ = ["FrameStackObservation"]
 
 
-class FrameStackObservation(Wrapper[Any, Any, Any, Any]):
+class FrameStackObservation(ResultWrapper[Any, Any, Any, Any]):
     """Stack the last ``num_stack`` observations, oldest first, in ``batch_space(inner, n)``.
 
     Works for any batchable space: Dict observations stack leaf by leaf, a MaskedBox keeps its
@@ -51,7 +49,7 @@ class FrameStackObservation(Wrapper[Any, Any, Any, Any]):
     def _stacked(self) -> Any:
         return concatenate(self._inner_space, list(self._frames))
 
-    def _on_reset(self, result: ResetResult[Any]) -> ResetResult[Any]:
+    def _reset_result(self, result: ResetResult[Any]) -> ResetResult[Any]:
         self._frames.clear()
         if self.padding == "zeros":
             zero = zero_sample(self._inner_space)
@@ -61,30 +59,8 @@ class FrameStackObservation(Wrapper[Any, Any, Any, Any]):
             self._frames.extend(result.observation for _ in range(self.num_stack))
         return ResetResult(self._stacked(), result.info)
 
-    def _on_step(self, result: StepResult[Any]) -> StepResult[Any]:
+    def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
         self._frames.append(result.observation)
         return StepResult(
             self._stacked(), result.reward, result.terminated, result.truncated, result.info
         )
-
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        return self._on_reset(self.env.reset(seed=seed, options=options))
-
-    def step(self, action: Any) -> StepResult[Any]:
-        return self._on_step(self.env.step(action))
-
-    async def async_reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        return self._on_reset(await self.env.async_reset(seed=seed, options=options))
-
-    async def async_step(self, action: Any) -> StepResult[Any]:
-        return self._on_step(await self.env.async_step(action))

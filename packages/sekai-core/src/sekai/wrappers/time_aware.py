@@ -8,7 +8,7 @@ import numpy as np
 
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
-from sekai.core.wrapper import Wrapper
+from sekai.core.wrapper import ResultWrapper
 from sekai.spaces import Box, Dict, MaskedBox
 from sekai.wrappers.autoreset import warn_if_around_autoreset
 from sekai.wrappers.time_limit import TimeLimit
@@ -24,7 +24,7 @@ def _find_max_episode_steps(env: Env[Any, Any]) -> int | None:
     return None if spec is None else spec.max_episode_steps
 
 
-class TimeAwareObservation(Wrapper[Any, Any, Any, Any]):
+class TimeAwareObservation(ResultWrapper[Any, Any, Any, Any]):
     """Add ``t``, the number of steps since reset, to every observation.
 
     A 1-D Box gains one trailing element (bounds ``[0, 1]`` when normalised, else
@@ -96,11 +96,11 @@ class TimeAwareObservation(Wrapper[Any, Any, Any, Any]):
         obs = np.asarray(observation, dtype=self._dtype)
         return np.append(obs, self._dtype.type(self._time()))
 
-    def _on_reset(self, result: ResetResult[Any]) -> ResetResult[Any]:
+    def _reset_result(self, result: ResetResult[Any]) -> ResetResult[Any]:
         self._t = 0
         return ResetResult(self._observe(result.observation), result.info)
 
-    def _on_step(self, result: StepResult[Any]) -> StepResult[Any]:
+    def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
         self._t += 1
         return StepResult(
             self._observe(result.observation),
@@ -109,25 +109,3 @@ class TimeAwareObservation(Wrapper[Any, Any, Any, Any]):
             result.truncated,
             result.info,
         )
-
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        return self._on_reset(self.env.reset(seed=seed, options=options))
-
-    def step(self, action: Any) -> StepResult[Any]:
-        return self._on_step(self.env.step(action))
-
-    async def async_reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        return self._on_reset(await self.env.async_reset(seed=seed, options=options))
-
-    async def async_step(self, action: Any) -> StepResult[Any]:
-        return self._on_step(await self.env.async_step(action))
