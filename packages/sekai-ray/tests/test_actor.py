@@ -12,7 +12,7 @@ import numpy as np
 import sekai
 from sekai.ray._actor import RayWorker
 from sekai.vector._conformance import GOAL, CounterEnv
-from sekai.vector.proc.errors import ErrorInfo, worker_error
+from sekai.vector._contract.errors import ErrorInfo, worker_error
 
 
 class BadResetEnv(CounterEnv):

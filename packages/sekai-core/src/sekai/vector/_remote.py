@@ -5,9 +5,9 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+from sekai.vector._contract.errors import ErrorInfo, describe, dumps
 from sekai.vector._contract.subenv import SubEnv
 from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
-from sekai.vector.proc.errors import ErrorInfo, describe, dumps
 
 __all__ = ["Errors", "build_slice"]
 

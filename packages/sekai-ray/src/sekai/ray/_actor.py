@@ -16,9 +16,9 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
+from sekai.vector._contract.errors import ErrorInfo, describe, dumps
 from sekai.vector._contract.subenv import SubEnv, run_each
 from sekai.vector._remote import build_slice
-from sekai.vector.proc.errors import ErrorInfo, describe, dumps
 
 __all__ = ["OWNER", "RayWorker"]
 

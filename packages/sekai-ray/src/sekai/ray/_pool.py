@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from sekai.error import VecEnvWorkerError
-from sekai.vector.proc.errors import ErrorInfo, worker_error, worker_error_class
+from sekai.vector._contract.errors import ErrorInfo, worker_error, worker_error_class
 
 __all__ = ["DIED", "ActorHandle", "ActorPool", "Outcome"]
 

@@ -20,8 +20,8 @@ from multiprocessing.context import BaseContext
 from typing import Any, NamedTuple
 
 from sekai.error import VecEnvWorkerError
+from sekai.vector._contract.errors import ErrorInfo, dumps, worker_error, worker_error_class
 from sekai.vector.proc import protocol, worker
-from sekai.vector.proc.errors import ErrorInfo, dumps, worker_error, worker_error_class
 
 __all__ = ["DIED", "Pool", "Reply", "WorkerHandle"]
 

@@ -17,10 +17,10 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import sekai.wrappers.autoreset  # noqa: F401 - SubEnv needs it: forked workers inherit it
+from sekai.vector._contract.errors import ErrorInfo, describe, dumps
 from sekai.vector._contract.subenv import SubEnv, run_each
 from sekai.vector._remote import build_slice
 from sekai.vector.proc import protocol
-from sekai.vector.proc.errors import ErrorInfo, describe, dumps
 from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_rows
 
 __all__ = ["run"]

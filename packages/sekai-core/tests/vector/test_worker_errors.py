@@ -10,7 +10,7 @@ import pytest
 
 import sekai
 from sekai.error import VecEnvWorkerError
-from sekai.vector.proc.errors import ErrorInfo, describe, worker_error, worker_error_class
+from sekai.vector._contract.errors import ErrorInfo, describe, worker_error, worker_error_class
 
 
 def _described(exc: BaseException) -> ErrorInfo:
