@@ -87,6 +87,10 @@ PROFILES: dict[str, tuple[str, ...]] = {
 # pytest's "no tests were collected": a distribution whose suite is still empty is not a failure.
 PYTEST_OK = [0, 5]
 
+# Hypothesis' built-in "ci" profile: derandomized, so a nox run is reproducible; plain `pytest`
+# keeps exploring new random examples during development.
+HYPOTHESIS_CI = "--hypothesis-profile=ci"
+
 
 def _path(dist: str) -> str:
     """Return the source folder of a first-party distribution or a test pack."""
@@ -170,6 +174,7 @@ def tests(session: nox.Session, dist: str) -> None:
     session.run(
         "pytest",
         str(tests_dir.relative_to(ROOT)),
+        HYPOTHESIS_CI,
         *slow,
         *session.posargs,
         success_codes=PYTEST_OK,
@@ -183,7 +188,8 @@ def _tests_ray(session: nox.Session) -> None:
     netns = Path(_path(RAY), "tests", "run-in-netns.sh").relative_to(ROOT)
     # The Ray cluster the tests start can reach nothing beyond this machine (issue 14).
     session.run(
-        "bash", str(netns), "python", "-m", "pytest", f"packages/{RAY}/tests", *session.posargs,
+        "bash", str(netns), "python", "-m", "pytest", f"packages/{RAY}/tests", HYPOTHESIS_CI,
+        *session.posargs,
         external=True,
     )  # fmt: skip
 

@@ -35,6 +35,13 @@ def test_long_short_projection_scales_gross_to_leverage():
     assert project_weights([0.2, -0.3], True, config).tolist() == [0.2, -0.3]
 
 
+def test_long_short_projection_of_subnormal_scores_is_exact_and_warning_free():
+    # A gross exposure of 1e-313 once overflowed lev / gross (warnings are errors here).
+    tiny = np.array([2.2250738585e-313, -1e-320])
+    weights = project_weights(tiny, np.array([True, True]), AccountConfig(allow_short=True))
+    np.testing.assert_array_equal(weights, tiny)
+
+
 def test_settle_one_step_by_hand():
     config = AccountConfig(cash_rate=0.05, borrow_rate=0.01)
     result = settle([0.5, 0.25], [0.1, -0.2], cost=0.001, dt=0.5, config=config)

@@ -86,8 +86,8 @@ def project_weights(
         return np.where((total > 1e-12)[..., None], lev * a / safe[..., None], 0.0)
     a = np.clip(a, -lev, lev)
     gross = np.abs(a).sum(axis=-1)
-    scale = np.where(gross > lev, lev / np.where(gross > 0, gross, 1.0), 1.0)
-    return a * scale[..., None]
+    # lev / max(gross, lev) is 1 below the cap; never divides by a tiny gross.
+    return a * (lev / np.maximum(gross, lev))[..., None]
 
 
 def settle(
