@@ -29,6 +29,8 @@ from sekai.envs.finance.vector._base import (
     param,
     read_only,
 )
+from sekai.finance.costs import ProportionalCost
+from sekai.finance.rewards import LogReturn, StepOutcome
 from sekai.finance.sampling import draw_window_start, window_start_from_option
 
 __all__ = ["WindowVecEnv"]
@@ -340,6 +342,58 @@ class WindowVecEnv(FinanceVecEnv):
         self._from_model = self.replace_rows(self._from_model, indices, model is not None)
         self._price = self.replace_rows(self._price, indices, self._path[lookback, indices])
         self._returns[indices, self._head - lookback : self._head] = increments
+
+    # -- accounting shared by Trading and Portfolio ---------------------------------------------
+
+    def _trade_cost(self, trades: np.ndarray, turnover: np.ndarray) -> np.ndarray:
+        """Every sub-env's cost of ``trades`` ``(N, n)``, whose turnover is ``turnover``."""
+        cost_model = self.template.cost_model  # type: ignore[attr-defined]
+        if type(cost_model) is ProportionalCost and type(cost_model.rate) is float:
+            result: np.ndarray = cost_model.rate * turnover  # the model's value, without the call
+            return result
+        return np.asarray(cost_model(trades, **self._cost_context(cost_model)), dtype=np.float64)
+
+    @staticmethod
+    def _net_growth(cost: np.ndarray, held: np.ndarray) -> np.ndarray:
+        """Equity growth of the period: held growth after costs, 0 where costs take it all."""
+        growth: np.ndarray = (1.0 - cost) * held
+        if cost.max() >= 1.0:
+            growth[cost >= 1.0] = 0.0
+        return growth
+
+    def _book(
+        self,
+        growth: np.ndarray,
+        *,
+        turnover: np.ndarray,
+        cost: np.ndarray,
+        terminated: NDArray[np.bool_],
+        frozen: NDArray[np.bool_] | None,
+    ) -> tuple[np.ndarray, np.ndarray, NDArray[np.bool_], np.ndarray]:
+        """Book the period: ``(rewards, equity, truncated, t)``; frozen sub-envs keep theirs."""
+        equity_before = self._equity
+        equity = np.maximum(equity_before * growth, 0.0)
+        t = self._advance_clock(frozen)
+        if frozen is not None:
+            equity = np.where(frozen, equity_before, equity)
+        self._equity = equity
+        reward_fn = self.template.reward_fn  # type: ignore[attr-defined]
+        if type(reward_fn) is LogReturn:  # fast path: the value StepOutcome would carry
+            rewards = np.log(np.maximum(growth, 1e-12))
+        else:
+            rewards = reward_fn(
+                StepOutcome.from_growth(
+                    growth,
+                    equity=equity,
+                    turnover=turnover,
+                    cost=cost,
+                    previous_equity=equity_before,
+                )
+            )
+        truncated = t >= self._length
+        if truncated.any():
+            truncated &= ~terminated
+        return rewards, equity, truncated, t
 
     # -- cost context ---------------------------------------------------------------------------
 

@@ -12,8 +12,6 @@ from sekai.envs.finance.portfolio import PortfolioEnv, portfolio_return, scores_
 from sekai.envs.finance.vector._base import SHAPE, param, read_only
 from sekai.envs.finance.vector._window import WindowVecEnv
 from sekai.finance._numeric import seq_sum
-from sekai.finance.costs import ProportionalCost
-from sekai.finance.rewards import LogReturn, StepOutcome
 
 __all__ = ["PortfolioVecEnv"]
 
@@ -119,24 +117,14 @@ class PortfolioVecEnv(WindowVecEnv):
         }
 
     def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
-        template: Any = self.template
         frozen = self.frozen_mask()
         target = scores_to_weights(np.asarray(actions, dtype=np.float64), self._allow_short)
         assets = target[:, :-1]
         trades = assets - self._weights[:, :-1]
         turnover = seq_sum(np.abs(trades))
-        cost_model = template.cost_model
-        if type(cost_model) is ProportionalCost and type(cost_model.rate) is float:
-            cost = cost_model.rate * turnover  # the model's value, without the call
-        else:
-            cost = np.asarray(
-                cost_model(trades, **self._cost_context(cost_model)), dtype=np.float64
-            )
+        cost = self._trade_cost(trades, turnover)
         r, _, _ = self._advance_market(frozen)
-        held = 1.0 + portfolio_return(assets, r)
-        growth = (1.0 - cost) * held
-        if cost.max() >= 1.0:
-            growth[cost >= 1.0] = 0.0
+        growth = self._net_growth(cost, 1.0 + portfolio_return(assets, r))
         grown = target.copy()
         grown[:, :-1] *= 1.0 + r
         if growth.min() > 0.0:  # the usual case: nobody wiped out
@@ -147,30 +135,12 @@ class PortfolioVecEnv(WindowVecEnv):
             with np.errstate(divide="ignore", invalid="ignore"):
                 weights = grown / seq_sum(grown)[:, None]
             weights[terminated] = self._cash
-        equity_before = self._equity
-        equity = np.maximum(equity_before * growth, 0.0)
-        t = self._advance_clock(frozen)
         if frozen is not None:
             weights = np.where(frozen[:, None], self._weights, weights)
-            equity = np.where(frozen, equity_before, equity)
         self._weights = weights
-        self._equity = equity
-        reward_fn = template.reward_fn
-        if type(reward_fn) is LogReturn:  # fast path: the value StepOutcome would carry
-            rewards = np.log(np.maximum(growth, 1e-12))
-        else:
-            rewards = reward_fn(
-                StepOutcome.from_growth(
-                    growth,
-                    equity=equity,
-                    turnover=turnover,
-                    cost=cost,
-                    previous_equity=equity_before,
-                )
-            )
-        truncated = t >= self._length
-        if truncated.any():
-            truncated &= ~terminated
+        rewards, equity, truncated, t = self._book(
+            growth, turnover=turnover, cost=cost, terminated=terminated, frozen=frozen
+        )
         infos = {
             "portfolio_value": equity,
             "equity": equity,
@@ -179,6 +149,6 @@ class PortfolioVecEnv(WindowVecEnv):
             "cost": cost,
             "asset_returns": r,
             "timestamp": self._timestamps(t),
-            "dt": float(template.dt),
+            "dt": float(self.template.dt),  # type: ignore[attr-defined]
         }
         return rewards, terminated, truncated, infos

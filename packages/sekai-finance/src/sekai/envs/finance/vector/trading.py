@@ -11,8 +11,6 @@ from numpy.typing import NDArray
 from sekai.envs.finance.trading import TradingEnv
 from sekai.envs.finance.vector._base import SHAPE, param, read_only
 from sekai.envs.finance.vector._window import WindowVecEnv
-from sekai.finance.costs import ProportionalCost
-from sekai.finance.rewards import LogReturn, StepOutcome
 
 __all__ = ["TradingVecEnv"]
 
@@ -99,26 +97,17 @@ class TradingVecEnv(WindowVecEnv):
         return obs
 
     def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
-        template: Any = self.template
         frozen = self.frozen_mask()
         indices = actions if actions.dtype.kind in "iu" else actions.astype(np.intp)
         target = self._targets[indices]
         position = self._position
         trade = target - position
         turnover = np.abs(trade)
-        cost_model = template.cost_model
-        if type(cost_model) is ProportionalCost and type(cost_model.rate) is float:
-            cost = cost_model.rate * turnover  # the model's value, without the call
-        else:
-            cost = np.asarray(
-                cost_model(trade[:, None], **self._cost_context(cost_model)), dtype=np.float64
-            )
+        cost = self._trade_cost(trade[:, None], turnover)
         r2, _, after = self._advance_market(frozen)
         r = r2[:, 0]
         held = 1.0 + target * r
-        growth = (1.0 - cost) * held
-        if cost.max() >= 1.0:
-            growth[cost >= 1.0] = 0.0
+        growth = self._net_growth(cost, held)
         if held.min() > 0.0 and growth.min() > 0.0:  # the usual case: nobody wiped out
             drifted = target * (1.0 + r) / held
             terminated = np.zeros(self.num_envs, dtype=bool)
@@ -126,30 +115,12 @@ class TradingVecEnv(WindowVecEnv):
             with np.errstate(divide="ignore", invalid="ignore"):
                 drifted = np.where((growth > 0) & (held > 0), target * (1.0 + r) / held, 0.0)
             terminated = ~(growth > 0)
-        equity_before = self._equity
-        equity = np.maximum(equity_before * growth, 0.0)
-        t = self._advance_clock(frozen)
         if frozen is not None:
             drifted = np.where(frozen, position, drifted)
-            equity = np.where(frozen, equity_before, equity)
         self._position = drifted
-        self._equity = equity
-        reward_fn = template.reward_fn
-        if type(reward_fn) is LogReturn:  # fast path: the value StepOutcome would carry
-            rewards = np.log(np.maximum(growth, 1e-12))
-        else:
-            rewards = reward_fn(
-                StepOutcome.from_growth(
-                    growth,
-                    equity=equity,
-                    turnover=turnover,
-                    cost=cost,
-                    previous_equity=equity_before,
-                )
-            )
-        truncated = t >= self._length
-        if truncated.any():
-            truncated &= ~terminated
+        rewards, equity, truncated, t = self._book(
+            growth, turnover=turnover, cost=cost, terminated=terminated, frozen=frozen
+        )
         infos = {
             "equity": equity,
             "position": drifted,
@@ -158,6 +129,6 @@ class TradingVecEnv(WindowVecEnv):
             "cost": cost,
             "turnover": turnover,
             "timestamp": self._timestamps(t),
-            "dt": float(template.dt),
+            "dt": float(self.template.dt),  # type: ignore[attr-defined]
         }
         return rewards, terminated, truncated, infos
