@@ -16,6 +16,7 @@ from sekai.finance.rewards import (
     SimpleReturn,
     StepOutcome,
     TurnoverPenalty,
+    period_reward,
 )
 
 
@@ -107,3 +108,24 @@ def test_deep_copy_does_not_share_state():
     clone = copy.deepcopy(penalty)
     penalty(outcome(1.0, 1.0))
     assert clone(outcome(1.0, 2.0)) == 0.0
+
+
+def test_period_reward_log_return_fast_path_matches_the_step_outcome_value():
+    kw = {"equity": 1.02, "turnover": 0.5, "cost": 0.001, "previous_equity": 1.0}
+    for growth in (1.02, 0.97, 0.0):
+        fast = period_reward(LogReturn(), growth, **kw)
+        assert type(fast) is float
+        assert fast == float(LogReturn()(StepOutcome.from_growth(growth, **kw)))
+    batch = period_reward(LogReturn(), np.array([1.02, 0.0]), **kw)
+    np.testing.assert_array_equal(batch, [np.log(1.02), np.log(1e-12)])
+
+
+def test_period_reward_calls_other_rewards_with_the_step_outcome():
+    kw = {"equity": 1.02, "turnover": 0.5, "cost": 0.001, "previous_equity": 1.0}
+    reward = period_reward(SimpleReturn() - 0.1 * TurnoverPenalty(), 1.02, **kw)
+    assert type(reward) is float
+    assert reward == pytest.approx(0.02 - 0.1 * 0.5)
+    batch = period_reward(
+        ProfitAndLoss(), np.array([1.02, 0.9]), **{**kw, "equity": np.array([1.02, 0.9])}
+    )
+    np.testing.assert_allclose(batch, [0.02, -0.1])

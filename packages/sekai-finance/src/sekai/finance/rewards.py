@@ -19,6 +19,7 @@ __all__ = [
     "SimpleReturn",
     "StepOutcome",
     "TurnoverPenalty",
+    "period_reward",
 ]
 
 _GROWTH_FLOOR = 1e-12
@@ -171,6 +172,33 @@ class LogReturn(RewardFunction):
 
     def __call__(self, outcome: StepOutcome) -> Any:
         return outcome.log_return
+
+
+def period_reward(
+    reward_fn: RewardFunction,
+    growth: Any,
+    *,
+    equity: Any,
+    turnover: Any,
+    cost: Any,
+    previous_equity: Any,
+) -> Any:
+    """``reward_fn``'s reward for one period: a float for a scalar ``growth``, else an array.
+
+    ``LogReturn`` is computed directly (the value its ``StepOutcome`` would carry, without
+    building one): it is the default reward, on every env's hot path.
+    """
+    scalar = isinstance(growth, float)
+    if type(reward_fn) is LogReturn:
+        if scalar:
+            return float(np.log(max(growth, _GROWTH_FLOOR)))
+        return np.log(np.maximum(growth, _GROWTH_FLOOR))
+    reward = reward_fn(
+        StepOutcome.from_growth(
+            growth, equity=equity, turnover=turnover, cost=cost, previous_equity=previous_equity
+        )
+    )
+    return float(reward) if scalar else reward
 
 
 class SimpleReturn(RewardFunction):

@@ -17,7 +17,7 @@ from sekai.envs.finance._window import History, WindowEnv, window_args
 from sekai.finance.account import AccountConfig
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.data import MarketData
-from sekai.finance.rewards import LogReturn, StepOutcome
+from sekai.finance.rewards import period_reward
 from sekai.finance.sampling import draw_window_start, window_start_from_option
 from sekai.finance.universe import SlotMap
 from sekai.spaces import Box, Dict, MaskedBox
@@ -403,21 +403,14 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
         equity_before = self._equity
         equity = self._equity = max(equity_before * growth, 0.0)
         t = self._t = self._t + 1
-        reward_fn = self._reward_fn
-        if type(reward_fn) is LogReturn:
-            reward = math.log(max(growth, 1e-12))
-        else:
-            reward = float(
-                reward_fn(
-                    StepOutcome.from_growth(
-                        growth,
-                        equity=equity,
-                        turnover=turnover,
-                        cost=cost,
-                        previous_equity=equity_before,
-                    )
-                )
-            )
+        reward = period_reward(
+            self._reward_fn,
+            growth,
+            equity=equity,
+            turnover=turnover,
+            cost=cost,
+            previous_equity=equity_before,
+        )
         terminated = wiped_out
         truncated = not terminated and t >= self._episode_length
         self._elapsed_steps = t

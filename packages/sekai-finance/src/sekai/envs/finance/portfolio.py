@@ -14,7 +14,7 @@ from sekai.envs.finance._window import WindowEnv, load_history, window_args
 from sekai.error import InvalidAction
 from sekai.finance._numeric import seq_sum
 from sekai.finance.costs import ProportionalCost
-from sekai.finance.rewards import LogReturn, StepOutcome
+from sekai.finance.rewards import period_reward
 from sekai.spaces import Box, Dict
 
 __all__ = [
@@ -387,21 +387,15 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
         equity_before = self._equity
         equity = self._equity = max(equity_before * growth, 0.0)
         t = self._t = self._t + 1
-        reward_fn = self._reward_fn
-        if type(reward_fn) is LogReturn:  # fast path: the value StepOutcome would carry
-            reward = float(np.log(max(growth, 1e-12)))
-        else:
-            reward = float(
-                reward_fn(
-                    StepOutcome.from_growth(
-                        growth,
-                        equity=equity,
-                        turnover=turnover,
-                        cost=cost,
-                        previous_equity=equity_before,
-                    )
-                )
-            )
+        reward = period_reward(
+            self._reward_fn,
+            growth,
+            equity=equity,
+            turnover=turnover,
+            cost=cost,
+            previous_equity=equity_before,
+        )
+
         terminated = not growth > 0
         truncated = not terminated and t >= self._episode_length
         self._elapsed_steps = t

@@ -12,7 +12,7 @@ from sekai.envs.finance._common import check_real, discrete_action, fixed
 from sekai.envs.finance._helpers import simulate_gbm
 from sekai.envs.finance._window import WindowEnv, load_history, window_args
 from sekai.finance.costs import ProportionalCost
-from sekai.finance.rewards import LogReturn, StepOutcome
+from sekai.finance.rewards import period_reward
 from sekai.spaces import Box, Discrete
 
 __all__ = ["DiscreteAction", "TradingEnv", "check_positions", "trading_observation_space"]
@@ -245,21 +245,14 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
         equity_before = self._equity
         self._equity = max(equity_before * growth, 0.0)
         self._t += 1
-        reward_fn = self._reward_fn
-        if type(reward_fn) is LogReturn:  # fast path: the value StepOutcome would carry
-            reward = float(np.log(max(growth, 1e-12)))
-        else:
-            reward = float(
-                reward_fn(
-                    StepOutcome.from_growth(
-                        growth,
-                        equity=self._equity,
-                        turnover=turnover,
-                        cost=cost,
-                        previous_equity=equity_before,
-                    )
-                )
-            )
+        reward = period_reward(
+            self._reward_fn,
+            growth,
+            equity=self._equity,
+            turnover=turnover,
+            cost=cost,
+            previous_equity=equity_before,
+        )
         terminated = not growth > 0
         truncated = not terminated and self._t >= self._episode_length
         self._end_step(terminated, truncated)

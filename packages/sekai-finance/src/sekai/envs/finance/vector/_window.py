@@ -30,7 +30,7 @@ from sekai.envs.finance.vector._base import (
     read_only,
 )
 from sekai.finance.costs import ProportionalCost
-from sekai.finance.rewards import LogReturn, StepOutcome
+from sekai.finance.rewards import period_reward
 from sekai.finance.sampling import draw_window_start, window_start_from_option
 
 __all__ = ["WindowVecEnv"]
@@ -377,19 +377,14 @@ class WindowVecEnv(FinanceVecEnv):
         if frozen is not None:
             equity = np.where(frozen, equity_before, equity)
         self._equity = equity
-        reward_fn = self.template.reward_fn  # type: ignore[attr-defined]
-        if type(reward_fn) is LogReturn:  # fast path: the value StepOutcome would carry
-            rewards = np.log(np.maximum(growth, 1e-12))
-        else:
-            rewards = reward_fn(
-                StepOutcome.from_growth(
-                    growth,
-                    equity=equity,
-                    turnover=turnover,
-                    cost=cost,
-                    previous_equity=equity_before,
-                )
-            )
+        rewards = period_reward(
+            self.template.reward_fn,  # type: ignore[attr-defined]
+            growth,
+            equity=equity,
+            turnover=turnover,
+            cost=cost,
+            previous_equity=equity_before,
+        )
         truncated = t >= self._length
         if truncated.any():
             truncated &= ~terminated
