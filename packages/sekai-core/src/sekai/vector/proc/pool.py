@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from sekai.error import VecEnvWorkerError
 from sekai.vector._contract.errors import ErrorInfo, dumps, worker_error, worker_error_class
+from sekai.vector._packing import unpack
 from sekai.vector.proc import protocol, worker
 
 __all__ = ["DIED", "Pool", "Reply", "WorkerHandle"]
@@ -301,7 +302,8 @@ class Pool:
     @staticmethod
     def _decode(handle: WorkerHandle, body: Any) -> Reply:
         try:
-            entries, infos = pickle.loads(body)
+            packed, infos = pickle.loads(body)
+            entries = unpack(packed)
         except Exception as exc:  # e.g. a class that exists only in the worker
             message = f"the reply cannot be unpickled in the parent process: {exc}"
             error = handle.failure(type(exc).__name__, message, type(exc))

@@ -19,6 +19,7 @@ from sekai.core.env import Env
 from sekai.error import VecEnvWorkerError
 from sekai.vector._contract.batching import copy_batch
 from sekai.vector._in_process import check_same_spaces, env_factories
+from sekai.vector._packing import pack
 from sekai.vector.proc import protocol
 from sekai.vector.proc.pool import DIED, Pool, Reply
 from sekai.vector.proc.shm import SharedBatch, is_fixed_size
@@ -298,7 +299,7 @@ class ProcVecEnv(VecEnv):
     def step(self, actions: Any) -> VecStepResult[Any]:
         self._raise_if_dead()
         per_env = self._per_env_actions(actions)
-        arguments = [per_env[lo:hi] for lo, hi in self._slices]
+        arguments = [pack(per_env[lo:hi]) for lo, hi in self._slices]
         replies = self._request(protocol.STEP, arguments, self._step_timeout, "the action", per_env)
         entries, errors = self._entries(replies)
         if errors:

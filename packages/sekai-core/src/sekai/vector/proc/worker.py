@@ -19,6 +19,7 @@ from typing import Any
 import sekai.wrappers.autoreset  # noqa: F401 - SubEnv needs it: forked workers inherit it
 from sekai.vector._contract.errors import ErrorInfo, describe, dumps
 from sekai.vector._contract.subenv import SubEnv, run_each
+from sekai.vector._packing import pack, unpack
 from sekai.vector._remote import build_slice
 from sekai.vector.proc import protocol
 from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_rows
@@ -100,6 +101,8 @@ class Worker:
         error."""
         head = seq.to_bytes(8, "little", signed=True)
         try:
+            if not errors and type(entries) is list:
+                return head + dumps((pack(entries), None))
             return head + dumps((entries, errors or None))
         except Exception as exc:
             failure: Exception = exc
@@ -162,9 +165,9 @@ class Worker:
         self._observe([None if r is None else r.observation for r in results], entries, errors)
         return entries, errors
 
-    def step(self, actions: Sequence[Any]) -> tuple[Any, Errors]:
+    def step(self, actions: Any) -> tuple[Any, Errors]:
         """Step every sub-env with its action (autoreset or freezing by ``SubEnv``)."""
-        results, failures = run_each(SubEnv.step, self.subs, actions)
+        results, failures = run_each(SubEnv.step, self.subs, unpack(actions))
         if failures:
             errors = [(index, describe(exc)) for index, exc in failures]
             entries: list[Any] = [

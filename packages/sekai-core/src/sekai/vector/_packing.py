@@ -1,0 +1,127 @@
+"""Column packing of per-sub-env results for the trip between processes (ProcVecEnv).
+
+A worker's reply holds one ``(reward, terminated, truncated, info[, observation])`` tuple per
+sub-env. Pickled as they are, the many small dicts and arrays cost more than the sub-envs'
+steps themselves; packed column by column, same-shaped arrays travel as one stacked array
+and same-keyed dicts as one dict of columns. ``unpack(pack(values))`` gives values equal to
+``values`` in type, dtype, shape, layout and key order, as pickling each would.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import numpy as np
+
+__all__ = ["Packed", "pack", "unpack"]
+
+# Fewer values than this travel as they are: stacking would save nothing.
+_MIN_ROWS: Final = 4
+
+
+class Packed:
+    """One packed column: ``kind`` says how ``data`` holds the values (see ``unpack``)."""
+
+    __slots__ = ("data", "kind")
+
+    ARRAYS: Final = 0  # data: the stacked arrays; rows are the values
+    SCALARS: Final = 1  # data: a 1-D array of same-typed numpy scalars
+    TUPLES: Final = 2  # data: (length, packed columns), one per tuple position
+    DICTS: Final = 3  # data: (keys, packed columns), one per key
+    GROUPS: Final = 4  # data: (length, [(indices, packed column), ...]), by dict key order
+
+    def __init__(self, kind: int, data: Any) -> None:
+        self.kind = kind
+        self.data = data
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Packed, (self.kind, self.data))
+
+
+def pack(values: list[Any]) -> Any:
+    """The values as a ``Packed`` column, or the list itself when packing would not help."""
+    if len(values) < _MIN_ROWS:
+        return values
+    first = values[0]
+    kind = type(first)
+    if any(type(value) is not kind for value in values):
+        return values
+    if kind is np.ndarray:
+        return _pack_arrays(values)
+    if kind is tuple:
+        return _pack_tuples(values)
+    if kind is dict:
+        return _pack_dicts(values)
+    if issubclass(kind, np.generic):
+        return _pack_scalars(values)
+    return values
+
+
+def unpack(column: Any) -> list[Any]:
+    """The list of values ``pack()`` packed."""
+    if type(column) is not Packed:
+        return column  # type: ignore[no-any-return]
+    kind, data = column.kind, column.data
+    if kind == Packed.ARRAYS or kind == Packed.SCALARS:
+        return list(data)
+    if kind == Packed.TUPLES:
+        length, columns = data
+        if not columns:
+            return [()] * length
+        return list(zip(*map(unpack, columns)))
+    if kind == Packed.DICTS:
+        keys, columns = data
+        return [dict(zip(keys, row)) for row in zip(*map(unpack, columns))]
+    length, groups = data
+    values: list[Any] = [None] * length
+    for indices, group in groups:
+        for index, value in zip(indices, unpack(group)):
+            values[index] = value
+    return values
+
+
+def _pack_arrays(values: list[np.ndarray]) -> Any:
+    first = values[0]
+    shape, dtype = first.shape, first.dtype
+    if not shape or dtype.hasobject:  # a 0-d array's row would be a scalar
+        return values
+    for value in values:
+        if value.shape != shape or value.dtype != dtype or not value.flags.c_contiguous:
+            return values
+    return Packed(Packed.ARRAYS, np.stack(values))
+
+
+def _pack_scalars(values: list[np.generic]) -> Any:
+    dtype = values[0].dtype
+    if dtype.hasobject or dtype.kind not in "biufcmM":
+        return values
+    if dtype.kind in "mM" and any(value.dtype != dtype for value in values):
+        return values  # datetimes of different units would share the finest one
+    return Packed(Packed.SCALARS, np.array(values, dtype=dtype))
+
+
+def _pack_tuples(values: list[tuple[Any, ...]]) -> Any:
+    width = len(values[0])
+    if any(len(value) != width for value in values):
+        return values
+    return Packed(Packed.TUPLES, (len(values), [pack(list(c)) for c in zip(*values)]))
+
+
+def _pack_dicts(values: list[dict[Any, Any]]) -> Any:
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for index, value in enumerate(values):
+        groups.setdefault(tuple(value), []).append(index)
+    if len(groups) == 1:
+        return _same_keys(next(iter(groups)), values)
+    packed = [
+        (indices, _same_keys(keys, [values[i] for i in indices]))
+        for keys, indices in groups.items()
+    ]
+    return Packed(Packed.GROUPS, (len(values), packed))
+
+
+def _same_keys(keys: tuple[Any, ...], values: list[dict[Any, Any]]) -> Any:
+    if len(values) < _MIN_ROWS or not keys:  # no keys: no column would give the length
+        return values
+    columns = [pack([value[key] for value in values]) for key in keys]
+    return Packed(Packed.DICTS, (keys, columns))

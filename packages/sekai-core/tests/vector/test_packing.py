@@ -1,0 +1,108 @@
+"""Column packing of per-sub-env results: exact round trips through pickle, and compact ones."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sekai.vector._packing import Packed, pack, unpack
+
+
+def _trip(values: list[Any]) -> list[Any]:
+    return unpack(pickle.loads(pickle.dumps(pack(values), pickle.HIGHEST_PROTOCOL)))
+
+
+def _assert_same(got: Any, want: Any) -> None:
+    """Equal as pickling each value would give it: type, dtype, shape, layout, key order."""
+    assert type(got) is type(want)
+    if isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.flags.c_contiguous == want.flags.c_contiguous
+        assert got.flags.writeable
+        np.testing.assert_array_equal(got, want)
+    elif isinstance(want, np.generic):
+        assert got.dtype == want.dtype
+        assert got == want or (got != got and want != want)
+    elif isinstance(want, dict):
+        assert list(got) == list(want)
+        for key in want:
+            _assert_same(got[key], want[key])
+    elif isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            _assert_same(a, b)
+    else:
+        assert got == want
+
+
+def _infos(n: int) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(0)
+    return [
+        {
+            "equity": float(rng.random()),
+            "weights": rng.random(6),
+            "count": np.int32(i),
+            "when": np.datetime64(1_700_000_000 + i, "s"),
+            "flag": bool(i % 2),
+            "name": f"env{i}",
+        }
+        for i in range(n)
+    ]
+
+
+def test_step_entries_round_trip_exactly_and_travel_as_columns() -> None:
+    entries = [(0.5 * i, False, i == 3, info) for i, info in enumerate(_infos(16))]
+    packed = pack(entries)
+    assert type(packed) is Packed and packed.kind == Packed.TUPLES
+    infos = packed.data[1][3]
+    assert infos.kind == Packed.DICTS
+    weights = infos.data[1][1]
+    assert weights.kind == Packed.ARRAYS and weights.data.shape == (16, 6)
+    _assert_same(_trip(entries), entries)
+
+
+def test_dicts_with_different_keys_keep_their_own_keys_order_and_position() -> None:
+    infos = _infos(12)
+    for i in (2, 7):
+        infos[i] = {"final_info": dict(infos[i]), **infos[i], "episode": {"r": 1.0 * i}}
+    infos[9] = {"weights": infos[9]["weights"], "equity": infos[9]["equity"]}  # other order
+    _assert_same(_trip(infos), infos)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [np.zeros(3), np.zeros(4)] * 3,  # shapes differ
+        [np.zeros(3), np.zeros(3, np.float32)] * 3,  # dtypes differ
+        [np.asfortranarray(np.ones((2, 3)))] * 6,  # layout a row could not keep
+        [np.array(1.5)] * 6,  # 0-d arrays: a row would be a scalar
+        [np.array([None, 1], dtype=object)] * 6,
+        [np.ma.masked_array([1.0, 2.0])] * 6,  # an ndarray subclass
+        [np.datetime64(1, "s"), np.datetime64(1, "ms")] * 3,  # units differ
+        [np.str_("a"), np.str_("bc")] * 3,
+        [1.0, 2, 3.0, 4.0],  # mixed types
+        [{"a": 1}, {"a": 2}],  # too few to pack
+        [{}] * 6,  # empty infos
+        [({}, 1.0)] * 3 + [({"a": 1}, 2.0)] * 3,  # empty ones among others
+    ],
+)
+def test_values_that_cannot_share_a_column_round_trip_unchanged(values: list[Any]) -> None:
+    _assert_same(_trip(values), values)
+
+
+def test_unpack_leaves_plain_lists_and_none_alone() -> None:
+    assert unpack(None) is None
+    values = [1, 2, 3, 4, 5]
+    assert pack(values) is values and unpack(values) is values
+    assert _trip([(), (), (), ()]) == [(), (), (), ()]
+
+
+def test_packed_columns_are_smaller_and_rows_are_independent() -> None:
+    entries = [(0.0, False, False, info) for info in _infos(256)]
+    assert len(pickle.dumps(pack(entries))) < len(pickle.dumps(entries))
+    got = _trip(entries)
+    got[0][3]["weights"][:] = -1.0  # writing one sub-env's info leaves the others alone
+    assert got[1][3]["weights"].min() >= 0.0
