@@ -264,3 +264,36 @@ def test_per_env_constants_and_integrators_match_single_envs(integrator: str) ->
             if result.dones[i]:
                 env.reset(seed=0)
                 env.state = vec.state[i].copy()
+
+
+@pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), CASES)
+def test_frozen_sub_envs_keep_their_state_while_the_others_match_the_single_env(
+    single_cls: Any, vec_cls: Any, reset_dtype: Any
+) -> None:
+    num_envs = 16
+    vec = vec_cls(num_envs, max_episode_steps=40, autoreset=False)
+    vec.reset(seed=2)
+    singles = [single_cls() for _ in range(num_envs)]
+    for i, single in enumerate(singles):
+        single.reset(seed=0)
+        single.state = vec.state[i].astype(reset_dtype)
+    space = vec.batch_action_space
+    space.seed(5)
+    final_states: dict[int, Any] = {}
+    for t in range(45):
+        actions = space.sample()
+        was_frozen = vec.frozen
+        result = vec.step(actions)
+        for i in range(num_envs):
+            where = f"step {t}, sub-env {i}"
+            if was_frozen[i]:
+                np.testing.assert_array_equal(vec.state[i], final_states[i], err_msg=where)
+                continue
+            expected = singles[i].step(actions[i])
+            np.testing.assert_array_equal(
+                result.observations[i], expected.observation, err_msg=where
+            )
+            assert result.rewards[i] == expected.reward, where
+            if result.dones[i]:
+                final_states[i] = vec.state[i].copy()
+    assert vec.frozen.all()

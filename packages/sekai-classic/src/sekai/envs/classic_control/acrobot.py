@@ -15,12 +15,34 @@ from sekai.envs.classic_control._common import DiscreteAction, discrete_action, 
 from sekai.error import ResetRequired
 from sekai.spaces import Box, Discrete
 
-__all__ = ["AcrobotEnv", "dsdt", "rk4", "wrap"]
+__all__ = ["AcrobotConstants", "AcrobotEnv", "dsdt", "rk4", "wrap"]
 
 pi = math.pi
 
 
-class AcrobotEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
+class AcrobotConstants:
+    """The acrobot's time step, links, speed limits and torques (gymnasium's class attributes).
+
+    ``AcrobotEnv`` and the native ``AcrobotVecEnv`` both inherit them; ``dsdt`` reads them from
+    the env it is given.
+    """
+
+    dt = 0.2
+    LINK_LENGTH_1 = 1.0
+    LINK_LENGTH_2 = 1.0
+    LINK_MASS_1 = 1.0
+    LINK_MASS_2 = 1.0
+    LINK_COM_POS_1 = 0.5
+    LINK_COM_POS_2 = 0.5
+    LINK_MOI = 1.0
+    MAX_VEL_1 = 4 * pi
+    MAX_VEL_2 = 9 * pi
+    AVAIL_TORQUE: ClassVar[list[float]] = [-1.0, 0.0, +1.0]
+    torque_noise_max = 0.0
+    book_or_nips = "book"
+
+
+class AcrobotEnv(AcrobotConstants, Env[npt.NDArray[np.float32], DiscreteAction]):
     """Two links hanging from a fixed joint, actuated only at the middle joint.
 
     Dynamics (the "book" equations, RK4 over 0.2 s), spaces, rewards and seeding are gymnasium
@@ -38,20 +60,6 @@ class AcrobotEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_fps": 15}
-
-    dt = 0.2
-    LINK_LENGTH_1 = 1.0
-    LINK_LENGTH_2 = 1.0
-    LINK_MASS_1 = 1.0
-    LINK_MASS_2 = 1.0
-    LINK_COM_POS_1 = 0.5
-    LINK_COM_POS_2 = 0.5
-    LINK_MOI = 1.0
-    MAX_VEL_1 = 4 * pi
-    MAX_VEL_2 = 9 * pi
-    AVAIL_TORQUE: ClassVar[list[float]] = [-1.0, 0.0, +1.0]
-    torque_noise_max = 0.0
-    book_or_nips = "book"
 
     def __init__(self) -> None:
         high = np.array([1.0, 1.0, 1.0, 1.0, self.MAX_VEL_1, self.MAX_VEL_2], dtype=np.float32)

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from sekai.core.env import Env
-from sekai.core.result import ResetResult, StepResult
-from sekai.envs.classic_control._common import box_action, reset_bounds
+from sekai.core.result import StepResult
+from sekai.envs.classic_control._common import box_action
+from sekai.envs.classic_control._valley import ValleyEnv
 from sekai.error import ResetRequired
 from sekai.spaces import Box
 
 __all__ = ["ContinuousMountainCarEnv"]
 
 
-class ContinuousMountainCarEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
+class ContinuousMountainCarEnv(ValleyEnv[npt.NDArray[np.float32]]):
     """A car in a valley with a continuous engine: reach the flag while spending little energy.
 
     Dynamics, spaces, rewards and seeding are gymnasium 1.x's ``MountainCarContinuous-v0``
@@ -36,16 +35,10 @@ class ContinuousMountainCarEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float
         goal_velocity: the minimum velocity at the goal.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_fps": 30}
-
     def __init__(self, goal_velocity: float = 0) -> None:
         self.min_action = -1.0
         self.max_action = 1.0
-        self.min_position = -1.2
-        self.max_position = 0.6
-        self.max_speed = 0.07
-        self.goal_position = 0.45
-        self.goal_velocity = goal_velocity
+        super().__init__(0.45, goal_velocity)
         self.power = 0.0015
         self.low_state = np.array([self.min_position, -self.max_speed], dtype=np.float32)
         self.high_state = np.array([self.max_position, self.max_speed], dtype=np.float32)
@@ -53,19 +46,7 @@ class ContinuousMountainCarEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float
             low=self.min_action, high=self.max_action, shape=(1,), dtype=np.float32
         )
         self.observation_space = Box(low=self.low_state, high=self.high_state, dtype=np.float32)
-        self.state: npt.NDArray[np.floating[Any]] | None = None
-
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[npt.NDArray[np.float32]]:
-        """Start at rest at a uniform random position in ``[low, high]``."""
-        self._set_rng(seed)
-        low, high = reset_bounds(options, -0.6, -0.4)
-        self.state = np.array([self.rng.uniform(low=low, high=high), 0])
-        return ResetResult(np.array(self.state, dtype=np.float32), {})
+        self.state = None
 
     def step(self, action: npt.NDArray[np.float32]) -> StepResult[npt.NDArray[np.float32]]:
         """Apply an engine force for one time step."""

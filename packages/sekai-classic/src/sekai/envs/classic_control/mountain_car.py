@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from sekai.core.env import Env
-from sekai.core.result import ResetResult, StepResult
-from sekai.envs.classic_control._common import DiscreteAction, discrete_action, reset_bounds
+from sekai.core.result import StepResult
+from sekai.envs.classic_control._common import DiscreteAction, discrete_action
+from sekai.envs.classic_control._valley import ValleyEnv
 from sekai.error import ResetRequired
 from sekai.spaces import Box, Discrete
 
 __all__ = ["MountainCarEnv"]
 
 
-class MountainCarEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
+class MountainCarEnv(ValleyEnv[DiscreteAction]):
     """A car in a valley, too weak to climb straight out: rock back and forth to reach the flag.
 
     Dynamics, spaces, rewards and seeding are gymnasium 1.x's ``MountainCar-v0``, draw for draw.
@@ -34,33 +33,15 @@ class MountainCarEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
         goal_velocity: the minimum velocity at the goal.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_fps": 30}
-
     def __init__(self, goal_velocity: float = 0) -> None:
-        self.min_position = -1.2
-        self.max_position = 0.6
-        self.max_speed = 0.07
-        self.goal_position = 0.5
-        self.goal_velocity = goal_velocity
+        super().__init__(0.5, goal_velocity)
         self.force = 0.001
         self.gravity = 0.0025
         self.low = np.array([self.min_position, -self.max_speed], dtype=np.float32)
         self.high = np.array([self.max_position, self.max_speed], dtype=np.float32)
         self.action_space = Discrete(3)
         self.observation_space = Box(self.low, self.high, dtype=np.float32)
-        self.state: npt.NDArray[np.float64] | None = None
-
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[npt.NDArray[np.float32]]:
-        """Start at rest at a uniform random position in ``[low, high]``."""
-        self._set_rng(seed)
-        low, high = reset_bounds(options, -0.6, -0.4)
-        self.state = np.array([self.rng.uniform(low=low, high=high), 0.0])
-        return ResetResult(self.state.astype(np.float32), {})
+        self.state = None
 
     def step(self, action: DiscreteAction) -> StepResult[npt.NDArray[np.float32]]:
         """Accelerate left, not at all, or right for one time step."""

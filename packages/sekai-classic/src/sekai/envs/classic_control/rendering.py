@@ -202,13 +202,8 @@ class MountainCarRenderer(_ClassicRenderer):
         )
 
 
-class PendulumRenderer(_ClassicRenderer):
-    """Draws a ``PendulumEnv`` as a ``(size, size, 3)`` image, with the last torque as an arrow.
-
-    Args:
-        size: width and height in pixels.
-        theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
-    """
+class _SquareRenderer(_ClassicRenderer):
+    """A square image of ``size`` pixels a side (500 by default)."""
 
     def __init__(self, size: int = 500, *, theme: str | Theme = "light") -> None:
         super().__init__(size, size, theme)
@@ -216,6 +211,15 @@ class PendulumRenderer(_ClassicRenderer):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(size={self.size})"
+
+
+class PendulumRenderer(_SquareRenderer):
+    """Draws a ``PendulumEnv`` as a ``(size, size, 3)`` image, with the last torque as an arrow.
+
+    Args:
+        size: width and height in pixels.
+        theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
+    """
 
     def render(self, env: Any) -> Image:
         """Draw the rod at its current angle and the torque last applied."""
@@ -268,20 +272,13 @@ def _torque_arrow(
     canvas.polygon([tip, (base[0] + nx, base[1] + ny), (base[0] - nx, base[1] - ny)], color)
 
 
-class AcrobotRenderer(_ClassicRenderer):
+class AcrobotRenderer(_SquareRenderer):
     """Draws an ``AcrobotEnv`` as a ``(size, size, 3)`` image, with the goal line.
 
     Args:
         size: width and height in pixels.
         theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
     """
-
-    def __init__(self, size: int = 500, *, theme: str | Theme = "light") -> None:
-        super().__init__(size, size, theme)
-        self.size = self.width
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(size={self.size})"
 
     def render(self, env: Any) -> Image:
         """Draw both links at their current angles."""

@@ -1,4 +1,4 @@
-"""Helpers shared by the native classic-control vector envs."""
+"""Helpers and the base class shared by the native classic-control vector envs."""
 
 from __future__ import annotations
 
@@ -8,9 +8,40 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from sekai.core.env import Env
 from sekai.envs.classic_control._common import reset_bounds
+from sekai.vector import NativeVecEnv
 
-__all__ = ["keep_frozen", "pow2", "uniform_rows"]
+__all__ = ["ClassicVecEnv", "keep_frozen", "pow2", "uniform_rows"]
+
+
+class ClassicVecEnv(NativeVecEnv):
+    """A native vector env with the spaces of one single env, observing ``state`` as float32.
+
+    Subclasses pass a single env built with their keyword arguments, copy the constants they
+    need from it, and override ``_observe`` when the observation is not the state itself.
+    """
+
+    state: npt.NDArray[np.float64]
+
+    def __init__(
+        self,
+        num_envs: int,
+        single: Env[Any, Any],
+        *,
+        autoreset: bool,
+        max_episode_steps: int | None,
+    ) -> None:
+        super().__init__(
+            num_envs,
+            single.observation_space,
+            single.action_space,
+            autoreset=autoreset,
+            max_episode_steps=max_episode_steps,
+        )
+
+    def _observe(self) -> npt.NDArray[np.float32]:
+        return self.state.astype(np.float32)
 
 
 def uniform_rows(

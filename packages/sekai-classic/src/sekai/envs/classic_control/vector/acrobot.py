@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from sekai.envs.classic_control.acrobot import AcrobotEnv, pi, rk4
-from sekai.envs.classic_control.vector._common import pow2, uniform_rows
-from sekai.vector import NativeVecEnv
+from sekai.envs.classic_control.acrobot import AcrobotConstants, AcrobotEnv, pi, rk4
+from sekai.envs.classic_control.vector._common import (
+    ClassicVecEnv,
+    keep_frozen,
+    pow2,
+    uniform_rows,
+)
 
 __all__ = ["AcrobotVecEnv"]
 
@@ -33,14 +37,14 @@ def _wrap(x: FloatArray, m: float, M: float) -> FloatArray:
     return x
 
 
-class AcrobotVecEnv(NativeVecEnv):
+class AcrobotVecEnv(AcrobotConstants, ClassicVecEnv):
     """``num_envs`` Acrobot-v1 sub-envs stepped together with array operations.
 
     Same dynamics (RK4 of the "book" equations), spaces, rewards and reset options as
     ``AcrobotEnv``: under the same states and actions every sub-env matches the single env bit
     for bit. ``state`` has shape ``(num_envs, 4)`` (float64 storage; right after a reset its
     values are float32 values and the observation is computed in float32, as in the single env).
-    The link constants are the single env's class attributes.
+    The link constants are the single env's class attributes (``AcrobotConstants``).
 
     Args:
         num_envs: number of sub-envs.
@@ -51,20 +55,6 @@ class AcrobotVecEnv(NativeVecEnv):
 
     metadata = AcrobotEnv.metadata
 
-    dt = AcrobotEnv.dt
-    LINK_LENGTH_1 = AcrobotEnv.LINK_LENGTH_1
-    LINK_LENGTH_2 = AcrobotEnv.LINK_LENGTH_2
-    LINK_MASS_1 = AcrobotEnv.LINK_MASS_1
-    LINK_MASS_2 = AcrobotEnv.LINK_MASS_2
-    LINK_COM_POS_1 = AcrobotEnv.LINK_COM_POS_1
-    LINK_COM_POS_2 = AcrobotEnv.LINK_COM_POS_2
-    LINK_MOI = AcrobotEnv.LINK_MOI
-    MAX_VEL_1 = AcrobotEnv.MAX_VEL_1
-    MAX_VEL_2 = AcrobotEnv.MAX_VEL_2
-    AVAIL_TORQUE: ClassVar[list[float]] = AcrobotEnv.AVAIL_TORQUE
-    torque_noise_max = AcrobotEnv.torque_noise_max
-    book_or_nips = AcrobotEnv.book_or_nips
-
     def __init__(
         self,
         num_envs: int,
@@ -72,15 +62,10 @@ class AcrobotVecEnv(NativeVecEnv):
         autoreset: bool = True,
         max_episode_steps: int | None = None,
     ) -> None:
-        single = AcrobotEnv()
         super().__init__(
-            num_envs,
-            single.observation_space,
-            single.action_space,
-            autoreset=autoreset,
-            max_episode_steps=max_episode_steps,
+            num_envs, AcrobotEnv(), autoreset=autoreset, max_episode_steps=max_episode_steps
         )
-        self.state: FloatArray = np.zeros((self.num_envs, 4))
+        self.state = np.zeros((self.num_envs, 4))
         # True until a sub-env's first step: its state holds float32 values, and the single env
         # computes that observation in float32.
         self._fresh = np.ones(self.num_envs, dtype=bool)
@@ -120,13 +105,10 @@ class AcrobotVecEnv(NativeVecEnv):
         new[:, 1] = _wrap(ns[1], -pi, pi)
         new[:, 2] = np.minimum(np.maximum(ns[2], -self.MAX_VEL_1), self.MAX_VEL_1)
         new[:, 3] = np.minimum(np.maximum(ns[3], -self.MAX_VEL_2), self.MAX_VEL_2)
+        # Finished sub-envs (autoreset=False) keep their final state (and its class).
         frozen = self.frozen
-        if frozen.any():  # finished sub-envs (autoreset=False) keep their final state
-            new[frozen] = s[frozen]
-            self._fresh &= frozen
-        else:
-            self._fresh[:] = False
-        self.state = new
+        self.state = keep_frozen(frozen, new, s)
+        self._fresh &= frozen
         terminated = -np.cos(new[:, 0]) - np.cos(new[:, 1] + new[:, 0]) > 1.0
         rewards = np.where(terminated, 0.0, -1.0)
         return rewards, terminated, np.zeros(n, dtype=bool), {}

@@ -9,13 +9,12 @@ import numpy as np
 import numpy.typing as npt
 
 from sekai.envs.classic_control.cartpole import CartPoleEnv
-from sekai.envs.classic_control.vector._common import uniform_rows
-from sekai.vector import NativeVecEnv
+from sekai.envs.classic_control.vector._common import ClassicVecEnv, keep_frozen, uniform_rows
 
 __all__ = ["CartPoleVecEnv"]
 
 
-class CartPoleVecEnv(NativeVecEnv):
+class CartPoleVecEnv(ClassicVecEnv):
     """``num_envs`` CartPole-v1 sub-envs stepped together with array operations.
 
     Same dynamics, spaces, rewards and reset options as ``CartPoleEnv``: under the same states
@@ -42,13 +41,7 @@ class CartPoleVecEnv(NativeVecEnv):
         max_episode_steps: int | None = None,
     ) -> None:
         single = CartPoleEnv(sutton_barto_reward=sutton_barto_reward)
-        super().__init__(
-            num_envs,
-            single.observation_space,
-            single.action_space,
-            autoreset=autoreset,
-            max_episode_steps=max_episode_steps,
-        )
+        super().__init__(num_envs, single, autoreset=autoreset, max_episode_steps=max_episode_steps)
         self._sutton_barto_reward = single._sutton_barto_reward
         self.gravity: Any = single.gravity
         self.masscart: Any = single.masscart
@@ -62,15 +55,12 @@ class CartPoleVecEnv(NativeVecEnv):
         self.theta_threshold_radians: Any = single.theta_threshold_radians
         self.x_threshold: Any = single.x_threshold
         # Column-major, so each state variable is a contiguous column for the array maths.
-        self.state: npt.NDArray[np.float64] = np.zeros((self.num_envs, 4), order="F")
+        self.state = np.zeros((self.num_envs, 4), order="F")
 
     def _reset_envs(
         self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
         self.state[indices] = uniform_rows(self.rng, options, -0.05, 0.05, 4)
-
-    def _observe(self) -> npt.NDArray[np.float32]:
-        return self.state.astype(np.float32)
 
     def _step(
         self, actions: npt.NDArray[np.integer[Any]]
@@ -123,10 +113,8 @@ class CartPoleVecEnv(NativeVecEnv):
             new[:, 0] = x + tau * new[:, 1]
             new[:, 3] = theta_dot + tau * thetaacc
             new[:, 2] = theta + tau * new[:, 3]
-        if not self.autoreset:
-            frozen = self.frozen
-            if frozen.any():  # finished sub-envs keep their final state
-                new[frozen] = state[frozen]
+        if not self.autoreset:  # finished sub-envs keep their final state
+            new = keep_frozen(self.frozen, new, state)
         self.state = new
         # |v| > t is exactly "v < -t or v > t", in fewer passes.
         terminated = np.abs(new[:, 0]) > self.x_threshold

@@ -9,8 +9,8 @@ import numpy as np
 import numpy.typing as npt
 
 from sekai.envs.classic_control.continuous_mountain_car import ContinuousMountainCarEnv
-from sekai.envs.classic_control.vector._common import pow2, uniform_rows
-from sekai.vector import NativeVecEnv
+from sekai.envs.classic_control.vector._common import keep_frozen, pow2
+from sekai.envs.classic_control.vector._valley import ValleyVecEnv
 
 __all__ = ["ContinuousMountainCarVecEnv"]
 
@@ -47,7 +47,7 @@ def _add(x: FloatArray, cx: Classes, y: FloatArray, cy: Classes) -> tuple[FloatA
     return _as_class(x + y, classes), classes
 
 
-class ContinuousMountainCarVecEnv(NativeVecEnv):
+class ContinuousMountainCarVecEnv(ValleyVecEnv):
     """``num_envs`` MountainCarContinuous-v0 sub-envs stepped together with array operations.
 
     Same dynamics, spaces, rewards and reset options as ``ContinuousMountainCarEnv``; under the
@@ -74,24 +74,12 @@ class ContinuousMountainCarVecEnv(NativeVecEnv):
         max_episode_steps: int | None = None,
     ) -> None:
         single = ContinuousMountainCarEnv(goal_velocity=goal_velocity)
-        super().__init__(
-            num_envs,
-            single.observation_space,
-            single.action_space,
-            autoreset=autoreset,
-            max_episode_steps=max_episode_steps,
-        )
+        super().__init__(num_envs, single, autoreset=autoreset, max_episode_steps=max_episode_steps)
         self.min_action: Any = single.min_action
         self.max_action: Any = single.max_action
-        self.min_position: Any = single.min_position
-        self.max_position: Any = single.max_position
-        self.max_speed: Any = single.max_speed
-        self.goal_position: Any = single.goal_position
-        self.goal_velocity: Any = single.goal_velocity
         self.power: Any = single.power
         self.low_state = single.low_state
         self.high_state = single.high_state
-        self.state: FloatArray = np.zeros((self.num_envs, 2))
         # True until a sub-env's first step: its state is still float64, as after the single
         # env's reset (later states are float32).
         self._fresh = np.ones(self.num_envs, dtype=bool)
@@ -99,13 +87,8 @@ class ContinuousMountainCarVecEnv(NativeVecEnv):
     def _reset_envs(
         self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
-        rows = np.zeros((len(indices), 2))
-        rows[:, 0] = uniform_rows(self.rng, options, -0.6, -0.4, 1)[:, 0]
-        self.state[indices] = rows
+        super()._reset_envs(indices, options)
         self._fresh[indices] = True
-
-    def _observe(self) -> npt.NDArray[np.float32]:
-        return self.state.astype(np.float32)
 
     def _step(
         self, actions: npt.NDArray[Any]
@@ -151,11 +134,8 @@ class ContinuousMountainCarVecEnv(NativeVecEnv):
         )
         rewards = np.where(terminated, 100.0, 0.0) - pow2(a) * 0.1
         new = np.stack([_r32(position), _r32(velocity)], axis=1)
+        # Finished sub-envs (autoreset=False) keep their final state (and its class).
         frozen = self.frozen
-        if frozen.any():  # finished sub-envs (autoreset=False) keep their final state
-            new[frozen] = self.state[frozen]
-            self._fresh &= frozen
-        else:
-            self._fresh[:] = False
-        self.state = new
+        self.state = keep_frozen(frozen, new, self.state)
+        self._fresh &= frozen
         return rewards, terminated, np.zeros(n, dtype=bool), {}

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from sekai.envs.classic_control.mountain_car import MountainCarEnv
-from sekai.envs.classic_control.vector._common import uniform_rows
-from sekai.vector import NativeVecEnv
+from sekai.envs.classic_control.vector._common import keep_frozen
+from sekai.envs.classic_control.vector._valley import ValleyVecEnv
 
 __all__ = ["MountainCarVecEnv"]
 
 
-class MountainCarVecEnv(NativeVecEnv):
+class MountainCarVecEnv(ValleyVecEnv):
     """``num_envs`` MountainCar-v0 sub-envs stepped together with array operations.
 
     Same dynamics, spaces, rewards and reset options as ``MountainCarEnv``: under the same
@@ -41,33 +40,11 @@ class MountainCarVecEnv(NativeVecEnv):
         max_episode_steps: int | None = None,
     ) -> None:
         single = MountainCarEnv(goal_velocity=goal_velocity)
-        super().__init__(
-            num_envs,
-            single.observation_space,
-            single.action_space,
-            autoreset=autoreset,
-            max_episode_steps=max_episode_steps,
-        )
-        self.min_position: Any = single.min_position
-        self.max_position: Any = single.max_position
-        self.max_speed: Any = single.max_speed
-        self.goal_position: Any = single.goal_position
-        self.goal_velocity: Any = single.goal_velocity
+        super().__init__(num_envs, single, autoreset=autoreset, max_episode_steps=max_episode_steps)
         self.force: Any = single.force
         self.gravity: Any = single.gravity
         self.low = single.low
         self.high = single.high
-        self.state: npt.NDArray[np.float64] = np.zeros((self.num_envs, 2))
-
-    def _reset_envs(
-        self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
-    ) -> None:
-        rows = np.zeros((len(indices), 2))
-        rows[:, 0] = uniform_rows(self.rng, options, -0.6, -0.4, 1)[:, 0]
-        self.state[indices] = rows
-
-    def _observe(self) -> npt.NDArray[np.float32]:
-        return self.state.astype(np.float32)
 
     def _step(
         self, actions: npt.NDArray[np.integer[Any]]
@@ -81,9 +58,8 @@ class MountainCarVecEnv(NativeVecEnv):
         position = np.clip(position, self.min_position, self.max_position)
         velocity[(position == self.min_position) & (velocity < 0)] = 0.0
         new = np.stack([position, velocity], axis=1)
-        frozen = self.frozen
-        if frozen.any():  # finished sub-envs (autoreset=False) keep their final state
-            new[frozen] = self.state[frozen]
+        # Finished sub-envs (autoreset=False) keep their final state.
+        new = keep_frozen(self.frozen, new, self.state)
         self.state = new
         terminated = (new[:, 0] >= self.goal_position) & (new[:, 1] >= self.goal_velocity)
         return (

@@ -10,13 +10,12 @@ import numpy.typing as npt
 
 from sekai.envs.classic_control._common import to_float
 from sekai.envs.classic_control.pendulum import DEFAULT_X, DEFAULT_Y, PendulumEnv, angle_normalize
-from sekai.envs.classic_control.vector._common import pow2
-from sekai.vector import NativeVecEnv
+from sekai.envs.classic_control.vector._common import ClassicVecEnv, pow2
 
 __all__ = ["PendulumVecEnv"]
 
 
-class PendulumVecEnv(NativeVecEnv):
+class PendulumVecEnv(ClassicVecEnv):
     """``num_envs`` Pendulum-v1 sub-envs stepped together with array operations.
 
     Same dynamics, spaces, rewards and reset options (``x_init`` / ``y_init``) as
@@ -43,20 +42,14 @@ class PendulumVecEnv(NativeVecEnv):
         max_episode_steps: int | None = None,
     ) -> None:
         single = PendulumEnv(g=g)
-        super().__init__(
-            num_envs,
-            single.observation_space,
-            single.action_space,
-            autoreset=autoreset,
-            max_episode_steps=max_episode_steps,
-        )
+        super().__init__(num_envs, single, autoreset=autoreset, max_episode_steps=max_episode_steps)
         self.max_speed: Any = single.max_speed
         self.max_torque: Any = single.max_torque
         self.dt: Any = single.dt
         self.g: Any = single.g
         self.m: Any = single.m
         self.l: Any = single.l
-        self.state: npt.NDArray[np.float64] = np.zeros((self.num_envs, 2))
+        self.state = np.zeros((self.num_envs, 2))
         self.last_u: npt.NDArray[Any] = np.full(self.num_envs, np.nan, dtype=np.float32)
 
     def _reset_envs(
