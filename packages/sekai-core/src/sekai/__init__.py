@@ -12,8 +12,7 @@ from pkgutil import extend_path
 # pkgutil-style namespace), so sekai.finance, sekai.cli, ... resolve from their own wheels.
 __path__ = extend_path(__path__, __name__)
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sekai._providers import install_missing_distribution_finder
 from sekai._version import __version__
@@ -34,6 +33,7 @@ from sekai.error import (
     VecEnvClosed,
     VecEnvWorkerError,
 )
+from sekai.utils._lazy import lazy_exports
 
 install_missing_distribution_finder()
 
@@ -165,24 +165,8 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is not None:
-        value = getattr(importlib.import_module(module_name), name)
-        globals()[name] = value
-        return value
-    submodule = _SUBMODULES.get(name)
-    if submodule is not None:
-        try:
-            return importlib.import_module(submodule)
-        except ModuleNotFoundError as exc:
-            # hasattr(sekai, "finance") must stay safe when sekai-finance is absent.
-            raise AttributeError(str(exc)) from exc
-    raise AttributeError(f"module 'sekai' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, *_SUBMODULES})
+# A submodule that is not installed (sekai-finance absent) is an AttributeError: hasattr stays safe.
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY, submodules=_SUBMODULES)
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs

@@ -1,0 +1,54 @@
+"""Lazy package exports: a module ``__getattr__``/``__dir__`` pair over a name -> module table."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["lazy_exports"]
+
+
+def lazy_exports(
+    namespace: dict[str, Any],
+    names: Mapping[str, str],
+    *,
+    submodules: Mapping[str, str] | None = None,
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """Build the PEP 562 ``__getattr__`` and ``__dir__`` of a package that exports names lazily.
+
+    A package ``__init__`` stays cheap (plugins import it, ``import sekai`` must not pull in env
+    code) by writing ``__getattr__, __dir__ = lazy_exports(globals(), _LAZY)`` and importing the
+    same names under ``if TYPE_CHECKING:`` for type checkers and IDEs.
+
+    Args:
+        namespace: the package's ``globals()``; a name is stored there once loaded, so later
+            accesses are plain attribute lookups.
+        names: attribute name -> module that defines it (the value is ``module.<name>``).
+        submodules: attribute name -> module returned as the attribute itself (not stored). A
+            module that cannot be found raises ``AttributeError``, so ``hasattr`` stays safe.
+
+    Returns:
+        ``(__getattr__, __dir__)`` for the package's module namespace.
+    """
+    package = namespace["__name__"]
+    modules: Mapping[str, str] = submodules if submodules is not None else {}
+
+    def __getattr__(name: str) -> Any:
+        module = names.get(name)
+        if module is not None:
+            value = getattr(importlib.import_module(module), name)
+            namespace[name] = value
+            return value
+        submodule = modules.get(name)
+        if submodule is not None:
+            try:
+                return importlib.import_module(submodule)
+            except ModuleNotFoundError as exc:
+                raise AttributeError(str(exc)) from exc
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *names, *modules})
+
+    return __getattr__, __dir__
