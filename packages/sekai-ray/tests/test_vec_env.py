@@ -17,6 +17,7 @@ import ray
 import sekai
 from sekai.ray import RayVecEnv
 from sekai.registry.api import default_registry
+from sekai.testing.envs import KStepEnv, assert_kstep_autoreset
 from sekai.vector import SyncVecEnv
 from sekai.vector._conformance import (
     GOAL,
@@ -33,33 +34,6 @@ ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 HALF_CPU = {"CPU": 0.5}  # so that a test's actors fit next to any still being stopped
 KS = [1, 2, 3, 5]
-
-
-class KStepEnv(sekai.Env):  # type: ignore[type-arg]
-    """Observation ``[episode, t]``; terminates after ``k`` steps; refuses steps after that."""
-
-    def __init__(self, k: int) -> None:
-        self.observation_space = sekai.Box(0.0, np.inf, shape=(2,))
-        self.action_space = sekai.Discrete(2)
-        self.k = k
-        self.episode = -1
-        self.t = 0
-        self.resets = 0
-
-    def _obs(self) -> np.ndarray:
-        return np.array([self.episode, self.t], dtype=np.float32)
-
-    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
-        self.resets += 1
-        self.episode += 1
-        self.t = 0
-        return sekai.ResetResult(self._obs(), {"episode": self.episode})
-
-    def step(self, action: Any) -> sekai.StepResult[Any]:
-        if self.t >= self.k:
-            raise sekai.ResetRequired("the episode has ended")
-        self.t += 1
-        return sekai.StepResult(self._obs(), float(self.t), self.t == self.k, False, {"t": self.t})
 
 
 class GatedEnv(CounterEnv):
@@ -133,26 +107,7 @@ def test_ray_matches_sync_step_for_step(workers: int, autoreset: bool, limit: in
 def test_autoreset_loses_and_duplicates_no_step() -> None:
     steps = 30
     with _ksteps() as vec:
-        result = vec.reset(seed=0)
-        assert result.observations.tolist() == [[0.0, 0.0]] * len(KS)
-        episode = [0] * len(KS)
-        t = [0] * len(KS)
-        for _ in range(steps):
-            result = vec.step(np.zeros(len(KS), int))
-            for i, k in enumerate(KS):
-                info = result.infos[i]
-                if t[i] + 1 == k:
-                    assert result.terminated[i] and result.rewards[i] == float(k)
-                    assert info["final_observation"].tolist() == [episode[i], k]
-                    assert info["final_info"] == {"t": k}
-                    assert info["reset_info"] == {"episode": episode[i] + 1}
-                    episode[i] += 1
-                    t[i] = 0
-                else:
-                    t[i] += 1
-                    assert not result.dones[i] and info == {"t": t[i]}
-                assert result.observations[i].tolist() == [episode[i], t[i]]
-        assert episode == [steps // k for k in KS]
+        assert_kstep_autoreset(vec, KS, steps)
 
 
 def test_frozen_sub_env_that_refuses_steps_is_never_stepped() -> None:

@@ -9,37 +9,11 @@ import numpy as np
 import pytest
 
 import sekai
+from sekai.testing.envs import KStepEnv, assert_kstep_autoreset
 from sekai.vector import AsyncVecEnv, NativeVecEnv, SyncVecEnv, VecEnv
 from sekai.wrappers.autoreset import AutoReset
 
 KS = [1, 2, 3, 5]
-
-
-class KStepEnv(sekai.Env):  # type: ignore[type-arg]
-    """Observation ``[episode, t]``; terminates after ``k`` steps; refuses steps after that."""
-
-    def __init__(self, k: int) -> None:
-        self.observation_space = sekai.Box(0.0, np.inf, shape=(2,))
-        self.action_space = sekai.Discrete(2)
-        self.k = k
-        self.episode = -1
-        self.t = 0
-        self.resets = 0
-
-    def _obs(self) -> np.ndarray:
-        return np.array([self.episode, self.t], dtype=np.float32)
-
-    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
-        self.resets += 1
-        self.episode += 1
-        self.t = 0
-        return sekai.ResetResult(self._obs(), {"episode": self.episode})
-
-    def step(self, action: Any) -> sekai.StepResult[Any]:
-        if self.t >= self.k:
-            raise sekai.ResetRequired("the episode has ended")
-        self.t += 1
-        return sekai.StepResult(self._obs(), float(self.t), self.t == self.k, False, {"t": self.t})
 
 
 class KStepVecEnv(NativeVecEnv):
@@ -88,30 +62,7 @@ BACKENDS: dict[str, Callable[..., VecEnv]] = {
 def test_autoreset_loses_and_duplicates_no_step(backend: str) -> None:
     steps = 60
     with BACKENDS[backend]() as vec:
-        result = vec.reset(seed=0)
-        assert result.observations.tolist() == [[0.0, 0.0]] * len(KS)
-        episode = [0] * len(KS)
-        t = [0] * len(KS)
-        for _ in range(steps):
-            result = vec.step(np.zeros(len(KS), int))
-            for i, k in enumerate(KS):
-                info = result.infos[i]
-                if t[i] + 1 == k:
-                    assert result.dones[i] and result.terminated[i]
-                    assert result.rewards[i] == float(k)  # the ending step's reward
-                    assert info["final_observation"].tolist() == [episode[i], k]
-                    assert info["final_info"] == {"t": k}
-                    assert info["t"] == k
-                    assert info["reset_info"] == {"episode": episode[i] + 1}
-                    episode[i] += 1
-                    t[i] = 0
-                    assert result.observations[i].tolist() == [episode[i], 0]
-                else:
-                    t[i] += 1
-                    assert not result.dones[i]
-                    assert info == {"t": t[i]}
-                    assert result.observations[i].tolist() == [episode[i], t[i]]
-        assert episode == [steps // k for k in KS]
+        assert_kstep_autoreset(vec, KS, steps)
 
 
 @pytest.mark.parametrize("backend", ["sync", "async"])

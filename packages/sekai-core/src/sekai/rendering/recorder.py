@@ -7,14 +7,13 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from sekai.core.env import Env
-from sekai.core.result import ResetResult, StepResult
-from sekai.core.wrapper import Wrapper
+from sekai.core.wrapper import ResultWrapper
 from sekai.error import MissingDependency
 from sekai.rendering.renderer import Renderer, RenderFrame
 
@@ -30,11 +29,50 @@ __all__ = [
 Frames = Sequence[Any] | npt.NDArray[Any]
 """A list of frames, or one stacked ``(T, H, W[, C])`` array."""
 
+_ResultT = TypeVar("_ResultT")
+
 _INSTALL = "pip install 'sekai-core[render]'"
 _FORM_FEED = "\f"
 
 
-class RecordFrames(Wrapper[Any, Any, Any, Any]):
+class FrameRecording:
+    """The frame buffer RecordFrames and VecRecordFrames share; subclasses name what to render.
+
+    Attributes:
+        renderer: draws one frame of the recorded env.
+        enabled: record only while this is true (it may be changed at any time).
+        max_frames: stop appending once this many frames are held (None: no limit).
+        frames: the frames recorded so far.
+    """
+
+    renderer: Renderer
+    enabled: bool
+    max_frames: int | None
+    frames: list[RenderFrame]
+
+    def _start_recording(self, renderer: Renderer, enabled: bool, max_frames: int | None) -> None:
+        check_recording_options(renderer, max_frames)
+        self.renderer = renderer
+        self.enabled = enabled
+        self.max_frames = max_frames
+        self.frames = []
+
+    def _recorded_env(self) -> Any:
+        """The env object the renderer draws."""
+        raise NotImplementedError
+
+    def _capture(self, result: _ResultT) -> _ResultT:
+        """Render a frame (while enabled and under ``max_frames``), then pass ``result`` on."""
+        if self.enabled and (self.max_frames is None or len(self.frames) < self.max_frames):
+            self.frames.append(self.renderer.render(self._recorded_env()))
+        return result
+
+    def clear(self) -> None:
+        """Forget every recorded frame."""
+        self.frames.clear()
+
+
+class RecordFrames(FrameRecording, ResultWrapper[Any, Any, Any, Any]):
     """Render the env after every ``reset()`` and ``step()`` and keep the frames.
 
     Args:
@@ -57,49 +95,13 @@ class RecordFrames(Wrapper[Any, Any, Any, Any]):
         max_frames: int | None = None,
     ) -> None:
         super().__init__(env)
-        check_recording_options(renderer, max_frames)
-        self.renderer = renderer
-        self.enabled = enabled
-        self.max_frames = max_frames
-        self.frames: list[RenderFrame] = []
+        self._start_recording(renderer, enabled, max_frames)
 
-    def _capture(self) -> None:
-        if self.enabled and (self.max_frames is None or len(self.frames) < self.max_frames):
-            self.frames.append(self.renderer.render(self.env))
+    def _recorded_env(self) -> Env[Any, Any]:
+        return self.env
 
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = self.env.reset(seed=seed, options=options)
-        self._capture()
-        return result
-
-    def step(self, action: Any) -> StepResult[Any]:
-        result = self.env.step(action)
-        self._capture()
-        return result
-
-    async def async_reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = await self.env.async_reset(seed=seed, options=options)
-        self._capture()
-        return result
-
-    async def async_step(self, action: Any) -> StepResult[Any]:
-        result = await self.env.async_step(action)
-        self._capture()
-        return result
-
-    def clear(self) -> None:
-        """Forget every recorded frame."""
-        self.frames.clear()
+    # ResultWrapper routes reset/step and their async twins through these two hooks.
+    _reset_result = _step_result = FrameRecording._capture
 
     def close(self) -> None:
         """Close the renderer, then the env."""

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sekai.rendering.recorder import check_recording_options, save_frames
-from sekai.rendering.renderer import Renderer, RenderFrame
+from sekai.rendering.recorder import FrameRecording, save_frames
+from sekai.rendering.renderer import Renderer
 from sekai.vector.async_vec_env import AsyncVecEnv
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.sync_vec_env import SyncVecEnv
@@ -17,7 +17,7 @@ from sekai.vector.vec_wrapper import VecWrapper
 __all__ = ["VecRecordFrames"]
 
 
-class VecRecordFrames(VecWrapper):
+class VecRecordFrames(FrameRecording, VecWrapper):
     """Render sub-env ``index`` after every vector ``reset()`` and ``step()``; keep the frames.
 
     After a step in which the sub-env finished and was reset automatically, the frame shows the
@@ -48,7 +48,7 @@ class VecRecordFrames(VecWrapper):
         max_frames: int | None = None,
     ) -> None:
         super().__init__(venv)
-        check_recording_options(renderer, max_frames)
+        self._start_recording(renderer, enabled, max_frames)
         base = venv.unwrapped
         if not isinstance(base, (SyncVecEnv, AsyncVecEnv)):
             raise TypeError(
@@ -61,39 +61,22 @@ class VecRecordFrames(VecWrapper):
                 f"index must be an int in [0, {base.num_envs}) (the sub-envs), got {index!r}."
             )
         self._base: SyncVecEnv | AsyncVecEnv = base
-        self.renderer = renderer
         self.index = index
-        self.enabled = enabled
-        self.max_frames = max_frames
-        self.frames: list[RenderFrame] = []
 
-    def _capture(self) -> None:
-        if self.enabled and (self.max_frames is None or len(self.frames) < self.max_frames):
-            self.frames.append(self.renderer.render(self._base.envs[self.index]))
+    def _recorded_env(self) -> Any:
+        return self._base.envs[self.index]
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        result = self.venv.reset(seed=seed, options=options)
-        self._capture()
-        return result
+        return self._capture(self.venv.reset(seed=seed, options=options))
 
     def step(self, actions: Any) -> VecStepResult[Any]:
-        result = self.venv.step(actions)
-        self._capture()
-        return result
+        return self._capture(self.venv.step(actions))
 
     async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        result = await self.venv.async_reset(seed=seed, options=options)
-        self._capture()
-        return result
+        return self._capture(await self.venv.async_reset(seed=seed, options=options))
 
     async def async_step(self, actions: Any) -> VecStepResult[Any]:
-        result = await self.venv.async_step(actions)
-        self._capture()
-        return result
-
-    def clear(self) -> None:
-        """Forget every recorded frame."""
-        self.frames.clear()
+        return self._capture(await self.venv.async_step(actions))
 
     def close(self) -> None:
         """Close the renderer, then the vector env."""

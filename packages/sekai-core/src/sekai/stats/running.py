@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -38,17 +38,54 @@ def _batch_moments(
     return arr.mean(axis=0), arr.var(axis=0), n
 
 
-def _check_state(state: dict[str, Any], shape: tuple[int, ...], owner: str) -> None:
-    for key in ("mean", "var", "count"):
-        if key not in state:
-            raise KeyError(f"{owner} state_dict is missing {key!r}.")
-    for key in ("mean", "var"):
-        got = np.shape(state[key])
-        if got != shape:
-            raise ValueError(f"{owner} state_dict[{key!r}] has shape {got}, expected {shape}.")
+class _MomentStats:
+    """What both running statistics share: shape, stored moments, batch updates, normalising."""
+
+    _name: ClassVar[str]  # the public class name, for error messages
+
+    def __init__(self, shape: int | tuple[int, ...]) -> None:
+        self.shape = _as_shape(shape)
+        self.mean: Float64Array = np.zeros(self.shape, dtype=np.float64)
+        self.var: Float64Array = np.ones(self.shape, dtype=np.float64)
+
+    @property
+    def std(self) -> Float64Array:
+        """``sqrt(var)``."""
+        return np.sqrt(self.var)
+
+    def update(self, batch: ArrayLike) -> None:
+        """Add a batch of samples of shape ``(N, *shape)`` (axis 0); an empty batch is ignored.
+
+        ``ExponentialMovingStats`` counts the whole batch as one step.
+        """
+        moments = _batch_moments(batch, self.shape, self._name)
+        if moments is not None:
+            self.update_from_moments(*moments)
+
+    def update_from_moments(self, mean: ArrayLike, var: ArrayLike, count: float) -> None:
+        """Add the moments of ``count`` samples (count <= 0: ignored)."""
+        raise NotImplementedError
+
+    def normalize(self, x: ArrayLike, epsilon: float = 1e-8) -> Float64Array:
+        """``(x - mean) / sqrt(var + epsilon)`` in float64; ``x`` may be one sample or a batch."""
+        return (np.asarray(x, dtype=np.float64) - self.mean) / np.sqrt(self.var + epsilon)
+
+    def _load_moments(self, state: dict[str, Any]) -> None:
+        """Check a ``state_dict()`` and restore its ``mean`` and ``var``."""
+        for key in ("mean", "var", "count"):
+            if key not in state:
+                raise KeyError(f"{self._name} state_dict is missing {key!r}.")
+        for key in ("mean", "var"):
+            got = np.shape(state[key])
+            if got != self.shape:
+                raise ValueError(
+                    f"{self._name} state_dict[{key!r}] has shape {got}, expected {self.shape}."
+                )
+        self.mean = np.array(state["mean"], dtype=np.float64)
+        self.var = np.array(state["var"], dtype=np.float64)
 
 
-class RunningMeanStd:
+class RunningMeanStd(_MomentStats):
     """Mean and variance of every sample seen so far (parallel/Welford combination of batches).
 
     The first non-empty batch sets the mean, variance and count outright (the ``epsilon``
@@ -61,23 +98,12 @@ class RunningMeanStd:
         epsilon: the initial count, so the statistics are defined before any update.
     """
 
+    _name = "RunningMeanStd"
+
     def __init__(self, shape: int | tuple[int, ...] = (), epsilon: float = 1e-4) -> None:
-        self.shape = _as_shape(shape)
+        super().__init__(shape)
         self.epsilon = float(epsilon)
-        self.mean: Float64Array = np.zeros(self.shape, dtype=np.float64)
-        self.var: Float64Array = np.ones(self.shape, dtype=np.float64)
         self.count: float = self.epsilon
-
-    @property
-    def std(self) -> Float64Array:
-        """``sqrt(var)``."""
-        return np.sqrt(self.var)
-
-    def update(self, batch: ArrayLike) -> None:
-        """Add a batch of samples of shape ``(N, *shape)`` (axis 0); an empty batch is ignored."""
-        moments = _batch_moments(batch, self.shape, "RunningMeanStd")
-        if moments is not None:
-            self.update_from_moments(*moments)
 
     def update_from_moments(self, mean: ArrayLike, var: ArrayLike, count: float) -> None:
         """Combine the moments of ``count`` samples with the stored ones (count <= 0: ignored)."""
@@ -99,10 +125,6 @@ class RunningMeanStd:
         self.var = m2 / total
         self.count = float(total)
 
-    def normalize(self, x: ArrayLike, epsilon: float = 1e-8) -> Float64Array:
-        """``(x - mean) / sqrt(var + epsilon)`` in float64; ``x`` may be one sample or a batch."""
-        return (np.asarray(x, dtype=np.float64) - self.mean) / np.sqrt(self.var + epsilon)
-
     def state_dict(self) -> dict[str, Any]:
         """A copy of the statistics (``mean``, ``var``, ``count``, ``epsilon``)."""
         return {
@@ -114,9 +136,7 @@ class RunningMeanStd:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore statistics saved by ``state_dict()`` (shapes must match)."""
-        _check_state(state, self.shape, "RunningMeanStd")
-        self.mean = np.array(state["mean"], dtype=np.float64)
-        self.var = np.array(state["var"], dtype=np.float64)
+        self._load_moments(state)
         self.count = float(state["count"])
         self.epsilon = float(state.get("epsilon", self.epsilon))
 
@@ -124,7 +144,7 @@ class RunningMeanStd:
         return f"RunningMeanStd(shape={self.shape}, count={self.count!r})"
 
 
-class ExponentialMovingStats:
+class ExponentialMovingStats(_MomentStats):
     """Exponentially weighted mean and variance, bias-corrected, for non-stationary inputs.
 
     Each ``update()`` call is one step: a sample seen ``halflife`` calls ago weighs half as much
@@ -136,6 +156,8 @@ class ExponentialMovingStats:
         halflife: the number of update calls after which a sample's weight halves (> 0).
     """
 
+    _name = "ExponentialMovingStats"
+
     def __init__(self, shape: int | tuple[int, ...] = (), halflife: float = 1000.0) -> None:
         if isinstance(halflife, bool) or not isinstance(
             halflife, (int, float, np.integer, np.floating)
@@ -143,26 +165,13 @@ class ExponentialMovingStats:
             raise TypeError(f"halflife must be a number, got {type(halflife).__name__}.")
         if not halflife > 0 or not np.isfinite(halflife):
             raise ValueError(f"halflife must be a finite number > 0, got {halflife}.")
-        self.shape = _as_shape(shape)
+        super().__init__(shape)
         self.halflife: float = (
             int(halflife) if isinstance(halflife, (int, np.integer)) else float(halflife)
         )
         self._decay = 0.5 ** (1.0 / float(halflife))
-        self.mean: Float64Array = np.zeros(self.shape, dtype=np.float64)
-        self.var: Float64Array = np.ones(self.shape, dtype=np.float64)
         self.count: int = 0
         self._weight = 0.0  # sum of the current (decayed) weights
-
-    @property
-    def std(self) -> Float64Array:
-        """``sqrt(var)``."""
-        return np.sqrt(self.var)
-
-    def update(self, batch: ArrayLike) -> None:
-        """Add a batch ``(N, *shape)`` as one step; an empty batch is ignored."""
-        moments = _batch_moments(batch, self.shape, "ExponentialMovingStats")
-        if moments is not None:
-            self.update_from_moments(*moments)
 
     def update_from_moments(self, mean: ArrayLike, var: ArrayLike, count: float) -> None:
         """Add one step whose samples have this mean and variance (count <= 0: ignored)."""
@@ -184,10 +193,6 @@ class ExponentialMovingStats:
         self._weight = weight
         self.count += 1
 
-    def normalize(self, x: ArrayLike, epsilon: float = 1e-8) -> Float64Array:
-        """``(x - mean) / sqrt(var + epsilon)`` in float64; ``x`` may be one sample or a batch."""
-        return (np.asarray(x, dtype=np.float64) - self.mean) / np.sqrt(self.var + epsilon)
-
     def state_dict(self) -> dict[str, Any]:
         """A copy of the statistics (``mean``, ``var``, ``count``, ``weight``, ``halflife``)."""
         return {
@@ -200,9 +205,7 @@ class ExponentialMovingStats:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore statistics saved by ``state_dict()`` (shapes must match)."""
-        _check_state(state, self.shape, "ExponentialMovingStats")
-        self.mean = np.array(state["mean"], dtype=np.float64)
-        self.var = np.array(state["var"], dtype=np.float64)
+        self._load_moments(state)
         self.count = int(state["count"])
         if "halflife" in state:
             halflife = state["halflife"]

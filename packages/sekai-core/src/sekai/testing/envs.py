@@ -5,6 +5,8 @@ the right end terminates with reward 1, every other step costs 0.1. Only the sta
 is random (drawn from ``self.rng``), so a seed fixes the whole episode.
 ``LineVecEnv`` is the same env as a ``NativeVecEnv``. ``LinePlugin`` registers both as
 ``<plugin name>/Line-v0`` (``max_episode_steps=20``) for ``sekai.testing.registry_sandbox``.
+``KStepEnv`` counts steps and ends after ``k``, for autoreset and freezing checks of vector envs;
+``assert_kstep_autoreset`` checks a vector env of them step by step.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from sekai.error import InvalidAction, ResetRequired
 from sekai.plugins import EnvRegistrar, hookimpl
 from sekai.spaces import Box, Discrete
 from sekai.vector.native import NativeVecEnv
+from sekai.vector.vec_env import VecEnv
 
-__all__ = ["LineEnv", "LinePlugin", "LineVecEnv"]
+__all__ = ["KStepEnv", "LineEnv", "LinePlugin", "LineVecEnv", "assert_kstep_autoreset"]
 
 
 def _check_size(size: int) -> int:
@@ -118,6 +121,82 @@ class LineVecEnv(NativeVecEnv):
         terminated = self.position == self.size - 1
         rewards = np.where(terminated, 1.0, -0.1)
         return rewards, terminated, np.zeros(self.num_envs, dtype=bool), {}
+
+
+class KStepEnv(Env[NDArray[np.float32], Any]):
+    """Observation ``[episode, t]``; terminates after ``k`` steps; refuses steps after that.
+
+    ``reset()`` ignores its seed (nothing is random) and starts the next episode: ``episode``
+    counts from 0 and ``resets`` counts the calls. Step ``t`` has reward ``float(t)`` and info
+    ``{"t": t}``; a reset has info ``{"episode": episode}``. A step after the end raises
+    ``ResetRequired``, so a vector env that steps a finished sub-env fails loudly.
+
+    Args:
+        k: the number of steps in every episode.
+    """
+
+    def __init__(self, k: int) -> None:
+        self.observation_space = Box(0.0, np.inf, shape=(2,))
+        self.action_space = Discrete(2)
+        self.k = k
+        self.episode = -1
+        self.t = 0
+        self.resets = 0
+
+    def _obs(self) -> NDArray[np.float32]:
+        return np.array([self.episode, self.t], dtype=np.float32)
+
+    def reset(
+        self,
+        *,
+        seed: int | np.random.Generator | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ResetResult[NDArray[np.float32]]:
+        self.resets += 1
+        self.episode += 1
+        self.t = 0
+        return ResetResult(self._obs(), {"episode": self.episode})
+
+    def step(self, action: Any) -> StepResult[NDArray[np.float32]]:
+        if self.t >= self.k:
+            raise ResetRequired("the episode has ended")
+        self.t += 1
+        return StepResult(self._obs(), float(self.t), self.t == self.k, False, {"t": self.t})
+
+
+def assert_kstep_autoreset(vec: VecEnv, ks: Sequence[int], steps: int) -> None:
+    """Assert that a vector env of ``KStepEnv(k) for k in ks`` autoresets losing no step.
+
+    Resets with ``seed=0``, then takes ``steps`` steps with action 0 and checks every sub-env's
+    observation, reward, done flags and infos against its counter, including the
+    ``final_observation``/``final_info``/``reset_info`` of each same-step reset.
+
+    Raises:
+        AssertionError: the first result that differs from the expected one.
+    """
+    result: Any = vec.reset(seed=0)
+    assert result.observations.tolist() == [[0.0, 0.0]] * len(ks)
+    episode = [0] * len(ks)
+    t = [0] * len(ks)
+    for _ in range(steps):
+        result = vec.step(np.zeros(len(ks), int))
+        for i, k in enumerate(ks):
+            info = result.infos[i]
+            if t[i] + 1 == k:
+                assert result.dones[i] and result.terminated[i]
+                assert result.rewards[i] == float(k)  # the ending step's reward
+                assert info["final_observation"].tolist() == [episode[i], k]
+                assert info["final_info"] == {"t": k}
+                assert info["t"] == k
+                assert info["reset_info"] == {"episode": episode[i] + 1}
+                episode[i] += 1
+                t[i] = 0
+            else:
+                t[i] += 1
+                assert not result.dones[i]
+                assert info == {"t": t[i]}
+            assert result.observations[i].tolist() == [episode[i], t[i]]
+    assert episode == [steps // k for k in ks]
 
 
 class LinePlugin:
