@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import sekai
+from sekai.envs.finance.vector.market_making import MarketMakingVecEnv
+from sekai.envs.finance.vector.optimal_execution import OptimalExecutionVecEnv
 from sekai.envs.finance.vector.portfolio import PortfolioVecEnv
 from sekai.envs.finance.vector.trading import TradingVecEnv
 from sekai.error import InvalidAction, ResetRequired
@@ -88,6 +90,30 @@ def test_state_is_per_sub_env_and_cannot_be_set():
     assert np.array_equal(histories[2], HISTORY[42:54])
     with pytest.raises(AttributeError, match="per-sub-env state"):
         vec.set_attr("equity", 2.0)
+
+
+def test_state_properties_give_copies_keep_their_doc_and_cannot_be_assigned():
+    vec = MarketMakingVecEnv(2)
+    vec.reset(seed=0)
+    mid = vec.mid
+    mid[:] = -1.0
+    assert vec.mid.tolist() == [100.0, 100.0]
+    vec.step(np.ones((2, 2), np.float32))
+    assert mid.tolist() == [-1.0, -1.0]
+    assert MarketMakingVecEnv.mid.__doc__ == "Mid price of every sub-env."
+    with pytest.raises(AttributeError):
+        vec.mid = np.zeros(2)
+
+
+def test_an_autoreset_restarts_only_the_finished_session_clock():
+    vec = OptimalExecutionVecEnv(3)
+    vec.reset(seed=0)
+    vec.step(np.full((3, 1), 0.1, np.float32))
+    result = vec.step(np.array([[0.1], [1.0], [0.1]], np.float32))  # sub-env 1 sells out
+    assert result.terminated.tolist() == [False, True, False]
+    assert vec.get_attr("elapsed_steps") == [2, 0, 2]
+    assert result.observations[1].tolist() == [1.0, 1.0, 0.0]
+    assert result.observations[0, 1] == np.float32(23 / 25)
 
 
 def test_unknown_attribute_is_refused():

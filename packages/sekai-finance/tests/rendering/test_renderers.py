@@ -244,6 +244,12 @@ def test_order_book_renderers_take_levels(renderer: type) -> None:
         renderer(levels=0)
 
 
+@pytest.mark.parametrize("renderer", [LimitOrderBookRenderer, LimitOrderBookMarketRenderer])
+def test_order_book_renderers_show_levels_in_their_repr(renderer: type) -> None:
+    expected = f"{renderer.__name__}(width=480, height=300, window=5, levels=3)"
+    assert repr(renderer(width=480, height=300, window=5, levels=3)) == expected
+
+
 def _downsample(frame: np.ndarray, factor: int = 4) -> np.ndarray:
     h, w = frame.shape[0] // factor * factor, frame.shape[1] // factor * factor
     blocks = frame[:h, :w].reshape(h // factor, factor, w // factor, factor, 3)

@@ -129,6 +129,43 @@ def test_the_reward_column_is_headed_log_ret_for_another_reward_function() -> No
     assert TradingTextRenderer().render(default).split("\n")[1].split()[-1] == "reward"
 
 
+@pytest.mark.parametrize(
+    ("make", "renderer_cls", "policy"),
+    [
+        (
+            lambda: TradingEnv(episode_length=20, lookback=5, reward=SimpleReturn()),
+            TradingTextRenderer,
+            lambda e, k: (2, 0, 1)[k % 3],
+        ),
+        (
+            lambda: PortfolioEnv(n_assets=2, episode_length=20, lookback=5, reward=SimpleReturn()),
+            PortfolioTextRenderer,
+            lambda e, k: np.roll(np.array([0.6, 0.3, 0.1]), k),
+        ),
+        (
+            lambda: MarketEnv(episode_length=20, lookback=5, reward=SimpleReturn()),
+            MarketTextRenderer,
+            lambda e, k: np.full(e.action_space.shape, 0.3 * (k % 3)),
+        ),
+    ],
+    ids=["trading", "portfolio", "market"],
+)
+def test_growth_columns_show_the_simple_return_and_log_growth_with_another_reward(
+    make: Any, renderer_cls: Any, policy: Any
+) -> None:
+    env, renderer = make(), renderer_cls()
+    env.reset(seed=0)
+    header = renderer.render(env).split("\n")[1]
+    assert header.split()[-3:] == ["return", "log", "ret"]
+    for k in range(6):
+        result = env.step(policy(env, k))
+        simple, log = renderer.render(env).replace("−", "-").split()[-2:]
+        assert float(simple.rstrip("%")) / 100 == pytest.approx(result.reward, abs=6e-5)
+        assert float(log) == pytest.approx(np.log1p(result.reward), abs=6e-6)
+    env.reset(seed=1)
+    assert renderer.render(env).split()[-2:] == ["-", "-"]  # a new episode starts again from 1
+
+
 def test_trading_lines_read_like_a_blotter() -> None:
     env = TradingEnv(episode_length=10, lookback=5)
     renderer = TradingTextRenderer()

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from sekai.error import ResetRequired
-from sekai.finance.rendering import Column, Dashboard, Row
+from sekai.finance.rendering import Dashboard
 from sekai.finance.rendering._format import format_number, format_pct, format_price
-from sekai.finance.rendering.chart import Chart
+from sekai.finance.rendering.dashboard import Layout
+from sekai.finance.rewards import LogReturn
 from sekai.rendering import BaseRenderer, Theme, require_reset
 
 __all__ = [
+    "BookRenderer",
     "FinanceRenderer",
     "FinanceTextRenderer",
+    "GrowthTextRenderer",
     "check_levels",
     "describe_market",
     "episode_started",
@@ -120,27 +124,59 @@ def describe_costs(env: Any) -> str:
 
 
 class FinanceRenderer(Dashboard):
-    """A finance dashboard for one env class (subclasses set ``env_type`` and the layout)."""
+    """A finance dashboard for one env class.
+
+    Subclasses set ``env_type`` and ``env_title`` and build their charts in ``_build``; the
+    dashboard options (``width``, ``height``, ``theme``, ``window``) are the same for all.
+    """
 
     env_type: ClassVar[type]
     env_title: ClassVar[str]
 
     def __init__(
         self,
-        charts: Chart | Row | Column | Callable[[Any], Chart | Row | Column],
         *,
-        width: int,
-        height: int,
-        theme: str | Theme,
-        window: int | None,
+        width: int = 720,
+        height: int = 450,
+        theme: str | Theme = "light",
+        window: int | None = None,
     ) -> None:
         super().__init__(
-            charts, title=self.env_title, width=width, height=height, theme=theme, window=window
+            self._build(),
+            title=self.env_title,
+            width=width,
+            height=height,
+            theme=theme,
+            window=window,
         )
+
+    def _build(self) -> Layout | Callable[[Any], Layout]:
+        """Set up what the renderer tracks and return its charts: a layout, or a callable of
+        the env returning one (for layouts that depend on the env)."""
+        raise NotImplementedError
 
     def target(self, env: Any) -> Any:
         """The base env, checked (``TypeError`` for another class, ``ResetRequired``)."""
         return checked_env(self, env, self.env_type)
+
+
+class BookRenderer(FinanceRenderer):
+    """A finance dashboard with an order book's depth ladder of ``levels`` price levels a side."""
+
+    def __init__(
+        self,
+        *,
+        width: int = 720,
+        height: int = 450,
+        theme: str | Theme = "light",
+        window: int | None = None,
+        levels: int = 8,
+    ) -> None:
+        self.levels = check_levels(levels)
+        super().__init__(width=width, height=height, theme=theme, window=window)
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, levels={self.levels})"
 
 
 def change(value: float) -> tuple[str, str | None]:
@@ -171,10 +207,18 @@ class FinanceTextRenderer(BaseRenderer):
         """The cells of the current row."""
         raise NotImplementedError
 
+    def _target(self, env: Any) -> Any:
+        """The base env, checked (``TypeError`` for another class, ``ResetRequired``)."""
+        return checked_env(self, env, self.env_type)
+
+    def _step_of(self, base: Any) -> int:
+        """The current step of the base env (its ``elapsed_steps``)."""
+        return int(base.elapsed_steps)
+
     def render(self, env: Any) -> str:
         """One line describing the env now (with a header at the start of an episode)."""
-        base = checked_env(self, env, self.env_type)
-        step = int(base.elapsed_steps)
+        base = self._target(env)
+        step = self._step_of(base)
         new = base is not self._env or step == 0 or step < self._last_step
         self._env, self._last_step = base, step
         columns = self.columns(base)
@@ -184,3 +228,31 @@ class FinanceTextRenderer(BaseRenderer):
             return line
         header = "  ".join(f"{h:>{w}}" for h, w in columns)
         return f"{self.env_title}\n{header}\n{line}"
+
+
+class GrowthTextRenderer(FinanceTextRenderer):
+    """A text renderer of an env whose value starts at 1 and whose default reward
+    (``LogReturn()``) is the log growth of that value: it ends each row with the step's simple
+    return and log growth."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._value = 1.0
+
+    def _time_column(self, env: Any) -> tuple[str, int]:
+        """The time column, wide enough for dates when the env's data has them."""
+        return ("time", 16 if env.data is not None and env.data.is_datetime else 6)
+
+    def _growth_columns(self, env: Any) -> list[tuple[str, int]]:
+        """The last two columns: headed ``reward`` when the log growth is the env's reward."""
+        reward = "reward" if type(env.reward_fn) is LogReturn else "log ret"
+        return [("return", 8), (reward, 9)]
+
+    def _growth(self, value: float, step: int, new_episode: bool) -> list[str]:
+        """The step's simple return and log growth of ``value`` (``-`` at the episode start)."""
+        previous = 1.0 if new_episode else self._value
+        self._value = value
+        if step == 0:
+            return ["-", "-"]
+        growth = value / previous if previous > 0 else 0.0
+        return [format_pct(growth - 1.0, 2, signed=True), f"{math.log(max(growth, 1e-12)):+.5f}"]

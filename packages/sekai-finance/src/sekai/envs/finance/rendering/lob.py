@@ -7,12 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sekai.envs.finance.lob import LimitOrderBookEnv
-from sekai.envs.finance.rendering._base import (
-    FinanceRenderer,
-    FinanceTextRenderer,
-    check_levels,
-    format_price,
-)
+from sekai.envs.finance.rendering._base import BookRenderer, FinanceTextRenderer, format_price
 from sekai.finance.rendering import (
     Column,
     LineChart,
@@ -23,7 +18,6 @@ from sekai.finance.rendering import (
     Stat,
 )
 from sekai.finance.rendering._format import format_pct
-from sekai.rendering import Theme
 
 __all__ = ["LimitOrderBookRenderer", "LimitOrderBookTextRenderer", "NetFills", "flow_subtitle"]
 
@@ -83,7 +77,7 @@ class NetFills:
         return -cash / quantity if quantity < 0 else None
 
 
-class LimitOrderBookRenderer(FinanceRenderer):
+class LimitOrderBookRenderer(BookRenderer):
     """Draws a ``LimitOrderBookEnv`` (wrapped or not) as a ``(height, width, 3)`` dashboard.
 
     Header: wealth (ticks), inventory, the market's spread (ticks) and the session left.
@@ -103,18 +97,9 @@ class LimitOrderBookRenderer(FinanceRenderer):
     env_type = LimitOrderBookEnv
     env_title = "LimitOrderBook-v0"
 
-    def __init__(
-        self,
-        *,
-        width: int = 720,
-        height: int = 450,
-        theme: str | Theme = "light",
-        window: int | None = None,
-        levels: int = 8,
-    ) -> None:
-        self.levels = check_levels(levels)
+    def _build(self) -> Row:
         fills = NetFills()
-        charts = Row(
+        return Row(
             Column(
                 PriceChart("mid", spread=best_quotes, buys=fills.bought, sells=fills.sold,
                            title="Mid price (ticks)", height=1.5),
@@ -128,10 +113,6 @@ class LimitOrderBookRenderer(FinanceRenderer):
             ),
             OrderBookChart("book", owners=lambda env: {_owner(env): "You"}, levels=self.levels),
         )  # fmt: skip
-        super().__init__(charts, width=width, height=height, theme=theme, window=window)
-
-    def __repr__(self) -> str:
-        return f"{super().__repr__()[:-1]}, levels={self.levels})"
 
     def horizon(self, env: Any) -> int | None:
         return int(env.n_steps)

@@ -8,15 +8,14 @@ from typing import Any
 
 from sekai.envs.finance.lob_market import LimitOrderBookMarket
 from sekai.envs.finance.rendering._base import (
+    BookRenderer,
     FinanceTextRenderer,
-    check_levels,
     checked_env,
     format_price,
 )
 from sekai.envs.finance.rendering.lob import best_quotes, flow_subtitle
 from sekai.finance.rendering import (
     Column,
-    Dashboard,
     LineChart,
     OrderBookChart,
     PriceChart,
@@ -25,7 +24,7 @@ from sekai.finance.rendering import (
     Stat,
 )
 from sekai.finance.rendering._format import format_pct
-from sekai.rendering import Theme, require_reset
+from sekai.rendering import require_reset
 
 __all__ = ["LimitOrderBookMarketRenderer", "LimitOrderBookMarketTextRenderer"]
 
@@ -52,7 +51,7 @@ class _DecisionClock:
         return len(self.times) - 1
 
 
-class LimitOrderBookMarketRenderer(Dashboard):
+class LimitOrderBookMarketRenderer(BookRenderer):
     """Draws a ``LimitOrderBookMarket`` as a ``(height, width, 3)`` uint8 dashboard.
 
     Header: the number of traders, the market's spread (ticks) and the session left. Charts:
@@ -68,24 +67,12 @@ class LimitOrderBookMarketRenderer(Dashboard):
         levels: price levels per side in the depth ladder.
     """
 
-    def __init__(
-        self,
-        *,
-        width: int = 720,
-        height: int = 450,
-        theme: str | Theme = "light",
-        window: int | None = None,
-        levels: int = 8,
-    ) -> None:
-        self.levels = check_levels(levels)
-        self._clock = _DecisionClock()
-        super().__init__(
-            self._charts, title="LimitOrderBookMarket", width=width, height=height, theme=theme,
-            window=window,
-        )  # fmt: skip
+    env_type = LimitOrderBookMarket
+    env_title = "LimitOrderBookMarket"
 
-    def __repr__(self) -> str:
-        return f"{super().__repr__()[:-1]}, levels={self.levels})"
+    def _build(self) -> Callable[[LimitOrderBookMarket], Row]:
+        self._clock = _DecisionClock()
+        return self._charts
 
     def _charts(self, env: LimitOrderBookMarket) -> Row:
         agents = list(env.possible_agents)
@@ -164,17 +151,11 @@ class LimitOrderBookMarketTextRenderer(FinanceTextRenderer):
         super().__init__()
         self._clock = _DecisionClock()
 
-    def render(self, env: Any) -> str:
-        """One line describing the market now (with a header at the start of a session)."""
-        base = _checked(self, env)
-        step = self._clock.step(base)
-        new = base is not self._env or step == 0 or step < self._last_step
-        self._env, self._last_step = base, step
-        columns = self.columns(base)
-        line = "  ".join(f"{c:>{w}}" for c, (_, w) in zip(self.row(base, step, new), columns))
-        if not new:
-            return line
-        return f"{self.env_title}\n" + "  ".join(f"{h:>{w}}" for h, w in columns) + f"\n{line}"
+    def _target(self, env: Any) -> Any:
+        return _checked(self, env)
+
+    def _step_of(self, base: Any) -> int:
+        return self._clock.step(base)
 
     def columns(self, env: Any) -> Sequence[tuple[str, int]]:
         columns = [("step", 5), ("time", 7), ("mid", 9), ("spread", 6), ("acting", 12)]

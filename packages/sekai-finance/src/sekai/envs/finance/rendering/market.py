@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,7 @@ import numpy as np
 from sekai.envs.finance.market import MarketEnv
 from sekai.envs.finance.rendering._base import (
     FinanceRenderer,
-    FinanceTextRenderer,
+    GrowthTextRenderer,
     change,
     describe_costs,
     describe_market,
@@ -28,8 +27,6 @@ from sekai.finance.rendering import (
 )
 from sekai.finance.rendering._format import format_pct
 from sekai.finance.rendering._paint import mix
-from sekai.finance.rewards import LogReturn
-from sekai.rendering import Theme
 
 __all__ = ["MarketRenderer", "MarketTextRenderer", "slot_labels"]
 
@@ -78,15 +75,8 @@ class MarketRenderer(FinanceRenderer):
     env_type = MarketEnv
     env_title = "Market-v0"
 
-    def __init__(
-        self,
-        *,
-        width: int = 720,
-        height: int = 450,
-        theme: str | Theme = "light",
-        window: int | None = None,
-    ) -> None:
-        super().__init__(self._charts, width=width, height=height, theme=theme, window=window)
+    def _build(self) -> Callable[[MarketEnv], Column]:
+        return self._charts
 
     def _charts(self, env: MarketEnv) -> Column:
         slots = int(env.max_assets)
@@ -131,7 +121,7 @@ class MarketRenderer(FinanceRenderer):
         return stats
 
 
-class MarketTextRenderer(FinanceTextRenderer):
+class MarketTextRenderer(GrowthTextRenderer):
     """Describes a ``MarketEnv`` as one text line per call: step, time, equity, gross exposure,
     tradable assets, the largest holding and the step's reward (the log growth, as
     ``TradingTextRenderer``)."""
@@ -139,32 +129,19 @@ class MarketTextRenderer(FinanceTextRenderer):
     env_type = MarketEnv
     env_title = "Market-v0"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._equity = 1.0
-
     def columns(self, env: Any) -> Sequence[tuple[str, int]]:
-        reward = "reward" if type(env.reward_fn) is LogReturn else "log ret"
-        time_w = 16 if env.data is not None and env.data.is_datetime else 6
-        return [("step", 5), ("time", time_w), ("equity", 8), ("gross", 7), ("tradable", 8),
-                ("top holding", 18), ("return", 8), (reward, 9)]  # fmt: skip
+        return [("step", 5), self._time_column(env), ("equity", 8), ("gross", 7), ("tradable", 8),
+                ("top holding", 18), *self._growth_columns(env)]  # fmt: skip
 
     def row(self, env: Any, step: int, new_episode: bool) -> Sequence[str]:
         equity = float(env.equity)
-        previous = 1.0 if new_episode else self._equity
-        self._equity = equity
+        returns = self._growth(equity, step, new_episode)
         weights = np.asarray(env.weights)
         labels = slot_labels(env)
         top = int(np.argmax(np.abs(weights))) if weights.size else 0
         top_text = "-"
         if weights.size and weights[top] != 0:
             top_text = f"{(labels[top] or '?')[:9]} {format_pct(float(weights[top]), 1)}"
-        if step == 0:
-            simple, log = "-", "-"
-        else:
-            growth = equity / previous if previous > 0 else 0.0
-            simple = format_pct(growth - 1.0, 2, signed=True)
-            log = f"{math.log(max(growth, 1e-12)):+.5f}"
         return [str(step), format_time(env.timestamp), f"{equity:.4f}",
                 format_pct(float(np.abs(weights).sum()), 1), str(int(_tradable(env).sum())),
-                top_text, simple, log]  # fmt: skip
+                top_text, *returns]  # fmt: skip

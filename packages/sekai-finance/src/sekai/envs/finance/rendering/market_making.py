@@ -15,7 +15,6 @@ from sekai.envs.finance.rendering._base import (
 )
 from sekai.finance.rendering import Column, LineChart, PriceChart, Row, Series, Stat
 from sekai.finance.rendering._format import format_pct
-from sekai.rendering import Theme
 
 __all__ = ["MarketMakingRenderer", "MarketMakingTextRenderer"]
 
@@ -54,15 +53,8 @@ class MarketMakingRenderer(FinanceRenderer):
     env_type = MarketMakingEnv
     env_title = "MarketMaking-v0"
 
-    def __init__(
-        self,
-        *,
-        width: int = 720,
-        height: int = 450,
-        theme: str | Theme = "light",
-        window: int | None = None,
-    ) -> None:
-        charts = Column(
+    def _build(self) -> Column:
+        return Column(
             PriceChart(
                 "mid", quotes=_quotes, buys=_bought, sells=_sold, title="Mid price and quotes",
                 height=1.5,
@@ -74,7 +66,6 @@ class MarketMakingRenderer(FinanceRenderer):
                           drawdown=True, tag=True),
             ),
         )  # fmt: skip
-        super().__init__(charts, width=width, height=height, theme=theme, window=window)
 
     def horizon(self, env: Any) -> int | None:
         return int(env.n_steps)

@@ -12,7 +12,6 @@ from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
 from sekai.envs.finance.rendering._base import FinanceRenderer, FinanceTextRenderer, format_price
 from sekai.finance.rendering import Column, LineChart, PriceChart, Row, Series, Stat
 from sekai.finance.rendering._format import format_number, format_pct
-from sekai.rendering import Theme
 
 __all__ = ["ExecutionTracker", "OptimalExecutionRenderer", "OptimalExecutionTextRenderer"]
 
@@ -77,20 +76,13 @@ class OptimalExecutionRenderer(FinanceRenderer):
     env_type = OptimalExecutionEnv
     env_title = "OptimalExecution-v0"
 
-    def __init__(
-        self,
-        *,
-        width: int = 720,
-        height: int = 450,
-        theme: str | Theme = "light",
-        window: int | None = None,
-    ) -> None:
+    def _build(self) -> Column:
         self._tracker = ExecutionTracker()
         plan = Series(
             lambda env: env.almgren_chriss_trajectory(), label="Almgren-Chriss plan",
             color="muted", style="dashed", static=True,
         )  # fmt: skip
-        charts = Column(
+        return Column(
             Row(
                 LineChart([plan, Series("inventory", label="inventory", color="accent", width=2)],
                           title="Inventory", primary=1, baseline=0.0),
@@ -103,7 +95,6 @@ class OptimalExecutionRenderer(FinanceRenderer):
                 title="Shares sold per step", height=0.8,
             ),
         )  # fmt: skip
-        super().__init__(charts, width=width, height=height, theme=theme, window=window)
 
     def horizon(self, env: Any) -> int | None:
         return int(env.n_steps)

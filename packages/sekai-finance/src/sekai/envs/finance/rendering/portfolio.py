@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,7 @@ import numpy as np
 from sekai.envs.finance.portfolio import PortfolioEnv
 from sekai.envs.finance.rendering._base import (
     FinanceRenderer,
-    FinanceTextRenderer,
+    GrowthTextRenderer,
     asset_names,
     change,
     describe_costs,
@@ -21,8 +20,6 @@ from sekai.envs.finance.rendering._base import (
 from sekai.finance.rendering import AreaChart, BarChart, Column, LineChart, Row, Series, Stat
 from sekai.finance.rendering._format import format_pct
 from sekai.finance.rendering._paint import mix
-from sekai.finance.rewards import LogReturn
-from sekai.rendering import Theme
 
 __all__ = ["PortfolioRenderer", "PortfolioTextRenderer"]
 
@@ -59,15 +56,8 @@ class PortfolioRenderer(FinanceRenderer):
     env_type = PortfolioEnv
     env_title = "Portfolio-v0"
 
-    def __init__(
-        self,
-        *,
-        width: int = 720,
-        height: int = 450,
-        theme: str | Theme = "light",
-        window: int | None = None,
-    ) -> None:
-        super().__init__(self._charts, width=width, height=height, theme=theme, window=window)
+    def _build(self) -> Callable[[PortfolioEnv], Column]:
+        return self._charts
 
     def _charts(self, env: PortfolioEnv) -> Column:
         n = int(env.n_assets)
@@ -121,36 +111,23 @@ class PortfolioRenderer(FinanceRenderer):
         return stats
 
 
-class PortfolioTextRenderer(FinanceTextRenderer):
+class PortfolioTextRenderer(GrowthTextRenderer):
     """Describes a ``PortfolioEnv`` as one text line per call: step, time, value, the cash and
     largest weights, and the step's reward (the log growth, as ``TradingTextRenderer``)."""
 
     env_type = PortfolioEnv
     env_title = "Portfolio-v0"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._value = 1.0
-
     def columns(self, env: Any) -> Sequence[tuple[str, int]]:
-        reward = "reward" if type(env.reward_fn) is LogReturn else "log ret"
-        time_w = 16 if env.data is not None and env.data.is_datetime else 6
-        return [("step", 5), ("time", time_w), ("value", 8), ("cash", 7), ("top weight", 18),
-                ("return", 8), (reward, 9)]  # fmt: skip
+        return [("step", 5), self._time_column(env), ("value", 8), ("cash", 7), ("top weight", 18),
+                *self._growth_columns(env)]  # fmt: skip
 
     def row(self, env: Any, step: int, new_episode: bool) -> Sequence[str]:
         value = float(env.portfolio_value)
-        previous = 1.0 if new_episode else self._value
-        self._value = value
+        returns = self._growth(value, step, new_episode)
         weights = np.asarray(env.weights)
         names = asset_names(env, int(env.n_assets))
         top = int(np.argmax(np.abs(weights[:-1])))
         top_text = f"{names[top][:9]} {format_pct(float(weights[top]), 1)}"
-        if step == 0:
-            simple, log = "-", "-"
-        else:
-            growth = value / previous if previous > 0 else 0.0
-            simple = format_pct(growth - 1.0, 2, signed=True)
-            log = f"{math.log(max(growth, 1e-12)):+.5f}"
         return [str(step), format_time(env.timestamp), f"{value:.4f}",
-                format_pct(float(weights[-1]), 1), top_text, simple, log]  # fmt: skip
+                format_pct(float(weights[-1]), 1), top_text, *returns]  # fmt: skip

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from sekai.envs.finance.rendering._base import (
     FinanceRenderer,
-    FinanceTextRenderer,
+    GrowthTextRenderer,
     change,
     describe_costs,
     describe_market,
@@ -17,9 +16,7 @@ from sekai.envs.finance.rendering._base import (
 )
 from sekai.envs.finance.trading import TradingEnv
 from sekai.finance.rendering import Column, LineChart, PriceChart, Series, Stat
-from sekai.finance.rendering._format import format_number, format_pct
-from sekai.finance.rewards import LogReturn
-from sekai.rendering import Theme
+from sekai.finance.rendering._format import format_number
 
 __all__ = ["TradingRenderer", "TradingTextRenderer", "held_position"]
 
@@ -78,15 +75,8 @@ class TradingRenderer(FinanceRenderer):
     env_type = TradingEnv
     env_title = "Trading-v0"
 
-    def __init__(
-        self,
-        *,
-        width: int = 720,
-        height: int = 450,
-        theme: str | Theme = "light",
-        window: int | None = None,
-    ) -> None:
-        charts = Column(
+    def _build(self) -> Column:
+        return Column(
             PriceChart(
                 "price", position=held_position, context=_context, title="Price", height=1.5
             ),
@@ -102,7 +92,6 @@ class TradingRenderer(FinanceRenderer):
                 primary=1,
             ),
         )
-        super().__init__(charts, width=width, height=height, theme=theme, window=window)
 
     def horizon(self, env: Any) -> int | None:
         return int(env.episode_length)
@@ -124,7 +113,7 @@ class TradingRenderer(FinanceRenderer):
         return stats
 
 
-class TradingTextRenderer(FinanceTextRenderer):
+class TradingTextRenderer(GrowthTextRenderer):
     """Describes a ``TradingEnv`` as one text line per call: step, time, price, position,
     equity and the step's reward.
 
@@ -135,25 +124,12 @@ class TradingTextRenderer(FinanceTextRenderer):
     env_type = TradingEnv
     env_title = "Trading-v0"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._equity = 1.0
-
     def columns(self, env: Any) -> Sequence[tuple[str, int]]:
-        reward = "reward" if type(env.reward_fn) is LogReturn else "log ret"
-        time_w = 16 if env.data is not None and env.data.is_datetime else 6
-        return [("step", 5), ("time", time_w), ("price", 10), ("position", 11),
-                ("equity", 8), ("return", 8), (reward, 9)]  # fmt: skip
+        return [("step", 5), self._time_column(env), ("price", 10), ("position", 11),
+                ("equity", 8), *self._growth_columns(env)]  # fmt: skip
 
     def row(self, env: Any, step: int, new_episode: bool) -> Sequence[str]:
         equity = float(env.equity)
-        previous = 1.0 if new_episode else self._equity
-        self._equity = equity
-        if step == 0:
-            simple, log = "-", "-"
-        else:
-            growth = equity / previous if previous > 0 else 0.0
-            simple = format_pct(growth - 1.0, 2, signed=True)
-            log = f"{math.log(max(growth, 1e-12)):+.5f}"
         return [str(step), format_time(env.timestamp), format_number(float(env.price), 6),
-                position_label(float(env.position)), f"{equity:.4f}", simple, log]  # fmt: skip
+                position_label(float(env.position)), f"{equity:.4f}",
+                *self._growth(equity, step, new_episode)]  # fmt: skip

@@ -2,7 +2,9 @@
 
 A subclass of ``FinanceVecEnv`` names its single env (``single_env``), declares its parameters
 with ``param()`` (shared, settable; forwarded to ``self.template``) and ``read_only(reason)``,
-lists its per-sub-env state names in ``state_names``, and implements the ``NativeVecEnv`` hooks.
+lists its per-sub-env state names in ``state_names`` (read-only copies: ``state(slot, doc)``),
+allocates that state in ``_allocate_state()`` and implements the ``NativeVecEnv`` hooks.
+``SessionVecEnv`` adds the step clock, reset options and observation cache of the session envs.
 The template is a single env built from the same keyword arguments: it validates them exactly
 as the single env does, supplies the spaces, and holds every parameter, read every step.
 
@@ -29,6 +31,7 @@ from numpy.typing import NDArray
 
 from sekai.core.env import Env
 from sekai.envs.finance._common import parse_options
+from sekai.envs.finance._session import ObservationCache, session_options
 from sekai.finance.sampling import EpisodeSampler, as_sampler
 from sekai.vector.native import NativeVecEnv
 
@@ -38,8 +41,10 @@ __all__ = [
     "SHAPE",
     "TRANSACTION_COST",
     "FinanceVecEnv",
+    "SessionVecEnv",
     "param",
     "read_only",
+    "state",
 ]
 
 SHAPE = "it fixes the shapes of the env's arrays; build a new env"
@@ -91,6 +96,19 @@ class read_only(param):
         raise AttributeError(f"{type(obj).__name__}.{self.name} is read-only: {self.reason}.")
 
 
+def state(slot: str, doc: str) -> Any:
+    """A read-only property giving a copy of the state array ``self.<slot>`` (one row a sub-env).
+
+    A copy, so a caller's array never changes under later steps; setting it raises
+    ``AttributeError`` like any property without a setter.
+    """
+
+    def get(self: Any) -> np.ndarray:
+        return np.array(getattr(self, slot), copy=True)
+
+    return property(get, doc=doc)
+
+
 class FinanceVecEnv(NativeVecEnv):
     """Base of the native finance envs: template parameters, attribute rules, sampler lanes.
 
@@ -128,6 +146,10 @@ class FinanceVecEnv(NativeVecEnv):
             if isinstance(template_sampler, EpisodeSampler)
             else []
         )
+        self._allocate_state()
+
+    def _allocate_state(self) -> None:
+        """Create the per-sub-env state arrays (a hook: runs once, at the end of ``__init__``)."""
 
     # -- attributes -------------------------------------------------------------------------
 
@@ -236,3 +258,44 @@ class FinanceVecEnv(NativeVecEnv):
             mask = np.zeros(self.num_envs, dtype=bool)
             mask[indices] = True
             reward_fn.reset(mask)
+
+
+class SessionVecEnv(ObservationCache, FinanceVecEnv):
+    """Base of the native session envs (MarketMaking, OptimalExecution): clock, options, resets.
+
+    Holds every sub-env's step count ``_t`` (the template's ``dt`` gives the times) and caches
+    observations (``ObservationCache``). Subclasses call ``super()._allocate_state()`` and start
+    their ``_reset_envs`` with ``restart_sessions``.
+    """
+
+    _t: np.ndarray
+
+    elapsed_steps = state("_t", "Steps taken in each sub-env's session.")
+
+    def _allocate_state(self) -> None:
+        self._t = np.zeros(self.num_envs, np.int64)
+
+    @property
+    def time_remaining(self) -> np.ndarray:
+        """Session time left in every sub-env, ``(n_steps - t) dt``."""
+        tpl: Any = self.template
+        result: np.ndarray = (tpl.n_steps - self._t) * tpl.dt
+        return result
+
+    @property
+    def timestamp(self) -> np.ndarray:
+        """Session time of every sub-env's current decision, ``t dt``."""
+        tpl: Any = self.template
+        result: np.ndarray = self._t * tpl.dt
+        return result
+
+    def restart_sessions(
+        self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        """Refuse reset options (a session has none); restart the clocks and observations."""
+        name = type(self).__name__
+        for option in options:
+            if option:
+                session_options(option, name)
+        self._t[indices] = 0  # no info refers to this array: update in place
+        self._observation_reset(indices)

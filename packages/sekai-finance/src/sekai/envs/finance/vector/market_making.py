@@ -9,13 +9,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.envs.finance._session import ObservationCache, session_options
 from sekai.envs.finance.market_making import (
     MarketMakingEnv,
     avellaneda_stoikov_quotes,
     fill_probability,
 )
-from sekai.envs.finance.vector._base import FinanceVecEnv, param, read_only
+from sekai.envs.finance.vector._base import SessionVecEnv, param, read_only, state
 from sekai.vector.native import shared
 
 __all__ = ["MarketMakingVecEnv"]
@@ -24,12 +23,7 @@ _BOUNDS = "it fixes the bounds of the action space; build a new env"
 _DERIVED = "it is derived from the other parameters (total_time / n_steps)"
 
 
-def _copy(array: np.ndarray) -> np.ndarray:
-    """A copy of a state array (callers must not see later steps change it)."""
-    return np.array(array, copy=True)
-
-
-class MarketMakingVecEnv(ObservationCache, FinanceVecEnv):
+class MarketMakingVecEnv(SessionVecEnv):
     """``num_envs`` market-making sessions simulated together (see ``MarketMakingEnv``).
 
     Parameters are shared and live on ``self.template`` (a ``MarketMakingEnv`` built from the
@@ -77,28 +71,17 @@ class MarketMakingVecEnv(ObservationCache, FinanceVecEnv):
     _mid: np.ndarray
     _inventory: np.ndarray
     _cash: np.ndarray
-    _t: np.ndarray
     _bid: np.ndarray
     _ask: np.ndarray
     _bid_filled: np.ndarray
     _ask_filled: np.ndarray
 
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        autoreset: bool = True,
-        max_episode_steps: int | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            num_envs, autoreset=autoreset, max_episode_steps=max_episode_steps, **kwargs
-        )
+    def _allocate_state(self) -> None:
+        super()._allocate_state()
         n = self.num_envs
         self._mid = np.full(n, float(self.template.s0))
         self._inventory = np.zeros(n, np.int64)
         self._cash = np.zeros(n)
-        self._t = np.zeros(n, np.int64)
         self._bid = np.full(n, np.nan)
         self._ask = np.full(n, np.nan)
         self._bid_filled = np.zeros(n, np.bool_)
@@ -106,63 +89,19 @@ class MarketMakingVecEnv(ObservationCache, FinanceVecEnv):
 
     # -- state (one value per sub-env; copies) -------------------------------------------------
 
-    @property
-    def mid(self) -> np.ndarray:
-        """Mid price of every sub-env."""
-        return _copy(self._mid)
-
-    @property
-    def inventory(self) -> np.ndarray:
-        """Inventory of every sub-env (int64)."""
-        return _copy(self._inventory)
-
-    @property
-    def cash(self) -> np.ndarray:
-        """Cash of every sub-env."""
-        return _copy(self._cash)
+    mid = state("_mid", "Mid price of every sub-env.")
+    inventory = state("_inventory", "Inventory of every sub-env (int64).")
+    cash = state("_cash", "Cash of every sub-env.")
+    bid = state("_bid", "Last step's bid price of every sub-env (NaN before the first step).")
+    ask = state("_ask", "Last step's ask price of every sub-env (NaN before the first step).")
+    bid_filled = state("_bid_filled", "Whether each sub-env's bid filled in the last step.")
+    ask_filled = state("_ask_filled", "Whether each sub-env's ask filled in the last step.")
 
     @property
     def wealth(self) -> np.ndarray:
         """``cash + inventory * mid`` of every sub-env."""
         result: np.ndarray = self._cash + self._inventory * self._mid
         return result
-
-    @property
-    def elapsed_steps(self) -> np.ndarray:
-        """Steps taken in each sub-env's session."""
-        return _copy(self._t)
-
-    @property
-    def time_remaining(self) -> np.ndarray:
-        """Session time left in every sub-env, ``(n_steps - t) dt``."""
-        result: np.ndarray = (self.template.n_steps - self._t) * self.template.dt
-        return result
-
-    @property
-    def timestamp(self) -> np.ndarray:
-        """Session time of every sub-env's current decision, ``t dt``."""
-        result: np.ndarray = self._t * self.template.dt
-        return result
-
-    @property
-    def bid(self) -> np.ndarray:
-        """Last step's bid price of every sub-env (NaN before the first step)."""
-        return _copy(self._bid)
-
-    @property
-    def ask(self) -> np.ndarray:
-        """Last step's ask price of every sub-env (NaN before the first step)."""
-        return _copy(self._ask)
-
-    @property
-    def bid_filled(self) -> np.ndarray:
-        """Whether each sub-env's bid filled in the last step."""
-        return _copy(self._bid_filled)
-
-    @property
-    def ask_filled(self) -> np.ndarray:
-        """Whether each sub-env's ask filled in the last step."""
-        return _copy(self._ask_filled)
 
     # -- policy helpers ------------------------------------------------------------------------
 
@@ -198,16 +137,11 @@ class MarketMakingVecEnv(ObservationCache, FinanceVecEnv):
     def _reset_envs(
         self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
-        name = type(self).__name__
-        for option in options:
-            if option:
-                session_options(option, name)
+        self.restart_sessions(indices, options)
         # Fresh arrays: infos handed out earlier may still refer to the old ones.
         self._mid = self.replace_rows(self._mid, indices, float(self.template.s0))
         self._inventory = self.replace_rows(self._inventory, indices, 0)
         self._cash = self.replace_rows(self._cash, indices, 0.0)
-        self._t[indices] = 0  # no info refers to this array: update in place
-        self._observation_reset(indices)
         self._bid = self.replace_rows(self._bid, indices, np.nan)
         self._ask = self.replace_rows(self._ask, indices, np.nan)
         self._bid_filled = self.replace_rows(self._bid_filled, indices, False)

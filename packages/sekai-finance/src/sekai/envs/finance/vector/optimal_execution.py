@@ -9,9 +9,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.envs.finance._session import ObservationCache, session_options
 from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
-from sekai.envs.finance.vector._base import FinanceVecEnv, param, read_only
+from sekai.envs.finance.vector._base import SessionVecEnv, param, read_only, state
 from sekai.vector.native import shared
 
 __all__ = ["OptimalExecutionVecEnv"]
@@ -19,12 +18,7 @@ __all__ = ["OptimalExecutionVecEnv"]
 _DERIVED = "it is derived from the other parameters (total_time / n_steps)"
 
 
-def _copy(array: np.ndarray) -> np.ndarray:
-    """A copy of a state array (callers must not see later steps change it)."""
-    return np.array(array, copy=True)
-
-
-class OptimalExecutionVecEnv(ObservationCache, FinanceVecEnv):
+class OptimalExecutionVecEnv(SessionVecEnv):
     """``num_envs`` liquidations simulated together (see ``OptimalExecutionEnv``).
 
     Parameters are shared and live on ``self.template``; state has one entry per sub-env.
@@ -59,58 +53,19 @@ class OptimalExecutionVecEnv(ObservationCache, FinanceVecEnv):
     _inventory: np.ndarray
     _mid: np.ndarray
     _shortfall: np.ndarray
-    _t: np.ndarray
 
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        autoreset: bool = True,
-        max_episode_steps: int | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            num_envs, autoreset=autoreset, max_episode_steps=max_episode_steps, **kwargs
-        )
+    def _allocate_state(self) -> None:
+        super()._allocate_state()
         n = self.num_envs
         self._inventory = np.full(n, float(self.template.X0))
         self._mid = np.full(n, float(self.template.s0))
         self._shortfall = np.zeros(n)
-        self._t = np.zeros(n, np.int64)
 
     # -- state (one value per sub-env; copies) -------------------------------------------------
 
-    @property
-    def inventory(self) -> np.ndarray:
-        """Shares left to sell in every sub-env."""
-        return _copy(self._inventory)
-
-    @property
-    def mid(self) -> np.ndarray:
-        """Mid price of every sub-env."""
-        return _copy(self._mid)
-
-    @property
-    def shortfall(self) -> np.ndarray:
-        """Cumulative implementation shortfall ($) of every sub-env."""
-        return _copy(self._shortfall)
-
-    @property
-    def elapsed_steps(self) -> np.ndarray:
-        """Steps taken in each sub-env's episode."""
-        return _copy(self._t)
-
-    @property
-    def time_remaining(self) -> np.ndarray:
-        """Time left in every sub-env, ``(N - k) tau``."""
-        result: np.ndarray = (self.template.n_steps - self._t) * self.template.tau
-        return result
-
-    @property
-    def timestamp(self) -> np.ndarray:
-        """Session time of every sub-env's current decision, ``k tau``."""
-        result: np.ndarray = self._t * self.template.tau
-        return result
+    inventory = state("_inventory", "Shares left to sell in every sub-env.")
+    mid = state("_mid", "Mid price of every sub-env.")
+    shortfall = state("_shortfall", "Cumulative implementation shortfall ($) of every sub-env.")
 
     # -- Almgren–Chriss (the same for every sub-env) -------------------------------------------
 
@@ -134,17 +89,12 @@ class OptimalExecutionVecEnv(ObservationCache, FinanceVecEnv):
     def _reset_envs(
         self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
-        name = type(self).__name__
-        for option in options:
-            if option:
-                session_options(option, name)
+        self.restart_sessions(indices, options)
         tpl = self.template
         # Fresh arrays: infos handed out earlier may still refer to the old ones.
         self._inventory = self.replace_rows(self._inventory, indices, float(tpl.X0))
         self._mid = self.replace_rows(self._mid, indices, float(tpl.s0))
         self._shortfall = self.replace_rows(self._shortfall, indices, 0.0)
-        self._t[indices] = 0  # no info refers to this array: update in place
-        self._observation_reset(indices)
 
     def _reset_infos(self, indices: NDArray[np.intp]) -> dict[str, Any]:
         # Every value is the same for the sub-envs just reset: scalars are repeated for each.
