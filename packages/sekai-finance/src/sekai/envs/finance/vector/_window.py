@@ -58,17 +58,8 @@ class WindowVecEnv(FinanceVecEnv):
     data = read_only(HISTORY, "The MarketData of the history, or None.")
     transaction_cost = read_only(TRANSACTION_COST, "The transaction_cost argument.")
 
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        autoreset: bool = True,
-        max_episode_steps: int | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            num_envs, autoreset=autoreset, max_episode_steps=max_episode_steps, **kwargs
-        )
+    def _allocate_state(self) -> None:
+        super()._allocate_state()
         template: Any = self.template
         n_envs = self.num_envs
         self._lookback: int = template.lookback

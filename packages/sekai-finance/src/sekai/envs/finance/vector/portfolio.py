@@ -40,17 +40,8 @@ class PortfolioVecEnv(WindowVecEnv):
     n_assets = read_only(SHAPE, "Number of assets.")
     allow_short = read_only(SHAPE, "Whether the action space allows shorts.")
 
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        autoreset: bool = True,
-        max_episode_steps: int | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            num_envs, autoreset=autoreset, max_episode_steps=max_episode_steps, **kwargs
-        )
+    def _allocate_state(self) -> None:
+        super()._allocate_state()
         template: Any = self.template
         self._allow_short = bool(template.allow_short)
         self._cash = np.zeros(self._width + 1)

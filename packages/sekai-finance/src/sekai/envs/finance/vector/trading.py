@@ -30,17 +30,8 @@ class TradingVecEnv(WindowVecEnv):
     s0 = param("Initial price of the built-in GBM (shared).")
     positions = read_only(SHAPE, "The allowed target positions.")
 
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        autoreset: bool = True,
-        max_episode_steps: int | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            num_envs, autoreset=autoreset, max_episode_steps=max_episode_steps, **kwargs
-        )
+    def _allocate_state(self) -> None:
+        super()._allocate_state()
         self._targets = np.asarray(self.template.positions, dtype=np.float64)  # type: ignore[attr-defined]
         self._position = np.zeros(self.num_envs)
 
