@@ -66,6 +66,9 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     if plugin is not None:
         python = plugin.config["handlers"].setdefault("python", {})
         python["paths"] = [str(merged)]
+        # An absolute path: griffe resolves extension files against the working directory.
+        options = python.setdefault("options", {})
+        options["extensions"] = [f"{ROOT / 'docs' / 'griffe_descriptors.py'}:DescriptorDocs"]
     return config
 
 

@@ -5,8 +5,9 @@ Import them from ``sekai.envs.finance``; each module imports only the env it dra
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sekai.utils._lazy import lazy_exports
 
 _PKG = "sekai.envs.finance.rendering"
 
@@ -31,18 +32,7 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
     from sekai.envs.finance.rendering.lob import (

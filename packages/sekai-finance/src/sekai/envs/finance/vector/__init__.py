@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sekai.utils._lazy import lazy_exports
 
 # name -> module defining it, imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
@@ -21,14 +22,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
     from sekai.envs.finance.vector.market_making import MarketMakingVecEnv
