@@ -87,7 +87,8 @@ def project_weights(
     a = np.clip(a, -lev, lev)
     gross = np.abs(a).sum(axis=-1)
     # lev / max(gross, lev) is 1 below the cap; never divides by a tiny gross.
-    return a * (lev / np.maximum(gross, lev))[..., None]
+    weights: np.ndarray = a * (lev / np.maximum(gross, lev))[..., None]
+    return weights
 
 
 def settle(
