@@ -16,28 +16,14 @@ def check_correlation(corr: object, n: int | None = None) -> np.ndarray:
     Raises:
         ValueError: saying which property fails.
     """
+    # Imported here: the simulators package loads every model, which these envs do not need.
+    from sekai.finance.simulators._checks import check_correlation_matrix
+
     try:
         matrix = np.array(corr, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"corr must be a square matrix of numbers, got {corr!r}.") from exc
-    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
-        raise ValueError(f"corr must be a square (n, n) matrix, got shape {matrix.shape}.")
-    if n is not None and matrix.shape != (n, n):
-        raise ValueError(
-            f"corr must have shape ({n}, {n}) (one row per asset), got {matrix.shape}."
-        )
-    if not np.all(np.isfinite(matrix)):
-        raise ValueError("corr must be finite.")
-    if not np.allclose(matrix, matrix.T, rtol=0.0, atol=1e-8):
-        raise ValueError("corr must be symmetric (within 1e-8).")
-    if not np.allclose(np.diag(matrix), 1.0, rtol=0.0, atol=1e-8):
-        raise ValueError("corr must have a unit diagonal (within 1e-8).")
-    try:
-        np.linalg.cholesky(matrix)
-    except np.linalg.LinAlgError as exc:
-        raise ValueError("corr must be positive definite.") from exc
-    matrix.flags.writeable = False
-    return matrix
+    return check_correlation_matrix(matrix, n, end=".")
 
 
 def random_correlation(rng: np.random.Generator, n: int, strength: float = 0.5) -> np.ndarray:

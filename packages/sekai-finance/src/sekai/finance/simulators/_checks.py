@@ -11,6 +11,7 @@ __all__ = [
     "as_float",
     "as_positive_int",
     "check_correlation",
+    "check_correlation_matrix",
     "check_generator",
     "format_dt",
     "per_asset",
@@ -144,20 +145,38 @@ def check_correlation(corr: object) -> np.ndarray | None:
         raise ValueError(
             f"corr must be a square matrix of numbers, got {type(corr).__name__}"
         ) from exc
+    return check_correlation_matrix(matrix)
+
+
+def check_correlation_matrix(matrix: np.ndarray, n: int | None = None, end: str = "") -> np.ndarray:
+    """Check that a float64 array is a correlation matrix; mark it read-only and return it.
+
+    Args:
+        matrix: the candidate, already converted to float64.
+        n: the number of rows and columns it must have, or None for any square shape.
+        end: appended to every error message (the envs end theirs with a full stop).
+
+    Raises:
+        ValueError: unless ``matrix`` is square (``(n, n)`` when given), finite, symmetric and
+            unit-diagonal within 1e-8 and positive definite.
+    """
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
-        raise ValueError(f"corr must be a square (n, n) matrix, got shape {matrix.shape}")
+        raise ValueError(f"corr must be a square (n, n) matrix, got shape {matrix.shape}{end}")
+    if n is not None and matrix.shape != (n, n):
+        raise ValueError(
+            f"corr must have shape ({n}, {n}) (one row per asset), got {matrix.shape}{end}"
+        )
     if not np.all(np.isfinite(matrix)):
-        raise ValueError("corr must be finite")
+        raise ValueError(f"corr must be finite{end}")
     if not np.allclose(matrix, matrix.T, rtol=0.0, atol=1e-8):
-        raise ValueError("corr must be symmetric (within 1e-8)")
+        raise ValueError(f"corr must be symmetric (within 1e-8){end}")
     if not np.allclose(np.diag(matrix), 1.0, rtol=0.0, atol=1e-8):
-        raise ValueError("corr must have a unit diagonal (within 1e-8)")
+        raise ValueError(f"corr must have a unit diagonal (within 1e-8){end}")
     try:
         np.linalg.cholesky(matrix)
     except np.linalg.LinAlgError as exc:
-        raise ValueError("corr must be positive definite") from exc
-    matrix.flags.writeable = False
-    return matrix
+        raise ValueError(f"corr must be positive definite{end}") from exc
+    return read_only(matrix)
 
 
 def check_generator(rng: object) -> np.random.Generator:

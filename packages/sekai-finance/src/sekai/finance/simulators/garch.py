@@ -4,22 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from sekai.finance.simulators._checks import (
-    as_float,
-    broadcast,
-    check_correlation,
-    cholesky,
-    per_asset,
-    public,
-    read_only,
-    resolve_n_assets,
-)
-from sekai.finance.simulators.base import KernelModel
+from sekai.finance.simulators._checks import per_asset, public, read_only
+from sekai.finance.simulators._per_asset import PerAssetModel
 
 __all__ = ["GARCH"]
 
 
-class GARCH(KernelModel):
+class GARCH(PerAssetModel):
     """GARCH(1,1): ``r = mu dt + eps``, ``eps = sqrt(h) z``, ``h' = omega + alpha eps**2 + beta h``.
 
     ``h`` is the per-step variance, starting at the unconditional ``omega / (1 - alpha - beta)``;
@@ -38,7 +29,6 @@ class GARCH(KernelModel):
     beta: float | np.ndarray
     mu: float | np.ndarray
     s0: float | np.ndarray
-    corr: np.ndarray | None
 
     def __init__(
         self,
@@ -64,24 +54,11 @@ class GARCH(KernelModel):
             raise ValueError(
                 f"alpha + beta must be < 1 for a stationary GARCH(1,1), got {public(persistence)!r}"
             )
-        corr_a = check_correlation(corr)
-        n = resolve_n_assets(n_assets, arrays, corr_a)
-        step = as_float("dt", dt, "gt0")
-        p = {name: broadcast(value, n) for name, value in arrays.items()}
-        self._set(
-            **{name: public(value) for name, value in arrays.items()},
-            corr=corr_a,
-            dt=step,
-            n_assets=n,
-            _p=p,
-            _h0=read_only(p["omega"] / (1.0 - p["alpha"] - p["beta"])),
-            _chol=cholesky(corr_a),
-            _s0=p["s0"],
-        )
+        p, _ = self._set_per_asset(arrays, corr, dt, n_assets)
+        self._set(_p=p, _h0=read_only(p["omega"] / (1.0 - p["alpha"] - p["beta"])))
 
     _p: dict[str, np.ndarray]
     _h0: np.ndarray
-    _chol: np.ndarray | None
 
     @property
     def unconditional_variance(self) -> np.ndarray:

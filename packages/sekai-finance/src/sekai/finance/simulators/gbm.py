@@ -6,22 +6,14 @@ import math
 
 import numpy as np
 
-from sekai.finance.simulators._checks import (
-    as_float,
-    broadcast,
-    check_correlation,
-    cholesky,
-    per_asset,
-    public,
-    read_only,
-    resolve_n_assets,
-)
-from sekai.finance.simulators.base import KernelModel, Simulation, check_simulate_args
+from sekai.finance.simulators._checks import per_asset, read_only
+from sekai.finance.simulators._per_asset import PerAssetModel
+from sekai.finance.simulators.base import Simulation, check_simulate_args
 
 __all__ = ["GBM"]
 
 
-class GBM(KernelModel):
+class GBM(PerAssetModel):
     """Geometric Brownian motion: ``log S += (mu - sigma**2 / 2) dt + sigma sqrt(dt) z``.
 
     ``z`` is standard normal, correlated across assets by ``corr`` (through its Cholesky factor).
@@ -40,7 +32,6 @@ class GBM(KernelModel):
     mu: float | np.ndarray
     sigma: float | np.ndarray
     s0: float | np.ndarray
-    corr: np.ndarray | None
 
     def __init__(
         self,
@@ -52,29 +43,19 @@ class GBM(KernelModel):
         dt: float = 1 / 252,
         n_assets: int | None = None,
     ) -> None:
-        mu_a = per_asset("mu", mu)
-        sigma_a = per_asset("sigma", sigma, "ge0")
-        s0_a = per_asset("s0", s0, "gt0")
-        corr_a = check_correlation(corr)
-        n = resolve_n_assets(n_assets, {"mu": mu_a, "sigma": sigma_a, "s0": s0_a}, corr_a)
-        step = as_float("dt", dt, "gt0")
-        sig = broadcast(sigma_a, n)
+        arrays = {
+            "mu": per_asset("mu", mu),
+            "sigma": per_asset("sigma", sigma, "ge0"),
+            "s0": per_asset("s0", s0, "gt0"),
+        }
+        p, step = self._set_per_asset(arrays, corr, dt, n_assets)
         self._set(
-            mu=public(mu_a),
-            sigma=public(sigma_a),
-            s0=public(s0_a),
-            corr=corr_a,
-            dt=step,
-            n_assets=n,
-            _drift=read_only((broadcast(mu_a, n) - 0.5 * sig**2) * step),
-            _vol=read_only(sig * math.sqrt(step)),
-            _chol=cholesky(corr_a),
-            _s0=broadcast(s0_a, n),
+            _drift=read_only((p["mu"] - 0.5 * p["sigma"] ** 2) * step),
+            _vol=read_only(p["sigma"] * math.sqrt(step)),
         )
 
     _drift: np.ndarray
     _vol: np.ndarray
-    _chol: np.ndarray | None
 
     def log_increments(self, z: np.ndarray) -> np.ndarray:
         """Turn standard normals ``(..., n_assets)`` into log-price increments (a new array)."""

@@ -4,22 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from sekai.finance.simulators._checks import (
-    as_float,
-    broadcast,
-    check_correlation,
-    cholesky,
-    per_asset,
-    public,
-    read_only,
-    resolve_n_assets,
-)
-from sekai.finance.simulators.base import KernelModel
+from sekai.finance.simulators._checks import per_asset, read_only
+from sekai.finance.simulators._per_asset import PerAssetModel
 
 __all__ = ["Heston"]
 
 
-class Heston(KernelModel):
+class Heston(PerAssetModel):
     """Heston (1993) model, full-truncation Euler with ``v+ = max(v, 0)``.
 
     ``log S += (mu - v+/2) dt + sqrt(v+ dt) z1`` and
@@ -43,7 +34,6 @@ class Heston(KernelModel):
     rho: float | np.ndarray
     v0: float | np.ndarray
     s0: float | np.ndarray
-    corr: np.ndarray | None
 
     def __init__(
         self,
@@ -68,22 +58,10 @@ class Heston(KernelModel):
             "s0": per_asset("s0", s0, "gt0"),
         }
         arrays["v0"] = arrays["theta"] if v0 is None else per_asset("v0", v0, "ge0")
-        corr_a = check_correlation(corr)
-        n = resolve_n_assets(n_assets, arrays, corr_a)
-        full = {name: broadcast(value, n) for name, value in arrays.items()}
-        self._set(
-            **{name: public(value) for name, value in arrays.items()},
-            corr=corr_a,
-            dt=as_float("dt", dt, "gt0"),
-            n_assets=n,
-            _p=full,
-            _chol=cholesky(corr_a),
-            _rho_c=read_only(np.sqrt(1.0 - full["rho"] ** 2)),
-            _s0=full["s0"],
-        )
+        full, _ = self._set_per_asset(arrays, corr, dt, n_assets)
+        self._set(_p=full, _rho_c=read_only(np.sqrt(1.0 - full["rho"] ** 2)))
 
     _p: dict[str, np.ndarray]
-    _chol: np.ndarray | None
     _rho_c: np.ndarray
 
     def state_spec(self) -> dict[str, tuple[int, ...]]:

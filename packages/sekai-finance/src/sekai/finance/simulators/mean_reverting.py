@@ -4,22 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from sekai.finance.simulators._checks import (
-    as_float,
-    broadcast,
-    check_correlation,
-    cholesky,
-    per_asset,
-    public,
-    read_only,
-    resolve_n_assets,
-)
-from sekai.finance.simulators.base import KernelModel
+from sekai.finance.simulators._checks import per_asset, read_only
+from sekai.finance.simulators._per_asset import PerAssetModel
 
 __all__ = ["MeanReverting"]
 
 
-class MeanReverting(KernelModel):
+class MeanReverting(PerAssetModel):
     """Exponential OU: ``x = log S`` reverts to ``m = log(mean)`` at speed ``theta``.
 
     Exact transition ``x' = m + (x - m) e^{-theta dt} + sigma sqrt((1 - e^{-2 theta dt}) /
@@ -38,7 +29,6 @@ class MeanReverting(KernelModel):
     mean: float | np.ndarray
     sigma: float | np.ndarray
     s0: float | np.ndarray
-    corr: np.ndarray | None
 
     def __init__(
         self,
@@ -57,29 +47,18 @@ class MeanReverting(KernelModel):
             "sigma": per_asset("sigma", sigma, "ge0"),
         }
         arrays["s0"] = arrays["mean"] if s0 is None else per_asset("s0", s0, "gt0")
-        corr_a = check_correlation(corr)
-        n = resolve_n_assets(n_assets, arrays, corr_a)
-        step = as_float("dt", dt, "gt0")
-        p = {name: broadcast(value, n) for name, value in arrays.items()}
-        decay = np.exp(-p["theta"] * step)
+        p, step = self._set_per_asset(arrays, corr, dt, n_assets)
         self._set(
-            **{name: public(value) for name, value in arrays.items()},
-            corr=corr_a,
-            dt=step,
-            n_assets=n,
             _m=read_only(np.log(p["mean"])),
-            _decay=read_only(decay),
+            _decay=read_only(np.exp(-p["theta"] * step)),
             _scale=read_only(
                 p["sigma"] * np.sqrt(-np.expm1(-2.0 * p["theta"] * step) / (2.0 * p["theta"]))
             ),
-            _chol=cholesky(corr_a),
-            _s0=p["s0"],
         )
 
     _m: np.ndarray
     _decay: np.ndarray
     _scale: np.ndarray
-    _chol: np.ndarray | None
 
     def _init_state(self, rng: np.random.Generator, k: int) -> dict[str, np.ndarray]:
         return {"_x": np.repeat(np.log(self._s0)[None], k, axis=0)}

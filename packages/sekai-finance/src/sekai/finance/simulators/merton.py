@@ -6,22 +6,14 @@ import math
 
 import numpy as np
 
-from sekai.finance.simulators._checks import (
-    as_float,
-    broadcast,
-    check_correlation,
-    cholesky,
-    per_asset,
-    public,
-    read_only,
-    resolve_n_assets,
-)
-from sekai.finance.simulators.base import KernelModel, Simulation, check_simulate_args
+from sekai.finance.simulators._checks import per_asset, read_only
+from sekai.finance.simulators._per_asset import PerAssetModel
+from sekai.finance.simulators.base import Simulation, check_simulate_args
 
 __all__ = ["MertonJumpDiffusion"]
 
 
-class MertonJumpDiffusion(KernelModel):
+class MertonJumpDiffusion(PerAssetModel):
     """GBM with ``N ~ Poisson(lambda dt)`` log-jumps ``~ N(jump_mean, jump_std**2)`` per step.
 
     The drift is compensated, ``mu - sigma**2/2 - lambda k`` with
@@ -54,7 +46,6 @@ class MertonJumpDiffusion(KernelModel):
     jump_mean: float | np.ndarray
     jump_std: float | np.ndarray
     s0: float | np.ndarray
-    corr: np.ndarray | None
 
     def __init__(
         self,
@@ -77,30 +68,20 @@ class MertonJumpDiffusion(KernelModel):
             "jump_std": per_asset("jump_std", jump_std, "ge0"),
             "s0": per_asset("s0", s0, "gt0"),
         }
-        corr_a = check_correlation(corr)
-        n = resolve_n_assets(n_assets, arrays, corr_a)
-        step = as_float("dt", dt, "gt0")
-        p = {name: broadcast(value, n) for name, value in arrays.items()}
+        p, step = self._set_per_asset(arrays, corr, dt, n_assets)
         k = np.expm1(p["jump_mean"] + 0.5 * p["jump_std"] ** 2)
         drift = (p["mu"] - 0.5 * p["sigma"] ** 2 - p["jump_intensity"] * k) * step
         self._set(
-            **{name: public(value) for name, value in arrays.items()},
-            corr=corr_a,
-            dt=step,
-            n_assets=n,
             _p=p,
             _drift=read_only(drift),
             _vol=read_only(p["sigma"] * math.sqrt(step)),
             _lam_dt=read_only(p["jump_intensity"] * step),
-            _chol=cholesky(corr_a),
-            _s0=p["s0"],
         )
 
     _p: dict[str, np.ndarray]
     _drift: np.ndarray
     _vol: np.ndarray
     _lam_dt: np.ndarray
-    _chol: np.ndarray | None
 
     def state_spec(self) -> dict[str, tuple[int, ...]]:
         """``{"jumps": (n_assets,)}``: jumps in the step that ended at the row (0 at row 0)."""

@@ -1,0 +1,46 @@
+"""Tests for the shared parameter checks: the correlation-matrix validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sekai.finance.simulators._checks import check_correlation, check_correlation_matrix
+
+
+def test_check_correlation_matrix_returns_the_matrix_read_only() -> None:
+    matrix = np.array([[1.0, 0.3], [0.3, 1.0]])
+    checked = check_correlation_matrix(matrix, 2)
+    assert checked is matrix and not checked.flags.writeable
+
+
+@pytest.mark.parametrize(
+    ("matrix", "message"),
+    [
+        (np.ones((2, 3)), r"corr must be a square \(n, n\) matrix, got shape \(2, 3\)"),
+        (np.eye(3), r"corr must have shape \(2, 2\) \(one row per asset\), got \(3, 3\)"),
+        (np.array([[1.0, np.nan], [np.nan, 1.0]]), "corr must be finite"),
+        (np.array([[1.0, 0.5], [0.4, 1.0]]), r"corr must be symmetric \(within 1e-8\)"),
+        (np.array([[2.0, 0.5], [0.5, 1.0]]), "corr must have a unit diagonal"),
+        (np.ones((2, 2)), "corr must be positive definite"),
+    ],
+)
+def test_check_correlation_matrix_names_the_failed_property_and_appends_end(
+    matrix: np.ndarray, message: str
+) -> None:
+    with pytest.raises(ValueError, match=f"^{message}") as plain:
+        check_correlation_matrix(matrix, 2)
+    assert not str(plain.value).endswith(".")
+    with pytest.raises(ValueError, match=f"^{message}") as ended:
+        check_correlation_matrix(matrix, 2, end=".")
+    assert str(ended.value) == f"{plain.value}."
+
+
+def test_check_correlation_matrix_accepts_any_square_shape_without_n() -> None:
+    assert check_correlation_matrix(np.eye(3)).shape == (3, 3)
+
+
+def test_check_correlation_passes_none_through_and_names_non_numeric_types() -> None:
+    assert check_correlation(None) is None
+    with pytest.raises(ValueError, match=r"^corr must be a square matrix of numbers, got str$"):
+        check_correlation("x")
