@@ -24,53 +24,9 @@ from typing import Any
 import numpy as np
 
 from sekai.core.env import Env
-from sekai.core.result import ResetResult, StepResult
-from sekai.spaces import Box, Discrete
-from sekai.vector import NativeVecEnv, SyncVecEnv
+from sekai.testing.envs import Drift, DriftVecEnv
+from sekai.vector import SyncVecEnv
 from sekai.wrappers.time_limit import TimeLimit
-
-
-class Drift(Env):  # type: ignore[type-arg]
-    """Push a drifting point back towards zero (the vector page's example)."""
-
-    def __init__(self) -> None:
-        self.observation_space = Box(-10.0, 10.0, shape=(1,))
-        self.action_space = Discrete(2)
-
-    def reset(self, *, seed: Any = None, options: Any = None) -> ResetResult[Any]:
-        self._set_rng(seed)
-        self.x = self.rng.normal()
-        return ResetResult(np.array([self.x], np.float32), {})
-
-    def step(self, action: Any) -> StepResult[Any]:
-        self.x += (0.5 if action == 1 else -0.5) + self.rng.normal(0.0, 0.1)
-        obs = np.array([np.clip(self.x, -10, 10)], np.float32)
-        return StepResult(obs, -abs(self.x), abs(self.x) > 5, False, {})
-
-
-class DriftVecEnv(NativeVecEnv):
-    """The page's native Drift."""
-
-    def __init__(self, num_envs: int, *, max_episode_steps: int | None = None) -> None:
-        super().__init__(
-            num_envs,
-            Box(-10.0, 10.0, shape=(1,)),
-            Discrete(2),
-            max_episode_steps=max_episode_steps,
-        )
-        self.x = np.zeros(num_envs)
-
-    def _reset_envs(self, indices: Any, options: Any) -> None:
-        self.x[indices] = self.rng.normal(size=len(indices))
-
-    def _observe(self) -> Any:
-        return np.clip(self.x, -10, 10)[:, None].astype(np.float32)
-
-    def _step(self, actions: Any) -> Any:
-        push = np.where(np.asarray(actions) == 1, 0.5, -0.5)
-        self.x += push + self.rng.normal(0.0, 0.1, size=self.num_envs)
-        terminated = np.abs(self.x) > 5
-        return -np.abs(self.x), terminated, np.zeros(self.num_envs, bool), {}
 
 
 def _sub_env_factory() -> tuple[str, Callable[[], Env]]:  # type: ignore[type-arg]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,16 +26,10 @@ from sekai.spaces import (
 from sekai.utils._equal import structurally_equal
 
 
-class Opaque(Space[str]):
-    @property
-    def is_flattenable(self) -> bool:
-        return False
-
-    def sample(self, mask: Any = None) -> str:
-        return "abc"[int(self.rng.integers(3))]
-
-    def contains(self, x: Any) -> bool:
-        return x in ("a", "b", "c")
+@pytest.fixture
+def opaque(make_space_type: Callable[..., type[Space[Any]]]) -> type[Space[Any]]:
+    """A space the batch utilities do not know, with members "a", "b" and "c"."""
+    return make_space_type("Opaque", ("a", "b", "c"))
 
 
 def test_batch_box_stacks_bounds() -> None:
@@ -81,9 +76,9 @@ def test_batch_sequence_is_tuple_of_independent_copies() -> None:
     assert len({tuple(int(v) for v in s) for s in samples}) > 1
 
 
-def test_batch_unknown_space_is_tuple_of_copies() -> None:
-    batched = batch_space(Opaque(seed=1), 2)
-    assert isinstance(batched, Tuple) and all(isinstance(c, Opaque) for c in batched)
+def test_batch_unknown_space_is_tuple_of_copies(opaque: type[Space[Any]]) -> None:
+    batched = batch_space(opaque(seed=1), 2)
+    assert isinstance(batched, Tuple) and all(isinstance(c, opaque) for c in batched)
 
 
 @pytest.mark.parametrize("n", [0, -1])
@@ -133,10 +128,10 @@ def test_concatenate_into_out_writes_in_place() -> None:
     assert out["b"][0].tolist() == [1, 2]
 
 
-def test_concatenate_sequence_and_unknown() -> None:
+def test_concatenate_sequence_and_unknown(opaque: type[Space[Any]]) -> None:
     items = [(1, 2), (0,)]
     assert concatenate(Sequence(Discrete(3)), items) == ((1, 2), (0,))
-    assert concatenate(Opaque(), ["a", "b"]) == ["a", "b"]
+    assert concatenate(opaque(), ["a", "b"]) == ["a", "b"]
 
 
 def test_iterate_inverts_concatenate() -> None:
@@ -149,11 +144,11 @@ def test_iterate_inverts_concatenate() -> None:
     assert all(structurally_equal(x, y) for x, y in zip(back, items))
 
 
-def test_iterate_tuple_of_sequences_yields_items() -> None:
+def test_iterate_tuple_of_sequences_yields_items(opaque: type[Space[Any]]) -> None:
     seq = Sequence(Discrete(3), max_length=3, seed=1)
     items = [seq.sample() for _ in range(3)]
     assert list(iterate(batch_space(seq, 3), concatenate(seq, items))) == items
-    assert list(iterate(batch_space(Opaque(), 2), ["a", "c"])) == ["a", "c"]
+    assert list(iterate(batch_space(opaque(), 2), ["a", "c"])) == ["a", "c"]
 
 
 def test_iterate_rejects_unbatched_discrete() -> None:
@@ -161,8 +156,8 @@ def test_iterate_rejects_unbatched_discrete() -> None:
         iterate(Discrete(3), np.array([1, 2]))
 
 
-def test_iterate_list_is_iterated_as_is() -> None:
-    assert list(iterate(Opaque(), ["a", "b"])) == ["a", "b"]
+def test_iterate_list_is_iterated_as_is(opaque: type[Space[Any]]) -> None:
+    assert list(iterate(opaque(), ["a", "b"])) == ["a", "b"]
 
 
 def test_create_empty_array_shapes_and_fn() -> None:
@@ -186,9 +181,9 @@ def test_create_empty_array_sequence_and_tuple() -> None:
     assert t[0].shape == (3,) and t[1].shape == (3, 2)
 
 
-def test_create_empty_array_unknown_space_raises() -> None:
+def test_create_empty_array_unknown_space_raises(opaque: type[Space[Any]]) -> None:
     with pytest.raises(NotImplementedError, match="create_empty_array not implemented for Opaque"):
-        create_empty_array(Opaque(), 2)
+        create_empty_array(opaque(), 2)
 
 
 def test_masked_box_batch_round_trips_through_concatenate_and_iterate() -> None:

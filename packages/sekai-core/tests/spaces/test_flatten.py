@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium
@@ -27,16 +28,10 @@ from sekai.spaces import (
 )
 
 
-class Custom(Space[int]):
-    @property
-    def is_flattenable(self) -> bool:
-        return True
-
-    def sample(self, mask: Any = None) -> int:
-        return 0
-
-    def contains(self, x: Any) -> bool:
-        return x == 0
+@pytest.fixture
+def custom(make_space_type: Callable[..., type[Space[Any]]]) -> type[Space[Any]]:
+    """A flattenable space the flatten utilities do not know (until a test registers it)."""
+    return make_space_type("Custom", (0,), flattenable=True)
 
 
 def test_flatten_discrete_is_one_hot_from_start() -> None:
@@ -121,17 +116,17 @@ def test_flatdim_values() -> None:
 
 
 @pytest.mark.parametrize("fn", [flatdim, flatten_space])
-def test_unregistered_space_raises_not_implemented(fn: Any) -> None:
+def test_unregistered_space_raises_not_implemented(fn: Any, custom: type[Space[Any]]) -> None:
     name = fn.__name__
     with pytest.raises(NotImplementedError, match=re.escape(f"{name} not implemented for Custom")):
-        fn(Custom())
+        fn(custom())
 
 
-def test_unregistered_flatten_and_unflatten_raise_not_implemented() -> None:
+def test_unregistered_flatten_and_unflatten_raise_not_implemented(custom: type[Space[Any]]) -> None:
     with pytest.raises(NotImplementedError, match="flatten not implemented for Custom"):
-        flatten(Custom(), 0)
+        flatten(custom(), 0)
     with pytest.raises(NotImplementedError, match="unflatten not implemented for Custom"):
-        unflatten(Custom(), np.zeros(1))
+        unflatten(custom(), np.zeros(1))
 
 
 def test_sequence_is_not_flattenable_and_names_pad_sequence() -> None:
@@ -147,18 +142,18 @@ def test_sequence_is_not_flattenable_and_names_pad_sequence() -> None:
             call()
 
 
-def test_custom_space_registration_is_used_inside_dict() -> None:
-    @flatdim.register(Custom)
-    def _flatdim_custom(space: Custom) -> int:
+def test_custom_space_registration_is_used_inside_dict(custom: type[Space[Any]]) -> None:
+    @flatdim.register(custom)
+    def _flatdim_custom(space: Space[Any]) -> int:
         return 2
 
-    @flatten.register(Custom)
-    def _flatten_custom(space: Custom, x: Any) -> np.ndarray:
+    @flatten.register(custom)
+    def _flatten_custom(space: Space[Any], x: Any) -> np.ndarray:
         return np.array([7.0, 8.0], dtype=np.float32)
 
-    d = Dict(a=Discrete(2), c=Custom())
+    d = Dict(a=Discrete(2), c=custom())
     np.testing.assert_array_equal(flatten(d, {"a": 0, "c": 0}), [1, 0, 7, 8])
-    assert sekai.spaces.flatdim(Custom()) == 2
+    assert sekai.spaces.flatdim(custom()) == 2
 
 
 def test_registered_override_for_box_subclass_is_respected_in_dict() -> None:

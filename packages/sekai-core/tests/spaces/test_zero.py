@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,17 +45,9 @@ def test_zero_sample_composites_are_members() -> None:
     assert z["m"]["mask"].tolist() == [0, 0]
 
 
-def test_zero_sample_unknown_space_is_type_error() -> None:
-    class Odd(Space[int]):
-        @property
-        def is_flattenable(self) -> bool:
-            return False
-
-        def sample(self, mask: Any = None) -> int:
-            return 1
-
-        def contains(self, x: Any) -> bool:
-            return x == 1
-
+def test_zero_sample_unknown_space_is_type_error(
+    make_space_type: Callable[..., type[Space[Any]]],
+) -> None:
+    odd = make_space_type("Odd", (1,))
     with pytest.raises(TypeError, match="Odd"):
-        zero_sample(Odd())
+        zero_sample(odd())

@@ -8,33 +8,8 @@ import numpy as np
 import pytest
 
 import sekai
+from sekai.testing.envs import Drift, DriftVecEnv
 from sekai.vector import NativeVecEnv, shared
-
-
-class DriftVecEnv(sekai.NativeVecEnv):
-    """The vector page's example, as written there."""
-
-    def __init__(self, num_envs: int, *, max_episode_steps: Any = None, autoreset: bool = True):
-        super().__init__(
-            num_envs,
-            sekai.Box(-10.0, 10.0, shape=(1,)),
-            sekai.Discrete(2),
-            autoreset=autoreset,
-            max_episode_steps=max_episode_steps,
-        )
-        self.x = np.zeros(num_envs)
-
-    def _reset_envs(self, indices: Any, options: Any) -> None:
-        self.x[indices] = self.rng.normal(size=len(indices))
-
-    def _observe(self) -> Any:
-        return np.clip(self.x, -10, 10)[:, None].astype(np.float32)
-
-    def _step(self, actions: Any) -> Any:
-        push = np.where(np.asarray(actions) == 1, 0.5, -0.5)
-        self.x += push + self.rng.normal(0.0, 0.1, size=self.num_envs)
-        terminated = np.abs(self.x) > 5
-        return -np.abs(self.x), terminated, np.zeros(self.num_envs, bool), {}
 
 
 class ScheduledDrift(DriftVecEnv):
@@ -67,6 +42,20 @@ def test_drift_example_prints_the_page_numbers() -> None:
     assert vec.get_attr("max_episode_steps") == [100, 100, 100, 100]
     assert [round(float(x), 3) for x in vec.get_attr("x")] == [0.572, 0.404, 0.271, -0.3]
     vec.close()
+
+
+def test_single_drift_pushes_the_point_and_terminates_beyond_five() -> None:
+    env = Drift()
+    first = env.reset(seed=0)
+    assert env.observation_space.contains(first.observation)
+    assert first.observation.tolist() == [np.float32(env.x)]
+    env.x = 4.8
+    result = env.step(1)
+    assert 5.0 < env.x < 5.6  # +0.5 push, N(0, 0.1) noise
+    assert result.reward == -abs(env.x) and result.terminated and not result.truncated
+    assert result.observation.tolist() == [np.float32(env.x)]
+    env.x = -9.9
+    assert env.step(0).observation.tolist() == [-10.0]  # clipped to the space
 
 
 def test_shared_method_gives_every_sub_env_the_whole_value() -> None:

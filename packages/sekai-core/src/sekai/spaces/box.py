@@ -9,28 +9,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.spaces._array import ArraySpace
 from sekai.spaces._bounds import as_bound, check_dtype, normalise_shape, to_integer_dtype
 from sekai.spaces._format import format_bound
 from sekai.spaces.jsonable import register_space_type
-from sekai.spaces.space import SeedLike, Space
+from sekai.spaces.space import SeedLike
 
 __all__ = ["Box"]
-
-# Attributes derived from low/high/dtype in _setup(); recomputed instead of pickled.
-_DERIVED = (
-    "_cast_ok",
-    "_full_range",
-    "_small",
-    "_low_list",
-    "_high_list",
-    "_zero",
-    "_is_bounded",
-    "_sample_kind",
-    "_u_low",
-    "_u_high",
-    "_groups",
-    "_unbounded_float",
-)
 
 _UNIFORM, _INTEGER, _MIXED = 0, 1, 2
 _REJECT, _CHECK_BOUNDS, _ALWAYS_IN = 0, 1, 2
@@ -40,7 +25,7 @@ _REJECT, _CHECK_BOUNDS, _ALWAYS_IN = 0, 1, 2
 _SMALL = 16
 
 
-class Box(Space[NDArray[Any]]):
+class Box(ArraySpace[NDArray[Any]]):
     """A box in R^n (or Z^n): every value lies in ``[low, high]`` element-wise.
 
     Args:
@@ -51,6 +36,22 @@ class Box(Space[NDArray[Any]]):
         dtype: An integer or floating dtype (default float32).
         seed: Seed for the space's generator.
     """
+
+    _derived = (
+        "_cast_ok",
+        "_full_range",
+        "_small",
+        "_low_list",
+        "_high_list",
+        "_zero",
+        "_is_bounded",
+        "_sample_kind",
+        "_u_low",
+        "_u_high",
+        "_groups",
+        "_unbounded_float",
+    )
+    _frozen = ("_low", "_high")
 
     def __init__(
         self,
@@ -174,18 +175,6 @@ class Box(Space[NDArray[Any]]):
     def high(self) -> NDArray[Any]:
         """Upper bounds (read-only array of ``dtype``)."""
         return self._high
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """Shape of a sample."""
-        assert self._shape is not None
-        return self._shape
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        """dtype of a sample."""
-        assert self._dtype is not None
-        return self._dtype
 
     @property
     def is_bounded(self) -> tuple[bool, bool]:
@@ -338,18 +327,6 @@ class Box(Space[NDArray[Any]]):
             f"Box({format_bound(self._low, dt)}, {format_bound(self._high, dt)}, "
             f"{self._shape}, {dt})"
         )
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        for key in _DERIVED:
-            state.pop(key, None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._low = np.array(self._low)
-        self._high = np.array(self._high)
-        self._setup()
 
     def to_jsonable(self) -> dict[str, Any]:
         """``{'type': 'Box', 'low': [...], 'high': [...], 'shape': [...], 'dtype': 'float32'}``."""

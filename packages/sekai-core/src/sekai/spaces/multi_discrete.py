@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.spaces._array import ArraySpace
 from sekai.spaces.discrete import Discrete
 from sekai.spaces.jsonable import register_space_type
-from sekai.spaces.space import SeedLike, Space
+from sekai.spaces.space import SeedLike
 
 __all__ = ["MultiDiscrete"]
 
@@ -22,7 +23,7 @@ def _int_array(name: str, value: Any) -> NDArray[np.int64]:
     return np.array(arr, dtype=np.int64)
 
 
-class MultiDiscrete(Space[NDArray[np.integer[Any]]]):
+class MultiDiscrete(ArraySpace[NDArray[np.integer[Any]]]):
     """An array of discrete values: entry ``i`` lies in ``[start[i], start[i] + nvec[i])``.
 
     Args:
@@ -31,6 +32,9 @@ class MultiDiscrete(Space[NDArray[np.integer[Any]]]):
         seed: Seed for the space's generator.
         start: Smallest value of each entry (default zeros), same shape as ``nvec``.
     """
+
+    _derived = ("_end", "_nvec_f", "_start_dt", "_any_start", "_flat_n", "_flat_offsets")
+    _frozen = ("_nvec", "_start")
 
     def __init__(
         self,
@@ -79,18 +83,6 @@ class MultiDiscrete(Space[NDArray[np.integer[Any]]]):
     def start(self) -> NDArray[np.int64]:
         """Smallest value of each entry (read-only int64 array)."""
         return self._start
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """Shape of a sample (``nvec.shape``)."""
-        assert self._shape is not None
-        return self._shape
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        """dtype of a sample."""
-        assert self._dtype is not None
-        return self._dtype
 
     @property
     def is_flattenable(self) -> bool:
@@ -208,20 +200,6 @@ class MultiDiscrete(Space[NDArray[np.integer[Any]]]):
         if self.dtype != np.int64:
             parts.append(f"dtype={self.dtype}")
         return f"MultiDiscrete({', '.join(parts)})"
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        for key in ("_end", "_nvec_f", "_start_dt", "_any_start", "_flat_n", "_flat_offsets"):
-            state.pop(key, None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._nvec = np.array(self._nvec)
-        self._start = np.array(self._start)
-        self._nvec.setflags(write=False)
-        self._start.setflags(write=False)
-        self._setup()
 
     def to_jsonable(self) -> dict[str, Any]:
         """``{'type': 'MultiDiscrete', 'nvec': [...], 'start': [...], 'dtype': 'int64'}``."""

@@ -7,6 +7,8 @@ is random (drawn from ``self.rng``), so a seed fixes the whole episode.
 ``<plugin name>/Line-v0`` (``max_episode_steps=20``) for ``sekai.testing.registry_sandbox``.
 ``KStepEnv`` counts steps and ends after ``k``, for autoreset and freezing checks of vector envs;
 ``assert_kstep_autoreset`` checks a vector env of them step by step.
+``Drift`` and ``DriftVecEnv`` are the vector page's example: a randomly drifting point pushed
+back towards zero, as a single env and as its native vector twin.
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from sekai.spaces import Box, Discrete
 from sekai.vector.native import NativeVecEnv
 from sekai.vector.vec_env import VecEnv
 
-__all__ = ["KStepEnv", "LineEnv", "LinePlugin", "LineVecEnv", "assert_kstep_autoreset"]
+__all__ = [
+    "Drift",
+    "DriftVecEnv",
+    "KStepEnv",
+    "LineEnv",
+    "LinePlugin",
+    "LineVecEnv",
+    "assert_kstep_autoreset",
+]
 
 
 def _check_size(size: int) -> int:
@@ -217,3 +227,65 @@ class LinePlugin:
             vector_entry_point="sekai.testing.envs:LineVecEnv",
             max_episode_steps=20,
         )
+
+
+class Drift(Env[NDArray[np.float32], Any]):
+    """Push a drifting point back towards zero (the vector page's example).
+
+    Each step moves ``x`` by +0.5 (action 1) or -0.5 (action 0) plus ``N(0, 0.1)`` noise; the
+    reward is ``-|x|`` and the episode terminates once ``|x| > 5``. ``reset()`` draws
+    ``x ~ N(0, 1)``. The observation is ``[x]`` clipped to ``[-10, 10]``.
+    """
+
+    def __init__(self) -> None:
+        self.observation_space = Box(-10.0, 10.0, shape=(1,))
+        self.action_space = Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> ResetResult[NDArray[np.float32]]:
+        self._set_rng(seed)
+        self.x = self.rng.normal()
+        return ResetResult(np.array([self.x], np.float32), {})
+
+    def step(self, action: Any) -> StepResult[NDArray[np.float32]]:
+        self.x += (0.5 if action == 1 else -0.5) + self.rng.normal(0.0, 0.1)
+        obs = np.array([np.clip(self.x, -10, 10)], np.float32)
+        return StepResult(obs, -abs(self.x), abs(self.x) > 5, False, {})
+
+
+class DriftVecEnv(NativeVecEnv):
+    """``num_envs`` copies of ``Drift`` stepped together with array operations (the page's).
+
+    All sub-envs draw from the one generator ``self.rng``, so results match ``Drift`` under
+    ``SyncVecEnv`` in distribution, not draw for draw.
+
+    Args:
+        num_envs: the number of sub-envs.
+        max_episode_steps: truncate every sub-env after this many steps.
+        autoreset: reset finished sub-envs within the same step.
+    """
+
+    def __init__(
+        self, num_envs: int, *, max_episode_steps: int | None = None, autoreset: bool = True
+    ) -> None:
+        super().__init__(
+            num_envs,
+            Box(-10.0, 10.0, shape=(1,)),
+            Discrete(2),
+            autoreset=autoreset,
+            max_episode_steps=max_episode_steps,
+        )
+        self.x = np.zeros(num_envs)
+
+    def _reset_envs(
+        self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        self.x[indices] = self.rng.normal(size=len(indices))
+
+    def _observe(self) -> NDArray[np.float32]:
+        return np.clip(self.x, -10, 10)[:, None].astype(np.float32)
+
+    def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+        push = np.where(np.asarray(actions) == 1, 0.5, -0.5)
+        self.x += push + self.rng.normal(0.0, 0.1, size=self.num_envs)
+        terminated = np.abs(self.x) > 5
+        return -np.abs(self.x), terminated, np.zeros(self.num_envs, bool), {}

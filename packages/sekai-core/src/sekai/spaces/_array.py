@@ -1,0 +1,56 @@
+"""ArraySpace: the base of spaces whose samples are arrays of one fixed shape and dtype."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar
+
+import numpy as np
+
+from sekai.spaces.space import Space, T_cov
+
+__all__ = ["ArraySpace"]
+
+
+class ArraySpace(Space[T_cov]):
+    """A space whose samples are NumPy arrays of the ``shape`` and ``dtype`` given at creation.
+
+    Subclasses pass both to ``Space.__init__`` and precompute per-call helpers in ``_setup()``.
+    Pickles leave out the attributes named in ``_derived`` (``_setup()`` recomputes them) and
+    restore the arrays named in ``_frozen`` as fresh read-only copies.
+    """
+
+    # Attributes _setup() derives from the others: recomputed instead of pickled.
+    _derived: ClassVar[tuple[str, ...]] = ()
+    # Read-only array attributes the space is defined by.
+    _frozen: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of a sample."""
+        assert self._shape is not None
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """dtype of a sample."""
+        assert self._dtype is not None
+        return self._dtype
+
+    @abc.abstractmethod
+    def _setup(self) -> None:
+        """Precompute the ``_derived`` attributes from the defining ones."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for key in self._derived:
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for key in self._frozen:
+            arr = np.array(getattr(self, key))
+            arr.setflags(write=False)
+            setattr(self, key, arr)
+        self._setup()

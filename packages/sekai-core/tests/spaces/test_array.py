@@ -1,0 +1,41 @@
+"""ArraySpace (the base of Box and MultiDiscrete): typed shape/dtype and pickling."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sekai.spaces import Box, MultiDiscrete
+from sekai.spaces._array import ArraySpace
+
+SPACES = [
+    Box(np.array([0.0, -1.0]), np.array([1.0, np.inf]), dtype=np.float64),
+    Box(0, 9, shape=(2, 3), dtype=np.int16),
+    MultiDiscrete([[2, 3], [4, 5]], start=[[0, 1], [-1, 0]], dtype=np.int32),
+]
+
+
+@pytest.mark.parametrize("space", SPACES, ids=repr)
+def test_array_space_state_leaves_out_derived_attributes(space: ArraySpace[Any]) -> None:
+    assert space._derived and all(hasattr(space, key) for key in space._derived)
+    state = space.__getstate__()
+    assert not set(space._derived) & set(state)
+    assert set(space._frozen) <= set(state)
+
+
+@pytest.mark.parametrize("space", SPACES, ids=repr)
+def test_array_space_unpickles_equal_read_only_and_usable(space: ArraySpace[Any]) -> None:
+    space.seed(3)
+    back = pickle.loads(pickle.dumps(space))
+    assert back == space and repr(back) == repr(space)
+    assert (back.shape, back.dtype) == (space.shape, space.dtype)
+    for key in space._frozen:
+        arr = getattr(back, key)
+        assert not arr.flags.writeable and arr is not getattr(space, key)
+        with pytest.raises(ValueError):
+            arr[...] = 0
+    np.testing.assert_array_equal(back.sample(), space.sample())  # generator state travels too
+    assert back.contains(back.sample())
