@@ -1,15 +1,18 @@
-"""Worker-side helpers shared by the out-of-process backends (proc workers, Ray actors)."""
+"""Helpers shared by the out-of-process backends (proc workers, Ray actors): building a slice
+of sub-envs, and the reply a worker sends for each command."""
 
 from __future__ import annotations
 
 import pickle
 from typing import Any
 
-from sekai.vector._contract.errors import ErrorInfo, describe, dumps
+from sekai.error import VecEnvWorkerError
+from sekai.vector._contract.errors import ErrorInfo, describe, dumps, worker_error
 from sekai.vector._contract.subenv import SubEnv
 from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
+from sekai.vector._packing import pack, unpack
 
-__all__ = ["Errors", "build_slice"]
+__all__ = ["Errors", "build_slice", "encode_reply", "read_reply"]
 
 Errors = list[tuple[int, ErrorInfo]]
 
@@ -59,3 +62,53 @@ def build_slice(
         metadata = {}
     resets = [sub.resets_itself for sub in subs]
     return subs, (head.observation_space, head.action_space, metadata, resets), []
+
+
+def encode_reply(command: str, entries: Any, errors: Errors) -> bytes:
+    """A worker's pickled ``(entries, errors)`` reply to ``command``.
+
+    ``entries`` holds one result per sub-env of the slice (a list), or one value for the whole
+    slice. Without errors a list is packed column by column (``sekai.vector._packing``). An
+    entry that cannot be pickled becomes its sub-env's error, so the others still arrive.
+    """
+    try:
+        if not errors and type(entries) is list:
+            return dumps((pack(entries), None))
+        return dumps((entries, errors or None))
+    except Exception as exc:
+        failure: Exception = exc
+    errors = list(errors)
+    if isinstance(entries, list):
+        entries = list(entries)
+        for index, entry in enumerate(entries):
+            try:
+                dumps(entry)
+            except Exception as exc:
+                entries[index] = None
+                what = f"the result of {command}() cannot be sent to the parent"
+                errors.append((index, describe(exc, what)))
+        errors.sort(key=lambda item: item[0])
+    else:
+        entries = None
+        errors.append((0, describe(failure, "the reply cannot be sent to the parent")))
+    try:
+        return dumps((entries, errors))
+    except Exception as exc:
+        return dumps((None, [(0, describe(exc, "the reply cannot be pickled"))]))
+
+
+def read_reply(
+    body: Any, first: int, worker: int
+) -> tuple[Any, list[tuple[int, VecEnvWorkerError]]]:
+    """The parent's side of ``encode_reply``: ``(entries, errors)`` with each error as the
+    ``VecEnvWorkerError`` of its sub-env (``first`` is the slice's first sub-env).
+
+    Raises:
+        Exception: whatever unpickling the reply raises (e.g. a class only the worker has).
+    """
+    packed, infos = pickle.loads(body)
+    errors = [
+        (first + offset, worker_error(ErrorInfo(*info), first + offset, worker=worker))
+        for offset, info in infos or ()
+    ]
+    return unpack(packed), errors

@@ -16,40 +16,14 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
-from sekai.vector._contract.errors import ErrorInfo, describe, dumps
+from sekai.vector._contract.errors import describe
 from sekai.vector._contract.subenv import SubEnv, run_each
-from sekai.vector._remote import build_slice
+from sekai.vector._packing import unpack
+from sekai.vector._remote import Errors, build_slice, encode_reply
 
 __all__ = ["OWNER", "RayWorker"]
 
 OWNER = "RayVecEnv"
-
-Errors = list[tuple[int, ErrorInfo]]
-
-
-def _encode(what: str, entries: Any, errors: Errors) -> bytes:
-    """The pickled reply; an entry that cannot be pickled becomes its sub-env's error."""
-    try:
-        return dumps((entries, errors or None))
-    except Exception as exc:
-        failure: Exception = exc
-    errors = list(errors)
-    if isinstance(entries, list):
-        entries = list(entries)
-        for index, entry in enumerate(entries):
-            try:
-                dumps(entry)
-            except Exception as exc:
-                entries[index] = None
-                errors.append((index, describe(exc, f"the result of {what}() cannot be sent")))
-        errors.sort(key=lambda item: item[0])
-    else:
-        entries = None
-        errors.append((0, describe(failure, "the reply cannot be sent to the parent")))
-    try:
-        return dumps((entries, errors))
-    except Exception as exc:
-        return dumps((None, [(0, describe(exc, "the reply cannot be pickled"))]))
 
 
 def _failures(failures: list[tuple[int, Exception]]) -> Errors:
@@ -67,7 +41,7 @@ class RayWorker:
             entries, errors = command()
         except Exception as exc:  # a command that cannot even start: the slice's first fails
             entries, errors = None, [(0, describe(exc))]
-        return _encode(what, entries, errors)
+        return encode_reply(what, entries, errors)
 
     # -- commands ----------------------------------------------------------------------------
 
@@ -99,7 +73,7 @@ class RayWorker:
         Entries: ``(observation, reward, terminated, truncated, info)``."""
 
         def command() -> tuple[Any, Errors]:
-            results, failures = run_each(SubEnv.step, self.subs, pickle.loads(payload))
+            results, failures = run_each(SubEnv.step, self.subs, unpack(pickle.loads(payload)))
             entries = [
                 None if r is None else (r.observation, r.reward, r.terminated, r.truncated, r.info)
                 for r in results

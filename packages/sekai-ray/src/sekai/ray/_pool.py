@@ -18,7 +18,8 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from sekai.error import VecEnvWorkerError
-from sekai.vector._contract.errors import ErrorInfo, worker_error, worker_error_class
+from sekai.vector._contract.errors import worker_error_class
+from sekai.vector._remote import read_reply
 
 __all__ = ["DIED", "ActorHandle", "ActorPool", "Outcome"]
 
@@ -157,14 +158,10 @@ class ActorPool:
     def decode(handle: ActorHandle, body: Any) -> Outcome:
         """The outcome of an actor's reply bytes (see ``sekai.ray._actor``)."""
         try:
-            entries, infos = pickle.loads(body)
+            entries, errors = read_reply(body, handle.lo, handle.index)
         except Exception as exc:  # e.g. a class that exists only on the worker's node
             message = f"the reply cannot be unpickled in the parent process: {exc}"
             return Outcome(None, [(handle.lo, handle.failure(type(exc).__name__, message))])
-        errors: list[tuple[int, VecEnvWorkerError]] = []
-        for offset, info in infos or ():
-            rank = handle.lo + offset
-            errors.append((rank, worker_error(ErrorInfo(*info), rank, worker=handle.index)))
         return Outcome(entries, errors)
 
     def _late(self, handle: ActorHandle, timeout: float | None, what: str) -> Outcome:

@@ -18,6 +18,7 @@ from sekai.ray._actor import OWNER, RayWorker
 from sekai.ray._cluster import actor_options, check_feasible, connect, default_num_workers
 from sekai.ray._pool import ActorPool, Outcome
 from sekai.vector._in_process import check_same_spaces, env_factories
+from sekai.vector._packing import pack
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
@@ -190,7 +191,9 @@ class RayVecEnv(VecEnv):
     def _step_payloads(self, actions: Any) -> list[bytes]:
         self._ready()
         per_env = self._per_env_actions(actions)
-        return self._pool.encode([per_env[lo:hi] for lo, hi in self._pool.slices], "the action")
+        return self._pool.encode(
+            [pack(per_env[lo:hi]) for lo, hi in self._pool.slices], "the action"
+        )
 
     def _step_from(self, outcomes: list[Outcome]) -> VecStepResult[Any]:
         if any(outcome.errors for outcome in outcomes):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import pickle
 import select
 import time
 from collections.abc import Sequence
@@ -20,8 +19,8 @@ from multiprocessing.context import BaseContext
 from typing import Any, NamedTuple
 
 from sekai.error import VecEnvWorkerError
-from sekai.vector._contract.errors import ErrorInfo, dumps, worker_error, worker_error_class
-from sekai.vector._packing import unpack
+from sekai.vector._contract.errors import dumps, worker_error_class
+from sekai.vector._remote import read_reply
 from sekai.vector.proc import protocol, worker
 
 __all__ = ["DIED", "Pool", "Reply", "WorkerHandle"]
@@ -302,16 +301,11 @@ class Pool:
     @staticmethod
     def _decode(handle: WorkerHandle, body: Any) -> Reply:
         try:
-            packed, infos = pickle.loads(body)
-            entries = unpack(packed)
+            entries, errors = read_reply(body, handle.lo, handle.index)
         except Exception as exc:  # e.g. a class that exists only in the worker
             message = f"the reply cannot be unpickled in the parent process: {exc}"
             error = handle.failure(type(exc).__name__, message, type(exc))
             return Reply(None, [(handle.lo, error)])
-        errors: list[tuple[int, VecEnvWorkerError]] = []
-        for offset, info in infos or ():
-            rank = handle.lo + offset
-            errors.append((rank, worker_error(ErrorInfo(*info), rank, worker=handle.index)))
         return Reply(entries, errors)
 
     def _bury(self, handle: WorkerHandle, exc_type: str, message: str) -> None:

@@ -17,10 +17,10 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import sekai.wrappers.autoreset  # noqa: F401 - SubEnv needs it: forked workers inherit it
-from sekai.vector._contract.errors import ErrorInfo, describe, dumps
+from sekai.vector._contract.errors import describe
 from sekai.vector._contract.subenv import SubEnv, run_each
-from sekai.vector._packing import pack, unpack
-from sekai.vector._remote import build_slice
+from sekai.vector._packing import unpack
+from sekai.vector._remote import Errors, build_slice, encode_reply
 from sekai.vector.proc import protocol
 from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_rows
 
@@ -28,8 +28,6 @@ __all__ = ["run"]
 
 OWNER = "ProcVecEnv"
 _WATCH_INTERVAL = 1.0  # seconds between checks of the parent's pid (fork only)
-
-Errors = list[tuple[int, ErrorInfo]]
 
 
 def _watch_parent(lifeline: Connection, parent_pid: int, check_pid: bool) -> None:
@@ -96,34 +94,10 @@ class Worker:
                 return
 
     def encode(self, seq: int, op: int, entries: Any, errors: Errors) -> bytes:
-        """The reply: ``seq`` (8 bytes, so the parent can drop a stale reply unread), then the
-        pickled ``(entries, errors)``; an entry that cannot be pickled becomes its sub-env's
-        error."""
+        """The reply: ``seq`` (8 bytes, so the parent can drop a stale reply unread), then
+        ``encode_reply``'s bytes."""
         head = seq.to_bytes(8, "little", signed=True)
-        try:
-            if not errors and type(entries) is list:
-                return head + dumps((pack(entries), None))
-            return head + dumps((entries, errors or None))
-        except Exception as exc:
-            failure: Exception = exc
-        errors = list(errors)
-        if isinstance(entries, list):
-            entries = list(entries)
-            for index, entry in enumerate(entries):
-                try:
-                    dumps(entry)
-                except Exception as exc:
-                    entries[index] = None
-                    what = f"the result of {protocol.name(op)}() cannot be sent to the parent"
-                    errors.append((index, describe(exc, what)))
-            errors.sort(key=lambda item: item[0])
-        else:
-            entries = None
-            errors.append((0, describe(failure, "the reply cannot be sent to the parent")))
-        try:
-            return head + dumps((entries, errors))
-        except Exception as exc:
-            return head + dumps((None, [(0, describe(exc, "the reply cannot be pickled"))]))
+        return head + encode_reply(protocol.name(op), entries, errors)
 
     # -- handlers ----------------------------------------------------------------------------
 
