@@ -23,10 +23,14 @@ from typing import Any
 
 import numpy as np
 
+import sekai.testing.envs
 from sekai.core.env import Env
 from sekai.testing.envs import Drift, DriftVecEnv
 from sekai.vector import SyncVecEnv
 from sekai.wrappers.time_limit import TimeLimit
+
+# The module whose functions are DriftVecEnv's hooks, for the cProfile breakdown.
+_HOOKS_FILE = sekai.testing.envs.__file__
 
 
 def _sub_env_factory() -> tuple[str, Callable[[], Env]]:  # type: ignore[type-arg]
@@ -170,7 +174,7 @@ def bench_native(num_envs: int, steps: int, repeats: int) -> None:
     for (filename, _, func), (_, _, _, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
         if func == "step" and filename.endswith("native.py"):
             total += cumtime
-        elif func in hooks and filename.endswith("bench_vector.py"):
+        elif func in hooks and filename == _HOOKS_FILE:
             hook += cumtime
     print(
         f"  cProfile: step {total / steps * 1e6:.1f} us, hooks {hook / steps * 1e6:.1f} us, "
