@@ -7,10 +7,9 @@ Nothing this module makes is committed; every build makes it afresh:
 - A page that shows an image from ``generated/`` (``![...](generated/name.png)``) is run as one
   script, as ``tests-integration/test_docs_examples.py`` runs it, in a temporary directory; the
   files its examples write under ``generated/`` become part of the site. So every picture comes
-  from a tested example, and a failing example fails the build, unless the docs test expects
-  the page to fail (its ``NEEDS_ISSUE`` table): then the page's images are replaced by a note
-  naming the issue, and the build goes on. ``SEKAI_DOCS_NO_EXAMPLES=1`` skips running the pages
-  (images become notes), for a quick ``mkdocs serve`` while editing text.
+  from a tested example, and a failing example fails the build. ``SEKAI_DOCS_NO_EXAMPLES=1``
+  skips running the pages (images become notes), for a quick ``mkdocs serve`` while editing
+  text.
 - The API reference pages (``reference/*.md``) list every public name of each package's
   ``__all__`` (resolved to the module defining it) for mkdocstrings. mkdocstrings (griffe) reads
   source files, not imported modules, and cannot merge the ``sekai/`` folders of several
@@ -50,7 +49,7 @@ _IMAGE = re.compile(rf"!\[(?P<alt>[^\]]*)\]\({GENERATED}/[^)]+\)")
 
 log = logging.getLogger(f"mkdocs.hooks.{__name__}")
 _scratch: list[Path] = []
-_waiting: dict[str, int | None] = {}  # page -> the issue its examples wait for (None: skipped)
+_skipped: set[str] = set()  # pages whose examples this build did not run
 
 
 # --- API sources for mkdocstrings ----------------------------------------------------------
@@ -84,12 +83,12 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     files.append(File.generated(config, CATALOG, content=catalog_markdown()))
     for uri, content in reference_pages().items():
         files.append(File.generated(config, uri, content=content))
-    _waiting.clear()
+    _skipped.clear()
     skip = os.environ.get("SEKAI_DOCS_NO_EXAMPLES", "") not in ("", "0")
     for page in sorted(PAGES.glob("*.md")):
         if f"]({GENERATED}/" in page.read_text(encoding="utf-8"):
             if skip:
-                _waiting[page.name] = None
+                _skipped.add(page.name)
                 continue
             for uri, path in _run_page_for_images(page):
                 files.append(File.generated(config, uri, abs_src_path=str(path)))
@@ -97,12 +96,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 
 def on_page_markdown(markdown: str, page: Page, **_: Any) -> str:
-    """Replace the images of a page whose examples wait for an issue by a note saying so."""
-    if page.file.src_uri not in _waiting:
+    """Replace the images of a page whose examples this build skipped by a note saying so."""
+    if page.file.src_uri not in _skipped:
         return markdown
-    issue = _waiting[page.file.src_uri]
-    why = "this build skipped the examples" if issue is None else f"it needs issue {issue} to run"
-    note = f'!!! note "Picture not drawn"\n    The example above draws it; {why}.'
+    note = '!!! note "Picture not drawn"\n    The example above draws it; this build skipped it.'
     return _IMAGE.sub(note, markdown)
 
 
@@ -149,11 +146,6 @@ def _run_page_for_images(page: Path) -> list[tuple[str, Path]]:
         ) from exc
     if done.returncode != 0:
         tail = "\n".join(done.stderr.splitlines()[-20:])
-        issue = docs_test.NEEDS_ISSUE.get(page.name)
-        if issue is not None:
-            log.info(f"{page.name}: its examples need issue {issue}; its images are left out")
-            _waiting[page.name] = issue
-            return []
         raise PluginError(f"{page.name}: its examples failed, so its images are missing:\n{tail}")
     written = workdir / GENERATED
     images = sorted(p for p in written.rglob("*") if p.is_file()) if written.is_dir() else []

@@ -6,14 +6,7 @@ forkserver workers can import it. A ``print(...)  # text`` statement must print 
 after whitespace normalisation; ``# ~ text`` compares only the non-numeric skeleton; ``# a | b``
 lists successive executions of the same print. An HTML comment ``<!-- docs-test: slow -->`` before
 a block marks it as training models (run only with ``--slow``); ``<!-- docs-test: skip: why -->``
-keeps a block out of the script (e.g. top-level ``await``).
-
-Pages that cannot pass yet are strict xfails naming the issue that makes them pass (the last to
-land of those they need); when that issue lands, delete its row here and in NEEDS_ISSUE:
-
-| Page                   | Issue | Because of                                                  |
-|------------------------|-------|-------------------------------------------------------------|
-| (none: every page passes) |    |                                                             |
+keeps a block out of the script (e.g. top-level ``await``). Every page must pass.
 """
 
 from __future__ import annotations
@@ -36,7 +29,6 @@ import pytest
 pytestmark = pytest.mark.docs
 
 PAGES_DIR = Path(__file__).resolve().parents[1] / "docs" / "pages"
-NEEDS_ISSUE: dict[str, int] = {}
 FAST_TIMEOUT = 240.0  # seconds per page; below the root pytest-timeout of 300
 SLOW_TIMEOUT = 1800.0
 
@@ -369,9 +361,6 @@ def _runnable(*, slow: bool) -> list[object]:
         if not any(b.skip is None for b in blocks) or (slow and not any(b.slow for b in blocks)):
             continue
         marks = [pytest.mark.slow, pytest.mark.timeout(SLOW_TIMEOUT + 60)] if slow else []
-        if page.name in NEEDS_ISSUE:
-            reason = f"needs issue {NEEDS_ISSUE[page.name]}"
-            marks.append(pytest.mark.xfail(strict=True, reason=reason))
         params.append(pytest.param(page, marks=marks, id=page.stem))
     return params
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import warnings
 from typing import Any
 
 import gymnasium as gym
@@ -11,15 +10,10 @@ import numpy as np
 import pytest
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
+from pettingzoo.test import parallel_api_test, parallel_seed_test
 
 import sekai
 from sekai.compat import PettingZooToSekai, SekaiToPettingZoo, from_pettingzoo, to_pettingzoo
-
-# pettingzoo.test imports its classic envs, which warn that their creation API is deprecated
-# when pygame is installed; the warning is pettingzoo's own, not a problem of these tests.
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    from pettingzoo.test import parallel_api_test, parallel_seed_test
 
 AGENTS = ["a", "b", "c"]
 

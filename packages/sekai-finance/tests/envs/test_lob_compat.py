@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
+from pettingzoo.test import parallel_api_test
 
 import sekai
 from sekai.compat import to_gymnasium, to_pettingzoo
-
-# pettingzoo.test imports its classic envs, which warn that their creation API is deprecated
-# when pygame is installed; the warning is pettingzoo's own, not a problem of these tests.
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    from pettingzoo.test import parallel_api_test
 
 
 def test_migration_page_prints_the_action_space_and_a_15_long_mask() -> None:
