@@ -270,6 +270,34 @@ def test_invalid_actions_are_refused_before_stepping():
         portfolio.step(np.array([[1, 1, 1, 1, 1, np.nan], [1, 1, 1, 1, 1, 1]]))
 
 
+@pytest.mark.parametrize(
+    "cls", [TradingVecEnv, PortfolioVecEnv, MarketMakingVecEnv, OptimalExecutionVecEnv]
+)
+def test_writing_into_results_never_changes_the_simulation(cls):
+    """Observations and info arrays are the caller's: scribbling on them changes nothing."""
+
+    def run(scribble: bool) -> list[np.ndarray]:
+        vec = cls(3)
+        vec.reset(seed=0)
+        vec.batch_action_space.seed(1)
+        actions = [vec.batch_action_space.sample() for _ in range(4)]
+        rewards = []
+        for action in actions:
+            result = vec.step(action)
+            rewards.append(result.rewards)
+            if scribble:
+                obs = result.observations
+                for array in obs.values() if isinstance(obs, dict) else [obs]:
+                    array[...] = 0.25
+                for info in result.infos:
+                    for value in info.values():
+                        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                            value[...] = 0.5
+        return rewards
+
+    assert np.array_equal(run(scribble=True), run(scribble=False))
+
+
 def test_step_before_reset():
     with pytest.raises(ResetRequired):
         TradingVecEnv(2).step(np.zeros(2, int))

@@ -135,7 +135,7 @@ class PortfolioVecEnv(WindowVecEnv):
         infos = {
             "portfolio_value": equity,
             "equity": equity,
-            "weights": weights,
+            "weights": weights.copy(),  # each sub-env's info row is the caller's to change
             "turnover": turnover,
             "cost": cost,
             "asset_returns": r,
