@@ -54,15 +54,19 @@ def scores_to_weights(action: np.ndarray, allow_short: bool) -> np.ndarray:
     Sums run left to right (``seq_sum``), as the single env's Python arithmetic does.
     """
     if not allow_short:
-        scores = np.clip(action, 0.0, 1.0)
+        # Clipped into a new float64 array, then normalised in place (two passes fewer than
+        # np.clip and a division into another array: this runs on every native step).
+        scores = np.maximum(action, 0.0, dtype=np.float64)
+        np.minimum(scores, 1.0, out=scores)
         total = seq_sum(scores)[..., None]
         cash_only = total < 1e-12
-        weights = scores / np.where(cash_only, 1.0, total)
-        if cash_only.any():
-            weights = np.where(cash_only, 0.0, weights)
-            weights[..., -1] = np.where(cash_only[..., 0], 1.0, weights[..., -1])
+        if not cash_only.any():
+            np.divide(scores, total, out=scores)
+            return scores
+        weights = np.where(cash_only, 0.0, scores / np.where(cash_only, 1.0, total))
+        weights[..., -1] = np.where(cash_only[..., 0], 1.0, weights[..., -1])
         return weights  # type: ignore[no-any-return]
-    assets = np.clip(action, -1.0, 1.0)
+    assets = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
     gross = seq_sum(np.abs(assets))[..., None]
     assets = assets / np.where(gross > 1.0, gross, 1.0)
     cash = 1.0 - seq_sum(assets)[..., None]

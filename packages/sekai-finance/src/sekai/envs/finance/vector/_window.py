@@ -143,7 +143,8 @@ class WindowVecEnv(FinanceVecEnv):
     # -- the market ---------------------------------------------------------------------------
 
     def _gbm_terms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
-        """Per-step drift and volatility, Cholesky factor (transposed) and log s0, cached."""
+        """Per-step drift and volatility, volatility-scaled Cholesky factor (transposed) or
+        None without correlations, and log s0; cached while the parameters stay the same."""
         mu, sigma, s0, corr = self._gbm_parameters()
         dt = self.template.dt  # type: ignore[attr-defined]
         key = (mu, sigma, s0, corr, dt)
@@ -154,7 +155,9 @@ class WindowVecEnv(FinanceVecEnv):
             sigma_a = np.broadcast_to(np.asarray(sigma, np.float64), (n,))
             drift = (mu_a - 0.5 * sigma_a**2) * dt
             vol = sigma_a * np.sqrt(dt)
-            chol_t = None if corr is None else np.ascontiguousarray(np.linalg.cholesky(corr).T)
+            # The transposed Cholesky factor with each column scaled by its asset's volatility:
+            # one product gives the correlated, scaled shocks.
+            chol_t = None if corr is None else np.linalg.cholesky(corr).T * vol
             log_s0 = np.broadcast_to(np.log(np.asarray(s0, np.float64)), (n,)).copy()
             self._gbm = (drift, vol, chol_t, log_s0)
             self._gbm_key = key
@@ -162,12 +165,16 @@ class WindowVecEnv(FinanceVecEnv):
         return self._gbm
 
     def _gbm_increments(self, shape: tuple[int, ...]) -> np.ndarray:
+        """Log-price increments of shape ``(..., n)``: correlated normals scaled, plus drift."""
         drift, vol, chol_t, _ = self._gbm_terms()
         z = self.rng.standard_normal(shape)
-        if chol_t is not None:
-            z = z @ chol_t
-        increments: np.ndarray = z * vol + drift
-        return increments
+        if chol_t is None:
+            z *= vol
+        else:
+            # One 2-D product: a stacked (k, lookback, n) @ (n, n) runs one small product per row.
+            z = (z.reshape(-1, shape[-1]) @ chol_t).reshape(shape)
+        z += drift
+        return z
 
     def _decision_index(self) -> Any:
         """Window row of every sub-env's decision, clamped inside the window (frozen ones).
@@ -323,16 +330,20 @@ class WindowVecEnv(FinanceVecEnv):
         else:
             increments = self._gbm_increments((k, lookback, self._width))
             log_s0 = self._gbm_terms()[3]
-            log_prices = np.empty((k, lookback + 1, self._width))
-            log_prices[:, 0] = log_s0
-            np.cumsum(increments, axis=1, out=log_prices[:, 1:])
-            log_prices[:, 1:] += log_s0
-            prices = np.exp(log_prices)
+            prices = np.empty((k, lookback + 1, self._width))
+            np.cumsum(increments, axis=1, out=prices[:, 1:])
+            prices[:, 1:] += log_s0
+            np.exp(prices, out=prices)
             prices[:, 0] = np.asarray(self._gbm_parameters()[2], np.float64)  # exactly s0
-            self._path[: lookback + 1, indices] = prices.transpose(1, 0, 2)
+            self._path[: lookback + 1, self._rows_of(indices)] = prices.transpose(1, 0, 2)
+        rows = self._rows_of(indices)
         self._from_model = self.replace_rows(self._from_model, indices, model is not None)
-        self._price = self.replace_rows(self._price, indices, self._path[lookback, indices])
-        self._returns[indices, self._head - lookback : self._head] = increments
+        self._price = self.replace_rows(self._price, indices, self._path[lookback, rows])
+        self._returns[rows, self._head - lookback : self._head] = increments
+
+    def _rows_of(self, indices: NDArray[np.intp]) -> NDArray[np.intp] | slice:
+        """``indices`` as an index of the sub-env axis: a slice when it is every sub-env."""
+        return slice(None) if len(indices) == self.num_envs else indices
 
     # -- accounting shared by Trading and Portfolio ---------------------------------------------
 

@@ -109,17 +109,21 @@ class PortfolioVecEnv(WindowVecEnv):
 
     def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
         frozen = self.frozen_mask()
-        target = scores_to_weights(np.asarray(actions, dtype=np.float64), self._allow_short)
+        target = scores_to_weights(actions, self._allow_short)
         assets = target[:, :-1]
-        trades = assets - self._weights[:, :-1]
-        turnover = seq_sum(np.abs(trades))
+        # Whole rows (cash included) are contiguous, so NumPy runs these in one loop each;
+        # the cash column is left out of the sums.
+        trades_and_cash = target - self._weights
+        trades = trades_and_cash[:, :-1]
+        turnover = seq_sum(np.abs(trades_and_cash)[:, :-1])
         cost = self._trade_cost(trades, turnover)
         r, _, _ = self._advance_market(frozen)
         growth = self._net_growth(cost, 1.0 + portfolio_return(assets, r))
-        grown = target.copy()
+        grown = target  # the target drifts with the prices, in place: it is this step's own
         grown[:, :-1] *= 1.0 + r
         if growth.min() > 0.0:  # the usual case: nobody wiped out
-            weights = grown / seq_sum(grown)[:, None]
+            weights = grown
+            np.divide(grown, seq_sum(grown)[:, None], out=weights)
             terminated = np.zeros(self.num_envs, dtype=bool)
         else:
             terminated = ~(growth > 0)
