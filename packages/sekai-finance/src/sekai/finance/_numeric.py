@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["seq_sum"]
+__all__ = ["divide_rows", "seq_sum"]
 
 
 _COLUMNWISE = 16  # up to this many terms, adding columns beats np.cumsum on short rows
@@ -33,3 +33,15 @@ def seq_sum(x: Any) -> Any:
     for column in range(2, width):
         total += array[..., column]
     return total
+
+
+def divide_rows(x: np.ndarray, totals: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``x / totals[..., None]``, bit for bit, for ``x`` of shape ``(..., k)`` with short rows.
+
+    Broadcasting a total along a short row makes NumPy run one inner loop per row; repeating
+    the totals first gives one loop over the whole array.
+    """
+    if x.ndim < 2:
+        return np.divide(x, totals, out=out)
+    repeated = np.repeat(totals, x.shape[-1]).reshape(x.shape)
+    return np.divide(x, repeated, out=out)

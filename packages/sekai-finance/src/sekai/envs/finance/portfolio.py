@@ -12,7 +12,7 @@ from sekai.envs.finance._common import check_int, check_per_asset, fixed
 from sekai.envs.finance._helpers import check_correlation, random_correlation, simulate_gbm
 from sekai.envs.finance._window import WindowEnv, load_history, window_args
 from sekai.error import InvalidAction
-from sekai.finance._numeric import seq_sum
+from sekai.finance._numeric import divide_rows, seq_sum
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import period_reward
 from sekai.spaces import Box, Dict
@@ -58,11 +58,11 @@ def scores_to_weights(action: np.ndarray, allow_short: bool) -> np.ndarray:
         # np.clip and a division into another array: this runs on every native step).
         scores = np.maximum(action, 0.0, dtype=np.float64)
         np.minimum(scores, 1.0, out=scores)
-        total = seq_sum(scores)[..., None]
+        total = seq_sum(scores)
+        if not (total < 1e-12).any():
+            return divide_rows(scores, total, out=scores)
+        total = total[..., None]
         cash_only = total < 1e-12
-        if not cash_only.any():
-            np.divide(scores, total, out=scores)
-            return scores
         weights = np.where(cash_only, 0.0, scores / np.where(cash_only, 1.0, total))
         weights[..., -1] = np.where(cash_only[..., 0], 1.0, weights[..., -1])
         return weights  # type: ignore[no-any-return]

@@ -82,6 +82,7 @@ class WindowVecEnv(FinanceVecEnv):
         self._synced = False  # True while every sub-env is at the same step
         self._gbm_key: tuple[Any, ...] | None = None
         self._gbm: tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray] | None = None
+        self._gbm_rows: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
 
     def _n_columns(self) -> int:
         raise NotImplementedError
@@ -160,6 +161,9 @@ class WindowVecEnv(FinanceVecEnv):
             chol_t = None if corr is None else np.linalg.cholesky(corr).T * vol
             log_s0 = np.broadcast_to(np.log(np.asarray(s0, np.float64)), (n,)).copy()
             self._gbm = (drift, vol, chol_t, log_s0)
+            # Drift and volatility repeated for every sub-env: adding a (num_envs, n) array of
+            # the same shape runs one NumPy loop instead of one per short row.
+            self._gbm_rows = (np.tile(drift, (self.num_envs, 1)), np.tile(vol, (self.num_envs, 1)))
             self._gbm_key = key
         assert self._gbm is not None
         return self._gbm
@@ -167,6 +171,8 @@ class WindowVecEnv(FinanceVecEnv):
     def _gbm_increments(self, shape: tuple[int, ...]) -> np.ndarray:
         """Log-price increments of shape ``(..., n)``: correlated normals scaled, plus drift."""
         drift, vol, chol_t, _ = self._gbm_terms()
+        if shape == self._gbm_rows[0].shape:  # one step of every sub-env
+            drift, vol = self._gbm_rows
         z = self.rng.standard_normal(shape)
         if chol_t is None:
             z *= vol
@@ -331,10 +337,11 @@ class WindowVecEnv(FinanceVecEnv):
             increments = self._gbm_increments((k, lookback, self._width))
             log_s0 = self._gbm_terms()[3]
             prices = np.empty((k, lookback + 1, self._width))
-            np.cumsum(increments, axis=1, out=prices[:, 1:])
-            prices[:, 1:] += log_s0
-            np.exp(prices, out=prices)
             prices[:, 0] = np.asarray(self._gbm_parameters()[2], np.float64)  # exactly s0
+            later = prices[:, 1:]
+            np.cumsum(increments, axis=1, out=later)
+            later += log_s0
+            np.exp(later, out=later)
             self._path[: lookback + 1, self._rows_of(indices)] = prices.transpose(1, 0, 2)
         rows = self._rows_of(indices)
         self._from_model = self.replace_rows(self._from_model, indices, model is not None)

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from sekai.envs.finance.portfolio import PortfolioEnv, portfolio_return, scores_to_weights
 from sekai.envs.finance.vector._base import SHAPE, param, read_only
 from sekai.envs.finance.vector._window import WindowVecEnv
-from sekai.finance._numeric import seq_sum
+from sekai.finance._numeric import divide_rows, seq_sum
 
 __all__ = ["PortfolioVecEnv"]
 
@@ -122,8 +122,7 @@ class PortfolioVecEnv(WindowVecEnv):
         grown = target  # the target drifts with the prices, in place: it is this step's own
         grown[:, :-1] *= 1.0 + r
         if growth.min() > 0.0:  # the usual case: nobody wiped out
-            weights = grown
-            np.divide(grown, seq_sum(grown)[:, None], out=weights)
+            weights = divide_rows(grown, seq_sum(grown), out=grown)
             terminated = np.zeros(self.num_envs, dtype=bool)
         else:
             terminated = ~(growth > 0)
