@@ -41,7 +41,6 @@ def divide_rows(x: np.ndarray, totals: np.ndarray, out: np.ndarray | None = None
     Broadcasting a total along a short row makes NumPy run one inner loop per row; repeating
     the totals first gives one loop over the whole array.
     """
-    if x.ndim < 2:
-        return np.divide(x, totals, out=out)
-    repeated = np.repeat(totals, x.shape[-1]).reshape(x.shape)
-    return np.divide(x, repeated, out=out)
+    divisor = totals if x.ndim < 2 else np.repeat(totals, x.shape[-1]).reshape(x.shape)
+    result: np.ndarray = np.divide(x, divisor, out=out)
+    return result

@@ -65,7 +65,7 @@ def scores_to_weights(action: np.ndarray, allow_short: bool) -> np.ndarray:
         cash_only = total < 1e-12
         weights = np.where(cash_only, 0.0, scores / np.where(cash_only, 1.0, total))
         weights[..., -1] = np.where(cash_only[..., 0], 1.0, weights[..., -1])
-        return weights  # type: ignore[no-any-return]
+        return weights
     assets = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
     gross = seq_sum(np.abs(assets))[..., None]
     assets = assets / np.where(gross > 1.0, gross, 1.0)
