@@ -318,6 +318,7 @@ class WindowVecEnv(FinanceVecEnv):
 
     def _start_paths(self, indices: NDArray[np.intp]) -> None:
         lookback, k = self._lookback, len(indices)
+        rows = self._rows_of(indices)
         if self._path is None:
             self._path = np.zeros((self._window, self.num_envs, self._width))
         model = self.template.model  # type: ignore[attr-defined]
@@ -330,7 +331,7 @@ class WindowVecEnv(FinanceVecEnv):
                     f"{type(self).__name__} needs every asset listed: use Market-v0 for that."
                 )
             paths = np.asarray(simulation.prices, np.float64).reshape(k, self._window, -1)
-            self._path[:, indices] = paths.transpose(1, 0, 2)
+            self._path[:, rows] = paths.transpose(1, 0, 2)
             with np.errstate(divide="ignore"):
                 increments = np.log(paths[:, 1 : lookback + 1] / paths[:, :lookback])
         else:
@@ -342,8 +343,7 @@ class WindowVecEnv(FinanceVecEnv):
             np.cumsum(increments, axis=1, out=later)
             later += log_s0
             np.exp(later, out=later)
-            self._path[: lookback + 1, self._rows_of(indices)] = prices.transpose(1, 0, 2)
-        rows = self._rows_of(indices)
+            self._path[: lookback + 1, rows] = prices.transpose(1, 0, 2)
         self._from_model = self.replace_rows(self._from_model, indices, model is not None)
         self._price = self.replace_rows(self._price, indices, self._path[lookback, rows])
         self._returns[rows, self._head - lookback : self._head] = increments
