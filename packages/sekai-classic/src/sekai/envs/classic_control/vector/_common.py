@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from sekai.core.env import Env
 from sekai.envs.classic_control._common import reset_bounds
+from sekai.envs.classic_control.vector._pow import pow2
 from sekai.vector import NativeVecEnv
 
 __all__ = ["ClassicVecEnv", "keep_frozen", "pow2", "uniform_rows"]
@@ -70,15 +71,3 @@ def keep_frozen(
     if frozen.any():
         new[frozen] = old[frozen]
     return new
-
-
-def pow2(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """``values ** 2`` computed with ``pow`` like a NumPy scalar's ``x ** 2``.
-
-    ``array ** 2`` is a plain square, which rounds differently from ``pow`` in rare cases; the
-    single envs square NumPy scalars (as gymnasium does), so the vector versions must use
-    ``pow`` too to match them bit for bit. A full-size exponent array keeps NumPy from taking
-    its square shortcut.
-    """
-    squares: npt.NDArray[Any] = np.power(values, np.full(values.shape, 2, dtype=values.dtype))
-    return squares
