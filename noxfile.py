@@ -21,6 +21,9 @@ ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 WHEELHOUSE = ROOT / ".nox" / "_wheelhouse"
 PACKS = ("sekai-example-pack", "sekai-broken-pack")
+# torch only as this build: the machine keeps its CPU wheel where pip's find-links point, and
+# any other version would pull a multi-GB CUDA build.
+TORCH = "torch==2.13.0"
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ DISTRIBUTIONS: dict[str, Distribution] = {
         extras=("gymnasium", "pettingzoo"),
         # The bridges are tested on CartPole, Acrobot and Portfolio-v0; SB3 trains through to_sb3.
         test_first_party=("sekai-classic", "sekai-finance"),
-        test_requires=("stable-baselines3>=2.0", "sb3-contrib>=2.0", "torch==2.13.0"),
+        test_requires=("stable-baselines3>=2.0", "sb3-contrib>=2.0", TORCH),
         # PPO on CartPole must reach a mean return near 500 (the migration page), in CI too.
         slow=True,
     ),
@@ -90,6 +93,14 @@ PYTEST_OK = [0, 5]
 # Hypothesis' built-in "ci" profile: derandomized, so a nox run is reproducible; plain `pytest`
 # keeps exploring new random examples during development.
 HYPOTHESIS_CI = "--hypothesis-profile=ci"
+
+# pytest-xdist: one worker per CPU, and an idle worker takes queued tests from a busy one, so a
+# suite does not end waiting on one worker's tail (with --slow the training runs start first).
+# Not for sekai-ray, whose tests share one local Ray cluster.
+PARALLEL = ("-n", "auto", "--dist", "worksteal")
+# One BLAS/torch thread per test process: the workers already use every core, and the small
+# networks the examples train run no slower on one thread than on two.
+ONE_THREAD = {"OMP_NUM_THREADS": "1"}
 
 
 def _path(dist: str) -> str:
@@ -138,11 +149,33 @@ if shipped:
 """
 
 
-def _install_torch(session: nox.Session, *requirements: str) -> None:
-    """Install torch with pip, never uv: pip's configuration (find-links) points at the local CPU
-    build of torch==2.13.0, where uv would download a multi-GB CUDA build."""
+def _pip_find_links() -> list[str]:
+    """The existing folders of pip's ``find-links`` setting (any scope), in its order."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, check=False
+    )
+    folders: list[str] = []
+    for line in done.stdout.splitlines():
+        key, _, value = line.partition("=")
+        if key.rsplit(".", 1)[-1] == "find-links":
+            folders += [f for f in value.strip().strip("'\"").split() if Path(f).is_dir()]
+    return list(dict.fromkeys(folders))
+
+
+def _install_torch(session: nox.Session) -> None:
+    """Install ``TORCH``, never from an index (PyPI's build of it is the multi-GB CUDA one).
+
+    With uv: from the local wheel in pip's find-links folders (``--no-index``: a missing wheel
+    fails instead of downloading). Without such a wheel, or without uv: pip, whose configuration
+    points at it.
+    """
+    version = TORCH.partition("==")[2]
+    local = [f for f in _pip_find_links() if any(Path(f).glob(f"torch-{version}*.whl"))]
+    if local and session.venv_backend == "uv":
+        session.install("--no-index", *(f"--find-links={f}" for f in local), TORCH)
+        return
     session.install("pip")
-    session.run("python", "-m", "pip", "install", "-q", *requirements)
+    session.run("python", "-m", "pip", "install", "-q", TORCH)
 
 
 @nox.session
@@ -157,10 +190,9 @@ def tests(session: nox.Session, dist: str) -> None:
     for dep in (*spec.deps, *spec.test_first_party):
         args += _editable(dep)
     args += _editable(dist, spec.extras)
-    torch = [req for req in spec.test_requires if req.startswith("torch")]
-    if torch:
-        _install_torch(session, *torch)
-    others = [req for req in spec.test_requires if req not in torch]
+    if TORCH in spec.test_requires:
+        _install_torch(session)  # first: the installs below then find torch satisfied
+    others = [req for req in spec.test_requires if req != TORCH]
     session.install(*args, *others, *_groups("test"))
     # What `pip list --exclude-editable | grep sekai` checks (dagster's tox guard), read from the
     # same direct_url.json pip reads, so it also works in uv venvs that have no pip.
@@ -175,8 +207,10 @@ def tests(session: nox.Session, dist: str) -> None:
         "pytest",
         str(tests_dir.relative_to(ROOT)),
         HYPOTHESIS_CI,
+        *PARALLEL,
         *slow,
         *session.posargs,
+        env=ONE_THREAD,
         success_codes=PYTEST_OK,
     )
 
@@ -237,8 +271,11 @@ def integration(session: nox.Session, profile: str) -> None:
         session.warn(f"packs not written yet, not installed: {', '.join(missing)}")
     session.install(*wheel_files, *_groups("test"))
     session.run(
-        "pytest", "tests-integration", "-m", profile, *session.posargs,
-        env={"SEKAI_INTEGRATION_PROFILE": profile, "SEKAI_WHEELHOUSE": str(WHEELHOUSE)},
+        "pytest", "tests-integration", "-m", profile, *PARALLEL, *session.posargs,
+        env={
+            "SEKAI_INTEGRATION_PROFILE": profile, "SEKAI_WHEELHOUSE": str(WHEELHOUSE),
+            **ONE_THREAD,
+        },
         success_codes=PYTEST_OK,
     )  # fmt: skip
 
@@ -274,12 +311,13 @@ def docs(session: nox.Session) -> None:
     session.install(*_all_editable(extras=True), *pack, *extra, *_groups("docs"))
     posargs = [arg for arg in session.posargs if arg != "--fast"]
     if "--fast" not in session.posargs:
-        _install_torch(session, "torch==2.13.0", "stable-baselines3", "sb3-contrib")
+        _install_torch(session)
+        session.install("stable-baselines3", "sb3-contrib")
         posargs.append("--slow")
     session.run(
         "mkdocs", "build", "--strict", "-f", "docs/mkdocs.yml", env={"NO_MKDOCS_2_WARNING": "1"}
     )
-    session.run("pytest", "tests-integration", "-m", "docs", *posargs)
+    session.run("pytest", "tests-integration", "-m", "docs", *PARALLEL, *posargs, env=ONE_THREAD)
 
 
 @nox.session(default=False)

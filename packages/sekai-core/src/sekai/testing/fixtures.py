@@ -26,10 +26,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect slow tests unless ``--slow`` is given (deselected, never skipped)."""
-    if config.getoption("--slow"):
-        return
+    """Deselect slow tests unless ``--slow`` is given (deselected, never skipped).
+
+    With ``--slow`` they run first: parallel workers (pytest-xdist) then start the long runs
+    together instead of finishing on them one after another.
+    """
     slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if config.getoption("--slow"):
+        items[:] = slow + [item for item in items if item.get_closest_marker("slow") is None]
+        return
     if slow:
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if item.get_closest_marker("slow") is None]
