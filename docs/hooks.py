@@ -19,6 +19,7 @@ Nothing this module makes is committed; every build makes it afresh:
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import os
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -85,12 +87,15 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         files.append(File.generated(config, uri, content=content))
     _skipped.clear()
     skip = os.environ.get("SEKAI_DOCS_NO_EXAMPLES", "") not in ("", "0")
-    for page in sorted(PAGES.glob("*.md")):
-        if f"]({GENERATED}/" in page.read_text(encoding="utf-8"):
-            if skip:
-                _skipped.add(page.name)
-                continue
-            for uri, path in _run_page_for_images(page):
+    drawing = [p for p in sorted(PAGES.glob("*.md")) if f"]({GENERATED}/" in p.read_text("utf-8")]
+    if skip:
+        _skipped.update(page.name for page in drawing)
+        return files
+    # Each page runs in its own interpreter, so the pages run side by side, one per CPU.
+    _docs_test()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for images in pool.map(_run_page_for_images, drawing):
+            for uri, path in images:
                 files.append(File.generated(config, uri, abs_src_path=str(path)))
     return files
 
@@ -115,6 +120,7 @@ def _scratch_dir(prefix: str) -> Path:
     return path
 
 
+@functools.cache  # once per build, before the pages run in threads
 def _docs_test() -> ModuleType:
     """Import the docs test module, whose page-to-script conversion the build reuses."""
     spec = importlib.util.spec_from_file_location("_sekai_docs_examples", DOCS_TEST)
