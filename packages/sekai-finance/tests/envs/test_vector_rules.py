@@ -338,3 +338,74 @@ def test_record_performance_on_a_finance_env_annualises_with_its_dt():
     assert summary.mean_turnover == pytest.approx(0.1) and summary.total_cost == pytest.approx(
         0.001
     )
+
+
+# -- rules found in review: episode state before reset, equal values, read-only lists --------------
+
+
+@pytest.mark.parametrize(
+    ("cls", "name"),
+    [
+        (TradingVecEnv, "price"),
+        (TradingVecEnv, "timestamp"),
+        (TradingVecEnv, "price_history"),
+        (PortfolioVecEnv, "price"),
+        (PortfolioVecEnv, "price_history"),
+        (MarketMakingVecEnv, "timestamp"),
+        (OptimalExecutionVecEnv, "timestamp"),
+    ],
+)
+def test_episode_state_before_the_first_reset_raises_reset_required(cls, name):
+    vec = cls(2)
+    with pytest.raises(ResetRequired, match=rf"{cls.__name__}\.{name} describes the current"):
+        vec.get_attr(name)
+    vec.reset(seed=0)
+    assert len(vec.get_attr(name)) == 2
+
+
+def test_set_attr_takes_a_list_of_equal_numbers_of_any_numeric_type():
+    vec = sekai.make_vec("MarketMaking-v0", 3)
+    vec.set_attr("sigma", [2, 2.0, np.float64(2.0)])
+    assert vec.get_attr("sigma") == [2.0] * 3
+    with pytest.raises(ValueError, match="one shared parameter"):
+        vec.set_attr("sigma", [2, 2.0, 3])
+
+
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [
+        ("positions", [(0, 1), (-1, 0, 1)]),
+        ("prices", [np.ones(3), np.ones(4)]),
+        ("metadata", [{}, {}]),
+    ],
+)
+def test_read_only_parameters_refuse_any_list_with_their_reason(name, values):
+    with pytest.raises(AttributeError, match=rf"TradingVecEnv\.{name} is read-only"):
+        TradingVecEnv(2).set_attr(name, values)
+
+
+@pytest.mark.parametrize("env_id", ["MarketMaking-v0", "OptimalExecution-v0"])
+def test_session_natives_have_no_sampler_like_their_single_envs(env_id):
+    native = sekai.make_vec(env_id, 2)
+    sync = sekai.make_vec(env_id, 2, vectorization_mode="sync")
+    for vec in (native, sync):
+        with pytest.raises(AttributeError, match="sampler"):
+            vec.get_attr("sampler")
+
+
+@pytest.mark.parametrize("env_id", ["MarketMaking-v0", "OptimalExecution-v0"])
+def test_session_envs_say_they_accept_no_reset_options(env_id):
+    for env in (sekai.make(env_id), sekai.make_vec(env_id, 2)):
+        with pytest.raises(ValueError, match=r"'strat'; this env accepts: none\."):
+            env.reset(options={"strat": 1})
+        with pytest.raises(ValueError, match="no price history"):
+            env.reset(options={"start": 10})
+        env.reset(options={"start": None})
+
+
+def test_native_action_to_weights_checks_the_batch():
+    vec = PortfolioVecEnv(2)
+    with pytest.raises(InvalidAction, match="sub-env 0"):
+        vec.action_to_weights(np.full((2, 6), np.nan))
+    with pytest.raises(ValueError, match=r"shape \(2, 6\)"):
+        vec.action_to_weights(np.ones((2, 3)))

@@ -283,6 +283,10 @@ class VecEnv(abc.ABC):
             raise VecEnvClosed()
         if not self._has_reset:
             raise ResetRequired()
+        return self._action_checker()
+
+    def _action_checker(self) -> ActionChecker:
+        """The checker of batches of the current action space (built once per space)."""
         checker = self._checker
         if checker is None or checker.space is not self._action_space:
             checker = self._checker = ActionChecker(self._action_space, self._num_envs)

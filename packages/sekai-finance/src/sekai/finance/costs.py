@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import abc
-import numbers
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from sekai.finance._numeric import seq_sum
+from sekai.finance._values import holds_bool, is_real
 
 __all__ = [
     "CompositeCost",
@@ -29,12 +29,8 @@ _FREE_TRADE = (
 )
 
 
-def _is_real(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
 def _scalar(name: str, value: object) -> float:
-    if not _is_real(value):
+    if not is_real(value):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
     result = float(value)  # type: ignore[arg-type]
     if not np.isfinite(result) or result < 0:
@@ -43,10 +39,13 @@ def _scalar(name: str, value: object) -> float:
 
 
 def _rates(name: str, value: object) -> float | np.ndarray:
-    if _is_real(value):
+    if is_real(value):
         return _scalar(name, value)
-    if isinstance(value, (bool, np.bool_)) or value is None:
-        raise TypeError(f"{name} must be a number or a per-asset sequence, got {value!r}.")
+    if holds_bool(value) or value is None:
+        raise TypeError(
+            f"{name} must be a number or a per-asset sequence of numbers (not bools), "
+            f"got {value!r}."
+        )
     arr = np.array(value, dtype=np.float64)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a scalar or a 1-D per-asset array, got {arr.shape}.")
@@ -114,6 +113,14 @@ class CostModel(abc.ABC):
     @abc.abstractmethod
     def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
         """The cost array of shape ``trades.shape[:-1]``."""
+
+    def per_asset(self) -> dict[str, np.ndarray]:
+        """The model's per-asset parameters (1-D arrays, one entry per asset), by name."""
+        return {
+            name: value
+            for name, value in vars(self).items()
+            if isinstance(value, np.ndarray) and value.ndim == 1
+        }
 
     def __add__(self, other: object) -> CompositeCost:
         if not isinstance(other, CostModel):
@@ -304,6 +311,13 @@ class CompositeCost(CostModel):
             if all(name in m.fallbacks for m in flat if name in m.requires)
         )
 
+    def per_asset(self) -> dict[str, np.ndarray]:
+        return {
+            f"{model!r}.{name}": value
+            for model in self.models
+            for name, value in model.per_asset().items()
+        }
+
     def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
         total = self.models[0]._cost(trades, context)
         for model in self.models[1:]:
@@ -318,7 +332,7 @@ def as_cost_model(value: object) -> CostModel:
     """A CostModel as is; a non-negative number -> ``ProportionalCost``; else an error."""
     if isinstance(value, CostModel):
         return value
-    if _is_real(value):
+    if is_real(value):
         rate = float(value)  # type: ignore[arg-type]
         if not np.isfinite(rate) or rate < 0:
             raise ValueError(f"transaction_cost must be finite and non-negative, got {rate}.")

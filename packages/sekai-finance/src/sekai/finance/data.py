@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from sekai.error import MissingDependency
+from sekai.finance._values import real_array
 
 __all__ = ["MarketData", "Time"]
 
@@ -95,7 +96,7 @@ class Time:
 
 
 def _as_panel(name: str, array: object, *, rows: int | None = None) -> np.ndarray:
-    a = np.array(array, dtype=np.float64)
+    a = real_array(name, array)
     if a.ndim == 1:
         a = a[:, None]
     if a.ndim != 2:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import abc
-import numbers
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+
+from sekai.finance._values import is_real
 
 __all__ = [
     "DifferentialSharpe",
@@ -23,10 +24,6 @@ __all__ = [
 ]
 
 _GROWTH_FLOOR = 1e-12
-
-
-def _is_real(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def _value(x: Any) -> Any:
@@ -109,7 +106,7 @@ class RewardFunction(abc.ABC):
         return _Combination(terms + [(-c, p) for c, p in self._terms()])
 
     def __mul__(self, other: object) -> RewardFunction:
-        if not _is_real(other):
+        if not is_real(other):
             return NotImplemented
         return _Combination([(other * c, p) for c, p in self._terms()])
 
@@ -125,7 +122,7 @@ class RewardFunction(abc.ABC):
 def _terms_of(value: object) -> list[tuple[Any, RewardFunction | None]] | None:
     if isinstance(value, RewardFunction):
         return value._terms()
-    if _is_real(value):
+    if is_real(value):
         return [(value, None)]
     return None
 
@@ -232,7 +229,7 @@ class MeanVariance(RewardFunction):
     """
 
     def __init__(self, risk_aversion: float = 1.0) -> None:
-        if not _is_real(risk_aversion) or not np.isfinite(risk_aversion) or risk_aversion < 0:
+        if not is_real(risk_aversion) or not np.isfinite(risk_aversion) or risk_aversion < 0:
             raise ValueError(f"risk_aversion must be a finite number >= 0, got {risk_aversion!r}.")
         self.risk_aversion = float(risk_aversion)
 
@@ -301,7 +298,7 @@ class DifferentialSharpe(_Stateful):
     _initial: ClassVar[dict[str, float]] = {"a": 0.0, "b": 0.0}
 
     def __init__(self, eta: float = 0.01) -> None:
-        if not _is_real(eta) or not 0.0 < float(eta) < 1.0:
+        if not is_real(eta) or not 0.0 < float(eta) < 1.0:
             raise ValueError(f"eta must be a number in (0, 1), got {eta!r}.")
         self.eta = float(eta)
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from sekai.core.env import Env
 from sekai.error import InvalidAction, ResetRequired
+from sekai.finance._values import holds_bool, is_real
 
 __all__ = [
     "EPISODE_OVER",
@@ -42,17 +43,13 @@ ObsT = TypeVar("ObsT")
 ActT = TypeVar("ActT")
 
 
-def _is_real(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
 def check_real(name: str, value: object, bound: str | None = None) -> float:
     """``value`` as a float: finite, and ``>= 0`` (``"ge0"``) or ``> 0`` (``"gt0"``) if asked.
 
     Raises:
         ValueError: naming the parameter, the bound and the value (bools are refused too).
     """
-    if not _is_real(value):
+    if not is_real(value):
         raise ValueError(
             f"{name} must be a finite number{_BOUNDS[bound]}, got {type(value).__name__} {value!r}."
         )
@@ -78,8 +75,12 @@ def check_per_asset(
     name: str, value: object, n: int, bound: str | None = None
 ) -> float | np.ndarray:
     """A scalar (float) or a length-``n`` read-only float64 array, every entry checked."""
-    if _is_real(value):
+    if is_real(value):
         return check_real(name, value, bound)
+    if holds_bool(value):
+        raise ValueError(
+            f"{name} must be a number or {n} numbers (one per asset), not bools; got {value!r}."
+        )
     try:
         array = np.array(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:

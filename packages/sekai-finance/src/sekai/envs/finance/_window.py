@@ -15,6 +15,7 @@ from sekai.envs.finance._common import (
     parse_options,
     python_scalar,
 )
+from sekai.finance._values import real_array
 from sekai.finance.costs import CostModel, as_cost_model
 from sekai.finance.data import MarketData
 from sekai.finance.rewards import LogReturn, RewardFunction
@@ -80,13 +81,7 @@ def _from_prices(prices: Any, *, env: str, single_asset: bool) -> MarketData:
 
 
 def _raw(prices: Any, *, env: str, single_asset: bool, assets: Any = None) -> MarketData:
-    try:
-        array = np.array(prices, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"prices must be a numpy array (or a pandas Series/DataFrame) of numbers, got "
-            f"{type(prices).__name__}."
-        ) from exc
+    array = real_array("prices", prices)  # TypeError for bools, strings, complex numbers...
     if single_asset:
         if array.ndim == 2 and array.shape[1] == 1:
             array = array[:, 0]
@@ -183,9 +178,18 @@ def resolve_dt(dt: Any, model: Any, history: History | None) -> float:
     return 1 / 252
 
 
-def check_cost_model(value: Any, *, history: History | None, lookback: int, env: str) -> CostModel:
-    """``as_cost_model`` plus the construction-time checks of finance.md §6.1."""
+def check_cost_model(
+    value: Any, *, history: History | None, lookback: int, env: str, n_assets: int | None
+) -> CostModel:
+    """``as_cost_model`` plus the construction-time checks of finance.md §6.1 (and, with
+    ``n_assets``, one entry per asset in every per-asset parameter)."""
     model = as_cost_model(value)
+    for name, values in model.per_asset().items() if n_assets is not None else ():
+        if values.shape != (n_assets,):
+            raise ValueError(
+                f"{model!r}: {name} has {values.size} per-asset values but {env} trades "
+                f"{n_assets} asset{'s' if n_assets != 1 else ''}; pass one value or {n_assets}."
+            )
     for name in ("volume", "spread"):
         if name in model.requires and (history is None or history.field_rows(name) is None):
             where = "the simulated market" if history is None else "the data"
@@ -236,7 +240,11 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         self._transaction_cost = transaction_cost
         self._data = None if history is None else history.data
         self._cost_model = check_cost_model(
-            transaction_cost, history=history, lookback=lookback, env=env
+            transaction_cost,
+            history=history,
+            lookback=lookback,
+            env=env,
+            n_assets=self._asset_count(),
         )
         self._model = model
         self._dt_arg = dt
@@ -262,7 +270,11 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
     @cost_model.setter
     def cost_model(self, value: Any) -> None:
         self._cost_model = check_cost_model(
-            value, history=self._history, lookback=self._lookback, env=self._env_name
+            value,
+            history=self._history,
+            lookback=self._lookback,
+            env=self._env_name,
+            n_assets=self._asset_count(),
         )
 
     @property
@@ -301,10 +313,26 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         self._model = value
         self._dt = resolve_dt(self._dt_arg, value, self._history)
 
+    def _asset_count(self) -> int | None:
+        """Number of assets the env's spaces are built for (None while not yet known)."""
+        return None
+
     def _check_model(self, model: Any) -> None:
-        if model is not None and not callable(getattr(model, "simulate", None)):
+        """``model`` is None or a ``MarketModel`` of as many assets as the env trades."""
+        if model is None:
+            return
+        if not callable(getattr(model, "simulate", None)):
             raise TypeError(
                 f"model must be a sekai.finance.MarketModel, got {type(model).__name__}."
+            )
+        expected = self._asset_count()
+        simulated = getattr(model, "n_assets", 1)
+        if expected is not None and simulated != expected:
+            name = type(self).__name__
+            trades = "one asset" if expected == 1 else f"{expected} assets"
+            raise ValueError(
+                f"{name} trades {trades} but the model simulates {simulated}; the number of "
+                f"assets fixes the env's spaces, so build a new {name} for this model."
             )
 
     @property

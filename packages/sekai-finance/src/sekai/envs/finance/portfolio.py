@@ -227,6 +227,9 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
         self.observation_space = portfolio_observation_space(lookback, n, self._allow_short)
         self.action_space = portfolio_action_space(n, self._allow_short)
 
+    def _asset_count(self) -> int | None:
+        return getattr(self, "_n_assets", None)  # None while __init__ reads it off the model
+
     def _cash_weights(self) -> list[float]:
         return [0.0] * self._n_assets + [1.0]
 

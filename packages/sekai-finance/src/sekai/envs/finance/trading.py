@@ -100,10 +100,6 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
         self._sigma = check_real("sigma", sigma, "ge0")
         self._s0 = check_real("s0", s0, "gt0")
         self._check_model(model)
-        if model is not None and getattr(model, "n_assets", 1) != 1:
-            raise ValueError(
-                f"Trading-v0 trades one asset but the model simulates {model.n_assets}."
-            )
         history = load_history(
             prices,
             data,
@@ -180,6 +176,9 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
         return super().price_history[:, 0]
 
     # -- episode ------------------------------------------------------------------------------
+
+    def _asset_count(self) -> int:
+        return 1
 
     def _simulate_path(self) -> np.ndarray:
         if self._model is not None:

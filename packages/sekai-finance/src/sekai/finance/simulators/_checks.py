@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance._values import holds_bool
+
 __all__ = [
     "as_float",
     "as_positive_int",
@@ -84,6 +86,11 @@ def per_asset(name: str, value: object, bound: str | None = None) -> np.ndarray:
     """
     if isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got bool {value!r}")
+    if holds_bool(value):
+        raise ValueError(
+            f"{name} must be a finite number{_BOUNDS[bound]} or a 1-D array of them, not bools; "
+            f"got {value!r}"
+        )
     try:
         array = np.array(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:

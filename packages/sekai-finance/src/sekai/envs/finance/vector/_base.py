@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 from sekai.core.env import Env
 from sekai.envs.finance._common import parse_options
 from sekai.envs.finance._session import ObservationCache, session_options
+from sekai.error import ResetRequired
 from sekai.finance.sampling import EpisodeSampler, as_sampler
 from sekai.vector.native import NativeVecEnv
 
@@ -151,6 +152,13 @@ class FinanceVecEnv(NativeVecEnv):
     def _allocate_state(self) -> None:
         """Create the per-sub-env state arrays (a hook: runs once, at the end of ``__init__``)."""
 
+    def _require_episode(self, what: str) -> None:
+        """``ResetRequired`` before the first ``reset()``, as the single env raises it."""
+        if not self._has_reset:
+            raise ResetRequired(
+                f"{type(self).__name__}.{what} describes the current episodes: call reset() first."
+            )
+
     # -- attributes -------------------------------------------------------------------------
 
     @classmethod
@@ -182,7 +190,9 @@ class FinanceVecEnv(NativeVecEnv):
         if name == "sampler" and self._lanes:
             self._set_samplers(values)
             return
-        if isinstance(descriptor, param) and not isinstance(descriptor, read_only):
+        if isinstance(descriptor, read_only):
+            setattr(self, name, values)  # raises the read-only reason, whatever the value
+        if isinstance(descriptor, param):
             setattr(self, name, self._one_value(name, values))
             return
         super().set_attr(name, values)
@@ -198,7 +208,6 @@ class FinanceVecEnv(NativeVecEnv):
                     same = bool(np.array_equal(np.asarray(other), np.asarray(first)))
                 except (TypeError, ValueError):
                     same = False
-                same = same and type(other) is type(first)
             if not same:
                 raise ValueError(_SHARED_VALUE.format(name=name, cls=type(self).__name__))
         return first
@@ -208,6 +217,10 @@ class FinanceVecEnv(NativeVecEnv):
     @property
     def sampler(self) -> list[EpisodeSampler]:
         """Every sub-env's sampler (its lane): ``template.sampler.spawn()`` each."""
+        if not self._lanes:  # the single env has no sampler either
+            raise AttributeError(
+                f"{type(self).__name__} has no sampler: {self.single_env.__name__} takes none."
+            )
         return list(self._lanes)
 
     def _set_samplers(self, values: Any) -> None:
@@ -285,6 +298,7 @@ class SessionVecEnv(ObservationCache, FinanceVecEnv):
     @property
     def timestamp(self) -> np.ndarray:
         """Session time of every sub-env's current decision, ``t dt``."""
+        self._require_episode("timestamp")
         tpl: Any = self.template
         result: np.ndarray = self._t * tpl.dt
         return result

@@ -108,11 +108,13 @@ class WindowVecEnv(FinanceVecEnv):
     @property
     def timestamp(self) -> np.ndarray:
         """Time of every sub-env's current decision (as in ``info["timestamp"]``)."""
+        self._require_episode("timestamp")
         return self._timestamps(self._t.copy())
 
     @property
     def price_history(self) -> np.ndarray:
         """Object array: every sub-env's prices so far (lookback included)."""
+        self._require_episode("price_history")
         out = np.empty(self.num_envs, dtype=object)
         for k in range(self.num_envs):
             end = self._lookback + int(self._t[k]) + 1

@@ -73,12 +73,19 @@ class PortfolioVecEnv(WindowVecEnv):
     @property
     def price(self) -> np.ndarray:
         """Every sub-env's current prices ``(num_envs, n)``."""
+        self._require_episode("price")
         result: np.ndarray = self._price.copy()
         return result
 
     def action_to_weights(self, actions: Any) -> np.ndarray:
-        """Target weights ``(num_envs, n + 1)`` of a batch of actions."""
-        return scores_to_weights(np.asarray(actions, dtype=np.float64), self._allow_short)
+        """Target weights ``(num_envs, n + 1)`` of a batch of actions.
+
+        Raises:
+            ValueError: a batch of the wrong shape.
+            sekai.InvalidAction: a NaN or infinite entry.
+        """
+        checked = self._action_checker().check(actions)
+        return scores_to_weights(np.asarray(checked, dtype=np.float64), self._allow_short)
 
     # -- hooks --------------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ class TradingVecEnv(WindowVecEnv):
     @property
     def price(self) -> np.ndarray:
         """Every sub-env's current price."""
+        self._require_episode("price")
         result: np.ndarray = self._price[:, 0].copy()
         return result
 

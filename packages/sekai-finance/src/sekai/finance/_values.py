@@ -1,0 +1,52 @@
+"""What a numeric parameter accepts: real numbers, never bools (finance.md §3.5).
+
+``numbers.Real`` admits ``True``, and ``np.array([True, False], float)`` quietly gives
+``[1.0, 0.0]``; every validator of the package asks these two functions instead.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["holds_bool", "is_real", "real_array"]
+
+
+def is_real(value: object) -> bool:
+    """A real number that is not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def holds_bool(value: object) -> bool:
+    """``value`` is a bool, or a (nested) list, tuple or array with a bool in it."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "b" or (
+            value.dtype.kind == "O" and any(holds_bool(v) for v in value.flat)
+        )
+    if isinstance(value, (list, tuple)):
+        return any(holds_bool(v) for v in value)
+    return False
+
+
+_KINDS = {"b": "bools", "c": "complex numbers", "U": "strings", "S": "bytes", "M": "datetimes"}
+
+
+def real_array(name: str, value: object) -> np.ndarray:
+    """``value`` as a new float64 array; ``TypeError`` naming ``name`` for bools, complex
+    numbers or anything else that is not real numbers (NumPy would cast some without a word).
+    """
+    if holds_bool(value):
+        raise TypeError(f"{name} must be real numbers, not bools.")
+    try:
+        raw = np.asarray(value)
+        kind = raw.dtype.kind
+        if kind in "iufO":  # objects: e.g. Decimal or Fraction; complex ones fail to convert
+            return np.array(raw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{name} must be an array of real numbers, got {type(value).__name__}."
+        ) from exc
+    raise TypeError(f"{name} must be real numbers, got {_KINDS.get(kind, str(raw.dtype))}.")
