@@ -60,6 +60,7 @@ _LAZY: dict[str, str] = {
     "performance_summary": f"{_PKG}.metrics",
     "pnl_summary": f"{_PKG}.metrics",
     "RecordPerformance": f"{_PKG}.metrics",
+    "VecRecordPerformance": f"{_PKG}.metrics",
     # order book
     "OrderBook": f"{_PKG}.lob",
     "Order": f"{_PKG}.lob",
@@ -147,6 +148,7 @@ __all__ = [
     "Time",
     "TurnoverPenalty",
     "UniverseChart",
+    "VecRecordPerformance",
     "ZeroIntelligenceFlow",
     "episode_report",
     "performance_summary",
@@ -191,6 +193,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         PerformanceSummary,
         PnLSummary,
         RecordPerformance,
+        VecRecordPerformance,
         performance_summary,
         pnl_summary,
     )

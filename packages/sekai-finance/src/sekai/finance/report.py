@@ -247,10 +247,7 @@ def episode_report(source: Any, *, periods_per_year: float | None = None) -> Epi
 
 
 def _recorder_ppy(recorder: RecordPerformance) -> float:
-    if recorder.periods_per_year is not None:
-        return float(recorder.periods_per_year)
-    resolved = getattr(recorder, "_ppy", None)  # what it picked from info["dt"]
-    return 252.0 if resolved is None else float(resolved)
+    return float(recorder.last_periods_per_year)
 
 
 def _recompute(

@@ -1,4 +1,4 @@
-"""Performance metrics of return and P&L series, summaries, and RecordPerformance."""
+"""Performance metrics of return and P&L series, summaries, and the record wrappers."""
 
 from __future__ import annotations
 
@@ -24,11 +24,13 @@ from sekai.finance.metrics.summary import (
     performance_summary,
     pnl_summary,
 )
+from sekai.finance.metrics.vec_record import VecRecordPerformance
 
 __all__ = [
     "PerformanceSummary",
     "PnLSummary",
     "RecordPerformance",
+    "VecRecordPerformance",
     "annualized_return",
     "annualized_volatility",
     "calmar_ratio",

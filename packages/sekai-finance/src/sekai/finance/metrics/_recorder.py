@@ -1,0 +1,169 @@
+"""One episode's performance read off infos: the mechanism behind both record wrappers."""
+
+from __future__ import annotations
+
+import numbers
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from sekai.finance.metrics.summary import (
+    PerformanceSummary,
+    PnLSummary,
+    performance_summary,
+    pnl_summary,
+)
+
+__all__ = ["EpisodeRecorder", "RecordSettings", "Summary", "mean_fields"]
+
+Summary = PerformanceSummary | PnLSummary
+
+
+def _key(name: str, value: object, *, optional: bool) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        allowed = "a str or None" if optional else "a str"
+        raise TypeError(f"{name} must be {allowed}, got {type(value).__name__}.")
+
+
+def _read(info: dict[str, Any], key: str) -> float:
+    if key not in info:
+        raise KeyError(f"info has no {key!r}; available keys: {sorted(map(str, info))}")
+    value = info[key]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.ndarray)):
+        raise TypeError(f"info[{key!r}] must be a number, got {type(value).__name__}.")
+    number = float(value)
+    if not np.isfinite(number):
+        raise ValueError(f"info[{key!r}] must be finite, got {number}.")
+    return number
+
+
+@dataclass(frozen=True)
+class RecordSettings:
+    """The validated arguments of ``RecordPerformance`` / ``VecRecordPerformance``."""
+
+    periods_per_year: float | None
+    equity_key: str
+    pnl_key: str | None
+    turnover_key: str | None
+    cost_key: str | None
+    risk_free: float
+    deque_size: int
+
+    def __post_init__(self) -> None:
+        _key("equity_key", self.equity_key, optional=False)
+        _key("pnl_key", self.pnl_key, optional=True)
+        _key("turnover_key", self.turnover_key, optional=True)
+        _key("cost_key", self.cost_key, optional=True)
+        size = self.deque_size
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"deque_size must be a positive int, got {size!r}.")
+        ppy = self.periods_per_year
+        if ppy is not None and (
+            isinstance(ppy, bool) or not isinstance(ppy, numbers.Real) or not ppy > 0
+        ):
+            raise ValueError(f"periods_per_year must be > 0, got {ppy!r}.")
+        object.__setattr__(self, "periods_per_year", None if ppy is None else float(ppy))
+        object.__setattr__(self, "risk_free", float(self.risk_free))
+
+    def summaries(self) -> deque[Summary]:
+        """An empty deque holding the last ``deque_size`` summaries."""
+        return deque(maxlen=self.deque_size)
+
+
+class EpisodeRecorder:
+    """The episode in progress of one env: per-step returns (or P&L increments), turnover and
+    costs read off its infos; ``finish()`` summarises it.
+
+    Equity mode reads ``info[equity_key]`` (a step that takes equity to <= 0 records -1, then
+    zeros); P&L mode (``pnl_key``) reads a cumulative wealth and records its increments.
+    ``periods_per_year`` None takes ``1 / info["dt"]`` from the first info that has one (252
+    when none does).
+    """
+
+    def __init__(self, settings: RecordSettings) -> None:
+        self.settings = settings
+        self._ppy = settings.periods_per_year
+        self.begin({})
+
+    def begin(self, info: dict[str, Any]) -> None:
+        """Start an episode from its reset info (``{}`` when there is none)."""
+        settings = self.settings
+        self._returns: list[float] = []
+        self._turnover: list[float] = []
+        self._costs: list[float] = []
+        self._scale = 0.0
+        self._dead = False
+        if self._ppy is None and "dt" in info:
+            dt = float(info["dt"])
+            self._ppy = 1.0 / dt if dt > 0 else None
+        if settings.pnl_key is not None:
+            self._last = _read(info, settings.pnl_key) if settings.pnl_key in info else 0.0
+            self._scale = abs(self._last)
+        else:
+            key = settings.equity_key
+            self._last = _read(info, key) if key in info else 1.0
+
+    def record(self, info: dict[str, Any]) -> None:
+        """Record one step from its info."""
+        settings = self.settings
+        if settings.pnl_key is not None:
+            value = _read(info, settings.pnl_key)
+            self._returns.append(value - self._last)
+            self._scale = max(self._scale, abs(value))
+            self._last = value
+            return
+        equity = _read(info, settings.equity_key)
+        if self._dead:
+            self._returns.append(0.0)
+        elif equity <= 0 or self._last <= 0:
+            self._returns.append(-1.0)
+            self._dead = True
+        else:
+            self._returns.append(equity / self._last - 1.0)
+        self._last = equity
+        if settings.turnover_key is not None and settings.turnover_key in info:
+            self._turnover.append(_read(info, settings.turnover_key))
+        if settings.cost_key is not None and settings.cost_key in info:
+            self._costs.append(_read(info, settings.cost_key))
+
+    @property
+    def periods_per_year(self) -> float:
+        """The annualisation in use: the setting, else ``1 / dt`` of the infos, else 252."""
+        return self._ppy if self._ppy is not None else 252.0
+
+    def finish(self) -> tuple[Summary, np.ndarray]:
+        """The finished episode's summary and its per-step returns (a float64 array)."""
+        settings = self.settings
+        ppy = self.periods_per_year
+        returns = np.asarray(self._returns, dtype=np.float64)
+        summary: Summary
+        if settings.pnl_key is not None:
+            summary = pnl_summary(returns, ppy, scale=self._scale)
+        else:
+            summary = performance_summary(
+                returns,
+                ppy,
+                risk_free=settings.risk_free,
+                turnover=self._turnover or None,
+                costs=self._costs or None,
+            )
+        return summary, returns
+
+
+def mean_fields(summaries: Iterable[Summary]) -> dict[str, float]:
+    """Mean of every numeric field over ``summaries`` (fields that are always None left out)."""
+    stored = list(summaries)
+    if not stored:
+        return {}
+    result: dict[str, float] = {}
+    for field in fields(stored[0]):
+        values = [getattr(s, field.name) for s in stored]
+        numbers_only = [v for v in values if v is not None]
+        if numbers_only:
+            result[field.name] = float(np.mean(numbers_only))
+    return result

@@ -1,0 +1,112 @@
+"""VecRecordPerformance: RecordPerformance for every sub-env of a VecEnv."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.finance.metrics._recorder import EpisodeRecorder, RecordSettings, Summary, mean_fields
+from sekai.vector.result import VecResetResult, VecStepResult, info_at
+from sekai.vector.vec_env import VecEnv
+from sekai.vector.vec_wrapper import VecWrapper
+
+__all__ = ["VecRecordPerformance"]
+
+
+class VecRecordPerformance(VecWrapper):
+    """Summarise every sub-env's finished episodes: ``infos[i]["performance"]`` when sub-env
+    ``i`` ends one, read off its infos exactly as ``RecordPerformance`` reads a single env's.
+
+    Each episode is summarised once, also without autoreset: a frozen sub-env's further steps
+    are not recorded. ``summaries`` keeps the last ``deque_size`` summaries of all sub-envs in
+    the order they finished; ``last_summary``, ``last_returns`` and ``last_env_index`` describe
+    the latest. Reading the infos is a Python loop over the sub-envs at every step.
+
+    Args:
+        venv: the VecEnv to wrap.
+        periods_per_year: annualisation; None uses ``1 / info["dt"]`` of each sub-env's first
+            info (252 when the env reports no ``dt``).
+        equity_key: info key of the relative equity.
+        pnl_key: info key of the cumulative wealth (switches to P&L mode).
+        turnover_key: info key of the step's turnover (collected when present).
+        cost_key: info key of the step's cost (collected when present).
+        risk_free: annual risk-free rate for the Sharpe ratio.
+        deque_size: how many summaries to keep.
+    """
+
+    def __init__(
+        self,
+        venv: VecEnv,
+        *,
+        periods_per_year: float | None = None,
+        equity_key: str = "equity",
+        pnl_key: str | None = None,
+        turnover_key: str | None = "turnover",
+        cost_key: str | None = "cost",
+        risk_free: float = 0.0,
+        deque_size: int = 100,
+    ) -> None:
+        super().__init__(venv)
+        settings = RecordSettings(
+            periods_per_year, equity_key, pnl_key, turnover_key, cost_key, risk_free, deque_size
+        )
+        self.periods_per_year = settings.periods_per_year
+        self.risk_free = settings.risk_free
+        self.summaries = settings.summaries()
+        self.last_summary: Summary | None = None
+        self.last_returns: np.ndarray | None = None
+        self.last_env_index: int | None = None
+        self._episodes = [EpisodeRecorder(settings) for _ in range(self.num_envs)]
+
+    @property
+    def last_periods_per_year(self) -> float:
+        """The annualisation of the latest summary (of sub-env 0 before any)."""
+        index = 0 if self.last_env_index is None else self.last_env_index
+        return self._episodes[index].periods_per_year
+
+    def _after_reset(self, result: VecResetResult[Any]) -> VecResetResult[Any]:
+        for i, episode in enumerate(self._episodes):  # an unfinished episode is dropped
+            episode.begin(info_at(result, i))
+        return result
+
+    def _after_step(
+        self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
+    ) -> VecStepResult[Any]:
+        dones = result.terminated | result.truncated
+        stepped = range(self.num_envs) if live is None else np.flatnonzero(live).tolist()
+        for i in stepped:
+            info = info_at(result, i)
+            inner_reset = "final_info" in info and "reset_info" in info
+            episode = self._episodes[i]
+            episode.record(info["final_info"] if inner_reset else info)
+            if dones[i]:
+                summary, self.last_returns = episode.finish()
+                self.summaries.append(summary)
+                self.last_summary, self.last_env_index = summary, i
+                info["performance"] = summary
+                episode.begin(info["reset_info"] if inner_reset else {})
+        return result
+
+    def _live(self) -> NDArray[np.bool_] | None:
+        """The sub-envs the next step really steps (frozen ones are not), None for all."""
+        return None if self.venv.autoreset else ~self.venv.frozen
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        return self._after_reset(self.venv.reset(seed=seed, options=options))
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        live = self._live()
+        return self._after_step(self.venv.step(actions), live)
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        return self._after_reset(await self.venv.async_reset(seed=seed, options=options))
+
+    async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        live = self._live()
+        return self._after_step(await self.venv.async_step(actions), live)
+
+    def summary(self) -> dict[str, float]:
+        """Mean of every numeric field over the stored summaries."""
+        return mean_fields(self.summaries)
