@@ -317,14 +317,41 @@ def test_make_vec_chooses_the_native_envs():
     assert repr(sync) == "SyncVecEnv(num_envs=64)"
 
 
-def test_dt_change_reaches_infos_and_the_simulation():
-    vec = TradingVecEnv(4, mu=0.0, sigma=0.0, transaction_cost=0.0)
+@pytest.mark.parametrize("mode", [None, "sync"])
+def test_gbm_changes_reach_infos_at_once_and_the_simulation_at_the_next_reset(mode):
+    vec = sekai.make_vec(
+        "Trading-v0", 4, vectorization_mode=mode, mu=0.0, sigma=0.0, transaction_cost=0.0
+    )
     vec.reset(seed=0)
     vec.set_attr("dt", 1 / 52)
     vec.set_attr("mu", 0.52)
     result = vec.step(np.full(4, 2))
     assert result.infos[0]["dt"] == 1 / 52 and vec.get_attr("dt") == [1 / 52] * 4
-    assert result.rewards == pytest.approx(np.full(4, 0.01))
+    assert result.rewards == pytest.approx(np.zeros(4), abs=1e-15)  # this episode's path
+    vec.reset(seed=0)
+    assert vec.step(np.full(4, 2)).rewards == pytest.approx(np.full(4, 0.01))
+
+
+def test_each_native_sub_env_simulates_with_the_parameters_of_its_own_reset():
+    vec = TradingVecEnv(2, mu=0.0, sigma=0.0, transaction_cost=1.0, episode_length=5)
+    vec.reset(seed=0)
+    vec.set_attr("mu", 2.52)
+    first = vec.step(np.array([2, 1]))  # sub-env 0 pays all it has: it ends and restarts
+    assert first.terminated.tolist() == [True, False]
+    vec.set_attr("cost_model", ProportionalCost(0.0))
+    for _ in range(4):  # sub-env 1's episode keeps its drift of 0 until it ends
+        assert vec.step(np.full(2, 2)).rewards == pytest.approx([0.01, 0.0], abs=1e-15)
+    assert vec.step(np.full(2, 2)).rewards == pytest.approx([0.01, 0.01])
+    portfolio = PortfolioVecEnv(3, sigma=0.0, mu=0.0, transaction_cost=0.0, episode_length=4)
+    portfolio.reset(seed=0)
+    for _ in range(2):
+        portfolio.step(np.ones((3, 6)))
+    portfolio.set_attr("mu", 2.52)
+    portfolio.set_attr("corr", np.eye(5))
+    hold = np.tile([1.0, 0, 0, 0, 0, 0], (3, 1))
+    for _ in range(2):  # the episodes end at the second step and autoreset with the new terms
+        assert portfolio.step(hold).rewards == pytest.approx(np.zeros(3), abs=1e-15)
+    assert portfolio.step(hold).rewards == pytest.approx(np.full(3, 0.01))
 
 
 def test_record_performance_on_a_finance_env_annualises_with_its_dt():

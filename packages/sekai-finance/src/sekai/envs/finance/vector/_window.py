@@ -5,7 +5,9 @@ one of three ways, chosen per episode at its reset:
 
 * history: the decision row is ``start + lookback + t`` of the shared history (nothing copied);
 * built-in GBM, simulated online: one ``(num_envs, n)`` block of normals per ``step()``, the
-  path so far kept for ``price_history`` (never pre-drawn whole);
+  path so far kept for ``price_history`` (never pre-drawn whole). Each sub-env simulates with
+  the GBM parameters (``mu``, ``sigma``, ``corr``, ``dt``) of its own reset, as a SyncVecEnv
+  sub-env draws its whole path then: a ``set_attr`` reaches the simulation at the next reset;
 * a user ``model=``: ``model.simulate(rng, window - 1, n_paths=k)`` at reset, replayed.
 
 The last ``lookback`` log returns of every sub-env sit in a rolling buffer whose write position
@@ -34,6 +36,9 @@ from sekai.finance.rewards import period_reward
 from sekai.finance.sampling import draw_window_start, window_start_from_option
 
 __all__ = ["WindowVecEnv"]
+
+# (drift, vol, volatility-scaled transposed Cholesky factor or None, log s0) of the built-in GBM
+_Terms = tuple[np.ndarray, np.ndarray, "np.ndarray | None", np.ndarray]
 
 _NEEDS_HISTORY = (
     "options['start'] needs a price history; this env simulates its prices (pass prices= or "
@@ -81,8 +86,12 @@ class WindowVecEnv(FinanceVecEnv):
         self._head = self._lookback
         self._synced = False  # True while every sub-env is at the same step
         self._gbm_key: tuple[Any, ...] | None = None
-        self._gbm: tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray] | None = None
-        self._gbm_rows: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
+        self._gbm: _Terms | None = None
+        # The GBM terms each sub-env's episode simulates with: those of its reset, as a
+        # SyncVecEnv sub-env draws its whole path at reset (later set_attr waits for the next).
+        self._episode_terms: list[_Terms] = []
+        self._episode_gen = np.zeros(n_envs, dtype=np.intp)  # index into _episode_terms
+        self._episode_rows: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
 
     def _n_columns(self) -> int:
         raise NotImplementedError
@@ -145,9 +154,10 @@ class WindowVecEnv(FinanceVecEnv):
 
     # -- the market ---------------------------------------------------------------------------
 
-    def _gbm_terms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    def _gbm_terms(self) -> _Terms:
         """Per-step drift and volatility, volatility-scaled Cholesky factor (transposed) or
-        None without correlations, and log s0; cached while the parameters stay the same."""
+        None without correlations, and log s0, of the current parameters; cached (the same
+        tuple) while they stay the same."""
         mu, sigma, s0, corr = self._gbm_parameters()
         dt = self.template.dt  # type: ignore[attr-defined]
         key = (mu, sigma, s0, corr, dt)
@@ -163,25 +173,55 @@ class WindowVecEnv(FinanceVecEnv):
             chol_t = None if corr is None else np.linalg.cholesky(corr).T * vol
             log_s0 = np.broadcast_to(np.log(np.asarray(s0, np.float64)), (n,)).copy()
             self._gbm = (drift, vol, chol_t, log_s0)
-            # Drift and volatility repeated for every sub-env: adding a (num_envs, n) array of
-            # the same shape runs one NumPy loop instead of one per short row.
-            self._gbm_rows = (np.tile(drift, (self.num_envs, 1)), np.tile(vol, (self.num_envs, 1)))
             self._gbm_key = key
         assert self._gbm is not None
         return self._gbm
 
-    def _gbm_increments(self, shape: tuple[int, ...]) -> np.ndarray:
-        """Log-price increments of shape ``(..., n)``: correlated normals scaled, plus drift."""
-        drift, vol, chol_t, _ = self._gbm_terms()
-        if shape == self._gbm_rows[0].shape:  # one step of every sub-env
-            drift, vol = self._gbm_rows
-        z = self.rng.standard_normal(shape)
+    def _latch_gbm(self, indices: NDArray[np.intp]) -> _Terms:
+        """Sub-envs ``indices`` start episodes with the current GBM terms (returned)."""
+        terms = self._gbm_terms()
+        generations = self._episode_terms
+        if not generations or generations[-1] is not terms:
+            generations.append(terms)
+        self._episode_gen[indices] = len(generations) - 1
+        if len(generations) > 1:  # forget the terms no episode simulates with any more
+            used = np.unique(self._episode_gen)
+            if len(used) < len(generations):
+                self._episode_terms = [generations[g] for g in used.tolist()]
+                self._episode_gen = np.searchsorted(used, self._episode_gen)
+        if len(self._episode_terms) == 1:
+            # Drift and volatility repeated for every sub-env: adding a (num_envs, n) array of
+            # the same shape runs one NumPy loop instead of one per short row.
+            drift, vol = terms[0], terms[1]
+            self._episode_rows = (
+                np.tile(drift, (self.num_envs, 1)),
+                np.tile(vol, (self.num_envs, 1)),
+            )
+        return terms
+
+    @staticmethod
+    def _increments(z: np.ndarray, terms: _Terms, drift: Any = None, vol: Any = None) -> Any:
+        """Standard normals ``z`` ``(..., n)`` made log-price increments with ``terms``."""
+        chol_t = terms[2]
         if chol_t is None:
-            z *= vol
+            z *= terms[1] if vol is None else vol
         else:
             # One 2-D product: a stacked (k, lookback, n) @ (n, n) runs one small product per row.
-            z = (z.reshape(-1, shape[-1]) @ chol_t).reshape(shape)
-        z += drift
+            z = (z.reshape(-1, z.shape[-1]) @ chol_t).reshape(z.shape)
+        z += terms[0] if drift is None else drift
+        return z
+
+    def _step_increments(self) -> np.ndarray:
+        """One step of every sub-env's log-price increments, each with its episode's terms."""
+        z = self.rng.standard_normal((self.num_envs, self._width))
+        generations = self._episode_terms
+        if len(generations) == 1:
+            drift, vol = self._episode_rows
+            result: np.ndarray = self._increments(z, generations[0], drift, vol)
+            return result
+        for g, terms in enumerate(generations):
+            rows = np.flatnonzero(self._episode_gen == g)
+            z[rows] = self._increments(z[rows], terms)
         return z
 
     def _decision_index(self) -> Any:
@@ -216,7 +256,7 @@ class WindowVecEnv(FinanceVecEnv):
             r, before, after, log_returns = self._advance_paths(index, frozen)
         else:  # the built-in GBM, simulated online
             before = self._price
-            log_returns = self._gbm_increments((self.num_envs, self._width))
+            log_returns = self._step_increments()
             growth = np.exp(log_returns)
             after = before * growth
             r = growth - 1.0
@@ -243,7 +283,7 @@ class WindowVecEnv(FinanceVecEnv):
         before = self._path[index, self._rows]
         after = self._path[index + 1, self._rows]
         if not from_model.all():
-            online = self._price * np.exp(self._gbm_increments((self.num_envs, self._width)))
+            online = self._price * np.exp(self._step_increments())
             after = np.where(from_model[:, None], after, online)
             before = np.where(from_model[:, None], before, self._price)
             moving = np.flatnonzero(~from_model if frozen is None else ~from_model & ~frozen)
@@ -337,8 +377,11 @@ class WindowVecEnv(FinanceVecEnv):
             with np.errstate(divide="ignore"):
                 increments = np.log(paths[:, 1 : lookback + 1] / paths[:, :lookback])
         else:
-            increments = self._gbm_increments((k, lookback, self._width))
-            log_s0 = self._gbm_terms()[3]
+            terms = self._latch_gbm(indices)
+            increments = self._increments(
+                self.rng.standard_normal((k, lookback, self._width)), terms
+            )
+            log_s0 = terms[3]
             prices = np.empty((k, lookback + 1, self._width))
             prices[:, 0] = np.asarray(self._gbm_parameters()[2], np.float64)  # exactly s0
             later = prices[:, 1:]
