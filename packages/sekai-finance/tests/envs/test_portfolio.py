@@ -271,6 +271,23 @@ def test_simulated_prices_start_at_100_and_are_reproducible():
     )
 
 
+def test_simulated_path_is_one_block_of_normals_correlated_by_the_cholesky_factor():
+    corr = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, -0.3], [0.0, -0.3, 1.0]])
+    mu, sigma, dt = np.array([0.05, 0.0, 0.1]), np.array([0.1, 0.2, 0.3]), 1 / 252
+    env = PortfolioEnv(n_assets=3, lookback=4, episode_length=6, mu=mu, sigma=sigma, corr=corr)
+    for seed in (5, 6):  # the second reset uses the factor cached by the first
+        env.reset(seed=seed)
+        z = np.random.default_rng(seed).standard_normal((10, 3)) @ np.linalg.cholesky(corr).T
+        steps = (mu - 0.5 * sigma**2) * dt + sigma * np.sqrt(dt) * z
+        expected = np.exp(np.log(100.0) + np.cumsum(steps, axis=0))
+        assert np.array_equal(env.price_history[1:], expected[:4])
+    env.corr = np.eye(3)  # a new correlation: a new factor
+    env.reset(seed=5)
+    z = np.random.default_rng(5).standard_normal((10, 3))
+    steps = (mu - 0.5 * sigma**2) * dt + sigma * np.sqrt(dt) * z
+    assert np.array_equal(env.price_history[1:], np.exp(np.log(100.0) + np.cumsum(steps, 0))[:4])
+
+
 def test_pandas_free_panel_timestamps_are_row_indices():
     env = PortfolioEnv(panel(), lookback=5, episode_length=10, sampler="sequential")
     assert env.reset().info["timestamp"] == 5

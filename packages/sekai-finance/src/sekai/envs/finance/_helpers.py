@@ -67,9 +67,28 @@ def simulate_gbm(
         raise ValueError(f"per-asset parameters disagree on the number of assets: {sorted(sizes)}")
     scalar = not sizes
     n = sizes.pop() if sizes else 1
+    chol = None if corr is None else np.linalg.cholesky(check_correlation(corr, n))
+    path = gbm_path(rng, n_steps, n, s0=s0_a, mu=mu_a, sigma=sigma_a, dt=dt, chol=chol)
+    return path[:, 0] if scalar else path
+
+
+def gbm_path(
+    rng: np.random.Generator,
+    n_steps: int,
+    n: int,
+    *,
+    s0: np.ndarray,
+    mu: np.ndarray,
+    sigma: np.ndarray,
+    dt: float,
+    chol: np.ndarray | None,
+) -> np.ndarray:
+    """``simulate_gbm`` of checked float64 parameters and the Cholesky factor of ``corr``
+    (None: independent assets): an ``(n_steps + 1, n)`` path, nothing validated again."""
+    mu_a, sigma_a, s0_a = mu, sigma, s0
     z = rng.standard_normal((int(n_steps), n))
-    if corr is not None:
-        z = z @ np.linalg.cholesky(check_correlation(corr, n)).T
+    if chol is not None:
+        z = z @ chol.T
     increments = (mu_a - 0.5 * sigma_a**2) * dt + sigma_a * np.sqrt(dt) * z
     log_prices = np.empty((int(n_steps) + 1, n))
     log_prices[0] = np.log(s0_a)
@@ -77,7 +96,7 @@ def simulate_gbm(
     log_prices[1:] += log_prices[0]
     path: np.ndarray = np.exp(log_prices)
     path[0] = s0_a  # exactly s0 (exp(log(s0)) may differ in the last bit)
-    return path[:, 0] if scalar else path
+    return path
 
 
 def sample_window(rng: np.random.Generator, prices: Any, length: int) -> np.ndarray:

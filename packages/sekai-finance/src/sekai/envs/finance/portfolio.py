@@ -9,7 +9,7 @@ import numpy as np
 
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_int, check_per_asset, fixed
-from sekai.envs.finance._helpers import check_correlation, random_correlation, simulate_gbm
+from sekai.envs.finance._helpers import check_correlation, gbm_path, random_correlation
 from sekai.envs.finance._window import WindowEnv, load_history, window_args
 from sekai.error import InvalidAction
 from sekai.finance._numeric import divide_rows, seq_sum
@@ -150,6 +150,8 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_fps": 10}
+    _chol: np.ndarray | None = None  # Cholesky factor of _chol_of, the corr it was taken of
+    _chol_of: Any = None
     n_assets = fixed("Number of assets (fixed at construction).")
     allow_short = fixed("Whether the action space allows shorts (fixed at construction).")
 
@@ -291,14 +293,19 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
         if self._model is not None:
             return self._model_path()
         n = self._n_assets
-        return simulate_gbm(
+        corr = self._corr
+        if self._chol_of is not corr:  # corr is checked when set: factor it once per value
+            self._chol = None if corr is None else np.linalg.cholesky(corr)
+            self._chol_of = corr
+        return gbm_path(
             self.rng,
             self._window - 1,
+            n,
             s0=np.full(n, 100.0),
-            mu=np.broadcast_to(self._mu, (n,)),
-            sigma=np.broadcast_to(self._sigma, (n,)),
+            mu=np.broadcast_to(np.asarray(self._mu, np.float64), (n,)),
+            sigma=np.broadcast_to(np.asarray(self._sigma, np.float64), (n,)),
             dt=self._dt,
-            corr=self._corr,
+            chol=self._chol,
         )
 
     def _observation(self) -> dict[str, np.ndarray]:
@@ -352,12 +359,15 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
                 check_portfolio_action(values, self._action_shape, self.action_space), True
             )
         else:  # _target_weights(values, False), inlined: this is the hot path
-            try:
-                scores = [x if 0.0 <= x <= 1.0 else _clip_unit(x) for x in values]
-            except ValueError:
-                raise InvalidAction(action, self.action_space) from None
+            scores: list[float] = []
             total = 0.0
-            for x in scores:
+            for x in values:
+                if not 0.0 <= x <= 1.0:
+                    try:
+                        x = _clip_unit(x)
+                    except ValueError:
+                        raise InvalidAction(action, self.action_space) from None
+                scores.append(x)
                 total += x
             target = [x / total for x in scores] if total >= 1e-12 else self._cash_weights()
         n = self._n_assets
@@ -367,14 +377,18 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
         closes = self._closes
         before, after = closes[i], closes[i + 1]
         # Python floats, summed left to right: the native env's seq_sum gives the same bits.
-        turnover = gain = 0.0
-        r = [b / a - 1.0 for a, b in zip(before, after)]
+        turnover = gain = grown_total = 0.0
+        r: list[float] = []
         grown: list[float] = []
-        for weight, held_weight, asset_return in zip(target, current, r):
+        for weight, held_weight, a, b in zip(target, current, before, after):  # n assets
+            asset_return = b / a - 1.0
+            r.append(asset_return)
             trade = weight - held_weight
             turnover += trade if trade >= 0.0 else -trade
             gain += weight * asset_return
-            grown.append(weight * (1.0 + asset_return))
+            drifted = weight * (1.0 + asset_return)
+            grown.append(drifted)
+            grown_total += drifted
         cost_model = self._cost_model
         if type(cost_model) is ProportionalCost and type(cost_model.rate) is float:
             cost = cost_model.rate * turnover  # what the model computes, without numpy
@@ -384,11 +398,10 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
         held = 1.0 + gain
         growth = 0.0 if cost >= 1.0 else (1.0 - cost) * held
         if growth > 0:
-            grown.append(target[n])
-            total = 0.0
-            for x in grown:
-                total += x
-            self._weights = [x / total for x in grown]
+            cash = target[n]
+            grown.append(cash)
+            grown_total += cash
+            self._weights = [x / grown_total for x in grown]
         else:
             self._weights = self._cash_weights()
         equity_before = self._equity
