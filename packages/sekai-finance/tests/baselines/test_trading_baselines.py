@@ -36,6 +36,18 @@ def test_evaluate_is_reproducible_and_counts_exact_episodes():
     other = evaluate(BuyAndHold(), "Trading-v0", 50, seed=4, num_envs=16, episode_length=20)
     assert other != first
     assert all(type(v) is float for v in first)
+    # By hand: rounds of 16 reset with seeds 3, 4, 5, 6; of the last round only 2 count.
+    vec = sekai.make_vec("Trading-v0", 16, vector_kwargs={"autoreset": False}, episode_length=20)
+    scores = []
+    for k, take in enumerate([16, 16, 16, 2]):
+        vec.reset(seed=3 + k)
+        returns = np.zeros(16)
+        for _ in range(20):
+            returns += vec.step(np.full(16, 2)).rewards
+        scores.extend(returns[:take])
+    assert len(scores) == 50
+    assert first[0] == pytest.approx(np.mean(scores), rel=1e-12)
+    assert first[1] == pytest.approx(np.std(scores, ddof=1) / np.sqrt(50), rel=1e-12)
 
 
 def test_evaluate_validates_its_arguments():

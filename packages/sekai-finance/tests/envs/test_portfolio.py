@@ -292,3 +292,18 @@ def test_pandas_free_panel_timestamps_are_row_indices():
     env = PortfolioEnv(panel(), lookback=5, episode_length=10, sampler="sequential")
     assert env.reset().info["timestamp"] == 5
     assert env.reset().info["timestamp"] == 15
+
+
+def test_migration_page_equal_weight_score_lands_on_its_printed_digits():
+    # The migration page prints "equal weight +0.0086" for seeds 1000..1049 (finance.md §1.6):
+    # the single env keeps the reference's draw order, so the mean matches to its 4 decimals.
+    env = sekai.RescaleAction(sekai.make("Portfolio-v0", n_assets=3, episode_length=63), -1.0, 1.0)
+    totals = []
+    for seed in range(1000, 1050):
+        result = env.reset(seed=seed)
+        total = 0.0
+        while not result.done:
+            result = env.step(np.ones(4, dtype=np.float32))
+            total += float(result.reward)
+        totals.append(total)
+    assert f"{np.mean(totals):+.4f}" == "+0.0086"

@@ -162,7 +162,10 @@ def test_each_sub_env_gets_a_spawned_sampler():
     assert len({id(lane) for lane in lanes}) == 3 and sampler not in lanes
     first = vec.reset(seed=0)
     assert [info["timestamp"] for info in first.infos] == [31, 31, 31]
-    assert sampler.epoch == 0 and sampler.spawn().start == 21
+    # The instance passed in was not advanced: a single env using it starts at its first window.
+    single = sekai.make("Trading-v0", sampler=sampler, **TRADING)
+    assert single.reset(seed=0).info["timestamp"] == 31
+    assert single.reset().info["timestamp"] == 52
 
 
 def test_shared_samplers_stay_shared():
@@ -361,6 +364,16 @@ def test_record_performance_on_a_finance_env_annualises_with_its_dt():
         result = env.step(2)
     summary = result.info["performance"]
     assert summary.n_periods == 10 and env.last_returns.shape == (10,)
+    assert env.last_periods_per_year == 252.0  # 1 / dt of Trading-v0's default dt
+    growth = float(np.prod(1 + env.last_returns))
+    assert summary.annualized_return == pytest.approx(growth ** (252 / 10) - 1)
+    weekly = sekai.finance.RecordPerformance(sekai.make("Trading-v0", episode_length=10, dt=1 / 52))
+    weekly.reset(seed=0)
+    for _ in range(10):
+        last = weekly.step(2)
+    growth = float(np.prod(1 + weekly.last_returns))
+    assert weekly.last_periods_per_year == 52.0
+    assert last.info["performance"].annualized_return == pytest.approx(growth ** (52 / 10) - 1)
     assert summary.total_return == pytest.approx(result.info["equity"] - 1)
     assert summary.mean_turnover == pytest.approx(0.1) and summary.total_cost == pytest.approx(
         0.001

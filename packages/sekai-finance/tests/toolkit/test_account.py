@@ -62,6 +62,15 @@ def test_settle_margin_borrow_and_wipe_out():
     assert result.drifted.tolist() == [0.0, 0.0]
 
 
+def test_settle_borrowed_cash_pays_the_margin_rate_and_spare_cash_earns_the_cash_rate():
+    config = AccountConfig(allow_short=True, cash_rate=0.02, margin_rate=0.1, max_leverage=2.0)
+    levered = settle([1.2, 0.3], [0.0, 0.0], cost=0.0, dt=0.5, config=config)
+    assert levered.financing == pytest.approx(-0.5 * 0.1 * 0.5)  # cash -0.5 at 10 % a year
+    assert levered.growth == pytest.approx(1 - 0.025)
+    saver = settle([0.2, 0.3], [0.0, 0.0], cost=0.0, dt=0.5, config=config)
+    assert saver.financing == pytest.approx(0.5 * 0.02 * 0.5)  # cash +0.5 at 2 % a year
+
+
 def test_settle_cost_of_one_wipes_out_and_broadcasts():
     result = settle(
         np.full((3, 2), 0.5), np.zeros((3, 2)), cost=[0.0, 1.0, 0.5], dt=1.0, config=AccountConfig()
