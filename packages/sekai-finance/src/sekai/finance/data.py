@@ -529,7 +529,7 @@ class MarketData:
             for name, value in items.items():
                 exo[name] = value.reindex(index).to_numpy(np.float64)
         return cls(
-            frame.to_numpy(np.float64),
+            frame.to_numpy(),  # its own dtype: the constructor refuses bools and non-numbers
             fields=extra,
             timestamps=timestamps,
             assets=[str(c) for c in frame.columns],

@@ -73,7 +73,7 @@ def _from_prices(prices: Any, *, env: str, single_asset: bool) -> MarketData:
         frame = prices.to_frame() if isinstance(prices, pd.Series) else prices
         if isinstance(frame.index, pd.DatetimeIndex):
             return _complete(MarketData.from_pandas(frame), env=env, single_asset=single_asset)
-        values = frame.to_numpy(np.float64)
+        values = frame.to_numpy()  # its own dtype: _raw refuses bools and other non-numbers
         return _raw(
             values, env=env, single_asset=single_asset, assets=list(map(str, frame.columns))
         )

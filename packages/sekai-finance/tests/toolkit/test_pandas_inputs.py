@@ -1,0 +1,67 @@
+"""pandas inputs of the finance envs (finance.md §3.1, §4.3, §5.1); the finance session
+installs the ``pandas`` extra, so these run in every CI run."""
+
+from __future__ import annotations
+
+import datetime
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.finance import MarketData
+
+pd = pytest.importorskip("pandas")
+
+DAYS = pd.bdate_range("2021-01-04", periods=120)
+WALK = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, (120, 3)), axis=0))
+
+
+def test_a_dated_series_gives_datetime_timestamps_and_date_starts():
+    series = pd.Series(WALK[:, 0], index=DAYS)
+    env = sekai.make("Trading-v0", prices=series, episode_length=20, lookback=10)
+    info = env.reset(options={"start": pd.Timestamp("2021-02-01")}).info
+    assert info["timestamp"] == np.datetime64("2021-02-01")
+    assert env.unwrapped.prices.tolist() == WALK[:, 0].tolist()
+    for start in (datetime.date(2021, 2, 3), datetime.datetime(2021, 2, 3), "2021-02-03"):
+        assert env.reset(options={"start": start}).info["timestamp"] == np.datetime64("2021-02-03")
+    # a step's timestamp is the next row's date
+    assert env.step(2).info["timestamp"] == np.datetime64("2021-02-04")
+
+
+def test_an_undated_series_is_numbered_from_zero():
+    env = sekai.make("Trading-v0", prices=pd.Series(WALK[:, 0]), episode_length=20, lookback=10)
+    assert env.reset(options={"start": 30}).info["timestamp"] == 30
+
+
+def test_a_dataframe_gives_one_asset_per_column():
+    frame = pd.DataFrame(WALK, index=DAYS, columns=["a", "b", "c"])
+    env = sekai.make("Portfolio-v0", prices=frame, episode_length=20, lookback=10)
+    first = env.reset(options={"start": 10})
+    assert env.unwrapped.n_assets == 3 and first.observation["returns"].shape == (10, 3)
+    assert np.allclose(first.observation["returns"], np.diff(np.log(WALK[:11]), axis=0))
+    assert first.info["timestamp"] == np.datetime64(DAYS[10])
+
+
+def test_from_long_pivots_prices_and_fields():
+    long = pd.DataFrame(
+        {
+            "date": np.repeat(DAYS[:4], 2),
+            "symbol": ["x", "y"] * 4,
+            "close": np.arange(1.0, 9.0),
+            "volume": np.arange(10.0, 18.0),
+        }
+    )
+    data = MarketData.from_long(long, fields=["volume"])
+    assert list(data.assets) == ["x", "y"]
+    assert data.prices.tolist() == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]
+    assert data.fields["volume"][:, 1].tolist() == [11.0, 13.0, 15.0, 17.0]
+    assert data.is_datetime
+
+
+def test_a_bool_column_is_refused():
+    frame = pd.DataFrame({"a": WALK[:, 0], "b": WALK[:, 1] > 100})
+    with pytest.raises(TypeError, match="not bools"):
+        sekai.make("Portfolio-v0", prices=frame, episode_length=20, lookback=10)
+    with pytest.raises(TypeError, match="not bools"):
+        MarketData.from_pandas(frame.set_index(DAYS))
