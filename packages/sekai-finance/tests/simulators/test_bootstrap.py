@@ -45,7 +45,8 @@ def test_online_stepper_draws_the_same_blocks() -> None:
     [
         (HISTORY, 0, ValueError, "block_size must be an int >= 1"),
         (HISTORY, 11, ValueError, r"block_size must be <= the number of return rows \(10\)"),
-        (HISTORY, 2.0, TypeError, "block_size must be an int"),
+        (HISTORY, 2.0, ValueError, "block_size must be an int"),
+        (HISTORY, True, ValueError, "block_size must be an int"),
         (np.ones((2, 2, 2)), 1, ValueError, "shape"),
         (np.array([0.1, np.nan]), 1, ValueError, "finite"),
     ],

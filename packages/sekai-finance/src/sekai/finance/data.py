@@ -74,6 +74,8 @@ class Time:
             raise TypeError("Time() takes a number or a datetime-like value, got a bool.")
         if _is_number(value):
             value = int(value) if _is_int(value) else float(value)  # type: ignore[call-overload, arg-type]
+            if not np.isfinite(value):
+                raise ValueError(f"Time() takes a finite number, got {value!r}.")
         elif isinstance(value, (np.datetime64, _dt.date, str)) or hasattr(value, "to_datetime64"):
             to_datetime64(value)  # validate now, keep the user's value for the repr
         else:
@@ -85,11 +87,19 @@ class Time:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Time is immutable.")
 
+    def _key(self) -> object:
+        """What equality and hashing compare: the number, or the instant in ns."""
+        value = self.value
+        return value if _is_number(value) else ("ns", int(to_datetime64(value).astype(np.int64)))
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Time) and bool(self.value == other.value)
+        return isinstance(other, Time) and self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash(("Time", str(self.value)))
+        return hash(("Time", self._key()))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Time, (self.value,))  # __setattr__ refuses the default slot restore
 
     def __repr__(self) -> str:
         return f"Time({self.value!r})"
@@ -214,7 +224,7 @@ class MarketData:
         self._assets = tuple(ids)
         self._exogenous: dict[str, np.ndarray] = {}
         for name, value in (exogenous or {}).items():
-            series = np.array(value, dtype=np.float64)
+            series = real_array(f"exogenous[{name!r}]", value)
             if series.ndim not in (1, 2) or series.shape[0] != n_rows:
                 raise ValueError(
                     f"exogenous[{name!r}] must be ({n_rows},) or ({n_rows}, k), "
@@ -358,6 +368,12 @@ class MarketData:
             )
         return value
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Unpickled arrays come back writable (a ProcVecEnv worker's copy, say): freeze again.
+        self.__dict__.update(state)
+        for array in (*self._fields.values(), self._timestamps, *self._exogenous.values()):
+            array.flags.writeable = False
+
     # -- derived data ------------------------------------------------------------------------
 
     def _take(self, rows: slice | np.ndarray, *, warmup: int, columns: Any = None) -> MarketData:
@@ -405,6 +421,9 @@ class MarketData:
             raise KeyError(f"unknown assets {unknown}; available: {list(self._assets)}")
         if not wanted:
             raise ValueError("select() needs at least one asset.")
+        repeated = sorted({str(a) for a in wanted if wanted.count(a) > 1})
+        if repeated:
+            raise ValueError(f"select() takes each asset once; repeated: {repeated}.")
         return self._take(slice(None), warmup=self._warmup, columns=[lookup[a] for a in wanted])
 
     def with_fields(self, **arrays: object) -> MarketData:
@@ -576,11 +595,13 @@ class MarketData:
 
 
 def _pandas_times(pd: Any, index: Any) -> Any:
+    """The index as timestamps: datetimes, or numbers and date strings, which the constructor
+    checks (strictly increasing) and converts like any ``timestamps=``."""
     if isinstance(index, pd.DatetimeIndex):
         if index.tz is not None:
             raise ValueError(_TZ_HINT)
         return index.to_numpy("datetime64[ns]")
-    return None  # any other index is numbered from 0, like an array
+    return index.to_numpy()
 
 
 def _non_negative(name: str, value: object) -> int:

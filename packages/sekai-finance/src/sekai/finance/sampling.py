@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import copy
 import numbers
 
 import numpy as np
@@ -95,8 +96,10 @@ class SequentialStart(EpisodeSampler):
         self.epoch = 0
 
     def spawn(self) -> SequentialStart:
-        """A fresh copy with the same ``start`` and ``stride``."""
-        return SequentialStart(self.start, self.stride)
+        """A fresh copy (of the same class) with the same ``start`` and ``stride``."""
+        fresh = copy.deepcopy(self)
+        fresh.reset()
+        return fresh
 
     def __repr__(self) -> str:
         return f"SequentialStart(start={self.start}, stride={self.stride})"

@@ -42,7 +42,8 @@ def evaluate(
     ``autoreset=False``, in rounds of ``num_envs`` episodes (default ``min(episodes, 1024)``);
     round ``k`` is reset with ``seed=seed + k``. Exactly ``episodes`` episodes count (the last
     round's surplus sub-envs are ignored), so the same arguments give the same numbers and
-    policies compared with the same seed share random numbers.
+    policies compared with the same seed share random numbers. A policy with a ``reset()``
+    method (``RandomPolicy``: its generator) is reset first, for the same reason.
 
     Args:
         policy: ``policy(observations, vec_env) -> actions`` (a batch).
@@ -64,6 +65,9 @@ def evaluate(
     lanes = min(int(episodes), 1024) if num_envs is None else int(num_envs)
     if lanes < 1:
         raise ValueError(f"num_envs must be >= 1, got {num_envs!r}.")
+    reset = getattr(policy, "reset", None)
+    if callable(reset):
+        reset()
     totals: list[np.ndarray] = []
     remaining = int(episodes)
     vec = sekai.make_vec(env_id, lanes, vector_kwargs={"autoreset": False}, **env_kwargs)

@@ -26,6 +26,11 @@ class RandomPolicy:
         self.seed = seed
         self.rng = np.random.default_rng(seed)
 
+    def reset(self) -> None:
+        """Restart the generator from ``seed`` (``evaluate`` calls it first, so the same
+        arguments give the same numbers)."""
+        self.rng = np.random.default_rng(self.seed)
+
     def _sample(self, space: Any, count: int, mask: Any) -> np.ndarray:
         rng = self.rng
         if isinstance(space, Box):

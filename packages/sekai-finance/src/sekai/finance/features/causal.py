@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from sekai.error import LookAheadError
+from sekai.finance._values import is_real
 
 __all__ = ["asof_join", "check_causal"]
 
@@ -40,13 +42,23 @@ def asof_join(target_times: Any, event_times: Any, values: Any, *, lag: Any = No
         )
     if lag is not None:
         if events.dtype.kind == "M":
-            delta = np.timedelta64(lag) if not isinstance(lag, np.timedelta64) else lag
-            if delta < np.timedelta64(0):
+            if hasattr(lag, "to_timedelta64"):  # pandas Timedelta
+                lag = lag.to_timedelta64()
+            if not isinstance(lag, (np.timedelta64, _dt.timedelta)):
+                raise TypeError(
+                    "lag must be a timedelta (np.timedelta64, datetime.timedelta or pandas "
+                    f"Timedelta) on datetime axes, got {type(lag).__name__} {lag!r}."
+                )
+            delta = np.timedelta64(lag)
+            if np.isnat(delta) or delta < np.timedelta64(0):
                 raise ValueError(f"lag must be non-negative, got {lag!r}.")
             events = events + delta
         else:
-            if isinstance(lag, (np.timedelta64, bool)) or not float(lag) >= 0:
-                raise ValueError(f"lag must be a non-negative number on numeric axes, got {lag!r}.")
+            timedelta = isinstance(lag, (np.timedelta64, _dt.timedelta))  # np.timedelta64 is
+            if timedelta or not is_real(lag) or not 0 <= float(lag) < np.inf:  # an integer type
+                raise ValueError(
+                    f"lag must be a finite non-negative number on numeric axes, got {lag!r}."
+                )
             events = events + lag
     index = np.searchsorted(events, targets, side="right") - 1
     out = np.full((targets.size, *data.shape[1:]), np.nan)

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance._values import is_real
 from sekai.finance.features.transforms import as_array, window_arg
 
 __all__ = [
@@ -129,6 +130,6 @@ def realized_volatility(
     std = rolling_std(returns, window)
     if periods_per_year is None:
         return std
-    if not float(periods_per_year) > 0:
-        raise ValueError(f"periods_per_year must be > 0, got {periods_per_year!r}.")
+    if not is_real(periods_per_year) or not 0 < float(periods_per_year) < np.inf:
+        raise ValueError(f"periods_per_year must be a finite number > 0, got {periods_per_year!r}.")
     return std * np.sqrt(float(periods_per_year))  # type: ignore[no-any-return]

@@ -84,8 +84,8 @@ def forward_fill(x: Any, *, limit: int | None = None) -> np.ndarray:
 def cross_sectional_zscore(x: Any) -> np.ndarray:
     """Per row: ``(x − mean) / std`` over the valid entries (population std; 0 if it is 0)."""
     a = as_array(x)
-    if a.ndim == 1:
-        a = a[None, :]
+    if a.ndim == 1:  # (T,): one asset, so every row is a cross-section of one
+        a = a[:, None]
     valid = ~np.isnan(a)
     count = valid.sum(axis=1, keepdims=True)
     safe = np.maximum(count, 1)
@@ -101,7 +101,7 @@ def cross_sectional_zscore(x: Any) -> np.ndarray:
 def cross_sectional_rank(x: Any) -> np.ndarray:
     """Per row: ranks scaled to [0, 1]; ties share the mean rank; a lone entry gives 0.5."""
     a = as_array(x)
-    a2 = a[None, :] if a.ndim == 1 else a
+    a2 = a[:, None] if a.ndim == 1 else a  # (T,): one asset, a cross-section of one per row
     out = np.full(a2.shape, np.nan)
     for i, row in enumerate(a2):
         valid = np.flatnonzero(~np.isnan(row))

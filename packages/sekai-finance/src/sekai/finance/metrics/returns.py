@@ -160,16 +160,22 @@ def _level(level: object) -> float:
     return float(level)
 
 
+def _tail_probability(level: float) -> float:
+    """``1 − level``, rounded to 12 decimals: ``1 − 0.8`` is 0.19999999999999996 in binary, which
+    would put the 20 % quantile a hair below a return it should equal and drop it from the tail."""
+    return round(1.0 - _level(level), 12)
+
+
 def value_at_risk(returns: Any, level: float = 0.95) -> float:
     """``−quantile(r, 1 − level)`` (linear interpolation): a positive number is a loss."""
     r = series(returns)
-    return float(-np.quantile(r, 1.0 - _level(level)))
+    return float(-np.quantile(r, _tail_probability(level)))
 
 
 def conditional_value_at_risk(returns: Any, level: float = 0.95) -> float:
     """Minus the mean of the returns at or below the ``1 − level`` quantile (>= VaR)."""
     r = series(returns)
-    q = np.quantile(r, 1.0 - _level(level))
+    q = np.quantile(r, _tail_probability(level))
     tail = r[r <= q]
     return float(-np.mean(tail)) if tail.size else float(-q)
 

@@ -130,7 +130,7 @@ def performance_summary(
         annualized_return=annualized_return(r, ppy),
         annualized_volatility=annualized_volatility(r, ppy),
         sharpe_ratio=sharpe_ratio(r, ppy, risk_free),
-        sortino_ratio=sortino_ratio(r, ppy),
+        sortino_ratio=sortino_ratio(r, ppy, float(risk_free) / ppy),  # excess over the rate
         max_drawdown=max_drawdown(r),
         calmar_ratio=calmar_ratio(r, ppy),
         value_at_risk=value_at_risk(r, level),

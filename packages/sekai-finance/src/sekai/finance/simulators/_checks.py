@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import holds_bool
+from sekai.finance._values import holds_bool, real_array
 
 __all__ = [
     "as_float",
@@ -69,10 +69,18 @@ def as_float(name: str, value: object, bound: str | None = None) -> float:
     return result
 
 
-def as_positive_int(name: str, value: object, *, minimum: int = 1) -> int:
-    """Return ``value`` as an int ``>= minimum``; ``TypeError`` for non-integers (bool included)."""
+def as_positive_int(
+    name: str, value: object, *, minimum: int = 1, not_int: type[Exception] = ValueError
+) -> int:
+    """Return ``value`` as an int ``>= minimum``.
+
+    Raises:
+        ValueError: below ``minimum``; also for a non-integer (bool included), the rule for a
+            model's parameters (finance.md §10), unless ``not_int`` names another error (the
+            ``TypeError`` of ``simulate()``'s arguments).
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}")
+        raise not_int(f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}")
     if int(value) < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {int(value)}")
     return int(value)
@@ -92,7 +100,7 @@ def per_asset(name: str, value: object, bound: str | None = None) -> np.ndarray:
             f"got {value!r}"
         )
     try:
-        array = np.array(value, dtype=np.float64)
+        array = real_array(name, value)  # TypeError for strings and other non-numbers
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"{name} must be a finite number{_BOUNDS[bound]} or a 1-D array of them, "
@@ -147,7 +155,7 @@ def check_correlation(corr: object) -> np.ndarray | None:
     if corr is None:
         return None
     try:
-        matrix = np.array(corr, dtype=np.float64)
+        matrix = real_array("corr", corr)
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"corr must be a square matrix of numbers, got {type(corr).__name__}"

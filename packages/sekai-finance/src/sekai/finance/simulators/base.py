@@ -87,8 +87,8 @@ class Simulation:
 def check_simulate_args(rng: object, n_steps: object, n_paths: object) -> tuple[int, int | None]:
     """Validate the arguments of ``simulate``; return ``(n_steps, n_paths)``."""
     check_generator(rng)
-    steps = as_positive_int("n_steps", n_steps)
-    paths = None if n_paths is None else as_positive_int("n_paths", n_paths)
+    steps = as_positive_int("n_steps", n_steps, not_int=TypeError)
+    paths = None if n_paths is None else as_positive_int("n_paths", n_paths, not_int=TypeError)
     return steps, paths
 
 
@@ -145,7 +145,7 @@ class ModelStepper(abc.ABC):
 
     def __init__(self, model: MarketModel, n_paths: int) -> None:
         self.model = model
-        self.n_paths = as_positive_int("n_paths", n_paths)
+        self.n_paths = as_positive_int("n_paths", n_paths, not_int=TypeError)
         self.n_assets = int(model.n_assets)
         self._steps = np.zeros(self.n_paths, np.int64)
 
@@ -195,7 +195,7 @@ class PathStepper(ModelStepper):
 
     def __init__(self, model: MarketModel, n_paths: int, *, horizon: int) -> None:
         super().__init__(model, n_paths)
-        self.horizon = as_positive_int("horizon", horizon)
+        self.horizon = as_positive_int("horizon", horizon, not_int=TypeError)
         self._prices = np.full((self.n_paths, self.horizon + 1, self.n_assets), np.nan)
         self._mask: np.ndarray | None = None
         self._state: dict[str, np.ndarray] = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sekai.finance._values import real_array
 from sekai.finance.simulators._checks import (
     as_float,
     as_positive_int,
@@ -44,7 +45,7 @@ class BlockBootstrap(KernelModel):
         dt: float = 1 / 252,
     ) -> None:
         try:
-            rows = np.array(returns, dtype=np.float64)
+            rows = real_array("returns", returns)
         except (TypeError, ValueError) as exc:
             raise ValueError("returns must be a (T,) or (T, n) array of log returns") from exc
         if rows.ndim == 1:

@@ -49,12 +49,12 @@ class GARCH(PerAssetModel):
             "mu": per_asset("mu", mu),
             "s0": per_asset("s0", s0, "gt0"),
         }
-        persistence = arrays["alpha"] + arrays["beta"]
+        p, _ = self._set_per_asset(arrays, corr, dt, n_assets)  # the asset counts agree first
+        persistence = arrays["alpha"] + arrays["beta"]  # a scalar stays a scalar in the message
         if np.any(persistence >= 1.0):
             raise ValueError(
                 f"alpha + beta must be < 1 for a stationary GARCH(1,1), got {public(persistence)!r}"
             )
-        p, _ = self._set_per_asset(arrays, corr, dt, n_assets)
         self._set(_p=p, _h0=read_only(p["omega"] / (1.0 - p["alpha"] - p["beta"])))
 
     _p: dict[str, np.ndarray]

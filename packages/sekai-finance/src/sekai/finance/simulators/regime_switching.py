@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sekai.finance._values import real_array
 from sekai.finance.simulators._checks import read_only
 from sekai.finance.simulators.base import KernelModel
 from sekai.finance.simulators.gbm import GBM
@@ -27,7 +28,7 @@ def stationary_distribution(transition: np.ndarray) -> np.ndarray:
 
 def _check_distribution(name: str, value: object, k: int) -> np.ndarray:
     try:
-        array = np.array(value, dtype=np.float64)
+        array = real_array(name, value)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be a distribution over the {k} regimes") from exc
     if (
@@ -86,7 +87,7 @@ class RegimeSwitching(KernelModel):
                 raise ValueError(f"regimes must share s0: regime {i} differs from regime 0")
         k = len(models)
         try:
-            matrix = np.array(transition, dtype=np.float64)
+            matrix = real_array("transition", transition)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"transition must be a ({k}, {k}) matrix of numbers") from exc
         if matrix.shape != (k, k):
