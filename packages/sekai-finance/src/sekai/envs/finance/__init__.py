@@ -49,20 +49,27 @@ __all__ = [
     "LimitOrderBookEnv",
     "LimitOrderBookMarket",
     "LimitOrderBookMarketRenderer",
+    "LimitOrderBookMarketTextRenderer",
     "LimitOrderBookRenderer",
+    "LimitOrderBookTextRenderer",
     "MarketEnv",
     "MarketMakingEnv",
     "MarketMakingRenderer",
+    "MarketMakingTextRenderer",
     "MarketMakingVecEnv",
     "MarketRenderer",
+    "MarketTextRenderer",
     "OptimalExecutionEnv",
     "OptimalExecutionRenderer",
+    "OptimalExecutionTextRenderer",
     "OptimalExecutionVecEnv",
     "PortfolioEnv",
     "PortfolioRenderer",
+    "PortfolioTextRenderer",
     "PortfolioVecEnv",
     "TradingEnv",
     "TradingRenderer",
+    "TradingTextRenderer",
     "TradingVecEnv",
     "default_market",
     "random_correlation",
@@ -81,6 +88,22 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
     from sekai.envs.finance.market_making import MarketMakingEnv
     from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
     from sekai.envs.finance.portfolio import PortfolioEnv
+    from sekai.envs.finance.rendering import (
+        LimitOrderBookMarketRenderer,
+        LimitOrderBookMarketTextRenderer,
+        LimitOrderBookRenderer,
+        LimitOrderBookTextRenderer,
+        MarketMakingRenderer,
+        MarketMakingTextRenderer,
+        MarketRenderer,
+        MarketTextRenderer,
+        OptimalExecutionRenderer,
+        OptimalExecutionTextRenderer,
+        PortfolioRenderer,
+        PortfolioTextRenderer,
+        TradingRenderer,
+        TradingTextRenderer,
+    )
     from sekai.envs.finance.trading import TradingEnv
     from sekai.envs.finance.vector.market_making import MarketMakingVecEnv
     from sekai.envs.finance.vector.optimal_execution import OptimalExecutionVecEnv
