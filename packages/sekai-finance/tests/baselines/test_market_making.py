@@ -131,3 +131,12 @@ def test_constant_quotes_repr_and_asymmetry() -> None:
     policy = ConstantQuotes(0.5, 1.0)
     assert repr(policy) == "ConstantQuotes(0.5, 1.0)"
     assert policy(None, MarketMakingEnv()).tolist() == [0.5, 1.0]
+
+
+@pytest.mark.parametrize("max_offset", [0.0015, 0.5005])
+def test_the_optimum_searches_up_to_max_offset_off_the_grid_step(max_offset):
+    # The DP searches quotes on a 0.001 grid; a max_offset between grid points is a quote too,
+    # so no constant quote (here: max_offset on both sides) can beat the optimum.
+    env = MarketMakingEnv(max_offset=max_offset, n_steps=3, fill_intensity=1400.0)
+    limit = evaluate_quotes(env, lambda t, q: np.full((len(q), 2), max_offset))
+    assert solve_optimal_quotes(env).value >= limit - 1e-12

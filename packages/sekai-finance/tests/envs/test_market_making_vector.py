@@ -208,3 +208,23 @@ def test_autoreset_matches_sync_step_for_step_in_a_deterministic_market() -> Non
             if "final_observation" in x:
                 np.testing.assert_array_equal(x["final_observation"], y["final_observation"])
                 assert x["reset_info"] == y["reset_info"]
+
+
+def test_observations_stay_in_the_space_when_limits_are_lowered_mid_episode():
+    single = sekai.make("MarketMaking-v0")
+    vec = sekai.make_vec("MarketMaking-v0", 2, vector_kwargs={"autoreset": False})
+    single.reset(seed=0)
+    vec.reset(seed=0)
+    quotes = np.full(2, 0.01, np.float32)  # tight quotes: fills, so the inventory moves
+    for _ in range(5):
+        single.step(quotes)
+        vec.step(np.tile(quotes, (2, 1)))
+    single.unwrapped.n_steps = 3  # the clock is now past the end of the session
+    single.unwrapped.max_inventory = 1
+    vec.set_attr("n_steps", 3)
+    vec.set_attr("max_inventory", 1)
+    obs = single.step(quotes).observation
+    batch = vec.step(np.tile(quotes, (2, 1))).observations
+    assert single.observation_space.contains(obs) and obs[1] == 0.0
+    assert all(vec.observation_space.contains(row) for row in batch)
+    assert batch[:, 1].tolist() == [0.0, 0.0]

@@ -185,10 +185,12 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
     # -- episode -------------------------------------------------------------------------------
 
     def _observation(self) -> np.ndarray:
+        # Clipped into the space: n_steps or max_inventory set lower mid-episode would put the
+        # clock past the end or the inventory past the limit.
         n = self._n_steps
-        return np.array(
-            [self.inventory / self._max_inventory, (n - self._elapsed_steps) / n], np.float32
-        )
+        fill = min(max(self.inventory / self._max_inventory, -1.0), 1.0)
+        remaining = max((n - self._elapsed_steps) / n, 0.0)
+        return np.array([fill, remaining], np.float32)
 
     def _info(self) -> dict[str, Any]:
         return {

@@ -99,7 +99,11 @@ class _Grid:
 
     def __init__(self, p: MarketMakingParams, step: float) -> None:
         count = math.floor(p.max_offset / step + 1e-9) + 1
-        self.offsets = np.minimum(np.arange(count) * step, p.max_offset)
+        offsets = np.minimum(np.arange(count) * step, p.max_offset)
+        if offsets[-1] < p.max_offset:  # off the step: the limit is a quote too
+            offsets = np.append(offsets, p.max_offset)
+            count += 1
+        self.offsets = offsets
         self.prob = _fill(p, self.offsets)
         stride = max(1, round(0.01 / step)) if count > 200 else 1
         self.coarse = np.arange(0, count, stride)

@@ -86,6 +86,7 @@ class MarketMakingVecEnv(SessionVecEnv):
         self._ask = np.full(n, np.nan)
         self._bid_filled = np.zeros(n, np.bool_)
         self._ask_filled = np.zeros(n, np.bool_)
+        self._obs_low = np.array([-1.0, 0.0], np.float32)  # the observation space's low
 
     # -- state (one value per sub-env; copies) -------------------------------------------------
 
@@ -172,6 +173,9 @@ class MarketMakingVecEnv(SessionVecEnv):
         obs = np.empty((self.num_envs, 2), np.float32)
         obs[:, 0] = self._inventory / p["_max_inventory"]
         obs[:, 1] = (n_steps - self._t) / n_steps
+        # Into the space, as the single env clips: a lower n_steps or max_inventory set
+        # mid-episode would put the clock past the end or the inventory past the limit.
+        np.clip(obs, self._obs_low, 1.0, out=obs)
         return obs
 
     def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
