@@ -225,3 +225,12 @@ def test_make_registers_without_a_time_limit() -> None:
     assert type(env) is OptimalExecutionEnv
     env.reset(seed=0)
     assert "elapsed_steps" not in env.step(np.array([0.1])).info
+
+
+@pytest.mark.parametrize(("name", "value"), [("gamma", 1e-4), ("eta", 1e-8), ("total_time", 600.0)])
+def test_a_setting_that_breaks_convexity_is_named_and_rolled_back(name: str, value: float) -> None:
+    env = OptimalExecutionEnv()
+    before = getattr(env, name)
+    with pytest.raises(ValueError, match=rf"setting {name} breaks temporary_impact > permanent"):
+        setattr(env, name, value)
+    assert getattr(env, name) == before

@@ -138,7 +138,9 @@ def test_step_before_reset_raises_reset_required():
             getattr(TradingEnv(), name)
 
 
-@pytest.mark.parametrize("action", [3, -1, 1.0, True, "1", np.array([1, 2])])
+@pytest.mark.parametrize(
+    "action", [3, -1, 1.0, True, "1", np.array([1, 2]), np.array([1]), np.array([[1]])]
+)
 def test_invalid_actions_are_refused(action):
     env = TradingEnv()
     env.reset(seed=0)

@@ -125,10 +125,11 @@ def parse_options(options: Mapping[str, Any] | None, allowed: Iterable[str]) -> 
 
 
 def discrete_action(action: Any, n: int, space: Any) -> int:
-    """An index in ``[0, n)`` from an int, a numpy integer or a 0-d/1-element integer array."""
+    """An index in ``[0, n)`` from an int, a numpy integer or a 0-d integer array (a shape
+    ``(1,)`` array is not in a ``Discrete`` space, as ``Discrete.contains`` says)."""
     value = action
-    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iu":
-        value = value.reshape(())[()]
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+        value = value[()]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise InvalidAction(action, space)
     index = int(value)

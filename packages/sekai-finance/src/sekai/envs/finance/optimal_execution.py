@@ -150,10 +150,14 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
     def _check_impact(self, name: str) -> None:
         effective = _effective_eta(self._eta, self._gamma, self.tau)
         if not effective > 0:
+            head = (
+                "temporary_impact must exceed permanent_impact * tau / 2"
+                if name == "temporary_impact"
+                else f"setting {name} breaks temporary_impact > permanent_impact * tau / 2"
+            )
             raise ValueError(
-                f"{name} must exceed permanent_impact * tau / 2 (eta - gamma * tau / 2 > 0 keeps "
-                f"the execution cost convex), got eta={self._eta!r}, gamma={self._gamma!r}, "
-                f"tau={self.tau!r}"
+                f"{head} (eta - gamma * tau / 2 > 0 keeps the execution cost convex), got "
+                f"eta={self._eta!r}, gamma={self._gamma!r}, tau={self.tau!r}"
             )
 
     def _parameters_changed(self, name: str) -> None:
