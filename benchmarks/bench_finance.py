@@ -8,8 +8,9 @@ Run: ``python benchmarks/bench_finance.py [--steps N] [--quick]``. All ratios co
 2. The same ratio for native ``Trading-v0`` (one GBM asset, three positions). Bar: >= 40%.
 3. Native ``Portfolio-v0`` throughput at 4096 sub-envs against 1024. Bar: not lower.
 4. Native against ``SyncVecEnv`` of the same env at 1024 sub-envs. Bar: >= 100x. Printed with
-   it, no bar: the same ratio for the step's irreducible numpy work (``FloorPortfolio``), the
-   bound that no single-threaded implementation of this model and observation can pass.
+   it, no bar: the same ratio for the bare-numpy step of 1. (the model with no env machinery at
+   all) and for the step's irreducible numpy work (``FloorPortfolio``), the bound that no
+   single-threaded implementation of this model and observation can pass.
 5. A single ``Portfolio-v0`` against a single ``CartPole-v1`` (when sekai-classic is installed),
    both from ``sekai.make``. Bar: >= 0.5x.
 6. Peak memory (tracemalloc: every numpy allocation) of native ``Portfolio-v0`` at 4096
@@ -285,6 +286,7 @@ def main() -> None:
         {
             "sync": (sync.step, _portfolio_actions(n, 4), n),
             "native": contender,
+            "bare": (BarePortfolio(n).step, _portfolio_actions(n), n),
             "floor": (floor.step, _portfolio_actions(n, 1), n),
         },
         chunk,
@@ -297,6 +299,9 @@ def main() -> None:
     row("native Portfolio-v0, 1024 envs (steps/s)", f"{rates['native']:,.0f}", "", None)
     speedup = rates["native"] / rates["sync"]
     row("  native / sync", f"{speedup:.0f}x", ">= 100x", speedup >= 100)
+    row("bare-numpy Portfolio step, 1024 envs (steps/s)", f"{rates['bare']:,.0f}", "", None)
+    bare_ratio = rates["bare"] / rates["sync"]
+    row("  bare-numpy / sync (no bar: no env machinery)", f"{bare_ratio:.0f}x", "", None)
     row("normals + exp + window copy only, 1024 envs", f"{rates['floor']:,.0f}", "", None)
     bound = rates["floor"] / rates["sync"]
     row("  that floor / sync (no bar: the bound)", f"{bound:.0f}x", "", None)
