@@ -219,3 +219,12 @@ def test_evaluate_gives_the_same_numbers_for_the_same_random_policy():
     assert evaluate(policy, "Trading-v0", 40, seed=3, episode_length=10) == first
     assert evaluate(RandomPolicy(0), "Trading-v0", 40, seed=3, episode_length=10) == first
     assert evaluate(RandomPolicy(1), "Trading-v0", 40, seed=3, episode_length=10) != first
+
+
+def test_with_fields_can_replace_the_prices_and_checks_them_as_prices():
+    data = MarketData(np.ones((5, 2)), fields={"volume": np.ones((5, 2))})
+    more = data.with_fields(close=np.full((5, 2), 2.0), spread=np.zeros((5, 2)))
+    assert more.prices.tolist() == [[2.0, 2.0]] * 5 and data.prices.tolist() == [[1.0, 1.0]] * 5
+    assert sorted(more.fields) == ["close", "spread", "volume"]
+    with pytest.raises(ValueError, match="prices must be > 0"):
+        data.with_fields(close=np.full((5, 2), -1.0))

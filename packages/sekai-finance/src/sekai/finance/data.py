@@ -427,11 +427,12 @@ class MarketData:
         return self._take(slice(None), warmup=self._warmup, columns=[lookup[a] for a in wanted])
 
     def with_fields(self, **arrays: object) -> MarketData:
-        """A copy with more (or replaced) per-asset fields."""
+        """A copy with more (or replaced) per-asset fields; ``price_field`` replaces the prices."""
         fields = {k: v for k, v in self._fields.items() if k != self._price_field}
         fields.update(arrays)  # type: ignore[arg-type]
+        prices = fields.pop(self._price_field, self.prices)
         return MarketData(
-            self.prices,
+            prices,
             fields=fields,
             timestamps=self._timestamps,
             assets=self._assets,
