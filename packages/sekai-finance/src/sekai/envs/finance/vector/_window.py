@@ -92,6 +92,7 @@ class WindowVecEnv(FinanceVecEnv):
         self._episode_terms: list[_Terms] = []
         self._episode_gen = np.zeros(n_envs, dtype=np.intp)  # index into _episode_terms
         self._episode_rows: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
+        self._tiled_from: _Terms | None = None  # the terms _episode_rows were tiled from
 
     def _n_columns(self) -> int:
         raise NotImplementedError
@@ -189,7 +190,7 @@ class WindowVecEnv(FinanceVecEnv):
             if len(used) < len(generations):
                 self._episode_terms = [generations[g] for g in used.tolist()]
                 self._episode_gen = np.searchsorted(used, self._episode_gen)
-        if len(self._episode_terms) == 1:
+        if len(self._episode_terms) == 1 and self._tiled_from is not terms:  # tiled once per terms
             # Drift and volatility repeated for every sub-env: adding a (num_envs, n) array of
             # the same shape runs one NumPy loop instead of one per short row.
             drift, vol = terms[0], terms[1]
@@ -197,6 +198,7 @@ class WindowVecEnv(FinanceVecEnv):
                 np.tile(drift, (self.num_envs, 1)),
                 np.tile(vol, (self.num_envs, 1)),
             )
+            self._tiled_from = terms
         return terms
 
     @staticmethod
