@@ -252,3 +252,20 @@ def test_native_step_builds_no_info_dicts_until_infos_are_read() -> None:
     assert isinstance(raw, LazyInfos) and raw._built is None and not raw._given
     assert len(result.infos) == 64  # reading builds them, as real dicts
     assert _raw_infos(result) is result.infos
+
+
+class ScalarRewards(Recorder):
+    """Returns one reward for the whole batch: a bug in the subclass, reported by the base."""
+
+    def _step(self, actions: Any) -> Any:
+        _, terminated, truncated, infos = super()._step(actions)
+        return 1.0, terminated, truncated, infos
+
+
+def test_step_results_of_the_wrong_shape_are_refused_naming_the_class() -> None:
+    vec = ScalarRewards(3)
+    vec.reset(seed=0)
+    with pytest.raises(
+        ValueError, match=r"ScalarRewards\._step\(\) returned rewards of shape \(\), .*\(3,\)"
+    ):
+        vec.step([0, 0, 0])

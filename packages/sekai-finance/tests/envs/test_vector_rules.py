@@ -449,3 +449,81 @@ def test_native_action_to_weights_checks_the_batch():
         vec.action_to_weights(np.full((2, 6), np.nan))
     with pytest.raises(ValueError, match=r"shape \(2, 6\)"):
         vec.action_to_weights(np.ones((2, 3)))
+
+
+def _window_timestamps(vec, resets: int = 3) -> list[list]:
+    return [[info["timestamp"] for info in vec.reset().infos] for _ in range(resets)]
+
+
+def test_set_attr_of_one_sampler_object_shares_it_as_on_every_backend():
+    # As setattr on every sub-env of a SyncVecEnv: the one object is shared (only building an
+    # env spawns), so three sub-envs take consecutive windows from it and it advances.
+    native = trading(3, sampler=0)
+    sync = sekai.make_vec("Trading-v0", 3, vectorization_mode="sync", sampler=0, **TRADING)
+    walks = []
+    for vec in (native, sync):
+        sampler = SequentialStart()
+        vec.set_attr("sampler", sampler)
+        assert all(lane is sampler for lane in vec.get_attr("sampler"))
+        walks.append(_window_timestamps(vec))
+        assert sampler.epoch == 1  # nine windows: the caller's object went round the history
+    assert walks[0] == walks[1] == [[10, 31, 52], [73, 94, 115], [136, 157, 10]]
+
+
+def test_set_attr_of_a_sampler_name_gives_each_sub_env_its_own():
+    native = trading(3, sampler=0)
+    sync = sekai.make_vec("Trading-v0", 3, vectorization_mode="sync", sampler=0, **TRADING)
+    for vec in (native, sync):
+        vec.set_attr("sampler", "sequential")
+        lanes = vec.get_attr("sampler")
+        assert len({id(lane) for lane in lanes}) == 3
+        assert _window_timestamps(vec, 2) == [[10, 10, 10], [31, 31, 31]]
+
+
+class _Constant(sekai.finance.RewardFunction):
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def __call__(self, outcome):
+        return self.value
+
+
+@pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0"])
+def test_a_reward_function_returning_one_number_rewards_every_sub_env(env_id):
+    for mode in ("vector_entry_point", "sync"):
+        vec = sekai.make_vec(env_id, 3, vectorization_mode=mode, reward=_Constant(0.5))
+        vec.reset(seed=0)
+        vec.batch_action_space.seed(0)
+        rewards = vec.step(vec.batch_action_space.sample()).rewards
+        assert rewards.shape == (3,) and rewards.dtype == np.float64
+        assert rewards.tolist() == [0.5] * 3
+
+
+def test_a_reward_function_returning_the_wrong_shape_is_named():
+    vec = TradingVecEnv(3, reward=_Constant(np.zeros(2)))
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match=r"returned rewards of shape \(2,\) for a batch of \(3,\)"):
+        vec.step(np.ones(3, np.int64))
+
+
+@pytest.mark.parametrize(
+    ("env_id", "names"),
+    [
+        ("MarketMaking-v0", ["mid", "inventory", "cash", "bid", "ask", "bid_filled", "ask_filled"]),
+        ("OptimalExecution-v0", ["inventory", "mid", "shortfall"]),
+    ],
+)
+def test_session_state_is_read_only_on_the_single_env_and_every_backend(env_id, names):
+    env = sekai.make(env_id)
+    env.reset(seed=0)
+    for mode in ("vector_entry_point", "sync"):
+        vec = sekai.make_vec(env_id, 2, vectorization_mode=mode)
+        vec.reset(seed=0)
+        for name in names:
+            before = vec.get_attr(name)
+            with pytest.raises(AttributeError):
+                vec.set_attr(name, 3)
+            assert np.array_equal(vec.get_attr(name), before, equal_nan=True)
+    for name in names:
+        with pytest.raises(AttributeError):
+            setattr(env.unwrapped, name, 3)

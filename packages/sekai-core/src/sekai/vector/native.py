@@ -108,6 +108,7 @@ class NativeVecEnv(VecEnv):
         super().__init__(num_envs, observation_space, action_space, autoreset=autoreset)
         self.max_episode_steps = _check_max_episode_steps(max_episode_steps)
         self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
+        self._flag_shape = (self.num_envs,)
         self._rng: np.random.Generator | None = None
         self._rng_seed: int | None = None
         self._last_actions: NDArray[Any] | None = None
@@ -190,6 +191,9 @@ class NativeVecEnv(VecEnv):
         rewards = np.asarray(rewards, dtype=np.float64)
         terminated = np.asarray(terminated, dtype=bool)
         truncated = np.asarray(truncated, dtype=bool)
+        shape = self._flag_shape
+        if rewards.shape != shape or terminated.shape != shape or truncated.shape != shape:
+            self._refuse_flags(rewards, terminated, truncated)
         elapsed = None
         if self.max_episode_steps is not None:
             if frozen is None:
@@ -223,6 +227,15 @@ class NativeVecEnv(VecEnv):
         if self._may_freeze is not None:  # every native sub-env may freeze
             np.logical_or(terminated, truncated, out=self._frozen)
         return VecStepResult(observations, rewards, terminated, truncated, infos)  # type: ignore[arg-type]
+
+    def _refuse_flags(
+        self, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray
+    ) -> None:
+        raise ValueError(
+            f"{type(self).__name__}._step() returned rewards of shape {rewards.shape}, "
+            f"terminated {terminated.shape} and truncated {truncated.shape}; each must have "
+            f"shape (num_envs,) = {self._flag_shape}."
+        )
 
     def _remember_actions(self, batch: Any, frozen: NDArray[np.bool_] | None) -> Any:
         """Give frozen sub-envs their last action again (a numeric array batch only)."""

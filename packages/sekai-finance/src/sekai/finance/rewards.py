@@ -195,7 +195,18 @@ def period_reward(
             growth, equity=equity, turnover=turnover, cost=cost, previous_equity=previous_equity
         )
     )
-    return float(reward) if scalar else reward
+    if scalar:
+        return float(reward)
+    rewards = np.asarray(reward, dtype=np.float64)
+    if rewards.shape != np.shape(growth):
+        try:  # a reward function may return one number for every sub-env
+            rewards = np.broadcast_to(rewards, np.shape(growth)).copy()
+        except ValueError:
+            raise ValueError(
+                f"{reward_fn!r} returned rewards of shape {rewards.shape} for a batch of "
+                f"{np.shape(growth)}: return one number, or one per sub-env."
+            ) from None
+    return rewards
 
 
 class SimpleReturn(RewardFunction):

@@ -111,13 +111,13 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         self._clear()
 
     def _clear(self) -> None:
-        self.mid = float(self._s0)
-        self.inventory = 0
-        self.cash = 0.0
-        self.bid = math.nan
-        self.ask = math.nan
-        self.bid_filled = False
-        self.ask_filled = False
+        self._mid = float(self._s0)
+        self._inventory = 0
+        self._cash = 0.0
+        self._bid = math.nan
+        self._ask = math.nan
+        self._bid_filled = False
+        self._ask_filled = False
 
     def _parameters_changed(self, name: str) -> None:
         """Called after a parameter was set (the DP quote table depends on the parameters)."""
@@ -131,9 +131,44 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         return float(self._total_time / self._n_steps)
 
     @property
+    def mid(self) -> float:
+        """The current mid price (read-only: state of the simulation)."""
+        return self._mid
+
+    @property
+    def inventory(self) -> int:
+        """Shares held, long positive (read-only)."""
+        return self._inventory
+
+    @property
+    def cash(self) -> float:
+        """Cash from fills so far (read-only)."""
+        return self._cash
+
+    @property
+    def bid(self) -> float:
+        """The last bid quoted (NaN before the first step; read-only)."""
+        return self._bid
+
+    @property
+    def ask(self) -> float:
+        """The last ask quoted (NaN before the first step; read-only)."""
+        return self._ask
+
+    @property
+    def bid_filled(self) -> bool:
+        """Whether the last bid filled (read-only)."""
+        return self._bid_filled
+
+    @property
+    def ask_filled(self) -> bool:
+        """Whether the last ask filled (read-only)."""
+        return self._ask_filled
+
+    @property
     def wealth(self) -> float:
         """``cash + inventory * mid``."""
-        return float(self.cash + self.inventory * self.mid)
+        return float(self._cash + self._inventory * self._mid)
 
     @property
     def time_remaining(self) -> float:
@@ -155,7 +190,7 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
     def avellaneda_stoikov_action(self) -> np.ndarray:
         """Avellaneda–Stoikov quotes for the current inventory and time left, float32 ``(2,)``."""
         return avellaneda_stoikov_quotes(
-            self.inventory,
+            self._inventory,
             self.time_remaining,
             self._sigma,
             self._risk_aversion,
@@ -169,7 +204,7 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         Looks ``(t, inventory)`` up in the exact dynamic-programming table of
         ``sekai.finance.baselines.market_making.solve_optimal_quotes`` (cached per parameters).
         """
-        quotes: np.ndarray = self.quote_table().lookup(self._elapsed_steps, self.inventory)
+        quotes: np.ndarray = self.quote_table().lookup(self._elapsed_steps, self._inventory)
         return quotes
 
     def quote_table(self) -> Any:
@@ -188,20 +223,20 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         # Clipped into the space: n_steps or max_inventory set lower mid-episode would put the
         # clock past the end or the inventory past the limit.
         n = self._n_steps
-        fill = min(max(self.inventory / self._max_inventory, -1.0), 1.0)
+        fill = min(max(self._inventory / self._max_inventory, -1.0), 1.0)
         remaining = max((n - self._elapsed_steps) / n, 0.0)
         return np.array([fill, remaining], np.float32)
 
     def _info(self) -> dict[str, Any]:
         return {
-            "mid_price": float(self.mid),
-            "inventory": int(self.inventory),
-            "cash": float(self.cash),
+            "mid_price": float(self._mid),
+            "inventory": int(self._inventory),
+            "cash": float(self._cash),
             "wealth": self.wealth,
-            "bid": float(self.bid),
-            "ask": float(self.ask),
-            "bid_filled": bool(self.bid_filled),
-            "ask_filled": bool(self.ask_filled),
+            "bid": float(self._bid),
+            "ask": float(self._ask),
+            "bid_filled": bool(self._bid_filled),
+            "ask_filled": bool(self._ask_filled),
             "timestamp": float(self._elapsed_steps * self.dt),
             "dt": self.dt,
         }
@@ -226,22 +261,22 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         delta_bid = min(max(float(quotes[0]), 0.0), self._max_offset)
         delta_ask = min(max(float(quotes[1]), 0.0), self._max_offset)
         dt = self.dt
-        size, limit, q = self._order_size, self._max_inventory, self.inventory
-        mid = self.mid
-        wealth_before = self.cash + q * mid
-        self.bid, self.ask = mid - delta_bid, mid + delta_ask
+        size, limit, q = self._order_size, self._max_inventory, self._inventory
+        mid = self._mid
+        wealth_before = self._cash + q * mid
+        self._bid, self._ask = mid - delta_bid, mid + delta_ask
         u = self.rng.random(2)
-        self.bid_filled = bool(q + size <= limit and u[0] < self.fill_probability(delta_bid))
-        self.ask_filled = bool(q - size >= -limit and u[1] < self.fill_probability(delta_ask))
-        if self.bid_filled:
+        self._bid_filled = bool(q + size <= limit and u[0] < self.fill_probability(delta_bid))
+        self._ask_filled = bool(q - size >= -limit and u[1] < self.fill_probability(delta_ask))
+        if self._bid_filled:
             q += size
-            self.cash -= size * self.bid
-        if self.ask_filled:
+            self._cash -= size * self._bid
+        if self._ask_filled:
             q -= size
-            self.cash += size * self.ask
-        self.inventory = q
-        self.mid = mid + self._sigma * math.sqrt(dt) * float(self.rng.standard_normal())
-        reward = (self.cash + q * self.mid) - wealth_before
+            self._cash += size * self._ask
+        self._inventory = q
+        self._mid = mid + self._sigma * math.sqrt(dt) * float(self.rng.standard_normal())
+        reward = (self._cash + q * self._mid) - wealth_before
         reward -= 0.5 * self._risk_aversion * self._sigma**2 * dt * q * q
         terminated = self._elapsed_steps + 1 >= self._n_steps
         if terminated:

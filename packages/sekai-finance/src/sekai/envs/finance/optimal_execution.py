@@ -165,9 +165,9 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         self._check_impact(name)
 
     def _clear(self) -> None:
-        self.inventory = float(self._X0)
-        self.mid = float(self._s0)
-        self.shortfall = 0.0
+        self._inventory = float(self._X0)
+        self._mid = float(self._s0)
+        self._shortfall = 0.0
         self._sold = 0.0
         self._price = math.nan
 
@@ -182,6 +182,21 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
     def dt(self) -> float:
         """The step length ``tau`` (the name every finance env uses; read-only)."""
         return self.tau
+
+    @property
+    def inventory(self) -> float:
+        """Shares still to sell (read-only: state of the simulation)."""
+        return self._inventory
+
+    @property
+    def mid(self) -> float:
+        """The current mid price (read-only)."""
+        return self._mid
+
+    @property
+    def shortfall(self) -> float:
+        """Implementation shortfall so far, in $ (read-only)."""
+        return self._shortfall
 
     @property
     def time_remaining(self) -> float:
@@ -222,10 +237,10 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
 
     def _observation(self) -> np.ndarray:
         scale = self._sigma * math.sqrt(self._total_time)
-        move = (self.mid - self._s0) / scale if scale > 0 else 0.0
+        move = (self._mid - self._s0) / scale if scale > 0 else 0.0
         n = self._n_steps
         return np.array(
-            [self.inventory / self._X0, (n - self._elapsed_steps) / n, move], np.float32
+            [self._inventory / self._X0, (n - self._elapsed_steps) / n, move], np.float32
         )
 
     def _info(self) -> dict[str, Any]:
@@ -233,10 +248,10 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         return {
             "shares_sold": float(self._sold),
             "execution_price": float(self._price),
-            "inventory": float(self.inventory),
-            "mid_price": float(self.mid),
-            "implementation_shortfall": float(self.shortfall),
-            "shortfall_bps": float(1e4 * self.shortfall / notional),
+            "inventory": float(self._inventory),
+            "mid_price": float(self._mid),
+            "implementation_shortfall": float(self._shortfall),
+            "shortfall_bps": float(1e4 * self._shortfall / notional),
             "timestamp": float(self._elapsed_steps * self.tau),
             "dt": self.tau,
         }
@@ -258,16 +273,16 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         """Sell the chosen fraction of what is left; reward minus its cost and risk in bps."""
         self._check_can_step()
         fraction = min(max(float(box_action(action, (1,), self.action_space)[0]), 0.0), 1.0)
-        tau, x, k = self.tau, self.inventory, self._elapsed_steps
+        tau, x, k = self.tau, self._inventory, self._elapsed_steps
         sold = x if k >= self._n_steps - 1 else fraction * x
-        price = self.mid - self._epsilon - self._eta * sold / tau if sold > 0 else self.mid
+        price = self._mid - self._epsilon - self._eta * sold / tau if sold > 0 else self._mid
         x -= sold
         if x < 1e-9 * self._X0:
             x = 0.0
-        self.shortfall += sold * (self._s0 - price)
+        self._shortfall += sold * (self._s0 - price)
         z = float(self.rng.standard_normal())
-        self.mid += self._sigma * math.sqrt(tau) * z - self._gamma * sold
-        self.inventory, self._sold, self._price = x, sold, price
+        self._mid += self._sigma * math.sqrt(tau) * z - self._gamma * sold
+        self._inventory, self._sold, self._price = x, sold, price
         penalty = self._risk_aversion * self._sigma**2 * tau * x * x
         reward = 1e4 * (sold * (price - self._s0) - penalty) / (self._X0 * self._s0)
         terminated = x == 0.0 or k + 1 >= self._n_steps

@@ -224,12 +224,17 @@ class FinanceVecEnv(NativeVecEnv):
         return list(self._lanes)
 
     def _set_samplers(self, values: Any) -> None:
+        """As ``setattr`` on every sub-env of a SyncVecEnv: a list gives one sampler each; one
+        sampler object is shared by all (not spawned: that happens when an env is built); a
+        name or an int makes a sampler of its own for each."""
         if isinstance(values, list) and len(values) == self.num_envs:
             self._lanes = [as_sampler(v) for v in values]
             return
         self.template.sampler = values  # type: ignore[attr-defined]
-        shared = self.template.sampler  # type: ignore[attr-defined]
-        self._lanes = [shared.spawn() for _ in range(self.num_envs)]
+        if isinstance(values, EpisodeSampler):
+            self._lanes = [values] * self.num_envs
+        else:
+            self._lanes = [as_sampler(values) for _ in range(self.num_envs)]
 
     # -- helpers for subclasses ----------------------------------------------------------------
 
