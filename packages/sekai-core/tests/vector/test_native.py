@@ -269,3 +269,24 @@ def test_step_results_of_the_wrong_shape_are_refused_naming_the_class() -> None:
         ValueError, match=r"ScalarRewards\._step\(\) returned rewards of shape \(\), .*\(3,\)"
     ):
         vec.step([0, 0, 0])
+
+
+class Picky(Recorder):
+    """Accepts only options with a "level" key of at most 5."""
+
+    def _check_reset_options(self, index: int, options: Any) -> None:
+        if options is not None and options.get("level", 0) > 5:
+            raise ValueError(f"level too high for sub-env {index}")
+
+
+def test_invalid_options_of_some_sub_envs_reset_the_others_then_raise_the_first() -> None:
+    vec = Picky(4)
+    vec.reset(seed=0)
+    vec.step([0, 0, 0, 0])
+    with pytest.raises(ValueError, match="sub-env 1"):
+        vec.reset(options=[None, {"level": 9}, {"level": 1}, {"level": 7}])
+    assert vec.options[-1] == ([0, 2], [None, {"level": 1}])  # the valid ones, in order
+    with pytest.raises(sekai.ResetRequired):
+        vec.step([0, 0, 0, 0])
+    vec.reset(options={"level": 2})
+    assert vec.options[-1] == ([0, 1, 2, 3], [{"level": 2}] * 4)

@@ -527,3 +527,50 @@ def test_session_state_is_read_only_on_the_single_env_and_every_backend(env_id, 
     for name in names:
         with pytest.raises(AttributeError):
             setattr(env.unwrapped, name, 3)
+
+
+# -- a sub-env that fails to reset (core.md §14 rule 9) -------------------------------------------
+
+
+def _both_backends(env_id: str, n: int, **kwargs):
+    yield sekai.make_vec(env_id, n, vectorization_mode="vector_entry_point", **kwargs)
+    yield sekai.make_vec(env_id, n, vectorization_mode="sync", **kwargs)
+
+
+def test_a_bad_start_for_one_sub_env_still_resets_the_others_on_every_backend():
+    states = []
+    for vec in _both_backends("Trading-v0", 3, sampler="sequential", **TRADING):
+        vec.reset(seed=0)
+        for _ in range(3):
+            vec.step(np.array([2, 2, 2]))
+        # sub-envs 1 and 2 are invalid (rows below lookback); the first one's error is raised
+        with pytest.raises(ValueError, match=r"options\['start'\].*\b2\b"):
+            vec.reset(options=[{"start": 40}, {"start": 2}, {"start": 3}])
+        with pytest.raises(ResetRequired):
+            vec.step(np.array([1, 1, 1]))
+        states.append(
+            (vec.get_attr("elapsed_steps"), vec.get_attr("timestamp"), vec.get_attr("equity"))
+        )
+        assert [i["timestamp"] for i in vec.reset(options={"start": 50}).infos] == [50] * 3
+    assert states[0] == states[1]
+    assert states[0][:2] == ([0, 3, 3], [40, 13, 13])
+
+
+def test_an_unknown_option_for_one_session_still_restarts_the_others_on_every_backend():
+    states = []
+    for vec in _both_backends("OptimalExecution-v0", 2):
+        vec.reset(seed=0)
+        vec.step(np.full((2, 1), 0.5, np.float32))
+        with pytest.raises(ValueError, match="unknown reset option"):
+            vec.reset(options=[None, {"speed": 2}])
+        states.append((vec.get_attr("elapsed_steps"), vec.get_attr("inventory")))
+    assert states[0][0] == states[1][0] == [0, 1]
+    assert states[0][1][0] == states[1][1][0] == 1e6  # restarted: nothing sold yet
+
+
+def test_state_of_a_sub_env_that_never_began_an_episode_needs_a_reset_on_every_backend():
+    for vec in _both_backends("Trading-v0", 2, **TRADING):
+        with pytest.raises(ValueError):
+            vec.reset(options=[{"start": 40}, {"start": 10_000}])
+        with pytest.raises(ResetRequired):
+            vec.get_attr("timestamp")

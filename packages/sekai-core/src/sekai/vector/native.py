@@ -77,12 +77,14 @@ class NativeVecEnv(VecEnv):
 
     Pass ``num_envs`` and the single-env spaces to ``__init__`` and implement the hooks
     ``_reset_envs(indices, options)``, ``_observe()`` and ``_step(actions)`` (and optionally
-    ``_reset_infos(indices)``). The base class does the rest: seeding (one generator,
-    ``self.rng``), per-env options, ResetRequired before the first reset, action checks,
-    same-step autoreset with ``final_observation`` / ``final_info`` / ``reset_info`` (or, with
-    ``autoreset=False``, frozen sub-envs, listed in ``self.frozen``), splitting info arrays
-    into one dict per sub-env, batched spaces, closing, and the time limit
-    ``max_episode_steps`` with ``infos[i]["elapsed_steps"]``.
+    ``_reset_infos(indices)`` and ``_check_reset_options(index, options)``). The base class
+    does the rest: seeding (one generator, ``self.rng``), per-env options (when some sub-envs'
+    options are invalid, the others are reset and the first error is raised, as on every
+    backend), ResetRequired before the first reset, action checks, same-step autoreset with
+    ``final_observation`` / ``final_info`` / ``reset_info`` (or, with ``autoreset=False``,
+    frozen sub-envs, listed in ``self.frozen``), splitting info arrays into one dict per
+    sub-env, batched spaces, closing, and the time limit ``max_episode_steps`` with
+    ``infos[i]["elapsed_steps"]``.
 
     Return new arrays from ``_observe()`` and ``_step()``: they are handed to the caller as
     they are.
@@ -109,6 +111,7 @@ class NativeVecEnv(VecEnv):
         self.max_episode_steps = _check_max_episode_steps(max_episode_steps)
         self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
         self._flag_shape = (self.num_envs,)
+        self._started = np.zeros(self.num_envs, dtype=bool)  # sub-envs that began an episode
         self._rng: np.random.Generator | None = None
         self._rng_seed: int | None = None
         self._last_actions: NDArray[Any] | None = None
@@ -171,14 +174,50 @@ class NativeVecEnv(VecEnv):
         per_env_options = vector_options(options, n)
         self._begin_reset()
         self._set_rng(rng_seed)
+        failures = self._option_failures(per_env_options)
+        if failures:
+            self._reset_all_but(failures, per_env_options)
         indices = np.arange(n)
         self._reset_envs(indices, per_env_options)
         self._elapsed[:] = 0
+        self._started[:] = True
         self._final_observations = None
         observations = self._cast(self._observe())
         infos = ArrayInfos(n, self._reset_infos(indices))
         self._reset_done()
         return VecResetResult(observations, infos)  # type: ignore[arg-type]
+
+    def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
+        """Raise if sub-env ``index`` cannot be reset with ``options`` (a hook; default: any
+        options are accepted). Checked for every sub-env before any is reset."""
+
+    def _option_failures(
+        self, options: Sequence[dict[str, Any] | None]
+    ) -> dict[int, BaseException]:
+        failures: dict[int, BaseException] = {}
+        for index, option in enumerate(options):
+            try:
+                self._check_reset_options(index, option)
+            except Exception as exc:
+                failures[index] = exc
+        return failures
+
+    def _reset_all_but(
+        self, failures: dict[int, BaseException], options: Sequence[dict[str, Any] | None]
+    ) -> None:
+        """Reset the sub-envs whose options are valid, then raise the first error (lowest
+        index): every backend leaves its sub-envs in this state (core.md §14 rule 9)."""
+        indices = np.array([i for i in range(self.num_envs) if i not in failures], np.intp)
+        if len(indices):
+            self._reset_envs(indices, [options[i] for i in indices.tolist()])
+            self._elapsed[indices] = 0
+            self._started[indices] = True
+        raise failures[min(failures)]
+
+    @property
+    def _all_started(self) -> bool:
+        """Every sub-env has begun an episode (a failed reset may have reset only some)."""
+        return bool(self._started.all())
 
     def step(self, actions: Any) -> VecStepResult[Any]:
         batch = self._checked_actions(actions)

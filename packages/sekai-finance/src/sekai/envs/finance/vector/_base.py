@@ -154,7 +154,7 @@ class FinanceVecEnv(NativeVecEnv):
 
     def _require_episode(self, what: str) -> None:
         """``ResetRequired`` before the first ``reset()``, as the single env raises it."""
-        if not self._has_reset:
+        if not self._all_started:
             raise ResetRequired(
                 f"{type(self).__name__}.{what} describes the current episodes: call reset() first."
             )
@@ -308,13 +308,11 @@ class SessionVecEnv(ObservationCache, FinanceVecEnv):
         result: np.ndarray = self._t * tpl.dt
         return result
 
-    def restart_sessions(
-        self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
-    ) -> None:
-        """Refuse reset options (a session has none); restart the clocks and observations."""
-        name = type(self).__name__
-        for option in options:
-            if option:
-                session_options(option, name)
+    def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
+        if options:
+            session_options(options, type(self).__name__)  # a session accepts none
+
+    def restart_sessions(self, indices: NDArray[np.intp]) -> None:
+        """Restart the clocks and observations (the options were checked: a session has none)."""
         self._t[indices] = 0  # no info refers to this array: update in place
         self._observation_reset(indices)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.envs.finance._common import parse_options
 from sekai.envs.finance._window import History
 from sekai.envs.finance.vector._base import (
     HISTORY,
@@ -334,14 +335,7 @@ class WindowVecEnv(FinanceVecEnv):
             starts = np.empty(len(indices), dtype=np.int64)
             for j, (k, opts) in enumerate(zip(indices.tolist(), parsed)):
                 if "start" in opts:
-                    starts[j] = window_start_from_option(
-                        opts["start"],
-                        history.timestamps,
-                        lookback=lookback,
-                        n_starts=history.n_starts,
-                        warmup=history.warmup,
-                        data=history.data,
-                    )
+                    starts[j] = self._window_start(history, opts["start"])
                 else:
                     starts[j] = draw_window_start(
                         self._lanes[k],
@@ -359,6 +353,24 @@ class WindowVecEnv(FinanceVecEnv):
         self._synced = len(indices) == self.num_envs
         self._equity = self.replace_rows(self._equity, indices, 1.0)
         self.reset_reward(self.template.reward_fn, indices)  # type: ignore[attr-defined]
+
+    def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
+        start = parse_options(options, ("start",)).get("start")
+        if start is not None:
+            if self._history is None:
+                raise ValueError(_NEEDS_HISTORY)
+            self._window_start(self._history, start)
+
+    def _window_start(self, history: History, start: Any) -> int:
+        """The window position of ``options["start"]`` (checked against the history)."""
+        return window_start_from_option(
+            start,
+            history.timestamps,
+            lookback=self._lookback,
+            n_starts=history.n_starts,
+            warmup=history.warmup,
+            data=history.data,
+        )
 
     def _start_paths(self, indices: NDArray[np.intp]) -> None:
         lookback, k = self._lookback, len(indices)

@@ -138,7 +138,7 @@ class MarketMakingVecEnv(SessionVecEnv):
     def _reset_envs(
         self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
-        self.restart_sessions(indices, options)
+        self.restart_sessions(indices)
         # Fresh arrays: infos handed out earlier may still refer to the old ones.
         self._mid = self.replace_rows(self._mid, indices, float(self.template.s0))
         self._inventory = self.replace_rows(self._inventory, indices, 0)

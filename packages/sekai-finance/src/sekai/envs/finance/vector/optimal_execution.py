@@ -89,7 +89,7 @@ class OptimalExecutionVecEnv(SessionVecEnv):
     def _reset_envs(
         self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
-        self.restart_sessions(indices, options)
+        self.restart_sessions(indices)
         tpl = self.template
         # Fresh arrays: infos handed out earlier may still refer to the old ones.
         self._inventory = self.replace_rows(self._inventory, indices, float(tpl.X0))
