@@ -134,8 +134,9 @@ class Box(ArraySpace[NDArray[Any]]):
         above = np.isfinite(high)
         self._is_bounded = (bool(below.all()), bool(above.all()))
         self._unbounded_float = not bool(below.any()) and not bool(above.any())
-        low64 = low.astype(np.float64).reshape(-1)
-        high64 = high.astype(np.float64).reshape(-1)
+        # + 0.0 turns -0.0 into 0.0: numpy's uniform refuses Box(0.0, -0.0) as "high < low"
+        low64 = low.astype(np.float64).reshape(-1) + 0.0
+        high64 = high.astype(np.float64).reshape(-1) + 0.0
         if self._is_bounded == (True, True):
             self._sample_kind = _UNIFORM
             if low64.size and (low64 == low64[0]).all() and (high64 == high64[0]).all():

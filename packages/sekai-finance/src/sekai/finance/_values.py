@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["holds_bool", "is_real", "real_array"]
+__all__ = ["holds_bool", "is_real", "real_array", "real_float"]
 
 
 def is_real(value: object) -> bool:
@@ -35,18 +35,33 @@ _KINDS = {"b": "bools", "c": "complex numbers", "U": "strings", "S": "bytes", "M
 
 
 def real_array(name: str, value: object) -> np.ndarray:
-    """``value`` as a new float64 array; ``TypeError`` naming ``name`` for bools, complex
-    numbers or anything else that is not real numbers (NumPy would cast some without a word).
+    """``value`` as a new float64 array; ``TypeError`` naming ``name`` for bools, strings,
+    complex numbers or anything else that is not real numbers (NumPy would cast some without a
+    word, and parse strings), ``ValueError`` for an int too large for a float64.
     """
     if holds_bool(value):
         raise TypeError(f"{name} must be real numbers, not bools.")
     try:
         raw = np.asarray(value)
         kind = raw.dtype.kind
-        if kind in "iufO":  # objects: e.g. Decimal or Fraction; complex ones fail to convert
+        if kind == "O" and any(isinstance(v, (str, bytes)) for v in raw.flat):
+            kind = "U"
+        elif kind in "iufO":  # objects: e.g. Decimal or Fraction; complex ones fail to convert
             return np.array(raw, dtype=np.float64)
+    except OverflowError:
+        raise ValueError(f"{name} holds a number too large for a float64.") from None
     except (TypeError, ValueError) as exc:
         raise TypeError(
             f"{name} must be an array of real numbers, got {type(value).__name__}."
         ) from exc
     raise TypeError(f"{name} must be real numbers, got {_KINDS.get(kind, str(raw.dtype))}.")
+
+
+def real_float(value: object) -> float | None:
+    """A real number (not a bool) as a float, or None if it is not one or does not fit."""
+    if not is_real(value):
+        return None
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        return None

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from sekai.finance._numeric import seq_sum
-from sekai.finance._values import holds_bool, is_real
+from sekai.finance._values import holds_bool, is_real, real_array, real_float
 
 __all__ = [
     "CompositeCost",
@@ -32,9 +32,9 @@ _FREE_TRADE = (
 def _scalar(name: str, value: object) -> float:
     if not is_real(value):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
-    result = float(value)  # type: ignore[arg-type]
-    if not np.isfinite(result) or result < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {result}.")
+    result = real_float(value)
+    if result is None or not np.isfinite(result) or result < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}.")
     return result
 
 
@@ -46,7 +46,7 @@ def _rates(name: str, value: object) -> float | np.ndarray:
             f"{name} must be a number or a per-asset sequence of numbers (not bools), "
             f"got {value!r}."
         )
-    arr = np.array(value, dtype=np.float64)
+    arr = real_array(name, value)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a scalar or a 1-D per-asset array, got {arr.shape}.")
     if not np.all(np.isfinite(arr)) or (arr < 0).any():
@@ -108,7 +108,15 @@ class CostModel(abc.ABC):
                 f"{self!r} needs {', '.join(missing)}, which the caller did not pass "
                 f"(pass {', '.join(f'{m}=...' for m in missing)})."
             )
-        return _out(self._cost(np.asarray(trades, dtype=np.float64), context))
+        fast = type(trades) is np.ndarray and trades.dtype == np.float64  # the envs' batches
+        array = trades if fast else real_array("trades", trades)
+        for name, values in self.per_asset().items():
+            if array.ndim == 0 or array.shape[-1] != values.size:
+                raise ValueError(
+                    f"{self!r}: {name} has {values.size} per-asset values but trades has shape "
+                    f"{array.shape} (the last axis is the assets)."
+                )
+        return _out(self._cost(array, context))
 
     @abc.abstractmethod
     def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
@@ -296,6 +304,11 @@ class CompositeCost(CostModel):
     """The sum of several cost models (``a + b``); nested composites flatten."""
 
     def __init__(self, models: Iterable[CostModel]) -> None:
+        if isinstance(models, CostModel) or not isinstance(models, Iterable):
+            raise TypeError(
+                "CompositeCost takes a list of CostModels (or add them: a + b), got "
+                f"{type(models).__name__}."
+            )
         flat: list[CostModel] = []
         for model in models:
             if not isinstance(model, CostModel):
@@ -328,16 +341,17 @@ class CompositeCost(CostModel):
         return " + ".join(repr(m) for m in self.models)
 
 
-def as_cost_model(value: object) -> CostModel:
-    """A CostModel as is; a non-negative number -> ``ProportionalCost``; else an error."""
+def as_cost_model(value: object, name: str = "transaction_cost") -> CostModel:
+    """A CostModel as is; a non-negative number -> ``ProportionalCost``; else an error naming
+    the argument ``name``."""
     if isinstance(value, CostModel):
         return value
     if is_real(value):
-        rate = float(value)  # type: ignore[arg-type]
-        if not np.isfinite(rate) or rate < 0:
-            raise ValueError(f"transaction_cost must be finite and non-negative, got {rate}.")
+        rate = real_float(value)
+        if rate is None or not np.isfinite(rate) or rate < 0:
+            raise ValueError(f"{name} must be finite and non-negative, got {value!r}.")
         return ProportionalCost(rate)
     raise TypeError(
-        "transaction_cost must be a non-negative number (a proportional rate) or a "
+        f"{name} must be a non-negative number (a proportional rate) or a "
         f"sekai.finance.CostModel, got {type(value).__name__}."
     )

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sekai.finance._values import is_real
+from sekai.finance._values import is_real, real_float
 
 __all__ = [
     "DifferentialSharpe",
@@ -108,7 +108,8 @@ class RewardFunction(abc.ABC):
     def __mul__(self, other: object) -> RewardFunction:
         if not is_real(other):
             return NotImplemented
-        return _Combination([(other * c, p) for c, p in self._terms()])
+        weight = _finite(other)
+        return _Combination([(weight * c, p) for c, p in self._terms()])
 
     __rmul__ = __mul__
 
@@ -119,11 +120,19 @@ class RewardFunction(abc.ABC):
         return f"{type(self).__name__}()"
 
 
+def _finite(value: Any) -> Any:
+    """A weight or constant of a combination, as given: finite, else ``ValueError``."""
+    number = real_float(value)
+    if number is None or not np.isfinite(number):
+        raise ValueError(f"reward weights and constants must be finite numbers, got {value!r}.")
+    return value
+
+
 def _terms_of(value: object) -> list[tuple[Any, RewardFunction | None]] | None:
     if isinstance(value, RewardFunction):
         return value._terms()
     if is_real(value):
-        return [(value, None)]
+        return [(_finite(value), None)]
     return None
 
 
@@ -196,7 +205,14 @@ def period_reward(
         )
     )
     if scalar:
-        return float(reward)
+        number = reward[()] if isinstance(reward, np.ndarray) and reward.ndim == 0 else reward
+        value = real_float(number)
+        if value is None:
+            raise ValueError(
+                f"{reward_fn!r} returned {type(reward).__name__} {reward!r}; for one env a reward "
+                "function returns one real number."
+            )
+        return value
     rewards = np.asarray(reward, dtype=np.float64)
     if rewards.shape != np.shape(growth):
         try:  # a reward function may return one number for every sub-env

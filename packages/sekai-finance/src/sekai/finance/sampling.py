@@ -23,7 +23,10 @@ __all__ = [
 
 
 def _is_int(value: object) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    # numpy's timedelta64 is an Integral (a signedinteger subclass), but a span, not a count
+    return isinstance(value, numbers.Integral) and not isinstance(
+        value, (bool, np.bool_, np.timedelta64)
+    )
 
 
 def _beyond(start: int, n_starts: int) -> ValueError:
@@ -129,9 +132,9 @@ def as_sampler(value: object) -> EpisodeSampler:
         return value
     if _is_int(value):
         return FixedStart(int(value))  # type: ignore[call-overload]
-    if value == "random":
+    if isinstance(value, str) and value == "random":
         return RandomStart()
-    if value == "sequential":
+    if isinstance(value, str) and value == "sequential":
         return SequentialStart()
     raise ValueError(
         "sampler must be an EpisodeSampler, an int (a fixed window start), 'random' or "
@@ -180,6 +183,18 @@ def draw_window_start(
     return first + int(position)
 
 
+def _start_time(start: object) -> Time:
+    """``options["start"]`` given by value, as a ``Time``."""
+    try:
+        return Time(start)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            "options['start'] must be a row position (an int), a Time, or a timestamp (a date "
+            f"string, date, datetime or number on a numeric time axis); got "
+            f"{type(start).__name__} {start!r} ({exc})"
+        ) from None
+
+
 def window_start_from_option(
     start: object,
     timestamps: np.ndarray,
@@ -203,7 +218,7 @@ def window_start_from_option(
         source = data if data is not None else MarketData(np.ones(n_rows), timestamps=timestamps)
         if isinstance(start, float) and not numeric_axis:
             raise TypeError(f"the time axis holds datetimes; pass a date, got {start!r}.")
-        row = source.index_of(start if isinstance(start, Time) else Time(start), "left")
+        row = source.index_of(start if isinstance(start, Time) else _start_time(start), "left")
     else:
         row = int(start)  # type: ignore[call-overload]
         if row < 0:
@@ -226,7 +241,7 @@ def window_start_from_option(
             not by_value
             and numeric_axis
             and not np.array_equal(timestamps, np.arange(n_rows))
-            and timestamps[0] <= int(start) <= timestamps[-1]  # type: ignore[call-overload]
+            and timestamps[0].item() <= int(start) <= timestamps[-1].item()  # type: ignore[call-overload]
         ):
             message += f" An int is a row position; for the timestamp {start} pass Time({start})."
         raise ValueError(message)

@@ -19,7 +19,7 @@ import numpy as np
 
 from sekai.core.env import Env
 from sekai.error import InvalidAction, ResetRequired
-from sekai.finance._values import holds_bool, is_real
+from sekai.finance._values import holds_bool, is_real, real_array, real_float
 
 __all__ = [
     "EPISODE_OVER",
@@ -29,6 +29,7 @@ __all__ = [
     "check_real",
     "discrete_action",
     "fixed",
+    "numeric_action",
     "parse_options",
     "python_scalar",
 ]
@@ -38,6 +39,7 @@ EPISODE_OVER = (
     "calling step() again."
 )
 _BOUNDS = {None: "", "ge0": " >= 0", "gt0": " > 0"}
+_INT64_MAX = 2**63 - 1
 
 ObsT = TypeVar("ObsT")
 ActT = TypeVar("ActT")
@@ -49,15 +51,18 @@ def check_real(name: str, value: object, bound: str | None = None) -> float:
     Raises:
         ValueError: naming the parameter, the bound and the value (bools are refused too).
     """
-    if not is_real(value):
-        raise ValueError(
-            f"{name} must be a finite number{_BOUNDS[bound]}, got {type(value).__name__} {value!r}."
+    result = real_float(value)
+    if result is None:
+        shown = (
+            "an int too large for a float64"
+            if is_real(value)
+            else f"{type(value).__name__} {value!r}"
         )
-    result = float(value)  # type: ignore[arg-type]
+        raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {shown}.")
     ok = np.isfinite(result) and (bound is None or (result >= 0 if bound == "ge0" else result > 0))
     if not ok:
         raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {result!r}.")
-    return result
+    return result + 0.0  # -0.0 becomes 0.0: Box(0.0, -0.0) would have high < low in sign
 
 
 def check_int(name: str, value: object, minimum: int = 1) -> int:
@@ -68,6 +73,8 @@ def check_int(name: str, value: object, minimum: int = 1) -> int:
         )
     if int(value) < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {int(value)}.")
+    if int(value) > _INT64_MAX:
+        raise ValueError(f"{name} must be an int >= {minimum} that fits in 64 bits, got {value}.")
     return int(value)
 
 
@@ -82,11 +89,11 @@ def check_per_asset(
             f"{name} must be a number or {n} numbers (one per asset), not bools; got {value!r}."
         )
     try:
-        array = np.array(value, dtype=np.float64)
+        array = real_array(name, value)
     except (TypeError, ValueError) as exc:
         raise ValueError(
-            f"{name} must be a number or {n} numbers (one per asset), got {value!r}."
-        ) from exc
+            f"{name} must be a number or {n} numbers (one per asset), got {value!r} ({exc})"
+        ) from None
     if array.shape != (n,):
         raise ValueError(
             f"{name} must be a number or {n} numbers (one per asset), got shape {array.shape}."
@@ -122,6 +129,21 @@ def parse_options(options: Mapping[str, Any] | None, allowed: Iterable[str]) -> 
             f"{names}."
         )
     return {key: value for key, value in options.items() if value is not None}
+
+
+def numeric_action(action: Any, space: Any) -> np.ndarray:
+    """A continuous action as a numeric array (bools count, as a ``Box`` takes them);
+    ``InvalidAction`` for a ragged batch, strings or objects such as ints too large for a
+    float (NumPy would parse strings into numbers)."""
+    if type(action) is np.ndarray and action.dtype.kind in "biuf":
+        return action
+    try:
+        array = np.asarray(action)
+    except (TypeError, ValueError):
+        raise InvalidAction(action, space) from None
+    if array.dtype.kind not in "biuf":
+        raise InvalidAction(action, space)
+    return array
 
 
 def discrete_action(action: Any, n: int, space: Any) -> int:

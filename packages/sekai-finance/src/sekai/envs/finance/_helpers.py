@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance._values import real_array
+
 __all__ = ["check_correlation", "random_correlation", "sample_window", "simulate_gbm"]
 
 
@@ -20,9 +22,9 @@ def check_correlation(corr: object, n: int | None = None) -> np.ndarray:
     from sekai.finance.simulators._checks import check_correlation_matrix
 
     try:
-        matrix = np.array(corr, dtype=np.float64)
+        matrix = real_array("corr", corr)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"corr must be a square matrix of numbers, got {corr!r}.") from exc
+        raise ValueError(f"corr must be a square matrix of real numbers ({exc})") from None
     return check_correlation_matrix(matrix, n, end=".")
 
 
@@ -108,3 +110,49 @@ def sample_window(rng: np.random.Generator, prices: Any, length: int) -> np.ndar
         raise ValueError(f"length {length} exceeds the {array.shape[0]} rows of prices.")
     start = int(rng.integers(0, array.shape[0] - int(length) + 1))
     return array[start : start + int(length)]
+
+
+def simulated_prices(
+    simulation: Any,
+    model: Any,
+    env: str,
+    *,
+    rows: int,
+    n_assets: int | None,
+    n_paths: int | None = None,
+) -> np.ndarray:
+    """The prices of what ``model.simulate()`` returned, checked for an env of ``n_assets``:
+    ``(rows, n)``, or ``(n_paths, rows, n)`` when ``n_paths`` is given; all listed, finite, > 0.
+
+    Raises:
+        TypeError: ``simulation`` is not a ``Simulation``.
+        ValueError: the wrong shape, unlisted assets, or prices that are not finite and > 0.
+    """
+    prices = getattr(simulation, "prices", None)
+    if prices is None:
+        raise TypeError(
+            f"{model!r}.simulate() must return a sekai.finance.Simulation, got "
+            f"{type(simulation).__name__}."
+        )
+    mask = getattr(simulation, "mask", None)
+    if mask is not None and not np.all(mask):
+        raise ValueError(
+            f"{model!r} simulated unlisted assets (its mask is not all True); "
+            f"{env} needs every asset listed: use Market-v0 for that."
+        )
+    prices = np.asarray(prices, dtype=np.float64)
+    n = prices.shape[-1] if n_assets is None and prices.ndim else n_assets
+    expected = (rows, n) if n_paths is None else (n_paths, rows, n)
+    if prices.shape != expected:
+        raise ValueError(
+            f"{model!r}.simulate() returned prices of shape {prices.shape}; {env} asked for "
+            f"{rows - 1} steps"
+            + ("" if n_paths is None else f" of {n_paths} paths")
+            + f" of {n} asset(s), that is shape {expected}."
+        )
+    if not np.all(np.isfinite(prices) & (prices > 0)):
+        raise ValueError(
+            f"{model!r}.simulate() returned prices that are not all finite and > 0; {env} "
+            "needs positive prices."
+        )
+    return prices

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.envs.finance._common import check_int, check_real, parse_options
+from sekai.envs.finance._common import check_int, check_real, numeric_action, parse_options
 from sekai.error import InvalidAction
 
 __all__ = ["box_action", "param", "session_options"]
@@ -70,10 +70,7 @@ def box_action(action: Any, shape: tuple[int, ...], space: Any) -> np.ndarray:
     Returns a float64 array (not clipped). Raises ``InvalidAction`` for a wrong shape, a
     non-numeric value or a non-finite entry.
     """
-    try:
-        array = np.asarray(action, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidAction(action, space) from None
+    array = numeric_action(action, space).astype(np.float64)
     if array.shape != shape or not np.all(np.isfinite(array)):
         raise InvalidAction(action, space)
     return array

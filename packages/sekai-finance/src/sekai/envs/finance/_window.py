@@ -15,6 +15,7 @@ from sekai.envs.finance._common import (
     parse_options,
     python_scalar,
 )
+from sekai.envs.finance._helpers import simulated_prices
 from sekai.finance._values import real_array
 from sekai.finance.costs import CostModel, as_cost_model
 from sekai.finance.data import MarketData
@@ -179,11 +180,17 @@ def resolve_dt(dt: Any, model: Any, history: History | None) -> float:
 
 
 def check_cost_model(
-    value: Any, *, history: History | None, lookback: int, env: str, n_assets: int | None
+    value: Any,
+    *,
+    history: History | None,
+    lookback: int,
+    env: str,
+    n_assets: int | None,
+    name: str = "transaction_cost",
 ) -> CostModel:
     """``as_cost_model`` plus the construction-time checks of finance.md §6.1 (and, with
-    ``n_assets``, one entry per asset in every per-asset parameter)."""
-    model = as_cost_model(value)
+    ``n_assets``, one entry per asset in every per-asset parameter); errors name ``name``."""
+    model = as_cost_model(value, name)
     for name, values in model.per_asset().items() if n_assets is not None else ():
         if values.shape != (n_assets,):
             raise ValueError(
@@ -275,6 +282,7 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
             lookback=self._lookback,
             env=self._env_name,
             n_assets=self._asset_count(),
+            name="cost_model",
         )
 
     @property
@@ -321,6 +329,11 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         """``model`` is None or a ``MarketModel`` of as many assets as the env trades."""
         if model is None:
             return
+        if isinstance(model, type):
+            raise TypeError(
+                f"model must be a MarketModel instance, got the class {model.__name__}: "
+                f"pass {model.__name__}(...)."
+            )
         if not callable(getattr(model, "simulate", None)):
             raise TypeError(
                 f"model must be a sekai.finance.MarketModel, got {type(model).__name__}."
@@ -436,13 +449,10 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
 
     def _model_path(self) -> np.ndarray:
         simulation = self._model.simulate(self.rng, self._window - 1)
-        mask = getattr(simulation, "mask", None)
-        if mask is not None and not np.all(mask):
-            raise ValueError(
-                f"{self._model!r} simulated unlisted assets (its mask is not all True); "
-                f"{self._env_name} needs every asset listed: use Market-v0 for that."
-            )
-        return np.asarray(simulation.prices, dtype=np.float64).reshape(self._window, -1)
+        count = self._asset_count()
+        return simulated_prices(
+            simulation, self._model, self._env_name, rows=self._window, n_assets=count
+        )
 
     # -- cost context -----------------------------------------------------------------------------
 

@@ -172,8 +172,8 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
 
     @property
     def time_remaining(self) -> float:
-        """Session time left, ``(n_steps - t) dt``."""
-        return float((self._n_steps - self._elapsed_steps) * self.dt)
+        """Session time left, ``max(n_steps - t, 0) dt``."""
+        return float(max(self._n_steps - self._elapsed_steps, 0) * self.dt)
 
     @property
     def timestamp(self) -> float:

@@ -200,8 +200,8 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
 
     @property
     def time_remaining(self) -> float:
-        """Time left, ``(N - k) tau``."""
-        return float((self._n_steps - self._elapsed_steps) * self.tau)
+        """Time left, ``max(N - k, 0) tau``."""
+        return float(max(self._n_steps - self._elapsed_steps, 0) * self.tau)
 
     @property
     def timestamp(self) -> float:
@@ -239,9 +239,10 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         scale = self._sigma * math.sqrt(self._total_time)
         move = (self._mid - self._s0) / scale if scale > 0 else 0.0
         n = self._n_steps
-        return np.array(
-            [self._inventory / self._X0, (n - self._elapsed_steps) / n, move], np.float32
-        )
+        # Clipped into the space: X0 or n_steps set lower mid-episode would put the inventory
+        # fraction above 1 or the clock past the end.
+        held = min(max(self._inventory / self._X0, 0.0), 1.0)
+        return np.array([held, max((n - self._elapsed_steps) / n, 0.0), move], np.float32)
 
     def _info(self) -> dict[str, Any]:
         notional = self._X0 * self._s0

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from sekai.core.result import ResetResult, StepResult
-from sekai.envs.finance._common import check_int, check_per_asset, fixed
+from sekai.envs.finance._common import check_int, check_per_asset, fixed, numeric_action
 from sekai.envs.finance._helpers import check_correlation, gbm_path, random_correlation
 from sekai.envs.finance._window import WindowEnv, load_history, window_args
 from sekai.error import InvalidAction
@@ -109,13 +109,7 @@ def _clip_unit(x: float) -> float:
 
 def check_portfolio_action(action: Any, shape: tuple[int, ...], space: Any) -> list[float]:
     """The action as Python floats; ``InvalidAction`` for a wrong shape or a NaN/inf entry."""
-    if type(action) is np.ndarray and action.dtype.kind in "biuf":
-        array = action
-    else:
-        try:
-            array = np.asarray(action, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InvalidAction(action, space) from None
+    array = numeric_action(action, space)
     if array.shape != shape:
         raise InvalidAction(action, space)
     values: list[float] = array.tolist()

@@ -295,9 +295,9 @@ class SessionVecEnv(ObservationCache, FinanceVecEnv):
 
     @property
     def time_remaining(self) -> np.ndarray:
-        """Session time left in every sub-env, ``(n_steps - t) dt``."""
+        """Session time left in every sub-env, ``max(n_steps - t, 0) dt``."""
         tpl: Any = self.template
-        result: np.ndarray = (tpl.n_steps - self._t) * tpl.dt
+        result: np.ndarray = np.maximum(tpl.n_steps - self._t, 0) * tpl.dt
         return result
 
     @property

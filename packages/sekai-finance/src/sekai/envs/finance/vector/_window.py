@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.envs.finance._common import parse_options
+from sekai.envs.finance._helpers import simulated_prices
 from sekai.envs.finance._window import History
 from sekai.envs.finance.vector._base import (
     HISTORY,
@@ -379,14 +380,14 @@ class WindowVecEnv(FinanceVecEnv):
             self._path = np.zeros((self._window, self.num_envs, self._width))
         model = self.template.model  # type: ignore[attr-defined]
         if model is not None:
-            simulation = model.simulate(self.rng, self._window - 1, n_paths=k)
-            mask = getattr(simulation, "mask", None)
-            if mask is not None and not np.all(mask):
-                raise ValueError(
-                    f"{model!r} simulated unlisted assets (its mask is not all True); "
-                    f"{type(self).__name__} needs every asset listed: use Market-v0 for that."
-                )
-            paths = np.asarray(simulation.prices, np.float64).reshape(k, self._window, -1)
+            paths = simulated_prices(
+                model.simulate(self.rng, self._window - 1, n_paths=k),
+                model,
+                type(self).__name__,
+                rows=self._window,
+                n_assets=self._width,
+                n_paths=k,
+            )
             self._path[:, rows] = paths.transpose(1, 0, 2)
             with np.errstate(divide="ignore"):
                 increments = np.log(paths[:, 1 : lookback + 1] / paths[:, :lookback])

@@ -120,6 +120,8 @@ class OptimalExecutionVecEnv(SessionVecEnv):
         obs = np.empty((self.num_envs, 3), np.float32)
         obs[:, 0] = self._inventory / p["_X0"]
         obs[:, 1] = (n_steps - self._t) / n_steps
+        # Into the space, as the single env clips (X0 or n_steps set lower mid-episode).
+        np.clip(obs[:, :2], 0.0, 1.0, out=obs[:, :2])
         if scale > 0:
             obs[:, 2] = (self._mid - p["_s0"]) / scale
         else:

@@ -1,0 +1,230 @@
+"""Bad input to the finance envs and their toolkit: clear errors naming the argument, no
+numpy internals, nothing accepted that would misbehave later (finance.md §3.5)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.finance import MarketMakingEnv, OptimalExecutionEnv, PortfolioEnv, TradingEnv
+from sekai.envs.finance.vector.optimal_execution import OptimalExecutionVecEnv
+from sekai.envs.finance.vector.trading import TradingVecEnv
+from sekai.error import InvalidAction
+from sekai.finance import (
+    GBM,
+    CompositeCost,
+    LogReturn,
+    MarketModel,
+    ProportionalCost,
+    RewardFunction,
+    Simulation,
+)
+
+HISTORY = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, 100)))
+SHORT = {"episode_length": 5, "lookback": 3}
+
+# -- numbers ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: TradingEnv(mu=10**400), "mu must be a finite number, got an int too large"),
+        (lambda: TradingEnv(capital=-(10**400)), "capital must be a finite number > 0"),
+        (lambda: TradingEnv(episode_length=10**30), "episode_length must be an int >= 1 that"),
+        (lambda: PortfolioEnv(n_assets=2**63), "n_assets must be an int >= 1 that fits in 64"),
+        (lambda: PortfolioEnv(n_assets=2, sigma=["0.1", "0.2"]), "sigma must be a number or 2"),
+        (lambda: PortfolioEnv(n_assets=2, mu=[1, 10**400]), "mu must be a number or 2"),
+        (
+            lambda: PortfolioEnv(n_assets=2, corr=np.eye(2) + 0.5j * (1 - np.eye(2))),
+            "corr must be a square matrix of real numbers .*complex",
+        ),
+        (
+            lambda: PortfolioEnv(n_assets=2, corr=np.eye(2, dtype=bool)),
+            "corr must be a square matrix of real numbers .*bools",
+        ),
+    ],
+)
+def test_numbers_that_are_not_finite_reals_are_refused_naming_the_parameter(
+    build: Callable[[], object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_negative_zero_offset_gives_a_space_that_samples() -> None:
+    env = MarketMakingEnv(max_offset=-0.0)
+    assert env.action_space.sample().tolist() == [0.0, 0.0]
+    assert sekai.Box(0.0, -0.0, shape=(2,)).sample().tolist() == [0.0, 0.0]
+
+
+# -- models -------------------------------------------------------------------------------------
+
+
+class Returns(MarketModel):
+    """A one-asset model returning whatever ``make(n_steps, n_paths)`` builds."""
+
+    n_assets = 1
+    dt = 1 / 252
+
+    def __init__(self, make: Callable[[int, int | None], object]) -> None:
+        self.make = make
+
+    def simulate(self, rng, n_steps, *, n_paths=None):  # type: ignore[no-untyped-def]
+        return self.make(n_steps, n_paths)
+
+    def __repr__(self) -> str:
+        return "Returns()"
+
+
+def _path(rows: int, columns: int = 1, value: float = 100.0) -> Simulation:
+    return Simulation(np.full((rows, columns), value))
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda n, k: np.ones((n + 1, 1)), TypeError, r"must return a sekai.finance.Simulation"),
+        (lambda n, k: _path(n), ValueError, r"shape \(8, 1\); Trading-v0 asked for 8 steps"),
+        (lambda n, k: _path(n + 1, 3), ValueError, r"shape \(9, 3\).*of 1 asset\(s\)"),
+        (lambda n, k: _path(n + 1, value=0.0), ValueError, "not all finite and > 0"),
+        (lambda n, k: _path(n + 1, value=np.nan), ValueError, "not all finite and > 0"),
+    ],
+)
+def test_what_a_user_model_simulates_is_checked(make, error, message) -> None:  # type: ignore[no-untyped-def]
+    env = TradingEnv(model=Returns(make), **SHORT)
+    with pytest.raises(error, match=message):
+        env.reset(seed=0)
+
+
+def test_a_user_model_that_ignores_n_paths_is_named_on_the_native_env() -> None:
+    vec = TradingVecEnv(2, model=Returns(lambda n, k: _path(n + 1)), **SHORT)
+    with pytest.raises(ValueError, match=r"Returns\(\).simulate\(\) returned prices of shape"):
+        vec.reset(seed=0)
+
+
+@pytest.mark.parametrize("cls", [TradingEnv, PortfolioEnv])
+def test_a_model_class_instead_of_an_instance_is_refused(cls: type) -> None:
+    with pytest.raises(TypeError, match=r"got the class GBM: pass GBM\(...\)"):
+        cls(model=GBM)
+
+
+# -- samplers and the start option ----------------------------------------------------------------
+
+
+def test_an_array_is_not_a_sampler() -> None:
+    with pytest.raises(ValueError, match="sampler must be an EpisodeSampler"):
+        TradingEnv(prices=HISTORY, sampler=np.array([1, 2]), **SHORT)
+
+
+@pytest.mark.parametrize(
+    "start", [np.timedelta64(1, "D"), datetime.timedelta(days=1), [3], {"row": 3}]
+)
+def test_a_start_option_of_another_type_names_the_option(start: object) -> None:
+    env = TradingEnv(prices=HISTORY, **SHORT)
+    with pytest.raises(TypeError, match=r"options\['start'\] must be a row position"):
+        env.reset(options={"start": start})
+
+
+def test_a_huge_start_row_is_out_of_range() -> None:
+    env = TradingEnv(
+        data=sekai.finance.MarketData(HISTORY, timestamps=np.arange(100) * 10), **SHORT
+    )
+    with pytest.raises(ValueError, match="is not a valid first decision"):
+        env.reset(options={"start": 10**400})
+
+
+# -- costs and rewards -----------------------------------------------------------------------------
+
+
+def test_cost_model_errors_name_the_argument_and_the_mistake() -> None:
+    with pytest.raises(TypeError, match=r"CompositeCost takes a list of CostModels"):
+        CompositeCost(ProportionalCost(0.1))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="rate must be real numbers, got complex numbers"):
+        ProportionalCost(1j)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="rate must be real numbers, got strings"):
+        ProportionalCost(["0.1", "0.2"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"rate has 2 per-asset values but trades has shape"):
+        ProportionalCost([0.1, 0.2])([0.1, 0.2, 0.3])
+    env = TradingEnv()
+    with pytest.raises(ValueError, match="cost_model must be finite and non-negative, got -1"):
+        env.cost_model = -1
+
+
+@pytest.mark.parametrize("weight", [np.nan, np.inf, 10**400])
+def test_reward_weights_and_constants_must_be_finite(weight: float) -> None:
+    with pytest.raises(ValueError, match="reward weights and constants must be finite"):
+        LogReturn() * weight
+    with pytest.raises(ValueError, match="reward weights and constants must be finite"):
+        LogReturn() + weight
+
+
+class _Returning(RewardFunction):
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __call__(self, outcome):  # type: ignore[no-untyped-def]
+        return self.value
+
+
+@pytest.mark.parametrize("value", [np.array([1.0, 2.0]), "0.5"])
+def test_a_single_env_reward_that_is_not_one_number_is_named(value: object) -> None:
+    env = TradingEnv(reward=_Returning(value))
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"_Returning\(\) returned .* one real number"):
+        env.step(1)
+
+
+# -- actions ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env_id", "action"),
+    [
+        ("MarketMaking-v0", ["0.5", "0.5"]),
+        ("OptimalExecution-v0", [10**400]),
+        ("Portfolio-v0", ["0.1"] * 6),
+        ("Portfolio-v0", [10**400] + [0.1] * 5),
+    ],
+)
+def test_string_and_huge_int_actions_are_invalid_actions(env_id: str, action: object) -> None:
+    env = sekai.make(env_id)
+    env.reset(seed=0)
+    with pytest.raises(InvalidAction):
+        env.step(action)
+
+
+# -- parameters lowered mid-episode ----------------------------------------------------------------
+
+
+def test_optimal_execution_observations_stay_in_the_space_when_parameters_drop() -> None:
+    env = OptimalExecutionEnv()
+    vec = OptimalExecutionVecEnv(2)
+    env.reset(seed=0)
+    vec.reset(seed=0)
+    for _ in range(3):
+        env.step(np.array([0.1], np.float32))
+        vec.step(np.full((2, 1), 0.1, np.float32))
+    env.X0 = 10.0
+    env.n_steps = 2
+    vec.set_attr("X0", 10.0)
+    vec.set_attr("n_steps", 2)
+    single = env._observation()
+    batch = vec._build_observation()
+    assert env.observation_space.contains(single)
+    assert all(env.observation_space.contains(row) for row in batch)
+    assert single[:2].tolist() == [1.0, 0.0] and batch[:, :2].tolist() == [[1.0, 0.0]] * 2
+    assert env.time_remaining == 0.0 and vec.time_remaining.tolist() == [0.0, 0.0]
+
+
+def test_market_making_time_remaining_does_not_go_negative() -> None:
+    env = MarketMakingEnv()
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(np.array([0.5, 0.5], np.float32))
+    env.n_steps = 2
+    assert env.time_remaining == 0.0
