@@ -14,8 +14,11 @@ __all__ = ["holds_bool", "is_real", "real_array", "real_float"]
 
 
 def is_real(value: object) -> bool:
-    """A real number that is not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    """A real number that is not a bool, nor a numpy timedelta64 (an Integral to numpy, but a
+    span of time, not a number)."""
+    return isinstance(value, numbers.Real) and not isinstance(
+        value, (bool, np.bool_, np.timedelta64)
+    )
 
 
 def holds_bool(value: object) -> bool:

@@ -19,7 +19,7 @@ _PANDAS_HINT = '{what} needs pandas, which is not installed: pip install "sekai-
 
 
 def _is_int(value: object) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    return is_real(value) and isinstance(value, numbers.Integral)
 
 
 def _import_pandas(what: str) -> Any:
@@ -46,6 +46,39 @@ def _as_panel(name: str, array: object, *, rows: int | None = None) -> np.ndarra
 def _frozen(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
+
+
+def _named(name: str, value: object, what: str) -> dict[str, Any]:
+    """``value`` (a mapping of str name -> ``what``, or None) as a new dict; ``TypeError``
+    naming ``name`` otherwise."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping of name -> {what}, got {type(value).__name__}.")
+    for key in value:
+        if not isinstance(key, str):
+            raise TypeError(f"{name} must map str names, got a {type(key).__name__} key {key!r}.")
+    return dict(value)
+
+
+def _id_list(name: str, value: object, what: str = "asset id") -> list[Any]:
+    """One ``what`` (a str) or an iterable of hashable ones, as a list; ``TypeError`` naming
+    ``name`` otherwise."""
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, Iterable):
+        raise TypeError(
+            f"{name} takes one {what} or an iterable of {what}s, got {type(value).__name__}."
+        )
+    ids = list(value)
+    for i in ids:
+        try:
+            hash(i)
+        except TypeError:
+            raise TypeError(
+                f"{name}: each {what} must be hashable, got {type(i).__name__} {i!r}."
+            ) from None
+    return ids
 
 
 class MarketData:
@@ -76,7 +109,7 @@ class MarketData:
             raise TypeError("prices is already a MarketData; use it directly.")
         if not isinstance(price_field, str):
             raise TypeError(f"price_field must be a str, got {type(price_field).__name__}.")
-        extra = dict(fields or {})
+        extra = _named("fields", fields, "a (T, N) array")
         if prices is not None and price_field in extra:
             raise ValueError(f"prices were given twice: as prices= and as fields[{price_field!r}].")
         if prices is None:
@@ -103,18 +136,22 @@ class MarketData:
                 )
             if np.isinf(arr).any():
                 raise ValueError(f"fields[{name!r}] contains inf; use NaN for missing values.")
-            all_fields[str(name)] = _frozen(arr)
+            all_fields[name] = _frozen(arr)
         self._fields = all_fields
         self._price_field = price_field
         self._timestamps = check_timestamps(timestamps, n_rows)
-        ids = [f"asset_{i}" for i in range(n_assets)] if assets is None else list(assets)
+        ids = (
+            [f"asset_{i}" for i in range(n_assets)]
+            if assets is None
+            else _id_list("assets", assets)
+        )
         if len(ids) != n_assets:
             raise ValueError(f"assets has {len(ids)} ids for {n_assets} price columns.")
         if len(set(map(str, ids))) != len(ids):
             raise ValueError(f"asset ids must be unique, got {ids}.")
         self._assets = tuple(ids)
         self._exogenous: dict[str, np.ndarray] = {}
-        for name, value in (exogenous or {}).items():
+        for name, value in _named("exogenous", exogenous, "a (T,) or (T, k) array").items():
             series = real_array(f"exogenous[{name!r}]", value)
             if series.ndim not in (1, 2) or series.shape[0] != n_rows:
                 raise ValueError(
@@ -123,7 +160,7 @@ class MarketData:
                 )
             if np.isinf(series).any():
                 raise ValueError(f"exogenous[{name!r}] contains inf; use NaN for missing values.")
-            self._exogenous[str(name)] = _frozen(series)
+            self._exogenous[name] = _frozen(series)
         if isinstance(warmup, (bool, np.bool_)):
             raise TypeError("warmup must be an int, got bool.")
         if not _is_int(warmup) or not 0 <= int(warmup) <= n_rows:
@@ -232,31 +269,39 @@ class MarketData:
         """Row of ``when``: an int is a position (negative from the end); a timestamp is
         looked up by value (first row at/after it, or after it with ``side="right"``; ``T`` if
         none)."""
+        return self._row(when, side, "when")
+
+    def _row(self, when: object, side: str, name: str) -> int:
+        """``index_of``, with errors calling ``when`` by ``name``."""
         if side not in ("left", "right"):
             raise ValueError(f"side must be 'left' or 'right', got {side!r}.")
         if isinstance(when, (bool, np.bool_)):
-            raise TypeError("a bool is neither a row position nor a timestamp.")
+            raise TypeError(f"{name} is a bool: neither a row position nor a timestamp.")
         if _is_int(when):
             row = int(when)  # type: ignore[call-overload]
             n = self.n_steps
             if not -n <= row < n:
-                raise IndexError(f"row {row} is outside the data's {n} rows.")
+                raise IndexError(f"{name}: row {row} is outside the data's {n} rows.")
             return int(row + n if row < 0 else row)
-        key = self._time_key(when)
+        key = self._time_key(when, name)
         return int(np.searchsorted(self._timestamps, key, side=side))  # type: ignore[call-overload]
 
-    def _time_key(self, when: object) -> Any:
+    def _time_key(self, when: object, name: str) -> Any:
         value = when.value if isinstance(when, Time) else when
         if self.is_datetime:
             if is_real(value):
                 raise TypeError(
-                    f"{value!r} is a number but the time axis holds datetimes; pass a date."
+                    f"{name} is a number ({value!r}) but the time axis holds datetimes; "
+                    "pass a date."
                 )
-            return to_datetime64(value)
+            return to_datetime64(value, name)
         if not is_real(value):
             raise TypeError(
-                f"the time axis is numeric; look up a number (or Time(number)), got {value!r}."
+                f"{name} must be a number (or Time(number)) on a numeric time axis, got "
+                f"{type(value).__name__} {value!r}."
             )
+        if value != value:  # NaN
+            raise ValueError(f"{name} must not be NaN.")
         return value
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -294,18 +339,18 @@ class MarketData:
 
     def between(self, start: object = None, end: object = None) -> MarketData:
         """Rows with ``start <= timestamp < end``; ints are row positions."""
-        lo = 0 if start is None else self._bound(start)
-        hi = self.n_steps if end is None else self._bound(end)
+        lo = 0 if start is None else self._bound(start, "start")
+        hi = self.n_steps if end is None else self._bound(end, "end")
         return self._rows(lo, max(lo, hi))
 
-    def _bound(self, when: object) -> int:
+    def _bound(self, when: object, name: str) -> int:
         if _is_int(when) and int(when) == self.n_steps:  # type: ignore[call-overload]
             return self.n_steps
-        return self.index_of(when, "left")
+        return self._row(when, "left", name)
 
     def select(self, assets: Iterable[Any] | Any) -> MarketData:
         """Keep the given assets (in the given order); ``KeyError`` for unknown ids."""
-        wanted = [assets] if isinstance(assets, str) else list(assets)
+        wanted = _id_list("select()", assets)
         lookup = {a: i for i, a in enumerate(self._assets)}
         unknown = [a for a in wanted if a not in lookup]
         if unknown:
@@ -348,11 +393,11 @@ class MarketData:
         )
 
     def _split_point(self, point: object) -> int:
-        if isinstance(point, float) and not isinstance(point, bool):
-            if not 0.0 < point < 1.0:
+        if is_real(point) and not _is_int(point):
+            if not 0.0 < point < 1.0:  # type: ignore[operator]
                 raise ValueError(f"a fractional split point must be in (0, 1), got {point}.")
-            return round(point * self.n_steps)
-        return self._bound(point)
+            return round(point * self.n_steps)  # type: ignore[operator]
+        return self._bound(point, "a split point")
 
     def split(self, *points: object, embargo: int = 0, history: int = 0) -> list[MarketData]:
         """Cut the rows at ``points`` (fractions, row positions or timestamps).
@@ -396,6 +441,17 @@ class MarketData:
         if not _is_int(advance) or int(advance) < 1:
             raise ValueError(f"step must be an int >= 1, got {step!r}.")
         embargo, history = _non_negative("embargo", embargo), _non_negative("history", history)
+        return self._folds(train_size, test_size, int(advance), embargo, history, expanding)
+
+    def _folds(
+        self,
+        train_size: int,
+        test_size: int,
+        advance: int,
+        embargo: int,
+        history: int,
+        expanding: bool,
+    ) -> Iterator[tuple[MarketData, MarketData]]:
         offset = 0
         while True:
             train_end = offset + train_size
@@ -406,7 +462,7 @@ class MarketData:
             train = self._rows(0 if expanding else offset, train_end)
             lo = max(0, test_begin - history)
             yield train, self._rows(lo, test_end, extra_warmup=test_begin - lo)
-            offset += int(advance)
+            offset += advance
 
     # -- pandas constructors -----------------------------------------------------------------
 
@@ -423,22 +479,41 @@ class MarketData:
         pd = _import_pandas("MarketData.from_pandas()")
         frame = prices.to_frame() if isinstance(prices, pd.Series) else prices
         if not isinstance(frame, pd.DataFrame):
-            raise TypeError(f"prices must be a pandas DataFrame or Series, got {type(prices)}.")
+            raise TypeError(
+                f"prices must be a pandas DataFrame or Series, got {type(prices).__name__}."
+            )
         index = frame.index
         timestamps = _pandas_times(pd, index)
-        extra = {
-            name: value.reindex(index=index, columns=frame.columns).to_numpy(np.float64)
-            for name, value in (fields or {}).items()
-        }
-        exo: dict[str, np.ndarray] = {}
-        if exogenous is not None:
-            items = (
-                {str(c): exogenous[c] for c in exogenous.columns}
-                if isinstance(exogenous, pd.DataFrame)
-                else dict(exogenous)
+        extra: dict[str, np.ndarray] = {}
+        for name, value in _named("fields", fields, "a pandas DataFrame").items():
+            if not isinstance(value, pd.DataFrame):
+                raise TypeError(
+                    f"fields[{name!r}] must be a pandas DataFrame (index = timestamps, columns "
+                    f"= assets, like the prices), got {type(value).__name__}."
+                )
+            # each value keeps its dtype: the constructor refuses bools and non-numbers
+            extra[name] = value.reindex(index=index, columns=frame.columns).to_numpy()
+        if isinstance(exogenous, pd.Series):
+            raise TypeError(
+                "exogenous must be a DataFrame (one series per column) or a mapping of name -> "
+                "Series/DataFrame, got a Series; pass {name: series} or series.to_frame()."
             )
-            for name, value in items.items():
-                exo[name] = value.reindex(index).to_numpy(np.float64)
+        if isinstance(exogenous, pd.DataFrame):
+            items = {str(c): exogenous[c] for c in exogenous.columns}
+            if len(items) != exogenous.shape[1]:
+                raise ValueError(
+                    f"exogenous column names must be unique, got {list(exogenous.columns)}."
+                )
+        else:
+            items = _named("exogenous", exogenous, "a pandas Series or DataFrame")
+        exo: dict[str, np.ndarray] = {}
+        for name, value in items.items():
+            if not isinstance(value, (pd.Series, pd.DataFrame)):
+                raise TypeError(
+                    f"exogenous[{name!r}] must be a pandas Series or DataFrame (re-indexed to "
+                    f"the prices' index), got {type(value).__name__}."
+                )
+            exo[name] = value.reindex(index).to_numpy()
         return cls(
             frame.to_numpy(),  # its own dtype: the constructor refuses bools and non-numbers
             fields=extra,
@@ -459,15 +534,31 @@ class MarketData:
         fields: Iterable[str] = (),
     ) -> MarketData:
         """Build from a long table with one row per time and asset (pivoted)."""
-        _import_pandas("MarketData.from_long()")
+        pd = _import_pandas("MarketData.from_long()")
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(
+                "df must be a pandas DataFrame with one row per time and asset, got "
+                f"{type(df).__name__}."
+            )
+        names = _id_list("fields", fields, "column name")
+        if price in names:
+            raise ValueError(f"fields lists the price column {price!r}; it is the prices already.")
+        missing = [c for c in (time, asset, price, *names) if c not in df.columns]
+        if missing:
+            raise ValueError(
+                f"df has no column(s) {missing} (see time=, asset=, price=, fields=); its "
+                f"columns are {list(df.columns)}."
+            )
+        repeated = df.loc[df.duplicated([time, asset], keep=False), [time, asset]]
+        if len(repeated):
+            pairs = list(dict.fromkeys(map(tuple, repeated.itertuples(index=False))))
+            raise ValueError(
+                f"df has more than one row for {len(pairs)} ({time}, {asset}) pair(s), e.g. "
+                f"{[tuple(map(str, p)) for p in pairs[:3]]}; keep one row per time and asset."
+            )
         wide = df.pivot(index=time, columns=asset, values=price).sort_index()
-        extra = {
-            name: df.pivot(index=time, columns=asset, values=name)
-            .reindex(index=wide.index, columns=wide.columns)
-            .to_numpy(np.float64)
-            for name in fields
-        }
-        return cls.from_pandas(wide, price_field=price).with_fields(**extra)
+        extra = {str(n): df.pivot(index=time, columns=asset, values=n) for n in names}
+        return cls.from_pandas(wide, fields=extra, price_field=price)
 
     def __repr__(self) -> str:
         ts = self._timestamps

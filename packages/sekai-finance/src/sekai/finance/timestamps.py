@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import is_real
+from sekai.finance._values import is_real, real_array
 
 __all__ = ["TZ_HINT", "Time", "check_timestamps", "to_datetime64"]
 
@@ -20,7 +20,7 @@ TZ_HINT = (
 
 
 def _is_int(value: object) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    return is_real(value) and isinstance(value, numbers.Integral)
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -28,21 +28,36 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def to_datetime64(value: object) -> np.datetime64:
-    """Convert a date string, ``datetime``, ``date``, pandas Timestamp or datetime64 to ns."""
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError("a bool is not a timestamp.")
+def _as_ns(value: Any, name: str) -> Any:
+    """A datetime64 scalar or array in ns; ``ValueError`` where NumPy would wrap it around."""
+    ns = value.astype("datetime64[ns]")
+    if not np.array_equal(ns.astype(value.dtype), value):
+        raise ValueError(
+            f"{name} holds a date outside the datetime64[ns] range (1677-09-22 .. 2262-04-11)."
+        )
+    return ns
+
+
+def to_datetime64(value: object, name: str = "timestamp") -> np.datetime64:
+    """Convert a date string, ``datetime``, ``date``, pandas Timestamp or datetime64 to ns;
+    errors name ``name``."""
+    if isinstance(value, (bool, np.bool_)) or is_real(value) or value is None:
+        raise TypeError(
+            f"{name} must be a date string, datetime, date, pandas Timestamp or datetime64, "
+            f"got {type(value).__name__} {value!r}."
+        )
     if getattr(value, "tzinfo", None) is not None:
         raise ValueError(TZ_HINT)
     if hasattr(value, "to_datetime64"):  # pandas Timestamp
         value = value.to_datetime64()
     try:
-        result: np.datetime64 = np.datetime64(value, "ns")  # type: ignore[call-overload]
+        result: np.datetime64 = np.datetime64(value)  # type: ignore[call-overload]
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"cannot read {value!r} as a timestamp: {exc}") from exc
+        raise TypeError(f"{name}: cannot read {value!r} as a timestamp: {exc}") from exc
     if np.isnat(result):
-        raise ValueError("timestamps must not be NaT.")
-    return result
+        raise ValueError(f"{name} must not be NaT.")
+    converted: np.datetime64 = _as_ns(result, name)
+    return converted
 
 
 class Time:
@@ -62,11 +77,18 @@ class Time:
         if isinstance(value, (bool, np.bool_)):
             raise TypeError("Time() takes a number or a datetime-like value, got a bool.")
         if is_real(value):
-            value = int(value) if _is_int(value) else float(value)  # type: ignore[call-overload, arg-type]
-            if not np.isfinite(value):
+            try:
+                number = float(value)  # type: ignore[arg-type]
+            except OverflowError:
+                raise ValueError(
+                    f"Time() takes a number that fits a float64; this {type(value).__name__} "
+                    "is too large."
+                ) from None
+            if not np.isfinite(number):
                 raise ValueError(f"Time() takes a finite number, got {value!r}.")
+            value = int(value) if _is_int(value) else number  # type: ignore[call-overload]
         elif isinstance(value, (np.datetime64, _dt.date, str)) or hasattr(value, "to_datetime64"):
-            to_datetime64(value)  # validate now, keep the user's value for the repr
+            to_datetime64(value, "Time()")  # validate now, keep the user's value for the repr
         else:
             raise TypeError(
                 f"Time() takes a number or a datetime-like value, got {type(value).__name__}."
@@ -95,28 +117,43 @@ class Time:
 
 
 def check_timestamps(timestamps: object, n_rows: int) -> np.ndarray:
+    """``timestamps`` (None: ``0..n_rows-1``) as a read-only int64, float64 or datetime64[ns]
+    array; ``TypeError``/``ValueError`` naming ``timestamps`` for anything else."""
     if timestamps is None:
         return _frozen(np.arange(n_rows, dtype=np.int64))
     if hasattr(timestamps, "tz") and getattr(timestamps, "tz", None) is not None:
         raise ValueError(TZ_HINT)
-    values = list(timestamps) if not isinstance(timestamps, np.ndarray) else None  # type: ignore[call-overload]
-    if values is not None:
+    if isinstance(timestamps, np.ndarray) and timestamps.dtype.kind in "iufM":
+        ts = timestamps
+    else:
+        try:
+            if isinstance(timestamps, (str, bytes)):
+                raise TypeError
+            values = list(timestamps)  # type: ignore[call-overload]
+        except TypeError:
+            raise TypeError(
+                f"timestamps must be a sequence of {n_rows} numbers or datetimes, got "
+                f"{type(timestamps).__name__}."
+            ) from None
         if values and all(is_real(v) for v in values):
             ts = np.asarray(values)
+            if ts.dtype.kind == "O":  # e.g. ints beyond int64 or Fractions
+                ts = real_array("timestamps", values)
         else:
-            ts = np.array([to_datetime64(v) for v in values], dtype="datetime64[ns]")
-    else:
-        ts = np.asarray(timestamps)
-        if ts.dtype.kind in "OUS":
-            ts = np.array([to_datetime64(v) for v in ts.ravel()], dtype="datetime64[ns]")
+            ts = np.array(
+                [to_datetime64(v, f"timestamps[{i}]") for i, v in enumerate(values)],
+                dtype="datetime64[ns]",
+            )
     if ts.ndim != 1 or ts.shape[0] != n_rows:
         raise ValueError(f"timestamps must have shape ({n_rows},), got {ts.shape}.")
     if ts.dtype.kind == "M":
-        ts = ts.astype("datetime64[ns]")
         if np.isnat(ts).any():
             raise ValueError("timestamps must not contain NaT.")
+        ts = _as_ns(ts, "timestamps")
         diffs_ok = bool(np.all(ts[1:] > ts[:-1]))
     elif ts.dtype.kind in "iu":
+        if ts.dtype == np.uint64 and (ts > np.iinfo(np.int64).max).any():
+            raise ValueError("timestamps hold an integer too large for an int64.")
         ts = ts.astype(np.int64)
         diffs_ok = bool(np.all(ts[1:] > ts[:-1]))
     elif ts.dtype.kind == "f":

@@ -1,0 +1,204 @@
+"""Bad input to MarketData and Time: a TypeError/ValueError naming the argument and what it
+takes, never a bare internal error or a silent conversion (finance.md §3, §5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sekai.envs.finance import TradingEnv
+from sekai.finance.data import MarketData, Time
+
+pd = pytest.importorskip("pandas")
+
+WALK = np.linspace(100.0, 110.0, 50)
+DAYS = pd.bdate_range("2021-01-04", periods=50)
+FRAME = pd.DataFrame({"a": WALK}, index=DAYS)
+LONG = pd.DataFrame(
+    {
+        "date": [1, 1, 2, 2],
+        "symbol": ["a", "b", "a", "b"],
+        "close": [1.0, 2.0, 3.0, 4.0],
+        "volume": [10, 20, 30, 40],
+    }
+)
+
+
+# 1. fields / exogenous must be mappings of str names
+
+
+@pytest.mark.parametrize("argument", ["fields", "exogenous"])
+def test_a_non_mapping_fields_or_exogenous_is_refused(argument):
+    with pytest.raises(TypeError, match=rf"{argument} must be a mapping of name -> .*got list"):
+        MarketData(WALK, **{argument: [1, 2]})
+
+
+@pytest.mark.parametrize("argument", ["fields", "exogenous"])
+def test_non_str_names_are_refused_rather_than_merged(argument):
+    with pytest.raises(TypeError, match=rf"{argument} must map str names, got a int key 1"):
+        MarketData(WALK, **{argument: {1: WALK, "1": WALK}})
+
+
+# 2. from_pandas fields / exogenous
+
+
+def test_from_pandas_refuses_a_series_as_exogenous():
+    with pytest.raises(TypeError, match=r"exogenous must be a DataFrame .*got a Series"):
+        MarketData.from_pandas(FRAME, exogenous=FRAME["a"])
+
+
+def test_from_pandas_refuses_non_pandas_fields_and_exogenous_values():
+    with pytest.raises(TypeError, match=r"fields\['volume'\] must be a pandas DataFrame.*int"):
+        MarketData.from_pandas(FRAME, fields={"volume": 5})
+    with pytest.raises(TypeError, match=r"exogenous\['rate'\] must be a pandas Series.*int"):
+        MarketData.from_pandas(FRAME, exogenous={"rate": 5})
+    with pytest.raises(TypeError, match="fields must be a mapping"):
+        MarketData.from_pandas(FRAME, fields=[FRAME])
+
+
+@pytest.mark.parametrize(
+    ("value", "message"), [(FRAME.astype(str), "got strings"), (FRAME > 0, "not bools")]
+)
+def test_from_pandas_fields_and_exogenous_are_not_cast_to_float(value, message):
+    with pytest.raises(TypeError, match=rf"fields\['volume'\] must be real numbers, {message}"):
+        MarketData.from_pandas(FRAME, fields={"volume": value})
+    with pytest.raises(TypeError, match=rf"exogenous\['x'\] must be real numbers, {message}"):
+        MarketData.from_pandas(FRAME, exogenous={"x": value["a"]})
+
+
+def test_from_pandas_refuses_duplicate_exogenous_columns():
+    exogenous = pd.DataFrame(np.ones((50, 2)), index=DAYS, columns=["x", "x"])
+    with pytest.raises(ValueError, match="exogenous column names must be unique"):
+        MarketData.from_pandas(FRAME, exogenous=exogenous)
+
+
+# 3. from_long
+
+
+def test_from_long_names_missing_columns():
+    with pytest.raises(ValueError, match=r"no column\(s\) \['px', 'vol'\]"):
+        MarketData.from_long(LONG, price="px", fields=["vol"])
+
+
+def test_from_long_names_duplicated_rows():
+    with pytest.raises(ValueError, match=r"more than one row for 1 \(date, symbol\).*'1', 'a'"):
+        MarketData.from_long(pd.concat([LONG, LONG.iloc[:1]]))
+
+
+def test_from_long_takes_a_dataframe():
+    with pytest.raises(TypeError, match=r"df must be a pandas DataFrame.*got ndarray"):
+        MarketData.from_long(LONG.to_numpy())
+
+
+def test_from_long_fields_one_name_or_names():
+    data = MarketData.from_long(LONG, fields="volume")
+    assert data.field("volume").tolist() == [[10.0, 20.0], [30.0, 40.0]]
+    with pytest.raises(TypeError, match="fields takes one column name or an iterable"):
+        MarketData.from_long(LONG, fields=5)
+    with pytest.raises(ValueError, match="price column 'close'"):
+        MarketData.from_long(LONG, fields=["close"])
+
+
+# 4. select and asset ids
+
+
+def test_select_says_what_it_takes():
+    data = MarketData(np.ones((3, 2)))
+    with pytest.raises(TypeError, match=r"select\(\) takes one asset id or an iterable"):
+        data.select(None)
+    with pytest.raises(TypeError, match="must be hashable"):
+        data.select([["asset_0"]])
+
+
+def test_assets_is_one_id_or_an_iterable_of_ids():
+    assert MarketData(WALK, assets="SPY").assets == ("SPY",)
+    with pytest.raises(TypeError, match="assets takes one asset id or an iterable"):
+        MarketData(WALK, assets=5)
+
+
+# 5. Time
+
+
+def test_time_refuses_a_number_too_large_for_a_float():
+    with pytest.raises(ValueError, match=r"Time\(\) takes a number that fits a float64"):
+        Time(10**400)
+
+
+# 6. strings are not prices
+
+
+@pytest.mark.parametrize("kind", [str, lambda x: str(x).encode()])
+def test_an_object_array_of_strings_is_not_prices(kind):
+    with pytest.raises(TypeError, match="prices must be real numbers"):
+        MarketData(np.array([kind(x) for x in WALK], dtype=object))
+
+
+@pytest.mark.parametrize("index", [None, DAYS])
+def test_trading_env_refuses_a_series_of_strings(index):
+    with pytest.raises(TypeError, match="prices must be real numbers"):
+        TradingEnv(prices=pd.Series([str(x) for x in WALK], index=index))
+
+
+# 7. timestamps and look-ups
+
+
+@pytest.mark.parametrize("timestamps", [5, "2020-01-01"])
+def test_timestamps_must_be_a_sequence(timestamps):
+    with pytest.raises(TypeError, match="timestamps must be a sequence of 2"):
+        MarketData(WALK[:2], timestamps=timestamps)
+
+
+def test_numbers_in_an_object_array_stay_numbers():
+    data = MarketData.from_pandas(pd.DataFrame({"a": WALK[:3]}, index=pd.Index([5, 6, 7], object)))
+    assert data.timestamps.dtype == np.int64 and data.timestamps.tolist() == [5, 6, 7]
+
+
+def test_numbers_and_dates_do_not_mix():
+    with pytest.raises(TypeError, match=r"timestamps\[0\] must be a date string.*got int 1"):
+        MarketData(WALK[:2], timestamps=[1, "2020-01-01"])
+
+
+def test_dates_outside_the_ns_range_are_refused_not_wrapped():
+    years = np.array(["2020-01-01", "3000-01-01"], "datetime64[D]")
+    with pytest.raises(ValueError, match=r"timestamps holds a date outside the datetime64\[ns\]"):
+        MarketData(WALK[:2], timestamps=years)
+    with pytest.raises(ValueError, match=r"timestamps\[1\] holds a date outside"):
+        MarketData(WALK[:2], timestamps=["2020-01-01", "3000-01-01"])
+
+
+def test_uint64_timestamps_beyond_int64_are_refused():
+    with pytest.raises(ValueError, match="too large for an int64"):
+        MarketData(WALK[:2], timestamps=np.array([2**63, 2**63 + 1], np.uint64))
+
+
+def test_lookups_name_the_argument():
+    numeric, dated = MarketData(WALK), MarketData.from_pandas(FRAME)
+    with pytest.raises(TypeError, match="start must be a number"):
+        numeric.between("x")
+    with pytest.raises(IndexError, match="end: row 60 is outside"):
+        numeric.between(end=60)
+    with pytest.raises(TypeError, match="start is a number"):
+        dated.between(start=5.0)
+    with pytest.raises(TypeError, match="when: cannot read 'x' as a timestamp"):
+        dated.index_of("x")
+    with pytest.raises(TypeError, match="a split point must be"):
+        numeric.split(None)
+    with pytest.raises(ValueError, match="when must not be NaN"):
+        numeric.index_of(float("nan"))
+
+
+def test_any_real_non_int_split_point_is_a_fraction():
+    assert [len(part) for part in MarketData(WALK).split(np.float32(0.5))] == [25, 25]
+
+
+def test_walk_forward_checks_its_arguments_when_called():
+    with pytest.raises(ValueError, match="train_size must be an int >= 2"):
+        MarketData(WALK).walk_forward(None, 5)  # type: ignore[arg-type]
+
+
+def test_a_numpy_timedelta_is_neither_a_row_nor_a_time():
+    span = np.timedelta64(5, "D")
+    with pytest.raises(TypeError, match=r"Time\(\) takes a number or a datetime-like value"):
+        Time(span)
+    with pytest.raises(TypeError, match="when must be a number"):
+        MarketData(WALK).index_of(span)
