@@ -34,7 +34,14 @@ def holds_bool(value: object) -> bool:
     return False
 
 
-_KINDS = {"b": "bools", "c": "complex numbers", "U": "strings", "S": "bytes", "M": "datetimes"}
+_KINDS = {
+    "b": "bools",
+    "c": "complex numbers",
+    "U": "strings",
+    "S": "bytes",
+    "M": "datetimes",
+    "None": "None",
+}
 
 
 def real_array(name: str, value: object) -> np.ndarray:
@@ -46,8 +53,10 @@ def real_array(name: str, value: object) -> np.ndarray:
         raise TypeError(f"{name} must be real numbers, not bools.")
     try:
         raw = np.asarray(value)
-        kind = raw.dtype.kind
-        if kind == "O" and any(isinstance(v, (str, bytes)) for v in raw.flat):
+        kind: str = raw.dtype.kind
+        if kind == "O" and any(v is None for v in raw.flat):  # NumPy would make it NaN
+            kind = "None"
+        elif kind == "O" and any(isinstance(v, (str, bytes)) for v in raw.flat):
             kind = "U"
         elif kind in "iufO":  # objects: e.g. Decimal or Fraction; complex ones fail to convert
             return np.array(raw, dtype=np.float64)

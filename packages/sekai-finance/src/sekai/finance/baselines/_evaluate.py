@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from sekai.finance.baselines._checks import check_count, check_seed
 from sekai.vector.vec_env import VecEnv
 
 __all__ = ["env_attr", "evaluate", "is_batch"]
@@ -55,26 +55,36 @@ def evaluate(
 
     Returns:
         ``(mean, standard_error)`` as Python floats (the error is 0 for a single episode).
+
+    Raises:
+        TypeError: ``policy`` is not a policy; ``episodes``, ``seed`` or ``num_envs`` is not an
+            int (bools, floats and Generators included); the policy is for another env.
+        ValueError: ``episodes`` or ``num_envs`` below 1, or a negative ``seed``.
     """
     import sekai
 
-    if isinstance(episodes, bool) or not isinstance(episodes, numbers.Integral) or episodes < 1:
-        raise ValueError(f"episodes must be an int >= 1, got {episodes!r}.")
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be an int >= 0, got {seed!r}.")
-    lanes = min(int(episodes), 1024) if num_envs is None else int(num_envs)
-    if lanes < 1:
-        raise ValueError(f"num_envs must be >= 1, got {num_envs!r}.")
+    if isinstance(policy, type):
+        raise TypeError(
+            f"policy must be a policy object, got the class {policy.__name__}; pass an "
+            f"instance, e.g. {policy.__name__}()."
+        )
+    if not callable(policy):
+        raise TypeError(
+            "policy must be a callable policy(observations, vec_env) -> actions, such as a "
+            f"baseline of sekai.finance.baselines, got {type(policy).__name__}."
+        )
+    remaining = check_count("episodes", episodes)
+    first_seed = check_seed("seed", seed)
+    lanes = min(remaining, 1024) if num_envs is None else check_count("num_envs", num_envs)
     reset = getattr(policy, "reset", None)
     if callable(reset):
         reset()
     totals: list[np.ndarray] = []
-    remaining = int(episodes)
     vec = sekai.make_vec(env_id, lanes, vector_kwargs={"autoreset": False}, **env_kwargs)
     try:
         round_index = 0
         while remaining > 0:
-            result: Any = vec.reset(seed=int(seed) + round_index)
+            result: Any = vec.reset(seed=first_seed + round_index)
             returns = np.zeros(lanes)
             done = np.zeros(lanes, dtype=bool)
             while not done.all():

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
+from sekai.finance.baselines._checks import check_count, require_env
 from sekai.finance.baselines._evaluate import env_attr, is_batch
 
 __all__ = ["FixedQuotes", "InventorySkew", "lob_limits"]
@@ -39,13 +39,7 @@ class InventorySkew:
     """
 
     def __init__(self, lots_per_level: int = 3) -> None:
-        if (
-            isinstance(lots_per_level, bool)
-            or not isinstance(lots_per_level, numbers.Integral)
-            or lots_per_level < 1
-        ):
-            raise ValueError(f"lots_per_level must be an int >= 1, got {lots_per_level!r}.")
-        self.lots_per_level: int = int(lots_per_level)
+        self.lots_per_level: int = check_count("lots_per_level", lots_per_level)
 
     def action_for(self, inventory: Any, max_quote_offset: int) -> np.ndarray:
         """The action(s) for inventory ``q`` (any shape): int64 ``(..., 3)``."""
@@ -57,6 +51,7 @@ class InventorySkew:
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """The action for one env (or one trader), or a batch for a vector env."""
+        require_env(self, env, "LimitOrderBook-v0")
         max_inventory, k = lob_limits(env)
         agent = observation["agent"]
         if np.ndim(agent) == 1:  # one observation: plain ints are faster than array arithmetic
@@ -78,12 +73,14 @@ class FixedQuotes:
     """
 
     def __init__(self, bid_level: int = 1, ask_level: int = 1, market: int = 1) -> None:
-        self.action = np.array([bid_level, ask_level, market], np.int64)
-        if np.any(self.action < 0) or market > 2:
-            raise ValueError(f"invalid levels {self.action.tolist()}.")
+        bid, ask = check_count("bid_level", bid_level, 0), check_count("ask_level", ask_level, 0)
+        if check_count("market", market, 0) > 2:
+            raise ValueError(f"market must be 0 (sell), 1 (none) or 2 (buy), got {market}.")
+        self.action = np.array([bid, ask, market], np.int64)
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """The action, or a ``(num_envs, 3)`` batch for a vector env."""
+        require_env(self, env, "LimitOrderBook-v0")
         if is_batch(env):
             batch: np.ndarray = np.tile(self.action, (env.num_envs, 1))
             return batch

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance.baselines._checks import check_number, require_env
 from sekai.finance.baselines._evaluate import env_attr, is_batch
 
 __all__ = ["RegimeOracle", "VolatilityFilter", "equal_weight_action"]
@@ -55,9 +56,7 @@ class VolatilityFilter:
     """
 
     def __init__(self, threshold: float = 0.012) -> None:
-        if not np.isfinite(threshold) or threshold < 0:
-            raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}.")
-        self.threshold = float(threshold)
+        self.threshold = check_number("threshold", threshold, "ge0")
 
     def volatility(self, observation: Any) -> np.ndarray:
         """Std of the equal-weight portfolio's returns over the lookback (batched like obs)."""
@@ -71,6 +70,7 @@ class VolatilityFilter:
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """The action for one env, or a batch for a vector env."""
+        require_env(self, env, "Market-v0")
         allow_short = bool(env_attr(env, "allow_short"))
         mask = np.asarray(observation["assets"]["mask"])
         return _select(self.volatility(observation) <= self.threshold, mask, allow_short)
@@ -100,6 +100,7 @@ class RegimeOracle:
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """The action for one env, or a batch for a vector env."""
+        require_env(self, env, "Market-v0")
         allow_short = bool(env_attr(env, "allow_short"))
         mask = np.asarray(observation["assets"]["mask"])
         return _select(self._regime(observation, env) == 0, mask, allow_short)

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from sekai.finance.baselines._checks import check_count, check_number, require_env
 from sekai.finance.baselines._env_access import call_batched, is_vector
 
 __all__ = [
@@ -220,7 +221,7 @@ def solve_optimal_quotes(env: Any, *, grid_step: float = 0.001) -> QuoteTable:
         env: a ``MarketMakingEnv`` or its native vector env (or anything with its parameters).
         grid_step: resolution of the quote search.
     """
-    return _solve(market_making_params(env), float(grid_step))
+    return _solve(market_making_params(env), check_number("grid_step", grid_step, "gt0"))
 
 
 def evaluate_quotes(env: Any, quotes: QuoteFunction | QuoteTable) -> float:
@@ -250,8 +251,10 @@ def expected_random_return(env: Any, *, points: int = 200_001) -> float:
 
     The step value is bilinear in the two independent fill indicators, so averaging the fill
     probability and the expected edge over the uniform distribution is exact (up to the
-    quadrature, Simpson's rule on ``points`` nodes).
+    quadrature, Simpson's rule on ``points`` nodes, an odd number >= 3).
     """
+    if check_count("points", points, 3) % 2 == 0:
+        raise ValueError(f"points must be odd (Simpson's rule), got {points}.")
     p = market_making_params(env)
     lattice = _Lattice(p)
     offsets = np.linspace(0.0, p.max_offset, points)
@@ -281,6 +284,7 @@ class AvellanedaStoikov:
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """Return the quotes for the env's current state(s)."""
+        require_env(self, env, "MarketMaking-v0")
         return call_batched(env, "avellaneda_stoikov_action")
 
     def __repr__(self) -> str:
@@ -296,6 +300,7 @@ class OptimalQuotes:
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """Return the optimal quotes for the env's current state(s)."""
+        require_env(self, env, "MarketMaking-v0")
         return call_batched(env, "optimal_quotes")
 
     def __repr__(self) -> str:
@@ -303,14 +308,20 @@ class OptimalQuotes:
 
 
 class ConstantQuotes:
-    """Quote fixed distances ``(bid, ask)`` from the mid at every step."""
+    """Quote fixed distances ``(bid, ask)`` from the mid at every step.
+
+    Args:
+        bid: bid distance, a finite number >= 0.
+        ask: ask distance (None: the same as ``bid``).
+    """
 
     def __init__(self, bid: float, ask: float | None = None) -> None:
-        self.bid = float(bid)
-        self.ask = float(bid if ask is None else ask)
+        self.bid = check_number("bid", bid, "ge0")
+        self.ask = self.bid if ask is None else check_number("ask", ask, "ge0")
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """Return ``(bid, ask)`` (one row per sub-env for a vector env)."""
+        require_env(self, env, "MarketMaking-v0")
         action = np.array([self.bid, self.ask], np.float32)
         if is_vector(env):
             return np.tile(action, (env.num_envs, 1))

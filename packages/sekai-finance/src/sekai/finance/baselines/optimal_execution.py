@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance.baselines._checks import check_count, require_env
 from sekai.finance.baselines._env_access import call_batched, is_vector, native_env, read_state
 
 __all__ = ["TWAP", "AlmgrenChriss", "expected_return", "schedule_trades", "twap_actions"]
@@ -18,7 +19,8 @@ def _template(env: Any) -> Any:
 
 def twap_actions(n_steps: int) -> np.ndarray:
     """TWAP as actions: sell ``1 / (N - k)`` of what is left at step ``k``, float32 ``(N, 1)``."""
-    return (1.0 / (n_steps - np.arange(n_steps))).astype(np.float32)[:, None]
+    n = check_count("n_steps", n_steps)
+    return (1.0 / (n - np.arange(n))).astype(np.float32)[:, None]
 
 
 def schedule_trades(actions: Any, initial_inventory: float, n_steps: int) -> np.ndarray:
@@ -67,6 +69,7 @@ class AlmgrenChriss:
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """Return the scheduled fraction for the env's current step(s)."""
+        require_env(self, env, "OptimalExecution-v0")
         k = np.asarray(_step_index(env))
         native = native_env(env)
         if is_vector(env) and native is None:
@@ -93,6 +96,7 @@ class TWAP:
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """Return ``1 / (N - k)`` for the env's current step(s)."""
+        require_env(self, env, "OptimalExecution-v0")
         k = np.asarray(_step_index(env))
         n = np.asarray(read_state(env, "n_steps"))
         left = np.maximum(n - k, 1)

@@ -6,6 +6,15 @@ from typing import Any
 
 import numpy as np
 
+from sekai.envs.finance._helpers import check_correlation
+from sekai.finance._values import real_array
+from sekai.finance.baselines._checks import (
+    check_flag,
+    check_number,
+    per_asset,
+    real_vector,
+    require_env,
+)
 from sekai.finance.baselines._evaluate import env_attr, is_batch
 
 __all__ = ["ConstantMix", "EqualWeight", "KellyBuyAndHold", "kelly_weights"]
@@ -37,26 +46,47 @@ def kelly_weights(
 
     Long-only: ``w >= 0, Σw <= max_leverage``; with ``allow_short``: ``Σ|w| <= max_leverage``.
     ``Σ = diag(σ)·corr·diag(σ)``. Solved by accelerated projected gradient (FISTA).
+
+    Args:
+        mu: expected returns, a number or one per asset.
+        sigma: volatilities (>= 0), a number or one per asset.
+        corr: the ``(n, n)`` correlation matrix, which sets ``n`` (``np.eye(n)``: independent
+            assets; a Portfolio-v0 env's is ``env.get_attr("corr")``).
+        allow_short: allow negative weights.
+        max_leverage: the gross budget, > 0.
+
+    Raises:
+        TypeError: an argument that is not numbers (bools included), ``corr=None``, or an
+            ``allow_short`` that is not a bool.
+        ValueError: non-finite numbers, ``sigma < 0``, ``max_leverage <= 0``, lengths that
+            disagree with ``corr``, or ``corr`` not a correlation matrix.
     """
-    corr_a = np.asarray(corr, dtype=np.float64)
+    if corr is None:
+        raise TypeError(
+            "corr must be an (n, n) correlation matrix, got None; pass np.eye(n) for "
+            "independent assets (a Portfolio-v0 env's is env.get_attr('corr'))."
+        )
+    corr_a = check_correlation(real_array("corr", corr))
     n = corr_a.shape[0]
-    mu_a = np.broadcast_to(np.asarray(mu, dtype=np.float64), (n,))
-    sigma_a = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (n,))
-    if not float(max_leverage) > 0:
-        raise ValueError(f"max_leverage must be > 0, got {max_leverage!r}.")
+    mu_a = per_asset("mu", mu, n)
+    sigma_a = per_asset("sigma", sigma, n, "ge0")
+    short = check_flag("allow_short", allow_short)
+    leverage = check_number("max_leverage", max_leverage, "gt0")
     cov = np.outer(sigma_a, sigma_a) * corr_a
     largest = float(np.linalg.eigvalsh(cov).max())
-    if largest <= 0:  # no risk: all in the best asset(s) up to the budget
+    if largest <= 0:  # no risk: the whole budget on the best asset, if it gains anything
         best = np.zeros(n)
-        if mu_a.max() > 0:
-            best[np.argmax(mu_a)] = float(max_leverage)
+        gain = np.abs(mu_a) if short else mu_a
+        i = int(np.argmax(gain))
+        if gain[i] > 0:
+            best[i] = leverage * np.sign(mu_a[i])
         return best
     step = 1.0 / largest
     w = np.zeros(n)
     y = w.copy()
     momentum = 1.0
     for _ in range(100_000):
-        new = _project(y + step * (mu_a - cov @ y), allow_short, float(max_leverage))
+        new = _project(y + step * (mu_a - cov @ y), short, leverage)
         following = (1.0 + np.sqrt(1.0 + 4.0 * momentum**2)) / 2.0
         y = new + (momentum - 1.0) / following * (new - w)
         converged = np.max(np.abs(new - w)) < 1e-15
@@ -84,19 +114,34 @@ class ConstantMix:
     """Hold the asset weights ``weights`` (cash ``1 − Σw``).
 
     Args:
-        weights: target asset weights ``(n,)``.
+        weights: target asset weights ``(n,)``, finite, with a gross ``Σ|w| <= 1``; negative
+            (short) weights need an env made with ``allow_short=True``.
         rebalance: trade back to the mix every step (True), or enter it once and then send the
             observed drifted weights back as the action, which trades nothing (False).
     """
 
     def __init__(self, weights: Any, *, rebalance: bool = True) -> None:
-        self.weights = np.asarray(weights, dtype=np.float64)
-        if self.weights.ndim != 1 or not np.all(np.isfinite(self.weights)):
-            raise ValueError(f"weights must be a finite 1-D array, got {weights!r}.")
-        self.rebalance = bool(rebalance)
+        self.weights = real_vector("weights", weights)
+        gross = float(np.abs(self.weights).sum())
+        if gross > 1.0 + 1e-9:
+            raise ValueError(
+                f"weights must have a gross sum(|w|) <= 1 (the rest is cash), got {gross!r} "
+                f"for {self.weights.tolist()}."
+            )
+        self.rebalance = check_flag("rebalance", rebalance)
 
     def _target(self, env: Any) -> np.ndarray:
         return self.weights
+
+    def _check_fits(self, assets: np.ndarray, env: Any, allow_short: bool) -> None:
+        n = _n_assets(env)
+        if assets.size != n:
+            raise ValueError(f"{self!r} holds {assets.size} asset weights; the env has {n} assets.")
+        if not allow_short and np.any(assets < 0):
+            raise ValueError(
+                f"{self!r} has short (negative) weights, but the env is long-only: make it "
+                "with allow_short=True."
+            )
 
     def _action(self, assets: np.ndarray, allow_short: bool) -> np.ndarray:
         if allow_short:
@@ -106,8 +151,11 @@ class ConstantMix:
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """The action for one env, or a batch for a vector env."""
+        require_env(self, env, "Portfolio-v0")
         allow_short = bool(env_attr(env, "allow_short"))
-        target = self._action(self._target(env), allow_short)
+        assets = self._target(env)
+        self._check_fits(assets, env, allow_short)
+        target = self._action(assets, allow_short)
         if is_batch(env):
             target = np.tile(target, (env.num_envs, 1))
         if self.rebalance:
@@ -149,10 +197,11 @@ class EqualWeight:
     """
 
     def __init__(self, include_cash: bool = False) -> None:
-        self.include_cash = bool(include_cash)
+        self.include_cash = check_flag("include_cash", include_cash)
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """The action for one env, or a batch for a vector env."""
+        require_env(self, env, "Portfolio-v0")
         n = _n_assets(env)
         if bool(env_attr(env, "allow_short")):
             share = 1.0 / (n + 1) if self.include_cash else 1.0 / n

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance.baselines._checks import check_seed
 from sekai.finance.baselines._evaluate import is_batch
 from sekai.spaces import Box, Discrete, MultiDiscrete
 
@@ -19,11 +20,12 @@ class RandomPolicy:
     the allowed ones when the env defines ``action_mask()``.
 
     Args:
-        seed: seed of the policy's generator.
+        seed: seed of the policy's generator, an int >= 0 (None: fresh OS entropy at every
+            ``reset()``).
     """
 
     def __init__(self, seed: int | None = None) -> None:
-        self.seed = seed
+        self.seed = None if seed is None else check_seed("seed", seed, none_ok=True)
         self.rng = np.random.default_rng(seed)
 
     def reset(self) -> None:

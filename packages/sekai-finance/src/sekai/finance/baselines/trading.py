@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
+from sekai.finance.baselines._checks import check_count, require_env
 from sekai.finance.baselines._evaluate import env_attr, is_batch
 
 __all__ = ["BuyAndHold", "ConstantPosition"]
@@ -20,15 +20,14 @@ class ConstantPosition:
     """
 
     def __init__(self, index: int) -> None:
-        if isinstance(index, bool) or not isinstance(index, numbers.Integral) or index < 0:
-            raise ValueError(f"index must be an int >= 0, got {index!r}.")
-        self.index: int = int(index)
+        self.index: int = check_count("index", index, 0)
 
     def _index(self, env: Any) -> int:
         return self.index
 
     def __call__(self, observation: Any, env: Any) -> Any:
         """The action (an int), or a ``(num_envs,)`` batch for a vector env."""
+        require_env(self, env, "Trading-v0")
         index = self._index(env)
         if is_batch(env):
             return np.full(env.num_envs, index, dtype=np.int64)

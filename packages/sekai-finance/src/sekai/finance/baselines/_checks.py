@@ -1,0 +1,148 @@
+"""Argument checks shared by the baselines: ``TypeError`` for a wrong type, ``ValueError`` for a
+bad value, each naming the argument and what it accepts (bools are not numbers)."""
+
+from __future__ import annotations
+
+import functools
+import numbers
+import weakref
+from typing import Any
+
+import numpy as np
+
+from sekai.envs.finance._common import check_int, check_per_asset, check_real
+from sekai.finance._values import is_real, real_array
+from sekai.vector.vec_env import VecEnv
+
+__all__ = [
+    "check_count",
+    "check_flag",
+    "check_number",
+    "check_seed",
+    "per_asset",
+    "real_vector",
+    "require_env",
+]
+
+_RANGE = {None: "", "ge0": " >= 0", "gt0": " > 0"}
+
+
+def _integer(name: str, value: object, accepted: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be {accepted}, got {type(value).__name__} {value!r}.")
+    return int(value)
+
+
+def check_count(name: str, value: object, minimum: int = 1) -> int:
+    """``value`` as an int ``>= minimum`` (``TypeError`` for a non-int, bools included)."""
+    _integer(name, value, f"an int >= {minimum}")
+    return check_int(name, value, minimum)
+
+
+def check_seed(name: str, value: object, *, none_ok: bool = False) -> int:
+    """A seed, an int ``>= 0``: floats, strings, bools, None and Generators are a ``TypeError``
+    (core.md §3). ``none_ok``: the caller handles None itself (the message says so)."""
+    seed = _integer(name, value, "an int >= 0" + (" or None" if none_ok else ""))
+    if seed < 0:
+        raise ValueError(f"{name} must be an int >= 0, got {seed}.")
+    return seed
+
+
+def check_number(name: str, value: object, bound: str | None = None) -> float:
+    """A finite real number, ``>= 0`` (``"ge0"``) or ``> 0`` (``"gt0"``) if asked."""
+    if not is_real(value):
+        raise TypeError(
+            f"{name} must be a finite number{_RANGE[bound]}, got {type(value).__name__} {value!r}."
+        )
+    return check_real(name, value, bound)
+
+
+def check_flag(name: str, value: object) -> bool:
+    """``True`` or ``False`` (NumPy bools too); nothing else is read as a truth value."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}.")
+    return bool(value)
+
+
+def real_vector(name: str, value: object) -> np.ndarray:
+    """A non-empty 1-D array of finite real numbers (float64)."""
+    array = real_array(name, value)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(
+            f"{name} must be a non-empty 1-D array (one entry per asset), got shape {array.shape}."
+        )
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite numbers, got {array.tolist()}.")
+    return array
+
+
+def per_asset(name: str, value: object, n: int, bound: str | None = None) -> np.ndarray:
+    """A number or ``n`` numbers (finite, within ``bound``) as an ``(n,)`` float64 array."""
+    if not is_real(value):
+        real_array(name, value)  # TypeError for what is not numbers
+    return np.broadcast_to(check_per_asset(name, value, n, bound), (n,))
+
+
+# -- the env a policy drives ------------------------------------------------------------------
+
+# env ID -> the classes (in sekai.envs.finance) of its single env, and the baselines written for it.
+_ENVS: dict[str, tuple[tuple[str, ...], str]] = {
+    "Trading-v0": (("TradingEnv",), "ConstantPosition, BuyAndHold"),
+    "Portfolio-v0": (("PortfolioEnv",), "ConstantMix, KellyBuyAndHold, EqualWeight"),
+    "MarketMaking-v0": (
+        ("MarketMakingEnv",),
+        "AvellanedaStoikov, OptimalQuotes, ConstantQuotes",
+    ),
+    "OptimalExecution-v0": (("OptimalExecutionEnv",), "AlmgrenChriss, TWAP"),
+    "Market-v0": (("MarketEnv",), "VolatilityFilter, RegimeOracle"),
+    "LimitOrderBook-v0": (
+        ("LimitOrderBookEnv", "LimitOrderBookMarket"),
+        "InventorySkew, FixedQuotes",
+    ),
+}
+
+# Hand-built vector envs (no spec, no single_env): the class of sub-env 0, looked up once.
+_SUB_ENV: weakref.WeakKeyDictionary[Any, type] = weakref.WeakKeyDictionary()
+
+
+@functools.cache
+def _env_id(cls: type) -> str | None:
+    """The finance env ID whose single env ``cls`` is (a subclass of), or None."""
+    import sekai.envs.finance as envs
+
+    for env_id, (names, _) in _ENVS.items():
+        if issubclass(cls, tuple(getattr(envs, name) for name in names)):
+            return env_id
+    return None
+
+
+def _identify(env: Any) -> tuple[str | None, str]:
+    """``(finance env ID or None, what env is)`` through wrappers and vector envs."""
+    base = getattr(env, "unwrapped", env)
+    kind: type = type(base)
+    name = kind.__name__
+    if not isinstance(base, VecEnv):
+        return _env_id(kind), name
+    single = getattr(kind, "single_env", None)  # a native finance env
+    if isinstance(single, type):
+        return _env_id(single), name
+    spec_id = getattr(getattr(env, "spec", None), "id", None)
+    if spec_id in _ENVS:  # built by make_vec()
+        return spec_id, name
+    sub = _SUB_ENV.get(base)
+    if sub is None:
+        sub = _SUB_ENV[base] = type(base.get_attr("unwrapped")[0])
+    return _env_id(sub), f"{name} of {sub.__name__}"
+
+
+def require_env(policy: object, env: Any, env_id: str) -> None:
+    """``TypeError`` unless ``env`` is (a wrapper or vector env of) the env ``policy`` is for."""
+    found, what = _identify(env)
+    if found == env_id:
+        return
+    names, _ = _ENVS[env_id]
+    hint = "" if found is None else f", a {found} env: use {_ENVS[found][1]} or RandomPolicy"
+    raise TypeError(
+        f"{type(policy).__name__} is a policy for {env_id} ({' or '.join(names)}, single or "
+        f"vector), not for {what}{hint}."
+    )
