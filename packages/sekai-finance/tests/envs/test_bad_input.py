@@ -228,3 +228,14 @@ def test_market_making_time_remaining_does_not_go_negative() -> None:
         env.step(np.array([0.5, 0.5], np.float32))
     env.n_steps = 2
     assert env.time_remaining == 0.0
+
+
+def test_a_sub_env_restarting_with_a_lower_x0_leaves_the_others_clipped_into_the_space() -> None:
+    vec = OptimalExecutionVecEnv(2)
+    vec.reset(seed=0)
+    vec.step(np.full((2, 1), 0.1, np.float32))
+    vec.set_attr("X0", 10.0)
+    result = vec.step(np.array([[1.0], [0.1]], np.float32))  # sub-env 0 sells out and restarts
+    assert result.terminated.tolist() == [True, False]
+    assert result.observations[:, 0].tolist() == [1.0, 1.0]  # 10 of 10 left; 810,000 of 10
+    assert all(vec.observation_space.contains(row) for row in result.observations)

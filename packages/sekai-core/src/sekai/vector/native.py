@@ -174,9 +174,10 @@ class NativeVecEnv(VecEnv):
         per_env_options = vector_options(options, n)
         self._begin_reset()
         self._set_rng(rng_seed)
-        failures = self._option_failures(per_env_options)
-        if failures:
-            self._reset_all_but(failures, per_env_options)
+        if options is not None:  # without options there is nothing to check per sub-env
+            failures = self._option_failures(per_env_options)
+            if failures:
+                self._reset_all_but(failures, per_env_options)
         indices = np.arange(n)
         self._reset_envs(indices, per_env_options)
         self._elapsed[:] = 0

@@ -60,6 +60,10 @@ class OptimalExecutionVecEnv(SessionVecEnv):
         self._inventory = np.full(n, float(self.template.X0))
         self._mid = np.full(n, float(self.template.s0))
         self._shortfall = np.zeros(n)
+        # The largest X0 and n_steps the current episodes began or stepped with: while the
+        # parameters stay at least that large, the observation cannot leave its space.
+        self._x0_ceiling = float(self.template.X0)
+        self._steps_ceiling = int(self.template.n_steps)
 
     # -- state (one value per sub-env; copies) -------------------------------------------------
 
@@ -91,6 +95,10 @@ class OptimalExecutionVecEnv(SessionVecEnv):
     ) -> None:
         self.restart_sessions(indices)
         tpl = self.template
+        x0, n_steps = float(tpl.X0), int(tpl.n_steps)
+        if len(indices) < self.num_envs:  # other episodes go on with what they began with
+            x0, n_steps = max(x0, self._x0_ceiling), max(n_steps, self._steps_ceiling)
+        self._x0_ceiling, self._steps_ceiling = x0, n_steps
         # Fresh arrays: infos handed out earlier may still refer to the old ones.
         self._inventory = self.replace_rows(self._inventory, indices, float(tpl.X0))
         self._mid = self.replace_rows(self._mid, indices, float(tpl.s0))
@@ -120,8 +128,10 @@ class OptimalExecutionVecEnv(SessionVecEnv):
         obs = np.empty((self.num_envs, 3), np.float32)
         obs[:, 0] = self._inventory / p["_X0"]
         obs[:, 1] = (n_steps - self._t) / n_steps
-        # Into the space, as the single env clips (X0 or n_steps set lower mid-episode).
-        np.clip(obs[:, :2], 0.0, 1.0, out=obs[:, :2])
+        if p["_X0"] < self._x0_ceiling or n_steps < self._steps_ceiling:
+            # Lowered mid-episode, X0 or n_steps would put the held fraction above 1 or the
+            # clock past the end: into the space, as the single env clips.
+            np.clip(obs[:, :2], 0.0, 1.0, out=obs[:, :2])
         if scale > 0:
             obs[:, 2] = (self._mid - p["_s0"]) / scale
         else:
@@ -133,6 +143,8 @@ class OptimalExecutionVecEnv(SessionVecEnv):
         n_steps, x0, s0, sigma = p["_n_steps"], p["_X0"], p["_s0"], p["_sigma"]
         tau = p["_total_time"] / n_steps
         x, mid, t = self._inventory, self._mid, self._t
+        if n_steps > self._steps_ceiling:  # raised mid-episode: the clock may run that far
+            self._steps_ceiling = n_steps
         # Same operations in the same order as OptimalExecutionEnv.step (bit-identical results).
         fraction = np.clip(actions[:, 0], 0.0, 1.0)
         sold = np.where(t >= n_steps - 1, x, fraction * x)
