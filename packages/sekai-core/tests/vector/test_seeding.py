@@ -117,3 +117,15 @@ def test_options_of_wrong_type_raise_type_error() -> None:
         vector_options([{}, 3], 2)
     with pytest.raises(TypeError, match="must be a dict"):
         vector_options("start", 2)
+
+
+@pytest.mark.parametrize("seed", [1.5, "0", True])
+def test_a_vector_seed_of_another_type_says_what_a_vector_reset_takes(seed: object) -> None:
+    for check in (
+        lambda: vector_seeds(seed, 3),
+        lambda: native_seed(seed, 3, np.random.default_rng),
+    ):
+        with pytest.raises(
+            TypeError, match=r"reset\(seed=...\) must be None, a non-negative int or a list of 3"
+        ):
+            check()

@@ -12,19 +12,25 @@ __all__ = ["check_seed", "make_seed_sequence", "np_random"]
 SeedLike = int | np.integer[Any] | np.random.Generator | None
 
 
-def check_seed(seed: object, *, what: str = "seed", allow_generator: bool = True) -> None:
-    """Raise TypeError/ValueError unless ``seed`` is None, a non-negative int or a Generator."""
+def check_seed(
+    seed: object, *, what: str = "seed", allow_generator: bool = True, accepted: str | None = None
+) -> None:
+    """Raise TypeError/ValueError unless ``seed`` is None, a non-negative int or (when
+    allowed) a Generator; ``accepted`` overrides the description of what is accepted."""
+    if accepted is None:
+        accepted = (
+            "a non-negative int, None or a numpy Generator"
+            if allow_generator
+            else ("a non-negative int or None")
+        )
     if seed is None:
         return
     if isinstance(seed, np.random.Generator):
         if allow_generator:
             return
-        raise TypeError(f"{what} must be a non-negative int or None, got a numpy Generator.")
+        raise TypeError(f"{what} must be {accepted}, got a numpy Generator.")
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
-        raise TypeError(
-            f"{what} must be a non-negative int, None or a numpy Generator, "
-            f"got {type(seed).__name__} {seed!r}."
-        )
+        raise TypeError(f"{what} must be {accepted}, got {type(seed).__name__} {seed!r}.")
     if int(seed) < 0:
         raise ValueError(f"{what} must be a non-negative integer, got {int(seed)}.")
 

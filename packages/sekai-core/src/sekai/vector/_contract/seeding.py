@@ -37,7 +37,12 @@ def _seed_list(seed: Any, num_envs: int) -> list[Any] | None:
 def _check_single(seed: Any, num_envs: int) -> int:
     if isinstance(seed, np.random.Generator):
         raise TypeError(_GENERATOR_SEED.format(n=num_envs))
-    check_seed(seed, allow_generator=False)
+    check_seed(
+        seed,
+        what="reset(seed=...)",
+        allow_generator=False,
+        accepted=f"None, a non-negative int or a list of {num_envs} seeds",
+    )
     return int(seed)
 
 
