@@ -238,3 +238,20 @@ def test_market_making_helpers_check_their_options():
         expected_random_return(env, points=4)
     with pytest.raises(ValueError, match="points must be an int >= 3"):
         expected_random_return(env, points=1)
+
+
+def test_zero_dimensional_arrays_count_as_numbers() -> None:
+    weights = B.kelly_weights(np.array(0.1), np.array(0.2), np.eye(3), max_leverage=np.array(1.0))
+    assert np.allclose(weights, 1 / 3)
+    B.VolatilityFilter(np.array(0.012))
+    B.ConstantQuotes(np.array(1.0))
+
+
+def test_a_constant_mix_that_has_run_still_pickles() -> None:
+    import pickle
+
+    env = sekai.make("Portfolio-v0")
+    observation = env.reset(seed=0).observation
+    policy = B.ConstantMix([0.2] * 5)
+    first = policy(observation, env)
+    assert pickle.loads(pickle.dumps(policy))(observation, env).tolist() == first.tolist()

@@ -239,3 +239,29 @@ def test_a_sub_env_restarting_with_a_lower_x0_leaves_the_others_clipped_into_the
     assert result.terminated.tolist() == [True, False]
     assert result.observations[:, 0].tolist() == [1.0, 1.0]  # 10 of 10 left; 810,000 of 10
     assert all(vec.observation_space.contains(row) for row in result.observations)
+
+
+def _dated_trading() -> TradingEnv:
+    timestamps = np.arange("2020-01-01", 100, dtype="datetime64[D]")
+    return TradingEnv(data=sekai.finance.MarketData(HISTORY, timestamps=timestamps), **SHORT)
+
+
+@pytest.mark.parametrize(
+    ("start", "message"),
+    [("2400-01-01", "outside the datetime64"), ("2020-01-02T00:00+01:00", "timezone")],
+)
+def test_a_start_date_that_cannot_be_used_is_a_value_error_saying_why(start, message) -> None:  # type: ignore[no-untyped-def]
+    pd = pytest.importorskip("pandas")
+    env = _dated_trading()
+    with pytest.raises(ValueError, match=message):
+        env.reset(options={"start": start})
+    with pytest.raises(ValueError, match="timezone"):
+        env.reset(options={"start": pd.Timestamp("2020-03-02", tz="UTC")})
+
+
+def test_one_start_for_many_sub_envs_is_looked_up_once_and_stays_right() -> None:
+    timestamps = np.arange("2020-01-01", 100, dtype="datetime64[D]")
+    vec = TradingVecEnv(64, data=sekai.finance.MarketData(HISTORY, timestamps=timestamps), **SHORT)
+    for start, row in [("2020-01-10", 9), (np.datetime64("2020-01-20"), 19), (12, 12), (-20, 80)]:
+        infos = vec.reset(options={"start": start}).infos
+        assert {info["timestamp"] for info in infos} == {timestamps[row]}

@@ -202,3 +202,21 @@ def test_a_numpy_timedelta_is_neither_a_row_nor_a_time():
         Time(span)
     with pytest.raises(TypeError, match="when must be a number"):
         MarketData(WALK).index_of(span)
+
+
+def test_nullable_pandas_columns_give_nan_for_missing_values() -> None:
+    pd = pytest.importorskip("pandas")
+    index = pd.bdate_range("2020-01-01", periods=10)
+    prices = pd.DataFrame(100.0 + np.arange(20).reshape(10, 2), index=index, columns=["a", "b"])
+    volume = prices.astype("Float64").mask(prices > 118)
+    data = MarketData.from_pandas(prices, fields={"volume": volume})
+    assert np.isnan(data.field("volume")[-1, 1]) and data.field("volume")[-1, 0] == 118.0
+    long = pd.DataFrame(
+        {
+            "date": list(index) * 2,
+            "symbol": ["a"] * 10 + ["b"] * 10,
+            "close": np.r_[np.arange(10) + 100.0, np.arange(10) + 50.0],
+            "volume": pd.array([*range(10), None, *range(9)], dtype="Int64"),
+        }
+    )
+    assert np.isnan(MarketData.from_long(long, fields=["volume"]).field("volume")[0, 1])

@@ -110,13 +110,22 @@ class CostModel(abc.ABC):
             )
         fast = type(trades) is np.ndarray and trades.dtype == np.float64  # the envs' batches
         array = trades if fast else real_array("trades", trades)
-        for name, values in self.per_asset().items():
-            if array.ndim == 0 or array.shape[-1] != values.size:
+        for name, size in self._asset_counts():
+            if array.ndim == 0 or array.shape[-1] != size:
                 raise ValueError(
-                    f"{self!r}: {name} has {values.size} per-asset values but trades has shape "
+                    f"{self!r}: {name} has {size} per-asset values but trades has shape "
                     f"{array.shape} (the last axis is the assets)."
                 )
         return _out(self._cost(array, context))
+
+    def _asset_counts(self) -> tuple[tuple[str, int], ...]:
+        """``(name, size)`` of every per-asset parameter; worked out once (a call is on every
+        env step, and the parameters are fixed when the model is built)."""
+        counts: tuple[tuple[str, int], ...] | None = self.__dict__.get("_counts")
+        if counts is None:
+            counts = tuple((name, v.size) for name, v in self.per_asset().items())
+            self.__dict__["_counts"] = counts
+        return counts
 
     @abc.abstractmethod
     def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:

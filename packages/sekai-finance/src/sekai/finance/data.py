@@ -81,6 +81,18 @@ def _id_list(name: str, value: object, what: str = "asset id") -> list[Any]:
     return ids
 
 
+def _pandas_values(pd: Any, value: Any) -> np.ndarray:
+    """A pandas Series/DataFrame as an array: numeric columns (nullable ones too) as float64
+    with missing values as NaN; anything else as it is, for the constructor to refuse bools,
+    strings and other non-numbers (converting them to float64 would parse or cast them)."""
+    dtypes = [value.dtype] if isinstance(value, pd.Series) else list(value.dtypes)
+    types = pd.api.types
+    if all(types.is_numeric_dtype(d) and not types.is_bool_dtype(d) for d in dtypes):
+        result: np.ndarray = value.to_numpy(dtype=np.float64, na_value=np.nan)
+        return result
+    return np.asarray(value.to_numpy())
+
+
 class MarketData:
     """An immutable panel: ``T`` timestamps x ``N`` assets x named fields, plus market series.
 
@@ -491,8 +503,7 @@ class MarketData:
                     f"fields[{name!r}] must be a pandas DataFrame (index = timestamps, columns "
                     f"= assets, like the prices), got {type(value).__name__}."
                 )
-            # each value keeps its dtype: the constructor refuses bools and non-numbers
-            extra[name] = value.reindex(index=index, columns=frame.columns).to_numpy()
+            extra[name] = _pandas_values(pd, value.reindex(index=index, columns=frame.columns))
         if isinstance(exogenous, pd.Series):
             raise TypeError(
                 "exogenous must be a DataFrame (one series per column) or a mapping of name -> "
@@ -513,9 +524,9 @@ class MarketData:
                     f"exogenous[{name!r}] must be a pandas Series or DataFrame (re-indexed to "
                     f"the prices' index), got {type(value).__name__}."
                 )
-            exo[name] = value.reindex(index).to_numpy()
+            exo[name] = _pandas_values(pd, value.reindex(index))
         return cls(
-            frame.to_numpy(),  # its own dtype: the constructor refuses bools and non-numbers
+            _pandas_values(pd, frame),
             fields=extra,
             timestamps=timestamps,
             assets=[str(c) for c in frame.columns],

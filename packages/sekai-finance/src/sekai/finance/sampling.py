@@ -187,7 +187,7 @@ def _start_time(start: object) -> Time:
     """``options["start"]`` given by value, as a ``Time``."""
     try:
         return Time(start)
-    except (TypeError, ValueError) as exc:
+    except TypeError as exc:  # a ValueError (out of range, timezone, NaN) says it best itself
         raise TypeError(
             "options['start'] must be a row position (an int), a Time, or a timestamp (a date "
             f"string, date, datetime or number on a numeric time axis); got "

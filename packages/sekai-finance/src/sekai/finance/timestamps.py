@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -28,10 +29,16 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
+_NS = np.dtype("datetime64[ns]")
+
+
 def _as_ns(value: Any, name: str) -> Any:
     """A datetime64 scalar or array in ns; ``ValueError`` where NumPy would wrap it around."""
-    ns = value.astype("datetime64[ns]")
-    if not np.array_equal(ns.astype(value.dtype), value):
+    if value.dtype == _NS:
+        return value
+    ns = value.astype(_NS)
+    back = ns.astype(value.dtype)
+    if not (bool(back == value) if np.ndim(value) == 0 else np.array_equal(back, value)):
         raise ValueError(
             f"{name} holds a date outside the datetime64[ns] range (1677-09-22 .. 2262-04-11)."
         )
@@ -51,7 +58,12 @@ def to_datetime64(value: object, name: str = "timestamp") -> np.datetime64:
     if hasattr(value, "to_datetime64"):  # pandas Timestamp
         value = value.to_datetime64()
     try:
-        result: np.datetime64 = np.datetime64(value)  # type: ignore[call-overload]
+        with warnings.catch_warnings():
+            # NumPy only warns about a string with a UTC offset, then drops the offset
+            warnings.simplefilter("error", UserWarning)
+            result: np.datetime64 = np.datetime64(value)  # type: ignore[call-overload]
+    except UserWarning:
+        raise ValueError(TZ_HINT) from None
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name}: cannot read {value!r} as a timestamp: {exc}") from exc
     if np.isnat(result):
@@ -123,8 +135,9 @@ def check_timestamps(timestamps: object, n_rows: int) -> np.ndarray:
         return _frozen(np.arange(n_rows, dtype=np.int64))
     if hasattr(timestamps, "tz") and getattr(timestamps, "tz", None) is not None:
         raise ValueError(TZ_HINT)
-    if isinstance(timestamps, np.ndarray) and timestamps.dtype.kind in "iufM":
-        ts = timestamps
+    fast = np.asarray(timestamps) if hasattr(timestamps, "__array__") else None
+    if fast is not None and fast.dtype.kind in "iufM":  # numpy arrays, pandas indexes
+        ts = fast
     else:
         try:
             if isinstance(timestamps, (str, bytes)):

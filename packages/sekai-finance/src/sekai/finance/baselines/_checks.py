@@ -48,8 +48,15 @@ def check_seed(name: str, value: object, *, none_ok: bool = False) -> int:
     return seed
 
 
+def _unwrap(value: object) -> object:
+    """A 0-d array as the one number it holds (numpy reductions return them)."""
+    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+
 def check_number(name: str, value: object, bound: str | None = None) -> float:
-    """A finite real number, ``>= 0`` (``"ge0"``) or ``> 0`` (``"gt0"``) if asked."""
+    """A finite real number (or 0-d array of one), ``>= 0`` (``"ge0"``) or ``> 0``
+    (``"gt0"``) if asked."""
+    value = _unwrap(value)
     if not is_real(value):
         raise TypeError(
             f"{name} must be a finite number{_RANGE[bound]}, got {type(value).__name__} {value!r}."
@@ -77,7 +84,9 @@ def real_vector(name: str, value: object) -> np.ndarray:
 
 
 def per_asset(name: str, value: object, n: int, bound: str | None = None) -> np.ndarray:
-    """A number or ``n`` numbers (finite, within ``bound``) as an ``(n,)`` float64 array."""
+    """A number (or 0-d array) or ``n`` numbers (finite, within ``bound``) as an ``(n,)``
+    float64 array."""
+    value = _unwrap(value)
     if not is_real(value):
         real_array(name, value)  # TypeError for what is not numbers
     return np.broadcast_to(check_per_asset(name, value, n, bound), (n,))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from typing import Any
 
 import numpy as np
@@ -134,6 +136,9 @@ class ConstantMix:
         return self.weights
 
     def _check_fits(self, assets: np.ndarray, env: Any, allow_short: bool) -> None:
+        fitted = self.__dict__.get("_fitted")  # (weights, env) checked last: once per pair
+        if fitted is not None and fitted[0] is assets and fitted[1]() is env:
+            return
         n = _n_assets(env)
         if assets.size != n:
             raise ValueError(f"{self!r} holds {assets.size} asset weights; the env has {n} assets.")
@@ -142,6 +147,13 @@ class ConstantMix:
                 f"{self!r} has short (negative) weights, but the env is long-only: make it "
                 "with allow_short=True."
             )
+        with contextlib.suppress(TypeError):  # an env without weak references: every call
+            self.__dict__["_fitted"] = (assets, weakref.ref(env))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_fitted", None)  # a weak reference: not picklable, and only a cache
+        return state
 
     def _action(self, assets: np.ndarray, allow_short: bool) -> np.ndarray:
         if allow_short:

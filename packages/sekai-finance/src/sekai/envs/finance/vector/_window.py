@@ -42,6 +42,8 @@ __all__ = ["WindowVecEnv"]
 # (drift, vol, volatility-scaled transposed Cholesky factor or None, log s0) of the built-in GBM
 _Terms = tuple[np.ndarray, np.ndarray, "np.ndarray | None", np.ndarray]
 
+_MEMO = 4096  # start options remembered (the memo is cleared when full)
+
 _NEEDS_HISTORY = (
     "options['start'] needs a price history; this env simulates its prices (pass prices= or "
     "data= to replay history)."
@@ -95,6 +97,7 @@ class WindowVecEnv(FinanceVecEnv):
         self._episode_gen = np.zeros(n_envs, dtype=np.intp)  # index into _episode_terms
         self._episode_rows: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
         self._tiled_from: _Terms | None = None  # the terms _episode_rows were tiled from
+        self._starts: dict[tuple[type, Any], int] = {}  # options["start"] -> window start
 
     def _n_columns(self) -> int:
         raise NotImplementedError
@@ -363,15 +366,31 @@ class WindowVecEnv(FinanceVecEnv):
             self._window_start(self._history, start)
 
     def _window_start(self, history: History, start: Any) -> int:
-        """The window position of ``options["start"]`` (checked against the history)."""
-        return window_start_from_option(
-            start,
-            history.timestamps,
-            lookback=self._lookback,
-            n_starts=history.n_starts,
-            warmup=history.warmup,
-            data=history.data,
-        )
+        """The window position of ``options["start"]`` (checked against the history).
+
+        Memoised by type and value: it depends on nothing else that can change (the history
+        and the window sizes are fixed), and one start for every sub-env is checked once per
+        sub-env, then read again at its reset.
+        """
+        try:
+            key = (type(start), start)
+            row = self._starts.get(key)
+        except TypeError:  # unhashable: not a valid start anyway, let the check say why
+            key, row = None, None
+        if row is None:
+            row = window_start_from_option(
+                start,
+                history.timestamps,
+                lookback=self._lookback,
+                n_starts=history.n_starts,
+                warmup=history.warmup,
+                data=history.data,
+            )
+            if key is not None:
+                if len(self._starts) >= _MEMO:
+                    self._starts.clear()
+                self._starts[key] = row
+        return row
 
     def _start_paths(self, indices: NDArray[np.intp]) -> None:
         lookback, k = self._lookback, len(indices)
