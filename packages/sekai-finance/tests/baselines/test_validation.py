@@ -11,8 +11,12 @@ import pytest
 import sekai
 import sekai.finance.baselines as B
 from sekai.envs.finance import MarketEnv
-from sekai.finance.baselines.market_making import expected_random_return, solve_optimal_quotes
-from sekai.finance.baselines.optimal_execution import twap_actions
+from sekai.finance.baselines.market_making import (
+    evaluate_quotes,
+    expected_random_return,
+    solve_optimal_quotes,
+)
+from sekai.finance.baselines.optimal_execution import schedule_trades, twap_actions
 from sekai.wrappers import RecordEpisodeStatistics
 
 NAN = float("nan")
@@ -255,3 +259,23 @@ def test_a_constant_mix_that_has_run_still_pickles() -> None:
     policy = B.ConstantMix([0.2] * 5)
     first = policy(observation, env)
     assert pickle.loads(pickle.dumps(policy))(observation, env).tolist() == first.tolist()
+
+
+def test_schedule_trades_checks_its_schedule() -> None:
+    assert schedule_trades([0.5], 10.0, 2).tolist() == [5.0, 5.0]  # the last step sells the rest
+    with pytest.raises(ValueError, match=r"at least 24 finite fractions .* got 3"):
+        schedule_trades([0.1] * 3, 1e6, 25)
+    with pytest.raises(ValueError, match="with NaN or inf"):
+        schedule_trades([np.nan] * 25, 1e6, 25)
+    with pytest.raises(TypeError, match="actions must be real numbers"):
+        schedule_trades(["0.1"], 1e6, 2)
+    with pytest.raises(ValueError, match="initial_inventory must be a finite number > 0"):
+        schedule_trades([0.1], -1.0, 2)
+
+
+def test_evaluate_quotes_checks_the_quote_function() -> None:
+    env = sekai.make("MarketMaking-v0")
+    with pytest.raises(TypeError, match="quotes must be a QuoteTable or a function"):
+        evaluate_quotes(env, 5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"quotes\(199, q\) must return .* shape \(101, 2\)"):
+        evaluate_quotes(env, lambda t, q: np.ones(3))

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from sekai.finance._values import real_array
 from sekai.finance.baselines._checks import check_count, check_number, require_env
 from sekai.finance.baselines._env_access import call_batched, is_vector
 
@@ -233,6 +234,10 @@ def evaluate_quotes(env: Any, quotes: QuoteFunction | QuoteTable) -> float:
             and ask distances for step ``t`` and the inventories ``q`` (cast to float32 as the
             env's action would be).
     """
+    if not (isinstance(quotes, QuoteTable) or callable(quotes)):
+        raise TypeError(
+            f"quotes must be a QuoteTable or a function quotes(t, q), got {type(quotes).__name__}."
+        )
     p = market_making_params(env)
     lattice = _Lattice(p)
     value = -p.terminal_penalty * lattice.q.astype(np.float64) ** 2
@@ -241,7 +246,13 @@ def evaluate_quotes(env: Any, quotes: QuoteFunction | QuoteTable) -> float:
         if isinstance(quotes, QuoteTable):
             chosen = quotes.lookup(t, lattice.q)
         else:
-            chosen = np.asarray(quotes(t, lattice.q), np.float32)
+            chosen = real_array(f"quotes({t}, q)", quotes(t, lattice.q)).astype(np.float32)
+            if chosen.shape != (len(lattice.q), 2) or not np.all(np.isfinite(chosen)):
+                raise ValueError(
+                    f"quotes({t}, q) must return finite bid and ask distances of shape "
+                    f"({len(lattice.q)}, 2), one row per inventory in q; got shape "
+                    f"{chosen.shape}."
+                )
         value = _fixed_step(p, lattice, w, up, down, chosen.astype(np.float64))
     return float(value[p.max_inventory])
 

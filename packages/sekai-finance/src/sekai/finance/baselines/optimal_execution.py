@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance.baselines._checks import check_count, require_env
+from sekai.finance._values import real_array
+from sekai.finance.baselines._checks import check_count, check_number, require_env
 from sekai.finance.baselines._env_access import call_batched, is_vector, native_env, read_state
 
 __all__ = ["TWAP", "AlmgrenChriss", "expected_return", "schedule_trades", "twap_actions"]
@@ -28,8 +29,23 @@ def schedule_trades(actions: Any, initial_inventory: float, n_steps: int) -> np.
 
     Replays the env's own arithmetic (the last step sells whatever is left), so the trades are
     exactly the ones an episode makes.
+
+    Raises:
+        TypeError: ``actions`` that are not real numbers; a non-int ``n_steps``.
+        ValueError: fewer than ``n_steps - 1`` actions (the last step sells what is left),
+            NaN or infinite actions, ``initial_inventory`` not > 0, ``n_steps`` < 1.
     """
-    fractions = np.clip(np.asarray(actions, dtype=np.float32).reshape(-1), 0.0, 1.0)
+    n_steps = check_count("n_steps", n_steps)
+    initial_inventory = check_number("initial_inventory", initial_inventory, "gt0")
+    values = real_array("actions", actions).reshape(-1)
+    if values.size < n_steps - 1 or not np.all(np.isfinite(values)):
+        raise ValueError(
+            f"actions must be at least {n_steps - 1} finite fractions (one per step; the last "
+            f"step sells what is left), got {values.size}"
+            + ("" if np.all(np.isfinite(values)) else " with NaN or inf")
+            + "."
+        )
+    fractions = np.clip(values.astype(np.float32), 0.0, 1.0)
     trades = np.zeros(n_steps)
     x = float(initial_inventory)
     for k in range(n_steps):
