@@ -9,27 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from sekai.error import MissingDependency
+from sekai.finance._pandas import import_pandas, pandas_times, pandas_values
 from sekai.finance._values import is_real, real_array
-from sekai.finance.timestamps import TZ_HINT, Time, check_timestamps, to_datetime64
+from sekai.finance.timestamps import Time, check_timestamps, to_datetime64
 
 __all__ = ["MarketData", "Time"]
-
-_PANDAS_HINT = '{what} needs pandas, which is not installed: pip install "sekai-finance[pandas]"'
 
 
 def _is_int(value: object) -> bool:
     return is_real(value) and isinstance(value, numbers.Integral)
-
-
-def _import_pandas(what: str) -> Any:
-    try:
-        import pandas
-    except ImportError as exc:
-        raise MissingDependency(
-            _PANDAS_HINT.format(what=what), package="pandas", extra="pandas"
-        ) from exc
-    return pandas
 
 
 def _as_panel(name: str, array: object, *, rows: int | None = None) -> np.ndarray:
@@ -79,18 +67,6 @@ def _id_list(name: str, value: object, what: str = "asset id") -> list[Any]:
                 f"{name}: each {what} must be hashable, got {type(i).__name__} {i!r}."
             ) from None
     return ids
-
-
-def _pandas_values(pd: Any, value: Any) -> np.ndarray:
-    """A pandas Series/DataFrame as an array: numeric columns (nullable ones too) as float64
-    with missing values as NaN; anything else as it is, for the constructor to refuse bools,
-    strings and other non-numbers (converting them to float64 would parse or cast them)."""
-    dtypes = [value.dtype] if isinstance(value, pd.Series) else list(value.dtypes)
-    types = pd.api.types
-    if all(types.is_numeric_dtype(d) and not types.is_bool_dtype(d) for d in dtypes):
-        result: np.ndarray = value.to_numpy(dtype=np.float64, na_value=np.nan)
-        return result
-    return np.asarray(value.to_numpy())
 
 
 class MarketData:
@@ -488,14 +464,14 @@ class MarketData:
         price_field: str = "close",
     ) -> MarketData:
         """Build from a prices DataFrame (index = timestamps, columns = assets) or Series."""
-        pd = _import_pandas("MarketData.from_pandas()")
+        pd = import_pandas("MarketData.from_pandas()")
         frame = prices.to_frame() if isinstance(prices, pd.Series) else prices
         if not isinstance(frame, pd.DataFrame):
             raise TypeError(
                 f"prices must be a pandas DataFrame or Series, got {type(prices).__name__}."
             )
         index = frame.index
-        timestamps = _pandas_times(pd, index)
+        timestamps = pandas_times(pd, index)
         extra: dict[str, np.ndarray] = {}
         for name, value in _named("fields", fields, "a pandas DataFrame").items():
             if not isinstance(value, pd.DataFrame):
@@ -503,7 +479,7 @@ class MarketData:
                     f"fields[{name!r}] must be a pandas DataFrame (index = timestamps, columns "
                     f"= assets, like the prices), got {type(value).__name__}."
                 )
-            extra[name] = _pandas_values(pd, value.reindex(index=index, columns=frame.columns))
+            extra[name] = pandas_values(pd, value.reindex(index=index, columns=frame.columns))
         if isinstance(exogenous, pd.Series):
             raise TypeError(
                 "exogenous must be a DataFrame (one series per column) or a mapping of name -> "
@@ -524,9 +500,9 @@ class MarketData:
                     f"exogenous[{name!r}] must be a pandas Series or DataFrame (re-indexed to "
                     f"the prices' index), got {type(value).__name__}."
                 )
-            exo[name] = _pandas_values(pd, value.reindex(index))
+            exo[name] = pandas_values(pd, value.reindex(index))
         return cls(
-            _pandas_values(pd, frame),
+            pandas_values(pd, frame),
             fields=extra,
             timestamps=timestamps,
             assets=[str(c) for c in frame.columns],
@@ -545,7 +521,7 @@ class MarketData:
         fields: Iterable[str] = (),
     ) -> MarketData:
         """Build from a long table with one row per time and asset (pivoted)."""
-        pd = _import_pandas("MarketData.from_long()")
+        pd = import_pandas("MarketData.from_long()")
         if not isinstance(df, pd.DataFrame):
             raise TypeError(
                 "df must be a pandas DataFrame with one row per time and asset, got "
@@ -586,16 +562,6 @@ class MarketData:
         if self._warmup:
             text += f", warmup={self._warmup}"
         return text + ")"
-
-
-def _pandas_times(pd: Any, index: Any) -> Any:
-    """The index as timestamps: datetimes, or numbers and date strings, which the constructor
-    checks (strictly increasing) and converts like any ``timestamps=``."""
-    if isinstance(index, pd.DatetimeIndex):
-        if index.tz is not None:
-            raise ValueError(TZ_HINT)
-        return index.to_numpy("datetime64[ns]")
-    return index.to_numpy()
 
 
 def _non_negative(name: str, value: object) -> int:
