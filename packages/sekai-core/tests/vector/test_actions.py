@@ -93,6 +93,35 @@ def test_box_non_finite_raises_but_finite_out_of_bounds_passes() -> None:
     assert info.value.index == 1
 
 
+def test_box_float_batch_is_returned_unchanged_when_finite() -> None:
+    checker = ActionChecker(Box(-1.0, 1.0, shape=(2,)), 2)
+    batch = np.array([[0.5, -0.5], [1.0, 0.0]], dtype=np.float32)
+    assert checker.check(batch) is batch
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_box_non_finite_entry_in_a_float32_batch_names_its_sub_env(bad: float) -> None:
+    batch = np.zeros((4, 3), dtype=np.float32)
+    batch[2, 1] = bad
+    with pytest.raises(sekai.InvalidAction) as info:
+        ActionChecker(Box(-1.0, 1.0, shape=(3,)), 4).check(batch)
+    assert info.value.index == 2
+
+
+def test_box_opposite_infinities_do_not_cancel() -> None:
+    batch = np.array([[np.inf, -np.inf], [0.0, 0.0]])
+    with pytest.raises(sekai.InvalidAction) as info:
+        ActionChecker(Box(-1.0, 1.0, shape=(2,)), 2).check(batch)
+    assert info.value.index == 0
+
+
+def test_box_non_finite_action_of_a_frozen_sub_env_is_not_checked() -> None:
+    checker = ActionChecker(Box(-1.0, 1.0, shape=(2,)), 3)
+    batch = np.array([[0.0, 0.0], [np.nan, np.inf], [0.5, 0.5]])
+    checked = checker.check(batch, frozen=np.array([False, True, False]))
+    assert checked[[0, 2]].tolist() == [[0.0, 0.0], [0.5, 0.5]]
+
+
 def test_box_per_env_shape_mismatch_raises_value_error() -> None:
     with pytest.raises(ValueError, match=r"shape \(3, 2\).*got shape \(3, 1\)"):
         ActionChecker(Box(-1.0, 1.0, shape=(2,)), 3).check(np.zeros((3, 1)))

@@ -43,6 +43,7 @@ def same(a: Any, b: Any) -> bool:
             and isinstance(b, np.ndarray)
             and a.dtype == b.dtype
             and np.array_equal(a, b)
+            and (a.dtype.kind != "f" or np.array_equal(np.signbit(a), np.signbit(b)))  # -0.0
         )
     return type(a) is type(b) and a == b
 
@@ -99,6 +100,18 @@ def test_trading_native_equals_sync_on_history_with_sequential_windows():
 def test_portfolio_native_equals_sync_on_history_with_sequential_windows():
     kw = {"prices": panel(400, 3), "episode_length": 30, "lookback": 8}
     run_both("Portfolio-v0", portfolio_actions(3), 200, sampler="sequential", **kw)
+
+
+def test_portfolio_negative_zero_scores_equal_sync():
+    kw = {"prices": panel(300, 3), "episode_length": 20, "lookback": 5}
+    rng = np.random.default_rng(4)
+
+    def actions(step: int) -> np.ndarray:
+        scores = rng.uniform(0.0, 1.0, (4, 4))
+        scores[scores < 0.3] = -0.0  # the sign of a zero weight reaches the observation
+        return scores
+
+    run_both("Portfolio-v0", actions, 60, sampler="sequential", **kw)
 
 
 def test_portfolio_with_shorts_equals_sync():

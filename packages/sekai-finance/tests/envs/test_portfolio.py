@@ -85,6 +85,24 @@ def test_batched_weights_match_the_single_env():
     assert np.array_equal(batch, np.stack([shorts.action_to_weights(a) for a in actions * 2 - 1]))
 
 
+@pytest.mark.parametrize("allow_short", [False, True])
+def test_asset_major_weights_are_the_transposed_batch(allow_short):
+    actions = np.random.default_rng(1).uniform(-0.5, 1.5, (40, 4)).astype(np.float32)
+    actions[[0, 7]] = 0.0  # all-cash rows take the fallback path
+    expected = scores_to_weights(actions, allow_short)
+    columns = scores_to_weights(actions.T, allow_short, axis=0)  # a transposed view in
+    assert columns.flags.c_contiguous and columns.shape == expected.T.shape
+    assert np.array_equal(columns, expected.T)
+
+
+def test_negative_zero_scores_keep_their_sign_as_in_the_single_env():
+    actions = np.array([[-0.0, 0.5, 0.5], [0.25, -0.0, 0.75]])
+    env = PortfolioEnv(n_assets=2)
+    single = np.stack([env.action_to_weights(a) for a in actions])
+    for batch in (scores_to_weights(actions, False), scores_to_weights(actions.T, False, axis=0).T):
+        assert np.array_equal(np.signbit(batch), np.signbit(single))
+
+
 def test_reset_observation_and_info():
     env = small()
     result = env.reset(options={"start": 2})

@@ -1,10 +1,13 @@
 """Sums with a fixed (left-to-right) association, so one env and a batch agree bit for bit.
 
 NumPy's ``sum`` reduces pairwise, and a single env written with Python floats adds left to
-right; ``seq_sum`` adds left to right (column by column, or with ``np.cumsum``, an
-accumulation, for long rows), so
-``seq_sum(x)[k]`` equals ``((x[k, 0] + x[k, 1]) + x[k, 2]) + ...`` exactly, as Python's
-``sum()`` of the same floats does.
+right; ``seq_sum`` adds left to right (term by term, or with ``np.cumsum``, an accumulation,
+for long axes), so ``seq_sum(x)[k]`` equals ``((x[k, 0] + x[k, 1]) + x[k, 2]) + ...`` exactly,
+as Python's ``sum()`` of the same floats does, whatever the memory layout of ``x``.
+
+The native envs keep short per-asset arrays asset-major, ``(n, num_envs)``, and sum over
+``axis=0``: each term is then one contiguous row, where the last axis of a ``(num_envs, n)``
+array would make every term a strided column.
 """
 
 from __future__ import annotations
@@ -13,34 +16,47 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["divide_rows", "seq_sum"]
+__all__ = ["divide_along", "seq_sum"]
 
 
-_COLUMNWISE = 16  # up to this many terms, adding columns beats np.cumsum on short rows
+_TERMWISE = 16  # up to this many terms, adding them one by one beats np.cumsum
 
 
-def seq_sum(x: Any) -> Any:
-    """Left-to-right sum over the last axis (0.0 for an empty axis)."""
-    array = np.asarray(x, dtype=np.float64)
-    width = array.shape[-1]
+def _axis_first(array: np.ndarray, axis: int) -> np.ndarray:
+    """A view of ``array`` with ``axis`` moved to the front (``np.moveaxis``, cheaper)."""
+    axis %= array.ndim
+    if axis == 0:
+        return array
+    moved: np.ndarray = array.transpose(axis, *(i for i in range(array.ndim) if i != axis))
+    return moved
+
+
+def seq_sum(x: Any, axis: int = -1) -> Any:
+    """Left-to-right sum over ``axis`` (0.0 for an empty axis)."""
+    terms = _axis_first(np.asarray(x, dtype=np.float64), axis)
+    width = terms.shape[0]
     if width == 0:
-        return np.zeros(array.shape[:-1])
+        return np.zeros(terms.shape[1:])
     if width == 1:
-        return array[..., 0].copy()
-    if width > _COLUMNWISE:
-        return np.cumsum(array, axis=-1)[..., -1]
-    total = array[..., 0] + array[..., 1]
-    for column in range(2, width):
-        total += array[..., column]
+        return terms[0].copy()
+    if width > _TERMWISE:
+        return np.cumsum(terms, axis=0)[-1]
+    total = terms[0] + terms[1]
+    for term in range(2, width):
+        total += terms[term]
     return total
 
 
-def divide_rows(x: np.ndarray, totals: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``x / totals[..., None]``, bit for bit, for ``x`` of shape ``(..., k)`` with short rows.
+def divide_along(
+    x: np.ndarray, totals: np.ndarray, axis: int = -1, out: np.ndarray | None = None
+) -> np.ndarray:
+    """``x / np.expand_dims(totals, axis)``, bit for bit, for ``axis`` -1 or 0.
 
-    Broadcasting a total along a short row makes NumPy run one inner loop per row; repeating
-    the totals first gives one loop over the whole array.
+    Broadcasting a total along a short last axis makes NumPy run one inner loop per row, so
+    for ``axis=-1`` the totals are repeated first (one loop over the whole array); along
+    ``axis=0`` the totals broadcast over whole contiguous rows already.
     """
-    divisor = totals if x.ndim < 2 else np.repeat(totals, x.shape[-1]).reshape(x.shape)
+    along_rows = axis == 0 or x.ndim < 2
+    divisor = totals if along_rows else np.repeat(totals, x.shape[-1]).reshape(x.shape)
     result: np.ndarray = np.divide(x, divisor, out=out)
     return result

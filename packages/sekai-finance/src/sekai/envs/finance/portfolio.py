@@ -12,7 +12,7 @@ from sekai.envs.finance._common import check_int, check_per_asset, fixed, numeri
 from sekai.envs.finance._helpers import check_correlation, gbm_path, random_correlation
 from sekai.envs.finance._window import WindowEnv, load_history, window_args
 from sekai.error import InvalidAction
-from sekai.finance._numeric import divide_rows, seq_sum
+from sekai.finance._numeric import divide_along, seq_sum
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import period_reward
 from sekai.spaces import Box, Dict
@@ -46,36 +46,41 @@ def portfolio_action_space(n: int, allow_short: bool) -> Box:
     return Box(0.0, 1.0, (n + 1,), np.float32)
 
 
-def scores_to_weights(action: np.ndarray, allow_short: bool) -> np.ndarray:
+def scores_to_weights(action: np.ndarray, allow_short: bool, axis: int = -1) -> np.ndarray:
     """Map actions ``(..., n + 1)`` (or ``(..., n)`` with shorts) to weights ``(..., n + 1)``.
 
     Long-only: scores clipped into [0, 1] and normalised to sum 1 (all cash when the sum is
     below 1e-12). With shorts: clipped into [-1, 1], scaled down to gross 1, cash ``1 − Σw``.
     Sums run left to right (``seq_sum``), as the single env's Python arithmetic does.
+    ``axis`` is the asset axis, -1 or 0: with ``axis=0`` (``action`` may be a transposed
+    view) the weights come back asset-major and C-contiguous, ``(n + 1, ...)``.
     """
     if not allow_short:
-        # Clipped into a new float64 array, then normalised in place (two passes fewer than
-        # np.clip and a division into another array: this runs on every native step).
-        scores = np.maximum(action, 0.0, dtype=np.float64)
-        np.minimum(scores, 1.0, out=scores)
-        total = seq_sum(scores)
-        if not (total < 1e-12).any():
-            return divide_rows(scores, total, out=scores)
-        total = total[..., None]
+        # Copied into a new C-ordered float64 array (NumPy's casting copy beats a casting
+        # ufunc), then clipped and normalised in place: this runs on every native step.
+        # (np.clip keeps a -0.0 score, as the single env does.)
+        scores = np.asarray(action).astype(np.float64, order="C")
+        np.clip(scores, 0.0, 1.0, out=scores)
+        total = seq_sum(scores, axis)
+        if total.size and np.minimum.reduce(total, axis=None) >= 1e-12:
+            return divide_along(scores, total, axis, out=scores)
         cash_only = total < 1e-12
-        weights = np.where(cash_only, 0.0, scores / np.where(cash_only, 1.0, total))
-        weights[..., -1] = np.where(cash_only[..., 0], 1.0, weights[..., -1])
+        safe = np.expand_dims(np.where(cash_only, 1.0, total), axis)
+        weights = np.where(np.expand_dims(cash_only, axis), 0.0, scores / safe)
+        last = (slice(None),) * (axis % weights.ndim) + (-1,)  # the cash entries
+        weights[last] = np.where(cash_only, 1.0, weights[last])
         return weights
-    assets = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
-    gross = seq_sum(np.abs(assets))[..., None]
+    assets = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0, order="C")
+    gross = np.expand_dims(seq_sum(np.abs(assets), axis), axis)
     assets = assets / np.where(gross > 1.0, gross, 1.0)
-    cash = 1.0 - seq_sum(assets)[..., None]
-    return np.concatenate([assets, cash], axis=-1)
+    cash = 1.0 - np.expand_dims(seq_sum(assets, axis), axis)
+    return np.concatenate([assets, cash], axis=axis)
 
 
-def portfolio_return(weights: np.ndarray, returns: np.ndarray) -> np.ndarray:
-    """``Σ w·r`` per row, summed left to right (bit for bit the single env's arithmetic)."""
-    return seq_sum(weights * returns)  # type: ignore[no-any-return]
+def portfolio_return(weights: np.ndarray, returns: np.ndarray, axis: int = -1) -> np.ndarray:
+    """``Σ w·r`` over the asset ``axis``, summed left to right (bit for bit the single env's
+    arithmetic)."""
+    return seq_sum(weights * returns, axis)  # type: ignore[no-any-return]
 
 
 def _target_weights(values: list[float], allow_short: bool) -> list[float]:

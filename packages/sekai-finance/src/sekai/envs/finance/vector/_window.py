@@ -82,6 +82,7 @@ class WindowVecEnv(FinanceVecEnv):
         self._start = np.zeros(n_envs, dtype=np.int64)
         self._price = np.ones((n_envs, self._width))
         self._from_model = np.zeros(n_envs, dtype=bool)
+        self._any_from_model = False  # self._from_model.any(), kept for the step
         # (window, num_envs, n), time-major so a step writes one contiguous block; simulated
         # sources only (a history is read in place).
         self._path: np.ndarray | None = None
@@ -259,7 +260,7 @@ class WindowVecEnv(FinanceVecEnv):
             after = history.prices[row + 1]
             log_returns = history.log_returns[row]
             r = after / before - 1.0
-        elif self._from_model.any():
+        elif self._any_from_model:
             r, before, after, log_returns = self._advance_paths(index, frozen)
         else:  # the built-in GBM, simulated online
             before = self._price
@@ -424,6 +425,7 @@ class WindowVecEnv(FinanceVecEnv):
             np.exp(later, out=later)
             self._path[: lookback + 1, rows] = prices.transpose(1, 0, 2)
         self._from_model = self.replace_rows(self._from_model, indices, model is not None)
+        self._any_from_model = bool(self._from_model.any())
         self._price = self.replace_rows(self._price, indices, self._path[lookback, rows])
         self._returns[rows, self._head - lookback : self._head] = increments
 
@@ -439,7 +441,10 @@ class WindowVecEnv(FinanceVecEnv):
         if type(cost_model) is ProportionalCost and type(cost_model.rate) is float:
             result: np.ndarray = cost_model.rate * turnover  # the model's value, without the call
             return result
-        return np.asarray(cost_model(trades, **self._cost_context(cost_model)), dtype=np.float64)
+        # A C-contiguous batch, as the single env's (1, n): a user model's NumPy reductions
+        # may associate differently on another memory layout.
+        batch = np.ascontiguousarray(trades)
+        return np.asarray(cost_model(batch, **self._cost_context(cost_model)), dtype=np.float64)
 
     @staticmethod
     def _net_growth(cost: np.ndarray, held: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from sekai.envs.finance.portfolio import PortfolioEnv, portfolio_return, scores_to_weights
 from sekai.envs.finance.vector._base import SHAPE, param, read_only
 from sekai.envs.finance.vector._window import WindowVecEnv
-from sekai.finance._numeric import divide_rows, seq_sum
+from sekai.finance._numeric import divide_along, seq_sum
 
 __all__ = ["PortfolioVecEnv"]
 
@@ -46,7 +46,11 @@ class PortfolioVecEnv(WindowVecEnv):
         self._allow_short = bool(template.allow_short)
         self._cash = np.zeros(self._width + 1)
         self._cash[-1] = 1.0
-        self._weights = np.tile(self._cash, (self.num_envs, 1))
+        # Asset-major (n + 1, num_envs): every per-asset term of a step is one contiguous row
+        # (see sekai.finance._numeric); the weights property gives (num_envs, n + 1).
+        self._weights = np.tile(self._cash[:, None], (1, self.num_envs))
+        # (self._weights, its (num_envs, n + 1) copy) from the last step, for _observe
+        self._weight_rows: tuple[np.ndarray, np.ndarray] | None = None
         self._s0 = np.full(self._width, 100.0)
 
     def _n_columns(self) -> int:
@@ -61,7 +65,7 @@ class PortfolioVecEnv(WindowVecEnv):
     @property
     def weights(self) -> np.ndarray:
         """Every sub-env's drifted weights ``(num_envs, n + 1)``, cash last."""
-        result: np.ndarray = self._weights.copy()
+        result: np.ndarray = self._weights.T.copy()
         return result
 
     @property
@@ -93,7 +97,9 @@ class PortfolioVecEnv(WindowVecEnv):
         self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
         self._reset_market(indices, options)
-        self._weights = self.replace_rows(self._weights, indices, self._cash)
+        weights = self._weights.copy()  # infos may hold the old array
+        weights[:, indices] = self._cash[:, None]
+        self._weights = weights
 
     def _reset_infos(self, indices: NDArray[np.intp]) -> dict[str, Any]:
         k = len(indices)
@@ -109,43 +115,47 @@ class PortfolioVecEnv(WindowVecEnv):
         }
 
     def _observe(self) -> dict[str, np.ndarray]:
-        return {
-            "returns": self._return_window().copy(),
-            "weights": self._weights.astype(np.float32),
-        }
+        cached, self._weight_rows = self._weight_rows, None  # used once, before the caller
+        if cached is not None and cached[0] is self._weights:  # (a reset replaces the array)
+            weights = cached[1].astype(np.float32)  # a contiguous cast beats a transposing one
+        else:
+            weights = np.ascontiguousarray(self._weights.T, dtype=np.float32)
+        return {"returns": self._return_window().copy(), "weights": weights}
 
     def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
         frozen = self.frozen_mask()
-        target = scores_to_weights(actions, self._allow_short)
-        assets = target[:, :-1]
-        # Whole rows (cash included) are contiguous, so NumPy runs these in one loop each;
-        # the cash column is left out of the sums.
-        trades_and_cash = target - self._weights
-        trades = trades_and_cash[:, :-1]
-        turnover = seq_sum(np.abs(trades_and_cash)[:, :-1])
-        cost = self._trade_cost(trades, turnover)
+        # Asset-major (n + 1, N) from here on; the cash row is left out of the sums.
+        target = scores_to_weights(actions.T, self._allow_short, axis=0)
+        assets = target[:-1]
+        trades = assets - self._weights[:-1]
+        turnover = seq_sum(np.abs(trades), 0)
+        cost = self._trade_cost(trades.T, turnover)
         r, _, _ = self._advance_market(frozen)
-        growth = self._net_growth(cost, 1.0 + portfolio_return(assets, r))
+        r_rows = np.ascontiguousarray(r.T)
+        growth = self._net_growth(cost, 1.0 + portfolio_return(assets, r_rows, axis=0))
         grown = target  # the target drifts with the prices, in place: it is this step's own
-        grown[:, :-1] *= 1.0 + r
+        r_rows += 1.0
+        assets *= r_rows
         if growth.min() > 0.0:  # the usual case: nobody wiped out
-            weights = divide_rows(grown, seq_sum(grown), out=grown)
+            weights = divide_along(grown, seq_sum(grown, 0), 0, out=grown)
             terminated = np.zeros(self.num_envs, dtype=bool)
         else:
             terminated = ~(growth > 0)
             with np.errstate(divide="ignore", invalid="ignore"):
-                weights = grown / seq_sum(grown)[:, None]
-            weights[terminated] = self._cash
+                weights = divide_along(grown, seq_sum(grown, 0), 0)
+            weights[:, terminated] = self._cash[:, None]
         if frozen is not None:
-            weights = np.where(frozen[:, None], self._weights, weights)
+            weights = np.where(frozen, self._weights, weights)
         self._weights = weights
+        rows = weights.T.copy()
+        self._weight_rows = (weights, rows)
         rewards, equity, truncated, t = self._book(
             growth, turnover=turnover, cost=cost, terminated=terminated, frozen=frozen
         )
         infos = {
             "portfolio_value": equity,
             "equity": equity,
-            "weights": weights.copy(),  # each sub-env's info row is the caller's to change
+            "weights": rows,  # a copy: each sub-env's info row is the caller's to change
             "turnover": turnover,
             "cost": cost,
             "asset_returns": r,

@@ -1,0 +1,60 @@
+"""Left-to-right sums and divisions along an axis (``sekai.finance._numeric``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sekai.finance._numeric import divide_along, seq_sum
+
+
+def python_sums(rows: np.ndarray) -> list[float]:
+    """Python's left-to-right ``sum`` of each row, as the single envs add."""
+    out = []
+    for row in rows.tolist():
+        total = row[0]
+        for x in row[1:]:
+            total += x
+        out.append(total)
+    return out
+
+
+# Magnitudes far apart make the association of the additions visible in the result.
+SCALES = np.array([1e16, 1, -1e16, 3, 1e-3, 7, 1])
+VALUES = np.random.default_rng(0).standard_normal((64, 7)) * SCALES
+
+
+@pytest.mark.parametrize("width", [2, 3, 5, 7])
+def test_seq_sum_adds_left_to_right_along_the_last_axis(width: int) -> None:
+    rows = VALUES[:, :width]
+    assert seq_sum(rows).tolist() == python_sums(rows)
+    if width >= 3:  # the data tells associations apart
+        assert python_sums(rows) != python_sums(rows[:, ::-1])
+
+
+@pytest.mark.parametrize("width", [2, 5, 7, 20])
+def test_seq_sum_along_axis_0_equals_the_rows_of_the_transpose(width: int) -> None:
+    rows = np.random.default_rng(width).standard_normal((33, width)) * 10.0 ** np.arange(width)
+    expected = python_sums(rows)
+    assert seq_sum(rows.T, 0).tolist() == expected  # a transposed (F-ordered) view
+    assert seq_sum(np.ascontiguousarray(rows.T), 0).tolist() == expected
+    assert seq_sum(rows, -1).tolist() == expected
+
+
+def test_seq_sum_of_one_term_is_a_copy_and_of_none_is_zero() -> None:
+    x = np.arange(6.0).reshape(1, 6)
+    total = seq_sum(x, 0)
+    total[0] = 99.0
+    assert x[0, 0] == 0.0
+    assert seq_sum(np.zeros((0, 4)), 0).tolist() == [0.0] * 4
+    assert seq_sum(np.zeros((4, 0))).tolist() == [0.0] * 4
+
+
+def test_divide_along_matches_broadcast_division_on_both_axes() -> None:
+    x = np.random.default_rng(1).random((50, 6))
+    totals = seq_sum(x)
+    assert np.array_equal(divide_along(x, totals), x / totals[:, None])
+    columns = np.ascontiguousarray(x.T)
+    assert np.array_equal(divide_along(columns, totals, 0), (x / totals[:, None]).T)
+    out = columns.copy()
+    assert divide_along(out, totals, 0, out=out) is out
