@@ -297,7 +297,7 @@ def main() -> None:
             "floor": (floor.step, _portfolio_actions(n, 1), n),
         },
         chunk,
-        3 if args.quick else 10,
+        3 if args.quick else 30,  # sync's cache-bound step varies most on a shared machine
         chunks={"sync": 1},
     )
     sync.close()
