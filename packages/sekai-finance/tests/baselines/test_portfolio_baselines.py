@@ -50,6 +50,18 @@ def test_kelly_weights_respect_the_constraints():
     assert kelly_weights(0.06, [0.2, 0.2], np.eye(2), max_leverage=2.0) == pytest.approx([1.0, 1.0])
 
 
+def test_kelly_weights_warn_when_the_solver_stops_before_converging(monkeypatch):
+    import sekai.finance.baselines.portfolio as module
+
+    mu, sigma, corr = defaults(5)
+    monkeypatch.setattr(module, "_MAX_ITERATIONS", 3)
+    with pytest.warns(RuntimeWarning, match=r"did not converge in 3 iterations"):
+        rough = kelly_weights(mu, sigma, corr)
+    assert rough.sum() <= 1.0 + 1e-12 and (rough >= 0).all()  # still a feasible mix
+    monkeypatch.undo()
+    kelly_weights(mu, sigma, corr)  # converges: no warning (warnings are errors here)
+
+
 def test_kelly_buy_and_hold_reaches_the_bold_bar():
     mean, error = evaluate(KellyBuyAndHold(), "Portfolio-v0", 10_240, seed=7)
     assert abs(mean - 0.0537) < 4 * np.hypot(error, 0.0007), (mean, error)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import warnings
 import weakref
 from typing import Any
 
@@ -20,6 +21,9 @@ from sekai.finance.baselines._checks import (
 from sekai.finance.baselines._evaluate import env_attr, is_batch
 
 __all__ = ["ConstantMix", "EqualWeight", "KellyBuyAndHold", "kelly_weights"]
+
+_MAX_ITERATIONS = 100_000  # of kelly_weights' solver
+_TOLERANCE = 1e-15  # the largest weight change of a converged iteration
 
 
 def _simplex(v: np.ndarray, total: float) -> np.ndarray:
@@ -62,6 +66,10 @@ def kelly_weights(
             ``allow_short`` that is not a bool.
         ValueError: non-finite numbers, ``sigma < 0``, ``max_leverage <= 0``, lengths that
             disagree with ``corr``, or ``corr`` not a correlation matrix.
+
+    Warns:
+        RuntimeWarning: the solver stopped after 100,000 iterations without converging (the
+            mix returned is feasible but may not be optimal).
     """
     if corr is None:
         raise TypeError(
@@ -87,14 +95,21 @@ def kelly_weights(
     w = np.zeros(n)
     y = w.copy()
     momentum = 1.0
-    for _ in range(100_000):
+    change = np.inf
+    for _ in range(_MAX_ITERATIONS):
         new = _project(y + step * (mu_a - cov @ y), short, leverage)
         following = (1.0 + np.sqrt(1.0 + 4.0 * momentum**2)) / 2.0
         y = new + (momentum - 1.0) / following * (new - w)
-        converged = np.max(np.abs(new - w)) < 1e-15
+        change = float(np.max(np.abs(new - w)))
         w, momentum = new, following
-        if converged:
-            break
+        if change < _TOLERANCE:
+            return w
+    warnings.warn(
+        f"kelly_weights did not converge in {_MAX_ITERATIONS:,} iterations (the last one "
+        f"moved a weight by {change:.1e}); the weights returned may not be optimal.",
+        RuntimeWarning,
+        stacklevel=2,
+    )
     return w
 
 
