@@ -393,3 +393,23 @@ def test_a_model_set_later_is_refused_as_well(cls):
     vec = (TradingVecEnv if cls is TradingEnv else PortfolioVecEnv)(2, lookback=1)
     with pytest.raises(ValueError, match=r"lookback >= 2 \(got 1\)"):
         vec.set_attr("cost_model", Recorder(("volatility",)))
+
+
+class LayoutRecorder(CostModel):
+    """Records whether each batch of trades arrives C-contiguous, shaped (num_envs, n)."""
+
+    def __init__(self) -> None:
+        self.layouts: list[tuple[bool, tuple[int, ...]]] = []
+
+    def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
+        self.layouts.append((bool(trades.flags.c_contiguous), trades.shape))
+        return np.zeros(trades.shape[:-1])
+
+
+def test_native_portfolio_gives_cost_models_c_contiguous_row_major_trades():
+    vec = PortfolioVecEnv(4, n_assets=N, transaction_cost=LayoutRecorder())
+    vec.reset(seed=0)
+    for _ in range(3):
+        vec.step(np.full((4, N + 1), 0.5, dtype=np.float32))
+    layouts = vec.template.cost_model.layouts
+    assert layouts == [(True, (4, N))] * 3
