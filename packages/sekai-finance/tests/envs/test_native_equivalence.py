@@ -210,6 +210,27 @@ def test_simulated_means_agree_within_standard_errors():
         assert abs(m1 - m2) < 4 * np.hypot(s1, s2), (env_id, m1, m2, s1, s2)
 
 
+def test_native_gbm_log_returns_have_the_model_mean_and_covariance():
+    """The native envs' own normals (sekai.finance._normals): the simulated log returns of
+    every step, and of the lookback window drawn at reset, have the GBM's moments."""
+    mu, sigma, dt = np.array([0.05, -0.1, 0.2]), np.array([0.2, 0.4, 0.3]), 1 / 252
+    corr = np.array([[1.0, 0.6, -0.3], [0.6, 1.0, 0.2], [-0.3, 0.2, 1.0]])
+    vec = PortfolioVecEnv(4096, n_assets=3, mu=mu, sigma=sigma, corr=corr, dt=dt, lookback=5)
+    window = vec.reset(seed=4).observations["returns"].astype(np.float64).reshape(-1, 3)
+    action = np.ones((4096, 4))
+    newest = [vec.step(action).observations["returns"][:, -1] for _ in range(10)]
+    steps = np.concatenate(newest).astype(np.float64)
+    scale = sigma * np.sqrt(dt)
+    for sample in (steps, window):
+        n = sample.shape[0]
+        mean_error = (sample.mean(axis=0) - (mu - 0.5 * sigma**2) * dt) / (scale / np.sqrt(n))
+        assert np.all(np.abs(mean_error) < 5), mean_error
+        sd_error = (sample.std(axis=0) / scale - 1) / np.sqrt(0.5 / n)
+        assert np.all(np.abs(sd_error) < 5), sd_error
+        r = np.corrcoef(sample.T)
+        assert np.all(np.abs(r - corr) < 5 * (1 - corr**2 + 1e-3) / np.sqrt(n)), r
+
+
 def test_native_constructors_take_single_env_keywords():
     vec = TradingVecEnv(3, autoreset=False, max_episode_steps=9, lookback=4, sigma=0.1)
     assert vec.template.lookback == 4 and vec.sigma == 0.1 and vec.max_episode_steps == 9

@@ -4,8 +4,9 @@ Every sub-env is at its own decision index ``t`` of its own window. The market a
 one of three ways, chosen per episode at its reset:
 
 * history: the decision row is ``start + lookback + t`` of the shared history (nothing copied);
-* built-in GBM, simulated online: one ``(num_envs, n)`` block of normals per ``step()``, the
-  path so far kept for ``price_history`` (never pre-drawn whole). Each sub-env simulates with
+* built-in GBM, simulated online: one ``(num_envs, n)`` array of normals per ``step()`` (from
+  ``NormalBlocks``, which draws a few steps' worth at a time), the path so far kept for
+  ``price_history`` (never pre-drawn whole). Each sub-env simulates with
   the GBM parameters (``mu``, ``sigma``, ``corr``, ``dt``) of its own reset, as a SyncVecEnv
   sub-env draws its whole path then: a ``set_attr`` reaches the simulation at the next reset;
 * a user ``model=``: ``model.simulate(rng, window - 1, n_paths=k)`` at reset, replayed.
@@ -33,6 +34,7 @@ from sekai.envs.finance.vector._base import (
     param,
     read_only,
 )
+from sekai.finance._normals import NormalBlocks
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import period_reward
 from sekai.finance.sampling import draw_window_start, window_start_from_option
@@ -99,6 +101,7 @@ class WindowVecEnv(FinanceVecEnv):
         self._episode_rows: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
         self._tiled_from: _Terms | None = None  # the terms _episode_rows were tiled from
         self._starts: dict[tuple[type, Any], int] = {}  # options["start"] -> window start
+        self._normals = NormalBlocks()
 
     def _n_columns(self) -> int:
         raise NotImplementedError
@@ -221,7 +224,7 @@ class WindowVecEnv(FinanceVecEnv):
 
     def _step_increments(self) -> np.ndarray:
         """One step of every sub-env's log-price increments, each with its episode's terms."""
-        z = self.rng.standard_normal((self.num_envs, self._width))
+        z = self._normals.draw(self.rng, (self.num_envs, self._width))
         generations = self._episode_terms
         if len(generations) == 1:
             drift, vol = self._episode_rows
@@ -414,7 +417,7 @@ class WindowVecEnv(FinanceVecEnv):
         else:
             terms = self._latch_gbm(indices)
             increments = self._increments(
-                self.rng.standard_normal((k, lookback, self._width)), terms
+                self._normals.draw(self.rng, (k, lookback, self._width)), terms
             )
             log_s0 = terms[3]
             prices = np.empty((k, lookback + 1, self._width))

@@ -1,0 +1,142 @@
+"""Standard normals for the native envs: a ziggurat run as whole-array NumPy operations.
+
+``Generator.standard_normal`` runs Marsaglia and Tsang's ziggurat one draw at a time; here
+the same algorithm (256 layers, 52-bit draws, the tables NumPy's constants come from) runs
+on a whole block of raw 64-bit draws at once, and only the ~1% of draws that fall outside
+their layer's rectangle take the slow steps (the wedge test, the tail beyond ``R``), again
+as array operations. A draw rejected by the wedge test restarts the algorithm; its value is
+then an independent standard normal, taken from ``Generator.standard_normal``. The result
+has the same distribution as ``standard_normal``, not the same values.
+
+The native envs draw a small block every step; ``NormalBlocks`` draws several steps' worth
+at once (one ~16,000-element block), which is where the whole-array form pays off.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["NormalBlocks", "fill_standard_normal"]
+
+R = 3.6541528853610088  # start of the tail: the right edge of the base layer
+V = 0.00492867323399  # the area of each of the 256 layers (under exp(-x**2 / 2))
+_BITS = 2.0**52
+_CHUNK = 15_360  # draws per pass: every temporary stays below malloc's mmap threshold
+
+
+def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(scale, inside, f)``: per 9-bit index (layer, sign bit 8) the signed width of a
+    52-bit unit and the draw below which the point is inside the layer's rectangle; per
+    layer ``f(x_i) = exp(-x_i**2 / 2)`` at its right edge (``f[0] = 1``: the top)."""
+    width = np.zeros(256)
+    inside = np.zeros(256)
+    f = np.zeros(256)
+    x = R
+    q = V / math.exp(-0.5 * R * R)  # the base layer's width, counting its tail
+    inside[0] = math.floor(R / q * _BITS)
+    width[0] = q / _BITS
+    width[255] = R / _BITS
+    f[0] = 1.0
+    f[255] = math.exp(-0.5 * R * R)
+    for i in range(254, 0, -1):  # each layer's edge from the one below: equal areas V
+        inner = math.sqrt(-2.0 * math.log(V / x + math.exp(-0.5 * x * x)))
+        inside[i + 1] = math.floor(inner / x * _BITS)
+        x = inner
+        f[i] = math.exp(-0.5 * x * x)
+        width[i] = x / _BITS
+    return np.concatenate([width, -width]), np.concatenate([inside, inside]), f
+
+
+SCALE, INSIDE, F = _tables()
+
+
+class _Work:
+    """Scratch arrays of one pass, reused (allocating them anew costs page faults)."""
+
+    def __init__(self) -> None:
+        self.index = np.empty(_CHUNK, np.uint64)
+        self.draw = np.empty(_CHUNK)
+        self.table = np.empty(_CHUNK)
+        self.outside = np.empty(_CHUNK, bool)
+
+
+def fill_standard_normal(
+    rng: np.random.Generator, out: np.ndarray, work: _Work | None = None
+) -> None:
+    """Fill the C-contiguous float64 array ``out`` with standard normals drawn from ``rng``."""
+    flat = out.reshape(-1)
+    work = work or _Work()
+    for start in range(0, flat.size, _CHUNK):
+        _pass(rng, flat[start : start + _CHUNK], work)
+
+
+def _pass(rng: np.random.Generator, out: np.ndarray, work: _Work) -> None:
+    m = out.size
+    raw = rng.bit_generator.random_raw(m)
+    index, draw, table, outside = work.index[:m], work.draw[:m], work.table[:m], work.outside[:m]
+    np.bitwise_and(raw, 0x1FF, out=index)  # bits 0-7 pick the layer, bit 8 the sign
+    layer = index.view(np.int64)
+    np.right_shift(raw, 12, out=raw)  # 52 bits, independent of the 9 above
+    np.copyto(draw, raw, casting="unsafe")  # exact: every value is below 2**53
+    SCALE.take(layer, out=table)
+    np.multiply(draw, table, out=out)
+    INSIDE.take(layer, out=table)
+    np.greater_equal(draw, table, out=outside)
+    rows = np.flatnonzero(outside)
+    if rows.size:
+        _outside(rng, out, rows, layer[rows] & 0xFF)
+
+
+def _outside(
+    rng: np.random.Generator, out: np.ndarray, rows: np.ndarray, layer: np.ndarray
+) -> None:
+    """The draws ``rows`` that fell outside their layer's rectangle (``layer`` 0: the tail)."""
+    x = out[rows]
+    # The wedge: accept x if a uniform height within the layer lies under the curve.
+    height = (F[layer - 1] - F[layer]) * rng.random(rows.size) + F[layer]
+    accepted = height < np.exp(-0.5 * x * x)
+    tail = layer == 0
+    pending = np.flatnonzero(tail)
+    while pending.size:  # Marsaglia's tail method, beyond R (1 - U avoids log(0))
+        xx = -np.log1p(-rng.random(pending.size)) / R
+        yy = -np.log1p(-rng.random(pending.size))
+        done = yy + yy > xx * xx
+        kept = pending[done]
+        out[rows[kept]] = np.copysign(R + xx[done], x[kept])
+        pending = pending[~done]
+    restart = rows[~(accepted | tail)]
+    if restart.size:
+        out[restart] = rng.standard_normal(restart.size)
+
+
+class NormalBlocks:
+    """Standard normals of a fixed shape, drawn from a generator a block of calls at a time.
+
+    ``draw(rng, shape)`` gives a new array of standard normals. The next calls' draws come
+    from the same block until it is used up; a different ``rng`` (a reseed) drops the block,
+    so the values stay a function of the generator's seed and the sequence of calls.
+    """
+
+    def __init__(self) -> None:
+        self._rng: np.random.Generator | None = None
+        self._block = np.empty(0)
+        self._next = 0
+        self._work = _Work()
+
+    def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        """A new ``shape`` array of standard normals (a view of the block: never reused)."""
+        size = math.prod(shape)
+        if size >= _CHUNK:  # large enough to fill in one go
+            out = np.empty(shape)
+            fill_standard_normal(rng, out, self._work)
+            return out
+        if rng is not self._rng or self._next + size > self._block.size:
+            # A fresh block each time: arrays handed out earlier stay views of the old one.
+            self._block = np.empty(_CHUNK // size * size)
+            fill_standard_normal(rng, self._block, self._work)
+            self._rng, self._next = rng, 0
+        start = self._next
+        self._next = start + size
+        return self._block[start : self._next].reshape(shape)

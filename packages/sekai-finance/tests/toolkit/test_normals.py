@@ -1,0 +1,217 @@
+"""The whole-array ziggurat of the native envs (``sekai.finance._normals``): its tables, its
+distribution (every path: rectangles, wedges, tail, restarts) and the blocks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sekai.finance import _normals
+from sekai.finance._normals import INSIDE, SCALE, F, NormalBlocks, R, V, fill_standard_normal
+
+EDGES = np.abs(SCALE[:256]) * 2.0**52  # x_i, the right edge of layer i (layer 0: the base)
+
+
+def normal_cdf(x: np.ndarray) -> np.ndarray:
+    return np.array([0.5 * math.erfc(-v / math.sqrt(2.0)) for v in x.tolist()])
+
+
+def chi_square(sample: np.ndarray, edges: np.ndarray) -> tuple[float, int]:
+    """Pearson's statistic of ``sample`` binned by ``edges`` (plus the two outer bins)."""
+    counts = np.bincount(np.searchsorted(edges, sample), minlength=edges.size + 1)
+    cdf = np.concatenate([[0.0], normal_cdf(edges), [1.0]])
+    expected = np.diff(cdf) * sample.size
+    return float(((counts - expected) ** 2 / expected).sum()), edges.size
+
+
+# -- the tables --------------------------------------------------------------------------------
+
+
+def test_every_layer_has_the_same_area() -> None:
+    f = np.exp(-0.5 * EDGES**2)
+    assert np.allclose(F[1:], f[1:], rtol=1e-15, atol=0) and F[0] == 1.0
+    # layer i: the rectangle [0, x_i] x [f(x_i), f(x_{i-1})], the top one ending at f(0) = 1
+    areas = EDGES[1:] * (np.concatenate([[1.0], f[1:-1]]) - f[1:])
+    assert np.allclose(areas, V, rtol=1e-9, atol=0), np.abs(areas / V - 1).max()
+    tail = math.sqrt(math.pi / 2) * math.erfc(R / math.sqrt(2))
+    assert R * math.exp(-0.5 * R * R) + tail == pytest.approx(V, rel=1e-9)  # the base
+
+
+def test_the_rectangles_shrink_to_the_top_and_the_inside_parts_sit_under_the_curve() -> None:
+    assert EDGES[255] == R and np.all(np.diff(EDGES[1:]) > 0)
+    inside = INSIDE[:256] / 2.0**52  # fraction of each layer's width under the layer above
+    assert inside[1] == 0.0  # the top layer has no part surely under the curve
+    assert np.allclose(inside[2:] * EDGES[2:], EDGES[1:-1], rtol=1e-15)
+    assert inside[0] * EDGES[0] == pytest.approx(R, rel=1e-15)
+    assert np.array_equal(SCALE[256:], -SCALE[:256]) and np.array_equal(INSIDE[256:], INSIDE[:256])
+
+
+# -- the distribution --------------------------------------------------------------------------
+
+N = 2_000_000
+
+
+@pytest.fixture(scope="module")
+def sample() -> np.ndarray:
+    out = np.empty(N)
+    fill_standard_normal(np.random.default_rng(20261202), out)
+    return out
+
+
+def test_the_sample_fits_the_normal_distribution_bin_by_bin(sample: np.ndarray) -> None:
+    # Fine bins across the body, and the layers' own edges (where a wrong table shows first).
+    edges = np.unique(np.concatenate([np.linspace(-4.5, 4.5, 181), EDGES[1:], -EDGES[1:]]))
+    stat, dof = chi_square(sample, edges)
+    # chi-square with ~680 degrees of freedom: mean dof, sd sqrt(2 dof); 5 sd is p ~ 1e-7
+    assert stat < dof + 5 * math.sqrt(2 * dof), (stat, dof)
+    reference, _ = chi_square(np.random.default_rng(20261202).standard_normal(N), edges)
+    assert reference < dof + 5 * math.sqrt(2 * dof)  # the same test passes NumPy's sampler
+
+
+def test_moments_and_symmetry(sample: np.ndarray) -> None:
+    se = 1 / math.sqrt(N)
+    assert abs(sample.mean()) < 5 * se
+    assert abs(sample.var() - 1) < 5 * math.sqrt(2) * se
+    assert abs((sample**3).mean()) < 5 * math.sqrt(15) * se
+    assert abs((sample**4).mean() - 3) < 5 * math.sqrt(96) * se
+    assert abs((sample < 0).mean() - 0.5) < 5 * 0.5 * se
+
+
+@pytest.mark.parametrize("beyond", [R, 4.0, 4.5])
+def test_the_tail_beyond_the_base_layer_has_its_normal_weight(
+    sample: np.ndarray, beyond: float
+) -> None:
+    expected = N * math.erfc(beyond / math.sqrt(2))  # both sides
+    count = int((np.abs(sample) > beyond).sum())
+    assert abs(count - expected) < 5 * math.sqrt(expected), (count, expected)
+
+
+def test_consecutive_draws_are_uncorrelated(sample: np.ndarray) -> None:
+    lag = float(np.corrcoef(sample[:-1], sample[1:])[0, 1])
+    assert abs(lag) < 5 / math.sqrt(N)
+
+
+# -- each path, with chosen raw draws ----------------------------------------------------------
+
+
+class ChosenBits:
+    """A generator stand-in: these raw words, then these uniforms, then these normals."""
+
+    def __init__(self, raw: list[int], uniforms: list[float], normals: list[float] = ()) -> None:
+        self.bit_generator = self
+        self._raw = np.array(raw, dtype=np.uint64)
+        self._uniforms = list(uniforms)
+        self._normals = list(normals)
+
+    def random_raw(self, size: int) -> np.ndarray:
+        assert size == self._raw.size
+        return self._raw.copy()
+
+    def random(self, size: int) -> np.ndarray:
+        taken, self._uniforms = self._uniforms[:size], self._uniforms[size:]
+        return np.array(taken)
+
+    def standard_normal(self, size: int) -> np.ndarray:
+        taken, self._normals = self._normals[:size], self._normals[size:]
+        return np.array(taken)
+
+
+def word(layer: int, negative: bool, draw: int) -> int:
+    return (draw << 12) | (int(negative) << 8) | layer
+
+
+def draw_values(rng: ChosenBits, size: int) -> np.ndarray:
+    out = np.empty(size)
+    fill_standard_normal(rng, out)  # type: ignore[arg-type]
+    return out
+
+
+def test_a_draw_inside_its_rectangle_is_its_position_in_the_layer() -> None:
+    layer, draw = 200, 2**50
+    out = draw_values(ChosenBits([word(layer, False, draw), word(layer, True, draw)], []), 2)
+    assert out.tolist() == [draw * SCALE[layer], -draw * SCALE[layer]]
+    assert 0 < out[0] < EDGES[layer - 1]
+
+
+def test_a_wedge_draw_is_kept_under_the_curve_and_restarted_above_it() -> None:
+    layer = 100
+    top = 2**52 - 1  # the far right of the layer: outside its rectangle
+    x = top * SCALE[layer]
+    assert x > EDGES[layer - 1]
+    # a uniform height of 0 lies under the curve; of 1 - 2**-53, above it
+    rng = ChosenBits([word(layer, False, top), word(layer, True, top)], [0.0, 1 - 2**-53], [0.25])
+    assert draw_values(rng, 2).tolist() == [x, 0.25]  # the second one restarted
+
+
+def test_the_top_layer_always_takes_the_wedge_test() -> None:
+    x = 1 * SCALE[1]
+    rng = ChosenBits([word(1, True, 1)], [0.0])
+    assert draw_values(rng, 1).tolist() == [-x]
+
+
+def test_a_base_draw_beyond_r_is_drawn_from_the_tail_with_its_sign() -> None:
+    top = 2**52 - 1
+    # the tail retries until 2 yy > xx^2: the first pair fails (yy = 0), the second holds
+    u1, u2 = 0.5, 0.9
+    rng = ChosenBits([word(0, True, top)], [0.7, 0.3, 0.0, u1, u2])
+    (value,) = draw_values(rng, 1).tolist()
+    xx = -math.log1p(-u1) / R
+    assert value == -(R + xx)
+
+
+def test_a_base_draw_inside_r_is_kept() -> None:
+    draw = int(INSIDE[0]) - 1
+    assert draw_values(ChosenBits([word(0, False, draw)], []), 1)[0] == draw * SCALE[0] < R
+
+
+def test_large_arrays_are_filled_in_passes_from_one_stream() -> None:
+    size = 2 * _normals._CHUNK + 7
+    whole = np.empty(size)
+    fill_standard_normal(np.random.default_rng(3), whole)
+    rng = np.random.default_rng(3)
+    parts = []
+    for start in range(0, size, _normals._CHUNK):
+        part = np.empty(min(_normals._CHUNK, size - start))
+        fill_standard_normal(rng, part)
+        parts.append(part)
+    assert np.array_equal(whole, np.concatenate(parts))
+
+
+# -- blocks ------------------------------------------------------------------------------------
+
+
+def test_blocks_hand_out_one_stream_and_never_reuse_an_array() -> None:
+    blocks = NormalBlocks()
+    rng = np.random.default_rng(5)
+    shape = (512, 5)
+    draws = [blocks.draw(rng, shape) for _ in range(20)]  # several blocks
+    kept = [d.copy() for d in draws]
+    assert all(d.shape == shape for d in draws)
+    later = [blocks.draw(rng, shape) for _ in range(20)]
+    assert all(np.array_equal(d, k) for d, k in zip(draws, kept))  # untouched by later draws
+    stream = np.concatenate([d.ravel() for d in draws + later])
+    assert np.unique(stream).size == stream.size
+
+
+def test_blocks_follow_the_generator_they_are_given() -> None:
+    blocks = NormalBlocks()
+    first = [blocks.draw(np.random.default_rng(9), (3, 4)) for _ in range(2)]
+    # A new generator (a reseed) drops the block: the same seed gives the same draws again.
+    assert np.array_equal(first[0], first[1])
+    twin = NormalBlocks()
+    rng_a, rng_b = np.random.default_rng(11), np.random.default_rng(11)
+    a = [blocks.draw(rng_a, (7,)) for _ in range(5)]
+    b = [twin.draw(rng_b, (7,)) for _ in range(5)]
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_large_draws_skip_the_block_but_keep_its_rest() -> None:
+    blocks, rng = NormalBlocks(), np.random.default_rng(2)
+    small = blocks.draw(rng, (4,))
+    big = blocks.draw(rng, (_normals._CHUNK,))
+    again = blocks.draw(rng, (4,))
+    assert big.shape == (_normals._CHUNK,)
+    block = blocks._block
+    assert np.array_equal(block[:4], small) and np.array_equal(block[4:8], again)
