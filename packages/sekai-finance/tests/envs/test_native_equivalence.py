@@ -231,6 +231,36 @@ def test_native_gbm_log_returns_have_the_model_mean_and_covariance():
         assert np.all(np.abs(r - corr) < 5 * (1 - corr**2 + 1e-3) / np.sqrt(n)), r
 
 
+def test_reset_windows_are_the_simulated_paths_in_full_and_partial_resets():
+    corr = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, -0.4], [0.0, -0.4, 1.0]])
+    vec = PortfolioVecEnv(4, n_assets=3, corr=corr, lookback=6, transaction_cost=1.0)
+
+    def check_window(k: int, history: np.ndarray, window: np.ndarray) -> None:
+        assert history[0].tolist() == [100.0] * 3  # exactly s0
+        logs = np.log(history[1:7] / history[:6])
+        assert np.allclose(window[k], logs, rtol=1e-5, atol=1e-7)
+
+    window = vec.reset(seed=3).observations["returns"]
+    before = vec.price_history
+    for k in range(4):
+        assert before[k].shape == (7, 3)
+        check_window(k, before[k], window)
+    assert len({h[1:].tobytes() for h in before}) == 4  # independent paths
+    # sub-env 2 pays all it has for its trade, ends and restarts alone
+    actions = np.tile([0.0, 0.0, 0.0, 1.0], (4, 1))
+    actions[2] = [1.0, 0.0, 0.0, 0.0]
+    result = vec.step(actions)
+    assert result.terminated.tolist() == [False, False, True, False]
+    after = vec.price_history
+    for k in (0, 1, 3):
+        assert after[k].shape == (8, 3) and np.array_equal(after[k][:7], before[k])
+    assert after[2].shape == (7, 3) and not np.array_equal(after[2], before[2])
+    window = result.observations["returns"]
+    check_window(2, after[2], window)
+    for k in (0, 1, 3):
+        assert np.allclose(window[k], np.log(after[k][2:] / after[k][1:-1]), rtol=1e-5, atol=1e-7)
+
+
 def test_native_constructors_take_single_env_keywords():
     vec = TradingVecEnv(3, autoreset=False, max_episode_steps=9, lookback=4, sigma=0.1)
     assert vec.template.lookback == 4 and vec.sigma == 0.1 and vec.max_episode_steps == 9

@@ -215,3 +215,16 @@ def test_large_draws_skip_the_block_but_keep_its_rest() -> None:
     assert big.shape == (_normals._CHUNK,)
     block = blocks._block
     assert np.array_equal(block[:4], small) and np.array_equal(block[4:8], again)
+
+
+def test_fill_takes_small_arrays_from_the_block_and_fills_large_ones_directly() -> None:
+    blocks, twin = NormalBlocks(), NormalBlocks()
+    rng_a, rng_b = np.random.default_rng(8), np.random.default_rng(8)
+    small = np.empty((3, 5))
+    blocks.fill(rng_a, small)
+    assert np.array_equal(small, twin.draw(rng_b, (3, 5)))
+    large = np.empty((_normals._CHUNK + 1,))
+    blocks.fill(rng_a, large)
+    direct = np.empty_like(large)
+    fill_standard_normal(rng_b, direct)
+    assert np.array_equal(large, direct)

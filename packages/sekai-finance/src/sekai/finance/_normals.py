@@ -125,6 +125,13 @@ class NormalBlocks:
         self._next = 0
         self._work = _Work()
 
+    def fill(self, rng: np.random.Generator, out: np.ndarray) -> None:
+        """Fill the C-contiguous float64 array ``out`` with the next standard normals."""
+        if out.size >= _CHUNK:
+            fill_standard_normal(rng, out, self._work)
+        else:
+            out[...] = self.draw(rng, out.shape)
+
     def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         """A new ``shape`` array of standard normals (a view of the block: never reused)."""
         size = math.prod(shape)

@@ -102,6 +102,7 @@ class WindowVecEnv(FinanceVecEnv):
         self._tiled_from: _Terms | None = None  # the terms _episode_rows were tiled from
         self._starts: dict[tuple[type, Any], int] = {}  # options["start"] -> window start
         self._normals = NormalBlocks()
+        self._draws: np.ndarray | None = None  # normals of the reset windows (scratch)
 
     def _n_columns(self) -> int:
         raise NotImplementedError
@@ -211,14 +212,20 @@ class WindowVecEnv(FinanceVecEnv):
         return terms
 
     @staticmethod
-    def _increments(z: np.ndarray, terms: _Terms, drift: Any = None, vol: Any = None) -> Any:
-        """Standard normals ``z`` ``(..., n)`` made log-price increments with ``terms``."""
+    def _increments(
+        z: np.ndarray, terms: _Terms, drift: Any = None, vol: Any = None, out: Any = None
+    ) -> Any:
+        """Standard normals ``z`` ``(..., n)`` made log-price increments with ``terms``, in
+        ``out`` (C-contiguous, ``z``'s shape) or else in ``z`` or a new array."""
         chol_t = terms[2]
         if chol_t is None:
-            z *= terms[1] if vol is None else vol
+            z = np.multiply(z, terms[1] if vol is None else vol, out=z if out is None else out)
         else:
             # One 2-D product: a stacked (k, lookback, n) @ (n, n) runs one small product per row.
-            z = (z.reshape(-1, z.shape[-1]) @ chol_t).reshape(z.shape)
+            shape = z.shape
+            flat = z.reshape(-1, shape[-1])
+            product = np.matmul(flat, chol_t, out=None if out is None else out.reshape(flat.shape))
+            z = product.reshape(shape)
         z += terms[0] if drift is None else drift
         return z
 
@@ -397,40 +404,58 @@ class WindowVecEnv(FinanceVecEnv):
         return row
 
     def _start_paths(self, indices: NDArray[np.intp]) -> None:
-        lookback, k = self._lookback, len(indices)
+        """Paths (and the observed log returns) of the first ``lookback`` steps of ``indices``."""
         rows = self._rows_of(indices)
         if self._path is None:
             self._path = np.zeros((self._window, self.num_envs, self._width))
         model = self.template.model  # type: ignore[attr-defined]
         if model is not None:
-            paths = simulated_prices(
-                model.simulate(self.rng, self._window - 1, n_paths=k),
-                model,
-                type(self).__name__,
-                rows=self._window,
-                n_assets=self._width,
-                n_paths=k,
-            )
-            self._path[:, rows] = paths.transpose(1, 0, 2)
-            with np.errstate(divide="ignore"):
-                increments = np.log(paths[:, 1 : lookback + 1] / paths[:, :lookback])
+            self._start_model_paths(model, indices, rows)
         else:
-            terms = self._latch_gbm(indices)
-            increments = self._increments(
-                self._normals.draw(self.rng, (k, lookback, self._width)), terms
-            )
-            log_s0 = terms[3]
-            prices = np.empty((k, lookback + 1, self._width))
-            prices[:, 0] = np.asarray(self._gbm_parameters()[2], np.float64)  # exactly s0
-            later = prices[:, 1:]
-            np.cumsum(increments, axis=1, out=later)
-            later += log_s0
-            np.exp(later, out=later)
-            self._path[: lookback + 1, rows] = prices.transpose(1, 0, 2)
+            self._start_gbm_paths(indices, rows)
         self._from_model = self.replace_rows(self._from_model, indices, model is not None)
         self._any_from_model = bool(self._from_model.any())
-        self._price = self.replace_rows(self._price, indices, self._path[lookback, rows])
+        self._price = self.replace_rows(self._price, indices, self._path[self._lookback, rows])
+
+    def _start_model_paths(
+        self, model: Any, indices: NDArray[np.intp], rows: NDArray[np.intp] | slice
+    ) -> None:
+        assert self._path is not None
+        lookback, k = self._lookback, len(indices)
+        paths = simulated_prices(
+            model.simulate(self.rng, self._window - 1, n_paths=k),
+            model,
+            type(self).__name__,
+            rows=self._window,
+            n_assets=self._width,
+            n_paths=k,
+        )
+        self._path[:, rows] = paths.transpose(1, 0, 2)
+        with np.errstate(divide="ignore"):
+            increments = np.log(paths[:, 1 : lookback + 1] / paths[:, :lookback])
         self._returns[rows, self._head - lookback : self._head] = increments
+
+    def _start_gbm_paths(self, indices: NDArray[np.intp], rows: NDArray[np.intp] | slice) -> None:
+        """The built-in GBM's first ``lookback`` steps, time-major as the path is: a reset of
+        every sub-env writes straight into the path, and the running sum adds whole rows."""
+        assert self._path is not None
+        lookback, k, width = self._lookback, len(indices), self._width
+        terms = self._latch_gbm(indices)
+        if self._draws is None:  # scratch for the normals, kept: allocating it anew costs faults
+            self._draws = np.empty(lookback * self.num_envs * width)
+        z = self._draws[: lookback * k * width].reshape(lookback, k, width)
+        self._normals.fill(self.rng, z)
+        full = isinstance(rows, slice)
+        steps = self._path[1 : lookback + 1] if full else np.empty((lookback, k, width))
+        self._increments(z, terms, out=steps)
+        self._returns[rows, self._head - lookback : self._head] = steps.transpose(1, 0, 2)
+        for i in range(1, lookback):  # log prices: the running sum of the increments
+            np.add(steps[i - 1], steps[i], out=steps[i])
+        steps += terms[3]
+        np.exp(steps, out=steps)
+        self._path[0, rows] = np.asarray(self._gbm_parameters()[2], np.float64)  # exactly s0
+        if not full:
+            self._path[1 : lookback + 1, rows] = steps
 
     def _rows_of(self, indices: NDArray[np.intp]) -> NDArray[np.intp] | slice:
         """``indices`` as an index of the sub-env axis: a slice when it is every sub-env."""
