@@ -160,6 +160,8 @@ class BareTrading:
 
 Contender = tuple[Callable[[Any], Any], list[Any], int]
 
+WARM_UP = 0.005  # seconds of untimed steps before each timed chunk (see interleaved)
+
 
 def interleaved(
     contenders: dict[str, Contender],
@@ -170,9 +172,14 @@ def interleaved(
     """Env steps per second of each contender: the best of ``rounds`` chunks of ``chunk`` steps.
 
     The contenders take turns chunk by chunk, so a load spike on the (shared) machine hits
-    them alike, and the best chunk is the least disturbed one; one untimed step before each
-    chunk refills the caches the other contender evicted. ``chunks`` overrides the chunk length
-    per contender (a slow contender needs fewer steps per chunk).
+    them alike, and the best chunk is the least disturbed one. Before each chunk the contender
+    runs untimed for ``WARM_UP`` seconds (one step at least): on a virtual machine a
+    contender runs slower for the first milliseconds after another one ran or the CPU idled.
+    Measured: native Portfolio's steps after one SyncVecEnv step took (median of 40) 498,
+    218, 189, 164 us, then ~145 us; after a 17 ms sleep 748, 351, 313, 258, ..., ~170 us.
+    One untimed step left most of that ramp inside the timed chunk, and so measured the fast
+    contender below its steady state. ``chunks`` overrides the chunk length per contender (a
+    slow contender needs fewer steps per chunk).
     """
     sizes = {name: (chunks or {}).get(name, chunk) for name in contenders}
     for step, actions, _ in contenders.values():  # warm-up
@@ -182,7 +189,10 @@ def interleaved(
     for _ in range(rounds):
         for name, (step, actions, per_step) in contenders.items():
             size = sizes[name]
-            step(actions[0])  # untimed: bring this contender's data back into the caches
+            warm_until = time.perf_counter() + WARM_UP
+            step(actions[0])  # untimed: back to this contender's steady state
+            while time.perf_counter() < warm_until:
+                step(actions[0])
             start = time.perf_counter()
             for i in range(size):
                 step(actions[i % len(actions)])
