@@ -228,3 +228,9 @@ def test_fill_takes_small_arrays_from_the_block_and_fills_large_ones_directly() 
     direct = np.empty_like(large)
     fill_standard_normal(rng_b, direct)
     assert np.array_equal(large, direct)
+
+
+def test_an_empty_draw_is_an_empty_array() -> None:
+    blocks, rng = NormalBlocks(), np.random.default_rng(0)
+    assert blocks.draw(rng, (0, 5)).shape == (0, 5)
+    assert blocks.draw(rng, (2,)).shape == (2,)

@@ -112,7 +112,7 @@ def _outside(
 
 
 class NormalBlocks:
-    """Standard normals of a fixed shape, drawn from a generator a block of calls at a time.
+    """Standard normals drawn from a generator a block of several calls' worth at a time.
 
     ``draw(rng, shape)`` gives a new array of standard normals. The next calls' draws come
     from the same block until it is used up; a different ``rng`` (a reseed) drops the block,
@@ -135,7 +135,7 @@ class NormalBlocks:
     def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         """A new ``shape`` array of standard normals (a view of the block: never reused)."""
         size = math.prod(shape)
-        if size >= _CHUNK:  # large enough to fill in one go
+        if size == 0 or size >= _CHUNK:  # nothing to draw, or enough to fill in one go
             out = np.empty(shape)
             fill_standard_normal(rng, out, self._work)
             return out
