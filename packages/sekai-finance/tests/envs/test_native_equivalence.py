@@ -231,6 +231,17 @@ def test_native_gbm_log_returns_have_the_model_mean_and_covariance():
         assert np.all(np.abs(r - corr) < 5 * (1 - corr**2 + 1e-3) / np.sqrt(n)), r
 
 
+@pytest.mark.parametrize("bits", [np.random.MT19937, np.random.SFC64])
+def test_native_gbm_has_its_volatility_with_any_generator_set_as_rng(bits: Any) -> None:
+    vec = PortfolioVecEnv(1024, n_assets=2, sigma=0.3, dt=1 / 252)
+    vec.reset(seed=0)
+    vec.rng = np.random.Generator(bits(4))
+    vec.reset()
+    steps = [vec.step(np.ones((1024, 3))).observations["returns"][:, -1] for _ in range(5)]
+    sd = np.concatenate(steps).astype(np.float64).std(axis=0)
+    assert np.allclose(sd, 0.3 * np.sqrt(1 / 252), rtol=0.03), sd
+
+
 def test_reset_windows_are_the_simulated_paths_in_full_and_partial_resets():
     corr = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, -0.4], [0.0, -0.4, 1.0]])
     vec = PortfolioVecEnv(4, n_assets=3, corr=corr, lookback=6, transaction_cost=1.0)

@@ -34,9 +34,10 @@ def test_every_layer_has_the_same_area() -> None:
     assert np.allclose(F[1:], f[1:], rtol=1e-15, atol=0) and F[0] == 1.0
     # layer i: the rectangle [0, x_i] x [f(x_i), f(x_{i-1})], the top one ending at f(0) = 1
     areas = EDGES[1:] * (np.concatenate([[1.0], f[1:-1]]) - f[1:])
-    assert np.allclose(areas, V, rtol=1e-9, atol=0), np.abs(areas / V - 1).max()
+    assert np.allclose(areas, V, rtol=1e-12, atol=0), np.abs(areas / V - 1).max()
     tail = math.sqrt(math.pi / 2) * math.erfc(R / math.sqrt(2))
-    assert R * math.exp(-0.5 * R * R) + tail == pytest.approx(V, rel=1e-9)  # the base
+    assert R * math.exp(-0.5 * R * R) + tail == pytest.approx(V, rel=1e-15)  # the base
+    assert abs(V / 0.00492867323399 - 1) < 1e-11  # Marsaglia and Tsang's value
 
 
 def test_the_rectangles_shrink_to_the_top_and_the_inside_parts_sit_under_the_curve() -> None:
@@ -97,15 +98,15 @@ def test_consecutive_draws_are_uncorrelated(sample: np.ndarray) -> None:
 
 
 class ChosenBits:
-    """A generator stand-in: these raw words, then these uniforms, then these normals."""
+    """A generator stand-in: these 64-bit words, then these uniforms, then these normals."""
 
     def __init__(self, raw: list[int], uniforms: list[float], normals: list[float] = ()) -> None:
-        self.bit_generator = self
         self._raw = np.array(raw, dtype=np.uint64)
         self._uniforms = list(uniforms)
         self._normals = list(normals)
 
-    def random_raw(self, size: int) -> np.ndarray:
+    def integers(self, low: int, high: int, size: int, dtype: type, endpoint: bool) -> np.ndarray:
+        assert (low, high, dtype, endpoint) == (0, 2**64 - 1, np.uint64, True)
         assert size == self._raw.size
         return self._raw.copy()
 
@@ -155,7 +156,7 @@ def test_a_base_draw_beyond_r_is_drawn_from_the_tail_with_its_sign() -> None:
     top = 2**52 - 1
     # the tail retries until 2 yy > xx^2: the first pair fails (yy = 0), the second holds
     u1, u2 = 0.5, 0.9
-    rng = ChosenBits([word(0, True, top)], [0.7, 0.3, 0.0, u1, u2])
+    rng = ChosenBits([word(0, True, top)], [0.3, 0.0, u1, u2])
     (value,) = draw_values(rng, 1).tolist()
     xx = -math.log1p(-u1) / R
     assert value == -(R + xx)
@@ -234,3 +235,33 @@ def test_an_empty_draw_is_an_empty_array() -> None:
     blocks, rng = NormalBlocks(), np.random.default_rng(0)
     assert blocks.draw(rng, (0, 5)).shape == (0, 5)
     assert blocks.draw(rng, (2,)).shape == (2,)
+
+
+def test_every_bit_generator_gives_full_words() -> None:
+    # MT19937's raw output is 32 bits: taken as 64-bit words, every draw would be ~1e-10.
+    for bits in (np.random.MT19937(1), np.random.PCG64(1), np.random.Philox(1), np.random.SFC64(1)):
+        out = np.empty(200_000)
+        fill_standard_normal(np.random.Generator(bits), out)
+        assert abs(out.std() - 1) < 0.01 and abs(out.mean()) < 0.01, type(bits).__name__
+
+
+def test_pcg64_words_are_its_raw_output() -> None:
+    words = np.random.default_rng(4).integers(0, 2**64 - 1, 8, np.uint64, endpoint=True)
+    assert np.array_equal(words, np.random.default_rng(4).bit_generator.random_raw(8))
+
+
+@pytest.mark.parametrize(
+    "out",
+    [
+        np.zeros((200, 100), order="F"),
+        np.zeros((7690, 4))[:, :3],
+        np.zeros(10, dtype=np.float32),
+        np.zeros(20)[::2],
+    ],
+    ids=["fortran-order", "strided-columns", "float32", "strided-1d"],
+)
+def test_an_array_that_cannot_be_filled_in_place_is_refused(out: np.ndarray) -> None:
+    with pytest.raises(ValueError, match="C-contiguous float64"):
+        fill_standard_normal(np.random.default_rng(0), out)
+    with pytest.raises(ValueError, match="C-contiguous float64"):
+        NormalBlocks().fill(np.random.default_rng(0), out)

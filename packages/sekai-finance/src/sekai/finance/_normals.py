@@ -1,15 +1,15 @@
 """Standard normals for the native envs: a ziggurat run as whole-array NumPy operations.
 
 ``Generator.standard_normal`` runs Marsaglia and Tsang's ziggurat one draw at a time; here
-the same algorithm (256 layers, 52-bit draws, the tables NumPy's constants come from) runs
-on a whole block of raw 64-bit draws at once, and only the ~1% of draws that fall outside
-their layer's rectangle take the slow steps (the wedge test, the tail beyond ``R``), again
-as array operations. A draw rejected by the wedge test restarts the algorithm; its value is
-then an independent standard normal, taken from ``Generator.standard_normal``. The result
-has the same distribution as ``standard_normal``, not the same values.
+the same algorithm (256 layers, 52-bit positions, the same ``R``) runs on a whole block of
+64-bit words at once, and only the ~1.5% of draws that fall outside their layer's rectangle
+take the slow steps (the wedge test, the tail beyond ``R``), again as array operations. A
+draw rejected by the wedge test restarts the algorithm; its value is then an independent
+standard normal, taken from ``Generator.standard_normal``. The result has the same
+distribution as ``standard_normal``, not the same values.
 
-The native envs draw a small block every step; ``NormalBlocks`` draws several steps' worth
-at once (one ~16,000-element block), which is where the whole-array form pays off.
+The native envs draw a small array every step; ``NormalBlocks`` draws several steps' worth
+at once (a block of up to 15,360), which is where the whole-array form pays off.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ import numpy as np
 __all__ = ["NormalBlocks", "fill_standard_normal"]
 
 R = 3.6541528853610088  # start of the tail: the right edge of the base layer
-V = 0.00492867323399  # the area of each of the 256 layers (under exp(-x**2 / 2))
+# The area of each of the 256 layers under exp(-x**2 / 2): the base layer's rectangle plus
+# the tail beyond R (about 0.00492867323399).
+V = R * math.exp(-0.5 * R * R) + math.sqrt(math.pi / 2) * math.erfc(R / math.sqrt(2))
 _BITS = 2.0**52
 _CHUNK = 15_360  # draws per pass: every temporary stays below malloc's mmap threshold
 
@@ -65,16 +67,32 @@ class _Work:
 def fill_standard_normal(
     rng: np.random.Generator, out: np.ndarray, work: _Work | None = None
 ) -> None:
-    """Fill the C-contiguous float64 array ``out`` with standard normals drawn from ``rng``."""
-    flat = out.reshape(-1)
-    work = work or _Work()
+    """Fill the C-contiguous float64 array ``out`` with standard normals drawn from ``rng``.
+
+    Raises:
+        ValueError: ``out`` is not a C-contiguous float64 array.
+    """
+    _check_out(out)
+    flat = out.reshape(-1)  # a view: out is C-contiguous
+    if work is None:
+        work = _Work()
     for start in range(0, flat.size, _CHUNK):
         _pass(rng, flat[start : start + _CHUNK], work)
 
 
+def _check_out(out: np.ndarray) -> None:
+    if out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise ValueError(
+            f"out must be a C-contiguous float64 array, got a {out.dtype} array with "
+            f"strides {out.strides}."
+        )
+
+
 def _pass(rng: np.random.Generator, out: np.ndarray, work: _Work) -> None:
     m = out.size
-    raw = rng.bit_generator.random_raw(m)
+    # Full 64-bit words from any bit generator (random_raw gives 32 bits from MT19937); for
+    # PCG64, the default, they are the words random_raw gives.
+    raw = rng.integers(0, 2**64 - 1, size=m, dtype=np.uint64, endpoint=True)
     index, draw, table, outside = work.index[:m], work.draw[:m], work.table[:m], work.outside[:m]
     np.bitwise_and(raw, 0x1FF, out=index)  # bits 0-7 pick the layer, bit 8 the sign
     layer = index.view(np.int64)
@@ -94,10 +112,13 @@ def _outside(
 ) -> None:
     """The draws ``rows`` that fell outside their layer's rectangle (``layer`` 0: the tail)."""
     x = out[rows]
-    # The wedge: accept x if a uniform height within the layer lies under the curve.
-    height = (F[layer - 1] - F[layer]) * rng.random(rows.size) + F[layer]
-    accepted = height < np.exp(-0.5 * x * x)
     tail = layer == 0
+    wedge = np.flatnonzero(~tail)
+    # The wedge: accept x if a uniform height within the layer lies under the curve.
+    inner, outer = F[layer[wedge] - 1], F[layer[wedge]]
+    height = (inner - outer) * rng.random(wedge.size) + outer
+    xw = x[wedge]
+    restart = rows[wedge[height >= np.exp(-0.5 * xw * xw)]]
     pending = np.flatnonzero(tail)
     while pending.size:  # Marsaglia's tail method, beyond R (1 - U avoids log(0))
         xx = -np.log1p(-rng.random(pending.size)) / R
@@ -106,7 +127,6 @@ def _outside(
         kept = pending[done]
         out[rows[kept]] = np.copysign(R + xx[done], x[kept])
         pending = pending[~done]
-    restart = rows[~(accepted | tail)]
     if restart.size:
         out[restart] = rng.standard_normal(restart.size)
 
@@ -115,8 +135,10 @@ class NormalBlocks:
     """Standard normals drawn from a generator a block of several calls' worth at a time.
 
     ``draw(rng, shape)`` gives a new array of standard normals. The next calls' draws come
-    from the same block until it is used up; a different ``rng`` (a reseed) drops the block,
-    so the values stay a function of the generator's seed and the sequence of calls.
+    from the same block until it is used up. The block belongs to one ``Generator`` object:
+    another object (a reseed makes a new one) drops it, so the values are a function of the
+    generator's seed and the sequence of calls. (Restoring ``rng.bit_generator.state`` on
+    the same object does not replay the block.)
     """
 
     def __init__(self) -> None:
@@ -126,14 +148,20 @@ class NormalBlocks:
         self._work = _Work()
 
     def fill(self, rng: np.random.Generator, out: np.ndarray) -> None:
-        """Fill the C-contiguous float64 array ``out`` with the next standard normals."""
+        """Fill the C-contiguous float64 array ``out`` with the next standard normals.
+
+        Raises:
+            ValueError: ``out`` is not a C-contiguous float64 array.
+        """
+        _check_out(out)
         if out.size >= _CHUNK:
             fill_standard_normal(rng, out, self._work)
         else:
             out[...] = self.draw(rng, out.shape)
 
     def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-        """A new ``shape`` array of standard normals (a view of the block: never reused)."""
+        """A new ``shape`` array of standard normals: a view of the block (never handed out
+        again), or a fresh array for a size of 0 or of at least a block."""
         size = math.prod(shape)
         if size == 0 or size >= _CHUNK:  # nothing to draw, or enough to fill in one go
             out = np.empty(shape)
