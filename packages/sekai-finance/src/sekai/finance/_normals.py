@@ -26,6 +26,10 @@ R = 3.6541528853610088  # start of the tail: the right edge of the base layer
 V = R * math.exp(-0.5 * R * R) + math.sqrt(math.pi / 2) * math.erfc(R / math.sqrt(2))
 _BITS = 2.0**52
 _CHUNK = 15_360  # draws per pass: every temporary stays below malloc's mmap threshold
+# Bit generators whose random_raw words are the words of rng.integers over all of uint64
+_WORD_GENERATORS = frozenset(
+    {np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64}
+)
 
 
 def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -90,21 +94,33 @@ def _check_out(out: np.ndarray) -> None:
 
 def _pass(rng: np.random.Generator, out: np.ndarray, work: _Work) -> None:
     m = out.size
-    # Full 64-bit words from any bit generator (random_raw gives 32 bits from MT19937); for
-    # PCG64, the default, they are the words random_raw gives.
-    raw = rng.integers(0, 2**64 - 1, size=m, dtype=np.uint64, endpoint=True)
+    raw = _words(rng, m)
     index, draw, table, outside = work.index[:m], work.draw[:m], work.table[:m], work.outside[:m]
     np.bitwise_and(raw, 0x1FF, out=index)  # bits 0-7 pick the layer, bit 8 the sign
     layer = index.view(np.int64)
     np.right_shift(raw, 12, out=raw)  # 52 bits, independent of the 9 above
-    np.copyto(draw, raw, casting="unsafe")  # exact: every value is below 2**53
-    SCALE.take(layer, out=table)
+    # Exact (every value is below 2**53); from int64, which has a SIMD conversion without
+    # AVX-512, where uint64 has none.
+    np.copyto(draw, raw.view(np.int64), casting="unsafe")
+    # mode="clip" never clips (indices are below 512); mode="raise" would buffer ``out``.
+    SCALE.take(layer, out=table, mode="clip")
     np.multiply(draw, table, out=out)
-    INSIDE.take(layer, out=table)
+    INSIDE.take(layer, out=table, mode="clip")
     np.greater_equal(draw, table, out=outside)
     rows = np.flatnonzero(outside)
     if rows.size:
         _outside(rng, out, rows, layer[rows] & 0xFF)
+
+
+def _words(rng: np.random.Generator, m: int) -> np.ndarray:
+    """``m`` full 64-bit words: ``rng.integers`` over all of uint64, whose words are the raw
+    output of a 64-bit bit generator (read directly, faster); ``random_raw`` of MT19937
+    gives 32-bit words, so it and any other generator go through ``integers``."""
+    bit_generator = rng.bit_generator
+    if type(bit_generator) in _WORD_GENERATORS:
+        words: np.ndarray = bit_generator.random_raw(m)
+        return words
+    return rng.integers(0, 2**64 - 1, size=m, dtype=np.uint64, endpoint=True)
 
 
 def _outside(
