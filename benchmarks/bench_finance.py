@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import argparse
 import gc
-import time
 import tracemalloc
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _timing import Contender, interleaved, machine
 
 import sekai
 from sekai.envs.finance._helpers import random_correlation
@@ -164,48 +163,6 @@ class BareTrading:
         return obs, reward
 
 
-Contender = tuple[Callable[[Any], Any], list[Any], int]
-
-WARM_UP = 0.005  # seconds of untimed steps before each timed chunk (see interleaved)
-
-
-def interleaved(
-    contenders: dict[str, Contender],
-    chunk: int,
-    rounds: int,
-    chunks: dict[str, int] | None = None,
-) -> dict[str, float]:
-    """Env steps per second of each contender: the best of ``rounds`` chunks of ``chunk`` steps.
-
-    The contenders take turns chunk by chunk, so a load spike on the (shared) machine hits
-    them alike, and the best chunk is the least disturbed one. Before each chunk the contender
-    runs untimed for ``WARM_UP`` seconds (one step at least): on a virtual machine a
-    contender runs slower for the first milliseconds after another one ran or the CPU idled.
-    Measured: native Portfolio's steps after one SyncVecEnv step took (median of 40) 498,
-    218, 189, 164 us, then ~145 us; after a 17 ms sleep 748, 351, 313, 258, ..., ~170 us.
-    One untimed step left most of that ramp inside the timed chunk, and so measured the fast
-    contender below its steady state. ``chunks`` overrides the chunk length per contender (a
-    slow contender needs fewer steps per chunk).
-    """
-    sizes = {name: (chunks or {}).get(name, chunk) for name in contenders}
-    for step, actions, _ in contenders.values():  # warm-up
-        for i in range(3):
-            step(actions[i % len(actions)])
-    best = dict.fromkeys(contenders, 0.0)
-    for _ in range(rounds):
-        for name, (step, actions, per_step) in contenders.items():
-            size = sizes[name]
-            warm_until = time.perf_counter() + WARM_UP
-            step(actions[0])  # untimed: back to this contender's steady state
-            while time.perf_counter() < warm_until:
-                step(actions[0])
-            start = time.perf_counter()
-            for i in range(size):
-                step(actions[i % len(actions)])
-            best[name] = max(best[name], size * per_step / (time.perf_counter() - start))
-    return best
-
-
 def _portfolio_actions(num_envs: int, count: int = 16) -> list[np.ndarray]:
     rng = np.random.default_rng(1)
     return [rng.random((num_envs, 6), dtype=np.float32) for _ in range(count)]
@@ -259,10 +216,11 @@ def peak_memory(num_envs: int, steps: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=300, help="timed steps per measurement")
+    parser.add_argument("--steps", type=int, default=1200, help="timed steps per measurement")
     parser.add_argument("--quick", action="store_true", help="fewer steps (smoke run)")
     args, _ = parser.parse_known_args()
     rows: list[tuple[str, str, str, bool | None]] = []
+    print(machine(), flush=True)
 
     def row(name: str, value: str, bar: str, ok: bool | None) -> None:
         rows.append((name, value, bar, ok))

@@ -1,45 +1,28 @@
 """MarketMaking-v0 and OptimalExecution-v0: native vector envs against a bare-numpy step.
 
-Run: ``python benchmarks/bench_finance_mm_oe.py [--num-envs 1024] [--steps 2000] [--repeats 5]``.
+Run: ``python benchmarks/bench_finance_mm_oe.py [--num-envs 1024] [--chunk 20] [--rounds 60]``.
 
 For each env, the bare-numpy reference advances ``num_envs`` copies of the same model with
 hand-written array code: draw the randoms, apply the action, update the state, compute the
 reward, build the float32 observation and restart the finished copies (the native env's
 autoreset). The native env runs ``vec.step(actions)`` on the same pre-sampled random actions.
 The bar (issue 8) is native >= 40 % of the bare step's throughput at 1024 sub-envs. A single
-env and a SyncVecEnv of 16 sub-envs are timed for reference.
+env and a SyncVecEnv of 16 sub-envs are timed for reference. Each rate is the best of many
+short chunks, alternated between the contenders (``_timing.interleaved``).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _timing import interleaved, machine
 
 import sekai
 from sekai.envs.finance.market_making import MarketMakingEnv
 from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
-
-
-def _timed(run: Callable[[], object], steps: int) -> float:
-    """Wall time per call of ``run`` over ``steps`` calls."""
-    start = time.perf_counter()
-    for _ in range(steps):
-        run()
-    return (time.perf_counter() - start) / steps
-
-
-def _best(runs: dict[str, Callable[[], object]], steps: int, repeats: int) -> dict[str, float]:
-    """Best time per call of each run; rounds alternate between the runs (noisy machines)."""
-    best = dict.fromkeys(runs, math.inf)
-    for _ in range(repeats):
-        for name, run in runs.items():
-            best[name] = min(best[name], _timed(run, steps))
-    return best
 
 
 class BareMarketMaking:
@@ -123,68 +106,53 @@ def _actions(env_id: str, n: int, pool: int, seed: int) -> list[np.ndarray]:
     return [rng.uniform(0.0, high, (n, dims)).astype(np.float32) for _ in range(pool)]
 
 
-def _cycle(items: list[Any]) -> Callable[[], Any]:
-    state = {"i": 0}
-
-    def next_item() -> Any:
-        state["i"] = (state["i"] + 1) % len(items)
-        return items[state["i"]]
-
-    return next_item
-
-
-def bench_env(env_id: str, bare_cls: Any, n: int, steps: int, repeats: int) -> dict[str, float]:
+def bench_env(env_id: str, bare_cls: Any, n: int, chunk: int, rounds: int) -> dict[str, float]:
     """Steps per second of the bare reference, the native env, a single env and SyncVecEnv(16)."""
-    actions = _cycle(_actions(env_id, n, 64, 0))
+    actions = _actions(env_id, n, 64, 0)
     bare = bare_cls(n)
     native = sekai.make_vec(env_id, n)
     native.reset(seed=0)
-    times = _best(
-        {"bare": lambda: bare.step(actions()), "native": lambda: native.step(actions())},
-        steps,
-        repeats,
+    rates = interleaved(
+        {"bare": (bare.step, actions, n), "native": (native.step, actions, n)}, chunk, rounds
     )
     native.close()
 
     single = sekai.make(env_id)
     single.reset(seed=0)
-    single_actions = _cycle([a[0] for a in _actions(env_id, 1, 64, 1)])
 
-    def single_step() -> None:
-        if single.step(single_actions()).terminated:
+    def single_step(action: np.ndarray) -> None:
+        if single.step(action).terminated:
             single.reset()
 
     sync = sekai.make_vec(env_id, 16, vectorization_mode="sync")
     sync.reset(seed=0)
-    sync_actions = _cycle(_actions(env_id, 16, 64, 2))
-    slow = _best(
-        {"single": single_step, "sync16": lambda: sync.step(sync_actions())},
-        max(1, steps // 4),
-        repeats,
+    slow = interleaved(
+        {
+            "single": (single_step, [a[0] for a in _actions(env_id, 1, 64, 1)], 1),
+            "sync16": (sync.step, _actions(env_id, 16, 64, 2), 16),
+        },
+        chunk,
+        rounds,
     )
     sync.close()
-    return {
-        "bare": n / times["bare"],
-        "native": n / times["native"],
-        "single": 1.0 / slow["single"],
-        "sync16": 16 / slow["sync16"],
-    }
+    return {**rates, **slow}
 
 
 def main() -> None:
     """Print the steps/s of each backend and the native/bare ratio for both envs."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--num-envs", type=int, default=1024)
-    parser.add_argument("--steps", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    parser.add_argument("--chunk", type=int, default=20, help="steps per timed chunk")
+    parser.add_argument("--rounds", type=int, default=60, help="timed chunks per contender")
+    args, _ = parser.parse_known_args()  # the nox session passes its posargs to every script
+    print(machine(), flush=True)
     cases = (
         ("MarketMaking-v0", BareMarketMaking),
         ("OptimalExecution-v0", BareOptimalExecution),
     )
     worst = math.inf
     for env_id, bare in cases:
-        rates = bench_env(env_id, bare, args.num_envs, args.steps, args.repeats)
+        rates = bench_env(env_id, bare, args.num_envs, args.chunk, args.rounds)
         ratio = rates["native"] / rates["bare"]
         worst = min(worst, ratio)
         print(
