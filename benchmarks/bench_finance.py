@@ -10,7 +10,7 @@ Run: ``python benchmarks/bench_finance.py [--steps N] [--quick]``. All ratios co
 4. Native against ``SyncVecEnv`` of the same env at 1024 sub-envs. Bar: >= 100x. Printed with
    it, no bar: the same ratio for the bare-numpy step of 1. (the model with no env machinery at
    all) and for the step's irreducible numpy work (``FloorPortfolio``), the bound that no
-   single-threaded implementation of this model and observation can pass.
+   implementation of this model and observation built from NumPy array operations can pass.
 5. A single ``Portfolio-v0`` against a single ``CartPole-v1`` (when sekai-classic is installed),
    both from ``sekai.make``. Bar: >= 0.5x.
 6. Peak memory (tracemalloc: every numpy allocation) of native ``Portfolio-v0`` at 4096
