@@ -265,3 +265,90 @@ def test_one_start_for_many_sub_envs_is_looked_up_once_and_stays_right() -> None
     for start, row in [("2020-01-10", 9), (np.datetime64("2020-01-20"), 19), (12, 12), (-20, 80)]:
         infos = vec.reset(options={"start": start}).infos
         assert {info["timestamp"] for info in infos} == {timestamps[row]}
+
+
+# -- built-in GBM parameters too extreme for float64 prices ---------------------------------------
+
+EXTREME = "built-in GBM simulated a price of 0 or infinity within 282 steps"
+
+
+@pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0"])
+@pytest.mark.parametrize("kwargs", [{"sigma": 1000.0}, {"mu": 1e6}, {"sigma": 40.0}])
+def test_a_simulated_path_outside_float64_is_refused_at_reset(env_id: str, kwargs: dict) -> None:  # type: ignore[type-arg]
+    # sigma=40 stays in range over the lookback and leaves it later in the episode.
+    env = sekai.make(env_id, **kwargs)
+    with pytest.raises(ValueError, match=EXTREME) as caught:
+        env.reset(seed=0)
+    name, value = next(iter(kwargs.items()))
+    assert f"{name}={value!r}" in str(caught.value)
+    sync = sekai.make_vec(env_id, 2, vectorization_mode="sync", **kwargs)
+    with pytest.raises(ValueError, match=EXTREME):
+        sync.reset(seed=0)
+
+
+@pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0"])
+def test_native_envs_refuse_the_lookback_of_an_extreme_gbm_at_reset(env_id: str) -> None:
+    vec = sekai.make_vec(env_id, 3, sigma=1000.0)
+    with pytest.raises(ValueError, match=EXTREME + r".*sigma=1000\.0"):
+        vec.reset(seed=0)
+
+
+@pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0"])
+def test_native_envs_refuse_the_step_that_leaves_float64_and_change_nothing(env_id: str) -> None:
+    vec = sekai.make_vec(env_id, 4, sigma=40.0)
+    vec.reset(seed=0)
+    actions = _holding(env_id)
+    with pytest.raises(ValueError, match=EXTREME + r".*sigma=40\.0"):
+        for _ in range(252):
+            price, steps = vec.get_attr("price"), vec.get_attr("elapsed_steps")
+            vec.step(actions)
+    assert 150 < steps[0] < 252  # it happened mid-episode, and the failed step changed nothing
+    assert np.array_equal(vec.get_attr("elapsed_steps"), steps)
+    assert np.array_equal(np.asarray(vec.get_attr("price")), np.asarray(price))
+
+
+def _holding(env_id: str) -> np.ndarray:
+    """Actions no price move wipes out: flat Trading, equal long-only Portfolio weights."""
+    if env_id == "Trading-v0":
+        return np.ones(4, dtype=np.int64)  # position 0.0
+    return np.full((4, 6), 1 / 6, dtype=np.float32)
+
+
+def test_online_sub_envs_beside_model_replays_are_checked_too() -> None:
+    # A wipe-out (a trade costing everything) resets sub-env 0 after the model is set: it
+    # replays the model's path while the others keep simulating their extreme GBM online.
+    vec = TradingVecEnv(4, sigma=40.0, mu=0.0, transaction_cost=0.6)
+    vec.reset(seed=0)
+    flat, long, short = 1, 2, 0  # indices into positions (-1, 0, 1)
+    vec.step(np.array([long, flat, flat, flat]))
+    vec.set_attr("model", GBM(sigma=0.2, dt=1 / 252))
+    result = vec.step(np.array([short, flat, flat, flat]))  # turnover 2: a cost of 1.2
+    assert result.terminated.tolist() == [True, False, False, False]
+    with pytest.raises(ValueError, match=EXTREME + r".*sigma=40\.0"):
+        for _ in range(252):
+            vec.step(np.full(4, flat))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # numpy's, then ours
+@pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0"])
+def test_native_envs_refuse_a_price_that_overflows_mid_episode(env_id: str) -> None:
+    vec = sekai.make_vec(env_id, 4, mu=700.0, sigma=0.0)  # log price +2.8 a step: inf by ~225
+    vec.reset(seed=0)
+    actions = _holding(env_id)
+    with pytest.raises(ValueError, match=EXTREME + r".*mu=700\.0"):
+        for _ in range(252):
+            steps = vec.get_attr("elapsed_steps")
+            vec.step(actions)
+    assert 150 < steps[0] < 252
+
+
+def test_the_moving_sub_envs_are_checked_while_others_are_frozen() -> None:
+    vec = TradingVecEnv(4, sigma=40.0, mu=0.0, transaction_cost=0.6, autoreset=False)
+    vec.reset(seed=0)
+    flat, long, short = 1, 2, 0
+    vec.step(np.array([long, flat, flat, flat]))
+    vec.step(np.array([short, flat, flat, flat]))  # sub-env 0 is wiped out, and freezes
+    assert vec.frozen.tolist() == [True, False, False, False]
+    with pytest.raises(ValueError, match=EXTREME + r".*sigma=40\.0"):
+        for _ in range(252):
+            vec.step(np.full(4, flat))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -99,6 +100,29 @@ def gbm_path(
     path: np.ndarray = np.exp(log_prices)
     path[0] = s0_a  # exactly s0 (exp(log(s0)) may differ in the last bit)
     return path
+
+
+def check_gbm_prices(prices: np.ndarray, env: Any, steps: int) -> None:
+    """Refuse prices of ``env``'s built-in GBM that left float64's range (0, inf or NaN):
+    parameters such as ``sigma=1000`` carry a price to 0 or infinity within ``steps`` steps.
+
+    Raises:
+        ValueError: naming ``env``'s ``mu``, ``sigma`` and ``dt``.
+    """
+    if not prices.size:
+        return
+    # NaN fails both comparisons; the ufunc reductions skip ndarray.min's Python wrapper
+    if (
+        np.minimum.reduce(prices, axis=None) > 0.0
+        and np.maximum.reduce(prices, axis=None) < math.inf
+    ):
+        return
+    name = type(env).__name__
+    raise ValueError(
+        f"{name}'s built-in GBM simulated a price of 0 or infinity within {steps} steps "
+        f"(mu={env.mu!r}, sigma={env.sigma!r}, dt={env.dt!r}): these parameters are too extreme "
+        "for float64 prices. Use a smaller sigma or mu, or pass model= or prices=."
+    )
 
 
 def sample_window(rng: np.random.Generator, prices: Any, length: int) -> np.ndarray:

@@ -15,7 +15,7 @@ from sekai.envs.finance._common import (
     parse_options,
     python_scalar,
 )
-from sekai.envs.finance._helpers import simulated_prices
+from sekai.envs.finance._helpers import check_gbm_prices, simulated_prices
 from sekai.finance._values import real_array
 from sekai.finance.costs import CostModel, as_cost_model
 from sekai.finance.data import MarketData
@@ -405,7 +405,12 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         if history is None:
             if "start" in opts:
                 raise ValueError(_NEEDS_HISTORY)
-            path = self._simulate_path()
+            if self._model is None:
+                with np.errstate(over="ignore"):  # refused just below, naming the parameters
+                    path = self._simulate_path()
+                check_gbm_prices(path, self, self._window - 1)
+            else:  # a model's prices are checked as it returns them
+                path = self._simulate_path()
             with np.errstate(divide="ignore"):
                 self._log_returns = np.log(path[1:] / path[:-1])
             self._log_returns32 = self._log_returns.astype(np.float32)

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.envs.finance._common import parse_options
-from sekai.envs.finance._helpers import simulated_prices
+from sekai.envs.finance._helpers import check_gbm_prices, simulated_prices
 from sekai.envs.finance._window import History
 from sekai.envs.finance.vector._base import (
     HISTORY,
@@ -280,12 +280,14 @@ class WindowVecEnv(FinanceVecEnv):
             r = growth - 1.0
             assert self._path is not None
             if frozen is None:
+                check_gbm_prices(after, self, self._window - 1)  # before any state changes
                 if isinstance(index, int):
                     self._path[index + 1] = after
                 else:
                     self._path[index + 1, self._rows] = after
             else:
                 moving = np.flatnonzero(~frozen)
+                check_gbm_prices(after[moving], self, self._window - 1)
                 column = index if isinstance(index, int) else index[moving]
                 self._path[column + 1, moving] = after[moving]
         self._push_returns(log_returns)
@@ -305,6 +307,7 @@ class WindowVecEnv(FinanceVecEnv):
             after = np.where(from_model[:, None], after, online)
             before = np.where(from_model[:, None], before, self._price)
             moving = np.flatnonzero(~from_model if frozen is None else ~from_model & ~frozen)
+            check_gbm_prices(after[moving], self, self._window - 1)
             column = index if isinstance(index, int) else index[moving]
             self._path[column + 1, moving] = after[moving]
         with np.errstate(divide="ignore"):
@@ -452,7 +455,9 @@ class WindowVecEnv(FinanceVecEnv):
         for i in range(1, lookback):  # log prices: the running sum of the increments
             np.add(steps[i - 1], steps[i], out=steps[i])
         steps += terms[3]
-        np.exp(steps, out=steps)
+        with np.errstate(over="ignore"):  # refused just below, naming the parameters
+            np.exp(steps, out=steps)
+        check_gbm_prices(steps, self, self._window - 1)
         self._path[0, rows] = np.asarray(self._gbm_parameters()[2], np.float64)  # exactly s0
         if not full:
             self._path[1 : lookback + 1, rows] = steps
