@@ -220,14 +220,41 @@ def test_blocks_follow_the_generator_they_are_given() -> None:
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
 
 
-def test_large_draws_skip_the_block_but_keep_its_rest() -> None:
+def test_draws_too_big_to_draw_ahead_skip_the_block_but_keep_its_rest() -> None:
     blocks, rng = NormalBlocks(), np.random.default_rng(2)
     small = blocks.draw(rng, (4,))
-    big = blocks.draw(rng, (_normals._CHUNK,))
+    big = blocks.draw(rng, (_normals._MAX_BLOCK + 1,))
     again = blocks.draw(rng, (4,))
-    assert big.shape == (_normals._CHUNK,)
+    assert big.shape == (_normals._MAX_BLOCK + 1,)
     block = blocks._block
     assert np.array_equal(block[:4], small) and np.array_equal(block[4:8], again)
+
+
+def test_draws_of_a_pass_or_more_share_a_block_that_ends_on_a_pass_boundary() -> None:
+    chunk = _normals._CHUNK
+    size = 4 * chunk // 3  # 4,096 sub-envs of 5 assets: 20,480
+    blocks, rng = NormalBlocks(), np.random.default_rng(6)
+    draws = [blocks.draw(rng, (size // 5, 5)) for _ in range(4)]
+    assert blocks._block.size == 4 * chunk  # the fourth draw opened a second block
+    whole = np.empty(8 * chunk)  # the two blocks of three draws, in four full passes each
+    fill_standard_normal(np.random.default_rng(6), whole)
+    assert np.array_equal(np.concatenate([d.ravel() for d in draws]), whole[: 4 * size])
+
+
+@pytest.mark.parametrize("size", [5, 5120, 15_360, 15_361, 20_480, 30_720, 40_960, 100_000])
+def test_each_block_takes_the_fewest_passes_per_draw(size: int) -> None:
+    chunk, cap = _normals._CHUNK, _normals._MAX_BLOCK
+    block = _normals._block_size(size)
+    assert block % size == 0 and block <= max(cap, size)
+
+    def passes_per_draw(draws: int) -> float:
+        return -(-draws * size // chunk) / draws
+
+    if size < chunk:
+        assert block == chunk // size * size
+    else:
+        candidates = range(1, cap // size + 1)
+        assert passes_per_draw(block // size) == min(passes_per_draw(d) for d in candidates)
 
 
 def test_fill_takes_small_arrays_from_the_block_and_fills_large_ones_directly() -> None:
