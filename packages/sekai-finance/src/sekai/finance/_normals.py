@@ -9,7 +9,8 @@ standard normal, taken from ``Generator.standard_normal``. The result has the sa
 distribution as ``standard_normal``, not the same values.
 
 The native envs draw a small array every step; ``NormalBlocks`` draws several steps' worth
-at once (a block of up to 15,360), which is where the whole-array form pays off.
+at once (a block of one to eight passes of 15,360), which is where the whole-array form pays
+off.
 """
 
 from __future__ import annotations
