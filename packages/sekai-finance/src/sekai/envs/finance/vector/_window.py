@@ -287,9 +287,10 @@ class WindowVecEnv(FinanceVecEnv):
                     self._path[index + 1, self._rows] = after
             else:
                 moving = np.flatnonzero(~frozen)
-                check_gbm_prices(after[moving], self, self._window - 1)
+                moved = after[moving]
+                check_gbm_prices(moved, self, self._window - 1)
                 column = index if isinstance(index, int) else index[moving]
-                self._path[column + 1, moving] = after[moving]
+                self._path[column + 1, moving] = moved
         self._push_returns(log_returns)
         self._price = after if frozen is None else np.where(frozen[:, None], self._price, after)
         return r, before, after
@@ -307,9 +308,10 @@ class WindowVecEnv(FinanceVecEnv):
             after = np.where(from_model[:, None], after, online)
             before = np.where(from_model[:, None], before, self._price)
             moving = np.flatnonzero(~from_model if frozen is None else ~from_model & ~frozen)
-            check_gbm_prices(after[moving], self, self._window - 1)
+            moved = after[moving]
+            check_gbm_prices(moved, self, self._window - 1)
             column = index if isinstance(index, int) else index[moving]
-            self._path[column + 1, moving] = after[moving]
+            self._path[column + 1, moving] = moved
         with np.errstate(divide="ignore"):
             log_returns = np.log(after / before)
         return after / before - 1.0, before, after, log_returns
