@@ -107,3 +107,33 @@ def test_equal_weight_with_shorts():
 def test_equal_weight_beats_cash_on_the_default_market():
     mean, error = evaluate(EqualWeight(include_cash=True), "Portfolio-v0", 2048, seed=7)
     assert abs(mean - 0.0423) < 4 * np.hypot(error, 0.0006)
+
+
+def test_kelly_buy_and_hold_reads_a_gbm_model():
+    from sekai.finance.simulators import GBM
+
+    sigma = np.array([0.2, 0.3])
+    model = GBM(mu=[0.08, 0.02], sigma=sigma, corr=np.eye(2))
+    expected = kelly_weights([0.08, 0.02], sigma, np.eye(2))
+    single = sekai.make("Portfolio-v0", model=model)
+    action = KellyBuyAndHold()(single.reset(seed=0).observation, single)
+    np.testing.assert_allclose(action[:2], expected)
+    independent = GBM(mu=0.1, sigma=0.2, n_assets=3)  # corr=None
+    vec = sekai.make_vec("Portfolio-v0", 2, model=independent)
+    actions = KellyBuyAndHold()(vec.reset(seed=0).observations, vec)
+    np.testing.assert_allclose(actions, [[1 / 3, 1 / 3, 1 / 3, 0.0]] * 2)
+
+
+@pytest.mark.parametrize("mode", ["single", "native", "sync"])
+def test_kelly_buy_and_hold_refuses_a_market_without_gbm_parameters(mode: str):
+    from sekai.finance.simulators import Heston
+
+    history = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0, 0.01, (600, 2)), 0))
+    sources = [({"prices": history}, "replays a price history"), ({"model": Heston()}, "Heston")]
+    for kwargs, match in sources:
+        if mode == "single":
+            env = sekai.make("Portfolio-v0", **kwargs)
+        else:
+            env = sekai.make_vec("Portfolio-v0", 2, vectorization_mode=mode, **kwargs)
+        with pytest.raises(ValueError, match=match):
+            KellyBuyAndHold()(None, env)

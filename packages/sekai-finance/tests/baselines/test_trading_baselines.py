@@ -75,3 +75,11 @@ def test_evaluate_falls_back_to_sync_for_envs_without_native_version():
     # Market-v0 registers no vector_entry_point, so evaluate() must build a SyncVecEnv.
     mean, error = evaluate(RandomPolicy(0), "Market-v0", 4, seed=0)
     assert np.isfinite(mean) and error >= 0
+
+
+def test_constant_position_index_must_fit_the_env():
+    env = sekai.make("Trading-v0", positions=(0.0, 1.0))
+    obs = env.reset(seed=0).observation
+    assert ConstantPosition(1)(obs, env) == 1
+    with pytest.raises(ValueError, match=r"index must be below the env's 2 positions.*got 2"):
+        ConstantPosition(2)(obs, env)

@@ -134,7 +134,9 @@ class ConstantMix:
         weights: target asset weights ``(n,)``, finite, with a gross ``Σ|w| <= 1``; negative
             (short) weights need an env made with ``allow_short=True``.
         rebalance: trade back to the mix every step (True), or enter it once and then send the
-            observed drifted weights back as the action, which trades nothing (False).
+            observed drifted weights back as the action, which trades nothing (False). Those
+            actions are float64, the weights exactly as held (float32 would round them into
+            small trades); the action space contains them.
     """
 
     def __init__(self, weights: Any, *, rebalance: bool = True) -> None:
@@ -197,17 +199,47 @@ class ConstantMix:
 
 
 class KellyBuyAndHold(ConstantMix):
-    """Enter the env's Kelly mix (``kelly_weights`` of its ``mu``, ``sigma``, ``corr``), then
-    let it drift without trading."""
+    """Enter the env's Kelly mix (``kelly_weights`` of its GBM's ``mu``, ``sigma``, ``corr``),
+    then let it drift without trading.
+
+    The GBM is the env's built-in one, or its ``model=`` when that is a ``GBM``. Any other
+    market (another model, or a replayed ``prices=``/``data=`` history) has no Kelly mix to
+    read: estimate the parameters and use
+    ``ConstantMix(kelly_weights(mu, sigma, corr), rebalance=False)``.
+    """
 
     def __init__(self) -> None:
         super().__init__(np.zeros(1), rebalance=False)
         self._key: tuple[Any, ...] | None = None
 
+    def _market(self, env: Any) -> tuple[Any, Any, Any]:
+        """``(mu, sigma, corr)`` of the GBM the env simulates (``corr`` None: independent
+        assets); ``ValueError`` for another market."""
+        if env_attr(env, "data") is not None:
+            raise ValueError(
+                f"{self!r} needs the GBM parameters of a simulated market, but the env replays "
+                "a price history (prices=/data=); estimate mu, sigma and corr from it and use "
+                "ConstantMix(kelly_weights(mu, sigma, corr), rebalance=False)."
+            )
+        model = env_attr(env, "model")
+        if model is None:
+            return env_attr(env, "mu"), env_attr(env, "sigma"), env_attr(env, "corr")
+        from sekai.finance.simulators import GBM
+
+        if not isinstance(model, GBM):
+            raise ValueError(
+                f"{self!r} needs the parameters of a GBM market, but the env simulates "
+                f"model={model!r}; use ConstantMix(kelly_weights(mu, sigma, corr), "
+                "rebalance=False) with that model's parameters."
+            )
+        return model.mu, model.sigma, model.corr
+
     def _target(self, env: Any) -> np.ndarray:
-        mu, sigma, corr = (env_attr(env, name) for name in ("mu", "sigma", "corr"))
+        mu, sigma, corr = self._market(env)
         key = (mu, sigma, corr, bool(env_attr(env, "allow_short")))
         if self._key is None or any(a is not b for a, b in zip(self._key, key)):
+            if corr is None:
+                corr = np.eye(_n_assets(env))
             self.weights = kelly_weights(mu, sigma, corr, allow_short=key[3])
             self._key = key
         return self.weights

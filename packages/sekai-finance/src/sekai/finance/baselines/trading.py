@@ -23,10 +23,20 @@ class ConstantPosition:
         self.index: int = check_count("index", index, 0)
 
     def _index(self, env: Any) -> int:
+        n = len(env_attr(env, "positions"))
+        if self.index >= n:
+            raise ValueError(
+                f"{self!r}: index must be below the env's {n} positions "
+                f"{list(env_attr(env, 'positions'))}, got {self.index}."
+            )
         return self.index
 
     def __call__(self, observation: Any, env: Any) -> Any:
-        """The action (an int), or a ``(num_envs,)`` batch for a vector env."""
+        """The action (an int), or a ``(num_envs,)`` batch for a vector env.
+
+        Raises:
+            ValueError: ``index`` is not an index into the env's ``positions``.
+        """
         require_env(self, env, "Trading-v0")
         index = self._index(env)
         if is_batch(env):
