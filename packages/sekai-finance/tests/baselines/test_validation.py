@@ -121,6 +121,28 @@ def test_evaluate_refuses_a_non_policy(policy: Any):
         B.evaluate(policy, "Trading-v0", 2)
 
 
+def test_evaluate_refuses_a_policy_of_one_argument():
+    with pytest.raises(TypeError, match=r"callable as policy\(observations, vec_env\)"):
+        B.evaluate(lambda observations: 0, "Trading-v0", 2)
+    # extra defaulted or variadic parameters are fine
+    assert B.evaluate(lambda o, env, extra=1: np.ones(2, int), "Trading-v0", 2) == (0.0, 0.0)
+    assert B.evaluate(lambda *args: np.ones(2, int), "Trading-v0", 2) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"vector_kwargs": {"autoreset": True}},
+        {"vectorization_mode": "sync"},
+        {"wrappers": [RecordEpisodeStatistics]},
+    ],
+)
+def test_evaluate_refuses_vector_options_in_env_kwargs(kwargs: dict[str, Any]):
+    (name,) = kwargs
+    with pytest.raises(TypeError, match=f"evaluate\\(\\) got {name}=: it builds the vector env"):
+        B.evaluate(B.BuyAndHold(), "Trading-v0", 2, **kwargs)
+
+
 def test_evaluate_refuses_a_policy_class():
     with pytest.raises(TypeError, match=r"pass an instance, e.g. BuyAndHold\(\)"):
         B.evaluate(B.BuyAndHold, "Trading-v0", 2)  # type: ignore[arg-type]

@@ -100,6 +100,20 @@ def test_report_errors_say_what_is_missing() -> None:
         episode_report(np.zeros(3), periods_per_year=0)
 
 
+@pytest.mark.parametrize("source", [None, 0.1, np.float64(0.1), "returns"])
+def test_report_of_what_is_not_a_series_is_a_type_error_naming_source(source: object) -> None:
+    with pytest.raises(TypeError, match=r"source to be a RecordPerformance-wrapped env"):
+        episode_report(source)
+
+
+@pytest.mark.parametrize(
+    ("periods", "error"), [("252", TypeError), (True, TypeError), (float("inf"), ValueError)]
+)
+def test_report_periods_per_year_is_a_finite_number(periods: object, error: type) -> None:
+    with pytest.raises(error, match="periods_per_year must be a"):
+        episode_report(np.zeros(3), periods_per_year=periods)
+
+
 def test_save_writes_a_png_chart(tmp_path: Path) -> None:
     from PIL import Image
 

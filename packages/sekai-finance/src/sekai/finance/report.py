@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 import os
 from pathlib import Path
@@ -206,15 +207,20 @@ def episode_report(source: Any, *, periods_per_year: float | None = None) -> Epi
 
     Raises:
         ValueError: the env has no finished episode yet, or the returns are not a valid
-            1-D finite series; ``periods_per_year`` is not > 0.
-        TypeError: ``source`` is neither an env with ``RecordPerformance`` nor a series.
+            1-D finite series; ``periods_per_year`` is not a finite number > 0.
+        TypeError: ``source`` is neither an env with ``RecordPerformance`` nor a series
+            (None, a number, a string); ``periods_per_year`` is not a number (bools included).
     """
-    if periods_per_year is not None and (
-        isinstance(periods_per_year, bool)
-        or not isinstance(periods_per_year, numbers.Real)
-        or not periods_per_year > 0
-    ):
-        raise ValueError(f"periods_per_year must be > 0, got {periods_per_year!r}.")
+    if periods_per_year is not None:
+        if isinstance(periods_per_year, (bool, np.bool_)) or not isinstance(
+            periods_per_year, numbers.Real
+        ):
+            raise TypeError(
+                "periods_per_year must be a number > 0 or None, got "
+                f"{type(periods_per_year).__name__} {periods_per_year!r}."
+            )
+        if not (math.isfinite(periods_per_year) and periods_per_year > 0):
+            raise ValueError(f"periods_per_year must be a finite number > 0, got {periods_per_year!r}.")
     recorder = _find_recorder(source)
     if recorder is None:
         if hasattr(source, "step") and hasattr(source, "reset"):
@@ -223,13 +229,16 @@ def episode_report(source: Any, *, periods_per_year: float | None = None) -> Epi
                 f"{type(source).__name__} has none: wrap the env in "
                 "sekai.finance.RecordPerformance before running the episode."
             )
+        needs = (
+            "episode_report() needs source to be a RecordPerformance-wrapped env or a 1-D "
+            f"array of returns, got {type(source).__name__}"
+        )
+        if source is None or isinstance(source, (str, bytes, numbers.Number, np.generic)):
+            raise TypeError(f"{needs} {source!r}.")
         try:
             returns = np.asarray(source, dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"episode_report() needs a RecordPerformance-wrapped env or a 1-D array of "
-                f"returns, got {type(source).__name__}."
-            ) from exc
+            raise TypeError(f"{needs}.") from exc
         ppy = 252.0 if periods_per_year is None else float(periods_per_year)
         return EpisodeReport(performance_summary(returns, ppy), returns, periods_per_year=ppy)
     if recorder.last_summary is None or recorder.last_returns is None:

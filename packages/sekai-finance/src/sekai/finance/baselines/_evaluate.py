@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,25 @@ def env_attr(env: Any, name: str) -> Any:
     if is_batch(env):
         return env.get_attr(name)[0]
     return env.get_attr(name)
+
+
+# make_vec()'s own keywords, which evaluate() sets itself.
+_VECTOR_OPTIONS = frozenset({"vectorization_mode", "vector_kwargs", "wrappers"})
+
+
+def _check_two_arguments(policy: Callable[..., Any]) -> None:
+    """``TypeError`` unless ``policy`` takes ``(observations, vec_env)`` positionally."""
+    try:
+        signature = inspect.signature(policy)
+    except (TypeError, ValueError):  # no signature to read (some builtins): call it and see
+        return
+    try:
+        signature.bind(None, None)
+    except TypeError as exc:
+        raise TypeError(
+            "policy must be callable as policy(observations, vec_env) -> actions, but "
+            f"{policy!r} has the signature {signature}."
+        ) from exc
 
 
 def evaluate(
@@ -57,7 +77,9 @@ def evaluate(
         ``(mean, standard_error)`` as Python floats (the error is 0 for a single episode).
 
     Raises:
-        TypeError: ``policy`` is not a policy; ``episodes``, ``seed`` or ``num_envs`` is not an
+        TypeError: ``policy`` is not a policy (or not callable with two arguments);
+            ``env_kwargs`` holds ``vectorization_mode``, ``vector_kwargs`` or ``wrappers``;
+            ``episodes``, ``seed`` or ``num_envs`` is not an
             int (bools, floats and Generators included); the policy is for another env.
         ValueError: ``episodes`` or ``num_envs`` below 1, or a negative ``seed``.
     """
@@ -72,6 +94,14 @@ def evaluate(
         raise TypeError(
             "policy must be a callable policy(observations, vec_env) -> actions, such as a "
             f"baseline of sekai.finance.baselines, got {type(policy).__name__}."
+        )
+    _check_two_arguments(policy)
+    builder = sorted(_VECTOR_OPTIONS.intersection(env_kwargs))
+    if builder:
+        raise TypeError(
+            f"evaluate() got {', '.join(f'{name}=' for name in builder)}: it builds the vector "
+            "env itself (the native version when there is one, autoreset=False), so "
+            "**env_kwargs takes only the env's own keyword arguments."
         )
     remaining = check_count("episodes", episodes)
     first_seed = check_seed("seed", seed)
