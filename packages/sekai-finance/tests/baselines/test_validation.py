@@ -301,3 +301,24 @@ def test_evaluate_quotes_checks_the_quote_function() -> None:
         evaluate_quotes(env, 5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"quotes\(199, q\) must return .* shape \(101, 2\)"):
         evaluate_quotes(env, lambda t, q: np.ones(3))
+
+
+@pytest.mark.parametrize(
+    ("env_id", "policy", "key"),
+    [
+        ("LimitOrderBook-v0", B.InventorySkew(), "agent"),
+        ("Market-v0", B.VolatilityFilter(), "assets"),
+        ("Market-v0", B.RegimeOracle(), "assets"),
+    ],
+)
+def test_policies_reading_the_observation_refuse_a_flattened_one(
+    env_id: str, policy: Any, key: str
+) -> None:
+    from sekai.wrappers import FlattenObservation
+
+    env = FlattenObservation(sekai.make(env_id))
+    observation = env.reset(seed=0).observation
+    with pytest.raises(TypeError, match=rf"reads observation\['{key}'\].*got ndarray of shape"):
+        policy(observation, env)
+    with pytest.raises(TypeError, match=r"with keys \['x'\]"):
+        policy({"x": 0}, env)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import numbers
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ __all__ = [
     "check_flag",
     "check_number",
     "check_seed",
+    "observation_entry",
     "per_asset",
     "real_vector",
     "require_env",
@@ -154,4 +156,20 @@ def require_env(policy: object, env: Any, env_id: str) -> None:
     raise TypeError(
         f"{type(policy).__name__} is a policy for {env_id} ({' or '.join(names)}, single or "
         f"vector), not for {what}{hint}."
+    )
+
+
+def observation_entry(policy: object, observation: Any, key: str) -> Any:
+    """``observation[key]`` of the env's Dict observation; ``TypeError`` naming ``observation``
+    when it is not one (e.g. flattened by ``FlattenObservation``)."""
+    if isinstance(observation, Mapping) and key in observation:
+        return observation[key]
+    shape = getattr(observation, "shape", None)
+    got = type(observation).__name__ + ("" if shape is None else f" of shape {shape}")
+    if isinstance(observation, Mapping):
+        got += f" with keys {sorted(observation)}"
+    raise TypeError(
+        f"{policy!r} reads observation[{key!r}] of the env's Dict observation, got {got}: "
+        "give it the env's own observations (not through FlattenObservation or another "
+        "observation wrapper)."
     )

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance.baselines._checks import check_count, require_env
+from sekai.finance.baselines._checks import check_count, observation_entry, require_env
 from sekai.finance.baselines._evaluate import env_attr, is_batch
 
 __all__ = ["FixedQuotes", "InventorySkew", "lob_limits"]
@@ -20,9 +20,9 @@ def lob_limits(env: Any) -> tuple[int, int]:
     return int(env_attr(env, "max_inventory")), int(env_attr(env, "max_quote_offset"))
 
 
-def _inventory(observation: Any, max_inventory: int) -> np.ndarray:
+def _inventory(agent: Any, max_inventory: int) -> np.ndarray:
     """Inventory from the observation's ``agent`` entry (batched like the observation)."""
-    scaled = np.asarray(observation["agent"], dtype=np.float64)[..., 0]
+    scaled = np.asarray(agent, dtype=np.float64)[..., 0]
     inventory: np.ndarray = np.rint(scaled * max_inventory).astype(np.int64)
     return inventory
 
@@ -53,12 +53,12 @@ class InventorySkew:
         """The action for one env (or one trader), or a batch for a vector env."""
         require_env(self, env, "LimitOrderBook-v0")
         max_inventory, k = lob_limits(env)
-        agent = observation["agent"]
+        agent = observation_entry(self, observation, "agent")
         if np.ndim(agent) == 1:  # one observation: plain ints are faster than array arithmetic
             q = round(float(agent[0]) * max_inventory)
             lots = self.lots_per_level
             return np.array([min(1 + max(q, 0) // lots, k), min(1 + max(-q, 0) // lots, k), 1])
-        return self.action_for(_inventory(observation, max_inventory), k)
+        return self.action_for(_inventory(agent, max_inventory), k)
 
     def __repr__(self) -> str:
         return f"InventorySkew(lots_per_level={self.lots_per_level})"

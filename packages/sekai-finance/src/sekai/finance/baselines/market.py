@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance.baselines._checks import check_number, require_env
+from sekai.finance.baselines._checks import check_number, observation_entry, require_env
 from sekai.finance.baselines._evaluate import env_attr, is_batch
 
 __all__ = ["RegimeOracle", "VolatilityFilter", "equal_weight_action"]
@@ -60,7 +60,7 @@ class VolatilityFilter:
 
     def volatility(self, observation: Any) -> np.ndarray:
         """Std of the equal-weight portfolio's returns over the lookback (batched like obs)."""
-        assets = observation["assets"]
+        assets = observation_entry(self, observation, "assets")
         values = np.asarray(assets["values"], dtype=np.float64)  # (..., S, L, F)
         mask = np.asarray(assets["mask"], dtype=np.float64)  # (..., S)
         contribution = values[..., 0] * values[..., 1] * mask[..., None]
@@ -72,7 +72,7 @@ class VolatilityFilter:
         """The action for one env, or a batch for a vector env."""
         require_env(self, env, "Market-v0")
         allow_short = bool(env_attr(env, "allow_short"))
-        mask = np.asarray(observation["assets"]["mask"])
+        mask = np.asarray(observation_entry(self, observation, "assets")["mask"])
         return _select(self.volatility(observation) <= self.threshold, mask, allow_short)
 
     def __repr__(self) -> str:
@@ -102,7 +102,7 @@ class RegimeOracle:
         """The action for one env, or a batch for a vector env."""
         require_env(self, env, "Market-v0")
         allow_short = bool(env_attr(env, "allow_short"))
-        mask = np.asarray(observation["assets"]["mask"])
+        mask = np.asarray(observation_entry(self, observation, "assets")["mask"])
         return _select(self._regime(observation, env) == 0, mask, allow_short)
 
     def __repr__(self) -> str:
