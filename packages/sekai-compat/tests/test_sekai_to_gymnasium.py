@@ -395,3 +395,12 @@ def test_maskable_ppo_trains_on_a_converted_masked_env() -> None:
     finally:
         torch.set_num_threads(threads)
     assert model.num_timesteps == 128
+
+
+def test_an_explicit_render_mode_must_match_the_renderers_frames() -> None:
+    with pytest.raises(ValueError, match="TextRenderer renders 'ansi' frames"):
+        to_gymnasium(sekai.make("CartPole-v1"), renderer=TextRenderer(), render_mode="rgb_array")
+    with pytest.raises(ValueError, match="CartPoleRenderer renders 'rgb_array' frames"):
+        to_gymnasium(sekai.make("CartPole-v1"), renderer=CartPoleRenderer(), render_mode="ansi")
+    explicit = to_gymnasium(sekai.make("CartPole-v1"), renderer=TextRenderer(), render_mode="ansi")
+    assert explicit.render_mode == "ansi"

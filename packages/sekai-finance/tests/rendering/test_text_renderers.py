@@ -192,3 +192,17 @@ def test_lob_market_lines_show_every_trader() -> None:
     env.step({a: np.array([1, 1, 1]) for a in env.acting})
     line = renderer.render(env)
     assert "\n" not in line and line.split()[0] == "1" and line.split()[4] == "0"
+
+
+def test_text_renderers_declare_ansi_frames_to_gymnasium() -> None:
+    from sekai.compat import to_gymnasium
+    from sekai.envs.finance.rendering import PortfolioRenderer
+
+    text = to_gymnasium(sekai.make("Trading-v0"), renderer=TradingTextRenderer())
+    assert text.render_mode == "ansi" and text.metadata["render_modes"] == ["ansi"]
+    text.reset(seed=0)
+    assert text.render().startswith("Trading-v0\n")
+    image = to_gymnasium(sekai.make("Portfolio-v0"), renderer=PortfolioRenderer())
+    assert image.render_mode == "rgb_array"
+    with pytest.raises(ValueError, match="renders 'ansi' frames"):
+        to_gymnasium(sekai.make("Trading-v0"), renderer=TradingTextRenderer(), render_mode="rgb_array")

@@ -43,16 +43,21 @@ def _render_mode(renderer: Renderer | None, render_mode: str | None) -> str | No
             "to_gymnasium() expects a renderer with render(env) and close() methods, got "
             f"{type(renderer).__name__}."
         )
-    if render_mode is None:
-        # A text renderer may say so with a render_mode attribute; images are the default.
-        render_mode = getattr(renderer, "render_mode", None)
-        if render_mode not in RENDER_MODES:
-            render_mode = "rgb_array"
-    if render_mode not in RENDER_MODES:
+    if render_mode is not None and render_mode not in RENDER_MODES:
         hint = f" {_HUMAN}" if render_mode == "human" else ""
         raise ValueError(
             f"to_gymnasium() supports render_mode 'rgb_array' (image renderers) and 'ansi' "
             f"(text renderers), got {render_mode!r}.{hint}"
+        )
+    # A renderer may declare its frames with a render_mode attribute; images are the default.
+    declared = getattr(renderer, "render_mode", None)
+    declared = declared if declared in RENDER_MODES else None
+    if render_mode is None:
+        return declared or "rgb_array"
+    if declared is not None and render_mode != declared:
+        raise ValueError(
+            f"to_gymnasium() got render_mode={render_mode!r}, but {type(renderer).__name__} "
+            f"renders {declared!r} frames; leave render_mode out or pass {declared!r}."
         )
     return render_mode
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,8 @@ def _check_size(name: str, value: int) -> int:
 
 class _ClassicRenderer(BaseRenderer):
     """Shared parts: size checks, the theme, and a cached static background."""
+
+    render_mode: ClassVar[str] = "rgb_array"  # image frames (read by to_gymnasium)
 
     def __init__(self, width: int, height: int, theme: str | Theme) -> None:
         self.width = _check_size("width", width)

@@ -6,7 +6,7 @@ import numbers
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +76,8 @@ class Dashboard(BaseRenderer):
         window: show only the latest ``window`` steps (None: the whole episode).
         progress: show the step count in the header and a progress rule under it.
     """
+
+    render_mode: ClassVar[str] = "rgb_array"  # image frames (read by to_gymnasium)
 
     def __init__(
         self,

@@ -192,6 +192,7 @@ class FinanceTextRenderer(BaseRenderer):
     The first call of an episode also returns a title line and the column headers.
     """
 
+    render_mode: ClassVar[str] = "ansi"  # text frames (read by to_gymnasium)
     env_type: ClassVar[type]
     env_title: ClassVar[str]
 
