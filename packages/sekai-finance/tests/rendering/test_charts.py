@@ -200,3 +200,33 @@ def test_the_universe_chart_greys_untradable_time() -> None:
         frame = dashboard.render(env)
     grid = np.all(frame.astype(np.int16) == np.asarray(theme.grid), axis=2)
     assert grid.sum() > 500  # the untradable middle slot
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: PriceChart("price", title=3),
+        lambda: LineChart([Series("price")], title=None),
+        lambda: AreaChart("weights", title=b"w"),
+        lambda: BarChart("weights", title=1.0),
+        lambda: UniverseChart("weights", title=[]),
+        lambda: OrderBookChart("book", title=0),
+        lambda: Dashboard(PriceChart("price"), title=7),
+    ],
+)
+def test_titles_must_be_strings(make: Any) -> None:
+    with pytest.raises(TypeError, match="title must be a str, got"):
+        make()
+
+
+def test_a_missing_attribute_source_names_the_env_and_its_attributes() -> None:
+    ticker = Ticker()
+    with pytest.raises(AttributeError, match=r"chart source 'turnover': Ticker has no attribute"):
+        Dashboard(PriceChart("turnover")).render(ticker)
+    with pytest.raises(AttributeError, match=r"\(.*position.*price.*\); for anything else"):
+        Dashboard(LineChart([Series("cost")])).render(ticker)
+
+
+def test_an_order_book_source_must_give_an_order_book() -> None:
+    with pytest.raises(TypeError, match=r"book source 'price' must give an order book.*got float"):
+        Dashboard(OrderBookChart("price")).render(Ticker())

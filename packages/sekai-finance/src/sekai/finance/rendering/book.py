@@ -17,6 +17,7 @@ from sekai.finance.rendering.chart import (
     DrawContext,
     Source,
     check_source,
+    check_title,
     check_weight,
     read,
 )
@@ -71,7 +72,7 @@ class OrderBookChart(Chart):
         self.book: Source = book
         self.owners: Mapping[Any, str] | Source | None = owners
         self.levels: int = int(levels)
-        self.title = title
+        self.title = check_title(title)
         self.width = check_weight("width", width)
         self.height = check_weight("height", height)
         self._depth: tuple[np.ndarray, ...] | None = None
@@ -84,6 +85,11 @@ class OrderBookChart(Chart):
 
     def observe(self, env: Any, step: int) -> None:
         book = read(self.book, env)
+        if not all(callable(getattr(book, m, None)) for m in ("depth", "orders_of", "queue_ahead")):
+            raise TypeError(
+                f"OrderBookChart's book source {self.book!r} must give an order book "
+                f"(sekai.finance.lob.OrderBook), got {type(book).__name__}."
+            )
         self._depth = tuple(np.asarray(a, dtype=np.int64) for a in book.depth(self.levels))
         owners = self.owners
         if owners is not None and not isinstance(owners, Mapping):

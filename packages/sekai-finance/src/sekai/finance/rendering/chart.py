@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,10 +37,30 @@ T = TypeVar("T")
 
 
 def read(source: Source, env: Any) -> Any:
-    """The current value of ``source`` for ``env`` (an attribute name or a callable of the env)."""
+    """The current value of ``source`` for ``env`` (an attribute name or a callable of the env).
+
+    Raises:
+        AttributeError: ``env`` has no attribute named ``source`` (the message names the
+            attributes it has).
+    """
     if callable(source):
         return source(env)
-    return getattr(env, source)
+    try:
+        return getattr(env, source)
+    except AttributeError as exc:
+        if hasattr(type(env), source):
+            raise  # the attribute exists: the error came from inside it
+        kind = type(env)
+        names = [
+            n
+            for n in dir(env)
+            if not n.startswith("_") and not callable(inspect.getattr_static(env, n))
+        ]
+        raise AttributeError(
+            f"chart source {source!r}: {kind.__name__} has no attribute {source!r}. A str source "
+            f"names an env attribute ({', '.join(names)}); for anything else pass a callable "
+            "of the env."
+        ) from exc
 
 
 def check_source(name: str, source: object, *, optional: bool = False) -> None:
@@ -51,6 +72,13 @@ def check_source(name: str, source: object, *, optional: bool = False) -> None:
             f"{name} must be an env attribute name (str) or a callable of the env, got "
             f"{type(source).__name__}."
         )
+
+
+def check_title(value: object, name: str = "title") -> str:
+    """A chart title: a str (``TypeError`` otherwise)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r}.")
+    return value
 
 
 def check_weight(name: str, value: object) -> float:

@@ -16,6 +16,7 @@ from sekai.finance.rendering.chart import (
     Source,
     Track,
     check_source,
+    check_title,
     check_weight,
     read,
 )
@@ -55,7 +56,7 @@ class AreaChart(Chart):
         self.source = source
         self.labels = None if labels is None else [str(x) for x in labels]
         self.colors = None if colors is None else list(colors)
-        self.title = title
+        self.title = check_title(title)
         self.kind = check_kind(kind)
         self.width = check_weight("width", width)
         self.height = check_weight("height", height)
@@ -130,7 +131,7 @@ class BarChart(Chart):
         self.source = source
         self.labels = labels
         self.colors = None if colors is None else list(colors)
-        self.title = title
+        self.title = check_title(title)
         self.kind = check_kind(kind)
         self.width = check_weight("width", width)
         self.height = check_weight("height", height)

@@ -13,7 +13,15 @@ import numpy.typing as npt
 
 from sekai.finance.rendering._format import plain
 from sekai.finance.rendering._paint import fit_text, text
-from sekai.finance.rendering.chart import Box, Chart, Column, DrawContext, Row, layout
+from sekai.finance.rendering.chart import (
+    Box,
+    Chart,
+    Column,
+    DrawContext,
+    Row,
+    check_title,
+    layout,
+)
 from sekai.rendering import BaseRenderer, Canvas, Theme, resolve_theme
 
 __all__ = ["Dashboard", "Stat", "check_frame_size", "check_window"]
@@ -107,7 +115,7 @@ class Dashboard(BaseRenderer):
         self.charts: list[Chart] = []
         if self._factory is None:
             self._set_layout(charts)  # type: ignore[arg-type]
-        self.title = title
+        self.title = check_title(title)
         self._subtitle = subtitle
         self._stats = stats
         self._horizon = horizon

@@ -27,6 +27,7 @@ from sekai.finance.rendering.chart import (
     Source,
     Track,
     check_source,
+    check_title,
     check_weight,
     read,
     value_range,
@@ -168,7 +169,7 @@ class LineChart(Chart):
                 f"primary must index one of the {len(self.series)} series, got {primary!r}."
             )
         self.primary = primary
-        self.title = title
+        self.title = check_title(title)
         self.kind = check_kind(kind)
         self.baseline = baseline
         self.drawdown = bool(drawdown)

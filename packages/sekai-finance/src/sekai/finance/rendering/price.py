@@ -26,6 +26,7 @@ from sekai.finance.rendering.chart import (
     Source,
     Track,
     check_source,
+    check_title,
     check_weight,
     read,
     value_range,
@@ -112,7 +113,7 @@ class PriceChart(Chart):
         self.price, self.position, self.quotes, self.spread = price, position, quotes, spread
         self.buys, self.sells, self.context, self.reference = buys, sells, context, reference
         self.reference_label = reference_label
-        self.title = title
+        self.title = check_title(title)
         self.tag = bool(tag)
         self.min_trade = float(min_trade)
         self.width = check_weight("width", width)

@@ -17,6 +17,7 @@ from sekai.finance.rendering.chart import (
     Source,
     Track,
     check_source,
+    check_title,
     check_weight,
     read,
 )
@@ -59,7 +60,7 @@ class UniverseChart(Chart):
         check_source("labels", labels, optional=True)
         self.weights, self.available, self.labels = weights, available, labels
         self.color, self.negative_color = color, negative_color
-        self.title = title
+        self.title = check_title(title)
         self.width = check_weight("width", width)
         self.height = check_weight("height", height)
         self._weights: Track[np.ndarray] = Track()
