@@ -205,4 +205,6 @@ def test_text_renderers_declare_ansi_frames_to_gymnasium() -> None:
     image = to_gymnasium(sekai.make("Portfolio-v0"), renderer=PortfolioRenderer())
     assert image.render_mode == "rgb_array"
     with pytest.raises(ValueError, match="renders 'ansi' frames"):
-        to_gymnasium(sekai.make("Trading-v0"), renderer=TradingTextRenderer(), render_mode="rgb_array")
+        to_gymnasium(
+            sekai.make("Trading-v0"), renderer=TradingTextRenderer(), render_mode="rgb_array"
+        )

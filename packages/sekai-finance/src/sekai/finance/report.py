@@ -220,7 +220,9 @@ def episode_report(source: Any, *, periods_per_year: float | None = None) -> Epi
                 f"{type(periods_per_year).__name__} {periods_per_year!r}."
             )
         if not (math.isfinite(periods_per_year) and periods_per_year > 0):
-            raise ValueError(f"periods_per_year must be a finite number > 0, got {periods_per_year!r}.")
+            raise ValueError(
+                f"periods_per_year must be a finite number > 0, got {periods_per_year!r}."
+            )
     recorder = _find_recorder(source)
     if recorder is None:
         if hasattr(source, "step") and hasattr(source, "reset"):
