@@ -7,6 +7,7 @@ import pytest
 
 from sekai.finance.costs import (
     CompositeCost,
+    CostModel,
     FixedCost,
     NoCost,
     ProportionalCost,
@@ -120,3 +121,27 @@ def test_as_cost_model():
         as_cost_model(True)
     with pytest.raises(TypeError):
         as_cost_model("0.1")
+
+
+@pytest.mark.parametrize(
+    "model", [NoCost(), ProportionalCost(0.001), SpreadCost(0.001), FixedCost(1.0)]
+)
+def test_trades_must_have_an_asset_axis_and_be_finite(model: CostModel) -> None:
+    context = {"equity": 1e6} if "equity" in model.requires else {}
+    with pytest.raises(ValueError, match=r"trades must have shape \(\.\.\., n\).*scalar 0\.5"):
+        model(0.5, **context)
+    with pytest.raises(ValueError, match=r"trades must be finite, got nan at index \(1, 0\)"):
+        model([[0.1, 0.1], [float("nan"), 0.1]], **context)
+    with pytest.raises(ValueError, match="trades must be finite, got inf"):
+        model(np.array([np.inf, 0.1]), **context)
+
+
+def test_context_of_the_wrong_shape_is_named() -> None:
+    with pytest.raises(ValueError, match=r"spread must broadcast to shape \(2,\).*got shape \(3,\)"):
+        SpreadCost()([0.5, -0.25], spread=[0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match=r"equity must broadcast to shape \(2,\).*got shape \(3,\)"):
+        FixedCost(1.0)(np.array([[0.5, 0.1], [0.2, 0.1]]), equity=[1, 2, 3])
+    with pytest.raises(ValueError, match=r"volume must broadcast to shape \(1,\)"):
+        SquareRootImpact()([0.5], equity=1e6, volatility=[0.02], volume=[1e7, 2])
+    with pytest.raises(TypeError, match="equity must be real numbers"):
+        FixedCost(1.0)([0.5], equity="1e6")

@@ -65,11 +65,25 @@ def _out(cost: np.ndarray) -> Any:
     return cost[()] if cost.ndim == 0 else cost
 
 
+def _context(model: str, name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """Context input ``name`` as float64 broadcast to ``shape`` (``equity``: the trades'
+    leading axes; per-asset inputs: the trades' shape)."""
+    array = real_array(name, value)
+    try:
+        return np.broadcast_to(array, shape)
+    except ValueError:
+        what = "one value per row" if len(shape) == 0 or name == "equity" else "one per asset"
+        raise ValueError(
+            f"{model}: {name} must broadcast to shape {shape} ({what} of trades), got shape "
+            f"{array.shape}."
+        ) from None
+
+
 def _fill_missing(
     values: Any, trades: np.ndarray, *, model: str, name: str, fallback: float | None, hint: str
 ) -> np.ndarray:
     """Replace missing/negative entries by the row's median of valid entries (else fallback)."""
-    arr = np.broadcast_to(np.asarray(values, dtype=np.float64), trades.shape)
+    arr = _context(model, name, values, trades.shape)
     valid = np.isfinite(arr) & (arr >= 0)
     if valid.all():
         return arr
@@ -110,8 +124,20 @@ class CostModel(abc.ABC):
             )
         fast = type(trades) is np.ndarray and trades.dtype == np.float64  # the envs' batches
         array = trades if fast else real_array("trades", trades)
+        if array.ndim == 0:
+            raise ValueError(
+                f"{self!r}: trades must have shape (..., n), one weight change per asset (the "
+                f"last axis), got the scalar {float(array)!r}; pass [{float(array)!r}] for one "
+                "asset."
+            )
+        finite = np.isfinite(array)
+        if not finite.all():
+            where = tuple(int(i) for i in np.argwhere(~finite)[0])
+            raise ValueError(
+                f"{self!r}: trades must be finite, got {float(array[where])!r} at index {where}."
+            )
         for name, size in self._asset_counts():
-            if array.ndim == 0 or array.shape[-1] != size:
+            if array.shape[-1] != size:
                 raise ValueError(
                     f"{self!r}: {name} has {size} per-asset values but trades has shape "
                     f"{array.shape} (the last axis is the assets)."
@@ -245,7 +271,7 @@ class FixedCost(CostModel):
         self.threshold = _scalar("threshold", threshold)
 
     def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
-        equity = np.asarray(context["equity"], dtype=np.float64)
+        equity = _context(repr(self), "equity", context["equity"], trades.shape[:-1])
         count = (np.abs(trades) > self.threshold).sum(axis=-1)
         with np.errstate(divide="ignore", invalid="ignore"):
             cost = np.where(equity > 0, self.amount * count / equity, 0.0)
@@ -292,8 +318,8 @@ class SquareRootImpact(CostModel):
             fallback=self.fallback_volatility,
             hint="fallback_volatility",
         )
-        equity = np.asarray(context["equity"], dtype=np.float64)[..., None]
-        volume = np.broadcast_to(np.asarray(context["volume"], dtype=np.float64), trades.shape)
+        equity = _context(repr(self), "equity", context["equity"], trades.shape[:-1])[..., None]
+        volume = _context(repr(self), "volume", context["volume"], trades.shape)
         with np.errstate(divide="ignore", invalid="ignore"):
             impact = self.coefficient * sigma * np.sqrt(size * equity / volume)
         impact = np.where(np.isfinite(volume) & (volume > 0), impact, 1.0)
