@@ -93,6 +93,19 @@ def test_combination_resets_all_stateful_parts():
     assert reward(outcome(1.0, 1.0)) == pytest.approx(0.0)
 
 
+def test_a_stateful_reward_used_twice_advances_once_per_step():
+    shared = DrawdownPenalty()
+    twice, doubled = shared + shared, 2 * DrawdownPenalty()
+    for equity in (1.2, 0.9, 1.0, 0.6):
+        assert twice(outcome(1.0, equity)) == pytest.approx(doubled(outcome(1.0, equity)))
+    assert twice(outcome(1.0, 0.3)) == pytest.approx(0.5)  # 2 * (0.75 - 0.5): deeper by 0.25
+    sharpe = DifferentialSharpe(0.1)
+    mixed = sharpe - 0.5 * sharpe
+    alone = DifferentialSharpe(0.1)
+    for growth in (1.01, 0.98, 1.03):
+        assert mixed(outcome(growth, 1.0)) == pytest.approx(0.5 * alone(outcome(growth, 1.0)))
+
+
 def test_differential_sharpe_by_hand():
     reward = DifferentialSharpe(eta=0.5)
     assert reward(outcome(1.1, 1.1)) == 0.0  # B - A^2 = 0 at the start

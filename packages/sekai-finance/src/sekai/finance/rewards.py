@@ -145,16 +145,22 @@ class _Combination(RewardFunction):
     def _terms(self) -> list[tuple[Any, RewardFunction | None]]:
         return list(self.terms)
 
+    def _parts(self) -> list[RewardFunction]:
+        """Each distinct reward object once: one used in several terms (``x + x``) is one
+        function of the step, whose state must advance once per step."""
+        unique = {id(part): part for _, part in self.terms if part is not None}
+        return list(unique.values())
+
     def __call__(self, outcome: StepOutcome) -> Any:
+        values = {id(part): part(outcome) for part in self._parts()}
         total: Any = 0.0
         for coef, part in self.terms:
-            total = total + (coef if part is None else coef * part(outcome))
+            total = total + (coef if part is None else coef * values[id(part)])
         return total
 
     def reset(self, mask: Any = None) -> None:
-        for _, part in self.terms:
-            if part is not None:
-                part.reset(mask)
+        for part in self._parts():
+            part.reset(mask)
 
     def __repr__(self) -> str:
         pieces: list[str] = []
