@@ -110,6 +110,23 @@ def test_missing_key_and_bad_values():
         RecordPerformance(Ledger([1.0]), deque_size=0)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"periods_per_year": np.inf}, ValueError, "periods_per_year must be a finite number > 0"),
+        ({"periods_per_year": "252"}, TypeError, "periods_per_year must be a finite number > 0"),
+        ({"risk_free": np.nan}, ValueError, "risk_free must be a finite number"),
+        ({"risk_free": True}, TypeError, "risk_free must be a finite number, got bool"),
+        ({"risk_free": None}, TypeError, "risk_free must be a finite number, got NoneType"),
+        ({"deque_size": "3"}, TypeError, "deque_size must be a positive int, got str"),
+        ({"deque_size": 2.0}, TypeError, "deque_size must be a positive int, got float"),
+    ],
+)
+def test_settings_are_checked_at_construction(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        RecordPerformance(Ledger([1.0]), **kwargs)
+
+
 def test_async_path_records_too():
     import asyncio
 

@@ -38,6 +38,42 @@ def test_invalid_series_are_refused(bad):
         m.total_return(bad)
 
 
+@pytest.mark.parametrize(
+    ("bad", "match"),
+    [
+        ([True, False, True], "not bools"),
+        (["0.1", "0.2"], "got strings"),
+        ([None, 0.1], "got None"),
+    ],
+)
+def test_series_that_are_not_numbers_are_type_errors(bad, match):
+    with pytest.raises(TypeError, match=f"returns must be real numbers.*{match}"):
+        m.sharpe_ratio(bad)
+    with pytest.raises(TypeError, match="equity must be real numbers"):
+        m.returns_from_equity(bad)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: m.sharpe_ratio(R, risk_free=np.nan), ValueError, "risk_free must be a finite"),
+        (lambda: m.sharpe_ratio(R, risk_free="0.01"), TypeError, "risk_free must be a finite"),
+        (lambda: m.sortino_ratio(R, target="x"), TypeError, "target must be a finite number"),
+        (lambda: m.equity_curve(R, initial=-1), ValueError, "initial must be a finite number > 0"),
+        (lambda: m.equity_curve(R, initial=np.nan), ValueError, "initial must be a finite"),
+        (lambda: m.equity_curve(R, initial="2"), TypeError, "initial must be a finite"),
+        (lambda: m.pnl_summary(R, scale=np.nan), ValueError, "scale must be a finite number"),
+        (lambda: m.value_at_risk(R, "0.9"), TypeError, r"level must be a number in \(0, 1\)"),
+        (lambda: m.value_at_risk(R, 1.5), ValueError, r"level must be a number in \(0, 1\)"),
+        (lambda: m.sharpe_ratio(R, "252"), TypeError, "periods_per_year must be a finite"),
+        (lambda: m.sharpe_ratio(R, np.inf), ValueError, "periods_per_year must be a finite"),
+    ],
+)
+def test_parameters_beside_the_returns_are_checked(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
 def test_annualized_return_and_volatility():
     assert m.annualized_return(R, 252) == pytest.approx(np.exp(np.log1p(R).sum() * 252 / 5) - 1)
     assert m.annualized_volatility(R, 12) == pytest.approx(np.std(R, ddof=1) * np.sqrt(12))

@@ -128,5 +128,5 @@ def test_arguments_are_checked_as_record_performance_checks_them():
         VecRecordPerformance(venv, deque_size=0)
     with pytest.raises(TypeError, match="equity_key must be a str"):
         VecRecordPerformance(venv, equity_key=1)
-    with pytest.raises(ValueError, match="periods_per_year must be > 0"):
+    with pytest.raises(ValueError, match="periods_per_year must be a finite number > 0"):
         VecRecordPerformance(venv, periods_per_year=-1)

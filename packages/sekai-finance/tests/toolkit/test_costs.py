@@ -137,9 +137,13 @@ def test_trades_must_have_an_asset_axis_and_be_finite(model: CostModel) -> None:
 
 
 def test_context_of_the_wrong_shape_is_named() -> None:
-    with pytest.raises(ValueError, match=r"spread must broadcast to shape \(2,\).*got shape \(3,\)"):
+    with pytest.raises(
+        ValueError, match=r"spread must broadcast to shape \(2,\).*got shape \(3,\)"
+    ):
         SpreadCost()([0.5, -0.25], spread=[0.1, 0.2, 0.3])
-    with pytest.raises(ValueError, match=r"equity must broadcast to shape \(2,\).*got shape \(3,\)"):
+    with pytest.raises(
+        ValueError, match=r"equity must broadcast to shape \(2,\).*got shape \(3,\)"
+    ):
         FixedCost(1.0)(np.array([[0.5, 0.1], [0.2, 0.1]]), equity=[1, 2, 3])
     with pytest.raises(ValueError, match=r"volume must broadcast to shape \(1,\)"):
         SquareRootImpact()([0.5], equity=1e6, volatility=[0.02], volume=[1e7, 2])

@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["holds_bool", "is_real", "real_array", "real_float"]
+__all__ = ["check_number", "holds_bool", "is_real", "real_array", "real_float"]
 
 
 def is_real(value: object) -> bool:
@@ -77,3 +77,23 @@ def real_float(value: object) -> float | None:
         return float(value)  # type: ignore[arg-type]
     except OverflowError:
         return None
+
+
+_BOUNDS = {None: "", "ge0": " >= 0", "gt0": " > 0"}
+
+
+def check_number(name: str, value: object, bound: str | None = None) -> float:
+    """``value`` (a real number, or a 0-d array of one) as a float: ``TypeError`` naming
+    ``name`` for what is not a number (bools, strings, None), ``ValueError`` for a value that
+    is not finite or not ``>= 0`` (``"ge0"``) / ``> 0`` (``"gt0"``) when asked."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]  # numpy reductions return them
+    accepted = f"a finite number{_BOUNDS[bound]}"
+    if not is_real(value):
+        raise TypeError(f"{name} must be {accepted}, got {type(value).__name__} {value!r}.")
+    result = real_float(value)
+    if result is None or not np.isfinite(result):
+        raise ValueError(f"{name} must be {accepted}, got {value!r}.")
+    if (bound == "ge0" and not result >= 0) or (bound == "gt0" and not result > 0):
+        raise ValueError(f"{name} must be {accepted}, got {value!r}.")
+    return result + 0.0  # -0.0 becomes 0.0

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from sekai.envs.finance._common import check_int, check_per_asset, check_real
-from sekai.finance._values import is_real, real_array
+from sekai.envs.finance._common import check_int, check_per_asset
+from sekai.finance._values import check_number, is_real, real_array
 from sekai.vector.vec_env import VecEnv
 
 __all__ = [
@@ -25,8 +25,6 @@ __all__ = [
     "real_vector",
     "require_env",
 ]
-
-_RANGE = {None: "", "ge0": " >= 0", "gt0": " > 0"}
 
 
 def _integer(name: str, value: object, accepted: str) -> int:
@@ -53,17 +51,6 @@ def check_seed(name: str, value: object, *, none_ok: bool = False) -> int:
 def _unwrap(value: object) -> object:
     """A 0-d array as the one number it holds (numpy reductions return them)."""
     return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
-
-
-def check_number(name: str, value: object, bound: str | None = None) -> float:
-    """A finite real number (or 0-d array of one), ``>= 0`` (``"ge0"``) or ``> 0``
-    (``"gt0"``) if asked."""
-    value = _unwrap(value)
-    if not is_real(value):
-        raise TypeError(
-            f"{name} must be a finite number{_RANGE[bound]}, got {type(value).__name__} {value!r}."
-        )
-    return check_real(name, value, bound)
 
 
 def check_flag(name: str, value: object) -> bool:

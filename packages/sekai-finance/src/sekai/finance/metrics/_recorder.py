@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance._values import check_number
 from sekai.finance.metrics.summary import (
     PerformanceSummary,
     PnLSummary,
@@ -60,15 +61,17 @@ class RecordSettings:
         _key("turnover_key", self.turnover_key, optional=True)
         _key("cost_key", self.cost_key, optional=True)
         size = self.deque_size
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        if isinstance(size, (bool, np.bool_)) or not isinstance(size, numbers.Integral):
+            raise TypeError(
+                f"deque_size must be a positive int, got {type(size).__name__} {size!r}."
+            )
+        if size < 1:
             raise ValueError(f"deque_size must be a positive int, got {size!r}.")
         ppy = self.periods_per_year
-        if ppy is not None and (
-            isinstance(ppy, bool) or not isinstance(ppy, numbers.Real) or not ppy > 0
-        ):
-            raise ValueError(f"periods_per_year must be > 0, got {ppy!r}.")
-        object.__setattr__(self, "periods_per_year", None if ppy is None else float(ppy))
-        object.__setattr__(self, "risk_free", float(self.risk_free))
+        ppy = None if ppy is None else check_number("periods_per_year", ppy, "gt0")
+        object.__setattr__(self, "periods_per_year", ppy)
+        object.__setattr__(self, "risk_free", check_number("risk_free", self.risk_free))
+        object.__setattr__(self, "deque_size", int(size))
 
     def summaries(self) -> deque[Summary]:
         """An empty deque holding the last ``deque_size`` summaries."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
+
+from sekai.finance._values import check_number, is_real, real_array
 
 __all__ = [
     "annualized_return",
@@ -27,8 +28,11 @@ _EPS = float(np.finfo(np.float64).eps)
 
 
 def series(values: Any, name: str = "returns") -> np.ndarray:
-    """Validate a non-empty, finite 1-D series and return it as float64."""
-    r = np.asarray(values, dtype=np.float64)
+    """Validate a non-empty, finite 1-D series and return it as float64 (``TypeError`` for
+    what is not real numbers: bools, strings, None)."""
+    r = values if type(values) is np.ndarray and values.dtype == np.float64 else None
+    if r is None:
+        r = real_array(name, values)
     if r.ndim != 1:
         raise ValueError(f"{name} must be a 1-D series, got shape {r.shape}.")
     if r.size == 0:
@@ -39,12 +43,8 @@ def series(values: Any, name: str = "returns") -> np.ndarray:
 
 
 def periods(value: object) -> float:
-    """Validate ``periods_per_year`` (> 0)."""
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"periods_per_year must be a number, got {type(value).__name__}.")
-    if not np.isfinite(float(value)) or float(value) <= 0:
-        raise ValueError(f"periods_per_year must be > 0, got {value}.")
-    return float(value)
+    """Validate ``periods_per_year`` (a finite number > 0)."""
+    return check_number("periods_per_year", value, "gt0")
 
 
 def rounding_std(x: np.ndarray, *, scale: float = 0.0) -> float:
@@ -66,11 +66,12 @@ def _excess(r: np.ndarray, per_period: float) -> np.ndarray:
 def equity_curve(returns: Any, initial: float = 1.0) -> np.ndarray:
     """``(n+1,)`` equity: ``initial·[1, cumprod(1 + r)]``, 0 from the first wipe-out on."""
     r = series(returns)
+    start = check_number("initial", initial, "gt0")
     growth = np.maximum(1.0 + r, 0.0)
     curve = np.empty(r.size + 1)
     curve[0] = 1.0
     np.cumprod(growth, out=curve[1:])
-    return float(initial) * curve
+    return start * curve
 
 
 def returns_from_equity(equity: Any) -> np.ndarray:
@@ -116,7 +117,7 @@ def sharpe_ratio(returns: Any, periods_per_year: float = 252, risk_free: float =
     """``mean(e)/std(e, ddof=1)·sqrt(ppy)`` with ``e = r − risk_free/ppy``; 0 when std is 0."""
     r = series(returns)
     ppy = periods(periods_per_year)
-    e = _excess(r, float(risk_free) / ppy)
+    e = _excess(r, check_number("risk_free", risk_free) / ppy)
     std = rounding_std(e)
     return 0.0 if std == 0.0 else float(np.mean(e) / std * np.sqrt(ppy))
 
@@ -125,7 +126,7 @@ def sortino_ratio(returns: Any, periods_per_year: float = 252, target: float = 0
     """``mean(e)/sqrt(mean(min(e, 0)²))·sqrt(ppy)``; no downside: inf if mean > 0 else 0."""
     r = series(returns)
     ppy = periods(periods_per_year)
-    e = _excess(r, float(target))
+    e = _excess(r, check_number("target", target))
     mean = float(np.mean(e))
     downside = float(np.sqrt(np.mean(np.minimum(e, 0.0) ** 2)))
     if downside == 0.0:
@@ -155,9 +156,11 @@ def calmar_ratio(returns: Any, periods_per_year: float = 252) -> float:
 
 
 def _level(level: object) -> float:
-    if not isinstance(level, numbers.Real) or isinstance(level, bool) or not 0 < float(level) < 1:
+    if not is_real(level):
+        raise TypeError(f"level must be a number in (0, 1), got {type(level).__name__} {level!r}.")
+    if not 0 < float(level) < 1:  # type: ignore[arg-type]
         raise ValueError(f"level must be a number in (0, 1), got {level!r}.")
-    return float(level)
+    return float(level)  # type: ignore[arg-type]
 
 
 def _tail_probability(level: float) -> float:

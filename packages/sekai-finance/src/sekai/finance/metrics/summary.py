@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance._values import check_number
 from sekai.finance.metrics.returns import (
     annualized_return,
     annualized_volatility,
@@ -145,7 +146,7 @@ def pnl_summary(pnl: Any, periods_per_year: float = 252, *, scale: float = 0.0) 
     """Summarise P&L increments; ``scale`` is the wealth magnitude, for the rounding rule."""
     x = series(pnl, "pnl")
     ppy = periods(periods_per_year)
-    std = rounding_std(x, scale=abs(float(scale)))
+    std = rounding_std(x, scale=abs(check_number("scale", scale)))
     cumulative = np.concatenate([[0.0], np.cumsum(x)])
     drawdown = float(np.max(np.maximum.accumulate(cumulative) - cumulative))
     mean = float(np.mean(x))
