@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -352,3 +353,23 @@ def test_the_moving_sub_envs_are_checked_while_others_are_frozen() -> None:
     with pytest.raises(ValueError, match=EXTREME + r".*sigma=40\.0"):
         for _ in range(252):
             vec.step(np.full(4, flat))
+
+
+@pytest.mark.parametrize("native", [False, True])
+@pytest.mark.parametrize(
+    ("start", "error", "match"),
+    [
+        ("10", TypeError, r"numeric time axis: a number or Time\(number\)\); got str '10'"),
+        ("2020-01-05", TypeError, r"must be a row position \(an int\) or a timestamp"),
+        (float("nan"), ValueError, r"options\['start'\] must not be NaN"),
+    ],
+)
+def test_a_start_option_on_a_numeric_axis_names_the_option(
+    native: bool, start: object, error: type, match: str
+) -> None:
+    if native:
+        env: Any = sekai.make_vec("Trading-v0", 2, prices=HISTORY, **SHORT)
+    else:
+        env = TradingEnv(prices=HISTORY, **SHORT)
+    with pytest.raises(error, match=match):
+        env.reset(options={"start": start})

@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from sekai.finance.data import MarketData, Time
+from sekai.finance.data import MarketData
 from sekai.vector.spawnable import Spawnable
 
 __all__ = [
@@ -183,18 +183,6 @@ def draw_window_start(
     return first + int(position)
 
 
-def _start_time(start: object) -> Time:
-    """``options["start"]`` given by value, as a ``Time``."""
-    try:
-        return Time(start)
-    except TypeError as exc:  # a ValueError (out of range, timezone, NaN) says it best itself
-        raise TypeError(
-            "options['start'] must be a row position (an int), a Time, or a timestamp (a date "
-            f"string, date, datetime or number on a numeric time axis); got "
-            f"{type(start).__name__} {start!r} ({exc})"
-        ) from None
-
-
 def window_start_from_option(
     start: object,
     timestamps: np.ndarray,
@@ -217,8 +205,23 @@ def window_start_from_option(
     if by_value:
         source = data if data is not None else MarketData(np.ones(n_rows), timestamps=timestamps)
         if isinstance(start, float) and not numeric_axis:
-            raise TypeError(f"the time axis holds datetimes; pass a date, got {start!r}.")
-        row = source.index_of(start if isinstance(start, Time) else _start_time(start), "left")
+            raise TypeError(
+                f"options['start'] is a number ({start!r}) but the time axis holds datetimes; "
+                "pass a date, or an int row position."
+            )
+        try:
+            row = source._row(start, "left", "options['start']")
+        except TypeError:
+            forms = (
+                "a number or Time(number)"
+                if numeric_axis
+                else "a date string, date, datetime, numpy datetime64 or Time(date)"
+            )
+            kind = "numeric" if numeric_axis else "datetime"
+            raise TypeError(
+                f"options['start'] must be a row position (an int) or a timestamp (on this "
+                f"{kind} time axis: {forms}); got {type(start).__name__} {start!r}."
+            ) from None
     else:
         row = int(start)  # type: ignore[call-overload]
         if row < 0:
