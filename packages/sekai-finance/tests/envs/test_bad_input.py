@@ -373,3 +373,18 @@ def test_a_start_option_on_a_numeric_axis_names_the_option(
         env = TradingEnv(prices=HISTORY, **SHORT)
     with pytest.raises(error, match=match):
         env.reset(options={"start": start})
+
+
+def test_a_position_beyond_float64_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="positions must be a sequence of at least 2 finite"):
+        TradingEnv(positions=(0, 10**400))
+
+
+def test_numbers_in_zero_dimensional_arrays_are_numbers() -> None:
+    assert TradingEnv(sigma=np.array(0.2)).sigma == 0.2
+    assert PortfolioEnv(mu=np.array(0.1)).mu == 0.1
+    vec = sekai.make_vec("Portfolio-v0", 2)
+    vec.set_attr("mu", np.array(0.1))
+    assert vec.get_attr("mu") == [0.1, 0.1]
+    with pytest.raises(ValueError, match="sigma must be a finite number >= 0, got -0.2"):
+        TradingEnv(sigma=np.array(-0.2))

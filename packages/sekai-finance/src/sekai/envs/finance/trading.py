@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import numbers
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -11,6 +11,7 @@ from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_real, discrete_action, fixed
 from sekai.envs.finance._helpers import simulate_gbm
 from sekai.envs.finance._window import WindowEnv, load_history, window_args
+from sekai.finance._values import real_float
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import period_reward
 from sekai.spaces import Box, Discrete
@@ -28,16 +29,12 @@ def check_positions(positions: Any) -> tuple[float, ...]:
         raise ValueError(
             f"positions must be a sequence of at least 2 finite numbers, got {positions!r}."
         ) from exc
-    if len(values) < 2 or not all(
-        isinstance(v, numbers.Real)
-        and not isinstance(v, (bool, np.bool_))
-        and np.isfinite(float(v))
-        for v in values
-    ):
+    floats = [real_float(v) for v in values]  # None: not a number, or beyond float64
+    if len(values) < 2 or not all(f is not None and math.isfinite(f) for f in floats):
         raise ValueError(
             f"positions must be a sequence of at least 2 finite numbers, got {positions!r}."
         )
-    return tuple(float(v) for v in values)
+    return tuple(f for f in floats if f is not None)
 
 
 def trading_observation_space(lookback: int, positions: tuple[float, ...]) -> Box:
