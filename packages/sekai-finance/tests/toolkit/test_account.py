@@ -82,3 +82,19 @@ def test_settle_cost_of_one_wipes_out_and_broadcasts():
 def test_turnover_excludes_cash():
     assert turnover([0.5, 0.5], [0.0, 1.0]) == 1.0
     assert turnover(np.ones((2, 3)), np.zeros((2, 3))).tolist() == [3.0, 3.0]
+
+
+def test_settle_and_project_check_their_inputs():
+    config = AccountConfig()
+    with pytest.raises(TypeError, match="config must be an AccountConfig, got NoneType"):
+        settle([0.5], [0.1], cost=0.0, dt=1 / 252, config=None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="config must be an AccountConfig"):
+        project_weights([1.0, 1.0], [True, True], None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="dt must be a finite number >= 0, got nan"):
+        settle([0.5], [0.1], cost=0.0, dt=float("nan"), config=config)
+    with pytest.raises(ValueError, match="returns must be finite, or NaN"):
+        settle([0.5], [np.inf], cost=0.0, dt=1 / 252, config=config)
+    with pytest.raises(TypeError, match="weights must be real numbers, not bools"):
+        settle([True], [0.1], cost=0.0, dt=1 / 252, config=config)
+    missing = settle([0.5], [np.nan], cost=0.0, dt=1 / 252, config=config)  # NaN counts as 0
+    assert float(missing.growth) == 1.0

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance._values import check_number, real_array
+
 __all__ = ["AccountConfig", "Settlement", "project_weights", "settle", "turnover"]
 
 
@@ -65,6 +67,14 @@ class Settlement:
     wiped_out: Any
 
 
+def _check_config(config: object) -> None:
+    if not isinstance(config, AccountConfig):
+        raise TypeError(
+            f"config must be an AccountConfig, got {type(config).__name__}; e.g. "
+            "AccountConfig(allow_short=False)."
+        )
+
+
 def project_weights(
     scores: Any, tradable: Any, config: AccountConfig, *, cash_score: Any = None
 ) -> np.ndarray:
@@ -74,7 +84,8 @@ def project_weights(
     when the total is ~0). Long/short: clipped to ``[-L, L]`` and scaled to gross ``L`` when
     above it. Untradable assets get 0.
     """
-    a = np.asarray(scores, dtype=np.float64)
+    _check_config(config)
+    a = real_array("scores", scores)
     tradable_mask = np.broadcast_to(np.asarray(tradable, dtype=bool), a.shape)
     a = np.where(tradable_mask & np.isfinite(a), a, 0.0)
     lev = config.max_leverage
@@ -95,9 +106,17 @@ def settle(
     weights: Any, returns: Any, *, cost: Any, dt: float, config: AccountConfig
 ) -> Settlement:
     """Settle one period held at ``weights`` with asset simple ``returns`` (NaN counts as 0)."""
-    w = np.asarray(weights, dtype=np.float64)
-    r = np.nan_to_num(np.asarray(returns, dtype=np.float64), nan=0.0)
-    c = np.asarray(cost, dtype=np.float64)
+    _check_config(config)
+    step = check_number("dt", dt, "ge0")
+    w = real_array("weights", weights)
+    r = real_array("returns", returns)
+    if np.isinf(r).any():
+        raise ValueError("returns must be finite, or NaN for a missing return (counted as 0).")
+    r = np.nan_to_num(r, nan=0.0)
+    c = real_array("cost", cost)
+    if not np.isfinite(w).all() or not np.isfinite(c).all():
+        raise ValueError("weights and cost must be finite.")
+    dt = step
     cash = 1.0 - w.sum(axis=-1)
     rate = np.where(cash >= 0, config.cash_rate, config.effective_margin_rate)
     financing = cash * rate * dt - config.borrow_rate * dt * np.maximum(-w, 0.0).sum(axis=-1)

@@ -16,8 +16,8 @@ class CointegratedPair(KernelModel):
     """``log P1 = log s0_1 + x + s/2`` and ``log P2 = log s0_2 + x - s/2``.
 
     ``x`` is a GBM log-trend from 0 (drift ``mu - sigma**2/2``, volatility ``sigma``) and ``s``
-    an OU spread from 0 with speed ``theta`` and stationary scale ``spread_sigma``, simulated
-    exactly. State: ``spread`` (``s``, a scalar per row).
+    an OU spread from 0 with speed ``theta`` and volatility ``spread_sigma`` (stationary
+    standard deviation ``spread_sigma / sqrt(2 theta)``), simulated exactly. State: ``spread`` (``s``, a scalar per row).
 
     Args:
         mu: annual drift of the trend (finite). sigma: trend volatility (>= 0).
