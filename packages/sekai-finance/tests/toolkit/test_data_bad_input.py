@@ -192,8 +192,35 @@ def test_any_real_non_int_split_point_is_a_fraction():
 
 
 def test_walk_forward_checks_its_arguments_when_called():
-    with pytest.raises(ValueError, match="train_size must be an int >= 2"):
+    with pytest.raises(TypeError, match="train_size must be an int >= 2, got NoneType"):
         MarketData(WALK).walk_forward(None, 5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="train_size must be an int >= 2, got bool"):
+        MarketData(WALK).walk_forward(True, 5)
+    with pytest.raises(ValueError, match="test_size must be an int >= 2, got 1"):
+        MarketData(WALK).walk_forward(10, 1)
+    with pytest.raises(TypeError, match="expanding must be True or False"):
+        MarketData(WALK).walk_forward(10, 5, expanding="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"no fold: train_size \+ embargo \+ test_size = 52"):
+        MarketData(WALK).walk_forward(40, 10, embargo=2)  # 50 rows
+    with pytest.raises(TypeError, match="embargo must be an int >= 0, got bool"):
+        MarketData(WALK).split(0.5, embargo=True)
+
+
+def test_samplers_and_rewards_refuse_arguments_of_the_wrong_type():
+    from sekai.finance.rewards import DifferentialSharpe, MeanVariance
+    from sekai.finance.sampling import FixedStart, SequentialStart
+
+    for make, match in [
+        (lambda: SequentialStart(True), "start must be an int >= 0, got bool"),
+        (lambda: SequentialStart(0, 2.0), "stride must be an int >= 1 or None, got float"),
+        (lambda: FixedStart(1.0), "start must be an int >= 0, got float"),
+        (lambda: MeanVariance("1"), "risk_aversion must be a finite number >= 0, got str"),
+        (lambda: DifferentialSharpe(True), r"eta must be a number in \(0, 1\), got bool"),
+    ]:
+        with pytest.raises(TypeError, match=match):
+            make()
+    with pytest.raises(ValueError, match="start must be an int >= 0, got -1"):
+        FixedStart(-1)
 
 
 def test_a_numpy_timedelta_is_neither_a_row_nor_a_time():

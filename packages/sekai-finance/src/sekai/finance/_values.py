@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_number", "holds_bool", "is_real", "real_array", "real_float"]
+__all__ = ["check_count", "check_number", "holds_bool", "is_real", "real_array", "real_float"]
 
 
 def is_real(value: object) -> bool:
@@ -97,3 +97,15 @@ def check_number(name: str, value: object, bound: str | None = None) -> float:
     if (bound == "ge0" and not result >= 0) or (bound == "gt0" and not result > 0):
         raise ValueError(f"{name} must be {accepted}, got {value!r}.")
     return result + 0.0  # -0.0 becomes 0.0
+
+
+def check_count(name: str, value: object, minimum: int = 0, *, none_ok: bool = False) -> int:
+    """``value`` as an int ``>= minimum``: ``TypeError`` naming ``name`` for what is not an
+    int (bools, floats, numpy timedelta64), ``ValueError`` below ``minimum``. ``none_ok``: the
+    caller takes None itself (the messages say so)."""
+    accepted = f"an int >= {minimum}" + (" or None" if none_ok else "")
+    if not (is_real(value) and isinstance(value, numbers.Integral)):
+        raise TypeError(f"{name} must be {accepted}, got {type(value).__name__} {value!r}.")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be {accepted}, got {int(value)}.")
+    return int(value)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from sekai.finance._pandas import import_pandas, pandas_times, pandas_values
-from sekai.finance._values import is_real, real_array
+from sekai.finance._values import check_count, is_real, real_array
 from sekai.finance.timestamps import Time, check_timestamps, to_datetime64
 
 __all__ = ["MarketData", "Time"]
@@ -422,14 +422,21 @@ class MarketData:
         expanding: bool = False,
     ) -> Iterator[tuple[MarketData, MarketData]]:
         """Yield ``(train, test)`` folds advancing by ``step`` rows (default ``test_size``)."""
-        for name, value in (("train_size", train_size), ("test_size", test_size)):
-            if not _is_int(value) or int(value) < 2:
-                raise ValueError(f"{name} must be an int >= 2, got {value!r}.")
-        advance = test_size if step is None else step
-        if not _is_int(advance) or int(advance) < 1:
-            raise ValueError(f"step must be an int >= 1, got {step!r}.")
+        train_size = check_count("train_size", train_size, 2)
+        test_size = check_count("test_size", test_size, 2)
+        advance = test_size if step is None else check_count("step", step, 1, none_ok=True)
         embargo, history = _non_negative("embargo", embargo), _non_negative("history", history)
-        return self._folds(train_size, test_size, int(advance), embargo, history, expanding)
+        if not isinstance(expanding, (bool, np.bool_)):
+            raise TypeError(
+                f"expanding must be True or False, got {type(expanding).__name__} {expanding!r}."
+            )
+        needed = train_size + embargo + test_size
+        if needed > self.n_steps:
+            raise ValueError(
+                f"walk_forward() has no fold: train_size + embargo + test_size = {needed} rows, "
+                f"but the data has {self.n_steps}."
+            )
+        return self._folds(train_size, test_size, advance, embargo, history, bool(expanding))
 
     def _folds(
         self,
@@ -565,7 +572,4 @@ class MarketData:
 
 
 def _non_negative(name: str, value: object) -> int:
-    if not _is_int(value) or int(value) < 0:  # type: ignore[call-overload]
-        raise ValueError(f"{name} must be an int >= 0, got {value!r}.")
-    result: int = int(value)  # type: ignore[call-overload]
-    return result
+    return check_count(name, value, 0)

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sekai.finance._values import is_real, real_float
+from sekai.finance._values import check_number, is_real, real_float
 
 __all__ = [
     "DifferentialSharpe",
@@ -262,9 +262,7 @@ class MeanVariance(RewardFunction):
     """
 
     def __init__(self, risk_aversion: float = 1.0) -> None:
-        if not is_real(risk_aversion) or not np.isfinite(risk_aversion) or risk_aversion < 0:
-            raise ValueError(f"risk_aversion must be a finite number >= 0, got {risk_aversion!r}.")
-        self.risk_aversion = float(risk_aversion)
+        self.risk_aversion = check_number("risk_aversion", risk_aversion, "ge0")
 
     def __call__(self, outcome: StepOutcome) -> Any:
         r = outcome.log_return
@@ -331,9 +329,11 @@ class DifferentialSharpe(_Stateful):
     _initial: ClassVar[dict[str, float]] = {"a": 0.0, "b": 0.0}
 
     def __init__(self, eta: float = 0.01) -> None:
-        if not is_real(eta) or not 0.0 < float(eta) < 1.0:
+        if not is_real(eta):
+            raise TypeError(f"eta must be a number in (0, 1), got {type(eta).__name__} {eta!r}.")
+        if not 0.0 < float(eta) < 1.0:  # type: ignore[arg-type]
             raise ValueError(f"eta must be a number in (0, 1), got {eta!r}.")
-        self.eta = float(eta)
+        self.eta = float(eta)  # type: ignore[arg-type]
 
     def __call__(self, outcome: StepOutcome) -> Any:
         state = self._arrays(outcome)

@@ -8,6 +8,7 @@ import numbers
 
 import numpy as np
 
+from sekai.finance._values import check_count
 from sekai.finance.data import MarketData
 from sekai.vector.spawnable import Spawnable
 
@@ -71,12 +72,8 @@ class SequentialStart(EpisodeSampler):
     """
 
     def __init__(self, start: int = 0, stride: int | None = None) -> None:
-        if not _is_int(start) or int(start) < 0:
-            raise ValueError(f"start must be an int >= 0, got {start!r}.")
-        if stride is not None and (not _is_int(stride) or int(stride) < 1):
-            raise ValueError(f"stride must be an int >= 1 or None, got {stride!r}.")
-        self.start = int(start)
-        self.stride = None if stride is None else int(stride)
+        self.start = check_count("start", start)
+        self.stride = None if stride is None else check_count("stride", stride, 1, none_ok=True)
         self.epoch = 0
         self._next = self.start
 
@@ -112,9 +109,7 @@ class FixedStart(EpisodeSampler):
     """Always the same window position."""
 
     def __init__(self, start: int) -> None:
-        if not _is_int(start) or int(start) < 0:
-            raise ValueError(f"start must be an int >= 0, got {start!r}.")
-        self.start = int(start)
+        self.start = check_count("start", start)
 
     def sample(self, rng: np.random.Generator, n_starts: int, episode_length: int) -> int:
         """Return ``start`` (if it fits)."""
