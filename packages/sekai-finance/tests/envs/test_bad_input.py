@@ -386,5 +386,5 @@ def test_numbers_in_zero_dimensional_arrays_are_numbers() -> None:
     vec = sekai.make_vec("Portfolio-v0", 2)
     vec.set_attr("mu", np.array(0.1))
     assert vec.get_attr("mu") == [0.1, 0.1]
-    with pytest.raises(ValueError, match="sigma must be a finite number >= 0, got -0.2"):
+    with pytest.raises(ValueError, match=r"sigma must be a finite number >= 0, got -0\.2"):
         TradingEnv(sigma=np.array(-0.2))

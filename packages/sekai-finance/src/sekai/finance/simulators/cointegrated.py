@@ -17,7 +17,8 @@ class CointegratedPair(KernelModel):
 
     ``x`` is a GBM log-trend from 0 (drift ``mu - sigma**2/2``, volatility ``sigma``) and ``s``
     an OU spread from 0 with speed ``theta`` and volatility ``spread_sigma`` (stationary
-    standard deviation ``spread_sigma / sqrt(2 theta)``), simulated exactly. State: ``spread`` (``s``, a scalar per row).
+    standard deviation ``spread_sigma / sqrt(2 theta)``), simulated exactly. State: ``spread``
+    (``s``, a scalar per row).
 
     Args:
         mu: annual drift of the trend (finite). sigma: trend volatility (>= 0).
