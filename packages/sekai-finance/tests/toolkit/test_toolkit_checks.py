@@ -89,9 +89,31 @@ def test_asof_join_takes_a_lag_of_the_axis_kind_only():
 
 
 def test_realized_volatility_needs_a_finite_positive_periods_per_year():
-    for bad in (True, np.inf, 0, -1.0):
+    for bad in (np.inf, 0, -1.0):
         with pytest.raises(ValueError, match="periods_per_year must be a finite number > 0"):
             F.realized_volatility(np.ones(10), 5, periods_per_year=bad)
+    with pytest.raises(TypeError, match="periods_per_year must be a finite number > 0, got bool"):
+        F.realized_volatility(np.ones(10), 5, periods_per_year=True)
+
+
+def test_feature_arguments_are_checked():
+    x = np.arange(10.0)
+    for bad in (None, "a", np.True_):
+        with pytest.raises(TypeError, match="halflife must be a finite number > 0"):
+            F.ewm_mean(x, bad)
+    with pytest.raises(TypeError, match="x must be real numbers, not bools"):
+        F.rolling_mean([True, False], 2)
+    with pytest.raises(TypeError, match="x must be real numbers, got strings"):
+        F.rolling_mean(["1", "2"], 2)
+    with pytest.raises(ValueError, match=r"min_periods must be <= window \(3\)"):
+        F.rolling_mean(x, 3, min_periods=4)
+    times = np.array(["2020-01-01", "NaT"], dtype="datetime64[D]")
+    with pytest.raises(ValueError, match="target_times must not hold missing times"):
+        F.asof_join(times, times[:1], [1.0])
+    with pytest.raises(TypeError, match="n_checks must be an int >= 1, got bool"):
+        F.check_causal(lambda a: a, x, n_checks=True)
+    with pytest.raises(ValueError, match="n_checks must be an int >= 1, got -3"):
+        F.check_causal(lambda a: a, x, n_checks=-3)
 
 
 # -- MarketData -----------------------------------------------------------------------------------

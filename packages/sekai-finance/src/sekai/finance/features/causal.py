@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from sekai.error import LookAheadError
-from sekai.finance._values import is_real
+from sekai.finance._values import check_count, check_number, is_real
 
 __all__ = ["asof_join", "check_causal"]
 
@@ -20,6 +20,14 @@ def _times(name: str, value: Any) -> np.ndarray:
         raise ValueError(f"{name} must be 1-D, got shape {t.shape}.")
     if t.dtype.kind not in "Mmiuf":
         t = np.asarray(t, dtype="datetime64[ns]")
+    missing = (
+        np.isnat(t) if t.dtype.kind in "Mm" else (np.isnan(t) if t.dtype.kind == "f" else None)
+    )
+    if missing is not None and missing.any():
+        raise ValueError(
+            f"{name} must not hold missing times (NaT or NaN), at position "
+            f"{int(np.flatnonzero(missing)[0])}."
+        )
     if t.size > 1 and not np.all(t[1:] >= t[:-1]):
         raise ValueError(f"{name} must be sorted.")
     return t
@@ -104,7 +112,9 @@ def check_causal(
         raise ValueError("check_causal needs x with at least 2 rows.")
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     reference = np.asarray(fn(data.copy()))
-    count = max(int(n_checks), 1)
+    count = check_count("n_checks", n_checks, 1)
+    check_number("rtol", rtol, "ge0")
+    check_number("atol", atol, "ge0")
     extra: list[int] = (
         generator.integers(0, data.shape[0] - 1, size=count - 1).tolist() if count > 1 else []
     )

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import is_real
+from sekai.finance._values import check_number
 from sekai.finance.features.transforms import as_array, window_arg
 
 __all__ = [
@@ -33,8 +33,17 @@ def _window_sums(a: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray, np
     return trailing(valid.astype(np.float64)), trailing(values), trailing(values * values)
 
 
-def _min_periods(min_periods: int | None, default: int) -> int:
-    return default if min_periods is None else window_arg("min_periods", min_periods)
+def _min_periods(min_periods: int | None, window: int) -> int:
+    """``min_periods`` (default: the whole window), at most ``window``: more could never be
+    met, and every value would be NaN."""
+    if min_periods is None:
+        return window
+    need = window_arg("min_periods", min_periods)
+    if need > window:
+        raise ValueError(
+            f"min_periods must be <= window ({window}): a window never holds {need} values."
+        )
+    return need
 
 
 def rolling_mean(x: Any, window: int, *, min_periods: int | None = None) -> np.ndarray:
@@ -79,9 +88,7 @@ def rolling_zscore(x: Any, window: int, *, min_periods: int | None = None) -> np
 
 
 def _decay(halflife: float) -> float:
-    if isinstance(halflife, bool) or not float(halflife) > 0 or not np.isfinite(halflife):
-        raise ValueError(f"halflife must be a finite number > 0, got {halflife!r}.")
-    return float(np.exp(np.log(0.5) / float(halflife)))
+    return float(np.exp(np.log(0.5) / check_number("halflife", halflife, "gt0")))
 
 
 def _ewm(a: np.ndarray, halflife: float) -> tuple[np.ndarray, ...]:
@@ -130,6 +137,5 @@ def realized_volatility(
     std = rolling_std(returns, window)
     if periods_per_year is None:
         return std
-    if not is_real(periods_per_year) or not 0 < float(periods_per_year) < np.inf:
-        raise ValueError(f"periods_per_year must be a finite number > 0, got {periods_per_year!r}.")
-    return std * np.sqrt(float(periods_per_year))  # type: ignore[no-any-return]
+    ppy = check_number("periods_per_year", periods_per_year, "gt0")
+    return std * np.sqrt(ppy)  # type: ignore[no-any-return]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
+
+from sekai.finance._values import check_count, real_array
 
 __all__ = [
     "cross_sectional_rank",
@@ -19,8 +20,9 @@ __all__ = [
 
 
 def as_array(x: Any, name: str = "x") -> np.ndarray:
-    """A ``(T,)`` or ``(T, N)`` float64 copy; ``ValueError`` for other shapes."""
-    a = np.array(x, dtype=np.float64)
+    """A ``(T,)`` or ``(T, N)`` float64 copy; ``TypeError`` for what is not real numbers
+    (bools, strings), ``ValueError`` for other shapes."""
+    a = real_array(name, x)
     if a.ndim not in (1, 2):
         raise ValueError(f"{name} must be a (T,) or (T, N) array, got shape {a.shape}.")
     return a
@@ -28,9 +30,7 @@ def as_array(x: Any, name: str = "x") -> np.ndarray:
 
 def window_arg(name: str, value: object, minimum: int = 1) -> int:
     """Validate an integer window-like argument."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}.")
-    return int(value)
+    return check_count(name, value, minimum)
 
 
 def _shifted(a: np.ndarray, periods: int) -> np.ndarray:
