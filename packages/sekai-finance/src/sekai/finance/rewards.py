@@ -331,9 +331,9 @@ class DifferentialSharpe(_Stateful):
     def __init__(self, eta: float = 0.01) -> None:
         if not is_real(eta):
             raise TypeError(f"eta must be a number in (0, 1), got {type(eta).__name__} {eta!r}.")
-        if not 0.0 < float(eta) < 1.0:  # type: ignore[arg-type]
+        if not 0.0 < float(eta) < 1.0:
             raise ValueError(f"eta must be a number in (0, 1), got {eta!r}.")
-        self.eta = float(eta)  # type: ignore[arg-type]
+        self.eta = float(eta)
 
     def __call__(self, outcome: StepOutcome) -> Any:
         state = self._arrays(outcome)
