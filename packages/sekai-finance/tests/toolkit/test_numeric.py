@@ -58,3 +58,12 @@ def test_divide_along_matches_broadcast_division_on_both_axes() -> None:
     assert np.array_equal(divide_along(columns, totals, 0), (x / totals[:, None]).T)
     out = columns.copy()
     assert divide_along(out, totals, 0, out=out) is out
+
+
+@pytest.mark.parametrize("width", [2, 3, 6, 9, 17, 40])
+def test_seq_sum_of_a_c_ordered_block_adds_its_rows_left_to_right(width: int) -> None:
+    rng = np.random.default_rng(width)
+    rows = rng.standard_normal((257, width)) * 10.0 ** rng.integers(-8, 17, width)
+    block = np.ascontiguousarray(rows.T)  # (width, 257): one reduce over the rows
+    assert block.flags.c_contiguous
+    assert seq_sum(block, 0).tolist() == python_sums(rows)

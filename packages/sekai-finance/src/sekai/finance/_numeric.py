@@ -1,9 +1,11 @@
 """Sums with a fixed (left-to-right) association, so one env and a batch agree bit for bit.
 
 NumPy's ``sum`` reduces pairwise, and a single env written with Python floats adds left to
-right; ``seq_sum`` adds left to right (term by term, or with ``np.cumsum``, an accumulation,
-for long axes), so ``seq_sum(x)[k]`` equals ``((x[k, 0] + x[k, 1]) + x[k, 2]) + ...`` exactly,
-as Python's ``sum()`` of the same floats does, whatever the memory layout of ``x``.
+right; ``seq_sum`` adds left to right (one ``np.add.reduce`` over the rows of a C-ordered
+block, else term by term, or with ``np.cumsum``, an accumulation, for long axes), so
+``seq_sum(x)[k]`` equals ``((x[k, 0] + x[k, 1]) + x[k, 2]) + ...`` exactly, as Python's
+``sum()`` of the same floats does, whatever the memory layout of ``x`` (a sum of ``-0.0``
+terms only may come out as ``0.0``, as Python's ``sum()`` gives it).
 
 The native envs keep short per-asset arrays asset-major, ``(n, num_envs)``, and sum over
 ``axis=0``: each term is then one contiguous row, where the last axis of a ``(num_envs, n)``
@@ -39,6 +41,11 @@ def seq_sum(x: Any, axis: int = -1) -> Any:
         return np.zeros(terms.shape[1:])
     if width == 1:
         return terms[0].copy()
+    if terms.ndim == 2 and terms.flags.c_contiguous:
+        # Rows of one C-ordered block: NumPy reduces axis 0 row after row into the
+        # contiguous output, left to right (its pairwise summation runs only along the
+        # memory-contiguous axis), in one call.
+        return np.add.reduce(terms, axis=0)
     if width > _TERMWISE:
         return np.cumsum(terms, axis=0)[-1]
     total = terms[0] + terms[1]
