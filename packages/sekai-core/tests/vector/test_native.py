@@ -290,3 +290,19 @@ def test_invalid_options_of_some_sub_envs_reset_the_others_then_raise_the_first(
         vec.step([0, 0, 0, 0])
     vec.reset(options={"level": 2})
     assert vec.options[-1] == ([0, 1, 2, 3], [{"level": 2}] * 4)
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_a_stepped_vector_env_pickles_and_continues_like_the_original(native: bool) -> None:
+    import pickle
+
+    from sekai.vector import SyncVecEnv
+
+    vec = DriftVecEnv(3) if native else SyncVecEnv([Drift for _ in range(3)])
+    vec.reset(seed=0)
+    actions = np.array([1, 0, 1])
+    vec.step(actions)  # builds the cached observation caster, a closure
+    copy = pickle.loads(pickle.dumps(vec))
+    ours, theirs = vec.step(actions), copy.step(actions)
+    assert np.array_equal(ours.observations, theirs.observations)
+    assert np.array_equal(ours.rewards, theirs.rewards)

@@ -56,6 +56,10 @@ class _SpaceTools:
         self.stack = stacker(space)
         self.cast = caster(space)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The stacker and caster are closures (not picklable): rebuilt from the space.
+        return (_SpaceTools, (self.space,))
+
 
 class VecEnv(abc.ABC):
     """A batch of ``num_envs`` environments stepped together.
