@@ -137,3 +137,11 @@ def test_async_path_records_too():
         return await env.async_step(0)
 
     assert asyncio.run(go()).info["performance"].total_return == pytest.approx(0.1)
+
+
+def test_an_info_key_holding_an_array_is_a_type_error_naming_it():
+    import sekai
+
+    wrapped = RecordPerformance(sekai.make("Portfolio-v0"), equity_key="weights")
+    with pytest.raises(TypeError, match=r"info\['weights'\] must be a number.*shape \(6,\)"):
+        wrapped.reset(seed=0)

@@ -35,8 +35,13 @@ def _read(info: dict[str, Any], key: str) -> float:
     if key not in info:
         raise KeyError(f"info has no {key!r}; available keys: {sorted(map(str, info))}")
     value = info[key]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.ndarray)):
-        raise TypeError(f"info[{key!r}] must be a number, got {type(value).__name__}.")
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iuf":
+        value = value.reshape(())[()]  # one number in an array
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        shape = f" of shape {value.shape}" if isinstance(value, np.ndarray) else ""
+        raise TypeError(
+            f"info[{key!r}] must be a number (one per step), got {type(value).__name__}{shape}."
+        )
     number = float(value)
     if not np.isfinite(number):
         raise ValueError(f"info[{key!r}] must be finite, got {number}.")
