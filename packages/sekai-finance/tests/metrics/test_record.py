@@ -140,8 +140,6 @@ def test_async_path_records_too():
 
 
 def test_an_info_key_holding_an_array_is_a_type_error_naming_it():
-    import sekai
-
     wrapped = RecordPerformance(sekai.make("Portfolio-v0"), equity_key="weights")
     with pytest.raises(TypeError, match=r"info\['weights'\] must be a number.*shape \(6,\)"):
         wrapped.reset(seed=0)
