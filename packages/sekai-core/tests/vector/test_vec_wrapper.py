@@ -63,6 +63,18 @@ def test_vec_wrapper_delegates_attribute_access() -> None:
     assert vec.call("_obs")[1].tolist() == [6.0, 0.0, 1.0]
 
 
+def test_vec_wrapper_reads_and_sets_the_native_envs_rng() -> None:
+    inner = CounterVecEnv(2)
+    vec = Doubled(VecWrapper(inner))
+    generator = np.random.default_rng(5)
+    vec.rng = generator
+    assert inner.rng is generator and vec.rng is generator
+    synced = VecWrapper(SyncVecEnv([CounterEnv] * 2))
+    with pytest.raises(AttributeError, match="SyncVecEnv has no rng to set"):
+        synced.rng = generator
+    assert not hasattr(synced, "rng")
+
+
 def test_cross_sectional_demean_example() -> None:
     vec = CrossSectionalDemean(SyncVecEnv([CounterEnv] * 4))
     result = vec.reset(options=[{"start": s} for s in (1, 2, 3, 6)])

@@ -84,6 +84,21 @@ class VecWrapper(VecEnv):
         return self.venv.unwrapped
 
     @property
+    def rng(self) -> np.random.Generator:
+        """The wrapped env's generator (a native env's; wrappers have none of their own)."""
+        generator: np.random.Generator = self.venv.rng  # type: ignore[attr-defined]
+        return generator
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        if not hasattr(self.venv, "rng"):
+            raise AttributeError(
+                f"{type(self.venv.unwrapped).__name__} has no rng to set: its sub-envs hold "
+                "their own generators; seed them with reset(seed=...)."
+            )
+        self.venv.rng = value  # type: ignore[attr-defined]
+
+    @property
     def spec(self) -> EnvSpec | None:
         return self.venv.spec
 
