@@ -96,7 +96,7 @@ class VecWrapper(VecEnv):
                 f"{type(self.venv.unwrapped).__name__} has no rng to set: its sub-envs hold "
                 "their own generators; seed them with reset(seed=...)."
             )
-        self.venv.rng = value  # type: ignore[attr-defined]
+        self.venv.rng = value
 
     @property
     def spec(self) -> EnvSpec | None:
