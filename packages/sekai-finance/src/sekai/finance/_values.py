@@ -80,6 +80,7 @@ def real_float(value: object) -> float | None:
 
 
 _BOUNDS = {None: "", "ge0": " >= 0", "gt0": " > 0"}
+_INT64_MAX = 2**63 - 1
 
 
 def check_number(name: str, value: object, bound: str | None = None) -> float:
@@ -108,4 +109,6 @@ def check_count(name: str, value: object, minimum: int = 0, *, none_ok: bool = F
         raise TypeError(f"{name} must be {accepted}, got {type(value).__name__} {value!r}.")
     if int(value) < minimum:
         raise ValueError(f"{name} must be {accepted}, got {int(value)}.")
+    if int(value) > _INT64_MAX:  # no array could be that long, nor a loop run that often
+        raise ValueError(f"{name} must be {accepted} that fits in 64 bits, got {value}.")
     return int(value)

@@ -141,25 +141,22 @@ class _Combination(RewardFunction):
 
     def __init__(self, terms: list[tuple[Any, RewardFunction | None]]) -> None:
         self.terms = terms
+        # Each distinct reward object once: one used in several terms (``x + x``) is one
+        # function of the step, whose state must advance once per step.
+        self._parts = list({id(part): part for _, part in terms if part is not None}.values())
 
     def _terms(self) -> list[tuple[Any, RewardFunction | None]]:
         return list(self.terms)
 
-    def _parts(self) -> list[RewardFunction]:
-        """Each distinct reward object once: one used in several terms (``x + x``) is one
-        function of the step, whose state must advance once per step."""
-        unique = {id(part): part for _, part in self.terms if part is not None}
-        return list(unique.values())
-
     def __call__(self, outcome: StepOutcome) -> Any:
-        values = {id(part): part(outcome) for part in self._parts()}
+        values = {id(part): part(outcome) for part in self._parts}
         total: Any = 0.0
         for coef, part in self.terms:
             total = total + (coef if part is None else coef * values[id(part)])
         return total
 
     def reset(self, mask: Any = None) -> None:
-        for part in self._parts():
+        for part in self._parts:
             part.reset(mask)
 
     def __repr__(self) -> str:

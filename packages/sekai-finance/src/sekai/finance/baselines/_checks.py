@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from sekai.envs.finance._common import check_int, check_per_asset
-from sekai.finance._values import check_number, is_real, real_array
+from sekai.envs.finance._common import check_per_asset
+from sekai.finance._values import check_count as count, check_number, is_real, real_array
 from sekai.vector.vec_env import VecEnv
 
 __all__ = [
@@ -35,8 +35,7 @@ def _integer(name: str, value: object, accepted: str) -> int:
 
 def check_count(name: str, value: object, minimum: int = 1) -> int:
     """``value`` as an int ``>= minimum`` (``TypeError`` for a non-int, bools included)."""
-    _integer(name, value, f"an int >= {minimum}")
-    return check_int(name, value, minimum)
+    return count(name, value, minimum)
 
 
 def check_seed(name: str, value: object, *, none_ok: bool = False) -> int:
