@@ -357,3 +357,19 @@ def test_agent_never_trades_with_itself() -> None:
         if result.done:
             break
     assert seen and all(f.maker_owner != f.taker_owner for f in seen if f.taker_owner == 0)
+
+
+def test_a_mid_price_too_low_for_the_seeded_book_is_refused_at_construction():
+    with pytest.raises(ValueError, match=r"mid_price must be an int >= max\(.*\) = 11"):
+        sekai.make("LimitOrderBook-v0", mid_price=4, max_quote_offset=1, levels=1)
+    sekai.make("LimitOrderBook-v0", mid_price=11, max_quote_offset=1, levels=1).reset(seed=0)
+
+
+def test_an_order_larger_than_the_inventory_limit_is_refused():
+    with pytest.raises(ValueError, match="order_size=25 exceeds max_inventory=20"):
+        sekai.make("LimitOrderBook-v0", order_size=25)
+    env = sekai.make("LimitOrderBook-v0", order_size=5).unwrapped
+    with pytest.raises(ValueError, match="order_size=5 exceeds max_inventory=4"):
+        env.max_inventory = 4
+    with pytest.raises(ValueError, match="order_size=21 exceeds max_inventory=20"):
+        env.order_size = 21

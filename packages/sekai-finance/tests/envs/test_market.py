@@ -338,3 +338,35 @@ def test_model_with_another_universe_is_refused() -> None:
     env = MarketEnv()
     with pytest.raises(ValueError, match="10"):
         env.model = GBM(n_assets=3)
+
+
+def test_per_asset_cost_rates_are_checked_at_construction():
+    with pytest.raises(ValueError, match="rate has 3 per-asset values but Market-v0 trades 10"):
+        sekai.make("Market-v0", transaction_cost=ProportionalCost([0.001] * 3))
+    env = sekai.make("Market-v0", transaction_cost=ProportionalCost([0.001] * 10))
+    with pytest.raises(ValueError, match="rate has 2 per-asset values"):
+        env.unwrapped.cost_model = ProportionalCost([0.001] * 2)
+
+
+def test_parameters_set_after_construction_are_checked():
+    from sekai.finance.account import AccountConfig
+
+    env = sekai.make("Market-v0").unwrapped
+    with pytest.raises(ValueError, match=r"delisting_return must be >= -1, got -5\.0"):
+        env.delisting_return = -5.0
+    with pytest.raises(ValueError, match="privileged_state must be a bool, got str"):
+        env.privileged_state = "yes"
+    with pytest.raises(TypeError, match="config must be an AccountConfig, got NoneType"):
+        env.config = None
+    with pytest.raises(ValueError, match=r"config\.allow_short=True disagrees"):
+        env.config = AccountConfig(allow_short=True)
+    env.config = AccountConfig(max_leverage=2.0)
+    env.delisting_return = -0.5
+    assert env.config.max_leverage == 2.0 and env.delisting_return == -0.5
+
+
+def test_prices_is_the_data_panel_or_none_when_simulating():
+    assert sekai.make("Market-v0").unwrapped.prices is None
+    panel = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0, 0.01, (300, 3)), 0))
+    env = sekai.make("Market-v0", data=MarketData(panel), episode_length=20, lookback=5)
+    assert np.array_equal(env.unwrapped.prices, panel)

@@ -29,6 +29,9 @@ _ASK = Side.ASK
 _SELL, _NONE, _BUY = 0, 1, 2
 
 
+SEED_LEVELS = 10  # price levels per side of background orders a session starts with
+
+
 def lob_observation_space(levels: int, max_trades: int) -> Dict:
     """``Dict{book: (levels, 4), trades: MaskedBox((3,), max_trades), agent: (6,)}``, float32."""
     return Dict(
@@ -72,15 +75,26 @@ class LobParams:
         self.inventory_penalty = check_real("inventory_penalty", inventory_penalty, "ge0")
         self.max_trades = check_int("max_trades", max_trades)
         self.warmup = check_real("warmup", warmup, "ge0")
-        smallest = 2 * (self.max_quote_offset + self.levels)
+        smallest = max(2 * (self.max_quote_offset + self.levels), SEED_LEVELS + 1)
         if isinstance(mid_price, (bool, np.bool_)) or not isinstance(mid_price, numbers.Integral):
-            raise ValueError(f"mid_price must be an int (ticks), got {mid_price!r}.")
+            raise ValueError(f"mid_price must be an int (ticks) >= {smallest}, got {mid_price!r}.")
         if int(mid_price) < smallest:
             raise ValueError(
-                f"mid_price must be an int >= 2 * (max_quote_offset + levels) = {smallest}, "
-                f"got {int(mid_price)}."
+                f"mid_price must be an int >= max(2 * (max_quote_offset + levels), "
+                f"{SEED_LEVELS + 1}) = {smallest} (the book is seeded {SEED_LEVELS} ticks deep "
+                f"below the mid), got {int(mid_price)}."
             )
         self.mid_price = int(mid_price)
+        check_order_size(self.order_size, self.max_inventory)
+
+
+def check_order_size(order_size: int, max_inventory: int) -> None:
+    """``ValueError`` unless one order fits in the inventory limit (else no order could fill)."""
+    if order_size > max_inventory:
+        raise ValueError(
+            f"order_size={order_size} exceeds max_inventory={max_inventory}: no order could "
+            "ever be filled; use order_size <= max_inventory."
+        )
 
 
 def check_flow(flow: Any) -> OrderFlow:
@@ -177,7 +191,7 @@ class LobSession:
     def reset(self, rng: np.random.Generator) -> None:
         """Seed the book, let it evolve for the warm-up, and reset every trader."""
         params = self.params
-        params.flow.initialise(self.book, rng, mid=params.mid_price)
+        params.flow.initialise(self.book, rng, mid=params.mid_price, levels=SEED_LEVELS)
         self._trades.clear()
         self._seq = 0
         for trader in self.traders:

@@ -14,6 +14,7 @@ from sekai.envs.finance._lob_session import (
     LobSession,
     Trader,
     check_flow,
+    check_order_size,
     lob_action_space,
     lob_observation_space,
     parse_lob_action,
@@ -109,7 +110,8 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
 
     @property
     def flow(self) -> OrderFlow:
-        """The background order flow (used from the next reset)."""
+        """The background order flow (it seeds the book at each reset and drives it at every
+        step, so a new flow takes over from the next step)."""
         return self._params.flow
 
     @flow.setter
@@ -123,7 +125,9 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
 
     @order_size.setter
     def order_size(self, value: Any) -> None:
-        self._params.order_size = check_int("order_size", value)
+        size = check_int("order_size", value)
+        check_order_size(size, self._params.max_inventory)
+        self._params.order_size = size
 
     @property
     def max_inventory(self) -> int:
@@ -132,7 +136,9 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
 
     @max_inventory.setter
     def max_inventory(self, value: Any) -> None:
-        self._params.max_inventory = check_int("max_inventory", value)
+        limit = check_int("max_inventory", value)
+        check_order_size(self._params.order_size, limit)
+        self._params.max_inventory = limit
 
     @property
     def inventory_penalty(self) -> float:

@@ -137,12 +137,8 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
         self._max_assets = n_total if max_assets is None else check_int("max_assets", max_assets)
         if not isinstance(allow_short, (bool, np.bool_)):
             raise ValueError(f"allow_short must be a bool, got {type(allow_short).__name__}.")
-        if not isinstance(privileged_state, (bool, np.bool_)):
-            raise ValueError(
-                f"privileged_state must be a bool, got {type(privileged_state).__name__}."
-            )
         self._allow_short = bool(allow_short)
-        self.privileged_state = bool(privileged_state)
+        self.privileged_state = privileged_state
         self.config = AccountConfig(
             allow_short=self._allow_short,
             max_leverage=max_leverage,
@@ -150,9 +146,7 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
             margin_rate=margin_rate,
             borrow_rate=borrow_rate,
         )
-        self.delisting_return = check_real("delisting_return", delisting_return)
-        if self.delisting_return < -1.0:
-            raise ValueError(f"delisting_return must be >= -1, got {self.delisting_return!r}.")
+        self.delisting_return = delisting_return
         self._setup_window(
             env="Market-v0",
             history=history,
@@ -165,7 +159,7 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
             sampler=sampler,
             capital=capital,
         )
-        self._prices = None
+        self._prices = None if history is None else history.prices
         s = self._max_assets
         self._static = s >= n_total
         self._slot_map = SlotMap(s)
@@ -210,6 +204,52 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
             )
         if hasattr(self, "_exogenous"):
             exogenous_width(self._exogenous, None, model.state_spec())
+
+    # -- parameters ------------------------------------------------------------------------------
+
+    def _asset_count(self) -> int | None:
+        # Cost models price trades in asset space: one column per asset of the universe.
+        return getattr(self, "_n_total", None)
+
+    @property
+    def privileged_state(self) -> bool:
+        """Whether ``info["state"]`` carries the model's latent state at the decision row."""
+        return self._privileged_state
+
+    @privileged_state.setter
+    def privileged_state(self, value: Any) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"privileged_state must be a bool, got {type(value).__name__}.")
+        self._privileged_state = bool(value)
+
+    @property
+    def delisting_return(self) -> float:
+        """Return of an asset over the period in which it delists (>= -1)."""
+        return self._delisting_return
+
+    @delisting_return.setter
+    def delisting_return(self, value: Any) -> None:
+        number = check_real("delisting_return", value)
+        if number < -1.0:
+            raise ValueError(f"delisting_return must be >= -1, got {number!r}.")
+        self._delisting_return = number
+
+    @property
+    def config(self) -> AccountConfig:
+        """The account's rules (leverage, financing rates); ``allow_short`` is fixed."""
+        return self._config
+
+    @config.setter
+    def config(self, value: Any) -> None:
+        if not isinstance(value, AccountConfig):
+            raise TypeError(f"config must be an AccountConfig, got {type(value).__name__}.")
+        if value.allow_short != self._allow_short:
+            raise ValueError(
+                f"config.allow_short={value.allow_short} disagrees with the env's allow_short="
+                f"{self._allow_short}, which is fixed at construction (it sets the action "
+                "space); make a new env to change it."
+            )
+        self._config = value
 
     # -- state -----------------------------------------------------------------------------------
 
