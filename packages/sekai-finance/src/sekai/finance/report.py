@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import numbers
 import os
 from pathlib import Path
@@ -13,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sekai.error import MissingDependency
+from sekai.finance._values import check_number
 from sekai.finance.metrics import (
     PerformanceSummary,
     PnLSummary,
@@ -212,17 +212,7 @@ def episode_report(source: Any, *, periods_per_year: float | None = None) -> Epi
             (None, a number, a string); ``periods_per_year`` is not a number (bools included).
     """
     if periods_per_year is not None:
-        if isinstance(periods_per_year, (bool, np.bool_)) or not isinstance(
-            periods_per_year, numbers.Real
-        ):
-            raise TypeError(
-                "periods_per_year must be a number > 0 or None, got "
-                f"{type(periods_per_year).__name__} {periods_per_year!r}."
-            )
-        if not (math.isfinite(periods_per_year) and periods_per_year > 0):
-            raise ValueError(
-                f"periods_per_year must be a finite number > 0, got {periods_per_year!r}."
-            )
+        check_number("periods_per_year", periods_per_year, "gt0")
     recorder = _find_recorder(source)
     if recorder is None:
         if hasattr(source, "step") and hasattr(source, "reset"):
