@@ -180,16 +180,45 @@ def test_a_base_draw_inside_r_is_kept() -> None:
 
 
 def test_large_arrays_are_filled_in_passes_from_one_stream() -> None:
+    # Every pass takes the next words of the stream; a draw inside its rectangle is its
+    # word's position in the layer, wherever its pass falls.
     size = 2 * _normals._CHUNK + 7
     whole = np.empty(size)
     fill_standard_normal(np.random.default_rng(3), whole)
-    rng = np.random.default_rng(3)
-    parts = []
-    for start in range(0, size, _normals._CHUNK):
-        part = np.empty(min(_normals._CHUNK, size - start))
-        fill_standard_normal(rng, part)
-        parts.append(part)
-    assert np.array_equal(whole, np.concatenate(parts))
+    words = np.random.default_rng(3).bit_generator.random_raw(size)
+    index = (words & np.uint64(0x1FF)).astype(np.intp)
+    draw = (words >> np.uint64(12)).astype(np.float64)
+    inside = draw < INSIDE[index]
+    assert 0.97 < inside.mean() < 1.0
+    assert np.array_equal(whole[inside], (draw * SCALE[index])[inside])
+
+
+def test_the_slow_steps_of_every_pass_run_once_for_the_whole_fill() -> None:
+    # Two passes' words first, then the uniforms of both passes' wedge draws, in order, each
+    # result at its own position.
+    chunk = _normals._CHUNK
+    layer, top = 100, 2**52 - 1  # the far right of the layer: outside its rectangle
+    inside = word(200, False, 2**50)
+    raw = [inside] * (2 * chunk)
+    raw[5], raw[chunk + 3] = word(layer, False, top), word(layer, True, top)
+
+    class Passes(ChosenBits):
+        calls = 0
+
+        def integers(self, *args: Any, size: int, **kwargs: Any) -> np.ndarray:
+            taken, self._raw = self._raw[:size], self._raw[size:]
+            return taken
+
+        def random(self, size: int) -> np.ndarray:
+            self.calls += 1
+            return super().random(size)
+
+    rng = Passes(raw, [0.0, 1 - 2**-53], [0.25])  # kept under the curve, then restarted
+    out = np.empty(2 * chunk)
+    fill_standard_normal(rng, out)  # type: ignore[arg-type]
+    assert out[5] == top * SCALE[layer] and out[chunk + 3] == 0.25
+    assert rng._raw.size == 0 and not rng._uniforms and not rng._normals
+    assert rng.calls == 1  # one wedge round for both passes
 
 
 # -- blocks ------------------------------------------------------------------------------------
@@ -234,27 +263,33 @@ def test_draws_of_a_pass_or_more_share_a_block_that_ends_on_a_pass_boundary() ->
     chunk = _normals._CHUNK
     size = 4 * chunk // 3  # 4,096 sub-envs of 5 assets: 20,480
     blocks, rng = NormalBlocks(), np.random.default_rng(6)
-    draws = [blocks.draw(rng, (size // 5, 5)) for _ in range(4)]
-    assert blocks._block.size == 4 * chunk  # the fourth draw opened a second block
-    whole = np.empty(8 * chunk)  # the two blocks of three draws, in four full passes each
+    draws = [blocks.draw(rng, (size // 5, 5)) for _ in range(7)]
+    assert blocks._block.size == 8 * chunk  # six draws, eight full passes; the 7th opened a new one
+    whole = np.empty(8 * chunk)
     fill_standard_normal(np.random.default_rng(6), whole)
-    assert np.array_equal(np.concatenate([d.ravel() for d in draws]), whole[: 4 * size])
+    assert np.array_equal(np.concatenate([d.ravel() for d in draws[:6]]), whole)
 
 
-@pytest.mark.parametrize("size", [5, 5120, 15_360, 15_361, 20_480, 30_720, 40_960, 100_000])
-def test_each_block_takes_the_fewest_passes_per_draw(size: int) -> None:
+@pytest.mark.parametrize(
+    "size", [5, 7, 5120, 7000, 15_360, 15_361, 20_480, 30_720, 40_960, 100_000, 122_880]
+)
+def test_each_block_takes_the_fewest_passes_per_draw_and_then_the_most_draws(size: int) -> None:
     chunk, cap = _normals._CHUNK, _normals._MAX_BLOCK
     block = _normals._block_size(size)
-    assert block % size == 0 and block <= max(cap, size)
+    assert block % size == 0 and block <= cap
 
-    def passes_per_draw(draws: int) -> float:
-        return -(-draws * size // chunk) / draws
+    def passes(draws: int) -> int:
+        return -(-draws * size // chunk)
 
-    if size < chunk:
-        assert block == chunk // size * size
-    else:
-        candidates = range(1, cap // size + 1)
-        assert passes_per_draw(block // size) == min(passes_per_draw(d) for d in candidates)
+    draws = block // size
+    for other in range(1, cap // size + 1):  # every block of whole draws within the cap
+        assert passes(draws) * other <= passes(other) * draws  # no fewer passes per draw
+        if passes(draws) * other == passes(other) * draws:
+            assert other <= draws
+
+
+def test_one_block_serves_many_steps_of_a_thousand_sub_envs() -> None:
+    assert _normals._block_size(5120) == 24 * 5120  # eight full passes
 
 
 def test_fill_takes_small_arrays_from_the_block_and_fills_large_ones_directly() -> None:

@@ -343,12 +343,16 @@ class WindowVecEnv(FinanceVecEnv):
         self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
         """Pick windows (history) or start paths (simulation) for ``indices``."""
-        parsed = self.parse_reset_options(options, ("start",))
+        # An autoreset passes no options: skip checking a thousand Nones one by one.
+        no_options = options.count(None) == len(options)
+        parsed = (
+            [{}] * len(options) if no_options else self.parse_reset_options(options, ("start",))
+        )
         lookback = self._lookback
         window_rows = slice(self._head - lookback, self._head)
         history = self._history
         if history is None:
-            if any("start" in o for o in parsed):
+            if not no_options and any("start" in o for o in parsed):
                 raise ValueError(_NEEDS_HISTORY)
             self._start_paths(indices)
         else:
@@ -456,7 +460,7 @@ class WindowVecEnv(FinanceVecEnv):
         self._returns[rows, self._head - lookback : self._head] = steps.transpose(1, 0, 2)
         for i in range(1, lookback):  # log prices: the running sum of the increments
             np.add(steps[i - 1], steps[i], out=steps[i])
-        steps += terms[3]
+        steps += np.tile(terms[3], (k, 1))  # (k, n) rows: one NumPy loop, not one a row
         with np.errstate(over="ignore"):  # refused just below, naming the parameters
             np.exp(steps, out=steps)
         check_gbm_prices(steps, self, self._window - 1)
