@@ -32,7 +32,8 @@ MU, SIGMA, EYE = [0.1, 0.2], [0.2, 0.3], np.eye(2)
         ({"corr": [["a", "b"], ["c", "d"]]}, TypeError, "corr"),
         ({"corr": [[True, False], [False, True]]}, TypeError, "corr"),
         ({"corr": 1.0}, ValueError, "corr must be a square"),
-        ({"corr": np.eye(3)}, ValueError, "mu must be a number or 3 numbers"),
+        ({"corr": np.eye(3)}, ValueError, r"corr is 3x3 but mu and sigma give 2 assets"),
+        ({"corr": np.eye(3), "mu": 0.1}, ValueError, "sigma must be a number or 3 numbers"),
         ({"corr": [[1.0, 0.5], [0.4, 1.0]]}, ValueError, "corr must be symmetric"),
         ({"corr": [[1.0, 2.0], [2.0, 1.0]]}, ValueError, "corr must be positive definite"),
         ({"corr": [[2.0, 0.0], [0.0, 2.0]]}, ValueError, "corr must have a unit diagonal"),
@@ -113,6 +114,23 @@ def test_policies_drive_wrapped_and_hand_built_vector_envs():
         B.TWAP()(None, vec)
     mean, error = B.evaluate(B.VolatilityFilter(), "Market-v0", 2, episode_length=5)
     assert np.isfinite(mean) and error >= 0
+
+
+def test_a_policy_refuses_an_env_whose_action_wrapper_changed_the_action_space():
+    # The policy's actions are in the env's own space: through RescaleAction they would be
+    # read as other weights, silently.
+    wrapped = sekai.RescaleAction(sekai.make("Portfolio-v0"), -1.0, 1.0)
+    observation = wrapped.reset(seed=0).observation
+    match = r"KellyBuyAndHold gives actions in Portfolio-v0's own action space Box\(0.0, 1.0"
+    with pytest.raises(TypeError, match=match):
+        B.KellyBuyAndHold()(observation, wrapped)
+    vec = sekai.SyncVecEnv(
+        [lambda: sekai.RescaleAction(sekai.make("Portfolio-v0"), -1.0, 1.0) for _ in range(2)]
+    )
+    with pytest.raises(TypeError, match="an action wrapper changed it"):
+        B.EqualWeight()(vec.reset(seed=0).observations, vec)
+    plain = sekai.SyncVecEnv([lambda: sekai.make("Portfolio-v0") for _ in range(2)])
+    assert B.EqualWeight()(plain.reset(seed=0).observations, plain).shape == (2, 6)
 
 
 @pytest.mark.parametrize("policy", [None, "BuyAndHold", 3])

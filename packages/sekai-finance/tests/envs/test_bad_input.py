@@ -122,6 +122,23 @@ def test_an_array_is_not_a_sampler() -> None:
         TradingEnv(prices=HISTORY, sampler=np.array([1, 2]), **SHORT)
 
 
+def test_a_fixed_start_beyond_the_history_is_refused_when_the_env_is_built() -> None:
+    # The history fixes the windows at construction: no need to wait for the first reset.
+    last = len(HISTORY) - SHORT["episode_length"] - SHORT["lookback"] - 1  # the last window
+    TradingEnv(prices=HISTORY, sampler=last, **SHORT).reset(seed=0)
+    match = rf"sampler FixedStart\({last + 1}\) does not fit this history: start {last + 1} is "
+    with pytest.raises(ValueError, match=match):
+        TradingEnv(prices=HISTORY, sampler=last + 1, **SHORT)
+    env = PortfolioEnv(prices=HISTORY[:, None], **SHORT)
+    with pytest.raises(ValueError, match="does not fit this history"):
+        env.sampler = 10**6
+    vec = TradingVecEnv(2, prices=HISTORY, **SHORT)
+    for value in (10**6, [0, 10**6]):
+        with pytest.raises(ValueError, match="does not fit this history"):
+            vec.set_attr("sampler", value)
+    TradingEnv(sampler=10**6, **SHORT)  # simulated prices: no windows to check against
+
+
 @pytest.mark.parametrize(
     "start", [np.timedelta64(1, "D"), datetime.timedelta(days=1), [3], {"row": 3}]
 )
@@ -388,3 +405,26 @@ def test_numbers_in_zero_dimensional_arrays_are_numbers() -> None:
     assert vec.get_attr("mu") == [0.1, 0.1]
     with pytest.raises(ValueError, match=r"sigma must be a finite number >= 0, got -0\.2"):
         TradingEnv(sigma=np.array(-0.2))
+    # the cost rate and the start option too, as every other number
+    assert TradingEnv(transaction_cost=np.array(0.002)).cost_model.rate == 0.002
+    env = TradingEnv(prices=HISTORY, **SHORT)
+    assert env.reset(options={"start": np.array(40)}).info["timestamp"] == 40
+    native = sekai.make_vec("Trading-v0", 2, prices=HISTORY, **SHORT)
+    assert [i["timestamp"] for i in native.reset(options={"start": np.int64(40)}).infos] == [40, 40]
+    assert [i["timestamp"] for i in native.reset(options={"start": np.array(40)}).infos] == [40, 40]
+    with pytest.raises(TypeError, match=r"options\['start'\] must be .*got a bool"):
+        env.reset(options={"start": np.array(True)})
+
+
+@pytest.mark.parametrize("positions", [(0, 0), (-1.0, 0.0, -0.0, 1.0), (1, 0.5, 1.0)])
+def test_repeated_positions_are_refused(positions: tuple[float, ...]) -> None:
+    # Two actions for one target position: an agent could never tell them apart.
+    with pytest.raises(ValueError, match=r"positions must be distinct .* repeated"):
+        TradingEnv(positions=positions)
+
+
+def test_a_price_panel_without_assets_names_prices() -> None:
+    with pytest.raises(
+        ValueError, match=r"prices must have at least 1 asset \(column\), got shape"
+    ):
+        PortfolioEnv(np.empty((100, 0)))

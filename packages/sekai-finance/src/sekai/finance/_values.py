@@ -10,7 +10,22 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_count", "check_number", "holds_bool", "is_real", "real_array", "real_float"]
+__all__ = [
+    "check_count",
+    "check_number",
+    "holds_bool",
+    "is_real",
+    "real_array",
+    "real_float",
+    "scalar",
+]
+
+
+def scalar(value: object) -> object:
+    """A 0-d array as the one value it holds (what NumPy reductions return); else ``value``."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value[()]
+    return value
 
 
 def is_real(value: object) -> bool:
@@ -87,8 +102,7 @@ def check_number(name: str, value: object, bound: str | None = None) -> float:
     """``value`` (a real number, or a 0-d array of one) as a float: ``TypeError`` naming
     ``name`` for what is not a number (bools, strings, None), ``ValueError`` for a value that
     is not finite or not ``>= 0`` (``"ge0"``) / ``> 0`` (``"gt0"``) when asked."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]  # numpy reductions return them
+    value = scalar(value)
     accepted = f"a finite number{_BOUNDS[bound]}"
     if not is_real(value):
         raise TypeError(f"{name} must be {accepted}, got {type(value).__name__} {value!r}.")

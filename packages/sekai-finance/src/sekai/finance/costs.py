@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from sekai.finance._numeric import seq_sum
-from sekai.finance._values import holds_bool, is_real, real_array, real_float
+from sekai.finance._values import holds_bool, is_real, real_array, real_float, scalar
 
 __all__ = [
     "CompositeCost",
@@ -381,6 +381,7 @@ def as_cost_model(value: object, name: str = "transaction_cost") -> CostModel:
     the argument ``name``."""
     if isinstance(value, CostModel):
         return value
+    value = scalar(value)
     if is_real(value):
         rate = real_float(value)
         if rate is None or not np.isfinite(rate) or rate < 0:

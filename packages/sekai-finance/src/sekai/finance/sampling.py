@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from sekai.finance._values import check_count
+from sekai.finance._values import check_count, scalar
 from sekai.finance.data import MarketData
 from sekai.vector.spawnable import Spawnable
 
@@ -18,6 +18,7 @@ __all__ = [
     "RandomStart",
     "SequentialStart",
     "as_sampler",
+    "check_fixed_start",
     "draw_window_start",
     "window_start_from_option",
 ]
@@ -178,6 +179,21 @@ def draw_window_start(
     return first + int(position)
 
 
+def check_fixed_start(
+    sampler: EpisodeSampler, n_starts: int, episode_length: int, *, lookback: int, warmup: int
+) -> None:
+    """Refuse a ``FixedStart`` beyond the history's windows when the env is built, with the
+    error its first reset would raise (other samplers choose only at reset)."""
+    if isinstance(sampler, FixedStart):
+        rng = np.random.default_rng(0)  # not drawn from: a fixed start needs no randomness
+        try:
+            draw_window_start(
+                sampler, rng, n_starts, episode_length, lookback=lookback, warmup=warmup
+            )
+        except ValueError as exc:
+            raise ValueError(f"sampler {sampler!r} does not fit this history: {exc}") from None
+
+
 def window_start_from_option(
     start: object,
     timestamps: np.ndarray,
@@ -190,8 +206,9 @@ def window_start_from_option(
     """Translate ``options={"start": t}`` (the first decision) into a window start row.
 
     ``t`` is an int row position (negative from the end), a ``Time``, or a timestamp looked up
-    by value (first row at or after it).
+    by value (first row at or after it); a 0-d array stands for the value it holds.
     """
+    start = scalar(start)
     if isinstance(start, (bool, np.bool_)):
         raise TypeError("options['start'] must be a row position or a timestamp, got a bool.")
     n_rows = int(timestamps.shape[0])

@@ -19,7 +19,7 @@ import numpy as np
 
 from sekai.core.env import Env
 from sekai.error import InvalidAction, ResetRequired
-from sekai.finance._values import holds_bool, is_real, real_array, real_float
+from sekai.finance._values import holds_bool, is_real, real_array, real_float, scalar
 
 __all__ = [
     "EPISODE_OVER",
@@ -51,8 +51,7 @@ def check_real(name: str, value: object, bound: str | None = None) -> float:
     Raises:
         ValueError: naming the parameter, the bound and the value (bools are refused too).
     """
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]  # a number held in a 0-d array (what numpy reductions return)
+    value = scalar(value)
     result = real_float(value)
     if result is None:
         shown = (
@@ -84,8 +83,7 @@ def check_per_asset(
     name: str, value: object, n: int, bound: str | None = None
 ) -> float | np.ndarray:
     """A scalar (float) or a length-``n`` read-only float64 array, every entry checked."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
+    value = scalar(value)
     if is_real(value):
         return check_real(name, value, bound)
     if holds_bool(value):

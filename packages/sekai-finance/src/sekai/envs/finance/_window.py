@@ -23,6 +23,7 @@ from sekai.finance.rewards import LogReturn, RewardFunction
 from sekai.finance.sampling import (
     EpisodeSampler,
     as_sampler,
+    check_fixed_start,
     draw_window_start,
     first_valid_window,
     window_start_from_option,
@@ -107,6 +108,8 @@ def _raw(prices: Any, *, env: str, single_asset: bool, assets: Any = None) -> Ma
         )
     if array.shape[0] < 2:
         raise ValueError(f"prices must have at least 2 rows, got {array.shape[0]}.")
+    if array.ndim == 2 and array.shape[1] == 0:
+        raise ValueError(f"prices must have at least 1 asset (column), got shape {array.shape}.")
     return MarketData(array, assets=assets)
 
 
@@ -257,7 +260,7 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         self._dt_arg = dt
         self._dt = resolve_dt(dt, model, history)
         self.reward_fn = LogReturn() if reward is None else reward
-        self._sampler = as_sampler(sampler)
+        self.sampler = sampler
         self._capital = check_real("capital", capital, "gt0")
         self._equity = 1.0
         self._t = 0
@@ -364,7 +367,21 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
 
     @sampler.setter
     def sampler(self, value: Any) -> None:
-        self._sampler = as_sampler(value)
+        self._sampler = self._checked_sampler(value)
+
+    def _checked_sampler(self, value: Any) -> EpisodeSampler:
+        """``value`` as a sampler (``as_sampler``), a fixed start checked against the history."""
+        sampler = as_sampler(value)
+        history = self._history
+        if history is not None:
+            check_fixed_start(
+                sampler,
+                history.n_starts,
+                self._episode_length,
+                lookback=self._lookback,
+                warmup=history.warmup,
+            )
+        return sampler
 
     # -- episode state ----------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ DiscreteAction = int | np.integer[Any]
 
 
 def check_positions(positions: Any) -> tuple[float, ...]:
-    """Validate ``positions``: at least 2 finite numbers."""
+    """Validate ``positions``: at least 2 distinct finite numbers."""
     try:
         values = tuple(positions)
     except TypeError as exc:
@@ -34,7 +34,14 @@ def check_positions(positions: Any) -> tuple[float, ...]:
         raise ValueError(
             f"positions must be a sequence of at least 2 finite numbers, got {positions!r}."
         )
-    return tuple(f for f in floats if f is not None)
+    result = tuple(f for f in floats if f is not None)
+    if len(set(result)) < len(result):  # two actions for one position
+        repeated = sorted({f for f in result if result.count(f) > 1})
+        raise ValueError(
+            f"positions must be distinct (each action a different target position), got "
+            f"{positions!r}: {', '.join(map(repr, repeated))} repeated."
+        )
+    return result
 
 
 def trading_observation_space(lookback: int, positions: tuple[float, ...]) -> Box:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from sekai.envs.finance._common import check_per_asset
-from sekai.finance._values import check_count as count, check_number, is_real, real_array
+from sekai.finance._values import check_count as count, check_number, is_real, real_array, scalar
 from sekai.vector.vec_env import VecEnv
 
 __all__ = [
@@ -47,11 +47,6 @@ def check_seed(name: str, value: object, *, none_ok: bool = False) -> int:
     return seed
 
 
-def _unwrap(value: object) -> object:
-    """A 0-d array as the one number it holds (numpy reductions return them)."""
-    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
-
-
 def check_flag(name: str, value: object) -> bool:
     """``True`` or ``False`` (NumPy bools too); nothing else is read as a truth value."""
     if not isinstance(value, (bool, np.bool_)):
@@ -74,7 +69,7 @@ def real_vector(name: str, value: object) -> np.ndarray:
 def per_asset(name: str, value: object, n: int, bound: str | None = None) -> np.ndarray:
     """A number (or 0-d array) or ``n`` numbers (finite, within ``bound``) as an ``(n,)``
     float64 array."""
-    value = _unwrap(value)
+    value = scalar(value)
     if not is_real(value):
         real_array(name, value)  # TypeError for what is not numbers
     return np.broadcast_to(check_per_asset(name, value, n, bound), (n,))
@@ -98,8 +93,8 @@ _ENVS: dict[str, tuple[tuple[str, ...], str]] = {
     ),
 }
 
-# Hand-built vector envs (no spec, no single_env): the class of sub-env 0, looked up once.
-_SUB_ENV: weakref.WeakKeyDictionary[Any, type] = weakref.WeakKeyDictionary()
+# Vector envs of single envs: (class, action space) of unwrapped sub-env 0, looked up once.
+_SUB_ENV: weakref.WeakKeyDictionary[Any, tuple[type, Any]] = weakref.WeakKeyDictionary()
 
 
 @functools.cache
@@ -126,16 +121,40 @@ def _identify(env: Any) -> tuple[str | None, str]:
     spec_id = getattr(getattr(env, "spec", None), "id", None)
     if spec_id in _ENVS:  # built by make_vec()
         return spec_id, name
-    sub = _SUB_ENV.get(base)
-    if sub is None:
-        sub = _SUB_ENV[base] = type(base.get_attr("unwrapped")[0])
+    sub = _sub_env(base)[0]
     return _env_id(sub), f"{name} of {sub.__name__}"
 
 
+def _sub_env(base: VecEnv[Any, Any]) -> tuple[type, Any]:
+    """``(class, action space)`` of ``base``'s unwrapped sub-env 0."""
+    found = _SUB_ENV.get(base)
+    if found is None:
+        sub = base.get_attr("unwrapped")[0]
+        found = _SUB_ENV[base] = (type(sub), sub.action_space)
+    return found
+
+
+def _own_action_space(env: Any) -> Any:
+    """The action space of the env under every wrapper (a native env's own, or the
+    unwrapped sub-envs' of another vector env)."""
+    base = getattr(env, "unwrapped", env)
+    if not isinstance(base, VecEnv) or isinstance(getattr(type(base), "single_env", None), type):
+        return base.action_space
+    return _sub_env(base)[1]
+
+
 def require_env(policy: object, env: Any, env_id: str) -> None:
-    """``TypeError`` unless ``env`` is (a wrapper or vector env of) the env ``policy`` is for."""
+    """``TypeError`` unless ``env`` is (a wrapper or vector env of) the env ``policy`` is for,
+    with that env's own action space (the policy's actions are in it)."""
     found, what = _identify(env)
     if found == env_id:
+        space, own = env.action_space, _own_action_space(env)
+        if space is not own and space != own:
+            raise TypeError(
+                f"{type(policy).__name__} gives actions in {env_id}'s own action space {own!r}, "
+                f"but this env takes {space!r} (an action wrapper changed it): give the policy "
+                "the env without the action wrapper and convert its actions."
+            )
         return
     names, _ = _ENVS[env_id]
     hint = "" if found is None else f", a {found} env: use {_ENVS[found][1]} or RandomPolicy"

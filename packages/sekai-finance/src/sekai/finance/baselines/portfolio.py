@@ -78,6 +78,11 @@ def kelly_weights(
         )
     corr_a = check_correlation(real_array("corr", corr))
     n = corr_a.shape[0]
+    if np.ndim(mu) == 1 and np.ndim(sigma) == 1 and len(mu) == len(sigma) != n:
+        raise ValueError(  # mu and sigma agree: corr is the odd one out
+            f"corr is {n}x{n} but mu and sigma give {len(mu)} assets; corr must be the "
+            f"({len(mu)}, {len(mu)}) correlation matrix of those assets."
+        )
     mu_a = per_asset("mu", mu, n)
     sigma_a = per_asset("sigma", sigma, n, "ge0")
     short = check_flag("allow_short", allow_short)

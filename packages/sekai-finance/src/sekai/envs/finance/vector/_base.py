@@ -228,7 +228,8 @@ class FinanceVecEnv(NativeVecEnv):
         sampler object is shared by all (not spawned: that happens when an env is built); a
         name or an int makes a sampler of its own for each."""
         if isinstance(values, list) and len(values) == self.num_envs:
-            self._lanes = [as_sampler(v) for v in values]
+            template: Any = self.template  # a WindowEnv: only they have samplers
+            self._lanes = [template._checked_sampler(v) for v in values]
             return
         self.template.sampler = values  # type: ignore[attr-defined]
         if isinstance(values, EpisodeSampler):
