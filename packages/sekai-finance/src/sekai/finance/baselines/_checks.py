@@ -125,7 +125,7 @@ def _identify(env: Any) -> tuple[str | None, str]:
     return _env_id(sub), f"{name} of {sub.__name__}"
 
 
-def _sub_env(base: VecEnv[Any, Any]) -> tuple[type, Any]:
+def _sub_env(base: VecEnv) -> tuple[type, Any]:
     """``(class, action space)`` of ``base``'s unwrapped sub-env 0."""
     found = _SUB_ENV.get(base)
     if found is None:
