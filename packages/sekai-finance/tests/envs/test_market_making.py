@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.envs.finance.market_making import MarketMakingEnv, avellaneda_stoikov_quotes
+from sekai.envs.finance.market_making import (
+    MarketMakingEnv,
+    avellaneda_stoikov_quotes,
+    fill_probability,
+)
 
 INFO_KEYS = [
     "mid_price",
@@ -277,3 +281,80 @@ def test_env_passes_check_env() -> None:
 
     assert sekai.check_env(MarketMakingEnv()) == []
     assert_env_conforms("MarketMaking-v0")
+
+
+def test_an_order_size_above_the_inventory_limit_is_refused_at_construction() -> None:
+    # can_buy = q + size <= Q is never true: no quote could ever fill.
+    with pytest.raises(ValueError, match="order_size=5 exceeds max_inventory=4"):
+        MarketMakingEnv(order_size=5, max_inventory=4)
+    with pytest.raises(ValueError, match="order_size=51 exceeds max_inventory=50"):
+        sekai.make("MarketMaking-v0", order_size=51)
+    assert MarketMakingEnv(order_size=4, max_inventory=4).order_size == 4
+
+
+def test_an_order_size_above_the_inventory_limit_is_refused_when_set() -> None:
+    env = MarketMakingEnv(order_size=3, max_inventory=5)
+    table = env.quote_table()
+    with pytest.raises(ValueError, match="order_size=6 exceeds max_inventory=5"):
+        env.order_size = 6
+    with pytest.raises(ValueError, match="order_size=3 exceeds max_inventory=2"):
+        env.max_inventory = 2
+    assert (env.order_size, env.max_inventory) == (3, 5)  # the failed assignments are undone
+    assert env.quote_table() is table  # the parameters did not change: the table still holds
+    env.max_inventory = 3
+    env.order_size = 1
+    assert (env.order_size, env.max_inventory) == (1, 3)
+
+
+@pytest.mark.parametrize(
+    "offset",
+    ["0.5", object(), None, True, np.bool_(False), np.array([0.5, True], object), [0.1, "x"]],
+)
+def test_fill_probability_refuses_what_is_not_a_number(offset: object) -> None:
+    env = MarketMakingEnv()
+    with pytest.raises(TypeError, match="offset"):
+        env.fill_probability(offset)
+    with pytest.raises(TypeError, match="offset"):
+        fill_probability(offset, 140.0, 1.5, 0.005)
+
+
+@pytest.mark.parametrize(
+    ("offset", "message"),
+    [
+        (float("nan"), "offset must not be NaN"),
+        (np.array([0.1, np.nan]), "offset must not be NaN"),
+        (-0.5, r"offset must be >= 0 \(a distance from the mid\), got -0.5"),
+        ([0.0, -1.0], r"offset must be >= 0 \(a distance from the mid\), got -1.0"),
+        (-math.inf, "offset must be >= 0"),
+    ],
+)
+def test_fill_probability_refuses_nan_and_negative_offsets(offset: object, message: str) -> None:
+    env = MarketMakingEnv()
+    with pytest.raises(ValueError, match=message):
+        env.fill_probability(offset)
+    with pytest.raises(ValueError, match=message):
+        fill_probability(offset, 140.0, 1.5, 0.005)
+
+
+def test_fill_probability_gives_a_float_for_a_number_and_an_array_for_an_array() -> None:
+    env = MarketMakingEnv()
+    for number in (0.5, 1, np.float32(0.5), np.int64(2), np.array(0.5)):
+        assert type(env.fill_probability(number)) is float
+    assert env.fill_probability(math.inf) == 0.0  # infinitely far: never fills
+    assert env.fill_probability(0.5) == pytest.approx(1 - math.exp(-0.7 * math.exp(-0.75)))
+    for array in ([0.5, 1.0], np.array([0.5, 1.0], np.float32), np.zeros((2, 3))):
+        result = env.fill_probability(array)
+        assert type(result) is np.ndarray and result.dtype == np.float64
+        assert result.shape == np.shape(array)
+    assert type(fill_probability(0.5, 140.0, 1.5, 0.005)) is float
+
+
+def test_the_step_does_not_pay_for_the_offset_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The step clips the quotes into [0, max_offset] itself: it calls the unchecked formula.
+    def refuse(self: object, offset: object) -> float:
+        raise AssertionError("the step called the checked fill_probability")
+
+    monkeypatch.setattr(MarketMakingEnv, "fill_probability", refuse)
+    env = MarketMakingEnv()
+    env.reset(seed=0)
+    env.step(np.array([-1.0, 9.0], np.float32))  # clipped, not refused

@@ -228,3 +228,29 @@ def test_observations_stay_in_the_space_when_limits_are_lowered_mid_episode():
     assert single.observation_space.contains(obs) and obs[1] == 0.0
     assert all(vec.observation_space.contains(row) for row in batch)
     assert batch[:, 1].tolist() == [0.0, 0.0]
+
+
+def test_an_order_size_above_the_inventory_limit_is_refused() -> None:
+    with pytest.raises(ValueError, match="order_size=3 exceeds max_inventory=2"):
+        MarketMakingVecEnv(2, order_size=3, max_inventory=2)
+    vec = MarketMakingVecEnv(2, order_size=2, max_inventory=4)
+    with pytest.raises(ValueError, match="order_size=5 exceeds max_inventory=4"):
+        vec.set_attr("order_size", 5)
+    with pytest.raises(ValueError, match="order_size=2 exceeds max_inventory=1"):
+        vec.set_attr("max_inventory", [1, 1])
+    with pytest.raises(ValueError, match="order_size=2 exceeds max_inventory=1"):
+        vec.max_inventory = 1
+    assert vec.get_attr("order_size") == [2, 2] and vec.get_attr("max_inventory") == [4, 4]
+
+
+def test_fill_probability_is_checked_through_the_native_env() -> None:
+    vec = MarketMakingVecEnv(2)
+    assert type(vec.fill_probability(0.5)) is float
+    assert [type(p) for p in vec.call("fill_probability", 0.5)] == [float, float]
+    assert type(vec.fill_probability([0.5, 1.0])) is np.ndarray
+    with pytest.raises(ValueError, match=r"offset must be >= 0"):
+        vec.fill_probability(-1.0)
+    with pytest.raises(ValueError, match="offset must not be NaN"):
+        vec.call("fill_probability", np.array([np.nan]))
+    with pytest.raises(TypeError, match="offset"):
+        vec.call("fill_probability", "0.5")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
+from sekai.envs.finance.optimal_execution import OptimalExecutionEnv, expected_shortfall
 
 INFO_KEYS = [
     "shares_sold",
@@ -234,3 +234,95 @@ def test_a_setting_that_breaks_convexity_is_named_and_rolled_back(name: str, val
     with pytest.raises(ValueError, match=rf"setting {name} breaks temporary_impact > permanent"):
         setattr(env, name, value)
     assert getattr(env, name) == before
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"risk_aversion": 0.0},
+        {"risk_aversion": 1.0, "n_steps": 50},
+        {"initial_inventory": 123456.789, "n_steps": 1000, "total_time": 3.7},
+        {"initial_inventory": 1e-3, "n_steps": 7},
+        {"n_steps": 1},
+    ],
+)
+def test_expected_shortfall_takes_the_almgren_chriss_and_twap_schedules(
+    kwargs: dict[str, float],
+) -> None:
+    env = OptimalExecutionEnv(**kwargs)
+    x0, n = env.X0, env.n_steps
+    trades = -np.diff(env.almgren_chriss_trajectory())
+    mean, variance = env.expected_shortfall(trades)
+    assert env.expected_shortfall(trades[:, None]) == (mean, variance)  # (n_steps, 1) too
+    assert type(mean) is float and type(variance) is float
+    twap = np.full(n, x0 / n)
+    assert all(math.isfinite(v) for v in env.expected_shortfall(twap))
+    assert all(math.isfinite(v) for v in env.expected_shortfall(list(twap)))
+
+
+def test_expected_shortfall_keeps_negative_trades() -> None:
+    env = OptimalExecutionEnv(n_steps=3, fixed_cost=0.0625)
+    mean, _ = env.expected_shortfall([6e5, -1e5, 5e5])
+    plain, _ = env.expected_shortfall([5e5, 0.0, 5e5])
+    assert mean > plain  # Σ|n| and Σn² count the round trip
+
+
+def test_expected_shortfall_allows_what_the_step_counts_as_sold_out() -> None:
+    # The step sets holdings below 1e-9 X0 to zero: such a leftover is "everything sold".
+    env = OptimalExecutionEnv()
+    trades = np.full(25, 4e4)
+    trades[-1] -= 5e-10 * 1e6
+    env.expected_shortfall(trades)
+    trades[-1] -= 2e-9 * 1e6
+    with pytest.raises(ValueError, match=r"trades must sum to initial_inventory X0=1000000.0"):
+        env.expected_shortfall(trades)
+
+
+@pytest.mark.parametrize(
+    "trades", [["4e4"] * 25, object(), None, [True] * 25, np.full(25, 4e4 + 0j), [4e4] * 24 + ["x"]]
+)
+def test_expected_shortfall_refuses_what_is_not_numbers(trades: object) -> None:
+    env = OptimalExecutionEnv()
+    with pytest.raises(TypeError, match="trades"):
+        env.expected_shortfall(trades)
+
+
+@pytest.mark.parametrize(
+    ("trades", "message"),
+    [
+        (np.full(24, 1e6 / 24), r"trades must be 25 trades \(one per step\).*got shape \(24,\)"),
+        (np.full(26, 1e6 / 26), r"trades must be 25 trades .*got shape \(26,\)"),
+        (np.full((25, 2), 2e4), r"shape \(25,\) or \(25, 1\), got shape \(25, 2\)"),
+        (np.full((1, 25), 4e4), r"got shape \(1, 25\)"),
+        (1e6, r"trades must be 25 trades .*got shape \(\)"),
+        ([], r"got shape \(0,\)"),
+        (np.zeros(25), r"trades must sum to initial_inventory X0=1000000.0 .*got 0.0"),
+        (np.full(25, 1e4), "trades must sum to initial_inventory"),
+        (np.full(25, np.nan), "trades must be finite numbers, got nan at step 0"),
+        ([4e4] * 24 + [np.inf], "trades must be finite numbers, got inf at step 24"),
+    ],
+)
+def test_expected_shortfall_refuses_a_schedule_that_is_not_one(
+    trades: object, message: str
+) -> None:
+    env = OptimalExecutionEnv()
+    with pytest.raises(ValueError, match=message):
+        env.expected_shortfall(trades)
+
+
+def test_the_module_expected_shortfall_checks_its_trades_too() -> None:
+    args = (1e6, 0.2, 0.95, 2.5e-6, 2.5e-7, 0.0625)
+    twap = np.full(25, 4e4)
+    assert expected_shortfall(twap, *args) == OptimalExecutionEnv().expected_shortfall(twap)
+    assert expected_shortfall(twap, *args, n_steps=25) == expected_shortfall(twap, *args)
+    with pytest.raises(ValueError, match="trades must be 24 trades"):
+        expected_shortfall(twap, *args, n_steps=24)
+    with pytest.raises(ValueError, match="trades must sum to initial_inventory"):
+        expected_shortfall(np.zeros(25), *args)
+    with pytest.raises(ValueError, match="trades must be finite numbers"):
+        expected_shortfall(np.full(25, np.nan), *args)
+    with pytest.raises(ValueError, match=r"at least one trade.*got shape \(0,\)"):
+        expected_shortfall([], *args)
+    with pytest.raises(TypeError, match="trades"):
+        expected_shortfall([True] * 25, *args)

@@ -139,3 +139,16 @@ def test_autoreset_matches_sync_step_for_step_without_volatility() -> None:
                 assert x["final_info"] == y["final_info"]
                 assert x["reset_info"] == y["reset_info"]
     np.testing.assert_array_equal(native.unwrapped._build_observation(), a.observations)
+
+
+def test_expected_shortfall_is_checked_through_the_native_env() -> None:
+    vec = OptimalExecutionVecEnv(2)
+    twap = np.full(25, 4e4)
+    assert vec.expected_shortfall(twap) == OptimalExecutionEnv().expected_shortfall(twap)
+    assert vec.call("expected_shortfall", twap)[1] == vec.expected_shortfall(twap)
+    with pytest.raises(ValueError, match="trades must be 25 trades"):
+        vec.expected_shortfall(np.full(5, 2e5))
+    with pytest.raises(ValueError, match="trades must sum to initial_inventory"):
+        vec.call("expected_shortfall", np.zeros(25))
+    with pytest.raises(TypeError, match="trades"):
+        vec.expected_shortfall(["4e4"] * 25)

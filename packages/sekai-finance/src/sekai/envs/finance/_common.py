@@ -25,6 +25,7 @@ __all__ = [
     "EPISODE_OVER",
     "FinanceEnv",
     "check_int",
+    "check_order_size",
     "check_per_asset",
     "check_real",
     "discrete_action",
@@ -77,6 +78,15 @@ def check_int(name: str, value: object, minimum: int = 1) -> int:
     if int(value) > _INT64_MAX:
         raise ValueError(f"{name} must be an int >= {minimum} that fits in 64 bits, got {value}.")
     return int(value)
+
+
+def check_order_size(order_size: int, max_inventory: int) -> None:
+    """``ValueError`` unless one order fits in the inventory limit (else no order could fill)."""
+    if order_size > max_inventory:
+        raise ValueError(
+            f"order_size={order_size} exceeds max_inventory={max_inventory}: no order could "
+            "ever be filled; use order_size <= max_inventory."
+        )
 
 
 def check_per_asset(

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.envs.finance._common import check_int, check_real
+from sekai.envs.finance._common import check_int, check_order_size, check_real
 from sekai.error import InvalidAction
 from sekai.finance.lob import (
     BACKGROUND,
@@ -86,15 +86,6 @@ class LobParams:
             )
         self.mid_price = int(mid_price)
         check_order_size(self.order_size, self.max_inventory)
-
-
-def check_order_size(order_size: int, max_inventory: int) -> None:
-    """``ValueError`` unless one order fits in the inventory limit (else no order could fill)."""
-    if order_size > max_inventory:
-        raise ValueError(
-            f"order_size={order_size} exceeds max_inventory={max_inventory}: no order could "
-            "ever be filled; use order_size <= max_inventory."
-        )
 
 
 def check_flow(flow: Any) -> OrderFlow:

@@ -8,13 +8,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from sekai.core.result import ResetResult, StepResult
-from sekai.envs.finance._common import FinanceEnv, check_int, check_real, fixed
+from sekai.envs.finance._common import FinanceEnv, check_int, check_order_size, check_real, fixed
 from sekai.envs.finance._lob_session import (
     LobParams,
     LobSession,
     Trader,
     check_flow,
-    check_order_size,
     lob_action_space,
     lob_observation_space,
     parse_lob_action,

@@ -8,16 +8,40 @@ from typing import Any, ClassVar
 import numpy as np
 
 from sekai.core.result import ResetResult, StepResult
-from sekai.envs.finance._common import FinanceEnv, check_real, fixed
+from sekai.envs.finance._common import FinanceEnv, check_order_size, check_real, fixed
 from sekai.envs.finance._session import box_action, param, session_options
+from sekai.finance._values import real_array
 from sekai.spaces import Box
 
 __all__ = ["MarketMakingEnv", "avellaneda_stoikov_quotes", "fill_probability"]
 
 
-def fill_probability(offset: Any, A: float, k: float, dt: float) -> Any:
-    """Probability ``1 - exp(-A e^{-k offset} dt)`` that a quote ``offset`` away fills in a step."""
+def _fill_probability(offset: Any, A: float, k: float, dt: float) -> Any:
+    """``1 - exp(-A e^{-k offset} dt)``, unchecked: the steps clip their offsets into
+    ``[0, max_offset]`` first and must not pay for a check."""
     return -np.expm1(-A * np.exp(-k * np.asarray(offset, dtype=np.float64)) * dt)
+
+
+def fill_probability(offset: Any, A: float, k: float, dt: float) -> float | np.ndarray:
+    """Probability ``1 - exp(-A e^{-k offset} dt)`` that a quote ``offset`` away fills in a step.
+
+    Returns:
+        a float for a number (or a 0-d array), a float64 array of the same shape otherwise.
+
+    Raises:
+        TypeError: ``offset`` is not real numbers (bools, strings, objects).
+        ValueError: ``offset`` is NaN or negative (offsets are distances from the mid).
+    """
+    distance = real_array("offset", offset)
+    if np.isnan(distance).any():
+        raise ValueError("offset must not be NaN (a distance from the mid, >= 0), got nan.")
+    negative = distance < 0
+    if negative.any():
+        raise ValueError(
+            f"offset must be >= 0 (a distance from the mid), got {float(distance[negative][0])!r}."
+        )
+    result = _fill_probability(distance, A, k, dt)
+    return float(result) if distance.ndim == 0 else np.asarray(result)
 
 
 def avellaneda_stoikov_quotes(
@@ -58,7 +82,8 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         fill_intensity: ``A``, fills per unit time at distance 0 (> 0).
         fill_decay: ``k``, decay of the fill intensity with distance (> 0).
         risk_aversion: ``γ`` of the running inventory penalty (>= 0).
-        max_inventory: ``Q``, the inventory limit (int >= 1). order_size: lot size (int >= 1).
+        max_inventory: ``Q``, the inventory limit (int >= 1). order_size: lot size (int >= 1,
+            at most ``max_inventory``: a larger lot could never fill).
         max_offset: largest quote distance; fixes the action bounds (>= 0, read-only).
         terminal_penalty: ``α``, subtracts ``α inventory**2`` at the last step (>= 0; 0 = none).
     """
@@ -102,6 +127,7 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         self._risk_aversion = cls.risk_aversion.check(risk_aversion)
         self._max_inventory = cls.max_inventory.check(max_inventory)
         self._order_size = cls.order_size.check(order_size)
+        check_order_size(self._order_size, self._max_inventory)
         self._terminal_penalty = cls.terminal_penalty.check(terminal_penalty)
         self._max_offset = check_real("max_offset", max_offset, "ge0")
         self.observation_space = Box(
@@ -120,7 +146,11 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         self._ask_filled = False
 
     def _parameters_changed(self, name: str) -> None:
-        """Called after a parameter was set (the DP quote table depends on the parameters)."""
+        """Called after a parameter was set: re-checks ``order_size <= max_inventory``
+        (``ValueError``; ``param`` then undoes the assignment) and drops the DP quote table,
+        which depends on the parameters."""
+        if name in ("order_size", "max_inventory"):
+            check_order_size(self._order_size, self._max_inventory)
         self.__dict__.pop("_quote_table", None)
 
     # -- derived state -------------------------------------------------------------------------
@@ -183,8 +213,14 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
 
     # -- policy helpers ------------------------------------------------------------------------
 
-    def fill_probability(self, offset: Any) -> Any:
-        """Probability that a quote ``offset`` away from the mid fills within one step."""
+    def fill_probability(self, offset: Any) -> float | np.ndarray:
+        """Probability that a quote ``offset`` away from the mid fills within one step: a float
+        for a number, an array for an array.
+
+        Raises:
+            TypeError: ``offset`` is not real numbers (bools, strings, objects).
+            ValueError: ``offset`` is NaN or negative (a distance from the mid is >= 0).
+        """
         return fill_probability(offset, self._A, self._k, self.dt)
 
     def avellaneda_stoikov_action(self) -> np.ndarray:
@@ -266,8 +302,10 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         wealth_before = self._cash + q * mid
         self._bid, self._ask = mid - delta_bid, mid + delta_ask
         u = self.rng.random(2)
-        self._bid_filled = bool(q + size <= limit and u[0] < self.fill_probability(delta_bid))
-        self._ask_filled = bool(q - size >= -limit and u[1] < self.fill_probability(delta_ask))
+        # The offsets are clipped into [0, max_offset] above: the unchecked formula will do.
+        fill, A, k = _fill_probability, self._A, self._k
+        self._bid_filled = bool(q + size <= limit and u[0] < fill(delta_bid, A, k, dt))
+        self._ask_filled = bool(q - size >= -limit and u[1] < fill(delta_ask, A, k, dt))
         if self._bid_filled:
             q += size
             self._cash -= size * self._bid

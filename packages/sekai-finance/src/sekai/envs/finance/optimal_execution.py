@@ -10,6 +10,7 @@ import numpy as np
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import FinanceEnv
 from sekai.envs.finance._session import box_action, param, session_options
+from sekai.finance._values import real_array
 from sekai.spaces import Box
 
 __all__ = [
@@ -67,15 +68,64 @@ def almgren_chriss_actions(holdings: np.ndarray) -> np.ndarray:
     return fraction.astype(np.float32)[:, None]
 
 
+def _check_trades(trades: Any, X0: float, n_steps: int | None) -> np.ndarray:
+    """``trades`` as a float64 ``(N,)`` schedule that sells ``X0``; raises as
+    ``expected_shortfall`` says."""
+    n = real_array("trades", trades)
+    shape = n.shape
+    if n.ndim == 2 and shape[1] == 1:
+        n = n[:, 0]
+    if n.ndim != 1 or shape[0] == 0 or (n_steps is not None and shape[0] != n_steps):
+        wanted = (
+            "a schedule of at least one trade, shape (N,) or (N, 1)"
+            if n_steps is None
+            else f"{n_steps} trades (one per step), shape ({n_steps},) or ({n_steps}, 1)"
+        )
+        raise ValueError(f"trades must be {wanted}, got shape {shape}.")
+    finite = np.isfinite(n)
+    if not finite.all():
+        step = int(np.argmin(finite))
+        raise ValueError(f"trades must be finite numbers, got {float(n[step])!r} at step {step}.")
+    # The γX0²/2 term assumes the schedule sells everything. Holdings below 1e-9 X0 count as
+    # sold out (the step's own rule), plus the rounding of a float sum of N trades (the trades of
+    # almgren_chriss_trajectory() are differences of rounded holdings: as much again).
+    dtype = getattr(trades, "dtype", None)
+    eps = float(np.finfo(dtype if dtype is not None and dtype.kind == "f" else np.float64).eps)
+    total, gross = float(n.sum()), float(np.abs(n).sum())
+    if not abs(total - X0) <= 1e-9 * abs(X0) + 2.0 * n.size * eps * gross:
+        raise ValueError(
+            f"trades must sum to initial_inventory X0={X0!r} (the schedule sells everything: "
+            f"the formula's γX0²/2 term assumes it), got {total!r}."
+        )
+    return n
+
+
 def expected_shortfall(
-    trades: Any, X0: float, tau: float, sigma: float, eta: float, gamma: float, epsilon: float
+    trades: Any,
+    X0: float,
+    tau: float,
+    sigma: float,
+    eta: float,
+    gamma: float,
+    epsilon: float,
+    *,
+    n_steps: int | None = None,
 ) -> tuple[float, float]:
     """Mean and variance of the implementation shortfall of a static schedule of trades.
 
     ``E = γX0²/2 + ε Σ|n| + (η̃/τ) Σ n²`` and ``V = σ² τ Σ_{k=1..N} x_k²`` with
-    ``x_k = X0 - cumsum(n)`` and ``η̃ = η - γτ/2``.
+    ``x_k = X0 - cumsum(n)`` and ``η̃ = η - γτ/2``. Trades may be negative (buys).
+
+    Args:
+        trades: shares sold per step, shape ``(N,)`` or ``(N, 1)``, summing to ``X0``.
+        n_steps: the number of trades the schedule must hold (None: any ``N >= 1``).
+
+    Raises:
+        TypeError: ``trades`` is not real numbers (bools, strings, objects).
+        ValueError: ``trades`` has the wrong shape or length, is not finite or does not sum to
+            ``X0`` (within ``1e-9 X0`` and rounding).
     """
-    n = np.asarray(trades, dtype=np.float64).reshape(-1)
+    n = _check_trades(trades, X0, n_steps)
     remaining = X0 - np.cumsum(n)
     mean = (
         0.5 * gamma * X0 * X0
@@ -228,9 +278,22 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         return almgren_chriss_actions(self.almgren_chriss_trajectory())
 
     def expected_shortfall(self, trades: Any) -> tuple[float, float]:
-        """``(E, V)``: mean and variance of the shortfall of a static schedule of share trades."""
+        """``(E, V)``: mean and variance of the shortfall of a static schedule of share trades.
+
+        Raises:
+            TypeError: ``trades`` is not real numbers.
+            ValueError: ``trades`` is not ``n_steps`` finite trades (shape ``(n_steps,)`` or
+                ``(n_steps, 1)``) summing to ``X0``.
+        """
         return expected_shortfall(
-            trades, self._X0, self.tau, self._sigma, self._eta, self._gamma, self._epsilon
+            trades,
+            self._X0,
+            self.tau,
+            self._sigma,
+            self._eta,
+            self._gamma,
+            self._epsilon,
+            n_steps=self._n_steps,
         )
 
     # -- episode -------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from numpy.typing import NDArray
 
 from sekai.envs.finance.market_making import (
     MarketMakingEnv,
+    _fill_probability,
     avellaneda_stoikov_quotes,
-    fill_probability,
 )
 from sekai.envs.finance.vector._base import SessionVecEnv, param, read_only, state
 from sekai.vector.native import shared
@@ -107,8 +107,9 @@ class MarketMakingVecEnv(SessionVecEnv):
     # -- policy helpers ------------------------------------------------------------------------
 
     @shared
-    def fill_probability(self, offset: Any) -> Any:
-        """Probability that a quote ``offset`` away from the mid fills within one step."""
+    def fill_probability(self, offset: Any) -> float | np.ndarray:
+        """Probability that a quote ``offset`` away from the mid fills within one step (a float
+        for a number); ``TypeError``/``ValueError`` as ``MarketMakingEnv.fill_probability``."""
         return self.template.fill_probability(offset)
 
     def avellaneda_stoikov_action(self) -> np.ndarray:
@@ -194,7 +195,7 @@ class MarketMakingVecEnv(SessionVecEnv):
         wealth_before = cash + q * mid
         u = rng.random((self.num_envs, 2))
         z = rng.standard_normal(self.num_envs)
-        filled = u < fill_probability(offsets, p["_A"], p["_k"], dt)
+        filled = u < _fill_probability(offsets, p["_A"], p["_k"], dt)  # clipped: unchecked
         bid_filled = filled[:, 0] & (q + size <= limit)
         ask_filled = filled[:, 1] & (q - size >= -limit)
         bid = mid - offsets[:, 0]

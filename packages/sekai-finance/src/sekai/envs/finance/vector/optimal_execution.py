@@ -85,7 +85,8 @@ class OptimalExecutionVecEnv(SessionVecEnv):
 
     @shared
     def expected_shortfall(self, trades: Any) -> tuple[float, float]:
-        """``(E, V)`` of a static schedule of share trades."""
+        """``(E, V)`` of a static schedule of share trades; ``TypeError``/``ValueError`` as
+        ``OptimalExecutionEnv.expected_shortfall`` (``n_steps`` trades summing to ``X0``)."""
         return self.template.expected_shortfall(trades)
 
     # -- NativeVecEnv hooks --------------------------------------------------------------------
