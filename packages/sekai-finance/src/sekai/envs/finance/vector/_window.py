@@ -5,7 +5,7 @@ one of three ways, chosen per episode at its reset:
 
 * history: the decision row is ``start + lookback + t`` of the shared history (nothing copied);
 * built-in GBM, simulated online: one ``(num_envs, n)`` array of normals per ``step()`` (from
-  ``NormalBlocks``, which draws a few steps' worth at a time), the path so far kept for
+  ``NormalBlocks``, which draws many steps' worth at a time), the path so far kept for
   ``price_history`` (never pre-drawn whole). Each sub-env simulates with
   the GBM parameters (``mu``, ``sigma``, ``corr``, ``dt``) of its own reset, as a SyncVecEnv
   sub-env draws its whole path then: a ``set_attr`` reaches the simulation at the next reset;
