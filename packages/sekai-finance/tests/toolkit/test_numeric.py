@@ -67,3 +67,15 @@ def test_seq_sum_of_a_c_ordered_block_adds_its_rows_left_to_right(width: int) ->
     block = np.ascontiguousarray(rows.T)  # (width, 257): one reduce over the rows
     assert block.flags.c_contiguous
     assert seq_sum(block, 0).tolist() == python_sums(rows)
+
+
+@pytest.mark.parametrize("columns", [1, 2])
+@pytest.mark.parametrize("width", [8, 9, 17, 40])
+def test_seq_sum_of_a_block_of_one_column_adds_left_to_right_too(columns: int, width: int) -> None:
+    # (k, 1) is one contiguous run: np.add.reduce would sum it pairwise from k = 8 on (one
+    # native sub-env of a Portfolio with 7 assets and cash).
+    rng = np.random.default_rng(width)
+    rows = rng.standard_normal((columns, width)) * 10.0 ** rng.integers(-8, 17, width)
+    block = np.ascontiguousarray(rows.T)
+    assert seq_sum(block, 0).tolist() == python_sums(rows)
+    assert seq_sum(rows, -1).tolist() == python_sums(rows)

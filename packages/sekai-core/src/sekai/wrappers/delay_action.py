@@ -75,8 +75,9 @@ class DelayAction(Wrapper[Any, Any, Any, Any]):
         seed: int | np.random.Generator | None = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[Any]:
-        self._pending.clear()
-        return self.env.reset(seed=seed, options=options)
+        result = self.env.reset(seed=seed, options=options)
+        self._pending.clear()  # after: a reset that raises leaves the episode as it was
+        return result
 
     def step(self, action: Any) -> StepResult[Any]:
         return self.env.step(self._next(action))
@@ -87,8 +88,9 @@ class DelayAction(Wrapper[Any, Any, Any, Any]):
         seed: int | np.random.Generator | None = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[Any]:
+        result = await self.env.async_reset(seed=seed, options=options)
         self._pending.clear()
-        return await self.env.async_reset(seed=seed, options=options)
+        return result
 
     async def async_step(self, action: Any) -> StepResult[Any]:
         return await self.env.async_step(self._next(action))

@@ -65,8 +65,9 @@ class NormalizeReward(Wrapper[Any, Any, Any, Any]):
         seed: int | np.random.Generator | None = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[Any]:
-        self._return = 0.0
-        return self.env.reset(seed=seed, options=options)
+        result = self.env.reset(seed=seed, options=options)
+        self._return = 0.0  # after: a reset that raises leaves the episode as it was
+        return result
 
     def step(self, action: Any) -> StepResult[Any]:
         return self._normalize(self.env.step(action))
@@ -77,8 +78,9 @@ class NormalizeReward(Wrapper[Any, Any, Any, Any]):
         seed: int | np.random.Generator | None = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[Any]:
+        result = await self.env.async_reset(seed=seed, options=options)
         self._return = 0.0
-        return await self.env.async_reset(seed=seed, options=options)
+        return result
 
     async def async_step(self, action: Any) -> StepResult[Any]:
         return self._normalize(await self.env.async_step(action))

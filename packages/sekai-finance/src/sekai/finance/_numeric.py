@@ -41,10 +41,11 @@ def seq_sum(x: Any, axis: int = -1) -> Any:
         return np.zeros(terms.shape[1:])
     if width == 1:
         return terms[0].copy()
-    if terms.ndim == 2 and terms.flags.c_contiguous:
+    if terms.ndim == 2 and terms.shape[1] > 1 and terms.flags.c_contiguous:
         # Rows of one C-ordered block: NumPy reduces axis 0 row after row into the
         # contiguous output, left to right (its pairwise summation runs only along the
-        # memory-contiguous axis), in one call.
+        # memory-contiguous axis), in one call. Not for one column: (k, 1) is one
+        # contiguous run, which NumPy would sum pairwise.
         return np.add.reduce(terms, axis=0)
     if width > _TERMWISE:
         return np.cumsum(terms, axis=0)[-1]

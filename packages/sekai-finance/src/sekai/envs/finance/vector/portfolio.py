@@ -131,7 +131,7 @@ class PortfolioVecEnv(WindowVecEnv):
         turnover = seq_sum(np.abs(trades), 0)
         cost = self._trade_cost(trades.T, turnover)
         r, _, _ = self._advance_market(frozen)
-        r_rows = np.ascontiguousarray(r.T)
+        r_rows = np.array(r.T, order="C")  # a copy even when r.T is contiguous: r is an info
         growth = self._net_growth(cost, 1.0 + portfolio_return(assets, r_rows, axis=0))
         grown = target  # the target drifts with the prices, in place: it is this step's own
         r_rows += 1.0
