@@ -311,7 +311,7 @@ class SessionVecEnv(ObservationCache, FinanceVecEnv):
 
     def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
         if options:
-            session_options(options, type(self).__name__)  # a session accepts none
+            session_options(options, self.single_env.__name__)  # as the single env says it
 
     def restart_sessions(self, indices: NDArray[np.intp]) -> None:
         """Restart the clocks and observations (the options were checked: a session has none)."""
