@@ -17,6 +17,7 @@ from sekai.finance.baselines.market_making import (
     solve_optimal_quotes,
 )
 from sekai.finance.baselines.optimal_execution import schedule_trades, twap_actions
+from sekai.vector import VecRecordEpisodeStatistics, VecWrapper
 from sekai.wrappers import RecordEpisodeStatistics
 
 NAN = float("nan")
@@ -131,6 +132,17 @@ def test_a_policy_refuses_an_env_whose_action_wrapper_changed_the_action_space()
         B.EqualWeight()(vec.reset(seed=0).observations, vec)
     plain = sekai.SyncVecEnv([lambda: sekai.make("Portfolio-v0") for _ in range(2)])
     assert B.EqualWeight()(plain.reset(seed=0).observations, plain).shape == (2, 6)
+
+    class Rescaled(VecWrapper):  # a user's vector action wrapper around the native env
+        def __init__(self, env: Any) -> None:
+            super().__init__(env)
+            self.action_space = sekai.Box(-1.0, 1.0, (6,), np.float32)
+
+    native = Rescaled(sekai.make_vec("Portfolio-v0", 2))
+    with pytest.raises(TypeError, match="an action wrapper changed it"):
+        B.EqualWeight()(native.reset(seed=0).observations, native)
+    recorded = VecRecordEpisodeStatistics(sekai.make_vec("Portfolio-v0", 2))
+    assert B.EqualWeight()(recorded.reset(seed=0).observations, recorded).shape == (2, 6)
 
 
 @pytest.mark.parametrize("policy", [None, "BuyAndHold", 3])
