@@ -68,6 +68,12 @@ from hypothesis import (
 )
 
 import sekai
+from sekai.envs.finance.vector import (
+    MarketMakingVecEnv,
+    OptimalExecutionVecEnv,
+    PortfolioVecEnv,
+    TradingVecEnv,
+)
 from sekai.finance import (
     DifferentialSharpe,
     DrawdownPenalty,
@@ -93,33 +99,11 @@ TAG = "backend_diff_tag"  # no env has it: set_attr creates it on every sub-env
 # OrderEnforcing's, NormalizeReward's, RecordEpisodeStatistics' state (when wrapped)
 WRAPPER_STATE = ("has_reset", "return_rms", "episode_stats")
 CLOCK_FIELDS = ("elapsed_time", "start_time", "end_time")  # time.monotonic(): never the same
-STATE = {
-    TR: ("equity", "position", "price", "timestamp", "elapsed_steps", "price_history", TAG),
-    PF: (
-        "weights",
-        "portfolio_value",
-        "equity",
-        "price",
-        "timestamp",
-        "elapsed_steps",
-        "price_history",
-        TAG,
-    ),
-    MM: (
-        "mid",
-        "inventory",
-        "cash",
-        "wealth",
-        "time_remaining",
-        "elapsed_steps",
-        "timestamp",
-        "bid",
-        "ask",
-        "bid_filled",
-        "ask_filled",
-        TAG,
-    ),
-    OE: ("inventory", "mid", "shortfall", "elapsed_steps", "time_remaining", "timestamp", TAG),
+STATE = {  # the per-sub-env state each env exposes, plus the test's own tag
+    TR: (*TradingVecEnv.state_names, TAG),
+    PF: (*PortfolioVecEnv.state_names, TAG),
+    MM: (*MarketMakingVecEnv.state_names, TAG),
+    OE: (*OptimalExecutionVecEnv.state_names, TAG),
 }
 _WINDOW_PARAMETERS = (
     "cost_model",

@@ -35,6 +35,7 @@ from hypothesis import (
 )
 
 import sekai
+from sekai.envs.finance.vector import PortfolioVecEnv, TradingVecEnv
 from sekai.finance import (
     DifferentialSharpe,
     DrawdownPenalty,
@@ -54,18 +55,7 @@ from sekai.finance import (
 )
 
 TRADING_POSITIONS = ((-1.0, 0.0, 1.0), (-3.0, 0.0, 3.0), (0.0, 1.0), (-2.0, -0.5, 0.0, 0.5, 2.0))
-STATE = {
-    "Trading-v0": ("equity", "position", "price", "timestamp", "elapsed_steps", "price_history"),
-    "Portfolio-v0": (
-        "weights",
-        "portfolio_value",
-        "equity",
-        "price",
-        "timestamp",
-        "elapsed_steps",
-        "price_history",
-    ),
-}
+STATE = {"Trading-v0": TradingVecEnv.state_names, "Portfolio-v0": PortfolioVecEnv.state_names}
 PARAMETERS = ("cost_model", "reward_fn", "capital", "dt", "sampler")
 
 

@@ -49,25 +49,11 @@ from hypothesis import (
 import sekai
 from sekai.envs.finance.market_making import MarketMakingEnv
 from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
+from sekai.envs.finance.vector import MarketMakingVecEnv, OptimalExecutionVecEnv
 
 MM = "MarketMaking-v0"
 OE = "OptimalExecution-v0"
-STATE = {
-    MM: (
-        "mid",
-        "inventory",
-        "cash",
-        "wealth",
-        "time_remaining",
-        "elapsed_steps",
-        "timestamp",
-        "bid",
-        "ask",
-        "bid_filled",
-        "ask_filled",
-    ),
-    OE: ("inventory", "mid", "shortfall", "elapsed_steps", "time_remaining", "timestamp"),
-}
+STATE = {MM: MarketMakingVecEnv.state_names, OE: OptimalExecutionVecEnv.state_names}
 PARAMETERS = {  # read with get_attr after every operation (read-only ones included)
     MM: (
         "s0",

@@ -90,9 +90,7 @@ def fill_standard_normal(
         if outside.size:
             rows.append(outside + start)
             layers.append(layer)
-    if len(rows) == 1:
-        _outside(rng, flat, rows[0], layers[0])
-    elif rows:
+    if rows:
         _outside(rng, flat, np.concatenate(rows), np.concatenate(layers))
 
 
