@@ -1,0 +1,110 @@
+"""ArrayKernel: the dynamics of one env as pure array functions, run by numpy, JAX or torch."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from sekai.spaces import Space
+
+__all__ = ["ArrayKernel", "Draw", "KernelReset", "KernelStep"]
+
+Array = Any
+"""An array of whichever namespace drives the kernel (numpy, jax.numpy, torch)."""
+State = Mapping[str, Array]
+"""A kernel's state: a flat dict (a pytree) of arrays, each with a leading sub-env axis."""
+P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class Draw:
+    """A request for random numbers that a kernel's reset or step consumes.
+
+    The backend draws them (numpy ``Generator``, ``jax.random``, ``torch.Generator``) in the
+    driver's float dtype, with the sub-env axis first: ``(num_envs, *shape)``.
+
+    Attributes:
+        name: the key of the drawn array in the ``draws`` mapping given to the kernel.
+        distribution: ``"uniform"`` on [0, 1) or ``"normal"`` (standard).
+        shape: the shape per sub-env.
+    """
+
+    name: str
+    distribution: Literal["uniform", "normal"]
+    shape: tuple[int, ...] = ()
+
+
+KernelReset = tuple[State, Array, Mapping[str, Array]]
+"""``(state, observation, info)`` returned by :meth:`ArrayKernel.reset`."""
+KernelStep = tuple[State, Array, Array, Array, Array, Mapping[str, Array]]
+"""``(state, observation, reward, terminated, truncated, info)`` from :meth:`ArrayKernel.step`."""
+
+
+class ArrayKernel(abc.ABC, Generic[P]):
+    """The dynamics of one env, batched over a leading sub-env axis, as pure functions.
+
+    A kernel is built from the env's own keyword arguments (``Kernel(**spec.kwargs)``), checks
+    them as the env does, and holds the single-env ``observation_space`` and ``action_space``
+    and its ``params``: a frozen dataclass of numbers and arrays. A driver (numpy, JAX or torch)
+    converts ``params`` to its namespace and float dtype, draws the requested random numbers,
+    and calls :meth:`reset` and :meth:`step`; autoreset, time limits, seeding, action checks and
+    info splitting belong to the driver, written once for every kernel.
+
+    Rules, so that ``jax.jit``, ``torch.compile`` and CUDA graphs can trace a kernel: no in-place
+    updates, no Python branching on array values (use ``xp.where``), no host round-trips,
+    static shapes, and no hard-coded float dtype (follow the dtype of ``params``' and ``draws``'
+    arrays). Kernels import neither JAX nor torch.
+    """
+
+    observation_space: Space[Any]
+    action_space: Space[Any]
+    params: P
+
+    def reset_draws(self, params: P) -> tuple[Draw, ...]:
+        """Return the random numbers :meth:`reset` needs (none by default)."""
+        return ()
+
+    def step_draws(self, params: P) -> tuple[Draw, ...]:
+        """Return the random numbers :meth:`step` needs (none by default)."""
+        return ()
+
+    @abc.abstractmethod
+    def reset(
+        self,
+        xp: Any,
+        params: P,
+        draws: Mapping[str, Array],
+        mask: Array,
+        state: State | None,
+    ) -> KernelReset:
+        """Reset the sub-envs where ``mask`` is true and keep the others.
+
+        Args:
+            xp: the array namespace (array API standard).
+            params: the parameters, as arrays of ``xp``.
+            draws: the random numbers of :meth:`reset_draws`, drawn for every sub-env.
+            mask: ``(num_envs,)`` bool, the sub-envs to reset.
+            state: the current state, or None on the first reset (``mask`` then all true).
+
+        Returns:
+            The new state, every sub-env's observation and the reset info arrays.
+        """
+
+    @abc.abstractmethod
+    def step(
+        self,
+        xp: Any,
+        params: P,
+        state: State,
+        action: Array,
+        draws: Mapping[str, Array],
+    ) -> KernelStep:
+        """Advance every sub-env by one step.
+
+        Returns:
+            The new state, the observations, rewards ``(num_envs,)``, terminated and truncated
+            ``(num_envs,)`` bool (the kernel's own truncation; the driver adds the time limit),
+            and the step info arrays.
+        """
