@@ -288,10 +288,31 @@ def integration(session: nox.Session, profile: str) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Check style and formatting with ruff."""
+    """Check style and formatting with ruff, and the import contracts with import-linter."""
     session.install(*_groups("lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    # The contracts (root pyproject.toml) span every distribution: join their src trees into one
+    # `sekai` package, as installing the wheels does, and check that tree.
+    tree = Path(session.create_tmp()) / "import-graph"
+    shutil.rmtree(tree, ignore_errors=True)
+    for src in sorted(ROOT.glob("packages/*/src/sekai")):
+        shutil.copytree(src, tree / "sekai", dirs_exist_ok=True)
+    session.run("lint-imports", str(ROOT / "pyproject.toml"), env={"PYTHONPATH": str(tree)})
+    # The contracts must catch an upward import: add one to the copy (spaces -> plugins) and
+    # require lint-imports to fail on it (exit 1), so a loosened contract fails this session.
+    box = tree / "sekai" / "spaces" / "box.py"
+    box.write_text(box.read_text() + "\nimport sekai.plugins  # a deliberate upward import\n")
+    output = session.run(
+        "lint-imports",
+        str(ROOT / "pyproject.toml"),
+        env={"PYTHONPATH": str(tree)},
+        success_codes=[1],
+        silent=True,
+    )
+    if "sekai.spaces.box -> sekai.plugins" not in str(output):
+        session.error(f"lint-imports did not report the deliberate upward import:\n{output}")
+    session.log("the contracts reject a deliberate upward import (sekai.spaces -> sekai.plugins)")
 
 
 @nox.session

@@ -14,6 +14,7 @@ __path__ = extend_path(__path__, __name__)
 
 from typing import TYPE_CHECKING
 
+from sekai import _discovery
 from sekai._providers import install_missing_distribution_finder
 from sekai._version import __version__
 from sekai.core.env import Env
@@ -36,6 +37,17 @@ from sekai.error import (
 from sekai.utils._lazy import lazy_exports
 
 install_missing_distribution_finder()
+
+
+def _plugin_host(registry: EnvRegistry) -> PluginHost:
+    # The API layer wires discovery (sekai.plugins) into the registry below it; the plugin
+    # machinery is imported at the first registry operation, never by ``import sekai``.
+    from sekai.plugins._host import default_host
+
+    return default_host(registry)
+
+
+_discovery.install_host_factory(_plugin_host)
 
 # name -> module that defines it; imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
@@ -178,6 +190,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         RewardWrapper as RewardWrapper,
         Wrapper as Wrapper,
     )
+    from sekai.plugins._host import PluginHost
     from sekai.registry import (
         EnvSpec as EnvSpec,
         WrapperSpec as WrapperSpec,
@@ -190,6 +203,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         register_namespace as register_namespace,
     )
     from sekai.registry.api import spec as spec
+    from sekai.registry.registry import EnvRegistry
     from sekai.spaces import (
         Box as Box,
         Dict as Dict,

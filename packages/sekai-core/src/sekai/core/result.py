@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from sekai.utils._equal import structurally_equal
+from sekai._equal import structurally_equal
 
 __all__ = ["MAResetResult", "MAStepResult", "ResetResult", "StepResult"]
 

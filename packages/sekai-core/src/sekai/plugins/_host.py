@@ -158,7 +158,7 @@ class PluginHost:
         core = PluginRecord("core", "sekai-core", __version__, first_party=True)
         try:
             # Registered directly, as pytest registers its default plugins (backends are strings).
-            from sekai.vector import _builtin
+            from sekai.plugins import _builtin
         except Exception as exc:
             self._fail(core, "import", _error_text(exc))
         else:

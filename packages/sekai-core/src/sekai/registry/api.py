@@ -7,12 +7,13 @@ import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sekai import _discovery
+from sekai.registry._build import build_env, effective_steps
 from sekai.registry.registry import EnvRegistry
 from sekai.registry.spec import EntryPoint, EnvSpec, WrapperSpec, load_entry_point
 
 if TYPE_CHECKING:
     from sekai.core.env import Env
-    from sekai.plugins._host import PluginHost
     from sekai.vector.vec_env import VecEnv
 
 __all__ = [
@@ -31,13 +32,8 @@ __all__ = [
 EnvWrapperFn = Callable[["Env[Any, Any]"], "Env[Any, Any]"]
 
 
-def _default_host(registry: EnvRegistry) -> PluginHost:
-    from sekai.plugins._host import default_host
-
-    return default_host(registry)
-
-
-_registry = EnvRegistry(_default_host)
+# Discovery is wired in from above: ``sekai/__init__.py`` installs the plugin host factory.
+_registry = EnvRegistry(_discovery.create_host)
 
 
 def default_registry() -> EnvRegistry:
@@ -138,47 +134,6 @@ def pprint_registry() -> None:
 # -- make -----------------------------------------------------------------------------------
 
 
-def _effective_steps(spec: EnvSpec, max_episode_steps: int | None) -> int | None:
-    """``make()``'s rule: None keeps the registered limit, -1 removes it, an int overrides it."""
-    if max_episode_steps is None:
-        return spec.max_episode_steps
-    if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, numbers.Integral):
-        raise TypeError(
-            f"max_episode_steps must be an int or None, got {type(max_episode_steps).__name__}."
-        )
-    if max_episode_steps == -1:
-        return None
-    if max_episode_steps < 1:
-        raise ValueError(
-            "max_episode_steps must be >= 1, or -1 to remove the time limit, "
-            f"got {max_episode_steps}."
-        )
-    return int(max_episode_steps)
-
-
-def _build(spec: EnvSpec, max_episode_steps: int | None, kwargs: dict[str, Any]) -> Env[Any, Any]:
-    if spec.entry_point is None:
-        raise ValueError(
-            f"{spec.id} has no entry_point to build it from (EnvSpec.to_json() leaves callable "
-            "entry points out); pass an EnvSpec with an entry point, or make() a registered ID."
-        )
-    steps = _effective_steps(spec, max_episode_steps)
-    merged = {**spec.kwargs, **kwargs}
-    factory = load_entry_point(spec.entry_point)
-    env: Env[Any, Any] = factory(**merged)
-    env.spec = dataclasses.replace(spec, kwargs=merged, max_episode_steps=steps)
-    if steps is not None:
-        from sekai.wrappers.time_limit import TimeLimit
-
-        env = TimeLimit(env, steps)
-    for wrapper in spec.additional_wrappers:
-        wrapper_cls = load_entry_point(
-            wrapper.entry_point, f"entry_point of wrapper {wrapper.name!r}"
-        )
-        env = wrapper_cls(env, **wrapper.kwargs)
-    return env
-
-
 def make(
     id: str | EnvSpec, *, max_episode_steps: int | None = None, **kwargs: Any
 ) -> Env[Any, Any]:
@@ -197,7 +152,7 @@ def make(
         EnvNotFound: ``id`` is not registered.
     """
     env_spec = id if isinstance(id, EnvSpec) else _registry.spec(id)
-    return _build(env_spec, max_episode_steps, kwargs)
+    return build_env(env_spec, max_episode_steps, kwargs)
 
 
 # -- make_vec -------------------------------------------------------------------------------
@@ -219,7 +174,7 @@ class _SubEnvFactory:
         self.wrappers = tuple(wrappers)
 
     def __call__(self) -> Env[Any, Any]:
-        env = _build(self.spec, self.max_episode_steps, self.kwargs)
+        env = build_env(self.spec, self.max_episode_steps, self.kwargs)
         for wrap in self.wrappers:
             env = wrap(env)
         return env
@@ -274,7 +229,7 @@ def make_vec(
     _registry.ensure_discovered()
     n = _check_num_envs(num_envs)
     max_steps_arg = env_kwargs.pop("max_episode_steps", None)
-    steps = _effective_steps(env_spec, max_steps_arg)
+    steps = effective_steps(env_spec, max_steps_arg)
     wrapper_fns = tuple(wrappers)
     for fn in wrapper_fns:
         if not callable(fn):

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 from sekai.error import EnvAlreadyRegistered, EnvNotFound, PluginLoadWarning
 from sekai.registry._report import env_hint, format_registry, mode_hint, owner_sentence, suggest
 from sekai.registry.ids import parse_env_id
+from sekai.registry.provenance import PluginReport
 from sekai.registry.spec import EntryPoint, EnvSpec, SpecSource, WrapperSpec
 
 if TYPE_CHECKING:
-    from sekai.plugins import PluginReport
     from sekai.plugins._host import PluginHost
 
 __all__ = ["EnvRegistry", "HostFactory"]
@@ -98,8 +98,6 @@ class EnvRegistry:
         """What discovery loaded, skipped, and which first-party distributions are missing."""
         self.ensure_discovered()
         if self._host is None:
-            from sekai.plugins import PluginReport
-
             return PluginReport((), (), ())
         return self._host.report()
 

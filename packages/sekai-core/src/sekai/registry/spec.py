@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import numbers
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sekai.registry._build import build_env
+from sekai.registry.entry_points import EntryPoint, check_entry_point, load_entry_point
 from sekai.registry.ids import parse_env_id
 
 if TYPE_CHECKING:
@@ -24,58 +24,6 @@ __all__ = [
     "check_entry_point",
     "load_entry_point",
 ]
-
-EntryPoint = str | Callable[..., Any]
-
-_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
-_ENTRY_POINT_RE = re.compile(rf"^{_DOTTED}:{_DOTTED}$")
-_INVALID_ENTRY_POINT = "Invalid {what} {value!r}. Must be 'module.path:ClassName'."
-
-
-def check_entry_point(value: object, what: str = "entry_point") -> None:
-    """Validate an entry point's form without importing anything.
-
-    Args:
-        value: a callable, or a string ``"pkg.mod:Attr"`` of dotted identifiers.
-        what: the argument name used in the error message.
-
-    Raises:
-        TypeError: ``value`` is neither a string nor a callable.
-        ValueError: ``value`` is a string of the wrong form.
-    """
-    if isinstance(value, str):
-        if _ENTRY_POINT_RE.fullmatch(value) is None:
-            raise ValueError(_INVALID_ENTRY_POINT.format(what=what, value=value))
-    elif not callable(value):
-        raise TypeError(
-            f"{what} must be a callable or a 'module.path:ClassName' string, "
-            f"got {type(value).__name__}."
-        )
-
-
-def load_entry_point(value: EntryPoint, what: str = "entry_point") -> Callable[..., Any]:
-    """Return the callable an entry point names, importing its module now if it is a string.
-
-    Raises:
-        ValueError: the string has the wrong form.
-        ImportError: the module cannot be imported (propagated unchanged).
-        AttributeError: the module has no such attribute.
-    """
-    check_entry_point(value, what)
-    if not isinstance(value, str):
-        return value
-    module_name, _, attr_path = value.partition(":")
-    target: Any = importlib.import_module(module_name)
-    for attr in attr_path.split("."):
-        try:
-            target = getattr(target, attr)
-        except AttributeError as exc:
-            raise AttributeError(
-                f"{what} {value!r}: module {module_name!r} has no attribute {attr_path!r}."
-            ) from exc
-    if not callable(target):
-        raise TypeError(f"{what} {value!r} names a {type(target).__name__}, not a callable.")
-    return target  # type: ignore[no-any-return]
 
 
 def _describe(value: object) -> str:
@@ -196,9 +144,8 @@ class EnvSpec:
 
     def make(self, **kwargs: Any) -> Env[Any, Any]:
         """Build this env: ``sekai.make(self, **kwargs)``."""
-        from sekai.registry.api import make
-
-        return make(self, **kwargs)
+        max_episode_steps = kwargs.pop("max_episode_steps", None)
+        return build_env(self, max_episode_steps, kwargs)
 
     def to_json(self) -> str:
         """Serialise the spec (string entry points only; callables are left out).

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.core._rng import check_seed, make_seed_sequence
+from sekai._seeding import check_seed, make_seed_sequence
 from sekai.spaces.space import Space
 
 __all__ = ["seed_with_children"]

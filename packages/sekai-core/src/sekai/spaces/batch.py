@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai.spaces._stack import concatenate, create_empty_array
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
 from sekai.spaces.discrete import Discrete
@@ -110,47 +111,7 @@ def _batch_tuple(space: Tuple, n: int = 1) -> Tuple:
     return Tuple([batch_space(child, n) for child in space.spaces], seed=_rng_copy(space))
 
 
-# -- concatenate ---------------------------------------------------------------------------
-
-
-@singledispatch
-def concatenate(space: Space[Any], items: Any, out: Any = None) -> Any:
-    """Stack per-env samples of the single ``space`` into one batch (into ``out`` if given).
-
-    Arrays take the space's dtype; Dict/Tuple recurse; a Sequence gives a tuple; unknown
-    spaces give a plain list.
-    """
-    return list(items)
-
-
-@concatenate.register(Box)
-@concatenate.register(Discrete)
-@concatenate.register(MultiDiscrete)
-@concatenate.register(MultiBinary)
-def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
-    if not isinstance(items, (list, tuple)):
-        items = list(items)  # np.stack needs a sequence, not a generator
-    if out is None:
-        return np.stack(items, axis=0, dtype=space.dtype, casting="unsafe")
-    return np.stack(items, axis=0, out=out, casting="unsafe")
-
-
-@concatenate.register(Dict)
-def _concatenate_dict(space: Dict, items: Any, out: Any = None) -> dict[Any, Any]:
-    items = list(items)
-    return {
-        key: concatenate(child, [item[key] for item in items], None if out is None else out[key])
-        for key, child in space.items()
-    }
-
-
-@concatenate.register(Tuple)
-def _concatenate_tuple(space: Tuple, items: Any, out: Any = None) -> tuple[Any, ...]:
-    items = list(items)
-    return tuple(
-        concatenate(child, [item[i] for item in items], None if out is None else out[i])
-        for i, child in enumerate(space.spaces)
-    )
+# -- Sequence cases of the stacking dispatchers (sekai.spaces._stack) ---------------
 
 
 @concatenate.register(Sequence)
@@ -239,46 +200,6 @@ def _is_batch_of_items(space: Tuple) -> bool:
         isinstance(child, Sequence) or iterate.dispatch(type(child)) is iterate.dispatch(object)
         for child in children
     )
-
-
-# -- create_empty_array --------------------------------------------------------------------
-
-
-@singledispatch
-def create_empty_array(
-    space: Space[Any], n: int | None = 1, fn: Callable[..., Any] = np.zeros
-) -> Any:
-    """Allocate a buffer shaped like ``concatenate``'s output for ``n`` samples of ``space``.
-
-    ``n=None`` gives the shape of one unbatched sample. It allocates; it does not build members.
-
-    Raises:
-        NotImplementedError: no implementation is registered for the space's type.
-    """
-    raise NotImplementedError(f"create_empty_array not implemented for {type(space).__name__}")
-
-
-@create_empty_array.register(Box)
-@create_empty_array.register(Discrete)
-@create_empty_array.register(MultiDiscrete)
-@create_empty_array.register(MultiBinary)
-def _empty_array(space: Any, n: int | None = 1, fn: Callable[..., Any] = np.zeros) -> Any:
-    shape = tuple(space.shape) if n is None else (int(n), *space.shape)
-    return fn(shape, dtype=space.dtype)
-
-
-@create_empty_array.register(Dict)
-def _empty_dict(
-    space: Dict, n: int | None = 1, fn: Callable[..., Any] = np.zeros
-) -> dict[Any, Any]:
-    return {key: create_empty_array(child, n, fn) for key, child in space.items()}
-
-
-@create_empty_array.register(Tuple)
-def _empty_tuple(
-    space: Tuple, n: int | None = 1, fn: Callable[..., Any] = np.zeros
-) -> tuple[Any, ...]:
-    return tuple(create_empty_array(child, n, fn) for child in space.spaces)
 
 
 @create_empty_array.register(Sequence)

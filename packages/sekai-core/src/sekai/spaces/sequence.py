@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from sekai.spaces._composite import seed_with_children
+from sekai.spaces._stack import concatenate, create_empty_array
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
 from sekai.spaces.discrete import Discrete
@@ -173,8 +174,6 @@ class Sequence(Space[Any]):
         items = list(items)
         if not self._stack:
             return tuple(items)
-        from sekai.spaces.batch import concatenate, create_empty_array
-
         if not items:
             return create_empty_array(self._feature_space, 0)
         return concatenate(self._feature_space, items)

@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from sekai.core._rng import check_seed, np_random
+from sekai._seeding import check_seed, np_random
 
 __all__ = ["SeedLike", "Space", "T_cov"]
 

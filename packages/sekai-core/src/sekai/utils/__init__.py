@@ -14,8 +14,8 @@ __all__ = [
     "supports_action_mask",
 ]
 
-# Imported on first use: sekai.core.result imports sekai.utils._equal, so an eager import of the
-# checker here would be circular.
+# Imported on first use: the checker and action-mask helpers pull in spaces and wrappers, which
+# ``import sekai`` (it imports this package) must not pay for.
 _LAZY = {
     "action_mask_space": "sekai.utils.action_mask",
     "flatten_action_mask": "sekai.utils.action_mask",

@@ -1,36 +1,7 @@
-"""Structural equality of observations (arrays, dicts, tuples), NaN-equal."""
+"""``structurally_equal`` for ``sekai.utils`` (defined below core, in ``sekai._equal``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from sekai._equal import structurally_equal
 
-import numpy as np
-
-
-def structurally_equal(a: Any, b: Any) -> bool:
-    """Compare nested observations: arrays element-wise (NaN equals NaN), containers recursively."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        try:
-            x, y = np.asarray(a), np.asarray(b)
-        except Exception:
-            return False
-        if x.shape != y.shape:
-            return False
-        if x.dtype.kind in "fc" or y.dtype.kind in "fc":
-            return bool(np.array_equal(x, y, equal_nan=True))
-        return bool(np.array_equal(x, y))
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(structurally_equal(a[k], b[k]) for k in a)
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return (
-            type(a) is type(b)
-            and len(a) == len(b)
-            and all(structurally_equal(x, y) for x, y in zip(a, b))
-        )
-    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
-        return True
-    try:
-        return bool(a == b)
-    except Exception:
-        return False
+__all__ = ["structurally_equal"]

@@ -1,10 +1,8 @@
-"""Core's built-in plugin: the ``sync``, ``async`` and ``proc`` vectorization modes."""
+"""Core's built-in vectorization modes, as entry-point strings (registered by ``sekai.plugins``)."""
 
 from __future__ import annotations
 
-from sekai.plugins import BackendRegistrar, hookimpl
-
-__all__ = ["BACKENDS", "sekai_register_vector_backends"]
+__all__ = ["BACKENDS"]
 
 # Strings, so that discovery imports no vector backend module.
 BACKENDS: dict[str, str] = {
@@ -12,10 +10,3 @@ BACKENDS: dict[str, str] = {
     "async": "sekai.vector.async_vec_env:AsyncVecEnv",
     "proc": "sekai.vector.proc.vec_env:ProcVecEnv",
 }
-
-
-@hookimpl
-def sekai_register_vector_backends(registry: BackendRegistrar) -> None:
-    """Register core's three backends (the host loads this plugin before any entry point)."""
-    for mode, entry_point in BACKENDS.items():
-        registry.register(mode, entry_point)

@@ -11,6 +11,7 @@ from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import FinanceEnv, check_order_size, check_real, fixed
 from sekai.envs.finance._session import box_action, param, session_options
 from sekai.finance._values import real_array
+from sekai.finance.quotes import solve_optimal_quotes
 from sekai.spaces import Box
 
 __all__ = ["MarketMakingEnv", "avellaneda_stoikov_quotes", "fill_probability"]
@@ -238,15 +239,13 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         """Quotes maximising this env's expected return from the current state, float32 ``(2,)``.
 
         Looks ``(t, inventory)`` up in the exact dynamic-programming table of
-        ``sekai.finance.baselines.market_making.solve_optimal_quotes`` (cached per parameters).
+        ``sekai.finance.quotes.solve_optimal_quotes`` (cached per parameters).
         """
         quotes: np.ndarray = self.quote_table().lookup(self._elapsed_steps, self._inventory)
         return quotes
 
     def quote_table(self) -> Any:
         """The exact optimal-quote table for the current parameters (cached)."""
-        from sekai.finance.baselines.market_making import solve_optimal_quotes
-
         table = self.__dict__.get("_quote_table")
         if table is None:
             table = solve_optimal_quotes(self)
