@@ -43,6 +43,22 @@ def integration_profile() -> str:
     return os.environ.get("SEKAI_INTEGRATION_PROFILE", "dev")
 
 
+@pytest.fixture(scope="session")
+def install_command(wheelhouse: Path) -> Callable[[str], str]:
+    """What a "not installed" hint names in these venvs: the distribution's wheel, by path.
+
+    The venvs were installed from the wheelhouse, so the hint points at the sibling wheel of the
+    one sekai-core came from (the distributions are on no index).
+    """
+
+    def command(distribution: str) -> str:
+        found = sorted(wheelhouse.resolve().glob(f"{distribution.replace('-', '_')}-*.whl"))
+        assert len(found) == 1, f"expected one {distribution} wheel in {wheelhouse}: {found}"
+        return f"pip install {found[0]}"
+
+    return command
+
+
 RunPython = Callable[..., "subprocess.CompletedProcess[str]"]
 
 

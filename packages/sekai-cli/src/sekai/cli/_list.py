@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from sekai._providers import install_command
 from sekai.cli._output import BOLD, CYAN, DIM, GREEN, RED, YELLOW, Output, format_table
 
 if TYPE_CHECKING:
@@ -172,7 +173,9 @@ def _plugin_table(report: PluginReport, out: Output) -> list[str]:
         rows.append([failure.name, failure.distribution, failure.version, "0", _status(failure)])
         styles.append([None, None, None, None, DIM if failure.stage == "disabled" else RED])
     for distribution in report.missing:
-        rows.append(["-", distribution, "-", "-", f"not installed: pip install {distribution}"])
+        rows.append(
+            ["-", distribution, "-", "-", f"not installed: {install_command(distribution)}"]
+        )
         styles.append([None, None, None, None, YELLOW])
     return format_table(
         ["PLUGIN", "DISTRIBUTION", "VERSION", "ENVS", "STATUS"],
