@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from sekai.plugins import PluginFailure, PluginReport
     from sekai.registry.spec import EnvSpec
 
-__all__ = ["add_parser", "failure_note", "run"]
+__all__ = ["add_parser", "failure_note", "run", "spec_json"]
 
 _EXAMPLES = """\
 examples:
@@ -79,7 +79,7 @@ def _selected(specs: list[EnvSpec], namespace: str | None) -> list[EnvSpec]:
     return sorted(specs, key=lambda s: s.id)
 
 
-def _spec_json(spec: EnvSpec) -> dict[str, Any]:
+def spec_json(spec: EnvSpec) -> dict[str, Any]:
     source = spec.source
     return {
         "id": spec.id,
@@ -203,7 +203,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     else:
         selected = _selected(specs, args.namespace)
         if args.json:
-            out.print(json.dumps([_spec_json(s) for s in selected], indent=2))
+            out.print(json.dumps([spec_json(s) for s in selected], indent=2))
         elif selected:
             out.lines(_spec_table(selected, out))
         elif args.namespace is None:

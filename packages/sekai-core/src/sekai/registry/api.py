@@ -7,6 +7,8 @@ import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sekai.core._render_habit import reject_render_mode
+from sekai.registry.ids import parse_env_id
 from sekai.registry.registry import EnvRegistry
 from sekai.registry.spec import EntryPoint, EnvSpec, WrapperSpec, load_entry_point
 
@@ -165,6 +167,7 @@ def _build(spec: EnvSpec, max_episode_steps: int | None, kwargs: dict[str, Any])
     steps = _effective_steps(spec, max_episode_steps)
     merged = {**spec.kwargs, **kwargs}
     factory = load_entry_point(spec.entry_point)
+    reject_render_mode(spec.id, factory, merged)
     env: Env[Any, Any] = factory(**merged)
     env.spec = dataclasses.replace(spec, kwargs=merged, max_episode_steps=steps)
     if steps is not None:
@@ -304,6 +307,21 @@ def make_vec(
     return vec
 
 
+def native_twins(env_id: str) -> list[str]:
+    """IDs of the same name and version in another namespace that have a native vector env.
+
+    ``native_twins("CartPole-v1") == ["classic/CartPole-v1"]``.
+    """
+    parsed = parse_env_id(env_id)
+    return sorted(
+        other.id
+        for other in _registry.all_specs()
+        if other.vector_entry_point is not None
+        and other.id != env_id
+        and parse_env_id(other.id)[1:] == parsed[1:]
+    )
+
+
 def _make_native(
     spec: EnvSpec,
     num_envs: int,
@@ -313,8 +331,15 @@ def _make_native(
     has_wrappers: bool,
 ) -> VecEnv:
     if spec.vector_entry_point is None:
+        twins = native_twins(spec.id)
+        twin = (
+            f"; {' and '.join(twins)} {'has' if len(twins) == 1 else 'have'} one (the same env "
+            "registered with its native vector version, docs/pages/registry.md#native-twins)"
+            if twins
+            else ""
+        )
         raise ValueError(
-            f"{spec.id} has no native vector implementation (vector_entry_point); "
+            f"{spec.id} has no native vector implementation (vector_entry_point){twin}; "
             "use vectorization_mode='sync', 'async' or 'proc'."
         )
     if has_wrappers or spec.additional_wrappers:
