@@ -169,8 +169,9 @@ def extract_blocks(markdown: str, page: str) -> list[Block]:
 
 
 # Shadows print() in the page's module only: records (line, text) of every print the page's own
-# code makes in the main process to a JSON-lines file; prints of its code in forkserver copies
-# and workers go to a second file (compared with nothing, but they are the page's own output).
+# code makes in the main process to a JSON-lines file. Its copies in the forkserver and in
+# workers print nothing: their output would interleave with the main process's at random, and a
+# reader of the page sees each print once.
 _PRELUDE = """\
 import builtins as _docs_builtins, io as _docs_io, json as _docs_json
 import os as _docs_os, sys as _docs_sys
@@ -179,10 +180,11 @@ _DOCS_MAIN = __name__ == "__main__"
 _DOCS_PID = _docs_os.getpid()
 def print(*args, **kwargs):
     if _DOCS_RECORD and kwargs.get("file") is None:
+        if not (_DOCS_MAIN and _docs_os.getpid() == _DOCS_PID):
+            return
         buffer = _docs_io.StringIO()
         _docs_builtins.print(*args, **{**kwargs, "file": buffer})
-        main = _DOCS_MAIN and _docs_os.getpid() == _DOCS_PID
-        with open(_DOCS_RECORD + ("" if main else ".workers"), "a", encoding="utf-8") as record:
+        with open(_DOCS_RECORD, "a", encoding="utf-8") as record:
             line = _docs_sys._getframe(1).f_lineno
             record.write(_docs_json.dumps([line, buffer.getvalue()]) + "\\n")
     _docs_builtins.print(*args, **kwargs)
@@ -328,10 +330,10 @@ def run_page(blocks: list[Block], workdir: Path, *, include_slow: bool, timeout:
     path = workdir / f"docs_{name}.py"
     path.write_text(script.text, encoding="utf-8")
     record = workdir / f"docs_{name}.jsonl"
-    workers = record.with_suffix(".jsonl.workers")
     record.unlink(missing_ok=True)
-    workers.unlink(missing_ok=True)
-    env = {**os.environ, "SEKAI_DOCS_RECORD": str(record)}
+    # Headless: SDL's video probe (pygame, under gymnasium's rgb_array rendering) would complain
+    # on stderr about a display server that frames drawn off-screen do not need.
+    env = {"SDL_VIDEODRIVER": "dummy", **os.environ, "SEKAI_DOCS_RECORD": str(record)}
     process = subprocess.Popen(
         [sys.executable, str(path)], cwd=workdir, env=env, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
@@ -346,11 +348,11 @@ def run_page(blocks: list[Block], workdir: Path, *, include_slow: bool, timeout:
     else:
         if process.returncode != 0:
             failure = f"the page exited with status {process.returncode}"
-    records, in_workers = _read_records(record), _read_records(workers)
+    records = _read_records(record)
     problems = compare(script, records)
     if failure:
         problems = [p for p in problems if p.order != float("inf")]
-    stray = [] if failure else stray_output(stdout, stderr, records + in_workers)
+    stray = [] if failure else stray_output(stdout, stderr, records)
     if not problems and not failure and not stray:
         return ""
     parts = []
