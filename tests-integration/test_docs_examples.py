@@ -24,10 +24,16 @@ import sys
 import textwrap
 import tokenize
 from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from conftest import Venv
 
 pytestmark = pytest.mark.docs
 
@@ -319,8 +325,18 @@ def _map_traceback(text: str, script: Script, path: Path) -> str:
     return re.sub(rf'File "{re.escape(str(path))}", line (?P<line>\d+)', repl, text)
 
 
-def run_page(blocks: list[Block], workdir: Path, *, include_slow: bool, timeout: float) -> str:
-    """Run a page's script and return a report of its problems ('' when everything matched)."""
+def run_page(
+    blocks: list[Block],
+    workdir: Path,
+    *,
+    include_slow: bool,
+    timeout: float,
+    interpreter: str | Path = sys.executable,
+) -> str:
+    """Run a page's script and return a report of its problems ('' when everything matched).
+
+    ``interpreter`` is the Python that runs it: this venv's by default, or another venv's.
+    """
     script = build_script(blocks, include_slow=include_slow)
     try:
         compile(script.text, "page", "exec")
@@ -335,7 +351,7 @@ def run_page(blocks: list[Block], workdir: Path, *, include_slow: bool, timeout:
     # on stderr about a display server that frames drawn off-screen do not need.
     env = {"SDL_VIDEODRIVER": "dummy", **os.environ, "SEKAI_DOCS_RECORD": str(record)}
     process = subprocess.Popen(
-        [sys.executable, str(path)], cwd=workdir, env=env, text=True,
+        [str(interpreter), str(path)], cwd=workdir, env=env, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
     failure = ""
@@ -433,6 +449,49 @@ def test_approximate_outputs_are_only_timings_or_training_results(page: Path) ->
 def test_page_examples_print_what_their_comments_say(page: Path, tmp_path: Path) -> None:
     report = run_page(_page_blocks(page), tmp_path, include_slow=False, timeout=FAST_TIMEOUT)
     assert not report, report
+
+
+# The README's first command, which the dev-venv test below follows (with this interpreter).
+README_DEV_SETUP = (
+    'python3.11 -m venv .venv && .venv/bin/python -m pip install "nox[uv]>=2025.2.9" && '
+    ".venv/bin/python -m nox -s dev"
+)
+DEV_VENV_TIMEOUT = 1500.0
+
+
+@pytest.fixture(scope="module")
+def readme_dev_venv(make_venv: Callable[..., Venv], repo_root: Path) -> Venv:
+    """The venv the README's first command sets up: python -m venv, nox[uv], ``nox -s dev``."""
+    readme = (repo_root / "README.md").read_text(encoding="utf-8")
+    assert README_DEV_SETUP in readme, "the README's setup changed: follow it here too"
+    venv = make_venv("readme-dev", pip=True)
+    venv.run(venv.python, "-m", "pip", "install", "-q", "nox[uv]>=2025.2.9", cwd=repo_root)
+    envdir = venv.root.parent / "nox-envs"  # nothing of nox's in the checkout
+    venv.run(venv.python, "-m", "nox", "-s", "dev", "--envdir", envdir, cwd=repo_root)
+    return venv
+
+
+@pytest.mark.timeout(DEV_VENV_TIMEOUT)
+def test_every_page_runs_as_printed_in_the_readme_dev_venv(
+    readme_dev_venv: Venv, tmp_path: Path
+) -> None:
+    # One test for every page, so one pytest-xdist worker builds the venv, once; pages run two
+    # at a time (each is a subprocess).
+    pages = [p for p in _pages() if any(b.skip is None and not b.slow for b in _page_blocks(p))]
+
+    def run(page: Path) -> str:
+        workdir = tmp_path / page.stem
+        workdir.mkdir()
+        report = run_page(
+            _page_blocks(page), workdir, include_slow=False, timeout=FAST_TIMEOUT,
+            interpreter=readme_dev_venv.python,
+        )  # fmt: skip
+        return f"--- {page.name}\n{report}" if report else ""
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        reports = [r for r in pool.map(run, pages) if r]
+    assert len(pages) >= 15
+    assert not reports, "\n\n".join(reports)
 
 
 @pytest.mark.parametrize("page", _runnable(slow=True))
