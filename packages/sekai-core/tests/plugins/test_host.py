@@ -416,9 +416,11 @@ def test_a_foreign_sekai_distribution_with_modules_is_warned_about(monkeypatch):
         version = "0.0.1"
         files: ClassVar[list[str]] = ["sekai/__init__.py", "sekai-0.0.1.dist-info/METADATA"]
 
+    reinstall = f"{install_command('sekai-core')} --force-reinstall"  # before faking metadata
     monkeypatch.setattr(_metadata, "distribution", lambda name: FakeDist())
     messages = _host._foreign_sekai_distribution()
-    assert len(messages) == 1 and "pip uninstall sekai" in messages[0]
+    assert len(messages) == 1
+    assert messages[0].endswith(f"Fix it with: pip uninstall sekai && {reinstall}")
     FakeDist.files = ["sekai-0.0.1.dist-info/METADATA"]
     assert _host._foreign_sekai_distribution() == []
 
