@@ -22,6 +22,10 @@ ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 WHEELHOUSE = ROOT / ".nox" / "_wheelhouse"
 PACKS = ("sekai-example-pack", "sekai-broken-pack")
+# What the docs pages use beyond the first-party extras: pygame, with which the migration page
+# renders gymnasium's own CartPole through GymnasiumRenderer. The dev venv and the docs session
+# both install it, so every page runs in the venv the README's first command sets up.
+PAGES_NEED = ("gymnasium[classic-control]>=1.0",)
 # torch only as this build: the machine keeps its CPU wheel where pip's find-links point, and
 # any other version would pull a multi-GB CUDA build.
 TORCH = "torch==2.13.0"
@@ -332,10 +336,8 @@ def docs(session: nox.Session) -> None:
     ``nox -s docs -- --fast`` to leave them out while editing pages.
     """
     # The example pack too: env-packs.md, the catalog and examples/env_pack.py show its env.
-    # pygame: the migration page renders gymnasium's own CartPole through GymnasiumRenderer.
     pack = _editable("sekai-example-pack")
-    extra = ["gymnasium[classic-control]>=1.0"]
-    session.install(*_all_editable(extras=True), *pack, *extra, *_groups("docs"))
+    session.install(*_all_editable(extras=True), *pack, *PAGES_NEED, *_groups("docs"))
     posargs = [arg for arg in session.posargs if arg != "--fast"]
     if "--fast" not in session.posargs:
         _install_torch(session)
@@ -426,11 +428,15 @@ if env_id is not None:
 
 @nox.session(default=False, venv_backend="none")
 def dev(session: nox.Session) -> None:
-    """Install every distribution editable into the interpreter running nox, then run sekai."""
-    args = _all_editable(extras=False)
+    """Install every distribution editable into the interpreter running nox, then run sekai.
+
+    With every extra (Pillow, gymnasium, PettingZoo, pandas) and ``PAGES_NEED``: the dev venv
+    is where people try the docs, and every page runs in it (sekai-ray, with Ray, stays out).
+    """
+    args = _all_editable(extras=True)
     if Path(_path("sekai-example-pack"), "pyproject.toml").is_file():
         args += _editable("sekai-example-pack")
-    session.run(sys.executable, "-m", "pip", "install", *args, external=True)
+    session.run(sys.executable, "-m", "pip", "install", *args, *PAGES_NEED, external=True)
     # The console script next to this interpreter (sekai.exe on Windows), not one on PATH.
     sekai_script = shutil.which("sekai", path=sysconfig.get_path("scripts")) or "sekai"
     commands = [

@@ -1,6 +1,6 @@
 """PPO on a native finance vector environment, in one file (CleanRL's ppo_continuous_action style).
 
-Run: ``python examples/ppo_finance.py`` (needs PyTorch: ``pip install torch``), or
+Run: ``python examples/ppo_finance.py`` (needs PyTorch: ``pip install torch==2.13.0``), or
 ``python examples/ppo_finance.py --help`` for the hyperparameters.
 
 The agent learns to make markets in ``MarketMaking-v0``: each step it quotes a bid and an ask
@@ -54,7 +54,8 @@ def require_torch() -> Any:
     except ModuleNotFoundError:
         sys.exit(
             "examples/ppo_finance.py needs PyTorch, which is not installed.\n"
-            "Install it with: pip install torch  (the CPU build is enough)"
+            "Install it with: pip install torch==2.13.0  (the pinned CPU build; an unpinned torch "
+            "pulls a multi-GB CUDA build)"
         )
     return torch
 

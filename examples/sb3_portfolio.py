@@ -1,7 +1,7 @@
 """Train Stable-Baselines3's PPO on a native sekai vector environment through ``to_sb3``.
 
-Run: ``python examples/sb3_portfolio.py`` (needs ``pip install stable-baselines3``, which
-brings PyTorch), or ``--help`` for the options.
+Run: ``python examples/sb3_portfolio.py`` (needs ``pip install torch==2.13.0 stable-baselines3``:
+torch pinned to its CPU build), or ``--help`` for the options.
 
 ``sekai.compat.to_sb3(vec)`` turns any sekai ``VecEnv`` into an SB3 ``VecEnv``. Here it wraps
 the native ``PortfolioVecEnv``, so SB3 collects experience from all sub-envs with a few NumPy
@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     except ModuleNotFoundError:
         sys.exit(
             "examples/sb3_portfolio.py needs Stable-Baselines3, which is not installed.\n"
-            "Install it with: pip install stable-baselines3"
+            "Install it with: pip install torch==2.13.0 stable-baselines3  (torch pinned: an "
+            "unpinned one pulls a multi-GB CUDA build)"
         )
     import torch
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,20 @@ def wheelhouse() -> Path:
 def integration_profile() -> str:
     """``"full"`` or ``"minimal"``: which wheels the nox session installed (unset: ``"dev"``)."""
     return os.environ.get("SEKAI_INTEGRATION_PROFILE", "dev")
+
+
+@pytest.fixture(scope="session")
+def install_command(built_wheel: Callable[[str], Path]) -> Callable[[str], str]:
+    """What a "not installed" hint names in these venvs: the distribution's wheel, by path.
+
+    The venvs were installed from the wheelhouse, so the hint points at the sibling wheel of the
+    one sekai-core came from (the distributions are on no index).
+    """
+
+    def command(distribution: str) -> str:
+        return f"pip install {built_wheel(distribution)}"
+
+    return command
 
 
 RunPython = Callable[..., "subprocess.CompletedProcess[str]"]
@@ -81,3 +97,89 @@ def run_python(tmp_path: Path) -> RunPython:
         return done
 
     return run
+
+
+@dataclass(frozen=True)
+class Venv:
+    """A fresh virtual environment a test installs into and runs commands in."""
+
+    root: Path
+    uv: str | None  # the uv executable, or None to use the venv's own pip
+
+    @property
+    def bin(self) -> Path:
+        return self.root / ("Scripts" if sys.platform == "win32" else "bin")
+
+    @property
+    def python(self) -> Path:
+        return self.bin / ("python.exe" if sys.platform == "win32" else "python")
+
+    def run(
+        self, *argv: str | Path, cwd: Path, check: bool = True, timeout: float = 600.0
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``argv`` with this venv's scripts first on PATH, as an activated venv would."""
+        env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+        env["PATH"] = os.pathsep.join([str(self.bin), env.get("PATH", "")])
+        env["VIRTUAL_ENV"] = str(self.root)
+        env["NO_COLOR"] = "1"
+        done = subprocess.run(
+            [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True,
+            timeout=timeout, check=False,
+        )  # fmt: skip
+        if check and done.returncode != 0:
+            pytest.fail(
+                f"{' '.join(map(str, argv))} exited with {done.returncode}\n--- stdout\n"
+                f"{done.stdout}--- stderr\n{done.stderr}"
+            )
+        return done
+
+    def install(self, *requirements: str | Path, cwd: Path) -> None:
+        """Install into this venv (with uv when there is one: several times faster)."""
+        if self.uv is not None:
+            self.run(self.uv, "pip", "install", "--python", self.python, *requirements, cwd=cwd)
+        else:
+            self.run(self.python, "-m", "pip", "install", "-q", *requirements, cwd=cwd)
+
+
+def _uv() -> str | None:
+    found = shutil.which("uv")
+    if found is not None:
+        return found
+    try:
+        import uv  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    return str(uv.find_uv_bin())
+
+
+@pytest.fixture(scope="session")
+def make_venv(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Venv]:
+    """Create a fresh venv (``make_venv(name, pip=False)``); build each once per module.
+
+    A venv costs seconds to tens of seconds: request it from a module-scoped fixture.
+    ``pip=True`` gives the venv its own pip (always used then), as ``python -m venv`` does.
+    """
+    uv = _uv()
+
+    def make(name: str, *, pip: bool = False) -> Venv:
+        root = tmp_path_factory.mktemp(name) / "venv"
+        if uv is None or pip:
+            subprocess.run([sys.executable, "-m", "venv", str(root)], check=True)
+            return Venv(root, None)
+        subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(root)], check=True)
+        return Venv(root, uv)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def built_wheel(wheelhouse: Path) -> Callable[[str], Path]:
+    """The wheelhouse's wheel of a distribution (skips when ``nox -s wheels`` has not run)."""
+
+    def find(distribution: str) -> Path:
+        found = sorted(wheelhouse.glob(f"{distribution.replace('-', '_')}-*.whl"))
+        if len(found) != 1:
+            pytest.skip(f"no single {distribution} wheel in {wheelhouse}: run `nox -s wheels`")
+        return found[0].resolve()
+
+    return find

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,9 @@ def _rows(stdout: str) -> dict[str, list[str]]:
 
 
 @pytest.mark.full
-def test_list_plugins_shows_the_example_pack_and_the_broken_pack(tmp_path: Path) -> None:
+def test_list_plugins_shows_the_example_pack_and_the_broken_pack(
+    tmp_path: Path, install_command: Callable[[str], str]
+) -> None:
     done = _sekai(tmp_path, "list", "--plugins")
     assert done.returncode == 0, done.stderr
     rows = _rows(done.stdout)
@@ -71,7 +74,7 @@ def test_list_plugins_shows_the_example_pack_and_the_broken_pack(tmp_path: Path)
     # Every first-party distribution of the full profile is installed; sekai-ray never is here.
     missing = {dist for dist, row in rows.items() if row[0] == "-"}
     assert missing == {"sekai-ray"}
-    assert rows["sekai-ray"][4] == "not installed: pip install sekai-ray"
+    assert rows["sekai-ray"][4] == f"not installed: {install_command('sekai-ray')}"
 
 
 @pytest.mark.full
@@ -119,11 +122,13 @@ def test_info_names_the_pack_and_a_broken_plugins_id_names_the_failure(tmp_path:
 
 
 @pytest.mark.minimal
-def test_list_plugins_names_each_missing_first_party_distribution(tmp_path: Path) -> None:
+def test_list_plugins_names_each_missing_first_party_distribution(
+    tmp_path: Path, install_command: Callable[[str], str]
+) -> None:
     done = _sekai(tmp_path, "list", "--plugins")
     assert done.returncode == 0, done.stderr
     rows = _rows(done.stdout)
     for dist in ("sekai-classic", "sekai-finance", "sekai-compat", "sekai-ray"):
-        assert rows[dist] == ["-", dist, "-", "-", f"not installed: pip install {dist}"]
+        assert rows[dist] == ["-", dist, "-", "-", f"not installed: {install_command(dist)}"]
     assert rows["sekai-example-pack"][3:] == ["1", "ok"]
     assert rows["sekai-broken-pack"][4] == f"failed (import): {BROKEN_ERROR}"

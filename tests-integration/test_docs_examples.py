@@ -4,7 +4,9 @@ Each page becomes one script (its blocks in order, tabbed ``=== "gymnasium"`` bl
 run in a subprocess from a real file, so ``if __name__ == "__main__":`` is true and ProcVecEnv's
 forkserver workers can import it. A ``print(...)  # text`` statement must print ``text``: exact
 after whitespace normalisation; ``# ~ text`` compares only the non-numeric skeleton; ``# a | b``
-lists successive executions of the same print. An HTML comment ``<!-- docs-test: slow -->`` before
+lists successive executions of the same print; ``~`` is only for timings and training results.
+Nothing else may be printed: a line of stdout that no commented print made, or any stderr, fails
+the page. An HTML comment ``<!-- docs-test: slow -->`` before
 a block marks it as training models (run only with ``--slow``); ``<!-- docs-test: skip: why -->``
 keeps a block out of the script (e.g. top-level ``await``). Every page must pass.
 """
@@ -21,10 +23,17 @@ import subprocess
 import sys
 import textwrap
 import tokenize
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from conftest import Venv
 
 pytestmark = pytest.mark.docs
 
@@ -166,14 +175,19 @@ def extract_blocks(markdown: str, page: str) -> list[Block]:
 
 
 # Shadows print() in the page's module only: records (line, text) of every print the page's own
-# code makes in the main process (not in forkserver copies, not in workers) to a JSON-lines file.
+# code makes in the main process to a JSON-lines file. Its copies in the forkserver and in
+# workers print nothing: their output would interleave with the main process's at random, and a
+# reader of the page sees each print once.
 _PRELUDE = """\
 import builtins as _docs_builtins, io as _docs_io, json as _docs_json
 import os as _docs_os, sys as _docs_sys
-_DOCS_RECORD = _docs_os.environ.get("SEKAI_DOCS_RECORD") if __name__ == "__main__" else None
+_DOCS_RECORD = _docs_os.environ.get("SEKAI_DOCS_RECORD")
+_DOCS_MAIN = __name__ == "__main__"
 _DOCS_PID = _docs_os.getpid()
 def print(*args, **kwargs):
-    if _DOCS_RECORD and kwargs.get("file") is None and _docs_os.getpid() == _DOCS_PID:
+    if _DOCS_RECORD and kwargs.get("file") is None:
+        if not (_DOCS_MAIN and _docs_os.getpid() == _DOCS_PID):
+            return
         buffer = _docs_io.StringIO()
         _docs_builtins.print(*args, **{**kwargs, "file": buffer})
         with open(_DOCS_RECORD, "a", encoding="utf-8") as record:
@@ -280,6 +294,28 @@ def _check_runs(head: str, exp: Expectation, runs: list[tuple[int, str]]) -> lis
     return problems
 
 
+def _read_records(path: Path) -> list[tuple[int, str]]:
+    """The ``(line, text)`` prints recorded in ``path`` (none if the file is absent)."""
+    if not path.exists():
+        return []
+    return [
+        (int(line), str(text))
+        for line, text in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+    ]
+
+
+def stray_output(stdout: str, stderr: str, records: list[tuple[int, str]]) -> list[str]:
+    """Lines of stdout that no print of the page made, then every line of stderr."""
+    own = Counter(line for _, text in records for line in text.splitlines())
+    stray = []
+    for line in stdout.splitlines():
+        if own[line] > 0:
+            own[line] -= 1
+        elif line.strip():
+            stray.append(line)
+    return stray + [f"stderr: {line}" for line in stderr.splitlines() if line.strip()]
+
+
 def _map_traceback(text: str, script: Script, path: Path) -> str:
     """Point traceback lines of the script at the markdown lines they came from."""
 
@@ -289,8 +325,18 @@ def _map_traceback(text: str, script: Script, path: Path) -> str:
     return re.sub(rf'File "{re.escape(str(path))}", line (?P<line>\d+)', repl, text)
 
 
-def run_page(blocks: list[Block], workdir: Path, *, include_slow: bool, timeout: float) -> str:
-    """Run a page's script and return a report of its problems ('' when everything matched)."""
+def run_page(
+    blocks: list[Block],
+    workdir: Path,
+    *,
+    include_slow: bool,
+    timeout: float,
+    interpreter: str | Path = sys.executable,
+) -> str:
+    """Run a page's script and return a report of its problems ('' when everything matched).
+
+    ``interpreter`` is the Python that runs it: this venv's by default, or another venv's.
+    """
     script = build_script(blocks, include_slow=include_slow)
     try:
         compile(script.text, "page", "exec")
@@ -301,9 +347,11 @@ def run_page(blocks: list[Block], workdir: Path, *, include_slow: bool, timeout:
     path.write_text(script.text, encoding="utf-8")
     record = workdir / f"docs_{name}.jsonl"
     record.unlink(missing_ok=True)
-    env = {**os.environ, "SEKAI_DOCS_RECORD": str(record)}
+    # Headless: SDL's video probe (pygame, under gymnasium's rgb_array rendering) would complain
+    # on stderr about a display server that frames drawn off-screen do not need.
+    env = {"SDL_VIDEODRIVER": "dummy", **os.environ, "SEKAI_DOCS_RECORD": str(record)}
     process = subprocess.Popen(
-        [sys.executable, str(path)], cwd=workdir, env=env, text=True,
+        [str(interpreter), str(path)], cwd=workdir, env=env, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
     failure = ""
@@ -316,17 +364,20 @@ def run_page(blocks: list[Block], workdir: Path, *, include_slow: bool, timeout:
     else:
         if process.returncode != 0:
             failure = f"the page exited with status {process.returncode}"
-    records: list[tuple[int, str]] = []
-    if record.exists():
-        for entry in record.read_text(encoding="utf-8").splitlines():
-            line, text = json.loads(entry)
-            records.append((int(line), str(text)))
+    records = _read_records(record)
     problems = compare(script, records)
     if failure:
         problems = [p for p in problems if p.order != float("inf")]
-    if not problems and not failure:
+    stray = [] if failure else stray_output(stdout, stderr, records)
+    if not problems and not failure and not stray:
         return ""
     parts = []
+    if stray:
+        lines = "\n".join(f"    {line}" for line in stray[:10])
+        parts.append(
+            "the page printed what it does not show (a library's print or warning: show it on "
+            f"the page or silence it in the example):\n{lines}"
+        )
     if problems:
         first = problems[0]
         earlier = [normalise(text) for _, text in records[: int(min(first.order, len(records)))]]
@@ -375,10 +426,72 @@ def test_page_turns_into_a_valid_script(page: Path) -> None:
     assert all(b.skip != "no reason given" for b in blocks), "say why a block is skipped"
 
 
+# What may differ from run to run: a duration or a rate. Seeded figures never do, so a page
+# compares them exactly; training runs (slow blocks) vary with the platform's floating point.
+_TIMING = re.compile(r"\d\s*(?:ms|s|µs|ns|steps/s|times sync)\b")
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.stem)
+def test_approximate_outputs_are_only_timings_or_training_results(page: Path) -> None:
+    loose = []
+    for block in _page_blocks(page):
+        if block.slow or block.skip is not None:
+            continue
+        script = build_script([block], include_slow=True)
+        for expectation in set(find_expectations(script).values()):
+            for output in expectation.outputs:
+                if output.approximate and not _TIMING.search(output.text):
+                    loose.append(f"{script.where(expectation.line)}: ~ {output.text}")
+    assert not loose, "seeded outputs must be compared exactly (drop the ~):\n" + "\n".join(loose)
+
+
 @pytest.mark.parametrize("page", _runnable(slow=False))
 def test_page_examples_print_what_their_comments_say(page: Path, tmp_path: Path) -> None:
     report = run_page(_page_blocks(page), tmp_path, include_slow=False, timeout=FAST_TIMEOUT)
     assert not report, report
+
+
+# The README's first command, which the dev-venv test below follows (with this interpreter).
+README_DEV_SETUP = (
+    'python3.11 -m venv .venv && .venv/bin/python -m pip install "nox[uv]>=2025.2.9" && '
+    ".venv/bin/python -m nox -s dev"
+)
+DEV_VENV_TIMEOUT = 1500.0
+
+
+@pytest.fixture(scope="module")
+def readme_dev_venv(make_venv: Callable[..., Venv], repo_root: Path) -> Venv:
+    """The venv the README's first command sets up: python -m venv, nox[uv], ``nox -s dev``."""
+    readme = (repo_root / "README.md").read_text(encoding="utf-8")
+    assert README_DEV_SETUP in readme, "the README's setup changed: follow it here too"
+    venv = make_venv("readme-dev", pip=True)
+    venv.run(venv.python, "-m", "pip", "install", "-q", "nox[uv]>=2025.2.9", cwd=repo_root)
+    envdir = venv.root.parent / "nox-envs"  # nothing of nox's in the checkout
+    venv.run(venv.python, "-m", "nox", "-s", "dev", "--envdir", envdir, cwd=repo_root)
+    return venv
+
+
+@pytest.mark.timeout(DEV_VENV_TIMEOUT)
+def test_every_page_runs_as_printed_in_the_readme_dev_venv(
+    readme_dev_venv: Venv, tmp_path: Path
+) -> None:
+    # One test for every page, so one pytest-xdist worker builds the venv, once; pages run two
+    # at a time (each is a subprocess).
+    pages = [p for p in _pages() if any(b.skip is None and not b.slow for b in _page_blocks(p))]
+
+    def run(page: Path) -> str:
+        workdir = tmp_path / page.stem
+        workdir.mkdir()
+        report = run_page(
+            _page_blocks(page), workdir, include_slow=False, timeout=FAST_TIMEOUT,
+            interpreter=readme_dev_venv.python,
+        )  # fmt: skip
+        return f"--- {page.name}\n{report}" if report else ""
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        reports = [r for r in pool.map(run, pages) if r]
+    assert len(pages) >= 15
+    assert not reports, "\n\n".join(reports)
 
 
 @pytest.mark.parametrize("page", _runnable(slow=True))
@@ -556,3 +669,13 @@ def test_run_page_reports_a_mismatch_and_a_crash_at_their_markdown_lines(tmp_pat
     assert "first mismatch: p.md:5: print('b')  # c" in report
     assert "printed just before:\n    a" in report
     assert "the page exited with status 3" in report
+
+
+def test_run_page_reports_output_the_page_does_not_print_itself(tmp_path: Path) -> None:
+    page = (
+        "```python\nimport sys, warnings\nprint('a')  # a\nsys.stdout.write('library chatter\\n')\n"
+        "warnings.warn('careful')\n```\n"
+    )
+    report = run_page(extract_blocks(page, "p.md"), tmp_path, include_slow=False, timeout=60)
+    assert "the page printed what it does not show" in report
+    assert "    library chatter" in report and "stderr: " in report and "careful" in report

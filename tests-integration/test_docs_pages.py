@@ -205,3 +205,18 @@ def test_finance_pages_share_one_chart_helper() -> None:
     finance = _admonition_block(PAGES / "finance.md", title)
     assert "def line_chart(" in finance
     assert _admonition_block(PAGES / "finance-markets.md", title) == finance
+
+
+def test_no_page_tells_a_checkout_user_to_install_a_distribution_from_an_index() -> None:
+    # The distributions are on no index (and `pip install sekai` finds an unrelated package):
+    # a page's install hint names the checkout's folder; the published name appears only where
+    # the page says it is for a sekai installed from an index. An extra of an installed
+    # distribution ('sekai-compat[gymnasium]') is fine: pip finds the distribution installed.
+    published = re.compile(r"pip install (?:-e )?['\"]?(?:sekai\[|sekai(?:-[a-z]+)?(?![\w\[-]))")
+    loose = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()[:120]}"
+        for path in [ROOT / "README.md", *sorted(PAGES.glob("*.md"))]
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if published.search(line) and "index" not in line and "PyPI" not in line
+    ]
+    assert not loose, "\n".join(loose)

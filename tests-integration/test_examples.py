@@ -81,8 +81,8 @@ def test_env_pack_example_plays_the_installed_example_pack(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("script", "library", "command"),
     [
-        ("ppo_finance.py", "torch", "pip install torch"),
-        ("sb3_portfolio.py", "stable_baselines3", "pip install stable-baselines3"),
+        ("ppo_finance.py", "torch", "pip install torch==2.13.0"),
+        ("sb3_portfolio.py", "stable_baselines3", "pip install torch==2.13.0 stable-baselines3"),
     ],
 )
 def test_training_example_without_its_library_exits_with_the_install_command(
@@ -109,3 +109,21 @@ def test_sb3_example_trains_through_to_sb3_and_beats_random_allocations(tmp_path
     assert "training on SymmetricScores(PortfolioVecEnv(num_envs=16)) through SekaiToSB3" in out
     scores = dict(re.findall(r"^  (\S.*?)\s+([-+]\d+\.\d+) ± ", out, flags=re.MULTILINE))
     assert float(scores["PPO"]) > float(scores["random"]) + 0.01, out
+
+
+def test_every_torch_install_instruction_names_the_pinned_build_of_the_noxfile() -> None:
+    root = EXAMPLES.parent
+    pinned = re.search(r'^TORCH = "(torch==[^"]+)"', (root / "noxfile.py").read_text(), re.M)
+    assert pinned, "noxfile.py no longer defines TORCH"
+    places = [
+        root / "README.md",
+        root / "docs" / "pages" / "installation.md",
+        EXAMPLES / "README.md",
+        *sorted(EXAMPLES.glob("*.py")),
+    ]
+    found = {}
+    for path in places:
+        for command in re.findall(r"pip install [^`\n]*?\btorch(?:==[\w.+]+)?", path.read_text()):
+            found[f"{path.relative_to(root)}: {command}"] = command.split()[-1]
+    assert found, "no torch install instruction found"
+    assert {where for where, spec in found.items() if spec != pinned[1]} == set()

@@ -47,17 +47,17 @@ def outcome(call):
 """
 
 
-def hint(module, dist):
+def hint(module, dist, command):
     return (
         f"No module named {module!r}: it is part of the {dist} distribution, which is not "
-        f"installed. Install it with: pip install {dist}"
+        f"installed. Install it with: {command}"
     )
 
 
-def not_found(env_id, dist):
+def not_found(env_id, dist, command):
     return (
         f"Environment {env_id!r} not found in registry. It is provided by {dist}, which is not "
-        f"installed: pip install {dist}. Use sekai.all_specs() or `sekai list` to see registered "
+        f"installed: {command}. Use sekai.all_specs() or `sekai list` to see registered "
         "environments."
     )
 
@@ -81,9 +81,9 @@ def test_minimal_profile_has_no_finance_classic_or_compat():
         ("classic/CartPole-v1", "sekai-classic"),
     ],
 )
-def test_make_of_a_first_party_id_names_its_distribution(env_id, dist):
+def test_make_of_a_first_party_id_names_its_distribution(env_id, dist, install_command):
     out = run_json(PRELUDE + f"print(json.dumps(outcome(lambda: sekai.make({env_id!r}))))")
-    assert out == ["EnvNotFound", not_found(env_id, dist), dist]
+    assert out == ["EnvNotFound", not_found(env_id, dist, install_command(dist)), dist]
 
 
 @pytest.mark.minimal
@@ -115,7 +115,9 @@ print(json.dumps([str(env), str(vec), [s.id for s in sekai.all_specs()], str(sek
         ("sekai.compat", "sekai-compat"),
     ],
 )
-def test_importing_a_missing_first_party_package_gives_the_install_hint(module, dist):
+def test_importing_a_missing_first_party_package_gives_the_install_hint(
+    module, dist, install_command
+):
     out = run_json(
         PRELUDE
         + f"""
@@ -123,11 +125,11 @@ print(json.dumps([outcome(lambda: importlib.import_module({module!r})),
                   outcome(lambda: importlib.util.find_spec({module!r}))]))
 """
     )
-    assert out == [["ModuleNotFoundError", hint(module, dist), None]] * 2
+    assert out == [["ModuleNotFoundError", hint(module, dist, install_command(dist)), None]] * 2
 
 
 @pytest.mark.minimal
-def test_from_import_of_missing_finance_names_sekai_finance():
+def test_from_import_of_missing_finance_names_sekai_finance(install_command):
     out = run_json(
         PRELUDE
         + """
@@ -137,11 +139,12 @@ except ModuleNotFoundError as exc:
     print(json.dumps([exc.name, str(exc)]))
 """
     )
-    assert out == ["sekai.finance", hint("sekai.finance", "sekai-finance")]
+    finance = install_command("sekai-finance")
+    assert out == ["sekai.finance", hint("sekai.finance", "sekai-finance", finance)]
 
 
 @pytest.mark.minimal
-def test_missing_subpackage_attributes_raise_attribute_error_with_the_hint():
+def test_missing_subpackage_attributes_raise_attribute_error_with_the_hint(install_command):
     out = run_json(
         PRELUDE
         + """
@@ -150,18 +153,18 @@ print(json.dumps([outcome(lambda: sekai.finance), hasattr(sekai, "finance"),
                   hasattr(sekai.envs, "LimitOrderBookMarket")]))
 """
     )
-    assert out[0] == ["AttributeError", hint("sekai.finance", "sekai-finance"), None]
+    finance = install_command("sekai-finance")
+    assert out[0] == ["AttributeError", hint("sekai.finance", "sekai-finance", finance), None]
     assert out[1] is False
     assert out[2][0] == "AttributeError"
     assert out[2][1].endswith(
-        "it is provided by sekai-finance, which is not installed. "
-        "Install it with: pip install sekai-finance"
+        f"it is provided by sekai-finance, which is not installed. Install it with: {finance}"
     )
     assert out[3] is False
 
 
 @both_profiles
-def test_ray_mode_and_module_name_sekai_ray():
+def test_ray_mode_and_module_name_sekai_ray(install_command):
     out = run_json(
         PRELUDE
         + """
@@ -169,14 +172,15 @@ vec = outcome(lambda: sekai.make_vec("example/Gridworld-v0", 2, vectorization_mo
 print(json.dumps([vec, outcome(lambda: importlib.import_module("sekai.ray"))]))
 """
     )
+    ray = install_command("sekai-ray")
     assert out == [
         [
             "ValueError",
             "Unknown vectorization_mode 'ray'; expected one of ['native', 'sync', 'async', "
-            "'proc']. It is provided by sekai-ray, which is not installed: pip install sekai-ray.",
+            f"'proc']. It is provided by sekai-ray, which is not installed: {ray}.",
             None,
         ],
-        ["ModuleNotFoundError", hint("sekai.ray", "sekai-ray"), None],
+        ["ModuleNotFoundError", hint("sekai.ray", "sekai-ray", ray), None],
     ]
 
 

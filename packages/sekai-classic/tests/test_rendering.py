@@ -201,3 +201,40 @@ def test_the_spec_example_records_four_frames() -> None:
         (400, 600, 3),
         np.uint8,
     )
+
+
+# -- gymnasium's rendering habits -------------------------------------------------------------
+
+_SEE = "See docs/pages/rendering.md and the section 'Renderers instead of render_mode'"
+_USE = (
+    "Draw it with its renderer: from sekai.envs.classic_control import CartPoleRenderer; "
+    "frame = CartPoleRenderer().render(env)."
+)
+
+
+def test_make_with_gymnasiums_render_mode_names_the_renderer_and_the_migration_section() -> None:
+    with pytest.raises(TypeError) as info:
+        sekai.make("CartPole-v1", render_mode="rgb_array")
+    message = str(info.value)
+    assert message.startswith("CartPole-v1 takes no render_mode='rgb_array': sekai.make() passes")
+    assert _USE in message and _SEE in message
+
+
+def test_render_method_of_a_wrapped_or_bare_env_names_the_renderer() -> None:
+    env = sekai.make("classic/Acrobot-v1")
+    for target, name in ((env, "TimeLimit"), (env.unwrapped, "AcrobotEnv")):
+        with pytest.raises(AttributeError) as info:
+            target.render()
+        assert str(info.value).startswith(f"'{name}' object has no attribute 'render': sekai envs")
+        assert "from sekai.envs.classic_control import AcrobotRenderer" in str(info.value)
+    assert not hasattr(env, "render")  # bridges that probe for render() still see none
+
+
+def test_other_missing_attributes_keep_the_plain_message() -> None:
+    with pytest.raises(AttributeError, match=r"^'CartPoleEnv' object has no attribute 'nope'$"):
+        _ = sekai.make("CartPole-v1").unwrapped.nope
+
+
+def test_native_mode_of_a_plain_id_names_its_classic_twin() -> None:
+    with pytest.raises(ValueError, match=r"classic/MountainCar-v0 has one \(the same env"):
+        sekai.make_vec("MountainCar-v0", 2, vectorization_mode="native")

@@ -153,13 +153,17 @@ def test_an_unknown_mode_prints_the_make_vec_message(sekai_cli) -> None:
     )
 
 
-def test_native_mode_without_a_native_env_prints_the_make_vec_message(sekai_cli) -> None:
+def test_native_mode_without_a_native_env_names_its_classic_twin(sekai_cli) -> None:
     done = sekai_cli("bench", "CartPole-v1", "--num-envs", "2", "--mode", "native")
     assert done.returncode == 2
     assert done.stderr == (
-        "error: CartPole-v1 has no native vector implementation (vector_entry_point); use "
-        "vectorization_mode='sync', 'async' or 'proc'.\n"
+        "error: CartPole-v1 has no native vector implementation (vector_entry_point); "
+        "classic/CartPole-v1 has one (the same env registered with its native vector version, "
+        "docs/pages/registry.md#native-twins); use vectorization_mode='sync', 'async' or "
+        "'proc'.\n"
     )
+    twin = sekai_cli("bench", "classic/CartPole-v1", "--mode", "native", "--steps", "200")
+    assert twin.returncode == 0, twin.stderr
 
 
 @pytest.mark.parametrize("num_envs", ["1", "2"])

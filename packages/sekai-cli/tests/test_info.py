@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 CARTPOLE_INFO = """\
 id=CartPole-v1
 entry_point=sekai.envs.classic_control.cartpole:CartPoleEnv
@@ -51,3 +53,36 @@ def test_info_names_the_third_party_distribution_of_a_plugin_env(
     assert "wrappers=TimeLimit -> LineEnv" in lines
     assert "metadata={'render_fps': 10}" in lines
     assert lines[-1] == "provided_by=sekai-fake-pack 0.1.0 (plugin fake)"
+
+
+def test_info_json_holds_the_spec_spaces_metadata_wrappers_and_provider(sekai_cli) -> None:
+    done = sekai_cli("info", "CartPole-v1", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "id": "CartPole-v1",
+        "max_episode_steps": 500,
+        "entry_point": "sekai.envs.classic_control.cartpole:CartPoleEnv",
+        "vector_entry_point": None,
+        "native_vec": False,
+        "plugin": "classic",
+        "distribution": "sekai-classic",
+        "version": "0.3.0",
+        "kwargs": {},
+        "reward_threshold": 475.0,
+        "observation_space": (
+            "Box([-4.8, -inf, -0.41887903, -inf], [4.8, inf, 0.41887903, inf], (4,), float32)"
+        ),
+        "action_space": "Discrete(2)",
+        "metadata": {"render_fps": 50},
+        "wrappers": ["TimeLimit", "CartPoleEnv"],
+    }
+
+
+def test_info_json_of_a_runtime_env_names_its_class_and_no_plugin(sekai_cli, my_envs: str) -> None:
+    done = sekai_cli("-m", my_envs, "info", "mine/Plain-v0", "--json")
+    row = json.loads(done.stdout)
+    assert (row["entry_point"], row["kwargs"], row["plugin"]) == (
+        "<class 'my_envs.Plain'>",
+        {"scale": 2.0},
+        None,
+    )

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
+
+from sekai._providers import install_command
 
 CARTPOLE_ENTRY = "sekai.envs.classic_control.cartpole:CartPoleEnv"
 BROKEN_NOTE = (
@@ -114,8 +117,9 @@ def test_json_respects_the_namespace(sekai_cli, my_envs: str) -> None:
 
 
 def test_plugins_table_shows_every_plugin_failure_and_missing_distribution(
-    sekai_cli, fake_dists: dict[str, str]
+    sekai_cli, fake_dists: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # where sekai_cli runs: the hint's path is relative to it
     done = sekai_cli("list", "--plugins", env=fake_dists)
     assert done.returncode == 0
     lines = done.stdout.splitlines()
@@ -136,7 +140,7 @@ def test_plugins_table_shows_every_plugin_failure_and_missing_distribution(
     assert rows["- sekai-ray"].split(None, 4)[2:] == [
         "-",
         "-",
-        "not installed: pip install sekai-ray",
+        f"not installed: {install_command('sekai-ray')}",
     ]
     # Loaded plugins first (core first), then failures, then missing distributions.
     assert lines[1].startswith("core ")

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shlex
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 __all__ = [
     "PROVIDERS",
     "RESERVED_PLUGIN_NAMES",
     "MissingDistributionFinder",
     "Provider",
+    "install_command",
+    "install_command_from",
     "install_hint",
     "install_missing_distribution_finder",
     "is_first_party",
@@ -145,9 +154,82 @@ def provider_of_module(module: str) -> Provider | None:
     return _BY_MODULE.get(module)
 
 
+@lru_cache(maxsize=1)
+def _core_direct_url() -> Mapping[str, object] | None:
+    """sekai-core's PEP 610 ``direct_url.json``, or None when it came from an index."""
+    from sekai._metadata import PackageNotFoundError, distribution
+
+    try:
+        text = distribution("sekai-core").read_text("direct_url.json")
+    except PackageNotFoundError:
+        return None
+    return json.loads(text) if text else None
+
+
+def _local_path(url: object) -> Path | None:
+    """The path of a ``file://`` URL, or None for any other URL."""
+    if not isinstance(url, str):
+        return None
+    parsed = urlparse(url)
+    return Path(unquote(parsed.path)) if parsed.scheme == "file" else None
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    """``./packages/x`` below the working directory (pip needs the ``./``), else absolute."""
+    try:
+        text = "./" + path.relative_to(cwd).as_posix()
+    except ValueError:
+        text = str(path)
+    return shlex.quote(text)
+
+
+def install_command_from(
+    distribution: str, direct_url: Mapping[str, object] | None, cwd: Path
+) -> str:
+    """The command installing ``distribution`` from where sekai-core was installed.
+
+    Args:
+        distribution: the first-party distribution to install, e.g. ``"sekai-classic"``.
+        direct_url: sekai-core's ``direct_url.json`` (None: it came from a package index).
+        cwd: the directory the user runs the command in.
+
+    Returns:
+        ``pip install -e ./packages/sekai-classic`` next to an editable checkout,
+        ``pip install ./packages/sekai-classic`` next to a plain one, the sibling wheel's path when
+        sekai-core was installed from a wheel file, and ``pip install sekai-classic`` only when
+        sekai-core itself came from an index (the distributions are published there).
+    """
+    if direct_url is None:
+        return f"pip install {distribution}"
+    where = _local_path(direct_url.get("url"))
+    if where is not None and "dir_info" in direct_url:
+        sibling = where.parent / distribution
+        if (sibling / "pyproject.toml").is_file():
+            dir_info = direct_url["dir_info"]
+            editable = isinstance(dir_info, Mapping) and dir_info.get("editable") is True
+            return f"pip install {'-e ' if editable else ''}{_shown(sibling, cwd)}"
+    elif where is not None and where.suffix == ".whl":
+        version = where.name.split("-")[1] if where.name.count("-") >= 4 else "*"
+        stem = distribution.replace("-", "_")
+        wheels = sorted(where.parent.glob(f"{stem}-{version}-*.whl"))
+        if wheels:
+            return f"pip install {_shown(wheels[-1], cwd)}"
+    # Installed from somewhere this process cannot see (a deleted folder, a VCS URL): the
+    # distributions are not on an index, so only a checkout has them.
+    return f"pip install ./packages/{distribution} (in a sekai checkout: it is not on an index)"
+
+
+def install_command(distribution: str) -> str:
+    """The command that installs ``distribution`` where the user is (see install_command_from)."""
+    return install_command_from(distribution, _core_direct_url(), Path(os.getcwd()))
+
+
 def install_hint(distribution: str) -> str:
     """The sentence every "not installed" message ends with."""
-    return f"It is provided by {distribution}, which is not installed: pip install {distribution}."
+    return (
+        f"It is provided by {distribution}, which is not installed: "
+        f"{install_command(distribution)}."
+    )
 
 
 class MissingDistributionFinder:
@@ -166,7 +248,7 @@ class MissingDistributionFinder:
         dist = provider.distribution
         raise ModuleNotFoundError(
             f"No module named {fullname!r}: it is part of the {dist} distribution, which is not "
-            f"installed. Install it with: pip install {dist}",
+            f"installed. Install it with: {install_command(dist)}",
             name=fullname,
         )
 

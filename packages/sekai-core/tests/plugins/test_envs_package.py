@@ -4,6 +4,7 @@ import sys
 import pytest
 
 import sekai.envs
+from sekai._providers import install_command
 
 
 @pytest.fixture
@@ -47,7 +48,8 @@ def test_a_first_party_export_of_a_missing_distribution_names_pip_install(monkey
         _ = sekai.envs.LimitOrderBookMarket
     assert str(info.value) == (
         "module 'sekai.envs' has no attribute 'LimitOrderBookMarket': it is provided by "
-        "sekai-finance, which is not installed. Install it with: pip install sekai-finance"
+        "sekai-finance, which is not installed. Install it with: "
+        f"{install_command('sekai-finance')}"
     )
     assert not hasattr(sekai.envs, "LimitOrderBookMarket")
 

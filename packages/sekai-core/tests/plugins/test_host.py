@@ -6,6 +6,7 @@ from typing import ClassVar
 import pytest
 
 import sekai
+from sekai._providers import install_command
 from sekai.error import EnvNotFound, PluginLoadWarning
 from sekai.plugins import PluginFailure, PluginInfo, hookimpl
 from sekai.plugins._host import EntryPointRecord, PluginHost, scan_entry_points
@@ -306,7 +307,8 @@ def test_first_party_id_of_a_missing_distribution_names_the_pip_command():
         reg.spec("Trading-v0")
     assert str(info.value) == (
         "Environment 'Trading-v0' not found in registry. It is provided by sekai-finance, which "
-        "is not installed: pip install sekai-finance. Use sekai.all_specs() or `sekai list` to "
+        f"is not installed: {install_command('sekai-finance')}. Use sekai.all_specs() or "
+        "`sekai list` to "
         "see registered environments."
     )
     assert info.value.provider == "sekai-finance"
@@ -414,9 +416,11 @@ def test_a_foreign_sekai_distribution_with_modules_is_warned_about(monkeypatch):
         version = "0.0.1"
         files: ClassVar[list[str]] = ["sekai/__init__.py", "sekai-0.0.1.dist-info/METADATA"]
 
+    reinstall = f"{install_command('sekai-core')} --force-reinstall"  # before faking metadata
     monkeypatch.setattr(_metadata, "distribution", lambda name: FakeDist())
     messages = _host._foreign_sekai_distribution()
-    assert len(messages) == 1 and "pip uninstall sekai" in messages[0]
+    assert len(messages) == 1
+    assert messages[0].endswith(f"Fix it with: pip uninstall sekai && {reinstall}")
     FakeDist.files = ["sekai-0.0.1.dist-info/METADATA"]
     assert _host._foreign_sekai_distribution() == []
 

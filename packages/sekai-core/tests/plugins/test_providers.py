@@ -1,6 +1,7 @@
 import importlib
 import importlib.machinery
 import importlib.util
+import re
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ from sekai._providers import (
     PROVIDERS,
     RESERVED_PLUGIN_NAMES,
     MissingDistributionFinder,
+    install_command,
     install_missing_distribution_finder,
     is_first_party,
     normalize_distribution,
@@ -87,7 +89,7 @@ def test_finder_raises_the_install_hint_and_never_returns_a_spec():
         MissingDistributionFinder.find_spec("sekai.finance")
     assert str(info.value) == (
         "No module named 'sekai.finance': it is part of the sekai-finance distribution, which is "
-        "not installed. Install it with: pip install sekai-finance"
+        f"not installed. Install it with: {install_command('sekai-finance')}"
     )
     assert info.value.name == "sekai.finance"
 
@@ -115,7 +117,7 @@ def test_import_sekai_appends_the_finder_at_the_very_end():
 
 def test_find_spec_of_an_absent_first_party_package_raises_the_hint():
     # sekai-ray is never installed in a development environment.
-    with pytest.raises(ModuleNotFoundError, match="pip install sekai-ray"):
+    with pytest.raises(ModuleNotFoundError, match=re.escape(install_command("sekai-ray"))):
         importlib.util.find_spec("sekai.ray")
     with pytest.raises(ModuleNotFoundError, match="part of the sekai-ray distribution"):
         importlib.import_module("sekai.ray")

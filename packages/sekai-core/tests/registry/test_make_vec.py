@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import sekai
+from sekai._providers import install_command
 from sekai.plugins import hookimpl
 from sekai.registry import EnvSpec, WrapperSpec
 from sekai.testing import registry_sandbox
@@ -96,7 +97,7 @@ def test_unknown_ray_mode_names_sekai_ray_to_install(sekai_line_registry):
         sekai.make_vec("testing/Line-v0", 2, vectorization_mode="ray")
     assert str(info.value) == (
         "Unknown vectorization_mode 'ray'; expected one of ['native', 'sync', 'async', 'proc']. "
-        "It is provided by sekai-ray, which is not installed: pip install sekai-ray."
+        f"It is provided by sekai-ray, which is not installed: {install_command('sekai-ray')}."
     )
 
 

@@ -1,5 +1,6 @@
 import pytest
 
+from sekai._providers import install_hint
 from sekai.plugins import PluginFailure
 from sekai.plugins._host import PluginHost
 from sekai.registry import EnvRegistry, EnvSpec, SpecSource
@@ -70,7 +71,7 @@ def test_env_hint_names_the_missing_first_party_distribution():
     assert env_hint("Trading-v0", host_with()) == (
         "sekai-finance",
         (),
-        "It is provided by sekai-finance, which is not installed: pip install sekai-finance.",
+        install_hint("sekai-finance"),
     )
 
 
@@ -102,9 +103,7 @@ def test_env_hint_is_empty_for_unknown_ids_and_healthy_distributions():
 
 
 def test_mode_hint_names_the_missing_distribution_of_a_first_party_mode():
-    assert mode_hint("ray", host_with()) == (
-        "It is provided by sekai-ray, which is not installed: pip install sekai-ray."
-    )
+    assert mode_hint("ray", host_with()) == install_hint("sekai-ray")
     assert mode_hint("ray", host_with(installed=["sekai-ray"])) is None
     assert mode_hint("foo", host_with()) is None
     assert mode_hint(3, host_with()) is None

@@ -1,4 +1,4 @@
-"""The ``sekai`` command line: list, info, check and bench registered environments.
+"""The ``sekai`` command line: list, info, check and bench environments; start an env pack.
 
 ``main(argv)`` is the console script ``sekai`` and ``python -m sekai``; ``build_parser()``
 returns its argparse parser. Exit status: 0 success, 1 ``check`` found problems (or
@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from sekai._version import __version__
-from sekai.cli import _bench, _check, _info, _list
+from sekai.cli import _bench, _check, _info, _list, _new_pack
 from sekai.cli._args import UsageError
 from sekai.cli._output import Output, StdoutClosed
 
@@ -32,6 +32,7 @@ examples:
   sekai check CartPole-v1                     run check_env on it
   sekai bench Portfolio-v0 --num-envs 16      env steps per second
   sekai -m my_envs check mine/Drift-v0        envs registered by your own module
+  sekai new-pack sekai-mazes --native         start an env pack of your own
 
 Run `sekai COMMAND --help` for a command's options.
 """
@@ -61,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, title="commands"
     )
-    for command in (_list, _info, _check, _bench):
+    for command in (_list, _info, _check, _bench, _new_pack):
         command.add_parser(subparsers)
     return parser
 

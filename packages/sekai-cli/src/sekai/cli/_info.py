@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 from typing import TYPE_CHECKING, Any
 
+from sekai.cli._list import spec_json
 from sekai.cli._output import Output
 
 if TYPE_CHECKING:
@@ -17,6 +19,7 @@ _EXAMPLES = """\
 examples:
   sekai info CartPole-v1
   sekai info Portfolio-v0
+  sekai info CartPole-v1 --json | jq .action_space    the same data for scripts
   sekai -m my_envs info mine/Drift-v0    an env registered by your own module
 """
 
@@ -34,6 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("env_id", metavar="ENV_ID", help="a registered ID, e.g. CartPole-v1")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.set_defaults(run=run)
 
 
@@ -59,25 +63,39 @@ def provided_by(spec: EnvSpec) -> str:
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    """Print the description of ``args.env_id``."""
+    """Print the description of ``args.env_id`` (as one JSON object with ``--json``)."""
     from sekai.registry import make, spec
 
     env_spec = spec(args.env_id)
     env = make(args.env_id)
     try:
-        lines = [
-            env_spec.pprint(),
-            f"observation_space={env.observation_space!r}",
-            f"action_space={env.action_space!r}",
-        ]
+        observation_space, action_space = env.observation_space, env.action_space
         metadata = env.metadata
-        if metadata:
-            lines.append(f"metadata={metadata!r}")
         chain = wrapper_chain(env)
-        if len(chain) > 1:
-            lines.append(f"wrappers={' -> '.join(chain)}")
     finally:
         env.close()
+    if args.json:
+        described = {
+            **spec_json(env_spec),
+            "kwargs": env_spec.kwargs,
+            "reward_threshold": env_spec.reward_threshold,
+            "observation_space": repr(observation_space),
+            "action_space": repr(action_space),
+            "metadata": metadata,
+            "wrappers": chain,
+        }
+        # repr() for what JSON cannot hold (a class in kwargs, a tuple key in metadata).
+        out.print(json.dumps(described, indent=2, default=repr))
+        return 0
+    lines = [
+        env_spec.pprint(),
+        f"observation_space={observation_space!r}",
+        f"action_space={action_space!r}",
+    ]
+    if metadata:
+        lines.append(f"metadata={metadata!r}")
+    if len(chain) > 1:
+        lines.append(f"wrappers={' -> '.join(chain)}")
     lines.append(f"provided_by={provided_by(env_spec)}")
     out.lines(lines)
     return 0

@@ -6,13 +6,14 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from sekai._providers import install_command
 from sekai.cli._output import BOLD, CYAN, DIM, GREEN, RED, YELLOW, Output, format_table
 
 if TYPE_CHECKING:
     from sekai.plugins import PluginFailure, PluginReport
     from sekai.registry.spec import EnvSpec
 
-__all__ = ["add_parser", "failure_note", "run"]
+__all__ = ["add_parser", "failure_note", "run", "spec_json"]
 
 _EXAMPLES = """\
 examples:
@@ -78,7 +79,7 @@ def _selected(specs: list[EnvSpec], namespace: str | None) -> list[EnvSpec]:
     return sorted(specs, key=lambda s: s.id)
 
 
-def _spec_json(spec: EnvSpec) -> dict[str, Any]:
+def spec_json(spec: EnvSpec) -> dict[str, Any]:
     source = spec.source
     return {
         "id": spec.id,
@@ -172,7 +173,9 @@ def _plugin_table(report: PluginReport, out: Output) -> list[str]:
         rows.append([failure.name, failure.distribution, failure.version, "0", _status(failure)])
         styles.append([None, None, None, None, DIM if failure.stage == "disabled" else RED])
     for distribution in report.missing:
-        rows.append(["-", distribution, "-", "-", f"not installed: pip install {distribution}"])
+        rows.append(
+            ["-", distribution, "-", "-", f"not installed: {install_command(distribution)}"]
+        )
         styles.append([None, None, None, None, YELLOW])
     return format_table(
         ["PLUGIN", "DISTRIBUTION", "VERSION", "ENVS", "STATUS"],
@@ -200,7 +203,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     else:
         selected = _selected(specs, args.namespace)
         if args.json:
-            out.print(json.dumps([_spec_json(s) for s in selected], indent=2))
+            out.print(json.dumps([spec_json(s) for s in selected], indent=2))
         elif selected:
             out.lines(_spec_table(selected, out))
         elif args.namespace is None:

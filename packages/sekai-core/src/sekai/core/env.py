@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 import numpy as np
 
 from sekai.core._async import install_async_routes
+from sekai.core._render_habit import missing_attribute
 from sekai.core._rng import SeededMixin
 from sekai.core.result import ResetResult, StepResult
 
@@ -92,6 +93,11 @@ class Env(SeededMixin, abc.ABC, Generic[ObsType, ActType]):
     def set_attr(self, name: str, value: Any) -> None:
         """Set ``name`` on the outermost layer that has it."""
         setattr(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails: gymnasium's env.render() gets a pointer to
+        # renderers instead of a bare AttributeError.
+        raise missing_attribute(self, name)
 
     def __iter__(self) -> Iterator[Env[Any, Any]]:
         """Iterate over the wrapper layers, outermost first (a bare env yields itself)."""

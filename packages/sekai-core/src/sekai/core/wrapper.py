@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
+from sekai.core._render_habit import missing_attribute
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 
@@ -161,7 +162,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
         env = self.__dict__.get("env")
         if name == "action_mask" and env is not None and env.has_attr("action_mask"):
             return env.get_attr("action_mask")
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise missing_attribute(self, name)
 
     def __iter__(self) -> Iterator[Env[Any, Any]]:
         yield self

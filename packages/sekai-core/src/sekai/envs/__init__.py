@@ -40,7 +40,7 @@ def __getattr__(name: str) -> Any:
             globals()[name] = value
             return value
     message = f"module {__name__!r} has no attribute {name!r}"
-    from sekai._providers import provider_of_export
+    from sekai._providers import install_command, provider_of_export
 
     provider = provider_of_export(name)
     if provider is not None and not any(
@@ -49,7 +49,7 @@ def __getattr__(name: str) -> Any:
         dist = provider.distribution
         message += (
             f": it is provided by {dist}, which is not installed. "
-            f"Install it with: pip install {dist}"
+            f"Install it with: {install_command(dist)}"
         )
     if errors:
         message += "; " + "; ".join(errors)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from sekai._providers import (
     PROVIDERS,
     RESERVED_PLUGIN_NAMES,
+    install_command,
     is_first_party,
     normalize_distribution,
 )
@@ -293,7 +294,7 @@ def _foreign_sekai_distribution() -> list[str]:
     return [
         f"The installed 'sekai' distribution ({dist.version}) ships modules that overwrite "
         "sekai-core's files; it is an unrelated old package, not sekai's meta-distribution. "
-        "Fix it with: pip uninstall sekai && pip install --force-reinstall sekai-core"
+        f"Fix it with: pip uninstall sekai && {install_command('sekai-core')} --force-reinstall"
     ]
 
 

@@ -6,6 +6,7 @@ import dataclasses
 import numbers
 from typing import TYPE_CHECKING, Any
 
+from sekai.core._render_habit import reject_render_mode
 from sekai.registry.entry_points import load_entry_point
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ def build_env(
     steps = effective_steps(spec, max_episode_steps)
     merged = {**spec.kwargs, **kwargs}
     factory = load_entry_point(spec.entry_point)
+    reject_render_mode(spec.id, factory, merged)
     env: Env[Any, Any] = factory(**merged)
     env.spec = dataclasses.replace(spec, kwargs=merged, max_episode_steps=steps)
     if steps is not None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from sekai import _discovery
 from sekai.registry._build import build_env, effective_steps
+from sekai.registry.ids import parse_env_id
 from sekai.registry.registry import EnvRegistry
 from sekai.registry.spec import EntryPoint, EnvSpec, WrapperSpec, load_entry_point
 
@@ -259,6 +260,21 @@ def make_vec(
     return vec
 
 
+def native_twins(env_id: str) -> list[str]:
+    """IDs of the same name and version in another namespace that have a native vector env.
+
+    ``native_twins("CartPole-v1") == ["classic/CartPole-v1"]``.
+    """
+    parsed = parse_env_id(env_id)
+    return sorted(
+        other.id
+        for other in _registry.all_specs()
+        if other.vector_entry_point is not None
+        and other.id != env_id
+        and parse_env_id(other.id)[1:] == parsed[1:]
+    )
+
+
 def _make_native(
     spec: EnvSpec,
     num_envs: int,
@@ -268,8 +284,15 @@ def _make_native(
     has_wrappers: bool,
 ) -> VecEnv:
     if spec.vector_entry_point is None:
+        twins = native_twins(spec.id)
+        twin = (
+            f"; {' and '.join(twins)} {'has' if len(twins) == 1 else 'have'} one (the same env "
+            "registered with its native vector version, docs/pages/registry.md#native-twins)"
+            if twins
+            else ""
+        )
         raise ValueError(
-            f"{spec.id} has no native vector implementation (vector_entry_point); "
+            f"{spec.id} has no native vector implementation (vector_entry_point){twin}; "
             "use vectorization_mode='sync', 'async' or 'proc'."
         )
     if has_wrappers or spec.additional_wrappers:

@@ -1,0 +1,130 @@
+"""``sekai new-pack NAME``: write a complete, installable env pack to start from."""
+
+from __future__ import annotations
+
+import argparse
+import keyword
+import re
+from pathlib import Path
+
+from sekai._version import __version__
+from sekai.cli._args import UsageError
+from sekai.cli._output import Output
+from sekai.cli._pack_template import files
+
+__all__ = ["add_parser", "pack_names", "run", "write_pack"]
+
+_EXAMPLES = """\
+examples:
+  sekai new-pack sekai-mazes                  ./sekai-mazes: package sekai_mazes, IDs mazes/...
+  sekai new-pack sekai-mazes --native         with a native vector env too
+  sekai new-pack my-envs --namespace mine     IDs mine/...
+
+then:
+  pip install -e ./sekai-mazes && pytest sekai-mazes && sekai list --plugins
+"""
+
+# PEP 508 distribution names; the namespace rule is the registry's ([a-zA-Z0-9_-]+).
+_DIST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+_NAMESPACE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``new-pack`` subcommand."""
+    parser = subparsers.add_parser(
+        "new-pack",
+        help="write a new env pack (pyproject, plugin, one env, tests) to start from",
+        description=(
+            "Write a complete, installable env pack into ./NAME: a pyproject.toml with the\n"
+            "`sekai` entry point, the plugin module, one environment (NAMESPACE/Walk-v0), a\n"
+            "README and tests using sekai.testing's conformance checks. As generated,\n"
+            "`pip install -e ./NAME && pytest NAME` passes."
+        ),
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "name", metavar="NAME", help="the distribution and folder name, e.g. sekai-mazes"
+    )
+    parser.add_argument(
+        "--namespace",
+        metavar="NS",
+        help="the plugin name and ID namespace (default: NAME without its sekai- prefix)",
+    )
+    parser.add_argument(
+        "--native", action="store_true", help="also write the env's native vector version"
+    )
+    parser.set_defaults(run=run)
+
+
+def pack_names(name: str, namespace: str | None) -> tuple[str, str, str]:
+    """``(distribution, import package, namespace)`` for ``sekai new-pack NAME``.
+
+    Raises:
+        UsageError: a name pip or the registry would refuse, or a namespace sekai reserves.
+    """
+    from sekai._providers import RESERVED_PLUGIN_NAMES, is_first_party
+
+    if not _DIST.match(name):
+        raise UsageError(
+            f"NAME must be a distribution name (letters, digits, '-', '_', '.'), got {name!r}; "
+            "for example sekai-mazes"
+        )
+    if is_first_party(name) or name.lower() == "sekai":
+        raise UsageError(f"{name} is one of sekai's own distributions; choose another NAME")
+    package = re.sub(r"[-.]+", "_", name).lower()
+    if not package.isidentifier() or keyword.iskeyword(package):
+        raise UsageError(f"NAME {name!r} gives the import package {package!r}, not a valid one")
+    if namespace is None:
+        namespace = re.sub(r"^sekai[-_.]", "", name, flags=re.IGNORECASE).lower()
+    if not _NAMESPACE.match(namespace):
+        raise UsageError(f"--namespace must match [a-zA-Z0-9_-]+, got {namespace!r}")
+    if namespace in RESERVED_PLUGIN_NAMES:
+        raise UsageError(
+            f"the namespace {namespace!r} belongs to a sekai distribution; pass another one "
+            "with --namespace"
+        )
+    return name, package, namespace
+
+
+def write_pack(folder: Path, *, namespace: str | None = None, native: bool = False) -> list[Path]:
+    """Write the pack named ``folder.name`` into ``folder`` (which must not exist yet).
+
+    Returns:
+        The files written, in order.
+    """
+    dist, package, namespace = pack_names(folder.name, namespace)
+    if folder.exists():
+        raise UsageError(f"{folder} already exists; choose another NAME or remove it")
+    major, minor = __version__.split(".")[:2]
+    written = []
+    texts = files(
+        dist=dist,
+        package=package,
+        namespace=namespace,
+        core=f"sekai-core~={major}.{minor}.0",
+        native=native,
+    )
+    for relative, text in texts.items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
+    """Write the pack and say what to run next."""
+    folder = Path(args.name)
+    written = write_pack(folder, namespace=args.namespace, native=args.native)
+    _, _, namespace = pack_names(folder.name, args.namespace)
+    lines = [f"wrote {path.as_posix()}" for path in written]
+    lines += [
+        "",
+        f"{namespace}/Walk-v0 is registered by the plugin {namespace!r}. Next:",
+        f"  pip install -e ./{folder.as_posix()}",
+        f"  pytest {folder.as_posix()}",
+        "  sekai list --plugins",
+    ]
+    out.lines(lines)
+    return 0

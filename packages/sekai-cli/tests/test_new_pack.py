@@ -1,0 +1,114 @@
+"""``sekai new-pack``: the pack it writes is complete, conforms, and names what to run next."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import sekai
+from sekai.cli._args import UsageError
+from sekai.cli._new_pack import pack_names, write_pack
+from sekai.testing import assert_env_conforms, registry_sandbox
+
+FILES = [
+    "pyproject.toml",
+    "README.md",
+    "src/sekai_mazes/__init__.py",
+    "src/sekai_mazes/py.typed",
+    "src/sekai_mazes/_plugin.py",
+    "src/sekai_mazes/walk.py",
+    "tests/test_walk.py",
+]
+
+
+@pytest.fixture
+def importable(tmp_path: Path) -> Iterator[Path]:
+    """``tmp_path``, with ``tmp_path/sekai-mazes/src`` importable (as an editable install is)."""
+    src = str(tmp_path / "sekai-mazes" / "src")
+    sys.path.insert(0, src)
+    yield tmp_path
+    sys.path.remove(src)
+    for name in [m for m in sys.modules if m.split(".")[0] == "sekai_mazes"]:
+        del sys.modules[name]
+
+
+def test_the_command_writes_every_file_and_says_what_to_run_next(sekai_cli, tmp_path) -> None:
+    done = sekai_cli("new-pack", "sekai-mazes")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        *(f"wrote sekai-mazes/{name}" for name in FILES),
+        "",
+        "mazes/Walk-v0 is registered by the plugin 'mazes'. Next:",
+        "  pip install -e ./sekai-mazes",
+        "  pytest sekai-mazes",
+        "  sekai list --plugins",
+    ]
+    assert sorted(
+        p.relative_to(tmp_path / "sekai-mazes").as_posix()
+        for p in (tmp_path / "sekai-mazes").rglob("*")
+        if p.is_file()
+    ) == sorted(FILES)
+
+
+def test_the_pyproject_declares_the_entry_point_and_the_tested_sekai_core(tmp_path) -> None:
+    write_pack(tmp_path / "sekai-mazes", namespace="maze")
+    pyproject = (tmp_path / "sekai-mazes" / "pyproject.toml").read_text()
+    assert '[project.entry-points.sekai]\nmaze = "sekai_mazes._plugin"' in pyproject
+    major, minor = sekai.__version__.split(".")[:2]
+    assert f'"sekai-core~={major}.{minor}.0"' in pyproject
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_the_written_plugin_registers_a_conforming_env(importable: Path, native: bool) -> None:
+    write_pack(importable / "sekai-mazes", native=native)
+    plugin = importlib.import_module("sekai_mazes._plugin")
+    with registry_sandbox(("mazes", plugin), distribution="sekai-mazes", version="0.1.0"):
+        spec = sekai.spec("mazes/Walk-v0")
+        assert (spec.vector_entry_point is not None) == native
+        assert_env_conforms("mazes/Walk-v0")
+        if native:
+            vec = sekai.make_vec("mazes/Walk-v0", 3)
+            assert type(vec).__name__ == "WalkVecEnv"
+            vec.close()
+
+
+def test_the_written_tests_cover_the_native_env_only_with_native(tmp_path) -> None:
+    write_pack(tmp_path / "plain")
+    write_pack(tmp_path / "native", native=True)
+    assert "WalkVecEnv" not in (tmp_path / "plain" / "tests" / "test_walk.py").read_text()
+    assert (
+        "def test_native_and_single_env_agree"
+        in (tmp_path / "native" / "tests" / "test_walk.py").read_text()
+    )
+
+
+def test_names_follow_the_pack_convention() -> None:
+    assert pack_names("sekai-mazes", None) == ("sekai-mazes", "sekai_mazes", "mazes")
+    assert pack_names("my.envs", "mine") == ("my.envs", "my_envs", "mine")
+
+
+@pytest.mark.parametrize(
+    ("name", "namespace", "message"),
+    [
+        ("sekai-finance", None, "one of sekai's own distributions"),
+        ("sekai-ray2", "classic", "the namespace 'classic' belongs to a sekai distribution"),
+        ("-bad", None, "NAME must be a distribution name"),
+        ("sekai-x", "a/b", "--namespace must match"),
+        ("class", None, "not a valid one"),
+    ],
+)
+def test_names_pip_or_the_registry_would_refuse_are_usage_errors(name, namespace, message) -> None:
+    with pytest.raises(UsageError, match=message):
+        pack_names(name, namespace)
+
+
+def test_an_existing_folder_is_never_overwritten(sekai_cli, tmp_path) -> None:
+    (tmp_path / "sekai-mazes").mkdir()
+    done = sekai_cli("new-pack", "sekai-mazes")
+    assert done.returncode == 2
+    assert done.stderr == "error: sekai-mazes already exists; choose another NAME or remove it\n"
+    assert list((tmp_path / "sekai-mazes").iterdir()) == []

@@ -1,0 +1,82 @@
+"""gymnasium's rendering habits (``render_mode=``, ``env.render()``), answered with renderers.
+
+sekai envs have no ``render()``: a renderer object draws an env's state. Users coming from
+gymnasium reach for the old API first; these errors name the renderer to use instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["missing_attribute", "reject_render_mode"]
+
+_SEE = (
+    "See docs/pages/rendering.md and the section 'Renderers instead of render_mode' of "
+    "docs/pages/gymnasium-migration.md."
+)
+
+
+def _renderer_of(env_class: type) -> str | None:
+    """``from pkg import XRenderer`` for env class ``XEnv`` when ``XRenderer`` is importable."""
+    name = env_class.__name__
+    if not name.endswith("Env"):
+        return None
+    renderer = f"{name[: -len('Env')]}Renderer"
+    parts = env_class.__module__.split(".")
+    # The shortest imported package exporting it: sekai.envs.classic_control, not .cartpole.
+    for end in range(1, len(parts) + 1):
+        package = ".".join(parts[:end])
+        if package in ("sekai", "sekai.envs"):
+            continue
+        if hasattr(sys.modules.get(package), renderer):
+            return f"from {package} import {renderer}"
+    return None
+
+
+def _use_a_renderer(env_class: type) -> str:
+    found = _renderer_of(env_class)
+    if found is None:
+        return "Draw it with a renderer (a sekai.rendering.Renderer): frame = renderer.render(env)."
+    name = found.rsplit(" ", 1)[1]
+    return f"Draw it with its renderer: {found}; frame = {name}().render(env)."
+
+
+def missing_attribute(obj: object, name: str) -> AttributeError:
+    """The ``AttributeError`` of an env or wrapper lacking ``name`` (a hint for ``render``)."""
+    message = f"{type(obj).__name__!r} object has no attribute {name!r}"
+    if name == "render":
+        base = getattr(obj, "__dict__", {}).get("env", obj)
+        while "env" in getattr(base, "__dict__", {}):  # innermost env of a wrapper stack
+            base = base.__dict__["env"]
+        message += (
+            f": sekai envs have no render() (gymnasium's env.render()). "
+            f"{_use_a_renderer(type(base))} {_SEE}"
+        )
+    return AttributeError(message)
+
+
+def _accepts(factory: Callable[..., Any], keyword: str) -> bool:
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: let the call itself decide
+        return True
+    return any(p.name == keyword or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def reject_render_mode(env_id: str, factory: Callable[..., Any], kwargs: Mapping[str, Any]) -> None:
+    """Raise ``TypeError`` with the renderer to use if ``render_mode`` reaches an env without it.
+
+    Envs that take a ``render_mode`` argument of their own (or ``**kwargs``) are left alone.
+    """
+    if "render_mode" not in kwargs or _accepts(factory, "render_mode"):
+        return
+    env_class = factory if isinstance(factory, type) else type(None)
+    raise TypeError(
+        f"{env_id} takes no render_mode={kwargs['render_mode']!r}: sekai.make() passes keyword "
+        "arguments to the env's constructor, and sekai envs do not render themselves "
+        f"(gymnasium's render_mode). Make the env without it. {_use_a_renderer(env_class)} "
+        f"{_SEE}"
+    )
