@@ -23,10 +23,11 @@ __all__ = [
 ]
 
 CONTEXT_INPUTS = ("equity", "volatility", "volume", "spread")
-_FREE_TRADE = (
+_NO_VALID_ENTRY = (
     "{model} cannot price a trade: no valid {name} in a row with traded assets (every entry is "
-    "missing or negative), and the trade would be free. Pass {fallback}= to set a fallback."
+    "missing or negative), and {consequence}. Pass {fallback}= to set a fallback."
 )
+_FREE = "the trade would be free"
 
 
 def _scalar(name: str, value: object) -> float:
@@ -80,9 +81,17 @@ def _context(model: str, name: str, value: Any, shape: tuple[int, ...]) -> np.nd
 
 
 def _fill_missing(
-    values: Any, trades: np.ndarray, *, model: str, name: str, fallback: float | None, hint: str
+    values: Any,
+    trades: np.ndarray,
+    *,
+    model: str,
+    name: str,
+    fallback: float | None,
+    hint: str,
+    consequence: str = _FREE,
 ) -> np.ndarray:
-    """Replace missing/negative entries by the row's median of valid entries (else fallback)."""
+    """Replace missing/negative entries by the row's median of valid entries (else fallback);
+    a traded row with neither raises, saying the ``consequence`` of pricing it anyway."""
     arr = _context(model, name, values, trades.shape)
     valid = np.isfinite(arr) & (arr >= 0)
     if valid.all():
@@ -97,7 +106,11 @@ def _fill_missing(
         elif fallback is not None:
             out[i, :] = fallback
         elif traded[i].any():
-            raise ValueError(_FREE_TRADE.format(model=model, name=name, fallback=hint))
+            raise ValueError(
+                _NO_VALID_ENTRY.format(
+                    model=model, name=name, fallback=hint, consequence=consequence
+                )
+            )
         else:
             out[i, :] = 0.0
     result: np.ndarray = out.reshape(arr.shape)
@@ -286,17 +299,24 @@ class SquareRootImpact(CostModel):
     """Square-root market impact: ``min(c·σ_i·sqrt(q_i / V_i), 1)·|trade_i|`` per asset.
 
     ``q_i = |trade_i|·equity`` is the traded notional and ``V_i`` the traded value per step; a
-    zero or missing volume costs the whole traded value.
+    zero volume (no liquidity) costs the whole traded value. A missing (NaN/inf) or negative
+    volume is not a zero: like a missing volatility it takes the median of the row's valid
+    volumes, else ``fallback_volume``, else a ``ValueError``.
 
     Args:
         coefficient: the impact coefficient ``c``.
         fallback_volatility: per-step volatility for a row with no valid estimate.
+        fallback_volume: traded value per step (currency) for a row with no valid volume.
     """
 
     requires = frozenset({"equity", "volatility", "volume"})
 
     def __init__(
-        self, coefficient: float = 0.5, *, fallback_volatility: float | None = None
+        self,
+        coefficient: float = 0.5,
+        *,
+        fallback_volatility: float | None = None,
+        fallback_volume: float | None = None,
     ) -> None:
         self.coefficient = _scalar("coefficient", coefficient)
         self.fallback_volatility = (
@@ -304,8 +324,16 @@ class SquareRootImpact(CostModel):
             if fallback_volatility is None
             else _scalar("fallback_volatility", fallback_volatility)
         )
-        self.fallbacks = (
-            frozenset({"volatility"}) if fallback_volatility is not None else frozenset()
+        self.fallback_volume = (
+            None if fallback_volume is None else _scalar("fallback_volume", fallback_volume)
+        )
+        self.fallbacks = frozenset(
+            name
+            for name, value in (
+                ("volatility", fallback_volatility),
+                ("volume", fallback_volume),
+            )
+            if value is not None
         )
 
     def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
@@ -319,7 +347,15 @@ class SquareRootImpact(CostModel):
             hint="fallback_volatility",
         )
         equity = _context(repr(self), "equity", context["equity"], trades.shape[:-1])[..., None]
-        volume = _context(repr(self), "volume", context["volume"], trades.shape)
+        volume = _fill_missing(
+            context["volume"],
+            trades,
+            model=repr(self),
+            name="volume",
+            fallback=self.fallback_volume,
+            hint="fallback_volume",
+            consequence="a missing volume is not a zero volume (which costs the whole trade)",
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
             impact = self.coefficient * sigma * np.sqrt(size * equity / volume)
         impact = np.where(np.isfinite(volume) & (volume > 0), impact, 1.0)
@@ -327,10 +363,13 @@ class SquareRootImpact(CostModel):
         return seq_sum(impact * size)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
-        extra = (
-            ""
-            if self.fallback_volatility is None
-            else f", fallback_volatility={self.fallback_volatility!r}"
+        extra = "".join(
+            f", {name}={value!r}"
+            for name, value in (
+                ("fallback_volatility", self.fallback_volatility),
+                ("fallback_volume", self.fallback_volume),
+            )
+            if value is not None
         )
         return f"SquareRootImpact({self.coefficient!r}{extra})"
 

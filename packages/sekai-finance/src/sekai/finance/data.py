@@ -74,7 +74,8 @@ class MarketData:
 
     Args:
         prices: ``(T, N)`` or ``(T,)`` prices; NaN marks an asset not listed at that time.
-        fields: more ``(T, N)`` arrays (``volume``, ``spread``, features); NaN allowed.
+        fields: more ``(T, N)`` arrays (``volume``, ``spread``, features); NaN allowed
+            (missing), ``volume`` must be >= 0.
         timestamps: strictly increasing numbers or datetimes (default ``0..T-1``).
         assets: ``N`` unique asset ids (default ``"asset_0", ...``).
         exogenous: market-wide series, name -> ``(T,)`` or ``(T, k)``.
@@ -124,6 +125,13 @@ class MarketData:
                 )
             if np.isinf(arr).any():
                 raise ValueError(f"fields[{name!r}] contains inf; use NaN for missing values.")
+            if name == "volume" and (arr < 0).any():
+                row, column = (int(i) for i in np.argwhere(arr < 0)[0])
+                raise ValueError(
+                    f"fields['volume'] must be >= 0 (shares traded per step), got "
+                    f"{float(arr[row, column])!r} at row {row}, column {column}; use NaN for a "
+                    "missing volume."
+                )
             all_fields[name] = _frozen(arr)
         self._fields = all_fields
         self._price_field = price_field
