@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance._gaps import fill_gaps
 from sekai.finance._pandas import import_pandas, pandas_times, pandas_values
 from sekai.finance._values import check_count, is_real, real_array
 from sekai.finance.timestamps import Time, check_timestamps, to_datetime64
@@ -387,6 +388,18 @@ class MarketData:
             price_field=self._price_field,
             warmup=self._warmup,
         )
+
+    def fill_gaps(self, limit: int | None = None) -> MarketData:
+        """A copy whose gaps (missing prices between two prices of an asset) of at most
+        ``limit`` rows (any length: None) carry the last price before them.
+
+        The asset then stays listed through the gap at that price, and the move across the gap
+        is earned on the first row it trades again. Market-v0 refuses data with gaps, which it
+        would read as a delisting; leading and trailing NaN (not yet listed, delisted) stay.
+        """
+        if limit is not None:
+            limit = check_count("limit", limit, 1, none_ok=True)
+        return self.with_fields(**{self._price_field: fill_gaps(self.prices, limit)})
 
     def _split_point(self, point: object) -> int:
         if is_real(point) and not _is_int(point):
