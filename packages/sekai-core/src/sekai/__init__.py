@@ -32,6 +32,7 @@ from sekai.error import (
     SpaceMismatch,
     VecEnvClosed,
     VecEnvWorkerError,
+    WipeOutWarning,
 )
 from sekai.utils._lazy import lazy_exports
 
@@ -160,6 +161,7 @@ __all__ = [
     "StepResult",
     "VecEnvClosed",
     "VecEnvWorkerError",
+    "WipeOutWarning",
     "__version__",
     *_LAZY,
 ]

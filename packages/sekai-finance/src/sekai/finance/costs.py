@@ -39,9 +39,19 @@ def _scalar(name: str, value: object) -> float:
     return result
 
 
+_WHOLE_TRADE = (
+    "{name} must be < 1 (a fraction of the traded value), got {value}: a rate of 1 or more "
+    "charges at least the whole traded value, so a full rebalance wipes out the account."
+)
+
+
 def _rates(name: str, value: object) -> float | np.ndarray:
+    """A rate per traded value (scalar or per asset): finite, >= 0 and < 1."""
     if is_real(value):
-        return _scalar(name, value)
+        rate = _scalar(name, value)
+        if rate >= 1.0:
+            raise ValueError(_WHOLE_TRADE.format(name=name, value=repr(value)))
+        return rate
     if holds_bool(value) or value is None:
         raise TypeError(
             f"{name} must be a number or a per-asset sequence of numbers (not bools), "
@@ -52,6 +62,8 @@ def _rates(name: str, value: object) -> float | np.ndarray:
         raise ValueError(f"{name} must be a scalar or a 1-D per-asset array, got {arr.shape}.")
     if not np.all(np.isfinite(arr)) or (arr < 0).any():
         raise ValueError(f"{name} must be finite and >= 0, got {arr.tolist()}.")
+    if (arr >= 1.0).any():
+        raise ValueError(_WHOLE_TRADE.format(name=name, value=arr.tolist()))
     arr.flags.writeable = False
     return arr
 
@@ -203,7 +215,7 @@ class ProportionalCost(CostModel):
     """``Σ rate_i·|trade_i|``: a commission proportional to the traded value.
 
     Args:
-        rate: one rate for every asset, or one per asset.
+        rate: one rate for every asset, or one per asset (each in [0, 1)).
     """
 
     def __init__(self, rate: float | Iterable[float] = 1e-3) -> None:
@@ -222,7 +234,7 @@ class SpreadCost(CostModel):
     """``Σ h_i·|trade_i|``: crossing half the bid-ask spread.
 
     Args:
-        half_spread: a fixed half spread (scalar or per asset); None reads half the quoted
+        half_spread: a fixed half spread in [0, 1) (scalar or per asset); None reads half the quoted
             ``spread`` from the data at the decision row.
         fallback_spread: the full spread to use for a row with no valid quote.
     """
@@ -416,7 +428,7 @@ class CompositeCost(CostModel):
 
 
 def as_cost_model(value: object, name: str = "transaction_cost") -> CostModel:
-    """A CostModel as is; a non-negative number -> ``ProportionalCost``; else an error naming
+    """A CostModel as is; a number in [0, 1) -> ``ProportionalCost``; else an error naming
     the argument ``name``."""
     if isinstance(value, CostModel):
         return value
@@ -425,6 +437,8 @@ def as_cost_model(value: object, name: str = "transaction_cost") -> CostModel:
         rate = real_float(value)
         if rate is None or not np.isfinite(rate) or rate < 0:
             raise ValueError(f"{name} must be finite and non-negative, got {value!r}.")
+        if rate >= 1.0:
+            raise ValueError(_WHOLE_TRADE.format(name=name, value=repr(value)))
         return ProportionalCost(rate)
     raise TypeError(
         f"{name} must be a non-negative number (a proportional rate) or a "
