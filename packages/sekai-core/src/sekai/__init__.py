@@ -33,6 +33,7 @@ from sekai.error import (
     SpaceMismatch,
     VecEnvClosed,
     VecEnvWorkerError,
+    WipeOutWarning,
 )
 from sekai.utils._lazy import lazy_exports
 
@@ -172,6 +173,7 @@ __all__ = [
     "StepResult",
     "VecEnvClosed",
     "VecEnvWorkerError",
+    "WipeOutWarning",
     "__version__",
     *_LAZY,
 ]

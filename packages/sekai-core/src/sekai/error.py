@@ -22,6 +22,7 @@ __all__ = [
     "SpaceMismatch",
     "VecEnvClosed",
     "VecEnvWorkerError",
+    "WipeOutWarning",
 ]
 
 _LIST_HINT = "Use sekai.all_specs() or `sekai list` to see registered environments."
@@ -263,3 +264,8 @@ class LookAheadError(SekaiError):
 
 class PluginLoadWarning(UserWarning):
     """A sekai plugin failed to load during discovery and was skipped."""
+
+
+class WipeOutWarning(UserWarning):
+    """Finance env parameters let one ordinary step wipe out the account (equity 0, the
+    episode ends), e.g. a position of 10x equity or more, which a 10 % move takes to zero."""

@@ -7,12 +7,14 @@ from sekai import error
 
 
 def test_every_error_is_exported_at_top_level_and_is_a_sekai_error():
+    warnings = ("PluginLoadWarning", "WipeOutWarning")
     for name in error.__all__:
         assert getattr(sekai, name) is getattr(error, name)
-        if name != "PluginLoadWarning":
+        if name not in warnings:
             assert issubclass(getattr(error, name), error.SekaiError)
-    assert issubclass(error.PluginLoadWarning, UserWarning)
-    assert not issubclass(error.PluginLoadWarning, error.SekaiError)
+    for name in warnings:
+        assert issubclass(getattr(error, name), UserWarning)
+        assert not issubclass(getattr(error, name), error.SekaiError)
 
 
 def test_env_not_found_message_with_suggestions_and_hint():

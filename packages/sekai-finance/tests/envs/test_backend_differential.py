@@ -536,15 +536,20 @@ def oe_params(draw: Any) -> tuple[tuple[str, Any], ...]:
         )
     )
     assume(eta > 0 and eta - boundary > 0)
+    x0 = draw(st.sampled_from([1e6, 1.0, 7, 123.5]))
+    sigma = draw(st.sampled_from([0.0, 0, 0.3, 0.95, 5.0]))
+    fixed_cost = draw(st.sampled_from([0.0, 0.0625, 1.0, 100.0]))
+    # s0 above the price floor: the env refuses parameters that let the price reach 0
+    floor = fixed_cost + x0 * max(gamma, eta / tau) + 5 * sigma * math.sqrt(total_time)
     params = {
-        "initial_inventory": draw(st.sampled_from([1e6, 1.0, 7, 123.5])),
-        "s0": draw(st.sampled_from([50.0, 1.0, 3, 812.5])),
-        "sigma": draw(st.sampled_from([0.0, 0, 0.3, 0.95, 5.0])),
+        "initial_inventory": x0,
+        "s0": floor + draw(st.sampled_from([50.0, 1.0, 3, 812.5])),
+        "sigma": sigma,
         "total_time": total_time,
         "n_steps": n_steps,
         "permanent_impact": gamma,
         "temporary_impact": eta,
-        "fixed_cost": draw(st.sampled_from([0.0, 0.0625, 1.0, 100.0])),
+        "fixed_cost": fixed_cost,
         "risk_aversion": draw(st.sampled_from([0.0, 1e-6, 1e-2, 1.0])),
     }
     return tuple(params.items())

@@ -14,6 +14,7 @@ from sekai.envs.finance.vector.trading import TradingVecEnv
 from sekai.finance import (
     DifferentialSharpe,
     DrawdownPenalty,
+    FixedCost,
     LogReturn,
     MarketData,
     SequentialStart,
@@ -244,7 +245,8 @@ def test_native_gbm_has_its_volatility_with_any_generator_set_as_rng(bits: Any) 
 
 def test_reset_windows_are_the_simulated_paths_in_full_and_partial_resets():
     corr = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, -0.4], [0.0, -0.4, 1.0]])
-    vec = PortfolioVecEnv(4, n_assets=3, corr=corr, lookback=6, transaction_cost=1.0)
+    ruin = FixedCost(1_000_000.0)  # a ticket fee of the whole capital: a trade costs it all
+    vec = PortfolioVecEnv(4, n_assets=3, corr=corr, lookback=6, transaction_cost=ruin)
 
     def check_window(k: int, history: np.ndarray, window: np.ndarray) -> None:
         assert history[0].tolist() == [100.0] * 3  # exactly s0

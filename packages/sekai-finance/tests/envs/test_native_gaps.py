@@ -16,7 +16,7 @@ from sekai.envs.finance.portfolio import PortfolioEnv
 from sekai.envs.finance.vector.market_making import MarketMakingVecEnv
 from sekai.envs.finance.vector.optimal_execution import OptimalExecutionVecEnv
 from sekai.envs.finance.vector.portfolio import PortfolioVecEnv
-from sekai.finance import FixedStart, MarketData, ProportionalCost, SequentialStart, Simulation
+from sekai.finance import FixedCost, FixedStart, MarketData, SequentialStart, Simulation
 from sekai.finance.baselines import ConstantMix
 
 HISTORY = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, 179)))
@@ -105,9 +105,10 @@ def test_frozen_portfolio_sub_envs_keep_their_state():
 
 
 def test_a_sub_env_frozen_early_keeps_its_state_while_the_others_step():
-    # Paying the whole account in costs (cost >= 1) wipes sub-env 0 out at its first step;
+    # Paying the whole account in costs (cost >= 1: a ticket fee of the whole capital) wipes
+    # sub-env 0 out at its first step;
     # sub-env 1 stays in cash (no turnover, no cost) and runs its whole episode.
-    vec = PortfolioVecEnv(2, autoreset=False, transaction_cost=ProportionalCost(1.0), **PORTFOLIO)
+    vec = PortfolioVecEnv(2, autoreset=False, transaction_cost=FixedCost(1e6), **PORTFOLIO)
     vec.reset(options=[{"start": 51}, {"start": 10}])
     cash = np.array([0, 0, 0, 1], np.float32)
     first = vec.step(np.array([[1, 0, 0, 0], cash]))

@@ -242,7 +242,8 @@ def test_a_setting_that_breaks_convexity_is_named_and_rolled_back(name: str, val
         {},
         {"risk_aversion": 0.0},
         {"risk_aversion": 1.0, "n_steps": 50},
-        {"initial_inventory": 123456.789, "n_steps": 1000, "total_time": 3.7},
+        # s0 100: at 50 a block sale in one of these short steps would execute below 0
+        {"initial_inventory": 123456.789, "n_steps": 1000, "total_time": 3.7, "s0": 100.0},
         {"initial_inventory": 1e-3, "n_steps": 7},
         {"n_steps": 1},
     ],

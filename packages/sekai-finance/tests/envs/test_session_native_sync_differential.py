@@ -200,17 +200,21 @@ def oe_params(draw: Any) -> tuple[tuple[str, Any], ...]:
         )
     )
     assume(eta > 0 and eta - boundary > 0)
+    x0 = draw(st.one_of(st.sampled_from([1e6, 1.0, 7, 123.5]), st.floats(0.5, 1e7)))
+    fixed_cost = draw(st.sampled_from([0.0, 0.0625, 1.0, 100.0]))
+    # s0 above the price floor (the env refuses a price that can reach 0), by a margin that
+    # goes down to just above it
+    floor = fixed_cost + x0 * max(gamma, eta / tau)
+    margin = draw(st.one_of(st.sampled_from([50.0, 1.0, 3]), st.floats(0.01, 1e3)))
     params = {
-        "initial_inventory": draw(
-            st.one_of(st.sampled_from([1e6, 1.0, 7, 123.5]), st.floats(0.5, 1e7))
-        ),
-        "s0": draw(st.one_of(st.sampled_from([50.0, 1.0, 3]), st.floats(0.01, 1e3))),
+        "initial_inventory": x0,
+        "s0": floor + margin,
         "sigma": draw(st.sampled_from([0.0, 0])),
         "total_time": total_time,
         "n_steps": n_steps,
         "permanent_impact": gamma,
         "temporary_impact": eta,
-        "fixed_cost": draw(st.sampled_from([0.0, 0.0625, 1.0, 100.0])),
+        "fixed_cost": fixed_cost,
         "risk_aversion": draw(st.sampled_from([0.0, 1e-6, 1e-2, 1.0])),
     }
     return tuple(params.items())

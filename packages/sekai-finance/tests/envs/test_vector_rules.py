@@ -11,7 +11,14 @@ from sekai.envs.finance.vector.optimal_execution import OptimalExecutionVecEnv
 from sekai.envs.finance.vector.portfolio import PortfolioVecEnv
 from sekai.envs.finance.vector.trading import TradingVecEnv
 from sekai.error import InvalidAction, ResetRequired
-from sekai.finance import GBM, DrawdownPenalty, LogReturn, ProportionalCost, SequentialStart
+from sekai.finance import (
+    GBM,
+    DrawdownPenalty,
+    FixedCost,
+    LogReturn,
+    ProportionalCost,
+    SequentialStart,
+)
 
 HISTORY = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, 179)))
 TRADING = {"prices": HISTORY, "episode_length": 21, "lookback": 10}
@@ -336,7 +343,9 @@ def test_gbm_changes_reach_infos_at_once_and_the_simulation_at_the_next_reset(mo
 
 
 def test_each_native_sub_env_simulates_with_the_parameters_of_its_own_reset():
-    vec = TradingVecEnv(2, mu=0.0, sigma=0.0, transaction_cost=1.0, episode_length=5)
+    # a ticket fee of the whole capital: the first trade costs the account (cost 1)
+    ruin = FixedCost(1_000_000.0)
+    vec = TradingVecEnv(2, mu=0.0, sigma=0.0, transaction_cost=ruin, episode_length=5)
     vec.reset(seed=0)
     vec.set_attr("mu", 2.52)
     first = vec.step(np.array([2, 1]))  # sub-env 0 pays all it has: it ends and restarts

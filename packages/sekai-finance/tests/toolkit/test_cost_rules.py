@@ -207,6 +207,10 @@ SCALAR_ONLY = [
         lambda v: SquareRootImpact(0.5, fallback_volatility=v),
         id="SquareRootImpact.fallback_volatility",
     ),
+    pytest.param(
+        lambda v: SquareRootImpact(0.5, fallback_volume=v),
+        id="SquareRootImpact.fallback_volume",
+    ),
     pytest.param(lambda v: SpreadCost(fallback_spread=v), id="SpreadCost.fallback_spread"),
 ]
 

@@ -10,6 +10,8 @@ terms only may come out as ``0.0``, as Python's ``sum()`` gives it).
 The native envs keep short per-asset arrays asset-major, ``(n, num_envs)``, and sum over
 ``axis=0``: each term is then one contiguous row, where the last axis of a ``(num_envs, n)``
 array would make every term a strided column.
+
+``small_matmul`` multiplies by a small matrix without BLAS: see its docstring.
 """
 
 from __future__ import annotations
@@ -18,10 +20,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["divide_along", "seq_sum"]
+__all__ = ["divide_along", "seq_sum", "small_matmul"]
 
 
 _TERMWISE = 16  # up to this many terms, adding them one by one beats np.cumsum
+# Up to this inner size small_matmul skips BLAS; past it the product is real work (BLAS's
+# blocking wins by 5x and more, and its threads can pay off).
+SMALL_INNER = 16
 
 
 def _axis_first(array: np.ndarray, axis: int) -> np.ndarray:
@@ -68,3 +73,23 @@ def divide_along(
     divisor = totals if along_rows else np.repeat(totals, x.shape[-1]).reshape(x.shape)
     result: np.ndarray = np.divide(x, divisor, out=out)
     return result
+
+
+def small_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``a @ b`` for ``a`` ``(rows, k)`` and ``b`` ``(k, m)``, without BLAS when ``k <= 16``.
+
+    Many rows times a handful of columns (one row per sub-env, one column per asset) is too
+    little work for threads, but OpenBLAS splits a product over every core once its total size
+    passes a threshold, and its threads then spin between calls: a native env kept a second
+    core busy for no speed-up. NumPy's ``einsum`` (without ``optimize``) never calls BLAS, and
+    run asset-major, its inner loop is the long contiguous rows axis (within 2.5x of
+    single-threaded BLAS; row-major einsum is 6x). Larger ``k`` go to ``np.matmul``.
+    """
+    if b.shape[0] > SMALL_INNER:
+        result: np.ndarray = np.matmul(a, b, out=out)
+        return result
+    columns = np.einsum("kj,ji->ki", b.T, np.ascontiguousarray(a.T))  # (m, rows)
+    if out is None:
+        return np.ascontiguousarray(columns.T)
+    out[...] = columns.T
+    return out

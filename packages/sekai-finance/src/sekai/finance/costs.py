@@ -23,10 +23,11 @@ __all__ = [
 ]
 
 CONTEXT_INPUTS = ("equity", "volatility", "volume", "spread")
-_FREE_TRADE = (
+_NO_VALID_ENTRY = (
     "{model} cannot price a trade: no valid {name} in a row with traded assets (every entry is "
-    "missing or negative), and the trade would be free. Pass {fallback}= to set a fallback."
+    "missing or negative), and {consequence}. Pass {fallback}= to set a fallback."
 )
+_FREE = "the trade would be free"
 
 
 def _scalar(name: str, value: object) -> float:
@@ -38,9 +39,19 @@ def _scalar(name: str, value: object) -> float:
     return result
 
 
+_WHOLE_TRADE = (
+    "{name} must be < 1 (a fraction of the traded value), got {value}: a rate of 1 or more "
+    "charges at least the whole traded value, so a full rebalance wipes out the account."
+)
+
+
 def _rates(name: str, value: object) -> float | np.ndarray:
+    """A rate per traded value (scalar or per asset): finite, >= 0 and < 1."""
     if is_real(value):
-        return _scalar(name, value)
+        rate = _scalar(name, value)
+        if rate >= 1.0:
+            raise ValueError(_WHOLE_TRADE.format(name=name, value=repr(value)))
+        return rate
     if holds_bool(value) or value is None:
         raise TypeError(
             f"{name} must be a number or a per-asset sequence of numbers (not bools), "
@@ -51,6 +62,8 @@ def _rates(name: str, value: object) -> float | np.ndarray:
         raise ValueError(f"{name} must be a scalar or a 1-D per-asset array, got {arr.shape}.")
     if not np.all(np.isfinite(arr)) or (arr < 0).any():
         raise ValueError(f"{name} must be finite and >= 0, got {arr.tolist()}.")
+    if (arr >= 1.0).any():
+        raise ValueError(_WHOLE_TRADE.format(name=name, value=arr.tolist()))
     arr.flags.writeable = False
     return arr
 
@@ -80,9 +93,17 @@ def _context(model: str, name: str, value: Any, shape: tuple[int, ...]) -> np.nd
 
 
 def _fill_missing(
-    values: Any, trades: np.ndarray, *, model: str, name: str, fallback: float | None, hint: str
+    values: Any,
+    trades: np.ndarray,
+    *,
+    model: str,
+    name: str,
+    fallback: float | None,
+    hint: str,
+    consequence: str = _FREE,
 ) -> np.ndarray:
-    """Replace missing/negative entries by the row's median of valid entries (else fallback)."""
+    """Replace missing/negative entries by the row's median of valid entries (else fallback);
+    a traded row with neither raises, saying the ``consequence`` of pricing it anyway."""
     arr = _context(model, name, values, trades.shape)
     valid = np.isfinite(arr) & (arr >= 0)
     if valid.all():
@@ -97,7 +118,11 @@ def _fill_missing(
         elif fallback is not None:
             out[i, :] = fallback
         elif traded[i].any():
-            raise ValueError(_FREE_TRADE.format(model=model, name=name, fallback=hint))
+            raise ValueError(
+                _NO_VALID_ENTRY.format(
+                    model=model, name=name, fallback=hint, consequence=consequence
+                )
+            )
         else:
             out[i, :] = 0.0
     result: np.ndarray = out.reshape(arr.shape)
@@ -190,7 +215,7 @@ class ProportionalCost(CostModel):
     """``Σ rate_i·|trade_i|``: a commission proportional to the traded value.
 
     Args:
-        rate: one rate for every asset, or one per asset.
+        rate: one rate for every asset, or one per asset (each in [0, 1)).
     """
 
     def __init__(self, rate: float | Iterable[float] = 1e-3) -> None:
@@ -209,7 +234,7 @@ class SpreadCost(CostModel):
     """``Σ h_i·|trade_i|``: crossing half the bid-ask spread.
 
     Args:
-        half_spread: a fixed half spread (scalar or per asset); None reads half the quoted
+        half_spread: a fixed half spread in [0, 1) (scalar or per asset); None reads half the quoted
             ``spread`` from the data at the decision row.
         fallback_spread: the full spread to use for a row with no valid quote.
     """
@@ -286,17 +311,24 @@ class SquareRootImpact(CostModel):
     """Square-root market impact: ``min(c·σ_i·sqrt(q_i / V_i), 1)·|trade_i|`` per asset.
 
     ``q_i = |trade_i|·equity`` is the traded notional and ``V_i`` the traded value per step; a
-    zero or missing volume costs the whole traded value.
+    zero volume (no liquidity) costs the whole traded value. A missing (NaN/inf) or negative
+    volume is not a zero: like a missing volatility it takes the median of the row's valid
+    volumes, else ``fallback_volume``, else a ``ValueError``.
 
     Args:
         coefficient: the impact coefficient ``c``.
         fallback_volatility: per-step volatility for a row with no valid estimate.
+        fallback_volume: traded value per step (currency) for a row with no valid volume.
     """
 
     requires = frozenset({"equity", "volatility", "volume"})
 
     def __init__(
-        self, coefficient: float = 0.5, *, fallback_volatility: float | None = None
+        self,
+        coefficient: float = 0.5,
+        *,
+        fallback_volatility: float | None = None,
+        fallback_volume: float | None = None,
     ) -> None:
         self.coefficient = _scalar("coefficient", coefficient)
         self.fallback_volatility = (
@@ -304,8 +336,16 @@ class SquareRootImpact(CostModel):
             if fallback_volatility is None
             else _scalar("fallback_volatility", fallback_volatility)
         )
-        self.fallbacks = (
-            frozenset({"volatility"}) if fallback_volatility is not None else frozenset()
+        self.fallback_volume = (
+            None if fallback_volume is None else _scalar("fallback_volume", fallback_volume)
+        )
+        self.fallbacks = frozenset(
+            name
+            for name, value in (
+                ("volatility", fallback_volatility),
+                ("volume", fallback_volume),
+            )
+            if value is not None
         )
 
     def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
@@ -319,7 +359,15 @@ class SquareRootImpact(CostModel):
             hint="fallback_volatility",
         )
         equity = _context(repr(self), "equity", context["equity"], trades.shape[:-1])[..., None]
-        volume = _context(repr(self), "volume", context["volume"], trades.shape)
+        volume = _fill_missing(
+            context["volume"],
+            trades,
+            model=repr(self),
+            name="volume",
+            fallback=self.fallback_volume,
+            hint="fallback_volume",
+            consequence="a missing volume is not a zero volume (which costs the whole trade)",
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
             impact = self.coefficient * sigma * np.sqrt(size * equity / volume)
         impact = np.where(np.isfinite(volume) & (volume > 0), impact, 1.0)
@@ -327,10 +375,13 @@ class SquareRootImpact(CostModel):
         return seq_sum(impact * size)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
-        extra = (
-            ""
-            if self.fallback_volatility is None
-            else f", fallback_volatility={self.fallback_volatility!r}"
+        extra = "".join(
+            f", {name}={value!r}"
+            for name, value in (
+                ("fallback_volatility", self.fallback_volatility),
+                ("fallback_volume", self.fallback_volume),
+            )
+            if value is not None
         )
         return f"SquareRootImpact({self.coefficient!r}{extra})"
 
@@ -377,7 +428,7 @@ class CompositeCost(CostModel):
 
 
 def as_cost_model(value: object, name: str = "transaction_cost") -> CostModel:
-    """A CostModel as is; a non-negative number -> ``ProportionalCost``; else an error naming
+    """A CostModel as is; a number in [0, 1) -> ``ProportionalCost``; else an error naming
     the argument ``name``."""
     if isinstance(value, CostModel):
         return value
@@ -386,6 +437,8 @@ def as_cost_model(value: object, name: str = "transaction_cost") -> CostModel:
         rate = real_float(value)
         if rate is None or not np.isfinite(rate) or rate < 0:
             raise ValueError(f"{name} must be finite and non-negative, got {value!r}.")
+        if rate >= 1.0:
+            raise ValueError(_WHOLE_TRADE.format(name=name, value=repr(value)))
         return ProportionalCost(rate)
     raise TypeError(
         f"{name} must be a non-negative number (a proportional rate) or a "

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance._gaps import fill_gaps
 from sekai.finance._pandas import import_pandas, pandas_times, pandas_values
 from sekai.finance._values import check_count, is_real, real_array
 from sekai.finance.timestamps import Time, check_timestamps, to_datetime64
@@ -74,7 +75,8 @@ class MarketData:
 
     Args:
         prices: ``(T, N)`` or ``(T,)`` prices; NaN marks an asset not listed at that time.
-        fields: more ``(T, N)`` arrays (``volume``, ``spread``, features); NaN allowed.
+        fields: more ``(T, N)`` arrays (``volume``, ``spread``, features); NaN allowed
+            (missing), ``volume`` must be >= 0.
         timestamps: strictly increasing numbers or datetimes (default ``0..T-1``).
         assets: ``N`` unique asset ids (default ``"asset_0", ...``).
         exogenous: market-wide series, name -> ``(T,)`` or ``(T, k)``.
@@ -124,6 +126,13 @@ class MarketData:
                 )
             if np.isinf(arr).any():
                 raise ValueError(f"fields[{name!r}] contains inf; use NaN for missing values.")
+            if name == "volume" and (arr < 0).any():
+                row, column = (int(i) for i in np.argwhere(arr < 0)[0])
+                raise ValueError(
+                    f"fields['volume'] must be >= 0 (shares traded per step), got "
+                    f"{float(arr[row, column])!r} at row {row}, column {column}; use NaN for a "
+                    "missing volume."
+                )
             all_fields[name] = _frozen(arr)
         self._fields = all_fields
         self._price_field = price_field
@@ -379,6 +388,18 @@ class MarketData:
             price_field=self._price_field,
             warmup=self._warmup,
         )
+
+    def fill_gaps(self, limit: int | None = None) -> MarketData:
+        """A copy whose gaps (missing prices between two prices of an asset) of at most
+        ``limit`` rows (any length: None) carry the last price before them.
+
+        The asset then stays listed through the gap at that price, and the move across the gap
+        is earned on the first row it trades again. Market-v0 refuses data with gaps, which it
+        would read as a delisting; leading and trailing NaN (not yet listed, delisted) stay.
+        """
+        if limit is not None:
+            limit = check_count("limit", limit, 1, none_ok=True)
+        return self.with_fields(**{self._price_field: fill_gaps(self.prices, limit)})
 
     def _split_point(self, point: object) -> int:
         if is_real(point) and not _is_int(point):

@@ -14,6 +14,8 @@ from sekai.envs.finance._market_account import project_one, settle_one
 from sekai.envs.finance._market_episode import MarketEpisode, exogenous_width
 from sekai.envs.finance._session import box_action
 from sekai.envs.finance._window import History, WindowEnv, window_args
+from sekai.envs.finance._wipe_out import warn_wipe_out
+from sekai.finance._gaps import refuse_gaps
 from sekai.finance.account import AccountConfig
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.data import MarketData
@@ -128,6 +130,7 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
                     f"the data has {data.n_steps} rows but an episode needs lookback + "
                     f"episode_length + 1 = {lookback} + {episode_length} + 1 = {window} rows."
                 )
+            refuse_gaps(data, "Market-v0")
             history = History(data, window)
             n_total = data.n_assets
         self._width = exogenous_width(
@@ -145,6 +148,9 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
             cash_rate=cash_rate,
             margin_rate=margin_rate,
             borrow_rate=borrow_rate,
+        )
+        warn_wipe_out(
+            self.config.max_leverage, f"max_leverage={self.config.max_leverage!r}", "Market-v0"
         )
         self.delisting_return = delisting_return
         self._setup_window(

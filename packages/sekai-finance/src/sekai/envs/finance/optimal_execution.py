@@ -189,6 +189,7 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         self._epsilon = cls.epsilon.check(fixed_cost, "fixed_cost")
         self._risk_aversion = cls.risk_aversion.check(risk_aversion)
         self._check_impact("temporary_impact")
+        self._check_price_domain(None)
         self.observation_space = Box(
             np.array([0.0, 0.0, -np.inf], np.float32),
             np.array([1.0, 1.0, np.inf], np.float32),
@@ -210,9 +211,28 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
                 f"eta={self._eta!r}, gamma={self._gamma!r}, tau={self.tau!r}"
             )
 
+    def _check_price_domain(self, name: str | None) -> None:
+        """Refuse parameters under which the execution price can reach 0 (see ``price_floor``);
+        ``name``: the parameter just set (None: the constructor)."""
+        floor = self.price_floor
+        if floor > 0:
+            return
+        head = "the parameters" if name is None else f"setting {name}"
+        raise ValueError(
+            f"OptimalExecution-v0: {head} let the execution price reach {floor:.6g} <= 0. The "
+            "Almgren-Chriss mid is arithmetic (s0 plus Brownian noise minus impact), so it needs "
+            "s0 > fixed_cost + initial_inventory * max(permanent_impact, temporary_impact / tau)"
+            " + 5 * sigma * sqrt(total_time): here "
+            f"{self._s0!r} <= {self._epsilon!r} + {self._X0!r} * "
+            f"max({self._gamma!r}, {self._eta!r} / {self.tau!r}) + 5 * {self._sigma!r} * "
+            f"sqrt({self._total_time!r}). Raise s0, or lower initial_inventory, the impacts or "
+            "sigma."
+        )
+
     def _parameters_changed(self, name: str) -> None:
-        """Re-check ``η - γτ/2 > 0`` after a parameter changed (it may have broken it)."""
+        """Re-check ``η - γτ/2 > 0`` and the price domain after a parameter changed."""
         self._check_impact(name)
+        self._check_price_domain(name)
 
     def _clear(self) -> None:
         self._inventory = float(self._X0)
@@ -232,6 +252,19 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
     def dt(self) -> float:
         """The step length ``tau`` (the name every finance env uses; read-only)."""
         return self.tau
+
+    @property
+    def price_floor(self) -> float:
+        """The lowest execution price the parameters allow, short of a 5-sigma path.
+
+        ``s0 - ε - X0·max(γ, η/τ) - 5σ√T``: every share sold at once (temporary impact) or
+        the permanent impact of all earlier sales, on a mid 5 standard deviations of the
+        horizon's noise down (a Brownian path dips that far with probability ``2Φ(-5)``,
+        below 6e-7). The constructor and the setters refuse parameters where it is <= 0.
+        """
+        impact = self._X0 * max(self._gamma, self._eta / self.tau)
+        noise = 5.0 * self._sigma * math.sqrt(self._total_time)
+        return float(self._s0 - self._epsilon - impact - noise)
 
     @property
     def inventory(self) -> float:

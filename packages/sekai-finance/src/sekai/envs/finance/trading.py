@@ -11,6 +11,7 @@ from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_real, discrete_action, fixed
 from sekai.envs.finance._helpers import simulate_gbm
 from sekai.envs.finance._window import WindowEnv, load_history, window_args
+from sekai.envs.finance._wipe_out import warn_wipe_out
 from sekai.finance._values import real_float
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import period_reward
@@ -100,6 +101,8 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
     ) -> None:
         episode_length, lookback = window_args(episode_length, lookback)
         self._positions = check_positions(positions)
+        exposure = max(abs(p) for p in self._positions)
+        warn_wipe_out(exposure, f"positions={self._positions}", "Trading-v0")
         self._mu = check_real("mu", mu)
         self._sigma = check_real("sigma", sigma, "ge0")
         self._s0 = check_real("s0", s0, "gt0")

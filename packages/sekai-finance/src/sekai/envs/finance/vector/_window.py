@@ -35,6 +35,7 @@ from sekai.envs.finance.vector._base import (
     read_only,
 )
 from sekai.finance._normals import NormalBlocks
+from sekai.finance._numeric import small_matmul
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import period_reward
 from sekai.finance.sampling import draw_window_start, window_start_from_option
@@ -224,7 +225,7 @@ class WindowVecEnv(FinanceVecEnv):
             # One 2-D product: a stacked (k, lookback, n) @ (n, n) runs one small product per row.
             shape = z.shape
             flat = z.reshape(-1, shape[-1])
-            product = np.matmul(flat, chol_t, out=None if out is None else out.reshape(flat.shape))
+            product = small_matmul(flat, chol_t, None if out is None else out.reshape(flat.shape))
             z = product.reshape(shape)
         z += terms[0] if drift is None else drift
         return z

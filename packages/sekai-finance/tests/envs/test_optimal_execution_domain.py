@@ -1,0 +1,72 @@
+"""OptimalExecution-v0's price domain (finance.md §12.4; issue 30).
+
+The Almgren–Chriss mid is arithmetic: s0 plus Brownian noise minus impact. With
+``initial_inventory=1e7`` a block sale (or simply holding until the last step, which sells
+everything) executed at a negative price; with ``sigma=30`` the mid itself wandered below 0.
+The env now refuses, at construction and when a parameter is set, parameters whose
+``price_floor`` ``s0 - ε - X0·max(γ, η/τ) - 5σ√T`` is not positive.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
+from sekai.envs.finance.vector import OptimalExecutionVecEnv
+
+NOISE = 5 * 0.95 * math.sqrt(5.0)  # 5 sigma sqrt(T) of the defaults
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "floor"),
+    [
+        ({"initial_inventory": 1e7}, 50 - 0.0625 - 1e7 * 2.5e-6 / 0.2 - NOISE),
+        ({"sigma": 30.0}, 50 - 0.0625 - 1e6 * 2.5e-6 / 0.2 - 5 * 30 * math.sqrt(5.0)),
+        # permanent impact above temporary_impact / tau: all earlier sales move the mid
+        ({"permanent_impact": 6e-5, "temporary_impact": 1e-5}, 50 - 0.0625 - 60 - NOISE),
+    ],
+    ids=["inventory", "sigma", "permanent"],
+)
+def test_parameters_that_let_the_price_reach_zero_are_refused(kwargs, floor) -> None:
+    with pytest.raises(ValueError, match="execution price reach") as info:
+        OptimalExecutionEnv(**kwargs)
+    message = str(info.value)
+    assert f"reach {floor:.6g} <= 0" in message
+    assert "s0 > fixed_cost + initial_inventory * max(permanent_impact" in message
+
+
+def test_the_default_parameters_are_well_inside_the_domain() -> None:
+    env = OptimalExecutionEnv()
+    expected = 50.0 - 0.0625 - 1e6 * (2.5e-6 / 0.2) - 5 * 0.95 * math.sqrt(5.0)
+    assert env.price_floor == pytest.approx(expected, rel=1e-12)
+    assert env.price_floor > 25.0
+
+
+def test_holding_until_the_end_just_inside_the_domain_sells_at_a_positive_price() -> None:
+    """The worst policy for the price (sell nothing, then everything at the last step) on a
+    parameter set whose floor is barely positive (sigma 0: the floor is exact)."""
+    env = OptimalExecutionEnv(initial_inventory=3.95e6, sigma=0.0, n_steps=25)
+    assert 0 < env.price_floor < 1.0
+    env.reset(seed=0)
+    for _ in range(25):
+        result = env.step(np.array([0.0], dtype=np.float32))
+    assert result.terminated and result.info["shares_sold"] == 3.95e6
+    assert result.info["execution_price"] == pytest.approx(env.price_floor, abs=1e-9)
+    assert result.info["execution_price"] > 0
+
+
+@pytest.mark.parametrize(("name", "value"), [("X0", 1e7), ("sigma", 30.0), ("s0", 10.0)])
+def test_setting_a_parameter_out_of_the_domain_is_refused_and_undone(name, value) -> None:
+    env = OptimalExecutionEnv()
+    before = getattr(env, name)
+    with pytest.raises(ValueError, match=f"setting {name} let the execution price reach"):
+        setattr(env, name, value)
+    assert getattr(env, name) == before
+    vec = OptimalExecutionVecEnv(2)
+    with pytest.raises(ValueError, match=f"setting {name} let the execution price reach"):
+        vec.set_attr(name, value)
+    assert vec.get_attr(name) == [before, before]
+    vec.close()
