@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import operator
-import pickle
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -226,15 +225,14 @@ class ArrayInfos(LazyInfos):
 
 
 class PackedInfos(LazyInfos):
-    """Infos as workers reply them: one pickled ``_packing.pack()``ed column of dicts per reply.
+    """Infos as workers reply them: one ``_packing.pack()``ed column of dicts per reply.
 
     The parent keeps the columns as they arrived (keys already stacked into arrays by the
-    workers, then pickled) and unpickles and unpacks a column only when someone reads an info
-    of it.
+    workers) and unpacks a column only when someone reads an info of it.
 
     Args:
-        chunks: ``(rows, pickled column)`` per reply, in sub-env order; ``rows`` is the number
-            of infos of the column, or the positions to take from it (an index array).
+        chunks: ``(rows, packed column)`` per reply, in sub-env order; ``rows`` is the number of
+            infos of the column, or the positions to take from it (an index array).
     """
 
     __slots__ = ("_chunks",)
@@ -248,7 +246,7 @@ class PackedInfos(LazyInfos):
 
     @staticmethod
     def _column(rows: Any, packed: Any) -> list[dict[str, Any]]:
-        infos = unpack(pickle.loads(packed))
+        infos = unpack(packed)
         if isinstance(rows, int):
             return list(infos)
         return [infos[row] for row in rows.tolist()]

@@ -18,7 +18,7 @@ from typing import Any
 
 import sekai.wrappers.autoreset  # noqa: F401 - SubEnv needs it: forked workers inherit it
 from sekai.vector._contract.actions import ActionChecker
-from sekai.vector._contract.errors import describe, dumps
+from sekai.vector._contract.errors import describe
 from sekai.vector._contract.subenv import SubEnv, run_each
 from sekai.vector._packing import pack
 from sekai.vector._remote import Errors, build_slice, encode_reply, sendable, step_slice
@@ -147,15 +147,14 @@ class Worker:
     def step(self, argument: tuple[list[int] | None, Any]) -> tuple[Any, Errors]:
         """Step some sub-envs (None: all) with their slice of the batch of actions; reply
         ``(infos, None)`` after writing the rest to shared memory, or ``(infos, (rewards,
-        terminated, truncated, observations))`` without it (observations packed; ``infos``
-        packed and pickled on their own, so the parent unpickles them only when read)."""
+        terminated, truncated, observations))`` without it (``infos`` and observations packed)."""
         positions, actions = argument
         stepped, errors = step_slice(self.subs, positions, self.split(actions))
         shared = self.write is not None
         sendable(stepped, positions, errors, "step", observations=not shared)
         if not shared:
             arrays = stepped.rewards, stepped.terminated, stepped.truncated
-            return (dumps(pack(stepped.infos)), (*arrays, pack(stepped.observations))), errors
+            return (pack(stepped.infos), (*arrays, pack(stepped.observations))), errors
         rows = slice(None) if positions is None else positions
         for view, values in zip(self.flags, stepped[:3]):
             view[rows] = values
@@ -164,7 +163,7 @@ class Worker:
             stepped.infos[row] = None
             errors.append((row if positions is None else positions[row], describe(exc)))
         errors.sort(key=lambda item: item[0])
-        return (dumps(pack(stepped.infos)), None), errors
+        return (pack(stepped.infos), None), errors
 
     def get_attr(self, name: str) -> tuple[Any, Errors]:
         """Read ``name`` from every sub-env."""
