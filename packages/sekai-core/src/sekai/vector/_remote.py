@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.error import VecEnvWorkerError
+from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from sekai.vector._contract.errors import ErrorInfo, describe, dumps, worker_error
 from sekai.vector._contract.subenv import SubEnv, run_each
 from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
@@ -20,6 +21,8 @@ __all__ = [
     "Errors",
     "SliceStep",
     "build_slice",
+    "decode_actions",
+    "encode_actions",
     "encode_reply",
     "read_reply",
     "receive_step",
@@ -206,3 +209,22 @@ def sendable(
             what = f"the result of {command}() cannot be sent to the parent"
             errors.append((row if positions is None else positions[row], describe(exc, what)))
     errors.sort(key=lambda item: item[0])
+
+
+_ARRAY_SPACES = (Box, Discrete, MultiBinary, MultiDiscrete)
+
+
+def encode_actions(space: Space[Any], batch: Any) -> Any:
+    """Rows of a checked batch of actions as they travel: raw bytes for an array space (far
+    cheaper to pickle than an array), the batch itself otherwise."""
+    if isinstance(space, _ARRAY_SPACES):
+        return np.ascontiguousarray(batch, dtype=space.dtype).tobytes()
+    return batch
+
+
+def decode_actions(space: Space[Any], data: Any) -> Any:
+    """The batch ``encode_actions`` encoded (a writable array for an array space)."""
+    if isinstance(space, _ARRAY_SPACES):
+        shape = tuple(space.shape or ())
+        return np.frombuffer(bytearray(data), dtype=space.dtype).reshape(-1, *shape)
+    return data

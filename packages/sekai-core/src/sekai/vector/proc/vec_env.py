@@ -21,6 +21,7 @@ from sekai.vector._batches import Batches, Chunk, dones_of, first_error, join
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.batching import copy_batch, slice_rows, take_rows
 from sekai.vector._in_process import check_same_spaces, env_factories
+from sekai.vector._remote import encode_actions
 from sekai.vector.proc import protocol
 from sekai.vector.proc.pool import DIED, Arrival, Items, Pool, Reply
 from sekai.vector.proc.shm import SharedBatch, is_fixed_size
@@ -313,7 +314,10 @@ class ProcVecEnv(VecEnv):
         self._batches.check_idle("step")
         batch = self._checked_actions(actions)
         space = self.action_space
-        arguments = [(None, slice_rows(space, batch, lo, hi)) for lo, hi in self._slices]
+        arguments = [
+            (None, encode_actions(space, slice_rows(space, batch, lo, hi)))
+            for lo, hi in self._slices
+        ]
         per_env = _ActionRows(self._action_checker(), batch)
         replies = self._request(protocol.STEP, arguments, self._step_timeout, "the action", per_env)
         chunks: list[Chunk] = []
@@ -376,7 +380,7 @@ class ProcVecEnv(VecEnv):
             lo = self._slices[worker][0]
             rows = np.flatnonzero(owners == worker)
             positions = (ids[rows] - lo).tolist()
-            argument = (positions, take_rows(space, batch, rows))
+            argument = (positions, encode_actions(space, take_rows(space, batch, rows)))
             posts.append((pool.workers[worker], argument, (ids[rows], rows)))
         per_env = _ActionRows(checker, batch, ids)
         pool.post(protocol.STEP, posts, "the action", per_env)

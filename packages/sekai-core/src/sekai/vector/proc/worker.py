@@ -21,7 +21,14 @@ from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.errors import describe
 from sekai.vector._contract.subenv import SubEnv, run_each
 from sekai.vector._packing import pack
-from sekai.vector._remote import Errors, build_slice, encode_reply, sendable, step_slice
+from sekai.vector._remote import (
+    Errors,
+    build_slice,
+    decode_actions,
+    encode_reply,
+    sendable,
+    step_slice,
+)
 from sekai.vector.proc import protocol
 from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_at, write_rows
 
@@ -60,6 +67,7 @@ class Worker:
         self.flags: Any = None
         self.write: Writer | None = None
         self.split: Callable[[Any], list[Any]] = list
+        self.action_space: Any = None
         self.handlers: dict[int, Callable[[Any], tuple[Any, Errors]]] = {
             protocol.INIT: self.init,
             protocol.ATTACH: self.attach,
@@ -111,7 +119,8 @@ class Worker:
         subs, ready, errors = build_slice(payload, autoreset, first, OWNER)
         if subs is not None:
             self.subs = subs
-            self.split = ActionChecker(subs[0].env.action_space, len(subs)).split
+            self.action_space = subs[0].env.action_space
+            self.split = ActionChecker(self.action_space, len(subs)).split
         return ready, errors
 
     def attach(self, argument: tuple[str, Any, int]) -> tuple[Any, Errors]:
@@ -149,7 +158,8 @@ class Worker:
         ``(infos, None)`` after writing the rest to shared memory, or ``(infos, (rewards,
         terminated, truncated, observations))`` without it (``infos`` and observations packed)."""
         positions, actions = argument
-        stepped, errors = step_slice(self.subs, positions, self.split(actions))
+        batch = decode_actions(self.action_space, actions)
+        stepped, errors = step_slice(self.subs, positions, self.split(batch))
         shared = self.write is not None
         sendable(stepped, positions, errors, "step", observations=not shared)
         if not shared:
