@@ -102,12 +102,12 @@ def test_recv_returns_batch_size_results_that_match_stepping_each_sub_env_alone(
 
 def test_a_finished_sub_env_reports_its_final_observation_and_info(vec: Any) -> None:
     vec.reset(seed=0)
-    for t in range(1, 4):
+    for _ in range(3):
         vec.send(np.full(2, 1), [3, 1])
         result = vec.recv(batch_size=2)
     assert sorted(result.env_ids.tolist()) == [1, 3]
     info = result.infos[int(np.flatnonzero(result.env_ids == 3)[0])]
-    assert (bool(result.terminated.all()), t) == (True, 3)
+    assert bool(result.terminated.all())
     assert info["final_info"] == {"action": 1, "t": 3}
     assert info["final_observation"][:2].tolist() == [3.0, 3.0]
     assert result.observations[:, 1].tolist() == [0.0, 0.0]  # the new episodes' first
@@ -147,7 +147,7 @@ def test_send_refuses_bad_env_ids_and_sub_envs_already_in_flight(vec: Any) -> No
         vec.send([0, 0], [1, 1])
     with pytest.raises(TypeError, match="env_ids must be a 1-D sequence"):
         vec.send([0], [[1]])
-    with pytest.raises(ValueError, match="must hold|batch|length|shape"):
+    with pytest.raises(ValueError, match=r"must have shape \(2,\) \(2 sub-envs"):
         vec.send([0, 1, 2], [0, 1])
     with pytest.raises(sekai.InvalidAction) as caught:
         vec.send([0, 7], [3, 4])

@@ -399,9 +399,10 @@ class ProcVecEnv(VecEnv):
         Raises:
             RuntimeError: fewer sub-envs in flight than ``batch_size``.
             VecEnvWorkerError: a sub-env raised in its step (its worker's other results stay
-                for the next ``recv()``), or a worker died or timed out.
+                for the next ``recv()``), or a worker died or timed out (then every later call
+                raises it, as after ``step()``).
         """
-        self._check_open()
+        self._raise_if_dead()
         batches, pool = self._batches, self._pool
         size = batches.recv_size(batch_size)
         assert pool is not None
