@@ -28,7 +28,7 @@ class Counter(sekai.Env):  # type: ignore[type-arg]
         self.t = 0
 
     def _obs(self) -> Any:
-        return np.array([self.rank, self.t, self._rng.random()], np.float32)
+        return np.array([self.rank, self.t, self.rng.random()], np.float32)
 
     def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
         self._set_rng(seed)
