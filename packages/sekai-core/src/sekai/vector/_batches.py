@@ -13,16 +13,34 @@ from __future__ import annotations
 import operator
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from sekai.error import VecEnvWorkerError
+from sekai.spaces import Space
+from sekai.vector._contract.batching import slice_rows, take_rows
 from sekai.vector._packing import unpack
+from sekai.vector._remote import encode_actions
 from sekai.vector.infos import PackedInfos
+from sekai.vector.result import VecRecvResult, VecStepResult
 
-__all__ = ["Batches", "Chunk", "join"]
+if TYPE_CHECKING:
+    from sekai.vector.vec_env import VecEnv
+
+__all__ = [
+    "Batches",
+    "Chunk",
+    "Errors",
+    "Take",
+    "finish_step",
+    "join",
+    "send_plan",
+    "step_arguments",
+]
+
+Errors = list[tuple[int, VecEnvWorkerError]]
 
 IntArray = NDArray[np.intp]
 
@@ -83,11 +101,75 @@ def join(
     return stack(observations), rewards, terminated, truncated, infos
 
 
-def dones_of(chunk: Chunk, flags: tuple[Any, Any] | None) -> NDArray[np.bool_]:
+def _dones(chunk: Chunk, flags: tuple[Any, Any] | None) -> NDArray[np.bool_]:
     """``terminated | truncated`` of the chunk's rows (``flags``: the shared-memory arrays)."""
     if flags is None:
         return chunk.arrays[1][chunk.rows] | chunk.arrays[2][chunk.rows]  # type: ignore[no-any-return]
     return flags[0][chunk.env_ids] | flags[1][chunk.env_ids]  # type: ignore[no-any-return]
+
+
+def step_arguments(
+    space: Space[Any], batch: Any, slices: Sequence[tuple[int, int]]
+) -> list[tuple[None, Any]]:
+    """The STEP argument of each worker for a ``step()``: every sub-env, its rows of the
+    checked batch of actions (encoded)."""
+    return [(None, encode_actions(space, slice_rows(space, batch, lo, hi))) for lo, hi in slices]
+
+
+def send_plan(
+    space: Space[Any], batch: Any, env_ids: IntArray, slices: Sequence[tuple[int, int]]
+) -> list[tuple[int, tuple[list[int], Any], IntArray]]:
+    """How ``send()`` reaches the workers: ``(worker, argument, env_ids)`` for each worker that
+    runs some of ``env_ids``; the argument holds their positions in its slice and their rows of
+    the checked batch of actions (encoded)."""
+    owners = np.searchsorted([hi for _, hi in slices], env_ids, side="right")
+    plan = []
+    for worker in np.unique(owners).tolist():
+        rows = np.flatnonzero(owners == worker)
+        ids = env_ids[rows]
+        positions = (ids - slices[worker][0]).tolist()
+        plan.append(
+            (worker, (positions, encode_actions(space, take_rows(space, batch, rows))), ids)
+        )
+    return plan
+
+
+def finish_step(
+    vec: VecEnv,
+    slices: Sequence[tuple[int, int]],
+    replies: Sequence[tuple[Any, Errors]],
+    take: Take | None,
+    flags: tuple[Any, Any] | None,
+) -> VecStepResult[Any]:
+    """The result of a ``step()`` from every worker's ``(entries, errors)`` reply.
+
+    After an error, records the steps of the sub-envs that did not fail and raises the error
+    of the lowest sub-env (rule 9).
+
+    Args:
+        vec: the VecEnv (its dtypes, frozen sub-envs and stacking).
+        slices: each worker's sub-envs ``lo:hi``.
+        replies: each worker's entries (None when lost) and errors.
+        take: copies rows out of shared memory, or None when the replies carry them.
+        flags: the shared-memory ``(terminated, truncated)`` arrays, or None.
+    """
+    chunks: list[Chunk] = []
+    errors: Errors = []
+    for (lo, hi), (entries, reply_errors) in zip(slices, replies):
+        errors.extend(reply_errors)
+        if entries is not None:
+            infos, arrays = entries
+            chunks.append(Chunk(np.arange(lo, hi), np.arange(hi - lo), infos, arrays))
+    error = first_error(errors)
+    if error is not None:
+        failed = {rank for rank, _ in errors}
+        for chunk in chunks:
+            for rank, done in zip(chunk.env_ids.tolist(), _dones(chunk, flags).tolist()):
+                if rank not in failed:
+                    vec._partial_step(rank, done)
+        raise error
+    observations, rewards, terminated, truncated, infos = join(chunks, take, vec._stack, True)
+    return vec._step_result(observations, rewards, terminated, truncated, infos)
 
 
 class Batches:
@@ -180,15 +262,30 @@ class Batches:
             )
         return size
 
-    def add(self, chunk: Chunk) -> None:
-        """A reply's rows that arrived."""
-        if chunk.env_ids.size:
+    def arrive(self, env_ids: IntArray, entries: Any, errors: Errors) -> None:
+        """A worker's reply to ``send()`` for ``env_ids``: its rows that succeeded wait for
+        ``recv()``; the sub-envs that failed (all of them when ``entries`` is None) are no
+        longer in flight."""
+        failed = {rank for rank, _ in errors}
+        ranks = env_ids.tolist()
+        good = np.array([rank not in failed for rank in ranks], dtype=bool)
+        if entries is None:
+            good[:] = False
+        self.in_flight[env_ids[~good]] = False
+        if entries is not None and good.any():
+            infos, arrays = entries
+            chunk = Chunk(env_ids[good], np.flatnonzero(good), infos, arrays)
             self.ready.append(chunk)
             self.num_ready += chunk.env_ids.size
 
-    def failed(self, ranks: Sequence[int]) -> None:
-        """Sub-envs whose result is an error: no longer in flight."""
-        self.in_flight[list(ranks)] = False
+    def hand_out(self, vec: VecEnv, size: int, take: Take | None) -> VecRecvResult[Any]:
+        """``recv()``'s result: the first ``size`` rows that arrived (no longer in flight)."""
+        chunks = self.take(size)
+        observations, rewards, terminated, truncated, infos = join(chunks, take, vec._stack, False)
+        env_ids = np.concatenate([chunk.env_ids for chunk in chunks])
+        vec._record_subset(env_ids, terminated | truncated)
+        lazy: Any = infos  # a LazyInfos: the result builds the list when it is read
+        return VecRecvResult(observations, rewards, terminated, truncated, lazy, env_ids)
 
     def take(self, count: int) -> list[Chunk]:
         """The first ``count`` rows that arrived (no longer in flight)."""

@@ -350,6 +350,11 @@ class VecEnv(abc.ABC):
             np.logical_and(terminated | truncated, self._may_freeze, out=self._frozen)
         return VecStepResult(observations, rewards, terminated, truncated, infos)
 
+    def _record_subset(self, env_ids: NDArray[np.intp], dones: NDArray[np.bool_]) -> None:
+        """Record which of the sub-envs ``env_ids`` froze in their step (``recv()``)."""
+        if self._may_freeze is not None:
+            self._frozen[env_ids] = dones & self._may_freeze[env_ids]
+
     def _partial_step(self, index: int, done: bool) -> None:
         """Record sub-env ``index``'s step when the batch failed elsewhere (rule 9)."""
         if self._may_freeze is not None:

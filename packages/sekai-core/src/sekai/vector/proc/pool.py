@@ -13,12 +13,11 @@ also while a call waits for its own, and ``arrivals`` hands them out (``recv()``
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import select
 import time
 from collections.abc import Sequence
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from typing import Any, NamedTuple, Protocol
 
@@ -26,6 +25,7 @@ from sekai.error import VecEnvWorkerError
 from sekai.vector._contract.errors import dumps, worker_error_class
 from sekai.vector._remote import read_reply
 from sekai.vector.proc import protocol, worker
+from sekai.vector.proc.poller import Poller
 
 __all__ = ["DIED", "Arrival", "Items", "Pool", "Reply", "WorkerHandle"]
 
@@ -87,39 +87,6 @@ class WorkerHandle:
         )
 
 
-class _Poller:
-    """Waits until pipes or process sentinels are ready (``select.poll``, reused across calls)."""
-
-    def __init__(self) -> None:
-        self._poll = select.poll() if hasattr(select, "poll") else None
-        self._fds: dict[int, tuple[WorkerHandle, bool]] = {}
-        self._objects: dict[Any, tuple[WorkerHandle, bool]] = {}
-
-    def add(self, handle: WorkerHandle) -> None:
-        for obj, is_sentinel in ((handle.conn, False), (handle.process.sentinel, True)):
-            fd = obj if isinstance(obj, int) else obj.fileno()
-            self._fds[fd] = (handle, is_sentinel)
-            self._objects[obj] = (handle, is_sentinel)
-            if self._poll is not None:
-                self._poll.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-
-    def remove(self, handle: WorkerHandle) -> None:
-        for fd in [fd for fd, (h, _) in self._fds.items() if h is handle]:
-            del self._fds[fd]
-            if self._poll is not None:
-                self._poll.unregister(fd)
-        for obj in [obj for obj, (h, _) in self._objects.items() if h is handle]:
-            del self._objects[obj]
-
-    def wait(self, timeout: float | None) -> list[tuple[WorkerHandle, bool]]:
-        """The (worker, is_sentinel) pairs that are ready; empty after ``timeout`` seconds."""
-        if self._poll is None:
-            return [self._objects[obj] for obj in wait(list(self._objects), timeout)]
-        ms = None if timeout is None else max(0, math.ceil(timeout * 1000))
-        fds = self._fds
-        return [fds[fd] for fd, _ in self._poll.poll(ms) if fd in fds]
-
-
 def _unpicklable(what: str, handle: WorkerHandle, per_env: Items | None, exc: Exception) -> str:
     """The message for a command that cannot be pickled, naming the sub-env when it can."""
     where = "to the worker processes"
@@ -159,7 +126,7 @@ class Pool:
         self.ctx = ctx
         self.slices = list(slices)
         self.workers: list[WorkerHandle] = []
-        self._poller = _Poller()
+        self._poller = Poller()
         self._lifeline: Connection | None = None
         self._arrived: list[Arrival] = []
 

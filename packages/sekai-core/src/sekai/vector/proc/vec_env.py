@@ -17,13 +17,12 @@ import numpy as np
 
 from sekai.core.env import Env
 from sekai.error import VecEnvWorkerError
-from sekai.vector._batches import Batches, Chunk, dones_of, first_error, join
+from sekai.vector._batches import Batches, finish_step, send_plan, step_arguments
 from sekai.vector._contract.actions import ActionChecker
-from sekai.vector._contract.batching import copy_batch, slice_rows, take_rows
+from sekai.vector._contract.batching import copy_batch
 from sekai.vector._in_process import check_same_spaces, env_factories
-from sekai.vector._remote import encode_actions
 from sekai.vector.proc import protocol
-from sekai.vector.proc.pool import DIED, Arrival, Items, Pool, Reply
+from sekai.vector.proc.pool import DIED, Items, Pool, Reply
 from sekai.vector.proc.shm import SharedBatch, is_fixed_size
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
@@ -313,42 +312,14 @@ class ProcVecEnv(VecEnv):
         self._raise_if_dead()
         self._batches.check_idle("step")
         batch = self._checked_actions(actions)
-        space = self.action_space
-        arguments = [
-            (None, encode_actions(space, slice_rows(space, batch, lo, hi)))
-            for lo, hi in self._slices
-        ]
+        arguments = step_arguments(self.action_space, batch, self._slices)
         per_env = _ActionRows(self._action_checker(), batch)
         replies = self._request(protocol.STEP, arguments, self._step_timeout, "the action", per_env)
-        chunks: list[Chunk] = []
-        errors: list[tuple[int, VecEnvWorkerError]] = []
-        for (lo, hi), reply in zip(self._slices, replies):
-            errors.extend(reply.errors)
-            if reply.entries is not None:
-                infos, arrays = reply.entries
-                rows = np.arange(hi - lo)
-                chunks.append(Chunk(np.arange(lo, hi), rows, infos, arrays))
-        if errors:
-            self._record_partial(chunks, errors)
-            _raise_first(errors)
         shared = self._shared
-        take = None if shared is None else shared.take
-        observations, rewards, terminated, truncated, infos = join(
-            chunks, take, self._stack, whole=True
-        )
-        return self._step_result(observations, rewards, terminated, truncated, infos)
-
-    def _record_partial(
-        self, chunks: list[Chunk], errors: list[tuple[int, VecEnvWorkerError]]
-    ) -> None:
-        """Record the steps of the sub-envs that did not fail (rule 9)."""
-        failed = {rank for rank, _ in errors}
-        shared = self._shared
-        flags = None if shared is None else (shared.terminated, shared.truncated)
-        for chunk in chunks:
-            for rank, done in zip(chunk.env_ids.tolist(), dones_of(chunk, flags).tolist()):
-                if rank not in failed:
-                    self._partial_step(rank, done)
+        if shared is None:
+            return finish_step(self, self._slices, replies, None, None)
+        flags = shared.terminated, shared.truncated
+        return finish_step(self, self._slices, replies, shared.take, flags)
 
     # -- send / recv -----------------------------------------------------------------------------
 
@@ -372,18 +343,11 @@ class ProcVecEnv(VecEnv):
         self._raise_if_dead()
         ids = self._batches.env_ids(env_ids)
         checker, batch = self._checked_subset(actions, ids)
-        space, pool = self.action_space, self._pool
+        pool = self._pool
         assert pool is not None
-        owners = np.searchsorted([hi for _, hi in self._slices], ids, side="right")
-        posts = []
-        for worker in np.unique(owners).tolist():
-            lo = self._slices[worker][0]
-            rows = np.flatnonzero(owners == worker)
-            positions = (ids[rows] - lo).tolist()
-            argument = (positions, encode_actions(space, take_rows(space, batch, rows)))
-            posts.append((pool.workers[worker], argument, (ids[rows], rows)))
-        per_env = _ActionRows(checker, batch, ids)
-        pool.post(protocol.STEP, posts, "the action", per_env)
+        plan = send_plan(self.action_space, batch, ids, self._slices)
+        posts = [(pool.workers[worker], argument, tag) for worker, argument, tag in plan]
+        pool.post(protocol.STEP, posts, "the action", _ActionRows(checker, batch, ids))
         self._batches.in_flight[ids] = True
 
     def recv(self, batch_size: int | None = None) -> VecRecvResult[Any]:
@@ -407,36 +371,13 @@ class ProcVecEnv(VecEnv):
         size = batches.recv_size(batch_size)
         assert pool is not None
         while batches.num_ready < size:
-            self._arrive(pool.arrivals(self._step_timeout, "step"))
-        chunks = batches.take(size)
+            errors: list[tuple[int, VecEnvWorkerError]] = []
+            for ids, reply in pool.arrivals(self._step_timeout, "step"):
+                batches.arrive(ids, reply.entries, reply.errors)
+                errors.extend(reply.errors)
+            _raise_first(errors)
         shared = self._shared
-        take = None if shared is None else shared.take
-        observations, rewards, terminated, truncated, infos = join(
-            chunks, take, self._stack, whole=False
-        )
-        env_ids = np.concatenate([chunk.env_ids for chunk in chunks])
-        dones = terminated | truncated
-        if self._may_freeze is not None:
-            self._frozen[env_ids] = dones & self._may_freeze[env_ids]
-        infos_list: Any = infos  # a LazyInfos: the result builds the list when it is read
-        return VecRecvResult(observations, rewards, terminated, truncated, infos_list, env_ids)
-
-    def _arrive(self, arrivals: list[Arrival]) -> None:
-        """Keep the rows of the replies that arrived; raise the first error among them."""
-        errors: list[tuple[int, VecEnvWorkerError]] = []
-        for (ids, _), reply in arrivals:
-            failed = {rank for rank, _ in reply.errors}
-            errors.extend(reply.errors)
-            if reply.entries is None:  # the whole reply is lost (e.g. the worker died)
-                self._batches.failed(ids.tolist())
-                continue
-            infos, arrays = reply.entries
-            good = np.array([rank not in failed for rank in ids.tolist()], dtype=bool)
-            self._batches.failed(ids[~good].tolist())
-            self._batches.add(Chunk(ids[good], np.flatnonzero(good), infos, arrays))
-        error = first_error(errors)
-        if error is not None:
-            raise error
+        return batches.hand_out(self, size, None if shared is None else shared.take)
 
     def _values(self, replies: list[Reply]) -> list[Any]:
         entries, errors = self._entries(replies)
