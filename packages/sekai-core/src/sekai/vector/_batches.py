@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from sekai.error import VecEnvWorkerError
 from sekai.spaces import Space
+from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.batching import slice_rows, take_rows
 from sekai.vector._packing import unpack
 from sekai.vector._remote import encode_actions
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from sekai.vector.vec_env import VecEnv
 
 __all__ = [
+    "ActionRows",
     "Batches",
     "Chunk",
     "Errors",
@@ -300,6 +302,20 @@ class Batches:
             self.num_ready -= chunk.env_ids.size
             self.in_flight[chunk.env_ids] = False
         return taken
+
+
+class ActionRows:
+    """Sub-env ``rank``'s action as ``batch[rank]`` (``ids``: the rank of each row), to name
+    the sub-env whose action cannot be pickled without splitting the batch beforehand."""
+
+    def __init__(self, checker: ActionChecker, batch: Any, ids: Any = None) -> None:
+        self._row = checker.row
+        self._batch = batch
+        self._rows = None if ids is None else {rank: row for row, rank in enumerate(ids.tolist())}
+
+    def __getitem__(self, rank: int) -> Any:
+        row = rank if self._rows is None else self._rows.get(rank)
+        return None if row is None else self._row(self._batch, row)  # None: not sent
 
 
 def first_error(errors: Sequence[tuple[int, VecEnvWorkerError]]) -> VecEnvWorkerError | None:

@@ -4,7 +4,7 @@ of sub-envs, stepping it into one batched reply, and the reply a worker sends fo
 from __future__ import annotations
 
 import pickle
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -26,7 +26,9 @@ __all__ = [
     "encode_reply",
     "read_reply",
     "receive_step",
+    "run_step",
     "sendable",
+    "step_entries",
     "step_slice",
 ]
 
@@ -212,6 +214,37 @@ def sendable(
 
 
 _ARRAY_SPACES = (Box, Discrete, MultiBinary, MultiDiscrete)
+
+
+def run_step(
+    subs: Sequence[SubEnv],
+    split: Callable[[Any], list[Any]],
+    space: Space[Any],
+    argument: tuple[list[int] | None, Any],
+    *,
+    observations: bool,
+) -> tuple[SliceStep, Errors]:
+    """A worker's STEP command: ``argument`` is ``(positions or None, encoded actions)`` (see
+    ``sekai.vector._batches``); ``split`` cuts the decoded batch into per-sub-env actions.
+    ``observations``: the observations travel pickled (so they must pickle, like the infos)."""
+    positions, actions = argument
+    stepped, errors = step_slice(subs, positions, split(decode_actions(space, actions)))
+    sendable(stepped, positions, errors, "step", observations=observations)
+    return stepped, errors
+
+
+def step_entries(stepped: SliceStep, *, arrays: bool) -> tuple[Any, Any]:
+    """The entries of a STEP reply: ``(packed infos, arrays)``; ``arrays`` is ``(rewards,
+    terminated, truncated, packed observations)``, or None when they are in shared memory."""
+    if not arrays:
+        return pack(stepped.infos), None
+    observations = pack(stepped.observations)
+    return pack(stepped.infos), (
+        stepped.rewards,
+        stepped.terminated,
+        stepped.truncated,
+        observations,
+    )
 
 
 def encode_actions(space: Space[Any], batch: Any) -> Any:

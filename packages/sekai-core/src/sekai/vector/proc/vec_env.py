@@ -17,8 +17,7 @@ import numpy as np
 
 from sekai.core.env import Env
 from sekai.error import VecEnvWorkerError
-from sekai.vector._batches import Batches, finish_step, send_plan, step_arguments
-from sekai.vector._contract.actions import ActionChecker
+from sekai.vector._batches import ActionRows, Batches, finish_step, send_plan, step_arguments
 from sekai.vector._contract.batching import copy_batch
 from sekai.vector._in_process import check_same_spaces, env_factories
 from sekai.vector.proc import protocol
@@ -313,7 +312,7 @@ class ProcVecEnv(VecEnv):
         self._batches.check_idle("step")
         batch = self._checked_actions(actions)
         arguments = step_arguments(self.action_space, batch, self._slices)
-        per_env = _ActionRows(self._action_checker(), batch)
+        per_env = ActionRows(self._action_checker(), batch)
         replies = self._request(protocol.STEP, arguments, self._step_timeout, "the action", per_env)
         shared = self._shared
         if shared is None:
@@ -347,7 +346,7 @@ class ProcVecEnv(VecEnv):
         assert pool is not None
         plan = send_plan(self.action_space, batch, ids, self._slices)
         posts = [(pool.workers[worker], argument, tag) for worker, argument, tag in plan]
-        pool.post(protocol.STEP, posts, "the action", _ActionRows(checker, batch, ids))
+        pool.post(protocol.STEP, posts, "the action", ActionRows(checker, batch, ids))
         self._batches.in_flight[ids] = True
 
     def recv(self, batch_size: int | None = None) -> VecRecvResult[Any]:
@@ -424,20 +423,6 @@ class ProcVecEnv(VecEnv):
         if getattr(self, "_pool", None) is not None and not getattr(self, "_closed", True):
             with contextlib.suppress(Exception):
                 self.close()
-
-
-class _ActionRows:
-    """Sub-env ``rank``'s action as ``batch[rank]`` (``ids``: the rank of each row), to name
-    the sub-env whose action cannot be pickled without splitting the batch beforehand."""
-
-    def __init__(self, checker: ActionChecker, batch: Any, ids: Any = None) -> None:
-        self._row = checker.row
-        self._batch = batch
-        self._rows = None if ids is None else {rank: row for row, rank in enumerate(ids.tolist())}
-
-    def __getitem__(self, rank: int) -> Any:
-        row = rank if self._rows is None else self._rows.get(rank)
-        return None if row is None else self._row(self._batch, row)  # None: not sent
 
 
 def _not_started(error: VecEnvWorkerError) -> VecEnvWorkerError:

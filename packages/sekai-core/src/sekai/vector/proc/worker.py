@@ -20,15 +20,7 @@ import sekai.wrappers.autoreset  # noqa: F401 - SubEnv needs it: forked workers 
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.errors import describe
 from sekai.vector._contract.subenv import SubEnv, run_each
-from sekai.vector._packing import pack
-from sekai.vector._remote import (
-    Errors,
-    build_slice,
-    decode_actions,
-    encode_reply,
-    sendable,
-    step_slice,
-)
+from sekai.vector._remote import Errors, build_slice, encode_reply, run_step, step_entries
 from sekai.vector.proc import protocol
 from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_at, write_rows
 
@@ -157,14 +149,13 @@ class Worker:
         """Step some sub-envs (None: all) with their slice of the batch of actions; reply
         ``(infos, None)`` after writing the rest to shared memory, or ``(infos, (rewards,
         terminated, truncated, observations))`` without it (``infos`` and observations packed)."""
-        positions, actions = argument
-        batch = decode_actions(self.action_space, actions)
-        stepped, errors = step_slice(self.subs, positions, self.split(batch))
         shared = self.write is not None
-        sendable(stepped, positions, errors, "step", observations=not shared)
+        stepped, errors = run_step(
+            self.subs, self.split, self.action_space, argument, observations=not shared
+        )
         if not shared:
-            arrays = stepped.rewards, stepped.terminated, stepped.truncated
-            return (pack(stepped.infos), (*arrays, pack(stepped.observations))), errors
+            return step_entries(stepped, arrays=True), errors
+        positions = argument[0]
         rows = slice(None) if positions is None else positions
         for view, values in zip(self.flags, stepped[:3]):
             view[rows] = values
@@ -173,7 +164,7 @@ class Worker:
             stepped.infos[row] = None
             errors.append((row if positions is None else positions[row], describe(exc)))
         errors.sort(key=lambda item: item[0])
-        return (pack(stepped.infos), None), errors
+        return step_entries(stepped, arrays=False), errors
 
     def get_attr(self, name: str) -> tuple[Any, Errors]:
         """Read ``name`` from every sub-env."""
