@@ -98,11 +98,11 @@ class ActorPool:
         """
         dumps = self.ray.cloudpickle.dumps
         payloads: list[bytes] = []
-        for handle, argument in zip(self.handles if handles is None else handles, arguments):
+        bounds = self.slices if handles is None else [(h.lo, h.hi) for h in handles]
+        for (lo, hi), argument in zip(bounds, arguments):
             try:
                 payloads.append(dumps(argument, protocol=pickle.HIGHEST_PROTOCOL))
             except Exception as exc:
-                lo, hi = handle.lo, handle.hi
                 if per_env is None:
                     rank = lo + _failing_item(dumps, argument, hi - lo)
                 else:
