@@ -5,6 +5,7 @@ Faults during send/recv (dead workers, raising sub-envs, Ctrl-C) are in test_fau
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -127,7 +128,8 @@ def test_recv_hands_out_the_rest_of_a_workers_reply_in_the_next_call(vec: Any) -
 
 
 def test_a_frozen_sub_env_stays_frozen_per_recv_with_autoreset_off() -> None:
-    with ProcVecEnv(_fns(), context="fork", num_workers=2, autoreset=False) as vec:
+    vec = ProcVecEnv(_fns(), context="fork", num_workers=2, autoreset=False)
+    with vec:
         vec.reset(seed=0)
         for _ in range(3):
             vec.send([1], [2])
@@ -159,12 +161,17 @@ def test_send_refuses_bad_env_ids_and_sub_envs_already_in_flight(vec: Any) -> No
         vec.recv(batch_size=3)
 
 
-def test_sync_calls_wait_for_recv_and_reset_drops_what_is_in_flight(vec: Any) -> None:
+def test_sync_calls_wait_for_recv_and_reset_drops_what_is_in_flight(vec: ProcVecEnv) -> None:
     with pytest.raises(sekai.ResetRequired):
         vec.send([0], [0])
     vec.reset(seed=0)
     vec.send([1, 1], [0, 1])
-    for call in (lambda: vec.step([0] * 5), lambda: vec.get_attr("t"), lambda: vec.call("t")):
+    calls: list[Callable[[], Any]] = [
+        lambda: vec.step([0] * 5),
+        lambda: vec.get_attr("t"),
+        lambda: vec.call("t"),
+    ]
+    for call in calls:
         with pytest.raises(RuntimeError, match=r"while sub-envs \[0, 1\] have actions sent"):
             call()
     vec.reset(seed=0)
@@ -173,7 +180,8 @@ def test_sync_calls_wait_for_recv_and_reset_drops_what_is_in_flight(vec: Any) ->
 
 
 def test_recv_batch_size_defaults_to_the_constructors() -> None:
-    with ProcVecEnv(_fns(), context="fork", num_workers=5, batch_size=3) as vec:
+    vec = ProcVecEnv(_fns(), context="fork", num_workers=5, batch_size=3)
+    with vec:
         vec.reset(seed=0)
         vec.send([1] * 5)
         assert len(vec.recv().env_ids) == 3
