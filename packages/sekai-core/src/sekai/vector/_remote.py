@@ -248,16 +248,19 @@ def step_entries(stepped: SliceStep, *, arrays: bool) -> tuple[Any, Any]:
 
 
 def encode_actions(space: Space[Any], batch: Any) -> Any:
-    """Rows of a checked batch of actions as they travel: raw bytes for an array space (far
-    cheaper to pickle than an array), the batch itself otherwise."""
-    if isinstance(space, _ARRAY_SPACES):
-        return np.ascontiguousarray(batch, dtype=space.dtype).tobytes()
+    """Rows of a checked batch of actions as they travel: for an array space, the array's
+    dtype, row shape and raw bytes (far cheaper to pickle than the array); the batch itself
+    otherwise."""
+    if isinstance(space, _ARRAY_SPACES) and isinstance(batch, np.ndarray):
+        array = np.ascontiguousarray(batch)  # its own dtype: the env gets what step() gives
+        if not array.dtype.hasobject:
+            return (array.dtype.str, array.shape[1:], array.tobytes())
     return batch
 
 
 def decode_actions(space: Space[Any], data: Any) -> Any:
     """The batch ``encode_actions`` encoded (a writable array for an array space)."""
-    if isinstance(space, _ARRAY_SPACES):
-        shape = tuple(space.shape or ())
-        return np.frombuffer(bytearray(data), dtype=space.dtype).reshape(-1, *shape)
+    if isinstance(space, _ARRAY_SPACES) and type(data) is tuple:
+        dtype, shape, raw = data
+        return np.frombuffer(bytearray(raw), dtype=np.dtype(dtype)).reshape(-1, *shape)
     return data
