@@ -190,3 +190,33 @@ def test_recv_batch_size_defaults_to_the_constructors() -> None:
         assert len(vec.recv(batch_size=2).env_ids) == 2
     with pytest.raises(ValueError, match=r"batch_size must be in \[1, 5\]"):
         ProcVecEnv(_fns(), context="fork", batch_size=6)
+
+
+class Echo(sekai.Env):  # type: ignore[type-arg]
+    """A float32 Box action space; the info reports the action's dtype and value."""
+
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(-1.0, 1.0, shape=(1,))
+        self.action_space = sekai.Box(-1.0, 1.0, shape=(2,))
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        info = {"dtype": str(action.dtype), "value": action.tolist()}
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, False, info)
+
+
+def test_workers_get_the_actions_step_and_send_are_given_as_sync_does() -> None:
+    actions = np.array([[0.1, -0.3], [1 / 3, 0.7]])  # float64 for a float32 space
+    with SyncVecEnv([Echo] * 2) as sync:
+        sync.reset()
+        expected = sync.step(actions).infos
+    vec = ProcVecEnv([Echo] * 2, context="fork", num_workers=1)
+    with vec:
+        vec.reset()
+        assert vec.step(actions).infos == expected
+        vec.send(actions[::-1], [1, 0])
+        assert sorted(vec.recv().infos, key=lambda info: info["value"]) == sorted(
+            expected, key=lambda info: info["value"]
+        )
