@@ -148,7 +148,7 @@ def bench_cartpole(steps: int, repeats: int) -> bool:
         return sekai.make("CartPole-v1")
 
     two = ProcVecEnv([cartpole] * 16, num_workers=2)
-    each = ProcVecEnv([cartpole] * 16)
+    each = ProcVecEnv([cartpole] * 16, num_workers=16)
     gym = _gymnasium_cartpoles(16)
     try:
         contenders = [

@@ -13,6 +13,8 @@ import sekai
 from sekai.ray._actor import RayWorker
 from sekai.vector._conformance import GOAL, CounterEnv
 from sekai.vector._contract.errors import ErrorInfo, worker_error
+from sekai.vector._packing import unpack
+from sekai.vector._remote import encode_actions
 
 
 class BadResetEnv(CounterEnv):
@@ -94,22 +96,45 @@ def test_reset_and_step_run_every_sub_env_and_report_each_failure() -> None:
     assert isinstance(worker_error(errors[0][1], 0), sekai.ResetRequired)
 
 
+def _actions(*actions: int, positions: list[int] | None = None) -> bytes:
+    """A step payload: the positions (None: all) and the encoded batch of Discrete actions."""
+    return pickle.dumps((positions, encode_actions(sekai.Discrete(3), np.array(actions))))
+
+
+def _step(entries: Any) -> tuple[list[Any], Any, Any, Any, list[Any]]:
+    """The rows of a step reply: infos, rewards, terminated, truncated, observations."""
+    infos, (rewards, terminated, truncated, observations) = entries
+    return unpack(infos), rewards, terminated, truncated, unpack(observations)
+
+
 def test_step_entries_follow_the_autoreset_contract() -> None:
     worker = _worker(CounterEnv)
     _reply(worker.reset(pickle.dumps([(None, {"start": GOAL - 1})])))
-    entries, errors = _reply(worker.step(pickle.dumps([np.int64(2)])))
+    entries, errors = _reply(worker.step(_actions(2)))
     assert errors == []
-    [(observation, _reward, terminated, truncated, info)] = entries
-    assert (terminated, truncated) == (True, False)
+    [info], _rewards, terminated, truncated, [observation] = _step(entries)
+    assert (terminated.tolist(), truncated.tolist()) == ([True], [False])
     assert info["final_observation"].tolist() == [GOAL + 1, 1, 1]
     assert observation.tolist() == [3.0, 0.0, 2.0]  # the next episode's first observation
+
+
+def test_step_of_some_sub_envs_replies_their_rows_stacked_in_order() -> None:
+    worker = _worker(CounterEnv, CounterEnv, CounterEnv, first=4)
+    _reply(worker.reset(pickle.dumps([(None, {"start": s}) for s in (1, 5, 3)])))
+    entries, errors = _reply(worker.step(_actions(2, 0, positions=[2, 0])))
+    assert errors == []
+    _infos, rewards, terminated, _truncated, observations = _step(entries)
+    assert rewards.dtype == np.float64 and terminated.dtype == np.bool_
+    assert [obs[0] for obs in observations] == [5.0, 1.0]  # sub-env 2 moved, 0 stood still
+    assert _reply(worker.get_attr("position"))[0] == [1, 5, 5]
 
 
 def test_unpicklable_step_result_names_its_sub_env() -> None:
     worker = _worker(CounterEnv, LockedInfoEnv)
     _reply(worker.reset(pickle.dumps([(None, None)] * 2)))
-    entries, errors = _reply(worker.step(pickle.dumps([1, 1])))
-    assert entries[0] is not None and entries[1] is None
+    entries, errors = _reply(worker.step(_actions(1, 1)))
+    infos, *_ = _step(entries)
+    assert infos[0] is not None and infos[1] is None
     [(index, info)] = errors
     assert index == 1
     assert info.exc_type == "TypeError"

@@ -6,7 +6,8 @@ import numpy as np
 
 import sekai
 from sekai.spaces import Box, Dict
-from sekai.vector.infos import ArrayInfos, split_value, stack_infos
+from sekai.vector._packing import pack
+from sekai.vector.infos import ArrayInfos, PackedInfos, split_value, stack_infos
 
 
 def test_stack_infos_stacks_keys_present_in_every_info() -> None:
@@ -85,3 +86,15 @@ def test_array_infos_after_autoreset_follow_the_autoreset_convention() -> None:
     assert infos[2]["reset_info"] == {"start": 30}
     assert infos[2]["final_observation"]["pos"].tolist() == [4.0, 5.0]
     assert infos[1] == {"p": 2}
+
+
+def test_packed_infos_unpack_each_reply_in_order_and_take_the_rows_asked() -> None:
+    first = [{"t": i, "v": np.float64(i / 2)} for i in range(5)]
+    second = [{"t": 10 + i} for i in range(4)]
+    infos = PackedInfos([(5, pack(first)), (np.array([3, 0]), pack(second))])
+    one = infos.at(6)
+    assert one == {"t": 10}
+    built = infos.build()
+    assert built == [*first, {"t": 13}, {"t": 10}]
+    assert built[6] is one  # the dict handed out by at() is the one in the list
+    assert len({id(info) for info in built}) == 7

@@ -52,6 +52,7 @@ import copy
 import dataclasses
 import functools
 import math
+import os
 import pickle
 import traceback
 from typing import Any
@@ -1140,7 +1141,7 @@ def run(sc: Scenario, log: list[str]) -> None:
             vecs[mode] = make_vec(sc, mode)
         ref = vecs["sync"]
         proc = vecs["proc"]
-        assert proc.num_workers == (sc.num_workers or sc.num_envs)
+        assert proc.num_workers == (sc.num_workers or min(sc.num_envs, os.cpu_count() or 1))
         assert proc.shared_memory is (sc.shared_memory is not False)  # fixed-size spaces
         for mode in MODES[1:]:
             vec = vecs[mode]

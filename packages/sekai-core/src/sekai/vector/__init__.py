@@ -22,6 +22,7 @@ __all__ = [
     "VecNormalizeReward",
     "VecObservationWrapper",
     "VecRecordEpisodeStatistics",
+    "VecRecvResult",
     "VecResetResult",
     "VecRewardWrapper",
     "VecStepResult",
@@ -46,6 +47,7 @@ _LAZY = {
     "VecNormalizeReward": "sekai.vector.wrappers",
     "VecObservationWrapper": "sekai.vector.vec_wrapper",
     "VecRecordEpisodeStatistics": "sekai.vector.wrappers",
+    "VecRecvResult": "sekai.vector.result",
     "VecResetResult": "sekai.vector.result",
     "VecRewardWrapper": "sekai.vector.vec_wrapper",
     "VecStepResult": "sekai.vector.result",
@@ -80,7 +82,11 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
     from sekai.vector.infos import stack_infos as stack_infos
     from sekai.vector.native import NativeVecEnv as NativeVecEnv, shared as shared
     from sekai.vector.proc.vec_env import ProcVecEnv as ProcVecEnv
-    from sekai.vector.result import VecResetResult as VecResetResult, VecStepResult as VecStepResult
+    from sekai.vector.result import (
+        VecRecvResult as VecRecvResult,
+        VecResetResult as VecResetResult,
+        VecStepResult as VecStepResult,
+    )
     from sekai.vector.spawnable import Spawnable as Spawnable
     from sekai.vector.sync_vec_env import SyncVecEnv as SyncVecEnv
     from sekai.vector.vec_env import VecEnv as VecEnv

@@ -1,18 +1,36 @@
 """Helpers shared by the out-of-process backends (proc workers, Ray actors): building a slice
-of sub-envs, and the reply a worker sends for each command."""
+of sub-envs, stepping it into one batched reply, and the reply a worker sends for each command."""
 
 from __future__ import annotations
 
 import pickle
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
 
 from sekai.error import VecEnvWorkerError
+from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from sekai.vector._contract.errors import ErrorInfo, describe, dumps, worker_error
-from sekai.vector._contract.subenv import SubEnv
+from sekai.vector._contract.subenv import SubEnv, run_each
 from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
 from sekai.vector._packing import pack, unpack
 
-__all__ = ["Errors", "build_slice", "encode_reply", "read_reply"]
+__all__ = [
+    "Errors",
+    "SliceStep",
+    "build_slice",
+    "decode_actions",
+    "encode_actions",
+    "encode_reply",
+    "read_reply",
+    "receive_step",
+    "run_step",
+    "sendable",
+    "step_entries",
+    "step_slice",
+]
 
 Errors = list[tuple[int, ErrorInfo]]
 
@@ -112,3 +130,137 @@ def read_reply(
         for offset, info in infos or ()
     ]
     return unpack(packed), errors
+
+
+class SliceStep(NamedTuple):
+    """The step of some sub-envs of one slice, stacked: one reply for all of them.
+
+    Rows follow the stepped sub-envs; a sub-env that raised has reward 0, both flags False,
+    info and observation None (its error is reported beside).
+    """
+
+    rewards: NDArray[np.float64]
+    terminated: NDArray[np.bool_]
+    truncated: NDArray[np.bool_]
+    infos: list[Any]
+    observations: list[Any]
+
+
+def receive_step(results: Sequence[Any]) -> SliceStep:
+    """Stack the sub-envs' step results (None where a sub-env raised) into a ``SliceStep``.
+
+    The one place where an out-of-process backend first receives what its sub-envs' steps
+    returned (after ``SubEnv``'s autoreset or freezing).
+    """
+    n = len(results)
+    rewards = np.zeros(n, dtype=np.float64)
+    terminated = np.zeros(n, dtype=np.bool_)
+    truncated = np.zeros(n, dtype=np.bool_)
+    ok = [index for index, result in enumerate(results) if result is not None]
+    if len(ok) == n:
+        rewards[:] = [r.reward for r in results]
+        terminated[:] = [r.terminated for r in results]
+        truncated[:] = [r.truncated for r in results]
+    else:
+        for index in ok:
+            result = results[index]
+            rewards[index] = result.reward
+            terminated[index] = result.terminated
+            truncated[index] = result.truncated
+    infos = [None if r is None else r.info for r in results]
+    observations = [None if r is None else r.observation for r in results]
+    return SliceStep(rewards, terminated, truncated, infos, observations)
+
+
+def step_slice(
+    subs: Sequence[SubEnv], positions: Sequence[int] | None, actions: Sequence[Any]
+) -> tuple[SliceStep, Errors]:
+    """Step ``subs[positions[i]]`` with ``actions[i]`` (every sub-env when ``positions`` is
+    None), each under the contract (``SubEnv.step``: autoreset or freezing), a failing sub-env
+    not stopping the others.
+
+    Returns:
+        The stacked step and the errors, each naming its sub-env's index in ``subs``.
+    """
+    chosen = subs if positions is None else [subs[p] for p in positions]
+    results, failures = run_each(SubEnv.step, chosen, actions)
+    errors = [
+        (index if positions is None else positions[index], describe(exc)) for index, exc in failures
+    ]
+    return receive_step(results), errors
+
+
+def sendable(
+    stepped: SliceStep,
+    positions: Sequence[int] | None,
+    errors: Errors,
+    command: str,
+    *,
+    observations: bool,
+) -> None:
+    """Make every row of ``stepped`` picklable: a sub-env whose info (or observation, when they
+    travel pickled) is not becomes an error in ``errors`` (named by its index in the slice)
+    and its row None; ``errors`` ends sorted by sub-env."""
+    for row, info in enumerate(stepped.infos):
+        if info is None:
+            continue
+        try:
+            dumps((info, stepped.observations[row]) if observations else info)
+        except Exception as exc:
+            stepped.infos[row] = stepped.observations[row] = None
+            what = f"the result of {command}() cannot be sent to the parent"
+            errors.append((row if positions is None else positions[row], describe(exc, what)))
+    errors.sort(key=lambda item: item[0])
+
+
+_ARRAY_SPACES = (Box, Discrete, MultiBinary, MultiDiscrete)
+
+
+def run_step(
+    subs: Sequence[SubEnv],
+    split: Callable[[Any], list[Any]],
+    space: Space[Any],
+    argument: tuple[list[int] | None, Any],
+    *,
+    observations: bool,
+) -> tuple[SliceStep, Errors]:
+    """A worker's STEP command: ``argument`` is ``(positions or None, encoded actions)`` (see
+    ``sekai.vector._batches``); ``split`` cuts the decoded batch into per-sub-env actions.
+    ``observations``: the observations travel pickled (so they must pickle, like the infos)."""
+    positions, actions = argument
+    stepped, errors = step_slice(subs, positions, split(decode_actions(space, actions)))
+    sendable(stepped, positions, errors, "step", observations=observations)
+    return stepped, errors
+
+
+def step_entries(stepped: SliceStep, *, arrays: bool) -> tuple[Any, Any]:
+    """The entries of a STEP reply: ``(packed infos, arrays)``; ``arrays`` is ``(rewards,
+    terminated, truncated, packed observations)``, or None when they are in shared memory."""
+    if not arrays:
+        return pack(stepped.infos), None
+    observations = pack(stepped.observations)
+    return pack(stepped.infos), (
+        stepped.rewards,
+        stepped.terminated,
+        stepped.truncated,
+        observations,
+    )
+
+
+def encode_actions(space: Space[Any], batch: Any) -> Any:
+    """Rows of a checked batch of actions as they travel: for an array space, the array's
+    dtype, row shape and raw bytes (far cheaper to pickle than the array); the batch itself
+    otherwise."""
+    if isinstance(space, _ARRAY_SPACES) and isinstance(batch, np.ndarray):
+        array = np.ascontiguousarray(batch)  # its own dtype: the env gets what step() gives
+        if not array.dtype.hasobject:
+            return (array.dtype.str, array.shape[1:], array.tobytes())
+    return batch
+
+
+def decode_actions(space: Space[Any], data: Any) -> Any:
+    """The batch ``encode_actions`` encoded (a writable array for an array space)."""
+    if isinstance(space, _ARRAY_SPACES) and type(data) is tuple:
+        dtype, shape, raw = data
+        return np.frombuffer(bytearray(raw), dtype=np.dtype(dtype)).reshape(-1, *shape)
+    return data

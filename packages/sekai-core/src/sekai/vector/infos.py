@@ -10,8 +10,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.spaces import Dict, Space, Tuple
+from sekai.vector._packing import unpack
 
-__all__ = ["LazyInfos", "autoreset_info", "batch_row", "split_value", "stack_infos"]
+__all__ = [
+    "LazyInfos",
+    "PackedInfos",
+    "autoreset_info",
+    "batch_row",
+    "split_value",
+    "stack_infos",
+]
 
 
 def stack_infos(infos: Sequence[Mapping[str, Any]]) -> dict[str, NDArray[Any]]:
@@ -214,3 +222,42 @@ class ArrayInfos(LazyInfos):
             for position, index in enumerate(self._reset.tolist()):
                 infos[index] = self._after_reset(index, position, infos[index])
         return infos
+
+
+class PackedInfos(LazyInfos):
+    """Infos as workers reply them: one ``_packing.pack()``ed column of dicts per reply.
+
+    The parent keeps the columns as they arrived (keys already stacked into arrays by the
+    workers) and unpacks a column only when someone reads an info of it.
+
+    Args:
+        chunks: ``(rows, packed column)`` per reply, in sub-env order; ``rows`` is the number of
+            infos of the column, or the positions to take from it (an index array).
+    """
+
+    __slots__ = ("_chunks",)
+
+    def __init__(self, chunks: Sequence[tuple[Any, Any]]) -> None:
+        n = sum(rows if isinstance(rows, int) else len(rows) for rows, _ in chunks)
+        self._n = n  # LazyInfos.__init__, inlined: this runs on every step
+        self._given = {}
+        self._built = None
+        self._chunks = chunks
+
+    @staticmethod
+    def _column(rows: Any, packed: Any) -> list[dict[str, Any]]:
+        infos = unpack(packed)
+        if isinstance(rows, int):
+            return list(infos)
+        return [infos[row] for row in rows.tolist()]
+
+    def _make_one(self, index: int) -> dict[str, Any]:
+        for rows, packed in self._chunks:
+            size = rows if isinstance(rows, int) else len(rows)
+            if index < size:
+                return self._column(rows, packed)[index]
+            index -= size
+        raise IndexError(index)  # at() checked the range
+
+    def _make_all(self) -> list[dict[str, Any]]:
+        return [info for rows, packed in self._chunks for info in self._column(rows, packed)]

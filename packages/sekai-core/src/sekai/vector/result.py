@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from sekai.core.result import _ArrayAwareEq
 from sekai.vector.infos import LazyInfos
 
-__all__ = ["VecResetResult", "VecStepResult"]
+__all__ = ["VecRecvResult", "VecResetResult", "VecStepResult"]
 
 ObsT = TypeVar("ObsT")
 
@@ -73,6 +73,31 @@ class VecStepResult(_ArrayAwareEq, Generic[ObsT]):
             changes.get("terminated", self.terminated),
             changes.get("truncated", self.truncated),
             changes["infos"] if "infos" in changes else _raw_infos(self),
+        )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class VecRecvResult(VecStepResult[ObsT]):
+    """What ``recv()`` returns: one transition of each sub-env in ``env_ids``.
+
+    Every field has one row per sub-env of ``env_ids`` (in that order) instead of one per
+    sub-env of the VecEnv.
+
+    Attributes:
+        env_ids: ``intp`` array, the sub-envs the rows belong to.
+    """
+
+    env_ids: NDArray[np.intp] = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+
+    def _replace(self, **changes: Any) -> VecRecvResult[Any]:
+        """Copy with some fields changed, keeping a not yet built ``infos`` unbuilt."""
+        return VecRecvResult(
+            changes.get("observations", self.observations),
+            changes.get("rewards", self.rewards),
+            changes.get("terminated", self.terminated),
+            changes.get("truncated", self.truncated),
+            changes["infos"] if "infos" in changes else _raw_infos(self),
+            changes.get("env_ids", self.env_ids),
         )
 
 

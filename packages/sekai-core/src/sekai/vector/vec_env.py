@@ -112,6 +112,7 @@ class VecEnv(abc.ABC):
         self._batch_obs = _BatchCache()
         self._batch_act = _BatchCache()
         self._checker: ActionChecker | None = None
+        self._subset_checkers: dict[int, ActionChecker] = {}
         self._tools: _SpaceTools | None = None
 
     # -- spaces ----------------------------------------------------------------------------
@@ -308,6 +309,17 @@ class VecEnv(abc.ABC):
         frozen = None if self._may_freeze is None else self._frozen
         return self._ready_checker().check(actions, frozen)
 
+    def _checked_subset(self, actions: Any, env_ids: NDArray[np.intp]) -> tuple[ActionChecker, Any]:
+        """Rules 1 and 2 for a batch of actions of the sub-envs ``env_ids`` (``send()``): the
+        checker used and the checked batch (``InvalidAction.index`` is the row in the batch)."""
+        self._ready_checker()
+        count = len(env_ids)
+        checker = self._subset_checkers.get(count)
+        if checker is None or checker.space is not self._action_space:
+            checker = self._subset_checkers[count] = ActionChecker(self._action_space, count)
+        frozen = None if self._may_freeze is None else self._frozen[env_ids]
+        return checker, checker.check(actions, frozen)
+
     def _per_env_actions(self, actions: Any) -> list[Any]:
         """Rules 1 and 2 like ``_checked_actions()``, then one action per sub-env."""
         frozen = None if self._may_freeze is None else self._frozen
@@ -337,6 +349,11 @@ class VecEnv(abc.ABC):
         if self._may_freeze is not None:
             np.logical_and(terminated | truncated, self._may_freeze, out=self._frozen)
         return VecStepResult(observations, rewards, terminated, truncated, infos)
+
+    def _record_subset(self, env_ids: NDArray[np.intp], dones: NDArray[np.bool_]) -> None:
+        """Record which of the sub-envs ``env_ids`` froze in their step (``recv()``)."""
+        if self._may_freeze is not None:
+            self._frozen[env_ids] = dones & self._may_freeze[env_ids]
 
     def _partial_step(self, index: int, done: bool) -> None:
         """Record sub-env ``index``'s step when the batch failed elsewhere (rule 9)."""

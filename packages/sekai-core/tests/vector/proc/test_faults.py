@@ -26,7 +26,7 @@ def test_a_worker_dying_mid_step_names_its_sub_env_and_every_later_call_raises(
     run_script: RunScript, fault: str
 ) -> None:
     done = run_script(f"""
-        vec = ProcVecEnv(probes(3), context="fork")
+        vec = ProcVecEnv(probes(3), context="fork", num_workers=3)
         vec.reset(seed=0)
         pids = vec.call("pid")
         for call in (lambda: vec.step([0, {fault}, 0]), lambda: vec.step([0, 0, 0]),

@@ -3,8 +3,9 @@
 Autoreset, freezing and attribute access are ``SubEnv``'s, the code SyncVecEnv and ProcVecEnv
 workers run; each method runs its command on every sub-env of the slice (``run_each``: a failing
 sub-env does not stop the others) and replies with bytes the parent unpickles:
-``(entries, errors)``, one entry per sub-env (None where it failed) and ``errors`` None or a
-list of ``(local index, ErrorInfo)``. Exceptions never escape a method, so Ray reports only what
+``(entries, errors)``, one entry per sub-env (None where it failed; ``step`` replies one entry
+for all the sub-envs it stepped, stacked) and ``errors`` None or a list of ``(local index,
+ErrorInfo)``. Exceptions never escape a method, so Ray reports only what
 Ray itself suffers (a dead actor) and the parent names the sub-env for everything else.
 
 This module imports no Ray: Ray makes the actor with ``ray.remote(RayWorker)`` in the parent.
@@ -16,10 +17,10 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
+from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.errors import describe
 from sekai.vector._contract.subenv import SubEnv, run_each
-from sekai.vector._packing import unpack
-from sekai.vector._remote import Errors, build_slice, encode_reply
+from sekai.vector._remote import Errors, build_slice, encode_reply, run_step, step_entries
 
 __all__ = ["OWNER", "RayWorker"]
 
@@ -35,6 +36,8 @@ class RayWorker:
 
     def __init__(self) -> None:
         self.subs: list[SubEnv] = []
+        self.action_space: Any = None
+        self.split: Callable[[Any], list[Any]] = list
 
     def _reply(self, what: str, command: Callable[[], tuple[Any, Errors]]) -> bytes:
         try:
@@ -54,6 +57,8 @@ class RayWorker:
         subs, ready, errors = build_slice(payload, autoreset, first, OWNER)
         if subs is not None:
             self.subs = subs
+            self.action_space = subs[0].env.action_space
+            self.split = ActionChecker(self.action_space, len(subs)).split
         return ready, errors
 
     def reset(self, payload: bytes) -> bytes:
@@ -69,16 +74,17 @@ class RayWorker:
         return self._reply("reset", command)
 
     def step(self, payload: bytes) -> bytes:
-        """Step each sub-env with its pickled action (autoreset or freezing by ``SubEnv``).
-        Entries: ``(observation, reward, terminated, truncated, info)``."""
+        """Step some sub-envs with their actions (autoreset or freezing by ``SubEnv``): the
+        pickled ``(positions, encoded actions)`` of ``sekai.vector._batches`` (positions None:
+        every sub-env). One entry for all of them: ``(packed infos, (rewards, terminated,
+        truncated, packed observations))``, rows in the order of the positions."""
 
         def command() -> tuple[Any, Errors]:
-            results, failures = run_each(SubEnv.step, self.subs, unpack(pickle.loads(payload)))
-            entries = [
-                None if r is None else (r.observation, r.reward, r.terminated, r.truncated, r.info)
-                for r in results
-            ]
-            return entries, _failures(failures)
+            argument = pickle.loads(payload)
+            stepped, errors = run_step(
+                self.subs, self.split, self.action_space, argument, observations=True
+            )
+            return step_entries(stepped, arrays=True), errors
 
         return self._reply("step", command)
 

@@ -15,16 +15,22 @@ import pickle
 import time
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from sekai.error import VecEnvWorkerError
 from sekai.vector._contract.errors import worker_error_class
 from sekai.vector._remote import read_reply
 
-__all__ = ["DIED", "ActorHandle", "ActorPool", "Outcome"]
+__all__ = ["DIED", "ActorHandle", "ActorPool", "Items", "Outcome"]
 
 DIED = "worker actor died unexpectedly"
 STOPPED = "worker actor was stopped by close()"
+
+
+class Items(Protocol):
+    """Per-sub-env items, indexed by sub-env (a list, or rows read from a batch on demand)."""
+
+    def __getitem__(self, rank: int, /) -> Any: ...
 
 
 class Outcome(NamedTuple):
@@ -59,6 +65,7 @@ class ActorPool:
         self.ray = ray
         self.slices = list(slices)
         self.handles: list[ActorHandle] = []
+        self.posted: dict[Any, tuple[ActorHandle, Any]] = {}  # ref -> (actor, tag): post()
 
     def start(self, actor_class: Any, options: dict[str, Any]) -> None:
         """Create one actor per slice (Ray starts them in the background)."""
@@ -75,19 +82,31 @@ class ActorPool:
                 error = handle.failure(handle.dead.exc_type, handle.dead.message)
                 raise error from handle.dead.__cause__
 
-    def encode(self, arguments: Sequence[Any], what: str) -> list[bytes]:
-        """``arguments[i]`` pickled for actor ``i``, all before anything is sent.
+    def encode(
+        self,
+        arguments: Sequence[Any],
+        what: str,
+        per_env: Items | None = None,
+        handles: Sequence[ActorHandle] | None = None,
+    ) -> list[bytes]:
+        """``arguments[i]`` pickled for actor ``i`` (of ``handles``: all by default), all before
+        anything is sent.
 
         Raises:
-            TypeError: an argument cannot be pickled, naming the sub-env whose item fails.
+            TypeError: an argument cannot be pickled, naming the sub-env whose item fails
+                (found in ``per_env`` when given, else in the argument's per-sub-env list).
         """
         dumps = self.ray.cloudpickle.dumps
         payloads: list[bytes] = []
-        for (lo, hi), argument in zip(self.slices, arguments):
+        bounds = self.slices if handles is None else [(h.lo, h.hi) for h in handles]
+        for (lo, hi), argument in zip(bounds, arguments):
             try:
                 payloads.append(dumps(argument, protocol=pickle.HIGHEST_PROTOCOL))
             except Exception as exc:
-                rank = lo + _failing_item(dumps, argument, hi - lo)
+                if per_env is None:
+                    rank = lo + _failing_item(dumps, argument, hi - lo)
+                else:
+                    rank = next((r for r in range(lo, hi) if not _pickles(dumps, per_env[r])), lo)
                 raise TypeError(
                     f"RayVecEnv cannot send {what} for sub-env {rank} to its worker actor: it "
                     f"cannot be pickled ({type(exc).__name__}: {exc})."
@@ -101,6 +120,49 @@ class ActorPool:
             getattr(handle.actor, method).remote(payload, *extra)
             for handle, payload in zip(self.handles, payloads)
         ]
+
+    def post(self, method: str, posts: Sequence[tuple[ActorHandle, bytes, Any]]) -> None:
+        """Call ``method(payload)`` on some actors without waiting; ``arrivals()`` hands each
+        reply out with its ``tag``."""
+        self.raise_if_dead()
+        for handle, payload, tag in posts:
+            self.posted[getattr(handle.actor, method).remote(payload)] = (handle, tag)
+
+    def forget_posted(self) -> None:
+        """Drop the replies of every posted call (their calls still run, in order)."""
+        self.posted.clear()
+
+    def arrivals(self, timeout: float | None, what: str) -> list[tuple[Any, Outcome]]:
+        """``(tag, outcome)`` of the posted calls that answered, waiting for one at least.
+
+        After ``timeout`` seconds without any, every actor with a posted call is killed and
+        each of its calls answered with its death.
+
+        Raises:
+            RuntimeError: no call is posted.
+        """
+        ray, posted = self.ray, self.posted
+        if not posted:
+            raise RuntimeError("no posted call is waiting for its reply")
+        refs = list(posted)
+        ready, _ = ray.wait(refs, num_returns=1, timeout=timeout)
+        if not ready:
+            late = [(posted.pop(ref)) for ref in refs]
+            for handle, _ in late:
+                if handle.dead is None:
+                    self._late(handle, timeout, what)
+            return [(tag, self.lost(handle)) for handle, tag in late]
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+        arrived: list[tuple[Any, Outcome]] = []
+        for ref in ready:
+            handle, tag = posted.pop(ref)
+            try:
+                body = ray.get(ref)
+            except Exception as exc:
+                arrived.append((tag, self._failed(handle, exc)))
+            else:
+                arrived.append((tag, self.decode(handle, body)))
+        return arrived
 
     def collect(self, refs: Sequence[Any], timeout: float | None, what: str) -> list[Outcome]:
         """Wait for every reply (``timeout`` seconds at most: late actors are killed)."""
@@ -234,6 +296,14 @@ class ActorPool:
             for handle in self.handles:
                 self.bury(handle, "ActorDiedError", STOPPED, None)
         return errors
+
+
+def _pickles(dumps: Any, item: Any) -> bool:
+    try:
+        dumps(item)
+    except Exception:
+        return False
+    return True
 
 
 def _failing_item(dumps: Any, argument: Any, size: int) -> int:

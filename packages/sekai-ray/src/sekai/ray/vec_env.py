@@ -17,9 +17,9 @@ from sekai.core.env import Env
 from sekai.ray._actor import OWNER, RayWorker
 from sekai.ray._cluster import actor_options, check_feasible, connect, default_num_workers
 from sekai.ray._pool import ActorPool, Outcome
+from sekai.vector._batches import ActionRows, Batches, finish_step, send_plan, step_arguments
 from sekai.vector._in_process import check_same_spaces, env_factories
-from sekai.vector._packing import pack
-from sekai.vector.result import VecResetResult, VecStepResult
+from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
 __all__ = ["RayVecEnv"]
@@ -78,7 +78,8 @@ class RayVecEnv(VecEnv):
     """Runs the sub-envs in Ray actors, each actor holding a slice of them.
 
     ``step()`` sends one request per actor and waits for all of them, so a step costs one round
-    trip per actor, whatever the number of sub-envs it holds. The contract is every backend's
+    trip per actor, whatever the number of sub-envs it holds; infos are split into one dict per
+    sub-env only when read. The contract is every backend's
     (core.md §14): seeding, actions and batching are checked and built here, autoreset and
     freezing run next to each sub-env (the code SyncVecEnv runs).
 
@@ -101,6 +102,12 @@ class RayVecEnv(VecEnv):
             is also a ``TimeoutError`` (``exc_type`` ``"TimeoutError"``).
         reset_timeout: the same for ``reset()`` and for building the sub-envs (which includes
             waiting for Ray to schedule the actors).
+        batch_size: how many results ``recv()`` returns by default (None: ``num_envs``).
+
+    Like ``ProcVecEnv``, it steps asynchronously too: ``send(actions, env_ids)`` starts the
+    steps of some sub-envs and returns at once, ``recv()`` returns the first ``batch_size``
+    results (a ``VecRecvResult`` with their ``env_ids``). Each actor replies once per command
+    for all the sub-envs it stepped, with rewards, flags and infos stacked.
 
     Raises:
         TypeError: arguments of the wrong type, or factories that cannot be pickled.
@@ -125,11 +132,13 @@ class RayVecEnv(VecEnv):
         resources_per_worker: Mapping[str, float] | None = None,
         step_timeout: float | None = None,
         reset_timeout: float | None = None,
+        batch_size: int | None = None,
     ) -> None:
         fns = env_factories(env_fns, OWNER)
         if not isinstance(autoreset, (bool, np.bool_)):
             raise TypeError(f"autoreset must be a bool, got {type(autoreset).__name__}.")
         workers = _check_num_workers(num_workers, len(fns))
+        self._batches = Batches(OWNER, len(fns), batch_size)
         self._step_timeout = _check_timeout("step_timeout", step_timeout)
         self._reset_timeout = _check_timeout("reset_timeout", reset_timeout)
         options = actor_options(resources_per_worker)
@@ -178,6 +187,8 @@ class RayVecEnv(VecEnv):
     def _reset_payloads(self, seed: Any, options: Any) -> list[bytes]:
         self._ready()
         seeds, per_env_options = self._reset_plan(seed, options)
+        self._pool.forget_posted()  # the sub-envs start over: results of send() do not matter
+        self._batches.forget()
         plans = list(zip(seeds, per_env_options))
         return self._pool.encode([plans[lo:hi] for lo, hi in self._pool.slices], "the seeds")
 
@@ -190,23 +201,14 @@ class RayVecEnv(VecEnv):
 
     def _step_payloads(self, actions: Any) -> list[bytes]:
         self._ready()
-        per_env = self._per_env_actions(actions)
-        return self._pool.encode(
-            [pack(per_env[lo:hi]) for lo, hi in self._pool.slices], "the action"
-        )
+        self._batches.check_idle("step")
+        batch = self._checked_actions(actions)
+        arguments = step_arguments(self.action_space, batch, self._pool.slices)
+        per_env = ActionRows(self._action_checker(), batch)
+        return self._pool.encode(arguments, "the action", per_env)
 
     def _step_from(self, outcomes: list[Outcome]) -> VecStepResult[Any]:
-        if any(outcome.errors for outcome in outcomes):
-            for handle, outcome in zip(self._pool.handles, outcomes):
-                for offset, entry in enumerate(outcome.entries or ()):
-                    if entry is not None:  # its step happened: record it (rule 9)
-                        self._partial_step(handle.lo + offset, entry[2] or entry[3])
-            _raise_first(outcomes)
-        entries = [entry for outcome in outcomes for entry in outcome.entries]
-        observations, rewards, terminated, truncated, infos = zip(*entries)
-        return self._step_result(
-            self._stack(list(observations)), rewards, terminated, truncated, list(infos)
-        )
+        return finish_step(self, self._pool.slices, outcomes, None, None)
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         payloads = self._reset_payloads(seed, options)
@@ -239,6 +241,61 @@ class RayVecEnv(VecEnv):
         finally:
             self._async_pending = False
 
+    # -- send / recv -------------------------------------------------------------------------
+
+    def send(self, actions: Any, env_ids: Any = None) -> None:
+        """Start stepping the sub-envs ``env_ids`` with ``actions`` and return at once.
+
+        ``recv()`` returns their results as they finish. Autoreset and freezing work per
+        sub-env as in ``step()``.
+
+        Args:
+            actions: a batch of ``len(env_ids)`` actions, row ``i`` for sub-env ``env_ids[i]``.
+            env_ids: the sub-envs to step (None: every sub-env); none of them may be in flight
+                already.
+
+        Raises:
+            ValueError: bad ``env_ids`` (out of range, repeated, already in flight), or a
+                batch of the wrong structure.
+            sekai.InvalidAction: an invalid action (its ``index`` is the row in ``actions``).
+            sekai.ResetRequired: before the first ``reset()``.
+        """
+        pool = self._ready()
+        ids = self._batches.env_ids(env_ids)
+        checker, batch = self._checked_subset(actions, ids)
+        plan = send_plan(self.action_space, batch, ids, pool.slices)
+        handles = [pool.handles[worker] for worker, _, _ in plan]
+        rows = ActionRows(checker, batch, ids)
+        payloads = pool.encode([argument for _, argument, _ in plan], "the action", rows, handles)
+        pool.post("step", [(h, p, tag) for h, p, (_, _, tag) in zip(handles, payloads, plan)])
+        self._batches.in_flight[ids] = True
+
+    def recv(self, batch_size: int | None = None) -> VecRecvResult[Any]:
+        """The results of the first ``batch_size`` sub-envs whose ``send()`` steps finished.
+
+        Args:
+            batch_size: how many (None: the ``batch_size`` given to the constructor).
+
+        Returns:
+            A ``VecRecvResult`` whose rows are the sub-envs ``env_ids``, in the order their
+            results arrived.
+
+        Raises:
+            RuntimeError: fewer sub-envs in flight than ``batch_size``.
+            VecEnvWorkerError: a sub-env raised in its step (its actor's other results stay
+                for the next ``recv()``), or an actor died or timed out (then every later call
+                raises it, as after ``step()``).
+        """
+        pool = self._ready()
+        batches = self._batches
+        size = batches.recv_size(batch_size)
+        while batches.num_ready < size:
+            arrived = pool.arrivals(self._step_timeout, "step")
+            for ids, outcome in arrived:
+                batches.arrive(ids, outcome.entries, outcome.errors)
+            _raise_first([outcome for _, outcome in arrived])
+        return batches.hand_out(self, size, None)
+
     # -- attributes --------------------------------------------------------------------------
 
     def _values(self, outcomes: list[Outcome]) -> list[Any]:
@@ -249,17 +306,20 @@ class RayVecEnv(VecEnv):
 
     def get_attr(self, name: str) -> list[Any]:
         pool = self._ready()
+        self._batches.check_idle("get_attr")
         refs = pool.send("get_attr", [name] * self.num_workers)
         return self._values(pool.collect(refs, None, "get_attr"))
 
     def set_attr(self, name: str, values: Any) -> None:
         pool = self._ready()
+        self._batches.check_idle("set_attr")
         per_env = self._per_env_values(values)
         payloads = pool.encode([per_env[lo:hi] for lo, hi in pool.slices], f"the value of {name!r}")
         _raise_first(pool.collect(pool.send("set_attr", payloads, name), None, "set_attr"))
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
         pool = self._ready()
+        self._batches.check_idle("call")
         what = f"the arguments of call({name!r})"
         payloads = pool.encode([(args, kwargs)] * self.num_workers, what)
         return self._values(pool.collect(pool.send("call", payloads, name), None, "call"))

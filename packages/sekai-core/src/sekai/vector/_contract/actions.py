@@ -353,6 +353,10 @@ class ActionChecker:
         """Per-env actions of a batch returned by ``check()``."""
         return self._root.split(batch)
 
+    def row(self, batch: Any, index: int) -> Any:
+        """Sub-env ``index``'s action in a batch returned by ``check()``."""
+        return self._root.row(batch, index)
+
     def per_env(self, actions: Any, frozen: BoolArray | None = None) -> list[Any]:
         """``split(check(actions, frozen))``, with a fast path for small Discrete batches."""
         bounds = self._int_range

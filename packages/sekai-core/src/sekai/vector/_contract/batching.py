@@ -11,7 +11,16 @@ from numpy.typing import NDArray
 
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple, concatenate
 
-__all__ = ["as_batch_dtype", "caster", "copy_batch", "put_rows", "stack_observations", "stacker"]
+__all__ = [
+    "as_batch_dtype",
+    "caster",
+    "copy_batch",
+    "put_rows",
+    "slice_rows",
+    "stack_observations",
+    "stacker",
+    "take_rows",
+]
 
 _ARRAY_SPACES = (Box, Discrete, MultiDiscrete, MultiBinary)
 
@@ -79,6 +88,29 @@ def copy_batch(space: Space[Any], batch: Any) -> Any:
     if isinstance(space, Tuple):
         return tuple(copy_batch(sub, part) for sub, part in zip(space.spaces, batch))
     return copy.deepcopy(batch)
+
+
+def slice_rows(space: Space[Any], batch: Any, lo: int, hi: int) -> Any:
+    """Rows ``lo:hi`` of a batch of ``space`` (views of arrays; a list for other spaces)."""
+    if isinstance(space, _ARRAY_SPACES):
+        return batch[lo:hi]
+    if isinstance(space, Dict):
+        return {key: slice_rows(sub, batch[key], lo, hi) for key, sub in space.spaces.items()}
+    if isinstance(space, Tuple):
+        return tuple(slice_rows(sub, part, lo, hi) for sub, part in zip(space.spaces, batch))
+    return [batch[index] for index in range(lo, hi)]
+
+
+def take_rows(space: Space[Any], batch: Any, rows: NDArray[np.intp]) -> Any:
+    """A new batch of the rows ``rows`` of ``batch`` of ``space``, in that order (arrays are
+    copied; other spaces give a list of the same objects)."""
+    if isinstance(space, _ARRAY_SPACES):
+        return batch[rows]
+    if isinstance(space, Dict):
+        return {key: take_rows(sub, batch[key], rows) for key, sub in space.spaces.items()}
+    if isinstance(space, Tuple):
+        return tuple(take_rows(sub, part, rows) for sub, part in zip(space.spaces, batch))
+    return [batch[index] for index in rows.tolist()]
 
 
 def put_rows(space: Space[Any], dst: Any, src: Any, rows: NDArray[np.bool_]) -> Any:

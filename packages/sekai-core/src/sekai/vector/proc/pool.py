@@ -4,26 +4,30 @@ Every command is pickled for every worker before anything is sent. Replies carry
 sequence number, so a reply left unread by an interrupted call is dropped. Waiting always
 watches each worker's process sentinel as well as its pipe, so a dead worker is noticed
 (never waited on forever), and an optional timeout stops a worker that does not answer.
+
+Besides those calls (``request``: one command to every worker, wait for every reply), commands
+can be posted without waiting (``post``, for ``send()``): their replies are kept as they arrive,
+also while a call waits for its own, and ``arrivals`` hands them out (``recv()``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import select
 import time
 from collections.abc import Sequence
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from sekai.error import VecEnvWorkerError
 from sekai.vector._contract.errors import dumps, worker_error_class
 from sekai.vector._remote import read_reply
 from sekai.vector.proc import protocol, worker
+from sekai.vector.proc.poller import Poller
 
-__all__ = ["DIED", "Pool", "Reply", "WorkerHandle"]
+__all__ = ["DIED", "Arrival", "Items", "Pool", "Reply", "WorkerHandle"]
 
 DIED = "worker process exited unexpectedly"
 # A dead worker's error is a plain VecEnvWorkerError, except a timeout's: `except TimeoutError`.
@@ -33,6 +37,12 @@ _FORCE_GRACE = 0.5  # seconds between terminate() and kill() when closing
 _ATOMIC = getattr(select, "PIPE_BUF", 0) - 4
 
 
+class Items(Protocol):
+    """Per-sub-env items, indexed by sub-env (a list, or rows read from a batch on demand)."""
+
+    def __getitem__(self, rank: int, /) -> Any: ...
+
+
 class Reply(NamedTuple):
     """One worker's answer: its entries (or None) and the errors as (sub-env, exception)."""
 
@@ -40,10 +50,17 @@ class Reply(NamedTuple):
     errors: list[tuple[int, VecEnvWorkerError]]
 
 
+class Arrival(NamedTuple):
+    """The reply to a posted command: the ``tag`` it was posted with and the reply."""
+
+    tag: Any
+    reply: Reply
+
+
 class WorkerHandle:
     """A worker process, its pipe and the sub-envs ``lo:hi`` it runs."""
 
-    __slots__ = ("conn", "dead", "hi", "index", "lo", "process", "seq")
+    __slots__ = ("conn", "dead", "hi", "index", "lo", "posted", "process", "seq")
 
     def __init__(self, index: int, lo: int, hi: int, process: Any, conn: Connection) -> None:
         self.index = index
@@ -53,6 +70,7 @@ class WorkerHandle:
         self.conn = conn
         self.seq = 0
         self.dead: VecEnvWorkerError | None = None  # why it is dead, once it is
+        self.posted: dict[int, Any] = {}  # seq -> tag of the posted commands not answered yet
 
     def failure(self, exc_type: str, message: str, cls: type | None = None) -> VecEnvWorkerError:
         """The error naming this worker (and its sub-envs when it runs several), deriving
@@ -69,42 +87,7 @@ class WorkerHandle:
         )
 
 
-class _Poller:
-    """Waits until pipes or process sentinels are ready (``select.poll``, reused across calls)."""
-
-    def __init__(self) -> None:
-        self._poll = select.poll() if hasattr(select, "poll") else None
-        self._fds: dict[int, tuple[WorkerHandle, bool]] = {}
-        self._objects: dict[Any, tuple[WorkerHandle, bool]] = {}
-
-    def add(self, handle: WorkerHandle) -> None:
-        for obj, is_sentinel in ((handle.conn, False), (handle.process.sentinel, True)):
-            fd = obj if isinstance(obj, int) else obj.fileno()
-            self._fds[fd] = (handle, is_sentinel)
-            self._objects[obj] = (handle, is_sentinel)
-            if self._poll is not None:
-                self._poll.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-
-    def remove(self, handle: WorkerHandle) -> None:
-        for fd in [fd for fd, (h, _) in self._fds.items() if h is handle]:
-            del self._fds[fd]
-            if self._poll is not None:
-                self._poll.unregister(fd)
-        for obj in [obj for obj, (h, _) in self._objects.items() if h is handle]:
-            del self._objects[obj]
-
-    def wait(self, timeout: float | None) -> list[tuple[WorkerHandle, bool]]:
-        """The (worker, is_sentinel) pairs that are ready; empty after ``timeout`` seconds."""
-        if self._poll is None:
-            return [self._objects[obj] for obj in wait(list(self._objects), timeout)]
-        ms = None if timeout is None else max(0, math.ceil(timeout * 1000))
-        fds = self._fds
-        return [fds[fd] for fd, _ in self._poll.poll(ms) if fd in fds]
-
-
-def _unpicklable(
-    what: str, handle: WorkerHandle, per_env: Sequence[Any] | None, exc: Exception
-) -> str:
+def _unpicklable(what: str, handle: WorkerHandle, per_env: Items | None, exc: Exception) -> str:
     """The message for a command that cannot be pickled, naming the sub-env when it can."""
     where = "to the worker processes"
     for rank in range(handle.lo, handle.hi):
@@ -143,8 +126,9 @@ class Pool:
         self.ctx = ctx
         self.slices = list(slices)
         self.workers: list[WorkerHandle] = []
-        self._poller = _Poller()
+        self._poller = Poller()
         self._lifeline: Connection | None = None
+        self._arrived: list[Arrival] = []
 
     # -- starting ----------------------------------------------------------------------------
 
@@ -199,7 +183,7 @@ class Pool:
         arguments: Sequence[Any],
         timeout: float | None,
         what: str,
-        per_env: Sequence[Any] | None = None,
+        per_env: Items | None = None,
     ) -> list[Reply]:
         """Send ``op`` with ``arguments[i]`` to worker ``i`` and collect every reply.
 
@@ -217,12 +201,7 @@ class Pool:
             VecEnvWorkerError: a worker is already dead (nothing was sent).
         """
         self.raise_if_dead()
-        messages = []
-        for handle, argument in zip(self.workers, arguments):
-            try:
-                messages.append(protocol.head(handle.seq + 1, op) + dumps(argument))
-            except Exception as exc:
-                raise TypeError(_unpicklable(what, handle, per_env, exc)) from exc
+        messages = self._encode(op, self.workers, arguments, what, per_env)
         for handle, message in zip(self.workers, messages):
             handle.seq += 1  # before sending: a reply to this seq must never answer a later call
             self._send(handle, message)
@@ -231,6 +210,95 @@ class Pool:
             self._decode(handle, body) if body is not None else self._lost(handle)
             for handle, body in zip(self.workers, replies)
         ]
+
+    def _encode(
+        self,
+        op: int,
+        handles: Sequence[WorkerHandle],
+        arguments: Sequence[Any],
+        what: str,
+        per_env: Items | None,
+    ) -> list[bytes]:
+        """Every worker's message, all pickled before anything is sent."""
+        messages = []
+        for handle, argument in zip(handles, arguments):
+            try:
+                messages.append(protocol.head(handle.seq + 1, op) + dumps(argument))
+            except Exception as exc:
+                raise TypeError(_unpicklable(what, handle, per_env, exc)) from exc
+        return messages
+
+    def post(
+        self,
+        op: int,
+        posts: Sequence[tuple[WorkerHandle, Any, Any]],
+        what: str,
+        per_env: Items | None = None,
+    ) -> None:
+        """Send ``op`` with an argument to some workers without waiting for the replies.
+
+        Args:
+            op: the command (``protocol``).
+            posts: ``(worker, argument, tag)``; ``arrivals()`` hands the reply out with ``tag``.
+            what: what the arguments hold, for the error when they cannot be pickled.
+            per_env: the per-sub-env items in the arguments, to name the sub-env whose item
+                cannot be pickled.
+
+        Raises:
+            TypeError: an argument cannot be pickled (nothing was sent).
+            VecEnvWorkerError: a worker is already dead (nothing was sent).
+        """
+        self.raise_if_dead()
+        handles = [handle for handle, _, _ in posts]
+        messages = self._encode(op, handles, [argument for _, argument, _ in posts], what, per_env)
+        for (handle, _, tag), message in zip(posts, messages):
+            handle.seq += 1
+            handle.posted[handle.seq] = tag  # before sending: its reply may come at once
+            self._send(handle, message)
+            if handle.dead is not None:
+                self._lose_posted(handle)
+
+    def forget_posted(self) -> None:
+        """Drop every posted command's reply, arrived or not (those to come are dropped)."""
+        self._arrived.clear()
+        for handle in self.workers:
+            handle.posted.clear()
+
+    def arrivals(self, timeout: float | None, name: str) -> list[Arrival]:
+        """The replies to posted commands, waiting for at least one when none has arrived.
+
+        A worker that dies answers each of its posted commands with its death; one that does not
+        answer within ``timeout`` seconds is stopped and answers the same way.
+
+        Raises:
+            RuntimeError: no command is posted.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._arrived:
+            waiting = [h for h in self.workers if h.posted]
+            if not waiting:
+                raise RuntimeError("no posted command is waiting for its reply")
+            remaining = None if deadline is None else deadline - time.monotonic()
+            ready = self._poller.wait(remaining)
+            if not ready and remaining is not None and remaining <= 0:
+                for handle in waiting:
+                    self._bury(
+                        handle,
+                        "TimeoutError",
+                        f"worker {handle.index} did not answer {name}() within {timeout:g} s "
+                        "and was stopped",
+                    )
+                break
+            for handle, is_sentinel in ready:
+                self._read(handle, is_sentinel)
+        arrived, self._arrived = self._arrived, []
+        return arrived
+
+    def _lose_posted(self, handle: WorkerHandle) -> None:
+        """A dead worker's posted commands: each answered by the worker's death."""
+        for tag in handle.posted.values():
+            self._arrived.append(Arrival(tag, self._lost(handle)))
+        handle.posted.clear()
 
     def _send(self, handle: WorkerHandle, message: bytes) -> None:
         if handle.dead is not None:
@@ -290,7 +358,12 @@ class Pool:
         except (EOFError, OSError):
             self._bury(handle, "EOFError", DIED)
             return None
-        if int.from_bytes(data[:8], "little", signed=True) != handle.seq:
+        seq = int.from_bytes(data[:8], "little", signed=True)
+        if seq in handle.posted:
+            tag = handle.posted.pop(seq)
+            self._arrived.append(Arrival(tag, self._decode(handle, memoryview(data)[8:])))
+            return None
+        if seq != handle.seq:
             return None  # the reply of an interrupted call
         return memoryview(data)[8:]
 
@@ -313,6 +386,7 @@ class Pool:
         if handle.dead is None:
             handle.dead = handle.failure(exc_type, message, _DEAD_CLASSES.get(exc_type))
             self._poller.remove(handle)
+            self._lose_posted(handle)
         with contextlib.suppress(Exception):
             if handle.process.is_alive():
                 handle.process.kill()

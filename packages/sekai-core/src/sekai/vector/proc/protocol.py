@@ -18,14 +18,18 @@ INIT       (cloudpickled factories, autoreset, first  reply ``entries`` is (obse
            sub-env index)                             action_space, metadata, [resets_itself])
 ATTACH     (block name, observation space, num_envs)  None
 RESET      (seeds, options), one per sub-env          (info,) or (info, observation)
-STEP       actions, one per sub-env                   (reward, terminated, truncated, info[, obs])
+STEP       (positions or None: all, encoded actions)  one reply for the slice: (packed infos,
+                                                      None or (rewards, terminated, truncated,
+                                                      packed observations))
 GET        name                                       the value
 SET        (name, values), one value per sub-env      None
 CALL       (name, args, kwargs)                       the value
 CLOSE      None                                       None
 =========  =========================================  ===========================================
 
-Observations travel in the entries only without shared memory.
+Observations travel in the entries only without shared memory; with it, a STEP's rewards and
+flags are in shared memory too. STEP's encoding is ``sekai.vector._batches``' and ``_remote``'s,
+shared with RayVecEnv's actors.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""The shared-memory block workers write observations into (fixed-size spaces, core.md §4).
+"""The shared-memory block workers write step results into (fixed-size spaces, core.md §4).
+
+It holds a batch of observations and, after it, the rewards and the termination and truncation
+flags of every sub-env: the fixed-size part of a step's result, so a worker's reply only
+carries what has no fixed size (the infos).
 
 The parent creates the block, every worker attaches to it, then the parent unlinks its name at
 once: the mapping lives on in every process that has it, and no name is left behind whatever
@@ -21,8 +25,9 @@ import numpy as np
 
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 from sekai.spaces.batch import create_empty_array
+from sekai.vector._contract.batching import copy_batch, take_rows
 
-__all__ = ["SharedBatch", "Writer", "is_fixed_size", "row_writer", "write_rows"]
+__all__ = ["SharedBatch", "Writer", "is_fixed_size", "row_writer", "write_at", "write_rows"]
 
 _ALIGN = 64  # every part starts on its own cache line
 
@@ -56,6 +61,7 @@ class _Layout:
 
 
 def _slice(batch: Any, lo: int, hi: int) -> Any:
+    """Rows ``lo:hi`` of a batch of a fixed-size space (dicts and tuples of arrays)."""
     if isinstance(batch, dict):
         return {key: _slice(part, lo, hi) for key, part in batch.items()}
     if isinstance(batch, tuple):
@@ -84,26 +90,42 @@ def _attach(name: str) -> _Segment:
         resource_tracker.register = register
 
 
+def _lay_out(space: Space[Any], num_envs: int, layout: _Layout) -> tuple[Any, Any, Any, Any]:
+    """The observation batch, rewards, terminated and truncated arrays, in this order."""
+    batch = create_empty_array(space, num_envs, fn=layout)
+    rewards = layout((num_envs,), np.float64)
+    terminated = layout((num_envs,), np.bool_)
+    truncated = layout((num_envs,), np.bool_)
+    return batch, rewards, terminated, truncated
+
+
 class SharedBatch:
-    """A batch of ``num_envs`` observations of a fixed-size space in shared memory.
+    """A batch of ``num_envs`` step results of a fixed-size space in shared memory.
 
     Attributes:
         name: the block's name (unlinked once every worker attached).
-        batch: the batch as ``create_empty_array`` builds it, viewing the block.
+        batch: the observations as ``create_empty_array`` builds them, viewing the block.
+        rewards: ``float64`` array ``(num_envs,)`` viewing the block.
+        terminated: ``bool`` array ``(num_envs,)`` viewing the block.
+        truncated: ``bool`` array ``(num_envs,)`` viewing the block.
     """
 
     def __init__(self, segment: _Segment, space: Space[Any], num_envs: int) -> None:
         self._segment: _Segment | None = segment
         self.name = segment.name
         self.space = space
-        self.batch: Any = create_empty_array(space, num_envs, fn=_Layout(segment.buf))
+        parts = _lay_out(space, num_envs, _Layout(segment.buf))
+        self.batch: Any = parts[0]
+        self.rewards: Any = parts[1]
+        self.terminated: Any = parts[2]
+        self.truncated: Any = parts[3]
         self._unlinked = False
 
     @staticmethod
     def size(space: Space[Any], num_envs: int) -> int:
-        """Bytes needed for ``num_envs`` observations of ``space``."""
+        """Bytes needed for ``num_envs`` step results of ``space``."""
         layout = _Layout()
-        create_empty_array(space, num_envs, fn=layout)
+        _lay_out(space, num_envs, layout)
         return layout.size
 
     @classmethod
@@ -119,8 +141,21 @@ class SharedBatch:
         return cls(_attach(name), space, num_envs)
 
     def rows(self, lo: int, hi: int) -> Any:
-        """Views of rows ``lo:hi`` (a worker's sub-envs)."""
+        """Views of observation rows ``lo:hi`` (a worker's sub-envs)."""
         return _slice(self.batch, lo, hi)
+
+    def flags(self, lo: int, hi: int) -> tuple[Any, Any, Any]:
+        """Views of the rewards, terminated and truncated of sub-envs ``lo:hi``."""
+        return self.rewards[lo:hi], self.terminated[lo:hi], self.truncated[lo:hi]
+
+    def take(self, rows: Any = None) -> tuple[Any, Any, Any, Any]:
+        """Copies of the observations, rewards, terminated and truncated of sub-envs ``rows``
+        (an index array; None: all), which the workers may overwrite after this."""
+        if rows is None:
+            observations = copy_batch(self.space, self.batch)
+            return observations, self.rewards.copy(), self.terminated.copy(), self.truncated.copy()
+        observations = take_rows(self.space, self.batch, rows)
+        return observations, self.rewards[rows], self.terminated[rows], self.truncated[rows]
 
     def unlink(self) -> None:
         """Remove the block's name (parent side; the mappings stay valid)."""
@@ -132,7 +167,7 @@ class SharedBatch:
     def release(self) -> None:
         """Unlink (if needed) and unmap; the views must no longer be used."""
         segment, self._segment = self._segment, None
-        self.batch = None
+        self.batch = self.rewards = self.terminated = self.truncated = None
         if segment is None:
             return
         if not self._unlinked:
@@ -145,7 +180,7 @@ class SharedBatch:
     def release_attached(self) -> None:
         """Unmap a worker's attachment (never unlinks: the parent owns the name)."""
         segment, self._segment = self._segment, None
-        self.batch = None
+        self.batch = self.rewards = self.terminated = self.truncated = None
         if segment is not None:
             with contextlib.suppress(BufferError):
                 segment.close()
@@ -210,4 +245,25 @@ def write_rows(write: Writer, rows: Any, observations: list[Any]) -> list[tuple[
             write(_slice(rows, index, index + 1), [observation])
         except Exception as exc:
             errors.append((index, exc))
+    return errors
+
+
+def write_at(
+    write: Writer, rows: Any, positions: list[int] | None, observations: list[Any]
+) -> list[tuple[int, Exception]]:
+    """Write ``observations[i]`` into row ``positions[i]`` (row ``i`` when ``positions`` is
+    None), skipping the None ones (sub-envs that failed).
+
+    Returns:
+        The ``(i, exception)`` of every observation that does not fit its row.
+    """
+    if positions is None and all(observation is not None for observation in observations):
+        return write_rows(write, rows, observations)
+    errors: list[tuple[int, Exception]] = []
+    for index, observation in enumerate(observations):
+        if observation is None:
+            continue
+        row = index if positions is None else positions[index]
+        failures = write_rows(write, _slice(rows, row, row + 1), [observation])
+        errors.extend((index, exc) for _, exc in failures)
     return errors

@@ -17,13 +17,13 @@ import numpy as np
 
 from sekai.core.env import Env
 from sekai.error import VecEnvWorkerError
+from sekai.vector._batches import ActionRows, Batches, finish_step, send_plan, step_arguments
 from sekai.vector._contract.batching import copy_batch
 from sekai.vector._in_process import check_same_spaces, env_factories
-from sekai.vector._packing import pack
 from sekai.vector.proc import protocol
-from sekai.vector.proc.pool import DIED, Pool, Reply
+from sekai.vector.proc.pool import DIED, Items, Pool, Reply
 from sekai.vector.proc.shm import SharedBatch, is_fixed_size
-from sekai.vector.result import VecResetResult, VecStepResult
+from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
 __all__ = ["ProcVecEnv"]
@@ -76,8 +76,8 @@ def _seconds(value: Any, name: str, *, optional: bool) -> float | None:
 
 
 def _num_workers(value: Any, num_envs: int) -> int:
-    if value is None:
-        return num_envs
+    if value is None:  # one per core: more would only take turns on the cores
+        return min(num_envs, os.cpu_count() or 1)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"num_workers must be an int or None, got {type(value).__name__}.")
     if value < 1:
@@ -142,13 +142,19 @@ class ProcVecEnv(VecEnv):
             Windows). With either, guard your script with ``if __name__ == "__main__":``.
         close_timeout: seconds ``close()`` waits for the workers before terminating them (then
             killing those that ignore it).
-        num_workers: worker processes (None: one per sub-env; at most ``num_envs``).
+        num_workers: worker processes (None: ``min(num_envs, os.cpu_count())``; at most
+            ``num_envs``).
         shared_memory: None: use shared memory when the observation space allows it; True:
             require it (TypeError otherwise); False: always pickle observations.
         step_timeout: seconds to wait for the workers in ``step()`` (None: no limit); a worker
             that does not answer in time raises ``VecEnvWorkerError`` (``exc_type``
             ``"TimeoutError"``) and is stopped.
         reset_timeout: the same for ``reset()``.
+        batch_size: how many results ``recv()`` returns by default (None: ``num_envs``).
+
+    Besides ``step()``, sub-envs can be stepped asynchronously: ``send(actions, env_ids)``
+    starts their steps and returns at once, ``recv()`` returns the results of the first
+    ``batch_size`` sub-envs to finish (a ``VecRecvResult`` with their ``env_ids``).
 
     Example:
         >>> if __name__ == "__main__":  # needed with forkserver and spawn
@@ -169,6 +175,7 @@ class ProcVecEnv(VecEnv):
         shared_memory: bool | None = None,
         step_timeout: float | None = None,
         reset_timeout: float | None = None,
+        batch_size: int | None = None,
     ) -> None:
         self._pool: Pool | None = None
         self._shared: SharedBatch | None = None
@@ -184,6 +191,7 @@ class ProcVecEnv(VecEnv):
         self._step_timeout = _seconds(step_timeout, "step_timeout", optional=True)
         self._reset_timeout = _seconds(reset_timeout, "reset_timeout", optional=True)
         self._slices = _slices(len(fns), _num_workers(num_workers, len(fns)))
+        self._batches = Batches(OWNER, len(fns), batch_size)
         payloads = [_pickled_factories(fns, lo, hi) for lo, hi in self._slices]
         self._owner = os.getpid()
         self._pool = Pool(multiprocessing.get_context(self._context), self._slices)
@@ -250,7 +258,7 @@ class ProcVecEnv(VecEnv):
         arguments: Sequence[Any],
         timeout: float | None,
         what: str,
-        per_env: Sequence[Any] | None = None,
+        per_env: Items | None = None,
     ) -> Any:
         self._check_open()
         pool = self._pool
@@ -287,6 +295,9 @@ class ProcVecEnv(VecEnv):
         self._raise_if_dead()
         seeds, per_env_options = self._reset_plan(seed, options)
         arguments = [(seeds[lo:hi], per_env_options[lo:hi]) for lo, hi in self._slices]
+        assert self._pool is not None
+        self._pool.forget_posted()  # the sub-envs start over: results of send() do not matter
+        self._batches.forget()
         replies = self._request(
             protocol.RESET, arguments, self._reset_timeout, "the options", per_env_options
         )
@@ -298,22 +309,74 @@ class ProcVecEnv(VecEnv):
 
     def step(self, actions: Any) -> VecStepResult[Any]:
         self._raise_if_dead()
-        per_env = self._per_env_actions(actions)
-        arguments = [pack(per_env[lo:hi]) for lo, hi in self._slices]
+        self._batches.check_idle("step")
+        batch = self._checked_actions(actions)
+        arguments = step_arguments(self.action_space, batch, self._slices)
+        per_env = ActionRows(self._action_checker(), batch)
         replies = self._request(protocol.STEP, arguments, self._step_timeout, "the action", per_env)
-        entries, errors = self._entries(replies)
-        if errors:
-            for index, entry in enumerate(entries):
-                if entry is not None:
-                    self._partial_step(index, entry[1] or entry[2])
+        shared = self._shared
+        if shared is None:
+            return finish_step(self, self._slices, replies, None, None)
+        flags = shared.terminated, shared.truncated
+        return finish_step(self, self._slices, replies, shared.take, flags)
+
+    # -- send / recv -----------------------------------------------------------------------------
+
+    def send(self, actions: Any, env_ids: Any = None) -> None:
+        """Start stepping the sub-envs ``env_ids`` with ``actions`` and return at once.
+
+        ``recv()`` returns their results as they finish. Autoreset and freezing work per
+        sub-env as in ``step()``.
+
+        Args:
+            actions: a batch of ``len(env_ids)`` actions, row ``i`` for sub-env ``env_ids[i]``.
+            env_ids: the sub-envs to step (None: every sub-env); none of them may be in flight
+                already.
+
+        Raises:
+            ValueError: bad ``env_ids`` (out of range, repeated, already in flight), or a
+                batch of the wrong structure.
+            sekai.InvalidAction: an invalid action (its ``index`` is the row in ``actions``).
+            sekai.ResetRequired: before the first ``reset()``.
+        """
+        self._raise_if_dead()
+        ids = self._batches.env_ids(env_ids)
+        checker, batch = self._checked_subset(actions, ids)
+        pool = self._pool
+        assert pool is not None
+        plan = send_plan(self.action_space, batch, ids, self._slices)
+        posts = [(pool.workers[worker], argument, tag) for worker, argument, tag in plan]
+        pool.post(protocol.STEP, posts, "the action", ActionRows(checker, batch, ids))
+        self._batches.in_flight[ids] = True
+
+    def recv(self, batch_size: int | None = None) -> VecRecvResult[Any]:
+        """The results of the first ``batch_size`` sub-envs whose ``send()`` steps finished.
+
+        Args:
+            batch_size: how many (None: the ``batch_size`` given to the constructor).
+
+        Returns:
+            A ``VecRecvResult`` whose rows are the sub-envs ``env_ids``, in the order their
+            results arrived.
+
+        Raises:
+            RuntimeError: fewer sub-envs in flight than ``batch_size``.
+            VecEnvWorkerError: a sub-env raised in its step (its worker's other results stay
+                for the next ``recv()``), or a worker died or timed out (then every later call
+                raises it, as after ``step()``).
+        """
+        self._raise_if_dead()
+        batches, pool = self._batches, self._pool
+        size = batches.recv_size(batch_size)
+        assert pool is not None
+        while batches.num_ready < size:
+            errors: list[tuple[int, VecEnvWorkerError]] = []
+            for ids, reply in pool.arrivals(self._step_timeout, "step"):
+                batches.arrive(ids, reply.entries, reply.errors)
+                errors.extend(reply.errors)
             _raise_first(errors)
-        return self._step_result(
-            self._observations(entries, 4),
-            [entry[0] for entry in entries],
-            [entry[1] for entry in entries],
-            [entry[2] for entry in entries],
-            [entry[3] for entry in entries],
-        )
+        shared = self._shared
+        return batches.hand_out(self, size, None if shared is None else shared.take)
 
     def _values(self, replies: list[Reply]) -> list[Any]:
         entries, errors = self._entries(replies)
@@ -321,16 +384,19 @@ class ProcVecEnv(VecEnv):
         return entries
 
     def get_attr(self, name: str) -> list[Any]:
+        self._batches.check_idle("get_attr")
         arguments = [name] * self.num_workers
         return self._values(self._request(protocol.GET, arguments, None, "the name"))
 
     def set_attr(self, name: str, values: Any) -> None:
+        self._batches.check_idle("set_attr")
         per_env = self._per_env_values(values)
         arguments = [(name, per_env[lo:hi]) for lo, hi in self._slices]
         what = f"the value of {name!r}"
         self._values(self._request(protocol.SET, arguments, None, what, per_env))
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        self._batches.check_idle("call")
         arguments = [(name, args, kwargs)] * self.num_workers
         what = f"the arguments of call({name!r})"
         return self._values(self._request(protocol.CALL, arguments, None, what))

@@ -17,12 +17,12 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import sekai.wrappers.autoreset  # noqa: F401 - SubEnv needs it: forked workers inherit it
+from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.errors import describe
 from sekai.vector._contract.subenv import SubEnv, run_each
-from sekai.vector._packing import unpack
-from sekai.vector._remote import Errors, build_slice, encode_reply
+from sekai.vector._remote import Errors, build_slice, encode_reply, run_step, step_entries
 from sekai.vector.proc import protocol
-from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_rows
+from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_at, write_rows
 
 __all__ = ["run"]
 
@@ -56,7 +56,10 @@ class Worker:
         self.first = 0
         self.shared: SharedBatch | None = None
         self.rows: Any = None
+        self.flags: Any = None
         self.write: Writer | None = None
+        self.split: Callable[[Any], list[Any]] = list
+        self.action_space: Any = None
         self.handlers: dict[int, Callable[[Any], tuple[Any, Errors]]] = {
             protocol.INIT: self.init,
             protocol.ATTACH: self.attach,
@@ -108,6 +111,8 @@ class Worker:
         subs, ready, errors = build_slice(payload, autoreset, first, OWNER)
         if subs is not None:
             self.subs = subs
+            self.action_space = subs[0].env.action_space
+            self.split = ActionChecker(self.action_space, len(subs)).split
         return ready, errors
 
     def attach(self, argument: tuple[str, Any, int]) -> tuple[Any, Errors]:
@@ -116,6 +121,7 @@ class Worker:
         self.shared = SharedBatch.attach(name, space, num_envs)
         self.write = row_writer(space)
         self.rows = self.shared.rows(self.first, self.first + len(self.subs))
+        self.flags = self.shared.flags(self.first, self.first + len(self.subs))
         return None, []
 
     def _observe(self, observations: list[Any], entries: list[Any], errors: Errors) -> None:
@@ -139,20 +145,26 @@ class Worker:
         self._observe([None if r is None else r.observation for r in results], entries, errors)
         return entries, errors
 
-    def step(self, actions: Any) -> tuple[Any, Errors]:
-        """Step every sub-env with its action (autoreset or freezing by ``SubEnv``)."""
-        results, failures = run_each(SubEnv.step, self.subs, unpack(actions))
-        if failures:
-            errors = [(index, describe(exc)) for index, exc in failures]
-            entries: list[Any] = [
-                None if r is None else (r.reward, r.terminated, r.truncated, r.info)
-                for r in results
-            ]
-            return entries, errors
-        entries = [(r.reward, r.terminated, r.truncated, r.info) for r in results]  # type: ignore[union-attr]
-        errors = []
-        self._observe([r.observation for r in results], entries, errors)  # type: ignore[union-attr]
-        return entries, errors
+    def step(self, argument: tuple[list[int] | None, Any]) -> tuple[Any, Errors]:
+        """Step some sub-envs (None: all) with their slice of the batch of actions; reply
+        ``(infos, None)`` after writing the rest to shared memory, or ``(infos, (rewards,
+        terminated, truncated, observations))`` without it (``infos`` and observations packed)."""
+        shared = self.write is not None
+        stepped, errors = run_step(
+            self.subs, self.split, self.action_space, argument, observations=not shared
+        )
+        if not shared:
+            return step_entries(stepped, arrays=True), errors
+        positions = argument[0]
+        rows = slice(None) if positions is None else positions
+        for view, values in zip(self.flags, stepped[:3]):
+            view[rows] = values
+        assert self.write is not None
+        for row, exc in write_at(self.write, self.rows, positions, stepped.observations):
+            stepped.infos[row] = None
+            errors.append((row if positions is None else positions[row], describe(exc)))
+        errors.sort(key=lambda item: item[0])
+        return step_entries(stepped, arrays=False), errors
 
     def get_attr(self, name: str) -> tuple[Any, Errors]:
         """Read ``name`` from every sub-env."""

@@ -1,0 +1,329 @@
+"""The parent's side of batched replies and of ``send()`` / ``recv()``, for the backends whose
+sub-envs live elsewhere (ProcVecEnv workers, RayVecEnv actors).
+
+A worker or actor replies once per command for every sub-env it stepped (``_remote.step_slice``):
+rewards and flags as arrays, infos packed into columns. Each reply becomes a ``Chunk``; a
+``step()`` or a ``recv()`` joins chunks into one result, unpacking infos only when read
+(``PackedInfos``). ``Batches`` keeps what ``send()`` / ``recv()`` share: which sub-envs are in
+flight, the chunks that arrived and are not handed out yet, and the checks of ``env_ids``.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.error import VecEnvWorkerError
+from sekai.spaces import Space
+from sekai.vector._contract.actions import ActionChecker
+from sekai.vector._contract.batching import slice_rows, take_rows
+from sekai.vector._packing import unpack
+from sekai.vector._remote import encode_actions
+from sekai.vector.infos import PackedInfos
+from sekai.vector.result import VecRecvResult, VecStepResult
+
+if TYPE_CHECKING:
+    from sekai.vector.vec_env import VecEnv
+
+__all__ = [
+    "ActionRows",
+    "Batches",
+    "Chunk",
+    "Errors",
+    "Take",
+    "finish_step",
+    "join",
+    "send_plan",
+    "step_arguments",
+]
+
+Errors = list[tuple[int, VecEnvWorkerError]]
+
+IntArray = NDArray[np.intp]
+
+
+class Chunk:
+    """Rows of one reply: the sub-envs ``env_ids`` are rows ``rows`` of the reply.
+
+    Attributes:
+        env_ids: the sub-envs, in row order.
+        rows: the reply's rows they are (an index array).
+        infos: the reply's packed infos (all its rows).
+        arrays: ``(rewards, terminated, truncated, packed observations)`` of all the reply's
+            rows, or None when they are in shared memory.
+    """
+
+    __slots__ = ("arrays", "env_ids", "infos", "rows")
+
+    def __init__(self, env_ids: IntArray, rows: IntArray, infos: Any, arrays: Any) -> None:
+        self.env_ids = env_ids
+        self.rows = rows
+        self.infos = infos
+        self.arrays = arrays
+
+    def split(self, count: int) -> tuple[Chunk, Chunk]:
+        """The first ``count`` rows and the rest."""
+        head = Chunk(self.env_ids[:count], self.rows[:count], self.infos, self.arrays)
+        tail = Chunk(self.env_ids[count:], self.rows[count:], self.infos, self.arrays)
+        return head, tail
+
+
+Take = Callable[[IntArray | None], tuple[Any, Any, Any, Any]]
+
+
+def join(
+    chunks: Sequence[Chunk], take: Take | None, stack: Callable[[list[Any]], Any], whole: bool
+) -> tuple[Any, Any, Any, Any, PackedInfos]:
+    """``(observations, rewards, terminated, truncated, infos)`` of the chunks' rows in order.
+
+    Args:
+        chunks: the chunks.
+        take: copies the rows of the given sub-envs (None: every sub-env) out of shared
+            memory, or None when the chunks carry their arrays.
+        stack: batches a list of observations (the VecEnv's ``_stack``).
+        whole: the chunks hold every sub-env in order (a ``step()``): shared memory is copied
+            whole.
+    """
+    infos = PackedInfos([(chunk.rows, chunk.infos) for chunk in chunks])
+    if take is not None:
+        ids = None if whole else np.concatenate([chunk.env_ids for chunk in chunks])
+        observations, rewards, terminated, truncated = take(ids)
+        return observations, rewards, terminated, truncated, infos
+    parts = [[array[chunk.rows] for array in chunk.arrays[:3]] for chunk in chunks]
+    rewards, terminated, truncated = (np.concatenate(column) for column in zip(*parts))
+    observations = []
+    for chunk in chunks:
+        values = unpack(chunk.arrays[3])
+        observations.extend(values[row] for row in chunk.rows.tolist())
+    return stack(observations), rewards, terminated, truncated, infos
+
+
+def _dones(chunk: Chunk, flags: tuple[Any, Any] | None) -> NDArray[np.bool_]:
+    """``terminated | truncated`` of the chunk's rows (``flags``: the shared-memory arrays)."""
+    if flags is None:
+        return chunk.arrays[1][chunk.rows] | chunk.arrays[2][chunk.rows]  # type: ignore[no-any-return]
+    return flags[0][chunk.env_ids] | flags[1][chunk.env_ids]  # type: ignore[no-any-return]
+
+
+def step_arguments(
+    space: Space[Any], batch: Any, slices: Sequence[tuple[int, int]]
+) -> list[tuple[None, Any]]:
+    """The STEP argument of each worker for a ``step()``: every sub-env, its rows of the
+    checked batch of actions (encoded)."""
+    return [(None, encode_actions(space, slice_rows(space, batch, lo, hi))) for lo, hi in slices]
+
+
+def send_plan(
+    space: Space[Any], batch: Any, env_ids: IntArray, slices: Sequence[tuple[int, int]]
+) -> list[tuple[int, tuple[list[int], Any], IntArray]]:
+    """How ``send()`` reaches the workers: ``(worker, argument, env_ids)`` for each worker that
+    runs some of ``env_ids``; the argument holds their positions in its slice and their rows of
+    the checked batch of actions (encoded)."""
+    owners = np.searchsorted([hi for _, hi in slices], env_ids, side="right")
+    plan = []
+    for worker in np.unique(owners).tolist():
+        rows = np.flatnonzero(owners == worker)
+        ids = env_ids[rows]
+        positions = (ids - slices[worker][0]).tolist()
+        plan.append(
+            (worker, (positions, encode_actions(space, take_rows(space, batch, rows))), ids)
+        )
+    return plan
+
+
+def finish_step(
+    vec: VecEnv,
+    slices: Sequence[tuple[int, int]],
+    replies: Sequence[tuple[Any, Errors]],
+    take: Take | None,
+    flags: tuple[Any, Any] | None,
+) -> VecStepResult[Any]:
+    """The result of a ``step()`` from every worker's ``(entries, errors)`` reply.
+
+    After an error, records the steps of the sub-envs that did not fail and raises the error
+    of the lowest sub-env (rule 9).
+
+    Args:
+        vec: the VecEnv (its dtypes, frozen sub-envs and stacking).
+        slices: each worker's sub-envs ``lo:hi``.
+        replies: each worker's entries (None when lost) and errors.
+        take: copies rows out of shared memory, or None when the replies carry them.
+        flags: the shared-memory ``(terminated, truncated)`` arrays, or None.
+    """
+    chunks: list[Chunk] = []
+    errors: Errors = []
+    for (lo, hi), (entries, reply_errors) in zip(slices, replies):
+        errors.extend(reply_errors)
+        if entries is not None:
+            infos, arrays = entries
+            chunks.append(Chunk(np.arange(lo, hi), np.arange(hi - lo), infos, arrays))
+    error = first_error(errors)
+    if error is not None:
+        failed = {rank for rank, _ in errors}
+        for chunk in chunks:
+            for rank, done in zip(chunk.env_ids.tolist(), _dones(chunk, flags).tolist()):
+                if rank not in failed:
+                    vec._partial_step(rank, done)
+        raise error
+    observations, rewards, terminated, truncated, infos = join(chunks, take, vec._stack, True)
+    return vec._step_result(observations, rewards, terminated, truncated, infos)
+
+
+class Batches:
+    """``send()`` / ``recv()`` bookkeeping of one VecEnv.
+
+    Args:
+        owner: the VecEnv class name, for messages.
+        num_envs: the number of sub-envs.
+        batch_size: ``recv()``'s default batch size (None: ``num_envs``).
+    """
+
+    def __init__(self, owner: str, num_envs: int, batch_size: Any) -> None:
+        self.owner = owner
+        self.num_envs = num_envs
+        self.batch_size = self._size(batch_size, "batch_size", num_envs)
+        self.in_flight = np.zeros(num_envs, dtype=bool)  # sent, not handed out by recv() yet
+        self.ready: deque[Chunk] = deque()
+        self.num_ready = 0
+
+    def _size(self, value: Any, name: str, default: int) -> int:
+        if value is None:
+            return default
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int or None, got {type(value).__name__}.")
+        if not 1 <= value <= self.num_envs:
+            raise ValueError(f"{name} must be in [1, {self.num_envs}] (num_envs), got {value}.")
+        return int(value)
+
+    def check_idle(self, method: str) -> None:
+        """``method`` needs every sub-env: raise while some are in flight."""
+        if self.in_flight.any():
+            ids = np.flatnonzero(self.in_flight).tolist()
+            raise RuntimeError(
+                f"{self.owner}.{method}() cannot run while sub-envs {_short(ids)} have actions "
+                "sent with send() whose results recv() has not returned yet: call recv() until "
+                "it returned them all, or reset() (which drops them)."
+            )
+
+    def forget(self) -> None:
+        """Drop every sent action and every result not handed out (``reset()``)."""
+        self.in_flight[:] = False
+        self.ready.clear()
+        self.num_ready = 0
+
+    def env_ids(self, env_ids: Any) -> IntArray:
+        """The checked ``env_ids`` of ``send()`` (None: every sub-env) as an index array.
+
+        Raises:
+            TypeError: not a sequence of ints.
+            ValueError: out of range, repeated, or already in flight.
+        """
+        if env_ids is None:
+            ids = np.arange(self.num_envs, dtype=np.intp)
+        else:
+            array = np.asarray(env_ids)
+            if array.ndim != 1 or not (array.dtype.kind in "iu" or array.size == 0):
+                raise TypeError(
+                    f"env_ids must be a 1-D sequence of sub-env indices (ints), got {env_ids!r}."
+                )
+            ids = array.astype(np.intp)
+            bad = ids[(ids < 0) | (ids >= self.num_envs)]
+            if bad.size:
+                raise ValueError(
+                    f"env_ids holds {int(bad[0])}, out of range for {self.num_envs} sub-envs."
+                )
+            if np.unique(ids).size != ids.size:
+                raise ValueError(f"env_ids names a sub-env twice: {ids.tolist()}.")
+        if ids.size == 0:
+            raise ValueError("env_ids is empty: send() needs at least one sub-env.")
+        busy = ids[self.in_flight[ids]]
+        if busy.size:
+            raise ValueError(
+                f"sub-envs {_short(busy.tolist())} already have an action in flight: send() a "
+                "sub-env again only after recv() returned its result."
+            )
+        return ids
+
+    def recv_size(self, batch_size: Any) -> int:
+        """The checked batch size of a ``recv()`` (None: the default).
+
+        Raises:
+            RuntimeError: fewer sub-envs in flight than that.
+        """
+        size = self._size(batch_size, "batch_size", self.batch_size)
+        waiting = int(self.in_flight.sum())
+        if waiting < size:
+            raise RuntimeError(
+                f"{self.owner}.recv() waits for {size} results but only {waiting} sub-envs have "
+                "actions in flight: send() actions first, or pass a smaller batch_size."
+            )
+        return size
+
+    def arrive(self, env_ids: IntArray, entries: Any, errors: Errors) -> None:
+        """A worker's reply to ``send()`` for ``env_ids``: its rows that succeeded wait for
+        ``recv()``; the sub-envs that failed (all of them when ``entries`` is None) are no
+        longer in flight."""
+        failed = {rank for rank, _ in errors}
+        ranks = env_ids.tolist()
+        good = np.array([rank not in failed for rank in ranks], dtype=bool)
+        if entries is None:
+            good[:] = False
+        self.in_flight[env_ids[~good]] = False
+        if entries is not None and good.any():
+            infos, arrays = entries
+            chunk = Chunk(env_ids[good], np.flatnonzero(good), infos, arrays)
+            self.ready.append(chunk)
+            self.num_ready += chunk.env_ids.size
+
+    def hand_out(self, vec: VecEnv, size: int, take: Take | None) -> VecRecvResult[Any]:
+        """``recv()``'s result: the first ``size`` rows that arrived (no longer in flight)."""
+        chunks = self.take(size)
+        observations, rewards, terminated, truncated, infos = join(chunks, take, vec._stack, False)
+        env_ids = np.concatenate([chunk.env_ids for chunk in chunks])
+        vec._record_subset(env_ids, terminated | truncated)
+        lazy: Any = infos  # a LazyInfos: the result builds the list when it is read
+        return VecRecvResult(observations, rewards, terminated, truncated, lazy, env_ids)
+
+    def take(self, count: int) -> list[Chunk]:
+        """The first ``count`` rows that arrived (no longer in flight)."""
+        taken: list[Chunk] = []
+        while count:
+            chunk = self.ready.popleft()
+            if chunk.env_ids.size > count:
+                chunk, rest = chunk.split(count)
+                self.ready.appendleft(rest)
+            taken.append(chunk)
+            count -= chunk.env_ids.size
+            self.num_ready -= chunk.env_ids.size
+            self.in_flight[chunk.env_ids] = False
+        return taken
+
+
+class ActionRows:
+    """Sub-env ``rank``'s action as ``batch[rank]`` (``ids``: the rank of each row), to name
+    the sub-env whose action cannot be pickled without splitting the batch beforehand."""
+
+    def __init__(self, checker: ActionChecker, batch: Any, ids: Any = None) -> None:
+        self._row = checker.row
+        self._batch = batch
+        self._rows = None if ids is None else {rank: row for row, rank in enumerate(ids.tolist())}
+
+    def __getitem__(self, rank: int) -> Any:
+        row = rank if self._rows is None else self._rows.get(rank)
+        return None if row is None else self._row(self._batch, row)  # None: not sent
+
+
+def first_error(errors: Sequence[tuple[int, VecEnvWorkerError]]) -> VecEnvWorkerError | None:
+    """The error of the lowest sub-env (rule 9), or None."""
+    if not errors:
+        return None
+    return min(errors, key=operator.itemgetter(0))[1]
+
+
+def _short(ids: list[int]) -> str:
+    return str(ids) if len(ids) <= 8 else f"{ids[:8]} and {len(ids) - 8} more"

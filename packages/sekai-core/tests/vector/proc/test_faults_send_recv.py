@@ -1,0 +1,122 @@
+"""Faults between ProcVecEnv.send() and recv(), each in a script of its own (see conftest.py):
+a worker dying, a sub-env raising in a partial batch, Ctrl-C while recv() waits."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+DIED = "worker process exited unexpectedly"
+RunScript = Callable[..., Any]
+
+
+@pytest.mark.parametrize(
+    "sent", ["[0, {fault}, 0], [0, 1, 2]", "[{fault}], [1]"], ids=["all", "alone"]
+)
+@pytest.mark.parametrize("fault", ["SIGKILL", "EXIT"])
+def test_a_worker_dying_between_send_and_recv_is_raised_by_recv_and_every_later_call(
+    run_script: RunScript, fault: str, sent: str
+) -> None:
+    done = run_script(f"""
+        vec = ProcVecEnv(probes(3), context="fork", num_workers=3)
+        vec.reset(seed=0)
+        pids = vec.call("pid")
+        vec.send({sent.format(fault=fault)})
+        try:
+            while True:  # the live workers' results may come first
+                vec.recv(batch_size=1)
+        except sekai.VecEnvWorkerError as e:
+            report(message=str(e), rank=e.rank, exc_type=e.exc_type, cls=type(e).__name__)
+        for call in (lambda: vec.recv(batch_size=1), lambda: vec.send([0], [0]),
+                     lambda: vec.step([0, 0, 0]), lambda: vec.reset()):
+            try:
+                call()
+            except sekai.VecEnvWorkerError as e:
+                report(message=str(e), rank=e.rank, exc_type=e.exc_type, cls=type(e).__name__)
+        vec.close()
+        report(left=wait_gone(pids), segments=segments())
+    """)
+    assert done.code == 0, done.err
+    *errors, end = done.lines
+    expected = {
+        "message": f"Sub-env 1 raised EOFError: {DIED}",
+        "rank": 1,
+        "exc_type": "EOFError",
+        "cls": "VecEnvWorkerError",
+    }
+    assert errors == [expected] * 5
+    assert end == {"left": [], "segments": []}
+
+
+def test_a_sub_env_raising_in_a_partial_batch_is_raised_and_the_others_come_next(
+    run_script: RunScript,
+) -> None:
+    done = run_script("""
+        vec = ProcVecEnv(probes(4), context="fork", num_workers=1)
+        vec.reset(seed=0)
+        vec.send([1, RAISE, 1], [3, 1, 0])
+        try:
+            vec.recv(batch_size=3)
+        except ValueError as e:
+            report(cls=type(e).__name__, rank=e.rank, message=e.message)
+        rest = vec.recv(batch_size=2)
+        report(env_ids=rest.env_ids.tolist(), steps=[info["steps"] for info in rest.infos])
+        vec.send([1, 1], [1, 2])  # the failed sub-env is no longer in flight
+        report(env_ids=sorted(vec.recv(batch_size=2).env_ids.tolist()))
+        report(steps=vec.get_attr("steps"))
+        vec.close()
+    """)
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {
+            "cls": "VecEnvWorkerError[ValueError]",
+            "rank": 1,
+            "message": "sub-env 1 refuses action 2",
+        },
+        {"env_ids": [3, 0], "steps": [1, 1]},
+        {"env_ids": [1, 2]},
+        {"steps": [1, 1, 1, 1]},
+    ]
+
+
+_INTERRUPTED_RECV = """
+    vec = ProcVecEnv(probes(2), context="{context}", num_workers=2)
+    vec.reset(seed=0)
+    pids = vec.call("pid")
+    vec.send([0, BLOCK])
+    first = vec.recv(batch_size=1)
+    try:
+        vec.recv(batch_size=1)
+    except KeyboardInterrupt:
+        report(interrupted=True, first=first.env_ids.tolist())
+    mark("release")
+    late = vec.recv(batch_size=1)  # the interrupted recv() lost nothing
+    report(env_ids=late.env_ids.tolist(), action=late.infos[0]["action"])
+    vec.send([1, 1])
+    result = vec.recv()
+    report(steps=sorted(info["steps"] for info in result.infos),
+           same_workers=vec.call("pid") == pids)
+    vec.close()
+"""
+
+
+@pytest.mark.parametrize(
+    ("context", "group"), [("fork", False), ("forkserver", True)], ids=["parent", "group"]
+)
+def test_ctrl_c_while_recv_waits_leaves_the_results_to_the_next_recv(
+    start_script: Callable[..., Any], context: str, group: bool
+) -> None:
+    script = start_script(_INTERRUPTED_RECV.format(context=context), new_session=group)
+    script.wait_mark("blocked-1-0")
+    (os.killpg if group else os.kill)(script.process.pid, signal.SIGINT)
+    done = script.finish()
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {"interrupted": True, "first": [0]},
+        {"env_ids": [1], "action": 5},
+        {"steps": [2, 2], "same_workers": True},
+    ]

@@ -1,0 +1,222 @@
+"""ProcVecEnv.send() / recv(): asynchronous batches, in this process (fork).
+
+Faults during send/recv (dead workers, raising sub-envs, Ctrl-C) are in test_faults.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.core._rng import make_seed_sequence
+from sekai.vector import ProcVecEnv, SyncVecEnv, VecRecvResult
+
+NUM_ENVS = 5
+
+
+class Counter(sekai.Env):  # type: ignore[type-arg]
+    """Observation ``[rank, t, noise]``; reward ``action + 10 * rank``; an episode ends every
+    third step (terminated) and every fifth is truncated; the info echoes the action."""
+
+    def __init__(self, rank: int = 0) -> None:
+        self.observation_space = sekai.Box(-1e6, 1e6, shape=(3,))
+        self.action_space = sekai.Discrete(3)
+        self.rank = rank
+        self.t = 0
+
+    def _obs(self) -> Any:
+        return np.array([self.rank, self.t, self.rng.random()], np.float32)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.t = 0
+        return sekai.ResetResult(self._obs(), {"rank": self.rank})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.t += 1
+        info = {"action": int(action), "t": self.t}
+        reward = int(action) + 10.0 * self.rank
+        return sekai.StepResult(self._obs(), reward, self.t % 3 == 0, self.t % 5 == 0, info)
+
+
+def _fns(n: int = NUM_ENVS) -> list[Any]:
+    return [lambda rank=rank: Counter(rank) for rank in range(n)]
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(a, b))
+    return bool(a == b)
+
+
+class Reference:
+    """Each sub-env alone in a SyncVecEnv, seeded as the VecEnv seeds it."""
+
+    def __init__(self, seed: int, autoreset: bool = True) -> None:
+        seeds = make_seed_sequence(seed, NUM_ENVS)
+        self.vecs = [SyncVecEnv([fn], autoreset=autoreset) for fn in _fns()]
+        for vec, sub_seed in zip(self.vecs, seeds):
+            vec.reset(seed=[sub_seed])
+
+    def check(self, result: VecRecvResult[Any], actions: dict[int, int]) -> None:
+        """The rows of ``result`` are what stepping each sub-env alone gives."""
+        for row, rank in enumerate(result.env_ids.tolist()):
+            expected = self.vecs[rank].step([actions[rank]])
+            assert np.array_equal(result.observations[row], expected.observations[0])
+            assert result.rewards[row] == expected.rewards[0]
+            assert result.terminated[row] == expected.terminated[0]
+            assert result.truncated[row] == expected.truncated[0]
+            assert _same(result.infos[row], expected.infos[0]), (rank, result.infos[row])
+
+
+@pytest.fixture(params=[None, False], ids=["shared-memory", "pickled"])
+def vec(request: pytest.FixtureRequest) -> Any:
+    with ProcVecEnv(_fns(), context="fork", num_workers=2, shared_memory=request.param) as vec:
+        yield vec
+
+
+def test_recv_returns_batch_size_results_that_match_stepping_each_sub_env_alone(vec: Any) -> None:
+    vec.reset(seed=7)
+    reference = Reference(7)
+    rng = np.random.default_rng(0)
+    vec.send(actions := rng.integers(0, 3, NUM_ENVS))
+    last = dict(enumerate(actions.tolist()))
+    seen = 0
+    for _ in range(40):  # enough steps for autoresets by termination and by truncation
+        result = vec.recv(batch_size=2)
+        assert isinstance(result, VecRecvResult)
+        assert result.env_ids.dtype == np.intp and len(result.env_ids) == 2
+        assert result.observations.shape == (2, 3) and result.rewards.dtype == np.float64
+        reference.check(result, last)
+        seen += int(result.dones.sum())
+        actions = rng.integers(0, 3, 2)
+        last.update(zip(result.env_ids.tolist(), actions.tolist()))
+        vec.send(actions, result.env_ids)
+    assert seen > 5
+
+
+def test_a_finished_sub_env_reports_its_final_observation_and_info(vec: Any) -> None:
+    vec.reset(seed=0)
+    for _ in range(3):
+        vec.send(np.full(2, 1), [3, 1])
+        result = vec.recv(batch_size=2)
+    assert sorted(result.env_ids.tolist()) == [1, 3]
+    info = result.infos[int(np.flatnonzero(result.env_ids == 3)[0])]
+    assert bool(result.terminated.all())
+    assert info["final_info"] == {"action": 1, "t": 3}
+    assert info["final_observation"][:2].tolist() == [3.0, 3.0]
+    assert result.observations[:, 1].tolist() == [0.0, 0.0]  # the new episodes' first
+
+
+def test_recv_hands_out_the_rest_of_a_workers_reply_in_the_next_call(vec: Any) -> None:
+    vec.reset(seed=0)
+    vec.send(np.arange(5) % 3)
+    first = vec.recv(batch_size=1)
+    rest = vec.recv(batch_size=4)
+    ids = [*first.env_ids.tolist(), *rest.env_ids.tolist()]
+    assert sorted(ids) == [0, 1, 2, 3, 4]
+    assert len(rest.infos) == 4 and rest.observations.shape == (4, 3)
+    assert [int(r) for r in rest.rewards.tolist()] == [
+        (rank % 3) + 10 * rank for rank in rest.env_ids.tolist()
+    ]
+
+
+def test_a_frozen_sub_env_stays_frozen_per_recv_with_autoreset_off() -> None:
+    vec = ProcVecEnv(_fns(), context="fork", num_workers=2, autoreset=False)
+    with vec:
+        vec.reset(seed=0)
+        for _ in range(3):
+            vec.send([1], [2])
+            result = vec.recv(batch_size=1)
+        assert vec.frozen.tolist() == [False, False, True, False, False]
+        vec.send([1], [2])
+        frozen = vec.recv(batch_size=1)
+        assert (frozen.rewards.tolist(), frozen.infos) == ([0.0], [{}])
+        assert np.array_equal(frozen.observations, result.observations)
+
+
+def test_send_refuses_bad_env_ids_and_sub_envs_already_in_flight(vec: Any) -> None:
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match="out of range for 5 sub-envs"):
+        vec.send([0], [5])
+    with pytest.raises(ValueError, match="names a sub-env twice"):
+        vec.send([0, 0], [1, 1])
+    with pytest.raises(TypeError, match="env_ids must be a 1-D sequence"):
+        vec.send([0], [[1]])
+    with pytest.raises(ValueError, match=r"must have shape \(2,\) \(2 sub-envs"):
+        vec.send([0, 1, 2], [0, 1])
+    with pytest.raises(sekai.InvalidAction) as caught:
+        vec.send([0, 7], [3, 4])
+    assert caught.value.index == 1  # the row of the batch
+    vec.send([0, 1], [3, 4])
+    with pytest.raises(ValueError, match=r"sub-envs \[4\] already have an action in flight"):
+        vec.send([0, 1], [0, 4])
+    with pytest.raises(RuntimeError, match="only 2 sub-envs have actions in flight"):
+        vec.recv(batch_size=3)
+
+
+def test_sync_calls_wait_for_recv_and_reset_drops_what_is_in_flight(vec: ProcVecEnv) -> None:
+    with pytest.raises(sekai.ResetRequired):
+        vec.send([0], [0])
+    vec.reset(seed=0)
+    vec.send([1, 1], [0, 1])
+    calls: list[Callable[[], Any]] = [
+        lambda: vec.step([0] * 5),
+        lambda: vec.get_attr("t"),
+        lambda: vec.call("t"),
+    ]
+    for call in calls:
+        with pytest.raises(RuntimeError, match=r"while sub-envs \[0, 1\] have actions sent"):
+            call()
+    vec.reset(seed=0)
+    assert vec.get_attr("t") == [0] * 5  # the sent steps ran, then reset() reset them
+    assert vec.step([1] * 5).observations[:, 1].tolist() == [1.0] * 5
+
+
+def test_recv_batch_size_defaults_to_the_constructors() -> None:
+    vec = ProcVecEnv(_fns(), context="fork", num_workers=5, batch_size=3)
+    with vec:
+        vec.reset(seed=0)
+        vec.send([1] * 5)
+        assert len(vec.recv().env_ids) == 3
+        with pytest.raises(RuntimeError, match="waits for 3 results but only 2"):
+            vec.recv()
+        assert len(vec.recv(batch_size=2).env_ids) == 2
+    with pytest.raises(ValueError, match=r"batch_size must be in \[1, 5\]"):
+        ProcVecEnv(_fns(), context="fork", batch_size=6)
+
+
+class Echo(sekai.Env):  # type: ignore[type-arg]
+    """A float32 Box action space; the info reports the action's dtype and value."""
+
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(-1.0, 1.0, shape=(1,))
+        self.action_space = sekai.Box(-1.0, 1.0, shape=(2,))
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        info = {"dtype": str(action.dtype), "value": action.tolist()}
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, False, info)
+
+
+def test_workers_get_the_actions_step_and_send_are_given_as_sync_does() -> None:
+    actions = np.array([[0.1, -0.3], [1 / 3, 0.7]])  # float64 for a float32 space
+    with SyncVecEnv([Echo] * 2) as sync:
+        sync.reset()
+        expected = sync.step(actions).infos
+    vec = ProcVecEnv([Echo] * 2, context="fork", num_workers=1)
+    with vec:
+        vec.reset()
+        assert vec.step(actions).infos == expected
+        vec.send(actions[::-1], [1, 0])
+        assert sorted(vec.recv().infos, key=lambda info: info["value"]) == sorted(
+            expected, key=lambda info: info["value"]
+        )

@@ -1,0 +1,94 @@
+"""RayVecEnv.send() / recv(): asynchronous batches, against the test cluster."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+import ray
+
+import sekai
+from sekai.ray import RayVecEnv
+from sekai.ray._pool import DIED
+from sekai.vector import SyncVecEnv, VecRecvResult
+from sekai.vector._conformance import CounterEnv
+
+pytestmark = pytest.mark.usefixtures("ray_cluster")
+# The envs below are defined here, a module the actors cannot import: send them by value.
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+HALF_CPU = {"CPU": 0.5}
+STARTS = [{"start": s} for s in (0, 3, 7, 11)]
+
+
+class FragileEnv(CounterEnv):
+    """Action 2 raises ValueError; action 1 at position 13 kills the actor's process."""
+
+    def step(self, action: Any) -> Any:
+        if int(action) == 2:
+            raise ValueError("action 2 is not supported")
+        if int(action) == 1 and self.position == 13:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().step(action)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(a, b))
+    return bool(a == b)
+
+
+def test_recv_results_match_stepping_each_sub_env_alone() -> None:
+    alone = [SyncVecEnv([CounterEnv]) for _ in STARTS]
+    for vec, start in zip(alone, STARTS):
+        vec.reset(options=[start])
+    fns = [CounterEnv] * 4
+    with RayVecEnv(fns, num_workers=2, batch_size=2, resources_per_worker=HALF_CPU) as vec:
+        vec.reset(options=STARTS)
+        vec.send(np.ones(4, dtype=np.int64))
+        last = dict.fromkeys(range(4), 1)
+        for step in range(30):
+            result = vec.recv()
+            assert isinstance(result, VecRecvResult) and len(result.env_ids) == 2
+            for row, rank in enumerate(result.env_ids.tolist()):
+                expected = alone[rank].step([last[rank]])
+                assert np.array_equal(result.observations[row], expected.observations[0])
+                assert result.rewards[row] == expected.rewards[0]
+                assert result.terminated[row] == expected.terminated[0]
+                assert _same(result.infos[row], expected.infos[0])
+            actions = (result.env_ids + step) % 3
+            last.update(zip(result.env_ids.tolist(), actions.tolist()))
+            vec.send(actions, result.env_ids)
+        with pytest.raises(RuntimeError, match=r"step\(\) cannot run while sub-envs"):
+            vec.step(np.ones(4, dtype=np.int64))
+        vec.reset(options=STARTS)  # drops what is in flight
+        assert vec.step(np.ones(4, dtype=np.int64)).observations[:, 0].tolist() == [1, 4, 8, 12]
+
+
+def test_a_sub_env_raising_in_a_partial_batch_is_raised_and_the_others_come_next() -> None:
+    with RayVecEnv([FragileEnv] * 3, num_workers=1, resources_per_worker=HALF_CPU) as vec:
+        vec.reset(options=STARTS[:3])
+        vec.send([1, 2], [2, 1])
+        with pytest.raises(ValueError, match="action 2 is not supported") as caught:
+            vec.recv(batch_size=2)
+        assert isinstance(caught.value, sekai.VecEnvWorkerError) and caught.value.rank == 1
+        rest = vec.recv(batch_size=1)
+        assert rest.env_ids.tolist() == [2] and rest.observations[0, 0] == 8.0
+        vec.send([1], [1])  # no longer in flight
+        assert vec.recv(batch_size=1).env_ids.tolist() == [1]
+
+
+def test_an_actor_dying_between_send_and_recv_is_raised_by_recv_and_later_calls() -> None:
+    with RayVecEnv([FragileEnv] * 2, num_workers=2, resources_per_worker=HALF_CPU) as vec:
+        vec.reset(options=[{"start": 0}, {"start": 13}])
+        vec.send([1], [1])
+        for call in (lambda: vec.recv(batch_size=1), lambda: vec.send([1], [0])):
+            with pytest.raises(sekai.VecEnvWorkerError) as caught:
+                call()
+            assert str(caught.value) == f"Sub-env 1 raised ActorDiedError: {DIED}"
