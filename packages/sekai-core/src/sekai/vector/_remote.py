@@ -53,7 +53,7 @@ def build_slice(
         except Exception as exc:
             close_quietly(envs)
             return None, None, [(index, describe(exc))]
-    subs = [SubEnv(env, autoreset) for env in envs]
+    subs = [SubEnv(env, autoreset, first + i) for i, env in enumerate(envs)]
     head = envs[0]
     metadata = head.metadata
     try:

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
+from sekai.vector._contract.checks import ResultCheck, snapshot
 from sekai.vector.infos import autoreset_info
 
 __all__ = ["SubEnv", "call_each", "resets_itself", "run_each"]
@@ -38,19 +39,26 @@ class SubEnv:
       its final observation, reward 0, the flags it ended with and a new empty info, without
       stepping it (its action is ignored).
     - A sub-env wrapped in ``AutoReset`` is never reset a second time and never freezes.
+    - Every result is checked (``ResultCheck``) before it leaves: an observation that does not
+      fit the space, a reward that is not a real number or a flag that is not a bool raises,
+      naming ``index``; the terminal observation is copied before an autoreset, so an env that
+      writes the reset observation into the same buffer does not change ``final_observation``.
 
     Attributes:
         env: the sub-env.
         autoreset: the VecEnv's autoreset setting.
         resets_itself: whether the sub-env is wrapped in ``AutoReset``.
+        index: the sub-env's index in the whole VecEnv.
     """
 
-    __slots__ = ("_final", "autoreset", "env", "resets_itself")
+    __slots__ = ("_check", "_final", "autoreset", "env", "index", "resets_itself")
 
-    def __init__(self, env: Env[Any, Any], autoreset: bool) -> None:
+    def __init__(self, env: Env[Any, Any], autoreset: bool, index: int = 0) -> None:
         self.env = env
         self.autoreset = bool(autoreset)
         self.resets_itself = resets_itself(env)
+        self.index = index
+        self._check = ResultCheck(env.observation_space, index)
         self._final: StepResult[Any] | None = None
 
     @property
@@ -75,30 +83,37 @@ class SubEnv:
         self._final = result
         return False
 
-    @staticmethod
-    def _merge(result: StepResult[Any], reset: ResetResult[Any]) -> StepResult[Any]:
+    def _merge(
+        self, result: StepResult[Any], final_observation: Any, reset: ResetResult[Any]
+    ) -> StepResult[Any]:
+        self._check.observation(reset.observation, "reset")
         return StepResult(
             reset.observation,
             result.reward,
             result.terminated,
             result.truncated,
-            autoreset_info(result.info, result.observation, reset.info),
+            autoreset_info(result.info, final_observation, reset.info),
         )
+
+    def _checked_reset(self, reset: Any) -> Any:
+        self._check.observation(reset.observation, "reset")
+        return reset
 
     # -- sync driver -------------------------------------------------------------------------
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         """Reset the sub-env (unfreezing it) and return its ResetResult."""
         self._final = None
-        return self.env.reset(seed=seed, options=options)
+        return self._checked_reset(self.env.reset(seed=seed, options=options))
 
     def step(self, action: Any) -> StepResult[Any]:
         """Step the sub-env under the contract (autoreset or freezing)."""
         if self._final is not None:
             return self._frozen_result()
-        result = self.env.step(action)
+        result = self._check.step(self.env.step(action))
         if (result.terminated or result.truncated) and self._needs_reset(result):
-            return self._merge(result, self.env.reset())
+            final_observation = snapshot(result.observation)
+            return self._merge(result, final_observation, self.env.reset())
         return result
 
     # -- async driver ------------------------------------------------------------------------
@@ -108,15 +123,16 @@ class SubEnv:
     ) -> Any:
         """``reset()`` through the sub-env's ``async_reset()``."""
         self._final = None
-        return await self.env.async_reset(seed=seed, options=options)
+        return self._checked_reset(await self.env.async_reset(seed=seed, options=options))
 
     async def async_step(self, action: Any) -> StepResult[Any]:
         """``step()`` through the sub-env's ``async_step()`` / ``async_reset()``."""
         if self._final is not None:
             return self._frozen_result()
-        result = await self.env.async_step(action)
+        result = self._check.step(await self.env.async_step(action))
         if self._needs_reset(result):
-            return self._merge(result, await self.env.async_reset())
+            final_observation = snapshot(result.observation)
+            return self._merge(result, final_observation, await self.env.async_reset())
         return result
 
     # -- attributes through the wrapper stack -------------------------------------------------
