@@ -231,7 +231,7 @@ class Interruptible(sekai.Env):  # type: ignore[type-arg]
         return self.step(action)
 
 
-def test_a_keyboard_interrupt_during_step_cancels_the_pending_calls_and_the_next_step_runs() -> None:
+def test_a_keyboard_interrupt_in_step_cancels_the_pending_calls_and_the_next_step_runs() -> None:
     vec = AsyncVecEnv([lambda: Interruptible(False), lambda: Interruptible(True)])
     vec.reset(seed=0)
     with pytest.raises(KeyboardInterrupt):
