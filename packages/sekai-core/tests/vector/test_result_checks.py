@@ -161,11 +161,14 @@ def test_a_reward_that_is_not_a_real_number_names_the_sub_env(
             vec.step(np.array([0, 0, 0]))
 
 
+@pytest.mark.parametrize("value", [None, "yes", 2, np.array([True, False])], ids=repr)
 @pytest.mark.parametrize("flag", ["terminated", "truncated"])
-def test_a_flag_that_is_not_a_bool_names_the_sub_env(backend: Backend, flag: str) -> None:
-    with backend(_one_bad(**{flag: None})) as vec:
+def test_a_flag_that_is_not_a_bool_names_the_sub_env(
+    backend: Backend, flag: str, value: Any
+) -> None:
+    with backend(_one_bad(**{flag: value})) as vec:
         vec.reset(seed=0)
-        with pytest.raises(TypeError, match=rf"Sub-env 1 returned {flag}=None .* must be a bool"):
+        with pytest.raises(TypeError, match=rf"Sub-env 1 returned {flag}=.* must be a bool"):
             vec.step(np.array([0, 0, 0]))
 
 
@@ -189,14 +192,19 @@ def test_one_element_array_rewards_and_flags_give_flat_batches(backend: Backend)
     assert result.truncated.tolist() == [True, True, True]
 
 
-def test_numpy_scalars_and_ints_are_accepted_as_rewards(backend: Backend) -> None:
+def test_numpy_scalars_ints_and_bools_are_accepted_as_rewards_and_flags(backend: Backend) -> None:
     fns = [
         lambda: Scripted(reward=np.float32(0.25), terminated=np.bool_(False)),
-        lambda: Scripted(reward=2),
+        lambda: Scripted(reward=2, truncated=1),
+        lambda: Scripted(reward=True, terminated=np.int64(0)),
+        lambda: Scripted(reward=np.float64(-1.5), truncated=np.bool_(True)),
     ]
     with backend(fns) as vec:
         vec.reset(seed=0)
-        assert vec.step(np.array([0, 0])).rewards.tolist() == [0.25, 2.0]
+        result = vec.step(np.array([0, 0, 0, 0]))
+    assert result.rewards.tolist() == [0.25, 2.0, 1.0, -1.5]
+    assert result.terminated.tolist() == [False, False, False, False]
+    assert result.truncated.tolist() == [False, True, False, True]
 
 
 class OneBuffer(sekai.Env):  # type: ignore[type-arg]

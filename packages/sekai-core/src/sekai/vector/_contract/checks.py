@@ -25,6 +25,13 @@ __all__ = ["ResultCheck", "observation_checker", "snapshot"]
 # Which array dtype kinds may hold an observation of a space of each dtype kind: integers and
 # booleans fit a float space; a float in an integer space would be truncated silently.
 _KINDS = {"f": "fiub", "i": "iub", "u": "iub", "b": "biu"}
+# The Python scalars that fit a shape-() space of each dtype kind.
+_SCALARS: dict[str, tuple[type, ...]] = {
+    "f": (float, int, bool),
+    "i": (int, bool),
+    "u": (int, bool),
+    "b": (bool, int),
+}
 
 # A reason why an observation does not fit, or None when it fits.
 ObservationCheck = Callable[[Any], "str | None"]
@@ -50,9 +57,13 @@ def observation_checker(space: Space[Any]) -> ObservationCheck:
 def _array_checker(shape: tuple[int, ...], kind: str) -> ObservationCheck:
     allowed = _KINDS.get(kind, kind)
 
+    scalars = _SCALARS.get(kind, ()) if shape == () else ()
+
     def check(obs: Any) -> str | None:
         if type(obs) is np.ndarray and obs.shape == shape and obs.dtype.kind in allowed:
             return None  # the common case: one type, one shape and one string comparison
+        if type(obs) in scalars:
+            return None  # a Python int for Discrete, a float for Box(())
         if isinstance(obs, (str, bytes)) or obs is None:
             return f"a {type(obs).__name__}, not an array of shape {shape}"
         try:
@@ -144,20 +155,30 @@ class ResultCheck:
         obs = result.observation
         if not (type(obs) is np.ndarray and obs.shape == self._shape and obs.dtype is self._dtype):
             self.observation(obs, "step")
-        reward, terminated, truncated = result.reward, result.terminated, result.truncated
-        if type(reward) is float and type(terminated) is bool and type(truncated) is bool:
+        if (
+            type(result.reward) is float
+            and type(result.terminated) is bool
+            and type(result.truncated) is bool
+        ):
             return result
-        return StepResult(
-            result.observation,
-            self._reward(reward),
-            self._flag("terminated", terminated),
-            self._flag("truncated", truncated),
-            result.info,
-        )
+        reward = self._reward(result.reward)
+        terminated = self._flag("terminated", result.terminated)
+        truncated = self._flag("truncated", result.truncated)
+        if (
+            reward is result.reward
+            and terminated is result.terminated
+            and truncated is result.truncated
+        ):
+            return result  # NumPy scalars, ints: the batch takes them as they are
+        return StepResult(result.observation, reward, terminated, truncated, result.info)
 
-    def _reward(self, reward: Any) -> float:
+    def _reward(self, reward: Any) -> Any:
+        """``reward`` when it is a real number (bools count, as 0 and 1), the element of a
+        1-element array, else TypeError."""
+        if isinstance(reward, (numbers.Real, np.bool_)):
+            return reward
         value = _one_element(reward)
-        if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        if value is not reward and isinstance(value, numbers.Real):
             return float(value)
         raise TypeError(
             f"Sub-env {self.index} returned reward {reward!r} ({type(reward).__name__}) from "
@@ -165,9 +186,15 @@ class ResultCheck:
             "one)."
         )
 
-    def _flag(self, name: str, flag: Any) -> bool:
+    def _flag(self, name: str, flag: Any) -> Any:
+        """``flag`` when it is a bool (or an int 0/1), the element of a 1-element array, else
+        TypeError."""
+        if isinstance(flag, (bool, np.bool_)) or (
+            isinstance(flag, numbers.Integral) and flag in (0, 1)
+        ):
+            return flag
         value = _one_element(flag)
-        if isinstance(value, (bool, np.bool_)):
+        if value is not flag and (isinstance(value, bool) or value in (0, 1)):
             return bool(value)
         raise TypeError(
             f"Sub-env {self.index} returned {name}={flag!r} ({type(flag).__name__}) from step(); "
