@@ -122,17 +122,18 @@ class ResultCheck:
         index: the sub-env's index in the whole VecEnv (for messages).
     """
 
-    __slots__ = ("_check", "_dtype", "_shape", "index", "space")
+    __slots__ = ("_check", "array_dtype", "array_shape", "index", "space")
 
     def __init__(self, space: Space[Any], index: int) -> None:
         self.space = space
         self.index = index
         self._check = observation_checker(space)
-        # step()'s inlined common case: an ndarray of exactly the space's shape and dtype.
-        self._shape: tuple[int, ...] | None = None
-        self._dtype: np.dtype[Any] | None = None
+        self.array_shape: tuple[int, ...] | None = None
+        """For an array space: the shape of an observation that needs no further check."""
+        self.array_dtype: np.dtype[Any] | None = None
+        """For an array space: the dtype of an observation that needs no further check."""
         if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
-            self._shape, self._dtype = tuple(space.shape), np.dtype(space.dtype)
+            self.array_shape, self.array_dtype = tuple(space.shape), np.dtype(space.dtype)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (ResultCheck, (self.space, self.index))  # the checker is a closure: rebuild it
@@ -153,7 +154,11 @@ class ResultCheck:
             TypeError: the reward is not a real number, or a flag is not a bool.
         """
         obs = result.observation
-        if not (type(obs) is np.ndarray and obs.shape == self._shape and obs.dtype is self._dtype):
+        if not (
+            type(obs) is np.ndarray
+            and obs.shape == self.array_shape
+            and obs.dtype is self.array_dtype
+        ):
             self.observation(obs, "step")
         if (
             type(result.reward) is float

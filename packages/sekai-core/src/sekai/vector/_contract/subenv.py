@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
+
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.vector._contract.checks import ResultCheck, snapshot
 from sekai.vector.infos import autoreset_info
 
 __all__ = ["SubEnv", "call_each", "resets_itself", "run_each"]
+
+_ndarray = np.ndarray
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -51,7 +55,16 @@ class SubEnv:
         index: the sub-env's index in the whole VecEnv.
     """
 
-    __slots__ = ("_check", "_final", "autoreset", "env", "index", "resets_itself")
+    __slots__ = (
+        "_check",
+        "_dtype",
+        "_final",
+        "_shape",
+        "autoreset",
+        "env",
+        "index",
+        "resets_itself",
+    )
 
     def __init__(self, env: Env[Any, Any], autoreset: bool, index: int = 0) -> None:
         self.env = env
@@ -59,6 +72,8 @@ class SubEnv:
         self.resets_itself = resets_itself(env)
         self.index = index
         self._check = ResultCheck(env.observation_space, index)
+        # The common result, accepted by step() without a call: an ndarray of exactly these.
+        self._shape, self._dtype = self._check.array_shape, self._check.array_dtype
         self._final: StepResult[Any] | None = None
 
     @property
@@ -110,7 +125,20 @@ class SubEnv:
         """Step the sub-env under the contract (autoreset or freezing)."""
         if self._final is not None:
             return self._frozen_result()
-        result = self._check.step(self.env.step(action))
+        result = self.env.step(action)
+        obs = result.observation
+        # The common case, decided inline (a call would cost as much as these comparisons):
+        # an ndarray of the space's shape and dtype, a float reward and bool flags. Anything
+        # else goes through the full check, which normalises it or raises.
+        if not (
+            type(obs) is _ndarray
+            and obs.shape == self._shape
+            and obs.dtype is self._dtype
+            and type(result.reward) is float
+            and type(result.terminated) is bool
+            and type(result.truncated) is bool
+        ):
+            result = self._check.step(result)
         if (result.terminated or result.truncated) and self._needs_reset(result):
             final_observation = snapshot(result.observation)
             return self._merge(result, final_observation, self.env.reset())
