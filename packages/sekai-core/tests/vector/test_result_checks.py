@@ -16,6 +16,7 @@ import pytest
 
 import sekai
 from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv, VecEnv
+from sekai.wrappers.autoreset import AutoReset
 
 BOX = sekai.Box(-1.0, 1.0, shape=(2,))
 GOOD = np.zeros(2, dtype=np.float32)
@@ -239,3 +240,17 @@ def test_final_observation_keeps_the_terminal_value_when_the_env_reuses_its_buff
     assert result.observations.tolist() == [[-1.0, -1.0]] * 2
     for info in result.infos:
         assert info["final_observation"].tolist() == [2.0, 2.0]
+
+
+def test_an_auto_reset_wrapped_sub_env_keeps_its_terminal_observation_too(
+    backend: Backend,
+) -> None:
+    def make() -> sekai.Env:  # type: ignore[type-arg]
+        return AutoReset(OneBuffer())
+
+    with backend([make] * 2) as vec:
+        vec.reset(seed=0)
+        vec.step(np.array([0, 0]))
+        result = vec.step(np.array([0, 0]))
+    assert result.observations.tolist() == [[-1.0, -1.0]] * 2
+    assert [info["final_observation"].tolist() for info in result.infos] == [[2.0, 2.0]] * 2
