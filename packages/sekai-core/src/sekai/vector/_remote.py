@@ -8,7 +8,7 @@ from typing import Any
 
 from sekai.error import VecEnvWorkerError
 from sekai.vector._contract.errors import ErrorInfo, describe, dumps, worker_error
-from sekai.vector._contract.subenv import SubEnv
+from sekai.vector._contract.subenv import CheckedSubEnv
 from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
 from sekai.vector._packing import pack, unpack
 
@@ -19,7 +19,7 @@ Errors = list[tuple[int, ErrorInfo]]
 
 def build_slice(
     payload: bytes, autoreset: bool, first: int, owner: str
-) -> tuple[list[SubEnv] | None, Any, Errors]:
+) -> tuple[list[CheckedSubEnv] | None, Any, Errors]:
     """Build one worker's slice of sub-envs from cloudpickled factories.
 
     Args:
@@ -29,7 +29,7 @@ def build_slice(
         owner: the backend's class name, for messages.
 
     Returns:
-        ``(subs, ready, errors)``: the SubEnv objects and ``(observation_space, action_space,
+        ``(subs, ready, errors)``: the CheckedSubEnv objects and ``(observation_space, action_space,
         metadata, [resets_itself, ...])`` on success; ``(None, None, errors)`` naming the
         slice-relative index of the sub-env whose factory failed otherwise (the sub-envs already
         built are closed).
@@ -53,7 +53,7 @@ def build_slice(
         except Exception as exc:
             close_quietly(envs)
             return None, None, [(index, describe(exc))]
-    subs = [SubEnv(env, autoreset, first + i) for i, env in enumerate(envs)]
+    subs = [CheckedSubEnv(env, autoreset, first + i) for i, env in enumerate(envs)]
     head = envs[0]
     metadata = head.metadata
     try:

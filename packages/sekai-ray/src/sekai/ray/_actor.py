@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sekai.vector._contract.errors import describe
-from sekai.vector._contract.subenv import SubEnv, run_each
+from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._packing import unpack
 from sekai.vector._remote import Errors, build_slice, encode_reply
 
@@ -34,7 +34,7 @@ class RayWorker:
     """The sub-envs of one worker actor and its commands (each returns the encoded reply)."""
 
     def __init__(self) -> None:
-        self.subs: list[SubEnv] = []
+        self.subs: list[CheckedSubEnv] = []
 
     def _reply(self, what: str, command: Callable[[], tuple[Any, Errors]]) -> bytes:
         try:
@@ -73,7 +73,9 @@ class RayWorker:
         Entries: ``(observation, reward, terminated, truncated, info)``."""
 
         def command() -> tuple[Any, Errors]:
-            results, failures = run_each(SubEnv.step, self.subs, unpack(pickle.loads(payload)))
+            results, failures = run_each(
+                CheckedSubEnv.step, self.subs, unpack(pickle.loads(payload))
+            )
             entries = [
                 None if r is None else (r.observation, r.reward, r.terminated, r.truncated, r.info)
                 for r in results

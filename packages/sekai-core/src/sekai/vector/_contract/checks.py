@@ -1,11 +1,16 @@
-"""The check of what one sub-env returns, run where every backend first receives it.
+"""The checks of what the sub-envs return, in one place for every backend (issue 30).
 
-``SubEnv`` (in the parent for SyncVecEnv/AsyncVecEnv, in the worker for ProcVecEnv, in the actor
-for RayVecEnv) passes each ``step()`` / ``reset()`` result through a ``ResultCheck`` before the
-result is batched, so a wrong value is an error naming the sub-env instead of a batch of the
-wrong shape or a NaN reward. The common case (an ndarray of the space's shape, a float reward,
-bool flags) is decided by a few type and shape comparisons; anything else takes the slow path,
-which either normalises the value or raises.
+- Observations: ``SubEnv`` (in the parent for SyncVecEnv/AsyncVecEnv, in the worker for
+  ProcVecEnv, in the actor for RayVecEnv) checks each ``step()`` / ``reset()`` observation
+  with its ``ResultCheck`` where the sub-env runs, before it is batched or written to shared
+  memory. The common case (an ndarray of exactly the space's shape and dtype) is decided inline
+  by ``SubEnv.step``; anything else goes through ``ResultCheck.observation``.
+- Rewards and flags: ``VecEnv._step_result``, which every backend's results pass through in the
+  parent, batches them with ``batch_rewards`` / ``batch_flags``: one NumPy conversion for the
+  whole batch in the common case, a per-sub-env look (naming the culprit) otherwise.
+
+So a wrong value is an error naming the sub-env instead of a batch of the wrong shape or a NaN
+reward.
 """
 
 from __future__ import annotations
@@ -15,12 +20,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from sekai.core.result import StepResult
 from sekai.error import InvalidObservation
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 
-__all__ = ["ResultCheck", "observation_checker", "snapshot"]
+__all__ = ["ResultCheck", "batch_flags", "batch_rewards", "observation_checker", "snapshot"]
 
 # Which array dtype kinds may hold an observation of a space of each dtype kind: integers and
 # booleans fit a float space; a float in an integer space would be truncated silently.
@@ -32,6 +37,8 @@ _SCALARS: dict[str, tuple[type, ...]] = {
     "u": (int, bool),
     "b": (bool, int),
 }
+
+_FLOAT64 = np.dtype(np.float64)
 
 # A reason why an observation does not fit, or None when it fits.
 ObservationCheck = Callable[[Any], "str | None"]
@@ -52,6 +59,21 @@ def observation_checker(space: Space[Any]) -> ObservationCheck:
         items = [observation_checker(sub) for sub in space.spaces]
         return lambda obs: _check_tuple(items, obs)
     return lambda obs: None
+
+
+def array_kinds(dtype: Any) -> str:
+    """The array dtype kinds an observation of an array space of ``dtype`` may have."""
+    kind: str = np.dtype(dtype).kind
+    return _KINDS.get(kind, kind)
+
+
+def check_observations(space: Space[Any], check: ObservationCheck, items: list[Any]) -> None:
+    """Raise ``InvalidObservation`` for the first of ``items`` (one per sub-env, in sub-env
+    order) that does not fit ``space`` (``check`` is its ``observation_checker``)."""
+    for index, obs in enumerate(items):
+        reason = check(obs)
+        if reason is not None:
+            raise InvalidObservation(obs, space, index=index, reason=reason)
 
 
 def _array_checker(shape: tuple[int, ...], kind: str) -> ObservationCheck:
@@ -115,7 +137,7 @@ def snapshot(obs: Any) -> Any:
 
 
 class ResultCheck:
-    """Checks one sub-env's results against its observation space before they are batched.
+    """Checks one sub-env's observations against its observation space before they are batched.
 
     Args:
         space: the observation space.
@@ -146,65 +168,66 @@ class ResultCheck:
                 obs, self.space, index=self.index, reason=reason, method=method
             )
 
-    def step(self, result: StepResult[Any]) -> StepResult[Any]:
-        """``result`` checked; a 1-element array reward or flag becomes a Python scalar.
 
-        Raises:
-            InvalidObservation: the observation does not fit the space.
-            TypeError: the reward is not a real number, or a flag is not a bool.
-        """
-        obs = result.observation
-        if not (
-            type(obs) is np.ndarray
-            and obs.shape == self.array_shape
-            and obs.dtype is self.array_dtype
-        ):
-            self.observation(obs, "step")
-        if (
-            type(result.reward) is float
-            and type(result.terminated) is bool
-            and type(result.truncated) is bool
-        ):
-            return result
-        reward = self._reward(result.reward)
-        terminated = self._flag("terminated", result.terminated)
-        truncated = self._flag("truncated", result.truncated)
-        if (
-            reward is result.reward
-            and terminated is result.terminated
-            and truncated is result.truncated
-        ):
-            return result  # NumPy scalars, ints: the batch takes them as they are
-        return StepResult(result.observation, reward, terminated, truncated, result.info)
+def batch_rewards(rewards: Any, num_envs: int) -> NDArray[np.float64]:
+    """The ``(num_envs,)`` float64 batch of the sub-envs' rewards, checked.
 
-    def _reward(self, reward: Any) -> Any:
-        """``reward`` when it is a real number (bools count, as 0 and 1), the element of a
-        1-element array, else TypeError."""
-        if isinstance(reward, (numbers.Real, np.bool_)):
-            return reward
-        value = _one_element(reward)
-        if value is not reward and isinstance(value, numbers.Real):
-            return float(value)
-        raise TypeError(
-            f"Sub-env {self.index} returned reward {reward!r} ({type(reward).__name__}) from "
-            "step(); a reward must be a real number (a float, an int or a 1-element array of "
-            "one)."
-        )
+    Real numbers (NumPy scalars, ints and bools too) pass; a 1-element array counts as its
+    element (gymnasium#1445: such rewards gave ``(N, 1)`` batches).
 
-    def _flag(self, name: str, flag: Any) -> Any:
-        """``flag`` when it is a bool (or an int 0/1), the element of a 1-element array, else
-        TypeError."""
-        if isinstance(flag, (bool, np.bool_)) or (
-            isinstance(flag, numbers.Integral) and flag in (0, 1)
-        ):
-            return flag
-        value = _one_element(flag)
-        if value is not flag and (isinstance(value, bool) or value in (0, 1)):
-            return bool(value)
-        raise TypeError(
-            f"Sub-env {self.index} returned {name}={flag!r} ({type(flag).__name__}) from step(); "
-            f"{name} must be a bool (or a 1-element bool array)."
-        )
+    Raises:
+        TypeError: naming the first sub-env whose reward is not a real number.
+    """
+    batch = _as_array(rewards)
+    if batch is not None and batch.shape == (num_envs,):
+        if batch.dtype is _FLOAT64:
+            return batch  # the common case: Python floats, one conversion
+        if batch.dtype.kind in "biuf":
+            return batch.astype(np.float64)
+    return np.array([_reward(value, index) for index, value in enumerate(rewards)], np.float64)
+
+
+def batch_flags(name: str, flags: Any, num_envs: int) -> NDArray[np.bool_]:
+    """The ``(num_envs,)`` bool batch of the sub-envs' ``terminated`` or ``truncated``, checked.
+
+    Bools pass, and so do the ints 0 and 1 and 1-element arrays of them.
+
+    Raises:
+        TypeError: naming the first sub-env whose flag is not a bool.
+    """
+    batch = _as_array(flags)
+    if batch is not None and batch.shape == (num_envs,) and batch.dtype.kind == "b":
+        return batch
+    return np.array([_flag(name, value, index) for index, value in enumerate(flags)], bool)
+
+
+def _as_array(values: Any) -> NDArray[Any] | None:
+    try:
+        return np.asarray(values)
+    except (ValueError, TypeError):  # ragged: some 1-element arrays among numbers
+        return None
+
+
+def _reward(reward: Any, index: int) -> float:
+    value = _one_element(reward)
+    if isinstance(value, (numbers.Real, np.bool_)):
+        return float(value)
+    raise TypeError(
+        f"Sub-env {index} returned reward {reward!r} ({type(reward).__name__}) from step(); a "
+        "reward must be a real number (a float, an int or a 1-element array of one)."
+    )
+
+
+def _flag(name: str, flag: Any, index: int) -> bool:
+    value = _one_element(flag)
+    if isinstance(value, (bool, np.bool_)) or (
+        isinstance(value, numbers.Integral) and value in (0, 1)
+    ):
+        return bool(value)
+    raise TypeError(
+        f"Sub-env {index} returned {name}={flag!r} ({type(flag).__name__}) from step(); "
+        f"{name} must be a bool (or a 1-element bool array)."
+    )
 
 
 def _one_element(value: Any) -> Any:

@@ -10,16 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-import numpy as np
-
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.vector._contract.checks import ResultCheck, snapshot
 from sekai.vector.infos import autoreset_info
 
-__all__ = ["SubEnv", "call_each", "resets_itself", "run_each"]
-
-_ndarray = np.ndarray
+__all__ = ["CheckedSubEnv", "SubEnv", "call_each", "resets_itself", "run_each"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -38,42 +34,29 @@ class SubEnv:
 
     - ``autoreset=True``: a step that ends an episode resets the sub-env within the same call;
       the result has the new episode's first observation, the ending step's reward and flags,
-      and info ``{**info, "final_observation", "final_info", "reset_info"}``.
+      and info ``{**info, "final_observation", "final_info", "reset_info"}``. The terminal
+      observation is copied before the reset, so an env that writes its reset observation
+      into the same buffer does not change ``final_observation`` (gymnasium#1132).
     - ``autoreset=False``: the sub-env freezes: until the next ``reset()`` every step returns
       its final observation, reward 0, the flags it ended with and a new empty info, without
       stepping it (its action is ignored).
     - A sub-env wrapped in ``AutoReset`` is never reset a second time and never freezes.
-    - Every result is checked (``ResultCheck``) before it leaves: an observation that does not
-      fit the space, a reward that is not a real number or a flag that is not a bool raises,
-      naming ``index``; the terminal observation is copied before an autoreset, so an env that
-      writes the reset observation into the same buffer does not change ``final_observation``.
+
+    Observations are checked where they are first batched: by the parent's stacker for
+    in-process backends, by ``CheckedSubEnv`` in a worker.
 
     Attributes:
         env: the sub-env.
         autoreset: the VecEnv's autoreset setting.
         resets_itself: whether the sub-env is wrapped in ``AutoReset``.
-        index: the sub-env's index in the whole VecEnv.
     """
 
-    __slots__ = (
-        "_check",
-        "_dtype",
-        "_final",
-        "_shape",
-        "autoreset",
-        "env",
-        "index",
-        "resets_itself",
-    )
+    __slots__ = ("_final", "autoreset", "env", "resets_itself")
 
-    def __init__(self, env: Env[Any, Any], autoreset: bool, index: int = 0) -> None:
+    def __init__(self, env: Env[Any, Any], autoreset: bool) -> None:
         self.env = env
         self.autoreset = bool(autoreset)
         self.resets_itself = resets_itself(env)
-        self.index = index
-        self._check = ResultCheck(env.observation_space, index)
-        # The common result, accepted by step() without a call: an ndarray of exactly these.
-        self._shape, self._dtype = self._check.array_shape, self._check.array_dtype
         self._final: StepResult[Any] | None = None
 
     @property
@@ -98,10 +81,10 @@ class SubEnv:
         self._final = result
         return False
 
+    @staticmethod
     def _merge(
-        self, result: StepResult[Any], final_observation: Any, reset: ResetResult[Any]
+        result: StepResult[Any], final_observation: Any, reset: ResetResult[Any]
     ) -> StepResult[Any]:
-        self._check.observation(reset.observation, "reset")
         return StepResult(
             reset.observation,
             result.reward,
@@ -110,37 +93,20 @@ class SubEnv:
             autoreset_info(result.info, final_observation, reset.info),
         )
 
-    def _checked_reset(self, reset: Any) -> Any:
-        self._check.observation(reset.observation, "reset")
-        return reset
-
     # -- sync driver -------------------------------------------------------------------------
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         """Reset the sub-env (unfreezing it) and return its ResetResult."""
         self._final = None
-        return self._checked_reset(self.env.reset(seed=seed, options=options))
+        return self.env.reset(seed=seed, options=options)
 
     def step(self, action: Any) -> StepResult[Any]:
         """Step the sub-env under the contract (autoreset or freezing)."""
         if self._final is not None:
             return self._frozen_result()
         result = self.env.step(action)
-        obs = result.observation
-        # The common case, decided inline (a call would cost as much as these comparisons):
-        # an ndarray of the space's shape and dtype, a float reward and bool flags. Anything
-        # else goes through the full check, which normalises it or raises.
-        if not (
-            type(obs) is _ndarray
-            and obs.shape == self._shape
-            and obs.dtype is self._dtype
-            and type(result.reward) is float
-            and type(result.terminated) is bool
-            and type(result.truncated) is bool
-        ):
-            result = self._check.step(result)
         if (result.terminated or result.truncated) and self._needs_reset(result):
-            final_observation = snapshot(result.observation)
+            final_observation = snapshot(result.observation)  # before the reset overwrites it
             return self._merge(result, final_observation, self.env.reset())
         return result
 
@@ -151,13 +117,13 @@ class SubEnv:
     ) -> Any:
         """``reset()`` through the sub-env's ``async_reset()``."""
         self._final = None
-        return self._checked_reset(await self.env.async_reset(seed=seed, options=options))
+        return await self.env.async_reset(seed=seed, options=options)
 
     async def async_step(self, action: Any) -> StepResult[Any]:
         """``step()`` through the sub-env's ``async_step()`` / ``async_reset()``."""
         if self._final is not None:
             return self._frozen_result()
-        result = self._check.step(await self.env.async_step(action))
+        result = await self.env.async_step(action)
         if self._needs_reset(result):
             final_observation = snapshot(result.observation)
             return self._merge(result, final_observation, await self.env.async_reset())
@@ -185,6 +151,46 @@ class SubEnv:
     def close(self) -> None:
         """Close the sub-env."""
         self.env.close()
+
+
+class CheckedSubEnv(SubEnv):
+    """A ``SubEnv`` in a worker process or actor (ProcVecEnv, RayVecEnv): it checks every
+    observation it returns (``ResultCheck``) before the worker batches it or writes it to
+    shared memory, so a misfit is the error of its sub-env.
+
+    Args:
+        env: the sub-env.
+        autoreset: the VecEnv's autoreset setting.
+        index: the sub-env's index in the whole VecEnv (for messages).
+    """
+
+    __slots__ = ("_check",)
+
+    def __init__(self, env: Env[Any, Any], autoreset: bool, index: int) -> None:
+        super().__init__(env, autoreset)
+        self._check = ResultCheck(env.observation_space, index)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        result = super().reset(seed, options)
+        self._check.observation(result.observation, "reset")
+        return result
+
+    def step(self, action: Any) -> StepResult[Any]:
+        result = super().step(action)
+        self._check.observation(result.observation, "step")
+        return result
+
+    async def async_reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> Any:
+        result = await super().async_reset(seed, options)
+        self._check.observation(result.observation, "reset")
+        return result
+
+    async def async_step(self, action: Any) -> StepResult[Any]:
+        result = await super().async_step(action)
+        self._check.observation(result.observation, "step")
+        return result
 
 
 def run_each(

@@ -18,7 +18,7 @@ from typing import Any
 
 import sekai.wrappers.autoreset  # noqa: F401 - SubEnv needs it: forked workers inherit it
 from sekai.vector._contract.errors import describe
-from sekai.vector._contract.subenv import SubEnv, run_each
+from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._packing import unpack
 from sekai.vector._remote import Errors, build_slice, encode_reply
 from sekai.vector.proc import protocol
@@ -52,7 +52,7 @@ class Worker:
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
-        self.subs: list[SubEnv] = []
+        self.subs: list[CheckedSubEnv] = []
         self.first = 0
         self.shared: SharedBatch | None = None
         self.rows: Any = None
@@ -141,7 +141,7 @@ class Worker:
 
     def step(self, actions: Any) -> tuple[Any, Errors]:
         """Step every sub-env with its action (autoreset or freezing by ``SubEnv``)."""
-        results, failures = run_each(SubEnv.step, self.subs, unpack(actions))
+        results, failures = run_each(CheckedSubEnv.step, self.subs, unpack(actions))
         if failures:
             errors = [(index, describe(exc)) for index, exc in failures]
             entries: list[Any] = [
