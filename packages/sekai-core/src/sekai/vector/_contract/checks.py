@@ -1,13 +1,14 @@
 """The checks of what the sub-envs return, in one place for every backend (issue 30).
 
-- Observations: ``SubEnv`` (in the parent for SyncVecEnv/AsyncVecEnv, in the worker for
-  ProcVecEnv, in the actor for RayVecEnv) checks each ``step()`` / ``reset()`` observation
-  with its ``ResultCheck`` where the sub-env runs, before it is batched or written to shared
-  memory. The common case (an ndarray of exactly the space's shape and dtype) is decided inline
-  by ``SubEnv.step``; anything else goes through ``ResultCheck.observation``.
+- Observations: ``observation_checker(space)`` says why one does not fit (shape, dtype kind,
+  keys). The parent's stacker (``batching.stacker``, SyncVecEnv/AsyncVecEnv and the
+  out-of-process backends' pickled observations) checks the whole batch with one ``np.array``
+  and looks at each sub-env only when the batch does not fit; ``CheckedSubEnv`` checks each
+  observation where it is produced in a ProcVecEnv worker or a RayVecEnv actor (before shared
+  memory) through ``ResultCheck``.
 - Rewards and flags: ``VecEnv._step_result``, which every backend's results pass through in the
-  parent, batches them with ``batch_rewards`` / ``batch_flags``: one NumPy conversion for the
-  whole batch in the common case, a per-sub-env look (naming the culprit) otherwise.
+  parent, batches them with ``batch_rewards`` / ``batch_flags``: one NumPy conversion in the
+  common case, a per-sub-env look otherwise.
 
 So a wrong value is an error naming the sub-env instead of a batch of the wrong shape or a NaN
 reward.
