@@ -161,14 +161,11 @@ def test_a_reward_that_is_not_a_real_number_names_the_sub_env(
             vec.step(np.array([0, 0, 0]))
 
 
-@pytest.mark.parametrize("value", [None, "yes", 2, 0.5], ids=repr)
 @pytest.mark.parametrize("flag", ["terminated", "truncated"])
-def test_a_flag_that_is_not_a_bool_names_the_sub_env(
-    backend: Backend, flag: str, value: Any
-) -> None:
-    with backend(_one_bad(**{flag: value})) as vec:
+def test_a_flag_of_several_values_names_the_sub_env(backend: Backend, flag: str) -> None:
+    with backend(_one_bad(**{flag: [True, False]})) as vec:
         vec.reset(seed=0)
-        with pytest.raises(TypeError, match=rf"Sub-env 1 returned {flag}=.* must be a bool"):
+        with pytest.raises(TypeError, match=rf"Sub-env 1 returned {flag}=\[True, False\] .* bool"):
             vec.step(np.array([0, 0, 0]))
 
 

@@ -34,7 +34,7 @@ def stacker(space: Space[Any]) -> Callable[[list[Any]], Any]:
             return concatenate(space, items)
 
         return stack_other
-    dtype, shape = space.dtype, tuple(space.shape)
+    dtype, shape = np.dtype(space.dtype), tuple(space.shape)
     allowed = array_kinds(dtype)
 
     def stack(items: list[Any]) -> Any:
@@ -50,7 +50,7 @@ def stacker(space: Space[Any]) -> Callable[[list[Any]], Any]:
         ):
             check_observations(space, check, items)  # raises for the first misfit
             return concatenate(space, items)  # they all fit (lists, NumPy scalars, ...)
-        return batch if batch.dtype == dtype else batch.astype(dtype)
+        return batch if batch.dtype is dtype or batch.dtype == dtype else batch.astype(dtype)
 
     return stack
 

@@ -179,34 +179,36 @@ def batch_rewards(rewards: Any, num_envs: int) -> NDArray[np.float64]:
     Raises:
         TypeError: naming the first sub-env whose reward is not a real number.
     """
-    batch = _as_array(rewards)
-    if batch is not None and batch.shape == (num_envs,):
-        if batch.dtype is _FLOAT64:
+    try:
+        batch = np.asarray(rewards)
+    except (ValueError, TypeError):  # ragged: some 1-element arrays among numbers
+        pass
+    else:
+        dtype = batch.dtype
+        if dtype is _FLOAT64 and batch.shape == (num_envs,):
             return batch  # the common case: Python floats, one conversion
-        if batch.dtype.kind in "biuf":
+        if dtype.kind in "biuf" and batch.shape == (num_envs,):
             return batch.astype(np.float64)
     return np.array([_reward(value, index) for index, value in enumerate(rewards)], np.float64)
 
 
 def batch_flags(name: str, flags: Any, num_envs: int) -> NDArray[np.bool_]:
-    """The ``(num_envs,)`` bool batch of the sub-envs' ``terminated`` or ``truncated``, checked.
+    """The ``(num_envs,)`` bool batch of the sub-envs' ``terminated`` or ``truncated``.
 
-    Bools pass, and so do the ints 0 and 1 and 1-element arrays of them.
+    Each flag counts by its truth value, as in ``if terminated:``; a 1-element array counts as
+    its element (gymnasium#1445: such flags gave ``(N, 1)`` batches).
 
     Raises:
-        TypeError: naming the first sub-env whose flag is not a bool.
+        TypeError: naming the first sub-env whose flag is a sequence of several values.
     """
-    batch = _as_array(flags)
-    if batch is not None and batch.shape == (num_envs,) and batch.dtype.kind == "b":
-        return batch
-    return np.array([_flag(name, value, index) for index, value in enumerate(flags)], bool)
-
-
-def _as_array(values: Any) -> NDArray[Any] | None:
     try:
-        return np.asarray(values)
-    except (ValueError, TypeError):  # ragged: some 1-element arrays among numbers
-        return None
+        batch = np.asarray(flags, dtype=bool)
+    except (ValueError, TypeError):  # ragged: some arrays among bools
+        pass
+    else:
+        if batch.shape == (num_envs,):
+            return batch  # the common case: one conversion, as without the check
+    return np.array([_flag(name, value, index) for index, value in enumerate(flags)], bool)
 
 
 def _reward(reward: Any, index: int) -> float:
@@ -221,9 +223,7 @@ def _reward(reward: Any, index: int) -> float:
 
 def _flag(name: str, flag: Any, index: int) -> bool:
     value = _one_element(flag)
-    if isinstance(value, (bool, np.bool_)) or (
-        isinstance(value, numbers.Integral) and value in (0, 1)
-    ):
+    if np.ndim(value) == 0:
         return bool(value)
     raise TypeError(
         f"Sub-env {index} returned {name}={flag!r} ({type(flag).__name__}) from step(); "
