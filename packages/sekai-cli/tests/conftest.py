@@ -256,6 +256,20 @@ def fake_dists(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.fixture
+def fake_dist(tmp_path: Path) -> Callable[[str, str, str, str], dict[str, str]]:
+    """Install a fake distribution: ``fake_dist(name, plugin, module, source)`` writes its
+    metadata (one ``sekai`` entry point, ``plugin = module``) and ``module.py`` into
+    ``tmp_path/site`` and returns the environment variables putting that folder on the path."""
+    site = tmp_path / "site"
+
+    def install(name: str, plugin: str, module: str, source: str) -> dict[str, str]:
+        _fake_dist(site, name, plugin, module, source)
+        return {"PYTHONPATH": str(site)}
+
+    return install
+
+
+@pytest.fixture
 def terminal_cli(tmp_path: Path) -> Callable[..., tuple[int, str, str]]:
     """Run ``sekai *args`` with one stream on a pseudo-terminal, as in an interactive shell.
 

@@ -75,3 +75,30 @@ def test_issue_levels_are_coloured_on_a_terminal(terminal_cli, tmp_path, my_envs
     code, out, _ = terminal_cli("-m", my_envs, "check", "mine/OutOfSpace-v0", stream="stdout")
     assert code == 1
     assert out.startswith("\x1b[31mERROR\x1b[0m: Observation from step()")
+
+
+BAD_ENV_PLUGIN = """
+from sekai.plugins import hookimpl
+
+
+@hookimpl
+def sekai_register_envs(registry):
+    registry.register("fakebad/Bad-v0", "sekai_fake_bad_env_module:Env")
+"""
+
+
+def test_an_env_whose_module_fails_to_import_names_the_id_entry_point_and_distribution(
+    sekai_cli, fake_dist, tmp_path
+) -> None:
+    env = fake_dist("sekai-fake-bad-env", "fakebad", "sekai_fake_bad_plugin", BAD_ENV_PLUGIN)
+    module = tmp_path / "site" / "sekai_fake_bad_env_module.py"
+    module.write_text('raise RuntimeError("config missing")\n')
+    done = sekai_cli("check", "fakebad/Bad-v0", env=env)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == (
+        "error: cannot import the module of fakebad/Bad-v0 (entry point "
+        "'sekai_fake_bad_env_module:Env', registered by plugin 'fakebad' (sekai-fake-bad-env "
+        "0.1.0)): RuntimeError: config missing. Fix or reinstall sekai-fake-bad-env, or report "
+        "it to its maintainers.\n"
+    )

@@ -231,3 +231,43 @@ def test_no_color_disables_colour_on_a_terminal(terminal_cli, value: str) -> Non
     assert code == 0
     assert "PLUGIN" in out
     assert not ANSI.search(out)
+
+
+FAKE_PACK = """
+from sekai.plugins import hookimpl
+
+
+@hookimpl
+def sekai_register_envs(registry):
+    registry.register("fake/Line-v0", "sekai.testing.envs:LineEnv")
+"""
+
+# A plugin module failing in its own import-time code, not for a missing dependency.
+RAISING_PLUGINS = {
+    "runtime-error": (
+        'raise RuntimeError("needs a licence key")\n',
+        "RuntimeError: needs a licence key",
+    ),
+    "syntax-error": ("def register(:\n    pass\n", "SyntaxError: "),
+    "import-time-code": ('import json\nSETTINGS = json.loads("{")\n', "JSONDecodeError: "),
+}
+
+
+@pytest.mark.parametrize("kind", list(RAISING_PLUGINS))
+def test_a_plugin_raising_any_exception_at_import_is_listed_as_failed_and_the_others_load(
+    sekai_cli, fake_dist, kind: str
+) -> None:
+    source, error = RAISING_PLUGINS[kind]
+    fake_dist("sekai-fake-pack", "fake", "sekai_fake_pack_plugin", FAKE_PACK)
+    env = fake_dist("sekai-fake-raising", "fakeraising", "sekai_fake_raising_plugin", source)
+    done = sekai_cli("list", "--plugins", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    rows = {row["distribution"]: row for row in json.loads(done.stdout)}
+    assert rows["sekai-fake-pack"]["status"] == "ok"
+    assert rows["sekai-fake-raising"]["status"] == "failed (import)"
+    assert rows["sekai-fake-raising"]["error"].startswith(error)
+    made = sekai_cli("info", "fakeraising/Thing-v0", env=env)
+    assert made.returncode == 2
+    assert (
+        "Plugin 'fakeraising' (sekai-fake-raising 0.1.0) failed to load: " + error
+    ) in made.stderr

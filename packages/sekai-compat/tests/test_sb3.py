@@ -400,8 +400,12 @@ def test_ppo_on_rescaled_portfolio_runs_as_on_migration_page() -> None:
 
     ppo = evaluate(lambda obs: model.predict(obs, deterministic=True)[0])
     equal_weight = evaluate(lambda obs: np.ones(4, dtype=np.float32))
-    # The page: ~ PPO +0.0075, equal weight +0.0086 (a 20k-step run is far from converged).
-    assert abs(ppo) < 0.5 and abs(equal_weight) < 0.5
+    # The page prints "PPO +0.0075, equal weight +0.0086". Equal weight involves no training:
+    # its figure is exact. PPO's may move with floating-point differences between machines
+    # (measured here: +0.0075 with 1 and with 2 torch threads), so it must stay within 0.02 of
+    # the page's, three standard errors of a 50-episode mean (0.0065 for both policies).
+    assert f"{equal_weight:+.4f}" == "+0.0086"
+    assert abs(ppo - 0.0075) < 0.02, f"PPO {ppo:+.4f}, the migration page prints +0.0075"
 
 
 # 2,048 steps: a few seconds, so it runs in every test session.

@@ -128,6 +128,48 @@ def test_env_not_found_in_the_namespace_of_a_failed_plugin_names_the_failure():
     assert [f.name for f in info.value.failures] == ["broken"]
 
 
+# Plugin modules that fail in their own import-time code, not only for a missing dependency.
+FAILING_MODULES = {
+    "import-error": ("import not_a_real_dependency_of_sekai_tests\n", "ModuleNotFoundError"),
+    "runtime-error": ('raise RuntimeError("needs a licence key")\n', "RuntimeError"),
+    "syntax-error": ("def register(:\n    pass\n", "SyntaxError"),
+    "import-time-code": ('import json\nSETTINGS = json.loads("{not json")\n', "JSONDecodeError"),
+    "key-error": ('import os\nKEY = os.environ["SEKAI_TEST_NEVER_SET_VARIABLE"]\n', "KeyError"),
+    "system-exit": ('import sys\nsys.exit("cannot run here")\n', "SystemExit"),
+}
+
+
+@pytest.mark.parametrize("kind", list(FAILING_MODULES))
+def test_a_plugin_module_raising_anything_at_import_is_isolated(kind, tmp_path, monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    source, error_type = FAILING_MODULES[kind]
+    module = f"sekai_test_failing_plugin_{kind.replace('-', '_')}"
+    (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    load = EntryPoint("broken", module, "sekai").load
+    reg = registry_of(
+        EntryPointRecord("broken", "sekai-broken-pack", "0.1.0", load),
+        record("example", env_plugin("example/Gridworld-v0"), "sekai-example-pack", "0.1.0"),
+    )
+    caught = load_quietly(reg)
+    assert [s.id for s in reg.all_specs()] == ["example/Gridworld-v0"]  # the others load
+    (failure,) = reg.plugin_report().failures
+    assert (failure.name, failure.stage) == ("broken", "import")
+    assert failure.error.startswith(f"{error_type}: "), failure.error
+    assert len(caught) == 1 and str(caught[0].message).startswith(
+        f"sekai plugin 'broken' (sekai-broken-pack 0.1.0) failed to load and was skipped: "
+        f"{error_type}: "
+    )
+    with pytest.raises(EnvNotFound) as info:
+        reg.spec("broken/Thing-v0")  # make() of its envs explains why
+    assert f"Plugin 'broken' (sekai-broken-pack 0.1.0) failed to load: {error_type}: " in str(
+        info.value
+    )
+    fix = "missing dependency" if kind == "import-error" else "raised while being imported"
+    assert fix in str(info.value)
+
+
 def test_a_hook_that_raises_is_skipped_and_its_partial_registrations_removed():
     reg = registry_of(
         record("acme", env_plugin("acme/A-v0", then_raise=RuntimeError("half done"))),

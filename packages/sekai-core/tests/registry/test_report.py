@@ -32,10 +32,16 @@ def test_suggest_prefers_other_versions_newest_first():
     assert suggest("CartPole-v9", ids) == ("CartPole-v2", "CartPole-v1", "CartPole-v0")
 
 
-def test_suggest_matches_names_case_insensitively_within_the_namespace():
-    assert suggest("Classic/cartpole-v1", ["classic/CartPole-v1", "CartPole-v1"]) == (
-        "classic/CartPole-v1",
-    )
+@pytest.mark.parametrize(
+    ("miss", "expected"),
+    [
+        ("Classic/cartpole-v1", "classic/CartPole-v1"),
+        ("CLASSIC/CARTPOLE-v1", "classic/CartPole-v1"),  # too unlike for difflib
+        ("CARTPOLE-v1", "CartPole-v1"),
+    ],
+)
+def test_suggest_matches_names_case_insensitively_within_the_namespace(miss, expected):
+    assert suggest(miss, ["classic/CartPole-v1", "CartPole-v1", "Pendulum-v1"]) == (expected,)
 
 
 def test_suggest_falls_back_to_close_matches():
@@ -48,17 +54,24 @@ def test_suggest_never_suggests_the_id_itself_and_copes_with_malformed_ids():
 
 
 @pytest.mark.parametrize(
-    ("stage", "fix"),
+    ("stage", "error", "fix"),
     [
-        ("import", "Reinstall it or add the missing dependency."),
-        ("register", "Reinstall it, or report the problem to its maintainers."),
-        ("clash", "Uninstall one of the distributions using that plugin name."),
+        ("import", "ImportError: bad", "Reinstall it or add the missing dependency."),
+        ("import", "ModuleNotFoundError: bad", "Reinstall it or add the missing dependency."),
+        (
+            "import",
+            "RuntimeError: bad",
+            "Its module raised while being imported: reinstall it, or report the problem to its "
+            "maintainers (SEKAI_DISABLE_PLUGINS=acme skips it).",
+        ),
+        ("register", "ValueError: bad", "Reinstall it, or report the problem to its maintainers."),
+        ("clash", "ValueError: bad", "Uninstall one of the distributions using that plugin name."),
     ],
 )
-def test_failure_sentence_names_plugin_distribution_error_and_fix(stage, fix):
-    failure = PluginFailure("acme", "acme-envs", "1.2.0", stage, "ValueError: bad")
+def test_failure_sentence_names_plugin_distribution_error_and_fix(stage, error, fix):
+    failure = PluginFailure("acme", "acme-envs", "1.2.0", stage, error)
     assert failure_sentence(failure) == (
-        f"Plugin 'acme' (acme-envs 1.2.0) failed to load: ValueError: bad. {fix}"
+        f"Plugin 'acme' (acme-envs 1.2.0) failed to load: {error}. {fix}"
     )
 
 

@@ -203,3 +203,43 @@ def test_rejected_async_call_does_not_leave_a_call_pending() -> None:
         return result
 
     assert asyncio.run(go()).rewards.tolist() == [1.0, 1.0]
+
+
+class Interruptible(sekai.Env):  # type: ignore[type-arg]
+    """Counts finished steps; ``async_step`` waits a few loop turns, and the sub-env told to
+    raises KeyboardInterrupt (as Ctrl-C would) on its first step."""
+
+    def __init__(self, interrupt: bool) -> None:
+        self.observation_space = sekai.Box(0.0, 100.0, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+        self.interrupt = interrupt
+        self.finished = 0
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        return sekai.ResetResult(np.zeros(1, dtype=np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.finished += 1
+        return sekai.StepResult(np.zeros(1, dtype=np.float32), 0.0, False, False, {})
+
+    async def async_step(self, action: Any) -> sekai.StepResult[Any]:
+        if self.interrupt:
+            self.interrupt = False
+            raise KeyboardInterrupt
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return self.step(action)
+
+
+def test_a_keyboard_interrupt_in_step_cancels_the_pending_calls_and_the_next_step_runs() -> None:
+    vec = AsyncVecEnv([lambda: Interruptible(False), lambda: Interruptible(True)])
+    vec.reset(seed=0)
+    with pytest.raises(KeyboardInterrupt):
+        vec.step(np.array([0, 0]))
+    waiting = vec.envs[0]
+    assert isinstance(waiting, Interruptible)
+    assert waiting.finished == 0  # its pending step was cancelled, not left to resume later
+    result = vec.step(np.array([0, 0]))  # no AsyncCallPending
+    assert result.rewards.tolist() == [0.0, 0.0]
+    assert waiting.finished == 1
+    vec.close()

@@ -220,6 +220,25 @@ def test_set_attr_stores_a_list_of_num_envs_as_one_array() -> None:
     assert vec.max_episode_steps == (1, 2, 3)
 
 
+@pytest.mark.parametrize("values", [[], [1.0], [1.0, 2.0], [1.0, 2.0, 3.0, 4.0]], ids=len)
+def test_set_attr_with_a_list_of_another_length_than_num_envs_raises_value_error(
+    values: list[float],
+) -> None:
+    vec = DriftVecEnv(3)
+    before = vec.get_attr("x")
+    with pytest.raises(ValueError, match=rf"one value per sub-env \(3\), got {len(values)}"):
+        vec.set_attr("x", values)
+    assert vec.get_attr("x") == before
+
+
+def test_get_attr_of_a_name_no_sub_env_has_raises_attribute_error_like_sync_vec_env() -> None:
+    from sekai.vector import SyncVecEnv
+
+    for vec in (DriftVecEnv(2), SyncVecEnv([Drift, Drift])):
+        with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+            vec.get_attr("nope")
+
+
 def test_set_attr_of_a_missing_name_raises_attribute_error() -> None:
     vec = DriftVecEnv(2)
     with pytest.raises(AttributeError, match="only changes existing attributes"):

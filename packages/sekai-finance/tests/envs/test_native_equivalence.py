@@ -9,6 +9,8 @@ import pytest
 
 import sekai
 from sekai.envs.finance.trading import TradingEnv
+from sekai.envs.finance.vector.market_making import MarketMakingVecEnv
+from sekai.envs.finance.vector.optimal_execution import OptimalExecutionVecEnv
 from sekai.envs.finance.vector.portfolio import PortfolioVecEnv
 from sekai.envs.finance.vector.trading import TradingVecEnv
 from sekai.finance import (
@@ -22,6 +24,34 @@ from sekai.finance import (
 )
 
 RESET_KEYS = ("final_observation", "final_info", "reset_info")
+
+# The native class make_vec() must build by default for each ID (its vector_entry_point).
+NATIVE_CLASSES: dict[str, type[sekai.NativeVecEnv]] = {
+    "Trading-v0": TradingVecEnv,
+    "Portfolio-v0": PortfolioVecEnv,
+    "MarketMaking-v0": MarketMakingVecEnv,
+    "OptimalExecution-v0": OptimalExecutionVecEnv,
+}
+
+
+def native_vec(env_id: str, num_envs: int, **kw: Any) -> Any:
+    """``make_vec(env_id)`` in its default mode, which must give the env's native class (a
+    SyncVecEnv would make every comparison below compare the sync backend with itself)."""
+    vec = sekai.make_vec(env_id, num_envs, **kw)
+    assert type(vec) is NATIVE_CLASSES[env_id], (
+        f"make_vec({env_id!r}) built {type(vec).__name__}, not {NATIVE_CLASSES[env_id].__name__}:"
+        " is its vector_entry_point registered?"
+    )
+    return vec
+
+
+@pytest.mark.parametrize("env_id", list(NATIVE_CLASSES))
+def test_the_native_vector_entry_point_is_registered_and_used_by_default(env_id: str) -> None:
+    entry_point = sekai.spec(env_id).vector_entry_point
+    cls = NATIVE_CLASSES[env_id]
+    assert entry_point == f"{cls.__module__}:{cls.__name__}"
+    vec = native_vec(env_id, 2)
+    vec.close()
 
 
 def panel(rows: int, n: int, seed: int = 1, scale: float = 0.01) -> np.ndarray:
@@ -62,9 +92,9 @@ def assert_same_result(native: Any, sync: Any, step: int) -> None:
 
 
 def run_both(env_id: str, actions: Any, steps: int, *, vector_kwargs=None, options=None, **kw):
-    native = sekai.make_vec(env_id, 4, vector_kwargs=vector_kwargs, **kw)
+    native = native_vec(env_id, 4, vector_kwargs=vector_kwargs, **kw)
     sync = sekai.make_vec(env_id, 4, vectorization_mode="sync", vector_kwargs=vector_kwargs, **kw)
-    assert type(native).__name__.endswith("VecEnv") and type(sync).__name__ == "SyncVecEnv"
+    assert type(sync) is sekai.SyncVecEnv
     assert_same_result(
         native.reset(seed=0, options=options), sync.reset(seed=0, options=options), 0
     )
@@ -171,7 +201,7 @@ def test_max_episode_steps_truncates_like_time_limit():
 
 def test_same_spaces_and_info_dtypes_when_simulating():
     for env_id, action in (("Trading-v0", np.ones(4, int)), ("Portfolio-v0", np.ones((4, 6)))):
-        native = sekai.make_vec(env_id, 4)
+        native = native_vec(env_id, 4)
         sync = sekai.make_vec(env_id, 4, vectorization_mode="sync")
         assert native.observation_space == sync.observation_space
         assert native.action_space == sync.action_space
@@ -205,7 +235,7 @@ def test_simulated_means_agree_within_standard_errors():
     kw = {"episode_length": 40, "vector_kwargs": {"autoreset": False}}
     n = 128
     for env_id, action in (("Trading-v0", np.full(n, 2)), ("Portfolio-v0", np.ones((n, 6)))):
-        native = sekai.make_vec(env_id, n, **kw)
+        native = native_vec(env_id, n, **kw)
         sync = sekai.make_vec(env_id, n, vectorization_mode="sync", **kw)
         (m1, s1), (m2, s2) = mean_return(native, action), mean_return(sync, action)
         assert abs(m1 - m2) < 4 * np.hypot(s1, s2), (env_id, m1, m2, s1, s2)

@@ -173,7 +173,7 @@ class PluginHost:
             plugin = PluginRecord(record.name, record.distribution, record.version, first_party)
             try:
                 module = record.load()
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # any error of the plugin's import-time code
                 self._fail(plugin, "import", _error_text(exc))
                 continue
             self._register(pm, module, plugin)

@@ -28,6 +28,12 @@ _FIXES = {
     "clash": "Uninstall one of the distributions using that plugin name.",
 }
 _DEFAULT_FIX = "Reinstall it, or report the problem to its maintainers."
+# A plugin whose module raised something else than a missing import: its own code failed.
+_IMPORT_ERRORS = ("ImportError:", "ModuleNotFoundError:", "MissingDependency:")
+_RAISED_AT_IMPORT = (
+    "Its module raised while being imported: reinstall it, or report the problem to its "
+    "maintainers (SEKAI_DISABLE_PLUGINS={name} skips it)."
+)
 
 
 def _version_key(env_id: str) -> int:
@@ -73,6 +79,8 @@ def failure_sentence(failure: PluginFailure) -> str:
     if failure.stage == "disabled":
         return f"Plugin {failure.name!r} is disabled by SEKAI_DISABLE_PLUGINS."
     fix = _FIXES.get(failure.stage, _DEFAULT_FIX)
+    if failure.stage == "import" and not failure.error.startswith(_IMPORT_ERRORS):
+        fix = _RAISED_AT_IMPORT.format(name=failure.name)
     return (
         f"Plugin {failure.name!r} ({failure.distribution} {failure.version}) failed to load: "
         f"{failure.error}. {fix}"

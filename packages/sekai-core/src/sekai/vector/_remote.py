@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from sekai.error import VecEnvWorkerError
 from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from sekai.vector._contract.errors import ErrorInfo, describe, dumps, worker_error
-from sekai.vector._contract.subenv import SubEnv, run_each
+from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
 from sekai.vector._packing import pack, unpack
 
@@ -37,7 +37,7 @@ Errors = list[tuple[int, ErrorInfo]]
 
 def build_slice(
     payload: bytes, autoreset: bool, first: int, owner: str
-) -> tuple[list[SubEnv] | None, Any, Errors]:
+) -> tuple[list[CheckedSubEnv] | None, Any, Errors]:
     """Build one worker's slice of sub-envs from cloudpickled factories.
 
     Args:
@@ -47,7 +47,7 @@ def build_slice(
         owner: the backend's class name, for messages.
 
     Returns:
-        ``(subs, ready, errors)``: the SubEnv objects and ``(observation_space, action_space,
+        ``(subs, ready, errors)``: the CheckedSubEnv objects and ``(observation_space, action_space,
         metadata, [resets_itself, ...])`` on success; ``(None, None, errors)`` naming the
         slice-relative index of the sub-env whose factory failed otherwise (the sub-envs already
         built are closed).
@@ -71,7 +71,7 @@ def build_slice(
         except Exception as exc:
             close_quietly(envs)
             return None, None, [(index, describe(exc))]
-    subs = [SubEnv(env, autoreset) for env in envs]
+    subs = [CheckedSubEnv(env, autoreset, first + i) for i, env in enumerate(envs)]
     head = envs[0]
     metadata = head.metadata
     try:
@@ -173,7 +173,7 @@ def receive_step(results: Sequence[Any]) -> SliceStep:
 
 
 def step_slice(
-    subs: Sequence[SubEnv], positions: Sequence[int] | None, actions: Sequence[Any]
+    subs: Sequence[CheckedSubEnv], positions: Sequence[int] | None, actions: Sequence[Any]
 ) -> tuple[SliceStep, Errors]:
     """Step ``subs[positions[i]]`` with ``actions[i]`` (every sub-env when ``positions`` is
     None), each under the contract (``SubEnv.step``: autoreset or freezing), a failing sub-env
@@ -183,7 +183,7 @@ def step_slice(
         The stacked step and the errors, each naming its sub-env's index in ``subs``.
     """
     chosen = subs if positions is None else [subs[p] for p in positions]
-    results, failures = run_each(SubEnv.step, chosen, actions)
+    results, failures = run_each(CheckedSubEnv.step, chosen, actions)
     errors = [
         (index if positions is None else positions[index], describe(exc)) for index, exc in failures
     ]
@@ -217,7 +217,7 @@ _ARRAY_SPACES = (Box, Discrete, MultiBinary, MultiDiscrete)
 
 
 def run_step(
-    subs: Sequence[SubEnv],
+    subs: Sequence[CheckedSubEnv],
     split: Callable[[Any], list[Any]],
     space: Space[Any],
     argument: tuple[list[int] | None, Any],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
@@ -18,6 +19,21 @@ _IN_RUNNING_LOOP = (
     "AsyncVecEnv.{method}() cannot run inside a running event loop (async code, Jupyter); "
     "use `await vec.async_{method}(...)` instead."
 )
+
+
+def _run(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` on ``loop``; if it is interrupted (Ctrl-C: KeyboardInterrupt escapes
+    the loop with the sub-env calls still pending), cancel what is left before re-raising, so
+    the pending calls never resume later and the next call starts fresh."""
+    task = loop.create_task(coroutine)
+    try:
+        return loop.run_until_complete(task)
+    except BaseException:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):  # the interruption is the error to report
+                loop.run_until_complete(task)
+        raise
 
 
 class AsyncVecEnv(InProcessVecEnv):
@@ -58,11 +74,11 @@ class AsyncVecEnv(InProcessVecEnv):
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         loop = self._shim("reset")
-        return loop.run_until_complete(self.async_reset(seed=seed, options=options))
+        return _run(loop, self.async_reset(seed=seed, options=options))
 
     def step(self, actions: Any) -> VecStepResult[Any]:
         loop = self._shim("step")
-        return loop.run_until_complete(self.async_step(actions))
+        return _run(loop, self.async_step(actions))
 
     # -- the concurrent implementation ----------------------------------------------------------
 

@@ -344,11 +344,12 @@ class NativeVecEnv(VecEnv):
 
     def set_attr(self, name: str, values: Any) -> None:
         """Change an existing attribute: a list of ``num_envs`` values is stored as one array,
-        anything else as it is.
+        any other value (not a list) as it is.
 
         Raises:
             AttributeError: this object has no attribute ``name`` (a new attribute would not
                 change the simulation).
+            ValueError: ``values`` is a list whose length is not ``num_envs``.
         """
         self._check_open()
         if not hasattr(self, name):
@@ -356,6 +357,12 @@ class NativeVecEnv(VecEnv):
                 f"{type(self).__name__!r} object has no attribute {name!r}; a native vector "
                 "env's set_attr only changes existing attributes (a new one would not change "
                 "the simulation)."
+            )
+        if isinstance(values, list) and len(values) != self.num_envs:
+            raise ValueError(
+                f"{type(self).__name__}.set_attr({name!r}, values): a list must hold one value "
+                f"per sub-env ({self.num_envs}), got {len(values)}. Pass one value (not a list) "
+                "to set it for every sub-env."
             )
         if isinstance(values, list) and len(values) == self.num_envs:
             array = np.array(values)

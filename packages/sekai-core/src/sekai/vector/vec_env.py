@@ -13,6 +13,7 @@ from sekai.error import AsyncCallPending, ResetRequired, VecEnvClosed
 from sekai.spaces import Space, batch_space
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.batching import caster, stacker
+from sekai.vector._contract.checks import batch_flags, batch_rewards
 from sekai.vector._contract.seeding import vector_options, vector_seeds
 from sekai.vector.result import VecResetResult, VecStepResult
 
@@ -342,10 +343,15 @@ class VecEnv(abc.ABC):
     def _step_result(
         self, observations: Any, rewards: Any, terminated: Any, truncated: Any, infos: Any
     ) -> VecStepResult[Any]:
-        """Build the result with the contract's dtypes and record which sub-envs froze."""
-        rewards = np.asarray(rewards, dtype=np.float64)
-        terminated = np.asarray(terminated, dtype=bool)
-        truncated = np.asarray(truncated, dtype=bool)
+        """Build the result with the contract's dtypes and record which sub-envs froze.
+
+        Raises:
+            TypeError: a sub-env's reward is not a real number, or a flag not a bool.
+        """
+        n = self._num_envs
+        rewards = batch_rewards(rewards, n)
+        terminated = batch_flags("terminated", terminated, n)
+        truncated = batch_flags("truncated", truncated, n)
         if self._may_freeze is not None:
             np.logical_and(terminated | truncated, self._may_freeze, out=self._frozen)
         return VecStepResult(observations, rewards, terminated, truncated, infos)

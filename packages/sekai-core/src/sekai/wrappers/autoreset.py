@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from sekai.core._snapshot import snapshot
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import Wrapper
@@ -45,7 +46,9 @@ class AutoReset(Wrapper[Any, Any, Any, Any]):
         super().__init__(env)
 
     @staticmethod
-    def _merge(result: StepResult[Any], reset: ResetResult[Any]) -> StepResult[Any]:
+    def _merge(
+        result: StepResult[Any], final_observation: Any, reset: ResetResult[Any]
+    ) -> StepResult[Any]:
         info = result.info
         return StepResult(
             reset.observation,
@@ -54,7 +57,7 @@ class AutoReset(Wrapper[Any, Any, Any, Any]):
             result.truncated,
             {
                 **info,
-                "final_observation": result.observation,
+                "final_observation": final_observation,
                 "final_info": info,
                 "reset_info": reset.info,
             },
@@ -63,11 +66,14 @@ class AutoReset(Wrapper[Any, Any, Any, Any]):
     def step(self, action: Any) -> StepResult[Any]:
         result = self.env.step(action)
         if result.terminated or result.truncated:
-            return self._merge(result, self.env.reset())
+            # Copied before the reset, which may write into the same buffer (gymnasium#1132).
+            final_observation = snapshot(result.observation)
+            return self._merge(result, final_observation, self.env.reset())
         return result
 
     async def async_step(self, action: Any) -> StepResult[Any]:
         result = await self.env.async_step(action)
         if result.terminated or result.truncated:
-            return self._merge(result, await self.env.async_reset())
+            final_observation = snapshot(result.observation)
+            return self._merge(result, final_observation, await self.env.async_reset())
         return result

@@ -90,6 +90,7 @@ _INTERRUPTED_RECV = """
     vec.send([0, BLOCK])
     first = vec.recv(batch_size=1)
     try:
+        mark("receiving")  # inside the try: a Ctrl-C from here on is the second recv()'s
         vec.recv(batch_size=1)
     except KeyboardInterrupt:
         report(interrupted=True, first=first.env_ids.tolist())
@@ -112,6 +113,7 @@ def test_ctrl_c_while_recv_waits_leaves_the_results_to_the_next_recv(
 ) -> None:
     script = start_script(_INTERRUPTED_RECV.format(context=context), new_session=group)
     script.wait_mark("blocked-1-0")
+    script.wait_mark("receiving")  # the first recv() is done: the signal hits the second
     (os.killpg if group else os.kill)(script.process.pid, signal.SIGINT)
     done = script.finish()
     assert done.code == 0, done.err

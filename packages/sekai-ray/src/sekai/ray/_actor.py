@@ -19,7 +19,7 @@ from typing import Any
 
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.errors import describe
-from sekai.vector._contract.subenv import SubEnv, run_each
+from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._remote import Errors, build_slice, encode_reply, run_step, step_entries
 
 __all__ = ["OWNER", "RayWorker"]
@@ -35,7 +35,7 @@ class RayWorker:
     """The sub-envs of one worker actor and its commands (each returns the encoded reply)."""
 
     def __init__(self) -> None:
-        self.subs: list[SubEnv] = []
+        self.subs: list[CheckedSubEnv] = []
         self.action_space: Any = None
         self.split: Callable[[Any], list[Any]] = list
 

@@ -6,7 +6,11 @@ Parent side (where ``VecEnv.step()`` is called), used through ``VecEnv``'s helpe
   ``native_seed`` (one generator), ``vector_options`` (one dict or one per sub-env).
 - ``actions``: ``ActionChecker`` (structure → ValueError, values → InvalidAction(index), frozen
   sub-envs not checked) and the split into per-env actions.
-- ``batching``: ``stacker`` / ``caster`` (rule 3: the space's dtypes) and row replacement.
+- ``batching``: ``stacker`` / ``caster`` (rule 3: the space's dtypes; the stacker refuses
+  observations that do not fit the space) and row replacement.
+- ``checks``: what a sub-env returns (issue 30): ``observation_checker``, ``ResultCheck`` (for
+  ``CheckedSubEnv`` in workers), ``batch_rewards`` / ``batch_flags`` (used by ``_step_result``),
+  ``snapshot`` (the terminal observation kept across a same-step autoreset).
 - ``VecEnv`` helpers: ``_checked_actions`` / ``_per_env_actions`` (ResetRequired, VecEnvClosed,
   action checks), ``_reset_plan`` / ``_reset_done``, ``_stack`` / ``_cast`` (observation
   dtypes), ``_step_result`` / ``_partial_step`` (result dtypes, frozen mask, rule 9).

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple, concatenate
+from sekai.vector._contract.checks import array_kinds, check_observations, observation_checker
 
 __all__ = [
     "as_batch_dtype",
@@ -30,20 +31,35 @@ def stacker(space: Space[Any]) -> Callable[[list[Any]], Any]:
 
     Decided once per space (VecEnvs keep it): array spaces take a faster path (``np.array``
     builds small batches about twice as fast as ``np.stack``) with an identical result, and
-    fall back to ``concatenate`` for anything unusual.
+    fall back to ``concatenate`` for anything unusual. An observation that does not fit the
+    space (its shape or dtype kind; ``check_observations``) raises ``InvalidObservation``
+    naming its position, the sub-env index, instead of being broadcast into the batch.
     """
+    check = observation_checker(space)
     if not isinstance(space, _ARRAY_SPACES):
-        return lambda items: concatenate(space, items)
-    dtype, shape = space.dtype, tuple(space.shape)
+
+        def stack_other(items: list[Any]) -> Any:
+            check_observations(space, check, items)
+            return concatenate(space, items)
+
+        return stack_other
+    dtype, shape = np.dtype(space.dtype), tuple(space.shape)
+    allowed = array_kinds(dtype)
 
     def stack(items: list[Any]) -> Any:
         try:
-            batch = np.array(items, dtype=dtype)
+            batch = np.array(items)  # no dtype: a float among ints must not be cast unseen
         except (ValueError, TypeError):
-            return concatenate(space, items)
-        if batch.shape[1:] != shape or len(batch) != len(items):
-            return concatenate(space, items)
-        return batch
+            batch = None
+        if (
+            batch is None
+            or batch.shape[1:] != shape
+            or len(batch) != len(items)
+            or batch.dtype.kind not in allowed
+        ):
+            check_observations(space, check, items)  # raises for the first misfit
+            return concatenate(space, items)  # they all fit (lists, NumPy scalars, ...)
+        return batch if batch.dtype is dtype or batch.dtype == dtype else batch.astype(dtype)
 
     return stack
 

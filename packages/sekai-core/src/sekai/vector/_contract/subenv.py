@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from sekai.core._snapshot import snapshot
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
+from sekai.vector._contract.checks import ResultCheck, checked_scalars
 from sekai.vector.infos import autoreset_info
 
-__all__ = ["SubEnv", "call_each", "resets_itself", "run_each"]
+__all__ = ["CheckedSubEnv", "SubEnv", "call_each", "resets_itself", "run_each"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -33,11 +35,16 @@ class SubEnv:
 
     - ``autoreset=True``: a step that ends an episode resets the sub-env within the same call;
       the result has the new episode's first observation, the ending step's reward and flags,
-      and info ``{**info, "final_observation", "final_info", "reset_info"}``.
+      and info ``{**info, "final_observation", "final_info", "reset_info"}``. The terminal
+      observation is copied before the reset, so an env that writes its reset observation
+      into the same buffer does not change ``final_observation`` (gymnasium#1132).
     - ``autoreset=False``: the sub-env freezes: until the next ``reset()`` every step returns
       its final observation, reward 0, the flags it ended with and a new empty info, without
       stepping it (its action is ignored).
     - A sub-env wrapped in ``AutoReset`` is never reset a second time and never freezes.
+
+    Observations are checked where they are first batched: by the parent's stacker for
+    in-process backends, by ``CheckedSubEnv`` in a worker.
 
     Attributes:
         env: the sub-env.
@@ -76,13 +83,15 @@ class SubEnv:
         return False
 
     @staticmethod
-    def _merge(result: StepResult[Any], reset: ResetResult[Any]) -> StepResult[Any]:
+    def _merge(
+        result: StepResult[Any], final_observation: Any, reset: ResetResult[Any]
+    ) -> StepResult[Any]:
         return StepResult(
             reset.observation,
             result.reward,
             result.terminated,
             result.truncated,
-            autoreset_info(result.info, result.observation, reset.info),
+            autoreset_info(result.info, final_observation, reset.info),
         )
 
     # -- sync driver -------------------------------------------------------------------------
@@ -98,7 +107,8 @@ class SubEnv:
             return self._frozen_result()
         result = self.env.step(action)
         if (result.terminated or result.truncated) and self._needs_reset(result):
-            return self._merge(result, self.env.reset())
+            final_observation = snapshot(result.observation)  # before the reset overwrites it
+            return self._merge(result, final_observation, self.env.reset())
         return result
 
     # -- async driver ------------------------------------------------------------------------
@@ -116,7 +126,8 @@ class SubEnv:
             return self._frozen_result()
         result = await self.env.async_step(action)
         if self._needs_reset(result):
-            return self._merge(result, await self.env.async_reset())
+            final_observation = snapshot(result.observation)
+            return self._merge(result, final_observation, await self.env.async_reset())
         return result
 
     # -- attributes through the wrapper stack -------------------------------------------------
@@ -141,6 +152,46 @@ class SubEnv:
     def close(self) -> None:
         """Close the sub-env."""
         self.env.close()
+
+
+class CheckedSubEnv(SubEnv):
+    """A ``SubEnv`` in a worker process or actor (ProcVecEnv, RayVecEnv): it checks every
+    observation it returns (``ResultCheck``) before the worker batches it or writes it to
+    shared memory, so a misfit is the error of its sub-env.
+
+    Args:
+        env: the sub-env.
+        autoreset: the VecEnv's autoreset setting.
+        index: the sub-env's index in the whole VecEnv (for messages).
+    """
+
+    __slots__ = ("_check",)
+
+    def __init__(self, env: Env[Any, Any], autoreset: bool, index: int) -> None:
+        super().__init__(env, autoreset)
+        self._check = ResultCheck(env.observation_space, index)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        result = super().reset(seed, options)
+        self._check.observation(result.observation, "reset")
+        return result
+
+    def step(self, action: Any) -> StepResult[Any]:
+        result = super().step(action)
+        self._check.observation(result.observation, "step")
+        return checked_scalars(result, self._check.index)
+
+    async def async_reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> Any:
+        result = await super().async_reset(seed, options)
+        self._check.observation(result.observation, "reset")
+        return result
+
+    async def async_step(self, action: Any) -> StepResult[Any]:
+        result = await super().async_step(action)
+        self._check.observation(result.observation, "step")
+        return checked_scalars(result, self._check.index)
 
 
 def run_each(

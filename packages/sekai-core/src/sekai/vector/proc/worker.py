@@ -19,7 +19,7 @@ from typing import Any
 import sekai.wrappers.autoreset  # noqa: F401 - SubEnv needs it: forked workers inherit it
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.errors import describe
-from sekai.vector._contract.subenv import SubEnv, run_each
+from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._remote import Errors, build_slice, encode_reply, run_step, step_entries
 from sekai.vector.proc import protocol
 from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_at, write_rows
@@ -52,7 +52,7 @@ class Worker:
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
-        self.subs: list[SubEnv] = []
+        self.subs: list[CheckedSubEnv] = []
         self.first = 0
         self.shared: SharedBatch | None = None
         self.rows: Any = None

@@ -1,0 +1,249 @@
+"""The checks of what the sub-envs return, in one place for every backend (issue 30).
+
+- Observations: ``observation_checker(space)`` says why one does not fit (shape, dtype kind,
+  keys). The parent's stacker (``batching.stacker``, SyncVecEnv/AsyncVecEnv and the
+  out-of-process backends' pickled observations) checks the whole batch with one ``np.array``
+  and looks at each sub-env only when the batch does not fit; ``CheckedSubEnv`` checks each
+  observation where it is produced in a ProcVecEnv worker or a RayVecEnv actor (before shared
+  memory) through ``ResultCheck``.
+- Rewards and flags: ``VecEnv._step_result``, which every backend's results pass through in the
+  parent, batches them with ``batch_rewards`` / ``batch_flags``: one NumPy conversion in the
+  common case, a per-sub-env look otherwise.
+
+So a wrong value is an error naming the sub-env instead of a batch of the wrong shape or a NaN
+reward.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sekai.core._snapshot import snapshot
+from sekai.core.result import StepResult
+from sekai.error import InvalidObservation
+from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
+
+__all__ = ["ResultCheck", "batch_flags", "batch_rewards", "observation_checker", "snapshot"]
+
+# Which array dtype kinds may hold an observation of a space of each dtype kind: integers and
+# booleans fit a float space; a float in an integer space would be truncated silently.
+_KINDS = {"f": "fiub", "i": "iub", "u": "iub", "b": "biu"}
+# The Python scalars that fit a shape-() space of each dtype kind.
+_SCALARS: dict[str, tuple[type, ...]] = {
+    "f": (float, int, bool),
+    "i": (int, bool),
+    "u": (int, bool),
+    "b": (bool, int),
+}
+
+_FLOAT64 = np.dtype(np.float64)
+
+# A reason why an observation does not fit, or None when it fits.
+ObservationCheck = Callable[[Any], "str | None"]
+
+
+def observation_checker(space: Space[Any]) -> ObservationCheck:
+    """A function giving why an observation does not fit ``space`` (None when it fits).
+
+    Array spaces check shape and dtype kind; ``Dict`` / ``Tuple`` check their keys / length
+    and every part; other spaces (``Text``, ``Graph``, custom ones) are not checked.
+    """
+    if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+        return _array_checker(tuple(space.shape), np.dtype(space.dtype).kind)
+    if isinstance(space, Dict):
+        parts = {key: observation_checker(sub) for key, sub in space.spaces.items()}
+        return lambda obs: _check_dict(parts, obs)
+    if isinstance(space, Tuple):
+        items = [observation_checker(sub) for sub in space.spaces]
+        return lambda obs: _check_tuple(items, obs)
+    return lambda obs: None
+
+
+def array_kinds(dtype: Any) -> str:
+    """The array dtype kinds an observation of an array space of ``dtype`` may have."""
+    kind: str = np.dtype(dtype).kind
+    return _KINDS.get(kind, kind)
+
+
+def check_observations(space: Space[Any], check: ObservationCheck, items: list[Any]) -> None:
+    """Raise ``InvalidObservation`` for the first of ``items`` (one per sub-env, in sub-env
+    order) that does not fit ``space`` (``check`` is its ``observation_checker``)."""
+    for index, obs in enumerate(items):
+        reason = check(obs)
+        if reason is not None:
+            raise InvalidObservation(obs, space, index=index, reason=reason)
+
+
+def _array_checker(shape: tuple[int, ...], kind: str) -> ObservationCheck:
+    allowed = _KINDS.get(kind, kind)
+
+    scalars = _SCALARS.get(kind, ()) if shape == () else ()
+
+    def check(obs: Any) -> str | None:
+        if type(obs) is np.ndarray and obs.shape == shape and obs.dtype.kind in allowed:
+            return None  # the common case: one type, one shape and one string comparison
+        if type(obs) in scalars:
+            return None  # a Python int for Discrete, a float for Box(())
+        if isinstance(obs, (str, bytes)) or obs is None:
+            return f"a {type(obs).__name__}, not an array of shape {shape}"
+        try:
+            array = np.asarray(obs)
+        except Exception:  # ragged lists and other objects NumPy cannot read as an array
+            return f"a {type(obs).__name__} that is not an array of shape {shape}"
+        if array.shape != shape:
+            return f"shape {array.shape}, the space's shape is {shape}"
+        if array.dtype.kind not in allowed:
+            found = f"dtype {array.dtype} (kind {array.dtype.kind!r})"
+            return f"{found}, the space's dtype kind is {kind!r}"
+        return None
+
+    return check
+
+
+def _check_dict(parts: dict[Any, ObservationCheck], obs: Any) -> str | None:
+    if not isinstance(obs, Mapping):
+        return f"a {type(obs).__name__}, not a dict"
+    if obs.keys() != parts.keys():
+        return f"keys {sorted(map(str, obs))}, the space's keys are {sorted(map(str, parts))}"
+    for key, check in parts.items():
+        reason = check(obs[key])
+        if reason is not None:
+            return f"[{key!r}]: {reason}"
+    return None
+
+
+def _check_tuple(items: list[ObservationCheck], obs: Any) -> str | None:
+    if not isinstance(obs, (tuple, list)) or len(obs) != len(items):
+        return f"a {type(obs).__name__} that is not a tuple of {len(items)} parts"
+    for position, (check, part) in enumerate(zip(items, obs)):
+        reason = check(part)
+        if reason is not None:
+            return f"[{position}]: {reason}"
+    return None
+
+
+class ResultCheck:
+    """Checks one sub-env's observations against its observation space before they are batched.
+
+    Args:
+        space: the observation space.
+        index: the sub-env's index in the whole VecEnv (for messages).
+    """
+
+    __slots__ = ("_check", "array_dtype", "array_shape", "index", "space")
+
+    def __init__(self, space: Space[Any], index: int) -> None:
+        self.space = space
+        self.index = index
+        self._check = observation_checker(space)
+        self.array_shape: tuple[int, ...] | None = None
+        """For an array space: the shape of an observation that needs no further check."""
+        self.array_dtype: np.dtype[Any] | None = None
+        """For an array space: the dtype of an observation that needs no further check."""
+        if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+            self.array_shape, self.array_dtype = tuple(space.shape), np.dtype(space.dtype)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ResultCheck, (self.space, self.index))  # the checker is a closure: rebuild it
+
+    def observation(self, obs: Any, method: str) -> None:
+        """Raise ``InvalidObservation`` naming the sub-env when ``obs`` does not fit the space."""
+        reason = self._check(obs)
+        if reason is not None:
+            raise InvalidObservation(
+                obs, self.space, index=self.index, reason=reason, method=method
+            )
+
+
+def checked_scalars(result: StepResult[Any], index: int) -> StepResult[Any]:
+    """``result`` with a real-number reward and bool flags, for a sub-env whose rewards and
+    flags are batched where it runs (a ProcVecEnv worker, a Ray actor); the checks and messages
+    of :func:`batch_rewards` and :func:`batch_flags`.
+
+    Raises:
+        TypeError: naming sub-env ``index`` when its reward is not a real number or a flag is a
+            sequence of several values.
+    """
+    reward, terminated, truncated = result.reward, result.terminated, result.truncated
+    if type(reward) is float and type(terminated) is bool and type(truncated) is bool:
+        return result  # the common case, unchanged
+    return dataclasses.replace(
+        result,
+        reward=_reward(reward, index),
+        terminated=_flag("terminated", terminated, index),
+        truncated=_flag("truncated", truncated, index),
+    )
+
+
+def batch_rewards(rewards: Any, num_envs: int) -> NDArray[np.float64]:
+    """The ``(num_envs,)`` float64 batch of the sub-envs' rewards, checked.
+
+    Real numbers (NumPy scalars, ints and bools too) pass; a 1-element array counts as its
+    element (gymnasium#1445: such rewards gave ``(N, 1)`` batches).
+
+    Raises:
+        TypeError: naming the first sub-env whose reward is not a real number.
+    """
+    try:
+        batch = np.asarray(rewards)
+    except (ValueError, TypeError):  # ragged: some 1-element arrays among numbers
+        pass
+    else:
+        dtype = batch.dtype
+        if dtype is _FLOAT64 and batch.shape == (num_envs,):
+            return batch  # the common case: Python floats, one conversion
+        if dtype.kind in "biuf" and batch.shape == (num_envs,):
+            return batch.astype(np.float64)
+    return np.array([_reward(value, index) for index, value in enumerate(rewards)], np.float64)
+
+
+def batch_flags(name: str, flags: Any, num_envs: int) -> NDArray[np.bool_]:
+    """The ``(num_envs,)`` bool batch of the sub-envs' ``terminated`` or ``truncated``.
+
+    Each flag counts by its truth value, as in ``if terminated:``; a 1-element array counts as
+    its element (gymnasium#1445: such flags gave ``(N, 1)`` batches).
+
+    Raises:
+        TypeError: naming the first sub-env whose flag is a sequence of several values.
+    """
+    try:
+        batch = np.asarray(flags, dtype=bool)
+    except (ValueError, TypeError):  # ragged: some arrays among bools
+        pass
+    else:
+        if batch.shape == (num_envs,):
+            return batch  # the common case: one conversion, as without the check
+    return np.array([_flag(name, value, index) for index, value in enumerate(flags)], bool)
+
+
+def _reward(reward: Any, index: int) -> float:
+    value = _one_element(reward)
+    if isinstance(value, (numbers.Real, np.bool_)):
+        return float(value)
+    raise TypeError(
+        f"Sub-env {index} returned reward {reward!r} ({type(reward).__name__}) from step(); a "
+        "reward must be a real number (a float, an int or a 1-element array of one)."
+    )
+
+
+def _flag(name: str, flag: Any, index: int) -> bool:
+    value = _one_element(flag)
+    if np.ndim(value) == 0:
+        return bool(value)
+    raise TypeError(
+        f"Sub-env {index} returned {name}={flag!r} ({type(flag).__name__}) from step(); "
+        f"{name} must be a bool (or a 1-element bool array)."
+    )
+
+
+def _one_element(value: Any) -> Any:
+    """The element of a 1-element array (gymnasium#1445: such rewards batched as ``(N, 1)``)."""
+    if isinstance(value, np.ndarray) and value.size == 1:
+        return value.reshape(()).item() if value.dtype.kind in "biuf" else value
+    return value

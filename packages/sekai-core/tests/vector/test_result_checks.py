@@ -1,0 +1,252 @@
+"""What a sub-env returns is checked before it is batched, on every backend (issue 30).
+
+A wrong observation, a reward that is not a number or a flag that is not a bool is an error
+naming the sub-env; 1-element array rewards and flags give ``(N,)`` batches; a terminal
+observation survives an env that writes its reset observation into the same buffer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv, VecEnv
+from sekai.wrappers.autoreset import AutoReset
+
+BOX = sekai.Box(-1.0, 1.0, shape=(2,))
+GOOD = np.zeros(2, dtype=np.float32)
+
+Backend = Callable[[Sequence[Callable[[], sekai.Env]]], VecEnv]  # type: ignore[type-arg]
+
+BACKENDS: dict[str, Backend] = {
+    "sync": lambda fns: SyncVecEnv(fns),
+    "async": lambda fns: AsyncVecEnv(fns),
+    "proc": lambda fns: ProcVecEnv(fns, num_workers=2),
+}
+
+
+@pytest.fixture(params=list(BACKENDS))
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param]
+
+
+class Scripted(sekai.Env):  # type: ignore[type-arg]
+    """An env over ``space`` whose step() returns exactly what it was given."""
+
+    def __init__(
+        self,
+        space: sekai.Space[Any] = BOX,
+        *,
+        obs: Any = GOOD,
+        reset_obs: Any = GOOD,
+        reward: Any = 1.0,
+        terminated: Any = False,
+        truncated: Any = False,
+    ) -> None:
+        self.observation_space = space
+        self.action_space = sekai.Discrete(2)
+        self.obs, self.reset_obs, self.reward = obs, reset_obs, reward
+        self.terminated, self.truncated = terminated, truncated
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        return sekai.ResetResult(self.reset_obs, {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        return sekai.StepResult(self.obs, self.reward, self.terminated, self.truncated, {})
+
+
+def _one_bad(**bad: Any) -> list[Callable[[], sekai.Env]]:  # type: ignore[type-arg]
+    """Three sub-envs; sub-env 1 returns ``bad``."""
+    return [Scripted, lambda: Scripted(**bad), Scripted]
+
+
+@pytest.mark.parametrize(
+    ("obs", "what"),
+    [
+        (0.5, r"shape \(\), the space's shape is \(2,\)"),
+        (np.zeros(3, dtype=np.float32), r"shape \(3,\), the space's shape is \(2,\)"),
+        (np.zeros((1, 2), dtype=np.float32), r"shape \(1, 2\), the space's shape is \(2,\)"),
+        (None, r"a NoneType, not an array of shape \(2,\)"),
+        (np.array(["a", "b"]), r"dtype <U1 \(kind 'U'\), the space's dtype kind is 'f'"),
+    ],
+    ids=["scalar", "too-long", "extra-axis", "none", "strings"],
+)
+def test_a_step_observation_that_does_not_fit_the_space_names_the_sub_env(
+    backend: Backend, obs: Any, what: str
+) -> None:
+    with backend(_one_bad(obs=obs)) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(
+            sekai.InvalidObservation, match=r"Sub-env 1 returned observation"
+        ) as info:
+            vec.step(np.array([0, 0, 0]))
+        message = str(info.value)
+        assert repr(BOX) in message
+        assert re.search(what, message), message
+
+
+def test_a_reset_observation_that_does_not_fit_the_space_names_the_sub_env(
+    backend: Backend,
+) -> None:
+    with (
+        backend(_one_bad(reset_obs=np.zeros(3, dtype=np.float32))) as vec,
+        pytest.raises(sekai.InvalidObservation, match=r"Sub-env 1 returned observation"),
+    ):
+        vec.reset(seed=0)
+
+
+class BadAfterFirstReset(Scripted):
+    """Ends every episode at its first step; only its first reset observation fits."""
+
+    def __init__(self) -> None:
+        super().__init__(terminated=True)
+        self.resets = 0
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self.resets += 1
+        return sekai.ResetResult(GOOD if self.resets == 1 else np.float32(0.0), {})
+
+
+def test_the_observation_of_a_same_step_autoreset_is_checked(backend: Backend) -> None:
+    with backend([Scripted, BadAfterFirstReset, Scripted]) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(
+            sekai.InvalidObservation, match=r"Sub-env 1 returned observation .*shape \(\)"
+        ):
+            vec.step(np.array([0, 0, 0]))
+
+
+def test_a_float_observation_of_an_integer_space_is_refused(backend: Backend) -> None:
+    space = sekai.Discrete(4)
+    fns = [
+        lambda: Scripted(space, obs=1, reset_obs=0),
+        lambda: Scripted(space, obs=1.5, reset_obs=0),
+    ]
+    with backend(fns) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(
+            sekai.InvalidObservation, match=r"Sub-env 1 .*dtype float64 \(kind 'f'\)"
+        ):
+            vec.step(np.array([0, 0]))
+
+
+def test_dict_observations_are_checked_part_by_part(backend: Backend) -> None:
+    space = sekai.Dict({"a": sekai.Box(0.0, 1.0, shape=(2,)), "b": sekai.Discrete(3)})
+    good = {"a": GOOD, "b": 1}
+    bad = {"a": np.zeros(3, dtype=np.float32), "b": 1}
+    fns = [
+        lambda: Scripted(space, obs=good, reset_obs=good),
+        lambda: Scripted(space, obs=bad, reset_obs=good),
+    ]
+    with backend(fns) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(sekai.InvalidObservation, match=r"Sub-env 1 .*\['a'\]: shape \(3,\)"):
+            vec.step(np.array([0, 0]))
+
+
+@pytest.mark.parametrize("reward", [None, "1.0", [1.0, 2.0], np.array([1.0, 2.0])], ids=repr)
+def test_a_reward_that_is_not_a_real_number_names_the_sub_env(
+    backend: Backend, reward: Any
+) -> None:
+    with backend(_one_bad(reward=reward)) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(
+            TypeError, match=r"Sub-env 1 returned reward .* a reward must be a real number"
+        ):
+            vec.step(np.array([0, 0, 0]))
+
+
+@pytest.mark.parametrize("flag", ["terminated", "truncated"])
+def test_a_flag_of_several_values_names_the_sub_env(backend: Backend, flag: str) -> None:
+    with backend(_one_bad(**{flag: [True, False]})) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(TypeError, match=rf"Sub-env 1 returned {flag}=\[True, False\] .* bool"):
+            vec.step(np.array([0, 0, 0]))
+
+
+def test_one_element_array_rewards_and_flags_give_flat_batches(backend: Backend) -> None:
+    """gymnasium#1445: such values used to give ``(N, 1)`` batches."""
+
+    def make() -> sekai.Env:  # type: ignore[type-arg]
+        return Scripted(
+            reward=np.array([0.5], dtype=np.float32),
+            terminated=np.array([False]),
+            truncated=np.array([[True]]),
+        )
+
+    with backend([make] * 3) as vec:
+        vec.reset(seed=0)
+        result = vec.step(np.array([0, 0, 0]))
+    assert result.rewards.shape == (3,) and result.rewards.dtype == np.float64
+    assert result.rewards.tolist() == [0.5, 0.5, 0.5]
+    assert result.terminated.shape == result.truncated.shape == (3,)
+    assert result.terminated.dtype == result.truncated.dtype == np.bool_
+    assert result.truncated.tolist() == [True, True, True]
+
+
+def test_numpy_scalars_ints_and_bools_are_accepted_as_rewards_and_flags(backend: Backend) -> None:
+    fns = [
+        lambda: Scripted(reward=np.float32(0.25), terminated=np.bool_(False)),
+        lambda: Scripted(reward=2, truncated=1),
+        lambda: Scripted(reward=True, terminated=np.int64(0)),
+        lambda: Scripted(reward=np.float64(-1.5), truncated=np.bool_(True)),
+    ]
+    with backend(fns) as vec:
+        vec.reset(seed=0)
+        result = vec.step(np.array([0, 0, 0, 0]))
+    assert result.rewards.tolist() == [0.25, 2.0, 1.0, -1.5]
+    assert result.terminated.tolist() == [False, False, False, False]
+    assert result.truncated.tolist() == [False, True, False, True]
+
+
+class OneBuffer(sekai.Env):  # type: ignore[type-arg]
+    """Writes every observation into one array and returns it; episodes last two steps."""
+
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(-10.0, 10.0, shape=(2,))
+        self.action_space = sekai.Discrete(2)
+        self.buffer = np.zeros(2, dtype=np.float32)
+        self.t = 0
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self.t = 0
+        self.buffer[:] = -1.0
+        return sekai.ResetResult(self.buffer, {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.t += 1
+        self.buffer[:] = self.t
+        return sekai.StepResult(self.buffer, 0.0, self.t == 2, False, {})
+
+
+def test_final_observation_keeps_the_terminal_value_when_the_env_reuses_its_buffer(
+    backend: Backend,
+) -> None:
+    """gymnasium#1132: the same-step reset used to overwrite ``final_observation``."""
+    with backend([OneBuffer] * 2) as vec:
+        vec.reset(seed=0)
+        vec.step(np.array([0, 0]))
+        result = vec.step(np.array([0, 0]))
+    assert result.dones.tolist() == [True, True]
+    assert result.observations.tolist() == [[-1.0, -1.0]] * 2
+    for info in result.infos:
+        assert info["final_observation"].tolist() == [2.0, 2.0]
+
+
+def test_an_auto_reset_wrapped_sub_env_keeps_its_terminal_observation_too(
+    backend: Backend,
+) -> None:
+    def make() -> sekai.Env:  # type: ignore[type-arg]
+        return AutoReset(OneBuffer())
+
+    with backend([make] * 2) as vec:
+        vec.reset(seed=0)
+        vec.step(np.array([0, 0]))
+        result = vec.step(np.array([0, 0]))
+    assert result.observations.tolist() == [[-1.0, -1.0]] * 2
+    assert [info["final_observation"].tolist() for info in result.infos] == [[2.0, 2.0]] * 2
