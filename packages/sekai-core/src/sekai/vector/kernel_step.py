@@ -1,0 +1,264 @@
+"""The vector semantics of a kernel as pure array code: time limit, autoreset and freezing.
+
+Written once for every backend: the numpy driver calls these functions eagerly, the JAX mode
+inside ``jit`` (they are also its functional API), the torch mode eagerly, compiled or captured
+in a CUDA graph. Nothing here branches on array values except through a ``reset_draws``
+callback, which only the numpy driver uses (to draw reset noise for the finished rows alone,
+exactly as the native envs consume their generator).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from sekai.vector.kernel import ArrayKernel, Draw
+
+__all__ = [
+    "KernelReset",
+    "KernelTransition",
+    "convert_params",
+    "draw_all",
+    "dynamic_fields",
+    "initial",
+    "is_dynamic",
+    "select",
+    "transition",
+    "tree_map",
+    "with_fields",
+]
+
+Array = Any
+Carry = dict[str, Any]
+"""The driver's state: ``state`` (the kernel's), ``elapsed`` (int32 steps) and, with
+``autoreset=False``, ``frozen``, ``final_observation``, ``final_terminated`` and
+``final_truncated``."""
+ResetDraws = Mapping[str, Array] | Callable[[Array], Mapping[str, Array] | None]
+
+
+class KernelReset(NamedTuple):
+    """What :func:`initial` returns (a pytree under JAX)."""
+
+    state: Carry
+    observation: Any
+    info: Mapping[str, Array]
+
+
+class KernelTransition(NamedTuple):
+    """What :func:`transition` returns (a pytree under JAX).
+
+    Attributes:
+        state: the new carry.
+        observation: the observations, those of reset sub-envs after their reset.
+        reward: ``(num_envs,)`` rewards (0 for frozen sub-envs).
+        terminated: ``(num_envs,)`` bool.
+        truncated: ``(num_envs,)`` bool, the time limit included.
+        info: the kernel's step info arrays.
+        elapsed: ``(num_envs,)`` steps of the episode that was stepped (before any reset).
+        done: ``(num_envs,)`` bool, the sub-envs whose episode ended in this step (and, with
+            autoreset, were reset).
+        final_observation: the observations before the autoreset (rows of ``done`` matter).
+        reset_info: the kernel's reset info arrays (rows of ``done`` matter).
+    """
+
+    state: Carry
+    observation: Any
+    reward: Array
+    terminated: Array
+    truncated: Array
+    info: Mapping[str, Array]
+    elapsed: Array
+    done: Array
+    final_observation: Any
+    reset_info: Mapping[str, Array]
+
+
+def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+    """Apply ``fn`` to the arrays of an observation (an array, or dicts/tuples of arrays)."""
+    if isinstance(tree, Mapping):
+        return {key: tree_map(fn, tree[key], *(r[key] for r in rest)) for key in tree}
+    if isinstance(tree, tuple):
+        return tuple(tree_map(fn, *parts) for parts in zip(tree, *rest))
+    return fn(tree, *rest)
+
+
+def select(xp: Any, mask: Array, a: Any, b: Any) -> Any:
+    """Rows of ``a`` where ``mask`` (``(num_envs,)`` bool) is true, else rows of ``b``."""
+
+    def pick(x: Array, y: Array) -> Array:
+        ndim = len(x.shape)
+        rows = mask if ndim <= 1 else xp.reshape(mask, (mask.shape[0],) + (1,) * (ndim - 1))
+        return xp.where(rows, x, y)
+
+    return tree_map(pick, a, b)
+
+
+def is_dynamic(value: Any) -> bool:
+    """Whether a parameter value travels as an array (floats, arrays); ints, bools, strings and
+    the rest are static (a kernel may branch on them in Python or use them as shapes)."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    return isinstance(value, (float, np.floating, np.ndarray))
+
+
+def dynamic_fields(params: Any) -> dict[str, Any]:
+    """The fields of a kernel's params (a frozen dataclass) that travel as arrays."""
+    if not dataclasses.is_dataclass(params) or isinstance(params, type):
+        raise TypeError(
+            f"an ArrayKernel's params must be a dataclass instance, got {type(params).__name__}."
+        )
+    return {
+        field.name: getattr(params, field.name)
+        for field in dataclasses.fields(params)
+        if is_dynamic(getattr(params, field.name))
+    }
+
+
+def with_fields(params: Any, values: Mapping[str, Any]) -> Any:
+    """A copy of ``params`` with some fields replaced, bypassing the dataclass's ``__init__``
+    (its checks ran when the kernel was built; traced arrays would not pass them)."""
+    changed = copy.copy(params)
+    for name, value in values.items():
+        object.__setattr__(changed, name, value)
+    return changed
+
+
+def convert_params(params: Any, convert: Callable[[Any], Any]) -> Any:
+    """A copy of ``params`` with every dynamic field passed through ``convert`` (one float or
+    numpy array to the backend's array)."""
+    return with_fields(params, {k: convert(v) for k, v in dynamic_fields(params).items()})
+
+
+def _cast_observation(xp: Any, obs: Any, dtype: Any) -> Any:
+    if dtype is None:
+        return obs
+    return tree_map(lambda x: xp.astype(x, dtype) if x.dtype != dtype else x, obs)
+
+
+def initial(
+    kernel: ArrayKernel[Any],
+    xp: Any,
+    params: Any,
+    draws: Mapping[str, Array],
+    num_envs: int,
+    *,
+    autoreset: bool = True,
+    observation_dtype: Any = None,
+    device: Any = None,
+) -> KernelReset:
+    """Reset every sub-env: the first carry, the observations and the reset info.
+
+    ``device`` is where new arrays go (torch: the driver's device; None: the default).
+    """
+    where = {} if device is None else {"device": device}
+    mask = xp.ones((num_envs,), dtype=xp.bool, **where)
+    state, obs, info = kernel.reset(xp, params, draws, mask, None)
+    obs = _cast_observation(xp, obs, observation_dtype)
+    elapsed = xp.zeros((num_envs,), dtype=xp.int32, **where)
+    carry: Carry = {"state": dict(state), "elapsed": elapsed}
+    if not autoreset:
+        no = xp.zeros((num_envs,), dtype=xp.bool, **where)
+        carry.update(
+            frozen=no,
+            final_observation=obs,
+            final_terminated=no,
+            final_truncated=no,
+        )
+    return KernelReset(carry, obs, info)
+
+
+def transition(
+    kernel: ArrayKernel[Any],
+    xp: Any,
+    params: Any,
+    carry: Carry,
+    action: Array,
+    step_draws: Mapping[str, Array],
+    reset_draws: ResetDraws,
+    *,
+    max_episode_steps: int | None = None,
+    autoreset: bool = True,
+    observation_dtype: Any = None,
+) -> KernelTransition:
+    """Step every sub-env, apply the time limit, then autoreset (or freeze) finished ones.
+
+    Args:
+        kernel: the env's kernel.
+        xp: the array namespace.
+        params: the kernel's params, converted to ``xp``.
+        carry: from :func:`initial` or the previous transition.
+        action: the batch of actions.
+        step_draws: the random numbers of ``kernel.step_draws``.
+        reset_draws: those of ``kernel.reset_draws`` for every sub-env, or a function of the
+            ``done`` mask returning them (None: no sub-env is done, nothing to reset).
+        max_episode_steps: truncate episodes after this many steps (None: no limit).
+        autoreset: reset finished sub-envs within the step; with False they freeze (keep their
+            state and final observation, reward 0) until the next :func:`initial`.
+        observation_dtype: cast observations to this dtype (None: as the kernel returns them).
+    """
+    old_state = carry["state"]
+    state, obs, reward, terminated, truncated, info = kernel.step(
+        xp, params, old_state, action, step_draws
+    )
+    obs = _cast_observation(xp, obs, observation_dtype)
+    state = dict(state)
+    elapsed = carry["elapsed"]
+    frozen = carry.get("frozen")
+    elapsed = elapsed + 1 if frozen is None else elapsed + xp.astype(~frozen, elapsed.dtype)
+    if max_episode_steps is not None:
+        truncated = truncated | (elapsed >= max_episode_steps)
+    if frozen is not None:
+        state = select(xp, frozen, old_state, state)
+        reward = xp.where(frozen, xp.zeros_like(reward), reward)
+        terminated = xp.where(frozen, carry["final_terminated"], terminated)
+        truncated = xp.where(frozen, carry["final_truncated"], truncated)
+        obs = select(xp, frozen, carry["final_observation"], obs)
+    done = terminated | truncated
+    if frozen is not None:
+        newly = done & ~frozen
+        new_carry: Carry = {
+            "state": state,
+            "elapsed": elapsed,
+            "frozen": frozen | done,
+            "final_observation": select(xp, newly, obs, carry["final_observation"]),
+            "final_terminated": xp.where(newly, terminated, carry["final_terminated"]),
+            "final_truncated": xp.where(newly, truncated, carry["final_truncated"]),
+        }
+        return KernelTransition(
+            new_carry, obs, reward, terminated, truncated, info, elapsed, newly, obs, {}
+        )
+    draws = reset_draws(done) if callable(reset_draws) else reset_draws
+    if draws is None:
+        next_carry: Carry = {"state": state, "elapsed": elapsed}
+        return KernelTransition(
+            next_carry, obs, reward, terminated, truncated, info, elapsed, done, obs, {}
+        )
+    reset_state, reset_obs, reset_info = kernel.reset(xp, params, draws, done, state)
+    reset_obs = _cast_observation(xp, reset_obs, observation_dtype)
+    next_carry = {
+        "state": dict(reset_state),
+        "elapsed": xp.where(done, xp.zeros_like(elapsed), elapsed),
+    }
+    return KernelTransition(
+        next_carry,
+        select(xp, done, reset_obs, obs),
+        reward,
+        terminated,
+        truncated,
+        info,
+        elapsed,
+        done,
+        obs,
+        reset_info,
+    )
+
+
+def draw_all(
+    draws: tuple[Draw, ...], num_envs: int, sample: Callable[[Draw, tuple[int, ...]], Array]
+) -> dict[str, Array]:
+    """``{draw.name: sample(draw, (num_envs, *draw.shape))}`` for every request, in order."""
+    return {draw.name: sample(draw, (num_envs, *draw.shape)) for draw in draws}
