@@ -171,12 +171,13 @@ class Trial:
 
 @pytest.fixture
 def kernel_harness() -> Any:
-    """The harness: ``Trial``, ``window_draws``, ``twin_generator``, ``close``."""
+    """The harness: ``Trial``, ``NormalsRecorder``, ``window_draws``, ``twin_generator``,
+    ``close``, ``merge_rows``."""
 
     class Harness:
         pass
 
     harness = Harness()
-    for item in (Trial, window_draws, twin_generator, close, merge_rows):
+    for item in (Trial, NormalsRecorder, window_draws, twin_generator, close, merge_rows):
         setattr(harness, item.__name__, item)
     return harness
