@@ -22,6 +22,7 @@ from sekai.vector.kernel_step import (
     convert_params,
     dynamic_fields,
     initial,
+    observation_dtypes,
     transition,
     with_fields,
 )
@@ -140,9 +141,7 @@ def _trajectory(
         space.seed(seed)
         actions = [space.sample() for _ in range(steps)]
     params = convert_params(kernel.params, be.convert)
-    obs_dtype = None
-    if getattr(kernel.observation_space, "dtype", None) is not None:
-        obs_dtype = be.numpy_dtype(np.dtype(kernel.observation_space.dtype))
+    obs_dtype = observation_dtypes(kernel.observation_space, be.numpy_dtype)
     xp = be.xp
 
     def convert(draws: dict[str, np.ndarray]) -> dict[str, Any]:

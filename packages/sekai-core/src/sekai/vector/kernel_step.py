@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 from sekai.vector.kernel import ArrayKernel, Draw
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "dynamic_fields",
     "initial",
     "is_dynamic",
+    "observation_dtypes",
     "select",
     "transition",
     "tree_map",
@@ -133,10 +135,27 @@ def convert_params(params: Any, convert: Callable[[Any], Any]) -> Any:
     return with_fields(params, {k: convert(v) for k, v in dynamic_fields(params).items()})
 
 
+def observation_dtypes(space: Space[Any], convert: Callable[[np.dtype[Any]], Any]) -> Any:
+    """The dtype each part of an observation is cast to: ``convert(space.dtype)`` for an array
+    space, a dict/tuple of them for Dict/Tuple spaces, None (no cast) for any other space."""
+    if isinstance(space, Dict):
+        return {key: observation_dtypes(sub, convert) for key, sub in space.spaces.items()}
+    if isinstance(space, Tuple):
+        return tuple(observation_dtypes(sub, convert) for sub in space.spaces)
+    if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+        return convert(np.dtype(space.dtype))
+    return None
+
+
 def _cast_observation(xp: Any, obs: Any, dtype: Any) -> Any:
+    """``obs`` with each array cast to its dtype in ``dtype`` (a tree like ``obs``, or None)."""
     if dtype is None:
         return obs
-    return tree_map(lambda x: xp.astype(x, dtype) if x.dtype != dtype else x, obs)
+    if isinstance(dtype, Mapping):
+        return {key: _cast_observation(xp, obs[key], dtype[key]) for key in obs}
+    if isinstance(dtype, tuple):
+        return tuple(_cast_observation(xp, o, d) for o, d in zip(obs, dtype))
+    return xp.astype(obs, dtype) if obs.dtype != dtype else obs
 
 
 def initial(

@@ -9,19 +9,22 @@ from typing import Any
 import numpy as np
 
 from sekai.registry.spec import load_entry_point
-from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from sekai.vector._contract.seeding import OneGenerator, native_seed, vector_options
 from sekai.vector.infos import ArrayInfos, LazyInfos, split_value
 from sekai.vector.kernel import ArrayKernel
 from sekai.vector.kernel_backend import KernelBackend, NumpyBackend, check_device_actions
-from sekai.vector.kernel_step import KernelTransition, convert_params, is_dynamic, tree_map
+from sekai.vector.kernel_step import (
+    KernelTransition,
+    convert_params,
+    is_dynamic,
+    observation_dtypes,
+    tree_map,
+)
 from sekai.vector.native import _check_max_episode_steps
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
 __all__ = ["KernelInfos", "KernelVecEnv", "load_kernel"]
-
-_ARRAY_SPACES = (Box, Discrete, MultiDiscrete, MultiBinary)
 
 
 class KernelInfos(LazyInfos):
@@ -106,7 +109,9 @@ class KernelVecEnv(OneGenerator, VecEnv):
         self.backend = backend if backend is not None else NumpyBackend()
         self.max_episode_steps = _check_max_episode_steps(max_episode_steps)
         self.check_actions = bool(check_actions)
-        self.observation_dtype = _observation_dtype(self.backend, kernel.observation_space)
+        self.observation_dtype = observation_dtypes(
+            kernel.observation_space, self.backend.numpy_dtype
+        )
         self._host_params = kernel.params
         self._params = convert_params(kernel.params, self.backend.convert)
         self._carry: Any = None
@@ -299,10 +304,3 @@ class KernelVecEnv(OneGenerator, VecEnv):
 
 def _field_names(params: Any) -> set[str]:
     return {field.name for field in dataclasses.fields(params)}
-
-
-def _observation_dtype(backend: KernelBackend, space: Space[Any]) -> Any:
-    """The space's dtype, narrowed to the backend's (float64 → float32 without x64)."""
-    if not isinstance(space, _ARRAY_SPACES):
-        return None
-    return backend.numpy_dtype(np.dtype(space.dtype))

@@ -18,6 +18,7 @@ from sekai.vector.kernel_step import (
     KernelTransition,
     dynamic_fields,
     initial,
+    observation_dtypes,
     transition,
     with_fields,
 )
@@ -87,7 +88,7 @@ class FunctionalEnv:
         self.observation_space = kernel.observation_space
         self.action_space = kernel.action_space
         if observation_dtype is None:
-            observation_dtype = narrow(np.dtype(kernel.observation_space.dtype or np.float32))
+            observation_dtype = observation_dtypes(kernel.observation_space, narrow)
         self.observation_dtype = observation_dtype
         self._template = kernel.params
         self.default_params: Params = {
