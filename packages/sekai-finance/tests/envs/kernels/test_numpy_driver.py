@@ -101,19 +101,8 @@ def _window_actions(kernel: Any, rng: np.random.Generator) -> np.ndarray:
     return rng.uniform(-0.2, 1.2, (N_ENVS, *space.shape)).astype(np.float32)
 
 
-# The numpy driver casts an array observation to its space's dtype but not yet a Dict's leaves
-# (asked of the driver's owner): Portfolio's float32 leaves come back float64 until then.
-_DICT_CAST = pytest.mark.xfail(
-    strict=True, reason="KernelVecEnv does not cast Dict observation leaves to float32 yet"
-)
-WINDOW_PARAMS = [
-    pytest.param(case, marks=_DICT_CAST) if case.startswith("Portfolio") else case
-    for case in WINDOW_CASES
-]
-
-
 @pytest.mark.parametrize("options", list(VECTOR_OPTIONS))
-@pytest.mark.parametrize("case", WINDOW_PARAMS)
+@pytest.mark.parametrize("case", list(WINDOW_CASES))
 def test_window_kernels_through_the_numpy_driver_match_the_native_envs(
     case: str, options: str, kernel_harness: Any
 ) -> None:

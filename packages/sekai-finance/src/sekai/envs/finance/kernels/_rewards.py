@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.envs.finance.kernels._support import untraceable
+from sekai.envs.finance.kernels._support import at_least, untraceable
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import (
     DifferentialSharpe,
@@ -94,7 +94,7 @@ class KernelReward:
         cost: Array,
     ) -> tuple[Array, dict[str, Array]]:
         """``(rewards, new reward state)`` of one step."""
-        g = xp.maximum(growth, _FLOOR)
+        g = at_least(xp, growth, _FLOOR)
         log_return = xp.log(g)
         values: list[Array] = []
         new_state: dict[str, Array] = {}
@@ -131,7 +131,7 @@ def _drawdown(
     drawdown = xp.where(positive, 1.0 - equity / xp.where(positive, peak, 1.0), 1.0)
     out[prefix + "peak"] = peak
     out[prefix + "drawdown"] = drawdown
-    return xp.maximum(drawdown - state[prefix + "drawdown"], 0.0)
+    return at_least(xp, drawdown - state[prefix + "drawdown"], 0.0)
 
 
 def _differential_sharpe(

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["float_dtype", "int_dtype", "merge", "merge_state", "untraceable"]
+__all__ = [
+    "at_least",
+    "at_most",
+    "float_dtype",
+    "int_dtype",
+    "merge",
+    "merge_state",
+    "untraceable",
+]
 
 Array = Any
 
@@ -26,6 +34,17 @@ def float_dtype(array: Array) -> Any:
 def int_dtype(xp: Any, dtype: Any) -> Any:
     """Integers to go with float ``dtype``: int64 with float64, else int32 (JAX without x64)."""
     return xp.int64 if dtype == xp.float64 else xp.int32
+
+
+def at_least(xp: Any, x: Array, low: float) -> Array:
+    """``xp.maximum(x, low)`` for a Python number ``low`` (NaN stays NaN). Written with
+    ``where``: array-api-compat's ``maximum`` with a scalar breaks a ``torch.compile`` graph."""
+    return xp.where(x < low, low, x)
+
+
+def at_most(xp: Any, x: Array, high: float) -> Array:
+    """``xp.minimum(x, high)`` for a Python number ``high`` (as ``at_least``)."""
+    return xp.where(x > high, high, x)
 
 
 def merge(xp: Any, mask: Array, new: Array, old: Array | None) -> Array:

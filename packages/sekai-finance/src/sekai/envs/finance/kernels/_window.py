@@ -20,7 +20,14 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from sekai.envs.finance.kernels._rewards import KernelCost, KernelReward
-from sekai.envs.finance.kernels._support import float_dtype, int_dtype, merge_state, untraceable
+from sekai.envs.finance.kernels._support import (
+    at_least,
+    at_most,
+    float_dtype,
+    int_dtype,
+    merge_state,
+    untraceable,
+)
 from sekai.envs.finance.vector._window import gbm_terms
 from sekai.finance.sampling import RandomStart, first_valid_window
 from sekai.vector.kernel import ArrayKernel, Draw
@@ -175,7 +182,7 @@ class WindowKernel(ArrayKernel[P]):
             assert params.prices is not None and params.log_returns is not None
             u = draws["u"]
             position = xp.astype(xp.floor(u * params.n_positions), integer)
-            start = params.first + xp.minimum(position, params.n_positions - 1)
+            start = params.first + at_most(xp, position, params.n_positions - 1)
             rows = xp.reshape(start, (n_envs, 1)) + xp.reshape(
                 xp.arange(lookback, dtype=integer), (1, lookback)
             )
@@ -205,7 +212,7 @@ class WindowKernel(ArrayKernel[P]):
         if self.replay:
             assert params.prices is not None and params.log_returns is not None
             # A finished sub-env stepped again (a frozen one) stays inside its window.
-            t = xp.minimum(state["t"], self.episode_length - 1)
+            t = at_most(xp, state["t"], self.episode_length - 1)
             row = state["start"] + self.lookback + t
             before = xp.take(params.prices, row, axis=0)
             after = xp.take(params.prices, row + 1, axis=0)
@@ -224,7 +231,7 @@ class WindowKernel(ArrayKernel[P]):
         if not self.replay:
             return t
         assert params.timestamps is not None
-        row = state["start"] + self.lookback + xp.minimum(t, self.episode_length)
+        row = state["start"] + self.lookback + at_most(xp, t, self.episode_length)
         return xp.take(params.timestamps, row, axis=0)
 
     # -- the account ----------------------------------------------------------------------------
@@ -247,7 +254,7 @@ class WindowKernel(ArrayKernel[P]):
         """Book the period: ``(rewards, account state, truncated)``; the account state holds
         ``equity``, ``t`` and the reward state."""
         equity_before = state["equity"]
-        equity = xp.maximum(equity_before * growth, 0.0)
+        equity = at_least(xp, equity_before * growth, 0.0)
         t = state["t"] + 1
         rewards, reward_state = self.reward(
             xp,

@@ -132,8 +132,6 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
         dtype = float_dtype(mid)
         size, limit, dt, sigma = params.order_size, params.max_inventory, params.dt, params.sigma
         offsets = xp.clip(xp.astype(action, dtype), 0.0, params.max_offset)
-        q_float = xp.astype(q, dtype)
-        wealth_before = cash + q_float * mid
         fill = -xp.expm1(-params.A * xp.exp(-params.k * offsets) * dt)
         filled = draws["u"] < fill
         bid_filled = filled[:, 0] & (q + size <= limit)
@@ -143,10 +141,16 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
         new_q = q + size * (xp.astype(bid_filled, q.dtype) - xp.astype(ask_filled, q.dtype))
         new_cash = cash - xp.where(bid_filled, size * bid, 0.0)
         new_cash = new_cash + xp.where(ask_filled, size * ask, 0.0)
-        new_mid = mid + sigma * xp.sqrt(dt) * draws["z"]
+        move = sigma * xp.sqrt(dt) * draws["z"]
+        new_mid = mid + move
         held = xp.astype(new_q, dtype)
         wealth = new_cash + held * new_mid
-        rewards = wealth - wealth_before
+        # The wealth change, new wealth - old wealth, summed from its small parts (the held
+        # inventory's move and each fill's edge over the new mid): no cancellation of two large
+        # wealths, which float32 would leave with an error of the mid's order.
+        rewards = xp.astype(q, dtype) * move
+        rewards = rewards + xp.where(bid_filled, size * (offsets[:, 0] + move), 0.0)
+        rewards = rewards + xp.where(ask_filled, size * (offsets[:, 1] - move), 0.0)
         rewards = rewards - 0.5 * params.risk_aversion * sigma**2 * dt * held * held
         t = state["t"] + 1
         terminated = t >= params.n_steps
