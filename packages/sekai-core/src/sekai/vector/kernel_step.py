@@ -102,9 +102,10 @@ def select(xp: Any, mask: Array, a: Any, b: Any) -> Any:
 def is_dynamic(value: Any) -> bool:
     """Whether a parameter value travels as an array (floats, arrays); ints, bools, strings and
     the rest are static (a kernel may branch on them in Python or use them as shapes)."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, int, np.bool_, np.integer)):
         return False
-    return isinstance(value, (float, np.floating, np.ndarray))
+    # floats, and arrays of any library (numpy, or already converted to the backend's)
+    return isinstance(value, float) or (hasattr(value, "shape") and hasattr(value, "dtype"))
 
 
 def dynamic_fields(params: Any) -> dict[str, Any]:
