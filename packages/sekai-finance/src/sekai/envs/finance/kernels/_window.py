@@ -139,13 +139,20 @@ class WindowKernel(ArrayKernel[P]):
                 history.n_starts, lookback=self.lookback, warmup=history.warmup
             )
             fields.update(
-                prices=np.asarray(history.prices, np.float64),
-                log_returns=np.asarray(history.log_returns, np.float64),
+                prices=history.prices,
+                log_returns=history.log_returns,
                 timestamps=timestamps,
                 first=first,
                 n_positions=history.n_starts - first,
             )
-        return fields
+        # Writable float64 copies: the history's arrays are read-only views, which torch warns
+        # about wrapping (and the params must not share memory with the env's state).
+        return {
+            name: np.array(value, np.float64 if value.dtype.kind == "f" else None)
+            if isinstance(value, np.ndarray)
+            else value
+            for name, value in fields.items()
+        }
 
     # -- draws ----------------------------------------------------------------------------------
 
