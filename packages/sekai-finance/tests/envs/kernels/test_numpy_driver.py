@@ -175,7 +175,13 @@ def test_session_kernels_through_the_numpy_driver_match_the_native_envs_seed_for
         action = _session_actions(driven.kernel, rng)
         expected, actual = native.step(action), driven.step(action)
         _same(actual.observations, expected.observations, f"step {step} observations", close)
-        for name in ("rewards", "terminated", "truncated"):
+        scale = (
+            kernel_harness.wealth_scale(driven.last_transition.info)
+            if "cash" in (driven.last_transition.info)
+            else 0.0
+        )
+        close(actual.rewards, expected.rewards, f"step {step} rewards", scale=scale)
+        for name in ("terminated", "truncated"):
             close(getattr(actual, name), getattr(expected, name), f"step {step} {name}")
         for i in range(N_ENVS):
             _same(actual.infos[i], expected.infos[i], f"step {step} info {i}", close)
