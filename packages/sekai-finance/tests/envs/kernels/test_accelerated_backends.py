@@ -58,18 +58,7 @@ CASES: dict[str, Callable[[], Any]] = {
 FLOAT64_ONLY = {"Portfolio simulated, shorts, stateful rewards"}
 
 
-# sekai.testing.kernels records a Dict observation as one object array and cannot compare it
-# (reported to its owner): Portfolio's runs wait for that fix.
-_DICT_RECORD = pytest.mark.xfail(
-    strict=True, reason="sekai.testing.kernels does not record Dict observations per leaf yet"
-)
-RUN_CASES = [
-    pytest.param(case, marks=_DICT_RECORD) if case.startswith("Portfolio") else case
-    for case in CASES
-]
-
-
-@pytest.mark.parametrize("case", RUN_CASES)
+@pytest.mark.parametrize("case", list(CASES))
 def test_finance_kernel_runs_the_same_on_jax_and_torch_as_on_numpy(case: str) -> None:
     dtypes = ("float64",) if case in FLOAT64_ONLY else ("float64", "float32")
     assert_kernel_equivalent(

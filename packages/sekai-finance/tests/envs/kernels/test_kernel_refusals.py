@@ -3,6 +3,7 @@ a reward or a sampler), naming the argument; they check every argument as the en
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from sekai.envs.finance.kernels import (
     PortfolioKernel,
     TradingKernel,
 )
-from sekai.finance import GBM, FixedCost, RewardFunction, StepOutcome
+from sekai.finance import GBM, FixedCost, ProportionalCost, RewardFunction, StepOutcome
 
 
 class UserReward(RewardFunction):
@@ -71,3 +72,21 @@ def test_a_history_kernel_holds_the_history_in_its_params() -> None:
     assert kernel.params.prices.flags.writeable  # a copy a backend may wrap
     assert kernel.reset_draws(kernel.params)[0].name == "u"
     assert kernel.step_draws(kernel.params) == ()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: PortfolioKernel(transaction_cost=ProportionalCost([1e-3] * 5)),
+        lambda: PortfolioKernel(prices=np.stack([PRICES, PRICES], axis=1), episode_length=5),
+        lambda: TradingKernel(prices=PRICES, episode_length=5),
+        MarketMakingKernel,
+        OptimalExecutionKernel,
+    ],
+)
+def test_kernel_params_arrays_are_writable_copies_a_backend_can_wrap(make: Any) -> None:
+    params = make().params
+    for field in dataclasses.fields(params):
+        value = getattr(params, field.name)
+        if isinstance(value, np.ndarray):
+            assert value.flags.writeable, field.name

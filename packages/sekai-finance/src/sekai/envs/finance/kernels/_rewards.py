@@ -172,7 +172,7 @@ class KernelCost:
         rate = cost_model.rate
         self.per_asset = isinstance(rate, np.ndarray)
         self.rate: float | np.ndarray = (
-            np.asarray(rate, np.float64) if self.per_asset else float(rate)
+            np.array(rate, np.float64) if self.per_asset else float(rate)
         )
 
     def __call__(self, xp: Any, rate: Array, trades: Array, turnover: Array) -> Array:
