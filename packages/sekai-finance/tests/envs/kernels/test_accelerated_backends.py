@@ -66,16 +66,14 @@ def test_finance_kernel_runs_the_same_on_jax_and_torch_as_on_numpy(case: str) ->
     )
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_finance_kernel_compiles_with_torch_compile_without_graph_breaks(case: str) -> None:
-    import array_api_compat.torch as xp
+def _torch_inputs(case: str, n_envs: int = 4) -> tuple[Any, ...]:
+    """``(kernel, params, reset draws, mask, action, step draws)`` as torch tensors."""
     import torch
 
     from sekai.vector.kernel_step import convert_params
 
     kernel = CASES[case]()
     params = convert_params(kernel.params, lambda v: torch.as_tensor(np.array(v)))
-    n_envs = 4
     rng = np.random.default_rng(0)
 
     def noise(draws: Any) -> dict[str, Any]:
@@ -89,9 +87,38 @@ def test_finance_kernel_compiles_with_torch_compile_without_graph_breaks(case: s
         }
 
     mask = torch.ones(n_envs, dtype=torch.bool)
-    state, _, _ = kernel.reset(xp, params, noise(kernel.reset_draws(params)), mask, None)
     action = torch.as_tensor(np.stack([kernel.action_space.sample() for _ in range(n_envs)]))
-    draws = noise(kernel.step_draws(params))
+    reset_draws, step_draws = noise(kernel.reset_draws(params)), noise(kernel.step_draws(params))
+    return kernel, params, reset_draws, mask, action, step_draws
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_finance_kernel_copies_no_python_number_to_the_torch_device(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import array_api_compat.torch as xp
+    import torch
+
+    kernel, params, reset_draws, mask, action, step_draws = _torch_inputs(case)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"a host value copied into a tensor: {args!r}")
+
+    # A synchronising copy on a GPU per call, and refused inside a CUDA graph.
+    for name in ("asarray", "as_tensor", "tensor"):
+        monkeypatch.setattr(torch, name, refuse)
+    state, _, _ = kernel.reset(xp, params, reset_draws, mask, None)
+    state, *_ = kernel.step(xp, params, state, action, step_draws)
+    kernel.reset(xp, params, reset_draws, ~mask, state)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_finance_kernel_compiles_with_torch_compile_without_graph_breaks(case: str) -> None:
+    import array_api_compat.torch as xp
+    import torch
+
+    kernel, params, reset_draws, mask, action, draws = _torch_inputs(case)
+    state, _, _ = kernel.reset(xp, params, reset_draws, mask, None)
 
     def step(state: Any, action: Any, draws: Any) -> Any:
         return kernel.step(xp, params, state, action, draws)
