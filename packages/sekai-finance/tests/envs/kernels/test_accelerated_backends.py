@@ -66,14 +66,14 @@ def test_finance_kernel_runs_the_same_on_jax_and_torch_as_on_numpy(case: str) ->
     )
 
 
-def _torch_inputs(case: str, n_envs: int = 4) -> tuple[Any, ...]:
+def _torch_inputs(case: str, n_envs: int = 4, device: str = "cpu") -> tuple[Any, ...]:
     """``(kernel, params, reset draws, mask, action, step draws)`` as torch tensors."""
     import torch
 
     from sekai.vector.kernel_step import convert_params
 
     kernel = CASES[case]()
-    params = convert_params(kernel.params, lambda v: torch.as_tensor(np.array(v)))
+    params = convert_params(kernel.params, lambda v: torch.as_tensor(np.array(v), device=device))
     rng = np.random.default_rng(0)
 
     def noise(draws: Any) -> dict[str, Any]:
@@ -81,13 +81,15 @@ def _torch_inputs(case: str, n_envs: int = 4) -> tuple[Any, ...]:
             d.name: torch.as_tensor(
                 rng.random((n_envs, *d.shape))
                 if d.distribution == "uniform"
-                else rng.standard_normal((n_envs, *d.shape))
+                else rng.standard_normal((n_envs, *d.shape)),
+                device=device,
             )
             for d in draws
         }
 
-    mask = torch.ones(n_envs, dtype=torch.bool)
-    action = torch.as_tensor(np.stack([kernel.action_space.sample() for _ in range(n_envs)]))
+    mask = torch.ones(n_envs, dtype=torch.bool, device=device)
+    actions = np.stack([kernel.action_space.sample() for _ in range(n_envs)])
+    action = torch.as_tensor(actions, device=device)
     reset_draws, step_draws = noise(kernel.reset_draws(params)), noise(kernel.step_draws(params))
     return kernel, params, reset_draws, mask, action, step_draws
 
@@ -110,6 +112,23 @@ def test_finance_kernel_copies_no_python_number_to_the_torch_device(
     state, _, _ = kernel.reset(xp, params, reset_draws, mask, None)
     state, *_ = kernel.step(xp, params, state, action, step_draws)
     kernel.reset(xp, params, reset_draws, ~mask, state)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_finance_kernel_makes_its_new_arrays_on_the_drivers_device(case: str) -> None:
+    import array_api_compat.torch as xp
+
+    # torch's "meta" device stands in for a GPU: an array made on the CPU (no device given)
+    # cannot meet the driver's arrays in one operation.
+    kernel, params, reset_draws, mask, action, step_draws = _torch_inputs(case, device="meta")
+    state, obs, info = kernel.reset(xp, params, reset_draws, mask, None)
+    state, obs, reward, terminated, truncated, info = kernel.step(
+        xp, params, state, action, step_draws
+    )
+    state, obs, info = kernel.reset(xp, params, reset_draws, terminated | truncated, state)
+    leaves = [*state.values(), *info.values(), reward, terminated, truncated]
+    leaves += list(obs.values()) if isinstance(obs, dict) else [obs]
+    assert {leaf.device.type for leaf in leaves} == {"meta"}
 
 
 @pytest.mark.parametrize("case", list(CASES))

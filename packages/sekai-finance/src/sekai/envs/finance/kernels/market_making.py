@@ -108,10 +108,10 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
     ) -> KernelReset:
         """New sessions (mid ``s0``, flat, no cash, no quotes yet) where ``mask``."""
         dtype = float_dtype(params.s0)
-        n_envs = mask.shape[0]
-        zeros = xp.zeros((n_envs,), dtype=dtype)
-        integers = xp.zeros((n_envs,), dtype=int_dtype(xp, dtype))
-        unfilled = xp.zeros((n_envs,), dtype=xp.bool)
+        # *_like of the driver's mask: new arrays on its device (torch: CPU otherwise).
+        zeros = xp.zeros_like(mask, dtype=dtype)
+        integers = xp.zeros_like(mask, dtype=int_dtype(xp, dtype))
+        unfilled = xp.zeros_like(mask)
         fresh = {
             "t": integers,
             "mid": zeros + params.s0,
