@@ -147,3 +147,36 @@ def test_finance_kernel_compiles_with_torch_compile_without_graph_breaks(case: s
     expected = step(state, action, draws)
     got = compiled(state, action, draws)
     torch.testing.assert_close(got[2], expected[2])
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("Trading-v0", {"episode_length": 5, "lookback": 3}),
+        ("Portfolio-v0", {"episode_length": 5, "lookback": 3, "n_assets": 2}),
+        ("Portfolio-v0", {"prices": _history(30, 2), "episode_length": 5, "lookback": 3}),
+        ("MarketMaking-v0", {"n_steps": 5}),
+        ("OptimalExecution-v0", {"n_steps": 5}),
+    ],
+)
+def test_finance_kernel_runs_inside_jit_and_scan_through_autoresets(
+    env_id: str, kwargs: dict[str, Any]
+) -> None:
+    import jax
+    import jax.numpy as jnp
+
+    from sekai.jax import make_functional
+
+    env = make_functional(env_id, 4, **kwargs)
+    state, _, _ = env.reset(jax.random.PRNGKey(0))
+    shape = (4, *(env.action_space.shape or ()))
+    action = jnp.ones(shape, jnp.int32) if env_id == "Trading-v0" else jnp.full(shape, 0.5)
+
+    def body(carry: Any, key: Any) -> Any:
+        t = env.step(key, carry, action)
+        return t.state, (t.reward, t.done)
+
+    run = jax.jit(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, 12)))
+    _, (rewards, done) = run(state, jax.random.PRNGKey(1))
+    assert bool(jnp.all(jnp.isfinite(rewards)))
+    assert int(done.sum()) >= 8  # every sub-env's episode ended at least twice
