@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,16 @@ State = Mapping[str, Array]
 
 @dataclass(frozen=True)
 class PortfolioParams(WindowParams):
-    """Parameters of the Portfolio-v0 kernel (those of every window env's kernel)."""
+    """Parameters of the Portfolio-v0 kernel: those of every window env's kernel, and the
+    all-cash weights ``cash`` ``(n + 1,)`` (derived), broadcast over the sub-envs."""
+
+    cash: Array = field(init=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        cash = np.zeros(np.size(self.s0) + 1)
+        cash[-1] = 1.0
+        object.__setattr__(self, "cash", cash)
 
 
 class PortfolioKernel(WindowKernel[PortfolioParams]):
@@ -62,7 +71,8 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
         return xp.concat([xp.zeros_like(prices), xp.ones_like(prices[:, :1])], axis=1)
 
     def target_weights(self, xp: Any, action: Array, cash: Array) -> Array:
-        """``scores_to_weights`` of a batch of actions: weights ``(num_envs, n + 1)``."""
+        """``scores_to_weights`` of a batch of actions: weights ``(num_envs, n + 1)`` (``cash``:
+        the all-cash weights, ``(n + 1,)``)."""
         if self.allow_short:
             assets = xp.clip(action, -1.0, 1.0)
             gross = xp.sum(xp.abs(assets), axis=1, keepdims=True)
@@ -115,7 +125,7 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
     ) -> KernelStep:
         """Rebalance every sub-env to its action's target weights and hold them one period."""
         equity = state["equity"]
-        cash = self._cash(xp, state["price"])
+        cash = params.cash  # (n + 1,): broadcast, not built each step
         target = self.target_weights(xp, xp.astype(action, float_dtype(equity)), cash)
         assets = target[:, :-1]
         trades = assets - state["weights"][:, :-1]
