@@ -270,19 +270,22 @@ def _tests_accel(session: nox.Session, dist: str) -> None:
 def accel(session: nox.Session) -> None:
     """Cross-backend tests of the finance kernels, with JAX and torch (CPU builds) installed.
 
-    Equivalence under the same draws and the baselines' returns on every backend (issue 27).
+    Equivalence under the same draws and the baselines' returns on every backend (issue 27),
+    and the examples of docs/pages/accelerators.md (the docs session has neither library).
     """
     _install_accel(session, JAX_CPU, TORCH)
     session.install(
         *_editable("sekai-core"),
+        *_editable("sekai-classic"),
         *_editable("sekai-finance", DISTRIBUTIONS["sekai-finance"].extras),
         *(arg for dist in ACCEL for arg in _editable(dist)),
         *_groups("test"),
     )
     session.run("python", "-c", _ASSERT_EDITABLE, log=False)
     session.run(
-        "pytest", "packages/sekai-finance/tests/envs/kernels", HYPOTHESIS_CI, *PARALLEL,
-        *session.posargs, success_codes=PYTEST_OK,
+        "pytest", "packages/sekai-finance/tests/envs/kernels",
+        "packages/sekai-jax/tests/test_docs.py", HYPOTHESIS_CI, *PARALLEL, *session.posargs,
+        success_codes=PYTEST_OK,
     )  # fmt: skip
 
 

@@ -309,17 +309,42 @@ def gpu_rows(quick: bool) -> list[Row]:
 def cpu_rows(quick: bool) -> list[Row]:
     n, steps = (64, 5) if quick else (1024, 50)
     return [
-        ("numpy native Portfolio-v0, vec.step()", f"{n}", lambda: numpy_native("Portfolio-v0", n, steps), None),
-        ("JAX-CPU Portfolio-v0, vec.step()", f"{n}", lambda: jax_vec_step("Portfolio-v0", n, steps), None),
-        ("JAX-CPU Portfolio-v0, jit+scan", f"{n}", lambda: jax_scan("Portfolio-v0", n, steps), None),
+        (
+            "numpy native Portfolio-v0, vec.step()",
+            f"{n}",
+            lambda: numpy_native("Portfolio-v0", n, steps),
+            None,
+        ),
+        (
+            "JAX-CPU Portfolio-v0, vec.step()",
+            f"{n}",
+            lambda: jax_vec_step("Portfolio-v0", n, steps),
+            None,
+        ),
+        (
+            "JAX-CPU Portfolio-v0, jit+scan",
+            f"{n}",
+            lambda: jax_scan("Portfolio-v0", n, steps),
+            None,
+        ),
         (
             "torch-CPU Portfolio-v0, vec.step(), eager",
             f"{n}",
             lambda: torch_vec_step("Portfolio-v0", n, steps, "cpu", None),
             None,
         ),
-        ("numpy native CartPole-v1, vec.step()", f"{n}", lambda: numpy_native("classic/CartPole-v1", n, steps), None),
-        ("JAX-CPU CartPole-v1, vec.step()", f"{n}", lambda: jax_vec_step("CartPole-v1", n, steps), None),
+        (
+            "numpy native CartPole-v1, vec.step()",
+            f"{n}",
+            lambda: numpy_native("classic/CartPole-v1", n, steps),
+            None,
+        ),
+        (
+            "JAX-CPU CartPole-v1, vec.step()",
+            f"{n}",
+            lambda: jax_vec_step("CartPole-v1", n, steps),
+            None,
+        ),
         (
             "torch-CPU CartPole-v1, vec.step(), eager",
             f"{n}",
@@ -327,6 +352,17 @@ def cpu_rows(quick: bool) -> list[Row]:
             None,
         ),
     ]
+
+
+def _one_torch_thread() -> None:
+    """On a small shared CPU torch's intra-op threads spin against each other (one exp of 16k
+    floats measured 31 ms on 2 threads, 0.014 ms on 1): time the CPU rows on one thread."""
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
 
 
 def _versions() -> str:
@@ -369,6 +405,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick and not gpu:
         rows += cpu_rows(True)
     title = "GPU" if gpu else ("quick smoke test" if args.quick else "CPU")
+    if not gpu:
+        title += ", torch on 1 thread"
+        _one_torch_thread()
     print(f"bench_accel ({title}), {datetime.date.today()}: {_device()}; {_versions()}")
     print(f"{'what':<48} {'sub-envs':>9} {'env-steps/s':>12}  bar")
     failures = 0
