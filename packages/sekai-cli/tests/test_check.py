@@ -102,3 +102,11 @@ def test_an_env_whose_module_fails_to_import_names_the_id_entry_point_and_distri
         "0.1.0)): RuntimeError: config missing. Fix or reinstall sekai-fake-bad-env, or report "
         "it to its maintainers.\n"
     )
+
+
+def test_mode_checks_refuse_an_env_without_a_kernel_with_exit_2(sekai_cli) -> None:
+    done = sekai_cli("check", "Pendulum-v1", "--mode", "jax")
+    assert done.returncode == 2
+    # Without sekai-jax the mode is unknown (and named with its distribution); with it, the
+    # env has no kernel: either way the message says what to do.
+    assert "no array kernel" in done.stderr or "pip install sekai-jax" in done.stderr

@@ -7,6 +7,7 @@ import json
 CARTPOLE_INFO = """\
 id=CartPole-v1
 entry_point=sekai.envs.classic_control.cartpole:CartPoleEnv
+kernel_entry_point=sekai.envs.classic_control.kernels.cartpole:CartPoleKernel
 max_episode_steps=500
 reward_threshold=475.0
 observation_space=Box([-4.8, -inf, -0.41887903, -inf], [4.8, inf, 0.41887903, inf], (4,), float32)
@@ -64,6 +65,7 @@ def test_info_json_holds_the_spec_spaces_metadata_wrappers_and_provider(sekai_cl
         "entry_point": "sekai.envs.classic_control.cartpole:CartPoleEnv",
         "vector_entry_point": None,
         "native_vec": False,
+        "kernel_entry_point": "sekai.envs.classic_control.kernels.cartpole:CartPoleKernel",
         "plugin": "classic",
         "distribution": "sekai-classic",
         "version": "0.3.0",

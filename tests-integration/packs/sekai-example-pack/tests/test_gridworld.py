@@ -53,3 +53,35 @@ def test_native_and_single_env_agree_on_dynamics():
         assert batch.rewards[0] == single.reward
         if single.terminated:
             break
+
+
+def test_the_gridworld_kernel_moves_like_the_native_env_from_the_same_starts():
+    from sekai_example_pack.kernel import GridworldKernel
+
+    from sekai.vector.kernel_vec_env import KernelVecEnv
+
+    kernel = KernelVecEnv(GridworldKernel(size=4), 6, autoreset=False)
+    starts = kernel.reset(seed=0).observations
+    native = sekai.make_vec("example/Gridworld-v0", 6, size=4, vector_kwargs={"autoreset": False})
+    native.reset(options=[{"start": tuple(start)} for start in starts.tolist()])
+    for actions in np.random.default_rng(1).integers(0, 4, (60, 6)):
+        want, got = native.step(actions), kernel.step(actions)
+        assert got.observations.dtype == want.observations.dtype
+        np.testing.assert_array_equal(got.observations, want.observations)
+        np.testing.assert_array_equal(got.rewards, want.rewards)
+        np.testing.assert_array_equal(got.terminated, want.terminated)
+    assert kernel.frozen.any()  # some sub-envs reached the goal on the way
+
+
+def test_the_gridworld_kernel_passes_the_kernel_contract_checks():
+    from sekai_example_pack.kernel import GridworldKernel
+
+    from sekai.vector.kernel_check import check_kernel_vec_env
+    from sekai.vector.kernel_vec_env import KernelVecEnv
+
+    assert check_kernel_vec_env(lambda: KernelVecEnv(GridworldKernel(size=3), 4), n_steps=50) == []
+
+
+def test_the_registry_names_the_gridworld_kernel():
+    spec = sekai.spec("example/Gridworld-v0")
+    assert spec.kernel_entry_point == "sekai_example_pack.kernel:GridworldKernel"

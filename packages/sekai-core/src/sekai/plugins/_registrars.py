@@ -72,6 +72,7 @@ class EnvRegistrar:
         entry_point: str,
         *,
         vector_entry_point: str | None = None,
+        kernel_entry_point: str | None = None,
         max_episode_steps: int | None = None,
         reward_threshold: float | None = None,
         nondeterministic: bool = False,
@@ -94,6 +95,8 @@ class EnvRegistrar:
         _require_string(entry_point, "entry_point")
         if vector_entry_point is not None:
             _require_string(vector_entry_point, "vector_entry_point")
+        if kernel_entry_point is not None:
+            _require_string(kernel_entry_point, "kernel_entry_point")
         wrappers = tuple(additional_wrappers)
         for wrapper in wrappers:
             if isinstance(wrapper, WrapperSpec):
@@ -114,6 +117,7 @@ class EnvRegistrar:
             kwargs=dict(kwargs) if kwargs is not None else {},
             additional_wrappers=wrappers,
             vector_entry_point=vector_entry_point,
+            kernel_entry_point=kernel_entry_point,
             source=record.source,
         )
         self._registry.add(spec)

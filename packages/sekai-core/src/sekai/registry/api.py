@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from sekai import _discovery
 from sekai.registry._build import build_env, effective_steps
 from sekai.registry.ids import parse_env_id
+from sekai.registry.kernels import load_kernel
 from sekai.registry.registry import EnvRegistry
 from sekai.registry.spec import EntryPoint, EnvSpec, WrapperSpec, load_entry_point
 
@@ -64,6 +65,7 @@ def register(
     kwargs: Mapping[str, Any] | None = None,
     additional_wrappers: Iterable[WrapperSpec] = (),
     vector_entry_point: EntryPoint | None = None,
+    kernel_entry_point: EntryPoint | None = None,
 ) -> EnvSpec:
     """Register an environment under ``id``.
 
@@ -79,6 +81,9 @@ def register(
         kwargs: default keyword arguments for the entry point.
         additional_wrappers: ``WrapperSpec``s ``make()`` applies after the time limit.
         vector_entry_point: a native vector implementation (a ``NativeVecEnv`` subclass).
+        kernel_entry_point: the env's array kernel (``sekai.vector.kernel.ArrayKernel``
+            subclass, built with the env's keyword arguments), for the ``jax`` and ``torch``
+            vectorization modes.
 
     Returns:
         The registered spec.
@@ -96,6 +101,7 @@ def register(
         kwargs=kwargs,
         additional_wrappers=additional_wrappers,
         vector_entry_point=vector_entry_point,
+        kernel_entry_point=kernel_entry_point,
     )
 
 
@@ -251,6 +257,16 @@ def make_vec(
         vec = _make_native(env_spec, n, merged, steps, backend_kwargs, bool(wrapper_fns))
     else:
         backend = load_entry_point(_registry.backend(mode), f"vectorization_mode {mode!r}")
+        from_kernel = getattr(backend, "from_kernel", None)
+        if from_kernel is not None:  # a kernel backend: it runs the spec's kernel, no sub-envs
+            if wrapper_fns or env_spec.additional_wrappers:
+                raise ValueError(
+                    f"vectorization_mode {mode!r} runs the array kernel of {env_spec.id}, which "
+                    "has no per-env objects to wrap; use vector wrappers around it instead."
+                )
+            vec = from_kernel(load_kernel(env_spec, merged), n, steps, backend_kwargs)
+            vec.spec = describing
+            return vec
         steps_arg = -1 if steps is None else steps
         env_fns = [
             _SubEnvFactory(env_spec, steps_arg, _spawned(merged), wrapper_fns) for _ in range(n)

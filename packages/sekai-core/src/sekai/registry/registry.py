@@ -130,6 +130,7 @@ class EnvRegistry:
         kwargs: Mapping[str, Any] | None = None,
         additional_wrappers: Iterable[WrapperSpec] = (),
         vector_entry_point: EntryPoint | None = None,
+        kernel_entry_point: EntryPoint | None = None,
     ) -> EnvSpec:
         """Register an environment at runtime (see ``sekai.register``)."""
         self.ensure_discovered()
@@ -146,6 +147,7 @@ class EnvRegistry:
             kwargs=dict(kwargs) if kwargs is not None else {},
             additional_wrappers=tuple(additional_wrappers),
             vector_entry_point=vector_entry_point,
+            kernel_entry_point=kernel_entry_point,
         )
         return self.add(spec)
 

@@ -100,6 +100,8 @@ class EnvSpec:
         kwargs: keyword arguments for the entry point.
         additional_wrappers: wrappers ``make()`` applies after the time limit, innermost first.
         vector_entry_point: a native vector implementation (``NativeVecEnv`` subclass).
+        kernel_entry_point: the env's array kernel (an ``ArrayKernel`` built with ``kwargs``),
+            which the ``jax`` and ``torch`` vectorization modes run.
         source: the plugin that registered the spec, or None for ``sekai.register()``; not part of
             equality, ``to_json()`` or ``pprint()``.
         namespace, name, version: the parts of ``id``.
@@ -113,6 +115,7 @@ class EnvSpec:
     kwargs: dict[str, Any] = field(default_factory=dict)
     additional_wrappers: tuple[WrapperSpec, ...] = ()
     vector_entry_point: EntryPoint | None = None
+    kernel_entry_point: EntryPoint | None = None
     source: SpecSource | None = field(default=None, compare=False)
     namespace: str | None = field(init=False)
     name: str = field(init=False)
@@ -124,6 +127,8 @@ class EnvSpec:
             check_entry_point(self.entry_point, "entry_point")
         if self.vector_entry_point is not None:
             check_entry_point(self.vector_entry_point, "vector_entry_point")
+        if self.kernel_entry_point is not None:
+            check_entry_point(self.kernel_entry_point, "kernel_entry_point")
         if self.kwargs is None:
             self.kwargs = {}
         elif not isinstance(self.kwargs, Mapping):
@@ -166,6 +171,8 @@ class EnvSpec:
             data["entry_point"] = self.entry_point
         if isinstance(self.vector_entry_point, str):
             data["vector_entry_point"] = self.vector_entry_point
+        if isinstance(self.kernel_entry_point, str):
+            data["kernel_entry_point"] = self.kernel_entry_point
         try:
             return json.dumps(data, indent=2)
         except TypeError as exc:
@@ -189,6 +196,7 @@ class EnvSpec:
             kwargs=data.get("kwargs") or {},
             additional_wrappers=wrappers,
             vector_entry_point=data.get("vector_entry_point"),
+            kernel_entry_point=data.get("kernel_entry_point"),
         )
 
     def pprint(self) -> str:
@@ -196,6 +204,8 @@ class EnvSpec:
         lines = [f"id={self.id}", f"entry_point={_describe(self.entry_point)}"]
         if self.vector_entry_point is not None:
             lines.append(f"vector_entry_point={_describe(self.vector_entry_point)}")
+        if self.kernel_entry_point is not None:
+            lines.append(f"kernel_entry_point={_describe(self.kernel_entry_point)}")
         if self.max_episode_steps is not None:
             lines.append(f"max_episode_steps={self.max_episode_steps}")
         if self.reward_threshold is not None:

@@ -9,10 +9,9 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.core._rng import np_random
 from sekai.spaces import Space
 from sekai.vector._contract.batching import copy_batch, put_rows
-from sekai.vector._contract.seeding import native_seed, vector_options
+from sekai.vector._contract.seeding import OneGenerator, native_seed, vector_options
 from sekai.vector.infos import ArrayInfos, split_value
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
@@ -72,7 +71,7 @@ def _check_max_episode_steps(value: Any) -> int | None:
     return int(value)
 
 
-class NativeVecEnv(VecEnv):
+class NativeVecEnv(OneGenerator, VecEnv):
     """Base class of vector envs that simulate every sub-env at once with array operations.
 
     Pass ``num_envs`` and the single-env spaces to ``__init__`` and implement the hooks
@@ -142,28 +141,6 @@ class NativeVecEnv(VecEnv):
     def _reset_infos(self, indices: NDArray[np.intp]) -> dict[str, Any]:
         """Info arrays (leading axis ``len(indices)``) for the sub-envs just reset; default none."""
         return {}
-
-    # -- seeding -----------------------------------------------------------------------------
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """The one generator every sub-env draws from (created from OS entropy if unseeded)."""
-        if self._rng is None:
-            self._rng, self._rng_seed = np_random(None)
-        return self._rng
-
-    @rng.setter
-    def rng(self, value: np.random.Generator) -> None:
-        if not isinstance(value, np.random.Generator):
-            raise TypeError(f"rng must be a numpy Generator, got {type(value).__name__}.")
-        self._rng, self._rng_seed = value, -1
-
-    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
-        """Seed ``self.rng`` like ``Env._set_rng``: an int or Generator reseeds, None keeps it."""
-        if seed is None and self._rng is not None:
-            return self._rng_seed if self._rng_seed is not None else -1
-        self._rng, self._rng_seed = np_random(seed)
-        return self._rng_seed
 
     # -- reset and step ----------------------------------------------------------------------
 

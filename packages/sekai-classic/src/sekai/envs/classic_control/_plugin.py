@@ -29,6 +29,9 @@ _ENVS: tuple[tuple[str, str, str, int, float | None], ...] = (
     ("Acrobot-v1", "acrobot:AcrobotEnv", "acrobot:AcrobotVecEnv", 500, -100.0),
 )
 
+# The envs that have an array kernel (the jax and torch vectorization modes run it).
+_KERNELS: dict[str, str] = {"CartPole-v1": f"{_PKG}.kernels.cartpole:CartPoleKernel"}
+
 
 @hookimpl
 def sekai_register_envs(registry: EnvRegistrar) -> None:
@@ -39,13 +42,18 @@ def sekai_register_envs(registry: EnvRegistrar) -> None:
     """
     for env_id, entry, _, steps, threshold in _ENVS:
         registry.register(
-            env_id, f"{_PKG}.{entry}", max_episode_steps=steps, reward_threshold=threshold
+            env_id,
+            f"{_PKG}.{entry}",
+            kernel_entry_point=_KERNELS.get(env_id),
+            max_episode_steps=steps,
+            reward_threshold=threshold,
         )
     for env_id, entry, native, steps, threshold in _ENVS:
         registry.register(
             f"classic/{env_id}",
             f"{_PKG}.{entry}",
             vector_entry_point=f"{_PKG}.vector.{native}",
+            kernel_entry_point=_KERNELS.get(env_id),
             max_episode_steps=steps,
             reward_threshold=threshold,
         )

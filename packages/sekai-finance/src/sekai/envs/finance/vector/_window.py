@@ -40,7 +40,7 @@ from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import period_reward
 from sekai.finance.sampling import draw_window_start, window_start_from_option
 
-__all__ = ["WindowVecEnv"]
+__all__ = ["WindowVecEnv", "gbm_terms"]
 
 # (drift, vol, volatility-scaled transposed Cholesky factor or None, log s0) of the built-in GBM
 _Terms = tuple[np.ndarray, np.ndarray, "np.ndarray | None", np.ndarray]
@@ -51,6 +51,23 @@ _NEEDS_HISTORY = (
     "options['start'] needs a price history; this env simulates its prices (pass prices= or "
     "data= to replay history)."
 )
+
+
+def gbm_terms(mu: Any, sigma: Any, s0: Any, corr: Any, dt: float, n: int) -> _Terms:
+    """Per-step drift and volatility, volatility-scaled transposed Cholesky factor (None
+    without correlations) and log s0 of the built-in GBM of ``n`` assets (float64 ``(n,)``).
+
+    Shared with the array kernels (``sekai.envs.finance.kernels``), which step the same GBM.
+    """
+    mu_a = np.broadcast_to(np.asarray(mu, np.float64), (n,))
+    sigma_a = np.broadcast_to(np.asarray(sigma, np.float64), (n,))
+    drift = (mu_a - 0.5 * sigma_a**2) * dt
+    vol = sigma_a * np.sqrt(dt)
+    # The transposed Cholesky factor with each column scaled by its asset's volatility:
+    # one product gives the correlated, scaled shocks.
+    chol_t = None if corr is None else np.linalg.cholesky(corr).T * vol
+    log_s0 = np.broadcast_to(np.log(np.asarray(s0, np.float64)), (n,)).copy()
+    return drift, vol, chol_t, log_s0
 
 
 class WindowVecEnv(FinanceVecEnv):
@@ -175,16 +192,7 @@ class WindowVecEnv(FinanceVecEnv):
         key = (mu, sigma, s0, corr, dt)
         cached = self._gbm_key
         if cached is None or not all(a is b for a, b in zip(cached, key)):
-            n = self._width
-            mu_a = np.broadcast_to(np.asarray(mu, np.float64), (n,))
-            sigma_a = np.broadcast_to(np.asarray(sigma, np.float64), (n,))
-            drift = (mu_a - 0.5 * sigma_a**2) * dt
-            vol = sigma_a * np.sqrt(dt)
-            # The transposed Cholesky factor with each column scaled by its asset's volatility:
-            # one product gives the correlated, scaled shocks.
-            chol_t = None if corr is None else np.linalg.cholesky(corr).T * vol
-            log_s0 = np.broadcast_to(np.log(np.asarray(s0, np.float64)), (n,)).copy()
-            self._gbm = (drift, vol, chol_t, log_s0)
+            self._gbm = gbm_terms(mu, sigma, s0, corr, dt, self._width)
             self._gbm_key = key
         assert self._gbm is not None
         return self._gbm

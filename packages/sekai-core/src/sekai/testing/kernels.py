@@ -1,0 +1,241 @@
+"""Cross-backend checks of array kernels: the same injected draws through numpy, JAX and torch.
+
+``kernel_trajectory`` runs a kernel through the driver's pure transition (time limit and
+autoreset included) on one backend with random numbers drawn by numpy in float64 and handed to
+the backend, so every backend sees the same noise; ``assert_kernel_equivalent`` compares the
+backends with the numpy float64 reference (float64: 1e-12 relative, float32: 1e-5). Kernel
+authors call it once per kernel and configuration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from sekai.registry.api import default_registry
+from sekai.registry.entry_points import load_entry_point
+from sekai.spaces import batch_space
+from sekai.vector.kernel import ArrayKernel, Draw
+from sekai.vector.kernel_backend import KernelBackend, NumpyBackend
+from sekai.vector.kernel_step import (
+    convert_params,
+    dynamic_fields,
+    initial,
+    observation_dtypes,
+    transition,
+    with_fields,
+)
+
+__all__ = ["assert_kernel_equivalent", "kernel_backend", "kernel_trajectory"]
+
+TOLERANCE = {"float64": 1e-12, "float32": 1e-5}
+Trajectory = dict[str, list[np.ndarray]]
+
+
+@contextlib.contextmanager
+def _jax_precision(dtype: str) -> Iterator[None]:
+    import jax
+
+    config: Any = jax.config  # untyped in some JAX versions
+    before = config.read("jax_enable_x64")
+    config.update("jax_enable_x64", dtype == "float64")
+    try:
+        yield
+    finally:
+        config.update("jax_enable_x64", before)
+
+
+def kernel_backend(name: str, dtype: str = "float64") -> KernelBackend:
+    """A backend by mode name (``numpy``, ``jax``, ``torch``) in ``dtype`` (jax: the x64 flag
+    must already match, see :func:`kernel_trajectory`)."""
+    if name == "numpy":
+        return NumpyBackend(np.dtype(dtype))
+    if name not in ("jax", "torch"):
+        raise ValueError(f"unknown kernel backend {name!r}; expected 'numpy', 'jax' or 'torch'.")
+    # The mode's class as registered by its plugin (sekai-jax, sekai-torch): core imports no
+    # plugin distribution.
+    mode = default_registry().backend(name)
+    vec_cls = load_entry_point(mode, f"vectorization_mode {name!r}")
+    backend: KernelBackend = vec_cls.cpu_backend(dtype)
+    return backend
+
+
+def _noise(rng: np.random.Generator, draws: Sequence[Draw], n: int) -> dict[str, np.ndarray]:
+    return {
+        d.name: rng.random((n, *d.shape))
+        if d.distribution == "uniform"
+        else rng.standard_normal((n, *d.shape))
+        for d in draws
+    }
+
+
+def _leaves(tree: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(tree, Mapping):
+        out: dict[str, Any] = {}
+        for key in sorted(tree):
+            out.update(_leaves(tree[key], f"{prefix}{key}."))
+        return out
+    if isinstance(tree, tuple):
+        out = {}
+        for i, part in enumerate(tree):
+            out.update(_leaves(part, f"{prefix}{i}."))
+        return out
+    return {prefix.rstrip("."): tree}
+
+
+def kernel_trajectory(
+    kernel: ArrayKernel[Any],
+    backend: str,
+    *,
+    num_envs: int = 8,
+    steps: int = 100,
+    seed: int = 0,
+    dtype: str = "float64",
+    max_episode_steps: int | None = None,
+    actions: Sequence[Any] | None = None,
+) -> Trajectory:
+    """Run ``kernel`` on ``backend`` with injected noise and record everything, on the host.
+
+    Args:
+        kernel: the kernel.
+        backend: ``"numpy"``, ``"jax"`` (jitted; x64 set from ``dtype`` for the run) or
+            ``"torch"`` (CPU).
+        num_envs, steps: the batch and the number of steps.
+        seed: seeds the noise and, unless ``actions`` is given, the random actions.
+        dtype: ``"float64"`` or ``"float32"``.
+        max_episode_steps: the time limit (autoresets happen within ``steps`` with a small one).
+        actions: one batch of actions per step (default: uniform samples of the action space).
+
+    Returns:
+        Per recorded name (``observation`` or ``observation.<key>``, ``reward``,
+        ``terminated``, ``truncated``, ``done``, ``final_observation``, ``state.<name>``,
+        ``info.<name>``), one host array per step (index 0: the reset).
+    """
+    context = _jax_precision(dtype) if backend == "jax" else contextlib.nullcontext()
+    with context:
+        return _trajectory(
+            kernel,
+            kernel_backend(backend, dtype),
+            num_envs,
+            steps,
+            seed,
+            max_episode_steps,
+            actions,
+        )
+
+
+def _trajectory(
+    kernel: ArrayKernel[Any],
+    be: KernelBackend,
+    n: int,
+    steps: int,
+    seed: int,
+    max_episode_steps: int | None,
+    actions: Sequence[Any] | None,
+) -> Trajectory:
+    rng = np.random.default_rng(seed)
+    if actions is None:
+        space = batch_space(kernel.action_space, n)
+        space.seed(seed)
+        actions = [space.sample() for _ in range(steps)]
+    params = convert_params(kernel.params, be.convert)
+    obs_dtype = observation_dtypes(kernel.observation_space, be.numpy_dtype)
+    xp = be.xp
+
+    def convert(draws: dict[str, np.ndarray]) -> dict[str, Any]:
+        return {key: be.convert(value) for key, value in draws.items()}
+
+    def step(dyn: Any, carry: Any, action: Any, sd: Any, rd: Any) -> Any:
+        return transition(
+            kernel,
+            xp,
+            with_fields(kernel.params, dyn),
+            carry,
+            action,
+            sd,
+            rd,
+            max_episode_steps=max_episode_steps,
+            observation_dtype=obs_dtype,
+            when=when,
+        )
+
+    when = be.conditional()  # the reset runs only in steps where an episode ended, as in modes
+    step = be.compiled(step)
+    first = initial(
+        kernel,
+        xp,
+        params,
+        convert(_noise(rng, kernel.reset_draws(params), n)),
+        n,
+        observation_dtype=obs_dtype,
+        device=be.device,
+    )
+    out: Trajectory = {}
+
+    def record(values: Mapping[str, Any]) -> None:
+        for key, value in values.items():
+            out.setdefault(key, []).append(np.asarray(be.to_numpy(value)))
+
+    record(
+        {**_leaves(first.observation, "observation."), **_leaves(first.state["state"], "state.")}
+    )
+    carry = first.state
+    for index in range(steps):
+        sd = convert(_noise(rng, kernel.step_draws(params), n))
+        rd = convert(_noise(rng, kernel.reset_draws(params), n))
+        t = step(dynamic_fields(params), carry, be.actions(actions[index]), sd, rd)
+        carry = t.state
+        record(
+            {
+                **_leaves(t.observation, "observation."),
+                "reward": t.reward,
+                "terminated": t.terminated,
+                "truncated": t.truncated,
+                "done": t.done,
+                **_leaves(t.final_observation, "final_observation."),
+                **_leaves(carry["state"], "state."),
+                **_leaves(dict(t.info), "info."),
+            }
+        )
+    return out
+
+
+def assert_kernel_equivalent(
+    make_kernel: Callable[[], ArrayKernel[Any]],
+    *,
+    backends: Sequence[str] = ("jax", "torch"),
+    dtypes: Sequence[str] = ("float64", "float32"),
+    **kwargs: Any,
+) -> None:
+    """Assert that every backend gives the numpy driver's trajectory under the same noise.
+
+    Each backend runs in each dtype and is compared with numpy in the same dtype: float arrays
+    within ``TOLERANCE[dtype]`` (relative, and absolute near zero), the rest exactly.
+
+    Args:
+        make_kernel: builds the kernel (called per run).
+        backends: the backends to compare with numpy.
+        dtypes: the float dtypes to run in.
+        **kwargs: for :func:`kernel_trajectory` (``num_envs``, ``steps``, ``seed``, ...).
+    """
+    for dtype in dtypes:
+        expected = kernel_trajectory(make_kernel(), "numpy", dtype=dtype, **kwargs)
+        tol = TOLERANCE[dtype]
+        for backend in backends:
+            actual = kernel_trajectory(make_kernel(), backend, dtype=dtype, **kwargs)
+            assert actual.keys() == expected.keys(), (
+                backend,
+                dtype,
+                actual.keys() ^ expected.keys(),
+            )
+            for key, series in expected.items():
+                for step, (want, got) in enumerate(zip(series, actual[key])):
+                    where = f"{backend} {dtype}: {key} at step {step}"
+                    assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}"
+                    if want.dtype.kind == "f":
+                        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=where)
+                    else:
+                        np.testing.assert_array_equal(got, want, err_msg=where)

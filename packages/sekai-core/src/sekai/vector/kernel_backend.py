@@ -1,0 +1,236 @@
+"""KernelBackend: what a kernel driver needs from an array library (numpy here; JAX, torch in
+their distributions), and the vectorised action check every device backend shares."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sekai.error import InvalidAction
+from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
+from sekai.vector.kernel import Draw
+from sekai.vector.kernel_step import (
+    KernelReset,
+    KernelTransition,
+    draw_all,
+    host_when,
+    initial,
+    transition,
+)
+
+if TYPE_CHECKING:
+    from sekai.vector.kernel_vec_env import KernelVecEnv
+
+__all__ = ["KernelBackend", "NumpyBackend", "bad_action_rows"]
+
+Array = Any
+StepFn = Callable[[Any, Any, Array], KernelTransition]
+ResetFn = Callable[[Any], KernelReset]
+
+
+class KernelBackend(abc.ABC):
+    """An array library as a kernel driver uses it: namespace, dtypes, RNG, compilation.
+
+    Attributes:
+        name: the vectorization mode (``"numpy"``, ``"jax"``, ``"torch"``).
+        xp: the array namespace handed to kernels.
+        float_dtype: the float dtype of parameters, draws, rewards (an ``xp`` dtype).
+        device: where arrays live (None: the library's default).
+    """
+
+    name: str
+    xp: Any
+    float_dtype: Any
+    device: Any = None
+
+    @abc.abstractmethod
+    def convert(self, value: Any) -> Array:
+        """A float or numpy array as an ``xp`` array (floats in ``float_dtype``)."""
+
+    @abc.abstractmethod
+    def to_numpy(self, value: Array) -> np.ndarray:
+        """A host copy of an ``xp`` array."""
+
+    @abc.abstractmethod
+    def seed(self, generator: np.random.Generator) -> None:
+        """(Re)seed the backend's RNG from the driver's numpy generator (``reset(seed=...)``)."""
+
+    def numpy_dtype(self, dtype: np.dtype[Any]) -> Any:
+        """The ``xp`` dtype for a numpy dtype (float64 narrowed to ``float_dtype``)."""
+        return dtype
+
+    @abc.abstractmethod
+    def actions(self, actions: Any) -> Array:
+        """A user's batch of actions as an ``xp`` array on the backend's device."""
+
+    @abc.abstractmethod
+    def build_reset(self, env: KernelVecEnv) -> ResetFn:
+        """``params -> KernelReset`` for ``env`` (drawing from the backend's RNG)."""
+
+    @abc.abstractmethod
+    def build_step(self, env: KernelVecEnv) -> StepFn:
+        """``(params, carry, action) -> KernelTransition`` for ``env``."""
+
+    def conditional(self) -> Callable[..., Any]:
+        """The ``when(pred, yes, no, operand)`` the driver's autoreset runs under: a Python
+        branch on the host (``host_when``); JAX traces it with ``lax.cond``."""
+        return host_when
+
+    def compiled(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` compiled for this backend (as it is on numpy; jitted on JAX)."""
+        return fn
+
+    def describe(self) -> str:
+        """The dtype and device, for ``repr``."""
+        device = "" if self.device is None else f", device={self.device}"
+        return f"{np.dtype(self.to_numpy(self.convert(0.0)).dtype).name}{device}"
+
+
+def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
+    """``(num_envs,)`` bool of sub-envs whose action is outside ``space``, computed on the
+    device, or None when the space's values need no check (a bool MultiBinary, an int Box).
+
+    Only array spaces (Box, Discrete, MultiDiscrete, MultiBinary) are supported by kernels.
+    """
+    n = actions.shape[0]
+    if isinstance(space, Discrete):
+        return (actions < space.start) | (actions >= space.start + space.n)
+    if isinstance(space, Box):
+        if not xp.isdtype(actions.dtype, "real floating"):
+            return None
+        bad = ~xp.isfinite(actions)
+    elif isinstance(space, MultiDiscrete):
+        low = xp.asarray(np.asarray(space.start), device=_device(actions))
+        high = low + xp.asarray(np.asarray(space.nvec), device=_device(actions))
+        bad = (actions < low) | (actions >= high)
+    elif isinstance(space, MultiBinary):
+        if actions.dtype == xp.bool:
+            return None
+        bad = (actions != 0) & (actions != 1)
+    else:
+        raise TypeError(
+            f"kernel drivers check actions of Box, Discrete, MultiDiscrete and MultiBinary "
+            f"spaces, got {type(space).__name__}; pass check_actions=False to skip the check."
+        )
+    return xp.any(xp.reshape(bad, (n, -1)), axis=1)
+
+
+def _device(array: Array) -> Any:
+    return getattr(array, "device", None)
+
+
+def check_device_actions(
+    backend: KernelBackend, space: Space[Any], actions: Array, frozen: Array | None
+) -> None:
+    """Raise like the native envs for a batch of the wrong shape or with an invalid value
+    (one host sync of a single bool when every value is valid)."""
+    expected = (actions.shape[0], *tuple(space.shape or ()))
+    if tuple(actions.shape) != expected or len(actions.shape) == 0:
+        raise ValueError(
+            f"actions must have shape {expected} (action space {space!r}), "
+            f"got shape {tuple(actions.shape)}."
+        )
+    bad = bad_action_rows(backend.xp, space, actions)
+    if bad is None:
+        return
+    if frozen is not None:
+        bad = bad & ~frozen
+    if not bool(backend.to_numpy(backend.xp.any(bad))):
+        return
+    rows = backend.to_numpy(bad)
+    index = int(np.flatnonzero(rows)[0])
+    raise InvalidAction(backend.to_numpy(actions[index]), space, index=index)
+
+
+class NumpyBackend(KernelBackend):
+    """numpy: the reference driver. Reset noise is drawn for the finished rows only, in row
+    order, so a kernel consumes the generator exactly as a native env does.
+
+    Args:
+        dtype: the float dtype (float64 by default).
+    """
+
+    name = "numpy"
+
+    def __init__(self, dtype: Any = np.float64) -> None:
+        self.xp = np
+        self.float_dtype = np.dtype(dtype)
+        if self.float_dtype.kind != "f":
+            raise TypeError(f"dtype must be a float dtype, got {self.float_dtype}.")
+        self.rng: np.random.Generator = np.random.default_rng()
+
+    def convert(self, value: Any) -> Array:
+        array = np.asarray(value)
+        return array.astype(self.float_dtype) if array.dtype.kind == "f" else array
+
+    def to_numpy(self, value: Array) -> np.ndarray:
+        return np.asarray(value)
+
+    def seed(self, generator: np.random.Generator) -> None:
+        self.rng = generator  # the driver's own generator: the native envs' stream
+
+    def actions(self, actions: Any) -> Array:
+        return np.asarray(actions)
+
+    def _sample(self, draw: Draw, shape: tuple[int, ...]) -> np.ndarray:
+        if draw.distribution == "uniform":
+            return self.rng.random(shape, dtype=self.float_dtype)
+        return self.rng.standard_normal(shape, dtype=self.float_dtype)
+
+    def _rows(
+        self, draws: tuple[Draw, ...], num_envs: int
+    ) -> Callable[[Array], Mapping[str, Array]]:
+        def reset_draws(done: np.ndarray) -> Mapping[str, Array]:
+            rows = np.flatnonzero(done)
+            full = {}
+            for draw in draws:
+                value = np.zeros((num_envs, *draw.shape), dtype=self.float_dtype)
+                value[rows] = self._sample(draw, (len(rows), *draw.shape))
+                full[draw.name] = value
+            return full
+
+        return reset_draws
+
+    def build_reset(self, env: KernelVecEnv) -> ResetFn:
+        kernel, n = env.kernel, env.num_envs
+
+        def reset(params: Any) -> KernelReset:
+            draws = draw_all(kernel.reset_draws(params), n, self._sample)
+            return initial(
+                kernel,
+                np,
+                params,
+                draws,
+                n,
+                autoreset=env.autoreset,
+                observation_dtype=env.observation_dtype,
+            )
+
+        return reset
+
+    def build_step(self, env: KernelVecEnv) -> StepFn:
+        kernel, n = env.kernel, env.num_envs
+
+        def step(params: Any, carry: Any, action: Array) -> KernelTransition:
+            step_draws = draw_all(kernel.step_draws(params), n, self._sample)
+            return transition(
+                kernel,
+                np,
+                params,
+                carry,
+                action,
+                step_draws,
+                self._rows(kernel.reset_draws(params), n),
+                max_episode_steps=env.max_episode_steps,
+                autoreset=env.autoreset,
+                observation_dtype=env.observation_dtype,
+                when=host_when,
+            )
+
+        return step
+
+    def describe(self) -> str:
+        return str(self.float_dtype.name)

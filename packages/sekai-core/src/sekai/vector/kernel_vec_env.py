@@ -1,0 +1,282 @@
+"""KernelVecEnv: the stateful vector env that runs any ArrayKernel on a KernelBackend."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from sekai.vector._contract.seeding import OneGenerator, native_seed, vector_options
+from sekai.vector.infos import ArrayInfos, LazyInfos, split_value
+from sekai.vector.kernel import ArrayKernel
+from sekai.vector.kernel_backend import KernelBackend, NumpyBackend, check_device_actions
+from sekai.vector.kernel_step import (
+    KernelTransition,
+    convert_params,
+    is_dynamic,
+    observation_dtypes,
+    tree_map,
+)
+from sekai.vector.native import _check_max_episode_steps
+from sekai.vector.result import VecResetResult, VecStepResult
+from sekai.vector.vec_env import VecEnv
+
+__all__ = ["KernelInfos", "KernelVecEnv"]
+
+
+class KernelInfos(LazyInfos):
+    """Per-sub-env infos of a kernel driver, copied to the host and split only when read."""
+
+    __slots__ = ("_build", "_delegate")
+
+    def __init__(self, n: int, build: Callable[[], ArrayInfos]) -> None:
+        super().__init__(n)
+        self._build = build
+        self._delegate: ArrayInfos | None = None
+
+    def _infos(self) -> ArrayInfos:
+        if self._delegate is None:
+            self._delegate = self._build()
+        return self._delegate
+
+    def _make_one(self, index: int) -> dict[str, Any]:
+        return self._infos()._make_one(index)
+
+    def _make_all(self) -> list[dict[str, Any]]:
+        return self._infos()._make_all()
+
+
+class KernelVecEnv(OneGenerator, VecEnv):
+    """A vector env running an :class:`~sekai.vector.kernel.ArrayKernel` on a backend.
+
+    The semantics are the native envs': same-step autoreset with ``final_observation`` /
+    ``final_info`` / ``reset_info`` (or frozen sub-envs with ``autoreset=False``), the time
+    limit with ``info["elapsed_steps"]``, ``reset(seed=...)`` (an int or a list of seeds seeds
+    one numpy generator as a native env does; device backends seed their own RNG from it) and
+    action checks. Observations, rewards and flags are arrays of the backend; infos are copied
+    to the host only when read (``last_transition`` keeps the device arrays).
+
+    Args:
+        kernel: the env's kernel.
+        num_envs: number of sub-envs.
+        backend: the array library (default: numpy, float64).
+        autoreset: reset finished sub-envs within the step (default), else freeze them.
+        max_episode_steps: truncate every episode after this many steps.
+        check_actions: check every batch of actions (on the device); False skips it for speed.
+    """
+
+    def __init__(
+        self,
+        kernel: ArrayKernel[Any],
+        num_envs: int,
+        *,
+        backend: KernelBackend | None = None,
+        autoreset: bool = True,
+        max_episode_steps: int | None = None,
+        check_actions: bool = True,
+    ) -> None:
+        if not isinstance(kernel, ArrayKernel):
+            raise TypeError(f"kernel must be an ArrayKernel, got {type(kernel).__name__}.")
+        super().__init__(
+            num_envs, kernel.observation_space, kernel.action_space, autoreset=autoreset
+        )
+        self.kernel = kernel
+        self.backend = backend if backend is not None else NumpyBackend()
+        self.max_episode_steps = _check_max_episode_steps(max_episode_steps)
+        self.check_actions = bool(check_actions)
+        self.observation_dtype = observation_dtypes(
+            kernel.observation_space, self.backend.numpy_dtype
+        )
+        self._host_params = kernel.params
+        self._params = convert_params(kernel.params, self.backend.convert)
+        self._carry: Any = None
+        self.last_transition: KernelTransition | None = None
+        self._reset_fn = self.backend.build_reset(self)
+        self._step_fn = self.backend.build_step(self)
+
+    @classmethod
+    def cpu_backend(cls, dtype: str = "float64") -> KernelBackend:
+        """This mode's backend on the CPU in ``dtype`` (the cross-backend tests compare them)."""
+        return NumpyBackend(np.dtype(dtype))
+
+    @classmethod
+    def from_kernel(
+        cls,
+        kernel: ArrayKernel[Any],
+        num_envs: int,
+        max_episode_steps: int | None,
+        vector_kwargs: Mapping[str, Any],
+    ) -> KernelVecEnv:
+        """What ``make_vec`` calls for a kernel mode, with the kernel the spec names."""
+        return cls(kernel, num_envs, max_episode_steps=max_episode_steps, **vector_kwargs)
+
+    # -- params ------------------------------------------------------------------------------
+
+    @property
+    def params(self) -> Any:
+        """The kernel's parameters as given (host values; ``set_attr`` changes them)."""
+        return self._host_params
+
+    def _rebuild(self) -> None:
+        """Rebuild the compiled functions (after a change that is static for them)."""
+        self._reset_fn = self.backend.build_reset(self)
+        self._step_fn = self.backend.build_step(self)
+
+    # -- reset and step ----------------------------------------------------------------------
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        """Reset every sub-env (kernels take no reset options: ``None`` or ``{}`` only)."""
+        self._check_open()
+        n = self.num_envs
+        rng_seed = native_seed(seed, n, lambda: self.rng)
+        if any(vector_options(options, n)):
+            raise ValueError(
+                f"{self._label()} takes no reset options (an array kernel resets every sub-env "
+                f"the same way), got {options!r}; use vectorization_mode='native' or 'sync' "
+                "for reset options."
+            )
+        fresh = self._rng is None or rng_seed is not None
+        self._begin_reset()
+        self._set_rng(rng_seed)
+        if fresh:
+            self.backend.seed(self.rng)
+        result = self._reset_fn(self._params)
+        self._carry = result.state
+        self.last_transition = None
+        self._reset_done()
+        to_numpy = self.backend.to_numpy
+
+        def build() -> ArrayInfos:
+            return ArrayInfos(n, {k: to_numpy(v) for k, v in result.info.items()})
+
+        return VecResetResult(result.observation, KernelInfos(n, build))  # type: ignore[arg-type]
+
+    def _frozen_mask(self) -> Any:
+        return None if self._carry is None else self._carry.get("frozen")
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        backend = self.backend
+        frozen = self._frozen_mask()
+        if isinstance(backend, NumpyBackend):
+            batch = self._ready_checker().check(actions, frozen) if self.check_actions else actions
+            action = np.asarray(batch)
+        else:
+            self._ready_checker()
+            action = backend.actions(actions)
+            if self.check_actions:
+                check_device_actions(backend, self.action_space, action, frozen)
+        t = self._step_fn(self._params, self._carry, action)
+        self._carry = t.state
+        self.last_transition = t
+        infos = KernelInfos(self.num_envs, lambda: self._infos(t, frozen))
+        return VecStepResult(t.observation, t.reward, t.terminated, t.truncated, infos)  # type: ignore[arg-type]
+
+    def _infos(self, t: KernelTransition, frozen: Any) -> ArrayInfos:
+        to_numpy = self.backend.to_numpy
+        n = self.num_envs
+        arrays = {key: to_numpy(value) for key, value in t.info.items()}
+        elapsed = None
+        if self.max_episode_steps is not None:
+            elapsed = to_numpy(t.elapsed).astype(np.int64)
+        skip = None if frozen is None else to_numpy(frozen)
+        if not self.autoreset:
+            return ArrayInfos(n, arrays, elapsed=elapsed, skip=skip)
+        rows = np.flatnonzero(to_numpy(t.done))
+        if not len(rows):
+            return ArrayInfos(n, arrays, elapsed=elapsed)
+        return ArrayInfos(
+            n,
+            arrays,
+            elapsed=elapsed,
+            reset=rows,
+            final_observations=tree_map(to_numpy, t.final_observation),
+            observation_space=self.observation_space,
+            reset_arrays={key: to_numpy(value)[rows] for key, value in t.reset_info.items()},
+        )
+
+    @property
+    def frozen(self) -> np.ndarray:
+        """Sub-envs that finished with ``autoreset=False`` and wait for ``reset()`` (a copy)."""
+        mask = self._frozen_mask()
+        if mask is None:
+            return np.zeros(self.num_envs, dtype=bool)
+        return np.array(self.backend.to_numpy(mask), dtype=bool)
+
+    @property
+    def state(self) -> Any:
+        """The kernel's state (a dict of backend arrays), or None before the first reset."""
+        return None if self._carry is None else self._carry["state"]
+
+    # -- attributes --------------------------------------------------------------------------
+
+    def get_attr(self, name: str) -> list[Any]:
+        """A parameter of the kernel (the same for every sub-env), or an attribute of this
+        object split like a native env's."""
+        self._check_open()
+        if name in _field_names(self._host_params):
+            return [getattr(self._host_params, name)] * self.num_envs
+        return split_value(getattr(self, name), self.num_envs)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Change a parameter of the kernel for every sub-env (or an existing attribute).
+
+        Raises:
+            ValueError: per-sub-env values for a parameter (kernel parameters are shared).
+            AttributeError: neither a parameter nor an existing attribute.
+        """
+        self._check_open()
+        if name not in _field_names(self._host_params):
+            if not hasattr(self, name):
+                raise AttributeError(
+                    f"{type(self).__name__!r} object has no attribute or kernel parameter "
+                    f"{name!r}; parameters are {sorted(_field_names(self._host_params))}."
+                )
+            setattr(self, name, values)
+            return
+        if isinstance(values, list) and len(values) == self.num_envs:
+            if any(v != values[0] for v in values[1:]):
+                raise ValueError(
+                    f"set_attr({name!r}, ...) got different values per sub-env; a kernel's "
+                    "parameters are shared by every sub-env: pass one value."
+                )
+            values = values[0]
+        old = getattr(self._host_params, name)
+        if is_dynamic(old) != is_dynamic(values) or (
+            isinstance(old, np.ndarray) and np.shape(values) != old.shape
+        ):
+            raise TypeError(
+                f"kernel parameter {name!r} is {old!r}; a new value must be of the same kind "
+                f"and shape, got {values!r}."
+            )
+        self._host_params = dataclasses.replace(self._host_params, **{name: values})
+        self._params = convert_params(self._host_params, self.backend.convert)
+        if not is_dynamic(old):
+            self._rebuild()
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call method ``name`` of this object (or read it) and split the result."""
+        self._check_open()
+        attr = getattr(self, name)
+        value = attr(*args, **kwargs) if callable(attr) else attr
+        return split_value(value, self.num_envs)
+
+    # -- misc --------------------------------------------------------------------------------
+
+    def _label(self) -> str:
+        return self.spec.id if self.spec is not None else type(self.kernel).__name__
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self._label()}, num_envs={self.num_envs}, "
+            f"backend={self.backend.name}, {self.backend.describe()})"
+        )
+
+    def _close(self) -> None:
+        self._carry = None
+        self.last_transition = None
+
+
+def _field_names(params: Any) -> set[str]:
+    return {field.name for field in dataclasses.fields(params)}

@@ -1,0 +1,230 @@
+"""KernelVecEnv on the numpy backend: the native envs' vector semantics for any ArrayKernel."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sekai.error import InvalidAction, ResetRequired, VecEnvClosed
+from sekai.registry.kernels import load_kernel
+from sekai.registry.spec import EnvSpec
+from sekai.spaces import Box, Discrete
+from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
+from sekai.vector.kernel_check import check_kernel_vec_env
+from sekai.vector.kernel_step import initial, transition
+from sekai.vector.kernel_vec_env import KernelVecEnv
+
+
+@dataclass(frozen=True)
+class CountdownParams:
+    step_size: float = 1.0
+    longest: int = 3  # static: episodes last 2 to 2 + longest - 1 steps
+
+
+class CountdownKernel(ArrayKernel[CountdownParams]):
+    """Each sub-env counts down from a random 2..4; the reward is the action; ends at 0."""
+
+    def __init__(self, step_size: float = 1.0) -> None:
+        self.observation_space = Box(-10.0, 10.0, (2,), np.float32)
+        self.action_space = Discrete(2)
+        self.params = CountdownParams(step_size=step_size)
+
+    def reset_draws(self, params: CountdownParams) -> tuple[Draw, ...]:
+        return (Draw("u", "uniform"),)
+
+    def reset(
+        self, xp: Any, params: CountdownParams, draws: Mapping[str, Any], mask: Any, state: Any
+    ) -> KernelReset:
+        left = 2.0 + xp.floor(draws["u"] * params.longest)
+        if state is not None:
+            left = xp.where(mask, left, state["left"])
+        return {"left": left}, self._observe(xp, left, xp.zeros_like(left)), {"start": left}
+
+    @staticmethod
+    def _observe(xp: Any, left: Any, action: Any) -> Any:
+        return xp.stack([left, action], axis=1)
+
+    def step(
+        self, xp: Any, params: CountdownParams, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        left = state["left"] - params.step_size
+        reward = xp.astype(action, left.dtype)
+        terminated = left <= 0
+        obs = self._observe(xp, left, reward)
+        return {"left": left}, obs, reward, terminated, xp.zeros_like(terminated), {"left": left}
+
+
+def _env(n: int = 4, **kwargs: Any) -> KernelVecEnv:
+    return KernelVecEnv(CountdownKernel(), n, **kwargs)
+
+
+def test_the_step_that_ends_an_episode_resets_it_and_reports_final_observation_and_infos() -> None:
+    env = _env()
+    start = env.reset(seed=0).observations[:, 0].copy()
+    ones = np.ones(4, dtype=np.int64)
+    for _ in range(int(start.min()) - 1):
+        env.step(ones)
+    result = env.step(ones)
+    ended = int(np.flatnonzero(start == start.min())[0])
+    assert result.terminated[ended]
+    info = result.infos[ended]
+    np.testing.assert_array_equal(info["final_observation"], [0.0, 1.0])
+    assert info["final_info"] == {"left": 0.0}
+    assert set(info["reset_info"]) == {"start"}
+    assert result.observations[ended, 0] == info["reset_info"]["start"] >= 2.0
+    assert result.observations.dtype == np.float32 and result.rewards.dtype == np.float64
+
+
+def test_without_autoreset_finished_sub_envs_freeze_until_reset() -> None:
+    env = _env(autoreset=False)
+    env.reset(seed=1)
+    ones = np.ones(4, dtype=np.int64)
+    for _ in range(5):  # every episode has ended by now
+        last = env.step(ones)
+    assert env.frozen.all()
+    frozen = env.step(ones)
+    np.testing.assert_array_equal(frozen.rewards, np.zeros(4))
+    np.testing.assert_array_equal(frozen.terminated, last.terminated | frozen.terminated)
+    assert frozen.terminated.all()
+    np.testing.assert_array_equal(frozen.observations[:, 0], np.zeros(4))
+    assert frozen.infos == [{}, {}, {}, {}]
+    env.reset()
+    assert not env.frozen.any()
+
+
+def test_the_time_limit_truncates_and_counts_elapsed_steps() -> None:
+    env = _env(max_episode_steps=1)
+    env.reset(seed=2)
+    result = env.step(np.zeros(4, dtype=np.int64))
+    assert result.truncated.all() and not result.terminated.any()
+    assert [info["elapsed_steps"] for info in result.infos] == [1, 1, 1, 1]
+    assert result.infos[0]["final_info"]["elapsed_steps"] == 1
+
+
+def test_the_same_seed_gives_the_same_episodes_and_another_seed_others() -> None:
+    def starts(seed: int) -> list[float]:
+        env = _env(8)
+        first = env.reset(seed=seed).observations[:, 0].tolist()
+        ones = np.ones(8, dtype=np.int64)
+        return first + [env.step(ones).observations[:, 0].tolist() for _ in range(6)][-1]
+
+    assert starts(5) == starts(5)
+    assert starts(5) != starts(6)
+
+
+def test_reset_options_are_refused_with_the_modes_that_take_them() -> None:
+    env = _env()
+    env.reset(options={})  # an empty dict asks for nothing
+    with pytest.raises(ValueError, match=r"takes no reset options.*'native' or 'sync'"):
+        env.reset(options={"low": 0.0})
+
+
+def test_invalid_actions_name_the_sub_env_unless_checks_are_off() -> None:
+    env = _env()
+    env.reset(seed=0)
+    with pytest.raises(InvalidAction) as caught:
+        env.step(np.array([0, 1, 2, 0]))
+    assert caught.value.index == 2
+    with pytest.raises(ValueError, match=r"shape \(4,\)"):
+        env.step(np.zeros(3, dtype=np.int64))
+    unchecked = _env(check_actions=False)
+    unchecked.reset(seed=0)
+    unchecked.step(np.array([0, 1, 2, 0]))
+
+
+def test_step_before_reset_and_after_close_raise() -> None:
+    env = _env()
+    with pytest.raises(ResetRequired):
+        env.step(np.zeros(4, dtype=np.int64))
+    env.reset(seed=0)
+    env.close()
+    env.close()
+    with pytest.raises(VecEnvClosed):
+        env.step(np.zeros(4, dtype=np.int64))
+
+
+def test_parameters_are_read_and_changed_for_every_sub_env() -> None:
+    env = _env()
+    assert env.get_attr("step_size") == [1.0] * 4
+    env.set_attr("step_size", 2.0)
+    first = env.reset(seed=0).observations[:, 0]
+    after = env.step(np.zeros(4, dtype=np.int64))
+    np.testing.assert_array_equal(
+        np.where(after.dones, first - 2.0, after.observations[:, 0]), first - 2.0
+    )
+    env.set_attr("step_size", [3.0] * 4)
+    assert env.params.step_size == 3.0
+    with pytest.raises(ValueError, match="shared by every sub-env"):
+        env.set_attr("step_size", [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(TypeError, match="same kind"):
+        env.set_attr("step_size", "fast")
+    with pytest.raises(AttributeError, match="parameters are"):
+        env.set_attr("no_such_name", 1)
+
+
+def test_repr_names_the_kernel_the_size_and_the_backend() -> None:
+    assert repr(_env()) == "KernelVecEnv(CountdownKernel, num_envs=4, backend=numpy, float64)"
+
+
+def test_the_pure_transition_leaves_its_inputs_unchanged() -> None:
+    kernel = CountdownKernel()
+    first = initial(kernel, np, kernel.params, {"u": np.full(2, 0.1)}, 2)
+    before = first.state["state"]["left"].copy()
+    out = transition(
+        kernel, np, kernel.params, first.state, np.ones(2, int), {}, {"u": np.full(2, 0.9)}
+    )
+    np.testing.assert_array_equal(first.state["state"]["left"], before)
+    np.testing.assert_array_equal(out.observation[:, 0], [1.0, 1.0])
+
+
+def test_a_spec_names_its_kernel_in_json_and_pprint() -> None:
+    spec = EnvSpec("Countdown-v0", entry_point="a.b:C", kernel_entry_point="pack.kernels:X")
+    assert EnvSpec.from_json(spec.to_json()).kernel_entry_point == "pack.kernels:X"
+    assert "kernel_entry_point=pack.kernels:X" in spec.pprint()
+    with pytest.raises(ValueError, match="kernel_entry_point"):
+        EnvSpec("Countdown-v0", entry_point="a.b:C", kernel_entry_point="no colon")
+
+
+def test_a_spec_without_kernel_is_refused_by_the_kernel_modes() -> None:
+    spec = EnvSpec("Countdown-v0", entry_point="a.b:C")
+    with pytest.raises(ValueError, match=r"no array kernel \(kernel_entry_point\)"):
+        load_kernel(spec, {})
+    made = load_kernel(EnvSpec("C-v0", entry_point="a:C", kernel_entry_point=CountdownKernel), {})
+    assert isinstance(made, CountdownKernel)
+
+
+def test_the_kernel_contract_checks_pass_a_conforming_kernel() -> None:
+    assert check_kernel_vec_env(lambda: _env(4), n_steps=30) == []
+
+
+class _Unseeded(CountdownKernel):
+    """Draws its reset noise from numpy's global state, not from the driver."""
+
+    def reset(
+        self, xp: Any, params: CountdownParams, draws: Mapping[str, Any], mask: Any, state: Any
+    ) -> KernelReset:
+        return super().reset(xp, params, {"u": np.random.random(mask.shape)}, mask, state)
+
+
+class _WideRewards(CountdownKernel):
+    def step(
+        self, xp: Any, params: CountdownParams, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        new, obs, reward, terminated, truncated, info = super().step(
+            xp, params, state, action, draws
+        )
+        return new, obs, xp.stack([reward, reward], axis=1), terminated, truncated, info
+
+
+def test_the_kernel_contract_checks_report_nondeterminism_and_bad_shapes() -> None:
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_Unseeded(), 4), n_steps=30)
+    assert issues == [
+        "ERROR: two rollouts with seed 0 and the same actions differ at step 0: the mode is "
+        "not deterministic."
+    ]
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_WideRewards(), 4), n_steps=5)
+    assert issues[0] == "ERROR: step() rewards has shape (4, 2), expected (4,)."

@@ -1,0 +1,89 @@
+"""Small helpers shared by the finance kernels: refusals, dtypes, masked merges."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import numpy as np
+
+__all__ = [
+    "at_least",
+    "at_most",
+    "checked_env",
+    "float_dtype",
+    "int_dtype",
+    "merge",
+    "merge_state",
+    "untraceable",
+]
+
+Array = Any
+T = TypeVar("T")
+
+
+def checked_env(params: Any, env_class: type[T], keywords: Mapping[str, str]) -> T:
+    """Check a session kernel's params by building its env from them (``keywords``: field ->
+    the env's keyword), then store the env's checked values back: floats as float64 0-d
+    arrays (drivers convert them), ints as ints. Returns the env, for derived values."""
+    env = env_class(
+        **{keyword: _number(getattr(params, name)) for name, keyword in keywords.items()}
+    )
+    for name in keywords:
+        value = getattr(env, name)
+        checked = value if isinstance(value, int) else np.asarray(float(value), np.float64)
+        object.__setattr__(params, name, checked)
+    return env
+
+
+def _number(value: Any) -> Any:
+    """A 0-d array as a Python number (the env's checks take numbers)."""
+    return value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+
+def untraceable(env_id: str, argument: str, value: Any, why: str) -> ValueError:
+    """The error for an argument an array kernel cannot run (built, not raised)."""
+    return ValueError(
+        f"{env_id}'s array kernel cannot trace {argument}={value!r}: {why}. Use a supported "
+        f"value, or vectorization_mode='native' (or 'sync'), which run any {argument}."
+    )
+
+
+def float_dtype(array: Array) -> Any:
+    """The float dtype the driver chose, read off one of its arrays."""
+    return array.dtype
+
+
+def int_dtype(xp: Any, dtype: Any) -> Any:
+    """Integers to go with float ``dtype``: int64 with float64, else int32 (JAX without x64)."""
+    return xp.int64 if dtype == xp.float64 else xp.int32
+
+
+def at_least(xp: Any, x: Array, low: Array | float) -> Array:
+    """``maximum(x, low)`` (NaN stays NaN), written with ``where``: array-api-compat's torch
+    ``maximum`` with a Python number breaks a ``torch.compile`` graph, and its ``clip`` with a
+    number and a tensor copies the number to the device; ``where`` does neither."""
+    return xp.where(x < low, low, x)
+
+
+def at_most(xp: Any, x: Array, high: Array | float) -> Array:
+    """``minimum(x, high)`` (NaN stays NaN), as ``at_least``."""
+    return xp.where(x > high, high, x)
+
+
+def merge(xp: Any, mask: Array, new: Array, old: Array | None) -> Array:
+    """``new`` where ``mask`` (sub-envs, the leading axis), else ``old`` (all new when None)."""
+    if old is None:
+        return new
+    rows = xp.reshape(mask, (mask.shape[0],) + (1,) * (len(new.shape) - 1))
+    return xp.where(rows, new, old)
+
+
+def merge_state(
+    xp: Any, mask: Array, fresh: Mapping[str, Array], state: Mapping[str, Array] | None
+) -> dict[str, Array]:
+    """Every entry of ``fresh`` merged into ``state`` (``merge``) where ``mask``."""
+    return {
+        name: merge(xp, mask, value, None if state is None else state[name])
+        for name, value in fresh.items()
+    }

@@ -1,0 +1,309 @@
+"""The market and the accounting shared by the Trading and Portfolio kernels.
+
+Every sub-env's market runs in one of two modes, fixed when the kernel is built:
+
+* simulated: the env's built-in GBM (``gbm_terms``, as the native env steps it), one
+  ``(n,)`` normal draw per sub-env and step, ``(lookback, n)`` at reset for the first window;
+* replayed: the env's ``MarketData`` history, held in ``params`` (so on the device), each
+  episode a window whose start is drawn uniformly (the ``"random"`` sampler).
+
+The state holds the observed log returns as a ``(num_envs, lookback, n)`` window, shifted by one
+row a step (the observation itself, built without touching the history).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+from sekai.envs.finance._common import check_per_asset, check_real
+from sekai.envs.finance._helpers import check_correlation
+from sekai.envs.finance.kernels._rewards import KernelCost, KernelReward
+from sekai.envs.finance.kernels._support import (
+    at_least,
+    at_most,
+    float_dtype,
+    int_dtype,
+    merge_state,
+    untraceable,
+)
+from sekai.envs.finance.vector._window import gbm_terms
+from sekai.finance.sampling import RandomStart, first_valid_window
+from sekai.vector.kernel import ArrayKernel, Draw
+
+__all__ = ["WindowKernel", "WindowParams"]
+
+Array = Any
+State = Mapping[str, Array]
+
+
+@dataclass(frozen=True)
+class WindowParams:
+    """Parameters of a window env's kernel (float arrays are float64 until a driver converts).
+
+    ``set_attr`` on a kernel-driven env replaces a field (``dataclasses.replace``): the fields
+    are checked as the env checks them and the GBM's per-step terms are derived again.
+
+    Attributes:
+        dt: years per step.
+        mu, sigma, s0: ``(n,)`` annual drifts, volatilities and first prices of the GBM.
+        corr: ``(n, n)`` correlation matrix of the GBM's shocks, or None (independent).
+        cost_rate: the proportional cost rate (a float, or ``(n,)`` per asset).
+        prices: ``(T, n)`` history prices (None when simulating).
+        log_returns: ``(T - 1, n)`` history log returns (None when simulating).
+        timestamps: ``(T,)`` history timestamps as numbers (datetime64 as int64 ns), or None.
+        first: the first window start whose decisions are past the warm-up rows.
+        n_positions: how many window starts there are from ``first``.
+        lookback_rows: ``arange(lookback)`` (replay: a window's rows from its start), or None.
+        drift, vol, chol_t, log_s0: derived: the GBM's per-step drift ``(mu - sigma²/2) dt``
+            and volatility ``sigma sqrt(dt)``, the volatility-scaled transposed Cholesky
+            factor of ``corr`` (None without), ``log(s0)``.
+    """
+
+    dt: Array
+    mu: Array
+    sigma: Array
+    s0: Array
+    corr: Array | None
+    cost_rate: Array
+    prices: Array | None = None
+    log_returns: Array | None = None
+    timestamps: Array | None = None
+    first: int = 0
+    n_positions: int = 0
+    lookback_rows: Array | None = None
+    drift: Array = field(init=False)
+    vol: Array = field(init=False)
+    chol_t: Array | None = field(init=False)
+    log_s0: Array = field(init=False)
+
+    def __post_init__(self) -> None:
+        n = int(np.size(self.s0))
+        dt = check_real("dt", self.dt, "gt0")
+        mu = _per_asset("mu", self.mu, n)
+        sigma = _per_asset("sigma", self.sigma, n, "ge0")
+        s0 = _per_asset("s0", self.s0, n, "gt0")
+        corr = None if self.corr is None else np.array(check_correlation(self.corr, n))
+        drift, vol, chol_t, log_s0 = gbm_terms(mu, sigma, s0, corr, dt, n)
+        checked = {
+            "dt": np.asarray(dt),
+            "mu": mu,
+            "sigma": sigma,
+            "s0": s0,
+            "corr": corr,
+            "drift": drift,
+            "vol": vol,
+            "chol_t": chol_t,
+            "log_s0": log_s0,
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+
+def _per_asset(name: str, value: Any, n: int, bound: str | None = None) -> np.ndarray:
+    """``value`` checked as the env checks it, as a writable float64 ``(n,)`` array."""
+    return np.array(np.broadcast_to(check_per_asset(name, value, n, bound), (n,)), np.float64)
+
+
+P = TypeVar("P", bound=WindowParams)
+
+
+class WindowKernel(ArrayKernel[P]):
+    """Base of the Trading and Portfolio kernels: built from the env's keyword arguments.
+
+    Subclasses name the env (``env_class``, ``env_id``), give the GBM parameters
+    (``_gbm_parameters``) and build their params from ``_window_params``.
+    """
+
+    env_class: ClassVar[type[Any]]
+    env_id: ClassVar[str]
+
+    def __init__(self, **kwargs: Any) -> None:
+        env = self.env_class(**kwargs)  # checks every argument exactly as the env does
+        self.env = env
+        if env.model is not None:
+            raise untraceable(
+                self.env_id,
+                "model",
+                env.model,
+                "a MarketModel simulates its paths with Python code at every reset; the kernel "
+                "simulates the built-in GBM or replays prices=/data=",
+            )
+        history = env._history
+        if history is not None and type(env.sampler) is not RandomStart:
+            raise untraceable(
+                self.env_id,
+                "sampler",
+                env.sampler,
+                "the kernel draws every window start uniformly (sampler='random')",
+            )
+        self.observation_space = env.observation_space
+        self.action_space = env.action_space
+        self.lookback: int = env.lookback
+        self.episode_length: int = env.episode_length
+        self.n_assets: int = self._n_assets()
+        self.replay = history is not None
+        self.reward = KernelReward(env.reward_fn, self.env_id)
+        self.cost = KernelCost(env.cost_model, self.env_id)
+
+    def _n_assets(self) -> int:
+        raise NotImplementedError
+
+    def _gbm_parameters(self) -> tuple[Any, Any, Any, Any]:
+        """``(mu, sigma, s0, corr)`` of the env's built-in GBM."""
+        raise NotImplementedError
+
+    def _window_params(self) -> dict[str, Any]:
+        """The ``WindowParams`` fields of the env (a subclass adds its own)."""
+        env = self.env
+        mu, sigma, s0, corr = self._gbm_parameters()
+        fields: dict[str, Any] = {
+            "dt": float(env.dt),
+            "mu": mu,
+            "sigma": sigma,
+            "s0": np.broadcast_to(np.asarray(s0, np.float64), (self.n_assets,)),
+            "corr": corr,
+            "cost_rate": self.cost.rate,
+        }
+        history = env._history
+        if history is not None:
+            timestamps = np.asarray(history.timestamps)
+            if timestamps.dtype.kind == "M":
+                timestamps = timestamps.astype("datetime64[ns]").view(np.int64)
+            first = first_valid_window(
+                history.n_starts, lookback=self.lookback, warmup=history.warmup
+            )
+            # Writable copies: the history's arrays are read-only views, which torch warns
+            # about wrapping.
+            fields.update(
+                prices=np.array(history.prices, np.float64),
+                log_returns=np.array(history.log_returns, np.float64),
+                timestamps=np.array(timestamps),
+                first=first,
+                n_positions=history.n_starts - first,
+                lookback_rows=np.arange(self.lookback),
+            )
+        return fields
+
+    # -- draws ----------------------------------------------------------------------------------
+
+    def reset_draws(self, params: P) -> tuple[Draw, ...]:
+        """A uniform window position (replay), or the first window's normals (simulation)."""
+        if self.replay:
+            return (Draw("u", "uniform"),)
+        return (Draw("z", "normal", (self.lookback, self.n_assets)),)
+
+    def step_draws(self, params: P) -> tuple[Draw, ...]:
+        """Nothing (replay), or one step's normals (simulation)."""
+        if self.replay:
+            return ()
+        return (Draw("z", "normal", (self.n_assets,)),)
+
+    # -- the market ---------------------------------------------------------------------------
+
+    def _increments(self, xp: Any, params: P, z: Array) -> Array:
+        """Standard normals ``z`` ``(..., n)`` made GBM log-price increments."""
+        if params.chol_t is None:
+            return z * params.vol + params.drift
+        return xp.matmul(z, params.chol_t) + params.drift
+
+    def market_reset(
+        self, xp: Any, params: P, draws: Mapping[str, Array], mask: Array, state: State | None
+    ) -> dict[str, Array]:
+        """The market part of a reset: ``t``, ``start``, ``price``, ``window`` and the account's
+        ``equity`` and reward state, merged into ``state`` where ``mask``."""
+        lookback = self.lookback
+        dtype = float_dtype(params.drift)
+        integer = int_dtype(xp, dtype)
+        n_envs = mask.shape[0]
+        if self.replay:
+            assert params.prices is not None and params.log_returns is not None
+            u = draws["u"]
+            position = xp.astype(xp.floor(u * params.n_positions), integer)
+            start = params.first + at_most(xp, position, params.n_positions - 1)
+            rows = xp.reshape(start, (n_envs, 1)) + xp.reshape(params.lookback_rows, (1, lookback))
+            window = xp.reshape(
+                xp.take(params.log_returns, xp.reshape(rows, (-1,)), axis=0),
+                (n_envs, lookback, self.n_assets),
+            )
+            price = xp.take(params.prices, start + lookback, axis=0)
+        else:
+            window = self._increments(xp, params, draws["z"])
+            price = xp.exp(params.log_s0 + xp.sum(window, axis=1))
+            start = xp.zeros_like(mask, dtype=integer)
+        # *_like of the driver's arrays: new arrays on its device (torch: CPU otherwise).
+        equity = xp.ones_like(mask, dtype=dtype)
+        fresh = {
+            "t": xp.zeros_like(mask, dtype=integer),
+            "start": start,
+            "price": price,
+            "window": window,
+            "equity": equity,
+            **self.reward.initial_state(xp, equity),
+        }
+        return merge_state(xp, mask, fresh, state)
+
+    def market_step(self, xp: Any, params: P, state: State, draws: Mapping[str, Array]) -> Any:
+        """One period of every sub-env's market: ``(r, price_after, window)``, ``r`` the simple
+        returns ``(num_envs, n)`` and ``window`` the observed log returns after the period."""
+        if self.replay:
+            assert params.prices is not None and params.log_returns is not None
+            # A finished sub-env stepped again (a frozen one) stays inside its window.
+            t = at_most(xp, state["t"], self.episode_length - 1)
+            row = state["start"] + self.lookback + t
+            before = xp.take(params.prices, row, axis=0)
+            after = xp.take(params.prices, row + 1, axis=0)
+            log_returns = xp.take(params.log_returns, row, axis=0)
+            r = after / before - 1.0
+        else:
+            log_returns = self._increments(xp, params, draws["z"])
+            growth = xp.exp(log_returns)
+            after = state["price"] * growth
+            r = growth - 1.0
+        window = xp.concat([state["window"][:, 1:, :], log_returns[:, None, :]], axis=1)
+        return r, after, window
+
+    def timestamps(self, xp: Any, params: P, state: State, t: Array) -> Array:
+        """The timestamps of decision ``t`` of every sub-env (simulation: ``t`` itself)."""
+        if not self.replay:
+            return t
+        assert params.timestamps is not None
+        row = state["start"] + self.lookback + at_most(xp, t, self.episode_length)
+        return xp.take(params.timestamps, row, axis=0)
+
+    # -- the account ----------------------------------------------------------------------------
+
+    @staticmethod
+    def net_growth(xp: Any, cost: Array, held: Array) -> Array:
+        """Equity growth of the period: held growth after costs, 0 where costs take it all."""
+        return xp.where(cost >= 1.0, 0.0, (1.0 - cost) * held)
+
+    def book(
+        self,
+        xp: Any,
+        state: State,
+        growth: Array,
+        *,
+        turnover: Array,
+        cost: Array,
+        terminated: Array,
+    ) -> tuple[Array, dict[str, Array], Array]:
+        """Book the period: ``(rewards, account state, truncated)``; the account state holds
+        ``equity``, ``t`` and the reward state."""
+        equity_before = state["equity"]
+        equity = at_least(xp, equity_before * growth, 0.0)
+        t = state["t"] + 1
+        rewards, reward_state = self.reward(
+            xp,
+            state,
+            growth,
+            equity=equity,
+            previous_equity=equity_before,
+            turnover=turnover,
+            cost=cost,
+        )
+        truncated = (t >= self.episode_length) & ~terminated
+        return rewards, {"equity": equity, "t": t, **reward_state}, truncated

@@ -1,0 +1,114 @@
+"""JaxBackend: drives a KernelVecEnv with jitted FunctionalEnv calls and a JAX key."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import jax
+import jax.numpy as jnp
+from sekai.jax.functional import FunctionalEnv, cond, float_dtype, narrow
+from sekai.vector.kernel_backend import KernelBackend, ResetFn, StepFn
+from sekai.vector.kernel_step import KernelReset, KernelTransition, dynamic_fields
+
+if TYPE_CHECKING:
+    from sekai.vector.kernel_vec_env import KernelVecEnv
+
+__all__ = ["JaxBackend", "float_dtype", "key_from_generator"]
+
+
+def key_from_generator(generator: np.random.Generator) -> jax.Array:
+    """The JAX key a driver seeded with ``generator`` starts from: two uint32 words drawn from it
+    (a raw ``uint32[2]`` key, as ``jax.random.PRNGKey`` makes)."""
+    return jnp.asarray(generator.integers(2**32, size=2, dtype=np.uint32))
+
+
+class JaxBackend(KernelBackend):
+    """JAX: the kernel's reset and step, autoreset and draws included, in one jitted call each.
+
+    Args:
+        device: a ``jax.Device`` to put the state on (None: JAX's default device).
+    """
+
+    name = "jax"
+
+    def __init__(self, device: Any = None) -> None:
+        self.xp = jnp
+        self.float_dtype = float_dtype()
+        self.device = device
+        self.key: jax.Array = key_from_generator(np.random.default_rng())
+
+    def convert(self, value: Any) -> jax.Array:
+        array = np.asarray(value)
+        out = jnp.asarray(array, dtype=self.float_dtype if array.dtype.kind == "f" else None)
+        return out if self.device is None else jax.device_put(out, self.device)
+
+    def to_numpy(self, value: Any) -> np.ndarray:
+        return np.asarray(value)
+
+    def conditional(self) -> Any:
+        return cond
+
+    def compiled(self, fn: Any) -> Any:
+        return jax.jit(fn)
+
+    def numpy_dtype(self, dtype: np.dtype[Any]) -> Any:
+        return narrow(dtype)
+
+    def seed(self, generator: np.random.Generator) -> None:
+        self.key = key_from_generator(generator)
+        if self.device is not None:
+            self.key = jax.device_put(self.key, self.device)
+
+    def actions(self, actions: Any) -> jax.Array:
+        array = jnp.asarray(actions)
+        return array if self.device is None else jax.device_put(array, self.device)
+
+    def functional(self, env: KernelVecEnv) -> FunctionalEnv:
+        """The FunctionalEnv of ``env`` (its kernel with the env's current static params)."""
+        functional = FunctionalEnv(
+            env.kernel,
+            env.num_envs,
+            max_episode_steps=env.max_episode_steps,
+            autoreset=env.autoreset,
+            observation_dtype=env.observation_dtype,
+        )
+        functional._template = env.params
+        return functional
+
+    def build_reset(self, env: KernelVecEnv) -> ResetFn:
+        functional = self.functional(env)
+
+        @jax.jit
+        def pure(key: jax.Array, params: dict[str, Any]) -> tuple[jax.Array, KernelReset]:
+            key, sub = jax.random.split(key)
+            return key, functional.reset(sub, params)
+
+        def reset(params: Any) -> KernelReset:
+            result: KernelReset
+            self.key, result = pure(self.key, dynamic_fields(params))
+            return result
+
+        return reset
+
+    def build_step(self, env: KernelVecEnv) -> StepFn:
+        functional = self.functional(env)
+
+        @jax.jit
+        def pure(
+            key: jax.Array, params: dict[str, Any], carry: Any, action: jax.Array
+        ) -> tuple[jax.Array, KernelTransition]:
+            key, sub = jax.random.split(key)
+            return key, functional.step(sub, carry, action, params)
+
+        def step(params: Any, carry: Any, action: Any) -> KernelTransition:
+            result: KernelTransition
+            self.key, result = pure(self.key, dynamic_fields(params), carry, action)
+            return result
+
+        return step
+
+    def describe(self) -> str:
+        device = "" if self.device is None else f", device={self.device}"
+        return f"{jnp.dtype(self.float_dtype).name}{device}"

@@ -1,0 +1,203 @@
+"""FunctionalEnv: an array kernel as pure ``reset(key, params)`` / ``step(key, state, action,
+params)`` functions of JAX arrays, autoreset and time limit included (the PureJaxRL way)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+import jax
+import jax.numpy as jnp
+from sekai.registry.api import spec as registered_spec
+from sekai.registry.kernels import load_kernel
+from sekai.registry.spec import EnvSpec
+from sekai.vector.kernel import ArrayKernel, Draw
+from sekai.vector.kernel_step import (
+    KernelReset,
+    KernelTransition,
+    dynamic_fields,
+    initial,
+    observation_dtypes,
+    transition,
+    with_fields,
+)
+
+__all__ = ["FunctionalEnv", "draw", "float_dtype", "make_functional", "narrow", "x64"]
+
+Params = dict[str, jax.Array]
+
+
+def x64() -> bool:
+    """Whether ``jax_enable_x64`` is on (64-bit floats and ints)."""
+    config: Any = jax.config  # untyped in some JAX versions
+    return bool(config.read("jax_enable_x64"))
+
+
+def float_dtype() -> Any:
+    """float64 when ``jax_enable_x64`` is on, else float32 (read when an env is built)."""
+    return jnp.float64 if x64() else jnp.float32
+
+
+def draw(key: jax.Array, draws: tuple[Draw, ...], num_envs: int, dtype: Any) -> dict[str, Any]:
+    """The random numbers a kernel requests, one subkey per request (in order)."""
+    if not draws:
+        return {}
+    keys = jax.random.split(key, len(draws))
+    out = {}
+    for sub, request in zip(keys, draws):
+        shape = (num_envs, *request.shape)
+        if request.distribution == "uniform":
+            out[request.name] = jax.random.uniform(sub, shape, dtype)
+        else:
+            out[request.name] = jax.random.normal(sub, shape, dtype)
+    return out
+
+
+class FunctionalEnv:
+    """``num_envs`` sub-envs of a kernel as pure functions: no state of its own, so ``reset``
+    and ``step`` can be jitted, vmapped (e.g. over params or keys) and scanned.
+
+    ``step`` splits ``key`` for the step's noise and for the autoreset of the sub-envs whose
+    episode ends (same-step autoreset: the returned observation is the new episode's first,
+    ``final_observation`` the one it ended with).
+
+    Attributes:
+        kernel: the env's kernel.
+        num_envs: the leading axis of every array.
+        default_params: the kernel's float parameters as a dict of JAX scalars/arrays; pass a
+            changed copy to ``reset``/``step`` (the others are static: rebuild to change them).
+        observation_space, action_space: those of one sub-env.
+    """
+
+    def __init__(
+        self,
+        kernel: ArrayKernel[Any],
+        num_envs: int,
+        *,
+        max_episode_steps: int | None = None,
+        autoreset: bool = True,
+        observation_dtype: Any = None,
+    ) -> None:
+        self.kernel = kernel
+        self.num_envs = int(num_envs)
+        self.max_episode_steps = max_episode_steps
+        self.autoreset = autoreset
+        self.dtype = float_dtype()
+        self.observation_space = kernel.observation_space
+        self.action_space = kernel.action_space
+        if observation_dtype is None:
+            observation_dtype = observation_dtypes(kernel.observation_space, narrow)
+        self.observation_dtype = observation_dtype
+        self._template = kernel.params
+        self.default_params: Params = {
+            name: self._convert(value) for name, value in dynamic_fields(kernel.params).items()
+        }
+
+    def _convert(self, value: Any) -> jax.Array:
+        array = np.asarray(value)
+        return jnp.asarray(array, dtype=self.dtype if array.dtype.kind == "f" else None)
+
+    def _params(self, params: Mapping[str, Any] | None) -> Any:
+        return with_fields(self._template, self.default_params if params is None else params)
+
+    def reset(self, key: jax.Array, params: Mapping[str, Any] | None = None) -> KernelReset:
+        """Start every sub-env's episode: ``(state, observation, info)``."""
+        p = self._params(params)
+        draws = draw(key, self.kernel.reset_draws(p), self.num_envs, self.dtype)
+        return initial(
+            self.kernel,
+            jnp,
+            p,
+            draws,
+            self.num_envs,
+            autoreset=self.autoreset,
+            observation_dtype=self.observation_dtype,
+        )
+
+    def step(
+        self,
+        key: jax.Array,
+        state: Any,
+        action: jax.Array,
+        params: Mapping[str, Any] | None = None,
+    ) -> KernelTransition:
+        """Advance every sub-env; finished ones restart (or freeze without autoreset).
+
+        Returns:
+            A ``KernelTransition``: ``state``, ``observation``, ``reward``, ``terminated``,
+            ``truncated``, ``info``, ``elapsed``, ``done``, ``final_observation``,
+            ``reset_info``.
+        """
+        p = self._params(params)
+        step_key, reset_key = jax.random.split(key)
+        n, dtype = self.num_envs, self.dtype
+        return transition(
+            self.kernel,
+            jnp,
+            p,
+            state,
+            action,
+            draw(step_key, self.kernel.step_draws(p), n, dtype),
+            draw(reset_key, self.kernel.reset_draws(p), n, dtype),
+            max_episode_steps=self.max_episode_steps,
+            autoreset=self.autoreset,
+            observation_dtype=self.observation_dtype,
+            when=cond,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"FunctionalEnv({type(self.kernel).__name__}, num_envs={self.num_envs}, "
+            f"{jnp.dtype(self.dtype).name})"
+        )
+
+
+def cond(pred: Any, yes: Callable[[Any], Any], no: Callable[[Any], Any], operand: Any) -> Any:
+    """``jax.lax.cond`` for the driver's autoreset: ``no``'s result gets ``yes``'s structure and
+    dtypes (its missing reset infos are zeros), as ``lax.cond`` requires."""
+    shape = jax.eval_shape(yes, operand)
+
+    def otherwise(operand: Any) -> Any:
+        state, obs, _ = no(operand)
+        info = jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), shape[2])
+        state, obs = jax.tree_util.tree_map(
+            lambda x, s: jnp.asarray(x, s.dtype), (state, obs), (shape[0], shape[1])
+        )
+        return state, obs, info
+
+    return jax.lax.cond(pred, yes, otherwise, operand)
+
+
+def narrow(dtype: np.dtype[Any]) -> Any:
+    """A numpy dtype as JAX can hold it: 64-bit types become 32-bit without x64."""
+    if x64() or dtype.itemsize < 8:
+        return jnp.dtype(dtype)
+    return {"f": jnp.float32, "i": jnp.int32, "u": jnp.uint32}.get(dtype.kind, jnp.dtype(dtype))
+
+
+def make_functional(
+    id: str | EnvSpec,
+    num_envs: int = 1,
+    *,
+    max_episode_steps: int | None = None,
+    **kwargs: Any,
+) -> FunctionalEnv:
+    """The functional form of a registered env that has an array kernel.
+
+    Args:
+        id: a registered ID or spec (its ``kernel_entry_point`` is used).
+        num_envs: the leading sub-env axis of every array.
+        max_episode_steps: the time limit (default: the spec's).
+        **kwargs: the env's keyword arguments (over the spec's).
+
+    Example:
+        >>> env = make_functional("CartPole-v1", 4)
+        >>> state, obs, info = env.reset(jax.random.PRNGKey(0))
+        >>> t = env.step(jax.random.PRNGKey(1), state, jnp.zeros(4, jnp.int32))
+    """
+    spec = id if isinstance(id, EnvSpec) else registered_spec(id)
+    kernel = load_kernel(spec, {**spec.kwargs, **kwargs})
+    steps = spec.max_episode_steps if max_episode_steps is None else max_episode_steps
+    return FunctionalEnv(kernel, num_envs, max_episode_steps=steps)

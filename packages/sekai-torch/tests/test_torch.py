@@ -1,0 +1,90 @@
+"""The "torch" vectorization mode, on CPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import sekai
+from sekai.envs.classic_control.kernels.cartpole import CartPoleKernel
+from sekai.testing.kernels import assert_kernel_equivalent
+from sekai.torch import TorchVecEnv
+
+
+def test_make_vec_torch_gives_tensors_on_the_device() -> None:
+    envs = sekai.make_vec(
+        "CartPole-v1", 4, vectorization_mode="torch", vector_kwargs={"device": "cpu"}
+    )
+    assert isinstance(envs, TorchVecEnv)
+    assert repr(envs) == "TorchVecEnv(CartPole-v1, num_envs=4, backend=torch, float32, device=cpu)"
+    first = envs.reset(seed=0)
+    assert isinstance(first.observations, torch.Tensor) and first.observations.shape == (4, 4)
+    step = envs.step(torch.ones(4, dtype=torch.int64))
+    assert step.observations.dtype == torch.float32 and step.rewards.dtype == torch.float32
+    assert step.terminated.dtype == torch.bool and step.infos[0]["elapsed_steps"] == 1
+    envs.close()
+
+
+def test_float64_is_a_vector_kwarg() -> None:
+    envs = sekai.make_vec(
+        "CartPole-v1", 2, vectorization_mode="torch", vector_kwargs={"dtype": "float64"}
+    )
+    envs.reset(seed=0)
+    assert envs.step(np.zeros(2, dtype=np.int64)).rewards.dtype == torch.float64
+    assert envs.state["x"].dtype == torch.float64
+    with pytest.raises(TypeError, match="torch float dtype"):
+        TorchVecEnv(CartPoleKernel(), 2, dtype="int32")
+
+
+def test_the_same_seed_gives_the_same_episodes() -> None:
+    def run(seed: int) -> np.ndarray:
+        envs = sekai.make_vec("CartPole-v1", 8, vectorization_mode="torch", max_episode_steps=10)
+        envs.reset(seed=seed)
+        for _ in range(25):
+            out = envs.step(np.zeros(8, dtype=np.int64))
+        return out.observations.numpy()
+
+    np.testing.assert_array_equal(run(3), run(3))
+    assert not np.array_equal(run(3), run(4))
+
+
+def test_torch_matches_the_numpy_driver_under_the_same_draws() -> None:
+    assert_kernel_equivalent(
+        CartPoleKernel, backends=("torch",), num_envs=6, steps=40, max_episode_steps=15
+    )
+
+
+def test_invalid_actions_are_caught_on_the_device() -> None:
+    envs = sekai.make_vec("CartPole-v1", 3, vectorization_mode="torch")
+    envs.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction) as caught:
+        envs.step(torch.tensor([0, 1, -1]))
+    assert caught.value.index == 2
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        envs.step(torch.zeros((3, 1), dtype=torch.int64))
+
+
+def test_cuda_graph_capture_needs_a_cuda_device() -> None:
+    with pytest.raises(ValueError, match="needs a CUDA device"):
+        TorchVecEnv(CartPoleKernel(), 2, compile="cuda_graph")
+    with pytest.raises(ValueError, match="compile must be one of"):
+        TorchVecEnv(CartPoleKernel(), 2, compile="fast")
+
+
+def test_set_attr_changes_a_parameter() -> None:
+    envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="torch")
+    envs.reset(seed=0)
+    envs.set_attr("force_mag", 0.0)
+    before = envs.state["x_dot"].clone()
+    envs.step(np.ones(2, dtype=np.int64))
+    assert (envs.state["x_dot"] - before).abs().max() < 0.01
+
+
+def test_plugin_discovery_does_not_import_torch() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, sekai; sekai.all_specs(); print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
