@@ -12,18 +12,21 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 __all__ = [
     "PRESETS",
     "Curve",
+    "Moments",
     "Result",
     "baselines_for",
     "evaluate_policy",
     "flat_size",
     "flatten_numpy",
+    "merge_moments",
+    "normalize",
     "parse_args",
 ]
 
@@ -85,6 +88,9 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
     parser.add_argument("--eval-episodes", type=int, help="episodes of the final evaluation")
     parser.add_argument("--eval-seed", type=int, default=10_000)
     parser.add_argument("--log-every", type=int, default=5, help="updates between curve points")
+    parser.add_argument(
+        "--time-limit", type=float, help="stop training after the update that passes it (s)"
+    )
     parser.add_argument("--curve", type=Path, help="learning-curve CSV (default: none)")
     parser.add_argument("--device", help="torch device (default: cuda when there is one)")
     args = parser.parse_args(argv)
@@ -100,6 +106,30 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
         )
     args.num_updates = max(args.total_steps // batch, 1)
     return args
+
+
+class Moments(NamedTuple):
+    """Running mean and (population) variance of observations or returns, as arrays of either
+    framework: the functions below use only operators that JAX and torch arrays share."""
+
+    mean: Any
+    var: Any
+    count: Any
+
+
+def merge_moments(m: Moments, x: Any) -> Moments:
+    """``m`` updated with the rows of ``x`` (Chan et al.'s parallel formula)."""
+    count = x.shape[0]
+    mean = x.mean(0)
+    delta = mean - m.mean
+    total = m.count + count
+    m2 = m.var * m.count + ((x - mean) ** 2).mean(0) * count + delta**2 * m.count * count / total
+    return Moments(m.mean + delta * count / total, m2 / total, total)
+
+
+def normalize(x: Any, m: Moments) -> Any:
+    """``x`` standardised by ``m``, clipped to ±10 (an outlier must not swamp the network)."""
+    return ((x - m.mean) / (m.var + 1e-8) ** 0.5).clip(-10.0, 10.0)
 
 
 @dataclass

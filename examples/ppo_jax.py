@@ -26,7 +26,17 @@ from typing import Any, NamedTuple
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # ppo_common sits next to this file
-from ppo_common import Curve, Result, evaluate_policy, flat_size, flatten_numpy, parse_args
+from ppo_common import (
+    Curve,
+    Moments,
+    Result,
+    evaluate_policy,
+    flat_size,
+    flatten_numpy,
+    merge_moments,
+    normalize,
+    parse_args,
+)
 
 AGENT = "PPO (JAX)"
 
@@ -43,14 +53,6 @@ def require_jax() -> None:
             f"examples/ppo_jax.py needs {exc.name}, which is not installed.\n"
             'Install it with: pip install "jax[cpu]" flax optax sekai-jax'
         )
-
-
-class Moments(NamedTuple):
-    """Running mean and variance (Chan et al.'s parallel update)."""
-
-    mean: Any
-    var: Any
-    count: Any
 
 
 def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
@@ -104,16 +106,6 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
         if isinstance(obs, Mapping):
             return jnp.concatenate([flatten(obs[key]) for key in sorted(obs)], axis=1)
         return obs.reshape(obs.shape[0], -1).astype(jnp.float32)
-
-    def normalize(x: Any, m: Moments) -> Any:
-        return jnp.clip((x - m.mean) / jnp.sqrt(m.var + 1e-8), -10.0, 10.0)
-
-    def update_moments(m: Moments, x: Any) -> Moments:
-        count = x.shape[0]
-        delta = x.mean(0) - m.mean
-        total = m.count + count
-        m2 = m.var * m.count + x.var(0) * count + delta**2 * m.count * count / total
-        return Moments(m.mean + delta * count / total, m2 / total, total)
 
     def sample(key: Any, out: Any) -> Any:
         if discrete:
@@ -209,7 +201,7 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
         obs_m = r.obs_m
         r, traj = jax.lax.scan(env_step, r, None, steps)
         raw_obs, x, action, logp, value, reward, done, bootstrap, ret, finished = traj
-        rew_m = update_moments(r.rew_m, ret.reshape(-1))
+        rew_m = merge_moments(r.rew_m, ret.reshape(-1))
         reward = reward / jnp.sqrt(rew_m.var + 1e-8)
         _, last_value = net.apply(r.params, normalize(r.obs, obs_m))
 
@@ -239,7 +231,7 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
         (params, opt_state), losses = jax.lax.scan(
             epoch, (r.params, r.opt_state), jax.random.split(k_epochs, args.update_epochs)
         )
-        obs_m = update_moments(obs_m, raw_obs.reshape(batch, -1))
+        obs_m = merge_moments(obs_m, raw_obs.reshape(batch, -1))
         r = r._replace(params=params, opt_state=opt_state, obs_m=obs_m, rew_m=rew_m, key=key)
         return r, (losses.mean(), finished[0].sum(), finished[1].sum())
 
@@ -248,6 +240,7 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
     start = time.perf_counter()
     runner = jax.jit(init)(jax.random.PRNGKey(args.seed))
     loss = math.nan
+    done_updates = 0
     for index in range(1, num_chunks + 1):
         runner, (losses, ended, count) = run_chunk(runner)
         ended_sum, ended_count = float(ended.sum()), float(count.sum())  # waits for the device
@@ -260,6 +253,9 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
             f"({time.perf_counter() - start:.1f} s)",
             flush=True,
         )
+        done_updates = index * chunk
+        if args.time_limit is not None and time.perf_counter() - start > args.time_limit:
+            break
     seconds = time.perf_counter() - start
 
     act = jax.jit(lambda params, obs_m, x: mode(net.apply(params, normalize(x, obs_m))[0]))
@@ -268,7 +264,7 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
     def policy(observations: Any, vec_env: Any) -> Any:
         return np.asarray(act(params, obs_m, jnp.asarray(flatten_numpy(observations))))
 
-    result = Result(args.env_id, AGENT, n, num_updates * batch, seconds, loss, curve)
+    result = Result(args.env_id, AGENT, n, done_updates * batch, seconds, loss, curve)
     return result, policy
 
 
