@@ -93,8 +93,8 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
             self.critic = mlp(1, 1.0)
             self.actor = mlp(act_dim, 0.01)
             if not discrete:
-                low = torch.as_tensor(np.asarray(space.low, np.float32).reshape(-1))
-                high = torch.as_tensor(np.asarray(space.high, np.float32).reshape(-1))
+                low = torch.tensor(np.asarray(space.low, np.float32).reshape(-1))
+                high = torch.tensor(np.asarray(space.high, np.float32).reshape(-1))
                 self.register_buffer("low", low)
                 self.register_buffer("high", high)
                 # Start in the middle of the bounds, with a spread of a sixth of their width.
@@ -226,7 +226,7 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
             curve.add(update * batch, seconds, mean_return)
             print(
                 f"update {update}/{num_updates}  steps {update * batch:,}  "
-                f"episode return {mean_return:10.4f}  loss {float(loss):8.4f}  ({seconds:.1f} s)",
+                f"episode return {mean_return:10.4f}  loss {float(loss.detach()):8.4f}  ({seconds:.1f} s)",
                 flush=True,
             )
         if out_of_time:
@@ -240,7 +240,7 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
         with torch.no_grad():
             return agent.mode(normalize(x, obs_m)).cpu().numpy()
 
-    result = Result(args.env_id, AGENT, n, done_updates * batch, seconds, float(loss), curve)
+    result = Result(args.env_id, AGENT, n, done_updates * batch, seconds, float(loss.detach()), curve)
     return result, policy
 
 
