@@ -21,6 +21,7 @@ from sekai.vector.kernel_backend import KernelBackend, NumpyBackend
 from sekai.vector.kernel_step import (
     convert_params,
     dynamic_fields,
+    host_when,
     initial,
     observation_dtypes,
     transition,
@@ -109,7 +110,7 @@ def kernel_trajectory(
         actions: one batch of actions per step (default: uniform samples of the action space).
 
     Returns:
-        Per recorded name (``observation``, ``reward``, ``terminated``, ``truncated``, ``done``,
+        Per recorded name (``observation`` or ``observation.<key>``, ``reward``, ``terminated``, ``truncated``, ``done``,
         ``final_observation``, ``state.<name>``, ``info.<name>``), one host array per step
         (index 0: the reset).
     """
@@ -158,11 +159,16 @@ def _trajectory(
             rd,
             max_episode_steps=max_episode_steps,
             observation_dtype=obs_dtype,
+            when=when,
         )
 
+    when: Any = host_when  # the reset runs only in steps where an episode ended, as in the modes
     if be.name == "jax":
         import jax
 
+        from sekai.jax.functional import cond
+
+        when = cond
         step = jax.jit(step)
     first = initial(
         kernel,
@@ -179,7 +185,9 @@ def _trajectory(
         for key, value in values.items():
             out.setdefault(key, []).append(np.asarray(be.to_numpy(value)))
 
-    record({"observation": first.observation, **_leaves(first.state["state"], "state.")})
+    record(
+        {**_leaves(first.observation, "observation."), **_leaves(first.state["state"], "state.")}
+    )
     carry = first.state
     for index in range(steps):
         sd = convert(_noise(rng, kernel.step_draws(params), n))
@@ -188,7 +196,7 @@ def _trajectory(
         carry = t.state
         record(
             {
-                "observation": t.observation,
+                **_leaves(t.observation, "observation."),
                 "reward": t.reward,
                 "terminated": t.terminated,
                 "truncated": t.truncated,

@@ -16,6 +16,7 @@ from sekai.vector.kernel_step import (
     KernelReset,
     KernelTransition,
     draw_all,
+    host_when,
     initial,
     transition,
 )
@@ -172,11 +173,9 @@ class NumpyBackend(KernelBackend):
 
     def _rows(
         self, draws: tuple[Draw, ...], num_envs: int
-    ) -> Callable[[Array], Mapping[str, Array] | None]:
-        def reset_draws(done: np.ndarray) -> Mapping[str, Array] | None:
+    ) -> Callable[[Array], Mapping[str, Array]]:
+        def reset_draws(done: np.ndarray) -> Mapping[str, Array]:
             rows = np.flatnonzero(done)
-            if not len(rows):
-                return None
             full = {}
             for draw in draws:
                 value = np.zeros((num_envs, *draw.shape), dtype=self.float_dtype)
@@ -219,6 +218,7 @@ class NumpyBackend(KernelBackend):
                 max_episode_steps=env.max_episode_steps,
                 autoreset=env.autoreset,
                 observation_dtype=env.observation_dtype,
+                when=host_when,
             )
 
         return step

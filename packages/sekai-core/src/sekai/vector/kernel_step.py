@@ -25,6 +25,7 @@ __all__ = [
     "convert_params",
     "draw_all",
     "dynamic_fields",
+    "host_when",
     "initial",
     "is_dynamic",
     "observation_dtypes",
@@ -39,7 +40,17 @@ Carry = dict[str, Any]
 """The driver's state: ``state`` (the kernel's), ``elapsed`` (int32 steps) and, with
 ``autoreset=False``, ``frozen``, ``final_observation``, ``final_terminated`` and
 ``final_truncated``."""
-ResetDraws = Mapping[str, Array] | Callable[[Array], Mapping[str, Array] | None]
+ResetDraws = Mapping[str, Array] | Callable[[Array], Mapping[str, Array]]
+When = Callable[[Array, Callable[[Any], Any], Callable[[Any], Any], Any], Any]
+"""``when(pred, yes, no, operand)``: ``yes(operand)`` if the scalar ``pred`` is true, else
+``no(operand)`` (``host_when`` on the host, ``jax.lax.cond`` under JAX)."""
+
+
+def host_when(
+    pred: Array, yes: Callable[[Any], Any], no: Callable[[Any], Any], operand: Any
+) -> Any:
+    """``when`` decided on the host (one sync of ``pred``): numpy, torch eager."""
+    return yes(operand) if bool(pred) else no(operand)
 
 
 class KernelReset(NamedTuple):
@@ -203,6 +214,7 @@ def transition(
     max_episode_steps: int | None = None,
     autoreset: bool = True,
     observation_dtype: Any = None,
+    when: When | None = None,
 ) -> KernelTransition:
     """Step every sub-env, apply the time limit, then autoreset (or freeze) finished ones.
 
@@ -214,11 +226,14 @@ def transition(
         action: the batch of actions.
         step_draws: the random numbers of ``kernel.step_draws``.
         reset_draws: those of ``kernel.reset_draws`` for every sub-env, or a function of the
-            ``done`` mask returning them (None: no sub-env is done, nothing to reset).
+            ``done`` mask returning them (called only when the kernel's reset runs).
         max_episode_steps: truncate episodes after this many steps (None: no limit).
         autoreset: reset finished sub-envs within the step; with False they freeze (keep their
             state and final observation, reward 0) until the next :func:`initial`.
         observation_dtype: cast observations to this dtype (None: as the kernel returns them).
+        when: runs the kernel's reset (and draws its noise) only in steps where some episode
+            ended (``host_when``, ``jax.lax.cond``); None runs it every step, branch-free (for
+            CUDA graphs). Envs whose episodes end together (fixed lengths) gain the most.
     """
     old_state = carry["state"]
     state, obs, reward, terminated, truncated, info = kernel.step(
@@ -251,29 +266,27 @@ def transition(
         return KernelTransition(
             new_carry, obs, reward, terminated, truncated, info, elapsed, newly, obs, {}
         )
-    draws = reset_draws(done) if callable(reset_draws) else reset_draws
-    if draws is None:
-        next_carry: Carry = {"state": state, "elapsed": elapsed}
-        return KernelTransition(
-            next_carry, obs, reward, terminated, truncated, info, elapsed, done, obs, {}
-        )
-    reset_state, reset_obs, reset_info = kernel.reset(xp, params, draws, done, state)
-    reset_obs = _cast_observation(xp, reset_obs, observation_dtype)
-    next_carry = {
-        "state": dict(reset_state),
+
+    def reset_finished(operand: tuple[Any, Any]) -> tuple[Any, Any, Any]:
+        state, obs = operand
+        draws = reset_draws(done) if callable(reset_draws) else reset_draws
+        reset_state, reset_obs, reset_info = kernel.reset(xp, params, draws, done, state)
+        reset_obs = _cast_observation(xp, reset_obs, observation_dtype)
+        return dict(reset_state), select(xp, done, reset_obs, obs), dict(reset_info)
+
+    def keep(operand: tuple[Any, Any]) -> tuple[Any, Any, Any]:
+        return operand[0], operand[1], {}
+
+    if when is None:
+        next_state, next_obs, reset_info = reset_finished((state, obs))
+    else:
+        next_state, next_obs, reset_info = when(xp.any(done), reset_finished, keep, (state, obs))
+    next_carry: Carry = {
+        "state": next_state,
         "elapsed": xp.where(done, xp.zeros_like(elapsed), elapsed),
     }
     return KernelTransition(
-        next_carry,
-        select(xp, done, reset_obs, obs),
-        reward,
-        terminated,
-        truncated,
-        info,
-        elapsed,
-        done,
-        obs,
-        reset_info,
+        next_carry, next_obs, reward, terminated, truncated, info, elapsed, done, obs, reset_info
     )
 
 

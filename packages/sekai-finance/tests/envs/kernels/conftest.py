@@ -67,16 +67,29 @@ def twin_generator(native: Any) -> np.random.Generator:
     return twin
 
 
-def close(actual: Any, expected: Any, what: str, rtol: float = 1e-12) -> None:
-    """``actual`` equals ``expected`` within ``rtol`` (relative), NaN where NaN."""
+def close(actual: Any, expected: Any, what: str, rtol: float = 1e-12, scale: float = 0.0) -> None:
+    """``actual`` equals ``expected`` within ``rtol`` relative to each value, or to ``scale``
+    (the size of the terms a value is a difference of), NaN where NaN."""
     a = np.asarray(actual)
     e = np.broadcast_to(np.asarray(expected), a.shape)
     if a.dtype == bool or e.dtype == bool:
         np.testing.assert_array_equal(a, e, err_msg=what)
         return
     np.testing.assert_allclose(
-        a.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=1e-300, err_msg=what
+        a.astype(np.float64),
+        e.astype(np.float64),
+        rtol=rtol,
+        atol=max(rtol * scale, 1e-300),
+        err_msg=what,
     )
+
+
+def wealth_scale(info: Mapping[str, Any]) -> float:
+    """The size of a MarketMaking step's wealths (cash and inventory at the mid): its reward
+    is their difference, which the native env computes with an error of that size's rounding."""
+    mid = np.abs(np.asarray(info["mid_price"]))
+    held = np.abs(np.asarray(info["inventory"])) * mid
+    return float(np.max(np.abs(np.asarray(info["cash"])) + held + mid))
 
 
 def close_obs(actual: Any, expected: Any, what: str, rtol: float) -> None:
@@ -154,7 +167,8 @@ class Trial:
             state, obs, reward, term, trunc, info = kernel.step(xp, params, state, action, draws)
             close(term, terminated, f"step {i}: terminated")
             close(trunc, truncated, f"step {i}: truncated")
-            close(reward, rewards, f"step {i}: rewards", self.rtol)
+            scale = wealth_scale(expected_info) if "cash" in expected_info else 0.0
+            close(reward, rewards, f"step {i}: rewards", self.rtol, scale)
             assert set(info) == set(expected_info)
             for key, value in expected_info.items():
                 close(info[key], value, f"step {i}: info {key!r}", self.rtol)
@@ -178,6 +192,14 @@ def kernel_harness() -> Any:
         pass
 
     harness = Harness()
-    for item in (Trial, NormalsRecorder, window_draws, twin_generator, close, merge_rows):
+    for item in (
+        Trial,
+        NormalsRecorder,
+        window_draws,
+        twin_generator,
+        close,
+        merge_rows,
+        wealth_scale,
+    ):
         setattr(harness, item.__name__, item)
     return harness

@@ -175,7 +175,13 @@ def test_session_kernels_through_the_numpy_driver_match_the_native_envs_seed_for
         action = _session_actions(driven.kernel, rng)
         expected, actual = native.step(action), driven.step(action)
         _same(actual.observations, expected.observations, f"step {step} observations", close)
-        for name in ("rewards", "terminated", "truncated"):
+        scale = (
+            kernel_harness.wealth_scale(driven.last_transition.info)
+            if "cash" in (driven.last_transition.info)
+            else 0.0
+        )
+        close(actual.rewards, expected.rewards, f"step {step} rewards", scale=scale)
+        for name in ("terminated", "truncated"):
             close(getattr(actual, name), getattr(expected, name), f"step {step} {name}")
         for i in range(N_ENVS):
             _same(actual.infos[i], expected.infos[i], f"step {step} info {i}", close)
@@ -190,3 +196,38 @@ def test_every_finance_spec_names_its_kernel(env_id: str) -> None:
     spec = sekai.spec(env_id)
     kernel = load_kernel(spec, {})
     assert type(kernel).__name__ == env_id.split("-")[0] + "Kernel"
+
+
+@pytest.mark.parametrize(
+    ("case", "name", "value"),
+    [
+        ("MarketMaking", "total_time", 2.5),
+        ("MarketMaking", "sigma", 0.5),
+        ("OptimalExecution", "total_time", 10.0),
+        ("OptimalExecution", "n_steps", 7),
+    ],
+)
+def test_set_attr_reaches_the_kernel_with_its_derived_parameters(
+    case: str, name: str, value: Any, kernel_harness: Any
+) -> None:
+    native_cls, kernel_cls, kwargs = SESSION_CASES[case]
+    native = native_cls(N_ENVS, **kwargs)
+    driven = KernelVecEnv(kernel_cls(**kwargs), N_ENVS)
+    native.set_attr(name, value)
+    driven.set_attr(name, value)
+    expected, actual = native.reset(seed=2), driven.reset(seed=2)
+    rng = np.random.default_rng(1)
+    for step in range(8):
+        action = _session_actions(driven.kernel, rng)
+        expected, actual = native.step(action), driven.step(action)
+        for i in range(N_ENVS):
+            _same(actual.infos[i], expected.infos[i], f"step {step} info {i}", kernel_harness.close)
+
+
+def test_set_attr_checks_the_value_as_the_env_does_and_derives_the_gbm_terms() -> None:
+    driven = KernelVecEnv(PortfolioKernel(n_assets=2, episode_length=5), 2)
+    with pytest.raises(ValueError, match="sigma"):
+        driven.set_attr("sigma", np.array([0.2, -0.1]))
+    driven.set_attr("mu", np.array([0.1, 0.3]))
+    params = driven.params
+    np.testing.assert_allclose(params.drift, (params.mu - 0.5 * params.sigma**2) * params.dt)

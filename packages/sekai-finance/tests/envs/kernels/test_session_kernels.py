@@ -39,7 +39,7 @@ MARKET_MAKING: dict[str, dict[str, Any]] = {
         "order_size": 1,
         "terminal_penalty": 0.3,
         "fill_intensity": 400.0,
-        "max_offset": 1.0,
+        "max_offset": 5.0,
     },
 }
 
@@ -59,7 +59,11 @@ def test_market_making_kernel_matches_native_env_draw_for_draw_across_autoresets
     reset_draws, step_draws = _twin_draws(kernel_harness, native, step)
     trial = kernel_harness.Trial(native, kernel, reset_draws, step_draws)
     rng = np.random.default_rng(8)
-    actions = [rng.uniform(-0.5, 1.5, (N_ENVS, 2)).astype(np.float32) for _ in range(22)]
+    actions = []
+    for _ in range(22):
+        a = rng.uniform(-0.5, 1.5, (N_ENVS, 2))
+        a[:2] = [0.0, 5.0], [5.0, 0.0]  # always buying, always selling: the limits bind
+        actions.append(a.astype(np.float32))
     trial.run(seed=21, actions=actions)
     assert trial.autoresets >= 3
 

@@ -9,7 +9,7 @@ import pytest
 
 from sekai.envs.finance.kernels.trading import TradingKernel
 from sekai.envs.finance.vector import TradingVecEnv
-from sekai.finance import MarketData, ProfitAndLoss, SimpleReturn
+from sekai.finance import MarketData, NoCost, ProfitAndLoss, SimpleReturn
 
 
 def _history(n_rows: int) -> np.ndarray:
@@ -27,7 +27,12 @@ CASES: dict[str, dict[str, Any]] = {
         "transaction_cost": 0.02,
         "reward": SimpleReturn() + ProfitAndLoss(),
     },
-    "replayed": {"prices": _history(50), "episode_length": 8, "lookback": 6, "s0": 3.0},
+    "replayed, no cost": {
+        "prices": _history(50),
+        "episode_length": 8,
+        "lookback": 6,
+        "transaction_cost": NoCost(),
+    },
     "replayed, dated data with warm-up": {
         "data": MarketData(
             _history(45)[:, None],

@@ -3,7 +3,7 @@ params)`` functions of JAX arrays, autoreset and time limit included (the PureJa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -144,6 +144,7 @@ class FunctionalEnv:
             max_episode_steps=self.max_episode_steps,
             autoreset=self.autoreset,
             observation_dtype=self.observation_dtype,
+            when=cond,
         )
 
     def __repr__(self) -> str:
@@ -151,6 +152,22 @@ class FunctionalEnv:
             f"FunctionalEnv({type(self.kernel).__name__}, num_envs={self.num_envs}, "
             f"{jnp.dtype(self.dtype).name})"
         )
+
+
+def cond(pred: Any, yes: Callable[[Any], Any], no: Callable[[Any], Any], operand: Any) -> Any:
+    """``jax.lax.cond`` for the driver's autoreset: ``no``'s result gets ``yes``'s structure and
+    dtypes (its missing reset infos are zeros), as ``lax.cond`` requires."""
+    shape = jax.eval_shape(yes, operand)
+
+    def otherwise(operand: Any) -> Any:
+        state, obs, _ = no(operand)
+        info = jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), shape[2])
+        state, obs = jax.tree_util.tree_map(
+            lambda x, s: jnp.asarray(x, s.dtype), (state, obs), (shape[0], shape[1])
+        )
+        return state, obs, info
+
+    return jax.lax.cond(pred, yes, otherwise, operand)
 
 
 def narrow(dtype: np.dtype[Any]) -> Any:

@@ -11,7 +11,14 @@ import numpy as np
 import torch
 from sekai.vector.kernel import Draw
 from sekai.vector.kernel_backend import KernelBackend, ResetFn, StepFn
-from sekai.vector.kernel_step import KernelReset, KernelTransition, draw_all, initial, transition
+from sekai.vector.kernel_step import (
+    KernelReset,
+    KernelTransition,
+    draw_all,
+    host_when,
+    initial,
+    transition,
+)
 
 if TYPE_CHECKING:
     from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -116,6 +123,7 @@ class TorchBackend(KernelBackend):
                 max_episode_steps=env.max_episode_steps,
                 autoreset=env.autoreset,
                 observation_dtype=env.observation_dtype,
+                when=None if self.compile == "cuda_graph" else host_when,
             )
 
         if self.compile == "compile":

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from sekai.envs.finance.kernels._support import at_least, untraceable
-from sekai.finance.costs import ProportionalCost
+from sekai.finance.costs import NoCost, ProportionalCost
 from sekai.finance.rewards import (
     DifferentialSharpe,
     DrawdownPenalty,
@@ -149,7 +149,7 @@ def _differential_sharpe(
 
 
 class KernelCost:
-    """A ``ProportionalCost`` computed from ``xp`` arrays.
+    """A ``ProportionalCost`` (or ``NoCost``, a rate of 0) computed from ``xp`` arrays.
 
     ``rate`` is the model's rate, for the kernel's params: a float, or a float64 ``(n,)``
     array of per-asset rates.
@@ -159,18 +159,20 @@ class KernelCost:
     """
 
     def __init__(self, cost_model: Any, env_id: str) -> None:
+        if type(cost_model) is NoCost:
+            cost_model = ProportionalCost(0.0)
         if type(cost_model) is not ProportionalCost:
             raise untraceable(
                 env_id,
                 "transaction_cost",
                 cost_model,
                 f"{type(cost_model).__name__} is Python code; the kernel runs a proportional "
-                "rate (a number, or a ProportionalCost of one rate or per-asset rates)",
+                "rate (a number, or a ProportionalCost of one rate or per-asset rates) or NoCost",
             )
         rate = cost_model.rate
         self.per_asset = isinstance(rate, np.ndarray)
         self.rate: float | np.ndarray = (
-            np.asarray(rate, np.float64) if self.per_asset else float(rate)
+            np.array(rate, np.float64) if self.per_asset else float(rate)
         )
 
     def __call__(self, xp: Any, rate: Array, trades: Array, turnover: Array) -> Array:

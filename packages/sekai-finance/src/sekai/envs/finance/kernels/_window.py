@@ -14,11 +14,13 @@ row a step (the observation itself, built without touching the history).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
+from sekai.envs.finance._common import check_per_asset, check_real
+from sekai.envs.finance._helpers import check_correlation
 from sekai.envs.finance.kernels._rewards import KernelCost, KernelReward
 from sekai.envs.finance.kernels._support import (
     at_least,
@@ -42,31 +44,66 @@ State = Mapping[str, Array]
 class WindowParams:
     """Parameters of a window env's kernel (float arrays are float64 until a driver converts).
 
+    ``set_attr`` on a kernel-driven env replaces a field (``dataclasses.replace``): the fields
+    are checked as the env checks them and the GBM's per-step terms are derived again.
+
     Attributes:
         dt: years per step.
-        drift: ``(n,)`` per-step GBM drift ``(mu - sigma²/2) dt``.
-        vol: ``(n,)`` per-step GBM volatility ``sigma sqrt(dt)``.
-        chol_t: ``(n, n)`` volatility-scaled transposed Cholesky factor of ``corr``, or None.
-        log_s0: ``(n,)`` log of the GBM's first prices.
+        mu, sigma, s0: ``(n,)`` annual drifts, volatilities and first prices of the GBM.
+        corr: ``(n, n)`` correlation matrix of the GBM's shocks, or None (independent).
         cost_rate: the proportional cost rate (a float, or ``(n,)`` per asset).
         prices: ``(T, n)`` history prices (None when simulating).
         log_returns: ``(T - 1, n)`` history log returns (None when simulating).
         timestamps: ``(T,)`` history timestamps as numbers (datetime64 as int64 ns), or None.
         first: the first window start whose decisions are past the warm-up rows.
         n_positions: how many window starts there are from ``first``.
+        drift, vol, chol_t, log_s0: derived: the GBM's per-step drift ``(mu - sigma²/2) dt``
+            and volatility ``sigma sqrt(dt)``, the volatility-scaled transposed Cholesky
+            factor of ``corr`` (None without), ``log(s0)``.
     """
 
     dt: Array
-    drift: Array
-    vol: Array
-    chol_t: Array | None
-    log_s0: Array
+    mu: Array
+    sigma: Array
+    s0: Array
+    corr: Array | None
     cost_rate: Array
     prices: Array | None = None
     log_returns: Array | None = None
     timestamps: Array | None = None
     first: int = 0
     n_positions: int = 0
+    drift: Array = field(init=False)
+    vol: Array = field(init=False)
+    chol_t: Array | None = field(init=False)
+    log_s0: Array = field(init=False)
+
+    def __post_init__(self) -> None:
+        n = int(np.size(self.s0))
+        dt = check_real("dt", self.dt, "gt0")
+        mu = _per_asset("mu", self.mu, n)
+        sigma = _per_asset("sigma", self.sigma, n, "ge0")
+        s0 = _per_asset("s0", self.s0, n, "gt0")
+        corr = None if self.corr is None else np.array(check_correlation(self.corr, n))
+        drift, vol, chol_t, log_s0 = gbm_terms(mu, sigma, s0, corr, dt, n)
+        checked = {
+            "dt": np.asarray(dt),
+            "mu": mu,
+            "sigma": sigma,
+            "s0": s0,
+            "corr": corr,
+            "drift": drift,
+            "vol": vol,
+            "chol_t": chol_t,
+            "log_s0": log_s0,
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+
+def _per_asset(name: str, value: Any, n: int, bound: str | None = None) -> np.ndarray:
+    """``value`` checked as the env checks it, as a writable float64 ``(n,)`` array."""
+    return np.array(np.broadcast_to(check_per_asset(name, value, n, bound), (n,)), np.float64)
 
 
 P = TypeVar("P", bound=WindowParams)
@@ -120,14 +157,13 @@ class WindowKernel(ArrayKernel[P]):
     def _window_params(self) -> dict[str, Any]:
         """The ``WindowParams`` fields of the env (a subclass adds its own)."""
         env = self.env
-        dt = float(env.dt)
-        drift, vol, chol_t, log_s0 = gbm_terms(*self._gbm_parameters(), dt, self.n_assets)
+        mu, sigma, s0, corr = self._gbm_parameters()
         fields: dict[str, Any] = {
-            "dt": np.asarray(dt),
-            "drift": drift,
-            "vol": vol,
-            "chol_t": chol_t,
-            "log_s0": log_s0,
+            "dt": float(env.dt),
+            "mu": mu,
+            "sigma": sigma,
+            "s0": np.broadcast_to(np.asarray(s0, np.float64), (self.n_assets,)),
+            "corr": corr,
             "cost_rate": self.cost.rate,
         }
         history = env._history
@@ -138,10 +174,12 @@ class WindowKernel(ArrayKernel[P]):
             first = first_valid_window(
                 history.n_starts, lookback=self.lookback, warmup=history.warmup
             )
+            # Writable copies: the history's arrays are read-only views, which torch warns
+            # about wrapping.
             fields.update(
-                prices=np.asarray(history.prices, np.float64),
-                log_returns=np.asarray(history.log_returns, np.float64),
-                timestamps=timestamps,
+                prices=np.array(history.prices, np.float64),
+                log_returns=np.array(history.log_returns, np.float64),
+                timestamps=np.array(timestamps),
                 first=first,
                 n_positions=history.n_starts - first,
             )

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from sekai.envs.finance.kernels._support import float_dtype, int_dtype, merge_state
+from sekai.envs.finance.kernels._support import checked_env, float_dtype, int_dtype, merge_state
 from sekai.envs.finance.market_making import MarketMakingEnv
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
 
@@ -19,14 +19,32 @@ Array = Any
 State = Mapping[str, Array]
 
 
+# field -> MarketMakingEnv keyword (the fields are named as the env's attributes)
+_KEYWORDS = {
+    "s0": "s0",
+    "sigma": "sigma",
+    "total_time": "total_time",
+    "A": "fill_intensity",
+    "k": "fill_decay",
+    "risk_aversion": "risk_aversion",
+    "terminal_penalty": "terminal_penalty",
+    "max_offset": "max_offset",
+    "max_inventory": "max_inventory",
+    "order_size": "order_size",
+    "n_steps": "n_steps",
+}
+
+
 @dataclass(frozen=True)
 class MarketMakingParams:
-    """Parameters of the MarketMaking-v0 kernel (float64 0-d arrays until a driver converts),
-    named as the env's attributes; ``dt`` is ``total_time / n_steps``."""
+    """Parameters of the MarketMaking-v0 kernel, named as the env's attributes: floats as
+    float64 0-d arrays (until a driver converts them), the integers static. ``dt`` is derived
+    (``total_time / n_steps``). Building one (``set_attr`` on a kernel-driven env too) checks
+    the values as ``MarketMakingEnv`` does."""
 
     s0: Array
     sigma: Array
-    dt: Array
+    total_time: Array
     A: Array
     k: Array
     risk_aversion: Array
@@ -35,6 +53,16 @@ class MarketMakingParams:
     max_inventory: int
     order_size: int
     n_steps: int
+    dt: Array = field(init=False)
+
+    def __post_init__(self) -> None:
+        env = checked_env(self, MarketMakingEnv, _KEYWORDS)
+        object.__setattr__(self, "dt", np.asarray(env.dt, np.float64))
+
+    @classmethod
+    def of(cls, env: MarketMakingEnv) -> MarketMakingParams:
+        """The params of ``env``'s parameters."""
+        return cls(**{name: getattr(env, name) for name in _KEYWORDS})
 
 
 class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
@@ -50,23 +78,7 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
         env = MarketMakingEnv(**kwargs)  # checks every argument exactly as the env does
         self.observation_space = env.observation_space
         self.action_space = env.action_space
-
-        def number(value: float) -> np.ndarray:
-            return np.asarray(float(value), np.float64)
-
-        self.params = MarketMakingParams(
-            s0=number(env.s0),
-            sigma=number(env.sigma),
-            dt=number(env.dt),
-            A=number(env.A),
-            k=number(env.k),
-            risk_aversion=number(env.risk_aversion),
-            terminal_penalty=number(env.terminal_penalty),
-            max_offset=number(env.max_offset),
-            max_inventory=int(env.max_inventory),
-            order_size=int(env.order_size),
-            n_steps=int(env.n_steps),
-        )
+        self.params = MarketMakingParams.of(env)
 
     def step_draws(self, params: MarketMakingParams) -> tuple[Draw, ...]:
         """Two fill uniforms (bid, ask) and the mid's normal, per sub-env."""

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from sekai.envs.finance.kernels._support import float_dtype, int_dtype, merge_state
+from sekai.envs.finance.kernels._support import checked_env, float_dtype, int_dtype, merge_state
 from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
 
@@ -19,21 +19,46 @@ Array = Any
 State = Mapping[str, Array]
 
 
+# field -> OptimalExecutionEnv keyword (the fields are named as the env's attributes)
+_KEYWORDS = {
+    "X0": "initial_inventory",
+    "s0": "s0",
+    "sigma": "sigma",
+    "total_time": "total_time",
+    "gamma": "permanent_impact",
+    "eta": "temporary_impact",
+    "epsilon": "fixed_cost",
+    "risk_aversion": "risk_aversion",
+    "n_steps": "n_steps",
+}
+
+
 @dataclass(frozen=True)
 class OptimalExecutionParams:
-    """Parameters of the OptimalExecution-v0 kernel (float64 0-d arrays until a driver
-    converts), named as the env's attributes; ``tau`` is ``total_time / n_steps``."""
+    """Parameters of the OptimalExecution-v0 kernel, named as the env's attributes: floats as
+    float64 0-d arrays (until a driver converts them), ``n_steps`` static. ``tau`` is derived
+    (``total_time / n_steps``). Building one (``set_attr`` on a kernel-driven env too) checks
+    the values as ``OptimalExecutionEnv`` does."""
 
     X0: Array
     s0: Array
     sigma: Array
     total_time: Array
-    tau: Array
     gamma: Array
     eta: Array
     epsilon: Array
     risk_aversion: Array
     n_steps: int
+    tau: Array = field(init=False)
+
+    def __post_init__(self) -> None:
+        env = checked_env(self, OptimalExecutionEnv, _KEYWORDS)
+        object.__setattr__(self, "tau", np.asarray(env.tau, np.float64))
+
+    @classmethod
+    def of(cls, env: OptimalExecutionEnv) -> OptimalExecutionParams:
+        """The params of ``env``'s parameters."""
+        return cls(**{name: getattr(env, name) for name in _KEYWORDS})
 
 
 class OptimalExecutionKernel(ArrayKernel[OptimalExecutionParams]):
@@ -49,22 +74,7 @@ class OptimalExecutionKernel(ArrayKernel[OptimalExecutionParams]):
         env = OptimalExecutionEnv(**kwargs)  # checks every argument exactly as the env does
         self.observation_space = env.observation_space
         self.action_space = env.action_space
-
-        def number(value: float) -> np.ndarray:
-            return np.asarray(float(value), np.float64)
-
-        self.params = OptimalExecutionParams(
-            X0=number(env.X0),
-            s0=number(env.s0),
-            sigma=number(env.sigma),
-            total_time=number(env.total_time),
-            tau=number(env.tau),
-            gamma=number(env.gamma),
-            eta=number(env.eta),
-            epsilon=number(env.epsilon),
-            risk_aversion=number(env.risk_aversion),
-            n_steps=int(env.n_steps),
-        )
+        self.params = OptimalExecutionParams.of(env)
 
     def step_draws(self, params: OptimalExecutionParams) -> tuple[Draw, ...]:
         """The mid's normal, per sub-env."""

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from sekai.envs.finance.kernels._window import WindowKernel, WindowParams
-from sekai.envs.finance.trading import TradingEnv
+from sekai.envs.finance.trading import TradingEnv, check_positions
 from sekai.vector.kernel import KernelReset, KernelStep
 
 __all__ = ["TradingKernel", "TradingParams"]
@@ -24,6 +24,11 @@ class TradingParams(WindowParams):
     ``(k,)`` the actions index."""
 
     positions: Array = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        positions = np.array(check_positions(self.positions), np.float64)
+        object.__setattr__(self, "positions", positions)
 
 
 class TradingKernel(WindowKernel[TradingParams]):
@@ -43,9 +48,7 @@ class TradingKernel(WindowKernel[TradingParams]):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.params = TradingParams(
-            **self._window_params(), positions=np.asarray(self.env.positions, np.float64)
-        )
+        self.params = TradingParams(**self._window_params(), positions=self.env.positions)
 
     def _n_assets(self) -> int:
         return 1

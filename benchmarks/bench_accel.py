@@ -1,0 +1,398 @@
+"""Array kernels on accelerators: JAX and PyTorch env-steps/s, in one table.
+
+Run on the GPU host (``python benchmarks/bench_accel.py``, see docs/pages/accelerators.md and
+the device guide): under 5 minutes, every row measured in the same run, rows whose library,
+kernel or device is missing print ``n/a: <reason>`` instead of failing the run.
+
+- JAX ``Portfolio-v0`` at 2^20 sub-envs inside ``jit`` + ``lax.scan`` (observations built and
+  read), and through ``vec.step()`` calls of the ``"jax"`` mode. Bars: >= 1e9 and >= 2e8.
+- torch ``Portfolio-v0`` at 2^22 and 2^14 through ``vec.step()``: eager, CUDA graph,
+  ``torch.compile``. Bars: >= 5e8 (2^22) and >= 5e7 (2^14), best mode.
+- JAX ``CartPole-v1`` against gymnax's ``CartPole-v1`` at 2^20 (jit + vmap + scan, the same
+  random actions). Bar: >= 0.8x gymnax.
+- ``Trading-v0``, ``MarketMaking-v0``, ``OptimalExecution-v0`` at 2^20 (JAX scan, torch step).
+
+Without a GPU (the CI machine, ``nox -s bench``) it reports ``Portfolio-v0`` x1024 on the CPU:
+numpy native next to the JAX-CPU and torch-CPU modes. ``--quick`` runs the GPU table's code
+paths at tiny sizes on whatever device there is (a smoke test of this script).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+BUDGET_S = 270.0  # the whole table; rows past it print n/a (the host run must end < 5 min)
+MIN_TIME_S = 0.5  # each measurement: repeat until this much time has passed (3 runs at least)
+START = time.perf_counter()
+
+Row = tuple[str, str, Callable[[], float], float | None]  # (what, size, measure, bar)
+
+
+def _elapsed() -> float:
+    return time.perf_counter() - START
+
+
+def _best_rate(run: Callable[[], Any], sync: Callable[[Any], None], steps: int) -> float:
+    """Env-steps/s of ``run`` (``steps`` env-steps per call): best of the timed calls."""
+    sync(run())  # compile / warm up
+    best = float("inf")
+    began = time.perf_counter()
+    count = 0
+    while count < 3 or time.perf_counter() - began < MIN_TIME_S:
+        start = time.perf_counter()
+        sync(run())
+        best = min(best, time.perf_counter() - start)
+        count += 1
+        if count >= 50:
+            break
+    return steps / best
+
+
+# -- JAX ---------------------------------------------------------------------------------------
+
+
+def _jax_action(env_id: str, n: int) -> Any:
+    import jax.numpy as jnp
+
+    from sekai.spaces import Box, Discrete
+
+    fenv = _functional(env_id, 1)
+    space = fenv.action_space
+    if isinstance(space, Discrete):
+        return jnp.zeros((n,), jnp.int32) + space.start
+    if isinstance(space, Box):
+        mid = (np.clip(space.low, -1.0, 1.0) + np.clip(space.high, -1.0, 1.0)) / 2
+        return jnp.broadcast_to(jnp.asarray(mid, jnp.float32), (n, *space.shape))
+    raise TypeError(f"no benchmark action for {space!r}")
+
+
+def _functional(env_id: str, n: int) -> Any:
+    from sekai.jax import make_functional
+
+    return make_functional(env_id, n)
+
+
+def jax_scan(env_id: str, n: int, steps: int, random_discrete: bool = False) -> float:
+    """``steps`` env steps of ``n`` sub-envs in one jitted ``lax.scan``; every observation is
+    reduced into the carry (so that it is built)."""
+    import jax
+    import jax.numpy as jnp
+
+    env = _functional(env_id, n)
+    params = env.default_params
+    fixed = _jax_action(env_id, n)
+
+    def body(carry: Any, key: Any) -> Any:
+        state, acc = carry
+        step_key, action_key = jax.random.split(key)
+        action = (
+            jax.random.bernoulli(action_key, 0.5, (n,)).astype(jnp.int32)
+            if random_discrete
+            else fixed
+        )
+        t = env.step(step_key, state, action, params)
+        leaves = jax.tree_util.tree_leaves(t.observation)
+        return (t.state, acc + sum(jnp.sum(x) for x in leaves)), None
+
+    @jax.jit
+    def run(state: Any, key: Any) -> Any:
+        keys = jax.random.split(key, steps)
+        (state, acc), _ = jax.lax.scan(body, (state, jnp.float32(0.0)), keys)
+        return state, acc
+
+    state = env.reset(jax.random.PRNGKey(0)).state
+    box = {"state": state}
+
+    def call() -> Any:
+        box["state"], acc = run(box["state"], jax.random.PRNGKey(1))
+        return acc
+
+    return _best_rate(call, lambda x: x.block_until_ready(), n * steps)
+
+
+def gymnax_scan(n: int, steps: int) -> float:
+    """gymnax's CartPole-v1, vmapped over ``n`` and scanned like :func:`jax_scan`."""
+    import gymnax
+    import jax
+    import jax.numpy as jnp
+
+    env, env_params = gymnax.make("CartPole-v1")
+    reset = jax.vmap(env.reset, in_axes=(0, None))
+    step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+
+    def body(carry: Any, key: Any) -> Any:
+        state, acc = carry
+        step_key, action_key = jax.random.split(key)
+        action = jax.random.bernoulli(action_key, 0.5, (n,)).astype(jnp.int32)
+        obs, state, _, _, _ = step(jax.random.split(step_key, n), state, action, env_params)
+        return (state, acc + jnp.sum(obs)), None
+
+    @jax.jit
+    def run(state: Any, key: Any) -> Any:
+        keys = jax.random.split(key, steps)
+        (state, acc), _ = jax.lax.scan(body, (state, jnp.float32(0.0)), keys)
+        return state, acc
+
+    _, state = reset(jax.random.split(jax.random.PRNGKey(0), n), env_params)
+    box = {"state": state}
+
+    def call() -> Any:
+        box["state"], acc = run(box["state"], jax.random.PRNGKey(1))
+        return acc
+
+    return _best_rate(call, lambda x: x.block_until_ready(), n * steps)
+
+
+def jax_vec_step(env_id: str, n: int, steps: int) -> float:
+    """The ``"jax"`` mode's stateful ``step()`` (action checks off), ``steps`` calls."""
+    import jax
+
+    import sekai
+
+    envs = sekai.make_vec(
+        env_id, n, vectorization_mode="jax", vector_kwargs={"check_actions": False}
+    )
+    envs.reset(seed=0)
+    action = _jax_action(env_id, n)
+
+    def call() -> Any:
+        for _ in range(steps):
+            out = envs.step(action)
+        return out.observations
+
+    return _best_rate(call, jax.block_until_ready, n * steps)
+
+
+# -- torch -------------------------------------------------------------------------------------
+
+
+def torch_vec_step(env_id: str, n: int, steps: int, device: str, compile: str | None) -> float:
+    """The ``"torch"`` mode's ``step()`` on ``device`` (action checks off), ``steps`` calls."""
+    import torch
+
+    import sekai
+    from sekai.spaces import Box, Discrete
+
+    envs = sekai.make_vec(
+        env_id,
+        n,
+        vectorization_mode="torch",
+        vector_kwargs={"device": device, "compile": compile, "check_actions": False},
+    )
+    envs.reset(seed=0)
+    space = envs.action_space
+    if isinstance(space, Discrete):
+        action = torch.full((n,), space.start, dtype=torch.int64, device=device)
+    elif isinstance(space, Box):
+        mid = (np.clip(space.low, -1.0, 1.0) + np.clip(space.high, -1.0, 1.0)) / 2
+        action = torch.as_tensor(mid, dtype=torch.float32, device=device).expand(n, *space.shape)
+    else:
+        raise TypeError(f"no benchmark action for {space!r}")
+
+    def sync(_: Any) -> None:
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+    def call() -> Any:
+        for _ in range(steps):
+            out = envs.step(action)
+        return out
+
+    return _best_rate(call, sync, n * steps)
+
+
+# -- numpy -------------------------------------------------------------------------------------
+
+
+def numpy_native(env_id: str, n: int, steps: int) -> float:
+    """The native numpy vector env's ``step()``."""
+    import sekai
+
+    envs = sekai.make_vec(env_id, n, vectorization_mode="native")
+    envs.reset(seed=0)
+    actions = envs.batch_action_space
+    actions.seed(0)
+    pool = [actions.sample() for _ in range(8)]
+
+    def call() -> None:
+        for i in range(steps):
+            envs.step(pool[i % 8])
+
+    return _best_rate(call, lambda _: None, n * steps)
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return True
+    except Exception:
+        pass
+    try:
+        import jax
+
+        return any(d.platform == "gpu" for d in jax.devices())
+    except Exception:
+        return False
+
+
+def gpu_rows(quick: bool) -> list[Row]:
+    big, small, huge = (2**6, 2**4, 2**7) if quick else (2**20, 2**14, 2**22)
+    scan_steps, call_steps = (4, 3) if quick else (64, 32)
+    device = "cuda" if not quick or _has_cuda() else "cpu"
+    rows: list[Row] = [
+        (
+            "JAX Portfolio-v0, jit+scan, obs built",
+            f"{big}",
+            lambda: jax_scan("Portfolio-v0", big, scan_steps),
+            1e9,
+        ),
+        (
+            "JAX Portfolio-v0, vec.step()",
+            f"{big}",
+            lambda: jax_vec_step("Portfolio-v0", big, call_steps),
+            2e8,
+        ),
+    ]
+    for n, bar in ((huge, 5e8), (small, 5e7)):
+        for compile in (None, "cuda_graph", "compile"):
+            rows.append(
+                (
+                    f"torch Portfolio-v0, vec.step(), {compile or 'eager'}",
+                    f"{n}",
+                    lambda n=n, c=compile: torch_vec_step("Portfolio-v0", n, call_steps, device, c),
+                    bar,
+                )
+            )
+    rows += [
+        (
+            "JAX CartPole-v1, jit+scan",
+            f"{big}",
+            lambda: jax_scan("CartPole-v1", big, scan_steps, random_discrete=True),
+            None,
+        ),
+        ("gymnax CartPole-v1, jit+vmap+scan", f"{big}", lambda: gymnax_scan(big, scan_steps), None),
+    ]
+    for env_id in ("Trading-v0", "MarketMaking-v0", "OptimalExecution-v0"):
+        rows.append(
+            (
+                f"JAX {env_id}, jit+scan",
+                f"{big}",
+                lambda e=env_id: jax_scan(e, big, scan_steps),
+                None,
+            )
+        )
+        rows.append(
+            (
+                f"torch {env_id}, vec.step(), eager",
+                f"{big}",
+                lambda e=env_id: torch_vec_step(e, big, call_steps, device, None),
+                None,
+            )
+        )
+    return rows
+
+
+def cpu_rows(quick: bool) -> list[Row]:
+    n, steps = (64, 5) if quick else (1024, 50)
+    return [
+        ("numpy native Portfolio-v0, vec.step()", f"{n}", lambda: numpy_native("Portfolio-v0", n, steps), None),
+        ("JAX-CPU Portfolio-v0, vec.step()", f"{n}", lambda: jax_vec_step("Portfolio-v0", n, steps), None),
+        ("JAX-CPU Portfolio-v0, jit+scan", f"{n}", lambda: jax_scan("Portfolio-v0", n, steps), None),
+        (
+            "torch-CPU Portfolio-v0, vec.step(), eager",
+            f"{n}",
+            lambda: torch_vec_step("Portfolio-v0", n, steps, "cpu", None),
+            None,
+        ),
+        ("numpy native CartPole-v1, vec.step()", f"{n}", lambda: numpy_native("classic/CartPole-v1", n, steps), None),
+        ("JAX-CPU CartPole-v1, vec.step()", f"{n}", lambda: jax_vec_step("CartPole-v1", n, steps), None),
+        (
+            "torch-CPU CartPole-v1, vec.step(), eager",
+            f"{n}",
+            lambda: torch_vec_step("CartPole-v1", n, steps, "cpu", None),
+            None,
+        ),
+    ]
+
+
+def _versions() -> str:
+    parts = [f"Python {platform.python_version()}", f"numpy {np.__version__}"]
+    for name in ("jax", "torch", "gymnax"):
+        try:
+            module = __import__(name)
+            parts.append(f"{name} {getattr(module, '__version__', '?')}")
+        except Exception:
+            parts.append(f"{name} missing")
+    return ", ".join(parts)
+
+
+def _device() -> str:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_name(0)
+    except Exception:
+        pass
+    return f"CPU: {platform.processor() or platform.machine()}"
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:90]}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test, any device")
+    group.add_argument("--gpu", action="store_true", help="the GPU table (default with a GPU)")
+    group.add_argument("--cpu", action="store_true", help="the CPU table (default without a GPU)")
+    parser.add_argument("--verbose", action="store_true", help="print tracebacks of n/a rows")
+    args = parser.parse_args(argv)
+    gpu = args.gpu or (not args.cpu and not args.quick and _has_cuda())
+    rows = gpu_rows(args.quick) if gpu or args.quick else cpu_rows(args.quick)
+    if args.quick and not gpu:
+        rows += cpu_rows(True)
+    title = "GPU" if gpu else ("quick smoke test" if args.quick else "CPU")
+    print(f"bench_accel ({title}), {datetime.date.today()}: {_device()}; {_versions()}")
+    print(f"{'what':<48} {'sub-envs':>9} {'env-steps/s':>12}  bar")
+    failures = 0
+    for what, size, measure, bar in rows:
+        if _elapsed() > BUDGET_S:
+            print(f"{what:<48} {size:>9} {'n/a':>12}  time budget of {BUDGET_S:.0f} s spent")
+            continue
+        try:
+            rate = measure()
+        except BaseException as exc:  # a missing library, kernel or device: report, go on
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            failures += 1
+            print(f"{what:<48} {size:>9} {'n/a':>12}  {_reason(exc)}", flush=True)
+            if args.verbose:
+                traceback.print_exc()
+            continue
+        verdict = ""
+        if bar is not None and not args.quick:
+            verdict = f">= {bar:.1e}: {'pass' if rate >= bar else 'FAIL'}"
+        print(f"{what:<48} {size:>9} {rate:>12.3e}  {verdict}", flush=True)
+    print(f"total {_elapsed():.0f} s; {failures} row(s) n/a")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
