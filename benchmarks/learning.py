@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import os
 import platform
 import sys
@@ -29,7 +30,6 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 # Before JAX is imported: JAX would take 75% of the GPU's memory and leave torch little.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -92,17 +92,14 @@ class Outcome:
 
 
 def _run(row: Row, quick: bool, time_limit: float, out: Path) -> Result:
-    module: Any
-    if row.agent == "jax":
-        import ppo_jax as module
-    else:
-        import ppo_torch as module
+    module = importlib.import_module("ppo_jax" if row.agent == "jax" else "ppo_torch")
     episodes = 100 if quick else EVAL_EPISODES
     argv = [
         "--env-id", row.env_id, "--eval-episodes", str(episodes),
         "--time-limit", str(time_limit), *row.flags, *(QUICK if quick else ()),
     ]  # fmt: skip
     args = parse_args(row.name, argv)
+    result: Result
     result, policy = module.train(args)
     result.curve.write(out / f"curve_{row.name}.csv")
     result.score, result.baselines = evaluate_policy(
@@ -218,7 +215,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcomes.append(outcome)
     lines = table(outcomes)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    header = [f"Machine: {machine()}. Date: {stamp}. Total {time.perf_counter() - start:.0f} s.", ""]
+    header = [
+        f"Machine: {machine()}. Date: {stamp}. Total {time.perf_counter() - start:.0f} s.",
+        "",
+    ]
     commands = ["", "Commands:", ""] + [f"- `{row.name}`: `{_command(row)}`" for row in chosen]
     try:
         pictures = [path.name for path in charts(outcomes, args.out)]

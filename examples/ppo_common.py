@@ -20,6 +20,7 @@ __all__ = [
     "PRESETS",
     "Curve",
     "Moments",
+    "Preset",
     "Result",
     "baselines_for",
     "evaluate_policy",
@@ -30,32 +31,34 @@ __all__ = [
     "parse_args",
 ]
 
+
 # Per-env hyperparameters, tuned on CPU with small runs (docs/pages/results.md). Flags win.
 # The finance rewards are small numbers (Trading/Portfolio: log-returns of about 1e-4 a step),
 # so rewards are scaled by a running standard deviation of the discounted return, and
 # observations by running moments, in every preset.
-PRESETS: dict[str, dict[str, Any]] = {
-    "CartPole-v1": dict(
-        num_envs=256, total_steps=3_000_000, num_steps=64, lr=2.5e-3, num_minibatches=8,
-        update_epochs=4, gamma=0.99, ent_coef=0.01, hidden=64, eval_episodes=100,
-    ),
-    "MarketMaking-v0": dict(
-        num_envs=1024, total_steps=20_000_000, num_steps=100, lr=5e-4, num_minibatches=32,
-        update_epochs=10, gamma=0.99, ent_coef=0.0, hidden=64, eval_episodes=10_000,
-    ),
-    "OptimalExecution-v0": dict(
-        num_envs=1024, total_steps=10_000_000, num_steps=25, lr=5e-4, num_minibatches=16,
-        update_epochs=10, gamma=1.0, ent_coef=0.0, hidden=64, eval_episodes=10_000,
-    ),
-    "Trading-v0": dict(
-        num_envs=1024, total_steps=10_000_000, num_steps=64, lr=3e-4, num_minibatches=16,
-        update_epochs=4, gamma=0.99, ent_coef=0.0, hidden=64, eval_episodes=10_000,
-    ),
-    "Portfolio-v0": dict(
-        num_envs=1024, total_steps=10_000_000, num_steps=64, lr=3e-4, num_minibatches=16,
-        update_epochs=4, gamma=0.99, ent_coef=0.0, hidden=64, eval_episodes=10_000,
-    ),
-}
+class Preset(NamedTuple):
+    """An env's default hyperparameters (each one a flag of the examples)."""
+
+    num_envs: int
+    total_steps: int
+    num_steps: int
+    lr: float
+    num_minibatches: int
+    update_epochs: int
+    gamma: float
+    ent_coef: float
+    hidden: int
+    eval_episodes: int
+
+
+PRESETS: dict[str, Preset] = {
+    #                             envs  env-steps  rollout lr    mb epochs gamma ent hidden eval
+    "CartPole-v1":         Preset(256,  3_000_000,  64, 2.5e-3, 8,  4,  0.99, 0.01, 64, 100),
+    "MarketMaking-v0":     Preset(1024, 20_000_000, 100, 5e-4,  32, 10, 0.99, 0.0,  64, 10_000),
+    "OptimalExecution-v0": Preset(1024, 10_000_000, 25,  5e-4,  16, 10, 1.0,  0.0,  64, 10_000),
+    "Trading-v0":          Preset(1024, 10_000_000, 64,  3e-4,  16, 4,  0.99, 0.0,  64, 10_000),
+    "Portfolio-v0":        Preset(1024, 10_000_000, 64,  3e-4,  16, 4,  0.99, 0.0,  64, 10_000),
+}  # fmt: skip
 _GENERIC = PRESETS["MarketMaking-v0"]
 
 # The baselines each finance env is scored against (names of sekai.finance.baselines).
@@ -95,7 +98,7 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
     parser.add_argument("--device", help="torch device (default: cuda when there is one)")
     args = parser.parse_args(argv)
     preset = PRESETS.get(args.env_id, _GENERIC)
-    for name, value in preset.items():
+    for name, value in preset._asdict().items():
         if getattr(args, name) is None:
             setattr(args, name, value)
     batch = args.num_envs * args.num_steps

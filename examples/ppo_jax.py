@@ -47,6 +47,7 @@ def require_jax() -> None:
         import flax  # noqa: F401
         import jax  # noqa: F401
         import optax  # noqa: F401
+
         import sekai.jax  # noqa: F401
     except ModuleNotFoundError as exc:
         sys.exit(
@@ -66,7 +67,7 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
     from sekai.jax import make_functional
 
     env = make_functional(args.env_id, args.num_envs)
-    space = env.action_space
+    space: Any = env.action_space
     discrete = hasattr(space, "n")
     act_dim = int(space.n) if discrete else int(np.prod(space.shape))
     obs_dim = flat_size(env.observation_space)
@@ -132,9 +133,7 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
 
     total_grad_steps = num_updates * args.update_epochs * args.num_minibatches
     schedule = optax.linear_schedule(args.lr, 0.0, total_grad_steps)
-    tx = optax.chain(
-        optax.clip_by_global_norm(args.max_grad_norm), optax.adam(schedule, eps=1e-5)
-    )
+    tx = optax.chain(optax.clip_by_global_norm(args.max_grad_norm), optax.adam(schedule, eps=1e-5))
 
     class Runner(NamedTuple):
         params: Any
@@ -167,6 +166,7 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
         logp, _ = log_prob_entropy(out, action)
         t = env.step(k_env, r.env_state, env_action(action))
         # A truncated episode is bootstrapped from the value of its real last observation.
+        final_value: Any
         _, final_value = net.apply(r.params, normalize(flatten(t.final_observation), r.obs_m))
         bootstrap = jnp.where(t.truncated & ~t.terminated, final_value, 0.0)
         reward = t.reward.astype(jnp.float32)

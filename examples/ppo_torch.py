@@ -41,8 +41,9 @@ AGENT = "PPO (torch)"
 def require_torch() -> None:
     """Exit with the install command when torch or sekai-torch is missing."""
     try:
-        import sekai.torch  # noqa: F401
         import torch  # noqa: F401
+
+        import sekai.torch  # noqa: F401
     except ModuleNotFoundError as exc:
         sys.exit(
             f"examples/ppo_torch.py needs {exc.name}, which is not installed.\n"
@@ -62,11 +63,11 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
     torch.manual_seed(args.seed)
     n, steps = args.num_envs, args.num_steps
     # Actions are sampled and clipped to the bounds here: the per-step check is not needed.
-    envs = sekai.make_vec(
+    envs: Any = sekai.make_vec(
         args.env_id, n, vectorization_mode="torch",
         vector_kwargs={"device": device, "check_actions": False},
     )  # fmt: skip
-    space = envs.action_space
+    space: Any = envs.action_space
     discrete = hasattr(space, "n")
     act_dim = int(space.n) if discrete else int(np.prod(space.shape))
     obs_dim = flat_size(envs.observation_space)
@@ -87,16 +88,16 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
             layer(obs_dim, h), nn.Tanh(), layer(h, h), nn.Tanh(), layer(h, n_out, std)
         )
 
+    if not discrete:
+        low = torch.tensor(np.asarray(space.low, np.float32).reshape(-1), device=device)
+        high = torch.tensor(np.asarray(space.high, np.float32).reshape(-1), device=device)
+
     class Agent(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.critic = mlp(1, 1.0)
             self.actor = mlp(act_dim, 0.01)
             if not discrete:
-                low = torch.tensor(np.asarray(space.low, np.float32).reshape(-1))
-                high = torch.tensor(np.asarray(space.high, np.float32).reshape(-1))
-                self.register_buffer("low", low)
-                self.register_buffer("high", high)
                 # Start in the middle of the bounds, with a spread of a sixth of their width.
                 self.log_std = nn.Parameter(torch.log((high - low) / 6))
 
@@ -107,14 +108,14 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
             head = self.actor(x)
             if discrete:
                 return Categorical(logits=head)
-            mean = (self.low + self.high) / 2 + head * (self.high - self.low) / 2
+            mean = (low + high) / 2 + head * (high - low) / 2
             return Normal(mean, self.log_std.exp().expand_as(mean))
 
         def mode(self, x: Any) -> Any:
             d = self.dist(x)
             if discrete:
                 return d.probs.argmax(-1)
-            return torch.clamp(d.mean, self.low, self.high)
+            return torch.clamp(d.mean, low, high)
 
     agent = Agent().to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
@@ -125,7 +126,7 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
         return d.log_prob(action).sum(-1), d.entropy().sum(-1)
 
     def env_action(action: Any) -> Any:
-        return action if discrete else torch.clamp(action, agent.low, agent.high)
+        return action if discrete else torch.clamp(action, low, high)
 
     def flatten(obs: Any) -> Any:
         if isinstance(obs, Mapping):
@@ -161,7 +162,7 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
                 logprobs[step] = log_prob_entropy(d, action)[0]
                 values[step] = agent.value(x)
             actions[step] = action
-            result = envs.step(env_action(action))
+            result: Any = envs.step(env_action(action))
             # A truncated episode is bootstrapped from the value of its real last observation,
             # which the driver keeps on the device (no host copy of the infos).
             final = flatten(envs.last_transition.final_observation)
@@ -226,7 +227,7 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
             curve.add(update * batch, seconds, mean_return)
             print(
                 f"update {update}/{num_updates}  steps {update * batch:,}  "
-                f"episode return {mean_return:10.4f}  loss {float(loss.detach()):8.4f}  ({seconds:.1f} s)",
+                f"episode return {mean_return:10.4f}  loss {loss.item():8.4f}  ({seconds:.1f} s)",
                 flush=True,
             )
         if out_of_time:
@@ -240,7 +241,9 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
         with torch.no_grad():
             return agent.mode(normalize(x, obs_m)).cpu().numpy()
 
-    result = Result(args.env_id, AGENT, n, done_updates * batch, seconds, float(loss.detach()), curve)
+    result = Result(
+        args.env_id, AGENT, n, done_updates * batch, seconds, float(loss.detach()), curve
+    )
     return result, policy
 
 
