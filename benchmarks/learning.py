@@ -135,6 +135,9 @@ def table(outcomes: Sequence[Outcome]) -> list[str]:
         if o.row.name == "cartpole-jax" and r.train_seconds > 60.0:
             verdict = "missed (time)"
         baselines = "; ".join(f"{name} {_score(value)}" for name, value in r.baselines.items())
+        if "KellyBuyAndHold" in r.baselines:  # the issue asks for Portfolio's distance to Kelly
+            distance = r.score[0] - r.baselines["KellyBuyAndHold"][0]
+            baselines += f"; PPO minus KellyBuyAndHold {distance:+.4f}"
         lines.append(
             f"| {r.env_id} | {agent} | {r.num_envs:,} | {r.env_steps:,} | "
             f"{r.train_seconds:.1f} | {_score(r.score)} | {o.row.bar}: **{verdict}** | "

@@ -49,6 +49,7 @@ class Preset(NamedTuple):
     ent_coef: float
     hidden: int
     eval_episodes: int
+    init_std: float = 1 / 6
 
 
 PRESETS: dict[str, Preset] = {
@@ -88,6 +89,9 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
     parser.add_argument("--vf-coef", type=float, default=0.5)
     parser.add_argument("--max-grad-norm", type=float, default=0.5)
     parser.add_argument("--hidden", type=int, help="units of the two hidden layers")
+    parser.add_argument(
+        "--init-std", type=float, help="Box actions: first spread, a fraction of the bounds' width"
+    )
     parser.add_argument("--eval-episodes", type=int, help="episodes of the final evaluation")
     parser.add_argument("--eval-seed", type=int, default=10_000)
     parser.add_argument("--log-every", type=int, default=5, help="updates between curve points")

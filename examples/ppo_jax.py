@@ -96,8 +96,8 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
             )
             if discrete:
                 return head, value[..., 0]
-            # Start in the middle of the bounds, with a spread of a sixth of their width.
-            log_std = self.param("log_std", lambda _: jnp.log((high - low) / 6))
+            # Start in the middle of the bounds, with a spread of --init-std of their width.
+            log_std = self.param("log_std", lambda _: jnp.log((high - low) * args.init_std))
             mean = (low + high) / 2 + head * (high - low) / 2
             return (mean, log_std), value[..., 0]
 

@@ -98,8 +98,8 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
             self.critic = mlp(1, 1.0)
             self.actor = mlp(act_dim, 0.01)
             if not discrete:
-                # Start in the middle of the bounds, with a spread of a sixth of their width.
-                self.log_std = nn.Parameter(torch.log((high - low) / 6))
+                # Start in the middle of the bounds, with a spread of --init-std of their width.
+                self.log_std = nn.Parameter(torch.log((high - low) * args.init_std))
 
         def value(self, x: Any) -> Any:
             return self.critic(x)[:, 0]
