@@ -67,7 +67,7 @@ ROWS = [
     Row("mm-jax", "MarketMaking-v0", "jax", (), 90.0,
         ">= 56.76 (Avellaneda-Stoikov)", _at_least(56.76)),
     Row("mm-torch", "MarketMaking-v0", "torch",
-        ("--num-minibatches", "8", "--update-epochs", "4"), 110.0,
+        ("--num-envs", "256", "--total-steps", "3000000"), 110.0,
         ">= 56.76 (Avellaneda-Stoikov)", _at_least(56.76)),
     Row("oe-jax", "OptimalExecution-v0", "jax", (), 45.0,
         ">= -340 bps", _at_least(-340.0)),
