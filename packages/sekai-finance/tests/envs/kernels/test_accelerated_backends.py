@@ -66,16 +66,14 @@ def test_finance_kernel_runs_the_same_on_jax_and_torch_as_on_numpy(case: str) ->
     )
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_finance_kernel_compiles_with_torch_compile_without_graph_breaks(case: str) -> None:
-    import array_api_compat.torch as xp
+def _torch_inputs(case: str, n_envs: int = 4, device: str = "cpu") -> tuple[Any, ...]:
+    """``(kernel, params, reset draws, mask, action, step draws)`` as torch tensors."""
     import torch
 
     from sekai.vector.kernel_step import convert_params
 
     kernel = CASES[case]()
-    params = convert_params(kernel.params, lambda v: torch.as_tensor(np.array(v)))
-    n_envs = 4
+    params = convert_params(kernel.params, lambda v: torch.as_tensor(np.array(v), device=device))
     rng = np.random.default_rng(0)
 
     def noise(draws: Any) -> dict[str, Any]:
@@ -83,15 +81,63 @@ def test_finance_kernel_compiles_with_torch_compile_without_graph_breaks(case: s
             d.name: torch.as_tensor(
                 rng.random((n_envs, *d.shape))
                 if d.distribution == "uniform"
-                else rng.standard_normal((n_envs, *d.shape))
+                else rng.standard_normal((n_envs, *d.shape)),
+                device=device,
             )
             for d in draws
         }
 
-    mask = torch.ones(n_envs, dtype=torch.bool)
-    state, _, _ = kernel.reset(xp, params, noise(kernel.reset_draws(params)), mask, None)
-    action = torch.as_tensor(np.stack([kernel.action_space.sample() for _ in range(n_envs)]))
-    draws = noise(kernel.step_draws(params))
+    mask = torch.ones(n_envs, dtype=torch.bool, device=device)
+    actions = np.stack([kernel.action_space.sample() for _ in range(n_envs)])
+    action = torch.as_tensor(actions, device=device)
+    reset_draws, step_draws = noise(kernel.reset_draws(params)), noise(kernel.step_draws(params))
+    return kernel, params, reset_draws, mask, action, step_draws
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_finance_kernel_copies_no_python_number_to_the_torch_device(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import array_api_compat.torch as xp
+    import torch
+
+    kernel, params, reset_draws, mask, action, step_draws = _torch_inputs(case)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"a host value copied into a tensor: {args!r}")
+
+    # A synchronising copy on a GPU per call, and refused inside a CUDA graph.
+    for name in ("asarray", "as_tensor", "tensor"):
+        monkeypatch.setattr(torch, name, refuse)
+    state, _, _ = kernel.reset(xp, params, reset_draws, mask, None)
+    state, *_ = kernel.step(xp, params, state, action, step_draws)
+    kernel.reset(xp, params, reset_draws, ~mask, state)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_finance_kernel_makes_its_new_arrays_on_the_drivers_device(case: str) -> None:
+    import array_api_compat.torch as xp
+
+    # torch's "meta" device stands in for a GPU: an array made on the CPU (no device given)
+    # cannot meet the driver's arrays in one operation.
+    kernel, params, reset_draws, mask, action, step_draws = _torch_inputs(case, device="meta")
+    state, obs, info = kernel.reset(xp, params, reset_draws, mask, None)
+    state, obs, reward, terminated, truncated, info = kernel.step(
+        xp, params, state, action, step_draws
+    )
+    state, obs, info = kernel.reset(xp, params, reset_draws, terminated | truncated, state)
+    leaves = [*state.values(), *info.values(), reward, terminated, truncated]
+    leaves += list(obs.values()) if isinstance(obs, dict) else [obs]
+    assert {leaf.device.type for leaf in leaves} == {"meta"}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_finance_kernel_compiles_with_torch_compile_without_graph_breaks(case: str) -> None:
+    import array_api_compat.torch as xp
+    import torch
+
+    kernel, params, reset_draws, mask, action, draws = _torch_inputs(case)
+    state, _, _ = kernel.reset(xp, params, reset_draws, mask, None)
 
     def step(state: Any, action: Any, draws: Any) -> Any:
         return kernel.step(xp, params, state, action, draws)
@@ -101,3 +147,36 @@ def test_finance_kernel_compiles_with_torch_compile_without_graph_breaks(case: s
     expected = step(state, action, draws)
     got = compiled(state, action, draws)
     torch.testing.assert_close(got[2], expected[2])
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("Trading-v0", {"episode_length": 5, "lookback": 3}),
+        ("Portfolio-v0", {"episode_length": 5, "lookback": 3, "n_assets": 2}),
+        ("Portfolio-v0", {"prices": _history(30, 2), "episode_length": 5, "lookback": 3}),
+        ("MarketMaking-v0", {"n_steps": 5}),
+        ("OptimalExecution-v0", {"n_steps": 5}),
+    ],
+)
+def test_finance_kernel_runs_inside_jit_and_scan_through_autoresets(
+    env_id: str, kwargs: dict[str, Any]
+) -> None:
+    import jax
+    import jax.numpy as jnp
+
+    from sekai.jax import make_functional
+
+    env = make_functional(env_id, 4, **kwargs)
+    state, _, _ = env.reset(jax.random.PRNGKey(0))
+    shape = (4, *(env.action_space.shape or ()))
+    action = jnp.ones(shape, jnp.int32) if env_id == "Trading-v0" else jnp.full(shape, 0.5)
+
+    def body(carry: Any, key: Any) -> Any:
+        t = env.step(key, carry, action)
+        return t.state, (t.reward, t.done)
+
+    run = jax.jit(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, 12)))
+    _, (rewards, done) = run(state, jax.random.PRNGKey(1))
+    assert bool(jnp.all(jnp.isfinite(rewards)))
+    assert int(done.sum()) >= 8  # every sub-env's episode ended at least twice

@@ -9,7 +9,7 @@ from the kernel's before every decision.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -79,8 +79,16 @@ def _kernel_env(env_id: str, mode: str) -> Any:
     return sekai.make_vec(env_id, EPISODES, vectorization_mode=mode, vector_kwargs=vector, **kwargs)
 
 
-def _kernel_score(env_id: str, mode: str, policy: Any, seed: int) -> tuple[float, float]:
-    env = _kernel_env(env_id, mode)
+@pytest.fixture(scope="module")
+def kernel_envs() -> Iterator[dict[tuple[str, str], Any]]:
+    """One kernel env per (env, mode), shared by the policies (JAX compiles each once)."""
+    envs: dict[tuple[str, str], Any] = {}
+    yield envs
+    for env in envs.values():
+        env.close()
+
+
+def _kernel_score(env: Any, env_id: str, policy: Any, seed: int) -> tuple[float, float]:
     native = sekai.make_vec(env_id, EPISODES, vector_kwargs={"autoreset": False}, **KWARGS[env_id])
     native.reset(seed=seed)  # started: its state reads are allowed
     to_numpy = env.backend.to_numpy
@@ -98,7 +106,6 @@ def _kernel_score(env_id: str, mode: str, policy: Any, seed: int) -> tuple[float
             returns += np.where(done, 0.0, np.asarray(to_numpy(result.rewards), np.float64))
             done |= np.asarray(to_numpy(result.terminated)) | np.asarray(to_numpy(result.truncated))
     finally:
-        env.close()
         native.close()
     return float(returns.mean()), float(returns.std(ddof=1) / np.sqrt(EPISODES))
 
@@ -120,15 +127,17 @@ CASES = [
 
 @pytest.mark.parametrize(("env_id", "mode", "index"), CASES)
 def test_baseline_scores_on_kernel_modes_agree_with_the_native_env(
-    env_id: str, mode: str, index: int
+    env_id: str, mode: str, index: int, kernel_envs: dict[tuple[str, str], Any]
 ) -> None:
     if mode != "numpy":
         pytest.importorskip(mode)
+    if (env_id, mode) not in kernel_envs:
+        kernel_envs[env_id, mode] = _kernel_env(env_id, mode)
     make = POLICIES[env_id][index]
     native_mean, native_error = evaluate(
         make(), env_id, episodes=EPISODES, seed=100, num_envs=EPISODES, **KWARGS[env_id]
     )
-    mean, error = _kernel_score(env_id, mode, make(), seed=200)
+    mean, error = _kernel_score(kernel_envs[env_id, mode], env_id, make(), seed=200)
     combined = float(np.hypot(native_error, error))
     assert abs(mean - native_mean) <= 4 * combined + 1e-12, (
         f"{make()!r} on {env_id} ({mode}): {mean:.6g} ± {error:.3g} vs native "

@@ -79,7 +79,7 @@ class KernelReward:
         state: dict[str, Array] = {}
         for i, part in enumerate(self.parts):
             for key, value in _INITIAL.get(type(part), {}).items():
-                state[f"reward{i}_{key}"] = xp.full(like.shape, value, dtype=like.dtype)
+                state[f"reward{i}_{key}"] = xp.full_like(like, value)
         return state
 
     def __call__(

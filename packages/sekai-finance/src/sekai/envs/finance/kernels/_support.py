@@ -59,14 +59,15 @@ def int_dtype(xp: Any, dtype: Any) -> Any:
     return xp.int64 if dtype == xp.float64 else xp.int32
 
 
-def at_least(xp: Any, x: Array, low: float) -> Array:
-    """``xp.maximum(x, low)`` for a Python number ``low`` (NaN stays NaN). Written with
-    ``where``: array-api-compat's ``maximum`` with a scalar breaks a ``torch.compile`` graph."""
+def at_least(xp: Any, x: Array, low: Array | float) -> Array:
+    """``maximum(x, low)`` (NaN stays NaN), written with ``where``: array-api-compat's torch
+    ``maximum`` with a Python number breaks a ``torch.compile`` graph, and its ``clip`` with a
+    number and a tensor copies the number to the device; ``where`` does neither."""
     return xp.where(x < low, low, x)
 
 
-def at_most(xp: Any, x: Array, high: float) -> Array:
-    """``xp.minimum(x, high)`` for a Python number ``high`` (as ``at_least``)."""
+def at_most(xp: Any, x: Array, high: Array | float) -> Array:
+    """``minimum(x, high)`` (NaN stays NaN), as ``at_least``."""
     return xp.where(x > high, high, x)
 
 
@@ -74,8 +75,8 @@ def merge(xp: Any, mask: Array, new: Array, old: Array | None) -> Array:
     """``new`` where ``mask`` (sub-envs, the leading axis), else ``old`` (all new when None)."""
     if old is None:
         return new
-    where = xp.reshape(mask, (mask.shape[0],) + (1,) * (len(new.shape) - 1))
-    return xp.where(where, new, old)
+    rows = xp.reshape(mask, (mask.shape[0],) + (1,) * (len(new.shape) - 1))
+    return xp.where(rows, new, old)
 
 
 def merge_state(

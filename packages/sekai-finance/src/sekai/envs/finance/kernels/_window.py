@@ -57,6 +57,7 @@ class WindowParams:
         timestamps: ``(T,)`` history timestamps as numbers (datetime64 as int64 ns), or None.
         first: the first window start whose decisions are past the warm-up rows.
         n_positions: how many window starts there are from ``first``.
+        lookback_rows: ``arange(lookback)`` (replay: a window's rows from its start), or None.
         drift, vol, chol_t, log_s0: derived: the GBM's per-step drift ``(mu - sigma²/2) dt``
             and volatility ``sigma sqrt(dt)``, the volatility-scaled transposed Cholesky
             factor of ``corr`` (None without), ``log(s0)``.
@@ -73,6 +74,7 @@ class WindowParams:
     timestamps: Array | None = None
     first: int = 0
     n_positions: int = 0
+    lookback_rows: Array | None = None
     drift: Array = field(init=False)
     vol: Array = field(init=False)
     chol_t: Array | None = field(init=False)
@@ -182,6 +184,7 @@ class WindowKernel(ArrayKernel[P]):
                 timestamps=np.array(timestamps),
                 first=first,
                 n_positions=history.n_starts - first,
+                lookback_rows=np.arange(self.lookback),
             )
         return fields
 
@@ -221,9 +224,7 @@ class WindowKernel(ArrayKernel[P]):
             u = draws["u"]
             position = xp.astype(xp.floor(u * params.n_positions), integer)
             start = params.first + at_most(xp, position, params.n_positions - 1)
-            rows = xp.reshape(start, (n_envs, 1)) + xp.reshape(
-                xp.arange(lookback, dtype=integer), (1, lookback)
-            )
+            rows = xp.reshape(start, (n_envs, 1)) + xp.reshape(params.lookback_rows, (1, lookback))
             window = xp.reshape(
                 xp.take(params.log_returns, xp.reshape(rows, (-1,)), axis=0),
                 (n_envs, lookback, self.n_assets),
@@ -232,10 +233,11 @@ class WindowKernel(ArrayKernel[P]):
         else:
             window = self._increments(xp, params, draws["z"])
             price = xp.exp(params.log_s0 + xp.sum(window, axis=1))
-            start = xp.zeros((n_envs,), dtype=integer)
-        equity = xp.ones((n_envs,), dtype=dtype)
+            start = xp.zeros_like(mask, dtype=integer)
+        # *_like of the driver's arrays: new arrays on its device (torch: CPU otherwise).
+        equity = xp.ones_like(mask, dtype=dtype)
         fresh = {
-            "t": xp.zeros((n_envs,), dtype=integer),
+            "t": xp.zeros_like(mask, dtype=integer),
             "start": start,
             "price": price,
             "window": window,

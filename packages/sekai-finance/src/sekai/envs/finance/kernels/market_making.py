@@ -9,7 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from sekai.envs.finance.kernels._support import checked_env, float_dtype, int_dtype, merge_state
+from sekai.envs.finance.kernels._support import (
+    at_least,
+    at_most,
+    checked_env,
+    float_dtype,
+    int_dtype,
+    merge_state,
+)
 from sekai.envs.finance.market_making import MarketMakingEnv
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
 
@@ -101,10 +108,10 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
     ) -> KernelReset:
         """New sessions (mid ``s0``, flat, no cash, no quotes yet) where ``mask``."""
         dtype = float_dtype(params.s0)
-        n_envs = mask.shape[0]
-        zeros = xp.zeros((n_envs,), dtype=dtype)
-        integers = xp.zeros((n_envs,), dtype=int_dtype(xp, dtype))
-        unfilled = xp.zeros((n_envs,), dtype=xp.bool)
+        # *_like of the driver's mask: new arrays on its device (torch: CPU otherwise).
+        zeros = xp.zeros_like(mask, dtype=dtype)
+        integers = xp.zeros_like(mask, dtype=int_dtype(xp, dtype))
+        unfilled = xp.zeros_like(mask)
         fresh = {
             "t": integers,
             "mid": zeros + params.s0,
@@ -143,7 +150,9 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
         q, mid, cash = state["inventory"], state["mid"], state["cash"]
         dtype = float_dtype(mid)
         size, limit, dt, sigma = params.order_size, params.max_inventory, params.dt, params.sigma
-        offsets = xp.clip(xp.astype(action, dtype), 0.0, params.max_offset)
+        # Not clip(x, 0.0, max_offset): clip with a number and a tensor copies the number to the
+        # device (array-api-compat), a synchronising copy that a CUDA graph refuses.
+        offsets = at_most(xp, at_least(xp, xp.astype(action, dtype), 0.0), params.max_offset)
         fill = -xp.expm1(-params.A * xp.exp(-params.k * offsets) * dt)
         filled = draws["u"] < fill
         bid_filled = filled[:, 0] & (q + size <= limit)

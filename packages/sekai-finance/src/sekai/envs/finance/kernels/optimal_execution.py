@@ -100,9 +100,9 @@ class OptimalExecutionKernel(ArrayKernel[OptimalExecutionParams]):
     ) -> KernelReset:
         """New liquidations (``X0`` shares, mid ``s0``, no shortfall) where ``mask``."""
         dtype = float_dtype(params.X0)
-        zeros = xp.zeros((mask.shape[0],), dtype=dtype)
+        zeros = xp.zeros_like(mask, dtype=dtype)  # on the driver's device, as its mask
         fresh = {
-            "t": xp.zeros((mask.shape[0],), dtype=int_dtype(xp, dtype)),
+            "t": xp.zeros_like(mask, dtype=int_dtype(xp, dtype)),
             "inventory": zeros + params.X0,
             "mid": zeros + params.s0,
             "shortfall": zeros,

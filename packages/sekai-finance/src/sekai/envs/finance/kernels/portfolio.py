@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,16 @@ State = Mapping[str, Array]
 
 @dataclass(frozen=True)
 class PortfolioParams(WindowParams):
-    """Parameters of the Portfolio-v0 kernel (those of every window env's kernel)."""
+    """Parameters of the Portfolio-v0 kernel: those of every window env's kernel, and the
+    all-cash weights ``cash`` ``(n + 1,)`` (derived), broadcast over the sub-envs."""
+
+    cash: Array = field(init=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        cash = np.zeros(np.size(self.s0) + 1)
+        cash[-1] = 1.0
+        object.__setattr__(self, "cash", cash)
 
 
 class PortfolioKernel(WindowKernel[PortfolioParams]):
@@ -55,19 +64,15 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
 
     # -- pieces ---------------------------------------------------------------------------------
 
-    def _cash(self, xp: Any, like: Array) -> Array:
-        """All-cash weights ``(num_envs, n + 1)`` for the sub-envs of ``like`` ``(num_envs,)``."""
-        n_envs = like.shape[0]
-        return xp.concat(
-            [
-                xp.zeros((n_envs, self.n_assets), dtype=like.dtype),
-                xp.ones((n_envs, 1), dtype=like.dtype),
-            ],
-            axis=1,
-        )
+    @staticmethod
+    def _cash(xp: Any, prices: Array) -> Array:
+        """All-cash weights ``(num_envs, n + 1)``, shaped after ``prices`` ``(num_envs, n)``
+        (``*_like``: on the driver's device)."""
+        return xp.concat([xp.zeros_like(prices), xp.ones_like(prices[:, :1])], axis=1)
 
     def target_weights(self, xp: Any, action: Array, cash: Array) -> Array:
-        """``scores_to_weights`` of a batch of actions: weights ``(num_envs, n + 1)``."""
+        """``scores_to_weights`` of a batch of actions: weights ``(num_envs, n + 1)`` (``cash``:
+        the all-cash weights, ``(n + 1,)``)."""
         if self.allow_short:
             assets = xp.clip(action, -1.0, 1.0)
             gross = xp.sum(xp.abs(assets), axis=1, keepdims=True)
@@ -94,7 +99,7 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
         """All-cash portfolios at value 1 in new windows (or paths) where ``mask``."""
         new = self.market_reset(xp, params, draws, mask, state)
         equity = new["equity"]
-        cash = self._cash(xp, equity)
+        cash = self._cash(xp, new["price"])
         old = None if state is None else state["weights"]
         new["weights"] = cash if old is None else xp.where(mask[:, None], cash, old)
         zeros = xp.zeros_like(equity)
@@ -104,7 +109,7 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
             "weights": new["weights"],
             "turnover": zeros,
             "cost": zeros,
-            "asset_returns": xp.zeros((equity.shape[0], self.n_assets), dtype=equity.dtype),
+            "asset_returns": xp.zeros_like(new["price"]),
             "timestamp": self.timestamps(xp, params, new, new["t"]),
             "dt": zeros + params.dt,
         }
@@ -120,7 +125,7 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
     ) -> KernelStep:
         """Rebalance every sub-env to its action's target weights and hold them one period."""
         equity = state["equity"]
-        cash = self._cash(xp, equity)
+        cash = params.cash  # (n + 1,): broadcast, not built each step
         target = self.target_weights(xp, xp.astype(action, float_dtype(equity)), cash)
         assets = target[:, :-1]
         trades = assets - state["weights"][:, :-1]
