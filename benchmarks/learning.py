@@ -228,7 +228,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         traceback.print_exc()
         pictures = [f"n/a: {type(exc).__name__}: {exc}"]
-    (args.out / "results.md").write_text("\n".join(header + lines + commands) + "\n")
+    # Image links as the Results page holds them, once the PNGs are copied next to it.
+    images = ["", *(f"![{name}](images/results/{name})" for name in pictures if ".png" in name)]
+    (args.out / "results.md").write_text("\n".join(header + lines + commands + images) + "\n")
     print("\n".join(["", *header, *lines, "", f"pictures: {', '.join(pictures)}"]), flush=True)
     print(f"total {time.perf_counter() - start:.1f} s", flush=True)
     return 0
