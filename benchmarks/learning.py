@@ -188,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("learning-results"))
     parser.add_argument("--quick", action="store_true", help="tiny runs (a CPU smoke test)")
     parser.add_argument("--only", help=f"comma-separated rows of: {','.join(ROW_NAMES)}")
-    parser.add_argument("--budget-seconds", type=float, default=450.0)
+    parser.add_argument("--budget-seconds", type=float, default=420.0)
     args = parser.parse_args(argv)
     chosen = ROWS
     if args.only:

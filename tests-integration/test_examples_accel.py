@@ -112,3 +112,36 @@ def test_learning_benchmark_row_that_raises_says_why_and_the_next_row_runs(
     table = (tmp_path / "results.md").read_text()
     assert "n/a: RuntimeError: no accelerator / here" in table  # a | would break the table
     assert "n/a: ValueError: second row failed too" in table
+
+
+_HIDE = """
+import runpy, sys
+hidden = set(sys.argv[2].split(","))
+class Hide:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in hidden:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Hide())
+script = sys.argv[1]
+sys.argv = [script]
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize(
+    ("script", "library", "command"),
+    [
+        ("ppo_jax.py", "optax", 'pip install "jax[cpu]" flax optax sekai-jax'),
+        ("ppo_torch.py", "torch", "pip install torch sekai-torch"),
+    ],
+)
+def test_ppo_example_without_its_library_exits_with_the_install_command(
+    script: str, library: str, command: str, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _HIDE, str(ROOT / "examples" / script), library],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert f"needs {library}" in done.stderr and command in done.stderr
+    assert "Traceback" not in done.stderr
