@@ -17,7 +17,7 @@ from sekai.rendering import Canvas
 __all__ = ["curve_chart", "write_png"]
 
 WIDTH, HEIGHT = 640, 360
-LEFT, RIGHT, TOP, BOTTOM = 70, 20, 34, 40
+LEFT, RIGHT, TOP, BOTTOM = 70, 20, 40, 40
 INK, GRID = (40, 40, 40), (225, 225, 225)
 # One colour per agent, then per baseline.
 AGENT_COLOURS = [(31, 119, 180), (214, 39, 40), (44, 160, 44)]
@@ -93,19 +93,24 @@ def curve_chart(
     canvas.text(LEFT, 10, title, INK, anchor="lt")
     canvas.text(LEFT + plot_w / 2, HEIGHT - 12, "wall-clock seconds (compile included)", INK,
                 anchor="mm")  # fmt: skip
-    legend_y = TOP + 6
+    legend: list[tuple[str, tuple[int, int, int]]] = []
     for colour, (name, value) in zip(BASELINE_COLOURS, baselines.items()):
         if not math.isfinite(value):
             continue
         _, y = px(x0, value)
         canvas.line((LEFT, y), (WIDTH - RIGHT, y), colour, width=1.5)
-        canvas.text(WIDTH - RIGHT - 4, legend_y, f"-- {name} {_label(value)}", colour, anchor="rt")
-        legend_y += 12
+        legend.append((f"{name} {_label(value)}", colour))
     for colour, (name, rows) in zip(AGENT_COLOURS, points.items()):
         if len(rows) >= 2:
             canvas.polyline([px(x, y) for x, y in rows], colour, width=2.0)
         for x, y in rows[-1:]:
             canvas.circle(px(x, y), 3.0, colour)
-        canvas.text(WIDTH - RIGHT - 4, legend_y, f"-- {name}", colour, anchor="rt")
-        legend_y += 12
+        legend.append((name, colour))
+    # The legend in one row above the plot, where no line can run under it.
+    x = float(LEFT)
+    for label, colour in legend:
+        canvas.line((x, 26), (x + 14, 26), colour, width=2.0)
+        width, _ = Canvas.text_size(label)
+        canvas.text(x + 18, 26, label, INK, anchor="lm")
+        x += 18 + width + 16
     return canvas.to_array()
