@@ -81,6 +81,10 @@ FIRST_PARTY = tuple(DISTRIBUTIONS)
 # sekai-ray is tested only in its own session, the only one that installs Ray (guide §9): it is
 # not in DISTRIBUTIONS, so integration, typecheck, docs, bench and dev stay Ray-free.
 RAY = "sekai-ray"
+# The accelerator modes, likewise each tested only in its own session, the only ones that install
+# its library (CPU builds): no other session (integration, typecheck, docs tests) imports them.
+JAX_CPU = "jax[cpu]>=0.4.30"
+ACCEL: dict[str, str] = {"sekai-jax": JAX_CPU, "sekai-torch": TORCH}
 
 # Which wheels each integration profile installs (guide §9); sekai-ray only in its own session.
 PROFILES: dict[str, tuple[str, ...]] = {
@@ -189,11 +193,14 @@ def _install_torch(session: nox.Session) -> None:
 
 
 @nox.session
-@nox.parametrize("dist", [*DISTRIBUTIONS, RAY], ids=[*DISTRIBUTIONS, RAY])
+@nox.parametrize("dist", [*DISTRIBUTIONS, RAY, *ACCEL], ids=[*DISTRIBUTIONS, RAY, *ACCEL])
 def tests(session: nox.Session, dist: str) -> None:
     """Run one distribution's tests in a venv holding only it and its declared dependencies."""
     if dist == RAY:
         _tests_ray(session)
+        return
+    if dist in ACCEL:
+        _tests_accel(session, dist)
         return
     spec = DISTRIBUTIONS[dist]
     args: list[str] = []
@@ -237,6 +244,48 @@ def _tests_ray(session: nox.Session) -> None:
     )  # fmt: skip
 
 
+def _install_accel(session: nox.Session, *libraries: str) -> None:
+    """Install the accelerator libraries (``JAX_CPU``, ``TORCH``): torch first, as ``tests``."""
+    if TORCH in libraries:
+        _install_torch(session)
+    others = [lib for lib in libraries if lib != TORCH]
+    if others:
+        session.install(*others)
+
+
+def _tests_accel(session: nox.Session, dist: str) -> None:
+    """sekai-jax's or sekai-torch's tests (on CPU), with its library and the CartPole kernel."""
+    _install_accel(session, ACCEL[dist])
+    session.install(
+        *_editable("sekai-core"), *_editable("sekai-classic"), *_editable(dist), *_groups("test")
+    )
+    session.run("python", "-c", _ASSERT_EDITABLE, log=False)
+    session.run(
+        "pytest", f"packages/{dist}/tests", HYPOTHESIS_CI, *PARALLEL, *session.posargs,
+        success_codes=PYTEST_OK,
+    )  # fmt: skip
+
+
+@nox.session
+def accel(session: nox.Session) -> None:
+    """Cross-backend tests of the finance kernels, with JAX and torch (CPU builds) installed.
+
+    Equivalence under the same draws and the baselines' returns on every backend (issue 27).
+    """
+    _install_accel(session, JAX_CPU, TORCH)
+    session.install(
+        *_editable("sekai-core"),
+        *_editable("sekai-finance", DISTRIBUTIONS["sekai-finance"].extras),
+        *(arg for dist in ACCEL for arg in _editable(dist)),
+        *_groups("test"),
+    )
+    session.run("python", "-c", _ASSERT_EDITABLE, log=False)
+    session.run(
+        "pytest", "packages/sekai-finance/tests/envs/kernels", HYPOTHESIS_CI, *PARALLEL,
+        *session.posargs, success_codes=PYTEST_OK,
+    )  # fmt: skip
+
+
 @nox.session
 def wheels(session: nox.Session) -> None:
     """Build every distribution (the meta-distribution and both packs too) into the wheelhouse."""
@@ -247,8 +296,9 @@ def wheels(session: nox.Session) -> None:
     # sekai-ray is built (its wheel is checked by test_packaging) but installed only by its own
     # tests session: ray is too heavy for the integration venvs.
     sources = [_path(d) for d in FIRST_PARTY] + [str(ROOT / "packages" / "sekai")]
-    if (ROOT / "packages" / "sekai-ray" / "pyproject.toml").is_file():
-        sources.append(str(ROOT / "packages" / "sekai-ray"))
+    for extra in (RAY, *ACCEL):  # built for the GPU host and test_packaging, not for integration
+        if (ROOT / "packages" / extra / "pyproject.toml").is_file():
+            sources.append(str(ROOT / "packages" / extra))
     sources += [_path(p) for p in PACKS if Path(_path(p), "pyproject.toml").is_file()]
     session.run(
         "python", "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
@@ -344,13 +394,19 @@ def docs(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Run the scripts in benchmarks/ and summarise the import time of ``import sekai``."""
-    session.install(*_all_editable(extras=False), *_groups("bench"))
+    """Run the scripts in benchmarks/ and summarise the import time of ``import sekai``.
+
+    JAX and torch (CPU builds) are installed here too: ``bench_accel.py`` and ``sekai bench``
+    report the JAX-CPU and torch-CPU modes next to numpy native.
+    """
+    _install_accel(session, JAX_CPU, TORCH)
+    accel = [arg for dist in ACCEL for arg in _editable(dist)]
+    session.install(*_all_editable(extras=False), *accel, *_groups("bench"))
     for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
         session.run("python", str(script.relative_to(ROOT)), *session.posargs)
     python = shutil.which("python", path=os.pathsep.join(session.bin_paths or ()))
     if _cli_ready(session, "bench", "Portfolio-v0", interpreter=python or "python"):
-        for mode in ("native", "sync", "proc"):
+        for mode in ("native", "sync", "proc", "jax", "torch"):
             session.run("sekai", "bench", "Portfolio-v0", "--num-envs", "16", "--mode", mode)
     output = session.run(
         "python", "-X", "importtime", "-c", "import sekai", silent=True, stderr=subprocess.STDOUT

@@ -68,9 +68,11 @@ def test_list_plugins_shows_the_example_pack_and_the_broken_pack(tmp_path: Path)
         "ok (vector backends: sync, async, proc)",
     ]
     assert rows["sekai-classic"][3:] == ["10", "ok"]
-    # Every first-party distribution of the full profile is installed; sekai-ray never is here.
+    # Every first-party distribution of the full profile is installed; sekai-ray, sekai-jax and
+    # sekai-torch never are here (their own sessions install them).
     missing = {dist for dist, row in rows.items() if row[0] == "-"}
-    assert missing == {"sekai-ray"}
+    assert missing == {"sekai-ray", "sekai-jax", "sekai-torch"}
+    assert rows["sekai-jax"][4] == "not installed: pip install sekai-jax"
     assert rows["sekai-ray"][4] == "not installed: pip install sekai-ray"
 
 

@@ -160,7 +160,7 @@ print(json.dumps([by_dist, table, [f.name for f in report.failures], list(report
     )
     by_dist, table, failed, missing = out
     assert failed == ["broken"]
-    assert missing == ["sekai-ray"]
+    assert missing == ["sekai-ray", "sekai-jax", "sekai-torch"]
     for dist in ("sekai-core", "sekai-classic", "sekai-finance"):
         assert by_dist[dist] == table[dist], dist
 
@@ -201,4 +201,11 @@ def test_joint_envs_package_resolves_a_finance_export():
 @pytest.mark.minimal
 def test_minimal_profile_reports_every_optional_first_party_distribution_missing():
     out = run(PRELUDE + "print(json.dumps(list(sekai.plugins.report().missing)))")
-    assert out == ["sekai-classic", "sekai-finance", "sekai-compat", "sekai-ray"]
+    assert out == [
+        "sekai-classic",
+        "sekai-finance",
+        "sekai-compat",
+        "sekai-ray",
+        "sekai-jax",
+        "sekai-torch",
+    ]

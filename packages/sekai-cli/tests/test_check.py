@@ -75,3 +75,11 @@ def test_issue_levels_are_coloured_on_a_terminal(terminal_cli, tmp_path, my_envs
     code, out, _ = terminal_cli("-m", my_envs, "check", "mine/OutOfSpace-v0", stream="stdout")
     assert code == 1
     assert out.startswith("\x1b[31mERROR\x1b[0m: Observation from step()")
+
+
+def test_mode_checks_refuse_an_env_without_a_kernel_with_exit_2(sekai_cli) -> None:
+    done = sekai_cli("check", "Pendulum-v1", "--mode", "jax")
+    assert done.returncode == 2
+    # Without sekai-jax the mode is unknown (and named with its distribution); with it, the
+    # env has no kernel: either way the message says what to do.
+    assert "no array kernel" in done.stderr or "pip install sekai-jax" in done.stderr

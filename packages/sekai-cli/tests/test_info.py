@@ -5,6 +5,7 @@ from __future__ import annotations
 CARTPOLE_INFO = """\
 id=CartPole-v1
 entry_point=sekai.envs.classic_control.cartpole:CartPoleEnv
+kernel_entry_point=sekai.envs.classic_control.kernels.cartpole:CartPoleKernel
 max_episode_steps=500
 reward_threshold=475.0
 observation_space=Box([-4.8, -inf, -0.41887903, -inf], [4.8, inf, 0.41887903, inf], (4,), float32)

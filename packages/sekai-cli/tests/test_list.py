@@ -8,6 +8,7 @@ import re
 import pytest
 
 CARTPOLE_ENTRY = "sekai.envs.classic_control.cartpole:CartPoleEnv"
+PENDULUM_ENTRY = "sekai.envs.classic_control.pendulum:PendulumEnv"
 BROKEN_NOTE = (
     "warning: 1 plugin failed to load (fakebroken: sekai-fake-broken 0.1.0); "
     "see sekai list --plugins\n"
@@ -20,8 +21,10 @@ def test_table_columns_follow_the_spec_layout(sekai_cli) -> None:
     width = max(len(row["id"]) for row in listed)
     lines = sekai_cli("list").stdout.splitlines()
     assert lines[0] == f"{'ID':<{width}}  MAX STEPS  ENTRY POINT"
-    assert f"{'CartPole-v1':<{width}}        500  {CARTPOLE_ENTRY}" in lines
-    assert f"{'classic/CartPole-v1':<{width}}        500  {CARTPOLE_ENTRY}  [native vec]" in lines
+    assert f"{'CartPole-v1':<{width}}        500  {CARTPOLE_ENTRY}  [kernel]" in lines
+    native = f"{CARTPOLE_ENTRY}  [native vec]  [kernel]"
+    assert f"{'classic/CartPole-v1':<{width}}        500  {native}" in lines
+    assert f"{'Pendulum-v1':<{width}}        200  {PENDULUM_ENTRY}" in lines
     assert all(not line.endswith(" ") for line in lines)
 
 
@@ -87,6 +90,7 @@ def test_json_has_one_object_per_spec_with_provenance(sekai_cli, my_envs: str) -
         "entry_point": CARTPOLE_ENTRY,
         "vector_entry_point": "sekai.envs.classic_control.vector.cartpole:CartPoleVecEnv",
         "native_vec": True,
+        "kernel_entry_point": "sekai.envs.classic_control.kernels.cartpole:CartPoleKernel",
         "plugin": "classic",
         "distribution": "sekai-classic",
         "version": "0.3.0",
@@ -97,6 +101,7 @@ def test_json_has_one_object_per_spec_with_provenance(sekai_cli, my_envs: str) -
         "entry_point": "<class 'my_envs.Plain'>",
         "vector_entry_point": None,
         "native_vec": False,
+        "kernel_entry_point": None,
         "plugin": None,
         "distribution": None,
         "version": None,

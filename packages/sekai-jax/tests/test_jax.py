@@ -137,3 +137,12 @@ def test_modes_refuse_envs_without_a_kernel_and_per_env_wrappers() -> None:
         sekai.make_vec("Pendulum-v1", 2, vectorization_mode="jax")
     with pytest.raises(ValueError, match="no per-env objects to wrap"):
         sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax", wrappers=[lambda e: e])
+
+
+def test_plugin_discovery_does_not_import_jax() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, sekai; sekai.all_specs(); print('jax' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -79,3 +79,12 @@ def test_set_attr_changes_a_parameter() -> None:
     before = envs.state["x_dot"].clone()
     envs.step(np.ones(2, dtype=np.int64))
     assert (envs.state["x_dot"] - before).abs().max() < 0.01
+
+
+def test_plugin_discovery_does_not_import_torch() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, sekai; sekai.all_specs(); print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -97,6 +97,8 @@ PROVIDERS: tuple[Provider, ...] = (
     Provider("sekai-compat", None, ("sekai.compat",)),
     Provider("sekai-cli", None, ("sekai.cli",)),
     Provider("sekai-ray", "ray", ("sekai.ray",), vector_modes=("ray",)),
+    Provider("sekai-jax", "jax", ("sekai.jax",), vector_modes=("jax",)),
+    Provider("sekai-torch", "torch", ("sekai.torch",), vector_modes=("torch",)),
 )
 
 RESERVED_PLUGIN_NAMES: frozenset[str] = frozenset(p.plugin for p in PROVIDERS if p.plugin)

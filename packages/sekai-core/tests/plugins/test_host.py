@@ -314,7 +314,13 @@ def test_first_party_id_of_a_missing_distribution_names_the_pip_command():
 
 def test_report_lists_missing_first_party_distributions_in_table_order():
     reg = registry_of(installed={"sekai-classic", "sekai-cli"})
-    assert reg.plugin_report().missing == ("sekai-finance", "sekai-compat", "sekai-ray")
+    assert reg.plugin_report().missing == (
+        "sekai-finance",
+        "sekai-compat",
+        "sekai-ray",
+        "sekai-jax",
+        "sekai-torch",
+    )
 
 
 def test_report_envs_follow_later_deregistrations():

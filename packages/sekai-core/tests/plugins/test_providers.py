@@ -39,8 +39,10 @@ def test_table_lists_every_first_party_distribution():
         "sekai-compat",
         "sekai-cli",
         "sekai-ray",
+        "sekai-jax",
+        "sekai-torch",
     ]
-    assert {"core", "classic", "finance", "ray"} == RESERVED_PLUGIN_NAMES
+    assert {"core", "classic", "finance", "ray", "jax", "torch"} == RESERVED_PLUGIN_NAMES
 
 
 @pytest.mark.parametrize("env_id", [*CLASSIC, *(f"classic/{i}" for i in CLASSIC)])
@@ -61,6 +63,8 @@ def test_unknown_ids_modes_and_names_have_no_provider():
 
 def test_modes_modules_and_exports_map_to_their_distribution():
     assert provider_of_mode("ray").distribution == "sekai-ray"
+    assert provider_of_mode("jax").distribution == "sekai-jax"
+    assert provider_of_mode("torch").distribution == "sekai-torch"
     assert provider_of_mode("proc").distribution == "sekai-core"
     assert provider_of_export("LimitOrderBookMarket").distribution == "sekai-finance"
     assert provider_of_export("CartPoleEnv").distribution == "sekai-classic"
@@ -71,6 +75,8 @@ def test_modes_modules_and_exports_map_to_their_distribution():
         ("sekai.compat", "sekai-compat"),
         ("sekai.cli", "sekai-cli"),
         ("sekai.ray", "sekai-ray"),
+        ("sekai.jax", "sekai-jax"),
+        ("sekai.torch", "sekai-torch"),
     ]:
         assert provider_of_module(module).distribution == dist
     assert provider_of_module("sekai") is None

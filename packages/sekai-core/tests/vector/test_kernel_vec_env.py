@@ -13,6 +13,7 @@ from sekai.error import InvalidAction, ResetRequired, VecEnvClosed
 from sekai.registry.spec import EnvSpec
 from sekai.spaces import Box, Discrete
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
+from sekai.vector.kernel_check import check_kernel_vec_env
 from sekai.vector.kernel_step import initial, transition
 from sekai.vector.kernel_vec_env import KernelVecEnv, load_kernel
 
@@ -193,3 +194,36 @@ def test_a_spec_without_kernel_is_refused_by_the_kernel_modes() -> None:
         load_kernel(spec, {})
     made = load_kernel(EnvSpec("C-v0", entry_point="a:C", kernel_entry_point=CountdownKernel), {})
     assert isinstance(made, CountdownKernel)
+
+
+def test_the_kernel_contract_checks_pass_a_conforming_kernel() -> None:
+    assert check_kernel_vec_env(lambda: _env(4), n_steps=30) == []
+
+
+class _Unseeded(CountdownKernel):
+    """Draws its reset noise from numpy's global state, not from the driver."""
+
+    def reset(
+        self, xp: Any, params: CountdownParams, draws: Mapping[str, Any], mask: Any, state: Any
+    ) -> KernelReset:
+        return super().reset(xp, params, {"u": np.random.random(mask.shape)}, mask, state)
+
+
+class _WideRewards(CountdownKernel):
+    def step(
+        self, xp: Any, params: CountdownParams, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        new, obs, reward, terminated, truncated, info = super().step(
+            xp, params, state, action, draws
+        )
+        return new, obs, xp.stack([reward, reward], axis=1), terminated, truncated, info
+
+
+def test_the_kernel_contract_checks_report_nondeterminism_and_bad_shapes() -> None:
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_Unseeded(), 4), n_steps=30)
+    assert issues == [
+        "ERROR: two rollouts with seed 0 and the same actions differ at step 0: the mode is "
+        "not deterministic."
+    ]
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_WideRewards(), 4), n_steps=5)
+    assert issues[0] == "ERROR: step() rewards has shape (4, 2), expected (4,)."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from sekai.cli._args import positive_int
 from sekai.cli._output import GREEN, RED, YELLOW, Output, plural
@@ -14,6 +15,7 @@ examples:
   sekai check CartPole-v1
   sekai check Portfolio-v0 --steps 2000 --determinism
   sekai -m my_envs check mine/Drift-v0 --strict   exit 1 on warnings too (for CI)
+  sekai check CartPole-v1 --mode jax               the kernel, run by sekai-jax
 
 exit status: 0 no ERROR (warnings allowed unless --strict), 1 ERRORs found (or any
 issue with --strict), 2 the env could not be built or run.
@@ -48,6 +50,21 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--strict", action="store_true", help="exit with status 1 on warnings too, not only errors"
     )
+    parser.add_argument(
+        "--mode",
+        metavar="MODE",
+        help=(
+            "check the env's array kernel in a kernel vectorization mode (jax, torch): shapes, "
+            "dtypes, autoreset and determinism of make_vec(ENV_ID, N, vectorization_mode=MODE)"
+        ),
+    )
+    parser.add_argument(
+        "--num-envs",
+        type=positive_int,
+        default=8,
+        metavar="N",
+        help="sub-envs for --mode (default: 8)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -59,17 +76,33 @@ def summary(env_id: str, issues: list[str]) -> str:
     return f"{env_id}: {plural(errors, 'error')}, {plural(len(issues) - errors, 'warning')}."
 
 
+def _check_mode(args: argparse.Namespace, out: Output) -> list[str]:
+    """The kernel contract checks of ``args.env_id`` in vectorization mode ``args.mode``."""
+    from sekai.registry import make_vec
+    from sekai.vector.kernel_check import check_kernel_vec_env
+
+    def build() -> Any:
+        return make_vec(args.env_id, args.num_envs, vectorization_mode=args.mode)
+
+    build().close()  # an env without a kernel, or a missing mode, fails here with its message
+    with out.status(f"checking {args.env_id} in mode {args.mode} ({args.steps:,} steps)..."):
+        return check_kernel_vec_env(build, n_steps=args.steps)
+
+
 def run(args: argparse.Namespace, out: Output) -> int:
     """Check ``args.env_id``; 1 on ERRORs (on any issue with ``--strict``), else 0."""
-    from sekai.registry import make
-    from sekai.utils.checker import check_env
+    if args.mode is not None:
+        issues = _check_mode(args, out)
+    else:
+        from sekai.registry import make
+        from sekai.utils.checker import check_env
 
-    env = make(args.env_id)
-    try:
-        with out.status(f"checking {args.env_id} ({args.steps:,} steps)..."):
-            issues = check_env(env, n_steps=args.steps, check_determinism=args.determinism)
-    finally:
-        env.close()
+        env = make(args.env_id)
+        try:
+            with out.status(f"checking {args.env_id} ({args.steps:,} steps)..."):
+                issues = check_env(env, n_steps=args.steps, check_determinism=args.determinism)
+        finally:
+            env.close()
     for issue in issues:
         level, sep, rest = issue.partition(":")
         code = RED if level == "ERROR" else YELLOW if level == "WARNING" else None

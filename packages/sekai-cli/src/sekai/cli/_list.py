@@ -24,6 +24,7 @@ examples:
 """
 
 NATIVE_SUFFIX = "  [native vec]"
+KERNEL_SUFFIX = "  [kernel]"  # the jax and torch modes can run it
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -86,6 +87,7 @@ def _spec_json(spec: EnvSpec) -> dict[str, Any]:
         "entry_point": _entry(spec.entry_point),
         "vector_entry_point": _entry(spec.vector_entry_point),
         "native_vec": spec.vector_entry_point is not None,
+        "kernel_entry_point": _entry(spec.kernel_entry_point),
         "plugin": source.plugin if source else None,
         "distribution": source.distribution if source else None,
         "version": source.version if source else None,
@@ -99,14 +101,16 @@ def _spec_table(specs: list[EnvSpec], out: Output) -> list[str]:
         entry = _entry(spec.entry_point) or "-"
         if spec.vector_entry_point is not None:  # a string: nothing is imported to know this
             entry += NATIVE_SUFFIX
+        if spec.kernel_entry_point is not None:
+            entry += KERNEL_SUFFIX
         rows.append([spec.id, steps, entry])
     lines = format_table(
         ["ID", "MAX STEPS", "ENTRY POINT"], rows, "lrl", header_style=BOLD, colour=out.colour
     )
     if out.colour:
-        tag = out.style(NATIVE_SUFFIX.strip(), CYAN)
-        cut = len(NATIVE_SUFFIX.strip())
-        lines = [line[:-cut] + tag if line.endswith(NATIVE_SUFFIX) else line for line in lines]
+        for suffix in (KERNEL_SUFFIX, NATIVE_SUFFIX):
+            tag = out.style(suffix.strip(), CYAN)
+            lines = [line.replace(suffix, "  " + tag) for line in lines]
     return lines
 
 

@@ -110,9 +110,9 @@ def kernel_trajectory(
         actions: one batch of actions per step (default: uniform samples of the action space).
 
     Returns:
-        Per recorded name (``observation`` or ``observation.<key>``, ``reward``, ``terminated``, ``truncated``, ``done``,
-        ``final_observation``, ``state.<name>``, ``info.<name>``), one host array per step
-        (index 0: the reset).
+        Per recorded name (``observation`` or ``observation.<key>``, ``reward``,
+        ``terminated``, ``truncated``, ``done``, ``final_observation``, ``state.<name>``,
+        ``info.<name>``), one host array per step (index 0: the reset).
     """
     context = _jax_precision(dtype) if backend == "jax" else contextlib.nullcontext()
     with context:

@@ -1,0 +1,144 @@
+"""check_kernel_vec_env: the contract checks of a kernel mode (``sekai check --mode jax ID``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from sekai.vector.kernel_step import tree_map
+from sekai.vector.kernel_vec_env import KernelVecEnv
+from sekai.vector.vec_env import VecEnv
+
+__all__ = ["check_kernel_vec_env"]
+
+
+def _host(vec: VecEnv, value: Any) -> Any:
+    to_numpy = vec.backend.to_numpy if isinstance(vec, KernelVecEnv) else np.asarray
+    return tree_map(lambda x: np.asarray(to_numpy(x)), value)
+
+
+def _shape_issues(space: Any, batch: Any, what: str) -> list[str]:
+    """ERRORs for a host batch whose structure, shapes or dtypes differ from ``space``'s."""
+    try:
+        sample = space.sample()
+    except Exception as exc:  # a space that cannot sample: nothing to compare with
+        return [f"WARNING: {what}: cannot sample {space!r} to compare ({exc})."]
+    issues: list[str] = []
+
+    def compare(want: Any, got: Any) -> None:
+        want, got = np.asarray(want), np.asarray(got)
+        if got.shape != want.shape:
+            issues.append(f"ERROR: {what} has shape {got.shape}, the space's is {want.shape}.")
+        elif got.dtype != want.dtype:
+            issues.append(f"ERROR: {what} has dtype {got.dtype}, the space's is {want.dtype}.")
+
+    try:
+        tree_map(compare, sample, batch)
+    except (KeyError, TypeError, ValueError) as exc:
+        issues.append(f"ERROR: {what} is not structured like {space!r} ({exc}).")
+    return issues
+
+
+def _flag_issues(name: str, value: np.ndarray, n: int, kind: str) -> list[str]:
+    if value.shape != (n,):
+        return [f"ERROR: step() {name} has shape {value.shape}, expected ({n},)."]
+    if value.dtype.kind != kind:
+        return [f"ERROR: step() {name} has dtype {value.dtype}, expected kind {kind!r}."]
+    return []
+
+
+def _rollout(
+    make: Callable[[], VecEnv], n_steps: int, seed: int, issues: list[str] | None
+) -> list[Any]:
+    """Run one seeded rollout of random actions; append contract issues when asked."""
+    vec = make()
+    n = vec.num_envs
+    try:
+        first = vec.reset(seed=seed)
+        observations = [_host(vec, first.observations)]
+        if issues is not None:
+            issues += _shape_issues(vec.batch_observation_space, observations[0], "reset() obs")
+        actions = vec.batch_action_space
+        actions.seed(seed)
+        finished = 0
+        for index in range(n_steps):
+            out = vec.step(actions.sample())
+            obs = _host(vec, out.observations)
+            observations.append(obs)
+            if issues is None:
+                continue
+            rewards, terminated, truncated = (
+                _host(vec, x) for x in (out.rewards, out.terminated, out.truncated)
+            )
+            found = _shape_issues(vec.batch_observation_space, obs, f"step {index} obs")
+            found += _flag_issues("rewards", rewards, n, "f")
+            found += _flag_issues("terminated", terminated, n, "b")
+            found += _flag_issues("truncated", truncated, n, "b")
+            if not found and vec.autoreset:
+                for i in np.flatnonzero(terminated | truncated).tolist():
+                    finished += 1
+                    info = out.infos[i]
+                    missing = {"final_observation", "final_info", "reset_info"} - set(info)
+                    if missing:
+                        found.append(
+                            f"ERROR: step {index}: sub-env {i} ended its episode but its info "
+                            f"lacks {sorted(missing)} (same-step autoreset)."
+                        )
+                    elif not vec.observation_space.contains(info["final_observation"]):
+                        found.append(
+                            f"WARNING: step {index}: sub-env {i}'s final_observation is "
+                            "outside the observation space."
+                        )
+            if found:
+                issues += found
+                break
+        if issues is not None and not finished and vec.autoreset:
+            issues.append(
+                f"WARNING: no episode ended in {n_steps} steps: autoreset was not checked "
+                "(pass more steps)."
+            )
+        return observations
+    finally:
+        vec.close()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two host observations (arrays or dicts/tuples of them) are equal, NaN included."""
+    same: list[bool] = []
+    tree_map(lambda x, y: same.append(np.array_equal(x, y, equal_nan=x.dtype.kind == "f")), a, b)
+    return all(same)
+
+
+def check_kernel_vec_env(
+    make: Callable[[], VecEnv], *, n_steps: int = 200, seed: int = 0, check_determinism: bool = True
+) -> list[str]:
+    """Check a kernel mode's vector env against the vector contract; return the issues found.
+
+    Shapes and dtypes of observations (against the batched observation space), rewards and
+    flags; ``final_observation`` / ``final_info`` / ``reset_info`` in the step that ends an
+    episode (same-step autoreset); with ``check_determinism``, a second rollout with the same
+    seed and actions gives the same observations.
+
+    Args:
+        make: builds a fresh vector env (called once, twice with ``check_determinism``).
+        n_steps: random-action steps per rollout.
+        seed: the reset seed and the actions' seed.
+        check_determinism: also compare two rollouts.
+
+    Returns:
+        ``"ERROR: ..."`` and ``"WARNING: ..."`` lines (empty when everything passed).
+    """
+    issues: list[str] = []
+    first = _rollout(make, n_steps, seed, issues)
+    if check_determinism and not any(issue.startswith("ERROR") for issue in issues):
+        second = _rollout(make, n_steps, seed, None)
+        for index, (a, b) in enumerate(zip(first, second)):
+            if not _same(a, b):
+                issues.append(
+                    f"ERROR: two rollouts with seed {seed} and the same actions differ at step "
+                    f"{index}: the mode is not deterministic."
+                )
+                break
+    return issues
