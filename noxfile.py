@@ -340,10 +340,10 @@ def integration(session: nox.Session, profile: str) -> None:
 def examples_accel(session: nox.Session) -> None:
     """Smoke-run the PPO examples on the accelerated envs (JAX and torch, CPU) and
     ``benchmarks/learning.py --quick``: a few updates each, finite losses (issue 28)."""
-    _install_torch(session)  # first: the installs below then find torch satisfied
-    dists = ("sekai-core", "sekai-classic", "sekai-finance", "sekai-jax", "sekai-torch")
+    _install_accel(session, JAX_CPU, TORCH)
+    dists = ("sekai-core", "sekai-classic", "sekai-finance", *ACCEL)
     args = [arg for dist in dists for arg in _editable(dist)]
-    session.install(*args, "jax[cpu]", "flax", "optax", *_groups("test"))
+    session.install(*args, "flax", "optax", *_groups("test"))
     session.run("python", "-c", _ASSERT_EDITABLE, log=False)
     session.run(
         "pytest", "tests-integration/test_examples_accel.py", "-m", "accel", *PARALLEL,
