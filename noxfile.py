@@ -346,6 +346,22 @@ def integration(session: nox.Session, profile: str) -> None:
 
 
 @nox.session
+def examples_accel(session: nox.Session) -> None:
+    """Smoke-run the PPO examples on the accelerated envs (JAX and torch, CPU) and
+    ``benchmarks/learning.py --quick``: a few updates each, finite losses (issue 28)."""
+    _install_accel(session, JAX_CPU, TORCH)
+    dists = ("sekai-core", "sekai-classic", "sekai-finance", *ACCEL)
+    args = [arg for dist in dists for arg in _editable(dist)]
+    session.install(*args, "flax", "optax", *_groups("test"))
+    session.run("python", "-c", _ASSERT_EDITABLE, log=False)
+    session.run(
+        "pytest", "tests-integration/test_examples_accel.py", "-m", "accel", *PARALLEL,
+        *session.posargs,
+        env=ONE_THREAD,
+    )  # fmt: skip
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """Check style and formatting with ruff, and the import contracts with import-linter."""
     session.install(*_groups("lint"))
