@@ -1,8 +1,8 @@
 """PPO on an accelerated env in sekai's torch mode, in one loop (CleanRL's style).
 
 Run: ``python examples/ppo_torch.py --env-id MarketMaking-v0`` (needs ``pip install torch==2.13.0
-./packages/sekai-torch``), or ``--help`` for the hyperparameters; ``--device`` defaults to ``cuda`` when
-there is one.
+./packages/sekai-torch``), or ``--help`` for the hyperparameters; ``--device`` defaults to
+``cuda`` when there is one.
 
 ``sekai.make_vec(id, n, vectorization_mode="torch", vector_kwargs={"device": ...})`` steps the
 env's array kernel on tensors where the network lives, so a rollout never leaves the device.
