@@ -267,16 +267,6 @@ def gpu_rows(quick: bool) -> list[Row]:
             2e8,
         ),
     ]
-    for n, bar in ((huge, 5e8), (small, 5e7)):
-        for compile in (None, "cuda_graph", "compile"):
-            rows.append(
-                (
-                    f"torch Portfolio-v0, vec.step(), {compile or 'eager'}",
-                    f"{n}",
-                    lambda n=n, c=compile: torch_vec_step("Portfolio-v0", n, call_steps, device, c),
-                    bar,
-                )
-            )
     rows += [
         (
             "JAX CartPole-v1, jit+scan",
@@ -286,6 +276,20 @@ def gpu_rows(quick: bool) -> list[Row]:
         ),
         ("gymnax CartPole-v1, jit+vmap+scan", f"{big}", lambda: gymnax_scan(big, scan_steps), None),
     ]
+
+    def torch_rows(modes: tuple[str | None, ...]) -> list[Row]:
+        return [
+            (
+                f"torch Portfolio-v0, vec.step(), {compile or 'eager'}",
+                f"{n}",
+                lambda n=n, c=compile: torch_vec_step("Portfolio-v0", n, call_steps, device, c),
+                bar,
+            )
+            for n, bar in ((huge, 5e8), (small, 5e7))
+            for compile in modes
+        ]
+
+    rows += torch_rows((None, "cuda_graph"))
     for env_id in ("Trading-v0", "MarketMaking-v0", "OptimalExecution-v0"):
         rows.append(
             (
@@ -303,7 +307,7 @@ def gpu_rows(quick: bool) -> list[Row]:
                 None,
             )
         )
-    return rows
+    return rows + torch_rows(("compile",))  # last: compiling takes the longest
 
 
 def cpu_rows(quick: bool) -> list[Row]:
@@ -411,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bench_accel ({title}), {datetime.date.today()}: {_device()}; {_versions()}")
     print(f"{'what':<48} {'sub-envs':>9} {'env-steps/s':>12}  bar")
     failures = 0
+    rates: dict[str, float] = {}
     for what, size, measure, bar in rows:
         if _elapsed() > BUDGET_S:
             print(f"{what:<48} {size:>9} {'n/a':>12}  time budget of {BUDGET_S:.0f} s spent")
@@ -428,7 +433,15 @@ def main(argv: list[str] | None = None) -> int:
         verdict = ""
         if bar is not None and not args.quick:
             verdict = f">= {bar:.1e}: {'pass' if rate >= bar else 'FAIL'}"
+        rates[what] = rate
         print(f"{what:<48} {size:>9} {rate:>12.3e}  {verdict}", flush=True)
+    ours, theirs = (
+        rates.get("JAX CartPole-v1, jit+scan"),
+        rates.get("gymnax CartPole-v1, jit+vmap+scan"),
+    )
+    if ours and theirs:
+        verdict = "" if args.quick else f" (>= 0.8: {'pass' if ours >= 0.8 * theirs else 'FAIL'})"
+        print(f"JAX CartPole-v1 / gymnax CartPole-v1 = {ours / theirs:.2f}{verdict}")
     print(f"total {_elapsed():.0f} s; {failures} row(s) n/a")
     return 0
 
