@@ -63,6 +63,8 @@ def test_invalid_actions_are_caught_on_the_device() -> None:
     assert caught.value.index == 2
     with pytest.raises(ValueError, match=r"shape \(3,\)"):
         envs.step(torch.zeros((3, 1), dtype=torch.int64))
+    with pytest.raises(ValueError, match=r"must have shape \(3,\).*got shape \(2,\)"):
+        envs.step(torch.zeros(2, dtype=torch.int64))
 
 
 def test_cuda_graph_capture_needs_a_cuda_device() -> None:

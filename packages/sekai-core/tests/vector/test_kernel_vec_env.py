@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -222,9 +223,12 @@ class _WideRewards(CountdownKernel):
 
 def test_the_kernel_contract_checks_report_nondeterminism_and_bad_shapes() -> None:
     issues = check_kernel_vec_env(lambda: KernelVecEnv(_Unseeded(), 4), n_steps=30)
-    assert issues == [
-        "ERROR: two rollouts with seed 0 and the same actions differ at step 0: the mode is "
-        "not deterministic."
-    ]
+    # The first step where the rollouts differ is random (4 starts among 3 values can agree).
+    assert len(issues) == 1
+    assert re.fullmatch(
+        r"ERROR: two rollouts with seed 0 and the same actions differ at step \d+: the mode is "
+        r"not deterministic\.",
+        issues[0],
+    )
     issues = check_kernel_vec_env(lambda: KernelVecEnv(_WideRewards(), 4), n_steps=5)
     assert issues[0] == "ERROR: step() rewards has shape (4, 2), expected (4,)."

@@ -221,7 +221,8 @@ def make_vec(
         vectorization_mode: None (native if the spec has a ``vector_entry_point`` and no
             per-env wrappers apply, else ``"sync"``), ``"native"`` (alias
             ``"vector_entry_point"``), ``"sync"``, ``"async"``, ``"proc"``, or a mode a plugin
-            registered.
+            registered (``"jax"`` and ``"torch"`` run the spec's ``kernel_entry_point``: a
+            backend class with a ``from_spec`` classmethod is given the spec, not sub-envs).
         vector_kwargs: keyword arguments for the VecEnv constructor.
         wrappers: callables applied in order to each sub-env (not with native mode).
         **env_kwargs: keyword arguments for ``make()`` (``max_episode_steps`` included).

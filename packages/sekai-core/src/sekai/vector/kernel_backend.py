@@ -123,12 +123,12 @@ def _device(array: Array) -> Any:
 
 
 def check_device_actions(
-    backend: KernelBackend, space: Space[Any], actions: Array, frozen: Array | None
+    backend: KernelBackend, space: Space[Any], num_envs: int, actions: Array, frozen: Array | None
 ) -> None:
     """Raise like the native envs for a batch of the wrong shape or with an invalid value
     (one host sync of a single bool when every value is valid)."""
-    expected = (actions.shape[0], *tuple(space.shape or ()))
-    if tuple(actions.shape) != expected or len(actions.shape) == 0:
+    expected = (num_envs, *tuple(space.shape or ()))
+    if tuple(actions.shape) != expected:
         raise ValueError(
             f"actions must have shape {expected} (action space {space!r}), "
             f"got shape {tuple(actions.shape)}."

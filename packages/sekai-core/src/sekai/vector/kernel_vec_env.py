@@ -166,7 +166,7 @@ class KernelVecEnv(OneGenerator, VecEnv):
             self._ready_checker()
             action = backend.actions(actions)
             if self.check_actions:
-                check_device_actions(backend, self.action_space, action, frozen)
+                check_device_actions(backend, self.action_space, self.num_envs, action, frozen)
         t = self._step_fn(self._params, self._carry, action)
         self._carry = t.state
         self.last_transition = t

@@ -110,6 +110,12 @@ class TorchBackend(KernelBackend):
 
     def build_step(self, env: KernelVecEnv) -> StepFn:
         kernel, n = env.kernel, env.num_envs
+        when: Any = host_when  # the reset only in steps where an episode ended (one sync)
+        if self.compile == "cuda_graph":
+            when = None  # a graph cannot branch: the reset runs every step, masked
+        elif self.compile == "compile":
+            compiler: Any = torch.compiler  # partly untyped
+            when = compiler.disable(host_when)  # run eagerly: no graph-break warnings
 
         def step(params: Any, carry: Any, action: Any) -> KernelTransition:
             return transition(
@@ -123,7 +129,7 @@ class TorchBackend(KernelBackend):
                 max_episode_steps=env.max_episode_steps,
                 autoreset=env.autoreset,
                 observation_dtype=env.observation_dtype,
-                when=None if self.compile == "cuda_graph" else host_when,
+                when=when,
             )
 
         if self.compile == "compile":
