@@ -28,6 +28,7 @@ from sekai.vector.kernel_step import (
     transition,
     with_fields,
 )
+from sekai.vector.kernel_vec_env import KernelVecEnv
 
 __all__ = ["assert_kernel_equivalent", "kernel_backend", "kernel_trajectory"]
 
@@ -59,8 +60,9 @@ def kernel_backend(name: str, dtype: str = "float64") -> KernelBackend:
     # plugin distribution.
     mode = default_registry().backend(name)
     vec_cls = load_entry_point(mode, f"vectorization_mode {name!r}")
-    backend: KernelBackend = vec_cls.cpu_backend(dtype)
-    return backend
+    if not (isinstance(vec_cls, type) and issubclass(vec_cls, KernelVecEnv)):
+        raise TypeError(f"vectorization_mode {name!r} is not a kernel mode ({vec_cls!r}).")
+    return vec_cls.cpu_backend(dtype)
 
 
 def _noise(rng: np.random.Generator, draws: Sequence[Draw], n: int) -> dict[str, np.ndarray]:
