@@ -62,7 +62,9 @@ DISTRIBUTIONS: dict[str, Distribution] = {
         # Market-v0/LimitOrderBook-v0 are checked through the gymnasium and PettingZoo bridges.
         test_first_party=("sekai-compat",),
         # pillow/imageio(-ffmpeg): GIF/MP4 recording and episode-report PNGs.
+        # array-api-compat: the kernel tests call the finance kernels on its numpy namespace.
         test_requires=(
+            "array-api-compat>=1.4",
             "gymnasium>=1.0",
             "pettingzoo>=1.24",
             "pillow>=9.0",

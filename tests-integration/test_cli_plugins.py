@@ -104,6 +104,7 @@ def test_list_shows_the_pack_env_and_notes_the_broken_plugin_on_stderr(tmp_path:
         "sekai_example_pack.gridworld:GridworldEnv",
         "[native",
         "vec]",
+        "[kernel]",
     ]
     assert _sekai(tmp_path, "list", "--strict").returncode == 1
 

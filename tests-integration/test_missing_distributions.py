@@ -17,14 +17,17 @@ def both_profiles(test):
 
 def run_json(code):
     environ = {k: v for k, v in os.environ.items() if k != "SEKAI_DISABLE_PLUGINS"}
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=environ,
-        cwd=tempfile.gettempdir(),
-        timeout=120,
-    )
+    # A fresh empty folder: the checkout is never below it, so hints name absolute paths (a
+    # checkout below the working folder, e.g. a clone in /tmp, would be named ./relative).
+    with tempfile.TemporaryDirectory() as cwd:
+        proc = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            capture_output=True,
+            text=True,
+            env=environ,
+            cwd=cwd,
+            timeout=120,
+        )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -154,6 +154,6 @@ def test_bench_runs_sekai_bench_in_every_mode_without_a_way_to_skip_it(
     commands = _sekai_commands(session, lambda exe: exe == "sekai")
     assert commands == [
         ["bench", "Portfolio-v0", "--num-envs", "16", "--mode", mode]
-        for mode in ("native", "sync", "proc")
+        for mode in ("native", "sync", "proc", "jax", "torch")
     ]
     assert session.warnings == []

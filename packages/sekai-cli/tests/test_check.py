@@ -109,4 +109,7 @@ def test_mode_checks_refuse_an_env_without_a_kernel_with_exit_2(sekai_cli) -> No
     assert done.returncode == 2
     # Without sekai-jax the mode is unknown (and named with its distribution); with it, the
     # env has no kernel: either way the message says what to do.
-    assert "no array kernel" in done.stderr or "pip install sekai-jax" in done.stderr
+    assert (
+        "no array kernel" in done.stderr
+        or "It is provided by sekai-jax, which is not installed" in done.stderr
+    )

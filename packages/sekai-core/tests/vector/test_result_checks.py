@@ -26,7 +26,8 @@ Backend = Callable[[Sequence[Callable[[], sekai.Env]]], VecEnv]  # type: ignore[
 BACKENDS: dict[str, Backend] = {
     "sync": lambda fns: SyncVecEnv(fns),
     "async": lambda fns: AsyncVecEnv(fns),
-    "proc": lambda fns: ProcVecEnv(fns, num_workers=2),
+    # fork: the sub-envs are classes of this test module, which workers could not import.
+    "proc": lambda fns: ProcVecEnv(fns, num_workers=2, context="fork"),
 }
 
 

@@ -240,7 +240,7 @@ def build_options(sc: Scenario, spec: Any) -> Any:
 # -- strategies -----------------------------------------------------------------------------------
 
 COSTS_ANY = st.one_of(
-    st.tuples(st.just("rate"), st.sampled_from([0, 0.0, 1e-3, 0.05, 0.5, 1.0])),
+    st.tuples(st.just("rate"), st.sampled_from([0, 0.0, 1e-3, 0.05, 0.5, 0.99])),
     st.tuples(st.just("proportional"), st.sampled_from([0.0, 2e-3, 0.4])),
     st.tuples(st.just("per_asset"), st.sampled_from([1e-3, 0.3])),
     st.tuples(st.just("fixed"), st.sampled_from([0.0, 5.0, 2e4])),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -80,10 +81,12 @@ class JaxBackend(KernelBackend):
     def build_reset(self, env: KernelVecEnv) -> ResetFn:
         functional = self.functional(env)
 
-        @jax.jit
-        def pure(key: jax.Array, params: dict[str, Any]) -> tuple[jax.Array, KernelReset]:
+        def reset_once(key: jax.Array, params: dict[str, Any]) -> tuple[jax.Array, KernelReset]:
             key, sub = jax.random.split(key)
             return key, functional.reset(sub, params)
+
+        # jax.jit called, not used as a decorator: without JAX installed mypy sees it untyped.
+        pure: Callable[..., tuple[jax.Array, KernelReset]] = jax.jit(reset_once)
 
         def reset(params: Any) -> KernelReset:
             result: KernelReset
@@ -95,12 +98,13 @@ class JaxBackend(KernelBackend):
     def build_step(self, env: KernelVecEnv) -> StepFn:
         functional = self.functional(env)
 
-        @jax.jit
-        def pure(
+        def step_once(
             key: jax.Array, params: dict[str, Any], carry: Any, action: jax.Array
         ) -> tuple[jax.Array, KernelTransition]:
             key, sub = jax.random.split(key)
             return key, functional.step(sub, carry, action, params)
+
+        pure: Callable[..., tuple[jax.Array, KernelTransition]] = jax.jit(step_once)
 
         def step(params: Any, carry: Any, action: Any) -> KernelTransition:
             result: KernelTransition
