@@ -123,7 +123,9 @@ def test_every_torch_install_instruction_names_the_pinned_build_of_the_noxfile()
     ]
     found = {}
     for path in places:
-        for command in re.findall(r"pip install [^`\n]*?\btorch(?:==[\w.+]+)?", path.read_text()):
+        # torch itself, not a name ending in it (./packages/sekai-torch)
+        pattern = r"pip install [^`\n]*?(?<![-\w/.])torch(?:==[\w.+]+)?"
+        for command in re.findall(pattern, path.read_text()):
             found[f"{path.relative_to(root)}: {command}"] = command.split()[-1]
     assert found, "no torch install instruction found"
     assert {where for where, spec in found.items() if spec != pinned[1]} == set()
