@@ -80,3 +80,16 @@ def test_small_matmul_leaves_a_large_inner_size_to_blas(blas_calls) -> None:
     assert blas_calls == []
     assert small_matmul(np.ones((3, k)), np.ones((k, 2))).tolist() == [[k, k]] * 3
     assert blas_calls == [("matmul", (3, k))]
+
+
+def test_small_matmul_rows_in_chunks_are_bit_for_bit_those_of_one_product() -> None:
+    """Rows are computed in cache-sized chunks; a row's result must not depend on its chunk."""
+    from sekai.finance._numeric import _MATMUL_CHUNK
+
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((2 * _MATMUL_CHUNK + 3, 5))
+    b = rng.standard_normal((5, 5))
+    whole = small_matmul(a, b)
+    for rows in (slice(0, 7), slice(_MATMUL_CHUNK - 2, _MATMUL_CHUNK + 2), slice(-5, None)):
+        assert np.array_equal(small_matmul(a[rows], b), whole[rows])
+    assert np.allclose(whole, a @ b, rtol=1e-14, atol=1e-15)

@@ -75,6 +75,10 @@ def divide_along(
     return result
 
 
+_MATMUL_CHUNK = 4096
+"""Rows per einsum in :func:`small_matmul`."""
+
+
 def small_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``a @ b`` for ``a`` ``(rows, k)`` and ``b`` ``(k, m)``, without BLAS when ``k <= 16``.
 
@@ -88,8 +92,13 @@ def small_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) ->
     if b.shape[0] > SMALL_INNER:
         result: np.ndarray = np.matmul(a, b, out=out)
         return result
-    columns = np.einsum("kj,ji->ki", b.T, np.ascontiguousarray(a.T))  # (m, rows)
+    rows = a.shape[0]
     if out is None:
-        return np.ascontiguousarray(columns.T)
-    out[...] = columns.T
+        out = np.empty((rows, b.shape[1]), dtype=np.result_type(a, b))
+    # In chunks of rows that stay in cache (a block of 24k rows at once ran 4x slower); each
+    # element's sum over k is the same whatever the chunk, so the result is bit for bit.
+    for start in range(0, rows, _MATMUL_CHUNK):
+        part = slice(start, start + _MATMUL_CHUNK)
+        columns = np.einsum("kj,ji->ki", b.T, np.ascontiguousarray(a[part].T))  # (m, chunk)
+        out[part] = columns.T
     return out
