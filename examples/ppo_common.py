@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +32,18 @@ __all__ = [
     "normalize",
     "parse_args",
 ]
+
+
+def require(script: str, command: str, *modules: str) -> None:
+    """Exit with ``command`` when one of ``modules`` is not installed."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            sys.exit(
+                f"examples/{script} needs {exc.name}, which is not installed.\n"
+                f"Install it with: {command}"
+            )
 
 
 # Per-env hyperparameters, tuned on CPU with small runs (docs/pages/results.md). Flags win.

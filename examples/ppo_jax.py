@@ -36,24 +36,10 @@ from ppo_common import (
     merge_moments,
     normalize,
     parse_args,
+    require,
 )
 
 AGENT = "PPO (JAX)"
-
-
-def require_jax() -> None:
-    """Exit with the install command when JAX, flax, optax or sekai-jax is missing."""
-    try:
-        import flax  # noqa: F401
-        import jax  # noqa: F401
-        import optax  # noqa: F401
-
-        import sekai.jax  # noqa: F401
-    except ModuleNotFoundError as exc:
-        sys.exit(
-            f"examples/ppo_jax.py needs {exc.name}, which is not installed.\n"
-            'Install it with: pip install "jax[cpu]" flax optax ./packages/sekai-jax'
-        )
 
 
 def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
@@ -270,7 +256,14 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
 
 def main(argv: Sequence[str] | None = None) -> Result:
     args = parse_args(__doc__.splitlines()[0], argv)
-    require_jax()
+    require(
+        "ppo_jax.py",
+        'pip install "jax[cpu]" flax optax ./packages/sekai-jax',
+        "flax",
+        "jax",
+        "optax",
+        "sekai.jax",
+    )
     result, policy = train(args)
     if args.curve is not None:
         result.curve.write(args.curve)

@@ -33,22 +33,10 @@ from ppo_common import (
     merge_moments,
     normalize,
     parse_args,
+    require,
 )
 
 AGENT = "PPO (torch)"
-
-
-def require_torch() -> None:
-    """Exit with the install command when torch or sekai-torch is missing."""
-    try:
-        import torch  # noqa: F401
-
-        import sekai.torch  # noqa: F401
-    except ModuleNotFoundError as exc:
-        sys.exit(
-            f"examples/ppo_torch.py needs {exc.name}, which is not installed.\n"
-            "Install it with: pip install torch==2.13.0 ./packages/sekai-torch"
-        )
 
 
 def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
@@ -249,7 +237,9 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
 
 def main(argv: Sequence[str] | None = None) -> Result:
     args = parse_args(__doc__.splitlines()[0], argv)
-    require_torch()
+    require(
+        "ppo_torch.py", "pip install torch==2.13.0 ./packages/sekai-torch", "torch", "sekai.torch"
+    )
     result, policy = train(args)
     if args.curve is not None:
         result.curve.write(args.curve)

@@ -1,65 +1,26 @@
 """The examples of docs/pages/scaling-out.md that need Ray run here, against the test cluster.
 
 The docs session has no Ray, so those blocks carry ``<!-- docs-test: skip: needs Ray
-(sekai-ray) ... -->``; this test runs them in order as one script and checks that each
-``print(...)  # text`` prints ``text`` (whitespace-normalised), like the docs test does.
+(sekai-ray) ... -->``.
 """
 
 from __future__ import annotations
 
-import re
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-import sekai
+from sekai.testing.docs import assert_marked_examples_print
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "pages" / "scaling-out.md"
-MARKER = re.compile(r"^<!--\s*docs-test:\s*skip:\s*needs Ray \(sekai-ray\)")
-PRINT_COMMENT = re.compile(r"^\s*print\(.*\)\s+#\s?(?P<expected>.*)$")
-
-
-def _ray_blocks(markdown: str) -> list[tuple[int, str]]:
-    """(first line, code) of every ```python block marked as needing Ray."""
-    lines = markdown.splitlines()
-    blocks = []
-    for index, line in enumerate(lines):
-        if MARKER.match(line) and lines[index + 1].strip() == "```python":
-            end = lines.index("```", index + 2)
-            blocks.append((index + 3, "\n".join(lines[index + 2 : end])))
-    return blocks
 
 
 def test_scaling_out_examples_print_what_the_page_says() -> None:
-    blocks = _ray_blocks(PAGE.read_text(encoding="utf-8"))
-    assert len(blocks) >= 4
-    script: list[str] = []
-    origin: dict[int, int] = {}
-    for first, code in blocks:
-        for offset, line in enumerate(code.splitlines()):
-            script.append(line)
-            origin[len(script)] = first + offset
-    printed: list[tuple[int, str]] = []
-
-    def record(*args: Any, **kwargs: Any) -> None:
-        printed.append((sys._getframe(1).f_lineno, " ".join(str(a) for a in args)))
-
-    namespace: dict[str, Any] = {"__name__": "__main__", "print": record}
-    try:
-        exec(compile("\n".join(script), str(PAGE), "exec"), namespace)
-    finally:
-        if any(spec.id == "Simulator-v0" for spec in sekai.all_specs()):
-            sekai.deregister("Simulator-v0")
-    expected = {
-        number: found["expected"]
-        for number, line in enumerate(script, 1)
-        if (found := PRINT_COMMENT.match(line))
-    }
-    assert sorted(line for line, _ in printed) == sorted(expected), "a commented print did not run"
-    for line, text in printed:
-        where = f"scaling-out.md:{origin[line]}"
-        assert " ".join(text.split()) == " ".join(expected[line].split()), where
+    assert_marked_examples_print(
+        PAGE,
+        r"^<!--\s*docs-test:\s*skip:\s*needs Ray \(sekai-ray\)",
+        min_blocks=4,
+        registered=("Simulator-v0",),
+    )

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from sekai.vector._contract.seeding import OneGenerator, native_seed, vector_options
+from sekai.core._rng import SeededMixin
+from sekai.vector._contract.seeding import native_seed, vector_options
 from sekai.vector.infos import ArrayInfos, LazyInfos, split_value
 from sekai.vector.kernel import ArrayKernel
 from sekai.vector.kernel_backend import KernelBackend, NumpyBackend, check_device_actions
@@ -48,7 +49,7 @@ class KernelInfos(LazyInfos):
         return self._infos()._make_all()
 
 
-class KernelVecEnv(OneGenerator, VecEnv):
+class KernelVecEnv(SeededMixin, VecEnv):
     """A vector env running an :class:`~sekai.vector.kernel.ArrayKernel` on a backend.
 
     The semantics are the native envs': same-step autoreset with ``final_observation`` /

@@ -9,9 +9,10 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.core._rng import SeededMixin
 from sekai.spaces import Space
 from sekai.vector._contract.batching import copy_batch, put_rows
-from sekai.vector._contract.seeding import OneGenerator, native_seed, vector_options
+from sekai.vector._contract.seeding import native_seed, vector_options
 from sekai.vector.infos import ArrayInfos, split_value
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
@@ -71,7 +72,7 @@ def _check_max_episode_steps(value: Any) -> int | None:
     return int(value)
 
 
-class NativeVecEnv(OneGenerator, VecEnv):
+class NativeVecEnv(SeededMixin, VecEnv):
     """Base class of vector envs that simulate every sub-env at once with array operations.
 
     Pass ``num_envs`` and the single-env spaces to ``__init__`` and implement the hooks

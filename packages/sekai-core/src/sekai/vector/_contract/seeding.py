@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from sekai.core._rng import check_seed, make_seed_sequence, np_random
+from sekai.core._rng import check_seed, make_seed_sequence
 
-__all__ = ["OneGenerator", "native_seed", "vector_options", "vector_seeds"]
+__all__ = ["native_seed", "vector_options", "vector_seeds"]
 
 _GENERATOR_SEED = (
     "reset(seed=...) got a numpy Generator: one generator cannot seed {n} sub-envs "
@@ -132,31 +132,3 @@ def vector_options(options: Any, num_envs: int) -> list[dict[str, Any] | None]:
         "reset(options=...) must be a dict, a list with one dict (or None) per sub-env, or "
         f"None, got {type(options).__name__}."
     )
-
-
-class OneGenerator:
-    """The one generator of a vector env whose sub-envs all draw from it (native envs, the
-    kernel drivers): ``self.rng``, reseeded by ``_set_rng`` with ``native_seed``'s value."""
-
-    _rng: np.random.Generator | None = None
-    _rng_seed: int | None = None
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """The one generator every sub-env draws from (created from OS entropy if unseeded)."""
-        if self._rng is None:
-            self._rng, self._rng_seed = np_random(None)
-        return self._rng
-
-    @rng.setter
-    def rng(self, value: np.random.Generator) -> None:
-        if not isinstance(value, np.random.Generator):
-            raise TypeError(f"rng must be a numpy Generator, got {type(value).__name__}.")
-        self._rng, self._rng_seed = value, -1
-
-    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
-        """Seed ``self.rng`` like ``Env._set_rng``: an int or Generator reseeds, None keeps it."""
-        if seed is None and self._rng is not None:
-            return self._rng_seed if self._rng_seed is not None else -1
-        self._rng, self._rng_seed = np_random(seed)
-        return self._rng_seed
