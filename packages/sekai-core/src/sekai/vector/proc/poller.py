@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import math
 import select
+import time
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sekai.vector.proc.pool import WorkerHandle
 
-__all__ = ["Poller"]
+__all__ = ["SLICE", "Poller"]
+
+# The longest one wait stays in the operating system. Python raises KeyboardInterrupt between
+# bytecodes; a Ctrl-C that lands after the last check but before poll() starts does not
+# interrupt poll(), so an unbounded wait would keep it (and the user) waiting for good.
+SLICE = 0.1  # seconds
 
 
 class Poller:
@@ -39,9 +45,17 @@ class Poller:
             del self._objects[obj]
 
     def wait(self, timeout: float | None) -> list[tuple[WorkerHandle, bool]]:
-        """The (worker, is_sentinel) pairs that are ready; empty after ``timeout`` seconds."""
+        """The (worker, is_sentinel) pairs that are ready; empty after ``timeout`` seconds
+        (None: until one is). A pending Ctrl-C is raised within ``SLICE`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            span = SLICE if deadline is None else min(SLICE, deadline - time.monotonic())
+            ready = self._wait_once(max(0.0, span))
+            if ready or (deadline is not None and time.monotonic() >= deadline):
+                return ready
+
+    def _wait_once(self, timeout: float) -> list[tuple[WorkerHandle, bool]]:
         if self._poll is None:
             return [self._objects[obj] for obj in wait(list(self._objects), timeout)]
-        ms = None if timeout is None else max(0, math.ceil(timeout * 1000))
         fds = self._fds
-        return [fds[fd] for fd, _ in self._poll.poll(ms) if fd in fds]
+        return [fds[fd] for fd, _ in self._poll.poll(math.ceil(timeout * 1000)) if fd in fds]
