@@ -76,8 +76,8 @@ def _seconds(value: Any, name: str, *, optional: bool) -> float | None:
 
 
 def _num_workers(value: Any, num_envs: int) -> int:
-    if value is None:  # one per core: more would only take turns on the cores
-        return min(num_envs, os.cpu_count() or 1)
+    if value is None:  # the documented default: one per sub-env
+        return num_envs
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"num_workers must be an int or None, got {type(value).__name__}.")
     if value < 1:
@@ -142,8 +142,8 @@ class ProcVecEnv(VecEnv):
             Windows). With either, guard your script with ``if __name__ == "__main__":``.
         close_timeout: seconds ``close()`` waits for the workers before terminating them (then
             killing those that ignore it).
-        num_workers: worker processes (None: ``min(num_envs, os.cpu_count())``; at most
-            ``num_envs``).
+        num_workers: worker processes (None: one per sub-env; at most ``num_envs``). With
+            more sub-envs than cores, about the number of cores is best.
         shared_memory: None: use shared memory when the observation space allows it; True:
             require it (TypeError otherwise); False: always pickle observations.
         step_timeout: seconds to wait for the workers in ``step()`` (None: no limit); a worker
