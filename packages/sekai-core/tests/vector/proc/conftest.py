@@ -31,6 +31,8 @@ import numpy as np
 import sekai
 from sekai.vector import ProcVecEnv
 from faulty import *
+# Ctrl-C as in a terminal, even when the tests run as a background job (started with it ignored)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 """
 
 HARD_TIMEOUT = 60.0  # seconds: a script that runs longer has hung
