@@ -278,6 +278,13 @@ def async_batches(table: Table, workers: int, rounds: int) -> None:
     table.add(what, measured, bar, ratio >= 1.3)
 
 
+def _counts(text: str) -> list[int]:
+    counts = [int(part) for part in text.split(",")]
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"expected worker counts >= 1 such as 2,16, got {text!r}")
+    return sorted(set(counts))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -286,12 +293,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--budget-seconds", type=float, default=BUDGET, help="rows not started by then print n/a"
     )
+    parser.add_argument(
+        "--workers",
+        type=_counts,
+        help="worker counts of rows 1 and 4, e.g. 2,16 (default: 1,2,4,8,16; --quick: 1,2); "
+        "more workers than cores still measure the parent's CPU per sub-env step",
+    )
     args, _ = parser.parse_known_args(argv)  # nox -s bench passes its posargs to every script
     started = time.monotonic()
     table = Table(started + args.budget_seconds)
     cores = os.cpu_count() or 1
     print(f"bench_scaling: {cores} cores, Python {sys.version.split()[0]}", flush=True)
-    workers = [1, 2] if args.quick else [1, 2, 4, 8, 16]
+    workers = args.workers or ([1, 2] if args.quick else [1, 2, 4, 8, 16])
     rounds = 3 if args.quick else 5
     for env_id in ENVS:
         scaling(table, env_id, workers, rounds)

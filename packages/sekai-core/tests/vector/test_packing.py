@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import enum
 import pickle
 from typing import Any
 
 import numpy as np
 import pytest
 
-from sekai.vector._packing import Packed, pack, unpack
+from sekai.vector._packing import Deferred, Packed, defer, pack, plain, unpack
 
 
 def _trip(values: list[Any]) -> list[Any]:
@@ -106,3 +107,76 @@ def test_packed_columns_are_smaller_and_rows_are_independent() -> None:
     got = _trip(entries)
     got[0][3]["weights"][:] = -1.0  # writing one sub-env's info leaves the others alone
     assert got[1][3]["weights"].min() >= 0.0
+
+
+# -- deferred columns -------------------------------------------------------------------------
+
+
+class _Local:
+    """A class a parent process may not have."""
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+
+
+class _Name(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        [1, 2.5, True, "a", b"b", 1j, None],
+        {"a": (1, [2.0, {"b": "c"}]), 3: np.float32(1.5)},
+        np.arange(3.0),
+        np.array([np.datetime64(0, "s")]),
+        np.bool_(True),
+        pack(_infos(8)),
+        pack([{"a": 1}] * 4 + [{"b": 2}] * 4),  # groups
+        pack([(1.0, np.zeros(2))] * 5),  # tuples
+    ],
+    ids=["none", "scalars", "nested", "array", "datetimes", "numpy-scalar", "dicts", "groups",
+         "tuples"],
+)  # fmt: skip
+def test_plain_data_is_plain(value: Any) -> None:
+    assert plain(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        _Local(),
+        [1, _Local()],
+        {"a": {"b": [_Local()]}},
+        _Level.LOW,  # a subclass of int
+        _Name("x"),  # a subclass of str
+        np.array([None, 1], dtype=object),
+        np.zeros(2, dtype=[("x", "f8")]),
+        np.ma.masked_array([1.0, 2.0]),
+        {_Name("k"): 1},
+        pack([{"a": _Local()} for _ in range(6)]),
+    ],
+    ids=["instance", "in-list", "nested", "int-enum", "str-subclass", "object-array",
+         "structured", "masked", "key", "packed"],
+)  # fmt: skip
+def test_what_may_not_unpickle_elsewhere_is_not_plain(value: Any) -> None:
+    assert not plain(value)
+    assert defer(value) is value
+
+
+def test_a_plain_column_is_deferred_and_unpacks_exactly_once_loaded() -> None:
+    infos = _infos(16)
+    deferred = defer(pack(infos))
+    assert type(deferred) is Deferred
+    arrived = pickle.loads(pickle.dumps(deferred, pickle.HIGHEST_PROTOCOL))
+    assert type(arrived) is Deferred
+    _assert_same(unpack(arrived), infos)
+    assert arrived.load() is arrived.load()  # unpickled once
+
+
+def test_a_self_containing_list_is_not_deferred() -> None:
+    loop: list[Any] = [1]
+    loop.append(loop)
+    assert defer(loop) is loop

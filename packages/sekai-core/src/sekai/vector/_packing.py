@@ -5,15 +5,22 @@ sub-env. Pickled as they are, the many small dicts and arrays cost more than the
 steps themselves; packed column by column, same-shaped arrays travel as one stacked array
 and same-keyed dicts as one dict of columns. ``unpack(pack(values))`` gives values equal to
 ``values`` in type, dtype, shape, layout and key order, as pickling each would.
+
+A column that holds only plain data (builtin scalars, strings and numeric NumPy values, in
+lists, tuples and dicts) can be ``defer()``red: pickled on its own, it travels as bytes and is
+unpickled by ``unpack`` when first read, so a parent that never reads the infos of a step never
+pays for them. Anything else is unpickled with the reply, so a value the parent cannot unpickle
+(a class only the worker has) still fails the call that received it.
 """
 
 from __future__ import annotations
 
+import pickle
 from typing import Any, Final
 
 import numpy as np
 
-__all__ = ["Packed", "pack", "unpack"]
+__all__ = ["Deferred", "Packed", "defer", "pack", "plain", "unpack"]
 
 # Fewer values than this travel as they are: stacking would save nothing.
 _MIN_ROWS: Final = 4
@@ -57,8 +64,60 @@ def pack(values: list[Any]) -> Any:
     return values
 
 
+class Deferred:
+    """A plain column pickled on its own; ``load()`` unpickles it (once)."""
+
+    __slots__ = ("_blob", "_column")
+
+    def __init__(self, blob: bytes) -> None:
+        self._blob = blob
+        self._column: Any = None
+
+    def load(self) -> Any:
+        if self._column is None:
+            self._column = pickle.loads(self._blob)
+        return self._column
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Deferred, (self._blob,))
+
+
+def defer(column: Any) -> Any:
+    """``column`` as a ``Deferred`` when it is ``plain``, else ``column`` itself."""
+    try:
+        deferrable = plain(column)
+    except RecursionError:  # nested too deep (or a list that holds itself): not worth it
+        deferrable = False
+    if deferrable:
+        return Deferred(pickle.dumps(column, pickle.HIGHEST_PROTOCOL))
+    return column
+
+
+# Exact types: a subclass (an IntEnum, a str subclass) may live only where it was created.
+_PLAIN_TYPES: Final = frozenset({type(None), bool, int, float, complex, str, bytes})
+_NUMERIC: Final = frozenset("biufcmM")  # NumPy dtype kinds that unpickle anywhere
+
+
+def plain(column: Any) -> bool:
+    """Whether a packed column (or a value in one) unpickles wherever NumPy is installed."""
+    kind = type(column)
+    if kind in _PLAIN_TYPES:
+        return True
+    if kind is Packed:
+        return plain(column.data)
+    if kind is np.ndarray or isinstance(column, np.generic):
+        return column.dtype.kind in _NUMERIC and type(column).__module__ == "numpy"
+    if kind is list or kind is tuple:
+        return all(map(plain, column))
+    if kind is dict:
+        return all(map(plain, column)) and all(map(plain, column.values()))
+    return False
+
+
 def unpack(column: Any) -> list[Any]:
-    """The list of values ``pack()`` packed."""
+    """The list of values ``pack()`` packed (``defer()``red or not)."""
+    if type(column) is Deferred:
+        column = column.load()
     if type(column) is not Packed:
         return column  # type: ignore[no-any-return]
     kind, data = column.kind, column.data

@@ -15,7 +15,7 @@ from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from sekai.vector._contract.errors import ErrorInfo, describe, dumps, worker_error
 from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
-from sekai.vector._packing import pack, unpack
+from sekai.vector._packing import defer, pack, unpack
 
 __all__ = [
     "Errors",
@@ -235,11 +235,13 @@ def run_step(
 
 def step_entries(stepped: SliceStep, *, arrays: bool) -> tuple[Any, Any]:
     """The entries of a STEP reply: ``(packed infos, arrays)``; ``arrays`` is ``(rewards,
-    terminated, truncated, packed observations)``, or None when they are in shared memory."""
+    terminated, truncated, packed observations)``, or None when they are in shared memory.
+    Plain infos are deferred: the parent unpickles them only if they are read."""
+    infos = defer(pack(stepped.infos))
     if not arrays:
-        return pack(stepped.infos), None
+        return infos, None
     observations = pack(stepped.observations)
-    return pack(stepped.infos), (
+    return infos, (
         stepped.rewards,
         stepped.terminated,
         stepped.truncated,

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.vector import ProcVecEnv, SyncVecEnv, VecEnv
+from sekai.vector import ProcVecEnv, SyncVecEnv, VecEnv, _packing
 from sekai.vector._conformance import assert_same_trajectory
 from sekai.wrappers.autoreset import AutoReset
 from sekai.wrappers.time_limit import TimeLimit
@@ -310,3 +310,22 @@ def test_make_vec_builds_it_with_vector_kwargs(sekai_line_registry: Any) -> None
         assert vec.get_attr("max_episode_steps") == [20] * 4  # make()'s TimeLimit, per sub-env
     finally:
         vec.close()
+
+
+@pytest.mark.parametrize("shared_memory", [True, False])
+def test_a_steps_plain_infos_are_unpickled_only_when_read(
+    shared_memory: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loads: list[int] = []
+    load = _packing.Deferred.load
+    monkeypatch.setattr(_packing.Deferred, "load", lambda self: loads.append(1) or load(self))
+    fns = _factories(SPACES["discrete"], 8)
+    with ProcVecEnv(fns, context="fork", num_workers=2, shared_memory=shared_memory) as vec:
+        vec.reset(seed=0)
+        result = vec.step([1] * 8)
+        vec.step([0] * 8)
+        assert loads == []  # two steps, no info read
+        assert result.infos == [{"t": 1}] * 8
+        assert len(loads) == 2  # one reply per worker
+        assert result.infos == [{"t": 1}] * 8
+        assert len(loads) == 2
