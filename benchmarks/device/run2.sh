@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Device run 2 (from the repository root, after prepare.sh): the learning results (PPO), within the budget given as $1 seconds.
+set -u
+start=$(date +%s)
+python3 -m pip install -q --no-index --no-deps --no-compile --target .devsite .devwheels/*.whl \
+  || { echo "install failed"; exit 3; }
+export PYTHONPATH=$PWD/.devsite PYTHONUNBUFFERED=1
+mkdir -p "$OUT/learning"
+timeout $(( ${1:-300} + 40 )) python3 benchmarks/learning.py --out "$OUT/learning" --budget-seconds ${1:-300} ${2:+--only $2} 2>&1 | tee "$OUT/learning.txt"
+echo "== done (t=$(( $(date +%s) - start ))s)"
