@@ -107,8 +107,8 @@ def plain(column: Any) -> bool:
         return plain(column.data)
     if kind is np.ndarray or isinstance(column, np.generic):
         return column.dtype.kind in _NUMERIC and type(column).__module__ == "numpy"
-    if kind is list or kind is tuple:
-        return all(map(plain, column))
+    if kind is list or kind is tuple:  # most often a column of builtin scalars: one pass in C
+        return _PLAIN_TYPES.issuperset(map(type, column)) or all(map(plain, column))
     if kind is dict:
         return all(map(plain, column)) and all(map(plain, column.values()))
     return False
