@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from learning_chart import curve_chart, write_png  # noqa: E402
-from ppo_common import Result, evaluate_policy, parse_args  # noqa: E402
+from ppo_common import Result, parse_args, run  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -96,15 +96,10 @@ def _run(row: Row, quick: bool, time_limit: float, out: Path) -> Result:
     episodes = 100 if quick else EVAL_EPISODES
     argv = [
         "--env-id", row.env_id, "--eval-episodes", str(episodes),
-        "--time-limit", str(time_limit), *row.flags, *(QUICK if quick else ()),
+        "--time-limit", str(time_limit), "--curve", str(out / f"curve_{row.name}.csv"),
+        *row.flags, *(QUICK if quick else ()),
     ]  # fmt: skip
-    args = parse_args(row.name, argv)
-    result: Result
-    result, policy = module.train(args)
-    result.curve.write(out / f"curve_{row.name}.csv")
-    result.score, result.baselines = evaluate_policy(
-        policy, row.env_id, args.eval_episodes, args.eval_seed
-    )
+    result: Result = run(parse_args(row.name, argv), module.train)
     return result
 
 

@@ -31,6 +31,8 @@ __all__ = [
     "merge_moments",
     "normalize",
     "parse_args",
+    "require",
+    "run",
 ]
 
 
@@ -246,3 +248,20 @@ def evaluate_policy(
         for name, baseline in baselines_for(env_id).items()
     }
     return score, others
+
+
+def run(
+    args: argparse.Namespace, train: Callable[[argparse.Namespace], tuple[Result, Any]]
+) -> Result:
+    """Both examples' ``main``: train, write the curve (``--curve``), evaluate, print the report.
+
+    ``train(args)`` returns the run's ``Result`` (not yet evaluated) and the policy.
+    """
+    result, policy = train(args)
+    if args.curve is not None:
+        result.curve.write(args.curve)
+    result.score, result.baselines = evaluate_policy(
+        policy, args.env_id, args.eval_episodes, args.eval_seed
+    )
+    print(result.report())
+    return result

@@ -30,13 +30,13 @@ from ppo_common import (
     Curve,
     Moments,
     Result,
-    evaluate_policy,
     flat_size,
     flatten_numpy,
     merge_moments,
     normalize,
     parse_args,
     require,
+    run,
 )
 
 AGENT = "PPO (JAX)"
@@ -264,14 +264,7 @@ def main(argv: Sequence[str] | None = None) -> Result:
         "optax",
         "sekai.jax",
     )
-    result, policy = train(args)
-    if args.curve is not None:
-        result.curve.write(args.curve)
-    result.score, result.baselines = evaluate_policy(
-        policy, args.env_id, args.eval_episodes, args.eval_seed
-    )
-    print(result.report())
-    return result
+    return run(args, train)
 
 
 if __name__ == "__main__":

@@ -27,13 +27,13 @@ from ppo_common import (
     Curve,
     Moments,
     Result,
-    evaluate_policy,
     flat_size,
     flatten_numpy,
     merge_moments,
     normalize,
     parse_args,
     require,
+    run,
 )
 
 AGENT = "PPO (torch)"
@@ -240,14 +240,7 @@ def main(argv: Sequence[str] | None = None) -> Result:
     require(
         "ppo_torch.py", "pip install torch==2.13.0 ./packages/sekai-torch", "torch", "sekai.torch"
     )
-    result, policy = train(args)
-    if args.curve is not None:
-        result.curve.write(args.curve)
-    result.score, result.baselines = evaluate_policy(
-        policy, args.env_id, args.eval_episodes, args.eval_seed
-    )
-    print(result.report())
-    return result
+    return run(args, train)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,6 +38,7 @@ __all__ = [
     "Take",
     "finish_step",
     "join",
+    "raise_first",
     "send_plan",
     "step_arguments",
 ]
@@ -280,6 +281,36 @@ class Batches:
             self.ready.append(chunk)
             self.num_ready += chunk.env_ids.size
 
+    def receive(
+        self,
+        vec: VecEnv,
+        batch_size: Any,
+        arrivals: Callable[[], Sequence[tuple[IntArray, Any]]],
+        take: Take | None,
+    ) -> VecRecvResult[Any]:
+        """``recv()``: wait for the first ``batch_size`` rows and hand them out.
+
+        Args:
+            vec: the VecEnv.
+            batch_size: the asked size (None: the default).
+            arrivals: waits for replies to ``send()``: ``(env_ids, reply)`` pairs, each reply
+                with ``entries`` and ``errors``.
+            take: as for ``hand_out``.
+
+        Raises:
+            RuntimeError: fewer sub-envs in flight than ``batch_size``.
+            VecEnvWorkerError: the lowest sub-env's error among the replies of one wait (the
+                other rows of those replies stay for the next ``recv()``).
+        """
+        size = self.recv_size(batch_size)
+        while self.num_ready < size:
+            errors: Errors = []
+            for env_ids, reply in arrivals():
+                self.arrive(env_ids, reply.entries, reply.errors)
+                errors.extend(reply.errors)
+            raise_first(errors)
+        return self.hand_out(vec, size, take)
+
     def hand_out(self, vec: VecEnv, size: int, take: Take | None) -> VecRecvResult[Any]:
         """``recv()``'s result: the first ``size`` rows that arrived (no longer in flight)."""
         chunks = self.take(size)
@@ -318,11 +349,17 @@ class ActionRows:
         return None if row is None else self._row(self._batch, row)  # None: not sent
 
 
-def first_error(errors: Sequence[tuple[int, VecEnvWorkerError]]) -> VecEnvWorkerError | None:
+def first_error(errors: Iterable[tuple[int, VecEnvWorkerError]]) -> VecEnvWorkerError | None:
     """The error of the lowest sub-env (rule 9), or None."""
-    if not errors:
-        return None
-    return min(errors, key=operator.itemgetter(0))[1]
+    first = min(errors, key=operator.itemgetter(0), default=None)
+    return None if first is None else first[1]
+
+
+def raise_first(errors: Iterable[tuple[int, VecEnvWorkerError]]) -> None:
+    """Raise the error of the lowest sub-env, if any (rule 9)."""
+    error = first_error(errors)
+    if error is not None:
+        raise error
 
 
 def _short(ids: list[int]) -> str:

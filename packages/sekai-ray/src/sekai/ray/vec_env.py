@@ -17,7 +17,14 @@ from sekai.core.env import Env
 from sekai.ray._actor import OWNER, RayWorker
 from sekai.ray._cluster import actor_options, check_feasible, connect, default_num_workers
 from sekai.ray._pool import ActorPool, Outcome
-from sekai.vector._batches import ActionRows, Batches, finish_step, send_plan, step_arguments
+from sekai.vector._batches import (
+    ActionRows,
+    Batches,
+    finish_step,
+    raise_first,
+    send_plan,
+    step_arguments,
+)
 from sekai.vector._in_process import check_same_spaces, env_factories
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
@@ -69,9 +76,7 @@ def _slices(num_envs: int, num_workers: int) -> list[tuple[int, int]]:
 
 def _raise_first(outcomes: list[Outcome]) -> None:
     """Raise the error of the lowest sub-env, if any (rule 9: after every actor answered)."""
-    errors = [error for outcome in outcomes for error in outcome.errors]
-    if errors:
-        raise min(errors, key=lambda item: item[0])[1]
+    raise_first(error for outcome in outcomes for error in outcome.errors)
 
 
 class RayVecEnv(VecEnv):
@@ -287,14 +292,9 @@ class RayVecEnv(VecEnv):
                 raises it, as after ``step()``).
         """
         pool = self._ready()
-        batches = self._batches
-        size = batches.recv_size(batch_size)
-        while batches.num_ready < size:
-            arrived = pool.arrivals(self._step_timeout, "step")
-            for ids, outcome in arrived:
-                batches.arrive(ids, outcome.entries, outcome.errors)
-            _raise_first([outcome for _, outcome in arrived])
-        return batches.hand_out(self, size, None)
+        return self._batches.receive(
+            self, batch_size, lambda: pool.arrivals(self._step_timeout, "step"), None
+        )
 
     # -- attributes --------------------------------------------------------------------------
 

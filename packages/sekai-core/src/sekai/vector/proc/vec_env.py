@@ -17,7 +17,14 @@ import numpy as np
 
 from sekai.core.env import Env
 from sekai.error import VecEnvWorkerError
-from sekai.vector._batches import ActionRows, Batches, finish_step, send_plan, step_arguments
+from sekai.vector._batches import (
+    ActionRows,
+    Batches,
+    finish_step,
+    raise_first,
+    send_plan,
+    step_arguments,
+)
 from sekai.vector._contract.batching import copy_batch
 from sekai.vector._in_process import check_same_spaces, env_factories
 from sekai.vector.proc import protocol
@@ -112,13 +119,6 @@ def _pickled_factories(fns: list[Any], lo: int, hi: int) -> bytes:
         ) from exc
 
 
-def _raise_first(errors: Iterable[tuple[int, VecEnvWorkerError]]) -> None:
-    """Raise the error of the lowest sub-env index, if any (rule 9)."""
-    first = min(errors, key=lambda item: item[0], default=None)
-    if first is not None:
-        raise first[1]
-
-
 class ProcVecEnv(VecEnv):
     """Runs the sub-envs in worker processes, in parallel.
 
@@ -210,7 +210,7 @@ class ProcVecEnv(VecEnv):
         assert pool is not None
         arguments = [(p, autoreset, lo) for p, (lo, _) in zip(payloads, self._slices)]
         replies = pool.request(protocol.INIT, arguments, None, "the env factories")
-        _raise_first(
+        raise_first(
             (rank, error if error.remote_traceback else _not_started(error))
             for reply in replies
             for rank, error in reply.errors
@@ -230,7 +230,7 @@ class ProcVecEnv(VecEnv):
             attach = (self._shared.name, observation_space, num_envs)
             attaches = [attach] * len(self._slices)
             replies = pool.request(protocol.ATTACH, attaches, None, "the observation space")
-            _raise_first(error for reply in replies for error in reply.errors)
+            raise_first(error for reply in replies for error in reply.errors)
             self._shared.unlink()  # every worker has it mapped: no name is left to leak
 
     # -- properties ----------------------------------------------------------------------------
@@ -302,7 +302,7 @@ class ProcVecEnv(VecEnv):
             protocol.RESET, arguments, self._reset_timeout, "the options", per_env_options
         )
         entries, errors = self._entries(replies)
-        _raise_first(errors)
+        raise_first(errors)
         observations = self._observations(entries, 1)
         self._reset_done()
         return VecResetResult(observations, [entry[0] for entry in entries])
@@ -366,21 +366,18 @@ class ProcVecEnv(VecEnv):
                 raises it, as after ``step()``).
         """
         self._raise_if_dead()
-        batches, pool = self._batches, self._pool
-        size = batches.recv_size(batch_size)
+        pool, shared = self._pool, self._shared
         assert pool is not None
-        while batches.num_ready < size:
-            errors: list[tuple[int, VecEnvWorkerError]] = []
-            for ids, reply in pool.arrivals(self._step_timeout, "step"):
-                batches.arrive(ids, reply.entries, reply.errors)
-                errors.extend(reply.errors)
-            _raise_first(errors)
-        shared = self._shared
-        return batches.hand_out(self, size, None if shared is None else shared.take)
+        return self._batches.receive(
+            self,
+            batch_size,
+            lambda: pool.arrivals(self._step_timeout, "step"),
+            None if shared is None else shared.take,
+        )
 
     def _values(self, replies: list[Reply]) -> list[Any]:
         entries, errors = self._entries(replies)
-        _raise_first(errors)
+        raise_first(errors)
         return entries
 
     def get_attr(self, name: str) -> list[Any]:
@@ -404,7 +401,7 @@ class ProcVecEnv(VecEnv):
     # -- closing -------------------------------------------------------------------------------
 
     def _close(self) -> None:
-        _raise_first(self._release())
+        raise_first(self._release())
 
     def _release(self) -> list[tuple[int, VecEnvWorkerError]]:
         """Stop the workers and free the shared memory; the sub-envs' close errors."""
