@@ -10,6 +10,7 @@ flight, the chunks that arrived and are not handed out yet, and the checks of ``
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -21,9 +22,9 @@ from numpy.typing import NDArray
 from sekai.error import VecEnvWorkerError
 from sekai.spaces import Space
 from sekai.vector._contract.actions import ActionChecker
-from sekai.vector._contract.batching import slice_rows, take_rows
+from sekai.vector._contract.batching import take_rows
 from sekai.vector._packing import unpack
-from sekai.vector._remote import encode_actions
+from sekai.vector._remote import encode_actions, encode_slices
 from sekai.vector.infos import PackedInfos
 from sekai.vector.result import VecRecvResult, VecStepResult
 
@@ -104,6 +105,15 @@ def join(
     return stack(observations), rewards, terminated, truncated, infos
 
 
+@functools.lru_cache(maxsize=4096)
+def _ranges(lo: int, hi: int) -> tuple[IntArray, IntArray]:
+    """The sub-envs ``lo:hi`` and their rows in a reply, read-only (a worker's slice is the same
+    on every step: made once, not twice per worker and step)."""
+    ids, rows = np.arange(lo, hi), np.arange(hi - lo)
+    ids.flags.writeable = rows.flags.writeable = False
+    return ids, rows
+
+
 def _dones(chunk: Chunk, flags: tuple[Any, Any] | None) -> NDArray[np.bool_]:
     """``terminated | truncated`` of the chunk's rows (``flags``: the shared-memory arrays)."""
     if flags is None:
@@ -116,7 +126,7 @@ def step_arguments(
 ) -> list[tuple[None, Any]]:
     """The STEP argument of each worker for a ``step()``: every sub-env, its rows of the
     checked batch of actions (encoded)."""
-    return [(None, encode_actions(space, slice_rows(space, batch, lo, hi))) for lo, hi in slices]
+    return [(None, actions) for actions in encode_slices(space, batch, slices)]
 
 
 def send_plan(
@@ -162,7 +172,7 @@ def finish_step(
         errors.extend(reply_errors)
         if entries is not None:
             infos, arrays = entries
-            chunks.append(Chunk(np.arange(lo, hi), np.arange(hi - lo), infos, arrays))
+            chunks.append(Chunk(*_ranges(lo, hi), infos, arrays))
     error = first_error(errors)
     if error is not None:
         failed = {rank for rank, _ in errors}

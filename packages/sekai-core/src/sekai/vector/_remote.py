@@ -3,6 +3,7 @@ of sub-envs, stepping it into one batched reply, and the reply a worker sends fo
 
 from __future__ import annotations
 
+import math
 import pickle
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -12,6 +13,7 @@ from numpy.typing import NDArray
 
 from sekai.error import VecEnvWorkerError
 from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
+from sekai.vector._contract.batching import slice_rows
 from sekai.vector._contract.errors import ErrorInfo, describe, dumps, worker_error
 from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
@@ -24,6 +26,7 @@ __all__ = [
     "decode_actions",
     "encode_actions",
     "encode_reply",
+    "encode_slices",
     "read_reply",
     "receive_step",
     "run_step",
@@ -253,11 +256,27 @@ def encode_actions(space: Space[Any], batch: Any) -> Any:
     """Rows of a checked batch of actions as they travel: for an array space, the array's
     dtype, row shape and raw bytes (far cheaper to pickle than the array); the batch itself
     otherwise."""
-    if isinstance(space, _ARRAY_SPACES) and isinstance(batch, np.ndarray):
-        array = np.ascontiguousarray(batch)  # its own dtype: the env gets what step() gives
-        if not array.dtype.hasobject:
-            return (array.dtype.str, array.shape[1:], array.tobytes())
-    return batch
+    return encode_slices(space, batch, [(0, len(batch))])[0] if _raw(space, batch) else batch
+
+
+def encode_slices(space: Space[Any], batch: Any, slices: Sequence[tuple[int, int]]) -> list[Any]:
+    """``encode_actions`` of the rows ``lo:hi`` of a checked batch, for each of ``slices``. An
+    array batch is converted to bytes once, and each slice's bytes cut from those."""
+    if not _raw(space, batch):
+        return [slice_rows(space, batch, lo, hi) for lo, hi in slices]
+    array = np.ascontiguousarray(batch)  # its own dtype: the env gets what step() gives
+    raw, dtype, shape = array.tobytes(), array.dtype.str, array.shape[1:]
+    row = array.itemsize * math.prod(shape)
+    return [(dtype, shape, raw[lo * row : hi * row]) for lo, hi in slices]
+
+
+def _raw(space: Space[Any], batch: Any) -> bool:
+    """Whether ``batch`` travels as raw bytes."""
+    return (
+        isinstance(space, _ARRAY_SPACES)
+        and isinstance(batch, np.ndarray)
+        and not batch.dtype.hasobject
+    )
 
 
 def decode_actions(space: Space[Any], data: Any) -> Any:

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, Protocol
 from sekai.error import VecEnvWorkerError
 from sekai.vector._contract.errors import dumps, worker_error_class
 from sekai.vector._remote import read_reply
-from sekai.vector.proc import protocol, worker
+from sekai.vector.proc import frames, protocol, worker
 from sekai.vector.proc.poller import Poller
 
 __all__ = ["DIED", "Arrival", "Items", "Pool", "Reply", "WorkerHandle"]
@@ -60,7 +60,7 @@ class Arrival(NamedTuple):
 class WorkerHandle:
     """A worker process, its pipe and the sub-envs ``lo:hi`` it runs."""
 
-    __slots__ = ("conn", "dead", "hi", "index", "lo", "posted", "process", "seq")
+    __slots__ = ("channel", "conn", "dead", "hi", "index", "lo", "posted", "process", "seq")
 
     def __init__(self, index: int, lo: int, hi: int, process: Any, conn: Connection) -> None:
         self.index = index
@@ -68,6 +68,7 @@ class WorkerHandle:
         self.hi = hi
         self.process = process
         self.conn = conn
+        self.channel = frames.channel(conn)
         self.seq = 0
         self.dead: VecEnvWorkerError | None = None  # why it is dead, once it is
         self.posted: dict[int, Any] = {}  # seq -> tag of the posted commands not answered yet
@@ -304,7 +305,7 @@ class Pool:
         if handle.dead is not None:
             return
         try:
-            handle.conn.send_bytes(message)
+            handle.channel.write(message)
         except (OSError, ValueError):  # its end is closed: it died
             self._bury(handle, "EOFError", DIED)
         except BaseException:
@@ -345,8 +346,8 @@ class Pool:
         return [replies.get(h.index) for h in handles]
 
     def _read(self, handle: WorkerHandle, is_sentinel: bool) -> Any:
-        """Read one ready message of ``handle``: its current reply's body, or None (stale reply,
-        or the worker died)."""
+        """Read the ready messages of ``handle``: its current reply's body, or None (stale
+        replies, posted replies, which are kept for ``arrivals``, or the worker died)."""
         if handle.dead is not None:
             return None
         conn = handle.conn
@@ -354,18 +355,20 @@ class Pool:
             self._bury(handle, "EOFError", DIED)
             return None
         try:
-            data = conn.recv_bytes()
+            messages = handle.channel.read()
         except (EOFError, OSError):
             self._bury(handle, "EOFError", DIED)
             return None
-        seq = int.from_bytes(data[:8], "little", signed=True)
-        if seq in handle.posted:
-            tag = handle.posted.pop(seq)
-            self._arrived.append(Arrival(tag, self._decode(handle, memoryview(data)[8:])))
-            return None
-        if seq != handle.seq:
-            return None  # the reply of an interrupted call
-        return memoryview(data)[8:]
+        body = None
+        for data in messages:
+            seq = int.from_bytes(data[:8], "little", signed=True)
+            if seq in handle.posted:
+                tag = handle.posted.pop(seq)
+                self._arrived.append(Arrival(tag, self._decode(handle, memoryview(data)[8:])))
+            elif seq == handle.seq:
+                body = memoryview(data)[8:]
+            # else: the reply of an interrupted call
+        return body
 
     @staticmethod
     def _lost(handle: WorkerHandle) -> Reply:

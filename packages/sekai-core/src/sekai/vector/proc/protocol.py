@@ -67,6 +67,6 @@ def head(seq: int, op: int) -> bytes:
     return seq.to_bytes(8, "little", signed=True) + bytes((op,))
 
 
-def read_head(message: bytes) -> tuple[int, int]:
+def read_head(message: bytes | memoryview) -> tuple[int, int]:
     """``(seq, op)`` of a command."""
     return int.from_bytes(message[:8], "little", signed=True), message[8]

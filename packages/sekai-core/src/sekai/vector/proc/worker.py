@@ -21,7 +21,7 @@ from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.errors import describe
 from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._remote import Errors, build_slice, encode_reply, run_step, step_entries
-from sekai.vector.proc import protocol
+from sekai.vector.proc import frames, protocol
 from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_at, write_rows
 
 __all__ = ["run"]
@@ -75,26 +75,29 @@ class Worker:
 
     def serve(self) -> None:
         """Answer commands until CLOSE or until the parent's end of the pipe closes."""
-        recv, handlers = self.conn.recv_bytes, self.handlers
+        pipe = frames.channel(self.conn)
         while True:
             try:
-                message = recv()
+                messages = pipe.read()
             except (EOFError, OSError):
                 return
-            seq, op = protocol.read_head(message)
-            try:
-                argument = pickle.loads(memoryview(message)[protocol.HEAD :])
-            except Exception as exc:  # e.g. a class this process cannot import
-                what = f"the command {protocol.name(op)}() cannot be unpickled in the worker"
-                entries, errors = None, [(0, describe(exc, what))]
-            else:
-                try:
-                    entries, errors = handlers[op](argument)
-                except Exception as exc:  # a command that cannot even start: all sub-envs fail
-                    entries, errors = None, [(0, describe(exc))]
-            self.conn.send_bytes(self.encode(seq, op, entries, errors))
-            if op == protocol.CLOSE:
-                return
+            for message in messages:  # commands posted back to back can arrive together
+                seq, op = protocol.read_head(message)
+                pipe.write(self.encode(seq, op, *self.answer(op, message)))
+                if op == protocol.CLOSE:
+                    return
+
+    def answer(self, op: int, message: Any) -> tuple[Any, Errors]:
+        """The entries and errors of the command ``message``."""
+        try:
+            argument = pickle.loads(memoryview(message)[protocol.HEAD :])
+        except Exception as exc:  # e.g. a class this process cannot import
+            what = f"the command {protocol.name(op)}() cannot be unpickled in the worker"
+            return None, [(0, describe(exc, what))]
+        try:
+            return self.handlers[op](argument)
+        except Exception as exc:  # a command that cannot even start: all sub-envs fail
+            return None, [(0, describe(exc))]
 
     def encode(self, seq: int, op: int, entries: Any, errors: Errors) -> bytes:
         """The reply: ``seq`` (8 bytes, so the parent can drop a stale reply unread), then
