@@ -217,7 +217,8 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
         (params, opt_state), losses = jax.lax.scan(
             epoch, (r.params, r.opt_state), jax.random.split(k_epochs, args.update_epochs)
         )
-        obs_m = merge_moments(obs_m, raw_obs.reshape(batch, -1))
+        if args.obs_norm:  # else the moments stay (0, 1): observations pass unchanged
+            obs_m = merge_moments(obs_m, raw_obs.reshape(batch, -1))
         r = r._replace(params=params, opt_state=opt_state, obs_m=obs_m, rew_m=rew_m, key=key)
         return r, (losses.mean(), finished[0].sum(), finished[1].sum())
 

@@ -203,7 +203,8 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
-        obs_m = merge_moments(obs_m, raw_buf.reshape(batch, obs_dim))
+        if args.obs_norm:  # else the moments stay (0, 1): observations pass unchanged
+            obs_m = merge_moments(obs_m, raw_buf.reshape(batch, obs_dim))
 
         done_updates = update
         out_of_time = args.time_limit is not None and time.perf_counter() - start > args.time_limit

@@ -145,3 +145,16 @@ def test_ppo_example_without_its_library_exits_with_the_install_command(
     assert done.returncode == 1, done.stderr
     assert f"needs {library}" in done.stderr and command in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_observation_standardisation_follows_the_preset_unless_a_flag_says_otherwise() -> None:
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        from ppo_common import parse_args
+    finally:
+        sys.path.remove(str(ROOT / "examples"))
+    # Portfolio-v0's returns window is noise: its preset leaves observations raw.
+    assert parse_args("t", ["--env-id", "Portfolio-v0"]).obs_norm is False
+    assert parse_args("t", ["--env-id", "Portfolio-v0", "--obs-norm"]).obs_norm is True
+    assert parse_args("t", ["--env-id", "CartPole-v1"]).obs_norm is True
+    assert parse_args("t", ["--env-id", "CartPole-v1", "--no-obs-norm"]).obs_norm is False
