@@ -23,7 +23,7 @@ from sekai.error import VecEnvWorkerError
 from sekai.spaces import Space
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.batching import take_rows
-from sekai.vector._packing import unpack
+from sekai.vector._packing import received, unpack
 from sekai.vector._remote import encode_actions, encode_slices
 from sekai.vector.infos import PackedInfos
 from sekai.vector.result import VecRecvResult, VecStepResult
@@ -68,8 +68,14 @@ class Chunk:
         self.infos = infos
         self.arrays = arrays
 
+    @classmethod
+    def arrived(cls, env_ids: IntArray, rows: IntArray, entries: Any) -> Chunk:
+        """The chunk of a STEP reply's ``(infos, arrays)`` entries, as they arrived."""
+        infos, arrays = entries
+        return cls(env_ids, rows, received(infos), arrays)
+
     def split(self, count: int) -> tuple[Chunk, Chunk]:
-        """The first ``count`` rows and the rest."""
+        """The first ``count`` rows and the rest (sharing the infos, unpickled once)."""
         head = Chunk(self.env_ids[:count], self.rows[:count], self.infos, self.arrays)
         tail = Chunk(self.env_ids[count:], self.rows[count:], self.infos, self.arrays)
         return head, tail
@@ -171,8 +177,7 @@ def finish_step(
     for (lo, hi), (entries, reply_errors) in zip(slices, replies):
         errors.extend(reply_errors)
         if entries is not None:
-            infos, arrays = entries
-            chunks.append(Chunk(*_ranges(lo, hi), infos, arrays))
+            chunks.append(Chunk.arrived(*_ranges(lo, hi), entries))
     error = first_error(errors)
     if error is not None:
         failed = {rank for rank, _ in errors}
@@ -286,8 +291,7 @@ class Batches:
             good[:] = False
         self.in_flight[env_ids[~good]] = False
         if entries is not None and good.any():
-            infos, arrays = entries
-            chunk = Chunk(env_ids[good], np.flatnonzero(good), infos, arrays)
+            chunk = Chunk.arrived(env_ids[good], np.flatnonzero(good), entries)
             self.ready.append(chunk)
             self.num_ready += chunk.env_ids.size
 

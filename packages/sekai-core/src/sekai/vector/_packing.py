@@ -7,10 +7,11 @@ and same-keyed dicts as one dict of columns. ``unpack(pack(values))`` gives valu
 ``values`` in type, dtype, shape, layout and key order, as pickling each would.
 
 A column that holds only plain data (builtin scalars, strings and numeric NumPy values, in
-lists, tuples and dicts) can be ``defer()``red: pickled on its own, it travels as bytes and is
-unpickled by ``unpack`` when first read, so a parent that never reads the infos of a step never
-pays for them. Anything else is unpickled with the reply, so a value the parent cannot unpickle
-(a class only the worker has) still fails the call that received it.
+lists, tuples and dicts) can be ``defer()``red: pickled on its own, it travels as bytes (never a
+column's own form: ``pack`` gives a list or a ``Packed``), ``received()`` wraps it in a
+``Deferred``, and ``unpack`` unpickles it when first read, so a parent that never reads the
+infos of a step never pays for them. Anything else is unpickled with the reply, so a value the
+parent cannot unpickle (a class only the worker has) still fails the call that received it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Final
 
 import numpy as np
 
-__all__ = ["Deferred", "Packed", "defer", "pack", "plain", "unpack"]
+__all__ = ["Deferred", "Packed", "defer", "pack", "plain", "received", "unpack"]
 
 # Fewer values than this travel as they are: stacking would save nothing.
 _MIN_ROWS: Final = 4
@@ -65,7 +66,7 @@ def pack(values: list[Any]) -> Any:
 
 
 class Deferred:
-    """A plain column pickled on its own; ``load()`` unpickles it (once)."""
+    """A plain column that arrived pickled on its own; ``load()`` unpickles it (once)."""
 
     __slots__ = ("_blob", "_column")
 
@@ -83,14 +84,23 @@ class Deferred:
 
 
 def defer(column: Any) -> Any:
-    """``column`` as a ``Deferred`` when it is ``plain``, else ``column`` itself."""
+    """``column`` pickled on its own (bytes) when it is ``plain``, else ``column`` itself.
+
+    The bytes travel inside the reply as they are: a class in the reply would cost the parent
+    a lookup by name on every reply (more than the rest of a small reply's unpickling).
+    """
     try:
         deferrable = plain(column)
     except RecursionError:  # nested too deep (or a list that holds itself): not worth it
         deferrable = False
     if deferrable:
-        return Deferred(pickle.dumps(column, pickle.HIGHEST_PROTOCOL))
+        return pickle.dumps(column, pickle.HIGHEST_PROTOCOL)
     return column
+
+
+def received(column: Any) -> Any:
+    """A column as it arrived: a ``defer()``red one as a ``Deferred``, any other as it is."""
+    return Deferred(column) if type(column) is bytes else column
 
 
 # Exact types: a subclass (an IntEnum, a str subclass) may live only where it was created.
