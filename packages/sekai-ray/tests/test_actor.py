@@ -13,7 +13,7 @@ import sekai
 from sekai.ray._actor import RayWorker
 from sekai.vector._conformance import GOAL, CounterEnv
 from sekai.vector._contract.errors import ErrorInfo, worker_error
-from sekai.vector._packing import unpack
+from sekai.vector._packing import received, unpack
 from sekai.vector._remote import encode_actions
 
 
@@ -104,7 +104,7 @@ def _actions(*actions: int, positions: list[int] | None = None) -> bytes:
 def _step(entries: Any) -> tuple[list[Any], Any, Any, Any, list[Any]]:
     """The rows of a step reply: infos, rewards, terminated, truncated, observations."""
     infos, (rewards, terminated, truncated, observations) = entries
-    return unpack(infos), rewards, terminated, truncated, unpack(observations)
+    return unpack(received(infos)), rewards, terminated, truncated, unpack(observations)
 
 
 def test_step_entries_follow_the_autoreset_contract() -> None:
