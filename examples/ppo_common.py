@@ -83,7 +83,7 @@ PRESETS: dict[str, Preset] = {
     "MarketMaking-v0":     Preset(1024, 20_000_000, 100, 5e-4, 32, 10, 0.99, 0.95, 0, 1/6, 10**4),
     "OptimalExecution-v0": Preset(1024, 10_000_000, 25, 5e-4, 16, 10, 1.0, 0.95, 0, 1/6, 10**4),
     "Trading-v0":          Preset(1024, 10_000_000, 64, 3e-4, 4, 10, 0.99, 0.95, 0.03, 1/6, 10**4),
-    "Portfolio-v0":        Preset(4096, 40_000_000, 64, 3e-4, 4, 4, 0.9, 0.8, 0, 0.1, 10**4,
+    "Portfolio-v0":        Preset(4096, 80_000_000, 64, 3e-4, 4, 4, 0.9, 0.8, 0, 0.1, 10**4,
                                   obs_norm=False),
 }  # fmt: skip
 _GENERIC = PRESETS["MarketMaking-v0"]
