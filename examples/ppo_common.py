@@ -125,6 +125,12 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
         help="standardise observations by running moments",
     )
     parser.add_argument("--eval-seed", type=int, default=10_000)
+    parser.add_argument(
+        "--action-report",
+        action="store_true",
+        help="Box actions: also print the trained policy's mean action and how much it changes "
+        "from one step to the next (a policy that trades on noise changes it every step)",
+    )
     parser.add_argument("--log-every", type=int, default=5, help="updates between curve points")
     parser.add_argument(
         "--time-limit", type=float, help="stop training after the update that passes it (s)"
@@ -273,4 +279,42 @@ def run(
         policy, args.env_id, args.eval_episodes, args.eval_seed
     )
     print(result.report())
+    if args.action_report:
+        print(action_report(policy, args.env_id, args.eval_seed))
     return result
+
+
+def action_report(
+    policy: Callable[[Any, Any], Any], env_id: str, seed: int, num_envs: int = 512
+) -> str:
+    """How the deterministic policy acts on ``num_envs`` sub-envs of the native vector env until
+    each has finished an episode: its mean action, and the mean absolute change of each action
+    component from one step to the next within an episode."""
+    import sekai
+
+    vec = sekai.make_vec(env_id, num_envs)
+    try:
+        if not hasattr(vec.action_space, "low"):
+            return "action report: only for Box actions"
+        observations = vec.reset(seed=seed).observations
+        finished = np.zeros(num_envs, dtype=bool)
+        previous: np.ndarray | None = None
+        actions, changes = [], []
+        while not finished.all():
+            action = np.asarray(policy(observations, vec), dtype=np.float64)
+            live = ~finished
+            actions.append(action.reshape(num_envs, -1)[live])
+            if previous is not None:  # within an episode: every sub-env is in its first one
+                changes.append(np.abs(action - previous).reshape(num_envs, -1)[live])
+            step = vec.step(action)
+            observations, previous = step.observations, action
+            finished |= np.asarray(step.terminated) | np.asarray(step.truncated)
+    finally:
+        vec.close()
+    mean = np.concatenate(actions).mean(0)
+    change = np.concatenate(changes).mean(0) if changes else np.zeros_like(mean)
+    return (
+        f"action report ({num_envs} episodes): mean action "
+        f"{np.array2string(mean, precision=3)}, mean |change| per step "
+        f"{np.array2string(change, precision=4)}"
+    )

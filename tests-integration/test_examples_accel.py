@@ -49,7 +49,7 @@ def test_ppo_example_trains_a_few_updates_with_a_finite_loss_and_evaluates(
     curve = tmp_path / "curve.csv"
     out = run(
         str(ROOT / "examples" / script), "--env-id", env_id, *SMOKE, "--curve", str(curve),
-        "--device", "cpu", cwd=tmp_path,
+        "--device", "cpu", "--action-report", cwd=tmp_path,
     )  # fmt: skip
     assert "on 64 sub-envs" in out
     loss = float(re.findall(r"final loss (\S+)", out)[0])
@@ -58,6 +58,13 @@ def test_ppo_example_trains_a_few_updates_with_a_finite_loss_and_evaluates(
     assert math.isfinite(float(scores["PPO"])), out
     if env_id == "Portfolio-v0":  # scored next to its baselines, by the same evaluate() call
         assert {"EqualWeight", "KellyBuyAndHold"} <= set(scores), out
+        # six scores (five assets and cash), each near the middle of [0, 1] after two updates
+        report = re.findall(r"mean action \[(.*)\], mean \|change\| per step \[(.*)\]", out)
+        means, changes = ([float(x) for x in part.split()] for part in report[0])
+        assert len(means) == len(changes) == 6, out
+        assert all(0.4 < m < 0.6 for m in means) and all(0 <= c < 0.1 for c in changes), out
+    else:
+        assert "action report: only for Box actions" in out
     with curve.open() as handle:
         rows = list(csv.DictReader(handle))
     assert [int(row["env_steps"]) for row in rows] == [512, 1024]
