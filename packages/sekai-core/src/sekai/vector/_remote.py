@@ -256,14 +256,18 @@ def encode_actions(space: Space[Any], batch: Any) -> Any:
     """Rows of a checked batch of actions as they travel: for an array space, the array's
     dtype, row shape and raw bytes (far cheaper to pickle than the array); the batch itself
     otherwise."""
-    return encode_slices(space, batch, [(0, len(batch))])[0] if _raw(space, batch) else batch
+    return _raw_slices(batch, [(0, len(batch))])[0] if _raw(space, batch) else batch
 
 
 def encode_slices(space: Space[Any], batch: Any, slices: Sequence[tuple[int, int]]) -> list[Any]:
     """``encode_actions`` of the rows ``lo:hi`` of a checked batch, for each of ``slices``. An
     array batch is converted to bytes once, and each slice's bytes cut from those."""
-    if not _raw(space, batch):
-        return [slice_rows(space, batch, lo, hi) for lo, hi in slices]
+    if _raw(space, batch):
+        return _raw_slices(batch, slices)
+    return [slice_rows(space, batch, lo, hi) for lo, hi in slices]
+
+
+def _raw_slices(batch: np.ndarray, slices: Sequence[tuple[int, int]]) -> list[Any]:
     array = np.ascontiguousarray(batch)  # its own dtype: the env gets what step() gives
     raw, dtype, shape = array.tobytes(), array.dtype.str, array.shape[1:]
     row = array.itemsize * math.prod(shape)
