@@ -154,7 +154,7 @@ def test_ppo_example_without_its_library_exits_with_the_install_command(
     assert "Traceback" not in done.stderr
 
 
-def test_observation_standardisation_follows_the_preset_unless_a_flag_says_otherwise() -> None:
+def test_presets_set_standardisation_and_spread_unless_a_flag_says_otherwise() -> None:
     sys.path.insert(0, str(ROOT / "examples"))
     try:
         from ppo_common import parse_args
@@ -165,3 +165,7 @@ def test_observation_standardisation_follows_the_preset_unless_a_flag_says_other
     assert parse_args("t", ["--env-id", "Portfolio-v0", "--obs-norm"]).obs_norm is True
     assert parse_args("t", ["--env-id", "CartPole-v1"]).obs_norm is True
     assert parse_args("t", ["--env-id", "CartPole-v1", "--no-obs-norm"]).obs_norm is False
+    # ... and explores widely: the gain of leaving cash is small against the returns' noise.
+    assert parse_args("t", ["--env-id", "Portfolio-v0"]).init_std == 0.4
+    assert parse_args("t", ["--env-id", "Portfolio-v0", "--init-std", "0.1"]).init_std == 0.1
+    assert parse_args("t", ["--env-id", "MarketMaking-v0"]).init_std == 1 / 6
