@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,9 +96,8 @@ def test_learning_benchmark_reports_a_row_that_fails_instead_of_stopping(tmp_pat
     assert table.count("n/a: skipped") == 2, table
 
 
-def test_learning_benchmark_row_that_raises_says_why_and_the_next_row_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _learning(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``benchmarks/learning.py`` as a module."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("learning", ROOT / "benchmarks" / "learning.py")
@@ -105,6 +105,46 @@ def test_learning_benchmark_row_that_raises_says_why_and_the_next_row_runs(
     learning = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "learning", learning)  # dataclasses look their module up
     spec.loader.exec_module(learning)
+    return learning
+
+
+def test_learning_table_gives_the_distance_to_the_bars_policy_on_the_same_prices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Buy and hold is Trading-v0's optimum, and the bar its expected score: on a sample of
+    # prices where buy and hold itself scores below the bar, a policy equal to it misses the
+    # bar, and the table says by how little it trails buy and hold.
+    learning = _learning(monkeypatch)
+    from ppo_common import Curve, Result
+
+    rows = {row.name: row for row in learning.ROWS}
+    trading = Result(
+        "Trading-v0", "PPO (JAX)", 1024, 10**7, 40.0, 0.02, Curve(),
+        (0.0257, 0.0020), {"BuyAndHold": (0.0257, 0.0020)},
+    )  # fmt: skip
+    portfolio = Result(
+        "Portfolio-v0", "PPO (JAX)", 4096, 6 * 10**7, 40.0, 0.1, Curve(),
+        (0.0519, 0.0022), {"EqualWeight": (0.0509, 0.0022), "KellyBuyAndHold": (0.0551, 0.0021)},
+    )  # fmt: skip
+    lines = learning.table(
+        [
+            learning.Outcome(rows["trading-jax"], trading),
+            learning.Outcome(rows["portfolio-jax"], portfolio),
+            learning.Outcome(rows["oe-jax"], None, "skipped"),
+        ]
+    )
+    trading_line = next(line for line in lines if line.startswith("| Trading-v0"))
+    assert "**missed**" in trading_line and "PPO minus BuyAndHold +0.0000" in trading_line
+    portfolio_line = next(line for line in lines if line.startswith("| Portfolio-v0"))
+    assert "**met**" in portfolio_line
+    assert "PPO minus EqualWeight +0.0010" in portfolio_line
+    assert "PPO minus KellyBuyAndHold -0.0032" in portfolio_line
+
+
+def test_learning_benchmark_row_that_raises_says_why_and_the_next_row_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    learning = _learning(monkeypatch)
     ran = []
 
     def fake_run(row: object, quick: bool, limit: float, out: Path) -> object:
