@@ -1,4 +1,4 @@
-"""Classic control against gymnasium: steps per second and ratios (issue 5's targets: all >= 1.0).
+"""Classic control against gymnasium: steps per second and ratios (the targets: all >= 1.0).
 
 Run: ``python benchmarks/bench_classic.py [--steps N] [--repeats R] [--json]``.
 

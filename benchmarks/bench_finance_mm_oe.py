@@ -6,7 +6,7 @@ For each env, the bare-numpy reference advances ``num_envs`` copies of the same 
 hand-written array code: draw the randoms, apply the action, update the state, compute the
 reward, build the float32 observation and restart the finished copies (the native env's
 autoreset). The native env runs ``vec.step(actions)`` on the same pre-sampled random actions.
-The bar (issue 8) is native >= 40 % of the bare step's throughput at 1024 sub-envs. A single
+The bar is native >= 40 % of the bare step's throughput at 1024 sub-envs. A single
 env and a SyncVecEnv of 16 sub-envs are timed for reference. Each rate is the best of many
 short chunks, alternated between the contenders (``_timing.interleaved``).
 """

@@ -1,4 +1,4 @@
-"""ProcVecEnv scale-out on a many-core host (issue 29): one script, one table of bars.
+"""ProcVecEnv scale-out on a many-core host: one script, one table of bars.
 
 Run: ``python benchmarks/bench_scaling.py`` on the 16-core GPU host (see
 docs/guide device.md: our wheels and gymnasium installed with ``--target .devsite``), or
@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         "--envs",
         type=lambda text: text.split(","),
         default=list(ENVS),
-        help="env IDs of rows 1, 2 and 4 (default: the issue's LimitOrderBook-v0,Market-v0); "
+        help="env IDs of rows 1, 2 and 4 (default: LimitOrderBook-v0,Market-v0); "
         "a cheap env such as CartPole-v1 shows the parent's own CPU per sub-env step",
     )
     args, _ = parser.parse_known_args(argv)  # nox -s bench passes its posargs to every script

@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench_vector.py [--sync-envs 16] [--native-envs 4096] [--steps N]``.
 
 1. SyncVecEnv per-step overhead over the bare loop that does the same work by hand (step every
-   sub-env, reset the finished ones, stack observations, build reward/flag arrays); the issue's
+   sub-env, reset the finished ones, stack observations, build reward/flag arrays); the
    bar is <= 15%. Sub-envs: CartPole-v1 (``CartPoleEnv`` in ``TimeLimit(500)``) when
    sekai-classic is installed, else the vector page's Drift.
 2. The page's DriftVecEnv at 4096 sub-envs: the share of step time spent in the NativeVecEnv

@@ -63,7 +63,7 @@ def _at_least(value: float) -> Callable[[Result], bool]:
 
 
 # Priority order: the integrator's run may be cut short. Each row's evaluation uses 10,000
-# episodes (the issue's bar for MarketMaking-v0; the same for all rows keeps them comparable).
+# episodes (MarketMaking-v0's bar is set over 10,000; the same for all rows keeps them comparable).
 ROWS = [
     Row("cartpole-jax", "CartPole-v1", "jax", (), 60.0,
         "mean return >= 475 within 60 s", _at_least(475.0)),
@@ -140,7 +140,7 @@ def table(outcomes: Sequence[Outcome]) -> list[str]:
         reference = r.baselines.get(o.row.reference)
         if reference is not None:
             baselines += f"; PPO minus {o.row.reference} {_difference(r.score[0] - reference[0])}"
-        if "KellyBuyAndHold" in r.baselines:  # the issue asks for Portfolio's distance to Kelly
+        if "KellyBuyAndHold" in r.baselines:  # Portfolio's distance to its upper bound
             distance = r.score[0] - r.baselines["KellyBuyAndHold"][0]
             baselines += f"; PPO minus KellyBuyAndHold {_difference(distance)}"
         lines.append(

@@ -8,7 +8,7 @@ Parent side (where ``VecEnv.step()`` is called), used through ``VecEnv``'s helpe
   sub-envs not checked) and the split into per-env actions.
 - ``batching``: ``stacker`` / ``caster`` (rule 3: the space's dtypes; the stacker refuses
   observations that do not fit the space) and row replacement.
-- ``checks``: what a sub-env returns (issue 30): ``observation_checker``, ``ResultCheck`` (for
+- ``checks``: what a sub-env returns: ``observation_checker``, ``ResultCheck`` (for
   ``CheckedSubEnv`` in workers), ``batch_rewards`` / ``batch_flags`` (used by ``_step_result``),
   ``snapshot`` (the terminal observation kept across a same-step autoreset).
 - ``VecEnv`` helpers: ``_checked_actions`` / ``_per_env_actions`` (ResetRequired, VecEnvClosed,

@@ -1,4 +1,4 @@
-"""The checks of what the sub-envs return, in one place for every backend (issue 30).
+"""The checks of what the sub-envs return, in one place for every backend.
 
 - Observations: ``observation_checker(space)`` says why one does not fit (shape, dtype kind,
   keys). The parent's stacker (``batching.stacker``, SyncVecEnv/AsyncVecEnv and the
