@@ -14,7 +14,7 @@ from sekai.ray._actor import RayWorker
 from sekai.vector._conformance import GOAL, CounterEnv
 from sekai.vector._contract.errors import ErrorInfo, worker_error
 from sekai.vector._packing import received, unpack
-from sekai.vector._remote import encode_actions
+from sekai.vector._remote import encode_slices
 
 
 class BadResetEnv(CounterEnv):
@@ -98,7 +98,8 @@ def test_reset_and_step_run_every_sub_env_and_report_each_failure() -> None:
 
 def _actions(*actions: int, positions: list[int] | None = None) -> bytes:
     """A step payload: the positions (None: all) and the encoded batch of Discrete actions."""
-    return pickle.dumps((positions, encode_actions(sekai.Discrete(3), np.array(actions))))
+    encoded = encode_slices(sekai.Discrete(3), np.array(actions), [(0, len(actions))])[0]
+    return pickle.dumps((positions, encoded))
 
 
 def _step(entries: Any) -> tuple[list[Any], Any, Any, Any, list[Any]]:

@@ -24,7 +24,7 @@ from sekai.spaces import Space
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.batching import take_rows
 from sekai.vector._packing import received, unpack
-from sekai.vector._remote import encode_actions, encode_slices
+from sekai.vector._remote import encode_slices
 from sekai.vector.infos import PackedInfos
 from sekai.vector.result import VecRecvResult, VecStepResult
 
@@ -141,16 +141,31 @@ def send_plan(
     """How ``send()`` reaches the workers: ``(worker, argument, env_ids)`` for each worker that
     runs some of ``env_ids``; the argument holds their positions in its slice and their rows of
     the checked batch of actions (encoded)."""
-    owners = np.searchsorted([hi for _, hi in slices], env_ids, side="right")
+    owners = np.searchsorted(_uppers(tuple(slices)), env_ids, side="right")
+    # Each worker's rows made contiguous (in their order in env_ids), so that the batch is
+    # encoded once and cut per worker, as for step().
+    order = np.argsort(owners, kind="stable")
+    owners, env_ids = owners[order], env_ids[order]
+    if order.size > 1 and (order[1:] < order[:-1]).any():
+        batch = take_rows(space, batch, order)
+    first = np.ones(owners.size, dtype=bool)  # each worker's first row
+    np.not_equal(owners[1:], owners[:-1], out=first[1:])
+    starts = np.flatnonzero(first).tolist()
+    bounds = list(zip(starts, [*starts[1:], owners.size]))
     plan = []
-    for worker in np.unique(owners).tolist():
-        rows = np.flatnonzero(owners == worker)
-        ids = env_ids[rows]
-        positions = (ids - slices[worker][0]).tolist()
-        plan.append(
-            (worker, (positions, encode_actions(space, take_rows(space, batch, rows))), ids)
-        )
+    for (lo, hi), actions in zip(bounds, encode_slices(space, batch, bounds)):
+        worker = int(owners[lo])
+        ids = env_ids[lo:hi]
+        plan.append((worker, ((ids - slices[worker][0]).tolist(), actions), ids))
     return plan
+
+
+@functools.lru_cache(maxsize=64)
+def _uppers(slices: tuple[tuple[int, int], ...]) -> IntArray:
+    """The end of each worker's slice (a VecEnv's slices never change: made once)."""
+    uppers = np.array([hi for _, hi in slices], dtype=np.intp)
+    uppers.flags.writeable = False
+    return uppers
 
 
 def finish_step(
@@ -253,7 +268,7 @@ class Batches:
                 raise ValueError(
                     f"env_ids holds {int(bad[0])}, out of range for {self.num_envs} sub-envs."
                 )
-            if np.unique(ids).size != ids.size:
+            if np.count_nonzero(np.bincount(ids, minlength=self.num_envs) > 1):
                 raise ValueError(f"env_ids names a sub-env twice: {ids.tolist()}.")
         if ids.size == 0:
             raise ValueError("env_ids is empty: send() needs at least one sub-env.")
@@ -284,6 +299,10 @@ class Batches:
         """A worker's reply to ``send()`` for ``env_ids``: its rows that succeeded wait for
         ``recv()``; the sub-envs that failed (all of them when ``entries`` is None) are no
         longer in flight."""
+        if entries is not None and not errors:
+            self.ready.append(Chunk.arrived(env_ids, _ranges(0, env_ids.size)[1], entries))
+            self.num_ready += env_ids.size
+            return
         failed = {rank for rank, _ in errors}
         ranks = env_ids.tolist()
         good = np.array([rank not in failed for rank in ranks], dtype=bool)

@@ -24,7 +24,6 @@ __all__ = [
     "SliceStep",
     "build_slice",
     "decode_actions",
-    "encode_actions",
     "encode_reply",
     "encode_slices",
     "read_reply",
@@ -252,16 +251,11 @@ def step_entries(stepped: SliceStep, *, arrays: bool) -> tuple[Any, Any]:
     )
 
 
-def encode_actions(space: Space[Any], batch: Any) -> Any:
-    """Rows of a checked batch of actions as they travel: for an array space, the array's
-    dtype, row shape and raw bytes (far cheaper to pickle than the array); the batch itself
-    otherwise."""
-    return _raw_slices(batch, [(0, len(batch))])[0] if _raw(space, batch) else batch
-
-
 def encode_slices(space: Space[Any], batch: Any, slices: Sequence[tuple[int, int]]) -> list[Any]:
-    """``encode_actions`` of the rows ``lo:hi`` of a checked batch, for each of ``slices``. An
-    array batch is converted to bytes once, and each slice's bytes cut from those."""
+    """The rows ``lo:hi`` of a checked batch of actions, for each of ``slices``, as they travel:
+    for an array space, the array's dtype, row shape and raw bytes (far cheaper to pickle than
+    the array; the batch is converted to bytes once and each slice's bytes cut from those);
+    the rows themselves otherwise."""
     if _raw(space, batch):
         return _raw_slices(batch, slices)
     return [slice_rows(space, batch, lo, hi) for lo, hi in slices]
@@ -284,7 +278,7 @@ def _raw(space: Space[Any], batch: Any) -> bool:
 
 
 def decode_actions(space: Space[Any], data: Any) -> Any:
-    """The batch ``encode_actions`` encoded (a writable array for an array space)."""
+    """A batch ``encode_slices`` encoded (a writable array for an array space)."""
     if isinstance(space, _ARRAY_SPACES) and type(data) is tuple:
         dtype, shape, raw = data
         return np.frombuffer(bytearray(raw), dtype=np.dtype(dtype)).reshape(-1, *shape)

@@ -14,6 +14,8 @@ import pytest
 import sekai
 from sekai.core._rng import make_seed_sequence
 from sekai.vector import ProcVecEnv, SyncVecEnv, VecRecvResult
+from sekai.vector._batches import send_plan
+from sekai.vector._remote import decode_actions
 
 NUM_ENVS = 5
 
@@ -220,3 +222,29 @@ def test_workers_get_the_actions_step_and_send_are_given_as_sync_does() -> None:
         assert sorted(vec.recv().infos, key=lambda info: info["value"]) == sorted(
             expected, key=lambda info: info["value"]
         )
+
+
+@pytest.mark.parametrize(
+    "space, batch",
+    [
+        (sekai.Discrete(9), np.array([5, 0, 4, 1, 8])),
+        (
+            sekai.Dict({"a": sekai.Discrete(9)}),
+            {"a": np.array([5, 0, 4, 1, 8])},
+        ),
+    ],
+    ids=["raw-bytes", "dict"],
+)
+def test_send_plan_posts_once_to_each_worker_with_its_rows_in_the_given_order(
+    space: Any, batch: Any
+) -> None:
+    # env_ids as recv() hands them out: grouped by arrival, not by worker; row i of the batch
+    # is the action of sub-env env_ids[i].
+    env_ids = np.array([3, 0, 2, 4, 1])
+    plan = send_plan(space, batch, env_ids, [(0, 2), (2, 4), (4, 5)])
+    assert [worker for worker, _, _ in plan] == [0, 1, 2]
+    assert [ids.tolist() for _, _, ids in plan] == [[0, 1], [3, 2], [4]]
+    assert [positions for _, (positions, _), _ in plan] == [[0, 1], [1, 0], [0]]
+    sent = [decode_actions(space, actions) for _, (_, actions), _ in plan]
+    rows = [part["a"] if isinstance(part, dict) else part for part in sent]
+    assert [np.asarray(part).tolist() for part in rows] == [[0, 8], [5, 4], [1]]
