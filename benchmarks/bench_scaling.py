@@ -20,12 +20,12 @@ chunk kept, so that load from other processes hits the contenders alike):
    timed chunks) at the most workers measured (bar: <= 3 us).
 5. The 2-core bar: LimitOrderBook-v0 x 64 with 2 workers against sync (bar: >= 1.6x).
 
-``--envs CartPole-v1`` runs rows 1, 2 and 4 on another env instead (no bars): with a step that
-costs almost nothing, row 4 is the parent's own work, e.g. ``--quick --workers 4,16 --envs
-CartPole-v1`` on 2 cores. Row 3 also reports the parent's CPU per sub-env step of both calls;
-``--recv-workers 16 --sleep-cost`` runs it on 16 workers whose env sleeps its cost instead of
-spinning, so that a machine with fewer cores measures the scheduling and the parent's work of
-16 workers (not a 16-core figure: the sleeps overshoot).
+``--envs CartPole-v1`` runs rows 1, 2 and 4 on another env instead (rows 1 and 2 without
+bars): with a step that costs almost nothing, row 4 is the parent's own work, e.g. ``--quick
+--workers 4,16 --envs CartPole-v1`` on 2 cores. Row 3 also reports the parent's CPU per
+sub-env step of both calls; ``--recv-workers 16 --sleep-cost`` runs it on 16 workers whose env
+sleeps its cost instead of spinning, so that a machine with fewer cores measures the scheduling
+and the parent's work of 16 workers (not a 16-core figure: the sleeps overshoot).
 """
 
 from __future__ import annotations
