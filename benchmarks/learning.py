@@ -118,6 +118,7 @@ def _score(pair: tuple[float, float]) -> str:
 
 
 def _difference(value: float) -> str:
+    """A signed difference of scores, with ``_score``'s precision."""
     return f"{value:+.4f}" if abs(value) < 1 else f"{value:+.2f}"
 
 

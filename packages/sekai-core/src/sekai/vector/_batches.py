@@ -268,7 +268,8 @@ class Batches:
                 raise ValueError(
                     f"env_ids holds {int(bad[0])}, out of range for {self.num_envs} sub-envs."
                 )
-            if np.count_nonzero(np.bincount(ids, minlength=self.num_envs) > 1):
+            ordered = np.sort(ids)  # the send's size, not the VecEnv's
+            if (ordered[1:] == ordered[:-1]).any():
                 raise ValueError(f"env_ids names a sub-env twice: {ids.tolist()}.")
         if ids.size == 0:
             raise ValueError("env_ids is empty: send() needs at least one sub-env.")

@@ -224,27 +224,46 @@ def test_workers_get_the_actions_step_and_send_are_given_as_sync_does() -> None:
         )
 
 
+_ACTIONS = [5, 0, 4, 1, 8]
+
+
+def _rows(space: Any, part: Any) -> list[int]:
+    """The actions a worker was sent, as a list of ints, whatever the space."""
+    if isinstance(space, sekai.Dict):
+        part = part["a"]
+    elif isinstance(space, sekai.Tuple):
+        part = part[0]
+    return np.asarray(part).tolist()  # type: ignore[no-any-return]
+
+
 @pytest.mark.parametrize(
     "space, batch",
     [
-        (sekai.Discrete(9), np.array([5, 0, 4, 1, 8])),
-        (
-            sekai.Dict({"a": sekai.Discrete(9)}),
-            {"a": np.array([5, 0, 4, 1, 8])},
-        ),
+        (sekai.Discrete(9), np.array(_ACTIONS)),
+        (sekai.Dict({"a": sekai.Discrete(9)}), {"a": np.array(_ACTIONS)}),
+        (sekai.Tuple((sekai.Discrete(9),)), (np.array(_ACTIONS),)),
     ],
-    ids=["raw-bytes", "dict"],
+    ids=["raw-bytes", "dict", "tuple"],
+)
+@pytest.mark.parametrize(
+    "env_ids, expected",
+    [
+        # As recv() hands them out: grouped by arrival, not by worker.
+        ([3, 0, 2, 4, 1], [([0, 1], [0, 8]), ([3, 2], [5, 4]), ([4], [1])]),
+        ([0, 1, 2, 3, 4], [([0, 1], [5, 0]), ([2, 3], [4, 1]), ([4], [8])]),
+    ],
+    ids=["shuffled", "in-order"],
 )
 def test_send_plan_posts_once_to_each_worker_with_its_rows_in_the_given_order(
-    space: Any, batch: Any
+    space: Any, batch: Any, env_ids: list[int], expected: list[tuple[list[int], list[int]]]
 ) -> None:
-    # env_ids as recv() hands them out: grouped by arrival, not by worker; row i of the batch
-    # is the action of sub-env env_ids[i].
-    env_ids = np.array([3, 0, 2, 4, 1])
-    plan = send_plan(space, batch, env_ids, [(0, 2), (2, 4), (4, 5)])
+    # Row i of the batch is the action of sub-env env_ids[i]; three workers run 0-1, 2-3, 4.
+    slices = [(0, 2), (2, 4), (4, 5)]
+    plan = send_plan(space, batch, np.array(env_ids), slices)
     assert [worker for worker, _, _ in plan] == [0, 1, 2]
-    assert [ids.tolist() for _, _, ids in plan] == [[0, 1], [3, 2], [4]]
-    assert [positions for _, (positions, _), _ in plan] == [[0, 1], [1, 0], [0]]
-    sent = [decode_actions(space, actions) for _, (_, actions), _ in plan]
-    rows = [part["a"] if isinstance(part, dict) else part for part in sent]
-    assert [np.asarray(part).tolist() for part in rows] == [[0, 8], [5, 4], [1]]
+    assert [ids.tolist() for _, _, ids in plan] == [ids for ids, _ in expected]
+    assert [positions for _, (positions, _), _ in plan] == [
+        [rank - slices[worker][0] for rank in ids] for worker, (ids, _) in enumerate(expected)
+    ]
+    sent = [_rows(space, decode_actions(space, actions)) for _, (_, actions), _ in plan]
+    assert sent == [actions for _, actions in expected]
