@@ -300,20 +300,18 @@ class Batches:
         """A worker's reply to ``send()`` for ``env_ids``: its rows that succeeded wait for
         ``recv()``; the sub-envs that failed (all of them when ``entries`` is None) are no
         longer in flight."""
-        if entries is not None and not errors:
-            self.ready.append(Chunk.arrived(env_ids, _ranges(0, env_ids.size)[1], entries))
-            self.num_ready += env_ids.size
-            return
-        failed = {rank for rank, _ in errors}
-        ranks = env_ids.tolist()
-        good = np.array([rank not in failed for rank in ranks], dtype=bool)
-        if entries is None:
-            good[:] = False
-        self.in_flight[env_ids[~good]] = False
-        if entries is not None and good.any():
-            chunk = Chunk.arrived(env_ids[good], np.flatnonzero(good), entries)
-            self.ready.append(chunk)
-            self.num_ready += chunk.env_ids.size
+        rows = _ranges(0, env_ids.size)[1]
+        if entries is None or errors:  # only the rows that succeeded wait for recv()
+            failed = {rank for rank, _ in errors}
+            good = np.array([rank not in failed for rank in env_ids.tolist()], dtype=bool)
+            if entries is None:
+                good[:] = False
+            self.in_flight[env_ids[~good]] = False
+            if not good.any():
+                return
+            env_ids, rows = env_ids[good], rows[good]
+        self.ready.append(Chunk.arrived(env_ids, rows, entries))
+        self.num_ready += env_ids.size
 
     def receive(
         self,
