@@ -17,7 +17,7 @@ from sekai.vector._contract.batching import slice_rows
 from sekai.vector._contract.errors import ErrorInfo, describe, dumps, worker_error
 from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
-from sekai.vector._packing import defer, pack, unpack
+from sekai.vector._packing import defer, pack, plain, unpack
 
 __all__ = [
     "Errors",
@@ -223,32 +223,41 @@ def run_step(
     split: Callable[[Any], list[Any]],
     space: Space[Any],
     argument: tuple[list[int] | None, Any],
-    *,
-    observations: bool,
 ) -> tuple[SliceStep, Errors]:
     """A worker's STEP command: ``argument`` is ``(positions or None, encoded actions)`` (see
-    ``sekai.vector._batches``); ``split`` cuts the decoded batch into per-sub-env actions.
-    ``observations``: the observations travel pickled (so they must pickle, like the infos)."""
+    ``sekai.vector._batches``); ``split`` cuts the decoded batch into per-sub-env actions."""
     positions, actions = argument
-    stepped, errors = step_slice(subs, positions, split(decode_actions(space, actions)))
-    sendable(stepped, positions, errors, "step", observations=observations)
-    return stepped, errors
+    return step_slice(subs, positions, split(decode_actions(space, actions)))
 
 
-def step_entries(stepped: SliceStep, *, arrays: bool) -> tuple[Any, Any]:
+def step_entries(
+    stepped: SliceStep, positions: Sequence[int] | None, errors: Errors, *, arrays: bool
+) -> tuple[Any, Any]:
     """The entries of a STEP reply: ``(packed infos, arrays)``; ``arrays`` is ``(rewards,
     terminated, truncated, packed observations)``, or None when they are in shared memory.
-    Plain infos are deferred: the parent unpickles them only if they are read."""
+    Plain infos are deferred: the parent unpickles them only if they are read.
+
+    The columns are pickled (or checked to pickle) as a whole; only when one does not is every
+    row tried on its own (``sendable``), so the sub-envs whose rows cannot travel become errors
+    in ``errors`` and the others still arrive.
+    """
+    try:
+        return _entries(stepped, arrays=arrays)
+    except Exception:  # pickling raises anything: the rows that cannot travel are found below
+        sendable(stepped, positions, errors, "step", observations=arrays)
+        return _entries(stepped, arrays=arrays)
+
+
+def _entries(stepped: SliceStep, *, arrays: bool) -> tuple[Any, Any]:
     infos = defer(pack(stepped.infos))
+    if type(infos) is not bytes:
+        dumps(infos)  # raises when it cannot travel
     if not arrays:
         return infos, None
     observations = pack(stepped.observations)
-    return infos, (
-        stepped.rewards,
-        stepped.terminated,
-        stepped.truncated,
-        observations,
-    )
+    if not plain(observations):
+        dumps(observations)
+    return infos, (stepped.rewards, stepped.terminated, stepped.truncated, observations)
 
 
 def encode_slices(space: Space[Any], batch: Any, slices: Sequence[tuple[int, int]]) -> list[Any]:

@@ -81,10 +81,8 @@ class RayWorker:
 
         def command() -> tuple[Any, Errors]:
             argument = pickle.loads(payload)
-            stepped, errors = run_step(
-                self.subs, self.split, self.action_space, argument, observations=True
-            )
-            return step_entries(stepped, arrays=True), errors
+            stepped, errors = run_step(self.subs, self.split, self.action_space, argument)
+            return step_entries(stepped, argument[0], errors, arrays=True), errors
 
         return self._reply("step", command)
 

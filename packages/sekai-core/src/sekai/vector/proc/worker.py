@@ -153,12 +153,10 @@ class Worker:
         ``(infos, None)`` after writing the rest to shared memory, or ``(infos, (rewards,
         terminated, truncated, observations))`` without it (``infos`` and observations packed)."""
         shared = self.write is not None
-        stepped, errors = run_step(
-            self.subs, self.split, self.action_space, argument, observations=not shared
-        )
-        if not shared:
-            return step_entries(stepped, arrays=True), errors
+        stepped, errors = run_step(self.subs, self.split, self.action_space, argument)
         positions = argument[0]
+        if not shared:
+            return step_entries(stepped, positions, errors, arrays=True), errors
         rows = slice(None) if positions is None else positions
         for view, values in zip(self.flags, stepped[:3]):
             view[rows] = values
@@ -166,8 +164,9 @@ class Worker:
         for row, exc in write_at(self.write, self.rows, positions, stepped.observations):
             stepped.infos[row] = None
             errors.append((row if positions is None else positions[row], describe(exc)))
+        entries = step_entries(stepped, positions, errors, arrays=False)
         errors.sort(key=lambda item: item[0])
-        return step_entries(stepped, arrays=False), errors
+        return entries, errors
 
     def get_attr(self, name: str) -> tuple[Any, Errors]:
         """Read ``name`` from every sub-env."""
