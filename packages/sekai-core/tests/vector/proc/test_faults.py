@@ -224,11 +224,13 @@ def test_messages_that_cannot_be_unpickled_fail_the_call_not_the_workers(
     ]
 
 
+@pytest.mark.parametrize("shared_memory", [None, False], ids=["shared", "pickled"])
 def test_an_unpicklable_reply_names_the_sub_env_and_the_others_stay_in_step(
-    run_script: RunScript,
+    run_script: RunScript, shared_memory: bool | None
 ) -> None:
-    done = run_script("""
-        vec = ProcVecEnv(probes(3), context="fork", num_workers=1)
+    done = run_script(f"""
+        vec = ProcVecEnv(probes(3), context="fork", num_workers=1, shared_memory={shared_memory})
+        report(shared=vec.shared_memory)
         vec.reset(seed=0)
         try:
             vec.step([1, 1, UNPICKLABLE])
@@ -239,6 +241,7 @@ def test_an_unpicklable_reply_names_the_sub_env_and_the_others_stay_in_step(
     """)
     assert done.code == 0, done.err
     assert done.lines == [
+        {"shared": shared_memory is None},
         {
             "cls": "VecEnvWorkerError[TypeError]",
             "rank": 2,
