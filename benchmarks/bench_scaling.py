@@ -16,7 +16,7 @@ chunk kept, so that load from other processes hits the contenders alike):
 3. A test env whose step costs a random 0.1-1 ms of CPU (varies 10x), 32 sub-envs on 16
    workers (``--quick``: 4 on 2): ``send()`` / ``recv(batch_size=num_envs / 2)`` against
    ``step()`` (bar: >= 1.3x).
-4. The parent's CPU time per sub-env step (user and system time of this process over the
+4. The parent's CPU time per sub-env step (``time.process_time()`` of this process over the
    timed chunks) at the most workers measured (bar: <= 3 us).
 5. The 2-core bar: LimitOrderBook-v0 x 64 with 2 workers against sync (bar: >= 1.6x).
 
@@ -79,17 +79,6 @@ class RandomCostEnv(Env):  # type: ignore[type-arg]
         return StepResult(self._obs, 1.0, False, self._t % 500 == 0, {"cost": cost})
 
 
-def _cpu() -> tuple[float, float]:
-    """This process's user and system CPU seconds (getrusage: microseconds, where os.times()
-    counts clock ticks of 10 ms)."""
-    try:
-        import resource
-    except ImportError:  # Windows: no system time apart
-        return time.process_time(), 0.0
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime, usage.ru_stime
-
-
 class Timer:
     """A contender: a function doing one call of ``per_call`` env steps."""
 
@@ -98,7 +87,6 @@ class Timer:
         self.per_call = per_call
         self.rate = 0.0  # best env steps per second
         self.parent_us = float("inf")  # this process's CPU us per env step, best chunk
-        self.parent_split = (0.0, 0.0)  # that chunk's user and system CPU us per env step
         self.calls = 1
 
     def calibrate(self) -> None:
@@ -112,16 +100,14 @@ class Timer:
         self.calls = max(3, int(CHUNK_SECONDS / per_call))
 
     def chunk(self) -> None:
-        before, start = _cpu(), time.perf_counter()
+        cpu, start = time.process_time(), time.perf_counter()
         for index in range(self.calls):
             self.call(index)
-        wall, after = time.perf_counter() - start, _cpu()
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         steps = self.calls * self.per_call
         if steps / wall > self.rate:
             self.rate = steps / wall
-        user, system = ((b - a) / steps * 1e6 for a, b in zip(before, after))
-        if user + system < self.parent_us:
-            self.parent_us, self.parent_split = user + system, (user, system)
+        self.parent_us = min(self.parent_us, cpu / steps * 1e6)
 
 
 def race(timers: dict[str, Timer], rounds: int) -> None:
@@ -215,10 +201,9 @@ def scaling(table: Table, env_id: str, workers: list[int], rounds: int) -> None:
         table.add(whats[w], f"{ratio:.2f}x ({timers[str(w)].rate:,.0f} steps/s)", bar, met)
     top = max(workers)
     cost = timers[str(top)].parent_us
-    user, system = timers[str(top)].parent_split
     table.add(
         f"{env_id} x64, proc {top} workers: parent CPU per sub-env step",
-        f"{cost:.2f} us (user {user:.2f}, system {system:.2f})",
+        f"{cost:.2f} us",
         "<= 3 us",
         cost <= 3.0,
     )
