@@ -251,13 +251,27 @@ def step_entries(
 def _entries(stepped: SliceStep, *, arrays: bool) -> tuple[Any, Any]:
     infos = defer(pack(stepped.infos))
     if type(infos) is not bytes:
-        dumps(infos)  # raises when it cannot travel
+        infos = _Pickled(dumps(infos))  # raises when it cannot travel
     if not arrays:
         return infos, None
     observations = pack(stepped.observations)
     if not plain(observations):
-        dumps(observations)
+        observations = _Pickled(dumps(observations))
     return infos, (stepped.rewards, stepped.terminated, stepped.truncated, observations)
+
+
+class _Pickled:
+    """A column the worker pickled once to find out that it travels, travelling as those
+    bytes: the reply's unpickling in the parent unpickles it too, so it arrives as the column
+    itself and a failure fails the call that received it, as for any other part of a reply."""
+
+    __slots__ = ("blob",)
+
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (pickle.loads, (self.blob,))
 
 
 def encode_slices(space: Space[Any], batch: Any, slices: Sequence[tuple[int, int]]) -> list[Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import enum
 import multiprocessing
 import os
 import threading
@@ -329,3 +330,32 @@ def test_a_steps_plain_infos_are_unpickled_only_when_read(
         assert len(loads) == 2  # one reply per worker
         assert result.infos == [{"t": 1}] * 8
         assert len(loads) == 2
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class LevelEnv(SpaceEnv):
+    """Observes and reports an IntEnum: not plain data, so it travels pickled with the reply."""
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        result = super().step(action)
+        level = _Level.HIGH if action else _Level.LOW
+        info = {**result.info, "level": level}
+        return sekai.StepResult(level, result.reward, result.terminated, result.truncated, info)
+
+
+@pytest.mark.parametrize("shared_memory", [None, False], ids=["shared", "pickled"])
+def test_infos_and_observations_that_are_not_plain_data_arrive_as_themselves(
+    shared_memory: bool | None,
+) -> None:
+    fns = [lambda i=i: LevelEnv(sekai.Discrete(3), i) for i in range(4)]
+    with ProcVecEnv(fns, context="fork", num_workers=2, shared_memory=shared_memory) as vec:
+        vec.reset(seed=0)
+        result = vec.step([1, 0, 1, 1])
+    levels = [info["level"] for info in result.infos]
+    assert levels == [_Level.HIGH, _Level.LOW, _Level.HIGH, _Level.HIGH]
+    assert all(type(level) is _Level for level in levels)
+    assert result.observations.tolist() == [2, 1, 2, 2]
