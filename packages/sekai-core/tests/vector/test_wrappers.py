@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,7 +18,10 @@ from sekai.vector import (
     VecTransformObservation,
     VecTransformReward,
 )
+from sekai.utils._equal import structurally_equal
+from sekai.vector import wrappers as vector_wrappers
 from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
+from sekai.vector.result import info_at
 
 
 class Tracker:
@@ -169,3 +174,66 @@ def test_ppo_stack_repr_and_episode_count() -> None:
         result = vec.step([1, 1, 1])
     assert stats.tracker.summary()["num_episodes"] == 3  # type: ignore[attr-defined]
     assert result.infos[2]["final_observation"].dtype == np.float64
+
+
+# name -> (build the wrapper, its state after a run)
+PARITY: dict[str, tuple[Callable[[sekai.VecEnv], Any], Callable[[Any], Any]]] = {
+    "VecRecordEpisodeStatistics": (
+        lambda v: VecRecordEpisodeStatistics(v, tracker=Tracker()),
+        lambda w: (w.tracker.events, w.episode_returns, w.episode_lengths),
+    ),
+    "VecNormalizeObservation": (VecNormalizeObservation, lambda w: w.state_dict()),
+    "VecNormalizeReward": (lambda v: VecNormalizeReward(v, gamma=0.5), lambda w: w.state_dict()),
+    "VecTransformObservation": (lambda v: VecTransformObservation(v, lambda b: -b), repr),
+    "VecTransformReward": (lambda v: VecTransformReward(v, lambda r: 2 * r + 1), repr),
+}
+STARTS = [{"start": GOAL - 1}, {"start": GOAL - 9}]
+
+
+def _rows(result: Any) -> Any:
+    infos = []
+    for i in range(2):
+        info = dict(info_at(result, i))
+        episode = info.pop("episode", None)  # its times differ from run to run
+        if episode is not None:
+            info["episode"] = (episode.episode_return, episode.episode_length)
+        infos.append(info)
+    fields = ("observations", "rewards", "terminated", "truncated")
+    return [getattr(result, f) for f in fields if hasattr(result, f)] + [infos]
+
+
+def _parity_run(vec: Any, sync: bool) -> list[Any]:
+    """Sub-env 0 finishes at once and stays frozen (no autoreset) until the mid-run reset, which
+    cuts sub-env 1's episode short; each sub-env finishes once more after it."""
+
+    async def run() -> list[Any]:
+        async def call(name: str, *args: Any, **kwargs: Any) -> Any:
+            if sync:
+                return getattr(vec, name)(*args, **kwargs)
+            return await getattr(vec, "async_" + name)(*args, **kwargs)
+
+        out = [_rows(await call("reset", seed=0, options=STARTS))]
+        for k in range(9):
+            out.append(_rows(await call("step", [1, 2])))
+            if k == 3:
+                out.append(_rows(await call("reset", seed=5, options=STARTS)))
+        return out
+
+    return asyncio.run(run())
+
+
+def test_parity_cases_cover_every_builtin_vector_wrapper() -> None:
+    assert set(PARITY) == set(vector_wrappers.__all__)
+
+
+@pytest.mark.parametrize("name", sorted(PARITY))
+def test_async_path_matches_the_sync_path_with_frozen_sub_envs_and_a_mid_run_reset(
+    name: str,
+) -> None:
+    build, state = PARITY[name]
+    sync_vec = build(SyncVecEnv([CounterEnv] * 2, autoreset=False))
+    async_vec = build(SyncVecEnv([CounterEnv] * 2, autoreset=False))
+    expected = _parity_run(sync_vec, sync=True)
+    got = _parity_run(async_vec, sync=False)
+    assert structurally_equal(got, expected)
+    assert structurally_equal(state(async_vec), state(sync_vec))

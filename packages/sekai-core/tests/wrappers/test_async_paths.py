@@ -89,22 +89,31 @@ def _summary(result: Any) -> tuple[Any, ...]:
     return (result.observation, info)
 
 
+# After this step the runs reset with a new seed, though the episode has not ended: a wrapper
+# must restart its own episode state (and reseed its own generator) on both paths.
+EARLY_RESET = 1
+
+
 def _run_sync(env: sekai.Env[Any, Any], actions: list[Any]) -> list[Any]:
     out = [_summary(env.reset(seed=0))]
-    for action in actions:
+    for k, action in enumerate(actions):
         result = env.step(action)
         out.append(_summary(result))
-        if result.done:
+        if k == EARLY_RESET:
+            out.append(_summary(env.reset(seed=7)))
+        elif result.done:
             out.append(_summary(env.reset()))
     return out
 
 
 async def _run_async(env: sekai.Env[Any, Any], actions: list[Any]) -> list[Any]:
     out = [_summary(await env.async_reset(seed=0))]
-    for action in actions:
+    for k, action in enumerate(actions):
         result = await env.async_step(action)
         out.append(_summary(result))
-        if result.done:
+        if k == EARLY_RESET:
+            out.append(_summary(await env.async_reset(seed=7)))
+        elif result.done:
             out.append(_summary(await env.async_reset()))
     return out
 
@@ -131,3 +140,5 @@ def test_async_path_awaits_base_env_and_matches_sync_path(
     # would have failed inside the running loop).
     assert base.awaits == len(base.resets) + len(base.actions) > len(actions)
     assert structurally_equal(got, expected)
+    # The actions the base env executed (delayed, repeated, rescaled...) are the same too.
+    assert structurally_equal(base.actions, sync_env.unwrapped.actions)

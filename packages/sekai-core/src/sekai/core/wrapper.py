@@ -33,8 +33,9 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     """Wraps an environment to change its behaviour; delegates everything by default.
 
     Subclasses call ``super().__init__(env)`` and may assign new ``observation_space`` /
-    ``action_space`` in ``__init__``. Stateful logic overrides ``reset``/``step`` *and*
-    ``async_reset``/``async_step`` (share the logic through a helper).
+    ``action_space`` in ``__init__``. Stateful logic derives from ``ResultWrapper`` and
+    overrides its hooks, which serve ``reset``/``step`` and ``async_reset``/``async_step``
+    alike; a wrapper that overrides the methods themselves must override all four.
     """
 
     def __init__(self, env: Env[ObsT, ActT]) -> None:
@@ -173,14 +174,26 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
 
 
 class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
-    """A wrapper that rewrites results through two hooks, on both the sync and the async paths.
+    """A wrapper that works through hooks, called the same way on the sync and the async paths.
 
-    Override ``_reset_result`` and/or ``_step_result`` (identity by default) instead of the four
-    reset/step methods, so a stateful wrapper cannot implement one path and forget the other.
+    Override these (each a no-op or identity by default) instead of the four reset/step
+    methods, so that a stateful wrapper cannot implement one path and forget the other:
+
+    - ``_on_reset(seed)``: after the inner env's reset succeeded (so a reset that raises leaves
+      the episode as it was), with the ``seed`` it was given; restarts per-episode state.
+    - ``_reset_result(result)``: the reset's result as this wrapper returns it.
+    - ``_step_action(action)``: the action passed to the inner env's step.
+    - ``_step_result(result)``: the step's result as this wrapper returns it.
     """
+
+    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
+        pass
 
     def _reset_result(self, result: ResetResult[Any]) -> ResetResult[WrapperObsT]:
         return result
+
+    def _step_action(self, action: WrapperActT) -> Any:
+        return action
 
     def _step_result(self, result: StepResult[Any]) -> StepResult[WrapperObsT]:
         return result
@@ -191,10 +204,12 @@ class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
         seed: int | np.random.Generator | None = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[WrapperObsT]:
-        return self._reset_result(self.env.reset(seed=seed, options=options))
+        result = self.env.reset(seed=seed, options=options)
+        self._on_reset(seed)
+        return self._reset_result(result)
 
     def step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
-        return self._step_result(self.env.step(action))  # type: ignore[arg-type]
+        return self._step_result(self.env.step(self._step_action(action)))
 
     async def async_reset(
         self,
@@ -202,10 +217,12 @@ class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
         seed: int | np.random.Generator | None = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[WrapperObsT]:
-        return self._reset_result(await self.env.async_reset(seed=seed, options=options))
+        result = await self.env.async_reset(seed=seed, options=options)
+        self._on_reset(seed)
+        return self._reset_result(result)
 
     async def async_step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
-        return self._step_result(await self.env.async_step(action))  # type: ignore[arg-type]
+        return self._step_result(await self.env.async_step(self._step_action(action)))
 
 
 class ObservationWrapper(ResultWrapper[WrapperObsT, ActT, ObsT, ActT]):
@@ -245,7 +262,7 @@ class RewardWrapper(ResultWrapper[ObsT, ActT, ObsT, ActT]):
         )
 
 
-class ActionWrapper(Wrapper[ObsT, WrapperActT, ObsT, ActT]):
+class ActionWrapper(ResultWrapper[ObsT, WrapperActT, ObsT, ActT]):
     """Maps every action with ``action()`` before passing it to the inner env."""
 
     @abc.abstractmethod
@@ -259,8 +276,5 @@ class ActionWrapper(Wrapper[ObsT, WrapperActT, ObsT, ActT]):
             "Implement it if you need to map env actions back to wrapper actions."
         )
 
-    def step(self, action: WrapperActT) -> StepResult[ObsT]:
-        return self.env.step(self.action(action))
-
-    async def async_step(self, action: WrapperActT) -> StepResult[ObsT]:
-        return await self.env.async_step(self.action(action))
+    def _step_action(self, action: WrapperActT) -> ActT:
+        return self.action(action)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sekai.rendering.recorder import FrameRecording, save_frames
 from sekai.rendering.renderer import Renderer
@@ -12,12 +12,16 @@ from sekai.vector.async_vec_env import AsyncVecEnv
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.sync_vec_env import SyncVecEnv
 from sekai.vector.vec_env import VecEnv
-from sekai.vector.vec_wrapper import VecWrapper
+from sekai.vector.vec_wrapper import VecResultWrapper
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 __all__ = ["VecRecordFrames"]
 
 
-class VecRecordFrames(FrameRecording, VecWrapper):
+class VecRecordFrames(FrameRecording, VecResultWrapper):
     """Render sub-env ``index`` after every vector ``reset()`` and ``step()``; keep the frames.
 
     After a step in which the sub-env finished and was reset automatically, the frame shows the
@@ -66,17 +70,13 @@ class VecRecordFrames(FrameRecording, VecWrapper):
     def _recorded_env(self) -> Any:
         return self._base.envs[self.index]
 
-    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        return self._capture(self.venv.reset(seed=seed, options=options))
+    def _rewrite_reset(self, result: VecResetResult[Any]) -> VecResetResult[Any]:
+        return self._capture(result)
 
-    def step(self, actions: Any) -> VecStepResult[Any]:
-        return self._capture(self.venv.step(actions))
-
-    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        return self._capture(await self.venv.async_reset(seed=seed, options=options))
-
-    async def async_step(self, actions: Any) -> VecStepResult[Any]:
-        return self._capture(await self.venv.async_step(actions))
+    def _rewrite_step(
+        self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
+    ) -> VecStepResult[Any]:
+        return self._capture(result)
 
     def close(self) -> None:
         """Close the renderer, then the vector env."""

@@ -1,9 +1,10 @@
-"""Vector wrapper base classes: VecWrapper and its observation, reward and action variants."""
+"""Vector wrapper base classes: VecWrapper, VecResultWrapper (hooks) and its observation,
+reward and action variants."""
 
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -16,7 +17,13 @@ if TYPE_CHECKING:
 
     from sekai.registry.spec import EnvSpec
 
-__all__ = ["VecActionWrapper", "VecObservationWrapper", "VecRewardWrapper", "VecWrapper"]
+__all__ = [
+    "VecActionWrapper",
+    "VecObservationWrapper",
+    "VecResultWrapper",
+    "VecRewardWrapper",
+    "VecWrapper",
+]
 
 
 class VecWrapper(VecEnv):
@@ -24,8 +31,9 @@ class VecWrapper(VecEnv):
 
     Subclasses call ``super().__init__(venv)`` and may assign new single-env
     ``observation_space`` / ``action_space`` in ``__init__`` (the batched spaces follow).
-    Stateful logic overrides ``reset``/``step`` *and* ``async_reset``/``async_step``; a subclass
-    that overrides only the sync pair gets async methods that run it (the routing rule).
+    Stateful logic derives from ``VecResultWrapper`` and overrides its hooks, which serve
+    ``reset``/``step`` and ``async_reset``/``async_step`` alike. A subclass that overrides
+    only the sync pair itself gets async methods that run it (the routing rule).
 
     Args:
         venv: the VecEnv to wrap.
@@ -144,7 +152,65 @@ class VecWrapper(VecEnv):
         return f"{type(self).__name__}({self.venv!r})"
 
 
-class VecObservationWrapper(VecWrapper):
+def _live_before_step(venv: VecEnv) -> NDArray[np.bool_] | None:
+    """The sub-envs ``venv``'s next step will really step (not frozen), None when all of them."""
+    if venv.autoreset:
+        return None
+    frozen = venv.frozen
+    return ~frozen if frozen.any() else None
+
+
+class VecResultWrapper(VecWrapper):
+    """A VecWrapper that works through hooks, called the same way on the sync and async paths.
+
+    Override these (each a no-op or identity by default) instead of the four reset/step
+    methods, so that a stateful wrapper cannot implement one path and forget the other:
+
+    - ``_on_reset(seed)``: after the inner reset succeeded, with the ``seed`` it was given.
+    - ``_rewrite_reset(result)``: the reset's result as this wrapper returns it.
+    - ``_step_actions(actions)``: the batch passed to the inner step.
+    - ``_rewrite_step(result, live)``: the step's result as this wrapper returns it. ``live``
+      is the mask of the sub-envs the step really stepped, None when it stepped all of them
+      (without autoreset, frozen sub-envs are not stepped); it is read before the step only
+      where the class sets ``_step_reads_live`` (None is passed elsewhere).
+    """
+
+    _step_reads_live: ClassVar[bool] = False
+
+    def _on_reset(self, seed: Any) -> None:
+        pass
+
+    def _rewrite_reset(self, result: VecResetResult[Any]) -> VecResetResult[Any]:
+        return result
+
+    def _step_actions(self, actions: Any) -> Any:
+        return actions
+
+    def _rewrite_step(
+        self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
+    ) -> VecStepResult[Any]:
+        return result
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        result = self.venv.reset(seed=seed, options=options)
+        self._on_reset(seed)
+        return self._rewrite_reset(result)
+
+    def step(self, actions: Any) -> VecStepResult[Any]:
+        live = _live_before_step(self.venv) if self._step_reads_live else None
+        return self._rewrite_step(self.venv.step(self._step_actions(actions)), live)
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        result = await self.venv.async_reset(seed=seed, options=options)
+        self._on_reset(seed)
+        return self._rewrite_reset(result)
+
+    async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        live = _live_before_step(self.venv) if self._step_reads_live else None
+        return self._rewrite_step(await self.venv.async_step(self._step_actions(actions)), live)
+
+
+class VecObservationWrapper(VecResultWrapper):
     """Transforms every batch of observations with ``observation(batch)`` (reset and step).
 
     Terminal observations left by autoreset (``infos[i]["final_observation"]``) go through
@@ -176,10 +242,12 @@ class VecObservationWrapper(VecWrapper):
             cache = self.__dict__["_batch_one_cache"] = _BatchCache()
         return cache.get(self.observation_space, 1)
 
-    def _wrap_reset(self, result: VecResetResult[Any]) -> VecResetResult[Any]:
+    def _rewrite_reset(self, result: VecResetResult[Any]) -> VecResetResult[Any]:
         return result._replace(observations=self.observation(result.observations))
 
-    def _wrap_step(self, result: VecStepResult[Any]) -> VecStepResult[Any]:
+    def _rewrite_step(
+        self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
+    ) -> VecStepResult[Any]:
         observations = self.observation(result.observations)
         for index in np.flatnonzero(result.dones).tolist():
             info = info_at(result, index)
@@ -187,46 +255,27 @@ class VecObservationWrapper(VecWrapper):
                 info["final_observation"] = self.final_observation(info["final_observation"])
         return result._replace(observations=observations)
 
-    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        return self._wrap_reset(self.venv.reset(seed=seed, options=options))
 
-    def step(self, actions: Any) -> VecStepResult[Any]:
-        return self._wrap_step(self.venv.step(actions))
-
-    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        return self._wrap_reset(await self.venv.async_reset(seed=seed, options=options))
-
-    async def async_step(self, actions: Any) -> VecStepResult[Any]:
-        return self._wrap_step(await self.venv.async_step(actions))
-
-
-class VecRewardWrapper(VecWrapper):
+class VecRewardWrapper(VecResultWrapper):
     """Transforms every ``(num_envs,)`` reward array with ``reward(rewards)`` (step paths)."""
 
     @abc.abstractmethod
     def reward(self, rewards: NDArray[np.float64]) -> Any:
         """Return the transformed rewards (converted to a float64 array)."""
 
-    def _wrap_step(self, result: VecStepResult[Any]) -> VecStepResult[Any]:
+    def _rewrite_step(
+        self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
+    ) -> VecStepResult[Any]:
         rewards = np.asarray(self.reward(result.rewards), dtype=np.float64)
         return result._replace(rewards=rewards)
 
-    def step(self, actions: Any) -> VecStepResult[Any]:
-        return self._wrap_step(self.venv.step(actions))
 
-    async def async_step(self, actions: Any) -> VecStepResult[Any]:
-        return self._wrap_step(await self.venv.async_step(actions))
-
-
-class VecActionWrapper(VecWrapper):
+class VecActionWrapper(VecResultWrapper):
     """Maps every batch of actions with ``action(actions)`` before the inner VecEnv sees it."""
 
     @abc.abstractmethod
     def action(self, actions: Any) -> Any:
         """Return the batch of actions to send to the inner VecEnv."""
 
-    def step(self, actions: Any) -> VecStepResult[Any]:
-        return self.venv.step(self.action(actions))
-
-    async def async_step(self, actions: Any) -> VecStepResult[Any]:
-        return await self.venv.async_step(self.action(actions))
+    def _step_actions(self, actions: Any) -> Any:
+        return self.action(actions)

@@ -15,9 +15,13 @@ from sekai.stats.episode import EpisodeStats
 from sekai.stats.normalizer import ObservationNormalizer
 from sekai.stats.running import RunningMeanStd
 from sekai.stats.trackers import InMemoryTracker, StatsTracker
-from sekai.vector.result import VecResetResult, VecStepResult, info_at
+from sekai.vector.result import VecStepResult, info_at
 from sekai.vector.vec_env import VecEnv
-from sekai.vector.vec_wrapper import VecObservationWrapper, VecRewardWrapper, VecWrapper
+from sekai.vector.vec_wrapper import (
+    VecObservationWrapper,
+    VecResultWrapper,
+    VecRewardWrapper,
+)
 from sekai.wrappers._args import resolve_callable
 
 __all__ = [
@@ -29,14 +33,6 @@ __all__ = [
 ]
 
 
-def _live_before_step(venv: VecEnv) -> NDArray[np.bool_] | None:
-    """Sub-envs that will really be stepped (not frozen), or None when all will be."""
-    if venv.autoreset:
-        return None
-    frozen = venv.frozen
-    return ~frozen if frozen.any() else None
-
-
 def _tracker_seeds(seed: Any, num_envs: int) -> list[int | None]:
     """The int seed each sub-env was reset with, where it is known (for ``on_reset``)."""
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
@@ -46,7 +42,7 @@ def _tracker_seeds(seed: Any, num_envs: int) -> list[int | None]:
     return [None] * num_envs
 
 
-class VecRecordEpisodeStatistics(VecWrapper):
+class VecRecordEpisodeStatistics(VecResultWrapper):
     """Put an ``EpisodeStats`` in ``infos[i]["episode"]`` when sub-env ``i`` ends an episode.
 
     The stats carry ``extra={"env_index": i}`` and go to ``tracker.on_episode_end``. Without
@@ -73,7 +69,9 @@ class VecRecordEpisodeStatistics(VecWrapper):
         self._starts = np.full(n, time.monotonic())
         self._on_step = getattr(type(self.tracker), "on_step", None) is not InMemoryTracker.on_step
 
-    def _record_reset(self, seed: Any) -> None:
+    _step_reads_live = True
+
+    def _on_reset(self, seed: Any) -> None:
         self.episode_returns[:] = 0.0
         self.episode_lengths[:] = 0
         self._starts[:] = time.monotonic()
@@ -82,7 +80,7 @@ class VecRecordEpisodeStatistics(VecWrapper):
         for sub_seed in _tracker_seeds(seed, self.num_envs):
             self.tracker.on_reset(env_id=env_id, seed=sub_seed)
 
-    def _record_step(
+    def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
     ) -> VecStepResult[Any]:
         rewards, terminated, truncated = result.rewards, result.terminated, result.truncated
@@ -121,24 +119,6 @@ class VecRecordEpisodeStatistics(VecWrapper):
             self.episode_lengths[finished] = 0
             self._starts[finished] = end
         return result
-
-    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        result = self.venv.reset(seed=seed, options=options)
-        self._record_reset(seed)
-        return result
-
-    def step(self, actions: Any) -> VecStepResult[Any]:
-        live = _live_before_step(self.venv)
-        return self._record_step(self.venv.step(actions), live)
-
-    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        result = await self.venv.async_reset(seed=seed, options=options)
-        self._record_reset(seed)
-        return result
-
-    async def async_step(self, actions: Any) -> VecStepResult[Any]:
-        live = _live_before_step(self.venv)
-        return self._record_step(await self.venv.async_step(actions), live)
 
 
 class VecNormalizeObservation(VecObservationWrapper):
@@ -203,7 +183,7 @@ class VecNormalizeObservation(VecObservationWrapper):
         self._normalizer.load_state_dict(state["obs_rms"])
 
 
-class VecNormalizeReward(VecWrapper):
+class VecNormalizeReward(VecResultWrapper):
     """Divide rewards by the running std of each sub-env's discounted return (``return_rms``).
 
     Keeps ``R = gamma * R + r`` per sub-env (reset on done and on reset), updates the shared
@@ -228,7 +208,12 @@ class VecNormalizeReward(VecWrapper):
         self.update_running_mean = True
         self._returns = np.zeros(self.num_envs, dtype=np.float64)
 
-    def _normalize(
+    _step_reads_live = True
+
+    def _on_reset(self, seed: Any) -> None:
+        self._returns[:] = 0.0
+
+    def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
     ) -> VecStepResult[Any]:
         rewards = result.rewards
@@ -246,24 +231,6 @@ class VecNormalizeReward(VecWrapper):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore statistics saved by ``state_dict()``."""
         self.return_rms.load_state_dict(state["return_rms"])
-
-    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        result = self.venv.reset(seed=seed, options=options)
-        self._returns[:] = 0.0
-        return result
-
-    def step(self, actions: Any) -> VecStepResult[Any]:
-        live = _live_before_step(self.venv)
-        return self._normalize(self.venv.step(actions), live)
-
-    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        result = await self.venv.async_reset(seed=seed, options=options)
-        self._returns[:] = 0.0
-        return result
-
-    async def async_step(self, actions: Any) -> VecStepResult[Any]:
-        live = _live_before_step(self.venv)
-        return self._normalize(await self.venv.async_step(actions), live)
 
 
 class VecTransformObservation(VecObservationWrapper):

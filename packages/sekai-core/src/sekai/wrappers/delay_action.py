@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 
 from sekai.core.env import Env
-from sekai.core.result import ResetResult, StepResult
-from sekai.core.wrapper import Wrapper
+from sekai.core.wrapper import ResultWrapper
 from sekai.spaces import Box
 from sekai.wrappers._args import check_int
 from sekai.wrappers.autoreset import warn_if_around_autoreset
@@ -26,7 +25,7 @@ def _copy_action(action: Any) -> Any:
     return copy.deepcopy(action)
 
 
-class DelayAction(Wrapper[Any, Any, Any, Any]):
+class DelayAction(ResultWrapper[Any, Any, Any, Any]):
     """Execute each action ``delay`` steps later; the first ``delay`` steps execute ``noop``.
 
     The queue of chosen but not yet executed actions (``pending_actions``, oldest first) is
@@ -61,36 +60,13 @@ class DelayAction(Wrapper[Any, Any, Any, Any]):
         """Actions chosen but not executed yet, oldest first."""
         return list(self._pending)
 
-    def _next(self, action: Any) -> Any:
+    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
+        self._pending.clear()
+
+    def _step_action(self, action: Any) -> Any:
         if self.delay == 0:
             return action
         self._pending.append(_copy_action(action))
         if len(self._pending) > self.delay:
             return self._pending.popleft()
         return _copy_action(self.noop)
-
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = self.env.reset(seed=seed, options=options)
-        self._pending.clear()  # after: a reset that raises leaves the episode as it was
-        return result
-
-    def step(self, action: Any) -> StepResult[Any]:
-        return self.env.step(self._next(action))
-
-    async def async_reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = await self.env.async_reset(seed=seed, options=options)
-        self._pending.clear()
-        return result
-
-    async def async_step(self, action: Any) -> StepResult[Any]:
-        return await self.env.async_step(self._next(action))

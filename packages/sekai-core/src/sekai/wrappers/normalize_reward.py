@@ -8,14 +8,14 @@ from typing import Any
 import numpy as np
 
 from sekai.core.env import Env
-from sekai.core.result import ResetResult, StepResult
-from sekai.core.wrapper import Wrapper
+from sekai.core.result import StepResult
+from sekai.core.wrapper import ResultWrapper
 from sekai.stats.running import RunningMeanStd
 
 __all__ = ["NormalizeReward"]
 
 
-class NormalizeReward(Wrapper[Any, Any, Any, Any]):
+class NormalizeReward(ResultWrapper[Any, Any, Any, Any]):
     """Divide rewards by the running std of the discounted return (the mean is not subtracted).
 
     Keeps ``R = gamma * R + r`` (reset on done and on reset), updates ``return_rms`` with it
@@ -39,7 +39,10 @@ class NormalizeReward(Wrapper[Any, Any, Any, Any]):
         self.update_running_mean = True
         self._return = 0.0
 
-    def _normalize(self, result: StepResult[Any]) -> StepResult[Any]:
+    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
+        self._return = 0.0
+
+    def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
         reward = float(result.reward)
         self._return = self._return * self.gamma + reward
         if self.update_running_mean:
@@ -58,29 +61,3 @@ class NormalizeReward(Wrapper[Any, Any, Any, Any]):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore statistics saved by ``state_dict()``."""
         self.return_rms.load_state_dict(state["return_rms"])
-
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = self.env.reset(seed=seed, options=options)
-        self._return = 0.0  # after: a reset that raises leaves the episode as it was
-        return result
-
-    def step(self, action: Any) -> StepResult[Any]:
-        return self._normalize(self.env.step(action))
-
-    async def async_reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = await self.env.async_reset(seed=seed, options=options)
-        self._return = 0.0
-        return result
-
-    async def async_step(self, action: Any) -> StepResult[Any]:
-        return self._normalize(await self.env.async_step(action))

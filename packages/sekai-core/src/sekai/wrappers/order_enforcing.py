@@ -7,14 +7,13 @@ from typing import Any
 import numpy as np
 
 from sekai.core.env import Env
-from sekai.core.result import ResetResult, StepResult
-from sekai.core.wrapper import Wrapper
+from sekai.core.wrapper import ResultWrapper
 from sekai.error import ResetRequired
 
 __all__ = ["OrderEnforcing"]
 
 
-class OrderEnforcing(Wrapper[Any, Any, Any, Any]):
+class OrderEnforcing(ResultWrapper[Any, Any, Any, Any]):
     """Raise ``ResetRequired`` when ``step()`` is called before the first ``reset()``."""
 
     def __init__(self, env: Env[Any, Any]) -> None:
@@ -26,32 +25,10 @@ class OrderEnforcing(Wrapper[Any, Any, Any, Any]):
         """Whether reset() has been called."""
         return self._has_reset
 
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = self.env.reset(seed=seed, options=options)
+    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
         self._has_reset = True
-        return result
 
-    def step(self, action: Any) -> StepResult[Any]:
+    def _step_action(self, action: Any) -> Any:
         if not self._has_reset:
             raise ResetRequired()
-        return self.env.step(action)
-
-    async def async_reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = await self.env.async_reset(seed=seed, options=options)
-        self._has_reset = True
-        return result
-
-    async def async_step(self, action: Any) -> StepResult[Any]:
-        if not self._has_reset:
-            raise ResetRequired()
-        return await self.env.async_step(action)
+        return action

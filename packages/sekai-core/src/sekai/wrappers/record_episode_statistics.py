@@ -8,15 +8,15 @@ from typing import Any
 import numpy as np
 
 from sekai.core.env import Env
-from sekai.core.result import ResetResult, StepResult
-from sekai.core.wrapper import Wrapper
+from sekai.core.result import StepResult
+from sekai.core.wrapper import ResultWrapper
 from sekai.stats.episode import EpisodeStats
 from sekai.stats.trackers import InMemoryTracker, StatsTracker
 
 __all__ = ["RecordEpisodeStatistics"]
 
 
-class RecordEpisodeStatistics(Wrapper[Any, Any, Any, Any]):
+class RecordEpisodeStatistics(ResultWrapper[Any, Any, Any, Any]):
     """Record each episode's return, length and duration, and feed them to a tracker.
 
     On the step that ends an episode, ``info["episode"]`` gets an ``EpisodeStats`` (also kept as
@@ -42,7 +42,7 @@ class RecordEpisodeStatistics(Wrapper[Any, Any, Any, Any]):
         self._length = 0
         self._start = time.monotonic()
 
-    def _on_reset(self) -> None:
+    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
         self._return = 0.0
         self._length = 0
         self._start = time.monotonic()
@@ -50,7 +50,7 @@ class RecordEpisodeStatistics(Wrapper[Any, Any, Any, Any]):
         env_id = spec.id if spec is not None else None
         self.tracker.on_reset(env_id=env_id, seed=self._rng_seed)
 
-    def _on_step(self, result: StepResult[Any]) -> StepResult[Any]:
+    def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
         reward = float(result.reward)
         self._return += reward
         self._length += 1
@@ -74,29 +74,3 @@ class RecordEpisodeStatistics(Wrapper[Any, Any, Any, Any]):
             self._length = 0
             self._start = end
         return result
-
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = self.env.reset(seed=seed, options=options)
-        self._on_reset()
-        return result
-
-    def step(self, action: Any) -> StepResult[Any]:
-        return self._on_step(self.env.step(action))
-
-    async def async_reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = await self.env.async_reset(seed=seed, options=options)
-        self._on_reset()
-        return result
-
-    async def async_step(self, action: Any) -> StepResult[Any]:
-        return self._on_step(await self.env.async_step(action))

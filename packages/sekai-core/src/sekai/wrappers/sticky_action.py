@@ -9,8 +9,7 @@ import numpy as np
 
 from sekai.core._rng import make_seed_sequence, np_random
 from sekai.core.env import Env
-from sekai.core.result import ResetResult, StepResult
-from sekai.core.wrapper import Wrapper
+from sekai.core.wrapper import ResultWrapper
 from sekai.wrappers.autoreset import warn_if_around_autoreset
 
 __all__ = ["StickyAction"]
@@ -27,7 +26,7 @@ def _spawn_child(rng: np.random.Generator) -> np.random.Generator:
     return np.random.Generator(type(bit_generator)(seed_seq.spawn(1)[0]))
 
 
-class StickyAction(Wrapper[Any, Any, Any, Any]):
+class StickyAction(ResultWrapper[Any, Any, Any, Any]):
     """Repeat the previously executed action with probability ``repeat_action_probability``.
 
     Never repeats on the first step after a reset. The wrapper draws from a private generator,
@@ -60,7 +59,8 @@ class StickyAction(Wrapper[Any, Any, Any, Any]):
         self._has_last: bool = False
         warn_if_around_autoreset(self)
 
-    def _reseed(self, seed: int | np.random.Generator | None) -> None:
+    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
+        self._last_action, self._has_last = None, False
         if seed is None:
             return
         if isinstance(seed, np.random.Generator):
@@ -68,37 +68,9 @@ class StickyAction(Wrapper[Any, Any, Any, Any]):
         else:
             self._sticky_rng = np_random(make_seed_sequence(seed, 2)[1])[0]
 
-    def _choose(self, action: Any) -> Any:
+    def _step_action(self, action: Any) -> Any:
         if self._has_last and self._sticky_rng.random() < self.repeat_action_probability:
             return self._last_action
         self._last_action = copy.deepcopy(action)
         self._has_last = True
         return action
-
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = self.env.reset(seed=seed, options=options)
-        self._reseed(seed)
-        self._last_action, self._has_last = None, False
-        return result
-
-    def step(self, action: Any) -> StepResult[Any]:
-        return self.env.step(self._choose(action))
-
-    async def async_reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = await self.env.async_reset(seed=seed, options=options)
-        self._reseed(seed)
-        self._last_action, self._has_last = None, False
-        return result
-
-    async def async_step(self, action: Any) -> StepResult[Any]:
-        return await self.env.async_step(self._choose(action))

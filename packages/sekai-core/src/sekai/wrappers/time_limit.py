@@ -7,14 +7,14 @@ from typing import Any
 import numpy as np
 
 from sekai.core.env import Env
-from sekai.core.result import ResetResult, StepResult
-from sekai.core.wrapper import Wrapper
+from sekai.core.result import StepResult
+from sekai.core.wrapper import ResultWrapper
 from sekai.wrappers.autoreset import warn_if_around_autoreset
 
 __all__ = ["TimeLimit"]
 
 
-class TimeLimit(Wrapper[Any, Any, Any, Any]):
+class TimeLimit(ResultWrapper[Any, Any, Any, Any]):
     """Truncate the episode once ``max_episode_steps`` steps have been taken since reset.
 
     Adds ``info["elapsed_steps"]`` on every step. Warns (``UserWarning``) when built around an
@@ -40,7 +40,10 @@ class TimeLimit(Wrapper[Any, Any, Any, Any]):
         """Steps taken since the last reset."""
         return self._elapsed_steps
 
-    def _after_step(self, result: StepResult[Any]) -> StepResult[Any]:
+    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
+        self._elapsed_steps = 0
+
+    def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
         self._elapsed_steps += 1
         elapsed = self._elapsed_steps
         # A new dict: an env that reuses one info dict must not see earlier results change.
@@ -52,29 +55,3 @@ class TimeLimit(Wrapper[Any, Any, Any, Any]):
             bool(result.truncated) or elapsed >= self.max_episode_steps,
             info,
         )
-
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = self.env.reset(seed=seed, options=options)
-        self._elapsed_steps = 0  # after: a reset that raises leaves the episode as it was
-        return result
-
-    def step(self, action: Any) -> StepResult[Any]:
-        return self._after_step(self.env.step(action))
-
-    async def async_reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        result = await self.env.async_reset(seed=seed, options=options)
-        self._elapsed_steps = 0
-        return result
-
-    async def async_step(self, action: Any) -> StepResult[Any]:
-        return self._after_step(await self.env.async_step(action))

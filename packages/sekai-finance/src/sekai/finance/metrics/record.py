@@ -8,13 +8,13 @@ import numpy as np
 
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
-from sekai.core.wrapper import Wrapper
+from sekai.core.wrapper import ResultWrapper
 from sekai.finance.metrics._recorder import EpisodeRecorder, RecordSettings, Summary, mean_fields
 
 __all__ = ["RecordPerformance"]
 
 
-class RecordPerformance(Wrapper[Any, Any, Any, Any]):
+class RecordPerformance(ResultWrapper[Any, Any, Any, Any]):
     """Collect per-step returns and attach a summary as ``info["performance"]`` at episode end.
 
     Equity mode (default) reads ``info[equity_key]``; P&L mode (``pnl_key`` given) reads a
@@ -64,11 +64,11 @@ class RecordPerformance(Wrapper[Any, Any, Any, Any]):
         """The annualisation of the summaries: ``periods_per_year``, else ``1 / info["dt"]``."""
         return self._episode.periods_per_year
 
-    def _after_reset(self, result: ResetResult[Any]) -> ResetResult[Any]:
+    def _reset_result(self, result: ResetResult[Any]) -> ResetResult[Any]:
         self._episode.begin(result.info)
         return result
 
-    def _after_step(self, result: StepResult[Any]) -> StepResult[Any]:
+    def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
         info = result.info
         inner_reset = "final_info" in info and "reset_info" in info
         episode = self._episode
@@ -86,30 +86,6 @@ class RecordPerformance(Wrapper[Any, Any, Any, Any]):
             result.truncated,
             {**info, "performance": summary},
         )
-
-    # -- Env API ------------------------------------------------------------------------------
-
-    def reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        return self._after_reset(self.env.reset(seed=seed, options=options))
-
-    def step(self, action: Any) -> StepResult[Any]:
-        return self._after_step(self.env.step(action))
-
-    async def async_reset(
-        self,
-        *,
-        seed: int | np.random.Generator | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> ResetResult[Any]:
-        return self._after_reset(await self.env.async_reset(seed=seed, options=options))
-
-    async def async_step(self, action: Any) -> StepResult[Any]:
-        return self._after_step(await self.env.async_step(action))
 
     def summary(self) -> dict[str, float]:
         """Mean of every numeric field over the stored summaries."""

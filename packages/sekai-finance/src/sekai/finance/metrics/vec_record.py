@@ -10,12 +10,12 @@ from numpy.typing import NDArray
 from sekai.finance.metrics._recorder import EpisodeRecorder, RecordSettings, Summary, mean_fields
 from sekai.vector.result import VecResetResult, VecStepResult, info_at
 from sekai.vector.vec_env import VecEnv
-from sekai.vector.vec_wrapper import VecWrapper
+from sekai.vector.vec_wrapper import VecResultWrapper
 
 __all__ = ["VecRecordPerformance"]
 
 
-class VecRecordPerformance(VecWrapper):
+class VecRecordPerformance(VecResultWrapper):
     """Summarise every sub-env's finished episodes: ``infos[i]["performance"]`` when sub-env
     ``i`` ends one, read off its infos exactly as ``RecordPerformance`` reads a single env's.
 
@@ -66,12 +66,14 @@ class VecRecordPerformance(VecWrapper):
         index = 0 if self.last_env_index is None else self.last_env_index
         return self._episodes[index].periods_per_year
 
-    def _after_reset(self, result: VecResetResult[Any]) -> VecResetResult[Any]:
+    _step_reads_live = True
+
+    def _rewrite_reset(self, result: VecResetResult[Any]) -> VecResetResult[Any]:
         for i, episode in enumerate(self._episodes):  # an unfinished episode is dropped
             episode.begin(info_at(result, i))
         return result
 
-    def _after_step(
+    def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
     ) -> VecStepResult[Any]:
         dones = result.terminated | result.truncated
@@ -88,24 +90,6 @@ class VecRecordPerformance(VecWrapper):
                 info["performance"] = summary
                 episode.begin(info["reset_info"] if inner_reset else {})
         return result
-
-    def _live(self) -> NDArray[np.bool_] | None:
-        """The sub-envs the next step really steps (frozen ones are not), None for all."""
-        return None if self.venv.autoreset else ~self.venv.frozen
-
-    def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        return self._after_reset(self.venv.reset(seed=seed, options=options))
-
-    def step(self, actions: Any) -> VecStepResult[Any]:
-        live = self._live()
-        return self._after_step(self.venv.step(actions), live)
-
-    async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        return self._after_reset(await self.venv.async_reset(seed=seed, options=options))
-
-    async def async_step(self, actions: Any) -> VecStepResult[Any]:
-        live = self._live()
-        return self._after_step(await self.venv.async_step(actions), live)
 
     def summary(self) -> dict[str, float]:
         """Mean of every numeric field over the stored summaries."""
