@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -39,6 +41,27 @@ def test_batched_dict_with_masked_box_matches_single_updates_in_count() -> None:
     assert out in batch_space(norm.observation_space, 2)
 
 
+def test_rows_pick_the_batch_rows_that_update_every_leaf() -> None:
+    masked = sekai.MaskedBox(-5.0, 5.0, shape=(1,), max_size=2)
+    space = sekai.Tuple([sekai.Box(-10.0, 10.0, shape=(2,)), masked])
+    items = [
+        (np.array([1.0, 2.0]), masked.pack(np.array([[1.0]]))),
+        (np.array([7.0, 9.0]), masked.pack(np.array([[3.0], [5.0]]))),
+        (np.array([3.0, 6.0]), masked.pack(np.array([[2.0]]))),
+    ]
+    batch = concatenate(space, items)
+    norm = ObservationNormalizer(space)
+    out = norm.normalize(batch, batched=True, rows=np.array([True, False, True]))
+    box, slots = norm.stats
+    np.testing.assert_allclose(box.mean, [2.0, 4.0])
+    assert box.count == pytest.approx(2)
+    np.testing.assert_allclose(slots.mean, [1.5])  # rows 0 and 2: one occupied slot each
+    assert slots.count == pytest.approx(2)
+    assert out[0].shape == (3, 2)  # every row is normalised, the skipped one too
+    norm.normalize(batch, batched=True, rows=np.zeros(3, dtype=bool))
+    assert box.count == pytest.approx(2)  # no row: no update
+
+
 def test_ewm_counts_one_step_per_call() -> None:
     norm = ObservationNormalizer(sekai.Box(0.0, 1.0, shape=(3,)), stats="ewm", halflife=4)
     norm.normalize(np.zeros((8, 3)), batched=True)
@@ -62,3 +85,21 @@ def test_state_dict_nested_round_trip_and_structure_check() -> None:
     np.testing.assert_array_equal(other.stats[0].mean, [0.5])
     with pytest.raises(ValueError, match="list of 2 entries"):
         other.load_state_dict([state[0]])
+
+
+@pytest.mark.parametrize("epsilon", [0, -1.0, float("nan"), float("inf")])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda eps: sekai.NormalizeObservation(sekai.make("CartPole-v1"), epsilon=eps),
+        lambda eps: sekai.VecNormalizeObservation(sekai.make_vec("CartPole-v1", 2), epsilon=eps),
+    ],
+)
+def test_epsilon_must_be_finite_and_positive(build: Any, epsilon: float) -> None:
+    with pytest.raises(ValueError, match=r"^epsilon must be finite and > 0, got "):
+        build(epsilon)
+
+
+def test_epsilon_must_be_a_number() -> None:
+    with pytest.raises(TypeError, match=r"^epsilon must be a number, got str\.$"):
+        ObservationNormalizer(sekai.Box(0.0, 1.0, shape=(1,)), epsilon="1e-8")  # type: ignore[arg-type]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import numpy as np
+import pytest
 
 import sekai
 from sekai.spaces import Box, Dict
@@ -33,6 +37,21 @@ def test_stack_infos_of_different_shapes_gives_an_object_array() -> None:
 
 def test_stack_infos_of_nothing_is_empty() -> None:
     assert stack_infos([]) == {}
+
+
+@pytest.mark.parametrize(
+    ("infos", "message"),
+    [
+        ({"a": 1}, "stack_infos takes a list of info dicts (one per sub-env), got dict."),
+        (3, "stack_infos takes a list of info dicts (one per sub-env), got int."),
+        ([{"a": 1}, None], "stack_infos: infos[1] must be a dict, got NoneType."),
+    ],
+)
+def test_stack_infos_of_something_other_than_a_list_of_dicts_is_a_type_error(
+    infos: Any, message: str
+) -> None:
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        stack_infos(infos)
 
 
 def test_split_value_turns_1d_arrays_into_python_scalars() -> None:

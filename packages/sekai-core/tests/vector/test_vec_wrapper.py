@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from sekai.vector import (
     VecActionWrapper,
     VecObservationWrapper,
     VecRewardWrapper,
+    VecTransformReward,
     VecWrapper,
 )
 from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
@@ -124,6 +126,20 @@ def test_reward_and_action_wrappers() -> None:
     result = vec.step([0, 2])
     assert result.rewards.dtype == np.float64
     assert result.rewards.tolist() == [(1.0 - 0.1) / 2, (0.0 - 0.1) / 2]
+
+
+@pytest.mark.parametrize(
+    ("fn", "shape"), [(lambda r: r[:1], "(1,)"), (lambda r: None, "()"), (lambda r: [r], "(1, 2)")]
+)
+def test_a_reward_wrapper_must_return_one_reward_per_sub_env(fn: Any, shape: str) -> None:
+    vec = VecTransformReward(SyncVecEnv([CounterEnv] * 2), fn)
+    vec.reset(seed=0)
+    message = (
+        "VecTransformReward.reward() must return one reward per sub-env, shape (2,), "
+        f"got shape {shape}."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        vec.step([0, 2])
 
 
 def test_wrapper_overriding_only_step_routes_async_step_through_it() -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import sekai
+from sekai.utils._equal import structurally_equal
 from sekai.vector import (
     SyncVecEnv,
     VecNormalizeObservation,
@@ -17,9 +18,8 @@ from sekai.vector import (
     VecRecordEpisodeStatistics,
     VecTransformObservation,
     VecTransformReward,
+    wrappers as vector_wrappers,
 )
-from sekai.utils._equal import structurally_equal
-from sekai.vector import wrappers as vector_wrappers
 from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
 from sekai.vector.result import info_at
 
@@ -116,6 +116,22 @@ def test_normalize_observation_can_be_frozen_and_checkpointed() -> None:
     assert vec.state_dict()["obs_rms"]["count"] != state["obs_rms"]["count"]
     vec.load_state_dict(state)
     assert vec.state_dict()["obs_rms"]["count"] == state["obs_rms"]["count"]
+
+
+def test_normalize_observation_ignores_frozen_sub_envs_in_its_statistics() -> None:
+    raw = SyncVecEnv([CounterEnv] * 2, autoreset=False)
+    vec = VecNormalizeObservation(SyncVecEnv([CounterEnv] * 2, autoreset=False))
+    starts = [{"start": GOAL - 1}, {"start": 0}]
+    rms = sekai.RunningMeanStd(shape=(3,))
+    rms.update(raw.reset(options=starts).observations)
+    vec.reset(options=starts)
+    for step in range(3):  # sub-env 0 ends at the first step (counted), then stays frozen
+        observations = raw.step([1, 1]).observations
+        rms.update(observations if step == 0 else observations[1:])
+        vec.step([1, 1])
+    assert vec.obs_rms.count == pytest.approx(rms.count)
+    assert vec.obs_rms.mean == pytest.approx(rms.mean)
+    assert vec.obs_rms.var == pytest.approx(rms.var)
 
 
 def test_normalize_observation_rejects_bad_options() -> None:

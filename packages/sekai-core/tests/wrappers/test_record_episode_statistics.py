@@ -120,3 +120,27 @@ def test_summary_after_three_episodes(toy_env: Any) -> None:
         "max_return": 18.0,
         "mean_length": 1.0,
     }
+
+
+@pytest.mark.parametrize("owner", ["RecordEpisodeStatistics", "VecRecordEpisodeStatistics"])
+def test_a_tracker_without_the_tracker_methods_is_refused_at_construction(
+    owner: str, toy_env: Any
+) -> None:
+    class Partial:
+        def on_reset(self, env_id: Any, seed: Any) -> None: ...
+
+    build = {
+        "RecordEpisodeStatistics": lambda t: sekai.RecordEpisodeStatistics(toy_env(), tracker=t),
+        "VecRecordEpisodeStatistics": lambda t: sekai.VecRecordEpisodeStatistics(
+            sekai.SyncVecEnv([toy_env]), tracker=t
+        ),
+    }[owner]
+    prefix = (
+        f"^{owner}: tracker must be a StatsTracker \\(with on_reset, on_step, on_episode_end\\), "
+    )
+    with pytest.raises(
+        TypeError, match=prefix + r"got int without on_reset, on_step, on_episode_end\.$"
+    ):
+        build(3)
+    with pytest.raises(TypeError, match=prefix + r"got Partial without on_step, on_episode_end\.$"):
+        build(Partial())

@@ -8,12 +8,16 @@ outputs 0 in empty slots; other leaves pass through unchanged.
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sekai.spaces import Box, Dict, MaskedBox, Space, Tuple
 from sekai.stats.running import ExponentialMovingStats, RunningMeanStd
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["ObservationNormalizer", "Stats"]
 
@@ -38,8 +42,8 @@ class ObservationNormalizer:
         observation_space: the space of normalised observations (float64 Box/MaskedBox leaves).
 
     Raises:
-        ValueError: bad ``stats`` or ``clip``.
-        TypeError: the space has no Box or MaskedBox leaf.
+        ValueError: bad ``stats``, ``clip`` or ``epsilon``.
+        TypeError: the space has no Box or MaskedBox leaf, or ``epsilon`` is not a number.
     """
 
     def __init__(
@@ -56,6 +60,12 @@ class ObservationNormalizer:
             raise ValueError(f"stats must be 'running' or 'ewm', got {stats!r}.")
         if clip is not None and not clip > 0:
             raise ValueError(f"clip must be positive, got {clip}.")
+        if isinstance(epsilon, bool) or not isinstance(
+            epsilon, (int, float, np.integer, np.floating)
+        ):
+            raise TypeError(f"epsilon must be a number, got {type(epsilon).__name__}.")
+        if not 0 < epsilon < math.inf:
+            raise ValueError(f"epsilon must be finite and > 0, got {epsilon}.")
         if stats == "ewm":  # validate once, before any leaf is built
             ExponentialMovingStats(halflife=halflife)
         self.kind = stats
@@ -126,7 +136,14 @@ class ObservationNormalizer:
 
     # -- normalisation -------------------------------------------------------------------
 
-    def normalize(self, obs: Any, *, update: bool = True, batched: bool = False) -> Any:
+    def normalize(
+        self,
+        obs: Any,
+        *,
+        update: bool = True,
+        batched: bool = False,
+        rows: NDArray[np.bool_] | None = None,
+    ) -> Any:
         """Update the statistics with ``obs`` (if ``update``), then return it normalised.
 
         Args:
@@ -134,22 +151,34 @@ class ObservationNormalizer:
                 ``concatenate`` builds it).
             update: whether to update the statistics first.
             batched: whether ``obs`` is a batch.
+            rows: with ``batched``, the ``(N,)`` mask of the rows that update the statistics
+                (None: every row); every row is normalised.
         """
-        return self._apply(self._plan, obs, update, batched)
+        return self._apply(self._plan, obs, update, batched, rows)
 
-    def _apply(self, node: tuple[Any, ...], obs: Any, update: bool, batched: bool) -> Any:
+    def _apply(
+        self,
+        node: tuple[Any, ...],
+        obs: Any,
+        update: bool,
+        batched: bool,
+        rows: NDArray[np.bool_] | None,
+    ) -> Any:
         kind, payload = node
         if kind == _BOX:
             x = np.asarray(obs, dtype=np.float64)
             if update:
-                payload.update(x if batched else x[None])
+                payload.update((x if rows is None else x[rows]) if batched else x[None])
             out = payload.normalize(x, self.epsilon)
         elif kind == _MASKED:
             values = np.asarray(obs["values"], dtype=np.float64)
             mask = np.asarray(obs["mask"])
             occupied = mask.astype(bool)
             if update:
-                payload.update(values[occupied])  # (k, *element_shape), single or batched
+                counted = occupied
+                if rows is not None:
+                    counted = occupied & rows.reshape((-1,) + (1,) * (occupied.ndim - 1))
+                payload.update(values[counted])  # (k, *element_shape), single or batched
             out = payload.normalize(values, self.epsilon)
             out[~occupied] = 0.0
             if self.clip is not None:
@@ -157,10 +186,11 @@ class ObservationNormalizer:
             return {"values": out, "mask": mask.copy()}
         elif kind == _DICT:
             return {
-                key: self._apply(child, obs[key], update, batched) for key, child in payload.items()
+                key: self._apply(child, obs[key], update, batched, rows)
+                for key, child in payload.items()
             }
         elif kind == _TUPLE:
-            return tuple(self._apply(c, o, update, batched) for c, o in zip(payload, obs))
+            return tuple(self._apply(c, o, update, batched, rows) for c, o in zip(payload, obs))
         else:
             return obs
         if self.clip is not None:

@@ -31,6 +31,24 @@ class StatsTracker(Protocol):
         ...
 
 
+# The methods the recording wrappers call.
+_TRACKER_METHODS = ("on_reset", "on_step", "on_episode_end")
+
+
+def tracker_or_default(owner: str, tracker: Any, max_episodes: int) -> StatsTracker:
+    """``tracker``, checked to have the ``StatsTracker`` methods a recording wrapper calls, or
+    a new ``InMemoryTracker(max_episodes)`` when it is None."""
+    if tracker is None:
+        return InMemoryTracker(max_episodes=max_episodes)
+    missing = [name for name in _TRACKER_METHODS if not callable(getattr(tracker, name, None))]
+    if missing:
+        raise TypeError(
+            f"{owner}: tracker must be a StatsTracker (with {', '.join(_TRACKER_METHODS)}), "
+            f"got {type(tracker).__name__} without {', '.join(missing)}."
+        )
+    return tracker  # type: ignore[no-any-return]
+
+
 class InMemoryTracker:
     """Keeps the last ``max_episodes`` EpisodeStats in memory (``None``: unbounded)."""
 

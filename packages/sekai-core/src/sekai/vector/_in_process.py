@@ -169,7 +169,8 @@ class InProcessVecEnv(VecEnv):
                 raise result
         observations = self._stack([r.observation for r in results])
         self._reset_done()
-        return VecResetResult(observations, [r.info for r in results])
+        # Copies: an env that reuses one info dict must not share it between sub-envs or steps.
+        return VecResetResult(observations, [dict(r.info) for r in results])
 
     def _step_from(self, results: list[Any], failed: bool) -> VecStepResult[Any]:
         """The batched step result of every sub-env's StepResult.
@@ -187,7 +188,7 @@ class InProcessVecEnv(VecEnv):
             [r.reward for r in results],
             [r.terminated for r in results],
             [r.truncated for r in results],
-            [r.info for r in results],
+            [dict(r.info) for r in results],
         )
 
     def _close(self) -> None:

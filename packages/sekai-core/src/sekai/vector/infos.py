@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.core._autoreset import autoreset_info
 from sekai.spaces import Dict, Space, Tuple
 from sekai.vector._packing import unpack
 
@@ -32,6 +33,15 @@ def stack_infos(infos: Sequence[Mapping[str, Any]]) -> dict[str, NDArray[Any]]:
         ``stack_infos([{"elapsed_steps": 2}, {"elapsed_steps": 2}])`` is
         ``{'elapsed_steps': array([2, 2])}``.
     """
+    if isinstance(infos, Mapping) or not isinstance(infos, Sequence):
+        raise TypeError(
+            f"stack_infos takes a list of info dicts (one per sub-env), got {type(infos).__name__}."
+        )
+    for index, info in enumerate(infos):
+        if not isinstance(info, Mapping):
+            raise TypeError(
+                f"stack_infos: infos[{index}] must be a dict, got {type(info).__name__}."
+            )
     if not infos:
         return {}
     first, rest = infos[0], infos[1:]
@@ -47,18 +57,6 @@ def stack_infos(infos: Sequence[Mapping[str, Any]]) -> dict[str, NDArray[Any]]:
             column[:] = values
             stacked[key] = column
     return stacked
-
-
-def autoreset_info(
-    step_info: dict[str, Any], final_observation: Any, reset_info: dict[str, Any]
-) -> dict[str, Any]:
-    """The info of a step that ended an episode and reset the sub-env (AutoReset's convention)."""
-    return {
-        **step_info,
-        "final_observation": final_observation,
-        "final_info": step_info,
-        "reset_info": reset_info,
-    }
 
 
 def _leading(value: Any, n: int) -> bool:

@@ -242,13 +242,17 @@ class VecObservationWrapper(VecResultWrapper):
             cache = self.__dict__["_batch_one_cache"] = _BatchCache()
         return cache.get(self.observation_space, 1)
 
+    def _step_observations(self, observations: Any, live: NDArray[np.bool_] | None) -> Any:
+        """A step's batch transformed (``live``: see ``_step_reads_live``)."""
+        return self.observation(observations)
+
     def _rewrite_reset(self, result: VecResetResult[Any]) -> VecResetResult[Any]:
         return result._replace(observations=self.observation(result.observations))
 
     def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
     ) -> VecStepResult[Any]:
-        observations = self.observation(result.observations)
+        observations = self._step_observations(result.observations, live)
         for index in np.flatnonzero(result.dones).tolist():
             info = info_at(result, index)
             if "final_observation" in info:
@@ -257,7 +261,8 @@ class VecObservationWrapper(VecResultWrapper):
 
 
 class VecRewardWrapper(VecResultWrapper):
-    """Transforms every ``(num_envs,)`` reward array with ``reward(rewards)`` (step paths)."""
+    """Transforms every ``(num_envs,)`` reward array with ``reward(rewards)`` (step paths);
+    a result of another shape raises ``ValueError``."""
 
     @abc.abstractmethod
     def reward(self, rewards: NDArray[np.float64]) -> Any:
@@ -267,6 +272,11 @@ class VecRewardWrapper(VecResultWrapper):
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
     ) -> VecStepResult[Any]:
         rewards = np.asarray(self.reward(result.rewards), dtype=np.float64)
+        if rewards.shape != result.rewards.shape:
+            raise ValueError(
+                f"{type(self).__name__}.reward() must return one reward per sub-env, shape "
+                f"{result.rewards.shape}, got shape {rewards.shape}."
+            )
         return result._replace(rewards=rewards)
 
 

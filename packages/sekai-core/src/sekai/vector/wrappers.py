@@ -14,7 +14,7 @@ from sekai.spaces import Space
 from sekai.stats.episode import EpisodeStats
 from sekai.stats.normalizer import ObservationNormalizer
 from sekai.stats.running import RunningMeanStd
-from sekai.stats.trackers import InMemoryTracker, StatsTracker
+from sekai.stats.trackers import InMemoryTracker, StatsTracker, tracker_or_default
 from sekai.vector.result import VecStepResult, info_at
 from sekai.vector.vec_env import VecEnv
 from sekai.vector.vec_wrapper import (
@@ -60,8 +60,8 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
         self, venv: VecEnv, tracker: StatsTracker | None = None, deque_size: int = 100
     ) -> None:
         super().__init__(venv)
-        self.tracker: StatsTracker = (
-            InMemoryTracker(max_episodes=deque_size) if tracker is None else tracker
+        self.tracker: StatsTracker = tracker_or_default(
+            "VecRecordEpisodeStatistics", tracker, deque_size
         )
         n = self.num_envs
         self.episode_returns = np.zeros(n, dtype=np.float64)
@@ -127,7 +127,8 @@ class VecNormalizeObservation(VecObservationWrapper):
 
     With ``"ewm"``, ``halflife`` counts vector steps: one step updates the statistics once.
     ``infos[i]["final_observation"]`` is normalised with the current statistics, without
-    updating them.
+    updating them; so are, without autoreset, the final observations that frozen sub-envs
+    repeat until their next reset.
 
     Args:
         venv: the VecEnv to wrap.
@@ -164,10 +165,18 @@ class VecNormalizeObservation(VecObservationWrapper):
         self.obs_rms: Any = self._normalizer.stats
         self.observation_space = self._normalizer.observation_space
 
+    _step_reads_live = True
+
     def observation(self, observations: Any) -> Any:
         """Update the statistics with the batch (unless frozen) and return it normalised."""
         return self._normalizer.normalize(
             observations, update=self.update_running_mean, batched=True
+        )
+
+    def _step_observations(self, observations: Any, live: NDArray[np.bool_] | None) -> Any:
+        # Frozen sub-envs (no autoreset) repeat their final observation: not counted again.
+        return self._normalizer.normalize(
+            observations, update=self.update_running_mean, batched=True, rows=live
         )
 
     def final_observation(self, observation: Any) -> Any:

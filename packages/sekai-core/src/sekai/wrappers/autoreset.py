@@ -5,9 +5,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from sekai.core._snapshot import snapshot
+from sekai.core._autoreset import autoreset_result, keep_ending
 from sekai.core.env import Env
-from sekai.core.result import ResetResult, StepResult
+from sekai.core.result import StepResult
 from sekai.core.wrapper import Wrapper
 
 __all__ = ["AutoReset", "warn_if_around_autoreset"]
@@ -45,35 +45,16 @@ class AutoReset(Wrapper[Any, Any, Any, Any]):
     def __init__(self, env: Env[Any, Any]) -> None:
         super().__init__(env)
 
-    @staticmethod
-    def _merge(
-        result: StepResult[Any], final_observation: Any, reset: ResetResult[Any]
-    ) -> StepResult[Any]:
-        info = result.info
-        return StepResult(
-            reset.observation,
-            result.reward,
-            result.terminated,
-            result.truncated,
-            {
-                **info,
-                "final_observation": final_observation,
-                "final_info": info,
-                "reset_info": reset.info,
-            },
-        )
-
     def step(self, action: Any) -> StepResult[Any]:
         result = self.env.step(action)
         if result.terminated or result.truncated:
-            # Copied before the reset, which may write into the same buffer (gymnasium#1132).
-            final_observation = snapshot(result.observation)
-            return self._merge(result, final_observation, self.env.reset())
+            kept = keep_ending(result)
+            return autoreset_result(result, kept, self.env.reset())
         return result
 
     async def async_step(self, action: Any) -> StepResult[Any]:
         result = await self.env.async_step(action)
         if result.terminated or result.truncated:
-            final_observation = snapshot(result.observation)
-            return self._merge(result, final_observation, await self.env.async_reset())
+            kept = keep_ending(result)
+            return autoreset_result(result, kept, await self.env.async_reset())
         return result

@@ -11,7 +11,7 @@ from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import ResultWrapper
 from sekai.stats.episode import EpisodeStats
-from sekai.stats.trackers import InMemoryTracker, StatsTracker
+from sekai.stats.trackers import StatsTracker, tracker_or_default
 
 __all__ = ["RecordEpisodeStatistics"]
 
@@ -34,8 +34,8 @@ class RecordEpisodeStatistics(ResultWrapper[Any, Any, Any, Any]):
         self, env: Env[Any, Any], tracker: StatsTracker | None = None, deque_size: int = 100
     ) -> None:
         super().__init__(env)
-        self.tracker: StatsTracker = (
-            InMemoryTracker(max_episodes=deque_size) if tracker is None else tracker
+        self.tracker: StatsTracker = tracker_or_default(
+            "RecordEpisodeStatistics", tracker, deque_size
         )
         self.episode_stats: EpisodeStats | None = None
         self._return = 0.0
@@ -67,10 +67,12 @@ class RecordEpisodeStatistics(ResultWrapper[Any, Any, Any, Any]):
                 terminated=bool(terminated),
                 truncated=bool(truncated),
             )
-            result.info["episode"] = stats
             self.episode_stats = stats
             self.tracker.on_episode_end(stats)
             self._return = 0.0
             self._length = 0
             self._start = end
+            # A new dict: an env that reuses one info dict must not see the stats appear in it.
+            info = {**result.info, "episode": stats}
+            return StepResult(result.observation, result.reward, terminated, truncated, info)
         return result

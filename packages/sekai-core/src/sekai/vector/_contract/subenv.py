@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from sekai.core._snapshot import snapshot
+from sekai.core._autoreset import autoreset_result, keep_ending
 from sekai.core.env import Env
-from sekai.core.result import ResetResult, StepResult
+from sekai.core.result import StepResult
 from sekai.vector._contract.checks import ResultCheck, checked_scalars
-from sekai.vector.infos import autoreset_info
 
 __all__ = ["CheckedSubEnv", "SubEnv", "call_each", "resets_itself", "run_each"]
 
@@ -36,8 +35,9 @@ class SubEnv:
     - ``autoreset=True``: a step that ends an episode resets the sub-env within the same call;
       the result has the new episode's first observation, the ending step's reward and flags,
       and info ``{**info, "final_observation", "final_info", "reset_info"}``. The terminal
-      observation is copied before the reset, so an env that writes its reset observation
-      into the same buffer does not change ``final_observation`` (gymnasium#1132).
+      observation and info are copied before the reset, so an env that writes its reset
+      observation into the same buffer (gymnasium#1132), or refills the same info dict, does
+      not change ``final_observation`` or ``final_info``.
     - ``autoreset=False``: the sub-env freezes: until the next ``reset()`` every step returns
       its final observation, reward 0, the flags it ended with and a new empty info, without
       stepping it (its action is ignored).
@@ -82,18 +82,6 @@ class SubEnv:
         self._final = result
         return False
 
-    @staticmethod
-    def _merge(
-        result: StepResult[Any], final_observation: Any, reset: ResetResult[Any]
-    ) -> StepResult[Any]:
-        return StepResult(
-            reset.observation,
-            result.reward,
-            result.terminated,
-            result.truncated,
-            autoreset_info(result.info, final_observation, reset.info),
-        )
-
     # -- sync driver -------------------------------------------------------------------------
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
@@ -107,8 +95,8 @@ class SubEnv:
             return self._frozen_result()
         result = self.env.step(action)
         if (result.terminated or result.truncated) and self._needs_reset(result):
-            final_observation = snapshot(result.observation)  # before the reset overwrites it
-            return self._merge(result, final_observation, self.env.reset())
+            kept = keep_ending(result)
+            return autoreset_result(result, kept, self.env.reset())
         return result
 
     # -- async driver ------------------------------------------------------------------------
@@ -126,8 +114,8 @@ class SubEnv:
             return self._frozen_result()
         result = await self.env.async_step(action)
         if self._needs_reset(result):
-            final_observation = snapshot(result.observation)
-            return self._merge(result, final_observation, await self.env.async_reset())
+            kept = keep_ending(result)
+            return autoreset_result(result, kept, await self.env.async_reset())
         return result
 
     # -- attributes through the wrapper stack -------------------------------------------------
