@@ -136,7 +136,8 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
 
 def test_dir_lists_every_public_name() -> None:
-    assert set(sekai.compat.__all__) <= set(dir(sekai.compat))
+    names = {"SekaiToGymnasium", "SekaiToGymnasiumVector", "SekaiToPettingZoo", "SekaiToSB3"}
+    assert set(sekai.compat.__all__) | names <= set(dir(sekai.compat))
 
 
 def test_import_sekai_compat_works_without_any_optional_library() -> None:
@@ -155,6 +156,7 @@ def test_import_sekai_compat_works_without_any_optional_library() -> None:
         sys.meta_path.insert(0, Blocker())
         import sekai
         import sekai.compat
+        from sekai.compat import *
         from sekai.compat import from_gymnasium, to_gymnasium, to_pettingzoo, to_sb3
 
         assert sekai.compat is sekai.compat

@@ -60,5 +60,9 @@ def make_seed_sequence(base_seed: int, n: int) -> list[int]:
     check_seed(base_seed, what="base_seed", allow_generator=False)
     if base_seed is None:
         raise TypeError("base_seed must be a non-negative int, got None.")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be an int, got {type(n).__name__}.")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}.")
     children = np.random.SeedSequence(int(base_seed)).spawn(int(n))
     return [int(child.generate_state(1)[0]) for child in children]

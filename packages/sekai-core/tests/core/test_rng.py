@@ -11,6 +11,19 @@ def test_make_seed_sequence_matches_the_reference_values():
     assert sekai.make_seed_sequence(0, 3) == [3757552657, 673228719, 3241444873]
 
 
+@pytest.mark.parametrize(
+    ("n", "error", "message"),
+    [
+        (-1, ValueError, "n must be >= 0, got -1."),
+        (2.0, TypeError, "n must be an int, got float."),
+        (True, TypeError, "n must be an int, got bool."),
+    ],
+)
+def test_make_seed_sequence_checks_n(n, error, message):
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        make_seed_sequence(0, n)
+
+
 def test_make_seed_sequence_children_do_not_depend_on_n():
     assert make_seed_sequence(5, 2) == make_seed_sequence(5, 4)[:2]
     assert all(type(s) is int for s in make_seed_sequence(5, 4))

@@ -157,3 +157,24 @@ def test_make_passes_constructor_errors_through(sekai_registry):
     sekai.register("bad/My-v0", My)
     with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
         sekai.make("bad/My-v0", nope=1)
+
+
+class NotAnEnv:
+    pass
+
+
+def test_make_refuses_an_entry_point_that_does_not_build_a_sekai_env(sekai_registry):
+    sekai.register("bad/Plain-v0", NotAnEnv)
+    with pytest.raises(TypeError) as caught:
+        sekai.make("bad/Plain-v0")
+    message = str(caught.value)
+    assert message.startswith("bad/Plain-v0: its entry point ")
+    assert "returned NotAnEnv, not a sekai.Env" in message
+    assert "sekai.compat.from_gymnasium(env)" in message
+
+
+def test_register_names_kwargs_that_are_not_a_dict(sekai_registry):
+    with pytest.raises(TypeError, match=r"^kwargs must be a dict, got list\.$"):
+        sekai.register("bad/My-v0", My, kwargs=[1, 2])
+    with pytest.raises(sekai.EnvNotFound):
+        sekai.spec("bad/My-v0")

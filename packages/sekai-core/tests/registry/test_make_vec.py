@@ -299,3 +299,9 @@ def test_line_plugin_sub_envs_match_the_native_env_seeded_alike(sekai_line_regis
     assert (
         native.reset(seed=0).observations.shape == sync.reset(seed=0).observations.shape == (2, 1)
     )
+
+
+@pytest.mark.parametrize("bad", [3, [("num_workers", 2)]])
+def test_vector_kwargs_that_are_not_a_dict_are_a_type_error_naming_them(sekai_line_registry, bad):
+    with pytest.raises(TypeError, match=r"^vector_kwargs must be a dict, got (int|list)\.$"):
+        sekai.make_vec("testing/Line-v0", 2, vector_kwargs=bad)

@@ -90,3 +90,7 @@ def test_errors(toy_env: Any) -> None:
         PadSequenceObservation(seq_env, truncate="middle")
     with pytest.raises(ValueError, match="max_length must be >= 1, got 0"):
         PadSequenceObservation(seq_env, 0)
+    with pytest.raises(
+        TypeError, match=r"^PadSequenceObservation: max_length must be an int, got float\.$"
+    ):
+        PadSequenceObservation(seq_env, 2.5)

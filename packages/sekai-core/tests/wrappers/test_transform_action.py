@@ -82,3 +82,17 @@ def test_rescale_action_requires_min_below_max(low: Any, high: Any, toy_env: Any
         ValueError, match=re.escape("min_action must be strictly less than max_action.")
     ):
         RescaleAction(_box_env(toy_env), low, high)
+
+
+@pytest.mark.parametrize("bad", [np.array([0.2]), np.zeros(3), np.zeros((2, 2)), 0.5])
+@pytest.mark.parametrize("wrap", [ClipAction, lambda e: RescaleAction(e, 0.0, 1.0)])
+def test_an_action_of_another_shape_is_invalid_not_broadcast(
+    wrap: Any, bad: Any, toy_env: Any
+) -> None:
+    inner = _box_env(toy_env)
+    env = wrap(inner)
+    env.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction, match=r"is not valid for space Box") as caught:
+        env.step(bad)
+    assert caught.value.space == env.action_space
+    assert inner.actions == []

@@ -19,15 +19,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# The classes that subclass an optional library's base class (_NEEDS_LIBRARY) are left out, so
+# that ``from sekai.compat import *`` works without those libraries too.
 __all__ = [
     "GymnasiumRenderer",
     "GymnasiumToSekai",
     "GymnasiumVectorToSekai",
     "PettingZooToSekai",
-    "SekaiToGymnasium",
-    "SekaiToGymnasiumVector",
-    "SekaiToPettingZoo",
-    "SekaiToSB3",
     "from_gymnasium",
     "from_gymnasium_vector",
     "from_pettingzoo",
@@ -92,7 +90,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, *_NEEDS_LIBRARY})
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs

@@ -7,10 +7,10 @@ import numbers
 from typing import TYPE_CHECKING, Any
 
 from sekai.core._render_habit import reject_render_mode
+from sekai.core.env import Env
 from sekai.registry.entry_points import load_entry_point
 
 if TYPE_CHECKING:
-    from sekai.core.env import Env
     from sekai.registry.spec import EnvSpec
 
 __all__ = ["build_env", "effective_steps"]
@@ -48,6 +48,12 @@ def build_env(
     factory = load_entry_point(spec.entry_point)
     reject_render_mode(spec.id, factory, merged)
     env: Env[Any, Any] = factory(**merged)
+    if not isinstance(env, Env):
+        raise TypeError(
+            f"{spec.id}: its entry point {spec.entry_point!r} returned "
+            f"{type(env).__name__}, not a sekai.Env. To register a gymnasium env, make the "
+            "entry point return sekai.compat.from_gymnasium(env)."
+        )
     env.spec = dataclasses.replace(spec, kwargs=merged, max_episode_steps=steps)
     if steps is not None:
         from sekai.wrappers.time_limit import TimeLimit

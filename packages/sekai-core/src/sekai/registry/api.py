@@ -242,6 +242,8 @@ def make_vec(
     for fn in wrapper_fns:
         if not callable(fn):
             raise TypeError(f"wrappers must hold callables env -> env, got {type(fn).__name__}.")
+    if vector_kwargs is not None and not isinstance(vector_kwargs, Mapping):
+        raise TypeError(f"vector_kwargs must be a dict, got {type(vector_kwargs).__name__}.")
     backend_kwargs = dict(vector_kwargs) if vector_kwargs is not None else {}
     merged = {**env_spec.kwargs, **env_kwargs}
     describing = dataclasses.replace(env_spec, kwargs=merged, max_episode_steps=steps)

@@ -144,7 +144,7 @@ class EnvRegistry:
             reward_threshold=reward_threshold,
             nondeterministic=nondeterministic,
             max_episode_steps=max_episode_steps,
-            kwargs=dict(kwargs) if kwargs is not None else {},
+            kwargs=kwargs if kwargs is not None else {},  # type: ignore[arg-type]  # checked there
             additional_wrappers=tuple(additional_wrappers),
             vector_entry_point=vector_entry_point,
             kernel_entry_point=kernel_entry_point,

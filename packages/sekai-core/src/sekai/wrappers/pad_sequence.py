@@ -9,6 +9,7 @@ import numpy as np
 from sekai.core.env import Env
 from sekai.core.wrapper import ObservationWrapper
 from sekai.spaces import Box, Dict, MaskedBox, Sequence, Space, Tuple
+from sekai.wrappers._args import check_int
 
 __all__ = ["PadSequenceObservation"]
 
@@ -33,9 +34,11 @@ class PadSequenceObservation(ObservationWrapper[Any, Any, Any]):
         super().__init__(env)
         if truncate not in _TRUNCATE:
             raise ValueError(f"truncate must be 'tail', 'head' or 'error', got {truncate!r}.")
-        if max_length is not None and (isinstance(max_length, bool) or int(max_length) < 1):
-            raise ValueError(f"max_length must be >= 1, got {max_length}.")
-        self.max_length = None if max_length is None else int(max_length)
+        self.max_length = (
+            None
+            if max_length is None
+            else check_int("PadSequenceObservation", "max_length", max_length, 1)
+        )
         self.truncate = truncate
         space = env.observation_space
         self._found = False

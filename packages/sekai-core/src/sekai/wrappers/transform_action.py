@@ -9,6 +9,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from sekai.core.env import Env
 from sekai.core.wrapper import ActionWrapper
+from sekai.error import InvalidAction
 from sekai.spaces import Box, Space
 from sekai.utils.action_mask import get_action_mask, supports_action_mask
 
@@ -31,10 +32,15 @@ class ClipAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         self._low, self._high, self._dtype = space.low, space.high, space.dtype
 
     def action(self, action: ArrayLike) -> NDArray[Any]:
-        """Return ``action`` clipped into ``[low, high]`` with the space's dtype."""
-        clipped: NDArray[Any] = np.clip(
-            np.asarray(action, dtype=self._dtype), self._low, self._high
-        )
+        """Return ``action`` clipped into ``[low, high]`` with the space's dtype.
+
+        Raises:
+            sekai.InvalidAction: an action of another shape (clipping would broadcast it).
+        """
+        x = np.asarray(action, dtype=self._dtype)
+        if x.shape != self._low.shape:
+            raise InvalidAction(action, self.action_space)
+        clipped: NDArray[Any] = np.clip(x, self._low, self._high)
         return clipped
 
     def reverse_action(self, action: NDArray[Any]) -> NDArray[Any]:
@@ -81,10 +87,15 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         self.action_space = Box(new_low, new_high, shape=shape, dtype=space.dtype)
 
     def action(self, action: ArrayLike) -> NDArray[Any]:
-        """Map a wrapper action onto the env's range (cast and clipped)."""
-        mapped = (
-            self._env_low + (np.asarray(action, dtype=np.float64) - self.min_action) * self._scale
-        )
+        """Map a wrapper action onto the env's range (cast and clipped).
+
+        Raises:
+            sekai.InvalidAction: an action of another shape (the map would broadcast it).
+        """
+        x = np.asarray(action, dtype=np.float64)
+        if x.shape != self.min_action.shape:
+            raise InvalidAction(action, self.action_space)
+        mapped = self._env_low + (x - self.min_action) * self._scale
         clipped: NDArray[Any] = np.clip(mapped, self._env_low, self._env_high)
         out = clipped.astype(self._env_space.dtype)
         if self._masked:
