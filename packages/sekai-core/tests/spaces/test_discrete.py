@@ -40,6 +40,31 @@ def test_discrete_rejects_non_integer_n(n: object) -> None:
         Discrete(n)  # type: ignore[arg-type]
 
 
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    ("n", "start"),
+    [(10, _I64_MAX - 4), (2**64, 0), (1, _I64_MAX + 1), (2, _I64_MIN - 1), (2**64 + 1, _I64_MIN)],
+)
+def test_discrete_rejects_ranges_int64_cannot_hold(n: int, start: int) -> None:
+    msg = f"Discrete values [start, start + n - 1] = [{start}, {start + n - 1}] do not fit in int64"
+    with pytest.raises(ValueError, match=re.escape(msg)) as info:
+        Discrete(n, start=start)
+    assert f"n={n}, start={start}" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("n", "start"), [(5, _I64_MAX - 4), (1, _I64_MIN), (2**63, 0), (2**64, _I64_MIN)]
+)
+def test_discrete_ranges_at_the_int64_limits_sample_members(n: int, start: int) -> None:
+    d = Discrete(n, start=start, seed=0)
+    with np.errstate(all="raise"):
+        drawn = [d.sample() for _ in range(50)]
+    assert all(type(s) is np.int64 and d.contains(s) for s in drawn)
+    assert d.contains(start) and d.contains(start + n - 1)
+
+
 def test_discrete_sample_returns_np_int64_in_range() -> None:
     d = Discrete(3, start=-1, seed=1)
     for _ in range(50):

@@ -47,12 +47,58 @@ def test_flatten_rejects_non_members_of_discrete() -> None:
         flatten(Discrete(3), -1)
 
 
+@pytest.mark.parametrize("x", [1.5, np.float32(0.5), np.nan, np.array([1]), "1", None])
+def test_flatten_rejects_non_integral_or_non_scalar_discrete_values(x: Any) -> None:
+    msg = f"Cannot flatten {x!r}: it is not a member of Discrete(3)."
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        flatten(Discrete(3), x)
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        flatten(Dict(k=Discrete(3)), {"k": x})
+
+
+def test_flatten_discrete_accepts_integral_numbers() -> None:
+    for x in (2, np.int8(2), np.uint64(2), np.array(2), 2.0, np.float32(2.0)):
+        np.testing.assert_array_equal(flatten(Discrete(3), x), [0, 0, 1])
+    np.testing.assert_array_equal(flatten(Discrete(3), np.True_), [0, 1, 0])
+
+
 def test_flatten_multi_discrete_concatenates_one_hots() -> None:
     md = MultiDiscrete([[2, 3], [1, 2]], start=[[1, 0], [0, -1]])
     out = flatten(md, np.array([[2, 0], [0, 0]]))
     np.testing.assert_array_equal(out, [0, 1, 1, 0, 0, 1, 0, 1])
     with pytest.raises(ValueError):
         flatten(md, np.array([[3, 0], [0, 0]]))
+
+
+@pytest.mark.parametrize(
+    ("x", "why"),
+    [
+        (np.array([1, 0, 0, 0]), "a value of shape (4,)"),
+        (1, "a value of shape ()"),
+        (np.array([[2.0, 0.5], [0.0, 0.0]]), "array([[2. , 0.5],"),
+        (np.array([[2.0, np.nan], [0.0, 0.0]]), "array([[ 2., nan],"),
+        (np.array([[2.0, np.inf], [0.0, 0.0]]), "array([[ 2., inf],"),
+        (np.array([["2", "0"], ["0", "0"]]), "array([['2', '0'],"),
+    ],
+)
+def test_flatten_multi_discrete_rejects_wrong_shapes_and_non_integral_values(
+    x: Any, why: str
+) -> None:
+    md = MultiDiscrete([[2, 3], [1, 2]], start=[[1, 0], [0, -1]])
+    with pytest.raises(ValueError, match=re.escape(f"Cannot flatten {why}")):
+        flatten(md, x)
+    with pytest.raises(ValueError, match=re.escape(f"Cannot flatten {why}")):
+        flatten(Tuple([md]), (x,))
+
+
+def test_flatten_multi_discrete_accepts_integral_floats_and_other_int_dtypes() -> None:
+    md = MultiDiscrete([2, 3], start=[1, 0], dtype=np.uint8)
+    expected = [0, 1, 0, 0, 1]
+    for x in (np.array([2, 2], dtype=np.uint8), np.array([2.0, 2.0]), [2, 2]):
+        np.testing.assert_array_equal(flatten(md, x), expected)
+    np.testing.assert_array_equal(
+        flatten(MultiDiscrete([2], dtype=np.uint64), np.array([1], dtype=np.uint64)), [0, 1]
+    )
 
 
 def test_flatten_box_and_multi_binary_ravel_as_float32() -> None:
@@ -63,6 +109,47 @@ def test_flatten_box_and_multi_binary_ravel_as_float32() -> None:
     out_mb = flatten(MultiBinary((2, 2)), np.array([[1, 0], [0, 1]], dtype=np.int8))
     np.testing.assert_array_equal(out_mb, [1, 0, 0, 1])
     assert out_mb.dtype == np.float32
+
+
+@pytest.mark.parametrize("x", [np.zeros(3), np.zeros((2, 1)), 0.5, [0.5]])
+def test_flatten_box_rejects_wrong_shapes(x: Any) -> None:
+    box = Box(0.0, 1.0, shape=(2,))
+    shape = np.shape(x)
+    msg = f"Cannot flatten a value of shape {shape}: it is not a member of {box!r} (shape (2,))."
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        flatten(box, x)
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        flatten(Tuple([Discrete(2), box]), (0, x))
+
+
+def test_flatten_box_accepts_lists_and_scalars_of_its_shape() -> None:
+    np.testing.assert_array_equal(flatten(Box(0.0, 1.0, shape=(2,)), [0.5, 1]), [0.5, 1.0])
+    np.testing.assert_array_equal(flatten(Box(0.0, 1.0, shape=()), 0.5), [0.5])
+    np.testing.assert_array_equal(flatten(Dict(b=Box(0.0, 1.0, shape=())), {"b": 0.5}), [0.5])
+
+
+@pytest.mark.parametrize(
+    ("x", "why"),
+    [
+        (np.array([1, 0, 1]), "a value of shape (3,)"),
+        (np.array([[1, 0]]), "a value of shape (1, 2)"),
+        (1, "a value of shape ()"),
+        (np.array([1, 2]), "array([1, 2])"),
+        (np.array([1.0, 0.5]), "array([1. , 0.5])"),
+        (np.array([-1, 0]), "array([-1,  0])"),
+    ],
+)
+def test_flatten_multi_binary_rejects_non_members(x: Any, why: str) -> None:
+    space = MultiBinary(2)
+    with pytest.raises(ValueError, match=re.escape(f"Cannot flatten {why}: it is not a member of")):
+        flatten(space, x)
+    with pytest.raises(ValueError, match=re.escape(f"Cannot flatten {why}: it is not a member of")):
+        flatten(Dict(m=space), {"m": x})
+
+
+def test_flatten_multi_binary_accepts_bools_and_integral_floats() -> None:
+    for x in ([1, 0], np.array([True, False]), np.array([1.0, 0.0])):
+        np.testing.assert_array_equal(flatten(MultiBinary(2), x), [1, 0])
 
 
 def test_flatten_never_aliases_the_sample() -> None:

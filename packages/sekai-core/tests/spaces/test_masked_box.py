@@ -82,6 +82,40 @@ def test_masked_box_pack_default_slots_and_errors() -> None:
             m.pack(np.zeros((2, 2)), slots=bad)
 
 
+@pytest.mark.parametrize(
+    ("values", "slots", "msg"),
+    [
+        ([[2.0, 0.5]], None, "values must lie within [low, high]: values[0, 0] = 2.0 is outside"),
+        ([[0.5, 0.5], [0.5, -1.0]], [2, 0], "values[1, 1] = -1.0 is outside"),
+        ([[0.5, np.inf]], None, "values[0, 1] = inf is outside"),
+        ([[0.5, np.nan]], [1], "values contain NaN at values[0, 1]; elements of"),
+    ],
+)
+def test_masked_box_pack_rejects_values_outside_the_element_space(
+    values: list[list[float]], slots: list[int] | None, msg: str
+) -> None:
+    m = MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
+    with pytest.raises(ValueError, match=re.escape(msg)) as info:
+        m.pack(values, slots=slots)
+    assert "Box(0.0, 1.0, (2,), float32)" in str(info.value)
+
+
+def test_masked_box_pack_checks_integer_values_before_casting() -> None:
+    m = MaskedBox(0, 255, shape=(), max_size=2, dtype=np.uint8)
+    assert m.contains(m.pack([0, 255]))
+    with pytest.raises(ValueError, match=re.escape("values[1] = 256 is outside")):
+        m.pack([3, 256])
+    with pytest.raises(ValueError, match=re.escape("values[0] = -1 is outside")):
+        m.pack([-1])
+    with pytest.raises(
+        ValueError, match=re.escape("values must hold whole numbers for dtype uint8")
+    ):
+        m.pack([1.5])
+    assert m.pack([2.0])["values"].tolist() == [2, 0]
+    with pytest.raises(TypeError, match=re.escape("values must be numeric, got dtype <U1.")):
+        m.pack(["a"])
+
+
 def test_masked_box_sample_fills_empty_rows_and_respects_mask() -> None:
     m = MaskedBox(0.0, 1.0, shape=(2,), max_size=4, fill_value=0.5, seed=0)
     for _ in range(20):
@@ -100,7 +134,7 @@ def test_masked_box_contains_rules() -> None:
     assert not m.contains({**good, "extra": 1})
     bad_fill = {"values": np.full((2, 2), 0.5, dtype=np.float32), "mask": good["mask"]}
     assert not m.contains(bad_fill)
-    out_of_bounds = m.pack([[2.0, 0.5]])
+    out_of_bounds = {"values": np.array([[2.0, 0.5], [0.0, 0.0]]), "mask": good["mask"]}
     assert not m.contains(out_of_bounds)
     bad_mask = {"values": good["values"], "mask": np.array([2, 0], dtype=np.int8)}
     assert not m.contains(bad_mask)

@@ -10,7 +10,7 @@ import gymnasium
 import numpy as np
 import pytest
 
-from sekai.spaces import Discrete, MultiDiscrete
+from sekai.spaces import Discrete, MultiDiscrete, zero_sample
 
 
 def test_multi_discrete_attributes() -> None:
@@ -34,6 +34,51 @@ def test_multi_discrete_rejects_start_of_wrong_shape() -> None:
 def test_multi_discrete_rejects_non_integer_dtype() -> None:
     with pytest.raises(TypeError):
         MultiDiscrete([2, 3], dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    ("nvec", "dtype", "start", "msg"),
+    [
+        ([300, 2], np.int8, None, "nvec[0] = 300 with start[0] = 0 gives values [0, 299]"),
+        ([3, 2], np.uint8, [-1, 0], "nvec[0] = 3 with start[0] = -1 gives values [-1, 1]"),
+        ([2, 3], np.uint8, [0, 254], "nvec[1] = 3 with start[1] = 254 gives values [254, 256]"),
+        ([[2, 3], [4, 300]], np.int16, [[0, 0], [0, 32500]], "nvec[1, 1] = 300 with start[1, 1]"),
+        (300, np.int8, None, "nvec = 300 with start = 0 gives values [0, 299]"),
+    ],
+)
+def test_multi_discrete_rejects_ranges_its_dtype_cannot_hold(
+    nvec: object, dtype: type, start: object, msg: str
+) -> None:
+    name = np.dtype(dtype).name
+    with pytest.raises(ValueError, match=re.escape(msg)) as info:
+        MultiDiscrete(nvec, dtype=dtype, start=start)
+    assert f"which {name} cannot hold" in str(info.value)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_multi_discrete_rejects_ranges_past_int64(dtype: type) -> None:
+    top = 2**63 - 1
+    msg = f"nvec[0] = 10 with start[0] = {top - 4} gives values [{top - 4}, {top + 5}], "
+    with pytest.raises(ValueError, match=re.escape(msg + "which int64 cannot hold")):
+        MultiDiscrete([10], dtype=dtype, start=[top - 4])
+    with pytest.raises(ValueError, match="MultiDiscrete start has values above the int64"):
+        MultiDiscrete([1], dtype=dtype, start=np.array([2**63], dtype=np.uint64))
+
+
+@pytest.mark.parametrize(
+    ("nvec", "dtype", "start"),
+    [([256], np.uint8, None), ([200, 2], np.int8, [-100, 126]), ([5], np.int64, [2**63 - 5])],
+)
+def test_multi_discrete_ranges_at_the_dtype_limits_give_members(
+    nvec: list[int], dtype: type, start: list[int] | None
+) -> None:
+    md = MultiDiscrete(nvec, dtype=dtype, start=start, seed=0)
+    zero = zero_sample(md)
+    assert zero.dtype == np.dtype(dtype) and md.contains(zero)
+    for _ in range(50):
+        assert md.contains(md.sample())
+    mask = tuple(np.ones(n, dtype=np.int8) for n in nvec)
+    assert md.contains(md.sample(mask))
 
 
 def test_multi_discrete_sample_matches_gymnasium() -> None:

@@ -12,6 +12,10 @@ from sekai.spaces.space import SeedLike, Space
 
 __all__ = ["Discrete"]
 
+_I64 = np.iinfo(np.int64)
+# rng.integers(n) draws from [0, n) for n up to 2**63; larger n take the (slower) endpoint form.
+_MAX_PLAIN_DRAW = 2**63
+
 
 def _as_int(name: str, value: Any) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
@@ -32,8 +36,16 @@ class Discrete(Space[np.int64]):
         n_i = _as_int("n", n)
         if n_i <= 0:
             raise ValueError(f"n must be positive, got {n_i}.")
+        start_i = _as_int("start", start)
+        last = start_i + n_i - 1
+        if start_i < _I64.min or last > _I64.max:
+            raise ValueError(
+                f"Discrete values [start, start + n - 1] = [{start_i}, {last}] do not fit in "
+                f"int64 (n={n_i}, start={start_i}); samples are int64, within "
+                f"[{_I64.min}, {_I64.max}]."
+            )
         self._n = n_i
-        self._start = _as_int("start", start)
+        self._start = start_i
         self._start64 = np.int64(self._start)
         super().__init__((), np.int64, seed)
 
@@ -70,6 +82,9 @@ class Discrete(Space[np.int64]):
         """
         rng = self._rng if self._rng is not None else self.rng
         if mask is None:
+            if self._n > _MAX_PLAIN_DRAW:
+                last = self._start + self._n - 1
+                return rng.integers(self._start, last, endpoint=True)
             return self._start64 + rng.integers(self._n)  # type: ignore[no-any-return]
         m = np.asarray(mask)
         if m.shape != (self._n,):

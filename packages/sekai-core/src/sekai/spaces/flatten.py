@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from functools import singledispatch
 from typing import Any
@@ -94,10 +95,19 @@ def flatten(space: Space[Any], x: Any) -> NDArray[np.float32]:
 
 
 @flatten.register(Box)
-@flatten.register(MultiBinary)
-def _flatten_box(space: Box | MultiBinary, x: Any) -> NDArray[np.float32]:
+def _flatten_box(space: Box, x: Any) -> NDArray[np.float32]:
     # np.array copies, so the result never aliases the observation.
-    return np.array(x, dtype=_F32).reshape(-1)
+    out = np.array(x, dtype=_F32)
+    if out.shape != space.shape:
+        raise _wrong_shape(space, out)
+    return out.reshape(-1)
+
+
+@flatten.register(MultiBinary)
+def _flatten_multi_binary(space: MultiBinary, x: Any) -> NDArray[np.float32]:
+    out = np.zeros(math.prod(space.shape), dtype=_F32)
+    _write_multi_binary(space, x, out)
+    return out
 
 
 @flatten.register(Discrete)
@@ -129,24 +139,67 @@ def _flatten_sequence(space: Sequence, x: Any) -> NDArray[np.float32]:
 
 
 # -- writers: flatten a child straight into a slice of the parent's output -------------------
+#
+# They check what they rely on, and no more (flatten is on hot paths): Box values only their
+# shape; Discrete, MultiDiscrete and MultiBinary values their shape and that every value is
+# an integral member (an integral float such as 2.0 is accepted).
+
+
+def _not_member(space: Space[Any], x: Any) -> ValueError:
+    return ValueError(f"Cannot flatten {x!r}: it is not a member of {space!r}.")
+
+
+def _wrong_shape(space: Space[Any], x: NDArray[Any]) -> ValueError:
+    return ValueError(
+        f"Cannot flatten a value of shape {x.shape}: it is not a member of {space!r} "
+        f"(shape {space.shape})."
+    )
 
 
 def _write_box(space: Any, x: Any, out: NDArray[np.float32]) -> None:
-    out[:] = np.ravel(x)
+    a = np.asarray(x)
+    if a.shape != space.shape:
+        raise _wrong_shape(space, a)
+    out[:] = a.reshape(-1)
+
+
+def _write_multi_binary(space: Any, x: Any, out: NDArray[np.float32]) -> None:
+    a = np.asarray(x)
+    if a.shape != space.shape:
+        raise _wrong_shape(space, a)
+    if a.dtype.kind != "b" and not bool(((a == 0) | (a == 1)).all()):
+        raise _not_member(space, x)
+    out[:] = a.reshape(-1)
 
 
 def _write_discrete(space: Any, x: Any, out: NDArray[np.float32]) -> None:
-    i = int(x) - space.start
+    try:
+        i = operator.index(x) - space.start
+    except TypeError:
+        # Not an int: accept a bool or integral float scalar, as int(x) would give its value.
+        a = np.asarray(x)
+        if a.shape != () or a.dtype.kind not in "bf" or not float(a).is_integer():
+            raise _not_member(space, x) from None
+        i = int(a) - space.start
     if not 0 <= i < space.n:
-        raise ValueError(f"Cannot flatten {x!r}: it is not a member of {space!r}.")
+        raise _not_member(space, x)
     out[i] = 1.0
 
 
 def _write_multi_discrete(space: Any, x: Any, out: NDArray[np.float32]) -> None:
-    rel = (np.asarray(x) - space.start).reshape(-1)
-    if rel.shape != space._flat_offsets.shape or bool(((rel < 0) | (rel >= space._flat_n)).any()):
-        raise ValueError(f"Cannot flatten {x!r}: it is not a member of {space!r}.")
-    out[space._flat_offsets + rel] = 1.0
+    a = np.asarray(x)
+    if a.shape != space.shape:
+        raise _wrong_shape(space, a)
+    if a.dtype.kind not in "biuf":
+        raise _not_member(space, x)
+    rel = (a - space.start).reshape(-1)
+    # NaN fails both comparisons, inf the upper bound, a fractional value the floor check.
+    inside = (rel >= 0) & (rel < space._flat_n)
+    if a.dtype.kind not in "biu":
+        inside &= rel == np.floor(rel)
+    if not bool(inside.all()):
+        raise _not_member(space, x)
+    out[space._flat_offsets + rel.astype(np.intp, copy=False)] = 1.0
 
 
 def _write_generic(space: Any, x: Any, out: NDArray[np.float32]) -> None:
@@ -164,6 +217,7 @@ def _write_composite(space: Any, x: Any, out: NDArray[np.float32]) -> None:
 _Writer = Callable[[Any, Any, NDArray[np.float32]], None]
 _WRITERS: dict[Callable[..., Any], _Writer] = {
     _flatten_box: _write_box,
+    _flatten_multi_binary: _write_multi_binary,
     _flatten_discrete: _write_discrete,
     _flatten_multi_discrete: _write_multi_discrete,
     _flatten_composite: _write_composite,

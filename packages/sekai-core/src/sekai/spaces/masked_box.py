@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections.abc as cabc
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -126,7 +127,9 @@ class MaskedBox(Dict):
         """Place ``k`` rows (shape ``(k, *element_shape)``) in ``slots`` (default the first k).
 
         Raises:
-            ValueError: too many values, a values/slots length mismatch, or bad slots.
+            TypeError: values that are not numbers.
+            ValueError: too many values, a values/slots length mismatch, bad slots, or values
+                outside the element space (NaN, out of bounds, fractional for an integer dtype).
         """
         shape = self._element.shape
         v = np.asarray(values)
@@ -134,6 +137,7 @@ class MaskedBox(Dict):
             v = np.zeros((0, *shape), dtype=self.value_dtype)
         if v.ndim != len(shape) + 1 or v.shape[1:] != shape:
             raise ValueError(f"values must have shape (k, *{shape}), got {v.shape}.")
+        self._check_values(v)
         k = v.shape[0]
         if k > self._max_size:
             raise ValueError(f"Got {k} values but the space has only {self._max_size} slots.")
@@ -154,6 +158,31 @@ class MaskedBox(Dict):
         out["values"][idx] = v
         out["mask"][idx] = 1
         return out
+
+    def _check_values(self, v: NDArray[Any]) -> None:
+        """Raise unless every row of ``v`` is a member of the element space (before casting)."""
+        if v.dtype.kind not in "biuf":
+            raise TypeError(f"values must be numeric, got dtype {v.dtype}.")
+        element = self._element
+        rows = v.reshape(len(v), math.prod(element.shape))
+        low, high = element.low.reshape(-1), element.high.reshape(-1)
+        inside = ((rows >= low) & (rows <= high)).all(1)
+        if not bool(inside.all()):
+            i = int(np.argmin(inside))
+            j = int(np.argmin((rows[i] >= low) & (rows[i] <= high)))
+            value = rows[i, j].item()
+            at = ", ".join(str(a) for a in (i, *np.unravel_index(j, element.shape)))
+            if math.isnan(value):
+                raise ValueError(
+                    f"values contain NaN at values[{at}]; elements of {element!r} must lie "
+                    "within [low, high]."
+                )
+            raise ValueError(
+                f"values must lie within [low, high]: values[{at}] = {value} is outside "
+                f"{element!r}."
+            )
+        if element.dtype.kind != "f" and v.dtype.kind == "f" and not bool((v == np.floor(v)).all()):
+            raise ValueError(f"values must hold whole numbers for dtype {element.dtype}.")
 
     def unpack(self, x: cabc.Mapping[str, Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
         """``(values of occupied slots, their slot indices)``."""

@@ -15,12 +15,37 @@ from sekai.spaces.space import SeedLike
 
 __all__ = ["MultiDiscrete"]
 
+_I64 = np.iinfo(np.int64)
+
 
 def _int_array(name: str, value: Any) -> NDArray[np.int64]:
     arr = np.asarray(value)
     if arr.dtype.kind not in "iu" and not (arr.dtype.kind == "f" and arr.size == 0):
         raise TypeError(f"MultiDiscrete {name} must hold integers, got dtype {arr.dtype}.")
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > _I64.max:
+        raise ValueError(f"MultiDiscrete {name} has values above the int64 maximum {_I64.max}.")
     return np.array(arr, dtype=np.int64)
+
+
+def _check_range(nvec: NDArray[np.int64], start: NDArray[np.int64], dtype: np.dtype[Any]) -> None:
+    """Raise unless every ``[start, start + nvec - 1]`` fits in ``dtype`` (and in int64)."""
+    info = np.iinfo(dtype)
+    low, high = max(info.min, _I64.min), min(info.max, _I64.max)
+    # high - (nvec - 1) cannot overflow (nvec >= 1), unlike start + nvec - 1.
+    bad = (start < low) | (start > high - (nvec - 1))
+    if not bool(bad.any()):
+        return
+    index = tuple(int(i) for i in np.argwhere(bad)[0])
+    first = int(start[index])
+    last = first + int(nvec[index]) - 1
+    holder = np.dtype(np.int64) if last > _I64.max else dtype
+    at = f"[{', '.join(str(i) for i in index)}]" if index else ""
+    limits = np.iinfo(holder)
+    raise ValueError(
+        f"MultiDiscrete nvec{at} = {int(nvec[index])} with start{at} = {first} gives values "
+        f"[{first}, {last}], which {holder} cannot hold (its range is "
+        f"[{limits.min}, {limits.max}])."
+    )
 
 
 class MultiDiscrete(ArraySpace[NDArray[np.integer[Any]]]):
@@ -55,6 +80,7 @@ class MultiDiscrete(ArraySpace[NDArray[np.integer[Any]]]):
         dt = np.dtype(dtype)
         if dt.kind not in "iu":
             raise TypeError(f"MultiDiscrete dtype must be an integer dtype, got {dt}.")
+        _check_range(nvec_a, start_a, dt)
         nvec_a.setflags(write=False)
         start_a.setflags(write=False)
         self._nvec = nvec_a
