@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.envs.finance import MarketMakingEnv, OptimalExecutionEnv, PortfolioEnv, TradingEnv
+from sekai.envs.finance import (
+    LimitOrderBookEnv,
+    LimitOrderBookMarket,
+    MarketMakingEnv,
+    OptimalExecutionEnv,
+    PortfolioEnv,
+    TradingEnv,
+)
 from sekai.envs.finance.vector.optimal_execution import OptimalExecutionVecEnv
 from sekai.envs.finance.vector.trading import TradingVecEnv
 from sekai.error import InvalidAction
@@ -55,6 +62,28 @@ def test_numbers_that_are_not_finite_reals_are_refused_naming_the_parameter(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         build()
+
+
+NOT_FLOATS = [
+    pytest.param(10**400, id="huge"),
+    pytest.param(-(10**400), id="-huge"),
+    pytest.param(np.nan, id="nan"),
+    pytest.param(np.inf, id="inf"),
+]
+
+
+@pytest.mark.parametrize("value", NOT_FLOATS)
+@pytest.mark.parametrize("name", ["max_leverage", "cash_rate", "margin_rate", "borrow_rate"])
+def test_market_account_parameters_must_be_finite_floats(name: str, value: object) -> None:
+    with pytest.raises(ValueError, match=f"^{name} must be a finite number"):
+        sekai.make("Market-v0", **{name: value})
+
+
+@pytest.mark.parametrize("env", [LimitOrderBookEnv, LimitOrderBookMarket])
+def test_a_mid_price_beyond_64_bits_is_refused_at_construction(env: type) -> None:
+    with pytest.raises(ValueError, match=r"^mid_price must be an int >= 20 that fits in 64 bits"):
+        env(mid_price=10**400)
+    env(mid_price=2**63 - 1).reset(seed=0)
 
 
 def test_negative_zero_offset_gives_a_space_that_samples() -> None:

@@ -54,6 +54,21 @@ def test_invalid_parameters_raise_value_error(kwargs: dict[str, Any], match: str
         ZeroIntelligenceFlow(**kwargs)
 
 
+@pytest.mark.parametrize(
+    ("name", "bound"),
+    [
+        ("limit_rate", "> 0"),
+        ("market_rate", "> 0"),
+        ("cancel_rate", ">= 0"),
+        ("offset_decay", ">= 0"),
+        ("mean_size", ">= 1"),
+    ],
+)
+def test_a_rate_beyond_float64_is_a_value_error_naming_it(name: str, bound: str) -> None:
+    with pytest.raises(ValueError, match=f"^{name} must be a finite number {bound}, got"):
+        ZeroIntelligenceFlow(**{name: 10**400})
+
+
 def test_initialise_seeds_a_symmetric_book_around_mid() -> None:
     book = OrderBook()
     book.limit(Side.BID, 5, 1, owner=0)

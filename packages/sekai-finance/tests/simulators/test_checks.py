@@ -1,11 +1,23 @@
-"""Tests for the shared parameter checks: the correlation-matrix validation."""
+"""Tests for the shared parameter checks: numbers and the correlation-matrix validation."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
-from sekai.finance.simulators._checks import check_correlation, check_correlation_matrix
+from sekai.finance.simulators import (
+    GARCH,
+    GBM,
+    BlockBootstrap,
+    CointegratedPair,
+    Heston,
+    ListingProcess,
+    MeanReverting,
+    MertonJumpDiffusion,
+)
+from sekai.finance.simulators._checks import as_float, check_correlation, check_correlation_matrix
 
 
 def test_check_correlation_matrix_returns_the_matrix_read_only() -> None:
@@ -44,3 +56,36 @@ def test_check_correlation_passes_none_through_and_names_non_numeric_types() -> 
     assert check_correlation(None) is None
     with pytest.raises(ValueError, match=r"^corr must be a square matrix of numbers, got str$"):
         check_correlation("x")
+
+
+HUGE = 10**400  # an int beyond float64
+
+
+@pytest.mark.parametrize(
+    ("build", "name"),
+    [
+        pytest.param(lambda: as_float("dt", HUGE, "gt0"), "dt", id="as_float"),
+        pytest.param(lambda: as_float("rho", -HUGE, "unit"), "rho", id="as_float-unit"),
+        pytest.param(lambda: GBM(dt=HUGE), "dt", id="GBM"),
+        pytest.param(lambda: GARCH(dt=HUGE), "dt", id="GARCH"),
+        pytest.param(lambda: Heston(dt=HUGE), "dt", id="Heston"),
+        pytest.param(lambda: MeanReverting(dt=HUGE), "dt", id="MeanReverting"),
+        pytest.param(lambda: MertonJumpDiffusion(dt=HUGE), "dt", id="MertonJumpDiffusion"),
+        pytest.param(lambda: CointegratedPair(mu=HUGE), "mu", id="CointegratedPair.mu"),
+        pytest.param(lambda: CointegratedPair(theta=HUGE), "theta", id="CointegratedPair.theta"),
+        pytest.param(lambda: BlockBootstrap(np.zeros((50, 2)), dt=HUGE), "dt", id="BlockBootstrap"),
+        pytest.param(
+            lambda: ListingProcess(GBM(), listing_rate=HUGE), "listing_rate", id="ListingProcess"
+        ),
+        pytest.param(
+            lambda: ListingProcess(GBM(), initial_listed=HUGE),
+            "initial_listed",
+            id="ListingProcess.initial_listed",
+        ),
+    ],
+)
+def test_a_number_beyond_float64_is_a_value_error_naming_the_parameter(
+    build: Callable[[], object], name: str
+) -> None:
+    with pytest.raises(ValueError, match=f"^{name} must be a finite number"):
+        build()

@@ -19,6 +19,33 @@ def test_config_validation():
     assert AccountConfig(cash_rate=0.02, margin_rate=0.05).effective_margin_rate == 0.05
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(10**400, id="huge"),
+        pytest.param(-(10**400), id="-huge"),
+        pytest.param(np.nan, id="nan"),
+        pytest.param(-np.inf, id="-inf"),
+    ],
+)
+@pytest.mark.parametrize("name", ["max_leverage", "cash_rate", "margin_rate", "borrow_rate"])
+def test_config_refuses_numbers_that_are_not_finite_floats_naming_them(name, value):
+    with pytest.raises(ValueError, match=f"^{name} must be a finite number"):
+        AccountConfig(**{name: value})
+
+
+def test_config_says_an_int_beyond_float64_is_too_large():
+    with pytest.raises(ValueError, match="> 0, got an int too large for a float64"):
+        AccountConfig(max_leverage=10**400)
+
+
+def test_config_refuses_non_numbers_with_type_error():
+    with pytest.raises(TypeError, match="max_leverage must be a finite number > 0, got str"):
+        AccountConfig(max_leverage="1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="margin_rate must be a finite number, got bool"):
+        AccountConfig(margin_rate=True)
+
+
 def test_long_only_projection_normalises_with_cash_score():
     w = project_weights([1.0, -1.0, 1.0], [True, True, True], AccountConfig(), cash_score=2.0)
     assert w.tolist() == [0.25, 0.0, 0.25]

@@ -3,7 +3,8 @@
 Rule 2: a missing (NaN/inf) or negative per-asset ``spread``/``volatility`` is replaced by the
 median of the valid entries of its row (a finite zero is valid); a row with traded assets and no
 valid entry uses the model's fallback, and without one raises a ``ValueError`` naming the fallback
-keyword. Rule 1: thresholds, coefficients and fallbacks must be scalars (``TypeError``).
+keyword. ``equity`` has no fallback: a NaN or infinite one is refused, naming the model. Rule 1:
+thresholds, coefficients and fallbacks must be scalars (``TypeError``).
 """
 
 from __future__ import annotations
@@ -189,6 +190,34 @@ def test_square_root_impact_prices_an_untraded_row_without_volatility_at_zero():
 def test_square_root_impact_without_the_volatility_input_names_it():
     with pytest.raises(ValueError, match="volatility"):
         SquareRootImpact(0.5)([TRADE], equity=EQUITY, volume=[VOLUME])
+
+
+# -- equity: no fallback, so a missing one is refused -----------------------------------------
+
+EQUITY_MODELS = [
+    pytest.param(FixedCost(5.0), id="FixedCost"),
+    pytest.param(SquareRootImpact(0.5), id="SquareRootImpact"),
+    pytest.param(SpreadCost(half_spread=0.001) + FixedCost(5.0), id="composite"),
+]
+
+
+@pytest.mark.parametrize("equity", [NAN, INF, -INF])
+@pytest.mark.parametrize("model", EQUITY_MODELS)
+def test_a_missing_equity_is_refused_naming_the_model_and_the_input(model, equity):
+    with pytest.raises(ValueError, match=r"^FixedCost\(5\.0\)|^SquareRootImpact\(0\.5\)") as info:
+        model([TRADE], equity=equity, volatility=[0.02], volume=[VOLUME])
+    assert "equity must be finite" in str(info.value)
+
+
+@pytest.mark.parametrize("model", EQUITY_MODELS)
+def test_a_missing_equity_in_one_row_of_a_batch_is_refused(model):
+    trades = np.full((2, 1), TRADE)
+    with pytest.raises(ValueError, match="equity must be finite"):
+        model(trades, equity=[EQUITY, NAN], volatility=[[0.02]] * 2, volume=[[VOLUME]] * 2)
+
+
+def test_fixed_cost_of_a_wiped_out_account_stays_zero():
+    assert FixedCost(5.0)([[TRADE], [TRADE]], equity=[0.0, EQUITY]).tolist() == [0.0, 5e-6]
 
 
 # -- Rule 1: scalar-only parameters -------------------------------------------------------------

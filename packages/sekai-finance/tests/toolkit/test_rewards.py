@@ -61,6 +61,12 @@ def test_mean_variance_and_sharpe_parameters_are_checked():
         DifferentialSharpe(1.0)
 
 
+@pytest.mark.parametrize("eta", [10**400, np.nan, np.inf], ids=["huge", "nan", "inf"])
+def test_differential_sharpe_refuses_an_eta_that_is_not_a_finite_float(eta):
+    with pytest.raises(ValueError, match=r"eta must be a number in \(0, 1\)"):
+        DifferentialSharpe(eta)
+
+
 def test_composition_repr_and_value():
     reward = LogReturn() - 0.5 * DrawdownPenalty() - 0.001 * TurnoverPenalty()
     assert repr(reward) == "LogReturn() - 0.5 * DrawdownPenalty() - 0.001 * TurnoverPenalty()"

@@ -107,7 +107,9 @@ def check_number(name: str, value: object, bound: str | None = None) -> float:
     if not is_real(value):
         raise TypeError(f"{name} must be {accepted}, got {type(value).__name__} {value!r}.")
     result = real_float(value)
-    if result is None or not np.isfinite(result):
+    if result is None:
+        raise ValueError(f"{name} must be {accepted}, got an int too large for a float64.")
+    if not np.isfinite(result):
         raise ValueError(f"{name} must be {accepted}, got {value!r}.")
     if (bound == "ge0" and not result >= 0) or (bound == "gt0" and not result > 0):
         raise ValueError(f"{name} must be {accepted}, got {value!r}.")

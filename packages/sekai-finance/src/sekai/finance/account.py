@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,15 +10,6 @@ import numpy as np
 from sekai.finance._values import check_number, real_array
 
 __all__ = ["AccountConfig", "Settlement", "project_weights", "settle", "turnover"]
-
-
-def _finite(name: str, value: object) -> float:
-    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
-    result = float(value)
-    if not np.isfinite(result):
-        raise ValueError(f"{name} must be finite, got {result}.")
-    return result
 
 
 @dataclass(frozen=True)
@@ -43,13 +33,11 @@ class AccountConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.allow_short, (bool, np.bool_)):
             raise TypeError(f"allow_short must be a bool, got {type(self.allow_short).__name__}.")
-        if _finite("max_leverage", self.max_leverage) <= 0:
-            raise ValueError(f"max_leverage must be > 0, got {self.max_leverage}.")
-        _finite("cash_rate", self.cash_rate)
+        check_number("max_leverage", self.max_leverage, "gt0")
+        check_number("cash_rate", self.cash_rate)
         if self.margin_rate is not None:
-            _finite("margin_rate", self.margin_rate)
-        if _finite("borrow_rate", self.borrow_rate) < 0:
-            raise ValueError(f"borrow_rate must be >= 0, got {self.borrow_rate}.")
+            check_number("margin_rate", self.margin_rate)
+        check_number("borrow_rate", self.borrow_rate, "ge0")
 
     @property
     def effective_margin_rate(self) -> float:

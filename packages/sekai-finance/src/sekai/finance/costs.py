@@ -80,8 +80,15 @@ def _out(cost: np.ndarray) -> Any:
 
 def _context(model: str, name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
     """Context input ``name`` as float64 broadcast to ``shape`` (``equity``: the trades'
-    leading axes; per-asset inputs: the trades' shape)."""
+    leading axes; per-asset inputs: the trades' shape). A missing (NaN or infinite) ``equity``
+    is refused: no model has a fallback for it (finance.md §6 rule 2)."""
     array = real_array(name, value)
+    if name == "equity" and not np.isfinite(array).all():
+        missing = float(array[~np.isfinite(array)][0])
+        raise ValueError(
+            f"{model} cannot price a trade: equity must be finite (the account value in "
+            f"currency), got {missing!r}; there is no fallback for a missing equity."
+        )
     try:
         return np.broadcast_to(array, shape)
     except ValueError:

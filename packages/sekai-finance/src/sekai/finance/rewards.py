@@ -328,9 +328,11 @@ class DifferentialSharpe(_Stateful):
     def __init__(self, eta: float = 0.01) -> None:
         if not is_real(eta):
             raise TypeError(f"eta must be a number in (0, 1), got {type(eta).__name__} {eta!r}.")
-        if not 0.0 < float(eta) < 1.0:
-            raise ValueError(f"eta must be a number in (0, 1), got {eta!r}.")
-        self.eta = float(eta)
+        rate = real_float(eta)
+        if rate is None or not 0.0 < rate < 1.0:
+            shown = "an int too large for a float64" if rate is None else repr(eta)
+            raise ValueError(f"eta must be a number in (0, 1), got {shown}.")
+        self.eta = rate
 
     def __call__(self, outcome: StepOutcome) -> Any:
         state = self._arrays(outcome)

@@ -11,6 +11,7 @@ import numpy as np
 
 from sekai.envs.finance._common import check_int, check_order_size, check_real
 from sekai.error import InvalidAction
+from sekai.finance._values import is_real
 from sekai.finance.lob import (
     BACKGROUND,
     Fill,
@@ -76,15 +77,13 @@ class LobParams:
         self.max_trades = check_int("max_trades", max_trades)
         self.warmup = check_real("warmup", warmup, "ge0")
         smallest = max(2 * (self.max_quote_offset + self.levels), SEED_LEVELS + 1)
-        if isinstance(mid_price, (bool, np.bool_)) or not isinstance(mid_price, numbers.Integral):
-            raise ValueError(f"mid_price must be an int (ticks) >= {smallest}, got {mid_price!r}.")
-        if int(mid_price) < smallest:
+        if is_real(mid_price) and isinstance(mid_price, numbers.Integral) and mid_price < smallest:
             raise ValueError(
                 f"mid_price must be an int >= max(2 * (max_quote_offset + levels), "
                 f"{SEED_LEVELS + 1}) = {smallest} (the book is seeded {SEED_LEVELS} ticks deep "
                 f"below the mid), got {int(mid_price)}."
             )
-        self.mid_price = int(mid_price)
+        self.mid_price = check_int("mid_price", mid_price, smallest)  # in ticks, and 64 bits
         check_order_size(self.order_size, self.max_inventory)
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sekai.finance._values import is_real, real_float
 from sekai.finance.lob.book import OrderBook
 from sekai.finance.lob.orders import BACKGROUND, Fill, Side
 
@@ -49,9 +50,10 @@ class OrderFlow(abc.ABC):
 
 
 def _check(name: str, value: object, bound: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}.")
-    x = float(value)
+    x = real_float(value)
+    if x is None:
+        shown = "an int too large for a float64" if is_real(value) else repr(value)
+        raise ValueError(f"{name} must be a finite number {bound}, got {shown}.")
     ok = math.isfinite(x) and (x > 0 if bound == "> 0" else x >= 0 if bound == ">= 0" else x >= 1.0)
     if not ok:
         raise ValueError(f"{name} must be a finite number {bound}, got {x!r}.")

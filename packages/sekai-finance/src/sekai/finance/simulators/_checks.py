@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import holds_bool, real_array
+from sekai.finance._values import holds_bool, real_array, real_float
 
 __all__ = [
     "as_float",
@@ -63,7 +63,11 @@ def as_float(name: str, value: object, bound: str | None = None) -> float:
         raise ValueError(
             f"{name} must be a finite number{_BOUNDS[bound]}, got {type(value).__name__} {value!r}"
         )
-    result = float(value)  # type: ignore[arg-type]
+    result = real_float(value)
+    if result is None:
+        raise ValueError(
+            f"{name} must be a finite number{_BOUNDS[bound]}, got an int too large for a float64"
+        )
     if not _within(np.asarray(result), bound):
         raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {result!r}")
     return result
