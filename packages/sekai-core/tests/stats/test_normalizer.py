@@ -11,6 +11,7 @@ import sekai
 from sekai.spaces import batch_space, concatenate
 from sekai.stats import ExponentialMovingStats, RunningMeanStd
 from sekai.stats.normalizer import ObservationNormalizer
+from sekai.testing.envs import Drift
 
 
 def test_batched_box_updates_with_whole_batch() -> None:
@@ -91,8 +92,8 @@ def test_state_dict_nested_round_trip_and_structure_check() -> None:
 @pytest.mark.parametrize(
     "build",
     [
-        lambda eps: sekai.NormalizeObservation(sekai.make("CartPole-v1"), epsilon=eps),
-        lambda eps: sekai.VecNormalizeObservation(sekai.make_vec("CartPole-v1", 2), epsilon=eps),
+        lambda eps: sekai.NormalizeObservation(Drift(), epsilon=eps),
+        lambda eps: sekai.VecNormalizeObservation(sekai.SyncVecEnv([Drift] * 2), epsilon=eps),
     ],
 )
 def test_epsilon_must_be_finite_and_positive(build: Any, epsilon: float) -> None:
