@@ -146,3 +146,62 @@ def test_plugin_discovery_does_not_import_jax() -> None:
     code = "import sys, sekai; sekai.all_specs(); print('jax' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_episode_statistics_and_reward_normalisation_wrap_jax_env() -> None:
+    inner = sekai.make_vec("CartPole-v1", 4, vectorization_mode="jax")
+    vec = sekai.VecNormalizeReward(sekai.VecRecordEpisodeStatistics(inner), gamma=0.9)
+    vec.reset(seed=0)
+    episodes = []
+    for _ in range(40):
+        result = vec.step(jnp.zeros(4, dtype=jnp.int32))
+        assert isinstance(result.rewards, jax.Array)  # scaled where the env put them
+        for i, info in enumerate(result.infos):
+            if "episode" in info:
+                episodes.append((i, info["episode"].episode_length, info["episode"].episode_return))
+    assert len(episodes) >= 4
+    # CartPole pays 1 a step: each recorded return is its episode's length
+    assert all(length == ret for _, length, ret in episodes)
+    assert vec.return_rms.count == 160
+
+
+@pytest.mark.parametrize("bad", [[0.5, 1.0], [float("nan"), 1.0], [True, False]])
+def test_a_discrete_action_must_be_an_integral_number_not_a_bool(bad: list[float]) -> None:
+    envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax")
+    envs.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction, match=r"\(sub-env 0\)") as caught:
+        envs.step(np.array(bad))
+    assert caught.value.index == 0
+
+
+def test_integral_float_actions_act_as_their_integers() -> None:
+    by_float = sekai.make_vec("Trading-v0", 2, vectorization_mode="jax")
+    by_int = sekai.make_vec("Trading-v0", 2, vectorization_mode="jax")
+    by_float.reset(seed=0)
+    by_int.reset(seed=0)
+    for _ in range(3):
+        a = by_float.step(np.array([0.0, 2.0]))
+        b = by_int.step(np.array([0, 2]))
+        np.testing.assert_array_equal(np.asarray(a.rewards), np.asarray(b.rewards))
+
+
+def test_set_attr_of_the_time_limit_applies_to_the_next_steps() -> None:
+    envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax", max_episode_steps=100)
+    envs.set_attr("max_episode_steps", 2)
+    envs.reset(seed=0)
+    truncated = [bool(np.asarray(envs.step(np.array([0, 1])).truncated).any()) for _ in range(3)]
+    assert truncated == [False, True, False]
+    with pytest.raises(ValueError, match=r"^max_episode_steps must be >= 1, got -1\.$"):
+        envs.set_attr("max_episode_steps", -1)
+    with pytest.raises(TypeError, match=r"^max_episode_steps must be an int or None, got str\.$"):
+        envs.set_attr("max_episode_steps", "x")
+    assert envs.get_attr("max_episode_steps") == [2, 2]
+
+
+def test_set_attr_takes_a_per_sub_env_list_of_one_array() -> None:
+    envs = sekai.make_vec("Portfolio-v0", 2, vectorization_mode="jax")
+    mu = np.asarray(envs.get_attr("mu")[0]) * 2
+    envs.set_attr("mu", [mu, mu.copy()])
+    np.testing.assert_array_equal(np.asarray(envs.get_attr("mu")[0]), mu)
+    with pytest.raises(ValueError, match="different values per sub-env"):
+        envs.set_attr("mu", [mu, mu + 1])

@@ -13,8 +13,9 @@ import pytest
 from sekai.error import InvalidAction, ResetRequired, VecEnvClosed
 from sekai.registry.kernels import load_kernel
 from sekai.registry.spec import EnvSpec
-from sekai.spaces import Box, Discrete
+from sekai.spaces import Box, Discrete, MultiDiscrete
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
+from sekai.vector.kernel_backend import NumpyBackend, bad_action_rows, index_actions
 from sekai.vector.kernel_check import check_kernel_vec_env
 from sekai.vector.kernel_step import initial, transition
 from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -232,3 +233,28 @@ def test_the_kernel_contract_checks_report_nondeterminism_and_bad_shapes() -> No
     )
     issues = check_kernel_vec_env(lambda: KernelVecEnv(_WideRewards(), 4), n_steps=5)
     assert issues[0] == "ERROR: step() rewards has shape (4, 2), expected (4,)."
+
+
+@pytest.mark.parametrize(
+    ("space", "actions", "bad"),
+    [
+        (Discrete(3), [0.0, 2.0, 1.5, np.nan], [False, False, True, True]),
+        (Discrete(3), [True, False], [True, True]),
+        (MultiDiscrete([3, 2]), [[0.0, 1.0], [2.0, 0.5], [np.nan, 0.0]], [False, True, True]),
+        (MultiDiscrete([3, 2]), [[True, False]], [True]),
+    ],
+)
+def test_device_checks_refuse_fractional_nan_and_bool_indices(
+    space: Any, actions: Any, bad: list[bool]
+) -> None:
+    backend = NumpyBackend()
+    rows = bad_action_rows(backend.xp, space, backend.xp.asarray(np.array(actions)))
+    assert rows is not None and np.asarray(rows).tolist() == bad
+
+
+def test_integral_float_indices_become_the_backends_integers() -> None:
+    backend = NumpyBackend()
+    cast = index_actions(backend, Discrete(3), np.array([0.0, 2.0]))
+    assert cast.dtype.kind == "i" and cast.tolist() == [0, 2]
+    boxed = np.array([[0.5]])
+    assert index_actions(backend, Box(0.0, 1.0, shape=(1,)), boxed) is boxed

@@ -96,8 +96,13 @@ def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
     Only array spaces (Box, Discrete, MultiDiscrete, MultiBinary) are supported by kernels.
     """
     n = actions.shape[0]
+    if isinstance(space, (Discrete, MultiDiscrete)) and actions.dtype == xp.bool:
+        return xp.ones((n,), dtype=xp.bool)  # a bool is not an index, as native envs rule
     if isinstance(space, Discrete):
-        return (actions < space.start) | (actions >= space.start + space.n)
+        bad = (actions < space.start) | (actions >= space.start + space.n)
+        if xp.isdtype(actions.dtype, "real floating"):
+            bad = bad | (actions != xp.floor(actions))  # fractions, and NaN
+        return bad
     if isinstance(space, Box):
         if not xp.isdtype(actions.dtype, "real floating"):
             return None
@@ -106,6 +111,8 @@ def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
         low = xp.asarray(np.asarray(space.start), device=_device(actions))
         high = low + xp.asarray(np.asarray(space.nvec), device=_device(actions))
         bad = (actions < low) | (actions >= high)
+        if xp.isdtype(actions.dtype, "real floating"):
+            bad = bad | (actions != xp.floor(actions))
     elif isinstance(space, MultiBinary):
         if actions.dtype == xp.bool:
             return None
@@ -143,6 +150,15 @@ def check_device_actions(
     rows = backend.to_numpy(bad)
     index = int(np.flatnonzero(rows)[0])
     raise InvalidAction(backend.to_numpy(actions[index]), space, index=index)
+
+
+def index_actions(backend: KernelBackend, space: Space[Any], actions: Array) -> Array:
+    """Discrete and MultiDiscrete actions given as integral floats (checked) as the backend's
+    integers, which the kernels index with; anything else as it is."""
+    xp = backend.xp
+    if isinstance(space, (Discrete, MultiDiscrete)) and xp.isdtype(actions.dtype, "real floating"):
+        return xp.astype(actions, xp.asarray(0).dtype)
+    return actions
 
 
 class NumpyBackend(KernelBackend):

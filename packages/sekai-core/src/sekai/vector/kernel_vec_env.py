@@ -9,10 +9,16 @@ from typing import Any
 import numpy as np
 
 from sekai.core._rng import SeededMixin
+from sekai.utils._equal import structurally_equal
 from sekai.vector._contract.seeding import native_seed, vector_options
 from sekai.vector.infos import ArrayInfos, LazyInfos, split_value
 from sekai.vector.kernel import ArrayKernel
-from sekai.vector.kernel_backend import KernelBackend, NumpyBackend, check_device_actions
+from sekai.vector.kernel_backend import (
+    KernelBackend,
+    NumpyBackend,
+    check_device_actions,
+    index_actions,
+)
 from sekai.vector.kernel_step import (
     KernelTransition,
     convert_params,
@@ -168,6 +174,7 @@ class KernelVecEnv(SeededMixin, VecEnv):
             action = backend.actions(actions)
             if self.check_actions:
                 check_device_actions(backend, self.action_space, self.num_envs, action, frozen)
+                action = index_actions(backend, self.action_space, action)
         t = self._step_fn(self._params, self._carry, action)
         self._carry = t.state
         self.last_transition = t
@@ -228,6 +235,12 @@ class KernelVecEnv(SeededMixin, VecEnv):
             AttributeError: neither a parameter nor an existing attribute.
         """
         self._check_open()
+        if name == "max_episode_steps":  # compiled into the step functions: rebuild them
+            if isinstance(values, list) and len(values) == self.num_envs:
+                values = self._shared_value(name, values)
+            self.max_episode_steps = _check_max_episode_steps(values)
+            self._rebuild()
+            return
         if name not in _field_names(self._host_params):
             if not hasattr(self, name):
                 raise AttributeError(
@@ -237,12 +250,7 @@ class KernelVecEnv(SeededMixin, VecEnv):
             setattr(self, name, values)
             return
         if isinstance(values, list) and len(values) == self.num_envs:
-            if any(v != values[0] for v in values[1:]):
-                raise ValueError(
-                    f"set_attr({name!r}, ...) got different values per sub-env; a kernel's "
-                    "parameters are shared by every sub-env: pass one value."
-                )
-            values = values[0]
+            values = self._shared_value(name, values)
         old = getattr(self._host_params, name)
         if is_dynamic(old) != is_dynamic(values) or (
             isinstance(old, np.ndarray) and np.shape(values) != old.shape
@@ -255,6 +263,15 @@ class KernelVecEnv(SeededMixin, VecEnv):
         self._params = convert_params(self._host_params, self.backend.convert)
         if not is_dynamic(old):
             self._rebuild()
+
+    def _shared_value(self, name: str, values: list[Any]) -> Any:
+        """The one value of a per-sub-env list (a kernel's settings are shared)."""
+        if any(not structurally_equal(v, values[0]) for v in values[1:]):
+            raise ValueError(
+                f"set_attr({name!r}, ...) got different values per sub-env; a kernel's "
+                "parameters are shared by every sub-env: pass one value."
+            )
+        return values[0]
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
         """Call method ``name`` of this object (or read it) and split the result."""

@@ -15,6 +15,7 @@ from sekai.stats.episode import EpisodeStats
 from sekai.stats.normalizer import ObservationNormalizer
 from sekai.stats.running import RunningMeanStd
 from sekai.stats.trackers import InMemoryTracker, StatsTracker, tracker_or_default
+from sekai.vector.kernel_vec_env import KernelVecEnv
 from sekai.vector.result import VecStepResult, info_at
 from sekai.vector.vec_env import VecEnv
 from sekai.vector.vec_wrapper import (
@@ -31,6 +32,13 @@ __all__ = [
     "VecTransformObservation",
     "VecTransformReward",
 ]
+
+
+def _on_host(venv: VecEnv, *arrays: Any) -> list[NDArray[Any]]:
+    """Rewards or flags as NumPy arrays: a kernel env (JAX, torch) hands out device arrays."""
+    base = venv.unwrapped
+    to_numpy = base.backend.to_numpy if isinstance(base, KernelVecEnv) else np.asarray
+    return [np.asarray(to_numpy(array)) for array in arrays]
 
 
 def _tracker_seeds(seed: Any, num_envs: int) -> list[int | None]:
@@ -83,7 +91,9 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
     def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
     ) -> VecStepResult[Any]:
-        rewards, terminated, truncated = result.rewards, result.terminated, result.truncated
+        rewards, terminated, truncated = _on_host(
+            self.venv, result.rewards, result.terminated, result.truncated
+        )
         if live is None:
             self.episode_returns += rewards
             self.episode_lengths += 1
@@ -225,13 +235,16 @@ class VecNormalizeReward(VecResultWrapper):
     def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
     ) -> VecStepResult[Any]:
-        rewards = result.rewards
+        rewards, terminated, truncated = _on_host(
+            self.venv, result.rewards, result.terminated, result.truncated
+        )
         self._returns = self._returns * self.gamma + rewards
         if self.update_running_mean:
             self.return_rms.update(self._returns if live is None else self._returns[live])
-        self._returns[result.terminated | result.truncated] = 0.0
-        scaled = rewards / np.sqrt(float(self.return_rms.var) + self.epsilon)
-        return result._replace(rewards=scaled)
+        self._returns[terminated | truncated] = 0.0
+        # A float scale keeps the rewards where the env put them (a device array stays one).
+        scale = float(np.sqrt(float(self.return_rms.var) + self.epsilon))
+        return result._replace(rewards=result.rewards / scale)
 
     def state_dict(self) -> dict[str, Any]:
         """The return statistics, for checkpointing."""
