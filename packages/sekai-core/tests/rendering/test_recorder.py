@@ -123,6 +123,19 @@ def test_a_renderer_needs_render_and_close() -> None:
         RecordFrames(LineEnv(), object())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"expected a sekai\.Env"):
         RecordFrames(object(), LineRenderer())  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError,
+        match=r"^renderer must be a renderer object, got the class LineRenderer: pass "
+        r"LineRenderer\(\.\.\.\)\.$",
+    ):
+        RecordFrames(LineEnv(), LineRenderer)  # type: ignore[arg-type]
+
+
+def test_save_needs_a_suffix_to_pick_the_format(tmp_path: Path) -> None:
+    env = _recorded()
+    with pytest.raises(ValueError, match=r"has none: use \.gif, \.txt or a video suffix"):
+        env.save(tmp_path / "clip")
+    assert not (tmp_path / "clip").exists()
 
 
 def test_save_gif_uses_the_envs_render_fps(tmp_path: Path) -> None:

@@ -80,6 +80,23 @@ def test_state_dict_round_trip_and_shape_check() -> None:
         RunningMeanStd(shape=(3,)).load_state_dict(rms.state_dict())
 
 
+@pytest.mark.parametrize("epsilon", [1e-4, 1.0, 3.0])
+def test_every_batch_counts_whatever_the_epsilon_prior(epsilon: float) -> None:
+    rms = RunningMeanStd(epsilon=epsilon)
+    for batch in ([1.0], [3.0], [5.0, 7.0]):
+        rms.update(batch)
+    assert rms.mean == pytest.approx(4.0)
+    assert rms.var == pytest.approx(5.0)
+    assert rms.count == pytest.approx(4.0)
+    # a checkpoint taken after one sample, with epsilon 1, still counts that sample
+    one = RunningMeanStd(epsilon=1.0)
+    one.update([1.0])
+    restored = RunningMeanStd(epsilon=1.0)
+    restored.load_state_dict(one.state_dict())
+    restored.update([3.0])
+    assert restored.mean == pytest.approx(2.0) and restored.count == pytest.approx(2.0)
+
+
 def test_ewm_repr_and_first_update_sets_moments() -> None:
     ewm = ExponentialMovingStats(shape=(2,), halflife=10)
     ewm.update(np.array([[1.0, 2.0], [3.0, 2.0]]))
@@ -126,3 +143,7 @@ def test_ewm_state_dict_round_trip() -> None:
 def test_ewm_rejects_non_positive_halflife(bad: float) -> None:
     with pytest.raises(ValueError, match="halflife must be"):
         ExponentialMovingStats(halflife=bad)
+    state = ExponentialMovingStats(halflife=3).state_dict()
+    state["halflife"] = bad
+    with pytest.raises(ValueError, match=r"^halflife must be a finite number > 0, got "):
+        ExponentialMovingStats(halflife=3).load_state_dict(state)

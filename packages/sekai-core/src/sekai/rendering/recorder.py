@@ -141,6 +141,11 @@ def save_frames(
         return save_gif(frames, path, fps=fps)
     if suffix == ".txt":
         return save_text(frames, path)
+    if not suffix:
+        raise ValueError(
+            f"save() picks the file format from the path's suffix, and {str(path)!r} has none: "
+            "use .gif, .txt or a video suffix such as .mp4."
+        )
     return save_video(frames, path, fps=fps)
 
 
@@ -148,9 +153,14 @@ def check_recording_options(renderer: Any, max_frames: Any) -> None:
     """The argument checks RecordFrames and VecRecordFrames share.
 
     Raises:
-        TypeError: ``renderer`` has no ``render``/``close``.
+        TypeError: ``renderer`` is a class, or has no ``render``/``close``.
         ValueError: ``max_frames`` is neither None nor an int >= 0.
     """
+    if isinstance(renderer, type):
+        raise TypeError(
+            f"renderer must be a renderer object, got the class {renderer.__name__}: pass "
+            f"{renderer.__name__}(...)."
+        )
     if not isinstance(renderer, Renderer):
         raise TypeError(
             f"renderer must have render(env) and close() methods (a sekai.rendering.Renderer), "

@@ -104,6 +104,8 @@ class RunningMeanStd(_MomentStats):
         super().__init__(shape)
         self.epsilon = float(epsilon)
         self.count: float = self.epsilon
+        # Not ``count <= epsilon``: with an epsilon of 1 or more, real counts reach it.
+        self._seen = False
 
     def update_from_moments(self, mean: ArrayLike, var: ArrayLike, count: float) -> None:
         """Combine the moments of ``count`` samples with the stored ones (count <= 0: ignored)."""
@@ -111,10 +113,11 @@ class RunningMeanStd(_MomentStats):
             return
         batch_mean = np.asarray(mean, dtype=np.float64)
         batch_var = np.asarray(var, dtype=np.float64)
-        if self.count <= self.epsilon:  # nothing seen yet: take the batch as it is
+        if not self._seen:  # nothing seen yet: take the batch as it is
             self.mean = np.array(np.broadcast_to(batch_mean, self.shape), dtype=np.float64)
             self.var = np.array(np.broadcast_to(batch_var, self.shape), dtype=np.float64)
             self.count = float(count)  # the epsilon prior is dropped once data arrives
+            self._seen = True
             return
         total = self.count + count
         delta = batch_mean - self.mean
@@ -126,12 +129,14 @@ class RunningMeanStd(_MomentStats):
         self.count = float(total)
 
     def state_dict(self) -> dict[str, Any]:
-        """A copy of the statistics (``mean``, ``var``, ``count``, ``epsilon``)."""
+        """A copy of the statistics (``mean``, ``var``, ``count``, ``epsilon``, and ``seen``:
+        whether any sample has been added)."""
         return {
             "mean": self.mean.copy(),
             "var": self.var.copy(),
             "count": self.count,
             "epsilon": self.epsilon,
+            "seen": self._seen,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -139,9 +144,21 @@ class RunningMeanStd(_MomentStats):
         self._load_moments(state)
         self.count = float(state["count"])
         self.epsilon = float(state.get("epsilon", self.epsilon))
+        self._seen = bool(state.get("seen", self.count > self.epsilon))
 
     def __repr__(self) -> str:
         return f"RunningMeanStd(shape={self.shape}, count={self.count!r})"
+
+
+def _halflife(halflife: Any) -> float:
+    """A checked halflife (a finite number > 0), an int kept an int."""
+    if isinstance(halflife, bool) or not isinstance(
+        halflife, (int, float, np.integer, np.floating)
+    ):
+        raise TypeError(f"halflife must be a number, got {type(halflife).__name__}.")
+    if not halflife > 0 or not np.isfinite(halflife):
+        raise ValueError(f"halflife must be a finite number > 0, got {halflife}.")
+    return int(halflife) if isinstance(halflife, (int, np.integer)) else float(halflife)
 
 
 class ExponentialMovingStats(_MomentStats):
@@ -159,16 +176,8 @@ class ExponentialMovingStats(_MomentStats):
     _name = "ExponentialMovingStats"
 
     def __init__(self, shape: int | tuple[int, ...] = (), halflife: float = 1000.0) -> None:
-        if isinstance(halflife, bool) or not isinstance(
-            halflife, (int, float, np.integer, np.floating)
-        ):
-            raise TypeError(f"halflife must be a number, got {type(halflife).__name__}.")
-        if not halflife > 0 or not np.isfinite(halflife):
-            raise ValueError(f"halflife must be a finite number > 0, got {halflife}.")
+        self.halflife: float = _halflife(halflife)
         super().__init__(shape)
-        self.halflife: float = (
-            int(halflife) if isinstance(halflife, (int, np.integer)) else float(halflife)
-        )
         self._decay = 0.5 ** (1.0 / float(halflife))
         self.count: int = 0
         self._weight = 0.0  # sum of the current (decayed) weights
@@ -208,11 +217,8 @@ class ExponentialMovingStats(_MomentStats):
         self._load_moments(state)
         self.count = int(state["count"])
         if "halflife" in state:
-            halflife = state["halflife"]
-            self.halflife = (
-                int(halflife) if isinstance(halflife, (int, np.integer)) else float(halflife)
-            )
-            self._decay = 0.5 ** (1.0 / float(halflife))
+            self.halflife = _halflife(state["halflife"])
+            self._decay = 0.5 ** (1.0 / float(self.halflife))
         # Without a stored weight, treat the moments as the sum of `count` decayed steps.
         default_weight = (1.0 - self._decay**self.count) / (1.0 - self._decay)
         self._weight = float(state.get("weight", default_weight))
