@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -165,13 +167,25 @@ def test_episode_statistics_and_reward_normalisation_wrap_jax_env() -> None:
     assert vec.return_rms.count == 160
 
 
+@pytest.mark.parametrize("where", ["host", "device"])
 @pytest.mark.parametrize("bad", [[0.5, 1.0], [float("nan"), 1.0], [True, False]])
-def test_a_discrete_action_must_be_an_integral_number_not_a_bool(bad: list[float]) -> None:
+def test_a_discrete_action_must_be_an_integral_number_not_a_bool(
+    bad: list[float], where: str
+) -> None:
     envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax")
     envs.reset(seed=0)
+    actions = np.array(bad) if where == "host" else jnp.asarray(bad)
     with pytest.raises(sekai.InvalidAction, match=r"\(sub-env 0\)") as caught:
-        envs.step(np.array(bad))
+        envs.step(actions)
     assert caught.value.index == 0
+
+
+@pytest.mark.parametrize("bad", [np.array(["a", "b"]), None, np.array([1, 2**32])])
+def test_host_actions_are_checked_before_the_backend_converts_them(bad: object) -> None:
+    envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax")
+    envs.reset(seed=0)
+    with pytest.raises((sekai.InvalidAction, ValueError), match=r"sub-env|must have shape"):
+        envs.step(bad)
 
 
 def test_integral_float_actions_act_as_their_integers() -> None:
@@ -180,7 +194,7 @@ def test_integral_float_actions_act_as_their_integers() -> None:
     by_float.reset(seed=0)
     by_int.reset(seed=0)
     for _ in range(3):
-        a = by_float.step(np.array([0.0, 2.0]))
+        a = by_float.step(jnp.asarray([0.0, 2.0]))
         b = by_int.step(np.array([0, 2]))
         np.testing.assert_array_equal(np.asarray(a.rewards), np.asarray(b.rewards))
 
@@ -205,3 +219,45 @@ def test_set_attr_takes_a_per_sub_env_list_of_one_array() -> None:
     np.testing.assert_array_equal(np.asarray(envs.get_attr("mu")[0]), mu)
     with pytest.raises(ValueError, match="different values per sub-env"):
         envs.set_attr("mu", [mu, mu + 1])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"num_envs": -1}, ValueError, "num_envs must be >= 1, got -1."),
+        ({"num_envs": 2.5}, TypeError, "num_envs must be an int, got float."),
+        ({"num_envs": 2, "max_episode_steps": 0}, ValueError, "max_episode_steps must be >= 1"),
+    ],
+)
+def test_make_functional_checks_its_sizes(kwargs: dict, error: type, message: str) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        make_functional("CartPole-v1", **kwargs)
+
+
+def test_functional_params_with_an_unknown_name_are_refused() -> None:
+    env = make_functional("CartPole-v1", 2)
+    state, _, _ = env.reset(jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match=r"^unknown params \['force_magg'\] for CartPoleKernel"):
+        env.step(jax.random.PRNGKey(1), state, jnp.zeros(2, jnp.int32), {"force_magg": 100.0})
+
+
+def test_set_attr_of_a_float_parameter_takes_an_int_and_refuses_an_array() -> None:
+    envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax")
+    envs.set_attr("force_mag", 20)
+    assert envs.get_attr("force_mag") == [20.0, 20.0]
+    with pytest.raises(TypeError, match=r"same kind and shape, got array\(\[1\., 2\., 3\.\]\)"):
+        envs.set_attr("force_mag", np.array([1.0, 2.0, 3.0]))
+    assert envs.get_attr("force_mag") == [20.0, 20.0]
+
+
+def test_the_device_may_be_a_platform_name() -> None:
+    envs = sekai.make_vec(
+        "CartPole-v1", 2, vectorization_mode="jax", vector_kwargs={"device": "cpu"}
+    )
+    assert envs.reset(seed=0).observations.devices() == {jax.devices("cpu")[0]}
+    with pytest.raises(ValueError, match=r"^device 'cpu:7': the index must be one of 0\.\.0"):
+        sekai.make_vec(
+            "CartPole-v1", 2, vectorization_mode="jax", vector_kwargs={"device": "cpu:7"}
+        )
+    with pytest.raises(TypeError, match=r"^device must be a jax\.Device or a platform name"):
+        sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax", vector_kwargs={"device": 3})

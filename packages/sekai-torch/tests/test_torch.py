@@ -109,13 +109,25 @@ def test_episode_statistics_and_reward_normalisation_wrap_torch_env() -> None:
     assert vec.return_rms.count == 160
 
 
+@pytest.mark.parametrize("where", ["host", "device"])
 @pytest.mark.parametrize("bad", [[0.5, 1.0], [float("nan"), 1.0], [True, False]])
-def test_a_discrete_action_must_be_an_integral_number_not_a_bool(bad: list[float]) -> None:
+def test_a_discrete_action_must_be_an_integral_number_not_a_bool(
+    bad: list[float], where: str
+) -> None:
     envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="torch")
     envs.reset(seed=0)
+    actions = np.array(bad) if where == "host" else torch.tensor(bad)
     with pytest.raises(sekai.InvalidAction, match=r"\(sub-env 0\)") as caught:
-        envs.step(np.array(bad))
+        envs.step(actions)
     assert caught.value.index == 0
+
+
+@pytest.mark.parametrize("bad", [np.array(["a", "b"]), None, np.array([1, 2**32])])
+def test_host_actions_are_checked_before_the_backend_converts_them(bad: object) -> None:
+    envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="torch")
+    envs.reset(seed=0)
+    with pytest.raises((sekai.InvalidAction, ValueError), match=r"sub-env|must have shape"):
+        envs.step(bad)
 
 
 def test_integral_float_actions_act_as_their_integers() -> None:
@@ -124,7 +136,7 @@ def test_integral_float_actions_act_as_their_integers() -> None:
     by_float.reset(seed=0)
     by_int.reset(seed=0)
     for _ in range(3):
-        a = by_float.step(np.array([0.0, 2.0]))
+        a = by_float.step(torch.tensor([0.0, 2.0]))
         b = by_int.step(np.array([0, 2]))
         np.testing.assert_array_equal(np.asarray(a.rewards), np.asarray(b.rewards))
 
@@ -149,3 +161,12 @@ def test_set_attr_takes_a_per_sub_env_list_of_one_array() -> None:
     np.testing.assert_array_equal(np.asarray(envs.get_attr("mu")[0]), mu)
     with pytest.raises(ValueError, match="different values per sub-env"):
         envs.set_attr("mu", [mu, mu + 1])
+
+
+def test_set_attr_of_a_float_parameter_takes_an_int_and_refuses_an_array() -> None:
+    envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="torch")
+    envs.set_attr("force_mag", 20)
+    assert envs.get_attr("force_mag") == [20.0, 20.0]
+    with pytest.raises(TypeError, match=r"same kind and shape, got array\(\[1\., 2\., 3\.\]\)"):
+        envs.set_attr("force_mag", np.array([1.0, 2.0, 3.0]))
+    assert envs.get_attr("force_mag") == [20.0, 20.0]

@@ -235,6 +235,27 @@ def test_the_kernel_contract_checks_report_nondeterminism_and_bad_shapes() -> No
     assert issues[0] == "ERROR: step() rewards has shape (4, 2), expected (4,)."
 
 
+class _RaisesAtStep(CountdownKernel):
+    def step(
+        self, xp: Any, params: CountdownParams, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        raise RuntimeError("boom in step")
+
+
+class _RaisesAtReset(CountdownKernel):
+    def reset(
+        self, xp: Any, params: CountdownParams, draws: Mapping[str, Any], mask: Any, state: Any
+    ) -> KernelReset:
+        raise RuntimeError("boom in reset")
+
+
+def test_the_kernel_contract_checks_report_a_kernel_that_raises_as_an_error() -> None:
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_RaisesAtStep(), 4), n_steps=5)
+    assert issues == ["ERROR: step 0 raised RuntimeError: boom in step"]
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_RaisesAtReset(), 4), n_steps=5)
+    assert issues == ["ERROR: reset(seed=0) raised RuntimeError: boom in reset"]
+
+
 @pytest.mark.parametrize(
     ("space", "actions", "bad"),
     [

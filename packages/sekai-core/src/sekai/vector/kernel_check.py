@@ -57,7 +57,13 @@ def _rollout(
     vec = make()
     n = vec.num_envs
     try:
-        first = vec.reset(seed=seed)
+        try:
+            first = vec.reset(seed=seed)
+        except Exception as exc:  # the check reports what fails, as check_env does
+            if issues is None:
+                raise
+            issues.append(f"ERROR: reset(seed={seed}) raised {type(exc).__name__}: {exc}")
+            return []
         observations = [_host(vec, first.observations)]
         if issues is not None:
             issues += _shape_issues(vec.batch_observation_space, observations[0], "reset() obs")
@@ -65,7 +71,13 @@ def _rollout(
         actions.seed(seed)
         finished = 0
         for index in range(n_steps):
-            out = vec.step(actions.sample())
+            try:
+                out = vec.step(actions.sample())
+            except Exception as exc:
+                if issues is None:
+                    raise
+                issues.append(f"ERROR: step {index} raised {type(exc).__name__}: {exc}")
+                break
             obs = _host(vec, out.observations)
             observations.append(obs)
             if issues is None:
@@ -95,7 +107,8 @@ def _rollout(
             if found:
                 issues += found
                 break
-        if issues is not None and not finished and vec.autoreset:
+        errors = issues is not None and any(issue.startswith("ERROR") for issue in issues)
+        if issues is not None and not errors and not finished and vec.autoreset:
             issues.append(
                 f"WARNING: no episode ended in {n_steps} steps: autoreset was not checked "
                 "(pass more steps)."

@@ -169,6 +169,12 @@ class KernelVecEnv(SeededMixin, VecEnv):
         if isinstance(backend, NumpyBackend):
             batch = self._ready_checker().check(actions, frozen) if self.check_actions else actions
             action = np.asarray(batch)
+        elif self.check_actions and _on_host(actions):
+            # Checked where it is, as a native env checks it, before the backend converts it
+            # (which would fail on non-numbers, or wrap large ints without x64 in JAX).
+            host_frozen = None if frozen is None else backend.to_numpy(frozen)
+            batch = self._ready_checker().check(actions, host_frozen)
+            action = index_actions(backend, self.action_space, backend.actions(batch))
         else:
             self._ready_checker()
             action = backend.actions(actions)
@@ -252,8 +258,14 @@ class KernelVecEnv(SeededMixin, VecEnv):
         if isinstance(values, list) and len(values) == self.num_envs:
             values = self._shared_value(name, values)
         old = getattr(self._host_params, name)
+        if (
+            is_dynamic(old)
+            and isinstance(values, (int, np.integer))
+            and not isinstance(values, (bool, np.bool_))
+        ):
+            values = float(values)  # an int for a float parameter, as the envs take it
         if is_dynamic(old) != is_dynamic(values) or (
-            isinstance(old, np.ndarray) and np.shape(values) != old.shape
+            is_dynamic(old) and np.shape(values) != np.shape(old)
         ):
             raise TypeError(
                 f"kernel parameter {name!r} is {old!r}; a new value must be of the same kind "
@@ -294,6 +306,11 @@ class KernelVecEnv(SeededMixin, VecEnv):
     def _close(self) -> None:
         self._carry = None
         self.last_transition = None
+
+
+def _on_host(actions: Any) -> bool:
+    """Whether a batch of actions is host data (not yet a device array)."""
+    return actions is None or isinstance(actions, (np.ndarray, np.generic, list, tuple, int, float))
 
 
 def _field_names(params: Any) -> set[str]:

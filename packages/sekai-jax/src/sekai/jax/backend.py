@@ -25,11 +25,38 @@ def key_from_generator(generator: np.random.Generator) -> jax.Array:
     return jnp.asarray(generator.integers(2**32, size=2, dtype=np.uint32))
 
 
+def _device(device: Any) -> Any:
+    """``device`` as a ``jax.Device`` (a platform name picks that platform's device)."""
+    if device is None or isinstance(device, jax.Device):
+        return device
+    if not isinstance(device, str):
+        raise TypeError(
+            f"device must be a jax.Device or a platform name such as 'cpu' or 'gpu', got "
+            f"{type(device).__name__}."
+        )
+    platform, _, index = device.partition(":")
+    platform = "gpu" if platform == "cuda" else platform
+    try:
+        devices = jax.devices(platform)
+    except RuntimeError as exc:
+        raise ValueError(f"device {device!r}: JAX has no {platform!r} devices ({exc}).") from None
+    if not index:
+        return devices[0]
+    if not index.isdigit() or int(index) >= len(devices):
+        raise ValueError(
+            f"device {device!r}: the index must be one of 0..{len(devices) - 1} "
+            f"({len(devices)} {platform} device(s))."
+        )
+    return devices[int(index)]
+
+
 class JaxBackend(KernelBackend):
     """JAX: the kernel's reset and step, autoreset and draws included, in one jitted call each.
 
     Args:
-        device: a ``jax.Device`` to put the state on (None: JAX's default device).
+        device: a ``jax.Device`` to put the state on, or a platform name (``"cpu"``,
+            ``"gpu"``, ``"tpu"``, optionally ``":index"``; ``"cuda"`` means ``"gpu"``) for that
+            platform's device (None: JAX's default device).
     """
 
     name = "jax"
@@ -37,7 +64,7 @@ class JaxBackend(KernelBackend):
     def __init__(self, device: Any = None) -> None:
         self.xp = jnp
         self.float_dtype = float_dtype()
-        self.device = device
+        self.device = _device(device)
         self.key: jax.Array = key_from_generator(np.random.default_rng())
 
     def convert(self, value: Any) -> jax.Array:

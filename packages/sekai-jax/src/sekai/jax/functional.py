@@ -23,6 +23,8 @@ from sekai.vector.kernel_step import (
     transition,
     with_fields,
 )
+from sekai.vector.native import _check_max_episode_steps
+from sekai.vector.vec_env import _check_num_envs
 
 __all__ = ["FunctionalEnv", "draw", "float_dtype", "make_functional", "narrow", "x64"]
 
@@ -81,8 +83,8 @@ class FunctionalEnv:
         observation_dtype: Any = None,
     ) -> None:
         self.kernel = kernel
-        self.num_envs = int(num_envs)
-        self.max_episode_steps = max_episode_steps
+        self.num_envs = _check_num_envs(num_envs)
+        self.max_episode_steps = _check_max_episode_steps(max_episode_steps)
         self.autoreset = autoreset
         self.dtype = float_dtype()
         self.observation_space = kernel.observation_space
@@ -100,7 +102,15 @@ class FunctionalEnv:
         return jnp.asarray(array, dtype=self.dtype if array.dtype.kind == "f" else None)
 
     def _params(self, params: Mapping[str, Any] | None) -> Any:
-        return with_fields(self._template, self.default_params if params is None else params)
+        if params is None:
+            return with_fields(self._template, self.default_params)
+        unknown = sorted(set(params) - set(self.default_params))
+        if unknown:  # a typo would otherwise leave the default in place, silently
+            raise ValueError(
+                f"unknown params {unknown} for {type(self.kernel).__name__}; its params are "
+                f"{sorted(self.default_params)}."
+            )
+        return with_fields(self._template, params)
 
     def reset(self, key: jax.Array, params: Mapping[str, Any] | None = None) -> KernelReset:
         """Start every sub-env's episode: ``(state, observation, info)``."""
