@@ -249,6 +249,22 @@ class _RaisesAtReset(CountdownKernel):
         raise RuntimeError("boom in reset")
 
 
+class _OutOfBounds(CountdownKernel):
+    def step(
+        self, xp: Any, params: CountdownParams, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        new, obs, reward, terminated, truncated, info = super().step(
+            xp, params, state, action, draws
+        )
+        return new, obs * 100.0, reward, terminated, truncated, info
+
+
+def test_the_kernel_contract_checks_report_a_step_observation_outside_the_space() -> None:
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_OutOfBounds(), 4), n_steps=5)
+    assert issues[0].startswith("ERROR: step 0: sub-env ")
+    assert issues[0].endswith("'s observation is outside the observation space.")
+
+
 def test_the_kernel_contract_checks_report_a_kernel_that_raises_as_an_error() -> None:
     issues = check_kernel_vec_env(lambda: KernelVecEnv(_RaisesAtStep(), 4), n_steps=5)
     assert issues == ["ERROR: step 0 raised RuntimeError: boom in step"]

@@ -42,6 +42,15 @@ def _shape_issues(space: Any, batch: Any, what: str) -> list[str]:
     return issues
 
 
+def _outside_issues(space: Any, batch: Any, n: int, where: str) -> list[str]:
+    """An ERROR for the first sub-env whose observation in a host batch is outside ``space``
+    (check_env's rule: an observation outside the space is an ERROR)."""
+    for i in range(n):
+        if not space.contains(tree_map(lambda x, i=i: x[i], batch)):
+            return [f"ERROR: {where}: sub-env {i}'s observation is outside the observation space."]
+    return []
+
+
 def _flag_issues(name: str, value: np.ndarray, n: int, kind: str) -> list[str]:
     if value.shape != (n,):
         return [f"ERROR: step() {name} has shape {value.shape}, expected ({n},)."]
@@ -89,6 +98,8 @@ def _rollout(
             found += _flag_issues("rewards", rewards, n, "f")
             found += _flag_issues("terminated", terminated, n, "b")
             found += _flag_issues("truncated", truncated, n, "b")
+            if not found:
+                found += _outside_issues(vec.observation_space, obs, n, f"step {index}")
             if not found and vec.autoreset:
                 for i in np.flatnonzero(terminated | truncated).tolist():
                     finished += 1
