@@ -31,6 +31,7 @@ from sekai.envs.finance.vector import (
     TradingVecEnv,
 )
 from sekai.finance import DrawdownPenalty, LogReturn
+from sekai.registry.kernels import load_kernel
 from sekai.vector.kernel import Draw
 from sekai.vector.kernel_backend import NumpyBackend
 from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -231,3 +232,12 @@ def test_set_attr_checks_the_value_as_the_env_does_and_derives_the_gbm_terms() -
     driven.set_attr("mu", np.array([0.1, 0.3]))
     params = driven.params
     np.testing.assert_allclose(params.drift, (params.mu - 0.5 * params.sigma**2) * params.dt)
+
+
+def test_set_attr_takes_a_per_sub_env_list_of_one_array() -> None:
+    envs = KernelVecEnv(load_kernel(sekai.spec("Portfolio-v0"), {}), 2)
+    mu = np.asarray(envs.get_attr("mu")[0]) * 2
+    envs.set_attr("mu", [mu, mu.copy()])
+    np.testing.assert_array_equal(np.asarray(envs.get_attr("mu")[0]), mu)
+    with pytest.raises(ValueError, match="different values per sub-env"):
+        envs.set_attr("mu", [mu, mu + 1])
