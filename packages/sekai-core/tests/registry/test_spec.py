@@ -184,6 +184,27 @@ def test_from_json_of_a_callable_entry_point_gives_none_which_make_reports_clear
         sekai.make(spec)
 
 
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ('{"id": "A-v0", "max_episode_step": 5}', r"unknown keys \['max_episode_step'\]"),
+        (
+            '{"id": "A-v0", "additional_wrappers": [{"name": "W", "entry_point": "w:W", "kw": 1}]}',
+            r"additional_wrappers\[0\] of an EnvSpec JSON document has unknown keys \['kw'\]",
+        ),
+        (
+            '{"id": "A-v0", "additional_wrappers": [{"name": "W"}]}',
+            r"additional_wrappers\[0\] .* lacks \['entry_point'\]",
+        ),
+        ('{"id": "A-v0", "additional_wrappers": ["W"]}', "must be an object, got str"),
+        ('{"id": "A-v0", "additional_wrappers": {"W": 1}}', "must be a list, got dict"),
+    ],
+)
+def test_from_json_refuses_keys_and_wrappers_to_json_does_not_write(document, message):
+    with pytest.raises(ValueError, match=message):
+        EnvSpec.from_json(document)
+
+
 def test_to_json_refuses_a_wrapper_with_a_callable_entry_point():
     spec = EnvSpec("My-v0", "a.b:C", additional_wrappers=(WrapperSpec("OE", sekai.OrderEnforcing),))
     with pytest.raises(ValueError, match="Wrapper 'OE' has a callable entry point"):

@@ -87,6 +87,33 @@ def _wrapper_tuple(value: Iterable[WrapperSpec]) -> tuple[WrapperSpec, ...]:
     return wrappers
 
 
+_SPEC_KEYS = frozenset(
+    {
+        "id", "entry_point", "reward_threshold", "nondeterministic", "max_episode_steps",
+        "kwargs", "additional_wrappers", "vector_entry_point", "kernel_entry_point",
+    }
+)  # fmt: skip
+_WRAPPER_KEYS = frozenset({"name", "entry_point", "kwargs"})
+
+
+def _refuse_unknown_keys(data: Mapping[str, Any], known: frozenset[str], what: str) -> None:
+    # A misspelt key would otherwise be dropped without a word, and the spec rebuilt without it.
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"{what} has unknown keys {unknown}; expected only {sorted(known)}.")
+
+
+def _wrapper_from_json(item: object, index: int) -> WrapperSpec:
+    what = f"additional_wrappers[{index}] of an EnvSpec JSON document"
+    if not isinstance(item, dict):
+        raise ValueError(f"{what} must be an object, got {type(item).__name__}.")
+    _refuse_unknown_keys(item, _WRAPPER_KEYS, what)
+    missing = [key for key in ("name", "entry_point") if key not in item]
+    if missing:
+        raise ValueError(f"{what} lacks {missing}.")
+    return WrapperSpec(**item)
+
+
 @dataclass(repr=False)
 class EnvSpec:
     """A registry entry: how to build one environment.
@@ -182,11 +209,23 @@ class EnvSpec:
 
     @classmethod
     def from_json(cls, json_spec: str) -> EnvSpec:
-        """Rebuild a spec from ``to_json()`` output."""
+        """Rebuild a spec from ``to_json()`` output.
+
+        Raises:
+            ValueError: the text is not JSON, not an object with an ``'id'``, or holds a key
+                ``to_json()`` does not write (at the top or in a wrapper).
+        """
         data = json.loads(json_spec)
         if not isinstance(data, dict) or "id" not in data:
             raise ValueError("An EnvSpec JSON document must be an object with an 'id' key.")
-        wrappers = tuple(WrapperSpec(**w) for w in data.get("additional_wrappers", ()))
+        _refuse_unknown_keys(data, _SPEC_KEYS, "An EnvSpec JSON document")
+        raw_wrappers = data.get("additional_wrappers") or []
+        if not isinstance(raw_wrappers, list):
+            raise ValueError(
+                "'additional_wrappers' of an EnvSpec JSON document must be a list, "
+                f"got {type(raw_wrappers).__name__}."
+            )
+        wrappers = tuple(_wrapper_from_json(w, i) for i, w in enumerate(raw_wrappers))
         return cls(
             id=data["id"],
             entry_point=data.get("entry_point"),
