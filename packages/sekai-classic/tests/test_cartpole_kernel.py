@@ -67,3 +67,8 @@ def test_cartpole_registers_its_kernel_for_both_ids() -> None:
             "sekai.envs.classic_control.kernels.cartpole:CartPoleKernel"
         )
     assert sekai.spec("Pendulum-v1").kernel_entry_point is None
+
+
+def test_the_kernel_driver_reports_the_env_metadata() -> None:
+    envs = KernelVecEnv(CartPoleKernel(), 2)
+    assert envs.metadata == {"render_fps": 50} == sekai.make_vec("CartPole-v1", 2).metadata

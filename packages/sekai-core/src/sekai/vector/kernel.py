@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from sekai.spaces import Space
 
@@ -61,6 +61,8 @@ class ArrayKernel(abc.ABC, Generic[P]):
     observation_space: Space[Any]
     action_space: Space[Any]
     params: P
+    #: The env's metadata (``render_fps``), which a :class:`KernelVecEnv` reports as its own.
+    metadata: ClassVar[Mapping[str, Any]] = {}
 
     def reset_draws(self, params: P) -> tuple[Draw, ...]:
         """Return the random numbers :meth:`reset` needs (none by default)."""

@@ -90,6 +90,7 @@ class KernelVecEnv(SeededMixin, VecEnv):
             num_envs, kernel.observation_space, kernel.action_space, autoreset=autoreset
         )
         self.kernel = kernel
+        self.metadata = dict(kernel.metadata)
         self.backend = backend if backend is not None else NumpyBackend()
         self.max_episode_steps = _check_max_episode_steps(max_episode_steps)
         self.check_actions = bool(check_actions)

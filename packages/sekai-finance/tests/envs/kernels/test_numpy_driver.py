@@ -197,6 +197,10 @@ def test_every_finance_spec_names_its_kernel(env_id: str) -> None:
     spec = sekai.spec(env_id)
     kernel = load_kernel(spec, {})
     assert type(kernel).__name__ == env_id.split("-")[0] + "Kernel"
+    envs = KernelVecEnv(kernel, 2)
+    # The single env's metadata (render_fps), as every other backend reports it.
+    assert envs.metadata == sekai.make(env_id).metadata != {}
+    assert envs.metadata is not type(kernel).metadata  # the env's copy, not the class's
 
 
 @pytest.mark.parametrize(

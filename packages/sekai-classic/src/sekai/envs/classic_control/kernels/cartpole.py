@@ -41,6 +41,8 @@ class CartPoleKernel(ArrayKernel[CartPoleParams]):
         sutton_barto_reward: as for ``CartPoleEnv``.
     """
 
+    metadata = CartPoleEnv.metadata
+
     def __init__(self, sutton_barto_reward: bool = False) -> None:
         single = CartPoleEnv(sutton_barto_reward=sutton_barto_reward)
         self.observation_space = single.observation_space

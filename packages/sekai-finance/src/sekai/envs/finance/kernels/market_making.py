@@ -81,6 +81,8 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
     and the last step's ``bid``/``ask`` and fills.
     """
 
+    metadata = MarketMakingEnv.metadata
+
     def __init__(self, **kwargs: Any) -> None:
         env = MarketMakingEnv(**kwargs)  # checks every argument exactly as the env does
         self.observation_space = env.observation_space

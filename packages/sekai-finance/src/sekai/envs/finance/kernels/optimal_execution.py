@@ -70,6 +70,8 @@ class OptimalExecutionKernel(ArrayKernel[OptimalExecutionParams]):
     ``t``, the ``inventory`` left, the ``mid`` and the cumulative ``shortfall``.
     """
 
+    metadata = OptimalExecutionEnv.metadata
+
     def __init__(self, **kwargs: Any) -> None:
         env = OptimalExecutionEnv(**kwargs)  # checks every argument exactly as the env does
         self.observation_space = env.observation_space

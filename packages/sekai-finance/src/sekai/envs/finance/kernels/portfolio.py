@@ -47,6 +47,8 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
             ``"random"`` with a history).
     """
 
+    metadata = PortfolioEnv.metadata
+
     env_class = PortfolioEnv
     env_id = "Portfolio-v0"
 

@@ -43,6 +43,8 @@ class TradingKernel(WindowKernel[TradingParams]):
         ValueError: an argument the kernel cannot trace (as ``PortfolioKernel``).
     """
 
+    metadata = TradingEnv.metadata
+
     env_class = TradingEnv
     env_id = "Trading-v0"
 
