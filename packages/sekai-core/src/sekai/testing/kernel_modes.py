@@ -1,0 +1,269 @@
+"""The checks every kernel vectorization mode passes (``jax``, ``torch``, a plugin's own).
+
+Each check takes a :class:`ModeCase` (the mode's name, how to put a host list on its device, and
+the library that must stay unimported until the mode is used) and runs the mode on CartPole-v1
+(sekai-classic), whose kernel and discrete actions exercise the driver's shared rules: seeding,
+autoreset and freezing, action checks on the host and on the device, ``set_attr``, metadata and
+the vector wrappers. A mode's test suite runs them all::
+
+    @pytest.mark.parametrize("check", MODE_CHECKS.values(), ids=list(MODE_CHECKS))
+    def test_the_mode_passes_every_check(check):
+        check(ModeCase("jax", jax.numpy.asarray, "jax"))
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sekai.error import InvalidAction
+from sekai.registry.api import make_vec, spec
+from sekai.registry.entry_points import load_entry_point
+from sekai.spaces import Discrete
+from sekai.testing.kernels import assert_kernel_equivalent
+from sekai.vector.kernel_backend import index_actions
+from sekai.vector.kernel_vec_env import KernelVecEnv
+from sekai.vector.wrappers import VecNormalizeReward, VecRecordEpisodeStatistics
+
+__all__ = ["ENV_ID", "MODE_CHECKS", "ModeCase"]
+
+ENV_ID = "CartPole-v1"
+
+
+@dataclass(frozen=True)
+class ModeCase:
+    """A kernel mode under test.
+
+    Attributes:
+        mode: its ``vectorization_mode`` name.
+        to_device: turns a host list or NumPy array into an array of the mode's library.
+        library: the module plugin discovery must not import (``"jax"``, ``"torch"``).
+    """
+
+    mode: str
+    to_device: Callable[[Any], Any]
+    library: str
+
+    def make(self, num_envs: int, **kwargs: Any) -> KernelVecEnv:
+        """``make_vec(ENV_ID, num_envs, vectorization_mode=mode, **kwargs)``."""
+        envs = make_vec(ENV_ID, num_envs, vectorization_mode=self.mode, **kwargs)
+        assert isinstance(envs, KernelVecEnv), f"{self.mode!r} gave {type(envs).__name__}"
+        return envs
+
+
+def _host(envs: KernelVecEnv, array: Any) -> np.ndarray:
+    return np.asarray(envs.backend.to_numpy(array))
+
+
+def _raises(
+    errors: type[BaseException] | tuple[type[BaseException], ...],
+    pattern: str,
+    call: Callable[..., object],
+    *args: Any,
+    **kwargs: Any,
+) -> BaseException:
+    try:
+        call(*args, **kwargs)
+    except errors as exc:
+        assert re.search(pattern, str(exc)), f"{exc!r} does not match {pattern!r}"
+        return exc
+    raise AssertionError(f"no {errors} was raised (expected one matching {pattern!r})")
+
+
+def check_same_seed_same_episodes(case: ModeCase) -> None:
+    """A seed fixes every episode, autoresets included; another seed gives others."""
+
+    def run(seed: int) -> np.ndarray:
+        envs = case.make(8, max_episode_steps=10)
+        envs.reset(seed=seed)
+        for _ in range(25):  # through autoresets, which draw from the mode's generator
+            out = envs.step(np.zeros(8, dtype=np.int64))
+        return _host(envs, out.observations)
+
+    np.testing.assert_array_equal(run(3), run(3))
+    assert not np.array_equal(run(3), run(4))
+
+
+def check_matches_the_numpy_driver(case: ModeCase) -> None:
+    """The mode's transition is the numpy driver's under the same draws (float64 and float32)."""
+    entry_point = spec(ENV_ID).kernel_entry_point
+    assert entry_point is not None, f"{ENV_ID} registers no kernel"
+    kernel = load_entry_point(entry_point, "kernel_entry_point")
+    assert_kernel_equivalent(
+        kernel, backends=(case.mode,), num_envs=6, steps=40, max_episode_steps=15
+    )
+
+
+def check_device_actions_are_checked_unless_checks_are_off(case: ModeCase) -> None:
+    """An invalid device action names its sub-env; a wrong shape is a ValueError."""
+    envs = case.make(3)
+    envs.reset(seed=0)
+    caught = _raises(InvalidAction, "", envs.step, case.to_device([0, 5, 1]))
+    assert getattr(caught, "index", None) == 1
+    _raises(ValueError, r"shape \(3,\)", envs.step, case.to_device([[0], [1], [1]]))
+    _raises(
+        ValueError, r"must have shape \(3,\).*got shape \(2,\)",
+        envs.step, case.to_device([0, 1]),
+    )  # fmt: skip
+    loose = case.make(3, vector_kwargs={"check_actions": False})
+    loose.reset(seed=0)
+    loose.step(case.to_device([0, 5, 1]))
+
+
+def check_a_discrete_action_is_an_integral_number_not_a_bool(case: ModeCase) -> None:
+    """Fractions, NaN and bools are refused for sub-env 0, from the host and on the device."""
+    for bad in ([0.5, 1.0], [float("nan"), 1.0], [True, False]):
+        for where in (np.array, case.to_device):
+            envs = case.make(2)
+            envs.reset(seed=0)
+            caught = _raises(InvalidAction, r"\(sub-env 0\)", envs.step, where(bad))
+            assert getattr(caught, "index", None) == 0, (bad, where)
+
+
+def check_host_actions_are_checked_before_conversion(case: ModeCase) -> None:
+    """Strings, None and ints out of the library's range fail as a native env's would."""
+    for bad in (np.array(["a", "b"]), None, np.array([1, 2**32])):
+        envs = case.make(2)
+        envs.reset(seed=0)
+        _raises(
+            (InvalidAction, ValueError), r"sub-env|must have shape",
+            envs.step, bad,
+        )  # fmt: skip
+
+
+def check_integral_float_actions_act_as_their_integers(case: ModeCase) -> None:
+    """``[0.0, 1.0]`` on the device steps as ``[0, 1]`` from the host; the cast is an int."""
+    by_float, by_int = case.make(2), case.make(2)
+    by_float.reset(seed=0)
+    by_int.reset(seed=0)
+    for _ in range(3):
+        a = by_float.step(case.to_device([0.0, 1.0]))
+        b = by_int.step(np.array([0, 1]))
+        np.testing.assert_array_equal(
+            _host(by_float, a.observations), _host(by_int, b.observations)
+        )
+    cast = _host(by_int, index_actions(by_int.backend, Discrete(3), case.to_device([0.0, 2.0])))
+    assert np.issubdtype(cast.dtype, np.integer) and cast.tolist() == [0, 2]
+
+
+def check_finished_sub_envs_freeze_without_autoreset(case: ModeCase) -> None:
+    """With ``autoreset=False`` a truncated sub-env keeps its observation and pays nothing."""
+    envs = case.make(2, max_episode_steps=3, vector_kwargs={"autoreset": False})
+    envs.reset(seed=0)
+    for _ in range(3):
+        last = envs.step(np.zeros(2, dtype=np.int64))
+    after = envs.step(np.zeros(2, dtype=np.int64))
+    assert envs.frozen.all() and _host(envs, last.truncated).all()
+    np.testing.assert_array_equal(_host(envs, after.observations), _host(envs, last.observations))
+    np.testing.assert_array_equal(_host(envs, after.rewards), [0.0, 0.0])
+
+
+def check_set_attr_changes_a_parameter(case: ModeCase) -> None:
+    """``set_attr`` reaches the compiled step; a float takes an int and refuses an array."""
+    envs = case.make(2)
+    envs.reset(seed=0)
+    envs.set_attr("force_mag", 0.0)
+    assert envs.get_attr("force_mag") == [0.0, 0.0]
+    before = _host(envs, envs.state["x_dot"])
+    envs.step(np.ones(2, dtype=np.int64))
+    after = _host(envs, envs.state["x_dot"])
+    assert np.abs(after - before).max() < 0.01  # no push: only the pole's reaction moves it
+    envs.set_attr("force_mag", 20)
+    assert envs.get_attr("force_mag") == [20.0, 20.0]
+    _raises(
+        TypeError, r"same kind and shape, got array\(\[1\., 2\., 3\.\]\)",
+        envs.set_attr, "force_mag", np.array([1.0, 2.0, 3.0]),
+    )  # fmt: skip
+    assert envs.get_attr("force_mag") == [20.0, 20.0]
+
+
+def check_set_attr_of_the_time_limit_applies_to_the_next_steps(case: ModeCase) -> None:
+    """``max_episode_steps`` changes the limit of the next episodes and is checked."""
+    envs = case.make(2, max_episode_steps=100)
+    envs.set_attr("max_episode_steps", 2)
+    envs.reset(seed=0)
+    truncated = [bool(_host(envs, envs.step(np.array([0, 1])).truncated).any()) for _ in range(3)]
+    assert truncated == [False, True, False]
+    _raises(
+        ValueError, r"^max_episode_steps must be >= 1, got -1\.$",
+        envs.set_attr, "max_episode_steps", -1,
+    )  # fmt: skip
+    _raises(
+        TypeError, r"^max_episode_steps must be an int or None, got str\.$",
+        envs.set_attr, "max_episode_steps", "x",
+    )  # fmt: skip
+    assert envs.get_attr("max_episode_steps") == [2, 2]
+
+
+def check_wrappers_keep_the_arrays_on_the_device(case: ModeCase) -> None:
+    """Episode statistics and reward normalisation run over the mode's arrays."""
+    inner = case.make(4)
+    vec = VecNormalizeReward(VecRecordEpisodeStatistics(inner), gamma=0.9)
+    vec.reset(seed=0)
+    device_type = type(case.to_device([0.0]))
+    episodes = []
+    for _ in range(40):
+        result = vec.step(case.to_device(np.zeros(4, dtype=np.int64)))
+        assert isinstance(result.rewards, device_type)  # scaled where the env put them
+        for info in result.infos:
+            if "episode" in info:
+                episodes.append((info["episode"].episode_length, info["episode"].episode_return))
+    assert len(episodes) >= 4
+    # CartPole pays 1 a step: each recorded return is its episode's length
+    assert all(length == ret for length, ret in episodes)
+    assert vec.return_rms.count == 160
+
+
+def check_metadata_and_time_limit_come_from_the_env(case: ModeCase) -> None:
+    """The env's metadata, and its registered time limit in ``info["elapsed_steps"]``."""
+    envs = case.make(2)
+    assert envs.metadata == make_vec(ENV_ID, 2, vectorization_mode="sync").metadata != {}
+    envs.reset(seed=0)
+    assert envs.step(np.ones(2, dtype=np.int64)).infos[0]["elapsed_steps"] == 1
+    assert envs.get_attr("max_episode_steps") == [spec(ENV_ID).max_episode_steps] * 2
+
+
+def check_envs_without_a_kernel_and_per_env_wrappers_are_refused(case: ModeCase) -> None:
+    """Pendulum has no kernel; a kernel mode has no per-env objects to wrap."""
+    _raises(
+        ValueError, "no array kernel",
+        make_vec, "Pendulum-v1", 2, vectorization_mode=case.mode,
+    )  # fmt: skip
+    _raises(
+        ValueError, "no per-env objects to wrap",
+        make_vec, ENV_ID, 2, vectorization_mode=case.mode, wrappers=[lambda e: e],
+    )  # fmt: skip
+
+
+def check_plugin_discovery_does_not_import_the_library(case: ModeCase) -> None:
+    """Listing the specs imports neither the mode's plugin nor its library."""
+    code = f"import sys, sekai; sekai.all_specs(); print({case.library!r} in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False", done.stdout
+
+
+_CHECKS: Sequence[Callable[[ModeCase], None]] = (
+    check_same_seed_same_episodes,
+    check_matches_the_numpy_driver,
+    check_device_actions_are_checked_unless_checks_are_off,
+    check_a_discrete_action_is_an_integral_number_not_a_bool,
+    check_host_actions_are_checked_before_conversion,
+    check_integral_float_actions_act_as_their_integers,
+    check_finished_sub_envs_freeze_without_autoreset,
+    check_set_attr_changes_a_parameter,
+    check_set_attr_of_the_time_limit_applies_to_the_next_steps,
+    check_wrappers_keep_the_arrays_on_the_device,
+    check_metadata_and_time_limit_come_from_the_env,
+    check_envs_without_a_kernel_and_per_env_wrappers_are_refused,
+    check_plugin_discovery_does_not_import_the_library,
+)
+#: Every check, by name (without ``check_``), in the order above.
+MODE_CHECKS: dict[str, Callable[[ModeCase], None]] = {
+    check.__name__.removeprefix("check_"): check for check in _CHECKS
+}
