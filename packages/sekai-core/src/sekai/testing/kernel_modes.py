@@ -26,10 +26,15 @@ from sekai.error import InvalidAction
 from sekai.registry.api import make_vec, spec
 from sekai.registry.entry_points import load_entry_point
 from sekai.spaces import Discrete
+from sekai.stats.normalizer import ObservationNormalizer
 from sekai.testing.kernels import assert_kernel_equivalent
 from sekai.vector.kernel_backend import index_actions
 from sekai.vector.kernel_vec_env import KernelVecEnv
-from sekai.vector.wrappers import VecNormalizeReward, VecRecordEpisodeStatistics
+from sekai.vector.wrappers import (
+    VecNormalizeObservation,
+    VecNormalizeReward,
+    VecRecordEpisodeStatistics,
+)
 
 __all__ = ["ENV_ID", "MODE_CHECKS", "ModeCase"]
 
@@ -220,6 +225,23 @@ def check_wrappers_keep_the_arrays_on_the_device(case: ModeCase) -> None:
     assert vec.return_rms.count == 160
 
 
+def check_observation_normalisation_stays_on_the_device(case: ModeCase) -> None:
+    """``VecNormalizeObservation`` hands the batch back on the device, normalised with the
+    statistics of the host copies (the same figures as normalising the host arrays)."""
+    wrapped = VecNormalizeObservation(case.make(3))
+    plain = case.make(3)
+    reference = ObservationNormalizer(plain.observation_space)
+    device_type = type(case.to_device([0.0]))
+    pairs = [(wrapped.reset(seed=1).observations, plain.reset(seed=1).observations)]
+    for _ in range(5):
+        action = case.to_device([0, 1, 1])
+        pairs.append((wrapped.step(action).observations, plain.step(action).observations))
+    for got, raw in pairs:
+        assert isinstance(got, device_type), type(got)
+        want = reference.normalize(_host(plain, raw), batched=True)
+        np.testing.assert_allclose(_host(plain, got), want, rtol=1e-4, atol=1e-5)
+
+
 def check_metadata_and_time_limit_come_from_the_env(case: ModeCase) -> None:
     """The env's metadata, and its registered time limit in ``info["elapsed_steps"]``."""
     envs = case.make(2)
@@ -259,6 +281,7 @@ _CHECKS: Sequence[Callable[[ModeCase], None]] = (
     check_set_attr_changes_a_parameter,
     check_set_attr_of_the_time_limit_applies_to_the_next_steps,
     check_wrappers_keep_the_arrays_on_the_device,
+    check_observation_normalisation_stays_on_the_device,
     check_metadata_and_time_limit_come_from_the_env,
     check_envs_without_a_kernel_and_per_env_wrappers_are_refused,
     check_plugin_discovery_does_not_import_the_library,

@@ -15,6 +15,8 @@ from sekai.stats.episode import EpisodeStats
 from sekai.stats.normalizer import ObservationNormalizer
 from sekai.stats.running import RunningMeanStd
 from sekai.stats.trackers import InMemoryTracker, StatsTracker, tracker_or_default
+from sekai.vector.kernel_backend import KernelBackend, NumpyBackend
+from sekai.vector.kernel_step import tree_map
 from sekai.vector.kernel_vec_env import KernelVecEnv
 from sekai.vector.result import VecStepResult, info_at
 from sekai.vector.vec_env import VecEnv
@@ -32,6 +34,14 @@ __all__ = [
     "VecTransformObservation",
     "VecTransformReward",
 ]
+
+
+def _device_backend(venv: VecEnv) -> KernelBackend | None:
+    """The backend of a kernel env whose arrays live outside NumPy (JAX, torch), else None."""
+    base = venv.unwrapped
+    if isinstance(base, KernelVecEnv) and not isinstance(base.backend, NumpyBackend):
+        return base.backend
+    return None
 
 
 def _on_host(venv: VecEnv, *arrays: Any) -> list[NDArray[Any]]:
@@ -136,7 +146,9 @@ class VecNormalizeObservation(VecObservationWrapper):
     options: every Box leaf, MaskedBox over occupied slots, ``"ewm"`` statistics, clipping).
 
     With ``"ewm"``, ``halflife`` counts vector steps: one step updates the statistics once.
-    ``infos[i]["final_observation"]`` is normalised with the current statistics, without
+    Over a JAX or torch env the statistics are kept on the host and the normalised batch is
+    handed back on the env's device, in its float dtype. ``infos[i]["final_observation"]`` is
+    normalised with the current statistics, without
     updating them; so are, without autoreset, the final observations that frozen sub-envs
     repeat until their next reset.
 
@@ -179,15 +191,20 @@ class VecNormalizeObservation(VecObservationWrapper):
 
     def observation(self, observations: Any) -> Any:
         """Update the statistics with the batch (unless frozen) and return it normalised."""
-        return self._normalizer.normalize(
-            observations, update=self.update_running_mean, batched=True
-        )
+        return self._normalize(observations, None)
 
     def _step_observations(self, observations: Any, live: NDArray[np.bool_] | None) -> Any:
         # Frozen sub-envs (no autoreset) repeat their final observation: not counted again.
-        return self._normalizer.normalize(
-            observations, update=self.update_running_mean, batched=True, rows=live
+        return self._normalize(observations, live)
+
+    def _normalize(self, observations: Any, rows: NDArray[np.bool_] | None) -> Any:
+        backend = _device_backend(self.venv)
+        if backend is not None:  # the statistics are NumPy's: through the host and back
+            observations = tree_map(backend.to_numpy, observations)
+        out = self._normalizer.normalize(
+            observations, update=self.update_running_mean, batched=True, rows=rows
         )
+        return out if backend is None else tree_map(backend.convert, out)
 
     def final_observation(self, observation: Any) -> Any:
         """Normalise a terminal observation with the current statistics (no update)."""
