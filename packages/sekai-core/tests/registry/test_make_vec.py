@@ -292,6 +292,18 @@ def test_make_vec_rejects_wrappers_that_are_not_callable(sekai_line_registry):
         sekai.make_vec("testing/Line-v0", 2, wrappers=["OrderEnforcing"])
 
 
+def test_make_vec_takes_no_wrappers_as_none_and_refuses_a_lone_wrapper(sekai_line_registry):
+    assert sekai.make_vec("testing/Line-v0", 2, wrappers=None, vectorization_mode="sync")
+    with pytest.raises(
+        TypeError,
+        match=r"^wrappers must be a sequence of callables env -> env, got ABCMeta; "
+        r"pass \[TimeAwareObservation\]\.$",
+    ):
+        sekai.make_vec("testing/Line-v0", 2, wrappers=sekai.TimeAwareObservation)
+    with pytest.raises(TypeError, match=r"sequence of callables env -> env, got int\.$"):
+        sekai.make_vec("testing/Line-v0", 2, wrappers=3)
+
+
 def test_line_plugin_sub_envs_match_the_native_env_seeded_alike(sekai_line_registry):
     native = sekai.make_vec("testing/Line-v0", 2)
     sync = sekai.make_vec("testing/Line-v0", 2, vectorization_mode="sync")

@@ -8,7 +8,7 @@ import sekai
 from sekai.error import EnvAlreadyRegistered, EnvNotFound, PluginLoadWarning
 from sekai.plugins import hookimpl
 from sekai.plugins._host import EntryPointRecord, PluginHost
-from sekai.registry import EnvRegistry, EnvSpec, SpecSource
+from sekai.registry import EnvRegistry, EnvSpec, SpecSource, WrapperSpec
 
 
 class Dummy(sekai.Env):
@@ -91,6 +91,33 @@ def test_deregister_removes_the_spec():
     reg.register("A-v0", Dummy)
     reg.deregister("A-v0")
     assert reg.all_specs() == []
+
+
+@pytest.mark.parametrize("given", [["A-v0"], EnvSpec("A-v0", Dummy), None])
+def test_spec_and_deregister_of_a_non_string_name_its_type(given):
+    reg = EnvRegistry()
+    reg.register("A-v0", Dummy)
+    expected = rf"^An env ID must be a str, got {type(given).__name__}\.$"
+    with pytest.raises(TypeError, match=expected):
+        reg.spec(given)
+    with pytest.raises(TypeError, match=expected):
+        reg.deregister(given)
+    if not isinstance(given, EnvSpec):  # make() builds from a spec
+        with pytest.raises(TypeError, match=expected):
+            sekai.make(given)
+
+
+def test_register_checks_the_types_of_the_threshold_the_flag_and_the_wrappers():
+    reg = EnvRegistry()
+    with pytest.raises(TypeError, match=r"^reward_threshold must be a number or None, got str\.$"):
+        reg.register("A-v0", Dummy, reward_threshold="high")
+    with pytest.raises(TypeError, match=r"^nondeterministic must be a bool, got str\.$"):
+        reg.register("A-v0", Dummy, nondeterministic="yes")
+    with pytest.raises(
+        TypeError, match=r"^additional_wrappers must be a sequence of WrapperSpec, got WrapperSpec"
+    ):
+        reg.register("A-v0", Dummy, additional_wrappers=WrapperSpec("W", "w:W"))
+    assert reg.register("A-v0", Dummy, reward_threshold=195).reward_threshold == 195
 
 
 def test_deregister_of_an_unknown_id_raises_env_not_found():

@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sekai._providers import normalize_distribution, provider_of_mode
-from sekai.registry.spec import EnvSpec, SpecSource, WrapperSpec, check_entry_point
+from sekai.registry.spec import (
+    EnvSpec,
+    SpecSource,
+    WrapperSpec,
+    check_entry_point,
+    wrapper_tuple,
+)
 
 if TYPE_CHECKING:
     from sekai.registry.registry import EnvRegistry
@@ -97,7 +103,7 @@ class EnvRegistrar:
             _require_string(vector_entry_point, "vector_entry_point")
         if kernel_entry_point is not None:
             _require_string(kernel_entry_point, "kernel_entry_point")
-        wrappers = tuple(additional_wrappers)
+        wrappers = wrapper_tuple(additional_wrappers)
         for wrapper in wrappers:
             if isinstance(wrapper, WrapperSpec):
                 _require_string(wrapper.entry_point, f"entry_point of wrapper {wrapper.name!r}")

@@ -210,7 +210,7 @@ def make_vec(
     *,
     vectorization_mode: str | None = None,
     vector_kwargs: Mapping[str, Any] | None = None,
-    wrappers: Iterable[EnvWrapperFn] = (),
+    wrappers: Iterable[EnvWrapperFn] | None = (),
     **env_kwargs: Any,
 ) -> VecEnv:
     """Build a vector environment of ``num_envs`` copies of a registered environment.
@@ -224,7 +224,7 @@ def make_vec(
             registered (``"jax"`` and ``"torch"`` run the spec's ``kernel_entry_point``: a
             backend class with a ``from_spec`` classmethod is given the spec, not sub-envs).
         vector_kwargs: keyword arguments for the VecEnv constructor.
-        wrappers: callables applied in order to each sub-env (not with native mode).
+        wrappers: callables applied in order to each sub-env (not with native mode; None: none).
         **env_kwargs: keyword arguments for ``make()`` (``max_episode_steps`` included).
 
     Returns:
@@ -238,7 +238,13 @@ def make_vec(
     n = _check_num_envs(num_envs)
     max_steps_arg = env_kwargs.pop("max_episode_steps", None)
     steps = effective_steps(env_spec, max_steps_arg)
-    wrapper_fns = tuple(wrappers)
+    if wrappers is not None and (callable(wrappers) or not isinstance(wrappers, Iterable)):
+        hint = f"; pass [{getattr(wrappers, '__name__', 'wrapper')}]" if callable(wrappers) else ""
+        raise TypeError(
+            "wrappers must be a sequence of callables env -> env, "
+            f"got {type(wrappers).__name__}{hint}."
+        )
+    wrapper_fns = tuple(wrappers or ())
     for fn in wrapper_fns:
         if not callable(fn):
             raise TypeError(f"wrappers must hold callables env -> env, got {type(fn).__name__}.")

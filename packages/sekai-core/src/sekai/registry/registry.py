@@ -145,7 +145,7 @@ class EnvRegistry:
             nondeterministic=nondeterministic,
             max_episode_steps=max_episode_steps,
             kwargs=kwargs if kwargs is not None else {},  # type: ignore[arg-type]  # checked there
-            additional_wrappers=tuple(additional_wrappers),
+            additional_wrappers=additional_wrappers,  # type: ignore[arg-type]  # checked there
             vector_entry_point=vector_entry_point,
             kernel_entry_point=kernel_entry_point,
         )
@@ -158,6 +158,8 @@ class EnvRegistry:
             EnvNotFound: it is not registered.
         """
         self.ensure_discovered()
+        if not isinstance(env_id, str):
+            parse_env_id(env_id)  # the TypeError naming what was given (a dict key otherwise)
         if self._specs.pop(env_id, None) is None:
             raise self.not_found(env_id)
 
@@ -169,6 +171,8 @@ class EnvRegistry:
             ValueError: ``env_id`` is not a valid ID.
         """
         self.ensure_discovered()
+        if not isinstance(env_id, str):
+            parse_env_id(env_id)  # the TypeError naming what was given (a dict key otherwise)
         found = self._specs.get(env_id)
         if found is not None:
             return found

@@ -23,6 +23,7 @@ __all__ = [
     "WrapperSpec",
     "check_entry_point",
     "load_entry_point",
+    "wrapper_tuple",
 ]
 
 
@@ -73,7 +74,8 @@ class WrapperSpec:
         return {"name": self.name, "entry_point": self.entry_point, "kwargs": dict(self.kwargs)}
 
 
-def _wrapper_tuple(value: Iterable[WrapperSpec]) -> tuple[WrapperSpec, ...]:
+def wrapper_tuple(value: Iterable[WrapperSpec]) -> tuple[WrapperSpec, ...]:
+    """``value`` as a tuple of WrapperSpec (a lone WrapperSpec or string is refused)."""
     if isinstance(value, (str, WrapperSpec)) or not isinstance(value, Iterable):
         raise TypeError(
             f"additional_wrappers must be a sequence of WrapperSpec, got {type(value).__name__}."
@@ -162,7 +164,18 @@ class EnvSpec:
             raise TypeError(f"kwargs must be a dict, got {type(self.kwargs).__name__}.")
         else:
             self.kwargs = dict(self.kwargs)
-        self.additional_wrappers = _wrapper_tuple(self.additional_wrappers)
+        self.additional_wrappers = wrapper_tuple(self.additional_wrappers)
+        threshold = self.reward_threshold
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, numbers.Real)
+        ):
+            raise TypeError(
+                f"reward_threshold must be a number or None, got {type(threshold).__name__}."
+            )
+        if not isinstance(self.nondeterministic, bool):
+            raise TypeError(
+                f"nondeterministic must be a bool, got {type(self.nondeterministic).__name__}."
+            )
         steps = self.max_episode_steps
         if steps is not None:
             if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
