@@ -203,6 +203,58 @@ def test_a_misspelt_hook_is_a_hooks_failure_and_undoes_the_valid_hooks():
     assert reg.all_specs() == []
 
 
+class _Unmarked:
+    @staticmethod
+    def sekai_register_envs(registry):
+        registry.register("acme/A-v0", "a.b:C")
+
+
+def _marked_hook(registry):
+    registry.register("acme/A-v0", "a.b:C")
+
+
+_marked_hook.__name__ = "sekai_register_envs"
+
+
+@pytest.mark.parametrize(
+    ("plugin", "error"),
+    [
+        (_Unmarked, "sekai_register_envs is not marked as a hook: decorate it with "
+         "@sekai.plugins.hookimpl"),
+        (hookimpl(_marked_hook), "the entry point names the function sekai_register_envs; "
+         "name its module instead ('module.path', without ':attr')"),
+        (None, "the entry point gave NoneType None, which implements no sekai hook"),
+    ],
+)  # fmt: skip
+def test_a_plugin_that_implements_no_hook_is_a_hooks_failure_not_an_empty_plugin(plugin, error):
+    reg = registry_of(record("acme", plugin), record("good", env_plugin("good/A-v0")))
+    (warning,) = load_quietly(reg)
+    (failure,) = reg.plugin_report().failures
+    assert (failure.name, failure.stage) == ("acme", "hooks")
+    assert failure.error.startswith(f"PluginValidationError: {error}")
+    assert "acme" not in [p.name for p in reg.plugin_report().plugins]
+    assert [s.id for s in reg.all_specs()] == ["good/A-v0"]
+    assert "acme-envs 1.2.0" in str(warning.message)
+
+
+def test_a_third_party_plugin_name_that_is_no_namespace_fails_before_its_import():
+    imported = []
+
+    def load():
+        imported.append(True)
+        return env_plugin("acme.envs/A-v0")
+
+    reg = registry_of(EntryPointRecord("acme.envs", "acme-envs", "1.0", load))
+    load_quietly(reg)
+    (failure,) = reg.plugin_report().failures
+    assert failure.stage == "register" and not imported
+    assert failure.error == (
+        "ValueError: plugin name 'acme.envs' of acme-envs cannot be the namespace of its env "
+        "IDs ('acme.envs/Name-v0'): an entry-point name in the 'sekai' group may hold only "
+        "letters, digits, '_' and '-'; rename the entry point"
+    )
+
+
 def test_a_hook_with_an_unknown_argument_is_a_hooks_failure():
     class ExtraArg:
         @staticmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -171,6 +172,9 @@ class PluginHost:
         for record in self._select(records):
             first_party = is_first_party(record.distribution)
             plugin = PluginRecord(record.name, record.distribution, record.version, first_party)
+            if not first_party and not _NAMESPACE.fullmatch(record.name):
+                self._fail(plugin, "register", _bad_namespace(record))
+                continue
             try:
                 module = record.load()
             except (Exception, SystemExit) as exc:  # any error of the plugin's import-time code
@@ -256,6 +260,8 @@ class PluginHost:
                 raise ValueError(f"the same plugin object is already loaded as plugin {other!r}")
             pm.register(plugin, name=record.name)
             pm.check_pending()
+            if not pm.get_hookcallers(plugin):
+                raise pluggy.PluginValidationError(plugin, _no_hooks(plugin))
         except pluggy.PluginValidationError as exc:
             stage, error = "hooks", _error_text(exc)
         except Exception as exc:
@@ -278,6 +284,38 @@ class PluginHost:
         self._failures.append(
             PluginFailure(record.name, record.distribution, record.version, stage, error)
         )
+
+
+# A third-party plugin's env IDs start with its entry-point name: it must be a valid namespace.
+_NAMESPACE = re.compile(r"[a-zA-Z0-9_-]+")
+
+
+def _bad_namespace(record: EntryPointRecord) -> str:
+    return (
+        f"ValueError: plugin name {record.name!r} of {record.distribution} cannot be the "
+        f"namespace of its env IDs ('{record.name}/Name-v0'): an entry-point name in the "
+        "'sekai' group may hold only letters, digits, '_' and '-'; rename the entry point"
+    )
+
+
+def _no_hooks(plugin: object) -> str:
+    """Why a loaded plugin object gave pluggy no hook implementation (it registered nothing)."""
+    name = getattr(plugin, "__name__", "")
+    if callable(plugin) and name.startswith("sekai_"):
+        return (
+            f"the entry point names the function {name}; name its module instead "
+            "('module.path', without ':attr')"
+        )
+    unmarked = sorted(n for n in dir(plugin) if n.startswith("sekai_register_"))
+    if unmarked:
+        return (
+            f"{', '.join(unmarked)} is not marked as a hook: decorate it with "
+            "@sekai.plugins.hookimpl"
+        )
+    return (
+        f"the entry point gave {type(plugin).__name__} {plugin!r}, which implements no sekai "
+        "hook (sekai_register_envs, sekai_register_vector_backends)"
+    )
 
 
 def _foreign_sekai_distribution() -> list[str]:
