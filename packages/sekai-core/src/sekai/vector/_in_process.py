@@ -18,6 +18,7 @@ __all__ = [
     "check_same_spaces",
     "close_quietly",
     "env_factories",
+    "same_spaces",
 ]
 
 
@@ -34,6 +35,14 @@ def _same_space(a: Space[Any], b: Space[Any]) -> bool:
     if type(a).__eq__ is object.__eq__:  # custom space without value equality: trust it
         return True
     return bool(a == b)
+
+
+def same_spaces(
+    spaces: tuple[Space[Any], Space[Any]], other: tuple[Space[Any], Space[Any]]
+) -> bool:
+    """Whether two (observation, action) space pairs are the same, as ``check_same_spaces``
+    compares them."""
+    return all(_same_space(a, b) for a, b in zip(spaces, other))
 
 
 def env_factories(env_fns: Iterable[Callable[[], Env[Any, Any]]], owner: str) -> list[Any]:

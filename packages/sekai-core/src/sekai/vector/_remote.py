@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -16,13 +16,20 @@ from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from sekai.vector._contract.batching import slice_rows
 from sekai.vector._contract.errors import ErrorInfo, describe, dumps, worker_error
 from sekai.vector._contract.subenv import CheckedSubEnv, run_each
-from sekai.vector._in_process import build_envs, check_same_spaces, close_quietly, env_factories
+from sekai.vector._in_process import (
+    build_envs,
+    check_same_spaces,
+    close_quietly,
+    env_factories,
+    same_spaces,
+)
 from sekai.vector._packing import defer, pack, plain, unpack
 
 __all__ = [
     "Errors",
     "SliceStep",
     "build_slice",
+    "check_slice_spaces",
     "decode_actions",
     "encode_reply",
     "encode_slices",
@@ -49,10 +56,10 @@ def build_slice(
         owner: the backend's class name, for messages.
 
     Returns:
-        ``(subs, ready, errors)``: the CheckedSubEnv objects and ``(observation_space, action_space,
-        metadata, [resets_itself, ...])`` on success; ``(None, None, errors)`` naming the
-        slice-relative index of the sub-env whose factory failed otherwise (the sub-envs already
-        built are closed).
+        ``(subs, ready, errors)``: the CheckedSubEnv objects and ``(spaces, metadata,
+        [resets_itself, ...])`` on success (``spaces``: what :func:`check_slice_spaces` reads);
+        ``(None, None, errors)`` naming the slice-relative index of the sub-env whose factory
+        failed otherwise (the sub-envs already built are closed).
     """
     try:
         fns = env_factories(pickle.loads(payload), owner)
@@ -61,15 +68,7 @@ def build_slice(
     envs: list[Any] = []
     for index, fn in enumerate(fns):
         try:  # one at a time, to name the sub-env whose factory failed
-            env = build_envs([fn], owner, first_index=first + index)[0]
-            envs.append(env)
-            check_same_spaces(
-                owner,
-                first + index,
-                (env.observation_space, env.action_space),
-                (envs[0].observation_space, envs[0].action_space),
-                first,
-            )
+            envs.append(build_envs([fn], owner, first_index=first + index)[0])
         except Exception as exc:
             close_quietly(envs)
             return None, None, [(index, describe(exc))]
@@ -81,7 +80,45 @@ def build_slice(
     except Exception:  # metadata is informative: do not fail the whole VecEnv on it
         metadata = {}
     resets = [sub.resets_itself for sub in subs]
-    return subs, (head.observation_space, head.action_space, metadata, resets), []
+    return subs, (_distinct_spaces(envs), metadata, resets), []
+
+
+def _distinct_spaces(envs: list[Any]) -> list[tuple[int, tuple[Space[Any], Space[Any]]]]:
+    """The slice's first spaces and each sub-env's that differ from them, by slice index: all
+    the parent needs to compare every sub-env with sub-env 0 (in another worker)."""
+    head = (envs[0].observation_space, envs[0].action_space)
+    out = [(0, head)]
+    for index, env in enumerate(envs[1:], start=1):
+        spaces = (env.observation_space, env.action_space)
+        if not same_spaces(spaces, head):
+            out.append((index, spaces))
+    return out
+
+
+def check_slice_spaces(
+    owner: str, readies: Iterable[tuple[int, Any]]
+) -> tuple[Space[Any], Space[Any]]:
+    """Compare every sub-env's spaces with sub-env 0's, in order, as ``SyncVecEnv`` does.
+
+    Args:
+        owner: the backend's class name, for messages.
+        readies: ``(first index, ready)`` per slice, ``ready`` as :func:`build_slice` returns it.
+
+    Returns:
+        Sub-env 0's ``(observation_space, action_space)``.
+
+    Raises:
+        ValueError: naming the first sub-env whose spaces differ from sub-env 0's.
+    """
+    first: tuple[Space[Any], Space[Any]] | None = None
+    for lo, ready in readies:
+        for offset, spaces in ready[0]:
+            if first is None:
+                first = spaces
+            else:
+                check_same_spaces(owner, lo + offset, spaces, first)
+    assert first is not None, "no slice reported its spaces"
+    return first
 
 
 def encode_reply(command: str, entries: Any, errors: Errors) -> bytes:

@@ -181,6 +181,22 @@ def test_a_factory_returning_another_space_is_named_across_workers() -> None:
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.parametrize("num_workers", [1, 2, 4])
+def test_the_sub_env_blamed_for_other_spaces_does_not_depend_on_the_workers(
+    num_workers: int,
+) -> None:
+    # As SyncVecEnv: every sub-env is compared with sub-env 0, whichever worker built it.
+    kinds = ["discrete", "discrete", "multi-binary", "discrete"]
+    fns = [lambda kind=kind: SpaceEnv(SPACES[kind]) for kind in kinds]
+    expected = r"^ProcVecEnv: sub-env 2 has observation_space MultiBinary.*, but sub-env 0 has"
+    with pytest.raises(ValueError, match=expected) as caught:
+        ProcVecEnv(fns, context="fork", num_workers=num_workers)
+    assert type(caught.value) is ValueError
+    with pytest.raises(ValueError, match=expected.replace("ProcVecEnv", "SyncVecEnv")):
+        sekai.SyncVecEnv(fns)
+    assert multiprocessing.active_children() == []
+
+
 def test_a_factory_returning_a_non_env_raises_type_error_naming_it() -> None:
     fns: list[Any] = [lambda: SpaceEnv(SPACES["discrete"]), lambda: "not an env"]
     with pytest.raises(TypeError, match=r"env_fns\[1\]\(\) returned str, not a sekai.Env"):

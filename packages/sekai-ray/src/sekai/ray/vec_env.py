@@ -25,7 +25,8 @@ from sekai.vector._batches import (
     send_plan,
     step_arguments,
 )
-from sekai.vector._in_process import check_same_spaces, env_factories
+from sekai.vector._in_process import env_factories
+from sekai.vector._remote import check_slice_spaces
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
@@ -163,16 +164,14 @@ class RayVecEnv(VecEnv):
             outcomes = pool.collect(refs, self._reset_timeout, "init")
             _raise_first(outcomes)
             ready = [outcome.entries for outcome in outcomes]
-            first = ready[0][:2]
-            for handle, entries in zip(pool.handles, ready):
-                check_same_spaces(OWNER, handle.lo, entries[:2], first)
-            super().__init__(len(fns), first[0], first[1], autoreset=bool(autoreset))
+            spaces = check_slice_spaces(OWNER, [(h.lo, r) for h, r in zip(pool.handles, ready)])
+            super().__init__(len(fns), *spaces, autoreset=bool(autoreset))
         except BaseException:
             pool.stop(CLOSE_TIMEOUT)
             raise
         self._pool = pool
-        self._set_self_resetting([flag for entries in ready for flag in entries[3]])
-        self.metadata = ready[0][2]
+        self._set_self_resetting([flag for entries in ready for flag in entries[2]])
+        self.metadata = ready[0][1]
         _LIVE.add(self)
 
     @property

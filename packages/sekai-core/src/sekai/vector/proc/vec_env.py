@@ -26,7 +26,8 @@ from sekai.vector._batches import (
     step_arguments,
 )
 from sekai.vector._contract.batching import copy_batch
-from sekai.vector._in_process import check_same_spaces, env_factories
+from sekai.vector._in_process import env_factories
+from sekai.vector._remote import check_slice_spaces
 from sekai.vector.proc import protocol
 from sekai.vector.proc.pool import DIED, Items, Pool, Reply
 from sekai.vector.proc.shm import SharedBatch, is_fixed_size
@@ -215,13 +216,11 @@ class ProcVecEnv(VecEnv):
             for reply in replies
             for rank, error in reply.errors
         )
-        observation_space, action_space, metadata, _ = replies[0].entries
-        for (lo, _), reply in zip(self._slices, replies):
-            spaces = reply.entries[0], reply.entries[1]
-            check_same_spaces(OWNER, lo, spaces, (observation_space, action_space))
+        readies = [(lo, reply.entries) for (lo, _), reply in zip(self._slices, replies)]
+        observation_space, action_space = check_slice_spaces(OWNER, readies)
         super().__init__(num_envs, observation_space, action_space, autoreset=autoreset)
-        self.metadata = metadata
-        self._set_self_resetting([flag for reply in replies for flag in reply.entries[3]])
+        self.metadata = replies[0].entries[1]
+        self._set_self_resetting([flag for reply in replies for flag in reply.entries[2]])
         fixed = is_fixed_size(observation_space)
         if shared and not fixed:
             raise TypeError(_NOT_FIXED.format(space=observation_space))
