@@ -189,6 +189,18 @@ class _SubEnvFactory:
     def __repr__(self) -> str:
         return f"<sub-env factory for {self.spec.id}>"
 
+    def unpicklable_part(self, dumps: Callable[[Any], bytes]) -> str | None:
+        """Which argument of ``make_vec`` keeps this factory from being pickled by ``dumps``
+        (for the error of a worker-process backend), or None when none alone does."""
+        parts = [(f"the keyword argument {k!r}", v) for k, v in self.kwargs.items()]
+        parts += [(f"wrappers[{i}] ({w!r})", w) for i, w in enumerate(self.wrappers)]
+        for what, value in parts:
+            try:
+                dumps(value)
+            except Exception:
+                return f"{what} of make_vec({self.spec.id!r})"
+        return None
+
 
 def _check_num_envs(num_envs: object) -> int:
     if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral):

@@ -311,6 +311,28 @@ def test_async_step_and_reset_run_the_workers() -> None:
         assert asyncio.run(run(vec)) == [1, 1]
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "culprit"),
+    [
+        ({"size": threading.Lock()}, "the keyword argument 'size'"),
+        (
+            {"wrappers": [sekai.OrderEnforcing, lambda env, lock=threading.Lock(): env]},  # noqa: B008
+            r"wrappers\[1\] \(<function .*<lambda>",
+        ),
+    ],
+)
+def test_make_vec_names_the_argument_that_cannot_be_sent_to_the_workers(
+    sekai_line_registry: Any, kwargs: dict[str, Any], culprit: str
+) -> None:
+    with pytest.raises(
+        TypeError,
+        match=rf"^ProcVecEnv: env_fns\[0\] \({culprit}.* of make_vec\('testing/Line-v0'\)\) "
+        "cannot be sent to a worker process: it cannot be pickled with cloudpickle",
+    ):
+        sekai.make_vec("testing/Line-v0", 2, vectorization_mode="proc", **kwargs)
+    assert multiprocessing.active_children() == []
+
+
 def test_make_vec_builds_it_with_vector_kwargs(sekai_line_registry: Any) -> None:
     vec = sekai.make_vec(
         "testing/Line-v0",

@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Any, NamedTuple, Protocol
 
 from sekai.error import VecEnvWorkerError
-from sekai.vector._contract.errors import worker_error_class
+from sekai.vector._contract.errors import unpicklable_detail, worker_error_class
 from sekai.vector._remote import read_reply
 
 __all__ = ["DIED", "ActorHandle", "ActorPool", "Items", "Outcome"]
@@ -103,13 +103,17 @@ class ActorPool:
             try:
                 payloads.append(dumps(argument, protocol=pickle.HIGHEST_PROTOCOL))
             except Exception as exc:
+                detail = ""
                 if per_env is None:
-                    rank = lo + _failing_item(dumps, argument, hi - lo)
+                    offset = _failing_item(dumps, argument, hi - lo)
+                    rank = lo + offset
+                    if isinstance(argument, (list, tuple)) and len(argument) == hi - lo:
+                        detail = unpicklable_detail(argument[offset], dumps)
                 else:
                     rank = next((r for r in range(lo, hi) if not _pickles(dumps, per_env[r])), lo)
                 raise TypeError(
-                    f"RayVecEnv cannot send {what} for sub-env {rank} to its worker actor: it "
-                    f"cannot be pickled ({type(exc).__name__}: {exc})."
+                    f"RayVecEnv cannot send {what} for sub-env {rank}{detail} to its worker "
+                    f"actor: it cannot be pickled ({type(exc).__name__}: {exc})."
                 ) from exc
         return payloads
 

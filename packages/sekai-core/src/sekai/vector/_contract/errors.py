@@ -18,7 +18,14 @@ from typing import Any, NamedTuple
 
 from sekai.error import VecEnvWorkerError
 
-__all__ = ["ErrorInfo", "describe", "dumps", "worker_error", "worker_error_class"]
+__all__ = [
+    "ErrorInfo",
+    "describe",
+    "dumps",
+    "unpicklable_detail",
+    "worker_error",
+    "worker_error_class",
+]
 
 
 class ErrorInfo(NamedTuple):
@@ -29,6 +36,14 @@ class ErrorInfo(NamedTuple):
     traceback: str
     cls: bytes | None  # the pickled class, or None when it cannot be pickled
     state: bytes | None  # the pickled ``__dict__`` (e.g. InvalidAction.index), or None
+
+
+def unpicklable_detail(factory: Any, dumps: Any) -> str:
+    """``" (the keyword argument 'x' of make_vec('Id-v0'))"`` when an env factory can name the
+    part of it that ``dumps`` cannot pickle (``make_vec``'s factories can), else ``""``."""
+    describe = getattr(factory, "unpicklable_part", None)
+    part = describe(dumps) if callable(describe) else None
+    return f" ({part})" if part else ""
 
 
 def dumps(obj: Any) -> bytes:

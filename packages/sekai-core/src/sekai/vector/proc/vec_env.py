@@ -26,6 +26,7 @@ from sekai.vector._batches import (
     step_arguments,
 )
 from sekai.vector._contract.batching import copy_batch
+from sekai.vector._contract.errors import unpicklable_detail
 from sekai.vector._in_process import env_factories
 from sekai.vector._remote import check_slice_spaces
 from sekai.vector.proc import protocol
@@ -114,9 +115,10 @@ def _pickled_factories(fns: list[Any], lo: int, hi: int) -> bytes:
                 cloudpickle.dumps(fns[index])
             except Exception:
                 break
+        detail = unpicklable_detail(fns[index], cloudpickle.dumps)
         raise TypeError(
-            f"{OWNER}: env_fns[{index}] cannot be sent to a worker process: it cannot be pickled "
-            f"with cloudpickle ({type(exc).__name__}: {exc})."
+            f"{OWNER}: env_fns[{index}]{detail} cannot be sent to a worker process: it cannot be "
+            f"pickled with cloudpickle ({type(exc).__name__}: {exc})."
         ) from exc
 
 
