@@ -1,4 +1,6 @@
 import asyncio
+import gc
+import warnings
 
 import numpy as np
 import pytest
@@ -207,3 +209,40 @@ def test_a_class_overriding_both_methods_keeps_its_own_async_method():
             return sekai.StepResult(0, 0.0, False, False, {})
 
     assert asyncio.run(Native().async_reset()).observation == "async"
+
+
+class _RunsItsCoroutine(sekai.Env):
+    """Its sync step() drives its own coroutine with asyncio.run(), as the async page's
+    VenueEnv does; only step() is overridden, so async_step() runs it."""
+
+    observation_space = sekai.Discrete(2)
+    action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        return sekai.ResetResult(0, {})
+
+    async def _quote(self):
+        return sekai.StepResult(0, 0.0, False, False, {})
+
+    def step(self, action):
+        return asyncio.run(self._quote())
+
+
+class _StepOnly(sekai.Wrapper):
+    def step(self, action):
+        return self.env.step(action)
+
+
+@pytest.mark.parametrize("wrap", [lambda env: env, _StepOnly], ids=["default", "routed"])
+def test_a_sync_step_refused_inside_a_running_loop_leaves_no_unawaited_coroutine(wrap):
+    env = wrap(_RunsItsCoroutine())
+
+    async def main():
+        with pytest.raises(RuntimeError, match="cannot be called from a running event loop"):
+            await env.async_step(0)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+        gc.collect()
+    assert [str(w.message) for w in caught] == []

@@ -3,11 +3,40 @@
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 # (sync method, async method) pairs that the rule keeps consistent.
 ROUTED_PAIRS: tuple[tuple[str, str], ...] = (("reset", "async_reset"), ("step", "async_step"))
+
+
+def call_sync(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Call a sync env method from a coroutine (the default async methods, the routing rule).
+
+    A sync method that drives its own coroutine with ``asyncio.run()`` fails here, inside the
+    running loop, before the coroutine ever starts. The error is the user's to see; the
+    coroutine ``asyncio.run()`` refused is closed, or Python would also warn, whenever it is
+    collected and pointing at whatever line runs then, that it "was never awaited".
+    """
+    try:
+        return fn(*args, **kwargs)
+    except RuntimeError as exc:
+        import traceback  # only on this path: `import sekai` stays light
+
+        runners = sys.modules.get("asyncio.runners")  # not imported: no asyncio.run() failed
+        run_code = getattr(getattr(runners, "run", None), "__code__", None)
+        for frame, _ in traceback.walk_tb(exc.__traceback__):
+            if run_code is not None and frame.f_code is run_code:
+                refused = frame.f_locals.get("main")
+                if inspect.iscoroutine(refused) and (
+                    inspect.getcoroutinestate(refused) == inspect.CORO_CREATED
+                ):
+                    refused.close()
+        raise
 
 
 def _defining_class(cls: type, name: str) -> type | None:
@@ -24,7 +53,7 @@ def _make_router(
 
     @functools.wraps(sync_fn)
     async def routed(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return sync_fn(self, *args, **kwargs)
+        return call_sync(sync_fn, self, *args, **kwargs)
 
     routed.__name__ = async_name
     routed.__qualname__ = f"{cls.__qualname__}.{async_name}"

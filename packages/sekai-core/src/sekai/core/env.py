@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from sekai.core._async import install_async_routes
+from sekai.core._async import call_sync, install_async_routes
 from sekai.core._render_habit import missing_attribute
 from sekai.core._rng import SeededMixin
 from sekai.core.result import ResetResult, StepResult
@@ -60,11 +60,11 @@ class Env(SeededMixin, abc.ABC, Generic[ObsType, ActType]):
         options: dict[str, Any] | None = None,
     ) -> ResetResult[ObsType]:
         """Coroutine version of ``reset()``; by default it calls ``reset()``."""
-        return self.reset(seed=seed, options=options)
+        return call_sync(self.reset, seed=seed, options=options)
 
     async def async_step(self, action: ActType) -> StepResult[ObsType]:
         """Coroutine version of ``step()``; by default it calls ``step()``."""
-        return self.step(action)
+        return call_sync(self.step, action)
 
     def close(self) -> None:
         """Release resources held by the environment (the base class holds none)."""
