@@ -43,8 +43,6 @@ class Distribution:
     """Other first-party distributions its tests use (installed editable too)."""
     test_requires: tuple[str, ...] = ()
     """Third-party packages its tests need beyond the ``test`` dependency group."""
-    slow: bool = False
-    """Also run its tests marked slow (``--slow``): training runs that CI must cover."""
 
 
 # The one table of guide §9. Heavy packages only where a test suite needs them.
@@ -77,9 +75,8 @@ DISTRIBUTIONS: dict[str, Distribution] = {
         extras=("gymnasium", "pettingzoo"),
         # The bridges are tested on CartPole, Acrobot and Portfolio-v0; SB3 trains through to_sb3.
         test_first_party=("sekai-classic", "sekai-finance"),
+        # The migration page's long training runs are checked by the docs session (--slow).
         test_requires=("stable-baselines3>=2.0", "sb3-contrib>=2.0", TORCH),
-        # PPO on CartPole must reach a mean return near 500 (the migration page), in CI too.
-        slow=True,
     ),
     "sekai-cli": Distribution(deps=("sekai-core",), test_first_party=("sekai-classic",)),
 }
@@ -227,13 +224,11 @@ def tests(session: nox.Session, dist: str) -> None:
         session.error(
             f"{dist} has no tests/ folder ({tests_dir}): this session would check nothing"
         )
-    slow = ["--slow"] if spec.slow else []
     session.run(
         "pytest",
         str(tests_dir.relative_to(ROOT)),
         HYPOTHESIS_CI,
         *PARALLEL,
-        *slow,
         *session.posargs,
         success_codes=PYTEST_OK,
     )

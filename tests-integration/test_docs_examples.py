@@ -494,12 +494,59 @@ def test_every_page_runs_as_printed_in_the_readme_dev_venv(
     assert not reports, "\n\n".join(reports)
 
 
+# What the training runs must reach, beyond the words a ``~`` comparison checks: the figures
+# move with the platform's floating point, within these bounds. Each pattern must match exactly
+# one print of the slow pages, so a reworded page fails here instead of going unchecked.
+TRAINED: dict[str, tuple[re.Pattern[str], Callable[[re.Match[str]], bool]]] = {
+    # gymnasium-migration.md, PPO on CartPole: "a mean return near the maximum of 500"
+    "mean return above 450 (the page: ~493.5)": (
+        re.compile(r"PPO mean return over 10 episodes: (?P<mean>[\d.]+)"),
+        lambda m: float(m["mean"]) > 450,
+    ),
+    # gymnasium-migration.md, PPO on Portfolio-v0: equal weight involves no training (exact);
+    # PPO within 0.02 of the page's +0.0075, three standard errors of a 50-episode mean.
+    "equal weight +0.0086 exactly, PPO within 0.02 of +0.0075": (
+        re.compile(r"PPO (?P<ppo>[-+][\d.]+), equal weight (?P<equal>[-+][\d.]+)"),
+        lambda m: m["equal"] == "+0.0086" and abs(float(m["ppo"]) - 0.0075) < 0.02,
+    ),
+}
+
+
+def trained_figures(records: list[tuple[int, str]]) -> list[str]:
+    """The figures of ``TRAINED`` that the recorded prints miss (each must print once)."""
+    missing = []
+    for claim, (pattern, holds) in TRAINED.items():
+        found = [m for _, text in records if (m := pattern.fullmatch(text.strip()))]
+        if len(found) != 1 or not holds(found[0]):
+            printed = [m.group(0) for m in found] or "nothing that matches"
+            missing.append(f"{claim}: printed {printed}")
+    return missing
+
+
 @pytest.mark.parametrize("page", _runnable(slow=True))
 def test_page_examples_including_training_print_what_their_comments_say(
     page: Path, tmp_path: Path
 ) -> None:
     report = run_page(_page_blocks(page), tmp_path, include_slow=True, timeout=SLOW_TIMEOUT)
     assert not report, report
+    records = _read_records(next(tmp_path.glob("docs_*.jsonl")))
+    assert not trained_figures(records), trained_figures(records)
+
+
+def test_trained_figures_check_the_bounds_and_that_each_prints_once() -> None:
+    good = [
+        (1, "PPO mean return over 10 episodes: 493.5"),
+        (2, "PPO +0.0075, equal weight +0.0086"),
+    ]
+    assert trained_figures(good) == []
+    assert trained_figures([(1, "PPO mean return over 10 episodes: 312.0"), good[1]]) == [
+        "mean return above 450 (the page: ~493.5): printed ['PPO mean return over 10 episodes: "
+        "312.0']"
+    ]
+    assert len(trained_figures([good[0], (2, "PPO +0.0075, equal weight +0.0087")])) == 1
+    assert len(trained_figures([good[0], (2, "PPO +0.0400, equal weight +0.0086")])) == 1
+    assert len(trained_figures(good + good)) == 2
+    assert len(trained_figures([])) == 2
 
 
 # --- the engine itself ------------------------------------------------------------------------
