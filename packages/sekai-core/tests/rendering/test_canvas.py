@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
-from sekai.rendering import Canvas
+from sekai.rendering import Canvas, canvas as canvas_module
 
 BLACK = (0, 0, 0)
 WHITE = (255, 255, 255)
@@ -99,6 +100,31 @@ def test_non_convex_polygons_use_the_even_odd_rule() -> None:
         BLACK,
     )
     assert canvas.pixels[15, 15, 0] == 255 and canvas.pixels[5, 5, 0] == 0
+
+
+@given(
+    points=st.lists(
+        st.tuples(st.floats(-8, 40), st.floats(-8, 40)).map(
+            lambda p: (round(p[0] * 2) / 2, round(p[1] * 2) / 2)  # half pixels hit centres
+        ),
+        min_size=3,
+        max_size=8,
+    ),
+    alpha=st.sampled_from([1.0, 0.4]),
+)
+def test_small_polygons_filled_all_at_once_match_the_edge_by_edge_fill(
+    points: list[tuple[float, float]], alpha: float
+) -> None:
+    # A small box is filled with every edge at once; a large one row by row and edge by edge.
+    fast, general = Canvas(32, 32, (30, 60, 90)), Canvas(32, 32, (30, 60, 90))
+    fast.polygon(points, (250, 10, 120), alpha=alpha)
+    original = canvas_module._SMALL_POLYGON
+    canvas_module._SMALL_POLYGON = 0
+    try:
+        general.polygon(points, (250, 10, 120), alpha=alpha)
+    finally:
+        canvas_module._SMALL_POLYGON = original
+    np.testing.assert_array_equal(fast.pixels, general.pixels)
 
 
 def test_polygon_needs_three_points() -> None:

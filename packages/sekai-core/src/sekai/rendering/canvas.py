@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
@@ -20,6 +21,10 @@ PointLike = Sequence[float]
 """An ``(x, y)`` point in pixels: x to the right, y down, (0, 0) the top-left corner."""
 
 _FloatArray = npt.NDArray[np.float64]
+
+# Pixel boxes x edges up to which a polygon is filled with every edge at once (about 0.5 MB of
+# float64 per temporary); a larger one goes row by row and edge by edge.
+_SMALL_POLYGON = 65_536
 
 # A glyph occupies a (GLYPH_HEIGHT + 1) x (GLYPH_WIDTH + 1) cell: one column and one row of spacing.
 _CELL_W = GLYPH_WIDTH + 1
@@ -109,11 +114,14 @@ class Canvas:
         if box is None:
             return
         ix0, iy0, ix1, iy1 = box
-        inside = _scanline_inside(pts, ix0, iy0, ix1, iy1)
-        dist = np.full(inside.shape, np.inf)
-        nxt = np.roll(pts, -1, axis=0)
-        for a, b in zip(pts, nxt):
-            self._segment_distance(a, b, 1.0, box, dist)
+        nxt = np.concatenate((pts[1:], pts[:1]))
+        if (ix1 - ix0) * (iy1 - iy0) * len(pts) <= _SMALL_POLYGON:
+            inside, dist = _small_polygon(pts, nxt, ix0, iy0, ix1, iy1)
+        else:
+            inside = _scanline_inside(pts, ix0, iy0, ix1, iy1)
+            dist = np.full(inside.shape, np.inf)
+            for a, b in zip(pts, nxt):
+                self._segment_distance(a, b, 1.0, box, dist)
         coverage = np.where(inside, np.clip(0.5 + dist, 0.0, 1.0), np.clip(0.5 - dist, 0.0, 1.0))
         self._blend(ix0, iy0, coverage, color, alpha)
 
@@ -306,9 +314,25 @@ class Canvas:
 
 
 def _color(color: ColorLike) -> _FloatArray:
+    if type(color) is tuple:  # a theme's colours: checked once, then looked up
+        try:
+            return _tuple_color(color)
+        except TypeError:  # unhashable channels: checked below, and reported there
+            pass
+    return _checked_color(color)
+
+
+def _checked_color(color: ColorLike) -> _FloatArray:
     arr = np.asarray(color, dtype=np.float64)
     if arr.shape != (3,) or not np.all((arr >= 0) & (arr <= 255)):
         raise ValueError(f"A colour must be (r, g, b) with channels in [0, 255], got {color!r}.")
+    return arr
+
+
+@functools.lru_cache(maxsize=1024)
+def _tuple_color(color: tuple[int, ...]) -> _FloatArray:
+    arr = _checked_color(color)
+    arr.setflags(write=False)  # shared by every draw call with this colour
     return arr
 
 
@@ -321,6 +345,31 @@ def _points(points: Iterable[PointLike]) -> _FloatArray:
     if not np.all(np.isfinite(pts)):
         raise ValueError("Cannot draw at non-finite coordinates.")
     return pts
+
+
+def _small_polygon(
+    pts: _FloatArray, nxt: _FloatArray, ix0: int, iy0: int, ix1: int, iy1: int
+) -> tuple[npt.NDArray[np.bool_], _FloatArray]:
+    """``polygon``'s inside mask and edge distances for a small box, every edge at once.
+
+    The same figures as the scanline and per-edge path (the same formulas, pixel by pixel):
+    a pixel centre is inside when an odd number of edges cross its row at or left of it, and
+    its distance is the smallest to any edge.
+    """
+    xs = np.arange(ix0, ix1, dtype=np.float64)[None, :, None] + 0.5
+    ys = np.arange(iy0, iy1, dtype=np.float64)[:, None, None] + 0.5
+    ax, ay, bx, by = pts[:, 0], pts[:, 1], nxt[:, 0], nxt[:, 1]
+    crosses = (ay > ys) != (by > ys)  # (rows, 1, edges)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at = np.where(crosses, ax + (ys - ay) * (bx - ax) / (by - ay), np.inf)
+    inside: npt.NDArray[np.bool_] = np.count_nonzero(at <= xs, axis=2) % 2 == 1
+    px, py = xs - ax, ys - ay
+    dx, dy = bx - ax, by - ay
+    length2 = dx * dx + dy * dy
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(length2 > 0, np.clip((px * dx + py * dy) / length2, 0.0, 1.0), 0.0)
+    dist: _FloatArray = np.hypot(px - t * dx, py - t * dy).min(axis=2)
+    return inside, dist
 
 
 def _scanline_inside(
@@ -349,7 +398,15 @@ def _scanline_inside(
     return inside
 
 
+@functools.lru_cache(maxsize=4096)
 def _text_mask(text: str) -> npt.NDArray[np.bool_]:
+    """The 1-bit image of ``text`` (shared by every call with it: read-only)."""
+    mask = _render_text(text)
+    mask.setflags(write=False)
+    return mask
+
+
+def _render_text(text: str) -> npt.NDArray[np.bool_]:
     lines = text.split("\n")
     longest = max(len(line) for line in lines)
     mask = np.zeros((len(lines) * _CELL_H - 1, max(longest * _CELL_W - 1, 0)), dtype=bool)
