@@ -411,10 +411,19 @@ def docs(session: nox.Session) -> None:
         _install_torch(session)
         session.install("stable-baselines3", "sb3-contrib")
         posargs.append("--slow")
+    # The tests first: the pages that draw the site's pictures keep them for the build, which
+    # then shows the tested run's images instead of running those pages again.
+    images = Path(session.create_tmp()) / "docs-images"
+    shutil.rmtree(images, ignore_errors=True)
+    images.mkdir(parents=True)
+    kept = {"SEKAI_DOCS_IMAGES": str(images)}
     session.run(
-        "mkdocs", "build", "--strict", "-f", "docs/mkdocs.yml", env={"NO_MKDOCS_2_WARNING": "1"}
+        "pytest", "tests-integration", "-m", "docs", *PARALLEL, *posargs, env={**ONE_THREAD, **kept}
     )
-    session.run("pytest", "tests-integration", "-m", "docs", *PARALLEL, *posargs, env=ONE_THREAD)
+    session.run(
+        "mkdocs", "build", "--strict", "-f", "docs/mkdocs.yml",
+        env={"NO_MKDOCS_2_WARNING": "1", **kept},
+    )  # fmt: skip
 
 
 @nox.session(default=False)

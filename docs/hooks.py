@@ -7,9 +7,11 @@ Nothing this module makes is committed; every build makes it afresh:
 - A page that shows an image from ``generated/`` (``![...](generated/name.png)``) is run as one
   script, as ``tests-integration/test_docs_examples.py`` runs it, in a temporary directory; the
   files its examples write under ``generated/`` become part of the site. So every picture comes
-  from a tested example, and a failing example fails the build. ``SEKAI_DOCS_NO_EXAMPLES=1``
-  skips running the pages (images become notes), for a quick ``mkdocs serve`` while editing
-  text.
+  from a tested example, and a failing example fails the build. With ``SEKAI_DOCS_IMAGES`` set
+  (``nox -s docs``), the images come from there instead: the docs tests, run first, keep each
+  passing page's ``generated/`` files in ``$SEKAI_DOCS_IMAGES/<page>/`` (a page they did not
+  run, e.g. under ``-k``, is run here). ``SEKAI_DOCS_NO_EXAMPLES=1`` skips running the pages
+  (images become notes), for a quick ``mkdocs serve`` while editing text.
 - The API reference pages (``reference/*.md``) list every public name of each package's
   ``__all__`` (resolved to the module defining it) for mkdocstrings. mkdocstrings (griffe) reads
   source files, not imported modules, and cannot merge the ``sekai/`` folders of several
@@ -45,6 +47,7 @@ PAGES = Path(__file__).resolve().parent / "pages"
 DOCS_TEST = ROOT / "tests-integration" / "test_docs_examples.py"
 GENERATED = "generated"
 CATALOG = "catalog.md"
+IMAGES_ENV = "SEKAI_DOCS_IMAGES"  # where the docs tests keep passing pages' images
 PAGE_TIMEOUT = 600.0  # seconds; a page's examples normally take a few seconds
 
 _IMAGE = re.compile(rf"!\[(?P<alt>[^\]]*)\]\({GENERATED}/[^)]+\)")
@@ -91,13 +94,31 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     if skip:
         _skipped.update(page.name for page in drawing)
         return files
-    # Each page runs in its own interpreter, so the pages run side by side, one per CPU.
-    _docs_test()
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        for images in pool.map(_run_page_for_images, drawing):
-            for uri, path in images:
-                files.append(File.generated(config, uri, abs_src_path=str(path)))
+    kept = Path(os.environ[IMAGES_ENV]) if os.environ.get(IMAGES_ENV) else None
+    to_run = []
+    for page in drawing:
+        images = _kept_images(kept, page) if kept is not None else []
+        if kept is not None and not images:
+            log.info("%s: no images kept in %s; running its examples", page.name, kept)
+        if not images:
+            to_run.append(page)
+        for uri, path in images:
+            files.append(File.generated(config, uri, abs_src_path=str(path)))
+    if to_run:
+        # Each page runs in its own interpreter, so the pages run side by side, one per CPU.
+        _docs_test()
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            for images in pool.map(_run_page_for_images, to_run):
+                for uri, path in images:
+                    files.append(File.generated(config, uri, abs_src_path=str(path)))
     return files
+
+
+def _kept_images(kept: Path, page: Path) -> list[tuple[str, Path]]:
+    """The images the docs tests' passing run of ``page`` kept in ``kept / page.stem``."""
+    folder = kept / page.stem
+    images = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+    return [(f"{GENERATED}/{p.relative_to(folder).as_posix()}", p) for p in images]
 
 
 def on_page_markdown(markdown: str, page: Page, **_: Any) -> str:

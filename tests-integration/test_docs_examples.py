@@ -18,6 +18,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -445,10 +446,25 @@ def test_approximate_outputs_are_only_timings_or_training_results(page: Path) ->
     assert not loose, "seeded outputs must be compared exactly (drop the ~):\n" + "\n".join(loose)
 
 
+# Where a passing page's pictures go for the site build (``nox -s docs`` sets it and builds the
+# site after the tests), so the build shows the tested run's images instead of running the
+# drawing pages a second time.
+IMAGES_ENV = "SEKAI_DOCS_IMAGES"
+
+
+def keep_images(page: Path, workdir: Path) -> None:
+    """Copy the ``generated/`` files a page wrote to ``$SEKAI_DOCS_IMAGES/<page stem>/``."""
+    target = os.environ.get(IMAGES_ENV)
+    written = workdir / "generated"
+    if target and written.is_dir():
+        shutil.copytree(written, Path(target) / page.stem, dirs_exist_ok=True)
+
+
 @pytest.mark.parametrize("page", _runnable(slow=False))
 def test_page_examples_print_what_their_comments_say(page: Path, tmp_path: Path) -> None:
     report = run_page(_page_blocks(page), tmp_path, include_slow=False, timeout=FAST_TIMEOUT)
     assert not report, report
+    keep_images(page, tmp_path)
 
 
 # The README's first command, which the dev-venv test below follows (with this interpreter).
@@ -550,6 +566,21 @@ def test_trained_figures_check_the_bounds_and_that_each_prints_once() -> None:
 
 
 # --- the engine itself ------------------------------------------------------------------------
+
+
+def test_keep_images_hands_a_pages_pictures_to_the_site_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    (run / "generated" / "sub").mkdir(parents=True)
+    (run / "generated" / "sub" / "chart.png").write_bytes(b"png")
+    monkeypatch.delenv(IMAGES_ENV, raising=False)
+    keep_images(Path("docs/pages/rendering.md"), run)  # not asked for: nothing is kept
+    assert not (tmp_path / "kept").exists()
+    monkeypatch.setenv(IMAGES_ENV, str(tmp_path / "kept"))
+    keep_images(Path("docs/pages/rendering.md"), run)
+    assert (tmp_path / "kept" / "rendering" / "sub" / "chart.png").read_bytes() == b"png"
+
 
 _TABBED = """\
 Intro.
