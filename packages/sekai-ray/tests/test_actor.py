@@ -53,7 +53,10 @@ def test_init_reports_spaces_metadata_and_autoreset_wrappers() -> None:
     fns = [CounterEnv, lambda: sekai.wrappers.AutoReset(CounterEnv())]
     entries, errors = _reply(worker.init(cloudpickle.dumps(fns), True, 4))
     assert errors == []
-    observation_space, action_space, metadata, resets = entries
+    spaces, metadata, resets = entries
+    # Only the slice's first spaces (both sub-envs have them), which the parent compares.
+    [(offset, (observation_space, action_space))] = spaces
+    assert offset == 0
     assert observation_space == CounterEnv().observation_space
     assert action_space == sekai.Discrete(3)
     assert metadata == CounterEnv.metadata
