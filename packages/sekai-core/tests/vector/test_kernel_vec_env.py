@@ -212,13 +212,21 @@ class _Unseeded(CountdownKernel):
         return super().reset(xp, params, {"u": np.random.random(mask.shape)}, mask, state)
 
 
-class _WideRewards(CountdownKernel):
+class _RewrittenStep(CountdownKernel):
+    """Countdown whose step results go through :meth:`rewrite` (a broken kernel to report)."""
+
+    def rewrite(self, xp: Any, result: KernelStep) -> KernelStep:
+        return result
+
     def step(
         self, xp: Any, params: CountdownParams, state: Any, action: Any, draws: Mapping[str, Any]
     ) -> KernelStep:
-        new, obs, reward, terminated, truncated, info = super().step(
-            xp, params, state, action, draws
-        )
+        return self.rewrite(xp, super().step(xp, params, state, action, draws))
+
+
+class _WideRewards(_RewrittenStep):
+    def rewrite(self, xp: Any, result: KernelStep) -> KernelStep:
+        new, obs, reward, terminated, truncated, info = result
         return new, obs, xp.stack([reward, reward], axis=1), terminated, truncated, info
 
 
@@ -249,13 +257,9 @@ class _RaisesAtReset(CountdownKernel):
         raise RuntimeError("boom in reset")
 
 
-class _OutOfBounds(CountdownKernel):
-    def step(
-        self, xp: Any, params: CountdownParams, state: Any, action: Any, draws: Mapping[str, Any]
-    ) -> KernelStep:
-        new, obs, reward, terminated, truncated, info = super().step(
-            xp, params, state, action, draws
-        )
+class _OutOfBounds(_RewrittenStep):
+    def rewrite(self, xp: Any, result: KernelStep) -> KernelStep:
+        new, obs, reward, terminated, truncated, info = result
         return new, obs * 100.0, reward, terminated, truncated, info
 
 

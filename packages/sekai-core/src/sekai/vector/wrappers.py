@@ -46,8 +46,8 @@ def _device_backend(venv: VecEnv) -> KernelBackend | None:
 
 def _on_host(venv: VecEnv, *arrays: Any) -> list[NDArray[Any]]:
     """Rewards or flags as NumPy arrays: a kernel env (JAX, torch) hands out device arrays."""
-    base = venv.unwrapped
-    to_numpy = base.backend.to_numpy if isinstance(base, KernelVecEnv) else np.asarray
+    backend = _device_backend(venv)
+    to_numpy = np.asarray if backend is None else backend.to_numpy
     return [np.asarray(to_numpy(array)) for array in arrays]
 
 
@@ -186,6 +186,7 @@ class VecNormalizeObservation(VecObservationWrapper):
         self.update_running_mean = True
         self.obs_rms: Any = self._normalizer.stats
         self.observation_space = self._normalizer.observation_space
+        self._backend = _device_backend(venv)
 
     _step_reads_live = True
 
@@ -198,7 +199,7 @@ class VecNormalizeObservation(VecObservationWrapper):
         return self._normalize(observations, live)
 
     def _normalize(self, observations: Any, rows: NDArray[np.bool_] | None) -> Any:
-        backend = _device_backend(self.venv)
+        backend = self._backend
         if backend is not None:  # the statistics are NumPy's: through the host and back
             observations = tree_map(backend.to_numpy, observations)
         out = self._normalizer.normalize(
