@@ -29,8 +29,9 @@ def call_sync(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
         runners = sys.modules.get("asyncio.runners")  # not imported: no asyncio.run() failed
         run_code = getattr(getattr(runners, "run", None), "__code__", None)
-        for frame, _ in traceback.walk_tb(exc.__traceback__):
-            if run_code is not None and frame.f_code is run_code:
+        frames = traceback.walk_tb(exc.__traceback__) if run_code is not None else ()
+        for frame, _ in frames:
+            if frame.f_code is run_code:
                 refused = frame.f_locals.get("main")
                 if inspect.iscoroutine(refused) and (
                     inspect.getcoroutinestate(refused) == inspect.CORO_CREATED

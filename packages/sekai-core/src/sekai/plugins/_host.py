@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from sekai._providers import (
 from sekai._version import __version__
 from sekai.plugins import PluginFailure, PluginInfo, PluginReport
 from sekai.plugins._registrars import BackendRegistrar, EnvRegistrar, PluginRecord
+from sekai.registry.ids import NAMESPACE_RE
 
 if TYPE_CHECKING:
     import pluggy
@@ -172,7 +172,8 @@ class PluginHost:
         for record in self._select(records):
             first_party = is_first_party(record.distribution)
             plugin = PluginRecord(record.name, record.distribution, record.version, first_party)
-            if not first_party and not _NAMESPACE.fullmatch(record.name):
+            # A third-party plugin's env IDs start with its entry-point name: a namespace.
+            if not first_party and not NAMESPACE_RE.fullmatch(record.name):
                 self._fail(plugin, "register", _bad_namespace(record))
                 continue
             try:
@@ -284,10 +285,6 @@ class PluginHost:
         self._failures.append(
             PluginFailure(record.name, record.distribution, record.version, stage, error)
         )
-
-
-# A third-party plugin's env IDs start with its entry-point name: it must be a valid namespace.
-_NAMESPACE = re.compile(r"[a-zA-Z0-9_-]+")
 
 
 def _bad_namespace(record: EntryPointRecord) -> str:

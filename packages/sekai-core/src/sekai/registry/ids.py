@@ -5,10 +5,14 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["ENV_ID_RE", "ParsedId", "format_env_id", "parse_env_id"]
+__all__ = ["ENV_ID_RE", "NAMESPACE_RE", "ParsedId", "format_env_id", "parse_env_id"]
+
+NAMESPACE_RE = re.compile(r"[a-zA-Z0-9_-]+")
+"""What a namespace may hold (a third-party plugin's entry-point name is its namespace)."""
 
 ENV_ID_RE = re.compile(
-    r"^(?:(?P<namespace>[a-zA-Z0-9_-]+)/)?(?P<name>[a-zA-Z0-9_-]+?)(?:-v(?P<version>\d+))?$"
+    rf"^(?:(?P<namespace>{NAMESPACE_RE.pattern})/)?(?P<name>[a-zA-Z0-9_-]+?)"
+    r"(?:-v(?P<version>\d+))?$"
 )
 
 _INVALID_ID = (
