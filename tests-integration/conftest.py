@@ -153,6 +153,17 @@ def _uv() -> str | None:
 
 
 @pytest.fixture(scope="session")
+def run_tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temporary folder of this pytest run that every pytest-xdist worker shares.
+
+    Build something there once per run under a ``filelock.FileLock`` of a file in it.
+    """
+    base = tmp_path_factory.getbasetemp()
+    # Under xdist each worker's base folder sits in the run's own folder (pytest-N/popen-gwK).
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
 def make_venv(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Venv]:
     """Create a fresh venv (``make_venv(name, pip=False)``); build each once per module.
 
@@ -161,13 +172,17 @@ def make_venv(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Venv]:
     """
     uv = _uv()
 
-    def make(name: str, *, pip: bool = False) -> Venv:
-        root = tmp_path_factory.mktemp(name) / "venv"
-        if uv is None or pip:
+    def make(name: str, *, pip: bool = False, root: Path | None = None) -> Venv:
+        """Create venv ``name``, in ``root`` if given (where one already made is reused)."""
+        root = root if root is not None else tmp_path_factory.mktemp(name) / "venv"
+        owner = None if uv is None or pip else uv
+        if (root / "pyvenv.cfg").is_file():
+            return Venv(root, owner)
+        if owner is None:
             subprocess.run([sys.executable, "-m", "venv", str(root)], check=True)
-            return Venv(root, None)
-        subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(root)], check=True)
-        return Venv(root, uv)
+        else:
+            subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(root)], check=True)
+        return Venv(root, owner)
 
     return make
 

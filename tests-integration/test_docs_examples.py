@@ -26,12 +26,12 @@ import textwrap
 import tokenize
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from filelock import FileLock
 
 if TYPE_CHECKING:
     from conftest import Venv
@@ -460,54 +460,48 @@ def keep_images(page: Path, workdir: Path) -> None:
         shutil.copytree(written, Path(target) / page.stem, dirs_exist_ok=True)
 
 
-@pytest.mark.parametrize("page", _runnable(slow=False))
-def test_page_examples_print_what_their_comments_say(page: Path, tmp_path: Path) -> None:
-    report = run_page(_page_blocks(page), tmp_path, include_slow=False, timeout=FAST_TIMEOUT)
-    assert not report, report
-    keep_images(page, tmp_path)
-
-
-# The README's first command, which the dev-venv test below follows (with this interpreter).
+# The README's first command: every page runs in the venv it sets up (with this interpreter).
 README_DEV_SETUP = (
     'python3.11 -m venv .venv && .venv/bin/python -m pip install "nox[uv]>=2025.2.9" && '
     ".venv/bin/python -m nox -s dev"
 )
+# A page's run, plus for the first page of a worker the wait for that venv's build.
 DEV_VENV_TIMEOUT = 1500.0
 
 
-@pytest.fixture(scope="module")
-def readme_dev_venv(make_venv: Callable[..., Venv], repo_root: Path) -> Venv:
-    """The venv the README's first command sets up: python -m venv, nox[uv], ``nox -s dev``."""
+@pytest.fixture(scope="session")
+def readme_dev_venv(make_venv: Callable[..., Venv], run_tmp_path: Path, repo_root: Path) -> Venv:
+    """The venv the README's first command sets up: python -m venv, nox[uv], ``nox -s dev``.
+
+    Built once per run: the pytest-xdist workers share it, and the first to need it builds it
+    (with ``--slow`` the other worker is training meanwhile).
+    """
     readme = (repo_root / "README.md").read_text(encoding="utf-8")
     assert README_DEV_SETUP in readme, "the README's setup changed: follow it here too"
-    venv = make_venv("readme-dev", pip=True)
-    venv.run(venv.python, "-m", "pip", "install", "-q", "nox[uv]>=2025.2.9", cwd=repo_root)
-    envdir = venv.root.parent / "nox-envs"  # nothing of nox's in the checkout
-    venv.run(venv.python, "-m", "nox", "-s", "dev", "--envdir", envdir, cwd=repo_root)
-    return venv
+    folder = run_tmp_path / "readme-dev"
+    with FileLock(run_tmp_path / "readme-dev.lock"):
+        if not (folder / "built").is_file():
+            shutil.rmtree(folder, ignore_errors=True)  # what a failed build on another worker left
+            folder.mkdir()
+            venv = make_venv("readme-dev", pip=True, root=folder / "venv")
+            venv.run(venv.python, "-m", "pip", "install", "-q", "nox[uv]>=2025.2.9", cwd=repo_root)
+            envdir = folder / "nox-envs"  # nothing of nox's in the checkout
+            venv.run(venv.python, "-m", "nox", "-s", "dev", "--envdir", envdir, cwd=repo_root)
+            (folder / "built").touch()
+    return make_venv("readme-dev", pip=True, root=folder / "venv")
 
 
 @pytest.mark.timeout(DEV_VENV_TIMEOUT)
-def test_every_page_runs_as_printed_in_the_readme_dev_venv(
-    readme_dev_venv: Venv, tmp_path: Path
+@pytest.mark.parametrize("page", _runnable(slow=False))
+def test_page_examples_print_what_their_comments_say_in_the_readme_dev_venv(
+    page: Path, tmp_path: Path, readme_dev_venv: Venv
 ) -> None:
-    # One test for every page, so one pytest-xdist worker builds the venv, once; pages run two
-    # at a time (each is a subprocess).
-    pages = [p for p in _pages() if any(b.skip is None and not b.slow for b in _page_blocks(p))]
-
-    def run(page: Path) -> str:
-        workdir = tmp_path / page.stem
-        workdir.mkdir()
-        report = run_page(
-            _page_blocks(page), workdir, include_slow=False, timeout=FAST_TIMEOUT,
-            interpreter=readme_dev_venv.python,
-        )  # fmt: skip
-        return f"--- {page.name}\n{report}" if report else ""
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        reports = [r for r in pool.map(run, pages) if r]
-    assert len(pages) >= 15
-    assert not reports, "\n\n".join(reports)
+    report = run_page(
+        _page_blocks(page), tmp_path, include_slow=False, timeout=FAST_TIMEOUT,
+        interpreter=readme_dev_venv.python,
+    )  # fmt: skip
+    assert not report, report
+    keep_images(page, tmp_path)
 
 
 # What the training runs must reach, beyond the words a ``~`` comparison checks: the figures
