@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from filelock import FileLock
 
 if TYPE_CHECKING:
     from conftest import Venv
@@ -476,6 +475,8 @@ def readme_dev_venv(make_venv: Callable[..., Venv], run_tmp_path: Path, repo_roo
     Built once per run: the pytest-xdist workers share it, and the first to need it builds it
     (with ``--slow`` the other worker is training meanwhile).
     """
+    from filelock import FileLock  # the docs group's: the integration venvs collect this module
+
     readme = (repo_root / "README.md").read_text(encoding="utf-8")
     assert README_DEV_SETUP in readme, "the README's setup changed: follow it here too"
     folder = run_tmp_path / "readme-dev"
