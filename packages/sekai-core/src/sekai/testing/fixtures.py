@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
@@ -12,7 +13,9 @@ from sekai.testing import registry_sandbox
 if TYPE_CHECKING:
     from sekai.registry.registry import EnvRegistry
 
-__all__ = ["sekai_line_registry", "sekai_registry"]
+T = TypeVar("T")
+
+__all__ = ["sekai_line_registry", "sekai_registry", "spread_first"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -28,16 +31,36 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect slow tests unless ``--slow`` is given (deselected, never skipped).
 
-    With ``--slow`` they run first: parallel workers (pytest-xdist) then start the long runs
-    together instead of finishing on them one after another.
+    With ``--slow`` they run first, spread over the pytest-xdist workers (``spread_first``), so
+    the long runs start together instead of waiting one behind another on the same worker.
     """
     slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    fast = [item for item in items if item.get_closest_marker("slow") is None]
     if config.getoption("--slow"):
-        items[:] = slow + [item for item in items if item.get_closest_marker("slow") is None]
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        items[:] = spread_first(slow, fast, workers)
         return
     if slow:
         config.hook.pytest_deselected(items=slow)
-        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+        items[:] = fast
+
+
+def spread_first(first: list[T], rest: list[T], workers: int) -> list[T]:
+    """Order ``first + rest`` so that each worker's share starts with some of ``first``.
+
+    pytest-xdist's ``worksteal`` hands worker ``i`` of ``w`` the contiguous share
+    ``[i * n // w, (i + 1) * n // w)`` of the ``n`` tests, and another worker only ever takes
+    tests from the end of a share. ``first[k]`` therefore goes to position ``k // w`` of share
+    ``k % w``: the first ``w`` start at once, one per worker, with nothing queued before them.
+    """
+    n = len(first) + len(rest)
+    if workers <= 1 or len(first) > n // workers:
+        return first + rest
+    order: list[T | None] = [None] * n
+    for k, item in enumerate(first):
+        order[(k % workers) * n // workers + k // workers] = item
+    others = iter(rest)
+    return [item if item is not None else next(others) for item in order]
 
 
 @pytest.fixture
