@@ -154,6 +154,7 @@ def test_learning_benchmark_row_that_raises_says_why_and_the_next_row_runs(
         raise ValueError("second row failed too")
 
     monkeypatch.setattr(learning, "_run", fake_run)
+    monkeypatch.setattr(learning, "machine", lambda: "a test host")  # spares importing jax, torch
     assert learning.main(["--only", "mm-jax,cartpole-jax", "--out", str(tmp_path)]) == 0
     assert ran == ["cartpole-jax", "mm-jax"]  # priority order, whatever --only's order
     table = (tmp_path / "results.md").read_text()
