@@ -481,15 +481,17 @@ def readme_dev_venv(make_venv: Callable[..., Venv], run_tmp_path: Path, repo_roo
     assert README_DEV_SETUP in readme, "the README's setup changed: follow it here too"
     folder = run_tmp_path / "readme-dev"
     with FileLock(run_tmp_path / "readme-dev.lock"):
-        if not (folder / "built").is_file():
+        built = (folder / "built").is_file()
+        if not built:
             shutil.rmtree(folder, ignore_errors=True)  # what a failed build on another worker left
             folder.mkdir()
-            venv = make_venv("readme-dev", pip=True, root=folder / "venv")
+        venv = make_venv("readme-dev", pip=True, root=folder / "venv")  # reused once built
+        if not built:
             venv.run(venv.python, "-m", "pip", "install", "-q", "nox[uv]>=2025.2.9", cwd=repo_root)
             envdir = folder / "nox-envs"  # nothing of nox's in the checkout
             venv.run(venv.python, "-m", "nox", "-s", "dev", "--envdir", envdir, cwd=repo_root)
             (folder / "built").touch()
-    return make_venv("readme-dev", pip=True, root=folder / "venv")
+    return venv
 
 
 @pytest.mark.timeout(DEV_VENV_TIMEOUT)
