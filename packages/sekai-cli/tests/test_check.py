@@ -87,13 +87,16 @@ def sekai_register_envs(registry):
 """
 
 
+@pytest.mark.parametrize(
+    "command", [["check"], ["info"], ["bench", "--steps", "5"]], ids=["check", "info", "bench"]
+)
 def test_an_env_whose_module_fails_to_import_names_the_id_entry_point_and_distribution(
-    sekai_cli, fake_dist, tmp_path
+    sekai_cli, fake_dist, tmp_path, command
 ) -> None:
     env = fake_dist("sekai-fake-bad-env", "fakebad", "sekai_fake_bad_plugin", BAD_ENV_PLUGIN)
     module = tmp_path / "site" / "sekai_fake_bad_env_module.py"
     module.write_text('raise RuntimeError("config missing")\n')
-    done = sekai_cli("check", "fakebad/Bad-v0", env=env)
+    done = sekai_cli(command[0], "fakebad/Bad-v0", *command[1:], env=env)
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr == (

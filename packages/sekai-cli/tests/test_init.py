@@ -140,7 +140,11 @@ def test_an_exception_from_the_env_constructor_is_shown_with_its_type(
 def test_an_unimportable_entry_point_is_an_import_error_message(sekai_cli, my_envs: str) -> None:
     done = sekai_cli("-m", my_envs, "info", "mine/Lazy-v0")
     assert done.returncode == 2
-    assert done.stderr == "error: No module named 'not_a_module_at_all'\n"
+    assert done.stderr == (
+        "error: cannot import the module of mine/Lazy-v0 (entry point 'not_a_module_at_all:Env', "
+        "registered at runtime, not by a plugin): ModuleNotFoundError: No module named "
+        "'not_a_module_at_all'. Fix that module.\n"
+    )
 
 
 def test_plugin_load_warnings_are_not_shown_as_python_warnings(
@@ -169,6 +173,12 @@ def test_a_closed_stdout_pipe_exits_quietly(sekai_cli, args: list[str]) -> None:
         os.close(write_end)
     assert done.stderr == ""
     assert done.returncode == 0
+
+
+def test_a_closed_stdout_descriptor_exits_quietly(sekai_shell) -> None:
+    # Python starts with sys.stdout = None when descriptor 1 is closed.
+    done = sekai_shell("sekai list >&-")
+    assert (done.returncode, done.stderr) == (0, "")
 
 
 def test_list_piped_to_head_prints_the_header_and_nothing_on_stderr(sekai_shell) -> None:

@@ -54,6 +54,14 @@ def test_the_command_writes_every_file_and_says_what_to_run_next(sekai_cli, tmp_
     ) == sorted(FILES)
 
 
+def test_an_absolute_folder_is_named_as_pip_reads_it(sekai_cli, tmp_path) -> None:
+    folder = tmp_path / "packs" / "sekai-mazes"
+    done = sekai_cli("new-pack", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert f"  pip install -e {folder.as_posix()}" in done.stdout.splitlines()
+    assert (folder / "pyproject.toml").is_file()
+
+
 def test_the_pyproject_declares_the_entry_point_and_the_tested_sekai_core(tmp_path) -> None:
     write_pack(tmp_path / "sekai-mazes", namespace="maze")
     pyproject = (tmp_path / "sekai-mazes" / "pyproject.toml").read_text()
@@ -89,6 +97,7 @@ def test_the_written_tests_cover_the_native_env_only_with_native(tmp_path) -> No
 def test_names_follow_the_pack_convention() -> None:
     assert pack_names("sekai-mazes", None) == ("sekai-mazes", "sekai_mazes", "mazes")
     assert pack_names("my.envs", "mine") == ("my.envs", "my_envs", "mine")
+    assert pack_names("sekai-foo.bar", None) == ("sekai-foo.bar", "sekai_foo_bar", "foo-bar")
 
 
 @pytest.mark.parametrize(

@@ -536,3 +536,106 @@ def test_import_sekai_imports_no_plugin_machinery():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_hook_that_exits_is_skipped_and_the_others_load():
+    class Exits:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            registry.register("exits/A-v0", "sekai.testing.envs:LineEnv")
+            sys.exit(3)
+
+    reg = registry_of(record("exits", Exits), record("zeta", env_plugin("zeta/Z-v0"), "zeta-envs"))
+    load_quietly(reg)
+    [failure] = reg.plugin_report().failures
+    assert (failure.name, failure.stage, failure.error) == ("exits", "register", "SystemExit: 3")
+    assert [s.id for s in reg.all_specs()] == ["zeta/Z-v0"]
+
+
+def test_sekai_register_called_while_a_plugin_loads_fails_that_plugin_only():
+    registries = []
+
+    class Escapes:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            registry.register("escapes/A-v0", "sekai.testing.envs:LineEnv")
+            registries[0].register("Taken-v0", "sekai.testing.envs:LineEnv")
+
+    reg = registry_of(record("escapes", Escapes), record("zeta", env_plugin("zeta/Z-v0"), "z"))
+    registries.append(reg)
+    load_quietly(reg)
+    [failure] = reg.plugin_report().failures
+    assert (failure.name, failure.stage) == ("escapes", "register")
+    assert failure.error == (
+        "RuntimeError: sekai.register() was called while plugin 'escapes' (acme-envs 1.2.0) was "
+        "being loaded; a plugin registers its environments with the registry argument of its "
+        "sekai_register_envs hook (registry.register(...)), which attributes them to it."
+    )
+    assert [s.id for s in reg.all_specs()] == ["zeta/Z-v0"]
+    reg.register("Taken-v0", "sekai.testing.envs:LineEnv")  # after discovery: a runtime call
+    assert reg.spec("Taken-v0").source is None
+
+
+def test_discovery_cut_short_leaves_nothing_behind_and_runs_again():
+    calls = []
+
+    def load():
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return env_plugin("acme/A-v0")
+
+    reg = registry_of(EntryPointRecord("acme", "acme-envs", "1.0", load))
+    with pytest.raises(KeyboardInterrupt):
+        reg.all_specs()
+    assert reg.host is None
+    assert [s.id for s in reg.all_specs()] == ["acme/A-v0"]
+    assert reg.plugin_report().failures == ()
+    assert reg.vectorization_modes() == ["native", "sync", "async", "proc"]
+
+
+def test_a_failure_is_reported_on_one_line():
+    reg = registry_of(failing_import("multi", "multi-envs", RuntimeError("first\n  second")))
+    load_quietly(reg)
+    [failure] = reg.plugin_report().failures
+    assert failure.error == "RuntimeError: first second"
+
+
+def test_scan_entry_points_skips_an_unreadable_distribution_without_sekai_plugins(
+    tmp_path, monkeypatch
+):
+    make_fake_distribution(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    readable = [(r.name, r.distribution, r.version, r.problem) for r in scan_entry_points()]
+    info = tmp_path / "unrelated_pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: unrelated-pkg\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[console_scripts]\nthis line has no equals sign\n")
+    records = [(r.name, r.distribution, r.version, r.problem) for r in scan_entry_points()]
+    assert records == readable
+    assert ("fake", "fake-pack", "1.0", None) in records
+
+
+def test_a_sekai_distribution_with_unreadable_metadata_is_a_failure_naming_it(
+    tmp_path, monkeypatch
+):
+    make_fake_distribution(tmp_path)
+    info = tmp_path / "nameless-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[sekai]\nnameless = nameless_pack._plugin\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    records = [r for r in scan_entry_points() if r.name in ("fake", "nameless")]
+    assert sorted(r.name for r in records) == ["fake", "nameless"]
+    reg = registry_of(*records)
+    load_quietly(reg)
+    failures = {f.name: f for f in reg.plugin_report().failures}
+    # The readable distribution's plugin is still tried (its module does not exist here).
+    assert failures["fake"].error.startswith("ModuleNotFoundError")
+    failure = failures["nameless"]
+    assert (failure.distribution, failure.stage) == ("unknown", "import")
+    assert failure.error.startswith("KeyError: the metadata of the distribution at ")
+    assert failure.error.endswith("repair or reinstall that distribution")
+    assert str(info) in failure.error

@@ -153,10 +153,28 @@ def test_make_of_an_unregistered_spec_builds_it_without_discovery(sekai_registry
     assert sekai_registry.host is None
 
 
-def test_make_passes_constructor_errors_through(sekai_registry):
-    sekai.register("bad/My-v0", My)
-    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+def test_make_names_the_env_when_its_kwargs_do_not_fit_the_entry_point(sekai_registry):
+    sekai.register("bad/My-v0", My, kwargs={"k": 2})
+    with pytest.raises(TypeError) as caught:
         sekai.make("bad/My-v0", nope=1)
+    assert str(caught.value) == (
+        "bad/My-v0: its entry point My does not take the keyword arguments it was given "
+        "(k, nope): My.__init__() got an unexpected keyword argument 'nope'"
+    )
+    sekai.register("bad/Wrapped-v0", My, additional_wrappers=[WrapperSpec("TL", sekai.TimeLimit)])
+    with pytest.raises(TypeError, match=r"^bad/Wrapped-v0: its wrapper 'TL' does not take the"):
+        sekai.make("bad/Wrapped-v0")
+
+
+class RaisesTypeError(My):
+    def __init__(self):
+        raise TypeError("the env's own check")
+
+
+def test_make_passes_a_constructor_s_own_errors_through(sekai_registry):
+    sekai.register("bad/Own-v0", RaisesTypeError)
+    with pytest.raises(TypeError, match=r"^the env's own check$"):
+        sekai.make("bad/Own-v0")
 
 
 class NotAnEnv:

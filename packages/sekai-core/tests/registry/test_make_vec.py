@@ -317,3 +317,15 @@ def test_line_plugin_sub_envs_match_the_native_env_seeded_alike(sekai_line_regis
 def test_vector_kwargs_that_are_not_a_dict_are_a_type_error_naming_them(sekai_line_registry, bad):
     with pytest.raises(TypeError, match=r"^vector_kwargs must be a dict, got (int|list)\.$"):
         sekai.make_vec("testing/Line-v0", 2, vector_kwargs=bad)
+
+
+def test_native_kwargs_that_do_not_fit_name_the_env_and_its_vector_entry_point(
+    sekai_line_registry,
+):
+    sekai.register("native/Line-v0", LineEnv, vector_entry_point=LineVecEnv)
+    with pytest.raises(TypeError) as caught:
+        sekai.make_vec("native/Line-v0", 2, nope=1)
+    assert str(caught.value).startswith(
+        "native/Line-v0: its vector_entry_point LineVecEnv does not take the keyword arguments "
+        "it was given (num_envs, nope): "
+    )

@@ -2,6 +2,7 @@ import dataclasses
 import json
 import re
 
+import numpy as np
 import pytest
 
 import sekai
@@ -214,6 +215,15 @@ def test_to_json_refuses_a_wrapper_with_a_callable_entry_point():
 def test_to_json_reports_kwargs_that_json_cannot_hold():
     with pytest.raises(ValueError, match="The kwargs of 'My-v0' cannot be serialised to JSON"):
         EnvSpec("My-v0", "a.b:C", kwargs={"x": object()}).to_json()
+    wrapper = WrapperSpec("W", "a.b:W", {"x": object()})
+    with pytest.raises(ValueError, match="The wrapper kwargs of 'My-v0' cannot be serialised"):
+        EnvSpec("My-v0", "a.b:C", additional_wrappers=[wrapper]).to_json()
+
+
+def test_a_numpy_reward_threshold_is_stored_as_a_float_and_serialises():
+    spec = EnvSpec("My-v0", "a.b:C", reward_threshold=np.float32(1.5))
+    assert type(spec.reward_threshold) is float
+    assert json.loads(spec.to_json())["reward_threshold"] == 1.5
 
 
 def test_pprint_lists_set_fields_only():

@@ -150,7 +150,7 @@ def _quiet_broken_pipe() -> int:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):  # AttributeError: no sys.stdout at all
         pass
     return 0
 

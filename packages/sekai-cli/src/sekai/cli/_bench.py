@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sekai.cli._args import UsageError, non_negative_int, positive_int
+from sekai.cli._env_module import import_env_module
 from sekai.cli._output import BOLD, Output, Progress, format_table
 
 __all__ = ["BenchResult", "add_parser", "bench", "run"]
@@ -278,6 +279,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     """Run the benchmark(s) and print the bench line(s), the comparison table or JSON."""
     modes: list[str] = list(args.compare) if args.compare else [args.mode]
     _check_workers(modes, args.workers)
+    import_env_module(args.env_id)
     results = []
     for mode in modes:
         result = bench(

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 from typing import Any
 
-from sekai.cli._args import UsageError, positive_int
+from sekai.cli._args import positive_int
+from sekai.cli._env_module import import_env_module
 from sekai.cli._output import GREEN, RED, YELLOW, Output, plural
 
 __all__ = ["add_parser", "run", "summary"]
@@ -75,37 +75,6 @@ def summary(env_id: str, issues: list[str]) -> str:
         return f"{env_id}: all checks passed."
     errors = sum(1 for issue in issues if issue.startswith("ERROR"))
     return f"{env_id}: {plural(errors, 'error')}, {plural(len(issues) - errors, 'warning')}."
-
-
-def import_env_module(env_id: str) -> None:
-    """Import the module of ``env_id``'s entry point.
-
-    Raises:
-        EnvNotFound: ``env_id`` is not registered.
-        UsageError: the module raised while being imported (any exception), naming the env ID,
-            the entry point and the plugin and distribution that registered it.
-    """
-    from sekai.registry import spec
-
-    env_spec = spec(env_id)
-    entry_point = env_spec.entry_point
-    if not isinstance(entry_point, str):
-        return  # a callable: its module is already imported
-    try:
-        importlib.import_module(entry_point.partition(":")[0])
-    except Exception as exc:
-        source = env_spec.source
-        if source is None:
-            owner, fix = "registered at runtime, not by a plugin", "Fix that module."
-        else:
-            owner = (
-                f"registered by plugin {source.plugin!r} ({source.distribution} {source.version})"
-            )
-            fix = f"Fix or reinstall {source.distribution}, or report it to its maintainers."
-        raise UsageError(
-            f"cannot import the module of {env_id} (entry point {entry_point!r}, {owner}): "
-            f"{type(exc).__name__}: {exc}. {fix}"
-        ) from exc
 
 
 def _check_mode(args: argparse.Namespace, out: Output) -> list[str]:

@@ -76,7 +76,9 @@ def pack_names(name: str, namespace: str | None) -> tuple[str, str, str]:
     if not package.isidentifier() or keyword.iskeyword(package):
         raise UsageError(f"NAME {name!r} gives the import package {package!r}, not a valid one")
     if namespace is None:
+        # The distribution name without its 'sekai-' prefix, '.' read as '-' as pip reads it.
         namespace = re.sub(r"^sekai[-_.]", "", name, flags=re.IGNORECASE).lower()
+        namespace = namespace.replace(".", "-")
     if not _NAMESPACE.match(namespace):
         raise UsageError(f"--namespace must match [a-zA-Z0-9_-]+, got {namespace!r}")
     if namespace in RESERVED_PLUGIN_NAMES:
@@ -122,9 +124,14 @@ def run(args: argparse.Namespace, out: Output) -> int:
     lines += [
         "",
         f"{namespace}/Walk-v0 is registered by the plugin {namespace!r}. Next:",
-        f"  pip install -e ./{folder.as_posix()}",
+        f"  pip install -e {_path_arg(folder)}",
         f"  pytest {folder.as_posix()}",
         "  sekai list --plugins",
     ]
     out.lines(lines)
     return 0
+
+
+def _path_arg(folder: Path) -> str:
+    """``folder`` as pip reads a local path: relative ones need ``./`` (else a package name)."""
+    return folder.as_posix() if folder.is_absolute() else f"./{folder.as_posix()}"

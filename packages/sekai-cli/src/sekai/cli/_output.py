@@ -116,6 +116,11 @@ class StdoutClosed(Exception):
     """The reader of stdout went away (``sekai list | head -1``)."""
 
 
+def _or_devnull(stream: TextIO | None) -> TextIO:
+    """``stream``, or a sink when Python has none (its descriptor is closed: ``sekai list >&-``)."""
+    return stream if stream is not None else open(os.devnull, "w", encoding="utf-8")
+
+
 class Output:
     """Where the CLI writes: results to stdout, notes, errors and progress to stderr.
 
@@ -125,8 +130,8 @@ class Output:
     """
 
     def __init__(self, stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
-        self.stdout = stdout if stdout is not None else sys.stdout
-        self.stderr = stderr if stderr is not None else sys.stderr
+        self.stdout = _or_devnull(stdout if stdout is not None else sys.stdout)
+        self.stderr = _or_devnull(stderr if stderr is not None else sys.stderr)
         self.colour = wants_colour(self.stdout)
         self.colour_err = wants_colour(self.stderr)
 

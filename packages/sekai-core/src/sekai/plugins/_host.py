@@ -23,6 +23,7 @@ from sekai.registry.ids import NAMESPACE_RE
 if TYPE_CHECKING:
     import pluggy
 
+    from sekai._metadata import EntryPoint
     from sekai.plugins import FailureStage
     from sekai.registry.registry import EnvRegistry
 
@@ -39,34 +40,99 @@ DISABLE_ENV_VAR = "SEKAI_DISABLE_PLUGINS"
 
 @dataclass(frozen=True)
 class EntryPointRecord:
-    """One plugin to load: its name, the distribution declaring it, and how to import it."""
+    """One plugin to load: its name, the distribution declaring it, and how to import it.
+
+    ``problem`` says why the plugin cannot be loaded at all (its distribution's metadata is
+    unreadable); discovery then records it as failed without calling ``load``.
+    """
 
     name: str
     distribution: str
     version: str
     load: Callable[[], object]
+    problem: str | None = None
 
 
 def scan_entry_points() -> list[EntryPointRecord]:
-    """Read the ``sekai`` entry-point group (one metadata scan; nothing is imported)."""
+    """Read the ``sekai`` entry-point group (one metadata scan; nothing is imported).
+
+    A distribution whose metadata cannot be read (a malformed ``entry_points.txt``, no
+    ``Name``) must not hide the others' plugins: such a distribution is skipped, or, when it
+    declares a ``[sekai]`` group, its plugins are returned with the ``problem`` named.
+    """
     from sekai import _metadata
 
-    records = []
-    for ep in _metadata.entry_points(group="sekai"):
-        dist = ep.dist
-        records.append(
-            EntryPointRecord(
-                ep.name,
-                dist.name if dist is not None else "unknown",
-                dist.version if dist is not None else "unknown",
-                ep.load,
-            )
-        )
+    try:
+        return [_record(ep) for ep in _metadata.entry_points(group="sekai")]
+    except Exception:  # one unreadable distribution fails the one-call scan: read each alone
+        return _scan_each_distribution()
+
+
+def _record(ep: EntryPoint) -> EntryPointRecord:
+    dist = ep.dist
+    if dist is None:
+        return EntryPointRecord(ep.name, "unknown", "unknown", ep.load)
+    return EntryPointRecord(ep.name, dist.name, dist.version, ep.load)
+
+
+def _scan_each_distribution() -> list[EntryPointRecord]:
+    from sekai import _metadata
+
+    records: list[EntryPointRecord] = []
+    seen: set[str] = set()
+    for dist in _metadata.distributions():
+        try:
+            name, version = dist.metadata["Name"], dist.metadata["Version"]
+            if not name or not version:
+                raise ValueError(f"its METADATA has no {'Name' if not name else 'Version'}")
+            entry_points = dist.entry_points.select(group="sekai")
+        except Exception as exc:
+            records.extend(_unreadable(dist, exc))
+            continue
+        key = normalize_distribution(name)
+        if key in seen:  # the first on sys.path wins, as importlib.metadata.entry_points() does
+            continue
+        seen.add(key)
+        records.extend(EntryPointRecord(ep.name, name, version, ep.load) for ep in entry_points)
     return records
 
 
+def _unreadable(dist: object, exc: Exception) -> list[EntryPointRecord]:
+    """Records for the ``[sekai]`` entry points of a distribution whose metadata is unreadable."""
+    try:
+        text = dist.read_text("entry_points.txt") or ""  # type: ignore[attr-defined]
+    except Exception:
+        text = ""
+    names: list[str] = []
+    declares = in_group = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            in_group = line == "[sekai]"
+            declares = declares or in_group
+        elif in_group and line and not line.startswith(("#", ";")):
+            names.append(line.partition("=")[0].strip() if "=" in line else "?")
+    if not declares:
+        return []  # it declares no sekai plugin: not ours to report
+    where = getattr(dist, "_path", None)
+    problem = (
+        f"{type(exc).__name__}: the metadata of the distribution at {where} cannot be read "
+        f"({exc}); repair or reinstall that distribution"
+    )
+    try:
+        label = dist.metadata["Name"] or "unknown"  # type: ignore[attr-defined]
+    except Exception:
+        label = "unknown"
+
+    def load() -> object:
+        raise RuntimeError(problem)
+
+    return [EntryPointRecord(name, str(label), "unknown", load, problem) for name in names or ["?"]]
+
+
 def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    """``Type: message`` on one line (a failure is one row of ``sekai list --plugins``)."""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
 def _parse_disabled(value: str) -> set[str]:
@@ -105,6 +171,12 @@ class PluginHost:
     def failures(self) -> tuple[PluginFailure, ...]:
         """Every skipped plugin (failed, clashing or disabled), in discovery order."""
         return tuple(self._failures)
+
+    @property
+    def loading(self) -> str | None:
+        """The plugin being registered now (``plugin 'acme' (acme-envs 1.2.0)``), if any."""
+        record = self._env_registrar.current
+        return record.label if record is not None else None
 
     def is_installed(self, distribution: str) -> bool:
         """Whether ``distribution`` is installed (cached)."""
@@ -172,6 +244,9 @@ class PluginHost:
         for record in self._select(records):
             first_party = is_first_party(record.distribution)
             plugin = PluginRecord(record.name, record.distribution, record.version, first_party)
+            if record.problem is not None:
+                self._fail(plugin, "import", record.problem)
+                continue
             # A third-party plugin's env IDs start with its entry-point name: a namespace.
             if not first_party and not NAMESPACE_RE.fullmatch(record.name):
                 self._fail(plugin, "register", _bad_namespace(record))
@@ -265,7 +340,7 @@ class PluginHost:
                 raise pluggy.PluginValidationError(plugin, _no_hooks(plugin))
         except pluggy.PluginValidationError as exc:
             stage, error = "hooks", _error_text(exc)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a hook's sys.exit() must not end discovery
             stage, error = "register", _error_text(exc)
         finally:
             self._env_registrar.current = None

@@ -13,7 +13,7 @@ from sekai.registry.entry_points import load_entry_point
 if TYPE_CHECKING:
     from sekai.registry.spec import EnvSpec
 
-__all__ = ["build_env", "effective_steps"]
+__all__ = ["build_env", "construct", "effective_steps", "label"]
 
 
 def effective_steps(spec: EnvSpec, max_episode_steps: int | None) -> int | None:
@@ -47,7 +47,9 @@ def build_env(
     merged = {**spec.kwargs, **kwargs}
     factory = load_entry_point(spec.entry_point)
     reject_render_mode(spec.id, factory, merged)
-    env: Env[Any, Any] = factory(**merged)
+    env: Env[Any, Any] = construct(
+        spec.id, f"its entry point {label(spec.entry_point)}", factory, merged
+    )
     if not isinstance(env, Env):
         raise TypeError(
             f"{spec.id}: its entry point {spec.entry_point!r} returned "
@@ -63,5 +65,26 @@ def build_env(
         wrapper_cls = load_entry_point(
             wrapper.entry_point, f"entry_point of wrapper {wrapper.name!r}"
         )
-        env = wrapper_cls(env, **wrapper.kwargs)
+        env = construct(spec.id, f"its wrapper {wrapper.name!r}", wrapper_cls, wrapper.kwargs, env)
     return env
+
+
+def label(entry_point: object) -> str:
+    if isinstance(entry_point, str):
+        return repr(entry_point)
+    return getattr(entry_point, "__qualname__", None) or type(entry_point).__name__
+
+
+def construct(env_id: str, what: str, fn: Any, kwargs: dict[str, Any], *args: Any) -> Any:
+    """``fn(*args, **kwargs)``, naming the env when the call's arguments do not fit ``fn``."""
+    try:
+        return fn(*args, **kwargs)
+    except TypeError as exc:
+        # Raised by the call itself (nothing ran inside fn): the registered or given kwargs
+        # do not match its signature. A TypeError from fn's own code propagates as it is.
+        if exc.__traceback__ is None or exc.__traceback__.tb_next is not None:
+            raise
+        given = ", ".join(kwargs) or "none"
+        raise TypeError(
+            f"{env_id}: {what} does not take the keyword arguments it was given ({given}): {exc}"
+        ) from exc

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sekai import _discovery
-from sekai.registry._build import build_env, effective_steps
+from sekai.registry._build import build_env, construct, effective_steps, label
 from sekai.registry.ids import parse_env_id
 from sekai.registry.kernels import load_kernel
 from sekai.registry.registry import EnvRegistry
@@ -346,5 +346,10 @@ def _make_native(
     if clash:
         raise TypeError(f"make_vec got {clash} both as env keyword arguments and in vector_kwargs.")
     vec_cls = load_entry_point(spec.vector_entry_point, "vector_entry_point")
-    vec: VecEnv = vec_cls(**call_kwargs, **vector_kwargs)
+    vec: VecEnv = construct(
+        spec.id,
+        f"its vector_entry_point {label(spec.vector_entry_point)}",
+        vec_cls,
+        {**call_kwargs, **vector_kwargs},
+    )
     return vec

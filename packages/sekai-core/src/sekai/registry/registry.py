@@ -78,16 +78,36 @@ class EnvRegistry:
             if self._discovered or self._discovering or self._host_factory is None:
                 return
             self._discovering = True
+            specs, backends = dict(self._specs), dict(self._backends)
             try:
                 host = self._host_factory(self)
                 self._host = host
                 messages = host.load()
+            except BaseException:
+                # Nothing half-loaded stays behind: the next registry operation tries again.
+                self._specs, self._backends, self._host = specs, backends, None
+                raise
+            else:
+                self._discovered = True
             finally:
                 self._discovering = False
-                self._discovered = True
         stacklevel = _caller_stacklevel()
         for message in messages:
             warnings.warn(PluginLoadWarning(message), stacklevel=stacklevel)
+
+    def _refuse_while_loading(self, call: str) -> None:
+        """Refuse a runtime registry change made by a plugin's code while discovery loads it.
+
+        It would escape the plugin's namespace, the attribution and the removal of a failed
+        plugin's registrations; a plugin registers through its hook's ``registry`` instead.
+        """
+        if self._discovering:  # only the discovering thread gets here: others wait on the lock
+            loading = self._host.loading if self._host is not None else None
+            raise RuntimeError(
+                f"{call} was called while {loading or 'a plugin'} was being loaded; a plugin "
+                "registers its environments with the registry argument of its "
+                "sekai_register_envs hook (registry.register(...)), which attributes them to it."
+            )
 
     @property
     def host(self) -> PluginHost | None:
@@ -134,6 +154,7 @@ class EnvRegistry:
     ) -> EnvSpec:
         """Register an environment at runtime (see ``sekai.register``)."""
         self.ensure_discovered()
+        self._refuse_while_loading("sekai.register()")
         if entry_point is None:
             raise TypeError(
                 "entry_point must be a callable or a 'module.path:ClassName' string, got None."
@@ -158,6 +179,7 @@ class EnvRegistry:
             EnvNotFound: it is not registered.
         """
         self.ensure_discovered()
+        self._refuse_while_loading("sekai.deregister()")
         if not isinstance(env_id, str):
             parse_env_id(env_id)  # the TypeError naming what was given (a dict key otherwise)
         if self._specs.pop(env_id, None) is None:

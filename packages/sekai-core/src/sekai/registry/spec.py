@@ -172,6 +172,8 @@ class EnvSpec:
             raise TypeError(
                 f"reward_threshold must be a number or None, got {type(threshold).__name__}."
             )
+        if threshold is not None:
+            self.reward_threshold = float(threshold)  # a NumPy scalar would not serialise
         if not isinstance(self.nondeterministic, bool):
             raise TypeError(
                 f"nondeterministic must be a bool, got {type(self.nondeterministic).__name__}."
@@ -216,8 +218,10 @@ class EnvSpec:
         try:
             return json.dumps(data, indent=2)
         except TypeError as exc:
+            # Only the kwargs (the env's or a wrapper's) can hold non-JSON values.
+            what = "kwargs" if _unserialisable(self.kwargs) else "wrapper kwargs"
             raise ValueError(
-                f"The kwargs of {self.id!r} cannot be serialised to JSON: {exc}"
+                f"The {what} of {self.id!r} cannot be serialised to JSON: {exc}"
             ) from exc
 
     @classmethod
@@ -275,3 +279,11 @@ class EnvSpec:
     def with_source(self, source: SpecSource | None) -> EnvSpec:
         """A copy attributed to ``source``."""
         return dataclasses.replace(self, source=source)
+
+
+def _unserialisable(value: object) -> bool:
+    try:
+        json.dumps(value)
+    except TypeError:
+        return True
+    return False
