@@ -49,7 +49,8 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         order_size: lots per quote or market order.
         max_inventory: absolute inventory limit.
         inventory_penalty: penalty per squared lot per unit time (>= 0).
-        max_trades: recent trades observed (read-only).
+        max_trades: how many of the trades since the previous observation are observed (the
+            most recent; read-only).
         warmup: time the book evolves before the session starts (>= 0).
     """
 
