@@ -43,6 +43,15 @@ def test_a_dataframe_gives_one_asset_per_column():
     assert first.info["timestamp"] == np.datetime64(DAYS[10])
 
 
+def test_from_pandas_keeps_the_column_labels_as_asset_ids():
+    frame = pd.DataFrame(100.0 + np.arange(8.0).reshape(4, 2), index=DAYS[:4])
+    data = MarketData.from_pandas(frame)
+    assert data.assets == (0, 1) and all(type(a) is int for a in data.assets)
+    assert data.select([1]).prices.tolist() == [[101.0], [103.0], [105.0], [107.0]]
+    named = MarketData.from_pandas(frame.rename(columns={0: "x", 1: "y"}))
+    assert named.assets == ("x", "y")
+
+
 def test_from_long_pivots_prices_and_fields():
     long = pd.DataFrame(
         {

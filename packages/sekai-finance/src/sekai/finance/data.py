@@ -533,7 +533,8 @@ class MarketData:
             pandas_values(pd, frame),
             fields=extra,
             timestamps=timestamps,
-            assets=[str(c) for c in frame.columns],
+            # The column labels themselves (0, 1, ... select as 0, 1), NumPy scalars as Python's.
+            assets=[c.item() if isinstance(c, np.generic) else c for c in frame.columns],
             exogenous=exo,
             price_field=price_field,
         )
