@@ -350,3 +350,56 @@ def test_from_gymnasium_vector_same_step_cannot_freeze() -> None:
 def test_from_gymnasium_vector_rejects_a_single_env() -> None:
     with pytest.raises(TypeError, match="from_gymnasium\\(\\)"):
         from_gymnasium_vector(gym.make("CartPole-v1"))  # type: ignore[arg-type]
+
+
+def test_keys_vector_wrappers_add_stay_at_the_top_level_through_both_bridges() -> None:
+    def done_info(vec: sekai.VecEnv) -> dict[str, Any]:
+        vec.reset(seed=0)
+        for _ in range(20):
+            result = vec.step(np.full(2, 2))
+            if result.terminated.any() or result.truncated.any():
+                return dict(result.infos[0])
+        raise AssertionError("no episode ended")
+
+    direct = done_info(sekai.VecRecordEpisodeStatistics(CounterVecEnv(2)))
+    bridged = done_info(
+        from_gymnasium_vector(
+            to_gymnasium_vector(sekai.VecRecordEpisodeStatistics(CounterVecEnv(2)))
+        )
+    )
+    assert bridged.keys() == direct.keys()
+    assert bridged["reset_info"] == direct["reset_info"] == {"start": 3}
+    assert isinstance(bridged["episode"], sekai.EpisodeStats)
+    assert bridged["episode"].episode_length == direct["episode"].episode_length
+
+
+class OneGeneratorVectorEnv(gym.vector.VectorEnv):  # type: ignore[misc]
+    """Written as gymnasium's own native vector envs are: one generator, an int seed."""
+
+    metadata = {"autoreset_mode": AutoresetMode.DISABLED}  # noqa: RUF012
+
+    def __init__(self, n: int = 3) -> None:
+        self.num_envs = n
+        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (1,), np.float64)
+        self.single_action_space = gym.spaces.Discrete(2)
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self.action_space = batch_space(self.single_action_space, n)
+        self.x = np.zeros(n)
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
+        super().reset(seed=seed)  # seeding.np_random(seed): an int only
+        mask = (options or {}).get("reset_mask", np.ones(self.num_envs, dtype=bool))
+        self.x[mask] = self.np_random.normal(size=int(mask.sum()))
+        return self.x[:, None].copy(), {}
+
+    def step(self, actions: Any) -> Any:
+        n = self.num_envs
+        return self.x[:, None].copy(), np.ones(n), np.zeros(n, bool), np.zeros(n, bool), {}
+
+
+def test_a_venv_seeded_with_one_int_gets_the_users_int_seed() -> None:
+    ours = from_gymnasium_vector(OneGeneratorVectorEnv())
+    theirs = OneGeneratorVectorEnv()
+    np.testing.assert_array_equal(ours.reset(seed=7).observations, theirs.reset(seed=7)[0])
+    with pytest.raises(ValueError, match=r"OneGeneratorVectorEnv is seeded with one int"):
+        ours.reset(seed=[1, 2, 3])

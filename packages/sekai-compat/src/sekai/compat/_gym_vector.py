@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import numbers
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -121,19 +122,27 @@ def unstack_infos(infos: dict[str, Any], n: int) -> list[dict[str, Any]]:
     return out
 
 
-def _same_step_info(info: dict[str, Any]) -> dict[str, Any]:
-    """Sekai's layout of a gymnasium same-step info: ``{**final_info, final_observation,
-    final_info, reset_info}`` for a sub-env that finished, unchanged otherwise."""
+def _same_step_info(info: dict[str, Any], reset_keys: set[Any]) -> dict[str, Any]:
+    """Sekai's layout of a gymnasium same-step info: ``{**final_info, **added, final_observation,
+    final_info, reset_info}`` for a sub-env that finished, unchanged otherwise.
+
+    gymnasium puts the new episode's reset info and the keys vector wrappers add after the
+    step (``"episode"``) side by side at the top level: the keys this sub-env's resets have
+    returned (``reset_keys``) are its reset info, the others stay at the top level.
+    """
     if "final_obs" not in info:
         return info
     info = dict(info)
     final_observation = info.pop("final_obs")
     final_info = info.pop("final_info", {})
+    reset_info = {k: v for k, v in info.items() if k in reset_keys}
+    added = {k: v for k, v in info.items() if k not in reset_keys}
     return {
         **final_info,
+        **added,
         "final_observation": final_observation,
         "final_info": final_info,
-        "reset_info": info,
+        "reset_info": reset_info,
     }
 
 
@@ -159,9 +168,11 @@ class GymnasiumVectorToSekai(VecEnv):
     Single spaces are converted with ``space_from_gymnasium``; results follow sekai's vector
     contract (``infos`` a list of dicts, same-step autoreset with ``final_observation`` /
     ``final_info`` / ``reset_info``, or frozen sub-envs with ``autoreset=False``). Seeds are
-    checked and expanded by sekai's rules (an int spawns child seeds) and given to the venv
-    as a list. Options must be the same for every sub-env. ``get_attr`` / ``set_attr`` /
-    ``call`` use the venv's (gymnasium's SyncVectorEnv and AsyncVectorEnv have them).
+    checked and expanded by sekai's rules (an int spawns child seeds) and given as a list to
+    gymnasium's SyncVectorEnv and AsyncVectorEnv; any other VectorEnv is seeded with the int
+    itself, as gymnasium's ``VectorEnv.reset`` is. Options must be the same for every sub-env.
+    ``get_attr`` / ``set_attr`` / ``call`` use the venv's (gymnasium's SyncVectorEnv and
+    AsyncVectorEnv have them).
 
     With a ``DISABLED`` venv and ``autoreset=False``, a frozen sub-env is reset in the
     background (gymnasium cannot skip a sub-env in ``step()``) and stepped with its last
@@ -182,27 +193,48 @@ class GymnasiumVectorToSekai(VecEnv):
         )
         self.gymnasium_vec = venv
         self.metadata = dict(venv.metadata)
+        gym = require_gymnasium("from_gymnasium_vector()", _VECTOR_GYMNASIUM)
+        base = venv.unwrapped  # through gymnasium's vector wrappers, which pass seeds on
+        self._takes_seed_list = isinstance(
+            base, (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv)
+        )
         self._same_step = same_step
         n = self.num_envs
         self._last_actions: Any = None
         self._final_rows: list[Any] = [None] * n
         self._final_terminated = np.zeros(n, dtype=bool)
         self._final_truncated = np.zeros(n, dtype=bool)
+        self._reset_keys: list[set[Any]] = [set() for _ in range(n)]
 
     # -- reset and step ---------------------------------------------------------------------
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         seeds, per_env_options = self._reset_plan(seed, options)
         gym_options = _one_options(per_env_options)
-        gym_seed = None if all(s is None for s in seeds) else seeds
-        # gymnasium's VectorEnv.reset is typed for an int; its backends take a list too.
         observations, infos = self.gymnasium_vec.reset(
-            seed=gym_seed,  # type: ignore[arg-type]
+            seed=self._gymnasium_seed(seed, seeds),  # type: ignore[arg-type]
             options=gym_options,
         )
         self._last_actions = None
         self._reset_done()
-        return VecResetResult(self._cast(observations), unstack_infos(infos, self.num_envs))
+        per_env = unstack_infos(infos, self.num_envs)
+        self._reset_keys = [set(info) for info in per_env]
+        return VecResetResult(self._cast(observations), per_env)
+
+    def _gymnasium_seed(self, seed: Any, seeds: list[int | None]) -> int | list[int | None] | None:
+        """What the venv's ``reset(seed=)`` takes: sekai's per-sub-env seeds where it accepts a
+        list (gymnasium's SyncVectorEnv and AsyncVectorEnv), else the user's one int seed."""
+        if all(s is None for s in seeds):
+            return None
+        if self._takes_seed_list:
+            return seeds
+        if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)):
+            return int(seed)
+        raise ValueError(
+            f"{type(self.gymnasium_vec.unwrapped).__name__} is seeded with one int (gymnasium's "
+            "VectorEnv.reset(seed: int | None)); only SyncVectorEnv and AsyncVectorEnv take one "
+            f"seed per sub-env. Pass an int seed, got {type(seed).__name__}."
+        )
 
     def step(self, actions: Any) -> VecStepResult[Any]:
         batch = self._checked_actions(actions)
@@ -216,7 +248,7 @@ class GymnasiumVectorToSekai(VecEnv):
         per_env = unstack_infos(infos, self.num_envs)
         observations = self._cast(observations)
         if self._same_step:
-            per_env = [_same_step_info(info) for info in per_env]
+            per_env = [_same_step_info(info, keys) for info, keys in zip(per_env, self._reset_keys)]
         elif self.autoreset:
             observations = self._reset_finished(observations, terminated | truncated, per_env)
         else:
