@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,45 @@ def test_sync_shims_run_on_the_private_loop_and_close_closes_it() -> None:
     assert loop is not None and not loop.is_closed()
     vec.close()
     assert loop.is_closed() and vec.closed
+
+
+class Feed(Venue):
+    """Starts a background reader on its first reset, as a market-data feed would."""
+
+    cleaned: list[int] = []  # noqa: RUF012
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        self.reader = asyncio.get_running_loop().create_task(self._read())
+        return await super().async_reset(seed=seed, options=options)
+
+    async def _read(self) -> None:
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            Feed.cleaned.append(self.index)
+
+
+def test_close_cancels_the_tasks_sub_envs_left_on_the_private_loop() -> None:
+    Feed.cleaned.clear()
+    vec = AsyncVecEnv([lambda i=i: Feed(i, []) for i in range(2)])
+    vec.reset(seed=0)
+    vec.close()
+    assert sorted(Feed.cleaned) == [0, 1]  # each reader's finally ran, as under asyncio.run
+
+
+def test_an_async_factory_is_refused_by_name_and_its_coroutine_closed(recwarn) -> None:
+    async def make_env() -> sekai.Env:  # type: ignore[type-arg]
+        return Venue(0, [])
+
+    with pytest.raises(TypeError) as caught:
+        AsyncVecEnv([make_env])
+    assert str(caught.value) == (
+        "AsyncVecEnv: env_fns[0] is an async function; env factories must be plain functions "
+        "returning a sekai.Env (do async set-up in the env's async_reset())."
+    )
+    del caught
+    gc.collect()
+    assert not [w for w in recwarn if "never awaited" in str(w.message)]
 
 
 @pytest.mark.parametrize("method", ["reset", "step"])

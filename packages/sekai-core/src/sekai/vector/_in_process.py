@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -108,6 +109,13 @@ def build_envs(
     try:
         for index, fn in enumerate(fns, first_index):
             env = fn()
+            if inspect.iscoroutine(env):
+                env.close()  # never awaited: close it so that Python does not warn about it
+                raise TypeError(
+                    f"{owner}: env_fns[{index}] is an async function; env factories must be "
+                    "plain functions returning a sekai.Env (do async set-up in the env's "
+                    "async_reset())."
+                )
             if not isinstance(env, Env):
                 raise TypeError(
                     f"{owner}: env_fns[{index}]() returned {type(env).__name__}, not a "

@@ -121,9 +121,23 @@ class AsyncVecEnv(InProcessVecEnv):
         finally:
             loop, self._loop = self._loop, None
             if loop is not None and not loop.is_closed():
-                loop.close()
+                _shut_down(loop)
 
     def __del__(self) -> None:
         loop = getattr(self, "_loop", None)
         if loop is not None and not loop.is_closed() and not loop.is_running():
             loop.close()
+
+
+def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
+    """Close ``loop`` as ``asyncio.run`` closes its own: the tasks sub-envs left on it (a feed's
+    reader) are cancelled and run their ``finally`` blocks, async generators are finalised."""
+    try:
+        tasks = asyncio.all_tasks(loop)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
