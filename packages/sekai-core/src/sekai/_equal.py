@@ -28,7 +28,13 @@ def structurally_equal(a: Any, b: Any) -> bool:
             and len(a) == len(b)
             and all(structurally_equal(x, y) for x, y in zip(a, b))
         )
-    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+    # NumPy float scalars too: np.float32/np.float16 are not Python floats (np.float64 is).
+    if (
+        isinstance(a, (float, np.floating))
+        and isinstance(b, (float, np.floating))
+        and a != a
+        and b != b
+    ):
         return True
     try:
         return bool(a == b)

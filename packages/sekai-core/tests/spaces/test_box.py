@@ -132,6 +132,48 @@ def test_box_integer_out_of_range_bounds_are_clipped_with_warning() -> None:
     assert (box.low == 0).all()
 
 
+@pytest.mark.parametrize(
+    "low, high, dtype, name",
+    [
+        (0, 2**64, np.uint64, "high"),
+        (0, 2**70, np.int64, "high"),
+        (-(2**70), 0, np.int64, "low"),
+    ],
+)
+def test_box_integer_bounds_beyond_64_bits_are_clipped_with_warning(
+    low: int, high: int, dtype: Any, name: str
+) -> None:
+    info = np.iinfo(dtype)
+    msg = (
+        f"Box {name} has values outside the range of {np.dtype(dtype)}; they were clipped to "
+        f"[{info.min}, {info.max}]."
+    )
+    with pytest.warns(UserWarning, match=re.escape(msg)):
+        box = Box(low, high, shape=(2,), dtype=dtype)
+    assert box.low.dtype == dtype
+    assert box.low.tolist() == [max(low, info.min)] * 2
+    assert box.high.tolist() == [min(high, info.max)] * 2
+
+
+def test_box_bounds_beyond_64_bits_keep_the_other_entries_exact() -> None:
+    with pytest.warns(UserWarning, match="outside the range of uint64"):
+        box = Box(0, [2**64, 2**63 + 1], dtype=np.uint64)
+    assert box.high.tolist() == [2**64 - 1, 2**63 + 1]
+
+
+def test_float_box_bounds_beyond_64_bits_become_floats() -> None:
+    box = Box([-(2**1100), 0.5], [2**70, 2**1100], dtype=np.float64)
+    assert box.low.tolist() == [-np.inf, 0.5]
+    assert box.high.tolist() == [2.0**70, np.inf]
+
+
+def test_box_rejects_non_numeric_object_bounds() -> None:
+    with pytest.raises(
+        TypeError, match=r"^Box high must be numeric, got an array of dtype object\.$"
+    ):
+        Box(0, [2**70, None], dtype=np.int64)
+
+
 def test_box_integer_infinite_bounds_do_not_warn() -> None:
     box = Box(0, np.inf, shape=(1,), dtype=np.uint8)
     assert int(box.high[0]) == 255

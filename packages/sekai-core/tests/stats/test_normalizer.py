@@ -104,3 +104,44 @@ def test_epsilon_must_be_finite_and_positive(build: Any, epsilon: float) -> None
 def test_epsilon_must_be_a_number() -> None:
     with pytest.raises(TypeError, match=r"^epsilon must be a number, got str\.$"):
         ObservationNormalizer(sekai.Box(0.0, 1.0, shape=(1,)), epsilon="1e-8")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+def test_assigned_obs_rms_and_epsilon_are_the_ones_used(vector: bool) -> None:
+    def make() -> Any:
+        return sekai.SyncVecEnv([Drift] * 2) if vector else Drift()
+
+    def first_obs(env: Any) -> Any:
+        result = env.reset(seed=5)
+        return result.observations if vector else result.observation
+
+    wrap = sekai.VecNormalizeObservation if vector else sekai.NormalizeObservation
+    env = wrap(make())
+    trained = RunningMeanStd(shape=(1,))
+    trained.update(np.array([[3.0], [5.0]]))  # mean 4, var 1
+    env.update_running_mean = False
+    env.obs_rms = trained
+    env.epsilon = 3.0
+    assert env.obs_rms is trained and env.epsilon == 3.0
+    np.testing.assert_allclose(first_obs(env), (first_obs(make()) - 4.0) / 2.0)
+    assert trained.count == 2  # frozen: the assigned statistics are not updated
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+def test_obs_rms_and_epsilon_of_the_wrong_kind_are_refused(vector: bool) -> None:
+    env = (
+        sekai.VecNormalizeObservation(sekai.SyncVecEnv([Drift] * 2))
+        if vector
+        else sekai.NormalizeObservation(Drift())
+    )
+    owner = type(env).__name__
+    before = env.obs_rms
+    with pytest.raises(
+        ValueError, match=rf"^{owner}: obs_rms has shape \(2,\), expected \(1,\)\.$"
+    ):
+        env.obs_rms = RunningMeanStd(shape=(2,))
+    with pytest.raises(TypeError, match=rf"^{owner}: obs_rms must be a RunningMeanStd or "):
+        env.obs_rms = {"x": before}
+    with pytest.raises(ValueError, match=r"^epsilon must be finite and > 0, got 0\.0\.$"):
+        env.epsilon = 0.0
+    assert env.obs_rms is before and env.epsilon == 1e-8

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import numpy as np
 import pytest
 
 import sekai
@@ -45,6 +46,14 @@ def test_in_memory_tracker_window_and_unbounded() -> None:
 def test_in_memory_tracker_rejects_bad_window() -> None:
     with pytest.raises(ValueError, match="max_episodes must be >= 1"):
         InMemoryTracker(max_episodes=0)
+
+
+def test_in_memory_tracker_accepts_numpy_ints_and_refuses_other_types() -> None:
+    assert InMemoryTracker(max_episodes=np.int64(2)).episodes.maxlen == 2
+    with pytest.raises(
+        TypeError, match=r"^InMemoryTracker: max_episodes must be an int, got bool\.$"
+    ):
+        InMemoryTracker(max_episodes=True)
 
 
 def test_logging_tracker_logs_episode_end(caplog: pytest.LogCaptureFixture) -> None:

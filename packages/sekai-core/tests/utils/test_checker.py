@@ -274,6 +274,22 @@ def test_reward_type_nan_and_infinite_rewards() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "nan", [float("nan"), np.float64("nan"), np.float32("nan"), np.float16("nan")]
+)
+def test_a_nan_reward_of_any_float_type_is_deterministic(nan: Any) -> None:
+    # Rollouts are compared structurally and NaN-equal, NumPy float scalars included.
+    class NanReward(Good):
+        def step(self, action: Any) -> Any:
+            r = super().step(action)
+            reward = nan if self.t == 2 else r.reward
+            return sekai.StepResult(r.observation, reward, r.terminated, r.truncated, r.info)
+
+    assert check_env(NanReward(), n_steps=5, check_determinism=True, check_async=False) == [
+        "WARNING: reward at step 1 is NaN."
+    ]
+
+
 def test_warn_on_anomaly_false_keeps_only_errors() -> None:
     assert check_env(WrongDtype(), warn_on_anomaly=False) == []
     assert check_env(WrongShape(), warn_on_anomaly=False) != []

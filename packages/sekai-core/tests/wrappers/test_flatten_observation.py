@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import numpy as np
@@ -36,3 +37,19 @@ def test_flatten_observation_rejects_sequence_naming_pad_sequence(toy_env: Any) 
     space = sekai.Sequence(sekai.Box(0.0, 1.0, shape=(2,)), max_length=3)
     with pytest.raises(TypeError, match="PadSequenceObservation"):
         FlattenObservation(toy_env(observation_space=space))
+
+
+def test_a_subclass_observation_override_runs_on_every_path(toy_env: Any) -> None:
+    class Scaled(FlattenObservation):
+        def observation(self, observation: Any) -> Any:
+            return super().observation(observation) * 10
+
+    env = Scaled(toy_env())
+    np.testing.assert_array_equal(env.reset(seed=0).observation, [0, 0])
+    np.testing.assert_array_equal(env.step(0).observation, [10, -10])
+
+    async def run() -> Any:
+        await env.async_reset(seed=0)
+        return (await env.async_step(0)).observation
+
+    np.testing.assert_array_equal(asyncio.run(run()), [10, -10])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -136,3 +137,65 @@ def test_rejects_space_without_box(toy_env: Any) -> None:
 def test_rejects_bad_halflife(toy_env: Any) -> None:
     with pytest.raises(ValueError, match="halflife"):
         NormalizeObservation(toy_env(), stats="ewm", halflife=0)
+
+
+def test_obs_rms_set_through_the_stack_is_used(toy_env: Any) -> None:
+    # gymnasium's evaluation idiom: normalise with the training run's statistics.
+    train = NormalizeObservation(toy_env(length=100))
+    train.reset(seed=0)
+    for _ in range(4):
+        train.step(0)
+    train.update_running_mean = False
+    evaluation = sekai.TimeLimit(NormalizeObservation(toy_env(length=100)), 50)
+    evaluation.set_attr("update_running_mean", False)
+    evaluation.set_attr("obs_rms", train.obs_rms)
+    assert evaluation.get_attr("obs_rms") is train.obs_rms
+    np.testing.assert_array_equal(
+        evaluation.reset(seed=0).observation, train.reset(seed=0).observation
+    )
+    np.testing.assert_array_equal(evaluation.step(0).observation, train.step(0).observation)
+
+
+def test_nested_obs_rms_assignment_is_used_and_checked_against_the_space(toy_env: Any) -> None:
+    space = sekai.Dict(
+        a=sekai.Box(-5.0, 5.0, shape=(2,)),
+        k=sekai.Discrete(3),
+        t=sekai.Tuple([sekai.Box(0.0, 1.0, shape=()), sekai.MultiBinary(2)]),
+    )
+    raw = {
+        "a": np.array([3.0, -1.0], np.float32),
+        "k": 1,
+        "t": (np.float32(0.5), np.array([1, 0], np.int8)),
+    }
+    env = NormalizeObservation(toy_env(observation_space=space, obs_fn=lambda e: raw))
+    env.update_running_mean = False
+    a = RunningMeanStd(shape=(2,))
+    a.update(np.array([[1.0, 1.0], [3.0, 3.0]]))
+    t0 = ExponentialMovingStats(shape=(), halflife=5)
+    t0.update(np.array([2.0]))
+    env.obs_rms = {"a": a, "k": None, "t": [t0, None]}
+    assert env.obs_rms["a"] is a and env.obs_rms["t"][0] is t0
+    obs = env.reset(seed=0).observation
+    np.testing.assert_allclose(obs["a"], a.normalize(raw["a"], 1e-8))
+    np.testing.assert_allclose(obs["t"][0], t0.normalize(0.5, 1e-8))
+
+    prefix = "NormalizeObservation: obs_rms"
+    with pytest.raises(
+        ValueError, match=re.escape(f"{prefix} must be a dict with keys ['a', 'k', 't']")
+    ):
+        env.obs_rms = {"a": a}
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            f"{prefix}['t'][0] must be a RunningMeanStd or ExponentialMovingStats of shape (), "
+            "got 0.5."
+        ),
+    ):
+        env.obs_rms = {"a": a, "k": None, "t": [0.5, None]}
+    with pytest.raises(ValueError, match=re.escape(f"{prefix}['a'] has shape (), expected (2,).")):
+        env.obs_rms = {"a": t0, "k": None, "t": [t0, None]}
+    with pytest.raises(ValueError, match=re.escape(f"{prefix}['k'] must be None")):
+        env.obs_rms = {"a": a, "k": a, "t": [t0, None]}
+    with pytest.raises(ValueError, match=re.escape(f"{prefix}['t'] must be a list of 2 entries")):
+        env.obs_rms = {"a": a, "k": None, "t": [t0]}
+    assert env.obs_rms["a"] is a and env.obs_rms["t"][0] is t0  # failed assignments change nothing

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 import sekai
@@ -144,3 +145,19 @@ def test_a_tracker_without_the_tracker_methods_is_refused_at_construction(
         build(3)
     with pytest.raises(TypeError, match=prefix + r"got Partial without on_step, on_episode_end\.$"):
         build(Partial())
+
+
+@pytest.mark.parametrize("owner", ["RecordEpisodeStatistics", "VecRecordEpisodeStatistics"])
+def test_deque_size_accepts_numpy_ints_and_errors_name_it(owner: str, toy_env: Any) -> None:
+    build = {
+        "RecordEpisodeStatistics": lambda n: sekai.RecordEpisodeStatistics(toy_env(), deque_size=n),
+        "VecRecordEpisodeStatistics": lambda n: sekai.VecRecordEpisodeStatistics(
+            sekai.SyncVecEnv([toy_env]), deque_size=n
+        ),
+    }[owner]
+    assert build(np.int64(3)).tracker.episodes.maxlen == 3
+    assert build(None).tracker.episodes.maxlen is None
+    with pytest.raises(ValueError, match=r"^deque_size must be >= 1, got 0\.$"):
+        build(0)
+    with pytest.raises(TypeError, match=rf"^{owner}: deque_size must be an int, got float\.$"):
+        build(2.0)

@@ -96,3 +96,48 @@ def test_an_action_of_another_shape_is_invalid_not_broadcast(
         env.step(bad)
     assert caught.value.space == env.action_space
     assert inner.actions == []
+
+
+I64 = np.iinfo(np.int64)
+
+
+@pytest.mark.parametrize(
+    "dtype, low, high, action, expected",
+    [
+        (np.uint8, 0, 10, np.array([-3.0, 300.0]), [0, 10]),
+        (np.uint8, 0, 10, np.array([-1, 20]), [0, 10]),
+        (np.uint8, 0, 10, [-3, 20], [0, 10]),
+        (np.int8, -5, 5, np.array([200.0, -1000.0]), [5, -5]),
+        (np.int8, -5, 5, np.array([2.7, -2.7]), [2, -2]),
+        (np.int64, 0, np.inf, np.array([2**62 + 1, 2**63 + 5], np.uint64), [2**62 + 1, I64.max]),
+        (np.uint64, 0, np.inf, np.array([-1, 2**62 + 1], np.int64), [0, 2**62 + 1]),
+    ],
+)
+def test_clip_action_on_an_integer_box_clips_before_casting(
+    dtype: Any, low: Any, high: Any, action: Any, expected: Any, toy_env: Any
+) -> None:
+    env = ClipAction(toy_env(action_space=sekai.Box(low, high, shape=(2,), dtype=dtype)))
+    out = env.action(action)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out, np.array(expected, dtype=dtype))
+
+
+def test_clip_action_float_actions_beyond_int64_stay_in_the_box(toy_env: Any) -> None:
+    space = sekai.Box(-np.inf, np.inf, shape=(2,), dtype=np.int64)
+    out = ClipAction(toy_env(action_space=space)).action(np.array([1e30, -1e30]))
+    assert out in space
+    assert out[0] > 2**62 and out[1] == I64.min
+
+
+def test_rescale_action_reverse_maps_degenerate_env_dimensions_to_min_action(
+    toy_env: Any,
+) -> None:
+    # The env's first dimension has low == high: reverse_action must not divide by its zero
+    # range (NaN, and a RuntimeWarning, which this suite turns into an error).
+    inner = toy_env(action_space=sekai.Box(np.array([0.0, -2.0]), np.array([0.0, 2.0])))
+    env = RescaleAction(inner, -1.0, 1.0)
+    sent = env.action(np.array([0.3, 0.5], np.float32))
+    np.testing.assert_allclose(sent, [0.0, 1.0])
+    back = env.reverse_action(sent)
+    np.testing.assert_allclose(back, [-1.0, 0.5])
+    assert back in env.action_space

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -106,6 +107,34 @@ def test_dtype_observation_to_integer_truncates_bounds(toy_env: Any) -> None:
     assert repr(env.observation_space) == "Box(-4, 4, (2,), int32)"
     obs = env.reset(seed=0).observation
     assert obs.dtype == np.int32 and obs in env.observation_space
+
+
+@pytest.mark.parametrize(
+    "space, dtype, obs, expected",
+    [
+        (sekai.Box(-1.0, 1.0, shape=(3,)), np.uint8, np.array([-1.0, -0.5, 1.0]), [0, 0, 1]),
+        (sekai.Box(0.0, 1000.0, shape=(2,)), np.int8, np.array([200.0, 1000.0]), [127, 127]),
+        (sekai.Box(-9, 300, shape=(2,), dtype=np.int64), np.uint8, np.array([-9, 300]), [0, 255]),
+        (
+            sekai.Box(0, 2**63 - 1, shape=(2,), dtype=np.int64),
+            np.uint64,
+            np.array([2**62 + 1, 5]),
+            [2**62 + 1, 5],
+        ),
+        (sekai.Box(-np.inf, np.inf, shape=(2,)), np.int64, np.array([1e30, -1e30]), None),
+    ],
+)
+def test_dtype_observation_to_a_narrower_integer_stays_in_its_space(
+    space: sekai.Box, dtype: Any, obs: Any, expected: Any, toy_env: Any
+) -> None:
+    obs = obs.astype(space.dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the narrower Box clips its bounds, with a UserWarning
+        env = DtypeObservation(toy_env(observation_space=space, obs_fn=lambda e: obs), dtype)
+    out = env.reset(seed=0).observation
+    assert out.dtype == dtype and out in env.observation_space
+    if expected is not None:
+        np.testing.assert_array_equal(out, np.array(expected, dtype=dtype))
 
 
 def test_dtype_observation_rejects_non_box(toy_env: Any) -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, SupportsIndex
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["as_bound", "check_dtype", "normalise_shape", "to_integer_dtype"]
+__all__ = ["as_bound", "check_dtype", "normalise_shape", "to_float_dtype", "to_integer_dtype"]
 
 
 def normalise_shape(shape: Any) -> tuple[int, ...] | None:
@@ -47,16 +48,48 @@ def check_dtype(dtype: Any) -> np.dtype[Any]:
 
 
 def as_bound(name: str, value: Any) -> NDArray[Any]:
-    """Convert a bound to a numeric array, rejecting NaN."""
+    """Convert a bound to a numeric array, rejecting NaN.
+
+    Python ints beyond 64 bits (which NumPy holds only as objects) stay exact Python ints in an
+    object array, for ``to_integer_dtype`` to clip; mixed with floats, all become float64.
+    """
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"Box {name} must be a number or an array of numbers: {exc}") from None
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype == object:  # NumPy holds ints beyond 64 bits only as objects
+        arr = _object_bound(name, arr)
+    elif arr.dtype.kind not in "biuf":
         raise TypeError(f"Box {name} must be numeric, got an array of dtype {arr.dtype}.")
     if arr.dtype.kind == "f" and bool(np.isnan(arr).any()):
         raise ValueError(f"Box {name} contains NaN; use -np.inf/np.inf for unbounded dimensions.")
     return arr
+
+
+def _object_bound(name: str, arr: NDArray[Any]) -> NDArray[Any]:
+    """An object array of numbers as exact Python ints (still an object array), or as float64
+    if any is not an int (ints beyond float64's range become +-inf)."""
+    items = arr.reshape(-1).tolist()
+    if all(isinstance(v, (int, np.integer)) for v in items):
+        return np.array([int(v) for v in items], dtype=object).reshape(arr.shape)
+    if all(isinstance(v, (int, float, np.integer, np.floating)) for v in items):
+        return np.array([_to_float(v) for v in items], dtype=np.float64).reshape(arr.shape)
+    raise TypeError(f"Box {name} must be numeric, got an array of dtype object.")
+
+
+def _to_float(value: Any) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond float64's range
+        return math.inf if value > 0 else -math.inf
+
+
+def to_float_dtype(arr: NDArray[Any], dt: np.dtype[Any]) -> NDArray[Any]:
+    """Convert a bound to floating ``dt``: values beyond its range become +-inf."""
+    if arr.dtype == object:  # exact Python ints from as_bound()
+        arr = np.array([_to_float(v) for v in arr.reshape(-1).tolist()]).reshape(arr.shape)
+    with np.errstate(over="ignore"):
+        return np.array(arr, dtype=dt)
 
 
 def to_integer_dtype(name: str, arr: NDArray[Any], dt: np.dtype[Any]) -> NDArray[Any]:

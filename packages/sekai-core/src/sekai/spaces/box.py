@@ -10,7 +10,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.spaces._array import ArraySpace
-from sekai.spaces._bounds import as_bound, check_dtype, normalise_shape, to_integer_dtype
+from sekai.spaces._bounds import (
+    as_bound,
+    check_dtype,
+    normalise_shape,
+    to_float_dtype,
+    to_integer_dtype,
+)
 from sekai.spaces._format import format_bound
 from sekai.spaces.jsonable import register_space_type
 from sekai.spaces.space import SeedLike
@@ -82,9 +88,8 @@ class Box(ArraySpace[NDArray[Any]]):
             low_a = self._broadcast("low", low_a, shape_t)
             high_a = self._broadcast("high", high_a, shape_t)
         if dt.kind == "f":
-            with np.errstate(over="ignore"):
-                low_c = np.array(low_a, dtype=dt)
-                high_c = np.array(high_a, dtype=dt)
+            low_c = to_float_dtype(low_a, dt)
+            high_c = to_float_dtype(high_a, dt)
         else:
             low_c = to_integer_dtype("low", low_a, dt)
             high_c = to_integer_dtype("high", high_a, dt)

@@ -9,6 +9,7 @@ outputs 0 in empty slots; other leaves pass through unchanged.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from sekai.stats.running import ExponentialMovingStats, RunningMeanStd
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["ObservationNormalizer", "Stats"]
+__all__ = ["NormalizerAttributes", "ObservationNormalizer", "Stats"]
 
 Stats = RunningMeanStd | ExponentialMovingStats
 
@@ -38,7 +39,10 @@ class ObservationNormalizer:
         owner: the name used in error messages.
 
     Attributes:
-        stats: the statistics objects, nested like the space (``None`` for pass-through leaves).
+        stats: the statistics objects, nested like the space (``None`` for pass-through leaves);
+            the wrappers' ``obs_rms``. Assigning it (a structure of the same form, e.g. another
+            normaliser's) makes normalisation use those objects.
+        epsilon: added to the variance; assignable.
         observation_space: the space of normalised observations (float64 Box/MaskedBox leaves).
 
     Raises:
@@ -60,17 +64,11 @@ class ObservationNormalizer:
             raise ValueError(f"stats must be 'running' or 'ewm', got {stats!r}.")
         if clip is not None and not clip > 0:
             raise ValueError(f"clip must be positive, got {clip}.")
-        if isinstance(epsilon, bool) or not isinstance(
-            epsilon, (int, float, np.integer, np.floating)
-        ):
-            raise TypeError(f"epsilon must be a number, got {type(epsilon).__name__}.")
-        if not 0 < epsilon < math.inf:
-            raise ValueError(f"epsilon must be finite and > 0, got {epsilon}.")
+        self.epsilon = epsilon
         if stats == "ewm":  # validate once, before any leaf is built
             ExponentialMovingStats(halflife=halflife)
         self.kind = stats
         self.halflife = halflife
-        self.epsilon = float(epsilon)
         self.clip = None if clip is None else float(clip)
         self.owner = owner
         self._has_leaf = False
@@ -80,8 +78,49 @@ class ObservationNormalizer:
                 "Observation normalisation needs at least one Box or MaskedBox in the "
                 f"observation space, got {space!r}."
             )
-        self.stats = self._stats_of(self._plan)
+        self._stats = self._stats_of(self._plan)
         self.observation_space = self._space_of(self._plan, space)
+
+    # -- assignable attributes -----------------------------------------------------------
+    # Properties: normalize() reads _epsilon and the plan's leaves, so an assignment must
+    # reach those (a plain attribute would be ignored).
+
+    @property
+    def epsilon(self) -> float:
+        """Added to the variance before dividing (finite, > 0)."""
+        return self._epsilon
+
+    @epsilon.setter
+    def epsilon(self, epsilon: float) -> None:
+        if isinstance(epsilon, bool) or not isinstance(
+            epsilon, (int, float, np.integer, np.floating)
+        ):
+            raise TypeError(f"epsilon must be a number, got {type(epsilon).__name__}.")
+        if not 0 < epsilon < math.inf:
+            raise ValueError(f"epsilon must be finite and > 0, got {epsilon}.")
+        self._epsilon = float(epsilon)
+
+    @property
+    def stats(self) -> Any:
+        """The statistics objects, nested like the space (``None`` for pass-through leaves)."""
+        return self._stats
+
+    @stats.setter
+    def stats(self, stats: Any) -> None:
+        # Checked in full before anything changes: a bad assignment leaves the old statistics.
+        self._plan = self._zip(self._plan, stats, f"{self.owner}: obs_rms", self._check_stats)
+        self._stats = self._stats_of(self._plan)
+
+    @staticmethod
+    def _check_stats(current: Stats, stats: Any, where: str) -> Stats:
+        if not isinstance(stats, (RunningMeanStd, ExponentialMovingStats)):
+            raise TypeError(
+                f"{where} must be a RunningMeanStd or ExponentialMovingStats of shape "
+                f"{current.shape}, got {stats!r}."
+            )
+        if stats.shape != current.shape:
+            raise ValueError(f"{where} has shape {stats.shape}, expected {current.shape}.")
+        return stats
 
     # -- construction --------------------------------------------------------------------
 
@@ -169,7 +208,7 @@ class ObservationNormalizer:
             x = np.asarray(obs, dtype=np.float64)
             if update:
                 payload.update((x if rows is None else x[rows]) if batched else x[None])
-            out = payload.normalize(x, self.epsilon)
+            out = payload.normalize(x, self._epsilon)
         elif kind == _MASKED:
             values = np.asarray(obs["values"], dtype=np.float64)
             mask = np.asarray(obs["mask"])
@@ -179,7 +218,7 @@ class ObservationNormalizer:
                 if rows is not None:
                     counted = occupied & rows.reshape((-1,) + (1,) * (occupied.ndim - 1))
                 payload.update(values[counted])  # (k, *element_shape), single or batched
-            out = payload.normalize(values, self.epsilon)
+            out = payload.normalize(values, self._epsilon)
             out[~occupied] = 0.0
             if self.clip is not None:
                 np.clip(out, -self.clip, self.clip, out=out)
@@ -215,27 +254,80 @@ class ObservationNormalizer:
 
     def load_state_dict(self, state: Any) -> None:
         """Restore statistics saved by ``state_dict()`` (the structure must match)."""
-        self._load(self._plan, state, "state")
+        self._zip(self._plan, state, f"{self.owner}: state", self._load_leaf)
 
-    def _load(self, node: tuple[Any, ...], state: Any, where: str) -> None:
+    @staticmethod
+    def _load_leaf(current: Stats, state: Any, where: str) -> Stats:
+        if not isinstance(state, dict):
+            raise ValueError(f"{where} must be a statistics dict, got {state!r}.")
+        current.load_state_dict(state)
+        return current
+
+    def _zip(
+        self,
+        node: tuple[Any, ...],
+        value: Any,
+        where: str,
+        leaf: Callable[[Stats, Any, str], Stats],
+    ) -> tuple[Any, ...]:
+        """Walk ``value``, nested like the space (dicts, tuples or lists, ``None`` for
+        pass-through leaves), along ``node``: the plan with each statistics leaf replaced by
+        ``leaf(stats, value_there, where)``. A structure that differs raises ValueError."""
         kind, payload = node
         if kind in (_BOX, _MASKED):
-            if not isinstance(state, dict):
-                raise ValueError(f"{self.owner}: {where} must be a statistics dict, got {state!r}.")
-            payload.load_state_dict(state)
-        elif kind == _DICT:
-            if not isinstance(state, dict) or set(state) != set(payload):
+            return (kind, leaf(payload, value, where))
+        if kind == _DICT:
+            if not isinstance(value, dict) or set(value) != set(payload):
                 raise ValueError(
-                    f"{self.owner}: {where} must be a dict with keys {list(payload)}, "
-                    f"got {state!r}."
+                    f"{where} must be a dict with keys {list(payload)}, got {value!r}."
                 )
-            for key, child in payload.items():
-                self._load(child, state[key], f"{where}[{key!r}]")
-        elif kind == _TUPLE:
-            if not isinstance(state, (list, tuple)) or len(state) != len(payload):
+            return (
+                kind,
+                {
+                    key: self._zip(child, value[key], f"{where}[{key!r}]", leaf)
+                    for key, child in payload.items()
+                },
+            )
+        if kind == _TUPLE:
+            if not isinstance(value, (list, tuple)) or len(value) != len(payload):
                 raise ValueError(
-                    f"{self.owner}: {where} must be a list of {len(payload)} entries, "
-                    f"got {state!r}."
+                    f"{where} must be a list of {len(payload)} entries, got {value!r}."
                 )
-            for i, (child, sub) in enumerate(zip(payload, state)):
-                self._load(child, sub, f"{where}[{i}]")
+            return (
+                kind,
+                tuple(
+                    self._zip(child, sub, f"{where}[{i}]", leaf)
+                    for i, (child, sub) in enumerate(zip(payload, value))
+                ),
+            )
+        if value is not None:
+            raise ValueError(f"{where} must be None (that part is not normalised), got {value!r}.")
+        return node
+
+
+class NormalizerAttributes:
+    """``obs_rms`` and ``epsilon`` for a wrapper normalising with ``self._normalizer``.
+
+    Assigning them (directly or with ``set_attr``) changes what the normaliser uses, as in
+    gymnasium's ``eval_env.obs_rms = train_env.obs_rms``; a wrong structure is refused.
+    """
+
+    _normalizer: ObservationNormalizer
+
+    @property
+    def obs_rms(self) -> Any:
+        """The statistics, nested like the space (``None`` for pass-through leaves)."""
+        return self._normalizer.stats
+
+    @obs_rms.setter
+    def obs_rms(self, stats: Any) -> None:
+        self._normalizer.stats = stats
+
+    @property
+    def epsilon(self) -> float:
+        """Added to the variance before dividing."""
+        return self._normalizer.epsilon
+
+    @epsilon.setter
+    def epsilon(self, epsilon: float) -> None:
+        self._normalizer.epsilon = epsilon

@@ -6,6 +6,7 @@ import logging
 from collections import deque
 from typing import Any, Protocol, runtime_checkable
 
+from sekai._args import check_int
 from sekai.stats.episode import EpisodeStats
 
 __all__ = ["InMemoryTracker", "LoggingTracker", "StatsTracker"]
@@ -35,11 +36,17 @@ class StatsTracker(Protocol):
 _TRACKER_METHODS = ("on_reset", "on_step", "on_episode_end")
 
 
-def tracker_or_default(owner: str, tracker: Any, max_episodes: int) -> StatsTracker:
+def _window(owner: str, name: str, value: Any) -> int | None:
+    """An episode window: None (unbounded) or an int >= 1, NumPy ints included."""
+    return None if value is None else check_int(owner, name, value, 1)
+
+
+def tracker_or_default(owner: str, tracker: Any, deque_size: int | None) -> StatsTracker:
     """``tracker``, checked to have the ``StatsTracker`` methods a recording wrapper calls, or
-    a new ``InMemoryTracker(max_episodes)`` when it is None."""
+    a new ``InMemoryTracker(deque_size)`` when it is None (errors name ``deque_size``, the
+    wrappers' argument)."""
     if tracker is None:
-        return InMemoryTracker(max_episodes=max_episodes)
+        return InMemoryTracker(max_episodes=_window(owner, "deque_size", deque_size))
     missing = [name for name in _TRACKER_METHODS if not callable(getattr(tracker, name, None))]
     if missing:
         raise TypeError(
@@ -53,15 +60,8 @@ class InMemoryTracker:
     """Keeps the last ``max_episodes`` EpisodeStats in memory (``None``: unbounded)."""
 
     def __init__(self, max_episodes: int | None = 100) -> None:
-        if max_episodes is not None:
-            if isinstance(max_episodes, bool) or not isinstance(max_episodes, int):
-                raise TypeError(
-                    f"max_episodes must be an int or None, got {type(max_episodes).__name__}."
-                )
-            if max_episodes < 1:
-                raise ValueError(f"max_episodes must be >= 1 or None, got {max_episodes}.")
-        self.max_episodes = max_episodes
-        self.episodes: deque[EpisodeStats] = deque(maxlen=max_episodes)
+        self.max_episodes = _window("InMemoryTracker", "max_episodes", max_episodes)
+        self.episodes: deque[EpisodeStats] = deque(maxlen=self.max_episodes)
 
     def on_reset(self, env_id: str | None, seed: int | None) -> None:
         """Nothing to do: episodes are recorded when they end."""

@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai._args import resolve_callable
 from sekai.core._rng import make_seed_sequence
 from sekai.spaces import Space
 from sekai.stats.episode import EpisodeStats
-from sekai.stats.normalizer import ObservationNormalizer
+from sekai.stats.normalizer import NormalizerAttributes, ObservationNormalizer
 from sekai.stats.running import RunningMeanStd
 from sekai.stats.trackers import InMemoryTracker, StatsTracker, tracker_or_default
 from sekai.vector.kernel_backend import KernelBackend, NumpyBackend
@@ -25,7 +26,6 @@ from sekai.vector.vec_wrapper import (
     VecResultWrapper,
     VecRewardWrapper,
 )
-from sekai.wrappers._args import resolve_callable
 
 __all__ = [
     "VecNormalizeObservation",
@@ -141,7 +141,7 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
         return result
 
 
-class VecNormalizeObservation(VecObservationWrapper):
+class VecNormalizeObservation(NormalizerAttributes, VecObservationWrapper):
     """Normalise observations with statistics shared by all sub-envs (NormalizeObservation's
     options: every Box leaf, MaskedBox over occupied slots, ``"ewm"`` statistics, clipping).
 
@@ -160,7 +160,8 @@ class VecNormalizeObservation(VecObservationWrapper):
         clip: clip normalised values to ``[-clip, clip]`` (None: no clipping).
 
     Attributes:
-        obs_rms: the statistics, nested like the space (None for pass-through leaves).
+        obs_rms: the statistics, nested like the space (None for pass-through leaves);
+            assignable, like ``epsilon`` (``eval_vec.obs_rms = train_vec.obs_rms``).
         update_running_mean: set it to False to freeze the statistics (evaluation).
     """
 
@@ -182,9 +183,7 @@ class VecNormalizeObservation(VecObservationWrapper):
             clip=clip,
             owner="VecNormalizeObservation",
         )
-        self.epsilon = epsilon
         self.update_running_mean = True
-        self.obs_rms: Any = self._normalizer.stats
         self.observation_space = self._normalizer.observation_space
         self._backend = _device_backend(venv)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from sekai._args import check_int
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import Wrapper
-from sekai.wrappers._args import check_int
 
 __all__ = ["ActionRepeat"]
 

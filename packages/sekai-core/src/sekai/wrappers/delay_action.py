@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from sekai._args import check_int
 from sekai.core.env import Env
 from sekai.core.wrapper import ResultWrapper
 from sekai.spaces import Box
-from sekai.wrappers._args import check_int
 from sekai.wrappers.autoreset import warn_if_around_autoreset
 
 __all__ = ["DelayAction"]

@@ -6,11 +6,11 @@ import copy
 from collections import deque
 from typing import Any
 
+from sekai._args import check_int
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import ResultWrapper
 from sekai.spaces import zero_sample
-from sekai.wrappers._args import check_int
 from sekai.wrappers.autoreset import warn_if_around_autoreset
 
 __all__ = ["DelayObservation"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from numpy.typing import NDArray
@@ -33,19 +35,26 @@ class FlattenObservation(ObservationWrapper[NDArray[Any], Any, Any]):
         self._inner_space = space
         # Resolve the singledispatch implementation once: this runs on every step.
         self._flatten = flatten.dispatch(type(space))
+        # step() calls flatten directly unless a subclass overrides observation() (decided
+        # once, here: an override must run on every path).
+        self._step_observation: Callable[[Any], NDArray[Any]] = (
+            partial(self._flatten, space)
+            if type(self).observation is FlattenObservation.observation
+            else self.observation
+        )
         self.observation_space = flatten_space(space)
 
     def observation(self, observation: Any) -> NDArray[Any]:
         """Return the flattened observation."""
         return self._flatten(self._inner_space, observation)
 
-    # step() runs on every transition: inlined rather than going through observation().
+    # step() runs on every transition: it skips the observation() call where it can.
     def step(self, action: Any) -> StepResult[NDArray[Any]]:
         r = self.env.step(action)
-        obs = self._flatten(self._inner_space, r.observation)
+        obs = self._step_observation(r.observation)
         return StepResult(obs, r.reward, r.terminated, r.truncated, r.info)
 
     async def async_step(self, action: Any) -> StepResult[NDArray[Any]]:
         r = await self.env.async_step(action)
-        obs = self._flatten(self._inner_space, r.observation)
+        obs = self._step_observation(r.observation)
         return StepResult(obs, r.reward, r.terminated, r.truncated, r.info)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from sekai._args import check_int
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import ResultWrapper
 from sekai.spaces import batch_space, concatenate, zero_sample
-from sekai.wrappers._args import check_int
 from sekai.wrappers.autoreset import warn_if_around_autoreset
 
 __all__ = ["FrameStackObservation"]

@@ -6,12 +6,12 @@ from typing import Any
 
 from sekai.core.env import Env
 from sekai.core.wrapper import ObservationWrapper
-from sekai.stats.normalizer import ObservationNormalizer
+from sekai.stats.normalizer import NormalizerAttributes, ObservationNormalizer
 
 __all__ = ["NormalizeObservation"]
 
 
-class NormalizeObservation(ObservationWrapper[Any, Any, Any]):
+class NormalizeObservation(NormalizerAttributes, ObservationWrapper[Any, Any, Any]):
     """Normalise every Box leaf to ``(x - mean) / sqrt(var + epsilon)``, updating stats first.
 
     Box leaves (top level or inside Dict/Tuple) each get their own statistics; a MaskedBox leaf
@@ -29,6 +29,8 @@ class NormalizeObservation(ObservationWrapper[Any, Any, Any]):
 
     Attributes:
         obs_rms: the statistics, nested like the space (``None`` for pass-through leaves).
+            Assign another wrapper's (``eval_env.obs_rms = train_env.obs_rms``) to normalise
+            with its statistics; ``epsilon`` is assignable too.
         update_running_mean: set it to False to freeze the statistics.
     """
 
@@ -45,9 +47,7 @@ class NormalizeObservation(ObservationWrapper[Any, Any, Any]):
         self._normalizer = ObservationNormalizer(
             env.observation_space, stats=stats, halflife=halflife, epsilon=epsilon, clip=clip
         )
-        self.epsilon = epsilon
         self.update_running_mean = True
-        self.obs_rms: Any = self._normalizer.stats
         self.observation_space = self._normalizer.observation_space
 
     def observation(self, observation: Any) -> Any:

@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
+from sekai._args import check_int
 from sekai.core.env import Env
 from sekai.core.wrapper import ObservationWrapper
 from sekai.spaces import Box, Dict, MaskedBox, Sequence, Space, Tuple
-from sekai.wrappers._args import check_int
 
 __all__ = ["PadSequenceObservation"]
 

@@ -23,6 +23,97 @@ def require_box(owner: str, space: Space[Any], what: str = "action") -> Box:
     return space
 
 
+class AffineMap:
+    """The affine map of ``[src_low, src_high]`` onto ``[dst_low, dst_high]``, per dimension,
+    computed in float64 and clipped to the destination. Where ``src_low == src_high`` there is
+    no range to map (dividing by it would give NaN): those dimensions map to ``dst_low``.
+
+    Args:
+        src_low, src_high: the finite source bounds.
+        dst_low, dst_high: the finite destination bounds, of the same shape.
+    """
+
+    def __init__(
+        self,
+        src_low: NDArray[Any],
+        src_high: NDArray[Any],
+        dst_low: NDArray[Any],
+        dst_high: NDArray[Any],
+    ) -> None:
+        self._src_low = src_low.astype(np.float64)
+        self._dst_low = dst_low.astype(np.float64)
+        self._dst_high = dst_high.astype(np.float64)
+        span = src_high.astype(np.float64) - self._src_low
+        degenerate = span == 0
+        self._scale = np.where(
+            degenerate, 0.0, (self._dst_high - self._dst_low) / np.where(degenerate, 1.0, span)
+        )
+
+    def __call__(self, x: ArrayLike) -> NDArray[np.float64]:
+        mapped = self._dst_low + (np.asarray(x, dtype=np.float64) - self._src_low) * self._scale
+        clipped: NDArray[np.float64] = np.clip(mapped, self._dst_low, self._dst_high)
+        return clipped
+
+
+class IntegerClip:
+    """Clip numbers of any dtype into integer bounds, then cast them to the bounds' dtype.
+
+    Casting first would wrap out-of-range values around (-1 becomes 255 in uint8), and clipping
+    in the type NumPy promotes to can be inexact (int64 with uint64 promotes to float64; int64's
+    maximum rounds up to 2**63 as a float). So each input dtype gets the bounds, once, in its
+    own type: clamped to its range for integers, rounded inwards for floats.
+
+    Args:
+        low, high: the bounds, integer arrays of one dtype.
+    """
+
+    def __init__(self, low: NDArray[Any], high: NDArray[Any]) -> None:
+        self.dtype = low.dtype
+        self._low, self._high = low, high
+        self._plans: dict[np.dtype[Any], tuple[NDArray[Any], NDArray[Any], bool]] = {}
+
+    def __call__(self, x: NDArray[Any]) -> NDArray[Any]:
+        if x.dtype.kind not in "iuf":  # bools, and Python ints beyond 64 bits (objects)
+            x = x.astype(np.float64)
+        plan = self._plans.get(x.dtype) or self._plan(x.dtype)
+        low, high, recheck = plan
+        out: NDArray[Any] = np.clip(x, low, high).astype(self.dtype)
+        if recheck:  # some bounds lie beyond x's type (or between two floats): clip exactly
+            np.clip(out, self._low, self._high, out=out)
+        return out
+
+    def _plan(self, dtype: np.dtype[Any]) -> tuple[NDArray[Any], NDArray[Any], bool]:
+        """The bounds in ``dtype``'s working type, and whether they can miss the true ones."""
+        low, high = self._low.astype(object), self._high.astype(object)  # exact Python ints
+        if dtype.kind == "f":
+            # Large ints round to the nearest float (or overflow): step those back inside.
+            with np.errstate(over="ignore"):
+                flow, fhigh = low.astype(dtype), high.astype(dtype)
+            flow = np.where(flow.astype(object) < low, np.nextafter(flow, np.inf), flow)
+            fhigh = np.where(fhigh.astype(object) > high, np.nextafter(fhigh, -np.inf), fhigh)
+            plan = (flow, fhigh, bool((flow > fhigh).any()))
+        else:
+            info = np.iinfo(dtype)
+            lo, hi = int(info.min), int(info.max)
+            recheck = bool((low > hi).any() or (high < lo).any())
+            plan = (
+                np.clip(low, lo, hi).astype(dtype),
+                np.clip(high, lo, hi).astype(dtype),
+                recheck,
+            )
+        plan = (_scalar_if_uniform(plan[0]), _scalar_if_uniform(plan[1]), plan[2])
+        self._plans[dtype] = plan
+        return plan
+
+
+def _scalar_if_uniform(bound: NDArray[Any]) -> Any:
+    """``bound``'s single value if all its entries are equal (np.clip is ~3x faster with scalar
+    bounds on large arrays such as images), else ``bound``."""
+    if bound.size and bool((bound == bound.flat[0]).all()):
+        return bound.flat[0]
+    return bound
+
+
 class ClipAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
     """Clip every action to the bounds of the env's Box action space (the space is unchanged)."""
 
@@ -30,6 +121,8 @@ class ClipAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         super().__init__(env)
         space = require_box("ClipAction", env.action_space)
         self._low, self._high, self._dtype = space.low, space.high, space.dtype
+        # Integer Boxes clip before casting (casting first wraps); float casts cannot wrap.
+        self._integer = IntegerClip(space.low, space.high) if space.dtype.kind in "iu" else None
 
     def action(self, action: ArrayLike) -> NDArray[Any]:
         """Return ``action`` clipped into ``[low, high]`` with the space's dtype.
@@ -37,9 +130,12 @@ class ClipAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         Raises:
             sekai.InvalidAction: an action of another shape (clipping would broadcast it).
         """
-        x = np.asarray(action, dtype=self._dtype)
+        integer = self._integer
+        x = np.asarray(action, dtype=None if integer is not None else self._dtype)
         if x.shape != self._low.shape:
             raise InvalidAction(action, self.action_space)
+        if integer is not None:
+            return integer(x)
         clipped: NDArray[Any] = np.clip(x, self._low, self._high)
         return clipped
 
@@ -80,9 +176,8 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         self.min_action = new_low.copy()
         self.max_action = new_high.copy()
         self._env_space = space
-        self._env_low = space.low.astype(np.float64)
-        self._env_high = space.high.astype(np.float64)
-        self._scale = (self._env_high - self._env_low) / (new_high - new_low)
+        self._to_env = AffineMap(self.min_action, self.max_action, space.low, space.high)
+        self._from_env = AffineMap(space.low, space.high, self.min_action, self.max_action)
         self._masked = supports_action_mask(env)
         self.action_space = Box(new_low, new_high, shape=shape, dtype=space.dtype)
 
@@ -95,9 +190,7 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         x = np.asarray(action, dtype=np.float64)
         if x.shape != self.min_action.shape:
             raise InvalidAction(action, self.action_space)
-        mapped = self._env_low + (x - self.min_action) * self._scale
-        clipped: NDArray[Any] = np.clip(mapped, self._env_low, self._env_high)
-        out = clipped.astype(self._env_space.dtype)
+        out = self._to_env(x).astype(self._env_space.dtype)
         if self._masked:
             mask = get_action_mask(self.env)
             if mask is not None:
@@ -106,9 +199,6 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         return out
 
     def reverse_action(self, action: ArrayLike) -> NDArray[Any]:
-        """Map an env action back into ``[min_action, max_action]`` (clipped)."""
-        back = (
-            self.min_action + (np.asarray(action, dtype=np.float64) - self._env_low) / self._scale
-        )
-        clipped: NDArray[Any] = np.clip(back, self.min_action, self.max_action)
-        return clipped.astype(self._env_space.dtype)
+        """Map an env action back into ``[min_action, max_action]`` (clipped); where the env's
+        ``low == high`` any action maps to ``min_action``."""
+        return self._from_env(action).astype(self._env_space.dtype)

@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
+from sekai._args import resolve_callable
 from sekai.core.env import Env
 from sekai.core.wrapper import ObservationWrapper
 from sekai.spaces import Box, Dict, Space
-from sekai.wrappers._args import resolve_callable
-from sekai.wrappers.transform_action import require_box
+from sekai.wrappers.transform_action import AffineMap, IntegerClip, require_box
 
 __all__ = ["DtypeObservation", "FilterObservation", "RescaleObservation", "TransformObservation"]
 
@@ -79,13 +79,7 @@ class RescaleObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
         if np.any(new_low >= new_high):
             raise ValueError("min_obs must be strictly less than max_obs.")
         self.min_obs, self.max_obs = new_low, new_high
-        low = space.low.astype(np.float64)
-        span = space.high.astype(np.float64) - low
-        degenerate = span == 0
-        self._low = low
-        self._scale = np.where(
-            degenerate, 0.0, (new_high - new_low) / np.where(degenerate, 1.0, span)
-        )
+        self._map = AffineMap(space.low, space.high, new_low, new_high)
         self._dtype = (
             space.dtype if np.issubdtype(space.dtype, np.floating) else np.dtype(np.float32)
         )
@@ -93,13 +87,14 @@ class RescaleObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
 
     def observation(self, observation: ArrayLike) -> NDArray[Any]:
         """Return the rescaled observation."""
-        x = self.min_obs + (np.asarray(observation, dtype=np.float64) - self._low) * self._scale
-        clipped: NDArray[Any] = np.clip(x, self.min_obs, self.max_obs)
-        return clipped.astype(self._dtype)
+        return self._map(observation).astype(self._dtype)
 
 
 class DtypeObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
     """Cast Box observations (and the space's bounds) to ``dtype``.
+
+    For an integer ``dtype`` observations are clipped into the new space first: a narrower
+    dtype would wrap them around (-1 to 255 for uint8).
 
     Args:
         env: an env with a Box observation space.
@@ -117,10 +112,14 @@ class DtypeObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
             high = np.where(np.isfinite(high), np.trunc(high), high)
         else:
             low, high = low.astype(self.dtype), high.astype(self.dtype)
-        self.observation_space = Box(low, high, shape=space.shape, dtype=self.dtype)
+        box = Box(low, high, shape=space.shape, dtype=self.dtype)
+        self.observation_space = box
+        self._integer = IntegerClip(box.low, box.high) if box.dtype.kind in "iu" else None
 
     def observation(self, observation: ArrayLike) -> NDArray[Any]:
-        """Return the observation cast to ``dtype``."""
+        """Return the observation cast to ``dtype`` (clipped into the space for integers)."""
+        if self._integer is not None:
+            return self._integer(np.asarray(observation))
         return np.asarray(observation).astype(self.dtype)
 
 

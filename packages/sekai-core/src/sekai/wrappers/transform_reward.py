@@ -6,9 +6,9 @@ import math
 from collections.abc import Callable
 from typing import Any, cast
 
+from sekai._args import resolve_callable
 from sekai.core.env import Env
 from sekai.core.wrapper import RewardWrapper
-from sekai.wrappers._args import resolve_callable
 
 __all__ = ["ClipReward", "TransformReward"]
 

@@ -1,4 +1,4 @@
-"""Argument helpers shared by the built-in wrappers."""
+"""Argument checks shared by the wrappers and the statistics trackers."""
 
 from __future__ import annotations
 
