@@ -52,6 +52,8 @@ def test_slices_split_the_sub_envs_evenly_in_order() -> None:
         ({"num_workers": 1.0}, TypeError, "num_workers must be an int or None, got float"),
         ({"step_timeout": 0}, ValueError, "step_timeout must be > 0 seconds"),
         ({"reset_timeout": "5"}, TypeError, "reset_timeout must be a number of seconds"),
+        ({"step_timeout": float("nan")}, ValueError, "step_timeout must be > 0 seconds"),
+        ({"reset_timeout": -1.0}, ValueError, "reset_timeout must be > 0 seconds"),
         ({"autoreset": 1}, TypeError, "autoreset must be a bool, got int"),
         ({"resources_per_worker": {"CPU": -2}}, ValueError, "must be a number >= 0"),
         ({"address": 6379}, TypeError, r"address must be a Ray cluster address \(str\)"),

@@ -14,7 +14,7 @@ import ray
 import sekai
 from sekai.ray import RayVecEnv
 from sekai.ray._pool import DIED
-from sekai.vector import SyncVecEnv, VecRecvResult
+from sekai.vector import SyncVecEnv, VecRecvResult, _batches
 from sekai.vector._conformance import CounterEnv
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
@@ -92,3 +92,117 @@ def test_an_actor_dying_between_send_and_recv_is_raised_by_recv_and_later_calls(
             with pytest.raises(sekai.VecEnvWorkerError) as caught:
                 call()
             assert str(caught.value) == f"Sub-env 1 raised ActorDiedError: {DIED}"
+
+
+# -- Ctrl-C, simulated deterministically --------------------------------------------------------
+
+
+def _unpickle_mark(position: int, gate: str) -> int:
+    try:
+        os.remove(gate)  # only this process unpickles replies: the actors pickle them
+    except FileNotFoundError:
+        return position
+    raise KeyboardInterrupt  # where a Ctrl-C lands while recv() unpickles a reply
+
+
+class Mark:
+    """An info entry that arrives as its position; unpickling it raises KeyboardInterrupt
+    once per time the gate file is created."""
+
+    def __init__(self, position: int, gate: str) -> None:
+        self.position = position
+        self.gate = gate
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_unpickle_mark, (self.position, self.gate))
+
+
+class MarkedEnv(CounterEnv):
+    def __init__(self, gate: str) -> None:
+        super().__init__()
+        self.gate = gate
+
+    def step(self, action: Any) -> Any:
+        result = super().step(action)
+        info = {**result.info, "mark": Mark(self.position, self.gate)}
+        return sekai.StepResult(result.observation, result.reward, False, False, info)
+
+
+def _marks(result: Any) -> dict[int, tuple[float, int]]:
+    return {
+        rank: (float(result.observations[row, 0]), info["mark"])
+        for row, (rank, info) in enumerate(zip(result.env_ids.tolist(), result.infos))
+    }
+
+
+def test_ctrl_c_while_recv_unpickles_a_reply_loses_nothing(tmp_path: Any) -> None:
+    gate = tmp_path / "interrupt"
+    fns = [lambda: MarkedEnv(str(gate))] * 4
+    with RayVecEnv(fns, num_workers=2, resources_per_worker=HALF_CPU) as vec:
+        vec.reset(options=STARTS)
+        vec.send(np.ones(4, dtype=np.int64))
+        gate.touch()
+        with pytest.raises(KeyboardInterrupt):
+            vec.recv()
+        assert not gate.exists()
+        result = vec.recv()  # both replies: the one being unpickled and the other
+        assert _marks(result) == {0: (1.0, 1), 1: (4.0, 4), 2: (8.0, 8), 3: (12.0, 12)}
+        vec.send([1, 1], [3, 1])
+        gate.touch()
+        with pytest.raises(KeyboardInterrupt):
+            vec.recv(batch_size=1)
+        assert _marks(vec.recv(batch_size=2)) == {1: (5.0, 5), 3: (13.0, 13)}
+        assert vec.step(np.ones(4, dtype=np.int64)).observations[:, 0].tolist() == [2, 6, 9, 14]
+
+
+def test_ctrl_c_while_recv_joins_the_results_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    join = _batches.join
+    calls: list[int] = []
+
+    def interrupted_join(*args: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return join(*args)
+
+    monkeypatch.setattr(_batches, "join", interrupted_join)
+    with RayVecEnv([CounterEnv] * 3, num_workers=1, resources_per_worker=HALF_CPU) as vec:
+        vec.reset(options=STARTS[:3])
+        vec.send(np.ones(3, dtype=np.int64))
+        with pytest.raises(KeyboardInterrupt):
+            vec.recv(batch_size=2)
+        first = vec.recv(batch_size=2)
+        assert first.env_ids.tolist() == [0, 1] and first.observations[:, 0].tolist() == [1, 4]
+        assert vec.recv(batch_size=1).observations[:, 0].tolist() == [8]
+
+
+@pytest.mark.parametrize(
+    ("actions", "env_ids", "rank"), [([1, 200], [1, 2], 2), ([9, 1, 1], [3, 0, 2], 3)]
+)
+def test_an_invalid_action_in_send_names_its_sub_env_not_its_row(
+    actions: list[int], env_ids: list[int], rank: int
+) -> None:
+    with RayVecEnv([CounterEnv] * 4, num_workers=2, resources_per_worker=HALF_CPU) as vec:
+        vec.reset(options=STARTS)
+        with pytest.raises(sekai.InvalidAction, match=rf"\(sub-env {rank}\)\.$") as caught:
+            vec.send(actions, env_ids)
+        assert caught.value.index == rank
+        vec.send([0] * len(env_ids), env_ids)  # nothing was in flight
+        assert sorted(vec.recv(batch_size=len(env_ids)).env_ids.tolist()) == sorted(env_ids)
+
+
+def test_calls_after_close_with_sends_pending_raise_vec_env_closed() -> None:
+    vec = RayVecEnv([CounterEnv] * 2, num_workers=2, resources_per_worker=HALF_CPU)
+    vec.reset()
+    vec.send([1], [0])
+    vec.close()
+    for call in (
+        lambda: vec.get_attr("steps"),
+        lambda: vec.set_attr("steps", 0),
+        lambda: vec.call("steps"),
+        lambda: vec.recv(batch_size=1),
+        lambda: vec.send([1], [1]),
+    ):
+        with pytest.raises(sekai.VecEnvClosed):
+            call()
+    assert not vec._batches.in_flight.any()

@@ -215,6 +215,56 @@ def test_get_attr_set_attr_and_call_reach_every_sub_env() -> None:
         assert missing.value.rank == 0
 
 
+@pytest.mark.parametrize(
+    ("timeout", "limit"),
+    [(float("inf"), None), (1e12, None), (np.float64(3e6), 3e6)],
+    ids=["inf", "beyond-the-longest-wait", "numpy"],
+)
+def test_timeouts_of_any_length_work_and_inf_means_no_limit(
+    timeout: float, limit: float | None
+) -> None:
+    vec = _ray([CounterEnv] * 2, num_workers=1, step_timeout=timeout, reset_timeout=timeout)
+    with vec:
+        assert vec.reset(options=STARTS[:2]).observations[:, 0].tolist() == [0, 3]
+        assert vec.step([1, 1]).observations[:, 0].tolist() == [1, 4]
+        vec.send([1, 1])
+        assert vec.recv().observations[:, 0].tolist() == [2, 5]
+        assert (vec._step_timeout, vec._reset_timeout) == (limit, limit)
+
+
+# No float among them: a float key keeps the whole column of dicts from being packed.
+_KEYS = [1, True, np.int64(1), "a", np.str_("a"), np.int32(1)]
+
+
+class KeyEnv(CounterEnv):
+    """Reports (and holds) a dict whose key equals the other sub-envs' but differs in type."""
+
+    def __init__(self, rank: int) -> None:
+        super().__init__()
+        self.by_code = {_KEYS[rank]: rank}
+
+    def step(self, action: Any) -> Any:
+        result = super().step(action)
+        info = {**result.info, "by_code": self.by_code}
+        return sekai.StepResult(result.observation, result.reward, False, False, info)
+
+
+def test_infos_and_attributes_keep_each_sub_envs_key_types() -> None:
+    fns = [lambda i=i: KeyEnv(i) for i in range(len(_KEYS))]
+    expected = [[(type(k), repr(k))] for k in _KEYS]
+    with _ray(fns, num_workers=1) as vec:
+        vec.reset()
+        infos = vec.step([0] * len(_KEYS)).infos
+        vec.send([0] * len(_KEYS))
+        got = {
+            "step": [info["by_code"] for info in infos],
+            "recv": [info["by_code"] for info in vec.recv().infos],
+            "get_attr": vec.get_attr("by_code"),
+        }
+    for name, dicts in got.items():
+        assert [[(type(k), repr(k)) for k in d] for d in dicts] == expected, name
+
+
 def test_closed_vec_env_raises_vec_env_closed_and_close_is_idempotent() -> None:
     vec = _ray([CounterEnv] * 2, num_workers=2)
     vec.reset(seed=0)

@@ -28,7 +28,8 @@ def _assert_same(got: Any, want: Any) -> None:
         assert got.dtype == want.dtype
         assert got == want or (got != got and want != want)
     elif isinstance(want, dict):
-        assert list(got) == list(want)
+        # Equal keys may differ in type (1, True, 1.0) or sign (0.0, -0.0): repr tells them apart.
+        assert [(type(k), repr(k)) for k in got] == [(type(k), repr(k)) for k in want]
         for key in want:
             _assert_same(got[key], want[key])
     elif isinstance(want, (tuple, list)):
@@ -92,6 +93,30 @@ def test_dicts_with_different_keys_keep_their_own_keys_order_and_position() -> N
 )
 def test_values_that_cannot_share_a_column_round_trip_unchanged(values: list[Any]) -> None:
     _assert_same(_trip(values), values)
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        [1, True, 1.0, np.int64(1)],
+        ["a", np.str_("a")],
+        [np.int32(7), np.int64(7), 7],
+        [(1, "a"), (True, "a")],  # equal tuples of keys of other types
+        [0.0, -0.0],
+        [frozenset({1}), frozenset({True})],
+    ],
+    ids=["numbers", "strings", "numpy-ints", "tuples", "signed-zeros", "frozensets"],
+)
+@pytest.mark.parametrize("rows", [4, 12])
+def test_dict_keys_equal_to_another_rows_keys_keep_their_own_type(
+    keys: list[Any], rows: int
+) -> None:
+    """Every row's keys compare equal, so grouping dicts by their keys alone would give each
+    row the first row's key objects."""
+    values = [{"n": i, keys[i % len(keys)]: float(i)} for i in range(rows)]
+    _assert_same(_trip(values), values)
+    nested = [{"by_code": value} for value in values]  # a column of dicts in a column of dicts
+    _assert_same(_trip(nested), nested)
 
 
 def test_unpack_leaves_plain_lists_and_none_alone() -> None:

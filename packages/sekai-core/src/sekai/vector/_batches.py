@@ -6,6 +6,13 @@ rewards and flags as arrays, infos packed into columns. Each reply becomes a ``C
 ``step()`` or a ``recv()`` joins chunks into one result, unpacking infos only when read
 (``PackedInfos``). ``Batches`` keeps what ``send()`` / ``recv()`` share: which sub-envs are in
 flight, the chunks that arrived and are not handed out yet, and the checks of ``env_ids``.
+
+Ctrl-C during ``recv()`` loses nothing. A reply to ``send()`` stays in its pool (``Inbox``)
+until ``Batches`` has taken it, decoded; ``recv()`` builds its result before it changes
+anything, and records what it took last. The work a KeyboardInterrupt can land in (waiting,
+unpickling, joining, copying) thus leaves every reply where the next ``recv()`` finds it. The
+stores that move a reply from one place to the next follow each other with no call in between,
+where Python (3.11 on) raises no pending KeyboardInterrupt.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import functools
 import operator
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,9 +40,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ActionRows",
+    "Arrival",
     "Batches",
     "Chunk",
     "Errors",
+    "Inbox",
     "Take",
     "finish_step",
     "join",
@@ -82,6 +91,39 @@ class Chunk:
 
 
 Take = Callable[[IntArray | None], tuple[Any, Any, Any, Any]]
+
+
+class Arrival:
+    """A reply to ``send()`` as its pool received it.
+
+    Attributes:
+        env_ids: the sub-envs it answers for.
+        raw: what the pool decodes it from (the pool's own), until it is decoded.
+        reply: the decoded reply (with ``entries`` and ``errors``), None until decoded.
+    """
+
+    __slots__ = ("env_ids", "raw", "reply")
+
+    def __init__(self, env_ids: IntArray, raw: Any, reply: Any = None) -> None:
+        self.env_ids = env_ids
+        self.raw = raw
+        self.reply = reply
+
+
+class Inbox(Protocol):
+    """Where a pool keeps the replies to ``send()``, in arrival order, until ``Batches`` has
+    taken them."""
+
+    def wait(self, timeout: float | None, what: str) -> None:
+        """Return once a reply is kept, waiting for one if none is (``timeout``: as the
+        VecEnv's, for command ``what``)."""
+
+    def first(self) -> Arrival | None:
+        """The first reply kept, decoded (again, if an interrupt cut its decoding short), or
+        None when none is kept."""
+
+    def drop(self) -> None:
+        """Forget the first reply kept (``Batches`` has it)."""
 
 
 def join(
@@ -221,6 +263,8 @@ class Batches:
         self.in_flight = np.zeros(num_envs, dtype=bool)  # sent, not handed out by recv() yet
         self.ready: deque[Chunk] = deque()
         self.num_ready = 0
+        self.errors: Errors = []  # of replies taken, not raised yet
+        self._taken: Arrival | None = None  # the last reply taken from the inbox
 
     def _size(self, value: Any, name: str, default: int) -> int:
         if value is None:
@@ -242,10 +286,13 @@ class Batches:
             )
 
     def forget(self) -> None:
-        """Drop every sent action and every result not handed out (``reset()``)."""
+        """Drop every sent action, every result not handed out and every error not raised
+        (``reset()``, ``close()``)."""
         self.in_flight[:] = False
-        self.ready.clear()
+        self.ready = deque()
         self.num_ready = 0
+        self.errors = []
+        self._taken = None
 
     def env_ids(self, env_ids: Any) -> IntArray:
         """The checked ``env_ids`` of ``send()`` (None: every sub-env) as an index array.
@@ -281,43 +328,61 @@ class Batches:
             )
         return ids
 
-    def recv_size(self, batch_size: Any) -> int:
-        """The checked batch size of a ``recv()`` (None: the default).
-
-        Raises:
-            RuntimeError: fewer sub-envs in flight than that.
-        """
-        size = self._size(batch_size, "batch_size", self.batch_size)
+    def _check_waiting(self, size: int) -> None:
+        """Raise RuntimeError when fewer than ``size`` sub-envs are in flight."""
         waiting = int(self.in_flight.sum())
         if waiting < size:
             raise RuntimeError(
                 f"{self.owner}.recv() waits for {size} results but only {waiting} sub-envs have "
                 "actions in flight: send() actions first, or pass a smaller batch_size."
             )
-        return size
 
-    def arrive(self, env_ids: IntArray, entries: Any, errors: Errors) -> None:
-        """A worker's reply to ``send()`` for ``env_ids``: its rows that succeeded wait for
-        ``recv()``; the sub-envs that failed (all of them when ``entries`` is None) are no
-        longer in flight."""
+    def arrive(self, arrival: Arrival) -> None:
+        """Take a decoded reply to ``send()``: its rows that succeeded wait for ``recv()``,
+        its errors for ``collect()`` to raise; the sub-envs that failed (all of them when its
+        ``entries`` is None) are no longer in flight."""
+        env_ids, entries, errors = arrival.env_ids, arrival.reply.entries, arrival.reply.errors
         rows = _ranges(0, env_ids.size)[1]
+        failed: IntArray | None = None
+        chunk = None
         if entries is None or errors:  # only the rows that succeeded wait for recv()
-            failed = {rank for rank, _ in errors}
-            good = np.array([rank not in failed for rank in env_ids.tolist()], dtype=bool)
+            bad = {rank for rank, _ in errors}
+            good = np.array([rank not in bad for rank in env_ids.tolist()], dtype=bool)
             if entries is None:
                 good[:] = False
-            self.in_flight[env_ids[~good]] = False
-            if not good.any():
-                return
-            env_ids, rows = env_ids[good], rows[good]
-        self.ready.append(Chunk.arrived(env_ids, rows, entries))
-        self.num_ready += env_ids.size
+            failed = env_ids[~good]
+            if good.any():
+                chunk = Chunk.arrived(env_ids[good], rows[good], entries)
+        else:
+            chunk = Chunk.arrived(env_ids, rows, entries)
+        # Kept with no call in between, ending with the arrival itself: a KeyboardInterrupt
+        # before the inbox drops it finds it taken (see collect()).
+        if failed is not None:
+            self.in_flight[failed] = False
+        self.errors += errors
+        if chunk is not None:
+            self.ready += (chunk,)
+            self.num_ready += chunk.env_ids.size
+        self._taken = arrival
+
+    def collect(self, inbox: Inbox) -> None:
+        """Take every reply the inbox keeps, then raise the lowest sub-env's error among
+        those taken since the last one was raised (its other rows stay for ``recv()``)."""
+        while (arrival := inbox.first()) is not None:
+            if arrival is not self._taken:  # else taken already: interrupted before the drop
+                self.arrive(arrival)
+            inbox.drop()
+        error = first_error(self.errors)
+        if error is not None:
+            self.errors = []
+            raise error
 
     def receive(
         self,
         vec: VecEnv,
         batch_size: Any,
-        arrivals: Callable[[], Sequence[tuple[IntArray, Any]]],
+        inbox: Inbox,
+        timeout: float | None,
         take: Take | None,
     ) -> VecRecvResult[Any]:
         """``recv()``: wait for the first ``batch_size`` rows and hand them out.
@@ -325,46 +390,54 @@ class Batches:
         Args:
             vec: the VecEnv.
             batch_size: the asked size (None: the default).
-            arrivals: waits for replies to ``send()``: ``(env_ids, reply)`` pairs, each reply
-                with ``entries`` and ``errors``.
-            take: as for ``hand_out``.
+            inbox: the pool that keeps the replies to ``send()``.
+            timeout: how long the inbox waits for a reply (see ``Inbox.wait``).
+            take: as for ``join``.
 
         Raises:
             RuntimeError: fewer sub-envs in flight than ``batch_size``.
-            VecEnvWorkerError: the lowest sub-env's error among the replies of one wait (the
-                other rows of those replies stay for the next ``recv()``).
+            VecEnvWorkerError: the lowest sub-env's error among the replies taken together
+                (their other rows stay for the next ``recv()``).
         """
-        size = self.recv_size(batch_size)
+        size = self._size(batch_size, "batch_size", self.batch_size)
+        self.collect(inbox)  # first: errors of replies an interrupted recv() took are raised
+        self._check_waiting(size)
         while self.num_ready < size:
-            errors: Errors = []
-            for env_ids, reply in arrivals():
-                self.arrive(env_ids, reply.entries, reply.errors)
-                errors.extend(reply.errors)
-            raise_first(errors)
+            inbox.wait(timeout, "step")
+            self.collect(inbox)
         return self.hand_out(vec, size, take)
 
     def hand_out(self, vec: VecEnv, size: int, take: Take | None) -> VecRecvResult[Any]:
-        """``recv()``'s result: the first ``size`` rows that arrived (no longer in flight)."""
-        chunks = self.take(size)
+        """``recv()``'s result: the first ``size`` rows that arrived (no longer in flight).
+
+        The result is built before anything changes, so an interrupt while it is built (a
+        copy, a stack) leaves the rows to the next ``recv()``.
+        """
+        chunks, rest = self._first(size)
         observations, rewards, terminated, truncated, infos = join(chunks, take, vec._stack, False)
         env_ids = np.concatenate([chunk.env_ids for chunk in chunks])
-        vec._record_subset(env_ids, terminated | truncated)
         lazy: Any = infos  # a LazyInfos: the result builds the list when it is read
-        return VecRecvResult(observations, rewards, terminated, truncated, lazy, env_ids)
+        result = VecRecvResult(observations, rewards, terminated, truncated, lazy, env_ids)
+        vec._record_subset(env_ids, terminated | truncated)  # the same if it runs again
+        # Handed out with no call in between (see the module's docstring).
+        self.in_flight[env_ids] = False
+        self.ready = rest
+        self.num_ready -= size
+        return result
 
-    def take(self, count: int) -> list[Chunk]:
-        """The first ``count`` rows that arrived (no longer in flight)."""
+    def _first(self, count: int) -> tuple[list[Chunk], deque[Chunk]]:
+        """The chunks of the first ``count`` rows that arrived and the chunks left after them
+        (``ready`` itself is left as it is)."""
+        rest = deque(self.ready)  # a chunk per reply: a few
         taken: list[Chunk] = []
         while count:
-            chunk = self.ready.popleft()
+            chunk = rest.popleft()
             if chunk.env_ids.size > count:
-                chunk, rest = chunk.split(count)
-                self.ready.appendleft(rest)
+                chunk, tail = chunk.split(count)
+                rest.appendleft(tail)
             taken.append(chunk)
             count -= chunk.env_ids.size
-            self.num_ready -= chunk.env_ids.size
-            self.in_flight[chunk.env_ids] = False
-        return taken
+        return taken, rest
 
 
 class ActionRows:

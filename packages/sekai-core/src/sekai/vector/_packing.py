@@ -17,6 +17,7 @@ parent cannot unpickle (a class only the worker has) still fails the call that r
 from __future__ import annotations
 
 import pickle
+from itertools import chain
 from typing import Any, Final
 
 import numpy as np
@@ -177,16 +178,39 @@ def _pack_tuples(values: list[tuple[Any, ...]]) -> Any:
 
 
 def _pack_dicts(values: list[dict[Any, Any]]) -> Any:
+    # A row is rebuilt with its group's first keys, so a group's keys must be equal in type too
+    # (1, True, 1.0 and np.int64(1) are one dict key): one pass over every key finds their types.
+    types = set(map(type, chain.from_iterable(values)))
+    if not types <= _EXACT_KEYS and not all(map(_exact_key, types)):
+        return values  # e.g. 0.0 and -0.0, or (1,) and (True,): equal, yet pickled apart
+    group = tuple if len(types) <= 1 else _typed_keys
     groups: dict[tuple[Any, ...], list[int]] = {}
     for index, value in enumerate(values):
-        groups.setdefault(tuple(value), []).append(index)
+        groups.setdefault(group(value), []).append(index)
     if len(groups) == 1:
-        return _same_keys(next(iter(groups)), values)
+        return _same_keys(tuple(values[0]), values)
     packed = [
-        (indices, _same_keys(keys, [values[i] for i in indices]))
-        for keys, indices in groups.items()
+        (indices, _same_keys(tuple(values[indices[0]]), [values[i] for i in indices]))
+        for indices in groups.values()
     ]
     return Packed(Packed.GROUPS, (len(values), packed))
+
+
+# Key types whose equal keys of one type pickle the same (a str is its characters, an int its
+# value); keys of other types (floats, tuples, ...) may be equal and still differ.
+_EXACT_KEYS: Final = frozenset({str, int, bool, bytes, type(None)})
+
+
+def _exact_key(kind: type) -> bool:
+    """Whether two equal keys of type ``kind`` pickle the same."""
+    return kind in _EXACT_KEYS or (
+        issubclass(kind, (np.integer, np.bool_, np.str_, np.bytes_)) and kind.__module__ == "numpy"
+    )
+
+
+def _typed_keys(value: dict[Any, Any]) -> tuple[Any, ...]:
+    """The keys of ``value`` and their types (equal keys of other types make other groups)."""
+    return (*value, *map(type, value))
 
 
 def _same_keys(keys: tuple[Any, ...], values: list[dict[Any, Any]]) -> Any:

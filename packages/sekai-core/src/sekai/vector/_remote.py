@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 import pickle
+import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,6 +31,7 @@ __all__ = [
     "SliceStep",
     "build_slice",
     "check_slice_spaces",
+    "checked_timeout",
     "decode_actions",
     "encode_reply",
     "encode_slices",
@@ -42,6 +44,33 @@ __all__ = [
 ]
 
 Errors = list[tuple[int, ErrorInfo]]
+
+# Longer than any wait the platform can time (about 292 years): no limit.
+_NO_LIMIT: Final = threading.TIMEOUT_MAX
+
+
+def checked_timeout(name: str, value: Any, *, optional: bool = True) -> float | None:
+    """The timeout argument ``name`` in seconds, None for no limit, as every backend reads it.
+
+    ``inf`` (or any value the platform cannot time) means no limit; so does None where the
+    argument is ``optional``, which also refuses 0.
+
+    Raises:
+        TypeError: not a number (or None where ``optional``).
+        ValueError: negative, NaN, or 0 where ``optional``.
+    """
+    if value is None and optional:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        expected = "a number of seconds or None" if optional else "a number of seconds"
+        raise TypeError(f"{name} must be {expected}, got {type(value).__name__}.")
+    if optional and not value > 0:  # NaN included
+        raise ValueError(f"{name} must be > 0 seconds (or None for no limit), got {value!r}.")
+    if not value >= 0:
+        raise ValueError(f"{name} must be >= 0 seconds, got {value!r}.")
+    return None if value >= _NO_LIMIT else float(value)
 
 
 def build_slice(

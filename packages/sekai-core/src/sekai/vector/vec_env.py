@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.core._async import install_async_routes
-from sekai.error import AsyncCallPending, ResetRequired, VecEnvClosed
+from sekai.error import AsyncCallPending, InvalidAction, ResetRequired, VecEnvClosed
 from sekai.spaces import Space, batch_space
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.batching import caster, stacker
@@ -311,15 +311,25 @@ class VecEnv(abc.ABC):
         return self._ready_checker().check(actions, frozen)
 
     def _checked_subset(self, actions: Any, env_ids: NDArray[np.intp]) -> tuple[ActionChecker, Any]:
-        """Rules 1 and 2 for a batch of actions of the sub-envs ``env_ids`` (``send()``): the
-        checker used and the checked batch (``InvalidAction.index`` is the row in the batch)."""
+        """Rules 1 and 2 for a batch of actions of the sub-envs ``env_ids`` (``send()``, row
+        ``i`` for sub-env ``env_ids[i]``): the checker used and the checked batch.
+
+        Raises:
+            sekai.InvalidAction: its ``index`` names the sub-env, ``env_ids[row]``, as for
+                ``step()`` (rule 2).
+        """
         self._ready_checker()
         count = len(env_ids)
         checker = self._subset_checkers.get(count)
         if checker is None or checker.space is not self._action_space:
             checker = self._subset_checkers[count] = ActionChecker(self._action_space, count)
         frozen = None if self._may_freeze is None else self._frozen[env_ids]
-        return checker, checker.check(actions, frozen)
+        try:
+            return checker, checker.check(actions, frozen)
+        except InvalidAction as exc:  # the checker knows rows only
+            assert exc.index is not None
+            rank = int(env_ids[exc.index])
+            raise InvalidAction(exc.action, exc.space, index=rank) from None
 
     def _per_env_actions(self, actions: Any) -> list[Any]:
         """Rules 1 and 2 like ``_checked_actions()``, then one action per sub-env."""

@@ -83,6 +83,37 @@ def test_a_sub_env_raising_in_a_partial_batch_is_raised_and_the_others_come_next
     ]
 
 
+def test_a_dead_worker_is_raised_before_the_sends_still_in_flight_are_mentioned(
+    run_script: RunScript,
+) -> None:
+    done = run_script("""
+        vec = ProcVecEnv(probes(2), context="fork", num_workers=2)
+        vec.reset(seed=0)
+        vec.send([0, SIGKILL])
+        try:
+            vec.recv(batch_size=2)  # sub-env 0's result may have arrived or not: it stays
+        except sekai.VecEnvWorkerError as e:
+            report(recv=str(e))
+        for name, call in (("get_attr", lambda: vec.get_attr("steps")),
+                           ("set_attr", lambda: vec.set_attr("steps", 0)),
+                           ("call", lambda: vec.call("pid")), ("step", lambda: vec.step([0, 0]))):
+            try:
+                call()
+            except Exception as e:
+                report(call=name, cls=type(e).__name__, message=str(e))
+        vec.close()
+    """)
+    assert done.code == 0, done.err
+    death = f"Sub-env 1 raised EOFError: {DIED}"
+    assert done.lines == [
+        {"recv": death},
+        *(
+            {"call": name, "cls": "VecEnvWorkerError", "message": death}
+            for name in ("get_attr", "set_attr", "call", "step")
+        ),
+    ]
+
+
 _INTERRUPTED_RECV = """
     vec = ProcVecEnv(probes(2), context="{context}", num_workers=2)
     vec.reset(seed=0)

@@ -1,4 +1,5 @@
-"""A worker pipe's channel: Connection's framing, whole messages only, however the bytes arrive."""
+"""A worker pipe's channel: Connection's framing, whole messages only, however the bytes arrive,
+and a read cut short by Ctrl-C continued by the next one (or failing clearly)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ def _frame(message: bytes) -> bytes:
 def _read_all(channel: FdChannel, count: int) -> list[bytes]:
     messages: list[bytes] = []
     while len(messages) < count:
-        messages.extend(bytes(message) for message in channel.read())
+        received = channel.read()
+        messages.extend(bytes(message) for message in received)
+        del received[:]  # taken: the channel keeps a message until its reader removes it
     return messages
 
 
@@ -63,6 +66,117 @@ def test_messages_that_arrive_together_come_out_of_one_read(pipe: tuple[int, int
     read_fd, write_fd = pipe
     os.write(write_fd, _frame(b"first") + _frame(b"") + _frame(b"third"))
     assert [bytes(m) for m in FdChannel(read_fd).read()] == [b"first", b"", b"third"]
+
+
+def test_a_message_not_there_whole_is_kept_and_completed_by_later_reads(
+    pipe: tuple[int, int],
+) -> None:
+    """A read takes what the pipe holds and returns, so a call waiting for a long reply can be
+    interrupted between reads (Ctrl-C) without losing what arrived."""
+    read_fd, write_fd = pipe
+    long = os.urandom(200_000)  # more than the pipe holds
+    data = _frame(b"head") + _frame(long)
+    channel = FdChannel(read_fd)
+    os.write(write_fd, data[:50_000])
+    assert [bytes(m) for m in channel.read()] == [b"head"]
+    channel.messages.clear()
+    for start in range(50_000, len(data) - 30_000, 30_000):
+        os.write(write_fd, data[start : start + 30_000])
+        assert channel.read() == []  # no message is complete: what arrived is kept
+    os.write(write_fd, data[start + 30_000 :])
+    assert _read_all(channel, 1) == [long]
+
+
+@pytest.mark.parametrize(
+    "cut", [2, 4, 9, 100], ids=["in-length", "after-length", "long-length", "in-body"]
+)
+def test_a_read_interrupted_after_it_took_bytes_is_continued_by_the_next(
+    pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch, cut: int
+) -> None:
+    """Ctrl-C raised once a read has returned, before the caller kept its bytes (the window
+    a real Ctrl-C can hit): the next read starts where the interrupted one stopped."""
+    read_fd, write_fd = pipe
+    long_header = cut == 9
+    body = os.urandom(150_000)
+    if long_header:
+        frame = (-1).to_bytes(4, "big", signed=True) + len(body).to_bytes(8, "big") + body
+    else:
+        frame = _frame(body)
+    channel = FdChannel(read_fd)
+    os.write(write_fd, frame[:cut])
+    assert channel.read() == []
+    readv = os.readv
+    calls: list[int] = []
+
+    def interrupted(*args: Any) -> int:
+        calls.append(readv(*args))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "readv", interrupted)
+    os.write(write_fd, frame[cut : cut + 40_000])
+    with pytest.raises(KeyboardInterrupt):
+        channel.read()
+    assert calls and calls[0] > 0
+    monkeypatch.undo()
+    writer = threading.Thread(target=os.write, args=(write_fd, frame[cut + 40_000 :]))
+    writer.start()
+    assert _read_all(channel, 1) == [body]
+    writer.join()
+    os.write(write_fd, _frame(b"next"))
+    assert _read_all(channel, 1) == [b"next"]
+
+
+def test_a_read_interrupted_while_it_parses_what_it_took_is_parsed_by_the_next(
+    pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parsing a first read (room for the rest of a long message included) takes a while:
+    Ctrl-C there leaves the bytes to the next read."""
+    read_fd, write_fd = pipe
+    body = os.urandom(60_000)
+    data = _frame(b"first") + _frame(body)
+    split = frames._split
+    calls: list[int] = []
+
+    def interrupted(taken: bytes) -> Any:
+        calls.append(len(taken))
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return split(taken)
+
+    monkeypatch.setattr(frames, "_split", interrupted)
+    channel = FdChannel(read_fd)
+    os.write(write_fd, data[:30_000])
+    with pytest.raises(KeyboardInterrupt):
+        channel.read()
+    assert not channel.torn
+    assert [bytes(m) for m in channel.read()] == [b"first"]
+    channel.messages.clear()
+    assert calls == [30_000, 30_000]  # the same bytes, not a new read
+    os.write(write_fd, data[30_000:])
+    assert _read_all(channel, 1) == [body]
+
+
+def test_a_read_whose_bytes_were_lost_to_ctrl_c_fails_instead_of_reading_out_of_step(
+    pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first read cannot know how many bytes it takes: lost, they cannot be found again."""
+    read_fd, write_fd = pipe
+    channel = FdChannel(read_fd)
+    read = os.read
+
+    def interrupted(*args: Any) -> bytes:
+        read(*args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "read", interrupted)
+    os.write(write_fd, _frame(b"lost") + _frame(b"also lost"))
+    with pytest.raises(KeyboardInterrupt):
+        channel.read()
+    monkeypatch.undo()
+    assert channel.torn
+    os.write(write_fd, _frame(b"after"))
+    with pytest.raises(EOFError, match="interrupted"):
+        channel.read()
 
 
 def test_a_message_cut_anywhere_is_completed_before_read_returns(pipe: tuple[int, int]) -> None:
@@ -91,8 +205,8 @@ def test_a_closed_pipe_raises_eof(pipe: tuple[int, int], written: bytes) -> None
     read_fd, write_fd = pipe
     os.write(write_fd, written)
     os.close(write_fd)
-    with pytest.raises(EOFError):
-        FdChannel(read_fd).read()
+    with pytest.raises(EOFError):  # a message cut short: once its start is read
+        _read_all(FdChannel(read_fd), 1)
 
 
 def test_write_sends_long_messages_whole(pipe: tuple[int, int]) -> None:

@@ -1,6 +1,7 @@
 """ProcVecEnv.send() / recv(): asynchronous batches, in this process (fork).
 
-Faults during send/recv (dead workers, raising sub-envs, Ctrl-C) are in test_faults.py.
+Faults during send/recv (dead workers, raising sub-envs, Ctrl-C) are in test_faults_send_recv.py
+and test_interrupts.py.
 """
 
 from __future__ import annotations
@@ -153,14 +154,52 @@ def test_send_refuses_bad_env_ids_and_sub_envs_already_in_flight(vec: Any) -> No
         vec.send([0], [[1]])
     with pytest.raises(ValueError, match=r"must have shape \(2,\) \(2 sub-envs"):
         vec.send([0, 1, 2], [0, 1])
-    with pytest.raises(sekai.InvalidAction) as caught:
-        vec.send([0, 7], [3, 4])
-    assert caught.value.index == 1  # the row of the batch
     vec.send([0, 1], [3, 4])
     with pytest.raises(ValueError, match=r"sub-envs \[4\] already have an action in flight"):
         vec.send([0, 1], [0, 4])
     with pytest.raises(RuntimeError, match="only 2 sub-envs have actions in flight"):
         vec.recv(batch_size=3)
+
+
+@pytest.mark.parametrize(
+    ("actions", "env_ids", "rank"),
+    [
+        ([0, 7], [3, 4], 4),
+        ([1, 200], [1, 2], 2),
+        ([9, 1, 1], [4, 0, 2], 4),
+        ([1, 1, -1], [4, 0, 2], 2),
+    ],
+)
+def test_an_invalid_action_in_send_names_its_sub_env_not_its_row(
+    vec: Any, actions: list[int], env_ids: list[int], rank: int
+) -> None:
+    vec.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction, match=rf"\(sub-env {rank}\)\.$") as caught:
+        vec.send(actions, env_ids)
+    assert caught.value.index == rank  # as for step(): the sub-env, whatever the order
+    assert caught.value.action == actions[env_ids.index(rank)]
+    assert not vec._batches.in_flight.any()  # nothing was sent
+    vec.send([0] * len(env_ids), env_ids)
+    assert sorted(vec.recv(batch_size=len(env_ids)).env_ids.tolist()) == sorted(env_ids)
+
+
+@pytest.mark.parametrize("call", ["get_attr", "set_attr", "call", "step", "recv", "send", "reset"])
+def test_calls_after_close_with_sends_pending_raise_vec_env_closed(vec: Any, call: str) -> None:
+    vec.reset(seed=0)
+    vec.send([1, 1], [0, 3])
+    vec.close()
+    calls: dict[str, Callable[[], Any]] = {
+        "get_attr": lambda: vec.get_attr("t"),
+        "set_attr": lambda: vec.set_attr("t", 0),
+        "call": lambda: vec.call("t"),
+        "step": lambda: vec.step([0] * 5),
+        "recv": lambda: vec.recv(batch_size=1),
+        "send": lambda: vec.send([0], [1]),
+        "reset": lambda: vec.reset(),
+    }
+    with pytest.raises(sekai.VecEnvClosed):
+        calls[call]()
+    assert not vec._batches.in_flight.any()  # close() dropped them
 
 
 def test_sync_calls_wait_for_recv_and_reset_drops_what_is_in_flight(vec: ProcVecEnv) -> None:

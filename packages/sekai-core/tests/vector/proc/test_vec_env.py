@@ -262,6 +262,76 @@ def test_errors_of_the_parent_are_raised_directly_before_anything_is_sent() -> N
         assert [info["t"] for info in vec.step([1, 1]).infos] == [1, 1]
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "limit"),
+    [
+        ({"close_timeout": float("inf")}, None),
+        ({"close_timeout": 1e10}, None),
+        ({"close_timeout": 3e6}, None),  # longer than one poll() may wait (24.8 days)
+        ({"step_timeout": float("inf"), "reset_timeout": float("inf")}, None),
+        ({"step_timeout": 1e10, "reset_timeout": np.float64(3e6)}, None),
+        ({"step_timeout": 60}, 60.0),
+    ],
+    ids=["close-inf", "close-1e10", "close-35-days", "step-inf", "step-long", "step-60"],
+)
+def test_timeouts_of_any_length_work_and_inf_means_no_limit(
+    kwargs: dict[str, Any], limit: float | None
+) -> None:
+    vec = ProcVecEnv(_factories(SPACES["discrete"], 2), context="fork", **kwargs)
+    with vec:
+        assert vec.reset(seed=0).observations.shape == (2,)
+        assert [info["t"] for info in vec.step([1, 1]).infos] == [1, 1]
+        vec.send([0, 0])
+        assert vec.recv().rewards.tolist() == [0.0, 0.0]
+        assert vec._step_timeout == limit
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("name", ["step_timeout", "reset_timeout", "close_timeout"])
+def test_a_nan_timeout_is_rejected(name: str) -> None:
+    with pytest.raises(ValueError, match=f"{name} must be "):
+        ProcVecEnv(_factories(SPACES["discrete"], 2), context="fork", **{name: float("nan")})
+    assert multiprocessing.active_children() == []
+
+
+_KEYS = [1, True, 1.0, np.int64(1), "a", np.str_("a"), (1,), (True,)]
+
+
+class KeyEnv(SpaceEnv):
+    """Reports (and holds) a dict whose one key equals the other sub-envs' but differs in type."""
+
+    def __init__(self, rank: int) -> None:
+        super().__init__(SPACES["discrete"], rank)
+        self.by_code = {_KEYS[rank % len(_KEYS)]: rank}
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        result = super().reset(seed=seed, options=options)
+        return sekai.ResetResult(result.observation, {"by_code": self.by_code})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        result = super().step(action)
+        info = {"by_code": self.by_code}
+        return sekai.StepResult(result.observation, 0.0, False, False, info)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_infos_and_attributes_keep_each_sub_envs_key_types(workers: int) -> None:
+    """Keys that compare equal (1, True, 1.0, ...) but differ in type arrive as they were."""
+    fns = [lambda i=i: KeyEnv(i) for i in range(len(_KEYS))]
+    with SyncVecEnv(fns) as sync:
+        expected = [
+            [(type(k), repr(k)) for k in info["by_code"]] for info in sync.reset(seed=0).infos
+        ]
+    with ProcVecEnv(fns, context="fork", num_workers=workers) as vec:
+        got = {
+            "reset": [info["by_code"] for info in vec.reset(seed=0).infos],
+            "step": [info["by_code"] for info in vec.step([0] * len(_KEYS)).infos],
+            "get_attr": vec.get_attr("by_code"),
+        }
+    for name, dicts in got.items():
+        assert [[(type(k), repr(k)) for k in d] for d in dicts] == expected, name
+
+
 def test_a_closed_env_raises_vec_env_closed_and_closing_again_does_nothing() -> None:
     vec = ProcVecEnv(_factories(SPACES["box-float32"], 2), context="fork")
     vec.reset(seed=0)

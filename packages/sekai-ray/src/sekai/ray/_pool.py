@@ -4,7 +4,9 @@ Every command is pickled for every actor before anything is sent, so an argument
 pickled fails without leaving the actors out of step. A call sends one request per actor and
 waits for all of them (one round trip per actor). An actor that died, or that does not answer
 within the timeout (it is then killed), is reported as ``VecEnvWorkerError`` naming it and its
-sub-envs, and every later call raises that error again without contacting the actors.
+sub-envs, and every later call raises that error again without contacting the actors. The
+replies to ``send()`` are kept, fetched and decoded only when ``recv()`` takes them (the pool is
+its ``Inbox``), so Ctrl-C during ``recv()`` loses none.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import asyncio
 import contextlib
 import pickle
 import time
+from collections import deque
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, NamedTuple, Protocol
 
 from sekai.error import VecEnvWorkerError
+from sekai.vector._batches import Arrival
 from sekai.vector._contract.errors import unpicklable_detail, worker_error_class
 from sekai.vector._remote import read_reply
 
@@ -65,7 +69,9 @@ class ActorPool:
         self.ray = ray
         self.slices = list(slices)
         self.handles: list[ActorHandle] = []
-        self.posted: dict[Any, tuple[ActorHandle, Any]] = {}  # ref -> (actor, tag): post()
+        self.posted: dict[Any, tuple[ActorHandle, Any]] = {}  # ref -> (actor, env_ids): post()
+        # Answered posted calls, (actor, ref) until recv() fetches and decodes them.
+        self._arrived: deque[Arrival] = deque()
 
     def start(self, actor_class: Any, options: dict[str, Any]) -> None:
         """Create one actor per slice (Ray starts them in the background)."""
@@ -126,8 +132,8 @@ class ActorPool:
         ]
 
     def post(self, method: str, posts: Sequence[tuple[ActorHandle, bytes, Any]]) -> None:
-        """Call ``method(payload)`` on some actors without waiting; ``arrivals()`` hands each
-        reply out with its ``tag``."""
+        """Call ``method(payload)`` on some actors without waiting; each reply is kept as an
+        ``Arrival`` for the sub-envs ``env_ids`` of its ``(actor, payload, env_ids)``."""
         self.raise_if_dead()
         for handle, payload, tag in posts:
             self.posted[getattr(handle.actor, method).remote(payload)] = (handle, tag)
@@ -135,9 +141,12 @@ class ActorPool:
     def forget_posted(self) -> None:
         """Drop the replies of every posted call (their calls still run, in order)."""
         self.posted.clear()
+        self._arrived.clear()
 
-    def arrivals(self, timeout: float | None, what: str) -> list[tuple[Any, Outcome]]:
-        """``(tag, outcome)`` of the posted calls that answered, waiting for one at least.
+    # -- the inbox of recv() (``sekai.vector._batches.Inbox``) --------------------------------
+
+    def wait(self, timeout: float | None, what: str) -> None:
+        """Return once a posted call has answered, waiting for one if none has.
 
         After ``timeout`` seconds without any, every actor with a posted call is killed and
         each of its calls answered with its death.
@@ -145,28 +154,49 @@ class ActorPool:
         Raises:
             RuntimeError: no call is posted.
         """
-        ray, posted = self.ray, self.posted
+        if self._arrived:
+            return
+        posted = self.posted
         if not posted:
             raise RuntimeError("no posted call is waiting for its reply")
         refs = list(posted)
-        ready, _ = ray.wait(refs, num_returns=1, timeout=timeout)
-        if not ready:
-            late = [(posted.pop(ref)) for ref in refs]
-            for handle, _ in late:
+        if not _wait(self.ray, refs, 1, timeout)[0]:
+            for ref in refs:
+                handle = posted[ref][0]
                 if handle.dead is None:
                     self._late(handle, timeout, what)
-            return [(tag, self.lost(handle)) for handle, tag in late]
-        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
-        arrived: list[tuple[Any, Outcome]] = []
+                self._keep(ref, None, self.lost(handle))
+            return
+        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
         for ref in ready:
-            handle, tag = posted.pop(ref)
+            self._keep(ref, (posted[ref][0], ref), None)
+
+    def first(self) -> Arrival | None:
+        """The first answered call, fetched and decoded (again, if an interrupt cut that
+        short)."""
+        if not self._arrived:
+            return None
+        arrival = self._arrived[0]
+        if arrival.reply is None:
+            handle, ref = arrival.raw
             try:
-                body = ray.get(ref)
+                body = self.ray.get(ref)
             except Exception as exc:
-                arrived.append((tag, self._failed(handle, exc)))
+                arrival.reply = self._failed(handle, exc)
             else:
-                arrived.append((tag, self.decode(handle, body)))
-        return arrived
+                arrival.reply = self.decode(handle, body)
+        return arrival
+
+    def drop(self) -> None:
+        """Forget the first answered call (recv() has it)."""
+        self._arrived.popleft()
+
+    def _keep(self, ref: Any, raw: Any, outcome: Outcome | None) -> None:
+        """Keep the answer to the posted call ``ref`` for recv()."""
+        arrival = Arrival(self.posted[ref][1], raw, outcome)
+        # With no call in between: the call is either posted or kept, never lost or both.
+        del self.posted[ref]
+        self._arrived += (arrival,)
 
     def collect(self, refs: Sequence[Any], timeout: float | None, what: str) -> list[Outcome]:
         """Wait for every reply (``timeout`` seconds at most: late actors are killed)."""
@@ -179,7 +209,7 @@ class ActorPool:
         else:
             return [self.decode(h, body) for h, body in zip(self.handles, bodies)]
         remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-        _, late = ray.wait(list(refs), num_returns=len(refs), timeout=remaining)
+        _, late = _wait(ray, list(refs), len(refs), remaining)
         late_refs = set(late)
         outcomes: list[Outcome] = []
         for handle, ref in zip(self.handles, refs):
@@ -319,3 +349,12 @@ def _failing_item(dumps: Any, argument: Any, size: int) -> int:
             except Exception:
                 return offset
     return 0
+
+
+def _wait(ray: ModuleType, refs: list[Any], count: int, timeout: float | None) -> Any:
+    """``ray.wait`` for ``count`` of ``refs``, ``timeout`` seconds at most (None: no limit,
+    where ``ray.wait`` itself stops after 10**6 s)."""
+    while True:
+        ready, late = ray.wait(refs, num_returns=count, timeout=timeout)
+        if len(ready) >= count or timeout is not None:
+            return ready, late

@@ -5,7 +5,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import itertools
-import math
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
@@ -26,7 +25,7 @@ from sekai.vector._batches import (
     step_arguments,
 )
 from sekai.vector._in_process import env_factories
-from sekai.vector._remote import check_slice_spaces
+from sekai.vector._remote import check_slice_spaces, checked_timeout
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
@@ -44,16 +43,6 @@ def _remote_worker(ray: Any) -> Any:
         if _actor_class is None:
             _actor_class = ray.remote(RayWorker)
         return _actor_class
-
-
-def _check_timeout(name: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number of seconds or None, got {type(value).__name__}.")
-    if not value > 0 or math.isnan(value):
-        raise ValueError(f"{name} must be > 0 seconds (or None for no limit), got {value!r}.")
-    return float(value)
 
 
 def _check_num_workers(num_workers: Any, num_envs: int) -> int | None:
@@ -103,9 +92,10 @@ class RayVecEnv(VecEnv):
         resources_per_worker: the Ray resources each actor reserves, by Ray's resource names:
             ``{"CPU": 1}`` by default; e.g. ``{"CPU": 2, "GPU": 0.25, "memory": 2**30}`` or a
             custom resource of your cluster.
-        step_timeout: seconds to wait for the actors in ``step()`` (None: no limit). An actor
-            that does not answer in time is killed and reported as a ``VecEnvWorkerError`` that
-            is also a ``TimeoutError`` (``exc_type`` ``"TimeoutError"``).
+        step_timeout: seconds to wait for the actors in ``step()`` and ``recv()`` (None or
+            ``inf``: no limit). An actor that does not answer in time is killed and reported as
+            a ``VecEnvWorkerError`` that is also a ``TimeoutError`` (``exc_type``
+            ``"TimeoutError"``).
         reset_timeout: the same for ``reset()`` and for building the sub-envs (which includes
             waiting for Ray to schedule the actors).
         batch_size: how many results ``recv()`` returns by default (None: ``num_envs``).
@@ -145,8 +135,8 @@ class RayVecEnv(VecEnv):
             raise TypeError(f"autoreset must be a bool, got {type(autoreset).__name__}.")
         workers = _check_num_workers(num_workers, len(fns))
         self._batches = Batches(OWNER, len(fns), batch_size)
-        self._step_timeout = _check_timeout("step_timeout", step_timeout)
-        self._reset_timeout = _check_timeout("reset_timeout", reset_timeout)
+        self._step_timeout = checked_timeout("step_timeout", step_timeout)
+        self._reset_timeout = checked_timeout("reset_timeout", reset_timeout)
         options = actor_options(resources_per_worker)
         ray = connect(address)
         _register_exit_hook()  # after ray.init(): runs before Ray's own exit handler
@@ -261,7 +251,8 @@ class RayVecEnv(VecEnv):
         Raises:
             ValueError: bad ``env_ids`` (out of range, repeated, already in flight), or a
                 batch of the wrong structure.
-            sekai.InvalidAction: an invalid action (its ``index`` is the row in ``actions``).
+            sekai.InvalidAction: an invalid action (its ``index`` is the sub-env,
+                ``env_ids[row]``, as for ``step()``).
             sekai.ResetRequired: before the first ``reset()``.
         """
         pool = self._ready()
@@ -291,9 +282,7 @@ class RayVecEnv(VecEnv):
                 raises it, as after ``step()``).
         """
         pool = self._ready()
-        return self._batches.receive(
-            self, batch_size, lambda: pool.arrivals(self._step_timeout, "step"), None
-        )
+        return self._batches.receive(self, batch_size, pool, self._step_timeout, None)
 
     # -- attributes --------------------------------------------------------------------------
 
@@ -327,6 +316,8 @@ class RayVecEnv(VecEnv):
 
     def _close(self) -> None:
         _LIVE.discard(self)
+        self._batches.forget()  # what was in flight is gone with the actors
+        self._pool.forget_posted()
         errors = self._pool.stop(CLOSE_TIMEOUT)
         if errors:
             raise min(errors, key=lambda item: item[0])[1]

@@ -7,32 +7,41 @@ watches each worker's process sentinel as well as its pipe, so a dead worker is 
 
 Besides those calls (``request``: one command to every worker, wait for every reply), commands
 can be posted without waiting (``post``, for ``send()``): their replies are kept as they arrive,
-also while a call waits for its own, and ``arrivals`` hands them out (``recv()``).
+also while a call waits for its own, undecoded, until ``recv()`` has taken them (the pool is
+its ``Inbox``): a reply whose unpickling Ctrl-C interrupts is unpickled again by the next one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import select
 import time
+from collections import deque
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from typing import Any, NamedTuple, Protocol
 
 from sekai.error import VecEnvWorkerError
+from sekai.vector._batches import Arrival
 from sekai.vector._contract.errors import dumps, worker_error_class
 from sekai.vector._remote import read_reply
 from sekai.vector.proc import frames, protocol, worker
 from sekai.vector.proc.poller import Poller
 
-__all__ = ["DIED", "Arrival", "Items", "Pool", "Reply", "WorkerHandle"]
+__all__ = ["DIED", "LOST", "Items", "Pool", "Reply", "WorkerHandle"]
 
 DIED = "worker process exited unexpectedly"
+LOST = (
+    "worker process stopped: part of its reply was lost to an interrupt (Ctrl-C), so its pipe "
+    "could not be read in step any more"
+)
 # A dead worker's error is a plain VecEnvWorkerError, except a timeout's: `except TimeoutError`.
 _DEAD_CLASSES: dict[str, type] = {"TimeoutError": TimeoutError}
 _FORCE_GRACE = 0.5  # seconds between terminate() and kill() when closing
+_LONGEST_JOIN = 86400.0  # seconds: join() cannot wait 25 days or more in one go
 # A write of at most PIPE_BUF bytes reaches the pipe whole or not at all, even if interrupted.
 _ATOMIC = getattr(select, "PIPE_BUF", 0) - 4
 
@@ -48,13 +57,6 @@ class Reply(NamedTuple):
 
     entries: Any
     errors: list[tuple[int, VecEnvWorkerError]]
-
-
-class Arrival(NamedTuple):
-    """The reply to a posted command: the ``tag`` it was posted with and the reply."""
-
-    tag: Any
-    reply: Reply
 
 
 class WorkerHandle:
@@ -129,7 +131,8 @@ class Pool:
         self.workers: list[WorkerHandle] = []
         self._poller = Poller()
         self._lifeline: Connection | None = None
-        self._arrived: list[Arrival] = []
+        # Replies to posted commands, (worker, reply bytes) until recv() decodes them.
+        self._arrived: deque[Arrival] = deque()
 
     # -- starting ----------------------------------------------------------------------------
 
@@ -240,7 +243,8 @@ class Pool:
 
         Args:
             op: the command (``protocol``).
-            posts: ``(worker, argument, tag)``; ``arrivals()`` hands the reply out with ``tag``.
+            posts: ``(worker, argument, env_ids)``; the reply is kept as an ``Arrival`` for
+                those sub-envs.
             what: what the arguments hold, for the error when they cannot be pickled.
             per_env: the per-sub-env items in the arguments, to name the sub-env whose item
                 cannot be pickled.
@@ -265,11 +269,13 @@ class Pool:
         for handle in self.workers:
             handle.posted.clear()
 
-    def arrivals(self, timeout: float | None, name: str) -> list[Arrival]:
-        """The replies to posted commands, waiting for at least one when none has arrived.
+    # -- the inbox of recv() (``sekai.vector._batches.Inbox``) --------------------------------
+
+    def wait(self, timeout: float | None, what: str) -> None:
+        """Return once a reply to a posted command is kept, waiting for one if none is.
 
         A worker that dies answers each of its posted commands with its death; one that does not
-        answer within ``timeout`` seconds is stopped and answers the same way.
+        answer ``what`` within ``timeout`` seconds is stopped and answers the same way.
 
         Raises:
             RuntimeError: no command is posted.
@@ -286,20 +292,37 @@ class Pool:
                     self._bury(
                         handle,
                         "TimeoutError",
-                        f"worker {handle.index} did not answer {name}() within {timeout:g} s "
+                        f"worker {handle.index} did not answer {what}() within {timeout:g} s "
                         "and was stopped",
                     )
                 break
             for handle, is_sentinel in ready:
                 self._read(handle, is_sentinel)
-        arrived, self._arrived = self._arrived, []
-        return arrived
+
+    def first(self) -> Arrival | None:
+        """The first reply kept, decoded (again, if an interrupt cut its decoding short)."""
+        if not self._arrived:
+            return None
+        arrival = self._arrived[0]
+        if arrival.reply is None:
+            arrival.reply = self._decode(*arrival.raw)
+        return arrival
+
+    def drop(self) -> None:
+        """Forget the first reply kept (recv() has it)."""
+        self._arrived.popleft()
+
+    def _keep(self, handle: WorkerHandle, seq: int, raw: Any, reply: Reply | None) -> None:
+        """Keep the reply to the posted command ``seq`` for recv()."""
+        arrival = Arrival(handle.posted[seq], raw, reply)
+        # With no call in between: the reply is either posted or kept, never lost or both.
+        del handle.posted[seq]
+        self._arrived += (arrival,)
 
     def _lose_posted(self, handle: WorkerHandle) -> None:
         """A dead worker's posted commands: each answered by the worker's death."""
-        for tag in handle.posted.values():
-            self._arrived.append(Arrival(tag, self._lost(handle)))
-        handle.posted.clear()
+        for seq in list(handle.posted):
+            self._keep(handle, seq, None, self._lost(handle))
 
     def _send(self, handle: WorkerHandle, message: bytes) -> None:
         if handle.dead is not None:
@@ -347,7 +370,7 @@ class Pool:
 
     def _read(self, handle: WorkerHandle, is_sentinel: bool) -> Any:
         """Read the ready messages of ``handle``: its current reply's body, or None (stale
-        replies, posted replies, which are kept for ``arrivals``, or the worker died)."""
+        replies, posted replies, which are kept for recv(), or the worker died)."""
         if handle.dead is not None:
             return None
         conn = handle.conn
@@ -356,18 +379,23 @@ class Pool:
             return None
         try:
             messages = handle.channel.read()
-        except (EOFError, OSError):
-            self._bury(handle, "EOFError", DIED)
+        except (EOFError, OSError) as exc:
+            self._bury(handle, "EOFError", LOST if isinstance(exc, frames.TornStream) else DIED)
             return None
+        except BaseException:  # Ctrl-C
+            if handle.channel.torn:  # it took bytes of a reply with it: stop now, not hang later
+                self._bury(handle, "EOFError", LOST)
+            raise
         body = None
-        for data in messages:
+        while messages:  # each removed once handled: an interrupt leaves the rest there
+            data = messages[0]
             seq = int.from_bytes(data[:8], "little", signed=True)
             if seq in handle.posted:
-                tag = handle.posted.pop(seq)
-                self._arrived.append(Arrival(tag, self._decode(handle, memoryview(data)[8:])))
+                self._keep(handle, seq, (handle, memoryview(data)[8:]), None)
             elif seq == handle.seq:
                 body = memoryview(data)[8:]
-            # else: the reply of an interrupted call
+            # else: the reply of an interrupted call, or one read twice (see frames)
+            del messages[0]
         return body
 
     @staticmethod
@@ -396,12 +424,13 @@ class Pool:
 
     # -- stopping ----------------------------------------------------------------------------
 
-    def stop(self, timeout: float) -> list[tuple[int, VecEnvWorkerError]]:
+    def stop(self, timeout: float | None) -> list[tuple[int, VecEnvWorkerError]]:
         """Close the sub-envs and stop every worker; their close errors by sub-env.
 
-        Waits ``timeout`` seconds in all for the workers to close their sub-envs and exit, then
-        terminates the remaining ones (and tells their watchdogs the parent is gone), then kills
-        those that ignore it. Always releases every process and pipe, even when interrupted.
+        Waits ``timeout`` seconds in all (None: as long as they take) for the workers to close
+        their sub-envs and exit, then terminates the remaining ones (and tells their watchdogs
+        the parent is gone), then kills those that ignore it. Always releases every process and
+        pipe, even when interrupted.
         """
         errors: list[tuple[int, VecEnvWorkerError]] = []
         start = time.monotonic()
@@ -416,14 +445,14 @@ class Pool:
                 if body is not None:  # else it died or is late: it is stopped below
                     errors.extend(self._decode(handle, body).errors)
         finally:
-            self._force(start + timeout)
+            self._force(math.inf if timeout is None else start + timeout)
         return errors
 
     def _force(self, deadline: float) -> None:
         processes = [h.process for h in self.workers]
         try:
             for process in processes:
-                process.join(max(0.0, deadline - time.monotonic()))
+                _join(process, deadline)
             if any(p.exitcode is None for p in processes):
                 if self._lifeline is not None:
                     self._lifeline.close()  # the watchdogs exit even if SIGTERM is ignored
@@ -432,7 +461,7 @@ class Pool:
                         process.terminate()
                 grace = time.monotonic() + _FORCE_GRACE
                 for process in processes:
-                    process.join(max(0.0, grace - time.monotonic()))
+                    _join(process, grace)
                 for process in processes:
                     if process.exitcode is None:
                         process.kill()
@@ -448,3 +477,14 @@ class Pool:
             if self._lifeline is not None:
                 self._lifeline.close()
                 self._lifeline = None
+
+
+def _join(process: Any, deadline: float) -> None:
+    """Wait for ``process`` to exit until ``deadline`` (``time.monotonic()``; inf: no limit)."""
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        process.join(min(remaining, _LONGEST_JOIN))
+        if process.exitcode is not None:
+            return

@@ -28,7 +28,7 @@ from sekai.vector._batches import (
 from sekai.vector._contract.batching import copy_batch
 from sekai.vector._contract.errors import unpicklable_detail
 from sekai.vector._in_process import env_factories
-from sekai.vector._remote import check_slice_spaces
+from sekai.vector._remote import check_slice_spaces, checked_timeout
 from sekai.vector.proc import protocol
 from sekai.vector.proc.pool import DIED, Items, Pool, Reply
 from sekai.vector.proc.shm import SharedBatch, is_fixed_size
@@ -70,18 +70,6 @@ def _context(context: Any) -> str:
     if context not in methods:
         raise ValueError(f"context must be one of {methods} on this platform, got {context!r}.")
     return context
-
-
-def _seconds(value: Any, name: str, *, optional: bool) -> float | None:
-    if value is None and optional:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        expected = "a number of seconds or None" if optional else "a number of seconds"
-        raise TypeError(f"{name} must be {expected}, got {type(value).__name__}.")
-    if not value >= 0 or (optional and value == 0):
-        bound = "> 0" if optional else ">= 0"
-        raise ValueError(f"{name} must be {bound}, got {value}.")
-    return float(value)
 
 
 def _num_workers(value: Any, num_envs: int) -> int:
@@ -134,7 +122,8 @@ class ProcVecEnv(VecEnv):
     that call and every later one; one that timed out, a ``VecEnvWorkerError[TimeoutError]``.
     The parent's own checks (ResetRequired, InvalidAction, TypeError for a command that cannot
     be pickled) raise directly, before anything is sent. Replies left unread by an interrupted
-    call (Ctrl-C) are dropped, so the VecEnv stays usable.
+    call (Ctrl-C) are dropped, so the VecEnv stays usable; those of ``send()`` are kept until
+    ``recv()`` returned them, so Ctrl-C during ``recv()`` loses nothing.
 
     Args:
         env_fns: zero-argument callables, one per sub-env, that build the sub-envs (sent with
@@ -144,14 +133,14 @@ class ProcVecEnv(VecEnv):
         context: the ``multiprocessing`` start method; None: ``"forkserver"`` (``"spawn"`` on
             Windows). With either, guard your script with ``if __name__ == "__main__":``.
         close_timeout: seconds ``close()`` waits for the workers before terminating them (then
-            killing those that ignore it).
+            killing those that ignore it); ``inf``: no limit.
         num_workers: worker processes (None: one per sub-env; at most ``num_envs``). With
             more sub-envs than cores, about the number of cores is best.
         shared_memory: None: use shared memory when the observation space allows it; True:
             require it (TypeError otherwise); False: always pickle observations.
-        step_timeout: seconds to wait for the workers in ``step()`` (None: no limit); a worker
-            that does not answer in time raises ``VecEnvWorkerError`` (``exc_type``
-            ``"TimeoutError"``) and is stopped.
+        step_timeout: seconds to wait for the workers in ``step()`` and ``recv()`` (None or
+            ``inf``: no limit); a worker that does not answer in time raises
+            ``VecEnvWorkerError`` (``exc_type`` ``"TimeoutError"``) and is stopped.
         reset_timeout: the same for ``reset()``.
         batch_size: how many results ``recv()`` returns by default (None: ``num_envs``).
 
@@ -190,9 +179,9 @@ class ProcVecEnv(VecEnv):
             raise TypeError(f"autoreset must be a bool, got {type(autoreset).__name__}.")
         if shared_memory is not None and not isinstance(shared_memory, (bool, np.bool_)):
             raise TypeError(f"shared_memory must be None or a bool, got {shared_memory!r}.")
-        self._close_timeout = _seconds(close_timeout, "close_timeout", optional=False) or 0.0
-        self._step_timeout = _seconds(step_timeout, "step_timeout", optional=True)
-        self._reset_timeout = _seconds(reset_timeout, "reset_timeout", optional=True)
+        self._close_timeout = checked_timeout("close_timeout", close_timeout, optional=False)
+        self._step_timeout = checked_timeout("step_timeout", step_timeout)
+        self._reset_timeout = checked_timeout("reset_timeout", reset_timeout)
         self._slices = _slices(len(fns), _num_workers(num_workers, len(fns)))
         self._batches = Batches(OWNER, len(fns), batch_size)
         payloads = [_pickled_factories(fns, lo, hi) for lo, hi in self._slices]
@@ -337,7 +326,8 @@ class ProcVecEnv(VecEnv):
         Raises:
             ValueError: bad ``env_ids`` (out of range, repeated, already in flight), or a
                 batch of the wrong structure.
-            sekai.InvalidAction: an invalid action (its ``index`` is the row in ``actions``).
+            sekai.InvalidAction: an invalid action (its ``index`` is the sub-env,
+                ``env_ids[row]``, as for ``step()``).
             sekai.ResetRequired: before the first ``reset()``.
         """
         self._raise_if_dead()
@@ -369,12 +359,8 @@ class ProcVecEnv(VecEnv):
         self._raise_if_dead()
         pool, shared = self._pool, self._shared
         assert pool is not None
-        return self._batches.receive(
-            self,
-            batch_size,
-            lambda: pool.arrivals(self._step_timeout, "step"),
-            None if shared is None else shared.take,
-        )
+        take = None if shared is None else shared.take
+        return self._batches.receive(self, batch_size, pool, self._step_timeout, take)
 
     def _values(self, replies: list[Reply]) -> list[Any]:
         entries, errors = self._entries(replies)
@@ -382,11 +368,13 @@ class ProcVecEnv(VecEnv):
         return entries
 
     def get_attr(self, name: str) -> list[Any]:
+        self._raise_if_dead()  # before check_idle: the VecEnv is closed, or cannot be used
         self._batches.check_idle("get_attr")
         arguments = [name] * self.num_workers
         return self._values(self._request(protocol.GET, arguments, None, "the name"))
 
     def set_attr(self, name: str, values: Any) -> None:
+        self._raise_if_dead()
         self._batches.check_idle("set_attr")
         per_env = self._per_env_values(values)
         arguments = [(name, per_env[lo:hi]) for lo, hi in self._slices]
@@ -394,6 +382,7 @@ class ProcVecEnv(VecEnv):
         self._values(self._request(protocol.SET, arguments, None, what, per_env))
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        self._raise_if_dead()
         self._batches.check_idle("call")
         arguments = [(name, args, kwargs)] * self.num_workers
         what = f"the arguments of call({name!r})"
@@ -402,6 +391,7 @@ class ProcVecEnv(VecEnv):
     # -- closing -------------------------------------------------------------------------------
 
     def _close(self) -> None:
+        self._batches.forget()  # what was in flight is gone with the workers
         raise_first(self._release())
 
     def _release(self) -> list[tuple[int, VecEnvWorkerError]]:

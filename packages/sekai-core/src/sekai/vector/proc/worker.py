@@ -81,7 +81,8 @@ class Worker:
                 messages = pipe.read()
             except (EOFError, OSError):
                 return
-            for message in messages:  # commands posted back to back can arrive together
+            while messages:  # commands posted back to back can arrive together
+                message = messages.pop(0)
                 seq, op = protocol.read_head(message)
                 pipe.write(self.encode(seq, op, *self.answer(op, message)))
                 if op == protocol.CLOSE:

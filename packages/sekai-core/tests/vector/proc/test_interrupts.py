@@ -1,0 +1,267 @@
+"""Ctrl-C in the parent, simulated deterministically in this process (fork): a reply whose
+unpickling raises KeyboardInterrupt once, and pipe reads that raise it once they have taken
+bytes (where a real Ctrl-C lands between the read and the code that keeps its bytes).
+
+Whatever call is interrupted, nothing is lost: ``recv()`` hands the results out later, an
+interrupted ``step()``'s replies are dropped before the next command, and a read cut short is
+continued by the next one, or, where the bytes it took are gone, fails clearly instead of
+leaving the pipe out of step.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.vector import ProcVecEnv, _batches
+from sekai.vector.proc.pool import Pool
+
+pytestmark = pytest.mark.timeout(60)  # a pipe left out of step hangs the next call
+
+RAISE = 2  # the action Marked refuses
+BIG = 1 << 20  # float32 entries of a big observation: 4 MiB, many pipe reads
+
+_interrupts = [0]  # KeyboardInterrupts left to raise while a Mark is unpickled (in the parent)
+
+
+def _unpickle_mark(steps: int) -> int:
+    if _interrupts[0]:
+        _interrupts[0] -= 1
+        raise KeyboardInterrupt
+    return steps
+
+
+class Mark:
+    """An info entry that arrives as its step count; unpickling it is where Ctrl-C lands."""
+
+    def __init__(self, steps: int) -> None:
+        self.steps = steps
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_unpickle_mark, (self.steps,))
+
+
+class Marked(sekai.Env):  # type: ignore[type-arg]
+    """Observation ``[rank, steps]`` (``size`` entries, the rest zeros); info ``{"steps",
+    "mark"}``; action 2 raises ValueError."""
+
+    def __init__(self, rank: int, size: int = 2) -> None:
+        self.observation_space = sekai.Box(-1e6, 1e6, shape=(size,))
+        self.action_space = sekai.Discrete(3)
+        self.rank = rank
+        self.size = size
+        self.steps = 0
+
+    def _obs(self) -> Any:
+        obs = np.zeros(self.size, np.float32)
+        obs[:2] = self.rank, self.steps
+        return obs
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self.steps = 0
+        return sekai.ResetResult(self._obs(), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if int(action) == RAISE:
+            raise ValueError(f"sub-env {self.rank} refuses action {RAISE}")
+        self.steps += 1
+        info = {"steps": self.steps, "mark": Mark(self.steps)}
+        return sekai.StepResult(self._obs(), float(action), False, False, info)
+
+
+def _marked(n: int, **kwargs: Any) -> list[Callable[[], Marked]]:
+    return [lambda i=i: Marked(i, **kwargs) for i in range(n)]
+
+
+@pytest.fixture
+def interrupt() -> Iterator[Callable[[int], None]]:
+    """``interrupt(n)``: the next ``n`` Marks unpickled in this process raise KeyboardInterrupt."""
+
+    def arm(count: int) -> None:
+        _interrupts[0] = count
+
+    yield arm
+    _interrupts[0] = 0
+
+
+def _rows(result: Any) -> dict[int, tuple[list[float], int, int]]:
+    """Each sub-env's ``(observation[:2], info["steps"], info["mark"])`` in a recv() result."""
+    return {
+        rank: (result.observations[row, :2].tolist(), info["steps"], info["mark"])
+        for row, (rank, info) in enumerate(zip(result.env_ids.tolist(), result.infos))
+    }
+
+
+# -- Ctrl-C while recv() unpickles or joins the results ------------------------------------------
+
+
+@pytest.mark.parametrize("shared_memory", [None, False], ids=["shared", "pickled"])
+def test_ctrl_c_while_recv_unpickles_a_reply_loses_nothing(
+    interrupt: Callable[[int], None], shared_memory: bool | None
+) -> None:
+    with ProcVecEnv(_marked(4), context="fork", num_workers=2, shared_memory=shared_memory) as vec:
+        vec.reset()
+        vec.send([1, 1, 1, 1])
+        interrupt(1)
+        with pytest.raises(KeyboardInterrupt):
+            vec.recv()
+        result = vec.recv()  # both replies: the one being unpickled and the other
+        assert _rows(result) == {rank: ([rank, 1], 1, 1) for rank in range(4)}
+        vec.send([1, 1], [2, 0])
+        interrupt(2)  # the same reply, interrupted twice
+        for _ in range(2):
+            with pytest.raises(KeyboardInterrupt):
+                vec.recv(batch_size=1)
+        assert _rows(vec.recv(batch_size=2)) == {0: ([0, 2], 2, 2), 2: ([2, 2], 2, 2)}
+        assert [info["steps"] for info in vec.step([1, 1, 1, 1]).infos] == [3, 2, 3, 2]
+
+
+@pytest.mark.parametrize("shared_memory", [None, False], ids=["shared", "pickled"])
+def test_ctrl_c_while_recv_joins_the_results_loses_nothing(
+    monkeypatch: pytest.MonkeyPatch, shared_memory: bool | None
+) -> None:
+    join = _batches.join
+    calls: list[int] = []
+
+    def interrupted_join(*args: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return join(*args)
+
+    monkeypatch.setattr(_batches, "join", interrupted_join)
+    with ProcVecEnv(
+        _marked(3, size=2), context="fork", num_workers=1, shared_memory=shared_memory
+    ) as vec:
+        vec.reset()
+        vec.send([1, 1, 1])
+        with pytest.raises(KeyboardInterrupt):
+            vec.recv(batch_size=2)
+        assert _rows(vec.recv(batch_size=2)) == {rank: ([rank, 1], 1, 1) for rank in range(2)}
+        assert _rows(vec.recv(batch_size=1)) == {2: ([2, 1], 1, 1)}
+
+
+def test_an_error_in_a_reply_whose_unpickling_was_interrupted_is_raised_next(
+    interrupt: Callable[[int], None],
+) -> None:
+    with ProcVecEnv(_marked(3), context="fork", num_workers=1) as vec:
+        vec.reset()
+        vec.send([1, RAISE, 1])
+        interrupt(1)
+        with pytest.raises(KeyboardInterrupt):
+            vec.recv(batch_size=2)
+        with pytest.raises(ValueError, match="sub-env 1 refuses action 2") as caught:
+            vec.recv(batch_size=2)
+        assert caught.value.rank == 1  # type: ignore[attr-defined]
+        assert _rows(vec.recv(batch_size=2)) == {0: ([0, 1], 1, 1), 2: ([2, 1], 1, 1)}
+
+
+def test_ctrl_c_between_taking_a_reply_and_its_pool_dropping_it_does_not_repeat_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    drop = Pool.drop
+    calls: list[int] = []
+
+    def interrupted_drop(self: Pool) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # recv() has the reply, the pool still keeps it
+        drop(self)
+
+    monkeypatch.setattr(Pool, "drop", interrupted_drop)
+    with ProcVecEnv(_marked(2), context="fork", num_workers=1) as vec:
+        vec.reset()
+        vec.send([1, 1])
+        with pytest.raises(KeyboardInterrupt):
+            vec.recv()
+        result = vec.recv()
+        assert result.env_ids.tolist() == [0, 1]
+        assert _rows(result) == {0: ([0, 1], 1, 1), 1: ([1, 1], 1, 1)}
+        with pytest.raises(RuntimeError, match="only 0 sub-envs have actions in flight"):
+            vec.recv(batch_size=1)
+        vec.send([1, 1])  # a copy of the first results kept would come back here
+        assert _rows(vec.recv()) == {0: ([0, 2], 2, 2), 1: ([1, 2], 2, 2)}
+
+
+def test_ctrl_c_while_step_unpickles_drops_its_replies_before_the_next_command(
+    interrupt: Callable[[int], None],
+) -> None:
+    with ProcVecEnv(_marked(4), context="fork", num_workers=2, shared_memory=False) as vec:
+        vec.reset()
+        interrupt(1)
+        with pytest.raises(KeyboardInterrupt):
+            vec.step([1, 1, 1, 1])
+        result = vec.step([0, 1, 0, 1])  # the sub-envs stepped twice, as with SyncVecEnv
+        assert [info["steps"] for info in result.infos] == [2, 2, 2, 2]
+        assert result.rewards.tolist() == [0.0, 1.0, 0.0, 1.0]
+
+
+# -- Ctrl-C in the middle of a long reply ------------------------------------------------------
+
+
+def _interrupt_read(monkeypatch: pytest.MonkeyPatch, name: str, at: int) -> Callable[[], list[int]]:
+    """Make ``os.<name>`` raise KeyboardInterrupt once, after its ``at``-th call (in this
+    process) took its bytes; returns the sizes each call took."""
+    real = getattr(os, name)
+    taken: list[int] = []
+    parent = os.getpid()
+
+    def read(*args: Any) -> Any:
+        got = real(*args)
+        if os.getpid() == parent:
+            taken.append(got if isinstance(got, int) else len(got))
+            if len(taken) == at:
+                raise KeyboardInterrupt
+        return got
+
+    monkeypatch.setattr(os, name, read)
+    return lambda: taken
+
+
+@pytest.mark.parametrize("call", ["step", "recv"])
+def test_ctrl_c_in_the_middle_of_a_long_reply_is_continued_by_the_next_read(
+    monkeypatch: pytest.MonkeyPatch, call: str
+) -> None:
+    with ProcVecEnv(_marked(2, size=BIG), context="fork", shared_memory=False) as vec:
+        vec.reset()
+        taken = _interrupt_read(monkeypatch, "readv", at=3)
+        with pytest.raises(KeyboardInterrupt):
+            if call == "step":
+                vec.step([1, 1])
+            else:
+                vec.send([1, 1])
+                vec.recv()
+        assert len(taken()) == 3 and taken()[-1] > 0  # cut short after taking bytes
+        if call == "step":
+            result: Any = vec.step([0, 1])
+            assert [info["steps"] for info in result.infos] == [2, 2]
+            assert result.observations[:, :2].tolist() == [[0, 2], [1, 2]]
+        else:
+            result = vec.recv()
+            assert _rows(result) == {rank: ([rank, 1], 1, 1) for rank in range(2)}
+        assert not result.observations[:, 2:].any()
+        assert len(taken()) > 3  # the rest of the replies came through the same reads
+
+
+def test_bytes_a_read_took_and_lost_to_ctrl_c_stop_the_worker_instead_of_a_hang(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first read of a reply cannot know how much it takes: when Ctrl-C strikes after it
+    returned, its bytes are gone and the pipe cannot be read in step again."""
+    # step_timeout: a reply lost for good would otherwise keep recv() waiting
+    with ProcVecEnv(_marked(2), context="fork", num_workers=2, step_timeout=5) as vec:
+        vec.reset()
+        _interrupt_read(monkeypatch, "read", at=1)
+        vec.send([1, 1], [0, 1])
+        with pytest.raises(KeyboardInterrupt):
+            vec.recv()
+        monkeypatch.undo()
+        for later in (vec.recv, lambda: vec.step([1, 1]), lambda: vec.get_attr("steps")):
+            with pytest.raises(sekai.VecEnvWorkerError, match="lost to an interrupt") as caught:
+                later()
+            assert caught.value.exc_type == "EOFError"
