@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -206,3 +208,35 @@ def test_calls_after_close_with_sends_pending_raise_vec_env_closed() -> None:
         with pytest.raises(sekai.VecEnvClosed):
             call()
     assert not vec._batches.in_flight.any()
+
+
+class SlowEnv(CounterEnv):
+    """A step takes a while, so that an awaited async_step() is still running."""
+
+    def step(self, action: Any) -> Any:
+        time.sleep(0.3)
+        return super().step(action)
+
+
+def test_calls_that_step_the_sub_envs_wait_for_an_awaited_async_step() -> None:
+    async def overlap() -> list[str]:
+        with RayVecEnv([SlowEnv] * 2, num_workers=2, resources_per_worker=HALF_CPU) as vec:
+            await vec.async_reset(options=STARTS[:2])
+            task = asyncio.ensure_future(vec.async_step([1, 1]))
+            await asyncio.sleep(0.05)
+            refused = []
+            for name, call in (
+                ("send", lambda: vec.send([2, 2])),
+                ("recv", lambda: vec.recv(batch_size=1)),
+                ("step", lambda: vec.step([2, 2])),
+                ("reset", lambda: vec.reset()),
+            ):
+                with pytest.raises(sekai.AsyncCallPending):
+                    call()
+                refused.append(name)
+            result = await task
+            assert [info["position"] for info in result.infos] == [1, 4]  # stepped once
+            assert not vec._batches.in_flight.any()
+            return refused
+
+    assert asyncio.run(overlap()) == ["send", "recv", "step", "reset"]

@@ -251,6 +251,12 @@ class VecEnv(abc.ABC):
         if self._closed:
             raise VecEnvClosed()
 
+    def _check_no_async_call(self) -> None:
+        """AsyncCallPending while an ``async_reset``/``async_step`` of this VecEnv is awaited:
+        a synchronous call or a ``send()``/``recv()`` would step its sub-envs under it."""
+        if self._async_pending:
+            raise AsyncCallPending()
+
     def _begin_async(self) -> None:
         """Mark an async call as running; AsyncCallPending if one already is (rule 8)."""
         if self._async_pending:

@@ -205,11 +205,13 @@ class RayVecEnv(VecEnv):
         return finish_step(self, self._pool.slices, outcomes, None, None)
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        self._check_no_async_call()
         payloads = self._reset_payloads(seed, options)
         refs = self._pool.send("reset", payloads)
         return self._reset_from(self._pool.collect(refs, self._reset_timeout, "reset"))
 
     def step(self, actions: Any) -> VecStepResult[Any]:
+        self._check_no_async_call()
         refs = self._pool.send("step", self._step_payloads(actions))
         return self._step_from(self._pool.collect(refs, self._step_timeout, "step"))
 
@@ -254,7 +256,9 @@ class RayVecEnv(VecEnv):
             sekai.InvalidAction: an invalid action (its ``index`` is the sub-env,
                 ``env_ids[row]``, as for ``step()``).
             sekai.ResetRequired: before the first ``reset()``.
+            sekai.AsyncCallPending: an ``async_reset()``/``async_step()`` is being awaited.
         """
+        self._check_no_async_call()
         pool = self._ready()
         ids = self._batches.env_ids(env_ids)
         checker, batch = self._checked_subset(actions, ids)
@@ -280,7 +284,9 @@ class RayVecEnv(VecEnv):
             VecEnvWorkerError: a sub-env raised in its step (its actor's other results stay
                 for the next ``recv()``), or an actor died or timed out (then every later call
                 raises it, as after ``step()``).
+            sekai.AsyncCallPending: an ``async_reset()``/``async_step()`` is being awaited.
         """
+        self._check_no_async_call()
         pool = self._ready()
         return self._batches.receive(self, batch_size, pool, self._step_timeout, None)
 
