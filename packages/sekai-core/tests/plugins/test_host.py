@@ -553,7 +553,10 @@ def test_a_hook_that_exits_is_skipped_and_the_others_load():
     assert [s.id for s in reg.all_specs()] == ["zeta/Z-v0"]
 
 
-def test_sekai_register_called_while_a_plugin_loads_fails_that_plugin_only():
+@pytest.mark.parametrize(
+    ("env_id", "owner"), [("CartPole-v1", "sekai-classic"), ("zeta/Other-v0", "plugin 'zeta'")]
+)
+def test_sekai_register_of_an_id_a_plugin_owns_fails_the_plugin_loading(env_id, owner):
     registries = []
 
     class Escapes:
@@ -561,7 +564,7 @@ def test_sekai_register_called_while_a_plugin_loads_fails_that_plugin_only():
         @hookimpl
         def sekai_register_envs(registry):
             registry.register("escapes/A-v0", "sekai.testing.envs:LineEnv")
-            registries[0].register("Taken-v0", "sekai.testing.envs:LineEnv")
+            registries[0].register(env_id, "sekai.testing.envs:LineEnv")
 
     reg = registry_of(record("escapes", Escapes), record("zeta", env_plugin("zeta/Z-v0"), "z"))
     registries.append(reg)
@@ -569,13 +572,44 @@ def test_sekai_register_called_while_a_plugin_loads_fails_that_plugin_only():
     [failure] = reg.plugin_report().failures
     assert (failure.name, failure.stage) == ("escapes", "register")
     assert failure.error == (
-        "RuntimeError: sekai.register() was called while plugin 'escapes' (acme-envs 1.2.0) was "
-        "being loaded; a plugin registers its environments with the registry argument of its "
-        "sekai_register_envs hook (registry.register(...)), which attributes them to it."
+        f"RuntimeError: sekai.register() of {env_id!r} was called while plugin 'escapes' "
+        f"(acme-envs 1.2.0) was being loaded, but {env_id!r} belongs to {owner}. A plugin "
+        "registers its environments with the registry argument of its sekai_register_envs "
+        "hook (registry.register(...)), in its own namespace."
     )
     assert [s.id for s in reg.all_specs()] == ["zeta/Z-v0"]
-    reg.register("Taken-v0", "sekai.testing.envs:LineEnv")  # after discovery: a runtime call
-    assert reg.spec("Taken-v0").source is None
+
+
+def test_a_library_a_plugin_imports_may_register_its_own_ids_at_runtime():
+    registries = []
+
+    def load():  # the plugin module imports a library that registers as gymnasium users do
+        registries[0].register("helper/Dummy-v0", "sekai.testing.envs:LineEnv")
+        return env_plugin("acme/A-v0")
+
+    reg = registry_of(EntryPointRecord("acme", "acme-envs", "1.0", load))
+    registries.append(reg)
+    assert load_quietly(reg) == []
+    assert [s.id for s in reg.all_specs()] == ["helper/Dummy-v0", "acme/A-v0"]
+    assert reg.spec("helper/Dummy-v0").source is None  # a runtime registration
+
+
+def test_a_plugin_importing_code_that_takes_its_ids_is_named():
+    registries = []
+
+    def load():
+        registries[0].register("acme/A-v0", "sekai.testing.envs:LineEnv")
+        return env_plugin("acme/A-v0")
+
+    reg = registry_of(EntryPointRecord("acme", "acme-envs", "1.0", load))
+    registries.append(reg)
+    load_quietly(reg)
+    [failure] = reg.plugin_report().failures
+    assert failure.stage == "import"
+    assert failure.error.startswith(
+        "RuntimeError: sekai.register() of 'acme/A-v0' was called while plugin 'acme' "
+        "(acme-envs 1.0) was being loaded, but 'acme/A-v0' belongs to plugin 'acme'."
+    )
 
 
 def test_discovery_cut_short_leaves_nothing_behind_and_runs_again():

@@ -177,6 +177,22 @@ def test_make_passes_a_constructor_s_own_errors_through(sekai_registry):
         sekai.make("bad/Own-v0")
 
 
+class Abstract(sekai.Env):
+    """Forgot to implement step(): Python refuses to build it, in C, with a TypeError."""
+
+    def __init__(self, k=1):
+        self.k = k
+
+    def reset(self, *, seed=None, options=None):
+        return sekai.ResetResult(0, {})
+
+
+def test_make_passes_a_type_error_of_c_code_in_the_constructor_through(sekai_registry):
+    sekai.register("bad/Abstract-v0", Abstract, kwargs={"k": 2})
+    with pytest.raises(TypeError, match=r"^Can't instantiate abstract class Abstract"):
+        sekai.make("bad/Abstract-v0")
+
+
 class NotAnEnv:
     pass
 

@@ -102,6 +102,19 @@ def test_close_cancels_the_tasks_sub_envs_left_on_the_private_loop() -> None:
     assert sorted(Feed.cleaned) == [0, 1]  # each reader's finally ran, as under asyncio.run
 
 
+def test_close_from_a_coroutine_after_the_sync_shims_ran_closes_the_private_loop() -> None:
+    vec = AsyncVecEnv([lambda i=i: Feed(i, []) for i in range(2)])
+    vec.reset(seed=0)  # the sync shim: the private loop now exists
+    loop = vec._loop
+
+    async def main() -> None:
+        await vec.async_step(np.array([0, 1]))
+        vec.close()  # a running loop here: the private one cannot run
+
+    asyncio.run(main())
+    assert vec.closed and loop is not None and loop.is_closed()
+
+
 def test_an_async_factory_is_refused_by_name_and_its_coroutine_closed(recwarn) -> None:
     async def make_env() -> sekai.Env:  # type: ignore[type-arg]
         return Venue(0, [])

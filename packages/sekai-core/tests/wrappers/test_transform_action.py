@@ -122,6 +122,14 @@ def test_clip_action_on_an_integer_box_clips_before_casting(
     np.testing.assert_array_equal(out, np.array(expected, dtype=dtype))
 
 
+@pytest.mark.parametrize("action", [[np.nan, 3.0], np.array([3.0, np.nan])])
+def test_clip_action_refuses_a_nan_for_an_integer_box(action: Any, toy_env: Any) -> None:
+    env = ClipAction(toy_env(action_space=sekai.Box(0, 10, shape=(2,), dtype=np.int64)))
+    with pytest.raises(sekai.InvalidAction):
+        env.action(action)
+    np.testing.assert_array_equal(env.action(np.array([12, -1])), [10, 0])  # same dtype
+
+
 def test_clip_action_float_actions_beyond_int64_stay_in_the_box(toy_env: Any) -> None:
     space = sekai.Box(-np.inf, np.inf, shape=(2,), dtype=np.int64)
     out = ClipAction(toy_env(action_space=space)).action(np.array([1e30, -1e30]))

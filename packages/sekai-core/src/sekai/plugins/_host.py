@@ -14,6 +14,7 @@ from sekai._providers import (
     install_command,
     is_first_party,
     normalize_distribution,
+    provider_of_env,
 )
 from sekai._version import __version__
 from sekai.plugins import PluginFailure, PluginInfo, PluginReport
@@ -165,6 +166,8 @@ class PluginHost:
         self._loaded: list[PluginRecord] = []
         self._failures: list[PluginFailure] = []
         self._env_registrar = EnvRegistrar(registry)
+        self._loading: PluginRecord | None = None
+        self._plugin_names: frozenset[str] = frozenset()
         self._backend_registrar = BackendRegistrar(registry)
 
     @property
@@ -174,9 +177,19 @@ class PluginHost:
 
     @property
     def loading(self) -> str | None:
-        """The plugin being registered now (``plugin 'acme' (acme-envs 1.2.0)``), if any."""
-        record = self._env_registrar.current
-        return record.label if record is not None else None
+        """The plugin being imported or registered now (``plugin 'acme' (acme-envs 1.2.0)``)."""
+        return self._loading.label if self._loading is not None else None
+
+    def owner_of(self, env_id: str) -> str | None:
+        """Who ``env_id`` belongs to while plugins load, if anyone: a first-party
+        distribution's ID, or an ID in the namespace of a plugin being discovered."""
+        provider = provider_of_env(env_id)
+        if provider is not None:
+            return provider.distribution
+        namespace = env_id.partition("/")[0] if "/" in env_id else None
+        if namespace is not None and namespace in self._plugin_names:
+            return f"plugin {namespace!r}"
+        return None
 
     def is_installed(self, distribution: str) -> bool:
         """Whether ``distribution`` is installed (cached)."""
@@ -241,7 +254,9 @@ class PluginHost:
         scanning = self._entry_points is None
         records = scan_entry_points() if self._entry_points is None else self._entry_points
         records = sorted(records, key=lambda r: (normalize_distribution(r.distribution), r.name))
-        for record in self._select(records):
+        selected = self._select(records)
+        self._plugin_names = frozenset(r.name for r in selected) | RESERVED_PLUGIN_NAMES
+        for record in selected:
             first_party = is_first_party(record.distribution)
             plugin = PluginRecord(record.name, record.distribution, record.version, first_party)
             if record.problem is not None:
@@ -251,12 +266,16 @@ class PluginHost:
             if not first_party and not NAMESPACE_RE.fullmatch(record.name):
                 self._fail(plugin, "register", _bad_namespace(record))
                 continue
+            self._loading = plugin
             try:
                 module = record.load()
             except (Exception, SystemExit) as exc:  # any error of the plugin's import-time code
                 self._fail(plugin, "import", _error_text(exc))
                 continue
-            self._register(pm, module, plugin)
+            else:
+                self._register(pm, module, plugin)
+            finally:
+                self._loading = None
 
         messages = [
             f"sekai {f.label} failed to load and was skipped: {f.error}. "

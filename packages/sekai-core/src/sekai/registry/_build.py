@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import numbers
 from typing import TYPE_CHECKING, Any
 
@@ -80,11 +81,23 @@ def construct(env_id: str, what: str, fn: Any, kwargs: dict[str, Any], *args: An
     try:
         return fn(*args, **kwargs)
     except TypeError as exc:
-        # Raised by the call itself (nothing ran inside fn): the registered or given kwargs
-        # do not match its signature. A TypeError from fn's own code propagates as it is.
-        if exc.__traceback__ is None or exc.__traceback__.tb_next is not None:
+        # Rewritten only when the arguments do not bind to fn's signature; a TypeError from fn's
+        # own code (C code included: an abstract class, a bad value) propagates as it is.
+        raised_inside = exc.__traceback__ is not None and exc.__traceback__.tb_next is not None
+        if raised_inside or not _unbindable(fn, args, kwargs):
             raise
         given = ", ".join(kwargs) or "none"
         raise TypeError(
             f"{env_id}: {what} does not take the keyword arguments it was given ({given}): {exc}"
         ) from exc
+
+
+def _unbindable(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether ``fn(*args, **kwargs)`` fails for its arguments alone (False if unknown)."""
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return True
+    except ValueError:  # no signature to read (some builtins)
+        return False
+    return False

@@ -95,18 +95,22 @@ class EnvRegistry:
         for message in messages:
             warnings.warn(PluginLoadWarning(message), stacklevel=stacklevel)
 
-    def _refuse_while_loading(self, call: str) -> None:
-        """Refuse a runtime registry change made by a plugin's code while discovery loads it.
+    def _refuse_while_loading(self, call: str, env_id: object) -> None:
+        """Refuse a runtime change, made while plugins load, of an ID a plugin owns.
 
-        It would escape the plugin's namespace, the attribution and the removal of a failed
-        plugin's registrations; a plugin registers through its hook's ``registry`` instead.
+        Such a call (a plugin's code, or a library it imports, calling ``sekai.register()``)
+        would take the ID before its plugin loads, outside the attribution and the removal of a
+        failed plugin's registrations. Other IDs are registered at runtime, as always.
         """
-        if self._discovering:  # only the discovering thread gets here: others wait on the lock
-            loading = self._host.loading if self._host is not None else None
+        if not self._discovering or self._host is None or not isinstance(env_id, str):
+            return  # only the discovering thread gets here while discovery runs
+        owner = self._host.owner_of(env_id)
+        if owner is not None:
             raise RuntimeError(
-                f"{call} was called while {loading or 'a plugin'} was being loaded; a plugin "
-                "registers its environments with the registry argument of its "
-                "sekai_register_envs hook (registry.register(...)), which attributes them to it."
+                f"{call} of {env_id!r} was called while {self._host.loading or 'a plugin'} was "
+                f"being loaded, but {env_id!r} belongs to {owner}. A plugin registers its "
+                "environments with the registry argument of its sekai_register_envs hook "
+                "(registry.register(...)), in its own namespace."
             )
 
     @property
@@ -154,7 +158,7 @@ class EnvRegistry:
     ) -> EnvSpec:
         """Register an environment at runtime (see ``sekai.register``)."""
         self.ensure_discovered()
-        self._refuse_while_loading("sekai.register()")
+        self._refuse_while_loading("sekai.register()", id)
         if entry_point is None:
             raise TypeError(
                 "entry_point must be a callable or a 'module.path:ClassName' string, got None."
@@ -179,7 +183,7 @@ class EnvRegistry:
             EnvNotFound: it is not registered.
         """
         self.ensure_discovered()
-        self._refuse_while_loading("sekai.deregister()")
+        self._refuse_while_loading("sekai.deregister()", env_id)
         if not isinstance(env_id, str):
             parse_env_id(env_id)  # the TypeError naming what was given (a dict key otherwise)
         if self._specs.pop(env_id, None) is None:

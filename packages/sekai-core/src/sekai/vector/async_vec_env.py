@@ -136,8 +136,13 @@ def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
         tasks = asyncio.all_tasks(loop)
         for task in tasks:
             task.cancel()
-        if tasks:
-            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-        loop.run_until_complete(loop.shutdown_asyncgens())
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop runs in this thread: the private one can run to finish
+            if tasks:
+                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        # else close() was called from a coroutine: the private loop cannot run here, so the
+        # cancelled tasks are dropped with it (what loop.close() alone does).
     finally:
         loop.close()

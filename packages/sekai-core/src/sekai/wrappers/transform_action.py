@@ -128,13 +128,16 @@ class ClipAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         """Return ``action`` clipped into ``[low, high]`` with the space's dtype.
 
         Raises:
-            sekai.InvalidAction: an action of another shape (clipping would broadcast it).
+            sekai.InvalidAction: an action of another shape (clipping would broadcast it), or
+                with a NaN for an integer Box (no integer stands for it).
         """
         integer = self._integer
         x = np.asarray(action, dtype=None if integer is not None else self._dtype)
         if x.shape != self._low.shape:
             raise InvalidAction(action, self.action_space)
-        if integer is not None:
+        if integer is not None and x.dtype != self._dtype:
+            if x.dtype.kind == "f" and np.isnan(x).any():
+                raise InvalidAction(action, self.action_space)
             return integer(x)
         clipped: NDArray[Any] = np.clip(x, self._low, self._high)
         return clipped

@@ -114,10 +114,13 @@ class DtypeObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
             low, high = low.astype(self.dtype), high.astype(self.dtype)
         box = Box(low, high, shape=space.shape, dtype=self.dtype)
         self.observation_space = box
-        self._integer = IntegerClip(box.low, box.high) if box.dtype.kind in "iu" else None
+        # Only a cast that can change values (from floats, or to a narrower integer) is clipped.
+        narrows = box.dtype.kind in "iu" and not np.can_cast(space.dtype, box.dtype, "safe")
+        self._integer = IntegerClip(box.low, box.high) if narrows else None
 
     def observation(self, observation: ArrayLike) -> NDArray[Any]:
-        """Return the observation cast to ``dtype`` (clipped into the space for integers)."""
+        """Return the observation cast to ``dtype`` (clipped into the space where the cast
+        could take it out: from floats, or to a narrower integer)."""
         if self._integer is not None:
             return self._integer(np.asarray(observation))
         return np.asarray(observation).astype(self.dtype)
