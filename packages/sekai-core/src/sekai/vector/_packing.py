@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pickle
 from itertools import chain
+from operator import is_
 from typing import Any, Final
 
 import numpy as np
@@ -178,6 +179,15 @@ def _pack_tuples(values: list[tuple[Any, ...]]) -> Any:
 
 
 def _pack_dicts(values: list[dict[Any, Any]]) -> Any:
+    keys = tuple(values[0])
+    # The usual case, fast: every row's keys are the very objects of the first row's, in order
+    # (string literals are), so one group whose keys pickle alike. (Keys in all rows summing to
+    # len(values) rows of the first's, matching its keys repeated, are exactly those: a row
+    # longer than the first would repeat a key.)
+    if sum(map(len, values)) == len(keys) * len(values) and all(
+        map(is_, keys * len(values), chain.from_iterable(values))
+    ):
+        return _same_keys(keys, values)
     # A row is rebuilt with its group's first keys, so a group's keys must be equal in type too
     # (1, True, 1.0 and np.int64(1) are one dict key): one pass over every key finds their types.
     types = set(map(type, chain.from_iterable(values)))

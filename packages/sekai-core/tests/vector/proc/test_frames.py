@@ -218,3 +218,32 @@ def test_write_sends_long_messages_whole(pipe: tuple[int, int]) -> None:
     FdChannel(write_fd).write(message)
     reader.join()
     assert received == [message]
+
+
+def test_pending_tells_a_reply_left_in_the_channel_by_ctrl_c(
+    pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after the read that completes a message: the pipe is empty, the channel holds it."""
+    read_fd, write_fd = pipe
+    body = os.urandom(50_000)  # the pipe holds it whole
+    frame = _frame(body)
+    channel = FdChannel(read_fd)
+    assert not channel.pending
+    os.write(write_fd, frame[:1000])
+    assert channel.read() == [] and not channel.pending
+    readv = os.readv
+
+    def interrupted(*args: Any) -> int:
+        readv(*args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "readv", interrupted)
+    os.write(write_fd, frame[1000:])
+    with pytest.raises(KeyboardInterrupt):
+        channel.read()
+    monkeypatch.undo()
+    assert frames._available(read_fd) == 0 and channel.pending
+    assert [bytes(m) for m in channel.read()] == [body]
+    assert channel.pending  # kept until the reader removes it
+    channel.messages.clear()
+    assert not channel.pending

@@ -10,7 +10,9 @@ leaving the pipe out of step.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -265,3 +267,90 @@ def test_bytes_a_read_took_and_lost_to_ctrl_c_stop_the_worker_instead_of_a_hang(
             with pytest.raises(sekai.VecEnvWorkerError, match="lost to an interrupt") as caught:
                 later()
             assert caught.value.exc_type == "EOFError"
+
+
+# -- Ctrl-C once a reply is in the channel, the pipe empty ---------------------------------------
+
+
+def _interrupt_last_readv(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make the first ``os.readv`` (in this process) that fills a frame's buffer to its end
+    raise KeyboardInterrupt once it returned; returns the sizes the calls took (then -1)."""
+    real = os.readv
+    taken: list[int] = []
+    parent = os.getpid()
+
+    def end(view: memoryview) -> int:
+        return ctypes.addressof((ctypes.c_char * view.nbytes).from_buffer(view)) + view.nbytes
+
+    def readv(fd: int, buffers: list[memoryview]) -> int:
+        got = real(fd, buffers)
+        if os.getpid() == parent and -1 not in taken:
+            taken.append(got)
+            view = buffers[0]
+            if isinstance(view.obj, bytearray) and end(view) == end(memoryview(view.obj)):
+                taken.append(-1)
+                raise KeyboardInterrupt
+        return got
+
+    monkeypatch.setattr(os, "readv", readv)
+    return taken
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("call", ["step", "recv"])
+def test_ctrl_c_after_the_read_that_completes_a_reply_does_not_wait_for_the_empty_pipe(
+    monkeypatch: pytest.MonkeyPatch, call: str
+) -> None:
+    """The whole reply is in the channel, none in the pipe: the next call takes it at once
+    (polling the pipe would wait until step_timeout stops the worker that answered)."""
+    with ProcVecEnv(
+        _marked(1, size=BIG), context="fork", shared_memory=False, step_timeout=3
+    ) as vec:
+        vec.reset()
+        taken = _interrupt_last_readv(monkeypatch)
+        with pytest.raises(KeyboardInterrupt):
+            if call == "step":
+                vec.step([1])
+            else:
+                vec.send([1])
+                vec.recv()
+        assert taken[-1] == -1 and len(taken) > 2  # fired on the last of several reads
+        monkeypatch.undo()
+        start = time.monotonic()
+        if call == "step":
+            result: Any = vec.step([1])  # the interrupted step's reply is dropped
+            assert [info["steps"] for info in result.infos] == [2]
+        else:
+            result = vec.recv()
+            assert _rows(result) == {0: ([0, 1], 1, 1)}
+        assert time.monotonic() - start < 1.5
+        assert not result.observations[:, 2:].any()
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("shared_memory", [None, False], ids=["shared", "pickled"])
+def test_ctrl_c_as_the_pool_starts_keeping_a_reply_does_not_wait_for_the_empty_pipe(
+    monkeypatch: pytest.MonkeyPatch, shared_memory: bool | None
+) -> None:
+    keep = Pool._keep
+    calls: list[int] = []
+
+    def interrupted_keep(self: Pool, *args: Any) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # the reply is read, still in the channel's messages
+        keep(self, *args)
+
+    monkeypatch.setattr(Pool, "_keep", interrupted_keep)
+    with ProcVecEnv(
+        _marked(2), context="fork", num_workers=2, shared_memory=shared_memory, step_timeout=3
+    ) as vec:
+        vec.reset()
+        vec.send([1], [0])
+        with pytest.raises(KeyboardInterrupt):
+            vec.recv(batch_size=1)
+        start = time.monotonic()
+        assert _rows(vec.recv(batch_size=1)) == {0: ([0, 1], 1, 1)}
+        assert time.monotonic() - start < 1.5
+        vec.send([1, 1])
+        assert _rows(vec.recv()) == {0: ([0, 2], 2, 2), 1: ([1, 1], 1, 1)}

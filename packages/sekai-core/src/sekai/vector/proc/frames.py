@@ -56,6 +56,13 @@ class Channel(Protocol):
         """Whether a read was interrupted after it took bytes it could not keep."""
         ...
 
+    @property
+    def pending(self) -> bool:
+        """Whether the channel itself holds what the next ``read`` returns or continues without
+        waiting for the pipe: kept messages, or the bytes of a read Ctrl-C interrupted (the
+        pipe may be empty then, so polling it would wait for a reply already here)."""
+        ...
+
     def read(self) -> list[Message]:
         """Read what the pipe holds (waiting only while it holds nothing) and return
         ``messages``, with the messages this completed (maybe none) at the end."""
@@ -122,6 +129,11 @@ class FdChannel:
     @property
     def torn(self) -> bool:
         return self._torn
+
+    @property
+    def pending(self) -> bool:
+        frame = self._frame
+        return bool(self.messages) or self._data is not None or (frame is not None and frame[2] > 0)
 
     def read(self) -> list[Message]:
         """Read what the pipe holds (waiting only while it holds nothing) and return
@@ -245,6 +257,10 @@ class _ConnectionChannel:  # pragma: no cover - Windows
     @property
     def torn(self) -> bool:
         return False  # Connection reads with its own calls: an interrupted one goes unseen
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.messages)
 
     def read(self) -> list[Message]:
         message = self._conn.recv_bytes()

@@ -286,7 +286,7 @@ class Pool:
             if not waiting:
                 raise RuntimeError("no posted command is waiting for its reply")
             remaining = None if deadline is None else deadline - time.monotonic()
-            ready = self._poller.wait(remaining)
+            ready = self._pending(waiting) or self._poller.wait(remaining)
             if not ready and remaining is not None and remaining <= 0:
                 for handle in waiting:
                     self._bury(
@@ -348,7 +348,7 @@ class Pool:
         deadline = None if timeout is None else time.monotonic() + timeout
         while pending:
             remaining = None if deadline is None else deadline - time.monotonic()
-            ready = self._poller.wait(remaining)
+            ready = self._pending(self.workers) or self._poller.wait(remaining)
             if not ready and remaining is not None and remaining <= 0:
                 for index in sorted(pending):
                     handle = self.workers[index]
@@ -368,17 +368,24 @@ class Pool:
                     pending.discard(handle.index)
         return [replies.get(h.index) for h in handles]
 
+    @staticmethod
+    def _pending(handles: Sequence[WorkerHandle]) -> list[tuple[WorkerHandle, bool]]:
+        """The live ``handles`` whose channel already holds (part of) a reply that Ctrl-C left
+        there, as ready pipes: their pipe may be empty, so polling would wait for it forever."""
+        return [(h, False) for h in handles if h.dead is None and h.channel.pending]
+
     def _read(self, handle: WorkerHandle, is_sentinel: bool) -> Any:
         """Read the ready messages of ``handle``: its current reply's body, or None (stale
         replies, posted replies, which are kept for recv(), or the worker died)."""
         if handle.dead is not None:
             return None
         conn = handle.conn
-        if is_sentinel and not conn.poll(0):
+        if is_sentinel and not handle.channel.pending and not conn.poll(0):
             self._bury(handle, "EOFError", DIED)
             return None
         try:
-            messages = handle.channel.read()
+            # Messages an interrupt left in the channel first: reading now could wait for more.
+            messages = handle.channel.messages or handle.channel.read()
         except (EOFError, OSError) as exc:
             self._bury(handle, "EOFError", LOST if isinstance(exc, frames.TornStream) else DIED)
             return None
