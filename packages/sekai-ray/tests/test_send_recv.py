@@ -16,6 +16,7 @@ import ray
 import sekai
 from sekai.ray import RayVecEnv
 from sekai.ray._pool import DIED
+from sekai.testing.fixtures import interrupted_once
 from sekai.vector import SyncVecEnv, VecRecvResult, _batches
 from sekai.vector._conformance import CounterEnv
 
@@ -158,16 +159,7 @@ def test_ctrl_c_while_recv_unpickles_a_reply_loses_nothing(tmp_path: Any) -> Non
 
 
 def test_ctrl_c_while_recv_joins_the_results_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    join = _batches.join
-    calls: list[int] = []
-
-    def interrupted_join(*args: Any) -> Any:
-        calls.append(1)
-        if len(calls) == 1:
-            raise KeyboardInterrupt
-        return join(*args)
-
-    monkeypatch.setattr(_batches, "join", interrupted_join)
+    monkeypatch.setattr(_batches, "join", interrupted_once(_batches.join))
     with RayVecEnv([CounterEnv] * 3, num_workers=1, resources_per_worker=HALF_CPU) as vec:
         vec.reset(options=STARTS[:3])
         vec.send(np.ones(3, dtype=np.int64))

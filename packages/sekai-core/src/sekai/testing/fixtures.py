@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["sekai_line_registry", "sekai_registry", "spread_first"]
+__all__ = ["interrupted_once", "sekai_line_registry", "sekai_registry", "spread_first"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -77,3 +78,19 @@ def sekai_line_registry() -> Iterator[EnvRegistry]:
 
     with registry_sandbox(("testing", LinePlugin)) as registry:
         yield registry
+
+
+def interrupted_once(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, except that its first call raises KeyboardInterrupt: a Ctrl-C landing there
+    (monkeypatch a function or method with it)."""
+    calls = 0
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise KeyboardInterrupt
+        return fn(*args, **kwargs)
+
+    return wrapper

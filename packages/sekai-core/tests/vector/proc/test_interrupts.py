@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import sekai
+from sekai.testing.fixtures import interrupted_once
 from sekai.vector import ProcVecEnv, _batches
 from sekai.vector.proc.pool import Pool
 
@@ -127,16 +128,7 @@ def test_ctrl_c_while_recv_unpickles_a_reply_loses_nothing(
 def test_ctrl_c_while_recv_joins_the_results_loses_nothing(
     monkeypatch: pytest.MonkeyPatch, shared_memory: bool | None
 ) -> None:
-    join = _batches.join
-    calls: list[int] = []
-
-    def interrupted_join(*args: Any) -> Any:
-        calls.append(1)
-        if len(calls) == 1:
-            raise KeyboardInterrupt
-        return join(*args)
-
-    monkeypatch.setattr(_batches, "join", interrupted_join)
+    monkeypatch.setattr(_batches, "join", interrupted_once(_batches.join))
     with ProcVecEnv(
         _marked(3, size=2), context="fork", num_workers=1, shared_memory=shared_memory
     ) as vec:
@@ -166,16 +158,7 @@ def test_an_error_in_a_reply_whose_unpickling_was_interrupted_is_raised_next(
 def test_ctrl_c_between_taking_a_reply_and_its_pool_dropping_it_does_not_repeat_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    drop = Pool.drop
-    calls: list[int] = []
-
-    def interrupted_drop(self: Pool) -> None:
-        calls.append(1)
-        if len(calls) == 1:
-            raise KeyboardInterrupt  # recv() has the reply, the pool still keeps it
-        drop(self)
-
-    monkeypatch.setattr(Pool, "drop", interrupted_drop)
+    monkeypatch.setattr(Pool, "drop", interrupted_once(Pool.drop))
     with ProcVecEnv(_marked(2), context="fork", num_workers=1) as vec:
         vec.reset()
         vec.send([1, 1])
@@ -332,16 +315,7 @@ def test_ctrl_c_after_the_read_that_completes_a_reply_does_not_wait_for_the_empt
 def test_ctrl_c_as_the_pool_starts_keeping_a_reply_does_not_wait_for_the_empty_pipe(
     monkeypatch: pytest.MonkeyPatch, shared_memory: bool | None
 ) -> None:
-    keep = Pool._keep
-    calls: list[int] = []
-
-    def interrupted_keep(self: Pool, *args: Any) -> None:
-        calls.append(1)
-        if len(calls) == 1:
-            raise KeyboardInterrupt  # the reply is read, still in the channel's messages
-        keep(self, *args)
-
-    monkeypatch.setattr(Pool, "_keep", interrupted_keep)
+    monkeypatch.setattr(Pool, "_keep", interrupted_once(Pool._keep))
     with ProcVecEnv(
         _marked(2), context="fork", num_workers=2, shared_memory=shared_memory, step_timeout=3
     ) as vec:
