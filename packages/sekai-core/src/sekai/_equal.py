@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+_NUMERIC = "biufc"
+
 
 def structurally_equal(a: Any, b: Any) -> bool:
     """Compare nested observations: arrays element-wise (NaN equals NaN), containers recursively."""
@@ -17,9 +19,15 @@ def structurally_equal(a: Any, b: Any) -> bool:
             return False
         if x.shape != y.shape:
             return False
-        if x.dtype.kind in "fc" or y.dtype.kind in "fc":
-            return bool(np.array_equal(x, y, equal_nan=True))
-        return bool(np.array_equal(x, y))
+        if x.dtype.kind == "O" or y.dtype.kind == "O":  # element by element, NaN-equal too
+            return all(structurally_equal(p, q) for p, q in zip(x.flat, y.flat))
+        if x.dtype.kind in _NUMERIC and y.dtype.kind in _NUMERIC:
+            nan_able = x.dtype.kind in "fc" or y.dtype.kind in "fc"
+            return bool(np.array_equal(x, y, equal_nan=nan_able))
+        try:  # strings, bytes, datetimes, structured: NumPy's own comparison, if any
+            return bool(np.array_equal(x, y))
+        except Exception:
+            return False
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(structurally_equal(a[k], b[k]) for k in a)
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):

@@ -57,9 +57,9 @@ def make_seed_sequence(base_seed: int, n: int) -> list[int]:
     Child ``i`` is ``SeedSequence(base_seed).spawn(n)[i].generate_state(1)[0]``, so it does not
     depend on ``n``.
     """
-    check_seed(base_seed, what="base_seed", allow_generator=False)
     if base_seed is None:
         raise TypeError("base_seed must be a non-negative int, got None.")
+    check_seed(base_seed, what="base_seed", allow_generator=False, accepted="a non-negative int")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"n must be an int, got {type(n).__name__}.")
     if n < 0:

@@ -246,3 +246,24 @@ def test_a_sync_step_refused_inside_a_running_loop_leaves_no_unawaited_coroutine
         asyncio.run(main())
         gc.collect()
     assert [str(w.message) for w in caught] == []
+
+
+def test_an_env_may_store_an_attribute_named_render():
+    class Flagged(sekai.Env):
+        def __init__(self, render=False):
+            self.render = render
+            self.observation_space = self.action_space = sekai.Discrete(2)
+
+        def reset(self, *, seed=None, options=None):
+            return sekai.ResetResult(0, {})
+
+        def step(self, action):
+            return sekai.StepResult(0, 0.0, True, False, {})
+
+    env = Flagged(render=True)
+    assert env.render is True and env.get_attr("render") is True
+    assert sekai.wrappers.TimeLimit(env, 5).get_attr("render") is True
+    with pytest.raises(
+        AttributeError, match="has no attribute 'render': sekai envs have no render"
+    ):
+        Flagged.__new__(Flagged).render  # noqa: B018

@@ -23,6 +23,28 @@ def test_results_are_frozen():
         StepResult(0, 0.0, False, False, {}).reward = 1.0
 
 
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: StepResult[np.ndarray](np.zeros(1), 1.0, False, False, {}),
+        lambda: ResetResult[np.ndarray](np.zeros(1), {}),
+        lambda: MAStepResult[int]({"a": 1}, {"a": 0.0}, {"a": False}, {"a": False}, {}),
+        lambda: MAResetResult[int]({"a": 1}, {}),
+    ],
+)
+def test_results_build_through_a_subscripted_alias(build):
+    assert build().info == {}
+
+
+def test_unknown_attributes_and_deletion_raise_frozen_instance_error():
+    r = StepResult(0, 0.0, False, False, {})
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'extra'"):
+        r.extra = 1
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'reward'"):
+        del r.reward
+    assert r.reward == 0.0
+
+
 def test_results_are_not_iterable():
     with pytest.raises(TypeError, match="cannot unpack non-iterable StepResult object"):
         _obs, _r, _te, _tr, _info = StepResult(0, 0.0, False, False, {})
@@ -58,6 +80,25 @@ def test_equality_compares_array_observations_without_raising():
     assert a != c
     assert ResetResult({"x": np.zeros(2)}, {}) == ResetResult({"x": np.zeros(2)}, {})
     assert StepResult(0, 0.0, False, False, {}) != ResetResult(0, {})
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "equal"),
+    [
+        (np.array([1.0, 2.0]), np.array([1.0, None], dtype=object), False),
+        (np.array([1.0, np.nan], dtype=object), np.array([1.0, np.nan]), True),
+        (
+            np.array([np.zeros(2), None], dtype=object),
+            np.array([np.zeros(2), None], dtype=object),
+            True,
+        ),
+        (np.array([1.0]), np.array(["a"]), False),
+        (np.array(["a"]), np.array(["a"]), True),
+        (np.array([np.nan], np.float32), np.array([np.nan]), True),
+    ],
+)
+def test_equality_of_arrays_of_any_kind_does_not_raise(a, b, equal):
+    assert (ResetResult(a) == ResetResult(b)) is equal
 
 
 def test_repr_is_the_dataclass_repr():

@@ -24,6 +24,19 @@ def test_make_seed_sequence_checks_n(n, error, message):
         make_seed_sequence(0, n)
 
 
+@pytest.mark.parametrize(
+    ("seed", "message"),
+    [
+        (None, "base_seed must be a non-negative int, got None."),
+        (1.0, "base_seed must be a non-negative int, got float 1.0."),
+        (np.random.default_rng(0), "base_seed must be a non-negative int, got a numpy Generator."),
+    ],
+)
+def test_make_seed_sequence_names_what_base_seed_accepts(seed, message):
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        make_seed_sequence(seed, 2)
+
+
 def test_make_seed_sequence_children_do_not_depend_on_n():
     assert make_seed_sequence(5, 2) == make_seed_sequence(5, 4)[:2]
     assert all(type(s) is int for s in make_seed_sequence(5, 4))

@@ -21,6 +21,7 @@ from sekai.rendering import (
     save_video,
     target_env,
 )
+from sekai.rendering.recorder import VIDEO_CODECS
 from sekai.testing.envs import LineEnv
 
 
@@ -112,6 +113,20 @@ def test_clear_forgets_frames_and_close_closes_renderer_and_env() -> None:
     assert renderer.closed
 
 
+def test_the_env_is_closed_even_when_the_renderer_fails_to_close() -> None:
+    class Failing(LineRenderer):
+        def close(self) -> None:
+            raise RuntimeError("renderer close failed")
+
+    closed = []
+    inner = LineEnv()
+    inner.close = lambda: closed.append(True)  # type: ignore[method-assign]
+    env = RecordFrames(inner, Failing())
+    with pytest.raises(RuntimeError, match="renderer close failed"):
+        env.close()
+    assert closed == [True]
+
+
 @pytest.mark.parametrize("max_frames", [-1, 1.5, True])
 def test_invalid_max_frames_raise_value_error(max_frames: Any) -> None:
     with pytest.raises(ValueError, match="max_frames"):
@@ -160,6 +175,44 @@ def test_save_defaults_to_30_fps_without_render_fps(tmp_path: Path) -> None:
 def test_save_mp4_reads_back_with_the_same_frame_count(tmp_path: Path) -> None:
     env = _recorded(steps=5)
     assert _video_frames(env.save(tmp_path / "line.mp4")) == (6, (16, 40, 3))
+
+
+@pytest.mark.parametrize("suffix", [".webm", ".MKV", ".avi", ".mov"])
+def test_every_listed_video_suffix_reads_back(tmp_path: Path, suffix: str) -> None:
+    assert set(VIDEO_CODECS) >= {suffix.lower()}
+    frames = np.full((4, 16, 40, 3), 120, np.uint8)
+    assert _video_frames(save_video(frames, tmp_path / f"clip{suffix}", fps=10)) == (4, (16, 40, 3))
+
+
+def test_save_video_refuses_a_suffix_it_cannot_write_before_writing(tmp_path: Path) -> None:
+    with pytest.raises(
+        ValueError, match=r"the suffix '\.jpg' is not a video format it writes; use one of \.mp4"
+    ):
+        _recorded(steps=2).save(tmp_path / "frame.jpg")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_save_video_leaves_no_file_when_writing_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import imageio
+
+    real = imageio.get_writer
+
+    def failing_writer(*args: Any, **kwargs: Any) -> Any:
+        writer = real(*args, **kwargs)
+        writer.append_data(np.zeros((16, 40, 3), np.uint8))
+
+        def fail(image: Any) -> None:
+            raise OSError("disk full")
+
+        writer.append_data = fail
+        return writer
+
+    monkeypatch.setattr(imageio, "get_writer", failing_writer)
+    with pytest.raises(OSError, match="disk full"):
+        save_video(np.zeros((3, 16, 40, 3), np.uint8), tmp_path / "x.mp4", fps=10)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_save_video_pads_odd_sizes(tmp_path: Path) -> None:

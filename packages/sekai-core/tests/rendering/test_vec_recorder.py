@@ -96,7 +96,23 @@ def test_save_writes_a_gif_at_the_envs_render_fps(tmp_path: Path) -> None:
         assert gif.info["duration"] == 100  # LineEnv's render_fps is 10
 
 
-@pytest.mark.parametrize("index", [-1, 2, 1.0, True])
+def test_a_numpy_int_index_is_an_index() -> None:
+    vec = VecRecordFrames(_sync(), PositionRenderer(), index=np.int64(1))
+    assert type(vec.index) is int and vec.index == 1
+
+
+def test_the_vector_env_is_closed_even_when_the_renderer_fails_to_close() -> None:
+    class Failing(PositionRenderer):
+        def close(self) -> None:
+            raise RuntimeError("renderer close failed")
+
+    vec = VecRecordFrames(_sync(), Failing())
+    with pytest.raises(RuntimeError, match="renderer close failed"):
+        vec.close()
+    assert vec.unwrapped.closed
+
+
+@pytest.mark.parametrize("index", [-1, 2, 1.0, True, np.bool_(True)])
 def test_index_outside_the_sub_envs_raises_value_error(index: Any) -> None:
     with pytest.raises(ValueError, match=r"index must be an int in \[0, 2\)"):
         VecRecordFrames(_sync(), PositionRenderer(), index=index)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 import numpy as np
@@ -89,3 +90,27 @@ def test_any_object_with_the_methods_is_a_stats_tracker() -> None:
     assert isinstance(InMemoryTracker(), sekai.StatsTracker)
     assert isinstance(LoggingTracker(), StatsTracker)
     assert not isinstance(object(), StatsTracker)
+
+
+def _summary_of(returns: list[float]) -> dict[str, Any]:
+    tracker = InMemoryTracker()
+    for value in returns:
+        tracker.on_episode_end(EpisodeStats(value, 1, 0.0, 0.0, 0.0, True, False))
+    return tracker.summary()
+
+
+@pytest.mark.parametrize(
+    "order", [[math.nan, 1.0, 0.5], [1.0, math.nan, 0.5], [1.0, 0.5, math.nan]]
+)
+def test_a_nan_return_makes_every_return_statistic_nan_whatever_its_position(
+    order: list[float],
+) -> None:
+    summary = _summary_of(order)
+    assert all(math.isnan(summary[key]) for key in ("mean_return", "min_return", "max_return"))
+
+
+def test_means_are_correctly_rounded() -> None:
+    assert _summary_of([0.1] * 10)["mean_return"] == 0.1
+    assert _summary_of([1e16, 1.0, -1e16])["mean_return"] == 1 / 3
+    assert math.isnan(_summary_of([math.inf, -math.inf])["mean_return"])
+    assert _summary_of([1e308, 1e308])["mean_return"] == math.inf

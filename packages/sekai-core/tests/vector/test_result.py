@@ -31,6 +31,24 @@ def test_vec_step_result_fields_cannot_be_assigned() -> None:
         result.infos = []  # type: ignore[misc]
 
 
+def test_vec_results_build_through_a_subscripted_alias() -> None:
+    from sekai.vector.result import VecRecvResult
+
+    reset = VecResetResult[np.ndarray](np.zeros((2, 1)), [{}, {}])
+    recv = VecRecvResult[np.ndarray](
+        np.zeros((1, 1)),
+        np.zeros(1),
+        np.zeros(1, bool),
+        np.zeros(1, bool),
+        [{}],
+        np.zeros(1, np.intp),
+    )
+    assert reset.infos == [{}, {}]
+    assert recv.env_ids.tolist() == [0]
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'extra'"):
+        recv.extra = 1  # type: ignore[attr-defined]
+
+
 def test_vec_results_are_not_iterable() -> None:
     with pytest.raises(TypeError, match="cannot unpack non-iterable VecStepResult object"):
         _obs, _rewards, _te, _tr, _infos = _step_result()  # type: ignore[misc]

@@ -11,7 +11,8 @@ from sekai.compat._spaces import space_from_gymnasium
 from sekai.core._rng import check_seed
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
-from sekai.rendering.renderer import BaseRenderer, RenderFrame
+from sekai.error import ResetRequired
+from sekai.rendering.renderer import RENDER_BEFORE_RESET, BaseRenderer, RenderFrame
 
 if TYPE_CHECKING:
     import gymnasium
@@ -104,6 +105,7 @@ class GymnasiumToSekai(Env[Any, Any]):
         self.observation_space = space_from_gymnasium(env.observation_space)
         self.action_space = space_from_gymnasium(env.action_space)
         self._metadata = dict(env.metadata)
+        self._was_reset = False  # gymnasium envs render nothing (or raise) before a reset
 
     @property
     def metadata(self) -> dict[str, Any]:  # type: ignore[override]
@@ -123,6 +125,7 @@ class GymnasiumToSekai(Env[Any, Any]):
         else:
             gym_seed = _gymnasium_seed(seed)
         observation, info = self.gymnasium_env.reset(seed=gym_seed, options=options)
+        self._was_reset = True
         return ResetResult(observation, info)
 
     def step(self, action: Any) -> StepResult[Any]:
@@ -200,7 +203,9 @@ class GymnasiumRenderer(BaseRenderer):
 
         Raises:
             TypeError: the base env was not made by ``from_gymnasium()``.
-            ValueError: the gymnasium env has no ``"rgb_array"`` or ``"ansi"`` render mode.
+            ValueError: the gymnasium env has no ``"rgb_array"`` or ``"ansi"`` render mode, or
+                its ``render()`` returned None.
+            sekai.ResetRequired: the env was not reset through sekai yet.
         """
         base = getattr(env, "unwrapped", env)
         if not isinstance(base, GymnasiumToSekai):
@@ -216,7 +221,14 @@ class GymnasiumRenderer(BaseRenderer):
                 f"(or 'ansi'), got render_mode={mode!r}: e.g. from_gymnasium(gym.make(id, "
                 "render_mode='rgb_array'))."
             )
+        if not base._was_reset:
+            raise ResetRequired(RENDER_BEFORE_RESET)
         frame = gym_env.render()
+        if frame is None:
+            raise ValueError(
+                f"The gymnasium env {gym_env} drew no frame: its render() returned None in "
+                f"render_mode={mode!r}."
+            )
         if isinstance(frame, str):
             return frame
         return np.asarray(frame, dtype=np.uint8)

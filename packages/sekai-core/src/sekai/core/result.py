@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any, Generic, TypeVar
 
 from sekai._equal import structurally_equal
@@ -26,6 +26,26 @@ class _ArrayAwareEq:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _refuse_setattr(self: object, name: str, value: object) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _refuse_delattr(self: object, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _seal(cls: type) -> None:
+    """Make every assignment raise ``FrozenInstanceError``.
+
+    The ``__setattr__`` that ``dataclass(frozen=True, slots=True)`` writes calls ``super()``
+    on the class it replaced (a CPython bug before 3.13), so assigning an unknown attribute
+    raised a ``TypeError``; ``typing`` does that when a result is built through a
+    subscripted alias (``StepResult[np.ndarray](...)``) and expects an ``AttributeError``.
+    """
+    type.__setattr__(cls, "__setattr__", _refuse_setattr)
+    type.__setattr__(cls, "__delattr__", _refuse_delattr)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -100,3 +120,7 @@ class MAStepResult(_ArrayAwareEq, Generic[ObsT]):
     def any_done(self) -> bool:
         """True when at least one agent is terminated or truncated."""
         return any(_agent_done(self.terminated, self.truncated))
+
+
+for _cls in (ResetResult, StepResult, MAResetResult, MAStepResult):
+    _seal(_cls)

@@ -105,8 +105,10 @@ class RecordFrames(FrameRecording, ResultWrapper[Any, Any, Any, Any]):
 
     def close(self) -> None:
         """Close the renderer, then the env."""
-        self.renderer.close()
-        self.env.close()
+        try:
+            self.renderer.close()
+        finally:
+            self.env.close()
 
     def save(self, path: str | os.PathLike[str], fps: float | None = None) -> Path:
         """Write the recorded frames to ``path`` and return the path written.
@@ -216,10 +218,13 @@ def save_video(frames: Frames, path: str | os.PathLike[str], fps: float = 30) ->
     sizes).
 
     Raises:
-        ValueError, TypeError: invalid ``fps`` or frames, before anything is written.
+        ValueError, TypeError: invalid ``fps`` or frames, or a suffix that is not one of
+            ``VIDEO_CODECS`` (.mp4, .m4v, .mov, .mkv, .avi, .webm), before anything is written.
         MissingDependency: imageio or imageio-ffmpeg is not installed (``sekai-core[render]``).
     """
     images = _validated_frames("save_video", frames, fps)
+    path = Path(path)
+    codec = _video_codec(path)
     try:
         import imageio
     except ImportError as exc:
@@ -230,14 +235,40 @@ def save_video(frames: Frames, path: str | os.PathLike[str], fps: float = 30) ->
         raise MissingDependency(
             f"save_video needs imageio-ffmpeg: {_INSTALL}", package="imageio-ffmpeg", extra="render"
         )
-    path = Path(path)
-    writer = imageio.get_writer(path, fps=fps, macro_block_size=1)
     try:
-        for image in images:
-            writer.append_data(_even_rgb(image))
-    finally:
-        writer.close()
+        writer = imageio.get_writer(path, fps=fps, codec=codec, macro_block_size=1)
+        try:
+            for image in images:
+                writer.append_data(_even_rgb(image))
+        finally:
+            writer.close()
+    except BaseException:
+        # A half-written video plays as nothing or as a truncated clip: leave no file behind.
+        path.unlink(missing_ok=True)
+        raise
     return path
+
+
+# Each container with an encoder that imageio-ffmpeg's ffmpeg build ships and that the
+# container accepts (ffmpeg's own choice for .webm, VP9, is not what imageio passes).
+VIDEO_CODECS = {
+    ".mp4": "libx264",
+    ".m4v": "libx264",
+    ".mov": "libx264",
+    ".mkv": "libx264",
+    ".avi": "mpeg4",
+    ".webm": "libvpx-vp9",
+}
+
+
+def _video_codec(path: Path) -> str:
+    codec = VIDEO_CODECS.get(path.suffix.lower())
+    if codec is None:
+        raise ValueError(
+            f"save_video() cannot write {str(path)!r}: the suffix {path.suffix!r} is not a video "
+            f"format it writes; use one of {', '.join(VIDEO_CODECS)} (or .gif through save_gif())."
+        )
+    return codec
 
 
 def save_text(frames: Sequence[Any], path: str | os.PathLike[str]) -> Path:

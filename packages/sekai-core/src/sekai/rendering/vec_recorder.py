@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from sekai.rendering.recorder import FrameRecording, save_frames
 from sekai.rendering.renderer import Renderer
 from sekai.vector.async_vec_env import AsyncVecEnv
@@ -15,7 +17,6 @@ from sekai.vector.vec_env import VecEnv
 from sekai.vector.vec_wrapper import VecResultWrapper
 
 if TYPE_CHECKING:
-    import numpy as np
     from numpy.typing import NDArray
 
 __all__ = ["VecRecordFrames"]
@@ -60,12 +61,13 @@ class VecRecordFrames(FrameRecording, VecResultWrapper):
                 "this process; use make_vec(..., vectorization_mode='sync') (or 'async'), or wrap "
                 "each sub-env in RecordFrames inside the sub-env factory."
             )
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < base.num_envs:
+        is_int = isinstance(index, (int, np.integer)) and not isinstance(index, bool)
+        if not is_int or not 0 <= index < base.num_envs:
             raise ValueError(
                 f"index must be an int in [0, {base.num_envs}) (the sub-envs), got {index!r}."
             )
         self._base: SyncVecEnv | AsyncVecEnv = base
-        self.index = index
+        self.index = int(index)
 
     def _recorded_env(self) -> Any:
         return self._base.envs[self.index]
@@ -80,8 +82,10 @@ class VecRecordFrames(FrameRecording, VecResultWrapper):
 
     def close(self) -> None:
         """Close the renderer, then the vector env."""
-        self.renderer.close()
-        self.venv.close()
+        try:
+            self.renderer.close()
+        finally:
+            self.venv.close()
 
     def save(self, path: str | os.PathLike[str], fps: float | None = None) -> Path:
         """Write the frames like ``RecordFrames.save()`` (fps from the env's ``render_fps``)."""

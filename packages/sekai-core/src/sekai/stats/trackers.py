@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from sekai._args import check_int
@@ -79,13 +81,13 @@ class InMemoryTracker:
         """Mean episode return over the window (0.0 when empty)."""
         if not self.episodes:
             return 0.0
-        return sum(e.episode_return for e in self.episodes) / len(self.episodes)
+        return _mean([float(e.episode_return) for e in self.episodes])
 
     def mean_length(self) -> float:
         """Mean episode length over the window (0.0 when empty)."""
         if not self.episodes:
             return 0.0
-        return sum(e.episode_length for e in self.episodes) / len(self.episodes)
+        return _mean([float(e.episode_length) for e in self.episodes])
 
     def summary(self) -> dict[str, Any]:
         """``num_episodes``, ``mean_return``, ``min_return``, ``max_return``, ``mean_length``.
@@ -97,14 +99,28 @@ class InMemoryTracker:
         returns = [float(e.episode_return) for e in self.episodes]
         return {
             "num_episodes": len(returns),
-            "mean_return": sum(returns) / len(returns),
-            "min_return": min(returns),
-            "max_return": max(returns),
+            "mean_return": _mean(returns),
+            "min_return": _extreme(min, returns),
+            "max_return": _extreme(max, returns),
             "mean_length": self.mean_length(),
         }
 
     def __repr__(self) -> str:
         return f"InMemoryTracker(max_episodes={self.max_episodes}, episodes={len(self.episodes)})"
+
+
+def _mean(values: list[float]) -> float:
+    """The correctly rounded mean (``math.fsum``), so that long windows lose no precision."""
+    try:
+        return math.fsum(values) / len(values)
+    except (ValueError, OverflowError):  # inf - inf, or finite values whose sum overflows
+        return sum(values) / len(values)
+
+
+def _extreme(pick: Callable[[list[float]], float], values: list[float]) -> float:
+    """``min``/``max`` that is NaN when a value is, as the mean is (Python's skip a NaN
+    unless it comes first, which would show finite extremes next to a NaN mean)."""
+    return math.nan if any(math.isnan(v) for v in values) else pick(values)
 
 
 class LoggingTracker:

@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.core.result import _ArrayAwareEq
+from sekai.core.result import _ArrayAwareEq, _seal
 from sekai.vector.infos import LazyInfos
 
 __all__ = ["VecRecvResult", "VecResetResult", "VecStepResult"]
@@ -135,5 +135,7 @@ def info_at(result: VecResetResult[Any] | VecStepResult[Any], index: int) -> dic
     return raw[index]  # type: ignore[no-any-return]
 
 
+for _cls in (VecResetResult, VecStepResult, VecRecvResult):
+    _seal(_cls)
 _install_lazy_infos(VecResetResult)
 _install_lazy_infos(VecStepResult)
