@@ -140,3 +140,41 @@ def test_random_cartpole_episode_returns_18_like_gymnasium() -> None:
         result = env.step(env.action_space.sample())
         total += result.reward
     assert total == 18.0
+
+
+@pytest.mark.parametrize(
+    ("gym_cls", "sekai_cls"),
+    [
+        (continuous_mountain_car.Continuous_MountainCarEnv, ContinuousMountainCarEnv),
+        (pendulum.PendulumEnv, PendulumEnv),
+    ],
+)
+@pytest.mark.parametrize("container", [list, tuple])
+def test_box_actions_given_as_python_sequences_match_gymnasium(
+    gym_cls: Any, sekai_cls: Any, container: Any
+) -> None:
+    gym_env, env = gym_cls(), sekai_cls()
+    gym_env.reset(seed=0)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for t in range(300):
+        action = container([float(rng.uniform(-2.5, 2.5))])
+        gym_obs, gym_reward, *_ = gym_env.step(action)
+        step = env.step(action)
+        np.testing.assert_array_equal(step.observation, gym_obs, err_msg=f"step {t}")
+        assert step.reward == float(gym_reward), f"step {t}"
+
+
+@pytest.mark.parametrize(("gym_cls", "sekai_cls"), PAIRS)
+def test_a_state_set_as_a_tuple_steps_as_gymnasium_does(gym_cls: Any, sekai_cls: Any) -> None:
+    gym_env, env = gym_cls(), sekai_cls()
+    gym_env.reset(seed=3)
+    env.reset(seed=3)
+    state = tuple(float(v) for v in np.asarray(gym_env.state) * 0.5)
+    gym_env.unwrapped.state = state
+    env.unwrapped.state = state
+    action = gym_env.action_space.sample()
+    gym_obs, gym_reward, *_ = gym_env.step(action)
+    step = env.step(action)
+    np.testing.assert_array_equal(step.observation, gym_obs)
+    assert step.reward == float(gym_reward)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,22 @@ def test_custom_sizes_and_themes() -> None:
         CartPoleRenderer(theme="sepia")
     with pytest.raises(ValueError, match="width"):
         CartPoleRenderer(width=0)
+
+
+@pytest.mark.parametrize("renderer", [PendulumRenderer, AcrobotRenderer])
+def test_square_renderers_name_the_size_argument(renderer: Any) -> None:
+    with pytest.raises(ValueError, match=r"^size must be an int >= 16, got 8\.$"):
+        renderer(size=8)
+
+
+def test_reprs_name_a_theme_other_than_the_default() -> None:
+    assert repr(PendulumRenderer()) == "PendulumRenderer(size=500)"
+    assert repr(PendulumRenderer(theme="dark")) == "PendulumRenderer(size=500, theme='dark')"
+    assert repr(CartPoleRenderer(width=300, height=200, theme="dark")) == (
+        "CartPoleRenderer(width=300, height=200, theme='dark')"
+    )
+    custom = dataclasses.replace(Theme.light(), accent=(1, 2, 3))
+    assert repr(CartPoleRenderer(theme=custom)).endswith(f", theme={custom!r})")
 
 
 def _reset(env: Any) -> Any:

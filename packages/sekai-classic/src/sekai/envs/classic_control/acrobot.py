@@ -88,7 +88,7 @@ class AcrobotEnv(AcrobotConstants, Env[npt.NDArray[np.float32], DiscreteAction])
         torque = self.AVAIL_TORQUE[action]
         if self.torque_noise_max > 0:
             torque += self.rng.uniform(-self.torque_noise_max, self.torque_noise_max)
-        s = [*self.state.tolist(), float(torque)]
+        s = [*np.asarray(self.state).tolist(), float(torque)]
         ns = rk4(self, s, self.dt)
         ns[0] = wrap(ns[0], -pi, pi)
         ns[1] = wrap(ns[1], -pi, pi)

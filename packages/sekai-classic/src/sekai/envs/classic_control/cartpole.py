@@ -82,7 +82,7 @@ class CartPoleEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
             action = discrete_action(action, self.action_space, 2)
         # Python floats give the same IEEE results as gymnasium's NumPy scalars, much faster;
         # the expressions keep gymnasium's evaluation order so every rounding step matches.
-        x, x_dot, theta, theta_dot = self.state.tolist()
+        x, x_dot, theta, theta_dot = np.asarray(self.state).tolist()
         force = self.force_mag if action == 1 else -self.force_mag
         costheta = math.cos(theta)
         sintheta = math.sin(theta)

@@ -52,12 +52,15 @@ class ContinuousMountainCarEnv(ValleyEnv[npt.NDArray[np.float32]]):
         """Apply an engine force for one time step."""
         if self.state is None:
             raise ResetRequired()
-        action = box_action(action, self.action_space, (1,))
+        checked = box_action(action, self.action_space, (1,))
+        # gymnasium steps with action[0] itself: a list's Python float rounds differently from
+        # the float64 array element NumPy would make of it.
+        push = action[0] if isinstance(action, (list, tuple)) else checked[0]
         # NumPy scalars on purpose: gymnasium's mix of float32 actions, a float64 first state and
         # float32 later states decides every rounding step, and this keeps it bit for bit.
         position = self.state[0]
         velocity = self.state[1]
-        force = min(max(action[0], self.min_action), self.max_action)
+        force = min(max(push, self.min_action), self.max_action)
 
         velocity += force * self.power - 0.0025 * math.cos(3 * position)
         if velocity > self.max_speed:
@@ -76,7 +79,7 @@ class ContinuousMountainCarEnv(ValleyEnv[npt.NDArray[np.float32]]):
         reward = 0.0
         if terminated:
             reward = 100.0
-        reward -= math.pow(action[0], 2) * 0.1
+        reward -= math.pow(push, 2) * 0.1
         state = np.array([position, velocity], dtype=np.float32)
         self.state = state
         return StepResult(state.copy(), reward, terminated, False, {})

@@ -50,7 +50,7 @@ class MountainCarEnv(ValleyEnv[DiscreteAction]):
         if type(action) is not int or not 0 <= action < 3:
             action = discrete_action(action, self.action_space, 3)
         # All float64 in gymnasium too, so Python floats reproduce it exactly.
-        position, velocity = self.state.tolist()
+        position, velocity = np.asarray(self.state).tolist()
         velocity += (action - 1) * self.force + math.cos(3 * position) * (-self.gravity)
         velocity = min(max(velocity, -self.max_speed), self.max_speed)
         position += velocity

@@ -57,8 +57,16 @@ class _ClassicRenderer(BaseRenderer):
     def _draw_background(self, canvas: Canvas, *key: Any) -> None:
         """Draw what does not move; ``key`` holds every env parameter it depends on."""
 
+    def _theme_repr(self) -> str:
+        """``, theme=...`` unless the theme is the default light one."""
+        if self.theme == Theme.light():
+            return ""
+        return ", theme='dark'" if self.theme == Theme.dark() else f", theme={self.theme!r}"
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(width={self.width}, height={self.height})"
+        return (
+            f"{type(self).__name__}(width={self.width}, height={self.height}{self._theme_repr()})"
+        )
 
 
 class CartPoleRenderer(_ClassicRenderer):
@@ -208,11 +216,12 @@ class _SquareRenderer(_ClassicRenderer):
     """A square image of ``size`` pixels a side (500 by default)."""
 
     def __init__(self, size: int = 500, *, theme: str | Theme = "light") -> None:
+        size = _check_size("size", size)
         super().__init__(size, size, theme)
         self.size = self.width
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(size={self.size})"
+        return f"{type(self).__name__}(size={self.size}{self._theme_repr()})"
 
 
 class PendulumRenderer(_SquareRenderer):
