@@ -174,6 +174,35 @@ def test_reset_options_apply_per_sub_env() -> None:
     assert np.all(obs[:, 0] >= np.cos(0.1)) and np.all(obs[:, 2] == 0.0)
 
 
+@pytest.mark.parametrize(
+    ("env_id", "good", "bad", "error"),
+    [
+        ("CartPole-v1", {"low": 0.0, "high": 0.0}, {"low": 1, "high": 0}, ValueError),
+        ("Acrobot-v1", {"low": 0.0, "high": 0.0}, {"low": "x"}, ValueError),
+        ("MountainCar-v0", {"low": -0.5, "high": -0.5}, {"high": np.inf}, ValueError),
+        ("Pendulum-v1", {"x_init": 0.0, "y_init": 0.0}, {"x_init": "far"}, ValueError),
+        ("Pendulum-v1", {"x_init": 0.0, "y_init": 0.0}, {"y_init": np.inf}, OverflowError),
+    ],
+)
+def test_invalid_reset_options_of_one_sub_env_reset_the_others_then_raise(
+    env_id: str, good: dict[str, Any], bad: dict[str, Any], error: type[Exception]
+) -> None:
+    options = [good, bad, good]
+    sync = sekai.make_vec(env_id, 3, vectorization_mode="sync")
+    sync.reset(seed=0)
+    with pytest.raises(error):  # the single env's error, as SyncVecEnv raises it
+        sync.reset(options=options)
+    vec = sekai.make_vec(f"classic/{env_id}", 3)
+    vec.reset(seed=0)
+    before = vec.state.copy()
+    with pytest.raises(error):
+        vec.reset(options=options)
+    np.testing.assert_array_equal(vec.state[1], before[1])  # not reset
+    np.testing.assert_array_equal(vec.state[[0, 2]], np.asarray(sync.get_attr("state"))[[0, 2]])
+    with pytest.raises(sekai.ResetRequired):
+        vec.step(vec.batch_action_space.sample())
+
+
 def test_reset_states_are_uniform_within_the_bounds() -> None:
     vec = CartPoleVecEnv(20_000)
     obs = vec.reset(seed=0).observations
@@ -213,6 +242,15 @@ def test_invalid_actions_and_step_before_reset_are_rejected() -> None:
     box.reset(seed=0)
     with pytest.raises(sekai.InvalidAction):
         box.step(np.array([[0.0], [np.nan]], np.float32))
+
+
+@pytest.mark.parametrize("env_id", ["Pendulum-v1", "classic/Pendulum-v1"])
+def test_bool_box_actions_raise_invalid_action_naming_the_sub_env(env_id: str) -> None:
+    vec = sekai.make_vec(env_id, 3)
+    vec.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction) as info:
+        vec.step(np.array([[True], [False], [True]]))
+    assert info.value.index == 0
 
 
 def test_make_vec_picks_the_native_env_only_for_the_classic_namespace() -> None:

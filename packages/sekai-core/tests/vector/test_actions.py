@@ -93,6 +93,18 @@ def test_box_non_finite_raises_but_finite_out_of_bounds_passes() -> None:
     assert info.value.index == 1
 
 
+@pytest.mark.parametrize("space", [Box(-1.0, 1.0, shape=(1,)), Box(0, 5, (1,), np.int64)])
+def test_box_bool_actions_raise_invalid_action_naming_the_first_live_sub_env(
+    space: Box,
+) -> None:
+    checker = ActionChecker(space, 3)
+    frozen = np.array([True, False, False])
+    with pytest.raises(sekai.InvalidAction) as info:
+        checker.check(np.array([[True], [False], [True]]), frozen=frozen)
+    assert info.value.index == 1
+    checker.check(np.array([[True], [0], [1]]), frozen=frozen)  # ints: numbers
+
+
 def test_box_float_batch_is_returned_unchanged_when_finite() -> None:
     checker = ActionChecker(Box(-1.0, 1.0, shape=(2,)), 2)
     batch = np.array([[0.5, -0.5], [1.0, 0.0]], dtype=np.float32)

@@ -152,6 +152,8 @@ def test_step_before_reset_and_after_close_raise() -> None:
 def test_parameters_are_read_and_changed_for_every_sub_env() -> None:
     env = _env()
     assert env.get_attr("step_size") == [1.0] * 4
+    env.call("set_attr", name="step_size", values=1.5)  # a keyword called name reaches it
+    assert env.params.step_size == 1.5
     env.set_attr("step_size", 2.0)
     first = env.reset(seed=0).observations[:, 0]
     after = env.step(np.zeros(4, dtype=np.int64))
@@ -283,6 +285,7 @@ def test_the_kernel_contract_checks_report_a_kernel_that_raises_as_an_error() ->
         (Discrete(3), [True, False], [True, True]),
         (MultiDiscrete([3, 2]), [[0.0, 1.0], [2.0, 0.5], [np.nan, 0.0]], [False, True, True]),
         (MultiDiscrete([3, 2]), [[True, False]], [True]),
+        (Box(0.0, 1.0, shape=(1,)), [[True], [False]], [True, True]),
     ],
 )
 def test_device_checks_refuse_fractional_nan_and_bool_indices(

@@ -65,6 +65,16 @@ def test_shared_method_gives_every_sub_env_the_whole_value() -> None:
     assert vec.get_attr("levels") == [0, 10, 20, 30]  # not shared: split
 
 
+def test_call_passes_a_keyword_argument_called_name_to_the_method() -> None:
+    class Named(DriftVecEnv):
+        def label(self, name: str, *, suffix: str = "") -> np.ndarray:
+            return np.array([f"{name}{i}{suffix}" for i in range(self.num_envs)])
+
+    vec = Named(2)
+    assert vec.call("label", name="x", suffix="!") == ["x0!", "x1!"]
+    assert sekai.VecWrapper(vec).call("label", name="y") == ["y0", "y1"]
+
+
 def test_call_splits_a_method_result_and_passes_arguments() -> None:
     vec = ScheduledDrift(2)
     vec.reset(seed=0)
@@ -162,6 +172,48 @@ def test_observations_take_the_space_dtype() -> None:
     vec = Recorder(2)
     assert vec.reset(seed=0).observations.dtype == np.float32
     assert vec.step([0, 0]).observations.dtype == np.float32
+
+
+class Misfit(NativeVecEnv):
+    """``_observe()`` returns ``batch`` (for an integer Box, or a Dict holding one)."""
+
+    def __init__(self, batch: Any, in_dict: bool = False) -> None:
+        space: sekai.Space[Any] = sekai.Box(0, 10, (2,), dtype=np.int64)
+        super().__init__(2, sekai.Dict(k=space) if in_dict else space, sekai.Discrete(2))
+        self.batch = {"k": batch} if in_dict else batch
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        pass
+
+    def _observe(self) -> Any:
+        return self.batch
+
+    def _step(self, actions: Any) -> Any:
+        return np.zeros(2), np.zeros(2, bool), np.zeros(2, bool), {}
+
+
+@pytest.mark.parametrize("in_dict", [False, True], ids=["box", "dict"])
+@pytest.mark.parametrize(
+    ("batch", "reason"),
+    [
+        (np.full((2, 2), 1.7), r"dtype float64 \(kind 'f'\), the space's dtype kind is 'i'"),
+        (np.ones(2, np.int64), r"shape \(2,\), a batch's shape \(num_envs, \*shape\) is \(2, 2\)"),
+        (np.ones((2, 5), np.int64), r"shape \(2, 5\), a batch's shape"),
+    ],
+    ids=["floats", "no-env-axis", "wide"],
+)
+def test_observation_batches_that_do_not_fit_the_space_are_refused(
+    batch: Any, reason: str, in_dict: bool
+) -> None:
+    vec = Misfit(batch, in_dict)
+    with pytest.raises(sekai.InvalidObservation, match=r"from Misfit\._observe\(\).*" + reason):
+        vec.reset(seed=0)
+    vec.batch = {"k": np.ones((2, 2), np.int32)} if in_dict else [[1, 2], [3, 4]]  # they fit
+    observations = vec.reset(seed=0).observations
+    assert (observations["k"] if in_dict else observations).dtype == np.int64
+    vec.batch = {"k": batch} if in_dict else batch
+    with pytest.raises(sekai.InvalidObservation, match=reason):
+        vec.step([0, 0])
 
 
 def test_info_arrays_are_split_per_sub_env() -> None:
@@ -290,6 +342,30 @@ def test_step_results_of_the_wrong_shape_are_refused_naming_the_class() -> None:
         vec.step([0, 0, 0])
 
 
+class NoInfos(Recorder):
+    """Returns None instead of a dict of info arrays (a bug in the subclass): from ``_step``,
+    and from ``_reset_infos`` while ``broken_reset`` is set."""
+
+    broken_reset = True
+
+    def _step(self, actions: Any) -> Any:
+        rewards, terminated, truncated, _ = super()._step(actions)
+        return rewards, terminated, truncated, None
+
+    def _reset_infos(self, indices: Any) -> Any:
+        return None if self.broken_reset else {}
+
+
+def test_infos_that_are_not_a_mapping_are_refused_naming_the_class_and_hook() -> None:
+    vec = NoInfos(2)
+    with pytest.raises(TypeError, match=r"NoInfos\._reset_infos\(\) returned infos of type "):
+        vec.reset(seed=0)
+    vec.broken_reset = False
+    vec.reset(seed=0)
+    with pytest.raises(TypeError, match=r"NoInfos\._step\(\) returned infos of type NoneType"):
+        vec.step([0, 0])
+
+
 class Picky(Recorder):
     """Accepts only options with a "level" key of at most 5."""
 
@@ -325,3 +401,34 @@ def test_a_stepped_vector_env_pickles_and_continues_like_the_original(native: bo
     ours, theirs = vec.step(actions), copy.step(actions)
     assert np.array_equal(ours.observations, theirs.observations)
     assert np.array_equal(ours.rewards, theirs.rewards)
+
+
+class Growing(NativeVecEnv):
+    """A Sequence observation: t + 1 rows of value t at step t; ends after ``options["length"]``."""
+
+    def __init__(self, num_envs: int) -> None:
+        space = sekai.spaces.Sequence(sekai.Box(0.0, 10.0, (1,)), stack=True)
+        super().__init__(num_envs, space, sekai.Discrete(2), autoreset=False)
+        self.t = np.zeros(num_envs, dtype=np.int64)
+        self.length = np.zeros(num_envs, dtype=np.int64)
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        self.length[indices] = [option["length"] for option in options]
+        self.t[indices] = 0
+
+    def _observe(self) -> Any:
+        return tuple(np.full((t + 1, 1), float(t), np.float32) for t in self.t.tolist())
+
+    def _step(self, actions: Any) -> Any:
+        self.t = np.where(self.frozen, self.t, self.t + 1)
+        n = self.num_envs
+        return np.ones(n), self.t >= self.length, np.zeros(n, bool), {}
+
+
+def test_frozen_sub_envs_repeat_their_own_final_sequence_observation() -> None:
+    vec = Growing(2)
+    vec.reset(options=[{"length": 1}, {"length": 3}])  # sub-env 0 freezes first, then 1
+    for _ in range(4):
+        result = vec.step([0, 0])
+    assert result.dones.tolist() == [True, True]
+    assert [obs[:, 0].tolist() for obs in result.observations] == [[1.0] * 2, [3.0] * 4]

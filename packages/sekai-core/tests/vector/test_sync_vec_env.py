@@ -113,6 +113,14 @@ def test_call_calls_methods_and_reads_other_attributes(cls: type[SyncVecEnv]) ->
 
 
 @pytest.mark.parametrize("cls", IN_PROCESS)
+def test_call_passes_a_keyword_argument_called_name_to_the_method(cls: type[SyncVecEnv]) -> None:
+    with cls([lambda: TimeLimit(Probe(), 10)] * 2) as vec:
+        vec.set_attr("level", [1.0, 2.0])
+        assert vec.call("get_attr", name="level") == [1.0, 2.0]
+        assert sekai.VecWrapper(vec).call("get_attr", name="level") == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
 def test_sub_env_error_is_raised_after_the_others_stepped(cls: type[SyncVecEnv]) -> None:
     fns = [Probe, lambda: Probe(fail_step=True), lambda: Probe(fail_step=True), Probe]
     with cls(fns) as vec:

@@ -35,7 +35,7 @@ class Tracker:
         self.events.append(("step", reward))
 
     def on_episode_end(self, stats: Any) -> None:
-        self.events.append(("end", stats.extra["env_index"], stats.episode_return))
+        self.events.append(("end", stats.extra.get("env_index"), stats.episode_return))
 
     def summary(self) -> dict[str, Any]:
         return {}
@@ -80,7 +80,64 @@ def test_record_episode_statistics_calls_a_custom_tracker() -> None:
         ("step", pytest.approx(0.4)),
         ("step", pytest.approx(-0.1)),
         ("end", 0, pytest.approx(0.4)),
+        ("reset", None, None),  # the autoreset of sub-env 0: its stream continues
     ]
+
+
+def _reset_seeds(vec: VecRecordEpisodeStatistics, seed: Any) -> list[Any]:
+    tracker = vec.tracker
+    assert isinstance(tracker, Tracker)
+    tracker.events.clear()
+    vec.reset(seed=seed)
+    return [seed for kind, _, seed in tracker.events if kind == "reset"]
+
+
+def test_record_episode_statistics_reports_the_seeds_sub_envs_were_reset_with() -> None:
+    vec = VecRecordEpisodeStatistics(SyncVecEnv([CounterEnv] * 2), tracker=Tracker())
+    assert _reset_seeds(vec, 3) == vec.get_attr("_rng_seed") == sekai.make_seed_sequence(3, 2)
+    assert _reset_seeds(vec, np.array([7, 8])) == [7, 8]
+    assert _reset_seeds(vec, None) == [None, None]
+    generator = np.random.default_rng(0)
+    seeds = _reset_seeds(vec, [None, generator])
+    assert seeds == [None, vec.get_attr("_rng_seed")[1]]
+    assert seeds[1] == np.random.default_rng(0).integers(2**63)  # drawn once, by the backend
+    assert generator.integers(2**63) == np.random.default_rng(0).integers(2**63, size=2)[1]
+
+
+def test_record_episode_statistics_reports_a_native_envs_generator_seed() -> None:
+    vec = VecRecordEpisodeStatistics(CounterVecEnv(2), tracker=Tracker())
+    assert _reset_seeds(vec, 3) == [3, 3]  # one generator, seeded with 3
+    assert _reset_seeds(vec, [7, 8]) == [None, None]  # combined into one seed
+    assert _reset_seeds(vec, None) == [None, None]
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_record_episode_statistics_reports_every_autoreset_like_a_single_env(
+    native: bool,
+) -> None:
+    single = sekai.AutoReset(sekai.RecordEpisodeStatistics(CounterEnv(), tracker=Tracker()))
+    inner = CounterVecEnv(2) if native else SyncVecEnv([CounterEnv] * 2)
+    vec = VecRecordEpisodeStatistics(inner, tracker=Tracker())
+    single.reset(seed=0)
+    vec.reset(seed=0)
+    for _ in range(40):  # both sub-envs follow the single env's trajectory
+        single.step(2)
+        vec.step([2, 2])
+    ours = [event[:2] for event in vec.tracker.events if event[0] != "step"]  # type: ignore[attr-defined]
+    theirs = [event[0] for event in single.get_attr("tracker").events if event[0] != "step"]
+    assert theirs.count("end") >= 2 and theirs[1:] == ["end", "reset"] * theirs.count("end")
+    episode = [("end", 0), ("reset", None), ("end", 1), ("reset", None)]  # on_reset(None, None)
+    assert ours == [("reset", None)] * 2 + episode * theirs.count("end")
+
+
+def test_record_episode_statistics_reports_no_reset_for_a_frozen_sub_env() -> None:
+    fns = [CounterEnv, lambda: sekai.AutoReset(CounterEnv())]  # the second resets itself
+    vec = VecRecordEpisodeStatistics(SyncVecEnv(fns, autoreset=False), tracker=Tracker())
+    vec.reset(options={"start": GOAL - 1})
+    vec.step([1, 1])
+    vec.step([1, 1])
+    events = [event[:2] for event in vec.tracker.events if event[0] != "step"]  # type: ignore[attr-defined]
+    assert events == [("reset", None)] * 2 + [("end", 0), ("end", 1), ("reset", None)]
 
 
 def test_normalize_observation_shares_statistics_across_sub_envs() -> None:

@@ -347,7 +347,7 @@ class GymnasiumVectorToSekai(VecEnv):
             return
         method(name, per_env)
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         """The venv's ``call(name, ...)`` as a list (else the venv's own method, repeated)."""
         method = self._venv_method("call")
         if method is None:

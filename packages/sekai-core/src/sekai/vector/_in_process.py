@@ -173,7 +173,7 @@ class InProcessVecEnv(VecEnv):
         per_env = self._per_env_values(values)
         call_each(lambda sub, value: sub.set_attr(name, value), self._subenvs, per_env)
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         self._check_open()
         return call_each(
             lambda sub, _: sub.call(name, args, kwargs), self._subenvs, [None] * self.num_envs

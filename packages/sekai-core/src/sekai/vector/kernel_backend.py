@@ -96,8 +96,9 @@ def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
     Only array spaces (Box, Discrete, MultiDiscrete, MultiBinary) are supported by kernels.
     """
     n = actions.shape[0]
-    if isinstance(space, (Discrete, MultiDiscrete)) and actions.dtype == xp.bool:
-        return xp.ones((n,), dtype=xp.bool)  # a bool is not an index, as native envs rule
+    if isinstance(space, (Discrete, MultiDiscrete, Box)) and actions.dtype == xp.bool:
+        # A bool is neither an index nor a Box value, as the other backends rule.
+        return xp.ones((n,), dtype=xp.bool)
     if isinstance(space, Discrete):
         bad = (actions < space.start) | (actions >= space.start + space.n)
         if xp.isdtype(actions.dtype, "real floating"):

@@ -10,7 +10,7 @@ import numpy as np
 
 from sekai.core._rng import SeededMixin
 from sekai.utils._equal import structurally_equal
-from sekai.vector._contract.seeding import native_seed, vector_options
+from sekai.vector._contract.seeding import generator_seeds, native_seed, vector_options
 from sekai.vector.infos import ArrayInfos, LazyInfos, split_value
 from sekai.vector.kernel import ArrayKernel
 from sekai.vector.kernel_backend import (
@@ -148,6 +148,7 @@ class KernelVecEnv(SeededMixin, VecEnv):
         fresh = self._rng is None or rng_seed is not None
         self._begin_reset()
         self._set_rng(rng_seed)
+        self._reset_seeds = generator_seeds(rng_seed, n)
         if fresh:
             self.backend.seed(self.rng)
         result = self._reset_fn(self._params)
@@ -286,7 +287,7 @@ class KernelVecEnv(SeededMixin, VecEnv):
             )
         return values[0]
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         """Call method ``name`` of this object (or read it) and split the result."""
         self._check_open()
         attr = getattr(self, name)

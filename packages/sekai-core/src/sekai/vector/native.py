@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from sekai.core._rng import SeededMixin
 from sekai.spaces import Space
 from sekai.vector._contract.batching import copy_batch, put_rows
-from sekai.vector._contract.seeding import native_seed, vector_options
+from sekai.vector._contract.seeding import generator_seeds, native_seed, vector_options
 from sekai.vector.infos import ArrayInfos, split_value
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
@@ -62,6 +62,14 @@ def _is_shared(cls: type, name: str) -> bool:
     return False
 
 
+def _refuse_infos(env: NativeVecEnv, hook: str, infos: Any) -> NoReturn:
+    raise TypeError(
+        f"{type(env).__name__}.{hook}() returned infos of type {type(infos).__name__}; it must "
+        "return a dict of info arrays with a leading num_envs axis ({} when there is nothing "
+        "to report)."
+    )
+
+
 def _check_max_episode_steps(value: Any) -> int | None:
     if value is None:
         return None
@@ -87,7 +95,9 @@ class NativeVecEnv(SeededMixin, VecEnv):
     ``infos[i]["elapsed_steps"]``.
 
     Return new arrays from ``_observe()`` and ``_step()``: they are handed to the caller as
-    they are.
+    they are. What the hooks return is checked cheaply (the observation batch's shapes and
+    dtype kinds, the shapes of rewards and flags, infos being a dict), so that a bug in a
+    subclass raises naming the hook instead of handing out a wrong batch.
 
     Args:
         num_envs: number of sub-envs.
@@ -152,6 +162,7 @@ class NativeVecEnv(SeededMixin, VecEnv):
         per_env_options = vector_options(options, n)
         self._begin_reset()
         self._set_rng(rng_seed)
+        self._reset_seeds = generator_seeds(rng_seed, n)
         if options is not None:  # without options there is nothing to check per sub-env
             failures = self._option_failures(per_env_options)
             if failures:
@@ -161,8 +172,8 @@ class NativeVecEnv(SeededMixin, VecEnv):
         self._elapsed[:] = 0
         self._started[:] = True
         self._final_observations = None
-        observations = self._cast(self._observe())
-        infos = ArrayInfos(n, self._reset_infos(indices))
+        observations = self._observation_tools().checked_cast(self._observe())
+        infos = ArrayInfos(n, self._reset_arrays(indices))
         self._reset_done()
         return VecResetResult(observations, infos)  # type: ignore[arg-type]
 
@@ -212,6 +223,8 @@ class NativeVecEnv(SeededMixin, VecEnv):
         shape = self._flag_shape
         if rewards.shape != shape or terminated.shape != shape or truncated.shape != shape:
             self._refuse_flags(rewards, terminated, truncated)
+        if type(info_arrays) is not dict and not isinstance(info_arrays, Mapping):
+            _refuse_infos(self, "_step", info_arrays)
         elapsed = None
         if self.max_episode_steps is not None:
             if frozen is None:
@@ -224,7 +237,7 @@ class NativeVecEnv(SeededMixin, VecEnv):
             rewards = np.where(frozen, 0.0, rewards)
             terminated = np.where(frozen, self._final_terminated, terminated)
             truncated = np.where(frozen, self._final_truncated, truncated)
-        cast = self._observation_tools().cast
+        cast = self._observation_tools().checked_cast
         observations = cast(self._observe())
         dones = terminated | truncated
         if frozen is not None:
@@ -254,6 +267,13 @@ class NativeVecEnv(SeededMixin, VecEnv):
             f"terminated {terminated.shape} and truncated {truncated.shape}; each must have "
             f"shape (num_envs,) = {self._flag_shape}."
         )
+
+    def _reset_arrays(self, indices: NDArray[np.intp]) -> dict[str, Any]:
+        """``_reset_infos(indices)``, checked to be a mapping."""
+        arrays = self._reset_infos(indices)
+        if type(arrays) is not dict and not isinstance(arrays, Mapping):
+            _refuse_infos(self, "_reset_infos", arrays)
+        return arrays
 
     def _remember_actions(self, batch: Any, frozen: NDArray[np.bool_] | None) -> Any:
         """Give frozen sub-envs their last action again (a numeric array batch only)."""
@@ -285,7 +305,7 @@ class NativeVecEnv(SeededMixin, VecEnv):
             reset=indices,
             final_observations=observations,
             observation_space=self.observation_space,
-            reset_arrays=self._reset_infos(indices),
+            reset_arrays=self._reset_arrays(indices),
         )
         return infos
 
@@ -299,8 +319,10 @@ class NativeVecEnv(SeededMixin, VecEnv):
         space = self.observation_space
         if self._final_observations is None:
             self._final_observations = copy_batch(space, observations)
-        else:
-            put_rows(space, self._final_observations, observations, newly)
+        else:  # arrays are updated in place; other parts come back as new containers
+            self._final_observations = put_rows(
+                space, self._final_observations, observations, newly
+            )
         self._final_terminated[newly] = terminated[newly]
         self._final_truncated[newly] = truncated[newly]
 
@@ -354,7 +376,7 @@ class NativeVecEnv(SeededMixin, VecEnv):
             values = array
         setattr(self, name, values)
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         """Call method ``name`` of this object (or read it when it is not callable) and split
         the result like ``get_attr``."""
         self._check_open()

@@ -12,7 +12,7 @@ from sekai.core._async import install_async_routes
 from sekai.error import AsyncCallPending, InvalidAction, ResetRequired, VecEnvClosed
 from sekai.spaces import Space, batch_space
 from sekai.vector._contract.actions import ActionChecker
-from sekai.vector._contract.batching import caster, stacker
+from sekai.vector._contract.batching import caster, checked_caster, stacker
 from sekai.vector._contract.checks import batch_flags, batch_rewards
 from sekai.vector._contract.seeding import vector_options, vector_seeds
 from sekai.vector.result import VecResetResult, VecStepResult
@@ -48,18 +48,23 @@ class _BatchCache:
 
 
 class _SpaceTools:
-    """The observation stacker and caster of one observation space (rebuilt when it changes)."""
+    """The observation stacker and casters of one observation space (rebuilt when it changes):
+    ``checked_cast`` checks a batch that ``owner`` built as a whole (a native env's
+    ``_observe()``) before casting it."""
 
-    __slots__ = ("cast", "space", "stack")
+    __slots__ = ("cast", "checked_cast", "num_envs", "owner", "space", "stack")
 
-    def __init__(self, space: Space[Any]) -> None:
+    def __init__(self, space: Space[Any], num_envs: int, owner: str) -> None:
         self.space = space
+        self.num_envs = num_envs
+        self.owner = owner
         self.stack = stacker(space)
         self.cast = caster(space)
+        self.checked_cast = checked_caster(space, num_envs, f"{owner}._observe")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # The stacker and caster are closures (not picklable): rebuilt from the space.
-        return (_SpaceTools, (self.space,))
+        # The stacker and casters are closures (not picklable): rebuilt from the space.
+        return (_SpaceTools, (self.space, self.num_envs, self.owner))
 
 
 class VecEnv(abc.ABC):
@@ -80,6 +85,9 @@ class VecEnv(abc.ABC):
 
     metadata: dict[str, Any] = {}  # noqa: RUF012 - read-only default; backends assign their own
     spec: EnvSpec | None = None
+    _reset_seeds: list[int | None] | None = None
+    """The seed each sub-env was last reset with (None: not reseeded), recorded by the backend
+    when it derives the seeds (``_reset_plan``, native seeding); None while unknown."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -215,8 +223,9 @@ class VecEnv(abc.ABC):
         anything else is one value for all (pass ``[v] * num_envs`` to give each the list v)."""
 
     @abc.abstractmethod
-    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
-        """Call method ``name`` on every sub-env (or read it when it is not callable)."""
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call method ``name`` on every sub-env (or read it when it is not callable); ``name``
+        is positional-only, so a keyword argument of any name reaches the method."""
 
     def close(self) -> None:
         """Release the sub-envs and the backend's resources; a second call does nothing.
@@ -277,6 +286,7 @@ class VecEnv(abc.ABC):
         seeds = vector_seeds(seed, self._num_envs)
         per_env_options = vector_options(options, self._num_envs)
         self._begin_reset()
+        self._reset_seeds = seeds
         return seeds, per_env_options
 
     def _reset_done(self) -> None:
@@ -345,7 +355,8 @@ class VecEnv(abc.ABC):
     def _observation_tools(self) -> _SpaceTools:
         tools = self._tools
         if tools is None or tools.space is not self.observation_space:
-            tools = self._tools = _SpaceTools(self.observation_space)
+            owner = type(self).__name__
+            tools = self._tools = _SpaceTools(self.observation_space, self._num_envs, owner)
         return tools
 
     def _stack(self, observations: list[Any]) -> Any:

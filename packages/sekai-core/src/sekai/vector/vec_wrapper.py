@@ -142,7 +142,7 @@ class VecWrapper(VecEnv):
     def set_attr(self, name: str, values: Any) -> None:
         self.venv.set_attr(name, values)
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         return self.venv.call(name, *args, **kwargs)
 
     def close(self) -> None:

@@ -10,7 +10,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai._args import resolve_callable
-from sekai.core._rng import make_seed_sequence
 from sekai.spaces import Space
 from sekai.stats.episode import EpisodeStats
 from sekai.stats.normalizer import NormalizerAttributes, ObservationNormalizer
@@ -51,22 +50,19 @@ def _on_host(venv: VecEnv, *arrays: Any) -> list[NDArray[Any]]:
     return [np.asarray(to_numpy(array)) for array in arrays]
 
 
-def _tracker_seeds(seed: Any, num_envs: int) -> list[int | None]:
-    """The int seed each sub-env was reset with, where it is known (for ``on_reset``)."""
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
-        return list(make_seed_sequence(int(seed), num_envs))
-    if isinstance(seed, (list, tuple)):
-        return [int(s) if isinstance(s, (int, np.integer)) else None for s in seed]
-    return [None] * num_envs
-
-
 class VecRecordEpisodeStatistics(VecResultWrapper):
     """Put an ``EpisodeStats`` in ``infos[i]["episode"]`` when sub-env ``i`` ends an episode.
 
     The stats carry ``extra={"env_index": i}`` and go to ``tracker.on_episode_end``. Without
     autoreset each episode is recorded once, however long a frozen sub-env keeps being
-    stepped. Every reset calls ``tracker.on_reset`` once per sub-env and every real sub-env step
-    ``tracker.on_step`` (skipped for the default ``InMemoryTracker``, which ignores it).
+    stepped. Every real sub-env step calls ``tracker.on_step`` (skipped for the default
+    ``InMemoryTracker``, which ignores it), and every reset of a sub-env
+    ``tracker.on_reset(env_id, seed)``, as ``AutoReset(RecordEpisodeStatistics(env))`` would:
+    once per sub-env for ``reset()``, and once more for each autoreset, after its
+    ``on_episode_end``, with seed None. The seed is the one the backend reset the sub-env with
+    (``reset(seed=s)`` with an int gives sub-env i the child seed i; None: not reseeded, its
+    stream continues). A native env's sub-envs share one generator: each reports the int that
+    seeded it, or None when it was kept or seeded from a list of seeds.
 
     Args:
         venv: the VecEnv to wrap.
@@ -93,10 +89,15 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
         self.episode_returns[:] = 0.0
         self.episode_lengths[:] = 0
         self._starts[:] = time.monotonic()
-        spec = self.spec
-        env_id = spec.id if spec is not None else None
-        for sub_seed in _tracker_seeds(seed, self.num_envs):
+        # The seeds the backend derived and used: a Generator in a seed list was drawn from once.
+        seeds = self.venv.unwrapped._reset_seeds or [None] * self.num_envs
+        env_id = self._env_id()
+        for sub_seed in seeds:
             self.tracker.on_reset(env_id=env_id, seed=sub_seed)
+
+    def _env_id(self) -> str | None:
+        spec = self.spec
+        return spec.id if spec is not None else None
 
     def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
@@ -121,6 +122,10 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
                 )
         if finished.any():
             end = time.monotonic()
+            # Sub-envs reset within the step: all that finished, with autoreset; else those that
+            # reset themselves (AutoReset-wrapped) rather than freeze.
+            reset = finished if self.venv.autoreset else finished & ~self.venv.frozen
+            env_id = self._env_id()
             for i in np.flatnonzero(finished).tolist():
                 start = float(self._starts[i])
                 stats = EpisodeStats(
@@ -135,6 +140,8 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
                 )
                 info_at(result, i)["episode"] = stats
                 self.tracker.on_episode_end(stats)
+                if reset[i]:
+                    self.tracker.on_reset(env_id=env_id, seed=None)
             self.episode_returns[finished] = 0.0
             self.episode_lengths[finished] = 0
             self._starts[finished] = end

@@ -242,6 +242,7 @@ def test_attributes_are_reached_through_each_sub_envs_wrappers() -> None:
         vec.set_attr("level", (4.0, 5.0, 6.0))  # not a list: one value for every sub-env
         assert vec.get_attr("level") == [(4.0, 5.0, 6.0)] * 3
         assert vec.call("rank") == [0, 1, 2]  # not callable: its value
+        assert vec.call("get_attr", name="rank") == [0, 1, 2]  # a keyword called name
         with pytest.raises(AttributeError, match="has no attribute 'missing'") as info:
             vec.get_attr("missing")
         assert isinstance(info.value, sekai.VecEnvWorkerError)

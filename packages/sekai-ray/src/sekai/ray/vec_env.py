@@ -311,7 +311,7 @@ class RayVecEnv(VecEnv):
         payloads = pool.encode([per_env[lo:hi] for lo, hi in pool.slices], f"the value of {name!r}")
         _raise_first(pool.collect(pool.send("set_attr", payloads, name), None, "set_attr"))
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         pool = self._ready()
         self._batches.check_idle("call")
         what = f"the arguments of call({name!r})"

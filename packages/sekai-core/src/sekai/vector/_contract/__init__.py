@@ -7,7 +7,8 @@ Parent side (where ``VecEnv.step()`` is called), used through ``VecEnv``'s helpe
 - ``actions``: ``ActionChecker`` (structure → ValueError, values → InvalidAction(index), frozen
   sub-envs not checked) and the split into per-env actions.
 - ``batching``: ``stacker`` / ``caster`` (rule 3: the space's dtypes; the stacker refuses
-  observations that do not fit the space) and row replacement.
+  observations that do not fit the space, ``checked_caster`` a native env's batch that does
+  not) and row replacement.
 - ``checks``: what a sub-env returns: ``observation_checker``, ``ResultCheck`` (for
   ``CheckedSubEnv`` in workers), ``batch_rewards`` / ``batch_flags`` (used by ``_step_result``),
   ``snapshot`` (the terminal observation kept across a same-step autoreset).

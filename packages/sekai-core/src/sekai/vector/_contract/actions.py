@@ -93,7 +93,7 @@ class _ArrayNode(_Node):
         """Element-wise invalid entries, or None if all are valid (checked cheaply first)."""
         kind = array.dtype.kind
         if self.kind == "box":
-            if kind in "iub":
+            if kind in "iu":  # bools are not numbers here: single envs refuse them too
                 return None
             if kind == "f":
                 return None if np.isfinite(array).all() else ~np.isfinite(array)
@@ -303,7 +303,7 @@ class ActionChecker:
 
     Structure (batch length, per-env shape, Dict keys) → ``ValueError``; values of the sub-envs
     that are not frozen (Discrete/MultiDiscrete/MultiBinary parts integral and in range, Box
-    parts finite) → ``InvalidAction`` naming the first bad sub-env.
+    parts numbers, not bools, and finite) → ``InvalidAction`` naming the first bad sub-env.
     """
 
     def __init__(self, space: Space[Any], num_envs: int) -> None:

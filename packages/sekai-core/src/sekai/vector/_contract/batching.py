@@ -9,12 +9,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.error import InvalidObservation
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple, concatenate
 from sekai.vector._contract.checks import array_kinds, check_observations, observation_checker
 
 __all__ = [
     "as_batch_dtype",
     "caster",
+    "checked_caster",
     "copy_batch",
     "put_rows",
     "slice_rows",
@@ -88,6 +90,37 @@ def caster(space: Space[Any]) -> Callable[[Any], Any]:
         items = [caster(sub) for sub in space.spaces]
         return lambda batch: tuple(cast(part) for cast, part in zip(items, batch))
     return lambda batch: batch
+
+
+def checked_caster(space: Space[Any], num_envs: int, source: str) -> Callable[[Any], Any]:
+    """``caster(space)`` for a batch an env built as a whole (a native env's ``_observe()``,
+    named by ``source``), which first checks it: every array part of shape
+    ``(num_envs, *shape)`` and a dtype kind the space's dtype holds (``observation_checker``).
+    So floats are not truncated into an integer space, nor a wrong shape passed on. An array
+    of exactly the space's dtype and batch shape costs two comparisons.
+
+    Raises:
+        InvalidObservation: naming ``source`` and what does not fit.
+    """
+    cast = caster(space)
+    check = observation_checker(space, num_envs)
+
+    def checked(batch: Any) -> Any:
+        reason = check(batch)
+        if reason is not None:
+            raise InvalidObservation(batch, space, reason=reason, method=source)
+        return cast(batch)
+
+    if not isinstance(space, _ARRAY_SPACES):
+        return checked
+    dtype, shape = space.dtype, (num_envs, *space.shape)
+
+    def checked_array(batch: Any) -> Any:
+        if type(batch) is np.ndarray and batch.shape == shape and batch.dtype == dtype:
+            return batch
+        return checked(batch)
+
+    return checked_array
 
 
 def as_batch_dtype(space: Space[Any], batch: Any) -> Any:

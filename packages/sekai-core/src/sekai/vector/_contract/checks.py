@@ -5,7 +5,8 @@
   out-of-process backends' pickled observations) checks the whole batch with one ``np.array``
   and looks at each sub-env only when the batch does not fit; ``CheckedSubEnv`` checks each
   observation where it is produced in a ProcVecEnv worker or a RayVecEnv actor (before shared
-  memory) through ``ResultCheck``.
+  memory) through ``ResultCheck``; ``batching.checked_caster`` checks a native env's whole
+  batch with the same rules.
 - Rewards and flags: ``VecEnv._step_result``, which every backend's results pass through in the
   parent, batches them with ``batch_rewards`` / ``batch_flags``: one NumPy conversion in the
   common case, a per-sub-env look otherwise.
@@ -48,19 +49,25 @@ _FLOAT64 = np.dtype(np.float64)
 ObservationCheck = Callable[[Any], "str | None"]
 
 
-def observation_checker(space: Space[Any]) -> ObservationCheck:
+def observation_checker(space: Space[Any], num_envs: int | None = None) -> ObservationCheck:
     """A function giving why an observation does not fit ``space`` (None when it fits).
 
     Array spaces check shape and dtype kind; ``Dict`` / ``Tuple`` check their keys / length
-    and every part; other spaces (``Text``, ``Graph``, custom ones) are not checked.
+    and every part; other spaces (``Text``, ``Graph``, custom ones) are not checked. With
+    ``num_envs``, it judges a whole batch instead (a native env's): every array part has the
+    leading ``num_envs`` axis.
     """
     if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
-        return _array_checker(tuple(space.shape), np.dtype(space.dtype).kind)
+        kind = np.dtype(space.dtype).kind
+        if num_envs is None:
+            return _array_checker(tuple(space.shape), kind)
+        shape = (num_envs, *space.shape)
+        return _array_checker(shape, kind, f"a batch's shape (num_envs, *shape) is {shape}")
     if isinstance(space, Dict):
-        parts = {key: observation_checker(sub) for key, sub in space.spaces.items()}
+        parts = {key: observation_checker(sub, num_envs) for key, sub in space.spaces.items()}
         return lambda obs: _check_dict(parts, obs)
     if isinstance(space, Tuple):
-        items = [observation_checker(sub) for sub in space.spaces]
+        items = [observation_checker(sub, num_envs) for sub in space.spaces]
         return lambda obs: _check_tuple(items, obs)
     return lambda obs: None
 
@@ -80,8 +87,11 @@ def check_observations(space: Space[Any], check: ObservationCheck, items: list[A
             raise InvalidObservation(obs, space, index=index, reason=reason)
 
 
-def _array_checker(shape: tuple[int, ...], kind: str) -> ObservationCheck:
+def _array_checker(
+    shape: tuple[int, ...], kind: str, expected: str | None = None
+) -> ObservationCheck:
     allowed = _KINDS.get(kind, kind)
+    expected = expected or f"the space's shape is {shape}"
 
     scalars = _SCALARS.get(kind, ()) if shape == () else ()
 
@@ -97,7 +107,7 @@ def _array_checker(shape: tuple[int, ...], kind: str) -> ObservationCheck:
         except Exception:  # ragged lists and other objects NumPy cannot read as an array
             return f"a {type(obs).__name__} that is not an array of shape {shape}"
         if array.shape != shape:
-            return f"shape {array.shape}, the space's shape is {shape}"
+            return f"shape {array.shape}, {expected}"
         if array.dtype.kind not in allowed:
             found = f"dtype {array.dtype} (kind {array.dtype.kind!r})"
             return f"{found}, the space's dtype kind is {kind!r}"

@@ -9,7 +9,7 @@ import numpy as np
 
 from sekai.core._rng import check_seed, make_seed_sequence
 
-__all__ = ["native_seed", "vector_options", "vector_seeds"]
+__all__ = ["generator_seeds", "native_seed", "vector_options", "vector_seeds"]
 
 _GENERATOR_SEED = (
     "reset(seed=...) got a numpy Generator: one generator cannot seed {n} sub-envs "
@@ -97,6 +97,14 @@ def native_seed(
         for entry in entries
     ]
     return np.random.default_rng(np.random.SeedSequence(entropy))
+
+
+def generator_seeds(rng_seed: int | np.random.Generator | None, num_envs: int) -> list[int | None]:
+    """The seed each sub-env of a one-generator env counts as reset with, given ``native_seed``'s
+    result: the int that seeded the generator, for every sub-env; None when the generator was
+    kept (its stream continues) or seeded from a list (combined into one seed no sub-env has).
+    """
+    return [rng_seed if isinstance(rng_seed, int) else None] * num_envs
 
 
 def vector_options(options: Any, num_envs: int) -> list[dict[str, Any] | None]:

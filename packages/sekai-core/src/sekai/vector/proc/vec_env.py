@@ -381,7 +381,7 @@ class ProcVecEnv(VecEnv):
         what = f"the value of {name!r}"
         self._values(self._request(protocol.SET, arguments, None, what, per_env))
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         self._raise_if_dead()
         self._batches.check_idle("call")
         arguments = [(name, args, kwargs)] * self.num_workers

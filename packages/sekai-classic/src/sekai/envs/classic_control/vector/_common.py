@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -20,10 +20,18 @@ class ClassicVecEnv(NativeVecEnv):
     """A native vector env with the spaces of one single env, observing ``state`` as float32.
 
     Subclasses pass a single env built with their keyword arguments, copy the constants they
-    need from it, and override ``_observe`` when the observation is not the state itself.
+    need from it, and override ``_observe`` when the observation is not the state itself. Their
+    reset options are the single env's ``low`` / ``high``, by default ``_reset_range`` (override
+    ``_check_reset_options`` for others), checked for every sub-env before any is reset.
+    Parameters named in ``_one_value`` take one value for every sub-env.
     """
 
     state: npt.NDArray[np.float64]
+    _reset_range: ClassVar[tuple[float, float]]
+    """The single env's default ``low`` / ``high`` reset bounds."""
+    _one_value: ClassVar[frozenset[str]] = frozenset()
+    """Parameters the dynamics branch on as a whole: ``set_attr`` refuses different values
+    per sub-env for them."""
 
     def __init__(
         self,
@@ -44,23 +52,46 @@ class ClassicVecEnv(NativeVecEnv):
     def _observe(self) -> npt.NDArray[np.float32]:
         return self.state.astype(np.float32)
 
+    def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
+        # The single env's errors (ValueError), raised before any sub-env is reset.
+        if options:
+            reset_bounds(options, *self._reset_range)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """``NativeVecEnv.set_attr``; a parameter in ``_one_value`` takes one value (or a list
+        repeating one value).
+
+        Raises:
+            ValueError: different values per sub-env for a parameter in ``_one_value``.
+        """
+        if name in self._one_value and isinstance(values, list) and len(values) == self.num_envs:
+            first = values[0]
+            if any(not np.array_equal(value, first) for value in values[1:]):
+                raise ValueError(
+                    f"{type(self).__name__}.set_attr({name!r}, values): {name} is one value for "
+                    f"every sub-env, got {values!r}. Pass one value, or use "
+                    "vectorization_mode='sync' for different values per sub-env."
+                )
+            values = first
+        super().set_attr(name, values)
+
 
 def uniform_rows(
     rng: np.random.Generator,
     options: Sequence[dict[str, Any] | None],
-    default_low: float,
-    default_high: float,
+    default: tuple[float, float],
     width: int,
 ) -> npt.NDArray[np.float64]:
-    """``len(options)`` rows of ``width`` uniform draws within each row's ``low``/``high`` options.
+    """``len(options)`` rows of ``width`` uniform draws within each row's ``low``/``high`` options
+    (``default``: the bounds without options).
 
     Row ``i`` takes the next ``width`` draws of ``rng``, so resetting sub-envs one row at a time
     draws exactly what the single env's ``uniform(low, high, size=(width,))`` would.
     """
     k = len(options)
     if not any(options):  # no options (None or {}): the defaults for every row
-        return rng.uniform(low=default_low, high=default_high, size=(k, width))
-    bounds = np.array([reset_bounds(option, default_low, default_high) for option in options])
+        return rng.uniform(low=default[0], high=default[1], size=(k, width))
+    bounds = np.array([reset_bounds(option, *default) for option in options])
     return rng.uniform(low=bounds[:, :1], high=bounds[:, 1:], size=(k, width))
 
 

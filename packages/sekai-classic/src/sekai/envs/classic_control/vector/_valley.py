@@ -21,6 +21,8 @@ class ValleyVecEnv(ClassicVecEnv):
     ``(num_envs, 2)``.
     """
 
+    _reset_range = (-0.6, -0.4)
+
     def __init__(
         self,
         num_envs: int,
@@ -41,5 +43,5 @@ class ValleyVecEnv(ClassicVecEnv):
         self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
         rows = np.zeros((len(indices), 2))
-        rows[:, 0] = uniform_rows(self.rng, options, -0.6, -0.4, 1)[:, 0]
+        rows[:, 0] = uniform_rows(self.rng, options, self._reset_range, 1)[:, 0]
         self.state[indices] = rows

@@ -44,7 +44,8 @@ class AcrobotVecEnv(AcrobotConstants, ClassicVecEnv):
     ``AcrobotEnv``: under the same states and actions every sub-env matches the single env bit
     for bit. ``state`` has shape ``(num_envs, 4)`` (float64 storage; right after a reset its
     values are float32 values and the observation is computed in float32, as in the single env).
-    The link constants are the single env's class attributes (``AcrobotConstants``).
+    The link constants are the single env's class attributes (``AcrobotConstants``); ``set_attr``
+    with a list gives each sub-env its own value, except ``book_or_nips`` (one for all).
 
     Args:
         num_envs: number of sub-envs.
@@ -54,6 +55,8 @@ class AcrobotVecEnv(AcrobotConstants, ClassicVecEnv):
     """
 
     metadata = AcrobotEnv.metadata
+    _reset_range = (-0.1, 0.1)
+    _one_value = frozenset({"book_or_nips"})  # selects the equations of the whole batch
 
     def __init__(
         self,
@@ -73,7 +76,7 @@ class AcrobotVecEnv(AcrobotConstants, ClassicVecEnv):
     def _reset_envs(
         self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
-        rows = uniform_rows(self.rng, options, -0.1, 0.1, 4).astype(np.float32)
+        rows = uniform_rows(self.rng, options, self._reset_range, 4).astype(np.float32)
         self.state[indices] = rows
         self._fresh[indices] = True
 
@@ -94,9 +97,20 @@ class AcrobotVecEnv(AcrobotConstants, ClassicVecEnv):
         self, actions: npt.NDArray[np.integer[Any]]
     ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
         n = self.num_envs
-        torque = np.asarray(self.AVAIL_TORQUE, dtype=np.float64).take(actions)
-        if self.torque_noise_max > 0:
-            torque = torque + self.rng.uniform(-self.torque_noise_max, self.torque_noise_max, n)
+        torques = np.asarray(self.AVAIL_TORQUE, dtype=np.float64)
+        if torques.ndim == 1:
+            torque = torques.take(actions)
+        else:  # one torque table per sub-env, set with set_attr
+            torque = np.take_along_axis(torques, actions[:, None], axis=1)[:, 0]
+        noise = self.torque_noise_max
+        if not isinstance(noise, np.ndarray):
+            if noise > 0:
+                torque = torque + self.rng.uniform(-noise, noise, n)
+        else:  # one bound per sub-env (set_attr with a list): noise where it is positive
+            noisy = noise > 0
+            if noisy.any():
+                bound = np.where(noisy, noise, 0.0)
+                torque = np.where(noisy, torque + self.rng.uniform(-bound, bound, n), torque)
         s = self.state
         y0 = [s[:, 0], s[:, 1], s[:, 2], s[:, 3], torque]
         ns = rk4(self, y0, self.dt, np.cos, np.sin, pow2)

@@ -13,6 +13,30 @@ from sekai.envs.classic_control.vector._common import ClassicVecEnv, keep_frozen
 
 __all__ = ["CartPoleVecEnv"]
 
+FloatArray = npt.NDArray[np.float64]
+
+
+def _euler(state: FloatArray, rates: FloatArray, tau: Any) -> FloatArray:
+    """Euler's update ``state + tau * rates``, computed in ``rates`` (whose columns 1 and 3 hold
+    the accelerations): x + tau * x_dot for every column at once, the single env's products
+    and sums."""
+    rates[:, 0] = state[:, 1]
+    rates[:, 2] = state[:, 3]
+    step = tau if np.ndim(tau) == 0 else np.reshape(tau, (-1, 1))  # per-env tau
+    new = np.multiply(step, rates, out=rates)
+    new += state
+    return new
+
+
+def _semi_implicit(state: FloatArray, rates: FloatArray, tau: Any) -> FloatArray:
+    """The semi-implicit Euler update: velocities first, then positions with the new ones."""
+    new = np.empty_like(state, order="F")
+    new[:, 1] = state[:, 1] + tau * rates[:, 1]
+    new[:, 0] = state[:, 0] + tau * new[:, 1]
+    new[:, 3] = state[:, 3] + tau * rates[:, 3]
+    new[:, 2] = state[:, 2] + tau * new[:, 3]
+    return new
+
 
 class CartPoleVecEnv(ClassicVecEnv):
     """``num_envs`` CartPole-v1 sub-envs stepped together with array operations.
@@ -31,6 +55,7 @@ class CartPoleVecEnv(ClassicVecEnv):
     """
 
     metadata = CartPoleEnv.metadata
+    _reset_range = (-0.05, 0.05)
 
     def __init__(
         self,
@@ -60,7 +85,7 @@ class CartPoleVecEnv(ClassicVecEnv):
     def _reset_envs(
         self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
-        self.state[indices] = uniform_rows(self.rng, options, -0.05, 0.05, 4)
+        self.state[indices] = uniform_rows(self.rng, options, self._reset_range, 4)
 
     def _step(
         self, actions: npt.NDArray[np.integer[Any]]
@@ -68,7 +93,7 @@ class CartPoleVecEnv(ClassicVecEnv):
         npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]
     ]:
         state = self.state
-        x, x_dot, theta, theta_dot = state[:, 0], state[:, 1], state[:, 2], state[:, 3]
+        theta, theta_dot = state[:, 2], state[:, 3]
         force_mag = self.force_mag
         if np.ndim(force_mag) == 0:
             force = np.array([-force_mag, force_mag]).take(actions)
@@ -87,7 +112,6 @@ class CartPoleVecEnv(ClassicVecEnv):
         denominator /= self.total_mass
         np.subtract(4.0 / 3.0, denominator, out=denominator)
         denominator *= self.length
-        euler = self.kinematics_integrator == "euler"
         # Columns: the time derivatives of x, x_dot, theta, theta_dot (Euler's update below).
         rates = np.empty_like(state, order="F")
         thetaacc = rates[:, 3]
@@ -100,19 +124,17 @@ class CartPoleVecEnv(ClassicVecEnv):
         xacc /= self.total_mass
         np.subtract(temp, xacc, out=xacc)
         tau = self.tau
-        if euler:
-            rates[:, 0] = x_dot
-            rates[:, 2] = theta_dot
-            # x + tau * x_dot for every column at once: the same products and sums.
-            step = tau if np.ndim(tau) == 0 else np.reshape(tau, (-1, 1))  # per-env tau
-            new = np.multiply(step, rates, out=rates)
-            new += state
-        else:  # semi-implicit euler
-            new = np.empty_like(state, order="F")
-            new[:, 1] = x_dot + tau * xacc
-            new[:, 0] = x + tau * new[:, 1]
-            new[:, 3] = theta_dot + tau * thetaacc
-            new[:, 2] = theta + tau * new[:, 3]
+        integrator = self.kinematics_integrator
+        if isinstance(integrator, str):
+            if integrator == "euler":
+                new = _euler(state, rates, tau)
+            else:
+                new = _semi_implicit(state, rates, tau)
+        else:  # one integrator per sub-env, set with set_attr
+            euler = np.asarray(integrator) == "euler"
+            new = _semi_implicit(state, rates, tau)  # first: Euler's update overwrites rates
+            if euler.any():
+                new[euler] = _euler(state, rates, tau)[euler]
         if not self.autoreset:  # finished sub-envs keep their final state
             new = keep_frozen(self.frozen, new, state)
         self.state = new

@@ -35,9 +35,17 @@ def _as_class(values: FloatArray, classes: Classes) -> FloatArray:
     return np.where(classes == F32, _r32(values), values)
 
 
-def _threshold(value: float, classes: Classes) -> FloatArray:
-    """A Python float as NumPy compares it with each value: cast to float32 for F32 values."""
-    return np.where(classes == F32, float(np.float32(value)), value)
+def _weak(value: Any, classes: Classes) -> FloatArray:
+    """A Python float (or one per sub-env, set with ``set_attr``) as NumPy combines it with each
+    value: rounded to float32 for F32 values (NEP 50)."""
+    rounded: Any
+    if isinstance(value, np.ndarray):
+        value = value.astype(np.float64)
+        rounded = _r32(value)
+    else:
+        rounded = float(np.float32(value))
+    weak: FloatArray = np.where(classes == F32, rounded, value)
+    return weak
 
 
 def _add(x: FloatArray, cx: Classes, y: FloatArray, cy: Classes) -> tuple[FloatArray, Classes]:
@@ -52,7 +60,8 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
 
     Same dynamics, spaces, rewards and reset options as ``ContinuousMountainCarEnv``; under the
     same states and float32 or float64 actions every sub-env matches the single env bit for bit,
-    including its float32/float64 roundings. ``state`` has shape ``(num_envs, 2)`` (float64
+    including its float32/float64 roundings, also with parameters set per sub-env (``set_attr``
+    with a list). ``state`` has shape ``(num_envs, 2)`` (float64
     storage; after a sub-env's first step its values are float32 values, as in the single env).
 
     Args:
@@ -101,36 +110,36 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
         velocity = self.state[:, 1].copy()
 
         # force = min(max(a, min_action), max_action): a clipped force is a Python float.
-        low, high = a < self.min_action, a > self.max_action
+        low = a < _weak(self.min_action, action_class)
+        high = a > _weak(self.max_action, action_class)
         force = np.where(low, self.min_action, np.where(high, self.max_action, a))
         force_class = np.where(low | high, PY, action_class).astype(np.int8)
-        power = np.where(force_class == F32, float(np.float32(self.power)), self.power)
-        push = _as_class(force * power, force_class)
+        push = _as_class(force * _weak(self.power, force_class), force_class)
         angle = _as_class(3 * position, state_class)
         drag = 0.0025 * np.cos(angle)  # math.cos: a Python float
         rhs, rhs_class = _add(push, force_class, -drag, np.full(n, PY, dtype=np.int8))
         velocity, velocity_class = _add(velocity, state_class, rhs, rhs_class)
 
-        over = velocity > _threshold(self.max_speed, velocity_class)
+        over = velocity > _weak(self.max_speed, velocity_class)
         velocity = np.where(over, self.max_speed, velocity)
         velocity_class = np.where(over, PY, velocity_class).astype(np.int8)
-        under = velocity < _threshold(-self.max_speed, velocity_class)
+        under = velocity < _weak(-self.max_speed, velocity_class)
         velocity = np.where(under, -self.max_speed, velocity)
         velocity_class = np.where(under, PY, velocity_class).astype(np.int8)
 
         position, position_class = _add(position, state_class, velocity, velocity_class)
-        over = position > _threshold(self.max_position, position_class)
+        over = position > _weak(self.max_position, position_class)
         position = np.where(over, self.max_position, position)
         position_class = np.where(over, PY, position_class).astype(np.int8)
-        under = position < _threshold(self.min_position, position_class)
+        under = position < _weak(self.min_position, position_class)
         position = np.where(under, self.min_position, position)
         position_class = np.where(under, PY, position_class).astype(np.int8)
-        stop = (position == _threshold(self.min_position, position_class)) & (velocity < 0)
+        stop = (position == _weak(self.min_position, position_class)) & (velocity < 0)
         velocity = np.where(stop, 0.0, velocity)
         velocity_class = np.where(stop, PY, velocity_class).astype(np.int8)
 
-        terminated = (position >= _threshold(self.goal_position, position_class)) & (
-            velocity >= _threshold(self.goal_velocity, velocity_class)
+        terminated = (position >= _weak(self.goal_position, position_class)) & (
+            velocity >= _weak(self.goal_velocity, velocity_class)
         )
         rewards = np.where(terminated, 100.0, 0.0) - pow2(a) * 0.1
         new = np.stack([_r32(position), _r32(velocity)], axis=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,13 +16,45 @@ from sekai.envs.classic_control.vector._common import ClassicVecEnv, pow2
 __all__ = ["PendulumVecEnv"]
 
 
+def _initial_high(options: dict[str, Any] | None) -> tuple[float, float]:
+    """The single env's ``x_init`` / ``y_init`` reset options (ValueError if not a number)."""
+    if not options:
+        return DEFAULT_X, DEFAULT_Y
+    x = to_float(options["x_init"]) if "x_init" in options else DEFAULT_X
+    y = to_float(options["y_init"]) if "y_init" in options else DEFAULT_Y
+    return x, y
+
+
+def _per_env(value: Any) -> bool:
+    """Whether a parameter holds one value per sub-env (``set_attr`` with a list)."""
+    return isinstance(value, np.ndarray) and value.ndim > 0
+
+
+def _square(value: Any) -> Any:
+    """``value ** 2`` as the single env computes it: a parameter array element by element."""
+    return pow2(value) if _per_env(value) else value**2
+
+
+def _like_python_float(value: Any, array: npt.NDArray[Any]) -> Any:
+    """A parameter as the single env's Python float enters arithmetic with ``array``.
+
+    NumPy turns a Python float into a float array's dtype first (NEP 50), so the single env
+    clips a float32 torque at a float32 bound and scales it by a float32 gain; one value per
+    sub-env (``set_attr`` with a list, a float64 array) is rounded the same way.
+    """
+    if not _per_env(value) or array.dtype.kind != "f":
+        return value
+    return value.astype(array.dtype)
+
+
 class PendulumVecEnv(ClassicVecEnv):
     """``num_envs`` Pendulum-v1 sub-envs stepped together with array operations.
 
     Same dynamics, spaces, rewards and reset options (``x_init`` / ``y_init``) as
     ``PendulumEnv``: under the same states and actions every sub-env matches the single env bit
-    for bit. ``state`` (float64) has shape ``(num_envs, 2)``; ``last_u`` holds each sub-env's
-    last (clipped) torque, NaN before its first step.
+    for bit, also with parameters set per sub-env (``set_attr`` with a list). ``state``
+    (float64) has shape ``(num_envs, 2)``; ``last_u`` holds each sub-env's last (clipped)
+    torque, NaN before its first step.
 
     Args:
         num_envs: number of sub-envs.
@@ -52,17 +85,19 @@ class PendulumVecEnv(ClassicVecEnv):
         self.state = np.zeros((self.num_envs, 2))
         self.last_u: npt.NDArray[Any] = np.full(self.num_envs, np.nan, dtype=np.float32)
 
+    def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
+        x, y = _initial_high(options)
+        # The single env's uniform(-high, high) raises OverflowError for an infinite range.
+        if not (math.isfinite(2.0 * x) and math.isfinite(2.0 * y)):
+            raise OverflowError(
+                f"Pendulum reset options x_init={x} and y_init={y} must give a finite initial "
+                "range [-x_init, x_init] x [-y_init, y_init]."
+            )
+
     def _reset_envs(
         self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
-        high = np.empty((len(indices), 2))
-        high[:, 0], high[:, 1] = DEFAULT_X, DEFAULT_Y
-        for row, option in enumerate(options):
-            if option:
-                if "x_init" in option:
-                    high[row, 0] = to_float(option["x_init"])
-                if "y_init" in option:
-                    high[row, 1] = to_float(option["y_init"])
+        high = np.array([_initial_high(option) for option in options]).reshape(-1, 2)
         # Row by row the same two draws as the single env's uniform(low=-high, high=high).
         self.state[indices] = self.rng.uniform(low=-high, high=high)
         self.last_u[indices] = np.nan
@@ -82,10 +117,13 @@ class PendulumVecEnv(ClassicVecEnv):
     ]:
         th, thdot = self.state[:, 0], self.state[:, 1]
         g, m, l, dt = self.g, self.m, self.l, self.dt  # noqa: E741
-        u = np.clip(actions, -self.max_torque, self.max_torque)[:, 0]
+        torque = actions[:, 0]
+        max_torque = _like_python_float(self.max_torque, torque)
+        u = np.clip(torque, -max_torque, max_torque)
         # The single env squares NumPy scalars (pow), hence pow2 rather than ** 2.
         costs = pow2(angle_normalize(th)) + 0.1 * pow2(thdot) + 0.001 * pow2(u)
-        newthdot = thdot + (3 * g / (2 * l) * np.sin(th) + 3.0 / (m * l**2) * u) * dt
+        gain = _like_python_float(3.0 / (m * _square(l)), u)
+        newthdot = thdot + (3 * g / (2 * l) * np.sin(th) + gain * u) * dt
         newthdot = np.clip(newthdot, -self.max_speed, self.max_speed)
         newth = th + newthdot * dt
         new = np.stack([newth, newthdot], axis=1)
