@@ -72,6 +72,14 @@ def _run_against_singles(
 
 
 @pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), CASES)
+def test_observation_batches_are_row_major(single_cls: Any, vec_cls: Any, reset_dtype: Any) -> None:
+    vec = vec_cls(4)
+    assert vec.reset(seed=0).observations.flags.c_contiguous
+    result = vec.step(vec.batch_action_space.sample())
+    assert result.observations.flags.c_contiguous
+
+
+@pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), CASES)
 def test_sub_envs_match_the_single_env_bit_for_bit(
     single_cls: Any, vec_cls: Any, reset_dtype: Any
 ) -> None:

@@ -19,7 +19,10 @@ class StatsTracker(Protocol):
     """Receives episode events from ``RecordEpisodeStatistics`` (any object with these methods)."""
 
     def on_reset(self, env_id: str | None, seed: int | None) -> None:
-        """Called after every reset with the env's ID and recorded seed."""
+        """Called after every reset with the env's ID and the seed it was reset with (None: not
+        reseeded, its stream continues). ``VecRecordEpisodeStatistics`` calls it once per
+        sub-env, and again for each autoreset; a native env's sub-envs report the int that
+        seeded their shared generator, or None."""
 
     def on_step(
         self, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]

@@ -50,7 +50,9 @@ class ClassicVecEnv(NativeVecEnv):
         )
 
     def _observe(self) -> npt.NDArray[np.float32]:
-        return self.state.astype(np.float32)
+        # Row-major whatever the state's layout (CartPole keeps its state column-major):
+        # torch's view() and other consumers of a batch expect C order, as every backend gives.
+        return self.state.astype(np.float32, order="C")
 
     def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
         # The single env's errors (ValueError), raised before any sub-env is reset.
