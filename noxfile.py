@@ -26,9 +26,11 @@ PACKS = ("sekai-example-pack", "sekai-broken-pack")
 # renders gymnasium's own CartPole through GymnasiumRenderer. The dev venv and the docs session
 # both install it, so every page runs in the venv the README's first command sets up.
 PAGES_NEED = ("gymnasium[classic-control]>=1.0",)
-# torch only as this build: the machine keeps its CPU wheel where pip's find-links point, and
-# any other version would pull a multi-GB CUDA build.
+# torch only as this build, the CPU one: PyPI's torch for Linux is the multi-GB CUDA build.
+# _install_torch takes the wheel from pip's find-links folders when the machine keeps one
+# there, else from the PyTorch CPU index.
 TORCH = "torch==2.13.0"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
 @dataclass(frozen=True)
@@ -193,17 +195,23 @@ def _local_torch_wheel() -> Path | None:
 
 
 def _install_torch(session: nox.Session) -> None:
-    """Install ``TORCH``, never from an index (PyPI's build of it is the multi-GB CUDA one).
+    """Install ``TORCH``'s CPU build, never PyPI's (the multi-GB CUDA one).
 
-    With uv: the local wheel file from pip's find-links folders (its dependencies from the
-    index). Without such a wheel, or without uv: pip, whose configuration points at it.
+    A local wheel in pip's find-links folders (this machine's; no network needed): with uv
+    that wheel file (its dependencies from the index), without uv pip, whose configuration
+    points at it. No such wheel: pip from the PyTorch CPU index (``TORCH_CPU_INDEX``), which
+    also serves torch's dependencies.
     """
     wheel = _local_torch_wheel()
     if wheel is not None and session.venv_backend == "uv":
         session.install(str(wheel))
         return
     session.install("pip")
-    session.run("python", "-m", "pip", "install", "-q", TORCH)
+    if wheel is not None:
+        session.run("python", "-m", "pip", "install", "-q", TORCH)
+        return
+    session.log(f"no local {TORCH} wheel in pip's find-links: installing from {TORCH_CPU_INDEX}")
+    session.run("python", "-m", "pip", "install", "-q", "--index-url", TORCH_CPU_INDEX, TORCH)
 
 
 @nox.session
@@ -441,7 +449,8 @@ def bench(session: nox.Session) -> None:
     """Run the scripts in benchmarks/ and summarise the import time of ``import sekai``.
 
     JAX and torch (CPU builds) are installed here too: ``bench_accel.py`` and ``sekai bench``
-    report the JAX-CPU and torch-CPU modes next to numpy native.
+    report the JAX-CPU and torch-CPU modes next to numpy native. The posargs go to every
+    script, each ignoring the options of the others: ``nox -s bench -- --quick`` smoke-runs all.
     """
     _install_accel(session, JAX_CPU, TORCH)
     accel = [arg for dist in ACCEL for arg in _editable(dist)]

@@ -1,6 +1,6 @@
 """Classic control against gymnasium: steps per second and ratios (the targets: all >= 1.0).
 
-Run: ``python benchmarks/bench_classic.py [--steps N] [--repeats R] [--json]``.
+Run: ``python benchmarks/bench_classic.py [--steps N] [--repeats R] [--json] [--quick]``.
 
 1. One ``CartPole-v1``: ``sekai.make`` against ``gym.make`` (both with their registered
    wrappers), resetting after each episode.
@@ -88,7 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=20_000, help="single-env steps per run")
     parser.add_argument("--repeats", type=int, default=5, help="runs per contender")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 500 steps, 1 repeat")
     args, _ = parser.parse_known_args(argv)  # the nox session passes its posargs to every script
+    if args.quick:
+        args.steps, args.repeats = 500, 1
 
     rng = np.random.default_rng(0)
     rows: list[dict[str, Any]] = []

@@ -257,7 +257,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1200, help="timed steps per measurement")
     parser.add_argument("--quick", action="store_true", help="fewer steps (smoke run)")
-    args, _ = parser.parse_known_args()
+    args, _ = parser.parse_known_args()  # nox -s bench passes its posargs to every script
     rows: list[tuple[str, str, str, bool | None]] = []
     print(machine(), flush=True)
 

@@ -144,7 +144,10 @@ def main() -> None:
     parser.add_argument("--num-envs", type=int, default=1024)
     parser.add_argument("--chunk", type=int, default=20, help="steps per timed chunk")
     parser.add_argument("--rounds", type=int, default=60, help="timed chunks per contender")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 3 chunks of 5 steps")
     args, _ = parser.parse_known_args()  # the nox session passes its posargs to every script
+    if args.quick:
+        args.chunk, args.rounds = 5, 3
     print(machine(), flush=True)
     cases = (
         ("MarketMaking-v0", BareMarketMaking),

@@ -1,6 +1,6 @@
 """LimitOrderBook-v0 and the order book engine: env steps/s and order-book messages/s.
 
-Run: ``python benchmarks/bench_lob.py [--steps 3000] [--repeats 3] [--cpu]``.
+Run: ``python benchmarks/bench_lob.py [--steps 3000] [--repeats 3] [--cpu] [--quick]``.
 
 ``--cpu`` times with the process's CPU time instead of the wall clock: on a machine shared with
 other jobs, wall time mostly measures how often the process was preempted.
@@ -11,9 +11,10 @@ Reports, best of ``repeats`` rounds (rounds alternate between the runs, for nois
   cost is not timed; an episode's reset is) and with the inventory-skew baseline's actions;
 * ``LimitOrderBookMarket(3)``: steps/s of the three-trader market;
 * the zero-intelligence flow: background events (limit, market, cancel messages) simulated per
-  second, including its random draws;
-* the engine alone: a recorded stream of the flow's messages replayed on a fresh ``OrderBook``
-  through the public ``limit`` / ``market`` / ``cancel`` calls (messages/s).
+  second by ``advance``, including its random draws (the initial book is not counted);
+* the engine alone: a recorded stream of the flow's messages, its initial book included,
+  replayed on an empty ``OrderBook`` through the public ``limit`` / ``market`` / ``cancel``
+  calls (messages/s). Each replay must end with the recorded book, or the script fails.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -98,10 +100,27 @@ def market_steps(steps: int) -> Callable[[], float]:
     return run
 
 
-def record_stream(horizon: float) -> tuple[list[tuple[Any, ...]], float]:
+@dataclass(frozen=True)
+class Stream:
+    """The flow's messages, from ``initialise`` on, and the book they left."""
+
+    messages: list[tuple[Any, ...]]
+    initial: int
+    """How many of ``messages`` ``initialise`` sent (the initial book); the rest are events."""
+    events_per_second: float
+    """Events simulated per second by ``advance`` (initialisation neither counted nor timed)."""
+    book: OrderBook
+
+    @property
+    def events(self) -> int:
+        return len(self.messages) - self.initial
+
+
+def record_stream(horizon: float) -> Stream:
     """The flow's messages over ``horizon`` time units, and the events/s of simulating them."""
     flow, book, rng = ZeroIntelligenceFlow(), RecordingBook(), np.random.default_rng(0)
     flow.initialise(book, rng, mid=10_000)
+    initial = len(book.log)
     plain, plain_rng = OrderBook(), np.random.default_rng(0)
     flow.initialise(plain, plain_rng, mid=10_000)
     start = CLOCK()
@@ -110,18 +129,27 @@ def record_stream(horizon: float) -> tuple[list[tuple[Any, ...]], float]:
     elapsed = CLOCK() - start
     for t in range(1, int(horizon) + 1):
         flow.advance(book, rng, float(t))
-    return book.log, len(book.log) / elapsed
+    return Stream(book.log, initial, (len(book.log) - initial) / elapsed, book)
 
 
-def replay(stream: list[tuple[Any, ...]]) -> Callable[[], float]:
-    """Messages/s of the public API replaying ``stream`` on a fresh seeded book."""
+def book_state(book: OrderBook) -> tuple[Any, ...]:
+    """What a replay must reproduce: order count, best quotes and the ten best levels."""
+    return (len(book), book.best_bid(), book.best_ask(), *(a.tolist() for a in book.depth(10)))
+
+
+def replay(stream: Stream) -> Callable[[], float]:
+    """Messages/s of the public API replaying ``stream`` on an empty book.
+
+    The stream starts with the orders of the initial book, so the book starts empty; the
+    replayed book is checked against the recorded one after the timed loop.
+    """
+    expected = book_state(stream.book)
 
     def run() -> float:
         book = OrderBook()
-        ZeroIntelligenceFlow().initialise(book, np.random.default_rng(0), mid=10_000)
         limit, market, cancel = book.limit, book.market, book.cancel
         start = CLOCK()
-        for message in stream:
+        for message in stream.messages:
             kind = message[0]
             if kind == "limit":
                 limit(message[1], message[2], message[3], message[4])
@@ -129,23 +157,32 @@ def replay(stream: list[tuple[Any, ...]]) -> Callable[[], float]:
                 market(message[1], message[2], message[3])
             else:
                 cancel(message[1])
-        return len(stream) / (CLOCK() - start)
+        rate = len(stream.messages) / (CLOCK() - start)
+        if book_state(book) != expected:
+            raise RuntimeError(
+                f"the replay did not reproduce the recorded book: {book!r} against "
+                f"{stream.book!r}; the messages/s would time another workload"
+            )
+        return rate
 
     return run
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cpu", action="store_true", help="time with process CPU time")
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 300 steps, 1 repeat")
+    args, _ = parser.parse_known_args(argv)  # nox -s bench passes its posargs to every script
+    if args.quick:
+        args.steps, args.repeats = 300, 1
     global CLOCK
     CLOCK = time.process_time if args.cpu else time.perf_counter
     env = LimitOrderBookEnv()
+    env.action_space.seed(0)  # before sampling: the same actions in every run
     actions = np.stack([env.action_space.sample() for _ in range(args.steps)])
-    env.action_space.seed(0)
-    stream, flow_rate = record_stream(args.steps)
+    stream = record_stream(args.steps)
     runs: dict[str, Callable[[], float]] = {
         "LimitOrderBook-v0 steps/s (random actions)": env_steps(LimitOrderBookEnv(), actions),
         "LimitOrderBook-v0 steps/s (inventory skew)": skew_steps(LimitOrderBookEnv(), args.steps),
@@ -159,11 +196,14 @@ def main() -> None:
     width = max(map(len, best)) + 2
     for name, rate in best.items():
         print(f"{name:<{width}}{rate:>12,.0f}")
+    flow_rate = stream.events_per_second
     print(f"{'ZeroIntelligenceFlow events/s (incl. draws)':<{width}}{flow_rate:>12,.0f}")
-    per_step = len(stream) / args.steps
+    book = stream.book
     print(
-        f"(background messages per env step: {per_step:.1f}; "
-        f"stream of {len(stream):,} messages; best of {args.repeats})"
+        f"(background events per env step: {stream.events / args.steps:.1f}; stream of "
+        f"{len(stream.messages):,} messages, {stream.initial} of them the initial book; every "
+        f"replay ended with the recorded book: {len(book)} orders, best bid {book.best_bid()}, "
+        f"best ask {book.best_ask()}; best of {args.repeats})"
     )
 
 

@@ -172,7 +172,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000, help="vector steps per run")
     parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 100 steps, 1 repeat")
+    args, _ = parser.parse_known_args()  # nox -s bench passes its posargs to every script
+    if args.quick:
+        args.steps, args.repeats = 100, 1
     ok = bench_shared_memory(max(1, args.steps // 10), args.repeats)
     ok = bench_cartpole(args.steps, args.repeats) and ok
     print("all bars met" if ok else "some bars missed")

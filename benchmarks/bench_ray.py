@@ -123,7 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--host-network", action="store_true", help="allow Ray outside a loopback-only netns"
     )
-    args = parser.parse_args(argv)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 30 steps, 1 repeat")
+    args, _ = parser.parse_known_args(argv)  # nox -s bench passes its posargs to every script
+    if args.quick:
+        args.steps, args.repeats = 30, 1
     # find_spec, not import: RayVecEnv's local-cluster settings apply before Ray's first import.
     if not (_installed("ray") and _installed("sekai.ray")):
         print("bench_ray: sekai-ray (and Ray) are not installed here: nothing to measure.")

@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=120, help="frames per episode")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="a smoke run: 5 frames, 1 repeat")
-    args = parser.parse_args()
+    args, _ = parser.parse_known_args()  # nox -s bench passes its posargs to every script
     steps, repeats, calls = (5, 1, 50) if args.quick else (args.steps, args.repeats, 2000)
     print(f"{'renderer':<24}{'frames/s':>10}")
     for env_id in RENDERERS:

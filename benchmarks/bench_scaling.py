@@ -1,7 +1,7 @@
 """ProcVecEnv scale-out on a many-core host: one script, one table of bars.
 
-Run: ``python benchmarks/bench_scaling.py`` on the 16-core GPU host (see
-docs/guide device.md: our wheels and gymnasium installed with ``--target .devsite``), or
+Run: ``python benchmarks/bench_scaling.py`` on the 16-core GPU host (benchmarks/device/run1.sh
+runs it there, with our wheels and gymnasium installed with ``--target .devsite``), or
 ``python benchmarks/bench_scaling.py --quick`` on a 2-core machine (``nox -s bench`` does).
 Under 5 minutes on 16 cores, about one on 2. Every row that cannot run prints
 ``n/a: reason`` instead of stopping the script.

@@ -124,7 +124,10 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, float]]:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--number", type=int, default=20_000, help="calls per repeat")
     parser.add_argument("--repeat", type=int, default=7, help="repeats (the best is kept)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 200 calls, 1 repeat")
+    args, _ = parser.parse_known_args(argv)  # nox -s bench passes its posargs to every script
+    if args.quick:
+        args.number, args.repeat = 200, 1
     warnings.simplefilter("ignore")  # gymnasium's precision warnings are not what we time
     print(f"sekai {sekai.__version__} vs gymnasium {gym.__version__}, numpy {np.__version__}")
     print(f"best of {args.repeat} x {args.number} calls\n")

@@ -190,7 +190,12 @@ def main() -> None:
     parser.add_argument("--native-envs", type=int, default=4096)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args()
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: 256 native envs, 50 steps, 1 repeat"
+    )
+    args, _ = parser.parse_known_args()  # nox -s bench passes its posargs to every script
+    if args.quick:
+        args.native_envs, args.steps, args.repeats = 256, 50, 1
     bench_sync(args.sync_envs, args.steps, args.repeats)
     bench_native(args.native_envs, args.steps, args.repeats)
 

@@ -1,6 +1,6 @@
 """Learning results (GPU host): PPO trained once per row, scored with the baselines.
 
-Run on the GPU host (``docs/pages/results.md``, ``/work/shared/guide/device.md``)::
+Run on the GPU host (``docs/pages/results.md``; ``benchmarks/device/run2.sh`` runs it there)::
 
     python3 benchmarks/learning.py --out $OUT
 
@@ -9,8 +9,9 @@ and prints one table: env, agent, sub-envs, env-steps, wall time of training (co
 included), the PPO policy's score ± standard error and the baselines' scores from the same
 ``evaluate()`` call (same episodes, same seed). Into ``--out`` it writes ``results.md`` (that
 table), one learning-curve PNG per env (score against wall-clock seconds, baselines as
-horizontal lines) and each run's curve as CSV. A row that fails, or that the time left cannot
-hold, reports ``n/a: reason`` instead of stopping the run.
+horizontal lines) and each run's curve as CSV (default ``--out``: ``learning-results/``, which
+git ignores). A row that fails, or that the time left cannot hold, reports ``n/a: reason``
+instead of stopping the run. The table's "Commands" give each row's command line as it ran.
 
 ``--quick`` makes every row tiny (seconds on a CPU: the smoke test of this script);
 ``--only cartpole-jax,mm-torch`` runs some rows; ``--budget-seconds`` is the time the whole
@@ -20,8 +21,10 @@ run may take (rows that no longer fit are skipped; training stops early to keep 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import importlib
+import io
 import os
 import platform
 import sys
@@ -92,24 +95,38 @@ class Outcome:
     row: Row
     result: Result | None = None
     error: str = ""
+    command: str = ""  # the command line the row ran ("" when skipped)
+
+
+def _argv(row: Row, quick: bool, time_limit: float, out: Path) -> list[str]:
+    """The example's flags for ``row``: every one that ran, so its command reproduces it."""
+    episodes = 100 if quick else EVAL_EPISODES
+    return [
+        "--env-id", row.env_id, "--eval-episodes", str(episodes),
+        "--time-limit", f"{time_limit:.0f}", "--curve", str(out / f"curve_{row.name}.csv"),
+        *row.flags, *(QUICK if quick else ()),
+    ]  # fmt: skip
 
 
 def _run(row: Row, quick: bool, time_limit: float, out: Path) -> Result:
+    """Train and evaluate ``row`` with ``_argv``'s flags (``run`` prints the report)."""
     module = importlib.import_module("ppo_jax" if row.agent == "jax" else "ppo_torch")
-    episodes = 100 if quick else EVAL_EPISODES
-    argv = [
-        "--env-id", row.env_id, "--eval-episodes", str(episodes),
-        "--time-limit", str(time_limit), "--curve", str(out / f"curve_{row.name}.csv"),
-        *row.flags, *(QUICK if quick else ()),
-    ]  # fmt: skip
-    result: Result = run(parse_args(row.name, argv), module.train)
+    argv = _argv(row, quick, time_limit, out)
+    # A usage error exits; here it must fail the row only (its env missing on this host, say).
+    usage = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(usage):
+            args = parse_args(row.name, argv)
+    except SystemExit:
+        last = (usage.getvalue().strip().splitlines() or ["the example refused its flags"])[-1]
+        raise ValueError(last.partition(": error: ")[2] or last) from None  # without the prog
+    result: Result = run(args, module.train)
     return result
 
 
-def _command(row: Row) -> str:
+def _command(row: Row, argv: Sequence[str]) -> str:
     script = "ppo_jax.py" if row.agent == "jax" else "ppo_torch.py"
-    flags = " ".join(row.flags)
-    return f"python examples/{script} --env-id {row.env_id} {flags}".rstrip()
+    return " ".join(["python", f"examples/{script}", *argv])
 
 
 def _score(pair: tuple[float, float]) -> str:
@@ -191,6 +208,8 @@ def charts(outcomes: Sequence[Outcome], out: Path) -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # In a checkout: learning-results/ is git-ignored, so the results never get committed by
+    # accident (docs/pages/results.md takes the table and the PNGs by hand).
     parser.add_argument("--out", type=Path, default=Path("learning-results"))
     parser.add_argument("--quick", action="store_true", help="tiny runs (a CPU smoke test)")
     parser.add_argument("--only", help=f"comma-separated rows of: {','.join(ROW_NAMES)}")
@@ -214,10 +233,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if limit < min(20.0, row.seconds):
             outcome.error = f"skipped, {max(left, 0):.0f} s of the budget left"
         else:
-            print(f"== {row.name}: {_command(row)} (training limit {limit:.0f} s)", flush=True)
+            outcome.command = _command(row, _argv(row, args.quick, limit, args.out))
+            print(f"== {row.name}: {outcome.command}", flush=True)
             try:
                 outcome.result = _run(row, args.quick, limit, args.out)
-                print(outcome.result.report(), flush=True)
             except Exception as exc:  # fail soft: the table says why, the next row runs
                 traceback.print_exc()
                 outcome.error = f"{type(exc).__name__}: {exc}".replace("|", "/")[:200]
@@ -228,7 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Machine: {machine()}. Date: {stamp}. Total {time.perf_counter() - start:.0f} s.",
         "",
     ]
-    commands = ["", "Commands:", ""] + [f"- `{row.name}`: `{_command(row)}`" for row in chosen]
+    commands = ["", "Commands:", ""] + [
+        f"- `{o.row.name}`: " + (f"`{o.command}`" if o.command else f"not run ({o.error})")
+        for o in outcomes
+    ]
     try:
         pictures = [path.name for path in charts(outcomes, args.out)]
     except Exception as exc:

@@ -98,10 +98,20 @@ _BASELINES: dict[str, tuple[str, ...]] = {
 }
 
 
-def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """The flags of both examples; unset hyperparameters come from the env's preset."""
+def parse_args(
+    description: str,
+    argv: Sequence[str] | None = None,
+    check: Callable[[argparse.Namespace], str | None] | None = None,
+) -> argparse.Namespace:
+    """The flags of both examples; unset hyperparameters come from the env's preset.
+
+    Bad values stop here with a usage error, before the accelerator library is imported:
+    ``check(args)`` adds a script's own checks, returning the error message or None.
+    """
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--env-id", default="CartPole-v1", help="a registered ID with a kernel")
+    parser.add_argument(
+        "--env-id", default="CartPole-v1", help="a registered ID with an array kernel"
+    )
     parser.add_argument("--num-envs", type=int, help="sub-envs stepped together")
     parser.add_argument("--total-steps", type=int, help="env-steps of training, all sub-envs")
     parser.add_argument("--seed", type=int, default=0)
@@ -143,14 +153,61 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
     for name, value in preset._asdict().items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    message = _check_args(args)
+    if message is None and check is not None:
+        message = check(args)
+    if message is not None:
+        parser.error(message)
+    args.num_updates = max(args.total_steps // (args.num_envs * args.num_steps), 1)
+    return args
+
+
+_POSITIVE = (
+    "num_envs", "total_steps", "num_steps", "num_minibatches", "update_epochs", "hidden",
+    "eval_episodes", "log_every",
+)  # fmt: skip
+
+
+def _check_args(args: argparse.Namespace) -> str | None:
+    """The first problem with the flags (None: none), in the words of a usage error."""
+    for name in _POSITIVE:
+        value = getattr(args, name)
+        if value < 1:
+            return f"--{name.replace('_', '-')} must be at least 1, got {value}."
+    for name in ("lr", "init_std", "time_limit"):
+        value = getattr(args, name)
+        if value is not None and not value > 0:
+            return f"--{name.replace('_', '-')} must be positive, got {value}."
     batch = args.num_envs * args.num_steps
+    if args.num_minibatches > batch:
+        return (
+            f"--num-minibatches ({args.num_minibatches}) is larger than the batch, "
+            f"--num-envs x --num-steps ({batch})."
+        )
     if batch % args.num_minibatches:
-        parser.error(
+        return (
             f"--num-envs x --num-steps ({batch}) must split into --num-minibatches "
             f"({args.num_minibatches}) equal minibatches."
         )
-    args.num_updates = max(args.total_steps // batch, 1)
-    return args
+    return _check_env(args.env_id)
+
+
+def _check_env(env_id: str) -> str | None:
+    """Why ``env_id`` cannot train here (not registered, or no array kernel), or None."""
+    import sekai
+    from sekai.error import EnvNotFound
+
+    try:
+        spec = sekai.spec(env_id)
+    except EnvNotFound as exc:
+        return f"--env-id: {exc}"
+    if spec.kernel_entry_point is None:
+        with_kernel = ", ".join(s.id for s in sekai.all_specs() if s.kernel_entry_point)
+        return (
+            f"--env-id {env_id} has no array kernel, which the jax and torch modes run; "
+            f"envs with one: {with_kernel or 'none installed'}."
+        )
+    return None
 
 
 class Moments(NamedTuple):

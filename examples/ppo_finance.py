@@ -10,7 +10,9 @@ collecting experience costs a few NumPy calls per step. At the end the learned p
 with ``sekai.finance.baselines.evaluate`` against the bars of the finance docs page: random
 quotes (about 20), the Avellaneda-Stoikov closed form (56.8) and the exact optimum (59.1). With
 the defaults (500,000 steps, a few minutes on one CPU core) PPO ends close to Avellaneda-Stoikov;
-beating it, and reaching the optimum, takes longer training and tuning.
+beating it, and reaching the optimum, takes longer training and tuning. ``--env-id`` trains any
+other env with Box actions and Box observations (OptimalExecution-v0, Pendulum-v1, ...), scored
+against random actions only.
 """
 
 from __future__ import annotations
@@ -23,12 +25,20 @@ from typing import Any
 import numpy as np
 
 import sekai
+from sekai.error import EnvNotFound
 from sekai.finance.baselines import AvellanedaStoikov, OptimalQuotes, RandomPolicy, evaluate
+from sekai.spaces import Box
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The flags; a bad value stops here with a usage error, before torch is imported."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env-id", default="MarketMaking-v0")
+    parser.add_argument(
+        "--env-id",
+        default="MarketMaking-v0",
+        help="a registered ID with Box actions and Box observations (MarketMaking-v0, "
+        "OptimalExecution-v0, Pendulum-v1, MountainCarContinuous-v0)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--total-timesteps", type=int, default=500_000)
     parser.add_argument("--num-envs", type=int, default=64, help="sub-envs of the native env")
@@ -44,7 +54,66 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-grad-norm", type=float, default=0.5)
     parser.add_argument("--eval-episodes", type=int, default=2000)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    message = _check_args(args)
+    if message is not None:
+        parser.error(message)
+    return args
+
+
+_POSITIVE = (
+    "total_timesteps", "num_envs", "num_steps", "num_minibatches", "update_epochs",
+    "eval_episodes", "threads",
+)  # fmt: skip
+
+
+def _check_args(args: argparse.Namespace) -> str | None:
+    """The first problem with the flags (None: none), in the words of a usage error."""
+    for name in _POSITIVE:
+        value = getattr(args, name)
+        if value < 1:
+            return f"--{name.replace('_', '-')} must be at least 1, got {value}."
+    if not args.learning_rate > 0:
+        return f"--learning-rate must be positive, got {args.learning_rate}."
+    batch = args.num_envs * args.num_steps
+    if args.num_minibatches > batch:
+        return (
+            f"--num-minibatches ({args.num_minibatches}) is larger than the batch, "
+            f"--num-envs x --num-steps ({batch})."
+        )
+    if batch % args.num_minibatches:
+        return (
+            f"--num-envs x --num-steps ({batch}) must split into --num-minibatches "
+            f"({args.num_minibatches}) equal minibatches."
+        )
+    return _check_env(args.env_id)
+
+
+def _check_env(env_id: str) -> str | None:
+    """Why ``env_id`` cannot train here (not registered, or spaces that are not Boxes), or None.
+
+    The agent is a Gaussian policy on a flat observation vector: it needs Box actions with
+    finite bounds and a Box observation.
+    """
+    try:
+        env = sekai.make(env_id)
+    except EnvNotFound as exc:
+        return f"--env-id: {exc}"
+    try:
+        spaces = {"actions": env.action_space, "observations": env.observation_space}
+    finally:
+        env.close()
+    for what, space in spaces.items():
+        if not isinstance(space, Box):
+            return (
+                f"--env-id {env_id} has {what} {space}; this example trains a Gaussian policy "
+                f"on Box observations and Box actions (MarketMaking-v0, OptimalExecution-v0, "
+                f"Pendulum-v1, MountainCarContinuous-v0)."
+            )
+    bounds = np.concatenate([spaces["actions"].low.ravel(), spaces["actions"].high.ravel()])
+    if not np.all(np.isfinite(bounds)):
+        return f"--env-id {env_id} has unbounded actions {spaces['actions']}; finite bounds needed."
+    return None
 
 
 def require_torch() -> Any:
@@ -200,14 +269,16 @@ def main(argv: list[str] | None = None) -> None:
 
     episodes = args.eval_episodes
     print(f"evaluation on {episodes} episodes (mean episode return ± standard error):")
-    for name, policy in [
-        ("PPO", ppo_policy),
-        ("random quotes", RandomPolicy(0)),
-        ("Avellaneda-Stoikov", AvellanedaStoikov()),
-        ("optimal quotes", OptimalQuotes()),
-    ]:
-        if args.env_id != "MarketMaking-v0" and name not in ("PPO", "random quotes"):
-            continue  # the closed-form baselines are MarketMaking-v0's
+    policies: list[tuple[str, Any]] = [("PPO", ppo_policy)]
+    if args.env_id == "MarketMaking-v0":  # the closed-form baselines are MarketMaking-v0's
+        policies += [
+            ("random quotes", RandomPolicy(0)),
+            ("Avellaneda-Stoikov", AvellanedaStoikov()),
+            ("optimal quotes", OptimalQuotes()),
+        ]
+    else:
+        policies.append(("random actions", RandomPolicy(0)))
+    for name, policy in policies:
         mean, se = evaluate(policy, args.env_id, episodes=episodes, seed=10_000)
         print(f"  {name:<20} {mean:8.2f} ± {se:.2f}")
 

@@ -62,9 +62,11 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
         high = jnp.asarray(np.asarray(space.high, np.float32).reshape(-1))
     n, steps = args.num_envs, args.num_steps
     batch = n * steps
-    chunk = max(1, min(args.log_every, args.num_updates))
-    num_chunks = max(1, round(args.num_updates / chunk))
-    num_updates = num_chunks * chunk
+    num_updates = args.num_updates
+    # Updates run in compiled chunks of --log-every (a curve point after each); a last, shorter
+    # chunk makes up the rest, so the run makes exactly as many updates as ppo_torch.py's.
+    chunk = min(args.log_every, num_updates)
+    chunks = [chunk] * (num_updates // chunk) + [num_updates % chunk] * bool(num_updates % chunk)
     gamma, lam = args.gamma, args.gae_lambda
 
     class ActorCritic(nn.Module):
@@ -222,25 +224,32 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
         r = r._replace(params=params, opt_state=opt_state, obs_m=obs_m, rew_m=rew_m, key=key)
         return r, (losses.mean(), finished[0].sum(), finished[1].sum())
 
-    run_chunk = jax.jit(lambda r: jax.lax.scan(update, r, None, chunk))
+    def updates(length: int) -> Callable[[Runner], Any]:
+        """``length`` updates in one compiled program."""
+        return jax.jit(lambda r: jax.lax.scan(update, r, None, length))
+
+    # One program per chunk length: the shorter last chunk compiles only when there is one.
+    compiled: dict[int, Callable[[Runner], Any]] = {}
     curve = Curve()
     start = time.perf_counter()
     runner = jax.jit(init)(jax.random.PRNGKey(args.seed))
     loss = math.nan
     done_updates = 0
-    for index in range(1, num_chunks + 1):
-        runner, (losses, ended, count) = run_chunk(runner)
+    for length in chunks:
+        if length not in compiled:
+            compiled[length] = updates(length)
+        runner, (losses, ended, count) = compiled[length](runner)
         ended_sum, ended_count = float(ended.sum()), float(count.sum())  # waits for the device
         loss = float(losses[-1])
+        done_updates += length
         mean_return = ended_sum / ended_count if ended_count else math.nan
-        curve.add(index * chunk * batch, time.perf_counter() - start, mean_return)
+        curve.add(done_updates * batch, time.perf_counter() - start, mean_return)
         print(
-            f"update {index * chunk}/{num_updates}  steps {index * chunk * batch:,}  "
+            f"update {done_updates}/{num_updates}  steps {done_updates * batch:,}  "
             f"episode return {mean_return:10.4f}  loss {loss:8.4f}  "
             f"({time.perf_counter() - start:.1f} s)",
             flush=True,
         )
-        done_updates = index * chunk
         if args.time_limit is not None and time.perf_counter() - start > args.time_limit:
             break
     seconds = time.perf_counter() - start
@@ -265,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> Result:
         "optax",
         "sekai.jax",
     )
+    # The final evaluation runs sekai.finance.baselines.evaluate, for the classic envs too.
+    require("ppo_jax.py", "pip install ./packages/sekai-finance", "sekai.finance.baselines")
     return run(args, train)
 
 

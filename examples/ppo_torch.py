@@ -236,11 +236,37 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
     return result, policy
 
 
+def check_device(args: Any) -> str | None:
+    """Why ``--device`` cannot hold the network (None: it can, or torch is missing)."""
+    if args.device is None:
+        return None
+    try:
+        import torch
+    except ModuleNotFoundError:
+        return None  # require() then says how to install it
+    try:
+        device = torch.device(args.device)
+    except RuntimeError as exc:
+        return f"--device {args.device!r} is not a torch device: {exc}"
+    if device.type == "cuda" and not torch.cuda.is_available():
+        return (
+            f"--device {args.device}: this torch ({torch.__version__}) sees no CUDA device; "
+            "leave --device out to use the CPU."
+        )
+    try:
+        torch.empty(0, device=device)
+    except (RuntimeError, AssertionError) as exc:  # a CPU-only build asserts on other devices
+        return f"--device {args.device}: torch cannot use it ({exc})."
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> Result:
-    args = parse_args(__doc__.splitlines()[0], argv)
+    args = parse_args(__doc__.splitlines()[0], argv, check_device)
     require(
         "ppo_torch.py", "pip install torch==2.13.0 ./packages/sekai-torch", "torch", "sekai.torch"
     )
+    # The final evaluation runs sekai.finance.baselines.evaluate, for the classic envs too.
+    require("ppo_torch.py", "pip install ./packages/sekai-finance", "sekai.finance.baselines")
     return run(args, train)
 
 

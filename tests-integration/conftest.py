@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +25,20 @@ def pytest_configure(config: pytest.Config) -> None:
         "filterwarnings",
         r"ignore:sekai plugin 'broken' \(sekai-broken-pack :sekai.error.PluginLoadWarning",
     )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def sb3_logdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Stable-Baselines3's log folder for this run, under pytest's temporary folder.
+
+    Without ``SB3_LOGDIR``, every ``learn()`` creates an (empty) ``SB3-<date>`` folder in the
+    system's temporary folder, which nothing removes. Set in ``os.environ``, so the examples and
+    docs pages run in subprocesses inherit it.
+    """
+    folder = tmp_path_factory.mktemp("sb3-logs")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SB3_LOGDIR", str(folder))
+        yield folder
 
 
 @pytest.fixture(scope="session")

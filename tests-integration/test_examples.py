@@ -94,6 +94,47 @@ def test_training_example_without_its_library_exits_with_the_install_command(
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ("--num-envs 0", "--num-envs must be at least 1, got 0."),
+        ("--num-minibatches 0", "--num-minibatches must be at least 1, got 0."),
+        ("--total-timesteps 0", "--total-timesteps must be at least 1, got 0."),
+        (
+            "--num-envs 2 --num-steps 3 --num-minibatches 8",
+            "--num-minibatches (8) is larger than the batch, --num-envs x --num-steps (6).",
+        ),
+        (
+            "--num-envs 2 --num-steps 3 --num-minibatches 4 --total-timesteps 6",
+            "--num-envs x --num-steps (6) must split into --num-minibatches (4) equal",
+        ),
+        ("--env-id CartPole-v1", "--env-id CartPole-v1 has actions Discrete(2); "),
+        ("--env-id Portfolio-v0", "--env-id Portfolio-v0 has observations Dict("),
+        ("--env-id Nope-v0", "--env-id: Environment 'Nope-v0' not found in registry."),
+    ],
+)
+def test_ppo_finance_flags_that_cannot_train_are_a_usage_error(
+    flags: str, message: str, tmp_path: Path
+) -> None:
+    # Checked before torch is imported: the same error with or without it.
+    done = run("ppo_finance.py", *flags.split(), tmp_path=tmp_path, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"ppo_finance.py: error: {message}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_ppo_example_on_another_box_env_is_scored_against_random_actions(tmp_path: Path) -> None:
+    tiny = (
+        "--env-id", "OptimalExecution-v0", "--total-timesteps", "256", "--num-envs", "8",
+        "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "1",
+        "--eval-episodes", "8",
+    )  # fmt: skip
+    out = _ok(run("ppo_finance.py", *tiny, tmp_path=tmp_path))
+    scores = dict(re.findall(r"^  (\S.*?)\s+(-?\d+\.\d+) ± ", out, flags=re.MULTILINE))
+    assert set(scores) == {"PPO", "random actions"}, out  # MarketMaking-v0's quotes: not here
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(TRAINING_TIMEOUT + 60)
 def test_ppo_example_learns_to_quote_far_better_than_random(tmp_path: Path) -> None:

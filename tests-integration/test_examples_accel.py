@@ -81,6 +81,11 @@ def test_learning_benchmark_quick_row_writes_its_table_and_curve_picture(tmp_pat
     row = next(line for line in table.splitlines() if line.startswith("| MarketMaking-v0"))
     assert "PPO (torch)" in row and "n/a" not in row and "AvellanedaStoikov" in row
     assert "python examples/ppo_torch.py --env-id MarketMaking-v0" in table
+    # The command is the one that ran: evaluation episodes, time limit and --quick's flags.
+    command = next(line for line in table.splitlines() if line.startswith("- `mm-torch`"))
+    for flags in ("--eval-episodes 100", "--time-limit 30", "--total-steps 2048"):
+        assert flags in command, command
+    assert out.count("evaluation (mean episode return") == 1, out  # the report, printed once
     picture = tmp_path / "results" / "curve_MarketMaking-v0.png"
     assert picture.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert "pictures: curve_MarketMaking-v0.png" in out
@@ -162,6 +167,18 @@ def test_learning_benchmark_row_that_raises_says_why_and_the_next_row_runs(
     assert "n/a: ValueError: second row failed too" in table
 
 
+def test_learning_benchmark_row_the_example_refuses_says_why_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    learning = _learning(monkeypatch)
+    missing = learning.Row("missing", "Nope-v0", "jax", (), 60.0, "-", lambda result: True)
+    monkeypatch.setattr(learning, "ROWS", [missing])
+    monkeypatch.setattr(learning, "machine", lambda: "a test host")  # spares importing jax, torch
+    assert learning.main(["--out", str(tmp_path)]) == 0  # a usage error, not SystemExit
+    table = (tmp_path / "results.md").read_text()
+    assert "n/a: ValueError: --env-id: Environment 'Nope-v0' not found" in table
+
+
 _HIDE = """
 import runpy, sys
 hidden = set(sys.argv[2].split(","))
@@ -210,3 +227,107 @@ def test_presets_set_standardisation_and_spread_unless_a_flag_says_otherwise() -
     assert parse_args("t", ["--env-id", "Portfolio-v0"]).init_std == 0.4
     assert parse_args("t", ["--env-id", "Portfolio-v0", "--init-std", "0.1"]).init_std == 0.1
     assert parse_args("t", ["--env-id", "MarketMaking-v0"]).init_std == 1 / 6
+
+
+def _parse_args() -> Any:
+    """``examples/ppo_common.py``'s ``parse_args``."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        from ppo_common import parse_args
+    finally:
+        sys.path.remove(str(ROOT / "examples"))
+    return parse_args
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--num-envs", "0"], "--num-envs must be at least 1, got 0."),
+        (["--num-steps", "0"], "--num-steps must be at least 1, got 0."),
+        (["--num-minibatches", "0"], "--num-minibatches must be at least 1, got 0."),
+        (["--total-steps", "-5"], "--total-steps must be at least 1, got -5."),
+        (["--log-every", "0"], "--log-every must be at least 1, got 0."),
+        (
+            ["--num-envs", "2", "--num-steps", "2", "--num-minibatches", "8"],
+            "--num-minibatches (8) is larger than the batch, --num-envs x --num-steps (4).",
+        ),
+        (
+            ["--num-envs", "3", "--num-steps", "2", "--num-minibatches", "4"],
+            "--num-envs x --num-steps (6) must split into --num-minibatches (4) equal",
+        ),
+        (["--env-id", "Cartpole-v1"], "Did you mean: 'CartPole-v1'?"),
+        (["--env-id", "Pendulum-v1"], "--env-id Pendulum-v1 has no array kernel"),
+    ],
+)
+def test_ppo_flags_that_cannot_train_are_a_usage_error(
+    flags: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        _parse_args()("t", flags)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_ppo_torch_with_a_device_torch_cannot_use_is_a_usage_error(tmp_path: Path) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this torch has a CUDA device")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "ppo_torch.py"), *SMOKE, "--device", "cuda"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "error: --device cuda: this torch" in done.stderr and "sees no CUDA" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# Runs an example with some modules (and their submodules) made unimportable, keeping its flags.
+_HIDE_MODULES = """
+import runpy, sys
+hidden = tuple(sys.argv[2].split(","))
+class Hide:
+    def find_spec(self, name, path=None, target=None):
+        if name in hidden or name.startswith(tuple(f"{h}." for h in hidden)):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Hide())
+script = sys.argv[1]
+sys.argv = [script, *sys.argv[3:]]
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("script", ["ppo_jax.py", "ppo_torch.py"])
+def test_ppo_example_without_sekai_finance_stops_before_training(
+    script: str, tmp_path: Path
+) -> None:
+    # CartPole-v1 trains without sekai-finance, but the final evaluation needs it: the example
+    # says so before training, not in a traceback after it.
+    done = subprocess.run(
+        [
+            sys.executable, "-c", _HIDE_MODULES, str(ROOT / "examples" / script),
+            "sekai.finance,sekai.envs.finance", "--env-id", "CartPole-v1", *SMOKE,
+        ],
+        cwd=tmp_path, capture_output=True, text=True, timeout=280, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "needs sekai.finance" in done.stderr, done.stderr
+    assert "pip install ./packages/sekai-finance" in done.stderr
+    assert "Traceback" not in done.stderr and "update " not in done.stdout
+
+
+@pytest.mark.parametrize("script", ["ppo_jax.py", "ppo_torch.py"])
+def test_ppo_examples_make_exactly_the_updates_total_steps_asks_for(
+    script: str, tmp_path: Path
+) -> None:
+    # Three updates of 512 env-steps with a curve point every two: the JAX example runs the
+    # third alone (a shorter compiled chunk), so both train the same budget on the same flags.
+    curve = tmp_path / "curve.csv"
+    out = run(
+        str(ROOT / "examples" / script), "--env-id", "CartPole-v1", *SMOKE,
+        "--total-steps", "1536", "--log-every", "2", "--curve", str(curve), "--device", "cpu",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert "update 3/3 " in out and "1,536 env-steps" in out, out
+    with curve.open() as handle:
+        assert [int(row["env_steps"]) for row in csv.DictReader(handle)] == [1024, 1536]

@@ -6,6 +6,7 @@ nox) and its sessions are called with a fake session that records what they woul
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import subprocess
 import sys
@@ -157,3 +158,95 @@ def test_bench_runs_sekai_bench_in_every_mode_without_a_way_to_skip_it(
         for mode in ("native", "sync", "proc", "jax", "torch")
     ]
     assert session.warnings == []
+
+
+def _pip_installs(session: FakeSession) -> list[tuple[str, ...]]:
+    return [args for args, _ in session.runs if args[:4] == ("python", "-m", "pip", "install")]
+
+
+def test_torch_without_a_local_wheel_comes_from_the_pytorch_cpu_index(
+    noxfile: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PyPI's torch for Linux is the multi-GB CUDA build: never a plain `pip install torch`.
+    monkeypatch.setattr(noxfile, "_local_torch_wheel", lambda: None)
+    session = FakeSession()
+    noxfile._install_torch(session)
+    ((*options, requirement),) = [args[4:] for args in _pip_installs(session)]
+    assert requirement == noxfile.TORCH and "--index-url" in options, options
+    assert options[options.index("--index-url") + 1] == "https://download.pytorch.org/whl/cpu"
+
+
+def test_torch_with_a_local_wheel_is_that_wheel(
+    noxfile: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    wheel = tmp_path / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
+    monkeypatch.setattr(noxfile, "_local_torch_wheel", lambda: wheel)
+    installed: list[tuple[str, ...]] = []
+    session = FakeSession()
+    monkeypatch.setattr(session, "install", lambda *args, **kwargs: installed.append(args))
+    noxfile._install_torch(session)  # uv: the wheel file itself, no index
+    assert installed == [(str(wheel),)] and _pip_installs(session) == []
+
+
+# -- the bench session's scripts -------------------------------------------------------------
+
+
+def _benchmark(name: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``benchmarks/<name>.py`` as a module."""
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_benchmark_takes_quick_and_ignores_the_options_of_the_others() -> None:
+    # `nox -s bench -- --quick` passes its posargs to every bench_*.py: a script that parsed
+    # strictly would stop the session at an option of another script.
+    scripts = sorted((REPO_ROOT / "benchmarks").glob("bench_*.py"))
+    assert scripts
+    for script in scripts:
+        calls = {
+            node.func.attr
+            for node in ast.walk(ast.parse(script.read_text()))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        }
+        assert "parse_known_args" in calls and "parse_args" not in calls, script.name
+        assert '"--quick"' in script.read_text(), script.name
+
+
+def test_bench_lob_replays_the_recorded_stream_into_the_recorded_book(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bench_lob = _benchmark("bench_lob", monkeypatch)
+    stream = bench_lob.record_stream(200)
+    assert stream.initial == 60  # the initial book's orders open the stream
+    assert stream.events == len(stream.messages) - 60 > 0
+    replay = bench_lob.replay(stream)
+    assert replay() > 0  # raises when the replayed book is not the recorded one
+    assert replay() > 0  # and again on a fresh book: each run starts empty
+
+
+def test_bench_accel_judges_each_torch_size_by_its_best_mode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # what the module sets
+    bench_accel = _benchmark("bench_accel", monkeypatch)
+    torch = bench_accel.TORCH_PORTFOLIO
+    huge, small = (str(2**22), str(2**14))
+    rates = {
+        (f"{torch}, eager", huge): 1e8,
+        (f"{torch}, cuda_graph", huge): 6e8,
+        (f"{torch}, compile", huge): 3e8,
+        (f"{torch}, eager", small): 4e7,
+        ("JAX Portfolio-v0, vec.step()", small): 9e9,  # another row of that size
+    }
+    assert bench_accel.best_torch_modes(rates, quick=False) == [
+        (huge, "cuda_graph", 6e8, 5e8),
+        (small, "eager", 4e7, 5e7),
+    ]
+    assert bench_accel.best_torch_modes({}, quick=False) == [
+        (huge, "", None, 5e8),
+        (small, "", None, 5e7),
+    ]

@@ -150,6 +150,18 @@ def test_first_party_pyprojects_share_one_version_pinned_with_compatible_release
                 assert str(requirement.specifier) == f"~={version}", f"{name}: {text}"
 
 
+def test_the_meta_distributions_extras_are_the_documented_ones_and_pull_no_heavy_library() -> None:
+    # sekai-ray, sekai-jax and sekai-torch are installed by name (torch pinned to the CPU
+    # build): an extra pulling sekai-torch would install an unpinned, multi-GB CUDA torch.
+    extras = _first_party_pyprojects()[META]["project"]["optional-dependencies"]
+    page = (REPO_ROOT / "docs" / "pages" / "installation.md").read_text()
+    table = page.split("| Extra of `sekai` |", 1)[1].split("\n\n", 1)[0]
+    documented = {line.split("`")[1] for line in table.splitlines()[2:]}
+    assert set(extras) == documented
+    pulled = {Requirement(text).name for texts in extras.values() for text in texts}
+    assert not pulled & set(OWN_SESSION), pulled
+
+
 def test_wheel_entry_points_are_those_of_the_pyproject(wheelhouse: Path) -> None:
     for name, data in _first_party_pyprojects().items():
         declared = data["project"].get("entry-points", {}).get("sekai", {})

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 import sekai
+from sekai._providers import is_first_party, normalize_distribution
 from sekai.cli import build_parser, main
 
 COMMANDS = ("list", "info", "check", "bench")
@@ -19,7 +21,19 @@ def test_version_prints_sekai_and_the_version(sekai_cli) -> None:
     done = sekai_cli("--version")
     assert done.returncode == 0
     assert done.stdout == f"sekai {sekai.__version__}\n"
-    assert sekai.__version__ == "0.3.0"
+
+
+def test_version_is_that_of_every_installed_first_party_distribution() -> None:
+    # sekai/_version.py and every pyproject.toml repeat the version: a release bump that misses
+    # one of them must fail here instead of shipping distributions that disagree.
+    assert sekai.__version__ == metadata.version("sekai-core")
+    installed = {
+        normalize_distribution(dist.metadata["Name"]): dist.version
+        for dist in metadata.distributions()
+        if is_first_party(dist.metadata["Name"] or "")
+    }
+    assert {"sekai-core", "sekai-cli"} <= set(installed)  # what this suite's venv holds
+    assert {name: v for name, v in installed.items() if v != sekai.__version__} == {}
 
 
 @pytest.mark.parametrize("module", ["sekai", "sekai.cli"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,14 @@ def test_ppo_logs_episode_statistics_from_vec_record_episode_statistics() -> Non
     assert len(model.ep_info_buffer) > 0
     episode = model.ep_info_buffer[0]
     assert set(episode) == {"r", "l", "t"} and 1 <= episode["l"] <= 20
+
+
+def test_learn_logs_to_the_runs_temporary_folder(sb3_logdir: Path) -> None:
+    # The conftest's SB3_LOGDIR: else every learn() leaves an SB3-<date> folder in /tmp.
+    vec = sekai.make_vec("CartPole-v1", 2, vectorization_mode="sync")
+    model = PPO("MlpPolicy", to_sb3(vec), n_steps=32, batch_size=64, n_epochs=1, seed=0)
+    model.learn(total_timesteps=64)
+    assert Path(model.logger.get_dir()) == sb3_logdir
 
 
 def test_maskable_ppo_only_takes_allowed_actions() -> None:

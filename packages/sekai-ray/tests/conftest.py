@@ -9,7 +9,9 @@ still proves that every socket of Ray's processes is on loopback.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -22,6 +24,7 @@ for _key, _value in LOCAL_ENV.items():
     os.environ.setdefault(_key, _value)
 
 HOST_NETWORK_OPT_IN = "SEKAI_RAY_TESTS_HOST_NETWORK"
+_RAY_TMPDIR = pytest.StashKey[str]()
 
 
 def loopback_only() -> bool:
@@ -37,6 +40,23 @@ def pytest_configure(config: pytest.Config) -> None:
             f"packages/sekai-ray/tests (or `nox -s 'tests(sekai-ray)'`). Set {HOST_NETWORK_OPT_IN}"
             "=1 to run them on the host network anyway."
         )
+    # Every local cluster leaves a session folder (logs, sockets: about 1 MB) in Ray's temp
+    # folder, /tmp/ray by default. RAY_TMPDIR moves it into a folder of this run, removed at
+    # its end, for the clusters of this process and of the subprocesses the tests start. (The
+    # fixture cannot pass ray.init's _temp_dir: connect() starts the cluster as RayVecEnv does.)
+    # mkdtemp, not pytest's tmp_path: Ray's Unix sockets live there, and their paths must stay
+    # under 108 bytes.
+    if "RAY_TMPDIR" not in os.environ:
+        folder = tempfile.mkdtemp(prefix="sekai-ray-")
+        config.stash[_RAY_TMPDIR] = folder
+        os.environ["RAY_TMPDIR"] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_RAY_TMPDIR, None)
+    if folder is not None:  # after the session fixtures: ray_cluster has shut Ray down
+        os.environ.pop("RAY_TMPDIR", None)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
