@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -12,7 +14,11 @@ import pytest
 
 import sekai
 from sekai.jax import FunctionalEnv, JaxVecEnv, make_functional
+from sekai.jax.functional import cond, draw
+from sekai.spaces import Box, Discrete
 from sekai.testing.kernel_modes import MODE_CHECKS, ModeCase
+from sekai.vector.kernel import ArrayKernel, Draw
+from sekai.vector.kernel_step import transition
 
 
 @pytest.mark.parametrize("check", MODE_CHECKS.values(), ids=list(MODE_CHECKS))
@@ -111,3 +117,103 @@ def test_the_device_may_be_a_platform_name() -> None:
         )
     with pytest.raises(TypeError, match=r"^device must be a jax\.Device or a platform name"):
         sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax", vector_kwargs={"device": 3})
+
+
+@dataclass(frozen=True)
+class _NoiseParams:
+    scale: float = 1.0
+
+
+class _NoisyReset(ArrayKernel[_NoiseParams]):
+    """Resets from seven normals a sub-env (a shape nothing else has); episodes last 3 steps."""
+
+    def __init__(self) -> None:
+        self.observation_space = Box(-100.0, 100.0, (1,))
+        self.action_space = Discrete(2)
+        self.params = _NoiseParams()
+
+    def reset_draws(self, params: _NoiseParams) -> tuple[Draw, ...]:
+        return (Draw("noise", "normal", (7,)),)
+
+    def reset(self, xp: Any, params: Any, draws: Any, mask: Any, state: Any) -> Any:
+        x = params.scale * draws["noise"][:, 3]
+        t = xp.zeros(mask.shape, dtype=xp.int32)
+        if state is not None:
+            x, t = xp.where(mask, x, state["x"]), xp.where(mask, t, state["t"])
+        return {"x": x, "t": t}, x[:, None], {}
+
+    def step(self, xp: Any, params: Any, state: Any, action: Any, draws: Any) -> Any:
+        x, t = state["x"] + 1.0, state["t"] + 1
+        return {"x": x, "t": t}, x[:, None], x, t >= 3, t < 0, {}
+
+
+def _shapes_outside_cond(jaxpr: Any) -> set[tuple[int, ...]]:
+    """The shapes of the values the top level of a jaxpr makes (not those inside a cond)."""
+    return {
+        tuple(var.aval.shape)
+        for eqn in jaxpr.jaxpr.eqns
+        if eqn.primitive.name != "cond"
+        for var in eqn.outvars
+    }
+
+
+def test_reset_noise_is_drawn_inside_the_autoreset_branch_only() -> None:
+    env = FunctionalEnv(_NoisyReset(), 5)
+    state, _, _ = env.reset(jax.random.PRNGKey(0))
+    jaxpr = jax.make_jaxpr(env.step)(jax.random.PRNGKey(1), state, jnp.zeros(5, jnp.int32))
+    assert (5, 7) not in _shapes_outside_cond(jaxpr)  # drawn only in steps that reset
+    assert any(eqn.primitive.name == "cond" for eqn in jaxpr.jaxpr.eqns)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: FunctionalEnv(_NoisyReset(), 5),
+        lambda: make_functional("Portfolio-v0", 3, episode_length=3, lookback=4),
+    ],
+)
+def test_drawing_reset_noise_in_the_branch_keeps_every_transition(make: Any) -> None:
+    env = make()
+    kernel, n = env.kernel, env.num_envs
+
+    def drawn_every_step(key: Any, state: Any, action: Any) -> Any:
+        p = env._params(None)
+        step_key, reset_key = jax.random.split(key)
+        return transition(
+            kernel, jnp, p, state, action,
+            draw(step_key, kernel.step_draws(p), n, env.dtype),
+            draw(reset_key, kernel.reset_draws(p), n, env.dtype),
+            max_episode_steps=env.max_episode_steps,
+            observation_dtype=env.observation_dtype,
+            when=cond,
+        )  # fmt: skip
+
+    action = jnp.asarray(np.stack([env.action_space.sample() for _ in range(n)]))
+    lazy_step, eager_step = jax.jit(env.step), jax.jit(drawn_every_step)
+    lazy = before = env.reset(jax.random.PRNGKey(0)).state
+    resets = 0
+    for key in jax.random.split(jax.random.PRNGKey(1), 8):  # through autoresets
+        new, old = lazy_step(key, lazy, action), eager_step(key, before, action)
+        for got, want in zip(jax.tree_util.tree_leaves(new), jax.tree_util.tree_leaves(old)):
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        lazy, before = new.state, old.state
+        resets += int(new.done.any())
+    assert resets >= 2
+
+
+def test_make_functional_takes_minus_one_to_remove_the_time_limit() -> None:
+    assert make_functional("CartPole-v1", 2).max_episode_steps == 500
+    assert make_functional("CartPole-v1", 2, max_episode_steps=-1).max_episode_steps is None
+    with pytest.raises(ValueError, match=r"^max_episode_steps must be >= 1, or -1 to remove"):
+        make_functional("CartPole-v1", 2, max_episode_steps=-2)
+
+
+def test_a_static_param_passed_to_step_is_named_static() -> None:
+    env = make_functional("CartPole-v1", 2)
+    state, _, _ = env.reset(jax.random.PRNGKey(0))
+    params = {**env.default_params, "sutton_barto_reward": True}
+    with pytest.raises(
+        ValueError, match=r"^params \['sutton_barto_reward'\] of CartPoleKernel are static .*"
+        r"make_functional\(\)"
+    ):  # fmt: skip
+        env.step(jax.random.PRNGKey(1), state, jnp.zeros(2, jnp.int32), params)

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
 import sekai
+import sekai.torch._graph
 from sekai.envs.classic_control.kernels.cartpole import CartPoleKernel
+from sekai.error import InvalidAction
 from sekai.testing.kernel_modes import MODE_CHECKS, ModeCase
 from sekai.torch import TorchVecEnv
+from sekai.torch._graph import GraphStep, _clone, _leaves
 
 
 @pytest.mark.parametrize("check", MODE_CHECKS.values(), ids=list(MODE_CHECKS))
@@ -49,3 +55,147 @@ def test_cuda_graph_capture_needs_a_cuda_device() -> None:
         TorchVecEnv(CartPoleKernel(), 2, compile="cuda_graph")
     with pytest.raises(ValueError, match="compile must be one of"):
         TorchVecEnv(CartPoleKernel(), 2, compile="fast")
+
+
+class _Replay:
+    """A CUDA graph's replay on the CPU: the captured step run again into the same buffers."""
+
+    def __init__(self, graph_step: GraphStep) -> None:
+        self.graph_step = graph_step
+
+    def replay(self) -> None:
+        step = self.graph_step
+        out = step._step(step._params, step._carry, step._action)
+        for dst, src in zip(_leaves(step._out), _leaves(out)):
+            dst.copy_(src)  # the graph's static outputs
+        for dst, src in zip(_leaves(step._carry), _leaves(out.state)):
+            dst.copy_(src)  # the carry, written back inside the graph
+
+
+class _EmulatedGraphStep(GraphStep):
+    """GraphStep's own ``__call__`` around an emulated capture (no GPU needed)."""
+
+    def _capture(self, params: Any, carry: Any, action: torch.Tensor) -> None:
+        self._params = self._seen = params
+        self._carry = _clone(carry)
+        self._action = action.clone()
+        self._out = _clone(self._step(self._params, _clone(self._carry), self._action))
+        self._graph = _Replay(self)  # type: ignore[assignment]
+
+
+def _graph_envs(monkeypatch: pytest.MonkeyPatch, env_id: str = "CartPole-v1", **kwargs: Any) -> Any:
+    """``compile="cuda_graph"`` emulated on the CPU."""
+    envs = sekai.make_vec(env_id, 2, vectorization_mode="torch", **kwargs)
+    monkeypatch.setattr(sekai.torch._graph, "GraphStep", _EmulatedGraphStep)
+    envs.backend.compile = "cuda_graph"  # what the constructor refuses without a GPU
+    envs._rebuild()
+    assert isinstance(envs._step_fn, _EmulatedGraphStep)
+    return envs
+
+
+def test_with_cuda_graphs_the_lazy_infos_of_a_finished_step_stay_as_they_were(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def run(envs: Any) -> tuple[list[Any], dict[str, np.ndarray]]:
+        envs.reset(seed=0)
+        first = envs.step(np.array([1, 0]))
+        state = {key: value.clone() for key, value in envs.state.items()}
+        held = envs.state
+        ended = envs.step(np.array([1, 0]))  # the time limit: both sub-envs freeze
+        envs.step(np.array([1, 0]))  # a replay after it
+        for key, value in held.items():  # what envs.state gave stays as it was
+            torch.testing.assert_close(value, state[key], rtol=0, atol=0)
+        assert first.infos == [{"elapsed_steps": 1}] * 2
+        return ended.infos, {k: v.numpy() for k, v in envs.state.items()}
+
+    kwargs = {"max_episode_steps": 2, "vector_kwargs": {"autoreset": False}}
+    eager_infos, eager_state = run(
+        sekai.make_vec("CartPole-v1", 2, vectorization_mode="torch", **kwargs)
+    )
+    graph_infos, graph_state = run(_graph_envs(monkeypatch, **kwargs))
+    assert graph_infos == eager_infos == [{"elapsed_steps": 2}] * 2
+    for key in eager_state:
+        np.testing.assert_array_equal(graph_state[key], eager_state[key])
+
+
+def test_reset_noise_is_drawn_in_steps_that_reset_only_but_every_step_in_a_cuda_graph(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def draws_per_step(envs: Any) -> list[list[str]]:
+        calls: list[str] = []
+        sample = envs.backend._sample
+        monkeypatch.setattr(
+            envs.backend,
+            "_sample",
+            lambda draw, shape: (calls.append(draw.name), sample(draw, shape))[1],
+        )
+        envs.reset(seed=0)
+        per_step = []
+        for _ in range(4):
+            calls.clear()
+            envs.step(np.array([1, 0]))
+            per_step.append(list(calls))
+        return per_step
+
+    eager = sekai.make_vec("CartPole-v1", 2, vectorization_mode="torch", max_episode_steps=3)
+    assert draws_per_step(eager) == [[], [], ["state"], []]  # the time limit resets at step 3
+    graph = _graph_envs(monkeypatch, max_episode_steps=3)
+    assert draws_per_step(graph)[1:] == [["state"]] * 3  # fixed launches (1: the capture)
+
+
+def test_actions_that_require_grad_are_detached() -> None:
+    envs = sekai.make_vec("Portfolio-v0", 2, vectorization_mode="torch", episode_length=3)
+    envs.reset(seed=0)
+    bias = torch.zeros(6, requires_grad=True)  # a policy's parameters
+    for _ in range(5):  # through an autoreset
+        out = envs.step(torch.softmax(envs.state["weights"] + bias, dim=-1))
+    leaves = [*envs.state.values(), out.rewards, *out.observations.values()]
+    assert not any(leaf.requires_grad for leaf in leaves)
+
+
+def test_close_drops_the_device_copies_of_the_params() -> None:
+    envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="torch")
+    envs.reset(seed=0)
+    copy = weakref.ref(envs._params.force_mag)
+    step = weakref.ref(envs._step_fn)
+    envs.close()
+    gc.collect()
+    assert copy() is None and step() is None
+
+
+def test_a_cuda_device_without_cuda_is_refused_with_the_reason() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    with pytest.raises(ValueError, match=r"^device 'cuda': torch has no CUDA devices"):
+        TorchVecEnv(CartPoleKernel(), 2, device="cuda")
+    with pytest.raises(ValueError, match=r"^device must be a torch device or its name"):
+        TorchVecEnv(CartPoleKernel(), 2, device="gpu")
+
+
+def test_a_bad_device_action_reads_as_the_same_bad_host_action() -> None:
+    envs = TorchVecEnv(CartPoleKernel(), 3)
+    envs.reset(seed=0)
+    messages = []
+    for actions in (np.array([0, 5, 1]), torch.tensor([0, 5, 1], dtype=torch.int32)):
+        with pytest.raises(InvalidAction) as refused:
+            envs.step(actions)
+        messages.append(str(refused.value))
+    assert messages == ["Action 5 is not valid for space Discrete(2) (sub-env 1)."] * 2
+
+
+@pytest.mark.parametrize("check_actions", [True, False])
+def test_without_value_checks_the_shape_is_checked_and_float_indices_cast(
+    check_actions: bool,
+) -> None:
+    kwargs = {"vector_kwargs": {"check_actions": check_actions}}
+    envs = sekai.make_vec("CartPole-v1", 4, vectorization_mode="torch", **kwargs)
+    envs.reset(seed=0)
+    for batch in (np.array([1]), torch.ones(1, dtype=torch.int64), torch.ones((4, 1))):
+        with pytest.raises(ValueError, match=r"^actions must have shape \(4,\) \(4 sub-envs"):
+            envs.step(batch)
+    trading = sekai.make_vec("Trading-v0", 2, vectorization_mode="torch", **kwargs)
+    trading.reset(seed=0)
+    for batch in (np.array([0.0, 2.0]), torch.tensor([0.0, 2.0])):
+        assert [info["position"] for info in trading.step(batch).infos][1] == pytest.approx(
+            1.0, abs=0.1
+        )

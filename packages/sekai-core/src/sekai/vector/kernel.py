@@ -63,6 +63,12 @@ class ArrayKernel(abc.ABC, Generic[P]):
     params: P
     #: The env's metadata (``render_fps``), which a :class:`KernelVecEnv` reports as its own.
     metadata: ClassVar[Mapping[str, Any]] = {}
+    #: The fields of ``params`` that ``set_attr`` changes (None: every field the dataclass
+    #: takes in ``__init__``); the others are the kernel's own, derived when it is built.
+    settable: ClassVar[frozenset[str] | None] = None
+    #: Names ``set_attr`` refuses, with the reason, worded as the env's native vector env
+    #: words it (``"it fixes the shapes of the env's arrays; build a new env"``).
+    read_only: ClassVar[Mapping[str, str]] = {}
 
     def reset_draws(self, params: P) -> tuple[Draw, ...]:
         """Return the random numbers :meth:`reset` needs (none by default)."""
@@ -71,6 +77,16 @@ class ArrayKernel(abc.ABC, Generic[P]):
     def step_draws(self, params: P) -> tuple[Draw, ...]:
         """Return the random numbers :meth:`step` needs (none by default)."""
         return ()
+
+    def host_info(self, params: P, info: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The info arrays as the env reports them, from their host (numpy) copies.
+
+        A kernel returns on the device what an accelerator holds exactly and finishes here:
+        the finance kernels return each decision's history row, and its timestamp (float64,
+        int64 or datetime64, which float32 and JAX without x64 cannot hold) is looked up here.
+        By default the arrays are reported as they are.
+        """
+        return info
 
     @abc.abstractmethod
     def reset(

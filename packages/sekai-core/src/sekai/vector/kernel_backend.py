@@ -15,6 +15,7 @@ from sekai.vector.kernel import Draw
 from sekai.vector.kernel_step import (
     KernelReset,
     KernelTransition,
+    When,
     draw_all,
     host_when,
     initial,
@@ -24,7 +25,15 @@ from sekai.vector.kernel_step import (
 if TYPE_CHECKING:
     from sekai.vector.kernel_vec_env import KernelVecEnv
 
-__all__ = ["KernelBackend", "NumpyBackend", "bad_action_rows"]
+__all__ = [
+    "GeneratorBackend",
+    "KernelBackend",
+    "NumpyBackend",
+    "bad_action_rows",
+    "check_action_shape",
+    "check_device_actions",
+    "index_actions",
+]
 
 Array = Any
 StepFn = Callable[[Any, Any, Array], KernelTransition]
@@ -86,7 +95,68 @@ class KernelBackend(abc.ABC):
     def describe(self) -> str:
         """The dtype and device, for ``repr``."""
         device = "" if self.device is None else f", device={self.device}"
-        return f"{np.dtype(self.to_numpy(self.convert(0.0)).dtype).name}{device}"
+        return f"{np.dtype(self.float_dtype).name}{device}"
+
+
+class GeneratorBackend(KernelBackend):
+    """A backend drawing its random numbers from a stateful generator (numpy's ``Generator``,
+    a ``torch.Generator``) in Python code around the kernel's calls: numpy, torch.
+
+    Subclasses implement ``_sample``; the step draws the reset noise only when the reset runs
+    (``reset_noise``), in the steps where an episode ended with ``conditional()``'s ``when``.
+    """
+
+    @abc.abstractmethod
+    def _sample(self, draw: Draw, shape: tuple[int, ...]) -> Array:
+        """``shape`` random numbers of ``draw``'s distribution, in ``float_dtype``."""
+
+    def reset_noise(
+        self, draws: tuple[Draw, ...], num_envs: int
+    ) -> Callable[[Array], Mapping[str, Array]]:
+        """The reset's random numbers as a function of the ``done`` mask (every sub-env's)."""
+        return lambda done: draw_all(draws, num_envs, self._sample)
+
+    def build_reset(self, env: KernelVecEnv) -> ResetFn:
+        kernel, n = env.kernel, env.num_envs
+
+        def reset(params: Any) -> KernelReset:
+            return initial(
+                kernel,
+                self.xp,
+                params,
+                draw_all(kernel.reset_draws(params), n, self._sample),
+                n,
+                autoreset=env.autoreset,
+                observation_dtype=env.observation_dtype,
+                device=self.device,
+            )
+
+        return reset
+
+    def build_step(self, env: KernelVecEnv) -> StepFn:
+        return self.step_function(env, self.conditional())
+
+    def step_function(self, env: KernelVecEnv, when: When | None) -> StepFn:
+        """The Python step of ``env`` with the autoreset under ``when`` (None: the reset runs
+        every step, branch-free, as ``transition`` says)."""
+        kernel, n = env.kernel, env.num_envs
+
+        def step(params: Any, carry: Any, action: Array) -> KernelTransition:
+            return transition(
+                kernel,
+                self.xp,
+                params,
+                carry,
+                action,
+                draw_all(kernel.step_draws(params), n, self._sample),
+                self.reset_noise(kernel.reset_draws(params), n),
+                max_episode_steps=env.max_episode_steps,
+                autoreset=env.autoreset,
+                observation_dtype=env.observation_dtype,
+                when=when,
+            )
+
+        return step
 
 
 def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
@@ -130,17 +200,25 @@ def _device(array: Array) -> Any:
     return getattr(array, "device", None)
 
 
-def check_device_actions(
-    backend: KernelBackend, space: Space[Any], num_envs: int, actions: Array, frozen: Array | None
-) -> None:
-    """Raise like the native envs for a batch of the wrong shape or with an invalid value
-    (one host sync of a single bool when every value is valid)."""
+def check_action_shape(space: Space[Any], num_envs: int, actions: Array) -> None:
+    """Raise like the native envs for a batch of an array space's actions whose shape is not
+    ``(num_envs, *space.shape)`` (the shape is known on the host: no device sync)."""
+    if not isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+        return
     expected = (num_envs, *tuple(space.shape or ()))
     if tuple(actions.shape) != expected:
         raise ValueError(
-            f"actions must have shape {expected} (action space {space!r}), "
+            f"actions must have shape {expected} ({num_envs} sub-envs, action space {space!r}), "
             f"got shape {tuple(actions.shape)}."
         )
+
+
+def check_device_actions(
+    backend: KernelBackend, space: Space[Any], actions: Array, frozen: Array | None
+) -> None:
+    """Raise like the native envs for a batch (of the right shape) holding an invalid value:
+    ``InvalidAction`` names the first such sub-env that is not frozen (one host sync of a
+    single bool when every value is valid)."""
     bad = bad_action_rows(backend.xp, space, actions)
     if bad is None:
         return
@@ -150,7 +228,9 @@ def check_device_actions(
         return
     rows = backend.to_numpy(bad)
     index = int(np.flatnonzero(rows)[0])
-    raise InvalidAction(backend.to_numpy(actions[index]), space, index=index)
+    value = backend.to_numpy(actions[index])
+    # A scalar as a Python number, as the host check shows it ("Action 2").
+    raise InvalidAction(value.item() if value.ndim == 0 else value, space, index=index)
 
 
 def index_actions(backend: KernelBackend, space: Space[Any], actions: Array) -> Array:
@@ -162,7 +242,7 @@ def index_actions(backend: KernelBackend, space: Space[Any], actions: Array) -> 
     return actions
 
 
-class NumpyBackend(KernelBackend):
+class NumpyBackend(GeneratorBackend):
     """numpy: the reference driver. Reset noise is drawn for the finished rows only, in row
     order, so a kernel consumes the generator exactly as a native env does.
 
@@ -197,10 +277,10 @@ class NumpyBackend(KernelBackend):
             return self.rng.random(shape, dtype=self.float_dtype)
         return self.rng.standard_normal(shape, dtype=self.float_dtype)
 
-    def _rows(
+    def reset_noise(
         self, draws: tuple[Draw, ...], num_envs: int
     ) -> Callable[[Array], Mapping[str, Array]]:
-        def reset_draws(done: np.ndarray) -> Mapping[str, Array]:
+        def finished_rows(done: np.ndarray) -> Mapping[str, Array]:
             rows = np.flatnonzero(done)
             full = {}
             for draw in draws:
@@ -209,45 +289,4 @@ class NumpyBackend(KernelBackend):
                 full[draw.name] = value
             return full
 
-        return reset_draws
-
-    def build_reset(self, env: KernelVecEnv) -> ResetFn:
-        kernel, n = env.kernel, env.num_envs
-
-        def reset(params: Any) -> KernelReset:
-            draws = draw_all(kernel.reset_draws(params), n, self._sample)
-            return initial(
-                kernel,
-                np,
-                params,
-                draws,
-                n,
-                autoreset=env.autoreset,
-                observation_dtype=env.observation_dtype,
-            )
-
-        return reset
-
-    def build_step(self, env: KernelVecEnv) -> StepFn:
-        kernel, n = env.kernel, env.num_envs
-
-        def step(params: Any, carry: Any, action: Array) -> KernelTransition:
-            step_draws = draw_all(kernel.step_draws(params), n, self._sample)
-            return transition(
-                kernel,
-                np,
-                params,
-                carry,
-                action,
-                step_draws,
-                self._rows(kernel.reset_draws(params), n),
-                max_episode_steps=env.max_episode_steps,
-                autoreset=env.autoreset,
-                observation_dtype=env.observation_dtype,
-                when=host_when,
-            )
-
-        return step
-
-    def describe(self) -> str:
-        return str(self.float_dtype.name)
+        return finished_rows

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from sekai.error import InvalidAction
+from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from sekai.vector.kernel_step import tree_map
 from sekai.vector.kernel_vec_env import KernelVecEnv
 from sekai.vector.vec_env import VecEnv
@@ -75,7 +77,10 @@ def _rollout(
             return []
         observations = [_host(vec, first.observations)]
         if issues is not None:
-            issues += _shape_issues(vec.batch_observation_space, observations[0], "reset() obs")
+            found = _shape_issues(vec.batch_observation_space, observations[0], "reset() obs")
+            if not found:
+                found = _outside_issues(vec.observation_space, observations[0], n, "reset()")
+            issues += found
         actions = vec.batch_action_space
         actions.seed(seed)
         finished = 0
@@ -124,9 +129,102 @@ def _rollout(
                 f"WARNING: no episode ended in {n_steps} steps: autoreset was not checked "
                 "(pass more steps)."
             )
+        if issues is not None and not errors:
+            issues += _action_check_issues(vec)
+            if isinstance(vec, KernelVecEnv) and vec.autoreset:
+                issues += _frozen_issues(vec, n_steps, seed)
         return observations
     finally:
         vec.close()
+
+
+def _invalid_value(space: Space[Any]) -> Any:
+    """An action outside an array space (None for a space without one: an int Box...)."""
+    if isinstance(space, Discrete):
+        return np.asarray(space.start + space.n, dtype=space.dtype)
+    if isinstance(space, MultiDiscrete):
+        return np.asarray(space.start + space.nvec, dtype=space.dtype)
+    if isinstance(space, MultiBinary):
+        return np.full(space.shape, 2, dtype=np.int8)
+    if isinstance(space, Box) and np.dtype(space.dtype).kind == "f":
+        return np.full(space.shape, np.nan, dtype=space.dtype)
+    return None
+
+
+def _action_check_issues(vec: VecEnv) -> list[str]:
+    """ERRORs for a mode that takes a batch of the wrong shape, or an invalid action (in the
+    last sub-env) from the host or as the mode's own array, without the native envs' errors."""
+    space, n = vec.action_space, vec.num_envs
+    bad = _invalid_value(space)
+    if bad is None:
+        return []
+    valid = np.asarray(vec.batch_action_space.sample())
+    batch = valid.copy()
+    batch[n - 1] = bad
+    tries: list[tuple[str, Any, type[Exception]]] = [
+        ("a batch of the wrong shape", valid[:-1] if n > 1 else valid[None], ValueError),
+        ("an invalid action of the last sub-env", batch, InvalidAction),
+    ]
+    if isinstance(vec, KernelVecEnv):
+        tries.append(
+            (
+                "an invalid action of the last sub-env on the device",
+                vec.backend.actions(batch),
+                InvalidAction,
+            )
+        )
+    found: list[str] = []
+    for what, actions, expected in tries:
+        try:
+            vec.step(actions)
+        except expected as exc:
+            if isinstance(exc, InvalidAction) and exc.index != n - 1:
+                found.append(f"ERROR: step() with {what} named sub-env {exc.index}, not {n - 1}.")
+            continue
+        except Exception as exc:  # reported, as check_env reports what fails
+            found.append(
+                f"ERROR: step() with {what} raised {type(exc).__name__}: {exc} "
+                f"(expected {expected.__name__})."
+            )
+            continue
+        found.append(f"ERROR: step() took {what} (expected {expected.__name__}).")
+    return found
+
+
+def _frozen_issues(vec: KernelVecEnv, n_steps: int, seed: int) -> list[str]:
+    """ERRORs of a rollout of ``vec``'s kernel and backend with ``autoreset=False``: a finished
+    sub-env keeps its final observation, earns 0 and stays done, with an empty info."""
+    frozen_vec = KernelVecEnv(
+        vec.kernel,
+        vec.num_envs,
+        backend=vec.backend,
+        autoreset=False,
+        max_episode_steps=vec.max_episode_steps,
+    )
+    try:
+        frozen_vec.reset(seed=seed)
+        actions = frozen_vec.batch_action_space
+        actions.seed(seed)
+        final: dict[int, Any] = {}  # sub-env -> its final observation
+        for index in range(n_steps):
+            out = frozen_vec.step(actions.sample())
+            obs = _host(frozen_vec, out.observations)
+            rewards = _host(frozen_vec, out.rewards)
+            done = _host(frozen_vec, out.terminated) | _host(frozen_vec, out.truncated)
+            for i, before in final.items():
+                row = tree_map(lambda x, i=i: x[i], obs)
+                if not (_same(row, before) and rewards[i] == 0 and done[i] and not out.infos[i]):
+                    return [
+                        f"ERROR: autoreset=False: step {index}: sub-env {i} ended its episode "
+                        "but did not freeze (same observation, reward 0, still done, info {})."
+                    ]
+            for i in np.flatnonzero(done).tolist():
+                final.setdefault(i, tree_map(lambda x, i=i: x[i], obs))
+        return []
+    except Exception as exc:  # reported, as check_env reports what fails
+        return [f"ERROR: autoreset=False: {type(exc).__name__}: {exc}"]
+    finally:
+        frozen_vec.close()
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -142,9 +240,11 @@ def check_kernel_vec_env(
     """Check a kernel mode's vector env against the vector contract; return the issues found.
 
     Shapes and dtypes of observations (against the batched observation space), rewards and
-    flags; ``final_observation`` / ``final_info`` / ``reset_info`` in the step that ends an
-    episode (same-step autoreset); with ``check_determinism``, a second rollout with the same
-    seed and actions gives the same observations.
+    flags; reset and step observations inside the observation space; ``final_observation`` /
+    ``final_info`` / ``reset_info`` in the step that ends an episode (same-step autoreset);
+    finished sub-envs freezing with ``autoreset=False``; the native envs' errors for a batch
+    of the wrong shape and for an invalid action; with ``check_determinism``, a second rollout
+    with the same seed and actions gives the same observations.
 
     Args:
         make: builds a fresh vector env (called once, twice with ``check_determinism``).

@@ -22,6 +22,7 @@ from sekai.vector.kernel import ArrayKernel, Draw
 __all__ = [
     "KernelReset",
     "KernelTransition",
+    "When",
     "convert_params",
     "draw_all",
     "dynamic_fields",
@@ -29,6 +30,7 @@ __all__ = [
     "initial",
     "is_dynamic",
     "observation_dtypes",
+    "read_only_arrays",
     "select",
     "transition",
     "tree_map",
@@ -139,6 +141,20 @@ def with_fields(params: Any, values: Mapping[str, Any]) -> Any:
     for name, value in values.items():
         object.__setattr__(changed, name, value)
     return changed
+
+
+def read_only_arrays(params: Any) -> Any:
+    """``params`` with every writable numpy array field replaced by a read-only copy (those
+    already read-only are kept, not copied), so that what ``get_attr`` hands out cannot be
+    changed in place, as a native env's parameters cannot."""
+    copies = {}
+    for field in dataclasses.fields(params):
+        value = getattr(params, field.name)
+        if isinstance(value, np.ndarray) and value.flags.writeable:
+            value = value.copy()
+            value.flags.writeable = False
+            copies[field.name] = value
+    return with_fields(params, copies) if copies else params
 
 
 def convert_params(params: Any, convert: Callable[[Any], Any]) -> Any:

@@ -16,6 +16,9 @@ from sekai.vector.kernel import ArrayKernel
 from sekai.vector.kernel_backend import (
     KernelBackend,
     NumpyBackend,
+    ResetFn,
+    StepFn,
+    check_action_shape,
     check_device_actions,
     index_actions,
 )
@@ -24,6 +27,7 @@ from sekai.vector.kernel_step import (
     convert_params,
     is_dynamic,
     observation_dtypes,
+    read_only_arrays,
     tree_map,
 )
 from sekai.vector.native import _check_max_episode_steps
@@ -71,7 +75,8 @@ class KernelVecEnv(SeededMixin, VecEnv):
         backend: the array library (default: numpy, float64).
         autoreset: reset finished sub-envs within the step (default), else freeze them.
         max_episode_steps: truncate every episode after this many steps.
-        check_actions: check every batch of actions (on the device); False skips it for speed.
+        check_actions: check the values of every batch of actions (one host sync of a bool
+            for device arrays); False skips that check. The shape is always checked (free).
     """
 
     def __init__(
@@ -97,12 +102,14 @@ class KernelVecEnv(SeededMixin, VecEnv):
         self.observation_dtype = observation_dtypes(
             kernel.observation_space, self.backend.numpy_dtype
         )
-        self._host_params = kernel.params
-        self._params = convert_params(kernel.params, self.backend.convert)
+        # Read-only: get_attr hands these arrays out, and a write would reach the next
+        # device copy (set_attr converts them all again).
+        self._host_params = read_only_arrays(kernel.params)
+        self._params: Any = convert_params(self._host_params, self.backend.convert)
         self._carry: Any = None
         self.last_transition: KernelTransition | None = None
-        self._reset_fn = self.backend.build_reset(self)
-        self._step_fn = self.backend.build_step(self)
+        self._reset_fn: ResetFn | None = self.backend.build_reset(self)
+        self._step_fn: StepFn | None = self.backend.build_step(self)
 
     @classmethod
     def cpu_backend(cls, dtype: str = "float64") -> KernelBackend:
@@ -151,14 +158,15 @@ class KernelVecEnv(SeededMixin, VecEnv):
         self._reset_seeds = generator_seeds(rng_seed, n)
         if fresh:
             self.backend.seed(self.rng)
+        assert self._reset_fn is not None  # None once closed
         result = self._reset_fn(self._params)
         self._carry = result.state
         self.last_transition = None
         self._reset_done()
-        to_numpy = self.backend.to_numpy
+        params = self._host_params
 
         def build() -> ArrayInfos:
-            return ArrayInfos(n, {k: to_numpy(v) for k, v in result.info.items()})
+            return ArrayInfos(n, self._host_info(params, result.info))
 
         return VecResetResult(result.observation, KernelInfos(n, build))  # type: ignore[arg-type]
 
@@ -166,33 +174,44 @@ class KernelVecEnv(SeededMixin, VecEnv):
         return None if self._carry is None else self._carry.get("frozen")
 
     def step(self, actions: Any) -> VecStepResult[Any]:
-        backend = self.backend
+        backend, space = self.backend, self.action_space
         frozen = self._frozen_mask()
-        if isinstance(backend, NumpyBackend):
-            batch = self._ready_checker().check(actions, frozen) if self.check_actions else actions
-            action = np.asarray(batch)
-        elif self.check_actions and _on_host(actions):
+        checker = self._ready_checker()
+        if self.check_actions and _on_host(actions):
             # Checked where it is, as a native env checks it, before the backend converts it
             # (which would fail on non-numbers, or wrap large ints without x64 in JAX).
             host_frozen = None if frozen is None else backend.to_numpy(frozen)
-            batch = self._ready_checker().check(actions, host_frozen)
-            action = index_actions(backend, self.action_space, backend.actions(batch))
+            action = backend.actions(checker.check(actions, host_frozen))
         else:
-            self._ready_checker()
             action = backend.actions(actions)
+            check_action_shape(space, self.num_envs, action)  # free: no sync
             if self.check_actions:
-                check_device_actions(backend, self.action_space, self.num_envs, action, frozen)
-                action = index_actions(backend, self.action_space, action)
+                check_device_actions(backend, space, action, frozen)
+        action = index_actions(backend, space, action)
+        assert self._step_fn is not None  # None once closed
         t = self._step_fn(self._params, self._carry, action)
         self._carry = t.state
         self.last_transition = t
-        infos = KernelInfos(self.num_envs, lambda: self._infos(t, frozen))
+        params = self._host_params
+        infos = KernelInfos(self.num_envs, lambda: self._infos(t, frozen, params))
         return VecStepResult(t.observation, t.reward, t.terminated, t.truncated, infos)  # type: ignore[arg-type]
 
-    def _infos(self, t: KernelTransition, frozen: Any) -> ArrayInfos:
+    def _host_info(
+        self, params: Any, info: Mapping[str, Any], rows: np.ndarray | None = None
+    ) -> dict[str, Any]:
+        """Host copies of a kernel's info arrays (of sub-envs ``rows``), as the env reports
+        them (``ArrayKernel.host_info``)."""
+        to_numpy = self.backend.to_numpy
+        arrays = {
+            key: to_numpy(value) if rows is None else to_numpy(value)[rows]
+            for key, value in info.items()
+        }
+        return dict(self.kernel.host_info(params, arrays))
+
+    def _infos(self, t: KernelTransition, frozen: Any, params: Any) -> ArrayInfos:
         to_numpy = self.backend.to_numpy
         n = self.num_envs
-        arrays = {key: to_numpy(value) for key, value in t.info.items()}
+        arrays = self._host_info(params, t.info)
         elapsed = None
         if self.max_episode_steps is not None:
             elapsed = to_numpy(t.elapsed).astype(np.int64)
@@ -209,7 +228,7 @@ class KernelVecEnv(SeededMixin, VecEnv):
             reset=rows,
             final_observations=tree_map(to_numpy, t.final_observation),
             observation_space=self.observation_space,
-            reset_arrays={key: to_numpy(value)[rows] for key, value in t.reset_info.items()},
+            reset_arrays=self._host_info(params, t.reset_info, rows),
         )
 
     @property
@@ -222,14 +241,15 @@ class KernelVecEnv(SeededMixin, VecEnv):
 
     @property
     def state(self) -> Any:
-        """The kernel's state (a dict of backend arrays), or None before the first reset."""
+        """The kernel's state (a dict of backend arrays that later steps do not change), or
+        None before the first reset."""
         return None if self._carry is None else self._carry["state"]
 
     # -- attributes --------------------------------------------------------------------------
 
     def get_attr(self, name: str) -> list[Any]:
-        """A parameter of the kernel (the same for every sub-env), or an attribute of this
-        object split like a native env's."""
+        """A parameter of the kernel (the same value for every sub-env; arrays are read-only,
+        as a native env's), or an attribute of this object split like a native env's."""
         self._check_open()
         if name in _field_names(self._host_params):
             return [getattr(self._host_params, name)] * self.num_envs
@@ -238,9 +258,15 @@ class KernelVecEnv(SeededMixin, VecEnv):
     def set_attr(self, name: str, values: Any) -> None:
         """Change a parameter of the kernel for every sub-env (or an existing attribute).
 
+        The new value is checked as the env checks it (the params' dataclass does), and one
+        number for a per-element parameter is broadcast, as the env's constructor does.
+
         Raises:
-            ValueError: per-sub-env values for a parameter (kernel parameters are shared).
-            AttributeError: neither a parameter nor an existing attribute.
+            ValueError: per-sub-env values for a parameter (kernel parameters are shared), or a
+                value the env refuses.
+            TypeError: a value of another kind or shape than the parameter's.
+            AttributeError: a read-only name, a field the kernel derives, or neither a
+                parameter nor an existing attribute.
         """
         self._check_open()
         if name == "max_episode_steps":  # compiled into the step functions: rebuild them
@@ -249,34 +275,52 @@ class KernelVecEnv(SeededMixin, VecEnv):
             self.max_episode_steps = _check_max_episode_steps(values)
             self._rebuild()
             return
+        reason = self.kernel.read_only.get(name)
+        if reason is not None:
+            raise AttributeError(f"{type(self).__name__}.{name} is read-only: {reason}.")
+        settable = _settable(self.kernel, self._host_params)
         if name not in _field_names(self._host_params):
             if not hasattr(self, name):
                 raise AttributeError(
                     f"{type(self).__name__!r} object has no attribute or kernel parameter "
-                    f"{name!r}; parameters are {sorted(_field_names(self._host_params))}."
+                    f"{name!r}; parameters are {sorted(settable)}."
                 )
             setattr(self, name, values)
             return
+        if name not in settable:
+            raise AttributeError(
+                f"{type(self).__name__}.{name} is not a parameter: {type(self.kernel).__name__} "
+                f"sets it when it is built; its parameters are {sorted(settable)}."
+            )
         if isinstance(values, list) and len(values) == self.num_envs:
             values = self._shared_value(name, values)
-        old = getattr(self._host_params, name)
+        self._host_params = read_only_arrays(self._replaced(name, values))
+        self._params = convert_params(self._host_params, self.backend.convert)
+        if not is_dynamic(getattr(self._host_params, name)):
+            self._rebuild()  # a static field is compiled into the step functions
+
+    def _replaced(self, name: str, value: Any) -> Any:
+        """The host params with field ``name`` set to ``value``, checked by the dataclass."""
+        current = self._host_params
+        old = getattr(current, name)
         if (
             is_dynamic(old)
-            and isinstance(values, (int, np.integer))
-            and not isinstance(values, (bool, np.bool_))
+            and isinstance(value, (int, np.integer))
+            and not isinstance(value, (bool, np.bool_))
         ):
-            values = float(values)  # an int for a float parameter, as the envs take it
-        if is_dynamic(old) != is_dynamic(values) or (
-            is_dynamic(old) and np.shape(values) != np.shape(old)
-        ):
+            value = float(value)  # an int for a float parameter, as the envs take it
+        params = dataclasses.replace(current, **{name: value})
+        new = getattr(params, name)
+        if is_dynamic(old) and is_dynamic(new) and np.ndim(new) == 0 < np.ndim(old):
+            # one number for every element, as the env's constructor broadcasts it
+            params = dataclasses.replace(current, **{name: np.full(np.shape(old), new)})
+            new = getattr(params, name)
+        if is_dynamic(old) != is_dynamic(new) or np.shape(new) != np.shape(old):
             raise TypeError(
                 f"kernel parameter {name!r} is {old!r}; a new value must be of the same kind "
-                f"and shape, got {values!r}."
+                f"and shape, got {value!r}."
             )
-        self._host_params = dataclasses.replace(self._host_params, **{name: values})
-        self._params = convert_params(self._host_params, self.backend.convert)
-        if not is_dynamic(old):
-            self._rebuild()
+        return params
 
     def _shared_value(self, name: str, values: list[Any]) -> Any:
         """The one value of a per-sub-env list (a kernel's settings are shared)."""
@@ -306,8 +350,12 @@ class KernelVecEnv(SeededMixin, VecEnv):
         )
 
     def _close(self) -> None:
+        # Drop everything on the device: the state, the params' copies and, held by the
+        # step functions, compiled code (a CUDA graph and its buffers).
         self._carry = None
         self.last_transition = None
+        self._params = None
+        self._reset_fn = self._step_fn = None
 
 
 def _on_host(actions: Any) -> bool:
@@ -317,3 +365,10 @@ def _on_host(actions: Any) -> bool:
 
 def _field_names(params: Any) -> set[str]:
     return {field.name for field in dataclasses.fields(params)}
+
+
+def _settable(kernel: ArrayKernel[Any], params: Any) -> set[str]:
+    """The fields of ``params`` that ``set_attr`` changes: the kernel's ``settable``, else
+    every field the dataclass takes in ``__init__`` (the others are derived)."""
+    given = {field.name for field in dataclasses.fields(params) if field.init}
+    return given if kernel.settable is None else given & kernel.settable

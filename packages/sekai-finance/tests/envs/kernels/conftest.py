@@ -153,7 +153,7 @@ class Trial:
         observation = native.reset(seed=seed).observations
         every = np.ones(native.num_envs, dtype=bool)
         state, obs, info = kernel.reset(xp, params, self.reset_draws(native, every), every, None)
-        self._check_reset_infos(info, every)
+        self._check_reset_infos(kernel.host_info(params, info), every)
         close_obs(obs, observation, "reset observation", self.rtol)
         for i, action in enumerate(actions):
             result = native.step(action)
@@ -165,6 +165,7 @@ class Trial:
             rewards, _, _, expected_info = self.captured.pop("step")
             draws = self.step_draws(native, every)
             state, obs, reward, term, trunc, info = kernel.step(xp, params, state, action, draws)
+            info = kernel.host_info(params, info)  # as the drivers report it
             close(term, terminated, f"step {i}: terminated")
             close(trunc, truncated, f"step {i}: truncated")
             scale = wealth_scale(expected_info) if "cash" in expected_info else 0.0
@@ -178,7 +179,7 @@ class Trial:
                 self.terminations += int(np.asarray(term).sum())
                 draws = self.reset_draws(native, done)
                 state, fresh, info = kernel.reset(xp, params, draws, done, state)
-                self._check_reset_infos(info, done)
+                self._check_reset_infos(kernel.host_info(params, info), done)
                 obs = merge_rows(done, fresh, obs)
             close_obs(obs, observation, f"step {i}: observation", self.rtol)
 

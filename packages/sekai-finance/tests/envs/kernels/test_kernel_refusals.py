@@ -3,7 +3,7 @@ a reward or a sampler), naming the argument; they check every argument as the en
 
 from __future__ import annotations
 
-import dataclasses
+import warnings
 from typing import Any
 
 import numpy as np
@@ -69,7 +69,7 @@ def test_a_history_kernel_holds_the_history_in_its_params() -> None:
     kernel = TradingKernel(prices=PRICES, episode_length=5, lookback=3)
     assert kernel.replay
     np.testing.assert_array_equal(kernel.params.prices[:, 0], PRICES)
-    assert kernel.params.prices.flags.writeable  # a copy a backend may wrap
+    assert not kernel.params.prices.flags.writeable  # the history's own array, not a copy
     assert kernel.reset_draws(kernel.params)[0].name == "u"
     assert kernel.step_draws(kernel.params) == ()
 
@@ -84,9 +84,12 @@ def test_a_history_kernel_holds_the_history_in_its_params() -> None:
         OptimalExecutionKernel,
     ],
 )
-def test_kernel_params_arrays_are_writable_copies_a_backend_can_wrap(make: Any) -> None:
-    params = make().params
-    for field in dataclasses.fields(params):
-        value = getattr(params, field.name)
-        if isinstance(value, np.ndarray):
-            assert value.flags.writeable, field.name
+def test_kernel_params_convert_to_torch_without_warnings(make: Any) -> None:
+    pytest.importorskip("torch")
+    from sekai.torch import TorchBackend
+    from sekai.vector.kernel_step import convert_params, read_only_arrays
+
+    params = read_only_arrays(make().params)  # as a KernelVecEnv holds them
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch warns when it wraps a read-only array
+        convert_params(params, TorchBackend(dtype="float64").convert)

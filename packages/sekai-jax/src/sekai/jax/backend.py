@@ -95,15 +95,14 @@ class JaxBackend(KernelBackend):
 
     def functional(self, env: KernelVecEnv) -> FunctionalEnv:
         """The FunctionalEnv of ``env`` (its kernel with the env's current static params)."""
-        functional = FunctionalEnv(
+        return FunctionalEnv(
             env.kernel,
             env.num_envs,
             max_episode_steps=env.max_episode_steps,
             autoreset=env.autoreset,
             observation_dtype=env.observation_dtype,
+            params=env.params,
         )
-        functional._template = env.params
-        return functional
 
     def build_reset(self, env: KernelVecEnv) -> ResetFn:
         functional = self.functional(env)
@@ -139,7 +138,3 @@ class JaxBackend(KernelBackend):
             return result
 
         return step
-
-    def describe(self) -> str:
-        device = "" if self.device is None else f", device={self.device}"
-        return f"{jnp.dtype(self.float_dtype).name}{device}"

@@ -3,6 +3,7 @@ params)`` functions of JAX arrays, autoreset and time limit included (the PureJa
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 
 import jax
 import jax.numpy as jnp
+from sekai.registry._build import effective_steps
 from sekai.registry.api import spec as registered_spec
 from sekai.registry.kernels import load_kernel
 from sekai.registry.spec import EnvSpec
@@ -71,6 +73,16 @@ class FunctionalEnv:
         default_params: the kernel's float parameters as a dict of JAX scalars/arrays; pass a
             changed copy to ``reset``/``step`` (the others are static: rebuild to change them).
         observation_space, action_space: those of one sub-env.
+
+    Args:
+        kernel: the env's kernel.
+        num_envs: the leading axis of every array.
+        max_episode_steps: the time limit (None: none).
+        autoreset: reset finished sub-envs within ``step`` (else they freeze).
+        observation_dtype: the dtype(s) observations are cast to (default: the observation
+            space's, narrowed to 32 bits without x64).
+        params: the kernel's params to start from (default: ``kernel.params``); its static
+            fields are fixed for this object.
     """
 
     def __init__(
@@ -81,6 +93,7 @@ class FunctionalEnv:
         max_episode_steps: int | None = None,
         autoreset: bool = True,
         observation_dtype: Any = None,
+        params: Any = None,
     ) -> None:
         self.kernel = kernel
         self.num_envs = _check_num_envs(num_envs)
@@ -92,9 +105,9 @@ class FunctionalEnv:
         if observation_dtype is None:
             observation_dtype = observation_dtypes(kernel.observation_space, narrow)
         self.observation_dtype = observation_dtype
-        self._template = kernel.params
+        self._template = kernel.params if params is None else params
         self.default_params: Params = {
-            name: self._convert(value) for name, value in dynamic_fields(kernel.params).items()
+            name: self._convert(value) for name, value in dynamic_fields(self._template).items()
         }
 
     def _convert(self, value: Any) -> jax.Array:
@@ -104,7 +117,16 @@ class FunctionalEnv:
     def _params(self, params: Mapping[str, Any] | None) -> Any:
         if params is None:
             return with_fields(self._template, self.default_params)
-        unknown = sorted(set(params) - set(self.default_params))
+        fields = {field.name for field in dataclasses.fields(self._template)}
+        static = sorted(set(params) & (fields - set(self.default_params)))
+        if static:
+            raise ValueError(
+                f"params {static} of {type(self.kernel).__name__} are static (shapes and Python "
+                "branches depend on them), fixed when the FunctionalEnv is built: pass the "
+                "env's arguments that set them to make_functional() instead; reset and step "
+                f"take {sorted(self.default_params)}."
+            )
+        unknown = sorted(set(params) - fields)
         if unknown:  # a typo would otherwise leave the default in place, silently
             raise ValueError(
                 f"unknown params {unknown} for {type(self.kernel).__name__}; its params are "
@@ -150,7 +172,9 @@ class FunctionalEnv:
             state,
             action,
             draw(step_key, self.kernel.step_draws(p), n, dtype),
-            draw(reset_key, self.kernel.reset_draws(p), n, dtype),
+            # Drawn inside the lax.cond of the autoreset, so only in steps where an episode
+            # ended; the key is the same either way, so are the numbers.
+            lambda done: draw(reset_key, self.kernel.reset_draws(p), n, dtype),
             max_episode_steps=self.max_episode_steps,
             autoreset=self.autoreset,
             observation_dtype=self.observation_dtype,
@@ -199,7 +223,8 @@ def make_functional(
     Args:
         id: a registered ID or spec (its ``kernel_entry_point`` is used).
         num_envs: the leading sub-env axis of every array.
-        max_episode_steps: the time limit (default: the spec's).
+        max_episode_steps: the time limit: None keeps the spec's, an int overrides it, -1
+            removes it (as for ``make_vec``).
         **kwargs: the env's keyword arguments (over the spec's).
 
     Example:
@@ -209,5 +234,5 @@ def make_functional(
     """
     spec = id if isinstance(id, EnvSpec) else registered_spec(id)
     kernel = load_kernel(spec, {**spec.kwargs, **kwargs})
-    steps = spec.max_episode_steps if max_episode_steps is None else max_episode_steps
+    steps = effective_steps(spec, max_episode_steps)
     return FunctionalEnv(kernel, num_envs, max_episode_steps=steps)

@@ -33,8 +33,11 @@ class GraphStep:
     """Replays ``step(params, carry, action)`` from a CUDA graph captured at the first call.
 
     The graph owns static input buffers (params, carry, action) and writes the new carry back
-    into its carry buffers, so a step is: copy the action in, replay, clone the results out
-    (so that they survive the next replay). New params or a carry from ``reset`` are copied in.
+    into its carry buffers, so a step is: copy the action in, replay, clone the results out.
+    Everything returned is a clone, the carry included: ``envs.state``, ``last_transition``
+    and the frozen mask the lazy infos read keep their values through the next replay, as in
+    eager mode. A carry that is not the one last returned (one from ``reset``) and new params
+    are copied in.
     """
 
     def __init__(
@@ -46,6 +49,7 @@ class GraphStep:
         self._params: Any = None  # the captured params (their tensors are graph inputs)
         self._seen: Any = None  # the params object last copied into them
         self._carry: Any = None
+        self._returned: Any = None  # the clone of the carry last returned
         self._action: torch.Tensor | None = None
         self._out: KernelTransition | None = None
 
@@ -77,10 +81,10 @@ class GraphStep:
             for name, value in dynamic_fields(params).items():
                 mine[name].copy_(value)
             self._seen = params
-        if carry is not self._carry:
+        if carry is not self._returned:  # the buffers already hold the carry last returned
             for dst, src in zip(_leaves(self._carry), _leaves(carry)):
                 dst.copy_(src)
         self._action.copy_(action)
         self._graph.replay()
-        out = self._out
-        return KernelTransition(self._carry, *(_clone(part) for part in out[1:]))
+        self._returned = _clone(self._carry)
+        return KernelTransition(self._returned, *(_clone(part) for part in self._out[1:]))

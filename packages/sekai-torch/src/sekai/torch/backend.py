@@ -10,15 +10,8 @@ import numpy as np
 
 import torch
 from sekai.vector.kernel import Draw
-from sekai.vector.kernel_backend import KernelBackend, ResetFn, StepFn
-from sekai.vector.kernel_step import (
-    KernelReset,
-    KernelTransition,
-    draw_all,
-    host_when,
-    initial,
-    transition,
-)
+from sekai.vector.kernel_backend import GeneratorBackend, StepFn
+from sekai.vector.kernel_step import host_when
 
 if TYPE_CHECKING:
     from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -26,6 +19,30 @@ if TYPE_CHECKING:
 __all__ = ["COMPILE_MODES", "TorchBackend"]
 
 COMPILE_MODES = (None, "compile", "cuda_graph")
+
+
+def _device(device: Any) -> torch.device:
+    """``device`` as a ``torch.device`` that this torch build can use."""
+    try:
+        checked = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(
+            f"device must be a torch device or its name ('cpu', 'cuda', 'cuda:1', ...), got "
+            f"{device!r} ({str(exc).splitlines()[0]})."
+        ) from None
+    if checked.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if not count:
+            raise ValueError(
+                f"device {device!r}: torch has no CUDA devices (a CPU build of torch, or no "
+                "GPU visible); use device='cpu', or install a CUDA build of torch."
+            )
+        if checked.index is not None and checked.index >= count:
+            raise ValueError(
+                f"device {device!r}: the index must be one of 0..{count - 1} "
+                f"({count} cuda device(s))."
+            )
+    return checked
 
 
 def _float_dtype(dtype: Any) -> torch.dtype:
@@ -38,7 +55,7 @@ def _float_dtype(dtype: Any) -> torch.dtype:
     return dtype
 
 
-class TorchBackend(KernelBackend):
+class TorchBackend(GeneratorBackend):
     """PyTorch: tensors on ``device``, random numbers from one ``torch.Generator`` there.
 
     Args:
@@ -55,7 +72,7 @@ class TorchBackend(KernelBackend):
     ) -> None:
         if compile not in COMPILE_MODES:
             raise ValueError(f"compile must be one of {COMPILE_MODES}, got {compile!r}.")
-        self.device = torch.device(device)
+        self.device = _device(device)
         if compile == "cuda_graph" and self.device.type != "cuda":
             raise ValueError(
                 f"compile='cuda_graph' needs a CUDA device, got device={str(self.device)!r}."
@@ -69,7 +86,9 @@ class TorchBackend(KernelBackend):
     def convert(self, value: Any) -> torch.Tensor:
         array = np.asarray(value)
         dtype = self.float_dtype if array.dtype.kind == "f" else None
-        return torch.as_tensor(array, dtype=dtype, device=self.device)
+        # A copy (torch.as_tensor would share a CPU array's memory, and warns about the
+        # read-only arrays that params hold).
+        return torch.tensor(array, dtype=dtype, device=self.device)
 
     def to_numpy(self, value: Any) -> np.ndarray:
         return value.detach().cpu().numpy()  # type: ignore[no-any-return]
@@ -84,62 +103,28 @@ class TorchBackend(KernelBackend):
         self.generator.manual_seed(int(generator.integers(2**63)))
 
     def actions(self, actions: Any) -> torch.Tensor:
-        return torch.as_tensor(actions, device=self.device)
+        # Detached: a policy's output that requires grad would otherwise grow an autograd
+        # graph behind the state, step after step (the step is not differentiable API).
+        return torch.as_tensor(actions, device=self.device).detach()
 
     def _sample(self, draw: Draw, shape: tuple[int, ...]) -> torch.Tensor:
         sample = torch.rand if draw.distribution == "uniform" else torch.randn
         return sample(shape, generator=self.generator, device=self.device, dtype=self.float_dtype)
 
-    def build_reset(self, env: KernelVecEnv) -> ResetFn:
-        kernel, n = env.kernel, env.num_envs
-
-        def reset(params: Any) -> KernelReset:
-            draws = draw_all(kernel.reset_draws(params), n, self._sample)
-            return initial(
-                kernel,
-                self.xp,
-                params,
-                draws,
-                n,
-                autoreset=env.autoreset,
-                observation_dtype=env.observation_dtype,
-                device=self.device,
-            )
-
-        return reset
-
     def build_step(self, env: KernelVecEnv) -> StepFn:
-        kernel, n = env.kernel, env.num_envs
-        when: Any = host_when  # the reset only in steps where an episode ended (one sync)
-        if self.compile == "cuda_graph":
-            when = None  # a graph cannot branch: the reset runs every step, masked
-        elif self.compile == "compile":
-            compiler: Any = torch.compiler  # partly untyped
-            when = compiler.disable(host_when)  # run eagerly: no graph-break warnings
-
-        def step(params: Any, carry: Any, action: Any) -> KernelTransition:
-            return transition(
-                kernel,
-                self.xp,
-                params,
-                carry,
-                action,
-                draw_all(kernel.step_draws(params), n, self._sample),
-                draw_all(kernel.reset_draws(params), n, self._sample),
-                max_episode_steps=env.max_episode_steps,
-                autoreset=env.autoreset,
-                observation_dtype=env.observation_dtype,
-                when=when,
-            )
-
-        if self.compile == "compile":
-            compiled: StepFn = torch.compile(step, dynamic=False)
-            return compiled
         if self.compile == "cuda_graph":
             from sekai.torch._graph import GraphStep
 
-            return GraphStep(step, self.generator)
-        return step
+            # A graph cannot branch: the reset runs every step, masked, and draws its noise
+            # every step (fixed shapes and launches).
+            return GraphStep(self.step_function(env, None), self.generator)
+        if self.compile == "compile":
+            compiler: Any = torch.compiler  # partly untyped
+            # The autoreset runs eagerly, in steps where an episode ended (no graph breaks).
+            step = self.step_function(env, compiler.disable(host_when))
+            compiled: StepFn = torch.compile(step, dynamic=False)
+            return compiled
+        return super().build_step(env)  # the reset (and its noise) only when an episode ended
 
     def describe(self) -> str:
         mode = "" if self.compile is None else f", compile={self.compile}"

@@ -5,7 +5,9 @@ Every sub-env's market runs in one of two modes, fixed when the kernel is built:
 * simulated: the env's built-in GBM (``gbm_terms``, as the native env steps it), one
   ``(n,)`` normal draw per sub-env and step, ``(lookback, n)`` at reset for the first window;
 * replayed: the env's ``MarketData`` history, held in ``params`` (so on the device), each
-  episode a window whose start is drawn uniformly (the ``"random"`` sampler).
+  episode a window whose start is drawn uniformly (the ``"random"`` sampler). The infos give
+  each decision's history row (``history_row``), whose timestamp ``host_info`` looks up on the
+  host: float32 holds no timestamp exactly, nor does JAX without x64 hold an int64.
 
 The state holds the observed log returns as a ``(num_envs, lookback, n)`` window, shifted by one
 row a step (the observation itself, built without touching the history).
@@ -30,6 +32,7 @@ from sekai.envs.finance.kernels._support import (
     merge_state,
     untraceable,
 )
+from sekai.envs.finance.vector._base import HISTORY, SHAPE
 from sekai.envs.finance.vector._window import gbm_terms
 from sekai.finance.sampling import RandomStart, first_valid_window
 from sekai.vector.kernel import ArrayKernel, Draw
@@ -45,16 +48,16 @@ class WindowParams:
     """Parameters of a window env's kernel (float arrays are float64 until a driver converts).
 
     ``set_attr`` on a kernel-driven env replaces a field (``dataclasses.replace``): the fields
-    are checked as the env checks them and the GBM's per-step terms are derived again.
+    are checked as the env checks them (``mu``, ``sigma``, ``s0`` and a per-asset
+    ``cost_rate`` broadcast from one number) and the GBM's per-step terms are derived again.
 
     Attributes:
         dt: years per step.
         mu, sigma, s0: ``(n,)`` annual drifts, volatilities and first prices of the GBM.
         corr: ``(n, n)`` correlation matrix of the GBM's shocks, or None (independent).
-        cost_rate: the proportional cost rate (a float, or ``(n,)`` per asset).
+        cost_rate: the proportional cost rate, ``>= 0`` (a float, or ``(n,)`` per asset).
         prices: ``(T, n)`` history prices (None when simulating).
         log_returns: ``(T - 1, n)`` history log returns (None when simulating).
-        timestamps: ``(T,)`` history timestamps as numbers (datetime64 as int64 ns), or None.
         first: the first window start whose decisions are past the warm-up rows.
         n_positions: how many window starts there are from ``first``.
         lookback_rows: ``arange(lookback)`` (replay: a window's rows from its start), or None.
@@ -71,7 +74,6 @@ class WindowParams:
     cost_rate: Array
     prices: Array | None = None
     log_returns: Array | None = None
-    timestamps: Array | None = None
     first: int = 0
     n_positions: int = 0
     lookback_rows: Array | None = None
@@ -87,6 +89,7 @@ class WindowParams:
         sigma = _per_asset("sigma", self.sigma, n, "ge0")
         s0 = _per_asset("s0", self.s0, n, "gt0")
         corr = None if self.corr is None else np.array(check_correlation(self.corr, n))
+        cost_rate = check_per_asset("cost_rate", self.cost_rate, n, "ge0")
         drift, vol, chol_t, log_s0 = gbm_terms(mu, sigma, s0, corr, dt, n)
         checked = {
             "dt": np.asarray(dt),
@@ -94,6 +97,7 @@ class WindowParams:
             "sigma": sigma,
             "s0": s0,
             "corr": corr,
+            "cost_rate": cost_rate,
             "drift": drift,
             "vol": vol,
             "chol_t": chol_t,
@@ -120,6 +124,15 @@ class WindowKernel(ArrayKernel[P]):
 
     env_class: ClassVar[type[Any]]
     env_id: ClassVar[str]
+    read_only: ClassVar[Mapping[str, str]] = {
+        "lookback": SHAPE,
+        "episode_length": SHAPE,
+        "prices": HISTORY,
+        "data": HISTORY,
+        "transaction_cost": (
+            "it became `cost_rate` when the env was built; set `cost_rate` instead"
+        ),
+    }
 
     def __init__(self, **kwargs: Any) -> None:
         env = self.env_class(**kwargs)  # checks every argument exactly as the env does
@@ -146,6 +159,8 @@ class WindowKernel(ArrayKernel[P]):
         self.episode_length: int = env.episode_length
         self.n_assets: int = self._n_assets()
         self.replay = history is not None
+        # The history's own timestamps (numbers or datetime64), looked up by host_info.
+        self.history_timestamps = None if history is None else history.timestamps
         self.reward = KernelReward(env.reward_fn, self.env_id)
         self.cost = KernelCost(env.cost_model, self.env_id)
 
@@ -170,18 +185,12 @@ class WindowKernel(ArrayKernel[P]):
         }
         history = env._history
         if history is not None:
-            timestamps = np.asarray(history.timestamps)
-            if timestamps.dtype.kind == "M":
-                timestamps = timestamps.astype("datetime64[ns]").view(np.int64)
             first = first_valid_window(
                 history.n_starts, lookback=self.lookback, warmup=history.warmup
             )
-            # Writable copies: the history's arrays are read-only views, which torch warns
-            # about wrapping.
             fields.update(
-                prices=np.array(history.prices, np.float64),
-                log_returns=np.array(history.log_returns, np.float64),
-                timestamps=np.array(timestamps),
+                prices=np.asarray(history.prices, np.float64),  # read-only: not copied
+                log_returns=np.asarray(history.log_returns, np.float64),
                 first=first,
                 n_positions=history.n_starts - first,
                 lookback_rows=np.arange(self.lookback),
@@ -266,13 +275,26 @@ class WindowKernel(ArrayKernel[P]):
         window = xp.concat([state["window"][:, 1:, :], log_returns[:, None, :]], axis=1)
         return r, after, window
 
-    def timestamps(self, xp: Any, params: P, state: State, t: Array) -> Array:
-        """The timestamps of decision ``t`` of every sub-env (simulation: ``t`` itself)."""
+    def timestamp_info(self, xp: Any, state: State, t: Array) -> dict[str, Array]:
+        """The info entry for the time of decision ``t`` of every sub-env: ``timestamp``, ``t``
+        itself, when simulating; with a history, ``history_row``, the decision's row, whose
+        timestamp :meth:`host_info` looks up."""
         if not self.replay:
-            return t
-        assert params.timestamps is not None
-        row = state["start"] + self.lookback + at_most(xp, t, self.episode_length)
-        return xp.take(params.timestamps, row, axis=0)
+            return {"timestamp": t}
+        return {"history_row": state["start"] + self.lookback + at_most(xp, t, self.episode_length)}
+
+    def host_info(self, params: P, info: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The infos with ``history_row`` replaced by ``timestamp``, the history's timestamp of
+        that row: exactly the native env's, in the history's own dtype."""
+        timestamps = self.history_timestamps
+        if timestamps is None or "history_row" not in info:
+            return info
+        reported: dict[str, Any] = {}
+        for key, value in info.items():
+            if key == "history_row":
+                key, value = "timestamp", timestamps[value]
+            reported[key] = value
+        return reported
 
     # -- the account ----------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from sekai.envs.finance.kernels._support import (
     merge_state,
 )
 from sekai.envs.finance.market_making import MarketMakingEnv
+from sekai.envs.finance.vector.market_making import _BOUNDS, _DERIVED
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
 
 __all__ = ["MarketMakingKernel", "MarketMakingParams"]
@@ -82,6 +83,9 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
     """
 
     metadata = MarketMakingEnv.metadata
+    settable = frozenset(_KEYWORDS) - {"max_offset"}
+    # Worded as MarketMakingVecEnv refuses them.
+    read_only: ClassVar[Mapping[str, str]] = {"max_offset": _BOUNDS, "dt": _DERIVED}
 
     def __init__(self, **kwargs: Any) -> None:
         env = MarketMakingEnv(**kwargs)  # checks every argument exactly as the env does

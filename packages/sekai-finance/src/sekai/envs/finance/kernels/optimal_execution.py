@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from sekai.envs.finance.kernels._support import checked_env, float_dtype, int_dtype, merge_state
 from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
+from sekai.envs.finance.vector.optimal_execution import _DERIVED
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
 
 __all__ = ["OptimalExecutionKernel", "OptimalExecutionParams"]
@@ -71,6 +72,9 @@ class OptimalExecutionKernel(ArrayKernel[OptimalExecutionParams]):
     """
 
     metadata = OptimalExecutionEnv.metadata
+    settable = frozenset(_KEYWORDS)
+    # Worded as OptimalExecutionVecEnv refuses them.
+    read_only: ClassVar[Mapping[str, str]] = {"tau": _DERIVED, "dt": _DERIVED}
 
     def __init__(self, **kwargs: Any) -> None:
         env = OptimalExecutionEnv(**kwargs)  # checks every argument exactly as the env does

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from sekai.envs.finance._helpers import check_correlation
 from sekai.envs.finance.kernels._support import float_dtype
 from sekai.envs.finance.kernels._window import WindowKernel, WindowParams
 from sekai.envs.finance.portfolio import PortfolioEnv
+from sekai.envs.finance.vector._base import SHAPE
 from sekai.vector.kernel import KernelReset, KernelStep
 
 __all__ = ["PortfolioKernel", "PortfolioParams"]
@@ -27,6 +29,8 @@ class PortfolioParams(WindowParams):
     cash: Array = field(init=False)
 
     def __post_init__(self) -> None:
+        # The env always correlates its assets: a matrix, never None (checked as it checks it).
+        object.__setattr__(self, "corr", check_correlation(self.corr, int(np.size(self.s0))))
         super().__post_init__()
         cash = np.zeros(np.size(self.s0) + 1)
         cash[-1] = 1.0
@@ -51,6 +55,12 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
 
     env_class = PortfolioEnv
     env_id = "Portfolio-v0"
+    settable = frozenset({"dt", "mu", "sigma", "corr", "cost_rate"})
+    read_only: ClassVar[Mapping[str, str]] = {
+        **WindowKernel.read_only,
+        "n_assets": SHAPE,
+        "allow_short": SHAPE,
+    }
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -112,7 +122,7 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
             "turnover": zeros,
             "cost": zeros,
             "asset_returns": xp.zeros_like(new["price"]),
-            "timestamp": self.timestamps(xp, params, new, new["t"]),
+            **self.timestamp_info(xp, new, new["t"]),
             "dt": zeros + params.dt,
         }
         return new, self._observation(new), info
@@ -157,7 +167,7 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
             "turnover": turnover,
             "cost": cost,
             "asset_returns": r,
-            "timestamp": self.timestamps(xp, params, state, account["t"]),
+            **self.timestamp_info(xp, state, account["t"]),
             "dt": xp.zeros_like(equity) + params.dt,
         }
         return new, self._observation(new), rewards, terminated, truncated, info

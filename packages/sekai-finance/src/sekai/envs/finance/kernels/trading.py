@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from sekai.envs.finance.kernels._window import WindowKernel, WindowParams
 from sekai.envs.finance.trading import TradingEnv, check_positions
+from sekai.envs.finance.vector._base import SHAPE
 from sekai.vector.kernel import KernelReset, KernelStep
 
 __all__ = ["TradingKernel", "TradingParams"]
@@ -47,6 +48,8 @@ class TradingKernel(WindowKernel[TradingParams]):
 
     env_class = TradingEnv
     env_id = "Trading-v0"
+    settable = frozenset({"dt", "mu", "sigma", "s0", "cost_rate"})
+    read_only: ClassVar[Mapping[str, str]] = {**WindowKernel.read_only, "positions": SHAPE}
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -81,7 +84,7 @@ class TradingKernel(WindowKernel[TradingParams]):
             "asset_return": zeros,
             "cost": zeros,
             "turnover": zeros,
-            "timestamp": self.timestamps(xp, params, new, new["t"]),
+            **self.timestamp_info(xp, new, new["t"]),
             "dt": zeros + params.dt,
         }
         return new, self._observation(xp, new), info
@@ -117,7 +120,7 @@ class TradingKernel(WindowKernel[TradingParams]):
             "asset_return": r,
             "cost": cost,
             "turnover": turnover,
-            "timestamp": self.timestamps(xp, params, state, account["t"]),
+            **self.timestamp_info(xp, state, account["t"]),
             "dt": xp.zeros_like(turnover) + params.dt,
         }
         return new, self._observation(xp, new), rewards, terminated, truncated, info

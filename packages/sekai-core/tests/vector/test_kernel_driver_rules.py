@@ -1,0 +1,184 @@
+"""Rules of the kernel driver that every kernel mode shares (shown on the numpy backend):
+read-only parameters, the shape check without value checks, infos finished on the host,
+close(), and what ``check_kernel_vec_env`` (``sekai check --mode``) reports."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sekai.spaces import Box, Discrete
+from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
+from sekai.vector.kernel_backend import NumpyBackend, StepFn
+from sekai.vector.kernel_check import check_kernel_vec_env
+from sekai.vector.kernel_step import KernelTransition, draw_all, transition
+from sekai.vector.kernel_vec_env import KernelVecEnv
+
+TABLE = np.array(["a", "b", "c", "d"])  # what the device cannot hold: looked up on the host
+
+
+@dataclass(frozen=True)
+class WalkParams:
+    steps: np.ndarray = field(default_factory=lambda: np.array([1.0, -1.0]))
+    start: float = 0.0
+
+
+class Walk(ArrayKernel[WalkParams]):
+    """Moves by ``steps[action]`` from ``start`` (plus a uniform); ends past 3; reports row
+    ``t % 4`` of TABLE as ``info["label"]``."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.observation_space = Box(-10.0, 10.0, (1,))
+        self.action_space = Discrete(2)
+        self.params = WalkParams(start=start)
+
+    def reset_draws(self, params: WalkParams) -> tuple[Draw, ...]:
+        return (Draw("u", "uniform"),)
+
+    def reset(
+        self, xp: Any, params: WalkParams, draws: Mapping[str, Any], mask: Any, state: Any
+    ) -> KernelReset:
+        x = params.start + draws["u"]
+        t = xp.zeros(mask.shape, dtype=xp.int64)
+        if state is not None:
+            x, t = xp.where(mask, x, state["x"]), xp.where(mask, t, state["t"])
+        return {"x": x, "t": t}, x[:, None], {"row": t % 4}
+
+    def step(
+        self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        x = state["x"] + xp.take(params.steps, action, axis=0)
+        t = state["t"] + 1
+        done = xp.abs(x) > 3.0
+        return {"x": x, "t": t}, x[:, None], x, done, xp.zeros_like(done), {"row": t % 4}
+
+    def host_info(self, params: WalkParams, info: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {"label": TABLE[info["row"]]}
+
+
+def test_parameter_arrays_read_back_are_read_only_and_not_the_callers() -> None:
+    envs = KernelVecEnv(Walk(), 2)
+    steps = envs.get_attr("steps")
+    assert steps[0] is steps[1]
+    with pytest.raises(ValueError, match="read-only"):
+        steps[0][0] = 5.0
+    mine = np.array([2.0, -2.0])
+    envs.set_attr("steps", mine)
+    mine[0] = 100.0
+    envs.set_attr("start", 1.0)  # every parameter is converted again
+    np.testing.assert_array_equal(envs.get_attr("steps")[0], [2.0, -2.0])
+    np.testing.assert_array_equal(envs._params.steps, [2.0, -2.0])
+
+
+def test_one_number_for_an_array_parameter_is_broadcast() -> None:
+    envs = KernelVecEnv(Walk(), 2)
+    envs.set_attr("steps", 2)
+    np.testing.assert_array_equal(envs.get_attr("steps")[0], [2.0, 2.0])
+    with pytest.raises(TypeError, match="same kind and shape"):
+        envs.set_attr("steps", np.ones(3))
+
+
+def test_infos_are_finished_on_the_host_through_autoresets() -> None:
+    envs = KernelVecEnv(Walk(), 2)
+    assert [info["label"] for info in envs.reset(seed=0).infos] == ["a", "a"]
+    labels, reset_labels = [], []
+    for _ in range(5):
+        for info in envs.step(np.array([0, 0])).infos:
+            labels.append(str(info.get("final_info", info)["label"]))
+            if "reset_info" in info:
+                reset_labels.append(str(info["reset_info"]["label"]))
+    assert labels[:6] == ["b", "b", "c", "c", "d", "d"] and reset_labels == ["a", "a"]
+    assert "row" in envs.last_transition.info  # the device arrays, as the kernel gave them
+
+
+@pytest.mark.parametrize("check_actions", [True, False])
+def test_the_shape_is_checked_and_float_indices_cast_without_value_checks(
+    check_actions: bool,
+) -> None:
+    envs = KernelVecEnv(Walk(), 4, check_actions=check_actions)
+    envs.reset(seed=0)
+    for batch in (np.array([1]), np.ones((4, 1), dtype=np.int64)):
+        with pytest.raises(ValueError, match=r"^actions must have shape \(4,\) \(4 sub-envs"):
+            envs.step(batch)
+    by_float = envs.step(np.array([0.0, 1.0, 0.0, 1.0])).observations
+    envs.reset(seed=0)
+    np.testing.assert_array_equal(envs.step(np.array([0, 1, 0, 1])).observations, by_float)
+
+
+def test_close_drops_the_device_params_and_the_step_functions() -> None:
+    envs = KernelVecEnv(Walk(), 2)
+    envs.reset(seed=0)
+    copies, step = weakref.ref(envs._params), weakref.ref(envs._step_fn)
+    envs.close()
+    gc.collect()
+    assert copies() is None and step() is None
+
+
+class _FarReset(Walk):
+    """Starts at 5, outside Box(-1, 1); steps stay inside."""
+
+    def __init__(self) -> None:
+        super().__init__(start=5.0)
+        self.observation_space = Box(-1.0, 1.0, (1,))
+
+    def step(
+        self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        new, _, reward, done, truncated, info = super().step(xp, params, state, action, draws)
+        zero = xp.zeros_like(new["x"])
+        return {**new, "x": zero}, zero[:, None], reward * 0.0, done & False, truncated, info
+
+
+def test_the_checks_report_a_reset_observation_outside_the_space() -> None:
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_FarReset(), 2), n_steps=5)
+    assert issues == ["ERROR: reset(): sub-env 0's observation is outside the observation space."]
+
+
+def test_the_checks_report_a_mode_that_takes_invalid_actions() -> None:
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(Walk(), 3, check_actions=False), n_steps=20)
+    # Unchecked, Walk's index 2 fails in the kernel: from the host and as the mode's array.
+    assert [issue.split(" raised ")[0] for issue in issues] == [
+        "ERROR: step() with an invalid action of the last sub-env",
+        "ERROR: step() with an invalid action of the last sub-env on the device",
+    ]
+    assert all(issue.endswith("(expected InvalidAction).") for issue in issues)
+
+
+class _NeverFreezes(NumpyBackend):
+    """A broken driver: it resets finished sub-envs even with autoreset=False."""
+
+    def build_step(self, env: KernelVecEnv) -> StepFn:
+        kernel, n = env.kernel, env.num_envs
+
+        def step(params: Any, carry: Any, action: Any) -> KernelTransition:
+            out = transition(
+                kernel,
+                np,
+                params,
+                {"state": carry["state"], "elapsed": carry["elapsed"]},
+                action,
+                {},
+                draw_all(kernel.reset_draws(params), n, self._sample),
+                max_episode_steps=env.max_episode_steps,
+                observation_dtype=env.observation_dtype,
+            )
+            return out._replace(state={**carry, **out.state})
+
+        return step
+
+
+def test_the_checks_report_finished_sub_envs_that_do_not_freeze() -> None:
+    assert check_kernel_vec_env(lambda: KernelVecEnv(Walk(), 3), n_steps=20) == []
+    issues = check_kernel_vec_env(
+        lambda: KernelVecEnv(Walk(), 3, backend=_NeverFreezes()), n_steps=20
+    )
+    assert len(issues) == 1 and issues[0].startswith("ERROR: autoreset=False: step ")
+    assert issues[0].endswith(
+        "ended its episode but did not freeze (same observation, reward 0, still done, info {})."
+    )

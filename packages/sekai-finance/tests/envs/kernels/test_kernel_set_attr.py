@@ -1,0 +1,129 @@
+"""``set_attr`` on the finance kernels (the driver's code, shared by every kernel mode) checks
+values as the envs do, refuses what the native envs refuse in their words, and broadcasts one
+number to a per-asset parameter."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.finance import ProportionalCost
+from sekai.vector.kernel_vec_env import KernelVecEnv
+
+pytest.importorskip("torch")
+
+PRICES = 100.0 * np.exp(np.cumsum(np.random.default_rng(1).normal(0.0, 0.01, 60)))
+
+
+def _torch(env_id: str, **kwargs: Any) -> KernelVecEnv:
+    envs = sekai.make_vec(env_id, 2, vectorization_mode="torch", **kwargs)
+    assert isinstance(envs, KernelVecEnv)
+    return envs
+
+
+@pytest.mark.parametrize("value", [-0.5, float("nan")])
+def test_a_cost_rate_the_env_refuses_is_refused(value: float) -> None:
+    envs = _torch("Trading-v0")
+    with pytest.raises(ValueError, match=r"^cost_rate must be a finite number >= 0, got"):
+        envs.set_attr("cost_rate", value)
+    assert envs.get_attr("cost_rate") == [0.001, 0.001]
+
+
+@pytest.mark.parametrize(
+    ("env_id", "name", "value"),
+    [
+        ("Trading-v0", "positions", (-3.0, 0.0, 3.0)),
+        ("Trading-v0", "lookback", 3),
+        ("MarketMaking-v0", "max_offset", 0.5),
+        ("MarketMaking-v0", "dt", 0.1),
+        ("OptimalExecution-v0", "tau", 0.1),
+        ("Portfolio-v0", "n_assets", 3),
+    ],
+)
+def test_read_only_names_are_refused_in_the_native_envs_words(
+    env_id: str, name: str, value: Any
+) -> None:
+    native = sekai.make_vec(env_id, 2)
+    with pytest.raises(AttributeError) as refused:
+        native.set_attr(name, value)
+    expected = str(refused.value).replace(type(native).__name__, "TorchVecEnv")
+    with pytest.raises(AttributeError, match=f"^{re.escape(expected)}$"):
+        _torch(env_id).set_attr(name, value)
+
+
+def test_replayed_prices_are_read_only_as_in_the_native_env() -> None:
+    envs = _torch("Trading-v0", prices=PRICES, episode_length=10, lookback=5)
+    with pytest.raises(AttributeError, match=r"^TorchVecEnv\.prices is read-only: it is loaded"):
+        envs.set_attr("prices", -PRICES[:, None])
+
+
+@pytest.mark.parametrize(
+    ("env_id", "name", "value"),
+    [
+        ("Trading-v0", "n_positions", 10**6),
+        ("Trading-v0", "first", 0),
+        ("Trading-v0", "log_returns", np.zeros((59, 1))),
+        ("Trading-v0", "drift", np.zeros(1)),
+        ("Portfolio-v0", "cash", np.zeros(6)),
+        ("Portfolio-v0", "chol_t", None),
+    ],
+)
+def test_fields_the_kernel_derives_are_not_parameters(env_id: str, name: str, value: Any) -> None:
+    kwargs = (
+        {"prices": PRICES, "episode_length": 10, "lookback": 5} if env_id == "Trading-v0" else {}
+    )
+    envs = _torch(env_id, **kwargs)
+    before = envs.get_attr(name)[0]
+    with pytest.raises(
+        AttributeError, match=rf"^TorchVecEnv\.{name} is not a parameter: .*its parameters are \["
+    ):
+        envs.set_attr(name, value)
+    assert envs.get_attr(name)[0] is before
+    envs.reset(seed=0)
+    assert np.isfinite(envs.step(envs.batch_action_space.sample()).rewards.numpy()).all()
+
+
+def test_one_number_is_broadcast_to_a_per_asset_parameter() -> None:
+    envs = _torch("Portfolio-v0", n_assets=3, transaction_cost=ProportionalCost([1e-3] * 3))
+    envs.set_attr("mu", 0.1)
+    np.testing.assert_array_equal(envs.get_attr("mu")[0], np.full(3, 0.1))
+    np.testing.assert_allclose(
+        envs.params.drift, (0.1 - 0.5 * envs.params.sigma**2) * envs.params.dt
+    )
+    envs.set_attr("cost_rate", 0.002)
+    np.testing.assert_array_equal(envs.get_attr("cost_rate")[0], np.full(3, 0.002))
+    with pytest.raises(ValueError, match=r"^sigma must be a number or 3 numbers"):
+        envs.set_attr("sigma", np.ones(2))
+
+
+def test_a_correlation_matrix_is_checked_as_the_env_checks_it() -> None:
+    native, envs = sekai.make_vec("Portfolio-v0", 2, n_assets=2), _torch("Portfolio-v0", n_assets=2)
+    with pytest.raises(ValueError) as refused:
+        native.set_attr("corr", None)
+    with pytest.raises(ValueError, match=f"^{re.escape(str(refused.value))}$"):
+        envs.set_attr("corr", None)
+    envs.reset(seed=0)
+    envs.set_attr("corr", np.array([[1.0, 0.5], [0.5, 1.0]]))
+    np.testing.assert_allclose(envs.params.chol_t[0, 1] / envs.params.vol[1], 0.5)
+    out = envs.step(np.full((2, 3), 1.0 / 3.0, dtype=np.float32))
+    assert np.isfinite(out.rewards.numpy()).all()
+
+
+def test_parameter_arrays_read_back_cannot_be_written() -> None:
+    envs = _torch("Portfolio-v0")
+    sigma = envs.get_attr("sigma")
+    assert sigma[0] is sigma[1]  # one shared value, as in the native env
+    with pytest.raises(ValueError, match="read-only"):
+        sigma[0][:] = 9.0
+    mine = np.full(5, 0.3)
+    envs.set_attr("sigma", mine)
+    mine[:] = 9.0  # the caller's array stays the caller's
+    envs.set_attr("cost_rate", 0.002)  # converts every parameter again
+    np.testing.assert_array_equal(envs.get_attr("sigma")[0], np.full(5, 0.3))
+    with pytest.raises(ValueError, match="read-only"):
+        envs.get_attr("sigma")[0][:] = 9.0  # after set_attr too
+    np.testing.assert_allclose(envs._params.vol.numpy(), 0.3 * np.sqrt(envs.params.dt), 1e-6)
