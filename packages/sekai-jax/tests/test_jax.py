@@ -14,11 +14,9 @@ import pytest
 
 import sekai
 from sekai.jax import FunctionalEnv, JaxVecEnv, make_functional
-from sekai.jax.functional import cond, draw
 from sekai.spaces import Box, Discrete
 from sekai.testing.kernel_modes import MODE_CHECKS, ModeCase
 from sekai.vector.kernel import ArrayKernel, Draw
-from sekai.vector.kernel_step import transition
 
 
 @pytest.mark.parametrize("check", MODE_CHECKS.values(), ids=list(MODE_CHECKS))
@@ -163,42 +161,6 @@ def test_reset_noise_is_drawn_inside_the_autoreset_branch_only() -> None:
     jaxpr = jax.make_jaxpr(env.step)(jax.random.PRNGKey(1), state, jnp.zeros(5, jnp.int32))
     assert (5, 7) not in _shapes_outside_cond(jaxpr)  # drawn only in steps that reset
     assert any(eqn.primitive.name == "cond" for eqn in jaxpr.jaxpr.eqns)
-
-
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: FunctionalEnv(_NoisyReset(), 5),
-        lambda: make_functional("Portfolio-v0", 3, episode_length=3, lookback=4),
-    ],
-)
-def test_drawing_reset_noise_in_the_branch_keeps_every_transition(make: Any) -> None:
-    env = make()
-    kernel, n = env.kernel, env.num_envs
-
-    def drawn_every_step(key: Any, state: Any, action: Any) -> Any:
-        p = env._params(None)
-        step_key, reset_key = jax.random.split(key)
-        return transition(
-            kernel, jnp, p, state, action,
-            draw(step_key, kernel.step_draws(p), n, env.dtype),
-            draw(reset_key, kernel.reset_draws(p), n, env.dtype),
-            max_episode_steps=env.max_episode_steps,
-            observation_dtype=env.observation_dtype,
-            when=cond,
-        )  # fmt: skip
-
-    action = jnp.asarray(np.stack([env.action_space.sample() for _ in range(n)]))
-    lazy_step, eager_step = jax.jit(env.step), jax.jit(drawn_every_step)
-    lazy = before = env.reset(jax.random.PRNGKey(0)).state
-    resets = 0
-    for key in jax.random.split(jax.random.PRNGKey(1), 8):  # through autoresets
-        new, old = lazy_step(key, lazy, action), eager_step(key, before, action)
-        for got, want in zip(jax.tree_util.tree_leaves(new), jax.tree_util.tree_leaves(old)):
-            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-        lazy, before = new.state, old.state
-        resets += int(new.done.any())
-    assert resets >= 2
 
 
 def test_make_functional_takes_minus_one_to_remove_the_time_limit() -> None:

@@ -143,16 +143,6 @@ def test_reset_noise_is_drawn_in_steps_that_reset_only_but_every_step_in_a_cuda_
     assert draws_per_step(graph)[1:] == [["state"]] * 3  # fixed launches (1: the capture)
 
 
-def test_actions_that_require_grad_are_detached() -> None:
-    envs = sekai.make_vec("Portfolio-v0", 2, vectorization_mode="torch", episode_length=3)
-    envs.reset(seed=0)
-    bias = torch.zeros(6, requires_grad=True)  # a policy's parameters
-    for _ in range(5):  # through an autoreset
-        out = envs.step(torch.softmax(envs.state["weights"] + bias, dim=-1))
-    leaves = [*envs.state.values(), out.rewards, *out.observations.values()]
-    assert not any(leaf.requires_grad for leaf in leaves)
-
-
 def test_close_drops_the_device_copies_of_the_params() -> None:
     envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="torch")
     envs.reset(seed=0)
@@ -193,9 +183,3 @@ def test_without_value_checks_the_shape_is_checked_and_float_indices_cast(
     for batch in (np.array([1]), torch.ones(1, dtype=torch.int64), torch.ones((4, 1))):
         with pytest.raises(ValueError, match=r"^actions must have shape \(4,\) \(4 sub-envs"):
             envs.step(batch)
-    trading = sekai.make_vec("Trading-v0", 2, vectorization_mode="torch", **kwargs)
-    trading.reset(seed=0)
-    for batch in (np.array([0.0, 2.0]), torch.tensor([0.0, 2.0])):
-        assert [info["position"] for info in trading.step(batch).infos][1] == pytest.approx(
-            1.0, abs=0.1
-        )

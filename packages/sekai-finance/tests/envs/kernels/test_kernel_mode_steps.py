@@ -1,0 +1,73 @@
+"""What the jax and torch modes' step does with a finance kernel: the reset noise drawn only in
+steps that reset keeps every transition, actions that require grad are detached, and without
+value checks float positions still index the Trading kernel. (Here, not in the sekai-jax and
+sekai-torch suites: those sessions do not install sekai-finance; the accel session runs this.)"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+
+jax = pytest.importorskip("jax")
+torch = pytest.importorskip("torch")
+
+import jax.numpy as jnp  # noqa: E402
+
+from sekai.jax import make_functional  # noqa: E402
+from sekai.jax.functional import cond, draw  # noqa: E402
+from sekai.vector.kernel_step import transition  # noqa: E402
+
+
+def test_drawing_portfolio_reset_noise_in_the_branch_keeps_every_transition() -> None:
+    env = make_functional("Portfolio-v0", 3, episode_length=3, lookback=4)
+    kernel, n = env.kernel, env.num_envs
+
+    def drawn_every_step(key: Any, state: Any, action: Any) -> Any:
+        p = env._params(None)
+        step_key, reset_key = jax.random.split(key)
+        return transition(
+            kernel, jnp, p, state, action,
+            draw(step_key, kernel.step_draws(p), n, env.dtype),
+            draw(reset_key, kernel.reset_draws(p), n, env.dtype),
+            max_episode_steps=env.max_episode_steps,
+            observation_dtype=env.observation_dtype,
+            when=cond,
+        )  # fmt: skip
+
+    action = jnp.asarray(np.stack([env.action_space.sample() for _ in range(n)]))
+    lazy_step, eager_step = jax.jit(env.step), jax.jit(drawn_every_step)
+    lazy = before = env.reset(jax.random.PRNGKey(0)).state
+    resets = 0
+    for key in jax.random.split(jax.random.PRNGKey(1), 8):  # through autoresets
+        new, old = lazy_step(key, lazy, action), eager_step(key, before, action)
+        for got, want in zip(jax.tree_util.tree_leaves(new), jax.tree_util.tree_leaves(old)):
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        lazy, before = new.state, old.state
+        resets += int(new.done.any())
+    assert resets >= 2
+
+
+def test_torch_actions_that_require_grad_are_detached() -> None:
+    envs = sekai.make_vec("Portfolio-v0", 2, vectorization_mode="torch", episode_length=3)
+    envs.reset(seed=0)
+    bias = torch.zeros(6, requires_grad=True)  # a policy's parameters
+    for _ in range(5):  # through an autoreset
+        out = envs.step(torch.softmax(envs.state["weights"] + bias, dim=-1))
+    leaves = [*envs.state.values(), out.rewards, *out.observations.values()]
+    assert not any(leaf.requires_grad for leaf in leaves)
+
+
+@pytest.mark.parametrize("check_actions", [True, False])
+def test_torch_float_positions_index_the_trading_kernel_with_or_without_checks(
+    check_actions: bool,
+) -> None:
+    kwargs = {"vector_kwargs": {"check_actions": check_actions}}
+    trading = sekai.make_vec("Trading-v0", 2, vectorization_mode="torch", **kwargs)
+    trading.reset(seed=0)
+    for batch in (np.array([0.0, 2.0]), torch.tensor([0.0, 2.0])):
+        positions = [info["position"] for info in trading.step(batch).infos]
+        assert positions[1] == pytest.approx(1.0, abs=0.1)
