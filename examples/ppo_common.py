@@ -170,11 +170,20 @@ _POSITIVE = (
 
 def _check_args(args: argparse.Namespace) -> str | None:
     """The first problem with the flags (None: none), in the words of a usage error."""
-    for name in _POSITIVE:
+    return check_sizes(args, _POSITIVE, ("lr", "init_std", "time_limit")) or _check_env(args.env_id)
+
+
+def check_sizes(
+    args: argparse.Namespace, counts: Sequence[str], rates: Sequence[str]
+) -> str | None:
+    """The first usage error among PPO's size flags (None: none): ``counts`` at least 1,
+    ``rates`` positive (None allowed), and minibatches that split the rollout batch evenly.
+    Shared by the examples' argument checks."""
+    for name in counts:
         value = getattr(args, name)
         if value < 1:
             return f"--{name.replace('_', '-')} must be at least 1, got {value}."
-    for name in ("lr", "init_std", "time_limit"):
+    for name in rates:
         value = getattr(args, name)
         if value is not None and not value > 0:
             return f"--{name.replace('_', '-')} must be positive, got {value}."
@@ -189,7 +198,7 @@ def _check_args(args: argparse.Namespace) -> str | None:
             f"--num-envs x --num-steps ({batch}) must split into --num-minibatches "
             f"({args.num_minibatches}) equal minibatches."
         )
-    return _check_env(args.env_id)
+    return None
 
 
 def _check_env(env_id: str) -> str | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,9 @@ import sekai
 from sekai.error import EnvNotFound
 from sekai.finance.baselines import AvellanedaStoikov, OptimalQuotes, RandomPolicy, evaluate
 from sekai.spaces import Box
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # ppo_common sits next to this file
+from ppo_common import check_sizes
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -69,24 +73,7 @@ _POSITIVE = (
 
 def _check_args(args: argparse.Namespace) -> str | None:
     """The first problem with the flags (None: none), in the words of a usage error."""
-    for name in _POSITIVE:
-        value = getattr(args, name)
-        if value < 1:
-            return f"--{name.replace('_', '-')} must be at least 1, got {value}."
-    if not args.learning_rate > 0:
-        return f"--learning-rate must be positive, got {args.learning_rate}."
-    batch = args.num_envs * args.num_steps
-    if args.num_minibatches > batch:
-        return (
-            f"--num-minibatches ({args.num_minibatches}) is larger than the batch, "
-            f"--num-envs x --num-steps ({batch})."
-        )
-    if batch % args.num_minibatches:
-        return (
-            f"--num-envs x --num-steps ({batch}) must split into --num-minibatches "
-            f"({args.num_minibatches}) equal minibatches."
-        )
-    return _check_env(args.env_id)
+    return check_sizes(args, _POSITIVE, ("learning_rate",)) or _check_env(args.env_id)
 
 
 def _check_env(env_id: str) -> str | None:
