@@ -31,6 +31,9 @@ import numpy as np
 import sekai
 from sekai.vector import ProcVecEnv
 from faulty import *
+if os.environ.get("SEKAI_TEST_PROC_PIPES"):  # the transport fixture's pipes-only run
+    import sekai.vector.proc.pool
+    sekai.vector.proc.pool.USE_MAIL = False
 # Ctrl-C as in a terminal, even when the tests run as a background job (started with it ignored)
 signal.signal(signal.SIGINT, signal.default_int_handler)
 """
@@ -103,6 +106,23 @@ def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONWARNINGS", "PYTHONPATH"}}
     env["FAULTY_MARKS"] = str(tmp_path / "marks")
     return env
+
+
+@pytest.fixture(autouse=True, params=["mail", "pipes"])
+def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs twice: with the workers' mailboxes where futexes are, and with
+    the pipes alone (the only transport elsewhere, and the fallback for long messages)."""
+    from sekai.vector.proc import futex, pool
+
+    if request.param == "mail":
+        if not futex.AVAILABLE:
+            pytest.skip("no futexes on this platform: ProcVecEnv uses its pipes alone")
+        monkeypatch.setattr(pool, "USE_MAIL", True)
+        monkeypatch.delenv("SEKAI_TEST_PROC_PIPES", raising=False)
+    else:
+        monkeypatch.setattr(pool, "USE_MAIL", False)
+        monkeypatch.setenv("SEKAI_TEST_PROC_PIPES", "1")
+    return str(request.param)
 
 
 @pytest.fixture

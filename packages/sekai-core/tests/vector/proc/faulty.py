@@ -173,8 +173,17 @@ def wait_gone(pids: list[int], timeout: float = 20.0) -> list[int]:
         time.sleep(0.02)
 
 
+def _is_resource_tracker(pid: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return b"multiprocessing.resource_tracker" in cmdline.read()
+    except OSError:
+        return False
+
+
 def descendants(root: int) -> list[int]:
-    """Every live process below ``root`` (zombies excluded)."""
+    """Every live process below ``root`` (zombies and multiprocessing's resource tracker, which
+    lives as long as the process that started it, excluded)."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -183,7 +192,7 @@ def descendants(root: int) -> list[int]:
                     fields = stat.read().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if fields[0] != "Z":
+            if fields[0] != "Z" and not _is_resource_tracker(entry):
                 parents[int(entry)] = int(fields[1])
     found: list[int] = []
     frontier = [root]

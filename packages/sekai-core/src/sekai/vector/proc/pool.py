@@ -5,6 +5,11 @@ sequence number, so a reply left unread by an interrupted call is dropped. Waiti
 watches each worker's process sentinel as well as its pipe, so a dead worker is noticed
 (never waited on forever), and an optional timeout stops a worker that does not answer.
 
+Where futexes are (Linux x86-64), a ``request`` goes through the workers' mailboxes in shared
+memory when every command fits (``mail``): one wake-up for all workers, one for the parent.
+Everything else still goes through the pipes, each message announced in the worker's mailbox
+first, since a worker with a mailbox sleeps on its futex word, not on its pipe.
+
 Besides those calls (``request``: one command to every worker, wait for every reply), commands
 can be posted without waiting (``post``, for ``send()``): their replies are kept as they arrive,
 also while a call waits for its own, undecoded, until ``recv()`` has taken them (the pool is
@@ -24,11 +29,14 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from typing import Any, NamedTuple, Protocol
 
+import numpy as np
+
 from sekai.error import VecEnvWorkerError
 from sekai.vector._batches import Arrival
 from sekai.vector._contract.errors import dumps, worker_error_class
 from sekai.vector._remote import read_reply
-from sekai.vector.proc import frames, protocol, worker
+from sekai.vector.proc import frames, futex, protocol, worker
+from sekai.vector.proc.mail import Mail
 from sekai.vector.proc.poller import Poller
 
 __all__ = ["DIED", "LOST", "Items", "Pool", "Reply", "WorkerHandle"]
@@ -44,6 +52,12 @@ _FORCE_GRACE = 0.5  # seconds between terminate() and kill() when closing
 _LONGEST_JOIN = 86400.0  # seconds: join() cannot wait 25 days or more in one go
 # A write of at most PIPE_BUF bytes reaches the pipe whole or not at all, even if interrupted.
 _ATOMIC = getattr(select, "PIPE_BUF", 0) - 4
+# Whether new pools give their workers mailboxes (where futexes are); tests turn it off to run
+# the pipes alone.
+USE_MAIL = futex.AVAILABLE
+# Seconds between checks for dead workers while the parent sleeps on its futex word (a dead
+# worker never wakes it).
+_MAIL_SLICE = 0.05
 
 
 class Items(Protocol):
@@ -131,6 +145,7 @@ class Pool:
         self.workers: list[WorkerHandle] = []
         self._poller = Poller()
         self._lifeline: Connection | None = None
+        self.mail: Mail | None = None
         # Replies to posted commands, (worker, reply bytes) until recv() decodes them.
         self._arrived: deque[Arrival] = deque()
 
@@ -142,6 +157,9 @@ class Pool:
             _preload_worker(self.ctx)
         lifeline_r, self._lifeline = self.ctx.Pipe(duplex=False)
         fork = self.ctx.get_start_method() == "fork"
+        if USE_MAIL:
+            self.mail = Mail.create(len(self.slices))
+        mail = None if self.mail is None else (self.mail.name, len(self.slices), self.mail.capacity)
         try:
             for index, (lo, hi) in enumerate(self.slices):
                 conn, child = self.ctx.Pipe()
@@ -150,7 +168,7 @@ class Pool:
                 inherited = [self._lifeline, *(w.conn for w in self.workers), conn] if fork else []
                 process = self.ctx.Process(  # type: ignore[attr-defined]
                     target=worker.run,
-                    args=(child, lifeline_r, os.getpid(), fork, inherited),
+                    args=(child, lifeline_r, os.getpid(), fork, inherited, mail, index),
                     name=f"ProcVecEnv-worker-{index}",
                     daemon=True,
                 )
@@ -166,6 +184,12 @@ class Pool:
                 self._poller.add(handle)
         finally:
             lifeline_r.close()
+
+    def started(self) -> None:
+        """Every worker answered a command, so has its mailbox mapped: unlink the block's name
+        (no name is left to leak, whatever happens later)."""
+        if self.mail is not None:
+            self.mail.unlink()
 
     # -- commands ----------------------------------------------------------------------------
 
@@ -206,10 +230,18 @@ class Pool:
         """
         self.raise_if_dead()
         messages = self._encode(op, self.workers, arguments, what, per_env)
-        for handle, message in zip(self.workers, messages):
-            handle.seq += 1  # before sending: a reply to this seq must never answer a later call
-            self._send(handle, message)
-        replies = self._collect(self.workers, timeout, protocol.name(op), kill=True)
+        mail = self.mail
+        if mail is not None and max(map(len, messages)) <= mail.capacity and mail.free():
+            for handle, message in zip(self.workers, messages):
+                handle.seq += 1  # a reply to this seq must never answer a later call
+                mail.put(handle.index, handle.seq, message)
+            mail.ring()
+            replies = self._collect_mail(self.workers, timeout, protocol.name(op))
+        else:
+            for handle in self.workers:
+                handle.seq += 1
+            self._send_all(self.workers, messages)
+            replies = self._collect(self.workers, timeout, protocol.name(op), kill=True)
         return [
             self._decode(handle, body) if body is not None else self._lost(handle)
             for handle, body in zip(self.workers, replies)
@@ -256,10 +288,11 @@ class Pool:
         self.raise_if_dead()
         handles = [handle for handle, _, _ in posts]
         messages = self._encode(op, handles, [argument for _, argument, _ in posts], what, per_env)
-        for (handle, _, tag), message in zip(posts, messages):
+        for handle, _, tag in posts:
             handle.seq += 1
             handle.posted[handle.seq] = tag  # before sending: its reply may come at once
-            self._send(handle, message)
+        self._send_all(handles, messages)
+        for handle in handles:
             if handle.dead is not None:
                 self._lose_posted(handle)
 
@@ -324,6 +357,20 @@ class Pool:
         for seq in list(handle.posted):
             self._keep(handle, seq, None, self._lost(handle))
 
+    def _send_all(self, handles: Sequence[WorkerHandle], messages: Sequence[bytes]) -> None:
+        """Send each worker its message (numbered ``handle.seq``) through its pipe; with
+        mailboxes, announce them and wake the workers first (they sleep on their futex word,
+        and read a long message while it is written)."""
+        mail = self.mail
+        if mail is not None:
+            bits = 0
+            for handle in handles:
+                mail.announce(handle.index, handle.seq)
+                bits |= mail.bit(handle.index)
+            mail.ring(bits)
+        for handle, message in zip(handles, messages):
+            self._send(handle, message)
+
     def _send(self, handle: WorkerHandle, message: bytes) -> None:
         if handle.dead is not None:
             return
@@ -367,6 +414,59 @@ class Pool:
                 if handle.index in pending and (body is not None or handle.dead is not None):
                     pending.discard(handle.index)
         return [replies.get(h.index) for h in handles]
+
+    def _collect_mail(
+        self, handles: Sequence[WorkerHandle], timeout: float | None, name: str
+    ) -> list[Any]:
+        """``_collect`` for commands put in the mailboxes: wait for their replies there (or
+        in the pipe, for those too long for a box)."""
+        mail = self.mail
+        assert mail is not None
+        bodies: dict[int, Any] = {}
+        pending = [h for h in handles if h.dead is None]
+        in_pipe: list[WorkerHandle] = []
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            answer = mail.answer()  # before the replies: one written after changes it
+            indices = np.array([h.index for h in pending], dtype=np.intp)
+            replied = mail.replied(indices, [h.seq for h in pending]).tolist()
+            waiting = []
+            for handle, done in zip(pending, replied):
+                if not done:
+                    waiting.append(handle)
+                    continue
+                body = mail.reply(handle.index)
+                if isinstance(body, int):  # mail.IN_PIPE
+                    in_pipe.append(handle)
+                else:
+                    bodies[handle.index] = body[8:]  # after the seq, as from the pipe
+            pending = waiting
+            if not pending:
+                break
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                for handle in pending:
+                    self._bury(
+                        handle,
+                        "TimeoutError",
+                        f"worker {handle.index} did not answer {name}() within {timeout:g} s "
+                        "and was stopped",
+                    )
+                break
+            end = now + _MAIL_SLICE if deadline is None else min(now + _MAIL_SLICE, deadline)
+            mail.sleep(answer, end)
+            # Dead workers never answer: look at the sentinels (and read what the pipes hold).
+            for handle, is_sentinel in self._poller.wait(0):
+                body = self._read(handle, is_sentinel)
+                if body is not None and handle in pending:  # a long reply, already here
+                    bodies[handle.index] = body
+            pending = [h for h in pending if h.dead is None and h.index not in bodies]
+        if in_pipe:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            for handle, body in zip(in_pipe, self._collect(in_pipe, remaining, name, kill=True)):
+                if body is not None:
+                    bodies[handle.index] = body
+        return [bodies.get(h.index) for h in handles]
 
     @staticmethod
     def _pending(handles: Sequence[WorkerHandle]) -> list[tuple[WorkerHandle, bool]]:
@@ -445,9 +545,9 @@ class Pool:
             live = [h for h in self.workers if h.dead is None]
             close = dumps(None)
             messages = [protocol.head(h.seq + 1, protocol.CLOSE) + close for h in live]
-            for handle, message in zip(live, messages):
+            for handle in live:
                 handle.seq += 1
-                self._send(handle, message)
+            self._send_all(live, messages)
             for handle, body in zip(live, self._collect(live, timeout, "close", kill=False)):
                 if body is not None:  # else it died or is late: it is stopped below
                     errors.extend(self._decode(handle, body).errors)
@@ -484,6 +584,9 @@ class Pool:
             if self._lifeline is not None:
                 self._lifeline.close()
                 self._lifeline = None
+            if self.mail is not None:
+                self.mail.release(owner=True)
+                self.mail = None
 
 
 def _join(process: Any, deadline: float) -> None:

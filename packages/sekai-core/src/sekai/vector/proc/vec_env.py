@@ -207,6 +207,7 @@ class ProcVecEnv(VecEnv):
             for reply in replies
             for rank, error in reply.errors
         )
+        pool.started()
         readies = [(lo, reply.entries) for (lo, _), reply in zip(self._slices, replies)]
         observation_space, action_space = check_slice_spaces(OWNER, readies)
         super().__init__(num_envs, observation_space, action_space, autoreset=autoreset)

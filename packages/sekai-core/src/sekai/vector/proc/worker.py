@@ -8,10 +8,13 @@ the reply. A watchdog thread ends the process when the parent dies.
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
+import select
 import signal
 import threading
+import time
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
@@ -22,12 +25,19 @@ from sekai.vector._contract.errors import describe
 from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._remote import Errors, build_slice, encode_reply, run_step, step_entries
 from sekai.vector.proc import frames, protocol
+from sekai.vector.proc.mail import Mail
 from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_at, write_rows
 
 __all__ = ["run"]
 
 OWNER = "ProcVecEnv"
 _WATCH_INTERVAL = 1.0  # seconds between checks of the parent's pid (fork only)
+# Seconds a worker with a mailbox sleeps at most before looking at its pipe anyway (a closed
+# pipe or a message whose announcement was cut short by an interrupt in the parent).
+_SLEEP = 1.0
+_PIPE_SLICE = 0.1  # seconds between looks at the mailbox while an announced message is due
+
+Command = tuple[int, int, Any, bool]  # seq, op, message, whether it came through the mailbox
 
 
 def _watch_parent(lifeline: Connection, parent_pid: int, check_pid: bool) -> None:
@@ -50,8 +60,14 @@ def _watch_parent(lifeline: Connection, parent_pid: int, check_pid: bool) -> Non
 class Worker:
     """The sub-envs of one worker process and the handlers of the commands."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, mail: Mail | None = None, index: int = 0) -> None:
         self.conn = conn
+        self.mail = mail
+        self.index = index
+        self.last = 0  # the sequence number of the last command handled
+        self._poll = select.poll() if mail is not None else None
+        if self._poll is not None:
+            self._poll.register(conn.fileno(), select.POLLIN)
         self.subs: list[CheckedSubEnv] = []
         self.first = 0
         self.shared: SharedBatch | None = None
@@ -78,15 +94,56 @@ class Worker:
         pipe = frames.channel(self.conn)
         while True:
             try:
-                messages = pipe.read()
+                commands = self._next(pipe)
             except (EOFError, OSError):
                 return
-            while messages:  # commands posted back to back can arrive together
-                message = messages.pop(0)
-                seq, op = protocol.read_head(message)
-                pipe.write(self.encode(seq, op, *self.answer(op, message)))
+            for seq, op, message, mailed in commands:
+                reply = self.encode(seq, op, *self.answer(op, message))
+                if mailed:
+                    assert self.mail is not None
+                    fits = len(reply) <= self.mail.capacity
+                    self.mail.send(self.index, seq, reply if fits else None)
+                    if not fits:
+                        pipe.write(reply)
+                else:
+                    pipe.write(reply)
+                self.last = seq
                 if op == protocol.CLOSE:
                     return
+
+    def _next(self, pipe: frames.Channel) -> list[Command]:
+        """The next commands, in order (waiting for one)."""
+        mail = self.mail
+        if mail is None:
+            return self._drain(pipe.read(), False)
+        while True:
+            bell = mail.bell()  # before looking: a ring after it wakes the wait below at once
+            # The mailbox first: a command there was put after every earlier one written to
+            # the pipe, so the pipe read after it holds those whole.
+            taken = mail.take(self.index)
+            commands = []
+            while pipe.pending or self._readable(0):
+                commands += self._drain(pipe.read(), False)
+            if taken is not None:
+                commands += self._drain([taken[1]], True)
+            if commands:
+                commands.sort(key=lambda command: command[0])
+                return commands
+            if mail.announced(self.index) > self.last:  # on its way through the pipe
+                self._readable(_PIPE_SLICE)
+            else:
+                mail.wait(self.index, bell, time.monotonic() + _SLEEP)
+
+    def _readable(self, timeout: float) -> bool:
+        assert self._poll is not None
+        return bool(self._poll.poll(math.ceil(timeout * 1000)))
+
+    @staticmethod
+    def _drain(messages: list[Any], mailed: bool) -> list[Command]:
+        """The commands ``messages`` hold, emptying the list (a channel's own)."""
+        commands = [(*protocol.read_head(message), message, mailed) for message in messages]
+        messages.clear()
+        return commands
 
     def answer(self, op: int, message: Any) -> tuple[Any, Errors]:
         """The entries and errors of the command ``message``."""
@@ -206,6 +263,8 @@ def run(
     parent_pid: int,
     check_pid: bool,
     inherited: Sequence[Connection],
+    mail: tuple[str, int, int] | None = None,
+    index: int = 0,
 ) -> None:
     """The worker process's entry point.
 
@@ -217,6 +276,8 @@ def run(
             the lifeline's write end).
         inherited: the parent's connections this process inherited (fork), closed at once so
             that only the parent holds them.
+        mail: the mailbox block's ``(name, number of workers, capacity)``, or None.
+        index: this worker's index (its mailbox).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     for connection in inherited:
@@ -224,8 +285,11 @@ def run(
     threading.Thread(
         target=_watch_parent, args=(lifeline, parent_pid, check_pid), daemon=True
     ).start()
-    worker = Worker(conn)
+    box = None if mail is None else Mail.attach(*mail)
+    worker = Worker(conn, box, index)
     try:
         worker.serve()
     finally:
         worker.release()
+        if box is not None:
+            box.release(owner=False)

@@ -1,0 +1,201 @@
+"""The mailboxes of a ProcVecEnv's workers: a shared-memory block through which a call that
+needs every worker (``step()``, ``reset()``, ...) reaches them and comes back with few system
+calls: the parent puts each worker's command in its inbox and wakes them all with one futex
+wake; each worker puts its reply in its outbox, and the last one to finish wakes the parent.
+
+Through pipes the same call costs the parent a write, a poll and a read per worker, and a
+wake-up per reply: on a many-core machine the parent, not the workers, bounds the step.
+
+The pipes stay for everything else: commands posted by ``send()`` (several may wait in a
+worker), messages too long for a box (both sides say so and use the pipe instead), and all
+commands while a worker has not taken the last one put in its inbox (after an interrupted
+call). A worker handles commands in the order of their sequence numbers whichever way they
+came. The block is made only where futexes are (``futex.AVAILABLE``).
+
+Layout (each part on its own cache line): the workers' futex word (the bell: the parent adds
+one and wakes the workers concerned), the parent's futex word (the answer: a worker writes a
+value of its own), one line of int64 counters per worker, then each worker's inbox and outbox.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from typing import Any
+
+import numpy as np
+
+from sekai.vector.proc import futex
+from sekai.vector.proc.shm import _attach, _Segment
+
+__all__ = ["CAPACITY", "IN_PIPE", "Mail"]
+
+CAPACITY = 1 << 16  # bytes of each inbox and outbox (pages are used only once written)
+IN_PIPE = -1  # the length of a message sent through the pipe instead
+_LINE = 64
+# The counters of a worker: the sequence number of the command in its inbox and its length
+# (written by the parent), the last one it took out, the one whose reply is in its outbox and
+# that reply's length (written by the worker), and the last command sent through its pipe
+# (written by the parent before the message).
+_COMMAND, _LENGTH, _TAKEN, _DONE, _REPLY, _PIPE = range(6)
+
+
+class Mail:
+    """The mailbox block of ``num_workers`` workers (``create`` in the parent, ``attach`` in
+    a worker)."""
+
+    def __init__(self, segment: _Segment, num_workers: int, capacity: int) -> None:
+        self._segment: _Segment | None = segment
+        self.name = segment.name
+        self.num_workers = num_workers
+        self.capacity = capacity
+        buf = segment.buf
+        assert buf is not None
+        self._words: Any = np.ndarray((2 * _LINE // 4,), np.int32, buf, 0)
+        self._bell = futex.address(buf, 0)
+        self._answer = futex.address(buf, _LINE)
+        self._counters: Any = np.ndarray((num_workers, _LINE // 8), np.int64, buf, 2 * _LINE)
+        start = 2 * _LINE + num_workers * _LINE
+        self._boxes = buf[start : start + 2 * num_workers * capacity]
+        # Each worker's inbox and outbox, views cut once.
+        self._in = [self._box(index, False) for index in range(num_workers)]
+        self._out = [self._box(index, True) for index in range(num_workers)]
+        self._unlinked = False
+
+    @staticmethod
+    def size(num_workers: int, capacity: int) -> int:
+        """Bytes of the block."""
+        return 2 * _LINE + num_workers * (_LINE + 2 * capacity)
+
+    @classmethod
+    def create(cls, num_workers: int, capacity: int = CAPACITY) -> Mail:
+        """A new block (parent side), named after this process so leaks are attributable."""
+        name = f"sekai_{os.getpid()}_mail_{secrets.token_hex(4)}"
+        segment = _Segment(name, create=True, size=cls.size(num_workers, capacity))
+        return cls(segment, num_workers, capacity)
+
+    @classmethod
+    def attach(cls, name: str, num_workers: int, capacity: int) -> Mail:
+        """The block created by the parent (worker side)."""
+        return cls(_attach(name), num_workers, capacity)
+
+    def _box(self, index: int, out: bool) -> memoryview:
+        start = (2 * index + out) * self.capacity
+        return self._boxes[start : start + self.capacity]
+
+    # -- the parent's side -------------------------------------------------------------------
+
+    def free(self) -> bool:
+        """Whether every worker took its last command out of its inbox."""
+        counters = self._counters
+        return bool((counters[:, _TAKEN] == counters[:, _COMMAND]).all())
+
+    def put(self, index: int, seq: int, message: bytes) -> None:
+        """Put command ``seq`` (at most ``capacity`` bytes) in the inbox of a worker that took
+        the last one (``free``); ``ring`` tells the workers."""
+        size = len(message)
+        self._in[index][:size] = message
+        counters = self._counters[index]
+        counters[_LENGTH] = size
+        counters[_COMMAND] = seq  # last: x86-64 shows stores in order, so the bytes are there
+
+    def announce(self, index: int, seq: int) -> None:
+        """Tell worker ``index`` that command ``seq`` comes through its pipe (before writing
+        it, then ``ring``): it reads the pipe instead of sleeping."""
+        self._counters[index, _PIPE] = seq
+
+    def ring(self, bits: int = futex.ALL) -> None:
+        """Wake the workers whose bits meet ``bits`` (``bit``) to read their inbox and pipe."""
+        self._words[0] += 1
+        futex.wake(self._bell, bits)
+
+    @staticmethod
+    def bit(index: int) -> int:
+        """The bit of worker ``index`` in the bitsets of ``ring``."""
+        return 1 << (index % 32)
+
+    def answer(self) -> int:
+        """The parent's futex word now (read it before looking at the replies, then ``sleep``
+        on it: a reply written in between changes it)."""
+        return int(self._words[_LINE // 4])
+
+    def replied(self, indices: Any, seqs: Any) -> Any:
+        """Which of workers ``indices`` (an index array) replied to their command ``seqs``."""
+        return self._counters[indices, _DONE] == seqs
+
+    def reply(self, index: int) -> memoryview | int:
+        """Worker ``index``'s last reply (see ``replied``): its bytes (valid until the next
+        command to it), or ``IN_PIPE``."""
+        size = int(self._counters[index, _REPLY])
+        return IN_PIPE if size == IN_PIPE else self._out[index][:size]
+
+    def sleep(self, answer: int, deadline: float) -> None:
+        """Sleep until the last worker replies (``answer`` read before the replies were
+        looked at), a signal, or ``deadline`` (``time.monotonic()``)."""
+        futex.wait(self._answer, answer, futex.ALL, deadline)
+
+    # -- a worker's side ---------------------------------------------------------------------
+
+    def bell(self) -> int:
+        """The workers' futex word now (read it before looking for commands, then ``wait``)."""
+        return int(self._words[0])
+
+    def wait(self, index: int, bell: int, deadline: float) -> None:
+        """Sleep until the parent rings for worker ``index`` (``bell`` read before looking for
+        commands), or ``deadline``."""
+        futex.wait(self._bell, bell, self.bit(index), deadline)
+
+    def announced(self, index: int) -> int:
+        """The last command announced to worker ``index`` as coming through its pipe."""
+        return int(self._counters[index, _PIPE])
+
+    def take(self, index: int) -> tuple[int, bytes] | None:
+        """The command in worker ``index``'s inbox not taken yet: ``(seq, message)``."""
+        counters = self._counters[index]
+        seq = int(counters[_COMMAND])
+        if seq == counters[_TAKEN]:
+            return None
+        message = bytes(self._in[index][: int(counters[_LENGTH])])
+        counters[_TAKEN] = seq
+        return seq, message
+
+    def send(self, index: int, seq: int, reply: bytes | None) -> None:
+        """Post worker ``index``'s reply to command ``seq`` (None: it goes through the pipe,
+        which the caller writes next), and wake the parent if every worker has replied."""
+        counters = self._counters[index]
+        if reply is None:
+            counters[_REPLY] = IN_PIPE
+        else:
+            self._out[index][: len(reply)] = reply
+            counters[_REPLY] = len(reply)
+        counters[_DONE] = seq
+        # Without the fence two workers finishing together could each miss the other's reply
+        # and neither would wake the parent.
+        futex.fence()
+        everyone = self._counters
+        if (everyone[:, _DONE] == everyone[:, _COMMAND]).all():
+            self._words[_LINE // 4] = (seq * self.num_workers + index) & 0x7FFFFFFF
+            futex.wake(self._answer)
+
+    # -- releasing ---------------------------------------------------------------------------
+
+    def unlink(self) -> None:
+        """Remove the block's name (parent side, once every worker has it mapped)."""
+        if not self._unlinked and self._segment is not None:
+            self._unlinked = True
+            with contextlib.suppress(FileNotFoundError):
+                self._segment.unlink()
+
+    def release(self, *, owner: bool) -> None:
+        """Unmap the block; the ``owner`` (the parent) unlinks it first if still named."""
+        if owner:
+            self.unlink()
+        segment, self._segment = self._segment, None
+        self._words = self._counters = None
+        for view in (*self._in, *self._out, self._boxes):
+            view.release()
+        self._in = self._out = []
+        if segment is not None:
+            with contextlib.suppress(BufferError):  # a view still alive: unmapped when it dies
+                segment.close()

@@ -1,0 +1,182 @@
+"""The workers' mailboxes (``sekai.vector.proc.mail``) and the futexes under them, then a
+ProcVecEnv using them: what goes through the boxes, what through the pipes, and long messages
+either way (every other test in this folder also runs with and without them)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.vector import ProcVecEnv
+from sekai.vector.proc import frames, futex
+from sekai.vector.proc.mail import IN_PIPE, Mail
+
+needs_futex = pytest.mark.skipif(not futex.AVAILABLE, reason="no futexes on this platform")
+
+
+@pytest.fixture
+def mail() -> Any:
+    box = Mail.create(3, capacity=64)
+    yield box
+    box.release(owner=True)
+
+
+@needs_futex
+def test_a_command_put_in_an_inbox_is_taken_once_and_frees_the_inbox(mail: Mail) -> None:
+    assert mail.free()
+    assert mail.take(1) is None
+    mail.put(1, 7, b"command")
+    assert not mail.free()
+    assert mail.take(1) == (7, b"command")
+    assert mail.take(1) is None
+    assert mail.free()
+    assert mail.take(0) is None  # the other inboxes stay empty
+
+
+@needs_futex
+def test_a_reply_is_seen_for_its_command_only(mail: Mail) -> None:
+    indices = np.arange(3)
+    mail.put(2, 5, b"c")
+    mail.take(2)
+    assert mail.replied(indices, [0, 0, 5]).tolist() == [True, True, False]
+    mail.send(2, 5, b"reply")
+    assert mail.replied(indices, [0, 0, 5]).tolist() == [True, True, True]
+    assert mail.replied(indices, [0, 0, 6]).tolist() == [True, True, False]
+    assert bytes(mail.reply(2)) == b"reply"  # type: ignore[arg-type]
+    mail.put(2, 6, b"c")
+    mail.take(2)
+    mail.send(2, 6, None)
+    assert mail.reply(2) == IN_PIPE
+
+
+@needs_futex
+def test_the_last_reply_changes_the_parents_word_and_an_earlier_one_does_not(
+    mail: Mail,
+) -> None:
+    for index in range(3):
+        mail.put(index, 1, b"c")
+        mail.take(index)
+    before = mail.answer()
+    mail.send(0, 1, b"r")
+    mail.send(1, 1, b"r")
+    assert mail.answer() == before  # others still working: the parent sleeps on
+    mail.send(2, 1, b"r")
+    assert mail.answer() != before
+
+
+@needs_futex
+def test_an_announced_pipe_command_is_seen_by_its_worker(mail: Mail) -> None:
+    assert mail.announced(1) == 0
+    mail.announce(1, 9)
+    assert (mail.announced(0), mail.announced(1)) == (0, 9)
+
+
+@needs_futex
+def test_a_futex_wait_returns_at_its_deadline_or_at_once_when_the_word_moved(
+    mail: Mail,
+) -> None:
+    start = time.monotonic()
+    mail.wait(0, mail.bell(), time.monotonic() + 0.05)
+    assert time.monotonic() - start >= 0.04
+    start = time.monotonic()
+    mail.wait(0, mail.bell() + 1, time.monotonic() + 30)  # not the word's value: no sleep
+    assert time.monotonic() - start < 10
+
+
+@needs_futex
+def test_a_ring_wakes_a_sleeping_worker_and_only_those_it_names(mail: Mail) -> None:
+    woke: dict[int, float] = {}
+
+    def sleeper(index: int) -> None:
+        bell = mail.bell()
+        mail.wait(index, bell, time.monotonic() + 5)
+        woke[index] = time.monotonic()
+
+    threads = [threading.Thread(target=sleeper, args=(i,)) for i in (0, 1)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.2)  # both asleep
+    start = time.monotonic()
+    mail._words[0] += 1  # the value moved, but only worker 1's bit is woken
+    futex.wake(mail._bell, mail.bit(1))
+    threads[1].join(5)
+    assert woke[1] - start < 4
+    assert 0 not in woke
+    mail.ring()
+    threads[0].join(5)
+    assert 0 in woke
+
+
+class Blob(sekai.Env):  # type: ignore[type-arg]
+    """Holds a payload that get_attr and set_attr move around."""
+
+    observation_space = sekai.Box(-1.0, 1.0, shape=(2,))
+    action_space = sekai.Discrete(2)
+
+    def __init__(self) -> None:
+        self.payload: Any = None
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        return sekai.ResetResult(np.zeros(2, dtype=np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        return sekai.StepResult(np.zeros(2, dtype=np.float32), 1.0, False, False, {})
+
+
+def _vec(num_envs: int = 4, workers: int = 2) -> ProcVecEnv:
+    return ProcVecEnv([Blob] * num_envs, num_workers=workers, context="fork")
+
+
+def test_step_goes_through_the_mailboxes_where_there_are_futexes(
+    transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes: list[int] = []
+    write = frames.FdChannel.write
+    monkeypatch.setattr(
+        frames.FdChannel, "write", lambda self, message: (writes.append(1), write(self, message))
+    )
+    with _vec() as vec:
+        vec.reset(seed=0)
+        writes.clear()
+        for _ in range(5):
+            vec.step(np.zeros(4, dtype=np.int64))
+        assert len(writes) == (0 if transport == "mail" else 5 * 2)
+        # send() always posts through the pipes: several commands may wait in a worker
+        writes.clear()
+        vec.send(np.zeros(2, dtype=np.int64), [0, 3])
+        assert sorted(vec.recv(2).env_ids.tolist()) == [0, 3]
+        assert len(writes) == 2
+
+
+def test_messages_too_long_for_a_box_go_through_the_pipes_both_ways(transport: str) -> None:
+    rng = np.random.default_rng(0)
+    # Longer than the boxes (64 KiB) and than what a pipe holds: the parent writes while
+    # the worker reads.
+    payload = rng.random(1_000_000)
+    with _vec() as vec:
+        vec.reset(seed=0)
+        vec.set_attr("payload", [payload, None, payload * 2, None])
+        got = vec.get_attr("payload")
+        np.testing.assert_array_equal(got[0], payload)
+        np.testing.assert_array_equal(got[2], payload * 2)
+        assert got[1] is None and got[3] is None
+        vec.set_attr("payload", [None] * 4)  # short again: back through the boxes
+        assert vec.get_attr("payload") == [None] * 4
+        assert vec.step(np.zeros(4, dtype=np.int64)).rewards.tolist() == [1.0] * 4
+
+
+def test_many_steps_never_wait_for_a_missed_wake_up(transport: str) -> None:
+    # A step takes a few milliseconds. A worker missing its wake-up sleeps a second before
+    # looking again, a parent 50 ms: 100 steps would take at least 5 s.
+    with _vec(8, 4) as vec:
+        vec.reset(seed=0)
+        start = time.monotonic()
+        for _ in range(100):
+            vec.step(np.zeros(8, dtype=np.int64))
+        assert time.monotonic() - start < 4
