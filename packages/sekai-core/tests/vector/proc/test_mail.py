@@ -128,6 +128,14 @@ class Blob(sekai.Env):  # type: ignore[type-arg]
     def step(self, action: Any) -> sekai.StepResult[Any]:
         return sekai.StepResult(np.zeros(2, dtype=np.float32), 1.0, False, False, {})
 
+    def big_or_slow(self) -> Any:
+        """A reply too long for a box at once (with ``payload`` set), or a short one after a
+        while."""
+        if self.payload is not None:
+            return np.ones(100_000)
+        time.sleep(0.3)
+        return None
+
 
 def _vec(num_envs: int = 4, workers: int = 2) -> ProcVecEnv:
     return ProcVecEnv([Blob] * num_envs, num_workers=workers, context="fork")
@@ -180,3 +188,14 @@ def test_many_steps_never_wait_for_a_missed_wake_up(transport: str) -> None:
         for _ in range(100):
             vec.step(np.zeros(8, dtype=np.int64))
         assert time.monotonic() - start < 4
+
+
+def test_a_long_reply_is_kept_while_another_worker_is_still_busy(transport: str) -> None:
+    # Worker 0's reply goes through its pipe at once; while worker 1 works, the parent looks
+    # at the pipes (for dead workers) and reads it there: it must not be lost.
+    with ProcVecEnv([Blob, Blob], num_workers=2, context="fork") as vec:
+        vec.set_attr("payload", [1, None])
+        for _ in range(2):
+            got = vec.call("big_or_slow")
+            np.testing.assert_array_equal(got[0], np.ones(100_000))
+            assert got[1] is None

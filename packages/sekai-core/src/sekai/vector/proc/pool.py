@@ -29,8 +29,6 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from typing import Any, NamedTuple, Protocol
 
-import numpy as np
-
 from sekai.error import VecEnvWorkerError
 from sekai.vector._batches import Arrival
 from sekai.vector._contract.errors import dumps, worker_error_class
@@ -424,11 +422,12 @@ class Pool:
         assert mail is not None
         bodies: dict[int, Any] = {}
         pending = [h for h in handles if h.dead is None]
+        everyone = [h.index for h in pending]
         in_pipe: list[WorkerHandle] = []
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             answer = mail.answer()  # before the replies: one written after changes it
-            indices = np.array([h.index for h in pending], dtype=np.intp)
+            indices = everyone if len(pending) == len(handles) else [h.index for h in pending]
             replied = mail.replied(indices, [h.seq for h in pending]).tolist()
             waiting = []
             for handle, done in zip(pending, replied):
@@ -455,12 +454,13 @@ class Pool:
                 break
             end = now + _MAIL_SLICE if deadline is None else min(now + _MAIL_SLICE, deadline)
             mail.sleep(answer, end)
-            # Dead workers never answer: look at the sentinels (and read what the pipes hold).
-            for handle, is_sentinel in self._poller.wait(0):
-                body = self._read(handle, is_sentinel)
-                if body is not None and handle in pending:  # a long reply, already here
-                    bodies[handle.index] = body
-            pending = [h for h in pending if h.dead is None and h.index not in bodies]
+            if time.monotonic() >= end:  # a dead worker never answers: look at the sentinels
+                for handle, is_sentinel in self._poller.wait(0):
+                    body = self._read(handle, is_sentinel)
+                    if body is not None:  # a reply too long for its box, already read
+                        bodies[handle.index] = body
+                pending = [h for h in pending if h.dead is None and h.index not in bodies]
+        in_pipe = [h for h in in_pipe if h.index not in bodies]
         if in_pipe:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             for handle, body in zip(in_pipe, self._collect(in_pipe, remaining, name, kill=True)):
