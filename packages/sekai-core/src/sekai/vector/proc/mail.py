@@ -22,16 +22,15 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from typing import Any
-
-import numpy as np
+from collections.abc import Iterable
 
 from sekai.vector.proc import futex
 from sekai.vector.proc.shm import _attach, _Segment
 
 __all__ = ["CAPACITY", "IN_PIPE", "Mail"]
 
-CAPACITY = 1 << 16  # bytes of each inbox and outbox (pages are used only once written)
+CAPACITY = 1 << 16  # bytes of each inbox and outbox at least (pages are used once written)
+PER_ENV = 1 << 11  # and at least this many bytes per sub-env of a worker (its step's reply)
 IN_PIPE = -1  # the length of a message sent through the pipe instead
 _LINE = 64
 # The counters of a worker: the sequence number of the command in its inbox and its length
@@ -39,6 +38,9 @@ _LINE = 64
 # that reply's length (written by the worker), and the last command sent through its pipe
 # (written by the parent before the message).
 _COMMAND, _LENGTH, _TAKEN, _DONE, _REPLY, _PIPE = range(6)
+_ROW = _LINE // 8  # int64 counters per worker (one cache line)
+_ANSWER = _LINE // 4  # the index of the parent's word among the int32 words
+_WORD = 0x7FFFFFFF  # futex words stay non-negative int32
 
 
 class Mail:
@@ -52,10 +54,11 @@ class Mail:
         self.capacity = capacity
         buf = segment.buf
         assert buf is not None
-        self._words: Any = np.ndarray((2 * _LINE // 4,), np.int32, buf, 0)
+        # Plain memoryviews, not NumPy arrays: reading or writing one number costs a fifth.
+        self._words = buf[: 2 * _LINE].cast("i")
         self._bell = futex.address(buf, 0)
         self._answer = futex.address(buf, _LINE)
-        self._counters: Any = np.ndarray((num_workers, _LINE // 8), np.int64, buf, 2 * _LINE)
+        self._counters = buf[2 * _LINE : 2 * _LINE + num_workers * _LINE].cast("q")
         start = 2 * _LINE + num_workers * _LINE
         self._boxes = buf[start : start + 2 * num_workers * capacity]
         # Each worker's inbox and outbox, views cut once.
@@ -67,6 +70,12 @@ class Mail:
     def size(num_workers: int, capacity: int) -> int:
         """Bytes of the block."""
         return 2 * _LINE + num_workers * (_LINE + 2 * capacity)
+
+    @staticmethod
+    def capacity_for(envs_per_worker: int) -> int:
+        """The box size for workers of up to ``envs_per_worker`` sub-envs (whole pages)."""
+        size = max(CAPACITY, PER_ENV * envs_per_worker)
+        return -(-size // 4096) * 4096
 
     @classmethod
     def create(cls, num_workers: int, capacity: int = CAPACITY) -> Mail:
@@ -89,25 +98,29 @@ class Mail:
     def free(self) -> bool:
         """Whether every worker took its last command out of its inbox."""
         counters = self._counters
-        return bool((counters[:, _TAKEN] == counters[:, _COMMAND]).all())
+        return all(
+            counters[base + _TAKEN] == counters[base + _COMMAND]
+            for base in range(0, len(counters), _ROW)
+        )
 
     def put(self, index: int, seq: int, message: bytes) -> None:
         """Put command ``seq`` (at most ``capacity`` bytes) in the inbox of a worker that took
         the last one (``free``); ``ring`` tells the workers."""
         size = len(message)
         self._in[index][:size] = message
-        counters = self._counters[index]
-        counters[_LENGTH] = size
-        counters[_COMMAND] = seq  # last: x86-64 shows stores in order, so the bytes are there
+        base = index * _ROW
+        self._counters[base + _LENGTH] = size
+        # Last: x86-64 shows stores in order, so a worker that sees it sees the bytes.
+        self._counters[base + _COMMAND] = seq
 
     def announce(self, index: int, seq: int) -> None:
         """Tell worker ``index`` that command ``seq`` comes through its pipe (before writing
         it, then ``ring``): it reads the pipe instead of sleeping."""
-        self._counters[index, _PIPE] = seq
+        self._counters[index * _ROW + _PIPE] = seq
 
     def ring(self, bits: int = futex.ALL) -> None:
         """Wake the workers whose bits meet ``bits`` (``bit``) to read their inbox and pipe."""
-        self._words[0] += 1
+        self._words[0] = (self._words[0] + 1) & _WORD
         futex.wake(self._bell, bits)
 
     @staticmethod
@@ -118,16 +131,17 @@ class Mail:
     def answer(self) -> int:
         """The parent's futex word now (read it before looking at the replies, then ``sleep``
         on it: a reply written in between changes it)."""
-        return int(self._words[_LINE // 4])
+        return self._words[_ANSWER]
 
-    def replied(self, indices: Any, seqs: Any) -> Any:
-        """Which of workers ``indices`` (an index array) replied to their command ``seqs``."""
-        return self._counters[indices, _DONE] == seqs
+    def replied(self, indices: Iterable[int], seqs: Iterable[int]) -> list[bool]:
+        """Which of workers ``indices`` replied to their command ``seqs``."""
+        counters = self._counters
+        return [counters[i * _ROW + _DONE] == seq for i, seq in zip(indices, seqs)]
 
     def reply(self, index: int) -> memoryview | int:
         """Worker ``index``'s last reply (see ``replied``): its bytes (valid until the next
         command to it), or ``IN_PIPE``."""
-        size = int(self._counters[index, _REPLY])
+        size = self._counters[index * _ROW + _REPLY]
         return IN_PIPE if size == IN_PIPE else self._out[index][:size]
 
     def sleep(self, answer: int, deadline: float) -> None:
@@ -139,7 +153,7 @@ class Mail:
 
     def bell(self) -> int:
         """The workers' futex word now (read it before looking for commands, then ``wait``)."""
-        return int(self._words[0])
+        return self._words[0]
 
     def wait(self, index: int, bell: int, deadline: float) -> None:
         """Sleep until the parent rings for worker ``index`` (``bell`` read before looking for
@@ -148,34 +162,38 @@ class Mail:
 
     def announced(self, index: int) -> int:
         """The last command announced to worker ``index`` as coming through its pipe."""
-        return int(self._counters[index, _PIPE])
+        return self._counters[index * _ROW + _PIPE]
 
     def take(self, index: int) -> tuple[int, bytes] | None:
         """The command in worker ``index``'s inbox not taken yet: ``(seq, message)``."""
-        counters = self._counters[index]
-        seq = int(counters[_COMMAND])
-        if seq == counters[_TAKEN]:
+        counters, base = self._counters, index * _ROW
+        seq = counters[base + _COMMAND]
+        if seq == counters[base + _TAKEN]:
             return None
-        message = bytes(self._in[index][: int(counters[_LENGTH])])
-        counters[_TAKEN] = seq
+        message = bytes(self._in[index][: counters[base + _LENGTH]])
+        counters[base + _TAKEN] = seq
         return seq, message
 
     def send(self, index: int, seq: int, reply: bytes | None) -> None:
         """Post worker ``index``'s reply to command ``seq`` (None: it goes through the pipe,
         which the caller writes next), and wake the parent if every worker has replied."""
-        counters = self._counters[index]
+        counters, base = self._counters, index * _ROW
         if reply is None:
-            counters[_REPLY] = IN_PIPE
+            counters[base + _REPLY] = IN_PIPE
         else:
             self._out[index][: len(reply)] = reply
-            counters[_REPLY] = len(reply)
-        counters[_DONE] = seq
+            counters[base + _REPLY] = len(reply)
+        counters[base + _DONE] = seq
         # Without the fence two workers finishing together could each miss the other's reply
         # and neither would wake the parent.
         futex.fence()
-        everyone = self._counters
-        if (everyone[:, _DONE] == everyone[:, _COMMAND]).all():
-            self._words[_LINE // 4] = (seq * self.num_workers + index) & 0x7FFFFFFF
+        if all(
+            counters[row + _DONE] == counters[row + _COMMAND]
+            for row in range(0, len(counters), _ROW)
+        ):
+            # A value no other reply writes: the parent's word changes even if it read the
+            # value an earlier reply wrote.
+            self._words[_ANSWER] = (seq * self.num_workers + index) & _WORD
             futex.wake(self._answer)
 
     # -- releasing ---------------------------------------------------------------------------
@@ -192,8 +210,7 @@ class Mail:
         if owner:
             self.unlink()
         segment, self._segment = self._segment, None
-        self._words = self._counters = None
-        for view in (*self._in, *self._out, self._boxes):
+        for view in (*self._in, *self._out, self._boxes, self._words, self._counters):
             view.release()
         self._in = self._out = []
         if segment is not None:

@@ -156,7 +156,8 @@ class Pool:
         lifeline_r, self._lifeline = self.ctx.Pipe(duplex=False)
         fork = self.ctx.get_start_method() == "fork"
         if USE_MAIL:
-            self.mail = Mail.create(len(self.slices))
+            widest = max(hi - lo for lo, hi in self.slices)
+            self.mail = Mail.create(len(self.slices), Mail.capacity_for(widest))
         mail = None if self.mail is None else (self.mail.name, len(self.slices), self.mail.capacity)
         try:
             for index, (lo, hi) in enumerate(self.slices):
@@ -428,7 +429,7 @@ class Pool:
         while True:
             answer = mail.answer()  # before the replies: one written after changes it
             indices = everyone if len(pending) == len(handles) else [h.index for h in pending]
-            replied = mail.replied(indices, [h.seq for h in pending]).tolist()
+            replied = mail.replied(indices, [h.seq for h in pending])
             waiting = []
             for handle, done in zip(pending, replied):
                 if not done:
