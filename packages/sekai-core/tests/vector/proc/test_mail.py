@@ -215,3 +215,8 @@ def test_a_pool_sizes_its_boxes_for_its_widest_worker(transport: str) -> None:
             assert mail is None
         else:
             assert mail is not None and mail.capacity == Mail.capacity_for(33)
+
+
+def test_futexes_a_sandbox_refuses_leave_proc_vec_env_its_pipes() -> None:
+    assert futex._works(lambda *args: -1) is False  # e.g. ENOSYS under a seccomp filter
+    assert futex._works(lambda *args: 0) is False  # a wait that did not see the word's value

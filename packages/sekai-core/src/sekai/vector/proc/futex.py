@@ -51,10 +51,24 @@ def _syscall() -> Any:
     return function
 
 
-_call = _syscall()
-AVAILABLE = _call is not None
-_dummy = ctypes.c_int32(0)  # a word of this process nobody waits on, for ``fence``
+_dummy = ctypes.c_int32(0)  # a word of this process nobody waits on (``fence``, the probe)
 _DUMMY = ctypes.addressof(_dummy)
+
+
+def _works(call: Any) -> bool:
+    """Whether the kernel answers the two operations used (a sandbox may refuse them)."""
+    if call(_SYS_FUTEX, _DUMMY, _WAKE_BITSET, 1, None, None, ALL) < 0:
+        return False
+    far = _Timespec(0, 0)  # the word holds 0, not 1: returns at once with EAGAIN
+    if call(_SYS_FUTEX, _DUMMY, _WAIT_BITSET, 1, ctypes.byref(far), None, ALL) == 0:
+        return False
+    return ctypes.get_errno() == errno.EAGAIN
+
+
+_call = _syscall()
+if _call is not None and not _works(_call):
+    _call = None
+AVAILABLE = _call is not None
 
 
 def address(buffer: Any, offset: int) -> int:
