@@ -17,7 +17,9 @@ chunk kept, so that load from other processes hits the contenders alike):
    workers (``--quick``: 4 on 2): ``send()`` / ``recv(batch_size=num_envs / 2)`` against
    ``step()`` (bar: >= 1.3x).
 4. The parent's CPU time per sub-env step (``time.process_time()`` of this process over the
-   timed chunks) at the most workers measured (bar: <= 3 us).
+   timed chunks) at the most workers measured (bar: <= 3 us). Where ProcVecEnv has its
+   workers' mailboxes (Linux x86-64), the same number of workers without them (pipes only)
+   is timed in the same race and reported beside, with its parent CPU.
 5. The 2-core bar: LimitOrderBook-v0 x 64 with 2 workers against sync (bar: >= 1.6x).
 
 ``--envs CartPole-v1`` runs rows 1, 2 and 4 on another env instead (row 1 without its
@@ -44,6 +46,7 @@ import sekai
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.spaces import Box, Discrete
+from sekai.vector.proc import pool as proc_pool
 
 BUDGET = 280.0  # seconds: rows not started by then print n/a
 ENVS = ("LimitOrderBook-v0", "Market-v0")
@@ -181,6 +184,12 @@ def scaling(table: Table, env_id: str, workers: list[int], rounds: int) -> None:
         vecs["sync"] = make(env_id, 64, None)
         for w in workers:
             vecs[str(w)] = make(env_id, 64, w)
+        if proc_pool.USE_MAIL:  # the same run without the mailboxes: what they save
+            proc_pool.USE_MAIL = False
+            try:
+                vecs["pipes"] = make(env_id, 64, max(workers))
+            finally:
+                proc_pool.USE_MAIL = True
         timers = {name: stepper(vec) for name, vec in vecs.items()}
         race(timers, rounds)
     except Exception as exc:  # a host that cannot run it: say why, go on
@@ -207,6 +216,13 @@ def scaling(table: Table, env_id: str, workers: list[int], rounds: int) -> None:
         "<= 3 us",
         cost <= 3.0,
     )
+    if "pipes" in timers:
+        pipes = timers["pipes"]
+        table.add(
+            f"{env_id} x64, proc {top} workers, pipes only (no mailboxes)",
+            f"{pipes.rate / sync:.2f}x ({pipes.rate:,.0f} steps/s); parent CPU per sub-env "
+            f"step {pipes.parent_us:.2f} us",
+        )
 
 
 def against_gymnasium(table: Table, env_id: str, rounds: int) -> None:
