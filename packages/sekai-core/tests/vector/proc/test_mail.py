@@ -4,6 +4,8 @@ either way (every other test in this folder also runs with and without them)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from typing import Any
@@ -220,3 +222,92 @@ def test_a_pool_sizes_its_boxes_for_its_widest_worker(transport: str) -> None:
 def test_futexes_a_sandbox_refuses_leave_proc_vec_env_its_pipes() -> None:
     assert futex._works(lambda *args: -1) is False  # e.g. ENOSYS under a seccomp filter
     assert futex._works(lambda *args: 0) is False  # a wait that did not see the word's value
+
+
+class Slow(Blob):
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        time.sleep(0.4)
+        return super().step(action)
+
+
+def test_a_dead_worker_is_found_while_signals_keep_interrupting_the_wait(transport: str) -> None:
+    # A signal every 20 ms (as a sampling profiler sends) ends each wait on the parent's futex
+    # word early; the dead worker must still be found (not reported as a timeout 10 s later).
+    with ProcVecEnv([Slow, Slow], num_workers=2, context="fork", step_timeout=10.0) as vec:
+        vec.reset(seed=0)
+        victim = vec._pool.workers[0].process.pid  # type: ignore[union-attr]
+        killer = threading.Timer(0.1, os.kill, (victim, signal.SIGKILL))
+        previous = signal.signal(signal.SIGALRM, lambda *args: None)
+        signal.setitimer(signal.ITIMER_REAL, 0.02, 0.02)
+        killer.start()
+        try:
+            with pytest.raises(sekai.VecEnvWorkerError) as caught:
+                vec.step(np.zeros(2, dtype=np.int64))
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0, 0)
+            signal.signal(signal.SIGALRM, previous)
+            killer.join()
+    assert caught.value.exc_type == "EOFError"
+    assert "exited unexpectedly" in caught.value.message
+
+
+def test_replies_are_copied_out_of_the_outboxes(
+    transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A view into an outbox kept by a traceback would keep the block mapped after close().
+    from sekai.vector.proc import pool
+
+    kinds: list[type] = []
+    decode = pool.Pool._decode
+    monkeypatch.setattr(
+        pool.Pool,
+        "_decode",
+        staticmethod(lambda handle, body: (kinds.append(type(body)), decode(handle, body))[1]),
+    )
+    with _vec() as vec:
+        vec.reset(seed=0)
+        kinds.clear()
+        vec.step(np.zeros(4, dtype=np.int64))
+        assert kinds == ([bytes, bytes] if transport == "mail" else [memoryview, memoryview])
+
+
+class _Inbox:
+    """A mailbox whose command is put just after the worker first looked (as by a call
+    Ctrl-C interrupts, the next call going through the pipe)."""
+
+    def __init__(self, command: bytes) -> None:
+        self.command: bytes | None = command
+        self.looks = 0
+
+    def bell(self) -> int:
+        return 0
+
+    def announced(self, index: int) -> int:
+        return 0
+
+    def take(self, index: int) -> tuple[int, bytes] | None:
+        self.looks += 1
+        if self.looks == 1 or self.command is None:
+            return None
+        command, self.command = self.command, None
+        return 5, command
+
+
+def test_a_worker_runs_a_mailbox_command_before_a_later_one_from_its_pipe() -> None:
+    from multiprocessing import Pipe
+
+    from sekai.vector.proc import protocol, worker
+
+    ours, theirs = Pipe()
+    try:
+        frames.channel(theirs).write(protocol.head(6, protocol.GET) + b"B")
+        inbox = _Inbox(protocol.head(5, protocol.GET) + b"A")
+        serving = worker.Worker(ours, inbox, 0)  # type: ignore[arg-type]
+        commands = serving._next(frames.channel(ours))
+        assert [(seq, op, mailed) for seq, op, _, mailed in commands] == [
+            (5, protocol.GET, True),
+            (6, protocol.GET, False),
+        ]
+    finally:
+        ours.close()
+        theirs.close()

@@ -56,6 +56,9 @@ USE_MAIL = futex.AVAILABLE
 # Seconds between checks for dead workers while the parent sleeps on its futex word (a dead
 # worker never wakes it).
 _MAIL_SLICE = 0.05
+# Seconds the parent waits for more of a reply flowing through a pipe while it waits on its
+# mailboxes (such a reply is stale; its worker reads its mailbox once it has written it all).
+_DRAIN = 0.002
 
 
 class Items(Protocol):
@@ -74,7 +77,19 @@ class Reply(NamedTuple):
 class WorkerHandle:
     """A worker process, its pipe and the sub-envs ``lo:hi`` it runs."""
 
-    __slots__ = ("channel", "conn", "dead", "hi", "index", "lo", "posted", "process", "seq")
+    __slots__ = (
+        "channel",
+        "conn",
+        "dead",
+        "heard",
+        "hi",
+        "index",
+        "lo",
+        "piped",
+        "posted",
+        "process",
+        "seq",
+    )
 
     def __init__(self, index: int, lo: int, hi: int, process: Any, conn: Connection) -> None:
         self.index = index
@@ -84,6 +99,8 @@ class WorkerHandle:
         self.conn = conn
         self.channel = frames.channel(conn)
         self.seq = 0
+        self.piped = 0  # the last command written to its pipe
+        self.heard = 0  # the last command whose reply was read from its pipe
         self.dead: VecEnvWorkerError | None = None  # why it is dead, once it is
         self.posted: dict[int, Any] = {}  # seq -> tag of the posted commands not answered yet
 
@@ -287,10 +304,9 @@ class Pool:
         self.raise_if_dead()
         handles = [handle for handle, _, _ in posts]
         messages = self._encode(op, handles, [argument for _, argument, _ in posts], what, per_env)
-        for handle, _, tag in posts:
+        for handle in handles:
             handle.seq += 1
-            handle.posted[handle.seq] = tag  # before sending: its reply may come at once
-        self._send_all(handles, messages)
+        self._send_all(handles, messages, [tag for _, _, tag in posts])
         for handle in handles:
             if handle.dead is not None:
                 self._lose_posted(handle)
@@ -356,10 +372,16 @@ class Pool:
         for seq in list(handle.posted):
             self._keep(handle, seq, None, self._lost(handle))
 
-    def _send_all(self, handles: Sequence[WorkerHandle], messages: Sequence[bytes]) -> None:
+    def _send_all(
+        self,
+        handles: Sequence[WorkerHandle],
+        messages: Sequence[bytes],
+        tags: Sequence[Any] | None = None,
+    ) -> None:
         """Send each worker its message (numbered ``handle.seq``) through its pipe; with
         mailboxes, announce them and wake the workers first (they sleep on their futex word,
-        and read a long message while it is written)."""
+        and read a long message while it is written). With ``tags``, each is a posted
+        command, kept with its tag just before it is sent (its reply may come at once)."""
         mail = self.mail
         if mail is not None:
             bits = 0
@@ -367,7 +389,9 @@ class Pool:
                 mail.announce(handle.index, handle.seq)
                 bits |= mail.bit(handle.index)
             mail.ring(bits)
-        for handle, message in zip(handles, messages):
+        for index, (handle, message) in enumerate(zip(handles, messages)):
+            if tags is not None:
+                handle.posted[handle.seq] = tags[index]
             self._send(handle, message)
 
     def _send(self, handle: WorkerHandle, message: bytes) -> None:
@@ -375,6 +399,7 @@ class Pool:
             return
         try:
             handle.channel.write(message)
+            handle.piped = handle.seq
         except (OSError, ValueError):  # its end is closed: it died
             self._bury(handle, "EOFError", DIED)
         except BaseException:
@@ -426,6 +451,8 @@ class Pool:
         everyone = [h.index for h in pending]
         in_pipe: list[WorkerHandle] = []
         deadline = None if timeout is None else time.monotonic() + timeout
+        look = time.monotonic() + _MAIL_SLICE  # when to look at the pipes and sentinels next
+        flowing = self._flowing(pending)
         while True:
             answer = mail.answer()  # before the replies: one written after changes it
             indices = everyone if len(pending) == len(handles) else [h.index for h in pending]
@@ -439,7 +466,9 @@ class Pool:
                 if isinstance(body, int):  # mail.IN_PIPE
                     in_pipe.append(handle)
                 else:
-                    bodies[handle.index] = body[8:]  # after the seq, as from the pipe
+                    # A copy: a view into the outbox would pin the block (a traceback that
+                    # outlives the call keeps it), and the bytes are few.
+                    bodies[handle.index] = bytes(body[8:])  # after the seq, as from the pipe
             pending = waiting
             if not pending:
                 break
@@ -453,14 +482,26 @@ class Pool:
                         "and was stopped",
                     )
                 break
-            end = now + _MAIL_SLICE if deadline is None else min(now + _MAIL_SLICE, deadline)
-            mail.sleep(answer, end)
-            if time.monotonic() >= end:  # a dead worker never answers: look at the sentinels
-                for handle, is_sentinel in self._poller.wait(0):
+            if flowing or now >= look:
+                # A dead worker never answers, and a worker writing an earlier (stale) reply
+                # longer than its pipe holds waits for it to be read before it reads its
+                # mailbox: read the pipes, closely while something flows through them.
+                span = _DRAIN if flowing else 0.0
+                if deadline is not None:
+                    span = min(span, max(0.0, deadline - now))
+                ready = self._pending(self.workers) or self._poller.wait(span)
+                flowing = any(not is_sentinel for _, is_sentinel in ready)
+                for handle, is_sentinel in ready:
                     body = self._read(handle, is_sentinel)
                     if body is not None:  # a reply too long for its box, already read
                         bodies[handle.index] = body
                 pending = [h for h in pending if h.dead is None and h.index not in bodies]
+                flowing = flowing or self._flowing(pending)
+                look = time.monotonic() + _MAIL_SLICE
+                continue
+            # Any wake-up (a signal's included) comes back here: the look above still comes
+            # every _MAIL_SLICE.
+            mail.sleep(answer, look if deadline is None else min(look, deadline))
         in_pipe = [h for h in in_pipe if h.index not in bodies]
         if in_pipe:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -468,6 +509,12 @@ class Pool:
                 if body is not None:
                     bodies[handle.index] = body
         return [bodies.get(h.index) for h in handles]
+
+    @staticmethod
+    def _flowing(handles: Sequence[WorkerHandle]) -> bool:
+        """Whether a reply is still due through the pipe of one of ``handles`` (to a command
+        sent through it, e.g. by ``send()`` before a ``reset()``), or half read."""
+        return any(h.heard < h.piped or h.channel.pending for h in handles)
 
     @staticmethod
     def _pending(handles: Sequence[WorkerHandle]) -> list[tuple[WorkerHandle, bool]]:
@@ -498,6 +545,7 @@ class Pool:
         while messages:  # each removed once handled: an interrupt leaves the rest there
             data = messages[0]
             seq = int.from_bytes(data[:8], "little", signed=True)
+            handle.heard = max(handle.heard, seq)
             if seq in handle.posted:
                 self._keep(handle, seq, (handle, memoryview(data)[8:]), None)
             elif seq == handle.seq:

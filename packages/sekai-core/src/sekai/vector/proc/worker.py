@@ -35,7 +35,9 @@ _WATCH_INTERVAL = 1.0  # seconds between checks of the parent's pid (fork only)
 # Seconds a worker with a mailbox sleeps at most before looking at its pipe anyway (a closed
 # pipe or a message whose announcement was cut short by an interrupt in the parent).
 _SLEEP = 1.0
-_PIPE_SLICE = 0.1  # seconds between looks at the mailbox while an announced message is due
+# Seconds between looks at the mailbox while an announced message is due through the pipe
+# (short: a Ctrl-C in the parent between announcing and writing leaves one that never comes).
+_PIPE_SLICE = 0.005
 
 Command = tuple[int, int, Any, bool]  # seq, op, message, whether it came through the mailbox
 
@@ -118,14 +120,21 @@ class Worker:
             return self._drain(pipe.read(), False)
         while True:
             bell = mail.bell()  # before looking: a ring after it wakes the wait below at once
-            # The mailbox first: a command there was put after every earlier one written to
-            # the pipe, so the pipe read after it holds those whole.
-            taken = mail.take(self.index)
-            commands = []
-            while pipe.pending or self._readable(0):
-                commands += self._drain(pipe.read(), False)
-            if taken is not None:
-                commands += self._drain([taken[1]], True)
+            commands: list[Command] = []
+            while True:
+                # The mailbox first: a command there was put after every earlier one written
+                # to the pipe, so the pipe read after it holds those whole. A command the pipe
+                # gave may follow one put in the mailbox meanwhile (by a call Ctrl-C cut
+                # short): look there again until the pipe gives nothing more.
+                taken = mail.take(self.index)
+                if taken is not None:
+                    commands += self._drain([taken[1]], True)
+                drained = False
+                while pipe.pending or self._readable(0):
+                    commands += self._drain(pipe.read(), False)
+                    drained = True
+                if not drained:
+                    break
             if commands:
                 commands.sort(key=lambda command: command[0])
                 return commands
