@@ -2,8 +2,9 @@
 
 Every command is pickled for every worker before anything is sent. Replies carry the command's
 sequence number, so a reply left unread by an interrupted call is dropped. Waiting always
-watches each worker's process sentinel as well as its pipe, so a dead worker is noticed
-(never waited on forever), and an optional timeout stops a worker that does not answer.
+watches each worker's process sentinel as well as its pipe (a wait on the mailboxes looks at
+them every 50 ms), so a dead worker is noticed (never waited on forever), and an optional
+timeout stops a worker that does not answer.
 
 Where futexes are (Linux x86-64), a ``request`` goes through the workers' mailboxes in shared
 memory when every command fits (``mail``): one wake-up for all workers, one for the parent.

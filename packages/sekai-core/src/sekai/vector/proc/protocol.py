@@ -1,7 +1,8 @@
 """The messages between a ProcVecEnv and its workers.
 
 A command is ``seq`` and ``op`` (``HEAD`` bytes) then the pickled argument; its reply is the same
-``seq`` (8 bytes) then the pickled ``(entries, errors)``. Both sides read the numbers without
+``seq`` (8 bytes) then the pickled ``(entries, errors)``: the same bytes whether they travel
+through the worker's pipe or its mailbox (``mail``). Both sides read the numbers without
 unpickling anything, so a message that cannot be unpickled is still answered and matched:
 
 - ``seq`` numbers the commands of one worker; the parent drops a reply whose ``seq`` is not the

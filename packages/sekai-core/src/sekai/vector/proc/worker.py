@@ -1,9 +1,10 @@
 """The ProcVecEnv worker process: runs a slice of the sub-envs, each through a ``SubEnv``.
 
 Autoreset, freezing and attribute access are ``SubEnv``'s (the same code SyncVecEnv runs);
-this module only receives commands, runs them on every sub-env of the slice (``run_each``: a
-failing sub-env does not stop the others), writes observations into shared memory and sends
-the reply. A watchdog thread ends the process when the parent dies.
+this module only receives commands (from its pipe, or from its mailbox where it has one),
+runs them on every sub-env of the slice (``run_each``: a failing sub-env does not stop the
+others), writes observations into shared memory and sends the reply the way the command came.
+A watchdog thread ends the process when the parent dies.
 """
 
 from __future__ import annotations
