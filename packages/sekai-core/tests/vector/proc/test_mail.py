@@ -4,6 +4,8 @@ either way (every other test in this folder also runs with and without them)."""
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import signal
 import threading
@@ -139,6 +141,26 @@ class Blob(sekai.Env):  # type: ignore[type-arg]
         return None
 
 
+def _spy(
+    monkeypatch: pytest.MonkeyPatch,
+    owner: type,
+    name: str,
+    note: Any,
+    *,
+    static: bool = False,
+) -> list[Any]:
+    """Record ``note(*args)`` on every call of ``owner.name`` (which still runs)."""
+    seen: list[Any] = []
+    original = getattr(owner, name)
+
+    def spy(*args: Any) -> Any:
+        seen.append(note(*args))
+        return original(*args)
+
+    monkeypatch.setattr(owner, name, staticmethod(spy) if static else spy)
+    return seen
+
+
 def _vec(num_envs: int = 4, workers: int = 2) -> ProcVecEnv:
     return ProcVecEnv([Blob] * num_envs, num_workers=workers, context="fork")
 
@@ -146,11 +168,7 @@ def _vec(num_envs: int = 4, workers: int = 2) -> ProcVecEnv:
 def test_step_goes_through_the_mailboxes_where_there_are_futexes(
     transport: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    writes: list[int] = []
-    write = frames.FdChannel.write
-    monkeypatch.setattr(
-        frames.FdChannel, "write", lambda self, message: (writes.append(1), write(self, message))
-    )
+    writes = _spy(monkeypatch, frames.FdChannel, "write", lambda self, message: message)
     with _vec() as vec:
         vec.reset(seed=0)
         writes.clear()
@@ -223,6 +241,14 @@ def test_futexes_a_sandbox_refuses_leave_proc_vec_env_its_pipes() -> None:
     assert futex._works(lambda *args: -1) is False  # e.g. ENOSYS under a seccomp filter
     assert futex._works(lambda *args: 0) is False  # a wait that did not see the word's value
 
+    def refuses_waits(*args: Any) -> int:  # wakes work, waits fail (not with EAGAIN)
+        if args[2] == futex._WAIT_BITSET:
+            ctypes.set_errno(errno.ENOSYS)
+            return -1
+        return 0
+
+    assert futex._works(refuses_waits) is False
+
 
 class Slow(Blob):
     def step(self, action: Any) -> sekai.StepResult[Any]:
@@ -257,13 +283,7 @@ def test_replies_are_copied_out_of_the_outboxes(
     # A view into an outbox kept by a traceback would keep the block mapped after close().
     from sekai.vector.proc import pool
 
-    kinds: list[type] = []
-    decode = pool.Pool._decode
-    monkeypatch.setattr(
-        pool.Pool,
-        "_decode",
-        staticmethod(lambda handle, body: (kinds.append(type(body)), decode(handle, body))[1]),
-    )
+    kinds = _spy(monkeypatch, pool.Pool, "_decode", lambda handle, body: type(body), static=True)
     with _vec() as vec:
         vec.reset(seed=0)
         kinds.clear()

@@ -10,7 +10,7 @@ from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sekai.vector.proc.pool import WorkerHandle
+    from sekai.vector.proc.handle import WorkerHandle
 
 __all__ = ["SLICE", "Poller"]
 

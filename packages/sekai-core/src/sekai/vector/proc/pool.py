@@ -28,23 +28,19 @@ from collections import deque
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
-from typing import Any, NamedTuple, Protocol
+from typing import Any
 
 from sekai.error import VecEnvWorkerError
 from sekai.vector._batches import Arrival
-from sekai.vector._contract.errors import dumps, worker_error_class
+from sekai.vector._contract.errors import dumps
 from sekai.vector._remote import read_reply
 from sekai.vector.proc import frames, futex, protocol, worker
+from sekai.vector.proc.handle import DIED, LOST, Items, Reply, WorkerHandle, unpicklable
 from sekai.vector.proc.mail import Mail
 from sekai.vector.proc.poller import Poller
 
-__all__ = ["DIED", "LOST", "Items", "Pool", "Reply", "WorkerHandle"]
+__all__ = ["USE_MAIL", "Pool"]
 
-DIED = "worker process exited unexpectedly"
-LOST = (
-    "worker process stopped: part of its reply was lost to an interrupt (Ctrl-C), so its pipe "
-    "could not be read in step any more"
-)
 # A dead worker's error is a plain VecEnvWorkerError, except a timeout's: `except TimeoutError`.
 _DEAD_CLASSES: dict[str, type] = {"TimeoutError": TimeoutError}
 _FORCE_GRACE = 0.5  # seconds between terminate() and kill() when closing
@@ -60,81 +56,6 @@ _MAIL_SLICE = 0.05
 # Seconds the parent waits for more of a reply flowing through a pipe while it waits on its
 # mailboxes (such a reply is stale; its worker reads its mailbox once it has written it all).
 _DRAIN = 0.002
-
-
-class Items(Protocol):
-    """Per-sub-env items, indexed by sub-env (a list, or rows read from a batch on demand)."""
-
-    def __getitem__(self, rank: int, /) -> Any: ...
-
-
-class Reply(NamedTuple):
-    """One worker's answer: its entries (or None) and the errors as (sub-env, exception)."""
-
-    entries: Any
-    errors: list[tuple[int, VecEnvWorkerError]]
-
-
-class WorkerHandle:
-    """A worker process, its pipe and the sub-envs ``lo:hi`` it runs."""
-
-    __slots__ = (
-        "channel",
-        "conn",
-        "dead",
-        "heard",
-        "hi",
-        "index",
-        "lo",
-        "piped",
-        "posted",
-        "process",
-        "seq",
-    )
-
-    def __init__(self, index: int, lo: int, hi: int, process: Any, conn: Connection) -> None:
-        self.index = index
-        self.lo = lo
-        self.hi = hi
-        self.process = process
-        self.conn = conn
-        self.channel = frames.channel(conn)
-        self.seq = 0
-        self.piped = 0  # the last command written to its pipe
-        self.heard = 0  # the last command whose reply was read from its pipe
-        self.dead: VecEnvWorkerError | None = None  # why it is dead, once it is
-        self.posted: dict[int, Any] = {}  # seq -> tag of the posted commands not answered yet
-
-    def failure(self, exc_type: str, message: str, cls: type | None = None) -> VecEnvWorkerError:
-        """The error naming this worker (and its sub-envs when it runs several), deriving
-        from ``cls`` too when given."""
-        return worker_error_class(cls)(
-            self.lo, exc_type, message, worker=self.index, ranks=range(self.lo, self.hi)
-        )
-
-    def death(self) -> VecEnvWorkerError:
-        """A new error like the one this worker died with (each call raises its own)."""
-        dead = self.dead or self.failure("EOFError", DIED)
-        return type(dead)(
-            dead.rank, dead.exc_type, dead.message, worker=dead.worker, ranks=dead.ranks
-        )
-
-
-def _unpicklable(what: str, handle: WorkerHandle, per_env: Items | None, exc: Exception) -> str:
-    """The message for a command that cannot be pickled, naming the sub-env when it can."""
-    where = "to the worker processes"
-    for rank in range(handle.lo, handle.hi):
-        if per_env is None:
-            break
-        try:
-            dumps(per_env[rank])
-        except Exception:
-            where = f"for sub-env {rank} to its worker process"
-            break
-    return (
-        f"ProcVecEnv cannot send {what} {where}: it cannot be pickled "
-        f"({type(exc).__name__}: {exc})."
-    )
 
 
 def _preload_worker(ctx: BaseContext) -> None:
@@ -278,7 +199,7 @@ class Pool:
             try:
                 messages.append(protocol.head(handle.seq + 1, op) + dumps(argument))
             except Exception as exc:
-                raise TypeError(_unpicklable(what, handle, per_env, exc)) from exc
+                raise TypeError(unpicklable(what, handle, per_env, exc)) from exc
         return messages
 
     def post(
@@ -337,13 +258,7 @@ class Pool:
             remaining = None if deadline is None else deadline - time.monotonic()
             ready = self._pending(waiting) or self._poller.wait(remaining)
             if not ready and remaining is not None and remaining <= 0:
-                for handle in waiting:
-                    self._bury(
-                        handle,
-                        "TimeoutError",
-                        f"worker {handle.index} did not answer {what}() within {timeout:g} s "
-                        "and was stopped",
-                    )
+                self._time_out(waiting, what, timeout)
                 break
             for handle, is_sentinel in ready:
                 self._read(handle, is_sentinel)
@@ -422,15 +337,8 @@ class Pool:
             remaining = None if deadline is None else deadline - time.monotonic()
             ready = self._pending(self.workers) or self._poller.wait(remaining)
             if not ready and remaining is not None and remaining <= 0:
-                for index in sorted(pending):
-                    handle = self.workers[index]
-                    if kill:
-                        self._bury(
-                            handle,
-                            "TimeoutError",
-                            f"worker {index} did not answer {name}() within {timeout:g} s "
-                            "and was stopped",
-                        )
+                if kill:
+                    self._time_out([self.workers[i] for i in sorted(pending)], name, timeout)
                 break
             for handle, is_sentinel in ready:
                 body = self._read(handle, is_sentinel)
@@ -475,13 +383,7 @@ class Pool:
                 break
             now = time.monotonic()
             if deadline is not None and now >= deadline:
-                for handle in pending:
-                    self._bury(
-                        handle,
-                        "TimeoutError",
-                        f"worker {handle.index} did not answer {name}() within {timeout:g} s "
-                        "and was stopped",
-                    )
+                self._time_out(pending, name, timeout)
                 break
             if flowing or now >= look:
                 # A dead worker never answers, and a worker writing an earlier (stale) reply
@@ -568,6 +470,16 @@ class Pool:
             error = handle.failure(type(exc).__name__, message, type(exc))
             return Reply(None, [(handle.lo, error)])
         return Reply(entries, errors)
+
+    def _time_out(self, handles: Sequence[WorkerHandle], what: str, timeout: Any) -> None:
+        """Stop ``handles``, which did not answer ``what`` within ``timeout`` seconds."""
+        for handle in handles:
+            self._bury(
+                handle,
+                "TimeoutError",
+                f"worker {handle.index} did not answer {what}() within {timeout:g} s "
+                "and was stopped",
+            )
 
     def _bury(self, handle: WorkerHandle, exc_type: str, message: str) -> None:
         """Mark ``handle`` dead (every later call needing it raises) and make sure it is."""

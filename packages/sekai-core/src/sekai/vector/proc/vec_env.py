@@ -30,7 +30,8 @@ from sekai.vector._contract.errors import unpicklable_detail
 from sekai.vector._in_process import env_factories
 from sekai.vector._remote import check_slice_spaces, checked_timeout
 from sekai.vector.proc import protocol
-from sekai.vector.proc.pool import DIED, Items, Pool, Reply
+from sekai.vector.proc.handle import DIED, Items, Reply
+from sekai.vector.proc.pool import Pool
 from sekai.vector.proc.shm import SharedBatch, is_fixed_size
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
