@@ -229,6 +229,13 @@ def finish_step(
         take: copies rows out of shared memory, or None when the replies carry them.
         flags: the shared-memory ``(terminated, truncated)`` arrays, or None.
     """
+    if take is not None and not any(reply[1] for reply in replies):
+        # The usual step: every sub-env's arrays are in shared memory, so only the infos are
+        # joined, one packed column per reply, with no chunk to make per worker.
+        columns = [(hi - lo, received(reply[0][0])) for (lo, hi), reply in zip(slices, replies)]
+        observations, rewards, terminated, truncated = take(None)
+        infos = PackedInfos(columns, vec.num_envs)
+        return vec._step_result(observations, rewards, terminated, truncated, infos)
     chunks: list[Chunk] = []
     errors: Errors = []
     for (lo, hi), (entries, reply_errors) in zip(slices, replies):

@@ -35,6 +35,7 @@ __all__ = [
     "decode_actions",
     "encode_reply",
     "encode_slices",
+    "raw_slices",
     "read_reply",
     "receive_step",
     "run_step",
@@ -44,6 +45,9 @@ __all__ = [
 ]
 
 Errors = list[tuple[int, ErrorInfo]]
+
+# The first byte of a bare reply (``encode_reply``); a pickle's is PROTO (0x80).
+BARE: Final = b"\x00"
 
 # Longer than any wait the platform can time (about 292 years): no limit.
 _NO_LIMIT: Final = threading.TIMEOUT_MAX
@@ -156,7 +160,14 @@ def encode_reply(command: str, entries: Any, errors: Errors) -> bytes:
     ``entries`` holds one result per sub-env of the slice (a list), or one value for the whole
     slice. Without errors a list is packed column by column (``sekai.vector._packing``). An
     entry that cannot be pickled becomes its sub-env's error, so the others still arrive.
+
+    The usual STEP reply, ``(deferred infos, None)`` (the rest is in shared memory) without
+    errors, travels bare: ``BARE`` then the infos' bytes, with nothing to unpickle around them.
     """
+    if not errors and type(entries) is tuple and len(entries) == 2:
+        infos, arrays = entries
+        if arrays is None and type(infos) is bytes:
+            return BARE + infos
     try:
         if not errors and type(entries) is list:
             return dumps((pack(entries), None))
@@ -192,6 +203,8 @@ def read_reply(
     Raises:
         Exception: whatever unpickling the reply raises (e.g. a class only the worker has).
     """
+    if body[0] == 0:  # BARE
+        return (bytes(body[1:]), None), []
     packed, infos = pickle.loads(body)
     errors = [
         (first + offset, worker_error(ErrorInfo(*info), first + offset, worker=worker))
@@ -345,16 +358,24 @@ def encode_slices(space: Space[Any], batch: Any, slices: Sequence[tuple[int, int
     for an array space, the array's dtype, row shape and raw bytes (far cheaper to pickle than
     the array; the batch is converted to bytes once and each slice's bytes cut from those);
     the rows themselves otherwise."""
-    if _raw(space, batch):
-        return _raw_slices(batch, slices)
+    raw = raw_slices(space, batch, slices)
+    if raw is not None:
+        dtype, shape, cuts = raw
+        return [(dtype, shape, cut) for cut in cuts]
     return [slice_rows(space, batch, lo, hi) for lo, hi in slices]
 
 
-def _raw_slices(batch: np.ndarray, slices: Sequence[tuple[int, int]]) -> list[Any]:
+def raw_slices(
+    space: Space[Any], batch: Any, slices: Sequence[tuple[int, int]]
+) -> tuple[str, tuple[int, ...], list[bytes]] | None:
+    """``(dtype, row shape, bytes of each slice)`` of a batch that travels as raw bytes (an
+    array space's; the batch converted to bytes once), else None."""
+    if not _raw(space, batch):
+        return None
     array = np.ascontiguousarray(batch)  # its own dtype: the env gets what step() gives
-    raw, dtype, shape = array.tobytes(), array.dtype.str, array.shape[1:]
+    raw, shape = array.tobytes(), array.shape[1:]
     row = array.itemsize * math.prod(shape)
-    return [(dtype, shape, raw[lo * row : hi * row]) for lo, hi in slices]
+    return array.dtype.str, shape, [raw[lo * row : hi * row] for lo, hi in slices]
 
 
 def _raw(space: Space[Any], batch: Any) -> bool:

@@ -231,12 +231,14 @@ class PackedInfos(LazyInfos):
     Args:
         chunks: ``(rows, packed column)`` per reply, in sub-env order; ``rows`` is the number of
             infos of the column, or the positions to take from it (an index array).
+        n: the number of infos in all (None: counted from ``chunks``).
     """
 
     __slots__ = ("_chunks",)
 
-    def __init__(self, chunks: Sequence[tuple[Any, Any]]) -> None:
-        n = sum(rows if isinstance(rows, int) else len(rows) for rows, _ in chunks)
+    def __init__(self, chunks: Sequence[tuple[Any, Any]], n: int | None = None) -> None:
+        if n is None:
+            n = sum(rows if isinstance(rows, int) else len(rows) for rows, _ in chunks)
         self._n = n  # LazyInfos.__init__, inlined: this runs on every step
         self._given = {}
         self._built = None

@@ -47,15 +47,23 @@ def test_a_reply_is_seen_for_its_command_only(mail: Mail) -> None:
     indices = range(3)
     mail.put(2, 5, b"c")
     mail.take(2)
-    assert mail.replied(indices, [0, 0, 5]) == [True, True, False]
+    assert mail.replies(indices, [0, 0, 5]) == [b"", b"", None]
     mail.send(2, 5, b"reply")
-    assert mail.replied(indices, [0, 0, 5]) == [True, True, True]
-    assert mail.replied(indices, [0, 0, 6]) == [True, True, False]
-    assert bytes(mail.reply(2)) == b"reply"  # type: ignore[arg-type]
+    assert mail.replies(indices, [0, 0, 5]) == [b"", b"", b"reply"]
+    assert mail.replies(indices, [0, 0, 6]) == [b"", b"", None]
+    assert mail.replies([2], [5], 2) == [b"ply"]  # from byte 2 on
     mail.put(2, 6, b"c")
     mail.take(2)
     mail.send(2, 6, None)
-    assert mail.reply(2) == IN_PIPE
+    assert mail.replies([2], [6]) == [IN_PIPE]
+
+
+@needs_futex
+def test_commands_put_in_every_inbox_at_once_are_taken_by_their_workers(mail: Mail) -> None:
+    mail.put_all([4, 5, 6], [b"a", b"bb", b"ccc"])
+    assert not mail.free()
+    assert [mail.take(index) for index in range(3)] == [(4, b"a"), (5, b"bb"), (6, b"ccc")]
+    assert mail.free()
 
 
 @needs_futex
@@ -71,6 +79,33 @@ def test_the_last_reply_changes_the_parents_word_and_an_earlier_one_does_not(
     assert mail.answer() == before  # others still working: the parent sleeps on
     mail.send(2, 1, b"r")
     assert mail.answer() != before
+
+
+@needs_futex
+def test_the_parent_wakes_the_first_workers_and_each_of_them_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    woken = _spy(monkeypatch, futex, "wake", lambda word, bits: bits, static=True)
+    box = Mail.create(40, capacity=64)
+    try:
+        box.ring()
+        for index in range(40):
+            box.relay(index)
+        box.ring(Mail.bit(7))  # a pipe's announcement wakes its worker itself
+    finally:
+        box.release(owner=True)
+
+    def workers(bits: int) -> set[int]:
+        return {index for index in range(32) if bits >> index & 1}
+
+    # 0-3 by the parent, 4-7 by worker 0, ..., 36-39 by worker 8 (bits wrap at 32), none after
+    assert [workers(bits) for bits in woken] == [
+        {0, 1, 2, 3},
+        *({4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3} for i in range(1, 8)),
+        {0, 1, 2, 3},
+        {4, 5, 6, 7},
+        {7},
+    ]
 
 
 @needs_futex
@@ -201,13 +236,14 @@ def test_messages_too_long_for_a_box_go_through_the_pipes_both_ways(transport: s
 
 def test_many_steps_never_wait_for_a_missed_wake_up(transport: str) -> None:
     # A step takes a few milliseconds. A worker missing its wake-up sleeps a second before
-    # looking again, a parent 50 ms: 100 steps would take at least 5 s.
-    with _vec(8, 4) as vec:
+    # looking again, a parent 50 ms: 100 steps would take at least 5 s. With 10 workers the
+    # parent wakes 4 of them and workers 0 and 1 wake the other 6.
+    with _vec(10, 10) as vec:
         vec.reset(seed=0)
         start = time.monotonic()
         for _ in range(100):
-            vec.step(np.zeros(8, dtype=np.int64))
-        assert time.monotonic() - start < 4
+            vec.step(np.zeros(10, dtype=np.int64))
+            assert time.monotonic() - start < 4
 
 
 def test_a_long_reply_is_kept_while_another_worker_is_still_busy(transport: str) -> None:
@@ -298,6 +334,9 @@ class _Inbox:
     def __init__(self, command: bytes) -> None:
         self.command: bytes | None = command
         self.looks = 0
+
+    def relay(self, index: int) -> None:
+        pass
 
     def bell(self) -> int:
         return 0

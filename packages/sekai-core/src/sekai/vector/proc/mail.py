@@ -1,7 +1,9 @@
 """The mailboxes of a ProcVecEnv's workers: a shared-memory block through which a call that
 needs every worker (``step()``, ``reset()``, ...) reaches them and comes back with few system
-calls: the parent puts each worker's command in its inbox and wakes them all with one futex
-wake; each worker puts its reply in its outbox, and the last one to finish wakes the parent.
+calls: the parent puts each worker's command in its inbox and wakes the first few with one futex
+wake, each woken worker wakes a few more (a tree: the parent's wake-up costs the same for 4
+workers or 64); each worker puts its reply in its outbox, and the last one to finish wakes the
+parent.
 
 Through pipes the same call costs the parent a write, a poll and a read per worker, and a
 wake-up per reply: on a many-core machine the parent, not the workers, bounds the step.
@@ -22,16 +24,17 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from sekai.vector.proc import futex
 from sekai.vector.proc.shm import _attach, _Segment
 
-__all__ = ["CAPACITY", "IN_PIPE", "Mail"]
+__all__ = ["CAPACITY", "FANOUT", "IN_PIPE", "Mail"]
 
 CAPACITY = 1 << 16  # bytes of each inbox and outbox at least (pages are used once written)
 PER_ENV = 1 << 11  # and at least this many bytes per sub-env of a worker (its step's reply)
 IN_PIPE = -1  # the length of a message sent through the pipe instead
+FANOUT = 4  # the workers each wake-up of the parent's tree reaches (``ring``)
 _LINE = 64
 # The counters of a worker: the sequence number of the command in its inbox and its length
 # (written by the parent), the last one it took out, the one whose reply is in its outbox and
@@ -65,6 +68,11 @@ class Mail:
         self._in = [self._box(index, False) for index in range(num_workers)]
         self._out = [self._box(index, True) for index in range(num_workers)]
         self._unlinked = False
+        # The bits ring() wakes (0), then those each worker relays to (index + 1).
+        self._relays = [
+            sum({self.bit(i) for i in range(FANOUT * node, min(FANOUT * (node + 1), num_workers))})
+            for node in range(num_workers + 1)
+        ]
 
     @staticmethod
     def size(num_workers: int, capacity: int) -> int:
@@ -113,15 +121,36 @@ class Mail:
         # Last: x86-64 shows stores in order, so a worker that sees it sees the bytes.
         self._counters[base + _COMMAND] = seq
 
+    def put_all(self, seqs: Sequence[int], messages: Sequence[bytes]) -> None:
+        """``put`` command ``seqs[i]`` in the inbox of worker ``i``, for every worker."""
+        inboxes, counters = self._in, self._counters
+        base = 0
+        for inbox, seq, message in zip(inboxes, seqs, messages):
+            size = len(message)
+            inbox[:size] = message
+            counters[base + _LENGTH] = size
+            counters[base + _COMMAND] = seq  # last, as in put()
+            base += _ROW
+
     def announce(self, index: int, seq: int) -> None:
         """Tell worker ``index`` that command ``seq`` comes through its pipe (before writing
         it, then ``ring``): it reads the pipe instead of sleeping."""
         self._counters[index * _ROW + _PIPE] = seq
 
-    def ring(self, bits: int = futex.ALL) -> None:
-        """Wake the workers whose bits meet ``bits`` (``bit``) to read their inbox and pipe."""
+    def ring(self, bits: int | None = None) -> None:
+        """Wake the workers whose bits meet ``bits`` (``bit``) to read their inbox and pipe;
+        None: every worker, in a tree (the parent wakes the first ``FANOUT``, each of them
+        the next ones, ``relay``), so the parent's wake-up costs the same for any number."""
         self._words[0] = (self._words[0] + 1) & _WORD
-        futex.wake(self._bell, bits)
+        futex.wake(self._bell, self._relays[0] if bits is None else bits)
+
+    def relay(self, index: int) -> None:
+        """Pass the parent's wake-up on (worker ``index``, when it took a command from its
+        inbox): to workers ``FANOUT * (index + 1)`` on, ``FANOUT`` of them. A worker that is
+        not asleep just looks in its inbox when it next would sleep."""
+        bits = self._relays[index + 1]
+        if bits:
+            futex.wake(self._bell, bits)
 
     @staticmethod
     def bit(index: int) -> int:
@@ -133,16 +162,22 @@ class Mail:
         on it: a reply written in between changes it)."""
         return self._words[_ANSWER]
 
-    def replied(self, indices: Iterable[int], seqs: Iterable[int]) -> list[bool]:
-        """Which of workers ``indices`` replied to their command ``seqs``."""
-        counters = self._counters
-        return [counters[i * _ROW + _DONE] == seq for i, seq in zip(indices, seqs)]
-
-    def reply(self, index: int) -> memoryview | int:
-        """Worker ``index``'s last reply (see ``replied``): its bytes (valid until the next
-        command to it), or ``IN_PIPE``."""
-        size = self._counters[index * _ROW + _REPLY]
-        return IN_PIPE if size == IN_PIPE else self._out[index][:size]
+    def replies(
+        self, indices: Iterable[int], seqs: Iterable[int], start: int = 0
+    ) -> list[bytes | int | None]:
+        """The replies of workers ``indices`` to their commands ``seqs``: a copy of each
+        reply's bytes from ``start`` on (a view into the outbox would pin the block), or
+        ``IN_PIPE``, or None where the worker has not replied yet."""
+        counters, out = self._counters, self._out
+        found: list[bytes | int | None] = []
+        for index, seq in zip(indices, seqs):
+            base = index * _ROW
+            if counters[base + _DONE] != seq:
+                found.append(None)
+                continue
+            size = counters[base + _REPLY]
+            found.append(IN_PIPE if size == IN_PIPE else out[index][start:size].tobytes())
+        return found
 
     def sleep(self, answer: int, deadline: float) -> None:
         """Sleep until the last worker replies (``answer`` read before the replies were

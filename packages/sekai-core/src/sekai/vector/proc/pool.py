@@ -20,6 +20,7 @@ its ``Inbox``): a reply whose unpickling Ctrl-C interrupts is unpickled again by
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import select
@@ -47,6 +48,9 @@ _FORCE_GRACE = 0.5  # seconds between terminate() and kill() when closing
 _LONGEST_JOIN = 86400.0  # seconds: join() cannot wait 25 days or more in one go
 # A write of at most PIPE_BUF bytes reaches the pipe whole or not at all, even if interrupted.
 _ATOMIC = getattr(select, "PIPE_BUF", 0) - 4
+# Reply(entries, errors), without the NamedTuple's own __new__ (a fifth of the cost): one per
+# worker and step.
+_reply = functools.partial(tuple.__new__, Reply)
 # Whether new pools give their workers mailboxes (where futexes are); tests turn it off to run
 # the pipes alone.
 USE_MAIL = futex.AVAILABLE
@@ -170,9 +174,11 @@ class Pool:
         messages = self._encode(op, self.workers, arguments, what, per_env)
         mail = self.mail
         if mail is not None and max(map(len, messages)) <= mail.capacity and mail.free():
-            for handle, message in zip(self.workers, messages):
+            seqs = []
+            for handle in self.workers:
                 handle.seq += 1  # a reply to this seq must never answer a later call
-                mail.put(handle.index, handle.seq, message)
+                seqs.append(handle.seq)
+            mail.put_all(seqs, messages)
             mail.ring()
             replies = self._collect_mail(self.workers, timeout, protocol.name(op))
         else:
@@ -180,8 +186,9 @@ class Pool:
                 handle.seq += 1
             self._send_all(self.workers, messages)
             replies = self._collect(self.workers, timeout, protocol.name(op), kill=True)
+        decode, lost = self._decode, self._lost
         return [
-            self._decode(handle, body) if body is not None else self._lost(handle)
+            decode(handle, body) if body is not None else lost(handle)
             for handle, body in zip(self.workers, replies)
         ]
 
@@ -193,11 +200,13 @@ class Pool:
         what: str,
         per_env: Items | None,
     ) -> list[bytes]:
-        """Every worker's message, all pickled before anything is sent."""
+        """Every worker's message, all pickled before anything is sent (an argument of type
+        ``bytes`` is one already encoded, ``protocol.step_payloads``: no command's is)."""
         messages = []
         for handle, argument in zip(handles, arguments):
             try:
-                messages.append(protocol.head(handle.seq + 1, op) + dumps(argument))
+                payload = argument if type(argument) is bytes else dumps(argument)
+                messages.append(protocol.head(handle.seq + 1, op) + payload)
             except Exception as exc:
                 raise TypeError(unpicklable(what, handle, per_env, exc)) from exc
         return messages
@@ -365,19 +374,16 @@ class Pool:
         while True:
             answer = mail.answer()  # before the replies: one written after changes it
             indices = everyone if len(pending) == len(handles) else [h.index for h in pending]
-            replied = mail.replied(indices, [h.seq for h in pending])
+            # After the seq, as from the pipe.
+            found = mail.replies(indices, [h.seq for h in pending], 8)
             waiting = []
-            for handle, done in zip(pending, replied):
-                if not done:
+            for handle, body in zip(pending, found):
+                if body is None:
                     waiting.append(handle)
-                    continue
-                body = mail.reply(handle.index)
-                if isinstance(body, int):  # mail.IN_PIPE
+                elif type(body) is int:  # mail.IN_PIPE
                     in_pipe.append(handle)
                 else:
-                    # A copy: a view into the outbox would pin the block (a traceback that
-                    # outlives the call keeps it), and the bytes are few.
-                    bodies[handle.index] = bytes(body[8:])  # after the seq, as from the pipe
+                    bodies[handle.index] = body
             pending = waiting
             if not pending:
                 break
@@ -469,7 +475,7 @@ class Pool:
             message = f"the reply cannot be unpickled in the parent process: {exc}"
             error = handle.failure(type(exc).__name__, message, type(exc))
             return Reply(None, [(handle.lo, error)])
-        return Reply(entries, errors)
+        return _reply((entries, errors))
 
     def _time_out(self, handles: Sequence[WorkerHandle], what: str, timeout: Any) -> None:
         """Stop ``handles``, which did not answer ``what`` within ``timeout`` seconds."""

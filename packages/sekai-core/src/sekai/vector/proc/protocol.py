@@ -31,9 +31,25 @@ CLOSE      None                                       None
 Observations travel in the entries only without shared memory; with it, a STEP's rewards and
 flags are in shared memory too. STEP's encoding is ``sekai.vector._batches``' and ``_remote``'s,
 shared with RayVecEnv's actors.
+
+Two forms skip pickling where a step of every sub-env would spend most of its time on it:
+
+- a STEP of every sub-env whose actions are an array travels raw (``step_payloads``): ``RAW``,
+  the length of a header (1 byte), the header (the pickled dtype and row shape, the same on
+  every step), then the slice's bytes;
+- its reply, when nothing failed and the rest is in shared memory, travels bare: ``BARE`` then
+  the infos' bytes (``sekai.vector._remote.encode_reply``).
 """
 
 from __future__ import annotations
+
+import functools
+import pickle
+from collections.abc import Sequence
+from typing import Any
+
+from sekai.spaces import Space
+from sekai.vector._remote import raw_slices
 
 __all__ = [
     "ATTACH",
@@ -43,12 +59,15 @@ __all__ = [
     "HEAD",
     "INIT",
     "NAMES",
+    "RAW",
     "RESET",
     "SET",
     "STEP",
+    "argument",
     "head",
     "name",
     "read_head",
+    "step_payloads",
 ]
 
 INIT, ATTACH, RESET, STEP, GET, SET, CALL, CLOSE = range(8)
@@ -71,3 +90,49 @@ def head(seq: int, op: int) -> bytes:
 def read_head(message: bytes | memoryview) -> tuple[int, int]:
     """``(seq, op)`` of a command."""
     return int.from_bytes(message[:8], "little", signed=True), message[8]
+
+
+RAW = 0  # the first byte of a raw STEP argument; a pickle's is PROTO (0x80)
+
+
+@functools.lru_cache(maxsize=64)
+def _header(dtype: str, shape: tuple[int, ...]) -> bytes | None:
+    """RAW, the header's length and the header of raw actions (None: too long for a byte)."""
+    header = pickle.dumps((dtype, shape), pickle.HIGHEST_PROTOCOL)
+    return bytes((RAW, len(header))) + header if len(header) < 256 else None
+
+
+@functools.lru_cache(maxsize=64)
+def _read_header(header: bytes) -> tuple[str, tuple[int, ...]]:
+    return pickle.loads(header)  # type: ignore[no-any-return]
+
+
+def step_payloads(
+    space: Space[Any], batch: Any, slices: Sequence[tuple[int, int]]
+) -> list[Any] | None:
+    """Every worker's STEP argument for a step of every sub-env, already encoded as raw bytes
+    (``Pool`` sends a ``bytes`` argument as it is), or None where the actions do not travel raw
+    (then ``sekai.vector._batches.step_arguments`` gives the arguments to pickle)."""
+    raw = raw_slices(space, batch, slices)
+    if raw is None:
+        return None
+    dtype, shape, cuts = raw
+    prefix = _header(dtype, shape)
+    if prefix is None:
+        return None
+    return [prefix + cut for cut in cuts]
+
+
+def argument(message: bytes | memoryview) -> Any:
+    """The argument of a command (after its ``HEAD``): unpickled, or a raw STEP's
+    ``(None, (dtype, row shape, bytes))``.
+
+    Raises:
+        Exception: whatever unpickling raises (e.g. a class this process cannot import).
+    """
+    view = memoryview(message)[HEAD:]
+    if view[0] != RAW:
+        return pickle.loads(view)
+    length = view[1]
+    dtype, shape = _read_header(bytes(view[2 : 2 + length]))
+    return None, (dtype, shape, view[2 + length :])

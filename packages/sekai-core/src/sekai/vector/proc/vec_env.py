@@ -303,7 +303,9 @@ class ProcVecEnv(VecEnv):
         self._raise_if_dead()
         self._batches.check_idle("step")
         batch = self._checked_actions(actions)
-        arguments = step_arguments(self.action_space, batch, self._slices)
+        arguments = protocol.step_payloads(self.action_space, batch, self._slices)
+        if arguments is None:
+            arguments = step_arguments(self.action_space, batch, self._slices)
         per_env = ActionRows(self._action_checker(), batch)
         replies = self._request(protocol.STEP, arguments, self._step_timeout, "the action", per_env)
         shared = self._shared

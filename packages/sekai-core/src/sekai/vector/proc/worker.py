@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import pickle
 import select
 import signal
 import threading
@@ -129,6 +128,7 @@ class Worker:
                 # short): look there again until the pipe gives nothing more.
                 taken = mail.take(self.index)
                 if taken is not None:
+                    mail.relay(self.index)
                     commands += self._drain([taken[1]], True)
                 drained = False
                 while pipe.pending or self._readable(0):
@@ -158,7 +158,7 @@ class Worker:
     def answer(self, op: int, message: Any) -> tuple[Any, Errors]:
         """The entries and errors of the command ``message``."""
         try:
-            argument = pickle.loads(memoryview(message)[protocol.HEAD :])
+            argument = protocol.argument(message)
         except Exception as exc:  # e.g. a class this process cannot import
             what = f"the command {protocol.name(op)}() cannot be unpickled in the worker"
             return None, [(0, describe(exc, what))]

@@ -1,0 +1,79 @@
+"""The two forms of ProcVecEnv messages that skip pickling: raw STEP actions and bare STEP
+replies (``sekai.vector.proc.protocol``, ``sekai.vector._remote``)."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sekai.spaces import Box, Dict, Discrete
+from sekai.vector._contract.errors import describe
+from sekai.vector._remote import decode_actions, encode_reply, encode_slices, read_reply
+from sekai.vector.proc import protocol
+
+SLICES = [(0, 2), (2, 5)]
+
+
+def _argument(payload: Any) -> Any:
+    """What a worker reads from a STEP message carrying ``payload``, as ``Pool`` sends it."""
+    data = payload if type(payload) is bytes else pickle.dumps(payload)
+    return protocol.argument(protocol.head(1, protocol.STEP) + data)
+
+
+@pytest.mark.parametrize(
+    ("space", "batch"),
+    [
+        (Discrete(3), np.array([0, 2, 1, 1, 0], dtype=np.int64)),
+        (Box(-1, 1, (2, 3), np.float32), np.arange(30, dtype=np.float32).reshape(5, 2, 3)),
+        (Discrete(3), np.array([0, 2, 1, 1, 0], dtype=np.int32)),  # the batch's own dtype
+    ],
+)
+def test_raw_step_actions_reach_each_worker_as_its_rows(space: Any, batch: Any) -> None:
+    payloads = protocol.step_payloads(space, batch, SLICES)
+    assert payloads is not None
+    assert all(type(p) is bytes and p[0] == protocol.RAW for p in payloads)
+    for (lo, hi), payload, pickled in zip(SLICES, payloads, encode_slices(space, batch, SLICES)):
+        positions, actions = _argument(payload)
+        assert positions is None
+        decoded = decode_actions(space, actions)
+        assert decoded.dtype == batch.dtype and decoded.flags.writeable
+        np.testing.assert_array_equal(decoded, batch[lo:hi])
+        # the same actions as the pickled form gives
+        np.testing.assert_array_equal(decoded, decode_actions(space, pickled))
+
+
+def test_actions_that_are_not_one_array_are_pickled() -> None:
+    space = Dict({"a": Discrete(2)})
+    batch = {"a": np.zeros(5, dtype=np.int64)}
+    assert protocol.step_payloads(space, batch, SLICES) is None
+
+
+def test_a_pickled_argument_reads_as_before() -> None:
+    assert _argument(("name", [1, 2])) == ("name", [1, 2])
+
+
+def test_a_step_reply_without_errors_travels_bare() -> None:
+    blob = pickle.dumps([{"x": 1}, {"x": 2}])
+    reply = encode_reply("step", (blob, None), [])
+    assert reply == b"\x00" + blob  # nothing pickled around the infos
+    entries, errors = read_reply(memoryview(b"seq-head" + reply)[8:], 0, 0)
+    assert entries == (blob, None) and type(entries[0]) is bytes
+    assert errors == []
+
+
+def test_other_replies_are_pickled_and_read_back() -> None:
+    blob = pickle.dumps([{}, {}])
+    error = describe(ValueError("bad"))
+    failed = encode_reply("step", (blob, None), [(1, error)])
+    assert failed[:1] == pickle.PROTO
+    entries, errors = read_reply(failed, 10, 3)
+    assert entries == (blob, None)
+    assert [(rank, e.exc_type, e.worker) for rank, e in errors] == [(11, "ValueError", 3)]
+    arrays = (blob, (np.zeros(2), np.zeros(2, bool), np.zeros(2, bool), [1, 2]))
+    with_arrays = encode_reply("step", arrays, [])  # no shared memory: not bare
+    assert with_arrays[:1] == pickle.PROTO
+    assert read_reply(with_arrays, 0, 0)[0][1][3] == [1, 2]
+    assert read_reply(encode_reply("get_attr", [b"a", None], []), 0, 0) == ([b"a", None], [])
