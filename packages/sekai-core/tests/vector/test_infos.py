@@ -10,7 +10,7 @@ import pytest
 
 import sekai
 from sekai.spaces import Box, Dict
-from sekai.vector._packing import pack
+from sekai.vector._packing import defer, pack
 from sekai.vector.infos import ArrayInfos, PackedInfos, split_value, stack_infos
 
 
@@ -117,3 +117,25 @@ def test_packed_infos_unpack_each_reply_in_order_and_take_the_rows_asked() -> No
     assert built == [*first, {"t": 13}, {"t": 10}]
     assert built[6] is one  # the dict handed out by at() is the one in the list
     assert len({id(info) for info in built}) == 7
+
+
+def test_packed_infos_unpickle_a_deferred_column_once_when_first_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pickle
+
+    from sekai.vector import _packing
+
+    column = [{"t": i} for i in range(4)]
+    loads: list[int] = []
+    real = pickle.loads
+    monkeypatch.setattr(_packing.pickle, "loads", lambda data: loads.append(1) or real(data))
+    infos = PackedInfos([(4, defer(pack(column))), (2, defer(pack([{"u": 0}, {"u": 1}])))], 6)
+    assert loads == []  # nothing unpickled until read
+    assert infos.at(1) == {"t": 1}
+    assert infos.at(2) == {"t": 2}
+    assert len(loads) == 1  # the first reply's column, once
+    built = infos.build()
+    assert built == [*column, {"u": 0}, {"u": 1}]
+    assert len(loads) == 2
+    assert len({id(info) for info in built}) == 6

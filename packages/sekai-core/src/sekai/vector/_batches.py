@@ -232,7 +232,7 @@ def finish_step(
     if take is not None and not any(reply[1] for reply in replies):
         # The usual step: every sub-env's arrays are in shared memory, so only the infos are
         # joined, one packed column per reply, with no chunk to make per worker.
-        columns = [(hi - lo, received(reply[0][0])) for (lo, hi), reply in zip(slices, replies)]
+        columns = [(hi - lo, reply[0][0]) for (lo, hi), reply in zip(slices, replies)]
         observations, rewards, terminated, truncated = take(None)
         infos = PackedInfos(columns, vec.num_envs)
         return vec._step_result(observations, rewards, terminated, truncated, infos)

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from sekai.core._autoreset import autoreset_info
 from sekai.spaces import Dict, Space, Tuple
-from sekai.vector._packing import unpack
+from sekai.vector._packing import received, unpack
 
 __all__ = [
     "LazyInfos",
@@ -226,7 +226,8 @@ class PackedInfos(LazyInfos):
     """Infos as workers reply them: one ``_packing.pack()``ed column of dicts per reply.
 
     The parent keeps the columns as they arrived (keys already stacked into arrays by the
-    workers) and unpacks a column only when someone reads an info of it.
+    workers; a deferred column still pickled) and unpacks a column only when someone reads an
+    info of it, once.
 
     Args:
         chunks: ``(rows, packed column)`` per reply, in sub-env order; ``rows`` is the number of
@@ -234,7 +235,7 @@ class PackedInfos(LazyInfos):
         n: the number of infos in all (None: counted from ``chunks``).
     """
 
-    __slots__ = ("_chunks",)
+    __slots__ = ("_chunks", "_columns")
 
     def __init__(self, chunks: Sequence[tuple[Any, Any]], n: int | None = None) -> None:
         if n is None:
@@ -243,21 +244,28 @@ class PackedInfos(LazyInfos):
         self._given = {}
         self._built = None
         self._chunks = chunks
+        self._columns: dict[int, list[dict[str, Any]]] | None = None  # unpacked, by chunk
 
-    @staticmethod
-    def _column(rows: Any, packed: Any) -> list[dict[str, Any]]:
-        infos = unpack(packed)
-        if isinstance(rows, int):
-            return list(infos)
-        return [infos[row] for row in rows.tolist()]
+    def _column(self, position: int) -> list[dict[str, Any]]:
+        columns = self._columns
+        if columns is None:
+            columns = self._columns = {}
+        column = columns.get(position)
+        if column is None:
+            rows, packed = self._chunks[position]
+            infos = unpack(received(packed))
+            whole = isinstance(rows, int)
+            column = list(infos) if whole else [infos[row] for row in rows.tolist()]
+            columns[position] = column
+        return column
 
     def _make_one(self, index: int) -> dict[str, Any]:
-        for rows, packed in self._chunks:
+        for position, (rows, _) in enumerate(self._chunks):
             size = rows if isinstance(rows, int) else len(rows)
             if index < size:
-                return self._column(rows, packed)[index]
+                return self._column(position)[index]
             index -= size
         raise IndexError(index)  # at() checked the range
 
     def _make_all(self) -> list[dict[str, Any]]:
-        return [info for rows, packed in self._chunks for info in self._column(rows, packed)]
+        return [info for position in range(len(self._chunks)) for info in self._column(position)]

@@ -57,6 +57,9 @@ USE_MAIL = futex.AVAILABLE
 # Seconds between checks for dead workers while the parent sleeps on its futex word (a dead
 # worker never wakes it).
 _MAIL_SLICE = 0.05
+# Seconds between looks for workers that died while idle, before a call: a look costs a
+# system call over every pipe and sentinel, more than the rest of a cheap step's parent work.
+_LOOK_EVERY = 0.05
 # Seconds the parent waits for more of a reply flowing through a pipe while it waits on its
 # mailboxes (such a reply is stale; its worker reads its mailbox once it has written it all).
 _DRAIN = 0.002
@@ -85,6 +88,7 @@ class Pool:
         self.slices = list(slices)
         self.workers: list[WorkerHandle] = []
         self._poller = Poller()
+        self._look_after = 0.0  # when raise_if_dead() looks at the workers again
         self._lifeline: Connection | None = None
         self.mail: Mail | None = None
         # Replies to posted commands, (worker, reply bytes) until recv() decodes them.
@@ -138,11 +142,14 @@ class Pool:
     def raise_if_dead(self, *, look: bool = True) -> None:
         """Raise the error of the first dead worker (every call needs all of them).
 
-        With ``look``, first notice the workers that died while idle (and drop stale replies).
+        With ``look``, first notice the workers that died while idle (and drop stale replies),
+        at most every ``_LOOK_EVERY`` seconds: a worker that died since is found while the
+        call waits for it, as one that dies during the call is.
         """
-        if look:
+        if look and time.monotonic() >= self._look_after:
             for handle, is_sentinel in self._poller.wait(0):
                 self._read(handle, is_sentinel)
+            self._look_after = time.monotonic() + _LOOK_EVERY
         for handle in self.workers:
             if handle.dead is not None:
                 raise handle.death()
@@ -168,7 +175,7 @@ class Pool:
 
         Raises:
             TypeError: an argument cannot be pickled (nothing was sent).
-            VecEnvWorkerError: a worker is already dead (nothing was sent).
+            VecEnvWorkerError: a worker is known to be dead (nothing was sent).
         """
         self.raise_if_dead()
         messages = self._encode(op, self.workers, arguments, what, per_env)
@@ -230,7 +237,7 @@ class Pool:
 
         Raises:
             TypeError: an argument cannot be pickled (nothing was sent).
-            VecEnvWorkerError: a worker is already dead (nothing was sent).
+            VecEnvWorkerError: a worker is known to be dead (nothing was sent).
         """
         self.raise_if_dead()
         handles = [handle for handle, _, _ in posts]
