@@ -217,6 +217,25 @@ def test_step_goes_through_the_mailboxes_where_there_are_futexes(
         assert len(writes) == 2
 
 
+def test_steps_look_at_the_pipes_and_sentinels_at_most_every_50_ms(
+    transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sekai.vector.proc.poller import Poller
+
+    if transport != "mail":
+        pytest.skip("through the pipes every reply is waited for on them")
+    waits = _spy(monkeypatch, Poller, "wait", lambda self, timeout: timeout)
+    with _vec() as vec:
+        vec.reset(seed=0)
+        waits.clear()
+        start = time.monotonic()
+        for _ in range(20):
+            vec.step(np.zeros(4, dtype=np.int64))
+        elapsed = time.monotonic() - start
+    # one look before a call and one while it waits, each at most every 50 ms
+    assert len(waits) <= 2 * (elapsed / 0.05 + 1)
+
+
 def test_messages_too_long_for_a_box_go_through_the_pipes_both_ways(transport: str) -> None:
     rng = np.random.default_rng(0)
     # Longer than the boxes (64 KiB) and than what a pipe holds: the parent writes while
