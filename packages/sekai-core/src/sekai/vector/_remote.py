@@ -379,11 +379,13 @@ def raw_slices(
 
 
 def _raw(space: Space[Any], batch: Any) -> bool:
-    """Whether ``batch`` travels as raw bytes."""
+    """Whether ``batch`` travels as raw bytes (not rows of no element: bytes cannot count
+    them)."""
     return (
         isinstance(space, _ARRAY_SPACES)
         and isinstance(batch, np.ndarray)
         and not batch.dtype.hasobject
+        and math.prod(batch.shape[1:]) > 0
     )
 
 

@@ -82,6 +82,24 @@ def test_the_last_reply_changes_the_parents_word_and_an_earlier_one_does_not(
 
 
 @needs_futex
+def test_a_worker_is_idle_once_it_replied_and_untaken_commands_are_found(mail: Mail) -> None:
+    mail.put_all([1, 1, 1], [b"a", b"b", b"c"])
+    assert mail.untaken(range(3)) == 0b111
+    mail.take(1)
+    assert mail.untaken(range(3)) == 0b101
+    assert mail.untaken([1]) == 0
+    assert not mail.idle(1)  # taken, not answered
+    mail.send(1, 1, b"r")
+    assert mail.idle(1) and not mail.idle(0)
+    relaying = []
+    for workers in (1, 4, 5, 16, 17):
+        box = Mail.create(workers, capacity=64)
+        relaying.append(box.relaying)
+        box.release(owner=True)
+    assert relaying == [0, 0, 1, 3, 4]  # those with workers to wake
+
+
+@needs_futex
 def test_the_parent_wakes_the_first_workers_and_each_of_them_the_next(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -232,8 +250,9 @@ def test_steps_look_at_the_pipes_and_sentinels_at_most_every_50_ms(
         for _ in range(20):
             vec.step(np.zeros(4, dtype=np.int64))
         elapsed = time.monotonic() - start
+        looks = len(waits)  # before close(), which waits on the pipes
     # one look before a call and one while it waits, each at most every 50 ms
-    assert len(waits) <= 2 * (elapsed / 0.05 + 1)
+    assert looks <= 2 * (elapsed / 0.05 + 1)
 
 
 def test_messages_too_long_for_a_box_go_through_the_pipes_both_ways(transport: str) -> None:
@@ -263,6 +282,79 @@ def test_many_steps_never_wait_for_a_missed_wake_up(transport: str) -> None:
         for _ in range(100):
             vec.step(np.zeros(10, dtype=np.int64))
             assert time.monotonic() - start < 4
+
+
+class Sleepy(Blob):
+    """Action 1 makes a step last 0.6 s; sub-envs 4 to 7 take 0.3 s to reset."""
+
+    def __init__(self, rank: int) -> None:
+        super().__init__()
+        self.rank = rank
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        if 4 <= self.rank <= 7:
+            time.sleep(0.3)
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if int(action) == 1:
+            time.sleep(0.6)
+        return super().step(action)
+
+
+def _sleepy(rank: int) -> Any:
+    return lambda: Sleepy(rank)
+
+
+def test_a_worker_still_busy_with_a_dropped_step_does_not_hold_back_the_others(
+    transport: str,
+) -> None:
+    # Worker 0 wakes workers 4 to 7 when it takes its command: busy with the step send()
+    # started, it would take them 0.6 + 0.3 s to reset, past the timeout.
+    fns = [_sleepy(rank) for rank in range(8)]
+    with ProcVecEnv(fns, num_workers=8, context="fork", reset_timeout=0.8) as vec:
+        vec.reset(seed=0)
+        vec.send(np.array([1]), env_ids=[0])
+        vec.reset(seed=1)  # drops the step in flight; worker 0 finishes it first
+        assert vec.step(np.zeros(8, dtype=np.int64)).rewards.tolist() == [1.0] * 8
+
+
+@needs_futex
+def test_the_parent_wakes_every_worker_itself_while_one_that_wakes_others_is_busy(
+    transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if transport != "mail":
+        pytest.skip("the pipes wake each worker through its own pipe")
+    rings = _spy(monkeypatch, Mail, "ring", lambda self, bits=None: bits)
+    fns = [_sleepy(rank) for rank in range(8)]
+    with ProcVecEnv(fns, num_workers=8, context="fork") as vec:
+        vec.reset(seed=0)
+        vec.step(np.zeros(8, dtype=np.int64))
+        assert rings[-1] is None  # idle: the tree
+        vec.send(np.array([1]), env_ids=[0])
+        rings.clear()
+        vec.reset(seed=1)
+        assert rings[0] == futex.ALL  # worker 0 busy with the step send() started
+
+
+def test_a_dead_worker_that_wakes_others_is_reported_as_soon_as_any_other(transport: str) -> None:
+    with _vec(10, 10) as vec:
+        vec.reset(seed=0)
+        vec.step(np.zeros(10, dtype=np.int64))
+        process = vec._pool.workers[0].process  # type: ignore[union-attr]
+        os.kill(process.pid, signal.SIGKILL)
+        process.join()
+        start = time.monotonic()
+        with pytest.raises(sekai.VecEnvWorkerError) as info:
+            vec.step(np.zeros(10, dtype=np.int64))
+        # the workers it wakes must not sleep out their 1 s before the parent hears of them
+        assert time.monotonic() - start < 0.5
+        assert info.value.worker == 0
+
+
+def test_get_attr_of_a_bytes_name_fails_as_in_the_sub_env(transport: str) -> None:
+    with _vec() as vec, pytest.raises(TypeError, match="attribute name must be string"):
+        vec.get_attr(b"\x00\x05abc")  # type: ignore[arg-type]
 
 
 def test_a_long_reply_is_kept_while_another_worker_is_still_busy(transport: str) -> None:

@@ -77,3 +77,14 @@ def test_other_replies_are_pickled_and_read_back() -> None:
     assert with_arrays[:1] == pickle.PROTO
     assert read_reply(with_arrays, 0, 0)[0][1][3] == [1, 2]
     assert read_reply(encode_reply("get_attr", [b"a", None], []), 0, 0) == ([b"a", None], [])
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0)])
+def test_actions_of_no_element_travel_as_rows(shape: tuple[int, ...]) -> None:
+    # raw bytes could not tell how many rows of no byte each slice holds
+    space = Box(-1, 1, shape, np.float32)
+    batch = np.zeros((5, *shape), dtype=np.float32)
+    assert protocol.step_payloads(space, batch, SLICES) is None
+    for (lo, hi), encoded in zip(SLICES, encode_slices(space, batch, SLICES)):
+        decoded = decode_actions(space, encoded)
+        assert np.asarray(decoded).shape == (hi - lo, *shape)

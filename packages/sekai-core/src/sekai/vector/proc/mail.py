@@ -68,11 +68,13 @@ class Mail:
         self._in = [self._box(index, False) for index in range(num_workers)]
         self._out = [self._box(index, True) for index in range(num_workers)]
         self._unlinked = False
+        # The workers that wake others (``relay``): 0 to ``relaying - 1``.
+        self.relaying = max(0, -(-num_workers // FANOUT) - 1)
         # The bits ring() wakes (0), then those each worker relays to (index + 1).
-        self._relays = [
-            sum({self.bit(i) for i in range(FANOUT * node, min(FANOUT * (node + 1), num_workers))})
-            for node in range(num_workers + 1)
-        ]
+        self._relays = [0] * (num_workers + 1)
+        for node in range(num_workers + 1):
+            for index in range(FANOUT * node, min(FANOUT * (node + 1), num_workers)):
+                self._relays[node] |= self.bit(index)
 
     @staticmethod
     def size(num_workers: int, capacity: int) -> int:
@@ -132,15 +134,31 @@ class Mail:
             counters[base + _COMMAND] = seq  # last, as in put()
             base += _ROW
 
+    def idle(self, index: int) -> bool:
+        """Whether worker ``index`` replied to the last command put in its inbox."""
+        base = index * _ROW
+        return self._counters[base + _DONE] == self._counters[base + _COMMAND]
+
+    def untaken(self, indices: Iterable[int]) -> int:
+        """The bits (``bit``) of the workers ``indices`` that did not take the command in
+        their inbox yet (0: none)."""
+        counters, bits = self._counters, 0
+        for index in indices:
+            base = index * _ROW
+            if counters[base + _TAKEN] != counters[base + _COMMAND]:
+                bits |= self.bit(index)
+        return bits
+
     def announce(self, index: int, seq: int) -> None:
         """Tell worker ``index`` that command ``seq`` comes through its pipe (before writing
         it, then ``ring``): it reads the pipe instead of sleeping."""
         self._counters[index * _ROW + _PIPE] = seq
 
     def ring(self, bits: int | None = None) -> None:
-        """Wake the workers whose bits meet ``bits`` (``bit``) to read their inbox and pipe;
-        None: every worker, in a tree (the parent wakes the first ``FANOUT``, each of them
-        the next ones, ``relay``), so the parent's wake-up costs the same for any number."""
+        """Wake the workers whose bits meet ``bits`` (``bit``; ``futex.ALL``: every worker) to
+        read their inbox and pipe; None: every worker, in a tree (the parent wakes the first
+        ``FANOUT``, each of them the next ones, ``relay``), so the parent's wake-up costs the
+        same for any number, provided workers ``0`` to ``relaying - 1`` are idle."""
         self._words[0] = (self._words[0] + 1) & _WORD
         futex.wake(self._bell, self._relays[0] if bits is None else bits)
 

@@ -185,8 +185,13 @@ class Pool:
             for handle in self.workers:
                 handle.seq += 1  # a reply to this seq must never answer a later call
                 seqs.append(handle.seq)
+            # A worker still busy with an earlier command (posted by send() and dropped by
+            # reset(), or cut short by Ctrl-C) would hold back the workers it wakes.
+            tree = all(
+                h.heard >= h.piped and mail.idle(h.index) for h in self.workers[: mail.relaying]
+            )
             mail.put_all(seqs, messages)
-            mail.ring()
+            mail.ring(None if tree else futex.ALL)
             replies = self._collect_mail(self.workers, timeout, protocol.name(op))
         else:
             for handle in self.workers:
@@ -207,12 +212,13 @@ class Pool:
         what: str,
         per_env: Items | None,
     ) -> list[bytes]:
-        """Every worker's message, all pickled before anything is sent (an argument of type
-        ``bytes`` is one already encoded, ``protocol.step_payloads``: no command's is)."""
+        """Every worker's message, all pickled before anything is sent (a STEP argument of
+        type ``bytes`` is one already encoded, ``protocol.step_payloads``)."""
         messages = []
         for handle, argument in zip(handles, arguments):
             try:
-                payload = argument if type(argument) is bytes else dumps(argument)
+                raw = op == protocol.STEP and type(argument) is bytes
+                payload = argument if raw else dumps(argument)
                 messages.append(protocol.head(handle.seq + 1, op) + payload)
             except Exception as exc:
                 raise TypeError(unpicklable(what, handle, per_env, exc)) from exc
@@ -412,6 +418,11 @@ class Pool:
                     if body is not None:  # a reply too long for its box, already read
                         bodies[handle.index] = body
                 pending = [h for h in pending if h.dead is None and h.index not in bodies]
+                # A worker that should have woken them may have died: wake directly those that
+                # did not take their command yet.
+                late = mail.untaken([h.index for h in pending])
+                if late:
+                    mail.ring(late)
                 flowing = flowing or self._flowing(pending)
                 look = time.monotonic() + _MAIL_SLICE
                 continue
