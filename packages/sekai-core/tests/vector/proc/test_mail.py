@@ -82,6 +82,25 @@ def test_the_last_reply_changes_the_parents_word_and_an_earlier_one_does_not(
 
 
 @needs_futex
+def test_a_common_command_is_put_once_and_taken_by_each_worker_with_its_own_seq(
+    mail: Mail,
+) -> None:
+    from sekai.vector.proc import protocol
+
+    message = protocol.head(0, protocol.STEP) + b"the same for all"
+    mail.put_common([3, 8, 5], message)
+    assert not mail.free()
+    for index, seq in enumerate([3, 8, 5]):
+        got = mail.take(index)
+        assert got is not None and got[0] == seq
+        assert protocol.read_head(got[1]) == (seq, protocol.STEP)
+        assert got[1][protocol.HEAD :] == b"the same for all"
+    assert mail.free()
+    mail.put_all([4, 9, 6], [b"a", b"b", b"c"])  # an inbox again after the common box
+    assert mail.take(1) == (9, b"b")
+
+
+@needs_futex
 def test_a_worker_is_idle_once_it_replied_and_untaken_commands_are_found(mail: Mail) -> None:
     mail.put_all([1, 1, 1], [b"a", b"b", b"c"])
     assert mail.untaken(range(3)) == 0b111
@@ -253,6 +272,37 @@ def test_steps_look_at_the_pipes_and_sentinels_at_most_every_50_ms(
         looks = len(waits)  # before close(), which waits on the pipes
     # one look before a call and one while it waits, each at most every 50 ms
     assert looks <= 2 * (elapsed / 0.05 + 1)
+
+
+class Wide(Blob):
+    """Steps with a wide Box action; the reward tells the action's first and last values."""
+
+    action_space = sekai.Box(-1e9, 1e9, shape=(2000,), dtype=np.float32)
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        reward = float(action[0]) * 1000 + float(action[-1])
+        return sekai.StepResult(np.zeros(2, dtype=np.float32), reward, False, False, {})
+
+
+def test_a_batch_too_long_for_the_common_box_reaches_each_worker_in_its_inbox(
+    transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sekai.vector.proc.pool import Pool
+
+    common = _spy(monkeypatch, Pool, "request_common", lambda self, *args: args[0])
+    with ProcVecEnv([Wide] * 16, num_workers=2, context="fork") as vec:
+        vec.reset(seed=0)
+        # 128 KB in all (no common box holds it), 64 KB a worker (each inbox holds its rows)
+        actions = np.zeros((16, 2000), dtype=np.float32)
+        actions[:, 0] = np.arange(16)
+        actions[:, -1] = -np.arange(16)
+        rewards = vec.step(actions).rewards
+        np.testing.assert_array_equal(rewards, np.arange(16) * 1000 - np.arange(16))
+        assert common == []
+    with _vec(6, 4) as vec:  # uneven slices (2, 2, 1, 1): each worker reads its own rows
+        vec.reset(seed=0)
+        assert vec.step(np.ones(6, dtype=np.int64)).rewards.tolist() == [1.0] * 6
+        assert len(common) == (1 if transport == "mail" else 0)
 
 
 def test_messages_too_long_for_a_box_go_through_the_pipes_both_ways(transport: str) -> None:

@@ -20,7 +20,7 @@ SLICES = [(0, 2), (2, 5)]
 def _argument(payload: Any) -> Any:
     """What a worker reads from a STEP message carrying ``payload``, as ``Pool`` sends it."""
     data = payload if type(payload) is bytes else pickle.dumps(payload)
-    return protocol.argument(protocol.head(1, protocol.STEP) + data)
+    return protocol.argument(protocol.head(1, protocol.STEP) + data, (0, 0))
 
 
 @pytest.mark.parametrize(
@@ -45,10 +45,29 @@ def test_raw_step_actions_reach_each_worker_as_its_rows(space: Any, batch: Any) 
         np.testing.assert_array_equal(decoded, decode_actions(space, pickled))
 
 
+@pytest.mark.parametrize(
+    "batch",
+    [
+        np.array([0, 2, 1, 1, 0], dtype=np.int64),
+        np.arange(30, dtype=np.float32).reshape(5, 2, 3)[:, :, ::-1],  # not contiguous
+    ],
+)
+def test_the_whole_batch_for_every_worker_gives_each_its_own_rows(batch: Any) -> None:
+    space = Discrete(3) if batch.ndim == 1 else Box(-100, 100, (2, 3), np.float32)
+    common = protocol.step_common(space, batch)
+    assert common is not None and common[0] == protocol.ALL_ROWS
+    message = protocol.head(1, protocol.STEP) + common
+    for lo, hi in SLICES:
+        positions, actions = protocol.argument(message, (lo, hi - lo))
+        assert positions is None
+        np.testing.assert_array_equal(decode_actions(space, actions), batch[lo:hi])
+
+
 def test_actions_that_are_not_one_array_are_pickled() -> None:
     space = Dict({"a": Discrete(2)})
     batch = {"a": np.zeros(5, dtype=np.int64)}
     assert protocol.step_payloads(space, batch, SLICES) is None
+    assert protocol.step_common(space, batch) is None
 
 
 def test_a_pickled_argument_reads_as_before() -> None:
@@ -85,6 +104,7 @@ def test_actions_of_no_element_travel_as_rows(shape: tuple[int, ...]) -> None:
     space = Box(-1, 1, shape, np.float32)
     batch = np.zeros((5, *shape), dtype=np.float32)
     assert protocol.step_payloads(space, batch, SLICES) is None
+    assert protocol.step_common(space, batch) is None
     for (lo, hi), encoded in zip(SLICES, encode_slices(space, batch, SLICES)):
         decoded = decode_actions(space, encoded)
         assert np.asarray(decoded).shape == (hi - lo, *shape)

@@ -14,9 +14,13 @@ commands while a worker has not taken the last one put in its inbox (after an in
 call). A worker handles commands in the order of their sequence numbers whichever way they
 came. The block is made only where futexes are (``futex.AVAILABLE``).
 
+A command every worker gets alike (a ``step()``'s whole batch of actions, each worker reading
+its rows) is written once, in the common box, rather than once per inbox.
+
 Layout (each part on its own cache line): the workers' futex word (the bell: the parent adds
-one and wakes the workers concerned), the parent's futex word (the answer: a worker writes a
-value of its own), one line of int64 counters per worker, then each worker's inbox and outbox.
+one and wakes the workers concerned) and the common command's length, the parent's futex word
+(the answer: a worker writes a value of its own), one line of int64 counters per worker, each
+worker's inbox and outbox, then the common box.
 """
 
 from __future__ import annotations
@@ -29,11 +33,12 @@ from collections.abc import Iterable, Sequence
 from sekai.vector.proc import futex
 from sekai.vector.proc.shm import _attach, _Segment
 
-__all__ = ["CAPACITY", "FANOUT", "IN_PIPE", "Mail"]
+__all__ = ["CAPACITY", "COMMON", "FANOUT", "IN_PIPE", "Mail"]
 
 CAPACITY = 1 << 16  # bytes of each inbox and outbox at least (pages are used once written)
 PER_ENV = 1 << 11  # and at least this many bytes per sub-env of a worker (its step's reply)
 IN_PIPE = -1  # the length of a message sent through the pipe instead
+COMMON = -2  # the length of a command that is in the common box (``put_common``)
 FANOUT = 4  # the workers each wake-up of the parent's tree reaches (``ring``)
 _LINE = 64
 # The counters of a worker: the sequence number of the command in its inbox and its length
@@ -43,6 +48,7 @@ _LINE = 64
 _COMMAND, _LENGTH, _TAKEN, _DONE, _REPLY, _PIPE = range(6)
 _ROW = _LINE // 8  # int64 counters per worker (one cache line)
 _ANSWER = _LINE // 4  # the index of the parent's word among the int32 words
+_COMMON_LENGTH = 1  # the index of the common command's length among the int32 words
 _WORD = 0x7FFFFFFF  # futex words stay non-negative int32
 
 
@@ -64,6 +70,9 @@ class Mail:
         self._counters = buf[2 * _LINE : 2 * _LINE + num_workers * _LINE].cast("q")
         start = 2 * _LINE + num_workers * _LINE
         self._boxes = buf[start : start + 2 * num_workers * capacity]
+        # The command every worker gets alike (put_common), after the boxes.
+        start += 2 * num_workers * capacity
+        self._common = buf[start : start + capacity]
         # Each worker's inbox and outbox, views cut once.
         self._in = [self._box(index, False) for index in range(num_workers)]
         self._out = [self._box(index, True) for index in range(num_workers)]
@@ -79,7 +88,7 @@ class Mail:
     @staticmethod
     def size(num_workers: int, capacity: int) -> int:
         """Bytes of the block."""
-        return 2 * _LINE + num_workers * (_LINE + 2 * capacity)
+        return 2 * _LINE + num_workers * (_LINE + 2 * capacity) + capacity
 
     @staticmethod
     def capacity_for(envs_per_worker: int) -> int:
@@ -131,6 +140,20 @@ class Mail:
             size = len(message)
             inbox[:size] = message
             counters[base + _LENGTH] = size
+            counters[base + _COMMAND] = seq  # last, as in put()
+            base += _ROW
+
+    def put_common(self, seqs: Sequence[int], message: bytes) -> None:
+        """Put one command (at most ``capacity`` bytes) for every worker, numbered ``seqs[i]``
+        for worker ``i``, in the common box: written once, whatever the number of workers
+        (every worker took its last command, ``free``, so none is still copying the box)."""
+        size = len(message)
+        self._common[:size] = message
+        self._words[_COMMON_LENGTH] = size
+        counters = self._counters
+        base = 0
+        for seq in seqs:
+            counters[base + _LENGTH] = COMMON
             counters[base + _COMMAND] = seq  # last, as in put()
             base += _ROW
 
@@ -223,7 +246,12 @@ class Mail:
         seq = counters[base + _COMMAND]
         if seq == counters[base + _TAKEN]:
             return None
-        message = bytes(self._in[index][: counters[base + _LENGTH]])
+        length = counters[base + _LENGTH]
+        if length == COMMON:  # numbered for this worker (the box's head holds no seq)
+            body = self._common[8 : self._words[_COMMON_LENGTH]]
+            message = seq.to_bytes(8, "little", signed=True) + body.tobytes()
+        else:
+            message = bytes(self._in[index][:length])
         counters[base + _TAKEN] = seq
         return seq, message
 
@@ -263,7 +291,7 @@ class Mail:
         if owner:
             self.unlink()
         segment, self._segment = self._segment, None
-        for view in (*self._in, *self._out, self._boxes, self._words, self._counters):
+        for view in (*self._in, *self._out, self._boxes, self._common, self._words, self._counters):
             view.release()
         self._in = self._out = []
         if segment is not None:

@@ -35,7 +35,7 @@ from sekai.error import VecEnvWorkerError
 from sekai.vector._batches import Arrival
 from sekai.vector._contract.errors import dumps
 from sekai.vector._remote import read_reply
-from sekai.vector.proc import frames, futex, protocol, worker
+from sekai.vector.proc import frames, futex, processes, protocol, worker
 from sekai.vector.proc.handle import DIED, LOST, Items, Reply, WorkerHandle, unpicklable
 from sekai.vector.proc.mail import Mail
 from sekai.vector.proc.poller import Poller
@@ -44,8 +44,6 @@ __all__ = ["USE_MAIL", "Pool"]
 
 # A dead worker's error is a plain VecEnvWorkerError, except a timeout's: `except TimeoutError`.
 _DEAD_CLASSES: dict[str, type] = {"TimeoutError": TimeoutError}
-_FORCE_GRACE = 0.5  # seconds between terminate() and kill() when closing
-_LONGEST_JOIN = 86400.0  # seconds: join() cannot wait 25 days or more in one go
 # A write of at most PIPE_BUF bytes reaches the pipe whole or not at all, even if interrupted.
 _ATOMIC = getattr(select, "PIPE_BUF", 0) - 4
 # Reply(entries, errors), without the NamedTuple's own __new__ (a fifth of the cost): one per
@@ -63,21 +61,6 @@ _LOOK_EVERY = 0.05
 # Seconds the parent waits for more of a reply flowing through a pipe while it waits on its
 # mailboxes (such a reply is stale; its worker reads its mailbox once it has written it all).
 _DRAIN = 0.002
-
-
-def _preload_worker(ctx: BaseContext) -> None:
-    """Have the fork server import the worker module (and so sekai and NumPy) before it starts,
-    so that every worker forked from it starts without importing them again.
-
-    Only when the server is not running yet; the modules already asked for stay preloaded.
-    """
-    from multiprocessing import forkserver
-
-    server = getattr(forkserver, "_forkserver", None)
-    modules = getattr(server, "_preload_modules", None)
-    running = getattr(server, "_forkserver_pid", 0) is not None
-    if not running and isinstance(modules, list) and worker.__name__ not in modules:
-        ctx.set_forkserver_preload([*modules, worker.__name__])
 
 
 class Pool:
@@ -99,7 +82,7 @@ class Pool:
     def start(self) -> None:
         """Start one process per slice (the caller cleans up with ``stop()`` if this raises)."""
         if self.ctx.get_start_method() == "forkserver":
-            _preload_worker(self.ctx)
+            processes.preload_worker(self.ctx)
         lifeline_r, self._lifeline = self.ctx.Pipe(duplex=False)
         fork = self.ctx.get_start_method() == "fork"
         if USE_MAIL:
@@ -181,27 +164,59 @@ class Pool:
         messages = self._encode(op, self.workers, arguments, what, per_env)
         mail = self.mail
         if mail is not None and max(map(len, messages)) <= mail.capacity and mail.free():
-            seqs = []
-            for handle in self.workers:
-                handle.seq += 1  # a reply to this seq must never answer a later call
-                seqs.append(handle.seq)
-            # A worker still busy with an earlier command (posted by send() and dropped by
-            # reset(), or cut short by Ctrl-C) would hold back the workers it wakes.
-            tree = all(
-                h.heard >= h.piped and mail.idle(h.index) for h in self.workers[: mail.relaying]
-            )
+            seqs, tree = self._number(), self._tree()
             mail.put_all(seqs, messages)
-            mail.ring(None if tree else futex.ALL)
-            replies = self._collect_mail(self.workers, timeout, protocol.name(op))
-        else:
-            for handle in self.workers:
-                handle.seq += 1
-            self._send_all(self.workers, messages)
-            replies = self._collect(self.workers, timeout, protocol.name(op), kill=True)
+            return self._mailed(op, tree, timeout)
+        for handle in self.workers:
+            handle.seq += 1
+        self._send_all(self.workers, messages)
+        return self._replies(self._collect(self.workers, timeout, protocol.name(op), kill=True))
+
+    def shares(self, size: int) -> bool:
+        """Whether a command of ``size`` bytes (after its head) for every worker alike can go
+        through the mailboxes now, once for all (``request_common``)."""
+        mail = self.mail
+        return mail is not None and protocol.HEAD + size <= mail.capacity and mail.free()
+
+    def request_common(self, op: int, payload: bytes, timeout: float | None) -> list[Reply]:
+        """``request`` with the same encoded argument for every worker, put in the mailboxes
+        once (``shares`` said it can)."""
+        self.raise_if_dead()
+        mail = self.mail
+        assert mail is not None
+        seqs, tree = self._number(), self._tree()
+        mail.put_common(seqs, protocol.head(0, op) + payload)
+        return self._mailed(op, tree, timeout)
+
+    def _number(self) -> list[int]:
+        """Number every worker's next command (a reply to it must never answer a later call)."""
+        seqs = []
+        for handle in self.workers:
+            handle.seq += 1
+            seqs.append(handle.seq)
+        return seqs
+
+    def _tree(self) -> bool:
+        """Whether the workers can be woken in a tree (``Mail.ring``): not while one that wakes
+        others is still busy with an earlier command (posted by send() and dropped by reset(),
+        or cut short by Ctrl-C), which would hold them back. Before the new commands are put."""
+        mail = self.mail
+        assert mail is not None
+        return all(h.heard >= h.piped and mail.idle(h.index) for h in self.workers[: mail.relaying])
+
+    def _mailed(self, op: int, tree: bool, timeout: float | None) -> list[Reply]:
+        """Wake the workers to the commands just put in their mailboxes; their replies."""
+        mail = self.mail
+        assert mail is not None
+        mail.ring(None if tree else futex.ALL)
+        return self._replies(self._collect_mail(self.workers, timeout, protocol.name(op)))
+
+    def _replies(self, bodies: list[Any]) -> list[Reply]:
+        """Every worker's reply decoded from its body (None: the worker's death)."""
         decode, lost = self._decode, self._lost
         return [
             decode(handle, body) if body is not None else lost(handle)
-            for handle, body in zip(self.workers, replies)
+            for handle, body in zip(self.workers, bodies)
         ]
 
     def _encode(
@@ -542,23 +557,8 @@ class Pool:
         return errors
 
     def _force(self, deadline: float) -> None:
-        processes = [h.process for h in self.workers]
         try:
-            for process in processes:
-                _join(process, deadline)
-            if any(p.exitcode is None for p in processes):
-                if self._lifeline is not None:
-                    self._lifeline.close()  # the watchdogs exit even if SIGTERM is ignored
-                for process in processes:
-                    if process.exitcode is None:
-                        process.terminate()
-                grace = time.monotonic() + _FORCE_GRACE
-                for process in processes:
-                    _join(process, grace)
-                for process in processes:
-                    if process.exitcode is None:
-                        process.kill()
-                        process.join()
+            processes.end([h.process for h in self.workers], self._lifeline, deadline)
         finally:
             for handle in self.workers:
                 self._poller.remove(handle)
@@ -573,14 +573,3 @@ class Pool:
             if self.mail is not None:
                 self.mail.release(owner=True)
                 self.mail = None
-
-
-def _join(process: Any, deadline: float) -> None:
-    """Wait for ``process`` to exit until ``deadline`` (``time.monotonic()``; inf: no limit)."""
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return
-        process.join(min(remaining, _LONGEST_JOIN))
-        if process.exitcode is not None:
-            return

@@ -36,7 +36,8 @@ Two forms skip pickling where a step of every sub-env would spend most of its ti
 
 - a STEP of every sub-env whose actions are an array travels raw (``step_payloads``): ``RAW``,
   the length of a header (1 byte), the header (the pickled dtype and row shape, the same on
-  every step), then the slice's bytes;
+  every step), then the slice's bytes; or, with ``ALL_ROWS`` first, the whole batch's bytes,
+  the same argument for every worker (``step_common``), each worker reading its own rows;
 - its reply, when nothing failed and the rest is in shared memory, travels bare: ``BARE`` then
   the infos' bytes (``sekai.vector._remote.encode_reply``).
 """
@@ -44,14 +45,18 @@ Two forms skip pickling where a step of every sub-env would spend most of its ti
 from __future__ import annotations
 
 import functools
+import math
 import pickle
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from sekai.spaces import Space
 from sekai.vector._remote import raw_slices
 
 __all__ = [
+    "ALL_ROWS",
     "ATTACH",
     "CALL",
     "CLOSE",
@@ -67,6 +72,7 @@ __all__ = [
     "head",
     "name",
     "read_head",
+    "step_common",
     "step_payloads",
 ]
 
@@ -93,18 +99,22 @@ def read_head(message: bytes | memoryview) -> tuple[int, int]:
 
 
 RAW = 0  # the first byte of a raw STEP argument; a pickle's is PROTO (0x80)
+ALL_ROWS = 1  # the first byte of a raw STEP argument holding every sub-env's row
 
 
 @functools.lru_cache(maxsize=64)
-def _header(dtype: str, shape: tuple[int, ...]) -> bytes | None:
-    """RAW, the header's length and the header of raw actions (None: too long for a byte)."""
+def _header(form: int, dtype: str, shape: tuple[int, ...]) -> bytes | None:
+    """``form``, the header's length and the header of raw actions (None: too long for a
+    byte)."""
     header = pickle.dumps((dtype, shape), pickle.HIGHEST_PROTOCOL)
-    return bytes((RAW, len(header))) + header if len(header) < 256 else None
+    return bytes((form, len(header))) + header if len(header) < 256 else None
 
 
 @functools.lru_cache(maxsize=64)
-def _read_header(header: bytes) -> tuple[str, tuple[int, ...]]:
-    return pickle.loads(header)  # type: ignore[no-any-return]
+def _read_header(header: bytes) -> tuple[str, tuple[int, ...], int]:
+    """The dtype, row shape and bytes per row of raw actions."""
+    dtype, shape = pickle.loads(header)
+    return dtype, shape, np.dtype(dtype).itemsize * math.prod(shape)
 
 
 def step_payloads(
@@ -117,22 +127,39 @@ def step_payloads(
     if raw is None:
         return None
     dtype, shape, cuts = raw
-    prefix = _header(dtype, shape)
+    prefix = _header(RAW, dtype, shape)
     if prefix is None:
         return None
     return [prefix + cut for cut in cuts]
 
 
-def argument(message: bytes | memoryview) -> Any:
-    """The argument of a command (after its ``HEAD``): unpickled, or a raw STEP's
-    ``(None, (dtype, row shape, bytes))``.
+def step_common(space: Space[Any], batch: Any) -> bytes | None:
+    """The STEP argument of every worker alike for a step of every sub-env: the whole batch's
+    raw bytes (``ALL_ROWS``), or None where the actions do not travel raw."""
+    raw = raw_slices(space, batch, [(0, len(batch))])
+    if raw is None:
+        return None
+    dtype, shape, (data,) = raw
+    prefix = _header(ALL_ROWS, dtype, shape)
+    return None if prefix is None else prefix + data
+
+
+def argument(message: bytes | memoryview, rows: tuple[int, int]) -> Any:
+    """The argument of a command (after its ``HEAD``) to the worker whose sub-envs are
+    ``rows`` (first, count): unpickled, or a raw STEP's ``(None, (dtype, row shape, bytes of
+    its rows))``.
 
     Raises:
         Exception: whatever unpickling raises (e.g. a class this process cannot import).
     """
     view = memoryview(message)[HEAD:]
-    if view[0] != RAW:
+    form = view[0]
+    if form != RAW and form != ALL_ROWS:
         return pickle.loads(view)
     length = view[1]
-    dtype, shape = _read_header(bytes(view[2 : 2 + length]))
-    return None, (dtype, shape, view[2 + length :])
+    dtype, shape, size = _read_header(bytes(view[2 : 2 + length]))
+    data = view[2 + length :]
+    if form == ALL_ROWS:
+        first, count = rows
+        data = data[first * size : (first + count) * size]
+    return None, (dtype, shape, data)

@@ -303,11 +303,19 @@ class ProcVecEnv(VecEnv):
         self._raise_if_dead()
         self._batches.check_idle("step")
         batch = self._checked_actions(actions)
-        arguments = protocol.step_payloads(self.action_space, batch, self._slices)
-        if arguments is None:
-            arguments = step_arguments(self.action_space, batch, self._slices)
-        per_env = ActionRows(self._action_checker(), batch)
-        replies = self._request(protocol.STEP, arguments, self._step_timeout, "the action", per_env)
+        pool = self._pool
+        assert pool is not None
+        common = protocol.step_common(self.action_space, batch)
+        if common is not None and pool.shares(len(common)):
+            replies = pool.request_common(protocol.STEP, common, self._step_timeout)
+        else:
+            arguments = protocol.step_payloads(self.action_space, batch, self._slices)
+            if arguments is None:
+                arguments = step_arguments(self.action_space, batch, self._slices)
+            per_env = ActionRows(self._action_checker(), batch)
+            replies = pool.request(
+                protocol.STEP, arguments, self._step_timeout, "the action", per_env
+            )
         shared = self._shared
         if shared is None:
             return finish_step(self, self._slices, replies, None, None)

@@ -158,7 +158,7 @@ class Worker:
     def answer(self, op: int, message: Any) -> tuple[Any, Errors]:
         """The entries and errors of the command ``message``."""
         try:
-            argument = protocol.argument(message)
+            argument = protocol.argument(message, (self.first, len(self.subs)))
         except Exception as exc:  # e.g. a class this process cannot import
             what = f"the command {protocol.name(op)}() cannot be unpickled in the worker"
             return None, [(0, describe(exc, what))]

@@ -1,0 +1,64 @@
+"""Starting and ending a ProcVecEnv's worker processes (the operating-system side)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from multiprocessing.connection import Connection
+from multiprocessing.context import BaseContext
+from typing import Any
+
+__all__ = ["end", "join", "preload_worker"]
+
+_GRACE = 0.5  # seconds between terminate() and kill()
+_LONGEST_JOIN = 86400.0  # seconds: join() cannot wait 25 days or more in one go
+
+
+def preload_worker(ctx: BaseContext) -> None:
+    """Have the fork server import the worker module (and so sekai and NumPy) before it starts,
+    so that every worker forked from it starts without importing them again.
+
+    Only when the server is not running yet; the modules already asked for stay preloaded.
+    """
+    from multiprocessing import forkserver
+
+    from sekai.vector.proc import worker
+
+    server = getattr(forkserver, "_forkserver", None)
+    modules = getattr(server, "_preload_modules", None)
+    running = getattr(server, "_forkserver_pid", 0) is not None
+    if not running and isinstance(modules, list) and worker.__name__ not in modules:
+        ctx.set_forkserver_preload([*modules, worker.__name__])
+
+
+def end(processes: Sequence[Any], lifeline: Connection | None, deadline: float) -> None:
+    """Wait until ``deadline`` (``time.monotonic()``; inf: no limit) for ``processes`` to
+    exit, then close ``lifeline`` (their watchdogs exit even if SIGTERM is ignored), terminate
+    those still running and, after a grace period, kill those that ignore it."""
+    for process in processes:
+        join(process, deadline)
+    if all(p.exitcode is not None for p in processes):
+        return
+    if lifeline is not None:
+        lifeline.close()
+    for process in processes:
+        if process.exitcode is None:
+            process.terminate()
+    grace = time.monotonic() + _GRACE
+    for process in processes:
+        join(process, grace)
+    for process in processes:
+        if process.exitcode is None:
+            process.kill()
+            process.join()
+
+
+def join(process: Any, deadline: float) -> None:
+    """Wait for ``process`` to exit until ``deadline`` (``time.monotonic()``; inf: no limit)."""
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        process.join(min(remaining, _LONGEST_JOIN))
+        if process.exitcode is not None:
+            return
