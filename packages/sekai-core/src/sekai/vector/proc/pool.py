@@ -72,6 +72,7 @@ class Pool:
         self.workers: list[WorkerHandle] = []
         self._poller = Poller()
         self._look_after = 0.0  # when raise_if_dead() looks at the workers again
+        self._quiet = False  # no reply is due through a pipe or half read (``_flowing``)
         self._lifeline: Connection | None = None
         self.mail: Mail | None = None
         # Replies to posted commands, (worker, reply bytes) until recv() decodes them.
@@ -335,6 +336,7 @@ class Pool:
         mailboxes, announce them and wake the workers first (they sleep on their futex word,
         and read a long message while it is written). With ``tags``, each is a posted
         command, kept with its tag just before it is sent (its reply may come at once)."""
+        self._quiet = False
         mail = self.mail
         if mail is not None:
             bits = 0
@@ -452,10 +454,18 @@ class Pool:
                     bodies[handle.index] = body
         return [bodies.get(h.index) for h in handles]
 
-    @staticmethod
-    def _flowing(handles: Sequence[WorkerHandle]) -> bool:
+    def _flowing(self, handles: Sequence[WorkerHandle]) -> bool:
         """Whether a reply is still due through the pipe of one of ``handles`` (to a command
-        sent through it, e.g. by ``send()`` before a ``reset()``), or half read."""
+        sent through it, e.g. by ``send()`` before a ``reset()``), or half read.
+
+        Once no worker's is, none is until something is written to a pipe or read from one
+        (``_quiet``): the mailboxes' calls do neither, and skip the look at every worker.
+        """
+        if self._quiet:
+            return False
+        if not any(h.heard < h.piped or h.channel.pending for h in self.workers):
+            self._quiet = True
+            return False
         return any(h.heard < h.piped or h.channel.pending for h in handles)
 
     @staticmethod
@@ -469,6 +479,7 @@ class Pool:
         replies, posted replies, which are kept for recv(), or the worker died)."""
         if handle.dead is not None:
             return None
+        self._quiet = False  # an interrupt may leave part of a reply in its channel
         conn = handle.conn
         if is_sentinel and not handle.channel.pending and not conn.poll(0):
             self._bury(handle, "EOFError", DIED)
