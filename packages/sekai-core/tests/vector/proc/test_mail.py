@@ -290,6 +290,7 @@ def test_a_batch_too_long_for_the_common_box_reaches_each_worker_in_its_inbox(
     from sekai.vector.proc.pool import Pool
 
     common = _spy(monkeypatch, Pool, "request_common", lambda self, *args: args[0])
+    inboxes = _spy(monkeypatch, Mail, "put_all", lambda self, seqs, messages: len(messages))
     with ProcVecEnv([Wide] * 16, num_workers=2, context="fork") as vec:
         vec.reset(seed=0)
         # 128 KB in all (no common box holds it), 64 KB a worker (each inbox holds its rows)
@@ -299,6 +300,7 @@ def test_a_batch_too_long_for_the_common_box_reaches_each_worker_in_its_inbox(
         rewards = vec.step(actions).rewards
         np.testing.assert_array_equal(rewards, np.arange(16) * 1000 - np.arange(16))
         assert common == []
+        assert inboxes[-1:] == ([2] if transport == "mail" else [])  # not the pipes
     with _vec(6, 4) as vec:  # uneven slices (2, 2, 1, 1): each worker reads its own rows
         vec.reset(seed=0)
         assert vec.step(np.ones(6, dtype=np.int64)).rewards.tolist() == [1.0] * 6

@@ -17,8 +17,9 @@ came. The block is made only where futexes are (``futex.AVAILABLE``).
 A command every worker gets alike (a ``step()``'s whole batch of actions, each worker reading
 its rows) is written once, in the common box, rather than once per inbox.
 
-Layout (each part on its own cache line): the workers' futex word (the bell: the parent adds
-one and wakes the workers concerned) and the common command's length, the parent's futex word
+Layout (each part from the start of a cache line): the workers' futex word (the bell: the
+parent adds one and wakes the workers concerned) and the common command's length (both
+written by the parent only, before it wakes them), the parent's futex word
 (the answer: a worker writes a value of its own), one line of int64 counters per worker, each
 worker's inbox and outbox, then the common box.
 """
