@@ -7,7 +7,7 @@ import math
 import pickle
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,6 +28,8 @@ from sekai.vector._packing import defer, pack, plain, unpack
 
 __all__ = [
     "Errors",
+    "Items",
+    "Reply",
     "SliceStep",
     "build_slice",
     "check_slice_spaces",
@@ -45,6 +47,21 @@ __all__ = [
 ]
 
 Errors = list[tuple[int, ErrorInfo]]
+
+
+class Items(Protocol):
+    """Per-sub-env items, indexed by sub-env (a list, or rows read from a batch on demand)."""
+
+    def __getitem__(self, rank: int, /) -> Any: ...
+
+
+class Reply(NamedTuple):
+    """One worker's (or actor's) answer, as ``read_reply`` reads it: its entries (or None) and
+    the errors as (sub-env, exception)."""
+
+    entries: Any
+    errors: list[tuple[int, VecEnvWorkerError]]
+
 
 # The first byte of a bare reply (``encode_reply``); a pickle's is PROTO (0x80).
 BARE: Final = b"\x00"

@@ -32,8 +32,9 @@ def _argument(payload: Any) -> Any:
     ],
 )
 def test_raw_step_actions_reach_each_worker_as_its_rows(space: Any, batch: Any) -> None:
-    payloads = protocol.step_payloads(space, batch, SLICES)
-    assert payloads is not None
+    common = protocol.step_common(space, batch)
+    assert common is not None
+    payloads = protocol.cut(common, SLICES)
     assert all(type(p) is bytes and p[0] == protocol.RAW for p in payloads)
     for (lo, hi), payload, pickled in zip(SLICES, payloads, encode_slices(space, batch, SLICES)):
         positions, actions = _argument(payload)
@@ -66,7 +67,6 @@ def test_the_whole_batch_for_every_worker_gives_each_its_own_rows(batch: Any) ->
 def test_actions_that_are_not_one_array_are_pickled() -> None:
     space = Dict({"a": Discrete(2)})
     batch = {"a": np.zeros(5, dtype=np.int64)}
-    assert protocol.step_payloads(space, batch, SLICES) is None
     assert protocol.step_common(space, batch) is None
 
 
@@ -103,7 +103,6 @@ def test_actions_of_no_element_travel_as_rows(shape: tuple[int, ...]) -> None:
     # raw bytes could not tell how many rows of no byte each slice holds
     space = Box(-1, 1, shape, np.float32)
     batch = np.zeros((5, *shape), dtype=np.float32)
-    assert protocol.step_payloads(space, batch, SLICES) is None
     assert protocol.step_common(space, batch) is None
     for (lo, hi), encoded in zip(SLICES, encode_slices(space, batch, SLICES)):
         decoded = decode_actions(space, encoded)

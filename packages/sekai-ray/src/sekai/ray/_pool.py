@@ -18,30 +18,17 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, NamedTuple, Protocol
+from typing import Any
 
 from sekai.error import VecEnvWorkerError
 from sekai.vector._batches import Arrival
 from sekai.vector._contract.errors import unpicklable_detail, worker_error_class
-from sekai.vector._remote import read_reply
+from sekai.vector._remote import Items, Reply, read_reply
 
-__all__ = ["DIED", "ActorHandle", "ActorPool", "Items", "Outcome"]
+__all__ = ["DIED", "ActorHandle", "ActorPool"]
 
 DIED = "worker actor died unexpectedly"
 STOPPED = "worker actor was stopped by close()"
-
-
-class Items(Protocol):
-    """Per-sub-env items, indexed by sub-env (a list, or rows read from a batch on demand)."""
-
-    def __getitem__(self, rank: int, /) -> Any: ...
-
-
-class Outcome(NamedTuple):
-    """One actor's answer: its entries (or None) and the errors as (sub-env, exception)."""
-
-    entries: Any
-    errors: list[tuple[int, VecEnvWorkerError]]
 
 
 class ActorHandle:
@@ -191,14 +178,14 @@ class ActorPool:
         """Forget the first answered call (recv() has it)."""
         self._arrived.popleft()
 
-    def _keep(self, ref: Any, raw: Any, outcome: Outcome | None) -> None:
+    def _keep(self, ref: Any, raw: Any, outcome: Reply | None) -> None:
         """Keep the answer to the posted call ``ref`` for recv()."""
         arrival = Arrival(self.posted[ref][1], raw, outcome)
         # With no call in between: the call is either posted or kept, never lost or both.
         del self.posted[ref]
         self._arrived += (arrival,)
 
-    def collect(self, refs: Sequence[Any], timeout: float | None, what: str) -> list[Outcome]:
+    def collect(self, refs: Sequence[Any], timeout: float | None, what: str) -> list[Reply]:
         """Wait for every reply (``timeout`` seconds at most: late actors are killed)."""
         ray = self.ray
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -211,7 +198,7 @@ class ActorPool:
         remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
         _, late = _wait(ray, list(refs), len(refs), remaining)
         late_refs = set(late)
-        outcomes: list[Outcome] = []
+        outcomes: list[Reply] = []
         for handle, ref in zip(self.handles, refs):
             if ref in late_refs:
                 outcomes.append(self._late(handle, timeout, what))
@@ -226,7 +213,7 @@ class ActorPool:
 
     async def collect_async(
         self, refs: Sequence[Any], timeout: float | None, what: str
-    ) -> list[Outcome]:
+    ) -> list[Reply]:
         """``collect()`` awaiting the object refs, so the event loop keeps running."""
 
         async def one(ref: Any) -> Any:
@@ -234,7 +221,7 @@ class ActorPool:
             return await (future if timeout is None else asyncio.wait_for(future, timeout))
 
         results = await asyncio.gather(*(one(ref) for ref in refs), return_exceptions=True)
-        outcomes: list[Outcome] = []
+        outcomes: list[Reply] = []
         for handle, result in zip(self.handles, results):
             if isinstance(result, (asyncio.TimeoutError, TimeoutError)) and not isinstance(
                 result, self.ray.exceptions.RayError
@@ -251,30 +238,30 @@ class ActorPool:
     # -- replies -----------------------------------------------------------------------------
 
     @staticmethod
-    def decode(handle: ActorHandle, body: Any) -> Outcome:
+    def decode(handle: ActorHandle, body: Any) -> Reply:
         """The outcome of an actor's reply bytes (see ``sekai.ray._actor``)."""
         try:
             entries, errors = read_reply(body, handle.lo, handle.index)
         except Exception as exc:  # e.g. a class that exists only on the worker's node
             message = f"the reply cannot be unpickled in the parent process: {exc}"
-            return Outcome(None, [(handle.lo, handle.failure(type(exc).__name__, message))])
-        return Outcome(entries, errors)
+            return Reply(None, [(handle.lo, handle.failure(type(exc).__name__, message))])
+        return Reply(entries, errors)
 
-    def _late(self, handle: ActorHandle, timeout: float | None, what: str) -> Outcome:
+    def _late(self, handle: ActorHandle, timeout: float | None, what: str) -> Reply:
         message = (
             f"worker {handle.index} did not answer {what}() within {timeout:g} s and was stopped"
         )
         self.bury(handle, "TimeoutError", message, None)
         return self.lost(handle)
 
-    def _failed(self, handle: ActorHandle, exc: BaseException) -> Outcome:
+    def _failed(self, handle: ActorHandle, exc: BaseException) -> Reply:
         """The outcome of a reply that Ray could not deliver."""
         exceptions = self.ray.exceptions
         if isinstance(exc, exceptions.RayTaskError):  # the call failed, the actor lives on
             cause = getattr(exc, "cause", None) or exc
             error = handle.failure(type(cause).__name__, str(cause))
             error.__cause__ = exc
-            return Outcome(None, [(handle.lo, error)])
+            return Reply(None, [(handle.lo, error)])
         if isinstance(exc, exceptions.RayActorError):
             self.bury(handle, type(exc).__name__, DIED, exc)
         else:
@@ -283,12 +270,12 @@ class ActorPool:
         return self.lost(handle)
 
     @staticmethod
-    def lost(handle: ActorHandle) -> Outcome:
+    def lost(handle: ActorHandle) -> Reply:
         """The outcome of a dead actor: its error, reported by its first sub-env."""
         dead = handle.dead or handle.failure("ActorDiedError", DIED)
         error = handle.failure(dead.exc_type, dead.message)
         error.__cause__ = dead.__cause__
-        return Outcome(None, [(handle.lo, error)])
+        return Reply(None, [(handle.lo, error)])
 
     def bury(
         self, handle: ActorHandle, exc_type: str, message: str, cause: BaseException | None

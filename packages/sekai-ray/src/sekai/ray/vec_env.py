@@ -15,7 +15,7 @@ import numpy as np
 from sekai.core.env import Env
 from sekai.ray._actor import OWNER, RayWorker
 from sekai.ray._cluster import actor_options, check_feasible, connect, default_num_workers
-from sekai.ray._pool import ActorPool, Outcome
+from sekai.ray._pool import ActorPool
 from sekai.vector._batches import (
     ActionRows,
     Batches,
@@ -25,7 +25,7 @@ from sekai.vector._batches import (
     step_arguments,
 )
 from sekai.vector._in_process import env_factories
-from sekai.vector._remote import check_slice_spaces, checked_timeout
+from sekai.vector._remote import Reply, check_slice_spaces, checked_timeout
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
@@ -64,7 +64,7 @@ def _slices(num_envs: int, num_workers: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(bounds))
 
 
-def _raise_first(outcomes: list[Outcome]) -> None:
+def _raise_first(outcomes: list[Reply]) -> None:
     """Raise the error of the lowest sub-env, if any (rule 9: after every actor answered)."""
     raise_first(error for outcome in outcomes for error in outcome.errors)
 
@@ -186,7 +186,7 @@ class RayVecEnv(VecEnv):
         plans = list(zip(seeds, per_env_options))
         return self._pool.encode([plans[lo:hi] for lo, hi in self._pool.slices], "the seeds")
 
-    def _reset_from(self, outcomes: list[Outcome]) -> VecResetResult[Any]:
+    def _reset_from(self, outcomes: list[Reply]) -> VecResetResult[Any]:
         _raise_first(outcomes)
         entries = [entry for outcome in outcomes for entry in outcome.entries]
         observations = self._stack([entry[0] for entry in entries])
@@ -201,7 +201,7 @@ class RayVecEnv(VecEnv):
         per_env = ActionRows(self._action_checker(), batch)
         return self._pool.encode(arguments, "the action", per_env)
 
-    def _step_from(self, outcomes: list[Outcome]) -> VecStepResult[Any]:
+    def _step_from(self, outcomes: list[Reply]) -> VecStepResult[Any]:
         return finish_step(self, self._pool.slices, outcomes, None, None)
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
@@ -292,7 +292,7 @@ class RayVecEnv(VecEnv):
 
     # -- attributes --------------------------------------------------------------------------
 
-    def _values(self, outcomes: list[Outcome]) -> list[Any]:
+    def _values(self, outcomes: list[Reply]) -> list[Any]:
         _raise_first(outcomes)
         return [value for outcome in outcomes for value in outcome.entries]
 

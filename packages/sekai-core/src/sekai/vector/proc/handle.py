@@ -4,32 +4,20 @@ it died; the errors and messages that name it."""
 from __future__ import annotations
 
 from multiprocessing.connection import Connection
-from typing import Any, NamedTuple, Protocol
+from typing import Any
 
 from sekai.error import VecEnvWorkerError
 from sekai.vector._contract.errors import dumps, worker_error_class
+from sekai.vector._remote import Items
 from sekai.vector.proc import frames
 
-__all__ = ["DIED", "LOST", "Items", "Reply", "WorkerHandle", "unpicklable"]
+__all__ = ["DIED", "LOST", "WorkerHandle", "unpicklable"]
 
 DIED = "worker process exited unexpectedly"
 LOST = (
     "worker process stopped: part of its reply was lost to an interrupt (Ctrl-C), so its pipe "
     "could not be read in step any more"
 )
-
-
-class Items(Protocol):
-    """Per-sub-env items, indexed by sub-env (a list, or rows read from a batch on demand)."""
-
-    def __getitem__(self, rank: int, /) -> Any: ...
-
-
-class Reply(NamedTuple):
-    """One worker's answer: its entries (or None) and the errors as (sub-env, exception)."""
-
-    entries: Any
-    errors: list[tuple[int, VecEnvWorkerError]]
 
 
 class WorkerHandle:

@@ -34,9 +34,9 @@ from typing import Any
 from sekai.error import VecEnvWorkerError
 from sekai.vector._batches import Arrival
 from sekai.vector._contract.errors import dumps
-from sekai.vector._remote import read_reply
+from sekai.vector._remote import Items, Reply, read_reply
 from sekai.vector.proc import frames, futex, processes, protocol, worker
-from sekai.vector.proc.handle import DIED, LOST, Items, Reply, WorkerHandle, unpicklable
+from sekai.vector.proc.handle import DIED, LOST, WorkerHandle, unpicklable
 from sekai.vector.proc.mail import Mail
 from sekai.vector.proc.poller import Poller
 
@@ -229,7 +229,7 @@ class Pool:
         per_env: Items | None,
     ) -> list[bytes]:
         """Every worker's message, all pickled before anything is sent (a STEP argument of
-        type ``bytes`` is one already encoded, ``protocol.step_payloads``)."""
+        type ``bytes`` is one already encoded, ``protocol.cut``)."""
         messages = []
         for handle, argument in zip(handles, arguments):
             try:

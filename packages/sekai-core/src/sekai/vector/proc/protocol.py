@@ -34,10 +34,10 @@ shared with RayVecEnv's actors.
 
 Two forms skip pickling where a step of every sub-env would spend most of its time on it:
 
-- a STEP of every sub-env whose actions are an array travels raw (``step_payloads``): ``RAW``,
-  the length of a header (1 byte), the header (the pickled dtype and row shape, the same on
-  every step), then the slice's bytes; or, with ``ALL_ROWS`` first, the whole batch's bytes,
-  the same argument for every worker (``step_common``), each worker reading its own rows;
+- a STEP of every sub-env whose actions are an array travels raw (``step_common``):
+  ``ALL_ROWS``, the length of a header (1 byte), the header (the pickled dtype and row shape,
+  the same on every step), then the whole batch's bytes, the same argument for every worker,
+  each reading its own rows; or, with ``RAW`` first, only the worker's rows (``cut``);
 - its reply, when nothing failed and the rest is in shared memory, travels bare: ``BARE`` then
   the infos' bytes (``sekai.vector._remote.encode_reply``).
 """
@@ -69,11 +69,11 @@ __all__ = [
     "SET",
     "STEP",
     "argument",
+    "cut",
     "head",
     "name",
     "read_head",
     "step_common",
-    "step_payloads",
 ]
 
 INIT, ATTACH, RESET, STEP, GET, SET, CALL, CLOSE = range(8)
@@ -117,22 +117,6 @@ def _read_header(header: bytes) -> tuple[str, tuple[int, ...], int]:
     return dtype, shape, np.dtype(dtype).itemsize * math.prod(shape)
 
 
-def step_payloads(
-    space: Space[Any], batch: Any, slices: Sequence[tuple[int, int]]
-) -> list[Any] | None:
-    """Every worker's STEP argument for a step of every sub-env, already encoded as raw bytes
-    (``Pool`` sends a ``bytes`` argument as it is), or None where the actions do not travel raw
-    (then ``sekai.vector._batches.step_arguments`` gives the arguments to pickle)."""
-    raw = raw_slices(space, batch, slices)
-    if raw is None:
-        return None
-    dtype, shape, cuts = raw
-    prefix = _header(RAW, dtype, shape)
-    if prefix is None:
-        return None
-    return [prefix + cut for cut in cuts]
-
-
 def step_common(space: Space[Any], batch: Any) -> bytes | None:
     """The STEP argument of every worker alike for a step of every sub-env: the whole batch's
     raw bytes (``ALL_ROWS``), or None where the actions do not travel raw."""
@@ -142,6 +126,17 @@ def step_common(space: Space[Any], batch: Any) -> bytes | None:
     dtype, shape, (data,) = raw
     prefix = _header(ALL_ROWS, dtype, shape)
     return None if prefix is None else prefix + data
+
+
+def cut(common: bytes, slices: Sequence[tuple[int, int]]) -> list[bytes]:
+    """Every worker's own STEP argument (``RAW``: its rows only) cut from the common one of
+    ``step_common``, for when it cannot go to every worker alike."""
+    length = common[1]
+    header = common[2 : 2 + length]
+    size = _read_header(header)[2]
+    prefix = bytes((RAW, length)) + header
+    start = 2 + length
+    return [prefix + common[start + lo * size : start + hi * size] for lo, hi in slices]
 
 
 def argument(message: bytes | memoryview, rows: tuple[int, int]) -> Any:

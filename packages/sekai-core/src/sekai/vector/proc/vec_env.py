@@ -28,9 +28,9 @@ from sekai.vector._batches import (
 from sekai.vector._contract.batching import copy_batch
 from sekai.vector._contract.errors import unpicklable_detail
 from sekai.vector._in_process import env_factories
-from sekai.vector._remote import check_slice_spaces, checked_timeout
+from sekai.vector._remote import Items, Reply, check_slice_spaces, checked_timeout
 from sekai.vector.proc import protocol
-from sekai.vector.proc.handle import DIED, Items, Reply
+from sekai.vector.proc.handle import DIED
 from sekai.vector.proc.pool import Pool
 from sekai.vector.proc.shm import SharedBatch, is_fixed_size
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
@@ -309,9 +309,11 @@ class ProcVecEnv(VecEnv):
         if common is not None and pool.shares(len(common)):
             replies = pool.request_common(protocol.STEP, common, self._step_timeout)
         else:
-            arguments = protocol.step_payloads(self.action_space, batch, self._slices)
-            if arguments is None:
+            arguments: Sequence[Any]
+            if common is None:
                 arguments = step_arguments(self.action_space, batch, self._slices)
+            else:
+                arguments = protocol.cut(common, self._slices)
             per_env = ActionRows(self._action_checker(), batch)
             replies = pool.request(
                 protocol.STEP, arguments, self._step_timeout, "the action", per_env
