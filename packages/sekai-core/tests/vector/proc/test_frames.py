@@ -220,6 +220,40 @@ def test_write_sends_long_messages_whole(pipe: tuple[int, int]) -> None:
     assert received == [message]
 
 
+def test_write_with_make_room_never_waits_on_a_full_pipe(pipe: tuple[int, int]) -> None:
+    """One thread writes and reads: whenever the pipe is full, make_room reads some of it."""
+    read_fd, write_fd = pipe
+    message = os.urandom(1 << 20)
+    reader = FdChannel(read_fd)
+    received: list[bytes] = []
+    calls = 0
+
+    def make_room() -> None:
+        nonlocal calls
+        calls += 1
+        received.extend(bytes(m) for m in reader.read())
+        del reader.messages[:]
+
+    FdChannel(write_fd).write(message, make_room)
+    received.extend(_read_all(reader, 1 - len(received)))
+    assert received == [message]
+    assert calls >= len(message) // (1 << 16)  # the pipe holds 64 KiB
+    assert os.get_blocking(write_fd)
+
+
+def test_write_gives_up_when_make_room_raises_and_the_pipe_blocks_again(
+    pipe: tuple[int, int],
+) -> None:
+    _, write_fd = pipe
+
+    def make_room() -> None:
+        raise BrokenPipeError("the reader is gone")
+
+    with pytest.raises(BrokenPipeError, match="the reader is gone"):
+        FdChannel(write_fd).write(os.urandom(1 << 20), make_room)
+    assert os.get_blocking(write_fd)
+
+
 def test_pending_tells_a_reply_left_in_the_channel_by_ctrl_c(
     pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -240,7 +240,7 @@ def _vec(num_envs: int = 4, workers: int = 2) -> ProcVecEnv:
 def test_step_goes_through_the_mailboxes_where_there_are_futexes(
     transport: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    writes = _spy(monkeypatch, frames.FdChannel, "write", lambda self, message: message)
+    writes = _spy(monkeypatch, frames.FdChannel, "write", lambda self, message, *room: message)
     with _vec() as vec:
         vec.reset(seed=0)
         writes.clear()
@@ -480,9 +480,9 @@ def test_replies_are_copied_out_of_the_outboxes(
     transport: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A view into an outbox kept by a traceback would keep the block mapped after close().
-    from sekai.vector.proc import pool
+    from sekai.vector.proc.handle import WorkerHandle
 
-    kinds = _spy(monkeypatch, pool.Pool, "_decode", lambda handle, body: type(body), static=True)
+    kinds = _spy(monkeypatch, WorkerHandle, "decode", lambda handle, body: type(body))
     with _vec() as vec:
         vec.reset(seed=0)
         kinds.clear()

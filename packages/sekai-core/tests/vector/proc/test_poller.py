@@ -3,7 +3,9 @@ Ctrl-C that arrives just before a wait begins (and so does not interrupt it) is 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import time
 from typing import Any
 
@@ -82,3 +84,27 @@ def test_a_ready_pipe_is_returned_at_once(handle: Any) -> None:
     os.close(handle.sentinel_w)
     handle.sentinel_w = os.open(os.devnull, os.O_RDONLY)  # closed writer: sentinel ready
     assert set(p.wait(None)) == {(handle, False), (handle, True)}
+
+
+def test_wait_room_tells_a_full_pipe_from_one_that_takes_more_and_returns_ready_pipes(
+    handle: Any,
+) -> None:
+    ours, theirs = socket.socketpair()  # a worker's pipe, as multiprocessing.Pipe() makes it
+    with ours, theirs:
+        handle.conn = ours
+        p = Poller()
+        p.add(handle)
+        ours.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                ours.send(bytes(1 << 16))
+        assert p.wait_room(handle, SLICE) == (False, [])
+        theirs.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                theirs.recv(1 << 16)
+        assert p.wait_room(handle, SLICE) == (True, [])
+        assert p.wait(0) == []  # back to waiting for replies only: writable is not ready
+        theirs.send(b"reply")
+        assert p.wait_room(handle, SLICE) == (True, [(handle, False)])
+        assert p.wait(0) == [(handle, False)]

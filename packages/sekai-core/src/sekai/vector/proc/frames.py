@@ -11,6 +11,10 @@ A read never waits for the rest of a long message: it keeps what arrived and the
 continues it, so a call waiting for a reply can be interrupted (Ctrl-C) between reads without
 losing anything. Complete messages wait in ``messages`` until their reader removes them.
 
+A write can be told never to wait for a full pipe (``make_room``): the parent reads every
+worker's pipe while a long command waits for room, since the worker may itself be busy writing
+a long reply that nobody would read otherwise.
+
 Where a pipe end is not a file descriptor (Windows), ``channel`` wraps the ``Connection``'s
 own methods instead, with the same interface.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Protocol
 
@@ -68,8 +73,10 @@ class Channel(Protocol):
         ``messages``, with the messages this completed (maybe none) at the end."""
         ...
 
-    def write(self, message: bytes) -> None:
-        """Send ``message`` whole."""
+    def write(self, message: bytes, make_room: Callable[[], None] | None = None) -> None:
+        """Send ``message`` whole. With ``make_room``, never wait for the pipe to take more:
+        call ``make_room`` whenever it is full (it returns once the pipe may take more bytes,
+        or raises to give up)."""
         ...
 
 
@@ -212,22 +219,35 @@ class FdChannel:
         self.messages += (message,)  # kept before the frame is forgotten: as in _parse
         self._frame = None
 
-    def write(self, message: bytes) -> None:
+    def write(self, message: bytes, make_room: Callable[[], None] | None = None) -> None:
         size = len(message)
         if size > _LONG:
             header = (-1).to_bytes(4, "big", signed=True) + size.to_bytes(8, "big")
         else:
             header = size.to_bytes(4, "big", signed=True)
-        if size <= _SMALL:
+        if make_room is not None:
+            # Non-blocking, so that the reader can read its own pipe while this one is full:
+            # the other end may be busy writing to it, and reads only once that is read.
+            os.set_blocking(self._fd, False)
+            try:
+                self._write_all(header, make_room)
+                self._write_all(message, make_room)
+            finally:
+                os.set_blocking(self._fd, True)
+        elif size <= _SMALL:
             self._write_all(header + message)
         else:  # not worth a copy: the length, then the message
             self._write_all(header)
             self._write_all(message)
 
-    def _write_all(self, data: bytes) -> None:
+    def _write_all(self, data: bytes, make_room: Callable[[], None] | None = None) -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(self._fd, view) :]
+            try:
+                view = view[os.write(self._fd, view) :]
+            except BlockingIOError:  # only when non-blocking (make_room given)
+                assert make_room is not None
+                make_room()
 
 
 def _split(data: bytes) -> tuple[list[Message], tuple[bytearray, int, int] | None]:
@@ -267,5 +287,5 @@ class _ConnectionChannel:  # pragma: no cover - Windows
         self.messages += (message,)
         return self.messages
 
-    def write(self, message: bytes) -> None:
+    def write(self, message: bytes, make_room: Callable[[], None] | None = None) -> None:
         self._conn.send_bytes(message)

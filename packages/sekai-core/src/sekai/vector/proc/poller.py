@@ -18,6 +18,7 @@ __all__ = ["SLICE", "Poller"]
 # bytecodes; a Ctrl-C that lands after the last check but before poll() starts does not
 # interrupt poll(), so an unbounded wait would keep it (and the user) waiting for good.
 SLICE = 0.1  # seconds
+_READ = select.POLLIN | select.POLLHUP | select.POLLERR if hasattr(select, "poll") else 0
 
 
 class Poller:
@@ -34,7 +35,7 @@ class Poller:
             self._fds[fd] = (handle, is_sentinel)
             self._objects[obj] = (handle, is_sentinel)
             if self._poll is not None:
-                self._poll.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+                self._poll.register(fd, _READ)
 
     def remove(self, handle: WorkerHandle) -> None:
         for fd in [fd for fd, (h, _) in self._fds.items() if h is handle]:
@@ -53,6 +54,25 @@ class Poller:
             ready = self._wait_once(max(0.0, span))
             if ready or (deadline is not None and time.monotonic() >= deadline):
                 return ready
+
+    def wait_room(
+        self, handle: WorkerHandle, timeout: float
+    ) -> tuple[bool, list[tuple[WorkerHandle, bool]]]:
+        """Wait at most ``timeout`` seconds for ``handle``'s pipe (registered) to take more bytes
+        or for pipes or sentinels to be ready: whether it takes more, and those ready.
+
+        Only where there is ``select.poll``: elsewhere the pipes are written without it.
+        """
+        assert self._poll is not None
+        fd = handle.conn.fileno()
+        self._poll.modify(fd, _READ | select.POLLOUT)
+        try:
+            events = self._poll.poll(math.ceil(timeout * 1000))
+        finally:
+            self._poll.modify(fd, _READ)
+        fds = self._fds
+        room = any(ready == fd and event & select.POLLOUT for ready, event in events)
+        return room, [fds[f] for f, event in events if f in fds and event & _READ]
 
     def _wait_once(self, timeout: float) -> list[tuple[WorkerHandle, bool]]:
         if self._poll is None:

@@ -9,7 +9,8 @@ timeout stops a worker that does not answer.
 Where futexes are (Linux x86-64), a ``request`` goes through the workers' mailboxes in shared
 memory when every command fits (``mail``): one wake-up for all workers, one for the parent.
 Everything else still goes through the pipes, each message announced in the worker's mailbox
-first, since a worker with a mailbox sleeps on its futex word, not on its pipe.
+first, since a worker with a mailbox sleeps on its futex word, not on its pipe. A command that
+waits for room in a full pipe reads every pipe meanwhile (``_make_room``).
 
 Besides those calls (``request``: one command to every worker, wait for every reply), commands
 can be posted without waiting (``post``, for ``send()``): their replies are kept as they arrive,
@@ -34,9 +35,9 @@ from typing import Any
 from sekai.error import VecEnvWorkerError
 from sekai.vector._batches import Arrival
 from sekai.vector._contract.errors import dumps
-from sekai.vector._remote import Items, Reply, read_reply
-from sekai.vector.proc import frames, futex, processes, protocol, worker
-from sekai.vector.proc.handle import DIED, LOST, WorkerHandle, unpicklable
+from sekai.vector._remote import Items, Reply
+from sekai.vector.proc import frames, futex, poller, processes, protocol, worker
+from sekai.vector.proc.handle import DIED, LOST, WorkerHandle
 from sekai.vector.proc.mail import Mail
 from sekai.vector.proc.poller import Poller
 
@@ -46,9 +47,8 @@ __all__ = ["USE_MAIL", "Pool"]
 _DEAD_CLASSES: dict[str, type] = {"TimeoutError": TimeoutError}
 # A write of at most PIPE_BUF bytes reaches the pipe whole or not at all, even if interrupted.
 _ATOMIC = getattr(select, "PIPE_BUF", 0) - 4
-# Reply(entries, errors), without the NamedTuple's own __new__ (a fifth of the cost): one per
-# worker and step.
-_reply = functools.partial(tuple.__new__, Reply)
+# Whether a pipe can be written without waiting on it, reading the others meanwhile.
+_ROOM = hasattr(select, "poll")
 # Whether new pools give their workers mailboxes (where futexes are); tests turn it off to run
 # the pipes alone.
 USE_MAIL = futex.AVAILABLE
@@ -162,7 +162,7 @@ class Pool:
             VecEnvWorkerError: a worker is known to be dead (nothing was sent).
         """
         self.raise_if_dead()
-        messages = self._encode(op, self.workers, arguments, what, per_env)
+        messages = [h.encode(op, a, what, per_env) for h, a in zip(self.workers, arguments)]
         mail = self.mail
         if mail is not None and max(map(len, messages)) <= mail.capacity and mail.free():
             seqs, tree = self._number(), self._tree()
@@ -170,8 +170,9 @@ class Pool:
             return self._mailed(op, tree, timeout)
         for handle in self.workers:
             handle.seq += 1
-        self._send_all(self.workers, messages)
-        return self._replies(self._collect(self.workers, timeout, protocol.name(op), kill=True))
+        early = self._send_all(self.workers, messages)
+        name = protocol.name(op)
+        return self._replies(self._collect(self.workers, timeout, name, kill=True, early=early))
 
     def shares(self, size: int) -> bool:
         """Whether a command of ``size`` bytes (after its head) for every worker alike can go
@@ -214,31 +215,10 @@ class Pool:
 
     def _replies(self, bodies: list[Any]) -> list[Reply]:
         """Every worker's reply decoded from its body (None: the worker's death)."""
-        decode, lost = self._decode, self._lost
         return [
-            decode(handle, body) if body is not None else lost(handle)
+            handle.decode(body) if body is not None else handle.lost()
             for handle, body in zip(self.workers, bodies)
         ]
-
-    def _encode(
-        self,
-        op: int,
-        handles: Sequence[WorkerHandle],
-        arguments: Sequence[Any],
-        what: str,
-        per_env: Items | None,
-    ) -> list[bytes]:
-        """Every worker's message, all pickled before anything is sent (a STEP argument of
-        type ``bytes`` is one already encoded, ``protocol.cut``)."""
-        messages = []
-        for handle, argument in zip(handles, arguments):
-            try:
-                raw = op == protocol.STEP and type(argument) is bytes
-                payload = argument if raw else dumps(argument)
-                messages.append(protocol.head(handle.seq + 1, op) + payload)
-            except Exception as exc:
-                raise TypeError(unpicklable(what, handle, per_env, exc)) from exc
-        return messages
 
     def post(
         self,
@@ -263,7 +243,7 @@ class Pool:
         """
         self.raise_if_dead()
         handles = [handle for handle, _, _ in posts]
-        messages = self._encode(op, handles, [argument for _, argument, _ in posts], what, per_env)
+        messages = [handle.encode(op, argument, what, per_env) for handle, argument, _ in posts]
         for handle in handles:
             handle.seq += 1
         self._send_all(handles, messages, [tag for _, _, tag in posts])
@@ -307,7 +287,8 @@ class Pool:
             return None
         arrival = self._arrived[0]
         if arrival.reply is None:
-            arrival.reply = self._decode(*arrival.raw)
+            handle, body = arrival.raw
+            arrival.reply = handle.decode(body)
         return arrival
 
     def drop(self) -> None:
@@ -324,19 +305,24 @@ class Pool:
     def _lose_posted(self, handle: WorkerHandle) -> None:
         """A dead worker's posted commands: each answered by the worker's death."""
         for seq in list(handle.posted):
-            self._keep(handle, seq, None, self._lost(handle))
+            self._keep(handle, seq, None, handle.lost())
 
     def _send_all(
         self,
         handles: Sequence[WorkerHandle],
         messages: Sequence[bytes],
         tags: Sequence[Any] | None = None,
-    ) -> None:
+    ) -> dict[int, Any]:
         """Send each worker its message (numbered ``handle.seq``) through its pipe; with
         mailboxes, announce them and wake the workers first (they sleep on their futex word,
         and read a long message while it is written). With ``tags``, each is a posted
-        command, kept with its tag just before it is sent (its reply may come at once)."""
+        command, kept with its tag just before it is sent (its reply may come at once).
+
+        While a pipe is full, every pipe is read (``_make_room``); the reply bodies to these
+        commands read meanwhile are returned by worker, for ``_collect``.
+        """
         self._quiet = False
+        early: dict[int, Any] = {}
         mail = self.mail
         if mail is not None:
             bits = 0
@@ -347,13 +333,16 @@ class Pool:
         for index, (handle, message) in enumerate(zip(handles, messages)):
             if tags is not None:
                 handle.posted[handle.seq] = tags[index]
-            self._send(handle, message)
+            self._send(handle, message, early)
+        return early
 
-    def _send(self, handle: WorkerHandle, message: bytes) -> None:
+    def _send(self, handle: WorkerHandle, message: bytes, early: dict[int, Any]) -> None:
         if handle.dead is not None:
             return
+        # A message short enough never waits: the worker has read every earlier command whole.
+        room = functools.partial(self._make_room, handle, early) if len(message) > _ATOMIC else None
         try:
-            handle.channel.write(message)
+            handle.channel.write(message, room if _ROOM else None)
             handle.piped = handle.seq
         except (OSError, ValueError):  # its end is closed: it died
             self._bury(handle, "EOFError", DIED)
@@ -364,13 +353,36 @@ class Pool:
                 )
             raise
 
+    def _make_room(self, handle: WorkerHandle, early: dict[int, Any]) -> None:
+        """Wait until ``handle``'s full pipe takes more of a command, reading every pipe
+        meanwhile: the worker may be busy writing a long reply to an earlier command (one
+        posted by send()), and reads no command before that reply is read. Keeps the reply
+        bodies to the current commands in ``early``; raises ``BrokenPipeError`` once
+        ``handle`` is dead."""
+        while handle.dead is None:
+            room, ready = self._poller.wait_room(handle, poller.SLICE)
+            for other, is_sentinel in ready:
+                body = self._read(other, is_sentinel)
+                if body is not None:
+                    early[other.index] = body
+            if room and handle.dead is None:
+                return
+        raise BrokenPipeError(f"worker {handle.index} is dead")
+
     def _collect(
-        self, handles: Sequence[WorkerHandle], timeout: float | None, name: str, *, kill: bool
+        self,
+        handles: Sequence[WorkerHandle],
+        timeout: float | None,
+        name: str,
+        *,
+        kill: bool,
+        early: dict[int, Any] | None = None,
     ) -> list[Any]:
         """Wait for the reply bodies of ``handles`` (None: the worker died or, after
-        ``timeout`` seconds, did not answer and was stopped if ``kill``)."""
-        replies: dict[int, Any] = {}
-        pending = {h.index for h in handles if h.dead is None}
+        ``timeout`` seconds, did not answer and was stopped if ``kill``), those in ``early``
+        already read."""
+        replies: dict[int, Any] = dict(early or ())
+        pending = {h.index for h in handles if h.dead is None} - replies.keys()
         deadline = None if timeout is None else time.monotonic() + timeout
         while pending:
             remaining = None if deadline is None else deadline - time.monotonic()
@@ -507,20 +519,6 @@ class Pool:
             del messages[0]
         return body
 
-    @staticmethod
-    def _lost(handle: WorkerHandle) -> Reply:
-        return Reply(None, [(handle.lo, handle.death())])
-
-    @staticmethod
-    def _decode(handle: WorkerHandle, body: Any) -> Reply:
-        try:
-            entries, errors = read_reply(body, handle.lo, handle.index)
-        except Exception as exc:  # e.g. a class that exists only in the worker
-            message = f"the reply cannot be unpickled in the parent process: {exc}"
-            error = handle.failure(type(exc).__name__, message, type(exc))
-            return Reply(None, [(handle.lo, error)])
-        return _reply((entries, errors))
-
     def _time_out(self, handles: Sequence[WorkerHandle], what: str, timeout: Any) -> None:
         """Stop ``handles``, which did not answer ``what`` within ``timeout`` seconds."""
         for handle in handles:
@@ -559,10 +557,11 @@ class Pool:
             messages = [protocol.head(h.seq + 1, protocol.CLOSE) + close for h in live]
             for handle in live:
                 handle.seq += 1
-            self._send_all(live, messages)
-            for handle, body in zip(live, self._collect(live, timeout, "close", kill=False)):
+            early = self._send_all(live, messages)
+            bodies = self._collect(live, timeout, "close", kill=False, early=early)
+            for handle, body in zip(live, bodies):
                 if body is not None:  # else it died or is late: it is stopped below
-                    errors.extend(self._decode(handle, body).errors)
+                    errors.extend(handle.decode(body).errors)
         finally:
             self._force(math.inf if timeout is None else start + timeout)
         return errors

@@ -1,0 +1,157 @@
+"""Commands longer than a pipe holds, sent while a worker writes a reply longer than its pipe
+holds (to a ``send()``): neither side may wait for the other to read. Each test runs in a
+script of its own (see conftest.py), whose hard timeout turns a deadlock into a failure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+RunScript = Callable[..., Any]
+
+# A sub-env whose step infos are 8 MB and whose reset info says how long its options were.
+_BULKY = """
+class Bulky(sekai.Env):
+    def __init__(self, rank=0):
+        self.observation_space = sekai.Box(-1e6, 1e6, shape=(2,))
+        self.action_space = sekai.Discrete(2)
+        self.rank = rank
+    def reset(self, *, seed=None, options=None):
+        self._set_rng(seed)
+        size = 0 if options is None else len(options["blob"])
+        return sekai.ResetResult(np.array([self.rank, 0], np.float32), {"size": size})
+    def step(self, action):
+        if action == 1:
+            while not marked("release"):
+                time.sleep(0.01)
+        obs = np.array([self.rank, 1], np.float32)
+        return sekai.StepResult(obs, 1.0, False, False, {"blob": np.ones(1 << 20)})
+    def pid(self):
+        return os.getpid()
+
+vec = ProcVecEnv([lambda i=i: Bulky(i) for i in range(4)], context="fork", num_workers=2)
+vec.reset(seed=0)
+blob = {"blob": np.ones(1 << 18)}  # 2 MB of options for every sub-env
+"""
+
+
+def test_reset_with_long_options_while_workers_write_long_replies_to_send(
+    run_script: RunScript,
+) -> None:
+    done = run_script(
+        _BULKY
+        + """
+vec.send([0, 0, 0, 0])
+report(sizes=[info["size"] for info in vec.reset(options=blob).infos])
+vec.send([0, 0, 0, 0])
+report(blobs=[len(info["blob"]) for info in vec.recv(batch_size=4).infos])
+vec.close()
+""",
+        guard=False,
+    )
+    assert done.code == 0, done.err
+    assert done.lines == [{"sizes": [1 << 18] * 4}, {"blobs": [1 << 20] * 4}]
+
+
+def test_a_reply_read_while_another_workers_pipe_is_full_answers_the_call(
+    run_script: RunScript,
+) -> None:
+    # Worker 0 takes its options and answers while worker 1 still writes its step's reply and
+    # the parent waits to write worker 1's options: that answer must not be lost.
+    done = run_script(
+        _BULKY
+        + """
+vec.send([0], [2])
+report(sizes=[info["size"] for info in vec.reset(options=blob).infos])
+report(steps=len(vec.step([0, 0, 0, 0]).infos))
+vec.close()
+""",
+        guard=False,
+    )
+    assert done.code == 0, done.err
+    assert done.lines == [{"sizes": [1 << 18] * 4}, {"steps": 4}]
+
+
+def test_a_long_send_to_a_worker_writing_a_long_reply_keeps_both_results(
+    run_script: RunScript,
+) -> None:
+    done = run_script(
+        """
+class Wide(sekai.Env):
+    def __init__(self):
+        self.observation_space = sekai.Box(-1e6, 1e6, shape=(2,))
+        self.action_space = sekai.Box(0, 1, shape=(1 << 18,), dtype=np.float64)
+    def reset(self, *, seed=None, options=None):
+        self._set_rng(seed)
+        return sekai.ResetResult(np.zeros(2, np.float32), {})
+    def step(self, action):
+        info = {"sum": float(action.sum()), "blob": np.ones(1 << 20)}
+        return sekai.StepResult(np.zeros(2, np.float32), 0.0, False, False, info)
+
+vec = ProcVecEnv([Wide, Wide], context="fork", num_workers=1)
+vec.reset(seed=0)
+vec.send(np.full((1, 1 << 18), 0.5), [0])
+vec.send(np.full((1, 1 << 18), 0.25), [1])
+result = vec.recv(batch_size=2)
+report(sums=sorted(info["sum"] for info in result.infos))
+vec.close()
+""",
+        guard=False,
+    )
+    assert done.code == 0, done.err
+    assert done.lines == [{"sums": [65536.0, 131072.0]}]
+
+
+def test_a_worker_dying_while_its_pipe_is_full_fails_the_call_not_hangs_it(
+    run_script: RunScript,
+) -> None:
+    done = run_script(
+        _BULKY
+        + """
+pids = vec.call("pid")
+vec.send([0, 0, 1, 1])  # worker 1 steps until released: it reads no command meanwhile
+threading.Timer(1.0, os.kill, (pids[2], signal.SIGKILL)).start()
+try:
+    vec.reset(options=blob)
+except sekai.VecEnvWorkerError as e:
+    report(rank=e.rank, worker=e.worker, message=e.message)
+vec.close()
+report(left=wait_gone(pids))
+""",
+        guard=False,
+    )
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {"rank": 2, "worker": 1, "message": "worker process exited unexpectedly"},
+        {"left": []},
+    ]
+
+
+def test_ctrl_c_while_waiting_to_write_a_long_command_stops_only_that_worker(
+    run_script: RunScript,
+) -> None:
+    done = run_script(
+        _BULKY
+        + """
+pids = vec.call("pid")
+vec.send([0, 0, 1, 1])
+threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    vec.reset(options=blob)
+except KeyboardInterrupt:
+    report(interrupted=True)
+try:
+    vec.reset()
+except sekai.VecEnvWorkerError as e:
+    report(rank=e.rank, message=e.message)
+vec.close()
+report(left=wait_gone(pids))
+""",
+        guard=False,
+    )
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {"interrupted": True},
+        {"rank": 2, "message": "worker process stopped: a command to it was cut short"},
+        {"left": []},
+    ]
