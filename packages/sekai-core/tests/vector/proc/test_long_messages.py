@@ -155,3 +155,68 @@ report(left=wait_gone(pids))
         {"rank": 2, "message": "worker process stopped: a command to it was cut short"},
         {"left": []},
     ]
+
+
+def test_a_worker_that_reads_no_long_command_in_time_is_stopped_at_the_timeout(
+    run_script: RunScript,
+) -> None:
+    # The timeout counts from the start of the call, the wait for the pipe included.
+    done = run_script(
+        _BULKY.replace("num_workers=2)", "num_workers=2, reset_timeout=1.0)")
+        + """
+pids = vec.call("pid")
+vec.send([0, 0, 1, 1])  # worker 1 steps until released: it reads no command meanwhile
+start = time.monotonic()
+try:
+    vec.reset(options=blob)
+except sekai.VecEnvWorkerError as e:
+    report(rank=e.rank, worker=e.worker, exc_type=e.exc_type, timeout=isinstance(e, TimeoutError))
+report(waited=time.monotonic() - start < 5, left=wait_gone(pids[2:]))
+vec.close()
+""",
+        guard=False,
+    )
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {"rank": 2, "worker": 1, "exc_type": "TimeoutError", "timeout": True},
+        {"waited": True, "left": []},
+    ]
+
+
+def test_send_stops_a_worker_that_reads_no_long_action_within_the_step_timeout(
+    run_script: RunScript,
+) -> None:
+    done = run_script(
+        """
+class Stuck(sekai.Env):
+    def __init__(self):
+        self.observation_space = sekai.Box(-1e6, 1e6, shape=(2,))
+        self.action_space = sekai.Box(0, 1, shape=(1 << 18,), dtype=np.float64)
+    def reset(self, *, seed=None, options=None):
+        self._set_rng(seed)
+        return sekai.ResetResult(np.zeros(2, np.float32), {})
+    def step(self, action):
+        while action[0] == 1:  # a hung sub-env
+            time.sleep(0.01)
+        return sekai.StepResult(np.zeros(2, np.float32), 0.0, False, False, {})
+
+vec = ProcVecEnv([Stuck, Stuck], context="fork", num_workers=1, step_timeout=1.0)
+vec.reset(seed=0)
+vec.send(np.ones((1, 1 << 18)), [0])
+vec.send(np.zeros((1, 1 << 18)), [1])  # returns once the worker is stopped
+try:
+    vec.recv(batch_size=2)
+except sekai.VecEnvWorkerError as e:
+    report(rank=e.rank, exc_type=e.exc_type, message=e.message)
+vec.close()
+""",
+        guard=False,
+    )
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {
+            "rank": 0,
+            "exc_type": "TimeoutError",
+            "message": "worker 0 did not answer step() within 1 s and was stopped",
+        }
+    ]

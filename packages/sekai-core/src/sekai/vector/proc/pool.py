@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import os
 import select
 import time
 from collections import deque
@@ -36,7 +35,7 @@ from sekai.error import VecEnvWorkerError
 from sekai.vector._batches import Arrival
 from sekai.vector._contract.errors import dumps
 from sekai.vector._remote import Items, Reply
-from sekai.vector.proc import frames, futex, poller, processes, protocol, worker
+from sekai.vector.proc import frames, futex, poller, processes, protocol
 from sekai.vector.proc.handle import DIED, LOST, WorkerHandle
 from sekai.vector.proc.mail import Mail
 from sekai.vector.proc.poller import Poller
@@ -61,6 +60,18 @@ _LOOK_EVERY = 0.05
 # Seconds the parent waits for more of a reply flowing through a pipe while it waits on its
 # mailboxes (such a reply is stale; its worker reads its mailbox once it has written it all).
 _DRAIN = 0.002
+
+
+class _Call:
+    """A call waiting for replies: when it times out, and the replies read while sending."""
+
+    __slots__ = ("deadline", "early", "name", "timeout")
+
+    def __init__(self, timeout: float | None, name: str) -> None:
+        self.timeout = timeout
+        self.name = name  # the command, for the timeout's error
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.early: dict[int, Any] = {}  # worker -> reply body
 
 
 class Pool:
@@ -96,19 +107,11 @@ class Pool:
                 # With fork the child inherits every descriptor: give it the parent's ends to
                 # close, so that the parent's death (or close()) is seen as EOF.
                 inherited = [self._lifeline, *(w.conn for w in self.workers), conn] if fork else []
-                process = self.ctx.Process(  # type: ignore[attr-defined]
-                    target=worker.run,
-                    args=(child, lifeline_r, os.getpid(), fork, inherited, mail, index),
-                    name=f"ProcVecEnv-worker-{index}",
-                    daemon=True,
-                )
                 try:
-                    process.start()
+                    process = processes.spawn(self.ctx, index, child, lifeline_r, inherited, mail)
                 except BaseException:
                     conn.close()
                     raise
-                finally:
-                    child.close()
                 handle = WorkerHandle(index, lo, hi, process, conn)
                 self.workers.append(handle)
                 self._poller.add(handle)
@@ -170,9 +173,9 @@ class Pool:
             return self._mailed(op, tree, timeout)
         for handle in self.workers:
             handle.seq += 1
-        early = self._send_all(self.workers, messages)
-        name = protocol.name(op)
-        return self._replies(self._collect(self.workers, timeout, name, kill=True, early=early))
+        call = _Call(timeout, protocol.name(op))
+        self._send_all(self.workers, messages, call)
+        return self._replies(self._collect(self.workers, call, kill=True))
 
     def shares(self, size: int) -> bool:
         """Whether a command of ``size`` bytes (after its head) for every worker alike can go
@@ -226,6 +229,7 @@ class Pool:
         posts: Sequence[tuple[WorkerHandle, Any, Any]],
         what: str,
         per_env: Items | None = None,
+        timeout: float | None = None,
     ) -> None:
         """Send ``op`` with an argument to some workers without waiting for the replies.
 
@@ -236,6 +240,8 @@ class Pool:
             what: what the arguments hold, for the error when they cannot be pickled.
             per_env: the per-sub-env items in the arguments, to name the sub-env whose item
                 cannot be pickled.
+            timeout: seconds a worker may take to read a command longer than its pipe holds
+                (None: no limit); one that does not is stopped, and answers with its death.
 
         Raises:
             TypeError: an argument cannot be pickled (nothing was sent).
@@ -246,7 +252,8 @@ class Pool:
         messages = [handle.encode(op, argument, what, per_env) for handle, argument, _ in posts]
         for handle in handles:
             handle.seq += 1
-        self._send_all(handles, messages, [tag for _, _, tag in posts])
+        call = _Call(timeout, protocol.name(op))
+        self._send_all(handles, messages, call, [tag for _, _, tag in posts])
         for handle in handles:
             if handle.dead is not None:
                 self._lose_posted(handle)
@@ -311,18 +318,18 @@ class Pool:
         self,
         handles: Sequence[WorkerHandle],
         messages: Sequence[bytes],
+        call: _Call,
         tags: Sequence[Any] | None = None,
-    ) -> dict[int, Any]:
+    ) -> None:
         """Send each worker its message (numbered ``handle.seq``) through its pipe; with
         mailboxes, announce them and wake the workers first (they sleep on their futex word,
         and read a long message while it is written). With ``tags``, each is a posted
         command, kept with its tag just before it is sent (its reply may come at once).
 
-        While a pipe is full, every pipe is read (``_make_room``); the reply bodies to these
-        commands read meanwhile are returned by worker, for ``_collect``.
+        While a pipe is full, every pipe is read (``_make_room``), and a worker that takes no
+        more of its command before ``call``'s deadline is stopped.
         """
         self._quiet = False
-        early: dict[int, Any] = {}
         mail = self.mail
         if mail is not None:
             bits = 0
@@ -333,57 +340,55 @@ class Pool:
         for index, (handle, message) in enumerate(zip(handles, messages)):
             if tags is not None:
                 handle.posted[handle.seq] = tags[index]
-            self._send(handle, message, early)
-        return early
+            self._send(handle, message, call)
 
-    def _send(self, handle: WorkerHandle, message: bytes, early: dict[int, Any]) -> None:
+    def _send(self, handle: WorkerHandle, message: bytes, call: _Call) -> None:
         if handle.dead is not None:
             return
         # A message short enough never waits: the worker has read every earlier command whole.
-        room = functools.partial(self._make_room, handle, early) if len(message) > _ATOMIC else None
+        long = len(message) > _ATOMIC
+        room = functools.partial(self._make_room, handle, call) if long and _ROOM else None
         try:
-            handle.channel.write(message, room if _ROOM else None)
+            handle.channel.write(message, room)
             handle.piped = handle.seq
-        except (OSError, ValueError):  # its end is closed: it died
+        except (OSError, ValueError):  # its end is closed: it died (or was stopped)
             self._bury(handle, "EOFError", DIED)
         except BaseException:
-            if len(message) > _ATOMIC:  # interrupted mid-message: the pipe is out of step
+            if long:  # interrupted mid-message: the pipe is out of step
                 self._bury(
                     handle, "EOFError", "worker process stopped: a command to it was cut short"
                 )
             raise
 
-    def _make_room(self, handle: WorkerHandle, early: dict[int, Any]) -> None:
+    def _make_room(self, handle: WorkerHandle, call: _Call) -> None:
         """Wait until ``handle``'s full pipe takes more of a command, reading every pipe
         meanwhile: the worker may be busy writing a long reply to an earlier command (one
         posted by send()), and reads no command before that reply is read. Keeps the reply
-        bodies to the current commands in ``early``; raises ``BrokenPipeError`` once
-        ``handle`` is dead."""
+        bodies to ``call`` in ``call.early``; raises ``BrokenPipeError`` once ``handle`` is
+        dead, or stopped at ``call``'s deadline."""
         while handle.dead is None:
-            room, ready = self._poller.wait_room(handle, poller.SLICE)
+            span = poller.SLICE
+            if call.deadline is not None:
+                span = min(span, call.deadline - time.monotonic())
+                if span <= 0:
+                    self._time_out([handle], call.name, call.timeout)
+                    break
+            room, ready = self._poller.wait_room(handle, span)
             for other, is_sentinel in ready:
                 body = self._read(other, is_sentinel)
                 if body is not None:
-                    early[other.index] = body
+                    call.early[other.index] = body
             if room and handle.dead is None:
                 return
         raise BrokenPipeError(f"worker {handle.index} is dead")
 
-    def _collect(
-        self,
-        handles: Sequence[WorkerHandle],
-        timeout: float | None,
-        name: str,
-        *,
-        kill: bool,
-        early: dict[int, Any] | None = None,
-    ) -> list[Any]:
-        """Wait for the reply bodies of ``handles`` (None: the worker died or, after
-        ``timeout`` seconds, did not answer and was stopped if ``kill``), those in ``early``
-        already read."""
-        replies: dict[int, Any] = dict(early or ())
+    def _collect(self, handles: Sequence[WorkerHandle], call: _Call, *, kill: bool) -> list[Any]:
+        """Wait for the reply bodies of ``handles`` to ``call`` (None: the worker died or, at
+        its deadline, did not answer and was stopped if ``kill``), those read while sending
+        included."""
+        replies: dict[int, Any] = dict(call.early)
         pending = {h.index for h in handles if h.dead is None} - replies.keys()
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline, timeout, name = call.deadline, call.timeout, call.name
         while pending:
             remaining = None if deadline is None else deadline - time.monotonic()
             ready = self._pending(self.workers) or self._poller.wait(remaining)
@@ -410,7 +415,8 @@ class Pool:
         pending = [h for h in handles if h.dead is None]
         everyone = [h.index for h in pending]
         in_pipe: list[WorkerHandle] = []
-        deadline = None if timeout is None else time.monotonic() + timeout
+        call = _Call(timeout, name)
+        deadline = call.deadline
         look = time.monotonic() + _MAIL_SLICE  # when to look at the pipes and sentinels next
         flowing = self._flowing(pending)
         while True:
@@ -460,8 +466,7 @@ class Pool:
             mail.sleep(answer, look if deadline is None else min(look, deadline))
         in_pipe = [h for h in in_pipe if h.index not in bodies]
         if in_pipe:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            for handle, body in zip(in_pipe, self._collect(in_pipe, remaining, name, kill=True)):
+            for handle, body in zip(in_pipe, self._collect(in_pipe, call, kill=True)):
                 if body is not None:
                     bodies[handle.index] = body
         return [bodies.get(h.index) for h in handles]
@@ -557,9 +562,9 @@ class Pool:
             messages = [protocol.head(h.seq + 1, protocol.CLOSE) + close for h in live]
             for handle in live:
                 handle.seq += 1
-            early = self._send_all(live, messages)
-            bodies = self._collect(live, timeout, "close", kill=False, early=early)
-            for handle, body in zip(live, bodies):
+            call = _Call(timeout, "close")
+            self._send_all(live, messages, call)
+            for handle, body in zip(live, self._collect(live, call, kill=False)):
                 if body is not None:  # else it died or is late: it is stopped below
                     errors.extend(handle.decode(body).errors)
         finally:

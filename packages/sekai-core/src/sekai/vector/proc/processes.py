@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from typing import Any
 
-__all__ = ["end", "join", "preload_worker"]
+from sekai.vector.proc import worker
+
+__all__ = ["end", "join", "preload_worker", "spawn"]
 
 _GRACE = 0.5  # seconds between terminate() and kill()
 _LONGEST_JOIN = 86400.0  # seconds: join() cannot wait 25 days or more in one go
@@ -22,13 +25,35 @@ def preload_worker(ctx: BaseContext) -> None:
     """
     from multiprocessing import forkserver
 
-    from sekai.vector.proc import worker
-
     server = getattr(forkserver, "_forkserver", None)
     modules = getattr(server, "_preload_modules", None)
     running = getattr(server, "_forkserver_pid", 0) is not None
     if not running and isinstance(modules, list) and worker.__name__ not in modules:
         ctx.set_forkserver_preload([*modules, worker.__name__])
+
+
+def spawn(
+    ctx: BaseContext,
+    index: int,
+    child: Connection,
+    lifeline: Connection,
+    inherited: list[Connection],
+    mail: tuple[str, int, int] | None,
+) -> Any:
+    """Start worker ``index`` (a daemon process) on its end ``child`` of its pipe, which is
+    closed here either way; ``worker.run`` says what the other arguments are."""
+    fork = ctx.get_start_method() == "fork"
+    process = ctx.Process(  # type: ignore[attr-defined]
+        target=worker.run,
+        args=(child, lifeline, os.getpid(), fork, inherited, mail, index),
+        name=f"ProcVecEnv-worker-{index}",
+        daemon=True,
+    )
+    try:
+        process.start()
+    finally:
+        child.close()
+    return process
 
 
 def end(processes: Sequence[Any], lifeline: Connection | None, deadline: float) -> None:

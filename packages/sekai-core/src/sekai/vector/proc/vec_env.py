@@ -139,9 +139,10 @@ class ProcVecEnv(VecEnv):
             more sub-envs than cores, about the number of cores is best.
         shared_memory: None: use shared memory when the observation space allows it; True:
             require it (TypeError otherwise); False: always pickle observations.
-        step_timeout: seconds to wait for the workers in ``step()`` and ``recv()`` (None or
-            ``inf``: no limit); a worker that does not answer in time raises
-            ``VecEnvWorkerError`` (``exc_type`` ``"TimeoutError"``) and is stopped.
+        step_timeout: seconds to wait for the workers in ``step()`` and ``recv()``, and in
+            ``send()`` for a worker to read actions too long for its pipe (None or ``inf``: no
+            limit); a worker that does not answer in time raises ``VecEnvWorkerError``
+            (``exc_type`` ``"TimeoutError"``) and is stopped.
         reset_timeout: the same for ``reset()``.
         batch_size: how many results ``recv()`` returns by default (None: ``num_envs``).
 
@@ -351,7 +352,8 @@ class ProcVecEnv(VecEnv):
         assert pool is not None
         plan = send_plan(self.action_space, batch, ids, self._slices)
         posts = [(pool.workers[worker], argument, tag) for worker, argument, tag in plan]
-        pool.post(protocol.STEP, posts, "the action", ActionRows(checker, batch, ids))
+        rows = ActionRows(checker, batch, ids)
+        pool.post(protocol.STEP, posts, "the action", rows, self._step_timeout)
         self._batches.in_flight[ids] = True
 
     def recv(self, batch_size: int | None = None) -> VecRecvResult[Any]:
