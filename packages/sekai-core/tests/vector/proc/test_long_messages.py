@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 RunScript = Callable[..., Any]
 
 # A sub-env whose step infos are 8 MB and whose reset info says how long its options were.
@@ -32,6 +34,23 @@ class Bulky(sekai.Env):
 vec = ProcVecEnv([lambda i=i: Bulky(i) for i in range(4)], context="fork", num_workers=2)
 vec.reset(seed=0)
 blob = {"blob": np.ones(1 << 18)}  # 2 MB of options for every sub-env
+"""
+
+# A sub-env whose actions are 2 MB, whose step infos are 8 MB, and whose step never ends when
+# the action's first element is 1 (a hung sub-env).
+_WIDE = """
+class Wide(sekai.Env):
+    def __init__(self):
+        self.observation_space = sekai.Box(-1e6, 1e6, shape=(2,))
+        self.action_space = sekai.Box(0, 1, shape=(1 << 18,), dtype=np.float64)
+    def reset(self, *, seed=None, options=None):
+        self._set_rng(seed)
+        return sekai.ResetResult(np.zeros(2, np.float32), {})
+    def step(self, action):
+        while action[0] == 1:
+            time.sleep(0.01)
+        info = {"sum": float(action.sum()), "blob": np.ones(1 << 20)}
+        return sekai.StepResult(np.zeros(2, np.float32), 0.0, False, False, info)
 """
 
 
@@ -76,18 +95,8 @@ def test_a_long_send_to_a_worker_writing_a_long_reply_keeps_both_results(
     run_script: RunScript,
 ) -> None:
     done = run_script(
-        """
-class Wide(sekai.Env):
-    def __init__(self):
-        self.observation_space = sekai.Box(-1e6, 1e6, shape=(2,))
-        self.action_space = sekai.Box(0, 1, shape=(1 << 18,), dtype=np.float64)
-    def reset(self, *, seed=None, options=None):
-        self._set_rng(seed)
-        return sekai.ResetResult(np.zeros(2, np.float32), {})
-    def step(self, action):
-        info = {"sum": float(action.sum()), "blob": np.ones(1 << 20)}
-        return sekai.StepResult(np.zeros(2, np.float32), 0.0, False, False, info)
-
+        _WIDE
+        + """
 vec = ProcVecEnv([Wide, Wide], context="fork", num_workers=1)
 vec.reset(seed=0)
 vec.send(np.full((1, 1 << 18), 0.5), [0])
@@ -102,17 +111,34 @@ vec.close()
     assert done.lines == [{"sums": [65536.0, 131072.0]}]
 
 
-def test_a_worker_dying_while_its_pipe_is_full_fails_the_call_not_hangs_it(
-    run_script: RunScript,
+@pytest.mark.parametrize(
+    ("fault", "raised", "message"),
+    [
+        ("pids[2], signal.SIGKILL", "VecEnvWorkerError", "worker process exited unexpectedly"),
+        (
+            "os.getpid(), signal.SIGINT",
+            "KeyboardInterrupt",
+            "worker process stopped: a command to it was cut short",
+        ),
+    ],
+    ids=["worker-killed", "ctrl-c"],
+)
+def test_a_fault_while_waiting_to_write_a_long_command_fails_the_call_not_hangs_it(
+    run_script: RunScript, fault: str, raised: str, message: str
 ) -> None:
+    # The worker killed, or the wait interrupted: that worker is dead for every later call.
     done = run_script(
         _BULKY
-        + """
+        + f"""
 pids = vec.call("pid")
 vec.send([0, 0, 1, 1])  # worker 1 steps until released: it reads no command meanwhile
-threading.Timer(1.0, os.kill, (pids[2], signal.SIGKILL)).start()
+threading.Timer(1.0, os.kill, ({fault})).start()
 try:
     vec.reset(options=blob)
+except (KeyboardInterrupt, sekai.VecEnvWorkerError) as e:
+    report(raised=type(e).__name__)
+try:
+    vec.reset()
 except sekai.VecEnvWorkerError as e:
     report(rank=e.rank, worker=e.worker, message=e.message)
 vec.close()
@@ -122,37 +148,8 @@ report(left=wait_gone(pids))
     )
     assert done.code == 0, done.err
     assert done.lines == [
-        {"rank": 2, "worker": 1, "message": "worker process exited unexpectedly"},
-        {"left": []},
-    ]
-
-
-def test_ctrl_c_while_waiting_to_write_a_long_command_stops_only_that_worker(
-    run_script: RunScript,
-) -> None:
-    done = run_script(
-        _BULKY
-        + """
-pids = vec.call("pid")
-vec.send([0, 0, 1, 1])
-threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
-try:
-    vec.reset(options=blob)
-except KeyboardInterrupt:
-    report(interrupted=True)
-try:
-    vec.reset()
-except sekai.VecEnvWorkerError as e:
-    report(rank=e.rank, message=e.message)
-vec.close()
-report(left=wait_gone(pids))
-""",
-        guard=False,
-    )
-    assert done.code == 0, done.err
-    assert done.lines == [
-        {"interrupted": True},
-        {"rank": 2, "message": "worker process stopped: a command to it was cut short"},
+        {"raised": raised},
+        {"rank": 2, "worker": 1, "message": message},
         {"left": []},
     ]
 
@@ -187,20 +184,9 @@ def test_send_stops_a_worker_that_reads_no_long_action_within_the_step_timeout(
     run_script: RunScript,
 ) -> None:
     done = run_script(
-        """
-class Stuck(sekai.Env):
-    def __init__(self):
-        self.observation_space = sekai.Box(-1e6, 1e6, shape=(2,))
-        self.action_space = sekai.Box(0, 1, shape=(1 << 18,), dtype=np.float64)
-    def reset(self, *, seed=None, options=None):
-        self._set_rng(seed)
-        return sekai.ResetResult(np.zeros(2, np.float32), {})
-    def step(self, action):
-        while action[0] == 1:  # a hung sub-env
-            time.sleep(0.01)
-        return sekai.StepResult(np.zeros(2, np.float32), 0.0, False, False, {})
-
-vec = ProcVecEnv([Stuck, Stuck], context="fork", num_workers=1, step_timeout=1.0)
+        _WIDE
+        + """
+vec = ProcVecEnv([Wide, Wide], context="fork", num_workers=1, step_timeout=1.0)
 vec.reset(seed=0)
 vec.send(np.ones((1, 1 << 18)), [0])
 vec.send(np.zeros((1, 1 << 18)), [1])  # returns once the worker is stopped
