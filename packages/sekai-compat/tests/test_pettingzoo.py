@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 import gymnasium as gym
@@ -193,6 +194,69 @@ def test_to_pettingzoo_agents_shrink_as_agents_finish() -> None:
         finished = {a for a in live if terminated[a] or truncated[a]}
         assert set(env.agents) == set(live) - finished
         live = list(env.agents)
+
+
+class Turns(sekai.MultiAgentEnv[Any, Any, str]):
+    """Two agents take turns (``acting``); only the next to act gets an observation, and after
+    four steps both are terminated with none."""
+
+    def __init__(self) -> None:
+        self.possible_agents = ["x", "y"]
+        self.agents: list[str] = []
+        self.observation_spaces = {a: sekai.Box(0.0, 10.0, shape=(1,)) for a in "xy"}
+        self.action_spaces = {a: sekai.Discrete(2) for a in "xy"}
+        self.t = 0
+        self.acting: list[str] = []
+        self.received: list[dict[str, Any]] = []
+
+    def _obs(self) -> dict[str, Any]:
+        return {a: np.array([self.t], np.float32) for a in self.acting}
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.MAResetResult[Any]:
+        self._set_rng(seed)
+        self.agents, self.acting, self.t = ["x", "y"], ["x"], 0
+        return sekai.MAResetResult(self._obs(), {})
+
+    def step(self, actions: dict[str, Any]) -> sekai.MAStepResult[Any]:
+        if set(actions) != set(self.acting):
+            raise ValueError(f"step() needs one action for each of {self.acting}")
+        self.received.append(dict(actions))
+        self.t += 1
+        over = self.t >= 4
+        self.acting = [] if over else [["x", "y"][self.t % 2]]
+        flags = dict.fromkeys(self.agents, over)
+        if over:
+            self.agents = []
+        return sekai.MAStepResult(self._obs(), dict.fromkeys(flags, 1.0), flags, {}, {})
+
+
+def test_to_pettingzoo_takes_turns_for_an_env_with_acting_and_observes_every_live_agent() -> None:
+    sekai_env = Turns()
+    env = to_pettingzoo(sekai_env)
+    observations, _ = env.reset(seed=0)
+    assert list(observations) == ["x"]  # reset: as the sekai env gives them
+    seen = []
+    while env.agents:
+        observations, _, terminated, _, _ = env.step(dict.fromkeys(env.agents, 1))
+        seen.append({a: float(o[0]) for a, o in observations.items()})
+    # Every live agent has one; those the env gave none keep their last.
+    assert seen == [
+        {"x": 0.0, "y": 1.0},
+        {"x": 2.0, "y": 1.0},
+        {"x": 2.0, "y": 3.0},
+        {"x": 2.0, "y": 3.0},
+    ]
+    assert terminated == {"x": True, "y": True}
+    assert sekai_env.received == [{"x": 1}, {"y": 1}, {"x": 1}, {"y": 1}]  # the others dropped
+
+
+def test_to_pettingzoo_of_a_market_whose_traders_act_at_different_times_passes_api_test() -> None:
+    from sekai.envs.finance import LimitOrderBookMarket
+
+    market = LimitOrderBookMarket(2, decision_intervals=[1.0, 2.0], session_length=20.0, warmup=2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # PettingZoo warns of a live agent given no observation
+        parallel_api_test(to_pettingzoo(market), num_cycles=30)
 
 
 def test_to_pettingzoo_seeds_pass_through() -> None:

@@ -212,6 +212,18 @@ def test_normalize_reward_divides_by_the_std_of_discounted_returns() -> None:
         VecNormalizeReward(SyncVecEnv([CounterEnv]), gamma=2.0)
 
 
+def test_normalize_reward_passes_rewards_unscaled_while_returns_have_no_spread() -> None:
+    # The first step's returns are all equal (variance 0): dividing by sqrt(1e-8) would
+    # multiply them by 10,000.
+    vec = VecNormalizeReward(SyncVecEnv([CounterEnv] * 3), gamma=0.5)
+    vec.reset(seed=0)
+    assert vec.step([1, 1, 1]).rewards.tolist() == pytest.approx([0.4, 0.4, 0.4])
+    assert vec.return_rms.var < 1e-30  # not exactly 0: three equal returns, rounded
+    second = vec.step([2, 1, 1]).rewards  # now spread: scaled
+    assert second.tolist() != pytest.approx([0.8, 0.3, 0.3])
+    assert second == pytest.approx(np.array([0.8, 0.3, 0.3]) / np.sqrt(vec.return_rms.var + 1e-8))
+
+
 def test_normalize_reward_ignores_frozen_sub_envs_in_its_statistics() -> None:
     vec = VecNormalizeReward(SyncVecEnv([CounterEnv] * 2, autoreset=False))
     vec.reset(options=[{"start": GOAL - 1}, {"start": 0}])

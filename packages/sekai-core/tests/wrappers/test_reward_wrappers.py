@@ -27,6 +27,15 @@ def test_normalize_reward_divides_by_std_of_discounted_return(toy_env: Any) -> N
     assert type(got[-1]) is float
 
 
+def test_normalize_reward_passes_the_first_reward_unscaled(toy_env: Any) -> None:
+    # One return has variance 0: dividing by sqrt(0 + 1e-8) would multiply it by 10,000.
+    rewards = [1.0, 2.0, -1.0]
+    env = NormalizeReward(toy_env(length=10, reward_fn=lambda a, t: rewards[t - 1]), gamma=0.5)
+    env.reset(seed=0)
+    assert env.step(0).reward == 1.0
+    assert env.step(0).reward == pytest.approx(2.0 / math.sqrt(np.var([1.0, 2.5]) + 1e-8))
+
+
 def test_normalize_reward_resets_return_on_done_and_reset(toy_env: Any) -> None:
     env = NormalizeReward(toy_env(length=2), gamma=1.0)
     env.reset(seed=0)

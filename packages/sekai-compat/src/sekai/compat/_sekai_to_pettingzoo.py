@@ -34,7 +34,10 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
     returns the same object every time, as PettingZoo requires); ``agents`` is the sekai env's
     live list; ``step()`` reports every agent that was live before it, filling in
     ``terminated`` / ``truncated`` (False), ``rewards`` (0.0) and ``infos`` (``{}``) for agents
-    the sekai result leaves out. ``metadata`` is
+    the sekai result leaves out, and the agent's last observation for one it gives none. An env
+    whose agents take turns (an ``acting`` attribute: the agents whose turn it is, as
+    ``LimitOrderBookMarket``) gets the actions of those agents only: PettingZoo gives one for
+    every live agent, and the others' are ignored. ``metadata`` is
     ``{"render_modes": [], "name": <class name>, **env.metadata}``.
 
     Attributes:
@@ -57,6 +60,9 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         self.action_spaces = {
             agent: space_to_gymnasium(env.action_space(agent)) for agent in env.possible_agents
         }
+        # Each agent's last observation, for the steps that give it none (PettingZoo wants one
+        # for every agent live before the step).
+        self._observations: dict[Any, Any] = {}
 
     @property
     def agents(self) -> list[Any]:
@@ -76,6 +82,7 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
     ) -> tuple[dict[Any, Any], dict[Any, Any]]:
         """Reset the sekai env; return ``(observations, infos)`` keyed by agent."""
         result = self.sekai_env.reset(seed=seed, options=options)
+        self._observations = dict(result.observations)
         return dict(result.observations), _agent_infos(result.info, self.agents)
 
     def step(
@@ -83,12 +90,21 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
     ) -> tuple[dict[Any, Any], dict[Any, Any], dict[Any, Any], dict[Any, Any], dict[Any, Any]]:
         """Step the sekai env; return observations, rewards, terminations, truncations, infos."""
         live = list(self.sekai_env.agents)
+        acting = getattr(self.sekai_env, "acting", None)
+        if acting is not None and isinstance(actions, dict):
+            turn = set(acting)
+            actions = {agent: action for agent, action in actions.items() if agent in turn}
         result = self.sekai_env.step(actions)
+        self._observations.update(result.observations)
+        seen = self._observations
+        observations = {agent: seen[agent] for agent in live if agent in seen}
+        for agent, observation in result.observations.items():  # any the env adds
+            observations.setdefault(agent, observation)
         rewards = {agent: float(result.rewards.get(agent, 0.0)) for agent in live}
         terminated = {agent: bool(result.terminated.get(agent, False)) for agent in live}
         truncated = {agent: bool(result.truncated.get(agent, False)) for agent in live}
         return (
-            dict(result.observations),
+            observations,
             rewards,
             terminated,
             truncated,

@@ -25,6 +25,7 @@ from sekai.vector.vec_wrapper import (
     VecResultWrapper,
     VecRewardWrapper,
 )
+from sekai.wrappers.normalize_reward import return_scale
 
 __all__ = [
     "VecNormalizeObservation",
@@ -231,7 +232,8 @@ class VecNormalizeReward(VecResultWrapper):
 
     Keeps ``R = gamma * R + r`` per sub-env (reset on done and on reset), updates the shared
     ``return_rms`` with the returns of the sub-envs really stepped (not frozen ones) unless
-    ``update_running_mean`` is False, and returns ``r / sqrt(return_rms.var + epsilon)``.
+    ``update_running_mean`` is False, and returns ``r / sqrt(return_rms.var + epsilon)`` (``r``
+    itself while the returns seen have no spread, e.g. on the first step: ``return_scale``).
 
     Args:
         venv: the VecEnv to wrap.
@@ -267,7 +269,7 @@ class VecNormalizeReward(VecResultWrapper):
             self.return_rms.update(self._returns if live is None else self._returns[live])
         self._returns[terminated | truncated] = 0.0
         # A float scale keeps the rewards where the env put them (a device array stays one).
-        scale = float(np.sqrt(float(self.return_rms.var) + self.epsilon))
+        scale = return_scale(self.return_rms, self.epsilon)
         return result._replace(rewards=result.rewards / scale)
 
     def state_dict(self) -> dict[str, Any]:

@@ -12,14 +12,29 @@ from sekai.core.result import StepResult
 from sekai.core.wrapper import ResultWrapper
 from sekai.stats.running import RunningMeanStd
 
-__all__ = ["NormalizeReward"]
+__all__ = ["NormalizeReward", "return_scale"]
+
+
+# Equal returns are left a variance of about (this * mean)^2 by rounding, not exactly 0.
+_ROUNDING = 16 * float(np.finfo(np.float64).eps)
+
+
+def return_scale(return_rms: RunningMeanStd, epsilon: float) -> float:
+    """What rewards are divided by: ``sqrt(return_rms.var + epsilon)``, or 1.0 while the returns
+    seen have no spread (a single return, or all equal), where it would multiply the rewards
+    by up to ``1 / sqrt(epsilon)`` (10,000 by default)."""
+    var = float(return_rms.var)
+    if var <= (_ROUNDING * float(return_rms.mean)) ** 2:
+        return 1.0
+    return math.sqrt(var + epsilon)
 
 
 class NormalizeReward(ResultWrapper[Any, Any, Any, Any]):
     """Divide rewards by the running std of the discounted return (the mean is not subtracted).
 
     Keeps ``R = gamma * R + r`` (reset on done and on reset), updates ``return_rms`` with it
-    unless ``update_running_mean`` is False, and returns ``r / sqrt(return_rms.var + epsilon)``.
+    unless ``update_running_mean`` is False, and returns ``r / sqrt(return_rms.var + epsilon)``
+    (``r`` itself while the returns seen have no spread, e.g. on the first step: ``return_scale``).
 
     Args:
         env: the environment to wrap.
@@ -49,7 +64,7 @@ class NormalizeReward(ResultWrapper[Any, Any, Any, Any]):
             self.return_rms.update_from_moments(self._return, 0.0, 1)
         if result.terminated or result.truncated:
             self._return = 0.0
-        scaled = reward / math.sqrt(float(self.return_rms.var) + self.epsilon)
+        scaled = reward / return_scale(self.return_rms, self.epsilon)
         return StepResult(
             result.observation, scaled, result.terminated, result.truncated, result.info
         )
