@@ -38,6 +38,16 @@ def test_delay_observation_reset_padding_uses_first_obs(toy_env: Any) -> None:
     np.testing.assert_array_equal(env.step(0).observation, [2, 7])
 
 
+def test_delay_observation_reset_padding_is_a_fresh_copy_each_time(toy_env: Any) -> None:
+    env = DelayObservation(toy_env(obs_fn=_obs), 3, padding="reset")
+    first = env.reset(seed=0).observation
+    first *= 0.0  # the caller's to modify: the padding to come is unchanged
+    padded = [env.step(0).observation for _ in range(2)]
+    assert [p.tolist() for p in padded] == [[1.0, 7.0], [1.0, 7.0]]
+    assert padded[0] is not padded[1]
+    np.testing.assert_array_equal(env.step(0).observation, [1, 7])  # the reset's own, delayed
+
+
 def test_delay_observation_clears_queue_on_reset(toy_env: Any) -> None:
     env = DelayObservation(toy_env(obs_fn=_obs), 1)
     env.reset(seed=0)

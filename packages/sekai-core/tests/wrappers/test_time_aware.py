@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -76,3 +77,20 @@ def test_time_aware_errors(toy_env: Any) -> None:
     masked = sekai.MaskedBox(0.0, 1.0, shape=(2,), max_size=2)
     with pytest.raises(TypeError, match="supports 1-D Box and Dict"):
         TimeAwareObservation(toy_env(observation_space=masked), 5)
+
+
+@pytest.mark.parametrize(
+    ("steps", "error", "text"),
+    [
+        (2.5, TypeError, "max_episode_steps must be an int, got float."),
+        ("10", TypeError, "max_episode_steps must be an int, got str."),
+        (True, TypeError, "max_episode_steps must be an int, got bool."),
+        (0, ValueError, "max_episode_steps must be >= 1, got 0."),
+    ],
+)
+def test_time_aware_checks_max_episode_steps_as_time_limit_does(
+    toy_env: Any, steps: Any, error: type[Exception], text: str
+) -> None:
+    for wrapper in (TimeAwareObservation, TimeLimit):
+        with pytest.raises(error, match=f"^{re.escape(text)}$"):
+            wrapper(toy_env(), steps)

@@ -45,13 +45,12 @@ class DelayObservation(ResultWrapper[Any, Any, Any, Any]):
         queue.append(observation)
         if len(queue) > self.delay:
             return queue[0]
-        if self._zero is not None:
-            return copy.deepcopy(self._zero)  # callers may keep or modify what they get
-        return self._first
+        # A copy each time: callers may keep or modify what they get.
+        return copy.deepcopy(self._zero if self._zero is not None else self._first)
 
     def _reset_result(self, result: ResetResult[Any]) -> ResetResult[Any]:
         self._queue.clear()
-        self._first = result.observation
+        self._first = copy.deepcopy(result.observation)  # the caller may modify the original
         return ResetResult(self._delayed(result.observation), result.info)
 
     def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:

@@ -11,7 +11,7 @@ from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import ResultWrapper
 from sekai.spaces import Box, Dict, MaskedBox
 from sekai.wrappers.autoreset import warn_if_around_autoreset
-from sekai.wrappers.time_limit import TimeLimit
+from sekai.wrappers.time_limit import TimeLimit, checked_steps
 
 __all__ = ["TimeAwareObservation"]
 
@@ -49,8 +49,8 @@ class TimeAwareObservation(ResultWrapper[Any, Any, Any, Any]):
         super().__init__(env)
         if max_episode_steps is None:
             max_episode_steps = _find_max_episode_steps(env)
-        elif isinstance(max_episode_steps, bool) or int(max_episode_steps) < 1:
-            raise ValueError(f"max_episode_steps must be >= 1, got {max_episode_steps}.")
+        else:
+            max_episode_steps = checked_steps(max_episode_steps)
         if normalize_time and max_episode_steps is None:
             raise ValueError(
                 "TimeAwareObservation(normalize_time=True) needs max_episode_steps; pass it "

@@ -11,7 +11,23 @@ from sekai.core.result import StepResult
 from sekai.core.wrapper import ResultWrapper
 from sekai.wrappers.autoreset import warn_if_around_autoreset
 
-__all__ = ["TimeLimit"]
+__all__ = ["TimeLimit", "checked_steps"]
+
+
+def checked_steps(max_episode_steps: Any) -> int:
+    """``max_episode_steps`` checked: an int (bools refused) of at least 1.
+
+    Raises:
+        TypeError: not an int.
+        ValueError: below 1.
+    """
+    if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, (int, np.integer)):
+        raise TypeError(
+            f"max_episode_steps must be an int, got {type(max_episode_steps).__name__}."
+        )
+    if max_episode_steps < 1:
+        raise ValueError(f"max_episode_steps must be >= 1, got {max_episode_steps}.")
+    return int(max_episode_steps)
 
 
 class TimeLimit(ResultWrapper[Any, Any, Any, Any]):
@@ -23,15 +39,7 @@ class TimeLimit(ResultWrapper[Any, Any, Any, Any]):
 
     def __init__(self, env: Env[Any, Any], max_episode_steps: int) -> None:
         super().__init__(env)
-        if isinstance(max_episode_steps, bool) or not isinstance(
-            max_episode_steps, (int, np.integer)
-        ):
-            raise TypeError(
-                f"max_episode_steps must be an int, got {type(max_episode_steps).__name__}."
-            )
-        if max_episode_steps < 1:
-            raise ValueError(f"max_episode_steps must be >= 1, got {max_episode_steps}.")
-        self.max_episode_steps = int(max_episode_steps)
+        self.max_episode_steps = checked_steps(max_episode_steps)
         self._elapsed_steps = 0
         warn_if_around_autoreset(self)
 
