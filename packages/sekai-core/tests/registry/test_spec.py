@@ -116,6 +116,11 @@ def test_wrapper_spec_rejects_malformed_string_entry_point():
         WrapperSpec("A", "nocolon")
 
 
+def test_wrapper_spec_rejects_a_name_that_is_not_a_string():
+    with pytest.raises(TypeError, match=r"^WrapperSpec name must be a str, got int\.$"):
+        WrapperSpec(3, "sekai.wrappers.order_enforcing:OrderEnforcing")  # type: ignore[arg-type]
+
+
 def test_source_is_not_part_of_equality_json_pprint_or_repr():
     plain = EnvSpec("CartPole-v1", "a.b:C", max_episode_steps=500)
     sourced = dataclasses.replace(plain, source=SOURCE)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import numpy as np
@@ -466,3 +467,19 @@ def test_stateful_normalisation_passes_without_determinism_check() -> None:
     # Its statistics carry over from one rollout to the next, so two rollouts differ.
     assert check_env(sekai.NormalizeReward(Good())) == []
     assert len(check_env(sekai.NormalizeReward(Good()), check_determinism=True)) == 1
+
+
+@pytest.mark.parametrize(
+    ("n_steps", "error", "text"),
+    [
+        (0, ValueError, "n_steps must be >= 1, got 0."),
+        (-5, ValueError, "n_steps must be >= 1, got -5."),
+        (2.9, TypeError, "check_env: n_steps must be an int, got float."),
+        ("3", TypeError, "check_env: n_steps must be an int, got str."),
+        (True, TypeError, "check_env: n_steps must be an int, got bool."),
+    ],
+)
+def test_check_env_refuses_a_bad_n_steps(n_steps: Any, error: type[Exception], text: str) -> None:
+    # Before: 0 and -5 took no step and reported every check passed; 2.9 and "3" were cast.
+    with pytest.raises(error, match=f"^{re.escape(text)}$"):
+        check_env(sekai.make("CartPole-v1"), n_steps=n_steps)

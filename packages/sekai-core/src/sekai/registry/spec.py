@@ -55,6 +55,8 @@ class WrapperSpec:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise TypeError(f"WrapperSpec name must be a str, got {type(self.name).__name__}.")
         check_entry_point(self.entry_point, f"entry_point of wrapper {self.name!r}")
         if not isinstance(self.kwargs, Mapping):
             raise TypeError(f"WrapperSpec kwargs must be a dict, got {type(self.kwargs).__name__}.")

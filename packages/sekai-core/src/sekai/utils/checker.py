@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai._args import check_int
 from sekai.core.env import Env
 from sekai.spaces import Box, Dict, Space, Tuple
 from sekai.utils._equal import structurally_equal
@@ -412,8 +413,12 @@ def check_env(
 
     Returns:
         The issues, in check order; ``[]`` when every check passed.
+
+    Raises:
+        TypeError: ``n_steps`` is not an int.
+        ValueError: ``n_steps`` is below 1.
     """
-    checker = _Checker(env, int(n_steps))
+    checker = _Checker(env, check_int("check_env", "n_steps", n_steps, 1))
     flags = {
         "check_obs_space": check_obs_space,
         "check_action_space": check_action_space,
