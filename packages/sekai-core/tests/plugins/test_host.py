@@ -673,3 +673,20 @@ def test_a_sekai_distribution_with_unreadable_metadata_is_a_failure_naming_it(
     assert failure.error.startswith("KeyError: the metadata of the distribution at ")
     assert failure.error.endswith("repair or reinstall that distribution")
     assert str(info) in failure.error
+
+
+def test_an_entry_point_line_without_a_name_is_a_failure_to_repair_not_to_disable(
+    tmp_path, monkeypatch
+):
+    info = tmp_path / "bad_meta-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bad-meta\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text("[sekai]\nthis line has no equals\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    records = [r for r in scan_entry_points() if r.distribution == "bad-meta"]
+    assert [(r.name, r.version) for r in records] == [("?", "0.1.0")]  # read, not "unknown"
+    messages = [str(w.message) for w in load_quietly(registry_of(*records))]
+    assert len(messages) == 1
+    assert "(bad-meta 0.1.0)" in messages[0]
+    assert messages[0].endswith("Repair or reinstall that distribution to silence this.")
+    assert "SEKAI_DISABLE_PLUGINS=?" not in messages[0]

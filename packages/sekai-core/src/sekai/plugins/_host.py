@@ -37,6 +37,8 @@ __all__ = [
 ]
 
 DISABLE_ENV_VAR = "SEKAI_DISABLE_PLUGINS"
+# The name of an entry point whose line in entry_points.txt has no "name =" (unreadable).
+NAMELESS = "?"
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ def _unreadable(dist: object, exc: Exception) -> list[EntryPointRecord]:
             in_group = line == "[sekai]"
             declares = declares or in_group
         elif in_group and line and not line.startswith(("#", ";")):
-            names.append(line.partition("=")[0].strip() if "=" in line else "?")
+            names.append(line.partition("=")[0].strip() if "=" in line else NAMELESS)
     if not declares:
         return []  # it declares no sekai plugin: not ours to report
     where = getattr(dist, "_path", None)
@@ -120,15 +122,20 @@ def _unreadable(dist: object, exc: Exception) -> list[EntryPointRecord]:
         f"{type(exc).__name__}: the metadata of the distribution at {where} cannot be read "
         f"({exc}); repair or reinstall that distribution"
     )
-    try:
-        label = dist.metadata["Name"] or "unknown"  # type: ignore[attr-defined]
-    except Exception:
-        label = "unknown"
+    label, version = _field(dist, "Name"), _field(dist, "Version")
 
     def load() -> object:
         raise RuntimeError(problem)
 
-    return [EntryPointRecord(name, str(label), "unknown", load, problem) for name in names or ["?"]]
+    return [EntryPointRecord(name, label, version, load, problem) for name in names or [NAMELESS]]
+
+
+def _field(dist: object, key: str) -> str:
+    """A field of a distribution's metadata, or ``"unknown"`` where it cannot be read."""
+    try:
+        return str(dist.metadata[key] or "unknown")  # type: ignore[attr-defined]
+    except Exception:
+        return "unknown"
 
 
 def _error_text(exc: BaseException) -> str:
@@ -279,7 +286,11 @@ class PluginHost:
 
         messages = [
             f"sekai {f.label} failed to load and was skipped: {f.error}. "
-            f"Set {DISABLE_ENV_VAR}={f.name} to silence this."
+            + (
+                f"Set {DISABLE_ENV_VAR}={f.name} to silence this."
+                if f.name != NAMELESS  # an entry point with no name cannot be disabled by it
+                else "Repair or reinstall that distribution to silence this."
+            )
             for f in self._failures
             if f.stage != "disabled"
         ]
