@@ -322,3 +322,58 @@ def test_async_path_matches_the_sync_path_with_frozen_sub_envs_and_a_mid_run_res
     got = _parity_run(async_vec, sync=False)
     assert structurally_equal(got, expected)
     assert structurally_equal(state(async_vec), state(sync_vec))
+
+
+class _Fails(sekai.Env):  # type: ignore[type-arg]
+    """Action 0: reward 1; action 1: reward 10 and the episode ends; action 2: raises."""
+
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(-1.0, 1.0, shape=(1,))
+        self.action_space = sekai.Discrete(3)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if action == 2:
+            raise ValueError("boom")
+        return sekai.StepResult(
+            np.zeros(1, np.float32), 10.0 if action == 1 else 1.0, action == 1, False, {}
+        )
+
+
+_BACKENDS: dict[str, Callable[[], Any]] = {
+    "sync": lambda: SyncVecEnv([_Fails] * 2),
+    "async": lambda: sekai.AsyncVecEnv([_Fails] * 2),
+    "proc": lambda: sekai.ProcVecEnv([_Fails] * 2, num_workers=1, context="fork"),
+}
+
+
+@pytest.mark.parametrize("backend", list(_BACKENDS))
+def test_an_episode_ending_in_a_step_that_raises_elsewhere_does_not_leak_into_the_next(
+    backend: str,
+) -> None:
+    # Sub-env 0 ends its episode (and is reset) in a step where sub-env 1 raises (rule 9).
+    tracker = Tracker()
+    with VecNormalizeReward(VecRecordEpisodeStatistics(_BACKENDS[backend](), tracker)) as vec:
+        vec.reset(seed=0)
+        vec.step([0, 0])
+        with pytest.raises(ValueError, match="boom"):
+            vec.step([1, 2])
+        records = vec.venv
+        assert records.episode_returns[0] == 0.0 and records.episode_lengths[0] == 0
+        assert vec._returns[0] == 0.0  # VecNormalizeReward's discounted return starts over
+        assert tracker.events[-1] == ("reset", None, None)  # sub-env 0's new episode
+        vec.step([0, 0])
+        stats = vec.step([1, 0]).infos[0]["episode"]
+        assert (stats.episode_return, stats.episode_length) == (11.0, 2)  # not 12.0 and 3
+
+
+def test_the_failed_steps_record_is_only_for_the_error_it_raised() -> None:
+    vec = SyncVecEnv([_Fails] * 2)
+    vec.reset(seed=0)
+    with pytest.raises(ValueError) as caught:
+        vec.step([1, 2])
+    assert vec._ended_before(caught.value).tolist() == [True, False]
+    assert vec._ended_before(ValueError("another")) is None

@@ -130,3 +130,38 @@ def test_arguments_are_checked_as_record_performance_checks_them():
         VecRecordPerformance(venv, equity_key=1)
     with pytest.raises(ValueError, match="periods_per_year must be a finite number > 0"):
         VecRecordPerformance(venv, periods_per_year=-1)
+
+
+class _RaisesOnce(sekai.Wrapper):
+    """Raises in its ``at``-th step, once."""
+
+    def __init__(self, env, at):
+        super().__init__(env)
+        self.at, self.steps = at, 0
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps == self.at:
+            raise RuntimeError("boom")
+        return self.env.step(action)
+
+
+def test_an_episode_ending_in_a_step_that_raises_elsewhere_is_dropped_not_merged():
+    length = TRADING["episode_length"]
+    vec = VecRecordPerformance(
+        SyncVecEnv(
+            [
+                lambda: sekai.make("Trading-v0", **TRADING),
+                lambda: _RaisesOnce(sekai.make("Trading-v0", **TRADING), at=length),
+            ]
+        )
+    )
+    vec.reset(seed=0)
+    for _ in range(length - 1):
+        vec.step(np.array([2, 2]))
+    with pytest.raises(RuntimeError, match="boom"):
+        vec.step(np.array([2, 2]))  # sub-env 0's episode ends here: its end is lost
+    for _ in range(length):
+        result = vec.step(np.array([2, 2]))
+    assert "performance" in result.infos[0]
+    assert vec.last_env_index == 0 and vec.last_returns.shape == (length,)  # not 2 * length

@@ -245,11 +245,13 @@ def finish_step(
     error = first_error(errors)
     if error is not None:
         failed = {rank for rank, _ in errors}
-        for chunk in chunks:
-            for rank, done in zip(chunk.env_ids.tolist(), _dones(chunk, flags).tolist()):
-                if rank not in failed:
-                    vec._partial_step(rank, done)
-        raise error
+        stepped = [
+            (rank, done)
+            for chunk in chunks
+            for rank, done in zip(chunk.env_ids.tolist(), _dones(chunk, flags).tolist())
+            if rank not in failed
+        ]
+        raise vec._failed_step(error, stepped)
     observations, rewards, terminated, truncated, infos = join(chunks, take, vec._stack, True)
     return vec._step_result(observations, rewards, terminated, truncated, infos)
 

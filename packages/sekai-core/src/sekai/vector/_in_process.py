@@ -196,10 +196,13 @@ class InProcessVecEnv(VecEnv):
         the first (lowest index) exception is raised (rule 9).
         """
         if failed:
-            for index, result in enumerate(results):
-                if not isinstance(result, BaseException):
-                    self._partial_step(index, result.terminated or result.truncated)
-            raise next(r for r in results if isinstance(r, BaseException))
+            stepped = [
+                (index, bool(result.terminated or result.truncated))
+                for index, result in enumerate(results)
+                if not isinstance(result, BaseException)
+            ]
+            error = next(r for r in results if isinstance(r, BaseException))
+            raise self._failed_step(error, stepped)
         return self._step_result(
             self._stack([r.observation for r in results]),
             [r.reward for r in results],

@@ -74,7 +74,7 @@ class VecEnv(abc.ABC):
     them from the protected helpers here, which hold the parent-side rules every backend shares
     (core.md §14): ``_reset_plan`` / ``_reset_done`` (seeds, options), ``_checked_actions`` /
     ``_per_env_actions`` (VecEnvClosed, ResetRequired, action checks), ``_stack`` / ``_cast``
-    (observation dtypes), ``_step_result`` / ``_partial_step`` (result dtypes, frozen
+    (observation dtypes), ``_step_result`` / ``_failed_step`` (result dtypes, frozen
     sub-envs, rule 9) and ``_begin_async`` (AsyncCallPending). The per-sub-env rules live in
     ``sekai.vector._contract.subenv``.
 
@@ -116,6 +116,9 @@ class VecEnv(abc.ABC):
             None if self._autoreset else np.ones(self._num_envs, dtype=bool)
         )
         self._has_reset = False
+        # The last step that raised after some sub-envs stepped (rule 9): its error and which
+        # sub-envs ended an episode in it, for the wrappers (``_ended_before``).
+        self._failure: tuple[BaseException, NDArray[np.bool_]] | None = None
         self._closed = False
         self._async_pending = False
         self._batch_obs = _BatchCache()
@@ -388,10 +391,24 @@ class VecEnv(abc.ABC):
         if self._may_freeze is not None:
             self._frozen[env_ids] = dones & self._may_freeze[env_ids]
 
-    def _partial_step(self, index: int, done: bool) -> None:
-        """Record sub-env ``index``'s step when the batch failed elsewhere (rule 9)."""
+    def _failed_step(self, error: BaseException, stepped: list[tuple[int, bool]]) -> BaseException:
+        """Record the step of the sub-envs that stepped, ``(index, done)``, when the batch
+        failed elsewhere (rule 9); ``error``, to raise."""
+        ended = np.zeros(self._num_envs, dtype=bool)
+        for index, done in stepped:
+            ended[index] = done
         if self._may_freeze is not None:
-            self._frozen[index] = bool(done) and bool(self._may_freeze[index])
+            ended &= ~self._frozen  # a frozen sub-env's episode ended in an earlier step
+            for index, done in stepped:
+                self._frozen[index] = done and bool(self._may_freeze[index])
+        self._failure = (error, ended)
+        return error
+
+    def _ended_before(self, error: BaseException) -> NDArray[np.bool_] | None:
+        """The sub-envs that ended an episode in the step that raised ``error`` (the others
+        stepped, rule 9), or None when ``error`` was not raised so."""
+        failure = self._failure
+        return failure[1] if failure is not None and failure[0] is error else None
 
     def _per_env_values(self, values: Any) -> list[Any]:
         """Rule 6: a list of exactly ``num_envs`` items is per sub-env, anything else is one

@@ -173,6 +173,9 @@ class VecResultWrapper(VecWrapper):
       is the mask of the sub-envs the step really stepped, None when it stepped all of them
       (without autoreset, frozen sub-envs are not stepped); it is read before the step only
       where the class sets ``_step_reads_live`` (None is passed elsewhere).
+    - ``_on_failed_step(ended)``: after an inner step raised while other sub-envs stepped
+      (rule 9), with the mask of those that ended an episode in it (and were reset, with
+      autoreset): their results are lost with the call, but not their new episodes.
     """
 
     _step_reads_live: ClassVar[bool] = False
@@ -191,6 +194,14 @@ class VecResultWrapper(VecWrapper):
     ) -> VecStepResult[Any]:
         return result
 
+    def _on_failed_step(self, ended: NDArray[np.bool_]) -> None:
+        pass
+
+    def _failed(self, error: BaseException) -> None:
+        ended = getattr(self.venv.unwrapped, "_ended_before", lambda _: None)(error)
+        if ended is not None and ended.any():
+            self._on_failed_step(ended)
+
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         result = self.venv.reset(seed=seed, options=options)
         self._on_reset(seed)
@@ -198,7 +209,12 @@ class VecResultWrapper(VecWrapper):
 
     def step(self, actions: Any) -> VecStepResult[Any]:
         live = _live_before_step(self.venv) if self._step_reads_live else None
-        return self._rewrite_step(self.venv.step(self._step_actions(actions)), live)
+        try:
+            result = self.venv.step(self._step_actions(actions))
+        except Exception as error:
+            self._failed(error)
+            raise
+        return self._rewrite_step(result, live)
 
     async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         result = await self.venv.async_reset(seed=seed, options=options)
@@ -207,7 +223,12 @@ class VecResultWrapper(VecWrapper):
 
     async def async_step(self, actions: Any) -> VecStepResult[Any]:
         live = _live_before_step(self.venv) if self._step_reads_live else None
-        return self._rewrite_step(await self.venv.async_step(self._step_actions(actions)), live)
+        try:
+            result = await self.venv.async_step(self._step_actions(actions))
+        except Exception as error:
+            self._failed(error)
+            raise
+        return self._rewrite_step(result, live)
 
 
 class VecObservationWrapper(VecResultWrapper):

@@ -148,6 +148,17 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
             self._starts[finished] = end
         return result
 
+    def _on_failed_step(self, ended: NDArray[np.bool_]) -> None:
+        # Their last rewards are lost with the failed call: those episodes go unrecorded, and
+        # the next ones count from zero.
+        reset = ended if self.venv.autoreset else ended & ~self.venv.frozen
+        env_id = self._env_id()
+        for _ in np.flatnonzero(reset).tolist():
+            self.tracker.on_reset(env_id=env_id, seed=None)
+        self.episode_returns[ended] = 0.0
+        self.episode_lengths[ended] = 0
+        self._starts[ended] = time.monotonic()
+
 
 class VecNormalizeObservation(NormalizerAttributes, VecObservationWrapper):
     """Normalise observations with statistics shared by all sub-envs (NormalizeObservation's
@@ -257,6 +268,9 @@ class VecNormalizeReward(VecResultWrapper):
 
     def _on_reset(self, seed: Any) -> None:
         self._returns[:] = 0.0
+
+    def _on_failed_step(self, ended: NDArray[np.bool_]) -> None:
+        self._returns[ended] = 0.0  # their episodes ended: the next ones' returns start at 0
 
     def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None

@@ -14,7 +14,7 @@ Parent side (where ``VecEnv.step()`` is called), used through ``VecEnv``'s helpe
   ``snapshot`` (the terminal observation kept across a same-step autoreset).
 - ``VecEnv`` helpers: ``_checked_actions`` / ``_per_env_actions`` (ResetRequired, VecEnvClosed,
   action checks), ``_reset_plan`` / ``_reset_done``, ``_stack`` / ``_cast`` (observation
-  dtypes), ``_step_result`` / ``_partial_step`` (result dtypes, frozen mask, rule 9).
+  dtypes), ``_step_result`` / ``_failed_step`` (result dtypes, frozen mask, rule 9).
 
 Sub-env side (where the sub-env lives: this process, a ProcVecEnv worker, a Ray actor):
 

@@ -91,6 +91,10 @@ class VecRecordPerformance(VecResultWrapper):
                 episode.begin(info["reset_info"] if inner_reset else {})
         return result
 
+    def _on_failed_step(self, ended: NDArray[np.bool_]) -> None:
+        for i in np.flatnonzero(ended).tolist():  # its end was lost with the failed call
+            self._episodes[i].begin({})
+
     def summary(self) -> dict[str, float]:
         """Mean of every numeric field over the stored summaries."""
         return mean_fields(self.summaries)
