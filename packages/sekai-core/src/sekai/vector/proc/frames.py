@@ -13,7 +13,7 @@ losing anything. Complete messages wait in ``messages`` until their reader remov
 
 A write can be told never to wait for a full pipe (``make_room``): the parent reads every
 worker's pipe while a long command waits for room, since the worker may itself be busy writing
-a long reply that nobody would read otherwise.
+a long reply that nobody would read otherwise. (On Windows a write still waits.)
 
 Where a pipe end is not a file descriptor (Windows), ``channel`` wraps the ``Connection``'s
 own methods instead, with the same interface.
