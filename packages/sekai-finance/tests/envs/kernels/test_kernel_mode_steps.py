@@ -71,3 +71,34 @@ def test_torch_float_positions_index_the_trading_kernel_with_or_without_checks(
     for batch in (np.array([0.0, 2.0]), torch.tensor([0.0, 2.0])):
         positions = [info["position"] for info in trading.step(batch).infos]
         assert positions[1] == pytest.approx(1.0, abs=0.1)
+
+
+@pytest.mark.parametrize(
+    ("env_id", "changed"),
+    [
+        ("Trading-v0", {"sigma": 0.9, "mu": 0.5, "s0": 250.0}),
+        ("Portfolio-v0", {"sigma": np.full(5, 0.6), "dt": 1 / 52}),  # correlated: a Cholesky
+        ("MarketMaking-v0", {"total_time": 4.0, "sigma": 3.0}),
+        ("OptimalExecution-v0", {"total_time": 2.0, "sigma": 0.5}),
+    ],
+)
+def test_functional_params_changed_in_reset_and_step_move_what_they_derive(
+    env_id: str, changed: dict[str, Any]
+) -> None:
+    # The kernels read derived terms (the GBM's drift, vol and Cholesky factor, log s0, the
+    # step length): a changed parameter must change them as building the env with it does.
+    default, built = make_functional(env_id, 3), make_functional(env_id, 3, **changed)
+    params = {**default.default_params, **{k: jnp.asarray(v) for k, v in changed.items()}}
+    assert set(default.default_params) == set(built.default_params)  # derived ones not there
+    reset_key, step_key = jax.random.PRNGKey(0), jax.random.PRNGKey(1)
+    got, want = jax.jit(default.reset)(reset_key, params), built.reset(reset_key)
+    for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+    action = jnp.asarray(np.stack([default.action_space.sample() for _ in range(3)]))
+    moved = jax.jit(default.step)(step_key, got.state, action, params)
+    same = built.step(step_key, want.state, action)
+    for a, b in zip(jax.tree_util.tree_leaves(moved), jax.tree_util.tree_leaves(same)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5)
+    unchanged = default.step(step_key, default.reset(reset_key).state, action)
+    pairs = zip(jax.tree_util.tree_leaves(moved), jax.tree_util.tree_leaves(unchanged))
+    assert not all(np.allclose(np.asarray(a), np.asarray(b)) for a, b in pairs)

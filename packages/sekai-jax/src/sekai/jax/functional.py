@@ -106,9 +106,16 @@ class FunctionalEnv:
             observation_dtype = observation_dtypes(kernel.observation_space, narrow)
         self.observation_dtype = observation_dtype
         self._template = kernel.params if params is None else params
-        self.default_params: Params = {
+        # Derived fields (``init=False``) follow the others (``derive``): not params to pass.
+        derived = {f.name for f in dataclasses.fields(self._template) if not f.init}
+        converted = {
             name: self._convert(value) for name, value in dynamic_fields(self._template).items()
         }
+        self.default_params: Params = {
+            name: value for name, value in converted.items() if name not in derived
+        }
+        self._derived = derived & set(converted)  # those that travel as arrays
+        self._defaults = with_fields(self._template, converted)
 
     def _convert(self, value: Any) -> jax.Array:
         array = np.asarray(value)
@@ -116,9 +123,9 @@ class FunctionalEnv:
 
     def _params(self, params: Mapping[str, Any] | None) -> Any:
         if params is None:
-            return with_fields(self._template, self.default_params)
+            return self._defaults
         fields = {field.name for field in dataclasses.fields(self._template)}
-        static = sorted(set(params) & (fields - set(self.default_params)))
+        static = sorted(set(params) & (fields - self._derived - set(self.default_params)))
         if static:
             raise ValueError(
                 f"params {static} of {type(self.kernel).__name__} are static (shapes and Python "
@@ -132,7 +139,13 @@ class FunctionalEnv:
                 f"unknown params {unknown} for {type(self.kernel).__name__}; its params are "
                 f"{sorted(self.default_params)}."
             )
-        return with_fields(self._template, params)
+        replaced = with_fields(self._defaults, params)
+        derive = getattr(replaced, "derive", None)
+        if derive is None or self._derived <= set(params):  # all given (a stateful env's)
+            return replaced
+        # The derived fields follow the values given (those given themselves are kept).
+        given = {name: params[name] for name in self._derived & set(params)}
+        return with_fields(replaced, {**derive(jnp), **given})
 
     def reset(self, key: jax.Array, params: Mapping[str, Any] | None = None) -> KernelReset:
         """Start every sub-env's episode: ``(state, observation, info)``."""

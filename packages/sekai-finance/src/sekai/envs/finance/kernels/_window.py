@@ -106,6 +106,14 @@ class WindowParams:
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 
+    def derive(self, xp: Any) -> dict[str, Array]:
+        """The derived fields computed again from the others with ``xp`` (traceable), for
+        params whose fields were replaced without ``__init__`` (the functional API's)."""
+        vol = self.sigma * self.dt**0.5
+        chol_t = None if self.corr is None else xp.linalg.cholesky(self.corr).T * vol
+        drift = (self.mu - 0.5 * self.sigma**2) * self.dt
+        return {"drift": drift, "vol": vol, "chol_t": chol_t, "log_s0": xp.log(self.s0)}
+
 
 def _per_asset(name: str, value: Any, n: int, bound: str | None = None) -> np.ndarray:
     """``value`` checked as the env checks it, as a writable float64 ``(n,)`` array."""

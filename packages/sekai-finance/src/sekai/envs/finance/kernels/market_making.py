@@ -67,6 +67,10 @@ class MarketMakingParams:
         env = checked_env(self, MarketMakingEnv, _KEYWORDS)
         object.__setattr__(self, "dt", np.asarray(env.dt, np.float64))
 
+    def derive(self, xp: Any) -> dict[str, Array]:
+        """``dt`` again from ``total_time`` (traceable; see ``WindowParams.derive``)."""
+        return {"dt": self.total_time / self.n_steps}
+
     @classmethod
     def of(cls, env: MarketMakingEnv) -> MarketMakingParams:
         """The params of ``env``'s parameters."""

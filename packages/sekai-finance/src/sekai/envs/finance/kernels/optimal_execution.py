@@ -56,6 +56,10 @@ class OptimalExecutionParams:
         env = checked_env(self, OptimalExecutionEnv, _KEYWORDS)
         object.__setattr__(self, "tau", np.asarray(env.tau, np.float64))
 
+    def derive(self, xp: Any) -> dict[str, Array]:
+        """``tau`` again from ``total_time`` (traceable; see ``WindowParams.derive``)."""
+        return {"tau": self.total_time / self.n_steps}
+
     @classmethod
     def of(cls, env: OptimalExecutionEnv) -> OptimalExecutionParams:
         """The params of ``env``'s parameters."""
