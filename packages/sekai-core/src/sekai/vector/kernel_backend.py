@@ -244,7 +244,9 @@ def index_actions(backend: KernelBackend, space: Space[Any], actions: Array) -> 
 
 class NumpyBackend(GeneratorBackend):
     """numpy: the reference driver. Reset noise is drawn for the finished rows only, in row
-    order, so a kernel consumes the generator exactly as a native env does.
+    order, so a kernel whose draws are those of its native env consumes the generator exactly
+    as that env does (a native env that draws otherwise, e.g. in blocks, matches it only with
+    the same draws injected).
 
     Args:
         dtype: the float dtype (float64 by default).
