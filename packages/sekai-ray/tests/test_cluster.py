@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 
 from sekai.ray import RayVecEnv
@@ -37,6 +38,13 @@ def test_actor_options_map_ray_resource_names() -> None:
 def test_actor_options_reject_bad_resources(resources: Any, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         actor_options(resources)
+
+
+def test_actor_options_take_numpy_amounts() -> None:
+    options = actor_options({"CPU": np.int64(2), "GPU": np.float32(0.5)})
+    assert (options["num_cpus"], options["num_gpus"]) == (2.0, 0.5)
+    with pytest.raises(ValueError, match=r"must be a number >= 0, got np\.True_"):
+        actor_options({"CPU": np.True_})
 
 
 def test_slices_split_the_sub_envs_evenly_in_order() -> None:

@@ -171,6 +171,53 @@ def test_arguments_that_cannot_be_pickled_name_their_sub_env_and_send_nothing() 
         pool.encode([[0, 1], [2, threading.Lock()]], "the action")
 
 
+def test_shared_arguments_that_cannot_be_pickled_name_no_sub_env() -> None:
+    # (args, kwargs) is two items, like a slice of two sub-envs: it must not be read as one.
+    pool = ActorPool(ray, [(0, 2), (2, 4)])
+    with pytest.raises(TypeError) as caught:
+        pool.encode([((threading.Lock(),), {})] * 2, "the arguments of call('f')", shared=True)
+    assert str(caught.value).startswith(
+        "RayVecEnv cannot send the arguments of call('f') to the worker actors: it cannot be "
+        "pickled (TypeError: "
+    )
+
+
+def test_call_and_reset_name_what_cannot_be_pickled_as_proc_vec_env_does() -> None:
+    with RayVecEnv([CounterEnv] * 4, num_workers=2, resources_per_worker=HALF_CPU) as vec:
+        with pytest.raises(TypeError, match=r"^RayVecEnv cannot send the arguments of call\('x'"):
+            vec.call("x", threading.Lock())
+        options = [{}, {}, {}, {"lock": threading.Lock()}]
+        with pytest.raises(TypeError, match="cannot send the options for sub-env 3 to its"):
+            vec.reset(options=options)
+
+
+class _OnlyHere:
+    """Pickles on the actor's side; unpickling it in the parent raises LookupError."""
+
+    def __reduce__(self) -> Any:
+        return (_refuse, ())
+
+
+def _refuse() -> Any:
+    if os.environ.get("SEKAI_TEST_PARENT") == "1":
+        raise LookupError("no such class here")
+    return _OnlyHere()
+
+
+def test_a_reply_the_parent_cannot_unpickle_derives_from_its_error_class(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Holder(CounterEnv):
+        thing = _OnlyHere()
+
+    with RayVecEnv([Holder], num_workers=1, resources_per_worker=HALF_CPU) as vec:
+        monkeypatch.setenv("SEKAI_TEST_PARENT", "1")  # the actor started without it
+        with pytest.raises(LookupError) as caught:
+            vec.get_attr("thing")
+    assert isinstance(caught.value, sekai.VecEnvWorkerError)  # as ProcVecEnv's
+    assert "cannot be unpickled in the parent process" in str(caught.value)
+
+
 def test_async_step_reports_a_late_actor_and_a_dead_one() -> None:
     fns = [HangingEnv, FragileEnv]
     with RayVecEnv(fns, num_workers=2, resources_per_worker=HALF_CPU, step_timeout=2) as vec:

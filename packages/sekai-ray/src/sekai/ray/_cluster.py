@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "LOCAL_ENV",
     "actor_options",
@@ -76,7 +78,8 @@ def connect(address: str | None) -> ModuleType:
 
 
 def _check_amount(name: str, amount: Any) -> float:
-    if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not amount >= 0:
+    real = (int, float, np.integer, np.floating)
+    if isinstance(amount, (bool, np.bool_)) or not isinstance(amount, real) or not amount >= 0:
         raise ValueError(f"resources_per_worker[{name!r}] must be a number >= 0, got {amount!r}.")
     return float(amount)
 

@@ -43,10 +43,13 @@ class ActorHandle:
         self.actor = actor
         self.dead: VecEnvWorkerError | None = None  # why it is dead, once it is
 
-    def failure(self, exc_type: str, message: str) -> VecEnvWorkerError:
-        """The error naming this actor (and its sub-envs when it runs several)."""
-        cls = worker_error_class(TimeoutError) if exc_type == "TimeoutError" else VecEnvWorkerError
-        return cls(self.lo, exc_type, message, worker=self.index, ranks=range(self.lo, self.hi))
+    def failure(self, exc_type: str, message: str, cls: type | None = None) -> VecEnvWorkerError:
+        """The error naming this actor (and its sub-envs when it runs several), deriving from
+        ``cls`` too when given (from ``TimeoutError`` for a timeout), as ProcVecEnv's do."""
+        if cls is None and exc_type == "TimeoutError":
+            cls = TimeoutError
+        error = worker_error_class(cls)
+        return error(self.lo, exc_type, message, worker=self.index, ranks=range(self.lo, self.hi))
 
 
 class ActorPool:
@@ -81,13 +84,16 @@ class ActorPool:
         what: str,
         per_env: Items | None = None,
         handles: Sequence[ActorHandle] | None = None,
+        *,
+        shared: bool = False,
     ) -> list[bytes]:
         """``arguments[i]`` pickled for actor ``i`` (of ``handles``: all by default), all before
         anything is sent.
 
         Raises:
             TypeError: an argument cannot be pickled, naming the sub-env whose item fails
-                (found in ``per_env`` when given, else in the argument's per-sub-env list).
+                (found in ``per_env`` when given, else in the argument's per-sub-env list),
+                or no sub-env when the argument is ``shared`` by all of them.
         """
         dumps = self.ray.cloudpickle.dumps
         payloads: list[bytes] = []
@@ -97,6 +103,11 @@ class ActorPool:
                 payloads.append(dumps(argument, protocol=pickle.HIGHEST_PROTOCOL))
             except Exception as exc:
                 detail = ""
+                if shared:
+                    raise TypeError(
+                        f"RayVecEnv cannot send {what} to the worker actors: it cannot be "
+                        f"pickled ({type(exc).__name__}: {exc})."
+                    ) from exc
                 if per_env is None:
                     offset = _failing_item(dumps, argument, hi - lo)
                     rank = lo + offset
@@ -244,7 +255,8 @@ class ActorPool:
             entries, errors = read_reply(body, handle.lo, handle.index)
         except Exception as exc:  # e.g. a class that exists only on the worker's node
             message = f"the reply cannot be unpickled in the parent process: {exc}"
-            return Reply(None, [(handle.lo, handle.failure(type(exc).__name__, message))])
+            error = handle.failure(type(exc).__name__, message, type(exc))
+            return Reply(None, [(handle.lo, error)])
         return Reply(entries, errors)
 
     def _late(self, handle: ActorHandle, timeout: float | None, what: str) -> Reply:
@@ -259,7 +271,7 @@ class ActorPool:
         exceptions = self.ray.exceptions
         if isinstance(exc, exceptions.RayTaskError):  # the call failed, the actor lives on
             cause = getattr(exc, "cause", None) or exc
-            error = handle.failure(type(cause).__name__, str(cause))
+            error = handle.failure(type(cause).__name__, str(cause), type(cause))
             error.__cause__ = exc
             return Reply(None, [(handle.lo, error)])
         if isinstance(exc, exceptions.RayActorError):

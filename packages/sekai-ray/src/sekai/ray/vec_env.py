@@ -184,7 +184,7 @@ class RayVecEnv(VecEnv):
         self._pool.forget_posted()  # the sub-envs start over: results of send() do not matter
         self._batches.forget()
         plans = list(zip(seeds, per_env_options))
-        return self._pool.encode([plans[lo:hi] for lo, hi in self._pool.slices], "the seeds")
+        return self._pool.encode([plans[lo:hi] for lo, hi in self._pool.slices], "the options")
 
     def _reset_from(self, outcomes: list[Reply]) -> VecResetResult[Any]:
         _raise_first(outcomes)
@@ -315,7 +315,7 @@ class RayVecEnv(VecEnv):
         pool = self._ready()
         self._batches.check_idle("call")
         what = f"the arguments of call({name!r})"
-        payloads = pool.encode([(args, kwargs)] * self.num_workers, what)
+        payloads = pool.encode([(args, kwargs)] * self.num_workers, what, shared=True)
         return self._values(pool.collect(pool.send("call", payloads, name), None, "call"))
 
     # -- closing -----------------------------------------------------------------------------
