@@ -220,9 +220,13 @@ def test_write_sends_long_messages_whole(pipe: tuple[int, int]) -> None:
     assert received == [message]
 
 
-def test_write_with_make_room_never_waits_on_a_full_pipe(pipe: tuple[int, int]) -> None:
+def test_a_non_blocking_end_calls_make_room_whenever_the_pipe_is_full(
+    pipe: tuple[int, int],
+) -> None:
     """One thread writes and reads: whenever the pipe is full, make_room reads some of it."""
     read_fd, write_fd = pipe
+    os.set_blocking(write_fd, False)  # as the parent's pool makes its ends
+    os.set_blocking(read_fd, False)
     message = os.urandom(1 << 20)
     reader = FdChannel(read_fd)
     received: list[bytes] = []
@@ -234,24 +238,42 @@ def test_write_with_make_room_never_waits_on_a_full_pipe(pipe: tuple[int, int]) 
         received.extend(bytes(m) for m in reader.read())
         del reader.messages[:]
 
-    FdChannel(write_fd).write(message, make_room)
-    received.extend(_read_all(reader, 1 - len(received)))
+    writer = FdChannel(write_fd)
+    writer.write(message, make_room)
+    assert not writer.cut
+    while not received:
+        received.extend(bytes(m) for m in reader.read())
+        del reader.messages[:]
     assert received == [message]
     assert calls >= len(message) // (1 << 16)  # the pipe holds 64 KiB
-    assert os.get_blocking(write_fd)
 
 
-def test_write_gives_up_when_make_room_raises_and_the_pipe_blocks_again(
+def test_a_read_of_a_non_blocking_end_with_nothing_there_returns_nothing(
     pipe: tuple[int, int],
 ) -> None:
+    read_fd, write_fd = pipe
+    os.set_blocking(read_fd, False)
+    channel = FdChannel(read_fd)
+    assert channel.read() == [] and not channel.torn and not channel.pending
+    frame = _frame(b"x" * 100_000)
+    os.write(write_fd, frame[:60_000])  # the start of a message, no more yet
+    assert channel.read() == [] and channel.read() == []  # kept, waiting for the rest
+    assert not channel.torn
+    os.write(write_fd, frame[60_000:])
+    assert _read_all(channel, 1) == [b"x" * 100_000]
+
+
+def test_a_write_given_up_mid_frame_is_cut(pipe: tuple[int, int]) -> None:
     _, write_fd = pipe
+    os.set_blocking(write_fd, False)
 
     def make_room() -> None:
         raise BrokenPipeError("the reader is gone")
 
+    writer = FdChannel(write_fd)
     with pytest.raises(BrokenPipeError, match="the reader is gone"):
-        FdChannel(write_fd).write(os.urandom(1 << 20), make_room)
-    assert os.get_blocking(write_fd)
+        writer.write(os.urandom(1 << 20), make_room)
+    assert writer.cut  # part of it is in the pipe: the rest can never follow in step
 
 
 def test_pending_tells_a_reply_left_in_the_channel_by_ctrl_c(

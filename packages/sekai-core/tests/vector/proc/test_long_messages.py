@@ -111,6 +111,67 @@ vec.close()
     assert done.lines == [{"sums": [65536.0, 131072.0]}]
 
 
+# Sub-env 0's step infos are 8 MB (the others' empty); actions are SIZE float64s.
+_FILLER = """
+class Filler(sekai.Env):
+    def __init__(self, rank=0):
+        self.observation_space = sekai.Box(-1e6, 1e6, shape=(2,))
+        self.action_space = sekai.Box(0, 1, shape=(SIZE,), dtype=np.float64)
+        self.rank = rank
+    def reset(self, *, seed=None, options=None):
+        self._set_rng(seed)
+        return sekai.ResetResult(np.zeros(2, np.float32), {})
+    def step(self, action):
+        info = {"blob": np.ones(1 << 20)} if self.rank == 0 else {}
+        return sekai.StepResult(np.zeros(2, np.float32), 0.0, False, False, info)
+"""
+
+
+def test_short_commands_piling_up_in_a_full_pipe_do_not_wait_on_it(run_script: RunScript) -> None:
+    # Each send() is short (3.5 KB), but 95 of them fill the pipe of a worker busy writing a
+    # long reply: a write must not wait on the full pipe (the parent reads the reply meanwhile).
+    done = run_script(
+        _FILLER.replace("SIZE", "440")
+        + """
+vec = ProcVecEnv([lambda i=i: Filler(i) for i in range(96)], context="fork", num_workers=1)
+vec.reset(seed=0)
+vec.send(np.full((1, 440), 0.5), [0])
+time.sleep(0.3)  # the worker writes its 8 MB reply; nobody reads it
+for rank in range(1, 96):
+    vec.send(np.full((1, 440), 0.5), [rank])
+total = 0
+while total < 96:
+    total += len(vec.recv(batch_size=1).env_ids)
+report(total=total)
+vec.close()
+""",
+        guard=False,
+    )
+    assert done.code == 0, done.err
+    assert done.lines == [{"total": 96}]
+
+
+def test_close_does_not_wait_on_a_pipe_left_full_by_a_long_send(run_script: RunScript) -> None:
+    # A 212 KB action the pipe took whole (no wait) leaves it full while the worker writes a
+    # long reply to an earlier send(): close() must still end, within close_timeout at most.
+    done = run_script(
+        _FILLER.replace("SIZE", "26500")
+        + """
+vec = ProcVecEnv([lambda i=i: Filler(i) for i in range(2)], context="fork", num_workers=1)
+vec.reset(seed=0)
+vec.send(np.full((1, 26500), 0.5), [0])
+time.sleep(0.3)  # the worker writes its 8 MB reply; nobody reads it
+vec.send(np.full((1, 26500), 0.5), [1])
+start = time.monotonic()
+vec.close()
+report(closed=time.monotonic() - start < 5.0)
+""",
+        guard=False,
+    )
+    assert done.code == 0, done.err
+    assert done.lines == [{"closed": True}]
+
+
 @pytest.mark.parametrize(
     ("fault", "raised", "message"),
     [

@@ -11,9 +11,10 @@ A read never waits for the rest of a long message: it keeps what arrived and the
 continues it, so a call waiting for a reply can be interrupted (Ctrl-C) between reads without
 losing anything. Complete messages wait in ``messages`` until their reader removes them.
 
-A write can be told never to wait for a full pipe (``make_room``): the parent reads every
-worker's pipe while a long command waits for room, since the worker may itself be busy writing
-a long reply that nobody would read otherwise. (On Windows a write still waits.)
+The parent's ends are non-blocking (its pool makes them so): a write that finds the pipe full
+calls ``make_room``, which reads every worker's pipe meanwhile, since the worker may itself be
+busy writing a long reply that nobody would read otherwise; a read that finds nothing returns
+nothing. The workers' ends block. (On Windows a write still waits.)
 
 Where a pipe end is not a file descriptor (Windows), ``channel`` wraps the ``Connection``'s
 own methods instead, with the same interface.
@@ -73,10 +74,15 @@ class Channel(Protocol):
         ``messages``, with the messages this completed (maybe none) at the end."""
         ...
 
+    @property
+    def cut(self) -> bool:
+        """Whether a write was cut short after part of its frame went into the pipe (the pipe
+        is out of step: its reader would take what follows as the rest)."""
+        ...
+
     def write(self, message: bytes, make_room: Callable[[], None] | None = None) -> None:
-        """Send ``message`` whole. With ``make_room``, never wait for the pipe to take more:
-        call ``make_room`` whenever it is full (it returns once the pipe may take more bytes,
-        or raises to give up)."""
+        """Send ``message`` whole. On a non-blocking end, call ``make_room`` whenever the pipe
+        is full (it returns once the pipe may take more bytes, or raises to give up)."""
         ...
 
 
@@ -122,7 +128,7 @@ class FdChannel:
       rest of the pipe out of step.
     """
 
-    __slots__ = ("_data", "_fd", "_frame", "_torn", "messages")
+    __slots__ = ("_data", "_fd", "_frame", "_torn", "cut", "messages")
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
@@ -132,6 +138,7 @@ class FdChannel:
         # lands in it); one attribute, so that it changes in one store.
         self._frame: tuple[bytearray, int, int] | None = None
         self._torn = False
+        self.cut = False
 
     @property
     def torn(self) -> bool:
@@ -162,7 +169,11 @@ class FdChannel:
 
     def _read_first(self) -> None:
         self._torn = True  # until the bytes this read takes are kept
-        data = os.read(self._fd, _CHUNK)
+        try:
+            data = os.read(self._fd, _CHUNK)
+        except BlockingIOError:  # a non-blocking end with nothing to read yet
+            self._torn = False
+            return
         self._data = data
         self._torn = False
         if not data:
@@ -198,7 +209,11 @@ class FdChannel:
                 filled += os.readv(self._fd, [view])  # count bytes: the pipe holds them
             else:  # nothing there yet (a worker waits for the rest) or the writer closed
                 self._torn = True
-                data = os.read(self._fd, len(buffer) - filled)
+                try:
+                    data = os.read(self._fd, len(buffer) - filled)
+                except BlockingIOError:  # a non-blocking end with nothing more yet
+                    self._torn = False
+                    return
                 if not data:
                     self._torn = False
                     raise EOFError("the pipe was closed in the middle of a message")
@@ -225,29 +240,27 @@ class FdChannel:
             header = (-1).to_bytes(4, "big", signed=True) + size.to_bytes(8, "big")
         else:
             header = size.to_bytes(4, "big", signed=True)
-        if make_room is not None:
-            # Non-blocking, so that the reader can read its own pipe while this one is full:
-            # the other end may be busy writing to it, and reads only once that is read.
-            os.set_blocking(self._fd, False)
-            try:
-                self._write_all(header, make_room)
-                self._write_all(message, make_room)
-            finally:
-                os.set_blocking(self._fd, True)
-        elif size <= _SMALL:
-            self._write_all(header + message)
+        if size <= _SMALL:
+            self._write_all(header + message, make_room)
         else:  # not worth a copy: the length, then the message
-            self._write_all(header)
-            self._write_all(message)
+            self._write_all(header, make_room)
+            self.cut = True  # the length is in the pipe: the message must follow
+            self._write_all(message, make_room)
+        self.cut = False
 
-    def _write_all(self, data: bytes, make_room: Callable[[], None] | None = None) -> None:
+    def _write_all(self, data: bytes, make_room: Callable[[], None] | None) -> None:
         view = memoryview(data)
         while view:
             try:
-                view = view[os.write(self._fd, view) :]
-            except BlockingIOError:  # only when non-blocking (make_room given)
-                assert make_room is not None
+                written = os.write(self._fd, view)
+            except BlockingIOError:  # the pipe is full (a non-blocking end)
+                if make_room is None:
+                    raise
                 make_room()
+                continue
+            view = view[written:]
+            if view:
+                self.cut = True
 
 
 def _split(data: bytes) -> tuple[list[Message], tuple[bytearray, int, int] | None]:
@@ -277,6 +290,10 @@ class _ConnectionChannel:  # pragma: no cover - Windows
     @property
     def torn(self) -> bool:
         return False  # Connection reads with its own calls: an interrupted one goes unseen
+
+    @property
+    def cut(self) -> bool:
+        return False  # the same for its writes
 
     @property
     def pending(self) -> bool:

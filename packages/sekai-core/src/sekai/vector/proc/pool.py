@@ -10,7 +10,8 @@ Where futexes are (Linux x86-64), a ``request`` goes through the workers' mailbo
 memory when every command fits (``mail``): one wake-up for all workers, one for the parent.
 Everything else still goes through the pipes, each message announced in the worker's mailbox
 first, since a worker with a mailbox sleeps on its futex word, not on its pipe. A command that
-waits for room in a full pipe reads every pipe meanwhile (``_make_room``).
+finds its pipe full (the parent's ends are non-blocking) reads every pipe while it waits for
+room (``_make_room``): the worker may be busy writing a long reply itself.
 
 Besides those calls (``request``: one command to every worker, wait for every reply), commands
 can be posted without waiting (``post``, for ``send()``): their replies are kept as they arrive,
@@ -23,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import os
 import select
 import time
 from collections import deque
@@ -46,7 +48,8 @@ __all__ = ["USE_MAIL", "Pool"]
 _DEAD_CLASSES: dict[str, type] = {"TimeoutError": TimeoutError}
 # A write of at most PIPE_BUF bytes reaches the pipe whole or not at all, even if interrupted.
 _ATOMIC = getattr(select, "PIPE_BUF", 0) - 4
-# Whether a pipe can be written without waiting on it, reading the others meanwhile.
+# Whether the parent's ends of the pipes are non-blocking: written without waiting on a full
+# one, reading the others meanwhile (``_make_room``).
 _ROOM = hasattr(select, "poll")
 # Whether new pools give their workers mailboxes (where futexes are); tests turn it off to run
 # the pipes alone.
@@ -112,6 +115,8 @@ class Pool:
                 except BaseException:
                     conn.close()
                     raise
+                if _ROOM:  # never wait on a full pipe: read the others meanwhile (_make_room)
+                    os.set_blocking(conn.fileno(), False)
                 handle = WorkerHandle(index, lo, hi, process, conn)
                 self.workers.append(handle)
                 self._poller.add(handle)
@@ -345,16 +350,16 @@ class Pool:
     def _send(self, handle: WorkerHandle, message: bytes, call: _Call) -> None:
         if handle.dead is not None:
             return
-        # A message short enough never waits: the worker has read every earlier command whole.
-        long = len(message) > _ATOMIC
-        room = functools.partial(self._make_room, handle, call) if long and _ROOM else None
+        room = functools.partial(self._make_room, handle, call) if _ROOM else None
         try:
             handle.channel.write(message, room)
             handle.piped = handle.seq
         except (OSError, ValueError):  # its end is closed: it died (or was stopped)
             self._bury(handle, "EOFError", DIED)
         except BaseException:
-            if long:  # interrupted mid-message: the pipe is out of step
+            # Interrupted mid-message (a long one may be, whatever cut says on Windows): the
+            # pipe is out of step.
+            if len(message) > _ATOMIC or handle.channel.cut:
                 self._bury(
                     handle, "EOFError", "worker process stopped: a command to it was cut short"
                 )
