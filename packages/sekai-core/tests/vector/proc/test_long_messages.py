@@ -127,41 +127,27 @@ class Filler(sekai.Env):
 """
 
 
-def test_short_commands_piling_up_in_a_full_pipe_do_not_wait_on_it(run_script: RunScript) -> None:
-    # Each send() is short (3.5 KB), but 95 of them fill the pipe of a worker busy writing a
-    # long reply: a write must not wait on the full pipe (the parent reads the reply meanwhile).
+@pytest.mark.parametrize(
+    ("size", "count"),
+    [(440, 96), (26500, 2)],
+    ids=["short-commands-pile-up", "a-long-one-fits-whole"],
+)
+def test_no_write_waits_on_a_pipe_full_while_its_worker_writes_a_long_reply(
+    run_script: RunScript, size: int, count: int
+) -> None:
+    # Sub-env 0's worker writes an 8 MB reply nobody reads; meanwhile the parent fills its pipe
+    # with short commands (95 of 3.5 KB), or with one of 212 KB that the pipe takes whole
+    # without a wait. Neither the sends nor close() may wait on the full pipe.
     done = run_script(
-        _FILLER.replace("SIZE", "440")
-        + """
-vec = ProcVecEnv([lambda i=i: Filler(i) for i in range(96)], context="fork", num_workers=1)
+        _FILLER.replace("SIZE", str(size))
+        + f"""
+vec = ProcVecEnv([lambda i=i: Filler(i) for i in range({count})], context="fork", num_workers=1)
 vec.reset(seed=0)
-vec.send(np.full((1, 440), 0.5), [0])
-time.sleep(0.3)  # the worker writes its 8 MB reply; nobody reads it
-for rank in range(1, 96):
-    vec.send(np.full((1, 440), 0.5), [rank])
-total = 0
-while total < 96:
-    total += len(vec.recv(batch_size=1).env_ids)
-report(total=total)
-vec.close()
-""",
-        guard=False,
-    )
-    assert done.code == 0, done.err
-    assert done.lines == [{"total": 96}]
-
-
-def test_close_does_not_wait_on_a_pipe_left_full_by_a_long_send(run_script: RunScript) -> None:
-    # A 212 KB action the pipe took whole (no wait) leaves it full while the worker writes a
-    # long reply to an earlier send(): close() must still end, within close_timeout at most.
-    done = run_script(
-        _FILLER.replace("SIZE", "26500")
-        + """
-vec = ProcVecEnv([lambda i=i: Filler(i) for i in range(2)], context="fork", num_workers=1)
-vec.reset(seed=0)
-vec.send(np.full((1, 26500), 0.5), [0])
-time.sleep(0.3)  # the worker writes its 8 MB reply; nobody reads it
-vec.send(np.full((1, 26500), 0.5), [1])
+vec.send(np.full((1, {size}), 0.5), [0])
+time.sleep(0.3)
+for rank in range(1, {count}):
+    vec.send(np.full((1, {size}), 0.5), [rank])
+report(sent=True)
 start = time.monotonic()
 vec.close()
 report(closed=time.monotonic() - start < 5.0)
@@ -169,7 +155,7 @@ report(closed=time.monotonic() - start < 5.0)
         guard=False,
     )
     assert done.code == 0, done.err
-    assert done.lines == [{"closed": True}]
+    assert done.lines == [{"sent": True}, {"closed": True}]
 
 
 @pytest.mark.parametrize(
