@@ -482,4 +482,4 @@ def test_stateful_normalisation_passes_without_determinism_check() -> None:
 def test_check_env_refuses_a_bad_n_steps(n_steps: Any, error: type[Exception], text: str) -> None:
     # Before: 0 and -5 took no step and reported every check passed; 2.9 and "3" were cast.
     with pytest.raises(error, match=f"^{re.escape(text)}$"):
-        check_env(sekai.make("CartPole-v1"), n_steps=n_steps)
+        check_env(Good(), n_steps=n_steps)
