@@ -198,7 +198,7 @@ class VecResultWrapper(VecWrapper):
         pass
 
     def _failed(self, error: BaseException) -> None:
-        ended = getattr(self.venv.unwrapped, "_ended_before", lambda _: None)(error)
+        ended = self.venv.unwrapped._ended_before(error)
         if ended is not None and ended.any():
             self._on_failed_step(ended)
 

@@ -123,9 +123,7 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
                 )
         if finished.any():
             end = time.monotonic()
-            # Sub-envs reset within the step: all that finished, with autoreset; else those that
-            # reset themselves (AutoReset-wrapped) rather than freeze.
-            reset = finished if self.venv.autoreset else finished & ~self.venv.frozen
+            reset = self._resets(finished)
             env_id = self._env_id()
             for i in np.flatnonzero(finished).tolist():
                 start = float(self._starts[i])
@@ -143,21 +141,27 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
                 self.tracker.on_episode_end(stats)
                 if reset[i]:
                     self.tracker.on_reset(env_id=env_id, seed=None)
-            self.episode_returns[finished] = 0.0
-            self.episode_lengths[finished] = 0
-            self._starts[finished] = end
+            self._start_over(finished, end)
         return result
 
     def _on_failed_step(self, ended: NDArray[np.bool_]) -> None:
         # Their last rewards are lost with the failed call: those episodes go unrecorded, and
         # the next ones count from zero.
-        reset = ended if self.venv.autoreset else ended & ~self.venv.frozen
         env_id = self._env_id()
-        for _ in np.flatnonzero(reset).tolist():
+        for _ in np.flatnonzero(self._resets(ended)).tolist():
             self.tracker.on_reset(env_id=env_id, seed=None)
-        self.episode_returns[ended] = 0.0
-        self.episode_lengths[ended] = 0
-        self._starts[ended] = time.monotonic()
+        self._start_over(ended, time.monotonic())
+
+    def _resets(self, finished: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """The sub-envs of ``finished`` reset within the step: all, with autoreset; else those
+        that reset themselves (AutoReset-wrapped) rather than freeze."""
+        return finished if self.venv.autoreset else finished & ~self.venv.frozen
+
+    def _start_over(self, finished: NDArray[np.bool_], now: float) -> None:
+        """The episodes of ``finished`` start again at ``now``, from zero."""
+        self.episode_returns[finished] = 0.0
+        self.episode_lengths[finished] = 0
+        self._starts[finished] = now
 
 
 class VecNormalizeObservation(NormalizerAttributes, VecObservationWrapper):

@@ -70,10 +70,11 @@ class _Call:
 
     __slots__ = ("deadline", "early", "name", "timeout")
 
-    def __init__(self, timeout: float | None, name: str) -> None:
+    def __init__(self, timeout: float | None, name: str, start: float | None = None) -> None:
         self.timeout = timeout
         self.name = name  # the command, for the timeout's error
-        self.deadline = None if timeout is None else time.monotonic() + timeout
+        begin = time.monotonic() if start is None else start  # ``time.monotonic()``
+        self.deadline = None if timeout is None else begin + timeout
         self.early: dict[int, Any] = {}  # worker -> reply body
 
 
@@ -420,9 +421,9 @@ class Pool:
         pending = [h for h in handles if h.dead is None]
         everyone = [h.index for h in pending]
         in_pipe: list[WorkerHandle] = []
-        call = _Call(timeout, name)
-        deadline = call.deadline
-        look = time.monotonic() + _MAIL_SLICE  # when to look at the pipes and sentinels next
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
+        look = start + _MAIL_SLICE  # when to look at the pipes and sentinels next
         flowing = self._flowing(pending)
         while True:
             answer = mail.answer()  # before the replies: one written after changes it
@@ -471,6 +472,7 @@ class Pool:
             mail.sleep(answer, look if deadline is None else min(look, deadline))
         in_pipe = [h for h in in_pipe if h.index not in bodies]
         if in_pipe:
+            call = _Call(timeout, name, start)  # the same deadline
             for handle, body in zip(in_pipe, self._collect(in_pipe, call, kill=True)):
                 if body is not None:
                     bodies[handle.index] = body
