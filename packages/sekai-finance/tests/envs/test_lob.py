@@ -238,10 +238,20 @@ def test_session_ends_after_n_steps_and_last_step_may_be_shorter() -> None:
     results = [env.step(IDLE) for _ in range(5)]
     assert [r.terminated for r in results] == [False] * 4 + [True]
     assert results[-1].info["dt"] == pytest.approx(0.2)
-    assert results[-1].info["timestamp"] == pytest.approx(3.0)
+    assert results[-1].info["timestamp"] == 3.0
     assert results[-1].observation["agent"][1] == 0.0
     with pytest.raises(ResetRequired, match="reset"):
         env.step(IDLE)
+
+
+def test_the_clock_reports_the_decision_times_not_the_books_float_clock() -> None:
+    # a warm-up of 20.3 makes book time - warm-up inexact (0.1 read back as 0.1000000000000014)
+    env = LimitOrderBookEnv(session_length=30.0, decision_interval=0.1, warmup=20.3)
+    env.reset(seed=1)
+    results = [env.step(IDLE) for _ in range(300)]
+    assert [r.info["timestamp"] for r in results] == [min((k + 1) * 0.1, 30.0) for k in range(300)]
+    assert results[-1].terminated and env.timestamp == 30.0 and env.time_remaining == 0.0
+    assert results[-1].observation["agent"][1] == 0.0
 
 
 def test_step_before_reset_raises_reset_required() -> None:

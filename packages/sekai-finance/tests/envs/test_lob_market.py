@@ -138,6 +138,18 @@ def test_jitter_is_reproducible_and_bounded() -> None:
     assert (waits >= 0.5).all() and (waits <= 1.5).all() and waits.std() > 0
 
 
+def test_info_timestamps_are_the_exact_decision_times() -> None:
+    env = LimitOrderBookMarket(2, decision_intervals=[1.0, 0.7], session_length=2.5)
+    env.reset(seed=0)
+    stamps = []
+    while env.acting:
+        result = env.step(dict.fromkeys(env.acting, np.array([1, 1, 1])))
+        assert {info["timestamp"] for info in result.info.values()} == {env.timestamp}
+        stamps.append(env.timestamp)
+    # exact multiples of the float intervals: 3 x 0.7 is 2.0999999999999996, not 0.7 + 0.7 + 0.7
+    assert stamps == [0.7, 1.0, 1.4, 2.0, 3 * 0.7, 2.5]
+
+
 def test_coincident_decision_times_count_as_simultaneous() -> None:
     env = LimitOrderBookMarket(2, decision_intervals=[0.1, 0.3], session_length=1.0)
     env.reset(seed=0)

@@ -148,6 +148,7 @@ class LobSession:
         self.book = OrderBook()
         self.traders = [Trader(i) for i in range(n_traders)]
         self.t0 = 0.0
+        self._time = 0.0
         self._trades: deque[tuple[int, int, int, int]] = deque(maxlen=params.max_trades)
         self._seq = 0
 
@@ -155,8 +156,12 @@ class LobSession:
 
     @property
     def time(self) -> float:
-        """Session time elapsed since the session start."""
-        return self.book.time - self.t0
+        """Session time elapsed since the session start.
+
+        Kept as given to ``advance`` rather than read back from the book's clock, whose
+        ``t0 + until`` loses the decision times' exact values (0.1 came back as 0.1000000000000014).
+        """
+        return self._time
 
     def mid(self) -> float:
         """The book's mid (last price when one side is empty)."""
@@ -188,6 +193,7 @@ class LobSession:
             trader.reset()
         self._record(params.flow.advance(self.book, rng, params.warmup))
         self.t0 = self.book.time
+        self._time = 0.0
         mid = self.mid()
         for trader in self.traders:
             trader.wealth = trader.cash + trader.inventory * mid
@@ -195,6 +201,7 @@ class LobSession:
     def advance(self, rng: np.random.Generator, until: float) -> None:
         """Run the background flow to session time ``until``, booking the traders' fills."""
         self._record(self.params.flow.advance(self.book, rng, self.t0 + until))
+        self._time = float(until)
 
     def _record(self, fills: list[Fill]) -> None:
         """Book the traders' sides of ``fills`` and remember them as recent trades."""
