@@ -106,21 +106,28 @@ class InvalidAction(SekaiError):
         action: the rejected action.
         space: the action space.
         index: the sub-env index when a VecEnv rejected it, else None.
+        agent: the agent whose action it is when a multi-agent env rejected it, else None.
     """
 
-    def __init__(self, action: Any, space: Any, *, index: int | None = None) -> None:
+    def __init__(
+        self, action: Any, space: Any, *, index: int | None = None, agent: Any = None
+    ) -> None:
         self.action = action
         self.space = space
         self.index = index
+        self.agent = agent
         where = f" (sub-env {index})" if index is not None else ""
-        super().__init__(f"Action {action!r} is not valid for space {space!r}{where}.")
+        whose = f" (agent {agent!r})" if agent is not None else ""
+        super().__init__(f"Action {action!r} is not valid for space {space!r}{where}{whose}.")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_invalid_action, (self.action, self.space, self.index))
+        return (_rebuild_invalid_action, (self.action, self.space, self.index, self.agent))
 
 
-def _rebuild_invalid_action(action: Any, space: Any, index: int | None) -> InvalidAction:
-    return InvalidAction(action, space, index=index)
+def _rebuild_invalid_action(
+    action: Any, space: Any, index: int | None, agent: Any = None
+) -> InvalidAction:
+    return InvalidAction(action, space, index=index, agent=agent)
 
 
 class InvalidObservation(SekaiError):

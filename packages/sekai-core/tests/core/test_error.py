@@ -62,6 +62,9 @@ def test_invalid_action_messages_with_and_without_index():
     e = error.InvalidAction(7, sekai.Discrete(5), index=1)
     assert str(e) == "Action 7 is not valid for space Discrete(5) (sub-env 1)."
     assert (e.action, e.index) == (7, 1)
+    e = error.InvalidAction(7, sekai.Discrete(5), agent="trader_1")
+    assert str(e) == "Action 7 is not valid for space Discrete(5) (agent 'trader_1')."
+    assert (e.index, e.agent) == (None, "trader_1")
 
 
 def test_reset_required_default_and_custom_messages():
@@ -120,6 +123,7 @@ def test_missing_dependency_is_an_import_error_naming_the_package():
         error.EnvNotFound("X-v0", ["Y-v0"], provider="sekai-finance", hint="h"),
         error.EnvAlreadyRegistered("X-v0", "owner"),
         error.InvalidAction(3, "space", index=2),
+        error.InvalidAction(3, "space", agent="a"),
         error.InvalidObservation(1, "space"),
         error.ResetRequired("msg"),
         error.AsyncCallPending(),

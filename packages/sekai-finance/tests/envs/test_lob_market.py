@@ -72,8 +72,9 @@ def test_step_needs_exactly_the_acting_traders() -> None:
 def test_every_action_is_checked_before_any_is_executed() -> None:
     env = LimitOrderBookMarket(2, flow=StaticFlow())
     env.reset(seed=0)
-    with pytest.raises(InvalidAction):
+    with pytest.raises(InvalidAction, match=r"\(agent 'trader_1'\)\.$") as caught:
         env.step({"trader_0": np.array([0, 0, 2]), "trader_1": np.array([9, 0, 1])})
+    assert caught.value.agent == "trader_1" and caught.value.space == env.action_spaces["trader_1"]
     assert env.inventory("trader_0") == 0 and len(env.book) == 6
 
 

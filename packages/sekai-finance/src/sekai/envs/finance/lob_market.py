@@ -19,7 +19,7 @@ from sekai.envs.finance._lob_session import (
     lob_observation_space,
     parse_lob_action,
 )
-from sekai.error import ResetRequired
+from sekai.error import InvalidAction, ResetRequired
 from sekai.finance.lob import OrderBook, OrderFlow
 
 __all__ = ["LimitOrderBookMarket"]
@@ -209,9 +209,12 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
             raise ValueError(
                 f"step() needs one action for each acting trader {sorted(acting)}, got {given}."
             )
-        decisions = {
-            a: parse_lob_action(actions[a], self._n_choices, self.action_spaces[a]) for a in acting
-        }
+        decisions = {}
+        for a in acting:
+            try:
+                decisions[a] = parse_lob_action(actions[a], self._n_choices, self.action_spaces[a])
+            except InvalidAction as error:
+                raise InvalidAction(error.action, error.space, agent=a) from None
         core = self.core
         for agent in sorted(decisions):
             i = self._index[agent]
