@@ -41,6 +41,48 @@ def test_rolling_statistics_match_numpy():
     )
 
 
+def _by_window(x: np.ndarray, window: int, stat) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """``stat`` of each trailing window's valid values, computed window by window."""
+    out = np.full(x.shape, np.nan)
+    for t in range(len(x)):
+        for j in range(x.shape[1]):
+            block = x[max(0, t + 1 - window) : t + 1, j]
+            block = block[~np.isnan(block)]
+            if len(block) >= 2:
+                out[t, j] = stat(block)
+    return out
+
+
+def test_rolling_statistics_match_each_window_computed_alone():
+    x = X.copy()
+    x[[3, 4, 17], [0, 0, 2]] = np.nan
+    for window in (2, 3, 5, 39, 40, 60):
+        mean = f.rolling_mean(x, window, min_periods=2)
+        std = f.rolling_std(x, window, min_periods=2)
+        assert np.allclose(mean, _by_window(x, window, np.mean), rtol=1e-13, equal_nan=True)
+        expected = _by_window(x, window, lambda b: b.std(ddof=1))
+        assert np.allclose(std, expected, rtol=1e-11, equal_nan=True)
+
+
+def test_an_inf_affects_only_the_windows_holding_it():
+    x = np.array([1.0, np.inf, 1.0, 1.0, 1.0])
+    assert f.rolling_mean(x, 2).tolist()[1:] == [np.inf, np.inf, 1.0, 1.0]
+    std = f.rolling_std(x, 2)
+    assert np.isnan(std[:3]).all() and std[3:].tolist() == [0.0, 0.0]
+    # a zero price gives -inf then +inf log returns; the windows after them are finite again
+    returns = f.rolling_mean(f.log_returns([1.0, 1.1, 0.0, 1.0, 1.05, 1.1, 1.2]), 2)
+    assert np.isfinite(returns[-2:]).all()
+
+
+def test_long_histories_far_from_zero_keep_their_precision():
+    rng = np.random.default_rng(0)
+    x = 50_000 + np.cumsum(rng.normal(0, 0.01, 200_000))
+    z = f.rolling_zscore(x, 5)
+    tail = x[-5:]
+    assert z[-1] == pytest.approx((tail[-1] - tail.mean()) / tail.std(ddof=1), abs=1e-6)
+    assert f.rolling_mean(x, 5)[-1] == pytest.approx(tail.mean(), rel=1e-15)
+
+
 def test_ewm_matches_adjusted_weights():
     x = np.array([1.0, 2.0, np.nan, 4.0])
     keep = 0.5  # halflife 1

@@ -19,18 +19,25 @@ __all__ = [
 ]
 
 
-def _window_sums(a: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Count, sum and sum of squares of the valid values in each trailing window."""
-    valid = ~np.isnan(a)
-    values = np.where(valid, a, 0.0)
-    pad = np.zeros((1, *a.shape[1:]))
+def _window_sums(a: np.ndarray, window: int, center: np.ndarray | None = None) -> np.ndarray:
+    """Count and sum of the valid values in each trailing window: ``(2, *a.shape)``.
 
-    def trailing(v: np.ndarray) -> np.ndarray:
-        c = np.concatenate([pad, np.cumsum(v, axis=0)])
-        lo = np.maximum(np.arange(a.shape[0]) + 1 - window, 0)
-        return c[np.arange(a.shape[0]) + 1] - c[lo]  # type: ignore[no-any-return]
-
-    return trailing(valid.astype(np.float64)), trailing(values), trailing(values * values)
+    With ``center``, the sum is of squared deviations from ``center``'s row instead. Each window
+    is summed on its own (one pass per lag, not differences of a running cumsum), so an inf or a
+    large offset in one window leaves the others exact.
+    """
+    out = np.zeros((2, *a.shape))
+    count, total = out
+    with np.errstate(invalid="ignore"):  # inf - inf: a window holding both is NaN
+        for lag in range(min(window, a.shape[0])):
+            block = a[: a.shape[0] - lag]
+            valid = ~np.isnan(block)
+            if center is not None:
+                block = block - center[lag:]
+                block = block * block
+            count[lag:] += valid
+            total[lag:] += np.where(valid, block, 0.0)
+    return out
 
 
 def _min_periods(min_periods: int | None, window: int) -> int:
@@ -50,7 +57,7 @@ def rolling_mean(x: Any, window: int, *, min_periods: int | None = None) -> np.n
     """Mean of the valid values among the last ``window`` rows (NaN below ``min_periods``)."""
     a = as_array(x)
     window = window_arg("window", window)
-    count, total, _ = _window_sums(a, window)
+    count, total = _window_sums(a, window)
     enough = count >= _min_periods(min_periods, window)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(enough, total / count, np.nan)
@@ -64,18 +71,10 @@ def rolling_std(
     window = window_arg("window", window)
     ddof = window_arg("ddof", ddof, minimum=0)
     # Two passes (mean, then squared deviations) avoid the cancellation of sum-of-squares.
-    mean = rolling_mean(a, window, min_periods=1)
-    out = np.full(a.shape, np.nan)
+    count, squares = _window_sums(a, window, center=rolling_mean(a, window, min_periods=1))
     need = max(_min_periods(min_periods, window), ddof + 1)
-    for t in range(a.shape[0]):
-        block = a[max(0, t + 1 - window) : t + 1]
-        valid = ~np.isnan(block)
-        count = valid.sum(axis=0)
-        dev = np.where(valid, block - mean[t], 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            var = (dev * dev).sum(axis=0) / (count - ddof)
-        out[t] = np.where(count >= need, np.sqrt(var), np.nan)
-    return out
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(count >= need, np.sqrt(squares / (count - ddof)), np.nan)
 
 
 def rolling_zscore(x: Any, window: int, *, min_periods: int | None = None) -> np.ndarray:
