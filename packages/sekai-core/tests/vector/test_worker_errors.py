@@ -57,6 +57,30 @@ def test_the_error_derives_from_the_original_class_and_keeps_its_attributes(
         assert (error.action, error.index) == (7, 1)  # type: ignore[attr-defined]
 
 
+BUILT_IN_FIELDS = [
+    (
+        FileNotFoundError(2, "No such file", "/data/prices.csv"),
+        {"errno": 2, "strerror": "No such file", "filename": "/data/prices.csv"},
+    ),
+    (StopIteration(5), {"value": 5}),
+    (ImportError("no module", name="pricing", path="/p"), {"name": "pricing", "path": "/p"}),
+    (
+        sekai.MissingDependency("m", package="gymnasium", extra="gymnasium"),
+        {"package": "gymnasium", "extra": "gymnasium"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("exc", "fields"), BUILT_IN_FIELDS, ids=lambda x: type(x).__name__)
+def test_fields_built_in_exceptions_keep_outside_their_dict_cross_too(
+    exc: Exception, fields: dict[str, Any]
+) -> None:
+    error = worker_error(_described(exc), 0)
+    copy = pickle.loads(pickle.dumps(error))
+    for name, value in fields.items():
+        assert getattr(error, name) == value and getattr(copy, name) == value
+
+
 def test_one_subclass_is_created_per_class() -> None:
     assert worker_error_class(ValueError) is worker_error_class(ValueError)
     assert worker_error_class(ValueError) is not worker_error_class(KeyError)
@@ -107,4 +131,6 @@ def test_describe_survives_a_broken_str_and_unpicklable_state() -> None:
     info = describe(exc, "while stepping")
     assert info.message == "while stepping: <Broken with an unprintable message>"
     assert info.state is None
+    exc.code = 7  # type: ignore[attr-defined]  # picklable: kept without the lock
+    assert pickle.loads(describe(exc).state) == {"code": 7}  # type: ignore[arg-type]
     assert info.cls is not None  # a local class: pickled by value with cloudpickle

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import pickle
 import traceback
+import types
 import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -35,7 +36,7 @@ class ErrorInfo(NamedTuple):
     message: str
     traceback: str
     cls: bytes | None  # the pickled class, or None when it cannot be pickled
-    state: bytes | None  # the pickled ``__dict__`` (e.g. InvalidAction.index), or None
+    state: bytes | None  # the pickled attributes (e.g. InvalidAction.index, OSError.errno)
 
 
 def unpicklable_detail(factory: Any, dumps: Any) -> str:
@@ -77,10 +78,36 @@ def describe(exc: BaseException, context: str = "") -> ErrorInfo:
     if context:
         message = f"{context}: {message}"
     formatted = "".join(traceback.format_exception(cls, exc, exc.__traceback__))
-    state = getattr(exc, "__dict__", None)
+    state = _attributes(exc)
     return ErrorInfo(
-        cls.__name__, message, formatted, _try_dumps(cls), _try_dumps(state) if state else None
+        cls.__name__, message, formatted, _try_dumps(cls), _state_dumps(state) if state else None
     )
+
+
+def _attributes(exc: BaseException) -> dict[str, Any]:
+    """``exc.__dict__`` plus the fields built-in exceptions keep outside it (``OSError.errno``,
+    ``StopIteration.value``, ``ImportError.name``...), so the parent's error has them too."""
+    state = dict(getattr(exc, "__dict__", None) or {})
+    for klass in type(exc).__mro__:
+        if klass.__module__ != "builtins" or klass in (BaseException, object):
+            continue
+        for name, field in vars(klass).items():
+            if isinstance(field, _FIELDS) and name not in state:
+                with contextlib.suppress(AttributeError):  # e.g. an unset characters_written
+                    state[name] = getattr(exc, name)
+    return state
+
+
+_FIELDS = (types.MemberDescriptorType, types.GetSetDescriptorType)
+
+
+def _state_dumps(state: dict[str, Any]) -> bytes | None:
+    """The attributes pickled, leaving out only those that cannot be pickled."""
+    blob = _try_dumps(state)
+    if blob is None:
+        kept = {k: v for k, v in state.items() if _try_dumps(v) is not None}
+        blob = _try_dumps(kept) if kept else None
+    return blob
 
 
 # One subclass per exception class, kept only while the class lives.
@@ -123,7 +150,7 @@ def worker_error_class(cls: type | None) -> type[VecEnvWorkerError]:
 
 
 def _reduce(self: VecEnvWorkerError) -> tuple[Any, ...]:
-    state = {k: v for k, v in vars(self).items() if k not in _OWN}
+    state = {k: v for k, v in _attributes(self).items() if k not in _OWN}
     return (
         _rebuild,
         (
