@@ -98,6 +98,17 @@ def test_on_reset_gets_spec_id_and_recorded_seed(toy_env: Any) -> None:
     assert tracker.calls[0] == ("reset", ("demo/Toy-v0", 11))
 
 
+def test_on_reset_gets_none_when_the_reset_does_not_reseed(toy_env: Any) -> None:
+    tracker = RecordingTracker()
+    env = RecordEpisodeStatistics(toy_env(), tracker=tracker)
+    env.reset()  # never seeded: the env's own entropy seed is not the user's
+    env.reset(seed=11)
+    env.reset()  # the stream continues: not seed 11 again
+    env.reset(seed=np.random.default_rng(0))
+    seeds = [args[1] for name, args in tracker.calls if name == "reset"]
+    assert seeds == [None, 11, None, -1]  # a Generator is recorded as -1
+
+
 def test_truncated_episode_through_time_limit(toy_env: Any) -> None:
     env = RecordEpisodeStatistics(TimeLimit(toy_env(length=100), 4))
     result = env.reset(seed=0)
