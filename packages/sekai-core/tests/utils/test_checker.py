@@ -163,6 +163,14 @@ def test_nondeterminism_found_only_with_check_determinism() -> None:
     ]
 
 
+def test_an_env_registered_as_nondeterministic_is_not_warned_about_it() -> None:
+    env = Nondeterministic()
+    env.spec = sekai.EnvSpec(id="Noisy-v0", nondeterministic=True)
+    assert check_env(env, check_determinism=True) == []
+    env.spec = sekai.EnvSpec(id="Noisy-v0")
+    assert len(check_env(env, check_determinism=True)) == 1
+
+
 def test_async_reset_returning_tuple_is_an_error() -> None:
     assert check_env(AsyncResetTuple()) == ["ERROR: async_reset() must return a ResetResult."]
 
