@@ -101,6 +101,15 @@ def test_wrapper_spec_reads_and_writes_the_base_env_spec():
     assert str(w) == "<Plain(<demo/Base-v0>)>"
 
 
+def test_wrapper_metadata_writes_go_to_the_base_env():
+    env = Base()
+    w = Plain(Plain(env))
+    w.metadata = {"render_fps": 25}
+    assert env.metadata == {"render_fps": 25} and Base.metadata == {"render_fps": 50}
+    w.set_attr("metadata", {"render_fps": 10})
+    assert w.metadata == env.metadata == {"render_fps": 10}
+
+
 def test_wrapper_seeding_uses_the_base_env_generator():
     env = Base()
     w = Plain(env)

@@ -113,8 +113,12 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
 
     @property
     def metadata(self) -> dict[str, Any]:  # type: ignore[override]
-        """The inner env's metadata."""
+        """The inner env's metadata (setting it sets the base env's, as ``spec`` does)."""
         return self.env.metadata
+
+    @metadata.setter
+    def metadata(self, value: dict[str, Any]) -> None:
+        self.env.metadata = value
 
     @property
     def rng(self) -> np.random.Generator:
