@@ -78,6 +78,15 @@ def test_logging_tracker_uses_given_logger(caplog: pytest.LogCaptureFixture) -> 
     assert caplog.records[0].name == "my.app"
 
 
+def test_logging_tracker_refuses_what_is_not_a_logger() -> None:
+    with pytest.raises(
+        TypeError, match=r"got str; for a logger by name, pass logging\.getLogger\('my\.app'\)\.$"
+    ):
+        LoggingTracker("my.app")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"must be a logging\.Logger .* or None, got int\.$"):
+        LoggingTracker(3)  # type: ignore[arg-type]
+
+
 def test_any_object_with_the_methods_is_a_stats_tracker() -> None:
     class Duck:
         def on_reset(self, env_id: Any, seed: Any) -> None: ...

@@ -133,6 +133,16 @@ class LoggingTracker:
     """
 
     def __init__(self, logger: logging.Logger | None = None) -> None:
+        if logger is not None and not callable(getattr(logger, "info", None)):
+            raise TypeError(
+                f"LoggingTracker: logger must be a logging.Logger (anything with .info()) or "
+                f"None, got {type(logger).__name__}"
+                + (
+                    f"; for a logger by name, pass logging.getLogger({logger!r})."
+                    if isinstance(logger, str)
+                    else "."
+                )
+            )
         self.logger = logger if logger is not None else logging.getLogger("sekai.stats")
         self.num_episodes = 0
         self.num_steps = 0
