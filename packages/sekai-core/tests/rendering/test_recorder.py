@@ -102,6 +102,7 @@ def test_disabled_recording_and_max_frames() -> None:
     env.step(0)
     assert len(env.frames) == 1
     assert len(_recorded(max_frames=2).frames) == 2
+    assert _recorded(max_frames=np.int64(2)).max_frames == 2  # a NumPy int, as elsewhere
 
 
 def test_clear_forgets_frames_and_close_closes_renderer_and_env() -> None:

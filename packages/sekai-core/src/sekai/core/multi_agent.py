@@ -89,14 +89,25 @@ class MultiAgentEnv(SeededMixin, abc.ABC, Generic[ObsType, ActType, AgentID]):
 
     def observation_space(self, agent: AgentID) -> Space[ObsType]:
         """The observation space of ``agent``."""
-        return self.observation_spaces[agent]
+        return self._lookup(self.observation_spaces, agent, "observation_spaces")
 
     def action_space(self, agent: AgentID) -> Space[ActType]:
         """The action space of ``agent``."""
-        return self.action_spaces[agent]
+        return self._lookup(self.action_spaces, agent, "action_spaces")
+
+    def _lookup(self, spaces: dict[AgentID, Any], agent: AgentID, name: str) -> Any:
+        try:
+            return spaces[agent]
+        except KeyError:
+            raise KeyError(
+                f"{type(self).__name__}.{name} has no agent {agent!r}; it has {list(spaces)!r}."
+            ) from None
 
     def __str__(self) -> str:
-        return f"<{type(self).__name__} agents={list(self.agents)!r}>"
+        agents = getattr(self, "agents", None)  # a repr must work mid-__init__ too (debuggers)
+        if agents is None:
+            return f"<{type(self).__name__}>"
+        return f"<{type(self).__name__} agents={list(agents)!r}>"
 
     def __repr__(self) -> str:
         return str(self)

@@ -54,7 +54,7 @@ class FrameRecording:
         check_recording_options(renderer, max_frames)
         self.renderer = renderer
         self.enabled = enabled
-        self.max_frames = max_frames
+        self.max_frames = None if max_frames is None else int(max_frames)
         self.frames = []
 
     def _recorded_env(self) -> Any:
@@ -169,7 +169,9 @@ def check_recording_options(renderer: Any, max_frames: Any) -> None:
             f"got {type(renderer).__name__}."
         )
     if max_frames is not None and (
-        isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 0
+        isinstance(max_frames, bool)
+        or not isinstance(max_frames, (int, np.integer))
+        or max_frames < 0
     ):
         raise ValueError(f"max_frames must be None or an int >= 0, got {max_frames!r}.")
 
