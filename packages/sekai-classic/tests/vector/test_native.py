@@ -37,7 +37,12 @@ CASES = [
 
 
 def _run_against_singles(
-    single_cls: Any, vec_cls: Any, reset_dtype: Any, action_dtype: Any, num_envs: int = 32
+    single_cls: Any,
+    vec_cls: Any,
+    reset_dtype: Any,
+    action_dtype: Any,
+    num_envs: int = 32,
+    int_dtype: Any = None,
 ) -> None:
     """Step the native env and one single env per sub-env, the singles put in the native
     env's (re)set states, and require identical results on every step."""
@@ -59,6 +64,8 @@ def _run_against_singles(
             actions = actions.astype(action_dtype)
             if t % 3 == 0:
                 actions = actions * 2.5  # finite values out of bounds: clipped by both
+        elif int_dtype is not None:
+            actions = actions.astype(int_dtype)
         result = vec.step(actions)
         for i in range(num_envs):
             expected = singles[i].step(actions[i])
@@ -91,6 +98,14 @@ def test_float64_actions_match_the_single_env_bit_for_bit(
     single_cls: Any, vec_cls: Any, reset_dtype: Any
 ) -> None:
     _run_against_singles(single_cls, vec_cls, reset_dtype, np.float64)
+
+
+@pytest.mark.parametrize("int_dtype", [np.uint8, np.int32])
+@pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), [CASES[0], CASES[2], CASES[3]])
+def test_other_integer_action_dtypes_match_the_single_env_bit_for_bit(
+    single_cls: Any, vec_cls: Any, reset_dtype: Any, int_dtype: Any
+) -> None:
+    _run_against_singles(single_cls, vec_cls, reset_dtype, None, num_envs=8, int_dtype=int_dtype)
 
 
 @pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), CASES)

@@ -39,6 +39,14 @@ def test_discrete_float_array_of_integral_values_is_accepted_as_ints() -> None:
     assert batch.dtype == np.int64 and batch.tolist() == [1, 2]
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.int8, np.int32])
+@pytest.mark.parametrize("space", [Discrete(3), MultiDiscrete([3, 3])], ids=repr)
+def test_other_integer_dtypes_become_the_spaces(dtype: type, space: sekai.Space) -> None:
+    # a native env computing ``actions - 1`` must not see uint8 wrap around to 255
+    batch = ActionChecker(space, 2).check(np.zeros((2, *space.shape), dtype=dtype))
+    assert batch.dtype == space.dtype and (batch - 1 == -1).all()
+
+
 @pytest.mark.parametrize("bad", [1.5, np.nan, np.inf])
 def test_discrete_non_integral_float_raises_invalid_action(bad: float) -> None:
     with pytest.raises(sekai.InvalidAction):

@@ -135,8 +135,13 @@ class _ArrayNode(_Node):
         return fixed
 
     def cast(self, batch: NDArray[Any]) -> NDArray[Any]:
-        """Integral floats for Discrete/MultiDiscrete/MultiBinary become the space's dtype."""
-        if self.kind != "box" and batch.dtype.kind == "f":
+        """Integral floats for Discrete/MultiDiscrete/MultiBinary become the space's dtype, and
+        so do other integer dtypes for Discrete/MultiDiscrete: native envs compute with the
+        actions (``actions - 1`` wraps around in uint8)."""
+        kind = batch.dtype.kind
+        if self.kind != "box" and (
+            kind == "f" or (self.kind == "int" and kind in "iu" and batch.dtype != self.dtype)
+        ):
             cast: NDArray[Any] = batch.astype(self.dtype)
             return cast
         return batch
