@@ -244,6 +244,25 @@ def test_get_attr_and_set_attr_reach_the_physics_constants() -> None:
     assert len(vec.get_attr("state")) == 2
 
 
+@pytest.mark.parametrize(
+    ("env_id", "names"),
+    [
+        ("MountainCar-v0", ["low", "high"]),
+        ("MountainCarContinuous-v0", ["low_state", "high_state"]),
+    ],
+)
+def test_constant_arrays_the_length_of_the_batch_are_not_split(
+    env_id: str, names: list[str]
+) -> None:
+    # with 2 sub-envs, a (2,) bounds array must not be read as one row per sub-env
+    native = sekai.make_vec(f"classic/{env_id}", 2)
+    sync = sekai.make_vec(env_id, 2, vectorization_mode="sync")
+    for name in names:
+        for mine, theirs in zip(native.get_attr(name), sync.get_attr(name), strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+            assert mine.shape == (2,)
+
+
 def test_constructor_keywords_reach_the_dynamics() -> None:
     vec = CartPoleVecEnv(1, sutton_barto_reward=True)
     vec.reset(seed=0)

@@ -11,6 +11,7 @@ import numpy.typing as npt
 from sekai.envs.classic_control.continuous_mountain_car import ContinuousMountainCarEnv
 from sekai.envs.classic_control.vector._common import keep_frozen, pow2
 from sekai.envs.classic_control.vector._valley import ValleyVecEnv
+from sekai.vector import shared
 
 __all__ = ["ContinuousMountainCarVecEnv"]
 
@@ -87,11 +88,23 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
         self.min_action: Any = single.min_action
         self.max_action: Any = single.max_action
         self.power: Any = single.power
-        self.low_state = single.low_state
-        self.high_state = single.high_state
+        self._low_state = single.low_state
+        self._high_state = single.high_state
         # True until a sub-env's first step: its state is still float64, as after the single
         # env's reset (later states are float32).
         self._fresh = np.ones(self.num_envs, dtype=bool)
+
+    @shared
+    @property
+    def low_state(self) -> npt.NDArray[np.float32]:
+        """The single env's ``low_state`` (the observation bounds), the same for every sub-env."""
+        return self._low_state
+
+    @shared
+    @property
+    def high_state(self) -> npt.NDArray[np.float32]:
+        """The single env's ``high_state`` (the observation bounds), the same for every sub-env."""
+        return self._high_state
 
     def _reset_envs(
         self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]

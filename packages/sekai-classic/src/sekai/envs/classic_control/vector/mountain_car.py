@@ -10,6 +10,7 @@ import numpy.typing as npt
 from sekai.envs.classic_control.mountain_car import MountainCarEnv
 from sekai.envs.classic_control.vector._common import keep_frozen
 from sekai.envs.classic_control.vector._valley import ValleyVecEnv
+from sekai.vector import shared
 
 __all__ = ["MountainCarVecEnv"]
 
@@ -43,8 +44,20 @@ class MountainCarVecEnv(ValleyVecEnv):
         super().__init__(num_envs, single, autoreset=autoreset, max_episode_steps=max_episode_steps)
         self.force: Any = single.force
         self.gravity: Any = single.gravity
-        self.low = single.low
-        self.high = single.high
+        self._low = single.low
+        self._high = single.high
+
+    @shared
+    @property
+    def low(self) -> npt.NDArray[np.float32]:
+        """The single env's ``low`` (the observation bounds), the same for every sub-env."""
+        return self._low
+
+    @shared
+    @property
+    def high(self) -> npt.NDArray[np.float32]:
+        """The single env's ``high`` (the observation bounds), the same for every sub-env."""
+        return self._high
 
     def _step(
         self, actions: npt.NDArray[np.integer[Any]]
