@@ -107,6 +107,54 @@ def test_reset_options_match_gymnasium(gym_cls: Any, sekai_cls: Any, options: An
     np.testing.assert_array_equal(sekai_cls().reset(seed=123, options=options).observation, gym_obs)
 
 
+def _float32_state(env: Any) -> None:
+    env.state = np.asarray(env.state, dtype=np.float32)  # e.g. restored from an observation
+
+
+NUMPY_TYPED = [
+    (cartpole.CartPoleEnv, CartPoleEnv, _float32_state),
+    (mountain_car.MountainCarEnv, MountainCarEnv, _float32_state),
+    (acrobot.AcrobotEnv, AcrobotEnv, _float32_state),
+    (pendulum.PendulumEnv, PendulumEnv, _float32_state),
+    (cartpole.CartPoleEnv, CartPoleEnv, lambda env: setattr(env, "gravity", np.float32(9.8))),
+    (cartpole.CartPoleEnv, CartPoleEnv, lambda env: setattr(env, "tau", np.float32(0.02))),
+    (
+        mountain_car.MountainCarEnv,
+        MountainCarEnv,
+        lambda env: setattr(env, "force", np.float32(0.001)),
+    ),
+    (acrobot.AcrobotEnv, AcrobotEnv, lambda env: setattr(env, "LINK_MASS_1", np.float32(1.0))),
+    (acrobot.AcrobotEnv, AcrobotEnv, lambda env: setattr(env, "dt", np.float32(0.2))),
+]
+
+
+@pytest.mark.parametrize(("gym_cls", "sekai_cls", "change"), NUMPY_TYPED)
+def test_float32_states_and_numpy_constants_compute_as_gymnasium_does(
+    gym_cls: Any, sekai_cls: Any, change: Any
+) -> None:
+    # NumPy computes in float32 where a float32 meets Python floats (NEP 50), and in float64
+    # where it meets a NumPy float64 or int64 action: the envs must follow gymnasium there too
+    for seed in range(5):
+        gym_env, env = gym_cls(), sekai_cls()
+        gym_env.reset(seed=seed)
+        env.reset(seed=seed)
+        gym_env.action_space.seed(seed)
+        for t in range(60):
+            if t == 3:
+                change(gym_env)
+                change(env)
+            action = gym_env.action_space.sample()
+            if t % 2 and isinstance(action, np.integer):
+                action = int(action)
+            gym_obs, gym_reward, gym_term, _, _ = gym_env.step(action)
+            step = env.step(action)
+            where = f"seed {seed}, step {t}"
+            np.testing.assert_array_equal(step.observation, gym_obs, err_msg=where)
+            assert (step.reward, step.terminated) == (float(gym_reward), gym_term), where
+            if gym_term:
+                break
+
+
 def test_constructor_arguments_match_gymnasium() -> None:
     for gym_env, env in [
         (cartpole.CartPoleEnv(sutton_barto_reward=True), CartPoleEnv(sutton_barto_reward=True)),

@@ -70,6 +70,14 @@ def test_x_init_and_y_init_bound_the_initial_state() -> None:
         assert abs(env.state[0]) <= 0.1 and abs(env.state[1]) <= 0.2
 
 
+@pytest.mark.parametrize("options", [{"x_init": np.nan}, {"y_init": np.inf}, {"x_init": 1e308}])
+def test_a_range_that_is_not_finite_names_the_options(options: dict[str, float]) -> None:
+    with pytest.raises(
+        OverflowError, match=r"^Pendulum reset options x_init=.* must give a finite"
+    ):
+        PendulumEnv().reset(seed=0, options=options)
+
+
 def test_state_is_float64() -> None:
     env = _fresh()
     assert env.state is not None and env.state.dtype == np.float64

@@ -11,7 +11,12 @@ import numpy.typing as npt
 
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
-from sekai.envs.classic_control._common import DiscreteAction, discrete_action, reset_bounds
+from sekai.envs.classic_control._common import (
+    DiscreteAction,
+    discrete_action,
+    python_floats_exact,
+    reset_bounds,
+)
 from sekai.error import ResetRequired
 from sekai.spaces import Box, Discrete
 
@@ -88,8 +93,23 @@ class AcrobotEnv(AcrobotConstants, Env[npt.NDArray[np.float32], DiscreteAction])
         torque = self.AVAIL_TORQUE[action]
         if self.torque_noise_max > 0:
             torque += self.rng.uniform(-self.torque_noise_max, self.torque_noise_max)
-        s = [*np.asarray(self.state).tolist(), float(torque)]
-        ns = rk4(self, s, self.dt)
+        state = self.state
+        if python_floats_exact(
+            state,
+            torque,
+            self.dt,
+            self.LINK_MASS_1,
+            self.LINK_MASS_2,
+            self.LINK_LENGTH_1,
+            self.LINK_COM_POS_1,
+            self.LINK_COM_POS_2,
+            self.LINK_MOI,
+            self.MAX_VEL_1,
+            self.MAX_VEL_2,
+        ):
+            ns = rk4(self, [*state.tolist(), float(torque)], self.dt)
+        else:  # gymnasium's NumPy scalars and functions, whatever precision they have
+            ns = rk4(self, list(np.append(state, torque)), self.dt, np.cos, np.sin)
         ns[0] = wrap(ns[0], -pi, pi)
         ns[1] = wrap(ns[1], -pi, pi)
         ns[2] = min(max(ns[2], -self.MAX_VEL_1), self.MAX_VEL_1)

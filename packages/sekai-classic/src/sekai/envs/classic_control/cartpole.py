@@ -10,7 +10,12 @@ import numpy.typing as npt
 
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
-from sekai.envs.classic_control._common import DiscreteAction, discrete_action, reset_bounds
+from sekai.envs.classic_control._common import (
+    DiscreteAction,
+    discrete_action,
+    python_floats_exact,
+    reset_bounds,
+)
 from sekai.error import ResetRequired
 from sekai.spaces import Box, Discrete
 
@@ -82,10 +87,27 @@ class CartPoleEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
             action = discrete_action(action, self.action_space, 2)
         # Python floats give the same IEEE results as gymnasium's NumPy scalars, much faster;
         # the expressions keep gymnasium's evaluation order so every rounding step matches.
-        x, x_dot, theta, theta_dot = np.asarray(self.state).tolist()
+        state = self.state
+        if python_floats_exact(
+            state,
+            self.force_mag,
+            self.polemass_length,
+            self.total_mass,
+            self.gravity,
+            self.length,
+            self.masspole,
+            self.tau,
+            self.x_threshold,
+            self.theta_threshold_radians,
+        ):
+            x, x_dot, theta, theta_dot = state.tolist()
+            cos, sin = math.cos, math.sin
+        else:  # NumPy scalars and functions: gymnasium's types, whatever precision they have
+            x, x_dot, theta, theta_dot = np.asarray(state)
+            cos, sin = np.cos, np.sin
         force = self.force_mag if action == 1 else -self.force_mag
-        costheta = math.cos(theta)
-        sintheta = math.sin(theta)
+        costheta = cos(theta)
+        sintheta = sin(theta)
         temp = (force + self.polemass_length * (theta_dot * theta_dot) * sintheta) / self.total_mass
         thetaacc = (self.gravity * sintheta - costheta * temp) / (
             self.length * (4.0 / 3.0 - self.masspole * (costheta * costheta) / self.total_mass)

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from sekai.core.result import StepResult
-from sekai.envs.classic_control._common import DiscreteAction, discrete_action
+from sekai.envs.classic_control._common import (
+    DiscreteAction,
+    discrete_action,
+    python_floats_exact,
+)
 from sekai.envs.classic_control._valley import ValleyEnv
 from sekai.error import ResetRequired
 from sekai.spaces import Box, Discrete
@@ -47,17 +52,45 @@ class MountainCarEnv(ValleyEnv[DiscreteAction]):
         """Accelerate left, not at all, or right for one time step."""
         if self.state is None:
             raise ResetRequired()
+        given = action
         if type(action) is not int or not 0 <= action < 3:
             action = discrete_action(action, self.action_space, 3)
-        # All float64 in gymnasium too, so Python floats reproduce it exactly.
-        position, velocity = np.asarray(self.state).tolist()
-        velocity += (action - 1) * self.force + math.cos(3 * position) * (-self.gravity)
-        velocity = min(max(velocity, -self.max_speed), self.max_speed)
-        position += velocity
-        position = min(max(position, self.min_position), self.max_position)
-        if position == self.min_position and velocity < 0:
-            velocity = 0.0
+        state = self.state
+        if python_floats_exact(
+            state,
+            self.force,
+            self.gravity,
+            self.max_speed,
+            self.min_position,
+            self.max_position,
+            self.goal_position,
+            self.goal_velocity,
+        ):
+            # Python floats give the same IEEE results as gymnasium's float64 scalars, faster.
+            position, velocity = state.tolist()
+            velocity += (action - 1) * self.force + math.cos(3 * position) * (-self.gravity)
+            velocity = min(max(velocity, -self.max_speed), self.max_speed)
+            position += velocity
+            position = min(max(position, self.min_position), self.max_position)
+            if position == self.min_position and velocity < 0:
+                velocity = 0.0
+        else:
+            position, velocity = self._numpy_step(state, given, action)
         terminated = position >= self.goal_position and velocity >= self.goal_velocity
         state = np.array([position, velocity])
         self.state = state
-        return StepResult(state.astype(np.float32), -1.0, terminated, False, {})
+        return StepResult(state.astype(np.float32), -1.0, bool(terminated), False, {})
+
+    def _numpy_step(self, state: Any, given: Any, action: int) -> tuple[Any, Any]:
+        """gymnasium's step with its NumPy scalar types (a float32 state or constant, or a
+        NumPy action, each changes the precision it computes in)."""
+        if isinstance(given, (np.integer, np.ndarray)):
+            action = np.asarray(given)[()]
+        position, velocity = np.asarray(state)
+        velocity += (action - 1) * self.force + math.cos(3 * position) * (-self.gravity)
+        velocity = np.clip(velocity, -self.max_speed, self.max_speed)
+        position += velocity
+        position = np.clip(position, self.min_position, self.max_position)
+        if position == self.min_position and velocity < 0:
+            velocity = 0
+        return position, velocity

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -13,7 +14,7 @@ from sekai.envs.classic_control._common import box_action, to_float
 from sekai.error import ResetRequired
 from sekai.spaces import Box
 
-__all__ = ["PendulumEnv", "angle_normalize"]
+__all__ = ["PendulumEnv", "angle_normalize", "initial_high"]
 
 DEFAULT_X = np.pi
 DEFAULT_Y = 1.0
@@ -22,6 +23,27 @@ DEFAULT_Y = 1.0
 def angle_normalize(x: Any) -> Any:
     """Wrap an angle (or an array of angles) into ``[-pi, pi)``."""
     return ((x + np.pi) % (2 * np.pi)) - np.pi
+
+
+def initial_high(options: dict[str, Any] | None) -> tuple[float, float]:
+    """The ``x_init`` / ``y_init`` reset options: the initial state is uniform in
+    ``[-x_init, x_init] x [-y_init, y_init]``.
+
+    Raises:
+        ValueError: an option is not a number.
+        OverflowError: the range is not finite (NaN, inf, or too large to double), the error
+            gymnasium's draw raises, here naming the options.
+    """
+    if not options:
+        return DEFAULT_X, DEFAULT_Y
+    x = to_float(options["x_init"]) if "x_init" in options else DEFAULT_X
+    y = to_float(options["y_init"]) if "y_init" in options else DEFAULT_Y
+    if not (math.isfinite(2.0 * x) and math.isfinite(2.0 * y)):
+        raise OverflowError(
+            f"Pendulum reset options x_init={x} and y_init={y} must give a finite initial "
+            "range [-x_init, x_init] x [-y_init, y_init]."
+        )
+    return x, y
 
 
 class PendulumEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
@@ -67,12 +89,7 @@ class PendulumEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
     ) -> ResetResult[npt.NDArray[np.float32]]:
         """Start an episode from a uniform random angle and angular velocity."""
         self._set_rng(seed)
-        if options is None:
-            high = np.array([DEFAULT_X, DEFAULT_Y])
-        else:
-            x = to_float(options["x_init"]) if "x_init" in options else DEFAULT_X
-            y = to_float(options["y_init"]) if "y_init" in options else DEFAULT_Y
-            high = np.array([x, y])
+        high = np.array(initial_high(options))
         low = -high  # symmetric limits, as gymnasium enforces
         self.state = self.rng.uniform(low=low, high=high)
         self.last_u = None

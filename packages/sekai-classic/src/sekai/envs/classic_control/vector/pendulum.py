@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from sekai.envs.classic_control._common import to_float
-from sekai.envs.classic_control.pendulum import DEFAULT_X, DEFAULT_Y, PendulumEnv, angle_normalize
+from sekai.envs.classic_control.pendulum import PendulumEnv, angle_normalize, initial_high
 from sekai.envs.classic_control.vector._common import ClassicVecEnv, pow2
 
 __all__ = ["PendulumVecEnv"]
-
-
-def _initial_high(options: dict[str, Any] | None) -> tuple[float, float]:
-    """The single env's ``x_init`` / ``y_init`` reset options (ValueError if not a number)."""
-    if not options:
-        return DEFAULT_X, DEFAULT_Y
-    x = to_float(options["x_init"]) if "x_init" in options else DEFAULT_X
-    y = to_float(options["y_init"]) if "y_init" in options else DEFAULT_Y
-    return x, y
 
 
 def _per_env(value: Any) -> bool:
@@ -86,18 +75,12 @@ class PendulumVecEnv(ClassicVecEnv):
         self.last_u: npt.NDArray[Any] = np.full(self.num_envs, np.nan, dtype=np.float32)
 
     def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
-        x, y = _initial_high(options)
-        # The single env's uniform(-high, high) raises OverflowError for an infinite range.
-        if not (math.isfinite(2.0 * x) and math.isfinite(2.0 * y)):
-            raise OverflowError(
-                f"Pendulum reset options x_init={x} and y_init={y} must give a finite initial "
-                "range [-x_init, x_init] x [-y_init, y_init]."
-            )
+        initial_high(options)
 
     def _reset_envs(
         self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
-        high = np.array([_initial_high(option) for option in options]).reshape(-1, 2)
+        high = np.array([initial_high(option) for option in options]).reshape(-1, 2)
         # Row by row the same two draws as the single env's uniform(low=-high, high=high).
         self.state[indices] = self.rng.uniform(low=-high, high=high)
         self.last_u[indices] = np.nan
