@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import sys
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -30,7 +33,8 @@ def assert_marked_examples_print(
     page: Path, marker: str, *, min_blocks: int, registered: Iterable[str] = ()
 ) -> None:
     """Run a page's ```python blocks marked by ``marker`` in order, as one script, and assert
-    that each ``print(...)  # text`` prints ``text`` (whitespace-normalised).
+    that each ``print(...)  # text`` prints ``text`` (whitespace-normalised) and that nothing
+    else is printed, warned or written to stderr.
 
     Args:
         page: the Markdown page.
@@ -50,16 +54,27 @@ def assert_marked_examples_print(
     printed: list[tuple[int, str]] = []
 
     def record(*args: Any, **kwargs: Any) -> None:
-        printed.append((sys._getframe(1).f_lineno, " ".join(str(a) for a in args)))
+        if kwargs.get("file") not in (None, sys.stdout):
+            print(*args, **kwargs)  # e.g. file=sys.stderr: caught as stray output below
+            return
+        text = io.StringIO()
+        print(*args, **{**kwargs, "file": text})  # the real print's sep= and end=
+        printed.append((sys._getframe(1).f_lineno, text.getvalue()))
 
     namespace: dict[str, Any] = {"__name__": "__main__", "print": record}
+    stray = io.StringIO()
     try:
-        exec(compile("\n".join(script), str(page), "exec"), namespace)
+        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(stray):
+            warnings.simplefilter("always")
+            exec(compile("\n".join(script), str(page), "exec"), namespace)
     finally:
         ids = {spec.id for spec in all_specs()}
         for env_id in registered:
             if env_id in ids:
                 deregister(env_id)
+    # a reader running the page would see these too: the page must not produce them
+    assert not caught, f"{page.name}: warnings: {[str(w.message) for w in caught]}"
+    assert not stray.getvalue(), f"{page.name}: output on stderr: {stray.getvalue()!r}"
     expected = {
         number: found["expected"]
         for number, code in enumerate(script, 1)

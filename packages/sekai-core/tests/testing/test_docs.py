@@ -1,0 +1,44 @@
+"""sekai.testing.docs: the check for docs examples that need an optional library."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sekai.testing.docs import assert_marked_examples_print
+
+MARK = "<!-- needs: demo -->"
+
+
+def _page(tmp_path: Path, *blocks: str) -> Path:
+    text = "\n\n".join(f"{MARK}\n```python\n{code}\n```" for code in blocks)
+    page = tmp_path / "page.md"
+    page.write_text(f"# Demo\n\n{text}\n", encoding="utf-8")
+    return page
+
+
+def test_marked_blocks_run_as_one_script_and_print_what_they_say(tmp_path: Path) -> None:
+    page = _page(tmp_path, "x = [1, 2]\nprint(x)  # [1, 2]", 'print(*x, sep=", ")  # 1, 2')
+    assert_marked_examples_print(page, MARK, min_blocks=2)
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ('print(1, 2, sep=",")  # 1 2', "page.md:5"),
+        ("print(1)  # 2", "page.md:5"),
+        ("print(1)", "a commented print did not run"),
+        ('import warnings\nwarnings.warn("careful")\nprint(1)  # 1', "warnings: \\['careful'\\]"),
+        ('import sys\nsys.stderr.write("oops")\nprint(1)  # 1', "output on stderr: 'oops'"),
+        ('import sys\nprint("oops", file=sys.stderr)\nprint(1)  # 1', "output on stderr"),
+    ],
+)
+def test_wrong_or_stray_output_fails(tmp_path: Path, code: str, message: str) -> None:
+    with pytest.raises(AssertionError, match=message):
+        assert_marked_examples_print(_page(tmp_path, code), MARK, min_blocks=1)
+
+
+def test_too_few_marked_blocks_fail(tmp_path: Path) -> None:
+    with pytest.raises(AssertionError, match="1 marked blocks"):
+        assert_marked_examples_print(_page(tmp_path, "print(1)  # 1"), MARK, min_blocks=2)
