@@ -77,7 +77,7 @@ def test_only_core_and_finance_hints_install_the_sibling_wheels_and_habits_get_a
     assert missing[2] == ["ok", ""]
     # python -m sekai without the CLI names its wheel too.
     cli = venv.run(venv.python, "-m", "sekai", "list", cwd=work, check=False)
-    assert cli.returncode == 1
+    assert cli.returncode == 2
     assert f"pip install {built_wheel('sekai-cli')}" in cli.stderr
 
     # The user runs the command the hint gave (with this venv's installer).

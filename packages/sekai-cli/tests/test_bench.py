@@ -227,6 +227,15 @@ def test_proc_mode_passes_workers_to_the_proc_backend(sekai_cli) -> None:
     assert data["env_steps"] == 200
 
 
+def test_json_reports_the_workers_that_ran(sekai_cli) -> None:
+    # more workers than sub-envs run one per sub-env; no --workers runs the default
+    args = ("bench", "CartPole-v1", "--steps", "20", "--num-envs", "2", "--mode", "proc")
+    for extra in (("--workers", "3"), ()):
+        done = sekai_cli(*args, *extra, "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["num_workers"] == 2
+
+
 def test_compare_applies_workers_to_its_proc_entry_only(sekai_cli) -> None:
     args = ("bench", "CartPole-v1", "--steps", "50", "--num-envs", "2")
     done = sekai_cli(*args, "--compare", "sync", "proc", "--workers", "1", "--json")

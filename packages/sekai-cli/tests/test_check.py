@@ -88,7 +88,9 @@ def sekai_register_envs(registry):
 
 
 @pytest.mark.parametrize(
-    "command", [["check"], ["info"], ["bench", "--steps", "5"]], ids=["check", "info", "bench"]
+    "command",
+    [["check"], ["check", "--mode", "sync"], ["info"], ["bench", "--steps", "5"]],
+    ids=["check", "check-mode", "info", "bench"],
 )
 def test_an_env_whose_module_fails_to_import_names_the_id_entry_point_and_distribution(
     sekai_cli, fake_dist, tmp_path, command
@@ -105,6 +107,12 @@ def test_an_env_whose_module_fails_to_import_names_the_id_entry_point_and_distri
         "0.1.0)): RuntimeError: config missing. Fix or reinstall sekai-fake-bad-env, or report "
         "it to its maintainers.\n"
     )
+
+
+def test_num_envs_without_mode_is_a_usage_error(sekai_cli) -> None:
+    done = sekai_cli("check", "CartPole-v1", "--num-envs", "64", "--steps", "5")
+    assert done.returncode == 2
+    assert done.stderr.endswith("error: --num-envs applies to --mode only\n")
 
 
 def test_mode_checks_refuse_an_env_without_a_kernel_with_exit_2(sekai_cli) -> None:

@@ -116,6 +116,20 @@ def test_import_of_a_missing_module_is_an_error_without_traceback(sekai_cli) -> 
     assert done.stdout == ""
 
 
+@pytest.mark.parametrize("given", ["my_envs.py", "./my_envs.py", "sub/my_envs.py"])
+def test_import_of_a_file_name_says_to_give_the_module_name_and_runs_nothing(
+    sekai_cli, tmp_path: Path, given: str
+) -> None:
+    (tmp_path / "my_envs.py").write_text("print('imported')\n")
+    done = sekai_cli("-m", given, "list")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == (
+        "error: -m takes a module name, not a file: use -m my_envs (the current directory is on "
+        "the import path)\n"
+    )
+
+
 def test_import_of_a_module_that_raises_names_the_exception(sekai_cli, tmp_path: Path) -> None:
     (tmp_path / "bad_envs.py").write_text("raise RuntimeError('half-written module')\n")
     done = sekai_cli("-m", "bad_envs", "list")

@@ -15,7 +15,7 @@ def _run() -> int:
             raise
         # The hint finder's message names the distribution: "... pip install sekai-cli".
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return 2  # the CLI's code for an ImportError (1 means check found errors)
     main: Callable[[], int] = cli.main
     return main()
 

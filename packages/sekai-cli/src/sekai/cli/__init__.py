@@ -75,6 +75,12 @@ def _import_modules(names: Sequence[str]) -> None:
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)
     for name in names:
+        if name.endswith(".py") or os.sep in name or "/" in name:
+            stem = os.path.splitext(os.path.basename(name))[0]
+            raise UsageError(
+                f"-m takes a module name, not a file: use -m {stem} (the current directory is "
+                "on the import path)"
+            )
         try:
             importlib.import_module(name)
         except ImportError as exc:

@@ -197,7 +197,8 @@ def _bench_vector(
     steps: int,
     seed: int,
     progress: Progress,
-) -> tuple[str, float]:
+) -> tuple[str, float, int | None]:
+    """Backend class name, seconds, and the workers it ran (None for in-process backends)."""
     from sekai.registry import make_vec
 
     vector_kwargs = {"num_workers": workers} if workers is not None else None
@@ -209,6 +210,7 @@ def _bench_vector(
     )
     try:
         backend = type(vec).__name__
+        ran = getattr(vec, "num_workers", None)  # e.g. fewer than asked: one per sub-env at most
         pool = _pool(vec.batch_action_space, seed, min(steps, POOL_SIZE))
         size = len(pool)
         vec.reset(seed=seed)
@@ -218,7 +220,7 @@ def _bench_vector(
             for i in range(first, first + count):
                 step(pool[i % size])
 
-        return backend, _time_calls(run_calls, steps, progress)
+        return backend, _time_calls(run_calls, steps, progress), ran
     finally:
         vec.close()
 
@@ -245,7 +247,9 @@ def bench(
             backend = label = "single env"
             seconds = _bench_single(env_id, steps, seed, progress)
         else:
-            backend, seconds = _bench_vector(env_id, mode, num_envs, workers, steps, seed, progress)
+            backend, seconds, workers = _bench_vector(
+                env_id, mode, num_envs, workers, steps, seed, progress
+            )
             label = f"{backend} x{num_envs}"
     return BenchResult(env_id, label, backend, mode, num_envs, workers, steps, seconds)
 

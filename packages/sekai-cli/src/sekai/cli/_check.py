@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from sekai.cli._args import positive_int
+from sekai.cli._args import UsageError, positive_int
 from sekai.cli._env_module import import_env_module
 from sekai.cli._output import GREEN, RED, YELLOW, Output, plural
 
@@ -62,7 +62,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--num-envs",
         type=positive_int,
-        default=8,
+        default=None,
         metavar="N",
         help="sub-envs for --mode (default: 8)",
     )
@@ -83,7 +83,8 @@ def _check_mode(args: argparse.Namespace, out: Output) -> list[str]:
     from sekai.vector.kernel_check import check_kernel_vec_env
 
     def build() -> Any:
-        return make_vec(args.env_id, args.num_envs, vectorization_mode=args.mode)
+        num_envs = 8 if args.num_envs is None else args.num_envs
+        return make_vec(args.env_id, num_envs, vectorization_mode=args.mode)
 
     build().close()  # an env without a kernel, or a missing mode, fails here with its message
     with out.status(f"checking {args.env_id} in mode {args.mode} ({args.steps:,} steps)..."):
@@ -92,13 +93,15 @@ def _check_mode(args: argparse.Namespace, out: Output) -> list[str]:
 
 def run(args: argparse.Namespace, out: Output) -> int:
     """Check ``args.env_id``; 1 on ERRORs (on any issue with ``--strict``), else 0."""
+    if args.num_envs is not None and args.mode is None:
+        raise UsageError("--num-envs applies to --mode only")
+    import_env_module(args.env_id)  # names the env and entry point of a module that fails
     if args.mode is not None:
         issues = _check_mode(args, out)
     else:
         from sekai.registry import make
         from sekai.utils.checker import check_env
 
-        import_env_module(args.env_id)
         env = make(args.env_id)
         try:
             with out.status(f"checking {args.env_id} ({args.steps:,} steps)..."):
