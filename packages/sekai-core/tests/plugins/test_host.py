@@ -1,5 +1,6 @@
 import subprocess
 import sys
+import types
 import warnings
 from typing import ClassVar
 
@@ -652,9 +653,20 @@ def test_scan_entry_points_skips_an_unreadable_distribution_without_sekai_plugin
     assert ("fake", "fake-pack", "1.0", None) in records
 
 
+@pytest.mark.parametrize("name_is_none", [False, True], ids=["raises", "none"])
 def test_a_sekai_distribution_with_unreadable_metadata_is_a_failure_naming_it(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, name_is_none
 ):
+    if name_is_none:
+        # Python 3.12+ (and backports before 8) give a nameless distribution's entry points
+        # with dist.name None instead of raising; the one-call scan must not pass them on.
+        from sekai import _metadata
+
+        def entry_points(**select):
+            nameless = types.SimpleNamespace(name=None, version="1.0")
+            return [types.SimpleNamespace(name="nameless", dist=nameless, load=None)]
+
+        monkeypatch.setattr(_metadata, "entry_points", entry_points)
     make_fake_distribution(tmp_path)
     info = tmp_path / "nameless-1.0.dist-info"
     info.mkdir()

@@ -75,7 +75,10 @@ def _record(ep: EntryPoint) -> EntryPointRecord:
     dist = ep.dist
     if dist is None:
         return EntryPointRecord(ep.name, "unknown", "unknown", ep.load)
-    return EntryPointRecord(ep.name, dist.name, dist.version, ep.load)
+    name, version = dist.name, dist.version
+    if not name or not version:  # None on Python 3.12+ and older backports for bad METADATA
+        raise ValueError("a distribution's METADATA has no Name or Version")
+    return EntryPointRecord(ep.name, name, version, ep.load)
 
 
 def _scan_each_distribution() -> list[EntryPointRecord]:
