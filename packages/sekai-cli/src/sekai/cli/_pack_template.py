@@ -20,7 +20,7 @@ version = "0.1.0"
 description = "A sekai environment pack: __NS__/Walk-v0"
 readme = "README.md"
 requires-python = ">=3.10"
-dependencies = ["__CORE__", "numpy>=1.24"]
+dependencies = ["__CORE__", "numpy>=2.0"]
 
 [project.optional-dependencies]
 test = ["pytest>=8"]
