@@ -11,10 +11,8 @@ from sekai.error import MissingDependency
 __all__ = ["require_gymnasium", "require_pettingzoo", "require_sb3"]
 
 _NEEDS = "{func} needs {requirement}, which is not installed: pip install {install}"
-_TOO_OLD = (
-    "{func} needs {requirement}, which is not installed (found {package} {version}): "
-    "pip install -U {install}"
-)
+# The extra's own floor may be lower than this function's, so the fix names the requirement.
+_TOO_OLD = "{func} needs {requirement}, found {package} {version}: pip install -U '{requirement}'"
 _GYMNASIUM_EXTRA = "'sekai-compat[gymnasium]'"
 _PETTINGZOO_EXTRA = "'sekai-compat[pettingzoo]'"
 # SB3 has no extra: it would pull an unpinned torch (core.md §15).
@@ -52,7 +50,7 @@ def _import(
     version = str(getattr(mod, "__version__", "0"))
     if _version_tuple(version) < _version_tuple(minimum):
         message = _TOO_OLD.format(
-            func=func, requirement=requirement, package=package, version=version, install=install
+            func=func, requirement=requirement, package=package, version=version
         )
         raise MissingDependency(message, package=package, extra=extra)
     return mod
