@@ -159,7 +159,10 @@ def test_the_meta_distributions_extras_are_the_documented_ones_and_pull_no_heavy
     documented = {line.split("`")[1] for line in table.splitlines()[2:]}
     assert set(extras) == documented
     pulled = {Requirement(text).name for texts in extras.values() for text in texts}
-    assert not pulled & set(OWN_SESSION), pulled
+    assert not pulled & {"sekai-jax", "sekai-torch"}, pulled
+    # Ray only on request: its own extra (guide §1), never in "all"
+    assert [Requirement(text).name for text in extras["ray"]] == ["sekai-ray"]
+    assert "sekai-ray" not in {Requirement(text).name for text in extras["all"]}
 
 
 def test_wheel_entry_points_are_those_of_the_pyproject(wheelhouse: Path) -> None:
