@@ -10,6 +10,8 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import nox
 
@@ -179,7 +181,11 @@ def _pip_find_links() -> list[str]:
     for line in done.stdout.splitlines():
         key, _, value = line.partition("=")
         if key.rsplit(".", 1)[-1] == "find-links":
-            folders += [f for f in value.strip().strip("'\"").split() if Path(f).is_dir()]
+            for entry in value.strip().strip("'\"").split():
+                if entry.startswith("file:"):  # pip takes file:// URLs as well as paths
+                    entry = url2pathname(urlparse(entry).path)
+                if Path(entry).is_dir():
+                    folders.append(entry)
     return list(dict.fromkeys(folders))
 
 
@@ -189,7 +195,8 @@ def _local_torch_wheel() -> Path | None:
     tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
     for folder in _pip_find_links():
         for wheel in sorted(Path(folder).glob(f"torch-{version}*-{tag}-{tag}-*.whl")):
-            if wheel.name.endswith(f"_{platform.machine()}.whl"):
+            # Windows reports "AMD64" where the wheel tag says "amd64"
+            if wheel.name.lower().endswith(f"_{platform.machine().lower()}.whl"):
                 return wheel
     return None
 
