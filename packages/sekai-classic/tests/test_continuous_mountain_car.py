@@ -59,3 +59,22 @@ def test_state_is_float64_after_reset_and_float32_after_a_step() -> None:
 
 def test_conforms_to_check_env() -> None:
     sekai.testing.assert_env_conforms(ContinuousMountainCarEnv(), strict=True)
+
+
+def test_an_action_whose_square_overflows_is_refused_before_the_state_changes() -> None:
+    env = ContinuousMountainCarEnv()
+    env.reset(seed=0)
+    before = env.state.copy()
+    with pytest.raises(OverflowError, match=r"^MountainCarContinuous action 1e\+200: its energy"):
+        env.step(np.array([1e200]))
+    np.testing.assert_array_equal(env.state, before)
+    assert env.step(np.array([1e100])).reward == -0.1 * 1e200  # large, finite: as gymnasium
+
+
+def test_the_native_env_refuses_it_too_naming_the_sub_env() -> None:
+    vec = sekai.make_vec("classic/MountainCarContinuous-v0", 3)
+    vec.reset(seed=0)
+    before = vec.state.copy()
+    with pytest.raises(OverflowError, match=r"action 1e\+200 \(sub-env 2\)"):
+        vec.step(np.array([[0.0], [1.0], [1e200]]))
+    np.testing.assert_array_equal(vec.state, before)

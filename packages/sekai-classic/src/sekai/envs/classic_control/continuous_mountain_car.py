@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -13,7 +14,19 @@ from sekai.envs.classic_control._valley import ValleyEnv
 from sekai.error import ResetRequired
 from sekai.spaces import Box
 
-__all__ = ["ContinuousMountainCarEnv"]
+__all__ = ["ContinuousMountainCarEnv", "check_energy"]
+
+
+def check_energy(squared: float, action: Any, index: int | None = None) -> None:
+    """Refuse an action whose square overflows the energy penalty: gymnasium fails there with
+    ``OverflowError: math range error`` after changing the state; this says why, before."""
+    if not math.isfinite(squared):
+        where = "" if index is None else f" (sub-env {index})"
+        raise OverflowError(
+            f"MountainCarContinuous action {action!r}{where}: its energy penalty "
+            "0.1 * action**2 overflows a float64. Actions are clipped to [-1, 1] for the "
+            "dynamics, but the penalty uses the action as given."
+        )
 
 
 class ContinuousMountainCarEnv(ValleyEnv[npt.NDArray[np.float32]]):
@@ -56,6 +69,7 @@ class ContinuousMountainCarEnv(ValleyEnv[npt.NDArray[np.float32]]):
         # gymnasium steps with action[0] itself: a list's Python float rounds differently from
         # the float64 array element NumPy would make of it.
         push = action[0] if isinstance(action, (list, tuple)) else checked[0]
+        check_energy(float(push) * float(push), float(push))
         # NumPy scalars on purpose: gymnasium's mix of float32 actions, a float64 first state and
         # float32 later states decides every rounding step, and this keeps it bit for bit.
         position = self.state[0]

@@ -8,7 +8,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from sekai.envs.classic_control.continuous_mountain_car import ContinuousMountainCarEnv
+from sekai.envs.classic_control.continuous_mountain_car import (
+    ContinuousMountainCarEnv,
+    check_energy,
+)
 from sekai.envs.classic_control.vector._common import keep_frozen, pow2
 from sekai.envs.classic_control.vector._valley import ValleyVecEnv
 from sekai.vector import shared
@@ -119,6 +122,12 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
         state_class = np.where(self._fresh, F64, F32).astype(np.int8)
         action_class = np.full(n, F32 if actions.dtype == np.float32 else F64, dtype=np.int8)
         a = actions[:, 0].astype(np.float64)
+        with np.errstate(over="ignore"):  # refused below, naming the action
+            energy = pow2(a)
+        overflow = ~np.isfinite(energy) & ~self.frozen
+        if overflow.any():
+            index = int(np.flatnonzero(overflow)[0])
+            check_energy(float(energy[index]), float(a[index]), index)
         position = self.state[:, 0].copy()
         velocity = self.state[:, 1].copy()
 
@@ -154,7 +163,7 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
         terminated = (position >= _weak(self.goal_position, position_class)) & (
             velocity >= _weak(self.goal_velocity, velocity_class)
         )
-        rewards = np.where(terminated, 100.0, 0.0) - pow2(a) * 0.1
+        rewards = np.where(terminated, 100.0, 0.0) - energy * 0.1
         new = np.stack([_r32(position), _r32(velocity)], axis=1)
         # Finished sub-envs (autoreset=False) keep their final state (and its class).
         frozen = self.frozen
