@@ -19,6 +19,7 @@ __all__ = ["AgentID", "MultiAgentEnv"]
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
 AgentID = TypeVar("AgentID")
+SpaceT = TypeVar("SpaceT")
 
 
 class MultiAgentEnv(SeededMixin, abc.ABC, Generic[ObsType, ActType, AgentID]):
@@ -95,7 +96,7 @@ class MultiAgentEnv(SeededMixin, abc.ABC, Generic[ObsType, ActType, AgentID]):
         """The action space of ``agent``."""
         return self._lookup(self.action_spaces, agent, "action_spaces")
 
-    def _lookup(self, spaces: dict[AgentID, Any], agent: AgentID, name: str) -> Any:
+    def _lookup(self, spaces: dict[AgentID, SpaceT], agent: AgentID, name: str) -> SpaceT:
         try:
             return spaces[agent]
         except KeyError:

@@ -112,13 +112,13 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
         self.unwrapped.spec = value
 
     @property
-    def metadata(self) -> dict[str, Any]:  # type: ignore[override]
+    def metadata(self) -> dict[str, Any]:
         """The inner env's metadata (setting it sets the base env's, as ``spec`` does)."""
         return self.env.metadata
 
     @metadata.setter
     def metadata(self, value: dict[str, Any]) -> None:
-        self.env.metadata = value
+        self.env.metadata = value  # type: ignore[misc]  # the base env's own, not its class's
 
     @property
     def rng(self) -> np.random.Generator:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -101,7 +102,8 @@ class CartPoleEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
             self.theta_threshold_radians,
         ):
             x, x_dot, theta, theta_dot = state.tolist()
-            cos, sin = math.cos, math.sin
+            cos: Callable[[Any], Any] = math.cos
+            sin: Callable[[Any], Any] = math.sin
         else:  # NumPy scalars and functions: gymnasium's types, whatever precision they have
             x, x_dot, theta, theta_dot = np.asarray(state)
             cos, sin = np.cos, np.sin

@@ -81,7 +81,7 @@ class MountainCarEnv(ValleyEnv[DiscreteAction]):
         self.state = state
         return StepResult(state.astype(np.float32), -1.0, bool(terminated), False, {})
 
-    def _numpy_step(self, state: Any, given: Any, action: int) -> tuple[Any, Any]:
+    def _numpy_step(self, state: Any, given: Any, action: Any) -> tuple[Any, Any]:
         """gymnasium's step with its NumPy scalar types (a float32 state or constant, or a
         NumPy action, each changes the precision it computes in)."""
         if isinstance(given, (np.integer, np.ndarray)):

@@ -97,13 +97,13 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
         # env's reset (later states are float32).
         self._fresh = np.ones(self.num_envs, dtype=bool)
 
-    @shared
+    @shared  # type: ignore[prop-decorator]
     @property
     def low_state(self) -> npt.NDArray[np.float32]:
         """The single env's ``low_state`` (the observation bounds), the same for every sub-env."""
         return self._low_state
 
-    @shared
+    @shared  # type: ignore[prop-decorator]
     @property
     def high_state(self) -> npt.NDArray[np.float32]:
         """The single env's ``high_state`` (the observation bounds), the same for every sub-env."""

@@ -47,13 +47,13 @@ class MountainCarVecEnv(ValleyVecEnv):
         self._low = single.low
         self._high = single.high
 
-    @shared
+    @shared  # type: ignore[prop-decorator]
     @property
     def low(self) -> npt.NDArray[np.float32]:
         """The single env's ``low`` (the observation bounds), the same for every sub-env."""
         return self._low
 
-    @shared
+    @shared  # type: ignore[prop-decorator]
     @property
     def high(self) -> npt.NDArray[np.float32]:
         """The single env's ``high`` (the observation bounds), the same for every sub-env."""
