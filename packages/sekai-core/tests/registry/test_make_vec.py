@@ -83,6 +83,24 @@ def test_a_plugin_vectorization_mode_is_used_by_make_vec(recording):
     assert recording.backend_source("recording").distribution == "sekai-sandbox"
 
 
+def test_a_mode_whose_library_is_missing_names_the_library_and_its_distribution(
+    recording, backend_module, monkeypatch
+):
+    # as sekai-jax installed with --no-deps: its backend module cannot import jax
+    def missing():
+        raise ModuleNotFoundError("No module named 'jaxlike'", name="jaxlike.numpy")
+
+    monkeypatch.delitem(__import__("sys").modules, backend_module.__name__)
+    monkeypatch.setattr("importlib.import_module", lambda name, *a: missing())
+    with pytest.raises(sekai.MissingDependency) as info:
+        sekai.make_vec("demo/Probe-v0", 2, vectorization_mode="recording")
+    assert str(info.value) == (
+        "vectorization_mode 'recording' needs jaxlike, which is not installed (No module named "
+        "'jaxlike'): install jaxlike, a dependency of sekai-sandbox, which provides the mode."
+    )
+    assert info.value.package == "jaxlike"
+
+
 def test_plugin_modes_are_listed_after_core_modes_in_the_unknown_mode_error(recording):
     with pytest.raises(ValueError) as info:
         sekai.make_vec("demo/Probe-v0", 2, vectorization_mode="foo")

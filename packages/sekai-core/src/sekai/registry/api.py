@@ -277,7 +277,7 @@ def make_vec(
     if mode == "native":
         vec = _make_native(env_spec, n, merged, steps, backend_kwargs, bool(wrapper_fns))
     else:
-        backend = load_entry_point(_registry.backend(mode), f"vectorization_mode {mode!r}")
+        backend = _load_backend(mode)
         from_kernel = getattr(backend, "from_kernel", None)
         if from_kernel is not None:  # a kernel backend: it runs the spec's kernel, no sub-envs
             if wrapper_fns or env_spec.additional_wrappers:
@@ -295,6 +295,27 @@ def make_vec(
         vec = backend(env_fns, **backend_kwargs)
     vec.spec = describing
     return vec
+
+
+def _load_backend(mode: str) -> Any:
+    """The class of vectorization mode ``mode``; a library its module imports that is missing
+    (a plugin installed with ``--no-deps``, or its library removed later) is named as such."""
+    try:
+        return load_entry_point(_registry.backend(mode), f"vectorization_mode {mode!r}")
+    except ModuleNotFoundError as exc:
+        library = (exc.name or "").partition(".")[0]
+        if not library or library == "sekai":
+            raise
+        from sekai.error import MissingDependency
+
+        source = _registry.backend_source(mode)
+        provider = source.distribution if source is not None else None
+        whose = f"{provider}, which provides the mode" if provider else "the mode's distribution"
+        raise MissingDependency(
+            f"vectorization_mode {mode!r} needs {library}, which is not installed ({exc}): "
+            f"install {library}, a dependency of {whose}.",
+            package=library,
+        ) from exc
 
 
 def native_twins(env_id: str) -> list[str]:
