@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import numbers
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -14,6 +16,9 @@ __all__ = [
     "DiscreteAction",
     "box_action",
     "box_actions",
+    "check_flag",
+    "check_options",
+    "check_parameter",
     "discrete_action",
     "discrete_actions",
     "python_floats_exact",
@@ -112,6 +117,29 @@ def box_actions(actions: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray
     return arr
 
 
+def check_parameter(owner: str, name: str, value: Any) -> Any:
+    """A constructor's number: finite and real (not a bool), returned as given, since its type
+    decides the precision NumPy computes in, as in gymnasium."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{owner}: {name} must be a real number, got {type(value).__name__}.")
+    if not math.isfinite(value):
+        raise ValueError(f"{owner}: {name} must be finite, got {value}.")
+    return value
+
+
+def check_flag(owner: str, name: str, value: Any) -> bool:
+    """A constructor's bool (``"no"`` would otherwise switch it on)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{owner}: {name} must be a bool, got {type(value).__name__}.")
+    return bool(value)
+
+
+def check_options(options: Any) -> None:
+    """``reset(options=...)`` must be a dict or None."""
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"options must be a dict or None, got {type(options).__name__}.")
+
+
 def to_float(value: Any) -> float:
     """``float(value)``, or the ``ValueError`` gymnasium raises for a non-numeric option."""
     try:
@@ -128,6 +156,7 @@ def reset_bounds(
     Raises:
         ValueError: an option is not a number, is not finite, or ``low > high``.
     """
+    check_options(options)
     if options is None:
         return default_low, default_high
     low = to_float(options["low"]) if "low" in options else default_low

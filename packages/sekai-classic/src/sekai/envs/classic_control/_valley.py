@@ -9,7 +9,7 @@ import numpy.typing as npt
 
 from sekai.core.env import Env
 from sekai.core.result import ResetResult
-from sekai.envs.classic_control._common import reset_bounds
+from sekai.envs.classic_control._common import check_parameter, reset_bounds
 
 __all__ = ["ValleyEnv"]
 
@@ -32,7 +32,7 @@ class ValleyEnv(Env[npt.NDArray[np.float32], ActT]):
         self.max_position = 0.6
         self.max_speed = 0.07
         self.goal_position = goal_position
-        self.goal_velocity = goal_velocity
+        self.goal_velocity = check_parameter(type(self).__name__, "goal_velocity", goal_velocity)
 
     def reset(
         self,

@@ -13,6 +13,7 @@ from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.classic_control._common import (
     DiscreteAction,
+    check_flag,
     discrete_action,
     python_floats_exact,
     reset_bounds,
@@ -45,7 +46,9 @@ class CartPoleEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
     metadata: ClassVar[dict[str, Any]] = {"render_fps": 50}
 
     def __init__(self, sutton_barto_reward: bool = False) -> None:
-        self._sutton_barto_reward = bool(sutton_barto_reward)
+        self._sutton_barto_reward = check_flag(
+            "CartPoleEnv", "sutton_barto_reward", sutton_barto_reward
+        )
         self.gravity = 9.8
         self.masscart = 1.0
         self.masspole = 0.1

@@ -10,7 +10,12 @@ import numpy.typing as npt
 
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
-from sekai.envs.classic_control._common import box_action, to_float
+from sekai.envs.classic_control._common import (
+    box_action,
+    check_options,
+    check_parameter,
+    to_float,
+)
 from sekai.error import ResetRequired
 from sekai.spaces import Box
 
@@ -30,16 +35,18 @@ def initial_high(options: dict[str, Any] | None) -> tuple[float, float]:
     ``[-x_init, x_init] x [-y_init, y_init]``.
 
     Raises:
-        ValueError: an option is not a number.
-        OverflowError: the range is not finite (NaN, inf, or too large to double), the error
-            gymnasium's draw raises, here naming the options.
+        TypeError: ``options`` is not a dict or None.
+        ValueError: an option is not a number, or the range is not finite (NaN, inf, or too
+            large to double; gymnasium's draw raises OverflowError there), as for the other
+            classic envs' bounds.
     """
+    check_options(options)
     if not options:
         return DEFAULT_X, DEFAULT_Y
     x = to_float(options["x_init"]) if "x_init" in options else DEFAULT_X
     y = to_float(options["y_init"]) if "y_init" in options else DEFAULT_Y
     if not (math.isfinite(2.0 * x) and math.isfinite(2.0 * y)):
-        raise OverflowError(
+        raise ValueError(
             f"Pendulum reset options x_init={x} and y_init={y} must give a finite initial "
             "range [-x_init, x_init] x [-y_init, y_init]."
         )
@@ -70,7 +77,7 @@ class PendulumEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
         self.max_speed = 8
         self.max_torque = 2.0
         self.dt = 0.05
-        self.g = g
+        self.g = check_parameter("PendulumEnv", "g", g)
         self.m = 1.0
         self.l = 1.0
         high = np.array([1.0, 1.0, self.max_speed], dtype=np.float32)

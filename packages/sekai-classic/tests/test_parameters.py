@@ -1,0 +1,64 @@
+"""Constructor parameters and reset options are checked where they are given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.classic_control import (
+    CartPoleEnv,
+    ContinuousMountainCarEnv,
+    MountainCarEnv,
+    PendulumEnv,
+)
+
+NUMBERS = [
+    ("Pendulum-v1", PendulumEnv, "g"),
+    ("MountainCar-v0", MountainCarEnv, "goal_velocity"),
+    ("MountainCarContinuous-v0", ContinuousMountainCarEnv, "goal_velocity"),
+]
+
+
+@pytest.mark.parametrize(("env_id", "cls", "name"), NUMBERS)
+@pytest.mark.parametrize(
+    ("value", "error", "says"),
+    [
+        (float("nan"), ValueError, "must be finite, got nan"),
+        (float("inf"), ValueError, "must be finite, got inf"),
+        ("9.8", TypeError, "must be a real number, got str"),
+        (None, TypeError, "must be a real number, got NoneType"),
+        (True, TypeError, "must be a real number, got bool"),
+    ],
+)
+def test_numeric_parameters_must_be_finite_real_numbers(
+    env_id: str, cls: Any, name: str, value: Any, error: type, says: str
+) -> None:
+    with pytest.raises(error, match=f"^{cls.__name__}: {name} {says}"):
+        cls(**{name: value})
+    with pytest.raises(error, match=f"{name} {says}"):  # the native twin builds a single env
+        sekai.make_vec(f"classic/{env_id}", 2, **{name: value})
+
+
+@pytest.mark.parametrize("value", [np.float32(9.8), 9, 10.0])
+def test_a_valid_number_is_kept_as_given(value: Any) -> None:
+    env = PendulumEnv(g=value)
+    assert env.g is value  # its type decides NumPy's precision, as in gymnasium
+
+
+@pytest.mark.parametrize("value", ["no", 1, None])
+def test_sutton_barto_reward_must_be_a_bool(value: Any) -> None:
+    with pytest.raises(TypeError, match=r"^CartPoleEnv: sutton_barto_reward must be a bool"):
+        CartPoleEnv(sutton_barto_reward=value)
+    assert CartPoleEnv(sutton_barto_reward=np.bool_(True))._sutton_barto_reward is True
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    ["CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1"],
+)
+def test_reset_options_must_be_a_dict_or_none(env_id: str) -> None:
+    with pytest.raises(TypeError, match=r"^options must be a dict or None, got int\.$"):
+        sekai.make(env_id).reset(seed=0, options=5)  # type: ignore[arg-type]
