@@ -30,6 +30,25 @@ def test_simulate_gbm_shapes_and_draw_order():
         simulate_gbm(rng, 5, mu=[0.0, 0.1], sigma=[0.1, 0.2, 0.3])
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error", "says"),
+    [
+        ({"s0": -100.0}, ValueError, "s0 must be a finite number > 0"),
+        ({"dt": -1.0}, ValueError, "dt must be a finite number > 0"),
+        ({"sigma": float("nan")}, ValueError, "sigma must be a finite number >= 0"),
+        ({"mu": [0.0, float("inf")]}, ValueError, "mu must be finite numbers"),
+        ({"n_steps": 2.5}, TypeError, "n_steps must be an int >= 1"),
+        ({"n_steps": True}, TypeError, "n_steps must be an int >= 1"),
+        ({"n_steps": 0}, ValueError, "n_steps must be an int >= 1"),
+    ],
+)
+def test_simulate_gbm_checks_its_parameters_as_gbm_does(kwargs, error, says):
+    args = {"n_steps": 3, **kwargs}
+    n_steps = args.pop("n_steps")
+    with pytest.raises(error, match=says):
+        simulate_gbm(np.random.default_rng(0), n_steps, **args)
+
+
 def test_simulate_gbm_zero_sigma_is_deterministic_drift():
     path = simulate_gbm(np.random.default_rng(1), 4, s0=1.0, mu=0.5, sigma=0.0, dt=0.5)
     assert path == pytest.approx(np.exp(0.25 * np.arange(5)))

@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import real_array
+from sekai.finance._values import check_number, real_array
+from sekai.finance.simulators._checks import per_asset
+from sekai.finance.simulators.base import check_simulate_args
 
 __all__ = ["check_correlation", "random_correlation", "sample_window", "simulate_gbm"]
 
@@ -62,7 +64,13 @@ def simulate_gbm(
     Draws one ``rng.standard_normal((n_steps, n))`` block, correlates it by ``@ chol(corr).T``
     and cumsums the exact log-normal increments ``(mu − sigma²/2)dt + sigma·sqrt(dt)·z``.
     """
-    mu_a, sigma_a, s0_a = (np.asarray(v, dtype=np.float64) for v in (mu, sigma, s0))
+    # GBM's own checks: a negative s0 or dt, or a NaN sigma, would give NaN paths
+    n_steps, _ = check_simulate_args(rng, n_steps, None)
+    dt = check_number("dt", dt, "gt0")
+    mu_a, sigma_a, s0_a = (
+        np.asarray(per_asset(name, value, bound), dtype=np.float64)
+        for name, value, bound in (("mu", mu, None), ("sigma", sigma, "ge0"), ("s0", s0, "gt0"))
+    )
     sizes = {a.shape[0] for a in (mu_a, sigma_a, s0_a) if a.ndim == 1}
     if corr is not None:
         sizes.add(np.asarray(corr).shape[0])
