@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sekai.spaces import Box, MultiDiscrete
+from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete
 from sekai.spaces._array import ArraySpace
 
 SPACES = [
@@ -39,3 +39,22 @@ def test_array_space_unpickles_equal_read_only_and_usable(space: ArraySpace[Any]
             arr[...] = 0
     np.testing.assert_array_equal(back.sample(), space.sample())  # generator state travels too
     assert back.contains(back.sample())
+
+
+@pytest.mark.parametrize(
+    ("space", "mask"),
+    [
+        (Box(-1.0, 1.0, (2,)), "0"),
+        (Box(-1.0, 1.0, (2,)), ["0", "0"]),
+        (Box(-1.0, 1.0, (2,)), [None, None]),
+        (Box(-1.0, 1.0, (2,)), object()),
+        (Discrete(3), np.array(["1", "1", "1"])),  # read as "all masked" before
+        (MultiBinary(2), ["1", "0"]),
+        (MultiDiscrete([2, 3]), np.full((2, 3), "1")),
+        (MultiDiscrete([2, 3]), (np.ones(2), ["1", "1", "1"])),
+    ],
+    ids=lambda x: repr(x)[:30],
+)
+def test_masks_that_are_not_numbers_or_bools_are_refused(space: Any, mask: Any) -> None:
+    with pytest.raises(TypeError, match=r"^A mask for .* must hold numbers or bools, got "):
+        space.sample(mask=mask)

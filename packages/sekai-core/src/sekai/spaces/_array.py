@@ -9,7 +9,19 @@ import numpy as np
 
 from sekai.spaces.space import Space, T_cov
 
-__all__ = ["ArraySpace"]
+__all__ = ["ArraySpace", "numeric_mask"]
+
+
+def numeric_mask(mask: Any, space: Space[Any]) -> np.ndarray:
+    """``mask`` as an array of numbers or bools: strings, None or objects would otherwise be
+    read as "nothing masked" (or as "everything masked")."""
+    m = np.asarray(mask)
+    if m.dtype.kind not in "biuf":
+        raise TypeError(
+            f"A mask for {space!r} must hold numbers or bools, got {type(mask).__name__} "
+            f"of dtype {m.dtype}."
+        )
+    return m
 
 
 class ArraySpace(Space[T_cov]):

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.spaces._array import ArraySpace
+from sekai.spaces._array import ArraySpace, numeric_mask
 from sekai.spaces._bounds import (
     as_bound,
     check_dtype,
@@ -255,7 +255,7 @@ class Box(ArraySpace[NDArray[Any]]):
         return sample.reshape(self.shape).astype(self.dtype)
 
     def _apply_mask(self, out: NDArray[Any], mask: Any) -> NDArray[Any]:
-        m = np.asarray(mask)
+        m = numeric_mask(mask, self)
         try:
             keep = np.broadcast_to(m != 0, self.shape)
         except ValueError:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai.spaces._array import numeric_mask
 from sekai.spaces.jsonable import register_space_type
 from sekai.spaces.space import SeedLike, Space
 
@@ -86,7 +87,7 @@ class Discrete(Space[np.int64]):
                 last = self._start + self._n - 1
                 return rng.integers(self._start, last, endpoint=True)
             return self._start64 + rng.integers(self._n)  # type: ignore[no-any-return]
-        m = np.asarray(mask)
+        m = numeric_mask(mask, self)
         if m.shape != (self._n,):
             raise ValueError(f"mask.shape must be ({self._n},), got {m.shape}.")
         allowed = np.flatnonzero(m == 1)

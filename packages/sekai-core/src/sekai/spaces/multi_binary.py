@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.spaces._array import numeric_mask
 from sekai.spaces.jsonable import register_space_type
 from sekai.spaces.space import SeedLike, Space
 
@@ -68,7 +69,7 @@ class MultiBinary(Space[NDArray[np.int8]]):
         bits = rng.integers(low=0, high=2, size=self._n, dtype=np.int8)
         if mask is None:
             return bits
-        m = np.asarray(mask)
+        m = numeric_mask(mask, self)
         if m.shape != self._n:
             raise ValueError(f"mask.shape must be {self._n}, got {m.shape}.")
         free = (m == -1) | (m == 2)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.spaces._array import ArraySpace
+from sekai.spaces._array import ArraySpace, numeric_mask
 from sekai.spaces.discrete import Discrete
 from sekai.spaces.jsonable import register_space_type
 from sekai.spaces.space import SeedLike
@@ -157,7 +157,7 @@ class MultiDiscrete(ArraySpace[NDArray[np.integer[Any]]]):
             rows: list[tuple[tuple[int, ...], NDArray[Any]]] = []
             self._collect_tuple_mask(mask, (), rows)
             return rows
-        m = np.asarray(mask)
+        m = numeric_mask(mask, self)
         width = int(nvec.max()) if nvec.size else 0
         expected = (*nvec.shape, width)
         if m.shape != expected:
@@ -182,7 +182,7 @@ class MultiDiscrete(ArraySpace[NDArray[np.integer[Any]]]):
                 self._collect_tuple_mask(entry, (*prefix, i), rows)
             return
         n = int(sub)
-        row = np.asarray(mask)
+        row = numeric_mask(mask, self)
         if row.shape != (n,):
             where = ", ".join(str(i) for i in prefix)
             raise ValueError(
