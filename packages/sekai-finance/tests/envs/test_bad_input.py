@@ -457,3 +457,17 @@ def test_a_price_panel_without_assets_names_prices() -> None:
         ValueError, match=r"prices must have at least 1 asset \(column\), got shape"
     ):
         PortfolioEnv(np.empty((100, 0)))
+
+
+@pytest.mark.parametrize("env_id", ["Portfolio-v0", "OptimalExecution-v0", "MarketMaking-v0"])
+def test_bool_box_actions_are_refused_as_every_vector_backend_refuses_them(env_id: str) -> None:
+    env = sekai.make(env_id)
+    env.reset(seed=0)
+    action = np.ones(env.action_space.shape, dtype=bool)
+    with pytest.raises(sekai.InvalidAction):
+        env.step(action)
+    vec = sekai.make_vec(env_id, 2, vectorization_mode="sync")
+    vec.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction):
+        vec.step(np.stack([action, action]))
+    vec.close()

@@ -144,16 +144,16 @@ def parse_options(options: Mapping[str, Any] | None, allowed: Iterable[str]) -> 
 
 
 def numeric_action(action: Any, space: Any) -> np.ndarray:
-    """A continuous action as a numeric array (bools count, as a ``Box`` takes them);
-    ``InvalidAction`` for a ragged batch, strings or objects such as ints too large for a
-    float (NumPy would parse strings into numbers)."""
-    if type(action) is np.ndarray and action.dtype.kind in "biuf":
+    """A continuous action as a numeric array; ``InvalidAction`` for a ragged batch, bools
+    (which the vector envs refuse too), strings or objects such as ints too large for a float
+    (NumPy would parse strings into numbers)."""
+    if type(action) is np.ndarray and action.dtype.kind in "iuf":
         return action
     try:
         array = np.asarray(action)
     except (TypeError, ValueError):
         raise InvalidAction(action, space) from None
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in "iuf":
         raise InvalidAction(action, space)
     return array
 
