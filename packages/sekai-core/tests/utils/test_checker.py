@@ -491,3 +491,27 @@ def test_check_env_refuses_a_bad_n_steps(n_steps: Any, error: type[Exception], t
     # Before: 0 and -5 took no step and reported every check passed; 2.9 and "3" were cast.
     with pytest.raises(error, match=f"^{re.escape(text)}$"):
         check_env(Good(), n_steps=n_steps)
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("Line-v0", r"got str 'Line-v0': pass sekai\.make\('Line-v0'\)\.$"),
+        (None, r"got NoneType\. To check a gymnasium env, convert it first with "),
+        (object(), r"got object\."),
+    ],
+)
+def test_what_is_not_an_env_is_a_type_error_not_a_list_of_made_up_issues(
+    given: Any, says: str
+) -> None:
+    with pytest.raises(TypeError, match=r"^check_env expected a sekai\.Env, " + says):
+        check_env(given)
+
+
+def test_a_vec_env_is_told_to_check_one_sub_env() -> None:
+    from sekai.testing.envs import LineEnv
+
+    vec = sekai.SyncVecEnv([LineEnv, LineEnv])
+    with pytest.raises(TypeError, match=r"got SyncVecEnv: check one sub-env"):
+        check_env(vec)
+    vec.close()

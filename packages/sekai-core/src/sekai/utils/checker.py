@@ -386,6 +386,22 @@ class _Checker:
         self.check_obs(step.observation, "async_step()", "async_step")
 
 
+def _not_an_env(env: object) -> str:
+    got = type(env).__name__
+    if isinstance(env, str):
+        return f"check_env expected a sekai.Env, got str {env!r}: pass sekai.make({env!r})."
+    if hasattr(env, "num_envs"):  # a VecEnv: the contract is the single env's
+        return (
+            f"check_env expected a sekai.Env, got {got}: check one sub-env, e.g. "
+            "check_env(sekai.make(env_id)) (sekai.testing.assert_env_conforms also steps an "
+            "env's native vector version)."
+        )
+    return (
+        f"check_env expected a sekai.Env, got {got}. To check a gymnasium env, convert it "
+        "first with sekai.compat.from_gymnasium(env)."
+    )
+
+
 def check_env(
     env: Env[Any, Any],
     *,
@@ -418,9 +434,11 @@ def check_env(
         The issues, in check order; ``[]`` when every check passed.
 
     Raises:
-        TypeError: ``n_steps`` is not an int.
+        TypeError: ``env`` is not a sekai.Env, or ``n_steps`` is not an int.
         ValueError: ``n_steps`` is below 1.
     """
+    if not isinstance(env, Env):
+        raise TypeError(_not_an_env(env))
     checker = _Checker(env, check_int("check_env", "n_steps", n_steps, 1))
     flags = {
         "check_obs_space": check_obs_space,
