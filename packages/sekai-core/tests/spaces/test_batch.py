@@ -202,3 +202,13 @@ def test_iterate_dict_with_an_empty_child_keeps_the_batch_length() -> None:
     back = list(iterate(batch_space(space, 3), concatenate(space, items)))
     assert len(back) == 3
     assert all(structurally_equal(x, y) for x, y in zip(back, items))
+
+
+@pytest.mark.parametrize(
+    ("n", "error"), [(2.9, TypeError), ("3", TypeError), (True, TypeError), (-1, ValueError)]
+)
+def test_create_empty_array_checks_n_as_batch_space_does(n: Any, error: type) -> None:
+    for space in (Box(0, 1, (2,)), Dict(a=Discrete(2), b=Box(0, 1, (1,)))):
+        with pytest.raises(error, match=r"^n must be"):
+            create_empty_array(space, n)
+    assert create_empty_array(Box(0, 1, (2,)), np.int64(0)).shape == (0, 2)

@@ -69,6 +69,16 @@ def _concatenate_tuple(space: Tuple, items: Any, out: Any = None) -> tuple[Any, 
 # -- create_empty_array --------------------------------------------------------------------
 
 
+def _rows(n: Any) -> int:
+    """``create_empty_array``'s ``n``: an int >= 0 (0 is an empty buffer), as ``batch_space``
+    checks it; ``int()`` would take 2.9, "3" and True."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be an int or None, got {type(n).__name__} {n!r}.")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}.")
+    return int(n)
+
+
 @singledispatch
 def create_empty_array(
     space: Space[Any], n: int | None = 1, fn: Callable[..., Any] = np.zeros
@@ -88,7 +98,7 @@ def create_empty_array(
 @create_empty_array.register(MultiDiscrete)
 @create_empty_array.register(MultiBinary)
 def _empty_array(space: Any, n: int | None = 1, fn: Callable[..., Any] = np.zeros) -> Any:
-    shape = tuple(space.shape) if n is None else (int(n), *space.shape)
+    shape = tuple(space.shape) if n is None else (_rows(n), *space.shape)
     return fn(shape, dtype=space.dtype)
 
 

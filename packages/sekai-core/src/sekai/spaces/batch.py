@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.spaces._stack import concatenate, create_empty_array
+from sekai.spaces._stack import _rows, concatenate, create_empty_array
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
 from sekai.spaces.discrete import Discrete
@@ -206,4 +206,4 @@ def _is_batch_of_items(space: Tuple) -> bool:
 def _empty_sequence(space: Sequence, n: int | None = 1, fn: Callable[..., Any] = np.zeros) -> Any:
     if n is None:
         return space.pack([])
-    return tuple(space.pack([]) for _ in range(int(n)))
+    return tuple(space.pack([]) for _ in range(_rows(n)))
