@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-__all__ = ["check_int", "resolve_callable"]
+__all__ = ["check_int", "check_real", "resolve_callable", "reward_scaling_args"]
 
 
 def resolve_callable(
@@ -33,3 +35,22 @@ def check_int(owner: str, name: str, value: Any, minimum: int) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}.")
     return int(value)
+
+
+def check_real(owner: str, name: str, value: Any) -> float:
+    """A real-number argument (bools, strings and None refused) as a float; ranges are the
+    caller's to check, so that their messages can say what the number means."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{owner}: {name} must be a number, got {type(value).__name__}.")
+    return float(value)
+
+
+def reward_scaling_args(owner: str, gamma: Any, epsilon: Any) -> tuple[float, float]:
+    """``(gamma, epsilon)`` of the reward normalizers: gamma in [0, 1], epsilon finite > 0."""
+    gamma = check_real(owner, "gamma", gamma)
+    epsilon = check_real(owner, "epsilon", epsilon)
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be in [0, 1], got {gamma}.")
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be finite and > 0, got {epsilon}.")
+    return gamma, epsilon

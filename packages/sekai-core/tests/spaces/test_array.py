@@ -53,7 +53,16 @@ def test_array_space_unpickles_equal_read_only_and_usable(space: ArraySpace[Any]
         (MultiDiscrete([2, 3]), np.full((2, 3), "1")),
         (MultiDiscrete([2, 3]), (np.ones(2), ["1", "1", "1"])),
     ],
-    ids=lambda x: repr(x)[:30],
+    ids=[
+        "box-str",
+        "box-strs",
+        "box-nones",
+        "box-object",
+        "discrete-strs",
+        "multibinary-strs",
+        "multidiscrete-strs",
+        "multidiscrete-tuple-strs",
+    ],
 )
 def test_masks_that_are_not_numbers_or_bools_are_refused(space: Any, mask: Any) -> None:
     with pytest.raises(TypeError, match=r"^A mask for .* must hold numbers or bools, got "):

@@ -18,7 +18,7 @@ def normalise_shape(shape: Any) -> tuple[int, ...] | None:
         return None
     if isinstance(shape, (bool, np.bool_)):
         raise TypeError(f"Box shape must be a tuple of ints or an int, got {shape!r}.")
-    if isinstance(shape, SupportsIndex):
+    if isinstance(shape, SupportsIndex) and np.ndim(shape) == 0:
         shape = (shape,)
     try:
         entries = tuple(shape)
@@ -26,7 +26,11 @@ def normalise_shape(shape: Any) -> tuple[int, ...] | None:
         raise TypeError(f"Box shape must be a tuple of ints or an int, got {shape!r}.") from None
     result = []
     for entry in entries:
-        if isinstance(entry, (bool, np.bool_)) or not isinstance(entry, SupportsIndex):
+        if (
+            isinstance(entry, (bool, np.bool_))
+            or not isinstance(entry, SupportsIndex)
+            or np.ndim(entry) != 0  # an array row: shape=np.array([[2, 3]])
+        ):
             raise TypeError(f"Box shape entries must be ints, got {shape!r}.")
         result.append(int(entry))
     if any(s < 0 for s in result):
@@ -36,7 +40,10 @@ def normalise_shape(shape: Any) -> tuple[int, ...] | None:
 
 def check_dtype(dtype: Any) -> np.dtype[Any]:
     """Return ``dtype`` as a NumPy integer or floating dtype (None means float32)."""
-    dt = np.dtype(np.float32 if dtype is None else dtype)
+    try:
+        dt = np.dtype(np.float32 if dtype is None else dtype)
+    except TypeError as exc:
+        raise TypeError(f"Box dtype must be a NumPy dtype, got {dtype!r} ({exc}).") from None
     if dt.kind == "b":
         raise TypeError(
             "Box dtype must be an integer or floating dtype, got bool; use MultiBinary for "

@@ -90,6 +90,8 @@ class Sequence(Space[Any]):
     ) -> None:
         if not isinstance(feature_space, Space):
             raise TypeError(f"feature_space must be a sekai.Space, got {feature_space!r}.")
+        if not isinstance(stack, (bool, np.bool_)):
+            raise TypeError(f"stack must be a bool, got {type(stack).__name__}.")
         if max_length is not None:
             if isinstance(max_length, (bool, np.bool_)) or not isinstance(
                 max_length, (int, np.integer)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sekai._args import check_real
 from sekai.spaces import Box, Dict, MaskedBox, Space, Tuple
 from sekai.stats.running import ExponentialMovingStats, RunningMeanStd
 
@@ -62,7 +63,7 @@ class ObservationNormalizer:
     ) -> None:
         if stats not in ("running", "ewm"):
             raise ValueError(f"stats must be 'running' or 'ewm', got {stats!r}.")
-        if clip is not None and not clip > 0:
+        if clip is not None and not check_real(owner, "clip", clip) > 0:
             raise ValueError(f"clip must be positive, got {clip}.")
         self.epsilon = epsilon
         if stats == "ewm":  # validate once, before any leaf is built

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai._args import resolve_callable
+from sekai._args import resolve_callable, reward_scaling_args
 from sekai.spaces import Space
 from sekai.stats.episode import EpisodeStats
 from sekai.stats.normalizer import NormalizerAttributes, ObservationNormalizer
@@ -258,12 +258,7 @@ class VecNormalizeReward(VecResultWrapper):
 
     def __init__(self, venv: VecEnv, gamma: float = 0.99, epsilon: float = 1e-8) -> None:
         super().__init__(venv)
-        if not 0.0 <= gamma <= 1.0:
-            raise ValueError(f"gamma must be in [0, 1], got {gamma}.")
-        if not epsilon > 0:
-            raise ValueError(f"epsilon must be > 0, got {epsilon}.")
-        self.gamma = float(gamma)
-        self.epsilon = float(epsilon)
+        self.gamma, self.epsilon = reward_scaling_args("VecNormalizeReward", gamma, epsilon)
         self.return_rms = RunningMeanStd(shape=())
         self.update_running_mean = True
         self._returns = np.zeros(self.num_envs, dtype=np.float64)

@@ -32,7 +32,7 @@ class DelayObservation(ResultWrapper[Any, Any, Any, Any]):
     def __init__(self, env: Env[Any, Any], delay: int, padding: str = "zeros") -> None:
         super().__init__(env)
         self.delay = check_int("DelayObservation", "delay", delay, 0)
-        if padding not in ("zeros", "reset"):
+        if not isinstance(padding, str) or padding not in ("zeros", "reset"):
             raise ValueError(f"padding must be 'zeros' or 'reset', got {padding!r}.")
         self.padding = padding
         self._zero = zero_sample(env.observation_space) if padding == "zeros" else None

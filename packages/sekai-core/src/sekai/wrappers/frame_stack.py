@@ -32,7 +32,7 @@ class FrameStackObservation(ResultWrapper[Any, Any, Any, Any]):
     def __init__(self, env: Env[Any, Any], num_stack: int, padding: str = "reset") -> None:
         super().__init__(env)
         self.num_stack = check_int("FrameStackObservation", "num_stack", num_stack, 1)
-        if padding not in ("reset", "zeros"):
+        if not isinstance(padding, str) or padding not in ("reset", "zeros"):
             raise ValueError(f"padding must be 'reset' or 'zeros', got {padding!r}.")
         self.padding = padding
         space = env.observation_space

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai._args import reward_scaling_args
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import ResultWrapper
@@ -44,12 +45,7 @@ class NormalizeReward(ResultWrapper[Any, Any, Any, Any]):
 
     def __init__(self, env: Env[Any, Any], gamma: float = 0.99, epsilon: float = 1e-8) -> None:
         super().__init__(env)
-        if not 0.0 <= gamma <= 1.0:
-            raise ValueError(f"gamma must be in [0, 1], got {gamma}.")
-        if not epsilon > 0:
-            raise ValueError(f"epsilon must be > 0, got {epsilon}.")
-        self.gamma = float(gamma)
-        self.epsilon = float(epsilon)
+        self.gamma, self.epsilon = reward_scaling_args("NormalizeReward", gamma, epsilon)
         self.return_rms = RunningMeanStd(shape=())
         self.update_running_mean = True
         self._return = 0.0

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 from typing import Any, cast
 
-from sekai._args import resolve_callable
+from sekai._args import check_real, resolve_callable
 from sekai.core.env import Env
 from sekai.core.wrapper import RewardWrapper
 
@@ -36,6 +36,9 @@ class TransformReward(RewardWrapper[Any, Any]):
         return cast(float, self.func(reward))
 
 
+_CLIP = "ClipReward"
+
+
 class ClipReward(RewardWrapper[Any, Any]):
     """Clip every reward to ``[min_reward, max_reward]`` and return it as a Python float.
 
@@ -52,8 +55,12 @@ class ClipReward(RewardWrapper[Any, Any]):
         max_reward: float | None = math.inf,
     ) -> None:
         super().__init__(env)
-        low = -math.inf if min_reward is None else float(min_reward)
-        high = math.inf if max_reward is None else float(max_reward)
+        low = (
+            -math.inf if min_reward is None else check_real("ClipReward", "min_reward", min_reward)
+        )
+        high = (
+            math.inf if max_reward is None else check_real("ClipReward", "max_reward", max_reward)
+        )
         if math.isnan(low) or math.isnan(high) or not low < high:
             raise ValueError(
                 f"min_reward ({min_reward}) must be less than max_reward ({max_reward})."

@@ -1,0 +1,102 @@
+"""Arguments of the wrong type name the argument, not a comparison deep inside."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.spaces import Box, Discrete, Sequence
+from sekai.testing.envs import LineEnv
+
+
+def _line() -> Any:
+    return LineEnv()
+
+
+CASES: list[tuple[str, Callable[[], Any], type, str]] = [
+    (
+        "gamma-none",
+        lambda: sekai.NormalizeReward(_line(), gamma=None),
+        TypeError,
+        r"^NormalizeReward: gamma must be a number, got NoneType\.$",
+    ),
+    (
+        "epsilon-str",
+        lambda: sekai.NormalizeReward(_line(), epsilon="1e-8"),
+        TypeError,
+        r"^NormalizeReward: epsilon must be a number, got str\.$",
+    ),
+    (
+        "epsilon-inf",
+        lambda: sekai.NormalizeReward(_line(), epsilon=np.inf),
+        ValueError,
+        r"^epsilon must be finite and > 0, got inf\.$",
+    ),
+    (
+        "vec-gamma-none",
+        lambda: sekai.VecNormalizeReward(sekai.SyncVecEnv([_line]), gamma=None),
+        TypeError,
+        r"^VecNormalizeReward: gamma must be a number, got NoneType\.$",
+    ),
+    (
+        "clip-str",
+        lambda: sekai.NormalizeObservation(_line(), clip="5"),
+        TypeError,
+        r"^NormalizeObservation: clip must be a number, got str\.$",
+    ),
+    (
+        "min-reward-array",
+        lambda: sekai.ClipReward(_line(), min_reward=np.zeros(2)),
+        TypeError,
+        r"^ClipReward: min_reward must be a number, got ndarray\.$",
+    ),
+    (
+        "padding-array",
+        lambda: sekai.FrameStackObservation(_line(), 2, padding=np.array(["reset", "zeros"])),
+        ValueError,
+        r"^padding must be 'reset' or 'zeros', got array",
+    ),
+    (
+        "delay-padding-list",
+        lambda: sekai.DelayObservation(_line(), 1, padding=["zeros"]),
+        ValueError,
+        r"padding must be",
+    ),
+    (
+        "stack-array",
+        lambda: Sequence(Discrete(2), 3, stack=np.array([1, 0])),
+        TypeError,
+        r"^stack must be a bool, got ndarray\.$",
+    ),
+    (
+        "shape-array",
+        lambda: Box(0, 1, shape=np.array([[2, 3]])),
+        TypeError,
+        r"^Box shape entries must be ints, got array",
+    ),
+    (
+        "dtype-typo",
+        lambda: Box(0, 1, (2,), dtype="flaot32"),
+        TypeError,
+        r"^Box dtype must be a NumPy dtype, got 'flaot32' \(",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "says"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_wrong_types_are_named(build: Callable[[], Any], error: type, says: str) -> None:
+    with pytest.raises(error, match=says):
+        build()
+
+
+def test_valid_values_of_other_numeric_types_still_work() -> None:
+    assert sekai.NormalizeReward(_line(), gamma=np.float32(0.5), epsilon=1).gamma == 0.5
+    assert Box(0, 1, shape=np.array([2, 3])).shape == (2, 3)
+    assert Box(0, 1, shape=np.int64(4)).shape == (4,)
+    assert Sequence(Discrete(2), 3, stack=np.bool_(True)).stack
