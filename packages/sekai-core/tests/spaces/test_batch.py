@@ -212,3 +212,11 @@ def test_create_empty_array_checks_n_as_batch_space_does(n: Any, error: type) ->
         with pytest.raises(error, match=r"^n must be"):
             create_empty_array(space, n)
     assert create_empty_array(Box(0, 1, (2,)), np.int64(0)).shape == (0, 2)
+
+
+def test_space_utilities_name_what_is_wrong() -> None:
+    with pytest.raises(TypeError, match=r"^batch_space expects a sekai Space, got NoneType\.$"):
+        batch_space(None, 2)  # type: ignore[arg-type]
+    space = Dict(a=Discrete(2), b=Discrete(2))
+    with pytest.raises(ValueError, match=r"^items\[1\] has no key 'b' of Dict"):
+        concatenate(space, [{"a": 0, "b": 1}, {"a": 0}])

@@ -108,3 +108,9 @@ def test_register_space_type_validates_arguments() -> None:
         register_space_type("X", 3)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         register_space_type(3, Die)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("d", "field"), [({"type": "Box"}, "dtype"), ({"type": "Discrete"}, "n")])
+def test_a_description_missing_a_field_is_a_value_error_naming_it(d: dict, field: str) -> None:
+    with pytest.raises(ValueError, match=f"has no '{field}' field"):
+        space_from_jsonable(d)

@@ -51,10 +51,19 @@ def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
 @concatenate.register(Dict)
 def _concatenate_dict(space: Dict, items: Any, out: Any = None) -> dict[Any, Any]:
     items = list(items)
-    return {
-        key: concatenate(child, [item[key] for item in items], None if out is None else out[key])
-        for key, child in space.items()
-    }
+    try:
+        return {
+            key: concatenate(
+                child, [item[key] for item in items], None if out is None else out[key]
+            )
+            for key, child in space.items()
+        }
+    except KeyError:  # checked only on failure: batching is on every vector step
+        for i, item in enumerate(items):
+            missing = [key for key in space if key not in item]
+            if missing:
+                raise ValueError(f"items[{i}] has no key {missing[0]!r} of {space!r}.") from None
+        raise
 
 
 @concatenate.register(Tuple)

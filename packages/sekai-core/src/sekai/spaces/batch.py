@@ -49,6 +49,8 @@ def batch_space(space: Space[Any], n: int = 1) -> Space[Any]:
     Raises:
         ValueError: ``n < 1``.
     """
+    if not isinstance(space, Space):
+        raise TypeError(f"batch_space expects a sekai Space, got {type(space).__name__}.")
     n = _check_n(n)
     # Unknown spaces: a Tuple of copies, each seeded from the original's generator.
     copies = [copy.deepcopy(space) for _ in range(n)]

@@ -44,4 +44,10 @@ def space_from_jsonable(d: Mapping[str, Any]) -> Space[Any]:
             f"Unknown space type {name!r}. Known types: {sorted(_SPACE_TYPES)}. Register custom "
             "spaces with sekai.spaces.register_space_type()."
         )
-    return cls.from_jsonable(d)
+    try:
+        return cls.from_jsonable(d)
+    except KeyError as exc:  # a field the type needs is missing
+        raise ValueError(
+            f"The {name} description {dict(d)!r} has no {exc.args[0]!r} field, which "
+            f"{name}.from_jsonable needs."
+        ) from None
