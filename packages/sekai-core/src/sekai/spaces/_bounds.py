@@ -9,7 +9,14 @@ from typing import Any, SupportsIndex
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["as_bound", "check_dtype", "normalise_shape", "to_float_dtype", "to_integer_dtype"]
+__all__ = [
+    "as_bound",
+    "check_dtype",
+    "holds_bool",
+    "normalise_shape",
+    "to_float_dtype",
+    "to_integer_dtype",
+]
 
 
 def normalise_shape(shape: Any) -> tuple[int, ...] | None:
@@ -54,12 +61,27 @@ def check_dtype(dtype: Any) -> np.dtype[Any]:
     return dt
 
 
+def holds_bool(value: Any) -> bool:
+    """Whether ``value`` is or holds a bool (NumPy turns ``[True, 2]`` into ints silently)."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "b" or (
+            value.dtype == object and any(holds_bool(v) for v in value.ravel().tolist())
+        )
+    if isinstance(value, (list, tuple)):
+        return any(holds_bool(v) for v in value)
+    return False
+
+
 def as_bound(name: str, value: Any) -> NDArray[Any]:
     """Convert a bound to a numeric array, rejecting NaN.
 
     Python ints beyond 64 bits (which NumPy holds only as objects) stay exact Python ints in an
     object array, for ``to_integer_dtype`` to clip; mixed with floats, all become float64.
     """
+    if holds_bool(value):
+        raise TypeError(f"Box {name} must be a number or an array of numbers, not bools.")
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:

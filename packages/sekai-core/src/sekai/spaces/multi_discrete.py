@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.spaces._array import ArraySpace, numeric_mask
+from sekai.spaces._bounds import holds_bool
 from sekai.spaces.discrete import Discrete
 from sekai.spaces.jsonable import register_space_type
 from sekai.spaces.space import SeedLike
@@ -19,6 +20,8 @@ _I64 = np.iinfo(np.int64)
 
 
 def _int_array(name: str, value: Any) -> NDArray[np.int64]:
+    if holds_bool(value):
+        raise TypeError(f"MultiDiscrete {name} must hold integers, not bools.")
     arr = np.asarray(value)
     if arr.dtype.kind not in "iu" and not (arr.dtype.kind == "f" and arr.size == 0):
         raise TypeError(f"MultiDiscrete {name} must hold integers, got dtype {arr.dtype}.")

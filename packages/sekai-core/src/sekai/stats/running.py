@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from sekai._args import check_real
 
 __all__ = ["ExponentialMovingStats", "RunningMeanStd"]
 
 Float64Array = NDArray[np.float64]
 
 
-def _as_shape(shape: int | tuple[int, ...]) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(int(s) for s in shape)
+def _as_shape(shape: int | tuple[int, ...], owner: str) -> tuple[int, ...]:
+    """``shape`` as a tuple of ints >= 0 (bools refused: ``True`` is not a size)."""
+    entries = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    try:
+        entries = tuple(entries)
+    except TypeError:
+        entries = (None,)  # not iterable: reported below
+    for entry in entries:
+        if isinstance(entry, (bool, np.bool_)) or not isinstance(entry, (int, np.integer)):
+            raise TypeError(f"{owner}: shape must be an int or a tuple of ints, got {shape!r}.")
+        if entry < 0:
+            raise ValueError(f"{owner}: shape entries must be >= 0, got {shape!r}.")
+    return tuple(int(entry) for entry in entries)
 
 
 def _batch_moments(
@@ -44,7 +56,7 @@ class _MomentStats:
     _name: ClassVar[str]  # the public class name, for error messages
 
     def __init__(self, shape: int | tuple[int, ...]) -> None:
-        self.shape = _as_shape(shape)
+        self.shape = _as_shape(shape, self._name)
         self.mean: Float64Array = np.zeros(self.shape, dtype=np.float64)
         self.var: Float64Array = np.ones(self.shape, dtype=np.float64)
 
@@ -102,7 +114,9 @@ class RunningMeanStd(_MomentStats):
 
     def __init__(self, shape: int | tuple[int, ...] = (), epsilon: float = 1e-4) -> None:
         super().__init__(shape)
-        self.epsilon = float(epsilon)
+        self.epsilon = check_real(self._name, "epsilon", epsilon)
+        if not (math.isfinite(self.epsilon) and self.epsilon > 0):
+            raise ValueError(f"epsilon must be finite and > 0, got {epsilon}.")
         self.count: float = self.epsilon
         # Not ``count <= epsilon``: with an epsilon of 1 or more, real counts reach it.
         self._seen = False
