@@ -111,6 +111,9 @@ def test_register_checks_the_types_of_the_threshold_the_flag_and_the_wrappers():
     reg = EnvRegistry()
     with pytest.raises(TypeError, match=r"^reward_threshold must be a number or None, got str\.$"):
         reg.register("A-v0", Dummy, reward_threshold="high")
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=r"^reward_threshold must be finite or None, got"):
+            reg.register("A-v0", Dummy, reward_threshold=bad)
     with pytest.raises(TypeError, match=r"^nondeterministic must be a bool, got str\.$"):
         reg.register("A-v0", Dummy, nondeterministic="yes")
     with pytest.raises(

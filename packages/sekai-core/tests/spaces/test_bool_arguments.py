@@ -27,7 +27,7 @@ REFUSED: dict[str, Callable[[], Any]] = {
 
 @pytest.mark.parametrize("build", REFUSED.values(), ids=REFUSED.keys())
 def test_bools_are_refused_with_a_type_error(build: Callable[[], Any]) -> None:
-    with pytest.raises(TypeError, match="bool|ints"):
+    with pytest.raises(TypeError, match=r"bool|ints"):
         build()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -175,6 +176,8 @@ class EnvSpec:
                 f"reward_threshold must be a number or None, got {type(threshold).__name__}."
             )
         if threshold is not None:
+            if not math.isfinite(threshold):  # JSON has no NaN/inf, and no return reaches NaN
+                raise ValueError(f"reward_threshold must be finite or None, got {threshold}.")
             self.reward_threshold = float(threshold)  # a NumPy scalar would not serialise
         if not isinstance(self.nondeterministic, bool):
             raise TypeError(
