@@ -122,3 +122,10 @@ def test_check_causal_catches_look_ahead():
         f.check_causal(lambda x: x - np.nanmean(x, axis=0), X, rng=0)
     with pytest.raises(LookAheadError, match="shape"):
         f.check_causal(lambda x: x[~np.isnan(x).any(axis=1)], X, rng=0)
+
+
+def test_realized_volatility_names_its_own_argument():
+    with pytest.raises(TypeError, match=r"^returns must be real numbers"):
+        f.realized_volatility(None, 5)
+    with pytest.raises(ValueError, match=r"^returns must be a \(T,\) or \(T, N\) array"):
+        f.realized_volatility(np.zeros((2, 2, 2)), 5)

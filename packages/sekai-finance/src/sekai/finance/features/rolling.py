@@ -133,7 +133,7 @@ def realized_volatility(
     returns: Any, window: int, *, periods_per_year: float | None = None
 ) -> np.ndarray:
     """Rolling std of returns, annualised by ``sqrt(periods_per_year)`` when given."""
-    std = rolling_std(returns, window)
+    std = rolling_std(as_array(returns, "returns"), window)
     if periods_per_year is None:
         return std
     ppy = check_number("periods_per_year", periods_per_year, "gt0")
