@@ -25,7 +25,7 @@ def normalise_shape(shape: Any) -> tuple[int, ...] | None:
         return None
     if isinstance(shape, (bool, np.bool_)):
         raise TypeError(f"Box shape must be a tuple of ints or an int, got {shape!r}.")
-    if isinstance(shape, SupportsIndex) and np.ndim(shape) == 0:
+    if isinstance(shape, SupportsIndex) and not (isinstance(shape, np.ndarray) and shape.ndim):
         shape = (shape,)
     try:
         entries = tuple(shape)
@@ -36,7 +36,7 @@ def normalise_shape(shape: Any) -> tuple[int, ...] | None:
         if (
             isinstance(entry, (bool, np.bool_))
             or not isinstance(entry, SupportsIndex)
-            or np.ndim(entry) != 0  # an array row: shape=np.array([[2, 3]])
+            or (isinstance(entry, np.ndarray) and entry.ndim != 0)  # np.array([[2, 3]])
         ):
             raise TypeError(f"Box shape entries must be ints, got {shape!r}.")
         result.append(int(entry))

@@ -17,9 +17,9 @@ Float64Array = NDArray[np.float64]
 
 def _as_shape(shape: int | tuple[int, ...], owner: str) -> tuple[int, ...]:
     """``shape`` as a tuple of ints >= 0 (bools refused: ``True`` is not a size)."""
-    entries = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    entries: tuple[Any, ...]
     try:
-        entries = tuple(entries)
+        entries = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     except TypeError:
         entries = (None,)  # not iterable: reported below
     for entry in entries:
