@@ -64,7 +64,8 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
     batch = n * steps
     num_updates = args.num_updates
     # Updates run in compiled chunks of --log-every (a curve point after each); a last, shorter
-    # chunk makes up the rest, so the run makes exactly as many updates as ppo_torch.py's.
+    # chunk makes up the rest (the same program, the updates past it skipped), so the run makes
+    # exactly as many updates as ppo_torch.py's.
     chunk = min(args.log_every, num_updates)
     chunks = [chunk] * (num_updates // chunk) + [num_updates % chunk] * bool(num_updates % chunk)
     gamma, lam = args.gamma, args.gae_lambda
@@ -224,23 +225,31 @@ def train(args: Any) -> tuple[Result, Callable[[Any, Any], Any]]:
         r = r._replace(params=params, opt_state=opt_state, obs_m=obs_m, rew_m=rew_m, key=key)
         return r, (losses.mean(), finished[0].sum(), finished[1].sum())
 
-    def updates(length: int) -> Callable[[Runner], Any]:
-        """``length`` updates in one compiled program."""
-        return jax.jit(lambda r: jax.lax.scan(update, r, None, length))
+    def skip(r: Runner, _: Any) -> tuple[Runner, Any]:
+        """No update: the tail of a short last chunk (zeros where update() reports)."""
+        zeros = jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), reports)
+        return r, zeros
 
-    # One program per chunk length: the shorter last chunk compiles only when there is one.
-    compiled: dict[int, Callable[[Runner], Any]] = {}
+    def chunk_of_updates(r: Runner, active: Any) -> Any:
+        """``active`` (<= chunk) updates in one program of ``chunk`` steps: the shorter last
+        chunk reuses it instead of compiling a second program (seconds on a GPU)."""
+
+        def body(r: Runner, i: Any) -> tuple[Runner, Any]:
+            return jax.lax.cond(i < active, update, skip, r, None)  # type: ignore[no-any-return]
+
+        return jax.lax.scan(body, r, jnp.arange(chunk))
+
     curve = Curve()
     start = time.perf_counter()
     runner = jax.jit(init)(jax.random.PRNGKey(args.seed))
+    reports = jax.eval_shape(update, runner, None)[1]  # traced only, not compiled
+    program = jax.jit(chunk_of_updates)
     loss = math.nan
     done_updates = 0
     for length in chunks:
-        if length not in compiled:
-            compiled[length] = updates(length)
-        runner, (losses, ended, count) = compiled[length](runner)
+        runner, (losses, ended, count) = program(runner, length)
         ended_sum, ended_count = float(ended.sum()), float(count.sum())  # waits for the device
-        loss = float(losses[-1])
+        loss = float(losses[length - 1])
         done_updates += length
         mean_return = ended_sum / ended_count if ended_count else math.nan
         curve.add(done_updates * batch, time.perf_counter() - start, mean_return)
