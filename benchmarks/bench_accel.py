@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import os
 import platform
 import signal
@@ -216,7 +217,19 @@ def torch_vec_step(env_id: str, n: int, steps: int, device: str, compile: str | 
             out = envs.step(action)
         return out
 
-    return _best_rate(call, sync, n * steps)
+    try:
+        return _best_rate(call, sync, n * steps)
+    finally:
+        envs.close()  # _free_gpu() then collects it once this frame is gone
+
+
+def _free_gpu() -> None:
+    """Collect the last row's envs: a torch VecEnv's buffers (and a captured graph's pool) go
+    only with the garbage collector, so GiBs would stay held on the GPU for the next rows."""
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 # -- numpy -------------------------------------------------------------------------------------
@@ -492,6 +505,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             rate = _within(min(ROW_LIMIT_S, budget - _elapsed() + 10.0), measure)
         except BaseException as exc:  # a missing library, kernel or device: report, go on
+            _free_gpu()
             if isinstance(exc, KeyboardInterrupt):
                 raise
             failures += 1
@@ -499,6 +513,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.verbose:
                 traceback.print_exc()
             continue
+        _free_gpu()
         verdict = ""
         if bar is not None and not args.quick:
             verdict = f">= {bar:.1e}: {'pass' if rate >= bar else 'FAIL'}"
