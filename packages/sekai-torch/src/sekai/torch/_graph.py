@@ -66,7 +66,9 @@ class GraphStep:
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         graph.register_generator_state(self._generator)
-        with torch.cuda.graph(graph):
+        # "thread_local": CUDA calls of other threads (JAX's, a data loader's) during the
+        # capture are theirs, not an error of this capture as in the default "global" mode.
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
             out = self._step(self._params, self._carry, self._action)
             for dst, src in zip(_leaves(self._carry), _leaves(out.state)):
                 dst.copy_(src)
