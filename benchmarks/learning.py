@@ -90,6 +90,15 @@ OVERHEAD = 25.0
 QUICK = ("--num-envs", "64", "--num-steps", "16", "--total-steps", "2048", "--log-every", "1")
 
 
+def _share(row: Row, rows: Sequence[Row], left: float) -> float:
+    """``row``'s training seconds when ``left`` (its own overhead taken) must also cover
+    ``rows[1:]``: each row's time in proportion to its planned seconds, so that a short budget
+    shortens every row instead of skipping the last ones."""
+    others = len(rows) - 1
+    planned = sum(r.seconds for r in rows)
+    return max(left - OVERHEAD * others, 0.0) * row.seconds / planned
+
+
 @dataclass
 class Outcome:
     row: Row
@@ -226,11 +235,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     print(f"machine: {machine()}", flush=True)
     outcomes = []
-    for row in chosen:
+    for index, row in enumerate(chosen):
         left = args.budget_seconds - (time.perf_counter() - start) - OVERHEAD
-        limit = min(row.seconds, left) if not args.quick else 30.0
+        limit = min(row.seconds, _share(row, chosen[index:], left)) if not args.quick else 30.0
         outcome = Outcome(row)
-        if limit < min(20.0, row.seconds):
+        if limit < min(10.0, row.seconds):
             outcome.error = f"skipped, {max(left, 0):.0f} s of the budget left"
         else:
             outcome.command = _command(row, _argv(row, args.quick, limit, args.out))

@@ -331,3 +331,23 @@ def test_ppo_examples_make_exactly_the_updates_total_steps_asks_for(
     assert "update 3/3 " in out and "1,536 env-steps" in out, out
     with curve.open() as handle:
         assert [int(row["env_steps"]) for row in csv.DictReader(handle)] == [1024, 1536]
+
+
+@pytest.mark.parametrize("budget", [300.0, 420.0, 545.0, 1000.0])
+def test_learning_budget_is_shared_so_that_every_row_runs(
+    budget: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A short budget shortens every row in proportion instead of skipping the last ones.
+    learning = _learning(monkeypatch)
+    rows, used, limits = learning.ROWS, 0.0, []
+    for index, row in enumerate(rows):
+        left = budget - used - learning.OVERHEAD
+        limits.append(min(row.seconds, learning._share(row, rows[index:], left)))
+        used += limits[-1] + learning.OVERHEAD
+    assert used <= budget + 1e-9
+    assert min(limits) >= 10.0  # none skipped
+    if budget >= sum(row.seconds for row in rows) + learning.OVERHEAD * len(rows):
+        assert limits == [row.seconds for row in rows]
+    else:
+        ratios = {round(limit / row.seconds, 9) for limit, row in zip(limits, rows)}
+        assert len(ratios) == 1  # the same fraction of every row's planned time
