@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Build .devwheels/ for the GPU host (no network there): our wheels, the pure-Python dependencies
-# the host lacks, and gymnax's plotting imports. Run from the repository root on the CPU machine,
-# then ship it with the device tool's `carry: [".devwheels"]` and run benchmarks/device/run*.sh.
+# Build .devwheels/ for the GPU host (no network there): our wheels and the pure-Python
+# dependencies the host lacks (it has matplotlib, seaborn, six and pillow, which gymnax imports).
+# Run from the repository root on the CPU machine right before the device call, then ship it with
+# the device tool's `carry: [".devwheels"]` and run benchmarks/device/run*.sh, which refuse
+# wheels built from other sources than the tree that travels with them (.devwheels/SOURCES).
 set -euo pipefail
 grep -qx '/.devwheels/' .git/info/exclude 2>/dev/null || echo /.devwheels/ >> .git/info/exclude
 grep -qx '/.devsite/' .git/info/exclude 2>/dev/null || echo /.devsite/ >> .git/info/exclude
-rm -rf .devwheels && mkdir -p .devwheels/mpl
+grep -qx '/.devout/' .git/info/exclude 2>/dev/null || echo /.devout/ >> .git/info/exclude
+rm -rf .devwheels && mkdir -p .devwheels
 .venv/bin/python -m nox -s wheels
 cp .nox/_wheelhouse/sekai_*.whl .devwheels/
 rm -f .devwheels/sekai_ray-*.whl .devwheels/sekai_broken_pack-*.whl  # no Ray there; a test fixture
@@ -13,6 +16,5 @@ get() { python3 -m pip download -q --no-deps --only-binary=:all: --python-versio
   --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --platform any "$@"; }
 get -d .devwheels importlib_metadata lazy-importer "gymnax==1.0.1" gymnasium \
   farama-notifications array-api-compat
-# gymnax imports matplotlib, seaborn and six at import; run1.sh installs these only when missing.
-get -d .devwheels/mpl matplotlib contourpy cycler fonttools kiwisolver pillow pyparsing six seaborn
+bash benchmarks/device/sources_hash.sh > .devwheels/SOURCES
 du -sh .devwheels

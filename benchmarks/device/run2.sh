@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# Device run 2 (from the repository root, after prepare.sh): the learning results (PPO), within the budget given as $1 seconds.
-# Exits with learning.py's status, or 124 when `timeout` stopped it (pipefail: not `tee`'s 0).
-set -uo pipefail
-start=$(date +%s)
-elapsed() { echo "t=$(( $(date +%s) - start ))s"; }
-python3 -m pip install -q --no-index --no-deps --no-compile --target .devsite .devwheels/*.whl \
-  || { echo "== install: FAILED rc=$?"; exit 3; }
-export PYTHONPATH=$PWD/.devsite PYTHONUNBUFFERED=1
-mkdir -p "$OUT/learning"
-timeout $(( ${1:-300} + 40 )) python3 benchmarks/learning.py --out "$OUT/learning" --budget-seconds ${1:-300} ${2:+--only $2} 2>&1 | tee "$OUT/learning.txt"
+# Device run 2 (from the repository root, after prepare.sh): the learning results (PPO) within
+# $1 seconds (default 420; a shorter budget shortens every row alike), optionally only rows $2
+# (comma-separated, see benchmarks/learning.py). $OUT gets learning.txt, results.md and
+# learning.tar.gz (the curves and pictures). Exits with learning.py's status, 124 on timeout.
+source benchmarks/device/_common.sh
+timeout $(( ${1:-420} + 40 )) python3 benchmarks/learning.py --out .devout/learning --budget-seconds ${1:-420} ${2:+--only $2} 2>&1 | tee .devout/learning.txt
 rc=$?
+cp .devout/learning.txt "$OUT"/
+cp .devout/learning/results.md "$OUT"/ 2>/dev/null
+tar czf "$OUT/learning.tar.gz" -C .devout learning 2>/dev/null
 if [ "$rc" -ne 0 ]; then echo "== learning: FAILED rc=$rc ($(elapsed))"; exit "$rc"; fi
 echo "== done ($(elapsed))"
