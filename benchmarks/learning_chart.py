@@ -1,6 +1,6 @@
 """Learning-curve pictures for ``learning.py``: score against wall-clock seconds, the baselines
 as horizontal lines, drawn on ``sekai.rendering.Canvas`` and written as PNG with the standard
-library (the GPU host has neither matplotlib nor Pillow)."""
+library, so the script needs neither matplotlib nor Pillow wherever it runs."""
 
 from __future__ import annotations
 
