@@ -67,3 +67,9 @@ def test_array_space_unpickles_equal_read_only_and_usable(space: ArraySpace[Any]
 def test_masks_that_are_not_numbers_or_bools_are_refused(space: Any, mask: Any) -> None:
     with pytest.raises(TypeError, match=r"^A mask for .* must hold numbers or bools, got "):
         space.sample(mask=mask)
+
+
+def test_a_generator_given_as_the_mask_is_explained() -> None:
+    # sample(rng) reads like gymnasium-style seeding, and was silently "nothing masked"
+    with pytest.raises(TypeError, match=r"^sample\(\) takes a mask, not a random generator"):
+        Box(-1.0, 1.0, (2,)).sample(np.random.default_rng(0))

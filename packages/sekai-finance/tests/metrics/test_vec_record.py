@@ -98,9 +98,9 @@ def test_pnl_mode_annualises_with_the_session_dt():
     vec = VecRecordPerformance(sekai.make_vec("MarketMaking-v0", 2), pnl_key="wealth")
     vec.reset(seed=0)
     steps = vec.get_attr("n_steps")[0]
-    rng = np.random.default_rng(0)
+    vec.batch_action_space.seed(0)
     for _ in range(steps):
-        result = vec.step(vec.batch_action_space.sample(rng))
+        result = vec.step(vec.batch_action_space.sample())
     summaries = [info["performance"] for info in result.infos]
     assert all(isinstance(s, PnLSummary) and s.n_periods == steps for s in summaries)
     assert vec.last_periods_per_year == pytest.approx(1 / vec.get_attr("dt")[0])

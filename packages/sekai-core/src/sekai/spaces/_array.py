@@ -15,6 +15,11 @@ __all__ = ["ArraySpace", "numeric_mask"]
 def numeric_mask(mask: Any, space: Space[Any]) -> np.ndarray:
     """``mask`` as an array of numbers or bools: strings, None or objects would otherwise be
     read as "nothing masked" (or as "everything masked")."""
+    if isinstance(mask, np.random.Generator):
+        raise TypeError(
+            f"sample() takes a mask, not a random generator (got one for {space!r}): seed the "
+            "space with space.seed(seed), or draw from the generator yourself."
+        )
     m = np.asarray(mask)
     if m.dtype.kind not in "biuf":
         raise TypeError(
