@@ -32,13 +32,13 @@ _F64 = np.dtype(np.float64)
 def python_floats_exact(state: Any, *constants: Any) -> bool:
     """Whether Python-float arithmetic reproduces gymnasium's NumPy-scalar arithmetic exactly.
 
-    It does when ``state`` is a float64 array and every constant a Python number (or a
-    float64): then both compute in IEEE double. A float32 state or constant makes NumPy compute
-    in float32 where Python floats would not, so the envs then step with NumPy scalars, as
-    gymnasium does (a state restored from a float32 observation, ``set_attr`` with
-    ``np.float32(9.8)``).
+    It does when ``state`` is a float64 array (or None: not checked) and every constant a
+    Python number (or a float64): then both compute in IEEE double. A float32 state or constant
+    makes NumPy compute in float32 where Python floats would not, so the envs then step with
+    NumPy scalars, as gymnasium does (a state restored from a float32 observation, ``set_attr``
+    with ``np.float32(9.8)``).
     """
-    if type(state) is not np.ndarray or state.dtype != _F64:
+    if state is not None and (type(state) is not np.ndarray or state.dtype != _F64):
         return False
     for value in constants:
         kind = type(value)

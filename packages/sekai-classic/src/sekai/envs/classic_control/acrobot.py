@@ -94,8 +94,10 @@ class AcrobotEnv(AcrobotConstants, Env[npt.NDArray[np.float32], DiscreteAction])
         if self.torque_noise_max > 0:
             torque += self.rng.uniform(-self.torque_noise_max, self.torque_noise_max)
         state = self.state
+        # The state's own dtype does not matter: gymnasium's np.append(state, torque) is
+        # float64 unless the torque is a lower-precision NumPy float.
         if python_floats_exact(
-            state,
+            None,
             torque,
             self.dt,
             self.LINK_MASS_1,
@@ -107,7 +109,7 @@ class AcrobotEnv(AcrobotConstants, Env[npt.NDArray[np.float32], DiscreteAction])
             self.MAX_VEL_1,
             self.MAX_VEL_2,
         ):
-            ns = rk4(self, [*state.tolist(), float(torque)], self.dt)
+            ns = rk4(self, [*np.asarray(state).tolist(), float(torque)], self.dt)
         else:  # gymnasium's NumPy scalars and functions, whatever precision they have
             ns = rk4(self, list(np.append(state, torque)), self.dt, np.cos, np.sin)
         ns[0] = wrap(ns[0], -pi, pi)
