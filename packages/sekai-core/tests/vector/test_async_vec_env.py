@@ -296,3 +296,125 @@ def test_a_keyboard_interrupt_in_step_cancels_the_pending_calls_and_the_next_ste
     assert result.rewards.tolist() == [0.0, 0.0]
     assert waiting.finished == 1
     vec.close()
+
+
+class Gated(sekai.Env):  # type: ignore[type-arg]
+    """Episodes of ``horizon`` steps; ``async_step`` / ``async_reset`` wait on the gates given
+    (an Event that is never set: the call hangs until it is cancelled)."""
+
+    def __init__(
+        self,
+        horizon: int,
+        step_gate: asyncio.Event | None = None,
+        reset_gate: asyncio.Event | None = None,
+        resetting: asyncio.Event | None = None,
+    ) -> None:
+        self.observation_space = sekai.Box(0.0, 100.0, (1,), np.float32)
+        self.action_space = sekai.Discrete(2)
+        self.horizon, self.t, self.ended = horizon, 0, False
+        self.step_gate, self.reset_gate, self.resetting = step_gate, reset_gate, resetting
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        self._set_rng(seed)
+        self.t, self.ended = 0, False
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: Any) -> Any:
+        if self.ended:
+            raise sekai.ResetRequired()
+        self.t += 1
+        self.ended = self.t >= self.horizon
+        return sekai.StepResult(np.full(1, self.t, np.float32), 1.0, self.ended, False, {})
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        if self.resetting is not None and self.t:
+            self.resetting.set()
+        if self.reset_gate is not None and self.t:
+            await self.reset_gate.wait()
+        return self.reset(seed=seed, options=options)
+
+    async def async_step(self, action: Any) -> Any:
+        if self.step_gate is not None:
+            await self.step_gate.wait()
+        return self.step(action)
+
+
+async def _cancel_when(vec: Any, ready: asyncio.Event) -> None:
+    """Start a step, cancel it once ``ready`` is set, and check that it raised CancelledError."""
+    task = asyncio.ensure_future(vec.async_step(np.array([1, 1])))
+    await ready.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+def test_a_step_cancelled_during_an_autoreset_lets_the_reset_finish() -> None:
+    async def main() -> None:
+        never, reset_gate, resetting = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        vec = AsyncVecEnv(
+            [lambda: Gated(1, reset_gate=reset_gate, resetting=resetting), lambda: Gated(9, never)]
+        )
+        await vec.async_reset(seed=0)
+        task = asyncio.ensure_future(vec.async_step(np.array([1, 1])))
+        await resetting.wait()  # sub-env 0 ended its episode and is resetting
+        task.cancel()
+        await asyncio.sleep(0)
+        reset_gate.set()  # the reset finishes although the step was cancelled
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not vec.envs[0].ended  # reset: its next step works
+        never.set()
+        assert (await vec.async_step(np.array([1, 1]))).rewards.tolist() == [1.0, 1.0]
+        vec.close()
+
+    asyncio.run(main())
+
+
+def test_a_cancelled_step_records_the_sub_envs_that_froze() -> None:
+    async def main() -> None:
+        never, stepped = asyncio.Event(), asyncio.Event()
+
+        class Signals(Gated):
+            def step(self, action: Any) -> Any:
+                result = super().step(action)
+                stepped.set()
+                return result
+
+        vec = AsyncVecEnv([lambda: Signals(1), lambda: Gated(9, never)], autoreset=False)
+        await vec.async_reset(seed=0)
+        await _cancel_when(vec, stepped)
+        assert vec.frozen.tolist() == [True, False]  # as sub-env 0 is
+        vec.close()
+
+    asyncio.run(main())
+
+
+def test_a_cancelled_step_starts_the_ended_episodes_afresh_in_the_statistics() -> None:
+    async def main() -> None:
+        never, second = asyncio.Event(), asyncio.Event()
+        calls = []
+
+        class Counts(Gated):
+            def step(self, action: Any) -> Any:
+                result = super().step(action)
+                calls.append(self.t)
+                if len(calls) == 2:
+                    second.set()
+                return result
+
+        gate = asyncio.Event()
+        gate.set()
+        vec = sekai.VecRecordEpisodeStatistics(
+            AsyncVecEnv([lambda: Counts(2), lambda: Gated(9, gate)])
+        )
+        await vec.async_reset(seed=0)
+        await vec.async_step(np.array([1, 1]))
+        gate.clear()  # sub-env 1 hangs from now on
+        await _cancel_when(vec, second)  # sub-env 0's episode ended in the cancelled step
+        gate.set()
+        for _ in range(2):
+            result = await vec.async_step(np.array([1, 1]))
+        assert result.infos[0]["episode"].episode_length == 2  # not 3: the episodes not merged
+        vec.close()
+
+    asyncio.run(main())

@@ -205,3 +205,18 @@ def test_async_routes_to_the_sync_methods() -> None:
             return await vec.async_step([0, 0])
 
     assert asyncio.run(go()).rewards.tolist() == [1.0, 1.0]
+
+
+def test_ctrl_c_in_one_sub_env_records_the_sub_envs_that_stepped_before_it() -> None:
+    from sekai.testing.envs import LineEnv
+
+    class Interrupts(LineEnv):
+        def step(self, action: Any) -> Any:
+            raise KeyboardInterrupt
+
+    vec = SyncVecEnv([LineEnv, Interrupts], autoreset=False)
+    vec.reset(seed=0, options={"start": 3})  # one step right from the end
+    with pytest.raises(KeyboardInterrupt):
+        vec.step([1, 1])
+    assert vec.frozen.tolist() == [True, False]  # sub-env 0 ended, and froze, before Ctrl-C
+    vec.close()

@@ -106,9 +106,19 @@ class AsyncVecEnv(InProcessVecEnv):
         self._begin_async()
         try:
             per_env = self._per_env_actions(actions)
-            results = await self._gather(
-                [sub.async_step(action) for sub, action in zip(self._subenvs, per_env)]
-            )
+            try:
+                results = await self._gather(
+                    [sub.async_step(action) for sub, action in zip(self._subenvs, per_env)]
+                )
+            except asyncio.CancelledError as error:  # the caller gave up (a timeout, Ctrl-C)
+                # The sub-envs that stepped are recorded as for a failed step (rule 9): the
+                # frozen mask and the wrappers' episode bookkeeping stay true to them.
+                stepped = [
+                    (index, sub.stepped)
+                    for index, sub in enumerate(self._subenvs)
+                    if sub.stepped is not None
+                ]
+                raise self._failed_step(error, stepped) from None
             return self._step_from(results, any(isinstance(r, BaseException) for r in results))
         finally:
             self._async_pending = False

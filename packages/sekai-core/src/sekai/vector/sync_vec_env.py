@@ -48,10 +48,18 @@ class SyncVecEnv(InProcessVecEnv):
         results: list[Any] = []
         append = results.append
         failed = False
-        for sub, action in zip(self._subenvs, per_env):
-            try:
-                append(sub.step(action))
-            except Exception as exc:  # raised after the others ran (rule 9)
-                append(exc)
-                failed = True
+        try:
+            for sub, action in zip(self._subenvs, per_env):
+                try:
+                    append(sub.step(action))
+                except Exception as exc:  # raised after the others ran (rule 9)
+                    append(exc)
+                    failed = True
+        except BaseException as interrupt:  # Ctrl-C: record the sub-envs that stepped
+            stepped = [
+                (index, bool(r.terminated or r.truncated))
+                for index, r in enumerate(results)
+                if not isinstance(r, BaseException)
+            ]
+            raise self._failed_step(interrupt, stepped) from None
         return self._step_from(results, failed)

@@ -211,7 +211,7 @@ class VecResultWrapper(VecWrapper):
         live = _live_before_step(self.venv) if self._step_reads_live else None
         try:
             result = self.venv.step(self._step_actions(actions))
-        except Exception as error:
+        except BaseException as error:  # Ctrl-C or a cancelled call too: the stepped are recorded
             self._failed(error)
             raise
         return self._rewrite_step(result, live)
@@ -225,7 +225,7 @@ class VecResultWrapper(VecWrapper):
         live = _live_before_step(self.venv) if self._step_reads_live else None
         try:
             result = await self.venv.async_step(self._step_actions(actions))
-        except Exception as error:
+        except BaseException as error:  # Ctrl-C or a cancelled call too: the stepped are recorded
             self._failed(error)
             raise
         return self._rewrite_step(result, live)

@@ -7,6 +7,8 @@ RayVecEnv). Its sync and async drivers share every decision through the helpers 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -52,13 +54,16 @@ class SubEnv:
         resets_itself: whether the sub-env is wrapped in ``AutoReset``.
     """
 
-    __slots__ = ("_final", "autoreset", "env", "resets_itself")
+    __slots__ = ("_final", "autoreset", "env", "resets_itself", "stepped")
 
     def __init__(self, env: Env[Any, Any], autoreset: bool) -> None:
         self.env = env
         self.autoreset = bool(autoreset)
         self.resets_itself = resets_itself(env)
         self._final: StepResult[Any] | None = None
+        # Whether the last async_step's env step ended an episode (None: it did not step), for
+        # the VecEnv's bookkeeping when the call is cancelled before it returns.
+        self.stepped: bool | None = None
 
     @property
     def frozen(self) -> bool:
@@ -109,13 +114,19 @@ class SubEnv:
         return await self.env.async_reset(seed=seed, options=options)
 
     async def async_step(self, action: Any) -> StepResult[Any]:
-        """``step()`` through the sub-env's ``async_step()`` / ``async_reset()``."""
+        """``step()`` through the sub-env's ``async_step()`` / ``async_reset()``.
+
+        A cancellation during the autoreset (a caller's timeout) lets the reset finish before it
+        propagates: a sub-env is never left with its episode ended and not reset.
+        """
+        self.stepped = None
         if self._final is not None:
             return self._frozen_result()
         result = await self.env.async_step(action)
+        self.stepped = bool(result.terminated or result.truncated)
         if self._needs_reset(result):
             kept = keep_ending(result)
-            return autoreset_result(result, kept, await self.env.async_reset())
+            return autoreset_result(result, kept, await _finished(self.env.async_reset()))
         return result
 
     # -- attributes through the wrapper stack -------------------------------------------------
@@ -140,6 +151,18 @@ class SubEnv:
     def close(self) -> None:
         """Close the sub-env."""
         self.env.close()
+
+
+async def _finished(coroutine: Any) -> Any:
+    """Await ``coroutine`` to its end even when the awaiting task is cancelled meanwhile; the
+    cancellation is re-raised afterwards."""
+    task = asyncio.ensure_future(coroutine)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):  # its failure would hide the cancellation
+            await task
+        raise
 
 
 class CheckedSubEnv(SubEnv):
