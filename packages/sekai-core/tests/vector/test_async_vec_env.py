@@ -391,7 +391,7 @@ def test_a_cancelled_step_records_the_sub_envs_that_froze() -> None:
 
 def test_a_cancelled_step_starts_the_ended_episodes_afresh_in_the_statistics() -> None:
     async def main() -> None:
-        never, second = asyncio.Event(), asyncio.Event()
+        second = asyncio.Event()
         calls = []
 
         class Counts(Gated):
@@ -416,5 +416,23 @@ def test_a_cancelled_step_starts_the_ended_episodes_afresh_in_the_statistics() -
             result = await vec.async_step(np.array([1, 1]))
         assert result.infos[0]["episode"].episode_length == 2  # not 3: the episodes not merged
         vec.close()
+
+    asyncio.run(main())
+
+
+def test_close_while_an_async_step_runs_raises_async_call_pending() -> None:
+    async def main() -> None:
+        gate = asyncio.Event()
+        vec = AsyncVecEnv([lambda: Gated(9, gate), lambda: Gated(9, gate)])
+        await vec.async_reset(seed=0)
+        task = asyncio.ensure_future(vec.async_step(np.array([1, 1])))
+        await asyncio.sleep(0)
+        with pytest.raises(sekai.AsyncCallPending):
+            vec.close()  # its sub-envs would close under the running step
+        assert not vec.closed
+        gate.set()
+        assert (await task).rewards.tolist() == [1.0, 1.0]
+        vec.close()
+        assert vec.closed
 
     asyncio.run(main())

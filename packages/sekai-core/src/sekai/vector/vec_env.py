@@ -235,9 +235,14 @@ class VecEnv(abc.ABC):
 
         If a sub-env's ``close()`` raises, the rest is still released, then the first error
         is raised.
+
+        Raises:
+            sekai.AsyncCallPending: an ``async_reset()``/``async_step()`` of this VecEnv is
+                still running (await or cancel it first): its sub-envs would close under it.
         """
         if self._closed:
             return
+        self._check_no_async_call()
         self._closed = True
         self._close()
 
