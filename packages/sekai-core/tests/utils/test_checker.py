@@ -515,3 +515,25 @@ def test_a_vec_env_is_told_to_check_one_sub_env() -> None:
     with pytest.raises(TypeError, match=r"got SyncVecEnv: check one sub-env"):
         check_env(vec)
     vec.close()
+
+
+def test_the_async_check_cancels_the_tasks_the_env_started_before_closing_its_loop() -> None:
+    import asyncio
+
+    from sekai.testing.envs import LineEnv
+
+    finalised = []
+
+    class Feed(LineEnv):
+        async def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            async def reader() -> None:
+                try:
+                    await asyncio.Event().wait()
+                finally:
+                    finalised.append(True)
+
+            self.reader = asyncio.ensure_future(reader())  # a venue feed's reader
+            return self.reset(seed=seed, options=options)
+
+    assert check_env(Feed(), check_reset_seed=False) == []
+    assert finalised  # cancelled and finalised, not "destroyed but pending"

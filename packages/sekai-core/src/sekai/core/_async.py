@@ -6,7 +6,10 @@ import functools
 import inspect
 import sys
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -79,3 +82,24 @@ def install_async_routes(cls: type) -> None:
             continue
         if mro.index(sync_owner) < mro.index(async_owner):
             setattr(cls, async_name, _make_router(cls, sync_owner, sync_name, async_name))
+
+
+def shut_down_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Close ``loop`` as ``asyncio.run`` closes its own: the tasks sub-envs left on it (a feed's
+    reader) are cancelled and run their ``finally`` blocks, async generators are finalised."""
+    import asyncio  # here: `import sekai` does not import asyncio
+
+    try:
+        tasks = asyncio.all_tasks(loop)
+        for task in tasks:
+            task.cancel()
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop runs in this thread: the private one can run to finish
+            if tasks:
+                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        # else close() was called from a coroutine: the private loop cannot run here, so the
+        # cancelled tasks are dropped with it (what loop.close() alone does).
+    finally:
+        loop.close()

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from sekai._args import check_int
+from sekai.core._async import shut_down_loop
 from sekai.core.env import Env
 from sekai.spaces import Box, Dict, Space, Tuple
 from sekai.utils._equal import structurally_equal
@@ -361,7 +362,7 @@ class _Checker:
         try:
             loop.run_until_complete(self._check_async())
         finally:
-            loop.close()
+            shut_down_loop(loop)  # cancels the tasks the env started (a feed's reader) first
 
     async def _check_async(self) -> None:
         env = self.env

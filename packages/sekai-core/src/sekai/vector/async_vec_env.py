@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
+from sekai.core._async import shut_down_loop
 from sekai.core.env import Env
 from sekai.vector._in_process import InProcessVecEnv
 from sekai.vector.result import VecResetResult, VecStepResult
@@ -131,28 +132,9 @@ class AsyncVecEnv(InProcessVecEnv):
         finally:
             loop, self._loop = self._loop, None
             if loop is not None and not loop.is_closed():
-                _shut_down(loop)
+                shut_down_loop(loop)
 
     def __del__(self) -> None:
         loop = getattr(self, "_loop", None)
         if loop is not None and not loop.is_closed() and not loop.is_running():
             loop.close()
-
-
-def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
-    """Close ``loop`` as ``asyncio.run`` closes its own: the tasks sub-envs left on it (a feed's
-    reader) are cancelled and run their ``finally`` blocks, async generators are finalised."""
-    try:
-        tasks = asyncio.all_tasks(loop)
-        for task in tasks:
-            task.cancel()
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # no loop runs in this thread: the private one can run to finish
-            if tasks:
-                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        # else close() was called from a coroutine: the private loop cannot run here, so the
-        # cancelled tasks are dropped with it (what loop.close() alone does).
-    finally:
-        loop.close()
