@@ -106,3 +106,25 @@ def test_reset_and_step_are_abstract() -> None:
 
     with pytest.raises(TypeError, match="step"):
         Half()  # type: ignore[abstract]
+
+
+def test_a_sync_reset_that_runs_its_own_loop_fails_inside_one_without_a_stray_warning() -> None:
+    import gc
+    import warnings
+
+    class Runs(Duo):
+        async def _reset(self) -> Any:
+            return super().reset(seed=0)
+
+        def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            return asyncio.run(self._reset())
+
+    async def main() -> None:
+        with pytest.raises(RuntimeError, match=r"asyncio\.run\(\) cannot be called"):
+            await Runs().async_reset(seed=0)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
+from sekai.core._async import call_sync
 from sekai.core._rng import SeededMixin
 from sekai.core.result import MAResetResult, MAStepResult
 
@@ -58,11 +59,11 @@ class MultiAgentEnv(SeededMixin, abc.ABC, Generic[ObsType, ActType, AgentID]):
         options: dict[str, Any] | None = None,
     ) -> MAResetResult[ObsType]:
         """Coroutine version of ``reset()``; by default it calls ``self.reset()``."""
-        return self.reset(seed=seed, options=options)
+        return call_sync(self.reset, seed=seed, options=options)
 
     async def async_step(self, actions: dict[AgentID, ActType]) -> MAStepResult[ObsType]:
         """Coroutine version of ``step()``; by default it calls ``self.step()``."""
-        return self.step(actions)
+        return call_sync(self.step, actions)
 
     def close(self) -> None:
         """Release resources held by the environment (the base class holds none)."""
