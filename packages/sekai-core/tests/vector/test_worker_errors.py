@@ -134,3 +134,17 @@ def test_describe_survives_a_broken_str_and_unpicklable_state() -> None:
     exc.code = 7  # type: ignore[attr-defined]  # picklable: kept without the lock
     assert pickle.loads(describe(exc).state) == {"code": 7}  # type: ignore[arg-type]
     assert info.cls is not None  # a local class: pickled by value with cloudpickle
+
+
+def test_the_object_an_attribute_lookup_failed_on_does_not_travel() -> None:
+    # AttributeError.obj is usually the env itself, with all its data
+    class Env:
+        data = b"x" * 10_000_000
+
+    try:
+        Env().typo  # type: ignore[attr-defined]  # noqa: B018
+    except AttributeError as exc:
+        info = describe(exc)
+    assert info.state is None or len(info.state) < 1000
+    error = worker_error(info, 0)
+    assert error.name == "typo" and error.obj is None  # type: ignore[attr-defined]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import pickle
 import traceback
-import types
 import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -85,20 +84,36 @@ def describe(exc: BaseException, context: str = "") -> ErrorInfo:
 
 
 def _attributes(exc: BaseException) -> dict[str, Any]:
-    """``exc.__dict__`` plus the fields built-in exceptions keep outside it (``OSError.errno``,
-    ``StopIteration.value``, ``ImportError.name``...), so the parent's error has them too."""
+    """``exc.__dict__`` plus the small fields built-in exceptions keep outside it
+    (``OSError.errno``, ``StopIteration.value``, ``ImportError.name``...), so the parent's
+    error has them too. Not ``AttributeError.obj`` or ``UnicodeError.object``: the object a
+    lookup failed on is often the env itself, which would travel whole."""
     state = dict(getattr(exc, "__dict__", None) or {})
-    for klass in type(exc).__mro__:
-        if klass.__module__ != "builtins" or klass in (BaseException, object):
-            continue
-        for name, field in vars(klass).items():
-            if isinstance(field, _FIELDS) and name not in state:
-                with contextlib.suppress(AttributeError):  # e.g. an unset characters_written
-                    state[name] = getattr(exc, name)
+    for name in _BUILT_IN_FIELDS:
+        if name not in state and isinstance(exc, _BUILT_IN_FIELDS[name]):
+            with contextlib.suppress(AttributeError):  # e.g. an unset characters_written
+                state[name] = getattr(exc, name)
     return state
 
 
-_FIELDS = (types.MemberDescriptorType, types.GetSetDescriptorType)
+_BUILT_IN_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "errno": OSError,
+    "strerror": OSError,
+    "filename": (OSError, SyntaxError),
+    "filename2": OSError,
+    "value": (StopIteration, StopAsyncIteration),
+    "code": SystemExit,
+    "name": (ImportError, AttributeError, NameError),
+    "path": ImportError,
+    "encoding": UnicodeError,
+    "start": UnicodeError,
+    "end": UnicodeError,
+    "reason": UnicodeError,
+    "msg": SyntaxError,
+    "lineno": SyntaxError,
+    "offset": SyntaxError,
+    "text": SyntaxError,
+}
 
 
 def _state_dumps(state: dict[str, Any]) -> bytes | None:
