@@ -2,7 +2,8 @@
 # - install .devwheels afresh into .devsite: a warm machine's old .devsite would otherwise keep
 #   the previous wheels (pip --target skips folders that exist), and the run would measure old code;
 # - refuse wheels built from other sources than the tree that travelled with them;
-# - results go to .devout/ first: the device tool returns at most 8 files from $OUT.
+# - logs go straight to $OUT (what is there comes back even when the command is killed at its
+#   limit); the learning curves are packed into one file, as the tool returns at most 8.
 set -uo pipefail
 start=$(date +%s)
 failed=0

@@ -5,9 +5,11 @@
 # the device tool's `carry: [".devwheels"]` and run benchmarks/device/run*.sh, which refuse
 # wheels built from other sources than the tree that travels with them (.devwheels/SOURCES).
 set -euo pipefail
-grep -qx '/.devwheels/' .git/info/exclude 2>/dev/null || echo /.devwheels/ >> .git/info/exclude
-grep -qx '/.devsite/' .git/info/exclude 2>/dev/null || echo /.devsite/ >> .git/info/exclude
-grep -qx '/.devout/' .git/info/exclude 2>/dev/null || echo /.devout/ >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)  # also right in a git worktree
+mkdir -p "$(dirname "$exclude")"
+for ignored in /.devwheels/ /.devsite/ /.devout/; do
+  grep -qx "$ignored" "$exclude" 2>/dev/null || echo "$ignored" >> "$exclude"
+done
 rm -rf .devwheels && mkdir -p .devwheels
 .venv/bin/python -m nox -s wheels
 cp .nox/_wheelhouse/sekai_*.whl .devwheels/
