@@ -129,3 +129,15 @@ def test_realized_volatility_names_its_own_argument():
         f.realized_volatility(None, 5)
     with pytest.raises(ValueError, match=r"^returns must be a \(T,\) or \(T, N\) array"):
         f.realized_volatility(np.zeros((2, 2, 2)), 5)
+
+
+def test_long_windows_over_a_drifting_history_match_each_window_alone():
+    rng = np.random.default_rng(3)
+    x = np.cumsum(rng.normal(0.5, 1.0, (1500, 2)), axis=0) + 50_000  # far from 0, drifting
+    x[[10, 700], [0, 1]] = np.nan
+    for window in (64, 252, 700):
+        mean = f.rolling_mean(x, window, min_periods=2)
+        std = f.rolling_std(x, window, min_periods=2)
+        np.testing.assert_allclose(mean, _by_window(x, window, np.mean), rtol=1e-12)
+        expected = _by_window(x, window, lambda b: b.std(ddof=1))
+        np.testing.assert_allclose(std, expected, rtol=1e-9)

@@ -19,25 +19,71 @@ __all__ = [
 ]
 
 
-def _window_sums(a: np.ndarray, window: int, center: np.ndarray | None = None) -> np.ndarray:
-    """Count and sum of the valid values in each trailing window: ``(2, *a.shape)``.
+def _block_sums(q: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """Trailing-window sums of ``q`` split at the window's block boundary.
 
-    With ``center``, the sum is of squared deviations from ``center``'s row instead. Each window
-    is summed on its own (one pass per lag, not differences of a running cumsum), so an inf or a
-    large offset in one window leaves the others exact.
+    Rows are cut into blocks of ``window`` rows, so a window covers the tail of block ``b - 1``
+    and the head of block ``b``. Returns ``(head, tail)``, each ``q.shape``: the sums over the
+    head and over the tail. Prefix sums restart in every block, so no sum runs over more than
+    one window of rows: the rounding of a running cumsum over the whole history (and an inf in
+    it) never reaches a later window.
     """
-    out = np.zeros((2, *a.shape))
-    count, total = out
-    with np.errstate(invalid="ignore"):  # inf - inf: a window holding both is NaN
-        for lag in range(min(window, a.shape[0])):
-            block = a[: a.shape[0] - lag]
-            valid = ~np.isnan(block)
-            if center is not None:
-                block = block - center[lag:]
-                block = block * block
-            count[lag:] += valid
-            total[lag:] += np.where(valid, block, 0.0)
-    return out
+    n = q.shape[0]
+    blocks = -(-n // window)
+    padded = np.zeros((blocks * window, *q.shape[1:]))
+    padded[:n] = q
+    prefix = np.cumsum(padded.reshape(blocks, window, *q.shape[1:]), axis=1)
+    tail = np.zeros_like(prefix)
+    tail[1:] = prefix[:-1, -1:] - prefix[:-1]  # rows after position p in the previous block
+    shape = (blocks * window, *q.shape[1:])
+    return prefix.reshape(shape)[:n], tail.reshape(shape)[:n]
+
+
+def _window_moments(a: np.ndarray, window: int) -> tuple[np.ndarray, ...]:
+    """Per trailing window: ``(count, mean, squares)``.
+
+    ``count`` counts the valid (non-NaN) values, ``mean`` is their mean (+-inf when the window
+    holds infinities of one sign, NaN for both) and ``squares`` the sum of the squared
+    deviations from it (NaN when the window holds an inf). Each part of a window is centred
+    on a value of its own block and moved to the window's block exactly, so no sum of squares
+    cancels against a large mean.
+    """
+    n = a.shape[0]
+    window = max(1, min(window, n))
+    valid, finite = ~np.isnan(a), np.isfinite(a)
+    rows = np.arange(n)
+    blocks = -(-n // window)
+    # Each block's anchor: its first value, or the last block's anchor when that is not
+    # finite. A value from later in the block would make earlier rows depend on the future.
+    first = a[::window]
+    ok = np.isfinite(first)
+    where = np.where(ok, np.arange(blocks).reshape(-1, *([1] * (a.ndim - 1))), -1)
+    where = np.maximum.accumulate(where, axis=0)
+    picked = np.take_along_axis(first, np.maximum(where, 0), axis=0)
+    anchor = np.where(where >= 0, picked, 0.0)
+    own = anchor[rows // window]  # each row's anchor
+    previous = np.zeros_like(own)
+    later = rows >= window
+    previous[later] = anchor[rows[later] // window - 1]
+    d = np.where(finite, a - own, 0.0)
+    k_head, k_tail = _block_sums(finite.astype(np.float64), window)
+    s_head, s_tail = _block_sums(d, window)
+    q_head, q_tail = _block_sums(d * d, window)
+    count = sum(_block_sums(valid.astype(np.float64), window))
+    up = sum(_block_sums((a == np.inf).astype(np.float64), window))
+    down = sum(_block_sums((a == -np.inf).astype(np.float64), window))
+    # The tail was centred on the previous block's anchor: move it to this row's block.
+    shift = previous - own
+    k = k_head + k_tail
+    s1 = s_head + s_tail + k_tail * shift
+    s2 = q_head + q_tail + 2 * shift * s_tail + k_tail * shift * shift
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_dev = s1 / k
+        mean = own + mean_dev
+        squares = np.maximum(s2 - s1 * mean_dev, 0.0)
+    mean = np.where(up > 0, np.where(down > 0, np.nan, np.inf), np.where(down > 0, -np.inf, mean))
+    squares = np.where(up + down > 0, np.nan, squares)
+    return count, mean, squares
 
 
 def _min_periods(min_periods: int | None, window: int) -> int:
@@ -57,10 +103,8 @@ def rolling_mean(x: Any, window: int, *, min_periods: int | None = None) -> np.n
     """Mean of the valid values among the last ``window`` rows (NaN below ``min_periods``)."""
     a = as_array(x)
     window = window_arg("window", window)
-    count, total = _window_sums(a, window)
-    enough = count >= _min_periods(min_periods, window)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(enough, total / count, np.nan)
+    count, mean, _ = _window_moments(a, window)
+    return np.where(count >= _min_periods(min_periods, window), mean, np.nan)
 
 
 def rolling_std(
@@ -70,8 +114,7 @@ def rolling_std(
     a = as_array(x)
     window = window_arg("window", window)
     ddof = window_arg("ddof", ddof, minimum=0)
-    # Two passes (mean, then squared deviations) avoid the cancellation of sum-of-squares.
-    count, squares = _window_sums(a, window, center=rolling_mean(a, window, min_periods=1))
+    count, _, squares = _window_moments(a, window)
     need = max(_min_periods(min_periods, window), ddof + 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(count >= need, np.sqrt(squares / (count - ddof)), np.nan)
