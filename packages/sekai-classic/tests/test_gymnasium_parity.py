@@ -151,8 +151,19 @@ def test_float32_states_and_numpy_constants_compute_as_gymnasium_does(
             where = f"seed {seed}, step {t}"
             np.testing.assert_array_equal(step.observation, gym_obs, err_msg=where)
             assert (step.reward, step.terminated) == (float(gym_reward), gym_term), where
+            assert type(step.terminated) is bool and type(step.reward) is float, where
             if gym_term:
                 break
+
+
+@pytest.mark.parametrize("state", ["float64", "float32"])
+def test_unsigned_int_actions_push_as_their_values_do(state: str) -> None:
+    # np.uint8(0) - 1 wraps to 255 in NumPy: action 0 must still push left
+    for action in (0, np.uint8(0), np.uint32(0)):
+        env = MountainCarEnv(goal_velocity=np.float32(0) if state == "float32" else 0)
+        env.reset(seed=0)
+        env.state = np.asarray(env.state, dtype=state)
+        assert env.step(action).observation[1] < 0
 
 
 def test_constructor_arguments_match_gymnasium() -> None:

@@ -131,7 +131,7 @@ class CartPoleEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
         state = np.array((x, x_dot, theta, theta_dot), dtype=np.float64)
         self.state = state
 
-        terminated = (
+        terminated = bool(  # a numpy.bool when the NumPy-scalar path ran
             x < -self.x_threshold
             or x > self.x_threshold
             or theta < -self.theta_threshold_radians

@@ -85,7 +85,8 @@ class MountainCarEnv(ValleyEnv[DiscreteAction]):
         """gymnasium's step with its NumPy scalar types (a float32 state or constant, or a
         NumPy action, each changes the precision it computes in)."""
         if isinstance(given, (np.integer, np.ndarray)):
-            action = np.asarray(given)[()]
+            # an int64 as gymnasium's sampled actions are: np.uint8(0) - 1 would wrap to 255
+            action = np.int64(action)
         position, velocity = np.asarray(state)
         velocity += (action - 1) * self.force + math.cos(3 * position) * (-self.gravity)
         velocity = np.clip(velocity, -self.max_speed, self.max_speed)
