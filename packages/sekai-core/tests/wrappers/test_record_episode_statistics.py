@@ -98,15 +98,15 @@ def test_on_reset_gets_spec_id_and_recorded_seed(toy_env: Any) -> None:
     assert tracker.calls[0] == ("reset", ("demo/Toy-v0", 11))
 
 
-def test_on_reset_gets_none_when_the_reset_does_not_reseed(toy_env: Any) -> None:
+def test_on_reset_gets_the_seed_the_env_has_recorded(toy_env: Any) -> None:
+    # core.md §5 and §3: an unseeded reset keeps the recorded seed, a Generator records -1
     tracker = RecordingTracker()
     env = RecordEpisodeStatistics(toy_env(), tracker=tracker)
-    env.reset()  # never seeded: the env's own entropy seed is not the user's
     env.reset(seed=11)
-    env.reset()  # the stream continues: not seed 11 again
+    env.reset()
     env.reset(seed=np.random.default_rng(0))
     seeds = [args[1] for name, args in tracker.calls if name == "reset"]
-    assert seeds == [None, 11, None, -1]  # a Generator is recorded as -1
+    assert seeds == [11, 11, -1] == [11, 11, env._rng_seed]
 
 
 def test_truncated_episode_through_time_limit(toy_env: Any) -> None:

@@ -19,10 +19,11 @@ class StatsTracker(Protocol):
     """Receives episode events from ``RecordEpisodeStatistics`` (any object with these methods)."""
 
     def on_reset(self, env_id: str | None, seed: int | None) -> None:
-        """Called after every reset with the env's ID and the seed it was reset with (None: not
-        reseeded, its stream continues). ``VecRecordEpisodeStatistics`` calls it once per
-        sub-env, and again for each autoreset; a native env's sub-envs report the int that
-        seeded their shared generator, or None."""
+        """Called after every reset with the env's ID and a seed. ``RecordEpisodeStatistics``
+        passes the env's recorded seed (kept by an unseeded reset, -1 for a Generator).
+        ``VecRecordEpisodeStatistics`` calls it once per sub-env, and again for each autoreset,
+        with the seed that reset used (None when it was not reseeded); a native env's sub-envs
+        report the int that seeded their shared generator, or None."""
 
     def on_step(
         self, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]

@@ -48,9 +48,8 @@ class RecordEpisodeStatistics(ResultWrapper[Any, Any, Any, Any]):
         self._start = time.monotonic()
         spec = self.spec
         env_id = spec.id if spec is not None else None
-        # the env's recorded seed only when this reset seeded it: its stream continues otherwise
-        recorded = None if seed is None else self._rng_seed
-        self.tracker.on_reset(env_id=env_id, seed=recorded)
+        # core.md §5: the env's recorded seed (an unseeded reset keeps it, as §3's table says)
+        self.tracker.on_reset(env_id=env_id, seed=self._rng_seed)
 
     def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
         reward = float(result.reward)
