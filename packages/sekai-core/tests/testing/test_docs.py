@@ -42,3 +42,24 @@ def test_wrong_or_stray_output_fails(tmp_path: Path, code: str, message: str) ->
 def test_too_few_marked_blocks_fail(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="1 marked blocks"):
         assert_marked_examples_print(_page(tmp_path, "print(1)  # 1"), MARK, min_blocks=2)
+
+
+def test_a_librarys_deprecation_warning_is_hidden_as_from_a_reader(tmp_path: Path) -> None:
+    library = tmp_path / "deprecating_lib.py"
+    library.write_text(
+        "import warnings\n"
+        "def old():\n"
+        "    warnings.warn('old', DeprecationWarning, stacklevel=1)\n"
+        "    return 1\n"
+    )
+    code = (
+        f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+        "import deprecating_lib\nprint(deprecating_lib.old())  # 1"
+    )
+    assert_marked_examples_print(_page(tmp_path, code), MARK, min_blocks=1)
+
+
+def test_a_librarys_own_print_is_stray_output(tmp_path: Path) -> None:
+    code = "import sys\nsys.stdout.write('noise\\n')\nprint(1)  # 1"
+    with pytest.raises(AssertionError, match=r"stray output: 'noise\\n'"):
+        assert_marked_examples_print(_page(tmp_path, code), MARK, min_blocks=1)

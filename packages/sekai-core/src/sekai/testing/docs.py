@@ -29,6 +29,16 @@ def _blocks(markdown: str, marker: re.Pattern[str]) -> list[tuple[int, str]]:
     return blocks
 
 
+def _reader_warning_filters() -> None:
+    """The warnings a reader running the page sees: Python's default filters, under which a
+    library's DeprecationWarning is hidden and the page's own (``__main__``) is shown."""
+    warnings.resetwarnings()
+    warnings.simplefilter("default")
+    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+        warnings.filterwarnings("ignore", category=category)
+    warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+
+
 def assert_marked_examples_print(
     page: Path, marker: str, *, min_blocks: int, registered: Iterable[str] = ()
 ) -> None:
@@ -62,10 +72,14 @@ def assert_marked_examples_print(
         printed.append((sys._getframe(1).f_lineno, text.getvalue()))
 
     namespace: dict[str, Any] = {"__name__": "__main__", "print": record}
-    stray = io.StringIO()
+    stray, stray_out = io.StringIO(), io.StringIO()
     try:
-        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(stray):
-            warnings.simplefilter("always")
+        with (
+            warnings.catch_warnings(record=True) as caught,
+            contextlib.redirect_stderr(stray),
+            contextlib.redirect_stdout(stray_out),  # a library's prints: the page's go to record
+        ):
+            _reader_warning_filters()
             exec(compile("\n".join(script), str(page), "exec"), namespace)
     finally:
         ids = {spec.id for spec in all_specs()}
@@ -75,6 +89,7 @@ def assert_marked_examples_print(
     # a reader running the page would see these too: the page must not produce them
     assert not caught, f"{page.name}: warnings: {[str(w.message) for w in caught]}"
     assert not stray.getvalue(), f"{page.name}: output on stderr: {stray.getvalue()!r}"
+    assert not stray_out.getvalue(), f"{page.name}: stray output: {stray_out.getvalue()!r}"
     expected = {
         number: found["expected"]
         for number, code in enumerate(script, 1)
