@@ -62,3 +62,9 @@ def test_sutton_barto_reward_must_be_a_bool(value: Any) -> None:
 def test_reset_options_must_be_a_dict_or_none(env_id: str) -> None:
     with pytest.raises(TypeError, match=r"^options must be a dict or None, got int\.$"):
         sekai.make(env_id).reset(seed=0, options=5)  # type: ignore[arg-type]
+
+
+def test_a_zero_dimensional_array_is_a_number_too() -> None:
+    assert float(PendulumEnv(g=np.array(9.81)).g) == 9.81
+    with pytest.raises(TypeError, match="g must be a real number, got ndarray"):
+        PendulumEnv(g=np.array([9.81]))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -38,11 +37,18 @@ def check_int(owner: str, name: str, value: Any, minimum: int) -> int:
 
 
 def check_real(owner: str, name: str, value: Any) -> float:
-    """A real-number argument (bools, strings and None refused) as a float; ranges are the
-    caller's to check, so that their messages can say what the number means."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{owner}: {name} must be a number, got {type(value).__name__}.")
-    return float(value)
+    """A real-number argument as a float: any real number (NumPy's, ``Decimal``, a 0-d array)
+    but not a bool, a string, None or an array of several; ranges are the caller's to check,
+    so that their messages can say what the number means."""
+    refused = isinstance(value, (bool, np.bool_, str, bytes, complex)) or value is None
+    if isinstance(value, np.ndarray):
+        refused = value.ndim != 0 or value.dtype.kind not in "iuf"
+    if not refused:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(f"{owner}: {name} must be a number, got {type(value).__name__}.")
 
 
 def reward_scaling_args(owner: str, gamma: Any, epsilon: Any) -> tuple[float, float]:

@@ -100,3 +100,17 @@ def test_valid_values_of_other_numeric_types_still_work() -> None:
     assert Box(0, 1, shape=np.array([2, 3])).shape == (2, 3)
     assert Box(0, 1, shape=np.int64(4)).shape == (4,)
     assert Sequence(Discrete(2), 3, stack=np.bool_(True)).stack
+
+
+def test_numbers_of_any_real_type_are_taken() -> None:
+    from decimal import Decimal
+
+    from sekai.stats import RunningMeanStd
+
+    assert sekai.ClipReward(_line(), np.array(-1.0), Decimal("1")).max_reward == 1.0
+    assert sekai.NormalizeReward(_line(), gamma=np.array(0.99)).gamma == 0.99
+    assert RunningMeanStd(shape=(), epsilon=0).count == 0.0
+    with pytest.raises(TypeError, match=r"gamma must be a number, got ndarray"):
+        sekai.NormalizeReward(_line(), gamma=np.array([0.9, 0.99]))
+    with pytest.raises(TypeError, match=r"gamma must be a number, got complex"):
+        sekai.NormalizeReward(_line(), gamma=1j)

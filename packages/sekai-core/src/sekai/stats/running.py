@@ -115,8 +115,8 @@ class RunningMeanStd(_MomentStats):
     def __init__(self, shape: int | tuple[int, ...] = (), epsilon: float = 1e-4) -> None:
         super().__init__(shape)
         self.epsilon = check_real(self._name, "epsilon", epsilon)
-        if not (math.isfinite(self.epsilon) and self.epsilon > 0):
-            raise ValueError(f"epsilon must be finite and > 0, got {epsilon}.")
+        if not (math.isfinite(self.epsilon) and self.epsilon >= 0):
+            raise ValueError(f"epsilon must be finite and >= 0, got {epsilon}.")
         self.count: float = self.epsilon
         # Not ``count <= epsilon``: with an epsilon of 1 or more, real counts reach it.
         self._seen = False

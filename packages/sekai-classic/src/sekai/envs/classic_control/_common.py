@@ -120,7 +120,10 @@ def box_actions(actions: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray
 def check_parameter(owner: str, name: str, value: Any) -> Any:
     """A constructor's number: finite and real (not a bool), returned as given, since its type
     decides the precision NumPy computes in, as in gymnasium."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    real = isinstance(value, numbers.Real) or (
+        isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
+    )
+    if isinstance(value, (bool, np.bool_)) or not real:
         raise TypeError(f"{owner}: {name} must be a real number, got {type(value).__name__}.")
     if not math.isfinite(value):
         raise ValueError(f"{owner}: {name} must be finite, got {value}.")
