@@ -114,3 +114,9 @@ def test_numbers_of_any_real_type_are_taken() -> None:
         sekai.NormalizeReward(_line(), gamma=np.array([0.9, 0.99]))
     with pytest.raises(TypeError, match=r"gamma must be a number, got complex"):
         sekai.NormalizeReward(_line(), gamma=1j)
+
+
+def test_a_zero_dimensional_float_array_is_not_a_box_size() -> None:
+    with pytest.raises(TypeError, match=r"^Box shape entries must be ints"):
+        Box(0, 1, shape=np.array(3.5))
+    assert Box(0, 1, shape=np.array(3)).shape == (3,)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from typing import Any, SupportsIndex
 
@@ -39,7 +40,10 @@ def normalise_shape(shape: Any) -> tuple[int, ...] | None:
             or (isinstance(entry, np.ndarray) and entry.ndim != 0)  # np.array([[2, 3]])
         ):
             raise TypeError(f"Box shape entries must be ints, got {shape!r}.")
-        result.append(int(entry))
+        try:
+            result.append(operator.index(entry))  # int() would cut np.array(3.5) to 3
+        except TypeError:
+            raise TypeError(f"Box shape entries must be ints, got {shape!r}.") from None
     if any(s < 0 for s in result):
         raise ValueError(f"Box shape entries must be >= 0, got {tuple(result)}.")
     return tuple(result)

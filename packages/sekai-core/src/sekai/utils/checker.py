@@ -397,10 +397,18 @@ def _not_an_env(env: object) -> str:
             "check_env(sekai.make(env_id)) (sekai.testing.assert_env_conforms also steps an "
             "env's native vector version)."
         )
-    return (
-        f"check_env expected a sekai.Env, got {got}. To check a gymnasium env, convert it "
-        "first with sekai.compat.from_gymnasium(env)."
-    )
+    if hasattr(env, "possible_agents"):  # a MultiAgentEnv (or a PettingZoo env)
+        return (
+            f"check_env expected a sekai.Env, got {got}: it checks single-agent envs; for a "
+            "multi-agent one, run PettingZoo's parallel_api_test on "
+            "sekai.compat.to_pettingzoo(env)."
+        )
+    if type(env).__module__.partition(".")[0] == "gymnasium":
+        return (
+            f"check_env expected a sekai.Env, got {got}. To check a gymnasium env, convert it "
+            "first with sekai.compat.from_gymnasium(env)."
+        )
+    return f"check_env expected a sekai.Env, got {got}."
 
 
 def check_env(
