@@ -261,6 +261,11 @@ def test_constant_arrays_the_length_of_the_batch_are_not_split(
         for mine, theirs in zip(native.get_attr(name), sync.get_attr(name), strict=True):
             np.testing.assert_array_equal(mine, theirs)
             assert mine.shape == (2,)
+        bounds = np.array([-1.0, 1.0], np.float32)
+        native.set_attr(name, bounds)  # settable, as on the single env
+        sync.set_attr(name, bounds)
+        for mine, theirs in zip(native.get_attr(name), sync.get_attr(name), strict=True):
+            np.testing.assert_array_equal(mine, theirs)
 
 
 def test_constructor_keywords_reach_the_dynamics() -> None:

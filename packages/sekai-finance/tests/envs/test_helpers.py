@@ -37,9 +37,9 @@ def test_simulate_gbm_shapes_and_draw_order():
         ({"dt": -1.0}, ValueError, "dt must be a finite number > 0"),
         ({"sigma": float("nan")}, ValueError, "sigma must be a finite number >= 0"),
         ({"mu": [0.0, float("inf")]}, ValueError, "mu must be finite numbers"),
-        ({"n_steps": 2.5}, TypeError, "n_steps must be an int >= 1"),
-        ({"n_steps": True}, TypeError, "n_steps must be an int >= 1"),
-        ({"n_steps": 0}, ValueError, "n_steps must be an int >= 1"),
+        ({"n_steps": 2.5}, TypeError, "n_steps must be an int"),
+        ({"n_steps": True}, TypeError, "n_steps must be an int"),
+        ({"n_steps": -1}, ValueError, "n_steps must be an int >= 0"),
     ],
 )
 def test_simulate_gbm_checks_its_parameters_as_gbm_does(kwargs, error, says):
@@ -60,3 +60,7 @@ def test_sample_window():
     assert window.shape == (10,) and np.all(np.diff(window) == 1)
     with pytest.raises(ValueError):
         sample_window(np.random.default_rng(0), prices, 101)
+
+
+def test_simulate_gbm_of_no_steps_is_the_start_price():
+    assert simulate_gbm(np.random.default_rng(0), 0, s0=50.0).tolist() == [50.0]

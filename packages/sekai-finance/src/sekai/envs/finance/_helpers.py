@@ -8,9 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import check_number, real_array
-from sekai.finance.simulators._checks import per_asset
-from sekai.finance.simulators.base import check_simulate_args
+from sekai.finance._values import check_count, check_number, real_array
+from sekai.finance.simulators._checks import check_generator, per_asset
 
 __all__ = ["check_correlation", "random_correlation", "sample_window", "simulate_gbm"]
 
@@ -65,7 +64,8 @@ def simulate_gbm(
     and cumsums the exact log-normal increments ``(mu − sigma²/2)dt + sigma·sqrt(dt)·z``.
     """
     # GBM's own checks: a negative s0 or dt, or a NaN sigma, would give NaN paths
-    n_steps, _ = check_simulate_args(rng, n_steps, None)
+    check_generator(rng)
+    n_steps = check_count("n_steps", n_steps)  # 0: the one-row path [s0]
     dt = check_number("dt", dt, "gt0")
     mu_a, sigma_a, s0_a = (
         np.asarray(per_asset(name, value, bound), dtype=np.float64)

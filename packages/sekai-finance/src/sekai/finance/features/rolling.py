@@ -39,6 +39,13 @@ def _block_sums(q: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
     return prefix.reshape(shape)[:n], tail.reshape(shape)[:n]
 
 
+def _window_total(flags: np.ndarray, window: int) -> np.ndarray:
+    """How many of ``flags`` are set in each trailing window."""
+    head, tail = _block_sums(flags.astype(np.float64), window)
+    total: np.ndarray = head + tail
+    return total
+
+
 def _window_moments(a: np.ndarray, window: int) -> tuple[np.ndarray, ...]:
     """Per trailing window: ``(count, mean, squares)``.
 
@@ -69,9 +76,9 @@ def _window_moments(a: np.ndarray, window: int) -> tuple[np.ndarray, ...]:
     k_head, k_tail = _block_sums(finite.astype(np.float64), window)
     s_head, s_tail = _block_sums(d, window)
     q_head, q_tail = _block_sums(d * d, window)
-    count = sum(_block_sums(valid.astype(np.float64), window))
-    up = sum(_block_sums((a == np.inf).astype(np.float64), window))
-    down = sum(_block_sums((a == -np.inf).astype(np.float64), window))
+    count = _window_total(valid, window)
+    up = _window_total(a == np.inf, window)
+    down = _window_total(a == -np.inf, window)
     # The tail was centred on the previous block's anchor: move it to this row's block.
     shift = previous - own
     k = k_head + k_tail

@@ -103,11 +103,19 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
         """The single env's ``low_state`` (the observation bounds), the same for every sub-env."""
         return self._low_state
 
+    @low_state.setter
+    def low_state(self, value: npt.NDArray[np.float32]) -> None:
+        self._low_state = value  # as on the single env: the spaces built stay as they are
+
     @shared  # type: ignore[prop-decorator]
     @property
     def high_state(self) -> npt.NDArray[np.float32]:
         """The single env's ``high_state`` (the observation bounds), the same for every sub-env."""
         return self._high_state
+
+    @high_state.setter
+    def high_state(self, value: npt.NDArray[np.float32]) -> None:
+        self._high_state = value  # as on the single env: the spaces built stay as they are
 
     def _reset_envs(
         self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]

@@ -53,11 +53,19 @@ class MountainCarVecEnv(ValleyVecEnv):
         """The single env's ``low`` (the observation bounds), the same for every sub-env."""
         return self._low
 
+    @low.setter
+    def low(self, value: npt.NDArray[np.float32]) -> None:
+        self._low = value  # as on the single env: the spaces built stay as they are
+
     @shared  # type: ignore[prop-decorator]
     @property
     def high(self) -> npt.NDArray[np.float32]:
         """The single env's ``high`` (the observation bounds), the same for every sub-env."""
         return self._high
+
+    @high.setter
+    def high(self, value: npt.NDArray[np.float32]) -> None:
+        self._high = value  # as on the single env: the spaces built stay as they are
 
     def _step(
         self, actions: npt.NDArray[np.integer[Any]]
