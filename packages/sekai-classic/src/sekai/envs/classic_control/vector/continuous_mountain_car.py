@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +28,9 @@ Classes = npt.NDArray[np.int8]
 # class, and rounds to float32 exactly where the scalar code would. The order PY < F32 < F64
 # makes the promoted class of a binary operation the maximum of the two classes.
 PY, F32, F64 = 0, 1, 2
+# Actions beyond this square to more than a float64 holds (energy penalty 0.1 * a**2).
+_ROOT_MAX = math.sqrt(np.finfo(np.float64).max)
+_MAX, _MIN = np.maximum.reduce, np.minimum.reduce
 
 
 def _r32(values: FloatArray) -> FloatArray:
@@ -130,12 +134,15 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
         state_class = np.where(self._fresh, F64, F32).astype(np.int8)
         action_class = np.full(n, F32 if actions.dtype == np.float32 else F64, dtype=np.int8)
         a = actions[:, 0].astype(np.float64)
-        with np.errstate(over="ignore"):  # refused below, naming the action
+        if _MAX(a) > _ROOT_MAX or _MIN(a) < -_ROOT_MAX:  # rare: find whose square overflows
+            with np.errstate(over="ignore"):  # a frozen sub-env's ignored action may
+                energy = pow2(a)
+            overflow = ~np.isfinite(energy) & ~self.frozen
+            if overflow.any():
+                index = int(np.flatnonzero(overflow)[0])
+                check_energy(float(energy[index]), float(a[index]), index)
+        else:
             energy = pow2(a)
-        overflow = ~np.isfinite(energy) & ~self.frozen
-        if overflow.any():
-            index = int(np.flatnonzero(overflow)[0])
-            check_energy(float(energy[index]), float(a[index]), index)
         position = self.state[:, 0].copy()
         velocity = self.state[:, 1].copy()
 
