@@ -1,6 +1,8 @@
 import asyncio
 import gc
+import sys
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -267,3 +269,31 @@ def test_an_env_may_store_an_attribute_named_render():
         AttributeError, match="has no attribute 'render': sekai envs have no render"
     ):
         Flagged.__new__(Flagged).render  # noqa: B018
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="exception notes are Python 3.11+")
+def test_a_step_only_wrapper_failing_inside_the_loop_is_named_in_a_note() -> None:
+    import asyncio
+
+    class RunsItsOwnLoop(sekai.Env):  # type: ignore[type-arg]
+        observation_space = sekai.Discrete(2)
+        action_space = sekai.Discrete(2)
+
+        def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            return sekai.ResetResult(0, {})
+
+        def step(self, action: Any) -> Any:
+            return asyncio.run(asyncio.sleep(0, sekai.StepResult(0, 0.0, False, False, {})))
+
+    class StepOnly(sekai.Wrapper):  # type: ignore[type-arg]
+        def step(self, action: Any) -> Any:
+            return self.env.step(action)
+
+    async def main() -> None:
+        with pytest.raises(RuntimeError, match=r"^asyncio\.run\(\) cannot be called") as info:
+            await StepOnly(RunsItsOwnLoop()).async_step(0)
+        assert any(
+            "StepOnly overrides step() but not async_step()" in n for n in info.value.__notes__
+        )
+
+    asyncio.run(main())

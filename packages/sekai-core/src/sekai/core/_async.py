@@ -57,7 +57,17 @@ def _make_router(
 
     @functools.wraps(sync_fn)
     async def routed(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return call_sync(sync_fn, self, *args, **kwargs)
+        try:
+            return call_sync(sync_fn, self, *args, **kwargs)
+        except RuntimeError as exc:
+            # A note, not a new message: the user docs print the original one.
+            if "running event loop" in str(exc) and hasattr(exc, "add_note"):
+                exc.add_note(
+                    f"{cls.__qualname__} overrides {sync_name}() but not {async_name}(), so its "
+                    f"{async_name}() runs {sync_name}() inside the running event loop: override "
+                    f"{async_name}() in {cls.__qualname__} too."
+                )
+            raise
 
     routed.__name__ = async_name
     routed.__qualname__ = f"{cls.__qualname__}.{async_name}"
