@@ -13,6 +13,7 @@ import numpy.typing as npt
 from sekai.error import InvalidAction
 
 __all__ = [
+    "F64",
     "DiscreteAction",
     "box_action",
     "box_actions",
@@ -26,7 +27,7 @@ __all__ = [
     "to_float",
 ]
 
-_F64 = np.dtype(np.float64)
+F64 = np.dtype(np.float64)
 
 
 def python_floats_exact(state: Any, *constants: Any) -> bool:
@@ -38,7 +39,7 @@ def python_floats_exact(state: Any, *constants: Any) -> bool:
     NumPy scalars, as gymnasium does (a state restored from a float32 observation, ``set_attr``
     with ``np.float32(9.8)``).
     """
-    if state is not None and (type(state) is not np.ndarray or state.dtype != _F64):
+    if state is not None and (type(state) is not np.ndarray or state.dtype != F64):
         return False
     for value in constants:
         kind = type(value)

@@ -12,10 +12,10 @@ import numpy.typing as npt
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.classic_control._common import (
+    F64,
     DiscreteAction,
     check_flag,
     discrete_action,
-    python_floats_exact,
     reset_bounds,
 )
 from sekai.error import ResetRequired
@@ -92,17 +92,19 @@ class CartPoleEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
         # Python floats give the same IEEE results as gymnasium's NumPy scalars, much faster;
         # the expressions keep gymnasium's evaluation order so every rounding step matches.
         state = self.state
-        if python_floats_exact(
-            state,
-            self.force_mag,
-            self.polemass_length,
-            self.total_mass,
-            self.gravity,
-            self.length,
-            self.masspole,
-            self.tau,
-            self.x_threshold,
-            self.theta_threshold_radians,
+        # python_floats_exact()'s rule, written out: a call would cost a tenth of the step
+        if (
+            type(state) is np.ndarray
+            and state.dtype is F64
+            and type(self.force_mag) is float
+            and type(self.polemass_length) is float
+            and type(self.total_mass) is float
+            and type(self.gravity) is float
+            and type(self.length) is float
+            and type(self.masspole) is float
+            and type(self.tau) is float
+            and type(self.x_threshold) is float
+            and type(self.theta_threshold_radians) is float
         ):
             x, x_dot, theta, theta_dot = state.tolist()
             cos: Callable[[Any], Any] = math.cos
