@@ -78,14 +78,18 @@ def _concatenate_tuple(space: Tuple, items: Any, out: Any = None) -> tuple[Any, 
 # -- create_empty_array --------------------------------------------------------------------
 
 
-def _rows(n: Any) -> int:
-    """``create_empty_array``'s ``n``: an int >= 0 (0 is an empty buffer), as ``batch_space``
-    checks it; ``int()`` would take 2.9, "3" and True."""
+def check_count(n: Any, minimum: int, accepted: str = "an int", purpose: str = "") -> int:
+    """``n`` samples as an int >= ``minimum`` (``int()`` would take 2.9, "3" and True)."""
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"n must be an int or None, got {type(n).__name__} {n!r}.")
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}.")
+        raise TypeError(f"n must be {accepted}, got {type(n).__name__} {n!r}.")
+    if n < minimum:
+        raise ValueError(f"n must be >= {minimum}{purpose}, got {n}.")
     return int(n)
+
+
+def _rows(n: Any) -> int:
+    """``create_empty_array``'s ``n``: 0 is an empty buffer (None is taken by the caller)."""
+    return check_count(n, 0, "an int or None")
 
 
 @singledispatch

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.spaces._stack import _rows, concatenate, create_empty_array
+from sekai.spaces._stack import _rows, check_count, concatenate, create_empty_array
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
 from sekai.spaces.discrete import Discrete
@@ -23,11 +23,7 @@ __all__ = ["batch_space", "concatenate", "create_empty_array", "iterate"]
 
 
 def _check_n(n: Any) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"n must be an int, got {type(n).__name__} {n!r}.")
-    if n < 1:
-        raise ValueError(f"n must be >= 1 to batch a space, got {n}.")
-    return int(n)
+    return check_count(n, 1, purpose=" to batch a space")
 
 
 def _rng_copy(space: Space[Any]) -> np.random.Generator:

@@ -106,32 +106,37 @@ def _min_periods(min_periods: int | None, window: int) -> int:
     return need
 
 
+def _mean_std(
+    a: np.ndarray, window: int, min_periods: int | None, ddof: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rolling mean and standard deviation of ``a`` from one pass of ``_window_moments``."""
+    count, mean, squares = _window_moments(a, window)
+    need = _min_periods(min_periods, window)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        std = np.sqrt(squares / (count - ddof))
+    return (
+        np.where(count >= need, mean, np.nan),
+        np.where(count >= max(need, ddof + 1), std, np.nan),
+    )
+
+
 def rolling_mean(x: Any, window: int, *, min_periods: int | None = None) -> np.ndarray:
     """Mean of the valid values among the last ``window`` rows (NaN below ``min_periods``)."""
-    a = as_array(x)
-    window = window_arg("window", window)
-    count, mean, _ = _window_moments(a, window)
-    return np.where(count >= _min_periods(min_periods, window), mean, np.nan)
+    return _mean_std(as_array(x), window_arg("window", window), min_periods, 1)[0]
 
 
 def rolling_std(
     x: Any, window: int, *, min_periods: int | None = None, ddof: int = 1
 ) -> np.ndarray:
     """Standard deviation of the valid values among the last ``window`` rows."""
-    a = as_array(x)
-    window = window_arg("window", window)
-    ddof = window_arg("ddof", ddof, minimum=0)
-    count, _, squares = _window_moments(a, window)
-    need = max(_min_periods(min_periods, window), ddof + 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(count >= need, np.sqrt(squares / (count - ddof)), np.nan)
+    a, window = as_array(x), window_arg("window", window)
+    return _mean_std(a, window, min_periods, window_arg("ddof", ddof, minimum=0))[1]
 
 
 def rolling_zscore(x: Any, window: int, *, min_periods: int | None = None) -> np.ndarray:
     """``(x − rolling_mean) / rolling_std`` over the trailing window (NaN where std is 0)."""
     a = as_array(x)
-    mean = rolling_mean(a, window, min_periods=min_periods)
-    std = rolling_std(a, window, min_periods=min_periods)
+    mean, std = _mean_std(a, window_arg("window", window), min_periods, 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(std > 0, (a - mean) / std, np.nan)
 

@@ -11,9 +11,25 @@ import numpy.typing as npt
 from sekai.core.env import Env
 from sekai.envs.classic_control._common import reset_bounds
 from sekai.envs.classic_control.vector._pow import pow2
-from sekai.vector import NativeVecEnv
+from sekai.vector import NativeVecEnv, shared
 
-__all__ = ["ClassicVecEnv", "keep_frozen", "pow2", "uniform_rows"]
+__all__ = ["ClassicVecEnv", "bound_array", "keep_frozen", "pow2", "uniform_rows"]
+
+
+def bound_array(name: str) -> Any:
+    """A ``@shared`` property for the single env's array ``name`` (observation bounds), kept
+    as ``_name``: every sub-env gets the whole array, even one of ``num_envs`` entries, and
+    setting it works as on the single env (the spaces built stay as they are)."""
+    private = f"_{name}"
+
+    def get(self: Any) -> npt.NDArray[np.float32]:
+        return getattr(self, private)  # type: ignore[no-any-return]
+
+    def set_(self: Any, value: npt.NDArray[np.float32]) -> None:
+        setattr(self, private, value)
+
+    doc = f"The single env's ``{name}`` (the observation bounds), the same for every sub-env."
+    return shared(property(get, set_, doc=doc))
 
 
 class ClassicVecEnv(NativeVecEnv):

@@ -13,9 +13,8 @@ from sekai.envs.classic_control.continuous_mountain_car import (
     ContinuousMountainCarEnv,
     check_energy,
 )
-from sekai.envs.classic_control.vector._common import keep_frozen, pow2
+from sekai.envs.classic_control.vector._common import bound_array, keep_frozen, pow2
 from sekai.envs.classic_control.vector._valley import ValleyVecEnv
-from sekai.vector import shared
 
 __all__ = ["ContinuousMountainCarVecEnv"]
 
@@ -82,6 +81,9 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
 
     metadata = ContinuousMountainCarEnv.metadata
 
+    low_state = bound_array("low_state")
+    high_state = bound_array("high_state")
+
     def __init__(
         self,
         num_envs: int,
@@ -100,26 +102,6 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
         # True until a sub-env's first step: its state is still float64, as after the single
         # env's reset (later states are float32).
         self._fresh = np.ones(self.num_envs, dtype=bool)
-
-    @shared  # type: ignore[prop-decorator]
-    @property
-    def low_state(self) -> npt.NDArray[np.float32]:
-        """The single env's ``low_state`` (the observation bounds), the same for every sub-env."""
-        return self._low_state
-
-    @low_state.setter
-    def low_state(self, value: npt.NDArray[np.float32]) -> None:
-        self._low_state = value  # as on the single env: the spaces built stay as they are
-
-    @shared  # type: ignore[prop-decorator]
-    @property
-    def high_state(self) -> npt.NDArray[np.float32]:
-        """The single env's ``high_state`` (the observation bounds), the same for every sub-env."""
-        return self._high_state
-
-    @high_state.setter
-    def high_state(self, value: npt.NDArray[np.float32]) -> None:
-        self._high_state = value  # as on the single env: the spaces built stay as they are
 
     def _reset_envs(
         self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]

@@ -8,9 +8,8 @@ import numpy as np
 import numpy.typing as npt
 
 from sekai.envs.classic_control.mountain_car import MountainCarEnv
-from sekai.envs.classic_control.vector._common import keep_frozen
+from sekai.envs.classic_control.vector._common import bound_array, keep_frozen
 from sekai.envs.classic_control.vector._valley import ValleyVecEnv
-from sekai.vector import shared
 
 __all__ = ["MountainCarVecEnv"]
 
@@ -32,6 +31,9 @@ class MountainCarVecEnv(ValleyVecEnv):
 
     metadata = MountainCarEnv.metadata
 
+    low = bound_array("low")
+    high = bound_array("high")
+
     def __init__(
         self,
         num_envs: int,
@@ -46,26 +48,6 @@ class MountainCarVecEnv(ValleyVecEnv):
         self.gravity: Any = single.gravity
         self._low = single.low
         self._high = single.high
-
-    @shared  # type: ignore[prop-decorator]
-    @property
-    def low(self) -> npt.NDArray[np.float32]:
-        """The single env's ``low`` (the observation bounds), the same for every sub-env."""
-        return self._low
-
-    @low.setter
-    def low(self, value: npt.NDArray[np.float32]) -> None:
-        self._low = value  # as on the single env: the spaces built stay as they are
-
-    @shared  # type: ignore[prop-decorator]
-    @property
-    def high(self) -> npt.NDArray[np.float32]:
-        """The single env's ``high`` (the observation bounds), the same for every sub-env."""
-        return self._high
-
-    @high.setter
-    def high(self, value: npt.NDArray[np.float32]) -> None:
-        self._high = value  # as on the single env: the spaces built stay as they are
 
     def _step(
         self, actions: npt.NDArray[np.integer[Any]]
