@@ -1,4 +1,4 @@
-"""Argument checks shared by the wrappers and the statistics trackers."""
+"""Argument checks shared by the spaces, wrappers and statistics trackers, and by plugins."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_int", "check_real", "resolve_callable", "reward_scaling_args"]
+__all__ = ["check_int", "check_real", "holds_bool", "resolve_callable", "reward_scaling_args"]
 
 
 def resolve_callable(
@@ -25,6 +25,19 @@ def resolve_callable(
     if not callable(func):
         raise TypeError(f"{owner}() argument {name!r} must be callable, got {type(func).__name__}.")
     return func
+
+
+def holds_bool(value: Any) -> bool:
+    """Whether ``value`` is or holds a bool (NumPy turns ``[True, 2]`` into ints silently)."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "b" or (
+            value.dtype == object and any(holds_bool(v) for v in value.ravel().tolist())
+        )
+    if isinstance(value, (list, tuple)):
+        return any(holds_bool(v) for v in value)
+    return False
 
 
 def check_int(owner: str, name: str, value: Any, minimum: int) -> int:

@@ -64,6 +64,20 @@ def test_rolling_statistics_match_each_window_computed_alone():
         assert np.allclose(std, expected, rtol=1e-11, equal_nan=True)
 
 
+def test_rolling_std_is_nan_until_a_window_holds_more_values_than_ddof():
+    # min_periods=1 would let one value through; std with ddof=d needs d + 1 values, so the
+    # first d entries are NaN (not inf or 0 from dividing by count - ddof <= 0).
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    for ddof in (0, 1, 2):
+        std = f.rolling_std(x, 3, min_periods=1, ddof=ddof)
+        assert np.isnan(std[:ddof]).all()
+        assert std[ddof:] == pytest.approx(
+            [x[max(0, t - 2) : t + 1].std(ddof=ddof) for t in range(ddof, 4)]
+        )
+    with pytest.raises(ValueError, match="ddof"):
+        f.rolling_std(x, 3, ddof=-1)
+
+
 def test_an_inf_affects_only_the_windows_holding_it():
     x = np.array([1.0, np.inf, 1.0, 1.0, 1.0])
     assert f.rolling_mean(x, 2).tolist()[1:] == [np.inf, np.inf, 1.0, 1.0]

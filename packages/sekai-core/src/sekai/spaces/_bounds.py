@@ -10,10 +10,11 @@ from typing import Any, SupportsIndex
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai._args import holds_bool
+
 __all__ = [
     "as_bound",
     "check_dtype",
-    "holds_bool",
     "normalise_shape",
     "to_float_dtype",
     "to_integer_dtype",
@@ -63,19 +64,6 @@ def check_dtype(dtype: Any) -> np.dtype[Any]:
     if dt.kind not in "iuf":
         raise TypeError(f"Box dtype must be an integer or floating dtype, got {dt}.")
     return dt
-
-
-def holds_bool(value: Any) -> bool:
-    """Whether ``value`` is or holds a bool (NumPy turns ``[True, 2]`` into ints silently)."""
-    if isinstance(value, (bool, np.bool_)):
-        return True
-    if isinstance(value, np.ndarray):
-        return value.dtype.kind == "b" or (
-            value.dtype == object and any(holds_bool(v) for v in value.ravel().tolist())
-        )
-    if isinstance(value, (list, tuple)):
-        return any(holds_bool(v) for v in value)
-    return False
 
 
 def as_bound(name: str, value: Any) -> NDArray[Any]:

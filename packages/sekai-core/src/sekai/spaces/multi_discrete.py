@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai._args import holds_bool
 from sekai.spaces._array import ArraySpace, numeric_mask
-from sekai.spaces._bounds import holds_bool
 from sekai.spaces.discrete import Discrete
 from sekai.spaces.jsonable import register_space_type
 from sekai.spaces.space import SeedLike

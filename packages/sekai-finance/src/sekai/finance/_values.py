@@ -10,10 +10,11 @@ import numbers
 
 import numpy as np
 
+from sekai._args import holds_bool
+
 __all__ = [
     "check_count",
     "check_number",
-    "holds_bool",
     "is_real",
     "real_array",
     "real_float",
@@ -34,19 +35,6 @@ def is_real(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(
         value, (bool, np.bool_, np.timedelta64)
     )
-
-
-def holds_bool(value: object) -> bool:
-    """``value`` is a bool, or a (nested) list, tuple or array with a bool in it."""
-    if isinstance(value, (bool, np.bool_)):
-        return True
-    if isinstance(value, np.ndarray):
-        return value.dtype.kind == "b" or (
-            value.dtype.kind == "O" and any(holds_bool(v) for v in value.flat)
-        )
-    if isinstance(value, (list, tuple)):
-        return any(holds_bool(v) for v in value)
-    return False
 
 
 _KINDS = {

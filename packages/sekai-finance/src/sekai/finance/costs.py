@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from sekai._args import holds_bool
 from sekai.finance._numeric import seq_sum
-from sekai.finance._values import holds_bool, is_real, real_array, real_float, scalar
+from sekai.finance._values import is_real, real_array, real_float, scalar
 
 __all__ = [
     "CompositeCost",

@@ -17,9 +17,10 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
+from sekai._args import holds_bool
 from sekai.core.env import Env
 from sekai.error import InvalidAction, ResetRequired
-from sekai.finance._values import holds_bool, is_real, real_array, real_float, scalar
+from sekai.finance._values import is_real, real_array, real_float, scalar
 
 __all__ = [
     "EPISODE_OVER",

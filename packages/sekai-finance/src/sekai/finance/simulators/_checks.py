@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import holds_bool, real_array, real_float
+from sekai._args import holds_bool
+from sekai.finance._values import real_array, real_float
 
 __all__ = [
     "as_float",
