@@ -1,11 +1,13 @@
 import re
 import sys
 import textwrap
+import threading
 
 import pytest
 
 import sekai
 from sekai.registry import EnvSpec, WrapperSpec
+from sekai.testing.envs import LineEnv
 
 
 class My(sekai.Env):
@@ -212,3 +214,37 @@ def test_register_names_kwargs_that_are_not_a_dict(sekai_registry):
         sekai.register("bad/My-v0", My, kwargs=[1, 2])
     with pytest.raises(sekai.EnvNotFound):
         sekai.spec("bad/My-v0")
+
+
+class Configured(LineEnv):
+    """An env that edits the config dict it is given (as some envs do)."""
+
+    def __init__(self, config):
+        super().__init__()
+        config.setdefault("history", []).append("made")
+        self.config = config
+
+
+@pytest.mark.parametrize("how", ["make", "make_vec"])
+def test_made_envs_get_their_own_copy_of_mutable_registered_kwargs(sekai_registry, how):
+    sekai.register("demo/Cfg-v0", Configured, kwargs={"config": {"level": 1}})
+    if how == "make":
+        first, second = sekai.make("demo/Cfg-v0"), sekai.make("demo/Cfg-v0")
+        assert first.unwrapped.config is not second.unwrapped.config
+        assert first.unwrapped.config == {"level": 1, "history": ["made"]}
+    else:
+        sekai.make_vec("demo/Cfg-v0", 2).close()
+    assert sekai.spec("demo/Cfg-v0").kwargs == {"config": {"level": 1}}
+
+
+def test_a_kwarg_given_to_make_is_passed_as_it_is_not_copied(sekai_registry):
+    sekai.register("demo/Cfg-v0", Configured, kwargs={"config": {"level": 1}})
+    mine: dict[str, object] = {}
+    assert sekai.make("demo/Cfg-v0", config=mine).unwrapped.config is mine
+
+
+def test_a_registered_kwarg_that_cannot_be_copied_is_named(sekai_registry):
+    sekai.register("demo/Lock-v0", My, kwargs={"extra": threading.Lock()})
+    with pytest.raises(TypeError, match=r"demo/Lock-v0: its registered keyword argument 'extra'"):
+        sekai.make("demo/Lock-v0")
+    assert sekai.make("demo/Lock-v0", extra=threading.Lock()).unwrapped.extra is not None

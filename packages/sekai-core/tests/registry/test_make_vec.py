@@ -10,6 +10,7 @@ from sekai.plugins import hookimpl
 from sekai.registry import EnvSpec, WrapperSpec
 from sekai.testing import registry_sandbox
 from sekai.testing.envs import LineEnv, LineVecEnv
+from sekai.vector import VecEnv
 from sekai.vector.spawnable import Spawnable
 
 
@@ -26,6 +27,11 @@ class RecordingNative:
     def __init__(self, **kwargs):
         self.kwargs = kwargs
         self.spec = None
+
+
+# Stand-ins, not VecEnvs: make_vec refuses what is not one, so they register as virtual ones.
+VecEnv.register(RecordingVec)
+VecEnv.register(RecordingNative)
 
 
 class Counter(Spawnable):
@@ -347,3 +353,40 @@ def test_native_kwargs_that_do_not_fit_name_the_env_and_its_vector_entry_point(
         "native/Line-v0: its vector_entry_point LineVecEnv does not take the keyword arguments "
         "it was given (num_envs, nope): "
     )
+
+
+class NotAVecEnv:
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+
+
+def test_a_vector_entry_point_that_builds_no_vec_env_is_refused(sekai_registry):
+    sekai.register("n/Probe-v0", Probe, vector_entry_point=NotAVecEnv)
+    with pytest.raises(TypeError, match=r"n/Probe-v0: its vector_entry_point NotAVecEnv returned"):
+        sekai.make_vec("n/Probe-v0", 2)
+
+
+@pytest.mark.parametrize("mode", ["native", "sync"])
+@pytest.mark.parametrize("key", ["num_envs", "max_episode_steps"])
+def test_vector_kwargs_may_not_hold_num_envs_or_the_time_limit(sekai_line_registry, mode, key):
+    with pytest.raises(TypeError, match=f"make_vec got '{key}' in vector_kwargs; pass it as"):
+        sekai.make_vec("testing/Line-v0", 2, vectorization_mode=mode, vector_kwargs={key: 3})
+
+
+def test_native_refuses_autoreset_as_an_env_keyword_and_takes_it_in_vector_kwargs(
+    sekai_line_registry,
+):
+    with pytest.raises(TypeError, match=r"pass vector_kwargs=\{'autoreset': \.\.\.\}"):
+        sekai.make_vec("testing/Line-v0", 2, vectorization_mode="native", autoreset=False)
+    vec = sekai.make_vec("testing/Line-v0", 2, vector_kwargs={"autoreset": False})
+    assert vec.autoreset is False and "autoreset" not in vec.spec.kwargs
+
+
+def test_the_native_twin_hint_names_only_the_same_env(sekai_registry):
+    sekai.register("Line-v0", LineEnv)
+    sekai.register("twin/Line-v0", LineEnv, vector_entry_point=LineVecEnv)
+    sekai.register("other/Line-v0", Probe, vector_entry_point=LineVecEnv)
+    with pytest.raises(ValueError) as info:
+        sekai.make_vec("Line-v0", 2, vectorization_mode="native")
+    assert "twin/Line-v0 has one" in str(info.value)
+    assert "other/Line-v0" not in str(info.value)

@@ -86,6 +86,28 @@ def test_register_validates_entry_point_form_without_importing():
     assert spec.entry_point == "sekai_never_imported_module:Env"
 
 
+@pytest.mark.parametrize(
+    "entry_point", ["größe:Umgebung", "paquete.módulo:Entorno.crear", "mod_2:Env_v2"]
+)
+def test_register_accepts_entry_points_of_any_python_identifiers(entry_point):
+    assert EnvRegistry().register("A-v0", entry_point).entry_point == entry_point
+
+
+@pytest.mark.parametrize("entry_point", ["a:b:c", "a.:b", "1mod:Env", "mod:", ":Env", "a b:c"])
+def test_register_refuses_entry_points_that_are_not_dotted_identifiers(entry_point):
+    with pytest.raises(ValueError, match=r"Must be 'module\.path:ClassName'"):
+        EnvRegistry().register("A-v0", entry_point)
+
+
+def test_deregister_of_a_malformed_id_raises_the_id_error_as_spec_does():
+    reg = EnvRegistry()
+    with pytest.raises(ValueError) as by_spec:
+        reg.spec("bad id!")
+    with pytest.raises(ValueError) as by_deregister:
+        reg.deregister("bad id!")
+    assert str(by_deregister.value) == str(by_spec.value)
+
+
 def test_deregister_removes_the_spec():
     reg = EnvRegistry()
     reg.register("A-v0", Dummy)
@@ -206,6 +228,40 @@ def test_namespace_loader_that_fails_is_kept_for_a_retry():
         reg.spec("lazy/Thing-v0")
     assert reg.spec("lazy/Thing-v0").id == "lazy/Thing-v0"
     assert len(attempts) == 2
+
+
+def test_a_failed_namespace_loader_leaves_nothing_registered_so_a_retry_works():
+    reg = EnvRegistry()
+    attempts = []
+
+    def loader():
+        attempts.append(1)
+        reg.register("lazy/A-v0", Dummy)
+        if len(attempts) == 1:
+            raise ImportError("half loaded")
+
+    reg.register_namespace("lazy", loader)
+    with pytest.raises(ImportError, match="half loaded"):
+        reg.spec("lazy/A-v0")
+    assert reg.all_specs() == []
+    assert reg.spec("lazy/A-v0").id == "lazy/A-v0"  # not EnvAlreadyRegistered
+    assert len(attempts) == 2
+
+
+def test_a_namespace_loader_looking_up_its_own_ids_runs_once():
+    reg = EnvRegistry()
+    calls = []
+
+    def loader():  # the idempotent "register unless there" pattern
+        calls.append(1)
+        try:
+            reg.spec("lazy/A-v0")
+        except EnvNotFound:
+            reg.register("lazy/A-v0", Dummy)
+
+    reg.register_namespace("lazy", loader)
+    assert reg.spec("lazy/A-v0").id == "lazy/A-v0"
+    assert calls == [1]
 
 
 def test_namespace_loader_is_not_run_for_registered_ids_or_other_namespaces():

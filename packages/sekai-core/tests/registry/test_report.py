@@ -147,3 +147,12 @@ def test_suggest_for_an_unknown_namespace_looks_for_a_namespace_typo_only():
     ids = ["Trading-v0", "example/Gridworld-v0"]
     assert suggest("broken/Thing-v0", ids) == ()
     assert suggest("exampel/Gridwrld-v0", ids) == ("example/Gridworld-v0",)
+
+
+def test_suggest_offers_the_same_name_in_other_namespaces_before_look_alikes():
+    ids = ["Market-v0", "MarketMaking-v0", "qc/MarketEnv-v0", "demo/Drift-v0", "demo/Other-v0"]
+    assert suggest("Drift-v0", ids) == ("demo/Drift-v0",)
+    assert suggest("MarketEnv-v0", ids) == ("qc/MarketEnv-v0", "Market-v0", "MarketMaking-v0")
+    assert suggest("demo/MarketEnv-v0", ids)[0] == "qc/MarketEnv-v0"
+    # Another version in the ID's own namespace still wins alone (the documented message).
+    assert suggest("Cartpole-v1", ["CartPole-v1", "classic/CartPole-v1"]) == ("CartPole-v1",)

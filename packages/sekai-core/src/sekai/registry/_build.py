@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import numbers
@@ -14,7 +15,7 @@ from sekai.registry.entry_points import load_entry_point
 if TYPE_CHECKING:
     from sekai.registry.spec import EnvSpec
 
-__all__ = ["build_env", "construct", "effective_steps", "label"]
+__all__ = ["build_env", "construct", "effective_steps", "label", "merge_kwargs"]
 
 
 def effective_steps(spec: EnvSpec, max_episode_steps: int | None) -> int | None:
@@ -35,6 +36,30 @@ def effective_steps(spec: EnvSpec, max_episode_steps: int | None) -> int | None:
     return int(max_episode_steps)
 
 
+def merge_kwargs(spec: EnvSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` over a deep copy of the registered ones they leave in place (gymnasium's
+    rule): no env made shares or changes a mutable default held by the registry. A registered
+    ``Spawnable`` is passed as it is: ``make_vec`` gives each sub-env its own by ``spawn()``.
+    """
+    from sekai.vector.spawnable import Spawnable
+
+    merged = {}
+    for key, value in spec.kwargs.items():
+        if key in kwargs or isinstance(value, Spawnable):
+            merged[key] = kwargs.get(key, value)
+            continue
+        try:
+            merged[key] = copy.deepcopy(value)
+        except Exception as exc:
+            raise TypeError(
+                f"{spec.id}: its registered keyword argument {key!r} ({type(value).__name__}) "
+                f"cannot be copied ({exc}); each env made gets its own copy of the registered "
+                f"defaults, so pass this one to make() instead (make({spec.id!r}, {key}=...))."
+            ) from exc
+    merged.update(kwargs)
+    return merged
+
+
 def build_env(
     spec: EnvSpec, max_episode_steps: int | None, kwargs: dict[str, Any]
 ) -> Env[Any, Any]:
@@ -45,7 +70,7 @@ def build_env(
             "entry points out); pass an EnvSpec with an entry point, or make() a registered ID."
         )
     steps = effective_steps(spec, max_episode_steps)
-    merged = {**spec.kwargs, **kwargs}
+    merged = merge_kwargs(spec, kwargs)
     factory = load_entry_point(spec.entry_point)
     reject_render_mode(spec.id, factory, merged)
     env: Env[Any, Any] = construct(

@@ -45,8 +45,9 @@ def suggest(env_id: str, registered: Iterable[str], n: int = 3) -> tuple[str, ..
     """Close registered IDs for a miss, best first.
 
     Other versions of the same name come first (name and namespace compare
-    case-insensitively, so ``Cartpole-v1`` suggests ``CartPole-v1``); otherwise IDs of the same
-    namespace that look alike (``difflib.get_close_matches``, cutoff 0.6). For a namespace with
+    case-insensitively, so ``Cartpole-v1`` suggests ``CartPole-v1``); otherwise the same name in
+    other namespaces, then IDs of the same namespace that look alike
+    (``difflib.get_close_matches``, cutoff 0.6). For a namespace with
     no IDs, only a likely typo in the namespace is suggested: the same name elsewhere, or
     look-alike IDs of a look-alike namespace. So ``CartPole-v0`` does not suggest ``Market-v0``,
     nor ``broken/Thing-v0`` ``Trading-v0``.
@@ -64,9 +65,10 @@ def suggest(env_id: str, registered: Iterable[str], n: int = 3) -> tuple[str, ..
     same_name = [i for i in same_ns if parsed[i].name.lower() == name.lower()]
     if same_name:
         return tuple(sorted(same_name, key=_version_key, reverse=True)[:n])
-    if same_ns:
-        return tuple(difflib.get_close_matches(env_id, same_ns, n=n, cutoff=0.6))
     elsewhere = [i for i, p in parsed.items() if p.name.lower() == name.lower()]
+    if same_ns:
+        alike = difflib.get_close_matches(env_id, same_ns, n=n, cutoff=0.6)
+        return tuple([*elsewhere, *alike][:n])
     if elsewhere:
         return tuple(elsewhere[:n])
     close_ns = difflib.get_close_matches((namespace or "").lower(), list(namespaces), cutoff=0.6)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sekai import _discovery
-from sekai.registry._build import build_env, construct, effective_steps, label
+from sekai.registry._build import build_env, construct, effective_steps, label, merge_kwargs
 from sekai.registry.ids import parse_env_id
 from sekai.registry.kernels import load_kernel
 from sekai.registry.registry import EnvRegistry
@@ -263,7 +263,13 @@ def make_vec(
     if vector_kwargs is not None and not isinstance(vector_kwargs, Mapping):
         raise TypeError(f"vector_kwargs must be a dict, got {type(vector_kwargs).__name__}.")
     backend_kwargs = dict(vector_kwargs) if vector_kwargs is not None else {}
-    merged = {**env_spec.kwargs, **env_kwargs}
+    for key, instead in (("num_envs", "num_envs"), ("max_episode_steps", "max_episode_steps=")):
+        if key in backend_kwargs:
+            raise TypeError(
+                f"make_vec got {key!r} in vector_kwargs; pass it as make_vec's {instead} "
+                "argument, which every vectorization mode applies (and records in vec.spec)."
+            )
+    merged = merge_kwargs(env_spec, env_kwargs)
     describing = dataclasses.replace(env_spec, kwargs=merged, max_episode_steps=steps)
 
     mode = vectorization_mode
@@ -276,6 +282,9 @@ def make_vec(
     vec: VecEnv
     if mode == "native":
         vec = _make_native(env_spec, n, merged, steps, backend_kwargs, bool(wrapper_fns))
+        _check_vec_env(
+            vec, f"{env_spec.id}: its vector_entry_point {label(env_spec.vector_entry_point)}"
+        )
     else:
         backend = _load_backend(mode)
         from_kernel = getattr(backend, "from_kernel", None)
@@ -286,6 +295,7 @@ def make_vec(
                     "has no per-env objects to wrap; use vector wrappers around it instead."
                 )
             vec = from_kernel(load_kernel(env_spec, merged), n, steps, backend_kwargs)
+            _check_vec_env(vec, f"vectorization_mode {mode!r}")
             vec.spec = describing
             return vec
         steps_arg = -1 if steps is None else steps
@@ -293,8 +303,19 @@ def make_vec(
             _SubEnvFactory(env_spec, steps_arg, _spawned(merged), wrapper_fns) for _ in range(n)
         ]
         vec = backend(env_fns, **backend_kwargs)
+        _check_vec_env(vec, f"vectorization_mode {mode!r}")
     vec.spec = describing
     return vec
+
+
+def _check_vec_env(vec: object, what: str) -> None:
+    from sekai.vector.vec_env import VecEnv
+
+    if not isinstance(vec, VecEnv):
+        raise TypeError(
+            f"{what} returned {type(vec).__name__}, not a sekai.VecEnv (make_vec builds sekai "
+            "vector envs; wrap a gymnasium vector env with sekai.compat.from_gymnasium_vector)."
+        )
 
 
 def _load_backend(mode: str) -> Any:
@@ -318,17 +339,16 @@ def _load_backend(mode: str) -> Any:
         ) from exc
 
 
-def native_twins(env_id: str) -> list[str]:
-    """IDs of the same name and version in another namespace that have a native vector env.
-
-    ``native_twins("CartPole-v1") == ["classic/CartPole-v1"]``.
-    """
-    parsed = parse_env_id(env_id)
+def native_twins(spec: EnvSpec) -> list[str]:
+    """IDs of the same env (entry point, name and version) in another namespace that have a
+    native vector env: ``classic/CartPole-v1`` for ``CartPole-v1``."""
+    parsed = parse_env_id(spec.id)
     return sorted(
         other.id
         for other in _registry.all_specs()
         if other.vector_entry_point is not None
-        and other.id != env_id
+        and other.id != spec.id
+        and other.entry_point == spec.entry_point
         and parse_env_id(other.id)[1:] == parsed[1:]
     )
 
@@ -342,7 +362,7 @@ def _make_native(
     has_wrappers: bool,
 ) -> VecEnv:
     if spec.vector_entry_point is None:
-        twins = native_twins(spec.id)
+        twins = native_twins(spec)
         twin = (
             f"; {' and '.join(twins)} {'has' if len(twins) == 1 else 'have'} one (the same env "
             "registered with its native vector version, docs/pages/registry.md#native-twins)"
@@ -359,6 +379,11 @@ def _make_native(
             f"{spec.id} was asked for a native vector env with {given}, but a native env has no "
             "per-env objects to wrap; use vector wrappers (sekai.VecWrapper) around it, or "
             "vectorization_mode='sync' to wrap each sub-env."
+        )
+    if "autoreset" in merged:
+        raise TypeError(
+            f"make_vec({spec.id!r}) got autoreset as a keyword argument of the env; it is an "
+            "argument of the VecEnv: pass vector_kwargs={'autoreset': ...}."
         )
     call_kwargs: dict[str, Any] = {"num_envs": num_envs, **merged}
     if steps is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -11,8 +10,6 @@ __all__ = ["EntryPoint", "check_entry_point", "load_entry_point"]
 
 EntryPoint = str | Callable[..., Any]
 
-_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
-_ENTRY_POINT_RE = re.compile(rf"^{_DOTTED}:{_DOTTED}$")
 _INVALID_ENTRY_POINT = "Invalid {what} {value!r}. Must be 'module.path:ClassName'."
 
 
@@ -28,13 +25,19 @@ def check_entry_point(value: object, what: str = "entry_point") -> None:
         ValueError: ``value`` is a string of the wrong form.
     """
     if isinstance(value, str):
-        if _ENTRY_POINT_RE.fullmatch(value) is None:
+        module, colon, attr = value.partition(":")
+        if not (colon and _dotted(module) and _dotted(attr)):
             raise ValueError(_INVALID_ENTRY_POINT.format(what=what, value=value))
     elif not callable(value):
         raise TypeError(
             f"{what} must be a callable or a 'module.path:ClassName' string, "
             f"got {type(value).__name__}."
         )
+
+
+def _dotted(text: str) -> bool:
+    """Dotted Python identifiers (non-ASCII ones too, as Python itself accepts them)."""
+    return all(part.isidentifier() for part in text.split("."))
 
 
 def load_entry_point(value: EntryPoint, what: str = "entry_point") -> Callable[..., Any]:

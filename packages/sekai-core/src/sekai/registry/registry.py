@@ -187,6 +187,7 @@ class EnvRegistry:
         if not isinstance(env_id, str):
             parse_env_id(env_id)  # the TypeError naming what was given (a dict key otherwise)
         if self._specs.pop(env_id, None) is None:
+            parse_env_id(env_id)  # a malformed ID gets spec()'s ValueError, not EnvNotFound
             raise self.not_found(env_id)
 
     def spec(self, env_id: str) -> EnvSpec:
@@ -205,13 +206,27 @@ class EnvRegistry:
         namespace = parse_env_id(env_id).namespace
         loader = self._loaders.get(namespace) if namespace is not None else None
         if loader is not None:
-            loader()  # an exception propagates and keeps the loader for a retry
-            if self._loaders.get(namespace) is loader:  # type: ignore[arg-type]
-                del self._loaders[namespace]  # type: ignore[arg-type]
+            self._run_loader(namespace, loader)  # type: ignore[arg-type]
             found = self._specs.get(env_id)
             if found is not None:
                 return found
         raise self.not_found(env_id)
+
+    def _run_loader(self, namespace: str, loader: Callable[[], object]) -> None:
+        """Run ``namespace``'s loader once: a failure leaves none of its registrations behind
+        and keeps the loader for a retry."""
+        with self._lock:
+            if self._loaders.get(namespace) is not loader:
+                return  # another thread ran it while this one waited
+            # Out of the table while it runs, so an ID lookup inside the loader cannot re-run it.
+            del self._loaders[namespace]
+            specs = dict(self._specs)
+            try:
+                loader()
+            except BaseException:
+                self._specs = specs
+                self._loaders[namespace] = loader
+                raise
 
     def all_specs(self) -> list[EnvSpec]:
         """Every registered spec, in registration order."""
