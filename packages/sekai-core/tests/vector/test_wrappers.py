@@ -364,10 +364,31 @@ def test_an_episode_ending_in_a_step_that_raises_elsewhere_does_not_leak_into_th
         records = vec.venv
         assert records.episode_returns[0] == 0.0 and records.episode_lengths[0] == 0
         assert vec._returns[0] == 0.0  # VecNormalizeReward's discounted return starts over
-        assert tracker.events[-1] == ("reset", None, None)  # sub-env 0's new episode
+        # The episode that ended in the failed call is recorded (1 + 10 over 2 steps), then
+        # sub-env 0's new episode begins.
+        assert tracker.events[-2:] == [("end", 0, 11.0), ("reset", None, None)]
         vec.step([0, 0])
         stats = vec.step([1, 0]).infos[0]["episode"]
         assert (stats.episode_return, stats.episode_length) == (11.0, 2)  # not 12.0 and 3
+
+
+@pytest.mark.parametrize("backend", list(_BACKENDS))
+def test_a_step_that_raises_elsewhere_still_counts_for_the_sub_envs_that_stepped(
+    backend: str,
+) -> None:
+    tracker = Tracker()
+    with VecNormalizeReward(VecRecordEpisodeStatistics(_BACKENDS[backend](), tracker)) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(ValueError, match="boom"):
+            vec.step([0, 2])  # sub-env 0 steps (reward 1), sub-env 1 raises
+        records = vec.venv
+        assert records.episode_lengths.tolist() == [1, 0]
+        assert records.episode_returns.tolist() == [1.0, 0.0]
+        assert vec._returns.tolist() == [1.0, 0.0]
+        assert vec.return_rms.count == 1  # one return seen: sub-env 0's
+        assert ("step", 1.0) in tracker.events
+        stats = vec.step([1, 1]).infos[0]["episode"]
+        assert (stats.episode_return, stats.episode_length) == (11.0, 2)
 
 
 def test_the_failed_steps_record_is_only_for_the_error_it_raised() -> None:
@@ -375,5 +396,43 @@ def test_the_failed_steps_record_is_only_for_the_error_it_raised() -> None:
     vec.reset(seed=0)
     with pytest.raises(ValueError) as caught:
         vec.step([1, 2])
-    assert vec._ended_before(caught.value).tolist() == [True, False]
-    assert vec._ended_before(ValueError("another")) is None
+    partial = vec._partial_step(caught.value)
+    assert partial is not None
+    assert partial.stepped.tolist() == [True, False] and partial.ended.tolist() == [True, False]
+    assert partial.rewards.tolist() == [10.0, 0.0]
+    assert vec._partial_step(ValueError("another")) is None
+
+
+class IndexedTracker(Tracker):
+    def on_reset(self, env_id: Any, seed: Any, *, env_index: int) -> None:
+        self.events.append(("reset", env_index, seed))
+
+    def on_step(self, reward: Any, terminated: Any, truncated: Any, info: Any, **kw: Any) -> None:
+        self.events.append(("step", kw["env_index"], reward))
+
+
+def test_a_tracker_that_takes_env_index_is_told_the_sub_env_of_each_event() -> None:
+    tracker = IndexedTracker()
+    vec = VecRecordEpisodeStatistics(SyncVecEnv([_Fails] * 2), tracker)
+    vec.reset(seed=[7, 8])
+    vec.step([0, 1])
+    assert tracker.events == [
+        ("reset", 0, 7),
+        ("reset", 1, 8),
+        ("step", 0, 1.0),
+        ("step", 1, 10.0),
+        ("end", 1, 10.0),
+        ("reset", 1, None),
+    ]
+
+
+def test_a_tracker_assigned_after_construction_gets_every_hook() -> None:
+    vec = VecRecordEpisodeStatistics(SyncVecEnv([_Fails] * 2))
+    vec.tracker = tracker = Tracker()
+    vec.reset(seed=0)
+    vec.step([0, 1])
+    assert [event[0] for event in tracker.events] == [
+        "reset", "reset", "step", "step", "end", "reset"
+    ]
+    with pytest.raises(TypeError, match="tracker must be a StatsTracker"):
+        vec.tracker = object()  # type: ignore[assignment]

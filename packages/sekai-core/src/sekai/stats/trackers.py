@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 from collections import deque
@@ -23,7 +24,9 @@ class StatsTracker(Protocol):
         passes the env's recorded seed (kept by an unseeded reset, -1 for a Generator).
         ``VecRecordEpisodeStatistics`` calls it once per sub-env, and again for each autoreset,
         with the seed that reset used (None when it was not reseeded); a native env's sub-envs
-        report the int that seeded their shared generator, or None."""
+        report the int that seeded their shared generator, or None. A tracker that declares an
+        ``env_index`` keyword here or in ``on_step`` gets the sub-env's index from the vector
+        wrapper (whose sub-envs' events interleave)."""
 
     def on_step(
         self, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
@@ -36,6 +39,20 @@ class StatsTracker(Protocol):
     def summary(self) -> dict[str, Any]:
         """Return aggregate statistics (``{}`` when there is nothing to report)."""
         ...
+
+
+def takes_env_index(hook: Callable[..., Any]) -> bool:
+    """Whether a tracker hook accepts an ``env_index`` keyword (or any keyword), through which
+    ``VecRecordEpisodeStatistics`` tells it which sub-env a call is about."""
+    try:
+        parameters = inspect.signature(hook).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (some builtins)
+        return False
+    return any(
+        p.kind is p.VAR_KEYWORD
+        or (p.name == "env_index" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+        for p in parameters
+    )
 
 
 # The methods the recording wrappers call.

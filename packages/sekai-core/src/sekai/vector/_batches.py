@@ -162,11 +162,14 @@ def _ranges(lo: int, hi: int) -> tuple[IntArray, IntArray]:
     return ids, rows
 
 
-def _dones(chunk: Chunk, flags: tuple[Any, Any] | None) -> NDArray[np.bool_]:
-    """``terminated | truncated`` of the chunk's rows (``flags``: the shared-memory arrays)."""
-    if flags is None:
-        return chunk.arrays[1][chunk.rows] | chunk.arrays[2][chunk.rows]  # type: ignore[no-any-return]
-    return flags[0][chunk.env_ids] | flags[1][chunk.env_ids]  # type: ignore[no-any-return]
+def _outcomes(chunk: Chunk, take: Take | None) -> list[tuple[float, bool, bool]]:
+    """``(reward, terminated, truncated)`` of each of the chunk's rows (``take``: copies them
+    out of shared memory)."""
+    if take is None:
+        arrays = [array[chunk.rows] for array in chunk.arrays[:3]]
+    else:
+        arrays = list(take(chunk.env_ids)[1:])
+    return list(zip(*(array.tolist() for array in arrays)))
 
 
 def step_arguments(
@@ -215,7 +218,6 @@ def finish_step(
     slices: Sequence[tuple[int, int]],
     replies: Sequence[tuple[Any, Errors]],
     take: Take | None,
-    flags: tuple[Any, Any] | None,
 ) -> VecStepResult[Any]:
     """The result of a ``step()`` from every worker's ``(entries, errors)`` reply.
 
@@ -227,7 +229,6 @@ def finish_step(
         slices: each worker's sub-envs ``lo:hi``.
         replies: each worker's entries (None when lost) and errors.
         take: copies rows out of shared memory, or None when the replies carry them.
-        flags: the shared-memory ``(terminated, truncated)`` arrays, or None.
     """
     if take is not None and not any(reply[1] for reply in replies):
         # The usual step: every sub-env's arrays are in shared memory, so only the infos are
@@ -246,9 +247,9 @@ def finish_step(
     if error is not None:
         failed = {rank for rank, _ in errors}
         stepped = [
-            (rank, done)
+            (rank, *outcome)
             for chunk in chunks
-            for rank, done in zip(chunk.env_ids.tolist(), _dones(chunk, flags).tolist())
+            for rank, outcome in zip(chunk.env_ids.tolist(), _outcomes(chunk, take))
             if rank not in failed
         ]
         raise vec._failed_step(error, stepped)

@@ -197,7 +197,7 @@ class InProcessVecEnv(VecEnv):
         """
         if failed:
             stepped = [
-                (index, bool(result.terminated or result.truncated))
+                (index, result.reward, result.terminated, result.truncated)
                 for index, result in enumerate(results)
                 if not isinstance(result, BaseException)
             ]

@@ -115,7 +115,7 @@ class AsyncVecEnv(InProcessVecEnv):
                 # The sub-envs that stepped are recorded as for a failed step (rule 9): the
                 # frozen mask and the wrappers' episode bookkeeping stay true to them.
                 stepped = [
-                    (index, sub.stepped)
+                    (index, *sub.stepped)
                     for index, sub in enumerate(self._subenvs)
                     if sub.stepped is not None
                 ]

@@ -57,7 +57,7 @@ class SyncVecEnv(InProcessVecEnv):
                     failed = True
         except BaseException as interrupt:  # Ctrl-C: record the sub-envs that stepped
             stepped = [
-                (index, bool(r.terminated or r.truncated))
+                (index, r.reward, r.terminated, r.truncated)
                 for index, r in enumerate(results)
                 if not isinstance(r, BaseException)
             ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from sekai.spaces import Space, batch_space
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.batching import caster, checked_caster, stacker
 from sekai.vector._contract.checks import batch_flags, batch_rewards
+from sekai.vector._contract.partial import PartialStep, Stepped
 from sekai.vector._contract.seeding import vector_options, vector_seeds
 from sekai.vector.result import VecResetResult, VecStepResult
 
@@ -116,9 +118,9 @@ class VecEnv(abc.ABC):
             None if self._autoreset else np.ones(self._num_envs, dtype=bool)
         )
         self._has_reset = False
-        # The last step that raised after some sub-envs stepped (rule 9): its error and which
-        # sub-envs ended an episode in it, for the wrappers (``_ended_before``).
-        self._failure: tuple[BaseException, NDArray[np.bool_]] | None = None
+        # The last step that raised after some sub-envs stepped (rule 9): its error and what
+        # the others did, for the wrappers (``_partial_step``).
+        self._failure: tuple[BaseException, PartialStep] | None = None
         self._closed = False
         self._async_pending = False
         self._batch_obs = _BatchCache()
@@ -396,22 +398,21 @@ class VecEnv(abc.ABC):
         if self._may_freeze is not None:
             self._frozen[env_ids] = dones & self._may_freeze[env_ids]
 
-    def _failed_step(self, error: BaseException, stepped: list[tuple[int, bool]]) -> BaseException:
-        """Record the step of the sub-envs that stepped, ``(index, done)``, when the batch
-        failed elsewhere (rule 9); ``error``, to raise."""
-        ended = np.zeros(self._num_envs, dtype=bool)
-        for index, done in stepped:
-            ended[index] = done
-        if self._may_freeze is not None:
-            ended &= ~self._frozen  # a frozen sub-env's episode ended in an earlier step
-            for index, done in stepped:
-                self._frozen[index] = done and bool(self._may_freeze[index])
-        self._failure = (error, ended)
+    def _failed_step(self, error: BaseException, stepped: Iterable[Stepped]) -> BaseException:
+        """Record the step of the sub-envs that stepped, ``(index, reward, terminated,
+        truncated)``, when the batch failed elsewhere (rule 9); ``error``, to raise."""
+        may_freeze = self._may_freeze
+        partial = PartialStep.of(
+            self._num_envs, stepped, None if may_freeze is None else self._frozen
+        )
+        if may_freeze is not None:
+            self._frozen |= partial.ended & may_freeze
+        self._failure = (error, partial)
         return error
 
-    def _ended_before(self, error: BaseException) -> NDArray[np.bool_] | None:
-        """The sub-envs that ended an episode in the step that raised ``error`` (the others
-        stepped, rule 9), or None when ``error`` was not raised so."""
+    def _partial_step(self, error: BaseException) -> PartialStep | None:
+        """What the step that raised ``error`` still did (the others stepped, rule 9), or
+        None when ``error`` was not raised so."""
         failure = self._failure
         return failure[1] if failure is not None and failure[0] is error else None
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from sekai.registry.spec import EnvSpec
+    from sekai.vector._contract.partial import PartialStep
 
 __all__ = [
     "VecActionWrapper",
@@ -173,9 +174,10 @@ class VecResultWrapper(VecWrapper):
       is the mask of the sub-envs the step really stepped, None when it stepped all of them
       (without autoreset, frozen sub-envs are not stepped); it is read before the step only
       where the class sets ``_step_reads_live`` (None is passed elsewhere).
-    - ``_on_failed_step(ended)``: after an inner step raised while other sub-envs stepped
-      (rule 9), with the mask of those that ended an episode in it (and were reset, with
-      autoreset): their results are lost with the call, but not their new episodes.
+    - ``_on_failed_step(partial)``: after an inner step raised while other sub-envs stepped
+      (rule 9), with what they did (a ``PartialStep``: which stepped, their rewards and
+      flags; those that ended an episode were reset, with autoreset). Their observations and
+      infos are lost with the call.
     """
 
     _step_reads_live: ClassVar[bool] = False
@@ -194,13 +196,13 @@ class VecResultWrapper(VecWrapper):
     ) -> VecStepResult[Any]:
         return result
 
-    def _on_failed_step(self, ended: NDArray[np.bool_]) -> None:
+    def _on_failed_step(self, partial: PartialStep) -> None:
         pass
 
     def _failed(self, error: BaseException) -> None:
-        ended = self.venv.unwrapped._ended_before(error)
-        if ended is not None and ended.any():
-            self._on_failed_step(ended)
+        partial = self.venv.unwrapped._partial_step(error)
+        if partial is not None and partial.stepped.any():
+            self._on_failed_step(partial)
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         result = self.venv.reset(seed=seed, options=options)

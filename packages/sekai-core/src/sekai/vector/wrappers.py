@@ -14,7 +14,13 @@ from sekai.spaces import Space
 from sekai.stats.episode import EpisodeStats
 from sekai.stats.normalizer import NormalizerAttributes, ObservationNormalizer
 from sekai.stats.running import RunningMeanStd
-from sekai.stats.trackers import InMemoryTracker, StatsTracker, tracker_or_default
+from sekai.stats.trackers import (
+    InMemoryTracker,
+    StatsTracker,
+    takes_env_index,
+    tracker_or_default,
+)
+from sekai.vector._contract.partial import PartialStep
 from sekai.vector.kernel_backend import KernelBackend, NumpyBackend
 from sekai.vector.kernel_step import tree_map
 from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -65,6 +71,11 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
     stream continues). A native env's sub-envs share one generator: each reports the int that
     seeded it, or None when it was kept or seeded from a list of seeds.
 
+    The sub-envs' events interleave; a tracker whose ``on_reset`` or ``on_step`` takes an
+    ``env_index`` keyword is told which sub-env each call is about. A step that raises in one
+    sub-env (rule 9) is still counted for the others, and episodes that ended in it are
+    recorded (their infos are lost with the call, so ``on_step`` gets an empty dict).
+
     Args:
         venv: the VecEnv to wrap.
         tracker: any ``StatsTracker``; None means ``InMemoryTracker(max_episodes=deque_size)``.
@@ -75,14 +86,27 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
         self, venv: VecEnv, tracker: StatsTracker | None = None, deque_size: int = 100
     ) -> None:
         super().__init__(venv)
-        self.tracker: StatsTracker = tracker_or_default(
-            "VecRecordEpisodeStatistics", tracker, deque_size
-        )
+        self._set_tracker(tracker, deque_size)
         n = self.num_envs
         self.episode_returns = np.zeros(n, dtype=np.float64)
         self.episode_lengths = np.zeros(n, dtype=np.int64)
         self._starts = np.full(n, time.monotonic())
-        self._on_step = getattr(type(self.tracker), "on_step", None) is not InMemoryTracker.on_step
+
+    @property
+    def tracker(self) -> StatsTracker:
+        """The tracker every sub-env feeds (assignable)."""
+        return self._tracker
+
+    @tracker.setter
+    def tracker(self, tracker: StatsTracker) -> None:
+        self._set_tracker(tracker, None)
+
+    def _set_tracker(self, tracker: StatsTracker | None, deque_size: int | None) -> None:
+        self._tracker = tracker_or_default("VecRecordEpisodeStatistics", tracker, deque_size)
+        hooks = type(self._tracker)
+        self._on_step = getattr(hooks, "on_step", None) is not InMemoryTracker.on_step
+        self._indexed_reset = takes_env_index(self._tracker.on_reset)
+        self._indexed_step = takes_env_index(self._tracker.on_step)
 
     _step_reads_live = True
 
@@ -93,8 +117,14 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
         # The seeds the backend derived and used: a Generator in a seed list was drawn from once.
         seeds = self.venv.unwrapped._reset_seeds or [None] * self.num_envs
         env_id = self._env_id()
-        for sub_seed in seeds:
-            self.tracker.on_reset(env_id=env_id, seed=sub_seed)
+        for i, sub_seed in enumerate(seeds):
+            self._reset_event(env_id, sub_seed, i)
+
+    def _reset_event(self, env_id: str | None, seed: int | None, index: int) -> None:
+        if self._indexed_reset:
+            self._tracker.on_reset(env_id=env_id, seed=seed, env_index=index)  # type: ignore[call-arg]
+        else:
+            self._tracker.on_reset(env_id=env_id, seed=seed)
 
     def _env_id(self) -> str | None:
         spec = self.spec
@@ -106,51 +136,57 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
         rewards, terminated, truncated = _on_host(
             self.venv, result.rewards, result.terminated, result.truncated
         )
-        if live is None:
-            self.episode_returns += rewards
-            self.episode_lengths += 1
-            finished = terminated | truncated
-            stepped = range(self.num_envs)
-        else:
-            self.episode_returns += np.where(live, rewards, 0.0)
-            self.episode_lengths += live
-            finished = (terminated | truncated) & live
-            stepped = np.flatnonzero(live).tolist()
-        if self._on_step:
-            for i in stepped:
-                self.tracker.on_step(
-                    float(rewards[i]), bool(terminated[i]), bool(truncated[i]), info_at(result, i)
-                )
-        if finished.any():
-            end = time.monotonic()
-            reset = self._resets(finished)
-            env_id = self._env_id()
-            for i in np.flatnonzero(finished).tolist():
-                start = float(self._starts[i])
-                stats = EpisodeStats(
-                    episode_return=float(self.episode_returns[i]),
-                    episode_length=int(self.episode_lengths[i]),
-                    elapsed_time=end - start,
-                    start_time=start,
-                    end_time=end,
-                    terminated=bool(terminated[i]),
-                    truncated=bool(truncated[i]),
-                    extra={"env_index": i},
-                )
-                info_at(result, i)["episode"] = stats
-                self.tracker.on_episode_end(stats)
-                if reset[i]:
-                    self.tracker.on_reset(env_id=env_id, seed=None)
-            self._start_over(finished, end)
+        stepped = np.ones(self.num_envs, dtype=bool) if live is None else live
+        self._record(stepped, rewards, terminated, truncated, lambda i: info_at(result, i))
         return result
 
-    def _on_failed_step(self, ended: NDArray[np.bool_]) -> None:
-        # Their last rewards are lost with the failed call: those episodes go unrecorded, and
-        # the next ones count from zero.
+    def _on_failed_step(self, partial: PartialStep) -> None:
+        self._record(partial.stepped, partial.rewards, partial.terminated, partial.truncated, None)
+
+    def _record(
+        self,
+        stepped: NDArray[np.bool_],
+        rewards: NDArray[Any],
+        terminated: NDArray[np.bool_],
+        truncated: NDArray[np.bool_],
+        info_of: Callable[[int], dict[str, Any]] | None,
+    ) -> None:
+        """Count one step of the ``stepped`` sub-envs and record the episodes that ended
+        (``info_of``: each sub-env's info, None when the step raised and its infos are lost)."""
+        self.episode_returns += np.where(stepped, rewards, 0.0)
+        self.episode_lengths += stepped
+        if self._on_step:
+            for i in np.flatnonzero(stepped).tolist():
+                info = {} if info_of is None else info_of(i)
+                args = (float(rewards[i]), bool(terminated[i]), bool(truncated[i]), info)
+                if self._indexed_step:
+                    self._tracker.on_step(*args, env_index=i)  # type: ignore[call-arg]
+                else:
+                    self._tracker.on_step(*args)
+        finished = (terminated | truncated) & stepped
+        if not finished.any():
+            return
+        end = time.monotonic()
+        reset = self._resets(finished)
         env_id = self._env_id()
-        for _ in np.flatnonzero(self._resets(ended)).tolist():
-            self.tracker.on_reset(env_id=env_id, seed=None)
-        self._start_over(ended, time.monotonic())
+        for i in np.flatnonzero(finished).tolist():
+            start = float(self._starts[i])
+            stats = EpisodeStats(
+                episode_return=float(self.episode_returns[i]),
+                episode_length=int(self.episode_lengths[i]),
+                elapsed_time=end - start,
+                start_time=start,
+                end_time=end,
+                terminated=bool(terminated[i]),
+                truncated=bool(truncated[i]),
+                extra={"env_index": i},
+            )
+            if info_of is not None:
+                info_of(i)["episode"] = stats
+            self._tracker.on_episode_end(stats)
+            if reset[i]:
+                self._reset_event(env_id, None, i)
+        self._start_over(finished, end)
 
     def _resets(self, finished: NDArray[np.bool_]) -> NDArray[np.bool_]:
         """The sub-envs of ``finished`` reset within the step: all, with autoreset; else those
@@ -268,8 +304,12 @@ class VecNormalizeReward(VecResultWrapper):
     def _on_reset(self, seed: Any) -> None:
         self._returns[:] = 0.0
 
-    def _on_failed_step(self, ended: NDArray[np.bool_]) -> None:
-        self._returns[ended] = 0.0  # their episodes ended: the next ones' returns start at 0
+    def _on_failed_step(self, partial: PartialStep) -> None:
+        # The sub-envs that stepped count their step; the failed one is not stepped.
+        stepped = partial.stepped
+        rewards = np.where(stepped, partial.rewards, 0.0)
+        self._returns[stepped] *= self.gamma
+        self._accumulate(rewards, partial.ended, stepped)
 
     def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
@@ -277,13 +317,21 @@ class VecNormalizeReward(VecResultWrapper):
         rewards, terminated, truncated = _on_host(
             self.venv, result.rewards, result.terminated, result.truncated
         )
-        self._returns = self._returns * self.gamma + rewards
-        if self.update_running_mean:
-            self.return_rms.update(self._returns if live is None else self._returns[live])
-        self._returns[terminated | truncated] = 0.0
+        self._returns = self._returns * self.gamma
+        self._accumulate(rewards, terminated | truncated, live)
         # A float scale keeps the rewards where the env put them (a device array stays one).
         scale = return_scale(self.return_rms, self.epsilon)
         return result._replace(rewards=result.rewards / scale)
+
+    def _accumulate(
+        self, rewards: NDArray[Any], dones: NDArray[np.bool_], live: NDArray[np.bool_] | None
+    ) -> None:
+        """Add this step's rewards to the discounted returns, update the statistics with the
+        returns of the ``live`` sub-envs (None: all), and restart the finished episodes."""
+        self._returns += rewards
+        if self.update_running_mean:
+            self.return_rms.update(self._returns if live is None else self._returns[live])
+        self._returns[dones] = 0.0  # the next episodes' returns start at 0
 
     def state_dict(self) -> dict[str, Any]:
         """The return statistics, for checkpointing."""

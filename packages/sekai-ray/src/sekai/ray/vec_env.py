@@ -202,7 +202,7 @@ class RayVecEnv(VecEnv):
         return self._pool.encode(arguments, "the action", per_env)
 
     def _step_from(self, outcomes: list[Reply]) -> VecStepResult[Any]:
-        return finish_step(self, self._pool.slices, outcomes, None, None)
+        return finish_step(self, self._pool.slices, outcomes, None)
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         self._check_no_async_call()

@@ -61,9 +61,9 @@ class SubEnv:
         self.autoreset = bool(autoreset)
         self.resets_itself = resets_itself(env)
         self._final: StepResult[Any] | None = None
-        # Whether the last async_step's env step ended an episode (None: it did not step), for
-        # the VecEnv's bookkeeping when the call is cancelled before it returns.
-        self.stepped: bool | None = None
+        # The last async_step's env step as ``(reward, terminated, truncated)`` (None: it did
+        # not step), for the VecEnv's bookkeeping when the call is cancelled before it returns.
+        self.stepped: tuple[Any, bool, bool] | None = None
 
     @property
     def frozen(self) -> bool:
@@ -123,7 +123,7 @@ class SubEnv:
         if self._final is not None:
             return self._frozen_result()
         result = await self.env.async_step(action)
-        self.stepped = bool(result.terminated or result.truncated)
+        self.stepped = (result.reward, result.terminated, result.truncated)
         if self._needs_reset(result):
             kept = keep_ending(result)
             return autoreset_result(result, kept, await _finished(self.env.async_reset()))

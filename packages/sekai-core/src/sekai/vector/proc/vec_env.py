@@ -320,10 +320,7 @@ class ProcVecEnv(VecEnv):
                 protocol.STEP, arguments, self._step_timeout, "the action", per_env
             )
         shared = self._shared
-        if shared is None:
-            return finish_step(self, self._slices, replies, None, None)
-        flags = shared.terminated, shared.truncated
-        return finish_step(self, self._slices, replies, shared.take, flags)
+        return finish_step(self, self._slices, replies, None if shared is None else shared.take)
 
     # -- send / recv -----------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -11,6 +11,9 @@ from sekai.finance.metrics._recorder import EpisodeRecorder, RecordSettings, Sum
 from sekai.vector.result import VecResetResult, VecStepResult, info_at
 from sekai.vector.vec_env import VecEnv
 from sekai.vector.vec_wrapper import VecResultWrapper
+
+if TYPE_CHECKING:
+    from sekai.vector._contract.partial import PartialStep
 
 __all__ = ["VecRecordPerformance"]
 
@@ -91,8 +94,8 @@ class VecRecordPerformance(VecResultWrapper):
                 episode.begin(info["reset_info"] if inner_reset else {})
         return result
 
-    def _on_failed_step(self, ended: NDArray[np.bool_]) -> None:
-        for i in np.flatnonzero(ended).tolist():  # its end was lost with the failed call
+    def _on_failed_step(self, partial: PartialStep) -> None:
+        for i in np.flatnonzero(partial.ended).tolist():  # its end was lost with the failed call
             self._episodes[i].begin({})
 
     def summary(self) -> dict[str, float]:
