@@ -431,8 +431,7 @@ def test_a_tracker_assigned_after_construction_gets_every_hook() -> None:
     vec.tracker = tracker = Tracker()
     vec.reset(seed=0)
     vec.step([0, 1])
-    assert [event[0] for event in tracker.events] == [
-        "reset", "reset", "step", "step", "end", "reset"
-    ]
+    kinds = [event[0] for event in tracker.events]
+    assert kinds == ["reset", "reset", "step", "step", "end", "reset"]
     with pytest.raises(TypeError, match="tracker must be a StatsTracker"):
         vec.tracker = object()  # type: ignore[assignment]
