@@ -119,6 +119,17 @@ def test_the_reward_column_is_the_envs_reward(
             break
 
 
+@pytest.mark.parametrize(("make", "renderer_cls", "policy"), SINGLE, ids=IDS)
+def test_rendering_a_step_twice_draws_the_same_line(make: Any, renderer_cls: Any, policy: Any):
+    # e.g. RecordFrames records the line and the user prints env.render() as well
+    env, renderer = make(), renderer_cls()
+    env.reset(seed=0)
+    renderer.render(env)
+    for k in range(4):
+        env.step(policy(env, k))
+        assert renderer.render(env) == renderer.render(env)
+
+
 def test_the_reward_column_is_headed_log_ret_for_another_reward_function() -> None:
     env = TradingEnv(episode_length=10, lookback=5, reward=SimpleReturn())
     env.reset(seed=0)

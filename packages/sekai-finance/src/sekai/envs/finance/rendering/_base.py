@@ -20,6 +20,7 @@ __all__ = [
     "FinanceRenderer",
     "FinanceTextRenderer",
     "GrowthTextRenderer",
+    "PreviousStep",
     "check_levels",
     "describe_market",
     "episode_started",
@@ -186,6 +187,30 @@ def change(value: float) -> tuple[str, str | None]:
     return format_pct(delta, 2, signed=True), tone
 
 
+class PreviousStep:
+    """What a text renderer compares the current step with: the values of the step rendered
+    before it (``start`` at an episode's start). Rendering one step twice (a recording wrapper
+    and the user both call ``render()``) compares with the same values again, not with itself.
+    """
+
+    def __init__(self, start: Any) -> None:
+        self._start = start
+        self._last: tuple[int, Any] = (-1, start)
+        self._before = start
+
+    def swap(self, step: int, new_episode: bool, current: Any) -> Any:
+        """Remember ``current`` as the values of ``step``; return those it compares with."""
+        last_step, last = self._last
+        if new_episode:
+            previous = self._start
+        elif step == last_step:
+            previous = self._before
+        else:
+            previous = last
+        self._last, self._before = (step, current), previous
+        return previous
+
+
 class FinanceTextRenderer(BaseRenderer):
     """A text renderer: one line per call (after every reset and step), in fixed-width columns.
 
@@ -238,7 +263,7 @@ class GrowthTextRenderer(FinanceTextRenderer):
 
     def __init__(self) -> None:
         super().__init__()
-        self._value = 1.0
+        self._value = PreviousStep(1.0)
 
     def _time_column(self, env: Any) -> tuple[str, int]:
         """The time column, wide enough for dates when the env's data has them."""
@@ -251,8 +276,7 @@ class GrowthTextRenderer(FinanceTextRenderer):
 
     def _growth(self, value: float, step: int, new_episode: bool) -> list[str]:
         """The step's simple return and log growth of ``value`` (``-`` at the episode start)."""
-        previous = 1.0 if new_episode else self._value
-        self._value = value
+        previous = self._value.swap(step, new_episode, value)
         if step == 0:
             return ["-", "-"]
         growth = value / previous if previous > 0 else 0.0

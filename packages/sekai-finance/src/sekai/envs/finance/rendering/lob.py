@@ -7,7 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from sekai.envs.finance.lob import LimitOrderBookEnv
-from sekai.envs.finance.rendering._base import BookRenderer, FinanceTextRenderer, format_price
+from sekai.envs.finance.rendering._base import (
+    BookRenderer,
+    FinanceTextRenderer,
+    PreviousStep,
+    format_price,
+)
 from sekai.finance.rendering import (
     Column,
     LineChart,
@@ -143,8 +148,7 @@ class LimitOrderBookTextRenderer(FinanceTextRenderer):
 
     def __init__(self) -> None:
         super().__init__()
-        self._wealth = 0.0
-        self._time = 0.0
+        self._wealth_time = PreviousStep((0.0, 0.0))
 
     def columns(self, env: Any) -> Sequence[tuple[str, int]]:
         return [("step", 5), ("time", 7), ("mid", 9), ("spread", 6), ("inventory", 9),
@@ -152,8 +156,7 @@ class LimitOrderBookTextRenderer(FinanceTextRenderer):
 
     def row(self, env: Any, step: int, new_episode: bool) -> Sequence[str]:
         wealth, time = float(env.wealth), float(env.timestamp)
-        previous, before = (0.0, 0.0) if new_episode else (self._wealth, self._time)
-        self._wealth, self._time = wealth, time
+        previous, before = self._wealth_time.swap(step, new_episode, (wealth, time))
         q = int(env.inventory)
         reward = "-"
         if step > 0:

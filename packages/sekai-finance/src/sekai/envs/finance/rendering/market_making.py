@@ -10,6 +10,7 @@ from sekai.envs.finance.market_making import MarketMakingEnv
 from sekai.envs.finance.rendering._base import (
     FinanceRenderer,
     FinanceTextRenderer,
+    PreviousStep,
     format_price,
     signed,
 )
@@ -98,7 +99,7 @@ class MarketMakingTextRenderer(FinanceTextRenderer):
 
     def __init__(self) -> None:
         super().__init__()
-        self._wealth = 0.0
+        self._wealth = PreviousStep(0.0)
 
     def columns(self, env: Any) -> Sequence[tuple[str, int]]:
         return [("step", 5), ("time", 6), ("mid", 9), ("bid", 9), ("ask", 9), ("fills", 5),
@@ -106,8 +107,7 @@ class MarketMakingTextRenderer(FinanceTextRenderer):
 
     def row(self, env: Any, step: int, new_episode: bool) -> Sequence[str]:
         wealth = float(env.wealth)
-        previous = 0.0 if new_episode else self._wealth
-        self._wealth = wealth
+        previous = self._wealth.swap(step, new_episode, wealth)
         q = int(env.inventory)
         if step == 0:
             reward = "-"
