@@ -78,6 +78,18 @@ def test_logging_tracker_uses_given_logger(caplog: pytest.LogCaptureFixture) -> 
     assert caplog.records[0].name == "my.app"
 
 
+def test_logging_tracker_keeps_the_episode_fields_through_a_logger_adapter(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    inner = logging.LoggerAdapter(logging.getLogger("my.app"), {"run": "exp-1"})
+    adapter = logging.LoggerAdapter(inner, {"host": "h1"})
+    with caplog.at_level(logging.INFO, logger="my.app"):
+        LoggingTracker(adapter).on_episode_end(_episode(10.0, 3))
+    (record,) = caplog.records
+    assert record.episode_return == 10.0 and record.episode_length == 3  # type: ignore[attr-defined]
+    assert record.run == "exp-1" and record.host == "h1"  # type: ignore[attr-defined]
+
+
 def test_logging_tracker_refuses_what_is_not_a_logger() -> None:
     with pytest.raises(
         TypeError, match=r"got str; for a logger by name, pass logging\.getLogger\('my\.app'\)\.$"

@@ -150,7 +150,7 @@ class LoggingTracker:
     The default logger is ``logging.getLogger("sekai.stats")``.
     """
 
-    def __init__(self, logger: logging.Logger | None = None) -> None:
+    def __init__(self, logger: logging.Logger | logging.LoggerAdapter[Any] | None = None) -> None:
         if logger is not None and not callable(getattr(logger, "info", None)):
             raise TypeError(
                 f"LoggingTracker: logger must be a logging.Logger (anything with .info()) or "
@@ -177,16 +177,14 @@ class LoggingTracker:
     def on_episode_end(self, stats: EpisodeStats) -> None:
         """Log the episode's return, length, time and flags."""
         self.num_episodes += 1
-        self.logger.info(
-            "episode_end",
-            extra={
-                "episode_return": stats.episode_return,
-                "episode_length": stats.episode_length,
-                "elapsed_time": stats.elapsed_time,
-                "terminated": stats.terminated,
-                "truncated": stats.truncated,
-            },
-        )
+        fields = {
+            "episode_return": stats.episode_return,
+            "episode_length": stats.episode_length,
+            "elapsed_time": stats.elapsed_time,
+            "terminated": stats.terminated,
+            "truncated": stats.truncated,
+        }
+        _log_info(self.logger, "episode_end", fields)
 
     def summary(self) -> dict[str, Any]:
         """``{"num_episodes": n, "num_steps": m}``, or ``{}`` before anything happened."""
@@ -196,3 +194,14 @@ class LoggingTracker:
 
     def __repr__(self) -> str:
         return f"LoggingTracker(logger={self.logger.name!r}, episodes={self.num_episodes})"
+
+
+def _log_info(logger: Any, message: str, fields: dict[str, Any]) -> None:
+    """``logger.info(message, extra=fields)``, keeping ``fields`` through a
+    ``logging.LoggerAdapter``, whose ``process()`` replaces a call's ``extra`` with its own
+    before Python 3.13 (its own fields are added to them)."""
+    if isinstance(logger, logging.LoggerAdapter):
+        message, kwargs = logger.process(message, {"extra": dict(fields)})
+        _log_info(logger.logger, message, {**fields, **(kwargs.get("extra") or {})})
+    else:
+        logger.info(message, extra=fields)
