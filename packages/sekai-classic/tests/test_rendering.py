@@ -237,6 +237,25 @@ def test_make_with_gymnasiums_render_mode_names_the_renderer_and_the_migration_s
     assert _USE in message and _SEE in message
 
 
+def test_make_vec_native_with_render_mode_names_the_single_envs_renderer() -> None:
+    with pytest.raises(TypeError) as info:
+        sekai.make_vec("classic/CartPole-v1", 2, render_mode="rgb_array")
+    message = str(info.value)
+    assert message.startswith("classic/CartPole-v1 takes no render_mode='rgb_array': ")
+    assert "sekai.make_vec() passes" in message and _USE in message and _SEE in message
+
+
+@pytest.mark.parametrize("mode", ["native", "sync"])
+def test_render_method_of_a_vec_env_names_vec_record_frames(mode: str) -> None:
+    vec = sekai.make_vec("classic/CartPole-v1", 2, vectorization_mode=mode)
+    with pytest.raises(AttributeError) as info:
+        vec.render()
+    assert "sekai vector envs have no render()" in str(info.value)
+    assert "VecRecordFrames(vec, renderer, index=0)" in str(info.value)
+    assert not hasattr(vec, "render")
+    vec.close()
+
+
 def test_render_method_of_a_wrapped_or_bare_env_names_the_renderer() -> None:
     env = sekai.make("classic/Acrobot-v1")
     for target, name in ((env, "TimeLimit"), (env.unwrapped, "AcrobotEnv")):

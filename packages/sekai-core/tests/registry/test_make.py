@@ -160,8 +160,8 @@ def test_make_names_the_env_when_its_kwargs_do_not_fit_the_entry_point(sekai_reg
     with pytest.raises(TypeError) as caught:
         sekai.make("bad/My-v0", nope=1)
     assert str(caught.value) == (
-        "bad/My-v0: its entry point My does not take the keyword arguments it was given "
-        "(k, nope): My.__init__() got an unexpected keyword argument 'nope'"
+        "bad/My-v0: its entry point My does not take the keyword argument 'nope' "
+        "(given: k, nope): My.__init__() got an unexpected keyword argument 'nope'"
     )
     sekai.register("bad/Wrapped-v0", My, additional_wrappers=[WrapperSpec("TL", sekai.TimeLimit)])
     with pytest.raises(TypeError, match=r"^bad/Wrapped-v0: its wrapper 'TL' does not take the"):

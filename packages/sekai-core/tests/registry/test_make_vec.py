@@ -350,8 +350,8 @@ def test_native_kwargs_that_do_not_fit_name_the_env_and_its_vector_entry_point(
     with pytest.raises(TypeError) as caught:
         sekai.make_vec("native/Line-v0", 2, nope=1)
     assert str(caught.value).startswith(
-        "native/Line-v0: its vector_entry_point LineVecEnv does not take the keyword arguments "
-        "it was given (num_envs, nope): "
+        "native/Line-v0: its vector_entry_point LineVecEnv does not take the keyword argument "
+        "'nope' (given: num_envs, nope): "
     )
 
 

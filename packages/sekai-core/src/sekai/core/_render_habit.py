@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["missing_attribute", "reject_render_mode"]
+__all__ = ["NoVecRender", "missing_attribute", "reject_render_mode"]
 
 _SEE = (
     "See docs/pages/rendering.md and the section 'Renderers instead of render_mode' of "
@@ -58,6 +58,21 @@ def missing_attribute(obj: object, name: str) -> AttributeError:
     return AttributeError(message)
 
 
+class NoVecRender:
+    """``vec.render`` for gymnasium habits: an ``AttributeError`` naming ``VecRecordFrames``
+    (a descriptor, as ``Env.render``: no ``__getattr__`` to slow every lookup)."""
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        raise AttributeError(
+            f"{type(obj).__name__!r} object has no attribute 'render': sekai vector envs have "
+            "no render() (gymnasium's VectorEnv.render()). Record one sub-env's frames with "
+            "sekai.rendering.VecRecordFrames(vec, renderer, index=0) (sync or async sub-envs), "
+            f"or draw a sub-env with its renderer. {_SEE}"
+        )
+
+
 def _accepts(factory: Callable[..., Any], keyword: str) -> bool:
     try:
         parameters = inspect.signature(factory).parameters.values()
@@ -66,16 +81,25 @@ def _accepts(factory: Callable[..., Any], keyword: str) -> bool:
     return any(p.name == keyword or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
-def reject_render_mode(env_id: str, factory: Callable[..., Any], kwargs: Mapping[str, Any]) -> None:
+def reject_render_mode(
+    env_id: str,
+    factory: Callable[..., Any],
+    kwargs: Mapping[str, Any],
+    drawn: object = None,
+    call: str = "sekai.make()",
+) -> None:
     """Raise ``TypeError`` with the renderer to use if ``render_mode`` reaches an env without it.
 
     Envs that take a ``render_mode`` argument of their own (or ``**kwargs``) are left alone.
+    ``drawn`` is the env class a renderer would draw, when ``factory`` builds something else
+    (a native VecEnv); ``call`` names the function that was given ``render_mode``.
     """
     if "render_mode" not in kwargs or _accepts(factory, "render_mode"):
         return
-    env_class = factory if isinstance(factory, type) else type(None)
+    target = factory if drawn is None else drawn
+    env_class = target if isinstance(target, type) else type(None)
     raise TypeError(
-        f"{env_id} takes no render_mode={kwargs['render_mode']!r}: sekai.make() passes keyword "
+        f"{env_id} takes no render_mode={kwargs['render_mode']!r}: {call} passes keyword "
         "arguments to the env's constructor, and sekai envs do not render themselves "
         f"(gymnasium's render_mode). Make the env without it. {_use_a_renderer(env_class)} "
         f"{_SEE}"

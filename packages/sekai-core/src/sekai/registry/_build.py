@@ -112,9 +112,31 @@ def construct(env_id: str, what: str, fn: Any, kwargs: dict[str, Any], *args: An
         if raised_inside or not _unbindable(fn, args, kwargs):
             raise
         given = ", ".join(kwargs) or "none"
-        raise TypeError(
-            f"{env_id}: {what} does not take the keyword arguments it was given ({given}): {exc}"
-        ) from exc
+        unexpected = _unexpected(fn, kwargs)
+        if unexpected is None:
+            which = f"the keyword arguments it was given ({given})"
+        else:
+            names = ", ".join(repr(key) for key in unexpected)
+            plural = "s" if len(unexpected) > 1 else ""
+            which = f"the keyword argument{plural} {names} (given: {given})"
+        raise TypeError(f"{env_id}: {what} does not take {which}: {exc}") from exc
+
+
+def _unexpected(fn: Any, kwargs: dict[str, Any]) -> list[str] | None:
+    """The keywords of ``kwargs`` that ``fn`` has no parameter for (None if unknown, or if
+    none: the call failed for another reason, such as a missing argument)."""
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return None
+    named = {
+        name
+        for name, p in parameters.items()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
+    return [key for key in kwargs if key not in named] or None
 
 
 def _unbindable(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

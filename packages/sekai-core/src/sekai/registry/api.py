@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sekai import _discovery
+from sekai.core._render_habit import reject_render_mode
 from sekai.registry._build import build_env, construct, effective_steps, label, merge_kwargs
 from sekai.registry.ids import parse_env_id
 from sekai.registry.kernels import load_kernel
@@ -392,6 +393,9 @@ def _make_native(
     if clash:
         raise TypeError(f"make_vec got {clash} both as env keyword arguments and in vector_kwargs.")
     vec_cls = load_entry_point(spec.vector_entry_point, "vector_entry_point")
+    if "render_mode" in merged:
+        drawn = None if spec.entry_point is None else load_entry_point(spec.entry_point)
+        reject_render_mode(spec.id, vec_cls, merged, drawn, "sekai.make_vec()")
     vec: VecEnv = construct(
         spec.id,
         f"its vector_entry_point {label(spec.vector_entry_point)}",

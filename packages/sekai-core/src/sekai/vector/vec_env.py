@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.core._async import install_async_routes
+from sekai.core._render_habit import NoVecRender
 from sekai.error import AsyncCallPending, InvalidAction, ResetRequired, VecEnvClosed
 from sekai.spaces import Space, batch_space
 from sekai.vector._contract.actions import ActionChecker
@@ -87,6 +88,7 @@ class VecEnv(abc.ABC):
 
     metadata: dict[str, Any] = {}  # noqa: RUF012 - read-only default; backends assign their own
     spec: EnvSpec | None = None
+    render = NoVecRender()  # gymnasium's vec.render(): an AttributeError naming VecRecordFrames
     _reset_seeds: list[int | None] | None = None
     """The seed each sub-env was last reset with (None: not reseeded), recorded by the backend
     when it derives the seeds (``_reset_plan``, native seeding); None while unknown."""
