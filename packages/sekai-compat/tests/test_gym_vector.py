@@ -7,7 +7,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import batch_space
 
 import sekai
@@ -229,6 +229,40 @@ def test_from_gymnasium_vector_disabled_mode_freezes_like_sekai_without_autorese
     sekai_vec = from_gymnasium_vector(venv, autoreset=False)
     actual = counter_trajectory(sekai_vec)
     assert_same_trajectory(expected, actual)
+
+
+def gym_vector_without_copies(kind: str, n: int) -> gym.vector.VectorEnv[Any, Any, Any]:
+    """A DISABLED venv that reuses its observation buffer (copy=False)."""
+    fns = [lambda: to_gymnasium(CounterEnv()) for _ in range(n)]
+    if kind == "sync":
+        return SyncVectorEnv(fns, copy=False, autoreset_mode=AutoresetMode.DISABLED)
+    return AsyncVectorEnv(
+        fns, copy=False, shared_memory=True, autoreset_mode=AutoresetMode.DISABLED
+    )
+
+
+@pytest.mark.parametrize("autoreset", [True, False], ids=["autoreset", "frozen"])
+@pytest.mark.parametrize("kind", ["sync", "async-shared-memory"])
+def test_a_venv_without_copies_keeps_the_final_observations(kind: str, autoreset: bool) -> None:
+    # The venv overwrites the arrays it returned when finished sub-envs are reset: compare
+    # each result with sekai's before the next call.
+    expected_vec = sekai.SyncVecEnv([CounterEnv] * 3, autoreset=autoreset)
+    vec = from_gymnasium_vector(gym_vector_without_copies(kind, 3), autoreset=autoreset)
+    actions = np.random.default_rng(0)
+    try:
+        assert_same_trajectory(
+            [("reset", expected_vec.reset(options={"start": 12}))],
+            [("reset", vec.reset(options={"start": 12}))],
+        )
+        finals = 0
+        for _ in range(12):
+            batch = actions.integers(0, 3, size=3)
+            expected, actual = expected_vec.step(batch), vec.step(batch)
+            assert_same_trajectory([("step", expected)], [("step", actual)])
+            finals += sum("final_observation" in info for info in actual.infos)
+        assert finals > 0 if autoreset else vec.frozen.any()
+    finally:
+        vec.close()
 
 
 def test_frozen_sub_envs_are_unfrozen_by_reset() -> None:

@@ -262,18 +262,27 @@ class GymnasiumVectorToSekai(VecEnv):
         observations, infos = self.gymnasium_vec.reset(options={"reset_mask": rows.copy()})
         return self._cast(observations), unstack_infos(infos, self.num_envs)
 
+    def _rows(self, observations: Any) -> list[Any]:
+        return list(iterate(self.batch_observation_space, observations))
+
+    @staticmethod
+    def _copied_rows(rows: list[Any], dones: NDArray[np.bool_]) -> dict[int, Any]:
+        """Copies of the finished sub-envs' rows, to take before ``_reset_rows``: a venv built
+        with ``copy=False`` writes the reset observations into the buffer it returned."""
+        return {i: copy.deepcopy(rows[i]) for i in np.flatnonzero(dones).tolist()}
+
     def _reset_finished(
         self, observations: Any, dones: NDArray[np.bool_], infos: list[dict[str, Any]]
     ) -> Any:
         if not dones.any():
             return observations
-        rows = list(iterate(self.batch_observation_space, observations))
+        finals = self._copied_rows(self._rows(observations), dones)
         reset_observations, reset_infos = self._reset_rows(dones)
-        for i in np.flatnonzero(dones).tolist():
+        for i, final_observation in finals.items():
             step_info = infos[i]
             infos[i] = {
                 **step_info,
-                "final_observation": copy.deepcopy(rows[i]),
+                "final_observation": final_observation,
                 "final_info": step_info,
                 "reset_info": reset_infos[i],
             }
@@ -305,9 +314,9 @@ class GymnasiumVectorToSekai(VecEnv):
         newly = gym_done if frozen is None else gym_done & ~frozen
         if frozen is None and not newly.any():
             return observations
-        rows = list(iterate(self.batch_observation_space, observations))
-        for i in np.flatnonzero(newly).tolist():
-            self._final_rows[i] = copy.deepcopy(rows[i])
+        rows = self._rows(observations)
+        for i, final_observation in self._copied_rows(rows, newly).items():
+            self._final_rows[i] = final_observation
             self._final_terminated[i] = terminated[i]
             self._final_truncated[i] = truncated[i]
         if frozen is not None:
@@ -315,8 +324,11 @@ class GymnasiumVectorToSekai(VecEnv):
             terminated[frozen] = self._final_terminated[frozen]
             truncated[frozen] = self._final_truncated[frozen]
             for i in np.flatnonzero(frozen).tolist():
-                rows[i] = self._final_rows[i]
                 infos[i] = {}
+        # Every finished row (frozen or newly) shows its copy: the reset below may overwrite
+        # the venv's buffer that ``rows`` are views of.
+        for i in np.flatnonzero(newly if frozen is None else newly | frozen).tolist():
+            rows[i] = self._final_rows[i]
         if gym_done.any():
             self._reset_rows(gym_done)
         return self._cast(concatenate(self.observation_space, rows))
