@@ -314,6 +314,43 @@ def test_from_gymnasium_vector_passes_one_options_dict() -> None:
         vec.reset(options=[{"low": 0.0}, {"low": 0.1}])
 
 
+class InfoReporter(gym.Env[Any, Any]):
+    """Reports ``info`` at reset (a different one per sub-env when given a list)."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, info: dict[Any, Any]) -> None:
+        self.info = info
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> tuple[Any, dict[Any, Any]]:
+        super().reset(seed=seed)
+        return np.zeros(1, np.float32), dict(self.info)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[Any, Any]]:
+        return np.zeros(1, np.float32), 0.0, False, False, {}
+
+
+def test_info_keys_of_any_type_follow_their_masks() -> None:
+    infos = [{7: 1.5, ("agent", 1): "x", "_hidden": 1}, {}]
+    venv = SyncVectorEnv(
+        [lambda info=info: InfoReporter(info) for info in infos],
+        autoreset_mode=AutoresetMode.SAME_STEP,
+    )
+    assert from_gymnasium_vector(venv).reset(seed=0).infos == infos
+
+
+def test_info_scalars_keep_their_types_as_with_sekai_sync_vec_env() -> None:
+    info = {"f32": np.float32(1.5), "i8": np.int8(3), "flag": np.bool_(True), "n": 2, "x": 0.5}
+    info |= {"yes": True, "when": np.datetime64("2024-01-02")}
+    reference = sekai.SyncVecEnv([lambda: from_gymnasium(InfoReporter(info))] * 2)
+    venv = SyncVectorEnv([lambda: InfoReporter(info)] * 2, autoreset_mode=AutoresetMode.SAME_STEP)
+    expected = reference.reset(seed=0)
+    actual = from_gymnasium_vector(venv).reset(seed=0)
+    assert_same_trajectory([("reset", expected)], [("reset", actual)])  # types too
+    assert [type(v) for v in actual.infos[1].values()] == [type(v) for v in info.values()]
+
+
 def test_from_gymnasium_vector_results_follow_sekais_contract() -> None:
     venv = gym_sync(lambda: gym.make("CartPole-v1"), 2, AutoresetMode.SAME_STEP)
     vec = from_gymnasium_vector(venv)

@@ -95,25 +95,36 @@ def from_gymnasium_vector(
 # -- infos: gymnasium's dict of arrays -> sekai's list of dicts ------------------------------
 
 
+# The dtypes gymnasium's ``_add_info`` stacks Python ints, floats and bools into
+# (``np.zeros(n, dtype=type(value))``); any other dtype came from a NumPy scalar or array.
+_PYTHON_SCALAR_DTYPES = frozenset({np.dtype(int), np.dtype(float), np.dtype(bool)})
+
+
 def _entry(value: Any, i: int, n: int) -> Any:
-    """Sub-env ``i``'s part of an info value (a 1-D array entry as a Python scalar, as sekai's
-    native envs give them)."""
+    """Sub-env ``i``'s part of an info value, undoing gymnasium's stacking as far as it can.
+
+    Entries of the dtypes Python scalars are stacked into come back as Python scalars, others
+    as NumPy scalars of their dtype (an ``np.float32`` stays one), as ``SyncVecEnv`` over
+    ``from_gymnasium`` envs gives them. Once stacked, an ``np.float64``, ``np.int64`` or 0-d
+    array cannot be told from a Python scalar.
+    """
     if isinstance(value, np.ndarray) and value.ndim >= 1 and len(value) == n:
         entry = value[i]
-        if value.ndim == 1 and value.dtype != object and isinstance(entry, np.generic):
+        if value.ndim == 1 and value.dtype in _PYTHON_SCALAR_DTYPES:
             return entry.item()
         return entry
     return value
 
 
-def unstack_infos(infos: dict[str, Any], n: int) -> list[dict[str, Any]]:
+def unstack_infos(infos: dict[Any, Any], n: int) -> list[dict[Any, Any]]:
     """Split gymnasium's vector infos into one dict per sub-env, following the ``_key`` masks
     (recursively for nested dicts; a key without a mask belongs to every sub-env)."""
-    out: list[dict[str, Any]] = [{} for _ in range(n)]
+    masks = {f"_{key}" for key in infos}  # gymnasium's mask name for a key of any type
+    out: list[dict[Any, Any]] = [{} for _ in range(n)]
     for key, value in infos.items():
-        if isinstance(key, str) and key.startswith("_") and key[1:] in infos:
+        if key in masks:
             continue  # the mask of another key
-        mask = infos.get(f"_{key}") if isinstance(key, str) else None
+        mask = infos.get(f"_{key}")
         parts = unstack_infos(value, n) if isinstance(value, dict) else None
         for i in range(n):
             if mask is not None and not mask[i]:
