@@ -7,6 +7,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from pettingzoo.classic import rps_v2
 
 import sekai
 from sekai.compat import GymnasiumRenderer, GymnasiumToSekai, from_gymnasium, to_gymnasium
@@ -270,6 +271,28 @@ def test_gymnasium_renderer_works_with_record_frames() -> None:
 def test_from_gymnasium_rejects_a_sekai_env() -> None:
     with pytest.raises(TypeError, match=r"expects a gymnasium.Env, got .*already is a sekai env"):
         from_gymnasium(sekai.make("CartPole-v1"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("make", "hint"),
+    [
+        (
+            lambda: gym.make_vec("CartPole-v1", 2, vectorization_mode="sync"),
+            "from_gymnasium_vector",
+        ),
+        (lambda: rps_v2.parallel_env(), r"ParallelEnv, use from_pettingzoo\(\)"),
+        (lambda: rps_v2.env(), r"from_pettingzoo\(pettingzoo.utils.aec_to_parallel\(env\)\)"),
+    ],
+    ids=["vector", "parallel", "aec"],
+)
+def test_from_gymnasium_names_the_bridge_for_other_gymnasium_and_pettingzoo_envs(
+    make: Any, hint: str
+) -> None:
+    env = make()
+    with pytest.raises(
+        TypeError, match=f"expects a gymnasium.Env, got {type(env).__name__}. .*{hint}"
+    ):
+        from_gymnasium(env)
 
 
 def test_from_gymnasium_rejects_spaces_sekai_lacks() -> None:

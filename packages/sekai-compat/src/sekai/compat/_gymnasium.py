@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -74,11 +75,27 @@ def from_gymnasium(env: gymnasium.Env[Any, Any]) -> GymnasiumToSekai:
     """
     gym = require_gymnasium("from_gymnasium()")
     if not isinstance(env, gym.Env):
-        hint = " It already is a sekai env." if isinstance(env, Env) else ""
         raise TypeError(
-            f"from_gymnasium() expects a gymnasium.Env, got {type(env).__name__}.{hint}"
+            f"from_gymnasium() expects a gymnasium.Env, got {type(env).__name__}."
+            f"{_other_bridge_hint(env, gym)}"
         )
     return GymnasiumToSekai(env)
+
+
+def _other_bridge_hint(env: Any, gym: Any) -> str:
+    """Where an object that is no gymnasium.Env goes instead (empty when unknown)."""
+    if isinstance(env, Env):
+        return " It already is a sekai env."
+    if isinstance(env, gym.vector.VectorEnv):
+        return " For a gymnasium VectorEnv, use from_gymnasium_vector()."
+    pettingzoo = sys.modules.get("pettingzoo")  # a PettingZoo env means it is imported
+    if pettingzoo is not None and isinstance(env, pettingzoo.ParallelEnv):
+        return " For a PettingZoo ParallelEnv, use from_pettingzoo()."
+    if pettingzoo is not None and isinstance(env, pettingzoo.AECEnv):
+        return (
+            " For a PettingZoo AEC env, use from_pettingzoo(pettingzoo.utils.aec_to_parallel(env))."
+        )
+    return ""
 
 
 def _gymnasium_seed(seed: Any) -> int | None:
