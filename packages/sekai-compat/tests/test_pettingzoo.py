@@ -350,8 +350,24 @@ def test_from_pettingzoo_rng_is_the_pettingzoo_envs_np_random() -> None:
     assert inner.np_random is generator
 
 
-def test_from_pettingzoo_generator_seed_becomes_one_int_draw() -> None:
-    env, direct = from_pettingzoo(Rps()), Rps()
+def test_from_pettingzoo_generator_seed_becomes_the_envs_np_random() -> None:
+    inner, generator = Rps(), np.random.default_rng(5)
+    env = from_pettingzoo(inner)
+    result = env.reset(seed=generator)
+    assert env.rng is generator and inner.np_random is generator
+    hidden = int(np.random.default_rng(5).integers(3))  # Rps's first draw, from the Generator
+    np.testing.assert_array_equal(result.observations["p0"], [0.0, hidden])
+
+
+def test_from_pettingzoo_generator_seed_is_one_int_draw_for_an_env_without_np_random() -> None:
+    class Unseeded(Rps):
+        """Has no generator until a seeded reset makes one."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.np_random = None
+
+    env, direct = from_pettingzoo(Unseeded()), Unseeded()
     seed = int(np.random.default_rng(5).integers(2**31))
     result = env.reset(seed=np.random.default_rng(5))
     np.testing.assert_array_equal(result.observations["p0"], direct.reset(seed=seed)[0]["p0"])

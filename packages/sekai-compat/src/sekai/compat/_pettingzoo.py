@@ -67,9 +67,10 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
 
     ``possible_agents`` and the per-agent spaces (converted with ``space_from_gymnasium``) are
     read once; ``agents`` is the PettingZoo env's live list. Seeds: an int (NumPy ones too)
-    goes to the PettingZoo env's ``reset()``; a Generator seed is turned into one int drawn
-    from it, as PettingZoo envs take only ints. ``rng`` is the PettingZoo env's ``np_random``
-    when it has one.
+    goes to the PettingZoo env's ``reset()``; a Generator seed becomes the PettingZoo env's
+    ``np_random`` (as ``from_gymnasium`` does), or for an env without one, one int drawn from
+    it, as PettingZoo's ``reset()`` takes only ints. ``rng`` is the PettingZoo env's
+    ``np_random`` when it has one.
 
     Attributes:
         pettingzoo_env: the wrapped ParallelEnv.
@@ -104,21 +105,24 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
         """The live agents (the PettingZoo env's ``agents``)."""
         return list(getattr(self.pettingzoo_env, "agents", []))
 
+    def _has_np_random(self) -> bool:
+        """Whether the PettingZoo env draws from a Generator ``np_random`` of its own."""
+        theirs = getattr(self.pettingzoo_env.unwrapped, "np_random", None)
+        return isinstance(theirs, np.random.Generator)
+
     @property
     def rng(self) -> np.random.Generator:
         """The PettingZoo env's ``np_random`` if it has one, else a generator of this wrapper."""
-        theirs = getattr(self.pettingzoo_env.unwrapped, "np_random", None)
-        if isinstance(theirs, np.random.Generator):
-            return theirs
+        if self._has_np_random():
+            return self.pettingzoo_env.unwrapped.np_random  # type: ignore[no-any-return]
         return super().rng
 
     @rng.setter
     def rng(self, value: np.random.Generator) -> None:
         if not isinstance(value, np.random.Generator):
             raise TypeError(f"rng must be a numpy Generator, got {type(value).__name__}.")
-        base = self.pettingzoo_env.unwrapped
-        if isinstance(getattr(base, "np_random", None), np.random.Generator):
-            base.np_random = value
+        if self._has_np_random():
+            self.pettingzoo_env.unwrapped.np_random = value
         self._rng, self._rng_seed = value, -1
 
     def reset(
@@ -127,10 +131,15 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
         seed: int | np.random.Generator | None = None,
         options: dict[str, Any] | None = None,
     ) -> MAResetResult[Any]:
-        """Reset the PettingZoo env (a Generator seed becomes one int drawn from it)."""
+        """Reset the PettingZoo env (a Generator seed becomes its ``np_random``, or, for an env
+        without one, one int drawn from the Generator)."""
         check_seed(seed)
         if isinstance(seed, np.random.Generator):
-            seed = int(seed.integers(2**31))
+            if self._has_np_random():
+                self.rng = seed  # used as it is (seeding page), as from_gymnasium does
+                seed = None
+            else:
+                seed = int(seed.integers(2**31))
         observations, infos = self.pettingzoo_env.reset(
             seed=None if seed is None else int(seed), options=options
         )
