@@ -263,26 +263,51 @@ def test_native_attributes_and_methods_select_indices() -> None:
     venv.step(np.array([0, 1, 2]))
     assert venv.get_attr("position", indices=[1, 2]) == [1, 2]
     assert venv.get_attr("max_episode_steps") == [7, 7, 7]
-    assert venv.env_method("_observe", indices=2)[0].tolist() == [2.0, 1.0, 1.0]
+    assert venv.env_method("_observe", indices=[2, 1, 0])[0].tolist() == [2.0, 1.0, 1.0]
     venv.set_attr("position", 9, indices=[0])
     np.testing.assert_array_equal(vec.position, [9, 1, 2])
     assert venv.env_is_wrapped(sekai.TimeLimit) == [False] * 3
+    # A method of the native env acts on every sub-env: it cannot run for sub-env 2 only.
+    with pytest.raises(NotImplementedError, match=r"env_method\('reset'\).*CounterVecEnv"):
+        venv.env_method("reset", indices=2)
+    np.testing.assert_array_equal(vec.position, [9, 1, 2])
 
 
-def test_proc_backend_keeps_sb3_conventions_and_indices() -> None:
+def test_proc_backend_keeps_sb3_conventions() -> None:
     vec = sekai.ProcVecEnv([CounterEnv] * 3, num_workers=1)
     venv = to_sb3(vec)
     try:
         venv.reset()
         assert venv.get_attr("position", indices=[1]) == [0]
-        venv.set_attr("position", 14, indices=[0])
-        assert vec.get_attr("position") == [14, 0, 0]
-        np.testing.assert_array_equal(venv.env_method("_obs", indices=2)[0], [0.0, 0.0, 1.0])
+        venv.set_attr("position", 3)
+        assert vec.get_attr("position") == [3, 3, 3]
+        vec.set_attr("position", [14, 0, 0])
+        np.testing.assert_array_equal(venv.env_method("_obs")[2], [0.0, 0.0, 1.0])
         _, _, dones, infos = venv.step(np.full(3, 2))
         assert dones.tolist() == [True, False, False]
         np.testing.assert_array_equal(infos[0]["terminal_observation"], [16.0, 1.0, 1.0])
         assert infos[0]["TimeLimit.truncated"] is False
-        assert venv.env_is_wrapped(sekai.TimeLimit) == [False] * 3
+        assert venv.env_is_wrapped(Monitor) == [False] * 3
+    finally:
+        venv.close()
+
+
+def test_proc_backend_refuses_to_act_on_some_sub_envs_only() -> None:
+    # ProcVecEnv reaches every sub-env at once: acting on all would touch the others.
+    vec = sekai.ProcVecEnv([lambda: sekai.TimeLimit(CounterEnv(), 50)] * 3, num_workers=1)
+    venv = to_sb3(vec)
+    try:
+        venv.reset()
+        with pytest.raises(NotImplementedError, match=r"env_method\('reset'\).*ProcVecEnv"):
+            venv.env_method("reset", indices=[0])
+        with pytest.raises(NotImplementedError, match=r"set_attr\('tag'\).*ProcVecEnv"):
+            venv.set_attr("tag", "x", indices=[0])
+        assert vec.get_attr("episodes") == [1, 1, 1]
+        assert not any(vec.call("has_attr", "tag"))
+        with pytest.raises(NotImplementedError, match=r"env_is_wrapped\(TimeLimit\)"):
+            venv.env_is_wrapped(sekai.TimeLimit)
+        venv.env_method("reset", indices=[2, 0, 1])  # every sub-env: one call each
+        assert vec.get_attr("episodes") == [2, 2, 2]
     finally:
         venv.close()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import gymnasium
 import numpy as np
 from numpy.typing import NDArray
 from stable_baselines3.common.vec_env import VecEnv as SB3VecEnv
@@ -16,6 +17,8 @@ from stable_baselines3.common.vec_env import VecEnv as SB3VecEnv
 from sekai.compat._spaces import space_to_gymnasium
 from sekai.stats import EpisodeStats
 from sekai.utils.action_mask import flatten_action_mask
+from sekai.vector.kernel_vec_env import KernelVecEnv
+from sekai.vector.native import NativeVecEnv
 from sekai.vector.vec_env import VecEnv
 
 __all__ = ["SekaiToSB3"]
@@ -48,10 +51,16 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
     ``seed()`` / ``set_options()`` apply at the next ``reset()`` as in SB3: seed ``s`` gives
     sub-env ``i`` the seed ``s + i`` (a native VecEnv combines the list into its one
     generator). ``get_attr`` / ``set_attr`` / ``env_method`` / ``env_is_wrapped`` take SB3's
-    ``indices``; backends whose sub-envs live in this process (SyncVecEnv, AsyncVecEnv) reach
-    exactly those sub-envs, others (native, proc) answer for all and return the ``indices``
-    entries. ``action_masks()`` (and ``env_method("action_masks")``, what sb3-contrib's
-    MaskablePPO calls) flattens each sub-env's ``action_mask()`` from ``vec.call``.
+    ``indices``. Backends whose sub-envs live in this process (SyncVecEnv, AsyncVecEnv) reach
+    exactly those sub-envs. Sekai's VecEnv API reaches every sub-env at once, so on the others
+    ``get_attr`` reads all and returns the ``indices`` entries, ``set_attr`` on some sub-envs
+    works on native envs (their per-sub-env values live in one object) and ``env_method`` on
+    some sub-envs raises ``NotImplementedError`` rather than run on all. ``env_is_wrapped`` is
+    False for gymnasium wrappers (SB3's Monitor) and on native envs (their sub-envs have no
+    wrapper layers), and raises ``NotImplementedError`` for a sekai wrapper on a backend whose
+    sub-envs live elsewhere (proc), which cannot be checked. ``action_masks()`` (and
+    ``env_method("action_masks")``, what sb3-contrib's MaskablePPO calls) flattens each
+    sub-env's ``action_mask()`` from ``vec.call``.
 
     Attributes:
         sekai_vec: the wrapped sekai VecEnv.
@@ -128,6 +137,22 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         envs = getattr(self.sekai_vec.unwrapped, "envs", None)
         return list(envs) if isinstance(envs, Iterable) else None
 
+    def _is_native(self) -> bool:
+        """Whether the sub-envs are rows of one object (no sub-env objects, no wrapper layers)."""
+        return isinstance(self.sekai_vec.unwrapped, (NativeVecEnv, KernelVecEnv))
+
+    def _covers_all(self, targets: list[int]) -> bool:
+        return set(targets) == set(range(self.num_envs))
+
+    def _cannot_target(self, what: str) -> NotImplementedError:
+        backend = type(self.sekai_vec.unwrapped).__name__
+        return NotImplementedError(
+            f"{type(self).__name__}.{what} with indices that leave sub-envs out: {backend} "
+            "cannot reach single sub-envs (sekai's VecEnv API acts on all of them), and acting "
+            "on all would touch the others. Pass indices=None for every sub-env, or build a "
+            "SyncVecEnv or AsyncVecEnv, whose sub-envs to_sb3 reaches one by one."
+        )
+
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         """Read ``attr_name`` from the sub-envs in ``indices`` (through their wrapper stacks)."""
         targets = self._indices(indices)
@@ -157,11 +182,14 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
                 envs[i].set_attr(attr_name, value)
             return
         n = self.num_envs
-        if sorted(targets) == list(range(n)):
+        if self._covers_all(targets):
             # A list of num_envs items would be read as one value per sub-env.
             one_for_all = isinstance(value, list) and len(value) == n
             self.sekai_vec.set_attr(attr_name, [value] * n if one_for_all else value)
             return
+        if not self._is_native():
+            raise self._cannot_target(f"set_attr({attr_name!r})")
+        # A native env keeps every sub-env's value: change those of ``targets`` only.
         values = list(self.sekai_vec.get_attr(attr_name))
         for i in targets:
             values[i] = value
@@ -178,20 +206,33 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         envs = self._local_envs()
         if envs is not None:
             return [envs[i].get_attr(method_name)(*method_args, **method_kwargs) for i in targets]
+        if not self._covers_all(targets):
+            raise self._cannot_target(f"env_method({method_name!r})")
         values = self.sekai_vec.call(method_name, *method_args, **method_kwargs)
         return [values[i] for i in targets]
 
     def env_is_wrapped(self, wrapper_class: type[Any], indices: Any = None) -> list[bool]:
         """Whether each sub-env in ``indices`` has a ``wrapper_class`` layer (sekai wrappers).
 
-        Always False for gymnasium wrappers such as SB3's Monitor, and on backends whose
-        sub-envs are not objects in this process (native, proc), where it cannot be checked.
+        Always False for gymnasium wrappers such as SB3's Monitor (a sub-env's layers are sekai
+        envs) and on native envs (no wrapper layers per sub-env).
+
+        Raises:
+            NotImplementedError: another class on a backend whose sub-envs live elsewhere
+                (ProcVecEnv), whose layers cannot be looked at from here.
         """
         targets = self._indices(indices)
         envs = self._local_envs()
-        if envs is None:
+        if envs is not None:
+            return [any(isinstance(layer, wrapper_class) for layer in envs[i]) for i in targets]
+        if self._is_native() or issubclass(wrapper_class, gymnasium.Env):
             return [False] * len(targets)
-        return [any(isinstance(layer, wrapper_class) for layer in envs[i]) for i in targets]
+        backend = type(self.sekai_vec.unwrapped).__name__
+        raise NotImplementedError(
+            f"{type(self).__name__}.env_is_wrapped({wrapper_class.__name__}) cannot look at the "
+            f"wrapper layers of {backend}'s sub-envs, which live outside this process. Build a "
+            "SyncVecEnv or AsyncVecEnv to check them."
+        )
 
     # -- action masks -----------------------------------------------------------------------
 
