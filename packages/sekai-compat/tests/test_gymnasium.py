@@ -223,6 +223,46 @@ def test_gymnasium_renderer_returns_text_for_an_ansi_env_through_wrappers() -> N
     assert GymnasiumRenderer().render(env).startswith("value=")
 
 
+class Painter(gym.Env):  # type: ignore[type-arg]
+    """A gymnasium env whose render() returns the frame it was given."""
+
+    metadata = {"render_modes": ["rgb_array"]}  # noqa: RUF012
+
+    def __init__(self, frame: Any) -> None:
+        self.frame, self.render_mode = frame, "rgb_array"
+        self.observation_space = gym.spaces.Discrete(2)
+        self.action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        super().reset(seed=seed)
+        return 0, {}
+
+    def render(self) -> Any:
+        return self.frame
+
+
+@pytest.mark.parametrize(
+    ("frame", "says"),
+    [
+        (np.full((2, 2, 3), 0.8), r"has dtype float64; GymnasiumRenderer needs integers"),
+        (np.full((2, 2, 3), 300), r"has values outside \[0, 255\] \(min 300, max 300\)"),
+        (np.ones((2, 2, 5), np.uint8), r"has shape \(2, 2, 5\); GymnasiumRenderer needs"),
+    ],
+)
+def test_gymnasium_renderer_refuses_a_frame_that_is_not_an_image(frame: Any, says: str) -> None:
+    env = from_gymnasium(Painter(frame))
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="^The frame of the gymnasium env .*" + says):
+        GymnasiumRenderer().render(env)
+
+
+def test_gymnasium_renderer_passes_integer_images_on_as_uint8() -> None:
+    env = from_gymnasium(Painter(np.full((2, 2, 3), 200, dtype=np.int64)))
+    env.reset(seed=0)
+    frame = GymnasiumRenderer().render(env)
+    assert frame.dtype == np.uint8 and (frame == 200).all()
+
+
 def test_gymnasium_renderer_rejects_a_sekai_env() -> None:
     with pytest.raises(TypeError, match=r"draws envs made by sekai.compat.from_gymnasium"):
         GymnasiumRenderer().render(sekai.make("CartPole-v1"))

@@ -13,6 +13,7 @@ from sekai.core._rng import check_seed
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.error import ResetRequired
+from sekai.rendering.recorder import image_frame
 from sekai.rendering.renderer import RENDER_BEFORE_RESET, BaseRenderer, RenderFrame
 
 if TYPE_CHECKING:
@@ -221,7 +222,8 @@ class GymnasiumRenderer(BaseRenderer):
         Raises:
             TypeError: the base env was not made by ``from_gymnasium()``.
             ValueError: the gymnasium env has no ``"rgb_array"`` or ``"ansi"`` render mode, or
-                its ``render()`` returned None.
+                its ``render()`` returned None or an array that is not an image (uint8 values
+                in [0, 255], of shape (H, W), (H, W, 3) or (H, W, 4)).
             sekai.ResetRequired: the env was not reset through sekai yet.
         """
         base = getattr(env, "unwrapped", env)
@@ -248,4 +250,4 @@ class GymnasiumRenderer(BaseRenderer):
             )
         if isinstance(frame, str):
             return frame
-        return np.asarray(frame, dtype=np.uint8)
+        return image_frame(frame, f"The frame of the gymnasium env {gym_env}", "GymnasiumRenderer")

@@ -20,6 +20,7 @@ from sekai.rendering.renderer import Renderer, RenderFrame
 __all__ = [
     "RecordFrames",
     "check_recording_options",
+    "image_frame",
     "save_frames",
     "save_gif",
     "save_text",
@@ -322,26 +323,40 @@ def _validated_frames(func: str, frames: Frames, fps: float) -> list[npt.NDArray
                 f"Frame {i} is text, not an image (from an 'ansi' renderer?); {func}() needs RGB "
                 "arrays of shape (H, W, 3)."
             )
-        image = np.asarray(frame)
-        if image.ndim not in (2, 3) or (image.ndim == 3 and image.shape[-1] not in (3, 4)):
-            raise ValueError(
-                f"Frame {i} has shape {image.shape}; {func}() needs (H, W), (H, W, 3) or (H, W, 4)."
-            )
-        if image.dtype.kind not in "iu":
-            raise ValueError(
-                f"Frame {i} has dtype {image.dtype}; {func}() needs integers in [0, 255], e.g. "
-                "(frame * 255).round().astype(np.uint8) for floats in [0, 1]."
-            )
-        if image.size and (image.min() < 0 or image.max() > 255):
-            raise ValueError(
-                f"Frame {i} has values outside [0, 255] (min {image.min()}, max {image.max()})."
-            )
+        image = image_frame(frame, f"Frame {i}", f"{func}()")
         if first_shape is None:
             first_shape = image.shape
         elif image.shape != first_shape:
             raise ValueError(f"Frame {i} has shape {image.shape} but frame 0 has {first_shape}.")
-        images.append(image.astype(np.uint8, copy=False))
+        images.append(image)
     return images
+
+
+def image_frame(frame: Any, label: str, user: str) -> npt.NDArray[np.uint8]:
+    """``frame`` as a uint8 image, refused (``ValueError``) unless it is one: shape (H, W),
+    (H, W, 3) or (H, W, 4) of integers in [0, 255] (a cast would turn a float image black
+    and wrap large values).
+
+    Args:
+        frame: the array-like frame.
+        label: what the frame is, for messages (``"Frame 3"``).
+        user: what needs it, for messages (``"save_gif()"``).
+    """
+    image = np.asarray(frame)
+    if image.ndim not in (2, 3) or (image.ndim == 3 and image.shape[-1] not in (3, 4)):
+        raise ValueError(
+            f"{label} has shape {image.shape}; {user} needs (H, W), (H, W, 3) or (H, W, 4)."
+        )
+    if image.dtype.kind not in "iu":
+        raise ValueError(
+            f"{label} has dtype {image.dtype}; {user} needs integers in [0, 255], e.g. "
+            "(frame * 255).round().astype(np.uint8) for floats in [0, 1]."
+        )
+    if image.dtype != np.uint8 and image.size and (image.min() < 0 or image.max() > 255):
+        raise ValueError(
+            f"{label} has values outside [0, 255] (min {image.min()}, max {image.max()})."
+        )
+    return image.astype(np.uint8, copy=False)
 
 
 def _even_rgb(image: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
