@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -11,7 +12,7 @@ from numpy.typing import NDArray
 __all__ = ["PartialStep", "Stepped"]
 
 # (sub-env index, reward, terminated, truncated) of a sub-env whose step succeeded.
-Stepped = tuple[int, object, bool, bool]
+Stepped = tuple[int, Any, bool, bool]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +52,7 @@ class PartialStep:
         for index, reward, term, trunc in stepped:
             mask[index], terminated[index], truncated[index] = True, bool(term), bool(trunc)
             try:
-                rewards[index] = reward  # type: ignore[assignment]
+                rewards[index] = reward
             except (TypeError, ValueError):  # the step's own error is the one raised
                 rewards[index] = np.nan
         if frozen is not None:
