@@ -97,6 +97,18 @@ def test_discrete_rejects_mask_of_wrong_shape() -> None:
         Discrete(3).sample(np.ones(2, dtype=np.int8))
 
 
+@pytest.mark.parametrize(
+    ("mask", "bad"),
+    [([0.9, 0.9, 1.0], "0.9 at index 0"), ([1, 2, 1], "2 at index 1"), ([0.3, 0.3, 0.4], "0.3")],
+)
+def test_discrete_mask_entries_must_be_zero_or_one(mask: list[float], bad: str) -> None:
+    # Probabilities passed as a mask were read as "only entries equal to 1 are allowed".
+    msg = f"A mask for Discrete(3) must hold only 0 (forbidden) and 1 (allowed), got {bad}"
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        Discrete(3, seed=0).sample(np.array(mask))
+    assert int(Discrete(3, seed=0).sample(np.array([0.0, 1.0, 0.0]))) == 1
+
+
 def test_discrete_rejects_all_masked() -> None:
     with pytest.raises(
         ValueError, match=re.escape("All actions masked — at least one must be valid.")

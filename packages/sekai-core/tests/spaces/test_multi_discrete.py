@@ -10,7 +10,14 @@ import gymnasium
 import numpy as np
 import pytest
 
-from sekai.spaces import Discrete, MultiDiscrete, zero_sample
+from sekai.spaces import (
+    Discrete,
+    MultiDiscrete,
+    Sequence,
+    batch_space,
+    iterate,
+    zero_sample,
+)
 
 
 def test_multi_discrete_attributes() -> None:
@@ -155,6 +162,41 @@ def test_multi_discrete_contains() -> None:
     assert not md.contains(np.array([1.0, 0.0]))
     assert not md.contains(np.array([1, 0, 0])) and not md.contains(1) and not md.contains("ab")
     assert md.contains(np.array([1, 0], dtype=np.uint8))
+
+
+def test_multi_discrete_0d_samples_and_batch_rows_are_members() -> None:
+    md = MultiDiscrete(np.array(4), start=np.array(1), dtype=np.int32, seed=0)
+    drawn = md.sample()
+    assert isinstance(drawn, np.ndarray) and drawn.shape == () and drawn.dtype == np.int32
+    assert md.contains(drawn) and md.contains(np.int64(4)) and md.contains(1)
+    assert not md.contains(np.int64(5)) and not md.contains(True) and not md.contains(1.0)
+    assert not MultiDiscrete([4]).contains(np.int64(1))  # scalars only for shape ()
+    batch = batch_space(md, 3)
+    assert all(md.contains(row) for row in iterate(batch, batch.sample()))
+    stacked = Sequence(md, max_length=3, stack=True, seed=1)
+    assert all(stacked.contains(stacked.sample()) for _ in range(10))
+
+
+def test_multi_discrete_mask_entries_must_be_zero_or_one() -> None:
+    md = MultiDiscrete([3, 2], seed=0)
+    msg = (
+        "A mask for MultiDiscrete([3, 2]) must hold only 0 (forbidden) and 1 (allowed), got "
+        "0.5 at index 0 of dimension (0,)."
+    )
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        md.sample((np.array([0.5, 0.5, 1.0]), np.array([1, 1])))
+    with pytest.raises(ValueError, match=re.escape("got 2 at index 1 of dimension (1,).")):
+        md.sample(np.array([[1, 1, 0], [0, 2, 0]]))
+    # Padding past nvec[i] is not read.
+    assert md.sample(np.array([[0, 0, 1], [1, 0, 7]])).tolist() == [2, 0]
+
+
+def test_multi_discrete_ragged_mask_list_is_read_as_per_entry_masks() -> None:
+    md = MultiDiscrete([2, 3], seed=0)
+    assert md.sample([np.array([0, 1]), np.array([0, 0, 1])]).tolist() == [1, 2]
+    msg = "The mask for dimension (1,) must have shape (3,) (nvec[1] = 3), got (1,)."
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        md.sample([np.array([0, 1]), np.array([1])])
 
 
 @pytest.mark.parametrize(

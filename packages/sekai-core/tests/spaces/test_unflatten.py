@@ -53,6 +53,13 @@ def test_unflatten_discrete_and_multi_discrete_take_argmax_plus_start() -> None:
     assert out.dtype == np.int32
 
 
+def test_unflatten_0d_multi_discrete_gives_a_member_array() -> None:
+    md = MultiDiscrete(np.array(4), dtype=np.uint8)
+    out = unflatten(md, np.array([0.0, 0.0, 1.0, 0.0]))
+    assert isinstance(out, np.ndarray) and out.shape == () and out.dtype == np.uint8
+    assert int(out) == 2 and md.contains(out)
+
+
 def test_unflatten_multi_binary_thresholds_at_half() -> None:
     out = unflatten(MultiBinary((2, 2)), np.array([0.6, 0.5, 0.0, 1.0]))
     np.testing.assert_array_equal(out, [[1, 0], [0, 1]])

@@ -9,7 +9,7 @@ import numpy as np
 
 from sekai.spaces.space import Space, T_cov
 
-__all__ = ["ArraySpace", "numeric_mask"]
+__all__ = ["ArraySpace", "allowed_indices", "numeric_mask"]
 
 
 def numeric_mask(mask: Any, space: Space[Any]) -> np.ndarray:
@@ -27,6 +27,25 @@ def numeric_mask(mask: Any, space: Space[Any]) -> np.ndarray:
             f"of dtype {m.dtype}."
         )
     return m
+
+
+def allowed_indices(row: np.ndarray, space: Space[Any], where: str = "") -> np.ndarray:
+    """Indices where the 0/1 mask ``row`` (1-d) allows a value; ``where`` names the row.
+
+    Other entries raise: a probability vector passed as a mask would otherwise be read as
+    "only the entries equal to 1 are allowed".
+    """
+    if row.dtype.kind == "b":
+        return np.flatnonzero(row)
+    allowed = row == 1
+    valid = allowed | (row == 0)
+    if not bool(valid.all()):
+        index = int(np.argmin(valid))
+        raise ValueError(
+            f"A mask for {space!r} must hold only 0 (forbidden) and 1 (allowed), got "
+            f"{row[index].item()!r} at index {index}{where}."
+        )
+    return np.flatnonzero(allowed)
 
 
 class ArraySpace(Space[T_cov]):

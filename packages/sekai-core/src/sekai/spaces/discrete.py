@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.spaces._array import numeric_mask
+from sekai.spaces._array import allowed_indices, numeric_mask
 from sekai.spaces.jsonable import register_space_type
 from sekai.spaces.space import SeedLike, Space
 
@@ -79,7 +79,7 @@ class Discrete(Space[np.int64]):
         """Draw ``start + rng.integers(n)``; ``mask`` (shape ``(n,)``, 1 = allowed) restricts it.
 
         Raises:
-            ValueError: the mask has the wrong shape or allows nothing.
+            ValueError: the mask has the wrong shape, entries other than 0/1, or allows nothing.
         """
         rng = self._rng if self._rng is not None else self.rng
         if mask is None:
@@ -90,7 +90,7 @@ class Discrete(Space[np.int64]):
         m = numeric_mask(mask, self)
         if m.shape != (self._n,):
             raise ValueError(f"mask.shape must be ({self._n},), got {m.shape}.")
-        allowed = np.flatnonzero(m == 1)
+        allowed = allowed_indices(m, self)
         if allowed.size == 0:
             raise ValueError("All actions masked — at least one must be valid.")
         return self._start64 + rng.choice(allowed)  # type: ignore[no-any-return]

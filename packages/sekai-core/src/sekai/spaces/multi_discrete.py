@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai._args import holds_bool
-from sekai.spaces._array import ArraySpace, numeric_mask
+from sekai.spaces._array import ArraySpace, allowed_indices, numeric_mask
 from sekai.spaces.discrete import Discrete
 from sekai.spaces.jsonable import register_space_type
 from sekai.spaces.space import SeedLike
@@ -143,11 +143,12 @@ class MultiDiscrete(ArraySpace[NDArray[np.integer[Any]]]):
             out = (rng.random(self._nvec.shape) * self._nvec_f).astype(self.dtype)
             if self._any_start:
                 out += self._start_dt
-            return out
+            # A 0-d nvec gives NumPy scalars (ufuncs unwrap 0-d arrays); samples are arrays.
+            return out if self._shape else np.asarray(out)
         rows = self._mask_rows(mask)
         out = np.empty(self.shape, dtype=self.dtype)
         for index, row in rows:
-            allowed = np.flatnonzero(row == 1)
+            allowed = allowed_indices(row, self, f" of dimension {index}")
             if allowed.size == 0:
                 raise ValueError(f"All actions masked in dimension {index}.")
             out[index] = rng.choice(allowed) + self._start[index]
@@ -156,6 +157,12 @@ class MultiDiscrete(ArraySpace[NDArray[np.integer[Any]]]):
     def _mask_rows(self, mask: Any) -> list[tuple[tuple[int, ...], NDArray[Any]]]:
         """Per-entry masks in C order, validated, as ``[(index, row), ...]``."""
         nvec = self._nvec
+        if isinstance(mask, list) and nvec.ndim:
+            try:
+                m = numeric_mask(mask, self)
+            except ValueError:
+                # Ragged: only the per-entry form can be; read it as that form's tuple.
+                mask = tuple(mask)
         if isinstance(mask, tuple):
             rows: list[tuple[tuple[int, ...], NDArray[Any]]] = []
             self._collect_tuple_mask(mask, (), rows)
@@ -199,7 +206,10 @@ class MultiDiscrete(ArraySpace[NDArray[np.integer[Any]]]):
     def contains(self, x: Any) -> bool:
         """Whether ``x`` is an integer array-like of the right shape with every entry in range."""
         if not isinstance(x, np.ndarray):
-            if not isinstance(x, (list, tuple)):
+            if not isinstance(x, (list, tuple)) and not (
+                # Rows of a batch of 0-d entries come out as NumPy scalars.
+                not self._shape and isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+            ):
                 return False
             try:
                 x = np.asarray(x)

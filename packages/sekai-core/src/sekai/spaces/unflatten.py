@@ -86,8 +86,9 @@ def _unflatten_multi_discrete(space: MultiDiscrete, x: Any) -> NDArray[Any]:
     offsets = space._flat_offsets
     counts = space._flat_n
     picks = [int(np.argmax(flat[a : a + n])) for a, n in zip(offsets.tolist(), counts.tolist())]
-    return (np.asarray(picks, dtype=np.int64).reshape(space.shape) + space.start).astype(
-        space.dtype
+    # np.asarray: the sum is a NumPy scalar for a 0-d nvec; samples are always arrays.
+    return np.asarray(
+        np.asarray(picks, dtype=np.int64).reshape(space.shape) + space.start, dtype=space.dtype
     )
 
 
