@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -113,6 +114,35 @@ def test_concatenate_casts_to_space_dtype() -> None:
     assert out.dtype == np.float32 and out.shape == (2, 2)
     disc = concatenate(Discrete(3), [0, 2, 1])
     assert disc.dtype == np.int64 and disc.tolist() == [0, 2, 1]
+
+
+@pytest.mark.parametrize(
+    ("space", "items", "i"),
+    [
+        (Box(0, 255, (2,), np.uint8), [np.array([300, 7]), np.array([1, 2])], 0),
+        (Discrete(3), [np.int64(1), 2.5], 1),
+        (MultiDiscrete([3, 3], dtype=np.int8), [np.array([1, 2]), [1, -129]], 1),
+        (MultiBinary(2), [np.array([1.0, np.nan])], 0),
+    ],
+)
+def test_concatenate_refuses_items_the_cast_would_change(
+    space: Space[Any], items: list[Any], i: int
+) -> None:
+    # The unsafe cast used to wrap 300 to 44 in uint8 and truncate 2.5 to 2: corrupted values
+    # that contains() could no longer tell apart.
+    msg = f"items[{i}] = {items[i]!r} is not a member of {space!r}: stacking it as {space.dtype}"
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        concatenate(space, items)
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        concatenate(space, items, create_empty_array(space, len(items)))
+
+
+def test_concatenate_keeps_casts_that_keep_values() -> None:
+    md = MultiDiscrete([3, 3], dtype=np.uint8)
+    out = concatenate(md, [np.array([1, 2]), [0, 1], np.array([2.0, 0.0])])
+    assert out.dtype == np.uint8 and out.tolist() == [[1, 2], [0, 1], [2, 0]]
+    wide = concatenate(MultiDiscrete([3]), [np.array([1], np.int32), np.array([2], np.uint8)])
+    assert wide.dtype == np.int64 and wide.tolist() == [[1], [2]]
 
 
 def test_concatenate_into_out_writes_in_place() -> None:

@@ -134,6 +134,16 @@ def test_sequence_pack_and_elements_are_inverse() -> None:
     assert stacked.contains(empty) and stacked.elements(empty) == []
 
 
+def test_sequence_stacked_pack_refuses_elements_the_cast_would_change() -> None:
+    box = Sequence(Box(0, 255, (2,), np.uint8), stack=True)
+    msg = "items[0] = array([300,  -1]) is not a member of Box(0, 255, (2,), uint8)"
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        box.pack([np.array([300, -1]), np.array([7, 8])])
+    with pytest.raises(ValueError, match=re.escape("items[0] = 1.9 is not a member of Discrete")):
+        Sequence(Discrete(3), stack=True).pack([1.9, 2.7])
+    assert box.pack([np.array([3, 4], np.uint8), [5, 6]]).tolist() == [[3, 4], [5, 6]]
+
+
 def test_sequence_contains_checks_container_length_and_elements() -> None:
     seq = Sequence(Discrete(3), max_length=2)
     assert seq.contains(()) and seq.contains((0, 2)) and seq.contains([1])

@@ -6,7 +6,7 @@ The dispatchers live below ``sekai.spaces.sequence`` (which stacks its elements 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import singledispatch
 from typing import Any
 
@@ -22,6 +22,8 @@ from sekai.spaces.tuple import Tuple
 
 __all__ = ["concatenate", "create_empty_array"]
 
+_INT64 = np.dtype(np.int64)
+
 
 # -- concatenate ---------------------------------------------------------------------------
 
@@ -32,6 +34,10 @@ def concatenate(space: Space[Any], items: Any, out: Any = None) -> Any:
 
     Arrays take the space's dtype; Dict/Tuple recurse; a Sequence gives a tuple; unknown
     spaces give a plain list.
+
+    Raises:
+        ValueError: an item would change under the cast to an integer dtype (out of the
+            dtype's range, fractional or NaN), which no member of the space does.
     """
     return list(items)
 
@@ -43,9 +49,34 @@ def concatenate(space: Space[Any], items: Any, out: Any = None) -> Any:
 def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
     if not isinstance(items, (list, tuple)):
         items = list(items)  # np.stack needs a sequence, not a generator
+    dt = space.dtype if out is None else out.dtype
+    if dt.kind != "f":
+        # An integer cast wraps 300 to 44 in uint8 and truncates 1.9 to 1: values that are no
+        # member become valid-looking ones. Items already of the dtype (Python ints: int64)
+        # cannot change, so only other items are checked.
+        for item in items:
+            if getattr(item, "dtype", _INT64 if type(item) is int else None) != dt:
+                _check_cast_keeps(space, items, dt)
+                break
     if out is None:
-        return np.stack(items, axis=0, dtype=space.dtype, casting="unsafe")
+        return np.stack(items, axis=0, dtype=dt, casting="unsafe")
     return np.stack(items, axis=0, out=out, casting="unsafe")
+
+
+def _check_cast_keeps(space: Space[Any], items: Sequence[Any], dt: np.dtype[Any]) -> None:
+    """Raise unless casting ``items`` to the integer dtype ``dt`` keeps every value."""
+    original = np.stack(items, axis=0)
+    if np.can_cast(original.dtype, dt, "safe"):
+        return
+    with np.errstate(invalid="ignore"):  # NaN and inf: reported below, not warned about
+        changed = original != original.astype(dt)
+    if not bool(changed.any()):
+        return
+    i = int(np.argmax(changed.reshape(len(items), -1).any(axis=1)))
+    raise ValueError(
+        f"items[{i}] = {items[i]!r} is not a member of {space!r}: stacking it as {dt} would "
+        "change its values."
+    )
 
 
 @concatenate.register(Dict)
