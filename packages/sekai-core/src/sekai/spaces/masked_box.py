@@ -19,6 +19,20 @@ from sekai.spaces.space import SeedLike, Space
 __all__ = ["MaskedBox"]
 
 
+def _inside(element: Box, values: NDArray[Any]) -> NDArray[np.bool_]:
+    """Where ``values`` (broadcast against the element shape) lie within the element's bounds.
+
+    Float values are compared as the element dtype stores them: 0.1 given as float64 is the
+    bound 0.1 of a float32 Box once stored, though it is not equal to float32(0.1).
+    """
+    dt = element.dtype
+    if dt.kind == "f" and values.dtype != dt:
+        with np.errstate(over="ignore"):  # too large for dt: inf, outside finite bounds
+            values = values.astype(dt)
+    inside: NDArray[np.bool_] = (values >= element.low) & (values <= element.high)
+    return inside
+
+
 class MaskedBox(Dict):
     """Variable-size observations: ``{"values": Box((max_size, *shape)), "mask": MultiBinary}``.
 
@@ -76,8 +90,8 @@ class MaskedBox(Dict):
             ) from None
         if raw.dtype.kind not in "biuf":
             raise TypeError(f"fill_value must be numeric, got dtype {raw.dtype}.")
-        if not bool(((raw >= element.low) & (raw <= element.high)).all()):
-            raise ValueError("fill_value must lie within [low, high].")
+        if not bool(_inside(element, raw).all()):
+            raise ValueError("fill_value must lie within [low, high].")  # core.md's text
         fill = raw.astype(element.dtype)
         if element.dtype.kind != "f" and not bool((fill == raw).all()):
             raise ValueError(f"fill_value must hold whole numbers for dtype {element.dtype}.")
@@ -160,16 +174,15 @@ class MaskedBox(Dict):
         return out
 
     def _check_values(self, v: NDArray[Any]) -> None:
-        """Raise unless every row of ``v`` is a member of the element space (before casting)."""
+        """Raise unless every row of ``v`` is a member of the element space once stored."""
         if v.dtype.kind not in "biuf":
             raise TypeError(f"values must be numeric, got dtype {v.dtype}.")
         element = self._element
         rows = v.reshape(len(v), math.prod(element.shape))
-        low, high = element.low.reshape(-1), element.high.reshape(-1)
-        inside = ((rows >= low) & (rows <= high)).all(1)
+        inside = _inside(element, v).reshape(rows.shape)
         if not bool(inside.all()):
-            i = int(np.argmin(inside))
-            j = int(np.argmin((rows[i] >= low) & (rows[i] <= high)))
+            i = int(np.argmin(inside.all(1)))
+            j = int(np.argmin(inside[i]))
             value = rows[i, j].item()
             at = ", ".join(str(a) for a in (i, *np.unravel_index(j, element.shape)))
             if math.isnan(value):
