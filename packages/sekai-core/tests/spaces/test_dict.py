@@ -116,6 +116,31 @@ def test_dict_seed_with_unknown_keys_raises() -> None:
         pos_k().seed({"zz": 1})
 
 
+def test_dict_seed_with_dict_checks_every_seed_before_seeding() -> None:
+    d = Dict(a=Discrete(1000), b=Tuple([Discrete(1000), Discrete(1000)]), seed=0)
+    expected = copy.deepcopy(d).sample()
+    bad: list[dict[str, object]] = [{"a": 5, "b": 1.5}, {"a": 5, "b": [7, -1]}]
+    for seeds in bad:
+        with pytest.raises((TypeError, ValueError), match="seed must be"):
+            d.seed(seeds)
+    assert structurally_equal(d.sample(), expected)  # no child was re-seeded
+
+
+def test_dict_rejects_a_key_given_twice() -> None:
+    with pytest.raises(ValueError, match=re.escape("Dict key 'a' is given twice.")):
+        Dict({"a": Discrete(2)}, a=Box(0.0, 1.0, (3,)))
+    with pytest.raises(ValueError, match=re.escape("Dict key 'a' is given twice.")):
+        Dict([("a", Discrete(2)), ("b", Discrete(4)), ("a", Discrete(9))])
+
+
+def test_dict_sample_rejects_mask_keys_it_does_not_have() -> None:
+    d = Dict(action=Discrete(3), aux=MultiBinary(2), seed=0)
+    msg = "Masks given for ['actions'], which are not keys of this Dict (['action', 'aux'])."
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        d.sample({"actions": np.array([0, 0, 1], dtype=np.int8)})
+    assert int(d.sample({"action": np.array([0, 0, 1], dtype=np.int8)})["action"]) == 2
+
+
 def test_dict_constructor_accepts_dict_seed() -> None:
     d = Dict(pos=Box(-1.0, 1.0, shape=(2,)), k=Discrete(3), seed={"k": 3})
     assert int(d.sample()["k"]) == int(Discrete(3, seed=3).sample())

@@ -82,6 +82,15 @@ def test_tuple_seed_list_longer_than_children_raises() -> None:
         pair().seed([1, 2, 3])
 
 
+@pytest.mark.parametrize("seeds", [[5, 1.5], [5, -1], [5, (7, "x")], (5, None, 6)])
+def test_tuple_seed_list_checks_every_seed_before_seeding(seeds: object) -> None:
+    t = Tuple([Discrete(1000), Tuple([Discrete(1000), Discrete(1000)])], seed=0)
+    expected = copy.deepcopy(t).sample()
+    with pytest.raises((TypeError, ValueError)):
+        t.seed(seeds)
+    assert structurally_equal(t.sample(), expected)  # child 0 was not re-seeded to 5
+
+
 def test_tuple_equality_and_hash() -> None:
     assert pair() == pair()
     assert pair() != Tuple([Discrete(2)])

@@ -29,6 +29,9 @@ class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
         spaces: A mapping (or a sequence of ``(key, space)`` pairs) of sub-spaces.
         seed: An int/Generator seeds this space and its children; a dict seeds named children.
         **spaces_kwargs: More sub-spaces, added after ``spaces``.
+
+    Raises:
+        ValueError: a key is given twice (in ``spaces``, or there and as a keyword).
     """
 
     # Spaces of a different kind (MaskedBox) never equal a plain Dict with the same children.
@@ -54,6 +57,9 @@ class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
             )
         self._spaces: dict[Any, Space[Any]] = {}
         for key, value in [*pairs, *spaces_kwargs.items()]:
+            if key in self._spaces:
+                # Keeping the last one would drop a sub-space without a word.
+                raise ValueError(f"Dict key {key!r} is given twice.")
             self._spaces[key] = _check_child(key, value)
         self._plan: Any = None
         super().__init__(None, None, None)
@@ -103,29 +109,49 @@ class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
     def seed(self, seed: Any = None) -> int:
         """Seed this space and its children (``make_seed_sequence``), or named children.
 
-        A dict ``{key: seed}`` seeds only those children and returns ``-1``.
+        A dict ``{key: seed}`` seeds only those children and returns ``-1``; all its seeds are
+        checked before any child is seeded.
 
         Raises:
-            ValueError: a dict names keys this Dict does not have.
+            TypeError: a seed is not one its sub-space takes.
+            ValueError: a dict names keys this Dict does not have, or a negative seed.
         """
         if isinstance(seed, cabc.Mapping):
-            unknown = [k for k in seed if k not in self._spaces]
-            if unknown:
-                raise ValueError(
-                    f"Seeds given for {unknown}, which are not keys of this Dict "
-                    f"({list(self._spaces)})."
-                )
+            self._check_seed_arg(seed)
             for key, child_seed in seed.items():
                 self._spaces[key].seed(child_seed)
             return -1
         return seed_with_children(self, seed, self._spaces.values())
 
+    def _check_seed_arg(self, seed: Any) -> None:
+        if not isinstance(seed, cabc.Mapping):
+            super()._check_seed_arg(seed)
+            return
+        self._check_keys("Seeds", seed)
+        for key, child_seed in seed.items():
+            self._spaces[key]._check_seed_arg(child_seed)
+
+    def _check_keys(self, what: str, given: cabc.Mapping[Any, Any]) -> None:
+        """Raise unless every key of ``given`` (seeds or masks) is a key of this Dict."""
+        unknown = [k for k in given if k not in self._spaces]
+        if unknown:
+            raise ValueError(
+                f"{what} given for {unknown}, which are not keys of this Dict "
+                f"({list(self._spaces)})."
+            )
+
     def sample(self, mask: Any = None) -> dict[Any, Any]:
-        """Sample every child; ``mask`` is a dict of sub-masks (missing keys: unmasked)."""
+        """Sample every child; ``mask`` is a dict of sub-masks (missing keys: unmasked).
+
+        Raises:
+            ValueError: ``mask`` has keys this Dict does not have.
+        """
         if mask is None:
             return {key: space.sample() for key, space in self._spaces.items()}
         if not isinstance(mask, cabc.Mapping):
             raise TypeError(f"A Dict mask must be a dict of sub-masks, got {type(mask).__name__}.")
+        if not self._spaces.keys() >= mask.keys():
+            self._check_keys("Masks", mask)  # a misspelt key would leave its child unmasked
         return {key: space.sample(mask.get(key)) for key, space in self._spaces.items()}
 
     def contains(self, x: Any) -> bool:

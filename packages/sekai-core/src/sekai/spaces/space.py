@@ -102,6 +102,14 @@ class Space(abc.ABC, Generic[T_cov]):
         """
         return self._seed_self(seed)
 
+    def _check_seed_arg(self, seed: Any) -> None:
+        """Raise as ``seed(seed)`` would, seeding nothing.
+
+        Composites check every child's seed this way before seeding any, so a bad seed late
+        in a list leaves no child re-seeded. Override it with ``seed()`` if that takes more.
+        """
+        check_seed(seed)
+
     def _seed_self(self, seed: Any) -> int:
         check_seed(seed)
         if seed is None and self._rng is not None:

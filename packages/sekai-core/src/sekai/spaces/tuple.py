@@ -71,19 +71,31 @@ class Tuple(Space[tuple[Any, ...]], cabc.Sequence[Space[Any]]):
     def seed(self, seed: Any = None) -> int:
         """Seed this space and its children, or the children in order from a list.
 
+        Every seed of a list is checked before any child is seeded.
+
         Raises:
-            ValueError: a list has more seeds than there are sub-spaces.
+            TypeError: a seed is not one its sub-space takes.
+            ValueError: a list has more seeds than there are sub-spaces, or a negative seed.
         """
         if isinstance(seed, (list, tuple)):
-            if len(seed) > len(self._spaces):
-                raise ValueError(
-                    f"Got {len(seed)} seeds for a Tuple of {len(self._spaces)} sub-spaces."
-                )
+            self._check_seed_arg(seed)
             for child, child_seed in zip(self._spaces, seed):
                 if child_seed is not None:
                     child.seed(child_seed)
             return -1
         return seed_with_children(self, seed, self._spaces)
+
+    def _check_seed_arg(self, seed: Any) -> None:
+        if not isinstance(seed, (list, tuple)):
+            super()._check_seed_arg(seed)
+            return
+        if len(seed) > len(self._spaces):
+            raise ValueError(
+                f"Got {len(seed)} seeds for a Tuple of {len(self._spaces)} sub-spaces."
+            )
+        for child, child_seed in zip(self._spaces, seed):
+            if child_seed is not None:
+                child._check_seed_arg(child_seed)
 
     def sample(self, mask: Any = None) -> tuple[Any, ...]:
         """Sample every child; ``mask`` has one sub-mask (or ``None``) per child."""
