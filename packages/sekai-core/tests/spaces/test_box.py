@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.spaces import Box
+from sekai.spaces import Box, zero_sample
 
 CARTPOLE_HIGH = np.array([4.8, np.inf, 0.41887903, np.inf], dtype=np.float32)
 
@@ -205,6 +205,15 @@ def test_box_zero_is_zeros_clipped_into_bounds() -> None:
     assert box.zero()[0] == 1.0
 
 
+def test_box_zero_of_a_0d_box_is_a_writable_0d_array() -> None:
+    box = Box(0.5, 1.0, shape=())
+    for z in (box.zero(), zero_sample(box)):
+        assert isinstance(z, np.ndarray) and z.shape == () and z.dtype == np.float32
+        assert float(z) == 0.5 and box.contains(z)
+        z[...] = 0.75  # np.clip gave a NumPy scalar, which refuses item assignment
+    assert float(box.zero()) == 0.5
+
+
 def test_box_is_flattenable() -> None:
     assert Box(0.0, 1.0, shape=(2,)).is_flattenable
 
@@ -226,6 +235,24 @@ def test_box_sample_is_member_with_dtype() -> None:
             s = box.sample()
             assert s.dtype == box.dtype and s.shape == box.shape
             assert box.contains(s)
+
+
+@pytest.mark.parametrize("shape", [(4,), (5, 5)])  # (5, 5): past contains()'s small-Box path
+def test_box_dimensions_pinned_at_an_infinity_sample_that_infinity(shape: tuple[int, ...]) -> None:
+    # low == high == -inf is "bounded above" (gymnasium's rule): -inf, not a finite normal.
+    low = np.resize([0.0, -np.inf, np.inf, -np.inf], shape)
+    high = np.resize([1.0, -np.inf, np.inf, np.inf], shape)
+    box = Box(low, high, seed=0)
+    assert box.is_bounded == (False, False)
+    for _ in range(10):
+        s = box.sample()
+        assert box.contains(s)
+        np.testing.assert_array_equal(s[np.isinf(low) & (low == high)], low[low == high])
+    assert not Box(-np.inf, -np.inf, shape).contains(np.zeros(shape, np.float32))
+    theirs = gymnasium.spaces.Box(low.astype(np.float32), high.astype(np.float32), seed=0)
+    box.seed(0)
+    for _ in range(5):
+        np.testing.assert_array_equal(box.sample(), theirs.sample())
 
 
 def test_box_integer_sample_reaches_high_endpoint() -> None:

@@ -124,7 +124,8 @@ class Box(ArraySpace[NDArray[Any]]):
         self._small = low.size <= _SMALL
         self._low_list: list[Any] = low.reshape(-1).tolist() if self._small else []
         self._high_list: list[Any] = high.reshape(-1).tolist() if self._small else []
-        zero = np.clip(np.zeros(low.shape, dtype=dt), low, high)
+        # np.asarray: np.clip gives a NumPy scalar for shape (); zero() is an array like sample().
+        zero = np.asarray(np.clip(np.zeros(low.shape, dtype=dt), low, high))
         zero.setflags(write=False)
         self._zero: NDArray[Any] = zero
         self._groups: tuple[Any, ...] = ()
@@ -135,14 +136,16 @@ class Box(ArraySpace[NDArray[Any]]):
             self._is_bounded = (True, True)
             self._sample_kind = _INTEGER
             return
-        below = np.isfinite(low)
-        above = np.isfinite(high)
-        self._is_bounded = (bool(below.all()), bool(above.all()))
+        self._is_bounded = (bool(np.isfinite(low).all()), bool(np.isfinite(high).all()))
+        # gymnasium's classes: low == high == -inf is "bounded above" and draws -inf (a member),
+        # where isfinite() would draw finite normals outside the space.
+        below = low > -np.inf
+        above = high < np.inf
         self._unbounded_float = not bool(below.any()) and not bool(above.any())
         # + 0.0 turns -0.0 into 0.0: numpy's uniform refuses Box(0.0, -0.0) as "high < low"
         low64 = low.astype(np.float64).reshape(-1) + 0.0
         high64 = high.astype(np.float64).reshape(-1) + 0.0
-        if self._is_bounded == (True, True):
+        if bool(below.all()) and bool(above.all()):
             self._sample_kind = _UNIFORM
             if low64.size and (low64 == low64[0]).all() and (high64 == high64[0]).all():
                 self._u_low, self._u_high = float(low64[0]), float(high64[0])
