@@ -179,6 +179,25 @@ def test_flatten_tuple_rejects_wrong_length() -> None:
         flatten(Tuple([Discrete(2), Discrete(2)]), (1,))
 
 
+@pytest.mark.parametrize(
+    ("x", "why"),
+    [
+        ({"a": 1}, " (its keys are ['a'], not ['a', 'b'])."),
+        ({"a": 1, "b": np.zeros(2), "typo": 7}, " (its keys are ['a', 'b', 'typo'], not"),
+        ({"a": 1, "typo": np.zeros(2)}, " (its keys are ['a', 'typo'], not ['a', 'b'])."),
+        ([1, np.zeros(2)], "."),
+    ],
+)
+def test_flatten_dict_needs_exactly_its_keys(x: Any, why: str) -> None:
+    # A missing key was a bare KeyError, a list a TypeError, and extra keys were ignored.
+    d = Dict(a=Discrete(3), b=Box(0.0, 1.0, (2,)))
+    msg = f"Cannot flatten {x!r}: it is not a member of {d!r}{why}"
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        flatten(d, x)
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        flatten(Tuple([d]), (x,))
+
+
 def test_flatten_space_examples() -> None:
     d = Dict(pos=Box(-1.0, 1.0, shape=(2,)), k=Discrete(3))
     assert repr(flatten_space(d)) == "Box([-1.0, -1.0, 0.0, 0.0, 0.0], 1.0, (5,), float32)"

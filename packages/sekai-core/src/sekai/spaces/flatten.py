@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc as cabc
 import math
 import operator
 from collections.abc import Callable
@@ -207,11 +208,27 @@ def _write_generic(space: Any, x: Any, out: NDArray[np.float32]) -> None:
 
 
 def _write_composite(space: Any, x: Any, out: NDArray[np.float32]) -> None:
-    is_dict = isinstance(space, Dict)
-    if not is_dict and (not isinstance(x, (tuple, list)) or len(x) != len(space)):
-        raise ValueError(f"Cannot flatten {x!r}: it is not a member of {space!r}.")
+    if isinstance(space, Dict):
+        # The same number of keys, and each of the space's found below: exactly its keys.
+        if not (type(x) is dict or isinstance(x, cabc.Mapping)) or len(x) != len(space):
+            raise _not_dict_member(space, x)
+    elif not isinstance(x, (tuple, list)) or len(x) != len(space):
+        raise _not_member(space, x)
     for index, child, writer, start, stop in _plan(space)[1]:
-        writer(child, x[index], out[start:stop])
+        try:
+            value = x[index]
+        except KeyError:
+            raise _not_dict_member(space, x) from None
+        writer(child, value, out[start:stop])
+
+
+def _not_dict_member(space: Dict, x: Any) -> ValueError:
+    if not isinstance(x, cabc.Mapping):
+        return _not_member(space, x)
+    return ValueError(
+        f"Cannot flatten {x!r}: it is not a member of {space!r} (its keys are {list(x)}, not "
+        f"{list(space)})."
+    )
 
 
 _Writer = Callable[[Any, Any, NDArray[np.float32]], None]
