@@ -136,10 +136,10 @@ _LAZY: dict[str, str] = {
     "stack_infos": "sekai.vector",
 }
 
-# Submodules reachable as attributes after a plain ``import sekai`` (space_utils is an alias).
+# Submodules reachable as attributes after a plain ``import sekai``.
 _SUBMODULES: dict[str, str] = {
     "spaces": "sekai.spaces",
-    "space_utils": "sekai.spaces",
+    "space_utils": "sekai.space_utils",
     "wrappers": "sekai.wrappers",
     "vector": "sekai.vector",
     "registry": "sekai.registry",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -41,7 +43,27 @@ ALL_SPACES = [
 def test_space_is_exported_at_top_level() -> None:
     assert sekai.Space is Space
     assert sekai.spaces.Space is Space
-    assert sekai.space_utils is sekai.spaces
+
+
+def test_space_utils_is_an_importable_module_of_the_utilities() -> None:
+    # gymnasium users write ``import gymnasium.spaces.utils``; the name was only an attribute.
+    import sekai.space_utils as su
+    from sekai import space_utils
+
+    assert su is space_utils is sekai.space_utils is sys.modules["sekai.space_utils"]
+    assert su.__all__ == sekai.spaces.utils.__all__
+    assert all(getattr(su, name) is getattr(sekai.spaces, name) for name in su.__all__)
+
+
+def test_import_sekai_leaves_space_utils_unimported() -> None:
+    code = (
+        "import sys, sekai\n"
+        "print([m for m in sys.modules if m.startswith(('sekai.space_utils', 'sekai.spaces'))])\n"
+        "import sekai.space_utils as su\n"
+        "print(su.flatdim(sekai.Discrete(3)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[]", "3"]
 
 
 def test_space_is_abstract() -> None:

@@ -1,6 +1,6 @@
 """Spaces: the sets observations and actions live in, and utilities to flatten and batch them.
 
-Also importable as ``sekai.space_utils``. Every utility is a ``functools.singledispatch``
+The utilities are also ``sekai.space_utils``. Every utility is a ``functools.singledispatch``
 function: custom spaces register implementations, e.g. ``@sekai.spaces.flatdim.register(MySpace)``.
 """
 
