@@ -52,7 +52,7 @@ def test_masked_box_rejects_fill_outside_bounds() -> None:
 def test_masked_box_bounds_are_checked_on_the_values_as_stored() -> None:
     # float32(0.1) > 0.1: the float64 bound the user wrote was refused before the cast.
     m = MaskedBox(0.1, 1.0, shape=(2,), max_size=3, fill_value=0.1)
-    np.testing.assert_array_equal(m.fill_value, np.float32([0.1, 0.1]))
+    np.testing.assert_array_equal(m.fill_value, np.array([0.1, 0.1], dtype=np.float32))
     x = m.pack(np.array([[0.1, 0.5]]))
     assert x["values"].dtype == np.float32 and m.contains(x)
     with pytest.raises(ValueError, match=re.escape("values[0, 0] = 0.09 is outside")):

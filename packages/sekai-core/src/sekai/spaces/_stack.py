@@ -50,6 +50,7 @@ def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
     if not isinstance(items, (list, tuple)):
         items = list(items)  # np.stack needs a sequence, not a generator
     dt = space.dtype if out is None else out.dtype
+    assert dt is not None  # every array space has a dtype
     if dt.kind != "f":
         # An integer cast wraps 300 to 44 in uint8 and truncates 1.9 to 1: values that are no
         # member become valid-looking ones. Items already of the dtype (Python ints: int64)
