@@ -78,6 +78,26 @@ def test_rolling_std_is_nan_until_a_window_holds_more_values_than_ddof():
         f.rolling_std(x, 3, ddof=-1)
 
 
+def test_a_window_depends_only_on_its_own_rows_whatever_came_before():
+    a, b, c = 100000.00132836, 99999.99944665, 100000.00279355
+    direct = np.std([a, b, c], ddof=1)
+    for first in (100000.0, 7.0, np.nan):
+        x = np.array([first, a, b, c])
+        assert f.rolling_std(x, 3)[-1] == pytest.approx(direct, rel=1e-9)
+
+
+def test_an_asset_listed_late_at_a_high_price_keeps_its_precision():
+    # NaN until listing (a MarketData panel's layout), then a level far from zero
+    listed = 50_000 + np.cumsum(np.random.default_rng(0).standard_normal(400)) * 0.01
+    x = np.concatenate([np.full(13, np.nan), listed])[:, None]
+    for window in (7, 20):
+        std = f.rolling_std(x, window, min_periods=2)
+        expected = _by_window(x, window, lambda block: block.std(ddof=1))
+        mask = ~np.isnan(expected)
+        assert np.isnan(std[~mask]).all()
+        assert np.allclose(std[mask], expected[mask], rtol=1e-9)
+
+
 def test_an_inf_affects_only_the_windows_holding_it():
     x = np.array([1.0, np.inf, 1.0, 1.0, 1.0])
     assert f.rolling_mean(x, 2).tolist()[1:] == [np.inf, np.inf, 1.0, 1.0]
@@ -104,6 +124,24 @@ def test_ewm_matches_adjusted_weights():
     values = np.array([1.0, 2.0, 4.0])
     assert f.ewm_mean(x, 1.0)[3] == pytest.approx((weights * values).sum() / weights.sum())
     assert np.isnan(f.ewm_std(x, 1.0)[0]) and f.ewm_std(x, 1.0)[3] > 0
+
+
+def test_ewm_std_is_the_bias_corrected_weighted_std_of_each_prefix_at_any_level():
+    # a price of 50,000 moving by cents: sum(w*x*x)/sum(w) - mean**2 would cancel to nothing
+    steps = np.random.default_rng(0).standard_normal(60) * 0.01
+    for level in (0.0, 50_000.0):
+        x = level + np.cumsum(steps)
+        x[7] = np.nan
+        std = f.ewm_std(x, 5.0)
+        keep = 0.5 ** (1 / 5)
+        for t in (1, 2, 8, 30, 59):
+            w = keep ** np.arange(t, -1, -1.0)
+            ok = ~np.isnan(x[: t + 1])
+            w, v = w[ok], x[: t + 1][ok]
+            mean = (w * v).sum() / w.sum()
+            var = (w * (v - mean) ** 2).sum() / w.sum()
+            var *= w.sum() ** 2 / (w.sum() ** 2 - (w * w).sum())
+            assert std[t] == pytest.approx(np.sqrt(var), rel=1e-7)
 
 
 def test_cross_sections():
@@ -136,6 +174,13 @@ def test_check_causal_catches_look_ahead():
         f.check_causal(lambda x: x - np.nanmean(x, axis=0), X, rng=0)
     with pytest.raises(LookAheadError, match="shape"):
         f.check_causal(lambda x: x[~np.isnan(x).any(axis=1)], X, rng=0)
+
+
+def test_check_causal_diagnoses_a_reduction_over_time_and_outputs_without_a_row_per_time():
+    with pytest.raises(LookAheadError, match=r"one value \(shape \(\)\), not one per row"):
+        f.check_causal(np.nanmean, X, rng=0)
+    with pytest.raises(ValueError, match=r"one row per row of x \(40 rows\).*shape \(39, 3\)"):
+        f.check_causal(lambda x: np.diff(x, axis=0), X, rng=0)
 
 
 def test_realized_volatility_names_its_own_argument():

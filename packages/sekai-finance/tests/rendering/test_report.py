@@ -17,6 +17,7 @@ from sekai.finance.metrics import (
     PerformanceSummary,
     PnLSummary,
     RecordPerformance,
+    VecRecordPerformance,
     performance_summary,
 )
 from sekai.finance.report import EpisodeReport, episode_report
@@ -63,6 +64,21 @@ def test_the_recorder_is_found_inside_other_wrappers() -> None:
     inner = _trading_episode()
     outer = TimeLimit(inner, max_episode_steps=1000)
     assert episode_report(outer).summary == inner.last_summary
+
+
+def test_a_vector_recorder_reports_the_episode_that_finished_last() -> None:
+    vec = sekai.VecRecordEpisodeStatistics(
+        VecRecordPerformance(sekai.make_vec("Trading-v0", 2, episode_length=5))
+    )
+    vec.reset(seed=0)
+    for _ in range(5):
+        vec.step(np.array([2, 0]))
+    recorder = vec.venv
+    report = episode_report(vec)
+    assert report.summary == recorder.last_summary
+    np.testing.assert_array_equal(report.returns, recorder.last_returns)
+    assert report.periods_per_year == pytest.approx(recorder.last_periods_per_year)
+    vec.close()
 
 
 def test_pnl_mode_reports_a_pnl_summary() -> None:

@@ -17,6 +17,7 @@ from sekai.finance.metrics import (
     PerformanceSummary,
     PnLSummary,
     RecordPerformance,
+    VecRecordPerformance,
     equity_curve,
     performance_summary,
 )
@@ -178,12 +179,19 @@ class _MetricsTable(Chart):
             text(canvas, x1 - 4 * u, y, value.strip(), theme.foreground, size=size, anchor="rm")
 
 
-def _find_recorder(env: Any) -> RecordPerformance | None:
+Recorder = RecordPerformance | VecRecordPerformance
+
+
+def _find_recorder(env: Any) -> Recorder | None:
+    """The ``RecordPerformance`` (or, in a vector env, ``VecRecordPerformance``) among the
+    wrappers of ``env``, outermost first."""
     current = env
     for _ in range(1000):  # a wrapper chain is never this deep; guards against cycles
-        if isinstance(current, RecordPerformance):
+        if isinstance(current, (RecordPerformance, VecRecordPerformance)):
             return current
         inner = getattr(current, "env", None)
+        if inner is None:
+            inner = getattr(current, "venv", None)
         if inner is None or inner is current:
             return None
         current = inner
@@ -202,7 +210,9 @@ def episode_report(source: Any, *, periods_per_year: float | None = None) -> Epi
     Args:
         source: an env wrapped in ``RecordPerformance`` (possibly inside more wrappers) after
             at least one finished episode (its last one is reported; P&L mode gives a
-            ``PnLSummary``), or a 1-D array of simple per-period returns.
+            ``PnLSummary``), a vector env wrapped in ``VecRecordPerformance`` (the episode
+            that finished last, of sub-env ``last_env_index``), or a 1-D array of simple
+            per-period returns.
         periods_per_year: annualisation; None uses the recorder's (for an env) or 252.
 
     Raises:
@@ -219,7 +229,8 @@ def episode_report(source: Any, *, periods_per_year: float | None = None) -> Epi
             raise TypeError(
                 f"episode_report() reads the per-step record of RecordPerformance, but "
                 f"{type(source).__name__} has none: wrap the env in "
-                "sekai.finance.RecordPerformance before running the episode."
+                "sekai.finance.RecordPerformance (a vector env in VecRecordPerformance) before "
+                "running the episode."
             )
         needs = (
             "episode_report() needs source to be a RecordPerformance-wrapped env or a 1-D "
@@ -247,7 +258,7 @@ def episode_report(source: Any, *, periods_per_year: float | None = None) -> Epi
     return EpisodeReport(summary, returns, periods_per_year=ppy, title=_env_title(source))
 
 
-def _recorder_ppy(recorder: RecordPerformance) -> float:
+def _recorder_ppy(recorder: Recorder) -> float:
     return float(recorder.last_periods_per_year)
 
 
@@ -255,7 +266,7 @@ def _recompute(
     summary: PerformanceSummary | PnLSummary,
     returns: np.ndarray,
     ppy: float,
-    recorder: RecordPerformance,
+    recorder: Recorder,
 ) -> PerformanceSummary | PnLSummary:
     if isinstance(summary, PnLSummary):
         scale = float(np.max(np.abs(np.cumsum(returns)))) if returns.size else 0.0

@@ -112,6 +112,16 @@ def check_causal(
         raise ValueError("check_causal needs x with at least 2 rows.")
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     reference = np.asarray(fn(data.copy()))
+    if reference.ndim == 0:
+        raise LookAheadError(
+            f"the output is one value (shape ()), not one per row: {_name(fn)} reduces over "
+            "every row of x, so what it gives at any time depends on future rows."
+        )
+    if reference.shape[0] != data.shape[0]:
+        raise ValueError(
+            f"check_causal needs {_name(fn)} to return one row per row of x ({data.shape[0]} "
+            f"rows), to match outputs with times; it returned shape {reference.shape}."
+        )
     count = check_count("n_checks", n_checks, 1)
     check_number("rtol", rtol, "ge0")
     check_number("atol", atol, "ge0")
@@ -134,3 +144,7 @@ def check_causal(
                     f"output at time index {first} changed when only rows after the cut point "
                     f"{cut} changed: the transform looks ahead."
                 )
+
+
+def _name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__qualname__", None) or type(fn).__name__

@@ -53,33 +53,43 @@ def _window_moments(a: np.ndarray, window: int) -> tuple[np.ndarray, ...]:
     holds infinities of one sign, NaN for both) and ``squares`` the sum of the squared
     deviations from it (NaN when the window holds an inf). Each part of a window is centred
     on a value of its own block and moved to the window's block exactly, so no sum of squares
-    cancels against a large mean.
+    cancels against a large mean; a window where it still would (a level that jumps by orders
+    of magnitude inside a block) is computed on its own.
     """
     n = a.shape[0]
     window = max(1, min(window, n))
     valid, finite = ~np.isnan(a), np.isfinite(a)
     rows = np.arange(n)
     blocks = -(-n // window)
-    # Each block's anchor: its first value, or the last block's anchor when that is not
-    # finite. A value from later in the block would make earlier rows depend on the future.
-    first = a[::window]
-    ok = np.isfinite(first)
-    where = np.where(ok, np.arange(blocks).reshape(-1, *([1] * (a.ndim - 1))), -1)
+    # Each block's anchor: its first finite value, or the last block's anchor when it has
+    # none. Rows before that value use the previous block's anchor: a value from later in the
+    # block would make earlier rows depend on the future.
+    padded = np.zeros((blocks * window, *a.shape[1:]), dtype=bool)
+    padded[:n] = finite
+    in_block = padded.reshape(blocks, window, *a.shape[1:])
+    has: np.ndarray = np.asarray(in_block.any(axis=1))
+    first_at = np.argmax(in_block, axis=1)  # position in the block of its first finite value
+    first = np.take_along_axis(
+        a, np.minimum(first_at + window * _column(np.arange(blocks), a.ndim), n - 1), axis=0
+    )
+    where = np.where(has, _column(np.arange(blocks), a.ndim), -1)
     where = np.maximum.accumulate(where, axis=0)
     picked = np.take_along_axis(first, np.maximum(where, 0), axis=0)
     anchor = np.where(where >= 0, picked, 0.0)
-    own = anchor[rows // window]  # each row's anchor
-    previous = np.zeros_like(own)
+    previous = np.zeros((n, *a.shape[1:]))
     later = rows >= window
     previous[later] = anchor[rows[later] // window - 1]
-    d = np.where(finite, a - own, 0.0)
+    block = rows // window
+    seen = has[block] & (_column(rows % window, a.ndim) >= first_at[block])
+    own = np.where(seen, anchor[block], previous)  # each row's anchor
+    d = np.where(finite, a - anchor[block], 0.0)  # the block's values, on its anchor
     k_head, k_tail = _block_sums(finite.astype(np.float64), window)
     s_head, s_tail = _block_sums(d, window)
     q_head, q_tail = _block_sums(d * d, window)
     count = _window_total(valid, window)
     up = _window_total(a == np.inf, window)
     down = _window_total(a == -np.inf, window)
-    # The tail was centred on the previous block's anchor: move it to this row's block.
+    # The tail was centred on the previous block's anchor: move it to this row's anchor.
     shift = previous - own
     k = k_head + k_tail
     s1 = s_head + s_tail + k_tail * shift
@@ -88,9 +98,34 @@ def _window_moments(a: np.ndarray, window: int) -> tuple[np.ndarray, ...]:
         mean_dev = s1 / k
         mean = own + mean_dev
         squares = np.maximum(s2 - s1 * mean_dev, 0.0)
+        size = q_head + q_tail + k_tail * shift * shift + np.abs(2 * shift * s_tail)
+    # Where the terms were a million times the result, rounding may have eaten its digits.
+    redo = (k >= 2) & (up + down == 0) & (squares <= 1e-6 * size)
+    if redo.any():
+        _exact_moments(a, window, redo, mean, squares)
     mean = np.where(up > 0, np.where(down > 0, np.nan, np.inf), np.where(down > 0, -np.inf, mean))
     squares = np.where(up + down > 0, np.nan, squares)
     return count, mean, squares
+
+
+def _column(values: np.ndarray, ndim: int) -> np.ndarray:
+    """``values`` shaped to broadcast along the time axis of an ``ndim``-d array."""
+    return values.reshape(-1, *([1] * (ndim - 1)))
+
+
+def _exact_moments(
+    a: np.ndarray, window: int, redo: np.ndarray, mean: np.ndarray, squares: np.ndarray
+) -> None:
+    """Write the mean and squared deviations of the windows ``redo`` holds, each computed
+    from its own values in two passes."""
+    for index in zip(*np.nonzero(redo)):
+        t, rest = int(index[0]), tuple(int(i) for i in index[1:])
+        key: tuple[Any, ...] = (slice(max(0, t - window + 1), t + 1), *rest)
+        values = a[key]
+        values = values[~np.isnan(values)]
+        centre = values.mean()
+        mean[index] = centre
+        squares[index] = np.square(values - centre).sum()
 
 
 def _min_periods(min_periods: int | None, window: int) -> int:
@@ -146,19 +181,28 @@ def _decay(halflife: float) -> float:
 
 
 def _ewm(a: np.ndarray, halflife: float) -> tuple[np.ndarray, ...]:
+    """Per row: the weighted mean, the weighted sum of squared deviations from it, the sum of
+    the weights and of their squares, and the count of valid values.
+
+    The mean and the squared deviations are updated incrementally (West's algorithm, weights
+    decayed every row): ``sum(w·x²)/sum(w) − mean²`` would cancel to nothing for a series far
+    from zero (a price of 50,000 moving by cents).
+    """
     keep = _decay(halflife)
     shape = a.shape[1:]
-    num, num2, den, den2, count = (np.zeros(shape) for _ in range(5))
+    mean, squares, den, den2, count = (np.zeros(shape) for _ in range(5))
     out = [np.empty(a.shape) for _ in range(5)]
     for t, row in enumerate(a):
         valid = ~np.isnan(row)
         x = np.where(valid, row, 0.0)
-        num = keep * num + x
-        num2 = keep * num2 + x * x
         den = keep * den + valid
         den2 = keep * keep * den2 + valid
         count = count + valid
-        for store, value in zip(out, (num, num2, den, den2, count)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            delta = np.where(valid, x - mean, 0.0)
+            mean = mean + np.where(valid, delta / den, 0.0)
+            squares = keep * squares + np.where(valid, delta * (x - mean), 0.0)
+        for store, value in zip(out, (mean, squares, den, den2, count)):
             store[t] = value
     return tuple(out)
 
@@ -166,22 +210,19 @@ def _ewm(a: np.ndarray, halflife: float) -> tuple[np.ndarray, ...]:
 def ewm_mean(x: Any, halflife: float, *, min_periods: int = 1) -> np.ndarray:
     """Exponentially weighted mean (weights halve every ``halflife`` rows; NaN skipped)."""
     a = as_array(x)
-    num, _, den, _, count = _ewm(a, halflife)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean = num / den
+    mean, _, den, _, count = _ewm(a, halflife)
+    mean = np.where(den > 0, mean, np.nan)
     return np.where(count >= window_arg("min_periods", min_periods), mean, np.nan)
 
 
 def ewm_std(x: Any, halflife: float, *, min_periods: int = 2) -> np.ndarray:
     """Exponentially weighted standard deviation, bias-corrected for the weights."""
     a = as_array(x)
-    num, num2, den, den2, count = _ewm(a, halflife)
+    _, squares, den, den2, count = _ewm(a, halflife)
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean = num / den
-        biased = np.maximum(num2 / den - mean * mean, 0.0)
-        var = biased * den * den / (den * den - den2)
+        var = squares / den * den * den / (den * den - den2)
     need = max(window_arg("min_periods", min_periods), 2)
-    return np.where(count >= need, np.sqrt(var), np.nan)
+    return np.where(count >= need, np.sqrt(np.maximum(var, 0.0)), np.nan)
 
 
 def realized_volatility(
