@@ -50,6 +50,18 @@ def test_step_before_reset_raises_reset_required_without_stepping(make: Factory)
         assert _steps(vec) == [0, 0]
 
 
+def test_a_step_after_a_reset_that_raised_says_the_reset_failed(make: Factory) -> None:
+    with make(2) as vec:
+        vec.reset(seed=0)
+        vec.step(np.array([1, 1]))
+        with pytest.raises(ValueError):
+            vec.reset(options=[{}, {"start": "not a position"}])
+        with pytest.raises(sekai.ResetRequired, match=r"^The last reset\(\) raised before"):
+            vec.step(np.array([1, 1]))
+        vec.reset(seed=0)
+        vec.step(np.array([1, 1]))
+
+
 def test_closed_vec_env_raises_vec_env_closed(make: Factory) -> None:
     vec = make(2)
     vec.reset(seed=0)

@@ -70,6 +70,11 @@ class _SpaceTools:
         return (_SpaceTools, (self.space, self.num_envs, self.owner))
 
 
+_RESET_FAILED = (
+    "The last reset() raised before every sub-env was reset: call reset() again before step()."
+)
+
+
 class VecEnv(abc.ABC):
     """A batch of ``num_envs`` environments stepped together.
 
@@ -120,6 +125,7 @@ class VecEnv(abc.ABC):
             None if self._autoreset else np.ones(self._num_envs, dtype=bool)
         )
         self._has_reset = False
+        self._resetting = False  # a reset() began and has not finished (it raised)
         # The last step that raised after some sub-envs stepped (rule 9): its error and what
         # the others did, for the wrappers (``_partial_step``).
         self._failure: tuple[BaseException, PartialStep] | None = None
@@ -288,6 +294,7 @@ class VecEnv(abc.ABC):
         """Before dispatching a reset: the VecEnv must be reset again if it fails midway."""
         self._check_open()
         self._has_reset = False
+        self._resetting = True
 
     def _reset_plan(
         self, seed: Any, options: Any
@@ -304,6 +311,7 @@ class VecEnv(abc.ABC):
     def _reset_done(self) -> None:
         """After every sub-env was reset: unfreeze them all and allow stepping."""
         self._has_reset = True
+        self._resetting = False
         self._frozen[:] = False
 
     def _set_self_resetting(self, resets_itself: NDArray[np.bool_] | list[bool]) -> None:
@@ -316,7 +324,7 @@ class VecEnv(abc.ABC):
         if self._closed:
             raise VecEnvClosed()
         if not self._has_reset:
-            raise ResetRequired()
+            raise ResetRequired(_RESET_FAILED if self._resetting else None)
         return self._action_checker()
 
     def _action_checker(self) -> ActionChecker:
