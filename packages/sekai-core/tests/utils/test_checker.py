@@ -145,6 +145,8 @@ def test_non_bool_flags_are_warnings() -> None:
     assert check_env(IntFlags()) == [
         "WARNING: terminated at step 0 is int, expected bool. (seen at 100 steps; first shown)",
         "WARNING: truncated at step 0 is int, expected bool. (seen at 100 steps; first shown)",
+        "WARNING: terminated from async_step() is int, expected bool.",
+        "WARNING: truncated from async_step() is int, expected bool.",
     ]
 
 
@@ -172,23 +174,58 @@ def test_an_env_registered_as_nondeterministic_is_not_warned_about_it() -> None:
 
 
 def test_async_reset_returning_tuple_is_an_error() -> None:
-    assert check_env(AsyncResetTuple()) == ["ERROR: async_reset() must return a ResetResult."]
+    assert check_env(AsyncResetTuple()) == [
+        "ERROR: async_reset() must return a ResetResult with .observation and .info attributes."
+    ]
 
 
 def test_async_step_returning_tuple_is_an_error() -> None:
-    assert check_env(AsyncStepTuple()) == ["ERROR: async_step() must return a StepResult."]
+    assert check_env(AsyncStepTuple()) == [
+        "ERROR: async_step() must return a StepResult; result has no observation, reward, "
+        "terminated, truncated, info."
+    ]
 
 
 def test_step_info_not_dict_is_a_warning() -> None:
     assert check_env(StepInfoNotDict()) == [
-        "WARNING: info at step 0 is list, expected dict. (seen at 100 steps; first shown)"
+        "WARNING: info at step 0 is list, expected dict. (seen at 100 steps; first shown)",
+        "WARNING: info from async_step() is list, expected dict.",
     ]
 
 
 def test_reset_info_not_dict_is_an_error() -> None:
     assert check_env(ResetInfoNotDict()) == [
-        "ERROR: reset() info must be a dict, got NoneType. (seen at 15 resets; first shown)"
+        "ERROR: reset() info must be a dict, got NoneType. (seen at 15 resets; first shown)",
+        "ERROR: async_reset() info must be a dict, got NoneType.",
     ]
+
+
+def test_async_results_pass_the_same_checks_as_reset_and_step() -> None:
+    # Before: only the async observations were checked; these went unreported.
+    class BadAsync(Good):
+        async def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            return sekai.ResetResult(self.reset(seed=seed).observation, None)
+
+        async def async_step(self, action: Any) -> Any:
+            r = self.step(action)
+            return sekai.StepResult(r.observation, "0.0", 0, None, ["not a dict"])
+
+    assert check_env(BadAsync()) == [
+        "ERROR: async_reset() info must be a dict, got NoneType.",
+        "WARNING: reward from async_step() is str, expected float.",
+        "WARNING: terminated from async_step() is int, expected bool.",
+        "WARNING: truncated from async_step() is NoneType, expected bool.",
+        "WARNING: info from async_step() is list, expected dict.",
+    ]
+
+
+def test_an_infinite_async_reward_is_reported() -> None:
+    class InfAsync(Good):
+        async def async_step(self, action: Any) -> Any:
+            r = self.step(action)
+            return sekai.StepResult(r.observation, float("inf"), False, False, r.info)
+
+    assert check_env(InfAsync()) == ["WARNING: reward from async_step() is infinite."]
 
 
 def test_reused_observation_buffer_is_found_once() -> None:
@@ -222,6 +259,18 @@ def test_missing_and_wrong_spaces_stop_early() -> None:
     env.observation_space = 3  # type: ignore[assignment]
     env.action_space = sekai.Discrete(2)
     assert check_env(env) == ["ERROR: observation_space must be a sekai.Space, got int."]
+
+
+def test_a_gymnasium_space_is_named_by_its_module_with_how_to_convert_it() -> None:
+    # Before: "got Box", the name of sekai's own class.
+    gymnasium = pytest.importorskip("gymnasium")
+    env = NoSpaces()
+    env.observation_space = gymnasium.spaces.Box(-1.0, 1.0, shape=(1,))  # type: ignore[assignment]
+    env.action_space = sekai.Discrete(2)
+    assert check_env(env) == [
+        "ERROR: observation_space must be a sekai.Space, got gymnasium.spaces.box.Box. "
+        "Convert it with sekai.compat.space_from_gymnasium(space)."
+    ]
 
 
 def test_reset_raising_stops() -> None:
@@ -280,6 +329,21 @@ def test_reward_type_nan_and_infinite_rewards() -> None:
         "WARNING: reward at step 0 is str, expected float. (seen at 3 steps; first shown)",
         "WARNING: reward at step 1 is NaN. (seen at 3 steps; first shown)",
         "WARNING: Encountered 3 infinite reward(s) during 9 steps.",
+    ]
+
+
+@pytest.mark.parametrize("reward", [np.complex128(1 + 2j), 1j])
+def test_a_complex_reward_is_a_warning_not_a_leaked_complex_warning(reward: Any) -> None:
+    # Before: np.complex128 passed as a np.number and float() raised ComplexWarning, which
+    # under warnings-as-errors became "check_env stopped: the environment raised ...".
+    class Complex(Good):
+        def step(self, action: Any) -> Any:
+            r = super().step(action)
+            return sekai.StepResult(r.observation, reward, r.terminated, r.truncated, r.info)
+
+    assert check_env(Complex(), n_steps=3, check_async=False) == [
+        f"WARNING: reward at step 0 is {type(reward).__name__}, expected float. "
+        "(seen at 3 steps; first shown)"
     ]
 
 
@@ -349,6 +413,27 @@ def test_nested_box_leaf_dtype_names_key_path() -> None:
         "WARNING: Observation['pos'] from step() at step 0 has dtype float64, space has float32. "
         "(seen at 3 steps; first shown)"
     )
+
+
+@pytest.mark.parametrize(
+    ("stack", "path", "value"),
+    [(False, "[0]", lambda: (np.zeros(2), np.zeros(2))), (True, "[:]", lambda: np.zeros((2, 2)))],
+)
+def test_box_leaves_inside_a_sequence_are_dtype_checked(stack: bool, path: str, value: Any) -> None:
+    # Before: a Sequence was not descended into; a wrong dtype in every element is one issue.
+    class SequenceObs(Good):
+        def __init__(self) -> None:
+            super().__init__()
+            self.observation_space = sekai.Sequence(sekai.Box(0.0, 1.0, shape=(2,)), stack=stack)
+
+        def _obs(self) -> Any:
+            return value()
+
+    assert check_env(SequenceObs(), n_steps=3, check_async=False) == [
+        f"WARNING: Observation{path} from reset() has dtype float64, space has float32.",
+        f"WARNING: Observation{path} from step() at step 0 has dtype float64, space has float32. "
+        "(seen at 3 steps; first shown)",
+    ]
 
 
 def test_bad_action_mask_is_reported_and_stops() -> None:

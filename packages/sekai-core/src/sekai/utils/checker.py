@@ -14,14 +14,13 @@ import numpy as np
 from sekai._args import check_int
 from sekai.core._async import shut_down_loop
 from sekai.core.env import Env
-from sekai.spaces import Box, Dict, Space, Tuple
+from sekai.spaces import Box, Dict, Sequence, Space, Tuple
 from sekai.utils._equal import structurally_equal
 from sekai.utils.action_mask import flatten_action_mask, get_action_mask, supports_action_mask
 
 __all__ = ["check_env"]
 
 _STEP_FIELDS = ("observation", "reward", "terminated", "truncated", "info")
-_RESET_NOT_RESULT = "reset() must return a ResetResult with .observation and .info attributes."
 _NOT_SEEDED = (
     "reset(seed=0) returned different observations on two calls. Call self._set_rng(seed) at "
     "the start of reset() and draw all randomness from self.rng."
@@ -71,18 +70,30 @@ def _copy(x: Any) -> Any:
         return x
 
 
-def _box_leaves(space: Space[Any], obs: Any, path: str = "") -> list[tuple[str, Box, Any]]:
-    """(key path, Box, value) for every Box leaf of a (possibly nested) observation."""
+def _box_leaves(
+    space: Space[Any], obs: Any, path: str = "", group: str = ""
+) -> list[tuple[str, str, Box, Any]]:
+    """(key path, group, Box, value) for every Box leaf of a (possibly nested) observation.
+
+    ``group`` is the path with a Sequence's element indices as ``[*]``: a dtype issue of every
+    element of a sequence is one issue, shown at its first element.
+    """
     if isinstance(space, Box):
-        return [(path, space, obs)]
-    out: list[tuple[str, Box, Any]] = []
+        return [(path, group, space, obs)]
+    out: list[tuple[str, str, Box, Any]] = []
     if isinstance(space, Dict) and isinstance(obs, Mapping):
         for key, sub in space.items():
             if key in obs:
-                out.extend(_box_leaves(sub, obs[key], f"{path}[{key!r}]"))
+                out.extend(_box_leaves(sub, obs[key], f"{path}[{key!r}]", f"{group}[{key!r}]"))
     elif isinstance(space, Tuple) and isinstance(obs, (tuple, list)):
         for i, (sub, item) in enumerate(zip(space.spaces, obs)):
-            out.extend(_box_leaves(sub, item, f"{path}[{i}]"))
+            out.extend(_box_leaves(sub, item, f"{path}[{i}]", f"{group}[{i}]"))
+    elif isinstance(space, Sequence) and space.stack:
+        # stacked: the leaves are arrays (or dicts/tuples of them) with a leading length axis
+        out.extend(_box_leaves(space.feature_space, obs, f"{path}[:]", f"{group}[:]"))
+    elif isinstance(space, Sequence) and isinstance(obs, (tuple, list)):
+        for i, item in enumerate(obs):
+            out.extend(_box_leaves(space.feature_space, item, f"{path}[{i}]", f"{group}[*]"))
     return out
 
 
@@ -126,12 +137,16 @@ class _Checker:
                 key=f"{key}:space",
                 unit=unit,
             )
-        for path, box, leaf in _box_leaves(space, obs):
+        seen: set[str] = set()
+        for path, group, box, leaf in _box_leaves(space, obs):
+            if group in seen:
+                continue
             if isinstance(leaf, (np.ndarray, np.generic)) and leaf.dtype != box.dtype:
+                seen.add(group)
                 self.warning(
                     f"Observation{path} from {where} has dtype {leaf.dtype}, "
                     f"space has {box.dtype}.",
-                    key=f"{key}:dtype{path}",
+                    key=f"{key}:dtype{group}",
                     unit=unit,
                 )
 
@@ -165,7 +180,7 @@ class _Checker:
                 missing = True
                 continue
             if not isinstance(space, Space):
-                self.error(f"{name} must be a sekai.Space, got {type(space).__name__}.")
+                self.error(f"{name} must be a sekai.Space, got {_not_a_space(space)}")
                 missing = True
                 continue
             setattr(self, "obs_space" if name == "observation_space" else "act_space", space)
@@ -189,8 +204,10 @@ class _Checker:
                 self.error(f"{name}.sample() returned {_short(sample)}, which is not in {name}.")
 
     def check_reset_result(self, result: Any, where: str, key: str) -> None:
+        """Check what ``where`` (``reset()``, ``async_reset()``) returned; stop the checks when
+        it is not a ResetResult."""
         if not (hasattr(result, "observation") and hasattr(result, "info")):
-            self.error(_RESET_NOT_RESULT)
+            self.error(f"{where} must return a ResetResult with .observation and .info attributes.")
             raise _Stop
         if not isinstance(result.info, dict):
             self.error(
@@ -252,10 +269,6 @@ class _Checker:
                 self.error(f"step() raised {type(exc).__name__} at step {i}: {exc}")
                 break
             taken += 1
-            missing = [name for name in _STEP_FIELDS if not hasattr(result, name)]
-            if missing:
-                self.error(f"step() must return a StepResult; result has no {', '.join(missing)}.")
-                break
             if not mutation_seen and not structurally_equal(prev, prev_copy):
                 mutation_seen = True
                 self.warning(
@@ -263,21 +276,11 @@ class _Checker:
                     "new array from every step(): code that keeps observations (replay "
                     "buffers, frame stacks, vector envs) would see them change."
                 )
+            found = self.check_step_result(result, "step()", i)
+            if found is None:
+                break
+            infinite += found
             obs = result.observation
-            self.check_obs(obs, f"step() at step {i}", "step")
-            infinite += self.check_reward(result.reward, i)
-            for name in ("terminated", "truncated"):
-                flag = getattr(result, name)
-                if not isinstance(flag, (bool, np.bool_)):
-                    self.warning(
-                        f"{name} at step {i} is {type(flag).__name__}, expected bool.",
-                        key=f"{name}:type",
-                    )
-            if not isinstance(result.info, dict):
-                self.warning(
-                    f"info at step {i} is {type(result.info).__name__}, expected dict.",
-                    key="info:type",
-                )
             try:
                 done = bool(result.terminated or result.truncated)
             except Exception as exc:
@@ -303,15 +306,44 @@ class _Checker:
         if infinite:
             self.warning(f"Encountered {infinite} infinite reward(s) during {taken} steps.")
 
-    def check_reward(self, reward: Any, i: int) -> int:
-        if isinstance(reward, (bool, np.bool_)) or not isinstance(reward, (int, float, np.number)):
+    def check_step_result(self, result: Any, call: str, i: int | None) -> int | None:
+        """Check what ``call`` (``step()``, ``async_step()``) returned at step ``i``: None
+        (after an ERROR) when it is not a StepResult, else how many infinite rewards (0 or 1)."""
+        missing = [name for name in _STEP_FIELDS if not hasattr(result, name)]
+        if missing:
+            self.error(f"{call} must return a StepResult; result has no {', '.join(missing)}.")
+            return None
+        at = f"at step {i}" if i is not None else f"from {call}"
+        key = call.removesuffix("()")
+        self.check_obs(result.observation, f"{call} {at}" if i is not None else call, key)
+        infinite = self.check_reward(result.reward, at, key)
+        for name in ("terminated", "truncated"):
+            flag = getattr(result, name)
+            if not isinstance(flag, (bool, np.bool_)):
+                self.warning(
+                    f"{name} {at} is {type(flag).__name__}, expected bool.",
+                    key=f"{key}:{name}:type",
+                )
+        if not isinstance(result.info, dict):
             self.warning(
-                f"reward at step {i} is {type(reward).__name__}, expected float.", key="reward:type"
+                f"info {at} is {type(result.info).__name__}, expected dict.",
+                key=f"{key}:info:type",
+            )
+        return infinite
+
+    def check_reward(self, reward: Any, at: str, key: str) -> int:
+        """WARNINGs for a reward that is not a real number, or NaN; 1 if it is infinite."""
+        if isinstance(reward, (bool, np.bool_)) or not isinstance(
+            reward, (int, float, np.integer, np.floating)
+        ):  # np.number would take complex
+            self.warning(
+                f"reward {at} is {type(reward).__name__}, expected float.",
+                key=f"{key}:reward:type",
             )
             return 0
         value = float(reward)
         if math.isnan(value):
-            self.warning(f"reward at step {i} is NaN.", key="reward:nan")
+            self.warning(f"reward {at} is NaN.", key=f"{key}:reward:nan")
         elif math.isinf(value):
             return 1
         return 0
@@ -371,20 +403,27 @@ class _Checker:
         except Exception as exc:
             self.error(f"async_reset() raised {_exc(exc)}")
             return
-        if not (hasattr(result, "observation") and hasattr(result, "info")):
-            self.error("async_reset() must return a ResetResult.")
-            return
-        self.check_obs(result.observation, "async_reset()", "async_reset")
+        self.check_reset_result(result, "async_reset()", "async_reset")
         try:
             action = self.sample_action(self.act_space)
             step = await env.async_step(action)
         except Exception as exc:
             self.error(f"async_step() raised {_exc(exc)}")
             return
-        if not all(hasattr(step, name) for name in _STEP_FIELDS):
-            self.error("async_step() must return a StepResult.")
-            return
-        self.check_obs(step.observation, "async_step()", "async_step")
+        if self.check_step_result(step, "async_step()", None):
+            self.warning("reward from async_step() is infinite.")
+
+
+def _not_a_space(space: object) -> str:
+    """The type of a space attribute that is not a sekai.Space: a foreign class by its full
+    name (gymnasium's ``Box`` is not sekai's), with how to convert a gymnasium space."""
+    cls = type(space)
+    if cls.__module__ == "builtins":
+        return f"{cls.__qualname__}."
+    named = f"{cls.__module__}.{cls.__qualname__}"
+    if cls.__module__.partition(".")[0] == "gymnasium":
+        return f"{named}. Convert it with sekai.compat.space_from_gymnasium(space)."
+    return f"{named}."
 
 
 def _not_an_env(env: object) -> str:
