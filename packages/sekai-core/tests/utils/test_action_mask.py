@@ -84,6 +84,33 @@ def test_flatten_multi_discrete_tuple_and_padded_layouts_agree() -> None:
     assert flatten_action_mask(space, padded).tolist() == expected
 
 
+def test_flatten_reads_a_list_mask_as_sample_does() -> None:
+    # Before: any list was read as the per-entry form, so a padded mask given as a nested list
+    # (which sample() takes) was refused, and check_env reported a valid action_mask().
+    space = sekai.MultiDiscrete([2, 3])
+    padded, ragged = [[1, 0, 0], [0, 1, 1]], [[1, 0], [0, 1, 1]]
+    for mask in (padded, ragged):
+        space.sample(mask=mask)
+        assert flatten_action_mask(space, mask).tolist() == [True, False, False, True, True]
+
+    class ListMask(sekai.Env[Any, Any]):
+        observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+        action_space = space
+
+        def action_mask(self) -> list[list[int]]:
+            return padded
+
+        def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            self._set_rng(seed)
+            return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+        def step(self, action: Any) -> Any:
+            assert action.tolist() in ([0, 1], [0, 2])
+            return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, False, {})
+
+    assert sekai.check_env(ListMask(), n_steps=10) == []
+
+
 def test_flatten_nested_multi_discrete_tuple() -> None:
     space = sekai.MultiDiscrete([[2, 1], [1, 2]])
     mask = ((np.array([1, 1]), np.array([1])), (np.array([0]), np.array([0, 1])))

@@ -51,29 +51,6 @@ def action_mask_space(space: Space[Any]) -> MultiBinary:
     raise _unsupported(space)
 
 
-def _flat_multi_discrete(nvec: NDArray[Any], mask: Any, index: tuple[int, ...]) -> list[Any]:
-    """Per-entry boolean masks of a nested tuple mask, in C order of ``nvec``."""
-    if nvec.ndim == 0:
-        entry = np.asarray(mask)
-        n = int(nvec)
-        if entry.shape != (n,):
-            raise ValueError(
-                f"The mask for dimension {index} must have shape ({n},) (nvec{list(index)} = {n}), "
-                f"got {entry.shape}."
-            )
-        return [entry == 1]
-    if not isinstance(mask, (tuple, list)) or len(mask) != nvec.shape[0]:
-        got = len(mask) if isinstance(mask, (tuple, list)) else type(mask).__name__
-        raise ValueError(
-            f"A tuple mask for MultiDiscrete needs {nvec.shape[0]} sub-masks at dimension "
-            f"{index}, got {got}."
-        )
-    out: list[Any] = []
-    for i, sub in enumerate(mask):
-        out.extend(_flat_multi_discrete(nvec[i], sub, (*index, i)))
-    return out
-
-
 def flatten_action_mask(space: Space[Any], mask: Any) -> NDArray[np.bool_]:
     """Flatten a mask in any of the formats ``space.sample(mask=...)`` accepts to one bool array.
 
@@ -92,20 +69,9 @@ def flatten_action_mask(space: Space[Any], mask: Any) -> NDArray[np.bool_]:
             )
         return np.asarray(arr == 1, dtype=bool)
     if isinstance(space, MultiDiscrete):
-        nvec = np.asarray(space.nvec)
-        if isinstance(mask, (tuple, list)):
-            parts = _flat_multi_discrete(nvec, mask, ())
-            return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
-        arr = np.asarray(mask)
-        width = int(nvec.max()) if nvec.size else 0
-        expected = (*nvec.shape, width)
-        if arr.shape != expected:
-            raise ValueError(
-                f"A mask array for {space!r} must have shape {expected} (one row per entry, "
-                f"padded to max(nvec)), got {arr.shape}."
-            )
-        rows = arr.reshape(-1, width)
-        flat = [rows[i, :n] == 1 for i, n in enumerate(nvec.reshape(-1).tolist())]
+        # sample()'s own reading of the layouts (a regular list is the padded array, a ragged
+        # one the per-entry form), so that both accept the same masks
+        flat = [row == 1 for _, row in space._mask_rows(mask)]
         return np.concatenate(flat) if flat else np.zeros(0, dtype=bool)
     if isinstance(space, Box):
         arr = np.asarray(mask)
