@@ -10,7 +10,8 @@ import pytest
 
 import sekai
 from sekai.testing.envs import KStepEnv, assert_kstep_autoreset
-from sekai.vector import AsyncVecEnv, NativeVecEnv, SyncVecEnv, VecEnv
+from sekai.vector import AsyncVecEnv, NativeVecEnv, SyncVecEnv, VecEnv, VecWrapper
+from sekai.vector.result import VecStepResult
 from sekai.wrappers.autoreset import AutoReset
 
 KS = [1, 2, 3, 5]
@@ -63,6 +64,48 @@ def test_autoreset_loses_and_duplicates_no_step(backend: str) -> None:
     steps = 60
     with BACKENDS[backend]() as vec:
         assert_kstep_autoreset(vec, KS, steps)
+
+
+class _Tampered(VecWrapper):
+    """A broken backend: changes every result with ``change(result)``."""
+
+    def __init__(self, venv: VecEnv, change: Callable[[Any], VecStepResult]) -> None:
+        super().__init__(venv)
+        self.change = change
+
+    def step(self, actions: Any) -> Any:
+        return self.change(self.venv.step(actions))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # rewards lost on every step but the episode's last
+        (
+            lambda r: VecStepResult(
+                r.observations,
+                np.where(r.dones, r.rewards, 0.0),
+                r.terminated,
+                r.truncated,
+                r.infos,
+            ),
+            r"step 0, sub-env 1 \(k=2, episode 0\): reward 0\.0",
+        ),
+        # the ending step also marked truncated
+        (
+            lambda r: VecStepResult(
+                r.observations, r.rewards, r.terminated, r.terminated | r.truncated, r.infos
+            ),
+            r"step 0, sub-env 0 \(k=1, episode 0\): truncated",
+        ),
+    ],
+)
+def test_the_kstep_check_compares_every_step_not_only_the_ending_one(
+    change: Callable[[Any], VecStepResult], message: str
+) -> None:
+    # Before: rewards were compared on ending steps only, and truncated never.
+    with _Tampered(BACKENDS["sync"](), change) as vec, pytest.raises(AssertionError, match=message):
+        assert_kstep_autoreset(vec, KS, 12)
 
 
 @pytest.mark.parametrize("backend", ["sync", "async"])

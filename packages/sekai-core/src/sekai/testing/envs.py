@@ -177,9 +177,9 @@ class KStepEnv(Env[NDArray[np.float32], Any]):
 def assert_kstep_autoreset(vec: VecEnv, ks: Sequence[int], steps: int) -> None:
     """Assert that a vector env of ``KStepEnv(k) for k in ks`` autoresets losing no step.
 
-    Resets with ``seed=0``, then takes ``steps`` steps with action 0 and checks every sub-env's
-    observation, reward, done flags and infos against its counter, including the
-    ``final_observation``/``final_info``/``reset_info`` of each same-step reset.
+    Resets with ``seed=0``, then takes ``steps`` steps with action 0 and checks, at every step,
+    every sub-env's observation, reward, flags (never truncated) and infos against its counter,
+    including the ``final_observation``/``final_info``/``reset_info`` of each same-step reset.
 
     Raises:
         AssertionError: the first result that differs from the expected one.
@@ -188,24 +188,27 @@ def assert_kstep_autoreset(vec: VecEnv, ks: Sequence[int], steps: int) -> None:
     assert result.observations.tolist() == [[0.0, 0.0]] * len(ks)
     episode = [0] * len(ks)
     t = [0] * len(ks)
-    for _ in range(steps):
+    for step in range(steps):
         result = vec.step(np.zeros(len(ks), int))
         for i, k in enumerate(ks):
+            where = f"step {step}, sub-env {i} (k={k}, episode {episode[i]})"
             info = result.infos[i]
-            if t[i] + 1 == k:
-                assert result.dones[i] and result.terminated[i]
-                assert result.rewards[i] == float(k)  # the ending step's reward
-                assert info["final_observation"].tolist() == [episode[i], k]
-                assert info["final_info"] == {"t": k}
-                assert info["t"] == k
-                assert info["reset_info"] == {"episode": episode[i] + 1}
+            t[i] += 1
+            ends = t[i] == k
+            assert result.rewards[i] == float(t[i]), f"{where}: reward {result.rewards[i]}"
+            assert bool(result.terminated[i]) == ends, f"{where}: terminated != {ends}"
+            assert not result.truncated[i], f"{where}: truncated"
+            if ends:
+                assert info["final_observation"].tolist() == [episode[i], k], where
+                assert info["final_info"] == {"t": k}, f"{where}: final_info {info['final_info']}"
+                assert info["t"] == k, f"{where}: info {info}"
+                assert info["reset_info"] == {"episode": episode[i] + 1}, f"{where}: {info}"
                 episode[i] += 1
                 t[i] = 0
             else:
-                t[i] += 1
-                assert not result.dones[i]
-                assert info == {"t": t[i]}
-            assert result.observations[i].tolist() == [episode[i], t[i]]
+                assert info == {"t": t[i]}, f"{where}: info {info}"
+            got = result.observations[i].tolist()
+            assert got == [episode[i], t[i]], f"{where}: observation {got}"
     assert episode == [steps // k for k in ks]
 
 
