@@ -182,3 +182,20 @@ def test_the_checks_report_finished_sub_envs_that_do_not_freeze() -> None:
     assert issues[0].endswith(
         "ended its episode but did not freeze (same observation, reward 0, still done, info {})."
     )
+
+
+class _NoFreezeMode(KernelVecEnv):
+    """A broken mode (its own class, as make_vec builds it): with autoreset=False it keeps
+    paying finished sub-envs."""
+
+    def step(self, actions: Any) -> Any:
+        out = super().step(actions)
+        if self.autoreset:
+            return out
+        return out._replace(rewards=np.ones(self.num_envs))
+
+
+def test_the_freezing_check_runs_the_modes_own_class() -> None:
+    # Before: it rebuilt a plain KernelVecEnv, so a mode's own step() was never run frozen.
+    issues = check_kernel_vec_env(lambda: _NoFreezeMode(Walk(), 3), n_steps=20)
+    assert len(issues) == 1 and issues[0].startswith("ERROR: autoreset=False: step ")

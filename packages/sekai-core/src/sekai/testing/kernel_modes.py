@@ -27,6 +27,7 @@ from sekai.registry.api import make_vec, spec
 from sekai.registry.entry_points import load_entry_point
 from sekai.spaces import Discrete
 from sekai.stats.normalizer import ObservationNormalizer
+from sekai.testing.envs import KStepKernel, assert_kstep_autoreset
 from sekai.testing.kernels import assert_kernel_equivalent
 from sekai.vector.kernel_backend import index_actions
 from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -169,6 +170,17 @@ def check_finished_sub_envs_freeze_without_autoreset(case: ModeCase) -> None:
     np.testing.assert_array_equal(_host(envs, after.rewards), [0.0, 0.0])
 
 
+def check_autoreset_returns_the_next_episodes_first_observation(case: ModeCase) -> None:
+    """The step that ends an episode returns the reset observation, with the final observation
+    and infos and the reset info; every step's reward and flags are right (``KStepKernel``)."""
+    ks = (1, 2, 3, 5)
+    envs = type(case.make(1)).from_kernel(KStepKernel(ks), len(ks), None, {})
+    try:
+        assert_kstep_autoreset(envs, ks, 31)
+    finally:
+        envs.close()
+
+
 def check_set_attr_changes_a_parameter(case: ModeCase) -> None:
     """``set_attr`` reaches the compiled step; a float takes an int and refuses an array."""
     envs = case.make(2)
@@ -278,6 +290,7 @@ _CHECKS: Sequence[Callable[[ModeCase], None]] = (
     check_host_actions_are_checked_before_conversion,
     check_integral_float_actions_act_as_their_integers,
     check_finished_sub_envs_freeze_without_autoreset,
+    check_autoreset_returns_the_next_episodes_first_observation,
     check_set_attr_changes_a_parameter,
     check_set_attr_of_the_time_limit_applies_to_the_next_steps,
     check_wrappers_keep_the_arrays_on_the_device,

@@ -50,14 +50,18 @@ def _jax_precision(dtype: str) -> Iterator[None]:
 
 
 def kernel_backend(name: str, dtype: str = "float64") -> KernelBackend:
-    """A backend by mode name (``numpy``, ``jax``, ``torch``) in ``dtype`` (jax: the x64 flag
-    must already match, see :func:`kernel_trajectory`)."""
+    """A backend by mode name (``numpy``, or a registered kernel mode: ``jax``, ``torch``, a
+    plugin's own) in ``dtype`` (jax: the x64 flag must already match, see
+    :func:`kernel_trajectory`).
+
+    Raises:
+        ValueError: ``name`` is no registered vectorization mode.
+        TypeError: the mode is not a kernel mode (``sync``, ``proc``...).
+    """
     if name == "numpy":
         return NumpyBackend(np.dtype(dtype))
-    if name not in ("jax", "torch"):
-        raise ValueError(f"unknown kernel backend {name!r}; expected 'numpy', 'jax' or 'torch'.")
-    # The mode's class as registered by its plugin (sekai-jax, sekai-torch): core imports no
-    # plugin distribution.
+    # The mode's class as registered by its plugin (sekai-jax, sekai-torch, a third party's):
+    # core imports no plugin distribution.
     mode = default_registry().backend(name)
     vec_cls = load_entry_point(mode, f"vectorization_mode {name!r}")
     if not (isinstance(vec_cls, type) and issubclass(vec_cls, KernelVecEnv)):
@@ -103,8 +107,8 @@ def kernel_trajectory(
 
     Args:
         kernel: the kernel.
-        backend: ``"numpy"``, ``"jax"`` (jitted; x64 set from ``dtype`` for the run) or
-            ``"torch"`` (CPU).
+        backend: ``"numpy"``, ``"jax"`` (jitted; x64 set from ``dtype`` for the run),
+            ``"torch"`` (CPU) or another registered kernel mode (its ``cpu_backend``).
         num_envs, steps: the batch and the number of steps.
         seed: seeds the noise and, unless ``actions`` is given, the random actions.
         dtype: ``"float64"`` or ``"float32"``.

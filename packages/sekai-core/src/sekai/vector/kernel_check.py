@@ -1,4 +1,5 @@
-"""check_kernel_vec_env: the contract checks of a kernel mode (``sekai check --mode jax ID``)."""
+"""check_kernel_vec_env: the contract checks of a kernel mode (``sekai check --mode jax ID``),
+and of a native vector env (``sekai.testing.assert_env_conforms``)."""
 
 from __future__ import annotations
 
@@ -61,8 +62,26 @@ def _flag_issues(name: str, value: np.ndarray, n: int, kind: str) -> list[str]:
     return []
 
 
+def _sampler(vec: VecEnv, seed: int) -> Callable[[], Any]:
+    """Seeded random batches of actions; with an ``action_mask()`` (a native env's gives one
+    row per sub-env), each row respects its sub-env's mask, as check_env's actions do."""
+    if callable(getattr(vec, "action_mask", None)):
+        space = vec.action_space
+        space.seed(seed)
+        return lambda: np.stack(
+            [np.asarray(space.sample(mask=mask)) for mask in vec.call("action_mask")]
+        )
+    batch = vec.batch_action_space
+    batch.seed(seed)
+    return batch.sample
+
+
 def _rollout(
-    make: Callable[[], VecEnv], n_steps: int, seed: int, issues: list[str] | None
+    make: Callable[[], VecEnv],
+    n_steps: int,
+    seed: int,
+    issues: list[str] | None,
+    make_frozen: Callable[[], VecEnv] | None = None,
 ) -> list[Any]:
     """Run one seeded rollout of random actions; append contract issues when asked."""
     vec = make()
@@ -81,12 +100,11 @@ def _rollout(
             if not found:
                 found = _outside_issues(vec.observation_space, observations[0], n, "reset()")
             issues += found
-        actions = vec.batch_action_space
-        actions.seed(seed)
+        sample = _sampler(vec, seed)
         finished = 0
         for index in range(n_steps):
             try:
-                out = vec.step(actions.sample())
+                out = vec.step(sample())
             except Exception as exc:
                 if issues is None:
                     raise
@@ -130,9 +148,11 @@ def _rollout(
                 "(pass more steps)."
             )
         if issues is not None and not errors:
-            issues += _action_check_issues(vec)
-            if isinstance(vec, KernelVecEnv) and vec.autoreset:
-                issues += _frozen_issues(vec, n_steps, seed)
+            issues += _action_check_issues(vec, sample)
+            if make_frozen is None and isinstance(vec, KernelVecEnv):
+                make_frozen = _frozen_kernel_maker(vec)
+            if make_frozen is not None and vec.autoreset:
+                issues += _frozen_issues(make_frozen, n_steps, seed)
         return observations
     finally:
         vec.close()
@@ -151,14 +171,14 @@ def _invalid_value(space: Space[Any]) -> Any:
     return None
 
 
-def _action_check_issues(vec: VecEnv) -> list[str]:
+def _action_check_issues(vec: VecEnv, sample: Callable[[], Any]) -> list[str]:
     """ERRORs for a mode that takes a batch of the wrong shape, or an invalid action (in the
     last sub-env) from the host or as the mode's own array, without the native envs' errors."""
     space, n = vec.action_space, vec.num_envs
     bad = _invalid_value(space)
     if bad is None:
         return []
-    valid = np.asarray(vec.batch_action_space.sample())
+    valid = np.asarray(sample())
     batch = valid.copy()
     batch[n - 1] = bad
     tries: list[tuple[str, Any, type[Exception]]] = [
@@ -191,23 +211,30 @@ def _action_check_issues(vec: VecEnv) -> list[str]:
     return found
 
 
-def _frozen_issues(vec: KernelVecEnv, n_steps: int, seed: int) -> list[str]:
-    """ERRORs of a rollout of ``vec``'s kernel and backend with ``autoreset=False``: a finished
-    sub-env keeps its final observation, earns 0 and stays done, with an empty info."""
-    frozen_vec = KernelVecEnv(
-        vec.kernel,
-        vec.num_envs,
-        backend=vec.backend,
-        autoreset=False,
-        max_episode_steps=vec.max_episode_steps,
-    )
+def _frozen_kernel_maker(vec: KernelVecEnv) -> Callable[[], VecEnv]:
+    """Builds ``vec``'s kernel in ``vec``'s own mode (its class, as make_vec builds it) with
+    ``autoreset=False``: a mode's own ``step()`` is what must freeze."""
+    kwargs: dict[str, Any] = {"autoreset": False}
+    if type(vec) is KernelVecEnv:  # the base class takes its backend; a mode builds its own
+        kwargs["backend"] = vec.backend
+    return lambda: type(vec).from_kernel(vec.kernel, vec.num_envs, vec.max_episode_steps, kwargs)
+
+
+def _frozen_issues(make_frozen: Callable[[], VecEnv], n_steps: int, seed: int) -> list[str]:
+    """ERRORs of a rollout of the env built with ``autoreset=False``: a finished sub-env keeps
+    its final observation, earns 0 and stays done, with an empty info."""
     try:
+        frozen_vec = make_frozen()
+    except Exception as exc:  # reported, as check_env reports what fails
+        return [f"ERROR: autoreset=False: building the env raised {type(exc).__name__}: {exc}"]
+    try:
+        if frozen_vec.autoreset:
+            return ["ERROR: autoreset=False: the env was built with autoreset on."]
         frozen_vec.reset(seed=seed)
-        actions = frozen_vec.batch_action_space
-        actions.seed(seed)
+        sample = _sampler(frozen_vec, seed)
         final: dict[int, Any] = {}  # sub-env -> its final observation
         for index in range(n_steps):
-            out = frozen_vec.step(actions.sample())
+            out = frozen_vec.step(sample())
             obs = _host(frozen_vec, out.observations)
             rewards = _host(frozen_vec, out.rewards)
             done = _host(frozen_vec, out.terminated) | _host(frozen_vec, out.truncated)
@@ -235,28 +262,38 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def check_kernel_vec_env(
-    make: Callable[[], VecEnv], *, n_steps: int = 200, seed: int = 0, check_determinism: bool = True
+    make: Callable[[], VecEnv],
+    *,
+    n_steps: int = 200,
+    seed: int = 0,
+    check_determinism: bool = True,
+    make_frozen: Callable[[], VecEnv] | None = None,
 ) -> list[str]:
-    """Check a kernel mode's vector env against the vector contract; return the issues found.
+    """Check a kernel mode's vector env (or a native one) against the vector contract; return
+    the issues found.
 
     Shapes and dtypes of observations (against the batched observation space), rewards and
     flags; reset and step observations inside the observation space; ``final_observation`` /
     ``final_info`` / ``reset_info`` in the step that ends an episode (same-step autoreset);
     finished sub-envs freezing with ``autoreset=False``; the native envs' errors for a batch
     of the wrong shape and for an invalid action; with ``check_determinism``, a second rollout
-    with the same seed and actions gives the same observations.
+    with the same seed and actions gives the same observations. Random actions respect the
+    env's ``action_mask()`` when it has one.
 
     Args:
         make: builds a fresh vector env (called once, twice with ``check_determinism``).
         n_steps: random-action steps per rollout.
         seed: the reset seed and the actions' seed.
         check_determinism: also compare two rollouts.
+        make_frozen: builds the same env with ``autoreset=False`` for the freezing check
+            (default: a kernel mode's own class with the same kernel; for another env, no
+            freezing check without it).
 
     Returns:
         ``"ERROR: ..."`` and ``"WARNING: ..."`` lines (empty when everything passed).
     """
     issues: list[str] = []
-    first = _rollout(make, n_steps, seed, issues)
+    first = _rollout(make, n_steps, seed, issues, make_frozen)
     if check_determinism and not any(issue.startswith("ERROR") for issue in issues):
         second = _rollout(make, n_steps, seed, None)
         for index, (a, b) in enumerate(zip(first, second)):
