@@ -4,7 +4,8 @@ import pytest
 import sekai
 from sekai.plugins import hookimpl
 from sekai.testing import assert_env_conforms, registry_sandbox
-from sekai.testing.envs import LineEnv, LinePlugin
+from sekai.testing.envs import LineEnv, LinePlugin, LineVecEnv
+from sekai.vector.result import VecStepResult
 
 
 class BadObservation(LineEnv):
@@ -79,6 +80,65 @@ def test_assert_env_conforms_reports_a_native_env_outside_its_spaces(sekai_regis
     with pytest.raises(AssertionError, match="native vector env of bad/Line-v0 does not conform"):
         assert_env_conforms("bad/Line-v0")
     assert_env_conforms("bad/Line-v0", check_vector=False)
+
+
+class NextStepNative(LineVecEnv):
+    """Gymnasium's next-step style: the ending step returns the terminal observation and no
+    final_observation/final_info/reset_info."""
+
+    def step(self, actions):
+        out = super().step(actions)
+        final = ("final_observation", "final_info", "reset_info")
+        observations = out.observations.copy()
+        for i, info in enumerate(out.infos):
+            if "final_observation" in info:
+                observations[i] = info["final_observation"]
+        infos = [{k: v for k, v in info.items() if k not in final} for info in out.infos]
+        return VecStepResult(observations, out.rewards, out.terminated, out.truncated, infos)
+
+
+def test_assert_env_conforms_checks_the_native_envs_same_step_autoreset(sekai_registry):
+    # Before: only the batched spaces were checked, so this passed.
+    sekai.register("bad/Line-v0", LineEnv, vector_entry_point=NextStepNative, max_episode_steps=20)
+    with pytest.raises(
+        AssertionError, match=r"ended its episode but its info lacks \['final_info'"
+    ):
+        assert_env_conforms("bad/Line-v0")
+
+
+class MaskedLine(LineEnv):
+    """Refuses "left" (0) at the left wall and says so in action_mask()."""
+
+    def action_mask(self):
+        return np.array([self.position > 0, 1], np.int8)
+
+    def step(self, action):
+        if self.position is not None and not self.action_mask()[int(action)]:
+            raise sekai.InvalidAction(action, self.action_space)
+        return super().step(action)
+
+
+class MaskedLineVec(LineVecEnv):
+    """The native twin of MaskedLine: action_mask() gives one row per sub-env."""
+
+    def action_mask(self):
+        allowed = np.stack([self.position > 0, np.ones(self.num_envs, bool)], axis=1)
+        return allowed.astype(np.int8)
+
+    def _step(self, actions):
+        refused = (np.asarray(actions) == 0) & (self.position == 0) & ~self.frozen
+        if refused.any():
+            index = int(np.argmax(refused))
+            raise sekai.InvalidAction(actions[index], self.action_space, index=index)
+        return super()._step(actions)
+
+
+def test_assert_env_conforms_steps_the_native_env_with_masked_actions(sekai_registry):
+    # Before: the native env got unmasked random actions and its InvalidAction failed the check.
+    sekai.register(
+        "masked/Line-v0", MaskedLine, vector_entry_point=MaskedLineVec, max_episode_steps=20
+    )
+    assert_env_conforms("masked/Line-v0", strict=True)
 
 
 def test_sandbox_names_plugins_in_order_and_attributes_them_to_the_distribution():

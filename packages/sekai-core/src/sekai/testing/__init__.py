@@ -33,8 +33,11 @@ def assert_env_conforms(
         check_determinism: compare two seeded rollouts; None does so unless the spec is
             registered ``nondeterministic``.
         strict: fail on WARNINGs too, not only on ERRORs.
-        check_vector: for an ID with a ``vector_entry_point``, also build its native vector
-            env with two sub-envs and check its results against its batched spaces.
+        check_vector: for an ID with a ``vector_entry_point``, also run the vector contract
+            checks (``sekai.vector.kernel_check.check_kernel_vec_env``: batched spaces,
+            same-step autoreset, freezing with ``autoreset=False``, action errors and, with
+            ``check_determinism``, determinism) on its native vector env with two sub-envs
+            (and a time limit of at most ``n_steps // 3``, so that episodes end).
 
     Raises:
         AssertionError: listing every issue found.
@@ -61,43 +64,40 @@ def assert_env_conforms(
     if failing:
         raise AssertionError(f"{label} does not conform:\n" + "\n".join(failing))
     if check_vector and spec is not None and spec.vector_entry_point is not None:
-        _assert_native_conforms(spec, min(n_steps, 50))
+        _assert_native_conforms(spec, n_steps, check_determinism, strict)
 
 
-def _assert_native_conforms(spec: EnvSpec, n_steps: int) -> None:
-    import numpy as np
-
+def _assert_native_conforms(
+    spec: EnvSpec, n_steps: int, check_determinism: bool, strict: bool
+) -> None:
+    """The vector contract checks (``check_kernel_vec_env``) on the native vector env, with a
+    time limit of at most ``n_steps // 3`` so that autoreset and freezing are exercised."""
     from sekai.registry.api import make_vec
+    from sekai.vector.kernel_check import check_kernel_vec_env
 
-    num_envs = 2
-    vec = make_vec(spec, num_envs, vectorization_mode="native")
-    problems: list[str] = []
-    try:
-        batch_obs_space = vec.batch_observation_space
-        first = vec.reset(seed=0)
-        if not batch_obs_space.contains(first.observations):
-            problems.append("reset(seed=0) observations are not in batch_observation_space")
-        vec.batch_action_space.seed(0)
-        for step in range(n_steps):
-            result = vec.step(vec.batch_action_space.sample())
-            where = f"step {step}"
-            if not batch_obs_space.contains(result.observations):
-                problems.append(f"{where}: observations are not in batch_observation_space")
-            for field in ("rewards", "terminated", "truncated"):
-                value = np.asarray(getattr(result, field))
-                if value.shape != (num_envs,):
-                    problems.append(f"{where}: {field} has shape {value.shape}, not ({num_envs},)")
-            if len(result.infos) != num_envs or not all(type(i) is dict for i in result.infos):
-                problems.append(f"{where}: infos is not a list of {num_envs} dicts")
-            if problems:
-                break
-    except Exception as exc:  # the assertion should say where the native env broke
-        problems.append(f"raised {type(exc).__name__}: {exc}")
-    finally:
-        vec.close()
-    if problems:
+    limit = max(1, n_steps // 3)
+    if spec.max_episode_steps is not None:
+        limit = min(limit, spec.max_episode_steps)
+
+    def build(autoreset: bool) -> Any:
+        return make_vec(
+            spec,
+            2,
+            vectorization_mode="native",
+            vector_kwargs={"autoreset": autoreset},
+            max_episode_steps=limit,
+        )
+
+    issues = check_kernel_vec_env(
+        lambda: build(True),
+        n_steps=n_steps,
+        check_determinism=check_determinism,
+        make_frozen=lambda: build(False),
+    )
+    failing = issues if strict else [i for i in issues if i.startswith("ERROR")]
+    if failing:
         raise AssertionError(
-            f"The native vector env of {spec.id} does not conform:\n" + "\n".join(problems)
+            f"The native vector env of {spec.id} does not conform:\n" + "\n".join(failing)
         )
 
 
