@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -17,7 +19,7 @@ from sekai.envs.classic_control.kernels.cartpole import CartPoleKernel
 from sekai.error import InvalidAction
 from sekai.testing.kernel_modes import MODE_CHECKS, ModeCase
 from sekai.torch import TorchVecEnv
-from sekai.torch._graph import GraphStep, _clone, _leaves
+from sekai.torch._graph import GraphStep, _leaves
 
 
 @pytest.mark.parametrize("check", MODE_CHECKS.values(), ids=list(MODE_CHECKS))
@@ -72,14 +74,44 @@ class _Replay:
             dst.copy_(src)  # the carry, written back inside the graph
 
 
+class _Stream:
+    def wait_stream(self, other: Any) -> None:
+        pass
+
+
+class _CapturedGraph:
+    def register_generator_state(self, generator: torch.Generator) -> None:
+        self.generator = generator
+
+
+@contextlib.contextmanager
+def _capturing(graph: _CapturedGraph, capture_error_mode: str) -> Iterator[None]:
+    # A capture records the draws and leaves the generator's offset to the replays.
+    state = graph.generator.get_state()
+    yield
+    graph.generator.set_state(state)
+
+
+_CUDA = types.SimpleNamespace(
+    Stream=_Stream,
+    CUDAGraph=_CapturedGraph,
+    current_stream=_Stream,
+    stream=lambda stream: contextlib.nullcontext(),
+    graph=_capturing,
+)
+
+
 class _EmulatedGraphStep(GraphStep):
-    """GraphStep's own ``__call__`` around an emulated capture (no GPU needed)."""
+    """GraphStep's own capture (warm-up included) and ``__call__``, with torch.cuda's streams
+    and graphs emulated on the CPU (no GPU needed)."""
 
     def _capture(self, params: Any, carry: Any, action: torch.Tensor) -> None:
-        self._params = self._seen = params
-        self._carry = _clone(carry)
-        self._action = action.clone()
-        self._out = _clone(self._step(self._params, _clone(self._carry), self._action))
+        cuda = torch.cuda
+        torch.cuda = _CUDA  # type: ignore[assignment]
+        try:
+            super()._capture(params, carry, action)
+        finally:
+            torch.cuda = cuda
         self._graph = _Replay(self)  # type: ignore[assignment]
 
 
@@ -141,6 +173,22 @@ def test_reset_noise_is_drawn_in_steps_that_reset_only_but_every_step_in_a_cuda_
     assert draws_per_step(eager) == [[], [], ["state"], []]  # the time limit resets at step 3
     graph = _graph_envs(monkeypatch, max_episode_steps=3)
     assert draws_per_step(graph)[1:] == [["state"]] * 3  # fixed launches (1: the capture)
+
+
+def test_with_cuda_graphs_reset_with_a_seed_replays_the_episode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The capture's warm-up steps draw (branch-free) reset noise; they must leave no trace in
+    # the episodes the seed starts: the time limit resets both sub-envs at step 2.
+    envs = _graph_envs(monkeypatch, max_episode_steps=2)
+
+    def episode() -> list[torch.Tensor]:
+        first = envs.reset(seed=42).observations.clone()
+        return [first] + [envs.step(np.array([1, 0])).observations.clone() for _ in range(4)]
+
+    once, again = episode(), episode()
+    for a, b in zip(once, again):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
 def test_close_drops_the_device_copies_of_the_params() -> None:

@@ -58,12 +58,16 @@ class GraphStep:
         self._carry = _clone(carry)
         self._action = action.clone()
         cuda: Any = torch.cuda  # partly untyped
+        # The warm-up draws from the env's generator too: put its state back after them, so
+        # that the replays draw what eager steps would (reset(seed=s) replays an episode).
+        drawn_from = self._generator.get_state()
         side = cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             for _ in range(_WARMUP):
                 self._step(self._params, _clone(self._carry), self._action)
         torch.cuda.current_stream().wait_stream(side)
+        self._generator.set_state(drawn_from)
         graph = torch.cuda.CUDAGraph()
         graph.register_generator_state(self._generator)
         # "thread_local": CUDA calls of other threads (JAX's, a data loader's) during the
