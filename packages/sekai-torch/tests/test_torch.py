@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import types
+import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -48,8 +49,23 @@ def test_float64_is_a_vector_kwarg() -> None:
     envs.reset(seed=0)
     assert envs.step(np.zeros(2, dtype=np.int64)).rewards.dtype == torch.float64
     assert envs.state["x"].dtype == torch.float64
-    with pytest.raises(TypeError, match="torch float dtype"):
-        TorchVecEnv(CartPoleKernel(), 2, dtype="int32")
+    # bfloat16 and float8 have no numpy dtype for the infos, nor random draws: refused at once
+    for dtype in ("int32", "bfloat16", torch.float8_e5m2, np.float32):
+        with pytest.raises(TypeError, match=r"float16, float32 or float64 .* got "):
+            TorchVecEnv(CartPoleKernel(), 2, dtype=dtype)
+    half = TorchVecEnv(CartPoleKernel(), 2, dtype="float16", max_episode_steps=1)
+    half.reset(seed=0)
+    assert half.step(np.zeros(2, dtype=np.int64)).infos[0]["final_observation"].dtype == np.float16
+
+
+def test_a_read_only_host_batch_of_actions_steps_without_a_warning() -> None:
+    envs = TorchVecEnv(CartPoleKernel(), 4)
+    envs.reset(seed=0)
+    for check_actions in (True, False):
+        envs.check_actions = check_actions
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            envs.step(np.broadcast_to(np.int64(1), (4,)))
 
 
 def test_cuda_graph_capture_needs_a_cuda_device() -> None:

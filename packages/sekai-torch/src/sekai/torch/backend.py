@@ -16,7 +16,7 @@ from sekai.vector.kernel_step import host_when
 if TYPE_CHECKING:
     from sekai.vector.kernel_vec_env import KernelVecEnv
 
-__all__ = ["COMPILE_MODES", "TorchBackend"]
+__all__ = ["COMPILE_MODES", "FLOAT_DTYPES", "TorchBackend"]
 
 COMPILE_MODES = (None, "compile", "cuda_graph")
 
@@ -45,14 +45,19 @@ def _device(device: Any) -> torch.device:
     return checked
 
 
+# The float dtypes the torch ops of the kernels and the driver run in and numpy can copy to
+# the host (bfloat16 and the float8 types have no numpy dtype, nor random draws).
+FLOAT_DTYPES = (torch.float16, torch.float32, torch.float64)
+
+
 def _float_dtype(dtype: Any) -> torch.dtype:
-    if isinstance(dtype, str):
-        dtype = getattr(torch, dtype, None)
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+    named = getattr(torch, dtype, None) if isinstance(dtype, str) else dtype
+    if named not in FLOAT_DTYPES:
         raise TypeError(
-            f"dtype must be a torch float dtype or its name ('float32', 'float64'), got {dtype!r}."
+            "dtype must be a torch float dtype the kernels run in, float16, float32 or float64 "
+            f"(a torch.dtype or its name), got {dtype!r}."
         )
-    return dtype
+    return named  # type: ignore[no-any-return]
 
 
 class TorchBackend(GeneratorBackend):
@@ -105,6 +110,9 @@ class TorchBackend(GeneratorBackend):
     def actions(self, actions: Any) -> torch.Tensor:
         # Detached: a policy's output that requires grad would otherwise grow an autograd
         # graph behind the state, step after step (the step is not differentiable API).
+        if isinstance(actions, np.ndarray) and not actions.flags.writeable:
+            # torch.as_tensor would share the memory, and warns that it is read-only
+            actions = actions.copy()
         return torch.as_tensor(actions, device=self.device).detach()
 
     def _sample(self, draw: Draw, shape: tuple[int, ...]) -> torch.Tensor:
