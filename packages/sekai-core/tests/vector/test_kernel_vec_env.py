@@ -13,9 +13,9 @@ import pytest
 from sekai.error import InvalidAction, ResetRequired, VecEnvClosed
 from sekai.registry.kernels import load_kernel
 from sekai.registry.spec import EnvSpec
-from sekai.spaces import Box, Discrete, MultiDiscrete
+from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
-from sekai.vector.kernel_backend import NumpyBackend, bad_action_rows, index_actions
+from sekai.vector.kernel_backend import DeviceActions, NumpyBackend, bad_action_rows
 from sekai.vector.kernel_check import check_kernel_vec_env
 from sekai.vector.kernel_step import initial, transition
 from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -286,6 +286,9 @@ def test_the_kernel_contract_checks_report_a_kernel_that_raises_as_an_error() ->
         (MultiDiscrete([3, 2]), [[0.0, 1.0], [2.0, 0.5], [np.nan, 0.0]], [False, True, True]),
         (MultiDiscrete([3, 2]), [[True, False]], [True]),
         (Box(0.0, 1.0, shape=(1,)), [[True], [False]], [True, True]),
+        (Discrete(3), [0j, 1 + 0j], [True, True]),  # complex: as the host check rules
+        (Box(0.0, 1.0, shape=(1,)), [[0.5 + 0j]], [True]),
+        (MultiBinary(2), [[0j, 1 + 0j]], [True]),
     ],
 )
 def test_device_checks_refuse_fractional_nan_and_bool_indices(
@@ -296,9 +299,37 @@ def test_device_checks_refuse_fractional_nan_and_bool_indices(
     assert rows is not None and np.asarray(rows).tolist() == bad
 
 
-def test_integral_float_indices_become_the_backends_integers() -> None:
+def test_device_batches_of_indices_become_the_spaces_integers() -> None:
     backend = NumpyBackend()
-    cast = index_actions(backend, Discrete(3), np.array([0.0, 2.0]))
-    assert cast.dtype.kind == "i" and cast.tolist() == [0, 2]
+    prepare = DeviceActions(backend, Discrete(3), 2).prepare
+    for batch in (np.array([0.0, 2.0]), np.array([0, 2], dtype=np.uint8)):
+        cast = prepare(batch, None, True)
+        assert cast.dtype == np.int64 and cast.tolist() == [0, 2]
     boxed = np.array([[0.5]])
-    assert index_actions(backend, Box(0.0, 1.0, shape=(1,)), boxed) is boxed
+    assert DeviceActions(backend, Box(0.0, 1.0, shape=(1,)), 1).prepare(boxed, None, True) is boxed
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_the_ignored_actions_of_frozen_sub_envs_become_valid_before_the_kernel(
+    check: bool,
+) -> None:
+    backend = NumpyBackend()
+    frozen = np.array([True, False, True])
+    discrete = DeviceActions(backend, Discrete(3, start=-1), 3).prepare
+    assert discrete(np.array([7.0, 1.0, np.nan]), frozen, check).tolist() == [-1, 1, -1]
+    binary = DeviceActions(backend, MultiBinary(2), 3).prepare
+    assert binary(np.array([[5, 5], [1, 0], [-1, 2]]), frozen, check).tolist() == [
+        [0, 0],
+        [1, 0],
+        [0, 0],
+    ]
+    boxed = np.array([[np.nan], [0.5], [np.inf]])  # any float converts: left as it is
+    box = DeviceActions(backend, Box(0.0, 1.0, shape=(1,)), 3).prepare
+    np.testing.assert_array_equal(box(boxed, frozen, check), boxed)
+    with pytest.raises(InvalidAction, match=r"\(sub-env 1\)"):
+        discrete(np.array([7.0, 5.0, np.nan]), frozen, True)
+
+
+def test_check_actions_is_a_bool() -> None:
+    with pytest.raises(TypeError, match=r"^check_actions must be a bool, got str\.$"):
+        _env(check_actions="no")

@@ -25,11 +25,11 @@ import numpy as np
 from sekai.error import InvalidAction
 from sekai.registry.api import make_vec, spec
 from sekai.registry.entry_points import load_entry_point
-from sekai.spaces import Discrete
+from sekai.spaces import Discrete, MultiDiscrete
 from sekai.stats.normalizer import ObservationNormalizer
 from sekai.testing.envs import KStepKernel, assert_kstep_autoreset
 from sekai.testing.kernels import assert_kernel_equivalent
-from sekai.vector.kernel_backend import index_actions
+from sekai.vector.kernel_backend import DeviceActions
 from sekai.vector.kernel_vec_env import KernelVecEnv
 from sekai.vector.wrappers import (
     VecNormalizeObservation,
@@ -154,8 +154,37 @@ def check_integral_float_actions_act_as_their_integers(case: ModeCase) -> None:
         np.testing.assert_array_equal(
             _host(by_float, a.observations), _host(by_int, b.observations)
         )
-    cast = _host(by_int, index_actions(by_int.backend, Discrete(3), case.to_device([0.0, 2.0])))
+    prepare = DeviceActions(by_int.backend, Discrete(3), 2).prepare
+    cast = _host(by_int, prepare(case.to_device([0.0, 2.0]), None, False))
     assert np.issubdtype(cast.dtype, np.integer) and cast.tolist() == [0, 2]
+
+
+def check_device_actions_follow_the_host_rules(case: ModeCase) -> None:
+    """Other integer widths act as the space's integers, with or without value checks; complex
+    numbers are invalid and a dict or a string is not a batch, as for a native env; frozen
+    sub-envs' ignored actions become valid indices (an out-of-range or NaN one included)."""
+    for check_actions in (True, False):
+        by_int = case.make(2, vector_kwargs={"check_actions": check_actions})
+        by_int.reset(seed=0)
+        for dtype in (np.int8, np.uint8, np.int16, np.int32):
+            batch = case.to_device(np.array([0, 1], dtype=dtype))
+            assert _host(by_int, by_int.step(batch).observations).shape == (2, 4)
+            prepare = DeviceActions(by_int.backend, by_int.action_space, 2).prepare
+            cast = _host(by_int, prepare(batch, None, check_actions))
+            assert cast.dtype == np.int64 or cast.dtype == np.int32, cast.dtype  # JAX: no x64
+            assert cast.tolist() == [0, 1]
+    envs = case.make(2)
+    envs.reset(seed=0)
+    bad = case.to_device(np.array([0, 1], dtype=np.complex64))
+    caught = _raises(InvalidAction, r"^Action 0j is not valid .*\(sub-env 0\)", envs.step, bad)
+    assert getattr(caught, "index", None) == 0
+    for batch in ({"a": 1}, "ab"):
+        _raises(ValueError, r"^actions must have shape \(2,\) .*got shape \(\)", envs.step, batch)
+    space = MultiDiscrete([3, 4], start=[1, -2])
+    prepare = DeviceActions(envs.backend, space, 3).prepare
+    frozen = case.to_device([True, False, True])
+    batch = case.to_device([[9.0, 9.0], [3.0, 1.0], [float("nan"), 0.5]])
+    assert _host(envs, prepare(batch, frozen, True)).tolist() == [[1, -2], [3, 1], [1, -2]]
 
 
 def check_finished_sub_envs_freeze_without_autoreset(case: ModeCase) -> None:
@@ -289,6 +318,7 @@ _CHECKS: Sequence[Callable[[ModeCase], None]] = (
     check_a_discrete_action_is_an_integral_number_not_a_bool,
     check_host_actions_are_checked_before_conversion,
     check_integral_float_actions_act_as_their_integers,
+    check_device_actions_follow_the_host_rules,
     check_finished_sub_envs_freeze_without_autoreset,
     check_autoreset_returns_the_next_episodes_first_observation,
     check_set_attr_changes_a_parameter,

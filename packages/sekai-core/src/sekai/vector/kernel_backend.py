@@ -11,6 +11,7 @@ import numpy as np
 
 from sekai.error import InvalidAction
 from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
+from sekai.vector._contract.actions import ignored_action
 from sekai.vector.kernel import Draw
 from sekai.vector.kernel_step import (
     KernelReset,
@@ -26,13 +27,13 @@ if TYPE_CHECKING:
     from sekai.vector.kernel_vec_env import KernelVecEnv
 
 __all__ = [
+    "DeviceActions",
     "GeneratorBackend",
     "KernelBackend",
     "NumpyBackend",
     "bad_action_rows",
     "check_action_shape",
     "check_device_actions",
-    "index_actions",
 ]
 
 Array = Any
@@ -74,6 +75,12 @@ class KernelBackend(abc.ABC):
     @abc.abstractmethod
     def actions(self, actions: Any) -> Array:
         """A user's batch of actions as an ``xp`` array on the backend's device."""
+
+    def is_device_array(self, value: Any) -> bool:
+        """Whether ``value`` is an array of this backend's library, whose actions are checked
+        where they are (``DeviceActions``); anything else is host data, checked as a native
+        env checks it. numpy's: none is (its arrays are host data)."""
+        return False
 
     @abc.abstractmethod
     def build_reset(self, env: KernelVecEnv) -> ResetFn:
@@ -166,9 +173,11 @@ def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
     Only array spaces (Box, Discrete, MultiDiscrete, MultiBinary) are supported by kernels.
     """
     n = actions.shape[0]
-    if isinstance(space, (Discrete, MultiDiscrete, Box)) and actions.dtype == xp.bool:
-        # A bool is neither an index nor a Box value, as the other backends rule.
-        return xp.ones((n,), dtype=xp.bool)
+    if actions.dtype == xp.bool:
+        # A bool is neither an index nor a Box value, as the host check rules.
+        return None if isinstance(space, MultiBinary) else xp.ones((n,), dtype=xp.bool)
+    if not xp.isdtype(actions.dtype, ("integral", "real floating")):
+        return xp.ones((n,), dtype=xp.bool)  # complex: no space's value, as on the host
     if isinstance(space, Discrete):
         bad = (actions < space.start) | (actions >= space.start + space.n)
         if xp.isdtype(actions.dtype, "real floating"):
@@ -179,14 +188,13 @@ def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
             return None
         bad = ~xp.isfinite(actions)
     elif isinstance(space, MultiDiscrete):
-        low = xp.asarray(np.asarray(space.start), device=_device(actions))
-        high = low + xp.asarray(np.asarray(space.nvec), device=_device(actions))
+        # copies: the space's arrays are read-only, which torch warns about when sharing them
+        low = xp.asarray(np.array(space.start), device=_device(actions))
+        high = low + xp.asarray(np.array(space.nvec), device=_device(actions))
         bad = (actions < low) | (actions >= high)
         if xp.isdtype(actions.dtype, "real floating"):
             bad = bad | (actions != xp.floor(actions))
     elif isinstance(space, MultiBinary):
-        if actions.dtype == xp.bool:
-            return None
         bad = (actions != 0) & (actions != 1)
     else:
         raise TypeError(
@@ -233,13 +241,47 @@ def check_device_actions(
     raise InvalidAction(value.item() if value.ndim == 0 else value, space, index=index)
 
 
-def index_actions(backend: KernelBackend, space: Space[Any], actions: Array) -> Array:
-    """Discrete and MultiDiscrete actions given as integral floats (checked) as the backend's
-    integers, which the kernels index with; anything else as it is."""
-    xp = backend.xp
-    if isinstance(space, (Discrete, MultiDiscrete)) and xp.isdtype(actions.dtype, "real floating"):
-        return xp.astype(actions, xp.asarray(0).dtype)
-    return actions
+class DeviceActions:
+    """The host check's rules (``ActionChecker.check``) for batches of actions that are device
+    arrays of ``backend``, with no host sync but the value check's one bool:
+
+    - the shape is checked (``check_action_shape``) and, with ``check``, the values of the
+      sub-envs that are not frozen (``check_device_actions``);
+    - the ignored actions of frozen sub-envs become a valid value (``ignored_action``), so that
+      an out-of-range or NaN index never reaches the kernel;
+    - Discrete and MultiDiscrete actions of another dtype (integral floats, other integer
+      widths) are cast to the space's dtype (as the backend holds it), which kernels index with.
+    """
+
+    def __init__(self, backend: KernelBackend, space: Space[Any], num_envs: int) -> None:
+        self.backend = backend
+        self.space = space
+        self.num_envs = num_envs
+        fill = ignored_action(space)
+        # A MultiDiscrete's lowest values are an array: on the device once, not every step.
+        self.fill = fill if fill is None or np.ndim(fill) == 0 else backend.convert(fill)
+        self.index_dtype: Any = None
+        if isinstance(space, (Discrete, MultiDiscrete)):
+            self.index_dtype = backend.numpy_dtype(np.dtype(space.dtype))
+
+    def prepare(self, actions: Array, frozen: Array | None, check: bool) -> Array:
+        """``actions`` (an ``xp`` array) checked and made ready for the kernel.
+
+        Raises:
+            ValueError: a batch of the wrong shape.
+            sekai.InvalidAction: with ``check``, an invalid value for a sub-env that is not
+                frozen.
+        """
+        xp = self.backend.xp
+        check_action_shape(self.space, self.num_envs, actions)  # free: no sync
+        if check:
+            check_device_actions(self.backend, self.space, actions, frozen)
+        if frozen is not None and self.fill is not None:
+            rows = xp.reshape(frozen, (self.num_envs,) + (1,) * (len(actions.shape) - 1))
+            actions = xp.where(rows, self.fill, actions)
+        if self.index_dtype is not None and actions.dtype != self.index_dtype:
+            actions = xp.astype(actions, self.index_dtype)
+        return actions
 
 
 class NumpyBackend(GeneratorBackend):

@@ -14,13 +14,11 @@ from sekai.vector._contract.seeding import generator_seeds, native_seed, vector_
 from sekai.vector.infos import ArrayInfos, LazyInfos, split_value
 from sekai.vector.kernel import ArrayKernel
 from sekai.vector.kernel_backend import (
+    DeviceActions,
     KernelBackend,
     NumpyBackend,
     ResetFn,
     StepFn,
-    check_action_shape,
-    check_device_actions,
-    index_actions,
 )
 from sekai.vector.kernel_step import (
     KernelTransition,
@@ -98,7 +96,10 @@ class KernelVecEnv(SeededMixin, VecEnv):
         self.metadata = dict(kernel.metadata)
         self.backend = backend if backend is not None else NumpyBackend()
         self.max_episode_steps = _check_max_episode_steps(max_episode_steps)
+        if not isinstance(check_actions, (bool, np.bool_)):
+            raise TypeError(f"check_actions must be a bool, got {type(check_actions).__name__}.")
         self.check_actions = bool(check_actions)
+        self._device_actions = DeviceActions(self.backend, kernel.action_space, num_envs)
         self.observation_dtype = observation_dtypes(
             kernel.observation_space, self.backend.numpy_dtype
         )
@@ -174,20 +175,18 @@ class KernelVecEnv(SeededMixin, VecEnv):
         return None if self._carry is None else self._carry.get("frozen")
 
     def step(self, actions: Any) -> VecStepResult[Any]:
-        backend, space = self.backend, self.action_space
+        backend = self.backend
         frozen = self._frozen_mask()
         checker = self._ready_checker()
-        if self.check_actions and _on_host(actions):
+        if self.check_actions and not backend.is_device_array(actions):
             # Checked where it is, as a native env checks it, before the backend converts it
             # (which would fail on non-numbers, or wrap large ints without x64 in JAX).
             host_frozen = None if frozen is None else backend.to_numpy(frozen)
             action = backend.actions(checker.check(actions, host_frozen))
-        else:
-            action = backend.actions(actions)
-            check_action_shape(space, self.num_envs, action)  # free: no sync
-            if self.check_actions:
-                check_device_actions(backend, space, action, frozen)
-        action = index_actions(backend, space, action)
+        else:  # by the same rules, on the device
+            action = self._device_actions.prepare(
+                backend.actions(actions), frozen, self.check_actions
+            )
         assert self._step_fn is not None  # None once closed
         t = self._step_fn(self._params, self._carry, action)
         self._carry = t.state
@@ -356,11 +355,6 @@ class KernelVecEnv(SeededMixin, VecEnv):
         self.last_transition = None
         self._params = None
         self._reset_fn = self._step_fn = None
-
-
-def _on_host(actions: Any) -> bool:
-    """Whether a batch of actions is host data (not yet a device array)."""
-    return actions is None or isinstance(actions, (np.ndarray, np.generic, list, tuple, int, float))
 
 
 def _field_names(params: Any) -> set[str]:

@@ -73,6 +73,31 @@ def test_torch_float_positions_index_the_trading_kernel_with_or_without_checks(
         assert positions[1] == pytest.approx(1.0, abs=0.1)
 
 
+@pytest.mark.parametrize("check_actions", [True, False])
+def test_trading_positions_of_any_integer_dtype_index_the_kernel(check_actions: bool) -> None:
+    kwargs = {"vector_kwargs": {"check_actions": check_actions}}
+    trading = sekai.make_vec("Trading-v0", 2, vectorization_mode="torch", **kwargs)
+    trading.reset(seed=0)
+    batches = [torch.tensor([0, 2], dtype=dtype) for dtype in (torch.uint8, torch.int8)]
+    for batch in (*batches, np.array([0, 2], dtype=np.uint8)):
+        positions = [info["position"] for info in trading.step(batch).infos]
+        assert positions[1] == pytest.approx(1.0, abs=0.1)
+
+
+@pytest.mark.parametrize("mode", ["torch", "jax"])
+def test_the_ignored_device_actions_of_frozen_sub_envs_never_index_the_kernel(mode: str) -> None:
+    # A policy may emit a sentinel for finished sub-envs: ignored, as from the host.
+    to_device = torch.tensor if mode == "torch" else jnp.asarray
+    for batch in ([7, -1], [float("nan"), 1.5]):
+        envs = sekai.make_vec(
+            "Trading-v0", 2, vectorization_mode=mode, max_episode_steps=1,
+            vector_kwargs={"autoreset": False},
+        )  # fmt: skip
+        envs.reset(seed=0)
+        envs.step(np.array([1, 1]))  # the time limit freezes both
+        assert np.asarray(envs.step(to_device(batch)).rewards).tolist() == [0.0, 0.0]
+
+
 @pytest.mark.parametrize(
     ("env_id", "changed"),
     [

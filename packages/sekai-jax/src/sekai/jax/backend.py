@@ -93,6 +93,9 @@ class JaxBackend(KernelBackend):
         array = jnp.asarray(actions)
         return array if self.device is None else jax.device_put(array, self.device)
 
+    def is_device_array(self, value: Any) -> bool:
+        return isinstance(value, jax.Array)
+
     def functional(self, env: KernelVecEnv) -> FunctionalEnv:
         """The FunctionalEnv of ``env`` (its kernel with the env's current static params)."""
         return FunctionalEnv(

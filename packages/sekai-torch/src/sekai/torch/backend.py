@@ -115,6 +115,9 @@ class TorchBackend(GeneratorBackend):
             actions = actions.copy()
         return torch.as_tensor(actions, device=self.device).detach()
 
+    def is_device_array(self, value: Any) -> bool:
+        return isinstance(value, torch.Tensor)
+
     def _sample(self, draw: Draw, shape: tuple[int, ...]) -> torch.Tensor:
         sample = torch.rand if draw.distribution == "uniform" else torch.randn
         return sample(shape, generator=self.generator, device=self.device, dtype=self.float_dtype)

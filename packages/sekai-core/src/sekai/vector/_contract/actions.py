@@ -12,13 +12,22 @@ from numpy.typing import NDArray
 from sekai.error import InvalidAction
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 
-__all__ = ["ActionChecker"]
+__all__ = ["ActionChecker", "ignored_action"]
 
 BoolArray = NDArray[np.bool_]
 
 _SMALL_BATCH = 256  # up to this many sub-envs, Python checks Discrete actions faster than NumPy
 _INT64 = np.dtype(np.int64)
 _MAX = np.maximum.reduce  # the ufunc itself: ndarray.max() adds a Python-level wrapper call
+
+
+def ignored_action(space: Space[Any]) -> Any:
+    """What the ignored action of a frozen sub-env becomes before the batch is converted (and,
+    on a device, indexed with): any valid value will do, so the lowest of Discrete and
+    MultiDiscrete, 0 for MultiBinary; None for Box, whose values convert whatever they are."""
+    if isinstance(space, (Discrete, MultiDiscrete)):
+        return space.start
+    return 0 if isinstance(space, MultiBinary) else None
 
 
 class _Node(abc.ABC):
@@ -128,10 +137,11 @@ class _ArrayNode(_Node):
         return np.asarray(bad.reshape(self.num_envs, -1).any(axis=1), dtype=bool)
 
     def repair(self, batch: NDArray[Any], bad: BoolArray) -> NDArray[Any]:
-        if self.kind == "box" or not bad.any():
+        fill = ignored_action(self.space)
+        if fill is None or not bad.any():
             return batch
         fixed: NDArray[Any] = batch.copy()
-        fixed[bad] = self.low if self.kind == "int" else 0  # any valid value will do
+        fixed[bad] = fill
         return fixed
 
     def cast(self, batch: NDArray[Any]) -> NDArray[Any]:
