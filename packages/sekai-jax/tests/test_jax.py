@@ -72,6 +72,26 @@ def test_the_functional_api_vmaps_over_parameters() -> None:
     assert x_dot.shape == (3, 4) and (np.diff(x_dot, axis=0) > 0).all()
 
 
+def test_a_dtype_is_the_one_x64_gives_or_refused_with_the_switch() -> None:
+    def make(dtype: Any) -> Any:
+        return sekai.make_vec(
+            "CartPole-v1", 2, vectorization_mode="jax", vector_kwargs={"dtype": dtype}
+        )
+
+    assert make("float32").backend.float_dtype == jnp.float32
+    with pytest.raises(ValueError, match=r"jax\.config\.update\('jax_enable_x64', True\)"):
+        make("float64")
+    with pytest.raises(TypeError, match=r"^dtype must be 'float32' or 'float64' .*'bfloat16'"):
+        make("bfloat16")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        assert make(jnp.float64).backend.float_dtype == jnp.float64
+        with pytest.raises(ValueError, match=r"'jax_enable_x64', False\)"):
+            make("float32")
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
 def test_floats_are_float64_when_x64_is_on() -> None:
     jax.config.update("jax_enable_x64", True)
     try:

@@ -50,6 +50,29 @@ def _device(device: Any) -> Any:
     return devices[int(index)]
 
 
+def _check_dtype(dtype: Any, current: Any) -> None:
+    """Refuse a float dtype other than the one ``jax_enable_x64`` gives, saying how to get it."""
+    try:
+        asked = np.dtype(dtype)
+    except TypeError:
+        asked = None
+    if asked == current:
+        return
+    if asked == np.float64:
+        raise ValueError(
+            "dtype='float64': JAX computes in float32 unless its 64-bit mode is on; call "
+            "jax.config.update('jax_enable_x64', True) before building the env."
+        )
+    if asked == np.float32:
+        raise ValueError(
+            "dtype='float32': JAX computes in float64 while jax_enable_x64 is on; call "
+            "jax.config.update('jax_enable_x64', False) before building the env."
+        )
+    raise TypeError(
+        f"dtype must be 'float32' or 'float64' (the one jax_enable_x64 gives), got {dtype!r}."
+    )
+
+
 class JaxBackend(KernelBackend):
     """JAX: the kernel's reset and step, autoreset and draws included, in one jitted call each.
 
@@ -57,13 +80,17 @@ class JaxBackend(KernelBackend):
         device: a ``jax.Device`` to put the state on, or a platform name (``"cpu"``,
             ``"gpu"``, ``"tpu"``, optionally ``":index"``; ``"cuda"`` means ``"gpu"``) for that
             platform's device (None: JAX's default device).
+        dtype: None, or the float dtype ``jax_enable_x64`` gives (float64 on, float32 off),
+            checked: JAX's setting decides it.
     """
 
     name = "jax"
 
-    def __init__(self, device: Any = None) -> None:
+    def __init__(self, device: Any = None, dtype: Any = None) -> None:
         self.xp = jnp
         self.float_dtype = float_dtype()
+        if dtype is not None:
+            _check_dtype(dtype, self.float_dtype)
         self.device = _device(device)
         self.key: jax.Array = key_from_generator(np.random.default_rng())
 

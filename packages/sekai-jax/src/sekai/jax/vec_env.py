@@ -22,6 +22,8 @@ class JaxVecEnv(KernelVecEnv):
         kernel: the env's kernel.
         num_envs: number of sub-envs.
         device: a ``jax.Device`` (None: JAX's default).
+        dtype: None, or the float dtype ``jax_enable_x64`` gives (float64 on, float32 off);
+            another is refused with the setting that gives it.
         autoreset, max_episode_steps, check_actions: as for ``KernelVecEnv``.
     """
 
@@ -31,6 +33,7 @@ class JaxVecEnv(KernelVecEnv):
         num_envs: int,
         *,
         device: Any = None,
+        dtype: Any = None,
         autoreset: bool = True,
         max_episode_steps: int | None = None,
         check_actions: bool = True,
@@ -38,7 +41,7 @@ class JaxVecEnv(KernelVecEnv):
         super().__init__(
             kernel,
             num_envs,
-            backend=JaxBackend(device),
+            backend=JaxBackend(device, dtype),
             autoreset=autoreset,
             max_episode_steps=max_episode_steps,
             check_actions=check_actions,
