@@ -170,6 +170,14 @@ def test_parameters_are_read_and_changed_for_every_sub_env() -> None:
         env.set_attr("no_such_name", 1)
 
 
+def test_a_number_parameter_held_as_a_0d_array_reads_back_as_a_number() -> None:
+    env = KernelVecEnv(CountdownKernel(step_size=np.asarray(2.0)), 2)  # type: ignore[arg-type]
+    assert env.get_attr("step_size") == [2.0, 2.0]
+    assert type(env.get_attr("step_size")[0]) is float
+    env.set_attr("step_size", 3)
+    assert env.get_attr("step_size") == [3.0, 3.0] and type(env.get_attr("step_size")[0]) is float
+
+
 def test_repr_names_the_kernel_the_size_and_the_backend() -> None:
     assert repr(_env()) == "KernelVecEnv(CountdownKernel, num_envs=4, backend=numpy, float64)"
 

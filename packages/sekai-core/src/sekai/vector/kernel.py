@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
+import numpy as np
+
 from sekai.spaces import Space
 
 __all__ = ["ArrayKernel", "Draw", "KernelReset", "KernelStep"]
@@ -87,6 +89,12 @@ class ArrayKernel(abc.ABC, Generic[P]):
         By default the arrays are reported as they are.
         """
         return info
+
+    def host_param(self, name: str, value: Any) -> Any:
+        """Parameter ``name`` (its host value as the kernel was built) as the env reports it,
+        for ``get_attr``: by default a 0-d array as a Python number, anything else as it is.
+        A kernel that broadcasts a number the env keeps as one reports that number."""
+        return value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
     @abc.abstractmethod
     def reset(

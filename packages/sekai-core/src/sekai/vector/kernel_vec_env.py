@@ -107,6 +107,8 @@ class KernelVecEnv(SeededMixin, VecEnv):
         # device copy (set_attr converts them all again).
         self._host_params = read_only_arrays(kernel.params)
         self._params: Any = convert_params(self._host_params, self.backend.convert)
+        # What get_attr reports for the parameters set_attr changed: the values as given.
+        self._reported: dict[str, Any] = {}
         self._carry: Any = None
         self.last_transition: KernelTransition | None = None
         self._reset_fn: ResetFn | None = self.backend.build_reset(self)
@@ -247,11 +249,14 @@ class KernelVecEnv(SeededMixin, VecEnv):
     # -- attributes --------------------------------------------------------------------------
 
     def get_attr(self, name: str) -> list[Any]:
-        """A parameter of the kernel (the same value for every sub-env; arrays are read-only,
-        as a native env's), or an attribute of this object split like a native env's."""
+        """A parameter of the kernel as the env reports it (the same value for every sub-env:
+        a number as a Python number, arrays read-only, as a native env's), or an attribute of
+        this object split like a native env's."""
         self._check_open()
         if name in _field_names(self._host_params):
-            return [getattr(self._host_params, name)] * self.num_envs
+            if name in self._reported:
+                return [self._reported[name]] * self.num_envs
+            return [self.kernel.host_param(name, getattr(self._host_params, name))] * self.num_envs
         return split_value(getattr(self, name), self.num_envs)
 
     def set_attr(self, name: str, values: Any) -> None:
@@ -295,6 +300,10 @@ class KernelVecEnv(SeededMixin, VecEnv):
             values = self._shared_value(name, values)
         self._host_params = read_only_arrays(self._replaced(name, values))
         self._params = convert_params(self._host_params, self.backend.convert)
+        new = getattr(self._host_params, name)
+        # One number stays one number (a native env keeps it so), checked and as a float.
+        number = np.ndim(values) == 0 and isinstance(new, np.ndarray)
+        self._reported[name] = new.flat[0].item() if number else new
         if not is_dynamic(getattr(self._host_params, name)):
             self._rebuild()  # a static field is compiled into the step functions
 

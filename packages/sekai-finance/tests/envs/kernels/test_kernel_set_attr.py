@@ -90,14 +90,44 @@ def test_fields_the_kernel_derives_are_not_parameters(env_id: str, name: str, va
 def test_one_number_is_broadcast_to_a_per_asset_parameter() -> None:
     envs = _torch("Portfolio-v0", n_assets=3, transaction_cost=ProportionalCost([1e-3] * 3))
     envs.set_attr("mu", 0.1)
-    np.testing.assert_array_equal(envs.get_attr("mu")[0], np.full(3, 0.1))
+    assert envs.get_attr("mu") == [0.1, 0.1]  # as given, as the native env reports it
+    np.testing.assert_array_equal(envs.params.mu, np.full(3, 0.1))
     np.testing.assert_allclose(
         envs.params.drift, (0.1 - 0.5 * envs.params.sigma**2) * envs.params.dt
     )
     envs.set_attr("cost_rate", 0.002)
-    np.testing.assert_array_equal(envs.get_attr("cost_rate")[0], np.full(3, 0.002))
+    assert envs.get_attr("cost_rate") == [0.002, 0.002]
+    np.testing.assert_array_equal(envs.params.cost_rate, np.full(3, 0.002))
     with pytest.raises(ValueError, match=r"^sigma must be a number or 3 numbers"):
         envs.set_attr("sigma", np.ones(2))
+
+
+@pytest.mark.parametrize(
+    ("env_id", "names"),
+    [
+        ("Trading-v0", ["mu", "sigma", "dt"]),
+        ("Portfolio-v0", ["mu", "sigma", "dt", "corr"]),
+        ("MarketMaking-v0", ["sigma", "s0", "max_inventory"]),
+        ("OptimalExecution-v0", ["eta", "X0", "n_steps"]),
+    ],
+)
+def test_parameters_read_back_as_the_native_env_reports_them(env_id: str, names: list[str]) -> None:
+    native, envs = sekai.make_vec(env_id, 2), _torch(env_id)
+
+    def same(name: str) -> None:
+        want, got = native.get_attr(name)[0], envs.get_attr(name)[0]
+        assert type(got) is type(want), (name, got, want)
+        np.testing.assert_array_equal(got, want)
+
+    for name in names:
+        same(name)
+    changes: list[tuple[str, Any]] = [("sigma", 3)]
+    if env_id == "Portfolio-v0":  # a number for every asset stays a number; an array an array
+        changes += [("mu", 0.1), ("mu", np.full(5, 0.1)), ("sigma", [0.1, 0.2, 0.3, 0.4, 0.5])]
+    for name, value in changes:
+        native.set_attr(name, value)
+        envs.set_attr(name, value)
+        same(name)
 
 
 def test_a_correlation_matrix_is_checked_as_the_env_checks_it() -> None:

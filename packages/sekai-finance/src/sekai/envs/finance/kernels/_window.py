@@ -171,6 +171,10 @@ class WindowKernel(ArrayKernel[P]):
         self.history_timestamps = None if history is None else history.timestamps
         self.reward = KernelReward(env.reward_fn, self.env_id)
         self.cost = KernelCost(env.cost_model, self.env_id)
+        # The GBM parameters the env holds as one number, which the params broadcast per asset.
+        self._numbers = {
+            name for name in ("mu", "sigma", "s0") if np.ndim(getattr(env, name, None)) == 0
+        }
 
     def _n_assets(self) -> int:
         raise NotImplementedError
@@ -290,6 +294,12 @@ class WindowKernel(ArrayKernel[P]):
         if not self.replay:
             return {"timestamp": t}
         return {"history_row": state["start"] + self.lookback + at_most(xp, t, self.episode_length)}
+
+    def host_param(self, name: str, value: Any) -> Any:
+        """The GBM parameters the env holds as one number as that number, as it reports them."""
+        if name in self._numbers and isinstance(value, np.ndarray) and value.size:
+            return value.flat[0].item()
+        return super().host_param(name, value)
 
     def host_info(self, params: P, info: Mapping[str, Any]) -> Mapping[str, Any]:
         """The infos with ``history_row`` replaced by ``timestamp``, the history's timestamp of
