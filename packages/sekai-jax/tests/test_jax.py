@@ -165,6 +165,27 @@ class _NoisyReset(ArrayKernel[_NoiseParams]):
         return {"x": x, "t": t}, x[:, None], x, t >= 3, t < 0, {}
 
 
+class _Labelled(_NoisyReset):
+    """Infos whose keys are not in sorted order."""
+
+    def reset(self, xp: Any, params: Any, draws: Any, mask: Any, state: Any) -> Any:
+        state, obs, _ = super().reset(xp, params, draws, mask, state)
+        return state, obs, {"x": state["x"], "at": state["t"]}
+
+    def step(self, xp: Any, params: Any, state: Any, action: Any, draws: Any) -> Any:
+        *head, _ = super().step(xp, params, state, action, draws)
+        return (*head, {"t": head[0]["t"], "moved": head[0]["x"]})
+
+
+def test_infos_keep_the_kernels_key_order_out_of_jit() -> None:
+    envs = JaxVecEnv(_Labelled(), 2)
+    assert list(envs.reset(seed=0).infos[0]) == ["x", "at"]
+    for _ in range(3):  # the third step ends the episodes: an autoreset
+        info = envs.step(np.zeros(2, dtype=np.int64)).infos[0]
+    assert list(info)[:2] == ["t", "moved"]
+    assert list(info["final_info"]) == ["t", "moved"] and list(info["reset_info"]) == ["x", "at"]
+
+
 def _shapes_outside_cond(jaxpr: Any) -> set[tuple[int, ...]]:
     """The shapes of the values the top level of a jaxpr makes (not those inside a cond)."""
     return {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -93,6 +93,8 @@ class JaxBackend(KernelBackend):
             _check_dtype(dtype, self.float_dtype)
         self.device = _device(device)
         self.key: jax.Array = key_from_generator(np.random.default_rng())
+        # The kernel's info keys in its order, recorded when reset and step are traced.
+        self._info_order: dict[str, list[str]] = {}
 
     def convert(self, value: Any) -> jax.Array:
         array = np.asarray(value)
@@ -139,7 +141,9 @@ class JaxBackend(KernelBackend):
 
         def reset_once(key: jax.Array, params: dict[str, Any]) -> tuple[jax.Array, KernelReset]:
             key, sub = jax.random.split(key)
-            return key, functional.reset(sub, params)
+            result = functional.reset(sub, params)
+            self._info_order["reset"] = list(result.info)  # traced: the kernel's own dict
+            return key, result
 
         # jax.jit called, not used as a decorator: without JAX installed mypy sees it untyped.
         pure: Callable[..., tuple[jax.Array, KernelReset]] = jax.jit(reset_once)
@@ -147,7 +151,7 @@ class JaxBackend(KernelBackend):
         def reset(params: Any) -> KernelReset:
             result: KernelReset
             self.key, result = pure(self.key, dynamic_fields(params))
-            return result
+            return result._replace(info=self._in_order(result.info, "reset"))
 
         return reset
 
@@ -158,13 +162,26 @@ class JaxBackend(KernelBackend):
             key: jax.Array, params: dict[str, Any], carry: Any, action: jax.Array
         ) -> tuple[jax.Array, KernelTransition]:
             key, sub = jax.random.split(key)
-            return key, functional.step(sub, carry, action, params)
+            result = functional.step(sub, carry, action, params)
+            self._info_order["step"] = list(result.info)
+            return key, result
 
         pure: Callable[..., tuple[jax.Array, KernelTransition]] = jax.jit(step_once)
 
         def step(params: Any, carry: Any, action: Any) -> KernelTransition:
             result: KernelTransition
             self.key, result = pure(self.key, dynamic_fields(params), carry, action)
-            return result
+            return result._replace(
+                info=self._in_order(result.info, "step"),
+                reset_info=self._in_order(result.reset_info, "reset"),
+            )
 
         return step
+
+    def _in_order(self, info: Mapping[str, Any], call: str) -> Mapping[str, Any]:
+        """``info`` with its keys in the order the kernel's ``call`` gives them, as the other
+        backends report them (a jitted function returns its dicts sorted by key)."""
+        order = self._info_order.get(call, ())
+        if len(order) != len(info) or set(order) != info.keys():
+            return info  # the reset info of a step without autoreset: {}
+        return {key: info[key] for key in order}
