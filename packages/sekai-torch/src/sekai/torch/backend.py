@@ -57,7 +57,7 @@ def _float_dtype(dtype: Any) -> torch.dtype:
             "dtype must be a torch float dtype the kernels run in, float16, float32 or float64 "
             f"(a torch.dtype or its name), got {dtype!r}."
         )
-    return named  # type: ignore[no-any-return]
+    return named  # type: ignore[no-any-return,unused-ignore]
 
 
 class TorchBackend(GeneratorBackend):

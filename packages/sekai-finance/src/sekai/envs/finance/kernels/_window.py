@@ -172,9 +172,8 @@ class WindowKernel(ArrayKernel[P]):
         self.reward = KernelReward(env.reward_fn, self.env_id)
         self.cost = KernelCost(env.cost_model, self.env_id)
         # The GBM parameters the env holds as one number, which the params broadcast per asset.
-        self._numbers = {
-            name for name in ("mu", "sigma", "s0") if np.ndim(getattr(env, name, None)) == 0
-        }
+        held = {name: getattr(env, name, None) for name in ("mu", "sigma", "s0")}
+        self._numbers = {name for name, v in held.items() if v is not None and np.ndim(v) == 0}
 
     def _n_assets(self) -> int:
         raise NotImplementedError
