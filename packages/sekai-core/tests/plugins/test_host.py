@@ -83,6 +83,15 @@ def test_entry_points_load_sorted_by_distribution_then_name():
     assert [p.name for p in reg.plugin_report().plugins] == ["core", "bb", "aa", "zz"]
 
 
+def test_a_plugin_error_ending_with_a_period_gets_one_period_in_the_warning():
+    reg = registry_of(failing_import("broken", "sekai-broken-pack", ValueError("no such thing.")))
+    (warning,) = load_quietly(reg)
+    assert "failed to load and was skipped: ValueError: no such thing. Set" in str(warning.message)
+    with pytest.raises(sekai.EnvNotFound) as info:
+        reg.spec("broken/A-v0")
+    assert ".." not in str(info.value)
+
+
 def test_specs_carry_the_source_of_their_plugin():
     reg = registry_of(record("acme", env_plugin("acme/A-v0")))
     source = reg.spec("acme/A-v0").source

@@ -288,7 +288,7 @@ class PluginHost:
                 self._loading = None
 
         messages = [
-            f"sekai {f.label} failed to load and was skipped: {f.error}. "
+            f"sekai {f.label} failed to load and was skipped: {f.error.rstrip('.')}. "
             + (
                 f"Set {DISABLE_ENV_VAR}={f.name} to silence this."
                 if f.name != NAMELESS  # an entry point with no name cannot be disabled by it

@@ -85,7 +85,7 @@ def failure_sentence(failure: PluginFailure) -> str:
         fix = _RAISED_AT_IMPORT.format(name=failure.name)
     return (
         f"Plugin {failure.name!r} ({failure.distribution} {failure.version}) failed to load: "
-        f"{failure.error}. {fix}"
+        f"{failure.error.rstrip('.')}. {fix}"
     )
 
 
