@@ -62,6 +62,14 @@ def test_a_step_after_a_reset_that_raised_says_the_reset_failed(make: Factory) -
         vec.step(np.array([1, 1]))
 
 
+def test_call_reads_an_attribute_but_refuses_arguments_for_it(make: Factory) -> None:
+    with make(2) as vec:
+        vec.reset(seed=0)
+        assert [int(v) for v in vec.call("steps")] == [0, 0]
+        with pytest.raises(TypeError, match=r"call\('steps', \.\.\.\) got arguments, but"):
+            vec.call("steps", 1, k=2)
+
+
 def test_closed_vec_env_raises_vec_env_closed(make: Factory) -> None:
     vec = make(2)
     vec.reset(seed=0)

@@ -11,6 +11,7 @@ import numpy as np
 from sekai.core._rng import SeededMixin
 from sekai.utils._equal import structurally_equal
 from sekai.vector._contract.seeding import generator_seeds, native_seed, vector_options
+from sekai.vector._contract.subenv import call_attribute
 from sekai.vector.infos import ArrayInfos, LazyInfos, split_value
 from sekai.vector.kernel import ArrayKernel
 from sekai.vector.kernel_backend import (
@@ -342,8 +343,7 @@ class KernelVecEnv(SeededMixin, VecEnv):
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         """Call method ``name`` of this object (or read it) and split the result."""
         self._check_open()
-        attr = getattr(self, name)
-        value = attr(*args, **kwargs) if callable(attr) else attr
+        value = call_attribute(name, getattr(self, name), args, kwargs)
         return split_value(value, self.num_envs)
 
     # -- misc --------------------------------------------------------------------------------

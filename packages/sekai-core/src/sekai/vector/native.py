@@ -13,6 +13,7 @@ from sekai.core._rng import SeededMixin
 from sekai.spaces import Space
 from sekai.vector._contract.batching import copy_batch, put_rows
 from sekai.vector._contract.seeding import generator_seeds, native_seed, vector_options
+from sekai.vector._contract.subenv import call_attribute
 from sekai.vector.infos import ArrayInfos, split_value
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
@@ -380,6 +381,5 @@ class NativeVecEnv(SeededMixin, VecEnv):
         """Call method ``name`` of this object (or read it when it is not callable) and split
         the result like ``get_attr``."""
         self._check_open()
-        attr = getattr(self, name)
-        value = attr(*args, **kwargs) if callable(attr) else attr
+        value = call_attribute(name, getattr(self, name), args, kwargs)
         return self._per_sub_env(name, value)

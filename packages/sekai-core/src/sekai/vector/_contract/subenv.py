@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from sekai.core._autoreset import autoreset_result, keep_ending
@@ -17,10 +17,33 @@ from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.vector._contract.checks import ResultCheck, checked_scalars
 
-__all__ = ["CheckedSubEnv", "SubEnv", "call_each", "resets_itself", "run_each"]
+__all__ = [
+    "CheckedSubEnv",
+    "SubEnv",
+    "call_attribute",
+    "call_each",
+    "resets_itself",
+    "run_each",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+def call_attribute(
+    name: str, attr: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | None
+) -> Any:
+    """``VecEnv.call``'s rule: call ``attr`` (attribute ``name``) with the arguments, or return
+    it when it is not callable; arguments for an attribute that is not callable are refused
+    rather than dropped."""
+    if callable(attr):
+        return attr(*args, **(kwargs or {}))
+    if args or kwargs:
+        raise TypeError(
+            f"call({name!r}, ...) got arguments, but {name!r} is a {type(attr).__name__}, not "
+            f"a method; read it with get_attr({name!r})."
+        )
+    return attr
 
 
 def resets_itself(env: Env[Any, Any]) -> bool:
@@ -143,10 +166,7 @@ class SubEnv:
         self, name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
     ) -> Any:
         """Call method ``name`` (or read the attribute when it is not callable)."""
-        attr = self.env.get_attr(name)
-        if callable(attr):
-            return attr(*args, **(kwargs or {}))
-        return attr
+        return call_attribute(name, self.env.get_attr(name), args, kwargs)
 
     def close(self) -> None:
         """Close the sub-env."""
