@@ -92,19 +92,26 @@ class CartPoleEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
         # Python floats give the same IEEE results as gymnasium's NumPy scalars, much faster;
         # the expressions keep gymnasium's evaluation order so every rounding step matches.
         state = self.state
+        force_mag, polemass_length, total_mass = (
+            self.force_mag,
+            self.polemass_length,
+            self.total_mass,
+        )
+        gravity, length, masspole, tau = self.gravity, self.length, self.masspole, self.tau
+        x_threshold, theta_threshold = self.x_threshold, self.theta_threshold_radians
         # python_floats_exact()'s rule, written out: a call would cost a tenth of the step
         if (
             type(state) is np.ndarray
             and state.dtype is F64
-            and type(self.force_mag) is float
-            and type(self.polemass_length) is float
-            and type(self.total_mass) is float
-            and type(self.gravity) is float
-            and type(self.length) is float
-            and type(self.masspole) is float
-            and type(self.tau) is float
-            and type(self.x_threshold) is float
-            and type(self.theta_threshold_radians) is float
+            and type(force_mag) is float
+            and type(polemass_length) is float
+            and type(total_mass) is float
+            and type(gravity) is float
+            and type(length) is float
+            and type(masspole) is float
+            and type(tau) is float
+            and type(x_threshold) is float
+            and type(theta_threshold) is float
         ):
             x, x_dot, theta, theta_dot = state.tolist()
             cos: Callable[[Any], Any] = math.cos
@@ -112,32 +119,32 @@ class CartPoleEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
         else:  # NumPy scalars and functions: gymnasium's types, whatever precision they have
             x, x_dot, theta, theta_dot = np.asarray(state)
             cos, sin = np.cos, np.sin
-        force = self.force_mag if action == 1 else -self.force_mag
+        force = force_mag if action == 1 else -force_mag
         costheta = cos(theta)
         sintheta = sin(theta)
-        temp = (force + self.polemass_length * (theta_dot * theta_dot) * sintheta) / self.total_mass
-        thetaacc = (self.gravity * sintheta - costheta * temp) / (
-            self.length * (4.0 / 3.0 - self.masspole * (costheta * costheta) / self.total_mass)
+        temp = (force + polemass_length * (theta_dot * theta_dot) * sintheta) / total_mass
+        thetaacc = (gravity * sintheta - costheta * temp) / (
+            length * (4.0 / 3.0 - masspole * (costheta * costheta) / total_mass)
         )
-        xacc = temp - self.polemass_length * thetaacc * costheta / self.total_mass
+        xacc = temp - polemass_length * thetaacc * costheta / total_mass
         if self.kinematics_integrator == "euler":
-            x = x + self.tau * x_dot
-            x_dot = x_dot + self.tau * xacc
-            theta = theta + self.tau * theta_dot
-            theta_dot = theta_dot + self.tau * thetaacc
+            x = x + tau * x_dot
+            x_dot = x_dot + tau * xacc
+            theta = theta + tau * theta_dot
+            theta_dot = theta_dot + tau * thetaacc
         else:  # semi-implicit euler
-            x_dot = x_dot + self.tau * xacc
-            x = x + self.tau * x_dot
-            theta_dot = theta_dot + self.tau * thetaacc
-            theta = theta + self.tau * theta_dot
+            x_dot = x_dot + tau * xacc
+            x = x + tau * x_dot
+            theta_dot = theta_dot + tau * thetaacc
+            theta = theta + tau * theta_dot
         state = np.array((x, x_dot, theta, theta_dot), dtype=np.float64)
         self.state = state
 
         terminated = bool(  # a numpy.bool when the NumPy-scalar path ran
-            x < -self.x_threshold
-            or x > self.x_threshold
-            or theta < -self.theta_threshold_radians
-            or theta > self.theta_threshold_radians
+            x < -x_threshold
+            or x > x_threshold
+            or theta < -theta_threshold
+            or theta > theta_threshold
         )
         if not terminated:
             reward = 0.0 if self._sutton_barto_reward else 1.0
