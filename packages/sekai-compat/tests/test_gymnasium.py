@@ -7,7 +7,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from pettingzoo.classic import rps_v2
+from pettingzoo import AECEnv, ParallelEnv
 
 import sekai
 from sekai.compat import GymnasiumRenderer, GymnasiumToSekai, from_gymnasium, to_gymnasium
@@ -320,8 +320,11 @@ def test_from_gymnasium_rejects_a_sekai_env() -> None:
             lambda: gym.make_vec("CartPole-v1", 2, vectorization_mode="sync"),
             "from_gymnasium_vector",
         ),
-        (lambda: rps_v2.parallel_env(), r"ParallelEnv, use from_pettingzoo\(\)"),
-        (lambda: rps_v2.env(), r"from_pettingzoo\(pettingzoo.utils.aec_to_parallel\(env\)\)"),
+        (lambda: type("Duel", (ParallelEnv,), {})(), r"ParallelEnv, use from_pettingzoo\(\)"),
+        (
+            lambda: type("Duel", (AECEnv,), {})(),
+            r"from_pettingzoo\(pettingzoo.utils.aec_to_parallel\(env\)\)",
+        ),
     ],
     ids=["vector", "parallel", "aec"],
 )
