@@ -98,6 +98,24 @@ def test_an_asset_listed_late_at_a_high_price_keeps_its_precision():
         assert np.allclose(std[mask], expected[mask], rtol=1e-9)
 
 
+def test_flat_windows_are_not_recomputed_one_by_one(monkeypatch: pytest.MonkeyPatch):
+    # nothing cancels in a window of equal values on its own anchor: the fast sums are exact
+    import sekai.finance.features.rolling as rolling
+
+    redone: list[int] = []
+    real = rolling._exact_moments
+    monkeypatch.setattr(
+        rolling,
+        "_exact_moments",
+        lambda a, w, redo, m, q: (redone.append(int(redo.sum())), real(a, w, redo, m, q)),
+    )
+    assert (f.rolling_std(np.full((500, 2), 100.0), 20)[19:] == 0).all()
+    assert redone == []
+    x = np.array([7.0, 100000.00132836, 99999.99944665, 100000.00279355])
+    f.rolling_std(x, 3)
+    assert redone == [1]  # the window far from its block's anchor
+
+
 def test_an_inf_affects_only_the_windows_holding_it():
     x = np.array([1.0, np.inf, 1.0, 1.0, 1.0])
     assert f.rolling_mean(x, 2).tolist()[1:] == [np.inf, np.inf, 1.0, 1.0]
@@ -142,6 +160,14 @@ def test_ewm_std_is_the_bias_corrected_weighted_std_of_each_prefix_at_any_level(
             var = (w * (v - mean) ** 2).sum() / w.sum()
             var *= w.sum() ** 2 / (w.sum() ** 2 - (w * w).sum())
             assert std[t] == pytest.approx(np.sqrt(var), rel=1e-7)
+
+
+def test_ewm_mean_keeps_an_infinity_while_it_has_weight_and_ewm_std_is_nan():
+    x = np.array([1.0, np.inf, np.nan, 2.0])
+    assert f.ewm_mean(x, 1.0).tolist() == [1.0, np.inf, np.inf, np.inf]
+    assert f.ewm_mean(-x, 1.0)[-1] == -np.inf
+    assert np.isnan(f.ewm_mean(np.array([np.inf, -np.inf]), 1.0)[-1])
+    assert np.isnan(f.ewm_std(x, 1.0)).all()
 
 
 def test_cross_sections():

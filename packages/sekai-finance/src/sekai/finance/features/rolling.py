@@ -99,8 +99,9 @@ def _window_moments(a: np.ndarray, window: int) -> tuple[np.ndarray, ...]:
         mean = own + mean_dev
         squares = np.maximum(s2 - s1 * mean_dev, 0.0)
         size = q_head + q_tail + k_tail * shift * shift + np.abs(2 * shift * s_tail)
-    # Where the terms were a million times the result, rounding may have eaten its digits.
-    redo = (k >= 2) & (up + down == 0) & (squares <= 1e-6 * size)
+    # Where the terms were a million times the result, rounding may have eaten its digits
+    # (not where they are all 0: a flat window on its own anchor has nothing to cancel).
+    redo = (k >= 2) & (up + down == 0) & (size > 0) & (squares <= 1e-6 * size)
     if redo.any():
         _exact_moments(a, window, redo, mean, squares)
     mean = np.where(up > 0, np.where(down > 0, np.nan, np.inf), np.where(down > 0, -np.inf, mean))
@@ -117,15 +118,20 @@ def _exact_moments(
     a: np.ndarray, window: int, redo: np.ndarray, mean: np.ndarray, squares: np.ndarray
 ) -> None:
     """Write the mean and squared deviations of the windows ``redo`` holds, each computed
-    from its own values in two passes."""
-    for index in zip(*np.nonzero(redo)):
-        t, rest = int(index[0]), tuple(int(i) for i in index[1:])
-        key: tuple[Any, ...] = (slice(max(0, t - window + 1), t + 1), *rest)
-        values = a[key]
-        values = values[~np.isnan(values)]
-        centre = values.mean()
-        mean[index] = centre
-        squares[index] = np.square(values - centre).sum()
+    from its own values in two passes (in chunks, so memory stays bounded)."""
+    padded = np.concatenate([np.full((window - 1, *a.shape[1:]), np.nan), a])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, window, axis=0)
+    where = np.nonzero(redo)
+    for start in range(0, where[0].size, _CHUNK):
+        index = tuple(axis[start : start + _CHUNK] for axis in where)
+        values = windows[index]  # (m, window): the values of each window to redo
+        with np.errstate(invalid="ignore"):
+            centre = np.nanmean(values, axis=-1)
+            mean[index] = centre
+            squares[index] = np.nansum(np.square(values - centre[:, None]), axis=-1)
+
+
+_CHUNK = 1 << 16  # windows recomputed at once
 
 
 def _min_periods(min_periods: int | None, window: int) -> int:
@@ -181,8 +187,9 @@ def _decay(halflife: float) -> float:
 
 
 def _ewm(a: np.ndarray, halflife: float) -> tuple[np.ndarray, ...]:
-    """Per row: the weighted mean, the weighted sum of squared deviations from it, the sum of
-    the weights and of their squares, and the count of valid values.
+    """Per row: the weighted mean and the weighted sum of squared deviations from it (of the
+    finite values), the sums of the weights and of their squares, the count of valid values,
+    and the weights of +inf and of -inf values.
 
     The mean and the squared deviations are updated incrementally (West's algorithm, weights
     decayed every row): ``sum(w·x²)/sum(w) − mean²`` would cancel to nothing for a series far
@@ -190,37 +197,49 @@ def _ewm(a: np.ndarray, halflife: float) -> tuple[np.ndarray, ...]:
     """
     keep = _decay(halflife)
     shape = a.shape[1:]
-    mean, squares, den, den2, count = (np.zeros(shape) for _ in range(5))
-    out = [np.empty(a.shape) for _ in range(5)]
+    mean, squares, den, den2, count, up, down = (np.zeros(shape) for _ in range(7))
+    weight = np.zeros(shape)  # of the finite values
+    out = [np.empty(a.shape) for _ in range(7)]
     for t, row in enumerate(a):
         valid = ~np.isnan(row)
-        x = np.where(valid, row, 0.0)
+        finite = np.isfinite(row)
+        x = np.where(finite, row, 0.0)
         den = keep * den + valid
         den2 = keep * keep * den2 + valid
         count = count + valid
+        up = keep * up + (row == np.inf)
+        down = keep * down + (row == -np.inf)
+        weight = keep * weight + finite
         with np.errstate(divide="ignore", invalid="ignore"):
-            delta = np.where(valid, x - mean, 0.0)
-            mean = mean + np.where(valid, delta / den, 0.0)
-            squares = keep * squares + np.where(valid, delta * (x - mean), 0.0)
-        for store, value in zip(out, (mean, squares, den, den2, count)):
+            delta = np.where(finite, x - mean, 0.0)
+            mean = mean + np.where(finite, delta / weight, 0.0)
+            squares = keep * squares + np.where(finite, delta * (x - mean), 0.0)
+        for store, value in zip(out, (mean, squares, den, den2, count, up, down)):
             store[t] = value
     return tuple(out)
+
+
+def _with_infinities(mean: np.ndarray, up: np.ndarray, down: np.ndarray) -> np.ndarray:
+    """``mean``, or ±inf while an infinity of one sign has weight (NaN for both)."""
+    return np.where(up > 0, np.where(down > 0, np.nan, np.inf), np.where(down > 0, -np.inf, mean))
 
 
 def ewm_mean(x: Any, halflife: float, *, min_periods: int = 1) -> np.ndarray:
     """Exponentially weighted mean (weights halve every ``halflife`` rows; NaN skipped)."""
     a = as_array(x)
-    mean, _, den, _, count = _ewm(a, halflife)
-    mean = np.where(den > 0, mean, np.nan)
+    mean, _, den, _, count, up, down = _ewm(a, halflife)
+    mean = np.where(den > 0, _with_infinities(mean, up, down), np.nan)
     return np.where(count >= window_arg("min_periods", min_periods), mean, np.nan)
 
 
 def ewm_std(x: Any, halflife: float, *, min_periods: int = 2) -> np.ndarray:
-    """Exponentially weighted standard deviation, bias-corrected for the weights."""
+    """Exponentially weighted standard deviation, bias-corrected for the weights (NaN while
+    an infinity has weight)."""
     a = as_array(x)
-    _, squares, den, den2, count = _ewm(a, halflife)
+    _, squares, den, den2, count, up, down = _ewm(a, halflife)
     with np.errstate(divide="ignore", invalid="ignore"):
         var = squares / den * den * den / (den * den - den2)
+    var = np.where(up + down > 0, np.nan, var)
     need = max(window_arg("min_periods", min_periods), 2)
     return np.where(count >= need, np.sqrt(np.maximum(var, 0.0)), np.nan)
 
