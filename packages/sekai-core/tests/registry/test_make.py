@@ -233,7 +233,10 @@ def test_made_envs_get_their_own_copy_of_mutable_registered_kwargs(sekai_registr
         assert first.unwrapped.config is not second.unwrapped.config
         assert first.unwrapped.config == {"level": 1, "history": ["made"]}
     else:
-        sekai.make_vec("demo/Cfg-v0", 2).close()
+        with sekai.make_vec("demo/Cfg-v0", 3) as vec:
+            configs = vec.get_attr("config")
+        assert len({id(config) for config in configs}) == 3  # one copy per sub-env
+        assert configs[0] == {"level": 1, "history": ["made"]}
     assert sekai.spec("demo/Cfg-v0").kwargs == {"config": {"level": 1}}
 
 

@@ -407,8 +407,10 @@ class IndexedTracker(Tracker):
     def on_reset(self, env_id: Any, seed: Any, *, env_index: int) -> None:
         self.events.append(("reset", env_index, seed))
 
-    def on_step(self, reward: Any, terminated: Any, truncated: Any, info: Any, **kw: Any) -> None:
-        self.events.append(("step", kw["env_index"], reward))
+    def on_step(
+        self, reward: Any, terminated: Any, truncated: Any, info: Any, env_index: int = -1
+    ) -> None:
+        self.events.append(("step", env_index, reward))
 
 
 def test_a_tracker_that_takes_env_index_is_told_the_sub_env_of_each_event() -> None:
@@ -423,6 +425,34 @@ def test_a_tracker_that_takes_env_index_is_told_the_sub_env_of_each_event() -> N
         ("step", 1, 10.0),
         ("end", 1, 10.0),
         ("reset", 1, None),
+    ]
+
+
+class Forwarding(Tracker):
+    """Passes its hooks on with **kwargs (to trackers that take no env_index)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = Tracker()
+
+    def on_reset(self, *args: Any, **kwargs: Any) -> None:
+        self.inner.on_reset(*args, **kwargs)
+
+    def on_step(self, *args: Any, **kwargs: Any) -> None:
+        self.inner.on_step(*args, **kwargs)
+
+
+def test_a_tracker_whose_hooks_take_only_kwargs_is_not_given_env_index() -> None:
+    tracker = Forwarding()
+    vec = VecRecordEpisodeStatistics(SyncVecEnv([_Fails] * 2), tracker)
+    vec.reset(seed=0)
+    vec.step([0, 1])
+    assert [event[0] for event in tracker.inner.events] == [
+        "reset",
+        "reset",
+        "step",
+        "step",
+        "reset",
     ]
 
 

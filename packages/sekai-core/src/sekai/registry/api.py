@@ -211,10 +211,14 @@ def _check_num_envs(num_envs: object) -> int:
     return int(num_envs)
 
 
-def _spawned(kwargs: dict[str, Any]) -> dict[str, Any]:
+def _is_spawnable(value: object) -> bool:
     from sekai.vector.spawnable import Spawnable
 
-    return {k: v.spawn() if isinstance(v, Spawnable) else v for k, v in kwargs.items()}
+    return isinstance(value, Spawnable)
+
+
+def _spawned(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.spawn() if _is_spawnable(v) else v for k, v in kwargs.items()}
 
 
 def make_vec(
@@ -300,8 +304,12 @@ def make_vec(
             vec.spec = describing
             return vec
         steps_arg = -1 if steps is None else steps
+        # Each sub-env merges the registered kwargs itself, so it gets its own deep copy of
+        # them; registered Spawnables are spawned here, one per sub-env, like the given ones.
+        spawnables = {k: v for k, v in env_spec.kwargs.items() if _is_spawnable(v)}
+        per_env = {**spawnables, **env_kwargs}
         env_fns = [
-            _SubEnvFactory(env_spec, steps_arg, _spawned(merged), wrapper_fns) for _ in range(n)
+            _SubEnvFactory(env_spec, steps_arg, _spawned(per_env), wrapper_fns) for _ in range(n)
         ]
         vec = backend(env_fns, **backend_kwargs)
         _check_vec_env(vec, f"vectorization_mode {mode!r}")

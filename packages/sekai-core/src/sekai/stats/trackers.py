@@ -42,16 +42,16 @@ class StatsTracker(Protocol):
 
 
 def takes_env_index(hook: Callable[..., Any]) -> bool:
-    """Whether a tracker hook accepts an ``env_index`` keyword (or any keyword), through which
-    ``VecRecordEpisodeStatistics`` tells it which sub-env a call is about."""
+    """Whether a tracker hook names an ``env_index`` parameter, through which
+    ``VecRecordEpisodeStatistics`` tells it which sub-env a call is about (a bare
+    ``**kwargs`` does not count: such a hook may pass its keywords on to another tracker)."""
     try:
-        parameters = inspect.signature(hook).parameters.values()
+        parameter = inspect.signature(hook).parameters.get("env_index")
     except (TypeError, ValueError):  # no signature to read (some builtins)
         return False
-    return any(
-        p.kind is p.VAR_KEYWORD
-        or (p.name == "env_index" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
-        for p in parameters
+    return parameter is not None and parameter.kind in (
+        parameter.KEYWORD_ONLY,
+        parameter.POSITIONAL_OR_KEYWORD,
     )
 
 
