@@ -8,6 +8,7 @@ import sekai
 from sekai._providers import install_command
 from sekai.plugins import hookimpl
 from sekai.registry import EnvSpec, WrapperSpec
+from sekai.registry.api import native_twins
 from sekai.testing import registry_sandbox
 from sekai.testing.envs import LineEnv, LineVecEnv
 from sekai.vector import VecEnv
@@ -390,3 +391,4 @@ def test_the_native_twin_hint_names_only_the_same_env(sekai_registry):
         sekai.make_vec("Line-v0", 2, vectorization_mode="native")
     assert "twin/Line-v0 has one" in str(info.value)
     assert "other/Line-v0" not in str(info.value)
+    assert native_twins("Line-v0") == native_twins(sekai.spec("Line-v0")) == ["twin/Line-v0"]

@@ -348,9 +348,10 @@ def _load_backend(mode: str) -> Any:
         ) from exc
 
 
-def native_twins(spec: EnvSpec) -> list[str]:
+def native_twins(env: str | EnvSpec) -> list[str]:
     """IDs of the same env (entry point, name and version) in another namespace that have a
-    native vector env: ``classic/CartPole-v1`` for ``CartPole-v1``."""
+    native vector env: ``native_twins("CartPole-v1") == ["classic/CartPole-v1"]``."""
+    spec = env if isinstance(env, EnvSpec) else _registry.spec(env)
     parsed = parse_env_id(spec.id)
     return sorted(
         other.id
