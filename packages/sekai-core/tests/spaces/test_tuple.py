@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sekai.core._rng import make_seed_sequence
-from sekai.spaces import Box, Discrete, MultiBinary, Tuple
+from sekai.spaces import Box, Dict, Discrete, MultiBinary, Sequence, Tuple
 from sekai.utils._equal import structurally_equal
 
 
@@ -89,6 +89,26 @@ def test_tuple_seed_list_checks_every_seed_before_seeding(seeds: object) -> None
     with pytest.raises((TypeError, ValueError)):
         t.seed(seeds)
     assert structurally_equal(t.sample(), expected)  # child 0 was not re-seeded to 5
+
+
+def test_a_sequence_child_is_checked_before_any_child_is_seeded() -> None:
+    t = Tuple([Discrete(1000), Sequence(Discrete(3))], seed=0)
+    expected = copy.deepcopy(t).sample()
+    with pytest.raises(ValueError):
+        t.seed([5, -1])
+    assert structurally_equal(t.sample(), expected)
+
+
+class Pairs(Discrete):
+    """A space of one's own whose seed() also takes a (seed, tag) pair."""
+
+    def seed(self, seed: object = None) -> int:
+        return super().seed(seed[0] if isinstance(seed, tuple) else seed)
+
+
+def test_a_child_with_a_seed_of_its_own_decides_what_it_takes() -> None:
+    assert Tuple([Discrete(2), Pairs(2)]).seed([1, (3, "tag")]) == -1
+    assert Dict(a=Pairs(2)).seed({"a": (3, "tag")}) == -1
 
 
 def test_tuple_equality_and_hash() -> None:

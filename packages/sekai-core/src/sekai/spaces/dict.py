@@ -6,6 +6,7 @@ import collections.abc as cabc
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from sekai._seeding import check_seed
 from sekai.spaces._composite import seed_with_children
 from sekai.spaces.jsonable import register_space_type, space_from_jsonable
 from sekai.spaces.space import SeedLike, Space, _Layout
@@ -125,7 +126,7 @@ class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
 
     def _check_seed_arg(self, seed: Any) -> None:
         if not isinstance(seed, cabc.Mapping):
-            super()._check_seed_arg(seed)
+            check_seed(seed)
             return
         self._check_keys("Seeds", seed)
         for key, child_seed in seed.items():

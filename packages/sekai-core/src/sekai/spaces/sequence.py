@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai._seeding import check_seed
 from sekai.spaces._composite import seed_with_children
 from sekai.spaces._stack import concatenate, create_empty_array
 from sekai.spaces.box import Box
@@ -134,6 +135,9 @@ class Sequence(Space[Any]):
     def seed(self, seed: Any = None) -> int:
         """Seed this space, then the feature space with ``make_seed_sequence(seed, 1)[0]``."""
         return seed_with_children(self, seed, [self._feature_space])
+
+    def _check_seed_arg(self, seed: Any) -> None:
+        check_seed(seed)
 
     def _check_length(self, length: Any) -> int:
         if isinstance(length, (bool, np.bool_)) or not isinstance(length, (int, np.integer)):

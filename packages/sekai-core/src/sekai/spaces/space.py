@@ -106,8 +106,11 @@ class Space(abc.ABC, Generic[T_cov]):
         """Raise as ``seed(seed)`` would, seeding nothing.
 
         Composites check every child's seed this way before seeding any, so a bad seed late
-        in a list leaves no child re-seeded. Override it with ``seed()`` if that takes more.
+        in a list leaves no child re-seeded. A space whose class has a ``seed()`` of its own
+        and not this method is left to its ``seed()`` (which may take other seeds).
         """
+        if type(self).seed is not Space.seed:
+            return
         check_seed(seed)
 
     def _seed_self(self, seed: Any) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections.abc as cabc
 from typing import Any, overload
 
+from sekai._seeding import check_seed
 from sekai.spaces._composite import seed_with_children
 from sekai.spaces.jsonable import register_space_type, space_from_jsonable
 from sekai.spaces.space import SeedLike, Space
@@ -87,7 +88,7 @@ class Tuple(Space[tuple[Any, ...]], cabc.Sequence[Space[Any]]):
 
     def _check_seed_arg(self, seed: Any) -> None:
         if not isinstance(seed, (list, tuple)):
-            super()._check_seed_arg(seed)
+            check_seed(seed)
             return
         if len(seed) > len(self._spaces):
             raise ValueError(
