@@ -251,3 +251,18 @@ def test_an_auto_reset_wrapped_sub_env_keeps_its_terminal_observation_too(
         result = vec.step(np.array([0, 0]))
     assert result.observations.tolist() == [[-1.0, -1.0]] * 2
     assert [info["final_observation"].tolist() for info in result.infos] == [[2.0, 2.0]] * 2
+
+
+BYTES = sekai.Box(0, 255, shape=(2,), dtype=np.uint8)
+
+
+def test_integer_observations_that_the_dtype_cannot_hold_name_the_sub_env(
+    backend: Backend,
+) -> None:
+    fits = np.array([3, 1])  # int64 values a uint8 holds: cast, as before
+    fns = [lambda: Scripted(BYTES, obs=fits, reset_obs=fits)] * 3
+    fns[1] = lambda: Scripted(BYTES, obs=np.array([300, 1]), reset_obs=fits)
+    with backend(fns) as vec:
+        assert vec.reset(seed=0).observations.dtype == np.uint8
+        with pytest.raises(sekai.InvalidObservation, match=r"Sub-env 1 returned .*uint8"):
+            vec.step(np.array([0, 0, 0]))

@@ -61,8 +61,13 @@ def stacker(space: Space[Any]) -> Callable[[list[Any]], Any]:
         ):
             check_observations(space, check, items)  # raises for the first misfit
             return concatenate(space, items)  # they all fit (lists, NumPy scalars, ...)
-        return batch if batch.dtype is dtype or batch.dtype == dtype else batch.astype(dtype)
+        if batch.dtype is dtype or batch.dtype == dtype:
+            return batch
+        if exact and not np.can_cast(batch.dtype, dtype, "safe"):
+            check_observations(space, check, items)  # raises for values the cast would change
+        return batch.astype(dtype)
 
+    exact = dtype.kind in "iu"
     return stack
 
 

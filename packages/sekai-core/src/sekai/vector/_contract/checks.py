@@ -58,11 +58,11 @@ def observation_checker(space: Space[Any], num_envs: int | None = None) -> Obser
     leading ``num_envs`` axis.
     """
     if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
-        kind = np.dtype(space.dtype).kind
+        dtype = np.dtype(space.dtype)
         if num_envs is None:
-            return _array_checker(tuple(space.shape), kind)
+            return _array_checker(tuple(space.shape), dtype)
         shape = (num_envs, *space.shape)
-        return _array_checker(shape, kind, f"a batch's shape (num_envs, *shape) is {shape}")
+        return _array_checker(shape, dtype, f"a batch's shape (num_envs, *shape) is {shape}")
     if isinstance(space, Dict):
         parts = {key: observation_checker(sub, num_envs) for key, sub in space.spaces.items()}
         return lambda obs: _check_dict(parts, obs)
@@ -88,16 +88,20 @@ def check_observations(space: Space[Any], check: ObservationCheck, items: list[A
 
 
 def _array_checker(
-    shape: tuple[int, ...], kind: str, expected: str | None = None
+    shape: tuple[int, ...], dtype: np.dtype[Any], expected: str | None = None
 ) -> ObservationCheck:
+    kind = dtype.kind
     allowed = _KINDS.get(kind, kind)
     expected = expected or f"the space's shape is {shape}"
-
     scalars = _SCALARS.get(kind, ()) if shape == () else ()
+    # An integer cast wraps 300 to 44 in uint8: a value that is no member would pass as one.
+    exact = kind in "iu"
 
     def check(obs: Any) -> str | None:
         if type(obs) is np.ndarray and obs.shape == shape and obs.dtype.kind in allowed:
-            return None  # the common case: one type, one shape and one string comparison
+            if exact and obs.dtype != dtype and not np.can_cast(obs.dtype, dtype, "safe"):
+                return _changed_by_cast(obs, dtype)
+            return None  # the common case: one type, one shape and a few comparisons
         if type(obs) in scalars:
             return None  # a Python int for Discrete, a float for Box(())
         if isinstance(obs, (str, bytes)) or obs is None:
@@ -111,9 +115,18 @@ def _array_checker(
         if array.dtype.kind not in allowed:
             found = f"dtype {array.dtype} (kind {array.dtype.kind!r})"
             return f"{found}, the space's dtype kind is {kind!r}"
+        if exact and not np.can_cast(array.dtype, dtype, "safe"):
+            return _changed_by_cast(array, dtype)
         return None
 
     return check
+
+
+def _changed_by_cast(obs: np.ndarray, dtype: np.dtype[Any]) -> str | None:
+    """Why ``obs`` cannot be cast to the integer ``dtype`` (None when every value survives)."""
+    if bool((obs.astype(dtype) == obs).all()):
+        return None
+    return f"values of dtype {obs.dtype} that the space's dtype {dtype} cannot hold"
 
 
 def _check_dict(parts: dict[Any, ObservationCheck], obs: Any) -> str | None:
