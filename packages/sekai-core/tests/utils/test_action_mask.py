@@ -138,3 +138,19 @@ def test_flatten_box_mask_broadcasts() -> None:
     assert flatten_action_mask(space, np.array([1, 0])).tolist() == [True, False, True, False]
     with pytest.raises(ValueError, match="broadcastable"):
         flatten_action_mask(space, np.ones(3))
+
+
+@pytest.mark.parametrize(
+    ("space", "mask"),
+    [
+        (sekai.Discrete(3), np.array([0.2, 0.3, 0.5])),
+        (sekai.MultiDiscrete([2, 3]), (np.array([1, 0], np.int8), np.array([0, 2, 1], np.int8))),
+    ],
+)
+def test_flatten_action_mask_refuses_entries_other_than_0_and_1_as_sample_does(
+    space: Any, mask: Any
+) -> None:
+    with pytest.raises(ValueError, match=r"must hold only 0 \(forbidden\) and 1 \(allowed\)"):
+        space.sample(mask)
+    with pytest.raises(ValueError, match=r"must hold only 0 \(forbidden\) and 1 \(allowed\)"):
+        flatten_action_mask(space, mask)

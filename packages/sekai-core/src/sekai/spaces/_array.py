@@ -9,7 +9,7 @@ import numpy as np
 
 from sekai.spaces.space import Space, T_cov
 
-__all__ = ["ArraySpace", "allowed_indices", "numeric_mask"]
+__all__ = ["ArraySpace", "allowed_indices", "allowed_mask", "numeric_mask"]
 
 
 def numeric_mask(mask: Any, space: Space[Any]) -> np.ndarray:
@@ -30,22 +30,29 @@ def numeric_mask(mask: Any, space: Space[Any]) -> np.ndarray:
 
 
 def allowed_indices(row: np.ndarray, space: Space[Any], where: str = "") -> np.ndarray:
-    """Indices where the 0/1 mask ``row`` (1-d) allows a value; ``where`` names the row.
+    """Indices where the 0/1 mask ``row`` (1-d) allows a value; ``where`` names the row."""
+    if row.dtype.kind == "b":
+        return np.flatnonzero(row)
+    return np.flatnonzero(allowed_mask(row, space, where))
+
+
+def allowed_mask(row: np.ndarray, space: Space[Any], where: str = "") -> np.ndarray:
+    """The 0/1 mask ``row`` as bools (True: allowed); ``where`` names the row in errors.
 
     Other entries raise: a probability vector passed as a mask would otherwise be read as
     "only the entries equal to 1 are allowed".
     """
     if row.dtype.kind == "b":
-        return np.flatnonzero(row)
+        return row
     allowed = row == 1
-    valid = allowed | (row == 0)
-    if not bool(valid.all()):
-        index = int(np.argmin(valid))
+    # Every nonzero entry must be a 1 (two counts: cheaper than building a second mask).
+    if np.count_nonzero(row) != np.count_nonzero(allowed):
+        index = int(np.argmax((row != 0) & ~allowed))
         raise ValueError(
             f"A mask for {space!r} must hold only 0 (forbidden) and 1 (allowed), got "
             f"{row[index].item()!r} at index {index}{where}."
         )
-    return np.flatnonzero(allowed)
+    return allowed
 
 
 class ArraySpace(Space[T_cov]):

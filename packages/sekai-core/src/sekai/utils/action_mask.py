@@ -9,6 +9,7 @@ from numpy.typing import NDArray
 
 from sekai.core.env import Env
 from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
+from sekai.spaces._array import allowed_mask, numeric_mask
 
 __all__ = ["action_mask_space", "flatten_action_mask", "get_action_mask", "supports_action_mask"]
 
@@ -62,16 +63,19 @@ def flatten_action_mask(space: Space[Any], mask: Any) -> NDArray[np.bool_]:
         ValueError: the mask has the wrong shape for the space.
     """
     if isinstance(space, Discrete):
-        arr = np.asarray(mask)
+        arr = numeric_mask(mask, space)
         if arr.shape != (space.n,):
             raise ValueError(
                 f"An action mask for {space!r} must have shape ({space.n},), got {arr.shape}."
             )
-        return np.asarray(arr == 1, dtype=bool)
+        return allowed_mask(arr, space)
     if isinstance(space, MultiDiscrete):
         # sample()'s own reading of the layouts (a regular list is the padded array, a ragged
-        # one the per-entry form), so that both accept the same masks
-        flat = [row == 1 for _, row in space._mask_rows(mask)]
+        # one the per-entry form) and of the entries, so that both accept the same masks
+        flat = [
+            allowed_mask(row, space, f" of dimension {index}")
+            for index, row in space._mask_rows(mask)
+        ]
         return np.concatenate(flat) if flat else np.zeros(0, dtype=bool)
     if isinstance(space, Box):
         arr = np.asarray(mask)
