@@ -90,6 +90,19 @@ def test_logging_tracker_keeps_the_episode_fields_through_a_logger_adapter(
     assert record.run == "exp-1" and record.host == "h1"  # type: ignore[attr-defined]
 
 
+class Tagging(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """An adapter with an info() of its own."""
+
+    def info(self, msg: object, *args: Any, **kwargs: Any) -> None:
+        super().info(f"[tagged] {msg}", *args, **kwargs)
+
+
+def test_logging_tracker_calls_an_adapters_own_info(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="my.app"):
+        LoggingTracker(Tagging(logging.getLogger("my.app"), {})).on_episode_end(_episode(1.0, 1))
+    assert caplog.records[0].getMessage() == "[tagged] episode_end"
+
+
 def test_logging_tracker_refuses_what_is_not_a_logger() -> None:
     with pytest.raises(
         TypeError, match=r"got str; for a logger by name, pass logging\.getLogger\('my\.app'\)\.$"

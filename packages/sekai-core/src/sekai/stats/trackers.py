@@ -197,11 +197,20 @@ class LoggingTracker:
 
 
 def _log_info(logger: Any, message: str, fields: dict[str, Any]) -> None:
-    """``logger.info(message, extra=fields)``, keeping ``fields`` through a
+    """``logger.info(message, extra=fields)``, keeping ``fields`` through a plain
     ``logging.LoggerAdapter``, whose ``process()`` replaces a call's ``extra`` with its own
-    before Python 3.13 (its own fields are added to them)."""
-    if isinstance(logger, logging.LoggerAdapter):
+    before Python 3.13 (its own fields are added to them). An adapter that overrides
+    ``process``, ``info`` or ``log``, or merges ``extra`` itself, is called as it is."""
+    if _plain_adapter(logger) and not getattr(logger, "merge_extra", False):
         message, kwargs = logger.process(message, {"extra": dict(fields)})
         _log_info(logger.logger, message, {**fields, **(kwargs.get("extra") or {})})
     else:
         logger.info(message, extra=fields)
+
+
+def _plain_adapter(logger: Any) -> bool:
+    adapter = logging.LoggerAdapter
+    cls = type(logger)
+    return isinstance(logger, adapter) and all(
+        getattr(cls, name) is getattr(adapter, name) for name in ("process", "info", "log")
+    )

@@ -136,8 +136,7 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
         rewards, terminated, truncated = _on_host(
             self.venv, result.rewards, result.terminated, result.truncated
         )
-        stepped = np.ones(self.num_envs, dtype=bool) if live is None else live
-        self._record(stepped, rewards, terminated, truncated, lambda i: info_at(result, i))
+        self._record(live, rewards, terminated, truncated, lambda i: info_at(result, i))
         return result
 
     def _on_failed_step(self, partial: PartialStep) -> None:
@@ -145,25 +144,32 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
 
     def _record(
         self,
-        stepped: NDArray[np.bool_],
+        stepped: NDArray[np.bool_] | None,
         rewards: NDArray[Any],
         terminated: NDArray[np.bool_],
         truncated: NDArray[np.bool_],
         info_of: Callable[[int], dict[str, Any]] | None,
     ) -> None:
-        """Count one step of the ``stepped`` sub-envs and record the episodes that ended
-        (``info_of``: each sub-env's info, None when the step raised and its infos are lost)."""
-        self.episode_returns += np.where(stepped, rewards, 0.0)
-        self.episode_lengths += stepped
+        """Count one step of the ``stepped`` sub-envs (None: all) and record the episodes that
+        ended (``info_of``: each sub-env's info, None when the step raised and its infos are
+        lost)."""
+        if stepped is None:  # the usual step: no mask to build
+            self.episode_returns += rewards
+            self.episode_lengths += 1
+            finished = terminated | truncated
+        else:
+            self.episode_returns += np.where(stepped, rewards, 0.0)
+            self.episode_lengths += stepped
+            finished = (terminated | truncated) & stepped
         if self._on_step:
-            for i in np.flatnonzero(stepped).tolist():
+            indices = range(self.num_envs) if stepped is None else np.flatnonzero(stepped).tolist()
+            for i in indices:
                 info = {} if info_of is None else info_of(i)
                 args = (float(rewards[i]), bool(terminated[i]), bool(truncated[i]), info)
                 if self._indexed_step:
                     self._tracker.on_step(*args, env_index=i)  # type: ignore[call-arg]
                 else:
                     self._tracker.on_step(*args)
-        finished = (terminated | truncated) & stepped
         if not finished.any():
             return
         end = time.monotonic()
