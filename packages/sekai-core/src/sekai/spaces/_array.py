@@ -52,7 +52,7 @@ def allowed_mask(row: np.ndarray, space: Space[Any], where: str = "") -> np.ndar
             f"A mask for {space!r} must hold only 0 (forbidden) and 1 (allowed), got "
             f"{row[index].item()!r} at index {index}{where}."
         )
-    return allowed
+    return np.asarray(allowed)
 
 
 class ArraySpace(Space[T_cov]):
