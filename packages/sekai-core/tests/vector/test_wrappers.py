@@ -391,6 +391,15 @@ def test_a_step_that_raises_elsewhere_still_counts_for_the_sub_envs_that_stepped
         assert (stats.episode_return, stats.episode_length) == (11.0, 2)
 
 
+def test_a_failed_steps_rewards_reach_outer_wrappers_as_the_inner_ones_rewrite_them() -> None:
+    inner = sekai.VecTransformReward(SyncVecEnv([_Fails] * 2), lambda r: r * 100)
+    with VecRecordEpisodeStatistics(inner) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(ValueError, match="boom"):
+            vec.step([0, 2])
+        assert vec.episode_returns.tolist() == [100.0, 0.0]  # not the base env's raw 1.0
+
+
 def test_the_failed_steps_record_is_only_for_the_error_it_raised() -> None:
     vec = SyncVecEnv([_Fails] * 2)
     vec.reset(seed=0)

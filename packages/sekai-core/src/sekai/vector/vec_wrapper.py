@@ -4,6 +4,7 @@ reward and action variants."""
 from __future__ import annotations
 
 import abc
+import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -91,6 +92,17 @@ class VecWrapper(VecEnv):
     def unwrapped(self) -> VecEnv:
         """The innermost VecEnv."""
         return self.venv.unwrapped
+
+    def _partial_step(self, error: BaseException) -> PartialStep | None:
+        """What the step that raised ``error`` still did (rule 9), as this wrapper hands it
+        out: the layers below rewrote it as they rewrite a step's results."""
+        partial = self.venv._partial_step(error)
+        return None if partial is None else self._rewrite_partial(partial)
+
+    def _rewrite_partial(self, partial: PartialStep) -> PartialStep:
+        """The record of a failed step as this wrapper's own step would have returned it (a
+        reward wrapper transforms the rewards of the sub-envs that stepped)."""
+        return partial
 
     @property
     def rng(self) -> np.random.Generator:
@@ -200,7 +212,7 @@ class VecResultWrapper(VecWrapper):
         pass
 
     def _failed(self, error: BaseException) -> None:
-        partial = self.venv.unwrapped._partial_step(error)
+        partial = self.venv._partial_step(error)
         if partial is not None and partial.stepped.any():
             self._on_failed_step(partial)
 
@@ -301,6 +313,10 @@ class VecRewardWrapper(VecResultWrapper):
                 f"{result.rewards.shape}, got shape {rewards.shape}."
             )
         return result._replace(rewards=rewards)
+
+    def _rewrite_partial(self, partial: PartialStep) -> PartialStep:
+        rewards = np.asarray(self.reward(partial.rewards), dtype=np.float64)
+        return dataclasses.replace(partial, rewards=np.where(partial.stepped, rewards, 0.0))
 
 
 class VecActionWrapper(VecResultWrapper):

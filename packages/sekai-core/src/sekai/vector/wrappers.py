@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
@@ -309,6 +310,10 @@ class VecNormalizeReward(VecResultWrapper):
 
     def _on_reset(self, seed: Any) -> None:
         self._returns[:] = 0.0
+
+    def _rewrite_partial(self, partial: PartialStep) -> PartialStep:
+        scale = return_scale(self.return_rms, self.epsilon)
+        return dataclasses.replace(partial, rewards=partial.rewards / scale)
 
     def _on_failed_step(self, partial: PartialStep) -> None:
         # The sub-envs that stepped count their step; the failed one is not stepped.
