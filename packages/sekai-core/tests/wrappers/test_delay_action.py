@@ -68,3 +68,13 @@ def test_delay_action_rejects_noop_outside_space(toy_env: Any) -> None:
 def test_delay_action_rejects_negative_delay(toy_env: Any) -> None:
     with pytest.raises(ValueError, match="delay must be >= 0, got -1"):
         DelayAction(toy_env(), -1, noop=0)
+
+
+def test_an_invalid_action_is_refused_when_given_not_when_its_turn_comes(toy_env: Any) -> None:
+    env = DelayAction(toy_env(length=100), 1, noop=0)
+    env.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction, match=r"Action 7 is not valid for space Discrete"):
+        env.step(7)
+    assert env.pending_actions == []
+    env.step(1)
+    assert env.pending_actions == [1]

@@ -91,3 +91,20 @@ def test_sticky_action_rejects_probability_outside_unit_interval(p: float, toy_e
         ValueError, match=rf"repeat_action_probability must be in \[0, 1\), got {p}\."
     ):
         StickyAction(toy_env(), p)
+
+
+def test_an_action_the_inner_env_refused_is_never_repeated() -> None:
+    from sekai.error import InvalidAction
+    from sekai.testing.envs import LineEnv
+
+    env = StickyAction(LineEnv(size=50), 0.5)
+    refused = 0
+    for seed in range(40):
+        env.reset(seed=seed)
+        env.step(1)
+        try:
+            env.step(7)  # refused by the inner env, unless the 1 is repeated instead
+        except InvalidAction:
+            refused += 1
+            env.step(0)  # 1 or 0 is executed, never the refused 7
+    assert refused > 5

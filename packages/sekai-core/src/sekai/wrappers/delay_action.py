@@ -11,6 +11,7 @@ import numpy as np
 from sekai._args import check_int
 from sekai.core.env import Env
 from sekai.core.wrapper import ResultWrapper
+from sekai.error import InvalidAction
 from sekai.spaces import Box
 from sekai.wrappers.autoreset import warn_if_around_autoreset
 
@@ -66,6 +67,8 @@ class DelayAction(ResultWrapper[Any, Any, Any, Any]):
     def _step_action(self, action: Any) -> Any:
         if self.delay == 0:
             return action
+        if not self.action_space.contains(action):  # refused now, not steps later
+            raise InvalidAction(action, self.action_space)
         self._pending.append(_copy_action(action))
         if len(self._pending) > self.delay:
             return self._pending.popleft()

@@ -9,6 +9,7 @@ import numpy as np
 
 from sekai.core._rng import make_seed_sequence, np_random
 from sekai.core.env import Env
+from sekai.core.result import StepResult
 from sekai.core.wrapper import ResultWrapper
 from sekai.wrappers.autoreset import warn_if_around_autoreset
 
@@ -56,6 +57,7 @@ class StickyAction(ResultWrapper[Any, Any, Any, Any]):
         self.repeat_action_probability: float = float(repeat_action_probability)
         self._sticky_rng: np.random.Generator = np_random(None)[0]
         self._last_action: Any = None
+        self._chosen: Any = None
         self._has_last: bool = False
         warn_if_around_autoreset(self)
 
@@ -70,7 +72,12 @@ class StickyAction(ResultWrapper[Any, Any, Any, Any]):
 
     def _step_action(self, action: Any) -> Any:
         if self._has_last and self._sticky_rng.random() < self.repeat_action_probability:
+            self._chosen = self._last_action
             return self._last_action
-        self._last_action = copy.deepcopy(action)
-        self._has_last = True
+        self._chosen = copy.deepcopy(action)
         return action
+
+    def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
+        # Kept only once the inner env took it: an action it refused is never repeated.
+        self._last_action, self._has_last = self._chosen, True
+        return result
