@@ -226,3 +226,11 @@ def test_long_windows_over_a_drifting_history_match_each_window_alone():
         np.testing.assert_allclose(mean, _by_window(x, window, np.mean), rtol=1e-12)
         expected = _by_window(x, window, lambda b: b.std(ddof=1))
         np.testing.assert_allclose(std, expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("rng", "error"), [(True, TypeError), ([1, 2], TypeError), (2.0, TypeError), (-1, ValueError)]
+)
+def test_check_causal_checks_its_rng_as_every_seed_is_checked(rng: object, error: type) -> None:
+    with pytest.raises(error, match=r"^rng must be a non-negative int"):
+        f.check_causal(f.log_returns, X, rng=rng)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai._seeding import check_seed
 from sekai.error import LookAheadError
 from sekai.finance._values import check_count, check_number, is_real
 
@@ -110,6 +111,7 @@ def check_causal(
     data = np.array(x, dtype=np.float64)
     if data.ndim < 1 or data.shape[0] < 2:
         raise ValueError("check_causal needs x with at least 2 rows.")
+    check_seed(rng, what="rng")
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     reference = np.asarray(fn(data.copy()))
     if reference.ndim == 0:
