@@ -341,3 +341,20 @@ def test_the_ignored_actions_of_frozen_sub_envs_become_valid_before_the_kernel(
 def test_check_actions_is_a_bool() -> None:
     with pytest.raises(TypeError, match=r"^check_actions must be a bool, got str\.$"):
         _env(check_actions="no")
+
+
+def test_a_generator_assigned_to_rng_is_the_one_the_next_reset_draws_from() -> None:
+    def first_reset(generator_seed: int) -> Any:
+        vec = KernelVecEnv(CountdownKernel(), 4)
+        vec.rng = np.random.default_rng(generator_seed)  # before any reset
+        return vec.reset().observations
+
+    np.testing.assert_array_equal(first_reset(5), first_reset(5))
+    vec = KernelVecEnv(CountdownKernel(), 4)
+    vec.reset(seed=0)
+    unseeded = vec.reset().observations
+    vec.reset(seed=0)
+    vec.rng = np.random.default_rng(5)
+    assigned = vec.reset().observations
+    np.testing.assert_array_equal(assigned, first_reset(5))
+    assert not np.array_equal(assigned, unseeded)

@@ -112,6 +112,10 @@ class KernelVecEnv(SeededMixin, VecEnv):
         self._reported: dict[str, Any] = {}
         self._carry: Any = None
         self.last_transition: KernelTransition | None = None
+        # The generator the backend was last seeded from: another one (assigned to vec.rng,
+        # or created by reading it) seeds the backend at the next reset, as a native env
+        # draws from whatever generator it holds.
+        self._backend_rng: np.random.Generator | None = None
         self._reset_fn: ResetFn | None = self.backend.build_reset(self)
         self._step_fn: StepFn | None = self.backend.build_step(self)
 
@@ -156,12 +160,12 @@ class KernelVecEnv(SeededMixin, VecEnv):
                 f"the same way), got {options!r}; use vectorization_mode='native' or 'sync' "
                 "for reset options."
             )
-        fresh = self._rng is None or rng_seed is not None
         self._begin_reset()
         self._set_rng(rng_seed)
         self._reset_seeds = generator_seeds(rng_seed, n)
-        if fresh:
+        if rng_seed is not None or self.rng is not self._backend_rng:
             self.backend.seed(self.rng)
+            self._backend_rng = self.rng
         assert self._reset_fn is not None  # None once closed
         result = self._reset_fn(self._params)
         self._carry = result.state
