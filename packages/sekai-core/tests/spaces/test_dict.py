@@ -5,13 +5,14 @@ from __future__ import annotations
 import copy
 import pickle
 import re
+from typing import Any
 
 import numpy as np
 import pytest
 
 import sekai
 from sekai.core._rng import make_seed_sequence
-from sekai.spaces import Box, Dict, Discrete, MultiBinary, Tuple
+from sekai.spaces import Box, Dict, Discrete, MultiBinary, Tuple, batch_space
 from sekai.utils._equal import structurally_equal
 
 
@@ -180,3 +181,22 @@ def test_dict_pickle_and_deepcopy_keep_children_state() -> None:
     expected = d.sample()
     assert structurally_equal(a.sample(), expected)
     assert structurally_equal(b.sample(), expected)
+
+
+def test_seed_none_keeps_the_streams_of_children_seeded_on_their_own() -> None:
+    def draws(space: Any) -> list[int]:
+        return [int(space["k"].sample()) for _ in range(5)]
+
+    expected = draws(Dict(k=Discrete(100, seed=2)))
+    seeded_child = Dict(k=Discrete(100, seed=2))
+    seeded_child.seed()  # the Dict itself was never seeded: only it gets entropy
+    assert draws(seeded_child) == expected
+    by_key = Dict(pos=Discrete(100), k=Discrete(100))
+    by_key.seed({"pos": 1, "k": 2})
+    by_key.seed(None)
+    assert draws(by_key) == expected
+
+
+def test_batch_space_of_a_dict_keeps_its_childrens_seeded_streams() -> None:
+    rows = [batch_space(Dict(k=Discrete(100, seed=2)), 3).sample()["k"].tolist() for _ in range(2)]
+    assert rows[0] == rows[1]

@@ -17,8 +17,8 @@ def seed_with_children(space: Space[Any], seed: Any, children: Iterable[Space[An
     """Seed ``space`` itself, then each child with ``make_seed_sequence(seed, n)``.
 
     A Generator seeds ``space`` as is and its children from one draw of it (``-1`` returned);
-    ``None`` keeps existing generators, or, if ``space`` was never seeded, seeds it from
-    entropy and the children from that entropy.
+    ``None`` keeps existing generators: if ``space`` was never seeded, it seeds it from
+    entropy, and from that entropy the children that were never seeded either.
     """
     check_seed(seed)
     if seed is None and space._rng is not None:
@@ -27,5 +27,6 @@ def seed_with_children(space: Space[Any], seed: Any, children: Iterable[Space[An
     base = int(seed.integers(2**63)) if isinstance(seed, np.random.Generator) else used
     kids = list(children)
     for child, child_seed in zip(kids, make_seed_sequence(base, len(kids))):
-        child.seed(child_seed)
+        if seed is not None or child._rng is None:  # None leaves a seeded child's stream
+            child.seed(child_seed)
     return used

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator
 from functools import singledispatch
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -24,6 +24,9 @@ __all__ = ["batch_space", "concatenate", "create_empty_array", "iterate"]
 
 def _check_n(n: Any) -> int:
     return check_count(n, 1, purpose=" to batch a space")
+
+
+_C = TypeVar("_C", bound=Space[Any])
 
 
 def _rng_copy(space: Space[Any]) -> np.random.Generator:
@@ -100,13 +103,22 @@ def _batch_multi_binary(space: MultiBinary, n: int = 1) -> MultiBinary:
 @batch_space.register(Dict)
 def _batch_dict(space: Dict, n: int = 1) -> Dict:
     n = _check_n(n)
-    return Dict({key: batch_space(child, n) for key, child in space.items()}, seed=_rng_copy(space))
+    batched = Dict({key: batch_space(child, n) for key, child in space.items()})
+    return _with_own_rng(batched, space)
 
 
 @batch_space.register(Tuple)
 def _batch_tuple(space: Tuple, n: int = 1) -> Tuple:
     n = _check_n(n)
-    return Tuple([batch_space(child, n) for child in space.spaces], seed=_rng_copy(space))
+    return _with_own_rng(Tuple([batch_space(child, n) for child in space.spaces]), space)
+
+
+def _with_own_rng(batched: _C, space: Space[Any]) -> _C:
+    """``batched`` with a copy of ``space``'s own generator, leaving its children's (copies of
+    the children's generators) as they are: seeding it would reseed them."""
+    if space._rng is not None:
+        batched._rng, batched._rng_seed = copy.deepcopy(space._rng), space._rng_seed
+    return batched
 
 
 # -- Sequence cases of the stacking dispatchers (sekai.spaces._stack) ---------------
