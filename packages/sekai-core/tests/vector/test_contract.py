@@ -70,6 +70,27 @@ def test_call_reads_an_attribute_but_refuses_arguments_for_it(make: Factory) -> 
             vec.call("steps", 1, k=2)
 
 
+def test_a_reset_refused_for_its_options_draws_nothing_from_any_generator(
+    make: Factory,
+) -> None:
+    with make(2) as vec:
+        vec.reset(seed=0)
+        g = np.random.default_rng(7)
+        before = (
+            g.bit_generator.state,
+            vec.unwrapped.rng.bit_generator.state if hasattr(vec.unwrapped, "rng") else None,
+        )
+        with pytest.raises(TypeError, match=r"reset\(options=\.\.\.\) must be"):
+            vec.reset(seed=[g, 1], options="bad")
+        with pytest.raises(TypeError, match=r"reset\(options=\.\.\.\) must be"):
+            vec.reset(seed=None, options="bad")
+        after = (
+            g.bit_generator.state,
+            vec.unwrapped.rng.bit_generator.state if hasattr(vec.unwrapped, "rng") else None,
+        )
+        assert after == before
+
+
 def test_closed_vec_env_raises_vec_env_closed(make: Factory) -> None:
     vec = make(2)
     vec.reset(seed=0)

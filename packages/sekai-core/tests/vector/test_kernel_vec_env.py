@@ -358,3 +358,12 @@ def test_a_generator_assigned_to_rng_is_the_one_the_next_reset_draws_from() -> N
     assigned = vec.reset().observations
     np.testing.assert_array_equal(assigned, first_reset(5))
     assert not np.array_equal(assigned, unseeded)
+
+
+def test_a_reset_refused_for_its_options_draws_nothing_from_the_generator() -> None:
+    vec = KernelVecEnv(CountdownKernel(), 2)
+    vec.reset(seed=0)
+    before = vec.rng.bit_generator.state
+    with pytest.raises(ValueError, match="takes no reset options"):
+        vec.reset(seed=[None, 1], options={"start": 1})
+    assert vec.rng.bit_generator.state == before

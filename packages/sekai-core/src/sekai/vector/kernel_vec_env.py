@@ -153,13 +153,13 @@ class KernelVecEnv(SeededMixin, VecEnv):
         """Reset every sub-env (kernels take no reset options: ``None`` or ``{}`` only)."""
         self._check_open()
         n = self.num_envs
-        rng_seed = native_seed(seed, n, lambda: self.rng)
-        if any(vector_options(options, n)):
+        if any(vector_options(options, n)):  # refused before drawing from the generator
             raise ValueError(
                 f"{self._label()} takes no reset options (an array kernel resets every sub-env "
                 f"the same way), got {options!r}; use vectorization_mode='native' or 'sync' "
                 "for reset options."
             )
+        rng_seed = native_seed(seed, n, lambda: self.rng)
         self._begin_reset()
         self._set_rng(rng_seed)
         self._reset_seeds = generator_seeds(rng_seed, n)

@@ -159,8 +159,9 @@ class NativeVecEnv(SeededMixin, VecEnv):
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         self._check_open()
         n = self.num_envs
-        rng_seed = native_seed(seed, n, lambda: self.rng)
+        # Options first: a refused call must not have drawn from the generator.
         per_env_options = vector_options(options, n)
+        rng_seed = native_seed(seed, n, lambda: self.rng)
         self._begin_reset()
         self._set_rng(rng_seed)
         self._reset_seeds = generator_seeds(rng_seed, n)

@@ -302,8 +302,9 @@ class VecEnv(abc.ABC):
         """Each sub-env's seed and options (core.md §3, rule 5), checked before anything is
         dispatched; then ``_begin_reset()``."""
         self._check_open()
-        seeds = vector_seeds(seed, self._num_envs)
+        # Options first: a refused call must not have drawn from a Generator among the seeds.
         per_env_options = vector_options(options, self._num_envs)
+        seeds = vector_seeds(seed, self._num_envs)
         self._begin_reset()
         self._reset_seeds = seeds
         return seeds, per_env_options
