@@ -6,7 +6,9 @@ import pytest
 
 NOT_SEEDED = (
     "WARNING: reset(seed=0) returned different observations on two calls. Call "
-    "self._set_rng(seed) at the start of reset() and draw all randomness from self.rng."
+    "self._set_rng(seed) at the start of reset() and draw all randomness from self.rng; state "
+    "kept across episodes (a counter, or a sequential episode sampler that moves on every "
+    "reset) does the same."
 )
 
 

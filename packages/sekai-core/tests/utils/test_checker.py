@@ -153,7 +153,9 @@ def test_non_bool_flags_are_warnings() -> None:
 def test_reset_ignoring_seed_is_found() -> None:
     assert check_env(NotSeeding()) == [
         "WARNING: reset(seed=0) returned different observations on two calls. Call "
-        "self._set_rng(seed) at the start of reset() and draw all randomness from self.rng."
+        "self._set_rng(seed) at the start of reset() and draw all randomness from self.rng; "
+        "state kept across episodes (a counter, or a sequential episode sampler that moves on "
+        "every reset) does the same."
     ]
 
 

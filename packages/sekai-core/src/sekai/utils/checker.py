@@ -23,7 +23,8 @@ __all__ = ["check_env"]
 _STEP_FIELDS = ("observation", "reward", "terminated", "truncated", "info")
 _NOT_SEEDED = (
     "reset(seed=0) returned different observations on two calls. Call self._set_rng(seed) at "
-    "the start of reset() and draw all randomness from self.rng."
+    "the start of reset() and draw all randomness from self.rng; state kept across episodes "
+    "(a counter, or a sequential episode sampler that moves on every reset) does the same."
 )
 _NONDETERMINISTIC = (
     "Two rollouts with the same seed and actions differed. If the env is intentionally "
