@@ -474,3 +474,24 @@ def test_a_tracker_assigned_after_construction_gets_every_hook() -> None:
     assert kinds == ["reset", "reset", "step", "step", "end", "reset"]
     with pytest.raises(TypeError, match="tracker must be a StatsTracker"):
         vec.tracker = object()  # type: ignore[assignment]
+
+
+def test_a_terminal_observation_from_below_an_observation_wrapper_is_named_before_any_update() -> (
+    None
+):
+    # AutoReset inside FlattenObservation: final_observation stays a dict of the inner space
+    from sekai.testing.envs import LineEnv
+    from sekai.wrappers import AutoReset, TransformObservation
+
+    def make() -> sekai.Env:  # type: ignore[type-arg]
+        inner = AutoReset(LineEnv(size=2))
+        return TransformObservation(
+            inner, lambda obs: {"x": obs}, sekai.Dict(x=inner.observation_space)
+        )
+
+    vec = sekai.VecNormalizeObservation(SyncVecEnv([make] * 2))
+    vec.reset(seed=0)
+    count = vec.obs_rms["x"].count
+    with pytest.raises(TypeError, match=r"final_observation'\] does not fit .*put AutoReset"):
+        vec.step([1, 1])
+    assert vec.obs_rms["x"].count == count

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from sekai.spaces import Space, concatenate, iterate
+from sekai.vector._contract.checks import observation_checker
 from sekai.vector.result import VecResetResult, VecStepResult, info_at
 from sekai.vector.vec_env import VecEnv, _BatchCache
 
@@ -287,12 +288,31 @@ class VecObservationWrapper(VecResultWrapper):
     def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
     ) -> VecStepResult[Any]:
+        ended = [
+            (index, info)
+            for index in np.flatnonzero(result.dones).tolist()
+            if "final_observation" in (info := info_at(result, index))
+        ]
+        for index, info in ended:  # before the batch updates any statistics
+            self._check_final(index, info["final_observation"])
         observations = self._step_observations(result.observations, live)
-        for index in np.flatnonzero(result.dones).tolist():
-            info = info_at(result, index)
-            if "final_observation" in info:
-                info["final_observation"] = self.final_observation(info["final_observation"])
+        for _, info in ended:
+            info["final_observation"] = self.final_observation(info["final_observation"])
         return result._replace(observations=observations)
+
+    def _check_final(self, index: int, observation: Any) -> None:
+        """Raise ``TypeError`` when a terminal observation is not one of the inner VecEnv's
+        observations (an AutoReset inside a sub-env's observation wrappers leaves it in the
+        space below them)."""
+        inner = self.venv.observation_space
+        reason = observation_checker(inner)(observation)
+        if reason is not None:
+            raise TypeError(
+                f"{type(self).__name__}: infos[{index}]['final_observation'] does not fit "
+                f"{inner!r}: {reason}. A sub-env whose AutoReset sits inside wrappers that "
+                "change observations leaves it in the space below them: put AutoReset "
+                "outermost (make_vec(..., wrappers=[..., sekai.AutoReset]))."
+            )
 
 
 class VecRewardWrapper(VecResultWrapper):
