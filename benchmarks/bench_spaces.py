@@ -67,6 +67,16 @@ def _cases() -> list[tuple[str, Callable[[], Any], Callable[[], Any]]]:
     act_gym = gym.spaces.Box(-1.0, 1.0, shape=(6,), seed=0)
     cases.append(("Box.sample (-1, 1, (6,))", act_ours.sample, act_gym.sample))
 
+    mask = np.array([1, 0, 1, 1, 0], dtype=np.int8)  # gymnasium's mask dtype
+    masked_ours, masked_gym = sk.Discrete(5), gym.spaces.Discrete(5)
+    cases.append(
+        (
+            "Discrete.sample(mask) (5 actions)",
+            lambda: masked_ours.sample(mask),
+            lambda: masked_gym.sample(mask),
+        )
+    )
+
     d_ours = sk.Dict(pos=sk.Box(-1.0, 1.0, shape=(2,)), k=sk.Discrete(3))
     d_gym = gym.spaces.Dict(
         {"pos": gym.spaces.Box(-1.0, 1.0, shape=(2,)), "k": gym.spaces.Discrete(3)}
