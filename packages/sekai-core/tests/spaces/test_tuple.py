@@ -111,6 +111,17 @@ def test_a_child_with_a_seed_of_its_own_decides_what_it_takes() -> None:
     assert Dict(a=Pairs(2)).seed({"a": (3, "tag")}) == -1
 
 
+class PairedDict(Dict):
+    """A composite of one's own whose seed() also takes a (seed, tag) pair."""
+
+    def seed(self, seed: object = None) -> int:
+        return super().seed(seed[0] if isinstance(seed, tuple) else seed)
+
+
+def test_a_composite_child_with_a_seed_of_its_own_decides_what_it_takes() -> None:
+    assert Tuple([Discrete(2), PairedDict(a=Discrete(2))]).seed([1, (3, "tag")]) == -1
+
+
 def test_tuple_equality_and_hash() -> None:
     assert pair() == pair()
     assert pair() != Tuple([Discrete(2)])

@@ -154,3 +154,10 @@ def test_flatten_action_mask_refuses_entries_other_than_0_and_1_as_sample_does(
         space.sample(mask)
     with pytest.raises(ValueError, match=r"must hold only 0 \(forbidden\) and 1 \(allowed\)"):
         flatten_action_mask(space, mask)
+
+
+def test_flatten_action_mask_returns_a_copy_of_a_bool_mask() -> None:
+    mask = np.array([True, False, True])
+    flat = flatten_action_mask(sekai.Discrete(3), mask)
+    mask[1] = True
+    assert flat.tolist() == [True, False, True]

@@ -266,3 +266,13 @@ def test_integer_observations_that_the_dtype_cannot_hold_name_the_sub_env(
         assert vec.reset(seed=0).observations.dtype == np.uint8
         with pytest.raises(sekai.InvalidObservation, match=r"Sub-env 1 returned .*uint8"):
             vec.step(np.array([0, 0, 0]))
+
+
+def test_a_python_int_that_the_dtype_cannot_hold_names_the_sub_env(backend: Backend) -> None:
+    byte = sekai.Box(0, 255, shape=(), dtype=np.uint8)
+    fns = [lambda: Scripted(byte, obs=3, reset_obs=3)] * 3
+    fns[1] = lambda: Scripted(byte, obs=300, reset_obs=3)
+    with backend(fns) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(sekai.InvalidObservation, match=r"Sub-env 1 returned .*cannot hold"):
+            vec.step(np.array([0, 0, 0]))

@@ -78,3 +78,27 @@ def test_an_invalid_action_is_refused_when_given_not_when_its_turn_comes(toy_env
     assert env.pending_actions == []
     env.step(1)
     assert env.pending_actions == [1]
+
+
+class _Clipping(sekai.Env[Any, Any]):
+    """A Box-action env that clips actions to its bounds, as envs do."""
+
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(-1.0, 1.0, shape=(1,))
+        self.action_space = sekai.Box(-2.0, 2.0, shape=(1,))
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, False, {})
+
+
+def test_a_finite_box_action_beyond_the_bounds_is_queued_as_the_env_would_clip_it() -> None:
+    env = DelayAction(_Clipping(), 1)
+    env.reset(seed=0)
+    env.step(np.array([3.0]))
+    assert env.pending_actions[0].tolist() == [3.0]
+    for bad in (np.array([np.nan]), np.array([1.0, 1.0])):
+        with pytest.raises(sekai.InvalidAction):
+            env.step(bad)

@@ -125,6 +125,8 @@ class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
         return seed_with_children(self, seed, self._spaces.values())
 
     def _check_seed_arg(self, seed: Any) -> None:
+        if type(self).seed is not Dict.seed:
+            return  # a subclass's own seed() decides what it takes
         if not isinstance(seed, cabc.Mapping):
             check_seed(seed)
             return

@@ -68,7 +68,7 @@ def flatten_action_mask(space: Space[Any], mask: Any) -> NDArray[np.bool_]:
             raise ValueError(
                 f"An action mask for {space!r} must have shape ({space.n},), got {arr.shape}."
             )
-        return allowed_mask(arr, space)
+        return np.array(allowed_mask(arr, space), dtype=bool)  # a copy, never the env's own
     if isinstance(space, MultiDiscrete):
         # sample()'s own reading of the layouts (a regular list is the padded array, a ragged
         # one the per-entry form) and of the entries, so that both accept the same masks

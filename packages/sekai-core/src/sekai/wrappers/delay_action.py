@@ -67,9 +67,21 @@ class DelayAction(ResultWrapper[Any, Any, Any, Any]):
     def _step_action(self, action: Any) -> Any:
         if self.delay == 0:
             return action
-        if not self.action_space.contains(action):  # refused now, not steps later
+        if not _acceptable(self.action_space, action):  # refused now, not steps later
             raise InvalidAction(action, self.action_space)
         self._pending.append(_copy_action(action))
         if len(self._pending) > self.delay:
             return self._pending.popleft()
         return _copy_action(self.noop)
+
+
+def _acceptable(space: Any, action: Any) -> bool:
+    """Whether an env would take ``action``: a member of ``space``, or for a Box any finite
+    array of its shape (envs clip Box actions to the bounds)."""
+    if isinstance(space, Box):
+        try:
+            array = np.asarray(action, dtype=np.float64)
+        except (TypeError, ValueError):
+            return False
+        return array.shape == space.shape and bool(np.isfinite(array).all())
+    return bool(space.contains(action))

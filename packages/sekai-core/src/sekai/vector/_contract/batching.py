@@ -63,9 +63,10 @@ def stacker(space: Space[Any]) -> Callable[[list[Any]], Any]:
             return concatenate(space, items)  # they all fit (lists, NumPy scalars, ...)
         if batch.dtype is dtype or batch.dtype == dtype:
             return batch
-        if exact and not np.can_cast(batch.dtype, dtype, "safe"):
-            check_observations(space, check, items)  # raises for values the cast would change
-        return batch.astype(dtype)
+        cast = batch.astype(dtype)
+        if exact and not np.can_cast(batch.dtype, dtype, "safe") and not (cast == batch).all():
+            check_observations(space, check, items)  # raises, naming the sub-env
+        return cast
 
     exact = dtype.kind in "iu"
     return stack

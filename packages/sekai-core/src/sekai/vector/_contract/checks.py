@@ -96,14 +96,17 @@ def _array_checker(
     scalars = _SCALARS.get(kind, ()) if shape == () else ()
     # An integer cast wraps 300 to 44 in uint8: a value that is no member would pass as one.
     exact = kind in "iu"
+    low, high = (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)) if exact else (0, 0)
 
     def check(obs: Any) -> str | None:
         if type(obs) is np.ndarray and obs.shape == shape and obs.dtype.kind in allowed:
             if exact and obs.dtype != dtype and not np.can_cast(obs.dtype, dtype, "safe"):
                 return _changed_by_cast(obs, dtype)
             return None  # the common case: one type, one shape and a few comparisons
-        if type(obs) in scalars:
-            return None  # a Python int for Discrete, a float for Box(())
+        if type(obs) in scalars:  # a Python int for Discrete, a float for Box(())
+            if exact and type(obs) is int and not low <= obs <= high:
+                return f"{obs}, which the space's dtype {dtype} cannot hold"
+            return None
         if isinstance(obs, (str, bytes)) or obs is None:
             return f"a {type(obs).__name__}, not an array of shape {shape}"
         try:

@@ -122,8 +122,9 @@ def _exact_moments(
     padded = np.concatenate([np.full((window - 1, *a.shape[1:]), np.nan), a])
     windows = np.lib.stride_tricks.sliding_window_view(padded, window, axis=0)
     where = np.nonzero(redo)
-    for start in range(0, where[0].size, _CHUNK):
-        index = tuple(axis[start : start + _CHUNK] for axis in where)
+    chunk = max(1, _CHUNK_VALUES // window)
+    for start in range(0, where[0].size, chunk):
+        index = tuple(axis[start : start + chunk] for axis in where)
         values = windows[index]  # (m, window): the values of each window to redo
         with np.errstate(invalid="ignore"):
             centre = np.nanmean(values, axis=-1)
@@ -131,7 +132,7 @@ def _exact_moments(
             squares[index] = np.nansum(np.square(values - centre[:, None]), axis=-1)
 
 
-_CHUNK = 1 << 16  # windows recomputed at once
+_CHUNK_VALUES = 1 << 22  # values copied at once (chunks of windows): 32 MiB of float64
 
 
 def _min_periods(min_periods: int | None, window: int) -> int:
@@ -200,16 +201,20 @@ def _ewm(a: np.ndarray, halflife: float) -> tuple[np.ndarray, ...]:
     mean, squares, den, den2, count, up, down = (np.zeros(shape) for _ in range(7))
     weight = np.zeros(shape)  # of the finite values
     out = [np.empty(a.shape) for _ in range(7)]
+    infinite = bool(np.isinf(a).any())  # the bookkeeping of infinities only when there are
     for t, row in enumerate(a):
         valid = ~np.isnan(row)
-        finite = np.isfinite(row)
-        x = np.where(finite, row, 0.0)
         den = keep * den + valid
         den2 = keep * keep * den2 + valid
         count = count + valid
-        up = keep * up + (row == np.inf)
-        down = keep * down + (row == -np.inf)
-        weight = keep * weight + finite
+        if infinite:
+            finite = np.isfinite(row)
+            up = keep * up + (row == np.inf)
+            down = keep * down + (row == -np.inf)
+            weight = keep * weight + finite
+        else:
+            finite, weight = valid, den
+        x = np.where(finite, row, 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             delta = np.where(finite, x - mean, 0.0)
             mean = mean + np.where(finite, delta / weight, 0.0)
