@@ -122,6 +122,23 @@ def test_a_composite_child_with_a_seed_of_its_own_decides_what_it_takes() -> Non
     assert Tuple([Discrete(2), PairedDict(a=Discrete(2))]).seed([1, (3, "tag")]) == -1
 
 
+class LoggedTuple(Tuple):
+    """A subclass whose seed() only adds to Tuple's."""
+
+    def seed(self, seed: object = None) -> int:
+        return super().seed(seed)
+
+
+def test_a_subclass_calling_tuples_seed_keeps_its_checks() -> None:
+    t = LoggedTuple([Discrete(1000), Discrete(1000)], seed=0)
+    expected = copy.deepcopy(t).sample()
+    with pytest.raises(TypeError):
+        t.seed([7, "bad"])
+    assert structurally_equal(t.sample(), expected)
+    with pytest.raises(ValueError, match="Got 3 seeds for a Tuple of 2 sub-spaces"):
+        t.seed([1, 2, 3])
+
+
 def test_tuple_equality_and_hash() -> None:
     assert pair() == pair()
     assert pair() != Tuple([Discrete(2)])

@@ -276,3 +276,14 @@ def test_a_python_int_that_the_dtype_cannot_hold_names_the_sub_env(backend: Back
         vec.reset(seed=0)
         with pytest.raises(sekai.InvalidObservation, match=r"Sub-env 1 returned .*cannot hold"):
             vec.step(np.array([0, 0, 0]))
+
+
+def test_python_ints_at_the_top_of_uint64_are_batched_exactly(backend: Backend) -> None:
+    top = 2**64 - 1  # a float64 stack of Python ints would round it to 2**64
+    space = sekai.Box(0, top, shape=(), dtype=np.uint64)
+    fns = [
+        lambda: Scripted(space, obs=top, reset_obs=top),
+        lambda: Scripted(space, obs=1, reset_obs=1),
+    ]
+    with backend(fns) as vec:
+        assert vec.reset(seed=0).observations.tolist() == [top, 1]

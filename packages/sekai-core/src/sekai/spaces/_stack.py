@@ -66,6 +66,16 @@ def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
 
 def _check_cast_keeps(space: Space[Any], items: Sequence[Any], dt: np.dtype[Any]) -> None:
     """Raise unless casting ``items`` to the integer dtype ``dt`` keeps every value."""
+    if dt.kind in "iu" and all(type(item) is int for item in items):
+        # Python ints: compared exactly (a stack of them may be float64, rounding 2**64 - 1)
+        info = np.iinfo(dt)
+        for i, item in enumerate(items):
+            if not info.min <= item <= info.max:
+                raise ValueError(
+                    f"items[{i}] = {item!r} is not a member of {space!r}: stacking it as {dt} "
+                    "would change its value."
+                )
+        return
     original = np.stack(items, axis=0)
     if np.can_cast(original.dtype, dt, "safe"):
         return

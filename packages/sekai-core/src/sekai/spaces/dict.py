@@ -118,7 +118,7 @@ class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
             ValueError: a dict names keys this Dict does not have, or a negative seed.
         """
         if isinstance(seed, cabc.Mapping):
-            self._check_seed_arg(seed)
+            self._check_own_seed(seed)
             for key, child_seed in seed.items():
                 self._spaces[key].seed(child_seed)
             return -1
@@ -127,6 +127,10 @@ class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
     def _check_seed_arg(self, seed: Any) -> None:
         if type(self).seed is not Dict.seed:
             return  # a subclass's own seed() decides what it takes
+        self._check_own_seed(seed)
+
+    def _check_own_seed(self, seed: Any) -> None:
+        """Check every child's seed in ``seed`` before any child is seeded."""
         if not isinstance(seed, cabc.Mapping):
             check_seed(seed)
             return

@@ -79,7 +79,7 @@ class Tuple(Space[tuple[Any, ...]], cabc.Sequence[Space[Any]]):
             ValueError: a list has more seeds than there are sub-spaces, or a negative seed.
         """
         if isinstance(seed, (list, tuple)):
-            self._check_seed_arg(seed)
+            self._check_own_seed(seed)
             for child, child_seed in zip(self._spaces, seed):
                 if child_seed is not None:
                     child.seed(child_seed)
@@ -89,6 +89,10 @@ class Tuple(Space[tuple[Any, ...]], cabc.Sequence[Space[Any]]):
     def _check_seed_arg(self, seed: Any) -> None:
         if type(self).seed is not Tuple.seed:
             return  # a subclass's own seed() decides what it takes
+        self._check_own_seed(seed)
+
+    def _check_own_seed(self, seed: Any) -> None:
+        """Check every child's seed in ``seed`` before any child is seeded."""
         if not isinstance(seed, (list, tuple)):
             check_seed(seed)
             return

@@ -80,8 +80,11 @@ def _acceptable(space: Any, action: Any) -> bool:
     array of its shape (envs clip Box actions to the bounds)."""
     if isinstance(space, Box):
         try:
-            array = np.asarray(action, dtype=np.float64)
-        except (TypeError, ValueError):
+            array = np.asarray(action)
+        except (TypeError, ValueError, OverflowError):
             return False
-        return array.shape == space.shape and bool(np.isfinite(array).all())
+        # the envs' rule: real numbers (no bools, strings, complex or objects), finite
+        if array.dtype.kind not in "iuf" or array.shape != space.shape:
+            return False
+        return bool(np.isfinite(array).all())
     return bool(space.contains(action))
