@@ -209,6 +209,17 @@ def test_a_closed_stdout_descriptor_exits_quietly(sekai_shell) -> None:
     assert (done.returncode, done.stderr) == (0, "")
 
 
+@pytest.mark.parametrize(
+    ("command", "code"), [("--version", 0), ("bench CartPole-v1 --steps 0", 2)]
+)
+def test_version_and_usage_errors_keep_their_exit_code_with_stdout_closed(
+    sekai_shell, command: str, code: int
+) -> None:
+    done = sekai_shell(f"sekai {command} >&-")
+    assert done.returncode == code
+    assert "Traceback" not in done.stderr
+
+
 def test_list_piped_to_head_prints_the_header_and_nothing_on_stderr(sekai_shell) -> None:
     done = sekai_shell("sekai list | head -1")
     assert done.stdout.split() == ["ID", "MAX", "STEPS", "ENTRY", "POINT"]

@@ -276,3 +276,9 @@ def test_a_plugin_raising_any_exception_at_import_is_listed_as_failed_and_the_ot
     assert (
         "Plugin 'fakeraising' (sekai-fake-raising 0.1.0) failed to load: " + error
     ) in made.stderr
+
+
+def test_namespace_with_plugins_is_a_usage_error(sekai_cli) -> None:
+    done = sekai_cli("list", "--plugins", "--namespace", "classic")
+    assert done.returncode == 2
+    assert "--namespace applies to the environment table, not to --plugins" in done.stderr

@@ -182,7 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, or argparse's usage error (2)
         try:
-            sys.stdout.flush()
+            if sys.stdout is not None:  # None when the caller closed it (`sekai --version >&-`)
+                sys.stdout.flush()
         except BrokenPipeError:
             return _quiet_broken_pipe()
         return _exit_code(exc)

@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from sekai._providers import install_command
+from sekai.cli._args import UsageError
 from sekai.cli._output import BOLD, CYAN, DIM, GREEN, RED, YELLOW, Output, format_table
 
 if TYPE_CHECKING:
@@ -196,6 +197,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
     from sekai.plugins import report as plugin_report
     from sekai.registry import all_specs
 
+    if args.plugins and args.namespace is not None:
+        raise UsageError("--namespace applies to the environment table, not to --plugins")
     specs = all_specs()
     report = plugin_report()
     failed = failed_plugins(report)

@@ -376,15 +376,17 @@ class Batches:
         self._taken = arrival
 
     def collect(self, inbox: Inbox) -> None:
-        """Take every reply the inbox keeps, then raise the lowest sub-env's error among
-        those taken since the last one was raised (its other rows stay for ``recv()``)."""
+        """Take every reply the inbox keeps, then raise the lowest sub-env's error not raised
+        yet (its other rows stay for ``recv()``). The errors of other failed sub-envs wait for
+        the next calls, one each: those sub-envs are no longer in flight, and each must be
+        reported to be sent again."""
         while (arrival := inbox.first()) is not None:
             if arrival is not self._taken:  # else taken already: interrupted before the drop
                 self.arrive(arrival)
             inbox.drop()
         error = first_error(self.errors)
         if error is not None:
-            self.errors = []
+            self.errors = [entry for entry in self.errors if entry[1] is not error]
             raise error
 
     def receive(

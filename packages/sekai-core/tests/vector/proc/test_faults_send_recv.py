@@ -83,6 +83,27 @@ def test_a_sub_env_raising_in_a_partial_batch_is_raised_and_the_others_come_next
     ]
 
 
+def test_two_sub_envs_raising_in_one_reply_are_each_raised_by_a_recv(
+    run_script: RunScript,
+) -> None:
+    done = run_script("""
+        vec = ProcVecEnv(probes(4), context="fork", num_workers=1)  # one reply for all
+        vec.reset(seed=0)
+        vec.send([RAISE, 1, RAISE, 1])
+        for _ in range(2):
+            try:
+                vec.recv(batch_size=2)
+            except ValueError as e:
+                report(rank=e.rank)
+        report(env_ids=sorted(vec.recv(batch_size=2).env_ids.tolist()))
+        vec.send([1, 1], [0, 2])  # both failed sub-envs were reported: they can be sent again
+        report(env_ids=sorted(vec.recv(batch_size=2).env_ids.tolist()))
+        vec.close()
+    """)
+    assert done.code == 0, done.err
+    assert done.lines == [{"rank": 0}, {"rank": 2}, {"env_ids": [1, 3]}, {"env_ids": [0, 2]}]
+
+
 def test_a_dead_worker_is_raised_before_the_sends_still_in_flight_are_mentioned(
     run_script: RunScript,
 ) -> None:
