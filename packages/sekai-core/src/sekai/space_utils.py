@@ -3,30 +3,7 @@ import space_utils``) gives the functions of ``sekai.spaces.utils``, the same ob
 
 from __future__ import annotations
 
-from sekai.spaces.utils import (
-    batch_space,
-    concatenate,
-    create_empty_array,
-    flatdim,
-    flatten,
-    flatten_space,
-    iterate,
-    register_space_type,
-    space_from_jsonable,
-    unflatten,
-    zero_sample,
-)
+from sekai.spaces import utils as _utils
+from sekai.spaces.utils import *  # noqa: F403 - the same names, listed once in utils
 
-__all__ = [
-    "batch_space",
-    "concatenate",
-    "create_empty_array",
-    "flatdim",
-    "flatten",
-    "flatten_space",
-    "iterate",
-    "register_space_type",
-    "space_from_jsonable",
-    "unflatten",
-    "zero_sample",
-]
+__all__ = _utils.__all__

@@ -293,26 +293,28 @@ class VecObservationWrapper(VecResultWrapper):
             for index in np.flatnonzero(result.dones).tolist()
             if "final_observation" in (info := info_at(result, index))
         ]
-        for index, info in ended:  # before the batch updates any statistics
-            self._check_final(index, info["final_observation"])
+        if ended:  # before the batch updates any statistics
+            self._check_final(ended)
         observations = self._step_observations(result.observations, live)
         for _, info in ended:
             info["final_observation"] = self.final_observation(info["final_observation"])
         return result._replace(observations=observations)
 
-    def _check_final(self, index: int, observation: Any) -> None:
-        """Raise ``TypeError`` when a terminal observation is not one of the inner VecEnv's
-        observations (an AutoReset inside a sub-env's observation wrappers leaves it in the
-        space below them)."""
+    def _check_final(self, ended: list[tuple[int, dict[str, Any]]]) -> None:
+        """Raise ``TypeError`` when a terminal observation of ``ended`` (``(index, info)``
+        pairs) is not one of the inner VecEnv's observations (an AutoReset inside a sub-env's
+        observation wrappers leaves it in the space below them)."""
         inner = self.venv.observation_space
-        reason = observation_checker(inner)(observation)
-        if reason is not None:
-            raise TypeError(
-                f"{type(self).__name__}: infos[{index}]['final_observation'] does not fit "
-                f"{inner!r}: {reason}. A sub-env whose AutoReset sits inside wrappers that "
-                "change observations leaves it in the space below them: put AutoReset "
-                "outermost (make_vec(..., wrappers=[..., sekai.AutoReset]))."
-            )
+        check = observation_checker(inner)
+        for index, info in ended:
+            reason = check(info["final_observation"])
+            if reason is not None:
+                raise TypeError(
+                    f"{type(self).__name__}: infos[{index}]['final_observation'] does not fit "
+                    f"{inner!r}: {reason}. A sub-env whose AutoReset sits inside wrappers that "
+                    "change observations leaves it in the space below them: put AutoReset "
+                    "outermost (make_vec(..., wrappers=[..., sekai.AutoReset]))."
+                )
 
 
 class VecRewardWrapper(VecResultWrapper):
