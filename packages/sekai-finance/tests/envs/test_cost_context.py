@@ -413,3 +413,34 @@ def test_native_portfolio_gives_cost_models_c_contiguous_row_major_trades():
         vec.step(np.full((4, N + 1), 0.5, dtype=np.float32))
     layouts = vec.template.cost_model.layouts
     assert layouts == [(True, (4, N))] * 3
+
+
+@pytest.mark.parametrize("mode", [None, "sync"])
+def test_a_frozen_native_sub_env_is_not_priced(mode):
+    """A finished sub-env trades nothing while frozen: its repeated action is not priced at a
+    row it never trades on, where a missing spread would fail the whole batch."""
+    import sekai
+    from sekai.finance import MarketData, SpreadCost
+
+    r = np.full(60, 0.001)
+    r[20] = -0.5  # the price halves: a 3x long is wiped out
+    spread = np.full(60, 0.001)
+    spread[20] = np.nan  # no quote on the row after the crash
+    data = MarketData(100 * np.cumprod(1 + r)).with_fields(spread=spread)
+    vec = sekai.make_vec(
+        "Trading-v0",
+        2,
+        vectorization_mode=mode,
+        vector_kwargs={"autoreset": False},
+        data=data,
+        episode_length=10,
+        lookback=5,
+        positions=(-3.0, 0.0, 3.0),
+        transaction_cost=SpreadCost(),
+    )
+    vec.reset(seed=0, options=[{"start": 19}, {"start": 40}])
+    assert vec.step(np.array([2, 2])).terminated.tolist() == [True, False]
+    later = vec.step(np.array([2, 2]))
+    assert later.rewards[0] == 0.0
+    assert later.rewards[1] == pytest.approx(0.002992517948405138, rel=1e-12)
+    vec.close()

@@ -483,8 +483,17 @@ class WindowVecEnv(FinanceVecEnv):
 
     # -- accounting shared by Trading and Portfolio ---------------------------------------------
 
-    def _trade_cost(self, trades: np.ndarray, turnover: np.ndarray) -> np.ndarray:
-        """Every sub-env's cost of ``trades`` ``(N, n)``, whose turnover is ``turnover``."""
+    def _trade_cost(
+        self, trades: np.ndarray, turnover: np.ndarray, frozen: NDArray[np.bool_] | None
+    ) -> np.ndarray:
+        """Every sub-env's cost of ``trades`` ``(N, n)``, whose turnover is ``turnover``.
+
+        Frozen sub-envs trade nothing: their repeated action is not a trade, and their row of
+        data may be one they never trade on (a cost model may refuse to price it there).
+        """
+        if frozen is not None:
+            trades = np.where(frozen[:, None], 0.0, trades)
+            turnover = np.where(frozen, 0.0, turnover)
         cost_model = self.template.cost_model  # type: ignore[attr-defined]
         if type(cost_model) is ProportionalCost and type(cost_model.rate) is float:
             result: np.ndarray = cost_model.rate * turnover  # the model's value, without the call

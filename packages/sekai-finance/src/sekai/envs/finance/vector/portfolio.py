@@ -129,7 +129,7 @@ class PortfolioVecEnv(WindowVecEnv):
         assets = target[:-1]
         trades = assets - self._weights[:-1]
         turnover = seq_sum(np.abs(trades), 0)
-        cost = self._trade_cost(trades.T, turnover)
+        cost = self._trade_cost(trades.T, turnover, frozen)
         r, _, _ = self._advance_market(frozen)
         r_rows = np.array(r.T, order="C")  # a copy even when r.T is contiguous: r is an info
         growth = self._net_growth(cost, 1.0 + portfolio_return(assets, r_rows, axis=0))

@@ -95,7 +95,7 @@ class TradingVecEnv(WindowVecEnv):
         position = self._position
         trade = target - position
         turnover = np.abs(trade)
-        cost = self._trade_cost(trade[:, None], turnover)
+        cost = self._trade_cost(trade[:, None], turnover, frozen)
         r2, _, after = self._advance_market(frozen)
         r = r2[:, 0]
         held = 1.0 + target * r
