@@ -128,3 +128,30 @@ def test_a_sync_reset_that_runs_its_own_loop_fails_inside_one_without_a_stray_wa
         asyncio.run(main())
         gc.collect()
     assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+def _make_registered() -> object:
+    sekai.register("ma/Duo-v0", Duo)
+    return sekai.make("ma/Duo-v0")
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        pytest.param(lambda: sekai.TimeLimit(Duo(), 5), id="wrapper"),
+        pytest.param(lambda: sekai.SyncVecEnv([Duo]), id="SyncVecEnv"),
+        pytest.param(_make_registered, id="make"),
+    ],
+)
+def test_single_agent_apis_give_a_multi_agent_env_the_multi_agent_route(
+    use: Any, sekai_registry: Any
+) -> None:
+    with pytest.raises(TypeError, match=r"not a sekai\.Env|expected a sekai\.Env") as caught:
+        use()
+    message = str(caught.value)
+    assert message.endswith(
+        "Duo is a multi-agent env, and sekai's wrappers, registry and vector envs take "
+        "single-agent envs only: use a sekai.MultiAgentEnv directly, or with PettingZoo-based "
+        "tools through sekai.compat.to_pettingzoo(env)."
+    )
+    assert "from_gymnasium" not in message

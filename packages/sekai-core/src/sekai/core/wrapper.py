@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
+from sekai.core._not_an_env import not_an_env_hint
 from sekai.core._render_habit import missing_attribute
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
@@ -23,10 +24,7 @@ ActT = TypeVar("ActT")
 WrapperObsT = TypeVar("WrapperObsT")
 WrapperActT = TypeVar("WrapperActT")
 
-_NOT_AN_ENV = (
-    "{cls} expected a sekai.Env, got {got}. To wrap a gymnasium env, convert it first with "
-    "sekai.compat.from_gymnasium(env)."
-)
+_WRAP_GYMNASIUM = "To wrap a gymnasium env, convert it first with sekai.compat.from_gymnasium(env)."
 
 
 class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, ObsT, ActT]):
@@ -40,7 +38,10 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
 
     def __init__(self, env: Env[ObsT, ActT]) -> None:
         if not isinstance(env, Env):
-            raise TypeError(_NOT_AN_ENV.format(cls=type(self).__name__, got=type(env).__name__))
+            raise TypeError(
+                f"{type(self).__name__} expected a sekai.Env, got {type(env).__name__}. "
+                + not_an_env_hint(env, _WRAP_GYMNASIUM)
+            )
         self.env = env
         self._observation_space: Space[Any] | None = None
         self._action_space: Space[Any] | None = None

@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from sekai.core._not_an_env import not_an_env_hint
 from sekai.core.env import Env
 from sekai.spaces import Space
 from sekai.vector._contract.subenv import SubEnv, call_each
@@ -119,8 +120,11 @@ def build_envs(
             if not isinstance(env, Env):
                 raise TypeError(
                     f"{owner}: env_fns[{index}]() returned {type(env).__name__}, not a "
-                    "sekai.Env. To use a gymnasium env, convert it with "
-                    "sekai.compat.from_gymnasium(env)."
+                    "sekai.Env. "
+                    + not_an_env_hint(
+                        env,
+                        "To use a gymnasium env, convert it with sekai.compat.from_gymnasium(env).",
+                    )
                 )
             envs.append(env)
             first = envs[0]
