@@ -12,6 +12,7 @@ import pytest
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 from pettingzoo.test import parallel_api_test, parallel_seed_test
+from pettingzoo.utils import parallel_to_aec
 
 import sekai
 from sekai.compat import PettingZooToSekai, SekaiToPettingZoo, from_pettingzoo, to_pettingzoo
@@ -197,8 +198,8 @@ def test_to_pettingzoo_agents_shrink_as_agents_finish() -> None:
 
 
 class Turns(sekai.MultiAgentEnv[Any, Any, str]):
-    """Two agents take turns (``acting``); only the next to act gets an observation, and after
-    four steps both are terminated with none."""
+    """Two agents take turns (``acting``): both are observed at reset, then only the next to act
+    at each step, and after four steps both are terminated with none."""
 
     def __init__(self) -> None:
         self.possible_agents = ["x", "y"]
@@ -215,7 +216,7 @@ class Turns(sekai.MultiAgentEnv[Any, Any, str]):
     def reset(self, *, seed: Any = None, options: Any = None) -> sekai.MAResetResult[Any]:
         self._set_rng(seed)
         self.agents, self.acting, self.t = ["x", "y"], ["x"], 0
-        return sekai.MAResetResult(self._obs(), {})
+        return sekai.MAResetResult({a: np.zeros(1, np.float32) for a in self.agents}, {})
 
     def step(self, actions: dict[str, Any]) -> sekai.MAStepResult[Any]:
         if set(actions) != set(self.acting):
@@ -234,7 +235,7 @@ def test_to_pettingzoo_takes_turns_for_an_env_with_acting_and_observes_every_liv
     sekai_env = Turns()
     env = to_pettingzoo(sekai_env)
     observations, _ = env.reset(seed=0)
-    assert list(observations) == ["x"]  # reset: as the sekai env gives them
+    assert list(observations) == ["x", "y"]
     seen = []
     while env.agents:
         observations, _, terminated, _, _ = env.step(dict.fromkeys(env.agents, 1))
@@ -248,6 +249,87 @@ def test_to_pettingzoo_takes_turns_for_an_env_with_acting_and_observes_every_liv
     ]
     assert terminated == {"x": True, "y": True}
     assert sekai_env.received == [{"x": 1}, {"y": 1}, {"x": 1}, {"y": 1}]  # the others dropped
+
+
+def test_to_pettingzoo_of_an_env_taking_turns_passes_parallel_api_test() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # PettingZoo warns of a live agent given no observation
+        parallel_api_test(to_pettingzoo(Turns()), num_cycles=10)
+
+
+def test_to_pettingzoo_reset_refuses_to_leave_a_live_agent_unobserved() -> None:
+    class FirstMoverOnly(Turns):
+        def reset(self, *, seed: Any = None, options: Any = None) -> sekai.MAResetResult[Any]:
+            super().reset(seed=seed)
+            return sekai.MAResetResult(self._obs(), {})  # x only: y waits for its turn
+
+    # PettingZoo needs an observation for every live agent, and at reset there is no last one
+    # to repeat.
+    with pytest.raises(
+        ValueError,
+        match=r"FirstMoverOnly\.reset\(\) gave no observation for the live agent\(s\) \['y'\]",
+    ):
+        to_pettingzoo(FirstMoverOnly()).reset(seed=0)
+
+
+class Spawner(sekai.MultiAgentEnv[Any, Any, str]):
+    """``a`` plays from the start, ``b`` joins at the first step; both end at the third."""
+
+    def __init__(self, observe_newcomer: bool = True) -> None:
+        self.possible_agents = ["a", "b"]
+        self.agents: list[str] = []
+        self.observation_spaces = {a: sekai.Box(0.0, 10.0, shape=(1,)) for a in "ab"}
+        self.action_spaces = {a: sekai.Discrete(2) for a in "ab"}
+        self.observe_newcomer = observe_newcomer
+        self.t = 0
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.MAResetResult[Any]:
+        self._set_rng(seed)
+        self.t, self.agents = 0, ["a"]
+        return sekai.MAResetResult({"a": np.zeros(1, np.float32)}, {"a": {}})
+
+    def step(self, actions: dict[str, Any]) -> sekai.MAStepResult[Any]:
+        self.t += 1
+        live = self.agents = ["a", "b"]
+        observed = live if self.observe_newcomer or self.t > 1 else ["a"]
+        done = self.t >= 3
+        if done:
+            self.agents = []
+        return sekai.MAStepResult(
+            {a: np.full(1, self.t, np.float32) for a in observed},
+            {a: float(self.t) for a in live},
+            dict.fromkeys(live, done),
+            dict.fromkeys(live, False),
+            {a: {"t": self.t} for a in live},
+        )
+
+
+def test_to_pettingzoo_reports_an_agent_that_joins_in_a_step() -> None:
+    env = to_pettingzoo(Spawner())
+    env.reset(seed=0)
+    observations, rewards, terminated, truncated, infos = env.step({"a": 1})
+    assert list(observations) == ["a", "b"]
+    assert rewards == {"a": 1.0, "b": 1.0}
+    assert terminated == truncated == {"a": False, "b": False}
+    assert infos == {"a": {"t": 1}, "b": {"t": 1}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parallel_api_test(to_pettingzoo(Spawner()), num_cycles=10)
+    aec = parallel_to_aec(to_pettingzoo(Spawner()))
+    aec.reset(seed=0)
+    for _agent in aec.agent_iter(20):
+        *_, term, trunc, _ = aec.last()
+        aec.step(None if term or trunc else 1)
+    assert aec.agents == []
+
+
+def test_to_pettingzoo_refuses_an_agent_that_joins_without_an_observation() -> None:
+    env = to_pettingzoo(Spawner(observe_newcomer=False))
+    env.reset(seed=0)
+    with pytest.raises(
+        ValueError, match=r"Spawner\.step\(\) gave no observation for the live agent\(s\) \['b'\]"
+    ):
+        env.step({"a": 1})
 
 
 def test_to_pettingzoo_of_a_market_whose_traders_act_at_different_times_passes_api_test() -> None:
@@ -285,10 +367,52 @@ def test_to_pettingzoo_state_uses_the_sekai_envs_state() -> None:
         to_pettingzoo(Countdown()).state()
 
 
+def test_global_state_and_its_space_cross_both_bridges() -> None:
+    class WithState(Countdown):
+        state_space = sekai.Box(0.0, 10.0, shape=(3,))
+
+        def state(self) -> Any:
+            return np.array([self.counts[a] for a in AGENTS], np.float32)
+
+    env = to_pettingzoo(WithState())
+    assert str(env.state_space) == "Box(0.0, 10.0, (3,), float32)"
+    assert parallel_to_aec(env).state_space is env.state_space  # PettingZoo copies it over
+    back = from_pettingzoo(env)
+    assert back.state_space == WithState.state_space
+    back.reset(seed=0)
+    np.testing.assert_array_equal(back.state(), env.state())
+    again = to_pettingzoo(back)  # PettingZoo -> sekai -> PettingZoo keeps state() too
+    np.testing.assert_array_equal(again.state(), env.state())
+    assert not hasattr(to_pettingzoo(Countdown()), "state_space")
+    assert not hasattr(from_pettingzoo(Rps()), "state_space")
+    with pytest.raises(NotImplementedError):
+        from_pettingzoo(Rps()).state()
+
+
 def test_to_pettingzoo_close_closes_the_sekai_env() -> None:
     inner = Countdown()
     to_pettingzoo(inner).close()
     assert inner.closed
+
+
+def test_to_pettingzoo_names_the_agent_and_space_it_cannot_convert() -> None:
+    class Weird(sekai.Space[int]):
+        def sample(self, mask: object = None) -> int:
+            return 0
+
+        def contains(self, x: object) -> bool:
+            return x == 0
+
+        @property
+        def is_flattenable(self) -> bool:
+            return False
+
+    env = Countdown()
+    env.action_spaces = {**env.action_spaces, "b": Weird()}
+    with pytest.raises(
+        TypeError, match=r"^to_pettingzoo\(\): cannot convert the action space of agent 'b': "
+    ):
+        to_pettingzoo(env)
 
 
 def test_to_pettingzoo_rejects_a_single_agent_env() -> None:
@@ -373,6 +497,22 @@ def test_from_pettingzoo_generator_seed_is_one_int_draw_for_an_env_without_np_ra
     np.testing.assert_array_equal(result.observations["p0"], direct.reset(seed=seed)[0]["p0"])
 
 
+def test_a_generator_seed_is_shared_across_both_bridges() -> None:
+    env, direct = from_pettingzoo(to_pettingzoo(Countdown())), Countdown()
+    generator = np.random.default_rng(3)
+    assert env.reset(seed=generator) == direct.reset(seed=np.random.default_rng(3))
+    assert env.rng is generator and env.pettingzoo_env.sekai_env.rng is generator
+
+
+@pytest.mark.parametrize("make", [Rps, lambda: to_pettingzoo(Countdown())])
+def test_from_pettingzoo_set_rng_seeds_the_generator_the_env_draws_from(make: Any) -> None:
+    env = from_pettingzoo(make())
+    assert env._set_rng(5) == 5
+    assert env.rng is env.pettingzoo_env.np_random
+    assert env.rng.integers(1000) == np.random.default_rng(5).integers(1000)
+    assert env._set_rng(None) == 5  # None keeps the stream and reports its seed
+
+
 def test_from_pettingzoo_passes_numpy_int_seeds_as_ints() -> None:
     env, direct = from_pettingzoo(Rps()), Rps()
     np.testing.assert_array_equal(
@@ -392,16 +532,41 @@ def test_from_pettingzoo_metadata_is_copied() -> None:
     assert env.metadata is not Rps.metadata
 
 
-def test_from_pettingzoo_rejects_an_aec_env_pointing_to_aec_to_parallel() -> None:
-    from pettingzoo.utils import parallel_to_aec
-
-    with pytest.raises(TypeError, match="aec_to_parallel"):
+def test_from_pettingzoo_rejects_an_aec_env_pointing_to_both_converters() -> None:
+    # aec_to_parallel refuses an env that does not declare is_parallelizable: turn-based ones
+    # need turn_based_aec_to_parallel.
+    with pytest.raises(
+        TypeError,
+        match=r"turn_based_aec_to_parallel\(env\).* pettingzoo\.utils\.aec_to_parallel\(env\)",
+    ):
         from_pettingzoo(parallel_to_aec(Rps()))
 
 
 def test_from_pettingzoo_rejects_a_sekai_env() -> None:
     with pytest.raises(TypeError, match=r"expects a pettingzoo.ParallelEnv, got Countdown"):
         from_pettingzoo(Countdown())
+
+
+@pytest.mark.parametrize("which", ["observation", "action"])
+def test_from_pettingzoo_names_the_agent_and_space_it_cannot_convert(which: str) -> None:
+    class TextSpace(Rps):
+        def observation_space(self, agent: str) -> gym.spaces.Space[Any]:
+            if agent == "p1" and which == "observation":
+                return gym.spaces.Text(8)
+            return super().observation_space(agent)
+
+        def action_space(self, agent: str) -> gym.spaces.Space[Any]:
+            if agent == "p1" and which == "action":
+                return gym.spaces.Text(8)
+            return super().action_space(agent)
+
+    with pytest.raises(
+        TypeError,
+        match=rf"^from_pettingzoo\(\): cannot convert the {which} space of agent 'p1': "
+        r"space_from_gymnasium\(\) cannot convert gymnasium's Text",
+    ) as caught:
+        from_pettingzoo(TextSpace())
+    assert isinstance(caught.value.__cause__, TypeError)
 
 
 def test_from_pettingzoo_needs_possible_agents() -> None:

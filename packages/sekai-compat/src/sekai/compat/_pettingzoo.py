@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sekai.compat._optional import require_pettingzoo
 from sekai.compat._spaces import space_from_gymnasium
-from sekai.core._rng import check_seed
+from sekai.core._rng import check_seed, np_random
 from sekai.core.multi_agent import MultiAgentEnv
 from sekai.core.result import MAResetResult, MAStepResult
 
@@ -16,6 +17,15 @@ if TYPE_CHECKING:
     from sekai.compat._sekai_to_pettingzoo import SekaiToPettingZoo
 
 __all__ = ["PettingZooToSekai", "from_pettingzoo", "to_pettingzoo"]
+
+
+def convert_space(caller: str, convert: Callable[[Any], Any], space: Any, which: str) -> Any:
+    """``convert(space)``, its TypeError naming ``caller`` and ``which`` space failed (e.g.
+    ``"the observation space of agent 'p1'"``): the converter's own names neither."""
+    try:
+        return convert(space)
+    except TypeError as exc:
+        raise TypeError(f"{caller}: cannot convert {which}: {exc}") from exc
 
 
 def to_pettingzoo(env: MultiAgentEnv[Any, Any, Any]) -> SekaiToPettingZoo:
@@ -38,20 +48,24 @@ def to_pettingzoo(env: MultiAgentEnv[Any, Any, Any]) -> SekaiToPettingZoo:
 def from_pettingzoo(parallel_env: Any) -> PettingZooToSekai:
     """Wrap a PettingZoo ``ParallelEnv`` as a sekai ``MultiAgentEnv``.
 
-    The env must list ``possible_agents``. For an AEC env, convert it first with
-    ``pettingzoo.utils.aec_to_parallel``.
+    The env must list ``possible_agents``. Convert an AEC env first: a turn-based one (chess,
+    say) with ``pettingzoo.utils.turn_based_aec_to_parallel``, one whose metadata declares
+    ``is_parallelizable`` with ``pettingzoo.utils.aec_to_parallel``. ``state()`` and
+    ``state_space`` (converted) are the PettingZoo env's, when it has them.
 
     Raises:
         sekai.MissingDependency: pettingzoo is not installed
             (``pip install 'sekai-compat[pettingzoo]'``).
         TypeError: ``parallel_env`` is not a ParallelEnv (an AEC env, say), or a space has no
-            sekai equivalent.
+            sekai equivalent (the message names the agent and the space).
         ValueError: the env does not define ``possible_agents``.
     """
     pettingzoo = require_pettingzoo("from_pettingzoo()")
     if not isinstance(parallel_env, pettingzoo.ParallelEnv):
         hint = (
-            " Convert an AEC env first with pettingzoo.utils.aec_to_parallel(env)."
+            " Convert an AEC env first: a turn-based one with "
+            "pettingzoo.utils.turn_based_aec_to_parallel(env), one whose metadata sets "
+            "is_parallelizable with pettingzoo.utils.aec_to_parallel(env)."
             if isinstance(parallel_env, pettingzoo.AECEnv)
             else ""
         )
@@ -62,6 +76,10 @@ def from_pettingzoo(parallel_env: Any) -> PettingZooToSekai:
     return PettingZooToSekai(parallel_env)
 
 
+def _from_gymnasium(space: Any, which: str) -> Any:
+    return convert_space("from_pettingzoo()", space_from_gymnasium, space, f"the {which}")
+
+
 class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
     """A PettingZoo ``ParallelEnv`` as a sekai ``MultiAgentEnv`` (built by ``from_pettingzoo()``).
 
@@ -70,7 +88,8 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
     goes to the PettingZoo env's ``reset()``; a Generator seed becomes the PettingZoo env's
     ``np_random`` (as ``from_gymnasium`` does), or for an env without one, one int drawn from
     it, as PettingZoo's ``reset()`` takes only ints. ``rng`` is the PettingZoo env's
-    ``np_random`` when it has one.
+    ``np_random`` when it has one, and ``_set_rng`` seeds that one. ``state()`` is the
+    PettingZoo env's; ``state_space`` (converted) exists when the PettingZoo env has one.
 
     Attributes:
         pettingzoo_env: the wrapped ParallelEnv.
@@ -86,13 +105,20 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
         self.pettingzoo_env = parallel_env
         self.possible_agents = list(possible)
         self.observation_spaces = {
-            agent: space_from_gymnasium(parallel_env.observation_space(agent))
+            agent: _from_gymnasium(
+                parallel_env.observation_space(agent), f"observation space of agent {agent!r}"
+            )
             for agent in self.possible_agents
         }
         self.action_spaces = {
-            agent: space_from_gymnasium(parallel_env.action_space(agent))
+            agent: _from_gymnasium(
+                parallel_env.action_space(agent), f"action space of agent {agent!r}"
+            )
             for agent in self.possible_agents
         }
+        state_space = getattr(parallel_env, "state_space", None)  # optional in PettingZoo
+        if state_space is not None:
+            self.state_space = _from_gymnasium(state_space, "state space")
         self._metadata = dict(getattr(parallel_env, "metadata", None) or {})
 
     @property
@@ -104,6 +130,10 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
     def agents(self) -> list[Any]:  # type: ignore[override]
         """The live agents (the PettingZoo env's ``agents``)."""
         return list(getattr(self.pettingzoo_env, "agents", []))
+
+    def state(self) -> Any:
+        """The PettingZoo env's global ``state()`` (PettingZoo's NotImplementedError without)."""
+        return self.pettingzoo_env.state()
 
     def _has_np_random(self) -> bool:
         """Whether the PettingZoo env draws from a Generator ``np_random`` of its own."""
@@ -125,6 +155,18 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
             self.pettingzoo_env.unwrapped.np_random = value
         self._rng, self._rng_seed = value, -1
 
+    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
+        """Seed ``rng`` with sekai's rules (see ``Env._set_rng``): the PettingZoo env's
+        ``np_random`` when it has one, so the seeded generator is the one the env draws from."""
+        if not self._has_np_random():
+            return super()._set_rng(seed)
+        if seed is None:  # keep the PettingZoo env's stream
+            return -1 if self._rng_seed is None else self._rng_seed
+        generator, used = np_random(seed)
+        self.rng = generator
+        self._rng_seed = used
+        return used
+
     def reset(
         self,
         *,
@@ -140,6 +182,8 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
                 seed = None
             else:
                 seed = int(seed.integers(2**31))
+        elif seed is not None and self._has_np_random():
+            self._rng_seed = int(seed)  # the env seeds its np_random: _set_rng(None) reports it
         observations, infos = self.pettingzoo_env.reset(
             seed=None if seed is None else int(seed), options=options
         )

@@ -6,11 +6,13 @@ lazy ``sekai.compat.SekaiToPettingZoo`` attribute, after ``require_pettingzoo()`
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 from pettingzoo import ParallelEnv
 
+from sekai.compat._pettingzoo import convert_space
 from sekai.compat._spaces import space_to_gymnasium
 from sekai.core.multi_agent import MultiAgentEnv
 
@@ -27,18 +29,25 @@ def _agent_infos(info: dict[Any, Any], agents: list[Any]) -> dict[Any, Any]:
     return infos
 
 
+def _to_gymnasium(space: Any, which: str) -> Any:
+    return convert_space("to_pettingzoo()", space_to_gymnasium, space, f"the {which}")
+
+
 class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is untyped
     """A sekai ``MultiAgentEnv`` as a PettingZoo ``ParallelEnv``; build it with ``to_pettingzoo()``.
 
     Per-agent spaces are converted once with ``space_to_gymnasium`` (so ``observation_space(a)``
     returns the same object every time, as PettingZoo requires); ``agents`` is the sekai env's
-    live list; ``step()`` reports every agent that was live before it, filling in
+    live list. ``reset()`` needs an observation of every live agent (PettingZoo's contract);
+    ``step()`` reports every agent live before it or after it (one that joined), filling in
     ``terminated`` / ``truncated`` (False), ``rewards`` (0.0) and ``infos`` (``{}``) for agents
-    the sekai result leaves out, and the agent's last observation for one it gives none. An env
-    whose agents take turns (an ``acting`` attribute: the agents whose turn it is, as
-    ``LimitOrderBookMarket``) gets the actions of those agents only: PettingZoo gives one for
-    every live agent, and the others' are ignored. ``metadata`` is
-    ``{"render_modes": [], "name": <class name>, **env.metadata}``.
+    the sekai result leaves out, and the agent's last observation for one it gives none (a
+    ValueError names an agent that never had one). An env whose agents take turns (an
+    ``acting`` attribute: the agents whose turn it is, as ``LimitOrderBookMarket``) gets the
+    actions of those agents only: PettingZoo gives one for every live agent, and the others'
+    are ignored. ``metadata`` is ``{"render_modes": [], "name": <class name>,
+    **env.metadata}``; ``np_random`` is the sekai env's ``rng``; ``state()`` is the sekai env's,
+    and ``state_space`` (converted) exists when the sekai env has one.
 
     Attributes:
         sekai_env: the wrapped MultiAgentEnv.
@@ -55,19 +64,36 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         self.render_mode = None
         self.possible_agents = list(env.possible_agents)
         self.observation_spaces = {
-            agent: space_to_gymnasium(env.observation_space(agent)) for agent in env.possible_agents
+            agent: _to_gymnasium(
+                env.observation_space(agent), f"observation space of agent {agent!r}"
+            )
+            for agent in env.possible_agents
         }
         self.action_spaces = {
-            agent: space_to_gymnasium(env.action_space(agent)) for agent in env.possible_agents
+            agent: _to_gymnasium(env.action_space(agent), f"action space of agent {agent!r}")
+            for agent in env.possible_agents
         }
+        # PettingZoo's optional global state space (parallel_to_aec copies it when present).
+        state_space = getattr(env, "state_space", None)
+        if state_space is not None:
+            self.state_space = _to_gymnasium(state_space, "state space")
         # Each agent's last observation, for the steps that give it none (PettingZoo wants one
-        # for every agent live before the step).
+        # for every live agent).
         self._observations: dict[Any, Any] = {}
 
     @property
     def agents(self) -> list[Any]:
         """The live agents (the sekai env's ``agents``)."""
         return list(self.sekai_env.agents)
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The sekai env's ``rng`` (so ``from_pettingzoo`` shares it, as ``to_gymnasium`` does)."""
+        return self.sekai_env.rng
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self.sekai_env.rng = value
 
     def observation_space(self, agent: Any) -> Any:
         """The gymnasium observation space of ``agent`` (the same object every call)."""
@@ -80,10 +106,15 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[Any, Any], dict[Any, Any]]:
-        """Reset the sekai env; return ``(observations, infos)`` keyed by agent."""
+        """Reset the sekai env; return ``(observations, infos)`` keyed by agent.
+
+        Raises:
+            ValueError: the sekai env gave no observation for a live agent.
+        """
         result = self.sekai_env.reset(seed=seed, options=options)
         self._observations = dict(result.observations)
-        return dict(result.observations), _agent_infos(result.info, self.agents)
+        agents = self.agents
+        return self._last_observations(agents, "reset()"), _agent_infos(result.info, agents)
 
     def step(
         self, actions: dict[Any, Any]
@@ -96,23 +127,33 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             actions = {agent: action for agent, action in actions.items() if agent in turn}
         result = self.sekai_env.step(actions)
         self._observations.update(result.observations)
-        seen = self._observations
-        observations = {agent: seen[agent] for agent in live if agent in seen}
-        for agent, observation in result.observations.items():  # any the env adds
-            observations.setdefault(agent, observation)
-        rewards = {agent: float(result.rewards.get(agent, 0.0)) for agent in live}
-        terminated = {agent: bool(result.terminated.get(agent, False)) for agent in live}
-        truncated = {agent: bool(result.truncated.get(agent, False)) for agent in live}
+        # PettingZoo's live agents of a step: those live before it and those that joined in it.
+        reported = list(dict.fromkeys(itertools.chain(live, self.sekai_env.agents)))
         return (
-            observations,
-            rewards,
-            terminated,
-            truncated,
-            _agent_infos(result.info, live),
+            self._last_observations(reported, "step()"),
+            {agent: float(result.rewards.get(agent, 0.0)) for agent in reported},
+            {agent: bool(result.terminated.get(agent, False)) for agent in reported},
+            {agent: bool(result.truncated.get(agent, False)) for agent in reported},
+            _agent_infos(result.info, reported),
+        )
+
+    def _last_observations(self, agents: list[Any], method: str) -> dict[Any, Any]:
+        """The last observation of each of ``agents``; a ValueError names any never observed."""
+        seen = self._observations
+        try:
+            return {agent: seen[agent] for agent in agents}
+        except KeyError:
+            missing = [agent for agent in agents if agent not in seen]
+        raise ValueError(
+            f"to_pettingzoo(): {type(self.sekai_env).__name__}.{method} gave no observation for "
+            f"the live agent(s) {missing!r}, nor did any earlier step of this episode; a "
+            "PettingZoo ParallelEnv needs one for every live agent. Return an observation for "
+            "every agent in agents from reset() (those waiting for their turn included), and "
+            "for an agent that joins, from the step() it joins in."
         )
 
     def state(self) -> np.ndarray:
-        """The sekai env's global ``state()``, when it defines one."""
+        """The sekai env's global ``state()``, when it defines one (see ``state_space``)."""
         state = getattr(self.sekai_env, "state", None)
         if state is None:
             raise NotImplementedError(f"{self.sekai_env} defines no state().")
