@@ -53,6 +53,25 @@ def test_a_python_list_action_is_accepted() -> None:
     assert _fresh().step([0.5]).observation.shape == (3,)
 
 
+@pytest.mark.parametrize("env_id", ["Pendulum-v1", "MountainCarContinuous-v0"])
+def test_the_env_and_delay_action_take_the_same_box_actions(env_id: str) -> None:
+    env = sekai.make(env_id)
+    delayed = sekai.wrappers.DelayAction(sekai.make(env_id), 1)
+    env.reset(seed=0)
+    delayed.reset(seed=0)
+    actions: list[Any] = [[0.5], np.array([9.0]), np.array([3], np.int64), [np.nan], [True]]
+    actions += [np.zeros(2), ["1"], np.array([1j]), [2**70], [np.float32(-np.inf)]]
+    for action in actions:
+        verdicts = []
+        for target in (env, delayed):
+            try:
+                target.step(action)
+                verdicts.append(True)
+            except sekai.InvalidAction:
+                verdicts.append(False)
+        assert verdicts[0] == verdicts[1], action
+
+
 def test_upright_at_rest_without_torque_costs_nothing() -> None:
     env = _fresh()
     env.state = np.array([0.0, 0.0])

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from sekai._args import check_int
+from sekai._box_actions import box_action
 from sekai.core.env import Env
 from sekai.core.wrapper import ResultWrapper
 from sekai.error import InvalidAction
@@ -67,24 +68,13 @@ class DelayAction(ResultWrapper[Any, Any, Any, Any]):
     def _step_action(self, action: Any) -> Any:
         if self.delay == 0:
             return action
-        if not _acceptable(self.action_space, action):  # refused now, not steps later
-            raise InvalidAction(action, self.action_space)
+        space = self.action_space
+        # Refused now, not steps later; a Box takes what its envs take (they clip to the bounds).
+        if isinstance(space, Box):
+            box_action(action, space, space.shape)
+        elif not space.contains(action):
+            raise InvalidAction(action, space)
         self._pending.append(_copy_action(action))
         if len(self._pending) > self.delay:
             return self._pending.popleft()
         return _copy_action(self.noop)
-
-
-def _acceptable(space: Any, action: Any) -> bool:
-    """Whether an env would take ``action``: a member of ``space``, or for a Box any finite
-    array of its shape (envs clip Box actions to the bounds)."""
-    if isinstance(space, Box):
-        try:
-            array = np.asarray(action)
-        except (TypeError, ValueError, OverflowError):
-            return False
-        # the envs' rule: real numbers (no bools, strings, complex or objects), finite
-        if array.dtype.kind not in "iuf" or array.shape != space.shape:
-            return False
-        return bool(np.isfinite(array).all())
-    return bool(space.contains(action))

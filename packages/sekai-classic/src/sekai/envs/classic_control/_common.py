@@ -15,8 +15,6 @@ from sekai.error import InvalidAction
 __all__ = [
     "F64",
     "DiscreteAction",
-    "box_action",
-    "box_actions",
     "check_flag",
     "check_options",
     "check_parameter",
@@ -83,39 +81,6 @@ def discrete_actions(actions: Any, space: Any, n: int) -> npt.NDArray[np.int64]:
         index = int(np.flatnonzero(bad)[0])
         raise InvalidAction(arr.flat[index], space, index=index)
     return arr.astype(np.int64, copy=False)
-
-
-def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[Any]:
-    """``action`` as a numeric array of ``shape`` with finite entries (its dtype kept).
-
-    The dtype is kept so the arithmetic matches gymnasium's for the same action; finite values
-    outside the bounds are left for the env to clip.
-
-    Raises:
-        InvalidAction: wrong shape, non-numeric, or a NaN/inf entry.
-    """
-    try:
-        arr = np.asarray(action)
-    except (ValueError, TypeError) as exc:
-        raise InvalidAction(action, space) from exc
-    if arr.shape != shape or arr.dtype.kind not in "iuf" or not np.all(np.isfinite(arr)):
-        raise InvalidAction(action, space)
-    return arr
-
-
-def box_actions(actions: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[Any]:
-    """A batch of Box actions: ``(num_envs, *shape)``, numeric and finite (dtype kept)."""
-    try:
-        arr = np.asarray(actions)
-    except (ValueError, TypeError) as exc:
-        raise InvalidAction(actions, space) from exc
-    if arr.shape[1:] != shape or arr.dtype.kind not in "iuf":
-        raise InvalidAction(actions, space)
-    finite = np.isfinite(arr).reshape(len(arr), -1).all(axis=1)
-    if not finite.all():
-        index = int(np.flatnonzero(~finite)[0])
-        raise InvalidAction(arr[index], space, index=index)
-    return arr
 
 
 def check_parameter(owner: str, name: str, value: Any) -> Any:

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from sekai._box_actions import box_action
 from sekai.core.result import StepResult
-from sekai.envs.classic_control._common import box_action
 from sekai.envs.classic_control._valley import ValleyEnv
 from sekai.error import ResetRequired
 from sekai.spaces import Box

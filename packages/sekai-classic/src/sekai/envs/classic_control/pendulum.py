@@ -8,14 +8,10 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from sekai._box_actions import box_action
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
-from sekai.envs.classic_control._common import (
-    box_action,
-    check_options,
-    check_parameter,
-    to_float,
-)
+from sekai.envs.classic_control._common import check_options, check_parameter, to_float
 from sekai.error import ResetRequired
 from sekai.spaces import Box
 

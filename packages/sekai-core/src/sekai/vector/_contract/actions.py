@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai._box_actions import bad_box_rows
 from sekai.error import InvalidAction
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 
@@ -99,14 +100,9 @@ class _ArrayNode(_Node):
         return array
 
     def _bad(self, array: NDArray[Any]) -> BoolArray | None:
-        """Element-wise invalid entries, or None if all are valid (checked cheaply first)."""
+        """Element-wise invalid entries of a Discrete, MultiDiscrete or MultiBinary batch, or
+        None if all are valid (checked cheaply first)."""
         kind = array.dtype.kind
-        if self.kind == "box":
-            if kind in "iu":  # bools are not numbers here: single envs refuse them too
-                return None
-            if kind == "f":
-                return None if np.isfinite(array).all() else ~np.isfinite(array)
-            return np.ones(array.shape, dtype=bool)
         if self.kind == "binary":
             if kind == "b":
                 return None
@@ -131,6 +127,8 @@ class _ArrayNode(_Node):
         return np.ones(array.shape, dtype=bool)
 
     def bad_rows(self, batch: NDArray[Any]) -> BoolArray | None:
+        if self.kind == "box":  # the single envs' rule, row by row
+            return bad_box_rows(batch)
         bad = self._bad(batch)
         if bad is None:
             return None

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from sekai.envs.finance._common import check_int, check_real, numeric_action, parse_options
-from sekai.error import InvalidAction
+from sekai._box_actions import box_action as checked_box_action
+from sekai.envs.finance._common import check_int, check_real, parse_options
 
 __all__ = ["box_action", "param", "session_options"]
 
@@ -65,15 +65,12 @@ class param:
 
 
 def box_action(action: Any, shape: tuple[int, ...], space: Any) -> np.ndarray:
-    """Parse a continuous action: any numeric array-like of ``shape`` with finite entries.
+    """Parse a continuous action by the envs' rule (real numbers of ``shape``, finite).
 
     Returns a float64 array (not clipped). Raises ``InvalidAction`` for a wrong shape, a
     non-numeric value or a non-finite entry.
     """
-    array = numeric_action(action, space).astype(np.float64)
-    if array.shape != shape or not np.all(np.isfinite(array)):
-        raise InvalidAction(action, space)
-    return array
+    return checked_box_action(action, space, shape).astype(np.float64)
 
 
 def session_options(options: Mapping[str, Any] | None, cls: str) -> None:

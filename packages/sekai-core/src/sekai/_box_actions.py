@@ -1,0 +1,59 @@
+"""The envs' rule for Box actions: real numbers of the space's shape, every entry finite.
+
+One rule, two entry points: ``box_action`` for one action (envs, ``DelayAction``) and
+``bad_box_rows`` for a batch whose shape is already checked (the vector action checks). Values
+beyond the bounds pass: envs clip them. First-party plugins import this module (they pin
+sekai-core to the same minor version), so its names stay as they are within a minor version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from sekai.error import InvalidAction
+
+__all__ = ["bad_box_rows", "box_action"]
+
+# Integers and floats; bools (kind "b"), complex, strings and objects (ints too large for
+# int64/uint64) are refused.
+_REAL = "iuf"
+_ndarray = np.ndarray
+
+
+def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[Any]:
+    """``action`` as an array of ``shape`` of real, finite numbers, its dtype kept.
+
+    The dtype is kept so that an env computes as gymnasium does for the same action.
+
+    Raises:
+        InvalidAction: ``action`` is not an array-like of real numbers of ``shape``, or has a
+            NaN or infinite entry.
+    """
+    if type(action) is _ndarray:  # the common case: no conversion
+        array = action
+    else:
+        try:
+            array = np.asarray(action)
+        except (TypeError, ValueError, OverflowError) as exc:  # ragged, or refused by NumPy
+            raise InvalidAction(action, space) from exc
+    if array.shape != shape or array.dtype.kind not in _REAL or not np.isfinite(array).all():
+        raise InvalidAction(action, space)
+    return array
+
+
+def bad_box_rows(batch: npt.NDArray[Any]) -> npt.NDArray[np.bool_] | None:
+    """The rows (first axis) of a batch of Box actions that break the rule, or None when none
+    does (one ``isfinite`` for floats, nothing for integers)."""
+    kind = batch.dtype.kind
+    if kind in "iu":
+        return None
+    if kind != "f":
+        return np.ones(len(batch), dtype=bool)
+    finite = np.isfinite(batch)
+    if finite.all():
+        return None
+    rows: npt.NDArray[np.bool_] = ~finite.reshape(len(batch), -1).all(axis=1)
+    return rows
