@@ -11,6 +11,7 @@ import pytest
 
 import sekai
 from sekai.vector import (
+    ProcVecEnv,
     SyncVecEnv,
     VecActionWrapper,
     VecObservationWrapper,
@@ -75,6 +76,25 @@ def test_vec_wrapper_reads_and_sets_the_native_envs_rng() -> None:
     with pytest.raises(AttributeError, match="SyncVecEnv has no rng to set"):
         synced.rng = generator
     assert not hasattr(synced, "rng")
+
+
+@pytest.mark.parametrize("name", ["send", "recv"])
+def test_send_and_recv_through_a_wrapper_say_to_use_the_backend_or_step(name: str) -> None:
+    with ProcVecEnv([CounterEnv] * 2, context="fork", num_workers=1) as inner:
+        vec = Doubled(VecWrapper(inner))
+        with pytest.raises(AttributeError) as info:
+            getattr(vec, name)
+        message = str(info.value)
+        assert message.startswith(f"'Doubled' object has no attribute {name!r}: vector wrappers ")
+        assert "do not forward send() and recv()" in message
+        assert "on the backend, ProcVecEnv (vec.unwrapped)" in message and "step()" in message
+        assert not hasattr(vec, name) and hasattr(vec.unwrapped, name)
+
+
+def test_send_through_a_wrapper_of_a_backend_without_it_says_to_use_step() -> None:
+    vec = Doubled(SyncVecEnv([CounterEnv] * 2))
+    with pytest.raises(AttributeError, match="its backend, SyncVecEnv, has none either: use step"):
+        vec.send(np.zeros(2, np.int64))
 
 
 def test_cross_sectional_demean_example() -> None:

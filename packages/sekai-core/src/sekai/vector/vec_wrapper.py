@@ -29,8 +29,35 @@ __all__ = [
 ]
 
 
+class _NotForwarded:
+    """``send``/``recv`` of a vector wrapper: an ``AttributeError`` saying why and what to do
+    instead (a descriptor, as ``VecEnv.render``: no ``__getattr__`` to slow every lookup)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        backend = obj.unwrapped  # type: ignore[attr-defined]
+        kind = type(backend).__name__
+        if hasattr(backend, self.name):
+            instead = (
+                f"call send() and recv() on the backend, {kind} (vec.unwrapped), which skips the "
+                "wrappers' processing, or use step()"
+            )
+        else:
+            instead = f"its backend, {kind}, has none either: use step()"
+        raise AttributeError(
+            f"{type(obj).__name__!r} object has no attribute {self.name!r}: vector wrappers do "
+            "not forward send() and recv() (they process whole step() results, not the batches "
+            f"of whichever sub-envs finish first); {instead}."
+        )
+
+
 class VecWrapper(VecEnv):
-    """Wraps a whole VecEnv; delegates everything (the async pair included) by default.
+    """Wraps a whole VecEnv; delegates everything (the async pair included) by default, but
+    ``send()``/``recv()``, which raise ``AttributeError`` naming what to do instead.
 
     Subclasses call ``super().__init__(venv)`` and may assign new single-env
     ``observation_space`` / ``action_space`` in ``__init__`` (the batched spaces follow).
@@ -41,6 +68,9 @@ class VecWrapper(VecEnv):
     Args:
         venv: the VecEnv to wrap.
     """
+
+    send = _NotForwarded()
+    recv = _NotForwarded()
 
     def __init__(self, venv: VecEnv) -> None:
         if not isinstance(venv, VecEnv):
