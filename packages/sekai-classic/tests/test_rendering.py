@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import sekai
+from sekai.envs import classic_control
 from sekai.envs.classic_control import (
     AcrobotEnv,
     AcrobotRenderer,
@@ -264,6 +266,35 @@ def test_render_method_of_a_wrapped_or_bare_env_names_the_renderer() -> None:
         assert str(info.value).startswith(f"'{name}' object has no attribute 'render': sekai envs")
         assert "from sekai.envs.classic_control import AcrobotRenderer" in str(info.value)
     assert not hasattr(env, "render")  # bridges that probe for render() still see none
+
+
+@pytest.mark.parametrize(
+    ("env_id", "renderer"),
+    [
+        ("MountainCarContinuous-v0", "MountainCarRenderer"),  # drawn by its sibling's renderer
+        ("CartPole-v1", "CartPoleRenderer"),
+        ("Pendulum-v1", "PendulumRenderer"),
+    ],
+)
+def test_every_classic_env_names_the_renderer_that_draws_it(env_id: str, renderer: str) -> None:
+    env = sekai.make(env_id)
+    with pytest.raises(AttributeError) as info:
+        env.render()
+    use = f"from sekai.envs.classic_control import {renderer}; frame = {renderer}().render(env)"
+    assert use in str(info.value)
+    with pytest.raises(TypeError, match=re.escape(use)):
+        sekai.make(env_id, render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = getattr(classic_control, renderer)().render(env)  # the hint is right
+    assert frame.shape[2] == 3
+
+
+def test_a_subclass_of_a_classic_env_is_pointed_to_its_base_classs_renderer() -> None:
+    class TiltedPendulum(PendulumEnv):
+        pass
+
+    with pytest.raises(AttributeError, match="import PendulumRenderer; frame = PendulumRenderer"):
+        TiltedPendulum().render()  # type: ignore[attr-defined]
 
 
 def test_other_missing_attributes_keep_the_plain_message() -> None:

@@ -20,13 +20,26 @@ _SEE = (
 
 
 def _renderer_of(env_class: type) -> str | None:
-    """``from pkg import XRenderer`` for env class ``XEnv`` when ``XRenderer`` is importable."""
-    name = env_class.__name__
-    if not name.endswith("Env"):
-        return None
-    renderer = f"{name[: -len('Env')]}Renderer"
-    parts = env_class.__module__.split(".")
-    # The shortest imported package exporting it: sekai.envs.classic_control, not .cartpole.
+    """``from pkg import XRenderer``: the renderer of ``env_class`` or of its nearest base class
+    that has one importable, where class ``XEnv`` has ``XRenderer`` unless it names another
+    with a class attribute ``_renderer_name`` (an env drawn by a sibling's renderer)."""
+    for cls in env_class.__mro__:
+        renderer = cls.__dict__.get("_renderer_name")
+        if renderer is None:
+            name = cls.__name__
+            if not name.endswith("Env") or name == "Env":
+                continue
+            renderer = f"{name[: -len('Env')]}Renderer"
+        found = _exported_by(cls.__module__, renderer)
+        if found is not None:
+            return found
+    return None
+
+
+def _exported_by(module: str, renderer: str) -> str | None:
+    """``from pkg import renderer`` for the shortest imported package of ``module`` that has
+    it (sekai.envs.classic_control, not .cartpole), or None."""
+    parts = module.split(".")
     for end in range(1, len(parts) + 1):
         package = ".".join(parts[:end])
         if package in ("sekai", "sekai.envs"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -47,6 +47,8 @@ class ContinuousMountainCarEnv(ValleyEnv[npt.NDArray[np.float32]]):
     Args:
         goal_velocity: the minimum velocity at the goal.
     """
+
+    _renderer_name: ClassVar[str] = "MountainCarRenderer"  # for the hint of env.render()
 
     def __init__(self, goal_velocity: float = 0) -> None:
         self.min_action = -1.0
