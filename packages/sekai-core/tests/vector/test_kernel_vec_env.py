@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,7 +17,12 @@ from sekai.registry.kernels import load_kernel
 from sekai.registry.spec import EnvSpec
 from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
-from sekai.vector.kernel_backend import DeviceActions, NumpyBackend, bad_action_rows
+from sekai.vector.kernel_backend import (
+    DeviceActions,
+    KernelBackend,
+    NumpyBackend,
+    bad_action_rows,
+)
 from sekai.vector.kernel_check import check_kernel_vec_env
 from sekai.vector.kernel_step import initial, transition
 from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -367,3 +374,47 @@ def test_a_reset_refused_for_its_options_draws_nothing_from_the_generator() -> N
     with pytest.raises(ValueError, match="takes no reset options"):
         vec.reset(seed=[None, 1], options={"start": 1})
     assert vec.rng.bit_generator.state == before
+
+
+def _pickled(vec: KernelVecEnv) -> KernelVecEnv:
+    return pickle.loads(pickle.dumps(vec))  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("duplicate", [copy.deepcopy, _pickled], ids=["copy", "pickle"])
+def test_a_numpy_kernel_env_is_copied_and_pickled_with_its_state_and_generator(
+    duplicate: Any,
+) -> None:
+    vec = KernelVecEnv(CountdownKernel(step_size=0.5), 3, autoreset=False, max_episode_steps=7)
+    vec.reset(seed=3)
+    vec.step(np.array([1, 0, 1]))
+    twin = duplicate(vec)
+    assert twin.backend.xp is np and twin.backend.rng is twin.rng is not vec.rng
+    assert (twin.autoreset, twin.max_episode_steps, twin.params) == (False, 7, vec.params)
+    for _ in range(6):  # both step on from the same state and draw the same noise
+        actions = np.array([1, 1, 0])
+        mine, theirs = vec.step(actions), twin.step(actions)
+        np.testing.assert_array_equal(mine.observations, theirs.observations)
+        np.testing.assert_array_equal(mine.terminated, theirs.terminated)
+        np.testing.assert_array_equal(vec.frozen, twin.frozen)
+    np.testing.assert_array_equal(vec.reset().observations, twin.reset().observations)
+    vec.close()
+    assert not twin.closed and duplicate(vec).closed
+    twin.step(np.array([0, 0, 0]))  # steps itself, not the closed original
+
+
+class _DeviceBackend(NumpyBackend):
+    """Stands for a device backend (JAX, torch), which does not say how to rebuild itself."""
+
+    name = "device"
+    __getstate__ = KernelBackend.__getstate__  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("duplicate", [copy.deepcopy, pickle.dumps], ids=["copy", "pickle"])
+def test_a_kernel_env_on_another_backend_says_it_cannot_be_copied(duplicate: Any) -> None:
+    vec = KernelVecEnv(CountdownKernel(), 2, backend=_DeviceBackend())
+    message = (
+        "A KernelVecEnv on the device backend (_DeviceBackend) cannot be copied or pickled: "
+        "the backend holds the array library and its device state. Make another env instead"
+    )
+    with pytest.raises(TypeError, match=re.escape(message)):
+        duplicate(vec)

@@ -104,6 +104,17 @@ class KernelBackend(abc.ABC):
         device = "" if self.device is None else f", device={self.device}"
         return f"{np.dtype(self.float_dtype).name}{device}"
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A backend holds its array library, and on a device its RNG state and compiled code:
+        # one that can be rebuilt on the other side says how (NumpyBackend).
+        raise TypeError(
+            f"A KernelVecEnv on the {self.name} backend ({type(self).__name__}) cannot be "
+            "copied or pickled: the backend holds the array library and its device state. Make "
+            "another env instead (sekai.make_vec(..., vectorization_mode="
+            f"{self.name!r}) or KernelVecEnv(kernel, num_envs, backend=...)); the numpy backend "
+            "can be copied and pickled."
+        )
+
 
 class GeneratorBackend(KernelBackend):
     """A backend drawing its random numbers from a stateful generator (numpy's ``Generator``,
@@ -309,6 +320,15 @@ class NumpyBackend(GeneratorBackend):
 
     def to_numpy(self, value: Array) -> np.ndarray:
         return np.asarray(value)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["xp"]  # a module: restored by __setstate__
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.xp = np
 
     def seed(self, generator: np.random.Generator) -> None:
         self.rng = generator  # the driver's own generator: the native envs' stream

@@ -147,6 +147,19 @@ class KernelVecEnv(SeededMixin, VecEnv):
         self._reset_fn = self.backend.build_reset(self)
         self._step_fn = self.backend.build_step(self)
 
+    # -- copy and pickle (the backend decides whether it can be: numpy's can) ------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        # They close over this object: a copy builds its own (the copy would step this one).
+        state["_reset_fn"] = state["_step_fn"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self._params is not None:  # None once closed
+            self._rebuild()
+
     # -- reset and step ----------------------------------------------------------------------
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
