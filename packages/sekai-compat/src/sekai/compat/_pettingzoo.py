@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sekai.compat._optional import require_pettingzoo
-from sekai.compat._spaces import space_from_gymnasium
+from sekai.compat._spaces import convert_space, space_from_gymnasium
 from sekai.core._rng import check_seed, np_random
 from sekai.core.multi_agent import MultiAgentEnv
 from sekai.core.result import MAResetResult, MAStepResult
@@ -17,15 +16,6 @@ if TYPE_CHECKING:
     from sekai.compat._sekai_to_pettingzoo import SekaiToPettingZoo
 
 __all__ = ["PettingZooToSekai", "from_pettingzoo", "to_pettingzoo"]
-
-
-def convert_space(caller: str, convert: Callable[[Any], Any], space: Any, which: str) -> Any:
-    """``convert(space)``, its TypeError naming ``caller`` and ``which`` space failed (e.g.
-    ``"the observation space of agent 'p1'"``): the converter's own names neither."""
-    try:
-        return convert(space)
-    except TypeError as exc:
-        raise TypeError(f"{caller}: cannot convert {which}: {exc}") from exc
 
 
 def to_pettingzoo(env: MultiAgentEnv[Any, Any, Any]) -> SekaiToPettingZoo:

@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from sekai.compat._pettingzoo import convert_space
-from sekai.compat._spaces import space_to_gymnasium
+from sekai.compat._spaces import convert_space, space_to_gymnasium
 from sekai.core.multi_agent import MultiAgentEnv
 
 __all__ = ["SekaiToPettingZoo"]

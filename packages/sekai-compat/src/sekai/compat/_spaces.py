@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sekai.compat._optional import require_gymnasium
@@ -112,3 +113,12 @@ def _from_gymnasium(spaces: Any, space: Any) -> Space[Any]:
         f"{type(space).__name__} space. Supported: Box, Discrete, MultiDiscrete, MultiBinary, "
         "Dict, Tuple and Sequence."
     )
+
+
+def convert_space(caller: str, convert: Callable[[Any], Any], space: Any, which: str) -> Any:
+    """``convert(space)``, its TypeError naming ``caller`` and ``which`` space failed (e.g.
+    ``"the observation space of agent 'p1'"``): the converter's own names neither."""
+    try:
+        return convert(space)
+    except TypeError as exc:
+        raise TypeError(f"{caller}: cannot convert {which}: {exc}") from exc
