@@ -166,6 +166,25 @@ def test_native_mode_without_a_native_env_names_its_classic_twin(sekai_cli) -> N
     assert twin.returncode == 0, twin.stderr
 
 
+@pytest.mark.parametrize(
+    ("modes", "error"),
+    [
+        (("sync", "async", "foo"), "error: Unknown vectorization_mode 'foo'; expected one of "),
+        (("sync", "native"), "error: CartPole-v1 has no native vector implementation "),
+    ],
+    ids=["unknown", "no-native-env"],
+)
+def test_compare_refuses_a_bad_mode_before_timing_the_first(
+    sekai_cli, modes: tuple[str, ...], error: str
+) -> None:
+    # Before: each mode was checked when its turn came, after the runs before it.
+    args = ("bench", "CartPole-v1", "--num-envs", "2", "--steps", "50")
+    done = sekai_cli(*args, "--compare", *modes)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith(error)
+
+
 @pytest.mark.parametrize("num_envs", ["1", "2"])
 def test_an_exception_in_step_is_shown_with_its_type(
     sekai_cli, my_envs: str, num_envs: str

@@ -8,7 +8,7 @@ import sekai
 from sekai._providers import install_command
 from sekai.plugins import hookimpl
 from sekai.registry import EnvSpec, WrapperSpec
-from sekai.registry.api import native_twins
+from sekai.registry.api import mode_backend, native_twins
 from sekai.testing import registry_sandbox
 from sekai.testing.envs import LineEnv, LineVecEnv
 from sekai.vector import VecEnv
@@ -124,6 +124,32 @@ def test_unknown_ray_mode_names_sekai_ray_to_install(sekai_line_registry):
         "Unknown vectorization_mode 'ray'; expected one of ['native', 'sync', 'async', 'proc']. "
         f"It is provided by sekai-ray, which is not installed: {install_command('sekai-ray')}."
     )
+
+
+class RecordingKernelVec(RecordingVec):
+    """A stand-in kernel mode: make_vec gives it the spec's kernel, not sub-envs."""
+
+    @classmethod
+    def from_kernel(cls, kernel, num_envs, max_episode_steps, kwargs):
+        return cls([kernel] * num_envs, **kwargs)
+
+
+@pytest.mark.parametrize("mode", ["foo", "native", "kernelish"])
+def test_mode_backend_refuses_a_mode_with_make_vecs_message_before_building(recording, mode):
+    # sekai bench --compare checks every mode with it before its first run.
+    recording.add_backend("kernelish", RecordingKernelVec, None)
+    spec = sekai.spec("demo/Probe-v0")
+    with pytest.raises(ValueError) as made:
+        sekai.make_vec(spec, 2, vectorization_mode=mode)
+    with pytest.raises(ValueError) as checked:
+        mode_backend(spec, mode)
+    assert str(checked.value) == str(made.value)
+
+
+def test_mode_backend_gives_the_class_of_a_mode_and_none_for_native(sekai_line_registry):
+    spec = sekai.spec("testing/Line-v0")
+    assert mode_backend(spec, "sync") is sekai.SyncVecEnv
+    assert mode_backend(spec, "native") is mode_backend(spec, "vector_entry_point") is None
 
 
 @pytest.mark.parametrize("n", [0, -3])

@@ -263,6 +263,19 @@ def _check_workers(modes: list[str], workers: int | None) -> None:
     raise UsageError(f"--workers applies to --mode {which} only")
 
 
+def _check_modes(env_id: str, modes: list[str]) -> None:
+    """Refuse a mode ``make_vec`` would refuse (unknown, not installed, no native or kernel
+    version of the env) with its own message, before the first run: a typo in the last mode of
+    ``--compare`` must not cost the runs before it."""
+    from sekai.registry import spec
+    from sekai.registry.api import mode_backend
+
+    env_spec = spec(env_id)
+    for mode in modes:
+        if mode != "auto":  # make_vec's default mode, always there
+            mode_backend(env_spec, mode)
+
+
 def _ratio(value: float) -> str:
     """``1.00x``, ``12.34x``; below 0.1, three significant digits (``0.0139x``, not ``0.01x``)."""
     return f"{value:.2f}x" if value >= 0.1 else f"{value:.3g}x"
@@ -284,6 +297,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     modes: list[str] = list(args.compare) if args.compare else [args.mode]
     _check_workers(modes, args.workers)
     import_env_module(args.env_id)
+    _check_modes(args.env_id, modes)
     results = []
     for mode in modes:
         result = bench(

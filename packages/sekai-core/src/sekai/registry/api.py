@@ -11,7 +11,7 @@ from sekai import _discovery
 from sekai.core._render_habit import reject_render_mode
 from sekai.registry._build import build_env, construct, effective_steps, label, merge_kwargs
 from sekai.registry.ids import parse_env_id
-from sekai.registry.kernels import load_kernel
+from sekai.registry.kernels import kernel_entry_point, load_kernel
 from sekai.registry.registry import EnvRegistry
 from sekai.registry.spec import EntryPoint, EnvSpec, WrapperSpec, load_entry_point
 
@@ -281,17 +281,15 @@ def make_vec(
     if mode is None:
         native_ok = not wrapper_fns and not env_spec.additional_wrappers
         mode = "native" if env_spec.vector_entry_point is not None and native_ok else "sync"
-    elif mode == "vector_entry_point":
-        mode = "native"
 
     vec: VecEnv
-    if mode == "native":
+    backend = mode_backend(env_spec, mode)
+    if backend is None:
         vec = _make_native(env_spec, n, merged, steps, backend_kwargs, bool(wrapper_fns))
         _check_vec_env(
             vec, f"{env_spec.id}: its vector_entry_point {label(env_spec.vector_entry_point)}"
         )
     else:
-        backend = _load_backend(mode)
         from_kernel = getattr(backend, "from_kernel", None)
         if from_kernel is not None:  # a kernel backend: it runs the spec's kernel, no sub-envs
             if wrapper_fns or env_spec.additional_wrappers:
@@ -315,6 +313,37 @@ def make_vec(
         _check_vec_env(vec, f"vectorization_mode {mode!r}")
     vec.spec = describing
     return vec
+
+
+def mode_backend(env_spec: EnvSpec, mode: str) -> Any:
+    """The class ``make_vec(env_spec.id, vectorization_mode=mode)`` builds with, or None for the
+    native mode, checked as ``make_vec`` checks it, before anything is built (``sekai bench
+    --compare`` checks every mode this way before timing the first).
+
+    Raises:
+        ValueError: an unknown mode; the native mode for a spec without a
+            ``vector_entry_point``; a kernel mode for a spec without a ``kernel_entry_point``.
+        MissingDependency: a library the mode's module imports is not installed.
+    """
+    if mode in ("native", "vector_entry_point"):
+        if env_spec.vector_entry_point is None:
+            twins = native_twins(env_spec)
+            twin = (
+                f"; {' and '.join(twins)} {'has' if len(twins) == 1 else 'have'} one (the same "
+                "env registered with its native vector version, "
+                "docs/pages/registry.md#native-twins)"
+                if twins
+                else ""
+            )
+            raise ValueError(
+                f"{env_spec.id} has no native vector implementation (vector_entry_point){twin}; "
+                "use vectorization_mode='sync', 'async' or 'proc'."
+            )
+        return None
+    backend = _load_backend(mode)
+    if getattr(backend, "from_kernel", None) is not None:
+        kernel_entry_point(env_spec)  # a kernel mode without a kernel to run
+    return backend
 
 
 def _check_vec_env(vec: object, what: str) -> None:
@@ -371,18 +400,7 @@ def _make_native(
     vector_kwargs: dict[str, Any],
     has_wrappers: bool,
 ) -> VecEnv:
-    if spec.vector_entry_point is None:
-        twins = native_twins(spec)
-        twin = (
-            f"; {' and '.join(twins)} {'has' if len(twins) == 1 else 'have'} one (the same env "
-            "registered with its native vector version, docs/pages/registry.md#native-twins)"
-            if twins
-            else ""
-        )
-        raise ValueError(
-            f"{spec.id} has no native vector implementation (vector_entry_point){twin}; "
-            "use vectorization_mode='sync', 'async' or 'proc'."
-        )
+    assert spec.vector_entry_point is not None  # mode_backend() checked it
     if has_wrappers or spec.additional_wrappers:
         given = "wrappers=" if has_wrappers else "its registered additional_wrappers"
         raise ValueError(

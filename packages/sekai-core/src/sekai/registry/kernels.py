@@ -8,7 +8,22 @@ from typing import Any
 from sekai.registry.entry_points import load_entry_point
 from sekai.vector.kernel import ArrayKernel
 
-__all__ = ["load_kernel"]
+__all__ = ["kernel_entry_point", "load_kernel"]
+
+
+def kernel_entry_point(spec: Any) -> Any:
+    """The ``kernel_entry_point`` of a spec.
+
+    Raises:
+        ValueError: the spec names no kernel.
+    """
+    entry = getattr(spec, "kernel_entry_point", None)
+    if entry is None:
+        raise ValueError(
+            f"{spec.id} has no array kernel (kernel_entry_point), which the kernel "
+            "vectorization modes ('jax', 'torch') need; use 'native', 'sync', 'async' or 'proc'."
+        )
+    return entry
 
 
 def load_kernel(spec: Any, kwargs: Mapping[str, Any]) -> ArrayKernel[Any]:
@@ -18,13 +33,7 @@ def load_kernel(spec: Any, kwargs: Mapping[str, Any]) -> ArrayKernel[Any]:
         ValueError: the spec names no kernel.
         TypeError: the entry point does not build an ``ArrayKernel``.
     """
-    entry = getattr(spec, "kernel_entry_point", None)
-    if entry is None:
-        raise ValueError(
-            f"{spec.id} has no array kernel (kernel_entry_point), which the kernel "
-            "vectorization modes ('jax', 'torch') need; use 'native', 'sync', 'async' or 'proc'."
-        )
-    factory = load_entry_point(entry, "kernel_entry_point")
+    factory = load_entry_point(kernel_entry_point(spec), "kernel_entry_point")
     kernel = factory(**kwargs)
     if not isinstance(kernel, ArrayKernel):
         raise TypeError(
