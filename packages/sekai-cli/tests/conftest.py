@@ -128,6 +128,14 @@ class Broken(Plain):
         raise ValueError("bad size")
 
 
+class Abstract(sekai.Env):
+    """Forgot reset and step: building it raises Python's own TypeError."""
+
+    def __init__(self):
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+
+
 class StepFails(Plain):
     def step(self, action):
         raise RuntimeError("boom at step")
@@ -194,6 +202,8 @@ sekai.register(
 )
 sekai.register("mine/Plain-v0", Plain, kwargs={"scale": 2.0})
 sekai.register("mine/Broken-v0", Broken)
+sekai.register("mine/Abstract-v0", Abstract)
+sekai.register("mine/BadKwargs-v0", Plain, kwargs={"size": 3})
 sekai.register("mine/StepFails-v0", StepFails)
 sekai.register("mine/WorkerErr-v0", WorkerFails)
 sekai.register("mine/Unseeded-v0", Unseeded)

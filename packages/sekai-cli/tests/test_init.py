@@ -165,6 +165,26 @@ def test_an_exception_from_the_env_constructor_is_shown_with_its_type(
     assert done.stderr == "error: ValueError: bad size\n"
 
 
+@pytest.mark.parametrize("command", ["info", "check", "bench"])
+def test_an_abstract_env_class_is_shown_with_its_type(
+    sekai_cli, my_envs: str, command: str
+) -> None:
+    # Before: Python raises it in C code called by the registry, so the registry's last frame
+    # made it pass for the registry's own rejection of an argument, printed without its type.
+    done = sekai_cli("-m", my_envs, command, "mine/Abstract-v0")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: TypeError: Can't instantiate abstract class Abstract ")
+
+
+def test_a_registry_rejection_is_shown_without_a_type(sekai_cli, my_envs: str) -> None:
+    done = sekai_cli("-m", my_envs, "info", "mine/BadKwargs-v0")
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "error: mine/BadKwargs-v0: its entry point Plain does not take the keyword argument "
+        "'size' (given: size): "
+    )
+
+
 def test_an_unimportable_entry_point_is_an_import_error_message(sekai_cli, my_envs: str) -> None:
     done = sekai_cli("-m", my_envs, "info", "mine/Lazy-v0")
     assert done.returncode == 2

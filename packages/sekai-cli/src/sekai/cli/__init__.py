@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dis
 import importlib
 import os
 import sys
@@ -93,15 +94,21 @@ _WORKER_TRACEBACK = "\n\nWorker traceback:\n"
 
 
 def _raised_by_registry(exc: BaseException) -> bool:
-    """Whether the registry itself rejected the request (a bad ID, mode or argument)."""
-    if not isinstance(exc, (ValueError, TypeError)):
+    """Whether the registry itself rejected the request (a bad ID, mode or argument): a
+    ``raise`` statement of ``sekai.registry`` code threw it."""
+    if not isinstance(exc, (ValueError, TypeError)) or exc.__traceback__ is None:
         return False
-    tb: TracebackType | None = exc.__traceback__
-    module = ""
-    while tb is not None:
-        module = tb.tb_frame.f_globals.get("__name__", "")
+    tb: TracebackType = exc.__traceback__
+    while tb.tb_next is not None:
         tb = tb.tb_next
-    return module.startswith("sekai.registry")
+    if not tb.tb_frame.f_globals.get("__name__", "").startswith("sekai.registry"):
+        return False
+    # An error of C code the registry called (an abstract env class, a builtin refusing its
+    # arguments) also ends in a registry frame, at the call: that is the env's error.
+    return any(
+        instruction.offset == tb.tb_lasti and instruction.opname == "RAISE_VARARGS"
+        for instruction in dis.get_instructions(tb.tb_frame.f_code)
+    )
 
 
 def _describe_error(exc: BaseException) -> str:
