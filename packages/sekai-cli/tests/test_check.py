@@ -126,3 +126,54 @@ def test_mode_checks_refuse_an_env_without_a_kernel_with_exit_2(sekai_cli) -> No
         "no array kernel" in done.stderr
         or "It is provided by sekai-jax, which is not installed" in done.stderr
     )
+
+
+MODES_PLUGIN = """
+from sekai.plugins import hookimpl
+
+
+@hookimpl
+def sekai_register_vector_backends(registry):
+    registry.register("npk", "sekai_fake_modes:NumpyMode")
+    registry.register("stale", "sekai_fake_modes:StaleAutoresetMode")
+"""
+
+MODES = """
+import numpy as np
+
+from sekai.vector.kernel_vec_env import KernelVecEnv
+
+
+class NumpyMode(KernelVecEnv):
+    '''A correct kernel mode: the numpy driver under its own name.'''
+
+
+class StaleAutoresetMode(KernelVecEnv):
+    '''Broken: the step that ends an episode returns the terminal observation, not the reset
+    one (the final_* infos are still there).'''
+
+    def step(self, actions):
+        out = super().step(actions)
+        done = np.asarray(self.last_transition.done)[:, None]
+        final = np.asarray(self.last_transition.final_observation)
+        return out._replace(observations=np.where(done, final, out.observations))
+"""
+
+
+@pytest.mark.parametrize("mode", ["npk", "stale"])
+def test_mode_checks_run_the_exact_autoreset_check_of_a_kernel_mode(
+    sekai_cli, fake_dist, tmp_path, mode: str
+) -> None:
+    # Before: only the autoreset info keys were looked for, so the stale mode passed.
+    env = fake_dist("sekai-fake-modes", "fakemodes", "sekai_fake_modes_plugin", MODES_PLUGIN)
+    (tmp_path / "site" / "sekai_fake_modes.py").write_text(MODES)
+    done = sekai_cli("check", "CartPole-v1", "--mode", mode, "--steps", "100", env=env)
+    if mode == "npk":
+        assert (done.returncode, done.stdout) == (0, "CartPole-v1: all checks passed.\n")
+        return
+    assert done.returncode == 1
+    assert done.stdout == (
+        "ERROR: autoreset of KStepKernel([1, 2, 3, 5]) in this mode: step 0, sub-env 0 (k=1, "
+        "episode 0): observation [0.0, 1.0], expected [1, 0].\n"
+        "CartPole-v1: 1 error, 0 warnings.\n"
+    )

@@ -199,3 +199,26 @@ def test_the_freezing_check_runs_the_modes_own_class() -> None:
     # Before: it rebuilt a plain KernelVecEnv, so a mode's own step() was never run frozen.
     issues = check_kernel_vec_env(lambda: _NoFreezeMode(Walk(), 3), n_steps=20)
     assert len(issues) == 1 and issues[0].startswith("ERROR: autoreset=False: step ")
+
+
+class _StaleAutoresetMode(KernelVecEnv):
+    """A broken mode: the step that ends an episode returns the terminal observation, not the
+    reset one (the final_* infos are still there)."""
+
+    def step(self, actions: Any) -> Any:
+        out = super().step(actions)
+        t = self.last_transition
+        assert t is not None
+        done = np.asarray(t.done)[:, None]
+        return out._replace(
+            observations=np.where(done, np.asarray(t.final_observation), out.observations)
+        )
+
+
+def test_the_checks_report_a_mode_that_gets_same_step_autoreset_wrong() -> None:
+    # Before: only the info keys were looked for, so the terminal observation passed.
+    issues = check_kernel_vec_env(lambda: _StaleAutoresetMode(Walk(), 3), n_steps=20)
+    assert issues == [
+        "ERROR: autoreset of KStepKernel([1, 2, 3, 5]) in this mode: step 0, sub-env 0 (k=1, "
+        "episode 0): observation [0.0, 1.0], expected [1, 0]."
+    ]

@@ -6,16 +6,16 @@ is random (drawn from ``self.rng``), so a seed fixes the whole episode.
 ``LineVecEnv`` is the same env as a ``NativeVecEnv``. ``LinePlugin`` registers both as
 ``<plugin name>/Line-v0`` (``max_episode_steps=20``) for ``sekai.testing.registry_sandbox``.
 ``KStepEnv`` counts steps and ends after ``k``, for autoreset and freezing checks of vector envs;
-``KStepKernel`` is the same env as an array kernel, for kernel modes; ``assert_kstep_autoreset``
-checks a vector env of them step by step.
+``KStepKernel`` (from ``sekai.vector.kernel_check``, whose checks run it) is the same env as an
+array kernel, for kernel modes; ``assert_kstep_autoreset`` checks a vector env of them step by
+step.
 ``Drift`` and ``DriftVecEnv`` are the vector page's example: a randomly drifting point pushed
 back towards zero, as a single env and as its native vector twin.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,7 +26,7 @@ from sekai.core.result import ResetResult, StepResult
 from sekai.error import InvalidAction, ResetRequired
 from sekai.plugins import EnvRegistrar, hookimpl
 from sekai.spaces import Box, Discrete
-from sekai.vector.kernel import ArrayKernel, KernelReset, KernelStep
+from sekai.vector.kernel_check import KStepKernel, kstep_autoreset_issue
 from sekai.vector.native import NativeVecEnv
 from sekai.vector.vec_env import VecEnv
 
@@ -178,84 +178,21 @@ class KStepEnv(Env[NDArray[np.float32], Any]):
         return StepResult(self._obs(), float(self.t), self.t == self.k, False, {"t": self.t})
 
 
-@dataclass(frozen=True)
-class KStepParams:
-    """``ks``: the episode length of each sub-env (floats, so they follow the mode's dtype)."""
-
-    ks: np.ndarray
-
-
-class KStepKernel(ArrayKernel[KStepParams]):
-    """``KStepEnv(k) for k in ks`` as an array kernel: run it with ``num_envs == len(ks)``.
-
-    Observation ``[episode, t]``, reward ``t``, info ``{"t": t}``, reset info
-    ``{"episode": episode}``, as ``KStepEnv``'s (floats of the mode's dtype), so that
-    ``assert_kstep_autoreset`` checks a kernel mode's same-step autoreset exactly.
-    """
-
-    def __init__(self, ks: Sequence[int]) -> None:
-        self.observation_space = Box(0.0, np.inf, shape=(2,))
-        self.action_space = Discrete(2)
-        self.params = KStepParams(np.asarray(ks, dtype=np.float64))
-
-    def reset(
-        self, xp: Any, params: KStepParams, draws: Mapping[str, Any], mask: Any, state: Any
-    ) -> KernelReset:
-        zero = params.ks * 0.0
-        if state is None:
-            episode, t = zero, zero
-        else:
-            episode = xp.where(mask, state["episode"] + 1.0, state["episode"])
-            t = xp.where(mask, zero, state["t"])
-        return {"episode": episode, "t": t}, xp.stack([episode, t], axis=1), {"episode": episode}
-
-    def step(
-        self, xp: Any, params: KStepParams, state: Any, action: Any, draws: Mapping[str, Any]
-    ) -> KernelStep:
-        episode, t = state["episode"], state["t"] + 1.0
-        terminated = t >= params.ks
-        obs = xp.stack([episode, t], axis=1)
-        truncated = xp.zeros_like(terminated)
-        return {"episode": episode, "t": t}, obs, t, terminated, truncated, {"t": t}
-
-
 def assert_kstep_autoreset(vec: VecEnv, ks: Sequence[int], steps: int) -> None:
     """Assert that a vector env of ``KStepEnv(k) for k in ks`` (or of ``KStepKernel(ks)``)
     autoresets losing no step.
 
     Resets with ``seed=0``, then takes ``steps`` steps with action 0 and checks, at every step,
     every sub-env's observation, reward, flags (never truncated) and infos against its counter,
-    including the ``final_observation``/``final_info``/``reset_info`` of each same-step reset.
+    including the ``final_observation``/``final_info``/``reset_info`` of each same-step reset
+    (``sekai.vector.kernel_check.kstep_autoreset_issue``, which ``sekai check --mode`` runs).
 
     Raises:
         AssertionError: the first result that differs from the expected one.
     """
-    result: Any = vec.reset(seed=0)
-    assert result.observations.tolist() == [[0.0, 0.0]] * len(ks)
-    episode = [0] * len(ks)
-    t = [0] * len(ks)
-    for step in range(steps):
-        result = vec.step(np.zeros(len(ks), int))
-        for i, k in enumerate(ks):
-            where = f"step {step}, sub-env {i} (k={k}, episode {episode[i]})"
-            info = result.infos[i]
-            t[i] += 1
-            ends = t[i] == k
-            assert result.rewards[i] == float(t[i]), f"{where}: reward {result.rewards[i]}"
-            assert bool(result.terminated[i]) == ends, f"{where}: terminated != {ends}"
-            assert not result.truncated[i], f"{where}: truncated"
-            if ends:
-                assert info["final_observation"].tolist() == [episode[i], k], where
-                assert info["final_info"] == {"t": k}, f"{where}: final_info {info['final_info']}"
-                assert info["t"] == k, f"{where}: info {info}"
-                assert info["reset_info"] == {"episode": episode[i] + 1}, f"{where}: {info}"
-                episode[i] += 1
-                t[i] = 0
-            else:
-                assert info == {"t": t[i]}, f"{where}: info {info}"
-            got = result.observations[i].tolist()
-            assert got == [episode[i], t[i]], f"{where}: observation {got}"
-    assert episode == [steps // k for k in ks]
+    issue = kstep_autoreset_issue(vec, ks, steps)
+    if issue is not None:
+        raise AssertionError(issue)
 
 
 class LinePlugin:

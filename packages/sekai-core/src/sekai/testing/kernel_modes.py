@@ -27,9 +27,10 @@ from sekai.registry.api import make_vec, spec
 from sekai.registry.entry_points import load_entry_point
 from sekai.spaces import Discrete, MultiDiscrete
 from sekai.stats.normalizer import ObservationNormalizer
-from sekai.testing.envs import KStepKernel, assert_kstep_autoreset
+from sekai.testing.envs import assert_kstep_autoreset
 from sekai.testing.kernels import assert_kernel_equivalent
 from sekai.vector.kernel_backend import DeviceActions
+from sekai.vector.kernel_check import KStepKernel
 from sekai.vector.kernel_vec_env import KernelVecEnv
 from sekai.vector.wrappers import (
     VecNormalizeObservation,

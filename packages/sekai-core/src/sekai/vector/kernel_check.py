@@ -1,20 +1,31 @@
 """check_kernel_vec_env: the contract checks of a kernel mode (``sekai check --mode jax ID``),
-and of a native vector env (``sekai.testing.assert_env_conforms``)."""
+and of a native vector env (``sekai.testing.assert_env_conforms``).
+
+``KStepKernel`` counts steps, so that ``kstep_autoreset_issue`` knows every result of a mode
+driving it: the exact same-step autoreset check of ``check_kernel_vec_env`` and of
+``sekai.testing.kernel_modes.MODE_CHECKS``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from sekai.error import InvalidAction
 from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
+from sekai.vector.kernel import ArrayKernel, KernelReset, KernelStep
 from sekai.vector.kernel_step import tree_map
 from sekai.vector.kernel_vec_env import KernelVecEnv
 from sekai.vector.vec_env import VecEnv
 
-__all__ = ["check_kernel_vec_env"]
+__all__ = ["KStepKernel", "KStepParams", "check_kernel_vec_env", "kstep_autoreset_issue"]
+
+#: The episode lengths of the sub-envs of the exact autoreset check, and its steps.
+_KSTEP_KS = (1, 2, 3, 5)
+_KSTEP_STEPS = 31
 
 
 def _host(vec: VecEnv, value: Any) -> Any:
@@ -153,6 +164,8 @@ def _rollout(
                 make_frozen = _frozen_kernel_maker(vec)
             if make_frozen is not None and vec.autoreset:
                 issues += _frozen_issues(make_frozen, n_steps, seed)
+            if isinstance(vec, KernelVecEnv):
+                issues += _kstep_issues(vec)
         return observations
     finally:
         vec.close()
@@ -211,13 +224,133 @@ def _action_check_issues(vec: VecEnv, sample: Callable[[], Any]) -> list[str]:
     return found
 
 
-def _frozen_kernel_maker(vec: KernelVecEnv) -> Callable[[], VecEnv]:
-    """Builds ``vec``'s kernel in ``vec``'s own mode (its class, as make_vec builds it) with
-    ``autoreset=False``: a mode's own ``step()`` is what must freeze."""
-    kwargs: dict[str, Any] = {"autoreset": False}
+def _in_mode_of(
+    vec: KernelVecEnv,
+    kernel: ArrayKernel[Any],
+    num_envs: int,
+    max_episode_steps: int | None,
+    **kwargs: Any,
+) -> KernelVecEnv:
+    """``kernel`` driven by ``vec``'s own mode (its class, as make_vec builds it)."""
     if type(vec) is KernelVecEnv:  # the base class takes its backend; a mode builds its own
         kwargs["backend"] = vec.backend
-    return lambda: type(vec).from_kernel(vec.kernel, vec.num_envs, vec.max_episode_steps, kwargs)
+    return type(vec).from_kernel(kernel, num_envs, max_episode_steps, kwargs)
+
+
+def _frozen_kernel_maker(vec: KernelVecEnv) -> Callable[[], VecEnv]:
+    """Builds ``vec``'s kernel in ``vec``'s own mode with ``autoreset=False``: a mode's own
+    ``step()`` is what must freeze."""
+    return lambda: _in_mode_of(
+        vec, vec.kernel, vec.num_envs, vec.max_episode_steps, autoreset=False
+    )
+
+
+def _kstep_issues(vec: KernelVecEnv) -> list[str]:
+    """An ERROR when ``vec``'s mode, driving ``KStepKernel``, gets one result of same-step
+    autoreset wrong (the env's own kernel cannot tell: its results are not known)."""
+    what = f"autoreset of KStepKernel({list(_KSTEP_KS)}) in this mode"
+    try:
+        counter = _in_mode_of(vec, KStepKernel(_KSTEP_KS), len(_KSTEP_KS), None, autoreset=True)
+        try:
+            issue = kstep_autoreset_issue(counter, _KSTEP_KS, _KSTEP_STEPS)
+        finally:
+            counter.close()
+    except Exception as exc:  # reported, as check_env reports what fails
+        return [f"ERROR: {what}: {type(exc).__name__}: {exc}"]
+    return [] if issue is None else [f"ERROR: {what}: {issue}."]
+
+
+@dataclass(frozen=True)
+class KStepParams:
+    """``ks``: the episode length of each sub-env (floats, so they follow the mode's dtype)."""
+
+    ks: np.ndarray
+
+
+class KStepKernel(ArrayKernel[KStepParams]):
+    """``sekai.testing.envs.KStepEnv(k) for k in ks`` as an array kernel: run it with
+    ``num_envs == len(ks)``.
+
+    Observation ``[episode, t]``, reward ``t``, info ``{"t": t}``, reset info
+    ``{"episode": episode}``, as ``KStepEnv``'s (floats of the mode's dtype), so that
+    ``kstep_autoreset_issue`` checks a kernel mode's same-step autoreset exactly.
+    """
+
+    def __init__(self, ks: Sequence[int]) -> None:
+        self.observation_space = Box(0.0, np.inf, shape=(2,))
+        self.action_space = Discrete(2)
+        self.params = KStepParams(np.asarray(ks, dtype=np.float64))
+
+    def reset(
+        self, xp: Any, params: KStepParams, draws: Mapping[str, Any], mask: Any, state: Any
+    ) -> KernelReset:
+        zero = params.ks * 0.0
+        if state is None:
+            episode, t = zero, zero
+        else:
+            episode = xp.where(mask, state["episode"] + 1.0, state["episode"])
+            t = xp.where(mask, zero, state["t"])
+        return {"episode": episode, "t": t}, xp.stack([episode, t], axis=1), {"episode": episode}
+
+    def step(
+        self, xp: Any, params: KStepParams, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        episode, t = state["episode"], state["t"] + 1.0
+        terminated = t >= params.ks
+        obs = xp.stack([episode, t], axis=1)
+        truncated = xp.zeros_like(terminated)
+        return {"episode": episode, "t": t}, obs, t, terminated, truncated, {"t": t}
+
+
+def kstep_autoreset_issue(vec: VecEnv, ks: Sequence[int], steps: int) -> str | None:
+    """The first result that differs from the expected one, in a vector env of
+    ``KStepEnv(k) for k in ks`` (or of ``KStepKernel(ks)``); None when none does.
+
+    Resets with ``seed=0``, then takes ``steps`` steps with action 0 and compares, at every
+    step, every sub-env's observation, reward, flags (never truncated) and infos with its
+    counter, including the ``final_observation``/``final_info``/``reset_info`` of each
+    same-step reset.
+    """
+    first = _host(vec, vec.reset(seed=0).observations).tolist()
+    if first != [[0.0, 0.0]] * len(ks):
+        return f"reset(seed=0) returned observations {first}, expected [0.0, 0.0] for each"
+    episode = [0] * len(ks)
+    t = [0] * len(ks)
+    for step in range(steps):
+        result = vec.step(np.zeros(len(ks), int))
+        observations, rewards, terminated, truncated = (
+            _host(vec, x)
+            for x in (result.observations, result.rewards, result.terminated, result.truncated)
+        )
+        for i, k in enumerate(ks):
+            where = f"step {step}, sub-env {i} (k={k}, episode {episode[i]})"
+            info = result.infos[i]
+            t[i] += 1
+            ends = t[i] == k
+            if rewards[i] != float(t[i]):
+                return f"{where}: reward {rewards[i]}, expected {float(t[i])}"
+            if bool(terminated[i]) != ends:
+                return f"{where}: terminated is {bool(terminated[i])}, expected {ends}"
+            if truncated[i]:
+                return f"{where}: truncated"
+            if ends:
+                final = info.get("final_observation")
+                if final is None or np.asarray(final).tolist() != [episode[i], k]:
+                    return f"{where}: final_observation {final}, expected {[episode[i], k]}"
+                if info.get("final_info") != {"t": k} or info.get("t") != k:
+                    return f"{where}: info {info}, expected final_info {{'t': {k}}} and t {k}"
+                if info.get("reset_info") != {"episode": episode[i] + 1}:
+                    return (
+                        f"{where}: info {info}, expected reset_info {{'episode': {episode[i] + 1}}}"
+                    )
+                episode[i] += 1
+                t[i] = 0
+            elif info != {"t": t[i]}:
+                return f"{where}: info {info}, expected {{'t': {t[i]}}}"
+            got = observations[i].tolist()
+            if got != [episode[i], t[i]]:
+                return f"{where}: observation {got}, expected {[episode[i], t[i]]}"
+    return None
 
 
 def _frozen_issues(make_frozen: Callable[[], VecEnv], n_steps: int, seed: int) -> list[str]:
