@@ -36,6 +36,8 @@ from sekai.vector.wrappers import (
     VecNormalizeObservation,
     VecNormalizeReward,
     VecRecordEpisodeStatistics,
+    VecTransformObservation,
+    VecTransformReward,
 )
 
 __all__ = ["ENV_ID", "MODE_CHECKS", "ModeCase"]
@@ -284,6 +286,47 @@ def check_observation_normalisation_stays_on_the_device(case: ModeCase) -> None:
         np.testing.assert_allclose(_host(plain, got), want, rtol=1e-4, atol=1e-5)
 
 
+def check_reward_transforms_stay_on_the_device(case: ModeCase) -> None:
+    """A reward wrapper (``VecTransformReward``) hands the rewards back on the device, in the
+    env's float dtype, whatever its function returns (a tensor, a comparison's bools, NumPy)."""
+    device_type = type(case.to_device([0.0]))
+    funcs = ((lambda r: r * 2, 2.0), (lambda r: r > 0, 1.0), (lambda r: np.full(3, 0.5), 0.5))
+    for func, want in funcs:
+        envs = case.make(3)
+        vec = VecTransformReward(envs, func)
+        vec.reset(seed=0)
+        rewards = vec.step(case.to_device([0, 1, 1])).rewards
+        assert isinstance(rewards, device_type), type(rewards)
+        assert rewards.dtype == envs.backend.float_dtype, rewards.dtype
+        assert _host(envs, rewards).tolist() == [want] * 3
+
+
+def check_terminal_observations_are_transformed_on_the_device(case: ModeCase) -> None:
+    """An observation wrapper's default ``final_observation`` runs ``observation()`` on a batch
+    of one on the device, as every other batch, and leaves the result on the host, where the
+    env's infos keep terminal observations."""
+    device_type = type(case.to_device([0.0]))
+    batches: list[Any] = []
+
+    def doubled(batch: Any) -> Any:
+        batches.append(batch)
+        return batch * 2
+
+    vec = VecTransformObservation(case.make(2, max_episode_steps=2), doubled)
+    plain = case.make(2, max_episode_steps=2)
+    vec.reset(seed=3)
+    plain.reset(seed=3)
+    for _ in range(2):  # the second step truncates both episodes
+        action = case.to_device([0, 1])
+        got, raw = vec.step(action), plain.step(action)
+    assert all(isinstance(batch, device_type) for batch in batches), [type(b) for b in batches]
+    assert len(batches) == 3 + 2  # reset, two steps, two terminal observations
+    for index in range(2):
+        final = got.infos[index]["final_observation"]
+        assert isinstance(final, np.ndarray), type(final)
+        np.testing.assert_allclose(final, 2 * raw.infos[index]["final_observation"], rtol=1e-6)
+
+
 def check_metadata_and_time_limit_come_from_the_env(case: ModeCase) -> None:
     """The env's metadata, and its registered time limit in ``info["elapsed_steps"]``."""
     envs = case.make(2)
@@ -326,6 +369,8 @@ _CHECKS: Sequence[Callable[[ModeCase], None]] = (
     check_set_attr_of_the_time_limit_applies_to_the_next_steps,
     check_wrappers_keep_the_arrays_on_the_device,
     check_observation_normalisation_stays_on_the_device,
+    check_reward_transforms_stay_on_the_device,
+    check_terminal_observations_are_transformed_on_the_device,
     check_metadata_and_time_limit_come_from_the_env,
     check_envs_without_a_kernel_and_per_env_wrappers_are_refused,
     check_plugin_discovery_does_not_import_the_library,

@@ -392,3 +392,12 @@ def _settable(kernel: ArrayKernel[Any], params: Any) -> set[str]:
     every field the dataclass takes in ``__init__`` (the others are derived)."""
     given = {field.name for field in dataclasses.fields(params) if field.init}
     return given if kernel.settable is None else given & kernel.settable
+
+
+def _device_backend(venv: VecEnv) -> KernelBackend | None:
+    """The backend of the kernel env under ``venv``'s wrappers when its arrays live outside
+    NumPy (JAX, torch), else None."""
+    base = venv.unwrapped
+    if isinstance(base, KernelVecEnv) and not isinstance(base.backend, NumpyBackend):
+        return base.backend
+    return None

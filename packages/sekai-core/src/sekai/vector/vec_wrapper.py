@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from sekai.spaces import Space, concatenate, iterate
 from sekai.vector._contract.checks import observation_checker
+from sekai.vector.kernel_step import tree_map
+from sekai.vector.kernel_vec_env import _device_backend
 from sekai.vector.result import VecResetResult, VecStepResult, info_at
 from sekai.vector.vec_env import VecEnv, _BatchCache
 
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
 
     from sekai.registry.spec import EnvSpec
     from sekai.vector._contract.partial import PartialStep
+    from sekai.vector.kernel_backend import KernelBackend
 
 __all__ = [
     "VecActionWrapper",
@@ -290,13 +294,20 @@ class VecObservationWrapper(VecResultWrapper):
         """Return the transformed batch of observations."""
 
     def final_observation(self, observation: Any) -> Any:
-        """Transform one terminal observation; default: ``observation()`` on a batch of one."""
+        """Transform one terminal observation; default: ``observation()`` on a batch of one
+        (over a JAX or torch kernel env, on its device, as its batches are)."""
         inner = self.venv.observation_space
+        backend = _device_backend(self.venv)
         try:
             batch = concatenate(inner, [observation])
         except (TypeError, ValueError, NotImplementedError):
             batch = [observation]
+        else:
+            if backend is not None:  # the infos hold host copies
+                batch = tree_map(backend.convert, batch)
         transformed = self.observation(batch)
+        if backend is not None:  # back to the host, where the env's infos keep it
+            transformed = tree_map(_host_copy(backend), transformed)
         try:
             return next(iter(iterate(self._batch_of_one(), transformed)))
         except (TypeError, ValueError, NotImplementedError):
@@ -353,21 +364,35 @@ class VecRewardWrapper(VecResultWrapper):
 
     @abc.abstractmethod
     def reward(self, rewards: NDArray[np.float64]) -> Any:
-        """Return the transformed rewards (converted to a float64 array)."""
+        """Return the transformed rewards (converted to a float64 array; over a JAX or torch
+        kernel env, which hands out its rewards on its device, to its float dtype there)."""
+
+    def _transformed(self, rewards: Any) -> Any:
+        """``reward(rewards)`` converted as ``reward()`` says: on the host, or on the device
+        the rewards came from."""
+        out = self.reward(rewards)
+        backend = None if isinstance(rewards, np.ndarray) else _device_backend(self.venv)
+        if backend is None:
+            return np.asarray(out, dtype=np.float64)
+        if not backend.is_device_array(out):
+            return backend.convert(np.asarray(out, dtype=np.float64))
+        if out.dtype != backend.float_dtype:  # a comparison's bools, say, as the host's floats
+            out = backend.xp.astype(out, backend.float_dtype)
+        return out
 
     def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
     ) -> VecStepResult[Any]:
-        rewards = np.asarray(self.reward(result.rewards), dtype=np.float64)
+        rewards = self._transformed(result.rewards)
         if rewards.shape != result.rewards.shape:
             raise ValueError(
                 f"{type(self).__name__}.reward() must return one reward per sub-env, shape "
-                f"{result.rewards.shape}, got shape {rewards.shape}."
+                f"{tuple(result.rewards.shape)}, got shape {tuple(rewards.shape)}."
             )
         return result._replace(rewards=rewards)
 
     def _rewrite_partial(self, partial: PartialStep) -> PartialStep:
-        rewards = np.asarray(self.reward(partial.rewards), dtype=np.float64)
+        rewards = self._transformed(partial.rewards)  # a failed step's record is on the host
         return dataclasses.replace(partial, rewards=np.where(partial.stepped, rewards, 0.0))
 
 
@@ -380,3 +405,8 @@ class VecActionWrapper(VecResultWrapper):
 
     def _step_actions(self, actions: Any) -> Any:
         return self.action(actions)
+
+
+def _host_copy(backend: KernelBackend) -> Callable[[Any], Any]:
+    """A device array's host copy; anything else (a transform that returns NumPy) as it is."""
+    return lambda value: backend.to_numpy(value) if backend.is_device_array(value) else value

@@ -22,9 +22,8 @@ from sekai.stats.trackers import (
     tracker_or_default,
 )
 from sekai.vector._contract.partial import PartialStep
-from sekai.vector.kernel_backend import KernelBackend, NumpyBackend
 from sekai.vector.kernel_step import tree_map
-from sekai.vector.kernel_vec_env import KernelVecEnv
+from sekai.vector.kernel_vec_env import _device_backend
 from sekai.vector.result import VecStepResult, info_at
 from sekai.vector.vec_env import VecEnv
 from sekai.vector.vec_wrapper import (
@@ -41,14 +40,6 @@ __all__ = [
     "VecTransformObservation",
     "VecTransformReward",
 ]
-
-
-def _device_backend(venv: VecEnv) -> KernelBackend | None:
-    """The backend of a kernel env whose arrays live outside NumPy (JAX, torch), else None."""
-    base = venv.unwrapped
-    if isinstance(base, KernelVecEnv) and not isinstance(base.backend, NumpyBackend):
-        return base.backend
-    return None
 
 
 def _on_host(venv: VecEnv, *arrays: Any) -> list[NDArray[Any]]:
