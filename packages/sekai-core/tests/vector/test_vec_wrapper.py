@@ -6,6 +6,7 @@ import asyncio
 import re
 from typing import Any
 
+import gymnasium
 import numpy as np
 import pytest
 
@@ -56,6 +57,18 @@ def test_vec_wrapper_delegates_state_and_repr_nests() -> None:
 def test_vec_wrapper_rejects_a_non_vec_env() -> None:
     with pytest.raises(TypeError, match="expected a sekai VecEnv, got CounterEnv"):
         VecWrapper(CounterEnv())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["observation_space", "action_space"])
+def test_vec_wrapper_space_setters_refuse_what_is_not_a_sekai_space(name: str) -> None:
+    vec = VecWrapper(SyncVecEnv([CounterEnv] * 2))
+    with pytest.raises(TypeError, match=f"^VecWrapper: {name} must be a sekai.Space, got str.$"):
+        setattr(vec, name, "Box(3)")
+    gym_box = gymnasium.spaces.Box(-1.0, 1.0, (3,))
+    hint = re.escape("got gymnasium.spaces.box.Box. Convert it with sekai.compat.space_from_")
+    with pytest.raises(TypeError, match=hint):
+        setattr(vec, name, gym_box)
+    assert getattr(vec, name) is getattr(vec.venv, name)  # nothing was stored
 
 
 def test_vec_wrapper_delegates_attribute_access() -> None:

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import gymnasium
 import numpy as np
 import pytest
 
@@ -245,6 +246,18 @@ def test_transform_wrappers_apply_their_functions() -> None:
     assert result.rewards.tolist() == pytest.approx([0.9, 1.9])
     with pytest.raises(TypeError, match="both"):
         VecTransformReward(SyncVecEnv([CounterEnv]), lambda r: r, fn=lambda r: r)
+
+
+def test_transform_observation_refuses_a_new_space_that_is_not_a_sekai_space() -> None:
+    venv = SyncVecEnv([CounterEnv] * 2)
+    with pytest.raises(
+        TypeError,
+        match=r"^VecTransformObservation: new_observation_space must be a sekai.Space, got str.$",
+    ):
+        VecTransformObservation(venv, lambda b: b, "Box(3)")  # type: ignore[arg-type]
+    gym_box = gymnasium.spaces.Box(-1.0, 1.0, (3,))
+    with pytest.raises(TypeError, match=r"got gymnasium.spaces.box.Box. Convert it with"):
+        VecTransformObservation(venv, lambda b: b, gym_box)  # type: ignore[arg-type]
 
 
 def test_ppo_stack_repr_and_episode_count() -> None:

@@ -48,9 +48,8 @@ def test_transform_observation_rejects_both_and_neither(toy_env: Any) -> None:
 
 
 def test_transform_observation_rejects_non_space(toy_env: Any) -> None:
-    with pytest.raises(
-        TypeError, match=re.escape("new_observation_space must be a sekai.Space, got int")
-    ):
+    message = "TransformObservation: new_observation_space must be a sekai.Space, got int."
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
         TransformObservation(toy_env(), abs, 3)  # type: ignore[arg-type]
 
 

@@ -146,3 +146,24 @@ class Space(abc.ABC, Generic[T_cov]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def not_a_space(value: object) -> str:
+    """How an error names a value that is not a sekai Space (ending the sentence): a foreign
+    class by its full name (gymnasium's ``Box`` is not sekai's), with how to convert a
+    gymnasium space."""
+    cls = type(value)
+    if cls.__module__ == "builtins":
+        return f"{cls.__qualname__}."
+    named = f"{cls.__module__}.{cls.__qualname__}"
+    if cls.__module__.partition(".")[0] == "gymnasium":
+        return f"{named}. Convert it with sekai.compat.space_from_gymnasium(space)."
+    return f"{named}."
+
+
+def check_space(owner: str, name: str, value: object) -> Space[Any]:
+    """``value``, which argument or attribute ``name`` of ``owner`` must hold a Space;
+    raises ``TypeError`` otherwise."""
+    if not isinstance(value, Space):
+        raise TypeError(f"{owner}: {name} must be a sekai.Space, got {not_a_space(value)}")
+    return value

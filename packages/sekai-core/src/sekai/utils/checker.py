@@ -15,6 +15,7 @@ from sekai._args import check_int
 from sekai.core._async import shut_down_loop
 from sekai.core.env import Env
 from sekai.spaces import Box, Dict, Sequence, Space, Tuple
+from sekai.spaces.space import not_a_space
 from sekai.utils._equal import structurally_equal
 from sekai.utils.action_mask import flatten_action_mask, get_action_mask, supports_action_mask
 
@@ -181,7 +182,7 @@ class _Checker:
                 missing = True
                 continue
             if not isinstance(space, Space):
-                self.error(f"{name} must be a sekai.Space, got {_not_a_space(space)}")
+                self.error(f"{name} must be a sekai.Space, got {not_a_space(space)}")
                 missing = True
                 continue
             setattr(self, "obs_space" if name == "observation_space" else "act_space", space)
@@ -413,18 +414,6 @@ class _Checker:
             return
         if self.check_step_result(step, "async_step()", None):
             self.warning("reward from async_step() is infinite.")
-
-
-def _not_a_space(space: object) -> str:
-    """The type of a space attribute that is not a sekai.Space: a foreign class by its full
-    name (gymnasium's ``Box`` is not sekai's), with how to convert a gymnasium space."""
-    cls = type(space)
-    if cls.__module__ == "builtins":
-        return f"{cls.__qualname__}."
-    named = f"{cls.__module__}.{cls.__qualname__}"
-    if cls.__module__.partition(".")[0] == "gymnasium":
-        return f"{named}. Convert it with sekai.compat.space_from_gymnasium(space)."
-    return f"{named}."
 
 
 def _not_an_env(env: object) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from sekai.spaces import Space, concatenate, iterate
+from sekai.spaces.space import check_space
 from sekai.vector._contract.checks import observation_checker
 from sekai.vector.kernel_step import tree_map
 from sekai.vector.kernel_vec_env import _device_backend
@@ -100,7 +101,7 @@ class VecWrapper(VecEnv):
 
     @observation_space.setter
     def observation_space(self, space: Space[Any]) -> None:
-        self._own_observation_space = space
+        self._own_observation_space = check_space(type(self).__name__, "observation_space", space)
 
     @property
     def action_space(self) -> Space[Any]:
@@ -109,7 +110,7 @@ class VecWrapper(VecEnv):
 
     @action_space.setter
     def action_space(self, space: Space[Any]) -> None:
-        self._own_action_space = space
+        self._own_action_space = check_space(type(self).__name__, "action_space", space)
 
     @property
     def autoreset(self) -> bool:

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from sekai._args import resolve_callable, reward_scaling_args
 from sekai.spaces import Space
+from sekai.spaces.space import check_space
 from sekai.stats.episode import EpisodeStats
 from sekai.stats.normalizer import NormalizerAttributes, ObservationNormalizer
 from sekai.stats.running import RunningMeanStd
@@ -365,7 +366,9 @@ class VecTransformObservation(VecObservationWrapper):
         super().__init__(venv)
         self.func = resolve_callable("VecTransformObservation", "func", func, "fn", fn)
         if new_observation_space is not None:
-            self.observation_space = new_observation_space
+            self.observation_space = check_space(
+                "VecTransformObservation", "new_observation_space", new_observation_space
+            )
 
     def observation(self, observations: Any) -> Any:
         """Return ``func(observations)``."""

@@ -12,6 +12,7 @@ from sekai._args import resolve_callable
 from sekai.core.env import Env
 from sekai.core.wrapper import ObservationWrapper
 from sekai.spaces import Box, Dict, Space
+from sekai.spaces.space import check_space
 from sekai.wrappers.transform_action import AffineMap, IntegerClip, require_box
 
 __all__ = ["DtypeObservation", "FilterObservation", "RescaleObservation", "TransformObservation"]
@@ -37,12 +38,9 @@ class TransformObservation(ObservationWrapper[Any, Any, Any]):
         super().__init__(env)
         self.func = resolve_callable("TransformObservation", "fn", fn, "func", func)
         if new_observation_space is not None:
-            if not isinstance(new_observation_space, Space):
-                raise TypeError(
-                    "new_observation_space must be a sekai.Space, "
-                    f"got {type(new_observation_space).__name__}."
-                )
-            self.observation_space = new_observation_space
+            self.observation_space = check_space(
+                "TransformObservation", "new_observation_space", new_observation_space
+            )
 
     def observation(self, observation: Any) -> Any:
         """Return ``fn(observation)``."""
