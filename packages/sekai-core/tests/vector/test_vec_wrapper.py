@@ -55,7 +55,11 @@ def test_vec_wrapper_delegates_state_and_repr_nests() -> None:
 
 
 def test_vec_wrapper_rejects_a_non_vec_env() -> None:
-    with pytest.raises(TypeError, match="expected a sekai VecEnv, got CounterEnv"):
+    message = (
+        "VecWrapper expected a sekai VecEnv, got CounterEnv. To wrap a gymnasium vector env, "
+        "convert it first with sekai.compat.from_gymnasium_vector(envs)."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
         VecWrapper(CounterEnv())  # type: ignore[arg-type]
 
 
@@ -159,6 +163,19 @@ def test_reward_and_action_wrappers() -> None:
     result = vec.step([0, 2])
     assert result.rewards.dtype == np.float64
     assert result.rewards.tolist() == [(1.0 - 0.1) / 2, (0.0 - 0.1) / 2]
+
+
+def test_vec_action_wrapper_reverse_action_says_it_is_not_implemented() -> None:
+    class Flip(VecActionWrapper):
+        def action(self, actions: Any) -> Any:
+            return 2 - np.asarray(actions)
+
+    message = (
+        "Flip does not implement reverse_action(). Implement it if you need to map env actions "
+        "back to wrapper actions."
+    )
+    with pytest.raises(NotImplementedError, match=f"^{re.escape(message)}$"):
+        Flip(SyncVecEnv([CounterEnv] * 2)).reverse_action(np.zeros(2, dtype=np.int64))
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,10 @@ WrapperObsT = TypeVar("WrapperObsT")
 WrapperActT = TypeVar("WrapperActT")
 
 _WRAP_GYMNASIUM = "To wrap a gymnasium env, convert it first with sekai.compat.from_gymnasium(env)."
+_NO_REVERSE_ACTION = (
+    "{cls} does not implement reverse_action(). Implement it if you need to map env actions "
+    "back to wrapper actions."
+)
 
 
 class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, ObsT, ActT]):
@@ -276,10 +280,7 @@ class ActionWrapper(ResultWrapper[ObsT, WrapperActT, ObsT, ActT]):
 
     def reverse_action(self, action: ActT) -> WrapperActT:
         """Map an inner-env action back to this wrapper's action space."""
-        raise NotImplementedError(
-            f"{type(self).__name__} does not implement reverse_action(). "
-            "Implement it if you need to map env actions back to wrapper actions."
-        )
+        raise NotImplementedError(_NO_REVERSE_ACTION.format(cls=type(self).__name__))
 
     def _step_action(self, action: WrapperActT) -> ActT:
         return self.action(action)

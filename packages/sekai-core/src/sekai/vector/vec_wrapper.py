@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from sekai.core.wrapper import _NO_REVERSE_ACTION
 from sekai.spaces import Space, concatenate, iterate
 from sekai.spaces.space import check_space
 from sekai.vector._contract.checks import observation_checker
@@ -80,7 +81,9 @@ class VecWrapper(VecEnv):
     def __init__(self, venv: VecEnv) -> None:
         if not isinstance(venv, VecEnv):
             raise TypeError(
-                f"{type(self).__name__} expected a sekai VecEnv, got {type(venv).__name__}."
+                f"{type(self).__name__} expected a sekai VecEnv, got {type(venv).__name__}. To "
+                "wrap a gymnasium vector env, convert it first with "
+                "sekai.compat.from_gymnasium_vector(envs)."
             )
         self.venv = venv
         self._own_observation_space: Space[Any] | None = None
@@ -403,6 +406,10 @@ class VecActionWrapper(VecResultWrapper):
     @abc.abstractmethod
     def action(self, actions: Any) -> Any:
         """Return the batch of actions to send to the inner VecEnv."""
+
+    def reverse_action(self, actions: Any) -> Any:
+        """Map a batch of inner-env actions back to this wrapper's action space."""
+        raise NotImplementedError(_NO_REVERSE_ACTION.format(cls=type(self).__name__))
 
     def _step_actions(self, actions: Any) -> Any:
         return self.action(actions)
