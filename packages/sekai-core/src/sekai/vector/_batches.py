@@ -51,6 +51,8 @@ __all__ = [
     "raise_first",
     "send_plan",
     "step_arguments",
+    "targeted",
+    "targeted_values",
 ]
 
 Errors = list[tuple[int, VecEnvWorkerError]]
@@ -203,6 +205,62 @@ def send_plan(
         ids = env_ids[lo:hi]
         plan.append((worker, ((ids - slices[worker][0]).tolist(), actions), ids))
     return plan
+
+
+def targeted(
+    env_ids: list[int] | None,
+    slices: Sequence[tuple[int, int]],
+    argument: Callable[[list[int] | None, Sequence[int]], Any],
+    values: list[Any] | None = None,
+) -> tuple[list[int] | None, list[Any], list[Any] | None]:
+    """How a get_attr, set_attr or call of the (checked, distinct) sub-envs ``env_ids`` (None:
+    all) reaches the workers: only those that run some of them, in worker order.
+
+    Args:
+        env_ids: the sub-envs.
+        slices: each worker's sub-envs ``lo:hi``.
+        argument: a worker's argument from the positions of its sub-envs in its slice (None:
+            the whole slice) and, for each, its index in ``env_ids`` (its rank when None).
+        values: set_attr's values, one per sub-env of ``env_ids``.
+
+    Returns:
+        The workers (None: all), their arguments, and ``values`` by sub-env (None for those
+        left out), where the pools look up the one that cannot be pickled.
+    """
+    if env_ids is None:
+        return None, [argument(None, range(lo, hi)) for lo, hi in slices], values
+    owners = np.searchsorted(_uppers(tuple(slices)), env_ids, side="right").tolist()
+    plan: dict[int, tuple[list[int], list[int]]] = {}
+    for index, (worker, rank) in enumerate(zip(owners, env_ids)):
+        positions, indices = plan.setdefault(worker, ([], []))
+        positions.append(rank - slices[worker][0])
+        indices.append(index)
+    workers = sorted(plan)
+    per_env = None
+    if values is not None:
+        per_env = [None] * slices[-1][1]
+        for rank, value in zip(env_ids, values):
+            per_env[rank] = value
+    return workers, [argument(*plan[worker]) for worker in workers], per_env
+
+
+def targeted_values(
+    env_ids: Sequence[int] | None,
+    slices: Sequence[tuple[int, int]],
+    workers: Sequence[int] | None,
+    replies: Sequence[tuple[Any, Errors]],
+) -> list[Any]:
+    """The values of the sub-envs ``env_ids`` from the replies of ``workers`` (one entry per
+    sub-env of each slice), in the order of ``env_ids``; after an error, raises that of the
+    lowest sub-env (rule 9). ``env_ids`` and ``workers`` None: every one, in order."""
+    raise_first(error for reply in replies for error in reply[1])
+    if env_ids is None or workers is None:
+        return [entry for entries, _ in replies for entry in entries or ()]
+    values: dict[int, Any] = {}
+    for worker, (entries, _) in zip(workers, replies):
+        if entries is not None:  # set_attr's replies carry no values
+            values.update(zip(range(*slices[worker]), entries))
+    return [values.get(rank) for rank in env_ids]  # None only for set_attr
 
 
 @functools.lru_cache(maxsize=64)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from sekai.core._not_an_env import not_an_env_hint
@@ -169,19 +169,38 @@ class InProcessVecEnv(VecEnv):
         return [sub.env for sub in self._subenvs]
 
     def get_attr(self, name: str) -> list[Any]:
-        self._check_open()
-        return call_each(lambda sub, _: sub.get_attr(name), self._subenvs, [None] * self.num_envs)
+        return self._get_attr_at(None, name)
 
     def set_attr(self, name: str, values: Any) -> None:
-        self._check_open()
-        per_env = self._per_env_values(values)
-        call_each(lambda sub, value: sub.set_attr(name, value), self._subenvs, per_env)
+        self._set_attr_at(None, name, self._per_env_values(values))
 
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
+        return self._call_at(None, name, args, kwargs)
+
+    def _chosen(self, env_ids: Sequence[int] | None) -> list[SubEnv]:
+        """The sub-envs ``env_ids`` (None: every one), after the closed check."""
         self._check_open()
-        return call_each(
-            lambda sub, _: sub.call(name, args, kwargs), self._subenvs, [None] * self.num_envs
-        )
+        if env_ids is None:
+            return self._subenvs
+        return [self._subenvs[i] for i in self._env_id_list(env_ids)]
+
+    def _get_attr_at(self, env_ids: Sequence[int] | None, name: str) -> list[Any]:
+        subs = self._chosen(env_ids)
+        return call_each(lambda sub, _: sub.get_attr(name), subs, subs)
+
+    def _set_attr_at(self, env_ids: Sequence[int] | None, name: str, values: list[Any]) -> None:
+        subs = self._chosen(env_ids)
+        call_each(lambda sub, value: sub.set_attr(name, value), subs, values)
+
+    def _call_at(
+        self,
+        env_ids: Sequence[int] | None,
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> list[Any]:
+        subs = self._chosen(env_ids)
+        return call_each(lambda sub, _: sub.call(name, args, kwargs), subs, subs)
 
     def _reset_from(self, results: list[Any]) -> VecResetResult[Any]:
         """The batched reset result of every sub-env's ResetResult (or the first error)."""

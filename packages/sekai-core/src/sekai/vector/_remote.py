@@ -40,6 +40,10 @@ __all__ = [
     "raw_slices",
     "read_reply",
     "receive_step",
+    "run_call",
+    "run_get",
+    "run_set",
+    "run_some",
     "run_step",
     "sendable",
     "step_entries",
@@ -280,12 +284,76 @@ def step_slice(
     Returns:
         The stacked step and the errors, each naming its sub-env's index in ``subs``.
     """
+    results, errors = run_some(CheckedSubEnv.step, subs, positions, actions)
+    return receive_step(results), errors
+
+
+def run_some(
+    fn: Callable[[CheckedSubEnv, Any], Any],
+    subs: Sequence[CheckedSubEnv],
+    positions: Sequence[int] | None,
+    args: Sequence[Any],
+) -> tuple[list[Any], Errors]:
+    """``fn(subs[positions[i]], args[i])`` for each position (every sub-env when ``positions``
+    is None), a failing sub-env not stopping the others.
+
+    Returns:
+        The results in the order of ``positions`` (None where ``fn`` raised) and the errors,
+        each naming its sub-env's index in ``subs``.
+    """
     chosen = subs if positions is None else [subs[p] for p in positions]
-    results, failures = run_each(CheckedSubEnv.step, chosen, actions)
+    results, failures = run_each(fn, chosen, args)
     errors = [
         (index if positions is None else positions[index], describe(exc)) for index, exc in failures
     ]
-    return receive_step(results), errors
+    return results, errors
+
+
+def _in_slice(
+    subs: Sequence[CheckedSubEnv], positions: Sequence[int] | None, results: list[Any]
+) -> list[Any]:
+    """Results in the order of ``positions`` as a reply's entries: one per sub-env of the slice
+    (None for those not asked), so that an entry that cannot travel names its sub-env."""
+    if positions is None:
+        return results
+    entries: list[Any] = [None] * len(subs)
+    for position, result in zip(positions, results):
+        entries[position] = result
+    return entries
+
+
+def run_get(
+    subs: Sequence[CheckedSubEnv], argument: tuple[Sequence[int] | None, str]
+) -> tuple[list[Any], Errors]:
+    """A worker's get_attr command: ``argument`` is ``(positions or None: all, name)``."""
+    positions, name = argument
+    count = len(subs) if positions is None else len(positions)
+    results, errors = run_some(lambda sub, _: sub.get_attr(name), subs, positions, [None] * count)
+    return _in_slice(subs, positions, results), errors
+
+
+def run_set(
+    subs: Sequence[CheckedSubEnv], argument: tuple[Sequence[int] | None, str, Sequence[Any]]
+) -> tuple[None, Errors]:
+    """A worker's set_attr command: ``argument`` is ``(positions or None: all, name, one value
+    per position)``."""
+    positions, name, values = argument
+    _, errors = run_some(lambda sub, value: sub.set_attr(name, value), subs, positions, values)
+    return None, errors
+
+
+def run_call(
+    subs: Sequence[CheckedSubEnv],
+    argument: tuple[Sequence[int] | None, str, tuple[Any, ...], dict[str, Any]],
+) -> tuple[list[Any], Errors]:
+    """A worker's call command: ``argument`` is ``(positions or None: all, name, args,
+    kwargs)``."""
+    positions, name, args, kwargs = argument
+    count = len(subs) if positions is None else len(positions)
+    results, errors = run_some(
+        lambda sub, _: sub.call(name, args, kwargs), subs, positions, [None] * count
+    )
+    return _in_slice(subs, positions, results), errors
 
 
 def sendable(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -239,6 +239,69 @@ class VecEnv(abc.ABC):
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         """Call method ``name`` on every sub-env (or read it when it is not callable); ``name``
         is positional-only, so a keyword argument of any name reaches the method."""
+
+    # -- single sub-envs: internal hooks (SB3's ``indices``, ``sekai.compat.to_sb3``) ----------
+    #
+    # ``env_ids`` is a sequence of distinct sub-env indices, or None for every sub-env (what the
+    # public methods above do: the backends with sub-env objects implement them through these).
+
+    def _get_attr_at(self, env_ids: Sequence[int] | None, name: str) -> list[Any]:
+        """``get_attr(name)`` of the sub-envs ``env_ids`` only, in that order.
+
+        By default every sub-env is read and the values of ``env_ids`` returned; the backends
+        with sub-env objects read only those.
+        """
+        values = self.get_attr(name)
+        return values if env_ids is None else [values[i] for i in self._env_id_list(env_ids)]
+
+    def _set_attr_at(self, env_ids: Sequence[int] | None, name: str, values: list[Any]) -> None:
+        """Set ``name`` to ``values[i]`` on sub-env ``env_ids[i]`` only (one value each).
+
+        Raises:
+            NotImplementedError: this backend's sub-envs cannot be reached one by one.
+        """
+        raise NotImplementedError(self._not_one_by_one(f"set_attr({name!r})"))
+
+    def _call_at(
+        self,
+        env_ids: Sequence[int] | None,
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> list[Any]:
+        """``call(name, *args, **kwargs)`` on the sub-envs ``env_ids`` only, results in that
+        order.
+
+        Raises:
+            NotImplementedError: this backend's sub-envs cannot be reached one by one.
+        """
+        raise NotImplementedError(self._not_one_by_one(f"call({name!r})"))
+
+    def _not_one_by_one(self, what: str) -> str:
+        return (
+            f"{type(self).__name__} cannot run {what} on some of its sub-envs only: its "
+            "get_attr, set_attr and call reach all of them at once, and acting on all would touch "
+            "the others. SyncVecEnv, AsyncVecEnv, ProcVecEnv and RayVecEnv reach single sub-envs."
+        )
+
+    def _env_id_list(self, env_ids: Sequence[int]) -> list[int]:
+        """``env_ids`` as a list of ints, checked: distinct sub-env indices.
+
+        Raises:
+            TypeError: an index that is not an int.
+            ValueError: an index out of range, or one named twice.
+        """
+        ids: list[int] = []
+        for value in env_ids:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"env_ids must hold sub-env indices (ints), got {value!r}.")
+            ids.append(int(value))
+        bad = [i for i in ids if not 0 <= i < self._num_envs]
+        if bad:
+            raise ValueError(f"env_ids holds {bad[0]}, out of range for {self._num_envs} sub-envs.")
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"env_ids names a sub-env twice: {ids}.")
+        return ids
 
     def close(self) -> None:
         """Release the sub-envs and the backend's resources; a second call does nothing.

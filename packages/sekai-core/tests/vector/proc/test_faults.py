@@ -100,6 +100,33 @@ def test_a_dead_worker_of_several_sub_envs_is_named_with_all_of_them(
     assert done.lines == [error] * 3 + [{"left": [], "closes": [True] * 3 + [False] * 2}]
 
 
+def test_a_worker_dying_in_a_call_of_one_sub_env_is_named_and_every_later_call_raises(
+    run_script: RunScript,
+) -> None:
+    # What the SB3 bridge's indices use: only worker 1 is asked, and it dies answering.
+    done = run_script("""
+        vec = ProcVecEnv(probes(5), context="fork", num_workers=2)
+        vec.reset(seed=0)
+        pids = vec.call("pid")
+        for call in (lambda: vec._call_at([4], "step", (EXIT,), {}),
+                     lambda: vec._get_attr_at([0], "steps"), lambda: vec.step([0] * 5)):
+            try:
+                call()
+            except sekai.VecEnvWorkerError as e:
+                report(message=str(e), rank=e.rank, ranks=list(e.ranks), worker=e.worker)
+        vec.close()
+        report(left=wait_gone(pids), closes=[marked(f"closed-{i}") for i in range(5)])
+    """)
+    assert done.code == 0, done.err
+    error = {
+        "message": f"Worker 1 (sub-envs 3-4) raised EOFError: {DIED}",
+        "rank": 3,
+        "ranks": [3, 4],
+        "worker": 1,
+    }
+    assert done.lines == [error] * 3 + [{"left": [], "closes": [True] * 3 + [False] * 2}]
+
+
 @pytest.mark.parametrize("num_workers", [1, 3])
 def test_a_sub_env_raising_in_step_is_raised_after_the_others_stepped(
     run_script: RunScript, num_workers: int

@@ -154,34 +154,37 @@ class Pool:
         timeout: float | None,
         what: str,
         per_env: Items | None = None,
+        workers: Sequence[int] | None = None,
     ) -> list[Reply]:
         """Send ``op`` with ``arguments[i]`` to worker ``i`` and collect every reply.
 
         Args:
             op: the command (``protocol``).
-            arguments: one argument per worker.
+            arguments: one argument per worker (per worker of ``workers``).
             timeout: seconds to wait for the replies (None: no limit); a worker that does not
                 answer in time is stopped and reported as dead.
             what: what the arguments hold, for the error when they cannot be pickled.
             per_env: the per-sub-env items in the arguments, to name the sub-env whose item
                 cannot be pickled.
+            workers: the indices of the workers to ask, in order (None: all), through pipes.
 
         Raises:
             TypeError: an argument cannot be pickled (nothing was sent).
             VecEnvWorkerError: a worker is known to be dead (nothing was sent).
         """
         self.raise_if_dead()
-        messages = [h.encode(op, a, what, per_env) for h, a in zip(self.workers, arguments)]
-        mail = self.mail
+        handles = self.workers if workers is None else [self.workers[i] for i in workers]
+        messages = [h.encode(op, a, what, per_env) for h, a in zip(handles, arguments)]
+        mail = self.mail if workers is None else None  # a mailbox command goes to every worker
         if mail is not None and max(map(len, messages)) <= mail.capacity and mail.free():
             seqs, tree = self._number(), self._tree()
             mail.put_all(seqs, messages)
             return self._mailed(op, tree, timeout)
-        for handle in self.workers:
+        for handle in handles:
             handle.seq += 1
         call = _Call(timeout, protocol.name(op))
-        self._send_all(self.workers, messages, call)
-        return self._replies(self._collect(self.workers, call, kill=True))
+        self._send_all(handles, messages, call)
+        return self._replies(self._collect(handles, call, kill=True), handles)
 
     def shares(self, size: int) -> bool:
         """Whether a command of ``size`` bytes (after its head) for every worker alike can go
@@ -220,14 +223,13 @@ class Pool:
         mail = self.mail
         assert mail is not None
         mail.ring(None if tree else futex.ALL)
-        return self._replies(self._collect_mail(self.workers, timeout, protocol.name(op)))
+        bodies = self._collect_mail(self.workers, timeout, protocol.name(op))
+        return self._replies(bodies, self.workers)
 
-    def _replies(self, bodies: list[Any]) -> list[Reply]:
-        """Every worker's reply decoded from its body (None: the worker's death)."""
-        return [
-            handle.decode(body) if body is not None else handle.lost()
-            for handle, body in zip(self.workers, bodies)
-        ]
+    @staticmethod
+    def _replies(bodies: list[Any], handles: Sequence[WorkerHandle]) -> list[Reply]:
+        """Each reply of ``handles`` decoded from its body (None: the worker's death)."""
+        return [h.decode(b) if b is not None else h.lost() for h, b in zip(handles, bodies)]
 
     def post(
         self,

@@ -22,11 +22,16 @@ RESET      (seeds, options), one per sub-env          (info,) or (info, observat
 STEP       (positions or None: all, encoded actions)  one reply for the slice: (packed infos,
                                                       None or (rewards, terminated, truncated,
                                                       packed observations))
-GET        name                                       the value
-SET        (name, values), one value per sub-env      None
-CALL       (name, args, kwargs)                       the value
+GET        (positions or None: all, name)             the value (None where not asked)
+SET        (positions or None: all, name, values),    None
+           one value per position
+CALL       (positions or None: all, name, args,       the value (None where not asked)
+           kwargs)
 CLOSE      None                                       None
 =========  =========================================  ===========================================
+
+GET, SET and CALL for some sub-envs (the SB3 bridge's ``indices``) go only to the workers that
+run them, through their pipes; the others get no command.
 
 Observations travel in the entries only without shared memory; with it, a STEP's rewards and
 flags are in shared memory too. STEP's encoding is ``sekai.vector._batches``' and ``_remote``'s,

@@ -24,6 +24,8 @@ from sekai.vector._batches import (
     raise_first,
     send_plan,
     step_arguments,
+    targeted,
+    targeted_values,
 )
 from sekai.vector._contract.batching import copy_batch
 from sekai.vector._contract.errors import unpicklable_detail
@@ -252,11 +254,12 @@ class ProcVecEnv(VecEnv):
         timeout: float | None,
         what: str,
         per_env: Items | None = None,
+        workers: Sequence[int] | None = None,
     ) -> Any:
         self._check_open()
         pool = self._pool
         assert pool is not None
-        return pool.request(op, arguments, timeout, what, per_env)
+        return pool.request(op, arguments, timeout, what, per_env, workers)
 
     def _entries(self, replies: list[Reply]) -> tuple[list[Any], list[Any]]:
         """Every sub-env's entry (None where it failed) and every error."""
@@ -375,31 +378,53 @@ class ProcVecEnv(VecEnv):
         take = None if shared is None else shared.take
         return self._batches.receive(self, batch_size, pool, self._step_timeout, take)
 
-    def _values(self, replies: list[Reply]) -> list[Any]:
-        entries, errors = self._entries(replies)
-        raise_first(errors)
-        return entries
-
     def get_attr(self, name: str) -> list[Any]:
-        self._raise_if_dead()  # before check_idle: the VecEnv is closed, or cannot be used
-        self._batches.check_idle("get_attr")
-        arguments = [name] * self.num_workers
-        return self._values(self._request(protocol.GET, arguments, None, "the name"))
+        return self._get_attr_at(None, name)
 
     def set_attr(self, name: str, values: Any) -> None:
-        self._raise_if_dead()
-        self._batches.check_idle("set_attr")
-        per_env = self._per_env_values(values)
-        arguments = [(name, per_env[lo:hi]) for lo, hi in self._slices]
-        what = f"the value of {name!r}"
-        self._values(self._request(protocol.SET, arguments, None, what, per_env))
+        self._set_attr_at(None, name, self._per_env_values(values))
 
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
-        self._raise_if_dead()
-        self._batches.check_idle("call")
-        arguments = [(name, args, kwargs)] * self.num_workers
+        return self._call_at(None, name, args, kwargs)
+
+    def _get_attr_at(self, env_ids: Sequence[int] | None, name: str) -> list[Any]:
+        return self._at(protocol.GET, env_ids, lambda positions, _: (positions, name), "the name")
+
+    def _set_attr_at(self, env_ids: Sequence[int] | None, name: str, values: list[Any]) -> None:
+        self._at(
+            protocol.SET,
+            env_ids,
+            lambda positions, at: (positions, name, [values[i] for i in at]),
+            f"the value of {name!r}",
+            values,
+        )
+
+    def _call_at(
+        self,
+        env_ids: Sequence[int] | None,
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> list[Any]:
         what = f"the arguments of call({name!r})"
-        return self._values(self._request(protocol.CALL, arguments, None, what))
+        return self._at(protocol.CALL, env_ids, lambda p, _: (p, name, args, kwargs), what)
+
+    def _at(
+        self,
+        op: int,
+        env_ids: Sequence[int] | None,
+        argument: Callable[[list[int] | None, Sequence[int]], Any],
+        what: str,
+        values: list[Any] | None = None,
+    ) -> list[Any]:
+        """Command ``op`` (GET, SET or CALL) for the sub-envs ``env_ids`` (None: all), sent
+        only to the workers that run them (``targeted``); their values, in that order."""
+        self._raise_if_dead()  # before check_idle: the VecEnv is closed, or cannot be used
+        self._batches.check_idle(protocol.name(op))
+        ids = None if env_ids is None else self._env_id_list(env_ids)
+        workers, arguments, per_env = targeted(ids, self._slices, argument, values)
+        replies = self._request(op, arguments, None, what, per_env, workers)
+        return targeted_values(ids, self._slices, workers, replies)
 
     # -- closing -------------------------------------------------------------------------------
 

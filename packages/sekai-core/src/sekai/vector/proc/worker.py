@@ -2,8 +2,9 @@
 
 Autoreset, freezing and attribute access are ``SubEnv``'s (the same code SyncVecEnv runs);
 this module only receives commands (from its pipe, or from its mailbox where it has one),
-runs them on every sub-env of the slice (``run_each``: a failing sub-env does not stop the
-others), writes observations into shared memory and sends the reply the way the command came.
+runs them on every sub-env of the slice or on those the command names (``run_each``: a
+failing sub-env does not stop the others), writes observations into shared memory and sends
+the reply the way the command came.
 A watchdog thread ends the process when the parent dies.
 """
 
@@ -23,7 +24,16 @@ import sekai.wrappers.autoreset  # noqa: F401 - SubEnv needs it: forked workers 
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.errors import describe
 from sekai.vector._contract.subenv import CheckedSubEnv, run_each
-from sekai.vector._remote import Errors, build_slice, encode_reply, run_step, step_entries
+from sekai.vector._remote import (
+    Errors,
+    build_slice,
+    encode_reply,
+    run_call,
+    run_get,
+    run_set,
+    run_step,
+    step_entries,
+)
 from sekai.vector.proc import frames, protocol
 from sekai.vector.proc.mail import Mail
 from sekai.vector.proc.shm import SharedBatch, Writer, row_writer, write_at, write_rows
@@ -236,24 +246,19 @@ class Worker:
         errors.sort(key=lambda item: item[0])
         return entries, errors
 
-    def get_attr(self, name: str) -> tuple[Any, Errors]:
-        """Read ``name`` from every sub-env."""
-        results, failures = run_each(lambda sub, _: sub.get_attr(name), self.subs, self.subs)
-        return results, [(index, describe(exc)) for index, exc in failures]
+    def get_attr(self, argument: tuple[list[int] | None, str]) -> tuple[Any, Errors]:
+        """Read an attribute from the sub-envs at some positions (None: all)."""
+        return run_get(self.subs, argument)
 
-    def set_attr(self, argument: tuple[str, Sequence[Any]]) -> tuple[Any, Errors]:
-        """Set an attribute on every sub-env, one value each."""
-        name, values = argument
-        _, failures = run_each(lambda sub, value: sub.set_attr(name, value), self.subs, values)
-        return None, [(index, describe(exc)) for index, exc in failures]
+    def set_attr(self, argument: tuple[list[int] | None, str, Sequence[Any]]) -> tuple[Any, Errors]:
+        """Set an attribute on the sub-envs at some positions (None: all), one value each."""
+        return run_set(self.subs, argument)
 
-    def call(self, argument: tuple[str, tuple[Any, ...], dict[str, Any]]) -> tuple[Any, Errors]:
-        """Call a method of every sub-env."""
-        name, args, kwargs = argument
-        results, failures = run_each(
-            lambda sub, _: sub.call(name, args, kwargs), self.subs, self.subs
-        )
-        return results, [(index, describe(exc)) for index, exc in failures]
+    def call(
+        self, argument: tuple[list[int] | None, str, tuple[Any, ...], dict[str, Any]]
+    ) -> tuple[Any, Errors]:
+        """Call a method of the sub-envs at some positions (None: all)."""
+        return run_call(self.subs, argument)
 
     def close(self, argument: None) -> tuple[Any, Errors]:
         """Close every sub-env (the worker exits after replying)."""
