@@ -130,7 +130,7 @@ def test_step_of_some_sub_envs_replies_their_rows_stacked_in_order() -> None:
     _infos, rewards, terminated, _truncated, observations = _step(entries)
     assert rewards.dtype == np.float64 and terminated.dtype == np.bool_
     assert [obs[0] for obs in observations] == [5.0, 1.0]  # sub-env 2 moved, 0 stood still
-    assert _reply(worker.get_attr("position"))[0] == [1, 5, 5]
+    assert _reply(worker.get_attr(pickle.dumps((None, "position"))))[0] == [1, 5, 5]
 
 
 def test_unpicklable_step_result_names_its_sub_env() -> None:
@@ -148,14 +148,41 @@ def test_unpicklable_step_result_names_its_sub_env() -> None:
 def test_attributes_and_calls_go_through_each_sub_env() -> None:
     worker = _worker(CounterEnv, CounterEnv, first=2)
     _reply(worker.reset(pickle.dumps([(None, {"start": 1}), (None, {"start": 5})])))
-    assert _reply(worker.get_attr("position")) == ([1, 5], [])
-    assert _reply(worker.set_attr(pickle.dumps([7, 8]), "position")) == (None, [])
-    entries, _ = _reply(worker.call(pickle.dumps(((), {})), "_obs"))
+    assert _reply(worker.get_attr(pickle.dumps((None, "position")))) == ([1, 5], [])
+    assert _reply(worker.set_attr(pickle.dumps((None, "position", [7, 8])))) == (None, [])
+    entries, _ = _reply(worker.call(pickle.dumps((None, "_obs", (), {}))))
     assert [obs[0] for obs in entries] == [7.0, 8.0]
-    entries, errors = _reply(worker.get_attr("missing"))
+    entries, errors = _reply(worker.get_attr(pickle.dumps((None, "missing"))))
     assert [(index, info.exc_type) for index, info in errors] == [
         (0, "AttributeError"),
         (1, "AttributeError"),
+    ]
+
+
+def test_attributes_and_calls_of_some_positions_leave_the_others_alone() -> None:
+    class Picky(CounterEnv):
+        def poke(self, value: int) -> int:
+            if value < 0:
+                raise ValueError("negative")
+            self.position += value
+            return self.position
+
+    worker = _worker(Picky, Picky, Picky, first=3)
+    _reply(worker.reset(pickle.dumps([(None, {"start": s}) for s in (1, 2, 3)])))
+    assert _reply(worker.set_attr(pickle.dumps(([2, 0], "position", [9, 8])))) == (None, [])
+    # One entry per sub-env of the slice, None for those not asked.
+    assert _reply(worker.get_attr(pickle.dumps(([2], "position")))) == ([None, None, 9], [])
+    assert _reply(worker.call(pickle.dumps(([1], "poke", (), {"value": 4})))) == (
+        [None, 6, None],
+        [],
+    )
+    assert _reply(worker.get_attr(pickle.dumps((None, "position"))))[0] == [8, 6, 9]
+    entries, errors = _reply(worker.call(pickle.dumps(([2, 1], "poke", (-1,), {}))))
+    assert entries == [None, None, None]
+    # Each failure names its position in the slice (the parent adds the slice's first).
+    assert sorted((index, info.exc_type) for index, info in errors) == [
+        (1, "ValueError"),
+        (2, "ValueError"),
     ]
 
 

@@ -1,11 +1,11 @@
 """The body of one RayVecEnv worker actor: a slice of the sub-envs, each driven by a ``SubEnv``.
 
 Autoreset, freezing and attribute access are ``SubEnv``'s, the code SyncVecEnv and ProcVecEnv
-workers run; each method runs its command on every sub-env of the slice (``run_each``: a failing
-sub-env does not stop the others) and replies with bytes the parent unpickles:
-``(entries, errors)``, one entry per sub-env (None where it failed; ``step`` replies one entry
-for all the sub-envs it stepped, stacked) and ``errors`` None or a list of ``(local index,
-ErrorInfo)``. Exceptions never escape a method, so Ray reports only what
+workers run; each method runs its command on every sub-env of the slice, or on those the
+command names (``run_each``: a failing sub-env does not stop the others), and replies with bytes
+the parent unpickles: ``(entries, errors)``, one entry per sub-env (None where it failed;
+``step`` replies one entry for all the sub-envs it stepped, stacked) and ``errors`` None or a
+list of ``(local index, ErrorInfo)``. Exceptions never escape a method, so Ray reports only what
 Ray itself suffers (a dead actor) and the parent names the sub-env for everything else.
 
 This module imports no Ray: Ray makes the actor with ``ray.remote(RayWorker)`` in the parent.
@@ -20,7 +20,16 @@ from typing import Any
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.errors import describe
 from sekai.vector._contract.subenv import CheckedSubEnv, run_each
-from sekai.vector._remote import Errors, build_slice, encode_reply, run_step, step_entries
+from sekai.vector._remote import (
+    Errors,
+    build_slice,
+    encode_reply,
+    run_call,
+    run_get,
+    run_set,
+    run_step,
+    step_entries,
+)
 
 __all__ = ["OWNER", "RayWorker"]
 
@@ -86,37 +95,20 @@ class RayWorker:
 
         return self._reply("step", command)
 
-    def get_attr(self, name: str) -> bytes:
-        """Each sub-env's ``name`` (through its wrapper stack)."""
+    def get_attr(self, payload: bytes) -> bytes:
+        """Read an attribute of some sub-envs (through their wrapper stacks): the pickled
+        ``(positions or None: all, name)``. Entries: one per sub-env, None where not asked."""
+        return self._reply("get_attr", lambda: run_get(self.subs, pickle.loads(payload)))
 
-        def command() -> tuple[Any, Errors]:
-            results, failures = run_each(lambda sub, _: sub.get_attr(name), self.subs, self.subs)
-            return results, _failures(failures)
+    def set_attr(self, payload: bytes) -> bytes:
+        """Set an attribute of some sub-envs: the pickled ``(positions or None: all, name, one
+        value per position)``."""
+        return self._reply("set_attr", lambda: run_set(self.subs, pickle.loads(payload)))
 
-        return self._reply("get_attr", command)
-
-    def set_attr(self, payload: bytes, name: str) -> bytes:
-        """Set ``name`` on each sub-env to its pickled value."""
-
-        def command() -> tuple[Any, Errors]:
-            values = pickle.loads(payload)
-            _, failures = run_each(lambda sub, v: sub.set_attr(name, v), self.subs, values)
-            return None, _failures(failures)
-
-        return self._reply("set_attr", command)
-
-    def call(self, payload: bytes, name: str) -> bytes:
-        """Call method ``name`` of each sub-env with the pickled ``(args, kwargs)`` (or read it
-        when it is not callable)."""
-
-        def command() -> tuple[Any, Errors]:
-            args, kwargs = pickle.loads(payload)
-            results, failures = run_each(
-                lambda sub, _: sub.call(name, args, kwargs), self.subs, self.subs
-            )
-            return results, _failures(failures)
-
-        return self._reply("call", command)
+    def call(self, payload: bytes) -> bytes:
+        """Call a method of some sub-envs (or read it when it is not callable): the pickled
+        ``(positions or None: all, name, args, kwargs)``. Entries as for ``get_attr``."""
+        return self._reply("call", lambda: run_call(self.subs, pickle.loads(payload)))
 
     def close(self) -> bytes:
         """Close every sub-env of the slice."""

@@ -121,12 +121,15 @@ class ActorPool:
                 ) from exc
         return payloads
 
-    def send(self, method: str, payloads: Sequence[Any], *extra: Any) -> list[Any]:
-        """Call ``method(payloads[i], *extra)`` on actor ``i``; the object refs of the replies."""
+    def send(
+        self, method: str, payloads: Sequence[Any], handles: Sequence[ActorHandle] | None = None
+    ) -> list[Any]:
+        """Call ``method(payloads[i])`` on actor ``i`` (of ``handles``: all by default); the
+        object refs of the replies."""
         self.raise_if_dead()
         return [
-            getattr(handle.actor, method).remote(payload, *extra)
-            for handle, payload in zip(self.handles, payloads)
+            getattr(handle.actor, method).remote(payload)
+            for handle, payload in zip(self.handles if handles is None else handles, payloads)
         ]
 
     def post(self, method: str, posts: Sequence[tuple[ActorHandle, bytes, Any]]) -> None:
@@ -196,21 +199,29 @@ class ActorPool:
         del self.posted[ref]
         self._arrived += (arrival,)
 
-    def collect(self, refs: Sequence[Any], timeout: float | None, what: str) -> list[Reply]:
-        """Wait for every reply (``timeout`` seconds at most: late actors are killed)."""
+    def collect(
+        self,
+        refs: Sequence[Any],
+        timeout: float | None,
+        what: str,
+        handles: Sequence[ActorHandle] | None = None,
+    ) -> list[Reply]:
+        """Wait for every reply of the actors (of ``handles``: all by default), ``timeout``
+        seconds at most: late actors are killed."""
         ray = self.ray
+        handles = self.handles if handles is None else handles
         deadline = None if timeout is None else time.monotonic() + timeout
         try:  # the usual case: every actor answers
             bodies = ray.get(list(refs), timeout=timeout)
         except Exception:  # an actor died or is late: sort it out one by one below
             pass
         else:
-            return [self.decode(h, body) for h, body in zip(self.handles, bodies)]
+            return [self.decode(h, body) for h, body in zip(handles, bodies)]
         remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
         _, late = _wait(ray, list(refs), len(refs), remaining)
         late_refs = set(late)
         outcomes: list[Reply] = []
-        for handle, ref in zip(self.handles, refs):
+        for handle, ref in zip(handles, refs):
             if ref in late_refs:
                 outcomes.append(self._late(handle, timeout, what))
                 continue

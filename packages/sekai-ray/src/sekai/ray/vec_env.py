@@ -7,7 +7,7 @@ import contextlib
 import itertools
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,8 @@ from sekai.vector._batches import (
     raise_first,
     send_plan,
     step_arguments,
+    targeted,
+    targeted_values,
 )
 from sekai.vector._in_process import env_factories
 from sekai.vector._remote import Reply, check_slice_spaces, checked_timeout
@@ -292,31 +294,58 @@ class RayVecEnv(VecEnv):
 
     # -- attributes --------------------------------------------------------------------------
 
-    def _values(self, outcomes: list[Reply]) -> list[Any]:
-        _raise_first(outcomes)
-        return [value for outcome in outcomes for value in outcome.entries]
-
-    # No timeout: a method called by name may legitimately take long (e.g. saving data).
-
     def get_attr(self, name: str) -> list[Any]:
-        pool = self._ready()
-        self._batches.check_idle("get_attr")
-        refs = pool.send("get_attr", [name] * self.num_workers)
-        return self._values(pool.collect(refs, None, "get_attr"))
+        return self._get_attr_at(None, name)
 
     def set_attr(self, name: str, values: Any) -> None:
-        pool = self._ready()
-        self._batches.check_idle("set_attr")
-        per_env = self._per_env_values(values)
-        payloads = pool.encode([per_env[lo:hi] for lo, hi in pool.slices], f"the value of {name!r}")
-        _raise_first(pool.collect(pool.send("set_attr", payloads, name), None, "set_attr"))
+        self._set_attr_at(None, name, self._per_env_values(values))
 
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
-        pool = self._ready()
-        self._batches.check_idle("call")
+        return self._call_at(None, name, args, kwargs)
+
+    def _get_attr_at(self, env_ids: Sequence[int] | None, name: str) -> list[Any]:
+        return self._at("get_attr", env_ids, lambda positions, _: (positions, name), "the name")
+
+    def _set_attr_at(self, env_ids: Sequence[int] | None, name: str, values: list[Any]) -> None:
+        self._at(
+            "set_attr",
+            env_ids,
+            lambda positions, at: (positions, name, [values[i] for i in at]),
+            f"the value of {name!r}",
+            values,
+        )
+
+    def _call_at(
+        self,
+        env_ids: Sequence[int] | None,
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> list[Any]:
         what = f"the arguments of call({name!r})"
-        payloads = pool.encode([(args, kwargs)] * self.num_workers, what, shared=True)
-        return self._values(pool.collect(pool.send("call", payloads, name), None, "call"))
+        return self._at("call", env_ids, lambda p, _: (p, name, args, kwargs), what)
+
+    def _at(
+        self,
+        method: str,
+        env_ids: Sequence[int] | None,
+        argument: Callable[[list[int] | None, Sequence[int]], Any],
+        what: str,
+        values: list[Any] | None = None,
+    ) -> list[Any]:
+        """The actors' ``method`` (get_attr, set_attr or call) for the sub-envs ``env_ids``
+        (None: all), sent only to the actors that run them (``targeted``); their values, in
+        that order. No timeout: a method called by name may legitimately take long (e.g.
+        saving data)."""
+        pool = self._ready()
+        self._batches.check_idle(method)
+        ids = None if env_ids is None else self._env_id_list(env_ids)
+        workers, arguments, per_env = targeted(ids, pool.slices, argument, values)
+        handles = pool.handles if workers is None else [pool.handles[w] for w in workers]
+        # call's arguments are the same for every sub-env: a failure names none of them.
+        payloads = pool.encode(arguments, what, per_env, handles, shared=method == "call")
+        outcomes = pool.collect(pool.send(method, payloads, handles), None, method, handles)
+        return targeted_values(ids, pool.slices, workers, outcomes)
 
     # -- closing -----------------------------------------------------------------------------
 
