@@ -292,22 +292,111 @@ def test_proc_backend_keeps_sb3_conventions() -> None:
         venv.close()
 
 
-def test_proc_backend_refuses_to_act_on_some_sub_envs_only() -> None:
-    # ProcVecEnv reaches every sub-env at once: acting on all would touch the others.
-    vec = sekai.ProcVecEnv([lambda: sekai.TimeLimit(CounterEnv(), 50)] * 3, num_workers=1)
+def _poked() -> type[CounterEnv]:
+    """A CounterEnv whose ``poke`` adds to its position and counts its calls (defined here, so
+    that it travels to worker processes by value)."""
+
+    class Poked(CounterEnv):
+        pokes = 0
+
+        def poke(self, amount: int, *, times: int = 1) -> int:
+            self.pokes += 1
+            self.position += amount * times
+            return int(self.position)
+
+    return Poked
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["bare", "vec-wrapper"])
+def test_proc_backend_reaches_single_sub_envs(wrapped: bool) -> None:
+    poked = _poked()
+    vec: sekai.VecEnv = sekai.ProcVecEnv([lambda: sekai.TimeLimit(poked(), 50)] * 4, num_workers=2)
+    if wrapped:  # a VecWrapper passes attributes and calls through: its backend is reached
+        vec = sekai.VecRecordEpisodeStatistics(vec)
     venv = to_sb3(vec)
     try:
         venv.reset()
-        with pytest.raises(NotImplementedError, match=r"env_method\('reset'\).*ProcVecEnv"):
-            venv.env_method("reset", indices=[0])
-        with pytest.raises(NotImplementedError, match=r"set_attr\('tag'\).*ProcVecEnv"):
-            venv.set_attr("tag", "x", indices=[0])
-        assert vec.get_attr("episodes") == [1, 1, 1]
-        assert not any(vec.call("has_attr", "tag"))
+        assert venv.env_method("poke", 2, indices=[1], times=3) == [6]
+        assert venv.get_attr("pokes") == [0, 1, 0, 0]
+        venv.set_attr("position", 9, indices=[0])
+        venv.set_attr("position", 7, indices=3)
+        assert venv.get_attr("position") == [9, 6, 0, 7]
+        assert venv.get_attr("position", indices=[3, 1]) == [7, 6]
+        assert venv.get_attr("max_episode_steps", indices=-1) == [50]  # counted from the end
+        assert venv.env_method("reset", indices=[2])[0].info == {"start": 3}
+        assert vec.get_attr("episodes") == [1, 1, 2, 1]
         with pytest.raises(NotImplementedError, match=r"env_is_wrapped\(TimeLimit\)"):
             venv.env_is_wrapped(sekai.TimeLimit)
-        venv.env_method("reset", indices=[2, 0, 1])  # every sub-env: one call each
-        assert vec.get_attr("episodes") == [2, 2, 2]
+    finally:
+        venv.close()
+
+
+def test_indices_out_of_range_or_named_twice_are_refused() -> None:
+    vec = sekai.SyncVecEnv([_poked()] * 3)
+    venv = to_sb3(vec)
+    with pytest.raises(IndexError, match="indices holds 3, out of range for 3 sub-envs"):
+        venv.get_attr("position", indices=[3])
+    with pytest.raises(IndexError, match="indices holds -4"):
+        venv.env_method("poke", 1, indices=-4)
+    with pytest.raises(ValueError, match=r"env_method\('poke'\): indices names a sub-env twice"):
+        venv.env_method("poke", 1, indices=[1, 1])
+    assert vec.get_attr("pokes") == [0, 0, 0]
+
+
+def _reach() -> type[sekai.Env[Any, Any]]:
+    """A 1-D reach task in the goal-env form SB3's HerReplayBuffer needs (defined here, so that
+    it travels to worker processes by value)."""
+
+    class Reach(sekai.Env[dict[str, NDArray[np.float32]], Any]):
+        def __init__(self) -> None:
+            box = sekai.Box(-10.0, 10.0, shape=(1,))
+            self.observation_space = sekai.Dict(
+                {"observation": box, "achieved_goal": box, "desired_goal": box}
+            )
+            self.action_space = sekai.Discrete(2)
+            self.x = self.goal = 0.0
+            self.t = 0
+
+        def _obs(self) -> dict[str, NDArray[np.float32]]:
+            x = np.array([self.x], dtype=np.float32)
+            goal = np.array([self.goal], dtype=np.float32)
+            return {"observation": x, "achieved_goal": x.copy(), "desired_goal": goal}
+
+        def compute_reward(self, achieved: Any, desired: Any, info: Any) -> Any:
+            return -(np.abs(achieved - desired).sum(axis=-1) > 0.5).astype(np.float32)
+
+        def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+            self._set_rng(seed)
+            self.x, self.goal, self.t = 0.0, float(self.rng.integers(-3, 4)), 0
+            return sekai.ResetResult(self._obs(), {})
+
+        def step(self, action: Any) -> sekai.StepResult[Any]:
+            self.x = float(np.clip(self.x + (1.0 if int(action) else -1.0), -10, 10))
+            self.t += 1
+            obs = self._obs()
+            reward = float(self.compute_reward(obs["achieved_goal"], obs["desired_goal"], {}))
+            return sekai.StepResult(obs, reward, reward == 0.0, self.t >= 8, {})
+
+    return Reach
+
+
+def test_her_trains_over_a_proc_vec_env() -> None:
+    # HerReplayBuffer calls env_method("compute_reward", ..., indices=[0]) on every sample.
+    from stable_baselines3 import DQN, HerReplayBuffer
+
+    venv = to_sb3(sekai.ProcVecEnv([_reach()] * 2, num_workers=2))
+    try:
+        model = DQN(
+            "MultiInputPolicy",
+            venv,
+            replay_buffer_class=HerReplayBuffer,
+            replay_buffer_kwargs={"n_sampled_goal": 2},
+            learning_starts=16,
+            batch_size=8,
+            seed=0,
+        )
+        model.learn(64)
+        assert model.replay_buffer.size() > 0
     finally:
         venv.close()
 

@@ -51,14 +51,15 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
     ``seed()`` / ``set_options()`` apply at the next ``reset()`` as in SB3: seed ``s`` gives
     sub-env ``i`` the seed ``s + i`` (a native VecEnv combines the list into its one
     generator). ``get_attr`` / ``set_attr`` / ``env_method`` / ``env_is_wrapped`` take SB3's
-    ``indices``. Backends whose sub-envs live in this process (SyncVecEnv, AsyncVecEnv) reach
-    exactly those sub-envs. Sekai's VecEnv API reaches every sub-env at once, so on the others
-    ``get_attr`` reads all and returns the ``indices`` entries, ``set_attr`` on some sub-envs
-    works on native envs (their per-sub-env values live in one object) and ``env_method`` on
-    some sub-envs raises ``NotImplementedError`` rather than run on all. ``env_is_wrapped`` is
+    ``indices`` (each sub-env at most once when they leave some out). SyncVecEnv, AsyncVecEnv,
+    ProcVecEnv and RayVecEnv reach exactly those sub-envs (a ProcVecEnv or RayVecEnv asks only
+    the workers that run them), under any VecWrappers, which pass these calls through. A native
+    env is one object for all its sub-envs: ``get_attr`` reads all and returns the ``indices``
+    entries, ``set_attr`` changes only their values, and ``env_method`` on some sub-envs
+    raises ``NotImplementedError`` rather than run on all. ``env_is_wrapped`` is
     False for gymnasium wrappers (SB3's Monitor) and on native envs (their sub-envs have no
     wrapper layers), and raises ``NotImplementedError`` for a sekai wrapper on a backend whose
-    sub-envs live elsewhere (proc), which cannot be checked. ``action_masks()`` (and
+    sub-envs live elsewhere (proc, ray), which cannot be checked. ``action_masks()`` (and
     ``env_method("action_masks")``, what sb3-contrib's MaskablePPO calls) flattens each
     sub-env's ``action_mask()`` from ``vec.call``.
 
@@ -130,7 +131,35 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
     # -- attributes and methods of the sub-envs ---------------------------------------------
 
     def _indices(self, indices: Any) -> list[int]:
-        return [int(i) for i in self._get_indices(indices)]
+        """SB3's ``indices`` as sub-env numbers (negative ones count from the end, as in SB3's
+        own VecEnvs, which index a list of envs).
+
+        Raises:
+            IndexError: an index out of range.
+        """
+        n = self.num_envs
+        targets = [int(i) for i in self._get_indices(indices)]
+        for i in targets:
+            if not -n <= i < n:
+                raise IndexError(f"indices holds {i}, out of range for {n} sub-envs.")
+        return [i % n for i in targets]
+
+    def _one_by_one(self, targets: list[int], what: str) -> VecEnv:
+        """The backend whose hooks (``_get_attr_at``, ...) reach the sub-envs ``targets``.
+
+        Past the VecWrappers, as for the sub-env objects of a local backend: a VecWrapper
+        forwards get_attr, set_attr and call to the sub-envs unchanged, so none of its state
+        is skipped.
+
+        Raises:
+            ValueError: ``indices`` named a sub-env twice (a set or call would run twice).
+        """
+        if len(set(targets)) != len(targets):
+            raise ValueError(
+                f"{type(self).__name__}.{what}: indices names a sub-env twice ({targets}); name "
+                "each sub-env once."
+            )
+        return self.sekai_vec.unwrapped
 
     def _local_envs(self) -> list[Any] | None:
         """The sub-env objects when they live in this process (SyncVecEnv, AsyncVecEnv)."""
@@ -144,15 +173,6 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
     def _covers_all(self, targets: list[int]) -> bool:
         return set(targets) == set(range(self.num_envs))
 
-    def _cannot_target(self, what: str) -> NotImplementedError:
-        backend = type(self.sekai_vec.unwrapped).__name__
-        return NotImplementedError(
-            f"{type(self).__name__}.{what} with indices that leave sub-envs out: {backend} "
-            "cannot reach single sub-envs (sekai's VecEnv API acts on all of them), and acting "
-            "on all would touch the others. Pass indices=None for every sub-env, or build a "
-            "SyncVecEnv or AsyncVecEnv, whose sub-envs to_sb3 reaches one by one."
-        )
-
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         """Read ``attr_name`` from the sub-envs in ``indices`` (through their wrapper stacks)."""
         targets = self._indices(indices)
@@ -161,11 +181,11 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         if attr_name == _MASKS:
             self._require_masks()
             return [self.action_masks] * len(targets)
-        envs = self._local_envs()
-        if envs is not None:
-            return [envs[i].get_attr(attr_name) for i in targets]
-        values = self.sekai_vec.get_attr(attr_name)
-        return [values[i] for i in targets]
+        if self._covers_all(targets):
+            values = self.sekai_vec.get_attr(attr_name)
+            return [values[i] for i in targets]
+        backend = self._one_by_one(targets, f"get_attr({attr_name!r})")
+        return backend._get_attr_at(targets, attr_name)
 
     def has_attr(self, attr_name: str) -> bool:
         """Whether every sub-env has ``attr_name`` (``action_masks``: whether they mask)."""
@@ -176,11 +196,6 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
         """Set ``attr_name`` to ``value`` on the sub-envs in ``indices``."""
         targets = self._indices(indices)
-        envs = self._local_envs()
-        if envs is not None:
-            for i in targets:
-                envs[i].set_attr(attr_name, value)
-            return
         n = self.num_envs
         if self._covers_all(targets):
             # A list of num_envs items would be read as one value per sub-env.
@@ -188,7 +203,9 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
             self.sekai_vec.set_attr(attr_name, [value] * n if one_for_all else value)
             return
         if not self._is_native():
-            raise self._cannot_target(f"set_attr({attr_name!r})")
+            backend = self._one_by_one(targets, f"set_attr({attr_name!r})")
+            backend._set_attr_at(targets, attr_name, [value] * len(targets))
+            return
         # A native env keeps every sub-env's value: change those of ``targets`` only.
         values = list(self.sekai_vec.get_attr(attr_name))
         for i in targets:
@@ -203,13 +220,20 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         if method_name == _MASKS:
             masks = self.action_masks()
             return [masks[i] for i in targets]
-        envs = self._local_envs()
-        if envs is not None:
-            return [envs[i].get_attr(method_name)(*method_args, **method_kwargs) for i in targets]
-        if not self._covers_all(targets):
-            raise self._cannot_target(f"env_method({method_name!r})")
-        values = self.sekai_vec.call(method_name, *method_args, **method_kwargs)
-        return [values[i] for i in targets]
+        if self._covers_all(targets):
+            values = self.sekai_vec.call(method_name, *method_args, **method_kwargs)
+            return [values[i] for i in targets]
+        if self._is_native():
+            native = type(self.sekai_vec.unwrapped).__name__
+            raise NotImplementedError(
+                f"{type(self).__name__}.env_method({method_name!r}) with indices that leave "
+                f"sub-envs out: {native} is one object for all its sub-envs, so a method call "
+                "cannot be limited to some of them. Pass indices=None to call it once for "
+                "every sub-env, or build a SyncVecEnv, AsyncVecEnv, ProcVecEnv or RayVecEnv, whose "
+                "sub-envs to_sb3 reaches one by one."
+            )
+        backend = self._one_by_one(targets, f"env_method({method_name!r})")
+        return backend._call_at(targets, method_name, method_args, method_kwargs)
 
     def env_is_wrapped(self, wrapper_class: type[Any], indices: Any = None) -> list[bool]:
         """Whether each sub-env in ``indices`` has a ``wrapper_class`` layer (sekai wrappers).
@@ -219,7 +243,7 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
 
         Raises:
             NotImplementedError: another class on a backend whose sub-envs live elsewhere
-                (ProcVecEnv), whose layers cannot be looked at from here.
+                (ProcVecEnv, RayVecEnv), whose layers cannot be looked at from here.
         """
         targets = self._indices(indices)
         envs = self._local_envs()
