@@ -82,6 +82,26 @@ def test_assert_env_conforms_reports_a_native_env_outside_its_spaces(sekai_regis
     assert_env_conforms("bad/Line-v0", check_vector=False)
 
 
+ORDER_ENFORCING = sekai.WrapperSpec(
+    "OrderEnforcing", "sekai.wrappers.order_enforcing:OrderEnforcing"
+)
+
+
+def test_assert_env_conforms_checks_the_native_env_without_registered_wrappers(sekai_registry):
+    # Before: make_vec refused native mode for the registered wrappers, a ValueError.
+    for name, native in (("good", LineVecEnv), ("bad", BrokenNative)):
+        sekai.register(
+            f"{name}/Line-v0",
+            LineEnv,
+            vector_entry_point=native,
+            additional_wrappers=(ORDER_ENFORCING,),
+            max_episode_steps=10,
+        )
+    assert_env_conforms("good/Line-v0")
+    with pytest.raises(AssertionError, match="native vector env of bad/Line-v0 does not conform"):
+        assert_env_conforms("bad/Line-v0")
+
+
 class NextStepNative(LineVecEnv):
     """Gymnasium's next-step style: the ending step returns the terminal observation and no
     final_observation/final_info/reset_info."""

@@ -37,7 +37,9 @@ def assert_env_conforms(
             checks (``sekai.vector.kernel_check.check_kernel_vec_env``: batched spaces,
             same-step autoreset, freezing with ``autoreset=False``, action errors and, with
             ``check_determinism``, determinism) on its native vector env with two sub-envs
-            (and a time limit of at most ``n_steps // 3``, so that episodes end).
+            (and a time limit of at most ``n_steps // 3``, so that episodes end). Registered
+            ``additional_wrappers`` are left out there: a native env has no per-env objects
+            to wrap, and ``make_vec`` refuses them in native mode.
 
     Raises:
         AssertionError: listing every issue found.
@@ -72,6 +74,8 @@ def _assert_native_conforms(
 ) -> None:
     """The vector contract checks (``check_kernel_vec_env``) on the native vector env, with a
     time limit of at most ``n_steps // 3`` so that autoreset and freezing are exercised."""
+    import dataclasses
+
     from sekai.registry.api import make_vec
     from sekai.vector.kernel_check import check_kernel_vec_env
 
@@ -79,9 +83,12 @@ def _assert_native_conforms(
     if spec.max_episode_steps is not None:
         limit = min(limit, spec.max_episode_steps)
 
+    # Native mode refuses per-env wrappers, which the native env never gets anyway.
+    native = dataclasses.replace(spec, additional_wrappers=())
+
     def build(autoreset: bool) -> Any:
         return make_vec(
-            spec,
+            native,
             2,
             vectorization_mode="native",
             vector_kwargs={"autoreset": autoreset},
