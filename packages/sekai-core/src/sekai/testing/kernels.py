@@ -60,13 +60,18 @@ def kernel_backend(name: str, dtype: str = "float64") -> KernelBackend:
     """
     if name == "numpy":
         return NumpyBackend(np.dtype(dtype))
+    return _kernel_mode(name).cpu_backend(dtype)
+
+
+def _kernel_mode(name: str) -> type[KernelVecEnv]:
+    """The class of a registered kernel mode; ``kernel_backend`` documents the errors."""
     # The mode's class as registered by its plugin (sekai-jax, sekai-torch, a third party's):
     # core imports no plugin distribution.
     mode = default_registry().backend(name)
     vec_cls = load_entry_point(mode, f"vectorization_mode {name!r}")
     if not (isinstance(vec_cls, type) and issubclass(vec_cls, KernelVecEnv)):
         raise TypeError(f"vectorization_mode {name!r} is not a kernel mode ({vec_cls!r}).")
-    return vec_cls.cpu_backend(dtype)
+    return vec_cls
 
 
 def _noise(rng: np.random.Generator, draws: Sequence[Draw], n: int) -> dict[str, np.ndarray]:
@@ -120,11 +125,14 @@ def kernel_trajectory(
         ``terminated``, ``truncated``, ``done``, ``final_observation``, ``state.<name>``,
         ``info.<name>``), one host array per step (index 0: the reset).
     """
+    # The mode is looked up before JAX's precision is set, which imports jax: without
+    # sekai-jax the registry's error then names what to install, as for any missing mode.
+    mode = None if backend == "numpy" else _kernel_mode(backend)
     context = _jax_precision(dtype) if backend == "jax" else contextlib.nullcontext()
     with context:
         return _trajectory(
             kernel,
-            kernel_backend(backend, dtype),
+            kernel_backend(backend, dtype) if mode is None else mode.cpu_backend(dtype),
             num_envs,
             steps,
             seed,
