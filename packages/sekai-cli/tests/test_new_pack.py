@@ -104,7 +104,9 @@ def test_names_follow_the_pack_convention() -> None:
     ("name", "namespace", "message"),
     [
         ("sekai-finance", None, "one of sekai's own distributions"),
-        ("sekai-ray2", "classic", "the namespace 'classic' belongs to a sekai distribution"),
+        ("sekai-ray2", "classic", r"^the namespace 'classic' is reserved for sekai-classic; "),
+        # Before: accepted, though 'Classic' is a look-alike of the first-party namespace.
+        ("sekai-x", "Classic", r"reserved for sekai-classic \(as 'classic', in any case\)"),
         ("-bad", None, "NAME must be a distribution name"),
         ("sekai-x", "a/b", "--namespace must match"),
         ("class", None, "not a valid one"),

@@ -29,6 +29,7 @@ __all__ = [
     "provider_of_export",
     "provider_of_mode",
     "provider_of_module",
+    "reserved_for",
 ]
 
 
@@ -111,6 +112,7 @@ PROVIDERS: tuple[Provider, ...] = (
 )
 
 RESERVED_PLUGIN_NAMES: frozenset[str] = frozenset(p.plugin for p in PROVIDERS if p.plugin)
+_BY_PLUGIN = {p.plugin: p for p in PROVIDERS if p.plugin}
 
 _BY_MODULE = {module: p for p in PROVIDERS[1:] for module in p.modules}
 _BY_ENV = {env_id: p for p in PROVIDERS for env_id in p.env_ids}
@@ -149,6 +151,20 @@ def provider_of_mode(mode: str) -> Provider | None:
 def provider_of_export(name: str) -> Provider | None:
     """The first-party distribution whose ``sekai.envs`` subpackage exports ``name``, if any."""
     return _BY_EXPORT.get(name)
+
+
+def reserved_for(name: str) -> str | None:
+    """``reserved for sekai-classic`` when the plugin name ``name`` is a first-party one, else None.
+
+    Matched in any case (``Classic`` adds ``(as 'classic', in any case)``): namespaces are
+    case-sensitive, so a third party's ``Classic`` would serve ``Classic/CartPole-v1`` to a user
+    who mistyped ``classic``.
+    """
+    owner = _BY_PLUGIN.get(name.lower())
+    if owner is None:
+        return None
+    as_typed = "" if name == owner.plugin else f" (as {owner.plugin!r}, in any case)"
+    return f"reserved for {owner.distribution}{as_typed}"
 
 
 def provider_of_module(module: str) -> Provider | None:

@@ -362,11 +362,27 @@ def test_a_third_party_plugin_using_a_reserved_name_is_skipped_and_first_party_l
     )
 
 
-@pytest.mark.parametrize("name", ["core", "classic", "ray"])
+@pytest.mark.parametrize("name", ["core", "classic", "ray", "jax", "torch"])
 def test_reserved_names_are_refused_to_third_parties_even_without_the_first_party(name):
     reg = registry_of(record(name, env_plugin(), "third-pack"))
     load_quietly(reg)
     assert reg.plugin_report().failures[0].stage == "clash"
+
+
+def test_reserved_names_are_refused_in_any_case():
+    # Before: 'Classic' loaded and served Classic/CartPole-v1 next to classic/CartPole-v1.
+    reg = registry_of(
+        record("classic", env_plugin("classic/CartPole-v1"), "sekai-classic", "0.3.0"),
+        record("Classic", env_plugin("Classic/CartPole-v1"), "evil-pack", "6.6.6"),
+    )
+    load_quietly(reg)
+    assert [s.id for s in reg.all_specs()] == ["classic/CartPole-v1"]
+    (failure,) = reg.plugin_report().failures
+    assert (failure.name, failure.stage) == ("Classic", "clash")
+    assert failure.error == (
+        "ValueError: plugin name 'Classic' is reserved for sekai-classic (as 'classic', in any "
+        "case); evil-pack must use another entry-point name"
+    )
 
 
 def test_disabled_plugins_are_skipped_silently_and_named_by_env_not_found():

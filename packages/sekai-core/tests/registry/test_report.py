@@ -75,6 +75,17 @@ def test_failure_sentence_names_plugin_distribution_error_and_fix(stage, error, 
     )
 
 
+def test_failure_sentence_for_a_reserved_name_asks_for_a_rename_not_an_uninstall():
+    # Before: it said to uninstall one of the distributions, which could only be sekai-classic.
+    error = "ValueError: plugin name 'Classic' is reserved for sekai-classic"
+    failure = PluginFailure("Classic", "acme-envs", "1.0", "clash", error)
+    assert failure_sentence(failure) == (
+        f"Plugin 'Classic' (acme-envs 1.0) failed to load: {error}. Report it to the "
+        "maintainers of acme-envs, or rename that entry point (and the namespace of its IDs) "
+        "if the pack is yours."
+    )
+
+
 def test_failure_sentence_for_a_disabled_plugin():
     failure = PluginFailure("finance", "sekai-finance", "0.3.0", "disabled", "disabled")
     assert failure_sentence(failure) == "Plugin 'finance' is disabled by SEKAI_DISABLE_PLUGINS."

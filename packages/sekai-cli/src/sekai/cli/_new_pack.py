@@ -63,7 +63,7 @@ def pack_names(name: str, namespace: str | None) -> tuple[str, str, str]:
     Raises:
         UsageError: a name pip or the registry would refuse, or a namespace sekai reserves.
     """
-    from sekai._providers import RESERVED_PLUGIN_NAMES, is_first_party
+    from sekai._providers import is_first_party, reserved_for
 
     if not _DIST.match(name):
         raise UsageError(
@@ -81,10 +81,10 @@ def pack_names(name: str, namespace: str | None) -> tuple[str, str, str]:
         namespace = namespace.replace(".", "-")
     if not _NAMESPACE.match(namespace):
         raise UsageError(f"--namespace must match [a-zA-Z0-9_-]+, got {namespace!r}")
-    if namespace in RESERVED_PLUGIN_NAMES:
+    reserved = reserved_for(namespace)
+    if reserved is not None:
         raise UsageError(
-            f"the namespace {namespace!r} belongs to a sekai distribution; pass another one "
-            "with --namespace"
+            f"the namespace {namespace!r} is {reserved}; pass another one with --namespace"
         )
     return name, package, namespace
 

@@ -15,6 +15,7 @@ from sekai._providers import (
     is_first_party,
     normalize_distribution,
     provider_of_env,
+    reserved_for,
 )
 from sekai._version import __version__
 from sekai.plugins import PluginFailure, PluginInfo, PluginReport
@@ -323,10 +324,10 @@ class PluginHost:
             first = [r for r in group if is_first_party(r.distribution)]
             third = [r for r in group if not is_first_party(r.distribution)]
             for record in third:
-                if name in RESERVED_PLUGIN_NAMES:
-                    owner = next(p.distribution for p in PROVIDERS if p.plugin == name)
+                reserved = reserved_for(name)
+                if reserved is not None:
                     skipped[id(record)] = (
-                        f"ValueError: plugin name {name!r} is reserved for {owner}; "
+                        f"ValueError: plugin name {name!r} is {reserved}; "
                         f"{record.distribution} must use another entry-point name"
                     )
                 elif len(group) > 1:

@@ -6,7 +6,14 @@ import difflib
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from sekai._providers import install_hint, normalize_distribution, provider_of_env, provider_of_mode
+from sekai._providers import (
+    install_hint,
+    is_first_party,
+    normalize_distribution,
+    provider_of_env,
+    provider_of_mode,
+    reserved_for,
+)
 from sekai.registry.ids import parse_env_id
 
 if TYPE_CHECKING:
@@ -28,6 +35,10 @@ _FIXES = {
     "clash": "Uninstall one of the distributions using that plugin name.",
 }
 _DEFAULT_FIX = "Reinstall it, or report the problem to its maintainers."
+_RESERVED_FIX = (
+    "Report it to the maintainers of {distribution}, or rename that entry point (and the "
+    "namespace of its IDs) if the pack is yours."
+)
 # A plugin whose module raised something else than a missing import: its own code failed.
 _IMPORT_ERRORS = ("ImportError:", "ModuleNotFoundError:", "MissingDependency:")
 _RAISED_AT_IMPORT = (
@@ -83,6 +94,13 @@ def failure_sentence(failure: PluginFailure) -> str:
     fix = _FIXES.get(failure.stage, _DEFAULT_FIX)
     if failure.stage == "import" and not failure.error.startswith(_IMPORT_ERRORS):
         fix = _RAISED_AT_IMPORT.format(name=failure.name)
+    elif (
+        failure.stage == "clash"
+        and reserved_for(failure.name) is not None
+        and not is_first_party(failure.distribution)
+    ):
+        # Only that distribution is skipped (the first-party plugin loads): it needs a new name.
+        fix = _RESERVED_FIX.format(distribution=failure.distribution)
     return (
         f"Plugin {failure.name!r} ({failure.distribution} {failure.version}) failed to load: "
         f"{failure.error.rstrip('.')}. {fix}"
