@@ -117,6 +117,26 @@ def test_names_pip_or_the_registry_would_refuse_are_usage_errors(name, namespace
         pack_names(name, namespace)
 
 
+@pytest.mark.parametrize("name", [".", "..", "sekai-mazes/.."])
+def test_a_name_that_leaves_no_folder_name_says_what_name_is(sekai_cli, name) -> None:
+    # Before: "NAME must be a distribution name (...), got ''" for '.'.
+    done = sekai_cli("new-pack", name)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"error: NAME is the new folder to write the pack into, named after the distribution, "
+        f"got {name!r}; for example sekai-mazes\n"
+    )
+
+
+def test_the_help_states_how_the_default_namespace_is_derived(sekai_cli) -> None:
+    assert pack_names("sekai-Grid.Worlds", None)[2] == "grid-worlds"
+    done = sekai_cli("new-pack", "--help")
+    assert (
+        "(default: the distribution name without its sekai- prefix, in lower case, with '.' "
+        "turned into '-')" in " ".join(done.stdout.split())
+    )
+
+
 def test_an_existing_folder_is_never_overwritten(sekai_cli, tmp_path) -> None:
     (tmp_path / "sekai-mazes").mkdir()
     done = sekai_cli("new-pack", "sekai-mazes")

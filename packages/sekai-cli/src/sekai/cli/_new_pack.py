@@ -49,7 +49,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--namespace",
         metavar="NS",
-        help="the plugin name and ID namespace (default: NAME without its sekai- prefix)",
+        help=(
+            "the plugin name and ID namespace (default: the distribution name without its "
+            "sekai- prefix, in lower case, with '.' turned into '-')"
+        ),
     )
     parser.add_argument(
         "--native", action="store_true", help="also write the env's native vector version"
@@ -76,7 +79,8 @@ def pack_names(name: str, namespace: str | None) -> tuple[str, str, str]:
     if not package.isidentifier() or keyword.iskeyword(package):
         raise UsageError(f"NAME {name!r} gives the import package {package!r}, not a valid one")
     if namespace is None:
-        # The distribution name without its 'sekai-' prefix, '.' read as '-' as pip reads it.
+        # The distribution name without its 'sekai-' prefix, lower-cased and '.' read as '-' as
+        # pip reads names: a distribution name is case-insensitive, a namespace is not.
         namespace = re.sub(r"^sekai[-_.]", "", name, flags=re.IGNORECASE).lower()
         namespace = namespace.replace(".", "-")
     if not _NAMESPACE.match(namespace):
@@ -95,6 +99,11 @@ def write_pack(folder: Path, *, namespace: str | None = None, native: bool = Fal
     Returns:
         The files written, in order.
     """
+    if folder.name in ("", ".."):  # '.', '..', '/': an existing folder with no usable name
+        raise UsageError(
+            f"NAME is the new folder to write the pack into, named after the distribution, "
+            f"got {folder.as_posix()!r}; for example sekai-mazes"
+        )
     dist, package, namespace = pack_names(folder.name, namespace)
     if folder.exists():
         raise UsageError(f"{folder} already exists; choose another NAME or remove it")
