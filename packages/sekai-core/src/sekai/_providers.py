@@ -174,7 +174,7 @@ def provider_of_module(module: str) -> Provider | None:
 
 @lru_cache(maxsize=1)
 def _core_direct_url() -> Mapping[str, object] | None:
-    """sekai-core's PEP 610 ``direct_url.json``, or None when it came from an index."""
+    """sekai-core's PEP 610 ``direct_url.json``, or None when it was installed by name."""
     from sekai._metadata import PackageNotFoundError, distribution
 
     try:
@@ -208,14 +208,16 @@ def install_command_from(
 
     Args:
         distribution: the first-party distribution to install, e.g. ``"sekai-classic"``.
-        direct_url: sekai-core's ``direct_url.json`` (None: it came from a package index).
+        direct_url: sekai-core's ``direct_url.json`` (None: it was installed by name, from a
+            package index or a ``--find-links`` folder).
         cwd: the directory the user runs the command in.
 
     Returns:
         ``pip install -e ./packages/sekai-classic`` next to an editable checkout,
         ``pip install ./packages/sekai-classic`` next to a plain one, the sibling wheel's path when
         sekai-core was installed from a wheel file, and ``pip install sekai-classic`` only when
-        sekai-core itself came from an index (the distributions are published there).
+        sekai-core itself was installed by name: the same pip sources (an index, a find-links
+        folder) have the other distributions, and pip records no path to name instead.
     """
     if direct_url is None:
         return f"pip install {distribution}"
