@@ -133,6 +133,26 @@ def test_sub_env_error_is_raised_after_the_others_stepped(cls: type[SyncVecEnv])
         assert vec.step([0, 0, 0, 0]).rewards.tolist() == [1.0] * 4  # still usable
 
 
+class Failing(Probe):
+    def fail(self) -> None:
+        raise KeyError(f"sub-env {self.level:g} failed")
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_targeted_calls_raise_the_lowest_sub_envs_error_whatever_the_order(
+    cls: type[SyncVecEnv],
+) -> None:
+    # Rule 9, as ProcVecEnv and RayVecEnv do: the order of env_ids does not pick the error.
+    with cls([Failing] * 3) as vec:
+        vec.set_attr("level", [0.0, 1.0, 2.0])
+        with pytest.raises(KeyError, match="sub-env 0 failed"):
+            vec._call_at([2, 0], "fail", (), {})
+        with pytest.raises(KeyError, match="sub-env 1 failed"):
+            vec._call_at([2, 1], "fail", (), {})
+        with pytest.raises(KeyError, match="sub-env 0 failed"):
+            vec.call("fail")
+
+
 @pytest.mark.parametrize("cls", IN_PROCESS)
 def test_close_closes_every_sub_env_then_raises_the_first_error(cls: type[SyncVecEnv]) -> None:
     fns = [Probe, lambda: Probe(fail_close=True), lambda: Probe(fail_close=True)]

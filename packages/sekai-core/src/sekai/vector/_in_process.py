@@ -177,20 +177,24 @@ class InProcessVecEnv(VecEnv):
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         return self._call_at(None, name, args, kwargs)
 
-    def _chosen(self, env_ids: Sequence[int] | None) -> list[SubEnv]:
-        """The sub-envs ``env_ids`` (None: every one), after the closed check."""
+    def _each(
+        self, env_ids: Sequence[int] | None, fn: Callable[[SubEnv, Any], Any], args: Any = None
+    ) -> list[Any]:
+        """``fn(sub, arg)`` on the sub-envs ``env_ids`` (None: every one), with ``args`` one per
+        sub-env (None: no argument); after all ran, the lowest sub-env's error (rule 9)."""
         self._check_open()
         if env_ids is None:
-            return self._subenvs
-        return [self._subenvs[i] for i in self._env_id_list(env_ids)]
+            subs, ranks = self._subenvs, None
+        else:
+            ranks = self._env_id_list(env_ids)
+            subs = [self._subenvs[i] for i in ranks]
+        return call_each(fn, subs, subs if args is None else args, ranks)
 
     def _get_attr_at(self, env_ids: Sequence[int] | None, name: str) -> list[Any]:
-        subs = self._chosen(env_ids)
-        return call_each(lambda sub, _: sub.get_attr(name), subs, subs)
+        return self._each(env_ids, lambda sub, _: sub.get_attr(name))
 
     def _set_attr_at(self, env_ids: Sequence[int] | None, name: str, values: list[Any]) -> None:
-        subs = self._chosen(env_ids)
-        call_each(lambda sub, value: sub.set_attr(name, value), subs, values)
+        self._each(env_ids, lambda sub, value: sub.set_attr(name, value), values)
 
     def _call_at(
         self,
@@ -199,8 +203,7 @@ class InProcessVecEnv(VecEnv):
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> list[Any]:
-        subs = self._chosen(env_ids)
-        return call_each(lambda sub, _: sub.call(name, args, kwargs), subs, subs)
+        return self._each(env_ids, lambda sub, _: sub.call(name, args, kwargs))
 
     def _reset_from(self, results: list[Any]) -> VecResetResult[Any]:
         """The batched reset result of every sub-env's ResetResult (or the first error)."""

@@ -244,12 +244,19 @@ def run_each(
     return results, errors
 
 
-def call_each(fn: Callable[[T, Any], R], items: Sequence[T], args: Sequence[Any]) -> list[R]:
-    """``[fn(item, arg) ...]`` for every pair; after all ran, raise the first error (rule 9).
+def call_each(
+    fn: Callable[[T, Any], R],
+    items: Sequence[T],
+    args: Sequence[Any],
+    ranks: Sequence[int] | None = None,
+) -> list[R]:
+    """``[fn(item, arg) ...]`` for every pair; after all ran, raise the error of the lowest
+    sub-env (rule 9): ``ranks`` are the items' sub-env indices (None: their positions).
 
     So one failing sub-env does not leave the others halfway through a call.
     """
     results, errors = run_each(fn, items, args)
     if errors:
-        raise errors[0][1]
+        rank = (lambda error: error[0]) if ranks is None else (lambda error: ranks[error[0]])
+        raise min(errors, key=rank)[1]
     return results  # type: ignore[return-value]
