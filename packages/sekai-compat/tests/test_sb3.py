@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from numpy.typing import NDArray
@@ -15,7 +17,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecNormalize
 
 import sekai
-from sekai.compat import SekaiToSB3, to_gymnasium, to_sb3
+from sekai.compat import SekaiToSB3, from_gymnasium_vector, to_gymnasium, to_sb3
 from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
 
 
@@ -331,16 +333,78 @@ def test_proc_backend_reaches_single_sub_envs(wrapped: bool) -> None:
         venv.close()
 
 
-def test_indices_out_of_range_or_named_twice_are_refused() -> None:
+def test_indices_out_of_range_are_refused() -> None:
     vec = sekai.SyncVecEnv([_poked()] * 3)
     venv = to_sb3(vec)
     with pytest.raises(IndexError, match="indices holds 3, out of range for 3 sub-envs"):
         venv.get_attr("position", indices=[3])
     with pytest.raises(IndexError, match="indices holds -4"):
         venv.env_method("poke", 1, indices=-4)
-    with pytest.raises(ValueError, match=r"env_method\('poke'\): indices names a sub-env twice"):
-        venv.env_method("poke", 1, indices=[1, 1])
     assert vec.get_attr("pokes") == [0, 0, 0]
+
+
+@pytest.mark.parametrize("backend", ["sync", "proc"])
+def test_indices_that_name_a_sub_env_twice_run_it_twice_as_in_sb3(backend: str) -> None:
+    # SB3's DummyVecEnv gives one result per entry of indices and runs a method once per entry.
+    poked = _poked()
+    vec: sekai.VecEnv
+    if backend == "sync":
+        vec = sekai.SyncVecEnv([poked] * 3)
+    else:
+        vec = sekai.ProcVecEnv([poked] * 3, num_workers=2)
+    venv = to_sb3(vec)
+    try:
+        venv.reset()
+        assert venv.env_method("poke", 1, indices=[1, 1]) == [1, 2]
+        assert venv.get_attr("pokes", indices=[1, 1]) == [2, 2]
+        assert venv.env_method("poke", 1, indices=[0, 1, 2, 0]) == [1, 3, 1, 2]
+        assert venv.get_attr("pokes") == [2, 3, 1]
+        assert venv.get_attr("pokes", indices=[2, 0, 2, 2]) == [1, 2, 1, 1]
+        venv.set_attr("position", 5, indices=[2, 2])
+        venv.set_attr("position", 7, indices=[0, 1, 2, 1])
+        assert venv.get_attr("position") == [7, 7, 7]
+    finally:
+        venv.close()
+
+
+def test_indices_that_name_a_sub_env_twice_on_a_native_env() -> None:
+    vec = CounterVecEnv(3)
+    venv = to_sb3(vec)
+    venv.reset()
+    assert venv.get_attr("position", indices=[1, 1, 0]) == [0, 0, 0]
+    venv.set_attr("position", 4, indices=[2, 2])
+    np.testing.assert_array_equal(vec.position, [0, 0, 4])
+    # A second run on sub-env 0 alone is impossible for one object: refused before any run.
+    with pytest.raises(
+        NotImplementedError,
+        match=r"env_method\('reset'\) with indices that name a sub-env again .*CounterVecEnv is "
+        r"one object",
+    ):
+        venv.env_method("reset", indices=[0, 1, 2, 0])
+    np.testing.assert_array_equal(vec.position, [0, 0, 4])
+
+
+def test_indices_on_a_backend_that_cannot_reach_single_sub_envs() -> None:
+    gym_vec = gym.vector.SyncVectorEnv(
+        [lambda: to_gymnasium(_poked()())] * 3, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
+    )
+    venv = to_sb3(from_gymnasium_vector(gym_vec))
+    venv.reset()
+    assert venv.get_attr("spec", indices=[1, 1]) == [None, None]  # reads all, keeps those
+    for run in (
+        lambda: venv.set_attr("pokes", 3, indices=[1]),
+        lambda: venv.env_method("get_wrapper_attr", "pokes", indices=[1]),
+    ):
+        with pytest.raises(NotImplementedError) as caught:
+            run()
+        message = str(caught.value)
+        assert re.match(
+            r"SekaiToSB3\.(set_attr\('pokes'\)|env_method\('get_wrapper_attr'\)) with indices "
+            "that leave sub-envs out: GymnasiumVectorToSekai cannot reach single sub-envs",
+            message,
+        ), message
+        assert "Pass indices=None to reach every sub-env once" in message
+    assert venv.env_method("get_wrapper_attr", "pokes") == [0, 0, 0]
 
 
 def _reach() -> type[sekai.Env[Any, Any]]:

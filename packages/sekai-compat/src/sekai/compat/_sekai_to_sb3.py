@@ -37,6 +37,21 @@ def _sb3_episode(stats: EpisodeStats) -> dict[str, float]:
     }
 
 
+def _runs(targets: list[int]) -> list[list[int]]:
+    """``targets`` cut, in order, into runs that name each sub-env once: SB3's own VecEnvs run
+    a method once per entry of ``indices``, so a sub-env named again runs again, after the
+    entries before it."""
+    runs: list[list[int]] = [[]]
+    seen: set[int] = set()
+    for i in targets:
+        if i in seen:
+            runs.append([])
+            seen.clear()
+        runs[-1].append(i)
+        seen.add(i)
+    return runs
+
+
 class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3 is absent
     """A sekai ``VecEnv`` as a Stable-Baselines3 ``VecEnv``; build it with ``to_sb3()``.
 
@@ -51,12 +66,16 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
     ``seed()`` / ``set_options()`` apply at the next ``reset()`` as in SB3: seed ``s`` gives
     sub-env ``i`` the seed ``s + i`` (a native VecEnv combines the list into its one
     generator). ``get_attr`` / ``set_attr`` / ``env_method`` / ``env_is_wrapped`` take SB3's
-    ``indices`` (each sub-env at most once when they leave some out). SyncVecEnv, AsyncVecEnv,
-    ProcVecEnv and RayVecEnv reach exactly those sub-envs (a ProcVecEnv or RayVecEnv asks only
-    the workers that run them), under any VecWrappers, which pass these calls through. A native
+    ``indices``, with one result per entry, in order, as SB3's own VecEnvs (``set_attr`` and
+    ``env_method`` run once per entry, so a sub-env named twice runs twice). SyncVecEnv,
+    AsyncVecEnv, ProcVecEnv and RayVecEnv reach exactly those sub-envs (a ProcVecEnv or
+    RayVecEnv asks only the workers that run them), under any VecWrappers, which pass these
+    calls through. A native
     env is one object for all its sub-envs: ``get_attr`` reads all and returns the ``indices``
     entries, ``set_attr`` changes only their values, and ``env_method`` on some sub-envs
-    raises ``NotImplementedError`` rather than run on all. ``env_is_wrapped`` is
+    raises ``NotImplementedError`` rather than run on all; so do ``set_attr`` and
+    ``env_method`` on a backend that cannot reach single sub-envs (``from_gymnasium_vector``, a
+    custom VecEnv), whose ``get_attr`` reads all. ``env_is_wrapped`` is
     False for gymnasium wrappers (SB3's Monitor) and on native envs (their sub-envs have no
     wrapper layers), and raises ``NotImplementedError`` for a sekai wrapper on a backend whose
     sub-envs live elsewhere (proc, ray), which cannot be checked. ``action_masks()`` (and
@@ -144,23 +163,6 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
                 raise IndexError(f"indices holds {i}, out of range for {n} sub-envs.")
         return [i % n for i in targets]
 
-    def _one_by_one(self, targets: list[int], what: str) -> VecEnv:
-        """The backend whose hooks (``_get_attr_at``, ...) reach the sub-envs ``targets``.
-
-        Past the VecWrappers, as for the sub-env objects of a local backend: a VecWrapper
-        forwards get_attr, set_attr and call to the sub-envs unchanged, so none of its state
-        is skipped.
-
-        Raises:
-            ValueError: ``indices`` named a sub-env twice (a set or call would run twice).
-        """
-        if len(set(targets)) != len(targets):
-            raise ValueError(
-                f"{type(self).__name__}.{what}: indices names a sub-env twice ({targets}); name "
-                "each sub-env once."
-            )
-        return self.sekai_vec.unwrapped
-
     def _local_envs(self) -> list[Any] | None:
         """The sub-env objects when they live in this process (SyncVecEnv, AsyncVecEnv)."""
         envs = getattr(self.sekai_vec.unwrapped, "envs", None)
@@ -170,22 +172,67 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         """Whether the sub-envs are rows of one object (no sub-env objects, no wrapper layers)."""
         return isinstance(self.sekai_vec.unwrapped, (NativeVecEnv, KernelVecEnv))
 
-    def _covers_all(self, targets: list[int]) -> bool:
-        return set(targets) == set(range(self.num_envs))
+    def _check_reachable(
+        self, targets: list[int], runs: list[list[int]], what: str, hook: str
+    ) -> None:
+        """Refuse, before anything runs, ``runs`` that leave sub-envs out on a backend that
+        cannot act on single sub-envs.
+
+        The backend is reached past the VecWrappers, as for the sub-env objects of a local
+        backend: a VecWrapper forwards get_attr, set_attr and call to the sub-envs unchanged,
+        so none of its state is skipped.
+
+        Args:
+            targets: the sub-envs of ``indices``; runs: them cut by ``_runs``.
+            what: the method called, for the message; hook: the backend's method that runs it.
+
+        Raises:
+            NotImplementedError: a native env (one object for all its sub-envs), or a backend
+                without the single-sub-env ``hook`` (``from_gymnasium_vector``, a custom VecEnv).
+        """
+        n = self.num_envs
+        if all(len(run) == n for run in runs):
+            return
+        backend = self.sekai_vec.unwrapped
+        name = type(backend).__name__
+        if self._is_native():
+            reason = (
+                f"{name} is one object for all its sub-envs, so a call cannot be limited to "
+                "some of them"
+            )
+        elif getattr(type(backend), hook) is getattr(VecEnv, hook):
+            reason = (
+                f"{name} cannot reach single sub-envs: its get_attr, set_attr and call act on all "
+                "of them, which would touch the others"
+            )
+        else:
+            return
+        which = (
+            "that leave sub-envs out"
+            if len(set(targets)) < n
+            else "that name a sub-env again (SB3 runs it once per entry, the repeats alone)"
+        )
+        raise NotImplementedError(
+            f"{type(self).__name__}.{what} with indices {which}: {reason}. Pass indices=None to "
+            "reach every sub-env once, or build a SyncVecEnv, AsyncVecEnv, ProcVecEnv or "
+            "RayVecEnv, whose sub-envs to_sb3 reaches one by one."
+        )
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        """Read ``attr_name`` from the sub-envs in ``indices`` (through their wrapper stacks)."""
+        """Read ``attr_name`` from the sub-envs in ``indices`` (through their wrapper stacks):
+        one value per entry, in order."""
         targets = self._indices(indices)
         if attr_name in _ANSWERED:
             return [_ANSWERED[attr_name]] * len(targets)
         if attr_name == _MASKS:
             self._require_masks()
             return [self.action_masks] * len(targets)
-        if self._covers_all(targets):
+        distinct = list(dict.fromkeys(targets))  # a read changes nothing: each sub-env once
+        if len(distinct) == self.num_envs:
             values = self.sekai_vec.get_attr(attr_name)
             return [values[i] for i in targets]
-        backend = self._one_by_one(targets, f"get_attr({attr_name!r})")
-        return backend._get_attr_at(targets, attr_name)
+        read = dict(zip(distinct, self.sekai_vec.unwrapped._get_attr_at(distinct, attr_name)))
+        return [read[i] for i in targets]
 
     def has_attr(self, attr_name: str) -> bool:
         """Whether every sub-env has ``attr_name`` (``action_masks``: whether they mask)."""
@@ -194,46 +241,53 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         return bool(super().has_attr(attr_name))
 
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        """Set ``attr_name`` to ``value`` on the sub-envs in ``indices``."""
+        """Set ``attr_name`` to ``value`` on the sub-envs in ``indices``, once per entry."""
         targets = self._indices(indices)
         n = self.num_envs
-        if self._covers_all(targets):
-            # A list of num_envs items would be read as one value per sub-env.
-            one_for_all = isinstance(value, list) and len(value) == n
-            self.sekai_vec.set_attr(attr_name, [value] * n if one_for_all else value)
+        if self._is_native():
+            # One object holds every sub-env's value: one set gives each of ``targets`` the
+            # value, as setting it again for a repeated entry would.
+            if len(set(targets)) == n:
+                self._set_all(attr_name, value)
+                return
+            values = list(self.sekai_vec.get_attr(attr_name))
+            for i in targets:
+                values[i] = value
+            self.sekai_vec.set_attr(attr_name, values)
             return
-        if not self._is_native():
-            backend = self._one_by_one(targets, f"set_attr({attr_name!r})")
-            backend._set_attr_at(targets, attr_name, [value] * len(targets))
-            return
-        # A native env keeps every sub-env's value: change those of ``targets`` only.
-        values = list(self.sekai_vec.get_attr(attr_name))
-        for i in targets:
-            values[i] = value
-        self.sekai_vec.set_attr(attr_name, values)
+        runs = _runs(targets)
+        self._check_reachable(targets, runs, f"set_attr({attr_name!r})", "_set_attr_at")
+        for run in runs:
+            if len(run) == n:
+                self._set_all(attr_name, value)
+            else:
+                self.sekai_vec.unwrapped._set_attr_at(run, attr_name, [value] * len(run))
+
+    def _set_all(self, attr_name: str, value: Any) -> None:
+        # A list of num_envs items would be read as one value per sub-env.
+        one_for_all = isinstance(value, list) and len(value) == self.num_envs
+        self.sekai_vec.set_attr(attr_name, [value] * self.num_envs if one_for_all else value)
 
     def env_method(
         self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
     ) -> list[Any]:
-        """Call ``method_name`` on the sub-envs in ``indices`` (``action_masks``: their masks)."""
+        """Call ``method_name`` on the sub-envs in ``indices``, once per entry, results in that
+        order (``action_masks``: their masks)."""
         targets = self._indices(indices)
         if method_name == _MASKS:
             masks = self.action_masks()
             return [masks[i] for i in targets]
-        if self._covers_all(targets):
-            values = self.sekai_vec.call(method_name, *method_args, **method_kwargs)
-            return [values[i] for i in targets]
-        if self._is_native():
-            native = type(self.sekai_vec.unwrapped).__name__
-            raise NotImplementedError(
-                f"{type(self).__name__}.env_method({method_name!r}) with indices that leave "
-                f"sub-envs out: {native} is one object for all its sub-envs, so a method call "
-                "cannot be limited to some of them. Pass indices=None to call it once for "
-                "every sub-env, or build a SyncVecEnv, AsyncVecEnv, ProcVecEnv or RayVecEnv, whose "
-                "sub-envs to_sb3 reaches one by one."
-            )
-        backend = self._one_by_one(targets, f"env_method({method_name!r})")
-        return backend._call_at(targets, method_name, method_args, method_kwargs)
+        runs = _runs(targets)
+        self._check_reachable(targets, runs, f"env_method({method_name!r})", "_call_at")
+        results: list[Any] = []
+        for run in runs:
+            if len(run) == self.num_envs:
+                values = self.sekai_vec.call(method_name, *method_args, **method_kwargs)
+                results += [values[i] for i in run]
+            else:
+                backend = self.sekai_vec.unwrapped
+                results += backend._call_at(run, method_name, method_args, method_kwargs)
+        return results
 
     def env_is_wrapped(self, wrapper_class: type[Any], indices: Any = None) -> list[bool]:
         """Whether each sub-env in ``indices`` has a ``wrapper_class`` layer (sekai wrappers).
