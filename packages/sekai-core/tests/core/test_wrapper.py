@@ -76,8 +76,23 @@ def test_wrapper_delegates_spaces_lazily_unless_assigned():
     assert (w.observation_space, w.action_space) == ("obs-space", "act-space")
     env.observation_space = "changed"
     assert w.observation_space == "changed"
-    w.action_space = "own"
-    assert (w.action_space, env.action_space) == ("own", "act-space")
+    w.action_space = sekai.Discrete(3)
+    assert (w.action_space, env.action_space) == (sekai.Discrete(3), "act-space")
+    w.action_space = None  # the inner env's again
+    assert w.action_space == "act-space"
+
+
+@pytest.mark.parametrize("name", ["observation_space", "action_space"])
+def test_wrapper_space_setters_refuse_what_is_not_a_sekai_space(name):
+    # The same check as a VecWrapper's: a gymnasium space would fail later, or never.
+    gymnasium = pytest.importorskip("gymnasium")
+    w = Plain(Base())
+    with pytest.raises(TypeError, match=f"^Plain: {name} must be a sekai.Space, got str.$"):
+        setattr(w, name, "Box(3)")
+    hint = "got gymnasium.spaces.box.Box. Convert it with sekai.compat.space_from_gymnasium"
+    with pytest.raises(TypeError, match=hint):
+        setattr(w, name, gymnasium.spaces.Box(-1.0, 1.0, (3,)))
+    assert getattr(w, name) == getattr(Base, name)  # nothing was stored
 
 
 def test_wrapper_delegates_reset_step_close_metadata_and_unwrapped():

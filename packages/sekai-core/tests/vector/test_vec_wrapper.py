@@ -75,6 +75,15 @@ def test_vec_wrapper_space_setters_refuse_what_is_not_a_sekai_space(name: str) -
     assert getattr(vec, name) is getattr(vec.venv, name)  # nothing was stored
 
 
+@pytest.mark.parametrize("name", ["observation_space", "action_space"])
+def test_vec_wrapper_space_set_to_none_is_the_inner_envs_again(name: str) -> None:
+    vec = VecWrapper(SyncVecEnv([CounterEnv] * 2))
+    setattr(vec, name, sekai.Discrete(7))
+    assert getattr(vec, name) == sekai.Discrete(7)
+    setattr(vec, name, None)  # as a single-env Wrapper: None is "the inner env's"
+    assert getattr(vec, name) is getattr(vec.venv, name)
+
+
 def test_vec_wrapper_delegates_attribute_access() -> None:
     vec = VecWrapper(SyncVecEnv([CounterEnv] * 2))
     vec.reset(options=[{"start": 1}, {"start": 2}])

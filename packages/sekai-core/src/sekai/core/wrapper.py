@@ -31,6 +31,21 @@ _NO_REVERSE_ACTION = (
 )
 
 
+def _own_space(owner: str, name: str, space: object) -> Space[Any] | None:
+    """The space a wrapper (single-env or vector) assigns as its ``name``: a sekai Space, or
+    None to show its inner env's again.
+
+    Raises:
+        TypeError: anything else, e.g. a gymnasium space (named in full by ``check_space``).
+    """
+    if space is None:
+        return None
+    # Here, not at the top: ``import sekai`` imports this module's Env but not sekai.spaces.
+    from sekai.spaces.space import check_space
+
+    return check_space(owner, name, space)
+
+
 class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, ObsT, ActT]):
     """Wraps an environment to change its behaviour; delegates everything by default.
 
@@ -60,8 +75,8 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
         return self.env.observation_space
 
     @observation_space.setter
-    def observation_space(self, space: Space[Any]) -> None:
-        self._observation_space = space
+    def observation_space(self, space: Space[Any] | None) -> None:
+        self._observation_space = _own_space(type(self).__name__, "observation_space", space)
 
     @property
     def action_space(self) -> Space[Any]:
@@ -71,8 +86,8 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
         return self.env.action_space
 
     @action_space.setter
-    def action_space(self, space: Space[Any]) -> None:
-        self._action_space = space
+    def action_space(self, space: Space[Any] | None) -> None:
+        self._action_space = _own_space(type(self).__name__, "action_space", space)
 
     # -- delegation ---------------------------------------------------------------------------
 

@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from sekai.core.wrapper import _NO_REVERSE_ACTION
+from sekai.core.wrapper import _NO_REVERSE_ACTION, _own_space
 from sekai.spaces import Space, concatenate, iterate
-from sekai.spaces.space import check_space
 from sekai.vector._contract.checks import observation_checker
 from sekai.vector.kernel_step import tree_map
 from sekai.vector.kernel_vec_env import _device_backend
@@ -103,8 +102,8 @@ class VecWrapper(VecEnv):
         return own if own is not None else self.venv.observation_space
 
     @observation_space.setter
-    def observation_space(self, space: Space[Any]) -> None:
-        self._own_observation_space = check_space(type(self).__name__, "observation_space", space)
+    def observation_space(self, space: Space[Any] | None) -> None:
+        self._own_observation_space = _own_space(type(self).__name__, "observation_space", space)
 
     @property
     def action_space(self) -> Space[Any]:
@@ -112,8 +111,8 @@ class VecWrapper(VecEnv):
         return own if own is not None else self.venv.action_space
 
     @action_space.setter
-    def action_space(self, space: Space[Any]) -> None:
-        self._own_action_space = check_space(type(self).__name__, "action_space", space)
+    def action_space(self, space: Space[Any] | None) -> None:
+        self._own_action_space = _own_space(type(self).__name__, "action_space", space)
 
     @property
     def autoreset(self) -> bool:
