@@ -8,7 +8,23 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_int", "check_real", "holds_bool", "resolve_callable", "reward_scaling_args"]
+__all__ = [
+    "check_int",
+    "check_real",
+    "holds_bool",
+    "resolve_callable",
+    "reward_scaling_args",
+    "type_name",
+]
+
+
+def type_name(value: object) -> str:
+    """How an error names the type of ``value``: a builtin by its name, any other class by its
+    full name (sekai's ``TimeLimit`` is not gymnasium's)."""
+    cls = type(value)
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def resolve_callable(

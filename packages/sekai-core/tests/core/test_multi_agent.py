@@ -141,12 +141,13 @@ def _make_registered() -> object:
         pytest.param(lambda: sekai.TimeLimit(Duo(), 5), id="wrapper"),
         pytest.param(lambda: sekai.SyncVecEnv([Duo]), id="SyncVecEnv"),
         pytest.param(_make_registered, id="make"),
+        pytest.param(lambda: sekai.VecWrapper(Duo()), id="VecWrapper"),
     ],
 )
 def test_single_agent_apis_give_a_multi_agent_env_the_multi_agent_route(
     use: Any, sekai_registry: Any
 ) -> None:
-    with pytest.raises(TypeError, match=r"not a sekai\.Env|expected a sekai\.Env") as caught:
+    with pytest.raises(TypeError, match=r"not a sekai\.Env|expected a sekai(\.| Vec)Env") as caught:
         use()
     message = str(caught.value)
     assert message.endswith(

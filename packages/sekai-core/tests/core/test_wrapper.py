@@ -70,6 +70,32 @@ def test_wrapping_a_non_env_raises_the_spec_message():
     )
 
 
+def test_wrapping_a_vec_env_points_to_the_vector_wrappers():
+    with (
+        sekai.SyncVecEnv([lambda: sekai.make("CartPole-v1")]) as vec,
+        pytest.raises(TypeError) as info,
+    ):
+        sekai.TimeLimit(vec, 5)
+    assert str(info.value) == (
+        "TimeLimit expected a sekai.Env, got sekai.vector.sync_vec_env.SyncVecEnv. It is a sekai "
+        "VecEnv (several sub-envs), where one env is expected: pass a single env, e.g. "
+        "sekai.make(env_id); a VecEnv takes the vector wrappers (sekai.VecWrapper subclasses, "
+        "such as those of sekai.vector.wrappers)."
+    )
+
+
+def test_wrapping_a_gymnasium_vector_env_points_to_from_gymnasium_vector():
+    gymnasium = pytest.importorskip("gymnasium")
+    with pytest.raises(TypeError) as info:
+        Plain(gymnasium.make_vec("CartPole-v1", 2))
+    message = str(info.value)
+    assert message.startswith(
+        "Plain expected a sekai.Env, got gymnasium.envs.classic_control.cartpole."
+        "CartPoleVectorEnv. It is a gymnasium vector env, where one env is expected"
+    )
+    assert "sekai.compat.from_gymnasium_vector(envs)" in message
+
+
 def test_wrapper_delegates_spaces_lazily_unless_assigned():
     env = Base()
     w = Plain(env)

@@ -205,7 +205,8 @@ def test_make_refuses_an_entry_point_that_does_not_build_a_sekai_env(sekai_regis
         sekai.make("bad/Plain-v0")
     message = str(caught.value)
     assert message.startswith("bad/Plain-v0: its entry point ")
-    assert "returned NotAnEnv, not a sekai.Env" in message
+    # Named in full: a NotAnEnv of sekai's, or gymnasium's, would not be this one.
+    assert f"returned {NotAnEnv.__module__}.NotAnEnv, not a sekai.Env" in message
     assert "sekai.compat.from_gymnasium(env)" in message
 
 

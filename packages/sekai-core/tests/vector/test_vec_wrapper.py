@@ -54,13 +54,52 @@ def test_vec_wrapper_delegates_state_and_repr_nests() -> None:
     assert inner.closed and vec.closed
 
 
-def test_vec_wrapper_rejects_a_non_vec_env() -> None:
-    message = (
-        "VecWrapper expected a sekai VecEnv, got CounterEnv. To wrap a gymnasium vector env, "
-        "convert it first with sekai.compat.from_gymnasium_vector(envs)."
-    )
+_SINGLE_SEKAI_ENV = (
+    "It is a single sekai env: wrap it with a single-env wrapper (those of sekai.wrappers), or "
+    "build a VecEnv of such envs first, e.g. sekai.make_vec(env_id, num_envs) or "
+    "sekai.SyncVecEnv([lambda: sekai.make(env_id)] * num_envs)."
+)
+_SINGLE_GYMNASIUM_ENV = (
+    "It is a single gymnasium env: convert it with sekai.compat.from_gymnasium(env), then wrap "
+    "it with a single-env wrapper, or build a VecEnv of such envs first, e.g. "
+    "sekai.SyncVecEnv([lambda: sekai.compat.from_gymnasium(gymnasium.make(env_id))] * num_envs)."
+)
+_GYMNASIUM_VECTOR = (
+    "To wrap a gymnasium vector env, convert it first with "
+    "sekai.compat.from_gymnasium_vector(envs)."
+)
+
+
+@pytest.mark.parametrize(
+    ("make", "got", "hint"),
+    [
+        (CounterEnv, "sekai.vector._conformance.CounterEnv", _SINGLE_SEKAI_ENV),
+        # Both named TimeLimit: the full names tell sekai's from gymnasium's.
+        (
+            lambda: sekai.make("CartPole-v1"),
+            "sekai.wrappers.time_limit.TimeLimit",
+            _SINGLE_SEKAI_ENV,
+        ),
+        (
+            lambda: gymnasium.make("CartPole-v1"),
+            "gymnasium.wrappers.common.TimeLimit",
+            _SINGLE_GYMNASIUM_ENV,
+        ),
+        (
+            lambda: gymnasium.make_vec("CartPole-v1", 2),
+            "gymnasium.envs.classic_control.cartpole.CartPoleVectorEnv",
+            _GYMNASIUM_VECTOR,
+        ),
+        (lambda: "CartPole-v1", "str", _GYMNASIUM_VECTOR),
+    ],
+    ids=["sekai-env", "sekai-wrapper", "gymnasium-env", "gymnasium-vector", "str"],
+)
+def test_vec_wrapper_given_something_else_says_what_it_is_and_what_to_do(
+    make: Any, got: str, hint: str
+) -> None:
+    message = f"VecWrapper expected a sekai VecEnv, got {got}. {hint}"
     with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
-        VecWrapper(CounterEnv())  # type: ignore[arg-type]
+        VecWrapper(make())
 
 
 @pytest.mark.parametrize("name", ["observation_space", "action_space"])

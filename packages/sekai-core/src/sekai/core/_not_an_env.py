@@ -1,6 +1,12 @@
-"""The advice of a single-agent API (wrappers, make(), vector envs) given something not an Env."""
+"""The advice of an API that takes a sekai Env (wrappers, make(), vector envs) or a sekai VecEnv
+(vector wrappers), given something else: one helper, so that each mistake gets the same advice
+everywhere."""
 
 from __future__ import annotations
+
+import sys
+
+from sekai.core.env import Env
 
 __all__ = ["not_an_env_hint"]
 
@@ -9,12 +15,46 @@ _MULTI_AGENT = (
     "single-agent envs only: use a sekai.MultiAgentEnv directly, or with PettingZoo-based tools "
     "through sekai.compat.to_pettingzoo(env)."
 )
+_SEKAI_VEC_ENV = (
+    "It is a sekai VecEnv (several sub-envs), where one env is expected: pass a single env, e.g. "
+    "sekai.make(env_id); a VecEnv takes the vector wrappers (sekai.VecWrapper subclasses, such "
+    "as those of sekai.vector.wrappers)."
+)
+_GYMNASIUM_VECTOR_ENV = (
+    "It is a gymnasium vector env, where one env is expected: pass a single env; "
+    "sekai.compat.from_gymnasium_vector(envs) makes a vector env a sekai VecEnv, which takes the "
+    "vector wrappers (sekai.VecWrapper subclasses)."
+)
+_SEKAI_ENV = (
+    "It is a single sekai env: wrap it with a single-env wrapper (those of sekai.wrappers), or "
+    "build a VecEnv of such envs first, e.g. sekai.make_vec(env_id, num_envs) or "
+    "sekai.SyncVecEnv([lambda: sekai.make(env_id)] * num_envs)."
+)
+_GYMNASIUM_ENV = (
+    "It is a single gymnasium env: convert it with sekai.compat.from_gymnasium(env), then wrap "
+    "it with a single-env wrapper, or build a VecEnv of such envs first, e.g. "
+    "sekai.SyncVecEnv([lambda: sekai.compat.from_gymnasium(gymnasium.make(env_id))] * num_envs)."
+)
 
 
-def not_an_env_hint(obj: object, gymnasium_hint: str) -> str:
-    """The sentence that follows "... not a sekai.Env": for a multi-agent env (a
-    ``sekai.MultiAgentEnv`` or a PettingZoo env, both list ``possible_agents``) the multi-agent
-    route, else ``gymnasium_hint``, how this API takes a gymnasium env."""
+def not_an_env_hint(obj: object, gymnasium_hint: str, *, vector: bool = False) -> str:
+    """The sentence that follows "... not a sekai.Env" (with ``vector``: "... not a sekai
+    VecEnv"), by what ``obj`` is: a multi-agent env (a ``sekai.MultiAgentEnv`` or a PettingZoo
+    env, both list ``possible_agents``), a single env where a VecEnv is expected or the reverse
+    (sekai's or gymnasium's), else ``gymnasium_hint``: how this API takes the gymnasium kind of
+    what it expects."""
     if hasattr(obj, "possible_agents"):  # duck-typed: importing multi_agent here is not lazy
         return _MULTI_AGENT.format(got=type(obj).__name__)
+    # A module not imported yet cannot have made ``obj``: neither is imported for the check.
+    gymnasium = sys.modules.get("gymnasium.vector")
+    if gymnasium is not None and isinstance(obj, gymnasium.VectorEnv):
+        return gymnasium_hint if vector else _GYMNASIUM_VECTOR_ENV
+    gymnasium_core = sys.modules.get("gymnasium.core")
+    if gymnasium_core is not None and isinstance(obj, gymnasium_core.Env):
+        return _GYMNASIUM_ENV if vector else gymnasium_hint
+    if vector:
+        return _SEKAI_ENV if isinstance(obj, Env) else gymnasium_hint
+    vec_env = sys.modules.get("sekai.vector.vec_env")
+    if vec_env is not None and isinstance(obj, vec_env.VecEnv):
+        return _SEKAI_VEC_ENV
     return gymnasium_hint

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
+from sekai._args import type_name
 from sekai.core._not_an_env import not_an_env_hint
 from sekai.core._render_habit import missing_attribute
 from sekai.core.env import Env
@@ -58,7 +59,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     def __init__(self, env: Env[ObsT, ActT]) -> None:
         if not isinstance(env, Env):
             raise TypeError(
-                f"{type(self).__name__} expected a sekai.Env, got {type(env).__name__}. "
+                f"{type(self).__name__} expected a sekai.Env, got {type_name(env)}. "
                 + not_an_env_hint(env, _WRAP_GYMNASIUM)
             )
         self.env = env

@@ -8,6 +8,7 @@ import inspect
 import numbers
 from typing import TYPE_CHECKING, Any
 
+from sekai._args import type_name
 from sekai.core._not_an_env import not_an_env_hint
 from sekai.core._render_habit import reject_render_mode
 from sekai.core.env import Env
@@ -80,7 +81,7 @@ def build_env(
     if not isinstance(env, Env):
         raise TypeError(
             f"{spec.id}: its entry point {spec.entry_point!r} returned "
-            f"{type(env).__name__}, not a sekai.Env. "
+            f"{type_name(env)}, not a sekai.Env. "
             + not_an_env_hint(
                 env,
                 "To register a gymnasium env, make the entry point return "

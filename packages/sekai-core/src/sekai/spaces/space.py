@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
+from sekai._args import type_name
 from sekai._seeding import check_seed, np_random
 
 __all__ = ["SeedLike", "Space", "T_cov"]
@@ -152,11 +153,8 @@ def not_a_space(value: object) -> str:
     """How an error names a value that is not a sekai Space (ending the sentence): a foreign
     class by its full name (gymnasium's ``Box`` is not sekai's), with how to convert a
     gymnasium space."""
-    cls = type(value)
-    if cls.__module__ == "builtins":
-        return f"{cls.__qualname__}."
-    named = f"{cls.__module__}.{cls.__qualname__}"
-    if cls.__module__.partition(".")[0] == "gymnasium":
+    named = type_name(value)
+    if type(value).__module__.partition(".")[0] == "gymnasium":
         return f"{named}. Convert it with sekai.compat.space_from_gymnasium(space)."
     return f"{named}."
 

@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from sekai._args import type_name
 from sekai.core._not_an_env import not_an_env_hint
 from sekai.core.env import Env
 from sekai.spaces import Space
@@ -119,7 +120,7 @@ def build_envs(
                 )
             if not isinstance(env, Env):
                 raise TypeError(
-                    f"{owner}: env_fns[{index}]() returned {type(env).__name__}, not a "
+                    f"{owner}: env_fns[{index}]() returned {type_name(env)}, not a "
                     "sekai.Env. "
                     + not_an_env_hint(
                         env,

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from sekai._args import type_name
+from sekai.core._not_an_env import not_an_env_hint
 from sekai.core.wrapper import _NO_REVERSE_ACTION, _own_space
 from sekai.spaces import Space, concatenate, iterate
 from sekai.vector._contract.checks import observation_checker
@@ -32,6 +34,11 @@ __all__ = [
     "VecRewardWrapper",
     "VecWrapper",
 ]
+
+_WRAP_GYMNASIUM_VECTOR = (
+    "To wrap a gymnasium vector env, convert it first with "
+    "sekai.compat.from_gymnasium_vector(envs)."
+)
 
 
 class _NotForwarded:
@@ -80,9 +87,8 @@ class VecWrapper(VecEnv):
     def __init__(self, venv: VecEnv) -> None:
         if not isinstance(venv, VecEnv):
             raise TypeError(
-                f"{type(self).__name__} expected a sekai VecEnv, got {type(venv).__name__}. To "
-                "wrap a gymnasium vector env, convert it first with "
-                "sekai.compat.from_gymnasium_vector(envs)."
+                f"{type(self).__name__} expected a sekai VecEnv, got {type_name(venv)}. "
+                + not_an_env_hint(venv, _WRAP_GYMNASIUM_VECTOR, vector=True)
             )
         self.venv = venv
         self._own_observation_space: Space[Any] | None = None
