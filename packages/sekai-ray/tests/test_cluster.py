@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import sekai
 from sekai.ray import RayVecEnv
 from sekai.ray._cluster import actor_options, check_feasible, connect, default_num_workers
 from sekai.ray.vec_env import _slices
@@ -107,3 +108,40 @@ def test_requests_the_local_cluster_cannot_hold_fail_at_once(ray_cluster: Module
 def test_more_workers_than_sub_envs_are_capped() -> None:
     with RayVecEnv([CounterEnv] * 2, num_workers=5, resources_per_worker={"CPU": 0.5}) as vec:
         assert vec.num_workers == 2
+
+
+def test_after_ray_shutdown_every_actor_is_lost_and_no_cluster_is_started(
+    ray_cluster: ModuleType,
+) -> None:
+    vec = RayVecEnv([CounterEnv] * 3, num_workers=2, resources_per_worker={"CPU": 0.5})
+    vec.reset()
+    vec.send([0, 0], env_ids=[0, 2])
+    try:
+        ray_cluster.shutdown()
+        calls = [
+            lambda: vec.step([0, 0, 0]),
+            lambda: vec.recv(),
+            lambda: vec.reset(),
+            lambda: vec.get_attr("position"),
+        ]
+        for call in calls:  # as for a dead actor: the first one's error, every time
+            with pytest.raises(sekai.VecEnvWorkerError, match="Ray was shut down") as caught:
+                call()
+            assert (caught.value.worker, list(caught.value.ranks)) == (0, [0, 1])
+        assert not ray_cluster.is_initialized()  # Ray did not start a cluster of its own
+        vec.close()
+    finally:
+        # The next local cluster (for the tests after this one), started as RayVecEnv starts
+        # it: a request it cannot hold fails at once, as on the first one.
+        with pytest.raises(ValueError, match=r"needs 1 GPU \(it has 0\)"):
+            RayVecEnv([CounterEnv], resources_per_worker={"GPU": 1})
+    assert ray_cluster.is_initialized()
+
+
+def test_actors_on_another_cluster_than_the_current_one_are_lost(ray_cluster: ModuleType) -> None:
+    with RayVecEnv([CounterEnv] * 2, num_workers=1, resources_per_worker={"CPU": 0.5}) as vec:
+        vec.reset()
+        cluster, vec._pool.cluster = vec._pool.cluster, "session_gone"  # as after a new init
+        with pytest.raises(sekai.VecEnvWorkerError, match="connected to another Ray cluster"):
+            vec.step([0, 0])
+        vec._pool.cluster = cluster  # so that close() stops the actor, which is still there

@@ -118,6 +118,39 @@ def test_actor_killed_between_steps_is_reported_by_its_only_sub_env() -> None:
         assert (caught.value.worker, caught.value.ranks) == (1, (1,))
 
 
+class _Unsubmittable:
+    """An actor handle whose calls Ray refuses to submit."""
+
+    def __getattr__(self, method: str) -> Any:
+        return self
+
+    def remote(self, *args: Any) -> Any:
+        raise RuntimeError("the object store is full")
+
+
+def test_a_call_ray_cannot_submit_is_its_actors_error_after_the_others_ran() -> None:
+    with _fragile(3, 2) as vec:  # worker 1 runs sub-env 2
+        vec.reset(options={"start": 0})
+        handle = vec._pool.handles[1]
+        actor, handle.actor = handle.actor, _Unsubmittable()
+        try:
+            with pytest.raises(RuntimeError) as caught:
+                vec.step([1, 1, 1])
+            vec.send([1, 1], env_ids=[1, 2])
+            with pytest.raises(RuntimeError) as received:
+                vec.recv(2)
+            assert vec.recv(1).env_ids.tolist() == [1]  # kept for the next recv()
+        finally:
+            handle.actor = actor
+        for error in (caught.value, received.value):
+            assert isinstance(error, sekai.VecEnvWorkerError)
+            assert (error.rank, error.worker) == (2, 1)
+            assert "Ray cannot submit step() to worker 1: the object store is full" in str(error)
+        assert vec.frozen.tolist() == [False, False, False]
+        assert [int(s) for s in vec.get_attr("steps")] == [1, 2, 0]  # the others stepped
+        assert vec.step([0, 0, 0]).rewards.tolist() == pytest.approx([-0.2, -0.3, -0.1])
+
+
 def test_actor_that_does_not_answer_in_time_is_stopped_and_reported() -> None:
     fns = [HangingEnv] * 4
     with RayVecEnv(fns, num_workers=2, resources_per_worker=HALF_CPU, step_timeout=2) as vec:

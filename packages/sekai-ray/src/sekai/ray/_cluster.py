@@ -15,6 +15,7 @@ __all__ = [
     "LOCAL_ENV",
     "actor_options",
     "check_feasible",
+    "cluster_id",
     "connect",
     "default_num_workers",
 ]
@@ -33,7 +34,7 @@ LOCAL_ENV: dict[str, str] = {
 SETTLE_SECONDS = 10.0  # how long check_feasible() waits for busy resources to be freed
 _POLL_SECONDS = 0.05
 
-_local_gcs: str | None = None  # the GCS address of the local cluster connect() started
+_local_cluster: str | None = None  # the cluster_id() of the local cluster connect() started
 
 _RESOURCES_TYPE = (
     "resources_per_worker must be a dict of resource name -> amount, such as "
@@ -65,12 +66,12 @@ def connect(address: str | None) -> ModuleType:
             os.environ.setdefault(key, value)
     import ray
 
-    global _local_gcs
+    global _local_cluster
     if not ray.is_initialized():
         if address is None:
             # "local": start a new instance even when RAY_ADDRESS or a running cluster exists.
             ray.init(address="local", include_dashboard=False)
-            _local_gcs = _gcs_address(ray)
+            _local_cluster = cluster_id(ray)
         else:
             ray.init(address=address)
     module: ModuleType = ray
@@ -127,10 +128,14 @@ def default_num_workers(ray: ModuleType, num_envs: int, options: Mapping[str, An
     return max(1, min(num_envs, int(total // per_worker)))
 
 
-def _gcs_address(ray: ModuleType) -> str | None:
+def cluster_id(ray: ModuleType) -> str | None:
+    """The Ray session this process is connected to (unique per cluster start, where a GCS
+    address may be reused), or None where Ray does not say (Ray Client) or is not connected."""
+    if not ray.is_initialized():
+        return None
     try:
-        return str(ray.get_runtime_context().gcs_address)
-    except Exception:  # Ray Client connections have no GCS address here
+        return str(ray.get_runtime_context().get_session_name())
+    except Exception:
         return None
 
 
@@ -153,7 +158,7 @@ def check_feasible(ray: ModuleType, options: Mapping[str, Any], num_workers: int
     Raises:
         ValueError: naming what the actors ask for and what the cluster has (or has free).
     """
-    if _local_gcs is None or _gcs_address(ray) != _local_gcs:
+    if _local_cluster is None or cluster_id(ray) != _local_cluster:
         return
     per_worker = {
         "CPU": float(options.get("num_cpus", 0.0)),

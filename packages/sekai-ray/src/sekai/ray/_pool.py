@@ -4,7 +4,9 @@ Every command is pickled for every actor before anything is sent, so an argument
 pickled fails without leaving the actors out of step. A call sends one request per actor and
 waits for all of them (one round trip per actor). An actor that died, or that does not answer
 within the timeout (it is then killed), is reported as ``VecEnvWorkerError`` naming it and its
-sub-envs, and every later call raises that error again without contacting the actors. The
+sub-envs, and every later call raises that error again without contacting the actors; so is
+every actor once Ray is shut down in this process or connected to another cluster (checked
+before each call: a call would otherwise start a new cluster, or fail naming no worker). The
 replies to ``send()`` are kept, fetched and decoded only when ``recv()`` takes them (the pool is
 its ``Inbox``), so Ctrl-C during ``recv()`` loses none.
 """
@@ -21,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from sekai.error import VecEnvWorkerError
+from sekai.ray._cluster import cluster_id
 from sekai.vector._batches import Arrival
 from sekai.vector._contract.errors import unpicklable_detail, worker_error_class
 from sekai.vector._remote import Items, Reply, read_reply
@@ -29,6 +32,11 @@ __all__ = ["DIED", "ActorHandle", "ActorPool"]
 
 DIED = "worker actor died unexpectedly"
 STOPPED = "worker actor was stopped by close()"
+SHUT_DOWN = "worker actor lost: Ray was shut down in this process (ray.shutdown()), ending it"
+ELSEWHERE = (
+    "worker actor lost: this process is now connected to another Ray cluster than the one the "
+    "actor ran on (ray.shutdown() then ray.init()?)"
+)
 
 
 class ActorHandle:
@@ -57,6 +65,7 @@ class ActorPool:
 
     def __init__(self, ray: ModuleType, slices: Sequence[tuple[int, int]]) -> None:
         self.ray = ray
+        self.cluster = cluster_id(ray)  # the cluster the actors run on
         self.slices = list(slices)
         self.handles: list[ActorHandle] = []
         self.posted: dict[Any, tuple[ActorHandle, Any]] = {}  # ref -> (actor, env_ids): post()
@@ -72,7 +81,13 @@ class ActorPool:
     # -- commands ----------------------------------------------------------------------------
 
     def raise_if_dead(self) -> None:
-        """Raise the error of the first dead actor (every call needs all of them)."""
+        """Raise the error of the first dead actor (every call needs all of them); every actor
+        is dead once the cluster they ran on is gone from this process."""
+        lost = self.cluster_lost()
+        if lost is not None:
+            for handle in self.handles:
+                if handle.dead is None:  # nothing to kill: Ray cannot reach the actors
+                    handle.dead = handle.failure("ActorDiedError", lost)
         for handle in self.handles:
             if handle.dead is not None:
                 error = handle.failure(handle.dead.exc_type, handle.dead.message)
@@ -121,14 +136,23 @@ class ActorPool:
                 ) from exc
         return payloads
 
+    def cluster_lost(self) -> str | None:
+        """Why the actors' cluster is out of reach (Ray shut down, or connected to another
+        cluster), or None."""
+        if not self.ray.is_initialized():
+            return SHUT_DOWN
+        if cluster_id(self.ray) != self.cluster:
+            return ELSEWHERE
+        return None
+
     def send(
         self, method: str, payloads: Sequence[Any], handles: Sequence[ActorHandle] | None = None
     ) -> list[Any]:
         """Call ``method(payloads[i])`` on actor ``i`` (of ``handles``: all by default); the
-        object refs of the replies."""
+        object refs of the replies (the ``Reply`` of a call Ray could not submit)."""
         self.raise_if_dead()
         return [
-            getattr(handle.actor, method).remote(payload)
+            self._submit(handle, method, payload)
             for handle, payload in zip(self.handles if handles is None else handles, payloads)
         ]
 
@@ -137,7 +161,24 @@ class ActorPool:
         ``Arrival`` for the sub-envs ``env_ids`` of its ``(actor, payload, env_ids)``."""
         self.raise_if_dead()
         for handle, payload, tag in posts:
-            self.posted[getattr(handle.actor, method).remote(payload)] = (handle, tag)
+            ref = self._submit(handle, method, payload)
+            if isinstance(ref, Reply):
+                self._arrived += (Arrival(tag, None, ref),)
+            else:
+                self.posted[ref] = (handle, tag)
+
+    def _submit(self, handle: ActorHandle, method: str, payload: Any) -> Any:
+        """The object ref of ``method(payload)`` on the actor of ``handle``, or the ``Reply``
+        reporting that Ray could not submit it (the actor did not run it)."""
+        try:
+            return getattr(handle.actor, method).remote(payload)
+        except Exception as exc:
+            self.raise_if_dead()  # the cluster is gone: every actor with it
+            head = (str(exc).strip().splitlines() or [""])[0]
+            message = f"Ray cannot submit {method}() to worker {handle.index}: {head}"
+            error = handle.failure(type(exc).__name__, message, type(exc))
+            error.__cause__ = exc
+            return Reply(None, [(handle.lo, error)])
 
     def forget_posted(self) -> None:
         """Drop the replies of every posted call (their calls still run, in order)."""
@@ -211,17 +252,21 @@ class ActorPool:
         ray = self.ray
         handles = self.handles if handles is None else handles
         deadline = None if timeout is None else time.monotonic() + timeout
-        try:  # the usual case: every actor answers
-            bodies = ray.get(list(refs), timeout=timeout)
-        except Exception:  # an actor died or is late: sort it out one by one below
-            pass
-        else:
-            return [self.decode(h, body) for h, body in zip(handles, bodies)]
+        sent = [ref for ref in refs if not isinstance(ref, Reply)]
+        if len(sent) == len(refs):
+            try:  # the usual case: every actor answers
+                bodies = ray.get(sent, timeout=timeout)
+            except Exception:  # an actor died or is late: sort it out one by one below
+                pass
+            else:
+                return [self.decode(h, body) for h, body in zip(handles, bodies)]
         remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-        _, late = _wait(ray, list(refs), len(refs), remaining)
-        late_refs = set(late)
+        late_refs = set(_wait(ray, sent, len(sent), remaining)[1]) if sent else set()
         outcomes: list[Reply] = []
         for handle, ref in zip(handles, refs):
+            if isinstance(ref, Reply):  # never submitted
+                outcomes.append(ref)
+                continue
             if ref in late_refs:
                 outcomes.append(self._late(handle, timeout, what))
                 continue
@@ -239,13 +284,17 @@ class ActorPool:
         """``collect()`` awaiting the object refs, so the event loop keeps running."""
 
         async def one(ref: Any) -> Any:
+            if isinstance(ref, Reply):  # never submitted
+                return ref
             future = asyncio.wrap_future(ref.future())
             return await (future if timeout is None else asyncio.wait_for(future, timeout))
 
         results = await asyncio.gather(*(one(ref) for ref in refs), return_exceptions=True)
         outcomes: list[Reply] = []
         for handle, result in zip(self.handles, results):
-            if isinstance(result, (asyncio.TimeoutError, TimeoutError)) and not isinstance(
+            if isinstance(result, Reply):
+                outcomes.append(result)
+            elif isinstance(result, (asyncio.TimeoutError, TimeoutError)) and not isinstance(
                 result, self.ray.exceptions.RayError
             ):
                 outcomes.append(self._late(handle, timeout, what))
@@ -307,8 +356,9 @@ class ActorPool:
         if handle.dead is None:
             handle.dead = handle.failure(exc_type, message)
             handle.dead.__cause__ = cause
-        with contextlib.suppress(Exception):
-            self.ray.kill(handle.actor, no_restart=True)
+        if self.cluster_lost() is None:  # else nothing to kill, and Ray would start a cluster
+            with contextlib.suppress(Exception):
+                self.ray.kill(handle.actor, no_restart=True)
 
     # -- stopping ----------------------------------------------------------------------------
 
@@ -322,7 +372,7 @@ class ActorPool:
         errors: list[tuple[int, VecEnvWorkerError]] = []
         ray = self.ray
         try:
-            if not ray.is_initialized():  # ray.shutdown() already ended the actors
+            if self.cluster_lost() is not None:  # ray.shutdown() already ended the actors
                 return errors
             live = [h for h in self.handles if h.dead is None]
             refs = [h.actor.close.remote() for h in live]
