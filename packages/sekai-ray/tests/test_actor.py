@@ -8,9 +8,10 @@ from typing import Any
 
 import cloudpickle
 import numpy as np
+import pytest
 
 import sekai
-from sekai.ray._actor import RayWorker
+from sekai.ray._actor import CutShort, RayWorker
 from sekai.vector._conformance import GOAL, CounterEnv
 from sekai.vector._contract.errors import ErrorInfo, worker_error
 from sekai.vector._packing import received, unpack
@@ -191,6 +192,22 @@ def test_a_command_that_cannot_start_fails_the_slice_first_sub_env() -> None:
     entries, errors = _reply(worker.step(b"garbage"))
     assert entries is None
     assert [index for index, _ in errors] == [0]
+
+
+def test_a_base_exception_escapes_as_cut_short_with_its_class_name() -> None:
+    class Interrupted(CounterEnv):
+        def step(self, action: Any) -> Any:
+            raise KeyboardInterrupt("Ctrl-C in env code")
+
+    worker = _worker(CounterEnv, Interrupted)
+    worker.reset(pickle.dumps([(None, None)] * 2))
+    with pytest.raises(CutShort) as caught:  # the parent then stops the actor
+        worker.step(_actions(0, 0))
+    assert (caught.value.exc_type, caught.value.message) == (
+        "KeyboardInterrupt",
+        "Ctrl-C in env code",
+    )
+    assert isinstance(pickle.loads(pickle.dumps(caught.value)), CutShort)
 
 
 def test_close_closes_every_sub_env_and_reports_failures() -> None:

@@ -118,6 +118,44 @@ def test_actor_killed_between_steps_is_reported_by_its_only_sub_env() -> None:
         assert (caught.value.worker, caught.value.ranks) == (1, (1,))
 
 
+class _Abort(BaseException):
+    """Not an Exception: the actor's methods do not catch it."""
+
+
+class AbortingEnv(CounterEnv):
+    """Action 2 raises ``abort``, a BaseException that is not an Exception."""
+
+    def __init__(self, abort: type[BaseException]) -> None:
+        super().__init__()
+        self.abort = abort
+
+    def step(self, action: Any) -> Any:
+        if int(action) == 2:
+            raise self.abort("stop right there")
+        return super().step(action)
+
+
+@pytest.mark.parametrize("abort", [_Abort, KeyboardInterrupt])
+def test_a_base_exception_in_a_sub_env_stops_its_actor_as_a_proc_worker_dies(
+    abort: type[BaseException],
+) -> None:
+    fns = [lambda: AbortingEnv(abort)] * 4
+    with RayVecEnv(fns, num_workers=2, resources_per_worker=HALF_CPU) as vec:
+        vec.reset(options={"start": 0})
+        with pytest.raises(sekai.VecEnvWorkerError) as caught:
+            vec.step([0, 2, 1, 1])  # sub-env 1 cuts worker 0's step short: sub-env 0 stepped
+        error = caught.value
+        assert str(error).startswith(f"Worker 0 (sub-envs 0-1) raised {abort.__name__}: stop")
+        assert (error.rank, error.worker) == (0, 0)
+        assert not isinstance(error, ray.exceptions.RayError)
+        # The other actor's step is recorded (rule 9); worker 0 is lost for good, as its
+        # sub-envs are out of step with each other.
+        assert vec._partial_step(error).stepped.tolist() == [False, False, True, True]
+        with pytest.raises(sekai.VecEnvWorkerError) as again:
+            vec.step([0, 0, 0, 0])
+        assert str(again.value) == str(error)
+
+
 class _Unsubmittable:
     """An actor handle whose calls Ray refuses to submit."""
 

@@ -6,7 +6,9 @@ command names (``run_each``: a failing sub-env does not stop the others), and re
 the parent unpickles: ``(entries, errors)``, one entry per sub-env (None where it failed;
 ``step`` replies one entry for all the sub-envs it stepped, stacked) and ``errors`` None or a
 list of ``(local index, ErrorInfo)``. Exceptions never escape a method, so Ray reports only what
-Ray itself suffers (a dead actor) and the parent names the sub-env for everything else.
+Ray itself suffers (a dead actor) and the parent names the sub-env for everything else; a
+BaseException that is not an Exception cuts the command short and escapes as ``CutShort``, for
+which the parent stops the actor.
 
 This module imports no Ray: Ray makes the actor with ``ray.remote(RayWorker)`` in the parent.
 """
@@ -31,9 +33,20 @@ from sekai.vector._remote import (
     step_entries,
 )
 
-__all__ = ["OWNER", "RayWorker"]
+__all__ = ["OWNER", "CutShort", "RayWorker"]
 
 OWNER = "RayVecEnv"
+
+
+class CutShort(Exception):
+    """A command cut short by a BaseException that is not an Exception (KeyboardInterrupt, a
+    CancelledError, ...), by its class name and message (Ray would report a KeyboardInterrupt
+    as a cancelled task)."""
+
+    def __init__(self, exc_type: str, message: str) -> None:
+        super().__init__(exc_type, message)
+        self.exc_type = exc_type
+        self.message = message
 
 
 def _failures(failures: list[tuple[int, Exception]]) -> Errors:
@@ -53,6 +66,10 @@ class RayWorker:
             entries, errors = command()
         except Exception as exc:  # a command that cannot even start: the slice's first fails
             entries, errors = None, [(0, describe(exc))]
+        except SystemExit:  # how Ray ends an actor (ray.actor.exit_actor())
+            raise
+        except BaseException as exc:
+            raise CutShort(type(exc).__name__, str(exc)) from exc
         return encode_reply(what, entries, errors)
 
     # -- commands ----------------------------------------------------------------------------

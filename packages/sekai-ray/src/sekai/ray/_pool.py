@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from sekai.error import VecEnvWorkerError
+from sekai.ray._actor import CutShort
 from sekai.ray._cluster import cluster_id
 from sekai.vector._batches import Arrival
 from sekai.vector._contract.errors import unpicklable_detail, worker_error_class
@@ -329,12 +330,17 @@ class ActorPool:
     def _failed(self, handle: ActorHandle, exc: BaseException) -> Reply:
         """The outcome of a reply that Ray could not deliver."""
         exceptions = self.ray.exceptions
-        if isinstance(exc, exceptions.RayTaskError):  # the call failed, the actor lives on
+        if isinstance(exc, exceptions.RayTaskError):
+            # The actor's methods catch every Exception: a BaseException (KeyboardInterrupt, a
+            # CancelledError, ...) cut the command short, its sub-envs left half done. The actor
+            # is stopped, as ProcVecEnv's worker dies of it, so no call finds them out of step.
             cause = getattr(exc, "cause", None) or exc
-            error = handle.failure(type(cause).__name__, str(cause), type(cause))
-            error.__cause__ = exc
-            return Reply(None, [(handle.lo, error)])
-        if isinstance(exc, exceptions.RayActorError):
+            exc_type, text = type(cause).__name__, str(cause)
+            if isinstance(cause, CutShort):
+                exc_type, text = cause.exc_type, cause.message
+            message = f"{text} (not an Exception: the worker actor was stopped mid-command)"
+            self.bury(handle, exc_type, message, exc)
+        elif isinstance(exc, exceptions.RayActorError):
             self.bury(handle, type(exc).__name__, DIED, exc)
         else:
             head = (str(exc).strip().splitlines() or [""])[0]
