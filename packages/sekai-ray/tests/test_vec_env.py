@@ -18,7 +18,7 @@ import sekai
 from sekai.ray import RayVecEnv
 from sekai.registry.api import default_registry
 from sekai.testing.envs import KStepEnv, assert_kstep_autoreset
-from sekai.vector import SyncVecEnv
+from sekai.vector import SyncVecEnv, VecRecordEpisodeStatistics
 from sekai.vector._conformance import (
     GOAL,
     CounterEnv,
@@ -310,6 +310,35 @@ def test_async_step_leaves_the_event_loop_running(tmp_path: Path) -> None:
         vec.reset(options={"start": 0})
         result = asyncio.run(run(vec))
         assert result.observations[:, 0].tolist() == [1.0, 1.0]
+
+
+def test_a_cancelled_async_step_records_the_steps_the_actors_still_took(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+
+    async def run(vec: Any) -> None:
+        stepping = asyncio.ensure_future(vec.async_step([1, 0]))
+        await asyncio.sleep(0.5)  # the actors have the step: they wait at the gate
+        stepping.cancel()  # as asyncio.wait_for() does when it times out
+        await asyncio.sleep(0.2)
+        assert not stepping.done()  # Ray cannot take the step back: it awaits the actors
+        gate.touch()
+        with pytest.raises(asyncio.CancelledError):
+            await stepping
+
+    fns = [lambda: GatedEnv(str(gate))] * 2
+    with _ray(fns, num_workers=2, autoreset=False, step_timeout=60) as ray_vec:
+        vec = VecRecordEpisodeStatistics(ray_vec)
+        vec.reset(options=[{"start": GOAL - 1}, {"start": 0}])
+        asyncio.run(run(vec))
+        assert _steps(vec) == [1, 1]
+        # Recorded as for a step that raised: sub-env 0 ended its episode and is frozen (its
+        # action is not checked), and the wrapper counted its return.
+        assert vec.frozen.tolist() == [True, False]
+        [episode] = vec.tracker.episodes
+        assert (episode.episode_length, episode.episode_return) == (1, pytest.approx(0.4))
+        assert vec.episode_lengths.tolist() == [0, 1]  # sub-env 1 goes on
+        result = vec.step([99, 0])
+        assert result.terminated.tolist() == [True, False] and _steps(vec) == [1, 2]
 
 
 # -- make_vec and the plugin ---------------------------------------------------------------------

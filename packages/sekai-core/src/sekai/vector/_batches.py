@@ -276,6 +276,7 @@ def finish_step(
     slices: Sequence[tuple[int, int]],
     replies: Sequence[tuple[Any, Errors]],
     take: Take | None,
+    interrupt: BaseException | None = None,
 ) -> VecStepResult[Any]:
     """The result of a ``step()`` from every worker's ``(entries, errors)`` reply.
 
@@ -287,8 +288,11 @@ def finish_step(
         slices: each worker's sub-envs ``lo:hi``.
         replies: each worker's entries (None when lost) and errors.
         take: copies rows out of shared memory, or None when the replies carry them.
+        interrupt: what cut the call short in the parent (the cancellation of an awaited
+            step) after the workers had the step: it is raised instead, once the sub-envs that
+            stepped are recorded as for an error.
     """
-    if take is not None and not any(reply[1] for reply in replies):
+    if take is not None and interrupt is None and not any(reply[1] for reply in replies):
         # The usual step: every sub-env's arrays are in shared memory, so only the infos are
         # joined, one packed column per reply, with no chunk to make per worker.
         columns = [(hi - lo, reply[0][0]) for (lo, hi), reply in zip(slices, replies)]
@@ -301,7 +305,7 @@ def finish_step(
         errors.extend(reply_errors)
         if entries is not None:
             chunks.append(Chunk.arrived(*_ranges(lo, hi), entries))
-    error = first_error(errors)
+    error = first_error(errors) if interrupt is None else interrupt
     if error is not None:
         failed = {rank for rank, _ in errors}
         stepped = [

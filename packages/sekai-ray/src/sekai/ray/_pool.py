@@ -307,6 +307,19 @@ class ActorPool:
                 outcomes.append(self.decode(handle, result))
         return outcomes
 
+    async def collect_anyway(
+        self, refs: Sequence[Any], timeout: float | None, what: str
+    ) -> list[Reply]:
+        """``collect_async()`` for a call whose awaiting was cancelled: the actors run it all
+        the same (Ray cannot take it back), so their replies are awaited through further
+        cancellations, or without the event loop once this wait is cancelled itself (the
+        loop is shutting down)."""
+        task = asyncio.ensure_future(self.collect_async(refs, timeout, what))
+        while not task.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+        return self.collect(refs, timeout, what) if task.cancelled() else task.result()
+
     # -- replies -----------------------------------------------------------------------------
 
     @staticmethod

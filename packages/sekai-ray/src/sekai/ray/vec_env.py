@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import itertools
@@ -203,8 +204,10 @@ class RayVecEnv(VecEnv):
         per_env = ActionRows(self._action_checker(), batch)
         return self._pool.encode(arguments, "the action", per_env)
 
-    def _step_from(self, outcomes: list[Reply]) -> VecStepResult[Any]:
-        return finish_step(self, self._pool.slices, outcomes, None)
+    def _step_from(
+        self, outcomes: list[Reply], interrupt: BaseException | None = None
+    ) -> VecStepResult[Any]:
+        return finish_step(self, self._pool.slices, outcomes, None, interrupt)
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         self._check_no_async_call()
@@ -229,13 +232,25 @@ class RayVecEnv(VecEnv):
             self._async_pending = False
 
     async def async_step(self, actions: Any) -> VecStepResult[Any]:
-        """``step()`` awaiting the actors' replies (the event loop runs meanwhile)."""
+        """``step()`` awaiting the actors' replies (the event loop runs meanwhile).
+
+        Cancelled (``asyncio.wait_for`` timing out, Ctrl-C), it still awaits the actors, which
+        step all the same, and records the sub-envs that stepped as for a step that raised
+        (rule 9: the frozen mask and the wrappers' episode bookkeeping stay true to them)
+        before the cancellation propagates.
+        """
         self._check_open()
         self._begin_async()
         try:
-            refs = self._pool.send("step", self._step_payloads(actions))
-            outcomes = await self._pool.collect_async(refs, self._step_timeout, "step")
-            return self._step_from(outcomes)
+            pool = self._pool
+            refs = pool.send("step", self._step_payloads(actions))
+            interrupt: BaseException | None = None
+            try:
+                outcomes = await pool.collect_async(refs, self._step_timeout, "step")
+            except asyncio.CancelledError as error:
+                interrupt = error
+                outcomes = await pool.collect_anyway(refs, self._step_timeout, "step")
+            return self._step_from(outcomes, interrupt)
         finally:
             self._async_pending = False
 
