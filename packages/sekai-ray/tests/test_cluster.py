@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.ray import RayVecEnv
+from sekai.ray import RayVecEnv, _cluster
 from sekai.ray._cluster import actor_options, check_feasible, connect, default_num_workers
 from sekai.ray.vec_env import _slices
 from sekai.vector._conformance import CounterEnv
@@ -93,6 +93,21 @@ def test_default_workers_are_capped_by_the_cluster_cpus(ray_cluster: ModuleType)
     assert default_num_workers(ray_cluster, 100, {"num_cpus": 0.5}) == 2 * cpus
     assert default_num_workers(ray_cluster, 1, {"num_cpus": 1.0}) == 1
     assert default_num_workers(ray_cluster, 5, {"num_cpus": 0.0}) == 5
+
+
+def test_default_workers_fit_the_free_cpus_beside_another_vec_env(
+    ray_cluster: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cpus = int(ray_cluster.cluster_resources()["CPU"])
+    with RayVecEnv([CounterEnv], num_workers=1) as train:  # holds one CPU
+        train.reset()
+        with RayVecEnv([CounterEnv] * (2 * cpus)) as evaluation:
+            assert evaluation.num_workers == max(1, cpus - 1)
+        monkeypatch.setattr(_cluster, "SETTLE_SECONDS", 0.2)
+        with pytest.raises(ValueError, match=r"\(free: .*use fewer workers \(num_workers\)"):
+            check_feasible(ray_cluster, actor_options({"CPU": cpus}), 1)
+    with RayVecEnv([CounterEnv] * (2 * cpus)) as again:  # the CPUs just freed count again
+        assert again.num_workers == cpus
 
 
 def test_requests_the_local_cluster_cannot_hold_fail_at_once(ray_cluster: ModuleType) -> None:

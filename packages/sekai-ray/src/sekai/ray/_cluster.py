@@ -14,6 +14,7 @@ import numpy as np
 __all__ = [
     "LOCAL_ENV",
     "actor_options",
+    "actors_killed",
     "check_feasible",
     "cluster_id",
     "connect",
@@ -32,7 +33,10 @@ LOCAL_ENV: dict[str, str] = {
 }
 
 SETTLE_SECONDS = 10.0  # how long check_feasible() waits for busy resources to be freed
+RELEASE_SECONDS = 1.0  # how long Ray may take to free the resources of actors killed here
 _POLL_SECONDS = 0.05
+
+_killed_at = -float("inf")  # when this process last killed worker actors (actors_killed())
 
 _local_cluster: str | None = None  # the cluster_id() of the local cluster connect() started
 
@@ -119,13 +123,33 @@ def actor_options(resources: Mapping[str, Any] | None) -> dict[str, Any]:
     return options
 
 
+def actors_killed() -> None:
+    """Note that this process has just killed worker actors: Ray frees their resources a
+    moment later (``default_num_workers`` waits for them)."""
+    global _killed_at
+    _killed_at = time.monotonic()
+
+
 def default_num_workers(ray: ModuleType, num_envs: int, options: Mapping[str, Any]) -> int:
-    """One actor per sub-env, but no more than the cluster's CPUs can hold at once."""
+    """One actor per sub-env, but no more than the cluster's free CPUs can hold (at least
+    one), so that a second RayVecEnv takes what the first left.
+
+    CPUs that actors this process killed less than ``RELEASE_SECONDS`` ago still hold are
+    waited for (a RayVecEnv closed just before is not left fewer actors than it had).
+    """
     per_worker = float(options.get("num_cpus", 1.0))
     if per_worker <= 0:
         return num_envs
-    total = float(ray.cluster_resources().get("CPU", 0.0))
-    return max(1, min(num_envs, int(total // per_worker)))
+
+    def fitting(resources: Mapping[str, Any]) -> int:
+        return max(1, min(num_envs, int(float(resources.get("CPU", 0.0)) // per_worker)))
+
+    most = fitting(ray.cluster_resources())
+    while True:
+        free = fitting(ray.available_resources())
+        if free >= most or time.monotonic() >= _killed_at + RELEASE_SECONDS:
+            return free
+        time.sleep(_POLL_SECONDS)
 
 
 def cluster_id(ray: ModuleType) -> str | None:
@@ -185,7 +209,7 @@ def check_feasible(ray: ModuleType, options: Mapping[str, Any], num_workers: int
             raise ValueError(
                 f"RayVecEnv needs {', '.join(short)} for "
                 f"{where}: other actors (another RayVecEnv that is not closed?) hold the rest "
-                "of the local Ray cluster. Close them, or ask for less per worker "
-                "(resources_per_worker)."
+                "of the local Ray cluster. Close them, use fewer workers (num_workers), or ask "
+                "for less per worker (resources_per_worker)."
             )
         time.sleep(_POLL_SECONDS)

@@ -24,7 +24,7 @@ from typing import Any
 
 from sekai.error import VecEnvWorkerError
 from sekai.ray._actor import CutShort
-from sekai.ray._cluster import cluster_id
+from sekai.ray._cluster import actors_killed, cluster_id
 from sekai.vector._batches import Arrival
 from sekai.vector._contract.errors import unpicklable_detail, worker_error_class
 from sekai.vector._remote import Items, Reply, read_reply
@@ -408,6 +408,7 @@ class ActorPool:
         finally:
             for handle in self.handles:
                 self.bury(handle, "ActorDiedError", STOPPED, None)
+            actors_killed()
         return errors
 
 

@@ -88,7 +88,8 @@ class RayVecEnv(VecEnv):
         autoreset: reset a finished sub-env within the same ``step()`` (default); with False a
             finished sub-env is frozen until the next ``reset()``.
         num_workers: the number of actors (at most ``num_envs``); the sub-envs are split evenly
-            between them. None: one per sub-env, but no more than the cluster has CPUs for.
+            between them. None: one per sub-env, but no more than the cluster's free CPUs
+            can hold (at least one).
         address: the Ray cluster to connect to (``"auto"``, ``"host:port"``, ``"ray://..."``)
             when this process is not connected to Ray yet. None starts a local cluster with the
             dashboard off, listening on 127.0.0.1 only. An existing connection is always used.
