@@ -15,7 +15,7 @@ from sekai.ray._actor import CutShort, RayWorker
 from sekai.vector._conformance import GOAL, CounterEnv
 from sekai.vector._contract.errors import ErrorInfo, worker_error
 from sekai.vector._packing import received, unpack
-from sekai.vector._remote import encode_slices
+from sekai.vector._remote import encode_slices, pickle_factories
 
 
 class BadResetEnv(CounterEnv):
@@ -42,9 +42,13 @@ def _reply(body: bytes) -> tuple[Any, list[tuple[int, ErrorInfo]]]:
     return entries, [(index, ErrorInfo(*info)) for index, info in errors or ()]
 
 
+def _factories(*fns: Any) -> bytes:
+    return pickle_factories(cloudpickle, fns, 0, len(fns), "RayVecEnv", "a worker actor")
+
+
 def _worker(*fns: Any, autoreset: bool = True, first: int = 0) -> RayWorker:
     worker = RayWorker()
-    _entries, errors = _reply(worker.init(cloudpickle.dumps(list(fns)), autoreset, first))
+    _entries, errors = _reply(worker.init(_factories(*fns), autoreset, first))
     assert errors == []
     return worker
 
@@ -52,7 +56,7 @@ def _worker(*fns: Any, autoreset: bool = True, first: int = 0) -> RayWorker:
 def test_init_reports_spaces_metadata_and_autoreset_wrappers() -> None:
     worker = RayWorker()
     fns = [CounterEnv, lambda: sekai.wrappers.AutoReset(CounterEnv())]
-    entries, errors = _reply(worker.init(cloudpickle.dumps(fns), True, 4))
+    entries, errors = _reply(worker.init(_factories(*fns), True, 4))
     assert errors == []
     spaces, metadata, resets = entries
     # Only the slice's first spaces (both sub-envs have them), which the parent compares.
@@ -68,7 +72,7 @@ def test_init_names_the_factory_that_raised_by_its_local_index() -> None:
     def broken() -> sekai.Env:  # type: ignore[type-arg]
         raise OSError("no data file")
 
-    entries, errors = _reply(RayWorker().init(cloudpickle.dumps([CounterEnv, broken]), True, 6))
+    entries, errors = _reply(RayWorker().init(_factories(CounterEnv, broken), True, 6))
     assert entries is None
     [(index, info)] = errors
     assert (index, info.exc_type, info.message) == (1, "OSError", "no data file")
@@ -76,7 +80,7 @@ def test_init_names_the_factory_that_raised_by_its_local_index() -> None:
 
 
 def test_init_rejects_a_factory_that_returns_no_env_naming_ray_vec_env() -> None:
-    _entries, errors = _reply(RayWorker().init(cloudpickle.dumps([lambda: 3]), True, 0))
+    _entries, errors = _reply(RayWorker().init(_factories(lambda: 3), True, 0))
     [(_index, info)] = errors
     assert info.exc_type == "TypeError"
     assert info.message.startswith("RayVecEnv: env_fns[0]() returned int, not a sekai.Env")
@@ -86,6 +90,35 @@ def test_init_reports_factories_that_cannot_be_unpickled() -> None:
     entries, errors = _reply(RayWorker().init(b"not a pickle", True, 0))
     assert entries is None
     assert errors[0][1].message.startswith("the env factories cannot be unpickled")
+
+
+def _module_missing() -> Any:
+    raise ModuleNotFoundError("No module named 'simulators'")
+
+
+class _NeedsAModule:
+    """A factory whose unpickling fails, as one whose module is missing on the actor's node."""
+
+    def __call__(self) -> CounterEnv:
+        return CounterEnv()
+
+    def __reduce__(self) -> Any:
+        return (_module_missing, ())
+
+
+def test_init_names_the_factory_that_cannot_be_unpickled() -> None:
+    entries, errors = _reply(RayWorker().init(_factories(CounterEnv, _NeedsAModule()), True, 6))
+    assert entries is None
+    [(index, info)] = errors
+    assert (index, info.exc_type) == (1, "ModuleNotFoundError")
+    assert info.message == "the env factory cannot be unpickled: No module named 'simulators'"
+    assert worker_error(info, 6 + index).rank == 7
+
+
+def test_factories_of_a_slice_share_what_they_capture_once() -> None:
+    data = np.zeros(10**5)  # 800 kB, captured by both factories
+    payload = _factories(lambda: (data, CounterEnv())[1], lambda: (data.sum(), CounterEnv())[1])
+    assert data.nbytes < len(payload) < 1.5 * data.nbytes
 
 
 def test_reset_and_step_run_every_sub_env_and_report_each_failure() -> None:

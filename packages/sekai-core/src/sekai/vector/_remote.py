@@ -3,10 +3,12 @@ of sub-envs, stepping it into one batched reply, and the reply a worker sends fo
 
 from __future__ import annotations
 
+import io
 import math
 import pickle
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from types import ModuleType
 from typing import Any, Final, NamedTuple, Protocol
 
 import numpy as np
@@ -15,13 +17,18 @@ from numpy.typing import NDArray
 from sekai.error import VecEnvWorkerError
 from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from sekai.vector._contract.batching import slice_rows
-from sekai.vector._contract.errors import ErrorInfo, describe, dumps, worker_error
+from sekai.vector._contract.errors import (
+    ErrorInfo,
+    describe,
+    dumps,
+    unpicklable_detail,
+    worker_error,
+)
 from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._in_process import (
     build_envs,
     check_same_spaces,
     close_quietly,
-    env_factories,
     same_spaces,
 )
 from sekai.vector._packing import defer, pack, plain, unpack
@@ -37,6 +44,7 @@ __all__ = [
     "decode_actions",
     "encode_reply",
     "encode_slices",
+    "pickle_factories",
     "raw_slices",
     "read_reply",
     "receive_step",
@@ -98,13 +106,63 @@ def checked_timeout(name: str, value: Any, *, optional: bool = True) -> float | 
     return None if value >= _NO_LIMIT else float(value)
 
 
+def pickle_factories(
+    cloudpickle: ModuleType, fns: Sequence[Any], lo: int, hi: int, owner: str, to: str
+) -> bytes:
+    """The factories ``fns[lo:hi]`` of one worker, for ``build_slice``: their count, then each
+    factory, pickled one after another by one pickler, whose memo they share, so that what
+    they share travels once, while the worker unpickles them, and names a failing one, one by
+    one.
+
+    Args:
+        cloudpickle: the cloudpickle module to pickle with (its ``Pickler`` and ``dumps``).
+        fns: every env factory of the VecEnv.
+        lo, hi: the worker's sub-envs.
+        owner: the backend's class name, for messages.
+        to: where the factories go, for messages (``"a worker process"``).
+
+    Raises:
+        TypeError: a factory cannot be pickled, naming it (``env_fns[i]``).
+    """
+    buffer = io.BytesIO()
+    pickler = cloudpickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dump(hi - lo)
+    for index in range(lo, hi):
+        try:
+            pickler.dump(fns[index])
+        except Exception as exc:
+            detail = unpicklable_detail(fns[index], cloudpickle.dumps)
+            raise TypeError(
+                f"{owner}: env_fns[{index}]{detail} cannot be sent to {to}: it cannot be "
+                f"pickled with cloudpickle ({type(exc).__name__}: {exc})."
+            ) from exc
+    return buffer.getvalue()
+
+
+def _unpickle_factories(payload: bytes) -> tuple[list[Any], Errors]:
+    """The factories ``pickle_factories`` pickled, and the error of the first that cannot be
+    unpickled (by its index in the slice: the others after it are not read)."""
+    reader = pickle.Unpickler(io.BytesIO(payload))
+    try:
+        count = reader.load()
+    except Exception as exc:
+        return [], [(0, describe(exc, "the env factories cannot be unpickled"))]
+    fns: list[Any] = []
+    for index in range(count):
+        try:
+            fns.append(reader.load())
+        except Exception as exc:  # e.g. a module missing on this node
+            return fns, [(index, describe(exc, "the env factory cannot be unpickled"))]
+    return fns, []
+
+
 def build_slice(
     payload: bytes, autoreset: bool, first: int, owner: str
 ) -> tuple[list[CheckedSubEnv] | None, Any, Errors]:
     """Build one worker's slice of sub-envs from cloudpickled factories.
 
     Args:
-        payload: the pickled list of env factories of this slice.
+        payload: the env factories of this slice, as ``pickle_factories`` pickled them.
         autoreset: whether the sub-envs reset themselves when an episode ends.
         first: the index of the slice's first sub-env in the whole VecEnv (for messages).
         owner: the backend's class name, for messages.
@@ -115,10 +173,9 @@ def build_slice(
         ``(None, None, errors)`` naming the slice-relative index of the sub-env whose factory
         failed otherwise (the sub-envs already built are closed).
     """
-    try:
-        fns = env_factories(pickle.loads(payload), owner)
-    except Exception as exc:
-        return None, None, [(0, describe(exc, "the env factories cannot be unpickled"))]
+    fns, errors = _unpickle_factories(payload)
+    if errors:
+        return None, None, errors
     envs: list[Any] = []
     for index, fn in enumerate(fns):
         try:  # one at a time, to name the sub-env whose factory failed

@@ -251,6 +251,29 @@ def test_messages_that_cannot_be_unpickled_fail_the_call_not_the_workers(
     ]
 
 
+def test_a_factory_that_cannot_be_unpickled_in_the_worker_is_named_by_its_sub_env(
+    run_script: RunScript,
+) -> None:
+    done = run_script("""
+        class PoisonedFactory(Poison):  # as a factory whose module the worker lacks
+            def __call__(self):
+                return Probe(1)
+
+        try:
+            ProcVecEnv([lambda: Probe(0), PoisonedFactory()], context="fork", num_workers=1)
+        except RuntimeError as e:
+            report(rank=e.rank, message=str(e).splitlines()[0])
+    """)
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {
+            "rank": 1,
+            "message": "Sub-env 1 raised RuntimeError: the env factory cannot be unpickled: "
+            "cannot be rebuilt here",
+        }
+    ]
+
+
 @pytest.mark.parametrize("shared_memory", [None, False], ids=["shared", "pickled"])
 def test_an_unpicklable_reply_names_the_sub_env_and_the_others_stay_in_step(
     run_script: RunScript, shared_memory: bool | None

@@ -28,7 +28,7 @@ from sekai.vector._batches import (
     targeted_values,
 )
 from sekai.vector._in_process import env_factories
-from sekai.vector._remote import Reply, check_slice_spaces, checked_timeout
+from sekai.vector._remote import Reply, check_slice_spaces, checked_timeout, pickle_factories
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
@@ -148,7 +148,10 @@ class RayVecEnv(VecEnv):
             workers = default_num_workers(ray, len(fns), options)
         check_feasible(ray, options, workers)
         pool = ActorPool(ray, _slices(len(fns), workers))
-        factories = pool.encode([fns[lo:hi] for lo, hi in pool.slices], "the env factories")
+        to = "a worker actor"
+        factories = [
+            pickle_factories(ray.cloudpickle, fns, lo, hi, OWNER, to) for lo, hi in pool.slices
+        ]
         try:
             pool.start(_remote_worker(ray), options)
             refs = [

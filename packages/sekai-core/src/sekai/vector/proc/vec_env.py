@@ -28,9 +28,14 @@ from sekai.vector._batches import (
     targeted_values,
 )
 from sekai.vector._contract.batching import copy_batch
-from sekai.vector._contract.errors import unpicklable_detail
 from sekai.vector._in_process import env_factories
-from sekai.vector._remote import Items, Reply, check_slice_spaces, checked_timeout
+from sekai.vector._remote import (
+    Items,
+    Reply,
+    check_slice_spaces,
+    checked_timeout,
+    pickle_factories,
+)
 from sekai.vector.proc import protocol
 from sekai.vector.proc.handle import DIED
 from sekai.vector.proc.pool import Pool
@@ -92,25 +97,6 @@ def _slices(num_envs: int, workers: int) -> list[tuple[int, int]]:
     for index in range(workers):
         bounds.append(bounds[-1] + size + (index < extra))
     return list(itertools.pairwise(bounds))
-
-
-def _pickled_factories(fns: list[Any], lo: int, hi: int) -> bytes:
-    import cloudpickle
-
-    try:
-        return cloudpickle.dumps(fns[lo:hi])  # type: ignore[no-any-return]
-    except Exception as exc:
-        index = lo
-        for index in range(lo, hi):  # name the factory that fails
-            try:
-                cloudpickle.dumps(fns[index])
-            except Exception:
-                break
-        detail = unpicklable_detail(fns[index], cloudpickle.dumps)
-        raise TypeError(
-            f"{OWNER}: env_fns[{index}]{detail} cannot be sent to a worker process: it cannot be "
-            f"pickled with cloudpickle ({type(exc).__name__}: {exc})."
-        ) from exc
 
 
 class ProcVecEnv(VecEnv):
@@ -188,7 +174,12 @@ class ProcVecEnv(VecEnv):
         self._reset_timeout = checked_timeout("reset_timeout", reset_timeout)
         self._slices = _slices(len(fns), _num_workers(num_workers, len(fns)))
         self._batches = Batches(OWNER, len(fns), batch_size)
-        payloads = [_pickled_factories(fns, lo, hi) for lo, hi in self._slices]
+        import cloudpickle
+
+        to = "a worker process"
+        payloads = [
+            pickle_factories(cloudpickle, fns, lo, hi, OWNER, to) for lo, hi in self._slices
+        ]
         self._owner = os.getpid()
         self._pool = Pool(multiprocessing.get_context(self._context), self._slices)
         try:
