@@ -106,6 +106,13 @@ class _NeedsAModule:
         return (_module_missing, ())
 
 
+class _Unreadable:
+    """Pickles fine; unpickling it fails, as for a class the actor's node lacks."""
+
+    def __reduce__(self) -> Any:
+        return (_module_missing, ())
+
+
 def test_init_names_the_factory_that_cannot_be_unpickled() -> None:
     entries, errors = _reply(RayWorker().init(_factories(CounterEnv, _NeedsAModule()), True, 6))
     assert entries is None
@@ -220,11 +227,14 @@ def test_attributes_and_calls_of_some_positions_leave_the_others_alone() -> None
     ]
 
 
-def test_a_command_that_cannot_start_fails_the_slice_first_sub_env() -> None:
+def test_a_command_that_cannot_be_unpickled_fails_the_sub_envs_it_was_for() -> None:
     worker = _worker(CounterEnv, CounterEnv)
-    entries, errors = _reply(worker.step(b"garbage"))
+    entries, errors = _reply(worker.step(b"garbage"))  # no positions to read: all of them
     assert entries is None
-    assert [index for index, _ in errors] == [0]
+    assert [index for index, _ in errors] == [0, 1]
+    assert errors[0][1].message.startswith("the command step() cannot be unpickled in the worker")
+    _entries, errors = _reply(worker.call(pickle.dumps(([1], "reset", (_Unreadable(),), {}))))
+    assert [(index, info.exc_type) for index, info in errors] == [(1, "ModuleNotFoundError")]
 
 
 def test_a_base_exception_escapes_as_cut_short_with_its_class_name() -> None:

@@ -6,11 +6,18 @@ import pickle
 import threading
 from typing import Any
 
+import numpy as np
 import pytest
 
 import sekai
 from sekai.error import VecEnvWorkerError
-from sekai.vector._contract.errors import ErrorInfo, describe, worker_error, worker_error_class
+from sekai.vector._contract.errors import (
+    ErrorInfo,
+    describe,
+    unreadable_command,
+    worker_error,
+    worker_error_class,
+)
 
 
 def _described(exc: BaseException) -> ErrorInfo:
@@ -148,3 +155,49 @@ def test_the_object_an_attribute_lookup_failed_on_does_not_travel() -> None:
     assert info.state is None or len(info.state) < 1000
     error = worker_error(info, 0)
     assert error.name == "typo" and error.obj is None  # type: ignore[attr-defined]
+
+
+def _missing_module() -> Any:
+    raise ModuleNotFoundError("No module named 'simulators'")
+
+
+class _Elsewhere:
+    """Pickles fine; unpickling it fails, as for a class whose module the worker lacks."""
+
+    def __init__(self) -> None:
+        self.state = {"rows": [1, 2], "table": np.arange(3)}
+
+    def __reduce__(self) -> Any:
+        return (_missing_module, ())
+
+
+class _Plain:
+    def __init__(self) -> None:
+        self.items = [_Elsewhere(), {"k": np.float32(1)}]
+
+
+@pytest.mark.parametrize(
+    ("argument", "positioned", "expected"),
+    [
+        (([1, 3], [_Elsewhere(), _Plain()]), True, [1, 3]),
+        (([2], "name", (_Plain(), _Elsewhere()), {"k": _Plain}), True, [2]),
+        ((None, [_Elsewhere()]), True, [0, 1, 2, 3]),  # every sub-env of the slice
+        ([(None, _Elsewhere())] * 4, False, [0, 1, 2, 3]),  # reset: no positions
+    ],
+    ids=["step", "call", "all", "reset"],
+)
+def test_a_command_the_worker_cannot_unpickle_fails_the_sub_envs_it_was_for(
+    argument: Any, positioned: bool, expected: list[int]
+) -> None:
+    payload = pickle.dumps(argument)
+    with pytest.raises(ModuleNotFoundError) as caught:
+        pickle.loads(payload)
+    errors = unreadable_command(payload, caught.value, "step", 4, positioned=positioned)
+    assert [index for index, _ in errors] == expected
+    message = "the command step() cannot be unpickled in the worker: No module named 'simulators'"
+    assert {info.message for _, info in errors} == {message}
+
+
+def test_an_unreadable_command_with_a_broken_payload_fails_every_sub_env() -> None:
+    errors = unreadable_command(b"\x80\x05garbage", ValueError("bad"), "call", 2, positioned=True)
+    assert [index for index, _ in errors] == [0, 1]

@@ -104,6 +104,32 @@ def test_two_sub_envs_raising_in_one_reply_are_each_raised_by_a_recv(
     assert done.lines == [{"rank": 0}, {"rank": 2}, {"env_ids": [1, 3]}, {"env_ids": [0, 2]}]
 
 
+def test_an_action_the_worker_cannot_unpickle_is_raised_for_the_sub_env_it_was_for(
+    run_script: RunScript,
+) -> None:
+    done = run_script("""
+        vec = ProcVecEnv([lambda i=i: Loose(i) for i in range(2)], context="fork", num_workers=1)
+        vec.reset(seed=0)
+        vec.send([Poison()], env_ids=[1])  # to the worker of sub-envs 0 and 1
+        try:
+            vec.recv(1)
+        except RuntimeError as e:
+            report(rank=e.rank, message=str(e).splitlines()[0])
+        vec.send([1], env_ids=[1])  # it is no longer in flight: it can be sent again
+        report(env_ids=vec.recv(1).env_ids.tolist())
+        vec.close()
+    """)
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {
+            "rank": 1,
+            "message": "Sub-env 1 raised RuntimeError: the command step() cannot be unpickled "
+            "in the worker: cannot be rebuilt here",
+        },
+        {"env_ids": [1]},
+    ]
+
+
 def test_a_dead_worker_is_raised_before_the_sends_still_in_flight_are_mentioned(
     run_script: RunScript,
 ) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sekai.vector._contract.actions import ActionChecker
-from sekai.vector._contract.errors import describe
+from sekai.vector._contract.errors import describe, unreadable_command
 from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._remote import (
     Errors,
@@ -61,9 +61,25 @@ class RayWorker:
         self.action_space: Any = None
         self.split: Callable[[Any], list[Any]] = list
 
-    def _reply(self, what: str, command: Callable[[], tuple[Any, Errors]]) -> bytes:
+    def _reply(
+        self,
+        what: str,
+        command: Callable[[Any], tuple[Any, Errors]],
+        payload: bytes | None = None,
+        *,
+        positioned: bool = True,
+    ) -> bytes:
+        """Run ``command`` with the unpickled ``payload`` (None: no argument) and encode its
+        reply; an argument that cannot be unpickled fails the sub-envs it was for (its
+        positions when ``positioned``, else all)."""
         try:
-            entries, errors = command()
+            argument = None if payload is None else pickle.loads(payload)
+        except Exception as exc:  # e.g. a class this node cannot import
+            count = len(self.subs)
+            errors = unreadable_command(payload, exc, what, count, positioned=positioned)
+            return encode_reply(what, None, errors)
+        try:
+            entries, errors = command(argument)
         except Exception as exc:  # a command that cannot even start: the slice's first fails
             entries, errors = None, [(0, describe(exc))]
         except SystemExit:  # how Ray ends an actor (ray.actor.exit_actor())
@@ -77,7 +93,7 @@ class RayWorker:
     def init(self, payload: bytes, autoreset: bool, first: int) -> bytes:
         """Build the slice's sub-envs from cloudpickled factories; sub-env ``first`` is the
         first. Entries: ``(observation_space, action_space, metadata, [resets_itself])``."""
-        return self._reply("init", lambda: self._init(payload, autoreset, first))
+        return self._reply("init", lambda _: self._init(payload, autoreset, first))
 
     def _init(self, payload: bytes, autoreset: bool, first: int) -> tuple[Any, Errors]:
         subs, ready, errors = build_slice(payload, autoreset, first, OWNER)
@@ -91,13 +107,12 @@ class RayWorker:
         """Reset each sub-env with its pickled ``(seed, options)``.
         Entries: ``(observation, info)``."""
 
-        def command() -> tuple[Any, Errors]:
-            plans = pickle.loads(payload)
+        def command(plans: Any) -> tuple[Any, Errors]:
             results, failures = run_each(lambda sub, plan: sub.reset(*plan), self.subs, plans)
             entries = [None if r is None else (r.observation, r.info) for r in results]
             return entries, _failures(failures)
 
-        return self._reply("reset", command)
+        return self._reply("reset", command, payload, positioned=False)
 
     def step(self, payload: bytes) -> bytes:
         """Step some sub-envs with their actions (autoreset or freezing by ``SubEnv``): the
@@ -105,32 +120,31 @@ class RayWorker:
         every sub-env). One entry for all of them: ``(packed infos, (rewards, terminated,
         truncated, packed observations))``, rows in the order of the positions."""
 
-        def command() -> tuple[Any, Errors]:
-            argument = pickle.loads(payload)
+        def command(argument: Any) -> tuple[Any, Errors]:
             stepped, errors = run_step(self.subs, self.split, self.action_space, argument)
             return step_entries(stepped, argument[0], errors, arrays=True), errors
 
-        return self._reply("step", command)
+        return self._reply("step", command, payload)
 
     def get_attr(self, payload: bytes) -> bytes:
         """Read an attribute of some sub-envs (through their wrapper stacks): the pickled
         ``(positions or None: all, name)``. Entries: one per sub-env, None where not asked."""
-        return self._reply("get_attr", lambda: run_get(self.subs, pickle.loads(payload)))
+        return self._reply("get_attr", lambda argument: run_get(self.subs, argument), payload)
 
     def set_attr(self, payload: bytes) -> bytes:
         """Set an attribute of some sub-envs: the pickled ``(positions or None: all, name, one
         value per position)``."""
-        return self._reply("set_attr", lambda: run_set(self.subs, pickle.loads(payload)))
+        return self._reply("set_attr", lambda argument: run_set(self.subs, argument), payload)
 
     def call(self, payload: bytes) -> bytes:
         """Call a method of some sub-envs (or read it when it is not callable): the pickled
         ``(positions or None: all, name, args, kwargs)``. Entries as for ``get_attr``."""
-        return self._reply("call", lambda: run_call(self.subs, pickle.loads(payload)))
+        return self._reply("call", lambda argument: run_call(self.subs, argument), payload)
 
     def close(self) -> bytes:
         """Close every sub-env of the slice."""
 
-        def command() -> tuple[Any, Errors]:
+        def command(_: None) -> tuple[Any, Errors]:
             _, failures = run_each(lambda sub, _: sub.close(), self.subs, self.subs)
             self.subs = []
             return None, _failures(failures)

@@ -10,6 +10,7 @@ failures as with SyncVecEnv, and ``except sekai.VecEnvWorkerError`` catches ever
 from __future__ import annotations
 
 import contextlib
+import io
 import pickle
 import traceback
 import weakref
@@ -23,6 +24,7 @@ __all__ = [
     "describe",
     "dumps",
     "unpicklable_detail",
+    "unreadable_command",
     "worker_error",
     "worker_error_class",
 ]
@@ -81,6 +83,59 @@ def describe(exc: BaseException, context: str = "") -> ErrorInfo:
     return ErrorInfo(
         cls.__name__, message, formatted, _try_dumps(cls), _state_dumps(state) if state else None
     )
+
+
+def unreadable_command(
+    payload: Any, exc: Exception, command: str, count: int, *, positioned: bool
+) -> list[tuple[int, ErrorInfo]]:
+    """The errors of a command a worker cannot unpickle (``exc``, e.g. a class its node cannot
+    import), by the sub-envs of its slice it was for: those its argument's positions name
+    (``positioned``: the argument is ``(positions or None: all, ...)``), else all ``count``.
+
+    The positions are read again with every class and function of the argument left out,
+    which fails for nothing but a broken payload (then: all of them).
+    """
+    info = describe(exc, f"the command {command}() cannot be unpickled in the worker")
+    positions = _positions(payload) if positioned else None
+    return [(index, info) for index in positions or range(max(count, 1))]
+
+
+class _Anything(type):
+    """The class of ``_Stub``: calling it, or anything found on it, gives it back."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls
+
+    def __getattr__(cls, name: str) -> Any:  # __setstate__, extend, append...
+        return cls
+
+    def __setitem__(cls, key: Any, value: Any) -> None:
+        pass
+
+
+class _Stub(metaclass=_Anything):
+    """What every class or function of an unreadable argument unpickles to; an instance of it
+    (made by ``cls.__new__``) takes whatever the pickle does with it too."""
+
+    def __getattr__(self, name: str) -> Any:
+        return _Stub
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+class _Lenient(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        return _Stub
+
+
+def _positions(payload: Any) -> list[int] | None:
+    """The positions of a ``(positions or None, ...)`` argument that cannot be unpickled."""
+    try:
+        positions = _Lenient(io.BytesIO(payload)).load()[0]
+        return None if positions is None else [int(p) for p in positions]
+    except Exception:
+        return None
 
 
 def _attributes(exc: BaseException) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any
 
 import sekai.wrappers.autoreset  # noqa: F401 - SubEnv needs it: forked workers inherit it
 from sekai.vector._contract.actions import ActionChecker
-from sekai.vector._contract.errors import describe
+from sekai.vector._contract.errors import describe, unreadable_command
 from sekai.vector._contract.subenv import CheckedSubEnv, run_each
 from sekai.vector._remote import (
     Errors,
@@ -170,8 +170,12 @@ class Worker:
         try:
             argument = protocol.argument(message, (self.first, len(self.subs)))
         except Exception as exc:  # e.g. a class this process cannot import
-            what = f"the command {protocol.name(op)}() cannot be unpickled in the worker"
-            return None, [(0, describe(exc, what))]
+            # Reported for the sub-envs it was for, read from the arguments with positions.
+            payload = memoryview(message)[protocol.HEAD :]
+            positioned = op in (protocol.STEP, protocol.GET, protocol.SET, protocol.CALL)
+            count = len(self.subs)
+            name = protocol.name(op)
+            return None, unreadable_command(payload, exc, name, count, positioned=positioned)
         try:
             return self.handlers[op](argument)
         except Exception as exc:  # a command that cannot even start: all sub-envs fail
