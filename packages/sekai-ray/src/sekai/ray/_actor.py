@@ -144,7 +144,7 @@ class RayWorker:
     def close(self) -> bytes:
         """Close every sub-env of the slice."""
 
-        def command(_: None) -> tuple[Any, Errors]:
+        def command(argument: None) -> tuple[Any, Errors]:
             _, failures = run_each(lambda sub, _: sub.close(), self.subs, self.subs)
             self.subs = []
             return None, _failures(failures)
