@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import pickle
 import threading
 from typing import Any
@@ -176,15 +177,23 @@ class _Plain:
         self.items = [_Elsewhere(), {"k": np.float32(1)}]
 
 
+_Config = collections.namedtuple("_Config", "lr gamma")
+
+
+class _Level(int):
+    """Pickled with its constructor's arguments, as a namedtuple is."""
+
+
 @pytest.mark.parametrize(
     ("argument", "positioned", "expected"),
     [
         (([1, 3], [_Elsewhere(), _Plain()]), True, [1, 3]),
         (([2], "name", (_Plain(), _Elsewhere()), {"k": _Plain}), True, [2]),
+        (([1], "name", (_Config(0.1, 0.9), _Level(3), _Elsewhere()), {}), True, [1]),
         ((None, [_Elsewhere()]), True, [0, 1, 2, 3]),  # every sub-env of the slice
         ([(None, _Elsewhere())] * 4, False, [0, 1, 2, 3]),  # reset: no positions
     ],
-    ids=["step", "call", "all", "reset"],
+    ids=["step", "call", "constructor-arguments", "all", "reset"],
 )
 def test_a_command_the_worker_cannot_unpickle_fails_the_sub_envs_it_was_for(
     argument: Any, positioned: bool, expected: list[int]

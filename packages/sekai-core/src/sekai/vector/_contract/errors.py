@@ -117,6 +117,10 @@ class _Stub(metaclass=_Anything):
     """What every class or function of an unreadable argument unpickles to; an instance of it
     (made by ``cls.__new__``) takes whatever the pickle does with it too."""
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # A namedtuple or an int subclass is rebuilt with its constructor's arguments.
+        return object.__new__(cls)
+
     def __getattr__(self, name: str) -> Any:
         return _Stub
 
