@@ -5,6 +5,7 @@ import pytest
 
 import sekai
 from sekai.registry import EnvSpec
+from sekai.vector._conformance import CounterEnv
 
 
 class Base(sekai.Env):
@@ -72,7 +73,7 @@ def test_wrapping_a_non_env_raises_the_spec_message():
 
 def test_wrapping_a_vec_env_points_to_the_vector_wrappers():
     with (
-        sekai.SyncVecEnv([lambda: sekai.make("CartPole-v1")]) as vec,
+        sekai.SyncVecEnv([CounterEnv]) as vec,
         pytest.raises(TypeError) as info,
     ):
         sekai.TimeLimit(vec, 5)

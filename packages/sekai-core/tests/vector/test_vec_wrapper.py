@@ -76,7 +76,7 @@ _GYMNASIUM_VECTOR = (
         (CounterEnv, "sekai.vector._conformance.CounterEnv", _SINGLE_SEKAI_ENV),
         # Both named TimeLimit: the full names tell sekai's from gymnasium's.
         (
-            lambda: sekai.make("CartPole-v1"),
+            lambda: sekai.TimeLimit(CounterEnv(), 5),
             "sekai.wrappers.time_limit.TimeLimit",
             _SINGLE_SEKAI_ENV,
         ),
