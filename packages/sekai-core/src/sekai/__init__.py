@@ -181,10 +181,30 @@ __all__ = [
 
 
 # A submodule that is not installed (sekai-finance absent) is an AttributeError: hasattr stays safe.
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY, submodules=_SUBMODULES)
+# Hidden from type checkers, which would otherwise type every unknown name (a typo) as Any; they
+# see the names imported below instead.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY, submodules=_SUBMODULES)
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
+    from sekai import (
+        cli as cli,
+        compat as compat,
+        envs as envs,
+        error as error,
+        finance as finance,
+        plugins as plugins,
+        registry as registry,
+        rendering as rendering,
+        space_utils as space_utils,
+        spaces as spaces,
+        stats as stats,
+        testing as testing,
+        utils as utils,
+        vector as vector,
+        wrappers as wrappers,
+    )
     from sekai.core._rng import make_seed_sequence as make_seed_sequence, np_random as np_random
     from sekai.core.multi_agent import MultiAgentEnv as MultiAgentEnv
     from sekai.core.wrapper import (

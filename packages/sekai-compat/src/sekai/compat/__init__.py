@@ -77,20 +77,23 @@ def _require(library: str, name: str) -> None:
         _optional.require_sb3(what)
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None and name in _NEEDS_LIBRARY:
-        module_name, library = _NEEDS_LIBRARY[name]
-        _require(library, name)  # MissingDependency rather than a bare ModuleNotFoundError
-    if module_name is None:
-        raise AttributeError(f"module 'sekai.compat' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+# Hidden from type checkers, which would type every unknown name as Any: they see the imports
+# below.
+if not TYPE_CHECKING:
 
+    def __getattr__(name: str) -> Any:
+        module_name = _LAZY.get(name)
+        if module_name is None and name in _NEEDS_LIBRARY:
+            module_name, library = _NEEDS_LIBRARY[name]
+            _require(library, name)  # MissingDependency rather than a bare ModuleNotFoundError
+        if module_name is None:
+            raise AttributeError(f"module 'sekai.compat' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module_name), name)
+        globals()[name] = value
+        return value
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, *_NEEDS_LIBRARY})
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__, *_NEEDS_LIBRARY})
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs

@@ -45,13 +45,17 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # VecRecordFrames needs sekai.vector; import it only when asked for.
-    if name == "VecRecordFrames":
-        from sekai.rendering.vec_recorder import VecRecordFrames
+# Hidden from type checkers, which would type every unknown name as Any: they see the imports
+# below.
+if not TYPE_CHECKING:
 
-        return VecRecordFrames
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def __getattr__(name: str) -> Any:
+        # VecRecordFrames needs sekai.vector; import it only when asked for.
+        if name == "VecRecordFrames":
+            from sekai.rendering.vec_recorder import VecRecordFrames
+
+            return VecRecordFrames
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if TYPE_CHECKING:  # pragma: no cover

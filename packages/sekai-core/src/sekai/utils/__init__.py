@@ -26,11 +26,15 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sekai.utils' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+# Hidden from type checkers, which would type every unknown name as Any: they see the imports
+# below.
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'sekai.utils' has no attribute {name!r}")
+        return getattr(importlib.import_module(module), name)
 
 
 if TYPE_CHECKING:  # pragma: no cover

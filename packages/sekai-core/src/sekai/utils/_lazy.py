@@ -18,8 +18,9 @@ def lazy_exports(
     """Build the PEP 562 ``__getattr__`` and ``__dir__`` of a package that exports names lazily.
 
     A package ``__init__`` stays cheap (plugins import it, ``import sekai`` must not pull in env
-    code) by writing ``__getattr__, __dir__ = lazy_exports(globals(), _LAZY)`` and importing the
-    same names under ``if TYPE_CHECKING:`` for type checkers and IDEs.
+    code) by writing ``__getattr__, __dir__ = lazy_exports(globals(), _LAZY)`` under
+    ``if not TYPE_CHECKING:`` and importing the same names under ``if TYPE_CHECKING:``. A module
+    ``__getattr__`` that type checkers see would make every unknown name of the package ``Any``.
 
     Args:
         namespace: the package's ``globals()``; a name is stored there once loaded, so later

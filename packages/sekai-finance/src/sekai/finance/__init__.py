@@ -156,27 +156,45 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-    if name in _SUBMODULES:
-        try:
-            return importlib.import_module(f"{_PKG}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{_PKG}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from exc
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Hidden from type checkers, which would type every unknown name as Any: they see the imports
+# below.
+if not TYPE_CHECKING:
 
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is not None:
+            value = getattr(importlib.import_module(module), name)
+            globals()[name] = value
+            return value
+        if name in _SUBMODULES:
+            try:
+                return importlib.import_module(f"{_PKG}.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{_PKG}.{name}":
+                    raise
+                raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from exc
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, *_SUBMODULES})
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_LAZY, *_SUBMODULES})
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
+    from sekai.finance import (
+        account as account,
+        baselines as baselines,
+        costs as costs,
+        data as data,
+        features as features,
+        lob as lob,
+        metrics as metrics,
+        rendering as rendering,
+        report as report,
+        rewards as rewards,
+        sampling as sampling,
+        simulators as simulators,
+        universe as universe,
+    )
     from sekai.finance.account import AccountConfig, Settlement
     from sekai.finance.costs import (
         CompositeCost,
@@ -188,7 +206,16 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         SquareRootImpact,
     )
     from sekai.finance.data import MarketData, Time
-    from sekai.finance.lob import BACKGROUND, Fill, Order, OrderBook, Side, ZeroIntelligenceFlow
+    from sekai.finance.lob import (
+        BACKGROUND,
+        Fill,
+        Order,
+        OrderBook,
+        OrderFlow,
+        Side,
+        StaticFlow,
+        ZeroIntelligenceFlow,
+    )
     from sekai.finance.metrics import (
         PerformanceSummary,
         PnLSummary,
@@ -197,6 +224,8 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         performance_summary,
         pnl_summary,
     )
+    from sekai.finance.rendering import OrderBookChart, PriceChart, UniverseChart
+    from sekai.finance.report import EpisodeReport, episode_report
     from sekai.finance.rewards import (
         DifferentialSharpe,
         DrawdownPenalty,
@@ -223,3 +252,4 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         RegimeSwitching,
         Simulation,
     )
+    from sekai.finance.universe import SlotMap

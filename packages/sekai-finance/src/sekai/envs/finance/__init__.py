@@ -78,13 +78,17 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+# Hidden from type checkers, which would type every unknown name as Any: they see the imports
+# below.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
     from sekai.envs.finance._helpers import random_correlation, sample_window, simulate_gbm
     from sekai.envs.finance.lob import LimitOrderBookEnv
     from sekai.envs.finance.lob_market import LimitOrderBookMarket
+    from sekai.envs.finance.market import MarketEnv
     from sekai.envs.finance.market_making import MarketMakingEnv
     from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
     from sekai.envs.finance.portfolio import PortfolioEnv

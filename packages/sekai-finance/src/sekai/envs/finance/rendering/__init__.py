@@ -32,7 +32,10 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+# Hidden from type checkers, which would type every unknown name as Any: they see the imports
+# below.
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
     from sekai.envs.finance.rendering.lob import (
