@@ -14,6 +14,8 @@ from sekai.core._rng import SeededMixin
 from sekai.core.result import ResetResult, StepResult
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
+
     from sekai.registry.spec import EnvSpec
     from sekai.spaces.space import Space
 
@@ -84,7 +86,7 @@ class Env(SeededMixin, abc.ABC, Generic[ObsType, ActType]):
     def close(self) -> None:
         """Release resources held by the environment (the base class holds none)."""
 
-    def __enter__(self) -> Env[ObsType, ActType]:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -12,6 +12,8 @@ from sekai.core._rng import SeededMixin
 from sekai.core.result import MAResetResult, MAStepResult
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
+
     from sekai.registry.spec import EnvSpec
     from sekai.spaces.space import Space
 
@@ -68,7 +70,7 @@ class MultiAgentEnv(SeededMixin, abc.ABC, Generic[ObsType, ActType, AgentID]):
     def close(self) -> None:
         """Release resources held by the environment (the base class holds none)."""
 
-    def __enter__(self) -> MultiAgentEnv[ObsType, ActType, AgentID]:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

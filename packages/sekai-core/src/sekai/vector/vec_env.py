@@ -21,6 +21,8 @@ from sekai.vector._contract.seeding import vector_options, vector_seeds
 from sekai.vector.result import VecResetResult, VecStepResult
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
+
     from sekai.registry.spec import EnvSpec
 
 __all__ = ["VecEnv"]
@@ -328,7 +330,7 @@ class VecEnv(abc.ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_envs={self.num_envs})"
 
-    def __enter__(self) -> VecEnv:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
