@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import sekai
+from sekai.stats import InMemoryTracker
 from sekai.utils._equal import structurally_equal
 from sekai.vector import (
     SyncVecEnv,
@@ -478,7 +479,18 @@ def test_a_tracker_whose_hooks_take_only_kwargs_is_not_given_env_index() -> None
     ]
 
 
+def test_the_wrapper_is_generic_in_its_tracker_type() -> None:
+    # Type checkers see vec.tracker as the tracker passed (InMemoryTracker by default).
+    tracker = Tracker()
+    vec = VecRecordEpisodeStatistics[Tracker](SyncVecEnv([_Fails] * 2), tracker=tracker)
+    assert vec.tracker is tracker
+    default = VecRecordEpisodeStatistics[InMemoryTracker](SyncVecEnv([_Fails] * 2))
+    assert isinstance(default.tracker, InMemoryTracker)
+
+
 def test_a_tracker_assigned_after_construction_gets_every_hook() -> None:
+    # A tracker of another type than the one given at construction (typed code says so with
+    # VecRecordEpisodeStatistics[StatsTracker]).
     vec = VecRecordEpisodeStatistics(SyncVecEnv([_Fails] * 2))
     vec.tracker = tracker = Tracker()
     vec.reset(seed=0)

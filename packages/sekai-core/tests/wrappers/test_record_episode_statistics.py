@@ -89,6 +89,15 @@ def test_falsy_custom_tracker_is_kept_and_called(toy_env: Any) -> None:
     assert tracker.calls[3][1].episode_return == 1.0
 
 
+def test_the_wrapper_is_generic_in_its_tracker_type(toy_env: Any) -> None:
+    # Type checkers see env.tracker as the tracker passed (InMemoryTracker by default), so the
+    # documented env.tracker.episodes type-checks; the parameter is subscriptable at runtime.
+    tracker = RecordingTracker()
+    env = RecordEpisodeStatistics[RecordingTracker](toy_env(), tracker=tracker)
+    assert env.tracker is tracker
+    assert isinstance(RecordEpisodeStatistics[InMemoryTracker](toy_env()).tracker, InMemoryTracker)
+
+
 def test_on_reset_gets_spec_id_and_recorded_seed(toy_env: Any) -> None:
     tracker = RecordingTracker()
     base = toy_env()

@@ -7,7 +7,7 @@ import logging
 import math
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from sekai._args import check_int
 from sekai.stats.episode import EpisodeStats
@@ -55,6 +55,18 @@ def takes_env_index(hook: Callable[..., Any]) -> bool:
     )
 
 
+# The type of a recording wrapper's tracker: what was passed, else the default InMemoryTracker
+# (so ``env.tracker.episodes`` type-checks). typing.TypeVar takes a default only from Python 3.13;
+# the default matters to type checkers alone, so the runtime one goes without.
+if TYPE_CHECKING:
+    from typing_extensions import TypeVar
+
+    TrackerT = TypeVar("TrackerT", bound=StatsTracker, default="InMemoryTracker")
+else:
+    from typing import TypeVar
+
+    TrackerT = TypeVar("TrackerT", bound=StatsTracker)
+
 # The methods the recording wrappers call.
 _TRACKER_METHODS = ("on_reset", "on_step", "on_episode_end")
 
@@ -64,19 +76,21 @@ def _window(owner: str, name: str, value: Any) -> int | None:
     return None if value is None else check_int(owner, name, value, 1)
 
 
-def tracker_or_default(owner: str, tracker: Any, deque_size: int | None) -> StatsTracker:
+def tracker_or_default(owner: str, tracker: TrackerT | None, deque_size: int | None) -> TrackerT:
     """``tracker``, checked to have the ``StatsTracker`` methods a recording wrapper calls, or
     a new ``InMemoryTracker(deque_size)`` when it is None (errors name ``deque_size``, the
     wrappers' argument)."""
     if tracker is None:
-        return InMemoryTracker(max_episodes=_window(owner, "deque_size", deque_size))
+        # TrackerT is InMemoryTracker here: its default, the one a call without tracker infers.
+        default = InMemoryTracker(max_episodes=_window(owner, "deque_size", deque_size))
+        return cast("TrackerT", default)
     missing = [name for name in _TRACKER_METHODS if not callable(getattr(tracker, name, None))]
     if missing:
         raise TypeError(
             f"{owner}: tracker must be a StatsTracker (with {', '.join(_TRACKER_METHODS)}), "
             f"got {type(tracker).__name__} without {', '.join(missing)}."
         )
-    return tracker  # type: ignore[no-any-return]
+    return tracker
 
 
 class InMemoryTracker:

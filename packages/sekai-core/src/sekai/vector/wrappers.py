@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,7 +18,7 @@ from sekai.stats.normalizer import NormalizerAttributes, ObservationNormalizer
 from sekai.stats.running import RunningMeanStd
 from sekai.stats.trackers import (
     InMemoryTracker,
-    StatsTracker,
+    TrackerT,
     takes_env_index,
     tracker_or_default,
 )
@@ -50,7 +50,7 @@ def _on_host(venv: VecEnv, *arrays: Any) -> list[NDArray[Any]]:
     return [np.asarray(to_numpy(array)) for array in arrays]
 
 
-class VecRecordEpisodeStatistics(VecResultWrapper):
+class VecRecordEpisodeStatistics(VecResultWrapper, Generic[TrackerT]):
     """Put an ``EpisodeStats`` in ``infos[i]["episode"]`` when sub-env ``i`` ends an episode.
 
     The stats carry ``extra={"env_index": i}`` and go to ``tracker.on_episode_end``. Without
@@ -72,11 +72,12 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
     Args:
         venv: the VecEnv to wrap.
         tracker: any ``StatsTracker``; None means ``InMemoryTracker(max_episodes=deque_size)``.
+            ``tracker`` has its type for type checkers (``InMemoryTracker`` by default).
         deque_size: the window of the default tracker.
     """
 
     def __init__(
-        self, venv: VecEnv, tracker: StatsTracker | None = None, deque_size: int = 100
+        self, venv: VecEnv, tracker: TrackerT | None = None, deque_size: int = 100
     ) -> None:
         super().__init__(venv)
         self._set_tracker(tracker, deque_size)
@@ -86,15 +87,15 @@ class VecRecordEpisodeStatistics(VecResultWrapper):
         self._starts = np.full(n, time.monotonic())
 
     @property
-    def tracker(self) -> StatsTracker:
+    def tracker(self) -> TrackerT:
         """The tracker every sub-env feeds (assignable)."""
         return self._tracker
 
     @tracker.setter
-    def tracker(self, tracker: StatsTracker) -> None:
+    def tracker(self, tracker: TrackerT) -> None:
         self._set_tracker(tracker, None)
 
-    def _set_tracker(self, tracker: StatsTracker | None, deque_size: int | None) -> None:
+    def _set_tracker(self, tracker: TrackerT | None, deque_size: int | None) -> None:
         self._tracker = tracker_or_default("VecRecordEpisodeStatistics", tracker, deque_size)
         hooks = type(self._tracker)
         self._on_step = getattr(hooks, "on_step", None) is not InMemoryTracker.on_step

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Generic
 
 import numpy as np
 
@@ -11,12 +11,12 @@ from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import ResultWrapper
 from sekai.stats.episode import EpisodeStats
-from sekai.stats.trackers import StatsTracker, tracker_or_default
+from sekai.stats.trackers import TrackerT, tracker_or_default
 
 __all__ = ["RecordEpisodeStatistics"]
 
 
-class RecordEpisodeStatistics(ResultWrapper[Any, Any, Any, Any]):
+class RecordEpisodeStatistics(ResultWrapper[Any, Any, Any, Any], Generic[TrackerT]):
     """Record each episode's return, length and duration, and feed them to a tracker.
 
     On the step that ends an episode, ``info["episode"]`` gets an ``EpisodeStats`` (also kept as
@@ -27,16 +27,15 @@ class RecordEpisodeStatistics(ResultWrapper[Any, Any, Any, Any]):
     Args:
         env: the environment to wrap.
         tracker: any ``StatsTracker``; ``None`` means ``InMemoryTracker(max_episodes=deque_size)``.
+            ``tracker`` has its type for type checkers (``InMemoryTracker`` by default).
         deque_size: the window of the default tracker.
     """
 
     def __init__(
-        self, env: Env[Any, Any], tracker: StatsTracker | None = None, deque_size: int = 100
+        self, env: Env[Any, Any], tracker: TrackerT | None = None, deque_size: int = 100
     ) -> None:
         super().__init__(env)
-        self.tracker: StatsTracker = tracker_or_default(
-            "RecordEpisodeStatistics", tracker, deque_size
-        )
+        self.tracker: TrackerT = tracker_or_default("RecordEpisodeStatistics", tracker, deque_size)
         self.episode_stats: EpisodeStats | None = None
         self._return = 0.0
         self._length = 0
