@@ -173,6 +173,16 @@ def test_evaluate_refuses_vector_options_in_env_kwargs(kwargs: dict[str, Any]):
         B.evaluate(B.BuyAndHold(), "Trading-v0", 2, **kwargs)
 
 
+def test_every_baseline_is_a_baseline_policy():
+    # Their common base: a list of different baselines joins to it for type checkers, and
+    # evaluate() takes it, as the docs' loops over (name, policy) pairs do.
+    classes = [getattr(B, name) for name in B.__all__ if isinstance(getattr(B, name), type)]
+    assert {B.BuyAndHold, B.RandomPolicy, B.TWAP, B.InventorySkew} <= set(classes)
+    assert all(issubclass(cls, B.BaselinePolicy) for cls in classes)
+    with pytest.raises(TypeError, match="abstract"):
+        B.BaselinePolicy()  # type: ignore[abstract]
+
+
 def test_evaluate_refuses_a_policy_class():
     with pytest.raises(TypeError, match=r"pass an instance, e.g. BuyAndHold\(\)"):
         B.evaluate(B.BuyAndHold, "Trading-v0", 2)  # type: ignore[arg-type]

@@ -1,8 +1,8 @@
 """Baseline policies of the finance envs and ``evaluate()``: the bars a learned policy must clear.
 
-Every baseline is a callable ``policy(observation, env) -> action``; given a vector env and a
-batch of observations it returns a batch of actions. ``evaluate(policy, env_id, episodes, seed)``
-scores one on the env's native vector version.
+Every baseline is a ``BaselinePolicy``, a callable ``policy(observation, env) -> action``; given
+a vector env and a batch of observations it returns a batch of actions.
+``evaluate(policy, env_id, episodes, seed)`` scores one on the env's native vector version.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ _PKG = "sekai.finance.baselines"
 # name -> module defining it, imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
     "evaluate": f"{_PKG}._evaluate",
+    "BaselinePolicy": f"{_PKG}._evaluate",
     "RandomPolicy": f"{_PKG}.random",
     "ConstantPosition": f"{_PKG}.trading",
     "BuyAndHold": f"{_PKG}.trading",
@@ -38,6 +39,7 @@ __all__ = [
     "TWAP",
     "AlmgrenChriss",
     "AvellanedaStoikov",
+    "BaselinePolicy",
     "BuyAndHold",
     "ConstantMix",
     "ConstantPosition",
@@ -62,7 +64,7 @@ if not TYPE_CHECKING:
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
-    from sekai.finance.baselines._evaluate import evaluate
+    from sekai.finance.baselines._evaluate import BaselinePolicy, evaluate
     from sekai.finance.baselines.lob import FixedQuotes, InventorySkew
     from sekai.finance.baselines.market import RegimeOracle, VolatilityFilter
     from sekai.finance.baselines.market_making import (

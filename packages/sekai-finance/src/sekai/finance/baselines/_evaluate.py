@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -11,9 +12,20 @@ import numpy as np
 from sekai.finance.baselines._checks import check_count, check_seed
 from sekai.vector.vec_env import VecEnv
 
-__all__ = ["env_attr", "evaluate", "is_batch"]
+__all__ = ["BaselinePolicy", "env_attr", "evaluate", "is_batch"]
 
 Policy = Callable[[Any, Any], Any]
+
+
+class BaselinePolicy(abc.ABC):
+    """The base of the baselines: ``policy(observation, env) -> action``, batched for a vector env.
+
+    Type checkers join a list of different baselines to this class, which ``evaluate()`` takes.
+    """
+
+    @abc.abstractmethod
+    def __call__(self, observation: Any, env: Any) -> Any:
+        """The action for ``env``'s current state, or a batch of actions for a vector env."""
 
 
 def is_batch(env: Any) -> bool:

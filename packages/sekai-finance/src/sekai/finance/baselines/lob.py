@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from sekai.finance.baselines._checks import check_count, observation_entry, require_env
-from sekai.finance.baselines._evaluate import env_attr, is_batch
+from sekai.finance.baselines._evaluate import BaselinePolicy, env_attr, is_batch
 
 __all__ = ["FixedQuotes", "InventorySkew", "lob_limits"]
 
@@ -27,7 +27,7 @@ def _inventory(agent: Any, max_inventory: int) -> np.ndarray:
     return inventory
 
 
-class InventorySkew:
+class InventorySkew(BaselinePolicy):
     """Quote the inventory-reducing side at the touch and step the other side back.
 
     With inventory ``q``: ``bid_level = min(1 + max(q, 0) // lots_per_level, K)`` and
@@ -64,7 +64,7 @@ class InventorySkew:
         return f"InventorySkew(lots_per_level={self.lots_per_level})"
 
 
-class FixedQuotes:
+class FixedQuotes(BaselinePolicy):
     """The same action every step, e.g. ``[1, 1, 1]`` (join both sides) or ``[0, 0, 1]`` (idle).
 
     Args:

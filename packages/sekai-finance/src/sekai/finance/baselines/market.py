@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from sekai.finance.baselines._checks import check_number, observation_entry, require_env
-from sekai.finance.baselines._evaluate import env_attr, is_batch
+from sekai.finance.baselines._evaluate import BaselinePolicy, env_attr, is_batch
 
 __all__ = ["RegimeOracle", "VolatilityFilter", "equal_weight_action"]
 
@@ -42,7 +42,7 @@ def _select(hold: np.ndarray, mask: np.ndarray, allow_short: bool) -> np.ndarray
     return action
 
 
-class VolatilityFilter:
+class VolatilityFilter(BaselinePolicy):
     """Equal weight in quiet markets, cash when the equal-weight portfolio is volatile.
 
     From the observation: the equal-weight portfolio's return in each of the ``lookback`` rows
@@ -79,7 +79,7 @@ class VolatilityFilter:
         return f"VolatilityFilter(threshold={self.threshold!r})"
 
 
-class RegimeOracle:
+class RegimeOracle(BaselinePolicy):
     """Equal weight while the hidden regime is calm (0), cash otherwise: an upper reference.
 
     Reads the regime that drives the coming period from the observation's ``"market"`` entry

@@ -10,6 +10,7 @@ import numpy as np
 from sekai.finance._values import real_array
 from sekai.finance.baselines._checks import check_count, check_number, require_env
 from sekai.finance.baselines._env_access import call_batched, is_vector
+from sekai.finance.baselines._evaluate import BaselinePolicy
 from sekai.finance.quotes import (
     QuoteTable,
     _fill,
@@ -95,7 +96,7 @@ def expected_random_return(env: Any, *, points: int = 200_001) -> float:
     return float(value[p.max_inventory])
 
 
-class AvellanedaStoikov:
+class AvellanedaStoikov(BaselinePolicy):
     """The Avellaneda–Stoikov closed-form quotes (``env.avellaneda_stoikov_action()``).
 
     Call it as ``policy(observation, env)`` with a single env (returns ``(2,)``) or a vector env
@@ -111,7 +112,7 @@ class AvellanedaStoikov:
         return "AvellanedaStoikov()"
 
 
-class OptimalQuotes:
+class OptimalQuotes(BaselinePolicy):
     """The exact optimum of ``MarketMaking-v0``: the DP table of ``solve_optimal_quotes``.
 
     Looks up ``(t, inventory)`` through ``env.optimal_quotes()`` (the table is cached per
@@ -127,7 +128,7 @@ class OptimalQuotes:
         return "OptimalQuotes()"
 
 
-class ConstantQuotes:
+class ConstantQuotes(BaselinePolicy):
     """Quote fixed distances ``(bid, ask)`` from the mid at every step.
 
     Args:

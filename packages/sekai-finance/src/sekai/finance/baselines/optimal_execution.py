@@ -9,6 +9,7 @@ import numpy as np
 from sekai.finance._values import real_array
 from sekai.finance.baselines._checks import check_count, check_number, require_env
 from sekai.finance.baselines._env_access import call_batched, is_vector, native_env, read_state
+from sekai.finance.baselines._evaluate import BaselinePolicy
 
 __all__ = ["TWAP", "AlmgrenChriss", "expected_return", "schedule_trades", "twap_actions"]
 
@@ -76,7 +77,7 @@ def _step_index(env: Any) -> Any:
     return read_state(env, "elapsed_steps")
 
 
-class AlmgrenChriss:
+class AlmgrenChriss(BaselinePolicy):
     """Follow the Almgren–Chriss schedule ``env.almgren_chriss_actions()`` step by step.
 
     It is the exact optimum of ``OptimalExecution-v0``'s expected return: the cost is convex in
@@ -107,7 +108,7 @@ class AlmgrenChriss:
         return "AlmgrenChriss()"
 
 
-class TWAP:
+class TWAP(BaselinePolicy):
     """Sell evenly over the remaining steps: ``1 / (N - k)`` of what is left at step ``k``."""
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:

@@ -18,7 +18,7 @@ from sekai.finance.baselines._checks import (
     real_vector,
     require_env,
 )
-from sekai.finance.baselines._evaluate import env_attr, is_batch
+from sekai.finance.baselines._evaluate import BaselinePolicy, env_attr, is_batch
 
 __all__ = ["ConstantMix", "EqualWeight", "KellyBuyAndHold", "kelly_weights"]
 
@@ -132,7 +132,7 @@ def _current_weights(env: Any, observation: Any) -> np.ndarray:
     return np.asarray(env.get_attr("weights"), dtype=np.float64)
 
 
-class ConstantMix:
+class ConstantMix(BaselinePolicy):
     """Hold the asset weights ``weights`` (cash ``1 − Σw``).
 
     Args:
@@ -253,7 +253,7 @@ class KellyBuyAndHold(ConstantMix):
         return "KellyBuyAndHold()"
 
 
-class EqualWeight:
+class EqualWeight(BaselinePolicy):
     """Equal scores on every asset (and on cash too with ``include_cash=True``), every step.
 
     Args:

@@ -7,13 +7,13 @@ from typing import Any
 import numpy as np
 
 from sekai.finance.baselines._checks import check_seed
-from sekai.finance.baselines._evaluate import is_batch
+from sekai.finance.baselines._evaluate import BaselinePolicy, is_batch
 from sekai.spaces import Box, Discrete, MultiDiscrete
 
 __all__ = ["RandomPolicy"]
 
 
-class RandomPolicy:
+class RandomPolicy(BaselinePolicy):
     """Uniform random actions drawn from its own generator.
 
     Box: uniform between the (finite) bounds; Discrete / MultiDiscrete: uniform integers, among

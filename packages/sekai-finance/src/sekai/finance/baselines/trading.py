@@ -7,12 +7,12 @@ from typing import Any
 import numpy as np
 
 from sekai.finance.baselines._checks import check_count, require_env
-from sekai.finance.baselines._evaluate import env_attr, is_batch
+from sekai.finance.baselines._evaluate import BaselinePolicy, env_attr, is_batch
 
 __all__ = ["BuyAndHold", "ConstantPosition"]
 
 
-class ConstantPosition:
+class ConstantPosition(BaselinePolicy):
     """Always choose ``positions[index]`` (holding 1 or 0 trades only once).
 
     Args:
