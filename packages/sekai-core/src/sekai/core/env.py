@@ -113,7 +113,9 @@ class Env(SeededMixin, abc.ABC, Generic[ObsType, ActType]):
 
     # Not part of the API: renderers draw envs (``sekai.rendering``). Reading it raises an
     # ``AttributeError`` that names the env's renderer, for gymnasium's ``env.render()``.
-    render: Any = _NoRender()
+    # Hidden from type checkers, so that they flag env.render() as the error it is.
+    if not TYPE_CHECKING:
+        render = _NoRender()
 
     def __iter__(self) -> Iterator[Env[Any, Any]]:
         """Iterate over the wrapper layers, outermost first (a bare env yields itself)."""

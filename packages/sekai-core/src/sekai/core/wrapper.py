@@ -181,14 +181,18 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
                 return
         setattr(self, name, value)
 
-    def __getattr__(self, name: str) -> Any:
-        # Only called when normal lookup fails. Attributes are not forwarded through wrappers
-        # (use get_attr), except action_mask(), which every wrapper forwards when a layer
-        # below defines it.
-        env = self.__dict__.get("env")
-        if name == "action_mask" and env is not None and env.has_attr("action_mask"):
-            return env.get_attr("action_mask")
-        raise missing_attribute(self, name)
+    # Hidden from type checkers, which would take every unknown attribute of a wrapper (a typo,
+    # an attribute of the env below) as Any.
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            # Only called when normal lookup fails. Attributes are not forwarded through
+            # wrappers (use get_attr), except action_mask(), which every wrapper forwards when
+            # a layer below defines it.
+            env = self.__dict__.get("env")
+            if name == "action_mask" and env is not None and env.has_attr("action_mask"):
+                return env.get_attr("action_mask")
+            raise missing_attribute(self, name)
 
     def __iter__(self) -> Iterator[Env[Any, Any]]:
         yield self
