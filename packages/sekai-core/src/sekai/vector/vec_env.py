@@ -95,7 +95,10 @@ class VecEnv(abc.ABC):
 
     metadata: dict[str, Any] = {}  # noqa: RUF012 - read-only default; backends assign their own
     spec: EnvSpec | None = None
-    render = NoVecRender()  # gymnasium's vec.render(): an AttributeError naming VecRecordFrames
+    # gymnasium's vec.render(): an AttributeError naming VecRecordFrames. Runtime only, so that
+    # type checkers flag vec.render() instead of typing it Any.
+    if not TYPE_CHECKING:
+        render = NoVecRender()
     _reset_seeds: list[int | None] | None = None
     """The seed each sub-env was last reset with (None: not reseeded), recorded by the backend
     when it derives the seeds (``_reset_plan``, native seeding); None while unknown."""

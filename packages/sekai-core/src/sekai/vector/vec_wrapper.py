@@ -81,8 +81,10 @@ class VecWrapper(VecEnv):
         venv: the VecEnv to wrap.
     """
 
-    send = _NotForwarded()
-    recv = _NotForwarded()
+    # Runtime only, so that type checkers flag wrapper.send() instead of typing it Any.
+    if not TYPE_CHECKING:
+        send = _NotForwarded()
+        recv = _NotForwarded()
 
     def __init__(self, venv: VecEnv) -> None:
         if not isinstance(venv, VecEnv):
