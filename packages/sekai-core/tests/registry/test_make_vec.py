@@ -1,13 +1,10 @@
 import pickle
-import sys
 import types
-import typing
 
 import numpy as np
 import pytest
 
 import sekai
-import sekai.registry.api
 from sekai._providers import install_command
 from sekai.plugins import hookimpl
 from sekai.registry import EnvSpec, WrapperSpec
@@ -173,21 +170,6 @@ def test_default_mode_is_native_when_the_spec_has_a_vector_entry_point(sekai_lin
     assert isinstance(vec, LineVecEnv)
     assert str(vec) == "LineVecEnv(num_envs=4)"
     assert vec.max_episode_steps == 20
-
-
-@pytest.mark.parametrize(
-    ("mode", "name"), [("sync", "SyncVecEnv"), ("async", "AsyncVecEnv"), ("proc", "ProcVecEnv")]
-)
-def test_core_modes_build_the_class_make_vec_is_typed_to_return(sekai_line_registry, mode, name):
-    # make_vec's overloads give type checkers this class for the literal mode.
-    with sekai.make_vec("testing/Line-v0", 2, vectorization_mode=mode) as vec:
-        assert type(vec) is getattr(sekai.vector, name)
-    if sys.version_info >= (3, 11):  # typing.get_overloads is new in 3.11
-        overloads = typing.get_overloads(sekai.registry.api.make_vec)
-        returns = {
-            o.__annotations__["vectorization_mode"]: o.__annotations__["return"] for o in overloads
-        }
-        assert returns[f"Literal[{mode!r}]"] == name
 
 
 def test_default_mode_is_sync_with_wrappers_or_without_native_version(sekai_line_registry):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any
 
 from sekai import _discovery
 from sekai.core._render_habit import reject_render_mode
@@ -17,9 +17,6 @@ from sekai.registry.spec import EntryPoint, EnvSpec, WrapperSpec, load_entry_poi
 
 if TYPE_CHECKING:
     from sekai.core.env import Env
-    from sekai.vector.async_vec_env import AsyncVecEnv
-    from sekai.vector.proc.vec_env import ProcVecEnv
-    from sekai.vector.sync_vec_env import SyncVecEnv
     from sekai.vector.vec_env import VecEnv
 
 __all__ = [
@@ -222,56 +219,6 @@ def _is_spawnable(value: object) -> bool:
 
 def _spawned(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v.spawn() if _is_spawnable(v) else v for k, v in kwargs.items()}
-
-
-# Core's own modes build their own classes (a plugin cannot take these modes), so type
-# checkers see that class: vec.send()/recv() after "proc", vec.envs after "sync".
-@overload
-def make_vec(
-    id: str | EnvSpec,
-    num_envs: int = 1,
-    *,
-    vectorization_mode: Literal["sync"],
-    vector_kwargs: Mapping[str, Any] | None = None,
-    wrappers: Iterable[EnvWrapperFn] | None = (),
-    **env_kwargs: Any,
-) -> SyncVecEnv: ...
-
-
-@overload
-def make_vec(
-    id: str | EnvSpec,
-    num_envs: int = 1,
-    *,
-    vectorization_mode: Literal["async"],
-    vector_kwargs: Mapping[str, Any] | None = None,
-    wrappers: Iterable[EnvWrapperFn] | None = (),
-    **env_kwargs: Any,
-) -> AsyncVecEnv: ...
-
-
-@overload
-def make_vec(
-    id: str | EnvSpec,
-    num_envs: int = 1,
-    *,
-    vectorization_mode: Literal["proc"],
-    vector_kwargs: Mapping[str, Any] | None = None,
-    wrappers: Iterable[EnvWrapperFn] | None = (),
-    **env_kwargs: Any,
-) -> ProcVecEnv: ...
-
-
-@overload
-def make_vec(
-    id: str | EnvSpec,
-    num_envs: int = 1,
-    *,
-    vectorization_mode: str | None = None,
-    vector_kwargs: Mapping[str, Any] | None = None,
-    wrappers: Iterable[EnvWrapperFn] | None = (),
-    **env_kwargs: Any,
-) -> VecEnv: ...
 
 
 def make_vec(
