@@ -297,3 +297,19 @@ def test_a_step_only_wrapper_failing_inside_the_loop_is_named_in_a_note() -> Non
         )
 
     asyncio.run(main())
+
+
+def test_the_context_managers_type_hints_resolve_at_runtime():
+    """``__enter__`` gives type checkers the subclass, with hints that resolve at runtime, as
+    tools such as pydantic, typeguard and doc generators ask for them."""
+    import typing
+
+    from sekai.core.multi_agent import MultiAgentEnv
+    from sekai.rendering.renderer import BaseRenderer
+    from sekai.vector import VecEnv
+
+    for cls in (sekai.Env, MultiAgentEnv, VecEnv, BaseRenderer):
+        hints = typing.get_type_hints(cls.__enter__)
+        returned = hints["return"]
+        assert isinstance(returned, typing.TypeVar), cls
+        assert hints["self"] is returned, cls

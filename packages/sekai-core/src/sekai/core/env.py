@@ -14,8 +14,6 @@ from sekai.core._rng import SeededMixin
 from sekai.core.result import ResetResult, StepResult
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
-
     from sekai.registry.spec import EnvSpec
     from sekai.spaces.space import Space
 
@@ -23,6 +21,8 @@ __all__ = ["ActType", "Env", "ObsType"]
 
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
+# __enter__ returns the subclass (typing.Self is 3.11+, and hints must resolve at runtime).
+_EnvT = TypeVar("_EnvT", bound="Env[Any, Any]")
 
 
 class _NoRender:
@@ -86,7 +86,7 @@ class Env(SeededMixin, abc.ABC, Generic[ObsType, ActType]):
     def close(self) -> None:
         """Release resources held by the environment (the base class holds none)."""
 
-    def __enter__(self) -> Self:
+    def __enter__(self: _EnvT) -> _EnvT:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -12,8 +12,6 @@ from sekai.core._rng import SeededMixin
 from sekai.core.result import MAResetResult, MAStepResult
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
-
     from sekai.registry.spec import EnvSpec
     from sekai.spaces.space import Space
 
@@ -23,6 +21,8 @@ ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
 AgentID = TypeVar("AgentID")
 SpaceT = TypeVar("SpaceT")
+# __enter__ returns the subclass (typing.Self is 3.11+, and hints must resolve at runtime).
+_MultiAgentEnvT = TypeVar("_MultiAgentEnvT", bound="MultiAgentEnv[Any, Any, Any]")
 
 
 class MultiAgentEnv(SeededMixin, abc.ABC, Generic[ObsType, ActType, AgentID]):
@@ -70,7 +70,7 @@ class MultiAgentEnv(SeededMixin, abc.ABC, Generic[ObsType, ActType, AgentID]):
     def close(self) -> None:
         """Release resources held by the environment (the base class holds none)."""
 
-    def __enter__(self) -> Self:
+    def __enter__(self: _MultiAgentEnvT) -> _MultiAgentEnvT:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

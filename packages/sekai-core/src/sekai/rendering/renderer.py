@@ -10,8 +10,6 @@ import numpy.typing as npt
 from sekai.error import ResetRequired
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
-
     from sekai.core.env import Env
 
 __all__ = [
@@ -42,6 +40,10 @@ EnvT = TypeVar("EnvT")
 EnvT2 = TypeVar("EnvT2")
 
 
+# __enter__ returns the subclass (typing.Self is 3.11+, and hints must resolve at runtime).
+_RendererT = TypeVar("_RendererT", bound="BaseRenderer")
+
+
 @runtime_checkable
 class Renderer(Protocol):
     """Anything that turns an environment's current state into a frame.
@@ -69,7 +71,7 @@ class BaseRenderer:
     def close(self) -> None:
         """Release resources (the base class holds none)."""
 
-    def __enter__(self) -> Self:
+    def __enter__(self: _RendererT) -> _RendererT:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,8 +21,6 @@ from sekai.vector._contract.seeding import vector_options, vector_seeds
 from sekai.vector.result import VecResetResult, VecStepResult
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
-
     from sekai.registry.spec import EnvSpec
 
 __all__ = ["VecEnv"]
@@ -34,6 +32,10 @@ def _check_num_envs(num_envs: Any) -> int:
     if num_envs < 1:
         raise ValueError(f"num_envs must be >= 1, got {num_envs}.")
     return int(num_envs)
+
+
+# __enter__ returns the subclass (typing.Self is 3.11+, and hints must resolve at runtime).
+_VecEnvT = TypeVar("_VecEnvT", bound="VecEnv")
 
 
 class _BatchCache:
@@ -333,7 +335,7 @@ class VecEnv(abc.ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_envs={self.num_envs})"
 
-    def __enter__(self) -> Self:
+    def __enter__(self: _VecEnvT) -> _VecEnvT:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

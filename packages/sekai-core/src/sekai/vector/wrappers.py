@@ -88,7 +88,8 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[TrackerT]):
 
     @property
     def tracker(self) -> TrackerT:
-        """The tracker every sub-env feeds (assignable)."""
+        """The tracker every sub-env feeds (assignable; for type checkers, one of the wrapper's
+        tracker type: declare ``VecRecordEpisodeStatistics[StatsTracker]`` to swap kinds)."""
         return self._tracker
 
     @tracker.setter
