@@ -65,6 +65,13 @@ def check_int(owner: str, name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
+def check_bool(owner: str, name: str, value: Any) -> bool:
+    """A flag argument: a bool (NumPy's too), not any object Python would read as true."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{owner}: {name} must be a bool, got {type_name(value)}.")
+    return bool(value)
+
+
 def check_real(owner: str, name: str, value: Any) -> float:
     """A real-number argument as a float: any real number (NumPy's, ``Decimal``, a 0-d array)
     but not a bool, a string, None or an array of several; ranges are the caller's to check,

@@ -45,3 +45,11 @@ def test_async_step_before_async_reset_raises_and_after_it_passes():
 
 def test_order_enforcing_str():
     assert str(OrderEnforcing(Simple())) == "<OrderEnforcing(<Simple>)>"
+
+
+def test_gymnasiums_render_flag_is_taken():
+    """The migration page says OrderEnforcing takes gymnasium's arguments."""
+    env = OrderEnforcing(Simple(), disable_render_order_enforcing=True)
+    assert env.disable_render_order_enforcing is True
+    with pytest.raises(sekai.ResetRequired):
+        env.step(0)

@@ -84,6 +84,36 @@ CASES: list[tuple[str, Callable[[], Any], type, str]] = [
         TypeError,
         r"^Box dtype must be a NumPy dtype, got 'flaot32' \(",
     ),
+    (
+        "halflife-unused-negative",
+        lambda: sekai.NormalizeObservation(_line(), halflife=-5),
+        ValueError,
+        r"^halflife must be a finite number > 0, got -5\.$",
+    ),
+    (
+        "dtype-none",
+        lambda: sekai.DtypeObservation(_line(), None),
+        TypeError,
+        r"^DtypeObservation: dtype must be a NumPy dtype or its name, got None\.$",
+    ),
+    (
+        "dtype-unknown-name",
+        lambda: sekai.DtypeObservation(_line(), "foo"),
+        TypeError,
+        r"^DtypeObservation: dtype must be a NumPy dtype or its name, got 'foo'\.$",
+    ),
+    (
+        "normalize-time-str",
+        lambda: sekai.TimeAwareObservation(_line(), max_episode_steps=5, normalize_time="no"),
+        TypeError,
+        r"^TimeAwareObservation: normalize_time must be a bool, got str\.$",
+    ),
+    (
+        "render-order-flag-str",
+        lambda: sekai.OrderEnforcing(_line(), disable_render_order_enforcing="yes"),
+        TypeError,
+        r"^OrderEnforcing: disable_render_order_enforcing must be a bool, got str\.$",
+    ),
 ]
 
 

@@ -199,3 +199,31 @@ def test_nested_obs_rms_assignment_is_used_and_checked_against_the_space(toy_env
     with pytest.raises(ValueError, match=re.escape(f"{prefix}['t'] must be a list of 2 entries")):
         env.obs_rms = {"a": a, "k": None, "t": [t0]}
     assert env.obs_rms["a"] is a and env.obs_rms["t"][0] is t0  # failed assignments change nothing
+
+
+class _ScalarEnv(sekai.Env[Any, int]):
+    """One float in a shape () Box, alone and inside a Dict."""
+
+    def __init__(self) -> None:
+        leaf = sekai.Box(-10.0, 10.0, shape=(), dtype=np.float32)
+        self.observation_space = sekai.Dict({"x": leaf, "y": leaf})
+        self.action_space = sekai.Discrete(2)
+
+    def _obs(self) -> Any:
+        return {"x": np.float32(self.rng.uniform(-10, 10)), "y": np.float32(-10.0)}
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        return sekai.ResetResult(self._obs(), {})
+
+    def step(self, action: int) -> sekai.StepResult[Any]:
+        return sekai.StepResult(self._obs(), 0.0, False, False, {})
+
+
+def test_clip_of_a_scalar_box_leaf() -> None:
+    env = NormalizeObservation(_ScalarEnv(), clip=0.5)
+    assert env.reset(seed=0).observation["x"] == 0.0
+    for _ in range(20):
+        obs = env.step(0).observation
+        assert obs in env.observation_space
+        assert abs(obs["x"]) <= 0.5

@@ -66,8 +66,9 @@ class ObservationNormalizer:
         if clip is not None and not check_real(owner, "clip", clip) > 0:
             raise ValueError(f"clip must be positive, got {clip}.")
         self.epsilon = epsilon
-        if stats == "ewm":  # validate once, before any leaf is built
-            ExponentialMovingStats(halflife=halflife)
+        # Checked whatever the kind, before any leaf is built: a bad value is a mistake even
+        # where "running" statistics leave it unused.
+        ExponentialMovingStats(halflife=halflife)
         self.kind = stats
         self.halflife = halflife
         self.clip = None if clip is None else float(clip)
@@ -234,7 +235,10 @@ class ObservationNormalizer:
         else:
             return obs
         if self.clip is not None:
-            np.clip(out, -self.clip, self.clip, out=out)
+            if isinstance(out, np.ndarray):
+                np.clip(out, -self.clip, self.clip, out=out)
+            else:  # a shape () leaf normalises to a NumPy scalar, which cannot be written into
+                out = np.clip(out, -self.clip, self.clip)
         return out
 
     # -- checkpointing -------------------------------------------------------------------

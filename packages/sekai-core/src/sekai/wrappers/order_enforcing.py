@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai._args import check_bool
 from sekai.core.env import Env
 from sekai.core.wrapper import ResultWrapper
 from sekai.error import ResetRequired
@@ -14,10 +15,18 @@ __all__ = ["OrderEnforcing"]
 
 
 class OrderEnforcing(ResultWrapper[Any, Any, Any, Any]):
-    """Raise ``ResetRequired`` when ``step()`` is called before the first ``reset()``."""
+    """Raise ``ResetRequired`` when ``step()`` is called before the first ``reset()``.
 
-    def __init__(self, env: Env[Any, Any]) -> None:
+    ``disable_render_order_enforcing`` is gymnasium's argument, taken for code written for it:
+    a sekai env does not render itself, and a renderer refuses to draw before the first
+    ``reset()`` in any case, so the flag changes nothing.
+    """
+
+    def __init__(self, env: Env[Any, Any], disable_render_order_enforcing: bool = False) -> None:
         super().__init__(env)
+        self.disable_render_order_enforcing = check_bool(
+            "OrderEnforcing", "disable_render_order_enforcing", disable_render_order_enforcing
+        )
         self._has_reset = False
 
     @property

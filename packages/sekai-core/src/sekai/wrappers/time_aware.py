@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai._args import check_bool
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import ResultWrapper
@@ -47,6 +48,7 @@ class TimeAwareObservation(ResultWrapper[Any, Any, Any, Any]):
         dict_key: str = "time",
     ) -> None:
         super().__init__(env)
+        normalize_time = check_bool("TimeAwareObservation", "normalize_time", normalize_time)
         if max_episode_steps is None:
             max_episode_steps = _find_max_episode_steps(env)
         else:
@@ -57,7 +59,7 @@ class TimeAwareObservation(ResultWrapper[Any, Any, Any, Any]):
                 "explicitly or wrap the env in TimeLimit first."
             )
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
-        self.normalize_time = bool(normalize_time)
+        self.normalize_time = normalize_time
         self.dict_key = dict_key
         self._t = 0
         high = 1.0 if self.normalize_time else np.inf

@@ -102,7 +102,14 @@ class DtypeObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
     def __init__(self, env: Env[Any, Any], dtype: DTypeLike) -> None:
         super().__init__(env)
         space = require_box("DtypeObservation", env.observation_space, "observation")
-        self.dtype = np.dtype(dtype)
+        if dtype is None:  # np.dtype(None) is float64: a missing argument, not a choice
+            raise TypeError("DtypeObservation: dtype must be a NumPy dtype or its name, got None.")
+        try:
+            self.dtype = np.dtype(dtype)
+        except TypeError as exc:
+            raise TypeError(
+                f"DtypeObservation: dtype must be a NumPy dtype or its name, got {dtype!r}."
+            ) from exc
         low, high = space.low, space.high
         if np.issubdtype(self.dtype, np.integer):
             # astype() truncates towards zero, so the cast observations lie in trunc(bounds).
