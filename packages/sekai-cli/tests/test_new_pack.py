@@ -130,10 +130,11 @@ def test_a_name_that_leaves_no_folder_name_says_what_name_is(sekai_cli, name) ->
 
 def test_the_help_states_how_the_default_namespace_is_derived(sekai_cli) -> None:
     assert pack_names("sekai-Grid.Worlds", None)[2] == "grid-worlds"
+    assert pack_names("Sekai_Grid.Worlds", None)[2] == "grid-worlds"
     done = sekai_cli("new-pack", "--help")
     assert (
-        "(default: the distribution name without its sekai- prefix, in lower case, with '.' "
-        "turned into '-')" in " ".join(done.stdout.split())
+        "(default: the distribution name without its sekai- prefix (or sekai_, sekai., in any "
+        "case), in lower case, with '.' turned into '-')" in " ".join(done.stdout.split())
     )
 
 

@@ -51,7 +51,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="NS",
         help=(
             "the plugin name and ID namespace (default: the distribution name without its "
-            "sekai- prefix, in lower case, with '.' turned into '-')"
+            "sekai- prefix (or sekai_, sekai., in any case), in lower case, with '.' turned "
+            "into '-')"
         ),
     )
     parser.add_argument(
