@@ -29,8 +29,8 @@ from sekai.vector._batches import (
 )
 from sekai.vector._in_process import env_factories
 from sekai.vector._remote import Reply, check_slice_spaces, checked_timeout, pickle_factories
+from sekai.vector._remote_attrs import Argument, RemoteAttributes
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
-from sekai.vector.vec_env import VecEnv
 
 __all__ = ["RayVecEnv"]
 
@@ -72,7 +72,7 @@ def _raise_first(outcomes: list[Reply]) -> None:
     raise_first(error for outcome in outcomes for error in outcome.errors)
 
 
-class RayVecEnv(VecEnv):
+class RayVecEnv(RemoteAttributes):
     """Runs the sub-envs in Ray actors, each actor holding a slice of them.
 
     ``step()`` sends one request per actor and waits for all of them, so a step costs one round
@@ -313,57 +313,23 @@ class RayVecEnv(VecEnv):
 
     # -- attributes --------------------------------------------------------------------------
 
-    def get_attr(self, name: str) -> list[Any]:
-        return self._get_attr_at(None, name)
-
-    def set_attr(self, name: str, values: Any) -> None:
-        self._set_attr_at(None, name, self._per_env_values(values))
-
-    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
-        return self._call_at(None, name, args, kwargs)
-
-    def _get_attr_at(self, env_ids: Sequence[int] | None, name: str) -> list[Any]:
-        return self._at("get_attr", env_ids, lambda positions, _: (positions, name), "the name")
-
-    def _set_attr_at(self, env_ids: Sequence[int] | None, name: str, values: list[Any]) -> None:
-        self._at(
-            "set_attr",
-            env_ids,
-            lambda positions, at: (positions, name, [values[i] for i in at]),
-            f"the value of {name!r}",
-            values,
-        )
-
-    def _call_at(
-        self,
-        env_ids: Sequence[int] | None,
-        name: str,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-    ) -> list[Any]:
-        what = f"the arguments of call({name!r})"
-        return self._at("call", env_ids, lambda p, _: (p, name, args, kwargs), what)
-
     def _at(
         self,
-        method: str,
+        command: str,
         env_ids: Sequence[int] | None,
-        argument: Callable[[list[int] | None, Sequence[int]], Any],
+        argument: Argument,
         what: str,
         values: list[Any] | None = None,
     ) -> list[Any]:
-        """The actors' ``method`` (get_attr, set_attr or call) for the sub-envs ``env_ids``
-        (None: all), sent only to the actors that run them (``targeted``); their values, in
-        that order. No timeout: a method called by name may legitimately take long (e.g.
-        saving data)."""
+        # No timeout: a method called by name may legitimately take long (e.g. saving data).
         pool = self._ready()
-        self._batches.check_idle(method)
+        self._batches.check_idle(command)
         ids = None if env_ids is None else self._env_id_list(env_ids)
         workers, arguments, per_env = targeted(ids, pool.slices, argument, values)
         handles = pool.handles if workers is None else [pool.handles[w] for w in workers]
         # call's arguments are the same for every sub-env: a failure names none of them.
-        payloads = pool.encode(arguments, what, per_env, handles, shared=method == "call")
-        outcomes = pool.collect(pool.send(method, payloads, handles), None, method, handles)
+        payloads = pool.encode(arguments, what, per_env, handles, shared=command == "call")
+        outcomes = pool.collect(pool.send(command, payloads, handles), None, command, handles)
         return targeted_values(ids, pool.slices, workers, outcomes)
 
     # -- closing -----------------------------------------------------------------------------

@@ -36,12 +36,12 @@ from sekai.vector._remote import (
     checked_timeout,
     pickle_factories,
 )
+from sekai.vector._remote_attrs import Argument, RemoteAttributes
 from sekai.vector.proc import protocol
 from sekai.vector.proc.handle import DIED
 from sekai.vector.proc.pool import Pool
 from sekai.vector.proc.shm import SharedBatch, is_fixed_size
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
-from sekai.vector.vec_env import VecEnv
 
 __all__ = ["ProcVecEnv"]
 
@@ -99,7 +99,7 @@ def _slices(num_envs: int, workers: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(bounds))
 
 
-class ProcVecEnv(VecEnv):
+class ProcVecEnv(RemoteAttributes):
     """Runs the sub-envs in worker processes, in parallel.
 
     Each worker runs an even slice of the sub-envs (one each by default) and talks to the
@@ -369,49 +369,17 @@ class ProcVecEnv(VecEnv):
         take = None if shared is None else shared.take
         return self._batches.receive(self, batch_size, pool, self._step_timeout, take)
 
-    def get_attr(self, name: str) -> list[Any]:
-        return self._get_attr_at(None, name)
-
-    def set_attr(self, name: str, values: Any) -> None:
-        self._set_attr_at(None, name, self._per_env_values(values))
-
-    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
-        return self._call_at(None, name, args, kwargs)
-
-    def _get_attr_at(self, env_ids: Sequence[int] | None, name: str) -> list[Any]:
-        return self._at(protocol.GET, env_ids, lambda positions, _: (positions, name), "the name")
-
-    def _set_attr_at(self, env_ids: Sequence[int] | None, name: str, values: list[Any]) -> None:
-        self._at(
-            protocol.SET,
-            env_ids,
-            lambda positions, at: (positions, name, [values[i] for i in at]),
-            f"the value of {name!r}",
-            values,
-        )
-
-    def _call_at(
-        self,
-        env_ids: Sequence[int] | None,
-        name: str,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-    ) -> list[Any]:
-        what = f"the arguments of call({name!r})"
-        return self._at(protocol.CALL, env_ids, lambda p, _: (p, name, args, kwargs), what)
-
     def _at(
         self,
-        op: int,
+        command: str,
         env_ids: Sequence[int] | None,
-        argument: Callable[[list[int] | None, Sequence[int]], Any],
+        argument: Argument,
         what: str,
         values: list[Any] | None = None,
     ) -> list[Any]:
-        """Command ``op`` (GET, SET or CALL) for the sub-envs ``env_ids`` (None: all), sent
-        only to the workers that run them (``targeted``); their values, in that order."""
         self._raise_if_dead()  # before check_idle: the VecEnv is closed, or cannot be used
-        self._batches.check_idle(protocol.name(op))
+        self._batches.check_idle(command)
+        op = protocol.NAMES.index(command)
         ids = None if env_ids is None else self._env_id_list(env_ids)
         workers, arguments, per_env = targeted(ids, self._slices, argument, values)
         replies = self._request(op, arguments, None, what, per_env, workers)

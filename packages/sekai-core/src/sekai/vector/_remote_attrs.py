@@ -1,0 +1,67 @@
+"""``get_attr``, ``set_attr`` and ``call`` of the backends whose sub-envs run elsewhere
+(ProcVecEnv, RayVecEnv): one command each, for every sub-env or only some (``env_ids``), sent
+only to the workers that run them."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sekai.vector.vec_env import VecEnv
+
+__all__ = ["Argument", "RemoteAttributes"]
+
+# Builds a worker's argument from its positions (None: all of its slice) and the indices of
+# its sub-envs among those asked for.
+Argument = Callable[[list[int] | None, Sequence[int]], Any]
+
+
+class RemoteAttributes(VecEnv):
+    """The attribute methods of a VecEnv whose workers answer ``get_attr``, ``set_attr`` and
+    ``call`` commands; a subclass sends them in ``_at``."""
+
+    def get_attr(self, name: str) -> list[Any]:
+        return self._get_attr_at(None, name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        self._set_attr_at(None, name, self._per_env_values(values))
+
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
+        return self._call_at(None, name, args, kwargs)
+
+    def _get_attr_at(self, env_ids: Sequence[int] | None, name: str) -> list[Any]:
+        return self._at("get_attr", env_ids, lambda positions, _: (positions, name), "the name")
+
+    def _set_attr_at(self, env_ids: Sequence[int] | None, name: str, values: list[Any]) -> None:
+        self._at(
+            "set_attr",
+            env_ids,
+            lambda positions, at: (positions, name, [values[i] for i in at]),
+            f"the value of {name!r}",
+            values,
+        )
+
+    def _call_at(
+        self,
+        env_ids: Sequence[int] | None,
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> list[Any]:
+        what = f"the arguments of call({name!r})"
+        return self._at("call", env_ids, lambda p, _: (p, name, args, kwargs), what)
+
+    @abc.abstractmethod
+    def _at(
+        self,
+        command: str,
+        env_ids: Sequence[int] | None,
+        argument: Argument,
+        what: str,
+        values: list[Any] | None = None,
+    ) -> list[Any]:
+        """Send ``command`` (``"get_attr"``, ``"set_attr"`` or ``"call"``) for the sub-envs
+        ``env_ids`` (None: all) to the workers that run them, each with ``argument(positions,
+        at)``; ``what`` names the argument in a pickling error, ``values`` (one per sub-env
+        asked) lets that error name the sub-env. Returns their values, in ``env_ids`` order."""
