@@ -11,9 +11,9 @@ from sekai._args import type_name
 from sekai.core._not_an_env import not_an_env_hint
 from sekai.core.env import Env
 from sekai.spaces import Space
+from sekai.vector._attributes import SubEnvAttributes
 from sekai.vector._contract.subenv import SubEnv, call_each
 from sekai.vector.result import VecResetResult, VecStepResult
-from sekai.vector.vec_env import VecEnv
 
 __all__ = [
     "InProcessVecEnv",
@@ -142,7 +142,7 @@ def build_envs(
     return envs
 
 
-class InProcessVecEnv(VecEnv):
+class InProcessVecEnv(SubEnvAttributes):
     """Sub-envs held in this process, each driven by a ``SubEnv`` (autoreset, freezing).
 
     Holds what SyncVecEnv and AsyncVecEnv share: construction with cleanup, ``envs``,
@@ -168,15 +168,6 @@ class InProcessVecEnv(VecEnv):
     def envs(self) -> list[Env[Any, Any]]:
         """The sub-env objects (a new list; the sub-envs themselves are live)."""
         return [sub.env for sub in self._subenvs]
-
-    def get_attr(self, name: str) -> list[Any]:
-        return self._get_attr_at(None, name)
-
-    def set_attr(self, name: str, values: Any) -> None:
-        self._set_attr_at(None, name, self._per_env_values(values))
-
-    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
-        return self._call_at(None, name, args, kwargs)
 
     def _each(
         self, env_ids: Sequence[int] | None, fn: Callable[[SubEnv, Any], Any], args: Any = None

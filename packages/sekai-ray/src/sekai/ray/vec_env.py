@@ -17,6 +17,7 @@ from sekai.core.env import Env
 from sekai.ray._actor import OWNER, RayWorker
 from sekai.ray._cluster import actor_options, check_feasible, connect, default_num_workers
 from sekai.ray._pool import ActorPool
+from sekai.vector._attributes import Argument, RemoteAttributes
 from sekai.vector._batches import (
     ActionRows,
     Batches,
@@ -29,7 +30,6 @@ from sekai.vector._batches import (
 )
 from sekai.vector._in_process import env_factories
 from sekai.vector._remote import Reply, check_slice_spaces, checked_timeout, pickle_factories
-from sekai.vector._remote_attrs import Argument, RemoteAttributes
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 
 __all__ = ["RayVecEnv"]

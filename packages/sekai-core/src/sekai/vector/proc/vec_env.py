@@ -17,6 +17,7 @@ import numpy as np
 
 from sekai.core.env import Env
 from sekai.error import VecEnvWorkerError
+from sekai.vector._attributes import Argument, RemoteAttributes
 from sekai.vector._batches import (
     ActionRows,
     Batches,
@@ -36,7 +37,6 @@ from sekai.vector._remote import (
     checked_timeout,
     pickle_factories,
 )
-from sekai.vector._remote_attrs import Argument, RemoteAttributes
 from sekai.vector.proc import protocol
 from sekai.vector.proc.handle import DIED
 from sekai.vector.proc.pool import Pool

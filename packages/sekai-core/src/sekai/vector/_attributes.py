@@ -1,6 +1,7 @@
-"""``get_attr``, ``set_attr`` and ``call`` of the backends whose sub-envs run elsewhere
-(ProcVecEnv, RayVecEnv): one command each, for every sub-env or only some (``env_ids``), sent
-only to the workers that run them."""
+"""``get_attr``, ``set_attr`` and ``call`` of the backends whose sub-envs are separate envs
+(SyncVecEnv, AsyncVecEnv, ProcVecEnv, RayVecEnv): the public methods act on every sub-env
+through the hooks that also reach some of them (``env_ids``); those whose sub-envs run
+elsewhere send one command each, only to the workers that run the sub-envs asked for."""
 
 from __future__ import annotations
 
@@ -10,16 +11,16 @@ from typing import Any
 
 from sekai.vector.vec_env import VecEnv
 
-__all__ = ["Argument", "RemoteAttributes"]
+__all__ = ["Argument", "RemoteAttributes", "SubEnvAttributes"]
 
 # Builds a worker's argument from its positions (None: all of its slice) and the indices of
 # its sub-envs among those asked for.
 Argument = Callable[[list[int] | None, Sequence[int]], Any]
 
 
-class RemoteAttributes(VecEnv):
-    """The attribute methods of a VecEnv whose workers answer ``get_attr``, ``set_attr`` and
-    ``call`` commands; a subclass sends them in ``_at``."""
+class SubEnvAttributes(VecEnv):
+    """``get_attr``, ``set_attr`` and ``call`` through ``_get_attr_at``, ``_set_attr_at`` and
+    ``_call_at`` for every sub-env (``env_ids=None``), which a subclass implements."""
 
     def get_attr(self, name: str) -> list[Any]:
         return self._get_attr_at(None, name)
@@ -29,6 +30,11 @@ class RemoteAttributes(VecEnv):
 
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         return self._call_at(None, name, args, kwargs)
+
+
+class RemoteAttributes(SubEnvAttributes):
+    """The attribute hooks of a VecEnv whose workers answer ``get_attr``, ``set_attr`` and
+    ``call`` commands; a subclass sends them in ``_at``."""
 
     def _get_attr_at(self, env_ids: Sequence[int] | None, name: str) -> list[Any]:
         return self._at("get_attr", env_ids, lambda positions, _: (positions, name), "the name")
