@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import gc
+import pickle
 from typing import Any
 
 import numpy as np
@@ -92,6 +94,43 @@ class Feed(Venue):
             await asyncio.sleep(3600)
         finally:
             Feed.cleaned.append(self.index)
+
+
+COPIERS = {
+    "pickle": lambda vec: pickle.loads(pickle.dumps(vec)),
+    "deepcopy": copy.deepcopy,
+    "copy": copy.copy,
+}
+
+
+@pytest.mark.parametrize("how", list(COPIERS))
+def test_a_copy_has_its_own_private_loop_and_closing_it_leaves_the_original_running(
+    how: str,
+) -> None:
+    vec = _venues(2, [])
+    vec.reset()
+    vec.step([1, 1])
+    twin = COPIERS[how](vec)
+    assert twin.step([1, 1]).rewards.tolist() == [1.0, 1.0]
+    assert twin._loop is not vec._loop
+    twin.close()
+    assert vec.step([1, 1]).rewards.tolist() == [1.0, 1.0] and not vec.closed
+    # Deep copies and unpickled ones step their own sub-envs; a shallow copy shares them.
+    assert vec.get_attr("steps") == ([3, 3] if how == "copy" else [2, 2])
+    loop = vec._loop
+    vec.close()
+    assert loop is not None and loop.is_closed()
+
+
+@pytest.mark.parametrize("how", list(COPIERS))
+def test_a_closed_async_vec_env_copies_as_closed(how: str) -> None:
+    vec = _venues(1, [])
+    vec.reset()
+    vec.close()
+    twin = COPIERS[how](vec)
+    assert twin.closed
+    with pytest.raises(sekai.VecEnvClosed):
+        twin.step([0])
 
 
 def test_close_cancels_the_tasks_sub_envs_left_on_the_private_loop() -> None:

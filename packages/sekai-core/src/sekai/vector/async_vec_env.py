@@ -124,6 +124,15 @@ class AsyncVecEnv(InProcessVecEnv):
         finally:
             self._async_pending = False
 
+    # -- copy and pickle -----------------------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        # The loop is private to this VecEnv (close() closes it): a copy or unpickled one makes
+        # its own on its first sync call, as this one did.
+        state["_loop"] = None
+        return state
+
     # -- closing -------------------------------------------------------------------------------
 
     def _close(self) -> None:
