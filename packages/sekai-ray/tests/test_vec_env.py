@@ -4,7 +4,9 @@ the parent-side rules, attributes, the async pair and make_vec."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
+import pickle
 import sys
 import time
 from pathlib import Path
@@ -274,6 +276,29 @@ def test_closed_vec_env_raises_vec_env_closed_and_close_is_idempotent() -> None:
     for call in (lambda: vec.reset(), lambda: vec.step([0, 0]), lambda: vec.get_attr("steps")):
         with pytest.raises(sekai.VecEnvClosed):
             call()
+
+
+_COPIERS = {
+    "pickle": pickle.dumps,
+    "cloudpickle": ray.cloudpickle.dumps,
+    "deepcopy": copy.deepcopy,
+    "copy": copy.copy,
+}
+
+
+@pytest.mark.parametrize("how", list(_COPIERS))
+def test_copying_or_pickling_raises_type_error_and_leaves_the_original_working(how: str) -> None:
+    copier = _COPIERS[how]
+    with _ray([CounterEnv] * 2, num_workers=2) as vec:
+        vec.reset(seed=0)
+        refused = r"^RayVecEnv owns Ray actors and cannot be copied or pickled .*build another"
+        with pytest.raises(TypeError, match=refused):
+            copier(vec)
+        if how != "copy":  # a shallow copy of a wrapper shares the VecEnv, copying nothing
+            with pytest.raises(TypeError, match=refused):
+                copier(VecRecordEpisodeStatistics(vec))
+        vec.step([1, 1])
+        assert _steps(vec) == [1, 1] and not vec.closed
 
 
 # -- the async pair ------------------------------------------------------------------------------

@@ -34,7 +34,23 @@ class SubEnvAttributes(VecEnv):
 
 class RemoteAttributes(SubEnvAttributes):
     """The attribute hooks of a VecEnv whose workers answer ``get_attr``, ``set_attr`` and
-    ``call`` commands; a subclass sends them in ``_at``."""
+    ``call`` commands; a subclass sends them in ``_at``.
+
+    Such a VecEnv owns its workers (``_workers`` names them), so it refuses to be copied or
+    pickled: a copy would share them, and closing it (or collecting it) would stop them.
+    """
+
+    _workers = "worker processes"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # pickle, cloudpickle, copy.copy and copy.deepcopy all start here: raising before any
+        # state is read leaves no half-built copy whose __del__ or pipes would hit the workers.
+        name = type(self).__name__
+        raise TypeError(
+            f"{name} owns {self._workers} and cannot be copied or pickled (a copy would share "
+            f"them, and closing it would stop them); build another {name} with the same "
+            "factories instead."
+        )
 
     def _get_attr_at(self, env_ids: Sequence[int] | None, name: str) -> list[Any]:
         return self._at("get_attr", env_ids, lambda positions, _: (positions, name), "the name")

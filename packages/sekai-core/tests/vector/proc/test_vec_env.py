@@ -9,17 +9,21 @@ from __future__ import annotations
 import asyncio
 import copy
 import enum
+import gc
 import multiprocessing
 import os
+import pickle
 import threading
 from typing import Any
 
+import cloudpickle
 import numpy as np
 import pytest
 
 import sekai
 from sekai.vector import ProcVecEnv, SyncVecEnv, VecEnv, _packing
 from sekai.vector._conformance import assert_same_trajectory
+from sekai.vector.wrappers import VecRecordEpisodeStatistics
 from sekai.wrappers.autoreset import AutoReset
 from sekai.wrappers.time_limit import TimeLimit
 
@@ -343,6 +347,36 @@ def test_a_closed_env_raises_vec_env_closed_and_closing_again_does_nothing() -> 
     for call in (lambda: vec.reset(), lambda: vec.step([0, 0]), lambda: vec.get_attr("t")):
         with pytest.raises(sekai.VecEnvClosed):
             call()
+
+
+_NOT_COPIED = (
+    r"^ProcVecEnv owns worker processes and cannot be copied or pickled \(a copy would share "
+    r"them, and closing it would stop them\); build another ProcVecEnv with the same factories"
+)
+COPIERS = {
+    "pickle": pickle.dumps,
+    "cloudpickle": cloudpickle.dumps,
+    "deepcopy": copy.deepcopy,
+    "copy": copy.copy,
+}
+
+
+@pytest.mark.parametrize("how", list(COPIERS))
+def test_copying_or_pickling_raises_type_error_and_leaves_the_original_working(how: str) -> None:
+    # A half-built copy used to close the original's pipes when collected (deepcopy), and a
+    # shallow copy's __del__ stopped the shared workers.
+    copier = COPIERS[how]
+    with ProcVecEnv(_factories(SPACES["discrete"], 2), context="fork") as vec:
+        vec.reset(seed=0)
+        with pytest.raises(TypeError, match=_NOT_COPIED):
+            copier(vec)
+        if how != "copy":  # a shallow copy of a wrapper shares the VecEnv, copying nothing
+            with pytest.raises(TypeError, match=_NOT_COPIED):
+                copier(VecRecordEpisodeStatistics(vec))
+        gc.collect()
+        assert [info["t"] for info in vec.step([1, 0]).infos] == [1, 1]
+        assert vec.get_attr("t") == [1, 1] and not vec.closed
+    assert vec.closed and multiprocessing.active_children() == []
 
 
 def test_without_autoreset_a_finished_sub_env_stays_frozen_in_its_worker() -> None:

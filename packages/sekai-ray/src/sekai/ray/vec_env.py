@@ -122,6 +122,8 @@ class RayVecEnv(RemoteAttributes):
         (RayVecEnv(num_envs=8), 2)
     """
 
+    _workers = "Ray actors"
+
     def __init__(
         self,
         env_fns: Iterable[Callable[[], Env[Any, Any]]],
