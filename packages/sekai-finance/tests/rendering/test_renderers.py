@@ -7,13 +7,16 @@ change of a picture, look at the new frames, then rewrite the goldens with
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import cloudpickle
 import numpy as np
 import pytest
 
@@ -175,6 +178,30 @@ def test_a_new_episode_starts_a_new_picture(case: Case) -> None:
     other = case.make()  # another env
     other.reset(seed=0)
     np.testing.assert_array_equal(renderer.render(other), case.renderer().render(other))
+
+
+COPIES: dict[str, Callable[[Any], Any]] = {
+    "deepcopy": copy.deepcopy,
+    "pickle": lambda value: pickle.loads(pickle.dumps(value)),
+    "cloudpickle": lambda value: pickle.loads(cloudpickle.dumps(value)),
+}
+
+
+@pytest.mark.parametrize("how", list(COPIES))
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_a_copy_taken_mid_episode_draws_on_like_the_original(case: Case, how: str) -> None:
+    # A deep copy used to keep a weak reference to the original env (so its next frame started
+    # the episode over), and pickling failed on that reference or on the charts' closures.
+    renderer = case.renderer(width=240, height=160)
+    env, _ = _run(case, renderer, 5)
+    twin_env, twin = COPIES[how]((env, renderer))
+    for k in range(5, 7):
+        env.step(case.policy(env, k))
+        twin_env.step(case.policy(twin_env, k))
+        frame = renderer.render(env)
+        np.testing.assert_array_equal(twin.render(twin_env), frame)
+    # The copy kept the episode so far: a renderer that never saw it draws another picture.
+    assert not np.array_equal(frame, case.renderer(width=240, height=160).render(env))
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

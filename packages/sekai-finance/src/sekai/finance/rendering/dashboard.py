@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 import weakref
 from collections.abc import Callable, Sequence
@@ -52,6 +53,19 @@ def check_frame_size(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 64:
         raise ValueError(f"{name} must be an int >= 64, got {value!r}.")
     return int(value)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _reference(env: Any) -> Callable[[], Any]:
+    """A weak reference to ``env`` (a renderer must not keep it alive), or a strong one for an
+    object without weak references."""
+    try:
+        return weakref.ref(env)
+    except TypeError:
+        return functools.partial(_identity, env)
 
 
 def check_window(window: object) -> int | None:
@@ -135,6 +149,20 @@ class Dashboard(BaseRenderer):
             f"{type(self).__name__}(width={self.width}, height={self.height}, window={self.window})"
         )
 
+    # -- copy and pickle ----------------------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        # The env itself, not a weak reference: deepcopy maps it to the copied env (a
+        # RecordFrames copy draws its own env, keeping the episode so far), and pickle takes it.
+        state["_env"] = self._env() if self._env is not None else None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        env = state.pop("_env")
+        self.__dict__.update(state)
+        self._env = None if env is None else _reference(env)
+
     # -- what subclasses adapt ----------------------------------------------------------------
 
     def target(self, env: Any) -> Any:
@@ -175,10 +203,7 @@ class Dashboard(BaseRenderer):
         if previous is not base or step == 0 or step < self._step:
             for chart in self.charts:
                 chart.clear()
-            try:
-                self._env = weakref.ref(base)
-            except TypeError:  # an object without weak references: keep it
-                self._env = lambda: base
+            self._env = _reference(base)
         self._step = step
         for chart in self.charts:
             chart.observe(base, step)

@@ -50,6 +50,10 @@ def _owner(env: LimitOrderBookEnv) -> int:
     return int(getattr(getattr(env, "trader", None), "owner", 0))
 
 
+def _own_orders(env: LimitOrderBookEnv) -> dict[int, str]:
+    return {_owner(env): "You"}
+
+
 class NetFills:
     """The agent's net trade in each step, recovered from its inventory and cash.
 
@@ -116,7 +120,7 @@ class LimitOrderBookRenderer(BookRenderer):
                 ),
                 width=1.9,
             ),
-            OrderBookChart("book", owners=lambda env: {_owner(env): "You"}, levels=self.levels),
+            OrderBookChart("book", owners=_own_orders, levels=self.levels),
         )  # fmt: skip
 
     def horizon(self, env: Any) -> int | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from sekai.envs.finance.lob_market import LimitOrderBookMarket
@@ -77,10 +78,11 @@ class LimitOrderBookMarketRenderer(BookRenderer):
     def _charts(self, env: LimitOrderBookMarket) -> Row:
         agents = list(env.possible_agents)
         colors: list[Any] = ["accent"] if len(agents) == 1 else list(range(len(agents)))
+        pairs = list(zip(agents, colors))
         inventory = [
-            Series(_inventory_of(a), label=a, color=c, style="step") for a, c in zip(agents, colors)
+            Series(partial(_inventory_of, a), label=a, color=c, style="step") for a, c in pairs
         ]
-        wealth = [Series(_wealth_of(a), label=None, color=c) for a, c in zip(agents, colors)]
+        wealth = [Series(partial(_wealth_of, a), label=None, color=c) for a, c in pairs]
         owners = dict(enumerate(agents))
         return Row(
             Column(
@@ -127,12 +129,12 @@ def decision_count(env: LimitOrderBookMarket) -> int:
     return max(1, len(times))
 
 
-def _inventory_of(agent: str) -> Callable[[LimitOrderBookMarket], float]:
-    return lambda env: float(env.inventory(agent))
+def _inventory_of(agent: str, env: LimitOrderBookMarket) -> float:
+    return float(env.inventory(agent))
 
 
-def _wealth_of(agent: str) -> Callable[[LimitOrderBookMarket], float]:
-    return lambda env: float(env.wealth(agent))
+def _wealth_of(agent: str, env: LimitOrderBookMarket) -> float:
+    return float(env.wealth(agent))
 
 
 def _mid(env: LimitOrderBookMarket) -> float:

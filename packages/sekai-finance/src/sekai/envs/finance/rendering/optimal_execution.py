@@ -52,6 +52,11 @@ class ExecutionTracker:
         return float(env.s0) - (float(env.shortfall) - before[1]) / sold
 
 
+def _plan(env: OptimalExecutionEnv) -> np.ndarray:
+    """The plan's inventory at every step."""
+    return env.almgren_chriss_trajectory()
+
+
 def _plan_trades(env: OptimalExecutionEnv) -> np.ndarray:
     """The plan's shares per step, laid out for a step line over ``(k, k + 1]``."""
     trades = -np.diff(env.almgren_chriss_trajectory())
@@ -79,7 +84,7 @@ class OptimalExecutionRenderer(FinanceRenderer):
     def _build(self) -> Column:
         self._tracker = ExecutionTracker()
         plan = Series(
-            lambda env: env.almgren_chriss_trajectory(), label="Almgren-Chriss plan",
+            _plan, label="Almgren-Chriss plan",
             color="muted", style="dashed", static=True,
         )  # fmt: skip
         return Column(

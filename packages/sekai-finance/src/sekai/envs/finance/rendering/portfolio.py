@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -24,14 +25,10 @@ from sekai.finance.rendering._paint import mix
 __all__ = ["PortfolioRenderer", "PortfolioTextRenderer"]
 
 
-def _indexed(i: int) -> Any:
+def _indexed(i: int, env: PortfolioEnv) -> float:
     """Asset ``i``'s price rebased to 100 at the episode start."""
-
-    def source(env: PortfolioEnv) -> float:
-        history = env.price_history
-        return float(100.0 * history[-1, i] / history[env.lookback, i])
-
-    return source
+    history = env.price_history
+    return float(100.0 * history[-1, i] / history[env.lookback, i])
 
 
 def _value(env: PortfolioEnv) -> float:
@@ -64,7 +61,7 @@ class PortfolioRenderer(FinanceRenderer):
         names = asset_names(env, n)
         cash = mix(self.theme.background, self.theme.muted, 0.55)
         colors: list[Any] = [*range(n), cash]
-        lines = [Series(_indexed(i), label=names[i], color=i, width=1.0) for i in range(n)]
+        lines = [Series(partial(_indexed, i), label=names[i], color=i, width=1.0) for i in range(n)]
         lines.append(Series(_value, label="portfolio", color="foreground", width=2.2))
         return Column(
             LineChart(
