@@ -1,5 +1,7 @@
+import copy
 import dataclasses
 import json
+import pickle
 import re
 
 import numpy as np
@@ -129,6 +131,28 @@ def test_source_is_not_part_of_equality_json_pprint_or_repr():
     assert sourced.to_json() == plain.to_json()
     assert sourced.pprint() == plain.pprint()
     assert repr(sourced) == repr(plain)
+
+
+def test_specs_with_arrays_in_their_kwargs_compare_by_value_without_raising():
+    # The dataclass == compared the kwargs dicts, whose arrays raised "truth value ... ambiguous".
+    def spec(prices, scale):
+        wrapper = WrapperSpec("W", "sekai.wrappers.order_enforcing:OrderEnforcing", {"s": scale})
+        return EnvSpec(
+            "Trading-v0", "a.b:C", kwargs={"prices": prices}, additional_wrappers=(wrapper,)
+        )
+
+    prices, scale = np.linspace(1.0, 2.0, 5), np.array([np.nan, 1.0])
+    original = spec(prices, scale)
+    for same in (spec(prices.copy(), scale.copy()), pickle.loads(pickle.dumps(original))):
+        assert same == original and original == same
+    assert copy.deepcopy(original) == original
+    assert original != spec(prices[:4], scale)
+    assert original != spec(prices + 1.0, scale)
+    assert original != spec(prices, np.array([0.0, 1.0]))
+    assert original != "Trading-v0"
+    for unhashable in (original, original.additional_wrappers[0]):
+        with pytest.raises(TypeError, match="unhashable type"):
+            hash(unhashable)
 
 
 def test_replace_keeps_the_source_and_recomputes_derived_fields():

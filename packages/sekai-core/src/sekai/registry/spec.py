@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sekai._equal import structurally_equal
 from sekai.registry._build import build_env
 from sekai.registry.entry_points import EntryPoint, check_entry_point, load_entry_point
 from sekai.registry.ids import parse_env_id
@@ -32,6 +33,18 @@ def _describe(value: object) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
+def _same_fields(a: Any, b: object) -> bool:
+    """The dataclass ``==`` of two specs, but with kwargs compared structurally: an array in
+    them (``prices=history``) made ``==`` raise instead of answering."""
+    if type(b) is not type(a):
+        return NotImplemented
+    return all(
+        structurally_equal(getattr(a, f.name), getattr(b, f.name))
+        for f in dataclasses.fields(a)
+        if f.compare
+    )
+
+
 @dataclass(frozen=True)
 class SpecSource:
     """Who registered a spec: the plugin, its distribution and that distribution's version."""
@@ -41,7 +54,7 @@ class SpecSource:
     version: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WrapperSpec:
     """A wrapper ``make()`` applies after building an env: ``entry_point(env, **kwargs)``.
 
@@ -62,6 +75,9 @@ class WrapperSpec:
         if not isinstance(self.kwargs, Mapping):
             raise TypeError(f"WrapperSpec kwargs must be a dict, got {type(self.kwargs).__name__}.")
         object.__setattr__(self, "kwargs", dict(self.kwargs))
+
+    def __eq__(self, other: object) -> bool:  # unhashable, as before: kwargs is a dict
+        return _same_fields(self, other)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form used by ``EnvSpec.to_json()``.
@@ -119,7 +135,7 @@ def _wrapper_from_json(item: object, index: int) -> WrapperSpec:
     return WrapperSpec(**item)
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class EnvSpec:
     """A registry entry: how to build one environment.
 
@@ -193,6 +209,9 @@ class EnvSpec:
 
     def __repr__(self) -> str:
         return f"EnvSpec(id={self.id!r})"
+
+    def __eq__(self, other: object) -> bool:  # unhashable, as before: the spec is mutable
+        return _same_fields(self, other)
 
     def make(self, **kwargs: Any) -> Env[Any, Any]:
         """Build this env: ``sekai.make(self, **kwargs)``."""
