@@ -139,6 +139,29 @@ def test_ewm_state_dict_round_trip() -> None:
     assert other.count == ewm.count == 6
 
 
+def test_a_state_dict_of_the_other_kind_of_statistics_is_refused_naming_both() -> None:
+    # Both hold mean, var and count, so it loaded: recency weights counted as all-time samples.
+    rms, ewm = RunningMeanStd(shape=(2,)), ExponentialMovingStats(shape=(2,), halflife=10)
+    for stats in (rms, ewm):
+        stats.update(np.arange(6.0).reshape(3, 2))
+    saved = {"running": rms.state_dict(), "ewm": ewm.state_dict()}
+    with pytest.raises(
+        ValueError,
+        match=r"^RunningMeanStd cannot load a state_dict of ExponentialMovingStats statistics "
+        r"\(it has 'weight', 'halflife'\): these are RunningMeanStd \(a normaliser built with "
+        r"stats='running'\); load it into ExponentialMovingStats \(stats='ewm'\)\.$",
+    ):
+        rms.load_state_dict(saved["ewm"])
+    with pytest.raises(
+        ValueError,
+        match=r"^ExponentialMovingStats cannot load a state_dict of RunningMeanStd statistics "
+        r"\(it has 'epsilon', 'seen'\): .* load it into RunningMeanStd \(stats='running'\)\.$",
+    ):
+        ewm.load_state_dict(saved["running"])
+    # Refused before anything was loaded.
+    assert rms.state_dict()["count"] == 3 and ewm.state_dict()["weight"] == saved["ewm"]["weight"]
+
+
 @pytest.mark.parametrize("bad", [0, -1.0, float("inf")])
 def test_ewm_rejects_non_positive_halflife(bad: float) -> None:
     with pytest.raises(ValueError, match="halflife must be"):

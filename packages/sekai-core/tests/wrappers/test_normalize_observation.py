@@ -116,6 +116,16 @@ def test_state_dict_round_trip(toy_env: Any) -> None:
     assert other.obs_rms.count == env.obs_rms.count
 
 
+def test_load_state_dict_refuses_the_statistics_of_the_other_kind(toy_env: Any) -> None:
+    env = NormalizeObservation(toy_env(), stats="ewm", halflife=10)
+    env.reset(seed=0)
+    env.step(0)
+    with pytest.raises(ValueError, match=r"^RunningMeanStd cannot load .* stats='running'"):
+        NormalizeObservation(toy_env()).load_state_dict(env.state_dict())
+    with pytest.raises(ValueError, match=r"^ExponentialMovingStats cannot load .* stats='ewm'"):
+        env.load_state_dict(NormalizeObservation(toy_env()).state_dict())
+
+
 def test_rejects_unknown_stats(toy_env: Any) -> None:
     with pytest.raises(ValueError, match=r"^stats must be 'running' or 'ewm', got 'foo'\.$"):
         NormalizeObservation(toy_env(), stats="foo")

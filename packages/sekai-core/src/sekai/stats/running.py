@@ -54,6 +54,8 @@ class _MomentStats:
     """What both running statistics share: shape, stored moments, batch updates, normalising."""
 
     _name: ClassVar[str]  # the public class name, for error messages
+    _kind: ClassVar[str]  # the normalisers' ``stats=`` for this class
+    _own_keys: ClassVar[tuple[str, ...]]  # the state_dict keys only this class writes
 
     def __init__(self, shape: int | tuple[int, ...]) -> None:
         self.shape = _as_shape(shape, self._name)
@@ -84,6 +86,16 @@ class _MomentStats:
 
     def _load_moments(self, state: dict[str, Any]) -> None:
         """Check a ``state_dict()`` and restore its ``mean`` and ``var``."""
+        for other in _CLASSES:
+            found = [key for key in other._own_keys if key in state]
+            if found and not isinstance(self, other):
+                # Same moments, other meaning: all-time counts against decayed weights.
+                raise ValueError(
+                    f"{self._name} cannot load a state_dict of {other._name} statistics (it "
+                    f"has {', '.join(map(repr, found))}): these are {self._name} (a normaliser "
+                    f"built with stats={self._kind!r}); load it into {other._name} "
+                    f"(stats={other._kind!r})."
+                )
         for key in ("mean", "var", "count"):
             if key not in state:
                 raise KeyError(f"{self._name} state_dict is missing {key!r}.")
@@ -111,6 +123,8 @@ class RunningMeanStd(_MomentStats):
     """
 
     _name = "RunningMeanStd"
+    _kind = "running"
+    _own_keys = ("epsilon", "seen")
 
     def __init__(self, shape: int | tuple[int, ...] = (), epsilon: float = 1e-4) -> None:
         super().__init__(shape)
@@ -188,6 +202,8 @@ class ExponentialMovingStats(_MomentStats):
     """
 
     _name = "ExponentialMovingStats"
+    _kind = "ewm"
+    _own_keys = ("weight", "halflife")
 
     def __init__(self, shape: int | tuple[int, ...] = (), halflife: float = 1000.0) -> None:
         self.halflife: float = _halflife(halflife)
@@ -242,3 +258,6 @@ class ExponentialMovingStats(_MomentStats):
             f"ExponentialMovingStats(shape={self.shape}, halflife={self.halflife}, "
             f"count={self.count})"
         )
+
+
+_CLASSES: tuple[type[_MomentStats], ...] = (RunningMeanStd, ExponentialMovingStats)
