@@ -402,6 +402,13 @@ def test_a_numpy_kernel_env_is_copied_and_pickled_with_its_state_and_generator(
     twin.step(np.array([0, 0, 0]))  # steps itself, not the closed original
 
 
+def test_a_shallow_copy_of_a_numpy_kernel_env_shares_its_backend() -> None:
+    vec = KernelVecEnv(CountdownKernel(), 2)
+    vec.reset(seed=0)
+    twin = copy.copy(vec)
+    assert twin.backend is vec.backend and twin.step(np.array([1, 0])).observations.shape[0] == 2
+
+
 class _DeviceBackend(NumpyBackend):
     """Stands for a device backend (JAX, torch), which does not say how to rebuild itself."""
 
@@ -409,8 +416,11 @@ class _DeviceBackend(NumpyBackend):
     __getstate__ = KernelBackend.__getstate__  # type: ignore[assignment]
 
 
-@pytest.mark.parametrize("duplicate", [copy.deepcopy, pickle.dumps], ids=["copy", "pickle"])
+@pytest.mark.parametrize(
+    "duplicate", [copy.deepcopy, pickle.dumps, copy.copy], ids=["deepcopy", "pickle", "copy"]
+)
 def test_a_kernel_env_on_another_backend_says_it_cannot_be_copied(duplicate: Any) -> None:
+    # copy.copy too: it kept the backend by reference, so the copy shared its generator.
     vec = KernelVecEnv(CountdownKernel(), 2, backend=_DeviceBackend())
     message = (
         "A KernelVecEnv on the device backend (_DeviceBackend) cannot be copied or pickled: "

@@ -150,6 +150,9 @@ class KernelVecEnv(SeededMixin, VecEnv):
     # -- copy and pickle (the backend decides whether it can be: numpy's can) ------------------
 
     def __getstate__(self) -> dict[str, Any]:
+        # The backend's own check first: copy.copy keeps the backend by reference and would
+        # never reach it, sharing a device backend's generator with the original.
+        self.backend.__getstate__()
         state = self.__dict__.copy()
         # They close over this object: a copy builds its own (the copy would step this one).
         state["_reset_fn"] = state["_step_fn"] = None
