@@ -116,6 +116,42 @@ def test_sekai_wrappers_work_on_a_converted_env() -> None:
     assert result.info["episode"].episode_length == 3
 
 
+# -- attributes reach the gymnasium env (the page: get_wrapper_attr -> get_attr) -----------
+
+
+def test_get_attr_and_has_attr_reach_the_gymnasium_env_through_its_wrappers() -> None:
+    env = from_gymnasium(gym.make("CartPole-v1"))
+    assert env.get_attr("x_threshold") == 2.4  # on CartPoleEnv, below gymnasium's TimeLimit
+    assert env.has_attr("x_threshold")
+    assert env.get_attr("observation_space") is env.observation_space  # the adapter's own
+    assert not env.has_attr("nope")
+    with pytest.raises(AttributeError, match=r"its gymnasium env <TimeLimit.*'nope'"):
+        env.get_attr("nope")
+
+
+def test_set_attr_changes_the_gymnasium_env_through_sekai_wrappers() -> None:
+    env = from_gymnasium(gym.make("CartPole-v1"))
+    env.set_attr("x_threshold", 0.1)
+    assert env.gymnasium_env.unwrapped.x_threshold == 0.1
+    wrapped = sekai.TimeLimit(env, 5)
+    wrapped.set_attr("x_threshold", 0.2)
+    assert env.gymnasium_env.unwrapped.x_threshold == 0.2
+    assert not hasattr(wrapped, "x_threshold") and not hasattr(env, "x_threshold")
+    wrapped.set_attr("max_episode_steps", 7)  # a sekai layer's attribute stays its own
+    assert wrapped.max_episode_steps == 7
+
+
+@pytest.mark.parametrize("backend", ["sync", "proc"])
+def test_vec_env_attributes_reach_from_gymnasium_sub_envs(backend: str) -> None:
+    fns = [lambda: from_gymnasium(gym.make("CartPole-v1"))] * 2
+    vec = sekai.SyncVecEnv(fns) if backend == "sync" else sekai.ProcVecEnv(fns, num_workers=2)
+    with vec:
+        assert vec.get_attr("x_threshold") == [2.4, 2.4]
+        vec.set_attr("x_threshold", [2.0, 3.0])
+        assert vec.get_attr("x_threshold") == [2.0, 3.0]
+        assert vec.call("get_wrapper_attr", "x_threshold") == [2.0, 3.0]  # gymnasium's own view
+
+
 def test_metadata_is_a_copy_of_the_gymnasium_envs() -> None:
     gym_env = Canvas()
     env = from_gymnasium(gym_env)

@@ -196,6 +196,31 @@ def test_set_attr_changes_the_layer_that_has_the_attribute_else_the_outermost():
     assert tagged.env.x_threshold == 9 and env.x_threshold == 3.0
 
 
+def test_set_attr_goes_through_the_base_envs_own_attribute_hooks():
+    class Bridge(Base):
+        """A base env whose attributes live on another object, as from_gymnasium's do."""
+
+        def __init__(self):
+            super().__init__()
+            self.inner = {"speed": 1}
+
+        def has_attr(self, name):
+            return hasattr(self, name) or name in self.inner
+
+        def set_attr(self, name, value):
+            if hasattr(self, name):
+                setattr(self, name, value)
+            else:
+                self.inner[name] = value
+
+    env = Bridge()
+    w = Plain(Plain(env))
+    w.set_attr("speed", 2)
+    assert env.inner["speed"] == 2 and "speed" not in vars(w)
+    w.set_attr("x_threshold", 3.0)
+    assert env.x_threshold == 3.0
+
+
 def test_iteration_yields_layers_outermost_first_and_len_counts_them():
     env = Base()
     w = Tagged(Plain(env))

@@ -155,6 +155,32 @@ class GymnasiumToSekai(Env[Any, Any]):
         """Close the gymnasium env."""
         self.gymnasium_env.close()
 
+    # -- attributes: the adapter's own, else the gymnasium env's (through its wrappers) --------
+
+    def has_attr(self, name: str) -> bool:
+        """Whether the adapter or any layer of the gymnasium env has attribute ``name``."""
+        return hasattr(self, name) or self.gymnasium_env.has_wrapper_attr(name)
+
+    def get_attr(self, name: str) -> Any:
+        """The adapter's ``name`` if it has one, else the gymnasium env's ``get_wrapper_attr``."""
+        if hasattr(self, name):
+            return getattr(self, name)
+        try:
+            return self.gymnasium_env.get_wrapper_attr(name)
+        except AttributeError as error:
+            raise AttributeError(
+                f"Neither {type(self).__name__} nor its gymnasium env {self.gymnasium_env} "
+                f"has the attribute {name!r}."
+            ) from error
+
+    def set_attr(self, name: str, value: Any) -> None:
+        """Set the adapter's ``name`` if it has one, else the gymnasium env's
+        (``set_wrapper_attr``: the outermost gymnasium layer that has it, else its outermost)."""
+        if hasattr(self, name):
+            setattr(self, name, value)
+        else:
+            self.gymnasium_env.set_wrapper_attr(name, value)
+
     # -- the generator is the gymnasium env's ------------------------------------------------
 
     @property

@@ -176,8 +176,13 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     def set_attr(self, name: str, value: Any) -> None:
         """Set ``name`` on the outermost layer that has it (this wrapper if none does)."""
         for layer in self:
-            if hasattr(layer, name):
-                setattr(layer, name, value)
+            if isinstance(layer, Wrapper):
+                if hasattr(layer, name):
+                    setattr(layer, name, value)
+                    return
+            elif layer.has_attr(name):
+                # The base env's own hooks: a bridge (from_gymnasium) reaches the env it wraps.
+                layer.set_attr(name, value)
                 return
         setattr(self, name, value)
 
