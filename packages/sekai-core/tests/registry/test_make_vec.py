@@ -382,6 +382,76 @@ def test_native_kwargs_that_do_not_fit_name_the_env_and_its_vector_entry_point(
     )
 
 
+class ForwardingLineVecEnv(LineVecEnv):
+    """A native env that passes the keywords it does not name on to its single env, as the
+    finance ones do."""
+
+    def __init__(self, num_envs, *, autoreset=True, max_episode_steps=None, **kwargs):
+        template = LineEnv(**kwargs)
+        super().__init__(
+            num_envs, size=template.size, autoreset=autoreset, max_episode_steps=max_episode_steps
+        )
+
+
+def _message(**make_vec_kwargs):
+    with pytest.raises(TypeError) as caught:
+        sekai.make_vec("fwd/Line-v0", 2, **make_vec_kwargs)
+    return str(caught.value)
+
+
+@pytest.fixture
+def forwarding(sekai_line_registry):
+    sekai.register("fwd/Line-v0", LineEnv, vector_entry_point=ForwardingLineVecEnv)
+
+
+def test_a_native_env_passing_on_an_unknown_keyword_gives_the_sync_modes_error(forwarding):
+    native = _message(nope=1)
+    assert native == _message(nope=1, vectorization_mode="sync")
+    assert native.startswith(
+        "fwd/Line-v0: its entry point LineEnv does not take the keyword argument 'nope' "
+        "(given: nope): "
+    )
+
+
+def test_a_native_env_passing_on_render_mode_gives_the_renderer_hint(forwarding):
+    native = _message(render_mode="rgb_array")
+    assert native.startswith("fwd/Line-v0 takes no render_mode='rgb_array': sekai.make_vec() ")
+    assert native.partition(":")[2] == (
+        _message(render_mode="rgb_array", vectorization_mode="sync")
+        .partition(":")[2]
+        .replace("sekai.make()", "sekai.make_vec()")
+    )
+
+
+def test_a_native_env_passing_on_a_vector_kwarg_names_itself_and_the_proc_option(forwarding):
+    message = _message(vector_kwargs={"num_workers": 2, "nope": 1})
+    assert message.startswith(
+        "fwd/Line-v0: its vector_entry_point ForwardingLineVecEnv does not take the keyword "
+        "arguments 'num_workers', 'nope' (given: num_envs, num_workers, nope): "
+    )
+    assert message.endswith(
+        ". 'num_workers' is an option of ProcVecEnv: pass it with vectorization_mode='proc'."
+    )
+
+
+@pytest.mark.parametrize("mode", ["native", "sync", "async"])
+def test_proc_options_in_vector_kwargs_of_another_mode_point_to_proc(sekai_line_registry, mode):
+    sekai.register("native/Line-v0", LineEnv, vector_entry_point=LineVecEnv)
+    with pytest.raises(TypeError) as caught:
+        sekai.make_vec(
+            "native/Line-v0",
+            2,
+            vectorization_mode=mode,
+            vector_kwargs={"num_workers": 2, "shared_memory": True},
+        )
+    message = str(caught.value)
+    assert message.startswith("native/Line-v0: ")
+    assert message.endswith(
+        ". 'num_workers', 'shared_memory' are options of ProcVecEnv: pass them with "
+        "vectorization_mode='proc'."
+    )
+
+
 class NotAVecEnv:
     def __init__(self, **kwargs):
         self.kwargs = kwargs

@@ -327,6 +327,33 @@ def test_make_vec_chooses_the_native_envs():
     assert repr(sync) == "SyncVecEnv(num_envs=64)"
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"render_mode": "rgb_array"}, "Portfolio-v0 takes no render_mode='rgb_array'"),
+        ({"foo": 1}, "Portfolio-v0: its entry point 'sekai.envs.finance.portfolio:PortfolioEnv'"),
+    ],
+)
+def test_make_vec_native_refuses_env_kwargs_as_the_sync_mode_does(kwargs, says):
+    messages = []
+    for mode in (None, "sync"):
+        with pytest.raises(TypeError, match=says) as caught:
+            sekai.make_vec("Portfolio-v0", 2, vectorization_mode=mode, **kwargs)
+        messages.append(str(caught.value).replace("sekai.make()", "sekai.make_vec()"))
+    assert messages[0] == messages[1]
+
+
+def test_make_vec_native_names_a_proc_option_given_without_the_proc_mode():
+    with pytest.raises(TypeError) as caught:
+        sekai.make_vec("Portfolio-v0", 2, vector_kwargs={"num_workers": 2})
+    message = str(caught.value)
+    assert message.startswith(
+        "Portfolio-v0: its vector_entry_point 'sekai.envs.finance.vector.portfolio:PortfolioVecEnv'"
+        " does not take the keyword argument 'num_workers'"
+    )
+    assert message.endswith("of ProcVecEnv: pass it with vectorization_mode='proc'.")
+
+
 @pytest.mark.parametrize("mode", [None, "sync"])
 def test_gbm_changes_reach_infos_at_once_and_the_simulation_at_the_next_reset(mode):
     vec = sekai.make_vec(

@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import inspect
 import numbers
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from sekai._args import type_name
@@ -17,7 +18,16 @@ from sekai.registry.entry_points import load_entry_point
 if TYPE_CHECKING:
     from sekai.registry.spec import EnvSpec
 
-__all__ = ["build_env", "construct", "effective_steps", "label", "merge_kwargs"]
+__all__ = [
+    "build_env",
+    "construct",
+    "effective_steps",
+    "label",
+    "merge_kwargs",
+    "passed_on",
+    "refused",
+    "unexpected_keywords",
+]
 
 
 def effective_steps(spec: EnvSpec, max_episode_steps: int | None) -> int | None:
@@ -107,8 +117,16 @@ def label(entry_point: object) -> str:
     return getattr(entry_point, "__qualname__", None) or type(entry_point).__name__
 
 
-def construct(env_id: str, what: str, fn: Any, kwargs: dict[str, Any], *args: Any) -> Any:
-    """``fn(*args, **kwargs)``, naming the env when the call's arguments do not fit ``fn``."""
+def construct(
+    env_id: str,
+    what: str,
+    fn: Any,
+    kwargs: dict[str, Any],
+    *args: Any,
+    hint: Callable[[list[str]], str] | None = None,
+) -> Any:
+    """``fn(*args, **kwargs)``, naming the env when the call's arguments do not fit ``fn``;
+    ``hint`` adds a sentence about the keywords ``fn`` does not take (empty: none)."""
     try:
         return fn(*args, **kwargs)
     except TypeError as exc:
@@ -117,32 +135,47 @@ def construct(env_id: str, what: str, fn: Any, kwargs: dict[str, Any], *args: An
         raised_inside = exc.__traceback__ is not None and exc.__traceback__.tb_next is not None
         if raised_inside or not _unbindable(fn, args, kwargs):
             raise
-        given = ", ".join(kwargs) or "none"
-        unexpected = _unexpected(fn, kwargs)
-        if unexpected is None:
-            which = f"the keyword arguments it was given ({given})"
-        else:
-            names = ", ".join(repr(key) for key in unexpected)
-            plural = "s" if len(unexpected) > 1 else ""
-            which = f"the keyword argument{plural} {names} (given: {given})"
-        raise TypeError(f"{env_id}: {what} does not take {which}: {exc}") from exc
+        unexpected = unexpected_keywords(fn, kwargs)
+        extra = hint(unexpected) if hint is not None and unexpected else ""
+        raise TypeError(f"{refused(env_id, what, unexpected, kwargs)}: {exc}{extra}") from exc
 
 
-def _unexpected(fn: Any, kwargs: dict[str, Any]) -> list[str] | None:
-    """The keywords of ``kwargs`` that ``fn`` has no parameter for (None if unknown, or if
-    none: the call failed for another reason, such as a missing argument)."""
+def refused(env_id: str, what: str, unexpected: list[str] | None, given: Iterable[str]) -> str:
+    """``"<id>: <what> does not take the keyword argument 'x' (given: ...)"``; without the
+    ``unexpected`` names, that it does not take the keyword arguments it was given."""
+    given = ", ".join(given) or "none"
+    if unexpected is None:
+        return f"{env_id}: {what} does not take the keyword arguments it was given ({given})"
+    names = ", ".join(repr(key) for key in unexpected)
+    plural = "s" if len(unexpected) > 1 else ""
+    return f"{env_id}: {what} does not take the keyword argument{plural} {names} (given: {given})"
+
+
+def _keywords(fn: Any) -> tuple[set[str], bool] | None:
+    """The keyword parameters ``fn`` names and whether it has ``**kwargs`` (None: unknown)."""
     try:
-        parameters = inspect.signature(fn).parameters
+        parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return None
-    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return named, any(p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def unexpected_keywords(fn: Any, keys: Iterable[str]) -> list[str] | None:
+    """The ``keys`` that ``fn`` has no parameter for (None if unknown, or if none: the call
+    failed for another reason, such as a missing argument)."""
+    found = _keywords(fn)
+    if found is None or found[1]:
         return None
-    named = {
-        name
-        for name, p in parameters.items()
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-    }
-    return [key for key in kwargs if key not in named] or None
+    return [key for key in keys if key not in found[0]] or None
+
+
+def passed_on(fn: Any, keys: Iterable[str]) -> list[str]:
+    """The ``keys`` that ``fn`` takes only through its ``**kwargs`` (none if it has none)."""
+    found = _keywords(fn)
+    if found is None or not found[1]:
+        return []
+    return [key for key in keys if key not in found[0]]
 
 
 def _unbindable(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sekai import _discovery
 from sekai.core._render_habit import reject_render_mode
-from sekai.registry._build import build_env, construct, effective_steps, label, merge_kwargs
+from sekai.registry._build import (
+    build_env,
+    construct,
+    effective_steps,
+    label,
+    merge_kwargs,
+    passed_on,
+    refused,
+    unexpected_keywords,
+)
 from sekai.registry.ids import parse_env_id
 from sekai.registry.kernels import kernel_entry_point, load_kernel
 from sekai.registry.registry import EnvRegistry
@@ -309,7 +319,10 @@ def make_vec(
         env_fns = [
             _SubEnvFactory(env_spec, steps_arg, _spawned(per_env), wrapper_fns) for _ in range(n)
         ]
-        vec = backend(env_fns, **backend_kwargs)
+        what = f"vectorization_mode {mode!r} ({getattr(backend, '__name__', backend)})"
+        vec = construct(
+            env_spec.id, what, backend, backend_kwargs, env_fns, hint=_proc_hint(backend_kwargs)
+        )
         _check_vec_env(vec, f"vectorization_mode {mode!r}")
     vec.spec = describing
     return vec
@@ -423,10 +436,64 @@ def _make_native(
     if "render_mode" in merged:
         drawn = None if spec.entry_point is None else load_entry_point(spec.entry_point)
         reject_render_mode(spec.id, vec_cls, merged, drawn, "sekai.make_vec()")
-    vec: VecEnv = construct(
-        spec.id,
-        f"its vector_entry_point {label(spec.vector_entry_point)}",
-        vec_cls,
-        {**call_kwargs, **vector_kwargs},
-    )
+    kwargs = {**call_kwargs, **vector_kwargs}
+    what = f"its vector_entry_point {label(spec.vector_entry_point)}"
+    try:
+        vec: VecEnv = construct(spec.id, what, vec_cls, kwargs, hint=_proc_hint(vector_kwargs))
+    except TypeError as exc:
+        better = _refused_on(spec, vec_cls, kwargs, merged, vector_kwargs, what, exc)
+        if better is None:
+            raise
+        raise better from exc
     return vec
+
+
+def _refused_on(
+    spec: EnvSpec,
+    vec_cls: Any,
+    kwargs: dict[str, Any],
+    merged: dict[str, Any],
+    vector_kwargs: dict[str, Any],
+    what: str,
+    exc: TypeError,
+) -> TypeError | None:
+    """The error ``make_vec(mode="sync")`` gives, for a native VecEnv that raised ``exc`` after
+    passing keywords it does not name on (``**kwargs``) to the single env, which does not take
+    them (None when it does): a keyword of the env names its entry point, one of
+    ``vector_kwargs`` the VecEnv; ``render_mode`` gets the renderer hint."""
+    forwarded = passed_on(vec_cls, kwargs)
+    if spec.entry_point is None or not forwarded:
+        return None
+    single = load_entry_point(spec.entry_point)
+    try:
+        reject_render_mode(
+            spec.id, single, {k: kwargs[k] for k in forwarded}, None, "sekai.make_vec()"
+        )
+    except TypeError as error:
+        return error
+    unexpected = unexpected_keywords(single, forwarded) or []
+    of_env = [key for key in unexpected if key not in vector_kwargs]
+    if of_env:
+        entry = f"its entry point {label(spec.entry_point)}"
+        return TypeError(f"{refused(spec.id, entry, of_env, merged)}: {exc}")
+    if unexpected:
+        hint = _proc_hint(vector_kwargs)(unexpected)
+        return TypeError(f"{refused(spec.id, what, unexpected, kwargs)}: {exc}{hint}")
+    return None
+
+
+def _proc_hint(vector_kwargs: Mapping[str, Any]) -> Callable[[list[str]], str]:
+    """For ``construct``: the keys of ``vector_kwargs`` refused that are ProcVecEnv options."""
+
+    def hint(unexpected: list[str]) -> str:
+        from sekai.vector.proc.vec_env import ProcVecEnv
+
+        options = inspect.signature(ProcVecEnv).parameters
+        proc = [key for key in unexpected if key in vector_kwargs and key in options]
+        if not proc:
+            return ""
+        names = ", ".join(repr(key) for key in proc)
+        are, it = ("is an option", "it") if len(proc) == 1 else ("are options", "them")
+        return f". {names} {are} of ProcVecEnv: pass {it} with vectorization_mode='proc'."
+
+    return hint
