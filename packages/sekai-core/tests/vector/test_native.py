@@ -80,7 +80,7 @@ def test_call_splits_a_method_result_and_passes_arguments() -> None:
     vec.reset(seed=0)
     expected = (vec.x * 2).tolist()
     assert vec.call("scaled_x", 2.0) == expected
-    assert vec.call("max_episode_steps") == [None, None]
+    assert vec.call("autoreset") == [True, True]
 
 
 def test_int_seed_seeds_the_one_generator_with_default_rng() -> None:
@@ -262,14 +262,34 @@ def test_get_attr_of_a_missing_name_raises_attribute_error() -> None:
 
 
 def test_set_attr_stores_a_list_of_num_envs_as_one_array() -> None:
-    vec = DriftVecEnv(3)
+    vec = DriftVecEnv(3, max_episode_steps=5)
     vec.set_attr("x", [1, 2, 3])
     assert isinstance(vec.x, np.ndarray) and vec.x.dtype == np.float64
     assert vec.get_attr("x") == [1.0, 2.0, 3.0]
     vec.set_attr("max_episode_steps", 9)
     assert vec.max_episode_steps == 9
-    vec.set_attr("max_episode_steps", (1, 2, 3))
-    assert vec.max_episode_steps == (1, 2, 3)
+    vec.set_attr("x", (1, 2, 3))
+    assert vec.x == (1, 2, 3)
+
+
+def test_without_a_time_limit_max_episode_steps_is_missing_as_on_sync_sub_envs() -> None:
+    vec = DriftVecEnv(2)
+    with pytest.raises(AttributeError, match="'DriftVecEnv' object has no attribute 'max_"):
+        vec.get_attr("max_episode_steps")
+    with pytest.raises(AttributeError, match="only changes existing attributes"):
+        vec.set_attr("max_episode_steps", 1)
+    result = vec.reset(seed=0)
+    assert result.observations.shape[0] == 2
+    assert not any(vec.step(np.zeros(2)).truncated.any() for _ in range(5))  # none was added
+
+
+def test_max_episode_steps_set_on_a_limited_native_env_is_checked() -> None:
+    vec = DriftVecEnv(2, max_episode_steps=5)
+    with pytest.raises(ValueError, match=r"^max_episode_steps must be >= 1, got 0\.$"):
+        vec.set_attr("max_episode_steps", 0)
+    vec.set_attr("max_episode_steps", 1)
+    vec.reset(seed=0)
+    assert vec.step(np.zeros(2)).truncated.all()
 
 
 @pytest.mark.parametrize("values", [[], [1.0], [1.0, 2.0], [1.0, 2.0, 3.0, 4.0]], ids=len)

@@ -119,7 +119,7 @@ class NativeVecEnv(SeededMixin, VecEnv):
         max_episode_steps: int | None = None,
     ) -> None:
         super().__init__(num_envs, observation_space, action_space, autoreset=autoreset)
-        self.max_episode_steps = _check_max_episode_steps(max_episode_steps)
+        self._max_episode_steps = _check_max_episode_steps(max_episode_steps)
         self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
         self._flag_shape = (self.num_envs,)
         self._started = np.zeros(self.num_envs, dtype=bool)  # sub-envs that began an episode
@@ -228,12 +228,12 @@ class NativeVecEnv(SeededMixin, VecEnv):
         if type(info_arrays) is not dict and not isinstance(info_arrays, Mapping):
             _refuse_infos(self, "_step", info_arrays)
         elapsed = None
-        if self.max_episode_steps is not None:
+        if self._max_episode_steps is not None:
             if frozen is None:
                 self._elapsed += 1
             else:
                 self._elapsed += ~frozen
-            truncated = truncated | (self._elapsed >= self.max_episode_steps)
+            truncated = truncated | (self._elapsed >= self._max_episode_steps)
             elapsed = self._elapsed.copy()
         if frozen is not None:
             rewards = np.where(frozen, 0.0, rewards)
@@ -330,6 +330,26 @@ class NativeVecEnv(SeededMixin, VecEnv):
 
     # -- attributes --------------------------------------------------------------------------
 
+    @property
+    def max_episode_steps(self) -> int:
+        """The time limit of every sub-env (set it to change the limit of later steps).
+
+        Raises:
+            AttributeError: no limit was configured, as for the sub-envs of a SyncVecEnv,
+                which have no TimeLimit then (so ``set_attr`` cannot add one either).
+        """
+        if self._max_episode_steps is None:
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute 'max_episode_steps': it was "
+                "built without a time limit (pass max_episode_steps=n to make_vec() or to the "
+                "constructor)."
+            )
+        return self._max_episode_steps
+
+    @max_episode_steps.setter
+    def max_episode_steps(self, value: int | None) -> None:
+        self._max_episode_steps = _check_max_episode_steps(value)
+
     def _per_sub_env(self, name: str, value: Any) -> list[Any]:
         if _is_shared(type(self), name):
             return [value] * self.num_envs
@@ -354,12 +374,14 @@ class NativeVecEnv(SeededMixin, VecEnv):
             ValueError: ``values`` is a list whose length is not ``num_envs``.
         """
         self._check_open()
-        if not hasattr(self, name):
+        try:
+            getattr(self, name)
+        except AttributeError as error:  # chained: a property says why it is missing
             raise AttributeError(
                 f"{type(self).__name__!r} object has no attribute {name!r}; a native vector "
                 "env's set_attr only changes existing attributes (a new one would not change "
                 "the simulation)."
-            )
+            ) from error
         if isinstance(values, list) and len(values) != self.num_envs:
             raise ValueError(
                 f"{type(self).__name__}.set_attr({name!r}, values): a list must hold one value "
