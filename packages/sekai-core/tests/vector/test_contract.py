@@ -153,6 +153,17 @@ def test_options_per_sub_env_set_the_start(make: Factory) -> None:
             vec.reset(options=[{}, {}])
 
 
+def test_gymnasiums_reset_mask_is_refused_before_any_sub_env_resets(make: Factory) -> None:
+    with make(3) as vec:
+        vec.reset(seed=0)
+        vec.step(np.array([1, 1, 1]))
+        with pytest.raises(ValueError, match=r"^reset\(options=\{'reset_mask': \.\.\.\}\) is "):
+            vec.reset(options={"reset_mask": np.array([True, False, True])})
+        assert _steps(vec) == [1, 1, 1]  # no sub-env was reset
+        result = vec.reset(options=[{"start": 1}, None, None])  # one sub-env's own options
+        assert result.observations[0, 0] == 1.0
+
+
 def test_generator_seed_raises_type_error(make: Factory) -> None:
     with make(2) as vec, pytest.raises(TypeError, match="Generator"):
         vec.reset(seed=np.random.default_rng(0))

@@ -17,6 +17,14 @@ _GENERATOR_SEED = (
     "{n} seeds."
 )
 
+# gymnasium's vector-level option; a sub-env would ignore it (or refuse it as unknown).
+_RESET_MASK = (
+    "reset(options={'reset_mask': ...}) is gymnasium's selective reset; a sekai VecEnv's "
+    "reset() resets every sub-env. Finished sub-envs reset themselves within the same step "
+    "(same-step autoreset, the default), or, with autoreset=False, stay frozen until the next "
+    "reset(): keep stepping until every sub-env has finished, then reset them all."
+)
+
 
 def _seed_list(seed: Any, num_envs: int) -> list[Any] | None:
     """The entries of a seed list (validated), or None when ``seed`` is not a list."""
@@ -114,12 +122,14 @@ def vector_options(options: Any, num_envs: int) -> list[dict[str, Any] | None]:
     ``num_envs`` dicts or ``None``.
 
     Raises:
-        ValueError: a list of another length.
+        ValueError: a list of another length, or gymnasium's ``reset_mask`` in a dict for all.
         TypeError: anything else than a dict, a list of dicts/None, or None.
     """
     if options is None:
         return [None] * num_envs
     if isinstance(options, Mapping):
+        if "reset_mask" in options:
+            raise ValueError(_RESET_MASK)
         return [dict(options) for _ in range(num_envs)]
     if isinstance(options, (list, tuple)):
         if len(options) != num_envs:
