@@ -164,8 +164,6 @@ def gymnax_scan(n: int, steps: int) -> float:
 
 def jax_vec_step(env_id: str, n: int, steps: int) -> float:
     """The ``"jax"`` mode's stateful ``step()`` (action checks off), ``steps`` calls."""
-    import jax
-
     import sekai
 
     envs = sekai.make_vec(
@@ -174,12 +172,11 @@ def jax_vec_step(env_id: str, n: int, steps: int) -> float:
     envs.reset(seed=0)
     action = _jax_action(env_id, n)
 
-    def call() -> Any:
+    def call() -> None:
         for _ in range(steps):
-            out = envs.step(action)
-        return out.observations
+            envs.step(action)
 
-    return _best_rate(call, jax.block_until_ready, n * steps)
+    return _best_rate(call, lambda _: envs.unwrapped.synchronize(), n * steps)
 
 
 # -- torch -------------------------------------------------------------------------------------
@@ -208,17 +205,12 @@ def torch_vec_step(env_id: str, n: int, steps: int, device: str, compile: str | 
     else:
         raise TypeError(f"no benchmark action for {space!r}")
 
-    def sync(_: Any) -> None:
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-
-    def call() -> Any:
+    def call() -> None:
         for _ in range(steps):
-            out = envs.step(action)
-        return out
+            envs.step(action)
 
     try:
-        return _best_rate(call, sync, n * steps)
+        return _best_rate(call, lambda _: envs.unwrapped.synchronize(), n * steps)
     finally:
         envs.close()  # _free_gpu() then collects it once this frame is gone
 

@@ -37,6 +37,24 @@ def test_make_vec_jax_gives_jitted_envs_returning_jax_arrays() -> None:
     envs.close()
 
 
+def test_synchronize_blocks_until_the_last_step_is_computed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A jitted call returns before its outputs are computed: a timer must wait for them.
+    waited: list[Any] = []
+    block = jax.block_until_ready
+    monkeypatch.setattr(jax, "block_until_ready", lambda x: waited.append(x) or block(x))
+    envs = sekai.make_vec("CartPole-v1", 4096, vectorization_mode="jax")
+    envs.reset(seed=0)
+    step = envs.step(np.ones(4096, dtype=np.int64))
+    envs.unwrapped.synchronize()
+    [(carry, last)] = waited
+    assert last.observation is step.observations
+    leaves = jax.tree_util.tree_leaves((carry, last))
+    assert leaves and all(leaf.is_ready() for leaf in leaves)
+    envs.close()
+
+
 def test_the_functional_api_runs_inside_jit_and_scan_with_autoreset() -> None:
     env = make_functional("CartPole-v1", 16, max_episode_steps=20)
     assert isinstance(env, FunctionalEnv)

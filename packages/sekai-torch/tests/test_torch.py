@@ -42,6 +42,20 @@ def test_make_vec_torch_gives_tensors_on_the_device() -> None:
     envs.close()
 
 
+def test_synchronize_waits_for_the_cuda_device_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CUDA runs the queued kernels after step() returns; on the CPU there is nothing to wait for.
+    waited: list[Any] = []
+    monkeypatch.setattr(torch.cuda, "synchronize", waited.append)
+    envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="torch")
+    envs.reset(seed=0)
+    envs.unwrapped.synchronize()
+    assert waited == []
+    envs.unwrapped.backend.device = torch.device("cuda", 0)  # as a backend on a GPU holds it
+    envs.unwrapped.synchronize()
+    assert waited == [torch.device("cuda", 0)]
+    envs.close()
+
+
 def test_float64_is_a_vector_kwarg() -> None:
     envs = sekai.make_vec(
         "CartPole-v1", 2, vectorization_mode="torch", vector_kwargs={"dtype": "float64"}

@@ -156,6 +156,34 @@ def test_step_before_reset_and_after_close_raise() -> None:
         env.step(np.zeros(4, dtype=np.int64))
 
 
+class _Waiting(NumpyBackend):
+    """Records what ``synchronize`` is asked to wait for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waited: list[Any] = []
+
+    def synchronize(self, values: Any) -> None:
+        self.waited.append(values)
+
+
+def test_synchronize_waits_for_the_state_and_the_last_step_on_the_backend() -> None:
+    backend = _Waiting()
+    env = KernelVecEnv(CountdownKernel(), 4, backend=backend)
+    env.reset(seed=0)
+    env.synchronize()
+    carry, last = backend.waited[-1]
+    assert carry is env._carry and last is None
+    env.step(np.zeros(4, dtype=np.int64))
+    env.synchronize()
+    carry, last = backend.waited[-1]
+    assert carry is env._carry and last is env.last_transition is not None
+    NumpyBackend().synchronize(env._carry)  # numpy's arrays are there: nothing to wait for
+    env.close()
+    with pytest.raises(VecEnvClosed):
+        env.synchronize()
+
+
 def test_parameters_are_read_and_changed_for_every_sub_env() -> None:
     env = _env()
     assert env.get_attr("step_size") == [1.0] * 4

@@ -99,6 +99,14 @@ class KernelBackend(abc.ABC):
         """``fn`` compiled for this backend (as it is on numpy; jitted on JAX)."""
         return fn
 
+    def synchronize(self, values: Any) -> None:  # noqa: B027 - a no-op unless overridden
+        """Wait until ``values`` (arrays of this backend, or a tree of them) are computed.
+
+        A device library may return from a call before its work is done (JAX dispatches
+        asynchronously; so does torch on CUDA): a timer stops only after this. The host
+        computes numpy's arrays before returning them, so there is nothing to wait for.
+        """
+
     def describe(self) -> str:
         """The dtype and device, for ``repr``."""
         device = "" if self.device is None else f", device={self.device}"

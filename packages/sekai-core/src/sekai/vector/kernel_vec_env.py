@@ -253,6 +253,13 @@ class KernelVecEnv(SeededMixin, VecEnv):
             reset_arrays=self._host_info(params, t.reset_info, rows),
         )
 
+    def synchronize(self) -> None:
+        """Wait until the device has run the calls made so far (the backend's
+        ``synchronize``; nothing to wait for on numpy): time a loop of ``step()`` calls up to
+        this, as ``sekai bench`` does, or the clock stops while the device is still busy."""
+        self._check_open()
+        self.backend.synchronize((self._carry, self.last_transition))
+
     @property
     def frozen(self) -> np.ndarray:
         """Sub-envs that finished with ``autoreset=False`` and wait for ``reset()`` (a copy)."""

@@ -125,6 +125,10 @@ class JaxBackend(KernelBackend):
     def is_device_array(self, value: Any) -> bool:
         return isinstance(value, jax.Array)
 
+    def synchronize(self, values: Any) -> None:
+        # A jitted call returns its outputs before they are computed.
+        jax.block_until_ready(values)
+
     def functional(self, env: KernelVecEnv) -> FunctionalEnv:
         """The FunctionalEnv of ``env`` (its kernel with the env's current static params)."""
         return FunctionalEnv(

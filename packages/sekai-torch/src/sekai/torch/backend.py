@@ -118,6 +118,12 @@ class TorchBackend(GeneratorBackend):
     def is_device_array(self, value: Any) -> bool:
         return isinstance(value, torch.Tensor)
 
+    def synchronize(self, values: Any) -> None:
+        # CUDA kernels run after the call that queued them has returned; on the CPU torch
+        # computes before returning.
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
     def _sample(self, draw: Draw, shape: tuple[int, ...]) -> torch.Tensor:
         sample = torch.rand if draw.distribution == "uniform" else torch.randn
         return sample(shape, generator=self.generator, device=self.device, dtype=self.float_dtype)
