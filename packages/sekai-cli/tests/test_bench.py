@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import io
+import itertools
 import json
 import re
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from sekai.cli._bench import bench, compare
+from sekai.cli._output import Output
+from sekai.vector.kernel_backend import NumpyBackend
+from sekai.vector.kernel_check import KStepKernel
+from sekai.vector.kernel_vec_env import KernelVecEnv
 
 RATE = r"[0-9][0-9,]*"
 
@@ -294,3 +304,84 @@ def test_ratios_below_a_tenth_keep_three_significant_digits(value: float, text: 
     from sekai.cli._bench import _ratio
 
     assert _ratio(value) == text
+
+
+# -- timing, in process --------------------------------------------------------------------------
+
+
+def _quiet() -> Output:
+    """An Output on string buffers: no terminal, so no progress bar."""
+    return Output(io.StringIO(), io.StringIO())
+
+
+class _SlowDevice(NumpyBackend):
+    """numpy, as a device whose calls return before their work is done would look: the work
+    shows up in ``synchronize()``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits = 0
+
+    def synchronize(self, values: Any) -> None:
+        self.waits += 1
+        time.sleep(0.2)
+
+
+def test_the_clock_waits_for_the_device_to_finish_the_timed_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Before: the clock stopped when the last step() returned, while JAX (or CUDA) was still
+    # running the steps it counted.
+    import sekai.registry
+
+    backend = _SlowDevice()
+
+    def make_vec(env_id: str, num_envs: int, **kwargs: Any) -> KernelVecEnv:
+        return KernelVecEnv(KStepKernel([3] * num_envs), num_envs, backend=backend)
+
+    monkeypatch.setattr(sekai.registry, "make_vec", make_vec)
+    result = bench("k", "fake", num_envs=2, workers=None, steps=10, seed=0, out=_quiet())
+    assert backend.waits == 2  # after the (untimed) warm-up, and at the end of the timed calls
+    assert 0.2 <= result.seconds < 0.4
+
+
+def test_compare_times_the_modes_in_turn_chunk_by_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: each mode ran all its calls before the next was built, so a load spike on the
+    # machine during one mode's run showed up as a ratio.
+    import sekai.registry
+
+    real = sekai.registry.make_vec
+    stepped: list[str] = []
+
+    def make_vec(env_id: str, num_envs: int, *, vectorization_mode: str, **kwargs: Any) -> Any:
+        vec = real(env_id, num_envs, vectorization_mode=vectorization_mode, **kwargs)
+        step = vec.step
+
+        def recorded(actions: Any) -> Any:
+            stepped.append(vectorization_mode)
+            return step(actions)
+
+        vec.step = recorded
+        return vec
+
+    monkeypatch.setattr(sekai.registry, "make_vec", make_vec)
+    results = compare(
+        "CartPole-v1",
+        ["sync", "async"],
+        num_envs=2,
+        workers=None,
+        steps=300,
+        seed=0,
+        out=_quiet(),
+    )
+    # Each mode warms up just before its first chunk (30 calls), then 100 rounds of 3 calls
+    # each, the order reversed every round: sync async, async sync, sync async, ...
+    runs = [(mode, len(list(calls))) for mode, calls in itertools.groupby(stepped)]
+    assert runs[:3] == [("sync", 33), ("async", 36), ("sync", 6)]
+    assert runs[-1] == ("sync", 3)
+    assert len(runs) == 101
+    assert stepped.count("sync") == stepped.count("async") == 330
+    assert [(r.mode, r.calls, r.env_steps) for r in results] == [
+        ("sync", 300, 600),
+        ("async", 300, 600),
+    ]

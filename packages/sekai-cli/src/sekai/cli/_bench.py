@@ -7,6 +7,7 @@ import copy
 import json
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,7 @@ from sekai.cli._args import UsageError, non_negative_int, positive_int
 from sekai.cli._env_module import import_env_module
 from sekai.cli._output import BOLD, Output, Progress, format_table
 
-__all__ = ["BenchResult", "add_parser", "bench", "run"]
+__all__ = ["BenchResult", "add_parser", "bench", "compare", "run"]
 
 # Modes whose backends run sub-envs in worker processes and take num_workers.
 WORKER_MODES = ("proc", "ray")
@@ -74,7 +75,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--compare",
         nargs="+",
         metavar="MODE",
-        help="time several modes in turn and print a table with each one's ratio to the first",
+        help=(
+            "time several modes, taking turns in chunks of 1%% of the calls, and print a "
+            "table with each one's ratio to the first"
+        ),
     )
     parser.add_argument(
         "--workers",
@@ -146,60 +150,84 @@ def _pool(space: Any, seed: int, size: int) -> list[Any]:
     return [sampler.sample() for _ in range(size)]
 
 
-def _time_calls(run_calls: Callable[[int, int], None], steps: int, progress: Progress) -> float:
-    """Warm up, then time ``steps`` calls.
+@dataclass(frozen=True)
+class _Run:
+    """One mode built and reset, ready to time."""
 
-    With a progress bar the calls run in chunks and only the chunks are timed, so drawing
-    the bar never counts as env time.
+    mode: str
+    label: str
+    backend: str
+    workers: int | None
+    calls: Callable[[int, int], None]  # (first, count): step with pool[first:first + count]
+    synchronize: Callable[[], None]  # wait for the device to finish the calls made so far
+
+
+def _no_wait() -> None:
+    """The ``synchronize`` of a host env: its calls return when their work is done."""
+
+
+def _time_runs(runs: list[_Run], steps: int, chunk: int, progress: Progress) -> list[float]:
+    """Seconds that ``steps`` calls of each run took, in chunks of ``chunk`` calls.
+
+    The runs take turns chunk by chunk, in an order reversed every round (A B, B A, ...), so
+    that a load spike on a shared machine hits every mode alike; each run's seconds are the
+    sum of its chunks. Each warms up just before its first chunk, untimed. A chunk ends with
+    ``synchronize()``, inside the timed region: a device that is still busy when the calls
+    return is timed until it is done. Only chunks are timed, so drawing the bar never counts.
     """
     warmup = min(steps // 10, WARMUP_CALLS)
-    run_calls(0, warmup)
-    chunk = max(1, steps // 100) if progress.enabled else steps
     clock = time.perf_counter
-    done = 0
-    elapsed = 0.0
+    elapsed = [0.0] * len(runs)
+    order = list(range(len(runs)))
+    done = finished = 0
     while done < steps:
         count = min(chunk, steps - done)
-        start = clock()
-        run_calls(warmup + done, count)
-        elapsed += clock() - start
+        for i in order:
+            run = runs[i]
+            if not done:
+                run.calls(0, warmup)
+                run.synchronize()  # the warm-up's queued work must not spill into the clock
+            start = clock()
+            run.calls(warmup + done, count)
+            run.synchronize()
+            elapsed[i] += clock() - start
+            finished += count
+            progress.update(finished)
         done += count
-        progress.update(done)
+        order.reverse()
     return elapsed
 
 
-def _bench_single(env_id: str, steps: int, seed: int, progress: Progress) -> float:
+def _single(env_id: str, mode: str, steps: int, seed: int, stack: ExitStack) -> _Run:
     from sekai.registry import make
 
     env = make(env_id)
-    try:
-        pool = _pool(env.action_space, seed, min(steps, POOL_SIZE))
-        size = len(pool)
-        env.reset(seed=seed)
-        step, reset = env.step, env.reset
+    stack.callback(env.close)
+    pool = _pool(env.action_space, seed, min(steps, POOL_SIZE))
+    size = len(pool)
+    env.reset(seed=seed)
+    step, reset = env.step, env.reset
 
-        def run_calls(first: int, count: int) -> None:
-            for i in range(first, first + count):
-                result = step(pool[i % size])
-                if result.terminated or result.truncated:
-                    reset()
+    def calls(first: int, count: int) -> None:
+        for i in range(first, first + count):
+            result = step(pool[i % size])
+            if result.terminated or result.truncated:
+                reset()
 
-        return _time_calls(run_calls, steps, progress)
-    finally:
-        env.close()
+    return _Run(mode, "single env", "single env", None, calls, _no_wait)
 
 
-def _bench_vector(
+def _vector(
     env_id: str,
     mode: str,
     num_envs: int,
     workers: int | None,
     steps: int,
     seed: int,
-    progress: Progress,
-) -> tuple[str, float, int | None]:
-    """Backend class name, seconds, and the workers it ran (None for in-process backends)."""
+    stack: ExitStack,
+) -> _Run:
     from sekai.registry import make_vec
+    from sekai.vector.kernel_vec_env import KernelVecEnv
 
     vector_kwargs = {"num_workers": workers} if workers is not None else None
     vec = make_vec(
@@ -208,21 +236,59 @@ def _bench_vector(
         vectorization_mode=None if mode == "auto" else mode,
         vector_kwargs=vector_kwargs,
     )
-    try:
-        backend = type(vec).__name__
-        ran = getattr(vec, "num_workers", None)  # e.g. fewer than asked: one per sub-env at most
-        pool = _pool(vec.batch_action_space, seed, min(steps, POOL_SIZE))
-        size = len(pool)
-        vec.reset(seed=seed)
-        step = vec.step
+    stack.callback(vec.close)
+    backend = type(vec).__name__
+    ran = getattr(vec, "num_workers", None)  # e.g. fewer than asked: one per sub-env at most
+    pool = _pool(vec.batch_action_space, seed, min(steps, POOL_SIZE))
+    size = len(pool)
+    vec.reset(seed=seed)
+    step = vec.step
+    base = vec.unwrapped
+    # A kernel env may run on a device that computes after step() returns (JAX, CUDA).
+    synchronize = base.synchronize if isinstance(base, KernelVecEnv) else _no_wait
 
-        def run_calls(first: int, count: int) -> None:
-            for i in range(first, first + count):
-                step(pool[i % size])
+    def calls(first: int, count: int) -> None:
+        for i in range(first, first + count):
+            step(pool[i % size])
 
-        return backend, _time_calls(run_calls, steps, progress), ran
-    finally:
-        vec.close()
+    return _Run(mode, f"{backend} x{num_envs}", backend, ran, calls, synchronize)
+
+
+def compare(
+    env_id: str,
+    modes: list[str],
+    *,
+    num_envs: int,
+    workers: int | None,
+    steps: int,
+    seed: int,
+    out: Output,
+) -> list[BenchResult]:
+    """Time ``steps`` random-action calls of ``env_id`` in each of ``modes``, interleaved.
+
+    Every mode is built first; then the modes take turns in chunks of 1% of the calls (a
+    single mode without a progress bar runs in one chunk). A single env is timed when
+    ``num_envs == 1`` and the mode is ``auto`` or ``sync``; otherwise
+    ``make_vec(env_id, num_envs, vectorization_mode=...)``. ``workers`` reaches only the
+    backends of ``WORKER_MODES``.
+    """
+    with ExitStack() as stack:
+        runs = []
+        for mode in modes:
+            if num_envs == 1 and mode in ("auto", "sync"):
+                runs.append(_single(env_id, mode, steps, seed, stack))
+            else:
+                asked = workers if mode in WORKER_MODES else None
+                runs.append(_vector(env_id, mode, num_envs, asked, steps, seed, stack))
+        label = f"{env_id} [{', '.join(modes)}]"
+        with out.progress(steps * len(runs), label) as progress:
+            chunked = progress.enabled or len(runs) > 1
+            chunk = max(1, steps // 100) if chunked else steps
+            seconds = _time_runs(runs, steps, chunk, progress)
+    return [
+        BenchResult(env_id, r.label, r.backend, r.mode, num_envs, r.workers, steps, s)
+        for r, s in zip(runs, seconds, strict=True)
+    ]
 
 
 def bench(
@@ -235,23 +301,11 @@ def bench(
     seed: int,
     out: Output,
 ) -> BenchResult:
-    """Time ``steps`` random-action calls of ``env_id`` in ``mode``.
-
-    A single env is timed when ``num_envs == 1`` and the mode is ``auto`` or ``sync``;
-    otherwise ``make_vec(env_id, num_envs, vectorization_mode=...)``. ``workers`` reaches
-    only the backends of ``WORKER_MODES``.
-    """
-    workers = workers if mode in WORKER_MODES else None
-    with out.progress(steps, f"{env_id} [{mode}]") as progress:
-        if num_envs == 1 and mode in ("auto", "sync"):
-            backend = label = "single env"
-            seconds = _bench_single(env_id, steps, seed, progress)
-        else:
-            backend, seconds, workers = _bench_vector(
-                env_id, mode, num_envs, workers, steps, seed, progress
-            )
-            label = f"{backend} x{num_envs}"
-    return BenchResult(env_id, label, backend, mode, num_envs, workers, steps, seconds)
+    """Time ``steps`` random-action calls of ``env_id`` in ``mode`` (``compare`` of one)."""
+    results = compare(
+        env_id, [mode], num_envs=num_envs, workers=workers, steps=steps, seed=seed, out=out
+    )
+    return results[0]
 
 
 def _check_workers(modes: list[str], workers: int | None) -> None:
@@ -298,21 +352,17 @@ def run(args: argparse.Namespace, out: Output) -> int:
     _check_workers(modes, args.workers)
     import_env_module(args.env_id)
     _check_modes(args.env_id, modes)
-    results = []
-    for mode in modes:
-        result = bench(
-            args.env_id,
-            mode,
-            num_envs=args.num_envs,
-            workers=args.workers,
-            steps=args.steps,
-            seed=args.seed,
-            out=out,
-        )
-        results.append(result)
-        if not args.json:
-            out.print(result.line())
-            out.flush()  # each line as soon as its run ends
+    results = compare(
+        args.env_id,
+        modes,
+        num_envs=args.num_envs,
+        workers=args.workers,
+        steps=args.steps,
+        seed=args.seed,
+        out=out,
+    )
+    if not args.json:
+        out.lines([result.line() for result in results])
     if args.json:
         if args.compare:
             first = results[0].steps_per_second
