@@ -250,3 +250,43 @@ def test_bench_accel_judges_each_torch_size_by_its_best_mode(
         (huge, "", None, 5e8),
         (small, "", None, 5e7),
     ]
+
+
+class _FakeVec:
+    def __init__(self, workers: int | None) -> None:
+        self.workers = workers
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("quick", [True, False], ids=["quick", "full"])
+def test_bench_scaling_judges_only_the_bars_of_the_host_it_runs_for(
+    monkeypatch: pytest.MonkeyPatch, quick: bool
+) -> None:
+    # Before: --quick (2 cores) printed met / NOT MET for the 16-core bars, and the full run
+    # judged the 2-core bar.
+    bench_scaling = _benchmark("bench_scaling", monkeypatch)
+    rates = {None: 100.0, 2: 200.0, 16: 1300.0}  # every bar met
+
+    def stepper(vec: _FakeVec) -> Any:
+        timer = bench_scaling.Timer(lambda i: None, 64)
+        timer.rate, timer.parent_us = rates[vec.workers], 1.0
+        return timer
+
+    monkeypatch.setattr(bench_scaling, "make", lambda env_id, n, workers: _FakeVec(workers))
+    monkeypatch.setattr(bench_scaling, "stepper", stepper)
+    monkeypatch.setattr(bench_scaling, "race", lambda timers, rounds: None)
+    monkeypatch.setattr(bench_scaling.proc_pool, "USE_MAIL", False)
+    table = bench_scaling.Table(float("inf"), cores=2 if quick else 16)
+    bench_scaling.scaling(table, "LimitOrderBook-v0", [2, 16], 1)
+    verdicts = {what: verdict for what, _, bar, verdict in table.rows if bar}
+    two_core = verdicts["LimitOrderBook-v0 x64, proc 2 workers vs sync"]
+    sixteen_core = [
+        verdicts["LimitOrderBook-v0 x64, proc 16 workers vs sync"],
+        verdicts["LimitOrderBook-v0 x64, proc 16 workers: parent CPU per sub-env step"],
+    ]
+    if quick:
+        assert (two_core, sixteen_core) == ("met", ["not judged here"] * 2)
+    else:
+        assert (two_core, sixteen_core) == ("not judged here", ["met", "met"])
