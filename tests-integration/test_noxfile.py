@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import subprocess
 import sys
 import types
@@ -290,3 +291,27 @@ def test_bench_scaling_judges_only_the_bars_of_the_host_it_runs_for(
         assert (two_core, sixteen_core) == ("met", ["not judged here"] * 2)
     else:
         assert (two_core, sixteen_core) == ("not judged here", ["met", "met"])
+
+
+def test_bench_ray_reports_env_steps_per_second(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: its "steps/s" were VecEnv calls per second (8 sub-envs each), where every other
+    # benchmark counts env steps.
+    bench_ray = _benchmark("bench_ray", monkeypatch)
+    cluster: Any = types.ModuleType("sekai.ray._cluster")  # no Ray needed: nothing is timed
+    cluster.connect = lambda address: types.SimpleNamespace(shutdown=lambda: None)
+    monkeypatch.setitem(sys.modules, "sekai.ray._cluster", cluster)
+    monkeypatch.setattr(bench_ray, "_installed", lambda module: True)
+    monkeypatch.setattr(bench_ray, "_loopback_only", lambda: True)
+    per_call = {"sync": 0.008, "proc": 0.004, "ray": 0.005}  # seconds per VecEnv call
+    monkeypatch.setattr(bench_ray, "_measure", lambda *args: per_call)
+    assert bench_ray.main(["--json"]) == 0
+    cpu = json.loads(capsys.readouterr().out)["cpu_bound"]
+    assert cpu["num_envs"] == 8
+    assert cpu["env_steps_per_s"] == pytest.approx({"sync": 1000.0, "proc": 2000.0, "ray": 1600.0})
+    assert cpu["ms_per_call"] == pytest.approx({"sync": 8.0, "proc": 4.0, "ray": 5.0})
+    assert bench_ray.main([]) == 0
+    text = capsys.readouterr().out
+    assert "  sync    1000.0 steps/s     8.00 ms/call  x1.00" in text
+    assert "  proc    2000.0 steps/s     4.00 ms/call  x2.00" in text
