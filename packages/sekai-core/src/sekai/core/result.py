@@ -48,12 +48,39 @@ def _seal(cls: type) -> None:
     type.__setattr__(cls, "__delattr__", _refuse_delattr)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+class _FreshDict:
+    """The default of ``info``: a new dict per result (shown as ``<factory>``, like dataclasses)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FRESH: Any = _FreshDict()
+
+
+def _slot_setters(cls: type) -> tuple[Any, ...]:
+    """The ``__set__`` of each field's slot, in field order.
+
+    Every env step builds a result, and the ``__init__`` that ``dataclass(frozen=True)`` writes
+    goes through ``object.__setattr__`` field by field: setting the slots through their
+    descriptors builds the same frozen object in about 0.6 of the time.
+    """
+    return tuple(cls.__dict__[name].__set__ for name in cls.__dataclass_fields__)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class ResetResult(_ArrayAwareEq, Generic[ObsT]):
     """What ``reset()`` returns: the first observation and an info dict."""
 
     observation: ObsT
     info: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(self, observation: ObsT, info: dict[str, Any] = _FRESH) -> None:
+        set_observation, set_info = _RESET_SLOTS
+        set_observation(self, observation)
+        set_info(self, {} if info is _FRESH else info)
 
     @property
     def done(self) -> bool:
@@ -61,7 +88,7 @@ class ResetResult(_ArrayAwareEq, Generic[ObsT]):
         return False
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class StepResult(_ArrayAwareEq, Generic[ObsT]):
     """What ``step()`` returns: one transition of the MDP."""
 
@@ -70,6 +97,21 @@ class StepResult(_ArrayAwareEq, Generic[ObsT]):
     terminated: bool
     truncated: bool
     info: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        observation: ObsT,
+        reward: float,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any] = _FRESH,
+    ) -> None:
+        set_observation, set_reward, set_terminated, set_truncated, set_info = _STEP_SLOTS
+        set_observation(self, observation)
+        set_reward(self, reward)
+        set_terminated(self, terminated)
+        set_truncated(self, truncated)
+        set_info(self, {} if info is _FRESH else info)
 
     @property
     def done(self) -> bool:
@@ -124,3 +166,6 @@ class MAStepResult(_ArrayAwareEq, Generic[ObsT]):
 
 for _cls in (ResetResult, StepResult, MAResetResult, MAStepResult):
     _seal(_cls)
+# The slots exist only once dataclass(slots=True) has rebuilt the classes.
+_RESET_SLOTS = _slot_setters(ResetResult)
+_STEP_SLOTS = _slot_setters(StepResult)
