@@ -11,7 +11,12 @@ import numpy.typing as npt
 from sekai._box_actions import box_action
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
-from sekai.envs.classic_control._common import check_options, check_parameter, to_float
+from sekai.envs.classic_control._common import (
+    check_options,
+    check_parameter,
+    clip_scalar,
+    to_float,
+)
 from sekai.error import ResetRequired
 from sekai.spaces import Box
 
@@ -107,11 +112,11 @@ class PendulumEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
         # and matching it bit for bit needs the same promotions.
         th, thdot = self.state
         g, m, l, dt = self.g, self.m, self.l, self.dt  # noqa: E741
-        u = np.clip(u_arr, -self.max_torque, self.max_torque)[0]
+        u = clip_scalar(u_arr[0], -self.max_torque, self.max_torque)
         self.last_u = u
         costs = angle_normalize(th) ** 2 + 0.1 * thdot**2 + 0.001 * (u**2)
         newthdot = thdot + (3 * g / (2 * l) * np.sin(th) + 3.0 / (m * l**2) * u) * dt
-        newthdot = np.clip(newthdot, -self.max_speed, self.max_speed)
+        newthdot = clip_scalar(newthdot, -self.max_speed, self.max_speed)
         newth = th + newthdot * dt
         self.state = np.array([newth, newthdot])
         return StepResult(self._get_obs(), float(-costs), False, False, {})
