@@ -15,6 +15,8 @@ from sekai.utils.action_mask import get_action_mask, supports_action_mask
 
 __all__ = ["ClipAction", "RescaleAction"]
 
+_maximum, _minimum = np.maximum, np.minimum
+
 
 def require_box(owner: str, space: Space[Any], what: str = "action") -> Box:
     """Return ``space`` if it is a Box, else raise the wrappers' common TypeError."""
@@ -51,8 +53,12 @@ class AffineMap:
 
     def __call__(self, x: ArrayLike) -> NDArray[np.float64]:
         mapped = self._dst_low + (np.asarray(x, dtype=np.float64) - self._src_low) * self._scale
-        clipped: NDArray[np.float64] = np.clip(mapped, self._dst_low, self._dst_high)
-        return clipped
+        if type(mapped) is np.ndarray:
+            # np.clip without the 2 us of its Python wrapper; NaNs and signed zeros come out the
+            # same for arrays (not for the scalar a shape () map gives, which np.clip keeps)
+            clipped: NDArray[np.float64] = _minimum(_maximum(mapped, self._dst_low), self._dst_high)
+            return clipped
+        return np.clip(mapped, self._dst_low, self._dst_high)  # type: ignore[no-any-return]
 
 
 class IntegerClip:
@@ -193,7 +199,7 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         x = np.asarray(action, dtype=np.float64)
         if x.shape != self.min_action.shape:
             raise InvalidAction(action, self.action_space)
-        out = self._to_env(x).astype(self._env_space.dtype)
+        out = self._to_env(x).astype(self._env_space.dtype, copy=False)  # the map's own array
         if self._masked:
             mask = get_action_mask(self.env)
             if mask is not None:
@@ -204,4 +210,4 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
     def reverse_action(self, action: ArrayLike) -> NDArray[Any]:
         """Map an env action back into ``[min_action, max_action]`` (clipped); where the env's
         ``low == high`` any action maps to ``min_action``."""
-        return self._from_env(action).astype(self._env_space.dtype)
+        return self._from_env(action).astype(self._env_space.dtype, copy=False)

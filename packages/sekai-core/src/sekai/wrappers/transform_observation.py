@@ -85,7 +85,7 @@ class RescaleObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
 
     def observation(self, observation: ArrayLike) -> NDArray[Any]:
         """Return the rescaled observation."""
-        return self._map(observation).astype(self._dtype)
+        return self._map(observation).astype(self._dtype, copy=False)  # the map's own array
 
 
 class DtypeObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
