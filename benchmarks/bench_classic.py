@@ -2,8 +2,9 @@
 
 Run: ``python benchmarks/bench_classic.py [--steps N] [--repeats R] [--json] [--quick]``.
 
-1. One ``CartPole-v1``: ``sekai.make`` against ``gym.make`` (both with their registered
-   wrappers), resetting after each episode.
+1. One env of each classic id (``CartPole-v1``, ``Acrobot-v1``, ``MountainCar-v0``,
+   ``MountainCarContinuous-v0``, ``Pendulum-v1``): ``sekai.make`` against ``gym.make`` (both
+   with their registered wrappers), resetting after each episode.
 2. ``SyncVecEnv`` x16 against gymnasium's ``SyncVectorEnv`` x16 of ``CartPole-v1``.
 3. The native ``CartPoleVecEnv`` against gymnasium's own ``CartPoleVectorEnv`` at 1024 and 4096
    sub-envs (both truncate at 500 steps and reset finished sub-envs themselves).
@@ -27,29 +28,44 @@ from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
 import sekai
 from sekai.envs.classic_control import CartPoleVecEnv
 
+# The single-env rows: every classic id, so a slow step of any of them shows.
+SINGLE_IDS = (
+    "CartPole-v1",
+    "Acrobot-v1",
+    "MountainCar-v0",
+    "MountainCarContinuous-v0",
+    "Pendulum-v1",
+)
 
-def _single_sekai(actions: np.ndarray) -> Callable[[], None]:
-    env = sekai.make("CartPole-v1")
+
+def _single_actions(env_id: str, steps: int) -> list[Any]:
+    """``steps`` actions of ``env_id``'s space: Python ints for Discrete, float32 arrays for Box."""
+    space = gym.make(env_id).action_space
+    space.seed(0)
+    actions = [space.sample() for _ in range(steps)]
+    return [int(a) for a in actions] if isinstance(space, gym.spaces.Discrete) else actions
+
+
+def _single_sekai(env_id: str, actions: list[Any]) -> Callable[[], None]:
+    env = sekai.make(env_id)
     env.reset(seed=0)
     step, reset = env.step, env.reset
-    values = actions.tolist()
 
     def run() -> None:
-        for action in values:
+        for action in actions:
             if step(action).done:
                 reset()
 
     return run
 
 
-def _single_gym(actions: np.ndarray) -> Callable[[], None]:
-    env = gym.make("CartPole-v1")
+def _single_gym(env_id: str, actions: list[Any]) -> Callable[[], None]:
+    env = gym.make(env_id)
     env.reset(seed=0)
     step, reset = env.step, env.reset
-    values = actions.tolist()
 
     def run() -> None:
-        for action in values:
+        for action in actions:
             _, _, terminated, truncated, _ = step(action)
             if terminated or truncated:
                 reset()
@@ -107,8 +123,10 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
 
-    actions = rng.integers(0, 2, size=args.steps)
-    compare("CartPole-v1, one env", _single_sekai(actions), _single_gym(actions), args.steps)
+    for env_id in SINGLE_IDS:
+        actions = _single_actions(env_id, args.steps)
+        sekai_run, gym_run = _single_sekai(env_id, actions), _single_gym(env_id, actions)
+        compare(f"{env_id}, one env", sekai_run, gym_run, args.steps)
 
     n = 16
     batches = rng.integers(0, 2, size=(max(args.steps // n, 1), n))
@@ -139,10 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"{'benchmark':<28} {'sekai steps/s':>15} {'gymnasium steps/s':>18} {'ratio':>7}")
+    print(f"{'benchmark':<38} {'sekai steps/s':>15} {'gymnasium steps/s':>18} {'ratio':>7}")
     for row in rows:
         print(
-            f"{row['benchmark']:<28} {row['sekai_steps_per_s']:>15,.0f} "
+            f"{row['benchmark']:<38} {row['sekai_steps_per_s']:>15,.0f} "
             f"{row['gymnasium_steps_per_s']:>18,.0f} {row['ratio']:>7.2f}"
         )
     worst = min(row["ratio"] for row in rows)
