@@ -9,7 +9,6 @@ import pytest
 
 import sekai
 from sekai.envs.classic_control import PendulumEnv
-from sekai.envs.classic_control._common import clip_scalar
 
 
 def _fresh(seed: int = 0) -> PendulumEnv:
@@ -120,35 +119,6 @@ def test_make_truncates_after_200_steps() -> None:
 
 def test_conforms_to_check_env() -> None:
     sekai.testing.assert_env_conforms(PendulumEnv(), strict=True)
-
-
-_CLIP_VALUES = [
-    np.float32(1.5),
-    np.float32(-3.0),
-    np.float32(9.0),
-    np.float32(-0.0),
-    np.float32(np.nan),
-    np.float32(np.inf),
-    np.float64(-8.5),
-    np.float64(2.0),
-    np.float64(-np.inf),
-    np.float16(5.0),
-    np.int64(3),
-    np.int8(-5),
-    2.5,
-]
-_CLIP_BOUNDS = [(-2.0, 2.0), (-8, 8), (0.1, 0.1), (2.0, -2.0), (-2.0, np.nan)]
-_CLIP_BOUNDS += [(np.float64(-1.0), np.float64(1.0)), (np.float32(-1.0), 1.0), (-1e-45, 1e-45)]
-
-
-@pytest.mark.parametrize("bounds", _CLIP_BOUNDS)
-@pytest.mark.parametrize("value", _CLIP_VALUES)
-def test_clip_scalar_gives_np_clips_value_and_type(value: Any, bounds: tuple[Any, Any]) -> None:
-    expected = np.clip(value, *bounds)
-    clipped = clip_scalar(value, *bounds)
-    assert type(clipped) is type(expected)
-    assert np.array_equal(clipped, expected, equal_nan=True)
-    assert np.signbit(clipped) == np.signbit(expected)
 
 
 def test_a_step_clips_torque_and_speed_without_np_clip(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from sekai._clip import clip
 from sekai.core.env import Env
 from sekai.core.wrapper import ActionWrapper
 from sekai.error import InvalidAction
@@ -14,8 +15,6 @@ from sekai.spaces import Box, Space
 from sekai.utils.action_mask import get_action_mask, supports_action_mask
 
 __all__ = ["ClipAction", "RescaleAction"]
-
-_maximum, _minimum = np.maximum, np.minimum
 
 
 def require_box(owner: str, space: Space[Any], what: str = "action") -> Box:
@@ -53,12 +52,8 @@ class AffineMap:
 
     def __call__(self, x: ArrayLike) -> NDArray[np.float64]:
         mapped = self._dst_low + (np.asarray(x, dtype=np.float64) - self._src_low) * self._scale
-        if type(mapped) is np.ndarray:
-            # np.clip without the 2 us of its Python wrapper; NaNs and signed zeros come out the
-            # same for arrays (not for the scalar a shape () map gives, which np.clip keeps)
-            clipped: NDArray[np.float64] = _minimum(_maximum(mapped, self._dst_low), self._dst_high)
-            return clipped
-        return np.clip(mapped, self._dst_low, self._dst_high)  # type: ignore[no-any-return]
+        clipped: NDArray[np.float64] = clip(mapped, self._dst_low, self._dst_high)
+        return clipped
 
 
 class IntegerClip:

@@ -18,7 +18,6 @@ __all__ = [
     "check_flag",
     "check_options",
     "check_parameter",
-    "clip_scalar",
     "discrete_action",
     "discrete_actions",
     "python_floats_exact",
@@ -46,30 +45,6 @@ def python_floats_exact(state: Any, *constants: Any) -> bool:
             return False
     return True
 
-
-def clip_scalar(value: Any, low: Any, high: Any) -> Any:
-    """``np.clip(value, low, high)``, the same value of the same type, without the 2-3 us of
-    ``np.clip``'s Python wrapper when ``value`` is a NumPy float scalar and the bounds Python
-    numbers (gymnasium's steps clip such scalars).
-
-    The bounds are cast to the scalar's type first, as NumPy does with Python numbers; a NaN
-    ``value`` stays NaN. Anything else (an integer, a NumPy bound, NaN or crossed bounds) goes
-    through ``np.clip`` itself.
-    """
-    if isinstance(value, np.floating) and type(low) in _WEAK and type(high) in _WEAK:
-        cast = type(value)
-        lo, hi = cast(low), cast(high)
-        if lo <= hi:
-            # np.clip is minimum(maximum(value, lo), hi), which keeps value when equal
-            if value < lo:
-                return lo
-            if value > hi:
-                return hi
-            return value
-    return np.clip(value, low, high)
-
-
-_WEAK = (float, int)
 
 DiscreteAction = int | np.integer[Any]
 """A Discrete action: a Python or NumPy int (a 0-d integer array is accepted too)."""

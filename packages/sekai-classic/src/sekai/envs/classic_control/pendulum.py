@@ -9,14 +9,10 @@ import numpy as np
 import numpy.typing as npt
 
 from sekai._box_actions import box_action
+from sekai._clip import clip
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
-from sekai.envs.classic_control._common import (
-    check_options,
-    check_parameter,
-    clip_scalar,
-    to_float,
-)
+from sekai.envs.classic_control._common import check_options, check_parameter, to_float
 from sekai.error import ResetRequired
 from sekai.spaces import Box
 
@@ -112,11 +108,11 @@ class PendulumEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
         # and matching it bit for bit needs the same promotions.
         th, thdot = self.state
         g, m, l, dt = self.g, self.m, self.l, self.dt  # noqa: E741
-        u = clip_scalar(u_arr[0], -self.max_torque, self.max_torque)
+        u = clip(u_arr[0], -self.max_torque, self.max_torque)
         self.last_u = u
         costs = angle_normalize(th) ** 2 + 0.1 * thdot**2 + 0.001 * (u**2)
         newthdot = thdot + (3 * g / (2 * l) * np.sin(th) + 3.0 / (m * l**2) * u) * dt
-        newthdot = clip_scalar(newthdot, -self.max_speed, self.max_speed)
+        newthdot = clip(newthdot, -self.max_speed, self.max_speed)
         newth = th + newthdot * dt
         self.state = np.array([newth, newthdot])
         return StepResult(self._get_obs(), float(-costs), False, False, {})
