@@ -1,10 +1,7 @@
 import copy
 import dataclasses
 import inspect
-import math
 import pickle
-import time
-from typing import Any
 
 import numpy as np
 import pytest
@@ -164,29 +161,3 @@ def test_results_build_from_keywords_and_keep_the_dataclass_signature():
         StepResult(0, 0.0, False)
     copied = copy.copy(r)
     assert copied == r and copied is not r
-
-
-@dataclasses.dataclass(frozen=True, slots=True, eq=False)
-class _GeneratedInit:
-    """StepResult's fields with the __init__ that dataclass(frozen=True) writes."""
-
-    observation: Any
-    reward: float
-    terminated: bool
-    truncated: bool
-    info: dict[str, Any] = dataclasses.field(default_factory=dict)
-
-
-def test_building_a_step_result_costs_less_than_the_generated_frozen_init():
-    # Every env step builds one: StepResult sets its slots through their descriptors, about
-    # 0.6 times the cost of the generated object.__setattr__ per field. Best of alternating
-    # rounds, so a busy machine slows both alike.
-    obs, info = np.zeros(4, np.float32), {}
-    best = {StepResult: math.inf, _GeneratedInit: math.inf}
-    for _ in range(15):
-        for cls in best:
-            start = time.perf_counter()
-            for _ in range(2000):
-                cls(obs, 1.0, False, False, info)
-            best[cls] = min(best[cls], time.perf_counter() - start)
-    assert best[StepResult] < 0.85 * best[_GeneratedInit], best
