@@ -16,6 +16,7 @@ import sekai
 from sekai.jax import FunctionalEnv, JaxVecEnv, make_functional
 from sekai.spaces import Box, Discrete
 from sekai.testing.kernel_modes import MODE_CHECKS, ModeCase
+from sekai.testing.kernels import kernel_backend
 from sekai.vector.kernel import ArrayKernel, Draw
 
 
@@ -238,3 +239,27 @@ def test_a_static_param_passed_to_step_is_named_static() -> None:
         r"make_functional\(\)"
     ):  # fmt: skip
         env.step(jax.random.PRNGKey(1), state, jnp.zeros(2, jnp.int32), params)
+
+
+def test_the_jax_mode_seeds_whatever_prng_implementation_is_the_default() -> None:
+    def first(seed: int) -> np.ndarray:
+        envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax")
+        return np.asarray(envs.reset(seed=seed).observations)
+
+    threefry = first(3)
+    jax.config.update("jax_default_prng_impl", "rbg")
+    try:
+        np.testing.assert_array_equal(first(3), threefry)  # the same key: the same episodes
+        envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax")
+        envs.reset(seed=0)
+        assert envs.step(np.zeros(2, np.int64)).rewards.shape == (2,)
+    finally:
+        jax.config.update("jax_default_prng_impl", "threefry2x32")
+
+
+def test_the_cpu_backend_is_in_the_dtype_asked_for_or_refused() -> None:
+    assert kernel_backend("jax", "float32").float_dtype == jnp.float32
+    with pytest.raises(ValueError, match=r"^dtype='float64': .*'jax_enable_x64', True\)"):
+        JaxVecEnv.cpu_backend("float64")
+    with pytest.raises(TypeError, match=r"^dtype must be 'float32' or 'float64' .*'int8'"):
+        kernel_backend("jax", "int8")

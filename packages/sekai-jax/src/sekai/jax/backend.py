@@ -21,8 +21,10 @@ __all__ = ["JaxBackend", "float_dtype", "key_from_generator"]
 
 def key_from_generator(generator: np.random.Generator) -> jax.Array:
     """The JAX key a driver seeded with ``generator`` starts from: two uint32 words drawn from it
-    (a raw ``uint32[2]`` key, as ``jax.random.PRNGKey`` makes)."""
-    return jnp.asarray(generator.integers(2**32, size=2, dtype=np.uint32))
+    as a typed threefry key (``jax.random.key_data`` gives the words back), whatever
+    ``jax_default_prng_impl`` says: the same seed gives the same trajectory in any setting."""
+    words = jnp.asarray(generator.integers(2**32, size=2, dtype=np.uint32))
+    return jax.random.wrap_key_data(words, impl="threefry2x32")
 
 
 def _device(device: Any) -> Any:

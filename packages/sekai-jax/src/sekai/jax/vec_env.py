@@ -16,7 +16,8 @@ class JaxVecEnv(KernelVecEnv):
     ``jax.Array``s (float64 with ``jax_enable_x64``, else float32).
 
     ``reset(seed=s)`` seeds a numpy generator as a native env does and starts the JAX key from
-    two uint32 words drawn from it (``sekai.jax.key_from_generator``); each call splits the key.
+    two uint32 words drawn from it (``sekai.jax.key_from_generator``: a threefry key, whatever
+    ``jax_default_prng_impl`` says); each call splits the key.
 
     Args:
         kernel: the env's kernel.
@@ -49,5 +50,6 @@ class JaxVecEnv(KernelVecEnv):
 
     @classmethod
     def cpu_backend(cls, dtype: str = "float64") -> JaxBackend:
-        """A JAX backend on the default device; its dtype follows ``jax_enable_x64``."""
-        return JaxBackend()
+        """A JAX backend on the default device in ``dtype``, which must be the one
+        ``jax_enable_x64`` gives (another is refused with the setting that gives it)."""
+        return JaxBackend(dtype=dtype)
