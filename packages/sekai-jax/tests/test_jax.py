@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ import pytest
 
 import sekai
 from sekai.jax import FunctionalEnv, JaxVecEnv, make_functional
+from sekai.registry.spec import EnvSpec, WrapperSpec
 from sekai.spaces import Box, Discrete
 from sekai.testing.kernel_modes import MODE_CHECKS, ModeCase
 from sekai.testing.kernels import kernel_backend
@@ -235,10 +237,76 @@ def test_a_static_param_passed_to_step_is_named_static() -> None:
     state, _, _ = env.reset(jax.random.PRNGKey(0))
     params = {**env.default_params, "sutton_barto_reward": True}
     with pytest.raises(
-        ValueError, match=r"^params \['sutton_barto_reward'\] of CartPoleKernel are static .*"
-        r"make_functional\(\)"
+        ValueError, match=r"^params \['sutton_barto_reward'\] of CartPoleKernel are fixed when "
+        r"the FunctionalEnv is built \(static: .*make_functional\(\)"
     ):  # fmt: skip
         env.step(jax.random.PRNGKey(1), state, jnp.zeros(2, jnp.int32), params)
+
+
+def test_functional_params_must_be_a_dict() -> None:
+    env = make_functional("CartPole-v1", 2)
+    state, _, _ = env.reset(jax.random.PRNGKey(0))
+    # (JAX adds a note below the message of an error raised while it traces.)
+    with pytest.raises(TypeError, match=r"^params must be a dict of CartPoleKernel's params .*"
+                       r"got float\."):  # fmt: skip
+        env.step(jax.random.PRNGKey(1), state, jnp.zeros(2, jnp.int32), 3.0)
+    with pytest.raises(TypeError, match=r"^params must be a dict .* got list\."):
+        env.reset(jax.random.PRNGKey(0), [1.0])
+
+
+def _rolled(env: FunctionalEnv, action: Any) -> np.ndarray:
+    state, _, _ = env.reset(jax.random.PRNGKey(0))
+    return np.asarray(jax.jit(env.step)(jax.random.PRNGKey(1), state, action).observation)
+
+
+def test_functional_actions_are_checked_and_cast_from_their_shape_and_dtype() -> None:
+    env = make_functional("CartPole-v1", 4)
+    state, _, _ = env.reset(jax.random.PRNGKey(0))
+    shape = r"^actions must have shape \(4,\) \(4 sub-envs, action space Discrete\(2\)\), got "
+    for wrong, given in ((jnp.ones((4, 1), jnp.int32), r"\(4, 1\)"), (jnp.int32(1), r"\(\)")):
+        with pytest.raises(ValueError, match=shape + rf"shape {given}\."):
+            jax.jit(env.step)(jax.random.PRNGKey(1), state, wrong)
+    with pytest.raises(TypeError, match=r"^actions of Discrete\(2\) cannot be of dtype bool"):
+        env.step(jax.random.PRNGKey(1), state, jnp.ones(4, bool))
+    # Integral floats and other integer widths act as the space's integers, as in the jax mode.
+    want = _rolled(env, jnp.array([0, 1, 1, 0], jnp.int32))
+    for same in (jnp.array([0.0, 1.0, 1.0, 0.0]), jnp.array([0, 1, 1, 0], jnp.int8)):
+        np.testing.assert_array_equal(_rolled(env, same), want)
+
+
+def test_make_functional_refuses_a_spec_with_additional_wrappers() -> None:
+    cartpole = sekai.spec("CartPole-v1")
+    scaled = dataclasses.replace(
+        cartpole,
+        id="test/ScaledCartPole-v1",
+        additional_wrappers=(
+            WrapperSpec("TransformReward", "sekai.wrappers:TransformReward", {"fn": abs}),
+        ),
+    )
+    with pytest.raises(
+        ValueError, match=r"^make_functional runs the array kernel of test/ScaledCartPole-v1, "
+        r"which has no per-env objects to wrap; register the env without them"
+    ):  # fmt: skip
+        make_functional(scaled, 2)
+
+
+class _Listed(_NoisyReset):
+    """Keeps the list it is built with (a registered mutable default)."""
+
+    def __init__(self, values: list[float]) -> None:
+        super().__init__()
+        self.values = values
+
+
+def test_make_functional_gives_the_kernel_its_own_copy_of_the_registered_kwargs() -> None:
+    values = [1.0, 2.0]
+    spec = EnvSpec(
+        id="test/Listed-v0", entry_point=_Listed, kernel_entry_point=_Listed,
+        kwargs={"values": values},
+    )  # fmt: skip
+    kernel = make_functional(spec, 2).kernel
+    assert isinstance(kernel, _Listed) and kernel.values == values
+    assert kernel.values is not values  # appending to it leaves the registry's default alone
 
 
 def test_the_jax_mode_seeds_whatever_prng_implementation_is_the_default() -> None:

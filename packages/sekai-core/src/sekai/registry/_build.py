@@ -25,6 +25,7 @@ __all__ = [
     "label",
     "merge_kwargs",
     "passed_on",
+    "refuse_kernel_wrappers",
     "refused",
     "unexpected_keywords",
 ]
@@ -70,6 +71,21 @@ def merge_kwargs(spec: EnvSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
             ) from exc
     merged.update(kwargs)
     return merged
+
+
+def refuse_kernel_wrappers(spec: EnvSpec, runner: str, per_env: bool, instead: str) -> None:
+    """Refuse per-env wrappers (``per_env``, or the spec's ``additional_wrappers``) for
+    ``runner``, which runs the spec's array kernel: it has no per-env objects to wrap, and
+    leaving a registered wrapper out would silently change the env.
+
+    Raises:
+        ValueError: naming ``runner``, the env and what to do ``instead``.
+    """
+    if per_env or spec.additional_wrappers:
+        raise ValueError(
+            f"{runner} runs the array kernel of {spec.id}, which has no per-env objects to "
+            f"wrap; {instead}."
+        )
 
 
 def build_env(

@@ -17,6 +17,7 @@ from sekai.registry._build import (
     label,
     merge_kwargs,
     passed_on,
+    refuse_kernel_wrappers,
     refused,
     unexpected_keywords,
 )
@@ -302,11 +303,12 @@ def make_vec(
     else:
         from_kernel = getattr(backend, "from_kernel", None)
         if from_kernel is not None:  # a kernel backend: it runs the spec's kernel, no sub-envs
-            if wrapper_fns or env_spec.additional_wrappers:
-                raise ValueError(
-                    f"vectorization_mode {mode!r} runs the array kernel of {env_spec.id}, which "
-                    "has no per-env objects to wrap; use vector wrappers around it instead."
-                )
+            refuse_kernel_wrappers(
+                env_spec,
+                f"vectorization_mode {mode!r}",
+                bool(wrapper_fns),
+                "use vector wrappers around it instead",
+            )
             vec = from_kernel(load_kernel(env_spec, merged), n, steps, backend_kwargs)
             _check_vec_env(vec, f"vectorization_mode {mode!r}")
             vec.spec = describing

@@ -34,6 +34,9 @@ __all__ = [
     "bad_action_rows",
     "check_action_shape",
     "check_device_actions",
+    "index_actions",
+    "index_dtype",
+    "never_valid",
 ]
 
 Array = Any
@@ -192,11 +195,10 @@ def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
     Only array spaces (Box, Discrete, MultiDiscrete, MultiBinary) are supported by kernels.
     """
     n = actions.shape[0]
+    if never_valid(xp, space, actions.dtype):
+        return xp.ones((n,), dtype=xp.bool)
     if actions.dtype == xp.bool:
-        # A bool is neither an index nor a Box value, as the host check rules.
-        return None if isinstance(space, MultiBinary) else xp.ones((n,), dtype=xp.bool)
-    if not xp.isdtype(actions.dtype, ("integral", "real floating")):
-        return xp.ones((n,), dtype=xp.bool)  # complex: no space's value, as on the host
+        return None  # a MultiBinary's
     if isinstance(space, Discrete):
         bad = (actions < space.start) | (actions >= space.start + space.n)
         if xp.isdtype(actions.dtype, "real floating"):
@@ -221,6 +223,31 @@ def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
             f"spaces, got {type(space).__name__}; pass check_actions=False to skip the check."
         )
     return xp.any(xp.reshape(bad, (n, -1)), axis=1)
+
+
+def never_valid(xp: Any, space: Space[Any], dtype: Any) -> bool:
+    """Whether no array of ``dtype`` holds a value of ``space``, as the host check rules: a
+    bool is neither an index nor a Box value (only a MultiBinary's), and a complex number is
+    no space's value (known from the dtype alone: no device sync)."""
+    if dtype == xp.bool:
+        return not isinstance(space, MultiBinary)
+    return not xp.isdtype(dtype, ("integral", "real floating"))
+
+
+def index_dtype(space: Space[Any], numpy_dtype: Callable[[np.dtype[Any]], Any]) -> Any:
+    """The dtype a kernel indexes with a Discrete or MultiDiscrete action in: the space's, as
+    ``numpy_dtype`` (a backend's) holds it; None for other spaces, whose actions pass as given."""
+    if isinstance(space, (Discrete, MultiDiscrete)):
+        return numpy_dtype(np.dtype(space.dtype))
+    return None
+
+
+def index_actions(xp: Any, actions: Array, dtype: Any) -> Array:
+    """``actions`` cast to ``dtype`` (``index_dtype``'s; None: as they are): integral floats
+    and other integer widths act as the space's integers."""
+    if dtype is not None and actions.dtype != dtype:
+        return xp.astype(actions, dtype)
+    return actions
 
 
 def _device(array: Array) -> Any:
@@ -279,9 +306,7 @@ class DeviceActions:
         fill = ignored_action(space)
         # A MultiDiscrete's lowest values are an array: on the device once, not every step.
         self.fill = fill if fill is None or np.ndim(fill) == 0 else backend.convert(fill)
-        self.index_dtype: Any = None
-        if isinstance(space, (Discrete, MultiDiscrete)):
-            self.index_dtype = backend.numpy_dtype(np.dtype(space.dtype))
+        self.index_dtype = index_dtype(space, backend.numpy_dtype)
 
     def prepare(self, actions: Array, frozen: Array | None, check: bool) -> Array:
         """``actions`` (an ``xp`` array) checked and made ready for the kernel.
@@ -298,9 +323,7 @@ class DeviceActions:
         if frozen is not None and self.fill is not None:
             rows = xp.reshape(frozen, (self.num_envs,) + (1,) * (len(actions.shape) - 1))
             actions = xp.where(rows, self.fill, actions)
-        if self.index_dtype is not None and actions.dtype != self.index_dtype:
-            actions = xp.astype(actions, self.index_dtype)
-        return actions
+        return index_actions(xp, actions, self.index_dtype)
 
 
 class NumpyBackend(GeneratorBackend):

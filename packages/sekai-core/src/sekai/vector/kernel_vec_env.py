@@ -33,7 +33,7 @@ from sekai.vector.native import _check_max_episode_steps
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
-__all__ = ["KernelInfos", "KernelVecEnv"]
+__all__ = ["KernelInfos", "KernelVecEnv", "settable_fields"]
 
 
 class KernelInfos(LazyInfos):
@@ -310,7 +310,7 @@ class KernelVecEnv(SeededMixin, VecEnv):
         reason = self.kernel.read_only.get(name)
         if reason is not None:
             raise AttributeError(f"{type(self).__name__}.{name} is read-only: {reason}.")
-        settable = _settable(self.kernel, self._host_params)
+        settable = settable_fields(self.kernel, self._host_params)
         if name not in _field_names(self._host_params):
             if not hasattr(self, name):
                 raise AttributeError(
@@ -397,7 +397,7 @@ def _field_names(params: Any) -> set[str]:
     return {field.name for field in dataclasses.fields(params)}
 
 
-def _settable(kernel: ArrayKernel[Any], params: Any) -> set[str]:
+def settable_fields(kernel: ArrayKernel[Any], params: Any) -> set[str]:
     """The fields of ``params`` that ``set_attr`` changes: the kernel's ``settable``, else
     every field the dataclass takes in ``__init__`` (the others are derived)."""
     given = {field.name for field in dataclasses.fields(params) if field.init}

@@ -127,3 +127,47 @@ def test_functional_params_changed_in_reset_and_step_move_what_they_derive(
     unchanged = default.step(step_key, default.reset(reset_key).state, action)
     pairs = zip(jax.tree_util.tree_leaves(moved), jax.tree_util.tree_leaves(unchanged))
     assert not all(np.allclose(np.asarray(a), np.asarray(b)) for a, b in pairs)
+
+
+@pytest.mark.parametrize(
+    "env_id", sorted(spec.id for spec in sekai.all_specs() if spec.kernel_entry_point is not None)
+)
+def test_a_jitted_step_may_donate_the_state_reset_returns(env_id: str) -> None:
+    # The PureJaxRL way: an eager reset, then a jitted step that donates its carry. Eager
+    # kernels return one array for two state fields, or a state array as an info.
+    env = make_functional(env_id, 3)
+    first = env.reset(jax.random.PRNGKey(0))
+    step = jax.jit(env.step, donate_argnums=(1,))
+    action = jnp.asarray(np.stack([env.action_space.sample() for _ in range(3)]))
+    t = step(jax.random.PRNGKey(1), first.state, action)
+    step(jax.random.PRNGKey(2), t.state, action)
+    for leaf in jax.tree_util.tree_leaves((first.observation, first.info)):
+        assert not leaf.is_deleted()
+        np.asarray(leaf)  # readable
+
+
+def test_functional_params_leave_out_what_the_stateful_env_refuses_as_read_only() -> None:
+    prices = np.linspace(100.0, 120.0, 40)
+    trading = make_functional("Trading-v0", 2, prices=prices, lookback=4, episode_length=5)
+    assert sorted(trading.default_params) == ["cost_rate", "dt", "mu", "s0", "sigma"]
+    key = jax.random.PRNGKey(0)
+    with pytest.raises(
+        ValueError, match=r"^params of TradingKernel: 'prices' is read-only: it is loaded when "
+        r"the env is built\. reset and step take \['cost_rate', 'dt', 'mu', 's0', 'sigma'\]"
+    ):  # fmt: skip
+        trading.reset(key, {"prices": jnp.asarray(prices[::-1])})
+    with pytest.raises(ValueError, match=r"^params \['log_returns'\] of TradingKernel are fixed"):
+        trading.reset(key, {"log_returns": jnp.zeros(39)})
+    market = make_functional("MarketMaking-v0", 2)
+    assert "max_offset" not in market.default_params
+    with pytest.raises(ValueError, match=r"'max_offset' is read-only: it fixes the bounds of the"):
+        market.reset(key, {**market.default_params, "max_offset": 2.0})
+
+
+def test_functional_trading_takes_integral_float_positions() -> None:
+    env = make_functional("Trading-v0", 2)
+    state = env.reset(jax.random.PRNGKey(0)).state
+    key = jax.random.PRNGKey(1)
+    as_floats = env.step(key, state, jnp.array([0.0, 2.0]))
+    as_ints = env.step(key, state, jnp.array([0, 2], jnp.int32))
+    np.testing.assert_array_equal(np.asarray(as_floats.reward), np.asarray(as_ints.reward))

@@ -9,7 +9,7 @@ import numpy as np
 
 import jax
 import jax.numpy as jnp
-from sekai.jax.functional import FunctionalEnv, cond, float_dtype, narrow
+from sekai.jax.functional import FunctionalEnv, cond, float_dtype, in_order, narrow
 from sekai.vector.kernel_backend import KernelBackend, ResetFn, StepFn
 from sekai.vector.kernel_step import KernelReset, KernelTransition, dynamic_fields
 
@@ -147,7 +147,7 @@ class JaxBackend(KernelBackend):
 
         def reset_once(key: jax.Array, params: dict[str, Any]) -> tuple[jax.Array, KernelReset]:
             key, sub = jax.random.split(key)
-            result = functional.reset(sub, params)
+            result = functional._start(sub, functional._stateful_params(params))
             self._info_order["reset"] = list(result.info)  # traced: the kernel's own dict
             return key, result
 
@@ -168,7 +168,8 @@ class JaxBackend(KernelBackend):
             key: jax.Array, params: dict[str, Any], carry: Any, action: jax.Array
         ) -> tuple[jax.Array, KernelTransition]:
             key, sub = jax.random.split(key)
-            result = functional.step(sub, carry, action, params)
+            # The actions were checked and cast (DeviceActions) before.
+            result = functional._advance(sub, carry, action, functional._stateful_params(params))
             self._info_order["step"] = list(result.info)
             return key, result
 
@@ -187,7 +188,4 @@ class JaxBackend(KernelBackend):
     def _in_order(self, info: Mapping[str, Any], call: str) -> Mapping[str, Any]:
         """``info`` with its keys in the order the kernel's ``call`` gives them, as the other
         backends report them (a jitted function returns its dicts sorted by key)."""
-        order = self._info_order.get(call, ())
-        if len(order) != len(info) or set(order) != info.keys():
-            return info  # the reset info of a step without autoreset: {}
-        return {key: info[key] for key in order}
+        return in_order(info, self._info_order.get(call, []))

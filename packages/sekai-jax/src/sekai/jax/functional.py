@@ -11,11 +11,17 @@ import numpy as np
 
 import jax
 import jax.numpy as jnp
-from sekai.registry._build import effective_steps
+from sekai.registry._build import effective_steps, merge_kwargs, refuse_kernel_wrappers
 from sekai.registry.api import spec as registered_spec
 from sekai.registry.kernels import load_kernel
 from sekai.registry.spec import EnvSpec
 from sekai.vector.kernel import ArrayKernel, Draw
+from sekai.vector.kernel_backend import (
+    check_action_shape,
+    index_actions,
+    index_dtype,
+    never_valid,
+)
 from sekai.vector.kernel_step import (
     KernelReset,
     KernelTransition,
@@ -25,6 +31,7 @@ from sekai.vector.kernel_step import (
     transition,
     with_fields,
 )
+from sekai.vector.kernel_vec_env import settable_fields
 from sekai.vector.native import _check_max_episode_steps
 from sekai.vector.vec_env import _check_num_envs
 
@@ -70,8 +77,11 @@ class FunctionalEnv:
     Attributes:
         kernel: the env's kernel.
         num_envs: the leading axis of every array.
-        default_params: the kernel's float parameters as a dict of JAX scalars/arrays; pass a
-            changed copy to ``reset``/``step`` (the others are static: rebuild to change them).
+        default_params: the kernel's float parameters that ``set_attr`` changes on the
+            stateful env, as a dict of JAX scalars/arrays; pass a changed copy to
+            ``reset``/``step``. The others are fixed when it is built (static ones, and those
+            the stateful env refuses as read-only, such as a replayed history): rebuild to
+            change them.
         observation_space, action_space: those of one sub-env.
 
     Args:
@@ -106,50 +116,101 @@ class FunctionalEnv:
             observation_dtype = observation_dtypes(kernel.observation_space, narrow)
         self.observation_dtype = observation_dtype
         self._template = kernel.params if params is None else params
-        # Derived fields (``init=False``) follow the others (``derive``): not params to pass.
-        derived = {f.name for f in dataclasses.fields(self._template) if not f.init}
         converted = {
             name: self._convert(value) for name, value in dynamic_fields(self._template).items()
         }
+        # Those set_attr changes: derived fields (``init=False``) follow the others
+        # (``derive``), and read-only ones (a replayed history, the arrays whose shapes it
+        # fixes) have values the static fields were computed from.
+        settable = settable_fields(kernel, self._template) - set(kernel.read_only)
         self.default_params: Params = {
-            name: value for name, value in converted.items() if name not in derived
+            name: value for name, value in converted.items() if name in settable
         }
-        self._derived = derived & set(converted)  # those that travel as arrays
         self._defaults = with_fields(self._template, converted)
+        self._index_dtype = index_dtype(self.action_space, narrow)
+        # The kernel's reset info keys in its order, recorded when ``reset`` is traced.
+        self._reset_order: list[str] = []
+        self._reset = jax.jit(self._traced_reset)
 
     def _convert(self, value: Any) -> jax.Array:
         array = np.asarray(value)
         return jnp.asarray(array, dtype=self.dtype if array.dtype.kind == "f" else None)
 
     def _params(self, params: Mapping[str, Any] | None) -> Any:
+        """The kernel's params with ``params`` (names of ``default_params``) in place, and the
+        fields derived from them computed again."""
         if params is None:
             return self._defaults
-        fields = {field.name for field in dataclasses.fields(self._template)}
-        static = sorted(set(params) & (fields - self._derived - set(self.default_params)))
-        if static:
+        kernel = type(self.kernel).__name__
+        if not isinstance(params, Mapping):
+            raise TypeError(
+                f"params must be a dict of {kernel}'s params (keys among "
+                f"{sorted(self.default_params)}) or None, got {type(params).__name__}."
+            )
+        taken = sorted(self.default_params)
+        # Worded as the stateful env's set_attr refuses them.
+        read_only = [
+            f"{name!r} is read-only: {reason}"
+            for name, reason in self.kernel.read_only.items()
+            if name in params
+        ]
+        if read_only:
             raise ValueError(
-                f"params {static} of {type(self.kernel).__name__} are static (shapes and Python "
-                "branches depend on them), fixed when the FunctionalEnv is built: pass the "
-                "env's arguments that set them to make_functional() instead; reset and step "
-                f"take {sorted(self.default_params)}."
+                f"params of {kernel}: {'; '.join(read_only)}. reset and step take {taken}."
+            )
+        fields = {field.name for field in dataclasses.fields(self._template)}
+        fixed = sorted(set(params) & (fields - set(self.default_params)))
+        if fixed:
+            raise ValueError(
+                f"params {fixed} of {kernel} are fixed when the FunctionalEnv is built (static: "
+                "shapes and Python branches depend on them, or derived from the others): pass "
+                f"the env's arguments that set them to make_functional() instead; reset and "
+                f"step take {taken}."
             )
         unknown = sorted(set(params) - fields)
         if unknown:  # a typo would otherwise leave the default in place, silently
-            raise ValueError(
-                f"unknown params {unknown} for {type(self.kernel).__name__}; its params are "
-                f"{sorted(self.default_params)}."
-            )
+            raise ValueError(f"unknown params {unknown} for {kernel}; its params are {taken}.")
         replaced = with_fields(self._defaults, params)
-        derive = getattr(replaced, "derive", None)
-        if derive is None or self._derived <= set(params):  # all given (a stateful env's)
-            return replaced
-        # The derived fields follow the values given (those given themselves are kept).
-        given = {name: params[name] for name in self._derived & set(params)}
-        return with_fields(replaced, {**derive(jnp), **given})
+        derive = getattr(replaced, "derive", None)  # the derived fields follow those given
+        return replaced if derive is None else with_fields(replaced, derive(jnp))
+
+    def _actions(self, action: Any) -> jax.Array:
+        """``action`` checked and cast as the stateful JAX mode does, from its shape and dtype
+        alone (static under ``jit``): its values are not checked."""
+        actions = jnp.asarray(action)
+        check_action_shape(self.action_space, self.num_envs, actions)
+        if never_valid(jnp, self.action_space, actions.dtype):
+            raise TypeError(
+                f"actions of {self.action_space!r} cannot be of dtype {actions.dtype}; "
+                "pass integers (or integral floats) for indices, numbers for a Box."
+            )
+        return index_actions(jnp, actions, self._index_dtype)
 
     def reset(self, key: jax.Array, params: Mapping[str, Any] | None = None) -> KernelReset:
-        """Start every sub-env's episode: ``(state, observation, info)``."""
-        p = self._params(params)
+        """Start every sub-env's episode: ``(state, observation, info)``.
+
+        Runs under ``jax.jit`` even when called eagerly, so that its arrays are buffers of
+        their own: a jitted ``step`` may donate the state (``donate_argnums``) while the
+        observation and info stay readable.
+
+        Args:
+            key: a JAX PRNG key.
+            params: None (``default_params``), or a dict of some of ``default_params``' names.
+
+        Raises:
+            TypeError: ``params`` is not a dict.
+            ValueError: a name of ``params`` that is read-only, fixed when built, or unknown.
+        """
+        result: KernelReset = self._reset(key, params)
+        return result._replace(info=in_order(result.info, self._reset_order))
+
+    def _traced_reset(self, key: jax.Array, params: Mapping[str, Any] | None) -> KernelReset:
+        result = self._start(key, self._params(params))
+        self._reset_order = list(result.info)
+        return result
+
+    def _start(self, key: jax.Array, p: Any) -> KernelReset:
+        """``reset`` with the kernel's params as they are (a stateful env's, checked when set)."""
         draws = draw(key, self.kernel.reset_draws(p), self.num_envs, self.dtype)
         return initial(
             self.kernel,
@@ -170,12 +231,25 @@ class FunctionalEnv:
     ) -> KernelTransition:
         """Advance every sub-env; finished ones restart (or freeze without autoreset).
 
+        ``action`` is checked as the stateful JAX mode checks it from its shape and dtype
+        (``(num_envs, *action_space.shape)``; integral floats and other integer widths act as
+        a Discrete's integers) but, as that takes a host sync, not for its values: an index out
+        of range, or a fraction (cast down), gives undefined results.
+
         Returns:
             A ``KernelTransition``: ``state``, ``observation``, ``reward``, ``terminated``,
             ``truncated``, ``info``, ``elapsed``, ``done``, ``final_observation``,
             ``reset_info``.
+
+        Raises:
+            ValueError: ``action`` of the wrong shape; ``params`` as for ``reset``.
+            TypeError: ``action`` of a dtype no action of the space has; ``params`` not a dict.
         """
-        p = self._params(params)
+        return self._advance(key, state, self._actions(action), self._params(params))
+
+    def _advance(self, key: jax.Array, state: Any, action: jax.Array, p: Any) -> KernelTransition:
+        """``step`` with the kernel's params as they are and ``action`` as the kernel takes it
+        (a stateful env's, checked before)."""
         step_key, reset_key = jax.random.split(key)
         n, dtype = self.num_envs, self.dtype
         return transition(
@@ -194,11 +268,25 @@ class FunctionalEnv:
             when=cond,
         )
 
+    def _stateful_params(self, fields: Mapping[str, Any]) -> Any:
+        """The kernel's params of a stateful env's dynamic ``fields`` (every one, derived and
+        read-only ones included, as ``set_attr`` checked and derived them)."""
+        return with_fields(self._defaults, fields)
+
     def __repr__(self) -> str:
         return (
             f"FunctionalEnv({type(self.kernel).__name__}, num_envs={self.num_envs}, "
             f"{jnp.dtype(self.dtype).name})"
         )
+
+
+def in_order(info: Mapping[str, Any], order: list[str]) -> Mapping[str, Any]:
+    """``info`` with its keys in ``order``, the kernel's (a jitted function returns its dicts
+    sorted by key); as it is when its keys are others (the reset info of a step without
+    autoreset: ``{}``)."""
+    if len(order) != len(info) or set(order) != info.keys():
+        return info
+    return {key: info[key] for key in order}
 
 
 def cond(pred: Any, yes: Callable[[Any], Any], no: Callable[[Any], Any], operand: Any) -> Any:
@@ -240,12 +328,22 @@ def make_functional(
             removes it (as for ``make_vec``).
         **kwargs: the env's keyword arguments (over the spec's).
 
+    Raises:
+        ValueError: the spec has ``additional_wrappers``, which have no per-env objects to wrap
+            here (as ``make_vec``'s kernel modes refuse them).
+
     Example:
         >>> env = make_functional("CartPole-v1", 4)
         >>> state, obs, info = env.reset(jax.random.PRNGKey(0))
         >>> t = env.step(jax.random.PRNGKey(1), state, jnp.zeros(4, jnp.int32))
     """
     spec = id if isinstance(id, EnvSpec) else registered_spec(id)
-    kernel = load_kernel(spec, {**spec.kwargs, **kwargs})
+    refuse_kernel_wrappers(
+        spec,
+        "make_functional",
+        False,
+        "register the env without them and apply their transformation to what step returns",
+    )
+    kernel = load_kernel(spec, merge_kwargs(spec, kwargs))
     steps = effective_steps(spec, max_episode_steps)
     return FunctionalEnv(kernel, num_envs, max_episode_steps=steps)
