@@ -222,3 +222,29 @@ def test_the_checks_report_a_mode_that_gets_same_step_autoreset_wrong() -> None:
         "ERROR: autoreset of KStepKernel([1, 2, 3, 5]) in this mode: step 0, sub-env 0 (k=1, "
         "episode 0): observation [0.0, 1.0], expected [1, 0]."
     ]
+
+
+class _MaskIgnored(Walk):
+    """A broken kernel: its reset restarts every sub-env, whatever the mask."""
+
+    def reset(
+        self, xp: Any, params: WalkParams, draws: Mapping[str, Any], mask: Any, state: Any
+    ) -> KernelReset:
+        return super().reset(xp, params, draws, xp.ones_like(mask), state)
+
+
+def test_the_checks_report_a_kernel_whose_reset_ignores_the_mask() -> None:
+    # Before: only KStepKernel met a partial mask, so the env's own kernel passed.
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_MaskIgnored(), 3), n_steps=20)
+    assert issues == [
+        "ERROR: reset(mask=...) of the kernel: called with mask [True, False, True], it changed "
+        "state['x'] of sub-env 1, where mask is false (reset only the masked sub-envs and keep "
+        "the others: xp.where(mask, new, state[...]))."
+    ]
+
+
+def test_the_mask_check_runs_a_single_sub_env_kernel_on_two() -> None:
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_MaskIgnored(), 1), n_steps=20)
+    assert [issue.split(", it changed")[0] for issue in issues] == [
+        "ERROR: reset(mask=...) of the kernel: called with mask [True, False]"
+    ]

@@ -56,7 +56,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="MODE",
         help=(
             "check the env's array kernel in a kernel vectorization mode (jax, torch): shapes, "
-            "dtypes, autoreset and determinism of make_vec(ENV_ID, N, vectorization_mode=MODE)"
+            "dtypes, autoreset, masked reset and determinism of "
+            "make_vec(ENV_ID, N, vectorization_mode=MODE)"
         ),
     )
     parser.add_argument(

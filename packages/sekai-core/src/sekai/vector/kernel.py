@@ -115,7 +115,8 @@ class ArrayKernel(abc.ABC, Generic[P]):
             state: the current state, or None on the first reset (``mask`` then all true).
 
         Returns:
-            The new state, every sub-env's observation and the reset info arrays.
+            The new state, every sub-env's observation and the reset info arrays (the driver
+            reads the observations and infos of the masked sub-envs only).
         """
 
     @abc.abstractmethod

@@ -17,7 +17,7 @@ import numpy as np
 from sekai.error import InvalidAction
 from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from sekai.vector.kernel import ArrayKernel, KernelReset, KernelStep
-from sekai.vector.kernel_step import tree_map
+from sekai.vector.kernel_step import convert_params, draw_all, tree_map
 from sekai.vector.kernel_vec_env import KernelVecEnv
 from sekai.vector.vec_env import VecEnv
 
@@ -166,6 +166,7 @@ def _rollout(
                 issues += _frozen_issues(make_frozen, n_steps, seed)
             if isinstance(vec, KernelVecEnv):
                 issues += _kstep_issues(vec)
+                issues += _mask_issues(vec, seed)
         return observations
     finally:
         vec.close()
@@ -258,6 +259,77 @@ def _kstep_issues(vec: KernelVecEnv) -> list[str]:
     except Exception as exc:  # reported, as check_env reports what fails
         return [f"ERROR: {what}: {type(exc).__name__}: {exc}"]
     return [] if issue is None else [f"ERROR: {what}: {issue}."]
+
+
+#: Steps taken before the partial reset of the mask check (some sub-envs then differ).
+_MASK_STEPS = 3
+
+
+def _mask_issues(vec: KernelVecEnv, seed: int) -> list[str]:
+    """An ERROR when ``vec``'s kernel, called by the check with a partial ``mask`` after a few
+    steps in ``vec``'s mode, changes the state of a sub-env where ``mask`` is false: the kernel
+    contract resets only the masked ones. (Their observations are not compared: the driver
+    keeps the step's, and a kernel may not rebuild one from the state, e.g. the last action.)"""
+    what = "reset(mask=...) of the kernel"
+    n = max(vec.num_envs, 2)  # a partial mask needs two sub-envs
+    try:
+        env = _in_mode_of(vec, vec.kernel, n, vec.max_episode_steps, autoreset=True)
+        try:
+            env.reset(seed=seed)
+            sample = _sampler(env, seed)
+            for _ in range(_MASK_STEPS):
+                env.step(sample())
+            return _partial_reset_issues(env, seed, what)
+        finally:
+            env.close()
+    except Exception as exc:  # reported, as check_env reports what fails
+        return [f"ERROR: {what}: {type(exc).__name__}: {exc}"]
+
+
+def _partial_reset_issues(env: KernelVecEnv, seed: int, what: str) -> list[str]:
+    """Call ``env``'s kernel with every other sub-env masked, on ``env``'s state, and compare
+    the state's unmasked rows in the backend's namespace."""
+    backend, kernel, n = env.backend, env.kernel, env.num_envs
+    xp, state = backend.xp, env.state
+    params = convert_params(env.params, backend.convert)
+    rng = np.random.default_rng(seed)  # fresh numbers in every row: a kept row must ignore them
+
+    def host_draw(draw: Any, shape: tuple[int, ...]) -> Any:
+        fresh = rng.random(shape) if draw.distribution == "uniform" else rng.normal(size=shape)
+        return backend.convert(fresh)
+
+    host_mask = np.arange(n) % 2 == 0
+    draws = draw_all(kernel.reset_draws(params), n, host_draw)
+    new_state, _, _ = kernel.reset(xp, params, draws, backend.convert(host_mask), state)
+    if set(new_state) != set(state):
+        return [
+            f"ERROR: {what}: the state has keys {sorted(new_state)}, its step's has "
+            f"{sorted(state)}."
+        ]
+    for key in state:
+        kept = backend.to_numpy(_kept_rows(xp, new_state[key], state[key], n))
+        changed = ~kept & ~host_mask
+        if changed.any():
+            return [
+                f"ERROR: {what}: called with mask {host_mask.tolist()}, it changed "
+                f"state[{key!r}] of sub-env {int(np.flatnonzero(changed)[0])}, where mask is "
+                "false (reset only the masked sub-envs and keep the others: "
+                "xp.where(mask, new, state[...]))."
+            ]
+    return []
+
+
+def _kept_rows(xp: Any, new: Any, old: Any, n: int) -> Any:
+    """``(n,)`` bool of ``xp``: the rows of ``new`` equal to those of ``old`` (NaN included,
+    ``new`` in ``old``'s dtype)."""
+    if tuple(new.shape) != tuple(old.shape):
+        raise ValueError(f"it returned shape {tuple(new.shape)}, the step {tuple(old.shape)}")
+    if new.dtype != old.dtype:
+        new = xp.astype(new, old.dtype)
+    same = new == old
+    if xp.isdtype(old.dtype, "real floating"):
+        same = same | (xp.isnan(new) & xp.isnan(old))
+    return xp.all(xp.reshape(same, (n, -1)), axis=1)
 
 
 @dataclass(frozen=True)
@@ -408,10 +480,11 @@ def check_kernel_vec_env(
     Shapes and dtypes of observations (against the batched observation space), rewards and
     flags; reset and step observations inside the observation space; ``final_observation`` /
     ``final_info`` / ``reset_info`` in the step that ends an episode (same-step autoreset);
-    finished sub-envs freezing with ``autoreset=False``; the native envs' errors for a batch
-    of the wrong shape and for an invalid action; with ``check_determinism``, a second rollout
-    with the same seed and actions gives the same observations. Random actions respect the
-    env's ``action_mask()`` when it has one.
+    finished sub-envs freezing with ``autoreset=False``; a kernel mode's kernel, reset with a
+    partial mask after a few steps, keeping the state of the sub-envs outside it; the native
+    envs' errors for a batch of the wrong shape and for an invalid action; with
+    ``check_determinism``, a second rollout with the same seed and actions gives the same
+    observations. Random actions respect the env's ``action_mask()`` when it has one.
 
     Args:
         make: builds a fresh vector env (called once, twice with ``check_determinism``).
