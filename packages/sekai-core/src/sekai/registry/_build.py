@@ -6,7 +6,7 @@ import copy
 import dataclasses
 import inspect
 import numbers
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from sekai._args import type_name
@@ -22,6 +22,7 @@ __all__ = [
     "build_env",
     "construct",
     "effective_steps",
+    "keyword_error",
     "label",
     "merge_kwargs",
     "passed_on",
@@ -156,6 +157,15 @@ def construct(
         raise TypeError(f"{refused(env_id, what, unexpected, kwargs)}: {exc}{extra}") from exc
 
 
+def keyword_error(
+    env_id: str, what: str, fn: Any, kwargs: Mapping[str, Any], exc: TypeError, why: str = ""
+) -> TypeError:
+    """The error of ``fn`` refusing ``kwargs``: the env, ``what`` refused which keywords (then
+    ``why``, when said), and ``exc`` (the call's own error)."""
+    unexpected = unexpected_keywords(fn, kwargs)
+    return TypeError(f"{refused(env_id, what, unexpected, kwargs)}{why}: {exc}")
+
+
 def refused(env_id: str, what: str, unexpected: list[str] | None, given: Iterable[str]) -> str:
     """``"<id>: <what> does not take the keyword argument 'x' (given: ...)"``; without the
     ``unexpected`` names, that it does not take the keyword arguments it was given."""
@@ -194,7 +204,7 @@ def passed_on(fn: Any, keys: Iterable[str]) -> list[str]:
     return [key for key in keys if key not in found[0]]
 
 
-def _unbindable(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+def _unbindable(fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
     """Whether ``fn(*args, **kwargs)`` fails for its arguments alone (False if unknown)."""
     try:
         inspect.signature(fn).bind(*args, **kwargs)
