@@ -558,10 +558,17 @@ def test_correct_envs_give_no_issues(make: Any) -> None:
     assert check_env(make(), check_determinism=True) == []
 
 
-def test_stateful_normalisation_passes_without_determinism_check() -> None:
-    # Its statistics carry over from one rollout to the next, so two rollouts differ.
-    assert check_env(sekai.NormalizeReward(Good())) == []
-    assert len(check_env(sekai.NormalizeReward(Good()), check_determinism=True)) == 1
+@pytest.mark.parametrize("wrapper", [sekai.NormalizeObservation, sekai.NormalizeReward])
+def test_running_statistics_are_frozen_for_the_seed_and_determinism_checks(wrapper: Any) -> None:
+    # Before: their updates between the runs read as a reset ignoring its seed and as an env
+    # to register with nondeterministic=True.
+    env = wrapper(Good())
+    assert check_env(env, check_determinism=True) == []
+    assert env.update_running_mean is True  # switched back
+    frozen = wrapper(Good())
+    frozen.update_running_mean = False
+    assert check_env(sekai.TimeLimit(frozen, 50), check_determinism=True) == []
+    assert frozen.update_running_mean is False
 
 
 @pytest.mark.parametrize(

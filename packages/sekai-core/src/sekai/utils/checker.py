@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,10 +166,11 @@ class _Checker:
         first = self.check_first_reset()
         self.check_action_mask()
         self.check_steps(first)
-        if flags["check_reset_seed"]:
-            self.check_reset_seed()
-        if flags["check_determinism"]:
-            self.check_determinism()
+        with _statistics_frozen(self.env):
+            if flags["check_reset_seed"]:
+                self.check_reset_seed()
+            if flags["check_determinism"]:
+                self.check_determinism()
         if flags["check_async"]:
             self.check_async()
 
@@ -416,6 +418,24 @@ class _Checker:
             self.warning("reward from async_step() is infinite.")
 
 
+@contextlib.contextmanager
+def _statistics_frozen(env: Env[Any, Any]) -> Iterator[None]:
+    """The layers of ``env`` with running statistics (NormalizeObservation, NormalizeReward:
+    an ``update_running_mean`` switch) frozen, then switched back as they were: their updates
+    would make the seeded runs that the checks compare differ."""
+    layers = [
+        layer for layer in env if isinstance(getattr(layer, "update_running_mean", None), bool)
+    ]
+    switches = [layer.update_running_mean for layer in layers]  # type: ignore[attr-defined]
+    for layer in layers:
+        layer.update_running_mean = False  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        for layer, switch in zip(layers, switches):
+            layer.update_running_mean = switch  # type: ignore[attr-defined]
+
+
 def _not_an_env(env: object) -> str:
     got = type(env).__name__
     if isinstance(env, str):
@@ -455,7 +475,10 @@ def check_env(
 
     The env is reset and stepped, so pass a fresh one. Failures of the env never raise: they
     become ``"ERROR: ..."`` lines; anomalies become ``"WARNING: ..."`` lines. A problem that
-    repeats at every step is reported once, with ``(seen at N steps; first shown)``.
+    repeats at every step is reported once, with ``(seen at N steps; first shown)``. Wrappers
+    with running statistics (an ``update_running_mean`` switch: NormalizeObservation,
+    NormalizeReward) are frozen during the seed and determinism checks, then switched back:
+    their updates are not randomness beyond the seed.
 
     Args:
         env: the environment (or wrapper stack) to check.
