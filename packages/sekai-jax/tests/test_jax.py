@@ -290,6 +290,13 @@ def test_make_functional_refuses_a_spec_with_additional_wrappers() -> None:
         make_functional(scaled, 2)
 
 
+def test_make_functional_names_itself_and_the_env_for_a_keyword_it_refuses() -> None:
+    with pytest.raises(TypeError, match=r"sekai\.jax\.make_functional\(\) passes keyword"):
+        make_functional("CartPole-v1", 2, render_mode="rgb_array")
+    with pytest.raises(TypeError, match=r"^CartPole-v1: its kernel_entry_point .* 'render_mod'"):
+        make_functional("CartPole-v1", 2, render_mod=1)
+
+
 class _Listed(_NoisyReset):
     """Keeps the list it is built with (a registered mutable default)."""
 

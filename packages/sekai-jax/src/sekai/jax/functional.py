@@ -344,6 +344,6 @@ def make_functional(
         False,
         "register the env without them and apply their transformation to what step returns",
     )
-    kernel = load_kernel(spec, merge_kwargs(spec, kwargs))
+    kernel = load_kernel(spec, merge_kwargs(spec, kwargs), call="sekai.jax.make_functional()")
     steps = effective_steps(spec, max_episode_steps)
     return FunctionalEnv(kernel, num_envs, max_episode_steps=steps)
