@@ -165,7 +165,7 @@ class _NeverFreezes(NumpyBackend):
                 action,
                 {},
                 draw_all(kernel.reset_draws(params), n, self._sample),
-                max_episode_steps=env.max_episode_steps,
+                max_episode_steps=env._max_episode_steps,
                 observation_dtype=env.observation_dtype,
             )
             return out._replace(state={**carry, **out.state})

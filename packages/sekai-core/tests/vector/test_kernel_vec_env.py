@@ -114,6 +114,21 @@ def test_the_time_limit_truncates_and_counts_elapsed_steps() -> None:
     assert result.infos[0]["final_info"]["elapsed_steps"] == 1
 
 
+def test_without_a_time_limit_max_episode_steps_is_missing_as_on_the_other_backends() -> None:
+    env = _env(2)
+    with pytest.raises(AttributeError, match="'KernelVecEnv' object has no attribute 'max_"):
+        env.get_attr("max_episode_steps")
+    with pytest.raises(AttributeError, match="set_attr cannot add one"):
+        env.set_attr("max_episode_steps", 1)
+    env.reset(seed=0)
+    assert not env.step(np.zeros(2, dtype=np.int64)).truncated.any()  # none was added
+    limited = _env(2, max_episode_steps=5)
+    assert limited.get_attr("max_episode_steps") == [5, 5]
+    limited.set_attr("max_episode_steps", 1)  # an existing limit changes, as on native
+    limited.reset(seed=0)
+    assert limited.step(np.zeros(2, dtype=np.int64)).truncated.all()
+
+
 def test_the_same_seed_gives_the_same_episodes_and_another_seed_others() -> None:
     def starts(seed: int) -> list[float]:
         env = _env(8)

@@ -179,7 +179,7 @@ class GeneratorBackend(KernelBackend):
                 action,
                 draw_all(kernel.step_draws(params), n, self._sample),
                 self.reset_noise(kernel.reset_draws(params), n),
-                max_episode_steps=env.max_episode_steps,
+                max_episode_steps=env._max_episode_steps,
                 autoreset=env.autoreset,
                 observation_dtype=env.observation_dtype,
                 when=when,

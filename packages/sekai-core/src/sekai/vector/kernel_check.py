@@ -242,7 +242,7 @@ def _frozen_kernel_maker(vec: KernelVecEnv) -> Callable[[], VecEnv]:
     """Builds ``vec``'s kernel in ``vec``'s own mode with ``autoreset=False``: a mode's own
     ``step()`` is what must freeze."""
     return lambda: _in_mode_of(
-        vec, vec.kernel, vec.num_envs, vec.max_episode_steps, autoreset=False
+        vec, vec.kernel, vec.num_envs, vec._max_episode_steps, autoreset=False
     )
 
 
@@ -273,7 +273,7 @@ def _mask_issues(vec: KernelVecEnv, seed: int) -> list[str]:
     what = "reset(mask=...) of the kernel"
     n = max(vec.num_envs, 2)  # a partial mask needs two sub-envs
     try:
-        env = _in_mode_of(vec, vec.kernel, n, vec.max_episode_steps, autoreset=True)
+        env = _in_mode_of(vec, vec.kernel, n, vec._max_episode_steps, autoreset=True)
         try:
             env.reset(seed=seed)
             sample = _sampler(env, seed)

@@ -12,6 +12,7 @@ from sekai.core._rng import SeededMixin
 from sekai.utils._equal import structurally_equal
 from sekai.vector._contract.seeding import generator_seeds, native_seed, vector_options
 from sekai.vector._contract.subenv import call_attribute
+from sekai.vector._time_limit import TimeLimitAttribute, check_max_episode_steps
 from sekai.vector.infos import ArrayInfos, LazyInfos, split_value
 from sekai.vector.kernel import ArrayKernel
 from sekai.vector.kernel_backend import (
@@ -29,7 +30,6 @@ from sekai.vector.kernel_step import (
     read_only_arrays,
     tree_map,
 )
-from sekai.vector.native import _check_max_episode_steps
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
@@ -58,7 +58,7 @@ class KernelInfos(LazyInfos):
         return self._infos()._make_all()
 
 
-class KernelVecEnv(SeededMixin, VecEnv):
+class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
     """A vector env running an :class:`~sekai.vector.kernel.ArrayKernel` on a backend.
 
     The semantics are the native envs': same-step autoreset with ``final_observation`` /
@@ -96,7 +96,7 @@ class KernelVecEnv(SeededMixin, VecEnv):
         self.kernel = kernel
         self.metadata = dict(kernel.metadata)
         self.backend = backend if backend is not None else NumpyBackend()
-        self.max_episode_steps = _check_max_episode_steps(max_episode_steps)
+        self._max_episode_steps = check_max_episode_steps(max_episode_steps)
         if not isinstance(check_actions, (bool, np.bool_)):
             raise TypeError(f"check_actions must be a bool, got {type(check_actions).__name__}.")
         self.check_actions = bool(check_actions)
@@ -235,7 +235,7 @@ class KernelVecEnv(SeededMixin, VecEnv):
         n = self.num_envs
         arrays = self._host_info(params, t.info)
         elapsed = None
-        if self.max_episode_steps is not None:
+        if self._max_episode_steps is not None:
             elapsed = to_numpy(t.elapsed).astype(np.int64)
         skip = None if frozen is None else to_numpy(frozen)
         if not self.autoreset:
@@ -304,7 +304,13 @@ class KernelVecEnv(SeededMixin, VecEnv):
         if name == "max_episode_steps":  # compiled into the step functions: rebuild them
             if isinstance(values, list) and len(values) == self.num_envs:
                 values = self._shared_value(name, values)
-            self.max_episode_steps = _check_max_episode_steps(values)
+            if self._max_episode_steps is None:
+                raise AttributeError(
+                    f"{type(self).__name__} was built without a time limit, and set_attr "
+                    "cannot add one (as on every backend: the sub-envs of a SyncVecEnv have no "
+                    "TimeLimit then); pass max_episode_steps=n to make_vec() instead."
+                )
+            self.max_episode_steps = values
             self._rebuild()
             return
         reason = self.kernel.read_only.get(name)

@@ -14,6 +14,7 @@ from sekai.spaces import Space
 from sekai.vector._contract.batching import copy_batch, put_rows
 from sekai.vector._contract.seeding import generator_seeds, native_seed, vector_options
 from sekai.vector._contract.subenv import call_attribute
+from sekai.vector._time_limit import TimeLimitAttribute, check_max_episode_steps
 from sekai.vector.infos import ArrayInfos, split_value
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
@@ -71,17 +72,7 @@ def _refuse_infos(env: NativeVecEnv, hook: str, infos: Any) -> NoReturn:
     )
 
 
-def _check_max_episode_steps(value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"max_episode_steps must be an int or None, got {type(value).__name__}.")
-    if value < 1:
-        raise ValueError(f"max_episode_steps must be >= 1, got {value}.")
-    return int(value)
-
-
-class NativeVecEnv(SeededMixin, VecEnv):
+class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
     """Base class of vector envs that simulate every sub-env at once with array operations.
 
     Pass ``num_envs`` and the single-env spaces to ``__init__`` and implement the hooks
@@ -119,7 +110,7 @@ class NativeVecEnv(SeededMixin, VecEnv):
         max_episode_steps: int | None = None,
     ) -> None:
         super().__init__(num_envs, observation_space, action_space, autoreset=autoreset)
-        self._max_episode_steps = _check_max_episode_steps(max_episode_steps)
+        self._max_episode_steps = check_max_episode_steps(max_episode_steps)
         self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
         self._flag_shape = (self.num_envs,)
         self._started = np.zeros(self.num_envs, dtype=bool)  # sub-envs that began an episode
@@ -329,26 +320,6 @@ class NativeVecEnv(SeededMixin, VecEnv):
         self._final_truncated[newly] = truncated[newly]
 
     # -- attributes --------------------------------------------------------------------------
-
-    @property
-    def max_episode_steps(self) -> int:
-        """The time limit of every sub-env (set it to change the limit of later steps).
-
-        Raises:
-            AttributeError: no limit was configured, as for the sub-envs of a SyncVecEnv,
-                which have no TimeLimit then (so ``set_attr`` cannot add one either).
-        """
-        if self._max_episode_steps is None:
-            raise AttributeError(
-                f"{type(self).__name__!r} object has no attribute 'max_episode_steps': it was "
-                "built without a time limit (pass max_episode_steps=n to make_vec() or to the "
-                "constructor)."
-            )
-        return self._max_episode_steps
-
-    @max_episode_steps.setter
-    def max_episode_steps(self, value: int | None) -> None:
-        self._max_episode_steps = _check_max_episode_steps(value)
 
     def _per_sub_env(self, name: str, value: Any) -> list[Any]:
         if _is_shared(type(self), name):

@@ -136,7 +136,7 @@ class JaxBackend(KernelBackend):
         return FunctionalEnv(
             env.kernel,
             env.num_envs,
-            max_episode_steps=env.max_episode_steps,
+            max_episode_steps=env._max_episode_steps,
             autoreset=env.autoreset,
             observation_dtype=env.observation_dtype,
             params=env.params,

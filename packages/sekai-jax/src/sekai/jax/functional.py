@@ -15,6 +15,7 @@ from sekai.registry._build import effective_steps, merge_kwargs, refuse_kernel_w
 from sekai.registry.api import spec as registered_spec
 from sekai.registry.kernels import load_kernel
 from sekai.registry.spec import EnvSpec
+from sekai.vector._time_limit import check_max_episode_steps
 from sekai.vector.kernel import ArrayKernel, Draw
 from sekai.vector.kernel_backend import (
     check_action_shape,
@@ -32,7 +33,6 @@ from sekai.vector.kernel_step import (
     with_fields,
 )
 from sekai.vector.kernel_vec_env import settable_fields
-from sekai.vector.native import _check_max_episode_steps
 from sekai.vector.vec_env import _check_num_envs
 
 __all__ = ["FunctionalEnv", "draw", "float_dtype", "make_functional", "narrow", "x64"]
@@ -107,7 +107,7 @@ class FunctionalEnv:
     ) -> None:
         self.kernel = kernel
         self.num_envs = _check_num_envs(num_envs)
-        self.max_episode_steps = _check_max_episode_steps(max_episode_steps)
+        self.max_episode_steps = check_max_episode_steps(max_episode_steps)
         self.autoreset = autoreset
         self.dtype = float_dtype()
         self.observation_space = kernel.observation_space
