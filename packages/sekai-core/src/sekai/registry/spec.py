@@ -33,11 +33,9 @@ def _describe(value: object) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
-def _same_fields(a: Any, b: object) -> bool:
-    """The dataclass ``==`` of two specs, but with kwargs compared structurally: an array in
-    them (``prices=history``) made ``==`` raise instead of answering."""
-    if type(b) is not type(a):
-        return NotImplemented
+def _same_fields(a: Any, b: Any) -> bool:
+    """The dataclass ``==`` of two specs of one type, but with kwargs compared structurally:
+    an array in them (``prices=history``) made ``==`` raise instead of answering."""
     return all(
         structurally_equal(getattr(a, f.name), getattr(b, f.name))
         for f in dataclasses.fields(a)
@@ -77,6 +75,8 @@ class WrapperSpec:
         object.__setattr__(self, "kwargs", dict(self.kwargs))
 
     def __eq__(self, other: object) -> bool:  # unhashable, as before: kwargs is a dict
+        if type(other) is not type(self):
+            return NotImplemented
         return _same_fields(self, other)
 
     def to_dict(self) -> dict[str, Any]:
@@ -211,6 +211,8 @@ class EnvSpec:
         return f"EnvSpec(id={self.id!r})"
 
     def __eq__(self, other: object) -> bool:  # unhashable, as before: the spec is mutable
+        if type(other) is not type(self):
+            return NotImplemented
         return _same_fields(self, other)
 
     def make(self, **kwargs: Any) -> Env[Any, Any]:
