@@ -5,15 +5,20 @@ bytes (where a real Ctrl-C lands between the read and the code that keeps its by
 Whatever call is interrupted, nothing is lost: ``recv()`` hands the results out later, an
 interrupted ``step()``'s replies are dropped before the next command, and a read cut short is
 continued by the next one, or, where the bytes it took are gone, fails clearly instead of
-leaving the pipe out of step.
+leaving the pipe out of step. Ctrl-C while the workers start leaves no zombie, and no worker's
+traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import multiprocessing
 import os
+import signal
 import time
 from collections.abc import Callable, Iterator
+from multiprocessing import popen_fork
 from typing import Any
 
 import numpy as np
@@ -22,6 +27,8 @@ import pytest
 import sekai
 from sekai.testing.fixtures import interrupted_once
 from sekai.vector import ProcVecEnv, _batches
+from sekai.vector.proc import worker
+from sekai.vector.proc.mail import Mail
 from sekai.vector.proc.pool import Pool
 
 pytestmark = pytest.mark.timeout(60)  # a pipe left out of step hangs the next call
@@ -328,3 +335,57 @@ def test_ctrl_c_as_the_pool_starts_keeping_a_reply_does_not_wait_for_the_empty_p
         assert time.monotonic() - start < 1.5
         vec.send([1, 1])
         assert _rows(vec.recv()) == {0: ([0, 2], 2, 2), 1: ([1, 1], 1, 1)}
+
+
+# -- Ctrl-C while the workers start ----------------------------------------------------------
+
+
+def test_ctrl_c_in_process_start_reaps_the_worker_it_launched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C lands in ``process.start()`` after the fork, before the pool keeps the worker:
+    the worker is killed and reaped there, not left a zombie."""
+    launched: list[int] = []
+    launch = popen_fork.Popen._launch
+
+    def interrupted(self: Any, process: Any) -> None:
+        launch(self, process)
+        launched.append(self.pid)
+        if process.name.endswith("-1"):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(popen_fork.Popen, "_launch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        ProcVecEnv(_marked(2), context="fork")
+    left = []
+    for pid in launched:
+        try:
+            os.waitpid(pid, os.WNOHANG)  # reaps a zombie left behind (or sees it running)
+        except ChildProcessError:  # reaped already
+            continue
+        left.append(pid)
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    assert len(launched) == 2
+    assert left == []
+
+
+def test_a_worker_whose_parent_gave_up_before_it_started_exits_quietly(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Ctrl-C while the fork server starts a worker: the parent never learned of it and
+    unlinked its mailbox; the worker exits without a traceback about it."""
+    gone = Mail.create(1, capacity=64)
+    gone.release(owner=True)
+    ctx = multiprocessing.get_context("fork")
+    conn, child = ctx.Pipe()
+    lifeline, keep = ctx.Pipe(duplex=False)
+    mail = (gone.name, 1, 64)
+    process = ctx.Process(target=worker.run, args=(child, lifeline, os.getpid(), False, [], mail))
+    process.start()
+    process.join(10)
+    for end in (conn, child, lifeline, keep):
+        end.close()
+    assert process.exitcode == 0
+    assert "Traceback" not in capfd.readouterr().err

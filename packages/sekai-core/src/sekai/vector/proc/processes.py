@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Sequence
+from multiprocessing import popen_fork
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from typing import Any
@@ -51,9 +53,32 @@ def spawn(
     )
     try:
         process.start()
+    except BaseException as exc:
+        _stop_launched(process, exc)
+        raise
     finally:
         child.close()
     return process
+
+
+def _stop_launched(process: Any, exc: BaseException) -> None:
+    """Kill and reap the process that a ``start()`` cut short (Ctrl-C) may have launched: the
+    pool never learns of it, and with fork or spawn it would stay a zombie until the parent
+    exits. Its ``Popen`` is the ``self`` of a frame ``exc`` went through when ``start()`` did
+    not get to keep it."""
+    popen = getattr(process, "_popen", None)
+    # Past the caller's frame: reading its locals would keep ``exc`` in a cycle with them.
+    frame = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
+    while popen is None and frame is not None:
+        candidate = frame.tb_frame.f_locals.get("self")
+        if isinstance(candidate, popen_fork.Popen):
+            popen = candidate
+        frame = frame.tb_next
+    if getattr(popen, "pid", None) is None:  # nothing was launched (forkserver: not known)
+        return
+    with contextlib.suppress(Exception):
+        popen.kill()
+        popen.wait()
 
 
 def end(processes: Sequence[Any], lifeline: Connection | None, deadline: float) -> None:

@@ -304,7 +304,12 @@ def run(
     threading.Thread(
         target=_watch_parent, args=(lifeline, parent_pid, check_pid), daemon=True
     ).start()
-    box = None if mail is None else Mail.attach(*mail)
+    try:
+        box = None if mail is None else Mail.attach(*mail)
+    except FileNotFoundError:
+        # The parent unlinks the name once every worker answered, or when it stops: it gave up
+        # before this process started (Ctrl-C in ``process.start()``) and never waits for it.
+        return
     worker = Worker(conn, box, index)
     try:
         worker.serve()
