@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import copy
 import gc
+import os
 import pickle
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
 import pytest
 
 import sekai
-from sekai.vector import AsyncVecEnv, SyncVecEnv, VecEnv
+from sekai.vector import AsyncVecEnv, SyncVecEnv, VecEnv, async_vec_env
 
 
 class Venue(sekai.Env):  # type: ignore[type-arg]
@@ -139,6 +142,82 @@ def test_close_cancels_the_tasks_sub_envs_left_on_the_private_loop() -> None:
     vec.reset(seed=0)
     vec.close()
     assert sorted(Feed.cleaned) == [0, 1]  # each reader's finally ran, as under asyncio.run
+
+
+def test_collected_without_close_it_cancels_the_tasks_on_its_loop_and_leaves_the_sub_envs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    Feed.cleaned.clear()
+    closed: list[int] = []
+    monkeypatch.setattr(Feed, "close", lambda self: closed.append(self.index))
+    vec = AsyncVecEnv([lambda i=i: Feed(i, []) for i in range(2)])
+    vec.reset(seed=0)
+    feeds, loop = vec.envs, vec._loop
+    del vec
+    gc.collect()
+    assert loop is not None and loop.is_closed()
+    # Cancelled and run to their end, not destroyed pending when collected.
+    assert [feed.reader.cancelled() for feed in feeds] == [True, True]
+    assert sorted(Feed.cleaned) == [0, 1]
+    assert closed == []  # as SyncVecEnv, which does not close them either
+
+
+_OPEN_AT_EXIT = """
+import asyncio, sys
+import numpy as np
+import sekai
+
+class Feed(sekai.Env):
+    def __init__(self):
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+
+    async def async_reset(self, *, seed=None, options=None):
+        self.reader = asyncio.get_running_loop().create_task(self._read())
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    async def _read(self):
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            print("cleaned", flush=True)
+
+    def reset(self, *, seed=None, options=None):
+        return asyncio.run(self.async_reset(seed=seed, options=options))
+
+    def step(self, action):
+        raise NotImplementedError
+
+vec = sekai.AsyncVecEnv([Feed, Feed])
+vec.reset(seed=0)
+"""
+
+
+def test_open_at_exit_it_cancels_the_tasks_on_its_loop_before_the_interpreter_finalises(
+    tmp_path: Any,
+) -> None:
+    script = tmp_path / "open_at_exit.py"
+    script.write_text(_OPEN_AT_EXIT)
+    done = subprocess.run(
+        [sys.executable, "-X", "dev", str(script)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["cleaned", "cleaned"]
+    assert done.stderr == ""  # no "Task was destroyed but it is pending!", no unclosed loop
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_leaves_the_parents_loops_alone_at_exit() -> None:
+    vec = _venues(1, [])
+    vec.reset()
+    assert vec._loop in async_vec_env._LOOPS
+    pid = os.fork()
+    if pid == 0:  # the child shares the parent's selector: shutting its loop down would harm it
+        os._exit(len(async_vec_env._LOOPS))
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert vec.step([1]).rewards.tolist() == [1.0]
+    vec.close()
 
 
 def test_close_from_a_coroutine_after_the_sync_shims_ran_closes_the_private_loop() -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import os
+import weakref
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
@@ -71,6 +74,7 @@ class AsyncVecEnv(InProcessVecEnv):
             raise RuntimeError(_IN_RUNNING_LOOP.format(method=method))
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
+            _LOOPS.add(self._loop)
         return self._loop
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
@@ -144,6 +148,33 @@ class AsyncVecEnv(InProcessVecEnv):
                 shut_down_loop(loop)
 
     def __del__(self) -> None:
+        # Collected without close(): the sub-envs are left as they are, as SyncVecEnv leaves
+        # them; the private loop is shut down as close() does it.
         loop = getattr(self, "_loop", None)
-        if loop is not None and not loop.is_closed() and not loop.is_running():
-            loop.close()
+        if loop is not None:
+            _shut_down_quietly(loop)
+
+
+def _shut_down_quietly(loop: asyncio.AbstractEventLoop) -> None:
+    """``shut_down_loop`` for a private loop its VecEnv did not close: its tasks (a sub-env's
+    feed reader) are cancelled and run their ``finally`` blocks instead of being destroyed
+    pending. Never raises: it runs from ``__del__`` and at exit."""
+    if not loop.is_closed() and not loop.is_running():
+        with contextlib.suppress(Exception):
+            shut_down_loop(loop)
+
+
+# The private loops, shut down at exit if still open: once the interpreter finalises, a loop
+# can no longer run (imports fail), and its tasks would be destroyed pending.
+_LOOPS: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+
+
+def _shut_down_all() -> None:
+    for loop in list(_LOOPS):
+        _shut_down_quietly(loop)
+
+
+atexit.register(_shut_down_all)
+if hasattr(os, "register_at_fork"):
+    # A child shares the parent's selector: shutting a copy down would unregister its files.
+    os.register_at_fork(after_in_child=_LOOPS.clear)
