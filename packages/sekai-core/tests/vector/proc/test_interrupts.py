@@ -6,7 +6,7 @@ Whatever call is interrupted, nothing is lost: ``recv()`` hands the results out 
 interrupted ``step()``'s replies are dropped before the next command, and a read cut short is
 continued by the next one, or, where the bytes it took are gone, fails clearly instead of
 leaving the pipe out of step. Ctrl-C while the workers start leaves no zombie, and no worker's
-traceback.
+traceback; Ctrl-C while close() waits stops the workers without waiting out close_timeout.
 """
 
 from __future__ import annotations
@@ -389,3 +389,37 @@ def test_a_worker_whose_parent_gave_up_before_it_started_exits_quietly(
         end.close()
     assert process.exitcode == 0
     assert "Traceback" not in capfd.readouterr().err
+
+
+# -- Ctrl-C while close() waits --------------------------------------------------------------
+
+
+class HangsInClose(Marked):
+    def close(self) -> None:
+        time.sleep(3600)
+
+
+def test_ctrl_c_while_close_waits_stops_the_workers_after_a_grace_not_the_close_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    vec = ProcVecEnv([lambda: Marked(0), lambda: HangsInClose(1)], context="fork", close_timeout=30)
+    vec.reset()
+    pool = vec._pool
+    assert pool is not None
+    pids = [handle.process.pid for handle in pool.workers]
+    collect = Pool._collect
+
+    def interrupted(self: Pool, handles: Any, call: Any, *, kill: bool) -> Any:
+        if call.name == "close":  # Ctrl-C while close() waits for the workers
+            raise KeyboardInterrupt
+        return collect(self, handles, call, kill=kill)
+
+    monkeypatch.setattr(Pool, "_collect", interrupted)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        vec.close()
+    assert time.monotonic() - start < 5.0  # the grace, then terminate(): not 30 s
+    assert vec.closed
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):  # stopped and reaped
+            os.kill(pid, 0)

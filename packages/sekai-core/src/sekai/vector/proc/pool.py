@@ -536,12 +536,8 @@ class Pool:
     def _time_out(self, handles: Sequence[WorkerHandle], what: str, timeout: Any) -> None:
         """Stop ``handles``, which did not answer ``what`` within ``timeout`` seconds."""
         for handle in handles:
-            self._bury(
-                handle,
-                "TimeoutError",
-                f"worker {handle.index} did not answer {what}() within {timeout:g} s "
-                "and was stopped",
-            )
+            answer = f"did not answer {what}() within {timeout:g} s and was stopped"
+            self._bury(handle, "TimeoutError", f"worker {handle.index} {answer}")
 
     def _bury(self, handle: WorkerHandle, exc_type: str, message: str) -> None:
         """Mark ``handle`` dead (every later call needing it raises) and make sure it is."""
@@ -561,10 +557,10 @@ class Pool:
         Waits ``timeout`` seconds in all (None: as long as they take) for the workers to close
         their sub-envs and exit, then terminates the remaining ones (and tells their watchdogs
         the parent is gone), then kills those that ignore it. Always releases every process and
-        pipe, even when interrupted.
+        pipe, even when interrupted: then after a short grace, not the whole ``timeout``.
         """
         errors: list[tuple[int, VecEnvWorkerError]] = []
-        start = time.monotonic()
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
         try:
             live = [h for h in self.workers if h.dead is None]
             close = dumps(None)
@@ -576,8 +572,11 @@ class Pool:
             for handle, body in zip(live, self._collect(live, call, kill=False)):
                 if body is not None:  # else it died or is late: it is stopped below
                     errors.extend(handle.decode(body).errors)
+        except (KeyboardInterrupt, SystemExit):  # asked to stop now: not at the deadline
+            deadline = min(deadline, time.monotonic() + processes.GRACE)
+            raise
         finally:
-            self._force(math.inf if timeout is None else start + timeout)
+            self._force(deadline)
         return errors
 
     def _force(self, deadline: float) -> None:

@@ -13,9 +13,9 @@ from typing import Any
 
 from sekai.vector.proc import worker
 
-__all__ = ["end", "join", "preload_worker", "spawn"]
+__all__ = ["GRACE", "end", "join", "preload_worker", "spawn"]
 
-_GRACE = 0.5  # seconds between terminate() and kill()
+GRACE = 0.5  # seconds between terminate() and kill(), and before terminate() once interrupted
 _LONGEST_JOIN = 86400.0  # seconds: join() cannot wait 25 days or more in one go
 
 
@@ -94,7 +94,7 @@ def end(processes: Sequence[Any], lifeline: Connection | None, deadline: float) 
     for process in processes:
         if process.exitcode is None:
             process.terminate()
-    grace = time.monotonic() + _GRACE
+    grace = time.monotonic() + GRACE
     for process in processes:
         join(process, grace)
     for process in processes:

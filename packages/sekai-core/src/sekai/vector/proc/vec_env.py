@@ -122,7 +122,8 @@ class ProcVecEnv(RemoteAttributes):
         context: the ``multiprocessing`` start method; None: ``"forkserver"`` (``"spawn"`` on
             Windows). With either, guard your script with ``if __name__ == "__main__":``.
         close_timeout: seconds ``close()`` waits for the workers before terminating them (then
-            killing those that ignore it); ``inf``: no limit.
+            killing those that ignore it); ``inf``: no limit. Ctrl-C cuts the wait to half a
+            second.
         num_workers: worker processes (None: one per sub-env; at most ``num_envs``). With
             more sub-envs than cores, about the number of cores is best.
         shared_memory: None: use shared memory when the observation space allows it; True:
