@@ -78,3 +78,14 @@ def test_time_limit_done_flag_is_a_python_bool():
     env = TimeLimit(Walker(), 1)
     env.reset()
     assert env.step(0).done is True
+
+
+def test_a_limit_set_later_is_checked_and_applies_to_later_steps():
+    env = TimeLimit(Walker(), 5)
+    for bad, error in ((None, TypeError), (0, ValueError), (2.0, TypeError)):
+        with pytest.raises(error, match=r"^max_episode_steps must be"):
+            env.set_attr("max_episode_steps", bad)
+    assert env.max_episode_steps == 5  # a refused value leaves the limit as it was
+    env.set_attr("max_episode_steps", 2)
+    env.reset()
+    assert [env.step(0).truncated for _ in range(2)] == [False, True]

@@ -124,6 +124,8 @@ def test_without_a_time_limit_max_episode_steps_is_missing_as_on_the_other_backe
     assert not env.step(np.zeros(2, dtype=np.int64)).truncated.any()  # none was added
     limited = _env(2, max_episode_steps=5)
     assert limited.get_attr("max_episode_steps") == [5, 5]
+    with pytest.raises(TypeError, match=r"got None: a time limit can be changed but not removed"):
+        limited.set_attr("max_episode_steps", None)
     limited.set_attr("max_episode_steps", 1)  # an existing limit changes, as on native
     limited.reset(seed=0)
     assert limited.step(np.zeros(2, dtype=np.int64)).truncated.all()

@@ -287,6 +287,9 @@ def test_max_episode_steps_set_on_a_limited_native_env_is_checked() -> None:
     vec = DriftVecEnv(2, max_episode_steps=5)
     with pytest.raises(ValueError, match=r"^max_episode_steps must be >= 1, got 0\.$"):
         vec.set_attr("max_episode_steps", 0)
+    with pytest.raises(TypeError, match=r"got None: a time limit can be changed but not removed"):
+        vec.set_attr("max_episode_steps", None)
+    assert vec.get_attr("max_episode_steps") == [5, 5]
     vec.set_attr("max_episode_steps", 1)
     vec.reset(seed=0)
     assert vec.step(np.zeros(2)).truncated.all()

@@ -45,5 +45,14 @@ class TimeLimitAttribute:
         return self._max_episode_steps
 
     @max_episode_steps.setter
-    def max_episode_steps(self, value: int | None) -> None:
+    def max_episode_steps(self, value: int) -> None:
+        if value is None:  # would remove the limit, which set_attr cannot do on other backends
+            raise TypeError(
+                "max_episode_steps must be an int >= 1, got None: a time limit can be changed "
+                "but not removed (build the env without one instead)."
+            )
         self._max_episode_steps = check_max_episode_steps(value)
+        self._time_limit_changed()
+
+    def _time_limit_changed(self) -> None:
+        """Called after the limit changed (a compiled step reads it once, when built)."""

@@ -142,6 +142,9 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         """The kernel's parameters as given (host values; ``set_attr`` changes them)."""
         return self._host_params
 
+    def _time_limit_changed(self) -> None:
+        self._rebuild()  # the limit is compiled into the step functions
+
     def _rebuild(self) -> None:
         """Rebuild the compiled functions (after a change that is static for them)."""
         self._reset_fn = self.backend.build_reset(self)
@@ -310,8 +313,7 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
                     "cannot add one (as on every backend: the sub-envs of a SyncVecEnv have no "
                     "TimeLimit then); pass max_episode_steps=n to make_vec() instead."
                 )
-            self.max_episode_steps = values
-            self._rebuild()
+            self.max_episode_steps = values  # rebuilds the compiled functions
             return
         reason = self.kernel.read_only.get(name)
         if reason is not None:

@@ -39,9 +39,18 @@ class TimeLimit(ResultWrapper[Any, Any, Any, Any]):
 
     def __init__(self, env: Env[Any, Any], max_episode_steps: int) -> None:
         super().__init__(env)
-        self.max_episode_steps = checked_steps(max_episode_steps)
+        self._max_episode_steps = checked_steps(max_episode_steps)
         self._elapsed_steps = 0
         warn_if_around_autoreset(self)
+
+    @property
+    def max_episode_steps(self) -> int:
+        """The limit (set it, e.g. through ``set_attr``, to change it for later steps)."""
+        return self._max_episode_steps
+
+    @max_episode_steps.setter
+    def max_episode_steps(self, value: int) -> None:
+        self._max_episode_steps = checked_steps(value)
 
     @property
     def elapsed_steps(self) -> int:
@@ -60,6 +69,6 @@ class TimeLimit(ResultWrapper[Any, Any, Any, Any]):
             result.observation,
             result.reward,
             result.terminated,
-            bool(result.truncated) or elapsed >= self.max_episode_steps,
+            bool(result.truncated) or elapsed >= self._max_episode_steps,
             info,
         )
