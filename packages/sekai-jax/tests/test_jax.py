@@ -250,8 +250,9 @@ def test_functional_params_must_be_a_dict() -> None:
     with pytest.raises(TypeError, match=r"^params must be a dict of CartPoleKernel's params .*"
                        r"got float\."):  # fmt: skip
         env.step(jax.random.PRNGKey(1), state, jnp.zeros(2, jnp.int32), 3.0)
-    with pytest.raises(TypeError, match=r"^params must be a dict .* got list\."):
-        env.reset(jax.random.PRNGKey(0), [1.0])
+    for params, name in (([1.0], "list"), ("gravity", "str"), (jnp.ones(3), "ArrayImpl")):
+        with pytest.raises(TypeError, match=rf"^params must be a dict .* got {name}\.$"):
+            env.reset(jax.random.PRNGKey(0), params)
 
 
 def _rolled(env: FunctionalEnv, action: Any) -> np.ndarray:
@@ -338,3 +339,11 @@ def test_the_cpu_backend_is_in_the_dtype_asked_for_or_refused() -> None:
         JaxVecEnv.cpu_backend("float64")
     with pytest.raises(TypeError, match=r"^dtype must be 'float32' or 'float64' .*'int8'"):
         kernel_backend("jax", "int8")
+
+
+def test_a_time_limit_assigned_directly_reaches_the_compiled_step() -> None:
+    envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax", max_episode_steps=10)
+    envs.unwrapped.max_episode_steps = 2  # type: ignore[attr-defined]
+    envs.reset(seed=0)
+    steps = [bool(np.asarray(envs.step(np.zeros(2, np.int64)).truncated).all()) for _ in range(2)]
+    assert steps == [False, True]

@@ -136,17 +136,20 @@ class FunctionalEnv:
         array = np.asarray(value)
         return jnp.asarray(array, dtype=self.dtype if array.dtype.kind == "f" else None)
 
+    def _check_params_type(self, params: Any) -> None:
+        if params is not None and not isinstance(params, Mapping):
+            raise TypeError(
+                f"params must be a dict of {type(self.kernel).__name__}'s params (keys among "
+                f"{sorted(self.default_params)}) or None, got {type(params).__name__}."
+            )
+
     def _params(self, params: Mapping[str, Any] | None) -> Any:
         """The kernel's params with ``params`` (names of ``default_params``) in place, and the
         fields derived from them computed again."""
         if params is None:
             return self._defaults
+        self._check_params_type(params)
         kernel = type(self.kernel).__name__
-        if not isinstance(params, Mapping):
-            raise TypeError(
-                f"params must be a dict of {kernel}'s params (keys among "
-                f"{sorted(self.default_params)}) or None, got {type(params).__name__}."
-            )
         taken = sorted(self.default_params)
         # Worded as the stateful env's set_attr refuses them.
         read_only = [
@@ -201,6 +204,7 @@ class FunctionalEnv:
             TypeError: ``params`` is not a dict.
             ValueError: a name of ``params`` that is read-only, fixed when built, or unknown.
         """
+        self._check_params_type(params)  # before jit, which would misread another type
         result: KernelReset = self._reset(key, params)
         return result._replace(info=in_order(result.info, self._reset_order))
 
