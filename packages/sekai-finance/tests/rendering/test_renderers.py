@@ -205,6 +205,41 @@ def test_a_copy_taken_mid_episode_draws_on_like_the_original(case: Case, how: st
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_a_deep_copy_of_the_renderer_alone_draws_on_the_original_env(case: Case) -> None:
+    # A renderer does not own its env: the copy keeps drawing the original env's episode, and
+    # deep-copying the renderer does not deep-copy the env (that copy, held weakly, died at once
+    # and the copy's next frame started the episode over).
+    renderer = case.renderer(width=240, height=160)
+    env, _ = _run(case, renderer, 5)
+    memo: dict[int, Any] = {}
+    twin = copy.deepcopy(renderer, memo)
+    assert id(env.unwrapped) not in memo
+    for k in range(5, 7):
+        env.step(case.policy(env, k))
+        frame = renderer.render(env)
+        np.testing.assert_array_equal(twin.render(env), frame)
+    assert not np.array_equal(frame, case.renderer(width=240, height=160).render(env))
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_a_renderer_unpickled_without_its_env_starts_a_new_picture(case: Case) -> None:
+    # A pickle cannot tell whether the env comes along: alone, the renderer does not keep the
+    # env's copy alive, and it will not guess that the env it is given next is the one it drew.
+    # It draws that env as the original renderer draws an env it did not draw (a copy of it).
+    renderer = case.renderer(width=240, height=160)
+    env, _ = _run(case, renderer, 5)
+    twin = pickle.loads(pickle.dumps(renderer))
+    switched, other_env = copy.deepcopy(renderer), copy.deepcopy(env)
+    for k in range(5, 7):
+        env.step(case.policy(env, k))
+        other_env.step(case.policy(other_env, k))
+        frame = twin.render(env)
+        np.testing.assert_array_equal(frame, switched.render(other_env))
+    # The new picture lacks the steps before the pickle, which the env's own renderer draws.
+    assert not np.array_equal(frame, renderer.render(env))
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_rendering_before_reset_raises_reset_required_with_the_rendering_wording(
     case: Case,
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import numbers
 import weakref
@@ -153,8 +154,10 @@ class Dashboard(BaseRenderer):
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        # The env itself, not a weak reference: deepcopy maps it to the copied env (a
-        # RecordFrames copy draws its own env, keeping the episode so far), and pickle takes it.
+        # The env itself, not a weak reference: a pickle of the env and the renderer together
+        # (RecordFrames(env, renderer)) brings back a renderer drawing the unpickled env. A pickle
+        # cannot tell whether the env comes along; unpickled alone, the renderer holds the env's
+        # copy weakly, nothing else holds it, and the next render starts a new picture.
         state["_env"] = self._env() if self._env is not None else None
         return state
 
@@ -162,6 +165,19 @@ class Dashboard(BaseRenderer):
         env = state.pop("_env")
         self.__dict__.update(state)
         self._env = None if env is None else _reference(env)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Dashboard:
+        # A renderer does not own its env: it draws the env's copy when the same deepcopy copied
+        # the env first (RecordFrames(env, renderer), an env holding its renderer), else the
+        # original env, which a copy made here would not outlive (the episode would be lost).
+        env = self._env() if self._env is not None else None
+        clone = type(self).__new__(type(self))
+        memo[id(self)] = clone
+        for name, value in self.__dict__.items():
+            if name != "_env":
+                clone.__dict__[name] = copy.deepcopy(value, memo)
+        clone._env = None if env is None else _reference(memo.get(id(env), env))
+        return clone
 
     # -- what subclasses adapt ----------------------------------------------------------------
 
