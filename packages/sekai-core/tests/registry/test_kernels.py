@@ -86,6 +86,19 @@ def test_a_keyword_the_env_takes_but_its_kernel_does_not_names_the_modes_that_ta
     )
 
 
+def test_a_keyword_only_the_env_takes_points_a_caller_without_modes_to_make_and_make_vec() -> None:
+    # make_functional has no vectorization_mode to switch: it used to advise one anyway.
+    with pytest.raises(TypeError) as caught:
+        load_kernel(_spec(_NoSizeKernel), {"size": 3}, call="sekai.jax.make_functional()")
+    assert str(caught.value) == (
+        "Line-v0: its kernel_entry_point _NoSizeKernel does not take the keyword argument "
+        f"'size' (given: size), which its entry point {LINE!r} takes: "
+        "sekai.jax.make_functional() builds the kernel, not the env; use sekai.make(), or "
+        "sekai.make_vec() with vectorization_mode='sync', for the env's own arguments: "
+        "_NoSizeKernel.__init__() got an unexpected keyword argument 'size'"
+    )
+
+
 def test_render_mode_in_a_kernel_mode_points_to_renderers() -> None:
     with pytest.raises(TypeError) as caught:
         load_kernel(_spec(_NoSizeKernel), {"render_mode": "human"}, call="make_functional()")

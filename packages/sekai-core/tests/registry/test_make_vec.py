@@ -10,8 +10,10 @@ from sekai.plugins import hookimpl
 from sekai.registry import EnvSpec, WrapperSpec
 from sekai.registry.api import mode_backend, native_twins
 from sekai.testing import registry_sandbox
-from sekai.testing.envs import LineEnv, LineVecEnv
+from sekai.testing.envs import KStepEnv, LineEnv, LineVecEnv
 from sekai.vector import VecEnv
+from sekai.vector.kernel_check import KStepKernel
+from sekai.vector.kernel_vec_env import KernelVecEnv
 from sekai.vector.spawnable import Spawnable
 
 
@@ -449,6 +451,34 @@ def test_proc_options_in_vector_kwargs_of_another_mode_point_to_proc(sekai_line_
     assert message.endswith(
         ". 'num_workers', 'shared_memory' are options of ProcVecEnv: pass them with "
         "vectorization_mode='proc'."
+    )
+
+
+@pytest.mark.parametrize(
+    ("vector_kwargs", "hint"),
+    [
+        ({"bogus": 1}, ""),
+        (
+            {"context": "spawn"},
+            ". 'context' is an option of ProcVecEnv: pass it with vectorization_mode='proc'.",
+        ),
+    ],
+    ids=["unknown", "proc-option"],
+)
+def test_a_kernel_mode_names_the_env_and_a_vector_kwarg_it_refuses(
+    sekai_registry, vector_kwargs, hint
+):
+    # The jax and torch modes gave the bare "JaxVecEnv.__init__() got an unexpected keyword
+    # argument": no env, no ProcVecEnv hint, unlike the other modes.
+    sekai_registry.add_backend("kernel", KernelVecEnv, None)
+    sekai.register("k/KStep-v0", KStepEnv, kernel_entry_point=KStepKernel, kwargs={"ks": [2]})
+    with pytest.raises(TypeError) as caught:
+        sekai.make_vec("k/KStep-v0", 1, vectorization_mode="kernel", vector_kwargs=vector_kwargs)
+    (key,) = vector_kwargs
+    assert str(caught.value) == (
+        f"k/KStep-v0: vectorization_mode 'kernel' (KernelVecEnv) does not take the keyword "
+        f"argument {key!r} (given: {key}): KernelVecEnv.__init__() got an unexpected keyword "
+        f"argument {key!r}{hint}"
     )
 
 

@@ -152,18 +152,25 @@ def construct(
         raised_inside = exc.__traceback__ is not None and exc.__traceback__.tb_next is not None
         if raised_inside or not _unbindable(fn, args, kwargs):
             raise
-        unexpected = unexpected_keywords(fn, kwargs)
-        extra = hint(unexpected) if hint is not None and unexpected else ""
-        raise TypeError(f"{refused(env_id, what, unexpected, kwargs)}: {exc}{extra}") from exc
+        raise keyword_error(env_id, what, fn, kwargs, exc, hint=hint) from exc
 
 
 def keyword_error(
-    env_id: str, what: str, fn: Any, kwargs: Mapping[str, Any], exc: TypeError, why: str = ""
+    env_id: str,
+    what: str,
+    fn: Any,
+    kwargs: Mapping[str, Any],
+    exc: TypeError,
+    why: str = "",
+    *,
+    hint: Callable[[list[str]], str] | None = None,
 ) -> TypeError:
     """The error of ``fn`` refusing ``kwargs``: the env, ``what`` refused which keywords (then
-    ``why``, when said), and ``exc`` (the call's own error)."""
+    ``why``, when said), ``exc`` (the call's own error), then ``hint``'s sentence about the
+    keywords ``fn`` does not take (as ``construct``'s)."""
     unexpected = unexpected_keywords(fn, kwargs)
-    return TypeError(f"{refused(env_id, what, unexpected, kwargs)}{why}: {exc}")
+    extra = hint(unexpected) if hint is not None and unexpected else ""
+    return TypeError(f"{refused(env_id, what, unexpected, kwargs)}{why}: {exc}{extra}")
 
 
 def refused(env_id: str, what: str, unexpected: list[str] | None, given: Iterable[str]) -> str:

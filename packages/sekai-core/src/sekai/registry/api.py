@@ -14,6 +14,7 @@ from sekai.registry._build import (
     build_env,
     construct,
     effective_steps,
+    keyword_error,
     label,
     merge_kwargs,
     passed_on,
@@ -301,6 +302,7 @@ def make_vec(
             vec, f"{env_spec.id}: its vector_entry_point {label(env_spec.vector_entry_point)}"
         )
     else:
+        what = f"vectorization_mode {mode!r} ({getattr(backend, '__name__', backend)})"
         from_kernel = getattr(backend, "from_kernel", None)
         if from_kernel is not None:  # a kernel backend: it runs the spec's kernel, no sub-envs
             refuse_kernel_wrappers(
@@ -309,7 +311,18 @@ def make_vec(
                 bool(wrapper_fns),
                 "use vector wrappers around it instead",
             )
-            vec = from_kernel(load_kernel(env_spec, merged), n, steps, backend_kwargs)
+            kernel = load_kernel(env_spec, merged)
+            try:
+                vec = from_kernel(kernel, n, steps, backend_kwargs)
+            except TypeError as exc:
+                # from_kernel passes vector_kwargs on to the backend class: keywords it has no
+                # parameter for are what failed, named as the other modes name them.
+                if not unexpected_keywords(backend, backend_kwargs):
+                    raise
+                hint = _proc_hint(backend_kwargs)
+                raise keyword_error(
+                    env_spec.id, what, backend, backend_kwargs, exc, hint=hint
+                ) from exc
             _check_vec_env(vec, f"vectorization_mode {mode!r}")
             vec.spec = describing
             return vec
@@ -321,7 +334,6 @@ def make_vec(
         env_fns = [
             _SubEnvFactory(env_spec, steps_arg, _spawned(per_env), wrapper_fns) for _ in range(n)
         ]
-        what = f"vectorization_mode {mode!r} ({getattr(backend, '__name__', backend)})"
         vec = construct(
             env_spec.id, what, backend, backend_kwargs, env_fns, hint=_proc_hint(backend_kwargs)
         )

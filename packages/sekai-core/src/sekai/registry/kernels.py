@@ -18,6 +18,8 @@ from sekai.vector.kernel import ArrayKernel
 
 __all__ = ["kernel_entry_point", "load_kernel"]
 
+_MAKE_VEC = "sekai.make_vec()"
+
 
 def kernel_entry_point(spec: Any) -> Any:
     """The ``kernel_entry_point`` of a spec.
@@ -34,12 +36,11 @@ def kernel_entry_point(spec: Any) -> Any:
     return entry
 
 
-def load_kernel(
-    spec: Any, kwargs: Mapping[str, Any], *, call: str = "sekai.make_vec()"
-) -> ArrayKernel[Any]:
+def load_kernel(spec: Any, kwargs: Mapping[str, Any], *, call: str = _MAKE_VEC) -> ArrayKernel[Any]:
     """Build the kernel a spec names (``kernel_entry_point``) with the env's keyword arguments.
 
-    ``call`` names the function given them, for the ``render_mode`` error.
+    ``call`` names the function given them, for the ``render_mode`` error and the advice for
+    a keyword only the env takes.
 
     Raises:
         ValueError: the spec names no kernel.
@@ -84,9 +85,14 @@ def _refused_keywords(
     if env_refuses or unexpected_keywords(factory, kwargs) is None:
         return  # construct's error names the env, the kernel and the keywords
     modes = "'native' or 'sync'" if spec.vector_entry_point is not None else "'sync'"
-    why = (
-        f", which its entry point {label(spec.entry_point)} takes: the kernel modes build the "
-        f"kernel, not the env; use vectorization_mode={modes} for the env's own arguments"
-    )
+    if call == _MAKE_VEC:
+        use = f"the kernel modes build the kernel, not the env; use vectorization_mode={modes}"
+    else:  # the caller has no vectorization_mode: name the functions that build the env
+        use = (
+            f"{call} builds the kernel, not the env; use sekai.make(), or sekai.make_vec() with "
+            f"vectorization_mode={modes},"
+        )
+    entry = label(spec.entry_point)
+    why = f", which its entry point {entry} takes: {use} for the env's own arguments"
     own = exc.__cause__ if isinstance(exc.__cause__, TypeError) else exc  # before construct's
     raise keyword_error(spec.id, what, factory, kwargs, own, why) from own
