@@ -319,9 +319,8 @@ def make_vec(
                 # parameter for are what failed, named as the other modes name them.
                 if not unexpected_keywords(backend, backend_kwargs):
                     raise
-                hint = _proc_hint(backend_kwargs)
                 raise keyword_error(
-                    env_spec.id, what, backend, backend_kwargs, exc, hint=hint
+                    env_spec.id, what, backend, backend_kwargs, exc, hint=_proc_hint(backend_kwargs)
                 ) from exc
             _check_vec_env(vec, f"vectorization_mode {mode!r}")
             vec.spec = describing

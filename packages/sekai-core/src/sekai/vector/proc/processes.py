@@ -74,7 +74,7 @@ def _stop_launched(process: Any, exc: BaseException) -> None:
         if isinstance(candidate, popen_fork.Popen):
             popen = candidate
         frame = frame.tb_next
-    if getattr(popen, "pid", None) is None:  # nothing was launched (forkserver: not known)
+    if popen is None or getattr(popen, "pid", None) is None:  # nothing launched, or unknown
         return
     with contextlib.suppress(Exception):
         popen.kill()
