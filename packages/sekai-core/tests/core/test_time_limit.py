@@ -89,3 +89,14 @@ def test_a_limit_set_later_is_checked_and_applies_to_later_steps():
     env.set_attr("max_episode_steps", 2)
     env.reset()
     assert [env.step(0).truncated for _ in range(2)] == [False, True]
+
+
+def test_a_subclass_overriding_the_limit_is_obeyed():
+    class Shorter(TimeLimit):
+        @property
+        def max_episode_steps(self):
+            return 1
+
+    env = Shorter(Walker(), 5)
+    env.reset()
+    assert env.step(0).truncated

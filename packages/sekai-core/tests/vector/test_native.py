@@ -455,3 +455,16 @@ def test_frozen_sub_envs_repeat_their_own_final_sequence_observation() -> None:
         result = vec.step([0, 0])
     assert result.dones.tolist() == [True, True]
     assert [obs[:, 0].tolist() for obs in result.observations] == [[1.0] * 2, [3.0] * 4]
+
+
+def test_a_time_limit_takes_one_value_per_sub_env_when_they_agree_and_is_never_added() -> None:
+    vec = DriftVecEnv(2, max_episode_steps=5)
+    vec.set_attr("max_episode_steps", [3, 3])
+    assert vec.get_attr("max_episode_steps") == [3, 3]
+    with pytest.raises(ValueError, match=r"one limit for every sub-env .* got \[3, 4\]"):
+        vec.set_attr("max_episode_steps", [3, 4])
+    unlimited = DriftVecEnv(2)
+    unlimited.max_episode_steps = None  # a constructor may assign None: still no limit
+    with pytest.raises(AttributeError, match="set_attr cannot add one"):
+        unlimited.max_episode_steps = 3  # as set_attr: added on one backend only otherwise
+    assert not hasattr(unlimited, "max_episode_steps")

@@ -94,3 +94,15 @@ def test_time_aware_checks_max_episode_steps_as_time_limit_does(
     for wrapper in (TimeAwareObservation, TimeLimit):
         with pytest.raises(error, match=f"^{re.escape(text)}$"):
             wrapper(toy_env(), steps)
+
+
+def test_its_normalising_limit_set_later_is_checked(toy_env: Any) -> None:
+    env = TimeAwareObservation(TimeLimit(toy_env(length=100), 4))
+    with pytest.raises(TypeError, match=r"^max_episode_steps must be an int, got NoneType\.$"):
+        env.set_attr("max_episode_steps", None)  # normalising divides by it
+    env.set_attr("max_episode_steps", 2)
+    env.reset(seed=0)
+    assert env.step(0).observation[-1] == 0.5
+    counting = TimeAwareObservation(toy_env(length=100), normalize_time=False)
+    counting.max_episode_steps = None  # nothing to normalise by: None stays allowed
+    assert counting.max_episode_steps is None

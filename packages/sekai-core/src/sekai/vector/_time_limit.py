@@ -22,6 +22,22 @@ def check_max_episode_steps(value: Any) -> int | None:
     return int(value)
 
 
+def _one_limit(env: Any, value: Any) -> Any:
+    """A list or 1-D array of one limit per sub-env (what ``set_attr`` may pass) as that one
+    limit: every sub-env shares it."""
+    if not isinstance(value, (list, np.ndarray)):
+        return value
+    values = np.asarray(value)
+    if values.ndim != 1 or len(values) != env.num_envs:
+        return value  # refused by the checks that follow, naming its type
+    if not (values == values[0]).all():
+        raise ValueError(
+            f"max_episode_steps is one limit for every sub-env of a {type(env).__name__}, got "
+            f"{values.tolist()}; pass one int."
+        )
+    return values[0].item()
+
+
 class TimeLimitAttribute:
     """``max_episode_steps``, stored in ``_max_episode_steps`` (None: no limit), which the
     step code reads directly."""
@@ -46,7 +62,16 @@ class TimeLimitAttribute:
 
     @max_episode_steps.setter
     def max_episode_steps(self, value: int) -> None:
-        if value is None:  # would remove the limit, which set_attr cannot do on other backends
+        value = _one_limit(self, value)
+        if self._max_episode_steps is None:
+            if value is None:  # still none (a subclass's constructor may assign None)
+                return
+            raise AttributeError(
+                f"{type(self).__name__} was built without a time limit, and set_attr cannot add "
+                "one (as on every backend: the sub-envs of a SyncVecEnv have no TimeLimit "
+                "then); pass max_episode_steps=n to make_vec() or to the constructor instead."
+            )
+        if value is None:
             raise TypeError(
                 "max_episode_steps must be an int >= 1, got None: a time limit can be changed "
                 "but not removed (build the env without one instead)."

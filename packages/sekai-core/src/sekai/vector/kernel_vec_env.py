@@ -304,16 +304,8 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
                 parameter nor an existing attribute.
         """
         self._check_open()
-        if name == "max_episode_steps":  # compiled into the step functions: rebuild them
-            if isinstance(values, list) and len(values) == self.num_envs:
-                values = self._shared_value(name, values)
-            if self._max_episode_steps is None:
-                raise AttributeError(
-                    f"{type(self).__name__} was built without a time limit, and set_attr "
-                    "cannot add one (as on every backend: the sub-envs of a SyncVecEnv have no "
-                    "TimeLimit then); pass max_episode_steps=n to make_vec() instead."
-                )
-            self.max_episode_steps = values  # rebuilds the compiled functions
+        if name == "max_episode_steps":  # checked, and the compiled functions rebuilt
+            self.max_episode_steps = values
             return
         reason = self.kernel.read_only.get(name)
         if reason is not None:

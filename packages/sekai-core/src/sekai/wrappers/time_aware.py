@@ -58,8 +58,8 @@ class TimeAwareObservation(ResultWrapper[Any, Any, Any, Any]):
                 "TimeAwareObservation(normalize_time=True) needs max_episode_steps; pass it "
                 "explicitly or wrap the env in TimeLimit first."
             )
-        self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self.normalize_time = normalize_time
+        self._max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
         self.dict_key = dict_key
         self._t = 0
         high = 1.0 if self.normalize_time else np.inf
@@ -86,6 +86,23 @@ class TimeAwareObservation(ResultWrapper[Any, Any, Any, Any]):
                 f"TimeAwareObservation supports 1-D Box and Dict observation spaces, got {space!r}."
             )
         warn_if_around_autoreset(self)
+
+    @property
+    def max_episode_steps(self) -> int | None:
+        """The episode length the time is normalised by (None: not normalised, none known).
+
+        Setting it (e.g. through ``set_attr``, which reaches this layer before a TimeLimit
+        below it) changes the normalisation only; an int >= 1, or None when the time is not
+        normalised.
+        """
+        return self._max_episode_steps
+
+    @max_episode_steps.setter
+    def max_episode_steps(self, value: int | None) -> None:
+        if value is None and not self.normalize_time:
+            self._max_episode_steps = None
+        else:  # normalising divides by it
+            self._max_episode_steps = checked_steps(value)
 
     def _time(self) -> float:
         if self.normalize_time:

@@ -69,6 +69,6 @@ class TimeLimit(ResultWrapper[Any, Any, Any, Any]):
             result.observation,
             result.reward,
             result.terminated,
-            bool(result.truncated) or elapsed >= self._max_episode_steps,
+            bool(result.truncated) or elapsed >= self.max_episode_steps,
             info,
         )
