@@ -16,6 +16,7 @@ import ctypes
 import multiprocessing
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from multiprocessing import popen_fork
@@ -369,6 +370,39 @@ def test_ctrl_c_in_process_start_reaps_the_worker_it_launched(
             os.waitpid(pid, 0)
     assert len(launched) == 2
     assert left == []
+
+
+def _sleep() -> None:
+    time.sleep(60)
+
+
+def test_ctrl_c_while_process_start_polls_an_earlier_child_leaves_that_child_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``start()`` first polls every earlier child: Ctrl-C in that poll of the user's own
+    process (its ``Popen`` in the traceback) must not kill it; nothing was launched."""
+    mine = multiprocessing.get_context("fork").Process(target=_sleep, daemon=True)
+    mine.start()
+    real = os.waitpid
+    fired: list[int] = []
+
+    def waitpid(pid: int, flag: int) -> Any:
+        if not fired and pid == mine.pid and sys._getframe(2).f_code.co_name == "_cleanup":
+            fired.append(pid)
+            raise KeyboardInterrupt
+        return real(pid, flag)
+
+    monkeypatch.setattr(os, "waitpid", waitpid)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ProcVecEnv(_marked(2), context="fork")
+        monkeypatch.undo()
+        assert fired == [mine.pid]
+        time.sleep(0.2)
+        assert mine.is_alive(), f"the user's process was ended (exit code {mine.exitcode})"
+    finally:
+        mine.kill()
+        mine.join()
 
 
 def test_a_worker_whose_parent_gave_up_before_it_started_exits_quietly(

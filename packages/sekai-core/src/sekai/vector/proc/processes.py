@@ -17,6 +17,7 @@ __all__ = ["GRACE", "end", "join", "preload_worker", "spawn"]
 
 GRACE = 0.5  # seconds between terminate() and kill(), and before terminate() once interrupted
 _LONGEST_JOIN = 86400.0  # seconds: join() cannot wait 25 days or more in one go
+_LAUNCHING = ("__init__", "_launch")  # the methods of multiprocessing's Popen given the process
 
 
 def preload_worker(ctx: BaseContext) -> None:
@@ -65,13 +66,20 @@ def _stop_launched(process: Any, exc: BaseException) -> None:
     """Kill and reap the process that a ``start()`` cut short (Ctrl-C) may have launched: the
     pool never learns of it, and with fork or spawn it would stay a zombie until the parent
     exits. Its ``Popen`` is the ``self`` of a frame ``exc`` went through when ``start()`` did
-    not get to keep it."""
+    not get to keep it: the frame of its ``__init__`` or ``_launch``, whose ``process_obj`` is
+    ``process``. Only that one: ``start()`` first polls every earlier child (``_cleanup()``),
+    and a Ctrl-C there leaves another process's ``Popen`` (the user's own) in the traceback."""
     popen = getattr(process, "_popen", None)
     # Past the caller's frame: reading its locals would keep ``exc`` in a cycle with them.
     frame = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
     while popen is None and frame is not None:
-        candidate = frame.tb_frame.f_locals.get("self")
-        if isinstance(candidate, popen_fork.Popen):
+        code, local = frame.tb_frame.f_code, frame.tb_frame.f_locals
+        candidate = local.get("self")
+        if (
+            code.co_name in _LAUNCHING
+            and local.get("process_obj") is process
+            and isinstance(candidate, popen_fork.Popen)
+        ):
             popen = candidate
         frame = frame.tb_next
     if popen is None or getattr(popen, "pid", None) is None:  # nothing launched, or unknown
