@@ -220,6 +220,63 @@ def test_a_forked_child_leaves_the_parents_loops_alone_at_exit() -> None:
     vec.close()
 
 
+_FORKED_CHILD = """
+import asyncio, gc, os, signal, sys, time
+import numpy as np
+import sekai
+
+class Threaded(sekai.Env):  # steps in a thread: the loop wakes up through its self-pipe
+    def __init__(self):
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+    async def async_reset(self, *, seed=None, options=None):
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+    async def async_step(self, action):
+        await asyncio.get_running_loop().run_in_executor(None, time.sleep, 0.01)
+        return sekai.StepResult(np.zeros(1, np.float32), float(action), False, False, {})
+    def reset(self, *, seed=None, options=None):
+        return asyncio.run(self.async_reset(seed=seed, options=options))
+    def step(self, action):
+        return asyncio.run(self.async_step(action))
+
+ending = sys.argv[1]
+vec = sekai.AsyncVecEnv([Threaded])
+vec.reset(seed=0)
+vec.step([1])
+if os.fork() == 0:
+    signal.alarm(10)  # a hang in the child kills it
+    print("child", vec.step([1]).rewards.tolist(), flush=True)
+    if ending == "close":
+        vec.close()
+    elif ending == "del":
+        del vec
+        gc.collect()
+    if ending != "exit":
+        os._exit(0)
+    sys.exit(0)  # the interpreter finalises with vec alive: its __del__ runs
+os.wait()
+signal.alarm(10)  # a hang in the parent kills it
+print("parent", vec.step([1]).rewards.tolist(), flush=True)
+vec.close()
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.parametrize("ending", ["del", "close", "exit"])
+def test_a_forked_child_that_steps_and_drops_the_env_leaves_the_parents_loop_working(
+    tmp_path: Any, ending: str
+) -> None:
+    """The child shares the parent's epoll instance: neither its steps nor its dropping,
+    closing or exiting with the env may unregister the parent's self-pipe."""
+    script = tmp_path / "forked_child.py"
+    script.write_text(_FORKED_CHILD)
+    done = subprocess.run(
+        [sys.executable, str(script), ending], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.splitlines() == ["child [1.0]", "parent [1.0]"], done.stderr
+    assert done.returncode == 0, done.stderr
+
+
 def test_close_from_a_coroutine_after_the_sync_shims_ran_closes_the_private_loop() -> None:
     vec = AsyncVecEnv([lambda i=i: Feed(i, []) for i in range(2)])
     vec.reset(seed=0)  # the sync shim: the private loop now exists

@@ -59,6 +59,7 @@ class AsyncVecEnv(InProcessVecEnv):
         self, env_fns: Iterable[Callable[[], Env[Any, Any]]], *, autoreset: bool = True
     ) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_pid = 0  # the process that made the private loop
         super().__init__(env_fns, autoreset=autoreset)
 
     # -- sync shims ----------------------------------------------------------------------------
@@ -72,10 +73,25 @@ class AsyncVecEnv(InProcessVecEnv):
             pass
         else:
             raise RuntimeError(_IN_RUNNING_LOOP.format(method=method))
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-            _LOOPS.add(self._loop)
-        return self._loop
+        loop = self._own_loop()
+        if loop is None:
+            loop = self._loop = asyncio.new_event_loop()
+            self._loop_pid = os.getpid()
+            _LOOPS.add(loop)
+        return loop
+
+    def _own_loop(self) -> asyncio.AbstractEventLoop | None:
+        """The private loop, if this process made it. A forked child drops the one it
+        inherited (``_detach`` freed it of the parent's selector at the fork) and closes it
+        without running it: its tasks are the parent's."""
+        loop = getattr(self, "_loop", None)
+        if loop is not None and self._loop_pid != os.getpid():
+            self._loop = None
+            if not loop.is_closed() and not loop.is_running():
+                with contextlib.suppress(Exception):
+                    loop.close()
+            return None
+        return loop
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         loop = self._shim("reset")
@@ -143,14 +159,14 @@ class AsyncVecEnv(InProcessVecEnv):
         try:
             super()._close()
         finally:
-            loop, self._loop = self._loop, None
+            loop, self._loop = self._own_loop(), None
             if loop is not None and not loop.is_closed():
                 shut_down_loop(loop)
 
     def __del__(self) -> None:
         # Collected without close(): the sub-envs are left as they are, as SyncVecEnv leaves
         # them; the private loop is shut down as close() does it.
-        loop = getattr(self, "_loop", None)
+        loop = self._own_loop()
         if loop is not None:
             _shut_down_quietly(loop)
 
@@ -174,7 +190,28 @@ def _shut_down_all() -> None:
         _shut_down_quietly(loop)
 
 
+def _detach(loop: asyncio.AbstractEventLoop) -> None:
+    """Give a loop a forked child inherited an empty selector of its own in place of the
+    parent's: an epoll (or /dev/poll) instance is shared across fork, so closing the loop here,
+    even from its own ``__del__``, would unregister the parent's self-pipe and files, and the
+    parent's loop would no longer wake up. The selector's fd now names the new instance."""
+    selector = getattr(loop, "_selector", None)  # asyncio's selector loops; others have none
+    fileno = getattr(selector, "fileno", None)
+    if selector is None or fileno is None:  # poll() and select() keep no kernel state
+        return
+    fresh = type(selector)()
+    try:
+        os.dup2(fresh.fileno(), fileno())
+    finally:
+        fresh.close()
+
+
+def _after_fork_in_child() -> None:
+    for loop in list(_LOOPS):
+        _detach(loop)
+    _LOOPS.clear()  # the parent's loops: not this process's to shut down at exit
+
+
 atexit.register(_shut_down_all)
 if hasattr(os, "register_at_fork"):
-    # A child shares the parent's selector: shutting a copy down would unregister its files.
-    os.register_at_fork(after_in_child=_LOOPS.clear)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
