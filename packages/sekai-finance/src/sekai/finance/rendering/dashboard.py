@@ -137,7 +137,6 @@ class Dashboard(BaseRenderer):
         self.progress = bool(progress)
         self._blank: Image | None = None
         self._env: Callable[[], Any] | None = None
-        self._origin: Callable[[], Any] | None = None  # a deep copy's original env (_drawn)
         self._step = -1
 
     def _set_layout(self, charts: Layout) -> None:
@@ -159,38 +158,26 @@ class Dashboard(BaseRenderer):
         # (RecordFrames(env, renderer)) brings back a renderer drawing the unpickled env. A pickle
         # cannot tell whether the env comes along; unpickled alone, the renderer holds the env's
         # copy weakly, nothing else holds it, and the next render starts a new picture.
-        state["_env"] = self._drawn()
-        state["_origin"] = None
+        state["_env"] = self._env() if self._env is not None else None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         env = state.pop("_env")
         self.__dict__.update(state)
         self._env = None if env is None else _reference(env)
-        self._origin = None
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Dashboard:
-        # A renderer does not own its env: the clone draws the env's copy that this deepcopy
-        # makes (memo: the same copy whether the env comes before or after the renderer), and
-        # the original env once nothing else keeps that copy alive (the renderer copied alone).
-        env = self._drawn()
+        # A renderer does not own its env: it draws the env's copy when the same deepcopy copied
+        # the env first (RecordFrames(env, renderer), an env holding its renderer), else the
+        # original env, which a copy made here would not outlive (the episode would be lost).
+        env = self._env() if self._env is not None else None
         clone = type(self).__new__(type(self))
         memo[id(self)] = clone
         for name, value in self.__dict__.items():
-            if name not in ("_env", "_origin"):
+            if name != "_env":
                 clone.__dict__[name] = copy.deepcopy(value, memo)
-        clone._env = None if env is None else _reference(copy.deepcopy(env, memo))
-        clone._origin = None if env is None else _reference(env)
+        clone._env = None if env is None else _reference(memo.get(id(env), env))
         return clone
-
-    def _drawn(self) -> Any:
-        """The env whose episode this renderer holds: a deep copy's env copy while something
-        keeps it alive, else the original env it was copied from; None before the first frame."""
-        env = self._env() if self._env is not None else None
-        if env is None and self._origin is not None:
-            self._env, self._origin = self._origin, None
-            env = self._env()
-        return env
 
     # -- what subclasses adapt ----------------------------------------------------------------
 
@@ -226,7 +213,7 @@ class Dashboard(BaseRenderer):
 
     def observe(self, base: Any, step: int) -> None:
         """Record ``base`` at ``step`` in every chart (starting over for a new episode)."""
-        previous = self._drawn()
+        previous = self._env() if self._env is not None else None
         if previous is not base and self._factory is not None:
             self._set_layout(self._factory(base))
         if previous is not base or step == 0 or step < self._step:
