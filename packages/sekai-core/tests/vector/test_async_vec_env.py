@@ -213,7 +213,9 @@ def test_a_forked_child_leaves_the_parents_loops_alone_at_exit() -> None:
     assert vec._loop in async_vec_env._LOOPS
     pid = os.fork()
     if pid == 0:  # the child shares the parent's selector: shutting its loop down would harm it
-        os._exit(len(async_vec_env._LOOPS))
+        # The selector given to the inherited loop stays close-on-exec, as the original (PEP 446).
+        inheritable = os.get_inheritable(vec._loop._selector.fileno())  # type: ignore[attr-defined]
+        os._exit(len(async_vec_env._LOOPS) + 2 * inheritable)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert vec.step([1]).rewards.tolist() == [1.0]

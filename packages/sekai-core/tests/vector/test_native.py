@@ -463,6 +463,8 @@ def test_a_time_limit_takes_one_value_per_sub_env_when_they_agree_and_is_never_a
     assert vec.get_attr("max_episode_steps") == [3, 3]
     with pytest.raises(ValueError, match=r"one limit for every sub-env .* got \[3, 4\]"):
         vec.set_attr("max_episode_steps", [3, 4])
+    with pytest.raises(TypeError, match=r"got None: a time limit can be changed but not removed"):
+        vec.set_attr("max_episode_steps", [None, None])
     unlimited = DriftVecEnv(2)
     unlimited.max_episode_steps = None  # a constructor may assign None: still no limit
     with pytest.raises(AttributeError, match="set_attr cannot add one"):

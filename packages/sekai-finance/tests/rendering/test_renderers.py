@@ -205,7 +205,7 @@ def test_a_copy_taken_mid_episode_draws_on_like_the_original(case: Case, how: st
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_a_deep_copy_of_the_renderer_alone_draws_on_the_original_env(case: Case) -> None:
+def test_a_deep_copy_of_the_renderer_alone_or_first_draws_on_the_original_env(case: Case) -> None:
     # A renderer does not own its env: the copy keeps drawing the original env's episode, and
     # deep-copying the renderer does not deep-copy the env (that copy, held weakly, died at once
     # and the copy's next frame started the episode over).
@@ -214,10 +214,12 @@ def test_a_deep_copy_of_the_renderer_alone_draws_on_the_original_env(case: Case)
     memo: dict[int, Any] = {}
     twin = copy.deepcopy(renderer, memo)
     assert id(env.unwrapped) not in memo
+    first, _ = copy.deepcopy((renderer, env))  # copied before its env: the same as alone
     for k in range(5, 7):
         env.step(case.policy(env, k))
         frame = renderer.render(env)
         np.testing.assert_array_equal(twin.render(env), frame)
+        np.testing.assert_array_equal(first.render(env), frame)
     assert not np.array_equal(frame, case.renderer(width=240, height=160).render(env))
 
 

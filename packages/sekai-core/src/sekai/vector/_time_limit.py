@@ -24,18 +24,29 @@ def check_max_episode_steps(value: Any) -> int | None:
 
 def _one_limit(env: Any, value: Any) -> Any:
     """A list or 1-D array of one limit per sub-env (what ``set_attr`` may pass) as that one
-    limit: every sub-env shares it."""
-    if not isinstance(value, (list, np.ndarray)):
+    limit: every sub-env shares it. Anything else is returned as it is, for the checks that
+    follow to name its type."""
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1:
+            return value
+        items = value.tolist()
+    elif isinstance(value, list):
+        items = value
+    else:
         return value
-    values = np.asarray(value)
-    if values.ndim != 1 or len(values) != env.num_envs:
-        return value  # refused by the checks that follow, naming its type
-    if not (values == values[0]).all():
+    if len(items) != env.num_envs:
+        return value
+    first = items[0]
+    try:
+        same = all(type(item) is type(first) and bool(item == first) for item in items)
+    except (TypeError, ValueError):  # items NumPy cannot compare as one truth value
+        return value
+    if not same:
         raise ValueError(
             f"max_episode_steps is one limit for every sub-env of a {type(env).__name__}, got "
-            f"{values.tolist()}; pass one int."
+            f"{items}; pass one int."
         )
-    return values[0].item()
+    return first
 
 
 class TimeLimitAttribute:

@@ -201,7 +201,7 @@ def _detach(loop: asyncio.AbstractEventLoop) -> None:
         return
     fresh = type(selector)()
     try:
-        os.dup2(fresh.fileno(), fileno())
+        os.dup2(fresh.fileno(), fileno(), inheritable=False)  # as the original was (PEP 446)
     finally:
         fresh.close()
 
