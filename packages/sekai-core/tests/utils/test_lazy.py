@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import types
+from typing import Any
 
 import pytest
 
@@ -48,3 +49,17 @@ def test_dir_lists_loaded_lazy_and_submodule_names() -> None:
     listing = dir(module)
     assert listing == sorted(listing)
     assert {"dumps", "codec", "__name__"} <= set(listing)
+
+
+def test_an_absent_module_is_an_attribute_error_and_a_library_missing_inside_it_propagates(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "sekai_test_needs_lib.py").write_text("import sekai_test_no_such_lib\nx = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = _package({"x": "sekai_test_needs_lib", "y": "sekai_test_no_such_module"})
+    assert not hasattr(module, "y")  # its distribution is not installed
+    with pytest.raises(ModuleNotFoundError, match="sekai_test_no_such_lib"):
+        _ = module.x  # installed, but broken: say what is missing
+    submodules = _package({}, {"needs": "sekai_test_needs_lib"})
+    with pytest.raises(ModuleNotFoundError, match="sekai_test_no_such_lib"):
+        _ = submodules.needs

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sekai.utils._lazy import lazy_exports
 
 __all__ = [
     "action_mask_space",
@@ -29,12 +30,7 @@ _LAZY = {
 # Hidden from type checkers, which would type every unknown name as Any: they see the imports
 # below.
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        module = _LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module 'sekai.utils' has no attribute {name!r}")
-        return getattr(importlib.import_module(module), name)
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -26,8 +26,10 @@ def lazy_exports(
         namespace: the package's ``globals()``; a name is stored there once loaded, so later
             accesses are plain attribute lookups.
         names: attribute name -> module that defines it (the value is ``module.<name>``).
-        submodules: attribute name -> module returned as the attribute itself (not stored). A
-            module that cannot be found raises ``AttributeError``, so ``hasattr`` stays safe.
+        submodules: attribute name -> module returned as the attribute itself (not stored).
+
+    A module that is absent (a name's or a submodule's) raises ``AttributeError``, so ``hasattr``
+    stays safe; a library missing inside a module that is there propagates.
 
     Returns:
         ``(__getattr__, __dir__)`` for the package's module namespace.
@@ -38,16 +40,23 @@ def lazy_exports(
     def __getattr__(name: str) -> Any:
         module = names.get(name)
         if module is not None:
-            value = getattr(importlib.import_module(module), name)
+            value = getattr(_import(module, name), name)
             namespace[name] = value
             return value
         submodule = modules.get(name)
         if submodule is not None:
-            try:
-                return importlib.import_module(submodule)
-            except ModuleNotFoundError as exc:
-                raise AttributeError(str(exc)) from exc
+            return _import(submodule, name)
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    def _import(module: str, name: str) -> Any:
+        try:
+            return importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            # The module itself absent (its distribution not installed): the package has no
+            # such attribute, so ``hasattr`` stays safe. A library missing inside it propagates.
+            if exc.name is None or not (module + ".").startswith(exc.name + "."):
+                raise
+            raise AttributeError(f"module {package!r} has no attribute {name!r} ({exc})") from exc
 
     def __dir__() -> list[str]:
         return sorted({*namespace, *names, *modules})

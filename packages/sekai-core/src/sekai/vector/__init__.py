@@ -7,8 +7,9 @@ Backends: ``SyncVecEnv`` (one after another), ``AsyncVecEnv`` (asyncio), ``ProcV
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sekai.utils._lazy import lazy_exports
 
 __all__ = [
     "AsyncVecEnv",
@@ -62,22 +63,7 @@ _LAZY = {
 # Hidden from type checkers, which would type every unknown name as Any: they see the imports
 # below.
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        module = _LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module 'sekai.vector' has no attribute {name!r}")
-        try:
-            value = getattr(importlib.import_module(module), name)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and module.startswith(exc.name):  # the backend is absent
-                raise AttributeError(f"module 'sekai.vector' has no attribute {name!r}") from exc
-            raise
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs

@@ -5,8 +5,9 @@ Importing this package is cheap: the names below are imported from their modules
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sekai.utils._lazy import lazy_exports
 
 _PKG = "sekai.finance"
 
@@ -159,24 +160,9 @@ __all__ = [
 # Hidden from type checkers, which would type every unknown name as Any: they see the imports
 # below.
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        module = _LAZY.get(name)
-        if module is not None:
-            value = getattr(importlib.import_module(module), name)
-            globals()[name] = value
-            return value
-        if name in _SUBMODULES:
-            try:
-                return importlib.import_module(f"{_PKG}.{name}")
-            except ModuleNotFoundError as exc:
-                if exc.name != f"{_PKG}.{name}":
-                    raise
-                raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from exc
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *_LAZY, *_SUBMODULES})
+    __getattr__, __dir__ = lazy_exports(
+        globals(), _LAZY, submodules={name: f"{_PKG}.{name}" for name in _SUBMODULES}
+    )
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs

@@ -6,8 +6,9 @@ plugin discovery imports ``sekai.ray._plugin`` and with it this package.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sekai.utils._lazy import lazy_exports
 
 __all__ = ["RayVecEnv"]
 
@@ -17,17 +18,7 @@ _LAZY: dict[str, str] = {"RayVecEnv": "sekai.ray.vec_env"}
 # Hidden from type checkers, which would type every unknown name as Any: they see the imports
 # below.
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        module = _LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module 'sekai.ray' has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
