@@ -40,25 +40,31 @@ def lazy_exports(
     def __getattr__(name: str) -> Any:
         module = names.get(name)
         if module is not None:
-            value = getattr(_import(module, name), name)
+            try:
+                value = getattr(importlib.import_module(module), name)
+            except ModuleNotFoundError as exc:
+                if not _absent(module, exc):
+                    raise
+                raise AttributeError(f"module {package!r} has no attribute {name!r}") from exc
             namespace[name] = value
             return value
         submodule = modules.get(name)
         if submodule is not None:
-            return _import(submodule, name)
+            try:
+                return importlib.import_module(submodule)
+            except ModuleNotFoundError as exc:
+                if not _absent(submodule, exc):
+                    raise
+                raise AttributeError(str(exc)) from exc  # the finder's install hint, if any
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
-
-    def _import(module: str, name: str) -> Any:
-        try:
-            return importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            # The module itself absent (its distribution not installed): the package has no
-            # such attribute, so ``hasattr`` stays safe. A library missing inside it propagates.
-            if exc.name is None or not (module + ".").startswith(exc.name + "."):
-                raise
-            raise AttributeError(f"module {package!r} has no attribute {name!r} ({exc})") from exc
 
     def __dir__() -> list[str]:
         return sorted({*namespace, *names, *modules})
 
     return __getattr__, __dir__
+
+
+def _absent(module: str, exc: ModuleNotFoundError) -> bool:
+    """Whether ``exc`` says ``module`` itself (or a package above it) is not installed, rather
+    than a library it imports."""
+    return exc.name is not None and (module + ".").startswith(exc.name + ".")
