@@ -306,6 +306,21 @@ def test_set_attr_with_a_list_of_another_length_than_num_envs_raises_value_error
     assert vec.get_attr("x") == before
 
 
+def test_set_attr_with_ragged_or_non_numeric_rows_names_the_problem_and_keeps_the_value() -> None:
+    vec = DriftVecEnv(3)
+    before = vec.get_attr("x")
+    ragged = r"3 values must have one shape .* got \[\(\), \(2,\), \(\)\]"
+    with pytest.raises(ValueError, match=ragged):
+        vec.set_attr("x", [1.0, [2.0, 3.0], 4.0])
+    with pytest.raises(TypeError, match=r"x holds numbers, got values of dtype <U32 \(\[1\.0, 'a'"):
+        vec.set_attr("x", [1.0, "a", 2.0])
+    with pytest.raises(TypeError, match="x holds numbers, got values of dtype object"):
+        vec.set_attr("x", [None, None, None])
+    assert vec.get_attr("x") == before
+    vec.set_attr("x", [True, False, True])  # bools are numbers to NumPy's arithmetic
+    assert vec.get_attr("x") == [1.0, 0.0, 1.0]
+
+
 def test_get_attr_of_a_name_no_sub_env_has_raises_attribute_error_like_sync_vec_env() -> None:
     from sekai.vector import SyncVecEnv
 

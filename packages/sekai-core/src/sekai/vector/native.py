@@ -359,17 +359,37 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
                 f"per sub-env ({self.num_envs}), got {len(values)}. Pass one value (not a list) "
                 "to set it for every sub-env."
             )
-        if isinstance(values, list) and len(values) == self.num_envs:
-            array = np.array(values)
-            current = getattr(self, name)
-            if (
-                isinstance(current, np.ndarray)
-                and current.shape == array.shape
-                and np.can_cast(array.dtype, current.dtype, "same_kind")
-            ):
-                array = array.astype(current.dtype)
-            values = array
+        if isinstance(values, list):
+            values = self._as_rows(name, values, getattr(self, name))
         setattr(self, name, values)
+
+    def _as_rows(self, name: str, values: list[Any], current: Any) -> Any:
+        """One array of the per-sub-env ``values``, in ``current``'s dtype where it fits (a
+        property with a setter gets ragged values as the list, and checks them itself)."""
+        where = f"{type(self).__name__}.set_attr({name!r}, values)"
+        checked = hasattr(getattr(type(self), name, None), "__set__")  # a property's setter
+        try:
+            array = np.array(values)
+        except ValueError as error:  # NumPy refuses ragged rows
+            if checked:
+                return values  # its setter names the problem
+            raise ValueError(
+                f"{where}: the {self.num_envs} values must have one shape to be stored as one "
+                f"array, got {[np.shape(value) for value in values]}."
+            ) from error
+        if not checked and _is_numeric(current) and array.dtype.kind not in "biuf":
+            # The env computes with it: a string or object array would only fail at step().
+            raise TypeError(
+                f"{where}: {name} holds numbers, got values of dtype {array.dtype} "
+                f"({values[:3]!r}{'...' if len(values) > 3 else ''})."
+            )
+        if (
+            isinstance(current, np.ndarray)
+            and current.shape == array.shape
+            and np.can_cast(array.dtype, current.dtype, "same_kind")
+        ):
+            array = array.astype(current.dtype)
+        return array
 
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         """Call method ``name`` of this object (or read it when it is not callable) and split
@@ -377,3 +397,9 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         self._check_open()
         value = call_attribute(name, getattr(self, name), args, kwargs)
         return self._per_sub_env(name, value)
+
+
+def _is_numeric(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "biuf"
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
