@@ -46,7 +46,9 @@ class EnvRegistry:
 
     Plugins are discovered once, under a lock, by the first operation that reads or changes the
     registry (never at import): ``host_factory(registry)`` builds the plugin host that loads them.
-    A registry without a host factory discovers nothing.
+    A registry without a host factory discovers nothing. Every change takes the same reentrant
+    lock, so it waits while discovery or a namespace loader runs; a lookup that finds its ID
+    takes none.
 
     Args:
         host_factory: builds the ``sekai.plugins._host.PluginHost`` for this registry.
@@ -133,15 +135,17 @@ class EnvRegistry:
         Raises:
             EnvAlreadyRegistered: the ID is taken; the message names the owning plugin.
         """
-        existing = self._specs.get(spec.id)
-        if existing is not None:
-            raise EnvAlreadyRegistered(spec.id, owner_sentence(existing))
-        self._specs[spec.id] = spec
+        with self._lock:  # the check and the store are one step for other threads
+            existing = self._specs.get(spec.id)
+            if existing is not None:
+                raise EnvAlreadyRegistered(spec.id, owner_sentence(existing))
+            self._specs[spec.id] = spec
         return spec
 
     def remove(self, env_id: str) -> EnvSpec | None:
         """Drop ``env_id`` without discovery or errors; returns the removed spec, if any."""
-        return self._specs.pop(env_id, None)
+        with self._lock:
+            return self._specs.pop(env_id, None)
 
     def register(
         self,
@@ -186,7 +190,7 @@ class EnvRegistry:
         self._refuse_while_loading("sekai.deregister()", env_id)
         if not isinstance(env_id, str):
             parse_env_id(env_id)  # the TypeError naming what was given (a dict key otherwise)
-        if self._specs.pop(env_id, None) is None:
+        if self.remove(env_id) is None:
             parse_env_id(env_id)  # a malformed ID gets spec()'s ValueError, not EnvNotFound
             raise self.not_found(env_id)
 
@@ -200,33 +204,38 @@ class EnvRegistry:
         self.ensure_discovered()
         if not isinstance(env_id, str):
             parse_env_id(env_id)  # the TypeError naming what was given (a dict key otherwise)
-        found = self._specs.get(env_id)
+        found = self._specs.get(env_id)  # a hit takes no lock
         if found is not None:
             return found
         namespace = parse_env_id(env_id).namespace
-        loader = self._loaders.get(namespace) if namespace is not None else None
-        if loader is not None:
-            self._run_loader(namespace, loader)  # type: ignore[arg-type]
+        # A miss waits for the loader another thread may be running (it holds the lock), then
+        # looks again: that loader may have registered the ID.
+        with self._lock:
             found = self._specs.get(env_id)
             if found is not None:
                 return found
-        raise self.not_found(env_id)
+            loader = self._loaders.get(namespace) if namespace is not None else None
+            if loader is not None:
+                self._run_loader(namespace, loader)  # type: ignore[arg-type]
+                found = self._specs.get(env_id)
+                if found is not None:
+                    return found
+            raise self.not_found(env_id)
 
     def _run_loader(self, namespace: str, loader: Callable[[], object]) -> None:
-        """Run ``namespace``'s loader once: a failure leaves none of its registrations behind
+        """Run ``namespace``'s loader, with the lock held: a failure removes the IDs it added
         and keeps the loader for a retry."""
-        with self._lock:
-            if self._loaders.get(namespace) is not loader:
-                return  # another thread ran it while this one waited
-            # Out of the table while it runs, so an ID lookup inside the loader cannot re-run it.
-            del self._loaders[namespace]
-            specs = dict(self._specs)
-            try:
-                loader()
-            except BaseException:
-                self._specs = specs
-                self._loaders[namespace] = loader
-                raise
+        # Out of the table while it runs, so an ID lookup inside the loader cannot re-run it.
+        del self._loaders[namespace]
+        before = set(self._specs)
+        try:
+            loader()
+        except BaseException:
+            # Every change waits on the lock, so the new IDs are this loader's own.
+            for env_id in [i for i in self._specs if i not in before]:
+                del self._specs[env_id]
+            self._loaders[namespace] = loader
+            raise
 
     def all_specs(self) -> list[EnvSpec]:
         """Every registered spec, in registration order."""
@@ -248,7 +257,8 @@ class EnvRegistry:
             raise TypeError(
                 f"loader must be a zero-argument callable, got {type(loader).__name__}."
             )
-        self._loaders[namespace] = loader
+        with self._lock:
+            self._loaders[namespace] = loader
 
     def format(self) -> str:
         """The ``pprint_registry()`` text."""
@@ -257,13 +267,9 @@ class EnvRegistry:
     def not_found(self, env_id: str) -> EnvNotFound:
         """The ``EnvNotFound`` for ``env_id``, with suggestions and the install/plugin hint."""
         provider, failures, hint = env_hint(env_id, self._host)
-        return EnvNotFound(
-            env_id,
-            suggest(env_id, self._specs),
-            provider=provider,
-            failures=failures,
-            hint=hint,
-        )
+        with self._lock:  # the suggestions read every ID: no register() may change them then
+            suggestions = suggest(env_id, self._specs)
+        return EnvNotFound(env_id, suggestions, provider=provider, failures=failures, hint=hint)
 
     # -- vector backends ------------------------------------------------------------------
 
@@ -273,20 +279,22 @@ class EnvRegistry:
         Raises:
             ValueError: the mode is already provided.
         """
-        existing = self._backends.get(mode)
-        if existing is not None:
-            owner = existing[1]
-            by = (
-                f" by plugin {owner.plugin!r} ({owner.distribution} {owner.version})"
-                if owner
-                else ""
-            )
-            raise ValueError(f"Vectorization mode {mode!r} is already provided{by}.")
-        self._backends[mode] = (entry_point, source)
+        with self._lock:
+            existing = self._backends.get(mode)
+            if existing is not None:
+                owner = existing[1]
+                by = (
+                    f" by plugin {owner.plugin!r} ({owner.distribution} {owner.version})"
+                    if owner
+                    else ""
+                )
+                raise ValueError(f"Vectorization mode {mode!r} is already provided{by}.")
+            self._backends[mode] = (entry_point, source)
 
     def remove_backend(self, mode: str) -> None:
         """Drop a vectorization mode (no discovery, no error if absent)."""
-        self._backends.pop(mode, None)
+        with self._lock:
+            self._backends.pop(mode, None)
 
     def vectorization_modes(self) -> list[str]:
         """``native``, core's modes, then plugin modes sorted: the list errors show."""
