@@ -29,6 +29,9 @@ _LIST_HINT = "Use sekai.all_specs() or `sekai list` to see registered environmen
 _RESET_REQUIRED = (
     "reset() must be called before the first call to step(). See Env.reset() for usage."
 )
+_ASYNC_CALL_PENDING = (
+    "A previous async call is still pending. Await the previous result before making another call."
+)
 
 
 class SekaiError(Exception):
@@ -195,16 +198,15 @@ class ResetRequired(SekaiError):
 
 
 class AsyncCallPending(SekaiError):
-    """An async call was started while another async call of the same VecEnv was running."""
+    """An async call was started while another async call of the same VecEnv was running (or
+    the VecEnv was closed, copied or pickled then)."""
 
-    def __init__(self) -> None:
-        super().__init__(
-            "A previous async call is still pending. "
-            "Await the previous result before making another call."
-        )
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message
+        super().__init__(message if message is not None else _ASYNC_CALL_PENDING)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), ())
+        return (type(self), (self.message,))
 
 
 class SpaceMismatch(SekaiError):

@@ -79,6 +79,7 @@ def test_fixed_messages():
         "A previous async call is still pending. "
         "Await the previous result before making another call."
     )
+    assert str(error.AsyncCallPending("custom")) == "custom"
     assert str(error.VecEnvClosed()) == "This VecEnv has been closed."
     assert str(error.InvalidObservation(5, "S")) == "Observation 5 is not valid for space 'S'."
 
@@ -127,6 +128,7 @@ def test_missing_dependency_is_an_import_error_naming_the_package():
         error.InvalidObservation(1, "space"),
         error.ResetRequired("msg"),
         error.AsyncCallPending(),
+        error.AsyncCallPending("msg"),
         error.SpaceMismatch("mismatch"),
         error.VecEnvWorkerError(1, "ValueError", "bad", "tb", worker=0, ranks=[1, 2]),
         error.MissingDependency("m", package="p", extra="e"),

@@ -329,6 +329,19 @@ class VecEnv(abc.ABC):
     def _close(self) -> None:  # noqa: B027 - optional hook, not abstract
         """Backend hook for ``close()`` (runs once); default: nothing to release."""
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # pickle, cloudpickle, copy.copy and copy.deepcopy all start here, before a backend's
+        # own __getstate__: one check covers every backend and leaves their state alone.
+        # A wrapper keeps no flag of its own; the env it wraps checks its own when copied.
+        if getattr(self, "_async_pending", False):
+            name = type(self).__name__
+            raise AsyncCallPending(
+                f"{name} cannot be copied or pickled while its async_reset() or async_step() "
+                "is running: its sub-envs are in the middle of that call. Await the call "
+                "first, then copy or pickle it."
+            )
+        return super().__reduce_ex__(protocol)
+
     def __len__(self) -> int:
         return self.num_envs
 
