@@ -96,6 +96,7 @@ class Feed(Venue):
         try:
             await asyncio.sleep(3600)
         finally:
+            await asyncio.sleep(0)  # `await websocket.close()`: only a loop can run it
             Feed.cleaned.append(self.index)
 
 
@@ -279,17 +280,30 @@ def test_a_forked_child_that_steps_and_drops_the_env_leaves_the_parents_loop_wor
     assert done.returncode == 0, done.stderr
 
 
-def test_close_from_a_coroutine_after_the_sync_shims_ran_closes_the_private_loop() -> None:
+@pytest.mark.parametrize("ending", ["close", "collect"])
+def test_closed_or_collected_in_a_coroutine_it_still_cancels_the_tasks_on_its_loop(
+    ending: str,
+) -> None:
+    """A web handler or a notebook cell: a loop runs in the thread, so the private one cannot
+    run there; its tasks still run their finally blocks, as after close() in plain code."""
+    Feed.cleaned.clear()
     vec = AsyncVecEnv([lambda i=i: Feed(i, []) for i in range(2)])
-    vec.reset(seed=0)  # the sync shim: the private loop now exists
-    loop = vec._loop
+    vec.reset(seed=0)  # the sync shim: the readers live on the private loop
+    loop, feeds = vec._loop, vec.envs
 
     async def main() -> None:
+        nonlocal vec
         await vec.async_step(np.array([0, 1]))
-        vec.close()  # a running loop here: the private one cannot run
+        if ending == "close":
+            vec.close()
+        else:
+            del vec
+            gc.collect()
 
     asyncio.run(main())
-    assert vec.closed and loop is not None and loop.is_closed()
+    assert loop is not None and loop.is_closed()
+    assert [feed.reader.cancelled() for feed in feeds] == [True, True]
+    assert sorted(Feed.cleaned) == [0, 1]
 
 
 def test_an_async_factory_is_refused_by_name_and_its_coroutine_closed(recwarn) -> None:

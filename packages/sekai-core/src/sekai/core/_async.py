@@ -100,16 +100,45 @@ def shut_down_loop(loop: asyncio.AbstractEventLoop) -> None:
     import asyncio  # here: `import sekai` does not import asyncio
 
     try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop runs in this thread: the private one can run here
+        _finish(loop)
+        return
+    # close() from a coroutine (a web handler, a notebook cell): asyncio runs one loop per
+    # thread, so the private loop finishes in a helper thread. It closes the loop itself, so a
+    # Ctrl-C that cuts the join short leaves it to end on its own.
+    import threading
+
+    failure: list[BaseException] = []
+
+    def finish() -> None:
+        try:
+            _finish(loop)
+        except BaseException as exc:  # the caller's to see
+            failure.append(exc)
+
+    helper = threading.Thread(target=finish, name="sekai-loop-shutdown", daemon=True)
+    try:
+        helper.start()
+    except BaseException:
+        loop.close()
+        raise
+    helper.join()
+    if failure:
+        raise failure[0]
+
+
+def _finish(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel the tasks of the idle ``loop``, run it until they end, finalise its generators,
+    close it."""
+    import asyncio
+
+    try:
         tasks = asyncio.all_tasks(loop)
         for task in tasks:
             task.cancel()
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # no loop runs in this thread: the private one can run to finish
-            if tasks:
-                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        # else close() was called from a coroutine: the private loop cannot run here, so the
-        # cancelled tasks are dropped with it (what loop.close() alone does).
+        if tasks:
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
     finally:
         loop.close()
