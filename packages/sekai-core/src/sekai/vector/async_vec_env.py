@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import functools
 import os
+import threading
 import weakref
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 from sekai.core._async import shut_down_loop
 from sekai.core.env import Env
+from sekai.error import AsyncCallPending
 from sekai.vector._in_process import InProcessVecEnv
 from sekai.vector.result import VecResetResult, VecStepResult
 
@@ -60,12 +63,15 @@ class AsyncVecEnv(InProcessVecEnv):
     ) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_pid = 0  # the process that made the private loop
+        self._shim_lock = threading.Lock()  # held by the sync shim call running the loop
         super().__init__(env_fns, autoreset=autoreset)
 
     # -- sync shims ----------------------------------------------------------------------------
 
-    def _shim(self, method: str) -> asyncio.AbstractEventLoop:
-        """The private loop, after checking that no loop is running in this thread."""
+    def _shim(self, method: str, coroutine: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
+        """Run ``coroutine(*args)`` on the private loop, after checking that no loop runs in
+        this thread and that no other thread's shim call is running it (AsyncCallPending, as
+        for overlapping async calls)."""
         self._check_open()
         try:
             asyncio.get_running_loop()
@@ -73,12 +79,18 @@ class AsyncVecEnv(InProcessVecEnv):
             pass
         else:
             raise RuntimeError(_IN_RUNNING_LOOP.format(method=method))
-        loop = self._own_loop()
-        if loop is None:
-            loop = self._loop = asyncio.new_event_loop()
-            self._loop_pid = os.getpid()
-            _LOOPS.add(loop)
-        return loop
+        # Before the loop is touched: a loop object is not safe across threads.
+        if not self._shim_lock.acquire(blocking=False):
+            raise AsyncCallPending()
+        try:
+            loop = self._own_loop()
+            if loop is None:
+                loop = self._loop = asyncio.new_event_loop()
+                self._loop_pid = os.getpid()
+                _LOOPS.add(loop)
+            return _run(loop, coroutine(*args))
+        finally:
+            self._shim_lock.release()
 
     def _own_loop(self) -> asyncio.AbstractEventLoop | None:
         """The private loop, if this process made it. A forked child drops the one it
@@ -94,12 +106,10 @@ class AsyncVecEnv(InProcessVecEnv):
         return loop
 
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
-        loop = self._shim("reset")
-        return _run(loop, self.async_reset(seed=seed, options=options))
+        return self._shim("reset", functools.partial(self.async_reset, seed=seed, options=options))
 
     def step(self, actions: Any) -> VecStepResult[Any]:
-        loop = self._shim("step")
-        return _run(loop, self.async_step(actions))
+        return self._shim("step", self.async_step, actions)
 
     # -- the concurrent implementation ----------------------------------------------------------
 
@@ -151,7 +161,17 @@ class AsyncVecEnv(InProcessVecEnv):
         # The loop is private to this VecEnv (close() closes it): a copy or unpickled one makes
         # its own on its first sync call, as this one did.
         state["_loop"] = None
+        del state["_shim_lock"]
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._shim_lock = threading.Lock()
+
+    def _check_no_async_call(self) -> None:
+        # A shim call in another thread counts too, also before its coroutine has started.
+        if self._async_pending or self._shim_lock.locked():
+            raise AsyncCallPending()
 
     # -- closing -------------------------------------------------------------------------------
 
