@@ -13,7 +13,7 @@ from typing import Any
 
 from sekai.vector.proc import worker
 
-__all__ = ["GRACE", "end", "join", "preload_worker", "spawn"]
+__all__ = ["GRACE", "end", "join", "kill", "preload_worker", "spawn"]
 
 GRACE = 0.5  # seconds between terminate() and kill(), and before terminate() once interrupted
 _LONGEST_JOIN = 86400.0  # seconds: join() cannot wait 25 days or more in one go
@@ -109,6 +109,13 @@ def end(processes: Sequence[Any], lifeline: Connection | None, deadline: float) 
         if process.exitcode is None:
             process.kill()
             process.join()
+
+
+def kill(processes: Sequence[Any]) -> None:
+    """Kill ``processes`` without waiting for them: signals only, no pipe or sentinel is
+    touched, so a thread waiting on them sees them die (``end`` reaps them later)."""
+    for process in processes:
+        process.kill()
 
 
 def join(process: Any, deadline: float) -> None:

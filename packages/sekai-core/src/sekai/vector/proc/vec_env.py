@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import itertools
 import multiprocessing
 import multiprocessing.util  # its exit handler must be registered before ours
 import os
 import sys
+import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from sekai.core.env import Env
-from sekai.error import VecEnvWorkerError
+from sekai.error import VecEnvClosed, VecEnvWorkerError
 from sekai.vector._attributes import Argument, RemoteAttributes
 from sekai.vector._batches import (
     ActionRows,
@@ -37,7 +39,7 @@ from sekai.vector._remote import (
     checked_timeout,
     pickle_factories,
 )
-from sekai.vector.proc import protocol
+from sekai.vector.proc import processes, protocol
 from sekai.vector.proc.handle import DIED
 from sekai.vector.proc.pool import Pool
 from sekai.vector.proc.shm import SharedBatch, is_fixed_size
@@ -90,6 +92,26 @@ def _num_workers(value: Any, num_envs: int) -> int:
     return min(int(value), num_envs)  # more workers than sub-envs would idle
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _one_call(method: _Method) -> _Method:
+    """``method`` holding the VecEnv's call lock: one call at a time uses the workers, and a
+    close() from another thread waits for it (``ProcVecEnv._close``)."""
+
+    @functools.wraps(method)
+    def call(self: ProcVecEnv, *args: Any, **kwargs: Any) -> Any:
+        with self._calling:
+            try:
+                return method(self, *args, **kwargs)
+            except VecEnvWorkerError as error:
+                if self._cut:  # close() killed the workers under this call
+                    raise VecEnvClosed() from error
+                raise
+
+    return call  # type: ignore[return-value]
+
+
 def _slices(num_envs: int, workers: int) -> list[tuple[int, int]]:
     """Contiguous, even slices of the sub-envs (the first ``num_envs % workers`` get one more)."""
     size, extra = divmod(num_envs, workers)
@@ -123,7 +145,9 @@ class ProcVecEnv(RemoteAttributes):
             Windows). With either, guard your script with ``if __name__ == "__main__":``.
         close_timeout: seconds ``close()`` waits for the workers before terminating them (then
             killing those that ignore it); ``inf``: no limit. Ctrl-C cuts the wait to half a
-            second.
+            second. From another thread, ``close()`` first waits as long for a call in
+            progress (one runs at a time), then kills the workers under it: it raises
+            ``VecEnvClosed``.
         num_workers: worker processes (None: one per sub-env; at most ``num_envs``). With
             more sub-envs than cores, about the number of cores is best.
         shared_memory: None: use shared memory when the observation space allows it; True:
@@ -162,6 +186,10 @@ class ProcVecEnv(RemoteAttributes):
     ) -> None:
         self._pool: Pool | None = None
         self._shared: SharedBatch | None = None
+        # Held by each call that uses the workers (``_one_call``); reentrant, so that a close()
+        # from a signal handler in the calling thread does not wait on itself.
+        self._calling = threading.RLock()
+        self._cut = False  # close() killed the workers under a call of another thread
         self._context = _context(context)
         if getattr(multiprocessing.process.current_process(), "_inheriting", False):
             raise RuntimeError(_UNGUARDED.format(method=self._context))
@@ -279,6 +307,7 @@ class ProcVecEnv(RemoteAttributes):
         assert self._pool is not None
         self._pool.raise_if_dead(look=False)
 
+    @_one_call
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         self._raise_if_dead()
         seeds, per_env_options = self._reset_plan(seed, options)
@@ -295,6 +324,7 @@ class ProcVecEnv(RemoteAttributes):
         self._reset_done()
         return VecResetResult(observations, [entry[0] for entry in entries])
 
+    @_one_call
     def step(self, actions: Any) -> VecStepResult[Any]:
         self._raise_if_dead()
         self._batches.check_idle("step")
@@ -319,6 +349,7 @@ class ProcVecEnv(RemoteAttributes):
 
     # -- send / recv -----------------------------------------------------------------------------
 
+    @_one_call
     def send(self, actions: Any, env_ids: Any = None) -> None:
         """Start stepping the sub-envs ``env_ids`` with ``actions`` and return at once.
 
@@ -348,6 +379,7 @@ class ProcVecEnv(RemoteAttributes):
         pool.post(protocol.STEP, posts, "the action", rows, self._step_timeout)
         self._batches.in_flight[ids] = True
 
+    @_one_call
     def recv(self, batch_size: int | None = None) -> VecRecvResult[Any]:
         """The results of the first ``batch_size`` sub-envs whose ``send()`` steps finished.
 
@@ -370,6 +402,7 @@ class ProcVecEnv(RemoteAttributes):
         take = None if shared is None else shared.take
         return self._batches.receive(self, batch_size, pool, self._step_timeout, take)
 
+    @_one_call
     def _at(
         self,
         command: str,
@@ -389,8 +422,20 @@ class ProcVecEnv(RemoteAttributes):
     # -- closing -------------------------------------------------------------------------------
 
     def _close(self) -> None:
-        self._batches.forget()  # what was in flight is gone with the workers
-        raise_first(self._release())
+        # A call in another thread (a watchdog's or a stop button's close()) still uses the
+        # pipes and the shared memory: wait for it, up to close_timeout, then kill the workers
+        # under it, which ends it (it raises VecEnvClosed), before releasing them.
+        timeout = -1 if self._close_timeout is None else self._close_timeout
+        if not self._calling.acquire(timeout=timeout):
+            self._cut = True
+            assert self._pool is not None
+            processes.kill([handle.process for handle in self._pool.workers])
+            self._calling.acquire()
+        try:
+            self._batches.forget()  # what was in flight is gone with the workers
+            raise_first(self._release())
+        finally:
+            self._calling.release()
 
     def _release(self) -> list[tuple[int, VecEnvWorkerError]]:
         """Stop the workers and free the shared memory; the sub-envs' close errors."""

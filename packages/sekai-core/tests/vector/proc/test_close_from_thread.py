@@ -1,0 +1,104 @@
+"""ProcVecEnv.close() from another thread while a call runs (a watchdog, a GUI's stop button):
+it waits for the call, up to close_timeout, then kills the workers under it, and the call
+raises VecEnvClosed, never an internal error of the pipes or the shared memory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+RunScript = Callable[..., Any]
+
+_STEPPER = """
+    vec = ProcVecEnv(probes(2), context="fork", num_workers=2, shared_memory={shared},
+                     close_timeout={close_timeout})
+    vec.reset(seed=0)
+    pids = vec.call("pid")
+    got = {{}}
+
+    def stepper():
+        try:
+            got["steps"] = [info["steps"] for info in {call}]
+        except Exception as e:
+            got["error"] = type(e).__name__
+            got["cause"] = type(e.__cause__).__name__
+
+    thread = threading.Thread(target=stepper)
+    thread.start()
+    while not (marked("blocked-0-0") or marked("sleeping-0")):
+        time.sleep(0.01)
+"""
+_CALLS = {
+    "step": "vec.step([{action}, 0]).infos",
+    "call": '[r.info for r in vec.call("step", {action})]',  # by name: no timeout of its own
+}
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared", "pickled"])
+@pytest.mark.parametrize("call", list(_CALLS))
+def test_close_from_another_thread_waits_for_the_call_in_progress(
+    run_script: RunScript, call: str, shared: bool
+) -> None:
+    stepper = _STEPPER.format(
+        shared=shared, close_timeout=30.0, call=_CALLS[call].format(action="BLOCK")
+    )
+    done = run_script(
+        stepper
+        + """
+    closer = threading.Thread(target=vec.close)
+    closer.start()
+    while not vec.closed:  # close() has begun
+        time.sleep(0.01)
+    closer.join(0.2)
+    waited = closer.is_alive()  # it cannot end before the call it waits for
+    mark("release")
+    thread.join()
+    closer.join()
+    report(got=got, waited=waited, left=wait_gone(pids), segments=segments(),
+           closes=[marked("closed-0"), marked("closed-1")])
+"""
+    )
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {
+            "got": {"steps": [1, 1]},
+            "waited": True,
+            "left": [],
+            "segments": [],
+            "closes": [True, True],  # the call ended: the sub-envs closed as usual
+        }
+    ]
+    assert done.err == ""
+
+
+@pytest.mark.parametrize("call", list(_CALLS))
+def test_a_call_still_running_after_close_timeout_raises_vec_env_closed(
+    run_script: RunScript, call: str
+) -> None:
+    stepper = _STEPPER.format(
+        shared=None, close_timeout=0.5, call=_CALLS[call].format(action="SLEEP")
+    )
+    done = run_script(
+        stepper
+        + """
+    start = time.monotonic()
+    vec.close()  # the sub-env sleeps forever: its worker is killed after close_timeout
+    elapsed = time.monotonic() - start
+    thread.join()
+    report(got=got, elapsed=elapsed, closed=vec.closed, left=wait_gone(pids),
+           segments=segments())
+    try:
+        vec.step([0, 0])
+    except sekai.VecEnvClosed:
+        report(after="VecEnvClosed")
+"""
+    )
+    assert done.code == 0, done.err
+    result, after = done.lines
+    assert result.pop("got") == {"error": "VecEnvClosed", "cause": "VecEnvWorkerError"}
+    assert 0.5 <= result.pop("elapsed") < 5.0
+    assert result == {"closed": True, "left": [], "segments": []}
+    assert after == {"after": "VecEnvClosed"}
+    assert done.err == ""
