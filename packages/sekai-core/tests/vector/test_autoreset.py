@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.testing.envs import KStepEnv, assert_kstep_autoreset
-from sekai.vector import AsyncVecEnv, NativeVecEnv, SyncVecEnv, VecEnv, VecWrapper
+from sekai.testing.envs import Drift, DriftVecEnv, KStepEnv, assert_kstep_autoreset
+from sekai.vector import AsyncVecEnv, NativeVecEnv, ProcVecEnv, SyncVecEnv, VecEnv, VecWrapper
 from sekai.vector.result import VecStepResult
+from sekai.wrappers import TimeLimit
 from sekai.wrappers.autoreset import AutoReset
 
 KS = [1, 2, 3, 5]
@@ -64,6 +65,66 @@ def test_autoreset_loses_and_duplicates_no_step(backend: str) -> None:
     steps = 60
     with BACKENDS[backend]() as vec:
         assert_kstep_autoreset(vec, KS, steps)
+
+
+# Two episodes of Drift (random start and noise) truncated after LIMIT steps, in every sub-env.
+LIMIT = 3
+DRIFT_ACTIONS = [1, 0, 1, 1, 1, 0]
+DRIFT_BACKENDS: dict[str, Callable[[list[Callable[[], Any]]], VecEnv]] = {
+    "sync": SyncVecEnv,
+    "async": AsyncVecEnv,
+    "proc": lambda fns: ProcVecEnv(fns, num_workers=1, context="fork"),
+}
+
+
+def _new_episode_starts(vec: VecEnv) -> list[np.ndarray]:
+    """Steps ``vec`` through DRIFT_ACTIONS; the observations of the steps that end episodes."""
+    starts = []
+    for action in DRIFT_ACTIONS:
+        result = vec.step(np.full(vec.num_envs, action))
+        if result.dones.any():
+            assert result.truncated.all()
+            starts.append(result.observations)
+    assert len(starts) == len(DRIFT_ACTIONS) // LIMIT
+    return starts
+
+
+@pytest.mark.parametrize("backend", list(DRIFT_BACKENDS))
+def test_autoreset_continues_each_sub_envs_own_stream(backend: str) -> None:
+    # A sub-env's autoreset is reset() without a seed: the stream its vector seed started goes
+    # on, so each episode starts somewhere new, as the same env replayed alone does.
+    n, seed = 3, 5
+    with DRIFT_BACKENDS[backend]([lambda: TimeLimit(Drift(), LIMIT)] * n) as vec:
+        vec.reset(seed=seed)
+        starts = _new_episode_starts(vec)
+    for i, child_seed in enumerate(sekai.make_seed_sequence(seed, n)):
+        alone = TimeLimit(Drift(), LIMIT)
+        alone.reset(seed=child_seed)
+        replayed = []
+        for t, action in enumerate(DRIFT_ACTIONS, 1):
+            alone.step(action)
+            if t % LIMIT == 0:
+                replayed.append(alone.reset().observation)
+        assert [s[i].tolist() for s in starts] == [r.tolist() for r in replayed]
+    assert starts[0][0].tolist() != starts[1][0].tolist()
+
+
+def test_native_autoreset_continues_the_envs_stream() -> None:
+    # The native twin: an autoreset draws what a reset() without a seed would draw.
+    with (
+        DriftVecEnv(3, max_episode_steps=LIMIT) as vec,
+        DriftVecEnv(3, max_episode_steps=LIMIT, autoreset=False) as manual,
+    ):
+        vec.reset(seed=5)
+        manual.reset(seed=5)
+        starts = _new_episode_starts(vec)
+        replayed = []
+        for t, action in enumerate(DRIFT_ACTIONS, 1):
+            manual.step(np.full(3, action))
+            if t % LIMIT == 0:
+                replayed.append(manual.reset().observations)
+    assert [s.tolist() for s in starts] == [r.tolist() for r in replayed]
+    assert starts[0].tolist() != starts[1].tolist()
 
 
 class _Tampered(VecWrapper):
