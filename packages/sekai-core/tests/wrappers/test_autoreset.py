@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -57,6 +58,22 @@ def test_autoreset_also_resets_after_truncation(toy_env: Any) -> None:
     result = env.step(0)
     assert result.truncated is True
     assert result.info["final_info"]["elapsed_steps"] == 2
+    assert env.env.elapsed_steps == 0
+
+
+def test_autoreset_async_step_also_resets_after_truncation(async_toy_env: Any) -> None:
+    env = AutoReset(TimeLimit(async_toy_env(length=100), 2))
+
+    async def run() -> Any:
+        await env.async_reset(seed=0)
+        await env.async_step(0)
+        return await env.async_step(0)
+
+    result = asyncio.run(run())
+    assert result.truncated is True
+    assert result.info["final_info"]["elapsed_steps"] == 2
+    np.testing.assert_array_equal(result.info["final_observation"], [2.0, -2.0])
+    np.testing.assert_array_equal(result.observation, [0.0, 0.0])
     assert env.env.elapsed_steps == 0
 
 
