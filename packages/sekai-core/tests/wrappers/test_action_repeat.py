@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -28,6 +29,21 @@ def test_action_repeat_stops_early_when_episode_ends(toy_env: Any) -> None:
     assert result.terminated is True
     assert result.info["action_repeats"] == 3
     assert inner.actions == [1, 1, 1]
+
+
+@pytest.mark.parametrize("path", ["sync", "async"])
+def test_action_repeat_stops_early_when_episode_is_truncated(path: str, async_toy_env: Any) -> None:
+    inner = async_toy_env(length=2, truncate=True)
+    env = ActionRepeat(inner, 4)
+    if path == "sync":
+        env.reset(seed=0)
+        result = env.step(1)
+    else:
+        asyncio.run(env.async_reset(seed=0))
+        result = asyncio.run(env.async_step(1))
+    assert result.truncated is True and result.terminated is False
+    assert result.info == {"t": 2, "action_repeats": 2}
+    assert inner.actions == [1, 1]
 
 
 @pytest.mark.parametrize("bad", [0, -2])
