@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sekai.stats import RunningMeanStd
-from sekai.wrappers import ClipReward, NormalizeReward, TransformReward
+from sekai.wrappers import AutoReset, ClipReward, NormalizeReward, TransformReward
 
 
 def test_normalize_reward_divides_by_std_of_discounted_return(toy_env: Any) -> None:
@@ -45,6 +45,15 @@ def test_normalize_reward_resets_return_on_done_and_reset(toy_env: Any) -> None:
     env.step(0)
     env.reset()
     assert env._return == 0.0
+
+
+def test_normalize_reward_restarts_the_return_after_a_truncation(toy_env: Any) -> None:
+    env = NormalizeReward(AutoReset(toy_env(length=2, truncate=True)), gamma=0.99)
+    env.reset(seed=0)
+    for _ in range(4):
+        env.step(0)
+    # the discounted returns fed to the statistics: 1, 1.99, then from 0 again: 1, 1.99
+    assert env.return_rms.mean == pytest.approx(np.mean([1.0, 1.99, 1.0, 1.99]))
 
 
 def test_normalize_reward_frozen_stats(toy_env: Any) -> None:
