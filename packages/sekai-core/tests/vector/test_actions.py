@@ -92,6 +92,19 @@ def test_multi_binary_accepts_zeros_and_ones_only() -> None:
         checker.check(np.array([[0, 2, 1], [1, 0, 0]]))
 
 
+def test_multi_binary_float_batch_takes_integral_zeros_and_ones_only() -> None:
+    checker = ActionChecker(MultiBinary(2), 2)
+    batch = checker.check(np.array([[1.0, 0.0], [0.0, 1.0]]))
+    assert batch.dtype == np.int8 and batch.tolist() == [[1, 0], [0, 1]]
+    # a fraction in range is refused, not truncated to 0
+    with pytest.raises(sekai.InvalidAction) as info:
+        checker.check(np.array([[0.5, 1.0], [1.0, 0.0]]))
+    assert info.value.index == 0
+    assert str(info.value) == (
+        "Action array([0.5, 1. ]) is not valid for space MultiBinary(2) (sub-env 0)."
+    )
+
+
 def test_box_non_finite_raises_but_finite_out_of_bounds_passes() -> None:
     checker = ActionChecker(Box(-1.0, 1.0, shape=(2,)), 2)
     batch = checker.check(np.array([[5.0, -9.0], [0.0, 0.0]]))
