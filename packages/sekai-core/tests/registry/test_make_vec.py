@@ -294,6 +294,15 @@ def test_spawnable_registered_kwargs_are_spawned_too(backend_module):
     assert vec.env_fns[0]().sampler.origin is sampler
 
 
+def test_a_spawnable_given_to_make_vec_replaces_the_registered_one(backend_module):
+    registered, given = Counter(), Counter()
+    with registry_sandbox(("recording", RecordingModePlugin)):
+        sekai.register("demo/Probe-v0", Probe, kwargs={"sampler": registered})
+        vec = sekai.make_vec("demo/Probe-v0", 2, vectorization_mode="recording", sampler=given)
+    assert (given.spawned, registered.spawned) == (2, 0)
+    assert all(fn().sampler.origin is given for fn in vec.env_fns)
+
+
 def test_spawnable_kwargs_reach_the_native_env_unchanged(sekai_registry):
     sampler = Counter()
     sekai.register("n/Probe-v0", Probe, vector_entry_point=RecordingNative)
