@@ -167,6 +167,16 @@ def test_nondeterminism_found_only_with_check_determinism() -> None:
     ]
 
 
+def test_determinism_rollouts_stop_at_the_end_of_the_episode() -> None:
+    class RefusesStepsAfterItsEnd(Good):
+        def step(self, action: Any) -> sekai.StepResult[Any]:
+            if self.t >= self.length:
+                raise sekai.ResetRequired("the episode is over")
+            return super().step(action)
+
+    assert check_env(RefusesStepsAfterItsEnd(length=3), check_determinism=True) == []
+
+
 def test_an_env_registered_as_nondeterministic_is_not_warned_about_it() -> None:
     env = Nondeterministic()
     env.spec = sekai.EnvSpec(id="Noisy-v0", nondeterministic=True)
@@ -228,6 +238,17 @@ def test_an_infinite_async_reward_is_reported() -> None:
             return sekai.StepResult(r.observation, float("inf"), False, False, r.info)
 
     assert check_env(InfAsync()) == ["WARNING: reward from async_step() is infinite."]
+
+
+def test_reset_ignoring_seed_is_found_when_every_reset_writes_into_one_buffer() -> None:
+    # The first observation is compared as it was, not as the second reset rewrote it.
+    class UnseededBuffer(NotSeeding, ReusedBuffer):
+        pass
+
+    issues = check_env(UnseededBuffer(), check_async=False)
+    assert any(
+        i.startswith("WARNING: reset(seed=0) returned different observations") for i in issues
+    )
 
 
 def test_reused_observation_buffer_is_found_once() -> None:
@@ -415,6 +436,22 @@ def test_nested_box_leaf_dtype_names_key_path() -> None:
         "WARNING: Observation['pos'] from step() at step 0 has dtype float64, space has float32. "
         "(seen at 3 steps; first shown)"
     )
+
+
+def test_numpy_scalar_observation_of_a_scalar_box_is_dtype_checked() -> None:
+    class Scalar(Good):
+        def __init__(self) -> None:
+            super().__init__()
+            self.observation_space = sekai.Box(-10.0, 10.0, shape=())
+
+        def _obs(self) -> Any:
+            return np.float64(self.x)
+
+    assert check_env(Scalar(), n_steps=3, check_async=False) == [
+        "WARNING: Observation from reset() has dtype float64, space has float32.",
+        "WARNING: Observation from step() at step 0 has dtype float64, space has float32. "
+        "(seen at 3 steps; first shown)",
+    ]
 
 
 @pytest.mark.parametrize(
