@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 
 import sekai
+from sekai.vector import AsyncVecEnv, NativeVecEnv, SyncVecEnv, VecEnv
 from sekai.vector._contract.seeding import native_seed, vector_options, vector_seeds
 
 
@@ -105,6 +109,57 @@ def test_one_options_dict_is_given_to_every_sub_env_as_its_own_copy() -> None:
 def test_options_list_gives_one_entry_per_sub_env() -> None:
     assert vector_options([{"a": 1}, None], 2) == [{"a": 1}, None]
     assert vector_options(None, 2) == [None, None]
+
+
+class _Popper(sekai.Env[Any, Any]):
+    """Consumes its reset options: pops ``level`` and keeps it in ``seen``."""
+
+    observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+    action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self.seen = (options or {}).pop("level", None)
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, False, {})
+
+
+class _PopperVecEnv(NativeVecEnv):
+    """The native twin of ``_Popper``."""
+
+    def __init__(self, num_envs: int) -> None:
+        super().__init__(num_envs, _Popper.observation_space, _Popper.action_space)
+        self.seen: list[Any] = [None] * num_envs
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        for index, opts in zip(indices, options):
+            self.seen[index] = (opts or {}).pop("level", None)
+
+    def _observe(self) -> np.ndarray:
+        return np.zeros((self.num_envs, 1), np.float32)
+
+    def _step(self, actions: Any) -> Any:
+        done = np.zeros(self.num_envs, bool)
+        return np.zeros(self.num_envs), done, done, {}
+
+
+POPPERS: dict[str, tuple[Callable[[], VecEnv], Callable[[Any], list[Any]]]] = {
+    "sync": (lambda: SyncVecEnv([_Popper] * 2), lambda vec: vec.get_attr("seen")),
+    "async": (lambda: AsyncVecEnv([_Popper] * 2), lambda vec: vec.get_attr("seen")),
+    "native": (lambda: _PopperVecEnv(2), lambda vec: vec.seen),
+}
+
+
+@pytest.mark.parametrize("backend", list(POPPERS))
+def test_each_dict_of_an_options_list_is_given_as_its_own_copy(backend: str) -> None:
+    # An env that consumes its options changes neither the caller's dict nor another sub-env's.
+    build, seen = POPPERS[backend]
+    mine = {"level": 3}
+    with build() as vec:
+        vec.reset(options=[mine, mine])
+        assert seen(vec) == [3, 3]
+    assert mine == {"level": 3}
 
 
 def test_options_list_of_wrong_length_raises_value_error() -> None:
