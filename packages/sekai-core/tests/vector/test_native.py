@@ -247,6 +247,16 @@ def test_frozen_sub_env_is_passed_its_last_action_again() -> None:
     assert vec.seen[-1].tolist() == [2, 0, 2]
 
 
+def test_frozen_sub_envs_report_empty_infos_through_an_observation_wrapper() -> None:
+    # The wrapper reads done sub-envs' infos one at a time, not the whole list.
+    vec = sekai.VecTransformObservation(
+        DriftVecEnv(2, autoreset=False, max_episode_steps=1), lambda o: -o
+    )
+    vec.reset(seed=0)
+    assert vec.step(np.array([1, 1])).infos == [{"elapsed_steps": 1}] * 2  # both freeze
+    assert vec.step(np.array([1, 1])).infos == [{}, {}]
+
+
 def test_native_infos_are_distinct_real_dicts() -> None:
     vec = DriftVecEnv(5)
     vec.reset(seed=0)
