@@ -96,10 +96,17 @@ def test_dict_seed_seeds_children_with_seed_sequence() -> None:
 
 
 def test_dict_seed_with_generator_derives_children_from_a_draw() -> None:
+    def child_draws(generator_seed: int) -> list[int]:
+        d = Dict(a=Discrete(1000))
+        assert d.seed(np.random.default_rng(generator_seed)) == -1
+        return [int(d["a"].sample()) for _ in range(5)]
+
     a, b = pos_k(), pos_k()
-    assert a.seed(np.random.default_rng(1)) == -1
+    a.seed(np.random.default_rng(1))
     b.seed(np.random.default_rng(1))
     assert structurally_equal(a.sample(), b.sample())
+    assert child_draws(1) == child_draws(1)
+    assert child_draws(1) != child_draws(2)  # the children's seeds come from the Generator
 
 
 def test_dict_seed_with_dict_seeds_named_children_only() -> None:
