@@ -105,6 +105,23 @@ def test_masked_box_stats_use_occupied_slots_only(toy_env: Any) -> None:
     assert obs in env.observation_space
 
 
+def test_clip_bounds_masked_box_values_and_space(toy_env: Any) -> None:
+    space = sekai.MaskedBox(-100.0, 100.0, shape=(1,), max_size=3)
+    calm = space.pack(np.array([[0.0], [0.0]]), slots=[0, 2])
+    spike = space.pack(np.array([[100.0], [-100.0]]), slots=[0, 2])
+    env = NormalizeObservation(
+        toy_env(length=100, observation_space=space, obs_fn=_walk([calm] * 20 + [spike])),
+        clip=2.0,
+    )
+    assert repr(env.observation_space) == "MaskedBox(-2.0, 2.0, (1,), max_size=3, float64)"
+    env.reset(seed=0)
+    for _ in range(19):
+        env.step(0)
+    obs = env.step(0).observation
+    np.testing.assert_array_equal(obs["values"][:, 0], [2.0, 0.0, -2.0])
+    assert obs in env.observation_space
+
+
 def test_state_dict_round_trip(toy_env: Any) -> None:
     env = NormalizeObservation(toy_env())
     env.reset(seed=0)
