@@ -26,6 +26,14 @@ def test_time_aware_appends_normalised_time_using_inner_time_limit(toy_env: Any)
     assert env.reset().observation[-1] == 0.0
 
 
+def test_time_aware_value_is_t_over_max_at_every_step(toy_env: Any) -> None:
+    env = TimeAwareObservation(toy_env(length=100), 10)
+    env.reset(seed=0)
+    values = [env.step(0).observation[-1] for _ in range(12)]
+    expected = [min(t / 10, 1.0) for t in range(1, 13)]
+    np.testing.assert_allclose(values, expected, rtol=1e-6)
+
+
 def test_time_aware_uses_spec_max_episode_steps(toy_env: Any) -> None:
     base = toy_env()
     base.spec = sekai.EnvSpec(id="demo/Toy-v0", max_episode_steps=10)
