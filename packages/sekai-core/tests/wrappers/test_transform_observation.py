@@ -53,13 +53,14 @@ def test_transform_observation_rejects_non_space(toy_env: Any) -> None:
         TransformObservation(toy_env(), abs, 3)  # type: ignore[arg-type]
 
 
-def test_rescale_observation_maps_bounds(toy_env: Any) -> None:
-    space = sekai.Box(np.array([-1.2, -0.07]), np.array([0.6, 0.07]), dtype=np.float32)
-    obs = np.array([-1.2, 0.07], dtype=np.float32)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])  # a float input keeps its dtype
+def test_rescale_observation_maps_bounds(dtype: Any, toy_env: Any) -> None:
+    space = sekai.Box(np.array([-1.2, -0.07]), np.array([0.6, 0.07]), dtype=dtype)
+    obs = np.array([-1.2, 0.07], dtype=dtype)
     env = RescaleObservation(toy_env(observation_space=space, obs_fn=lambda e: obs), -1.0, 1.0)
-    assert repr(env.observation_space) == "Box(-1.0, 1.0, (2,), float32)"
+    assert repr(env.observation_space) == f"Box(-1.0, 1.0, (2,), {np.dtype(dtype).name})"
     out = env.reset(seed=0).observation
-    assert out.dtype == np.float32
+    assert out.dtype == dtype
     np.testing.assert_allclose(out, [-1.0, 1.0], atol=1e-6)
 
 
