@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import sekai
 from sekai.stats import RunningMeanStd
 from sekai.wrappers import AutoReset, ClipReward, NormalizeReward, TransformReward
 
@@ -96,6 +97,30 @@ def test_clip_reward_clips_and_returns_float(toy_env: Any) -> None:
     env.reset(seed=0)
     got = [env.step(0).reward for _ in range(3)]
     assert got == [1.0, -1.0, 0.25]
+    assert all(type(r) is float for r in got)
+
+
+class _NumpyRewards(sekai.Env[Any, int]):
+    """Rewards NumPy scalars, as many envs do (ToyEnv converts its rewards to float)."""
+
+    observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+    action_space = sekai.Discrete(2)
+    rewards = (np.float32(0.5), np.int64(0), np.float64(-3.0))
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self.t = 0
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: int) -> sekai.StepResult[Any]:
+        self.t += 1
+        return sekai.StepResult(np.zeros(1, np.float32), self.rewards[self.t - 1], False, False, {})
+
+
+def test_clip_reward_returns_a_python_float_for_numpy_rewards() -> None:
+    env = ClipReward(_NumpyRewards(), -1.0, 1.0)
+    env.reset(seed=0)
+    got = [env.step(0).reward for _ in range(3)]
+    assert got == [0.5, 0.0, -1.0]
     assert all(type(r) is float for r in got)
 
 
