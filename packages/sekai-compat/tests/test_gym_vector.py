@@ -184,6 +184,8 @@ def test_to_gymnasium_vector_reaches_sub_env_attributes() -> None:
     assert venv.get_attr("x_threshold") == (2.4, 2.4)
     venv.set_attr("x_threshold", [1.0, 2.0])
     assert vec.get_attr("x_threshold") == [1.0, 2.0]
+    venv.set_attr("x_threshold", (0.5, 1.5))  # a tuple is per sub-env too (gymnasium's rule)
+    assert vec.get_attr("x_threshold") == [0.5, 1.5]
     venv.set_attr("x_threshold", 3.0)
     assert venv.call("get_attr", "x_threshold") == (3.0, 3.0)
 
