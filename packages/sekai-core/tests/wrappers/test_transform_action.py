@@ -28,6 +28,11 @@ def test_clip_action_clips_to_bounds_and_keeps_space(toy_env: Any) -> None:
     np.testing.assert_array_equal(env.reverse_action(np.array([1.0, 9.0])), [1.0, 9.0])
 
 
+def test_clip_action_clips_to_bounds_below_zero(toy_env: Any) -> None:
+    env = ClipAction(_box_env(toy_env, -5.0, -1.0))
+    np.testing.assert_array_equal(env.action(np.array([0.0, -9.0])), [-1.0, -5.0])
+
+
 def test_clip_action_rejects_discrete(toy_env: Any) -> None:
     with pytest.raises(
         TypeError, match=r"^ClipAction requires a Box action space, got Discrete\.$"
@@ -110,6 +115,9 @@ I64 = np.iinfo(np.int64)
         (np.uint8, 0, 10, [-3, 20], [0, 10]),
         (np.int8, -5, 5, np.array([200.0, -1000.0]), [5, -5]),
         (np.int8, -5, 5, np.array([2.7, -2.7]), [2, -2]),
+        # bounds an int8 action cannot hold still bound what is sent
+        (np.int64, 1000, 2000, np.array([5, -5], np.int8), [1000, 1000]),
+        (np.int64, -2000, -1000, np.array([5, -5], np.int8), [-1000, -1000]),
         (np.int64, 0, np.inf, np.array([2**62 + 1, 2**63 + 5], np.uint64), [2**62 + 1, I64.max]),
         (np.uint64, 0, np.inf, np.array([-1, 2**62 + 1], np.int64), [0, 2**62 + 1]),
     ],
