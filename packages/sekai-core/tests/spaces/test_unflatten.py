@@ -34,6 +34,14 @@ def test_unflatten_integer_box_at_int64_limits() -> None:
     assert box.contains(out)
 
 
+def test_unflatten_integer_box_snaps_to_bounds_float64_cannot_hold() -> None:
+    # -2**63 + 1 and 2**63 - 2 both round to a float64 beyond the Box.
+    box = Box(-(2**63) + 1, 2**63 - 2, shape=(2,), dtype=np.int64)
+    out = unflatten(box, np.array([-1e19, 1e19]))
+    assert out.tolist() == [-(2**63) + 1, 2**63 - 2]
+    assert box.contains(out)
+
+
 def test_unflatten_float_box_clips_and_replaces_nan_with_zero() -> None:
     box = Box(np.array([1.0, -1.0, -1.0]), np.array([2.0, 1.0, 1.0]))
     out = unflatten(box, np.array([np.nan, 5.0, np.nan]))
