@@ -254,3 +254,21 @@ def test_fill_probability_is_checked_through_the_native_env() -> None:
         vec.call("fill_probability", np.array([np.nan]))
     with pytest.raises(TypeError, match="offset"):
         vec.call("fill_probability", "0.5")
+
+
+def test_native_stops_at_the_limit_as_the_single_env_near_int64s_end() -> None:
+    # q + size <= Q in int64 wrapped past 2**63 - 1 to a negative number: the bid still filled
+    # and the inventory went to -2**63 while the single env (Python ints) stopped at the limit.
+    kwargs = {**DETERMINISTIC, "max_inventory": 2**63 - 1, "order_size": 2**62}
+    native = MarketMakingVecEnv(2, **kwargs)
+    sync = sekai.make_vec("MarketMaking-v0", 2, vectorization_mode="sync", **kwargs)
+    native.reset(seed=3)
+    sync.reset(seed=3)
+    quotes = np.array([[0.2, 3.0], [3.0, 0.2]], np.float32)  # always buying, always selling
+    for _ in range(4):
+        a, b = native.step(quotes), sync.step(quotes)
+        np.testing.assert_array_equal(a.observations, b.observations)
+        np.testing.assert_array_equal(a.rewards, b.rewards)
+        assert native.get_attr("inventory") == sync.get_attr("inventory")
+    assert native.get_attr("inventory") == [2**62, -(2**62)]
+    assert a.observations[:, 0].tolist() == [0.5, -0.5]

@@ -180,3 +180,26 @@ def test_finance_kernel_runs_inside_jit_and_scan_through_autoresets(
     _, (rewards, done) = run(state, jax.random.PRNGKey(1))
     assert bool(jnp.all(jnp.isfinite(rewards)))
     assert int(done.sum()) >= 8  # every sub-env's episode ended at least twice
+
+
+# Fills certain at distance 0, impossible at 5 (A e^{-k 5} dt is about 1e-103); a still mid.
+_CERTAIN_FILLS = {"fill_intensity": 1e9, "fill_decay": 50.0, "sigma": 0.0, "n_steps": 50}
+# The largest limits each integer width holds, with a lot of half the limit.
+_LIMITS = {"float64": (2**63 - 1, 2**62), "float32": (2**31 - 1, 2**30)}
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax", "torch"])
+@pytest.mark.parametrize("dtype", list(_LIMITS))
+def test_market_making_kernel_stops_at_the_limit_where_q_plus_size_would_wrap(
+    backend: str, dtype: str
+) -> None:
+    """``q + size <= Q`` wrapped past the integers' end to a negative number: a bid still filled
+    and the inventory went round to the most negative integer (the single env stops at Q)."""
+    from sekai.testing.kernels import kernel_trajectory
+
+    limit, size = _LIMITS[dtype]
+    kernel = MarketMakingKernel(max_inventory=limit, order_size=size, **_CERTAIN_FILLS)
+    actions = [np.array([[0.0, 5.0], [5.0, 0.0]], np.float32)] * 4  # always buy; always sell
+    run = kernel_trajectory(kernel, backend, num_envs=2, steps=4, dtype=dtype, actions=actions)
+    inventory = [row.tolist() for row in run["state.inventory"]]
+    assert inventory == [[0, 0]] + [[size, -size]] * 4

@@ -303,8 +303,10 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         u = self.rng.random(2)
         # The offsets are clipped into [0, max_offset] above: the unchecked formula will do.
         fill, A, k = _fill_probability, self._A, self._k
-        self._bid_filled = bool(q + size <= limit and u[0] < fill(delta_bid, A, k, dt))
-        self._ask_filled = bool(q - size >= -limit and u[1] < fill(delta_ask, A, k, dt))
+        # q <= limit - size, as the vector envs test it: their int64 q + size would wrap past
+        # 2**63 - 1 (size <= limit keeps limit - size in range).
+        self._bid_filled = bool(q <= limit - size and u[0] < fill(delta_bid, A, k, dt))
+        self._ask_filled = bool(q >= size - limit and u[1] < fill(delta_ask, A, k, dt))
         if self._bid_filled:
             q += size
             self._cash -= size * self._bid

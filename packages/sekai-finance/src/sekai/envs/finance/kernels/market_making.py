@@ -165,8 +165,8 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
         offsets = at_most(xp, at_least(xp, xp.astype(action, dtype), 0.0), params.max_offset)
         fill = -xp.expm1(-params.A * xp.exp(-params.k * offsets) * dt)
         filled = draws["u"] < fill
-        bid_filled = filled[:, 0] & (q + size <= limit)
-        ask_filled = filled[:, 1] & (q - size >= -limit)
+        bid_filled = filled[:, 0] & (q <= limit - size)  # q + size could wrap (as the env)
+        ask_filled = filled[:, 1] & (q >= size - limit)
         bid = mid - offsets[:, 0]
         ask = mid + offsets[:, 1]
         new_q = q + size * (xp.astype(bid_filled, q.dtype) - xp.astype(ask_filled, q.dtype))

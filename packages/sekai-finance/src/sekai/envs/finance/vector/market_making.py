@@ -196,8 +196,8 @@ class MarketMakingVecEnv(SessionVecEnv):
         u = rng.random((self.num_envs, 2))
         z = rng.standard_normal(self.num_envs)
         filled = u < _fill_probability(offsets, p["_A"], p["_k"], dt)  # clipped: unchecked
-        bid_filled = filled[:, 0] & (q + size <= limit)
-        ask_filled = filled[:, 1] & (q - size >= -limit)
+        bid_filled = filled[:, 0] & (q <= limit - size)  # q + size could wrap in int64
+        ask_filled = filled[:, 1] & (q >= size - limit)
         bid = mid - offsets[:, 0]
         ask = mid + offsets[:, 1]
         new_q = q + size * (bid_filled.astype(np.int64) - ask_filled)
