@@ -203,3 +203,44 @@ def test_market_making_kernel_stops_at_the_limit_where_q_plus_size_would_wrap(
     run = kernel_trajectory(kernel, backend, num_envs=2, steps=4, dtype=dtype, actions=actions)
     inventory = [row.tolist() for row in run["state.inventory"]]
     assert inventory == [[0, 0]] + [[size, -size]] * 4
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax", "torch"])
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [
+        (lambda: MarketMakingKernel(max_inventory=2**31), "max_inventory"),
+        (lambda: MarketMakingKernel(n_steps=2**31), "n_steps"),
+        (
+            lambda: OptimalExecutionKernel(
+                n_steps=2**31, temporary_impact=1e-16, permanent_impact=0.0
+            ),
+            "n_steps",
+        ),
+    ],
+    ids=["MarketMaking max_inventory", "MarketMaking n_steps", "OptimalExecution n_steps"],
+)
+def test_session_kernels_refuse_integers_their_int32_counters_cannot_hold(
+    backend: str, make: Callable[[], Any], name: str
+) -> None:
+    """In float32 the kernels count in int32: torch compared an int32 tensor with a larger
+    Python int wrongly (a bid never filled, a session ended after n_steps mod 2**32 steps)
+    and JAX raised an unexplained OverflowError."""
+    from sekai.testing.kernels import kernel_trajectory
+
+    message = rf"counts in int32 .*: {name}=2147483648 exceeds 2\*\*31 - 1 = 2147483647"
+    with pytest.raises(ValueError, match=message):
+        kernel_trajectory(make(), backend, num_envs=2, steps=1, dtype="float32")
+    run = kernel_trajectory(make(), backend, num_envs=2, steps=1, dtype="float64")
+    assert np.isfinite(run["reward"][0]).all()
+
+
+def test_a_limit_beyond_int32_set_on_a_float32_torch_env_is_refused_at_the_next_step() -> None:
+    import sekai
+
+    vec = sekai.make_vec("MarketMaking-v0", 2, vectorization_mode="torch")
+    vec.reset(seed=0)
+    vec.set_attr("max_inventory", 2**31)
+    with pytest.raises(ValueError, match="max_inventory=2147483648 exceeds 2\\*\\*31 - 1"):
+        vec.step(np.zeros((2, 2), np.float32))
+    vec.close()

@@ -10,6 +10,7 @@ import numpy as np
 __all__ = [
     "at_least",
     "at_most",
+    "check_int32",
     "checked_env",
     "float_dtype",
     "int_dtype",
@@ -20,6 +21,8 @@ __all__ = [
 
 Array = Any
 T = TypeVar("T")
+
+_INT32_MAX = 2**31 - 1
 
 
 def checked_env(params: Any, env_class: type[T], keywords: Mapping[str, str]) -> T:
@@ -57,6 +60,23 @@ def float_dtype(array: Array) -> Any:
 def int_dtype(xp: Any, dtype: Any) -> Any:
     """Integers to go with float ``dtype``: int64 with float64, else int32 (JAX without x64)."""
     return xp.int64 if dtype == xp.float64 else xp.int32
+
+
+def check_int32(env_id: str, xp: Any, integers: Any, **values: int) -> None:
+    """Refuse integer parameters beyond int32 when the kernel counts in int32 (``integers``:
+    the dtype ``int_dtype`` chose): torch compares an int32 tensor with such a Python int
+    wrongly, without an error, and JAX fails with an unexplained ``OverflowError``. Costs two
+    comparisons (under ``jit``/``torch.compile``: once, at trace time)."""
+    if integers == xp.int64:
+        return
+    for name, value in values.items():
+        if value > _INT32_MAX:
+            raise ValueError(
+                f"{env_id}'s array kernel counts in int32 when it runs in float32 or float16 "
+                f"(JAX: without jax_enable_x64): {name}={value} exceeds 2**31 - 1 = "
+                f"{_INT32_MAX}. Run it in float64, use vectorization_mode='native', or keep "
+                f"{name} <= {_INT32_MAX}."
+            )
 
 
 def at_least(xp: Any, x: Array, low: Array | float) -> Array:

@@ -12,6 +12,7 @@ import numpy as np
 from sekai.envs.finance.kernels._support import (
     at_least,
     at_most,
+    check_int32,
     checked_env,
     float_dtype,
     int_dtype,
@@ -102,6 +103,9 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
         return (Draw("u", "uniform", (2,)), Draw("z", "normal"))
 
     def _observation(self, xp: Any, params: MarketMakingParams, state: State) -> Array:
+        # Checked here, where reset() and step() both end: a set_attr is caught at the next step.
+        limits = {"max_inventory": params.max_inventory, "n_steps": params.n_steps}
+        check_int32("MarketMaking-v0", xp, state["t"].dtype, **limits)
         dtype = float_dtype(state["mid"])
         held = xp.astype(state["inventory"], dtype) / params.max_inventory
         clock = (params.n_steps - xp.astype(state["t"], dtype)) / params.n_steps

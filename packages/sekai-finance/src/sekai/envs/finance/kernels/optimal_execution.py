@@ -9,7 +9,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sekai.envs.finance.kernels._support import checked_env, float_dtype, int_dtype, merge_state
+from sekai.envs.finance.kernels._support import (
+    check_int32,
+    checked_env,
+    float_dtype,
+    int_dtype,
+    merge_state,
+)
 from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
 from sekai.envs.finance.vector.optimal_execution import _DERIVED
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
@@ -91,6 +97,8 @@ class OptimalExecutionKernel(ArrayKernel[OptimalExecutionParams]):
         return (Draw("z", "normal"),)
 
     def _observation(self, xp: Any, params: OptimalExecutionParams, state: State) -> Array:
+        # Checked here, where reset() and step() both end: a set_attr is caught at the next step.
+        check_int32("OptimalExecution-v0", xp, state["t"].dtype, n_steps=params.n_steps)
         dtype = float_dtype(state["mid"])
         held = state["inventory"] / params.X0
         clock = (params.n_steps - xp.astype(state["t"], dtype)) / params.n_steps
