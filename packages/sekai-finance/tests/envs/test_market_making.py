@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -190,6 +191,56 @@ def test_invalid_parameters_name_the_parameter_and_range(
 ) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         MarketMakingEnv(**kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "value"),
+    [
+        ({"sigma": 1e160}, "inf"),  # sigma**2 raised OverflowError in step()
+        ({"risk_aversion": 1e308}, "inf"),  # 0.5 * γ * σ² was inf, times q = 0: a NaN reward
+        ({"risk_aversion": 0.0, "sigma": 1e160}, "nan"),
+        ({"terminal_penalty": 1e300, "max_inventory": 2**40}, "inf"),
+    ],
+)
+def test_parameters_whose_penalties_overflow_are_refused_naming_them(
+    kwargs: dict[str, float], value: str
+) -> None:
+    gamma = kwargs.get("risk_aversion", 0.1)
+    message = re.escape(
+        "MarketMaking-v0: the parameters make the reward's inventory penalties overflow "
+        "float64 in the worst case: 0.5 * risk_aversion * sigma**2 * dt * max_inventory**2 + "
+        f"terminal_penalty * max_inventory**2 (risk_aversion={gamma!r}"
+    )
+    message += rf".* must stay below 1\.798e\+308, got {value}\. Lower risk_aversion, sigma"
+    with pytest.raises(ValueError, match=message):
+        MarketMakingEnv(**kwargs)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=message):
+        sekai.make_vec("MarketMaking-v0", 2, **kwargs)
+
+
+def test_a_parameter_set_so_the_penalties_overflow_is_refused_and_undone() -> None:
+    env = MarketMakingEnv()
+    with pytest.raises(ValueError, match="setting sigma makes the reward's inventory penalties"):
+        env.sigma = 1e160
+    assert env.sigma == 2.0
+    vec = sekai.make_vec("MarketMaking-v0", 2)
+    vec.set_attr("risk_aversion", 1e300)  # 0.5 * 1e300 * 4 * 0.005 * 50**2: finite
+    with pytest.raises(ValueError, match="setting max_inventory makes the reward's inventory"):
+        vec.set_attr("max_inventory", 2**63 - 1)
+    assert vec.get_attr("max_inventory") == [50, 50]
+
+
+def test_penalties_just_inside_float64_give_finite_rewards_at_the_inventory_limit() -> None:
+    # 0.5 γ σ² dt Q² = 1e307 with Q = 2**63 - 1: the largest inventory this env can reach.
+    q = 2**63 - 1
+    gamma = 1e307 / (0.5 * 4.0 * 0.005 * float(q) * float(q))
+    env = MarketMakingEnv(
+        risk_aversion=gamma, max_inventory=q, order_size=q, fill_intensity=1e9, fill_decay=50.0
+    )
+    env.reset(seed=0)
+    result = env.step(np.array([0.0, 5.0], np.float32))
+    assert result.info["inventory"] == q
+    assert math.isfinite(result.reward) and result.reward < -9e306
 
 
 def test_parameters_are_settable_and_validated() -> None:

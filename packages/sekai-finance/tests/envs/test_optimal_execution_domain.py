@@ -70,3 +70,52 @@ def test_setting_a_parameter_out_of_the_domain_is_refused_and_undone(name, value
         vec.set_attr(name, value)
     assert vec.get_attr(name) == [before, before]
     vec.close()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "value"),
+    [
+        ({"risk_aversion": 1e300}, "inf"),  # the reward was -inf, silently
+        ({"sigma": 1e160}, "inf"),  # sigma**2 raised OverflowError in step()
+        # X0 s0 overflows: 1e4 (n (P - s0) - penalty) / (X0 s0) was NaN
+        ({"initial_inventory": 1e200, "s0": 1e200, "temporary_impact": 1e-300}, "nan"),
+    ],
+    ids=["risk_aversion", "sigma", "notional"],
+)
+def test_parameters_whose_reward_overflows_are_refused_naming_them(kwargs, value) -> None:
+    kwargs = {"permanent_impact": 0.0, **kwargs}
+    if "sigma" in kwargs:
+        kwargs["s0"] = 1e170  # inside the price domain: 5 sigma sqrt(T) < s0
+    message = (
+        r"OptimalExecution-v0: the parameters make the reward's risk penalty or notional "
+        r"overflow float64 in the worst case: 1e4 \* \(initial_inventory \* s0 \+ risk_aversion "
+        r"\* sigma\*\*2 \* tau \* initial_inventory\*\*2\) / \(initial_inventory \* s0\) "
+        rf"\(initial_inventory=.*\) must stay below 1\.798e\+308, got {value}\. Lower "
+    )
+    with pytest.raises(ValueError, match=message):
+        OptimalExecutionEnv(**kwargs)
+    with pytest.raises(ValueError, match=message):
+        OptimalExecutionVecEnv(2, **kwargs)
+
+
+def test_setting_a_parameter_so_the_reward_overflows_is_refused_and_undone() -> None:
+    env = OptimalExecutionEnv()
+    with pytest.raises(ValueError, match="setting risk_aversion makes the reward's risk penalty"):
+        env.risk_aversion = 1e300
+    assert env.risk_aversion == 1e-6
+    vec = OptimalExecutionVecEnv(2)
+    with pytest.raises(ValueError, match="setting risk_aversion makes the reward's risk penalty"):
+        vec.set_attr("risk_aversion", 1e300)
+    assert vec.get_attr("risk_aversion") == [1e-6, 1e-6]
+    vec.close()
+
+
+def test_a_risk_penalty_just_inside_float64_gives_finite_rewards() -> None:
+    # λσ²τX0² = 1e304 at x = X0 (the most left after a trade), times the reward's 1e4: 1e308
+    lam = 1e304 / (0.95**2 * 0.2 * 1e12)
+    env = OptimalExecutionEnv(risk_aversion=lam)
+    env.reset(seed=0)
+    reward = env.step(np.array([0.0], np.float32)).reward
+    assert math.isfinite(reward) and reward == pytest.approx(-1e308 / 5e7, rel=1e-9)
+    with pytest.raises(ValueError, match="risk penalty or notional overflow float64"):
+        OptimalExecutionEnv(risk_aversion=lam * 2)

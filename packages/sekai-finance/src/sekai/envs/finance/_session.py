@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -10,7 +12,7 @@ import numpy as np
 from sekai._box_actions import box_action as checked_box_action
 from sekai.envs.finance._common import check_int, check_real, parse_options
 
-__all__ = ["box_action", "param", "session_options"]
+__all__ = ["box_action", "check_reward_term", "param", "session_options"]
 
 _NO_HISTORY = (
     "{cls} simulates a trading session and has no price history: options['start'] is not "
@@ -62,6 +64,28 @@ class param:
             except ValueError:
                 setattr(obj, self.slot, old)
                 raise
+
+
+def check_reward_term(
+    env_id: str, changed: str | None, term: str, formula: str, value: float, remedy: str
+) -> None:
+    """Refuse parameters under which a reward term, at its worst case, leaves float64's range
+    (finance.md §3.5: a ``ValueError`` naming the parameters and the bound): checked once, at
+    construction and when a parameter is set, so the step pays nothing.
+
+    Args:
+        env_id: the env's ID. changed: the parameter just set (None: the constructor).
+        term: what the term is. formula: the term in the parameters' names, with their
+            values. value: the term, evaluated as the step evaluates it (inf or NaN when it
+            overflows). remedy: the parameters to lower.
+    """
+    if math.isfinite(value):
+        return
+    head = "the parameters make" if changed is None else f"setting {changed} makes"
+    raise ValueError(
+        f"{env_id}: {head} the reward's {term} overflow float64 in the worst case: "
+        f"{formula} must stay below {sys.float_info.max:.4g}, got {value!r}. {remedy}"
+    )
 
 
 def box_action(action: Any, shape: tuple[int, ...], space: Any) -> np.ndarray:

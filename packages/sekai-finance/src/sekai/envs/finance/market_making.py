@@ -9,7 +9,7 @@ import numpy as np
 
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import FinanceEnv, check_order_size, check_real, fixed
-from sekai.envs.finance._session import box_action, param, session_options
+from sekai.envs.finance._session import box_action, check_reward_term, param, session_options
 from sekai.finance._values import real_array
 from sekai.finance.quotes import solve_optimal_quotes
 from sekai.spaces import Box
@@ -130,6 +130,7 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         self._order_size = cls.order_size.check(order_size)
         check_order_size(self._order_size, self._max_inventory)
         self._terminal_penalty = cls.terminal_penalty.check(terminal_penalty)
+        self._check_penalties(None)
         self._max_offset = check_real("max_offset", max_offset, "ge0")
         self.observation_space = Box(
             np.array([-1.0, 0.0], np.float32), np.array([1.0, 1.0], np.float32), dtype=np.float32
@@ -146,12 +147,36 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         self._bid_filled = False
         self._ask_filled = False
 
+    def _check_penalties(self, name: str | None) -> None:
+        """Refuse parameters whose inventory penalties overflow float64 at the inventory limit
+        (``name``: the parameter just set; None: the constructor)."""
+        q, sigma, gamma, alpha, dt = (
+            self._max_inventory,
+            self._sigma,
+            self._risk_aversion,
+            self._terminal_penalty,
+            self.dt,
+        )
+        # As the step computes them (sigma * sigma: sigma**2 raises OverflowError instead of inf)
+        worst = 0.5 * gamma * (sigma * sigma) * dt * q * q + alpha * q * q
+        check_reward_term(
+            "MarketMaking-v0",
+            name,
+            "inventory penalties",
+            "0.5 * risk_aversion * sigma**2 * dt * max_inventory**2 + terminal_penalty * "
+            f"max_inventory**2 (risk_aversion={gamma!r}, sigma={sigma!r}, dt={dt!r}, "
+            f"max_inventory={q}, terminal_penalty={alpha!r})",
+            worst,
+            "Lower risk_aversion, sigma, terminal_penalty or max_inventory.",
+        )
+
     def _parameters_changed(self, name: str) -> None:
-        """Called after a parameter was set: re-checks ``order_size <= max_inventory``
-        (``ValueError``; ``param`` then undoes the assignment) and drops the DP quote table,
-        which depends on the parameters."""
+        """Called after a parameter was set: re-checks ``order_size <= max_inventory`` and the
+        penalties' range (``ValueError``; ``param`` then undoes the assignment) and drops the DP
+        quote table, which depends on the parameters."""
         if name in ("order_size", "max_inventory"):
             check_order_size(self._order_size, self._max_inventory)
+        self._check_penalties(name)
         self.__dict__.pop("_quote_table", None)
 
     # -- derived state -------------------------------------------------------------------------

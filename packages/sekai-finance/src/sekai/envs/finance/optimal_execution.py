@@ -9,7 +9,7 @@ import numpy as np
 
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import FinanceEnv
-from sekai.envs.finance._session import box_action, param, session_options
+from sekai.envs.finance._session import box_action, check_reward_term, param, session_options
 from sekai.finance._values import real_array
 from sekai.spaces import Box
 
@@ -190,6 +190,7 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         self._risk_aversion = cls.risk_aversion.check(risk_aversion)
         self._check_impact("temporary_impact")
         self._check_price_domain(None)
+        self._check_reward_range(None)
         self.observation_space = Box(
             np.array([0.0, 0.0, -np.inf], np.float32),
             np.array([1.0, 1.0, np.inf], np.float32),
@@ -229,10 +230,32 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
             "sigma."
         )
 
+    def _check_reward_range(self, name: str | None) -> None:
+        """Refuse parameters whose reward overflows float64 at its worst case (``name``: the
+        parameter just set; None: the constructor). Inside the price domain a trade's
+        ``n (P - s0)`` is at most ``X0 s0`` in size, and the risk penalty peaks at ``x = X0``."""
+        x0, s0, sigma, lam, tau = self._X0, self._s0, self._sigma, self._risk_aversion, self.tau
+        notional = x0 * s0
+        # As the step computes them (sigma * sigma: sigma**2 raises OverflowError instead of inf)
+        penalty = lam * (sigma * sigma) * tau * x0 * x0
+        worst = 1e4 * (notional + penalty) / notional if notional > 0 else math.inf
+        check_reward_term(
+            "OptimalExecution-v0",
+            name,
+            "risk penalty or notional",
+            "1e4 * (initial_inventory * s0 + risk_aversion * sigma**2 * tau * "
+            "initial_inventory**2) / (initial_inventory * s0) (initial_inventory="
+            f"{x0!r}, s0={s0!r}, risk_aversion={lam!r}, sigma={sigma!r}, tau={tau!r})",
+            worst,
+            "Lower risk_aversion, sigma, initial_inventory or s0.",
+        )
+
     def _parameters_changed(self, name: str) -> None:
-        """Re-check ``η - γτ/2 > 0`` and the price domain after a parameter changed."""
+        """Re-check ``η - γτ/2 > 0``, the price domain and the reward's range after a parameter
+        changed."""
         self._check_impact(name)
         self._check_price_domain(name)
+        self._check_reward_range(name)
 
     def _clear(self) -> None:
         self._inventory = float(self._X0)
