@@ -19,6 +19,7 @@ __all__ = [
     "PluginLoadWarning",
     "ResetRequired",
     "SekaiError",
+    "SharedMemoryWarning",
     "SpaceMismatch",
     "VecEnvClosed",
     "VecEnvWorkerError",
@@ -319,3 +320,8 @@ class PluginLoadWarning(UserWarning):
 class WipeOutWarning(UserWarning):
     """Finance env parameters let one ordinary step wipe out the account (equity 0, the
     episode ends), e.g. a position of 10x equity or more, which a 10 % move takes to zero."""
+
+
+class SharedMemoryWarning(UserWarning):
+    """ProcVecEnv found no room in /dev/shm for a shared-memory block and passes what it would
+    hold through its pipes instead (slower, same results)."""

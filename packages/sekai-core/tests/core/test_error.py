@@ -7,7 +7,7 @@ from sekai import error
 
 
 def test_every_error_is_exported_at_top_level_and_is_a_sekai_error():
-    warnings = ("PluginLoadWarning", "WipeOutWarning")
+    warnings = ("PluginLoadWarning", "SharedMemoryWarning", "WipeOutWarning")
     for name in error.__all__:
         assert getattr(sekai, name) is getattr(error, name)
         if name not in warnings:

@@ -10,6 +10,7 @@ import os
 import signal
 import threading
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -434,6 +435,40 @@ def test_a_pool_sizes_its_boxes_for_its_widest_worker(transport: str) -> None:
             assert mail is None
         else:
             assert mail is not None and mail.capacity == Mail.capacity_for(33)
+
+
+@needs_futex
+def test_mailboxes_without_room_in_dev_shm_leave_proc_vec_env_its_pipes(
+    transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    size = Mail.size(2, Mail.capacity_for(2))
+
+    def fallocate(fd: int, offset: int, length: int) -> None:
+        if length == size:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", fallocate, raising=False)
+    expected = 1 if transport == "mail" else 0  # pipes: no mailboxes to make
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vec = _vec(4, 2)
+    with vec:
+        assert vec._pool.mail is None  # type: ignore[union-attr]
+        assert vec.shared_memory  # the observations' block fits
+        vec.reset(seed=0)
+        assert vec.step(np.zeros(4, dtype=np.int64)).rewards.tolist() == [1.0] * 4
+    assert [w.category for w in caught] == [sekai.SharedMemoryWarning] * expected
+    assert [w.filename for w in caught] == [__file__] * expected  # the caller's line
+    if expected:
+        assert str(caught[0].message).startswith(
+            "ProcVecEnv cannot reserve 0.3 MiB of shared memory for the mailboxes of 2 worker "
+            "processes: /dev/shm has "
+        )
+        assert str(caught[0].message).endswith(
+            "so every call goes through the pipes instead (slower with many workers). To keep "
+            "shared memory, use fewer sub-envs or workers, or give /dev/shm more room (with "
+            "Docker: docker run --shm-size=1g ...)."
+        )
 
 
 def test_futexes_a_sandbox_refuses_leave_proc_vec_env_its_pipes() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 
 import sekai
 from sekai.spaces import concatenate
-from sekai.vector.proc.shm import SharedBatch, is_fixed_size, row_writer, write_rows
+from sekai.vector.proc.shm import NoRoom, SharedBatch, is_fixed_size, row_writer, write_rows
 
 FIXED = {
     "box": sekai.Box(-1.0, 1.0, shape=(2, 3)),
@@ -94,6 +95,56 @@ def test_release_unlinks_a_block_that_was_never_unlinked() -> None:
     block.release()
     assert not os.path.exists(f"/dev/shm/{name}")
     assert block.batch is None
+
+
+def _refuse(code: int) -> Any:
+    def fallocate(fd: int, offset: int, size: int) -> None:
+        raise OSError(code, os.strerror(code))
+
+    return fallocate
+
+
+def _ours() -> set[str]:
+    return {name for name in os.listdir("/dev/shm") if name.startswith(f"sekai_{os.getpid()}_")}
+
+
+@pytest.mark.skipif(not hasattr(os, "posix_fallocate"), reason="blocks cannot be reserved here")
+def test_a_block_has_its_pages_reserved_when_created() -> None:
+    # Unreserved, a tmpfs block gets its pages as they are written: one past the free space
+    # of /dev/shm kills the worker writing it with SIGBUS.
+    block = SharedBatch.create(sekai.Box(0, 255, shape=(1 << 20,), dtype=np.uint8), 2)
+    try:
+        assert os.fstat(block._segment._fd).st_blocks * 512 >= 2 << 20  # type: ignore[union-attr]
+    finally:
+        block.release()
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EFBIG, errno.ENOMEM])
+def test_a_block_that_does_not_fit_in_dev_shm_fails_at_creation_and_leaves_no_name(
+    monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    monkeypatch.setattr(os, "posix_fallocate", _refuse(code), raising=False)
+    before = _ours()
+    with pytest.raises(NoRoom) as caught:
+        SharedBatch.create(sekai.Box(0, 255, shape=(3 << 20,), dtype=np.uint8), 4)
+    assert caught.value.errno == errno.ENOSPC
+    assert str(caught.value).startswith(
+        "[Errno 28] cannot reserve 12.0 MiB of shared memory for the observations of 4 sub-envs: "
+        "/dev/shm has "
+    )
+    assert " MiB free (of " in str(caught.value)
+    assert _ours() == before
+
+
+@pytest.mark.parametrize("code", [errno.EINVAL, errno.EOPNOTSUPP])
+def test_a_filesystem_that_cannot_reserve_gets_the_block_unreserved(
+    monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    monkeypatch.setattr(os, "posix_fallocate", _refuse(code), raising=False)
+    block = SharedBatch.create(sekai.Discrete(3), 4)
+    block.batch[:] = 2
+    assert block.batch.tolist() == [2] * 4
+    block.release()
 
 
 def test_observations_that_do_not_fit_are_reported_by_row_and_the_others_written() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import enum
+import errno
 import gc
 import multiprocessing
 import os
@@ -128,6 +129,54 @@ def test_shared_memory_true_needs_a_fixed_size_space_and_leaves_no_worker() -> N
     with pytest.raises(TypeError, match=r"shared_memory=True needs .*got Sequence\(Discrete"):
         ProcVecEnv(_factories(SPACES["sequence"], 2), context="fork", shared_memory=True)
     assert multiprocessing.active_children() == []
+
+
+def _no_room_for_observations(monkeypatch: pytest.MonkeyPatch, space: Any, n: int) -> None:
+    """/dev/shm has room for the mailboxes, not for the observations of ``n`` sub-envs."""
+    from sekai.vector.proc.shm import SharedBatch
+
+    size = SharedBatch.size(space, n)
+
+    def fallocate(fd: int, offset: int, length: int) -> None:
+        if length == size:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", fallocate, raising=False)
+
+
+def test_shared_memory_true_without_room_in_dev_shm_fails_at_construction() -> None:
+    space = SPACES["box-uint8"]
+    with pytest.MonkeyPatch.context() as patch:
+        _no_room_for_observations(patch, space, 3)
+        with pytest.raises(OSError) as caught:
+            ProcVecEnv(_factories(space, 3), context="fork", shared_memory=True)
+    assert caught.value.errno == errno.ENOSPC
+    message = str(caught.value)
+    assert message.startswith(
+        "[Errno 28] ProcVecEnv cannot reserve 0.0 MiB of shared memory for the observations of 3 "
+        "sub-envs: /dev/shm has "
+    )
+    assert (
+        "Pass shared_memory=False to pickle the observations instead, use fewer sub-envs or "
+        "smaller observations, or give /dev/shm more room (with Docker: docker run "
+        "--shm-size=1g ...)." in message
+    )
+    assert multiprocessing.active_children() == []
+
+
+def test_shared_memory_none_without_room_in_dev_shm_warns_and_pickles() -> None:
+    space = SPACES["dict"]
+    expected = _run(SyncVecEnv(_factories(space, 3)))
+    with pytest.MonkeyPatch.context() as patch:
+        _no_room_for_observations(patch, space, 3)
+        with pytest.warns(sekai.SharedMemoryWarning) as caught:
+            vec = ProcVecEnv(_factories(space, 3), context="fork", num_workers=2)
+    assert [w.filename for w in caught] == [__file__]  # the caller's line
+    assert "it pickles the observations instead (vec.shared_memory is False)" in str(
+        caught[0].message
+    )
+    assert vec.shared_memory is False
+    assert_same_trajectory(expected, _run(vec))
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ The pipes stay for everything else: commands posted by ``send()`` (several may w
 worker), messages too long for a box (both sides say so and use the pipe instead), and all
 commands while a worker has not taken the last one put in its inbox (after an interrupted
 call). A worker handles commands in the order of their sequence numbers whichever way they
-came. The block is made only where futexes are (``futex.AVAILABLE``).
+came. The block is made only where futexes are (``futex.AVAILABLE``), and only where /dev/shm
+has room for it (``create_for``; else the pipes carry every call, with a warning).
 
 A command every worker gets alike (a ``step()``'s whole batch of actions, each worker reading
 its rows) is written once, in the common box, rather than once per inbox.
@@ -32,7 +33,7 @@ import secrets
 from collections.abc import Iterable, Sequence
 
 from sekai.vector.proc import futex
-from sekai.vector.proc.shm import _attach, _Segment
+from sekai.vector.proc.shm import NoRoom, _attach, _Segment, create_segment, warn_no_room
 
 __all__ = ["CAPACITY", "COMMON", "FANOUT", "IN_PIPE", "Mail"]
 
@@ -99,10 +100,28 @@ class Mail:
 
     @classmethod
     def create(cls, num_workers: int, capacity: int = CAPACITY) -> Mail:
-        """A new block (parent side), named after this process so leaks are attributable."""
+        """A new block (parent side), named after this process so leaks are attributable.
+
+        Raises:
+            NoRoom: it does not fit in /dev/shm.
+        """
         name = f"sekai_{os.getpid()}_mail_{secrets.token_hex(4)}"
-        segment = _Segment(name, create=True, size=cls.size(num_workers, capacity))
+        what = f"the mailboxes of {num_workers} worker processes"
+        segment = create_segment(name, cls.size(num_workers, capacity), what)
         return cls(segment, num_workers, capacity)
+
+    @classmethod
+    def create_for(cls, slices: Sequence[tuple[int, int]], stacklevel: int) -> Mail | None:
+        """The block of workers running ``slices`` of the sub-envs (``create``), or None where
+        it does not fit in /dev/shm: warned (``SharedMemoryWarning``, ``stacklevel`` frames up
+        from the caller, 1 being the caller), and every call goes through the pipes."""
+        widest = max(hi - lo for lo, hi in slices)
+        try:
+            return cls.create(len(slices), cls.capacity_for(widest))
+        except NoRoom as exc:
+            instead = "every call goes through the pipes instead (slower with many workers)"
+            warn_no_room(exc, instead, "use fewer sub-envs or workers", stacklevel + 1)
+            return None
 
     @classmethod
     def attach(cls, name: str, num_workers: int, capacity: int) -> Mail:

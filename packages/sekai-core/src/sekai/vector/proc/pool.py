@@ -101,9 +101,8 @@ class Pool:
             processes.preload_worker(self.ctx)
         lifeline_r, self._lifeline = self.ctx.Pipe(duplex=False)
         fork = self.ctx.get_start_method() == "fork"
-        if USE_MAIL:
-            widest = max(hi - lo for lo, hi in self.slices)
-            self.mail = Mail.create(len(self.slices), Mail.capacity_for(widest))
+        if USE_MAIL:  # None where /dev/shm has no room: warned to ProcVecEnv's caller
+            self.mail = Mail.create_for(self.slices, stacklevel=3)
         mail = None if self.mail is None else (self.mail.name, len(self.slices), self.mail.capacity)
         try:
             for index, (lo, hi) in enumerate(self.slices):

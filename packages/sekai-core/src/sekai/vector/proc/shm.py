@@ -8,28 +8,53 @@ The parent creates the block, every worker attaches to it, then the parent unlin
 once: the mapping lives on in every process that has it, and no name is left behind whatever
 happens later (even SIGKILL). Only the parent registers the block with multiprocessing's
 resource tracker, and its ``unlink()`` unregisters it, so the tracker never reports a leak.
+
+The parent reserves every page of a block when it creates it (``create_segment``): a tmpfs file
+sized by ftruncate alone gets its pages as they are first written, and one written past the
+free space of /dev/shm (64 MB in a Docker container) kills the writer, a worker mid-call, with
+SIGBUS. Reserved, a block that does not fit fails at construction instead (``NoRoom``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import secrets
 import sys
+import warnings
 from collections.abc import Callable
 from multiprocessing import resource_tracker, shared_memory
 from typing import Any
 
 import numpy as np
 
+from sekai.error import SharedMemoryWarning
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 from sekai.spaces.batch import create_empty_array
 from sekai.vector._contract.batching import copy_batch, take_rows
 
-__all__ = ["SharedBatch", "Writer", "is_fixed_size", "row_writer", "write_at", "write_rows"]
+__all__ = [
+    "MORE_ROOM",
+    "NoRoom",
+    "SharedBatch",
+    "Writer",
+    "create_segment",
+    "is_fixed_size",
+    "row_writer",
+    "warn_no_room",
+    "write_at",
+    "write_rows",
+]
 
 _ALIGN = 64  # every part starts on its own cache line
+_SHM = "/dev/shm"  # where POSIX shared memory lives on Linux
+# posix_fallocate's answers for a block that does not fit: tmpfs full, or its memory cgroup.
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EFBIG, errno.ENOMEM})
+# Its answers where the filesystem cannot reserve (not tmpfs): the block is used unreserved.
+_CANNOT_RESERVE = frozenset({errno.EINVAL, errno.EOPNOTSUPP, errno.ENOSYS})
+MORE_ROOM = "give /dev/shm more room (with Docker: docker run --shm-size=1g ...)"
 
 
 def is_fixed_size(space: Space[Any]) -> bool:
@@ -75,6 +100,65 @@ class _Segment(shared_memory.SharedMemory):
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
             self.close()
+
+
+class NoRoom(OSError):
+    """A new block does not fit in /dev/shm (``ENOSPC``); the message names what it would hold,
+    its size and the space free. No block is left behind."""
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
+
+
+def _no_room(size: int, what: str) -> NoRoom:
+    try:
+        stat = os.statvfs(_SHM)
+    except (OSError, AttributeError):  # no /dev/shm (not Linux): its space is unknown
+        free = ""
+    else:
+        free = f": {_SHM} has {_mib(stat.f_bavail * stat.f_frsize)} free"
+        free += f" (of {_mib(stat.f_blocks * stat.f_frsize)})"
+    return NoRoom(errno.ENOSPC, f"cannot reserve {_mib(size)} of shared memory for {what}{free}")
+
+
+def create_segment(name: str, size: int, what: str) -> _Segment:
+    """A new block of ``size`` bytes named ``name`` with its pages reserved (parent side).
+
+    Raises:
+        NoRoom: it does not fit; ``what`` it would hold is named in the message.
+    """
+    segment = _Segment(name, create=True, size=size)
+    reserve = getattr(os, "posix_fallocate", None)  # not on macOS: used unreserved, as there
+    try:
+        if reserve is not None:
+            reserve(segment._fd, 0, size)  # type: ignore[attr-defined,unused-ignore]
+    except OSError as exc:
+        if exc.errno in _CANNOT_RESERVE:
+            return segment
+        _discard(segment)
+        if exc.errno in _NO_ROOM:
+            raise _no_room(size, what) from exc
+        raise
+    except BaseException:
+        _discard(segment)
+        raise
+    return segment
+
+
+def _discard(segment: _Segment) -> None:
+    segment.close()
+    with contextlib.suppress(FileNotFoundError):
+        segment.unlink()
+
+
+def warn_no_room(exc: NoRoom, instead: str, keep: str, stacklevel: int) -> None:
+    """Warn ``SharedMemoryWarning`` that the block of ``exc`` does not fit, so ProcVecEnv does
+    ``instead``; ``keep`` says how to make it fit. ``stacklevel`` counts frames up from the
+    caller (1: the caller's line)."""
+    message = f"ProcVecEnv {exc.strerror}, so {instead}. To keep shared memory, {keep}, or "
+    message += f"{MORE_ROOM}."
+    warnings.warn(message, SharedMemoryWarning, stacklevel=stacklevel + 1)
 
 
 def _attach(name: str) -> _Segment:
@@ -130,9 +214,14 @@ class SharedBatch:
 
     @classmethod
     def create(cls, space: Space[Any], num_envs: int) -> SharedBatch:
-        """A new block (parent side), named after this process so leaks are attributable."""
+        """A new block (parent side), named after this process so leaks are attributable.
+
+        Raises:
+            NoRoom: it does not fit in /dev/shm.
+        """
         name = f"sekai_{os.getpid()}_{secrets.token_hex(4)}"
-        segment = _Segment(name, create=True, size=max(cls.size(space, num_envs), 1))
+        size = max(cls.size(space, num_envs), 1)
+        segment = create_segment(name, size, f"the observations of {num_envs} sub-envs")
         return cls(segment, space, num_envs)
 
     @classmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import functools
 import itertools
 import multiprocessing
@@ -42,7 +43,7 @@ from sekai.vector._remote import (
 from sekai.vector.proc import processes, protocol
 from sekai.vector.proc.handle import DIED
 from sekai.vector.proc.pool import Pool
-from sekai.vector.proc.shm import SharedBatch, is_fixed_size
+from sekai.vector.proc.shm import MORE_ROOM, NoRoom, SharedBatch, is_fixed_size, warn_no_room
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 
 __all__ = ["ProcVecEnv"]
@@ -150,8 +151,10 @@ class ProcVecEnv(RemoteAttributes):
             ``VecEnvClosed``.
         num_workers: worker processes (None: one per sub-env; at most ``num_envs``). With
             more sub-envs than cores, about the number of cores is best.
-        shared_memory: None: use shared memory when the observation space allows it; True:
-            require it (TypeError otherwise); False: always pickle observations.
+        shared_memory: None: use shared memory when the observation space allows it and
+            /dev/shm has room for it (else pickle, with a ``SharedMemoryWarning``); True:
+            require it (TypeError for other spaces, OSError where it does not fit); False:
+            always pickle observations.
         step_timeout: seconds to wait for the workers in ``step()`` and ``recv()``, and in
             ``send()`` for a worker to read actions too long for its pipe (None or ``inf``: no
             limit); a worker that does not answer in time raises ``VecEnvWorkerError``
@@ -241,7 +244,8 @@ class ProcVecEnv(RemoteAttributes):
         if shared and not fixed:
             raise TypeError(_NOT_FIXED.format(space=observation_space))
         if fixed if shared is None else shared:
-            self._shared = SharedBatch.create(observation_space, num_envs)
+            self._shared = _shared_batch(observation_space, num_envs, required=bool(shared))
+        if self._shared is not None:
             attach = (self._shared.name, observation_space, num_envs)
             attaches = [attach] * len(self._slices)
             replies = pool.request(protocol.ATTACH, attaches, None, "the observation space")
@@ -454,6 +458,24 @@ class ProcVecEnv(RemoteAttributes):
         if getattr(self, "_pool", None) is not None and not getattr(self, "_closed", True):
             with contextlib.suppress(Exception):
                 self.close()
+
+
+def _shared_batch(space: Any, num_envs: int, *, required: bool) -> SharedBatch | None:
+    """The observations' block, or None where it does not fit in /dev/shm and is not
+    ``required`` (shared_memory=None): warned, the observations are pickled."""
+    try:
+        return SharedBatch.create(space, num_envs)
+    except NoRoom as exc:
+        keep = "use fewer sub-envs or smaller observations"
+        if required:
+            raise OSError(
+                errno.ENOSPC,
+                f"ProcVecEnv {exc.strerror}. Pass shared_memory=False to pickle the observations "
+                f"instead, {keep}, or {MORE_ROOM}.",
+            ) from None
+        instead = "it pickles the observations instead (vec.shared_memory is False)"
+        warn_no_room(exc, instead, keep, stacklevel=4)
+        return None
 
 
 def _not_started(error: VecEnvWorkerError) -> VecEnvWorkerError:
