@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 DIED = "worker process exited unexpectedly"
+# How each fault of ``faulty`` ends its worker, as the error says it.
+ENDED = {"SIGKILL": f"{DIED} (killed by SIGKILL)", "EXIT": f"{DIED} (exit code 3)"}
 RunScript = Callable[..., Any]
 
 
@@ -45,7 +47,7 @@ def test_a_worker_dying_mid_step_names_its_sub_env_and_every_later_call_raises(
     assert len(errors) == 4
     for error in errors:
         assert error == {
-            "message": f"Sub-env 1 raised EOFError: {DIED}",
+            "message": f"Sub-env 1 raised EOFError: {ENDED[fault]}",
             "rank": 1,
             "exc_type": "EOFError",
             "traceback": "",
@@ -55,12 +57,15 @@ def test_a_worker_dying_mid_step_names_its_sub_env_and_every_later_call_raises(
     assert done.err == ""
 
 
-def test_a_worker_killed_while_idle_is_reported_by_the_next_call(run_script: RunScript) -> None:
-    done = run_script("""
+@pytest.mark.parametrize("killer", ["SIGKILL", "SIGBUS"])  # the OOM killer's, a full /dev/shm's
+def test_a_worker_killed_while_idle_is_reported_by_the_next_call_with_its_signal(
+    run_script: RunScript, killer: str
+) -> None:
+    done = run_script(f"""
         vec = ProcVecEnv(probes(2), context="fork")
         vec.reset(seed=0)
         pids = vec.call("pid")
-        os.kill(pids[1], signal.SIGKILL)
+        os.kill(pids[1], signal.{killer})
         try:
             vec.step([0, 0])
         except sekai.VecEnvWorkerError as e:
@@ -70,7 +75,7 @@ def test_a_worker_killed_while_idle_is_reported_by_the_next_call(run_script: Run
     """)
     assert done.code == 0, done.err
     assert done.lines == [
-        {"message": f"Sub-env 1 raised EOFError: {DIED}"},
+        {"message": f"Sub-env 1 raised EOFError: {DIED} (killed by {killer})"},
         {"left": [], "closes": [True, False]},
     ]
 
@@ -92,7 +97,7 @@ def test_a_dead_worker_of_several_sub_envs_is_named_with_all_of_them(
     """)
     assert done.code == 0, done.err
     error = {
-        "message": f"Worker 1 (sub-envs 3-4) raised EOFError: {DIED}",
+        "message": f"Worker 1 (sub-envs 3-4) raised EOFError: {ENDED['EXIT']}",
         "rank": 3,
         "ranks": [3, 4],
         "worker": 1,
@@ -119,7 +124,7 @@ def test_a_worker_dying_in_a_call_of_one_sub_env_is_named_and_every_later_call_r
     """)
     assert done.code == 0, done.err
     error = {
-        "message": f"Worker 1 (sub-envs 3-4) raised EOFError: {DIED}",
+        "message": f"Worker 1 (sub-envs 3-4) raised EOFError: {ENDED['EXIT']}",
         "rank": 3,
         "ranks": [3, 4],
         "worker": 1,
@@ -445,7 +450,7 @@ report(reached=True)
     assert done.lines == []
     assert (
         "VecEnvWorkerError: Sub-env 0 raised EOFError: worker process exited unexpectedly "
-        "while starting" in done.err
+        "(exit code 1) while starting" in done.err
     )
     assert 'under if __name__ == "__main__":' in done.err
 

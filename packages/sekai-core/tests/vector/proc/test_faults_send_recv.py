@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 DIED = "worker process exited unexpectedly"
+ENDED = {"SIGKILL": f"{DIED} (killed by SIGKILL)", "EXIT": f"{DIED} (exit code 3)"}
 RunScript = Callable[..., Any]
 
 
@@ -43,7 +44,7 @@ def test_a_worker_dying_between_send_and_recv_is_raised_by_recv_and_every_later_
     assert done.code == 0, done.err
     *errors, end = done.lines
     expected = {
-        "message": f"Sub-env 1 raised EOFError: {DIED}",
+        "message": f"Sub-env 1 raised EOFError: {ENDED[fault]}",
         "rank": 1,
         "exc_type": "EOFError",
         "cls": "VecEnvWorkerError",
@@ -151,7 +152,7 @@ def test_a_dead_worker_is_raised_before_the_sends_still_in_flight_are_mentioned(
         vec.close()
     """)
     assert done.code == 0, done.err
-    death = f"Sub-env 1 raised EOFError: {DIED}"
+    death = f"Sub-env 1 raised EOFError: {ENDED['SIGKILL']}"
     assert done.lines == [
         {"recv": death},
         *(

@@ -161,7 +161,11 @@ report(closed=time.monotonic() - start < 5.0)
 @pytest.mark.parametrize(
     ("fault", "raised", "message"),
     [
-        ("pids[2], signal.SIGKILL", "VecEnvWorkerError", "worker process exited unexpectedly"),
+        (
+            "pids[2], signal.SIGKILL",
+            "VecEnvWorkerError",
+            "worker process exited unexpectedly (killed by SIGKILL)",
+        ),
         (
             "os.getpid(), signal.SIGINT",
             "KeyboardInterrupt",

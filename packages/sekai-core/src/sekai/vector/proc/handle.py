@@ -10,7 +10,7 @@ from typing import Any
 from sekai.error import VecEnvWorkerError
 from sekai.vector._contract.errors import dumps, worker_error_class
 from sekai.vector._remote import Items, Reply, read_reply
-from sekai.vector.proc import frames, protocol
+from sekai.vector.proc import frames, processes, protocol
 
 __all__ = ["DIED", "LOST", "WorkerHandle", "unpicklable"]
 
@@ -79,6 +79,12 @@ class WorkerHandle:
             error = self.failure(type(exc).__name__, message, type(exc))
             return Reply(None, [(self.lo, error)])
         return _reply((entries, errors))
+
+    def died(self) -> str:
+        """``DIED``, and how the process ended where its exit status comes soon (a worker
+        whose pipe closed is exiting): e.g. SIGBUS, or the OOM killer's SIGKILL."""
+        how = processes.ending(self.process, processes.EXIT_WAIT)
+        return f"{DIED} ({how})" if how else DIED
 
     def lost(self) -> Reply:
         """The reply of this worker's death, to a command it will never answer."""

@@ -357,7 +357,7 @@ class Pool:
             handle.channel.write(message, room)
             handle.piped = handle.seq
         except (OSError, ValueError):  # its end is closed: it died (or was stopped)
-            self._bury(handle, "EOFError", DIED)
+            self._bury(handle, "EOFError", handle.died())
         except BaseException:
             # Interrupted mid-message (a long one may be, whatever cut says on Windows): the
             # pipe is out of step.
@@ -507,13 +507,14 @@ class Pool:
         self._quiet = False  # an interrupt may leave part of a reply in its channel
         conn = handle.conn
         if is_sentinel and not handle.channel.pending and not conn.poll(0):
-            self._bury(handle, "EOFError", DIED)
+            self._bury(handle, "EOFError", handle.died())
             return None
         try:
             # Messages an interrupt left in the channel first: reading now could wait for more.
             messages = handle.channel.messages or handle.channel.read()
         except (EOFError, OSError) as exc:
-            self._bury(handle, "EOFError", LOST if isinstance(exc, frames.TornStream) else DIED)
+            torn = isinstance(exc, frames.TornStream)
+            self._bury(handle, "EOFError", LOST if torn else handle.died())
             return None
         except BaseException:  # Ctrl-C
             if handle.channel.torn:  # it took bytes of a reply with it: stop now, not hang later

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import time
 from collections.abc import Sequence
 from multiprocessing import popen_fork
@@ -13,9 +14,19 @@ from typing import Any
 
 from sekai.vector.proc import worker
 
-__all__ = ["GRACE", "end", "join", "kill", "preload_worker", "spawn"]
+__all__ = [
+    "EXIT_WAIT",
+    "GRACE",
+    "end",
+    "ending",
+    "join",
+    "kill",
+    "preload_worker",
+    "spawn",
+]
 
 GRACE = 0.5  # seconds between terminate() and kill(), and before terminate() once interrupted
+EXIT_WAIT = 1.0  # seconds a worker whose pipe closed gets to finish exiting (``ending``)
 _LONGEST_JOIN = 86400.0  # seconds: join() cannot wait 25 days or more in one go
 _LAUNCHING = ("__init__", "_launch")  # the methods of multiprocessing's Popen given the process
 
@@ -109,6 +120,24 @@ def end(processes: Sequence[Any], lifeline: Connection | None, deadline: float) 
         if process.exitcode is None:
             process.kill()
             process.join()
+
+
+def ending(process: Any, wait: float) -> str:
+    """How ``process`` ended: ``"killed by SIGBUS"``, ``"exit code 3"``, or ``""`` if it has
+    not within ``wait`` seconds (or cannot be waited for here)."""
+    try:
+        process.join(wait)
+        code = process.exitcode
+    except (AssertionError, ValueError):  # closed, or not this process's child
+        return ""
+    if code is None:
+        return ""
+    if code >= 0:
+        return f"exit code {code}"
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"killed by signal {-code}"
 
 
 def kill(processes: Sequence[Any]) -> None:

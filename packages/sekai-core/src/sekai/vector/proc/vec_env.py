@@ -57,9 +57,8 @@ _UNGUARDED = (
     'if __name__ == "__main__":, or pass context="fork" on Linux.'
 )
 _NOT_STARTED = (
-    "worker process exited unexpectedly while starting; if your script creates the ProcVecEnv "
-    'at import time, put that code under if __name__ == "__main__": (the worker\'s own error '
-    "is printed above)"
+    "{died} while starting; if your script creates the ProcVecEnv at import time, put that "
+    'code under if __name__ == "__main__": (the worker\'s own error is printed above)'
 )
 _NOT_FIXED = (
     "shared_memory=True needs an observation space whose parts all have a fixed size (Box, "
@@ -479,10 +478,11 @@ def _shared_batch(space: Any, num_envs: int, *, required: bool) -> SharedBatch |
 
 
 def _not_started(error: VecEnvWorkerError) -> VecEnvWorkerError:
-    if error.message != DIED:
+    if not error.message.startswith(DIED):
         return error
+    message = _NOT_STARTED.format(died=error.message)
     return VecEnvWorkerError(
-        error.rank, error.exc_type, _NOT_STARTED, worker=error.worker, ranks=error.ranks
+        error.rank, error.exc_type, message, worker=error.worker, ranks=error.ranks
     )
 
 
