@@ -9,7 +9,9 @@ case); a few use the default forkserver.
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import signal
 import types
 from collections.abc import Callable
@@ -495,6 +497,45 @@ def test_create_close_cycles_leak_no_descriptor_process_or_segment(
     (result,) = done.lines
     assert result["after"] == result["before"]
     assert result["after"][2] == []
+
+
+def test_running_out_of_descriptors_while_starting_says_what_to_do_and_spares_the_fork_server(
+    run_script: RunScript,
+) -> None:
+    # Without the room checked before the fork server's launch, the launch failed half-way:
+    # the fork server died of it (printing an EOFError), and with it the exit status of the
+    # workers it had started for other ProcVecEnvs, which then looked dead.
+    done = run_script("""
+        import multiprocessing, resource
+        first = ProcVecEnv(probes(2), context="forkserver")
+        first.reset(seed=0)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        highest = max(int(fd) for fd in os.listdir("/proc/self/fd"))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (highest + 40, hard))
+        try:
+            ProcVecEnv(probes(32), context="forkserver")
+        except OSError as e:
+            report(errno=e.errno, message=str(e), limit=highest + 40)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        workers = len(multiprocessing.active_children())
+        time.sleep(0.2)  # the first's workers are looked at every 50 ms between calls
+        report(workers=workers, steps=len(first.step([0, 0]).rewards))
+        first.close()
+    """)
+    assert done.code == 0, done.err
+    failed, after = done.lines
+    assert failed["errno"] == errno.EMFILE
+    assert re.fullmatch(
+        r"\[Errno 24\] ProcVecEnv ran out of file descriptors after starting \d+ of its 32 "
+        r"worker processes: each holds a few in this process, which may open \d+ "
+        r"\(ulimit -n\)\. Pass num_workers= to run several sub-envs per worker \(about the "
+        r"number of cores, \d+ here, is best\), or raise that limit \(ulimit -n, or "
+        r"resource\.setrlimit\(RLIMIT_NOFILE, \.\.\.\)\)\.",
+        failed["message"],
+    )
+    assert f"may open {failed['limit']} " in failed["message"]
+    assert after == {"workers": 2, "steps": 2}  # the second's workers are stopped
+    assert done.err == ""
 
 
 def test_the_pages_fragile_env_example_prints_what_it_says(run_script: RunScript) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from multiprocessing import popen_fork
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
@@ -21,6 +22,7 @@ __all__ = [
     "ending",
     "join",
     "kill",
+    "out_of_descriptors",
     "preload_worker",
     "spawn",
 ]
@@ -29,6 +31,10 @@ GRACE = 0.5  # seconds between terminate() and kill(), and before terminate() on
 EXIT_WAIT = 1.0  # seconds a worker whose pipe closed gets to finish exiting (``ending``)
 _LONGEST_JOIN = 86400.0  # seconds: join() cannot wait 25 days or more in one go
 _LAUNCHING = ("__init__", "_launch")  # the methods of multiprocessing's Popen given the process
+# Descriptors the fork server's launch of a worker opens at once in this process (a socket, two
+# pipes, a copy of one), checked free before it connects: a launch that fails once connected
+# kills the fork server, and with it the exit status of every worker it started (they look dead).
+_LAUNCH_FDS = 6
 
 
 def preload_worker(ctx: BaseContext) -> None:
@@ -56,7 +62,8 @@ def spawn(
 ) -> Any:
     """Start worker ``index`` (a daemon process) on its end ``child`` of its pipe, which is
     closed here either way; ``worker.run`` says what the other arguments are."""
-    fork = ctx.get_start_method() == "fork"
+    method = ctx.get_start_method()
+    fork = method == "fork"
     process = ctx.Process(  # type: ignore[attr-defined]
         target=worker.run,
         args=(child, lifeline, os.getpid(), fork, inherited, mail, index),
@@ -64,6 +71,8 @@ def spawn(
         daemon=True,
     )
     try:
+        if method == "forkserver":
+            _spare(child, _LAUNCH_FDS)
         process.start()
     except BaseException as exc:
         _stop_launched(process, exc)
@@ -71,6 +80,49 @@ def spawn(
     finally:
         child.close()
     return process
+
+
+def _spare(conn: Connection, count: int) -> None:
+    """Raise ``OSError`` (``EMFILE``) unless ``count`` more descriptors can be opened now."""
+    copies: list[int] = []
+    try:
+        for _ in range(count):
+            copies.append(os.dup(conn.fileno()))
+    finally:
+        for fd in copies:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def out_of_descriptors(started: Sequence[Any], workers: int) -> Iterator[None]:
+    """Say what to do when starting ``workers`` processes (``started``: the handles of those
+    started so far) runs out of file descriptors: an ``OSError`` of the same errno."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.EMFILE, errno.ENFILE):
+            raise
+        if exc.errno == errno.ENFILE:
+            limit, more = "and the system's table of open files is full", "close other programs"
+        else:
+            limit = f"which may open {_open_files()} (ulimit -n)"
+            more = "raise that limit (ulimit -n, or resource.setrlimit(RLIMIT_NOFILE, ...))"
+        raise OSError(
+            exc.errno,
+            f"ProcVecEnv ran out of file descriptors after starting {len(started)} of its "
+            f"{workers} worker processes: each holds a few in this process, {limit}. Pass "
+            f"num_workers= to run several sub-envs per worker (about the number of cores, "
+            f"{os.cpu_count()} here, is best), or {more}.",
+        ) from exc
+
+
+def _open_files() -> str:
+    """The most files this process may open (its soft limit)."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit to name
+        return "no more"
+    return str(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
 
 
 def _stop_launched(process: Any, exc: BaseException) -> None:

@@ -214,7 +214,8 @@ class ProcVecEnv(RemoteAttributes):
         self._owner = os.getpid()
         self._pool = Pool(multiprocessing.get_context(self._context), self._slices)
         try:
-            self._pool.start()
+            with processes.out_of_descriptors(self._pool.workers, len(self._slices)):
+                self._pool.start()
             self._start(payloads, bool(autoreset), len(fns), shared_memory)
         except BaseException:
             self._release()  # the construction error is the one to report
