@@ -103,7 +103,8 @@ def _write(tmp_path: Path, body: str, guard: bool) -> Path:
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONWARNINGS", "PYTHONPATH"}}
+    # PYTHONPATH stays: the scripts must import the sources this test run imports.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
     env["FAULTY_MARKS"] = str(tmp_path / "marks")
     return env
 
