@@ -108,6 +108,72 @@ def test_other_integer_action_dtypes_match_the_single_env_bit_for_bit(
     _run_against_singles(single_cls, vec_cls, reset_dtype, None, num_envs=8, int_dtype=int_dtype)
 
 
+# Per env: states on the edges of the dynamics (walls, speed limits, termination bounds) that
+# random rollouts from reset states rarely reach, and the actions to hold from each of them.
+BOUNDARIES: dict[type, tuple[list[list[float]], list[Any]]] = {
+    CartPoleVecEnv: (
+        [
+            [2.39, 1.0, 0.0, 0.0],
+            [-2.39, -1.0, 0.0, 0.0],
+            [0.0, 0.0, 0.2, 2.0],
+            [0.0, 0.0, -0.2, -2.0],
+        ],
+        [0, 1],
+    ),
+    PendulumVecEnv: (
+        [[np.pi, 8.0], [-np.pi, -8.0], [0.0, 7.99], [3.0, -7.99]],
+        [[-2.0], [2.0], [-5.0], [5.0]],
+    ),
+    AcrobotVecEnv: (
+        # |dtheta2| in (4 pi, 9 pi]: clipped at MAX_VEL_2, not at MAX_VEL_1
+        [
+            [0.0, 0.0, 3.0, 25.0],
+            [0.0, 0.0, -3.0, -25.0],
+            [np.pi, -np.pi, 4 * np.pi, 9 * np.pi],
+            [-3.1, 3.1, -4 * np.pi, -9 * np.pi],
+        ],
+        [0, 1, 2],
+    ),
+    MountainCarVecEnv: (
+        # the left wall stops a car moving left; the right end and the speed limits clip
+        [[-1.19, -0.03], [-1.2, -0.07], [-1.2, 0.0], [0.59, 0.07], [0.0, 0.07], [0.0, -0.07]],
+        [0, 1, 2],
+    ),
+    ContinuousMountainCarVecEnv: (
+        [[-1.19, -0.03], [-1.2, -0.07], [-1.2, 0.0], [0.59, 0.07], [0.0, 0.07], [0.0, -0.07]],
+        [[-1.0], [0.0], [1.0], [-2.5], [2.5]],
+    ),
+}
+
+
+@pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), CASES)
+def test_sub_envs_match_the_single_env_from_boundary_states(
+    single_cls: Any, vec_cls: Any, reset_dtype: Any
+) -> None:
+    """Every (boundary state, action) pair in a sub-env and in a single env put in that state,
+    the action held for a few steps: bit for bit until the episode ends."""
+    states, actions = BOUNDARIES[vec_cls]
+    rows = [(state, action) for state in states for action in actions]
+    vec = vec_cls(len(rows), autoreset=False)
+    vec.reset(seed=0)
+    vec.state[:] = [state for state, _ in rows]
+    batch = np.asarray([action for _, action in rows], dtype=vec.batch_action_space.dtype)
+    singles = [single_cls() for _ in rows]
+    for single, (state, _) in zip(singles, rows, strict=True):
+        single.reset(seed=0)
+        single.state = np.array(state)
+    done = np.zeros(len(rows), dtype=bool)
+    for t in range(4):
+        result = vec.step(batch)
+        for i in np.flatnonzero(~done):
+            expected = singles[i].step(batch[i])
+            where = f"step {t}, state {rows[i][0]}, action {rows[i][1]}"
+            np.testing.assert_array_equal(result.observations[i], expected.observation, where)
+            assert result.rewards[i] == expected.reward, where
+            assert result.terminated[i] == expected.terminated, where
+        done |= result.dones
+
+
 @pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), CASES)
 def test_one_sub_env_draws_exactly_what_the_single_env_draws(
     single_cls: Any, vec_cls: Any, reset_dtype: Any
