@@ -254,6 +254,25 @@ def test_frozen_sub_envs_keep_their_final_state_without_autoreset() -> None:
     assert vec.frozen.tolist() == [True, False]
 
 
+def test_pendulum_resets_clear_the_last_torque_of_the_sub_envs_they_reset() -> None:
+    # NaN, as the single env's last_u=None after a reset: its renderer draws no torque arrow.
+    vec = PendulumVecEnv(3, max_episode_steps=2)
+    vec.reset(seed=0)
+    torques = np.array([[1.0], [-0.5], [2.0]], np.float32)
+    vec.step(torques)
+    np.testing.assert_array_equal(vec.last_u, torques[:, 0])
+    vec.reset(seed=1)
+    assert np.isnan(vec.last_u).all()
+    vec.step(torques)
+    assert vec.step(torques).truncated.all()  # and reset within the step (autoreset)
+    assert np.isnan(vec.last_u).all()
+    vec.step(torques)
+    with pytest.raises(ValueError):  # sub-envs 0 and 2 reset, sub-env 1 not
+        vec.reset(options=[None, {"x_init": "far"}, None])
+    assert np.isnan(vec.last_u[[0, 2]]).all()
+    assert vec.last_u[1] == -0.5
+
+
 def test_reset_options_apply_per_sub_env() -> None:
     vec = CartPoleVecEnv(2)
     obs = vec.reset(seed=0, options=[{"low": 0.3, "high": 0.4}, None]).observations
