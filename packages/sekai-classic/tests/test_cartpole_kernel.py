@@ -10,11 +10,12 @@ from sekai.envs.classic_control.kernels.cartpole import CartPoleKernel
 from sekai.vector.kernel_vec_env import KernelVecEnv
 
 
+@pytest.mark.parametrize("integrator", ["euler", "semi-implicit euler"])
 @pytest.mark.parametrize(
     ("autoreset", "sutton_barto_reward"), [(True, False), (False, False), (True, True)]
 )
 def test_the_numpy_kernel_driver_matches_the_native_env_across_autoresets(
-    autoreset: bool, sutton_barto_reward: bool
+    autoreset: bool, sutton_barto_reward: bool, integrator: str
 ) -> None:
     n, steps = 8, 300
     kwargs = {"sutton_barto_reward": sutton_barto_reward}
@@ -26,6 +27,8 @@ def test_the_numpy_kernel_driver_matches_the_native_env_across_autoresets(
         **kwargs,
     )
     kernel = KernelVecEnv(CartPoleKernel(**kwargs), n, max_episode_steps=60, autoreset=autoreset)
+    for envs in (native, kernel):
+        envs.set_attr("kinematics_integrator", integrator)
     first, second = native.reset(seed=3), kernel.reset(seed=3)
     np.testing.assert_array_equal(first.observations, second.observations)
     actions = np.random.default_rng(0).integers(0, 2, (steps, n))
