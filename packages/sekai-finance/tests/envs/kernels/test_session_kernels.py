@@ -11,6 +11,7 @@ import pytest
 from sekai.envs.finance.kernels.market_making import MarketMakingKernel
 from sekai.envs.finance.kernels.optimal_execution import OptimalExecutionKernel
 from sekai.envs.finance.vector import MarketMakingVecEnv, OptimalExecutionVecEnv
+from sekai.testing.kernels import kernel_trajectory
 
 N_ENVS = 8
 
@@ -95,3 +96,25 @@ def test_optimal_execution_kernel_matches_native_env_draw_for_draw_across_autore
         actions.append(a.astype(np.float32))
     trial.run(seed=22, actions=actions)
     assert trial.autoresets >= 3 and trial.terminations > 0
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax", "torch"])
+def test_optimal_execution_kernel_drops_dust_below_1e_9_of_x0_as_the_native_env(
+    backend: str,
+) -> None:
+    """finance.md §12.4: ``x = 0 if x < 1e-9·X0``, which ends the session (float64 only: a
+    float32 action cannot leave that little)."""
+    if backend != "numpy":
+        pytest.importorskip(backend)
+    # Leaves 5e-4 shares of X0 = 1e6 (below 1e-3: dropped), and 2e-3 (kept).
+    action = np.array([[1.0 - 5e-10], [1.0 - 2e-9]])
+    native = OptimalExecutionVecEnv(2, autoreset=False, sigma=0.0)
+    native.reset(seed=0)
+    expected = native.step(action)
+    run = kernel_trajectory(
+        OptimalExecutionKernel(sigma=0.0), backend, num_envs=2, steps=1, actions=[action]
+    )
+    assert run["terminated"][-1].tolist() == expected.terminated.tolist() == [True, False]
+    inventory = [info["inventory"] for info in expected.infos]
+    assert run["info.inventory"][-1].tolist() == inventory
+    assert inventory[0] == 0.0
