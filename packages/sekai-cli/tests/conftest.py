@@ -178,6 +178,24 @@ class Drifting(Plain):
         return sekai.StepResult(obs, 0.0, False, False, {})
 
 
+class Truncated(Plain):
+    """Truncated at its third step, and refuses a step after that (as the finance envs do)."""
+
+    def __init__(self):
+        super().__init__()
+        self.steps = 0
+
+    def reset(self, *, seed=None, options=None):
+        self.steps = 0
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action):
+        if self.steps == 3:
+            raise sekai.ResetRequired("stepped after the episode was truncated")
+        self.steps += 1
+        return sekai.StepResult(np.zeros(1, dtype=np.float32), 0.0, False, self.steps == 3, {})
+
+
 class Recorder(Plain):
     """Writes every action it received to ``path`` when closed."""
 
@@ -210,6 +228,7 @@ sekai.register("mine/Unseeded-v0", Unseeded)
 sekai.register("mine/OutOfSpace-v0", OutOfSpace)
 sekai.register("mine/BoolReward-v0", BoolReward)
 sekai.register("mine/Drifting-v0", Drifting)
+sekai.register("mine/Truncated-v0", Truncated)
 sekai.register("mine/Recorder-v0", Recorder, kwargs={"path": "actions.txt"})
 # Entry points of modules that do not exist: listing must not import them.
 sekai.register(

@@ -43,6 +43,13 @@ def test_single_env_is_reset_when_an_episode_ends(sekai_cli, my_envs: str) -> No
     assert _line("mine/Line-v0", "single env", "500").fullmatch(done.stdout.rstrip("\n"))
 
 
+def test_single_env_is_reset_when_an_episode_is_truncated(sekai_cli, my_envs: str) -> None:
+    # core.md: "resets on done", truncated included; this env raises on a step after it.
+    done = sekai_cli("-m", my_envs, "bench", "mine/Truncated-v0", "--steps", "500")
+    assert done.returncode == 0, done.stderr
+    assert _line("mine/Truncated-v0", "single env", "500").fullmatch(done.stdout.rstrip("\n"))
+
+
 @pytest.mark.parametrize(
     ("mode", "label"),
     [("sync", "SyncVecEnv x3"), ("async", "AsyncVecEnv x3"), ("native", "LineVecEnv x3")],
