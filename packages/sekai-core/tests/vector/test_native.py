@@ -331,6 +331,22 @@ def test_set_attr_with_ragged_or_non_numeric_rows_names_the_problem_and_keeps_th
     assert vec.get_attr("x") == [1.0, 0.0, 1.0]
 
 
+def test_set_attr_names_nested_ragged_values_too() -> None:
+    vec = DriftVecEnv(2)
+    with pytest.raises(ValueError, match=r"got \['a ragged list', \(2,\)\]\.$"):
+        vec.set_attr("x", [[1.0, [2.0, 3.0]], [1.0, 2.0]])
+
+
+def test_set_attr_keeps_an_attribute_of_one_object_per_sub_env_one_per_sub_env() -> None:
+    vec = DriftVecEnv(2)
+    vec.waypoints = np.empty(2, dtype=object)
+    vec.waypoints[:] = [[0.5], [0.1, 0.9]]
+    vec.set_attr("waypoints", vec.get_attr("waypoints"))  # what get_attr gives goes back
+    assert vec.get_attr("waypoints") == [[0.5], [0.1, 0.9]]
+    vec.set_attr("waypoints", [[1, 2], [3, 4]])  # same-length lists stay one list a sub-env
+    assert vec.waypoints.shape == (2,) and vec.get_attr("waypoints") == [[1, 2], [3, 4]]
+
+
 def test_get_attr_of_a_name_no_sub_env_has_raises_attribute_error_like_sync_vec_env() -> None:
     from sekai.vector import SyncVecEnv
 

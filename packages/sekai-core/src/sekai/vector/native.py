@@ -336,8 +336,9 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         return self._per_sub_env(name, getattr(self, name))
 
     def set_attr(self, name: str, values: Any) -> None:
-        """Change an existing attribute: a list of ``num_envs`` values is stored as one array,
-        any other value (not a list) as it is.
+        """Change an existing attribute: a list of ``num_envs`` values is stored as one array
+        (an object array of one value per sub-env stays one), any other value (not a list) as
+        it is.
 
         Raises:
             AttributeError: this object has no attribute ``name`` (a new attribute would not
@@ -368,6 +369,12 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         property with a setter gets ragged values as the list, and checks them itself)."""
         where = f"{type(self).__name__}.set_attr({name!r}, values)"
         checked = hasattr(getattr(type(self), name, None), "__set__")  # a property's setter
+        if isinstance(current, np.ndarray) and current.dtype == object and current.ndim == 1:
+            # One object per sub-env already (as stack_infos keeps ragged values): stays so.
+            column = np.empty(len(values), dtype=object)
+            for index, value in enumerate(values):
+                column[index] = value
+            return column
         try:
             array = np.array(values)
         except ValueError as error:  # NumPy refuses ragged rows
@@ -375,7 +382,7 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
                 return values  # its setter names the problem
             raise ValueError(
                 f"{where}: the {self.num_envs} values must have one shape to be stored as one "
-                f"array, got {[np.shape(value) for value in values]}."
+                f"array, got {[_shape(value) for value in values]}."
             ) from error
         if not checked and _is_numeric(current) and array.dtype.kind not in "biuf":
             # The env computes with it: a string or object array would only fail at step().
@@ -403,3 +410,11 @@ def _is_numeric(value: Any) -> bool:
     if isinstance(value, np.ndarray):
         return value.dtype.kind in "biuf"
     return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+
+
+def _shape(value: Any) -> Any:
+    """``np.shape(value)``, or what a ragged value is (NumPy cannot give it a shape)."""
+    try:
+        return np.shape(value)
+    except ValueError:
+        return f"a ragged {type(value).__name__}"
