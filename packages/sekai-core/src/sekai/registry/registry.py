@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +27,19 @@ HostFactory = Callable[["EnvRegistry"], "PluginHost"]
 # Core's modes come first in listings, in this order; plugin modes follow, sorted.
 _CORE_MODES = ("sync", "async", "proc")
 _NAMESPACE_RE = re.compile(r"[a-zA-Z0-9_-]+")
+_Backend = tuple[EntryPoint, SpecSource | None]
+
+
+class _Loading:
+    """A namespace loader running in ``thread``; ``done`` is set once it has returned or raised."""
+
+    __slots__ = ("added", "done", "loader", "thread")
+
+    def __init__(self, loader: Callable[[], object]) -> None:
+        self.loader = loader
+        self.thread = threading.get_ident()
+        self.done = threading.Event()
+        self.added: dict[str, EnvSpec] = {}  # its namespace's IDs registered while it runs
 
 
 def _caller_stacklevel() -> int:
@@ -47,8 +62,8 @@ class EnvRegistry:
     Plugins are discovered once, under a lock, by the first operation that reads or changes the
     registry (never at import): ``host_factory(registry)`` builds the plugin host that loads them.
     A registry without a host factory discovers nothing. Every change takes the same reentrant
-    lock, so it waits while discovery or a namespace loader runs; a lookup that finds its ID
-    takes none.
+    lock for a short step (discovery holds it throughout); a lookup that finds its ID takes none.
+    Namespace loaders run without it, so that they may register from other threads.
 
     Args:
         host_factory: builds the ``sekai.plugins._host.PluginHost`` for this registry.
@@ -57,12 +72,17 @@ class EnvRegistry:
     def __init__(self, host_factory: HostFactory | None = None) -> None:
         self._specs: dict[str, EnvSpec] = {}
         self._loaders: dict[str, Callable[[], object]] = {}
-        self._backends: dict[str, tuple[EntryPoint, SpecSource | None]] = {}
+        self._backends: dict[str, _Backend] = {}
         self._host_factory = host_factory
         self._host: PluginHost | None = None
         self._lock = threading.RLock()
         self._discovered = host_factory is None
-        self._discovering = False
+        # The discovering thread, and what to restore if discovery fails or the process forks.
+        self._discovering: int | None = None
+        self._before_discovery: tuple[dict[str, EnvSpec], dict[str, _Backend]] = ({}, {})
+        self._loading: dict[str, _Loading] = {}
+        self._waiting: dict[int, str] = {}  # thread -> the namespace whose loader it waits for
+        _LIVE.add(self)
 
     # -- discovery ------------------------------------------------------------------------
 
@@ -77,25 +97,30 @@ class EnvRegistry:
         messages: list[str] = []
         with self._lock:
             # A plugin calling sekai.register() while it is being loaded re-enters here.
-            if self._discovered or self._discovering or self._host_factory is None:
+            if self._discovered or self._discovering is not None or self._host_factory is None:
                 return
-            self._discovering = True
-            specs, backends = dict(self._specs), dict(self._backends)
+            self._before_discovery = (dict(self._specs), dict(self._backends))
+            self._discovering = threading.get_ident()
             try:
                 host = self._host_factory(self)
                 self._host = host
                 messages = host.load()
             except BaseException:
-                # Nothing half-loaded stays behind: the next registry operation tries again.
-                self._specs, self._backends, self._host = specs, backends, None
+                self._undo_discovery()
                 raise
             else:
                 self._discovered = True
             finally:
-                self._discovering = False
+                self._discovering = None
+                self._before_discovery = ({}, {})
         stacklevel = _caller_stacklevel()
         for message in messages:
             warnings.warn(PluginLoadWarning(message), stacklevel=stacklevel)
+
+    def _undo_discovery(self) -> None:
+        """Nothing half-loaded stays behind: the next registry operation discovers again."""
+        self._specs, self._backends = self._before_discovery
+        self._host = None
 
     def _refuse_while_loading(self, call: str, env_id: object) -> None:
         """Refuse a runtime change, made while plugins load, of an ID a plugin owns.
@@ -104,7 +129,7 @@ class EnvRegistry:
         would take the ID before its plugin loads, outside the attribution and the removal of a
         failed plugin's registrations. Other IDs are registered at runtime, as always.
         """
-        if not self._discovering or self._host is None or not isinstance(env_id, str):
+        if self._discovering is None or self._host is None or not isinstance(env_id, str):
             return  # only the discovering thread gets here while discovery runs
         owner = self._host.owner_of(env_id)
         if owner is not None:
@@ -140,6 +165,8 @@ class EnvRegistry:
             if existing is not None:
                 raise EnvAlreadyRegistered(spec.id, owner_sentence(existing))
             self._specs[spec.id] = spec
+            if self._loading and spec.namespace in self._loading:  # for a failed loader's undo
+                self._loading[spec.namespace].added[spec.id] = spec
         return spec
 
     def remove(self, env_id: str) -> EnvSpec | None:
@@ -208,34 +235,84 @@ class EnvRegistry:
         if found is not None:
             return found
         namespace = parse_env_id(env_id).namespace
-        # A miss waits for the loader another thread may be running (it holds the lock), then
-        # looks again: that loader may have registered the ID.
-        with self._lock:
+        if namespace is not None:
+            self._load(namespace, env_id)
             found = self._specs.get(env_id)
             if found is not None:
                 return found
-            loader = self._loaders.get(namespace) if namespace is not None else None
-            if loader is not None:
-                self._run_loader(namespace, loader)  # type: ignore[arg-type]
-                found = self._specs.get(env_id)
-                if found is not None:
-                    return found
-            raise self.not_found(env_id)
+        raise self.not_found(env_id)
 
-    def _run_loader(self, namespace: str, loader: Callable[[], object]) -> None:
-        """Run ``namespace``'s loader, with the lock held: a failure removes the IDs it added
-        and keeps the loader for a retry."""
-        # Out of the table while it runs, so an ID lookup inside the loader cannot re-run it.
-        del self._loaders[namespace]
-        before = set(self._specs)
+    def _load(self, namespace: str, env_id: str) -> None:
+        """Run ``namespace``'s loader if it has not run and ``env_id`` is missing, or wait for
+        the thread running it and look again (a loader that failed there runs here)."""
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                if env_id in self._specs:
+                    return
+                running = self._loading.get(namespace)
+                if running is None:
+                    loader = self._loaders.pop(namespace, None)
+                    if loader is None:
+                        return
+                    running = self._loading[namespace] = _Loading(loader)
+                    break
+                if self._waits_for(running.thread, me):
+                    return  # its own loader, or one waiting on it: waiting would never end
+                self._waiting[me] = namespace
+            try:
+                running.done.wait()
+            finally:
+                with self._lock:
+                    del self._waiting[me]
+        # Without the lock, so the loader may register from other threads, and out of
+        # ``_loaders``, so a lookup inside it does not run it again.
+        failed = True
         try:
-            loader()
-        except BaseException:
-            # Every change waits on the lock, so the new IDs are this loader's own.
-            for env_id in [i for i in self._specs if i not in before]:
+            running.loader()
+            failed = False
+        finally:
+            with self._lock:
+                del self._loading[namespace]
+                if failed:
+                    self._undo_load(namespace, running)
+            running.done.set()
+
+    def _waits_for(self, thread: int, me: int) -> bool:
+        """Whether ``thread`` is ``me`` or waits, through the loaders it waits for, for ``me``."""
+        for _ in range(len(self._waiting) + 1):  # the chain ends, or returns to ``me``
+            if thread == me:
+                return True
+            waited = self._waiting.get(thread)
+            running = self._loading.get(waited) if waited is not None else None
+            if running is None:
+                return False
+            thread = running.thread
+        return False
+
+    def _undo_load(self, namespace: str, running: _Loading) -> None:
+        """Remove the IDs of ``namespace`` registered while its loader ran (other namespaces'
+        IDs stay) and keep the loader for the next lookup, unless it was replaced meanwhile."""
+        for env_id, spec in running.added.items():
+            if self._specs.get(env_id) is spec:
                 del self._specs[env_id]
-            self._loaders[namespace] = loader
-            raise
+        self._loaders.setdefault(namespace, running.loader)
+
+    def _after_fork_in_child(self) -> None:
+        """Only the forking thread lives on: other threads' discovery and loaders start over
+        at the child's next lookup, and their lock is not held here."""
+        self._lock = threading.RLock()
+        me = threading.get_ident()
+        if self._discovering is not None and self._discovering != me:
+            self._undo_discovery()
+            self._discovering = None
+        for namespace, running in list(self._loading.items()):
+            if running.thread == me:
+                running.done = threading.Event()  # its lock may be held by a parent thread
+            else:
+                del self._loading[namespace]
+                self._undo_load(namespace, running)
+        self._waiting.clear()
 
     def all_specs(self) -> list[EnvSpec]:
         """Every registered spec, in registration order."""
@@ -246,7 +323,8 @@ class EnvRegistry:
         """Run ``loader()`` the first time ``spec()``/``make()`` misses an ID in ``namespace``.
 
         The loader is dropped only after it succeeds, so a failed import can be retried. A
-        second call for the same namespace replaces a loader that has not run yet.
+        second call for the same namespace replaces a loader that has not run yet. A lookup from
+        another thread while the loader runs waits for it; the loader's own thread does not.
         """
         if not isinstance(namespace, str) or _NAMESPACE_RE.fullmatch(namespace) is None:
             raise ValueError(
@@ -325,3 +403,15 @@ class EnvRegistry:
         self.ensure_discovered()
         found = self._backends.get(mode)
         return found[1] if found is not None else None
+
+
+_LIVE: weakref.WeakSet[EnvRegistry] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for registry in list(_LIVE):
+        registry._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,0 +1,262 @@
+"""Namespace loaders and discovery with several threads, and in a process forked meanwhile."""
+
+import os
+import signal
+import threading
+import traceback
+
+import pytest
+
+import sekai
+from sekai.error import EnvNotFound
+from sekai.plugins import hookimpl
+from sekai.plugins._host import EntryPointRecord, PluginHost
+from sekai.registry import EnvRegistry
+
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+# Python 3.12+ warns that a multi-threaded process forks; these tests fork one on purpose.
+forks_threads = pytest.mark.filterwarnings("ignore:.*use of fork:DeprecationWarning")
+
+
+class Dummy(sekai.Env):
+    def reset(self, *, seed=None, options=None):
+        return sekai.ResetResult(0, {})
+
+    def step(self, action):
+        return sekai.StepResult(0, 0.0, False, False, {})
+
+
+class _WatchedEvent(threading.Event):
+    """An event that sets ``progress`` when a thread starts waiting on it."""
+
+    def __init__(self, progress):
+        super().__init__()
+        self.progress = progress
+
+    def wait(self, timeout=None):
+        self.progress.set()
+        return super().wait(timeout)
+
+
+def _in_thread(fn):
+    """Run ``fn`` in a daemon thread (a deadlock fails the test instead of hanging pytest);
+    returns the thread and a list that gets what ``fn`` returned or raised."""
+    got = []
+
+    def run():
+        try:
+            got.append(fn())
+        except Exception as exc:
+            got.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, got
+
+
+def _finished(*threads):
+    for thread in threads:
+        thread.join(timeout=10)
+    return not any(thread.is_alive() for thread in threads)
+
+
+def _loader_in_flight(reg, fail_first=False):
+    """Start a thread whose ``reg.spec("lazy/A-v0")`` runs the ``lazy`` loader, which registers
+    ``lazy/Half-v0``, waits for ``release`` on its first run, registers ``lazy/A-v0``, then
+    raises on its first run if ``fail_first``. Returns the thread, what its lookup got,
+    ``release`` and the loader's run count."""
+    started, release, runs = threading.Event(), threading.Event(), []
+
+    def loader():
+        runs.append(1)
+        reg.register("lazy/Half-v0", Dummy)
+        if len(runs) == 1:
+            started.set()
+            assert release.wait(timeout=10), "the test never released the loader"
+        reg.register("lazy/A-v0", Dummy)
+        if fail_first and len(runs) == 1:
+            raise ImportError("optional dependency missing")
+
+    reg.register_namespace("lazy", loader)
+    thread, got = _in_thread(lambda: reg.spec("lazy/A-v0").id)
+    assert started.wait(timeout=10)
+    return thread, got, release, runs
+
+
+def _waiter(reg, namespace, env_id):
+    """Start a thread looking ``env_id`` up once it will wait for ``namespace``'s running loader;
+    returns the thread and what its lookup got, after checking that it waits."""
+    progress = threading.Event()
+    reg._loading[namespace].done = _WatchedEvent(progress)
+    thread, got = _in_thread(lambda: reg.spec(env_id).id)
+    assert progress.wait(timeout=10)
+    assert got == []  # still waiting: the loader has not returned
+    return thread, got
+
+
+def test_a_lookup_while_another_thread_runs_the_namespace_loader_waits_for_it():
+    reg = EnvRegistry()
+    loading, got, release, runs = _loader_in_flight(reg)
+    waiting, waited = _waiter(reg, "lazy", "lazy/A-v0")
+    release.set()
+    assert _finished(loading, waiting)
+    assert got == waited == ["lazy/A-v0"]
+    assert runs == [1]
+
+
+def test_a_lookup_waiting_for_a_loader_that_fails_runs_it_again():
+    reg = EnvRegistry()
+    loading, got, release, runs = _loader_in_flight(reg, fail_first=True)
+    waiting, waited = _waiter(reg, "lazy", "lazy/A-v0")
+    release.set()
+    assert _finished(loading, waiting)
+    assert isinstance(got[0], ImportError) and waited == ["lazy/A-v0"]
+    assert runs == [1, 1]  # no EnvAlreadyRegistered for lazy/Half-v0: the first run's undone
+
+
+def test_registry_changes_and_hits_do_not_wait_for_a_running_namespace_loader():
+    reg = EnvRegistry()
+    reg.register("Known-v0", Dummy)
+    loading, got, release, _ = _loader_in_flight(reg)
+    try:
+        assert reg.spec("Known-v0").id == "Known-v0"
+        reg.register("Other-v0", Dummy)
+        reg.deregister("Known-v0")
+        reg.register_namespace("later", lambda: None)
+    finally:
+        release.set()
+    assert _finished(loading)
+    assert got == ["lazy/A-v0"]
+    assert [s.id for s in reg.all_specs()] == ["lazy/Half-v0", "Other-v0", "lazy/A-v0"]
+
+
+def test_a_failed_namespace_loader_keeps_what_other_threads_changed_meanwhile():
+    reg = EnvRegistry()
+    reg.register("Kept-v0", Dummy)
+    loading, got, release, _ = _loader_in_flight(reg, fail_first=True)
+    reg.register("Other-v0", Dummy)
+    reg.deregister("Kept-v0")
+    release.set()
+    assert _finished(loading)
+    assert isinstance(got[0], ImportError)
+    assert [s.id for s in reg.all_specs()] == ["Other-v0"]  # lazy/* rolled back, Kept-v0 gone
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_a_namespace_loader_may_register_from_another_thread(fail):
+    reg = EnvRegistry()
+
+    def loader():  # a plugin module building its specs in a worker thread, waiting for it
+        helper, helped = _in_thread(lambda: reg.register("mine/Drift-v0", Dummy))
+        assert _finished(helper), "register() from the loader's helper thread hangs"
+        assert len(helped) == 1 and not isinstance(helped[0], Exception), helped
+        if fail:
+            raise ImportError("optional dependency missing")
+
+    reg.register_namespace("mine", loader)
+    lookup, got = _in_thread(lambda: reg.spec("mine/Drift-v0").id)
+    assert _finished(lookup), "the lookup running the loader hangs"
+    if fail:  # the helper's ID is in the loader's namespace: it is undone with the loader
+        assert isinstance(got[0], ImportError) and reg.all_specs() == []
+    else:
+        assert got == ["mine/Drift-v0"]
+
+
+def test_loaders_of_two_threads_looking_each_other_up_do_not_wait_for_each_other_forever():
+    reg = EnvRegistry()
+    a_started, b_started = threading.Event(), threading.Event()
+    nested = []
+
+    def loader(mine, started, other_started, other_id):
+        def load():
+            started.set()
+            assert other_started.wait(timeout=10)
+            try:  # the later of the two lookups would wait for itself: it gets EnvNotFound
+                nested.append(reg.spec(other_id).id)
+            except EnvNotFound as exc:
+                nested.append(exc)
+            reg.register(f"{mine}/Y-v0", Dummy)
+
+        return load
+
+    reg.register_namespace("a", loader("a", a_started, b_started, "b/Y-v0"))
+    reg.register_namespace("b", loader("b", b_started, a_started, "a/Y-v0"))
+    first, got_a = _in_thread(lambda: reg.spec("a/Y-v0").id)
+    second, got_b = _in_thread(lambda: reg.spec("b/Y-v0").id)
+    assert _finished(first, second), "the two loaders wait for each other"
+    assert got_a == ["a/Y-v0"] and got_b == ["b/Y-v0"]
+    assert sorted(type(n).__name__ for n in nested) == ["EnvNotFound", "str"]
+
+
+def _in_forked_child(check):
+    """Run ``check`` in a forked child (killed after 10 s); returns the child's exit code."""
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(10)  # a hang in the child fails the test instead of hanging it
+        code = 1
+        try:
+            check()
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+@needs_fork
+@forks_threads
+def test_a_child_forked_while_another_thread_runs_a_namespace_loader_runs_it_again():
+    reg = EnvRegistry()
+    loading, got, release, runs = _loader_in_flight(reg)
+
+    def child():  # the loader's thread is not here: its run does not continue
+        reg.register("Local-v0", Dummy)
+        assert reg.spec("lazy/A-v0").id == "lazy/A-v0"  # runs it, here, without waiting
+        assert runs == [1, 1]  # and without EnvAlreadyRegistered for lazy/Half-v0
+        assert [s.id for s in reg.all_specs()] == ["Local-v0", "lazy/Half-v0", "lazy/A-v0"]
+
+    try:
+        assert _in_forked_child(child) == 0
+    finally:
+        release.set()
+    assert _finished(loading)
+    assert got == ["lazy/A-v0"] and runs == [1]
+
+
+class AcmePlugin:
+    @staticmethod
+    @hookimpl
+    def sekai_register_envs(registry):
+        registry.register("acme/Foo-v0", "acme.envs:Foo")
+
+
+@needs_fork
+@forks_threads
+def test_a_child_forked_while_another_thread_discovers_plugins_discovers_them_again():
+    started, release, calls = threading.Event(), threading.Event(), []
+    plugin = EntryPointRecord("acme", "acme-envs", "1.2.0", lambda: AcmePlugin)
+
+    def factory(reg):  # discovery holds the registry lock while it runs
+        calls.append(1)
+        if len(calls) == 1:
+            started.set()
+            assert release.wait(timeout=10), "the test never released discovery"
+        return PluginHost(reg, entry_points=[plugin], disabled="")
+
+    reg = EnvRegistry(factory)
+    discovering, found = _in_thread(lambda: [s.id for s in reg.all_specs()])
+    assert started.wait(timeout=10)
+
+    def child():
+        reg.register("Local-v0", Dummy)
+        assert [s.id for s in reg.all_specs()] == ["acme/Foo-v0", "Local-v0"]
+        assert calls == [1, 1]
+
+    try:
+        assert _in_forked_child(child) == 0
+    finally:
+        release.set()
+    assert _finished(discovering)
+    assert found == [["acme/Foo-v0"]] and calls == [1]
