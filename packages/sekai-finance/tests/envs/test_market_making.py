@@ -194,40 +194,65 @@ def test_invalid_parameters_name_the_parameter_and_range(
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "value"),
+    ("kwargs", "term", "lower"),
     [
-        ({"sigma": 1e160}, "inf"),  # sigma**2 raised OverflowError in step()
-        ({"risk_aversion": 1e308}, "inf"),  # 0.5 * γ * σ² was inf, times q = 0: a NaN reward
-        ({"risk_aversion": 0.0, "sigma": 1e160}, "nan"),
-        ({"terminal_penalty": 1e300, "max_inventory": 2**40}, "inf"),
+        ({"sigma": 1e160}, "sigma**2 overflow float64: sigma**2 reaches inf", "sigma"),
+        # risk_aversion=0 switches the penalty off: the overflow is sigma**2's alone
+        ({"risk_aversion": 0.0, "sigma": 1e160}, "sigma**2 overflow float64", "sigma"),
+        (
+            {"risk_aversion": 1e308},  # 0.5 * γ * σ² was inf, times q = 0: a NaN reward
+            "the running inventory penalty overflow float64: 0.5 * risk_aversion * sigma**2 * "
+            "dt * max_inventory**2 reaches inf with sigma=2.0, risk_aversion=1e+308",
+            "risk_aversion, sigma or max_inventory",
+        ),
+        (
+            {"terminal_penalty": 1e300, "max_inventory": 2**40},
+            "the terminal inventory penalty overflow float64",
+            "terminal_penalty or max_inventory",
+        ),
+        (
+            {"s0": 1e307},  # q * mid was inf at 18 lots: a NaN reward
+            "the inventory's value overflow float64: max_inventory * (|s0| + 5 * sigma * "
+            "sqrt(total_time) + max_offset) reaches inf with s0=1e+307",
+            "max_inventory, |s0| or sigma",
+        ),
     ],
+    ids=["sigma", "sigma, no risk aversion", "risk_aversion", "terminal_penalty", "s0"],
 )
-def test_parameters_whose_penalties_overflow_are_refused_naming_them(
-    kwargs: dict[str, float], value: str
+def test_parameters_whose_reward_overflows_are_refused_naming_the_term(
+    kwargs: dict[str, float], term: str, lower: str
 ) -> None:
-    gamma = kwargs.get("risk_aversion", 0.1)
-    message = re.escape(
-        "MarketMaking-v0: the parameters make the reward's inventory penalties overflow "
-        "float64 in the worst case: 0.5 * risk_aversion * sigma**2 * dt * max_inventory**2 + "
-        f"terminal_penalty * max_inventory**2 (risk_aversion={gamma!r}"
-    )
-    message += rf".* must stay below 1\.798e\+308, got {value}\. Lower risk_aversion, sigma"
+    message = re.escape(f"MarketMaking-v0: the parameters make {term}")
+    message += rf".*, above float64's largest value 1\.798e\+308\. Lower {re.escape(lower)}\.$"
     with pytest.raises(ValueError, match=message):
         MarketMakingEnv(**kwargs)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=message):
         sekai.make_vec("MarketMaking-v0", 2, **kwargs)
 
 
-def test_a_parameter_set_so_the_penalties_overflow_is_refused_and_undone() -> None:
+def test_a_parameter_set_so_the_reward_overflows_is_refused_and_undone() -> None:
     env = MarketMakingEnv()
-    with pytest.raises(ValueError, match="setting sigma makes the reward's inventory penalties"):
+    with pytest.raises(ValueError, match=r"setting sigma makes sigma\*\*2 overflow"):
         env.sigma = 1e160
     assert env.sigma == 2.0
+    with pytest.raises(ValueError, match="setting s0 makes the inventory's value overflow"):
+        env.s0 = -1e307
+    assert env.s0 == 100.0
     vec = sekai.make_vec("MarketMaking-v0", 2)
     vec.set_attr("risk_aversion", 1e300)  # 0.5 * 1e300 * 4 * 0.005 * 50**2: finite
-    with pytest.raises(ValueError, match="setting max_inventory makes the reward's inventory"):
+    with pytest.raises(ValueError, match="setting max_inventory makes the running inventory"):
         vec.set_attr("max_inventory", 2**63 - 1)
     assert vec.get_attr("max_inventory") == [50, 50]
+
+
+def test_an_inventory_value_just_inside_float64_gives_finite_rewards_at_the_limit() -> None:
+    # max_inventory * (s0 + 5 sigma sqrt(T) + max_offset) = 1.7e308: every bid fills
+    env = MarketMakingEnv(s0=1.7e308 / 50, fill_intensity=1e9, fill_decay=50.0)
+    env.reset(seed=0)
+    for _ in range(50):
+        result = env.step(np.array([0.0, 5.0], np.float32))
+        assert math.isfinite(result.reward) and math.isfinite(result.info["wealth"])
+    assert env.inventory == 50
 
 
 def test_penalties_just_inside_float64_give_finite_rewards_at_the_inventory_limit() -> None:

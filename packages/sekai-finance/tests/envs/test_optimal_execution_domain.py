@@ -73,38 +73,46 @@ def test_setting_a_parameter_out_of_the_domain_is_refused_and_undone(name, value
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "value"),
+    ("kwargs", "term"),
     [
-        ({"risk_aversion": 1e300}, "inf"),  # the reward was -inf, silently
-        ({"sigma": 1e160}, "inf"),  # sigma**2 raised OverflowError in step()
+        # the reward was -inf, silently
+        ({"risk_aversion": 1e300}, "the risk penalty overflow float64: risk_aversion"),
+        # sigma**2 raised OverflowError in step()
+        ({"sigma": 1e160, "s0": 1e170}, r"sigma\*\*2 overflow float64: sigma\*\*2 reaches inf"),
         # X0 s0 overflows: 1e4 (n (P - s0) - penalty) / (X0 s0) was NaN
-        ({"initial_inventory": 1e200, "s0": 1e200, "temporary_impact": 1e-300}, "nan"),
+        (
+            {"initial_inventory": 1e200, "s0": 1e200, "temporary_impact": 1e-300},
+            r"the arrival value overflow float64: initial_inventory \* s0 reaches inf",
+        ),
     ],
     ids=["risk_aversion", "sigma", "notional"],
 )
-def test_parameters_whose_reward_overflows_are_refused_naming_them(kwargs, value) -> None:
+def test_parameters_whose_reward_overflows_are_refused_naming_the_term(kwargs, term) -> None:
     kwargs = {"permanent_impact": 0.0, **kwargs}
-    if "sigma" in kwargs:
-        kwargs["s0"] = 1e170  # inside the price domain: 5 sigma sqrt(T) < s0
-    message = (
-        r"OptimalExecution-v0: the parameters make the reward's risk penalty or notional "
-        r"overflow float64 in the worst case: 1e4 \* \(initial_inventory \* s0 \+ risk_aversion "
-        r"\* sigma\*\*2 \* tau \* initial_inventory\*\*2\) / \(initial_inventory \* s0\) "
-        rf"\(initial_inventory=.*\) must stay below 1\.798e\+308, got {value}\. Lower "
-    )
+    message = rf"OptimalExecution-v0: the parameters make {term} .* above float64's largest"
     with pytest.raises(ValueError, match=message):
         OptimalExecutionEnv(**kwargs)
     with pytest.raises(ValueError, match=message):
         OptimalExecutionVecEnv(2, **kwargs)
 
 
+def test_an_arrival_value_inside_float64_is_accepted_with_finite_rewards() -> None:
+    # X0 s0 = 1e305: 1e4 X0 s0 overflows, but a trade's cost is X0 (s0 - price_floor) at most
+    env = OptimalExecutionEnv(s0=1e299)
+    env.reset(seed=0)
+    rewards = [env.step(np.array([0.3], np.float32)).reward for _ in range(25)]
+    assert np.isfinite(rewards).all()
+    with pytest.raises(ValueError, match="the arrival value overflow float64"):
+        OptimalExecutionEnv(s0=1e303)
+
+
 def test_setting_a_parameter_so_the_reward_overflows_is_refused_and_undone() -> None:
     env = OptimalExecutionEnv()
-    with pytest.raises(ValueError, match="setting risk_aversion makes the reward's risk penalty"):
+    with pytest.raises(ValueError, match="setting risk_aversion makes the risk penalty"):
         env.risk_aversion = 1e300
     assert env.risk_aversion == 1e-6
     vec = OptimalExecutionVecEnv(2)
-    with pytest.raises(ValueError, match="setting risk_aversion makes the reward's risk penalty"):
+    with pytest.raises(ValueError, match="setting risk_aversion makes the risk penalty"):
         vec.set_attr("risk_aversion", 1e300)
     assert vec.get_attr("risk_aversion") == [1e-6, 1e-6]
     vec.close()
@@ -117,5 +125,6 @@ def test_a_risk_penalty_just_inside_float64_gives_finite_rewards() -> None:
     env.reset(seed=0)
     reward = env.step(np.array([0.0], np.float32)).reward
     assert math.isfinite(reward) and reward == pytest.approx(-1e308 / 5e7, rel=1e-9)
-    with pytest.raises(ValueError, match="risk penalty or notional overflow float64"):
+    message = r"the reward in basis points overflow float64: 1e4 \* \(initial_inventory"
+    with pytest.raises(ValueError, match=message):
         OptimalExecutionEnv(risk_aversion=lam * 2)

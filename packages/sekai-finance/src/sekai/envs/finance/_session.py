@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,7 +14,7 @@ import numpy as np
 from sekai._box_actions import box_action as checked_box_action
 from sekai.envs.finance._common import check_int, check_real, parse_options
 
-__all__ = ["box_action", "check_reward_term", "param", "session_options"]
+__all__ = ["RewardTerm", "box_action", "check_reward_terms", "param", "session_options"]
 
 _NO_HISTORY = (
     "{cls} simulates a trading session and has no price history: options['start'] is not "
@@ -66,26 +68,62 @@ class param:
                 raise
 
 
-def check_reward_term(
-    env_id: str, changed: str | None, term: str, formula: str, value: float, remedy: str
-) -> None:
-    """Refuse parameters under which a reward term, at its worst case, leaves float64's range
-    (finance.md §3.5: a ``ValueError`` naming the parameters and the bound): checked once, at
-    construction and when a parameter is set, so the step pays nothing.
+@dataclass(frozen=True)
+class RewardTerm:
+    """One worst-case term of a reward: ``what`` it is, its ``formula`` in the parameters'
+    names, its ``factors`` in the order the step multiplies them (the term's size is the largest
+    partial product: an intermediate that overflows is what fails), and the parameters to
+    ``lower``."""
 
-    Args:
-        env_id: the env's ID. changed: the parameter just set (None: the constructor).
-        term: what the term is. formula: the term in the parameters' names, with their
-            values. value: the term, evaluated as the step evaluates it (inf or NaN when it
-            overflows). remedy: the parameters to lower.
-    """
-    if math.isfinite(value):
-        return
-    head = "the parameters make" if changed is None else f"setting {changed} makes"
-    raise ValueError(
-        f"{env_id}: {head} the reward's {term} overflow float64 in the worst case: "
-        f"{formula} must stay below {sys.float_info.max:.4g}, got {value!r}. {remedy}"
-    )
+    what: str
+    formula: str
+    factors: tuple[float, ...]
+    lower: str
+
+    def size(self) -> float:
+        """The largest ``|partial product|`` (inf or NaN where float64 overflows)."""
+        peak = product = 1.0
+        for factor in self.factors:
+            product *= factor
+            peak = max(peak, abs(product)) if not math.isnan(product) else product
+        return peak
+
+
+def check_reward_terms(
+    env_id: str,
+    changed: str | None,
+    terms: Iterable[RewardTerm],
+    values: Mapping[str, Any],
+    dtype: str = "float64",
+    bound: float = sys.float_info.max,
+) -> None:
+    """Refuse parameters under which a reward term, at its worst case, leaves the range of
+    ``dtype`` (``bound``: its largest value): a ``ValueError`` naming the first term that does,
+    its parameters (``values``), the bound and what to lower (finance.md). Run when the
+    parameters are built or set (the array kernels: for their float dtype), so the step pays
+    nothing. ``changed``: the parameter just set (None: the constructor)."""
+    for term in terms:
+        size = term.size()
+        if size <= bound:  # NaN fails too
+            continue
+        named = ", ".join(
+            f"{name}={value!r}"
+            for name, value in values.items()
+            if re.search(rf"\b{name}\b", term.formula)
+        )
+        head = "the parameters make" if changed is None else f"setting {changed} makes"
+        where, remedy = env_id, term.lower
+        if dtype != "float64":
+            where = f"{env_id} (array kernel in {dtype})"
+            remedy += (
+                ", or run the kernel in float64 (JAX: jax_enable_x64) or with "
+                "vectorization_mode='native'"
+            )
+        raise ValueError(
+            f"{where}: {head} {term.what} overflow {dtype}: {term.formula} reaches "
+            f"{size:.4g} with {named}, above {dtype}'s largest value {bound:.4g}. "
+            f"Lower {remedy}."
+        )
 
 
 def box_action(action: Any, shape: tuple[int, ...], space: Any) -> np.ndarray:

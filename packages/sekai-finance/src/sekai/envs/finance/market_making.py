@@ -9,7 +9,13 @@ import numpy as np
 
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import FinanceEnv, check_order_size, check_real, fixed
-from sekai.envs.finance._session import box_action, check_reward_term, param, session_options
+from sekai.envs.finance._session import (
+    RewardTerm,
+    box_action,
+    check_reward_terms,
+    param,
+    session_options,
+)
 from sekai.finance._values import real_array
 from sekai.finance.quotes import solve_optimal_quotes
 from sekai.spaces import Box
@@ -66,6 +72,55 @@ def avellaneda_stoikov_quotes(
     skew = q * risk
     quotes = np.stack([half + skew, half - skew], axis=-1)
     return np.clip(quotes, 0.0, max_offset).astype(np.float32)
+
+
+def reward_values(p: Any) -> dict[str, Any]:
+    """The parameters ``reward_terms`` reads, by name (``p``: the env, or its kernel's params)."""
+    names = ("s0", "sigma", "total_time", "risk_aversion", "terminal_penalty", "max_offset")
+    values = {name: float(getattr(p, name)) for name in names}
+    return {**values, "dt": float(p.dt), "max_inventory": int(p.max_inventory)}
+
+
+def reward_terms(p: Any) -> list[RewardTerm]:
+    """MarketMaking-v0's reward at its worst case, term by term as the step computes them
+    (``p``: the env, or its kernel's params): the inventory penalties at the inventory limit,
+    and the inventory's value there at a mid 5 standard deviations of the session's noise away
+    from ``s0`` (as OptimalExecution-v0's ``price_floor``) quoted ``max_offset`` further, which
+    bounds ``cash + inventory * mid`` (a fill's ``order_size * price`` is no larger)."""
+    v = reward_values(p)
+    sigma, gamma, alpha, dt = v["sigma"], v["risk_aversion"], v["terminal_penalty"], v["dt"]
+    q = float(v["max_inventory"])
+    running = 0.5 * gamma * (sigma * sigma) * dt * q * q  # sigma**2 would raise OverflowError
+    price = abs(v["s0"]) + 5.0 * sigma * math.sqrt(v["total_time"]) + v["max_offset"]
+    penalty = "0.5 * risk_aversion * sigma**2 * dt * max_inventory**2"
+    final = "terminal_penalty * max_inventory**2"
+    return [
+        RewardTerm("sigma**2", "sigma**2", (sigma, sigma), "sigma"),
+        RewardTerm(
+            "the running inventory penalty",
+            penalty,
+            (0.5, gamma, sigma * sigma, dt, q, q),
+            "risk_aversion, sigma or max_inventory",
+        ),
+        RewardTerm(
+            "the terminal inventory penalty",
+            final,
+            (alpha, q, q),
+            "terminal_penalty or max_inventory",
+        ),
+        RewardTerm(
+            "the inventory penalties",
+            f"{penalty} + {final}",
+            (running + alpha * q * q,),
+            "risk_aversion, sigma, terminal_penalty or max_inventory",
+        ),
+        RewardTerm(
+            "the inventory's value",
+            "max_inventory * (|s0| + 5 * sigma * sqrt(total_time) + max_offset)",
+            (q, price),
+            "max_inventory, |s0| or sigma",
+        ),
+    ]
 
 
 class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
@@ -130,8 +185,8 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         self._order_size = cls.order_size.check(order_size)
         check_order_size(self._order_size, self._max_inventory)
         self._terminal_penalty = cls.terminal_penalty.check(terminal_penalty)
-        self._check_penalties(None)
         self._max_offset = check_real("max_offset", max_offset, "ge0")
+        self._check_penalties(None)
         self.observation_space = Box(
             np.array([-1.0, 0.0], np.float32), np.array([1.0, 1.0], np.float32), dtype=np.float32
         )
@@ -148,27 +203,9 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
         self._ask_filled = False
 
     def _check_penalties(self, name: str | None) -> None:
-        """Refuse parameters whose inventory penalties overflow float64 at the inventory limit
-        (``name``: the parameter just set; None: the constructor)."""
-        q, sigma, gamma, alpha, dt = (
-            self._max_inventory,
-            self._sigma,
-            self._risk_aversion,
-            self._terminal_penalty,
-            self.dt,
-        )
-        # As the step computes them (sigma * sigma: sigma**2 raises OverflowError instead of inf)
-        worst = 0.5 * gamma * (sigma * sigma) * dt * q * q + alpha * q * q
-        check_reward_term(
-            "MarketMaking-v0",
-            name,
-            "inventory penalties",
-            "0.5 * risk_aversion * sigma**2 * dt * max_inventory**2 + terminal_penalty * "
-            f"max_inventory**2 (risk_aversion={gamma!r}, sigma={sigma!r}, dt={dt!r}, "
-            f"max_inventory={q}, terminal_penalty={alpha!r})",
-            worst,
-            "Lower risk_aversion, sigma, terminal_penalty or max_inventory.",
-        )
+        """Refuse parameters whose reward overflows float64 at the inventory limit (``name``:
+        the parameter just set; None: the constructor)."""
+        check_reward_terms("MarketMaking-v0", name, reward_terms(self), reward_values(self))
 
     def _parameters_changed(self, name: str) -> None:
         """Called after a parameter was set: re-checks ``order_size <= max_inventory`` and the

@@ -9,7 +9,13 @@ import numpy as np
 
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import FinanceEnv
-from sekai.envs.finance._session import box_action, check_reward_term, param, session_options
+from sekai.envs.finance._session import (
+    RewardTerm,
+    box_action,
+    check_reward_terms,
+    param,
+    session_options,
+)
 from sekai.finance._values import real_array
 from sekai.spaces import Box
 
@@ -136,6 +142,57 @@ def expected_shortfall(
     return float(mean), float(variance)
 
 
+def _worst_discount(p: Any) -> float:
+    """``s0 - price_floor``: ``ε + X0·max(γ, η/τ) + 5σ√T`` (``p``: the env, or its kernel's
+    params)."""
+    impact = float(p.X0) * max(float(p.gamma), float(p.eta) / float(p.tau))
+    return float(p.epsilon) + impact + 5.0 * float(p.sigma) * math.sqrt(float(p.total_time))
+
+
+def reward_values(p: Any) -> dict[str, float]:
+    """The parameters ``reward_terms`` reads, by the env's keywords (``p``: the env, or its
+    kernel's params)."""
+    names = {"initial_inventory": "X0", "s0": "s0", "sigma": "sigma", "tau": "tau"}
+    values = {keyword: float(getattr(p, name)) for keyword, name in names.items()}
+    return {
+        **values,
+        "risk_aversion": float(p.risk_aversion),
+        "price_floor": values["s0"] - _worst_discount(p),
+    }
+
+
+def reward_terms(p: Any) -> list[RewardTerm]:
+    """OptimalExecution-v0's reward ``1e4 (n (P - s0) - λσ²τx²) / (X0 s0)`` at its worst case,
+    term by term as the step computes them (``p``: the env, or its kernel's params). Inside the
+    price domain a trade's ``|n (P - s0)|`` is at most ``X0 (s0 - price_floor)``, and the risk
+    penalty peaks at ``x = X0``."""
+    v = reward_values(p)
+    x0, s0, sigma, tau = v["initial_inventory"], v["s0"], v["sigma"], v["tau"]
+    lam = v["risk_aversion"]
+    penalty = lam * (sigma * sigma) * tau * x0 * x0  # sigma**2 would raise OverflowError
+    notional = x0 * s0
+    cost = x0 * (s0 - v["price_floor"]) + penalty
+    risk = "risk_aversion * sigma**2 * tau * initial_inventory**2"
+    return [
+        RewardTerm("sigma**2", "sigma**2", (sigma, sigma), "sigma"),
+        RewardTerm(
+            "the arrival value", "initial_inventory * s0", (x0, s0), "initial_inventory or s0"
+        ),
+        RewardTerm(
+            "the risk penalty",
+            risk,
+            (lam, sigma * sigma, tau, x0, x0),
+            "risk_aversion, sigma or initial_inventory",
+        ),
+        RewardTerm(
+            "the reward in basis points",
+            f"1e4 * (initial_inventory * (s0 - price_floor) + {risk}) / (initial_inventory * s0)",
+            (1e4, cost, 1.0 / notional if notional > 0 else math.inf),
+            "risk_aversion, sigma, initial_inventory or the impacts",
+        ),
+    ]
+
+
 class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
     """Sell ``initial_inventory`` shares within ``n_steps`` periods of an arithmetic-Brownian mid.
 
@@ -232,23 +289,8 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
 
     def _check_reward_range(self, name: str | None) -> None:
         """Refuse parameters whose reward overflows float64 at its worst case (``name``: the
-        parameter just set; None: the constructor). Inside the price domain a trade's
-        ``n (P - s0)`` is at most ``X0 s0`` in size, and the risk penalty peaks at ``x = X0``."""
-        x0, s0, sigma, lam, tau = self._X0, self._s0, self._sigma, self._risk_aversion, self.tau
-        notional = x0 * s0
-        # As the step computes them (sigma * sigma: sigma**2 raises OverflowError instead of inf)
-        penalty = lam * (sigma * sigma) * tau * x0 * x0
-        worst = 1e4 * (notional + penalty) / notional if notional > 0 else math.inf
-        check_reward_term(
-            "OptimalExecution-v0",
-            name,
-            "risk penalty or notional",
-            "1e4 * (initial_inventory * s0 + risk_aversion * sigma**2 * tau * "
-            "initial_inventory**2) / (initial_inventory * s0) (initial_inventory="
-            f"{x0!r}, s0={s0!r}, risk_aversion={lam!r}, sigma={sigma!r}, tau={tau!r})",
-            worst,
-            "Lower risk_aversion, sigma, initial_inventory or s0.",
-        )
+        parameter just set; None: the constructor)."""
+        check_reward_terms("OptimalExecution-v0", name, reward_terms(self), reward_values(self))
 
     def _parameters_changed(self, name: str) -> None:
         """Re-check ``η - γτ/2 > 0``, the price domain and the reward's range after a parameter
@@ -285,9 +327,7 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         horizon's noise down (a Brownian path dips that far with probability ``2Φ(-5)``,
         below 6e-7). The constructor and the setters refuse parameters where it is <= 0.
         """
-        impact = self._X0 * max(self._gamma, self._eta / self.tau)
-        noise = 5.0 * self._sigma * math.sqrt(self._total_time)
-        return float(self._s0 - self._epsilon - impact - noise)
+        return float(self._s0 - _worst_discount(self))
 
     @property
     def inventory(self) -> float:
