@@ -21,7 +21,7 @@ from sekai.spaces import batch_space
 from sekai.vector.kernel import ArrayKernel, Draw
 from sekai.vector.kernel_backend import KernelBackend, NumpyBackend
 from sekai.vector.kernel_step import (
-    convert_params,
+    device_params,
     dynamic_fields,
     initial,
     observation_dtypes,
@@ -155,7 +155,7 @@ def _trajectory(
         space = batch_space(kernel.action_space, n)
         space.seed(seed)
         actions = [space.sample() for _ in range(steps)]
-    params = convert_params(kernel.params, be.convert)
+    params = device_params(kernel, kernel.params, be)
     obs_dtype = observation_dtypes(kernel.observation_space, be.numpy_dtype)
     xp = be.xp
 

@@ -96,6 +96,12 @@ class ArrayKernel(abc.ABC, Generic[P]):
         A kernel that broadcasts a number the env keeps as one reports that number."""
         return value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
+    def check_params(self, xp: Any, params: P, float_dtype: Any) -> None:
+        """Refuse host ``params`` that the driver's ``float_dtype`` (an ``xp`` dtype) cannot run,
+        with a ``ValueError`` (a value beyond float32's range, an integer beyond the int32 a
+        kernel counts in). Drivers call it where they convert the params, when the env is built
+        and at each ``set_attr``, so the step pays nothing. Accepts everything by default."""
+
     @abc.abstractmethod
     def reset(
         self,

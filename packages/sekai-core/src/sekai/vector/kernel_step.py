@@ -24,6 +24,7 @@ __all__ = [
     "KernelTransition",
     "When",
     "convert_params",
+    "device_params",
     "draw_all",
     "dynamic_fields",
     "host_when",
@@ -155,6 +156,13 @@ def read_only_arrays(params: Any) -> Any:
             value.flags.writeable = False
             copies[field.name] = value
     return with_fields(params, copies) if copies else params
+
+
+def device_params(kernel: ArrayKernel[Any], params: Any, backend: Any) -> Any:
+    """Host ``params`` for ``backend`` (a ``KernelBackend``): checked for its float dtype by
+    ``kernel.check_params``, then converted (``convert_params``)."""
+    kernel.check_params(backend.xp, params, backend.float_dtype)
+    return convert_params(params, backend.convert)
 
 
 def convert_params(params: Any, convert: Callable[[Any], Any]) -> Any:

@@ -24,7 +24,7 @@ from sekai.vector.kernel_backend import (
 )
 from sekai.vector.kernel_step import (
     KernelTransition,
-    convert_params,
+    device_params,
     is_dynamic,
     observation_dtypes,
     read_only_arrays,
@@ -107,7 +107,7 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         # Read-only: get_attr hands these arrays out, and a write would reach the next
         # device copy (set_attr converts them all again).
         self._host_params = read_only_arrays(kernel.params)
-        self._params: Any = convert_params(self._host_params, self.backend.convert)
+        self._params: Any = device_params(kernel, self._host_params, self.backend)
         # What get_attr reports for the parameters set_attr changed: the values as given.
         self._reported: dict[str, Any] = {}
         self._carry: Any = None
@@ -326,8 +326,9 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
             )
         if isinstance(values, list) and len(values) == self.num_envs:
             values = self._shared_value(name, values)
-        self._host_params = read_only_arrays(self._replaced(name, values))
-        self._params = convert_params(self._host_params, self.backend.convert)
+        params = read_only_arrays(self._replaced(name, values))
+        self._params = device_params(self.kernel, params, self.backend)
+        self._host_params = params
         new = getattr(self._host_params, name)
         # One number stays one number (a native env keeps it so), checked and as a float.
         number = np.ndim(values) == 0 and isinstance(new, np.ndarray)

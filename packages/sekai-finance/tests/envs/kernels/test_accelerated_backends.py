@@ -235,12 +235,65 @@ def test_session_kernels_refuse_integers_their_int32_counters_cannot_hold(
     assert np.isfinite(run["reward"][0]).all()
 
 
-def test_a_limit_beyond_int32_set_on_a_float32_torch_env_is_refused_at_the_next_step() -> None:
+@pytest.mark.parametrize("mode", ["jax", "torch"])
+@pytest.mark.parametrize(
+    ("env_id", "name", "value"),
+    [
+        ("MarketMaking-v0", "max_inventory", 2**40),  # limit - size beyond int32 too
+        ("MarketMaking-v0", "n_steps", 2**31),
+        ("OptimalExecution-v0", "n_steps", 2**31),
+    ],
+)
+def test_an_integer_beyond_int32_set_on_a_float32_env_is_refused_and_undone(
+    mode: str, env_id: str, name: str, value: int
+) -> None:
+    """JAX compared its int32 state with the Python int in step() before the check ran, and
+    raised its own OverflowError: set_attr refuses the value, before any step."""
     import sekai
 
-    vec = sekai.make_vec("MarketMaking-v0", 2, vectorization_mode="torch")
+    kwargs = {"temporary_impact": 1e-16, "permanent_impact": 0.0} if "Optimal" in env_id else {}
+    vec = sekai.make_vec(env_id, 2, vectorization_mode=mode, **kwargs)
+    before = vec.get_attr(name)
     vec.reset(seed=0)
-    vec.set_attr("max_inventory", 2**31)
-    with pytest.raises(ValueError, match="max_inventory=2147483648 exceeds 2\\*\\*31 - 1"):
-        vec.step(np.zeros((2, 2), np.float32))
+    with pytest.raises(ValueError, match=f"{name}={value} exceeds 2\\*\\*31 - 1"):
+        vec.set_attr(name, value)
+    assert vec.get_attr(name) == before
+    action = np.zeros((2, 2 if "Market" in env_id else 1), np.float32)
+    assert np.isfinite(np.asarray(vec.step(action).rewards)).all()
+    vec.close()
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax", "torch"])
+@pytest.mark.parametrize(
+    ("make", "term"),
+    [
+        (lambda: MarketMakingKernel(sigma=1e20), r"sigma\*\*2 overflow float32"),
+        (lambda: MarketMakingKernel(s0=1e38), "the inventory's value overflow float32"),
+        (lambda: OptimalExecutionKernel(risk_aversion=1e30), "the risk penalty overflow float32"),
+    ],
+    ids=["MarketMaking sigma", "MarketMaking s0", "OptimalExecution risk_aversion"],
+)
+def test_session_kernels_refuse_rewards_their_float32_cannot_hold(
+    backend: str, make: Callable[[], Any], term: str
+) -> None:
+    """Accepted in float64, these gave NaN or -inf rewards in float32, silently."""
+    from sekai.testing.kernels import kernel_trajectory
+
+    message = (
+        rf"\(array kernel in float32\): the parameters make {term}: .* above float32's "
+        r"largest value 3\.403e\+38\. Lower .*, or run the kernel in float64"
+    )
+    with pytest.raises(ValueError, match=message):
+        kernel_trajectory(make(), backend, num_envs=2, steps=1, dtype="float32")
+    run = kernel_trajectory(make(), backend, num_envs=2, steps=3, dtype="float64")
+    assert np.isfinite(np.array(run["reward"][1:])).all()
+
+
+def test_a_parameter_set_beyond_float32_on_a_torch_env_is_refused_and_undone() -> None:
+    import sekai
+
+    vec = sekai.make_vec("OptimalExecution-v0", 2, vectorization_mode="torch")
+    with pytest.raises(ValueError, match="risk penalty overflow float32"):
+        vec.set_attr("risk_aversion", 1e30)
+    assert vec.get_attr("risk_aversion") == [1e-6, 1e-6]
     vec.close()

@@ -116,6 +116,8 @@ class FunctionalEnv:
             observation_dtype = observation_dtypes(kernel.observation_space, narrow)
         self.observation_dtype = observation_dtype
         self._template = kernel.params if params is None else params
+        # Here, on the host: the params given to reset and step are traced.
+        kernel.check_params(jnp, self._template, self.dtype)
         converted = {
             name: self._convert(value) for name, value in dynamic_fields(self._template).items()
         }

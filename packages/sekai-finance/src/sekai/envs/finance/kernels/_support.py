@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
 
+from sekai.envs.finance._session import RewardTerm, check_reward_terms
+
 __all__ = [
     "at_least",
     "at_most",
-    "check_int32",
+    "check_dtype_range",
     "checked_env",
     "float_dtype",
     "int_dtype",
@@ -62,21 +64,33 @@ def int_dtype(xp: Any, dtype: Any) -> Any:
     return xp.int64 if dtype == xp.float64 else xp.int32
 
 
-def check_int32(env_id: str, xp: Any, integers: Any, **values: int) -> None:
-    """Refuse integer parameters beyond int32 when the kernel counts in int32 (``integers``:
-    the dtype ``int_dtype`` chose): torch compares an int32 tensor with such a Python int
-    wrongly, without an error, and JAX fails with an unexplained ``OverflowError``. Costs two
-    comparisons (under ``jit``/``torch.compile``: once, at trace time)."""
-    if integers == xp.int64:
+def check_dtype_range(
+    env_id: str,
+    xp: Any,
+    float_dtype: Any,
+    integers: Mapping[str, int],
+    terms: Callable[[], Iterable[RewardTerm]],
+    values: Callable[[], Mapping[str, Any]],
+) -> None:
+    """A session kernel's ``check_params``: in float32 or float16 (JAX: without x64), refuse
+    ``integers`` beyond the int32 the kernel then counts in (torch compared an int32 tensor with
+    a larger Python int wrongly, JAX raised an unexplained ``OverflowError``) and reward
+    ``terms`` beyond the dtype's range (``check_reward_terms``, as the env checks float64).
+    float64 returns at once: the params' dataclass checked it as the env does."""
+    if float_dtype == xp.float64:
         return
-    for name, value in values.items():
+    text = str(float_dtype)  # torch's dtypes are no numpy dtypes
+    name = text.removeprefix("torch.") if text.startswith("torch.") else np.dtype(float_dtype).name
+    for field, value in integers.items():
         if value > _INT32_MAX:
             raise ValueError(
                 f"{env_id}'s array kernel counts in int32 when it runs in float32 or float16 "
-                f"(JAX: without jax_enable_x64): {name}={value} exceeds 2**31 - 1 = "
+                f"(JAX: without jax_enable_x64): {field}={value} exceeds 2**31 - 1 = "
                 f"{_INT32_MAX}. Run it in float64, use vectorization_mode='native', or keep "
-                f"{name} <= {_INT32_MAX}."
+                f"{field} <= {_INT32_MAX}."
             )
+    bound = float(xp.finfo(float_dtype).max)
+    check_reward_terms(env_id, None, terms(), values(), dtype=name, bound=bound)
 
 
 def at_least(xp: Any, x: Array, low: Array | float) -> Array:

@@ -12,13 +12,13 @@ import numpy as np
 from sekai.envs.finance.kernels._support import (
     at_least,
     at_most,
-    check_int32,
+    check_dtype_range,
     checked_env,
     float_dtype,
     int_dtype,
     merge_state,
 )
-from sekai.envs.finance.market_making import MarketMakingEnv
+from sekai.envs.finance.market_making import MarketMakingEnv, reward_terms, reward_values
 from sekai.envs.finance.vector.market_making import _BOUNDS, _DERIVED
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
 
@@ -98,14 +98,23 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
         self.action_space = env.action_space
         self.params = MarketMakingParams.of(env)
 
+    def check_params(self, xp: Any, params: MarketMakingParams, float_dtype: Any) -> None:
+        """In float32 or float16: the integers within int32 and the reward's worst case within
+        the dtype's range (the env checked float64)."""
+        check_dtype_range(
+            "MarketMaking-v0",
+            xp,
+            float_dtype,
+            {"max_inventory": params.max_inventory, "n_steps": params.n_steps},
+            lambda: reward_terms(params),
+            lambda: reward_values(params),
+        )
+
     def step_draws(self, params: MarketMakingParams) -> tuple[Draw, ...]:
         """Two fill uniforms (bid, ask) and the mid's normal, per sub-env."""
         return (Draw("u", "uniform", (2,)), Draw("z", "normal"))
 
     def _observation(self, xp: Any, params: MarketMakingParams, state: State) -> Array:
-        # Checked here, where reset() and step() both end: a set_attr is caught at the next step.
-        limits = {"max_inventory": params.max_inventory, "n_steps": params.n_steps}
-        check_int32("MarketMaking-v0", xp, state["t"].dtype, **limits)
         dtype = float_dtype(state["mid"])
         held = xp.astype(state["inventory"], dtype) / params.max_inventory
         clock = (params.n_steps - xp.astype(state["t"], dtype)) / params.n_steps

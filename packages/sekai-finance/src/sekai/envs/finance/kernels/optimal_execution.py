@@ -10,13 +10,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from sekai.envs.finance.kernels._support import (
-    check_int32,
+    check_dtype_range,
     checked_env,
     float_dtype,
     int_dtype,
     merge_state,
 )
-from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
+from sekai.envs.finance.optimal_execution import OptimalExecutionEnv, reward_terms, reward_values
 from sekai.envs.finance.vector.optimal_execution import _DERIVED
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
 
@@ -92,13 +92,23 @@ class OptimalExecutionKernel(ArrayKernel[OptimalExecutionParams]):
         self.action_space = env.action_space
         self.params = OptimalExecutionParams.of(env)
 
+    def check_params(self, xp: Any, params: OptimalExecutionParams, float_dtype: Any) -> None:
+        """In float32 or float16: the integers within int32 and the reward's worst case within
+        the dtype's range (the env checked float64)."""
+        check_dtype_range(
+            "OptimalExecution-v0",
+            xp,
+            float_dtype,
+            {"n_steps": params.n_steps},
+            lambda: reward_terms(params),
+            lambda: reward_values(params),
+        )
+
     def step_draws(self, params: OptimalExecutionParams) -> tuple[Draw, ...]:
         """The mid's normal, per sub-env."""
         return (Draw("z", "normal"),)
 
     def _observation(self, xp: Any, params: OptimalExecutionParams, state: State) -> Array:
-        # Checked here, where reset() and step() both end: a set_attr is caught at the next step.
-        check_int32("OptimalExecution-v0", xp, state["t"].dtype, n_steps=params.n_steps)
         dtype = float_dtype(state["mid"])
         held = state["inventory"] / params.X0
         clock = (params.n_steps - xp.astype(state["t"], dtype)) / params.n_steps
