@@ -102,3 +102,87 @@ def test_a_call_still_running_after_close_timeout_raises_vec_env_closed(
     assert result == {"closed": True, "left": [], "segments": []}
     assert after == {"after": "VecEnvClosed"}
     assert done.err == ""
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared", "pickled"])
+def test_ctrl_c_while_close_waits_for_a_call_still_releases_everything(
+    run_script: RunScript, shared: bool
+) -> None:
+    stepper = _STEPPER.format(
+        shared=shared, close_timeout=30.0, call=_CALLS["step"].format(action="SLEEP")
+    )
+    done = run_script(
+        """
+    class Watched(type(threading.RLock())):  # the call lock: marks when close() waits on it
+        def acquire(self, blocking=True, timeout=-1):
+            if timeout > 0:
+                mark("waiting")
+            return super().acquire(blocking, timeout)
+"""
+        + stepper.replace("vec.reset(seed=0)", "vec.reset(seed=0)\n    vec._calling = Watched()")
+        + """
+    def interrupt():
+        while not marked("waiting"):
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt).start()
+    try:
+        vec.close()  # the sub-env sleeps forever: Ctrl-C ends the wait
+    except KeyboardInterrupt:
+        report(close="KeyboardInterrupt")
+    thread.join(20)
+    report(got=got, ended=not thread.is_alive(), closed=vec.closed, pool=vec._pool is None,
+           left=wait_gone(pids), segments=segments())
+"""
+    )
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {"close": "KeyboardInterrupt"},
+        {
+            "got": {"error": "VecEnvClosed", "cause": "VecEnvWorkerError"},
+            "ended": True,
+            "closed": True,
+            "pool": True,
+            "left": [],
+            "segments": [],
+        },
+    ]
+    assert done.err == ""
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared", "pickled"])
+@pytest.mark.parametrize("call", list(_CALLS))
+def test_close_from_a_signal_handler_inside_the_call_raises_vec_env_closed(
+    run_script: RunScript, call: str, shared: bool
+) -> None:
+    # The handler runs in the thread inside the call: close() kills the workers at once and the
+    # call releases the pipes and the shared memory only as it unwinds, not under itself.
+    done = run_script(
+        f"""
+    vec = ProcVecEnv(probes(2), context="fork", num_workers=2, shared_memory={shared},
+                     close_timeout=30.0)
+    vec.reset(seed=0)
+    pids = vec.call("pid")
+    signal.signal(signal.SIGUSR1, lambda *_: vec.close())
+
+    def guard():
+        while not marked("sleeping-0"):
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGUSR1)
+
+    threading.Thread(target=guard).start()
+    try:
+        {_CALLS[call].format(action="SLEEP")}
+    except Exception as e:
+        report(error=type(e).__name__, cause=type(e.__cause__).__name__)
+    report(closed=vec.closed, pool=vec._pool is None, left=wait_gone(pids),
+           segments=segments())
+"""
+    )
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {"error": "VecEnvClosed", "cause": "VecEnvWorkerError"},
+        {"closed": True, "pool": True, "left": [], "segments": []},
+    ]
+    assert done.err == ""

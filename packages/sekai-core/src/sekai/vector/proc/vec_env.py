@@ -101,13 +101,19 @@ def _one_call(method: _Method) -> _Method:
 
     @functools.wraps(method)
     def call(self: ProcVecEnv, *args: Any, **kwargs: Any) -> Any:
-        with self._calling:
-            try:
-                return method(self, *args, **kwargs)
-            except VecEnvWorkerError as error:
-                if self._cut:  # close() killed the workers under this call
-                    raise VecEnvClosed() from error
-                raise
+        try:
+            with self._calling:
+                try:
+                    return method(self, *args, **kwargs)
+                except Exception as error:
+                    if self._cut:  # close() killed the workers under this call
+                        raise VecEnvClosed() from error
+                    raise
+        finally:
+            # close() ran inside this call (a signal handler): release once the outermost unwinds
+            if self._deferred and not self._calling._is_owned():  # type: ignore[attr-defined]
+                self._deferred = False
+                self._release_all()  # killed workers close no sub-env: no close errors
 
     return call  # type: ignore[return-value]
 
@@ -147,7 +153,8 @@ class ProcVecEnv(RemoteAttributes):
             killing those that ignore it); ``inf``: no limit. Ctrl-C cuts the wait to half a
             second. From another thread, ``close()`` first waits as long for a call in
             progress (one runs at a time), then kills the workers under it: it raises
-            ``VecEnvClosed``.
+            ``VecEnvClosed``. Ctrl-C during that wait, or a ``close()`` from a signal handler
+            inside the call, kills them at once.
         num_workers: worker processes (None: one per sub-env; at most ``num_envs``). With
             more sub-envs than cores, about the number of cores is best.
         shared_memory: None: use shared memory when the observation space allows it and
@@ -191,7 +198,8 @@ class ProcVecEnv(RemoteAttributes):
         # Held by each call that uses the workers (``_one_call``); reentrant, so that a close()
         # from a signal handler in the calling thread does not wait on itself.
         self._calling = threading.RLock()
-        self._cut = False  # close() killed the workers under a call of another thread
+        self._cut = False  # close() killed the workers under a call
+        self._deferred = False  # ... from within it: the call releases them as it unwinds
         self._context = _context(context)
         if getattr(multiprocessing.process.current_process(), "_inheriting", False):
             raise RuntimeError(_UNGUARDED.format(method=self._context))
@@ -426,20 +434,39 @@ class ProcVecEnv(RemoteAttributes):
     # -- closing -------------------------------------------------------------------------------
 
     def _close(self) -> None:
-        # A call in another thread (a watchdog's or a stop button's close()) still uses the
-        # pipes and the shared memory: wait for it, up to close_timeout, then kill the workers
-        # under it, which ends it (it raises VecEnvClosed), before releasing them.
+        # A call in progress uses the pipes and the shared memory until it ends. One in another
+        # thread (close() from a watchdog or a stop button) is waited for, up to close_timeout.
+        # After that, on Ctrl-C, or when close() runs inside the call (from a signal handler),
+        # the workers are killed under it, which ends it (it raises VecEnvClosed).
+        if self._calling._is_owned():  # type: ignore[attr-defined]
+            self._cut_short()
+            self._deferred = True  # released by the call as it unwinds (_one_call)
+            return
         timeout = -1 if self._close_timeout is None else self._close_timeout
-        if not self._calling.acquire(timeout=timeout):
-            self._cut = True
-            assert self._pool is not None
-            processes.kill([handle.process for handle in self._pool.workers])
-            self._calling.acquire()
         try:
-            self._batches.forget()  # what was in flight is gone with the workers
-            raise_first(self._release())
+            if not self._calling.acquire(timeout=timeout):
+                self._cut_short()
+                self._calling.acquire()
+        except BaseException:  # Ctrl-C while waiting: release everything, not leave it running
+            self._cut_short()
+            with self._calling:
+                self._release_all()  # killed workers close no sub-env: no close errors
+            raise
+        try:
+            raise_first(self._release_all())
         finally:
             self._calling.release()
+
+    def _cut_short(self) -> None:
+        """Kill the workers under the call in progress, which ends it."""
+        self._cut = True
+        assert self._pool is not None
+        processes.kill([handle.process for handle in self._pool.workers])
+
+    def _release_all(self) -> list[tuple[int, VecEnvWorkerError]]:
+        """``_release()`` at close(): what was in flight is gone with the workers too."""
+        self._batches.forget()
+        return self._release()
 
     def _release(self) -> list[tuple[int, VecEnvWorkerError]]:
         """Stop the workers and free the shared memory; the sub-envs' close errors."""
