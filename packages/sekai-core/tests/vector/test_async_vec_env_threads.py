@@ -49,12 +49,20 @@ def test_a_sync_shim_call_while_another_threads_runs_raises_async_call_pending()
         assert started.wait(30)
         # Refused before the other thread's loop is touched (not "This event loop is already
         # running"), as overlapping async calls are.
-        with pytest.raises(sekai.AsyncCallPending):
-            vec.step(np.array([1]))
-        with pytest.raises(sekai.AsyncCallPending):
-            vec.reset(seed=1)
-        with pytest.raises(sekai.AsyncCallPending):
-            vec.close()  # its sub-envs would close under the running step
+        for method, call in [
+            ("step", lambda: vec.step(np.array([1]))),
+            ("reset", lambda: vec.reset(seed=1)),
+            ("close", vec.close),  # its sub-envs would close under the running step
+        ]:
+            with pytest.raises(sekai.AsyncCallPending) as caught:
+                call()
+            # This thread made no async call: nothing of its own to await.
+            assert str(caught.value) == (
+                f"AsyncVecEnv.{method}() was called while another thread's step() or reset() "
+                "of it runs on its private event loop: its sync calls run one at a time. Wait "
+                "for that call (serialise them with a lock), or give each thread its own "
+                "AsyncVecEnv."
+            )
     finally:
         release.set()
         stepper.join(30)

@@ -27,6 +27,12 @@ _IN_RUNNING_LOOP = (
     "use `await vec.async_{method}(...)` instead."
 )
 
+_OTHER_THREAD = (
+    "AsyncVecEnv.{method}() was called while another thread's step() or reset() of it runs on "
+    "its private event loop: its sync calls run one at a time. Wait for that call (serialise "
+    "them with a lock), or give each thread its own AsyncVecEnv."
+)
+
 
 def _run(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, T]) -> T:
     """Run ``coroutine`` on ``loop``; if it is interrupted (Ctrl-C: KeyboardInterrupt escapes
@@ -81,7 +87,7 @@ class AsyncVecEnv(InProcessVecEnv):
             raise RuntimeError(_IN_RUNNING_LOOP.format(method=method))
         # Before the loop is touched: a loop object is not safe across threads.
         if not self._shim_lock.acquire(blocking=False):
-            raise AsyncCallPending()
+            raise AsyncCallPending(_OTHER_THREAD.format(method=method))
         try:
             loop = self._own_loop()
             if loop is None:
@@ -170,8 +176,9 @@ class AsyncVecEnv(InProcessVecEnv):
 
     def _check_no_async_call(self) -> None:
         # A shim call in another thread counts too, also before its coroutine has started.
-        if self._async_pending or self._shim_lock.locked():
-            raise AsyncCallPending()
+        if self._shim_lock.locked():
+            raise AsyncCallPending(_OTHER_THREAD.format(method="close"))
+        super()._check_no_async_call()
 
     # -- closing -------------------------------------------------------------------------------
 
