@@ -461,7 +461,7 @@ def test_mailboxes_without_room_in_dev_shm_leave_proc_vec_env_its_pipes(
     assert [w.filename for w in caught] == [__file__] * expected  # the caller's line
     if expected:
         assert str(caught[0].message).startswith(
-            "ProcVecEnv cannot reserve 0.3 MiB of shared memory for the mailboxes of 2 worker "
+            "ProcVecEnv cannot reserve 320.2 KiB of shared memory for the mailboxes of 2 worker "
             "processes: /dev/shm has "
         )
         assert str(caught[0].message).endswith(

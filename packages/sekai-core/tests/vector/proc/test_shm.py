@@ -11,7 +11,14 @@ import pytest
 
 import sekai
 from sekai.spaces import concatenate
-from sekai.vector.proc.shm import NoRoom, SharedBatch, is_fixed_size, row_writer, write_rows
+from sekai.vector.proc.shm import (
+    NoRoom,
+    SharedBatch,
+    create_segment,
+    is_fixed_size,
+    row_writer,
+    write_rows,
+)
 
 FIXED = {
     "box": sekai.Box(-1.0, 1.0, shape=(2, 3)),
@@ -119,7 +126,7 @@ def test_a_block_has_its_pages_reserved_when_created() -> None:
         block.release()
 
 
-@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EFBIG, errno.ENOMEM])
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EFBIG])
 def test_a_block_that_does_not_fit_in_dev_shm_fails_at_creation_and_leaves_no_name(
     monkeypatch: pytest.MonkeyPatch, code: int
 ) -> None:
@@ -133,7 +140,37 @@ def test_a_block_that_does_not_fit_in_dev_shm_fails_at_creation_and_leaves_no_na
         "/dev/shm has "
     )
     assert " MiB free (of " in str(caught.value)
+    assert caught.value.more.startswith("give /dev/shm more room")
     assert _ours() == before
+
+
+def test_a_block_over_the_memory_limit_names_that_limit_not_dev_shm(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A memory cgroup refuses with ENOMEM while /dev/shm may have room to spare.
+    monkeypatch.setattr(os, "posix_fallocate", _refuse(errno.ENOMEM), raising=False)
+    before = _ours()
+    with pytest.raises(NoRoom) as caught:
+        SharedBatch.create(sekai.Box(0, 255, shape=(3 << 20,), dtype=np.uint8), 4)
+    assert caught.value.errno == errno.ENOMEM
+    assert str(caught.value) == (
+        "[Errno 12] cannot reserve 12.0 MiB of shared memory for the observations of 4 sub-envs: "
+        "the memory limit of this process (cgroup) was reached"
+    )
+    assert caught.value.more == "raise that memory limit (with Docker: docker run --memory=...)"
+    assert _ours() == before
+
+
+@pytest.mark.parametrize(
+    ("size", "text"),
+    [(24, "24 bytes"), (1023, "1023 bytes"), (1536, "1.5 KiB"), (3 << 20, "3.0 MiB")],
+)
+def test_no_room_messages_give_small_sizes_in_bytes_or_kib(
+    monkeypatch: pytest.MonkeyPatch, size: int, text: str
+) -> None:
+    monkeypatch.setattr(os, "posix_fallocate", _refuse(errno.ENOSPC), raising=False)
+    with pytest.raises(NoRoom, match=f"cannot reserve {text} of shared memory"):
+        create_segment(f"sekai_{os.getpid()}_size_test", size, "a test")
 
 
 @pytest.mark.parametrize("code", [errno.EINVAL, errno.EOPNOTSUPP])

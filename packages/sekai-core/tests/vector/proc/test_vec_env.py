@@ -131,15 +131,18 @@ def test_shared_memory_true_needs_a_fixed_size_space_and_leaves_no_worker() -> N
     assert multiprocessing.active_children() == []
 
 
-def _no_room_for_observations(monkeypatch: pytest.MonkeyPatch, space: Any, n: int) -> None:
-    """/dev/shm has room for the mailboxes, not for the observations of ``n`` sub-envs."""
+def _no_room_for_observations(
+    monkeypatch: pytest.MonkeyPatch, space: Any, n: int, code: int = errno.ENOSPC
+) -> None:
+    """/dev/shm has room for the mailboxes, not for the observations of ``n`` sub-envs
+    (``code``: ENOMEM where the memory limit is what has none)."""
     from sekai.vector.proc.shm import SharedBatch
 
     size = SharedBatch.size(space, n)
 
     def fallocate(fd: int, offset: int, length: int) -> None:
         if length == size:
-            raise OSError(errno.ENOSPC, "No space left on device")
+            raise OSError(code, os.strerror(code))
 
     monkeypatch.setattr(os, "posix_fallocate", fallocate, raising=False)
 
@@ -153,13 +156,29 @@ def test_shared_memory_true_without_room_in_dev_shm_fails_at_construction() -> N
     assert caught.value.errno == errno.ENOSPC
     message = str(caught.value)
     assert message.startswith(
-        "[Errno 28] ProcVecEnv cannot reserve 0.0 MiB of shared memory for the observations of 3 "
-        "sub-envs: /dev/shm has "
+        "[Errno 28] ProcVecEnv cannot reserve 195 bytes of shared memory for the observations "
+        "of 3 sub-envs: /dev/shm has "
     )
     assert (
         "Pass shared_memory=False to pickle the observations instead, use fewer sub-envs or "
         "smaller observations, or give /dev/shm more room (with Docker: docker run "
         "--shm-size=1g ...)." in message
+    )
+    assert multiprocessing.active_children() == []
+
+
+def test_shared_memory_true_over_the_memory_limit_names_that_limit() -> None:
+    space = SPACES["box-uint8"]
+    with pytest.MonkeyPatch.context() as patch:
+        _no_room_for_observations(patch, space, 3, errno.ENOMEM)
+        with pytest.raises(OSError) as caught:
+            ProcVecEnv(_factories(space, 3), context="fork", shared_memory=True)
+    assert caught.value.errno == errno.ENOMEM
+    assert str(caught.value) == (
+        "[Errno 12] ProcVecEnv cannot reserve 195 bytes of shared memory for the observations "
+        "of 3 sub-envs: the memory limit of this process (cgroup) was reached. Pass "
+        "shared_memory=False to pickle the observations instead, use fewer sub-envs or smaller "
+        "observations, or raise that memory limit (with Docker: docker run --memory=...)."
     )
     assert multiprocessing.active_children() == []
 

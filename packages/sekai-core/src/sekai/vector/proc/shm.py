@@ -55,6 +55,7 @@ _NO_ROOM = frozenset({errno.ENOSPC, errno.EFBIG, errno.ENOMEM})
 # Its answers where the filesystem cannot reserve (not tmpfs): the block is used unreserved.
 _CANNOT_RESERVE = frozenset({errno.EINVAL, errno.EOPNOTSUPP, errno.ENOSYS})
 MORE_ROOM = "give /dev/shm more room (with Docker: docker run --shm-size=1g ...)"
+_MORE_MEMORY = "raise that memory limit (with Docker: docker run --memory=...)"
 
 
 def is_fixed_size(space: Space[Any]) -> bool:
@@ -103,23 +104,36 @@ class _Segment(shared_memory.SharedMemory):
 
 
 class NoRoom(OSError):
-    """A new block does not fit in /dev/shm (``ENOSPC``); the message names what it would hold,
-    its size and the space free. No block is left behind."""
+    """A new block does not fit: in /dev/shm (``ENOSPC``), or in the memory limit of this
+    process (``ENOMEM``: its cgroup, or container). The message names what it would hold, its
+    size and the space free; ``more`` says how to make room. No block is left behind."""
+
+    more = MORE_ROOM
 
 
-def _mib(size: int) -> str:
-    return f"{size / 2**20:.1f} MiB"
+def _size(size: int) -> str:
+    """``size`` bytes for a person: "512 bytes", "3.5 KiB", "12.0 MiB" (never "0.0 MiB")."""
+    if size < 1 << 10:
+        return f"{size} bytes"
+    if size < 1 << 20:
+        return f"{size / (1 << 10):.1f} KiB"
+    return f"{size / (1 << 20):.1f} MiB"
 
 
-def _no_room(size: int, what: str) -> NoRoom:
+def _no_room(size: int, what: str, code: int) -> NoRoom:
+    reserve = f"cannot reserve {_size(size)} of shared memory for {what}"
+    if code == errno.ENOMEM:  # /dev/shm may have room to spare: the memory limit has none
+        exc = NoRoom(code, f"{reserve}: the memory limit of this process (cgroup) was reached")
+        exc.more = _MORE_MEMORY
+        return exc
     try:
         stat = os.statvfs(_SHM)
     except (OSError, AttributeError):  # no /dev/shm (not Linux): its space is unknown
         free = ""
     else:
-        free = f": {_SHM} has {_mib(stat.f_bavail * stat.f_frsize)} free"
-        free += f" (of {_mib(stat.f_blocks * stat.f_frsize)})"
-    return NoRoom(errno.ENOSPC, f"cannot reserve {_mib(size)} of shared memory for {what}{free}")
+        free = f": {_SHM} has {_size(stat.f_bavail * stat.f_frsize)} free"
+        free += f" (of {_size(stat.f_blocks * stat.f_frsize)})"
+    return NoRoom(errno.ENOSPC, f"{reserve}{free}")
 
 
 def create_segment(name: str, size: int, what: str) -> _Segment:
@@ -138,7 +152,7 @@ def create_segment(name: str, size: int, what: str) -> _Segment:
             return segment
         _discard(segment)
         if exc.errno in _NO_ROOM:
-            raise _no_room(size, what) from exc
+            raise _no_room(size, what, exc.errno) from exc
         raise
     except BaseException:
         _discard(segment)
@@ -157,7 +171,7 @@ def warn_no_room(exc: NoRoom, instead: str, keep: str, stacklevel: int) -> None:
     ``instead``; ``keep`` says how to make it fit. ``stacklevel`` counts frames up from the
     caller (1: the caller's line)."""
     message = f"ProcVecEnv {exc.strerror}, so {instead}. To keep shared memory, {keep}, or "
-    message += f"{MORE_ROOM}."
+    message += f"{exc.more}."
     warnings.warn(message, SharedMemoryWarning, stacklevel=stacklevel + 1)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import errno
 import functools
 import itertools
 import multiprocessing
@@ -43,7 +42,7 @@ from sekai.vector._remote import (
 from sekai.vector.proc import processes, protocol
 from sekai.vector.proc.handle import DIED
 from sekai.vector.proc.pool import Pool
-from sekai.vector.proc.shm import MORE_ROOM, NoRoom, SharedBatch, is_fixed_size, warn_no_room
+from sekai.vector.proc.shm import NoRoom, SharedBatch, is_fixed_size, warn_no_room
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 
 __all__ = ["ProcVecEnv"]
@@ -496,9 +495,9 @@ def _shared_batch(space: Any, num_envs: int, *, required: bool) -> SharedBatch |
         keep = "use fewer sub-envs or smaller observations"
         if required:
             raise OSError(
-                errno.ENOSPC,
+                exc.errno,
                 f"ProcVecEnv {exc.strerror}. Pass shared_memory=False to pickle the observations "
-                f"instead, {keep}, or {MORE_ROOM}.",
+                f"instead, {keep}, or {exc.more}.",
             ) from None
         instead = "it pickles the observations instead (vec.shared_memory is False)"
         warn_no_room(exc, instead, keep, stacklevel=4)
