@@ -535,6 +535,34 @@ def test_running_out_of_descriptors_while_starting_says_what_to_do_and_spares_th
     )
     assert f"may open {failed['limit']} " in failed["message"]
     assert after == {"workers": 2, "steps": 2}  # the second's workers are stopped
+
+
+def test_running_out_of_descriptors_with_fork_leaks_none_whatever_the_limit(
+    run_script: RunScript,
+) -> None:
+    # A fork's launch opens two pipes: where the second could not be opened, the first leaked
+    # (two descriptors per failed construction, so each retry started with fewer).
+    done = run_script("""
+        import errno, resource
+        ProcVecEnv(probes(1), context="fork").close()  # starts the resource tracker (its pipe)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        before = sorted(os.listdir("/proc/self/fd"))
+        highest = max(int(fd) for fd in before)
+        failed = 0
+        for room in range(1, 40):  # every point of the starts the limit can cut
+            resource.setrlimit(resource.RLIMIT_NOFILE, (highest + room, hard))
+            try:
+                ProcVecEnv(probes(8), context="fork").close()
+            except OSError as e:
+                failed += e.errno == errno.EMFILE
+            finally:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        report(failed=failed, leaked=sorted(set(os.listdir("/proc/self/fd")) - set(before)))
+    """)
+    assert done.code == 0, done.err
+    (result,) = done.lines
+    assert result["failed"] > 5
+    assert result["leaked"] == []
     assert done.err == ""
 
 

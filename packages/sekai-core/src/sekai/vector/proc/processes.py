@@ -31,10 +31,11 @@ GRACE = 0.5  # seconds between terminate() and kill(), and before terminate() on
 EXIT_WAIT = 1.0  # seconds a worker whose pipe closed gets to finish exiting (``ending``)
 _LONGEST_JOIN = 86400.0  # seconds: join() cannot wait 25 days or more in one go
 _LAUNCHING = ("__init__", "_launch")  # the methods of multiprocessing's Popen given the process
-# Descriptors the fork server's launch of a worker opens at once in this process (a socket, two
-# pipes, a copy of one), checked free before it connects: a launch that fails once connected
-# kills the fork server, and with it the exit status of every worker it started (they look dead).
-_LAUNCH_FDS = 6
+# Descriptors a launch of a worker opens at once in this process, checked free before it starts.
+# The fork server's (a socket, two pipes, a copy of one): one that fails once connected kills the
+# fork server, and with it the exit status of every worker it started (they look dead). A fork's
+# (two pipes): CPython leaks the first where the second cannot be opened.
+_LAUNCH_FDS = {"fork": 4, "forkserver": 6}
 
 
 def preload_worker(ctx: BaseContext) -> None:
@@ -71,8 +72,8 @@ def spawn(
         daemon=True,
     )
     try:
-        if method == "forkserver":
-            _spare(child, _LAUNCH_FDS)
+        if method in _LAUNCH_FDS:
+            _spare(child, _LAUNCH_FDS[method])
         process.start()
     except BaseException as exc:
         _stop_launched(process, exc)
