@@ -19,9 +19,12 @@ from typing import Any
 
 import pytest
 
-DIED = "worker process exited unexpectedly"
-# How each fault of ``faulty`` ends its worker, as the error says it.
-ENDED = {"SIGKILL": f"{DIED} (killed by SIGKILL)", "EXIT": f"{DIED} (exit code 3)"}
+DIED = "worker process exited unexpectedly"  # as core.md gives it: the status is in a note
+# How each fault of ``faulty`` ends its worker, as the error's note says it.
+ENDED = {
+    "SIGKILL": "The worker process was killed by SIGKILL.",
+    "EXIT": "The worker process exited with code 3.",
+}
 RunScript = Callable[..., Any]
 
 
@@ -39,7 +42,8 @@ def test_a_worker_dying_mid_step_names_its_sub_env_and_every_later_call_raises(
                 call()
             except sekai.VecEnvWorkerError as e:
                 report(message=str(e), rank=e.rank, exc_type=e.exc_type,
-                       traceback=e.remote_traceback, cls=type(e).__name__)
+                       traceback=e.remote_traceback, cls=type(e).__name__,
+                       notes=getattr(e, "__notes__", []))
         vec.close()
         report(closed=vec.closed, left=wait_gone(pids), segments=segments(),
                closes=[marked(f"closed-{{i}}") for i in range(3)])
@@ -49,11 +53,12 @@ def test_a_worker_dying_mid_step_names_its_sub_env_and_every_later_call_raises(
     assert len(errors) == 4
     for error in errors:
         assert error == {
-            "message": f"Sub-env 1 raised EOFError: {ENDED[fault]}",
+            "message": f"Sub-env 1 raised EOFError: {DIED}",
             "rank": 1,
             "exc_type": "EOFError",
             "traceback": "",
             "cls": "VecEnvWorkerError",
+            "notes": [ENDED[fault]],
         }
     assert end == {"closed": True, "left": [], "segments": [], "closes": [True, False, True]}
     assert done.err == ""
@@ -71,13 +76,16 @@ def test_a_worker_killed_while_idle_is_reported_by_the_next_call_with_its_signal
         try:
             vec.step([0, 0])
         except sekai.VecEnvWorkerError as e:
-            report(message=str(e))
+            report(message=str(e), notes=getattr(e, "__notes__", []))
         vec.close()
         report(left=wait_gone(pids), closes=[marked("closed-0"), marked("closed-1")])
     """)
     assert done.code == 0, done.err
     assert done.lines == [
-        {"message": f"Sub-env 1 raised EOFError: {DIED} (killed by {killer})"},
+        {
+            "message": f"Sub-env 1 raised EOFError: {DIED}",
+            "notes": [f"The worker process was killed by {killer}."],
+        },
         {"left": [], "closes": [True, False]},
     ]
 
@@ -93,16 +101,18 @@ def test_a_dead_worker_of_several_sub_envs_is_named_with_all_of_them(
             try:
                 call()
             except sekai.VecEnvWorkerError as e:
-                report(message=str(e), rank=e.rank, ranks=list(e.ranks), worker=e.worker)
+                report(message=str(e), rank=e.rank, ranks=list(e.ranks), worker=e.worker,
+                       notes=getattr(e, "__notes__", []))
         vec.close()
         report(left=wait_gone(pids), closes=[marked(f"closed-{i}") for i in range(5)])
     """)
     assert done.code == 0, done.err
     error = {
-        "message": f"Worker 1 (sub-envs 3-4) raised EOFError: {ENDED['EXIT']}",
+        "message": f"Worker 1 (sub-envs 3-4) raised EOFError: {DIED}",
         "rank": 3,
         "ranks": [3, 4],
         "worker": 1,
+        "notes": [ENDED["EXIT"]],
     }
     assert done.lines == [error] * 3 + [{"left": [], "closes": [True] * 3 + [False] * 2}]
 
@@ -120,16 +130,18 @@ def test_a_worker_dying_in_a_call_of_one_sub_env_is_named_and_every_later_call_r
             try:
                 call()
             except sekai.VecEnvWorkerError as e:
-                report(message=str(e), rank=e.rank, ranks=list(e.ranks), worker=e.worker)
+                report(message=str(e), rank=e.rank, ranks=list(e.ranks), worker=e.worker,
+                       notes=getattr(e, "__notes__", []))
         vec.close()
         report(left=wait_gone(pids), closes=[marked(f"closed-{i}") for i in range(5)])
     """)
     assert done.code == 0, done.err
     error = {
-        "message": f"Worker 1 (sub-envs 3-4) raised EOFError: {ENDED['EXIT']}",
+        "message": f"Worker 1 (sub-envs 3-4) raised EOFError: {DIED}",
         "rank": 3,
         "ranks": [3, 4],
         "worker": 1,
+        "notes": [ENDED["EXIT"]],
     }
     assert done.lines == [error] * 3 + [{"left": [], "closes": [True] * 3 + [False] * 2}]
 
@@ -452,8 +464,9 @@ report(reached=True)
     assert done.lines == []
     assert (
         "VecEnvWorkerError: Sub-env 0 raised EOFError: worker process exited unexpectedly "
-        "(exit code 1) while starting" in done.err
+        "while starting" in done.err
     )
+    assert "\nThe worker process exited with code 1.\n" in done.err  # the note, as printed
     assert 'under if __name__ == "__main__":' in done.err
 
 

@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 
 DIED = "worker process exited unexpectedly"
-ENDED = {"SIGKILL": f"{DIED} (killed by SIGKILL)", "EXIT": f"{DIED} (exit code 3)"}
+ENDED = {
+    "SIGKILL": "The worker process was killed by SIGKILL.",
+    "EXIT": "The worker process exited with code 3.",
+}
 RunScript = Callable[..., Any]
 
 
@@ -31,23 +34,26 @@ def test_a_worker_dying_between_send_and_recv_is_raised_by_recv_and_every_later_
             while True:  # the live workers' results may come first
                 vec.recv(batch_size=1)
         except sekai.VecEnvWorkerError as e:
-            report(message=str(e), rank=e.rank, exc_type=e.exc_type, cls=type(e).__name__)
+            report(message=str(e), rank=e.rank, exc_type=e.exc_type, cls=type(e).__name__,
+                   notes=getattr(e, "__notes__", []))
         for call in (lambda: vec.recv(batch_size=1), lambda: vec.send([0], [0]),
                      lambda: vec.step([0, 0, 0]), lambda: vec.reset()):
             try:
                 call()
             except sekai.VecEnvWorkerError as e:
-                report(message=str(e), rank=e.rank, exc_type=e.exc_type, cls=type(e).__name__)
+                report(message=str(e), rank=e.rank, exc_type=e.exc_type, cls=type(e).__name__,
+                   notes=getattr(e, "__notes__", []))
         vec.close()
         report(left=wait_gone(pids), segments=segments())
     """)
     assert done.code == 0, done.err
     *errors, end = done.lines
     expected = {
-        "message": f"Sub-env 1 raised EOFError: {ENDED[fault]}",
+        "message": f"Sub-env 1 raised EOFError: {DIED}",
         "rank": 1,
         "exc_type": "EOFError",
         "cls": "VecEnvWorkerError",
+        "notes": [ENDED[fault]],
     }
     assert errors == [expected] * 5
     assert end == {"left": [], "segments": []}
@@ -141,22 +147,24 @@ def test_a_dead_worker_is_raised_before_the_sends_still_in_flight_are_mentioned(
         try:
             vec.recv(batch_size=2)  # sub-env 0's result may have arrived or not: it stays
         except sekai.VecEnvWorkerError as e:
-            report(recv=str(e))
+            report(recv=str(e), notes=getattr(e, "__notes__", []))
         for name, call in (("get_attr", lambda: vec.get_attr("steps")),
                            ("set_attr", lambda: vec.set_attr("steps", 0)),
                            ("call", lambda: vec.call("pid")), ("step", lambda: vec.step([0, 0]))):
             try:
                 call()
             except Exception as e:
-                report(call=name, cls=type(e).__name__, message=str(e))
+                report(call=name, cls=type(e).__name__, message=str(e),
+                       notes=getattr(e, "__notes__", []))
         vec.close()
     """)
     assert done.code == 0, done.err
-    death = f"Sub-env 1 raised EOFError: {ENDED['SIGKILL']}"
+    death = f"Sub-env 1 raised EOFError: {DIED}"
+    notes = [ENDED["SIGKILL"]]
     assert done.lines == [
-        {"recv": death},
+        {"recv": death, "notes": notes},
         *(
-            {"call": name, "cls": "VecEnvWorkerError", "message": death}
+            {"call": name, "cls": "VecEnvWorkerError", "message": death, "notes": notes}
             for name in ("get_attr", "set_attr", "call", "step")
         ),
     ]

@@ -4,15 +4,16 @@ it died; its commands encoded and its replies decoded; the errors and messages t
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, TypeVar
 
 from sekai.error import VecEnvWorkerError
 from sekai.vector._contract.errors import dumps, worker_error_class
 from sekai.vector._remote import Items, Reply, read_reply
 from sekai.vector.proc import frames, processes, protocol
 
-__all__ = ["DIED", "LOST", "WorkerHandle", "unpicklable"]
+__all__ = ["DIED", "LOST", "WorkerHandle", "noted", "unpicklable"]
 
 DIED = "worker process exited unexpectedly"
 # Reply(entries, errors), without the NamedTuple's own __new__ (a fifth of the cost): one per
@@ -80,29 +81,48 @@ class WorkerHandle:
             return Reply(None, [(self.lo, error)])
         return _reply((entries, errors))
 
-    def died(self) -> str:
-        """``DIED``, and how the process ended where its exit status comes soon (a worker
-        whose pipe closed is exiting): e.g. SIGBUS, or the OOM killer's SIGKILL."""
+    def ending(self) -> str:
+        """How the process ended, as a note for its ``DIED`` error ("The worker process was
+        killed by SIGBUS."), where its exit status comes soon (a worker whose pipe closed is
+        exiting); "" if not. The message itself stays as documented."""
         how = processes.ending(self.process, processes.EXIT_WAIT)
-        return f"{DIED} ({how})" if how else DIED
+        return f"The worker process {how}." if how else ""
 
     def lost(self) -> Reply:
         """The reply of this worker's death, to a command it will never answer."""
         return Reply(None, [(self.lo, self.death())])
 
-    def failure(self, exc_type: str, message: str, cls: type | None = None) -> VecEnvWorkerError:
+    def failure(
+        self, exc_type: str, message: str, cls: type | None = None, note: str = ""
+    ) -> VecEnvWorkerError:
         """The error naming this worker (and its sub-envs when it runs several), deriving
-        from ``cls`` too when given."""
-        return worker_error_class(cls)(
+        from ``cls`` too when given, with ``note`` added when given."""
+        error = worker_error_class(cls)(
             self.lo, exc_type, message, worker=self.index, ranks=range(self.lo, self.hi)
         )
+        return noted(error, [note] if note else [])
 
     def death(self) -> VecEnvWorkerError:
         """A new error like the one this worker died with (each call raises its own)."""
         dead = self.dead or self.failure("EOFError", DIED)
-        return type(dead)(
+        error = type(dead)(
             dead.rank, dead.exc_type, dead.message, worker=dead.worker, ranks=dead.ranks
         )
+        return noted(error, getattr(dead, "__notes__", []))
+
+
+_Error = TypeVar("_Error", bound=BaseException)
+
+
+def noted(error: _Error, notes: Iterable[str]) -> _Error:
+    """``error`` with ``notes`` added: printed under its traceback (Python 3.11 on; 3.10 keeps
+    them in ``__notes__`` unprinted)."""
+    for note in notes:
+        if hasattr(error, "add_note"):
+            error.add_note(note)
+        else:
+            error.__notes__ = [*getattr(error, "__notes__", []), note]  # type: ignore[attr-defined]
+    return error
 
 
 def unpicklable(what: str, handle: WorkerHandle, per_env: Items | None, exc: Exception) -> str:

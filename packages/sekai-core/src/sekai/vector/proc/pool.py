@@ -357,7 +357,7 @@ class Pool:
             handle.channel.write(message, room)
             handle.piped = handle.seq
         except (OSError, ValueError):  # its end is closed: it died (or was stopped)
-            self._bury(handle, "EOFError", handle.died())
+            self._bury(handle, "EOFError", DIED, handle.ending())
         except BaseException:
             # Interrupted mid-message (a long one may be, whatever cut says on Windows): the
             # pipe is out of step.
@@ -507,14 +507,14 @@ class Pool:
         self._quiet = False  # an interrupt may leave part of a reply in its channel
         conn = handle.conn
         if is_sentinel and not handle.channel.pending and not conn.poll(0):
-            self._bury(handle, "EOFError", handle.died())
+            self._bury(handle, "EOFError", DIED, handle.ending())
             return None
         try:
             # Messages an interrupt left in the channel first: reading now could wait for more.
             messages = handle.channel.messages or handle.channel.read()
         except (EOFError, OSError) as exc:
             torn = isinstance(exc, frames.TornStream)
-            self._bury(handle, "EOFError", LOST if torn else handle.died())
+            self._bury(handle, "EOFError", LOST if torn else DIED, "" if torn else handle.ending())
             return None
         except BaseException:  # Ctrl-C
             if handle.channel.torn:  # it took bytes of a reply with it: stop now, not hang later
@@ -539,10 +539,10 @@ class Pool:
             answer = f"did not answer {what}() within {timeout:g} s and was stopped"
             self._bury(handle, "TimeoutError", f"worker {handle.index} {answer}")
 
-    def _bury(self, handle: WorkerHandle, exc_type: str, message: str) -> None:
+    def _bury(self, handle: WorkerHandle, exc_type: str, message: str, note: str = "") -> None:
         """Mark ``handle`` dead (every later call needing it raises) and make sure it is."""
         if handle.dead is None:
-            handle.dead = handle.failure(exc_type, message, _DEAD_CLASSES.get(exc_type))
+            handle.dead = handle.failure(exc_type, message, _DEAD_CLASSES.get(exc_type), note)
             self._poller.remove(handle)
             self._lose_posted(handle)
         with contextlib.suppress(Exception):

@@ -176,8 +176,8 @@ def end(processes: Sequence[Any], lifeline: Connection | None, deadline: float) 
 
 
 def ending(process: Any, wait: float) -> str:
-    """How ``process`` ended: ``"killed by SIGBUS"``, ``"exit code 3"``, or ``""`` if it has
-    not within ``wait`` seconds (or cannot be waited for here)."""
+    """How ``process`` ended: ``"was killed by SIGBUS"``, ``"exited with code 3"``, or ``""`` if
+    it has not within ``wait`` seconds (or cannot be waited for here)."""
     try:
         process.join(wait)
         code = process.exitcode
@@ -186,11 +186,11 @@ def ending(process: Any, wait: float) -> str:
     if code is None:
         return ""
     if code >= 0:
-        return f"exit code {code}"
+        return f"exited with code {code}"
     try:
-        return f"killed by {signal.Signals(-code).name}"
+        return f"was killed by {signal.Signals(-code).name}"
     except ValueError:
-        return f"killed by signal {-code}"
+        return f"was killed by signal {-code}"
 
 
 def kill(processes: Sequence[Any]) -> None:

@@ -40,7 +40,7 @@ from sekai.vector._remote import (
     pickle_factories,
 )
 from sekai.vector.proc import processes, protocol
-from sekai.vector.proc.handle import DIED
+from sekai.vector.proc.handle import DIED, noted
 from sekai.vector.proc.pool import Pool
 from sekai.vector.proc.shm import NoRoom, SharedBatch, is_fixed_size, warn_no_room
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
@@ -505,12 +505,13 @@ def _shared_batch(space: Any, num_envs: int, *, required: bool) -> SharedBatch |
 
 
 def _not_started(error: VecEnvWorkerError) -> VecEnvWorkerError:
-    if not error.message.startswith(DIED):
+    if error.message != DIED:
         return error
     message = _NOT_STARTED.format(died=error.message)
-    return VecEnvWorkerError(
+    started = VecEnvWorkerError(
         error.rank, error.exc_type, message, worker=error.worker, ranks=error.ranks
     )
+    return noted(started, getattr(error, "__notes__", []))
 
 
 # Close what is still open at exit, before multiprocessing terminates the daemonic workers
