@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from sekai._warnings import caller_stacklevel
 from sekai.error import EnvAlreadyRegistered, EnvNotFound, PluginLoadWarning
 from sekai.registry._report import env_hint, format_registry, mode_hint, owner_sentence, suggest
 from sekai.registry.ids import parse_env_id
@@ -40,20 +40,6 @@ class _Loading:
         self.thread = threading.get_ident()
         self.done = threading.Event()
         self.added: dict[str, EnvSpec] = {}  # its namespace's IDs registered while it runs
-
-
-def _caller_stacklevel() -> int:
-    """The ``stacklevel`` that attributes a warning to the first frame outside sekai."""
-    # Frame 2 is the caller of ensure_discovered(), which warn(stacklevel=2) would name.
-    level = 2
-    frame = sys._getframe(2)
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module != "sekai" and not module.startswith("sekai."):
-            return level
-        frame = frame.f_back  # type: ignore[assignment]
-        level += 1
-    return 2
 
 
 class EnvRegistry:
@@ -113,7 +99,7 @@ class EnvRegistry:
             finally:
                 self._discovering = None
                 self._before_discovery = ({}, {})
-        stacklevel = _caller_stacklevel()
+        stacklevel = caller_stacklevel()
         for message in messages:
             warnings.warn(PluginLoadWarning(message), stacklevel=stacklevel)
 

@@ -524,6 +524,25 @@ def test_make_vec_builds_it_with_vector_kwargs(sekai_line_registry: Any) -> None
         vec.close()
 
 
+def test_make_vec_without_room_in_dev_shm_warns_at_the_callers_line(
+    sekai_line_registry: Any, transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Through make_vec the ProcVecEnv is built deeper in sekai than by a direct call: the
+    # warnings still name the caller's line, not sekai's.
+    def full(fd: int, offset: int, length: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full, raising=False)
+    with pytest.warns(sekai.SharedMemoryWarning) as caught:
+        vec = sekai.make_vec(
+            "testing/Line-v0", 2, vectorization_mode="proc", vector_kwargs={"context": "fork"}
+        )
+    vec.close()
+    blocks = 2 if transport == "mail" else 1  # the mailboxes, the observations
+    assert [w.filename for w in caught] == [__file__] * blocks
+    assert vec.shared_memory is False
+
+
 @pytest.mark.parametrize("shared_memory", [True, False])
 def test_a_steps_plain_infos_are_unpickled_only_when_read(
     shared_memory: bool, monkeypatch: pytest.MonkeyPatch

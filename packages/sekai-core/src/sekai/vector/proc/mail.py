@@ -111,16 +111,16 @@ class Mail:
         return cls(segment, num_workers, capacity)
 
     @classmethod
-    def create_for(cls, slices: Sequence[tuple[int, int]], stacklevel: int) -> Mail | None:
+    def create_for(cls, slices: Sequence[tuple[int, int]]) -> Mail | None:
         """The block of workers running ``slices`` of the sub-envs (``create``), or None where
-        it does not fit in /dev/shm: warned (``SharedMemoryWarning``, ``stacklevel`` frames up
-        from the caller, 1 being the caller), and every call goes through the pipes."""
+        it does not fit in /dev/shm: warned (``SharedMemoryWarning``), and every call goes
+        through the pipes."""
         widest = max(hi - lo for lo, hi in slices)
         try:
             return cls.create(len(slices), cls.capacity_for(widest))
         except NoRoom as exc:
             instead = "every call goes through the pipes instead (slower with many workers)"
-            warn_no_room(exc, instead, "use fewer sub-envs or workers", stacklevel + 1)
+            warn_no_room(exc, instead, "use fewer sub-envs or workers")
             return None
 
     @classmethod

@@ -102,7 +102,7 @@ class Pool:
         lifeline_r, self._lifeline = self.ctx.Pipe(duplex=False)
         fork = self.ctx.get_start_method() == "fork"
         if USE_MAIL:  # None where /dev/shm has no room: warned to ProcVecEnv's caller
-            self.mail = Mail.create_for(self.slices, stacklevel=3)
+            self.mail = Mail.create_for(self.slices)
         mail = None if self.mail is None else (self.mail.name, len(self.slices), self.mail.capacity)
         try:
             for index, (lo, hi) in enumerate(self.slices):

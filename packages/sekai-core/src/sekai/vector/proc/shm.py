@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai._warnings import caller_stacklevel
 from sekai.error import SharedMemoryWarning
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 from sekai.spaces.batch import create_empty_array
@@ -166,13 +167,13 @@ def _discard(segment: _Segment) -> None:
         segment.unlink()
 
 
-def warn_no_room(exc: NoRoom, instead: str, keep: str, stacklevel: int) -> None:
-    """Warn ``SharedMemoryWarning`` that the block of ``exc`` does not fit, so ProcVecEnv does
-    ``instead``; ``keep`` says how to make it fit. ``stacklevel`` counts frames up from the
-    caller (1: the caller's line)."""
+def warn_no_room(exc: NoRoom, instead: str, keep: str) -> None:
+    """Warn ``SharedMemoryWarning``, at the user's line (a ProcVecEnv(), a make_vec()), that the
+    block of ``exc`` does not fit, so ProcVecEnv does ``instead``; ``keep`` says how to make it
+    fit."""
     message = f"ProcVecEnv {exc.strerror}, so {instead}. To keep shared memory, {keep}, or "
     message += f"{exc.more}."
-    warnings.warn(message, SharedMemoryWarning, stacklevel=stacklevel + 1)
+    warnings.warn(message, SharedMemoryWarning, stacklevel=caller_stacklevel())
 
 
 def _attach(name: str) -> _Segment:

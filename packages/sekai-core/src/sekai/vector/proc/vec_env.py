@@ -500,7 +500,7 @@ def _shared_batch(space: Any, num_envs: int, *, required: bool) -> SharedBatch |
                 f"instead, {keep}, or {exc.more}.",
             ) from None
         instead = "it pickles the observations instead (vec.shared_memory is False)"
-        warn_no_room(exc, instead, keep, stacklevel=4)
+        warn_no_room(exc, instead, keep)
         return None
 
 
