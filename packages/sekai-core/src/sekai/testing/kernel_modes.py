@@ -99,6 +99,18 @@ def check_same_seed_same_episodes(case: ModeCase) -> None:
     assert not np.array_equal(run(3), run(4))
 
 
+def check_autoresets_and_unseeded_resets_start_new_episodes(case: ModeCase) -> None:
+    """Every autoreset, and a reset without a seed, draws a start of its own: the mode's
+    generator moves on with each draw instead of replaying the first one."""
+    envs = case.make(1, max_episode_steps=1)
+    starts = [_host(envs, envs.reset(seed=0).observations)[0]]
+    for _ in range(4):  # each step truncates and autoresets the one sub-env
+        starts.append(_host(envs, envs.step(np.zeros(1, dtype=np.int64)).observations)[0])
+    starts.append(_host(envs, envs.reset().observations)[0])
+    distinct = {tuple(start.tolist()) for start in starts}
+    assert len(distinct) == len(starts), f"repeated first observations: {starts}"
+
+
 def check_matches_the_numpy_driver(case: ModeCase) -> None:
     """The mode's transition is the numpy driver's under the same draws (float64 and float32)."""
     entry_point = spec(ENV_ID).kernel_entry_point
@@ -357,6 +369,7 @@ def check_plugin_discovery_does_not_import_the_library(case: ModeCase) -> None:
 
 _CHECKS: Sequence[Callable[[ModeCase], None]] = (
     check_same_seed_same_episodes,
+    check_autoresets_and_unseeded_resets_start_new_episodes,
     check_matches_the_numpy_driver,
     check_device_actions_are_checked_unless_checks_are_off,
     check_a_discrete_action_is_an_integral_number_not_a_bool,
