@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ from sekai.spaces import Discrete, MultiDiscrete
 from sekai.stats.normalizer import ObservationNormalizer
 from sekai.testing.envs import assert_kstep_autoreset
 from sekai.testing.kernels import assert_kernel_equivalent
+from sekai.vector.kernel import KernelStep
 from sekai.vector.kernel_backend import DeviceActions
 from sekai.vector.kernel_check import KStepKernel
 from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -202,16 +203,45 @@ def check_device_actions_follow_the_host_rules(case: ModeCase) -> None:
     assert _host(envs, prepare(batch, frozen, True)).tolist() == [[1, -2], [3, 1], [1, -2]]
 
 
+class _EndsOnceKernel(KStepKernel):
+    """``KStepKernel`` whose sub-envs end only at ``t == k`` (a data feed that runs out):
+    terminated where ``k`` is odd, truncated where it is even. The kernel's own flags are False
+    again after that step, so a frozen sub-env is still done only if the driver keeps them."""
+
+    def step(
+        self, xp: Any, params: Any, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        state, obs, reward, _, _, info = super().step(xp, params, state, action, draws)
+        ends = state["t"] == params.ks
+        truncates = params.ks % 2 == 0  # from the params, which are already on the device
+        return state, obs, reward, ends & ~truncates, ends & truncates, info
+
+
 def check_finished_sub_envs_freeze_without_autoreset(case: ModeCase) -> None:
-    """With ``autoreset=False`` a truncated sub-env keeps its observation and pays nothing."""
+    """With ``autoreset=False`` a finished sub-env keeps its state, its observation and the
+    flags it ended with, and pays nothing, until ``reset()``."""
     envs = case.make(2, max_episode_steps=3, vector_kwargs={"autoreset": False})
     envs.reset(seed=0)
     for _ in range(3):
         last = envs.step(np.zeros(2, dtype=np.int64))
-    after = envs.step(np.zeros(2, dtype=np.int64))
+    ended = {name: _host(envs, value) for name, value in envs.state.items()}
+    for _ in range(2):
+        after = envs.step(np.ones(2, dtype=np.int64))
     assert envs.frozen.all() and _host(envs, last.truncated).all()
     np.testing.assert_array_equal(_host(envs, after.observations), _host(envs, last.observations))
     np.testing.assert_array_equal(_host(envs, after.rewards), [0.0, 0.0])
+    for name, value in envs.state.items():
+        np.testing.assert_array_equal(
+            _host(envs, value), ended[name], err_msg=f"state[{name!r}] moved while frozen"
+        )
+    envs = type(case.make(1)).from_kernel(_EndsOnceKernel((1, 2, 4)), 3, None, {"autoreset": False})
+    envs.reset(seed=0)
+    flags = []
+    for _ in range(3):
+        out = envs.step(np.zeros(3, dtype=np.int64))
+        flags.append([_host(envs, out.terminated).tolist(), _host(envs, out.truncated).tolist()])
+    ends = [[True, False, False], [False, True, False]]
+    assert flags[1:] == [ends] * 2, f"(terminated, truncated) of each step: {flags}"
 
 
 def check_autoreset_returns_the_next_episodes_first_observation(case: ModeCase) -> None:
