@@ -88,6 +88,21 @@ def test_the_step_that_ends_an_episode_resets_it_and_reports_final_observation_a
     assert result.observations.dtype == np.float32 and result.rewards.dtype == np.float64
 
 
+def test_sub_envs_that_go_on_keep_their_step_observation_when_others_reset() -> None:
+    # Countdown's observation holds the last action, which its reset puts back to 0: the
+    # kernel's reset observation is not a function of the state, so only the sub-envs that
+    # ended may take it.
+    env = _env()
+    start = env.reset(seed=0).observations[:, 0].copy()
+    ones = np.ones(4, dtype=np.int64)
+    for _ in range(int(start.min())):
+        result = env.step(ones)
+    ended = result.terminated | result.truncated
+    assert ended.any() and not ended.all()
+    np.testing.assert_array_equal(result.observations[~ended, 1], 1.0)
+    np.testing.assert_array_equal(result.observations[ended, 1], 0.0)
+
+
 def test_without_autoreset_finished_sub_envs_freeze_until_reset() -> None:
     env = _env(autoreset=False)
     env.reset(seed=1)
