@@ -25,7 +25,7 @@ import numpy as np
 from sekai.error import InvalidAction
 from sekai.registry.api import make_vec, spec
 from sekai.registry.entry_points import load_entry_point
-from sekai.spaces import Discrete, MultiDiscrete
+from sekai.spaces import Box, Discrete, MultiDiscrete
 from sekai.stats.normalizer import ObservationNormalizer
 from sekai.testing.envs import assert_kstep_autoreset
 from sekai.testing.kernels import assert_kernel_equivalent
@@ -201,6 +201,29 @@ def check_device_actions_follow_the_host_rules(case: ModeCase) -> None:
     frozen = case.to_device([True, False, True])
     batch = case.to_device([[9.0, 9.0], [3.0, 1.0], [float("nan"), 0.5]])
     assert _host(envs, prepare(batch, frozen, True)).tolist() == [[1, -2], [3, 1], [1, -2]]
+
+
+def check_device_values_at_the_bounds_are_checked(case: ModeCase) -> None:
+    """The device check takes a space's extreme values and refuses the next ones (Discrete
+    ``start + n``, a MultiDiscrete's ``start + nvec`` in either column, an infinite Box entry;
+    a finite one beyond the bounds passes, envs clip it), naming the first bad sub-env."""
+    envs = case.make(2)
+    envs.reset(seed=0)
+    inf = float("inf")
+    cases: list[tuple[Any, list[Any], list[Any], int]] = [
+        (Discrete(3, start=-1), [-1, 1], [1, 2], 1),
+        (MultiDiscrete([3, 4]), [[2, 3], [0, 0]], [[2, 3], [3, 0]], 1),
+        (MultiDiscrete([3, 4]), [[2, 3], [0, 0]], [[0, 4], [0, 0]], 0),
+        (Box(-1.0, 1.0, shape=(1,)), [[-5.0], [1e30]], [[0.0], [inf]], 1),
+        (Box(-1.0, 1.0, shape=(1,)), [[-5.0], [1e30]], [[-inf], [0.0]], 0),
+    ]
+    for space, good, bad, want in cases:
+        prepare = DeviceActions(envs.backend, space, 2).prepare
+        prepare(case.to_device(good), None, True)
+        caught = _raises(
+            InvalidAction, rf"\(sub-env {want}\)", prepare, case.to_device(bad), None, True
+        )
+        assert getattr(caught, "index", None) == want, (space, bad)
 
 
 class _EndsOnceKernel(KStepKernel):
@@ -406,6 +429,7 @@ _CHECKS: Sequence[Callable[[ModeCase], None]] = (
     check_host_actions_are_checked_before_conversion,
     check_integral_float_actions_act_as_their_integers,
     check_device_actions_follow_the_host_rules,
+    check_device_values_at_the_bounds_are_checked,
     check_finished_sub_envs_freeze_without_autoreset,
     check_autoreset_returns_the_next_episodes_first_observation,
     check_set_attr_changes_a_parameter,
