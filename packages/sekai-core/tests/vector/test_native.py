@@ -506,6 +506,11 @@ def test_a_time_limit_takes_one_value_per_sub_env_when_they_agree_and_is_never_a
         vec.set_attr("max_episode_steps", [3, 4])
     with pytest.raises(TypeError, match=r"got None: a time limit can be changed but not removed"):
         vec.set_attr("max_episode_steps", [None, None])
+    with pytest.raises(ValueError, match=r"one value per sub-env \(2\), got 3\."):
+        vec.set_attr("max_episode_steps", [3, 3, 3])  # not one per sub-env: not one limit
+    with pytest.raises(TypeError, match=r"^max_episode_steps must be an int or None, got list\.$"):
+        vec.max_episode_steps = [3, 3, 3]  # type: ignore[assignment]
+    assert vec.get_attr("max_episode_steps") == [3, 3]
     unlimited = DriftVecEnv(2)
     unlimited.max_episode_steps = None  # a constructor may assign None: still no limit
     with pytest.raises(AttributeError, match="set_attr cannot add one"):
