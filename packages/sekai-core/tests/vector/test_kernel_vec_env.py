@@ -120,6 +120,22 @@ def test_without_autoreset_finished_sub_envs_freeze_until_reset() -> None:
     assert not env.frozen.any()
 
 
+def test_the_host_check_skips_the_ignored_actions_of_frozen_sub_envs() -> None:
+    env = _env(autoreset=False)
+    assert env.reset(seed=3).observations[:, 0].tolist() == [2.0, 2.0, 4.0, 3.0]
+    ones = np.ones(4, dtype=np.int64)
+    for _ in range(2):
+        env.step(ones)
+    assert env.frozen.tolist() == [True, True, False, False]
+    bad = np.full(4, 9)
+    with pytest.raises(InvalidAction, match=r"\(sub-env 2\)") as caught:
+        env.step(bad)  # the first bad action of a sub-env that is not frozen
+    assert caught.value.index == 2
+    while not env.frozen.all():
+        env.step(ones)
+    np.testing.assert_array_equal(env.step(bad).rewards, np.zeros(4))  # a native env's rule
+
+
 def test_the_time_limit_truncates_and_counts_elapsed_steps() -> None:
     env = _env(max_episode_steps=1)
     env.reset(seed=2)
