@@ -7,7 +7,8 @@ import gc
 import types
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,9 +19,11 @@ import sekai
 import sekai.torch._graph
 from sekai.envs.classic_control.kernels.cartpole import CartPoleKernel
 from sekai.error import InvalidAction
+from sekai.spaces import Box
 from sekai.testing.kernel_modes import MODE_CHECKS, ModeCase
 from sekai.torch import TorchVecEnv
 from sekai.torch._graph import GraphStep, _leaves
+from sekai.vector.kernel import ArrayKernel, KernelReset, KernelStep
 
 
 @pytest.mark.parametrize("check", MODE_CHECKS.values(), ids=list(MODE_CHECKS))
@@ -80,6 +83,48 @@ def test_a_read_only_host_batch_of_actions_steps_without_a_warning() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             envs.step(np.broadcast_to(np.int64(1), (4,)))
+
+
+@dataclass(frozen=True)
+class _DriftParams:
+    scale: float = 1.0
+
+
+class _Drift(ArrayKernel[_DriftParams]):
+    """Moves by ``scale * action`` (a Box action), pays the move: a policy's action tensor
+    would carry its autograd graph into the state and the rewards if the env kept it."""
+
+    def __init__(self) -> None:
+        self.observation_space = Box(-np.inf, np.inf, (1,))
+        self.action_space = Box(-1.0, 1.0, (1,))
+        self.params = _DriftParams()
+
+    def reset(
+        self, xp: Any, params: _DriftParams, draws: Mapping[str, Any], mask: Any, state: Any
+    ) -> KernelReset:
+        x = xp.zeros(mask.shape)
+        if state is not None:
+            x = xp.where(mask, x, state["x"])
+        return {"x": x}, x[:, None], {}
+
+    def step(
+        self, xp: Any, params: _DriftParams, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        move = params.scale * action[:, 0]
+        x = state["x"] + move
+        done = xp.zeros(x.shape, dtype=xp.bool)
+        return {"x": x}, x[:, None], move, done, done, {}
+
+
+def test_an_action_that_requires_grad_leaves_no_autograd_graph_behind() -> None:
+    envs = TorchVecEnv(_Drift(), 2)
+    envs.reset(seed=0)
+    policy = torch.full((2, 1), 0.5, requires_grad=True)
+    for _ in range(2):
+        out = envs.step(policy * 1.0)
+    assert not out.rewards.requires_grad and not out.observations.requires_grad
+    assert not envs.state["x"].requires_grad
+    assert envs.state["x"].tolist() == [1.0, 1.0]
 
 
 def test_cuda_graph_capture_needs_a_cuda_device() -> None:
