@@ -225,6 +225,25 @@ def test_with_cuda_graphs_the_lazy_infos_of_a_finished_step_stay_as_they_were(
         np.testing.assert_array_equal(graph_state[key], eager_state[key])
 
 
+def test_with_cuda_graphs_set_attr_after_the_capture_reaches_the_replays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def run(envs: Any) -> list[np.ndarray]:
+        envs.reset(seed=0)
+        envs.step(np.array([1, 1]))  # the capture, with the parameters as built
+        x_dots = []
+        for force_mag in (0.0, 20.0):
+            envs.set_attr("force_mag", force_mag)
+            envs.step(np.array([1, 1]))
+            x_dots.append(envs.state["x_dot"].numpy().copy())
+        return x_dots
+
+    eager = run(sekai.make_vec("CartPole-v1", 2, vectorization_mode="torch"))
+    graph = run(_graph_envs(monkeypatch))
+    for got, want in zip(graph, eager):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_reset_noise_is_drawn_in_steps_that_reset_only_but_every_step_in_a_cuda_graph(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
