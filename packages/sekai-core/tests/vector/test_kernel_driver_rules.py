@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sekai.error import InvalidAction
 from sekai.spaces import Box, Discrete
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
 from sekai.vector.kernel_backend import NumpyBackend, StepFn
@@ -250,3 +251,74 @@ def test_the_mask_check_runs_a_single_sub_env_kernel_on_two() -> None:
     assert [issue.split(", it changed")[0] for issue in issues] == [
         "ERROR: reset(mask=...) of the kernel: called with mask [True, False]"
     ]
+
+
+class _UncastMode(KernelVecEnv):
+    """A broken mode: its observations stay in the kernel's float64, not the space's dtype."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.observation_dtype = None
+        self._rebuild()
+
+
+class _FirstIndexMode(KernelVecEnv):
+    """A broken mode: its InvalidAction names sub-env 0, whichever sub-env's action is bad."""
+
+    def step(self, actions: Any) -> Any:
+        try:
+            return super().step(actions)
+        except InvalidAction as exc:
+            raise InvalidAction(exc.action, self.action_space, index=0) from None
+
+
+class _StaleResetInfoMode(KernelVecEnv):
+    """A broken mode: the reset_info of a same-step reset holds zeros, not the reset's values."""
+
+    def _infos(self, t: Any, frozen: Any, params: Any) -> Any:
+        zeros = {key: value * 0 for key, value in t.reset_info.items()}
+        return super()._infos(t._replace(reset_info=zeros), frozen, params)
+
+
+class _IntFlagsMode(KernelVecEnv):
+    """A broken mode: ``terminated`` comes as int8 0/1, not bools."""
+
+    def step(self, actions: Any) -> Any:
+        out = super().step(actions)
+        return out._replace(terminated=np.asarray(out.terminated).astype(np.int8))
+
+
+@pytest.mark.parametrize(
+    ("mode", "want"),
+    [
+        (
+            _UncastMode,
+            [
+                "ERROR: reset() obs has dtype float64, the space's is float32.",
+                "ERROR: step 0 obs has dtype float64, the space's is float32.",
+            ],
+        ),
+        (
+            _FirstIndexMode,
+            [
+                "ERROR: step() with an invalid action of the last sub-env named sub-env 0, not 2.",
+                "ERROR: step() with an invalid action of the last sub-env on the device named "
+                "sub-env 0, not 2.",
+            ],
+        ),
+        (
+            _StaleResetInfoMode,
+            [
+                "ERROR: autoreset of KStepKernel([1, 2, 3, 5]) in this mode: step 0, sub-env 0 "
+                "(k=1, episode 0): info {'t': 1.0, 'final_observation': array([0., 1.], "
+                "dtype=float32), 'final_info': {'t': 1.0}, 'reset_info': {'episode': 0.0}}, "
+                "expected reset_info {'episode': 1}."
+            ],
+        ),
+        (_IntFlagsMode, ["ERROR: step() terminated has dtype int8, expected kind 'b'."]),
+    ],
+)
+def test_the_checks_report_a_mode_with_wide_observations_a_wrong_index_or_stale_infos_or_flags(
+    mode: type[KernelVecEnv], want: list[str]
+) -> None:
+    assert check_kernel_vec_env(lambda: mode(Walk(), 3), n_steps=20) == want
