@@ -76,6 +76,15 @@ def test_composition_repr_and_value():
     assert (2 * LogReturn() - LogReturn())(o) == pytest.approx(np.log(1.1))
 
 
+@pytest.mark.parametrize("growth", [0.5, 1.0, 1.1])
+def test_a_number_minus_a_reward_subtracts_the_reward_from_the_number(growth):
+    o = outcome(growth, growth)
+    assert (1 - LogReturn())(o) == pytest.approx(1 - np.log(growth))
+    assert (0.5 - 2 * LogReturn())(o) == pytest.approx(0.5 - 2 * np.log(growth))
+    assert repr(1 - LogReturn()) == "1 - LogReturn()"
+    assert repr(0.5 - 2 * LogReturn()) == "0.5 - 2 * LogReturn()"
+
+
 def test_drawdown_penalty_tracks_deepening_only():
     penalty = DrawdownPenalty()
     values = [penalty(outcome(1.0, e)) for e in (1.2, 0.9, 1.0, 0.6, 1.3)]
