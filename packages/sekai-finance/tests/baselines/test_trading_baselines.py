@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.finance.baselines import BuyAndHold, ConstantPosition, RandomPolicy, evaluate
+from sekai.finance.baselines import TWAP, BuyAndHold, ConstantPosition, RandomPolicy, evaluate
 
 EPISODES = 10_240  # ten rounds of 1024 sub-envs
 
@@ -48,6 +48,13 @@ def test_evaluate_is_reproducible_and_counts_exact_episodes():
     assert len(scores) == 50
     assert first[0] == pytest.approx(np.mean(scores), rel=1e-12)
     assert first[1] == pytest.approx(np.std(scores, ddof=1) / np.sqrt(50), rel=1e-12)
+
+
+def test_evaluate_runs_at_most_1024_lanes_by_default():
+    # The documented seeding (round k resets with seed + k) depends on the default lane count.
+    default = evaluate(TWAP(), "OptimalExecution-v0", 1025, seed=3, n_steps=2)
+    explicit = evaluate(TWAP(), "OptimalExecution-v0", 1025, seed=3, n_steps=2, num_envs=1024)
+    assert default == explicit
 
 
 def test_evaluate_validates_its_arguments():
