@@ -1,7 +1,9 @@
 """What the jax and torch modes' step does with a finance kernel: the reset noise drawn only in
-steps that reset keeps every transition, actions that require grad are detached, and without
-value checks float positions still index the Trading kernel. (Here, not in the sekai-jax and
-sekai-torch suites: those sessions do not install sekai-finance; the accel session runs this.)"""
+steps that reset keeps every transition, actions that require grad are detached, without value
+checks float positions still index the Trading kernel, and a frozen sub-env (on the numpy driver
+too) stays inside a replayed window that ends on the history's last row. (Here, not in the
+sekai-jax and sekai-torch suites: those sessions do not install sekai-finance; the accel session
+runs this.)"""
 
 from __future__ import annotations
 
@@ -17,9 +19,11 @@ torch = pytest.importorskip("torch")
 
 import jax.numpy as jnp  # noqa: E402
 
+from sekai.envs.finance.kernels import PortfolioKernel, TradingKernel  # noqa: E402
 from sekai.jax import make_functional  # noqa: E402
 from sekai.jax.functional import cond, draw  # noqa: E402
 from sekai.vector.kernel_step import transition  # noqa: E402
+from sekai.vector.kernel_vec_env import KernelVecEnv  # noqa: E402
 
 
 def test_drawing_portfolio_reset_noise_in_the_branch_keeps_every_transition() -> None:
@@ -96,6 +100,30 @@ def test_the_ignored_device_actions_of_frozen_sub_envs_never_index_the_kernel(mo
         envs.reset(seed=0)
         envs.step(np.array([1, 1]))  # the time limit freezes both
         assert np.asarray(envs.step(to_device(batch)).rewards).tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("mode", ["numpy", "torch", "jax"])
+@pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0"])
+def test_a_frozen_sub_env_stays_inside_a_window_that_ends_on_the_last_row(
+    env_id: str, mode: str
+) -> None:
+    # One window exactly: lookback + episode_length + 1 rows, so the next row does not exist.
+    rows = 100.0 * np.exp(np.cumsum(np.full((10, 2), 0.01), axis=0))
+    trading = env_id == "Trading-v0"
+    kwargs: dict[str, Any] = {"prices": rows[:, 0] if trading else rows}
+    kwargs.update(episode_length=5, lookback=4)
+    if mode == "numpy":
+        kernel = (TradingKernel if trading else PortfolioKernel)(**kwargs)
+        envs: Any = KernelVecEnv(kernel, 2, autoreset=False)
+    else:
+        vector = {"autoreset": False}
+        envs = sekai.make_vec(env_id, 2, vectorization_mode=mode, vector_kwargs=vector, **kwargs)
+    envs.reset(seed=0)
+    action = np.array([2, 2]) if trading else np.full((2, 3), 1 / 3)
+    for _ in range(5):
+        out = envs.step(action)
+    assert np.asarray(out.dones).tolist() == [True, True]
+    assert np.asarray(envs.step(action).rewards).tolist() == [0.0, 0.0]
 
 
 @pytest.mark.parametrize(
