@@ -397,3 +397,33 @@ def test_optimal_execution_plan_is_drawn_from_the_first_frame() -> None:
     muted = Theme.light().muted
     # The dashed Almgren-Chriss plan spans the inventory chart before any trade.
     assert _near(frame[70:260, :360], muted, tol=10).sum() > 300
+
+
+def _as_policy(env: Any, k: int) -> Any:
+    return env.avellaneda_stoikov_action()
+
+
+@pytest.mark.parametrize(
+    ("make", "renderer", "policy", "label"),
+    [
+        (lambda: MarketMakingEnv(n_steps=4), MarketMakingRenderer, _as_policy, "Time left"),
+        (
+            lambda: LimitOrderBookEnv(session_length=4.0),
+            LimitOrderBookRenderer,
+            _lob_policy,
+            "Session left",
+        ),
+    ],
+    ids=["market_making", "lob"],
+)
+def test_the_time_left_card_counts_the_steps_still_to_come(
+    make: Callable[[], Any], renderer: type, policy: Callable[[Any, int], Any], label: str
+) -> None:
+    # As the observation's time-left feature: (n_steps - elapsed) / n_steps.
+    env, cards = make(), renderer()
+    env.reset(seed=0)
+    shown = []
+    for k in range(4):
+        shown.append({stat.label: stat.value for stat in cards.stats(env)}[label])
+        env.step(policy(env, k))
+    assert shown == ["100%", "75%", "50%", "25%"]
