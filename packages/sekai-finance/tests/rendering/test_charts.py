@@ -12,8 +12,10 @@ from sekai.finance.lob import OrderBook, Side
 from sekai.finance.rendering import (
     AreaChart,
     BarChart,
+    Chart,
     Column,
     Dashboard,
+    DrawContext,
     LineChart,
     OrderBookChart,
     PriceChart,
@@ -154,6 +156,27 @@ def test_a_window_keeps_only_the_latest_steps() -> None:
     price_chart = dashboard.charts[0]
     assert isinstance(price_chart, PriceChart)
     assert price_chart._prices.steps == list(range(14, 21))
+
+
+class AxisProbe(Chart):
+    """A custom chart that keeps the visible steps it was asked to draw."""
+
+    def __init__(self) -> None:
+        self.axes: list[tuple[float, float, int]] = []
+
+    def draw(self, canvas: Any, box: Any, ctx: DrawContext) -> None:
+        self.axes.append((ctx.x_lo, ctx.x_hi, ctx.step))
+
+
+@pytest.mark.parametrize("horizon", [None, 30])
+def test_a_window_ends_its_time_axis_at_the_current_step(horizon: int | None) -> None:
+    ticker, probe = Ticker(), AxisProbe()
+    dashboard = Dashboard(Column(PriceChart("price"), probe), window=5, horizon=horizon)
+    dashboard.render(ticker)
+    for k in range(20):
+        ticker.advance(100.0 + k, 1.0)
+        dashboard.render(ticker)
+    assert probe.axes[-1] == (15.0, 20.0, 20)
 
 
 def test_a_chart_factory_gets_the_env_and_must_return_a_chart() -> None:
