@@ -44,6 +44,25 @@ def test_wrong_shape_or_non_finite_action_raises_invalid_action(action: Any) -> 
         _at(-0.5, 0.0).step(action)
 
 
+def test_float32_array_actions_step_as_the_general_path_does() -> None:
+    # A native float32 array takes the fast path; the same values byte-swapped take box_action.
+    fast, general = ContinuousMountainCarEnv(), ContinuousMountainCarEnv()
+    rng = np.random.default_rng(0)
+    for env in (fast, general):
+        env.reset(seed=0)
+    for value in rng.uniform(-1.5, 1.5, 3000).astype(np.float32):
+        a = fast.step(np.array([value], np.float32))
+        b = general.step(np.array([value], ">f4"))
+        assert (a.reward, a.terminated) == (b.reward, b.terminated)
+        np.testing.assert_array_equal(a.observation, b.observation)
+        np.testing.assert_array_equal(fast.state, general.state)
+        if a.terminated:
+            fast.reset(seed=1)
+            general.reset(seed=1)
+    with pytest.raises(sekai.InvalidAction):
+        fast.step(np.array([np.inf], np.float32))
+
+
 def test_step_before_reset_raises_reset_required() -> None:
     with pytest.raises(sekai.ResetRequired):
         ContinuousMountainCarEnv().step(np.zeros(1, np.float32))

@@ -49,6 +49,15 @@ def test_finite_out_of_bounds_torque_is_clipped() -> None:
     assert clipped.last_u == 2.0
 
 
+def test_float32_array_actions_step_as_the_general_path_does() -> None:
+    # A native float32 array takes the fast path; the same values byte-swapped take box_action.
+    fast, general = _fresh(), _fresh()
+    for value in np.random.default_rng(0).uniform(-3.0, 3.0, 500).astype(np.float32):
+        a = fast.step(np.array([value], np.float32))
+        b = general.step(np.array([value], ">f4"))
+        assert a == b and fast.last_u == general.last_u
+
+
 def test_a_python_list_action_is_accepted() -> None:
     assert _fresh().step([0.5]).observation.shape == (3,)
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sekai._box_actions import bad_box_rows, box_action
+from sekai._box_actions import bad_box_rows, box_action, finite_float32_entry
 from sekai.error import InvalidAction
 from sekai.spaces import Box
 from sekai.vector._contract.actions import ActionChecker
@@ -123,3 +123,26 @@ def test_finite_entries_beyond_a_double_pass_and_other_shapes_are_checked_too() 
         box_action(grid, SPACE, (2, 2))
     with pytest.raises(InvalidAction):
         box_action(np.array(np.inf), SPACE, ())
+
+
+def test_the_float32_fast_path_returns_the_entry_of_a_finite_one_element_float32_array() -> None:
+    entry = finite_float32_entry(np.array([-7.5], np.float32))  # beyond the bounds: passes
+    assert type(entry) is np.float32 and entry == -7.5
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        np.array([np.nan], np.float32),
+        np.array([-np.inf], np.float32),
+        np.array([0.5]),  # float64
+        np.array([0.5], ">f4"),  # float32, not in native byte order
+        np.zeros((1, 1), np.float32),
+        np.zeros(2, np.float32),
+        np.float32(0.5),
+        [np.float32(0.5)],
+        np.ma.masked_array([0.5], dtype=np.float32),  # a subclass
+    ],
+)
+def test_the_float32_fast_path_leaves_everything_else_to_box_action(action: Any) -> None:
+    assert finite_float32_entry(action) is None

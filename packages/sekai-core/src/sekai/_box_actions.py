@@ -1,7 +1,9 @@
 """The envs' rule for Box actions: real numbers of the space's shape, every entry finite.
 
-One rule, two entry points: ``box_action`` for one action (envs, ``DelayAction``) and
-``bad_box_rows`` for a batch whose shape is already checked (the vector action checks). Values
+One rule, three entry points: ``box_action`` for one action (envs, ``DelayAction``),
+``finite_float32_entry`` its fast path for the 1-element float32 actions the one-dimensional
+continuous envs are mostly given, and ``bad_box_rows`` for a batch whose shape is already
+checked (the vector action checks). Values
 beyond the bounds pass: envs clip them. First-party plugins import this module (they pin
 sekai-core to the same minor version), so its names stay as they are within a minor version.
 """
@@ -16,7 +18,7 @@ import numpy.typing as npt
 
 from sekai.error import InvalidAction
 
-__all__ = ["bad_box_rows", "box_action"]
+__all__ = ["bad_box_rows", "box_action", "finite_float32_entry"]
 
 # Integers and floats; bools (kind "b"), complex, strings and objects (ints too large for
 # int64/uint64) are refused.
@@ -27,6 +29,7 @@ _DOUBLES = frozenset(map(np.dtype, (np.float16, np.float32, np.float64)))
 # Up to this many entries, math.isfinite over tolist() beats np.isfinite(...).all(), whose
 # ufunc call and Python-level reduction cost about 2 us even on one entry.
 _FEW = 16
+_F32 = np.dtype(np.float32)
 
 
 def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[Any]:
@@ -54,6 +57,19 @@ def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[A
     elif dtype.kind not in _REAL or (dtype.kind == "f" and not np.isfinite(array).all()):
         raise InvalidAction(action, space)
     return array
+
+
+def finite_float32_entry(action: Any) -> np.float32 | None:
+    """The entry of ``action`` when it is a finite 1-element float32 array (what a float32
+    ``Box(shape=(1,))`` samples), else None: the caller then checks it with ``box_action``.
+
+    A third of the cost of ``box_action``, which is a tenth of a MountainCarContinuous step.
+    """
+    if type(action) is _ndarray and action.dtype is _F32 and action.shape == (1,):
+        entry: np.float32 = action[0]
+        if isfinite(entry):
+            return entry
+    return None
 
 
 def bad_box_rows(batch: npt.NDArray[Any]) -> npt.NDArray[np.bool_] | None:

@@ -8,13 +8,15 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from sekai._box_actions import box_action
+from sekai._box_actions import box_action, finite_float32_entry
 from sekai.core.result import StepResult
 from sekai.envs.classic_control._valley import ValleyEnv
 from sekai.error import ResetRequired
 from sekai.spaces import Box
 
 __all__ = ["ContinuousMountainCarEnv", "check_energy"]
+
+_EMPTY_STATE = np.zeros(2, dtype=np.float32)
 
 
 def check_energy(squared: float, action: Any, index: int | None = None) -> None:
@@ -67,16 +69,24 @@ class ContinuousMountainCarEnv(ValleyEnv[npt.NDArray[np.float32]]):
         """Apply an engine force for one time step."""
         if self.state is None:
             raise ResetRequired()
-        checked = box_action(action, self.action_space, (1,))
-        # gymnasium steps with action[0] itself: a list's Python float rounds differently from
-        # the float64 array element NumPy would make of it.
-        push = action[0] if isinstance(action, (list, tuple)) else checked[0]
-        check_energy(float(push) * float(push), float(push))
+        push: Any = finite_float32_entry(action)
+        # A float32's square cannot overflow a float64: only other actions need check_energy.
+        if push is None:
+            checked = box_action(action, self.action_space, (1,))
+            # gymnasium steps with action[0] itself: a list's Python float rounds differently
+            # from the float64 array element NumPy would make of it.
+            push = action[0] if isinstance(action, (list, tuple)) else checked[0]
+            check_energy(float(push) * float(push), float(push))
         # NumPy scalars on purpose: gymnasium's mix of float32 actions, a float64 first state and
         # float32 later states decides every rounding step, and this keeps it bit for bit.
         position = self.state[0]
         velocity = self.state[1]
-        force = min(max(push, self.min_action), self.max_action)
+        # min(max(push, min_action), max_action) written out: the same comparisons, no calls
+        force = push
+        if self.min_action > force:
+            force = self.min_action
+        if self.max_action < force:
+            force = self.max_action
 
         velocity += force * self.power - 0.0025 * math.cos(3 * position)
         if velocity > self.max_speed:
@@ -96,6 +106,10 @@ class ContinuousMountainCarEnv(ValleyEnv[npt.NDArray[np.float32]]):
         if terminated:
             reward = 100.0
         reward -= math.pow(push, 2) * 0.1
-        state = np.array([position, velocity], dtype=np.float32)
+        # Filling a copy casts each value to float32 as np.array([...], dtype=np.float32) does,
+        # in half the time.
+        state = _EMPTY_STATE.copy()
+        state[0] = position
+        state[1] = velocity
         self.state = state
         return StepResult(state.copy(), reward, terminated, False, {})

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from sekai._box_actions import box_action
+from sekai._box_actions import box_action, finite_float32_entry
 from sekai._clip import clip
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
@@ -103,12 +103,14 @@ class PendulumEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
         """Apply a torque for one 0.05 s time step."""
         if self.state is None:
             raise ResetRequired()
-        u_arr = box_action(action, self.action_space, (1,))
+        torque: Any = finite_float32_entry(action)
+        if torque is None:
+            torque = box_action(action, self.action_space, (1,))[0]
         # NumPy scalars on purpose: gymnasium mixes float32 (the torque) and float64 (the state),
         # and matching it bit for bit needs the same promotions.
         th, thdot = self.state
         g, m, l, dt = self.g, self.m, self.l, self.dt  # noqa: E741
-        u = clip(u_arr[0], -self.max_torque, self.max_torque)
+        u = clip(torque, -self.max_torque, self.max_torque)
         self.last_u = u
         costs = angle_normalize(th) ** 2 + 0.1 * thdot**2 + 0.001 * (u**2)
         newthdot = thdot + (3 * g / (2 * l) * np.sin(th) + 3.0 / (m * l**2) * u) * dt
