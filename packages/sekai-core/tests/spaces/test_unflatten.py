@@ -114,7 +114,7 @@ def _reference_float_box(space: Box, x: Any) -> Any:
     return np.asarray(np.clip(out, space.low, space.high), dtype=space.dtype)
 
 
-@pytest.mark.parametrize("shape", [(), (4,), (2, 3)])
+@pytest.mark.parametrize("shape", [(), (4,), (2, 3), (20,)])
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_a_float_box_unflattens_as_np_clip_does_nan_inf_and_zero_signs_included(
     shape: tuple[int, ...], dtype: Any
@@ -143,3 +143,51 @@ def test_a_float_box_unflattens_as_np_clip_does_nan_inf_and_zero_signs_included(
                 assert np.array_equal(out, expected, equal_nan=True)
                 assert np.array_equal(np.signbit(out), np.signbit(expected))
                 assert np.array_equal(x, given, equal_nan=True)  # the input is left alone
+
+
+@pytest.mark.parametrize(
+    ("dtype", "low", "high"),
+    [
+        (np.int8, -128, 127),
+        (np.uint16, 3, 60_000),
+        (np.int64, -(2**53), 2**53),  # the widest bounds float64 holds: clipped, no snapping
+        (np.int64, -(2**53) - 1, 5),  # past them: snapped
+        (np.uint64, 0, 2**64 - 1),
+    ],
+)
+def test_an_integer_box_rounds_nan_to_zero_and_clips_to_its_exact_bounds(
+    dtype: Any, low: int, high: int
+) -> None:
+    box = Box(low, high, shape=(6,), dtype=dtype)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.5, 1.5, -2.5, 1e19, -1e19, 2.0**53, 7.4])
+    zero = box.zero().tolist()
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        x = rng.choice(specials, 6)
+        expected = [
+            zero[i] if np.isnan(v) else high if v >= high else low if v <= low else int(np.rint(v))
+            for i, v in enumerate(x.tolist())
+        ]
+        out = unflatten(box, x)
+        assert out.dtype == box.dtype and out.tolist() == expected
+
+
+@pytest.mark.parametrize("nvec", [[3, 3, 3, 3], [[2, 2], [2, 2]], 4, [5, 2, 3]])
+@pytest.mark.parametrize("source", [np.float32, np.float64, np.int64, np.bool_])
+def test_multi_discrete_takes_each_blocks_first_argmax_nan_and_ties_included(
+    nvec: Any, source: Any
+) -> None:
+    md = MultiDiscrete(nvec, start=np.full(np.shape(nvec), -1))
+    counts = md.nvec.reshape(-1).tolist()
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, 1.0, 0.5])
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        x = rng.choice(specials, sum(counts))
+        if source is not np.float32 and source is not np.float64:
+            x = np.nan_to_num(x, posinf=3.0, neginf=-3.0).astype(source)
+        else:
+            x = x.astype(source)
+        ends = np.cumsum(counts)
+        expected = [int(np.argmax(x[end - n : end])) - 1 for end, n in zip(ends, counts)]
+        out = unflatten(md, x)
+        assert out.shape == md.shape and out.reshape(-1).tolist() == expected

@@ -61,7 +61,15 @@ class MultiDiscrete(ArraySpace[NDArray[np.integer[Any]]]):
         start: Smallest value of each entry (default zeros), same shape as ``nvec``.
     """
 
-    _derived = ("_end", "_nvec_f", "_start_dt", "_any_start", "_flat_n", "_flat_offsets")
+    _derived = (
+        "_end",
+        "_nvec_f",
+        "_start_dt",
+        "_any_start",
+        "_flat_n",
+        "_flat_offsets",
+        "_flat_width",
+    )
     _frozen = ("_nvec", "_start")
 
     def __init__(
@@ -102,6 +110,10 @@ class MultiDiscrete(ArraySpace[NDArray[np.integer[Any]]]):
         counts = self._nvec.reshape(-1)
         self._flat_n = counts
         self._flat_offsets = (np.cumsum(counts) - counts).astype(np.intp)
+        # The blocks' common size when they all have one: unflatten then takes one argmax.
+        self._flat_width = (
+            int(counts[0]) if counts.size and bool((counts == counts[0]).all()) else 0
+        )
 
     @property
     def nvec(self) -> NDArray[np.int64]:
