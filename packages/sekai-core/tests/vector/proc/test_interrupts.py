@@ -6,7 +6,8 @@ Whatever call is interrupted, nothing is lost: ``recv()`` hands the results out 
 interrupted ``step()``'s replies are dropped before the next command, and a read cut short is
 continued by the next one, or, where the bytes it took are gone, fails clearly instead of
 leaving the pipe out of step. Ctrl-C while the workers start leaves no zombie, and no worker's
-traceback; Ctrl-C while close() waits stops the workers without waiting out close_timeout.
+traceback; Ctrl-C while close() waits stops the workers without waiting out close_timeout, and
+what a second Ctrl-C keeps close() from releasing, the next close() releases.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from multiprocessing import popen_fork
@@ -28,7 +30,7 @@ import pytest
 import sekai
 from sekai.testing.fixtures import interrupted_once
 from sekai.vector import ProcVecEnv, _batches
-from sekai.vector.proc import worker
+from sekai.vector.proc import processes, worker
 from sekai.vector.proc.mail import Mail
 from sekai.vector.proc.pool import Pool
 
@@ -457,3 +459,109 @@ def test_ctrl_c_while_close_waits_stops_the_workers_after_a_grace_not_the_close_
     for pid in pids:
         with pytest.raises(ProcessLookupError):  # stopped and reaped
             os.kill(pid, 0)
+
+
+class SpinsInClose(Marked):
+    """Its close() ignores SIGTERM and keeps the GIL: only SIGKILL stops its worker."""
+
+    def close(self) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sys.setswitchinterval(1e6)  # the watchdog thread never runs again
+        while True:
+            pass
+
+
+class SleepsInStep(Marked):
+    """Creates the file ``started`` when it steps, then sleeps until its worker is killed."""
+
+    def __init__(self, rank: int, started: str) -> None:
+        super().__init__(rank)
+        self.started = started
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        open(self.started, "w").close()
+        time.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+def _assert_released(vec: ProcVecEnv, pids: list[int]) -> None:
+    """``vec`` holds no worker or shared memory, its workers are reaped, and it is closed."""
+    assert (vec._pool, vec._shared) == (None, None)
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):  # stopped and reaped
+            os.kill(pid, 0)
+    with pytest.raises(sekai.VecEnvClosed):
+        vec.step([0, 0])
+    vec.close()  # nothing left: does nothing
+
+
+def test_a_second_ctrl_c_while_close_stops_the_workers_leaves_the_rest_to_the_next_close(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    vec = ProcVecEnv([lambda: Marked(0), lambda: SpinsInClose(1)], context="fork", close_timeout=30)
+    vec.reset()
+    assert vec._pool is not None
+    pids = [handle.process.pid for handle in vec._pool.workers]
+    collect = Pool._collect
+
+    def interrupted(self: Pool, handles: Any, call: Any, *, kill: bool) -> Any:
+        if call.name == "close":  # Ctrl-C while close() waits for the workers
+            raise KeyboardInterrupt
+        return collect(self, handles, call, kill=kill)
+
+    monkeypatch.setattr(Pool, "_collect", interrupted)
+    # The second Ctrl-C, while close() gives them a grace before it terminates them.
+    monkeypatch.setattr(processes, "join", interrupted_once(processes.join))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            vec.close()
+        vec.close()  # terminates the spinning worker, kills it, reaps both
+        _assert_released(vec, pids)
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+class _InterruptedTwice(type(threading.RLock())):  # type: ignore[misc]
+    """The call lock, whose first two takes by the main thread raise KeyboardInterrupt: close()'s
+    wait for the call in progress, then its wait to release the workers it killed."""
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if threading.current_thread() is threading.main_thread() and self.left:
+            self.left -= 1
+            raise KeyboardInterrupt
+        return bool(super().acquire(blocking, timeout))
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+
+def test_a_second_ctrl_c_while_close_kills_a_call_in_progress_leaves_the_rest_to_the_next_close(
+    tmp_path: Any,
+) -> None:
+    started = str(tmp_path / "started")
+    vec = ProcVecEnv([lambda: Marked(0), lambda: SleepsInStep(1, started)], context="fork")
+    vec.reset()
+    assert vec._pool is not None
+    pids = [handle.process.pid for handle in vec._pool.workers]
+    vec._calling = lock = _InterruptedTwice()
+    lock.left = 2
+    got: list[str] = []
+
+    def step() -> None:
+        try:
+            vec.step([0, 0])
+        except Exception as e:
+            got.append(type(e).__name__)
+
+    stepper = threading.Thread(target=step)
+    stepper.start()
+    while not os.path.exists(started):
+        time.sleep(0.01)
+    with pytest.raises(KeyboardInterrupt):
+        vec.close()
+    stepper.join(20)
+    assert got == ["VecEnvClosed"]
+    vec.close()
+    _assert_released(vec, pids)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+from multiprocessing import shared_memory
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 import sekai
 from sekai.spaces import concatenate
+from sekai.testing.fixtures import interrupted_once
 from sekai.vector.proc.shm import (
     NoRoom,
     SharedBatch,
@@ -102,6 +104,19 @@ def test_release_unlinks_a_block_that_was_never_unlinked() -> None:
     block.release()
     assert not os.path.exists(f"/dev/shm/{name}")
     assert block.batch is None
+
+
+def test_a_release_that_ctrl_c_cuts_short_in_unlink_is_finished_by_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    block = SharedBatch.create(sekai.Discrete(3), 4)
+    name = block.name
+    unlink = interrupted_once(shared_memory.SharedMemory.unlink)
+    monkeypatch.setattr(shared_memory.SharedMemory, "unlink", unlink)
+    with pytest.raises(KeyboardInterrupt):
+        block.release()
+    block.release()
+    assert not os.path.exists(f"/dev/shm/{name}")
 
 
 def _refuse(code: int) -> Any:

@@ -302,9 +302,9 @@ class Mail:
     def unlink(self) -> None:
         """Remove the block's name (parent side, once every worker has it mapped)."""
         if not self._unlinked and self._segment is not None:
-            self._unlinked = True
             with contextlib.suppress(FileNotFoundError):
                 self._segment.unlink()
+            self._unlinked = True  # only now: one that Ctrl-C cut short is done again
 
     def release(self, *, owner: bool) -> None:
         """Unmap the block; the ``owner`` (the parent) unlinks it first if still named."""

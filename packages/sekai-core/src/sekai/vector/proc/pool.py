@@ -60,6 +60,7 @@ class Pool(Replies):
         self.slices = list(slices)
         self._look_after = 0.0  # when raise_if_dead() looks at the workers again
         self._lifeline: Connection | None = None
+        self._stopping = False  # stop() began: a later one only finishes what it left
 
     # -- starting ----------------------------------------------------------------------------
 
@@ -286,10 +287,16 @@ class Pool(Replies):
 
         Waits ``timeout`` seconds in all (None: as long as they take) for the workers to close
         their sub-envs and exit, then terminates the remaining ones (and tells their watchdogs
-        the parent is gone), then kills those that ignore it. Always releases every process and
-        pipe, even when interrupted: then after a short grace, not the whole ``timeout``.
+        the parent is gone), then kills those that ignore it. Releases every process and pipe
+        even when interrupted: then after a short grace, not the whole ``timeout``. A second
+        interrupt may cut that short too (``released`` stays False): the next ``stop()`` ends
+        what is left after the same grace, without closing the sub-envs again.
         """
         errors: list[tuple[int, VecEnvWorkerError]] = []
+        if self._stopping:
+            self._force(time.monotonic() + processes.GRACE)
+            return errors
+        self._stopping = True
         deadline = math.inf if timeout is None else time.monotonic() + timeout
         try:
             live = [h for h in self.workers if h.dead is None]
@@ -309,16 +316,27 @@ class Pool(Replies):
             self._force(deadline)
         return errors
 
+    @property
+    def released(self) -> bool:
+        """Whether ``stop()`` released everything: every process reaped, the mailboxes freed."""
+        return self.mail is None and self._lifeline is None and not self.unreaped()
+
+    def unreaped(self) -> list[Any]:
+        """The worker processes not reaped and closed by ``stop()`` yet."""
+        return [h.process for h in self.workers if not processes.closed(h.process)]
+
     def _force(self, deadline: float) -> None:
+        # Every step here may be repeated (stop() after an interrupted one): a step cut short
+        # is done again, one done is done again harmlessly.
         try:
-            processes.end([h.process for h in self.workers], self._lifeline, deadline)
+            processes.end(self.unreaped(), self._lifeline, deadline)
         finally:
             for handle in self.workers:
                 self._poller.remove(handle)
                 handle.conn.close()
                 if handle.dead is None:
                     handle.dead = handle.failure("EOFError", DIED)
-                with contextlib.suppress(ValueError):  # still running after all: leave it be
+                with contextlib.suppress(ValueError):  # still running: the next stop() ends it
                     handle.process.close()
             if self._lifeline is not None:
                 self._lifeline.close()

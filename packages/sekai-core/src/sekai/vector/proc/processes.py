@@ -18,6 +18,7 @@ from sekai.vector.proc import worker
 __all__ = [
     "EXIT_WAIT",
     "GRACE",
+    "closed",
     "end",
     "ending",
     "join",
@@ -151,6 +152,15 @@ def _stop_launched(process: Any, exc: BaseException) -> None:
     with contextlib.suppress(Exception):
         popen.kill()
         popen.wait()
+
+
+def closed(process: Any) -> bool:
+    """Whether ``process`` was closed (``Process.close()``): reaped, nothing is left to end."""
+    try:
+        process.exitcode  # noqa: B018 - a closed Process raises ValueError on every use
+    except ValueError:
+        return True
+    return False
 
 
 def end(processes: Sequence[Any], lifeline: Connection | None, deadline: float) -> None:

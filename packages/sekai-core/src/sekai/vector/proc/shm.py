@@ -264,20 +264,17 @@ class SharedBatch:
     def unlink(self) -> None:
         """Remove the block's name (parent side; the mappings stay valid)."""
         if not self._unlinked and self._segment is not None:
-            self._unlinked = True
             with contextlib.suppress(FileNotFoundError):
                 self._segment.unlink()
+            self._unlinked = True  # only now: one that Ctrl-C cut short is done again
 
     def release(self) -> None:
         """Unlink (if needed) and unmap; the views must no longer be used."""
+        self.unlink()  # before the block is let go: a release Ctrl-C cuts short leaks no name
         segment, self._segment = self._segment, None
         self.batch = self.rewards = self.terminated = self.truncated = None
         if segment is None:
             return
-        if not self._unlinked:
-            self._unlinked = True
-            with contextlib.suppress(FileNotFoundError):
-                segment.unlink()
         with contextlib.suppress(BufferError):  # a view still alive: unmapped when it dies
             segment.close()
 

@@ -432,6 +432,14 @@ class ProcVecEnv(RemoteAttributes):
 
     # -- closing -------------------------------------------------------------------------------
 
+    def close(self) -> None:
+        """``VecEnv.close()``; after one that Ctrl-C cut short before it released everything,
+        the next finishes releasing (it does nothing otherwise)."""
+        if self._closed and (self._pool is not None or self._shared is not None):
+            self._close()
+        else:
+            super().close()
+
     def _close(self) -> None:
         # A call in progress uses the pipes and the shared memory until it ends. One in another
         # thread (close() from a watchdog or a stop button) is waited for, up to close_timeout.
@@ -459,8 +467,8 @@ class ProcVecEnv(RemoteAttributes):
     def _cut_short(self) -> None:
         """Kill the workers under the call in progress, which ends it."""
         self._cut = True
-        assert self._pool is not None
-        processes.kill([handle.process for handle in self._pool.workers])
+        if self._pool is not None:
+            processes.kill(self._pool.unreaped())
 
     def _release_all(self) -> list[tuple[int, VecEnvWorkerError]]:
         """``_release()`` at close(): what was in flight is gone with the workers too."""
@@ -468,20 +476,24 @@ class ProcVecEnv(RemoteAttributes):
         return self._release()
 
     def _release(self) -> list[tuple[int, VecEnvWorkerError]]:
-        """Stop the workers and free the shared memory; the sub-envs' close errors."""
-        _LIVE.discard(self)
-        pool, self._pool = self._pool, None
-        shared, self._shared = self._shared, None
+        """Stop the workers and free the shared memory; the sub-envs' close errors. What a
+        second Ctrl-C keeps from being released stays for the next call (close(), or at exit)."""
+        pool = self._pool
         try:
             if pool is not None and os.getpid() == self._owner:  # never a forked copy's
                 return pool.stop(self._close_timeout)
             return []
         finally:
-            if shared is not None:
-                shared.release()
+            if pool is not None and (pool.released or os.getpid() != self._owner):
+                self._pool = None
+            if self._shared is not None:
+                self._shared.release()
+                self._shared = None
+            if self._pool is None:
+                _LIVE.discard(self)
 
     def __del__(self) -> None:
-        if getattr(self, "_pool", None) is not None and not getattr(self, "_closed", True):
+        if getattr(self, "_pool", None) is not None:  # not closed, or Ctrl-C cut close() short
             with contextlib.suppress(Exception):
                 self.close()
 
