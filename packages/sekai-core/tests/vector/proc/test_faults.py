@@ -326,7 +326,7 @@ _INTERRUPTED = """
     vec.reset(seed=0)
     pids = vec.call("pid")
     try:
-        vec.step([1, BLOCK])
+        vec.step([BLOCK, BLOCK])  # no reply is on its way when Ctrl-C lands (see the test)
     except KeyboardInterrupt:
         report(interrupted=True)
     mark("release")
@@ -344,6 +344,9 @@ def test_ctrl_c_while_waiting_leaves_the_env_usable(
     start_script: Callable[..., Any], context: str, group: bool
 ) -> None:
     script = start_script(_INTERRUPTED.format(context=context), new_session=group)
+    # Both workers busy in their step: a Ctrl-C that landed while the parent read a reply could
+    # take its bytes with it (FdChannel: the worker is stopped), which is not what this tests.
+    script.wait_mark("blocked-0-0")
     script.wait_mark("blocked-1-0")
     (os.killpg if group else os.kill)(script.process.pid, signal.SIGINT)
     done = script.finish()
