@@ -162,6 +162,20 @@ def test_without_a_time_limit_max_episode_steps_is_missing_as_on_the_other_backe
     assert limited.step(np.zeros(2, dtype=np.int64)).truncated.all()
 
 
+@pytest.mark.parametrize("values", [[1], [1, 1, 1]], ids=len)
+def test_a_time_limit_list_of_another_length_names_both_lengths_as_native_envs_do(
+    values: list[int],
+) -> None:
+    env = _env(2, max_episode_steps=5)
+    with pytest.raises(
+        ValueError, match=rf"^KernelVecEnv\.max_episode_steps: a list must hold one value per "
+        rf"sub-env \(2\), got {len(values)}\. Pass one int \(not a list\) to set it for every "
+        r"sub-env\.$"
+    ):  # fmt: skip
+        env.set_attr("max_episode_steps", values)
+    assert env.get_attr("max_episode_steps") == [5, 5]
+
+
 def test_the_same_seed_gives_the_same_episodes_and_another_seed_others() -> None:
     def starts(seed: int) -> list[float]:
         env = _env(8)

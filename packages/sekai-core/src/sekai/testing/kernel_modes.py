@@ -313,7 +313,8 @@ def check_set_attr_of_the_time_limit_applies_to_the_next_steps(case: ModeCase) -
         envs.set_attr, "max_episode_steps", "x",
     )  # fmt: skip
     _raises(
-        TypeError, r"^max_episode_steps must be an int or None, got list\.$",
+        ValueError, r"\.max_episode_steps: a list must hold one value per sub-env \(2\), got 3\. "
+        r"Pass one int \(not a list\)",
         envs.set_attr, "max_episode_steps", [2, 2, 2],
     )  # fmt: skip
     assert envs.get_attr("max_episode_steps") == [2, 2]

@@ -24,8 +24,9 @@ def check_max_episode_steps(value: Any) -> int | None:
 
 def _one_limit(env: Any, value: Any) -> Any:
     """A list or 1-D array of one limit per sub-env (what ``set_attr`` may pass) as that one
-    limit: every sub-env shares it. Anything else is returned as it is, for the checks that
-    follow to name its type."""
+    limit: every sub-env shares it. One of another length is refused as a native env's
+    ``set_attr`` refuses it; anything else is returned as it is, for the checks that follow to
+    name its type."""
     if isinstance(value, np.ndarray):
         if value.ndim != 1:
             return value
@@ -35,7 +36,12 @@ def _one_limit(env: Any, value: Any) -> Any:
     else:
         return value
     if len(items) != env.num_envs:
-        return value
+        kind = "a list" if isinstance(value, list) else "a 1-D array"
+        raise ValueError(
+            f"{type(env).__name__}.max_episode_steps: {kind} must hold one value per sub-env "
+            f"({env.num_envs}), got {len(items)}. Pass one int (not a list) to set it for "
+            "every sub-env."
+        )
     first = items[0]
     try:
         same = all(type(item) is type(first) and bool(item == first) for item in items)
