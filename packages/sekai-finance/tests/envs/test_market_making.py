@@ -194,35 +194,46 @@ def test_invalid_parameters_name_the_parameter_and_range(
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "term", "lower"),
+    ("kwargs", "refusal", "lower"),
     [
-        ({"sigma": 1e160}, "sigma**2 overflow float64: sigma**2 reaches inf", "sigma"),
+        (
+            {"sigma": 1e160},
+            "sigma=1e+160 makes sigma**2 overflow float64: sigma**2 reaches inf",
+            "sigma",
+        ),
         # risk_aversion=0 switches the penalty off: the overflow is sigma**2's alone
-        ({"risk_aversion": 0.0, "sigma": 1e160}, "sigma**2 overflow float64", "sigma"),
+        (
+            {"risk_aversion": 0.0, "sigma": 1e160},
+            "sigma=1e+160 makes sigma**2 overflow float64",
+            "sigma",
+        ),
         (
             {"risk_aversion": 1e308},  # 0.5 * γ * σ² was inf, times q = 0: a NaN reward
-            "the running inventory penalty overflow float64: 0.5 * risk_aversion * sigma**2 * "
-            "dt * max_inventory**2 reaches inf with sigma=2.0, risk_aversion=1e+308",
+            "sigma=2.0, risk_aversion=1e+308, dt=0.005, max_inventory=50 make the running "
+            "inventory penalty overflow float64: 0.5 * risk_aversion * sigma**2 * dt * "
+            "max_inventory**2 reaches inf",
             "risk_aversion, sigma or max_inventory",
         ),
         (
             {"terminal_penalty": 1e300, "max_inventory": 2**40},
-            "the terminal inventory penalty overflow float64",
+            "terminal_penalty=1e+300, max_inventory=1099511627776 make the terminal inventory "
+            "penalty overflow float64",
             "terminal_penalty or max_inventory",
         ),
         (
             {"s0": 1e307},  # q * mid was inf at 18 lots: a NaN reward
-            "the inventory's value overflow float64: max_inventory * (|s0| + 5 * sigma * "
-            "sqrt(total_time) + max_offset) reaches inf with s0=1e+307",
+            "s0=1e+307, sigma=2.0, total_time=1.0, max_offset=5.0, max_inventory=50 make the "
+            "inventory's value overflow float64: max_inventory * (|s0| + 5 * sigma * "
+            "sqrt(total_time) + max_offset) reaches inf",
             "max_inventory, |s0| or sigma",
         ),
     ],
     ids=["sigma", "sigma, no risk aversion", "risk_aversion", "terminal_penalty", "s0"],
 )
 def test_parameters_whose_reward_overflows_are_refused_naming_the_term(
-    kwargs: dict[str, float], term: str, lower: str
+    kwargs: dict[str, float], refusal: str, lower: str
 ) -> None:
-    message = re.escape(f"MarketMaking-v0: the parameters make {term}")
+    message = rf"^MarketMaking-v0: {re.escape(refusal)}"
     message += rf".*, above float64's largest value 1\.798e\+308\. Lower {re.escape(lower)}\.$"
     with pytest.raises(ValueError, match=message):
         MarketMakingEnv(**kwargs)  # type: ignore[arg-type]

@@ -297,8 +297,9 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         number for a per-element parameter is broadcast, as the env's constructor does.
 
         Raises:
-            ValueError: per-sub-env values for a parameter (kernel parameters are shared), or a
-                value the env refuses.
+            ValueError: per-sub-env values for a parameter (kernel parameters are shared), a
+                value the env refuses, or one the backend's float dtype cannot run (named with
+                the call that set it).
             TypeError: a value of another kind or shape than the parameter's.
             AttributeError: a read-only name, a field the kernel derives, or neither a
                 parameter nor an existing attribute.
@@ -327,7 +328,12 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         if isinstance(values, list) and len(values) == self.num_envs:
             values = self._shared_value(name, values)
         params = read_only_arrays(self._replaced(name, values))
-        self._params = device_params(self.kernel, params, self.backend)
+        try:
+            self._params = device_params(self.kernel, params, self.backend)
+        except ValueError as error:  # the driver's float dtype cannot run it (check_params)
+            raise ValueError(
+                f"{type(self).__name__}.set_attr({name!r}, {values!r}) refused: {error}"
+            ) from error
         self._host_params = params
         new = getattr(self._host_params, name)
         # One number stays one number (a native env keeps it so), checked and as a float.

@@ -267,9 +267,15 @@ def test_an_integer_beyond_int32_set_on_a_float32_env_is_refused_and_undone(
 @pytest.mark.parametrize(
     ("make", "term"),
     [
-        (lambda: MarketMakingKernel(sigma=1e20), r"sigma\*\*2 overflow float32"),
-        (lambda: MarketMakingKernel(s0=1e38), "the inventory's value overflow float32"),
-        (lambda: OptimalExecutionKernel(risk_aversion=1e30), "the risk penalty overflow float32"),
+        (lambda: MarketMakingKernel(sigma=1e20), r"sigma=1e\+20 makes sigma\*\*2 overflow float32"),
+        (
+            lambda: MarketMakingKernel(s0=1e38),
+            r"s0=1e\+38, .* make the inventory's value overflow float32",
+        ),
+        (
+            lambda: OptimalExecutionKernel(risk_aversion=1e30),
+            r"risk_aversion=1e\+30 make the risk penalty overflow float32",
+        ),
     ],
     ids=["MarketMaking sigma", "MarketMaking s0", "OptimalExecution risk_aversion"],
 )
@@ -280,7 +286,7 @@ def test_session_kernels_refuse_rewards_their_float32_cannot_hold(
     from sekai.testing.kernels import kernel_trajectory
 
     message = (
-        rf"\(array kernel in float32\): the parameters make {term}: .* above float32's "
+        rf"\(array kernel in float32\): .*{term}: .* above float32's "
         r"largest value 3\.403e\+38\. Lower .*, or run the kernel in float64"
     )
     with pytest.raises(ValueError, match=message):
@@ -293,7 +299,11 @@ def test_a_parameter_set_beyond_float32_on_a_torch_env_is_refused_and_undone() -
     import sekai
 
     vec = sekai.make_vec("OptimalExecution-v0", 2, vectorization_mode="torch")
-    with pytest.raises(ValueError, match="risk penalty overflow float32"):
+    with pytest.raises(
+        ValueError, match=r"^TorchVecEnv\.set_attr\('risk_aversion', 1e\+30\) refused: "
+        r"OptimalExecution-v0 \(array kernel in float32\): initial_inventory=1000000\.0, "
+        r"sigma=0\.95, tau=0\.2, risk_aversion=1e\+30 make the risk penalty overflow float32: "
+    ):  # fmt: skip
         vec.set_attr("risk_aversion", 1e30)
     assert vec.get_attr("risk_aversion") == [1e-6, 1e-6]
     vec.close()

@@ -106,12 +106,16 @@ def check_reward_terms(
         size = term.size()
         if size <= bound:  # NaN fails too
             continue
-        named = ", ".join(
+        given = [
             f"{name}={value!r}"
             for name, value in values.items()
             if re.search(rf"\b{name}\b", term.formula)
-        )
-        head = "the parameters make" if changed is None else f"setting {changed} makes"
+        ]
+        named = ", ".join(given)
+        if changed is None:  # the values themselves are what is refused
+            head, reached = f"{named} {'make' if len(given) > 1 else 'makes'}", ""
+        else:
+            head, reached = f"setting {changed} makes", f" with {named}"
         where, remedy = env_id, term.lower
         if dtype != "float64":
             where = f"{env_id} (array kernel in {dtype})"
@@ -121,7 +125,7 @@ def check_reward_terms(
             )
         raise ValueError(
             f"{where}: {head} {term.what} overflow {dtype}: {term.formula} reaches "
-            f"{size:.4g} with {named}, above {dtype}'s largest value {bound:.4g}. "
+            f"{size:.4g}{reached}, above {dtype}'s largest value {bound:.4g}. "
             f"Lower {remedy}."
         )
 
