@@ -347,3 +347,14 @@ def test_a_time_limit_assigned_directly_reaches_the_compiled_step() -> None:
     envs.reset(seed=0)
     steps = [bool(np.asarray(envs.step(np.zeros(2, np.int64)).truncated).all()) for _ in range(2)]
     assert steps == [False, True]
+
+
+def test_set_attr_of_a_static_param_rebuilds_the_compiled_step() -> None:
+    envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax")
+    envs.reset(seed=0)
+    assert np.asarray(envs.step(np.zeros(2, np.int64)).rewards).tolist() == [1.0, 1.0]
+    envs.set_attr("sutton_barto_reward", True)  # a Python branch of the kernel, compiled in
+    assert envs.get_attr("sutton_barto_reward") == [True, True]
+    out = envs.step(np.zeros(2, np.int64))
+    assert not np.asarray(out.terminated).any()
+    assert np.asarray(out.rewards).tolist() == [0.0, 0.0]  # Sutton and Barto's: 0 until it falls
