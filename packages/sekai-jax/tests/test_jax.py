@@ -198,6 +198,50 @@ class _Labelled(_NoisyReset):
         return (*head, {"t": head[0]["t"], "moved": head[0]["x"]})
 
 
+@dataclass(frozen=True)
+class _ScaleParams:
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not float(self.scale) >= 0.0:
+            raise ValueError(f"scale must be >= 0, got {self.scale}.")
+
+
+class _Scaled(_NoisyReset):
+    """Refuses, as check_params, a scale whose square its float dtype cannot hold."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.params = _ScaleParams()  # type: ignore[assignment]
+
+    def check_params(self, xp: Any, params: Any, float_dtype: Any) -> None:
+        if float(params.scale) ** 2 > float(xp.finfo(float_dtype).max):
+            raise ValueError(
+                f"scale={float(params.scale)!r} squared overflows {np.dtype(float_dtype).name}."
+            )
+
+
+def test_concrete_functional_params_are_checked_as_set_attr_checks_them() -> None:
+    env = FunctionalEnv(_Scaled(), 2)
+    key, action = jax.random.PRNGKey(0), jnp.zeros(2, jnp.int32)
+    state, _, _ = env.reset(key, {"scale": 2.0})
+    huge, negative = {"scale": 1e20}, {"scale": jnp.float32(-1.0)}
+    calls = {
+        "reset": lambda params: env.reset(key, params),
+        "step": lambda params: env.step(key, state, action, params),
+        # Constants under jit are known when the step is traced: checked then, for free.
+        "jitted step": lambda params: jax.jit(lambda s: env.step(key, s, action, params))(state),
+    }
+    for call in calls.values():  # (JAX adds a note below the message of an error in a trace)
+        with pytest.raises(ValueError, match=r"^scale=1e\+20 squared overflows float32\.(\n|$)"):
+            call(huge)
+        with pytest.raises(ValueError, match=r"^scale must be >= 0, got -1\.0\.(\n|$)"):
+            call(negative)
+    # Traced values are not checked (accelerators.md): that would take a host sync per call.
+    out = jax.jit(env.step)(key, state, action, huge)
+    assert out.reward.shape == (2,)
+
+
 def test_infos_keep_the_kernels_key_order_out_of_jit() -> None:
     envs = JaxVecEnv(_Labelled(), 2)
     assert list(envs.reset(seed=0).infos[0]) == ["x", "at"]

@@ -150,6 +150,14 @@ class FunctionalEnv:
         fields derived from them computed again."""
         if params is None:
             return self._defaults
+        self._check_given(params)
+        replaced = with_fields(self._defaults, params)
+        derive = getattr(replaced, "derive", None)  # the derived fields follow those given
+        return replaced if derive is None else with_fields(replaced, derive(jnp))
+
+    def _check_given(self, params: Mapping[str, Any]) -> None:
+        """Refuse ``params`` of another type or with names ``reset`` and ``step`` do not take,
+        and, when their values are concrete, values the stateful env's ``set_attr`` refuses."""
         self._check_params_type(params)
         kernel = type(self.kernel).__name__
         taken = sorted(self.default_params)
@@ -175,9 +183,19 @@ class FunctionalEnv:
         unknown = sorted(set(params) - fields)
         if unknown:  # a typo would otherwise leave the default in place, silently
             raise ValueError(f"unknown params {unknown} for {kernel}; its params are {taken}.")
-        replaced = with_fields(self._defaults, params)
-        derive = getattr(replaced, "derive", None)  # the derived fields follow those given
-        return replaced if derive is None else with_fields(replaced, derive(jnp))
+        # Traced values (under jit, vmap or grad) have no value to check without a host sync
+        # in every call: the values checked are those known when the call is traced.
+        if not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(params)):
+            self._check_values(params)
+
+    def _check_values(self, params: Mapping[str, Any]) -> None:
+        """Check concrete ``params`` as ``set_attr`` checks them: by the params' dataclass (as
+        the env checks them) and ``kernel.check_params`` (what this float dtype can run)."""
+        host = {
+            name: None if value is None else np.asarray(value) for name, value in params.items()
+        }
+        checked = dataclasses.replace(self._template, **host)
+        self.kernel.check_params(jnp, checked, self.dtype)
 
     def _actions(self, action: Any) -> jax.Array:
         """``action`` checked and cast as the stateful JAX mode does, from its shape and dtype
@@ -201,12 +219,16 @@ class FunctionalEnv:
         Args:
             key: a JAX PRNG key.
             params: None (``default_params``), or a dict of some of ``default_params``' names.
+                Concrete values are checked as the stateful env's ``set_attr`` checks them;
+                values traced by an enclosing ``jit`` or ``vmap`` are not (see accelerators.md).
 
         Raises:
             TypeError: ``params`` is not a dict.
-            ValueError: a name of ``params`` that is read-only, fixed when built, or unknown.
+            ValueError: a name of ``params`` that is read-only, fixed when built, or unknown; a
+                concrete value the env, or this float dtype, cannot run.
         """
-        self._check_params_type(params)  # before jit, which would misread another type
+        if params is not None:  # before jit, which would misread another type, and traces
+            self._check_given(params)  # the values (checked when concrete)
         result: KernelReset = self._reset(key, params)
         return result._replace(info=in_order(result.info, self._reset_order))
 
