@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -71,3 +75,104 @@ def test_a_sync_shim_call_while_another_threads_runs_raises_async_call_pending()
     assert vec.step(np.array([0])).rewards.tolist() == [1.0]  # usable again
     vec.close()
     assert vec.closed
+
+
+_SEKAI = os.path.dirname(sekai.__file__)
+
+
+def _offer_the_gil(frame: Any, event: str, arg: Any) -> Any:
+    if event == "line":
+        time.sleep(0)  # another thread may run here, as it may on a free-threaded build
+    return _offer_the_gil
+
+
+def _switch_threads_at_every_line_of_sekai() -> None:
+    """Trace the calling thread so that it lets other threads run at each line of sekai's code.
+
+    Without it, CPython switches threads only at calls and loops: a check on one line and the
+    store on the next would never interleave, as they do where threads run in parallel.
+    """
+    sys.settrace(
+        lambda frame, event, arg: (
+            _offer_the_gil if frame.f_code.co_filename.startswith(_SEKAI) else None
+        )
+    )
+
+
+class _Round:
+    """One round of the race: its async step holds its caller's loop until every racer tried."""
+
+    def __init__(self, racers: int) -> None:
+        self.racers = racers
+        self.lock = threading.Lock()
+        self.tried = 0
+        self.winners = 0
+        self.everyone_tried = threading.Event()
+
+    def tried_to_begin(self, won: bool) -> None:
+        with self.lock:
+            self.tried += 1
+            self.winners += won
+            if self.tried == self.racers:
+                self.everyone_tried.set()
+        assert self.everyone_tried.wait(30), "a racer never tried"
+
+
+class Held(sekai.Env):  # type: ignore[type-arg]
+    observation_space = sekai.Discrete(2)
+    action_space = sekai.Discrete(2)
+
+    def __init__(self, rounds: list[_Round]) -> None:
+        self.rounds = rounds
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        return sekai.ResetResult(0, {})
+
+    async def async_step(self, action: Any) -> Any:
+        self.rounds[-1].tried_to_begin(won=True)
+        return sekai.StepResult(0, 0.0, False, False, {})
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        raise NotImplementedError
+
+    def step(self, action: Any) -> Any:
+        raise NotImplementedError
+
+
+def test_async_steps_begun_at_once_on_the_loops_of_several_threads_let_exactly_one_run() -> None:
+    racers, rounds = 4, 50
+    played = [_Round(racers)]
+    vec = AsyncVecEnv([lambda: Held(played)])
+    vec.reset(seed=0)
+    # The barrier's action starts the next round once every racer is done with this one.
+    start = threading.Barrier(racers, timeout=30)
+    done = threading.Barrier(racers, action=lambda: played.append(_Round(racers)), timeout=30)
+    errors: list[BaseException] = []
+
+    def race() -> None:
+        loop = asyncio.new_event_loop()
+        _switch_threads_at_every_line_of_sekai()
+        try:
+            for _ in range(rounds):
+                start.wait()
+                try:
+                    loop.run_until_complete(vec.async_step(np.array([0])))
+                except sekai.AsyncCallPending:
+                    played[-1].tried_to_begin(won=False)
+                done.wait()
+        except BaseException as exc:
+            errors.append(exc)
+            start.abort()
+            done.abort()
+        finally:
+            sys.settrace(None)
+            loop.close()
+
+    threads = [threading.Thread(target=race, daemon=True) for _ in range(racers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not any(thread.is_alive() for thread in threads) and errors == []
+    assert [r.winners for r in played[:-1]] == [1] * rounds
+    vec.close()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import abc
+import os
+import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -32,6 +34,22 @@ def _check_num_envs(num_envs: Any) -> int:
     if num_envs < 1:
         raise ValueError(f"num_envs must be >= 1, got {num_envs}.")
     return int(num_envs)
+
+
+# Makes the check and the set of ``_async_pending`` one step: two threads may each await an
+# async call of one VecEnv on their own event loop. One lock for every VecEnv, held for those
+# two statements only: a lock in each VecEnv's state would stop it from being pickled.
+_BEGIN_ASYNC = threading.Lock()
+
+
+def _renew_begin_async_lock() -> None:
+    """A forked child gets a free lock: a thread that held it at the fork is not there."""
+    global _BEGIN_ASYNC
+    _BEGIN_ASYNC = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_begin_async_lock)
 
 
 # __enter__ returns the subclass (typing.Self is 3.11+, and hints must resolve at runtime).
@@ -368,10 +386,12 @@ class VecEnv(abc.ABC):
             raise AsyncCallPending()
 
     def _begin_async(self) -> None:
-        """Mark an async call as running; AsyncCallPending if one already is (rule 8)."""
-        if self._async_pending:
-            raise AsyncCallPending()
-        self._async_pending = True
+        """Mark an async call as running; AsyncCallPending if one already is (rule 8), also
+        when another thread's event loop begins one at the same moment."""
+        with _BEGIN_ASYNC:
+            if self._async_pending:
+                raise AsyncCallPending()
+            self._async_pending = True
 
     def _begin_reset(self) -> None:
         """Before dispatching a reset: the VecEnv must be reset again if it fails midway."""
