@@ -4,14 +4,16 @@ import os
 import signal
 import threading
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 import sekai
-from sekai.error import EnvNotFound
+from sekai.error import EnvNotFound, PluginLoadWarning
 from sekai.plugins import hookimpl
 from sekai.plugins._host import EntryPointRecord, PluginHost
 from sekai.registry import EnvRegistry
+from sekai.registry.registry import _DISCOVERY
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 # Python 3.12+ warns that a multi-threaded process forks; these tests fork one on purpose.
@@ -188,6 +190,31 @@ def test_loaders_of_two_threads_looking_each_other_up_do_not_wait_for_each_other
     assert sorted(type(n).__name__ for n in nested) == ["EnvNotFound", "str"]
 
 
+def test_a_helper_thread_of_a_loader_looking_up_a_missing_id_of_its_namespace_times_out():
+    reg = EnvRegistry()
+    reg._wait_timeout = 0.2
+
+    def load_mine():  # waits for a helper that waits for this loader: neither would go on
+        helper, helped = _in_thread(lambda: reg.spec("mine/Later-v0"))
+        assert _finished(helper), "the helper's lookup waits for its loader forever"
+        reg.register("mine/Later-v0", Dummy)
+        raise helped[0]
+
+    reg.register_namespace("mine", load_mine)
+    lookup, got = _in_thread(lambda: reg.spec("mine/Later-v0"))
+    assert _finished(lookup)
+    assert isinstance(got[0], TimeoutError)
+    assert str(got[0]) == (
+        "Looking up 'mine/Later-v0' waited 0.2 s for the loader "
+        f"{__name__}.test_a_helper_thread_of_a_loader_looking_up_a_missing_id_of_its_namespace_"
+        "times_out.<locals>.load_mine of namespace 'mine', which another thread runs. If that "
+        "loader waits for this thread (a helper thread or thread pool it started), neither can "
+        "go on: register the IDs that thread looks up before it starts, or look them up in the "
+        "loader's thread."
+    )
+    assert reg.all_specs() == []  # the failed loader's IDs are undone; it runs again later
+
+
 def _in_forked_child(check):
     """Run ``check`` in a forked child (killed after 10 s); returns the child's exit code."""
     pid = os.fork()
@@ -238,7 +265,7 @@ def test_a_child_forked_while_another_thread_discovers_plugins_discovers_them_ag
     started, release, calls = threading.Event(), threading.Event(), []
     plugin = EntryPointRecord("acme", "acme-envs", "1.2.0", lambda: AcmePlugin)
 
-    def factory(reg):  # discovery holds the registry lock while it runs
+    def factory(reg):
         calls.append(1)
         if len(calls) == 1:
             started.set()
@@ -260,3 +287,84 @@ def test_a_child_forked_while_another_thread_discovers_plugins_discovers_them_ag
         release.set()
     assert _finished(discovering)
     assert found == [["acme/Foo-v0"]] and calls == [1]
+
+
+class PooledPlugin:
+    """Builds its specs in a thread pool, which registers them through the hook's argument."""
+
+    @staticmethod
+    @hookimpl
+    def sekai_register_envs(registry):
+        with ThreadPoolExecutor(2) as pool:
+            names = ["acme/A-v0", "acme/B-v0", "acme/C-v0"]
+            list(pool.map(lambda name: registry.register(name, "acme.envs:Env"), names))
+
+
+def _discovering(reg):
+    """Start a thread discovering ``reg``'s plugins; returns it and the IDs it then lists."""
+    return _in_thread(lambda: [s.id for s in reg.all_specs()])
+
+
+def test_a_plugin_hook_may_register_from_a_thread_pool():
+    plugin = EntryPointRecord("acme", "acme-envs", "1.2.0", lambda: PooledPlugin)
+    reg = EnvRegistry(lambda reg: PluginHost(reg, entry_points=[plugin], disabled=""))
+    discovering, found = _discovering(reg)
+    assert _finished(discovering), "discovery waits for the hook's pool, which waits for it"
+    assert found == [["acme/A-v0", "acme/B-v0", "acme/C-v0"]]
+    assert {s.source.plugin for s in reg.all_specs()} == {"acme"}
+
+
+def test_a_lookup_while_another_thread_discovers_plugins_waits_for_it():
+    started, release = threading.Event(), threading.Event()
+
+    class SlowPlugin:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            started.set()
+            assert release.wait(timeout=10), "the test never released discovery"
+            registry.register("acme/Foo-v0", "acme.envs:Foo")
+
+    plugin = EntryPointRecord("acme", "acme-envs", "1.2.0", lambda: SlowPlugin)
+    reg = EnvRegistry(lambda reg: PluginHost(reg, entry_points=[plugin], disabled=""))
+    discovering, found = _discovering(reg)
+    assert started.wait(timeout=10)
+    progress = threading.Event()
+    reg._loading[_DISCOVERY].done = _WatchedEvent(progress)
+    lookup, got = _in_thread(lambda: reg.spec("acme/Foo-v0").id)
+    assert progress.wait(timeout=10)
+    assert got == []  # waiting: no EnvNotFound before the plugin has registered it
+    release.set()
+    assert _finished(discovering, lookup)
+    assert found == [["acme/Foo-v0"]] and got == ["acme/Foo-v0"]
+
+
+def test_a_hook_waiting_for_a_thread_that_calls_the_registry_fails_that_plugin_in_time():
+    reg = None
+
+    class StuckPlugin:  # its pool calls reg.spec(), which waits for discovery, which waits
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            with ThreadPoolExecutor(1) as pool:
+                pool.submit(reg.spec, "classic/CartPole-v1").result()
+
+    records = [
+        EntryPointRecord("acme", "acme-envs", "1.2.0", lambda: AcmePlugin),
+        EntryPointRecord("stuck", "stuck-envs", "0.1.0", lambda: StuckPlugin),
+    ]
+    reg = EnvRegistry(lambda reg: PluginHost(reg, entry_points=records, disabled=""))
+    reg._wait_timeout = 0.2
+    with pytest.warns(PluginLoadWarning) as caught:
+        discovering, found = _discovering(reg)
+        assert _finished(discovering)
+    assert found == [["acme/Foo-v0"]]
+    assert str(caught[0].message) == (
+        "sekai plugin 'stuck' (stuck-envs 0.1.0) failed to load and was skipped: TimeoutError: "
+        "This registry operation waited 0.2 s for the plugin discovery that another thread "
+        "runs (it is loading plugin 'stuck' (stuck-envs 0.1.0)). If a plugin's hook waits for "
+        "this thread (a thread pool it started), neither can go on: that thread registers "
+        "through the hook's registry argument (registry.register(...)), not with sekai's "
+        "registry functions, which wait for discovery. Set SEKAI_DISABLE_PLUGINS=stuck to "
+        "silence this."
+    )

@@ -28,14 +28,17 @@ HostFactory = Callable[["EnvRegistry"], "PluginHost"]
 _CORE_MODES = ("sync", "async", "proc")
 _NAMESPACE_RE = re.compile(r"[a-zA-Z0-9_-]+")
 _Backend = tuple[EntryPoint, SpecSource | None]
+# Plugin discovery's key among the running loaders (no namespace can be spelled so).
+_DISCOVERY = "<plugin discovery>"
 
 
 class _Loading:
-    """A namespace loader running in ``thread``; ``done`` is set once it has returned or raised."""
+    """A namespace loader (or plugin discovery) running in ``thread``; ``done`` is set once it
+    has returned or raised."""
 
     __slots__ = ("added", "done", "loader", "thread")
 
-    def __init__(self, loader: Callable[[], object]) -> None:
+    def __init__(self, loader: Callable[..., object]) -> None:
         self.loader = loader
         self.thread = threading.get_ident()
         self.done = threading.Event()
@@ -45,15 +48,20 @@ class _Loading:
 class EnvRegistry:
     """A registry of environment specs and vector backends.
 
-    Plugins are discovered once, under a lock, by the first operation that reads or changes the
-    registry (never at import): ``host_factory(registry)`` builds the plugin host that loads them.
-    A registry without a host factory discovers nothing. Every change takes the same reentrant
-    lock for a short step (discovery holds it throughout); a lookup that finds its ID takes none.
-    Namespace loaders run without it, so that they may register from other threads.
+    Plugins are discovered once, by the first operation that reads or changes the registry
+    (never at import): ``host_factory(registry)`` builds the plugin host that loads them. A
+    registry without a host factory discovers nothing. Every change takes a reentrant lock for a
+    short step; a lookup that finds its ID takes none. Discovery and namespace loaders run
+    without it, so that they may register from other threads; other threads' operations wait
+    for discovery, and their lookups of a missing ID for its namespace's loader.
 
     Args:
         host_factory: builds the ``sekai.plugins._host.PluginHost`` for this registry.
     """
+
+    # How long an operation waits for another thread's discovery or namespace loader before
+    # raising TimeoutError: that one may be waiting for this thread, and would never end.
+    _wait_timeout: float = 120.0
 
     def __init__(self, host_factory: HostFactory | None = None) -> None:
         self._specs: dict[str, EnvSpec] = {}
@@ -63,11 +71,10 @@ class EnvRegistry:
         self._host: PluginHost | None = None
         self._lock = threading.RLock()
         self._discovered = host_factory is None
-        # The discovering thread, and what to restore if discovery fails or the process forks.
-        self._discovering: int | None = None
+        # What to restore if discovery fails, or the process forks while another thread runs it.
         self._before_discovery: tuple[dict[str, EnvSpec], dict[str, _Backend]] = ({}, {})
-        self._loading: dict[str, _Loading] = {}
-        self._waiting: dict[int, str] = {}  # thread -> the namespace whose loader it waits for
+        self._loading: dict[str, _Loading] = {}  # by namespace, and discovery by _DISCOVERY
+        self._waiting: dict[int, str] = {}  # thread -> the key of the loading it waits for
         _LIVE.add(self)
 
     # -- discovery ------------------------------------------------------------------------
@@ -80,25 +87,36 @@ class EnvRegistry:
         """
         if self._discovered:
             return
-        messages: list[str] = []
-        with self._lock:
-            # A plugin calling sekai.register() while it is being loaded re-enters here.
-            if self._discovered or self._discovering is not None or self._host_factory is None:
-                return
-            self._before_discovery = (dict(self._specs), dict(self._backends))
-            self._discovering = threading.get_ident()
-            try:
-                host = self._host_factory(self)
-                self._host = host
-                messages = host.load()
-            except BaseException:
-                self._undo_discovery()
-                raise
-            else:
-                self._discovered = True
-            finally:
-                self._discovering = None
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                if self._discovered or self._host_factory is None:
+                    return
+                running = self._loading.get(_DISCOVERY)
+                if running is None:
+                    running = self._loading[_DISCOVERY] = _Loading(self._host_factory)
+                    self._before_discovery = (dict(self._specs), dict(self._backends))
+                    break
+                # A plugin calling sekai.register() while it is being loaded comes back here.
+                if self._waits_for(running.thread, me):
+                    return
+                self._waiting[me] = _DISCOVERY
+            self._wait(_DISCOVERY, running, me)  # then discover here if it failed there
+        # Without the lock, so that a plugin's hook may register from other threads.
+        failed = True
+        try:
+            host = self._host_factory(self)
+            self._host = host
+            messages = host.load()
+            failed = False
+        finally:
+            with self._lock:
+                del self._loading[_DISCOVERY]
+                if failed:
+                    self._undo_discovery()
+                self._discovered = not failed
                 self._before_discovery = ({}, {})
+            running.done.set()
         stacklevel = caller_stacklevel()
         for message in messages:
             warnings.warn(PluginLoadWarning(message), stacklevel=stacklevel)
@@ -115,8 +133,8 @@ class EnvRegistry:
         would take the ID before its plugin loads, outside the attribution and the removal of a
         failed plugin's registrations. Other IDs are registered at runtime, as always.
         """
-        if self._discovering is None or self._host is None or not isinstance(env_id, str):
-            return  # only the discovering thread gets here while discovery runs
+        if _DISCOVERY not in self._loading or self._host is None or not isinstance(env_id, str):
+            return  # only discovery's own thread gets here while discovery runs
         owner = self._host.owner_of(env_id)
         if owner is not None:
             raise RuntimeError(
@@ -246,11 +264,7 @@ class EnvRegistry:
                 if self._waits_for(running.thread, me):
                     return  # its own loader, or one waiting on it: waiting would never end
                 self._waiting[me] = namespace
-            try:
-                running.done.wait()
-            finally:
-                with self._lock:
-                    del self._waiting[me]
+            self._wait(namespace, running, me, env_id)
         # Without the lock, so the loader may register from other threads, and out of
         # ``_loaders``, so a lookup inside it does not run it again.
         failed = True
@@ -263,6 +277,44 @@ class EnvRegistry:
                 if failed:
                     self._undo_load(namespace, running)
             running.done.set()
+
+    def _wait(self, key: str, running: _Loading, me: int, env_id: str | None = None) -> None:
+        """Wait for ``running``, which ``self._waiting`` says ``me`` waits for.
+
+        Raises:
+            TimeoutError: it still runs after ``_wait_timeout`` seconds. It may be waiting for
+                this thread, which the cycle check cannot see (a helper thread it started).
+        """
+        try:
+            finished = running.done.wait(self._wait_timeout)
+        finally:
+            with self._lock:
+                del self._waiting[me]
+        if not finished:
+            raise TimeoutError(self._stuck_message(key, running, env_id))
+
+    def _stuck_message(self, key: str, running: _Loading, env_id: str | None) -> str:
+        waited = f"{self._wait_timeout:g} s"
+        if key == _DISCOVERY:
+            host = self._host
+            now = f" (it is loading {host.loading})" if host and host.loading else ""
+            return (
+                f"This registry operation waited {waited} for the plugin discovery that "
+                f"another thread runs{now}. If a plugin's hook waits for this thread (a "
+                "thread pool it started), neither can go on: that thread registers through "
+                "the hook's registry argument (registry.register(...)), not with sekai's "
+                "registry functions, which wait for discovery."
+            )
+        loader = running.loader
+        module = getattr(loader, "__module__", None)
+        qualname = getattr(loader, "__qualname__", None)
+        name = f"{module}.{qualname}" if module and qualname else repr(loader)
+        return (
+            f"Looking up {env_id!r} waited {waited} for the loader {name} of namespace "
+            f"{key!r}, which another thread runs. If that loader waits for this thread (a "
+            "helper thread or thread pool it started), neither can go on: register the IDs "
+            "that thread looks up before it starts, or look them up in the loader's thread."
+        )
 
     def _waits_for(self, thread: int, me: int) -> bool:
         """Whether ``thread`` is ``me`` or waits, through the loaders it waits for, for ``me``."""
@@ -289,15 +341,15 @@ class EnvRegistry:
         at the child's next lookup, and their lock is not held here."""
         self._lock = threading.RLock()
         me = threading.get_ident()
-        if self._discovering is not None and self._discovering != me:
-            self._undo_discovery()
-            self._discovering = None
-        for namespace, running in list(self._loading.items()):
+        for key, running in list(self._loading.items()):
             if running.thread == me:
                 running.done = threading.Event()  # its lock may be held by a parent thread
+                continue
+            del self._loading[key]
+            if key == _DISCOVERY:
+                self._undo_discovery()
             else:
-                del self._loading[namespace]
-                self._undo_load(namespace, running)
+                self._undo_load(key, running)
         self._waiting.clear()
 
     def all_specs(self) -> list[EnvSpec]:
@@ -310,7 +362,8 @@ class EnvRegistry:
 
         The loader is dropped only after it succeeds, so a failed import can be retried. A
         second call for the same namespace replaces a loader that has not run yet. A lookup from
-        another thread while the loader runs waits for it; the loader's own thread does not.
+        another thread while the loader runs waits for it (TimeoutError after ``_wait_timeout``
+        seconds: the loader may be waiting for that thread); the loader's own thread does not.
         """
         if not isinstance(namespace, str) or _NAMESPACE_RE.fullmatch(namespace) is None:
             raise ValueError(
