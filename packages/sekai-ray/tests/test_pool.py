@@ -95,15 +95,22 @@ def test_reset_error_keeps_the_class_and_requires_a_new_reset() -> None:
 def test_actor_killed_mid_step_names_its_sub_envs_and_close_returns() -> None:
     vec = _fragile(4, 2)
     vec.reset(options=[{"start": 0}, {"start": 13}, {"start": 0}, {"start": 0}])
+    pid = vec.get_attr("pid")[0]
     with pytest.raises(sekai.VecEnvWorkerError) as caught:
         vec.step([1, 1, 1, 1])  # sub-env 1 kills worker 0, which also runs sub-env 0
     error = caught.value
     assert str(error) == f"Worker 0 (sub-envs 0-1) raised ActorDiedError: {DIED}"
     assert (error.rank, error.ranks, error.worker, error.remote_traceback) == (0, (0, 1), 0, "")
     assert isinstance(error.__cause__, ray.exceptions.RayActorError)
+    # How it ended, as Ray tells it (it does not know the signal), as ProcVecEnv's note does.
+    [note] = error.__notes__
+    assert note.startswith(
+        f"Ray, on the worker actor (pid {pid} on 127.0.0.1): The actor is dead because its "
+        "worker process has died."
+    )
     with pytest.raises(sekai.VecEnvWorkerError) as again:  # every later call, at once
         vec.get_attr("steps")
-    assert str(again.value) == str(error)
+    assert str(again.value) == str(error) and again.value.__notes__ == [note]
     vec.close()
     assert vec.closed
 

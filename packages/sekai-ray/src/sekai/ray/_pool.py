@@ -26,7 +26,7 @@ from sekai.error import VecEnvWorkerError
 from sekai.ray._actor import CutShort
 from sekai.ray._cluster import actors_killed, cluster_id
 from sekai.vector._batches import Arrival
-from sekai.vector._contract.errors import unpicklable_detail, worker_error_class
+from sekai.vector._contract.errors import noted, unpicklable_detail, worker_error_class
 from sekai.vector._remote import Items, Reply, read_reply
 
 __all__ = ["DIED", "ActorHandle", "ActorPool"]
@@ -52,13 +52,25 @@ class ActorHandle:
         self.actor = actor
         self.dead: VecEnvWorkerError | None = None  # why it is dead, once it is
 
-    def failure(self, exc_type: str, message: str, cls: type | None = None) -> VecEnvWorkerError:
+    def failure(
+        self, exc_type: str, message: str, cls: type | None = None, note: str = ""
+    ) -> VecEnvWorkerError:
         """The error naming this actor (and its sub-envs when it runs several), deriving from
-        ``cls`` too when given (from ``TimeoutError`` for a timeout), as ProcVecEnv's do."""
+        ``cls`` too when given (from ``TimeoutError`` for a timeout), with ``note`` added when
+        given, as ProcVecEnv's do."""
         if cls is None and exc_type == "TimeoutError":
             cls = TimeoutError
         error = worker_error_class(cls)
-        return error(self.lo, exc_type, message, worker=self.index, ranks=range(self.lo, self.hi))
+        made = error(self.lo, exc_type, message, worker=self.index, ranks=range(self.lo, self.hi))
+        return noted(made, [note] if note else [])
+
+    def death(self) -> VecEnvWorkerError:
+        """A new error like the one this actor died with (each call raises its own), with its
+        cause and notes."""
+        dead = self.dead or self.failure("ActorDiedError", DIED)
+        error = noted(self.failure(dead.exc_type, dead.message), getattr(dead, "__notes__", []))
+        error.__cause__ = dead.__cause__
+        return error
 
 
 class ActorPool:
@@ -91,8 +103,8 @@ class ActorPool:
                     handle.dead = handle.failure("ActorDiedError", lost)
         for handle in self.handles:
             if handle.dead is not None:
-                error = handle.failure(handle.dead.exc_type, handle.dead.message)
-                raise error from handle.dead.__cause__
+                error = handle.death()
+                raise error from error.__cause__
 
     def encode(
         self,
@@ -354,7 +366,7 @@ class ActorPool:
             message = f"{text} (not an Exception: the worker actor was stopped mid-command)"
             self.bury(handle, exc_type, message, exc)
         elif isinstance(exc, exceptions.RayActorError):
-            self.bury(handle, type(exc).__name__, DIED, exc)
+            self.bury(handle, type(exc).__name__, DIED, exc, _death_note(exc))
         else:
             head = (str(exc).strip().splitlines() or [""])[0]
             self.bury(handle, type(exc).__name__, head or DIED, exc)
@@ -363,17 +375,19 @@ class ActorPool:
     @staticmethod
     def lost(handle: ActorHandle) -> Reply:
         """The outcome of a dead actor: its error, reported by its first sub-env."""
-        dead = handle.dead or handle.failure("ActorDiedError", DIED)
-        error = handle.failure(dead.exc_type, dead.message)
-        error.__cause__ = dead.__cause__
-        return Reply(None, [(handle.lo, error)])
+        return Reply(None, [(handle.lo, handle.death())])
 
     def bury(
-        self, handle: ActorHandle, exc_type: str, message: str, cause: BaseException | None
+        self,
+        handle: ActorHandle,
+        exc_type: str,
+        message: str,
+        cause: BaseException | None,
+        note: str = "",
     ) -> None:
         """Mark ``handle`` dead (every later call raises its error) and make sure it is."""
         if handle.dead is None:
-            handle.dead = handle.failure(exc_type, message)
+            handle.dead = handle.failure(exc_type, message, note=note)
             handle.dead.__cause__ = cause
         if self.cluster_lost() is None:  # else nothing to kill, and Ray would start a cluster
             with contextlib.suppress(Exception):
@@ -410,6 +424,26 @@ class ActorPool:
                 self.bury(handle, "ActorDiedError", STOPPED, None)
             actors_killed()
         return errors
+
+
+def _death_note(exc: BaseException) -> str:
+    """What Ray says of an actor's death (its process died, ``ray.kill``, out of memory, its
+    node lost), as a note for its ``DIED`` error: Ray does not tell the exit status or signal.
+    "" when it says nothing more than that the actor died."""
+    headline = getattr(exc, "BASE_ERROR_MSG", None)
+    where: dict[str, str] = {}
+    cause: list[str] = []
+    # Ray's text: a headline, "\tkey: value" lines naming the actor, then the cause.
+    for line in str(getattr(exc, "error_msg", None) or exc).splitlines():
+        if line.startswith("\t"):
+            key, _, value = line.strip().partition(": ")
+            where[key] = value
+        elif line.strip() and line.strip() != headline:
+            cause.append(line.strip())
+    if not cause:
+        return ""
+    on = f" (pid {where['pid']} on {where.get('ip', 'its node')})" if "pid" in where else ""
+    return f"Ray, on the worker actor{on}: {' '.join(cause)}"
 
 
 def _pickles(dumps: Any, item: Any) -> bool:

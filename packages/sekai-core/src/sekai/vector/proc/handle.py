@@ -4,16 +4,15 @@ it died; its commands encoded and its replies decoded; the errors and messages t
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
 from multiprocessing.connection import Connection
-from typing import Any, TypeVar
+from typing import Any
 
 from sekai.error import VecEnvWorkerError
-from sekai.vector._contract.errors import dumps, worker_error_class
+from sekai.vector._contract.errors import dumps, noted, worker_error_class
 from sekai.vector._remote import Items, Reply, read_reply
 from sekai.vector.proc import frames, processes, protocol
 
-__all__ = ["DIED", "LOST", "WorkerHandle", "noted", "unpicklable"]
+__all__ = ["DIED", "LOST", "WorkerHandle", "unpicklable"]
 
 DIED = "worker process exited unexpectedly"
 # Reply(entries, errors), without the NamedTuple's own __new__ (a fifth of the cost): one per
@@ -109,20 +108,6 @@ class WorkerHandle:
             dead.rank, dead.exc_type, dead.message, worker=dead.worker, ranks=dead.ranks
         )
         return noted(error, getattr(dead, "__notes__", []))
-
-
-_Error = TypeVar("_Error", bound=BaseException)
-
-
-def noted(error: _Error, notes: Iterable[str]) -> _Error:
-    """``error`` with ``notes`` added: printed under its traceback (Python 3.11 on; 3.10 keeps
-    them in ``__notes__`` unprinted)."""
-    for note in notes:
-        if hasattr(error, "add_note"):
-            error.add_note(note)
-        else:
-            error.__notes__ = [*getattr(error, "__notes__", []), note]  # type: ignore[attr-defined]
-    return error
 
 
 def unpicklable(what: str, handle: WorkerHandle, per_env: Items | None, exc: Exception) -> str:

@@ -31,6 +31,7 @@ from sekai.vector._batches import (
     targeted_values,
 )
 from sekai.vector._contract.batching import copy_batch
+from sekai.vector._contract.errors import noted
 from sekai.vector._in_process import env_factories
 from sekai.vector._remote import (
     Items,
@@ -40,7 +41,7 @@ from sekai.vector._remote import (
     pickle_factories,
 )
 from sekai.vector.proc import processes, protocol
-from sekai.vector.proc.handle import DIED, noted
+from sekai.vector.proc.handle import DIED
 from sekai.vector.proc.pool import Pool
 from sekai.vector.proc.shm import NoRoom, SharedBatch, is_fixed_size, warn_no_room
 from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
