@@ -15,7 +15,7 @@ import pytest
 import ray
 
 import sekai
-from sekai.ray import RayVecEnv
+from sekai.ray import RayVecEnv, vec_env
 from sekai.ray._pool import DIED, ActorPool
 from sekai.vector._conformance import CounterEnv
 
@@ -210,6 +210,32 @@ def test_actor_that_does_not_answer_in_time_is_stopped_and_reported() -> None:
         )
         with pytest.raises(TimeoutError):  # it stays dead
             vec.step([0, 0, 0, 0])
+
+
+def test_close_from_another_thread_stops_a_hanging_step_which_raises_vec_env_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vec_env, "CLOSE_TIMEOUT", 1.0)
+    vec = RayVecEnv([HangingEnv] * 2, num_workers=2, resources_per_worker=HALF_CPU)
+    vec.reset(options={"start": 0})
+    got: list[BaseException] = []
+
+    def step() -> None:
+        try:
+            vec.step([0, 2])  # sub-env 1 never returns
+        except BaseException as exc:
+            got.append(exc)
+
+    stepping = threading.Thread(target=step, daemon=True)
+    stepping.start()
+    stepping.join(1.0)
+    assert stepping.is_alive()
+    vec.close()  # waits CLOSE_TIMEOUT for the actors, then kills them under the step
+    stepping.join(30)
+    assert not stepping.is_alive() and vec.closed
+    [error] = got
+    assert type(error) is sekai.VecEnvClosed  # as a ProcVecEnv call closed under it raises
+    assert isinstance(error.__cause__, sekai.VecEnvWorkerError)
 
 
 def test_factory_error_on_an_actor_is_raised_after_stopping_every_actor() -> None:

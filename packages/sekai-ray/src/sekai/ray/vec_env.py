@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import functools
 import itertools
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from sekai.core.env import Env
+from sekai.error import VecEnvClosed
 from sekai.ray._actor import OWNER, RayWorker
 from sekai.ray._cluster import actor_options, check_feasible, connect, default_num_workers
 from sekai.ray._pool import ActorPool
@@ -65,6 +67,25 @@ def _slices(num_envs: int, num_workers: int) -> list[tuple[int, int]]:
     for index in range(num_workers):
         bounds.append(bounds[-1] + size + (index < extra))
     return list(itertools.pairwise(bounds))
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _closed_under(method: _Method) -> _Method:
+    """``method`` raising VecEnvClosed where ``close()`` from another thread (a watchdog, a stop
+    button) stopped the actors under it, as a ProcVecEnv call does."""
+
+    @functools.wraps(method)
+    def call(self: RayVecEnv, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as error:
+            if self._closed and not isinstance(error, VecEnvClosed):
+                raise VecEnvClosed() from error
+            raise
+
+    return call  # type: ignore[return-value]
 
 
 def _raise_first(outcomes: list[Reply]) -> None:
@@ -215,12 +236,14 @@ class RayVecEnv(RemoteAttributes):
     ) -> VecStepResult[Any]:
         return finish_step(self, self._pool.slices, outcomes, None, interrupt)
 
+    @_closed_under
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         self._check_no_async_call()
         payloads = self._reset_payloads(seed, options)
         refs = self._pool.send("reset", payloads)
         return self._reset_from(self._pool.collect(refs, self._reset_timeout, "reset"))
 
+    @_closed_under
     def step(self, actions: Any) -> VecStepResult[Any]:
         self._check_no_async_call()
         refs = self._pool.send("step", self._step_payloads(actions))
@@ -262,6 +285,7 @@ class RayVecEnv(RemoteAttributes):
 
     # -- send / recv -------------------------------------------------------------------------
 
+    @_closed_under
     def send(self, actions: Any, env_ids: Any = None) -> None:
         """Start stepping the sub-envs ``env_ids`` with ``actions`` and return at once.
 
@@ -292,6 +316,7 @@ class RayVecEnv(RemoteAttributes):
         pool.post("step", [(h, p, tag) for h, p, (_, _, tag) in zip(handles, payloads, plan)])
         self._batches.in_flight[ids] = True
 
+    @_closed_under
     def recv(self, batch_size: int | None = None) -> VecRecvResult[Any]:
         """The results of the first ``batch_size`` sub-envs whose ``send()`` steps finished.
 
@@ -315,6 +340,7 @@ class RayVecEnv(RemoteAttributes):
 
     # -- attributes --------------------------------------------------------------------------
 
+    @_closed_under
     def _at(
         self,
         command: str,
