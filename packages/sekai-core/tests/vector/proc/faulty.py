@@ -37,9 +37,16 @@ class Poison:
 
 
 def mark(name: str) -> None:
-    """Create the marker file ``name`` (the test process watches for it)."""
-    with open(os.path.join(MARKS, name), "w"):
+    """Create the marker file ``name`` (the test process watches for it).
+
+    Made under another name and renamed: a watcher that interrupts as soon as the marker shows
+    must not cut ``mark`` short with its file still open (a ResourceWarning on stderr).
+    """
+    path = os.path.join(MARKS, name)
+    temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    with open(temporary, "w"):
         pass
+    os.replace(temporary, path)
 
 
 def marked(name: str) -> bool:
