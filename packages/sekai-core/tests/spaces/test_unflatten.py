@@ -191,3 +191,28 @@ def test_multi_discrete_takes_each_blocks_first_argmax_nan_and_ties_included(
         expected = [int(np.argmax(x[end - n : end])) - 1 for end, n in zip(ends, counts)]
         out = unflatten(md, x)
         assert out.shape == md.shape and out.reshape(-1).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    "box", [Box(0, 3, (2,), np.int64), Box(0, 3, (2,), np.int16), Box(-1.0, 1.0, (2,), np.float32)]
+)
+@pytest.mark.parametrize("missing", [None, float("nan")])
+def test_an_object_array_holding_none_or_nan_unflattens_to_a_member(box: Box, missing: Any) -> None:
+    # core.md: unflatten always returns a member, NaN becoming zero: a NaN that appears only
+    # when NumPy makes the object array float64 counts too.
+    out = unflatten(box, np.array([missing, 1], dtype=object))
+    assert box.contains(out) and out.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "space", [Box(-1.0, 1.0, (2,)), Discrete(2), MultiDiscrete([2]), MultiBinary(2)]
+)
+@pytest.mark.parametrize(
+    "x", [np.array(["0.5", "1"]), np.array([object(), 1], dtype=object)], ids=["str", "object"]
+)
+def test_values_that_are_not_numbers_are_refused_naming_unflatten_and_the_space(
+    space: Any, x: Any
+) -> None:
+    with pytest.raises(TypeError, match=r"unflatten needs real numbers for .*\(") as info:
+        unflatten(space, x)
+    assert repr(space) in str(info.value)

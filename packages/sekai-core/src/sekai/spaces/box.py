@@ -56,7 +56,6 @@ class Box(ArraySpace[NDArray[Any]]):
         "_u_high",
         "_groups",
         "_unbounded_float",
-        "_float64_bounds",
     )
     _frozen = ("_low", "_high")
 
@@ -133,15 +132,9 @@ class Box(ArraySpace[NDArray[Any]]):
         self._u_low: Any = None
         self._u_high: Any = None
         self._unbounded_float = False
-        self._float64_bounds: tuple[Any, Any, bool] = (None, None, False)
         if dt.kind != "f":
             self._is_bounded = (True, True)
             self._sample_kind = _INTEGER
-            # For unflatten, which rounds and clips in float64: exact when every bound is a
-            # float64 too (|bound| <= 2**53; an == would compare after rounding).
-            low_f, high_f = low.astype(np.float64), high.astype(np.float64)
-            exact = bool((low >= -(2**53)).all() and (high <= 2**53).all())
-            self._float64_bounds = (low_f, high_f, exact)
             return
         self._is_bounded = (bool(np.isfinite(low).all()), bool(np.isfinite(high).all()))
         # gymnasium's classes: low == high == -inf is "bounded above" and draws -inf (a member),

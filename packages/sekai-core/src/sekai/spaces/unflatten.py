@@ -29,8 +29,28 @@ _any = np.count_nonzero
 _FEW = 16
 
 
-def _flat(space: Space[Any], x: Any) -> NDArray[Any]:
+def _numbers(space: Space[Any], x: Any) -> NDArray[Any]:
+    """``x`` as an array of numbers: an object array (``[None, 1]``, Python numbers of several
+    types) as float64, where NaN is then seen; strings, dates and the like are refused."""
     arr = np.asarray(x)
+    kind = arr.dtype.kind
+    if kind in "biufc":
+        return arr
+    if kind == "O":
+        try:
+            return arr.astype(np.float64)
+        except (TypeError, ValueError) as e:
+            raise TypeError(
+                f"unflatten needs real numbers for {space!r}; an object array that NumPy "
+                f"cannot make float64 was given ({e})."
+            ) from None
+    raise TypeError(
+        f"unflatten needs real numbers for {space!r}, got an array of dtype {arr.dtype}."
+    )
+
+
+def _flat(space: Space[Any], x: Any) -> NDArray[Any]:
+    arr = _numbers(space, x)
     size = flatdim(space)
     if arr.size != size:
         raise ValueError(
@@ -48,6 +68,7 @@ def unflatten(space: Space[Any], x: Any) -> Any:
 
     Raises:
         NotImplementedError: no implementation is registered for the space's type.
+        TypeError: ``x`` holds something other than numbers (None, strings, dates).
         ValueError: ``x`` has the wrong number of entries.
     """
     raise NotImplementedError(f"unflatten not implemented for {type(space).__name__}")
@@ -55,7 +76,7 @@ def unflatten(space: Space[Any], x: Any) -> Any:
 
 @unflatten.register(Box)
 def _unflatten_box(space: Box, x: Any) -> NDArray[Any]:
-    arr = np.asarray(x)
+    arr = _numbers(space, x)
     if arr.size != space._low.size:  # flatdim(space), without its dispatch
         _flat(space, arr)  # raises the size error
     flat = arr.reshape(space.shape)
@@ -81,16 +102,23 @@ def _unflatten_box(space: Box, x: Any) -> NDArray[Any]:
     values = np.rint(flat.astype(np.float64))
     if nan is not None and _any(nan):
         values = np.where(nan, space._zero.astype(np.float64), values)
-    low_f, high_f, exact = space._float64_bounds
-    if exact:  # the bounds are float64s: clipping gives them exactly, nothing to snap
+    low, high = space._low, space._high
+    low_f, high_f = low.astype(np.float64), high.astype(np.float64)
+    # Bounds that float64 holds exactly (every int of 32 bits or less): clipping lands on them,
+    # nothing to snap.
+    if (
+        dt.itemsize <= 4
+        or not low.size
+        or (int(low.min()) >= -(2**53) and int(high.max()) <= 2**53)
+    ):
         return np.asarray(clip(values, low_f, high_f)).astype(dt)
     # float64 cannot hold every int64; snap anything at or past a float bound to the exact bound.
     at_high = values >= high_f
     at_low = values <= low_f
     with np.errstate(invalid="ignore", over="ignore"):
         out = np.asarray(clip(values, low_f, high_f)).astype(dt)
-    out[at_high] = space.high[at_high]
-    out[at_low] = space.low[at_low]
+    out[at_high] = high[at_high]
+    out[at_low] = low[at_low]
     return out
 
 
