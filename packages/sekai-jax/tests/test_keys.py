@@ -3,8 +3,6 @@ never one key for two draws."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -14,45 +12,9 @@ import pytest
 from jax.scipy.special import erfinv
 
 from sekai.jax import FunctionalEnv, JaxVecEnv
-from sekai.spaces import Box, Discrete
-from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
+from sekai.testing.kernels import DrawsKernel
 
 N = 8
-
-
-@dataclass(frozen=True)
-class _NoParams:
-    pass
-
-
-class _TwoDraws(ArrayKernel[_NoParams]):
-    """Observes a uniform and a normal, drawn at every reset and every step; every step ends
-    the episode, so each step's autoreset draws too."""
-
-    def __init__(self) -> None:
-        self.observation_space = Box(-np.inf, np.inf, (2,), np.float32)
-        self.action_space = Discrete(2)
-        self.params = _NoParams()
-
-    def reset_draws(self, params: _NoParams) -> tuple[Draw, ...]:
-        return (Draw("u", "uniform"), Draw("z", "normal"))
-
-    step_draws = reset_draws
-
-    @staticmethod
-    def _observe(xp: Any, draws: Mapping[str, Any]) -> Any:
-        return xp.stack([draws["u"], draws["z"]], axis=1)
-
-    def reset(self, xp: Any, params: _NoParams, draws: Any, mask: Any, state: Any) -> KernelReset:
-        obs = self._observe(xp, draws)
-        if state is not None:
-            obs = xp.where(mask[:, None], obs, state["obs"])
-        return {"obs": obs}, obs, {}
-
-    def step(self, xp: Any, params: _NoParams, state: Any, action: Any, draws: Any) -> KernelStep:
-        obs = self._observe(xp, draws)
-        done = xp.ones(obs.shape[0], dtype=bool)
-        return {"obs": obs}, obs, xp.zeros_like(obs[:, 0]), done, ~done, {}
 
 
 def _same_key_normal(u: np.ndarray) -> np.ndarray:
@@ -66,7 +28,7 @@ def _independent(obs: np.ndarray) -> bool:
 
 
 def test_two_draws_of_one_reset_or_step_come_from_different_keys() -> None:
-    envs = JaxVecEnv(_TwoDraws(), N, dtype="float32")
+    envs = JaxVecEnv(DrawsKernel(every_step_ends=True), N, dtype="float32")
     first = np.asarray(envs.reset(seed=0).observations)
     assert _independent(first)
     steps = []
@@ -104,7 +66,7 @@ def _documented_key(rng: np.random.Generator) -> jax.Array:
 def test_a_seed_gives_the_key_the_docs_derive_split_at_every_reset_and_step(
     seed: Any, generator: Any
 ) -> None:
-    kernel = _TwoDraws()
+    kernel = DrawsKernel(every_step_ends=True)
     functional = FunctionalEnv(kernel, N)
     key, sub = jax.random.split(_documented_key(generator()))
     want = functional.reset(sub)

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from sekai.registry.api import default_registry
 from sekai.registry.entry_points import load_entry_point
-from sekai.spaces import batch_space
-from sekai.vector.kernel import ArrayKernel, Draw
+from sekai.spaces import Box, Discrete, batch_space
+from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
 from sekai.vector.kernel_backend import KernelBackend, NumpyBackend
 from sekai.vector.kernel_step import (
     device_params,
@@ -30,10 +31,52 @@ from sekai.vector.kernel_step import (
 )
 from sekai.vector.kernel_vec_env import KernelVecEnv
 
-__all__ = ["assert_kernel_equivalent", "kernel_backend", "kernel_trajectory"]
+__all__ = ["DrawsKernel", "assert_kernel_equivalent", "kernel_backend", "kernel_trajectory"]
 
 TOLERANCE = {"float64": 1e-12, "float32": 1e-5}
 Trajectory = dict[str, list[np.ndarray]]
+
+
+@dataclass(frozen=True)
+class NoParams:
+    """The params of a kernel that has none."""
+
+
+class DrawsKernel(ArrayKernel[NoParams]):
+    """Observes a uniform and a normal drawn at every reset and every step: what a mode's keys
+    or generator give, for tests of its random draws.
+
+    Args:
+        every_step_ends: end every episode at each step (so each step's autoreset draws too);
+            otherwise episodes never end.
+    """
+
+    def __init__(self, every_step_ends: bool = False) -> None:
+        self.observation_space = Box(-np.inf, np.inf, (2,), np.float32)
+        self.action_space = Discrete(2)
+        self.params = NoParams()
+        self.every_step_ends = every_step_ends
+
+    def reset_draws(self, params: NoParams) -> tuple[Draw, ...]:
+        return (Draw("u", "uniform"), Draw("z", "normal"))
+
+    step_draws = reset_draws
+
+    @staticmethod
+    def _observe(xp: Any, draws: Mapping[str, Any]) -> Any:
+        return xp.stack([draws["u"], draws["z"]], axis=1)
+
+    def reset(self, xp: Any, params: NoParams, draws: Any, mask: Any, state: Any) -> KernelReset:
+        obs = self._observe(xp, draws)
+        if state is not None:
+            obs = xp.where(mask[:, None], obs, state["obs"])
+        return {"obs": obs}, obs, {}
+
+    def step(self, xp: Any, params: NoParams, state: Any, action: Any, draws: Any) -> KernelStep:
+        obs = self._observe(xp, draws)
+        never = xp.zeros(obs.shape[0], dtype=bool)
+        terminated = ~never if self.every_step_ends else never
+        return {"obs": obs}, obs, xp.zeros_like(obs[:, 0]), terminated, never, {}
 
 
 @contextlib.contextmanager
