@@ -16,6 +16,7 @@ from sekai.error import InvalidAction, ResetRequired, VecEnvClosed
 from sekai.registry.kernels import load_kernel
 from sekai.registry.spec import EnvSpec
 from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete
+from sekai.testing.envs import Drift, DriftVecEnv
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
 from sekai.vector.kernel_backend import (
     DeviceActions,
@@ -26,6 +27,8 @@ from sekai.vector.kernel_backend import (
 from sekai.vector.kernel_check import check_kernel_vec_env
 from sekai.vector.kernel_step import initial, transition
 from sekai.vector.kernel_vec_env import KernelVecEnv
+from sekai.vector.sync_vec_env import SyncVecEnv
+from sekai.wrappers.time_limit import TimeLimit
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,33 @@ def test_a_time_limit_list_of_another_length_names_both_lengths_as_native_envs_d
     ):  # fmt: skip
         env.set_attr("max_episode_steps", values)
     assert env.get_attr("max_episode_steps") == [5, 5]
+
+
+_LIMITED: dict[str, Any] = {
+    "native": lambda: DriftVecEnv(2, max_episode_steps=5),
+    "sync": lambda: SyncVecEnv([lambda: TimeLimit(Drift(), 5)] * 2),
+    "kernel": lambda: _env(2, max_episode_steps=5),
+}
+
+
+@pytest.mark.parametrize("backend", list(_LIMITED))
+@pytest.mark.parametrize("length", [1, 2, 3])
+def test_a_time_limit_array_is_one_value_for_all_and_not_an_int_on_every_backend(
+    backend: str, length: int
+) -> None:
+    vec = _LIMITED[backend]()  # core.md §14 rule 6: only a list is per sub-env
+    with pytest.raises(TypeError, match=r"^max_episode_steps must be an int.*, got ndarray\.$"):
+        vec.set_attr("max_episode_steps", np.full(length, 3))
+    assert vec.get_attr("max_episode_steps") == [5, 5]
+
+
+@pytest.mark.parametrize("backend", list(_LIMITED))
+def test_a_time_limit_list_of_one_limit_in_two_int_types_is_that_limit_on_every_backend(
+    backend: str,
+) -> None:
+    vec = _LIMITED[backend]()
+    vec.set_attr("max_episode_steps", [np.int64(3), 3])  # one read back, one typed in
+    assert vec.get_attr("max_episode_steps") == [3, 3]
 
 
 def test_the_same_seed_gives_the_same_episodes_and_another_seed_others() -> None:

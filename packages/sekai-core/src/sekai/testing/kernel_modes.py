@@ -298,7 +298,8 @@ def check_set_attr_changes_a_parameter(case: ModeCase) -> None:
 
 
 def check_set_attr_of_the_time_limit_applies_to_the_next_steps(case: ModeCase) -> None:
-    """``max_episode_steps`` changes the limit of the next episodes and is checked."""
+    """``max_episode_steps`` changes the limit of the next episodes and is checked: a list of
+    one equal limit per sub-env is that limit, an array is one value for all (not an int)."""
     envs = case.make(2, max_episode_steps=100)
     envs.set_attr("max_episode_steps", 2)
     envs.reset(seed=0)
@@ -317,7 +318,14 @@ def check_set_attr_of_the_time_limit_applies_to_the_next_steps(case: ModeCase) -
         r"Pass one int \(not a list\)",
         envs.set_attr, "max_episode_steps", [2, 2, 2],
     )  # fmt: skip
+    for array in (np.array([3, 3]), np.array([3, 3, 3])):  # one value for all, as on sync
+        _raises(
+            TypeError, r"^max_episode_steps must be an int or None, got ndarray\.$",
+            envs.set_attr, "max_episode_steps", array,
+        )  # fmt: skip
     assert envs.get_attr("max_episode_steps") == [2, 2]
+    envs.set_attr("max_episode_steps", [np.int64(3), 3])  # one limit, given as two int types
+    assert envs.get_attr("max_episode_steps") == [3, 3]
 
 
 def check_wrappers_keep_the_arrays_on_the_device(case: ModeCase) -> None:

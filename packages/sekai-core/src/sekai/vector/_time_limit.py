@@ -23,36 +23,27 @@ def check_max_episode_steps(value: Any) -> int | None:
 
 
 def _one_limit(env: Any, value: Any) -> Any:
-    """A list or 1-D array of one limit per sub-env (what ``set_attr`` may pass) as that one
-    limit: every sub-env shares it. One of another length is refused as a native env's
-    ``set_attr`` refuses it; anything else is returned as it is, for the checks that follow to
-    name its type."""
-    if isinstance(value, np.ndarray):
-        if value.ndim != 1:
-            return value
-        items = value.tolist()
-    elif isinstance(value, list):
-        items = value
-    else:
+    """A list of one limit per sub-env (what ``set_attr`` may pass) as that one limit: every
+    sub-env shares it. A list of another length is refused as a native env's ``set_attr``
+    refuses it; anything else, an array included, is one value for all (core.md §14, rule 6)
+    and is returned as it is, for the checks that follow to name its type."""
+    if not isinstance(value, list):
         return value
-    if len(items) != env.num_envs:
-        kind = "a list" if isinstance(value, list) else "a 1-D array"
+    if len(value) != env.num_envs:
         raise ValueError(
-            f"{type(env).__name__}.max_episode_steps: {kind} must hold one value per sub-env "
-            f"({env.num_envs}), got {len(items)}. Pass one int (not a list) to set it for "
+            f"{type(env).__name__}.max_episode_steps: a list must hold one value per sub-env "
+            f"({env.num_envs}), got {len(value)}. Pass one int (not a list) to set it for "
             "every sub-env."
         )
-    first = items[0]
-    try:
-        same = all(type(item) is type(first) and bool(item == first) for item in items)
-    except (TypeError, ValueError):  # items NumPy cannot compare as one truth value
-        return value
-    if not same:
+    # Each item checked as a SyncVecEnv's sub-env checks it, then compared as a limit: an
+    # np.int64(2) and a 2 are one limit.
+    limits = [check_max_episode_steps(item) for item in value]
+    if any(limit != limits[0] for limit in limits[1:]):
         raise ValueError(
             f"max_episode_steps is one limit for every sub-env of a {type(env).__name__}, got "
-            f"{items}; pass one int."
+            f"{value}; pass one int."
         )
-    return first
+    return limits[0]
 
 
 class TimeLimitAttribute:

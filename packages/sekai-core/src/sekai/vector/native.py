@@ -360,7 +360,9 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
                 f"per sub-env ({self.num_envs}), got {len(values)}. Pass one value (not a list) "
                 "to set it for every sub-env."
             )
-        if isinstance(values, list):
+        # The time limit is one value for every sub-env: its setter takes the list itself (one
+        # array of it would read as one value for all, as an array given by the user does).
+        if isinstance(values, list) and name != "max_episode_steps":
             values = self._as_rows(name, values, getattr(self, name))
         setattr(self, name, values)
 
