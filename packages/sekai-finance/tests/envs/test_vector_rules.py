@@ -54,6 +54,36 @@ def test_set_attr_validates_through_the_template():
         vec.set_attr("sigma", -1.0)
 
 
+class _Scalar:
+    """A 0-d array of another library (as a JAX or torch scalar): ``ndim`` and ``__array__``."""
+
+    ndim = 0
+
+    def __init__(self, value: float, convertible: bool = True) -> None:
+        self.value, self.convertible = value, convertible
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        if not self.convertible:  # as a tensor on a GPU
+            raise TypeError("can't convert a device tensor to numpy")
+        return np.array(self.value, dtype=dtype)
+
+    def __repr__(self) -> str:
+        return f"_Scalar({self.value})"
+
+
+def test_a_0d_array_of_another_library_is_the_number_it_holds():
+    vec = MarketMakingVecEnv(2)
+    vec.set_attr("sigma", _Scalar(2.0))  # as np.array(2.0) is
+    assert vec.get_attr("sigma") == [2.0, 2.0] and type(vec.sigma) is float
+    with pytest.raises(ValueError, match=r"^sigma must be a finite number >= 0, got -2\.0\.$"):
+        vec.set_attr("sigma", _Scalar(-2.0))  # named by its value, not its type
+    with pytest.raises(
+        ValueError, match=r"^sigma must be a finite number >= 0, got _Scalar _Scalar\(2\.0\)\.$"
+    ):  # one NumPy cannot read is refused, named by its type
+        vec.set_attr("sigma", _Scalar(2.0, convertible=False))
+    assert vec.get_attr("sigma") == [2.0, 2.0]
+
+
 @pytest.mark.parametrize(
     ("cls", "name", "reason"),
     [

@@ -23,9 +23,19 @@ __all__ = [
 
 
 def scalar(value: object) -> object:
-    """A 0-d array as the one value it holds (what NumPy reductions return); else ``value``."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return value[()]
+    """A 0-d array as the one value it holds (what NumPy reductions return, or another
+    library's 0-d array, such as a JAX or torch scalar); else ``value``."""
+    if isinstance(value, np.ndarray):
+        return value[()] if value.ndim == 0 else value
+    if (
+        getattr(value, "ndim", None) == 0
+        and hasattr(value, "__array__")
+        and not isinstance(value, np.generic)
+    ):
+        try:
+            return np.asarray(value)[()]
+        except (TypeError, RuntimeError, ValueError):  # e.g. a tensor on a GPU, or one that
+            return value  # requires grad: the caller's check refuses it, naming its type
     return value
 
 

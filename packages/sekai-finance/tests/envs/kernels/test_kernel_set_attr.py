@@ -102,6 +102,16 @@ def test_one_number_is_broadcast_to_a_per_asset_parameter() -> None:
         envs.set_attr("sigma", np.ones(2))
 
 
+def test_a_0d_tensor_is_the_number_it_holds_as_a_0d_numpy_array_is() -> None:
+    import torch
+
+    for envs in (_torch("Portfolio-v0", n_assets=3), sekai.make_vec("Portfolio-v0", 2)):
+        envs.set_attr("mu", torch.tensor(0.1, dtype=torch.float64))  # broadcast on the kernel
+        assert envs.get_attr("mu") == [0.1, 0.1]
+        with pytest.raises(ValueError, match=r"^sigma must be a finite number >= 0, got -1\.0"):
+            envs.set_attr("sigma", torch.tensor(-1.0))
+
+
 @pytest.mark.parametrize(
     ("env_id", "names"),
     [
