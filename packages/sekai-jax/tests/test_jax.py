@@ -242,6 +242,63 @@ def test_concrete_functional_params_are_checked_as_set_attr_checks_them() -> Non
     assert out.reward.shape == (2,)
 
 
+@pytest.mark.parametrize(
+    "value", [None, np.array([9.8, 1.0]), "9.8", [9.8]], ids=["None", "array", "str", "list"]
+)
+def test_concrete_functional_params_of_another_kind_or_shape_are_refused_as_set_attr_does(
+    value: Any,
+) -> None:
+    vec = sekai.make_vec("CartPole-v1", 3, vectorization_mode="jax")
+    with pytest.raises(TypeError) as refused:
+        vec.set_attr("gravity", value)
+    assert "same kind and shape" in str(refused.value)
+    expected = f"params of CartPoleKernel: {refused.value}"
+    env = make_functional("CartPole-v1", 3)
+    key, action = jax.random.PRNGKey(0), jnp.zeros(3, jnp.int32)
+    state, _, _ = env.reset(key)
+    with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
+        env.reset(key, {"gravity": value})
+    with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
+        env.step(key, state, action, {"gravity": value})
+
+
+def test_concrete_functional_params_are_converted_as_set_attr_converts_them() -> None:
+    key = jax.random.PRNGKey(0)
+    trading = make_functional("Trading-v0", 2)  # one asset: mu is a (1,) array
+    vec = sekai.make_vec("Trading-v0", 2, vectorization_mode="jax")
+    vec.set_attr("mu", [0.3])  # a list becomes an array, one number is broadcast
+    _, expected, _ = trading.reset(key, {"mu": np.array([0.3])})
+    for mu in ([0.3], 0.3, jnp.float32(0.3)):
+        _, observation, _ = trading.reset(key, {"mu": mu})
+        np.testing.assert_array_equal(observation, expected)
+    cartpole = make_functional("CartPole-v1", 2)
+    state, _, _ = cartpole.reset(key)
+    action = jnp.zeros(2, jnp.int32)
+    as_int = cartpole.step(key, state, action, {"gravity": 10})  # an int for a float, as a float
+    as_float = cartpole.step(key, state, action, {"gravity": 10.0})
+    np.testing.assert_array_equal(as_int.observation, as_float.observation)
+
+
+def test_a_0d_jax_array_is_the_number_it_holds_for_a_finance_param_on_every_api() -> None:
+    sigma = jnp.float32(2.0)
+    for mode in ("native", "jax"):
+        vec = sekai.make_vec("MarketMaking-v0", 2, vectorization_mode=mode)
+        vec.set_attr("sigma", sigma)
+        assert vec.get_attr("sigma") == [2.0, 2.0]
+    env = make_functional("MarketMaking-v0", 2)
+    key = jax.random.PRNGKey(0)
+    state, _, _ = env.reset(key, {"sigma": sigma})
+    quotes = jnp.full((2, 2), 0.1)
+
+    def moved(sigma: Any) -> list[Any]:
+        return jax.tree_util.tree_leaves(env.step(key, state, quotes, {"sigma": sigma}).state)
+
+    assert all(map(np.array_equal, moved(sigma), moved(2.0)))
+    assert not all(map(np.array_equal, moved(sigma), moved(9.0)))  # sigma moves the mid
+    with pytest.raises(ValueError, match=r"^sigma must be a finite number >= 0, got -2\.0\."):
+        env.reset(key, {"sigma": -sigma})
+
+
 def test_infos_keep_the_kernels_key_order_out_of_jit() -> None:
     envs = JaxVecEnv(_Labelled(), 2)
     assert list(envs.reset(seed=0).infos[0]) == ["x", "at"]

@@ -33,7 +33,7 @@ from sekai.vector.kernel_step import (
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
-__all__ = ["KernelInfos", "KernelVecEnv", "settable_fields"]
+__all__ = ["KernelInfos", "KernelVecEnv", "replaced_params", "settable_fields"]
 
 
 class KernelInfos(LazyInfos):
@@ -327,7 +327,7 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
             )
         if isinstance(values, list) and len(values) == self.num_envs:
             values = self._shared_value(name, values)
-        params = read_only_arrays(self._replaced(name, values))
+        params = read_only_arrays(replaced_params(self._host_params, {name: values}))
         try:
             self._params = device_params(self.kernel, params, self.backend)
         except ValueError as error:  # the driver's float dtype cannot run it (check_params)
@@ -341,29 +341,6 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         self._reported[name] = new.flat[0].item() if number else new
         if not is_dynamic(getattr(self._host_params, name)):
             self._rebuild()  # a static field is compiled into the step functions
-
-    def _replaced(self, name: str, value: Any) -> Any:
-        """The host params with field ``name`` set to ``value``, checked by the dataclass."""
-        current = self._host_params
-        old = getattr(current, name)
-        if (
-            is_dynamic(old)
-            and isinstance(value, (int, np.integer))
-            and not isinstance(value, (bool, np.bool_))
-        ):
-            value = float(value)  # an int for a float parameter, as the envs take it
-        params = dataclasses.replace(current, **{name: value})
-        new = getattr(params, name)
-        if is_dynamic(old) and is_dynamic(new) and np.ndim(new) == 0 < np.ndim(old):
-            # one number for every element, as the env's constructor broadcasts it
-            params = dataclasses.replace(current, **{name: np.full(np.shape(old), new)})
-            new = getattr(params, name)
-        if is_dynamic(old) != is_dynamic(new) or np.shape(new) != np.shape(old):
-            raise TypeError(
-                f"kernel parameter {name!r} is {old!r}; a new value must be of the same kind "
-                f"and shape, got {value!r}."
-            )
-        return params
 
     def _shared_value(self, name: str, values: list[Any]) -> Any:
         """The one value of a per-sub-env list (a kernel's settings are shared)."""
@@ -409,6 +386,42 @@ def settable_fields(kernel: ArrayKernel[Any], params: Any) -> set[str]:
     every field the dataclass takes in ``__init__`` (the others are derived)."""
     given = {field.name for field in dataclasses.fields(params) if field.init}
     return given if kernel.settable is None else given & kernel.settable
+
+
+def replaced_params(params: Any, changes: Mapping[str, Any], where: str = "") -> Any:
+    """A kernel's host ``params`` with the fields ``changes`` names set as ``set_attr`` sets
+    them: checked by the params' dataclass (as the env checks them), an int for a float field
+    as a float, and one number for a per-element field broadcast, as the env's constructor
+    does. ``where`` starts the message of the TypeError (the call the values came from).
+
+    Raises:
+        TypeError: a value of another kind or shape than the field's.
+        ValueError: a value the env refuses (the dataclass's own errors).
+    """
+    given = dict(changes)
+    for name, value in changes.items():
+        if (
+            is_dynamic(getattr(params, name))
+            and isinstance(value, (int, np.integer))
+            and not isinstance(value, (bool, np.bool_))
+        ):
+            given[name] = float(value)  # an int for a float parameter, as the envs take it
+    replaced = dataclasses.replace(params, **given)
+    spread = {}
+    for name in changes:
+        old, new = getattr(params, name), getattr(replaced, name)
+        if is_dynamic(old) and is_dynamic(new) and np.ndim(new) == 0 < np.ndim(old):
+            spread[name] = np.full(np.shape(old), new)  # one number for every element
+    if spread:
+        replaced = dataclasses.replace(params, **{**given, **spread})
+    for name, value in changes.items():
+        old, new = getattr(params, name), getattr(replaced, name)
+        if is_dynamic(old) != is_dynamic(new) or np.shape(new) != np.shape(old):
+            raise TypeError(
+                f"{where}kernel parameter {name!r} is {old!r}; a new value must be of the same "
+                f"kind and shape, got {value!r}."
+            )
+    return replaced
 
 
 def _device_backend(venv: VecEnv) -> KernelBackend | None:

@@ -32,7 +32,7 @@ from sekai.vector.kernel_step import (
     transition,
     with_fields,
 )
-from sekai.vector.kernel_vec_env import settable_fields
+from sekai.vector.kernel_vec_env import replaced_params, settable_fields
 from sekai.vector.vec_env import _check_num_envs
 
 __all__ = ["FunctionalEnv", "draw", "float_dtype", "make_functional", "narrow", "x64"]
@@ -150,14 +150,14 @@ class FunctionalEnv:
         fields derived from them computed again."""
         if params is None:
             return self._defaults
-        self._check_given(params)
-        replaced = with_fields(self._defaults, params)
+        replaced = with_fields(self._defaults, self._check_given(params))
         derive = getattr(replaced, "derive", None)  # the derived fields follow those given
         return replaced if derive is None else with_fields(replaced, derive(jnp))
 
-    def _check_given(self, params: Mapping[str, Any]) -> None:
-        """Refuse ``params`` of another type or with names ``reset`` and ``step`` do not take,
-        and, when their values are concrete, values the stateful env's ``set_attr`` refuses."""
+    def _check_given(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``params`` to run with: refused when of another type or with names ``reset`` and
+        ``step`` do not take and, when their values are concrete, checked and converted as the
+        stateful env's ``set_attr`` checks and converts them."""
         self._check_params_type(params)
         kernel = type(self.kernel).__name__
         taken = sorted(self.default_params)
@@ -185,17 +185,18 @@ class FunctionalEnv:
             raise ValueError(f"unknown params {unknown} for {kernel}; its params are {taken}.")
         # Traced values (under jit, vmap or grad) have no value to check without a host sync
         # in every call: the values checked are those known when the call is traced.
-        if not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(params)):
-            self._check_values(params)
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(params)):
+            return params
+        return self._checked_values(params)
 
-    def _check_values(self, params: Mapping[str, Any]) -> None:
-        """Check concrete ``params`` as ``set_attr`` checks them: by the params' dataclass (as
-        the env checks them) and ``kernel.check_params`` (what this float dtype can run)."""
-        host = {
-            name: None if value is None else np.asarray(value) for name, value in params.items()
-        }
-        checked = dataclasses.replace(self._template, **host)
+    def _checked_values(self, params: Mapping[str, Any]) -> Params:
+        """Concrete ``params`` checked as ``set_attr`` checks them (``replaced_params``: kind,
+        shape and the env's rules; ``kernel.check_params``: what this float dtype can run),
+        converted as it converts them (a list to an array, one number broadcast)."""
+        where = f"params of {type(self.kernel).__name__}: "
+        checked = replaced_params(self._template, params, where)
         self.kernel.check_params(jnp, checked, self.dtype)
+        return {name: self._convert(getattr(checked, name)) for name in params}
 
     def _actions(self, action: Any) -> jax.Array:
         """``action`` checked and cast as the stateful JAX mode does, from its shape and dtype
@@ -228,7 +229,7 @@ class FunctionalEnv:
                 concrete value the env, or this float dtype, cannot run.
         """
         if params is not None:  # before jit, which would misread another type, and traces
-            self._check_given(params)  # the values (checked when concrete)
+            params = self._check_given(params)  # the values (checked when concrete)
         result: KernelReset = self._reset(key, params)
         return result._replace(info=in_order(result.info, self._reset_order))
 
