@@ -4,6 +4,7 @@ import os
 import signal
 import threading
 import traceback
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -287,6 +288,67 @@ def test_a_child_forked_while_another_thread_discovers_plugins_discovers_them_ag
         release.set()
     assert _finished(discovering)
     assert found == [["acme/Foo-v0"]] and calls == [1]
+
+
+def _looking_plugin(reg, name, looked_up):
+    """A plugin whose hook looks ``mine/Drift-v0`` up (running the ``mine`` loader) and then
+    calls ``looked_up()``, before registering ``{name}/Foo-v0``."""
+
+    class Looking:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            reg.spec("mine/Drift-v0")
+            looked_up()
+            registry.register(f"{name}/Foo-v0", "acme.envs:Foo")
+
+    return EntryPointRecord(name, f"{name}-envs", "1.0", lambda: Looking)
+
+
+def test_a_namespace_loader_run_by_a_discovery_cut_short_runs_again():
+    runs = []
+
+    def interrupt_once():
+        runs.append(1)
+        if len(runs) == 1:
+            raise KeyboardInterrupt  # Ctrl-C during a slow import, after the loader ran
+
+    reg = EnvRegistry(lambda reg: PluginHost(reg, entry_points=[plugin], disabled=""))
+    plugin = _looking_plugin(reg, "acme", interrupt_once)
+    reg.register_namespace("mine", lambda: reg.register("mine/Drift-v0", Dummy))
+    with pytest.raises(KeyboardInterrupt):
+        reg.all_specs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PluginLoadWarning)  # acme finds mine/Drift-v0 again
+        assert sorted(s.id for s in reg.all_specs()) == ["acme/Foo-v0", "mine/Drift-v0"]
+    assert runs == [1, 1]
+
+
+@needs_fork
+@forks_threads
+def test_a_child_forked_while_a_plugin_hook_waits_runs_the_loader_it_ran_again():
+    looked, release = threading.Event(), threading.Event()
+
+    def wait_in_parent():
+        looked.set()
+        assert release.wait(timeout=10), "the test never released discovery"
+
+    reg = EnvRegistry(lambda reg: PluginHost(reg, entry_points=[plugin], disabled=""))
+    plugin = _looking_plugin(reg, "acme", wait_in_parent)
+    reg.register_namespace("mine", lambda: reg.register("mine/Drift-v0", Dummy))
+    discovering, found = _discovering(reg)
+    assert looked.wait(timeout=10)
+
+    def child():  # discovery's thread is not here: the child discovers again
+        release.set()  # the hook runs again in the child: let it through
+        assert reg.spec("mine/Drift-v0").id == "mine/Drift-v0"
+
+    try:
+        assert _in_forked_child(child) == 0
+    finally:
+        release.set()
+    assert _finished(discovering)
+    assert sorted(*found) == ["acme/Foo-v0", "mine/Drift-v0"]
 
 
 class PooledPlugin:

@@ -28,6 +28,8 @@ HostFactory = Callable[["EnvRegistry"], "PluginHost"]
 _CORE_MODES = ("sync", "async", "proc")
 _NAMESPACE_RE = re.compile(r"[a-zA-Z0-9_-]+")
 _Backend = tuple[EntryPoint, SpecSource | None]
+# The specs, backends and namespace loaders before discovery.
+_Snapshot = tuple[dict[str, EnvSpec], dict[str, _Backend], dict[str, Callable[[], object]]]
 # Plugin discovery's key among the running loaders (no namespace can be spelled so).
 _DISCOVERY = "<plugin discovery>"
 
@@ -72,7 +74,7 @@ class EnvRegistry:
         self._lock = threading.RLock()
         self._discovered = host_factory is None
         # What to restore if discovery fails, or the process forks while another thread runs it.
-        self._before_discovery: tuple[dict[str, EnvSpec], dict[str, _Backend]] = ({}, {})
+        self._before_discovery: _Snapshot = ({}, {}, {})
         self._loading: dict[str, _Loading] = {}  # by namespace, and discovery by _DISCOVERY
         self._waiting: dict[int, str] = {}  # thread -> the key of the loading it waits for
         _LIVE.add(self)
@@ -95,7 +97,11 @@ class EnvRegistry:
                 running = self._loading.get(_DISCOVERY)
                 if running is None:
                     running = self._loading[_DISCOVERY] = _Loading(self._host_factory)
-                    self._before_discovery = (dict(self._specs), dict(self._backends))
+                    self._before_discovery = (
+                        dict(self._specs),
+                        dict(self._backends),
+                        dict(self._loaders),
+                    )
                     break
                 # A plugin calling sekai.register() while it is being loaded comes back here.
                 if self._waits_for(running.thread, me):
@@ -115,15 +121,20 @@ class EnvRegistry:
                 if failed:
                     self._undo_discovery()
                 self._discovered = not failed
-                self._before_discovery = ({}, {})
+                self._before_discovery = ({}, {}, {})
             running.done.set()
         stacklevel = caller_stacklevel()
         for message in messages:
             warnings.warn(PluginLoadWarning(message), stacklevel=stacklevel)
 
     def _undo_discovery(self) -> None:
-        """Nothing half-loaded stays behind: the next registry operation discovers again."""
-        self._specs, self._backends = self._before_discovery
+        """Nothing half-loaded stays behind: the next registry operation discovers again. The
+        namespace loaders that ran meanwhile (a plugin's hook looked one of their IDs up) are
+        kept again, as their IDs go with the rest: the next lookup runs them again."""
+        self._specs, self._backends, loaders = self._before_discovery
+        for namespace, loader in loaders.items():
+            if namespace not in self._loading:  # a running one puts itself back if it fails
+                self._loaders.setdefault(namespace, loader)
         self._host = None
 
     def _refuse_while_loading(self, call: str, env_id: object) -> None:
