@@ -212,30 +212,73 @@ def test_actor_that_does_not_answer_in_time_is_stopped_and_reported() -> None:
             vec.step([0, 0, 0, 0])
 
 
+class SlowEnv(CounterEnv):
+    """Its step takes 1.5 s; with action 2 it then raises ValueError."""
+
+    def step(self, action: Any) -> Any:
+        threading.Event().wait(1.5)
+        if int(action) == 2:
+            raise ValueError("action 2 is not supported")
+        return super().step(action)
+
+
+def _close_during(vec: RayVecEnv, call: Any, after: float = 0.5) -> Any:
+    """What ``call()`` in another thread returns or raises when ``vec.close()`` runs ``after``
+    seconds into it (a watchdog, a stop button)."""
+    got: list[Any] = []
+
+    def run() -> None:
+        try:
+            got.append(call())
+        except BaseException as exc:
+            got.append(exc)
+
+    calling = threading.Thread(target=run, daemon=True)
+    calling.start()
+    calling.join(after)
+    assert calling.is_alive()
+    vec.close()
+    calling.join(30)
+    assert not calling.is_alive() and vec.closed
+    [outcome] = got
+    return outcome
+
+
 def test_close_from_another_thread_stops_a_hanging_step_which_raises_vec_env_closed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(vec_env, "CLOSE_TIMEOUT", 1.0)
     vec = RayVecEnv([HangingEnv] * 2, num_workers=2, resources_per_worker=HALF_CPU)
     vec.reset(options={"start": 0})
-    got: list[BaseException] = []
-
-    def step() -> None:
-        try:
-            vec.step([0, 2])  # sub-env 1 never returns
-        except BaseException as exc:
-            got.append(exc)
-
-    stepping = threading.Thread(target=step, daemon=True)
-    stepping.start()
-    stepping.join(1.0)
-    assert stepping.is_alive()
-    vec.close()  # waits CLOSE_TIMEOUT for the actors, then kills them under the step
-    stepping.join(30)
-    assert not stepping.is_alive() and vec.closed
-    [error] = got
+    # close() waits CLOSE_TIMEOUT for the actors, then kills them under the step
+    error = _close_during(vec, lambda: vec.step([0, 2]), after=1.0)  # sub-env 1 never returns
     assert type(error) is sekai.VecEnvClosed  # as a ProcVecEnv call closed under it raises
     assert isinstance(error.__cause__, sekai.VecEnvWorkerError)
+
+
+def test_a_recv_of_another_thread_returns_the_results_that_arrive_within_close_grace() -> None:
+    vec = RayVecEnv([SlowEnv] * 2, num_workers=2, resources_per_worker=HALF_CPU)
+    vec.reset(options={"start": 0})
+    vec.send([1, 1])
+    result = _close_during(vec, lambda: vec.recv(2))
+    assert isinstance(result, sekai.VecRecvResult), result
+    assert sorted(result.env_ids.tolist()) == [0, 1]
+    assert result.observations[:, 0].tolist() == [1, 1]
+
+
+@pytest.mark.parametrize(
+    ("env", "timeout", "error"),
+    [(SlowEnv, None, ValueError), (HangingEnv, 1.0, TimeoutError)],
+    ids=["sub-env-error", "step-timeout"],
+)
+def test_a_call_of_another_thread_that_close_waits_for_raises_its_own_error(
+    env: type, timeout: float | None, error: type
+) -> None:
+    vec = RayVecEnv([env] * 2, num_workers=2, resources_per_worker=HALF_CPU, step_timeout=timeout)
+    vec.reset(options={"start": 0})
+    raised = _close_during(vec, lambda: vec.step([0, 2]))  # sub-env 1 fails within the grace
+    assert isinstance(raised, sekai.VecEnvWorkerError) and isinstance(raised, error), raised
+    assert raised.rank == 1
 
 
 def test_factory_error_on_an_actor_is_raised_after_stopping_every_actor() -> None:

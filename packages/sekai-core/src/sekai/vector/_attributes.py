@@ -6,16 +6,47 @@ elsewhere send one command each, only to the workers that run the sub-envs asked
 from __future__ import annotations
 
 import abc
+import functools
+import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
+from sekai.error import VecEnvClosed
 from sekai.vector.vec_env import VecEnv
 
-__all__ = ["Argument", "RemoteAttributes", "SubEnvAttributes"]
+__all__ = ["Argument", "RemoteAttributes", "SubEnvAttributes", "one_call"]
 
 # Builds a worker's argument from its positions (None: all of its slice) and the indices of
 # its sub-envs among those asked for.
 Argument = Callable[[list[int] | None, Sequence[int]], Any]
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def one_call(method: _Method) -> _Method:
+    """``method`` of a ``RemoteAttributes`` holding its call lock: one call at a time uses the
+    workers, and a ``close()`` from another thread can wait for it. The call raises
+    VecEnvClosed only where ``close()`` killed the workers under it (``_cut``): an error it
+    raised by itself while ``close()`` waited is its own."""
+
+    @functools.wraps(method)
+    def call(self: RemoteAttributes, *args: Any, **kwargs: Any) -> Any:
+        try:
+            with self._calling:
+                try:
+                    return method(self, *args, **kwargs)
+                except Exception as error:
+                    if self._cut:
+                        raise VecEnvClosed() from error
+                    raise
+        finally:
+            # close() ran inside this call (a signal handler): release once the outermost unwinds
+            if self._deferred and not self._calling._is_owned():  # type: ignore[attr-defined]
+                self._deferred = False
+                self._release_deferred()
+
+    return call  # type: ignore[return-value]
 
 
 class SubEnvAttributes(VecEnv):
@@ -38,9 +69,20 @@ class RemoteAttributes(SubEnvAttributes):
 
     Such a VecEnv owns its workers (``_workers`` names them), so it refuses to be copied or
     pickled: a copy would share them, and closing it (or collecting it) would stop them.
+
+    Its calls that use the workers hold ``_calling`` (``one_call``), so a ``close()`` from
+    another thread (a watchdog, a stop button) can wait for the call in progress; a subclass
+    makes the lock in its constructor.
     """
 
     _workers = "worker processes"
+    _calling: threading.RLock  # reentrant: close() from a signal handler within a call
+    _cut = False  # close() killed the workers under the call in progress
+    _deferred = False  # ... from within that call: it releases what is left as it unwinds
+
+    @abc.abstractmethod
+    def _release_deferred(self) -> None:
+        """Release what ``close()`` from within a call left for the call as it unwinds."""
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # pickle, cloudpickle, copy.copy and copy.deepcopy all start here: raising before any

@@ -5,21 +5,19 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import functools
 import itertools
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from sekai.core.env import Env
-from sekai.error import VecEnvClosed
 from sekai.ray._actor import OWNER, RayWorker
 from sekai.ray._cluster import actor_options, check_feasible, connect, default_num_workers
 from sekai.ray._pool import ActorPool
-from sekai.vector._attributes import Argument, RemoteAttributes
+from sekai.vector._attributes import Argument, RemoteAttributes, one_call
 from sekai.vector._batches import (
     ActionRows,
     Batches,
@@ -67,25 +65,6 @@ def _slices(num_envs: int, num_workers: int) -> list[tuple[int, int]]:
     for index in range(num_workers):
         bounds.append(bounds[-1] + size + (index < extra))
     return list(itertools.pairwise(bounds))
-
-
-_Method = TypeVar("_Method", bound=Callable[..., Any])
-
-
-def _closed_under(method: _Method) -> _Method:
-    """``method`` raising VecEnvClosed where ``close()`` from another thread (a watchdog, a stop
-    button) stopped the actors under it, as a ProcVecEnv call does."""
-
-    @functools.wraps(method)
-    def call(self: RayVecEnv, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except Exception as error:
-            if self._closed and not isinstance(error, VecEnvClosed):
-                raise VecEnvClosed() from error
-            raise
-
-    return call  # type: ignore[return-value]
 
 
 def _raise_first(outcomes: list[Reply]) -> None:
@@ -161,6 +140,7 @@ class RayVecEnv(RemoteAttributes):
         if not isinstance(autoreset, (bool, np.bool_)):
             raise TypeError(f"autoreset must be a bool, got {type(autoreset).__name__}.")
         workers = _check_num_workers(num_workers, len(fns))
+        self._calling = threading.RLock()  # held by each call that uses the actors (one_call)
         self._batches = Batches(OWNER, len(fns), batch_size)
         self._step_timeout = checked_timeout("step_timeout", step_timeout)
         self._reset_timeout = checked_timeout("reset_timeout", reset_timeout)
@@ -236,14 +216,14 @@ class RayVecEnv(RemoteAttributes):
     ) -> VecStepResult[Any]:
         return finish_step(self, self._pool.slices, outcomes, None, interrupt)
 
-    @_closed_under
+    @one_call
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         self._check_no_async_call()
         payloads = self._reset_payloads(seed, options)
         refs = self._pool.send("reset", payloads)
         return self._reset_from(self._pool.collect(refs, self._reset_timeout, "reset"))
 
-    @_closed_under
+    @one_call
     def step(self, actions: Any) -> VecStepResult[Any]:
         self._check_no_async_call()
         refs = self._pool.send("step", self._step_payloads(actions))
@@ -285,7 +265,7 @@ class RayVecEnv(RemoteAttributes):
 
     # -- send / recv -------------------------------------------------------------------------
 
-    @_closed_under
+    @one_call
     def send(self, actions: Any, env_ids: Any = None) -> None:
         """Start stepping the sub-envs ``env_ids`` with ``actions`` and return at once.
 
@@ -316,7 +296,7 @@ class RayVecEnv(RemoteAttributes):
         pool.post("step", [(h, p, tag) for h, p, (_, _, tag) in zip(handles, payloads, plan)])
         self._batches.in_flight[ids] = True
 
-    @_closed_under
+    @one_call
     def recv(self, batch_size: int | None = None) -> VecRecvResult[Any]:
         """The results of the first ``batch_size`` sub-envs whose ``send()`` steps finished.
 
@@ -340,7 +320,7 @@ class RayVecEnv(RemoteAttributes):
 
     # -- attributes --------------------------------------------------------------------------
 
-    @_closed_under
+    @one_call
     def _at(
         self,
         command: str,
@@ -363,12 +343,26 @@ class RayVecEnv(RemoteAttributes):
     # -- closing -----------------------------------------------------------------------------
 
     def _close(self) -> None:
+        # Each actor closes its sub-envs after the calls it runs, so a call of another thread
+        # (close() from a watchdog or a stop button) ends within the grace, or has its actors
+        # killed under it (_cut: it raises VecEnvClosed). Only then is what was in flight
+        # forgotten, once the call let go of it.
         _LIVE.discard(self)
-        self._batches.forget()  # what was in flight is gone with the actors
-        self._pool.forget_posted()
-        errors = self._pool.stop(CLOSE_TIMEOUT)
+        errors = self._pool.stop(CLOSE_TIMEOUT, self._cut_short)
+        if self._calling._is_owned():  # type: ignore[attr-defined]
+            self._deferred = True  # close() within the call (a signal handler): it forgets
+        else:
+            with self._calling:
+                self._release_deferred()
         if errors:
             raise min(errors, key=lambda item: item[0])[1]
+
+    def _cut_short(self) -> None:
+        self._cut = True
+
+    def _release_deferred(self) -> None:
+        self._batches.forget()  # what was in flight is gone with the actors
+        self._pool.forget_posted()
 
     def __del__(self) -> None:
         if getattr(self, "_pool", None) is not None and not getattr(self, "_closed", True):

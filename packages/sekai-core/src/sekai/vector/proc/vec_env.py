@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import itertools
 import multiprocessing
 import multiprocessing.util  # its exit handler must be registered before ours
@@ -13,13 +12,13 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from sekai.core.env import Env
-from sekai.error import VecEnvClosed, VecEnvWorkerError
-from sekai.vector._attributes import Argument, RemoteAttributes
+from sekai.error import VecEnvWorkerError
+from sekai.vector._attributes import Argument, RemoteAttributes, one_call
 from sekai.vector._batches import (
     ActionRows,
     Batches,
@@ -90,32 +89,6 @@ def _num_workers(value: Any, num_envs: int) -> int:
     if value < 1:
         raise ValueError(f"num_workers must be >= 1, got {value}.")
     return min(int(value), num_envs)  # more workers than sub-envs would idle
-
-
-_Method = TypeVar("_Method", bound=Callable[..., Any])
-
-
-def _one_call(method: _Method) -> _Method:
-    """``method`` holding the VecEnv's call lock: one call at a time uses the workers, and a
-    close() from another thread waits for it (``ProcVecEnv._close``)."""
-
-    @functools.wraps(method)
-    def call(self: ProcVecEnv, *args: Any, **kwargs: Any) -> Any:
-        try:
-            with self._calling:
-                try:
-                    return method(self, *args, **kwargs)
-                except Exception as error:
-                    if self._cut:  # close() killed the workers under this call
-                        raise VecEnvClosed() from error
-                    raise
-        finally:
-            # close() ran inside this call (a signal handler): release once the outermost unwinds
-            if self._deferred and not self._calling._is_owned():  # type: ignore[attr-defined]
-                self._deferred = False
-                self._release_all()  # killed workers close no sub-env: no close errors
-
-    return call  # type: ignore[return-value]
 
 
 def _slices(num_envs: int, workers: int) -> list[tuple[int, int]]:
@@ -195,11 +168,7 @@ class ProcVecEnv(RemoteAttributes):
     ) -> None:
         self._pool: Pool | None = None
         self._shared: SharedBatch | None = None
-        # Held by each call that uses the workers (``_one_call``); reentrant, so that a close()
-        # from a signal handler in the calling thread does not wait on itself.
-        self._calling = threading.RLock()
-        self._cut = False  # close() killed the workers under a call
-        self._deferred = False  # ... from within it: the call releases them as it unwinds
+        self._calling = threading.RLock()  # held by each call that uses the workers (one_call)
         self._context = _context(context)
         if getattr(multiprocessing.process.current_process(), "_inheriting", False):
             raise RuntimeError(_UNGUARDED.format(method=self._context))
@@ -319,7 +288,7 @@ class ProcVecEnv(RemoteAttributes):
         assert self._pool is not None
         self._pool.raise_if_dead(look=False)
 
-    @_one_call
+    @one_call
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         self._raise_if_dead()
         seeds, per_env_options = self._reset_plan(seed, options)
@@ -336,7 +305,7 @@ class ProcVecEnv(RemoteAttributes):
         self._reset_done()
         return VecResetResult(observations, [entry[0] for entry in entries])
 
-    @_one_call
+    @one_call
     def step(self, actions: Any) -> VecStepResult[Any]:
         self._raise_if_dead()
         self._batches.check_idle("step")
@@ -361,7 +330,7 @@ class ProcVecEnv(RemoteAttributes):
 
     # -- send / recv -----------------------------------------------------------------------------
 
-    @_one_call
+    @one_call
     def send(self, actions: Any, env_ids: Any = None) -> None:
         """Start stepping the sub-envs ``env_ids`` with ``actions`` and return at once.
 
@@ -391,7 +360,7 @@ class ProcVecEnv(RemoteAttributes):
         pool.post(protocol.STEP, posts, "the action", rows, self._step_timeout)
         self._batches.in_flight[ids] = True
 
-    @_one_call
+    @one_call
     def recv(self, batch_size: int | None = None) -> VecRecvResult[Any]:
         """The results of the first ``batch_size`` sub-envs whose ``send()`` steps finished.
 
@@ -414,7 +383,7 @@ class ProcVecEnv(RemoteAttributes):
         take = None if shared is None else shared.take
         return self._batches.receive(self, batch_size, pool, self._step_timeout, take)
 
-    @_one_call
+    @one_call
     def _at(
         self,
         command: str,
@@ -448,7 +417,7 @@ class ProcVecEnv(RemoteAttributes):
         # the workers are killed under it, which ends it (it raises VecEnvClosed).
         if self._calling._is_owned():  # type: ignore[attr-defined]
             self._cut_short()
-            self._deferred = True  # released by the call as it unwinds (_one_call)
+            self._deferred = True  # released by the call as it unwinds (one_call)
             return
         timeout = -1 if self._close_timeout is None else self._close_timeout
         try:
@@ -470,6 +439,9 @@ class ProcVecEnv(RemoteAttributes):
         self._cut = True
         if self._pool is not None:
             processes.kill(self._pool.unreaped())
+
+    def _release_deferred(self) -> None:
+        self._release_all()  # killed workers close no sub-env: no close errors
 
     def _release_all(self) -> list[tuple[int, VecEnvWorkerError]]:
         """``_release()`` at close(): what was in flight is gone with the workers too."""
