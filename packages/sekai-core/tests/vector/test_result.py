@@ -97,6 +97,22 @@ def test_lazy_infos_read_as_a_list_of_distinct_dicts() -> None:
     assert result.infos is infos  # built once
 
 
+def test_a_recv_result_reads_lazy_infos_as_a_list() -> None:
+    """VecRecvResult inherits the lazy ``infos`` of VecStepResult on every Python (3.10's
+    ``slots=True`` gives a subclass its own slot for each inherited field)."""
+    from sekai.vector.result import VecRecvResult
+
+    lazy = ArrayInfos(2, {"x": np.array([1, 2])})
+    rows = (np.zeros((2, 1)), np.zeros(2), np.zeros(2, bool), np.zeros(2, bool))
+    result = VecRecvResult(*rows, lazy, np.array([3, 0], np.intp))  # type: ignore[arg-type]
+    info_at(result, 1)["tag"] = "w"
+    infos = result.infos
+    assert type(infos) is list
+    assert infos == [{"x": 1}, {"x": 2, "tag": "w"}]
+    assert result.infos is infos  # built once
+    assert result._replace(env_ids=np.array([0, 1], np.intp)).infos is infos
+
+
 def test_lazy_empty_infos_are_distinct_dicts() -> None:
     result = VecResetResult(np.zeros((4, 1)), ArrayInfos(4, {}))  # type: ignore[arg-type]
     infos = result.infos

@@ -137,5 +137,7 @@ def info_at(result: VecResetResult[Any] | VecStepResult[Any], index: int) -> dic
 
 for _cls in (VecResetResult, VecStepResult, VecRecvResult):
     _seal(_cls)
-_install_lazy_infos(VecResetResult)
-_install_lazy_infos(VecStepResult)
+    # Python 3.10's slots=True gives VecRecvResult a slot of its own for every inherited field
+    # (3.11 on: only for env_ids), and that slot would hide VecStepResult's property.
+    if "infos" in _cls.__dict__:
+        _install_lazy_infos(_cls)
