@@ -175,6 +175,8 @@ def _write_multi_binary(space: Any, x: Any, out: NDArray[np.float32]) -> None:
 
 def _write_discrete(space: Any, x: Any, out: NDArray[np.float32]) -> None:
     try:
+        if isinstance(x, np.bool_):  # NumPy < 2.3 indexes with one, with a DeprecationWarning
+            raise TypeError
         i = operator.index(x) - space.start
     except TypeError:
         # Not an int: accept a bool or integral float scalar, as int(x) would give its value.
