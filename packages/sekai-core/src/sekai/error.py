@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import sys
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from sekai.plugins import PluginFailure
@@ -33,6 +34,26 @@ _RESET_REQUIRED = (
 _ASYNC_CALL_PENDING = (
     "A previous async call is still pending. Await the previous result before making another call."
 )
+
+
+_Error = TypeVar("_Error", bound=BaseException)
+
+
+def _noted(error: _Error, notes: Iterable[str]) -> _Error:
+    """``error`` with ``notes`` added, printed under its traceback on every Python.
+
+    Python 3.10 has no ``add_note``: the notes go to ``__notes__``, which 3.10's own traceback
+    printing ignores; importing the ``exceptiongroup`` backport (a dependency there) makes it
+    print them as 3.11 does.
+    """
+    for note in notes:
+        if sys.version_info >= (3, 11):
+            error.add_note(note)
+        else:
+            import exceptiongroup  # noqa: F401  # its import patches traceback (3.10 only)
+
+            error.__notes__ = [*getattr(error, "__notes__", []), note]  # type: ignore[attr-defined]
+    return error
 
 
 class SekaiError(Exception):

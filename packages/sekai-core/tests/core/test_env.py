@@ -1,6 +1,8 @@
 import asyncio
 import gc
+import subprocess
 import sys
+import textwrap
 import warnings
 from typing import Any
 
@@ -271,7 +273,6 @@ def test_an_env_may_store_an_attribute_named_render():
         Flagged.__new__(Flagged).render  # noqa: B018
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="exception notes are Python 3.11+")
 def test_a_step_only_wrapper_failing_inside_the_loop_is_named_in_a_note() -> None:
     import asyncio
 
@@ -313,3 +314,32 @@ def test_the_context_managers_type_hints_resolve_at_runtime():
         returned = hints["return"]
         assert isinstance(returned, typing.TypeVar), cls
         assert hints["self"] is returned, cls
+
+
+def test_the_note_naming_a_step_only_wrapper_is_printed_under_the_traceback() -> None:
+    """Printed by Python's own excepthook on every Python (3.10 has no add_note)."""
+    script = textwrap.dedent("""
+        import asyncio, sekai
+
+        class RunsItsOwnLoop(sekai.Env):
+            observation_space = action_space = sekai.Discrete(2)
+
+            def reset(self, *, seed=None, options=None):
+                return sekai.ResetResult(0, {})
+
+            def step(self, action):
+                return asyncio.run(asyncio.sleep(0))
+
+        class StepOnly(sekai.Wrapper):
+            def step(self, action):
+                return self.env.step(action)
+
+        asyncio.run(StepOnly(RunsItsOwnLoop()).async_step(0))
+    """)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 1
+    last = done.stderr.rstrip().splitlines()[-2:]
+    assert last[0].startswith("RuntimeError: asyncio.run() cannot be called"), done.stderr
+    assert last[1].startswith("StepOnly overrides step() but not async_step(), so its"), last

@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from sekai.error import _noted
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -61,12 +63,13 @@ def _make_router(
             return call_sync(sync_fn, self, *args, **kwargs)
         except RuntimeError as exc:
             # A note, not a new message: the user docs print the original one.
-            if "running event loop" in str(exc) and hasattr(exc, "add_note"):
-                exc.add_note(
+            if "running event loop" in str(exc):
+                note = (
                     f"{cls.__qualname__} overrides {sync_name}() but not {async_name}(), so its "
                     f"{async_name}() runs {sync_name}() inside the running event loop: override "
                     f"{async_name}() in {cls.__qualname__} too."
                 )
+                _noted(exc, [note])
             raise
 
     routed.__name__ = async_name

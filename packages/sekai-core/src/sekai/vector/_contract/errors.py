@@ -14,10 +14,13 @@ import io
 import pickle
 import traceback
 import weakref
-from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
-from sekai.error import VecEnvWorkerError
+from sekai.error import (
+    VecEnvWorkerError,
+    _noted as noted,  # the remote backends' name for it
+)
 
 __all__ = [
     "ErrorInfo",
@@ -183,20 +186,6 @@ def _state_dumps(state: dict[str, Any]) -> bytes | None:
         kept = {k: v for k, v in state.items() if _try_dumps(v) is not None}
         blob = _try_dumps(kept) if kept else None
     return blob
-
-
-_Error = TypeVar("_Error", bound=BaseException)
-
-
-def noted(error: _Error, notes: Iterable[str]) -> _Error:
-    """``error`` with ``notes`` added: printed under its traceback (Python 3.11 on; 3.10 keeps
-    them in ``__notes__`` unprinted)."""
-    for note in notes:
-        if hasattr(error, "add_note"):
-            error.add_note(note)
-        else:
-            error.__notes__ = [*getattr(error, "__notes__", []), note]  # type: ignore[attr-defined]
-    return error
 
 
 # One subclass per exception class, kept only while the class lives.
