@@ -12,7 +12,7 @@ until ``Batches`` has taken it, decoded; ``recv()`` builds its result before it 
 anything, and records what it took last. The work a KeyboardInterrupt can land in (waiting,
 unpickling, joining, copying) thus leaves every reply where the next ``recv()`` finds it. The
 stores that move a reply from one place to the next follow each other with no call in between,
-where Python (3.11 on) raises no pending KeyboardInterrupt.
+where Python (3.10 on) raises no pending KeyboardInterrupt.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -85,6 +87,47 @@ def test_a_message_not_there_whole_is_kept_and_completed_by_later_reads(
         assert channel.read() == []  # no message is complete: what arrived is kept
     os.write(write_fd, data[start + 30_000 :])
     assert _read_all(channel, 1) == [long]
+
+
+class _Alarm(Exception):
+    pass
+
+
+class _Box:
+    stored = 0
+
+
+def _store_then_call(box: _Box, calls: list[int], n: int) -> None:
+    while n:  # the window of FdChannel._read_more: a store, then a C call (no Python frame)
+        box.stored = n
+        calls.append(n)
+        n -= 1
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+def test_python_never_raises_a_pending_signal_between_a_store_and_the_call_after_it() -> None:
+    """What FdChannel relies on to continue a read Ctrl-C interrupted, on every Python it runs
+    on: a signal that arrives in the window is raised once the call has run, not before."""
+
+    def alarm(*_: Any) -> None:
+        raise _Alarm
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    box, windows = _Box(), 0
+    try:
+        for _ in range(1000):
+            calls = [0]
+            box.stored = 0
+            try:
+                signal.setitimer(signal.ITIMER_REAL, random.uniform(1e-4, 5e-4))
+                _store_then_call(box, calls, 10**9)
+            except _Alarm:
+                windows += 1
+                assert calls[-1] == box.stored, "raised after the store, before the call"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert windows == 1000
 
 
 @pytest.mark.parametrize(

@@ -39,9 +39,8 @@ Message = bytes | memoryview
 _CHUNK = 1 << 16  # bytes asked of one read (a pipe holds 64 KiB on Linux)
 _SMALL = 16384  # Connection's size below which the length and the message go in one write
 _LONG = 0x7FFFFFFF  # longer messages carry -1 and an 8-byte length
-# From 3.11 on, Python raises a pending KeyboardInterrupt only when a function starts, after a
+# From 3.10 on, Python raises a pending KeyboardInterrupt only when a function starts, after a
 # call returns and at backward jumps: never between an attribute store and the call after it.
-_NO_RAISE_BEFORE_CALL = sys.version_info >= (3, 11)
 
 
 class TornStream(EOFError):
@@ -197,9 +196,6 @@ class FdChannel:
 
     def _read_more(self, buffer: bytearray, filled: int, landing: int) -> None:
         if landing:  # the last read was interrupted after it started: its bytes are in buffer
-            if not _NO_RAISE_BEFORE_CALL:  # then the read may not have run at all
-                self._torn = True
-                raise TornStream("a read of this pipe was interrupted and may have lost bytes")
             filled += landing
         else:
             count = min(_available(self._fd), len(buffer) - filled)
