@@ -89,7 +89,9 @@ def _scan_each_distribution() -> list[EntryPointRecord]:
     seen: set[str] = set()
     for dist in _metadata.distributions():
         try:
-            name, version = dist.metadata["Name"], dist.metadata["Version"]
+            # get(): a missing field is None everywhere (indexing raises KeyError in the
+            # backport, but gives None with a DeprecationWarning in the 3.12+ stdlib).
+            name, version = dist.metadata.get("Name"), dist.metadata.get("Version")
             if not name or not version:
                 raise ValueError(f"its METADATA has no {'Name' if not name else 'Version'}")
             entry_points = dist.entry_points.select(group="sekai")
@@ -137,7 +139,7 @@ def _unreadable(dist: object, exc: Exception) -> list[EntryPointRecord]:
 def _field(dist: object, key: str) -> str:
     """A field of a distribution's metadata, or ``"unknown"`` where it cannot be read."""
     try:
-        return str(dist.metadata[key] or "unknown")  # type: ignore[attr-defined]
+        return str(dist.metadata.get(key) or "unknown")  # type: ignore[attr-defined]
     except Exception:
         return "unknown"
 
