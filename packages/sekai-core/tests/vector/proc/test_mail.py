@@ -22,6 +22,9 @@ from sekai.vector.proc import frames, futex
 from sekai.vector.proc.mail import IN_PIPE, Mail
 
 needs_futex = pytest.mark.skipif(not futex.AVAILABLE, reason="no futexes on this platform")
+# pytest-xdist's workers run a thread of their own, so from Python 3.12 on os.fork() warns in
+# them (as in test_vec_env.py).
+FORK_WITH_THREADS = r".*use of fork\(\) may lead to deadlocks"
 
 
 @pytest.fixture
@@ -451,6 +454,7 @@ def test_mailboxes_without_room_in_dev_shm_leave_proc_vec_env_its_pipes(
     expected = 1 if transport == "mail" else 0  # pipes: no mailboxes to make
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", FORK_WITH_THREADS, DeprecationWarning)
         vec = _vec(4, 2)
     with vec:
         assert vec._pool.mail is None  # type: ignore[union-attr]
