@@ -11,6 +11,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from numpy.typing import NDArray
+
+# sb3-contrib brings SB3 and torch: the compat tests session installs them, elsewhere this skips.
+pytest.importorskip("sb3_contrib")
+
 from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 from stable_baselines3.common.monitor import Monitor
