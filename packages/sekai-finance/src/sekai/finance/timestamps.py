@@ -36,9 +36,14 @@ def _as_ns(value: Any, name: str) -> Any:
     """A datetime64 scalar or array in ns; ``ValueError`` where NumPy would wrap it around."""
     if value.dtype == _NS:
         return value
-    ns = value.astype(_NS)
-    back = ns.astype(value.dtype)
-    if not (bool(back == value) if np.ndim(value) == 0 else np.array_equal(back, value)):
+    try:
+        ns = value.astype(_NS)
+        back = ns.astype(value.dtype)
+    except OverflowError:  # NumPy 2.5 on raises where earlier ones wrap around
+        back = None
+    if back is None or not (
+        bool(back == value) if np.ndim(value) == 0 else np.array_equal(back, value)
+    ):
         raise ValueError(
             f"{name} holds a date outside the datetime64[ns] range (1677-09-22 .. 2262-04-11)."
         )

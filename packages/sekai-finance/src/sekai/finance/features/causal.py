@@ -59,7 +59,8 @@ def asof_join(target_times: Any, event_times: Any, values: Any, *, lag: Any = No
                     f"Timedelta) on datetime axes, got {type(lag).__name__} {lag!r}."
                 )
             delta = np.timedelta64(lag)
-            if np.isnat(delta) or delta < np.timedelta64(0):
+            # its count of units: NumPy 2.5 deprecates the unitless np.timedelta64(0)
+            if np.isnat(delta) or int(delta.astype(np.int64)) < 0:
                 raise ValueError(f"lag must be non-negative, got {lag!r}.")
             events = events + delta
         else:
