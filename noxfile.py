@@ -259,6 +259,34 @@ def tests(session: nox.Session, dist: str) -> None:
     )
 
 
+# requires-python says ">=3.10" but CI runs 3.11 only: these sessions check the other Pythons
+# (`nox -s tests-pythons`, not run by default; an interpreter missing here is skipped).
+OTHER_PYTHONS = ["3.10", "3.12", "3.13"]
+ACROSS_PYTHONS = ("sekai-core", "sekai-classic", "sekai-finance")
+
+
+@nox.session(name="tests-pythons", python=OTHER_PYTHONS, default=False)
+def tests_pythons(session: nox.Session) -> None:
+    """Run sekai-core's, sekai-classic's and sekai-finance's tests on another Python, in one
+    venv holding them, their declared dependencies and what their tests need."""
+    extras: dict[str, tuple[str, ...]] = {}  # each first-party distribution once, in order
+    requires: list[str] = []
+    for name in ACROSS_PYTHONS:
+        spec = DISTRIBUTIONS[name]
+        for dep in (*spec.deps, *spec.test_first_party):
+            extras.setdefault(dep, ())
+        extras[name] = spec.extras
+        requires += [req for req in spec.test_requires if req != TORCH]
+    args = [arg for dist, extra in extras.items() for arg in _editable(dist, extra)]
+    session.install(*args, *dict.fromkeys(requires), *_groups("test"))
+    session.run("python", "-c", _ASSERT_EDITABLE, log=False)
+    for name in ACROSS_PYTHONS:
+        session.run(
+            "pytest", f"packages/{name}/tests", HYPOTHESIS_CI, *PARALLEL, *session.posargs,
+            success_codes=PYTEST_OK,
+        )  # fmt: skip
+
+
 def _tests_ray(session: nox.Session) -> None:
     """sekai-ray's tests, with Ray, inside a network namespace that only has loopback."""
     session.install(*_editable("sekai-core"), *_editable(RAY), *_groups("test"))
