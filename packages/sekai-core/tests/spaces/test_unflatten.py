@@ -216,3 +216,20 @@ def test_values_that_are_not_numbers_are_refused_naming_unflatten_and_the_space(
     with pytest.raises(TypeError, match=r"unflatten needs real numbers for .*\(") as info:
         unflatten(space, x)
     assert repr(space) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        [None, "7"],
+        np.array(["4", "7"], dtype=object),
+        [0, np.datetime64("2020-01-01")],
+        [None, np.timedelta64(7, "s")],
+        np.array(["2020-01-01", "2020-01-02"], dtype="datetime64[D]"),
+        [1j, None],
+    ],
+    ids=["none-str", "object-str", "date", "timedelta", "date-array", "complex"],
+)
+def test_strings_dates_and_complex_numbers_among_objects_are_refused_not_parsed(x: Any) -> None:
+    with pytest.raises(TypeError, match=r"unflatten needs real numbers for Box\(0, 10"):
+        unflatten(Box(0, 10, (2,), np.int64), x)

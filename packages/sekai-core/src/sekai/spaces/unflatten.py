@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from functools import singledispatch
 from math import isnan
 from typing import Any
@@ -31,21 +32,44 @@ _FEW = 16
 
 def _numbers(space: Space[Any], x: Any) -> NDArray[Any]:
     """``x`` as an array of numbers: an object array (``[None, 1]``, Python numbers of several
-    types) as float64, where NaN is then seen; strings, dates and the like are refused."""
+    types) and a float type NumPy does not know (bfloat16) as float64, where NaN (and None) is
+    then seen; strings, dates and other objects are refused, not parsed or converted."""
     arr = np.asarray(x)
     kind = arr.dtype.kind
     if kind in "biufc":
         return arr
+    if kind == "V" and np.can_cast(arr.dtype, np.float64):  # ml_dtypes' bfloat16, float8...
+        return arr.astype(np.float64)
     if kind == "O":
-        try:
-            return arr.astype(np.float64)
-        except (TypeError, ValueError) as e:
-            raise TypeError(
-                f"unflatten needs real numbers for {space!r}; an object array that NumPy "
-                f"cannot make float64 was given ({e})."
-            ) from None
+        odd = next((v for v in arr.reshape(-1).tolist() if not _number_or_none(v)), _NONE)
+        if odd is _NONE:
+            try:
+                return arr.astype(np.float64)
+            except (TypeError, ValueError):  # complex numbers
+                odd = next(v for v in arr.reshape(-1).tolist() if not _real_or_none(v))
+        raise TypeError(
+            f"unflatten needs real numbers for {space!r}, got an object array holding "
+            f"{odd!r} ({type(odd).__name__})."
+        )
     raise TypeError(
         f"unflatten needs real numbers for {space!r}, got an array of dtype {arr.dtype}."
+    )
+
+
+_NONE = object()
+# np.timedelta64 is registered as a number (an integer subclass); unflatten does not take it.
+_NOT_NUMBERS = (np.timedelta64, np.datetime64)
+
+
+def _number_or_none(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, numbers.Number) and not isinstance(value, _NOT_NUMBERS)
+    )
+
+
+def _real_or_none(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, numbers.Real) and not isinstance(value, _NOT_NUMBERS)
     )
 
 
@@ -68,7 +92,8 @@ def unflatten(space: Space[Any], x: Any) -> Any:
 
     Raises:
         NotImplementedError: no implementation is registered for the space's type.
-        TypeError: ``x`` holds something other than numbers (None, strings, dates).
+        TypeError: ``x`` holds something other than real numbers (strings, dates, complex
+            numbers in an object array); a None there counts as NaN, which becomes zero.
         ValueError: ``x`` has the wrong number of entries.
     """
     raise NotImplementedError(f"unflatten not implemented for {type(space).__name__}")

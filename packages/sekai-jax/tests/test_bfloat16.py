@@ -1,0 +1,18 @@
+"""JAX's bfloat16 (an ml_dtypes type NumPy knows only as kind "V") where sekai takes numbers."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from sekai.spaces import Box, Discrete, unflatten
+
+
+def test_unflatten_takes_bfloat16_values_as_the_numbers_they_hold() -> None:
+    values = np.asarray(jnp.array([0.25, 7.0, float("nan")], dtype=jnp.bfloat16))
+    assert values.dtype.kind == "V"
+    out = unflatten(Box(0.0, 1.0, (3,), np.float32), values)
+    assert out.dtype == np.float32 and out.tolist() == [0.25, 1.0, 0.0]
+    assert unflatten(Box(0, 3, (3,), np.int64), values).tolist() == [0, 3, 0]
+    one_hot = np.asarray(jnp.array([0.25, 7.0, 1.0], dtype=jnp.bfloat16))
+    assert unflatten(Discrete(3), one_hot) == 1
