@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -54,6 +55,16 @@ def _noted(error: _Error, notes: Iterable[str]) -> _Error:
 
             error.__notes__ = [*getattr(error, "__notes__", []), note]  # type: ignore[attr-defined]
     return error
+
+
+def _formatted(exc: BaseException) -> str:
+    """``exc``'s traceback as Python prints it, its notes included on every Python (3.10's
+    ``traceback`` leaves out ``__notes__``; the ``exceptiongroup`` backport's does not)."""
+    if sys.version_info < (3, 11):
+        from exceptiongroup import format_exception
+
+        return "".join(format_exception(type(exc), exc, exc.__traceback__))
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
 
 class SekaiError(Exception):

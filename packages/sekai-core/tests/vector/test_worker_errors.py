@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import collections
 import pickle
+import subprocess
+import sys
 import threading
 from typing import Any
 
@@ -210,3 +212,28 @@ def test_a_command_the_worker_cannot_unpickle_fails_the_sub_envs_it_was_for(
 def test_an_unreadable_command_with_a_broken_payload_fails_every_sub_env() -> None:
     errors = unreadable_command(b"\x80\x05garbage", ValueError("bad"), "call", 2, positioned=True)
     assert [index for index, _ in errors] == [0, 1]
+
+
+_NOTE_SCRIPT = """
+import sys
+from sekai.vector._contract.errors import describe
+
+error = ValueError("bad action")
+error.__notes__ = ["hint: the sub-env's own note"]  # add_note() from Python 3.11 on
+try:
+    raise error
+except ValueError as raised:
+    info = describe(raised)
+assert "exceptiongroup" not in sys.modules or sys.version_info < (3, 11)
+print(info.traceback)
+"""
+
+
+def test_the_worker_traceback_keeps_the_notes_of_the_sub_envs_error_on_every_python() -> None:
+    # A fresh interpreter, as a worker is: nothing has imported the exceptiongroup backport,
+    # whose import makes Python 3.10's traceback print notes (pytest imports it there).
+    done = subprocess.run(
+        [sys.executable, "-c", _NOTE_SCRIPT], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("ValueError: bad action\nhint: the sub-env's own note")

@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 import io
 import pickle
-import traceback
 import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from sekai.error import (
     VecEnvWorkerError,
+    _formatted,
     _noted as noted,  # the remote backends' name for it
 )
 
@@ -82,7 +82,7 @@ def describe(exc: BaseException, context: str = "") -> ErrorInfo:
         message = f"<{cls.__name__} with an unprintable message>"
     if context:
         message = f"{context}: {message}"
-    formatted = "".join(traceback.format_exception(cls, exc, exc.__traceback__))
+    formatted = _formatted(exc)
     state = _attributes(exc)
     return ErrorInfo(
         cls.__name__, message, formatted, _try_dumps(cls), _state_dumps(state) if state else None
