@@ -8,6 +8,7 @@ import pickle
 import signal
 import sys
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -264,6 +265,48 @@ def test_a_recv_of_another_thread_returns_the_results_that_arrive_within_close_g
     assert isinstance(result, sekai.VecRecvResult), result
     assert sorted(result.env_ids.tolist()) == [0, 1]
     assert result.observations[:, 0].tolist() == [1, 1]
+
+
+class SlowToPickle:
+    """A value that takes a second to pickle (a big object): the call encoding it has not
+    reached the actors yet when close() comes."""
+
+    def __reduce__(self) -> Any:
+        time.sleep(1.0)
+        return (str, ("tagged",))
+
+
+def test_a_call_of_another_thread_that_has_not_reached_the_actors_finishes_before_close() -> None:
+    vec = RayVecEnv([CounterEnv] * 2, num_workers=2, resources_per_worker=HALF_CPU)
+    vec.reset(options={"start": 0})
+    assert _close_during(vec, lambda: vec.set_attr("tag", SlowToPickle()), after=0.3) is None
+
+
+def test_a_call_of_another_thread_still_encoding_after_the_grace_raises_vec_env_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vec_env, "CLOSE_TIMEOUT", 0.3)
+    vec = RayVecEnv([CounterEnv] * 2, num_workers=2, resources_per_worker=HALF_CPU)
+    vec.reset(options={"start": 0})
+    error = _close_during(vec, lambda: vec.set_attr("tag", SlowToPickle()), after=0.3)
+    assert type(error) is sekai.VecEnvClosed, error  # its actors were killed before it sent
+    assert isinstance(error.__cause__, sekai.VecEnvWorkerError)
+
+
+def test_close_from_a_signal_handler_within_a_call_makes_it_raise_vec_env_closed() -> None:
+    vec = RayVecEnv([CounterEnv] * 2, num_workers=2, resources_per_worker=HALF_CPU)
+    vec.reset(options={"start": 0})
+    previous = signal.signal(signal.SIGALRM, lambda *_: vec.close())  # a timeout guard
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(sekai.VecEnvClosed) as raised:  # it had not reached the actors
+            vec.set_attr("tag", SlowToPickle())
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert vec.closed and isinstance(raised.value.__cause__, sekai.VecEnvWorkerError)
+    with pytest.raises(sekai.VecEnvClosed):
+        vec.step([0, 0])
 
 
 @pytest.mark.parametrize(

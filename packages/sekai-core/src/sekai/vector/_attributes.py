@@ -84,6 +84,26 @@ class RemoteAttributes(SubEnvAttributes):
     def _release_deferred(self) -> None:
         """Release what ``close()`` from within a call left for the call as it unwinds."""
 
+    @abc.abstractmethod
+    def _cut_short(self) -> None:
+        """Kill the workers under the call in progress, which ends it (it raises
+        VecEnvClosed: set ``_cut``)."""
+
+    def _wait_for_call(self, timeout: float | None) -> None:
+        """Take the call lock for ``close()`` (the caller releases it) once the call of another
+        thread ends, or, after ``timeout`` seconds (None: no limit), once ``_cut_short()``
+        ended it. Ctrl-C while waiting cuts the call short at once and releases what it held
+        (``_release_deferred``) before it propagates."""
+        try:
+            if not self._calling.acquire(timeout=-1 if timeout is None else timeout):
+                self._cut_short()
+                self._calling.acquire()
+        except BaseException:
+            self._cut_short()
+            with self._calling:
+                self._release_deferred()  # killed workers close no sub-env: no close errors
+            raise
+
     def __reduce_ex__(self, protocol: Any) -> Any:
         # pickle, cloudpickle, copy.copy and copy.deepcopy all start here: raising before any
         # state is read leaves no half-built copy whose __del__ or pipes would hit the workers.

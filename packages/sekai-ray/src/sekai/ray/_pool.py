@@ -18,7 +18,7 @@ import contextlib
 import pickle
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -395,31 +395,23 @@ class ActorPool:
 
     # -- stopping ----------------------------------------------------------------------------
 
-    def stop(
-        self, timeout: float, cut: Callable[[], None] | None = None
-    ) -> list[tuple[int, VecEnvWorkerError]]:
+    def stop(self, timeout: float) -> list[tuple[int, VecEnvWorkerError]]:
         """Close the sub-envs and kill every actor; the sub-envs' close errors by sub-env.
 
         Waits ``timeout`` seconds in all for the actors to close their sub-envs (each does
-        after the calls it is running), then kills every actor, whether it answered or not;
-        ``cut`` is called first when some live actor did not answer, so the call it may be
-        running is killed under it. Never raises for Ray's own failures (Ray shut down, actors
-        dead), so ``close()`` always returns.
+        after the calls it is running), then kills every actor, whether it answered or not.
+        Never raises for Ray's own failures (Ray shut down, actors dead), so ``close()``
+        always returns.
         """
         errors: list[tuple[int, VecEnvWorkerError]] = []
         ray = self.ray
-        answered = False
         try:
             if self.cluster_lost() is not None:  # ray.shutdown() already ended the actors
                 return errors
             live = [h for h in self.handles if h.dead is None]
             refs = [h.actor.close.remote() for h in live]
-            if not refs:
-                answered = True
-                return errors
-            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout)
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout) if refs else ([], [])
             done = set(ready)
-            answered = len(done) == len(refs)
             for handle, ref in zip(live, refs):
                 if ref in done:
                     with contextlib.suppress(Exception):  # a dead actor: nothing left to close
@@ -427,12 +419,14 @@ class ActorPool:
         except Exception:  # Ray itself failed: the actors are killed below all the same
             pass
         finally:
-            if not answered and cut is not None and self.cluster_lost() is None:
-                cut()
-            for handle in self.handles:
-                self.bury(handle, "ActorDiedError", STOPPED, None)
-            actors_killed()
+            self.kill()
         return errors
+
+    def kill(self) -> None:
+        """Kill every actor, which ends the calls they run; every later call raises."""
+        for handle in self.handles:
+            self.bury(handle, "ActorDiedError", STOPPED, None)
+        actors_killed()
 
 
 def _death_note(exc: BaseException) -> str:

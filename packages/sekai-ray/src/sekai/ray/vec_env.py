@@ -34,7 +34,7 @@ from sekai.vector.result import VecRecvResult, VecResetResult, VecStepResult
 
 __all__ = ["RayVecEnv"]
 
-CLOSE_TIMEOUT = 5.0  # seconds close() waits for the actors to close their sub-envs
+CLOSE_TIMEOUT = 5.0  # seconds close() waits for a call of another thread, then for the actors
 
 _actor_class: Any = None  # ray.remote(RayWorker), made once per process
 _actor_class_lock = threading.Lock()
@@ -343,22 +343,30 @@ class RayVecEnv(RemoteAttributes):
     # -- closing -----------------------------------------------------------------------------
 
     def _close(self) -> None:
-        # Each actor closes its sub-envs after the calls it runs, so a call of another thread
-        # (close() from a watchdog or a stop button) ends within the grace, or has its actors
-        # killed under it (_cut: it raises VecEnvClosed). Only then is what was in flight
-        # forgotten, once the call let go of it.
+        # A call of another thread (close() from a watchdog or a stop button) may not have
+        # reached every actor yet: it is waited for, up to CLOSE_TIMEOUT, then has its actors
+        # killed under it (_cut: it raises VecEnvClosed). close() within the call (a signal
+        # handler) cannot wait for it: each actor closes its sub-envs after the call's
+        # commands, and the call, which finds them gone, forgets what was in flight as it
+        # unwinds.
         _LIVE.discard(self)
-        errors = self._pool.stop(CLOSE_TIMEOUT, self._cut_short)
         if self._calling._is_owned():  # type: ignore[attr-defined]
-            self._deferred = True  # close() within the call (a signal handler): it forgets
+            self._cut = True
+            self._deferred = True
+            errors = self._pool.stop(CLOSE_TIMEOUT)
         else:
-            with self._calling:
+            self._wait_for_call(CLOSE_TIMEOUT)
+            try:
+                errors = self._pool.stop(CLOSE_TIMEOUT)
+            finally:
                 self._release_deferred()
+                self._calling.release()
         if errors:
             raise min(errors, key=lambda item: item[0])[1]
 
     def _cut_short(self) -> None:
         self._cut = True
+        self._pool.kill()
 
     def _release_deferred(self) -> None:
         self._batches.forget()  # what was in flight is gone with the actors

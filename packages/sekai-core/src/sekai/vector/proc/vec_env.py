@@ -419,16 +419,7 @@ class ProcVecEnv(RemoteAttributes):
             self._cut_short()
             self._deferred = True  # released by the call as it unwinds (one_call)
             return
-        timeout = -1 if self._close_timeout is None else self._close_timeout
-        try:
-            if not self._calling.acquire(timeout=timeout):
-                self._cut_short()
-                self._calling.acquire()
-        except BaseException:  # Ctrl-C while waiting: release everything, not leave it running
-            self._cut_short()
-            with self._calling:
-                self._release_all()  # killed workers close no sub-env: no close errors
-            raise
+        self._wait_for_call(self._close_timeout)
         try:
             raise_first(self._release_all())
         finally:
