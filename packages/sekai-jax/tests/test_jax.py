@@ -279,8 +279,11 @@ def test_concrete_functional_params_are_converted_as_set_attr_converts_them() ->
     np.testing.assert_array_equal(as_int.observation, as_float.observation)
 
 
-def test_a_0d_jax_array_is_the_number_it_holds_for_a_finance_param_on_every_api() -> None:
-    sigma = jnp.float32(2.0)
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.bfloat16])  # bfloat16: an ml_dtypes scalar
+def test_a_0d_jax_array_is_the_number_it_holds_for_a_finance_param_on_every_api(
+    dtype: Any,
+) -> None:
+    sigma = jnp.array(2.0, dtype=dtype)
     for mode in ("native", "jax"):
         vec = sekai.make_vec("MarketMaking-v0", 2, vectorization_mode=mode)
         vec.set_attr("sigma", sigma)

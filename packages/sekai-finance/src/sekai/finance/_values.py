@@ -24,19 +24,29 @@ __all__ = [
 
 def scalar(value: object) -> object:
     """A 0-d array as the one value it holds (what NumPy reductions return, or another
-    library's 0-d array, such as a JAX or torch scalar); else ``value``."""
+    library's 0-d array, such as a JAX or torch scalar), a bfloat16 or other ml_dtypes scalar
+    as an int64 or float64; else ``value``."""
+    if isinstance(value, np.generic):
+        return _held(np.asarray(value)) if value.dtype.kind == "V" else value
     if isinstance(value, np.ndarray):
-        return value[()] if value.ndim == 0 else value
-    if (
-        getattr(value, "ndim", None) == 0
-        and hasattr(value, "__array__")
-        and not isinstance(value, np.generic)
-    ):
+        return _held(value) if value.ndim == 0 else value
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "__array__"):
         try:
-            return np.asarray(value)[()]
+            array = np.asarray(value)
         except (TypeError, RuntimeError, ValueError):  # e.g. a tensor on a GPU, or one that
             return value  # requires grad: the caller's check refuses it, naming its type
+        return _held(array)
     return value
+
+
+def _held(array: np.ndarray) -> object:
+    """The number in a 0-d ``array``. The scalars of ml_dtypes' bfloat16, float8 and int4
+    (JAX's reduced precisions, dtype kind "V") are no ``numbers.Real``: as an int64 or float64."""
+    if array.dtype.kind == "V":
+        for dtype in (np.int64, np.float64):
+            if np.can_cast(array.dtype, dtype):
+                return array.astype(dtype)[()]
+    return array[()]
 
 
 def is_real(value: object) -> bool:
