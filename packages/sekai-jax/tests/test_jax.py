@@ -242,6 +242,22 @@ def test_concrete_functional_params_are_checked_as_set_attr_checks_them() -> Non
     assert out.reward.shape == (2,)
 
 
+def test_an_int_too_large_for_a_float64_is_refused_naming_the_param() -> None:
+    key = jax.random.PRNGKey(0)
+    market = make_functional("MarketMaking-v0", 2)  # its env's own check, as native set_attr
+    with pytest.raises(
+        ValueError, match=r"^sigma must be a finite number >= 0, got an int too large for a"
+    ):
+        market.reset(key, {"sigma": 10**400})
+    cartpole = make_functional("CartPole-v1", 2)  # a dataclass that checks nothing
+    with pytest.raises(
+        ValueError,
+        match=r"^params of CartPoleKernel: kernel parameter 'gravity' must be a finite number, "
+        r"got an int too large for a float64\.$",
+    ):
+        cartpole.reset(key, {"gravity": 10**400})
+
+
 @pytest.mark.parametrize(
     "value", [None, np.array([9.8, 1.0]), "9.8", [9.8]], ids=["None", "array", "str", "list"]
 )

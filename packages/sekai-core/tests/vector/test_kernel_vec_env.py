@@ -297,6 +297,17 @@ def test_parameters_are_read_and_changed_for_every_sub_env() -> None:
         env.set_attr("no_such_name", 1)
 
 
+def test_an_int_too_large_for_a_float64_is_refused_naming_the_parameter() -> None:
+    env = _env()
+    with pytest.raises(
+        ValueError,
+        match=r"^kernel parameter 'step_size' must be a finite number, got an int too large "
+        r"for a float64\.$",
+    ):
+        env.set_attr("step_size", 10**400)
+    assert env.params.step_size == 1.0
+
+
 def test_a_number_parameter_held_as_a_0d_array_reads_back_as_a_number() -> None:
     env = KernelVecEnv(CountdownKernel(step_size=np.asarray(2.0)), 2)  # type: ignore[arg-type]
     assert env.get_attr("step_size") == [2.0, 2.0]

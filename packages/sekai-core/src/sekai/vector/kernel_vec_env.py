@@ -392,21 +392,32 @@ def replaced_params(params: Any, changes: Mapping[str, Any], where: str = "") ->
     """A kernel's host ``params`` with the fields ``changes`` names set as ``set_attr`` sets
     them: checked by the params' dataclass (as the env checks them), an int for a float field
     as a float, and one number for a per-element field broadcast, as the env's constructor
-    does. ``where`` starts the message of the TypeError (the call the values came from).
+    does. ``where`` starts the message of the errors raised here (the call the values came
+    from).
 
     Raises:
         TypeError: a value of another kind or shape than the field's.
-        ValueError: a value the env refuses (the dataclass's own errors).
+        ValueError: a value the env refuses (the dataclass's own errors), or an int too large
+            for a float64 for a float field that the dataclass takes.
     """
     given = dict(changes)
+    too_large: list[str] = []
     for name, value in changes.items():
         if (
             is_dynamic(getattr(params, name))
             and isinstance(value, (int, np.integer))
             and not isinstance(value, (bool, np.bool_))
         ):
-            given[name] = float(value)  # an int for a float parameter, as the envs take it
+            try:
+                given[name] = float(value)  # an int for a float parameter, as the envs take it
+            except OverflowError:  # left to the dataclass: it refuses it as the env does
+                too_large.append(name)
     replaced = dataclasses.replace(params, **given)
+    if too_large:  # a dataclass that took it: no float64 holds it
+        raise ValueError(
+            f"{where}kernel parameter {too_large[0]!r} must be a finite number, got an int too "
+            "large for a float64."
+        )
     spread = {}
     for name in changes:
         old, new = getattr(params, name), getattr(replaced, name)

@@ -238,6 +238,15 @@ def test_set_attr_checks_the_value_as_the_env_does_and_derives_the_gbm_terms() -
     np.testing.assert_allclose(params.drift, (params.mu - 0.5 * params.sigma**2) * params.dt)
 
 
+def test_set_attr_refuses_an_int_too_large_for_a_float64_in_the_native_envs_words() -> None:
+    native, driven = MarketMakingVecEnv(2), KernelVecEnv(MarketMakingKernel(), 2)
+    message = r"^sigma must be a finite number >= 0, got an int too large for a float64\.$"
+    for envs in (native, driven):
+        with pytest.raises(ValueError, match=message):
+            envs.set_attr("sigma", 10**400)
+    assert driven.get_attr("sigma") == native.get_attr("sigma") == [2.0, 2.0]
+
+
 def test_set_attr_takes_a_per_sub_env_list_of_one_array() -> None:
     envs = KernelVecEnv(load_kernel(sekai.spec("Portfolio-v0"), {}), 2)
     mu = np.asarray(envs.get_attr("mu")[0]) * 2
