@@ -242,6 +242,18 @@ def test_concrete_functional_params_are_checked_as_set_attr_checks_them() -> Non
     assert out.reward.shape == (2,)
 
 
+def test_a_constant_functional_param_next_to_a_traced_one_is_checked_and_converted() -> None:
+    env, key = make_functional("Trading-v0", 2), jax.random.PRNGKey(0)  # mu: one per asset
+    _, expected, _ = env.reset(key, {"mu": [0.1], "sigma": 0.3})
+
+    def observe(mu: Any, sigma: float) -> jax.Array:  # mu a constant of the trace, sigma traced
+        return jax.jit(lambda sigma: env.reset(key, {"mu": mu, "sigma": sigma})[1])(sigma)
+
+    np.testing.assert_array_equal(observe([0.1], 0.3), expected)  # the list became an array
+    with pytest.raises(ValueError, match=r"^mu must be finite numbers, got \[nan\]\."):
+        observe([float("nan")], 0.3)
+
+
 def test_an_int_too_large_for_a_float64_is_refused_naming_the_param() -> None:
     key = jax.random.PRNGKey(0)
     market = make_functional("MarketMaking-v0", 2)  # its env's own check, as native set_attr

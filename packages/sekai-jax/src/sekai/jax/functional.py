@@ -184,10 +184,13 @@ class FunctionalEnv:
         if unknown:  # a typo would otherwise leave the default in place, silently
             raise ValueError(f"unknown params {unknown} for {kernel}; its params are {taken}.")
         # Traced values (under jit, vmap or grad) have no value to check without a host sync
-        # in every call: the values checked are those known when the call is traced.
-        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(params)):
+        # in every call: the values checked are those known when the call is traced, each
+        # name on its own (a constant next to a traced value is checked and converted too).
+        concrete = {name: value for name, value in params.items() if not _traced(value)}
+        if not concrete:
             return params
-        return self._checked_values(params)
+        checked = self._checked_values(concrete)
+        return {name: checked.get(name, value) for name, value in params.items()}
 
     def _checked_values(self, params: Mapping[str, Any]) -> Params:
         """Concrete ``params`` checked as ``set_attr`` checks them (``replaced_params``: kind,
@@ -307,6 +310,11 @@ class FunctionalEnv:
             f"FunctionalEnv({type(self.kernel).__name__}, num_envs={self.num_envs}, "
             f"{jnp.dtype(self.dtype).name})"
         )
+
+
+def _traced(value: Any) -> bool:
+    """Whether ``value`` holds a value traced by ``jit``, ``vmap`` or ``grad``."""
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
 
 
 def in_order(info: Mapping[str, Any], order: list[str]) -> Mapping[str, Any]:
