@@ -1,0 +1,70 @@
+"""The functional API (sekai-jax) with the finance kernels: concrete params are checked and
+converted as ``set_attr`` does, a 0-d array of any library is the number it holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+make_functional = pytest.importorskip("sekai.jax").make_functional
+
+
+def test_a_constant_functional_param_next_to_a_traced_one_is_checked_and_converted() -> None:
+    env, key = make_functional("Trading-v0", 2), jax.random.PRNGKey(0)  # mu: one per asset
+    _, expected, _ = env.reset(key, {"mu": [0.1], "sigma": 0.3})
+
+    def observe(mu: Any, sigma: float) -> jax.Array:  # mu a constant of the trace, sigma traced
+        return jax.jit(lambda sigma: env.reset(key, {"mu": mu, "sigma": sigma})[1])(sigma)
+
+    np.testing.assert_array_equal(observe([0.1], 0.3), expected)  # the list became an array
+    with pytest.raises(ValueError, match=r"^mu must be finite numbers, got \[nan\]\."):
+        observe([float("nan")], 0.3)
+
+
+def test_an_int_too_large_for_a_float64_is_refused_in_the_envs_words() -> None:
+    key = jax.random.PRNGKey(0)
+    market = make_functional("MarketMaking-v0", 2)  # its env's own check, as native set_attr
+    with pytest.raises(
+        ValueError, match=r"^sigma must be a finite number >= 0, got an int too large for a"
+    ):
+        market.reset(key, {"sigma": 10**400})
+
+
+def test_concrete_functional_params_are_converted_as_set_attr_converts_them() -> None:
+    key = jax.random.PRNGKey(0)
+    trading = make_functional("Trading-v0", 2)  # one asset: mu is a (1,) array
+    vec = sekai.make_vec("Trading-v0", 2, vectorization_mode="jax")
+    vec.set_attr("mu", [0.3])  # a list becomes an array, one number is broadcast
+    _, expected, _ = trading.reset(key, {"mu": np.array([0.3])})
+    for mu in ([0.3], 0.3, jnp.float32(0.3)):
+        _, observation, _ = trading.reset(key, {"mu": mu})
+        np.testing.assert_array_equal(observation, expected)
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.bfloat16])  # bfloat16: an ml_dtypes scalar
+def test_a_0d_jax_array_is_the_number_it_holds_for_a_finance_param_on_every_api(
+    dtype: Any,
+) -> None:
+    sigma = jnp.array(2.0, dtype=dtype)
+    for mode in ("native", "jax"):
+        vec = sekai.make_vec("MarketMaking-v0", 2, vectorization_mode=mode)
+        vec.set_attr("sigma", sigma)
+        assert vec.get_attr("sigma") == [2.0, 2.0]
+    env = make_functional("MarketMaking-v0", 2)
+    key = jax.random.PRNGKey(0)
+    state, _, _ = env.reset(key, {"sigma": sigma})
+    quotes = jnp.full((2, 2), 0.1)
+
+    def moved(sigma: Any) -> list[Any]:
+        return jax.tree_util.tree_leaves(env.step(key, state, quotes, {"sigma": sigma}).state)
+
+    assert all(map(np.array_equal, moved(sigma), moved(2.0)))
+    assert not all(map(np.array_equal, moved(sigma), moved(9.0)))  # sigma moves the mid
+    with pytest.raises(ValueError, match=r"^sigma must be a finite number >= 0, got -2\.0\."):
+        env.reset(key, {"sigma": -sigma})
