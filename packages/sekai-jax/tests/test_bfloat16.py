@@ -16,3 +16,8 @@ def test_unflatten_takes_bfloat16_values_as_the_numbers_they_hold() -> None:
     assert unflatten(Box(0, 3, (3,), np.int64), values).tolist() == [0, 3, 0]
     one_hot = np.asarray(jnp.array([0.25, 7.0, 1.0], dtype=jnp.bfloat16))
     assert unflatten(Discrete(3), one_hot) == 1
+
+
+def test_unflatten_takes_bfloat16_scalars_and_jax_arrays_in_an_object_array() -> None:
+    items = np.array([jnp.bfloat16(1.5), jnp.float32(0.5), None], dtype=object)
+    assert unflatten(Box(-5.0, 5.0, (3,), np.float64), items).tolist() == [1.5, 0.5, 0.0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -233,3 +234,26 @@ def test_values_that_are_not_numbers_are_refused_naming_unflatten_and_the_space(
 def test_strings_dates_and_complex_numbers_among_objects_are_refused_not_parsed(x: Any) -> None:
     with pytest.raises(TypeError, match=r"unflatten needs real numbers for Box\(0, 10"):
         unflatten(Box(0, 10, (2,), np.int64), x)
+
+
+def test_numbers_of_other_types_in_an_object_array_are_the_numbers_they_hold() -> None:
+    from fractions import Fraction
+
+    items = [np.True_, np.array(1.5), np.int8(2), Fraction(1, 2), None]
+    out = unflatten(Box(-5.0, 5.0, (5,), np.float64), np.array(items, dtype=object))
+    assert out.tolist() == [1.0, 1.5, 2.0, 0.5, 0.0]
+    assert unflatten(MultiBinary(2), [np.True_, None]).tolist() == [1, 0]
+
+
+def test_complex_values_are_refused_as_box_refuses_a_complex_dtype() -> None:
+    with pytest.raises(TypeError, match=r"got an array of dtype complex128\.$"):
+        unflatten(Box(0.0, 10.0, (2,)), np.array([3 + 4j, 2]))
+
+
+def test_an_int_too_large_for_a_float64_is_refused_naming_unflatten_and_the_space() -> None:
+    for space in (Box(0, 10, (2,), np.int64), Discrete(2)):
+        with pytest.raises(
+            ValueError,
+            match=rf"^unflatten needs values a float64 holds for {re.escape(repr(space))}, got",
+        ):
+            unflatten(space, [10**400, 1])

@@ -31,22 +31,26 @@ _FEW = 16
 
 
 def _numbers(space: Space[Any], x: Any) -> NDArray[Any]:
-    """``x`` as an array of numbers: an object array (``[None, 1]``, Python numbers of several
-    types) and a float type NumPy does not know (bfloat16) as float64, where NaN (and None) is
-    then seen; strings, dates and other objects are refused, not parsed or converted."""
+    """``x`` as an array of real numbers: an object array (``[None, 1]``, numbers of several
+    types and libraries) and a float type NumPy does not know (bfloat16) as float64, where NaN
+    (and None) is then seen; strings, dates, complex numbers and other objects are refused, not
+    parsed or converted (Box refuses complex dtypes too)."""
     arr = np.asarray(x)
     kind = arr.dtype.kind
-    if kind in "biufc":
+    if kind in "biuf":
         return arr
     if kind == "V" and np.can_cast(arr.dtype, np.float64):  # ml_dtypes' bfloat16, float8...
         return arr.astype(np.float64)
     if kind == "O":
-        odd = next((v for v in arr.reshape(-1).tolist() if not _number_or_none(v)), _NONE)
+        odd = next((v for v in arr.reshape(-1).tolist() if not _real_or_none(v)), _NONE)
         if odd is _NONE:
             try:
                 return arr.astype(np.float64)
-            except (TypeError, ValueError):  # complex numbers
-                odd = next(v for v in arr.reshape(-1).tolist() if not _real_or_none(v))
+            except OverflowError:
+                raise ValueError(
+                    f"unflatten needs values a float64 holds for {space!r}, got an int too "
+                    "large for a float64."
+                ) from None
         raise TypeError(
             f"unflatten needs real numbers for {space!r}, got an object array holding "
             f"{odd!r} ({type(odd).__name__})."
@@ -61,16 +65,19 @@ _NONE = object()
 _NOT_NUMBERS = (np.timedelta64, np.datetime64)
 
 
-def _number_or_none(value: Any) -> bool:
-    return value is None or (
-        isinstance(value, numbers.Number) and not isinstance(value, _NOT_NUMBERS)
-    )
-
-
 def _real_or_none(value: Any) -> bool:
-    return value is None or (
-        isinstance(value, numbers.Real) and not isinstance(value, _NOT_NUMBERS)
-    )
+    """None (NaN), a real number of Python's (Fraction too), or a 0-d array or scalar of any
+    library whose dtype is a bool, an integer or a float (a JAX array, np.bool_, bfloat16)."""
+    if value is None or (isinstance(value, numbers.Real) and not isinstance(value, _NOT_NUMBERS)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or getattr(value, "ndim", 0) != 0:
+        return False
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:  # a dtype NumPy cannot read (torch's)
+        return False
+    return dtype.kind in "biuf" or (dtype.kind == "V" and np.can_cast(dtype, np.float64))
 
 
 def _flat(space: Space[Any], x: Any) -> NDArray[Any]:
@@ -93,8 +100,8 @@ def unflatten(space: Space[Any], x: Any) -> Any:
     Raises:
         NotImplementedError: no implementation is registered for the space's type.
         TypeError: ``x`` holds something other than real numbers (strings, dates, complex
-            numbers in an object array); a None there counts as NaN, which becomes zero.
-        ValueError: ``x`` has the wrong number of entries.
+            numbers); a None in an object array counts as NaN, which becomes zero.
+        ValueError: ``x`` has the wrong number of entries, or an int too large for a float64.
     """
     raise NotImplementedError(f"unflatten not implemented for {type(space).__name__}")
 
@@ -107,10 +114,7 @@ def _unflatten_box(space: Box, x: Any) -> NDArray[Any]:
     flat = arr.reshape(space.shape)
     kind = arr.dtype.kind
     nan = None
-    if kind == "f":
-        if _has_nan(arr):
-            nan = np.isnan(flat)
-    elif kind == "c":  # a NaN imaginary part counts too, though the cast drops it
+    if kind == "f" and _has_nan(arr):
         nan = np.isnan(flat)
     dt = space.dtype
     if dt.kind == "f":
