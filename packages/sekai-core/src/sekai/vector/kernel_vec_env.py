@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -33,7 +34,13 @@ from sekai.vector.kernel_step import (
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
-__all__ = ["KernelInfos", "KernelVecEnv", "replaced_params", "settable_fields"]
+__all__ = [
+    "KernelInfos",
+    "KernelVecEnv",
+    "converted_params",
+    "replaced_params",
+    "settable_fields",
+]
 
 
 class KernelInfos(LazyInfos):
@@ -433,6 +440,35 @@ def replaced_params(params: Any, changes: Mapping[str, Any], where: str = "") ->
                 f"kind and shape, got {value!r}."
             )
     return replaced
+
+
+def converted_params(params: Any, changes: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+    """The values of ``changes`` converted as ``replaced_params`` converts them (a list as an
+    array, an int for a float field as a float, one number broadcast) and checked for kind and
+    shape only: not by the params' dataclass, whose rules may relate these fields to others
+    whose values are unknown here (traced by ``jit``)."""
+    converted = {}
+    for name, value in changes.items():
+        old = getattr(params, name)
+        array = None
+        if is_dynamic(old) and not isinstance(value, (str, bytes)) and value is not None:
+            with contextlib.suppress(TypeError, ValueError, OverflowError):
+                array = np.asarray(value)
+        if array is None or array.dtype.kind not in "iuf":  # no bools, as replaced_params
+            raise TypeError(
+                f"{where}kernel parameter {name!r} is {old!r}; a new value must be of the same "
+                f"kind and shape, got {value!r}."
+            )
+        array = array.astype(np.asarray(old).dtype)
+        if array.ndim == 0 < np.ndim(old):
+            array = np.full(np.shape(old), array)  # one number for every element
+        if array.shape != np.shape(old):
+            raise TypeError(
+                f"{where}kernel parameter {name!r} is {old!r}; a new value must be of the same "
+                f"kind and shape, got {value!r}."
+            )
+        converted[name] = array if np.ndim(old) else array[()]
+    return converted
 
 
 def _device_backend(venv: VecEnv) -> KernelBackend | None:

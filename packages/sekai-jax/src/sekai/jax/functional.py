@@ -32,7 +32,7 @@ from sekai.vector.kernel_step import (
     transition,
     with_fields,
 )
-from sekai.vector.kernel_vec_env import replaced_params, settable_fields
+from sekai.vector.kernel_vec_env import converted_params, replaced_params, settable_fields
 from sekai.vector.vec_env import _check_num_envs
 
 __all__ = ["FunctionalEnv", "draw", "float_dtype", "make_functional", "narrow", "x64"]
@@ -184,12 +184,19 @@ class FunctionalEnv:
         if unknown:  # a typo would otherwise leave the default in place, silently
             raise ValueError(f"unknown params {unknown} for {kernel}; its params are {taken}.")
         # Traced values (under jit, vmap or grad) have no value to check without a host sync
-        # in every call: the values checked are those known when the call is traced, each
-        # name on its own (a constant next to a traced value is checked and converted too).
+        # in every call: the values checked are those known when the call is traced. Next to
+        # a traced value, constants are converted and their kind and shape checked, not their
+        # values: the env's rules relate params (a price floor from s0 and sigma), and the
+        # traced ones' values are unknown.
         concrete = {name: value for name, value in params.items() if not _traced(value)}
         if not concrete:
             return params
-        checked = self._checked_values(concrete)
+        if len(concrete) < len(params):
+            where = f"params of {kernel}: "
+            converted = converted_params(self._template, concrete, where)
+            checked = {name: self._convert(value) for name, value in converted.items()}
+        else:
+            checked = self._checked_values(concrete)
         return {name: checked.get(name, value) for name, value in params.items()}
 
     def _checked_values(self, params: Mapping[str, Any]) -> Params:
