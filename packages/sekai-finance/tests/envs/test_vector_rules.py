@@ -84,6 +84,19 @@ def test_a_0d_array_of_another_library_is_the_number_it_holds():
     assert vec.get_attr("sigma") == [2.0, 2.0]
 
 
+def test_a_0d_integral_array_is_the_count_it_holds_on_the_native_and_kernel_envs():
+    from sekai.registry.kernels import load_kernel
+    from sekai.vector.kernel_vec_env import KernelVecEnv
+
+    native = sekai.make_vec("OptimalExecution-v0", 2)
+    kernel = KernelVecEnv(load_kernel(sekai.spec("OptimalExecution-v0"), {}), 2)
+    for vec in (native, kernel):
+        vec.set_attr("n_steps", np.array(50))
+        assert vec.get_attr("n_steps") == [50, 50]
+        with pytest.raises(ValueError, match=r"^n_steps must be an int >= 1, got float"):
+            vec.set_attr("n_steps", np.array(50.0))
+
+
 @pytest.mark.parametrize(
     ("cls", "name", "reason"),
     [

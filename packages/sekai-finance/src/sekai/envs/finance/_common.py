@@ -69,7 +69,9 @@ def check_real(name: str, value: object, bound: str | None = None) -> float:
 
 
 def check_int(name: str, value: object, minimum: int = 1) -> int:
-    """``value`` as an int ``>= minimum``; ``ValueError`` naming it otherwise (bools refused)."""
+    """``value`` as an int ``>= minimum``; ``ValueError`` naming it otherwise (bools refused).
+    A 0-d array of any library is the number it holds, as the kernel modes take it."""
+    value = scalar(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ValueError(
             f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}."
