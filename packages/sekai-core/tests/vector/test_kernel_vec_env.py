@@ -6,7 +6,7 @@ import copy
 import pickle
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -559,3 +559,38 @@ def test_a_kernel_env_on_another_backend_says_it_cannot_be_copied(duplicate: Any
     )
     with pytest.raises(TypeError, match=re.escape(message)):
         duplicate(vec)
+
+
+@dataclass(frozen=True)
+class _Fields:
+    rate: float = 0.1
+    per_asset: np.ndarray = field(default_factory=lambda: np.zeros(2))
+    matrix: np.ndarray = field(default_factory=lambda: np.eye(2))
+
+
+def test_converted_params_convert_as_set_attr_and_check_kind_and_shape_only() -> None:
+    from fractions import Fraction
+
+    from sekai.vector.kernel_vec_env import converted_params
+
+    params = _Fields()
+    out = converted_params(params, {"rate": 2, "per_asset": 0.5, "matrix": [[1, 0], [0, 1]]})
+    assert out["rate"] == 2.0 and type(out["rate"]) is np.float64
+    assert out["per_asset"].tolist() == [0.5, 0.5]  # one number for every asset
+    assert out["matrix"].dtype == np.float64 and out["matrix"].tolist() == [[1, 0], [0, 1]]
+    assert converted_params(params, {"rate": Fraction(1, 4)})["rate"] == 0.25
+    assert converted_params(params, {"rate": 2**70})["rate"] == float(2**70)
+    for bad in (
+        {"matrix": 0.5},
+        {"rate": None},
+        {"rate": "0.1"},
+        {"rate": True},
+        {"per_asset": [1.0]},
+    ):
+        with pytest.raises(TypeError, match=r"(?s)^here: kernel parameter .* same kind and shape"):
+            converted_params(params, bad, "here: ")
+    with pytest.raises(
+        ValueError,
+        match=r"^kernel parameter 'rate' must be a finite number, got a number too large",
+    ):
+        converted_params(params, {"rate": 10**400})

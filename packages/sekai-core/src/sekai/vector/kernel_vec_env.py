@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
+import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -413,7 +413,7 @@ def replaced_params(params: Any, changes: Mapping[str, Any], where: str = "") ->
         if (
             is_dynamic(getattr(params, name))
             and isinstance(value, (int, np.integer))
-            and not isinstance(value, (bool, np.bool_))
+            and not isinstance(value, (bool, np.bool_, np.timedelta64))
         ):
             try:
                 given[name] = float(value)  # an int for a float parameter, as the envs take it
@@ -444,31 +444,59 @@ def replaced_params(params: Any, changes: Mapping[str, Any], where: str = "") ->
 
 def converted_params(params: Any, changes: Mapping[str, Any], where: str = "") -> dict[str, Any]:
     """The values of ``changes`` converted as ``replaced_params`` converts them (a list as an
-    array, an int for a float field as a float, one number broadcast) and checked for kind and
-    shape only: not by the params' dataclass, whose rules may relate these fields to others
-    whose values are unknown here (traced by ``jit``)."""
+    array, an int for a float field as a float, one number filling a per-element field) and
+    checked for kind and shape only: not by the params' dataclass, whose rules may relate these
+    fields to others whose values are unknown here (traced by ``jit``).
+
+    Raises:
+        TypeError: a value that is not real numbers of the field's shape.
+        ValueError: an int too large for a float64.
+    """
     converted = {}
     for name, value in changes.items():
         old = getattr(params, name)
-        array = None
-        if is_dynamic(old) and not isinstance(value, (str, bytes)) and value is not None:
-            with contextlib.suppress(TypeError, ValueError, OverflowError):
-                array = np.asarray(value)
-        if array is None or array.dtype.kind not in "iuf":  # no bools, as replaced_params
+        array = _real_array(value) if is_dynamic(old) else None
+        if array is not None and array.ndim == 0 and np.ndim(old) == 1:
+            array = np.full(np.shape(old), array)  # one number for every asset
+        if array is None or array.shape != np.shape(old):
             raise TypeError(
                 f"{where}kernel parameter {name!r} is {old!r}; a new value must be of the same "
                 f"kind and shape, got {value!r}."
             )
+        if array.dtype == object:
+            try:
+                array = array.astype(np.float64)
+            except OverflowError:
+                raise ValueError(
+                    f"{where}kernel parameter {name!r} must be a finite number, got a number "
+                    "too large for a float64."
+                ) from None
         array = array.astype(np.asarray(old).dtype)
-        if array.ndim == 0 < np.ndim(old):
-            array = np.full(np.shape(old), array)  # one number for every element
-        if array.shape != np.shape(old):
-            raise TypeError(
-                f"{where}kernel parameter {name!r} is {old!r}; a new value must be of the same "
-                f"kind and shape, got {value!r}."
-            )
         converted[name] = array if np.ndim(old) else array[()]
     return converted
+
+
+def _real_array(value: Any) -> np.ndarray | None:
+    """``value`` as an array of real numbers (bools, strings, dates and None are not), or
+    None. Kinds NumPy does not know (bfloat16) come as float64, and Python's other real
+    numbers (a Fraction, an int beyond int64) as an object array for the caller to cast."""
+    if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+        return None
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    kind = array.dtype.kind
+    if kind in "iuf":
+        return array
+    if kind == "V" and np.can_cast(array.dtype, np.float64):
+        return array.astype(np.float64)
+    if kind == "O" and all(
+        isinstance(item, numbers.Real) and not isinstance(item, (bool, np.bool_))
+        for item in array.reshape(-1).tolist()
+    ):
+        return array
+    return None
 
 
 def _device_backend(venv: VecEnv) -> KernelBackend | None:
