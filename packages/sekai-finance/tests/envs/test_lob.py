@@ -370,8 +370,9 @@ def test_agent_never_trades_with_itself() -> None:
 
 
 def test_a_mid_price_too_low_for_the_seeded_book_is_refused_at_construction():
-    with pytest.raises(ValueError, match=r"mid_price must be an int >= max\(.*\) = 11"):
-        sekai.make("LimitOrderBook-v0", mid_price=4, max_quote_offset=1, levels=1)
+    for low in (4, np.array(4)):  # a 0-d array is the int it holds, explanation included
+        with pytest.raises(ValueError, match=r"mid_price must be an int >= max\(.*\) = 11 \(the"):
+            sekai.make("LimitOrderBook-v0", mid_price=low, max_quote_offset=1, levels=1)
     sekai.make("LimitOrderBook-v0", mid_price=11, max_quote_offset=1, levels=1).reset(seed=0)
 
 

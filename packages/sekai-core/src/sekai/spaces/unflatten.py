@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from decimal import Decimal
 from functools import singledispatch
 from math import isnan
 from typing import Any
@@ -48,7 +49,7 @@ def _numbers(space: Space[Any], x: Any) -> NDArray[Any]:
                 return arr.astype(np.float64)
             except OverflowError:
                 raise ValueError(
-                    f"unflatten needs values a float64 holds for {space!r}, got an int too "
+                    f"unflatten needs values a float64 holds for {space!r}, got a number too "
                     "large for a float64."
                 ) from None
         raise TypeError(
@@ -66,17 +67,22 @@ _NOT_NUMBERS = (np.timedelta64, np.datetime64)
 
 
 def _real_or_none(value: Any) -> bool:
-    """None (NaN), a real number of Python's (Fraction too), or a 0-d array or scalar of any
-    library whose dtype is a bool, an integer or a float (a JAX array, np.bool_, bfloat16)."""
-    if value is None or (isinstance(value, numbers.Real) and not isinstance(value, _NOT_NUMBERS)):
+    """None (NaN), a real number of Python's (a Fraction, a Decimal), or a 0-d array or scalar
+    of any library whose dtype is a bool, an integer or a float (a JAX or torch scalar,
+    np.bool_, bfloat16)."""
+    if value is None or isinstance(value, Decimal):
         return True
-    dtype = getattr(value, "dtype", None)
-    if dtype is None or getattr(value, "ndim", 0) != 0:
+    if isinstance(value, numbers.Real) and not isinstance(value, _NOT_NUMBERS):
+        return True
+    if getattr(value, "ndim", None) != 0:
         return False
     try:
-        dtype = np.dtype(dtype)
-    except TypeError:  # a dtype NumPy cannot read (torch's)
-        return False
+        dtype = np.dtype(value.dtype)
+    except (AttributeError, TypeError):  # no dtype, or one NumPy cannot read (torch's)
+        try:
+            dtype = np.asarray(value).dtype
+        except (TypeError, ValueError, RuntimeError):  # a tensor on a GPU
+            return False
     return dtype.kind in "biuf" or (dtype.kind == "V" and np.can_cast(dtype, np.float64))
 
 
@@ -101,7 +107,7 @@ def unflatten(space: Space[Any], x: Any) -> Any:
         NotImplementedError: no implementation is registered for the space's type.
         TypeError: ``x`` holds something other than real numbers (strings, dates, complex
             numbers); a None in an object array counts as NaN, which becomes zero.
-        ValueError: ``x`` has the wrong number of entries, or an int too large for a float64.
+        ValueError: ``x`` has the wrong number of entries, or a number too large for a float64.
     """
     raise NotImplementedError(f"unflatten not implemented for {type(space).__name__}")
 

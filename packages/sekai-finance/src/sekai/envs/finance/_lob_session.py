@@ -11,7 +11,7 @@ import numpy as np
 
 from sekai.envs.finance._common import check_int, check_order_size, check_real
 from sekai.error import InvalidAction
-from sekai.finance._values import is_real
+from sekai.finance._values import is_real, scalar
 from sekai.finance.lob import (
     BACKGROUND,
     Fill,
@@ -77,6 +77,7 @@ class LobParams:
         self.max_trades = check_int("max_trades", max_trades)
         self.warmup = check_real("warmup", warmup, "ge0")
         smallest = max(2 * (self.max_quote_offset + self.levels), SEED_LEVELS + 1)
+        mid_price = scalar(mid_price)  # a 0-d array of any library, as check_int takes it
         if is_real(mid_price) and isinstance(mid_price, numbers.Integral) and mid_price < smallest:
             raise ValueError(
                 f"mid_price must be an int >= max(2 * (max_quote_offset + levels), "
