@@ -240,9 +240,10 @@ def test_numbers_of_other_types_in_an_object_array_are_the_numbers_they_hold() -
     from decimal import Decimal
     from fractions import Fraction
 
-    items = [np.True_, np.array(1.5), np.int8(2), Fraction(1, 2), Decimal("2.5"), None]
-    out = unflatten(Box(-5.0, 5.0, (6,), np.float64), np.array(items, dtype=object))
-    assert out.tolist() == [1.0, 1.5, 2.0, 0.5, 2.5, 0.0]
+    held = np.array(3.0, dtype=object)
+    items = [np.True_, np.array(1.5), np.int8(2), Fraction(1, 2), Decimal("2.5"), held, None]
+    out = unflatten(Box(-5.0, 5.0, (7,), np.float64), np.array(items, dtype=object))
+    assert out.tolist() == [1.0, 1.5, 2.0, 0.5, 2.5, 3.0, 0.0]
     assert unflatten(MultiBinary(2), [np.True_, None]).tolist() == [1, 0]
 
 

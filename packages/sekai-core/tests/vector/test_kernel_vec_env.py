@@ -580,6 +580,14 @@ def test_converted_params_convert_as_set_attr_and_check_kind_and_shape_only() ->
     assert out["matrix"].dtype == np.float64 and out["matrix"].tolist() == [[1, 0], [0, 1]]
     assert converted_params(params, {"rate": Fraction(1, 4)})["rate"] == 0.25
     assert converted_params(params, {"rate": 2**70})["rate"] == float(2**70)
+    from decimal import Decimal
+
+    mixed = [Fraction(1, 4), np.array(0.5)]
+    assert converted_params(params, {"per_asset": mixed})["per_asset"].tolist() == [0.25, 0.5]
+    assert converted_params(params, {"rate": Decimal("0.5")})["rate"] == 0.5
+    dated = np.array(np.timedelta64(1), dtype=object)  # a cast would take it as 1.0
+    with pytest.raises(TypeError, match="same kind and shape"):
+        converted_params(params, {"rate": dated})
     for bad in (
         {"matrix": 0.5},
         {"rate": None},

@@ -36,7 +36,13 @@ def _numbers(space: Space[Any], x: Any) -> NDArray[Any]:
     types and libraries) and a float type NumPy does not know (bfloat16) as float64, where NaN
     (and None) is then seen; strings, dates, complex numbers and other objects are refused, not
     parsed or converted (Box refuses complex dtypes too)."""
-    arr = np.asarray(x)
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError, RuntimeError) as e:  # torch's bfloat16, a grad-tracking tensor
+        raise TypeError(
+            f"unflatten needs real numbers NumPy can read for {space!r}; {type(x).__name__} "
+            f"{x!r} cannot be read ({e})."
+        ) from None
     kind = arr.dtype.kind
     if kind in "biuf":
         return arr
@@ -76,6 +82,8 @@ def _real_or_none(value: Any) -> bool:
         return True
     if getattr(value, "ndim", None) != 0:
         return False
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return _real_or_none(value[()])
     try:
         dtype = np.dtype(value.dtype)
     except (AttributeError, TypeError):  # no dtype, or one NumPy cannot read (torch's)

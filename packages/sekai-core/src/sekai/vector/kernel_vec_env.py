@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -471,6 +470,11 @@ def converted_params(params: Any, changes: Mapping[str, Any], where: str = "") -
                     f"{where}kernel parameter {name!r} must be a finite number, got a number "
                     "too large for a float64."
                 ) from None
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"{where}kernel parameter {name!r} is {old!r}; a new value must be of the "
+                    f"same kind and shape, got {value!r}."
+                ) from None
         array = array.astype(np.asarray(old).dtype)
         converted[name] = array if np.ndim(old) else array[()]
     return converted
@@ -491,12 +495,15 @@ def _real_array(value: Any) -> np.ndarray | None:
         return array
     if kind == "V" and np.can_cast(array.dtype, np.float64):
         return array.astype(np.float64)
-    if kind == "O" and all(
-        isinstance(item, numbers.Real) and not isinstance(item, (bool, np.bool_))
-        for item in array.reshape(-1).tolist()
+    if kind == "O" and not any(
+        item is None or isinstance(item, _NOT_REAL) for item in array.reshape(-1).tolist()
     ):
-        return array
+        return array  # the caller casts it (Fractions, Decimals, 0-d arrays of any library)
     return None
+
+
+# What an object array's float64 cast would take but set_attr does not (dates cast to ints).
+_NOT_REAL = (str, bytes, bool, np.bool_, complex, np.complexfloating, np.timedelta64, np.datetime64)
 
 
 def _device_backend(venv: VecEnv) -> KernelBackend | None:
