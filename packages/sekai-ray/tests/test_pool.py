@@ -18,6 +18,7 @@ import ray
 import sekai
 from sekai.ray import RayVecEnv, vec_env
 from sekai.ray._pool import DIED, ActorPool
+from sekai.testing.fixtures import in_thread
 from sekai.vector._conformance import CounterEnv
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
@@ -226,16 +227,7 @@ class SlowEnv(CounterEnv):
 def _close_during(vec: RayVecEnv, call: Any, after: float = 0.5) -> Any:
     """What ``call()`` in another thread returns or raises when ``vec.close()`` runs ``after``
     seconds into it (a watchdog, a stop button)."""
-    got: list[Any] = []
-
-    def run() -> None:
-        try:
-            got.append(call())
-        except BaseException as exc:
-            got.append(exc)
-
-    calling = threading.Thread(target=run, daemon=True)
-    calling.start()
+    calling, got = in_thread(call)
     calling.join(after)
     assert calling.is_alive()
     vec.close()

@@ -15,6 +15,7 @@ from sekai.plugins import hookimpl
 from sekai.plugins._host import EntryPointRecord, PluginHost
 from sekai.registry import EnvRegistry
 from sekai.registry.registry import _DISCOVERY
+from sekai.testing.fixtures import in_thread
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 # Python 3.12+ warns that a multi-threaded process forks; these tests fork one on purpose.
@@ -41,22 +42,6 @@ class _WatchedEvent(threading.Event):
         return super().wait(timeout)
 
 
-def _in_thread(fn):
-    """Run ``fn`` in a daemon thread (a deadlock fails the test instead of hanging pytest);
-    returns the thread and a list that gets what ``fn`` returned or raised."""
-    got = []
-
-    def run():
-        try:
-            got.append(fn())
-        except Exception as exc:
-            got.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, got
-
-
 def _finished(*threads):
     for thread in threads:
         thread.join(timeout=10)
@@ -81,7 +66,7 @@ def _loader_in_flight(reg, fail_first=False):
             raise ImportError("optional dependency missing")
 
     reg.register_namespace("lazy", loader)
-    thread, got = _in_thread(lambda: reg.spec("lazy/A-v0").id)
+    thread, got = in_thread(lambda: reg.spec("lazy/A-v0").id)
     assert started.wait(timeout=10)
     return thread, got, release, runs
 
@@ -91,7 +76,7 @@ def _waiter(reg, namespace, env_id):
     returns the thread and what its lookup got, after checking that it waits."""
     progress = threading.Event()
     reg._loading[namespace].done = _WatchedEvent(progress)
-    thread, got = _in_thread(lambda: reg.spec(env_id).id)
+    thread, got = in_thread(lambda: reg.spec(env_id).id)
     assert progress.wait(timeout=10)
     assert got == []  # still waiting: the loader has not returned
     return thread, got
@@ -150,14 +135,14 @@ def test_a_namespace_loader_may_register_from_another_thread(fail):
     reg = EnvRegistry()
 
     def loader():  # a plugin module building its specs in a worker thread, waiting for it
-        helper, helped = _in_thread(lambda: reg.register("mine/Drift-v0", Dummy))
+        helper, helped = in_thread(lambda: reg.register("mine/Drift-v0", Dummy))
         assert _finished(helper), "register() from the loader's helper thread hangs"
         assert len(helped) == 1 and not isinstance(helped[0], Exception), helped
         if fail:
             raise ImportError("optional dependency missing")
 
     reg.register_namespace("mine", loader)
-    lookup, got = _in_thread(lambda: reg.spec("mine/Drift-v0").id)
+    lookup, got = in_thread(lambda: reg.spec("mine/Drift-v0").id)
     assert _finished(lookup), "the lookup running the loader hangs"
     if fail:  # the helper's ID is in the loader's namespace: it is undone with the loader
         assert isinstance(got[0], ImportError) and reg.all_specs() == []
@@ -184,8 +169,8 @@ def test_loaders_of_two_threads_looking_each_other_up_do_not_wait_for_each_other
 
     reg.register_namespace("a", loader("a", a_started, b_started, "b/Y-v0"))
     reg.register_namespace("b", loader("b", b_started, a_started, "a/Y-v0"))
-    first, got_a = _in_thread(lambda: reg.spec("a/Y-v0").id)
-    second, got_b = _in_thread(lambda: reg.spec("b/Y-v0").id)
+    first, got_a = in_thread(lambda: reg.spec("a/Y-v0").id)
+    second, got_b = in_thread(lambda: reg.spec("b/Y-v0").id)
     assert _finished(first, second), "the two loaders wait for each other"
     assert got_a == ["a/Y-v0"] and got_b == ["b/Y-v0"]
     assert sorted(type(n).__name__ for n in nested) == ["EnvNotFound", "str"]
@@ -196,13 +181,13 @@ def test_a_helper_thread_of_a_loader_looking_up_a_missing_id_of_its_namespace_ti
     reg._wait_timeout = 0.2
 
     def load_mine():  # waits for a helper that waits for this loader: neither would go on
-        helper, helped = _in_thread(lambda: reg.spec("mine/Later-v0"))
+        helper, helped = in_thread(lambda: reg.spec("mine/Later-v0"))
         assert _finished(helper), "the helper's lookup waits for its loader forever"
         reg.register("mine/Later-v0", Dummy)
         raise helped[0]
 
     reg.register_namespace("mine", load_mine)
-    lookup, got = _in_thread(lambda: reg.spec("mine/Later-v0"))
+    lookup, got = in_thread(lambda: reg.spec("mine/Later-v0"))
     assert _finished(lookup)
     assert isinstance(got[0], TimeoutError)
     assert str(got[0]) == (
@@ -274,7 +259,7 @@ def test_a_child_forked_while_another_thread_discovers_plugins_discovers_them_ag
         return PluginHost(reg, entry_points=[plugin], disabled="")
 
     reg = EnvRegistry(factory)
-    discovering, found = _in_thread(lambda: [s.id for s in reg.all_specs()])
+    discovering, found = in_thread(lambda: [s.id for s in reg.all_specs()])
     assert started.wait(timeout=10)
 
     def child():
@@ -364,7 +349,7 @@ class PooledPlugin:
 
 def _discovering(reg):
     """Start a thread discovering ``reg``'s plugins; returns it and the IDs it then lists."""
-    return _in_thread(lambda: [s.id for s in reg.all_specs()])
+    return in_thread(lambda: [s.id for s in reg.all_specs()])
 
 
 def test_a_plugin_hook_may_register_from_a_thread_pool():
@@ -393,7 +378,7 @@ def test_a_lookup_while_another_thread_discovers_plugins_waits_for_it():
     assert started.wait(timeout=10)
     progress = threading.Event()
     reg._loading[_DISCOVERY].done = _WatchedEvent(progress)
-    lookup, got = _in_thread(lambda: reg.spec("acme/Foo-v0").id)
+    lookup, got = in_thread(lambda: reg.spec("acme/Foo-v0").id)
     assert progress.wait(timeout=10)
     assert got == []  # waiting: no EnvNotFound before the plugin has registered it
     release.set()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -16,7 +17,13 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["interrupted_once", "sekai_line_registry", "sekai_registry", "spread_first"]
+__all__ = [
+    "in_thread",
+    "interrupted_once",
+    "sekai_line_registry",
+    "sekai_registry",
+    "spread_first",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -94,3 +101,19 @@ def interrupted_once(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn(*args, **kwargs)
 
     return wrapper
+
+
+def in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
+    """Start ``fn`` in a daemon thread (a deadlock fails the test instead of hanging pytest):
+    the thread, and a list that gets what ``fn`` returned or raised."""
+    got: list[Any] = []
+
+    def run() -> None:
+        try:
+            got.append(fn())
+        except BaseException as exc:  # KeyboardInterrupt and the like are outcomes too
+            got.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, got

@@ -435,6 +435,18 @@ class HangsInClose(Marked):
         time.sleep(3600)
 
 
+def _ctrl_c_while_close_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C lands while close() waits for the workers to close their sub-envs."""
+    collect = Pool._collect
+
+    def interrupted(self: Pool, handles: Any, call: Any, *, kill: bool) -> Any:
+        if call.name == "close":
+            raise KeyboardInterrupt
+        return collect(self, handles, call, kill=kill)
+
+    monkeypatch.setattr(Pool, "_collect", interrupted)
+
+
 def test_ctrl_c_while_close_waits_stops_the_workers_after_a_grace_not_the_close_timeout(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -443,14 +455,7 @@ def test_ctrl_c_while_close_waits_stops_the_workers_after_a_grace_not_the_close_
     pool = vec._pool
     assert pool is not None
     pids = [handle.process.pid for handle in pool.workers]
-    collect = Pool._collect
-
-    def interrupted(self: Pool, handles: Any, call: Any, *, kill: bool) -> Any:
-        if call.name == "close":  # Ctrl-C while close() waits for the workers
-            raise KeyboardInterrupt
-        return collect(self, handles, call, kill=kill)
-
-    monkeypatch.setattr(Pool, "_collect", interrupted)
+    _ctrl_c_while_close_waits(monkeypatch)
     start = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         vec.close()
@@ -502,14 +507,7 @@ def test_a_second_ctrl_c_while_close_stops_the_workers_leaves_the_rest_to_the_ne
     vec.reset()
     assert vec._pool is not None
     pids = [handle.process.pid for handle in vec._pool.workers]
-    collect = Pool._collect
-
-    def interrupted(self: Pool, handles: Any, call: Any, *, kill: bool) -> Any:
-        if call.name == "close":  # Ctrl-C while close() waits for the workers
-            raise KeyboardInterrupt
-        return collect(self, handles, call, kill=kill)
-
-    monkeypatch.setattr(Pool, "_collect", interrupted)
+    _ctrl_c_while_close_waits(monkeypatch)
     # The second Ctrl-C, while close() gives them a grace before it terminates them.
     monkeypatch.setattr(processes, "join", interrupted_once(processes.join))
     try:
