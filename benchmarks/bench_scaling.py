@@ -21,6 +21,10 @@ chunk kept, so that load from other processes hits the contenders alike):
    workers' mailboxes (Linux x86-64), the same number of workers without them (pipes only)
    is timed in the same race and reported beside, with its parent CPU.
 5. The 2-core bar: LimitOrderBook-v0 x 64 with 2 workers against sync (bar: >= 1.6x).
+6. The host's own ceiling, no bar: as many processes as the most workers of row 1, each running
+   the same pure-Python loop, against one process running it alone. No ProcVecEnv can scale
+   past this; on a virtual machine whose vCPUs share physical cores it is well below the core
+   count (a 2-vCPU machine measured 1.5-1.7x), and row 1's ratios read against it.
 
 A bar gets its verdict only in the run it is for (``--quick``: the 2-core bar; otherwise the
 16-core bars); the others read ``not judged here``.
@@ -41,6 +45,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -55,6 +60,7 @@ BUDGET = 280.0  # seconds: rows not started by then print n/a
 ENVS = ("LimitOrderBook-v0", "Market-v0")
 CHUNK_SECONDS = 0.25  # each timed chunk lasts about this long
 COST_LOW, COST_HIGH = 100e-6, 1e-3  # seconds of CPU per step of the random-cost env
+SPIN = 200_000  # iterations of the ceiling row's loop: about 10 ms of one core
 
 
 class RandomCostEnv(Env):  # type: ignore[type-arg]
@@ -330,6 +336,35 @@ def async_batches(table: Table, workers: int, rounds: int, sleep: bool = False) 
     table.add(what, measured, bar, None if sleep else ratio >= 1.3)
 
 
+def spin(iterations: int) -> int:
+    """Row 6's unit of work: pure Python, no memory traffic to speak of."""
+    total = 0
+    for i in range(iterations):
+        total += i * i
+    return total
+
+
+def host_ceiling(table: Table, processes: int, rounds: int) -> None:
+    """Row 6: ``processes`` processes spinning at once against one spinning alone."""
+    what = f"this host: {processes} processes of pure-Python work vs 1 (the ceiling of row 1)"
+    if table.out_of_time():
+        table.na([what], "time budget spent")
+        return
+    try:
+        with ProcessPoolExecutor(processes) as pool:
+            list(pool.map(spin, [1] * processes))  # start every process before timing
+
+            def together(_: int) -> None:
+                list(pool.map(spin, [SPIN] * processes))
+
+            timers = {"one": Timer(lambda _: spin(SPIN), 1), "all": Timer(together, processes)}
+            race(timers, rounds)
+    except Exception as exc:
+        table.na([what], _reason(exc))
+        return
+    table.add(what, f"{timers['all'].rate / timers['one'].rate:.2f}x")
+
+
 def _count(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a worker count >= 1 such as 16, got {text!r}")
@@ -381,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds = 3 if args.quick else 5
     for env_id in args.envs:
         scaling(table, env_id, workers, rounds)
+    host_ceiling(table, max(workers), rounds)
     for env_id in args.envs:
         if args.quick:
             table.na(

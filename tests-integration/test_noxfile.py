@@ -293,6 +293,33 @@ def test_bench_scaling_judges_only_the_bars_of_the_host_it_runs_for(
         assert (two_core, sixteen_core) == ("not judged here", ["met", "met"])
 
 
+def test_bench_scaling_reports_the_hosts_own_ceiling_as_many_processes_against_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The 2-core bar read alone said NOT MET on a host whose two vCPUs give 1.5x to any two
+    # processes: the row beside it says what the host allows.
+    bench_scaling = _benchmark("bench_scaling", monkeypatch)
+    from concurrent.futures import ThreadPoolExecutor
+
+    units: list[int] = []
+
+    def race(timers: dict[str, Any], rounds: int) -> None:
+        for name, timer in timers.items():
+            timer.call(0)
+            units.append(timer.per_call)
+            timer.rate = {"one": 100.0, "all": 170.0}[name]
+
+    monkeypatch.setattr(bench_scaling, "ProcessPoolExecutor", ThreadPoolExecutor)
+    monkeypatch.setattr(bench_scaling, "SPIN", 10)
+    monkeypatch.setattr(bench_scaling, "race", race)
+    table = bench_scaling.Table(float("inf"), cores=2)
+    bench_scaling.host_ceiling(table, 2, 1)
+    assert table.rows == [
+        ("this host: 2 processes of pure-Python work vs 1 (the ceiling of row 1)", "1.70x", "", "")
+    ]
+    assert units == [1, 2]  # one loop alone, then two at once
+
+
 def test_bench_ray_reports_env_steps_per_second(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
