@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import sekai
-from sekai.envs.finance import PortfolioEnv, TradingEnv
+from sekai.envs.finance import LimitOrderBookEnv, PortfolioEnv, TradingEnv
 from sekai.finance import GBM, MarketData, ProportionalCost, SpreadCost
+from sekai.finance.simulators._checks import as_float
 
 HISTORY = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, 300)))
 
@@ -124,3 +126,59 @@ def test_per_asset_cost_rates_of_the_right_length_are_taken():
     assert env.step(np.ones(6)).info["cost"] == pytest.approx(0.001 * 5 / 6)
     with pytest.raises(ValueError, match="Trading-v0 trades 1 asset"):
         TradingEnv(transaction_cost=ProportionalCost([0.001, 0.002]))
+
+
+# -- spans are not numbers, Decimals and bfloat16 are ----------------------------------------
+
+SPAN = np.timedelta64(5)
+
+
+@pytest.mark.parametrize(
+    ("make", "error"),
+    [
+        (lambda value: PortfolioEnv(n_assets=2, sigma=value), ValueError),
+        (lambda value: GBM(sigma=value), ValueError),
+        (lambda value: ProportionalCost(value), TypeError),
+    ],
+    ids=["PortfolioEnv", "GBM", "ProportionalCost"],
+)
+def test_a_timedelta64_in_a_list_is_refused_as_a_bare_one_is(make, error):
+    # NumPy's float cast of an object array counts a span's units: [0.2, span] was [0.2, 5.0]
+    for value in (SPAN, [0.2, SPAN]):
+        with pytest.raises(error, match="must be real numbers, got timedelta64"):
+            make(value)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: LimitOrderBookEnv(levels=SPAN),
+        lambda: GBM(n_assets=SPAN),
+        lambda: as_float("dt", SPAN),
+    ],
+    ids=["int", "simulator-int", "simulator-float"],
+)
+def test_a_timedelta64_is_no_int_nor_float_parameter(make):
+    with pytest.raises(ValueError, match=r"must be an? .*, got timedelta64"):
+        make()
+
+
+def test_one_decimal_for_a_per_asset_parameter_is_one_number_for_every_asset():
+    env = PortfolioEnv(n_assets=3, mu=Decimal("0.25"), sigma=[Decimal("0.5")] * 3)
+    assert env.mu == 0.25 and env.sigma.tolist() == [0.5] * 3
+    env.mu = Decimal("-0.5")
+    assert env.mu == -0.5
+    with pytest.raises(ValueError, match=r"^sigma must be a finite number >= 0, got -1\.0\.$"):
+        env.sigma = Decimal("-1")
+    assert ProportionalCost(Decimal("0.001")).rate == 0.001
+
+
+def test_a_bfloat16_per_asset_array_is_taken_as_the_floats_it_holds():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    values = np.array([0.5, 0.25], ml_dtypes.bfloat16)
+    assert PortfolioEnv(n_assets=2, mu=values).mu.tolist() == [0.5, 0.25]
+    assert sekai.make("Portfolio-v0", n_assets=2, sigma=values).unwrapped.sigma.tolist() == [
+        0.5,
+        0.25,
+    ]
+    assert ProportionalCost(values / 1024).rate.tolist() == [0.5 / 1024, 0.25 / 1024]

@@ -89,3 +89,13 @@ def test_a_number_beyond_float64_is_a_value_error_naming_the_parameter(
 ) -> None:
     with pytest.raises(ValueError, match=f"^{name} must be a finite number"):
         build()
+
+
+def test_as_float_takes_a_0d_array_as_the_number_it_holds() -> None:
+    assert as_float("dt", np.array(0.5), "gt0") == 0.5
+    assert type(as_float("dt", np.array(2), "gt0")) is float
+    assert GBM(dt=np.array(0.5)).dt == 0.5
+    with pytest.raises(ValueError, match=r"^dt must be a finite number > 0, got -1\.0$"):
+        as_float("dt", np.array(-1.0), "gt0")
+    with pytest.raises(ValueError, match=r"^dt must be a finite number > 0, got ndarray"):
+        as_float("dt", np.array([0.5]), "gt0")

@@ -15,6 +15,7 @@ from sekai._args import holds_bool
 __all__ = [
     "check_count",
     "check_number",
+    "is_int",
     "is_real",
     "real_array",
     "real_float",
@@ -57,11 +58,17 @@ def is_real(value: object) -> bool:
     )
 
 
+def is_int(value: object) -> bool:
+    """An integer that :func:`is_real` takes (no bool, no timedelta64)."""
+    return is_real(value) and isinstance(value, numbers.Integral)
+
+
 _KINDS = {
     "b": "bools",
     "c": "complex numbers",
     "U": "strings",
     "S": "bytes",
+    "m": "timedelta64",
     "M": "datetimes",
     "None": "None",
 }
@@ -77,11 +84,11 @@ def real_array(name: str, value: object) -> np.ndarray:
     try:
         raw = np.asarray(value)
         kind: str = raw.dtype.kind
-        if kind == "O" and any(v is None for v in raw.flat):  # NumPy would make it NaN
-            kind = "None"
-        elif kind == "O" and any(isinstance(v, (str, bytes)) for v in raw.flat):
-            kind = "U"
-        elif kind in "iufO":  # objects: e.g. Decimal or Fraction; complex ones fail to convert
+        if kind == "O":
+            kind = _object_kind(raw)
+        elif kind == "V" and np.can_cast(raw.dtype, np.float64):  # bfloat16 and other ml_dtypes
+            kind = "f"
+        if kind in "iufO":  # objects: e.g. Decimal or Fraction; complex ones fail to convert
             return np.array(raw, dtype=np.float64)
     except OverflowError:
         raise ValueError(f"{name} holds a number too large for a float64.") from None
@@ -90,6 +97,19 @@ def real_array(name: str, value: object) -> np.ndarray:
             f"{name} must be an array of real numbers, got {type(value).__name__}."
         ) from exc
     raise TypeError(f"{name} must be real numbers, got {_KINDS.get(kind, str(raw.dtype))}.")
+
+
+def _object_kind(raw: np.ndarray) -> str:
+    """The kind an object array is refused as (its first item that is not a number), else
+    "O": NumPy's float cast would make None NaN, parse strings and count a span's units."""
+    for item in raw.flat:
+        if item is None:
+            return "None"
+        if isinstance(item, (str, bytes)):
+            return "U"
+        if isinstance(item, (np.timedelta64, np.datetime64)):  # a count of units to NumPy
+            return item.dtype.kind
+    return "O"
 
 
 def real_float(value: object) -> float | None:
@@ -129,7 +149,7 @@ def check_count(name: str, value: object, minimum: int = 0, *, none_ok: bool = F
     int (bools, floats, numpy timedelta64), ``ValueError`` below ``minimum``. ``none_ok``: the
     caller takes None itself (the messages say so)."""
     accepted = f"an int >= {minimum}" + (" or None" if none_ok else "")
-    if not (is_real(value) and isinstance(value, numbers.Integral)):
+    if not is_int(value):
         raise TypeError(f"{name} must be {accepted}, got {type(value).__name__} {value!r}.")
     if int(value) < minimum:
         raise ValueError(f"{name} must be {accepted}, got {int(value)}.")

@@ -59,6 +59,8 @@ def _rates(name: str, value: object) -> float | np.ndarray:
             f"got {value!r}."
         )
     arr = real_array(name, value)
+    if arr.ndim == 0:  # one number of a kind that is no numbers.Real (a Decimal)
+        return _rates(name, arr[()])
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a scalar or a 1-D per-asset array, got {arr.shape}.")
     if not np.all(np.isfinite(arr)) or (arr < 0).any():

@@ -3,7 +3,6 @@ by-value timestamp, lives in ``sekai.finance.timestamps`` and is re-exported her
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -11,14 +10,10 @@ import numpy as np
 
 from sekai.finance._gaps import fill_gaps
 from sekai.finance._pandas import import_pandas, pandas_times, pandas_values
-from sekai.finance._values import check_count, is_real, real_array
+from sekai.finance._values import check_count, is_int, is_real, real_array
 from sekai.finance.timestamps import Time, check_timestamps, to_datetime64
 
 __all__ = ["MarketData", "Time"]
-
-
-def _is_int(value: object) -> bool:
-    return is_real(value) and isinstance(value, numbers.Integral)
 
 
 def _as_panel(name: str, array: object, *, rows: int | None = None) -> np.ndarray:
@@ -160,7 +155,7 @@ class MarketData:
             self._exogenous[name] = _frozen(series)
         if isinstance(warmup, (bool, np.bool_)):
             raise TypeError("warmup must be an int, got bool.")
-        if not _is_int(warmup) or not 0 <= int(warmup) <= n_rows:
+        if not is_int(warmup) or not 0 <= int(warmup) <= n_rows:
             raise ValueError(f"warmup must be an int in [0, {n_rows}], got {warmup!r}.")
         self._warmup = int(warmup)
 
@@ -274,7 +269,7 @@ class MarketData:
             raise ValueError(f"side must be 'left' or 'right', got {side!r}.")
         if isinstance(when, (bool, np.bool_)):
             raise TypeError(f"{name} is a bool: neither a row position nor a timestamp.")
-        if _is_int(when):
+        if is_int(when):
             row = int(when)  # type: ignore[call-overload]
             n = self.n_steps
             if not -n <= row < n:
@@ -341,7 +336,7 @@ class MarketData:
         return self._rows(lo, max(lo, hi))
 
     def _bound(self, when: object, name: str) -> int:
-        if _is_int(when) and int(when) == self.n_steps:  # type: ignore[call-overload]
+        if is_int(when) and int(when) == self.n_steps:  # type: ignore[call-overload]
             return self.n_steps
         return self._row(when, "left", name)
 
@@ -402,7 +397,7 @@ class MarketData:
         return self.with_fields(**{self._price_field: fill_gaps(self.prices, limit)})
 
     def _split_point(self, point: object) -> int:
-        if is_real(point) and not _is_int(point):
+        if is_real(point) and not is_int(point):
             if not 0.0 < point < 1.0:  # type: ignore[operator]
                 raise ValueError(f"a fractional split point must be in (0, 1), got {point}.")
             return round(point * self.n_steps)  # type: ignore[operator]

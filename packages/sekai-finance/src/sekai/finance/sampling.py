@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import abc
 import copy
-import numbers
 
 import numpy as np
 
-from sekai.finance._values import check_count, scalar
+from sekai.finance._values import check_count, is_int, scalar
 from sekai.finance.data import MarketData
 from sekai.vector.spawnable import Spawnable
 
@@ -22,13 +21,6 @@ __all__ = [
     "draw_window_start",
     "window_start_from_option",
 ]
-
-
-def _is_int(value: object) -> bool:
-    # numpy's timedelta64 is an Integral (a signedinteger subclass), but a span, not a count
-    return isinstance(value, numbers.Integral) and not isinstance(
-        value, (bool, np.bool_, np.timedelta64)
-    )
 
 
 def _beyond(start: int, n_starts: int) -> ValueError:
@@ -126,7 +118,7 @@ def as_sampler(value: object) -> EpisodeSampler:
     """Normalise ``sampler=``: an EpisodeSampler, an int, ``"random"`` or ``"sequential"``."""
     if isinstance(value, EpisodeSampler):
         return value
-    if _is_int(value):
+    if is_int(value):
         return FixedStart(int(value))  # type: ignore[call-overload]
     if isinstance(value, str) and value == "random":
         return RandomStart()
@@ -171,7 +163,7 @@ def draw_window_start(
             f"position p starts the window at row {first} + p, first decision at row "
             f"{first + lookback} + p)"
         ) from exc
-    if not _is_int(position) or not 0 <= int(position) < n_starts - first:
+    if not is_int(position) or not 0 <= int(position) < n_starts - first:
         raise ValueError(
             f"{sampler!r}.sample() returned {position!r}; expected an int in "
             f"[0, {n_starts - first})."
@@ -213,7 +205,7 @@ def window_start_from_option(
         raise TypeError("options['start'] must be a row position or a timestamp, got a bool.")
     n_rows = int(timestamps.shape[0])
     numeric_axis = timestamps.dtype.kind != "M"
-    by_value = not _is_int(start)
+    by_value = not is_int(start)
     if by_value:
         source = data if data is not None else MarketData(np.ones(n_rows), timestamps=timestamps)
         if isinstance(start, float) and not numeric_axis:

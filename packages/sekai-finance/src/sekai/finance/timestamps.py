@@ -4,13 +4,12 @@ conversions of ``MarketData``'s time axis."""
 from __future__ import annotations
 
 import datetime as _dt
-import numbers
 import warnings
 from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import is_real, real_array
+from sekai.finance._values import is_int, is_real, real_array
 
 __all__ = ["TZ_HINT", "Time", "check_timestamps", "to_datetime64"]
 
@@ -18,10 +17,6 @@ TZ_HINT = (
     "timezone-aware timestamps are not supported; convert them to naive UTC first, e.g. "
     "index.tz_convert('UTC').tz_localize(None) (or tz_localize(None) to keep local time)."
 )
-
-
-def _is_int(value: object) -> bool:
-    return is_real(value) and isinstance(value, numbers.Integral)
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -103,7 +98,7 @@ class Time:
                 ) from None
             if not np.isfinite(number):
                 raise ValueError(f"Time() takes a finite number, got {value!r}.")
-            value = int(value) if _is_int(value) else number  # type: ignore[call-overload]
+            value = int(value) if is_int(value) else number  # type: ignore[call-overload]
         elif isinstance(value, (np.datetime64, _dt.date, str)) or hasattr(value, "to_datetime64"):
             to_datetime64(value, "Time()")  # validate now, keep the user's value for the repr
         else:

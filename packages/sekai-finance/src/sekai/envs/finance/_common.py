@@ -20,7 +20,7 @@ import numpy as np
 from sekai._args import holds_bool
 from sekai.core.env import Env
 from sekai.error import InvalidAction, ResetRequired
-from sekai.finance._values import is_real, real_array, real_float, scalar
+from sekai.finance._values import is_int, is_real, real_array, real_float, scalar
 
 __all__ = [
     "EPISODE_OVER",
@@ -72,7 +72,7 @@ def check_int(name: str, value: object, minimum: int = 1) -> int:
     """``value`` as an int ``>= minimum``; ``ValueError`` naming it otherwise (bools refused).
     A 0-d array of any library is the number it holds, as the kernel modes take it."""
     value = scalar(value)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if not is_int(value):
         raise ValueError(
             f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}."
         )
@@ -109,6 +109,8 @@ def check_per_asset(
         raise ValueError(
             f"{name} must be a number or {n} numbers (one per asset), got {value!r} ({exc})"
         ) from None
+    if array.ndim == 0:  # one number of a kind that is no numbers.Real (a Decimal)
+        return check_real(name, array[()], bound)
     if array.shape != (n,):
         raise ValueError(
             f"{name} must be a number or {n} numbers (one per asset), got shape {array.shape}."

@@ -4,7 +4,6 @@ bad value, each naming the argument and what it accepts (bools are not numbers).
 from __future__ import annotations
 
 import functools
-import numbers
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -12,7 +11,14 @@ from typing import Any
 import numpy as np
 
 from sekai.envs.finance._common import check_per_asset
-from sekai.finance._values import check_count as count, check_number, is_real, real_array, scalar
+from sekai.finance._values import (
+    check_count as count,
+    check_number,
+    is_int,
+    is_real,
+    real_array,
+    scalar,
+)
 from sekai.vector.vec_env import VecEnv
 
 __all__ = [
@@ -28,7 +34,7 @@ __all__ = [
 
 
 def _integer(name: str, value: object, accepted: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if not is_int(value):
         raise TypeError(f"{name} must be {accepted}, got {type(value).__name__} {value!r}.")
     return int(value)
 

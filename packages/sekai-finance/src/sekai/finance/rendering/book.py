@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from sekai.finance._values import is_int
 from sekai.finance.rendering._format import format_price
 from sekai.finance.rendering._paint import mix, text
 from sekai.finance.rendering.chart import (
@@ -67,7 +67,7 @@ class OrderBookChart(Chart):
         check_source("book", book)
         if owners is not None and not isinstance(owners, Mapping):
             check_source("owners", owners)
-        if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) or levels < 1:
+        if not is_int(levels) or levels < 1:
             raise ValueError(f"levels must be an int >= 1, got {levels!r}.")
         self.book: Source = book
         self.owners: Mapping[Any, str] | Source | None = owners

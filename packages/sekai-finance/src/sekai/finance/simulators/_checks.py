@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
 from sekai._args import holds_bool
-from sekai.finance._values import real_array, real_float
+from sekai.finance._values import is_int, is_real, real_array, real_float, scalar
 
 __all__ = [
     "as_float",
@@ -31,10 +30,6 @@ _BOUNDS = {
 }
 
 
-def _bad_number(value: object) -> bool:
-    return isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)
-
-
 def _within(values: np.ndarray, bound: str | None) -> bool:
     if not np.all(np.isfinite(values)):
         return False
@@ -54,13 +49,14 @@ def as_float(name: str, value: object, bound: str | None = None) -> float:
 
     Args:
         name: parameter name used in the error message.
-        value: the value to check (``bool`` is refused).
+        value: the value to check, or a 0-d array of it (bools and timedelta64 are refused).
         bound: ``None``, ``"ge0"``, ``"gt0"``, ``"unit"`` or ``"prob"``.
 
     Raises:
         ValueError: naming the parameter, the bound and the value.
     """
-    if _bad_number(value):
+    value = scalar(value)
+    if not is_real(value):
         raise ValueError(
             f"{name} must be a finite number{_BOUNDS[bound]}, got {type(value).__name__} {value!r}"
         )
@@ -84,7 +80,7 @@ def as_positive_int(
             model's parameters (finance.md §10), unless ``not_int`` names another error (the
             ``TypeError`` of ``simulate()``'s arguments).
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if not is_int(value):
         raise not_int(f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}")
     if int(value) < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {int(value)}")
@@ -109,7 +105,7 @@ def per_asset(name: str, value: object, bound: str | None = None) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"{name} must be a finite number{_BOUNDS[bound]} or a 1-D array of them, "
-            f"got {type(value).__name__}"
+            f"got {type(value).__name__} ({exc})"
         ) from exc
     if array.ndim > 1 or array.size == 0:
         raise ValueError(

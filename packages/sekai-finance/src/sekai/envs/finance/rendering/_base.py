@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sekai.envs.finance._common import check_int
 from sekai.error import ResetRequired
 from sekai.finance.rendering import Dashboard
 from sekai.finance.rendering._format import format_number, format_pct, format_price
@@ -57,9 +58,7 @@ def checked_env(renderer: object, env: Any, env_type: type) -> Any:
 
 def check_levels(levels: object) -> int:
     """The order-book renderers' ``levels``: an int >= 1."""
-    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or levels < 1:
-        raise ValueError(f"levels must be an int >= 1, got {levels!r}.")
-    return int(levels)
+    return check_int("levels", levels)
 
 
 def signed(value: float, digits: int = 4) -> str:
