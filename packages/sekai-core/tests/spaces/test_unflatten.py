@@ -259,3 +259,27 @@ def test_an_int_too_large_for_a_float64_is_refused_naming_unflatten_and_the_spac
             match=rf"^unflatten needs values a float64 holds for {re.escape(repr(space))}, got",
         ):
             unflatten(space, [10**400, 1])
+
+
+def test_a_decimal_too_large_for_a_float64_is_refused_as_such_an_int_is() -> None:
+    from decimal import Decimal
+
+    # float() makes it infinite, which the Box's bounds then clipped without a word
+    for space in (Box(-1.0, 1.0, (2,)), Discrete(2)):
+        for large in (Decimal("1e400"), Decimal("-1e400")):
+            with pytest.raises(
+                ValueError,
+                match=rf"^unflatten needs values a float64 holds for {re.escape(repr(space))}, "
+                "got a number too large",
+            ):
+                unflatten(space, np.array([large, 0], dtype=object))
+    infinite = np.array([Decimal("Infinity"), 0], dtype=object)
+    assert unflatten(Box(-1.0, 1.0, (2,)), infinite).tolist() == [1.0, 0.0]
+
+
+def test_a_signaling_nan_decimal_is_nan_as_a_quiet_one_is() -> None:
+    from decimal import Decimal
+
+    box = Box(-1.0, 1.0, (2,))
+    for nan in (Decimal("NaN"), Decimal("sNaN")):  # float() refuses only the signaling one
+        assert unflatten(box, np.array([nan, 0.5], dtype=object)).tolist() == [0.0, 0.5]

@@ -49,9 +49,12 @@ def _numbers(space: Space[Any], x: Any) -> NDArray[Any]:
     if kind == "V" and np.can_cast(arr.dtype, np.float64):  # ml_dtypes' bfloat16, float8...
         return arr.astype(np.float64)
     if kind == "O":
-        odd = next((v for v in arr.reshape(-1).tolist() if not _real_or_none(v)), _NONE)
+        items = arr.reshape(-1).tolist()
+        odd = next((v for v in items if not _real_or_none(v)), _NONE)
         if odd is _NONE:
             try:
+                if any(isinstance(v, Decimal) for v in items):
+                    arr = _decimals_as_floats(arr, items)
                 return arr.astype(np.float64)
             except OverflowError:
                 raise ValueError(
@@ -65,6 +68,20 @@ def _numbers(space: Space[Any], x: Any) -> NDArray[Any]:
     raise TypeError(
         f"unflatten needs real numbers for {space!r}, got an array of dtype {arr.dtype}."
     )
+
+
+def _decimals_as_floats(arr: NDArray[Any], items: list[Any]) -> NDArray[Any]:
+    """A copy of the object array ``arr`` (whose items are ``items``) with its Decimals as
+    floats: a signaling NaN is NaN, as a quiet one is (float() refuses it), and one beyond
+    float64 an ``OverflowError``, as such an int is (float() makes it infinite)."""
+    flat = arr.reshape(-1).copy()
+    for i, value in enumerate(items):
+        if isinstance(value, Decimal):
+            number = np.nan if value.is_nan() else float(value)
+            if value.is_finite() and abs(number) == np.inf:
+                raise OverflowError(value)
+            flat[i] = number
+    return flat.reshape(arr.shape)
 
 
 _NONE = object()
@@ -114,7 +131,8 @@ def unflatten(space: Space[Any], x: Any) -> Any:
     Raises:
         NotImplementedError: no implementation is registered for the space's type.
         TypeError: ``x`` holds something other than real numbers (strings, dates, complex
-            numbers); a None in an object array counts as NaN, which becomes zero.
+            numbers); a None or a Decimal NaN (a signaling one too) in an object array counts
+            as NaN, which becomes zero.
         ValueError: ``x`` has the wrong number of entries, or a number too large for a float64.
     """
     raise NotImplementedError(f"unflatten not implemented for {type(space).__name__}")
