@@ -190,7 +190,7 @@ def test_attributes_and_calls_go_through_each_sub_env() -> None:
     worker = _worker(CounterEnv, CounterEnv, first=2)
     _reply(worker.reset(pickle.dumps([(None, {"start": 1}), (None, {"start": 5})])))
     assert _reply(worker.get_attr(pickle.dumps((None, "position")))) == ([1, 5], [])
-    assert _reply(worker.set_attr(pickle.dumps((None, "position", [7, 8])))) == (None, [])
+    assert _reply(worker.set_attr(pickle.dumps((None, "position", [7, 8], True)))) == (None, [])
     entries, _ = _reply(worker.call(pickle.dumps((None, "_obs", (), {}))))
     assert [obs[0] for obs in entries] == [7.0, 8.0]
     entries, errors = _reply(worker.get_attr(pickle.dumps((None, "missing"))))
@@ -210,7 +210,7 @@ def test_attributes_and_calls_of_some_positions_leave_the_others_alone() -> None
 
     worker = _worker(Picky, Picky, Picky, first=3)
     _reply(worker.reset(pickle.dumps([(None, {"start": s}) for s in (1, 2, 3)])))
-    assert _reply(worker.set_attr(pickle.dumps(([2, 0], "position", [9, 8])))) == (None, [])
+    assert _reply(worker.set_attr(pickle.dumps(([2, 0], "position", [9, 8], True)))) == (None, [])
     # One entry per sub-env of the slice, None for those not asked.
     assert _reply(worker.get_attr(pickle.dumps(([2], "position")))) == ([None, None, 9], [])
     assert _reply(worker.call(pickle.dumps(([1], "poke", (), {"value": 4})))) == (

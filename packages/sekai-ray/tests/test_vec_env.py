@@ -29,6 +29,7 @@ from sekai.vector._conformance import (
     sync_counter_factory,
 )
 from sekai.wrappers.autoreset import AutoReset
+from sekai.wrappers.time_limit import TimeLimit
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 # The envs below are defined here, a module the actors cannot import: send them by value.
@@ -215,6 +216,13 @@ def test_get_attr_set_attr_and_call_reach_every_sub_env() -> None:
             vec.get_attr("no_such_attribute")
         assert isinstance(missing.value, sekai.VecEnvWorkerError)
         assert missing.value.rank == 0
+
+
+def test_a_bad_time_limit_changes_no_sub_env_of_any_actor() -> None:
+    with _ray([lambda: TimeLimit(CounterEnv(), 10)] * 3, num_workers=2) as vec:
+        with pytest.raises(TypeError, match="max_episode_steps must be an int, got float"):
+            vec.set_attr("max_episode_steps", [2, 2, 2.0])  # the first actor's were set
+        assert vec.get_attr("max_episode_steps") == [10] * 3
 
 
 @pytest.mark.parametrize(

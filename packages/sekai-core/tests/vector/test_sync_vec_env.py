@@ -105,6 +105,30 @@ def test_set_attr_reaches_the_layer_that_has_the_attribute(cls: type[SyncVecEnv]
 
 
 @pytest.mark.parametrize("cls", IN_PROCESS)
+def test_a_bad_time_limit_in_a_list_changes_no_sub_env(cls: type[SyncVecEnv]) -> None:
+    with cls([lambda: TimeLimit(Probe(), 10)] * 3) as vec:
+        with pytest.raises(TypeError, match=r"^max_episode_steps must be an int, got float\.$"):
+            vec.set_attr("max_episode_steps", [2, 2.0, 3])  # sub-env 0 became 2 before
+        assert vec.get_attr("max_episode_steps") == [10, 10, 10]
+        vec._set_attr_at([2, 0], "max_episode_steps", [4, 5])
+        assert vec.get_attr("max_episode_steps") == [5, 10, 4]
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_a_max_episode_steps_of_the_env_itself_is_not_checked_as_a_time_limit(
+    cls: type[SyncVecEnv],
+) -> None:
+    def probe() -> Probe:
+        env = Probe()
+        env.max_episode_steps = 1.5  # type: ignore[attr-defined]  # the env's own rules
+        return env
+
+    with cls([probe] * 2) as vec:
+        vec.set_attr("max_episode_steps", [2.5, "long"])
+        assert vec.get_attr("max_episode_steps") == [2.5, "long"]
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
 def test_call_calls_methods_and_reads_other_attributes(cls: type[SyncVecEnv]) -> None:
     with cls([lambda: TimeLimit(Probe(), 10)] * 2) as vec:
         vec.set_attr("level", [1.0, 2.0])

@@ -175,16 +175,11 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
 
     def set_attr(self, name: str, value: Any) -> None:
         """Set ``name`` on the outermost layer that has it (this wrapper if none does)."""
-        for layer in self:
-            if isinstance(layer, Wrapper):
-                if hasattr(layer, name):
-                    setattr(layer, name, value)
-                    return
-            elif layer.has_attr(name):
-                # The base env's own hooks: a bridge (from_gymnasium) reaches the env it wraps.
-                layer.set_attr(name, value)
-                return
-        setattr(self, name, value)
+        layer = attribute_layer(self, name)
+        if isinstance(layer, Wrapper):
+            setattr(layer, name, value)
+        else:  # the base env's own hooks: a bridge (from_gymnasium) reaches the env it wraps
+            layer.set_attr(name, value)
 
     # Hidden from type checkers, which would take every unknown attribute of a wrapper (a typo,
     # an attribute of the env below) as Any.
@@ -205,6 +200,15 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
 
     def __str__(self) -> str:
         return f"<{type(self).__name__}({self.env})>"
+
+
+def attribute_layer(env: Env[Any, Any], name: str) -> Env[Any, Any]:
+    """The layer of ``env``'s stack whose ``name`` ``set_attr`` changes: the outermost wrapper
+    that has it, else the base env when it has it (through its own ``has_attr``), else ``env``."""
+    for layer in env:
+        if hasattr(layer, name) if isinstance(layer, Wrapper) else layer.has_attr(name):
+            return layer
+    return env
 
 
 class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from sekai.error import VecEnvClosed
+from sekai.vector._contract.subenv import CHECKED_NAMES
 from sekai.vector.vec_env import VecEnv
 
 __all__ = ["Argument", "RemoteAttributes", "SubEnvAttributes", "one_call"]
@@ -117,14 +118,15 @@ class RemoteAttributes(SubEnvAttributes):
     def _get_attr_at(self, env_ids: Sequence[int] | None, name: str) -> list[Any]:
         return self._at("get_attr", env_ids, lambda positions, _: (positions, name), "the name")
 
+    @one_call  # both rounds in one call
     def _set_attr_at(self, env_ids: Sequence[int] | None, name: str, values: list[Any]) -> None:
-        self._at(
-            "set_attr",
-            env_ids,
-            lambda positions, at: (positions, name, [values[i] for i in at]),
-            f"the value of {name!r}",
-            values,
-        )
+        def argument(apply: bool) -> Argument:
+            return lambda positions, at: (positions, name, [values[i] for i in at], apply)
+
+        what = f"the value of {name!r}"
+        if name in CHECKED_NAMES:  # every worker checks its values before any sets them
+            self._at("set_attr", env_ids, argument(False), what, values)
+        self._at("set_attr", env_ids, argument(True), what, values)
 
     def _call_at(
         self,

@@ -12,7 +12,7 @@ from sekai.core._not_an_env import not_an_env_hint
 from sekai.core.env import Env
 from sekai.spaces import Space
 from sekai.vector._attributes import SubEnvAttributes
-from sekai.vector._contract.subenv import SubEnv, call_each
+from sekai.vector._contract.subenv import CHECKED_NAMES, SubEnv, call_each
 from sekai.vector.result import VecResetResult, VecStepResult
 
 __all__ = [
@@ -186,6 +186,8 @@ class InProcessVecEnv(SubEnvAttributes):
         return self._each(env_ids, lambda sub, _: sub.get_attr(name))
 
     def _set_attr_at(self, env_ids: Sequence[int] | None, name: str, values: list[Any]) -> None:
+        if name in CHECKED_NAMES:  # every value checked before any sub-env changes
+            self._each(env_ids, lambda sub, value: sub.check_set(name, value), values)
         self._each(env_ids, lambda sub, value: sub.set_attr(name, value), values)
 
     def _call_at(

@@ -390,12 +390,16 @@ def run_get(
 
 
 def run_set(
-    subs: Sequence[CheckedSubEnv], argument: tuple[Sequence[int] | None, str, Sequence[Any]]
+    subs: Sequence[CheckedSubEnv],
+    argument: tuple[Sequence[int] | None, str, Sequence[Any], bool],
 ) -> tuple[None, Errors]:
     """A worker's set_attr command: ``argument`` is ``(positions or None: all, name, one value
-    per position)``."""
-    positions, name, values = argument
-    _, errors = run_some(lambda sub, value: sub.set_attr(name, value), subs, positions, values)
+    per position, whether to set them or only check them)``: nothing is set where a value fails
+    its check (``SubEnv.check_set``)."""
+    positions, name, values, apply = argument
+    _, errors = run_some(lambda sub, value: sub.check_set(name, value), subs, positions, values)
+    if apply and not errors:
+        _, errors = run_some(lambda sub, value: sub.set_attr(name, value), subs, positions, values)
     return None, errors
 
 

@@ -12,6 +12,7 @@ import pytest
 import sekai
 from sekai.vector import ProcVecEnv
 from sekai.vector._conformance import CounterEnv
+from sekai.wrappers.time_limit import TimeLimit
 
 
 class Poked(CounterEnv):
@@ -72,6 +73,16 @@ def test_an_error_names_the_sub_env_that_raised_after_the_others_ran() -> None:
             vec._get_attr_at([2], "missing")
         assert missing.value.rank == 2  # the slice's position, made the VecEnv's rank
         assert vec._call_at([1, 3], "poke", (1,), {}) == [1, 8]  # nothing stuck
+
+
+def test_a_bad_time_limit_changes_no_sub_env_of_any_worker() -> None:
+    with ProcVecEnv([lambda: TimeLimit(Poked(), 10)] * 5, context="fork", num_workers=2) as vec:
+        with pytest.raises(TypeError, match="max_episode_steps must be an int, got float") as info:
+            vec.set_attr("max_episode_steps", [2, 2, 2, 2, 2.0])  # the first worker's were set
+        assert info.value.rank == 4
+        assert vec.get_attr("max_episode_steps") == [10] * 5
+        vec._set_attr_at([4, 1], "max_episode_steps", [3, 4])
+        assert vec.get_attr("max_episode_steps") == [10, 4, 10, 10, 3]
 
 
 def test_a_value_that_cannot_be_sent_names_its_sub_env() -> None:

@@ -133,7 +133,7 @@ class RayWorker:
 
     def set_attr(self, payload: bytes) -> bytes:
         """Set an attribute of some sub-envs: the pickled ``(positions or None: all, name, one
-        value per position)``."""
+        value per position, False to only check the values)``."""
         return self._reply("set_attr", lambda argument: run_set(self.subs, argument), payload)
 
     def call(self, payload: bytes) -> bytes:

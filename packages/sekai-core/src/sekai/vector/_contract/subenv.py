@@ -15,7 +15,9 @@ from typing import Any, TypeVar
 from sekai.core._autoreset import autoreset_result, keep_ending
 from sekai.core.env import Env
 from sekai.core.result import StepResult
+from sekai.core.wrapper import attribute_layer
 from sekai.vector._contract.checks import ResultCheck, checked_scalars
+from sekai.wrappers.time_limit import TimeLimit, checked_steps
 
 __all__ = [
     "CheckedSubEnv",
@@ -52,6 +54,10 @@ def resets_itself(env: Env[Any, Any]) -> bool:
     from sekai.wrappers.autoreset import AutoReset  # wrappers may import vector helpers
 
     return any(isinstance(layer, AutoReset) for layer in env)
+
+
+# The attributes SubEnv.check_set knows a rule of: only these cost a backend a check first.
+CHECKED_NAMES = frozenset({"max_episode_steps"})
 
 
 class SubEnv:
@@ -161,6 +167,13 @@ class SubEnv:
     def set_attr(self, name: str, value: Any) -> None:
         """Set ``name`` on the layer that has it (the outermost wrapper if none has)."""
         self.env.set_attr(name, value)
+
+    def check_set(self, name: str, value: Any) -> None:
+        """Raise what ``set_attr(name, value)`` would raise where the rule of the layer it
+        reaches is known without setting it (a TimeLimit's ``max_episode_steps``), so that a
+        backend checks every sub-env's value before it changes any."""
+        if name in CHECKED_NAMES and isinstance(attribute_layer(self.env, name), TimeLimit):
+            checked_steps(value)
 
     def call(
         self, name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None

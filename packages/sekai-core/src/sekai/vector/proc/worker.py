@@ -254,8 +254,11 @@ class Worker:
         """Read an attribute from the sub-envs at some positions (None: all)."""
         return run_get(self.subs, argument)
 
-    def set_attr(self, argument: tuple[list[int] | None, str, Sequence[Any]]) -> tuple[Any, Errors]:
-        """Set an attribute on the sub-envs at some positions (None: all), one value each."""
+    def set_attr(
+        self, argument: tuple[list[int] | None, str, Sequence[Any], bool]
+    ) -> tuple[Any, Errors]:
+        """Set an attribute on the sub-envs at some positions (None: all), one value each (or
+        only check the values: ``run_set``)."""
         return run_set(self.subs, argument)
 
     def call(
