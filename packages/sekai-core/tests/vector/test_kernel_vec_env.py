@@ -568,6 +568,28 @@ class _Fields:
     matrix: np.ndarray = field(default_factory=lambda: np.eye(2))
 
 
+@dataclass(frozen=True)
+class _CheckedFields:
+    rate: float = 0.1
+    floor: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rate, (int, float, np.floating)) or isinstance(self.rate, bool):
+            raise ValueError(f"rate must be a number, got {self.rate!r}.")
+
+
+def test_converted_params_refuse_what_is_no_number_with_the_dataclass_error() -> None:
+    from sekai.vector.kernel_vec_env import converted_params, replaced_params
+
+    params = _CheckedFields()
+    for bad in ("0.1", None, True, [0.1]):
+        with pytest.raises(ValueError, match=r"^rate must be a number, got") as next_to_traced:
+            converted_params(params, {"rate": bad}, "here: ")
+        with pytest.raises(ValueError) as eager:
+            replaced_params(params, {"rate": bad}, "here: ")
+        assert str(next_to_traced.value) == str(eager.value)
+
+
 def test_converted_params_convert_as_set_attr_and_check_kind_and_shape_only() -> None:
     from fractions import Fraction
 

@@ -445,11 +445,14 @@ def converted_params(params: Any, changes: Mapping[str, Any], where: str = "") -
     """The values of ``changes`` converted as ``replaced_params`` converts them (a list as an
     array, an int for a float field as a float, one number filling a per-element field) and
     checked for kind and shape only: not by the params' dataclass, whose rules may relate these
-    fields to others whose values are unknown here (traced by ``jit``).
+    fields to others whose values are unknown here (traced by ``jit``). A value of another kind
+    or shape is refused as ``replaced_params`` refuses it: by the dataclass's own error for that
+    field where it has one (the env's ``ValueError`` for a string, None or a bool).
 
     Raises:
-        TypeError: a value that is not real numbers of the field's shape.
-        ValueError: an int too large for a float64.
+        TypeError: a value that is not real numbers of the field's shape, which the dataclass
+            takes.
+        ValueError: a value the dataclass refuses, or an int too large for a float64.
     """
     converted = {}
     for name, value in changes.items():
@@ -458,10 +461,7 @@ def converted_params(params: Any, changes: Mapping[str, Any], where: str = "") -
         if array is not None and array.ndim == 0 and np.ndim(old) == 1:
             array = np.full(np.shape(old), array)  # one number for every asset
         if array is None or array.shape != np.shape(old):
-            raise TypeError(
-                f"{where}kernel parameter {name!r} is {old!r}; a new value must be of the same "
-                f"kind and shape, got {value!r}."
-            )
+            raise _refused(params, name, value, where)
         if array.dtype == object:
             try:
                 array = array.astype(np.float64)
@@ -471,13 +471,25 @@ def converted_params(params: Any, changes: Mapping[str, Any], where: str = "") -
                     "too large for a float64."
                 ) from None
             except (TypeError, ValueError):
-                raise TypeError(
-                    f"{where}kernel parameter {name!r} is {old!r}; a new value must be of the "
-                    f"same kind and shape, got {value!r}."
-                ) from None
+                raise _refused(params, name, value, where) from None
         array = array.astype(np.asarray(old).dtype)
         converted[name] = array if np.ndim(old) else array[()]
     return converted
+
+
+def _refused(params: Any, name: str, value: Any, where: str) -> Exception:
+    """The error for ``value``, of another kind or shape than field ``name``: the dataclass's
+    own, as an eager call gets it from ``replaced_params``, else the kind-and-shape
+    ``TypeError``. Only on this failure path does the dataclass see the other fields' host
+    values (the traced ones' values are unknown)."""
+    try:
+        dataclasses.replace(params, **{name: value})
+    except (TypeError, ValueError) as error:
+        return error
+    return TypeError(
+        f"{where}kernel parameter {name!r} is {getattr(params, name)!r}; a new value must be of "
+        f"the same kind and shape, got {value!r}."
+    )
 
 
 def _real_array(value: Any) -> np.ndarray | None:

@@ -24,8 +24,8 @@ def test_a_constant_functional_param_next_to_a_traced_one_is_converted_not_value
 
     np.testing.assert_array_equal(observe([0.1], 0.3), expected)  # the list became an array
     np.testing.assert_array_equal(observe(0.1, 0.3), expected)  # one number for every asset
-    with pytest.raises(TypeError, match=r"^params of .*'mu'.* same kind and shape, got '0\.1'"):
-        observe("0.1", 0.3)  # its kind and shape are still checked
+    with pytest.raises(ValueError, match=r"^mu must be a number or 1 numbers .*got '0\.1'"):
+        observe("0.1", 0.3)  # its kind and shape are still checked, in the env's words
     # Its value is not: the env's rules relate params, and a traced one's value is unknown
     # here. OptimalExecution-v0's price floor from s0 and sigma: sigma=50 is refused with the
     # default s0=50, not with the s0 values vmapped over.
@@ -34,6 +34,23 @@ def test_a_constant_functional_param_next_to_a_traced_one_is_converted_not_value
         execution.reset(key, {"sigma": 50.0})
     batched = jax.vmap(lambda s0: execution.reset(key, {"s0": s0, "sigma": 50.0})[1])
     assert batched(jnp.array([1000.0, 2000.0])).shape[0] == 2
+
+
+@pytest.mark.parametrize(
+    ("env_id", "name", "traced"),
+    [("Trading-v0", "mu", "sigma"), ("MarketMaking-v0", "sigma", "s0")],
+)
+@pytest.mark.parametrize("bad", ["0.1", None, True, [0.1, 0.2, 0.3]], ids=repr)
+def test_a_constant_that_is_no_number_next_to_a_traced_one_is_refused_as_an_eager_call_does(
+    env_id: str, name: str, traced: str, bad: Any
+) -> None:
+    env, key = make_functional(env_id, 2), jax.random.PRNGKey(0)
+    with pytest.raises(ValueError, match=rf"^{name} must be a") as eager:
+        env.reset(key, {name: bad})
+    partner = env.default_params[traced]
+    with pytest.raises(ValueError) as next_to_traced:  # was the kind-and-shape TypeError
+        jax.jit(lambda value: env.reset(key, {name: bad, traced: value})[1])(partner)
+    assert str(next_to_traced.value) == str(eager.value)
 
 
 def test_an_int_too_large_for_a_float64_is_refused_in_the_envs_words() -> None:
