@@ -4,6 +4,7 @@ import importlib.util
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -121,8 +122,18 @@ def test_import_sekai_appends_the_finder_at_the_very_end():
     assert out.stdout.strip() == "MissingDistributionFinder"
 
 
-def test_find_spec_of_an_absent_first_party_package_raises_the_hint():
-    # sekai-ray is never installed in a development environment.
+def test_find_spec_of_an_absent_first_party_package_raises_the_hint(monkeypatch):
+    # sekai-ray made absent whether or not it is installed (its sources on PYTHONPATH): the
+    # sekai package's path loses the folders that hold it, so every other finder fails first.
+    import sekai
+
+    kept = [path for path in sekai.__path__ if not Path(path, "ray").exists()]
+    monkeypatch.setattr(sekai, "__path__", kept)
+    for name in [
+        name for name in sys.modules if name == "sekai.ray" or name.startswith("sekai.ray.")
+    ]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.delattr(sekai, "ray", raising=False)
     with pytest.raises(ModuleNotFoundError, match=re.escape(install_command("sekai-ray"))):
         importlib.util.find_spec("sekai.ray")
     with pytest.raises(ModuleNotFoundError, match="part of the sekai-ray distribution"):
