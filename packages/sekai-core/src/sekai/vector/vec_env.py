@@ -207,7 +207,8 @@ class VecEnv(abc.ABC):
     @property
     def frozen(self) -> NDArray[np.bool_]:
         """Sub-envs that finished with ``autoreset=False`` and wait for ``reset()`` (a copy)."""
-        return self._frozen.copy()  # type: ignore[no-any-return]
+        frozen: NDArray[np.bool_] = self._frozen.copy()  # Any in NumPy's stubs before 3.12
+        return frozen
 
     @property
     def closed(self) -> bool:
