@@ -33,6 +33,7 @@ PAGES_NEED = ("gymnasium[classic-control]>=1.0",)
 # there, else from the PyTorch CPU index.
 TORCH = "torch==2.13.0"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+ARRAY_API_COMPAT = "array-api-compat>=1.4"
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ DISTRIBUTIONS: dict[str, Distribution] = {
         # pillow/imageio(-ffmpeg): GIF/MP4 recording and episode-report PNGs.
         # array-api-compat: the kernel tests call the finance kernels on its numpy namespace.
         test_requires=(
-            "array-api-compat>=1.4",
+            ARRAY_API_COMPAT,
             "gymnasium>=1.0",
             "pettingzoo>=1.24",
             "pillow>=9.0",
@@ -285,6 +286,31 @@ def tests_pythons(session: nox.Session) -> None:
             "pytest", f"packages/{name}/tests", HYPOTHESIS_CI, *PARALLEL, *session.posargs,
             success_codes=PYTEST_OK,
         )  # fmt: skip
+
+
+@nox.session(name="tests-pythons-jax", python=OTHER_PYTHONS, default=False)
+def tests_pythons_jax(session: nox.Session) -> None:
+    """Run sekai-jax's tests and the finance kernels' on another Python, with JAX (CPU).
+
+    The newest JAX that Python takes (on 3.10 an older one). Without torch, whose CPU build only
+    the CI Python gets: the tests that need it too skip (the ``accel`` session runs them).
+    """
+    _install_accel(session, JAX_CPU)
+    finance = DISTRIBUTIONS["sekai-finance"]
+    session.install(
+        *_editable("sekai-core"),
+        *_editable("sekai-classic"),
+        *_editable("sekai-finance", finance.extras),
+        *_editable("sekai-jax"),
+        ARRAY_API_COMPAT,  # sekai-torch's dependency in `accel`, needed by the kernel tests
+        *_groups("test"),
+    )
+    session.run("python", "-c", _ASSERT_EDITABLE, log=False)
+    session.run(
+        "pytest", "packages/sekai-jax/tests", "packages/sekai-finance/tests/envs/kernels",
+        HYPOTHESIS_CI, *PARALLEL, *session.posargs,
+        success_codes=PYTEST_OK,
+    )  # fmt: skip
 
 
 def _tests_ray(session: nox.Session) -> None:
