@@ -81,7 +81,8 @@ def _decimals_as_floats(arr: NDArray[Any], items: list[Any]) -> NDArray[Any]:
             if value.is_finite() and abs(number) == np.inf:
                 raise OverflowError(value)
             flat[i] = number
-    return flat.reshape(arr.shape)
+    floats: NDArray[Any] = flat.reshape(arr.shape)
+    return floats
 
 
 _NONE = object()

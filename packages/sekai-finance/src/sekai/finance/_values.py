@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import numbers
+from typing import TypeGuard
 
 import numpy as np
 
@@ -58,7 +59,7 @@ def is_real(value: object) -> bool:
     )
 
 
-def is_int(value: object) -> bool:
+def is_int(value: object) -> TypeGuard[numbers.Integral]:
     """An integer that :func:`is_real` takes (no bool, no timedelta64)."""
     return is_real(value) and isinstance(value, numbers.Integral)
 

@@ -270,7 +270,7 @@ class MarketData:
         if isinstance(when, (bool, np.bool_)):
             raise TypeError(f"{name} is a bool: neither a row position nor a timestamp.")
         if is_int(when):
-            row = int(when)  # type: ignore[call-overload]
+            row = int(when)
             n = self.n_steps
             if not -n <= row < n:
                 raise IndexError(f"{name}: row {row} is outside the data's {n} rows.")
@@ -336,7 +336,7 @@ class MarketData:
         return self._rows(lo, max(lo, hi))
 
     def _bound(self, when: object, name: str) -> int:
-        if is_int(when) and int(when) == self.n_steps:  # type: ignore[call-overload]
+        if is_int(when) and int(when) == self.n_steps:
             return self.n_steps
         return self._row(when, "left", name)
 

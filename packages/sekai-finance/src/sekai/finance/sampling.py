@@ -119,7 +119,7 @@ def as_sampler(value: object) -> EpisodeSampler:
     if isinstance(value, EpisodeSampler):
         return value
     if is_int(value):
-        return FixedStart(int(value))  # type: ignore[call-overload]
+        return FixedStart(int(value))
     if isinstance(value, str) and value == "random":
         return RandomStart()
     if isinstance(value, str) and value == "sequential":

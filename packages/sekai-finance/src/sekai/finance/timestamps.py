@@ -98,7 +98,7 @@ class Time:
                 ) from None
             if not np.isfinite(number):
                 raise ValueError(f"Time() takes a finite number, got {value!r}.")
-            value = int(value) if is_int(value) else number  # type: ignore[call-overload]
+            value = int(value) if is_int(value) else number
         elif isinstance(value, (np.datetime64, _dt.date, str)) or hasattr(value, "to_datetime64"):
             to_datetime64(value, "Time()")  # validate now, keep the user's value for the repr
         else:
