@@ -61,13 +61,14 @@ class TimeLimit(ResultWrapper[Any, Any, Any, Any]):
         self._elapsed_steps = 0
 
     def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
-        elapsed = self._elapsed_steps = self._elapsed_steps + 1
+        self._elapsed_steps += 1
+        elapsed = self._elapsed_steps
         # A new dict: an env that reuses one info dict must not see earlier results change.
         info = {**result.info, "elapsed_steps": elapsed}
         return StepResult(
             result.observation,
             result.reward,
             result.terminated,
-            elapsed >= self._max_episode_steps or bool(result.truncated),
+            bool(result.truncated) or elapsed >= self.max_episode_steps,
             info,
         )
