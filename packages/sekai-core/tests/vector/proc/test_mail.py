@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import signal
 import threading
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -375,19 +377,44 @@ def test_a_worker_still_busy_with_a_dropped_step_does_not_hold_back_the_others(
         assert vec.step(np.zeros(8, dtype=np.int64)).rewards.tolist() == [1.0] * 8
 
 
+class Held(Blob):
+    """Action 1 makes a step wait until the file ``release`` exists."""
+
+    def __init__(self, release: str) -> None:
+        super().__init__()
+        self.release = release
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if int(action) == 1:
+            deadline = time.monotonic() + 30  # only bounds a failure: the test releases it
+            while not os.path.exists(self.release) and time.monotonic() < deadline:
+                time.sleep(0.005)
+        return super().step(action)
+
+
 @needs_futex
 def test_the_parent_wakes_every_worker_itself_while_one_that_wakes_others_is_busy(
-    transport: str, monkeypatch: pytest.MonkeyPatch
+    transport: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     if transport != "mail":
         pytest.skip("the pipes wake each worker through its own pipe")
-    rings = _spy(monkeypatch, Mail, "ring", lambda self, bits=None: bits)
-    fns = [_sleepy(rank) for rank in range(8)]
+    # Worker 0's step lasts until reset() rings: busy then however slow the machine (a step
+    # of fixed length may be over and its reply read by then, and the tree rightly used).
+    release, armed = tmp_path / "release", threading.Event()
+
+    def note(self: Mail, bits: int | None = None) -> int | None:
+        if armed.is_set():
+            release.touch()
+        return bits
+
+    rings = _spy(monkeypatch, Mail, "ring", note)
+    fns = [functools.partial(Held, str(release)) for _ in range(8)]
     with ProcVecEnv(fns, num_workers=8, context="fork") as vec:
         vec.reset(seed=0)
         vec.step(np.zeros(8, dtype=np.int64))
         assert rings[-1] is None  # idle: the tree
         vec.send(np.array([1]), env_ids=[0])
+        armed.set()
         rings.clear()
         vec.reset(seed=1)
         assert rings[0] == futex.ALL  # worker 0 busy with the step send() started
