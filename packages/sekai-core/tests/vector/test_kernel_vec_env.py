@@ -308,6 +308,28 @@ def test_an_int_too_large_for_a_float64_is_refused_naming_the_parameter() -> Non
     assert env.params.step_size == 1.0
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.complex128(2 + 1j),  # would lose its imaginary part
+        np.array(True),  # would be 1.0, where a bool is refused everywhere else
+        np.array("2.0"),  # would be stored, and the next step fail in NumPy
+        np.datetime64("2020-01-01"),
+        np.array(np.timedelta64(2, "D")),
+    ],
+    ids=repr,
+)
+def test_set_attr_refuses_an_array_of_no_real_numbers_for_a_float_parameter(value: Any) -> None:
+    env = _env()  # CountdownKernel's params check nothing themselves
+    with pytest.raises(
+        TypeError, match=r"^kernel parameter 'step_size' is 1\.0; a new value must be of the same"
+    ):
+        env.set_attr("step_size", value)
+    assert env.params.step_size == 1.0 and env.get_attr("step_size") == [1.0] * 4
+    env.reset(seed=0)
+    env.step(np.zeros(4, dtype=np.int64))  # the env still runs
+
+
 def test_a_number_parameter_held_as_a_0d_array_reads_back_as_a_number() -> None:
     env = KernelVecEnv(CountdownKernel(step_size=np.asarray(2.0)), 2)  # type: ignore[arg-type]
     assert env.get_attr("step_size") == [2.0, 2.0]
@@ -576,18 +598,33 @@ class _CheckedFields:
     def __post_init__(self) -> None:
         if not isinstance(self.rate, (int, float, np.floating)) or isinstance(self.rate, bool):
             raise ValueError(f"rate must be a number, got {self.rate!r}.")
+        if not isinstance(self.floor, (int, float, np.floating)):  # checked through another
+            raise ValueError(f"rate must be above the floor, got a floor of {self.floor!r}.")
 
 
 def test_converted_params_refuse_what_is_no_number_with_the_dataclass_error() -> None:
     from sekai.vector.kernel_vec_env import converted_params, replaced_params
 
     params = _CheckedFields()
-    for bad in ("0.1", None, True, [0.1]):
+    for bad in ("0.1", None, True):
         with pytest.raises(ValueError, match=r"^rate must be a number, got") as next_to_traced:
             converted_params(params, {"rate": bad}, "here: ")
         with pytest.raises(ValueError) as eager:
             replaced_params(params, {"rate": bad}, "here: ")
         assert str(next_to_traced.value) == str(eager.value)
+
+
+def test_converted_params_name_the_field_given_not_one_the_dataclass_blames() -> None:
+    from sekai.vector.kernel_vec_env import converted_params
+
+    params = _CheckedFields()
+    # numbers of another shape: the field's kind and shape (the dataclass could derive
+    # another field's expected shape from them, and name that field)
+    with pytest.raises(TypeError, match=r"^here: kernel parameter 'rate' is 0\.1; .* got \[0\.1\]"):
+        converted_params(params, {"rate": [0.1]}, "here: ")
+    # no number, but the dataclass's error is about another field ('rate'): the kind and shape
+    with pytest.raises(TypeError, match=r"^here: kernel parameter 'floor' is 0\.0; .* got 'low'"):
+        converted_params(params, {"floor": "low"}, "here: ")
 
 
 def test_converted_params_convert_as_set_attr_and_check_kind_and_shape_only() -> None:
@@ -610,6 +647,16 @@ def test_converted_params_convert_as_set_attr_and_check_kind_and_shape_only() ->
     dated = np.array(np.timedelta64(1), dtype=object)  # a cast would take it as 1.0
     with pytest.raises(TypeError, match="same kind and shape"):
         converted_params(params, {"rate": dated})
+    for item in (np.array(np.timedelta64(2, "D")), np.array(np.datetime64("2020-01-01"))):
+        with pytest.raises(TypeError, match="same kind and shape"):  # a 0-d array in a list
+            converted_params(params, {"per_asset": [0.1, item]})  # is read by its dtype
+    with pytest.raises(
+        ValueError,
+        match=r"^kernel parameter 'per_asset' must be a finite number, got Decimal\('1E\+400'\), "
+        r"too large for a float64\.$",
+    ):
+        converted_params(params, {"per_asset": [0.1, Decimal("1e400")]})
+    assert np.isnan(converted_params(params, {"rate": Decimal("sNaN")})["rate"])
     for bad in (
         {"matrix": 0.5},
         {"rate": None},
@@ -621,6 +668,7 @@ def test_converted_params_convert_as_set_attr_and_check_kind_and_shape_only() ->
             converted_params(params, bad, "here: ")
     with pytest.raises(
         ValueError,
-        match=r"^kernel parameter 'rate' must be a finite number, got a number too large",
+        match=r"^kernel parameter 'rate' must be a finite number, got an int too large for a "
+        r"float64\.$",
     ):
         converted_params(params, {"rate": 10**400})

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
-from decimal import Decimal
 from functools import singledispatch
 from math import isnan
 from typing import Any
@@ -12,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai._clip import clip
+from sekai._numbers import item_kind, object_floats
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
 from sekai.spaces.discrete import Discrete
@@ -50,12 +49,10 @@ def _numbers(space: Space[Any], x: Any) -> NDArray[Any]:
         return arr.astype(np.float64)
     if kind == "O":
         items = arr.reshape(-1).tolist()
-        odd = next((v for v in items if not _real_or_none(v)), _NONE)
+        odd = next((v for v in items if item_kind(v) not in _TAKEN), _NONE)
         if odd is _NONE:
             try:
-                if any(isinstance(v, Decimal) for v in items):
-                    arr = _decimals_as_floats(arr, items)
-                return arr.astype(np.float64)
+                return object_floats(arr)
             except OverflowError:
                 raise ValueError(
                     f"unflatten needs values a float64 holds for {space!r}, got a number too "
@@ -70,46 +67,10 @@ def _numbers(space: Space[Any], x: Any) -> NDArray[Any]:
     )
 
 
-def _decimals_as_floats(arr: NDArray[Any], items: list[Any]) -> NDArray[Any]:
-    """A copy of the object array ``arr`` (whose items are ``items``) with its Decimals as
-    floats: a signaling NaN is NaN, as a quiet one is (float() refuses it), and one beyond
-    float64 an ``OverflowError``, as such an int is (float() makes it infinite)."""
-    flat = arr.reshape(-1).copy()
-    for i, value in enumerate(items):
-        if isinstance(value, Decimal):
-            number = np.nan if value.is_nan() else float(value)
-            if value.is_finite() and abs(number) == np.inf:
-                raise OverflowError(value)
-            flat[i] = number
-    floats: NDArray[Any] = flat.reshape(arr.shape)
-    return floats
-
-
 _NONE = object()
-# np.timedelta64 is registered as a number (an integer subclass); unflatten does not take it.
-_NOT_NUMBERS = (np.timedelta64, np.datetime64)
-
-
-def _real_or_none(value: Any) -> bool:
-    """None (NaN), a real number of Python's (a Fraction, a Decimal), or a 0-d array or scalar
-    of any library whose dtype is a bool, an integer or a float (a JAX or torch scalar,
-    np.bool_, bfloat16)."""
-    if value is None or isinstance(value, Decimal):
-        return True
-    if isinstance(value, numbers.Real) and not isinstance(value, _NOT_NUMBERS):
-        return True
-    if getattr(value, "ndim", None) != 0:
-        return False
-    if isinstance(value, np.ndarray) and value.dtype == object:
-        return _real_or_none(value[()])
-    try:
-        dtype = np.dtype(value.dtype)
-    except (AttributeError, TypeError):  # no dtype, or one NumPy cannot read (torch's)
-        try:
-            dtype = np.asarray(value).dtype
-        except (TypeError, ValueError, RuntimeError):  # a tensor on a GPU
-            return False
-    return dtype.kind in "biuf" or (dtype.kind == "V" and np.can_cast(dtype, np.float64))
+# What an object array's items may be: None (NaN), bools, real numbers of any library (a
+# Decimal, a Fraction, a JAX scalar); np.timedelta64 is an integer to Python, not to its dtype.
+_TAKEN = frozenset(("None", "b", "i", "u", "f"))
 
 
 def _flat(space: Space[Any], x: Any) -> NDArray[Any]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai._numbers import object_floats, refused_kind, too_large
 from sekai.core._rng import SeededMixin
 from sekai.utils._equal import structurally_equal
 from sekai.vector._contract.seeding import generator_seeds, native_seed, vector_options
@@ -433,11 +434,10 @@ def replaced_params(params: Any, changes: Mapping[str, Any], where: str = "") ->
         replaced = dataclasses.replace(params, **{**given, **spread})
     for name, value in changes.items():
         old, new = getattr(params, name), getattr(replaced, name)
-        if is_dynamic(old) != is_dynamic(new) or np.shape(new) != np.shape(old):
-            raise TypeError(
-                f"{where}kernel parameter {name!r} is {old!r}; a new value must be of the same "
-                f"kind and shape, got {value!r}."
-            )
+        # is_dynamic() only asks for an array: a complex, bool, string or date one is no float
+        real = not is_dynamic(old) or _real_array(new) is not None
+        if not real or is_dynamic(old) != is_dynamic(new) or np.shape(new) != np.shape(old):
+            raise _kind_and_shape(params, name, value, where)
     return replaced
 
 
@@ -464,11 +464,11 @@ def converted_params(params: Any, changes: Mapping[str, Any], where: str = "") -
             raise _refused(params, name, value, where)
         if array.dtype == object:
             try:
-                array = array.astype(np.float64)
-            except OverflowError:
+                array = object_floats(array)
+            except OverflowError as error:
                 raise ValueError(
-                    f"{where}kernel parameter {name!r} must be a finite number, got a number "
-                    "too large for a float64."
+                    f"{where}kernel parameter {name!r} must be a finite number, got "
+                    f"{too_large(error.args[0])}."
                 ) from None
             except (TypeError, ValueError):
                 raise _refused(params, name, value, where) from None
@@ -478,14 +478,22 @@ def converted_params(params: Any, changes: Mapping[str, Any], where: str = "") -
 
 
 def _refused(params: Any, name: str, value: Any, where: str) -> Exception:
-    """The error for ``value``, of another kind or shape than field ``name``: the dataclass's
-    own, as an eager call gets it from ``replaced_params``, else the kind-and-shape
-    ``TypeError``. Only on this failure path does the dataclass see the other fields' host
-    values (the traced ones' values are unknown)."""
-    try:
-        dataclasses.replace(params, **{name: value})
-    except (TypeError, ValueError) as error:
-        return error
+    """The error for ``value``, of another kind or shape than field ``name``: for a value that
+    is not real numbers (a string, None, a bool), the dataclass's own error naming that field,
+    as an eager call gets it from ``replaced_params``; else the kind-and-shape ``TypeError``.
+    Only on this failure path does the dataclass see the other fields' host values (the
+    traced ones' values are unknown), and its error about another field would blame a value
+    the user did not give."""
+    if _real_array(value) is None:
+        try:
+            dataclasses.replace(params, **{name: value})
+        except (TypeError, ValueError) as error:
+            if str(error).startswith(f"{name} "):  # the env's errors name the field first
+                return error
+    return _kind_and_shape(params, name, value, where)
+
+
+def _kind_and_shape(params: Any, name: str, value: Any, where: str) -> TypeError:
     return TypeError(
         f"{where}kernel parameter {name!r} is {getattr(params, name)!r}; a new value must be of "
         f"the same kind and shape, got {value!r}."
@@ -493,9 +501,10 @@ def _refused(params: Any, name: str, value: Any, where: str) -> Exception:
 
 
 def _real_array(value: Any) -> np.ndarray | None:
-    """``value`` as an array of real numbers (bools, strings, dates and None are not), or
-    None. Kinds NumPy does not know (bfloat16) come as float64, and Python's other real
-    numbers (a Fraction, an int beyond int64) as an object array for the caller to cast."""
+    """``value`` as an array of real numbers (bools, strings, dates and None are not, nor
+    arrays holding them), or None. Kinds NumPy does not know (bfloat16) come as float64, and
+    Python's other real numbers (a Decimal, an int beyond int64) as an object array for the
+    caller to cast (``object_floats``)."""
     if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
         return None
     try:
@@ -507,15 +516,9 @@ def _real_array(value: Any) -> np.ndarray | None:
         return array
     if kind == "V" and np.can_cast(array.dtype, np.float64):
         return array.astype(np.float64)
-    if kind == "O" and not any(
-        item is None or isinstance(item, _NOT_REAL) for item in array.reshape(-1).tolist()
-    ):
-        return array  # the caller casts it (Fractions, Decimals, 0-d arrays of any library)
+    if kind == "O" and refused_kind(array) is None:
+        return array
     return None
-
-
-# What an object array's float64 cast would take but set_attr does not (dates cast to ints).
-_NOT_REAL = (str, bytes, bool, np.bool_, complex, np.complexfloating, np.timedelta64, np.datetime64)
 
 
 def _device_backend(venv: VecEnv) -> KernelBackend | None:

@@ -1,0 +1,113 @@
+"""How a value reads as a number, one rule for unflatten, the kernel drivers' ``set_attr`` and
+sekai-finance's validators: an item of an object array is classified as NumPy would classify it
+alone (a 0-d array of any library by its dtype), and a ``Decimal`` becomes a float without
+turning a value beyond float64 into infinity."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["decimal_float", "item_kind", "object_floats", "refused_kind", "too_large"]
+
+
+def item_kind(value: object) -> str:
+    """The NumPy dtype kind of ``value`` as one item of an object array: a scalar or 0-d array
+    of any library (JAX, torch) by its dtype (a bfloat16 is ``"f"``), a Decimal or other
+    ``numbers.Real`` ``"f"``, ``"None"`` for None, ``"O"`` for what is none of these (the
+    caller's float cast decides)."""
+    if value is None:
+        return "None"
+    if isinstance(value, (str, bytes)):
+        return "U" if isinstance(value, str) else "S"
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "dtype"):
+        if isinstance(value, np.ndarray) and value.dtype == object:
+            return item_kind(value[()])
+        try:
+            dtype: np.dtype[Any] = np.dtype(value.dtype)
+        except TypeError:  # a dtype NumPy cannot read (torch's)
+            try:
+                dtype = np.asarray(value).dtype
+            except (TypeError, ValueError, RuntimeError):  # a tensor on a GPU
+                return "O"
+        if dtype.kind == "V" and np.can_cast(dtype, np.float64):  # ml_dtypes' bfloat16...
+            return "f"
+        return dtype.kind
+    if isinstance(value, bool):
+        return "b"
+    if isinstance(value, numbers.Integral):
+        return "i"
+    if isinstance(value, (numbers.Real, Decimal)):
+        return "f"
+    if isinstance(value, numbers.Complex):
+        return "c"
+    return "O"
+
+
+# What an object array's float cast is given: real numbers, and other objects ("O"), which it
+# converts if they say how (``__float__``); a bool, a date or a span is a number only to NumPy.
+_CAST = frozenset("iufO")
+
+
+def refused_kind(array: NDArray[Any]) -> str | None:
+    """The kind (:func:`item_kind`) of the first item of the object ``array`` that its float
+    cast must not be given (None, a bool, a string, a complex number, a date or a span), or
+    None if there is none."""
+    return next((k for k in map(item_kind, array.reshape(-1).tolist()) if k not in _CAST), None)
+
+
+def decimal_float(value: Decimal) -> float:
+    """``value`` as a float: a signalling NaN is NaN, as a quiet one is (``float()`` refuses
+    it), and a finite one beyond float64 an ``OverflowError``, as such an int is (``float()``
+    makes it infinite)."""
+    if value.is_nan():
+        return math.nan
+    number = float(value)
+    if math.isinf(number) and value.is_finite():
+        raise OverflowError(value)
+    return number
+
+
+def object_floats(array: NDArray[Any]) -> NDArray[np.float64]:
+    """An object array of real numbers (None as NaN) as a new float64 array, its Decimals
+    converted by :func:`decimal_float`.
+
+    Raises:
+        OverflowError: a number beyond float64; its argument is that number.
+        TypeError, ValueError: an item that is no number (the float cast's own errors).
+    """
+    items = array.reshape(-1).tolist()
+    if any(isinstance(item, Decimal) for item in items):
+        flat = array.reshape(-1).copy()
+        for i, item in enumerate(items):
+            if isinstance(item, Decimal):
+                flat[i] = decimal_float(item)
+        array = flat.reshape(array.shape)
+    try:
+        floats: NDArray[np.float64] = array.astype(np.float64)
+    except OverflowError:  # an int: name it, as decimal_float names a Decimal
+        raise OverflowError(next((v for v in items if _overflows(v)), None)) from None
+    return floats
+
+
+def _overflows(value: object) -> bool:
+    try:
+        float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        return True
+    except (TypeError, ValueError):
+        pass
+    return False
+
+
+def too_large(value: object) -> str:
+    """How an error shows a number beyond float64: an int by its kind (its digits would fill
+    the message), any other (a Decimal) by its repr."""
+    if isinstance(value, numbers.Integral):
+        return "an int too large for a float64"
+    return f"{value!r}, too large for a float64"
