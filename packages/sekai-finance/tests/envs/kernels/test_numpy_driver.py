@@ -247,6 +247,15 @@ def test_set_attr_refuses_an_int_too_large_for_a_float64_in_the_native_envs_word
     assert driven.get_attr("sigma") == native.get_attr("sigma") == [2.0, 2.0]
 
 
+@pytest.mark.parametrize("s0", [[100.0, 101.0], []], ids=["two", "none"])
+def test_set_attr_of_an_s0_of_another_length_names_s0(s0: list[float]) -> None:
+    # the params took the asset count from s0, then blamed mu for not matching it
+    driven = KernelVecEnv(TradingKernel(episode_length=5), 3)  # 3: no list of one per sub-env
+    with pytest.raises(ValueError, match=r"^s0 must be a number or 1 numbers \(one per asset\)"):
+        driven.set_attr("s0", s0)
+    assert driven.get_attr("s0") == [100.0] * 3
+
+
 def test_set_attr_takes_a_per_sub_env_list_of_one_array() -> None:
     envs = KernelVecEnv(load_kernel(sekai.spec("Portfolio-v0"), {}), 2)
     mu = np.asarray(envs.get_attr("mu")[0]) * 2

@@ -81,9 +81,13 @@ class WindowParams:
     vol: Array = field(init=False)
     chol_t: Array | None = field(init=False)
     log_s0: Array = field(init=False)
+    # The number of assets where the env fixes it (Trading-v0's one), else None: as many as
+    # s0 holds (Portfolio-v0's s0 is no parameter). s0 is then checked against it as mu is:
+    # an s0 of another length is the field named, where counting it made mu the one blamed.
+    fixed_assets: ClassVar[int | None] = None
 
     def __post_init__(self) -> None:
-        n = int(np.size(self.s0))
+        n = int(np.size(self.s0)) if self.fixed_assets is None else self.fixed_assets
         dt = check_real("dt", self.dt, "gt0")
         mu = _per_asset("mu", self.mu, n)
         sigma = _per_asset("sigma", self.sigma, n, "ge0")

@@ -25,6 +25,7 @@ class TradingParams(WindowParams):
     ``(k,)`` the actions index."""
 
     positions: Array = None
+    fixed_assets: ClassVar[int | None] = 1
 
     def __post_init__(self) -> None:
         super().__post_init__()
