@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.envs.finance import LimitOrderBookEnv, PortfolioEnv, TradingEnv
+from sekai.envs.finance import LimitOrderBookEnv, MarketMakingEnv, PortfolioEnv, TradingEnv
 from sekai.finance import GBM, MarketData, ProportionalCost, SpreadCost
+from sekai.finance._values import check_number
 from sekai.finance.simulators._checks import as_float
 
 HISTORY = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, 300)))
@@ -161,6 +162,88 @@ def test_a_timedelta64_in_a_list_is_refused_as_a_bare_one_is(make, error):
 def test_a_timedelta64_is_no_int_nor_float_parameter(make):
     with pytest.raises(ValueError, match=r"must be an? .*, got timedelta64"):
         make()
+
+
+@pytest.mark.parametrize(
+    ("item", "what"),
+    [
+        (np.array(SPAN), "timedelta64"),  # np.asarray(span): NumPy's cast counted its units
+        (np.array(np.datetime64("2020-01-01")), "datetimes"),  # its days since 1970
+        (np.array(None, dtype=object), "None"),  # NaN
+    ],
+    ids=["timedelta64", "datetime64", "None"],
+)
+@pytest.mark.parametrize(
+    ("make", "error"),
+    [
+        (lambda value: PortfolioEnv(n_assets=2, mu=value), ValueError),
+        (lambda value: GBM(s0=value), ValueError),
+        (lambda value: ProportionalCost(value), TypeError),
+    ],
+    ids=["PortfolioEnv", "GBM", "ProportionalCost"],
+)
+def test_a_0d_array_in_a_list_is_refused_as_the_value_it_holds_is(make, error, item, what):
+    with pytest.raises(error, match=f"must be real numbers, got {what}"):
+        make([0.2, item])
+
+
+@pytest.mark.parametrize(
+    ("make", "read"),
+    [
+        (lambda d: TradingEnv(sigma=d), lambda env: env.sigma),
+        (lambda d: MarketMakingEnv(sigma=d), lambda env: env.sigma),
+        (lambda d: PortfolioEnv(n_assets=2, sigma=d), lambda env: env.sigma),
+        (lambda d: TradingEnv(transaction_cost=d), lambda env: env.cost_model.rate),
+        (lambda d: ProportionalCost(d), lambda cost: cost.rate),
+        (lambda d: GBM(sigma=d), lambda model: model.sigma),
+        (lambda d: GBM(dt=d), lambda model: model.dt),
+        (lambda d: as_float("dt", d), lambda number: number),
+        (lambda d: check_number("rate", d), lambda number: number),
+    ],
+    ids=[
+        "scalar",
+        "session",
+        "per-asset",
+        "transaction_cost",
+        "cost-rate",
+        "simulator-per-asset",
+        "simulator-scalar",
+        "as_float",
+        "check_number",
+    ],
+)
+def test_a_decimal_is_a_number_for_every_float_parameter(make, read):
+    # one rule: a Decimal is a real number, one number for every asset as a float is
+    assert float(np.mean(read(make(Decimal("0.125"))))) == 0.125
+    with pytest.raises(ValueError, match=r"Decimal\('1E\+400'\), too large for a float64"):
+        make(Decimal("1e400"))  # float() makes it infinite, a value the user never wrote
+    with pytest.raises(ValueError) as signalling:  # as a quiet one, not "no number"
+        make(Decimal("sNaN"))
+    with pytest.raises(ValueError) as quiet:
+        make(Decimal("NaN"))
+    assert str(signalling.value).replace("sNaN", "NaN") == str(quiet.value)
+
+
+def test_a_decimal_is_a_number_for_the_toolkits_other_number_arguments():
+    from sekai.finance import DifferentialSharpe, LogReturn, Time
+    from sekai.finance.features import asof_join
+
+    assert repr(LogReturn() * Decimal("2")) == "2.0 * LogReturn()"  # a float: it mixes
+    assert DifferentialSharpe(eta=Decimal("0.25")).eta == 0.25
+    assert Time(Decimal("1.5")) == Time(1.5)
+    with pytest.raises(ValueError, match="too large"):
+        Time(Decimal("1e400"))
+    joined = asof_join(np.array([1.0, 2.0]), np.array([0.5]), np.array([7.0]), lag=Decimal("1"))
+    assert np.isnan(joined[0]) and joined[1] == 7.0
+
+
+def test_a_decimal_beyond_float64_in_a_list_is_named_too_large():
+    with pytest.raises(
+        ValueError, match=r"\(mu holds Decimal\('1E\+400'\), too large for a float64\.\)$"
+    ):
+        PortfolioEnv(n_assets=3, mu=[0.1, Decimal("1e400"), 0.1])
+    with pytest.raises(ValueError, match=r"^mu must be finite numbers, got \[0\.1, nan\]\.$"):
+        PortfolioEnv(n_assets=2, mu=[0.1, Decimal("sNaN")])
 
 
 def test_one_decimal_for_a_per_asset_parameter_is_one_number_for_every_asset():

@@ -7,11 +7,13 @@
 from __future__ import annotations
 
 import numbers
+from decimal import Decimal
 from typing import TypeGuard
 
 import numpy as np
 
 from sekai._args import holds_bool
+from sekai._numbers import decimal_float, object_floats, refused_kind, too_large
 
 __all__ = [
     "check_count",
@@ -21,6 +23,7 @@ __all__ = [
     "real_array",
     "real_float",
     "scalar",
+    "too_large",
 ]
 
 
@@ -52,9 +55,9 @@ def _held(array: np.ndarray) -> object:
 
 
 def is_real(value: object) -> bool:
-    """A real number that is not a bool, nor a numpy timedelta64 (an Integral to numpy, but a
-    span of time, not a number)."""
-    return isinstance(value, numbers.Real) and not isinstance(
+    """A real number (a ``Decimal`` too, as in a list of them) that is not a bool, nor a numpy
+    timedelta64 (an Integral to numpy, but a span of time, not a number)."""
+    return isinstance(value, (numbers.Real, Decimal)) and not isinstance(
         value, (bool, np.bool_, np.timedelta64)
     )
 
@@ -77,8 +80,9 @@ _KINDS = {
 
 def real_array(name: str, value: object) -> np.ndarray:
     """``value`` as a new float64 array; ``TypeError`` naming ``name`` for bools, strings,
-    complex numbers or anything else that is not real numbers (NumPy would cast some without a
-    word, and parse strings), ``ValueError`` for an int too large for a float64.
+    complex numbers, dates or anything else that is not real numbers (NumPy would cast some
+    without a word, and parse strings), also as the items of a list (a 0-d array by its dtype);
+    ``ValueError`` for a number too large for a float64 (a Decimal's signalling NaN is NaN).
     """
     if holds_bool(value):
         raise TypeError(f"{name} must be real numbers, not bools.")
@@ -86,13 +90,15 @@ def real_array(name: str, value: object) -> np.ndarray:
         raw = np.asarray(value)
         kind: str = raw.dtype.kind
         if kind == "O":
-            kind = _object_kind(raw)
+            kind = refused_kind(raw) or "O"
         elif kind == "V" and np.can_cast(raw.dtype, np.float64):  # bfloat16 and other ml_dtypes
             kind = "f"
-        if kind in "iufO":  # objects: e.g. Decimal or Fraction; complex ones fail to convert
+        if kind in "iuf":
             return np.array(raw, dtype=np.float64)
-    except OverflowError:
-        raise ValueError(f"{name} holds a number too large for a float64.") from None
+        if kind == "O":  # e.g. Decimals or Fractions; complex ones fail to convert
+            return object_floats(raw)
+    except OverflowError as error:
+        raise ValueError(f"{name} holds {too_large(error.args[0])}.") from None
     except (TypeError, ValueError) as exc:
         raise TypeError(
             f"{name} must be an array of real numbers, got {type(value).__name__}."
@@ -100,24 +106,13 @@ def real_array(name: str, value: object) -> np.ndarray:
     raise TypeError(f"{name} must be real numbers, got {_KINDS.get(kind, str(raw.dtype))}.")
 
 
-def _object_kind(raw: np.ndarray) -> str:
-    """The kind an object array is refused as (its first item that is not a number), else
-    "O": NumPy's float cast would make None NaN, parse strings and count a span's units."""
-    for item in raw.flat:
-        if item is None:
-            return "None"
-        if isinstance(item, (str, bytes)):
-            return "U"
-        if isinstance(item, (np.timedelta64, np.datetime64)):  # a count of units to NumPy
-            return item.dtype.kind
-    return "O"
-
-
 def real_float(value: object) -> float | None:
     """A real number (not a bool) as a float, or None if it is not one or does not fit."""
     if not is_real(value):
         return None
     try:
+        if isinstance(value, Decimal):
+            return decimal_float(value)
         return float(value)  # type: ignore[arg-type]
     except OverflowError:
         return None
@@ -137,7 +132,7 @@ def check_number(name: str, value: object, bound: str | None = None) -> float:
         raise TypeError(f"{name} must be {accepted}, got {type(value).__name__} {value!r}.")
     result = real_float(value)
     if result is None:
-        raise ValueError(f"{name} must be {accepted}, got an int too large for a float64.")
+        raise ValueError(f"{name} must be {accepted}, got {too_large(value)}.")
     if not np.isfinite(result):
         raise ValueError(f"{name} must be {accepted}, got {value!r}.")
     if (bound == "ge0" and not result >= 0) or (bound == "gt0" and not result > 0):

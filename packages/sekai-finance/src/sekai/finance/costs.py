@@ -10,7 +10,7 @@ import numpy as np
 
 from sekai._args import holds_bool
 from sekai.finance._numeric import seq_sum
-from sekai.finance._values import is_real, real_array, real_float, scalar
+from sekai.finance._values import is_real, real_array, real_float, scalar, too_large
 
 __all__ = [
     "CompositeCost",
@@ -36,7 +36,8 @@ def _scalar(name: str, value: object) -> float:
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
     result = real_float(value)
     if result is None or not np.isfinite(result) or result < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {value!r}.")
+        shown = too_large(value) if result is None else repr(value)
+        raise ValueError(f"{name} must be finite and >= 0, got {shown}.")
     return result
 
 
@@ -59,7 +60,7 @@ def _rates(name: str, value: object) -> float | np.ndarray:
             f"got {value!r}."
         )
     arr = real_array(name, value)
-    if arr.ndim == 0:  # one number of a kind that is no numbers.Real (a Decimal)
+    if arr.ndim == 0:  # one number of a kind that is no numbers.Real (it has __float__)
         return _rates(name, arr[()])
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a scalar or a 1-D per-asset array, got {arr.shape}.")
@@ -446,7 +447,8 @@ def as_cost_model(value: object, name: str = "transaction_cost") -> CostModel:
     if is_real(value):
         rate = real_float(value)
         if rate is None or not np.isfinite(rate) or rate < 0:
-            raise ValueError(f"{name} must be finite and non-negative, got {value!r}.")
+            shown = too_large(value) if rate is None else repr(value)
+            raise ValueError(f"{name} must be finite and non-negative, got {shown}.")
         if rate >= 1.0:
             raise ValueError(_WHOLE_TRADE.format(name=name, value=repr(value)))
         return ProportionalCost(rate)

@@ -10,7 +10,7 @@ import numpy as np
 
 from sekai.finance._gaps import fill_gaps
 from sekai.finance._pandas import import_pandas, pandas_times, pandas_values
-from sekai.finance._values import check_count, is_int, is_real, real_array
+from sekai.finance._values import check_count, is_int, is_real, real_array, real_float, too_large
 from sekai.finance.timestamps import Time, check_timestamps, to_datetime64
 
 __all__ = ["MarketData", "Time"]
@@ -292,9 +292,12 @@ class MarketData:
                 f"{name} must be a number (or Time(number)) on a numeric time axis, got "
                 f"{type(value).__name__} {value!r}."
             )
-        if value != value:  # NaN
+        number = real_float(value)  # a Decimal as a float: NumPy compares it as an object
+        if number is None:
+            raise ValueError(f"{name} must fit a float64, got {too_large(value)}.")
+        if number != number:  # NaN
             raise ValueError(f"{name} must not be NaN.")
-        return value
+        return value if is_int(value) else number
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # Unpickled arrays come back writable (a ProcVecEnv worker's copy, say): freeze again.
@@ -398,9 +401,10 @@ class MarketData:
 
     def _split_point(self, point: object) -> int:
         if is_real(point) and not is_int(point):
-            if not 0.0 < point < 1.0:  # type: ignore[operator]
+            fraction = real_float(point)  # a Decimal's NaN refuses to be compared
+            if fraction is None or not 0.0 < fraction < 1.0:
                 raise ValueError(f"a fractional split point must be in (0, 1), got {point}.")
-            return round(point * self.n_steps)  # type: ignore[operator]
+            return round(fraction * self.n_steps)
         return self._bound(point, "a split point")
 
     def split(self, *points: object, embargo: int = 0, history: int = 0) -> list[MarketData]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, ClassVar
 
 import numpy as np
 
-from sekai.finance._values import check_number, is_real, real_float
+from sekai.finance._values import check_number, is_real, real_float, too_large
 
 __all__ = [
     "DifferentialSharpe",
@@ -121,11 +122,12 @@ class RewardFunction(abc.ABC):
 
 
 def _finite(value: Any) -> Any:
-    """A weight or constant of a combination, as given: finite, else ``ValueError``."""
+    """A weight or constant of a combination, as given (a Decimal as a float: it does not mix
+    with the rewards' floats): finite, else ``ValueError``."""
     number = real_float(value)
     if number is None or not np.isfinite(number):
         raise ValueError(f"reward weights and constants must be finite numbers, got {value!r}.")
-    return value
+    return number if isinstance(value, Decimal) else value
 
 
 def _terms_of(value: object) -> list[tuple[Any, RewardFunction | None]] | None:
@@ -330,7 +332,7 @@ class DifferentialSharpe(_Stateful):
             raise TypeError(f"eta must be a number in (0, 1), got {type(eta).__name__} {eta!r}.")
         rate = real_float(eta)
         if rate is None or not 0.0 < rate < 1.0:
-            shown = "an int too large for a float64" if rate is None else repr(eta)
+            shown = too_large(eta) if rate is None else repr(eta)
             raise ValueError(f"eta must be a number in (0, 1), got {shown}.")
         self.eta = rate
 

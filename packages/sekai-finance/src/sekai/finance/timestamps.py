@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import is_int, is_real, real_array
+from sekai.finance._values import is_int, is_real, real_array, real_float
 
 __all__ = ["TZ_HINT", "Time", "check_timestamps", "to_datetime64"]
 
@@ -89,13 +89,12 @@ class Time:
         if isinstance(value, (bool, np.bool_)):
             raise TypeError("Time() takes a number or a datetime-like value, got a bool.")
         if is_real(value):
-            try:
-                number = float(value)  # type: ignore[arg-type]
-            except OverflowError:
+            number = real_float(value)  # a Decimal beyond float64 too, not infinity
+            if number is None:
                 raise ValueError(
                     f"Time() takes a number that fits a float64; this {type(value).__name__} "
                     "is too large."
-                ) from None
+                )
             if not np.isfinite(number):
                 raise ValueError(f"Time() takes a finite number, got {value!r}.")
             value = int(value) if is_int(value) else number

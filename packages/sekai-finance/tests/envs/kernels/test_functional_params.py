@@ -64,6 +64,32 @@ def test_a_constant_s0_of_another_length_is_refused_naming_s0(s0: list[float]) -
         jax.jit(lambda rate: env.reset(key, {"s0": s0, "cost_rate": rate})[1])(rate)
 
 
+@pytest.mark.parametrize(
+    ("env_id", "name", "traced"),
+    [("MarketMaking-v0", "sigma", "s0"), ("Trading-v0", "dt", "sigma")],
+)
+def test_a_decimal_constant_is_a_number_eagerly_and_next_to_a_traced_one(
+    env_id: str, name: str, traced: str
+) -> None:
+    from decimal import Decimal
+
+    env, key = make_functional(env_id, 2), jax.random.PRNGKey(0)
+    value = Decimal(str(float(env.default_params[name])))
+    _, eager, _ = env.reset(key, {name: value})  # was refused as "not a finite number"
+    np.testing.assert_array_equal(eager, env.reset(key, {name: float(value)})[1])
+    partner = env.default_params[traced]
+
+    def observe(constant: Any) -> Any:
+        return jax.jit(lambda v: env.reset(key, {name: constant, traced: v})[1])(partner)
+
+    np.testing.assert_array_equal(observe(value), observe(float(value)))
+    huge = Decimal("1e400")  # float() makes it infinite: a value the user never wrote
+    with pytest.raises(ValueError, match=r"Decimal\('1E\+400'\), too large for a float64"):
+        env.reset(key, {name: huge})
+    with pytest.raises(ValueError, match=r"Decimal\('1E\+400'\), too large for a float64"):
+        jax.jit(lambda v: env.reset(key, {name: huge, traced: v})[1])(partner)
+
+
 def test_an_int_too_large_for_a_float64_is_refused_in_the_envs_words() -> None:
     key = jax.random.PRNGKey(0)
     market = make_functional("MarketMaking-v0", 2)  # its env's own check, as native set_attr

@@ -20,7 +20,7 @@ import numpy as np
 from sekai._args import holds_bool
 from sekai.core.env import Env
 from sekai.error import InvalidAction, ResetRequired
-from sekai.finance._values import is_int, is_real, real_array, real_float, scalar
+from sekai.finance._values import is_int, is_real, real_array, real_float, scalar, too_large
 
 __all__ = [
     "EPISODE_OVER",
@@ -56,11 +56,7 @@ def check_real(name: str, value: object, bound: str | None = None) -> float:
     value = scalar(value)
     result = real_float(value)
     if result is None:
-        shown = (
-            "an int too large for a float64"
-            if is_real(value)
-            else f"{type(value).__name__} {value!r}"
-        )
+        shown = too_large(value) if is_real(value) else f"{type(value).__name__} {value!r}"
         raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {shown}.")
     ok = np.isfinite(result) and (bound is None or (result >= 0 if bound == "ge0" else result > 0))
     if not ok:
@@ -109,7 +105,7 @@ def check_per_asset(
         raise ValueError(
             f"{name} must be a number or {n} numbers (one per asset), got {value!r} ({exc})"
         ) from None
-    if array.ndim == 0:  # one number of a kind that is no numbers.Real (a Decimal)
+    if array.ndim == 0:  # one number of a kind that is no numbers.Real (it has __float__)
         return check_real(name, array[()], bound)
     if array.shape != (n,):
         raise ValueError(

@@ -10,7 +10,7 @@ import numpy as np
 
 from sekai._seeding import check_seed
 from sekai.error import LookAheadError
-from sekai.finance._values import check_count, check_number, is_real
+from sekai.finance._values import check_count, check_number, is_int, real_float
 
 __all__ = ["asof_join", "check_causal"]
 
@@ -64,12 +64,12 @@ def asof_join(target_times: Any, event_times: Any, values: Any, *, lag: Any = No
                 raise ValueError(f"lag must be non-negative, got {lag!r}.")
             events = events + delta
         else:
-            timedelta = isinstance(lag, (np.timedelta64, _dt.timedelta))  # np.timedelta64 is
-            if timedelta or not is_real(lag) or not 0 <= float(lag) < np.inf:  # an integer type
+            number = real_float(lag)  # None for np.timedelta64 (an integer type to NumPy)
+            if isinstance(lag, _dt.timedelta) or number is None or not 0 <= number < np.inf:
                 raise ValueError(
                     f"lag must be a finite non-negative number on numeric axes, got {lag!r}."
                 )
-            events = events + lag
+            events = events + (lag if is_int(lag) else number)  # an int stays exact
     index = np.searchsorted(events, targets, side="right") - 1
     out = np.full((targets.size, *data.shape[1:]), np.nan)
     found = index >= 0

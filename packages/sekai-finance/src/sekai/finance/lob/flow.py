@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sekai.finance._values import is_real, real_float
+from sekai.finance._values import is_real, real_float, too_large
 from sekai.finance.lob.book import OrderBook
 from sekai.finance.lob.orders import BACKGROUND, Fill, Side
 
@@ -52,7 +52,7 @@ class OrderFlow(abc.ABC):
 def _check(name: str, value: object, bound: str) -> float:
     x = real_float(value)
     if x is None:
-        shown = "an int too large for a float64" if is_real(value) else repr(value)
+        shown = too_large(value) if is_real(value) else repr(value)
         raise ValueError(f"{name} must be a finite number {bound}, got {shown}.")
     ok = math.isfinite(x) and (x > 0 if bound == "> 0" else x >= 0 if bound == ">= 0" else x >= 1.0)
     if not ok:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import check_number, is_real, real_array
+from sekai.finance._values import check_number, is_real, real_array, real_float
 
 __all__ = [
     "annualized_return",
@@ -158,9 +158,10 @@ def calmar_ratio(returns: Any, periods_per_year: float = 252) -> float:
 def _level(level: object) -> float:
     if not is_real(level):
         raise TypeError(f"level must be a number in (0, 1), got {type(level).__name__} {level!r}.")
-    if not 0 < float(level) < 1:  # type: ignore[arg-type]
+    number = real_float(level)  # a Decimal's NaN refuses to be compared
+    if number is None or not 0 < number < 1:
         raise ValueError(f"level must be a number in (0, 1), got {level!r}.")
-    return float(level)  # type: ignore[arg-type]
+    return number
 
 
 def _tail_probability(level: float) -> float:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from sekai._args import holds_bool
-from sekai.finance._values import is_int, is_real, real_array, real_float, scalar
+from sekai.finance._values import is_int, is_real, real_array, real_float, scalar, too_large
 
 __all__ = [
     "as_float",
@@ -62,9 +62,7 @@ def as_float(name: str, value: object, bound: str | None = None) -> float:
         )
     result = real_float(value)
     if result is None:
-        raise ValueError(
-            f"{name} must be a finite number{_BOUNDS[bound]}, got an int too large for a float64"
-        )
+        raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {too_large(value)}")
     if not _within(np.asarray(result), bound):
         raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {result!r}")
     return result
