@@ -115,6 +115,10 @@ def test_layouts_and_charts_check_their_arguments() -> None:
         LineChart([Series("price")], kind="log")
     with pytest.raises(ValueError, match="levels"):
         OrderBookChart("book", levels=0)
+    with pytest.raises(ValueError, match="levels"):
+        OrderBookChart("book", levels=np.array(0))
+    # a 0-d array, as the order book renderers take it
+    assert OrderBookChart("book", levels=np.array(5)).levels == 5
     with pytest.raises(TypeError, match="Chart, Row or Column"):
         Dashboard(42)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="Unknown colour"):

@@ -91,6 +91,13 @@ def test_a_number_beyond_float64_is_a_value_error_naming_the_parameter(
         build()
 
 
+def test_an_int_parameter_takes_a_0d_array_as_its_float_parameters_do() -> None:
+    assert GBM(n_assets=np.array(3)).n_assets == 3
+    assert type(GBM(n_assets=np.array(3)).n_assets) is int
+    with pytest.raises(ValueError, match=r"^n_assets must be an int >= 1, got ndarray"):
+        GBM(n_assets=np.array([3]))
+
+
 def test_as_float_takes_a_0d_array_as_the_number_it_holds() -> None:
     assert as_float("dt", np.array(0.5), "gt0") == 0.5
     assert type(as_float("dt", np.array(2), "gt0")) is float

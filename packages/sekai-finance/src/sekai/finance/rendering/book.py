@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import is_int
+from sekai.finance._values import is_int, scalar
 from sekai.finance.rendering._format import format_price
 from sekai.finance.rendering._paint import mix, text
 from sekai.finance.rendering.chart import (
@@ -67,11 +67,12 @@ class OrderBookChart(Chart):
         check_source("book", book)
         if owners is not None and not isinstance(owners, Mapping):
             check_source("owners", owners)
-        if not is_int(levels) or levels < 1:
+        count = scalar(levels)  # a 0-d array, as the book renderers' check_int takes it
+        if not is_int(count) or int(count) < 1:
             raise ValueError(f"levels must be an int >= 1, got {levels!r}.")
         self.book: Source = book
         self.owners: Mapping[Any, str] | Source | None = owners
-        self.levels: int = int(levels)
+        self.levels: int = int(count)
         self.title = check_title(title)
         self.width = check_weight("width", width)
         self.height = check_weight("height", height)

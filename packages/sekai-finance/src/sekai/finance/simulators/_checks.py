@@ -71,13 +71,15 @@ def as_float(name: str, value: object, bound: str | None = None) -> float:
 def as_positive_int(
     name: str, value: object, *, minimum: int = 1, not_int: type[Exception] = ValueError
 ) -> int:
-    """Return ``value`` as an int ``>= minimum``.
+    """Return ``value`` (or a 0-d array of it, as ``as_float`` takes one) as an int
+    ``>= minimum``.
 
     Raises:
         ValueError: below ``minimum``; also for a non-integer (bool included), the rule for a
             model's parameters (finance.md §10), unless ``not_int`` names another error (the
             ``TypeError`` of ``simulate()``'s arguments).
     """
+    value = scalar(value)
     if not is_int(value):
         raise not_int(f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}")
     if int(value) < minimum:
