@@ -37,6 +37,8 @@ def one_call(method: _Method) -> _Method:
             with self._calling:
                 try:
                     return method(self, *args, **kwargs)
+                except VecEnvClosed:  # from a one_call method within: its cause is the error
+                    raise
                 except Exception as error:
                     if self._cut:
                         raise VecEnvClosed() from error

@@ -1,0 +1,39 @@
+"""The call rule of the VecEnvs whose workers run elsewhere (``sekai.vector._attributes.one_call``),
+without workers: a call cut short by ``close()`` raises VecEnvClosed from the error that
+stopped it, however many one_call methods it passed through."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import sekai
+from sekai.vector._attributes import one_call
+
+
+class _Calls:
+    """What one_call reads of a RemoteAttributes: its lock, whether close() cut the workers,
+    and whether a release waits for the call to unwind."""
+
+    def __init__(self) -> None:
+        self._calling = threading.RLock()
+        self._cut = False
+        self._deferred = False
+
+    @one_call
+    def inner(self) -> None:
+        self._cut = True  # close() killed the workers under the call
+        raise sekai.VecEnvWorkerError(0, "EOFError", "the worker's pipe closed")
+
+    @one_call
+    def outer(self) -> None:
+        self.inner()
+
+
+def test_a_cut_call_raises_vec_env_closed_from_the_workers_error_through_nested_calls() -> None:
+    # Before: the outer call wrapped the inner one's VecEnvClosed in a second one, so the
+    # worker's error was the cause of the cause (RayVecEnv's set_attr, two rounds in one call).
+    with pytest.raises(sekai.VecEnvClosed) as raised:
+        _Calls().outer()
+    assert isinstance(raised.value.__cause__, sekai.VecEnvWorkerError)
