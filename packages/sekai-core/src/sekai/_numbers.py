@@ -74,25 +74,34 @@ def decimal_float(value: Decimal) -> float:
 
 
 def object_floats(array: NDArray[Any]) -> NDArray[np.float64]:
-    """An object array of real numbers (None as NaN) as a new float64 array, its Decimals
-    converted by :func:`decimal_float`.
+    """An object array of real numbers (None as NaN) as a new float64 array, its items read as
+    :func:`item_kind` reads them: a 0-d object array by the item it holds, a Decimal converted
+    by :func:`decimal_float`.
 
     Raises:
         OverflowError: a number beyond float64; its argument is that number.
         TypeError, ValueError: an item that is no number (the float cast's own errors).
     """
-    items = array.reshape(-1).tolist()
-    if any(isinstance(item, Decimal) for item in items):
-        flat = array.reshape(-1).copy()
-        for i, item in enumerate(items):
-            if isinstance(item, Decimal):
-                flat[i] = decimal_float(item)
+    given = array.reshape(-1).tolist()
+    items = [_number(item) for item in given]
+    if any(item is not old for item, old in zip(items, given)):
+        flat = np.empty(len(items), dtype=object)
+        for i, item in enumerate(items):  # one by one: a sequence item stays one item
+            flat[i] = item
         array = flat.reshape(array.shape)
     try:
         floats: NDArray[np.float64] = array.astype(np.float64)
     except OverflowError:  # an int: name it, as decimal_float names a Decimal
         raise OverflowError(next((v for v in items if _overflows(v)), None)) from None
     return floats
+
+
+def _number(item: object) -> object:
+    """An item of an object array as its float cast is given it: a 0-d object array as the
+    item it holds, a Decimal as its float (:func:`decimal_float`)."""
+    while isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype == object:
+        item = item[()]
+    return decimal_float(item) if isinstance(item, Decimal) else item
 
 
 def _overflows(value: object) -> bool:

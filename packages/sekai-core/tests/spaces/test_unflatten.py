@@ -277,6 +277,18 @@ def test_a_decimal_too_large_for_a_float64_is_refused_as_such_an_int_is() -> Non
     assert unflatten(Box(-1.0, 1.0, (2,)), infinite).tolist() == [1.0, 0.0]
 
 
+def test_a_decimal_in_a_0d_object_array_is_read_as_that_decimal() -> None:
+    from decimal import Decimal
+
+    # the item was cast as the array's float: a Decimal too large became inf, then clipped
+    box = Box(-1e9, 1e9, (2,), np.float64)
+    held = np.array(np.array(Decimal("1e400"), dtype=object), dtype=object)  # twice wrapped
+    for large in (np.array(Decimal("1e400"), dtype=object), held):
+        with pytest.raises(ValueError, match="got a number too large for a float64"):
+            unflatten(box, [0.1, large])
+    assert unflatten(box, [0.1, np.array(Decimal("sNaN"), dtype=object)]).tolist() == [0.1, 0.0]
+
+
 def test_a_signaling_nan_decimal_is_nan_as_a_quiet_one_is() -> None:
     from decimal import Decimal
 
