@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import pickle
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -330,6 +333,41 @@ def test_set_attr_refuses_an_array_of_no_real_numbers_for_a_float_parameter(valu
     env.step(np.zeros(4, dtype=np.int64))  # the env still runs
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        Decimal("2.5"),
+        np.array(Decimal("2.5"), dtype=object),
+        np.array(Fraction(5, 2), dtype=object),
+    ],
+    ids=repr,
+)
+def test_set_attr_takes_decimals_and_fractions_as_floats_as_converted_params_does(
+    value: Any,
+) -> None:
+    env = _env()  # an object array was stored as is: get_attr gave Decimals, step() failed
+    env.set_attr("step_size", value)
+    assert type(env.params.step_size) is float and env.get_attr("step_size") == [2.5] * 4
+    env.reset(seed=0)
+    env.step(np.zeros(4, dtype=np.int64))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [np.array(Decimal("1e400"), dtype=object), np.array(dt.date(2020, 1, 1), dtype=object)],
+    ids=repr,
+)
+def test_set_attr_refuses_an_object_array_no_float64_holds_and_keeps_the_value(
+    value: Any,
+) -> None:
+    env = _env()  # it was stored, then set_attr failed with an AttributeError
+    with pytest.raises((ValueError, TypeError), match=r"^kernel parameter 'step_size'"):
+        env.set_attr("step_size", value)
+    assert env.params.step_size == 1.0 and env.get_attr("step_size") == [1.0] * 4
+    env.reset(seed=0)
+    env.step(np.zeros(4, dtype=np.int64))
+
+
 def test_a_number_parameter_held_as_a_0d_array_reads_back_as_a_number() -> None:
     env = KernelVecEnv(CountdownKernel(step_size=np.asarray(2.0)), 2)  # type: ignore[arg-type]
     assert env.get_attr("step_size") == [2.0, 2.0]
@@ -598,8 +636,8 @@ class _CheckedFields:
     def __post_init__(self) -> None:
         if not isinstance(self.rate, (int, float, np.floating)) or isinstance(self.rate, bool):
             raise ValueError(f"rate must be a number, got {self.rate!r}.")
-        if not isinstance(self.floor, (int, float, np.floating)):  # checked through another
-            raise ValueError(f"rate must be above the floor, got a floor of {self.floor!r}.")
+        if not isinstance(self.floor, (int, float, np.floating)):  # the env's argument's name
+            raise ValueError(f"minimum_rate must be a number, got {self.floor!r}.")
 
 
 def test_converted_params_refuse_what_is_no_number_with_the_dataclass_error() -> None:
@@ -622,9 +660,29 @@ def test_converted_params_name_the_field_given_not_one_the_dataclass_blames() ->
     # another field's expected shape from them, and name that field)
     with pytest.raises(TypeError, match=r"^here: kernel parameter 'rate' is 0\.1; .* got \[0\.1\]"):
         converted_params(params, {"rate": [0.1]}, "here: ")
-    # no number, but the dataclass's error is about another field ('rate'): the kind and shape
-    with pytest.raises(TypeError, match=r"^here: kernel parameter 'floor' is 0\.0; .* got 'low'"):
-        converted_params(params, {"floor": "low"}, "here: ")
+
+
+@pytest.mark.parametrize("bad", ["low", None, [0.1, True], dt.date(2020, 1, 1)], ids=repr)
+def test_converted_params_give_the_eager_error_naming_the_envs_argument(bad: Any) -> None:
+    from sekai.vector.kernel_vec_env import converted_params, replaced_params
+
+    # MarketMaking-v0's A is the env's fill_intensity: its error was the kind-and-shape one
+    # (a date, no number NumPy knows, became the kind-and-shape one too)
+    with pytest.raises(ValueError, match=r"^minimum_rate must be a number, got") as eager:
+        replaced_params(_CheckedFields(), {"floor": bad})
+    with pytest.raises(ValueError) as next_to_traced:
+        converted_params(_CheckedFields(), {"floor": bad})
+    assert str(next_to_traced.value) == str(eager.value)
+
+
+@pytest.mark.parametrize("flag", [True, np.False_, np.array(True)], ids=repr)
+def test_converted_params_refuse_a_bool_in_a_list_as_set_attr_does(flag: Any) -> None:
+    from sekai.vector.kernel_vec_env import converted_params, replaced_params
+
+    # NumPy makes [True, 0.1] floats: it was taken as [1.0, 0.1]
+    for convert in (converted_params, replaced_params):
+        with pytest.raises(TypeError, match=r"^kernel parameter 'per_asset' is .* same kind"):
+            convert(_Fields(), {"per_asset": [flag, 0.1]})
 
 
 def test_converted_params_convert_as_set_attr_and_check_kind_and_shape_only() -> None:

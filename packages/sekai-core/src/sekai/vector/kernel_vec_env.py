@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai._args import holds_bool
 from sekai._numbers import object_floats, refused_kind, too_large
 from sekai.core._rng import SeededMixin
 from sekai.utils._equal import structurally_equal
@@ -335,18 +336,19 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         if isinstance(values, list) and len(values) == self.num_envs:
             values = self._shared_value(name, values)
         params = read_only_arrays(replaced_params(self._host_params, {name: values}))
+        new = getattr(params, name)
+        # One number stays one number (a native env keeps it so), checked and as a float.
+        number = np.ndim(values) == 0 and isinstance(new, np.ndarray)
+        reported = new.flat[0].item() if number else new
         try:
-            self._params = device_params(self.kernel, params, self.backend)
+            device = device_params(self.kernel, params, self.backend)
         except ValueError as error:  # the driver's float dtype cannot run it (check_params)
             raise ValueError(
                 f"{type(self).__name__}.set_attr({name!r}, {values!r}) refused: {error}"
             ) from error
-        self._host_params = params
-        new = getattr(self._host_params, name)
-        # One number stays one number (a native env keeps it so), checked and as a float.
-        number = np.ndim(values) == 0 and isinstance(new, np.ndarray)
-        self._reported[name] = new.flat[0].item() if number else new
-        if not is_dynamic(getattr(self._host_params, name)):
+        self._params, self._host_params = device, params
+        self._reported[name] = reported
+        if not is_dynamic(new):
             self._rebuild()  # a static field is compiled into the step functions
 
     def _shared_value(self, name: str, values: list[Any]) -> Any:
@@ -404,11 +406,11 @@ def replaced_params(params: Any, changes: Mapping[str, Any], where: str = "") ->
 
     Raises:
         TypeError: a value of another kind or shape than the field's.
-        ValueError: a value the env refuses (the dataclass's own errors), or an int too large
-            for a float64 for a float field that the dataclass takes.
+        ValueError: a value the env refuses (the dataclass's own errors), or a number too
+            large for a float64 (an int, a Decimal) for a float field that the dataclass takes.
     """
     given = dict(changes)
-    too_large: list[str] = []
+    huge: dict[str, object] = {}  # the ints no float64 holds, by field
     for name, value in changes.items():
         if (
             is_dynamic(getattr(params, name))
@@ -418,24 +420,34 @@ def replaced_params(params: Any, changes: Mapping[str, Any], where: str = "") ->
             try:
                 given[name] = float(value)  # an int for a float parameter, as the envs take it
             except OverflowError:  # left to the dataclass: it refuses it as the env does
-                too_large.append(name)
+                huge[name] = value
     replaced = dataclasses.replace(params, **given)
-    if too_large:  # a dataclass that took it: no float64 holds it
-        raise ValueError(
-            f"{where}kernel parameter {too_large[0]!r} must be a finite number, got an int too "
-            "large for a float64."
-        )
-    spread = {}
+    if huge:  # a dataclass that took it: no float64 holds it
+        raise _too_large(where, *next(iter(huge.items())))
+    settled = {}  # what the dataclass took, as the floats a kernel runs
     for name in changes:
         old, new = getattr(params, name), getattr(replaced, name)
-        if is_dynamic(old) and is_dynamic(new) and np.ndim(new) == 0 < np.ndim(old):
-            spread[name] = np.full(np.shape(old), new)  # one number for every element
-    if spread:
-        replaced = dataclasses.replace(params, **{**given, **spread})
+        if not is_dynamic(old):
+            continue
+        array = _real_array(new)
+        if array is not None and array.dtype == object:  # Decimals, Fractions (unchecked)
+            try:
+                floats = object_floats(array)
+            except OverflowError as error:
+                raise _too_large(where, name, error.args[0]) from None
+            except (TypeError, ValueError):  # no numbers: refused below
+                continue
+            new = settled[name] = floats if floats.ndim else float(floats)
+        if is_dynamic(new) and np.ndim(new) == 0 < np.ndim(old):
+            settled[name] = np.full(np.shape(old), new)  # one number for every element
+    if settled:
+        replaced = dataclasses.replace(params, **{**given, **settled})
     for name, value in changes.items():
         old, new = getattr(params, name), getattr(replaced, name)
-        # is_dynamic() only asks for an array: a complex, bool, string or date one is no float
-        real = not is_dynamic(old) or _real_array(new) is not None
+        # is_dynamic() only asks for an array: a complex, bool, string or date one, or objects
+        # the float cast above did not take, is no float
+        array = _real_array(new) if is_dynamic(old) else None
+        real = not is_dynamic(old) or (array is not None and array.dtype != object)
         if not real or is_dynamic(old) != is_dynamic(new) or np.shape(new) != np.shape(old):
             raise _kind_and_shape(params, name, value, where)
     return replaced
@@ -461,36 +473,40 @@ def converted_params(params: Any, changes: Mapping[str, Any], where: str = "") -
         if array is not None and array.ndim == 0 and np.ndim(old) == 1:
             array = np.full(np.shape(old), array)  # one number for every asset
         if array is None or array.shape != np.shape(old):
-            raise _refused(params, name, value, where)
+            raise _refused(params, name, value, where, _real_array(value) is not None)
         if array.dtype == object:
             try:
                 array = object_floats(array)
             except OverflowError as error:
-                raise ValueError(
-                    f"{where}kernel parameter {name!r} must be a finite number, got "
-                    f"{too_large(error.args[0])}."
-                ) from None
-            except (TypeError, ValueError):
-                raise _refused(params, name, value, where) from None
+                raise _too_large(where, name, error.args[0]) from None
+            except (TypeError, ValueError):  # objects no float cast takes (dates)
+                raise _refused(params, name, value, where, numbers=False) from None
         array = array.astype(np.asarray(old).dtype)
         converted[name] = array if np.ndim(old) else array[()]
     return converted
 
 
-def _refused(params: Any, name: str, value: Any, where: str) -> Exception:
+def _refused(params: Any, name: str, value: Any, where: str, numbers: bool) -> Exception:
     """The error for ``value``, of another kind or shape than field ``name``: for a value that
-    is not real numbers (a string, None, a bool), the dataclass's own error naming that field,
-    as an eager call gets it from ``replaced_params``; else the kind-and-shape ``TypeError``.
-    Only on this failure path does the dataclass see the other fields' host values (the
-    traced ones' values are unknown), and its error about another field would blame a value
-    the user did not give."""
-    if _real_array(value) is None:
+    is not real ``numbers`` (a string, None, a bool, a date), the dataclass's own error, as an
+    eager call gets it from ``replaced_params`` (it may name the env's argument:
+    ``fill_intensity`` for ``A``); else the kind-and-shape ``TypeError``. Only on this failure
+    path does the dataclass see the other fields' host values (the traced ones' values are
+    unknown); they are checked values, so its error is about ``value``. Real numbers of another
+    shape, which a check relating fields could blame on another one (Trading-v0's ``s0`` and
+    ``mu``), never reach it."""
+    if not numbers:
         try:
             dataclasses.replace(params, **{name: value})
         except (TypeError, ValueError) as error:
-            if str(error).startswith(f"{name} "):  # the env's errors name the field first
-                return error
+            return error
     return _kind_and_shape(params, name, value, where)
+
+
+def _too_large(where: str, name: str, number: object) -> ValueError:
+    return ValueError(
+        f"{where}kernel parameter {name!r} must be a finite number, got {too_large(number)}."
+    )
 
 
 def _kind_and_shape(params: Any, name: str, value: Any, where: str) -> TypeError:
@@ -505,7 +521,7 @@ def _real_array(value: Any) -> np.ndarray | None:
     arrays holding them), or None. Kinds NumPy does not know (bfloat16) come as float64, and
     Python's other real numbers (a Decimal, an int beyond int64) as an object array for the
     caller to cast (``object_floats``)."""
-    if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+    if value is None or isinstance(value, (str, bytes)) or holds_bool(value):
         return None
     try:
         array = np.asarray(value)

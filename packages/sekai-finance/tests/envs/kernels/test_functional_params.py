@@ -38,14 +38,19 @@ def test_a_constant_functional_param_next_to_a_traced_one_is_converted_not_value
 
 @pytest.mark.parametrize(
     ("env_id", "name", "traced"),
-    [("Trading-v0", "mu", "sigma"), ("MarketMaking-v0", "sigma", "s0")],
+    [
+        ("Trading-v0", "mu", "sigma"),
+        ("MarketMaking-v0", "sigma", "s0"),
+        ("MarketMaking-v0", "A", "s0"),  # errors naming the env's argument (fill_intensity)
+        ("OptimalExecution-v0", "X0", "sigma"),  # were the kind-and-shape TypeError
+    ],
 )
 @pytest.mark.parametrize("bad", ["0.1", None, True], ids=repr)
 def test_a_constant_that_is_no_number_next_to_a_traced_one_is_refused_as_an_eager_call_does(
     env_id: str, name: str, traced: str, bad: Any
 ) -> None:
     env, key = make_functional(env_id, 2), jax.random.PRNGKey(0)
-    with pytest.raises(ValueError, match=rf"^{name} must be a") as eager:
+    with pytest.raises(ValueError, match=r"^\w+ must be a") as eager:
         env.reset(key, {name: bad})
     partner = env.default_params[traced]
     with pytest.raises(ValueError) as next_to_traced:  # was the kind-and-shape TypeError
@@ -131,3 +136,31 @@ def test_a_0d_jax_array_is_the_number_it_holds_for_a_finance_param_on_every_api(
     assert not all(map(np.array_equal, moved(sigma), moved(9.0)))  # sigma moves the mid
     with pytest.raises(ValueError, match=r"^sigma must be a finite number >= 0, got -2\.0\."):
         env.reset(key, {"sigma": -sigma})
+
+
+@pytest.mark.parametrize("flag", [True, np.array(True), "jax"], ids=repr)
+def test_a_bool_in_a_list_next_to_a_traced_value_is_refused_as_an_eager_call_does(
+    flag: Any,
+) -> None:
+    flag = jnp.array(True) if flag == "jax" else flag  # NumPy makes the list floats
+    env, key = make_functional("Portfolio-v0", 2), jax.random.PRNGKey(0)
+    mu = [flag] + [0.05] * (env.default_params["mu"].shape[0] - 1)
+    with pytest.raises(ValueError, match=r"^mu must be .*not bools") as eager:
+        env.reset(key, {"mu": mu})
+    with pytest.raises(ValueError) as next_to_traced:  # it was taken as 1.0
+        jax.jit(lambda sigma: env.reset(key, {"mu": mu, "sigma": sigma})[1])(
+            env.default_params["sigma"]
+        )
+    assert str(next_to_traced.value) == str(eager.value)
+
+
+@pytest.mark.parametrize("library", ["jax", "torch"])
+def test_a_0d_bool_array_of_any_library_in_a_list_is_refused_as_numpys_is(library: str) -> None:
+    from sekai.envs.finance._common import check_per_asset
+    from sekai.finance._values import real_array
+
+    flag = jnp.array(True) if library == "jax" else pytest.importorskip("torch").tensor(True)
+    with pytest.raises(TypeError, match=r"^mu must be real numbers, not bools\.$"):
+        real_array("mu", [flag, 0.25])  # it was [1.0, 0.25]
+    with pytest.raises(ValueError, match="not bools"):
+        check_per_asset("mu", [0.5, flag], 2)
