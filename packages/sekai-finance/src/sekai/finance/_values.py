@@ -108,6 +108,8 @@ def real_array(name: str, value: object) -> np.ndarray:
 
 def real_float(value: object) -> float | None:
     """A real number (not a bool) as a float, or None if it is not one or does not fit."""
+    if isinstance(value, float):  # np.float64 too: ahead of is_real's ABC checks (per step)
+        return float(value)
     if not is_real(value):
         return None
     try:
