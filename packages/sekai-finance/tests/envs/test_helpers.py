@@ -17,6 +17,19 @@ def test_random_correlation_is_a_valid_fixed_matrix():
         random_correlation(np.random.default_rng(0), 0)
 
 
+def test_random_correlation_takes_any_real_strength_but_a_bool():
+    from decimal import Decimal
+
+    expected = random_correlation(np.random.default_rng(0), 3, 0.5)
+    for strength in (Decimal("0.5"), np.array(0.5), np.float32(0.5)):  # a Decimal was refused
+        np.testing.assert_array_equal(
+            random_correlation(np.random.default_rng(0), 3, strength), expected
+        )
+    for bad in (False, "0.5", np.nan):  # False was taken as 0
+        with pytest.raises(ValueError, match=r"^strength must be a number in \[0, 1\)"):
+            random_correlation(np.random.default_rng(0), 3, bad)
+
+
 def test_simulate_gbm_shapes_and_draw_order():
     rng = np.random.default_rng(0)
     path = simulate_gbm(rng, 10, s0=50.0, mu=0.1, sigma=0.2, dt=0.01)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -190,3 +191,16 @@ def test_invalid_parameters_raise_value_error(kwargs: dict[str, Any], match: str
 def test_unknown_agent_raises_key_error() -> None:
     with pytest.raises(KeyError, match="trader_9"):
         LimitOrderBookMarket(2).action_mask("trader_9")
+
+
+@pytest.mark.parametrize("interval", [Decimal("2"), np.array(2.0), np.float32(2.0)], ids=repr)
+def test_one_decision_interval_is_any_real_number(interval: Any) -> None:
+    # a Decimal was refused, a 0-d array failed with len() of unsized object
+    env = LimitOrderBookMarket(2, decision_intervals=interval)
+    assert env.decision_intervals == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("bad", [np.array(True), True, "12", np.zeros((2, 1))], ids=repr)
+def test_decision_intervals_that_are_no_numbers_are_refused_naming_them(bad: Any) -> None:
+    with pytest.raises(ValueError, match=r"^decision_intervals"):
+        LimitOrderBookMarket(2, decision_intervals=bad)

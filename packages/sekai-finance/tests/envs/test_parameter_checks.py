@@ -265,3 +265,15 @@ def test_a_bfloat16_per_asset_array_is_taken_as_the_floats_it_holds():
         0.25,
     ]
     assert ProportionalCost(values / 1024).rate.tolist() == [0.5 / 1024, 0.25 / 1024]
+
+
+def test_an_int_argument_that_is_no_int_is_named_as_given_not_as_the_number_it_holds():
+    from sekai.envs.finance._common import check_int
+    from sekai.finance.simulators._checks import as_positive_int
+
+    # a JAX bfloat16 0-d array was named "float64 np.float64(0.5)", a type the user never gave
+    with pytest.raises(ValueError, match=r"^levels must be an int >= 1, got ndarray array\(0\.5\)"):
+        check_int("levels", np.array(0.5))
+    with pytest.raises(ValueError, match=r"^n_assets must be an int >= 1, got ndarray array\(0\.5"):
+        as_positive_int("n_assets", np.array(0.5))
+    assert check_int("levels", np.array(3)) == 3 == as_positive_int("n_assets", np.array(3))

@@ -188,6 +188,8 @@ def test_asof_join_respects_lag():
     assert f.asof_join(days, days, [1.0, 2.0], lag=np.timedelta64(1, "D"))[1] == 1.0
     with pytest.raises(TypeError):
         f.asof_join(days, [1, 2], [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"got an int too large for a float64\.$"):
+        f.asof_join(targets, [4, 9], [1.0, 2.0], lag=10**400)  # not its 401 digits
 
 
 def test_check_causal_accepts_causal_transforms():

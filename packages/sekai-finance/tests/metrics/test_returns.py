@@ -65,6 +65,11 @@ def test_series_that_are_not_numbers_are_type_errors(bad, match):
         (lambda: m.pnl_summary(R, scale=np.nan), ValueError, "scale must be a finite number"),
         (lambda: m.value_at_risk(R, "0.9"), TypeError, r"level must be a number in \(0, 1\)"),
         (lambda: m.value_at_risk(R, 1.5), ValueError, r"level must be a number in \(0, 1\)"),
+        (  # not its 401 digits
+            lambda: m.value_at_risk(R, 10**400),
+            ValueError,
+            r"^level must be a number in \(0, 1\), got an int too large for a float64\.$",
+        ),
         (lambda: m.sharpe_ratio(R, "252"), TypeError, "periods_per_year must be a finite"),
         (lambda: m.sharpe_ratio(R, np.inf), ValueError, "periods_per_year must be a finite"),
     ],

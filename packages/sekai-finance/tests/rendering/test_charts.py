@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from itertools import pairwise
 from typing import Any, ClassVar
 
@@ -105,6 +106,14 @@ def test_layouts_and_charts_check_their_arguments() -> None:
         PriceChart(3.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="min_trade"):
         PriceChart("price", min_trade=-1.0)
+    for bad in (np.nan, True, "0"):
+        with pytest.raises(ValueError, match=r"^min_trade must be a number >= 0"):
+            PriceChart("price", min_trade=bad)
+    for weight in (np.float32(2.0), Decimal("2"), np.array(2.0)):  # refused as no int or float
+        assert Row(LineChart([Series("price")]), width=weight).width == 2.0
+        assert PriceChart("price", min_trade=weight, height=weight).min_trade == 2.0
+    with pytest.raises(ValueError, match=r"^width must be a number > 0, got True\.$"):
+        Row(LineChart([Series("price")]), width=True)
     with pytest.raises(TypeError, match="at least one Series"):
         LineChart([])
     with pytest.raises(ValueError, match="primary"):

@@ -67,16 +67,16 @@ def check_real(name: str, value: object, bound: str | None = None) -> float:
 def check_int(name: str, value: object, minimum: int = 1) -> int:
     """``value`` as an int ``>= minimum``; ``ValueError`` naming it otherwise (bools refused).
     A 0-d array of any library is the number it holds, as the kernel modes take it."""
-    value = scalar(value)
-    if not is_int(value):
+    number = scalar(value)
+    if not is_int(number):  # named as given: a bfloat16 array is no float64
         raise ValueError(
             f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}."
         )
-    if int(value) < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {int(value)}.")
-    if int(value) > _INT64_MAX:
-        raise ValueError(f"{name} must be an int >= {minimum} that fits in 64 bits, got {value}.")
-    return int(value)
+    if int(number) < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {int(number)}.")
+    if int(number) > _INT64_MAX:
+        raise ValueError(f"{name} must be an int >= {minimum} that fits in 64 bits, got {number}.")
+    return int(number)
 
 
 def check_order_size(order_size: int, max_inventory: int) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import check_count, check_number, real_array
+from sekai.finance._values import check_count, check_number, real_array, real_float, scalar
 from sekai.finance.simulators._checks import check_generator, per_asset
 
 __all__ = ["check_correlation", "random_correlation", "sample_window", "simulate_gbm"]
@@ -38,8 +38,10 @@ def random_correlation(rng: np.random.Generator, n: int, strength: float = 0.5) 
     """
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ValueError(f"n must be an int >= 1, got {n!r}.")
-    if not isinstance(strength, numbers.Real) or not 0.0 <= float(strength) < 1.0:
+    number = real_float(scalar(strength))  # a Decimal, a 0-d array; no bool
+    if number is None or not 0.0 <= number < 1.0:
         raise ValueError(f"strength must be a number in [0, 1), got {strength!r}.")
+    strength = number
     factors = rng.standard_normal((int(n), max(1, int(n) // 2))) * strength
     cov = factors @ factors.T + (1.0 - strength**2) * np.eye(int(n))
     scale = np.sqrt(np.diag(cov))

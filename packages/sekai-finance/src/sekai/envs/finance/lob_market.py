@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -20,6 +19,7 @@ from sekai.envs.finance._lob_session import (
     parse_lob_action,
 )
 from sekai.error import InvalidAction, ResetRequired
+from sekai.finance._values import is_real, scalar
 from sekai.finance.lob import OrderBook, OrderFlow
 
 __all__ = ["LimitOrderBookMarket"]
@@ -29,9 +29,9 @@ _SIMULTANEOUS = Fraction(1, 10**9)  # decision times this close count as the sam
 
 
 def _intervals(value: Any, n: int) -> list[float]:
-    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+    if is_real(scalar(value)):  # one number (a Decimal, a 0-d array) for every trader
         return [check_real("decision_intervals", value, "gt0")] * n
-    if not isinstance(value, (Sequence, np.ndarray)) or len(value) != n:
+    if not isinstance(value, (Sequence, np.ndarray)) or np.ndim(value) != 1 or len(value) != n:
         raise ValueError(
             f"decision_intervals must be a number > 0 or {n} numbers (one per trader), got "
             f"{value!r}."

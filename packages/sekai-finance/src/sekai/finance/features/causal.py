@@ -10,7 +10,7 @@ import numpy as np
 
 from sekai._seeding import check_seed
 from sekai.error import LookAheadError
-from sekai.finance._values import check_count, check_number, is_int, real_float
+from sekai.finance._values import check_count, check_number, is_int, is_real, real_float, too_large
 
 __all__ = ["asof_join", "check_causal"]
 
@@ -66,8 +66,10 @@ def asof_join(target_times: Any, event_times: Any, values: Any, *, lag: Any = No
         else:
             number = real_float(lag)  # None for np.timedelta64 (an integer type to NumPy)
             if isinstance(lag, _dt.timedelta) or number is None or not 0 <= number < np.inf:
+                huge = number is None and is_real(lag)  # shown without its 401 digits
                 raise ValueError(
-                    f"lag must be a finite non-negative number on numeric axes, got {lag!r}."
+                    "lag must be a finite non-negative number on numeric axes, got "
+                    f"{too_large(lag) if huge else repr(lag)}."
                 )
             events = events + (lag if is_int(lag) else number)  # an int stays exact
     index = np.searchsorted(events, targets, side="right") - 1

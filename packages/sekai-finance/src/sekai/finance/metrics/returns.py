@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance._values import check_number, is_real, real_array, real_float
+from sekai.finance._values import check_number, is_real, real_array, real_float, too_large
 
 __all__ = [
     "annualized_return",
@@ -160,7 +160,8 @@ def _level(level: object) -> float:
         raise TypeError(f"level must be a number in (0, 1), got {type(level).__name__} {level!r}.")
     number = real_float(level)  # a Decimal's NaN refuses to be compared
     if number is None or not 0 < number < 1:
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}.")
+        shown = too_large(level) if number is None else repr(level)  # not its 401 digits
+        raise ValueError(f"level must be a number in (0, 1), got {shown}.")
     return number
 
 

@@ -10,6 +10,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from sekai.finance._values import real_float, scalar
 from sekai.finance.rendering._format import format_ticks, nice_ticks
 from sekai.finance.rendering._paint import dashed, hline, text, triangle, vline
 from sekai.rendering import Canvas, Theme
@@ -83,9 +84,10 @@ def check_title(value: object, name: str = "title") -> str:
 
 def check_weight(name: str, value: object) -> float:
     """A layout weight: a finite number > 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+    number = real_float(scalar(value))  # any real number (np.float32, a Decimal); no bool
+    if number is None or not 0 < number < math.inf:
         raise ValueError(f"{name} must be a number > 0, got {value!r}.")
-    return float(value)
+    return number
 
 
 @dataclass(frozen=True)

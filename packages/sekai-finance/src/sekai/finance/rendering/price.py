@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai.finance._values import real_float, scalar
 from sekai.finance.rendering._format import format_price
 from sekai.finance.rendering._paint import (
     dashed,
@@ -108,14 +109,15 @@ class PriceChart(Chart):
         }  # fmt: skip
         for name, source in sources.items():
             check_source(name, source, optional=True)
-        if not isinstance(min_trade, (int, float)) or isinstance(min_trade, bool) or min_trade < 0:
+        trade = real_float(scalar(min_trade))  # any real number (np.float32, a Decimal)
+        if trade is None or not trade >= 0:  # inf marks no trade
             raise ValueError(f"min_trade must be a number >= 0, got {min_trade!r}.")
         self.price, self.position, self.quotes, self.spread = price, position, quotes, spread
         self.buys, self.sells, self.context, self.reference = buys, sells, context, reference
         self.reference_label = reference_label
         self.title = check_title(title)
         self.tag = bool(tag)
-        self.min_trade = float(min_trade)
+        self.min_trade = trade
         self.width = check_weight("width", width)
         self.height = check_weight("height", height)
         self._prices: Track[float] = Track()

@@ -79,12 +79,12 @@ def as_positive_int(
             model's parameters (finance.md §10), unless ``not_int`` names another error (the
             ``TypeError`` of ``simulate()``'s arguments).
     """
-    value = scalar(value)
-    if not is_int(value):
+    number = scalar(value)
+    if not is_int(number):  # named as given: a bfloat16 array is no float64
         raise not_int(f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}")
-    if int(value) < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {int(value)}")
-    return int(value)
+    if int(number) < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {int(number)}")
+    return int(number)
 
 
 def per_asset(name: str, value: object, bound: str | None = None) -> np.ndarray:
