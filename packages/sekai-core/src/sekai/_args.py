@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai._numbers import item_kind
+from sekai._numbers import array_kind
 
 __all__ = [
     "check_int",
@@ -46,16 +46,21 @@ def resolve_callable(
 
 
 def holds_bool(value: Any) -> bool:
-    """Whether ``value`` is or holds a bool of any library: a 0-d JAX or torch bool array too,
-    read as :func:`~sekai._numbers.item_kind` reads it (NumPy turns ``[True, 2]`` into ints,
-    and ``[jnp.array(True), 0.5]`` into floats, silently)."""
+    """Whether ``value`` is or holds a bool of any library: a JAX or torch bool array too, read
+    as :func:`~sekai._numbers.array_kind` reads it (NumPy turns ``[True, 2]`` into ints, and
+    ``[jnp.array(True), 0.5]`` into floats, silently)."""
+    kind = type(value)
+    if kind is float or kind is int:  # the common items of a list: no further checks
+        return False
     if isinstance(value, np.ndarray):
         return value.dtype.kind == "b" or (
             value.dtype == object and any(holds_bool(v) for v in value.ravel().tolist())
         )
     if isinstance(value, (list, tuple)):
         return any(holds_bool(v) for v in value)
-    return item_kind(value) == "b"
+    if isinstance(value, (bool, np.generic)):
+        return isinstance(value, (bool, np.bool_))
+    return array_kind(value) == "b"
 
 
 def check_int(owner: str, name: str, value: Any, minimum: int) -> int:

@@ -13,12 +13,32 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["decimal_float", "item_kind", "object_floats", "refused_kind", "too_large"]
+__all__ = ["array_kind", "decimal_float", "item_kind", "object_floats", "refused_kind", "too_large"]
+
+
+def array_kind(value: object) -> str | None:
+    """The NumPy dtype kind of an array or scalar of any library (NumPy, JAX, torch), of any
+    number of dimensions (a bfloat16 is ``"f"``, a torch dtype is read through NumPy), or None
+    for a value without a dtype and a shape. ``"O"`` where NumPy cannot read it (a tensor on a
+    GPU)."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or not hasattr(value, "shape"):
+        return None
+    try:
+        numpy_dtype: np.dtype[Any] = np.dtype(dtype)
+    except TypeError:  # a dtype NumPy cannot read (torch's)
+        try:
+            numpy_dtype = np.asarray(value).dtype
+        except (TypeError, ValueError, RuntimeError):  # a tensor on a GPU
+            return "O"
+    if numpy_dtype.kind == "V" and np.can_cast(numpy_dtype, np.float64):  # ml_dtypes' bfloat16
+        return "f"
+    return numpy_dtype.kind
 
 
 def item_kind(value: object) -> str:
     """The NumPy dtype kind of ``value`` as one item of an object array: a scalar or 0-d array
-    of any library (JAX, torch) by its dtype (a bfloat16 is ``"f"``), a Decimal or other
+    of any library (JAX, torch) by its dtype (:func:`array_kind`), a Decimal or other
     ``numbers.Real`` ``"f"``, ``"None"`` for None, ``"O"`` for what is none of these (the
     caller's float cast decides)."""
     if value is None:
@@ -28,16 +48,7 @@ def item_kind(value: object) -> str:
     if getattr(value, "ndim", None) == 0 and hasattr(value, "dtype"):
         if isinstance(value, np.ndarray) and value.dtype == object:
             return item_kind(value[()])
-        try:
-            dtype: np.dtype[Any] = np.dtype(value.dtype)
-        except TypeError:  # a dtype NumPy cannot read (torch's)
-            try:
-                dtype = np.asarray(value).dtype
-            except (TypeError, ValueError, RuntimeError):  # a tensor on a GPU
-                return "O"
-        if dtype.kind == "V" and np.can_cast(dtype, np.float64):  # ml_dtypes' bfloat16...
-            return "f"
-        return dtype.kind
+        return array_kind(value) or "O"
     if isinstance(value, bool):
         return "b"
     if isinstance(value, numbers.Integral):

@@ -662,12 +662,15 @@ def test_converted_params_name_the_field_given_not_one_the_dataclass_blames() ->
         converted_params(params, {"rate": [0.1]}, "here: ")
 
 
-@pytest.mark.parametrize("bad", ["low", None, [0.1, True], dt.date(2020, 1, 1)], ids=repr)
+@pytest.mark.parametrize(
+    "bad", ["low", None, [0.1, True], dt.date(2020, 1, 1), [dt.date(2020, 1, 1)]], ids=repr
+)
 def test_converted_params_give_the_eager_error_naming_the_envs_argument(bad: Any) -> None:
     from sekai.vector.kernel_vec_env import converted_params, replaced_params
 
     # MarketMaking-v0's A is the env's fill_intensity: its error was the kind-and-shape one
-    # (a date, no number NumPy knows, became the kind-and-shape one too)
+    # (a date, no number NumPy knows, became the kind-and-shape one too, and so did a list of
+    # dates, of another shape than the field's)
     with pytest.raises(ValueError, match=r"^minimum_rate must be a number, got") as eager:
         replaced_params(_CheckedFields(), {"floor": bad})
     with pytest.raises(ValueError) as next_to_traced:

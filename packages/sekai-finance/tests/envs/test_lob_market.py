@@ -200,7 +200,10 @@ def test_one_decision_interval_is_any_real_number(interval: Any) -> None:
     assert env.decision_intervals == [2.0, 2.0]
 
 
-@pytest.mark.parametrize("bad", [np.array(True), True, "12", np.zeros((2, 1))], ids=repr)
+@pytest.mark.parametrize(
+    "bad", [np.array(True), True, "12", np.zeros((2, 1)), [1.0, [2.0, 3.0]]], ids=repr
+)
 def test_decision_intervals_that_are_no_numbers_are_refused_naming_them(bad: Any) -> None:
+    # a list holding a list gave NumPy's "inhomogeneous shape" error, naming nothing
     with pytest.raises(ValueError, match=r"^decision_intervals"):
         LimitOrderBookMarket(2, decision_intervals=bad)

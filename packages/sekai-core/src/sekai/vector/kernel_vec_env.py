@@ -473,7 +473,7 @@ def converted_params(params: Any, changes: Mapping[str, Any], where: str = "") -
         if array is not None and array.ndim == 0 and np.ndim(old) == 1:
             array = np.full(np.shape(old), array)  # one number for every asset
         if array is None or array.shape != np.shape(old):
-            raise _refused(params, name, value, where, _real_array(value) is not None)
+            raise _refused(params, name, value, where, _is_numbers(value))
         if array.dtype == object:
             try:
                 array = object_floats(array)
@@ -501,6 +501,21 @@ def _refused(params: Any, name: str, value: Any, where: str, numbers: bool) -> E
         except (TypeError, ValueError) as error:
             return error
     return _kind_and_shape(params, name, value, where)
+
+
+def _is_numbers(value: Any) -> bool:
+    """Whether ``value`` is real numbers (of any shape): objects only if their float cast takes
+    them (a date is no number; a Decimal beyond float64 is one, too large)."""
+    array = _real_array(value)
+    if array is None or array.dtype != object:
+        return array is not None
+    try:
+        object_floats(array)
+    except OverflowError:
+        return True
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _too_large(where: str, name: str, number: object) -> ValueError:

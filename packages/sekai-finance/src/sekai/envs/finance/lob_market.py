@@ -31,7 +31,11 @@ _SIMULTANEOUS = Fraction(1, 10**9)  # decision times this close count as the sam
 def _intervals(value: Any, n: int) -> list[float]:
     if is_real(scalar(value)):  # one number (a Decimal, a 0-d array) for every trader
         return [check_real("decision_intervals", value, "gt0")] * n
-    if not isinstance(value, (Sequence, np.ndarray)) or np.ndim(value) != 1 or len(value) != n:
+    # One per trader: a list, or a 1-D array of any library (its items are 0-d arrays, which
+    # check_real takes); a nested item is named by check_real, not by NumPy's shape error.
+    listed = isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+    arrayed = hasattr(value, "__len__") and getattr(value, "ndim", None) == 1
+    if not (listed or arrayed) or len(value) != n:
         raise ValueError(
             f"decision_intervals must be a number > 0 or {n} numbers (one per trader), got "
             f"{value!r}."
