@@ -237,6 +237,13 @@ def _close_during(vec: RayVecEnv, call: Any, after: float = 0.5) -> Any:
     return outcome
 
 
+def _assert_cut(error: object) -> None:
+    """``error`` is what a call gets when close() killed the actors under it: VecEnvClosed, from
+    the actors' error."""
+    assert type(error) is sekai.VecEnvClosed, error
+    assert isinstance(error.__cause__, sekai.VecEnvWorkerError), error.__cause__
+
+
 def test_close_from_another_thread_stops_a_hanging_step_which_raises_vec_env_closed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -245,8 +252,7 @@ def test_close_from_another_thread_stops_a_hanging_step_which_raises_vec_env_clo
     vec.reset(options={"start": 0})
     # close() waits CLOSE_TIMEOUT for the actors, then kills them under the step
     error = _close_during(vec, lambda: vec.step([0, 2]), after=1.0)  # sub-env 1 never returns
-    assert type(error) is sekai.VecEnvClosed  # as a ProcVecEnv call closed under it raises
-    assert isinstance(error.__cause__, sekai.VecEnvWorkerError)
+    _assert_cut(error)  # as a ProcVecEnv call closed under it raises
 
 
 def test_a_recv_of_another_thread_returns_the_results_that_arrive_within_close_grace() -> None:
@@ -281,8 +287,7 @@ def test_a_call_of_another_thread_still_encoding_after_the_grace_raises_vec_env_
     vec = RayVecEnv([CounterEnv] * 2, num_workers=2, resources_per_worker=HALF_CPU)
     vec.reset(options={"start": 0})
     error = _close_during(vec, lambda: vec.set_attr("tag", SlowToPickle()), after=0.3)
-    assert type(error) is sekai.VecEnvClosed, error  # its actors were killed before it sent
-    assert isinstance(error.__cause__, sekai.VecEnvWorkerError)
+    _assert_cut(error)  # its actors were killed before it sent
 
 
 def test_close_from_a_signal_handler_within_a_call_makes_it_raise_vec_env_closed() -> None:
