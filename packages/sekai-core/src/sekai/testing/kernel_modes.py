@@ -279,7 +279,8 @@ def check_autoreset_returns_the_next_episodes_first_observation(case: ModeCase) 
 
 
 def check_set_attr_changes_a_parameter(case: ModeCase) -> None:
-    """``set_attr`` reaches the compiled step; a float takes an int and refuses an array."""
+    """``set_attr`` reaches the compiled step; a float takes an int and a 0-d array of the
+    mode's library (read back as a float) and refuses an array of several."""
     envs = case.make(2)
     envs.reset(seed=0)
     envs.set_attr("force_mag", 0.0)
@@ -290,6 +291,9 @@ def check_set_attr_changes_a_parameter(case: ModeCase) -> None:
     assert np.abs(after - before).max() < 0.01  # no push: only the pole's reaction moves it
     envs.set_attr("force_mag", 20)
     assert envs.get_attr("force_mag") == [20.0, 20.0]
+    envs.set_attr("gravity", case.to_device(9.5))  # held as NumPy holds it, not the array
+    assert envs.get_attr("gravity") == [9.5, 9.5]
+    assert type(envs.get_attr("gravity")[0]) is float
     _raises(
         TypeError, r"same kind and shape, got array\(\[1\., 2\., 3\.\]\)",
         envs.set_attr, "force_mag", np.array([1.0, 2.0, 3.0]),

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from sekai._args import holds_bool
-from sekai._numbers import object_floats, refused_kind, too_large
+from sekai._numbers import array_kind, object_floats, refused_kind, too_large
 from sekai.core._rng import SeededMixin
 from sekai.utils._equal import structurally_equal
 from sekai.vector._contract.seeding import generator_seeds, native_seed, vector_options
@@ -401,8 +401,8 @@ def replaced_params(params: Any, changes: Mapping[str, Any], where: str = "") ->
     """A kernel's host ``params`` with the fields ``changes`` names set as ``set_attr`` sets
     them: checked by the params' dataclass (as the env checks them), an int for a float field
     as a float, and one number for a per-element field broadcast, as the env's constructor
-    does. ``where`` starts the message of the errors raised here (the call the values came
-    from).
+    does; an array of another library (JAX, torch) is held as its NumPy array. ``where``
+    starts the message of the errors raised here (the call the values came from).
 
     Raises:
         TypeError: a value of another kind or shape than the field's.
@@ -438,6 +438,13 @@ def replaced_params(params: Any, changes: Mapping[str, Any], where: str = "") ->
             except (TypeError, ValueError):  # no numbers: refused below
                 continue
             new = settled[name] = floats if floats.ndim else float(floats)
+        elif (
+            array is not None
+            and not isinstance(new, (np.ndarray, np.generic))
+            and array_kind(new) is not None
+        ):  # an array of another library (JAX, torch): held as the NumPy array it reads as,
+            # so that get_attr reports what the same NumPy value gives
+            new = settled[name] = array
         if is_dynamic(new) and np.ndim(new) == 0 < np.ndim(old):
             settled[name] = np.full(np.shape(old), new)  # one number for every element
     if settled:
