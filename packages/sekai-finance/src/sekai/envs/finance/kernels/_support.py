@@ -31,19 +31,12 @@ def checked_env(params: Any, env_class: type[T], keywords: Mapping[str, str]) ->
     """Check a session kernel's params by building its env from them (``keywords``: field ->
     the env's keyword), then store the env's checked values back: floats as float64 0-d
     arrays (drivers convert them), ints as ints. Returns the env, for derived values."""
-    env = env_class(
-        **{keyword: _number(getattr(params, name)) for name, keyword in keywords.items()}
-    )
+    env = env_class(**{keyword: getattr(params, name) for name, keyword in keywords.items()})
     for name in keywords:
         value = getattr(env, name)
         checked = value if isinstance(value, int) else np.asarray(float(value), np.float64)
         object.__setattr__(params, name, checked)
     return env
-
-
-def _number(value: Any) -> Any:
-    """A 0-d array as a Python number (the env's checks take numbers)."""
-    return value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
 def untraceable(env_id: str, argument: str, value: Any, why: str) -> ValueError:
