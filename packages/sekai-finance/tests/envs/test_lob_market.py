@@ -207,3 +207,22 @@ def test_decision_intervals_that_are_no_numbers_are_refused_naming_them(bad: Any
     # a list holding a list gave NumPy's "inhomogeneous shape" error, naming nothing
     with pytest.raises(ValueError, match=r"^decision_intervals"):
         LimitOrderBookMarket(2, decision_intervals=bad)
+
+
+@pytest.mark.parametrize(
+    ("interval", "shown"),
+    [
+        (Decimal("NaN"), r"decision_intervals must be a finite number > 0, got Decimal\('NaN'\)"),
+        ([1.0, Decimal("-1")], r"decision_intervals\[1\] must .* > 0, got Decimal\('-1'\)"),
+    ],
+    ids=["one", "per-trader"],
+)
+def test_a_refused_decimal_interval_is_shown_as_given(interval: Any, shown: str) -> None:
+    # its float was shown: "got nan"
+    with pytest.raises(ValueError, match=f"^{shown}\\.$"):
+        LimitOrderBookMarket(2, decision_intervals=interval)
+
+
+def test_a_refused_decimal_interval_of_the_single_trader_env_is_shown_as_given() -> None:
+    with pytest.raises(ValueError, match=r"^decision_interval must .*, got Decimal\('NaN'\)\.$"):
+        sekai.make("LimitOrderBook-v0", decision_interval=Decimal("NaN"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
@@ -59,8 +60,9 @@ def check_real(name: str, value: object, bound: str | None = None) -> float:
         shown = too_large(value) if is_real(value) else f"{type(value).__name__} {value!r}"
         raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {shown}.")
     ok = np.isfinite(result) and (bound is None or (result >= 0 if bound == "ge0" else result > 0))
-    if not ok:
-        raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {result!r}.")
+    if not ok:  # a Decimal as given, as too_large shows it: its float reads as another value
+        shown = value if isinstance(value, Decimal) else result
+        raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {shown!r}.")
     return result + 0.0  # -0.0 becomes 0.0: Box(0.0, -0.0) would have high < low in sign
 
 
