@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 
-from sekai._numbers import array_kind
+from sekai._numbers import array_kind, decimal_float, too_large
 
 __all__ = [
     "check_int",
@@ -82,13 +83,21 @@ def check_bool(owner: str, name: str, value: Any) -> bool:
 def check_real(owner: str, name: str, value: Any) -> float:
     """A real-number argument as a float: any real number (NumPy's, ``Decimal``, a 0-d array)
     but not a bool, a string, None or an array of several; ranges are the caller's to check,
-    so that their messages can say what the number means."""
+    so that their messages can say what the number means.
+
+    Raises:
+        TypeError: what is not one real number.
+        ValueError: a finite number beyond float64 (an int, a Decimal), which ``float()``
+            would make infinite or refuse with a bare ``OverflowError``.
+    """
     refused = isinstance(value, (bool, np.bool_, str, bytes, complex)) or value is None
     if isinstance(value, np.ndarray):
         refused = value.ndim != 0 or value.dtype.kind not in "iuf"
     if not refused:
         try:
-            return float(value)
+            return decimal_float(value) if isinstance(value, Decimal) else float(value)
+        except OverflowError:
+            raise ValueError(f"{owner}: {name} must be a number, got {too_large(value)}.") from None
         except (TypeError, ValueError):
             pass
     raise TypeError(f"{owner}: {name} must be a number, got {type(value).__name__}.")

@@ -146,6 +146,27 @@ def test_numbers_of_any_real_type_are_taken() -> None:
         sekai.NormalizeReward(_line(), gamma=1j)
 
 
+def test_a_number_beyond_float64_is_refused_as_too_large_not_made_infinite() -> None:
+    from decimal import Decimal
+
+    from sekai.stats import RunningMeanStd
+
+    # float() made the Decimal infinite: ClipReward's bound vanished without a word
+    with pytest.raises(
+        ValueError,
+        match=r"^ClipReward: max_reward must be a number, got Decimal\('1E\+400'\), too large",
+    ):
+        sekai.ClipReward(_line(), 0.0, Decimal("1e400"))
+    with pytest.raises(  # float() raised its bare OverflowError, naming nothing
+        ValueError, match=r"^ClipReward: min_reward must be a number, got an int too large for"
+    ):
+        sekai.ClipReward(_line(), -(10**400), 1.0)
+    with pytest.raises(
+        ValueError, match=r"^RunningMeanStd: epsilon must be a number, got Decimal\('1E\+400'\)"
+    ):
+        RunningMeanStd(epsilon=Decimal("1e400"))
+
+
 def test_a_zero_dimensional_float_array_is_not_a_box_size() -> None:
     with pytest.raises(TypeError, match=r"^Box shape entries must be ints"):
         Box(0, 1, shape=np.array(3.5))
