@@ -343,7 +343,7 @@ def test_many_steps_never_wait_for_a_missed_wake_up(transport: str) -> None:
 
 
 class Sleepy(Blob):
-    """Action 1 makes a step last 0.6 s; sub-envs 4 to 7 take 0.3 s to reset."""
+    """Action 1 makes a step last 0.8 s; sub-envs 4 to 7 take 0.8 s to reset."""
 
     def __init__(self, rank: int) -> None:
         super().__init__()
@@ -351,12 +351,12 @@ class Sleepy(Blob):
 
     def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
         if 4 <= self.rank <= 7:
-            time.sleep(0.3)
+            time.sleep(0.8)
         return super().reset(seed=seed, options=options)
 
     def step(self, action: Any) -> sekai.StepResult[Any]:
         if int(action) == 1:
-            time.sleep(0.6)
+            time.sleep(0.8)
         return super().step(action)
 
 
@@ -368,9 +368,12 @@ def test_a_worker_still_busy_with_a_dropped_step_does_not_hold_back_the_others(
     transport: str,
 ) -> None:
     # Worker 0 wakes workers 4 to 7 when it takes its command: busy with the step send()
-    # started, it would take them 0.6 + 0.3 s to reset, past the timeout.
+    # started, it would take them 0.8 + 0.8 s to reset, past the timeout; woken by the parent
+    # they take 0.8 s, as worker 0 does to finish its step. Both waits last as long, so that
+    # the timeout leaves 0.5 s to a loaded machine while 4 to 7, unwoken, still miss it unless
+    # they wake on their own (every 1 s) within 0.5 s of reset().
     fns = [_sleepy(rank) for rank in range(8)]
-    with ProcVecEnv(fns, num_workers=8, context="fork", reset_timeout=0.8) as vec:
+    with ProcVecEnv(fns, num_workers=8, context="fork", reset_timeout=1.3) as vec:
         vec.reset(seed=0)
         vec.send(np.array([1]), env_ids=[0])
         vec.reset(seed=1)  # drops the step in flight; worker 0 finishes it first
