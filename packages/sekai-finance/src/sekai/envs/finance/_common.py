@@ -61,8 +61,8 @@ def check_real(name: str, value: object, bound: str | None = None) -> float:
         raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {shown}.")
     ok = np.isfinite(result) and (bound is None or (result >= 0 if bound == "ge0" else result > 0))
     if not ok:  # a Decimal as given, as too_large shows it: its float reads as another value
-        shown = value if isinstance(value, Decimal) else result
-        raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {shown!r}.")
+        given = value if isinstance(value, Decimal) else result
+        raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {given!r}.")
     return result + 0.0  # -0.0 becomes 0.0: Box(0.0, -0.0) would have high < low in sign
 
 
