@@ -384,6 +384,33 @@ def test_from_gymnasium_rejects_spaces_sekai_lacks() -> None:
         from_gymnasium(Texty())
 
 
+@pytest.mark.parametrize("which", ["observation", "action"])
+def test_from_gymnasium_names_which_space_it_cannot_convert(which: str) -> None:
+    """A bool Box is legal in gymnasium: the error says which space, and what to do."""
+
+    class Bools(Canvas):
+        def __init__(self) -> None:
+            super().__init__()
+            setattr(self, f"{which}_space", gym.spaces.Box(0, 1, (3,), dtype=bool))
+
+    with pytest.raises(TypeError) as error:
+        from_gymnasium(Bools())
+    message = str(error.value)
+    assert message.startswith(f"from_gymnasium(): cannot convert the {which} space of <Bools")
+    assert "gymnasium's Box(False, True, (3,), bool)" in message
+    assert "DtypeObservation(env, np.int8)" in message and "ActionWrapper" in message
+
+
+def test_a_bool_box_env_converts_after_gymnasiums_dtype_wrapper() -> None:
+    class Bools(Canvas):
+        def __init__(self) -> None:
+            super().__init__()
+            self.observation_space = gym.spaces.Box(0, 1, (3,), dtype=bool)
+
+    env = from_gymnasium(gym.wrappers.DtypeObservation(Bools(), np.int8))
+    assert env.observation_space == sekai.Box(0, 1, (3,), np.int8)
+
+
 def test_round_trip_through_both_bridges_keeps_the_dynamics() -> None:
     env = from_gymnasium(to_gymnasium(sekai.make("Pendulum-v1")))
     direct = sekai.make("Pendulum-v1")

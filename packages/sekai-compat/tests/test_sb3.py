@@ -66,6 +66,31 @@ class MaskedPick(sekai.Env[NDArray[np.float32], Any]):
         return sekai.StepResult(self._draw(), 1.0, False, self.t >= 10, {})
 
 
+class Switches(sekai.Env[NDArray[np.float32], Any]):
+    """MultiBinary(4) actions: the reward counts the switches set as observed."""
+
+    def __init__(self) -> None:
+        self.action_space = sekai.MultiBinary(4)
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(4,))
+        self.target = np.zeros(4, dtype=np.float32)
+        self.t = 0
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.t = 0
+        self.target = self.rng.integers(0, 2, 4).astype(np.float32)
+        return sekai.ResetResult(self.target.copy(), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        bits = np.asarray(action)  # SB3 gives 0.0 / 1.0 floats
+        if bits.shape != (4,) or not np.isin(bits, (0, 1)).all():
+            raise sekai.InvalidAction(action, self.action_space)
+        self.t += 1
+        reward = float((bits == self.target).sum())
+        self.target = self.rng.integers(0, 2, 4).astype(np.float32)
+        return sekai.StepResult(self.target.copy(), reward, False, self.t >= 8, {})
+
+
 def portfolio(mode: str) -> sekai.VecEnv:
     kwargs: dict[str, Any] = {"vector_kwargs": {"num_workers": 2}} if mode == "proc" else {}
     return sekai.make_vec("Portfolio-v0", 64, vectorization_mode=mode, **kwargs)
@@ -115,6 +140,18 @@ def test_maskable_ppo_only_takes_allowed_actions() -> None:
     model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=128, n_epochs=1, seed=0)
     model.learn(total_timesteps=512)  # MaskedPick raises on any masked action
     assert model.num_timesteps == 512
+
+
+@pytest.mark.parametrize("bridge", ["to_gymnasium", "to_sb3"])
+def test_ppo_trains_with_a_multi_binary_action_space(bridge: str) -> None:
+    """SB3 refuses a multi-dimensional MultiBinary action space, which MultiBinary((4,)) was."""
+    if bridge == "to_gymnasium":
+        env: Any = to_gymnasium(Switches())
+    else:
+        env = to_sb3(sekai.SyncVecEnv([Switches for _ in range(2)]))
+    model = PPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0)
+    model.learn(total_timesteps=64)
+    assert model.num_timesteps == 64
 
 
 # -- SB3's VecEnv conventions -------------------------------------------------------------

@@ -83,8 +83,48 @@ def test_space_to_gymnasium_gives_the_equal_gymnasium_space(
     assert converted.dtype == expected.dtype
 
 
-def test_multi_binary_passes_its_tuple_n() -> None:
-    assert str(space_to_gymnasium(sekai.MultiBinary(4))) == "MultiBinary((4,))"
+def test_a_1d_multi_binary_becomes_gymnasiums_multi_binary_of_an_int() -> None:
+    """SB3 refuses gymnasium's MultiBinary((4,)) as an action space, not MultiBinary(4)."""
+    assert space_to_gymnasium(sekai.MultiBinary(4)) == gym.spaces.MultiBinary(4)
+    assert space_to_gymnasium(sekai.MultiBinary((4,))) == gym.spaces.MultiBinary(4)
+    assert str(space_to_gymnasium(sekai.MultiBinary((2, 3)))) == "MultiBinary((2, 3))"
+
+
+def test_only_the_masked_box_mask_keeps_its_tuple_n() -> None:
+    space = sekai.Dict({"mask": sekai.MultiBinary(8), "values": sekai.Box(0.0, 1.0, (8,))})
+    assert str(space_to_gymnasium(space)["mask"]) == "MultiBinary(8)"
+
+
+@pytest.mark.parametrize(
+    "space",
+    [
+        gym.spaces.MultiBinary(4),
+        gym.spaces.MultiBinary((2, 3)),
+        gym.spaces.Dict([("b", gym.spaces.MultiBinary(3)), ("d", gym.spaces.Discrete(2))]),
+        gym.spaces.Box(-1.0, 1.0, (2,)),
+        gym.spaces.MultiDiscrete([3, 4], start=[1, 0]),
+    ],
+    ids=repr,
+)
+def test_gymnasium_round_trip_gives_an_equal_space(space: gym.spaces.Space) -> None:
+    assert space_to_gymnasium(space_from_gymnasium(space)) == space
+
+
+def test_a_multi_binary_of_a_1_tuple_comes_back_with_an_int() -> None:
+    """sekai's MultiBinary(4) is MultiBinary((4,)): which one gymnasium's was is not kept, and
+    gymnasium's __eq__ compares n itself; the shape and the samples are the same."""
+    back = space_to_gymnasium(space_from_gymnasium(gym.spaces.MultiBinary((4,))))
+    assert back == gym.spaces.MultiBinary(4) and back.shape == (4,)
+
+
+def test_a_bool_box_is_refused_naming_it_and_what_to_do() -> None:
+    space = gym.spaces.Box(0, 1, (3,), dtype=bool)
+    with pytest.raises(TypeError) as error:
+        space_from_gymnasium(space)
+    assert str(error.value).startswith(
+        "space_from_gymnasium() cannot convert gymnasium's Box(False, True, (3,), bool): "
+        "sekai's Box takes integer and floating dtypes only, got bool."
+    )
 
 
 def test_dict_key_order_is_kept_to_gymnasium() -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sekai.compat._optional import require_gymnasium
-from sekai.compat._spaces import space_from_gymnasium
+from sekai.compat._spaces import convert_space, space_from_gymnasium
 from sekai.core._rng import check_seed
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
@@ -72,7 +72,8 @@ def from_gymnasium(env: gymnasium.Env[Any, Any]) -> GymnasiumToSekai:
 
     Raises:
         sekai.MissingDependency: gymnasium (>= 1.0) is not installed.
-        TypeError: ``env`` is not a gymnasium env, or a space has no sekai equivalent.
+        TypeError: ``env`` is not a gymnasium env, or a space has no sekai equivalent (the
+            message names which space).
     """
     gym = require_gymnasium("from_gymnasium()")
     if not isinstance(env, gym.Env):
@@ -105,6 +106,10 @@ def _gymnasium_seed(seed: Any) -> int | None:
     return None if seed is None else int(seed)
 
 
+def _from_gymnasium(space: Any, which: str) -> Any:
+    return convert_space("from_gymnasium()", space_from_gymnasium, space, f"the {which}")
+
+
 class GymnasiumToSekai(Env[Any, Any]):
     """A gymnasium env as a sekai ``Env``; build it with ``from_gymnasium()``.
 
@@ -120,8 +125,10 @@ class GymnasiumToSekai(Env[Any, Any]):
 
     def __init__(self, env: gymnasium.Env[Any, Any]) -> None:
         self.gymnasium_env = env
-        self.observation_space = space_from_gymnasium(env.observation_space)
-        self.action_space = space_from_gymnasium(env.action_space)
+        self.observation_space = _from_gymnasium(
+            env.observation_space, f"observation space of {env}"
+        )
+        self.action_space = _from_gymnasium(env.action_space, f"action space of {env}")
         self._metadata = dict(env.metadata)
         self._was_reset = False  # gymnasium envs render nothing (or raise) before a reset
 

@@ -10,6 +10,7 @@ from sekai.spaces import (
     Box,
     Dict,
     Discrete,
+    MaskedBox,
     MultiBinary,
     MultiDiscrete,
     Sequence,
@@ -26,11 +27,13 @@ __all__ = ["space_from_gymnasium", "space_to_gymnasium"]
 def space_to_gymnasium(space: Space[Any]) -> gymnasium.spaces.Space[Any]:
     """Convert a sekai space to the equivalent gymnasium space.
 
-    Box, Discrete and MultiDiscrete keep their bounds, ``start`` and dtype; MultiBinary passes
-    its tuple ``n``; a Dict (a MaskedBox too, which becomes a gymnasium Dict of ``values`` and
-    ``mask``) is built from ``(key, space)`` pairs, so gymnasium keeps sekai's key order instead
-    of sorting it; a Sequence keeps ``stack`` and loses ``max_length`` (gymnasium's Sequence
-    has no length bound). The gymnasium space is unseeded.
+    Box, Discrete and MultiDiscrete keep their bounds, ``start`` and dtype; a 1-D MultiBinary
+    becomes gymnasium's ``MultiBinary(n)`` with an int ``n`` (the form SB3 takes as an action
+    space), others keep their shape tuple; a Dict is built from ``(key, space)`` pairs, so
+    gymnasium keeps sekai's key order instead of sorting it; a MaskedBox becomes a gymnasium
+    Dict of ``values`` and ``mask``, its mask a ``MultiBinary((max_size,))``; a Sequence keeps
+    ``stack`` and loses ``max_length`` (gymnasium's Sequence has no length bound). The
+    gymnasium space is unseeded.
 
     Example:
         >>> print(space_to_gymnasium(sekai.MaskedBox(0.0, 1.0, shape=(2,), max_size=8)))
@@ -53,8 +56,13 @@ def _to_gymnasium(spaces: Any, space: Space[Any]) -> Any:
     if isinstance(space, MultiDiscrete):
         return spaces.MultiDiscrete(space.nvec, dtype=space.dtype, start=space.start)
     if isinstance(space, MultiBinary):
-        return spaces.MultiBinary(tuple(space.n))
-    if isinstance(space, Dict):  # MaskedBox included: a Dict of values and mask
+        n = space.n
+        return spaces.MultiBinary(n[0] if len(n) == 1 else n)
+    if isinstance(space, MaskedBox):
+        # The mask keeps its tuple n, as the migration page prints the converted MaskedBox.
+        mask = spaces.MultiBinary((space.max_size,))
+        return spaces.Dict([("values", _to_gymnasium(spaces, space["values"])), ("mask", mask)])
+    if isinstance(space, Dict):
         return spaces.Dict([(key, _to_gymnasium(spaces, sub)) for key, sub in space.items()])
     if isinstance(space, Tuple):
         return spaces.Tuple([_to_gymnasium(spaces, sub) for sub in space.spaces])
@@ -81,8 +89,8 @@ def space_from_gymnasium(space: gymnasium.spaces.Space[Any]) -> Space[Any]:
 
     Raises:
         sekai.MissingDependency: gymnasium is not installed.
-        TypeError: a gymnasium space sekai has no equivalent for (Text, Graph, OneOf, or a
-            custom space), naming it.
+        TypeError: a gymnasium space sekai has no equivalent for (Text, Graph, OneOf, a
+            custom space, or a Box of a dtype sekai's Box refuses, such as bool), naming it.
     """
     gym = require_gymnasium("space_from_gymnasium()")
     return _from_gymnasium(gym.spaces, space)
@@ -90,6 +98,8 @@ def space_from_gymnasium(space: gymnasium.spaces.Space[Any]) -> Space[Any]:
 
 def _from_gymnasium(spaces: Any, space: Any) -> Space[Any]:
     if isinstance(space, spaces.Box):
+        if space.dtype.kind not in "iuf":
+            raise TypeError(_box_dtype_message(space))
         return Box(space.low, space.high, shape=space.shape, dtype=space.dtype)
     if isinstance(space, spaces.Discrete):
         return Discrete(int(space.n), start=int(space.start))
@@ -112,6 +122,17 @@ def _from_gymnasium(spaces: Any, space: Any) -> Space[Any]:
         f"space_from_gymnasium() cannot convert gymnasium's {space!r}: sekai has no "
         f"{type(space).__name__} space. Supported: Box, Discrete, MultiDiscrete, MultiBinary, "
         "Dict, Tuple and Sequence."
+    )
+
+
+def _box_dtype_message(space: Any) -> str:
+    """Why a legal gymnasium Box (a bool one, say) has no sekai equivalent, and what to do."""
+    return (
+        f"space_from_gymnasium() cannot convert gymnasium's {space!r}: sekai's Box takes integer "
+        f"and floating dtypes only, got {space.dtype}. Give the gymnasium env an integer dtype "
+        "before converting it: gymnasium.wrappers.DtypeObservation(env, np.int8) for an "
+        "observation space (on each sub-env, before vectorising, for a vector env), a "
+        "gymnasium.ActionWrapper for an action space."
     )
 
 
