@@ -165,7 +165,50 @@ def test_to_gymnasium_vector_keeps_keys_added_by_sekai_vector_wrappers() -> None
     assert "episode" in infos and infos["_episode"].all()
     assert infos["final_info"]["position"].tolist() == [16, 16]
     assert infos["start"].tolist() == [3, 3]  # the reset info of the next episode
-    assert isinstance(infos["episode"][0], sekai.EpisodeStats)
+    assert infos["episode"]["l"].tolist() == [8, 8]
+
+
+def test_to_gymnasium_vector_gives_episode_statistics_as_gymnasium_does() -> None:
+    """gymnasium-style code reads ``infos["episode"]["r"][infos["_episode"]]``: sekai's
+    EpisodeStats become the arrays gymnasium's vector RecordEpisodeStatistics gives."""
+    ours = to_gymnasium_vector(sekai.VecRecordEpisodeStatistics(CounterVecEnv(3)))
+    theirs = gym.wrappers.vector.RecordEpisodeStatistics(
+        gym_sync(lambda: to_gymnasium(CounterEnv()), 3, AutoresetMode.SAME_STEP)
+    )
+    ours.reset(seed=0)
+    theirs.reset(seed=0)
+    actions = np.array([2, 1, 2])
+    episodes = 0
+    for _ in range(20):
+        *_, mine = ours.step(actions)
+        *_, expected = theirs.step(actions)
+        assert ("episode" in mine) == ("episode" in expected)
+        if "episode" not in mine:
+            continue
+        np.testing.assert_array_equal(mine["_episode"], expected["_episode"])
+        done = mine["_episode"]
+        episodes += int(done.sum())
+        for key in ("r", "l"):
+            np.testing.assert_array_equal(
+                mine["episode"][key][done], expected["episode"][key][done]
+            )
+        for key, dtype in (("r", np.float64), ("l", np.int64), ("t", np.float64)):
+            assert mine["episode"][key].dtype == dtype
+    assert episodes > 3
+
+
+def test_to_gymnasium_vector_gives_sub_envs_episode_statistics_as_gymnasium_does() -> None:
+    """A sub-env's own RecordEpisodeStatistics: its EpisodeStats end up in ``final_info``."""
+    vec = sekai.SyncVecEnv([lambda: sekai.RecordEpisodeStatistics(CounterEnv())] * 2)
+    venv = to_gymnasium_vector(vec)
+    venv.reset(seed=0)
+    for _ in range(10):
+        *_, infos = venv.step(np.full(2, 2))
+        if "final_obs" in infos:
+            break
+    episode = infos["final_info"]["episode"]
+    assert infos["final_info"]["_episode"].all()
+    assert episode["l"].tolist() == [8, 8] and episode["r"].dtype == np.float64
 
 
 def test_to_gymnasium_vector_spaces_and_metadata() -> None:
@@ -442,8 +485,10 @@ def test_keys_vector_wrappers_add_stay_at_the_top_level_through_both_bridges() -
     )
     assert bridged.keys() == direct.keys()
     assert bridged["reset_info"] == direct["reset_info"] == {"start": 3}
-    assert isinstance(bridged["episode"], sekai.EpisodeStats)
-    assert bridged["episode"].episode_length == direct["episode"].episode_length
+    # gymnasium's {"r", "l", "t"} crosses the gymnasium side, and comes back as it is.
+    assert bridged["episode"].keys() == {"r", "l", "t"}
+    assert bridged["episode"]["l"] == direct["episode"].episode_length
+    assert bridged["episode"]["r"] == direct["episode"].episode_return
 
 
 class OneGeneratorVectorEnv(gym.vector.VectorEnv):  # type: ignore[misc]

@@ -14,6 +14,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 
+from sekai.compat._episode import with_episode_dict
 from sekai.compat._spaces import space_to_gymnasium
 from sekai.vector.vec_env import VecEnv
 
@@ -36,8 +37,11 @@ class SekaiToGymnasiumVector(gymnasium.vector.VectorEnv[Any, Any, Any]):
     whose episode ended, ``infos["final_obs"][i]`` and ``infos["final_info"]`` hold the
     terminal observation and info, and the top-level keys hold the reset info (plus keys that
     vector wrappers such as ``VecRecordEpisodeStatistics`` added after the step, e.g.
-    ``"episode"``). Seeds go to the sekai VecEnv unchanged: an int seed spawns independent
-    child seeds (sekai's rule, not gymnasium's ``seed + i``); pass a list to choose each one.
+    ``"episode"``). An ``"episode"`` EpisodeStats becomes the ``{"r", "l", "t"}`` dict of
+    gymnasium's RecordEpisodeStatistics (as ``to_sb3`` gives it), so ``infos["episode"]["r"]``
+    is an array masked by ``infos["_episode"]``. Seeds go to the sekai VecEnv unchanged: an
+    int seed spawns independent child seeds (sekai's rule, not gymnasium's ``seed + i``); pass
+    a list to choose each one.
 
     Attributes:
         sekai_vec: the wrapped sekai VecEnv.
@@ -73,7 +77,7 @@ class SekaiToGymnasiumVector(gymnasium.vector.VectorEnv[Any, Any, Any]):
         result = self.sekai_vec.reset(seed=seed, options=options)
         infos: dict[str, Any] = {}
         for i, info in enumerate(result.infos):
-            infos = self._add_info(infos, info, i)
+            infos = self._add_info(infos, with_episode_dict(info), i)
         return result.observations, infos
 
     def step(
@@ -86,14 +90,19 @@ class SekaiToGymnasiumVector(gymnasium.vector.VectorEnv[Any, Any, Any]):
             if _FINAL_OBSERVATION in info:
                 final_info = info.get(_FINAL_INFO, {})
                 infos = self._add_info(
-                    infos, {"final_obs": info[_FINAL_OBSERVATION], "final_info": final_info}, i
+                    infos,
+                    {
+                        "final_obs": info[_FINAL_OBSERVATION],
+                        "final_info": with_episode_dict(final_info),
+                    },
+                    i,
                 )
                 current = dict(info.get(_RESET_INFO, {}))
                 for key, value in info.items():
                     if key not in _AUTORESET_KEYS and key not in final_info:
                         current[key] = value  # added after the step, e.g. by a vector wrapper
                 info = current
-            infos = self._add_info(infos, info, i)
+            infos = self._add_info(infos, with_episode_dict(info), i)
         return result.observations, result.rewards, result.terminated, result.truncated, infos
 
     def close_extras(self, **kwargs: Any) -> None:

@@ -14,8 +14,8 @@ import numpy as np
 from numpy.typing import NDArray
 from stable_baselines3.common.vec_env import VecEnv as SB3VecEnv
 
+from sekai.compat._episode import with_episode_dict
 from sekai.compat._spaces import space_to_gymnasium
-from sekai.stats import EpisodeStats
 from sekai.utils.action_mask import flatten_action_mask
 from sekai.vector.kernel_vec_env import KernelVecEnv
 from sekai.vector.native import NativeVecEnv
@@ -26,15 +26,6 @@ __all__ = ["SekaiToSB3"]
 _MASKS = "action_masks"
 # Attributes SB3 asks every sub-env for that sekai envs do not have: the bridge answers them.
 _ANSWERED = {"render_mode": None}
-
-
-def _sb3_episode(stats: EpisodeStats) -> dict[str, float]:
-    """An EpisodeStats in the format of SB3's Monitor (what SB3's loggers read)."""
-    return {
-        "r": float(stats.episode_return),
-        "l": int(stats.episode_length),
-        "t": float(stats.elapsed_time),
-    }
 
 
 def _runs(targets: list[int]) -> list[list[int]]:
@@ -138,9 +129,7 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
             if dones[i]:
                 info["terminal_observation"] = info.get("final_observation")
                 self.reset_infos[i] = info.get("reset_info", {})
-            episode = info.get("episode")
-            if isinstance(episode, EpisodeStats):
-                info["episode"] = _sb3_episode(episode)
+            infos[i] = with_episode_dict(info)
         return result.observations, result.rewards.astype(np.float32), dones, infos
 
     def close(self) -> None:
