@@ -426,6 +426,27 @@ def test_from_gymnasium_vector_reaches_sub_env_attributes() -> None:
     assert vec.call("get_wrapper_attr", "marker") == [[7], [7]]
 
 
+def test_from_gymnasium_vector_reaches_sub_envs_through_gymnasium_vector_wrappers() -> None:
+    """gymnasium's vector wrappers have no get_attr / set_attr / call: the venv under them
+    answers, and set_attr changes the sub-envs, not the wrapper object."""
+    base = gym_sync(lambda: gym.make("CartPole-v1"), 2, AutoresetMode.SAME_STEP)
+    vec = from_gymnasium_vector(gym.wrappers.vector.RecordEpisodeStatistics(base))
+    assert vec.get_attr("gravity") == [9.8, 9.8]
+    vec.set_attr("gravity", [1.0, 2.0])
+    assert base.get_attr("gravity") == (1.0, 2.0)
+    assert vec.call("get_wrapper_attr", "gravity") == [1.0, 2.0]
+    assert not hasattr(vec.gymnasium_vec, "gravity")
+
+
+def test_from_gymnasium_vector_set_attr_without_a_set_attr_names_the_venv() -> None:
+    venv = OneGeneratorVectorEnv()
+    vec = from_gymnasium_vector(gym.wrappers.vector.RecordEpisodeStatistics(venv))
+    assert vec.get_attr("num_envs") == [3, 3, 3]  # the innermost venv's own attribute
+    with pytest.raises(NotImplementedError, match=r"OneGeneratorVectorEnv has no set_attr"):
+        vec.set_attr("x", 1.0)
+    assert not hasattr(vec.gymnasium_vec, "x")
+
+
 def test_sekai_vector_wrappers_work_on_a_converted_venv() -> None:
     venv = gym_sync(lambda: to_gymnasium(CounterEnv()), 2, AutoresetMode.SAME_STEP)
     vec = sekai.VecRecordEpisodeStatistics(from_gymnasium_vector(venv))
@@ -521,3 +542,52 @@ def test_a_venv_seeded_with_one_int_gets_the_users_int_seed() -> None:
     np.testing.assert_array_equal(ours.reset(seed=7).observations, theirs.reset(seed=7)[0])
     with pytest.raises(ValueError, match=r"OneGeneratorVectorEnv is seeded with one int"):
         ours.reset(seed=[1, 2, 3])
+
+
+def test_a_to_gymnasium_vector_venv_takes_a_seed_list_and_sekais_int_seeds() -> None:
+    vec = from_gymnasium_vector(to_gymnasium_vector(CounterVecEnv(2)))
+    direct = CounterVecEnv(2)
+    for seed in ([1, 2], [None, 5], 7):
+        np.testing.assert_array_equal(
+            vec.reset(seed=seed).observations, direct.reset(seed=seed).observations
+        )
+        assert vec.call("_rng_seed") == direct.call("_rng_seed")
+
+
+def test_a_native_sekai_venv_round_trip_gets_its_seeds_as_given() -> None:
+    """A native VecEnv combines a list into one generator, and spawns from an int: the int is
+    passed on as it is, not as the list of its child seeds."""
+    vec = from_gymnasium_vector(to_gymnasium_vector(sekai.make_vec("classic/CartPole-v1", 2)))
+    direct = sekai.make_vec("classic/CartPole-v1", 2)
+    for seed in (3, [3, 4]):
+        np.testing.assert_array_equal(
+            vec.reset(seed=seed).observations, direct.reset(seed=seed).observations
+        )
+
+
+class BoolGrid(gym.Env[Any, Any]):
+    """A legal gymnasium env whose observations are a bool Box."""
+
+    observation_space = gym.spaces.Box(0, 1, (2, 2), dtype=bool)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
+        super().reset(seed=seed)
+        return self.np_random.random((2, 2)) < 0.5, {}
+
+    def step(self, action: Any) -> Any:
+        return self.np_random.random((2, 2)) < 0.5, 0.0, False, False, {}
+
+
+def test_a_bool_box_is_refused_naming_the_space_and_what_to_do() -> None:
+    venv = gym_sync(BoolGrid, 2, AutoresetMode.SAME_STEP)
+    with pytest.raises(TypeError) as error:
+        from_gymnasium_vector(venv)
+    message = str(error.value)
+    assert message.startswith("from_gymnasium_vector(): cannot convert the single observation")
+    assert "Box(False, True, (2, 2), bool)" in message
+    assert "DtypeObservation(env, np.int8)" in message
+    wrapped = gym_sync(
+        lambda: gym.wrappers.DtypeObservation(BoolGrid(), np.int8), 2, AutoresetMode.SAME_STEP
+    )
+    assert from_gymnasium_vector(wrapped).observation_space == sekai.Box(0, 1, (2, 2), np.int8)

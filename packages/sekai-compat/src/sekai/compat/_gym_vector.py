@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.compat._optional import require_gymnasium
-from sekai.compat._spaces import space_from_gymnasium
+from sekai.compat._spaces import convert_space, space_from_gymnasium
 from sekai.spaces import concatenate, iterate
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
@@ -63,7 +63,8 @@ def from_gymnasium_vector(
 
     Raises:
         sekai.MissingDependency: gymnasium >= 1.1 is not installed.
-        TypeError: ``venv`` is not a gymnasium VectorEnv, or a space has no sekai equivalent.
+        TypeError: ``venv`` is not a gymnasium VectorEnv, or a space has no sekai equivalent
+            (the message names which space).
         ValueError: a next-step venv (its reset observation arrives a step late, which sekai's
             same-step contract cannot express), or ``autoreset=False`` with a same-step venv.
     """
@@ -173,6 +174,10 @@ def _one_options(per_env: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     return None if first is None else dict(first)
 
 
+def _from_gymnasium(space: Any, which: str) -> Any:
+    return convert_space("from_gymnasium_vector()", space_from_gymnasium, space, f"the {which}")
+
+
 class GymnasiumVectorToSekai(VecEnv):
     """A gymnasium ``VectorEnv`` as a sekai ``VecEnv``; build it with ``from_gymnasium_vector()``.
 
@@ -181,9 +186,11 @@ class GymnasiumVectorToSekai(VecEnv):
     ``final_info`` / ``reset_info``, or frozen sub-envs with ``autoreset=False``). Seeds are
     checked and expanded by sekai's rules (an int spawns child seeds) and given as a list to
     gymnasium's SyncVectorEnv and AsyncVectorEnv; any other VectorEnv is seeded with the int
-    itself, as gymnasium's ``VectorEnv.reset`` is. Options must be the same for every sub-env.
-    ``get_attr`` / ``set_attr`` / ``call`` use the venv's (gymnasium's SyncVectorEnv and
-    AsyncVectorEnv have them).
+    itself, as gymnasium's ``VectorEnv.reset`` is; a ``to_gymnasium_vector`` venv gets the seed
+    as given (an int or a list), its sekai VecEnv's own rules. Options must be the same for
+    every sub-env. ``get_attr`` / ``set_attr`` / ``call`` use the venv's, else those of
+    ``venv.unwrapped`` (gymnasium's vector wrappers have none, and leave sub-envs' attributes
+    alone); gymnasium's SyncVectorEnv and AsyncVectorEnv have them.
 
     With a ``DISABLED`` venv and ``autoreset=False``, a frozen sub-env is reset in the
     background (gymnasium cannot skip a sub-env in ``step()``) and stepped with its last
@@ -198,15 +205,20 @@ class GymnasiumVectorToSekai(VecEnv):
     ) -> None:
         super().__init__(
             venv.num_envs,
-            space_from_gymnasium(venv.single_observation_space),
-            space_from_gymnasium(venv.single_action_space),
+            _from_gymnasium(venv.single_observation_space, f"single observation space of {venv}"),
+            _from_gymnasium(venv.single_action_space, f"single action space of {venv}"),
             autoreset=autoreset,
         )
         self.gymnasium_vec = venv
         self.metadata = dict(venv.metadata)
         gym = require_gymnasium("from_gymnasium_vector()", _VECTOR_GYMNASIUM)
+        from sekai.compat._sekai_to_gym_vector import SekaiToGymnasiumVector
+
         base = venv.unwrapped  # through gymnasium's vector wrappers, which pass seeds on
-        self._takes_seed_list = isinstance(
+        # A to_gymnasium_vector venv takes sekai's seeds themselves: an int spawns its child
+        # seeds there, as in the VecEnv it wraps (a native one combines a list differently).
+        self._takes_sekai_seeds = isinstance(base, SekaiToGymnasiumVector)
+        self._takes_seed_list = self._takes_sekai_seeds or isinstance(
             base, (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv)
         )
         self._same_step = same_step
@@ -234,17 +246,20 @@ class GymnasiumVectorToSekai(VecEnv):
 
     def _gymnasium_seed(self, seed: Any, seeds: list[int | None]) -> int | list[int | None] | None:
         """What the venv's ``reset(seed=)`` takes: sekai's per-sub-env seeds where it accepts a
-        list (gymnasium's SyncVectorEnv and AsyncVectorEnv), else the user's one int seed."""
+        list (gymnasium's SyncVectorEnv and AsyncVectorEnv, ``to_gymnasium_vector``'s), else
+        the user's one int seed (``to_gymnasium_vector``'s too: its VecEnv spawns from it)."""
         if all(s is None for s in seeds):
             return None
-        if self._takes_seed_list:
+        one_int = isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_))
+        if self._takes_seed_list and not (one_int and self._takes_sekai_seeds):
             return seeds
-        if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)):
+        if one_int:
             return int(seed)
         raise ValueError(
             f"{type(self.gymnasium_vec.unwrapped).__name__} is seeded with one int (gymnasium's "
-            "VectorEnv.reset(seed: int | None)); only SyncVectorEnv and AsyncVectorEnv take one "
-            f"seed per sub-env. Pass an int seed, got {type(seed).__name__}."
+            "VectorEnv.reset(seed: int | None)); only SyncVectorEnv, AsyncVectorEnv and "
+            "to_gymnasium_vector() venvs take one seed per sub-env. Pass an int seed, got "
+            f"{type(seed).__name__}."
         )
 
     def step(self, actions: Any) -> VecStepResult[Any]:
@@ -350,31 +365,46 @@ class GymnasiumVectorToSekai(VecEnv):
     # -- attributes of the sub-envs ---------------------------------------------------------
 
     def _venv_method(self, name: str) -> Any:
+        """The venv's method ``name``, else ``venv.unwrapped``'s (gymnasium's vector wrappers
+        have no get_attr / set_attr / call); None when neither has it."""
         self._check_open()
-        return getattr(self.gymnasium_vec, name, None)
+        for layer in (self.gymnasium_vec, self.gymnasium_vec.unwrapped):
+            method = getattr(layer, name, None)
+            if method is not None:
+                return method
+        return None
 
     def get_attr(self, name: str) -> list[Any]:
-        """The venv's ``get_attr(name)`` as a list (else the venv's own attribute, repeated)."""
+        """The venv's ``get_attr(name)`` as a list (else the innermost venv's own attribute,
+        repeated: a venv without get_attr holds every sub-env's state itself)."""
         method = self._venv_method("get_attr")
         if method is None:
-            return [getattr(self.gymnasium_vec, name)] * self.num_envs
+            return [getattr(self.gymnasium_vec.unwrapped, name)] * self.num_envs
         return list(method(name))
 
     def set_attr(self, name: str, values: Any) -> None:
         """Set ``name`` on every sub-env (sekai's rule 6: only a list of ``num_envs`` values is
-        per sub-env)."""
+        per sub-env).
+
+        Raises:
+            NotImplementedError: neither the venv nor ``venv.unwrapped`` has ``set_attr``.
+        """
         method = self._venv_method("set_attr")
-        per_env = self._per_env_values(values)
         if method is None:
-            setattr(self.gymnasium_vec, name, values)
-            return
-        method(name, per_env)
+            base = self.gymnasium_vec.unwrapped
+            raise NotImplementedError(
+                f"from_gymnasium_vector(): {type(base).__name__} has no set_attr, so "
+                f"set_attr({name!r}, ...) cannot reach its sub-envs. Set the attribute where "
+                f"that venv keeps it, e.g. vec.gymnasium_vec.unwrapped.{name} = value."
+            )
+        method(name, self._per_env_values(values))
 
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
-        """The venv's ``call(name, ...)`` as a list (else the venv's own method, repeated)."""
+        """The venv's ``call(name, ...)`` as a list (else the innermost venv's own method,
+        repeated, as ``get_attr``)."""
         method = self._venv_method("call")
         if method is None:
-            attr = getattr(self.gymnasium_vec, name)
+            attr = getattr(self.gymnasium_vec.unwrapped, name)
             value = attr(*args, **kwargs) if callable(attr) else attr
             return [value] * self.num_envs
         return list(method(name, *args, **kwargs))
