@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
-from pettingzoo.test import parallel_api_test, parallel_seed_test
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
 from pettingzoo.utils import parallel_to_aec
 
 import sekai
@@ -182,6 +182,65 @@ def test_to_pettingzoo_fills_in_flags_rewards_and_infos_sekai_left_out() -> None
     assert rewards == {"a": 2.0, "b": 0.0, "c": 0.0}
     assert terminated == truncated == dict.fromkeys(AGENTS, False)
     assert infos == {a: {} for a in AGENTS}
+
+
+class SharedInfo(Countdown):
+    """Countdown whose info also holds a key that names no agent (about the whole env)."""
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.MAResetResult[Any]:
+        result = super().reset(seed=seed, options=options)
+        return sekai.MAResetResult(result.observations, {**result.info, "round": 0})
+
+    def step(self, actions: dict[str, Any]) -> sekai.MAStepResult[Any]:
+        r = super().step(actions)
+        info = {**r.info, "round": self.t}
+        return sekai.MAStepResult(r.observations, r.rewards, r.terminated, r.truncated, info)
+
+
+def test_to_pettingzoo_infos_are_agent_keyed_with_env_level_keys_under_common() -> None:
+    env = to_pettingzoo(SharedInfo())
+    _, infos = env.reset(seed=0)
+    assert set(infos) == set(AGENTS)
+    assert infos["a"] == {"start": infos["a"]["start"], "common": {"round": 0}}
+    *_, infos = env.step({"a": 1, "b": 1, "c": np.ones(1)})
+    assert set(infos) == set(AGENTS) and infos["b"]["common"] == {"round": 1}
+    assert infos["b"]["common"] is not infos["c"]["common"]
+
+
+def test_to_pettingzoo_with_env_level_info_keys_passes_pettingzoos_aec_api_test() -> None:
+    """PettingZoo's AEC conversion refuses info keys that are not live agents."""
+    parallel_api_test(to_pettingzoo(SharedInfo()), num_cycles=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # its advice on agent names and spaces
+        # max_steps <= 10: the observed step count stays in its Box on every path.
+        api_test(parallel_to_aec(to_pettingzoo(SharedInfo(max_steps=10))), num_cycles=50)
+
+
+def test_to_pettingzoo_refuses_an_info_for_an_agent_that_is_not_live() -> None:
+    class Ghost(Countdown):
+        def step(self, actions: dict[str, Any]) -> sekai.MAStepResult[Any]:
+            r = super().step(actions)
+            info = {agent: {} for agent in self.possible_agents}  # "c" has left (below)
+            return sekai.MAStepResult(r.observations, r.rewards, r.terminated, r.truncated, info)
+
+    env = to_pettingzoo(Ghost())
+    env.reset(seed=0)
+    env.sekai_env.agents = ["a", "b"]
+    with pytest.raises(ValueError, match=r"info to agent\(s\) \['c'\], which are not live"):
+        env.step({"a": 0, "b": 0})
+
+
+def test_to_pettingzoo_refuses_to_overwrite_an_agents_common_key() -> None:
+    class Clash(SharedInfo):
+        def step(self, actions: dict[str, Any]) -> sekai.MAStepResult[Any]:
+            r = super().step(actions)
+            info = {**r.info, "a": {"common": 1}}
+            return sekai.MAStepResult(r.observations, r.rewards, r.terminated, r.truncated, info)
+
+    env = to_pettingzoo(Clash())
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"\['a'\] already has a 'common' key"):
+        env.step({"a": 0, "b": 0, "c": np.zeros(1)})
 
 
 def test_to_pettingzoo_agents_shrink_as_agents_finish() -> None:

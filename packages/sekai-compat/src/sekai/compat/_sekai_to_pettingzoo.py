@@ -18,14 +18,36 @@ from sekai.core.multi_agent import MultiAgentEnv
 __all__ = ["SekaiToPettingZoo"]
 
 
-def _agent_infos(info: dict[Any, Any], agents: list[Any]) -> dict[Any, Any]:
-    """PettingZoo's infos: one dict per agent in ``agents`` (``{}`` when sekai gave none),
-    then any extra keys the sekai info holds (PettingZoo allows them, e.g. ``"common"``)."""
+def _agent_infos(info: dict[Any, Any], agents: list[Any], possible: list[Any]) -> dict[Any, Any]:
+    """PettingZoo's infos: one dict per agent in ``agents`` (``{}`` when sekai gave none), and
+    nothing else (PettingZoo's AEC conversion refuses other keys). Keys that name no agent
+    (information about the whole env) go to every agent's dict, under ``"common"``.
+
+    Raises:
+        ValueError: an info for an agent in ``possible`` that is not in ``agents`` (PettingZoo
+            gives none to an agent that is not live), or an agent's info with its own
+            ``"common"`` key next to env-level keys.
+    """
     infos: dict[Any, Any] = {agent: info.get(agent, {}) for agent in agents}
-    for key, value in info.items():
-        if key not in infos:
-            infos[key] = value
-    return infos
+    if info.keys() <= infos.keys():  # the common case: infos of reported agents only
+        return infos
+    gone = [key for key in info if key not in infos and key in possible]
+    if gone:
+        raise ValueError(
+            f"to_pettingzoo(): the sekai env gave an info to agent(s) {gone!r}, which are not "
+            f"live in this step (live: {agents!r}); PettingZoo gives infos to live agents only."
+        )
+    common = {key: value for key, value in info.items() if key not in infos}
+    if not common:
+        return infos
+    clash = [agent for agent in agents if "common" in infos[agent]]
+    if clash:
+        raise ValueError(
+            f"to_pettingzoo(): the sekai info has keys that name no agent ({list(common)!r}), "
+            f"which go to every agent's info under 'common', but the info of agent(s) "
+            f"{clash!r} already has a 'common' key."
+        )
+    return {agent: {**infos[agent], "common": dict(common)} for agent in agents}
 
 
 def _to_gymnasium(space: Any, which: str) -> Any:
@@ -44,9 +66,11 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
     ValueError names an agent that never had one). An env whose agents take turns (an
     ``acting`` attribute: the agents whose turn it is, as ``LimitOrderBookMarket``) gets the
     actions of those agents only: PettingZoo gives one for every live agent, and the others'
-    are ignored. ``metadata`` is ``{"render_modes": [], "name": <class name>,
-    **env.metadata}``; ``np_random`` is the sekai env's ``rng``; ``state()`` is the sekai env's,
-    and ``state_space`` (converted) exists when the sekai env has one.
+    are ignored. ``infos`` are keyed by the reported agents only: keys of the sekai info that
+    name no agent go to every agent's info under ``"common"``. ``metadata`` is
+    ``{"render_modes": [], "name": <class name>, **env.metadata}``; ``np_random`` is the sekai
+    env's ``rng``; ``state()`` is the sekai env's, and ``state_space`` (converted) exists when
+    the sekai env has one.
 
     Attributes:
         sekai_env: the wrapped MultiAgentEnv.
@@ -113,7 +137,8 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         result = self.sekai_env.reset(seed=seed, options=options)
         self._observations = dict(result.observations)
         agents = self.agents
-        return self._last_observations(agents, "reset()"), _agent_infos(result.info, agents)
+        infos = _agent_infos(result.info, agents, self.possible_agents)
+        return self._last_observations(agents, "reset()"), infos
 
     def step(
         self, actions: dict[Any, Any]
@@ -133,7 +158,7 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             {agent: float(result.rewards.get(agent, 0.0)) for agent in reported},
             {agent: bool(result.terminated.get(agent, False)) for agent in reported},
             {agent: bool(result.truncated.get(agent, False)) for agent in reported},
-            _agent_infos(result.info, reported),
+            _agent_infos(result.info, reported, self.possible_agents),
         )
 
     def _last_observations(self, agents: list[Any], method: str) -> dict[Any, Any]:
