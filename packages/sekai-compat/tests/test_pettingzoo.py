@@ -556,6 +556,32 @@ def test_from_pettingzoo_generator_seed_is_one_int_draw_for_an_env_without_np_ra
     np.testing.assert_array_equal(result.observations["p0"], direct.reset(seed=seed)[0]["p0"])
 
 
+class NoGenerator(Rps):  # type: ignore[misc]
+    """As PettingZoo's rock-paper-scissors: no np_random of its own, draws nothing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        del self.np_random
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        self.agents = list(self.possible_agents)
+        self.rounds = 0
+        return self._obs(), {a: {} for a in self.agents}
+
+
+def test_from_pettingzoo_seeds_its_own_rng_for_an_env_without_np_random() -> None:
+    env = from_pettingzoo(NoGenerator())
+    expected = np.random.default_rng(3).integers(1 << 30)
+    env.reset(seed=3)
+    assert env.rng.integers(1 << 30) == expected
+    env.reset(seed=3)
+    assert env.rng.integers(1 << 30) == expected
+    assert env._set_rng(None) == 3  # an unseeded reset keeps the stream, as Env's
+    generator = np.random.default_rng(0)
+    env.reset(seed=generator)
+    assert env.rng is generator
+
+
 def test_a_generator_seed_is_shared_across_both_bridges() -> None:
     env, direct = from_pettingzoo(to_pettingzoo(Countdown())), Countdown()
     generator = np.random.default_rng(3)

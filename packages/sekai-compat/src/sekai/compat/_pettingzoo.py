@@ -78,7 +78,8 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
     goes to the PettingZoo env's ``reset()``; a Generator seed becomes the PettingZoo env's
     ``np_random`` (as ``from_gymnasium`` does), or for an env without one, one int drawn from
     it, as PettingZoo's ``reset()`` takes only ints. ``rng`` is the PettingZoo env's
-    ``np_random`` when it has one, and ``_set_rng`` seeds that one. ``state()`` is the
+    ``np_random`` when it has one, and ``_set_rng`` seeds that one; otherwise ``reset(seed=)``
+    seeds this wrapper's ``rng`` as ``Env._set_rng`` does. ``state()`` is the
     PettingZoo env's; ``state_space`` (converted) exists when the PettingZoo env has one.
 
     Attributes:
@@ -166,13 +167,15 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
         """Reset the PettingZoo env (a Generator seed becomes its ``np_random``, or, for an env
         without one, one int drawn from the Generator)."""
         check_seed(seed)
-        if isinstance(seed, np.random.Generator):
-            if self._has_np_random():
-                self.rng = seed  # used as it is (seeding page), as from_gymnasium does
-                seed = None
-            else:
-                seed = int(seed.integers(2**31))
-        elif seed is not None and self._has_np_random():
+        if not self._has_np_random():
+            # This wrapper's rng is the env's: seeded by sekai's rules (None keeps its stream).
+            self._set_rng(seed)
+            if isinstance(seed, np.random.Generator):
+                seed = int(seed.integers(2**31))  # PettingZoo's reset() takes ints only
+        elif isinstance(seed, np.random.Generator):
+            self.rng = seed  # used as it is (seeding page), as from_gymnasium does
+            seed = None
+        elif seed is not None:
             self._rng_seed = int(seed)  # the env seeds its np_random: _set_rng(None) reports it
         observations, infos = self.pettingzoo_env.reset(
             seed=None if seed is None else int(seed), options=options
