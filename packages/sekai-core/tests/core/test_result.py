@@ -2,6 +2,7 @@ import copy
 import dataclasses
 import inspect
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -66,6 +67,37 @@ def test_results_are_not_iterable():
 def test_done_is_a_python_bool(terminated, truncated, done):
     value = StepResult(0, 0.0, terminated, truncated, {}).done
     assert value is done
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "given"),
+    [
+        ((np.zeros(2), 1.0, False, {"lives": 3}), "truncated", "dict"),  # gym's (obs, r, done, info)
+        ((np.zeros(2), 1.0, True, {}), "truncated", "dict"),
+        ((0, 0.0, {"t": 1}, False, {}), "terminated", "dict"),
+        ((0, 0.0, False, [True], {}), "truncated", "list"),
+        ((0, 0.0, False, "False", {}), "truncated", "str"),
+    ],
+)
+def test_a_container_or_string_flag_is_refused_naming_the_field_order(args, name, given):
+    # Before: gym's order built a result whose info sat in `truncated`, so it was done.
+    message = (
+        f"StepResult's {name} must be a bool, got {given}: StepResult takes (observation, "
+        "reward, terminated, truncated, info), not gym's (obs, reward, done, info)."
+    )
+    with pytest.raises(TypeError, match=re.escape(message)):
+        StepResult(*args)
+    bad = args[3] if name == "truncated" else args[2]
+    with pytest.raises(TypeError, match=re.escape(message)):
+        dataclasses.replace(StepResult(0, 0.0, False, False), **{name: bad})
+
+
+@pytest.mark.parametrize(
+    "flag", [np.bool_(True), 1, 0, np.int64(1), np.array(True), None], ids=repr
+)
+def test_flags_that_are_not_python_bools_still_build_a_result(flag):
+    # check_env warns about them (core.md §7); a NumPy bool is what array code gives.
+    assert StepResult(0, 0.0, flag, flag, {}).truncated is flag
 
 
 def test_reset_result_is_never_done_and_info_defaults_to_a_fresh_dict():

@@ -150,6 +150,23 @@ def test_non_bool_flags_are_warnings() -> None:
     ]
 
 
+def test_a_step_in_gyms_old_order_is_an_error() -> None:
+    # Before: one WARNING, while every step with an info was done (the info sat in `truncated`).
+    class GymOrder(Good):
+        def step(self, action: Any) -> Any:
+            r = super().step(action)
+            return sekai.StepResult(r.observation, r.reward, r.terminated, r.info)
+
+    assert check_env(GymOrder()) == [
+        "ERROR: step() raised TypeError at step 0: StepResult's truncated must be a bool, got "
+        "dict: StepResult takes (observation, reward, terminated, truncated, info), not gym's "
+        "(obs, reward, done, info).",
+        "ERROR: async_step() raised TypeError: StepResult's truncated must be a bool, got dict: "
+        "StepResult takes (observation, reward, terminated, truncated, info), not gym's "
+        "(obs, reward, done, info).",
+    ]
+
+
 def test_reset_ignoring_seed_is_found() -> None:
     assert check_env(NotSeeding()) == [
         "WARNING: reset(seed=0) returned different observations on two calls. Call "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Set
 from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -60,6 +61,28 @@ class _FreshDict:
 _FRESH: Any = _FreshDict()
 
 
+# What a flag never is. Gym's old order (obs, reward, done, info) puts the info dict in
+# `truncated`: every step with a non-empty info would end the episode, and the info be lost.
+_NOT_FLAGS = (Mapping, Set, list, tuple, str, bytes)
+# The types seen as flags (NumPy/JAX bools, ints: check_env warns about those), so that an env
+# with non-bool flags pays a set lookup per step, not the isinstance() checks against ABCs.
+_FLAG_TYPES: set[type] = {bool}
+
+
+def _check_flags(terminated: object, truncated: object) -> None:
+    """Refuse a container or string as ``terminated``/``truncated``."""
+    for name, value in (("terminated", terminated), ("truncated", truncated)):
+        if type(value) in _FLAG_TYPES:
+            continue
+        if isinstance(value, _NOT_FLAGS):
+            raise TypeError(
+                f"StepResult's {name} must be a bool, got {type(value).__name__}: StepResult "
+                "takes (observation, reward, terminated, truncated, info), not gym's "
+                "(obs, reward, done, info)."
+            )
+        _FLAG_TYPES.add(type(value))
+
+
 def _slot_setters(cls: type) -> tuple[Any, ...]:
     """The ``__set__`` of each field's slot, in field order.
 
@@ -106,6 +129,8 @@ class StepResult(_ArrayAwareEq, Generic[ObsT]):
         truncated: bool,
         info: dict[str, Any] = _FRESH,
     ) -> None:
+        if type(terminated) not in _FLAG_TYPES or type(truncated) not in _FLAG_TYPES:
+            _check_flags(terminated, truncated)
         set_observation, set_reward, set_terminated, set_truncated, set_info = _STEP_SLOTS
         set_observation(self, observation)
         set_reward(self, reward)
