@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -115,6 +116,31 @@ def test_record_episode_statistics_around_autoreset_does_not_warn(toy_env: Any) 
 def test_autoreset_outermost_does_not_warn(toy_env: Any) -> None:
     env = AutoReset(TimeLimit(toy_env(), 5))
     assert [type(layer).__name__ for layer in env] == ["AutoReset", "TimeLimit", "ToyEnv"]
+
+
+@pytest.mark.parametrize("between", [lambda e: e, RecordEpisodeStatistics])
+def test_autoreset_around_an_autoreset_passes_results_through(between: Any, toy_env: Any) -> None:
+    # Before: the outer one reset again, so the episode the inner one started was skipped and
+    # its first observation reported as the terminal one.
+    inner = toy_env(length=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env = AutoReset(between(AutoReset(inner)))
+    env.reset(seed=0)
+    env.step(0)
+    result = env.step(0)
+    np.testing.assert_array_equal(result.info["final_observation"], [2.0, -2.0])
+    np.testing.assert_array_equal(result.observation, [0.0, 0.0])
+    assert result.info["final_info"] == {"t": 2}
+    assert len(inner.resets) == 2  # the reset(seed=0) and one autoreset
+
+    async def run() -> Any:
+        await env.async_step(0)
+        return await env.async_step(0)
+
+    result = asyncio.run(run())
+    np.testing.assert_array_equal(result.info["final_observation"], [2.0, -2.0])
+    assert result.info["final_info"] == {"t": 2} and len(inner.resets) == 3
 
 
 def test_autoreset_rejects_non_env() -> None:

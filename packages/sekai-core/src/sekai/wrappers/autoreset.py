@@ -10,7 +10,7 @@ from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import Wrapper
 
-__all__ = ["AutoReset", "warn_if_around_autoreset"]
+__all__ = ["AutoReset", "contains_autoreset", "warn_if_around_autoreset"]
 
 _AROUND_AUTORESET = (
     "{name} is wrapped around an AutoReset, so it does not see the resets that start new "
@@ -19,13 +19,18 @@ _AROUND_AUTORESET = (
 )
 
 
+def contains_autoreset(env: Env[Any, Any]) -> bool:
+    """Whether a layer of ``env``'s wrapper stack is an ``AutoReset``."""
+    return any(isinstance(layer, AutoReset) for layer in env)
+
+
 def warn_if_around_autoreset(wrapper: Wrapper[Any, Any, Any, Any], stacklevel: int = 3) -> None:
     """Warn (``UserWarning``) when a wrapper with per-episode state is built around an AutoReset.
 
     Call it from the wrapper's ``__init__`` after ``super().__init__(env)``; the default
     ``stacklevel`` points at the code that built the wrapper.
     """
-    if any(isinstance(layer, AutoReset) for layer in wrapper.env):
+    if contains_autoreset(wrapper.env):
         warnings.warn(
             _AROUND_AUTORESET.format(name=type(wrapper).__name__),
             UserWarning,
@@ -39,22 +44,25 @@ class AutoReset(Wrapper[Any, Any, Any, Any]):
     The returned StepResult carries the new episode's first observation with the ending step's
     reward and flags, and info ``{**step_info, "final_observation": terminal_obs,
     "final_info": step_info, "reset_info": reset_info}``. Put it outermost: wrappers with
-    per-episode state built around it warn.
+    per-episode state built around it warn. Around an env that already resets itself (an
+    AutoReset inside) it passes results through, as VecEnvs do: a second reset would skip the
+    episode the first one started and report its first observation as the terminal one.
     """
 
     def __init__(self, env: Env[Any, Any]) -> None:
         super().__init__(env)
+        self._passes_through = contains_autoreset(env)
 
     def step(self, action: Any) -> StepResult[Any]:
         result = self.env.step(action)
-        if result.terminated or result.truncated:
+        if (result.terminated or result.truncated) and not self._passes_through:
             kept = keep_ending(result)
             return autoreset_result(result, kept, self.env.reset())
         return result
 
     async def async_step(self, action: Any) -> StepResult[Any]:
         result = await self.env.async_step(action)
-        if result.terminated or result.truncated:
+        if (result.terminated or result.truncated) and not self._passes_through:
             kept = keep_ending(result)
             return autoreset_result(result, kept, await self.env.async_reset())
         return result

@@ -51,9 +51,9 @@ def call_attribute(
 def resets_itself(env: Env[Any, Any]) -> bool:
     """Whether a layer of ``env``'s wrapper stack is an ``AutoReset`` (the VecEnv then never
     resets it a second time, and it never freezes)."""
-    from sekai.wrappers.autoreset import AutoReset  # wrappers may import vector helpers
+    from sekai.wrappers.autoreset import contains_autoreset  # wrappers may import vector helpers
 
-    return any(isinstance(layer, AutoReset) for layer in env)
+    return contains_autoreset(env)
 
 
 # The attributes SubEnv.check_set knows a rule of: only these cost a backend a check first.
