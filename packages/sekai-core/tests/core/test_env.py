@@ -201,6 +201,78 @@ def test_routing_calls_the_overriding_class_function_so_chained_overrides_run_on
     assert calls == ["both-async", "base"]
 
 
+def _skip_message(subject, sync, owner):
+    return (
+        f"{subject} overrides async_{sync}() but not {sync}(), so {sync}() would be "
+        f"{owner}.{sync}(), which passes the call inward without that logic: sync callers (a "
+        "plain loop, SyncVecEnv, ProcVecEnv) would get other results than async ones. Override "
+        f"{sync}() too, sharing the logic with async_{sync}() through a helper, or running the "
+        f"coroutine with asyncio.run(self.async_{sync}(...))."
+    )
+
+
+@pytest.mark.parametrize(
+    ("base", "owner"),
+    [
+        (sekai.Wrapper, "Wrapper"),
+        (sekai.RewardWrapper, "ResultWrapper"),
+        (sekai.vector.VecWrapper, "VecWrapper"),
+        (sekai.VecTransformReward, "VecResultWrapper"),
+    ],
+)
+@pytest.mark.parametrize("sync", ["step", "reset"])
+def test_a_wrapper_overriding_only_an_async_method_is_refused_when_defined(base, owner, sync):
+    # Before: its sync method passed the call inward without its logic, so step() and
+    # async_step() (the sync and the async backends) gave other results, silently.
+    async def scaled(self, *args, **kwargs):
+        raise AssertionError("not reached")
+
+    with pytest.raises(TypeError) as caught:
+        type("AsyncOnly", (base,), {f"async_{sync}": scaled})
+    assert str(caught.value) == _skip_message("AsyncOnly", sync, owner)
+
+
+def test_a_mixins_async_method_above_a_wrappers_sync_one_is_refused():
+    class Bps:
+        async def async_step(self, action):
+            return await self.env.async_step(action)
+
+    with pytest.raises(TypeError) as caught:
+
+        class Scaled(Bps, sekai.Wrapper):
+            pass
+
+    assert str(caught.value) == _skip_message(
+        "test_a_mixins_async_method_above_a_wrappers_sync_one_is_refused.<locals>.Scaled "
+        "(through test_a_mixins_async_method_above_a_wrappers_sync_one_is_refused.<locals>.Bps)",
+        "step",
+        "Wrapper",
+    )
+
+
+def test_an_env_may_add_async_behaviour_to_an_inherited_sync_env():
+    # The env's own step() is its logic (the async page's feed adds a reader task); an env
+    # with only async methods stays abstract, as the async page says.
+    class AsyncCounter(Counter):
+        async def async_step(self, action):
+            await asyncio.sleep(0)
+            return self.step(action)
+
+    env = AsyncCounter()
+    env.reset(seed=0)
+    assert asyncio.run(env.async_step(1)).reward == Counter().step(1).reward
+
+    class OnlyAsync(sekai.Env):
+        async def async_step(self, action):
+            return sekai.StepResult(0, 0.0, False, False, {})
+
+        def reset(self, *, seed=None, options=None):
+            return sekai.ResetResult(0, {})
+
+    with pytest.raises(TypeError, match=r"abstract method '?step"):
+        OnlyAsync()
+
+
 def test_a_class_overriding_both_methods_keeps_its_own_async_method():
     class Native(sekai.Env):
         def reset(self, *, seed=None, options=None):

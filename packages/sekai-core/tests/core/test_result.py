@@ -72,7 +72,11 @@ def test_done_is_a_python_bool(terminated, truncated, done):
 @pytest.mark.parametrize(
     ("args", "name", "given"),
     [
-        ((np.zeros(2), 1.0, False, {"lives": 3}), "truncated", "dict"),  # gym's (obs, r, done, info)
+        (
+            (np.zeros(2), 1.0, False, {"lives": 3}),
+            "truncated",
+            "dict",
+        ),  # gym's (obs, r, done, info)
         ((np.zeros(2), 1.0, True, {}), "truncated", "dict"),
         ((0, 0.0, {"t": 1}, False, {}), "terminated", "dict"),
         ((0, 0.0, False, [True], {}), "truncated", "list"),

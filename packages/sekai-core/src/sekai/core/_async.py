@@ -1,4 +1,5 @@
-"""The async routing rule: a sync override is never skipped by the async path."""
+"""The async routing rule: a sync override is never skipped by the async path, and a wrapper's
+async override never by the sync path."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     import asyncio
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 # (sync method, async method) pairs that the rule keeps consistent.
 ROUTED_PAIRS: tuple[tuple[str, str], ...] = (("reset", "async_reset"), ("step", "async_step"))
@@ -85,7 +87,8 @@ def install_async_routes(cls: type) -> None:
     For each pair, if the class defining the sync method is more derived than the one defining
     the async method, the async method becomes a coroutine calling that class's own sync
     function (not ``self.step``), so a subclass that overrides both and chains to ``super()``
-    does not run the step logic twice.
+    does not run the step logic twice. The other way round, an async override above a sync
+    method marked :func:`passes_inward` is a ``TypeError``.
     """
     mro = cls.__mro__
     for sync_name, async_name in ROUTED_PAIRS:
@@ -95,6 +98,37 @@ def install_async_routes(cls: type) -> None:
             continue
         if mro.index(sync_owner) < mro.index(async_owner):
             setattr(cls, async_name, _make_router(cls, sync_owner, sync_name, async_name))
+        elif mro.index(async_owner) < mro.index(sync_owner):
+            _refuse_skipped_override(cls, async_owner, sync_owner, sync_name, async_name)
+
+
+def passes_inward(fn: F) -> F:
+    """Mark a wrapper base's sync method that only passes the call inward (``Wrapper.step``).
+
+    A subclass that overrides the async method but inherits such a sync one is refused: its
+    sync callers would skip its logic. An env's inherited sync method is its own logic (an
+    async-native subclass of a sync env may add awaits), and an abstract one is ABC's to refuse.
+    """
+    fn._sekai_passes_inward = True  # type: ignore[attr-defined]
+    return fn
+
+
+def _refuse_skipped_override(
+    cls: type, async_owner: type, sync_owner: type, sync_name: str, async_name: str
+) -> None:
+    sync_fn = sync_owner.__dict__[sync_name]
+    if not getattr(sync_fn, "_sekai_passes_inward", False):
+        return
+    subject = cls.__qualname__
+    if async_owner is not cls:  # a mixin's async method, above the sync one in the MRO
+        subject += f" (through {async_owner.__qualname__})"
+    raise TypeError(
+        f"{subject} overrides {async_name}() but not {sync_name}(), so {sync_name}() would be "
+        f"{sync_owner.__qualname__}.{sync_name}(), which passes the call inward without that "
+        "logic: sync callers (a plain loop, SyncVecEnv, ProcVecEnv) would get other results "
+        f"than async ones. Override {sync_name}() too, sharing the logic with {async_name}() "
+        f"through a helper, or running the coroutine with asyncio.run(self.{async_name}(...))."
+    )
 
 
 def shut_down_loop(loop: asyncio.AbstractEventLoop) -> None:

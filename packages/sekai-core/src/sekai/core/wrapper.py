@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import numpy as np
 
 from sekai._args import type_name
+from sekai.core._async import passes_inward
 from sekai.core._not_an_env import not_an_env_hint
 from sekai.core._render_habit import missing_attribute
 from sekai.core.env import Env
@@ -92,6 +93,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
 
     # -- delegation ---------------------------------------------------------------------------
 
+    @passes_inward
     def reset(
         self,
         *,
@@ -100,6 +102,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     ) -> ResetResult[WrapperObsT]:
         return self.env.reset(seed=seed, options=options)  # type: ignore[return-value]
 
+    @passes_inward
     def step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
         return self.env.step(action)  # type: ignore[arg-type,return-value]
 
@@ -236,6 +239,7 @@ class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
     def _step_result(self, result: StepResult[Any]) -> StepResult[WrapperObsT]:
         return result
 
+    @passes_inward
     def reset(
         self,
         *,
@@ -246,6 +250,7 @@ class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
         self._on_reset(seed)
         return self._reset_result(result)
 
+    @passes_inward
     def step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
         return self._step_result(self.env.step(self._step_action(action)))
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from sekai._args import type_name
+from sekai.core._async import passes_inward
 from sekai.core._not_an_env import not_an_env_hint
 from sekai.core.wrapper import _NO_REVERSE_ACTION, _own_space
 from sekai.spaces import Space, concatenate, iterate
@@ -183,9 +184,11 @@ class VecWrapper(VecEnv):
 
     # -- delegated API ---------------------------------------------------------------------
 
+    @passes_inward
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         return self.venv.reset(seed=seed, options=options)
 
+    @passes_inward
     def step(self, actions: Any) -> VecStepResult[Any]:
         return self.venv.step(actions)
 
@@ -262,11 +265,13 @@ class VecResultWrapper(VecWrapper):
         if partial is not None and partial.stepped.any():
             self._on_failed_step(partial)
 
+    @passes_inward
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         result = self.venv.reset(seed=seed, options=options)
         self._on_reset(seed)
         return self._rewrite_reset(result)
 
+    @passes_inward
     def step(self, actions: Any) -> VecStepResult[Any]:
         live = _live_before_step(self.venv) if self._step_reads_live else None
         try:
