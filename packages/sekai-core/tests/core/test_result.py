@@ -72,22 +72,20 @@ def test_done_is_a_python_bool(terminated, truncated, done):
 @pytest.mark.parametrize(
     ("args", "name", "given"),
     [
-        (
-            (np.zeros(2), 1.0, False, {"lives": 3}),
-            "truncated",
-            "dict",
-        ),  # gym's (obs, r, done, info)
+        ((np.zeros(2), 1.0, False, {"lives": 3}), "truncated", "dict"),  # gym's order
         ((np.zeros(2), 1.0, True, {}), "truncated", "dict"),
         ((0, 0.0, {"t": 1}, False, {}), "terminated", "dict"),
         ((0, 0.0, False, [True], {}), "truncated", "list"),
+        ((0, 0.0, ("a",), False, {}), "terminated", "tuple"),
         ((0, 0.0, False, "False", {}), "truncated", "str"),
     ],
 )
 def test_a_container_or_string_flag_is_refused_naming_the_field_order(args, name, given):
     # Before: gym's order built a result whose info sat in `truncated`, so it was done.
+    gym = ", not gym's (obs, reward, done, info)" if given == "dict" else ""
     message = (
         f"StepResult's {name} must be a bool, got {given}: StepResult takes (observation, "
-        "reward, terminated, truncated, info), not gym's (obs, reward, done, info)."
+        f"reward, terminated, truncated, info){gym}."
     )
     with pytest.raises(TypeError, match=re.escape(message)):
         StepResult(*args)

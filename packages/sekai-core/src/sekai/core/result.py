@@ -75,10 +75,10 @@ def _check_flags(terminated: object, truncated: object) -> None:
         if type(value) in _FLAG_TYPES:
             continue
         if isinstance(value, _NOT_FLAGS):
+            gym = ", not gym's (obs, reward, done, info)" if isinstance(value, Mapping) else ""
             raise TypeError(
                 f"StepResult's {name} must be a bool, got {type(value).__name__}: StepResult "
-                "takes (observation, reward, terminated, truncated, info), not gym's "
-                "(obs, reward, done, info)."
+                f"takes (observation, reward, terminated, truncated, info){gym}."
             )
         _FLAG_TYPES.add(type(value))
 
