@@ -4,6 +4,7 @@ numpy internals, nothing accepted that would misbehave later (finance.md §3.5).
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -25,10 +26,13 @@ from sekai.error import InvalidAction
 from sekai.finance import (
     GBM,
     CompositeCost,
+    FixedStart,
     LogReturn,
     MarketModel,
     ProportionalCost,
+    RandomStart,
     RewardFunction,
+    SequentialStart,
     Simulation,
 )
 
@@ -165,7 +169,30 @@ def test_a_fixed_start_beyond_the_history_is_refused_when_the_env_is_built() -> 
     for value in (10**6, [0, 10**6]):
         with pytest.raises(ValueError, match="does not fit this history"):
             vec.set_attr("sampler", value)
-    TradingEnv(sampler=10**6, **SHORT)  # simulated prices: no windows to check against
+
+
+@pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0", "Market-v0"])
+@pytest.mark.parametrize("sampler", ["sequential", 7, SequentialStart(start=3)])
+def test_a_sampler_without_a_history_is_refused(env_id: str, sampler: object) -> None:
+    # Simulated episodes have no windows to choose: the sampler would be ignored silently.
+    simulates = "market (pass data=" if env_id == "Market-v0" else "prices (pass prices= or data="
+    match = rf"sampler={re.escape(repr(sampler))} needs a price history; this env simulates its "
+    match += re.escape(simulates)
+    with pytest.raises(ValueError, match=match):
+        sekai.make(env_id, sampler=sampler)
+    env = sekai.make(env_id, sampler=RandomStart())  # the default is what simulation does
+    with pytest.raises(ValueError, match="needs a price history"):
+        env.unwrapped.sampler = sampler  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="needs a price history"):
+        sekai.make_vec(env_id, 2, sampler=sampler)
+
+
+@pytest.mark.parametrize("value", ["sequential", [FixedStart(1), FixedStart(2)]])
+def test_a_native_vec_env_without_a_history_refuses_a_sampler(value: object) -> None:
+    vec = TradingVecEnv(2, **SHORT)
+    with pytest.raises(ValueError, match=r"needs a price history.*or leave sampler='random'"):
+        vec.set_attr("sampler", value)
+    vec.set_attr("sampler", "random")
 
 
 @pytest.mark.parametrize(

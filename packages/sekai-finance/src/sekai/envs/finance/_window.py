@@ -22,6 +22,7 @@ from sekai.finance.data import MarketData
 from sekai.finance.rewards import LogReturn, RewardFunction
 from sekai.finance.sampling import (
     EpisodeSampler,
+    RandomStart,
     as_sampler,
     check_fixed_start,
     draw_window_start,
@@ -36,10 +37,6 @@ ActT = TypeVar("ActT")
 
 _ONE_SOURCE = (
     "got {given}: pass one source: historical `prices=` or `data=`, or a `model=` to simulate."
-)
-_NEEDS_HISTORY = (
-    "options['start'] needs a price history; this env simulates its prices (pass prices= or "
-    "data= to replay history)."
 )
 
 
@@ -227,6 +224,9 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
     transaction_cost = fixed("The transaction_cost argument (it became cost_model).")
 
     _history: History | None
+    # What the env simulates without a history, and the arguments that give it one.
+    _simulates = "prices"
+    _history_args = "prices= or data="
 
     def _setup_window(
         self,
@@ -369,11 +369,24 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
     def sampler(self, value: Any) -> None:
         self._sampler = self._checked_sampler(value)
 
+    def _needs_history(self, what: str, alternative: str = "") -> str:
+        """The ``ValueError`` message for ``what``, which only a history env can honour."""
+        return (
+            f"{what} needs a price history; this env simulates its {self._simulates} (pass "
+            f"{self._history_args} to replay history{alternative})."
+        )
+
     def _checked_sampler(self, value: Any) -> EpisodeSampler:
-        """``value`` as a sampler (``as_sampler``), a fixed start checked against the history."""
+        """``value`` as a sampler (``as_sampler``), a fixed start checked against the history;
+        without a history only the default ``RandomStart`` (any other would be ignored)."""
         sampler = as_sampler(value)
         history = self._history
-        if history is not None:
+        if history is None:
+            if type(sampler) is not RandomStart:
+                raise ValueError(
+                    self._needs_history(f"sampler={value!r}", ", or leave sampler='random'")
+                )
+        else:
             check_fixed_start(
                 sampler,
                 history.n_starts,
@@ -421,7 +434,7 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         history = self._history
         if history is None:
             if "start" in opts:
-                raise ValueError(_NEEDS_HISTORY)
+                raise ValueError(self._needs_history("options['start']"))
             if self._model is None:
                 with np.errstate(over="ignore"):  # refused just below, naming the parameters
                     path = self._simulate_path()

@@ -27,10 +27,6 @@ from sekai.spaces import Box, Dict, MaskedBox
 __all__ = ["MarketEnv"]
 
 Observation = dict[str, Any]
-_NEEDS_HISTORY = (
-    "options['start'] needs a price history; this env simulates its market (pass data= to "
-    "replay history)."
-)
 
 
 def _names(name: str, value: Any) -> tuple[str, ...]:
@@ -74,6 +70,8 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
     features = fixed("Per-asset fields observed (fixed: they size the observation).")
     exogenous = fixed("Market-wide series observed (fixed: they size the observation).")
     allow_short = fixed("Whether the action gives signed weights (fixed: the action space).")
+    _simulates = "market"
+    _history_args = "data="
 
     def __init__(
         self,
@@ -379,7 +377,7 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
         history = self._history
         if history is None:
             if "start" in opts:
-                raise ValueError(_NEEDS_HISTORY)
+                raise ValueError(self._needs_history("options['start']"))
             simulation = self._model.simulate(self.rng, window - 1)
             episode = MarketEpisode.from_simulation(simulation, window, self._exogenous)
         else:

@@ -47,11 +47,6 @@ _Terms = tuple[np.ndarray, np.ndarray, "np.ndarray | None", np.ndarray]
 
 _MEMO = 4096  # start options remembered (the memo is cleared when full)
 
-_NEEDS_HISTORY = (
-    "options['start'] needs a price history; this env simulates its prices (pass prices= or "
-    "data= to replay history)."
-)
-
 
 def gbm_terms(mu: Any, sigma: Any, s0: Any, corr: Any, dt: float, n: int) -> _Terms:
     """Per-step drift and volatility, volatility-scaled transposed Cholesky factor (None
@@ -362,7 +357,7 @@ class WindowVecEnv(FinanceVecEnv):
         history = self._history
         if history is None:
             if not no_options and any("start" in o for o in parsed):
-                raise ValueError(_NEEDS_HISTORY)
+                raise ValueError(self.template._needs_history("options['start']"))
             self._start_paths(indices)
         else:
             starts = np.empty(len(indices), dtype=np.int64)
@@ -391,7 +386,7 @@ class WindowVecEnv(FinanceVecEnv):
         start = parse_options(options, ("start",)).get("start")
         if start is not None:
             if self._history is None:
-                raise ValueError(_NEEDS_HISTORY)
+                raise ValueError(self.template._needs_history("options['start']"))
             self._window_start(self._history, start)
 
     def _window_start(self, history: History, start: Any) -> int:
