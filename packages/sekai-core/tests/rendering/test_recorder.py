@@ -224,10 +224,28 @@ def test_save_video_pads_odd_sizes(tmp_path: Path) -> None:
 def test_text_frames_are_saved_as_text_separated_by_form_feeds(tmp_path: Path) -> None:
     env = _recorded(TextRenderer(), steps=2)
     assert env.frames == ["position=0", "position=1", "position=2"]
-    path = env.save(tmp_path / "episode.gif")
+    path = env.save(tmp_path / "episode.txt")
     assert path == tmp_path / "episode.txt"
     assert path.read_text(encoding="utf-8").split("\f") == env.frames
-    assert env.save(tmp_path / "x.txt").read_text(encoding="utf-8").count("\f") == 2
+    assert env.save(tmp_path / "x.TXT").read_text(encoding="utf-8").count("\f") == 2
+
+
+@pytest.mark.parametrize("name", ["episode.gif", "episode.mp4", "episode"])
+def test_text_frames_to_another_suffix_are_refused(tmp_path: Path, name: str) -> None:
+    # The path is never changed behind the caller's back: the file asked for would not exist.
+    env = _recorded(TextRenderer(), steps=1)
+    match = rf"save\(\) got '.*{name}', but the frames are text .* only to a \.txt path"
+    with pytest.raises(TypeError, match=match):
+        env.save(tmp_path / name)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_image_frames_to_txt_are_refused_naming_the_suffixes_that_work(tmp_path: Path) -> None:
+    env = _recorded(steps=1)
+    match = r"save\(\) got '.*x\.txt', but the frames are images, .* \(\.gif\) or a video \(\.mp4,"
+    with pytest.raises(TypeError, match=match):
+        env.save(tmp_path / "x.txt")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_save_text_rejects_images_and_empty_lists(tmp_path: Path) -> None:

@@ -116,8 +116,8 @@ class RecordFrames(FrameRecording, ResultWrapper[Any, Any, Any, Any]):
 
         ``.gif`` (any case) goes through ``save_gif`` (Pillow), ``.txt`` through ``save_text``,
         any other suffix through ``save_video`` (imageio + ffmpeg, e.g. ``.mp4``). Text frames
-        (from a text renderer) are always written as text: to ``path`` with its suffix replaced
-        by ``.txt`` when it is not already ``.txt``.
+        (from a text renderer) need a ``.txt`` path and images any other: the other way round
+        raises ``TypeError`` before anything is written.
 
         Args:
             fps: frames per second; defaults to ``env.metadata["render_fps"]``, else 30.
@@ -135,11 +135,8 @@ def save_frames(
     path = Path(path)
     if fps is None:
         fps = metadata.get("render_fps") or 30
-    if frames and all(isinstance(frame, str) for frame in frames):
-        if path.suffix.lower() != ".txt":
-            path = path.with_suffix(".txt")
-        return save_text(frames, path)
     suffix = path.suffix.lower()
+    _check_suffix_fits(frames, path, suffix)
     if suffix == ".gif":
         return save_gif(frames, path, fps=fps)
     if suffix == ".txt":
@@ -150,6 +147,24 @@ def save_frames(
             "use .gif, .txt or a video suffix such as .mp4."
         )
     return save_video(frames, path, fps=fps)
+
+
+def _check_suffix_fits(frames: Sequence[RenderFrame], path: Path, suffix: str) -> None:
+    """Refuse text frames to anything but ``.txt``, and image frames to ``.txt``, naming both.
+
+    Mixed or empty frames pass: the writer names the first bad frame, or says there are none.
+    """
+    kinds = {isinstance(frame, str) for frame in frames}
+    if kinds == {True} and suffix != ".txt":
+        raise TypeError(
+            f"save() got {str(path)!r}, but the frames are text (from a text renderer), which "
+            "it writes only to a .txt path (frames separated by form feeds): use .txt."
+        )
+    if kinds == {False} and suffix == ".txt":
+        raise TypeError(
+            f"save() got {str(path)!r}, but the frames are images, which it writes only as a "
+            f"GIF (.gif) or a video ({', '.join(VIDEO_CODECS)}); .txt is for text frames."
+        )
 
 
 def check_recording_options(renderer: Any, max_frames: Any) -> None:
