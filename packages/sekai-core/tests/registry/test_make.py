@@ -65,6 +65,16 @@ def test_make_rejects_non_integer_limits(my_env):
         sekai.make("demo/My-v0", max_episode_steps=2.5)
 
 
+@pytest.mark.parametrize(("steps", "kind"), [(1.5, "float"), ("10", "str"), (True, "bool")])
+def test_register_and_make_refuse_a_limit_of_another_type_alike(my_env, steps, kind):
+    # One check for both: a wrong type is the same TypeError whichever names the limit.
+    message = rf"^max_episode_steps must be an int or None, got {kind}\.$"
+    with pytest.raises(TypeError, match=message):
+        sekai.register("demo/Other-v0", My, max_episode_steps=steps)
+    with pytest.raises(TypeError, match=message):
+        sekai.make("demo/My-v0", max_episode_steps=steps)
+
+
 def test_make_sets_a_spec_describing_this_exact_env(my_env):
     env = sekai.make("demo/My-v0", k=5, extra="x", max_episode_steps=-1)
     assert env.spec.kwargs == {"k": 5, "extra": "x"}

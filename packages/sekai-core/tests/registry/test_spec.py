@@ -83,9 +83,16 @@ def test_env_spec_accepts_callable_entry_points():
     assert EnvSpec("My-v0", Dummy, vector_entry_point=Dummy).entry_point is Dummy
 
 
-def test_env_spec_rejects_non_positive_max_episode_steps():
-    with pytest.raises(ValueError, match="max_episode_steps must be a positive int or None, got 0"):
-        EnvSpec("My-v0", Dummy, max_episode_steps=0)
+@pytest.mark.parametrize("steps", [0, -1])
+def test_env_spec_rejects_non_positive_max_episode_steps(steps):
+    # -1 removes the limit in make() only: a spec without a limit holds None.
+    with pytest.raises(ValueError, match=rf"^max_episode_steps must be >= 1, got {steps}\.$"):
+        EnvSpec("My-v0", Dummy, max_episode_steps=steps)
+
+
+def test_register_keeps_a_numpy_int_limit_as_an_int():
+    spec = EnvSpec("My-v0", Dummy, max_episode_steps=np.int64(5))
+    assert type(spec.max_episode_steps) is int and spec.max_episode_steps == 5
 
 
 def test_env_spec_normalises_additional_wrappers_to_a_tuple():

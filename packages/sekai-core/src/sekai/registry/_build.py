@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
-import numbers
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +13,7 @@ from sekai.core._not_an_env import not_an_env_hint
 from sekai.core._render_habit import reject_render_mode
 from sekai.core.env import Env
 from sekai.registry.entry_points import load_entry_point
+from sekai.vector._time_limit import check_max_episode_steps
 
 if TYPE_CHECKING:
     from sekai.registry.spec import EnvSpec
@@ -36,18 +36,7 @@ def effective_steps(spec: EnvSpec, max_episode_steps: int | None) -> int | None:
     """``make()``'s rule: None keeps the registered limit, -1 removes it, an int overrides it."""
     if max_episode_steps is None:
         return spec.max_episode_steps
-    if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, numbers.Integral):
-        raise TypeError(
-            f"max_episode_steps must be an int or None, got {type(max_episode_steps).__name__}."
-        )
-    if max_episode_steps == -1:
-        return None
-    if max_episode_steps < 1:
-        raise ValueError(
-            "max_episode_steps must be >= 1, or -1 to remove the time limit, "
-            f"got {max_episode_steps}."
-        )
-    return int(max_episode_steps)
+    return check_max_episode_steps(max_episode_steps, removable=True)
 
 
 def merge_kwargs(spec: EnvSpec, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from sekai._equal import structurally_equal
 from sekai.registry._build import build_env
 from sekai.registry.entry_points import EntryPoint, check_entry_point, load_entry_point
 from sekai.registry.ids import parse_env_id
+from sekai.vector._time_limit import check_max_episode_steps
 
 if TYPE_CHECKING:
     from sekai.core.env import Env
@@ -199,13 +200,8 @@ class EnvSpec:
             raise TypeError(
                 f"nondeterministic must be a bool, got {type(self.nondeterministic).__name__}."
             )
-        steps = self.max_episode_steps
-        if steps is not None:
-            if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
-                raise ValueError(
-                    f"max_episode_steps must be a positive int or None, got {steps!r}."
-                )
-            self.max_episode_steps = int(steps)
+        # make()'s -1 ("remove the limit") has no meaning here: None registers no limit.
+        self.max_episode_steps = check_max_episode_steps(self.max_episode_steps)
 
     def __repr__(self) -> str:
         return f"EnvSpec(id={self.id!r})"

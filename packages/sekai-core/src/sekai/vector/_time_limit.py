@@ -11,14 +11,19 @@ import numpy as np
 __all__ = ["TimeLimitAttribute", "check_max_episode_steps"]
 
 
-def check_max_episode_steps(value: Any) -> int | None:
-    """``value`` as a time limit: None (no limit) or an int >= 1."""
+def check_max_episode_steps(value: Any, *, removable: bool = False) -> int | None:
+    """``value`` as a time limit: None (no limit) or an int >= 1; the one check of the native
+    and kernel envs, ``register()`` and ``make()``. With ``removable`` (``make()``'s override of
+    the registered limit) ``-1`` also means no limit."""
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"max_episode_steps must be an int or None, got {type(value).__name__}.")
+    if removable and value == -1:
+        return None
     if value < 1:
-        raise ValueError(f"max_episode_steps must be >= 1, got {value}.")
+        removal = ", or -1 to remove the time limit" if removable else ""
+        raise ValueError(f"max_episode_steps must be >= 1{removal}, got {value}.")
     return int(value)
 
 
