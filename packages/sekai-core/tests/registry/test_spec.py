@@ -249,11 +249,47 @@ def test_to_json_refuses_a_wrapper_with_a_callable_entry_point():
 
 
 def test_to_json_reports_kwargs_that_json_cannot_hold():
-    with pytest.raises(ValueError, match="The kwargs of 'My-v0' cannot be serialised to JSON"):
-        EnvSpec("My-v0", "a.b:C", kwargs={"x": object()}).to_json()
-    wrapper = WrapperSpec("W", "a.b:W", {"x": object()})
-    with pytest.raises(ValueError, match="The wrapper kwargs of 'My-v0' cannot be serialised"):
+    match = r"The kwargs of 'My-v0' cannot be serialised to JSON: kwargs\['x'\]\[1\] is of type object"
+    with pytest.raises(ValueError, match=match):
+        EnvSpec("My-v0", "a.b:C", kwargs={"x": [1, object()]}).to_json()
+    wrapper = WrapperSpec("W", "a.b:W", {"x": np.zeros(2)})
+    match = r"The kwargs of wrapper 'W' cannot be serialised to JSON: kwargs\['x'\] is of type numpy.ndarray"
+    with pytest.raises(ValueError, match=match):
         EnvSpec("My-v0", "a.b:C", additional_wrappers=[wrapper]).to_json()
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"n": np.int64(5), "x": np.float32(0.5), "y": np.float64(0.25), "flag": np.bool_(True)},
+        {"positions": (0.0, 1.0), "nested": {"shape": (2, (3,))}, "empty": ()},
+        {"list": [1, (2, 3)], "nan": float("nan")},
+    ],
+)
+def test_whatever_to_json_accepts_comes_back_equal(kwargs):
+    # NumPy scalars become Python numbers (make() takes both alike); tuples stay tuples.
+    wrapper = WrapperSpec("W", "w.m:W", dict(kwargs))
+    spec = EnvSpec("My-v0", "a.b:C", kwargs=kwargs, additional_wrappers=[wrapper])
+    assert EnvSpec.from_json(spec.to_json()) == spec
+
+
+def test_from_json_gives_python_numbers_and_tuples():
+    spec = EnvSpec("My-v0", "a.b:C", kwargs={"n": np.int64(5), "p": (0.0, [1.0])})
+    back = EnvSpec.from_json(spec.to_json())
+    assert type(back.kwargs["n"]) is int and back.kwargs["p"] == (0.0, [1.0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"m": {1: "a"}}, r"kwargs\['m'\] has the key 1 \(int\); JSON keys are strings"),
+        ({"m": {"__tuple__": [1]}}, r"kwargs\['m'\] is a dict whose only key is '__tuple__'"),
+        ({"c": np.complex128(1j)}, r"kwargs\['c'\] is of type numpy.complex128; JSON holds None"),
+    ],
+)
+def test_to_json_refuses_what_would_come_back_changed(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        EnvSpec("My-v0", "a.b:C", kwargs=kwargs).to_json()
 
 
 def test_a_numpy_reward_threshold_is_stored_as_a_float_and_serialises():

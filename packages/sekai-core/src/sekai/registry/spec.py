@@ -10,6 +10,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from sekai._args import type_name
 from sekai._equal import structurally_equal
 from sekai.registry._build import build_env
 from sekai.registry.entry_points import EntryPoint, check_entry_point, load_entry_point
@@ -32,6 +35,51 @@ __all__ = [
 
 def _describe(value: object) -> str:
     return value if isinstance(value, str) else repr(value)
+
+
+# How to_json writes a tuple, which JSON would otherwise give back as a list.
+_TUPLE = "__tuple__"
+
+
+def _jsonable(value: Any, where: str) -> Any:
+    """``value`` (kwargs) as ``to_json()`` writes it, so that ``from_json()`` gives back an equal
+    value: NumPy scalars as Python numbers, tuples tagged; anything else JSON cannot hold, or
+    would give back changed (a dict key that is not a str), is refused naming ``where``."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        items = [_jsonable(item, f"{where}[{i}]") for i, item in enumerate(value)]
+        return items if isinstance(value, list) else {_TUPLE: items}
+    if isinstance(value, Mapping):
+        for key in value:
+            if not isinstance(key, str):
+                raise ValueError(
+                    f"{where} has the key {key!r} ({type(key).__name__}); JSON keys are strings, "
+                    f"so it would come back as {str(key)!r}: use str keys."
+                )
+        if set(value) == {_TUPLE}:
+            raise ValueError(
+                f"{where} is a dict whose only key is {_TUPLE!r}, which is how to_json() writes a "
+                "tuple: it would come back as a tuple."
+            )
+        return {key: _jsonable(item, f"{where}[{key!r}]") for key, item in value.items()}
+    raise ValueError(
+        f"{where} is of type {type_name(value)}; JSON holds None, bool, int, float, str, and "
+        "lists, tuples and dicts (str keys) of them; NumPy scalars are written as numbers."
+    )
+
+
+def _restore_tuple(obj: dict[str, Any]) -> Any:
+    """The ``json.loads`` object hook undoing ``_jsonable``'s tag of a tuple."""
+    if len(obj) == 1 and isinstance(obj.get(_TUPLE), list):
+        return tuple(obj[_TUPLE])
+    return obj
 
 
 def _same_fields(a: Any, b: Any) -> bool:
@@ -91,7 +139,13 @@ class WrapperSpec:
                 f"Wrapper {self.name!r} has a callable entry point, which JSON cannot hold; "
                 "register it with a 'module.path:ClassName' string to serialise the spec."
             )
-        return {"name": self.name, "entry_point": self.entry_point, "kwargs": dict(self.kwargs)}
+        try:
+            kwargs = _jsonable(dict(self.kwargs), "kwargs")
+        except ValueError as exc:
+            raise ValueError(
+                f"The kwargs of wrapper {self.name!r} cannot be serialised to JSON: {exc}"
+            ) from None
+        return {"name": self.name, "entry_point": self.entry_point, "kwargs": kwargs}
 
 
 def wrapper_tuple(value: Iterable[WrapperSpec]) -> tuple[WrapperSpec, ...]:
@@ -219,16 +273,25 @@ class EnvSpec:
     def to_json(self) -> str:
         """Serialise the spec (string entry points only; callables are left out).
 
+        ``from_json()`` gives back an equal spec: NumPy scalars in the kwargs are written as
+        Python numbers and tuples stay tuples.
+
         Raises:
-            ValueError: ``kwargs`` are not JSON-serialisable, or a wrapper has a callable entry
-                point.
+            ValueError: the kwargs (the env's or a wrapper's) hold a value JSON cannot give back,
+                or a wrapper has a callable entry point.
         """
+        try:
+            kwargs = _jsonable(self.kwargs, "kwargs")
+        except ValueError as exc:
+            raise ValueError(
+                f"The kwargs of {self.id!r} cannot be serialised to JSON: {exc}"
+            ) from None
         data: dict[str, Any] = {
             "id": self.id,
             "reward_threshold": self.reward_threshold,
             "nondeterministic": self.nondeterministic,
             "max_episode_steps": self.max_episode_steps,
-            "kwargs": self.kwargs,
+            "kwargs": kwargs,
             "additional_wrappers": [w.to_dict() for w in self.additional_wrappers],
         }
         if isinstance(self.entry_point, str):
@@ -237,14 +300,7 @@ class EnvSpec:
             data["vector_entry_point"] = self.vector_entry_point
         if isinstance(self.kernel_entry_point, str):
             data["kernel_entry_point"] = self.kernel_entry_point
-        try:
-            return json.dumps(data, indent=2)
-        except TypeError as exc:
-            # Only the kwargs (the env's or a wrapper's) can hold non-JSON values.
-            what = "kwargs" if _unserialisable(self.kwargs) else "wrapper kwargs"
-            raise ValueError(
-                f"The {what} of {self.id!r} cannot be serialised to JSON: {exc}"
-            ) from exc
+        return json.dumps(data, indent=2)
 
     @classmethod
     def from_json(cls, json_spec: str) -> EnvSpec:
@@ -254,7 +310,7 @@ class EnvSpec:
             ValueError: the text is not JSON, not an object with an ``'id'``, or holds a key
                 ``to_json()`` does not write (at the top or in a wrapper).
         """
-        data = json.loads(json_spec)
+        data = json.loads(json_spec, object_hook=_restore_tuple)
         if not isinstance(data, dict) or "id" not in data:
             raise ValueError("An EnvSpec JSON document must be an object with an 'id' key.")
         _refuse_unknown_keys(data, _SPEC_KEYS, "An EnvSpec JSON document")
@@ -302,10 +358,3 @@ class EnvSpec:
         """A copy attributed to ``source``."""
         return dataclasses.replace(self, source=source)
 
-
-def _unserialisable(value: object) -> bool:
-    try:
-        json.dumps(value)
-    except TypeError:
-        return True
-    return False
