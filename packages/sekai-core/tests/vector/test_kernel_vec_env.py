@@ -220,6 +220,30 @@ def test_the_same_seed_gives_the_same_episodes_and_another_seed_others() -> None
     assert starts(5) != starts(6)
 
 
+def test_trackers_are_told_each_entry_of_a_seed_list_as_on_the_other_backends() -> None:
+    from sekai.vector.wrappers import VecRecordEpisodeStatistics
+
+    class Seeds:
+        def __init__(self) -> None:
+            self.seeds: list[Any] = []
+
+        def on_reset(self, env_id: Any, seed: Any) -> None:
+            self.seeds.append(seed)
+
+        def on_step(self, reward: Any, terminated: Any, truncated: Any, info: Any) -> None: ...
+
+        def on_episode_end(self, stats: Any) -> None: ...
+
+        def summary(self) -> dict[str, Any]:
+            return {}
+
+    tracker = Seeds()
+    vec = VecRecordEpisodeStatistics(_env(2), tracker=tracker)
+    vec.reset(seed=[None, 9])
+    vec.reset(seed=5)
+    assert tracker.seeds == [None, 9, 5, 5]
+
+
 def test_reset_options_are_refused_with_the_modes_that_take_them() -> None:
     env = _env()
     env.reset(options={})  # an empty dict asks for nothing

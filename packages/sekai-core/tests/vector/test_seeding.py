@@ -72,14 +72,14 @@ def test_bad_entry_is_found_before_any_generator_is_drawn() -> None:
 
 
 def test_native_int_seed_is_passed_as_is() -> None:
-    assert native_seed(4, 3, lambda: np.random.default_rng()) == 4
+    assert native_seed(4, 3, lambda: np.random.default_rng()) == (4, [4, 4, 4])
 
 
 def test_native_all_none_list_keeps_the_stream() -> None:
     current = np.random.default_rng(0)
     state = current.bit_generator.state
-    assert native_seed([None, None], 2, lambda: current) is None
-    assert native_seed(None, 2, lambda: current) is None
+    assert native_seed([None, None], 2, lambda: current) == (None, [None, None])
+    assert native_seed(None, 2, lambda: current) == (None, [None, None])
     assert current.bit_generator.state == state
 
 
@@ -88,8 +88,9 @@ def test_native_list_is_combined_into_one_seed_sequence() -> None:
     other = np.random.default_rng(2)
     draws = np.random.default_rng(1).integers(2**63, size=1).tolist()
     other_draw = int(np.random.default_rng(2).integers(2**63))
-    rng = native_seed([5, None, other], 3, lambda: current)
+    rng, sub_seeds = native_seed([5, None, other], 3, lambda: current)
     assert isinstance(rng, np.random.Generator)
+    assert sub_seeds == [5, None, other_draw]  # each entry, as vector_seeds gives it
     expected = np.random.default_rng(np.random.SeedSequence([5, draws[0], other_draw]))
     assert rng.integers(1000, size=4).tolist() == expected.integers(1000, size=4).tolist()
 

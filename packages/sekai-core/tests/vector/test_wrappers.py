@@ -108,9 +108,23 @@ def test_record_episode_statistics_reports_the_seeds_sub_envs_were_reset_with() 
 
 def test_record_episode_statistics_reports_a_native_envs_generator_seed() -> None:
     vec = VecRecordEpisodeStatistics(CounterVecEnv(2), tracker=Tracker())
-    assert _reset_seeds(vec, 3) == [3, 3]  # one generator, seeded with 3
-    assert _reset_seeds(vec, [7, 8]) == [None, None]  # combined into one seed
+    assert _reset_seeds(vec, 3) == [3, 3]  # one generator, seeded with 3: reset(seed=3) replays
     assert _reset_seeds(vec, None) == [None, None]
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_record_episode_statistics_reports_each_entry_of_a_seed_list_on_every_backend(
+    native: bool,
+) -> None:
+    # A native env combines the list into one seed, yet each sub-env was reset with its entry
+    # as a sub-env of any other backend is: trackers are told the same seeds.
+    venv = CounterVecEnv(2) if native else SyncVecEnv([CounterEnv] * 2)
+    vec = VecRecordEpisodeStatistics(venv, tracker=Tracker())
+    assert _reset_seeds(vec, [7, 8]) == [7, 8]
+    assert _reset_seeds(vec, [None, np.int64(9)]) == [None, 9]
+    assert _reset_seeds(vec, [None, None]) == [None, None]
+    seeds = _reset_seeds(vec, [np.random.default_rng(0), None])
+    assert seeds == [np.random.default_rng(0).integers(2**63), None]  # its one draw
 
 
 @pytest.mark.parametrize("native", [False, True])

@@ -12,7 +12,7 @@ from sekai._args import holds_bool
 from sekai._numbers import array_kind, object_floats, refused_kind, too_large
 from sekai.core._rng import SeededMixin
 from sekai.utils._equal import structurally_equal
-from sekai.vector._contract.seeding import generator_seeds, native_seed, vector_options
+from sekai.vector._contract.seeding import native_seed, vector_options
 from sekai.vector._contract.subenv import call_attribute
 from sekai.vector._time_limit import TimeLimitAttribute, check_max_episode_steps
 from sekai.vector.infos import ArrayInfos, LazyInfos, split_value
@@ -186,10 +186,9 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
                 f"the same way), got {options!r}; use vectorization_mode='native' or 'sync' "
                 "for reset options."
             )
-        rng_seed = native_seed(seed, n, lambda: self.rng)
+        rng_seed, self._reset_seeds = native_seed(seed, n, lambda: self.rng)
         self._begin_reset()
         self._set_rng(rng_seed)
-        self._reset_seeds = generator_seeds(rng_seed, n)
         if rng_seed is not None or self.rng is not self._backend_rng:
             self.backend.seed(self.rng)
             self._backend_rng = self.rng

@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from sekai.core._rng import SeededMixin
 from sekai.spaces import Space
 from sekai.vector._contract.batching import copy_batch, put_rows
-from sekai.vector._contract.seeding import generator_seeds, native_seed, vector_options
+from sekai.vector._contract.seeding import native_seed, vector_options
 from sekai.vector._contract.subenv import call_attribute
 from sekai.vector._time_limit import TimeLimitAttribute, check_max_episode_steps
 from sekai.vector.infos import ArrayInfos, split_value
@@ -152,10 +152,9 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         n = self.num_envs
         # Options first: a refused call must not have drawn from the generator.
         per_env_options = vector_options(options, n)
-        rng_seed = native_seed(seed, n, lambda: self.rng)
+        rng_seed, self._reset_seeds = native_seed(seed, n, lambda: self.rng)
         self._begin_reset()
         self._set_rng(rng_seed)
-        self._reset_seeds = generator_seeds(rng_seed, n)
         if options is not None:  # without options there is nothing to check per sub-env
             failures = self._option_failures(per_env_options)
             if failures:

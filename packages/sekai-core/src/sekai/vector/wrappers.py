@@ -61,8 +61,9 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[TrackerT]):
     once per sub-env for ``reset()``, and once more for each autoreset, after its
     ``on_episode_end``, with seed None. The seed is the one the backend reset the sub-env with
     (``reset(seed=s)`` with an int gives sub-env i the child seed i; None: not reseeded, its
-    stream continues). A native env's sub-envs share one generator: each reports the int that
-    seeded it, or None when it was kept or seeded from a list of seeds.
+    stream continues); a list gives each sub-env its entry on every backend. A native env's
+    sub-envs share one generator: for an int each reports that int (``reset(seed=s)`` replays
+    them all).
 
     The sub-envs' events interleave; a tracker whose ``on_reset`` or ``on_step`` takes an
     ``env_index`` keyword is told which sub-env each call is about. A step that raises in one
@@ -109,7 +110,8 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[TrackerT]):
         self.episode_returns[:] = 0.0
         self.episode_lengths[:] = 0
         self._starts[:] = time.monotonic()
-        # The seeds the backend derived and used: a Generator in a seed list was drawn from once.
+        # The seeds the backend derived and used (one rule for every backend, in
+        # vector._contract.seeding): a Generator in a seed list was drawn from once.
         seeds = self.venv.unwrapped._reset_seeds or [None] * self.num_envs
         env_id = self._env_id()
         for i, sub_seed in enumerate(seeds):

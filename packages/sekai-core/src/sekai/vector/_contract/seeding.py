@@ -9,7 +9,7 @@ import numpy as np
 
 from sekai.core._rng import check_seed, make_seed_sequence
 
-__all__ = ["generator_seeds", "native_seed", "vector_options", "vector_seeds"]
+__all__ = ["native_seed", "vector_options", "vector_seeds"]
 
 _GENERATOR_SEED = (
     "reset(seed=...) got a numpy Generator: one generator cannot seed {n} sub-envs "
@@ -84,35 +84,36 @@ def vector_seeds(seed: Any, num_envs: int) -> list[int | None]:
 
 def native_seed(
     seed: Any, num_envs: int, current: Callable[[], np.random.Generator]
-) -> int | np.random.Generator | None:
-    """What a native env passes to ``_set_rng`` for ``reset(seed=...)``.
+) -> tuple[int | np.random.Generator | None, list[int | None]]:
+    """What a native env passes to ``_set_rng`` for ``reset(seed=...)``, and the seed each
+    sub-env counts as reset with (what ``VecRecordEpisodeStatistics`` tells trackers).
 
-    An int seeds the one generator; a list is combined into one ``SeedSequence`` of its
-    entries (``None`` contributes a draw from ``current()``, a Generator a draw from itself),
-    except that an all-``None`` list is the same as ``None`` (the stream continues).
+    An int seeds the one generator, and every sub-env counts as reset with it. A list is
+    combined into one ``SeedSequence`` of its entries (``None`` contributes a draw from
+    ``current()``, a Generator a draw from itself), except that an all-``None`` list is the same
+    as ``None`` (the stream continues); each sub-env counts as reset with its own entry, as
+    ``vector_seeds`` gives it to a sub-env of another backend (a Generator's one draw, None
+    kept).
     """
     if seed is None:
-        return None
+        return None, [None] * num_envs
     entries = _seed_list(seed, num_envs)
     if entries is None:
-        return _check_single(seed, num_envs)
+        single = _check_single(seed, num_envs)
+        return single, [single] * num_envs
     if all(entry is None for entry in entries):
-        return None
-    entropy = [
-        _draw(current())
-        if entry is None
-        else (_draw(entry) if isinstance(entry, np.random.Generator) else int(entry))
-        for entry in entries
-    ]
-    return np.random.default_rng(np.random.SeedSequence(entropy))
-
-
-def generator_seeds(rng_seed: int | np.random.Generator | None, num_envs: int) -> list[int | None]:
-    """The seed each sub-env of a one-generator env counts as reset with, given ``native_seed``'s
-    result: the int that seeded the generator, for every sub-env; None when the generator was
-    kept (its stream continues) or seeded from a list (combined into one seed no sub-env has).
-    """
-    return [rng_seed if isinstance(rng_seed, int) else None] * num_envs
+        return None, [None] * num_envs
+    given: list[int | None] = []
+    entropy: list[int] = []
+    for entry in entries:  # in order: a Generator entry may be current() itself
+        if entry is None:
+            given.append(None)
+            entropy.append(_draw(current()))
+        else:
+            value = _draw(entry) if isinstance(entry, np.random.Generator) else int(entry)
+            given.append(value)
+            entropy.append(value)
+    return np.random.default_rng(np.random.SeedSequence(entropy)), given
 
 
 def vector_options(options: Any, num_envs: int) -> list[dict[str, Any] | None]:
