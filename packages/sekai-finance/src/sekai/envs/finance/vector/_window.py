@@ -82,6 +82,11 @@ class WindowVecEnv(FinanceVecEnv):
     data = read_only(HISTORY, "The MarketData of the history, or None.")
     transaction_cost = read_only(TRANSACTION_COST, "The transaction_cost argument.")
 
+    def _start_needs_history(self) -> ValueError:
+        """The single env's error for ``options['start']`` on simulated prices."""
+        template: Any = self.template
+        return ValueError(template._needs_history("options['start']"))
+
     def _allocate_state(self) -> None:
         super()._allocate_state()
         template: Any = self.template
@@ -357,7 +362,7 @@ class WindowVecEnv(FinanceVecEnv):
         history = self._history
         if history is None:
             if not no_options and any("start" in o for o in parsed):
-                raise ValueError(self.template._needs_history("options['start']"))
+                raise self._start_needs_history()
             self._start_paths(indices)
         else:
             starts = np.empty(len(indices), dtype=np.int64)
@@ -386,7 +391,7 @@ class WindowVecEnv(FinanceVecEnv):
         start = parse_options(options, ("start",)).get("start")
         if start is not None:
             if self._history is None:
-                raise ValueError(self.template._needs_history("options['start']"))
+                raise self._start_needs_history()
             self._window_start(self._history, start)
 
     def _window_start(self, history: History, start: Any) -> int:
