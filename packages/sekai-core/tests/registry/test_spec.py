@@ -249,11 +249,13 @@ def test_to_json_refuses_a_wrapper_with_a_callable_entry_point():
 
 
 def test_to_json_reports_kwargs_that_json_cannot_hold():
-    match = r"The kwargs of 'My-v0' cannot be serialised to JSON: kwargs\['x'\]\[1\] is of type object"
+    match = r"The kwargs of 'My-v0' cannot be serialised to JSON: kwargs\['x'\]\[1\] is of type "
+    match += "object"
     with pytest.raises(ValueError, match=match):
         EnvSpec("My-v0", "a.b:C", kwargs={"x": [1, object()]}).to_json()
     wrapper = WrapperSpec("W", "a.b:W", {"x": np.zeros(2)})
-    match = r"The kwargs of wrapper 'W' cannot be serialised to JSON: kwargs\['x'\] is of type numpy.ndarray"
+    match = r"The kwargs of wrapper 'W' cannot be serialised to JSON: kwargs\['x'\] is of type "
+    match += "numpy.ndarray"
     with pytest.raises(ValueError, match=match):
         EnvSpec("My-v0", "a.b:C", additional_wrappers=[wrapper]).to_json()
 

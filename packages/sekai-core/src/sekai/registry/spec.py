@@ -357,4 +357,3 @@ class EnvSpec:
     def with_source(self, source: SpecSource | None) -> EnvSpec:
         """A copy attributed to ``source``."""
         return dataclasses.replace(self, source=source)
-
