@@ -51,8 +51,8 @@ def test_text_frames_of_an_episode_save_as_text(tmp_path: Path) -> None:
     env.reset(seed=0)
     for _ in range(5):
         env.step(2)
-    path = env.save(tmp_path / "trading.gif")
-    assert path.suffix == ".txt"
+    path = env.save(tmp_path / "trading.txt")
+    assert path == tmp_path / "trading.txt"
     frames = path.read_text(encoding="utf-8").split("\f")
     assert len(frames) == 6
     assert frames[0].startswith("Trading-v0\n") and frames[-1].split()[0] == "5"
