@@ -54,6 +54,101 @@ def test_a_model_of_the_same_asset_count_is_taken():
     assert env.reset(seed=0).observation["returns"].shape == (30, 3)
 
 
+# -- dt and the built-in GBM's parameters follow the price source -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("Trading-v0", {"model": GBM(0.0, 0.2, dt=1 / 52)}),
+        ("Portfolio-v0", {"model": GBM(n_assets=2, dt=1 / 52)}),
+        ("Market-v0", {"model": GBM(n_assets=2, dt=1 / 52)}),
+    ],
+)
+def test_a_dt_other_than_the_models_is_refused_on_every_backend(env_id, kwargs):
+    # The model moves prices by its own dt: another dt= would misreport every step's length.
+    message = r"dt=1/252 contradicts the model's dt=1/52: its GBM simulates steps of 1/52"
+    with pytest.raises(ValueError, match=message):
+        sekai.make(env_id, dt=1 / 252, **kwargs)
+    env = sekai.make(env_id, dt=1 / 52, **kwargs)  # the model's own dt is taken
+    assert env.reset(seed=0).info["dt"] == pytest.approx(1 / 52)
+    for mode in (None, "sync") if env_id != "Market-v0" else ("sync",):
+        vec = sekai.make_vec(env_id, 2, vectorization_mode=mode, **kwargs)
+        with pytest.raises(ValueError, match=message):
+            vec.set_attr("dt", 1 / 252)
+        assert vec.get_attr("dt") == [pytest.approx(1 / 52)] * 2
+        vec.set_attr("dt", None)  # follows the model
+
+
+def test_setting_a_model_whose_dt_contradicts_an_explicit_dt_is_refused():
+    env = TradingEnv(dt=1 / 52)
+    with pytest.raises(ValueError, match=r"dt=1/52 contradicts the model's dt=1/252"):
+        env.model = GBM()
+    assert env.model is None and env.dt == pytest.approx(1 / 52)
+    env.dt = None
+    env.model = GBM()
+    assert env.dt == pytest.approx(1 / 252)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: TradingEnv(model=GBM(), mu=0.3),
+            r"mu= is a parameter of Trading-v0's built-in GBM, which model=GBM\(...\) replaces: "
+            "it would be ignored; leave it out, or give it to the model",
+        ),
+        (
+            lambda: TradingEnv(HISTORY, sigma=0.5, s0=10.0),
+            r"sigma=, s0= are parameters of Trading-v0's built-in GBM, which prices= replaces",
+        ),
+        (
+            lambda: PortfolioEnv(model=GBM(n_assets=2), mu=[0.0, 0.3], sigma=[0.9, 0.1]),
+            r"mu=, sigma= are parameters of Portfolio-v0's built-in GBM, which model=GBM",
+        ),
+        (
+            lambda: PortfolioEnv(
+                data=MarketData(np.ones((9, 2))), corr=np.eye(2), lookback=2, episode_length=3
+            ),
+            r"corr= is a parameter of Portfolio-v0's built-in GBM, which data= replaces: it "
+            r"would be ignored; leave it out\.",
+        ),
+    ],
+)
+def test_built_in_gbm_parameters_given_with_another_price_source_are_refused(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_built_in_gbm_parameters_left_at_their_defaults_do_not_count_as_given():
+    assert TradingEnv(model=GBM(), dt=None).mu == 0.05  # the default stays readable
+    assert TradingEnv(HISTORY).sigma == 0.2 and TradingEnv(HISTORY).s0 == 100.0
+    env = sekai.make("Trading-v0", mu=0.05, sigma=0.2, s0=100.0)  # explicit, simulating: taken
+    assert (env.unwrapped.mu, env.unwrapped.sigma, env.unwrapped.s0) == (0.05, 0.2, 100.0)
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "name", "value", "source"),
+    [
+        ("Trading-v0", {"prices": HISTORY}, "mu", 5.0, "the price history"),
+        ("Trading-v0", {"model": GBM()}, "s0", 10.0, r"model=GBM\(...\)"),
+        ("Portfolio-v0", {"prices": np.stack([HISTORY, HISTORY[::-1]], 1)}, "sigma", 0.1, "the"),
+        ("Portfolio-v0", {"model": GBM(n_assets=2)}, "corr", np.eye(2), "model="),
+    ],
+)
+def test_setting_a_built_in_gbm_parameter_that_would_be_unused_is_refused(
+    env_id, kwargs, name, value, source
+):
+    for mode in (None, "sync"):
+        vec = sekai.make_vec(env_id, 2, vectorization_mode=mode, **kwargs)
+        before = vec.get_attr(name)
+        with pytest.raises(
+            ValueError, match=f"{name}= is a parameter of {env_id}'s built-in GBM, which {source}"
+        ):
+            vec.set_attr(name, value)
+        assert all(np.array_equal(a, b) for a, b in zip(vec.get_attr(name), before))
+
+
 # -- bools are not numbers, not even inside lists ------------------------------------------------
 
 

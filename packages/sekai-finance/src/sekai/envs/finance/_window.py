@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -29,8 +30,17 @@ from sekai.finance.sampling import (
     first_valid_window,
     window_start_from_option,
 )
+from sekai.finance.simulators._checks import format_dt
 
-__all__ = ["History", "WindowEnv", "check_cost_model", "load_history", "resolve_dt"]
+__all__ = [
+    "History",
+    "WindowEnv",
+    "check_cost_model",
+    "load_history",
+    "price_source",
+    "refuse_unused_gbm",
+    "resolve_dt",
+]
 
 ObsT = TypeVar("ObsT")
 ActT = TypeVar("ActT")
@@ -167,16 +177,58 @@ def load_history(
 
 
 def resolve_dt(dt: Any, model: Any, history: History | None) -> float:
-    """Explicit ``dt``; else the model's; else ``1/periods_per_year`` of dated data; else 1/252."""
+    """Explicit ``dt``; else the model's; else ``1/periods_per_year`` of dated data; else 1/252.
+
+    Raises:
+        ValueError: an explicit ``dt`` other than the model's: the model moves its prices by
+            its own ``dt``, so another one would misstate every step's length (annualised
+            statistics, financing).
+    """
+    model_dt = (
+        None if model is None else check_real("model.dt", getattr(model, "dt", 1 / 252), "gt0")
+    )
     if dt is not None:
-        return check_real("dt", dt, "gt0")
-    if model is not None:
-        return check_real("model.dt", getattr(model, "dt", 1 / 252), "gt0")
+        value = check_real("dt", dt, "gt0")
+        if model_dt is not None and not math.isclose(value, model_dt, rel_tol=1e-9):
+            raise ValueError(
+                f"dt={format_dt(value)} contradicts the model's dt={format_dt(model_dt)}: "
+                f"its {type(model).__name__} simulates steps of {format_dt(model_dt)} years, "
+                "which info['dt'] must report; leave dt out (None) to follow the model, or build "
+                "the model with the dt you want."
+            )
+        return value
+    if model_dt is not None:
+        return model_dt
     if history is not None:
         ppy = history.data.periods_per_year
         if ppy is not None and ppy > 0:
             return 1.0 / ppy
     return 1 / 252
+
+
+def price_source(prices: Any, data: Any, model: Any) -> str | None:
+    """How the constructor's caller named a price source other than the built-in GBM."""
+    if prices is not None:
+        return "prices="
+    if data is not None:
+        return "data="
+    return None if model is None else f"model={type(model).__name__}(...)"
+
+
+def refuse_unused_gbm(given: list[str], source: str | None, *, env: str) -> None:
+    """``ValueError`` when built-in GBM parameters (``given``: the ones the caller passed) come
+    with another price ``source``, which would leave them stored but never used."""
+    if not given or source is None:
+        return
+    names = ", ".join(f"{name}=" for name in given)
+    one = len(given) == 1
+    it = "it" if one else "them"
+    where = f", or give {it} to the model" if source.startswith("model=") else ""
+    raise ValueError(
+        f"{names} {'is a parameter' if one else 'are parameters'} of {env}'s built-in GBM, "
+        f"which {source} replaces: {'it' if one else 'they'} would be ignored; leave {it} "
+        f"out{where}."
+    )
 
 
 def check_cost_model(
@@ -321,8 +373,18 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         if self._history is not None and value is not None:
             raise ValueError("this env replays a price history; model= cannot be set on it.")
         self._check_model(value)
+        self._dt = resolve_dt(self._dt_arg, value, self._history)  # first: it may refuse
         self._model = value
-        self._dt = resolve_dt(self._dt_arg, value, self._history)
+
+    def _check_builtin_gbm(self, name: str) -> None:
+        """``ValueError`` when setting the built-in GBM's ``name`` would have no effect."""
+        history, model = self._history, self._model
+        source = (
+            "the price history"
+            if history is not None
+            else (None if model is None else f"model={type(model).__name__}(...)")
+        )
+        refuse_unused_gbm([name], source, env=self._env_name)
 
     def _asset_count(self) -> int | None:
         """Number of assets the env's spaces are built for (None while not yet known)."""

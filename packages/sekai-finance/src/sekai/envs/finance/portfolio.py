@@ -10,7 +10,13 @@ import numpy as np
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_int, check_per_asset, fixed, numeric_action
 from sekai.envs.finance._helpers import check_correlation, gbm_path, random_correlation
-from sekai.envs.finance._window import WindowEnv, load_history, window_args
+from sekai.envs.finance._window import (
+    WindowEnv,
+    load_history,
+    price_source,
+    refuse_unused_gbm,
+    window_args,
+)
 from sekai.error import InvalidAction
 from sekai.finance._numeric import divide_along, seq_sum
 from sekai.finance.costs import ProportionalCost
@@ -200,6 +206,11 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
                     f"n_assets={n_assets} disagrees with the {source}, which has {implied} "
                     "assets; leave n_assets out to follow it."
                 )
+        refuse_unused_gbm(
+            [name for name, v in (("mu", mu), ("sigma", sigma), ("corr", corr)) if v is not None],
+            price_source(prices, data, model),
+            env="Portfolio-v0",
+        )
         n = implied if implied is not None else (n_assets or _DEFAULT_ASSETS)
         self._n_assets = n
         self._allow_short = bool(allow_short)
@@ -243,6 +254,7 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
 
     @mu.setter
     def mu(self, value: Any) -> None:
+        self._check_builtin_gbm("mu")
         self._mu = check_per_asset("mu", value, self._n_assets)
 
     @property
@@ -252,6 +264,7 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
 
     @sigma.setter
     def sigma(self, value: Any) -> None:
+        self._check_builtin_gbm("sigma")
         self._sigma = check_per_asset("sigma", value, self._n_assets, "ge0")
 
     @property
@@ -261,6 +274,7 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
 
     @corr.setter
     def corr(self, value: Any) -> None:
+        self._check_builtin_gbm("corr")
         self._corr = check_correlation(value, self._n_assets)
 
     # -- state ----------------------------------------------------------------------------

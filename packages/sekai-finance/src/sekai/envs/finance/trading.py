@@ -10,7 +10,13 @@ import numpy as np
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_real, discrete_action, fixed
 from sekai.envs.finance._helpers import simulate_gbm
-from sekai.envs.finance._window import WindowEnv, load_history, window_args
+from sekai.envs.finance._window import (
+    WindowEnv,
+    load_history,
+    price_source,
+    refuse_unused_gbm,
+    window_args,
+)
 from sekai.envs.finance._wipe_out import warn_wipe_out
 from sekai.finance._values import real_float
 from sekai.finance.costs import ProportionalCost
@@ -68,10 +74,11 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
         lookback: log returns observed.
         positions: the allowed target positions.
         transaction_cost: a proportional rate or a ``CostModel``.
-        mu: annual drift of the built-in GBM.
-        sigma: annual volatility of the built-in GBM.
-        dt: years per step (default: the model's, the data's, or 1/252).
-        s0: initial price of the built-in GBM.
+        mu: annual drift of the built-in GBM (None: 0.05).
+        sigma: annual volatility of the built-in GBM (None: 0.2).
+        dt: years per step (default: the model's, the data's, or 1/252); with ``model=`` it
+            must be the model's.
+        s0: initial price of the built-in GBM (None: 100.0).
         model: a one-asset ``MarketModel`` to simulate instead of GBM.
         reward: a ``RewardFunction`` (copied).
         sampler: ``"random"``, ``"sequential"``, an int or an ``EpisodeSampler``.
@@ -90,10 +97,10 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
         lookback: int = 30,
         positions: Any = (-1.0, 0.0, 1.0),
         transaction_cost: Any = 1e-3,
-        mu: float = 0.05,
-        sigma: float = 0.2,
+        mu: float | None = None,
+        sigma: float | None = None,
         dt: float | None = None,
-        s0: float = 100.0,
+        s0: float | None = None,
         model: Any = None,
         reward: Any = None,
         sampler: Any = "random",
@@ -103,9 +110,10 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
         self._positions = check_positions(positions)
         exposure = max(abs(p) for p in self._positions)
         warn_wipe_out(exposure, f"positions={self._positions}", "Trading-v0")
-        self._mu = check_real("mu", mu)
-        self._sigma = check_real("sigma", sigma, "ge0")
-        self._s0 = check_real("s0", s0, "gt0")
+        # None: not given, so the default of a simulation that may not run (refused below).
+        self._mu = check_real("mu", 0.05 if mu is None else mu)
+        self._sigma = check_real("sigma", 0.2 if sigma is None else sigma, "ge0")
+        self._s0 = check_real("s0", 100.0 if s0 is None else s0, "gt0")
         self._check_model(model)
         history = load_history(
             prices,
@@ -116,6 +124,11 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
             window=lookback + episode_length + 1,
             lookback=lookback,
             episode_length=episode_length,
+        )
+        refuse_unused_gbm(
+            [name for name, v in (("mu", mu), ("sigma", sigma), ("s0", s0)) if v is not None],
+            price_source(prices, data, model),
+            env="Trading-v0",
         )
         self._setup_window(
             env="Trading-v0",
@@ -144,6 +157,7 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
 
     @mu.setter
     def mu(self, value: Any) -> None:
+        self._check_builtin_gbm("mu")
         self._mu = check_real("mu", value)
 
     @property
@@ -153,6 +167,7 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
 
     @sigma.setter
     def sigma(self, value: Any) -> None:
+        self._check_builtin_gbm("sigma")
         self._sigma = check_real("sigma", value, "ge0")
 
     @property
@@ -162,6 +177,7 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
 
     @s0.setter
     def s0(self, value: Any) -> None:
+        self._check_builtin_gbm("s0")
         self._s0 = check_real("s0", value, "gt0")
 
     # -- state ----------------------------------------------------------------------------
