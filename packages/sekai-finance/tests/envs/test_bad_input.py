@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -251,6 +252,38 @@ def test_a_single_env_reward_that_is_not_one_number_is_named(value: object) -> N
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"_Returning\(\) returned .* one real number"):
         env.step(1)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (np.array([True, False]), r"an array of bool \(2,\)"),
+        (np.array(["1", "1"]), r"an array of <U1 \(2,\)"),
+        ("1", "str '1'"),
+        (True, "bool True"),
+        ([1.0, "1"], "str '1'"),
+        (np.array([1.0, None], dtype=object), "NoneType None"),
+    ],
+)
+def test_a_native_batch_reward_that_is_not_real_numbers_is_refused_as_the_single_env_does(
+    value: object, shown: str
+) -> None:
+    vec = sekai.make_vec("Trading-v0", 2, reward=_Returning(value))
+    assert isinstance(vec, TradingVecEnv)
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match=rf"_Returning\(\) returned {shown}; for a batch .* real"):
+        vec.step(np.array([2, 2]))
+
+
+@pytest.mark.parametrize(
+    "value", [np.array([1, 2]), np.array([0.5, 1.5], np.float32), 2, [0.5, Decimal("1.5")]]
+)
+def test_a_native_batch_reward_of_real_numbers_is_taken_as_float64(value: object) -> None:
+    vec = sekai.make_vec("Trading-v0", 2, reward=_Returning(value))
+    vec.reset(seed=0)
+    rewards = vec.step(np.array([2, 2])).rewards
+    assert rewards.dtype == np.float64
+    np.testing.assert_array_equal(rewards, np.broadcast_to(np.asarray(value, float), (2,)))
 
 
 # -- actions ---------------------------------------------------------------------------------------

@@ -210,15 +210,10 @@ def period_reward(
         )
     )
     if scalar:
-        number = reward[()] if isinstance(reward, np.ndarray) and reward.ndim == 0 else reward
-        value = real_float(number)
-        if value is None:
-            raise ValueError(
-                f"{reward_fn!r} returned {type(reward).__name__} {reward!r}; for one env a reward "
-                "function returns one real number."
-            )
-        return value
-    rewards = np.asarray(reward, dtype=np.float64)
+        return _real_reward(
+            reward_fn, reward, "for one env a reward function returns one real number"
+        )
+    rewards = _real_rewards(reward_fn, reward)
     if rewards.shape != np.shape(growth):
         try:  # a reward function may return one number for every sub-env
             rewards = np.broadcast_to(rewards, np.shape(growth)).copy()
@@ -228,6 +223,30 @@ def period_reward(
                 f"{np.shape(growth)}: return one number, or one per sub-env."
             ) from None
     return rewards
+
+
+def _real_reward(reward_fn: RewardFunction, reward: Any, rule: str) -> float:
+    """``reward`` (a real number, or a 0-d array of one) as a float; ``ValueError`` saying
+    ``rule`` for anything else (bools and strings included: they are no rewards)."""
+    number = reward[()] if isinstance(reward, np.ndarray) and reward.ndim == 0 else reward
+    value = real_float(number)
+    if value is None:
+        raise ValueError(f"{reward_fn!r} returned {type(reward).__name__} {reward!r}; {rule}.")
+    return value
+
+
+def _real_rewards(reward_fn: RewardFunction, reward: Any) -> np.ndarray:
+    """A batch's rewards as float64, each one a real number as ``_real_reward`` requires."""
+    if isinstance(reward, np.ndarray) and reward.dtype.kind in "fiu":
+        return np.asarray(reward, dtype=np.float64)  # NumPy code's numbers: no per-item check
+    rule = "for a batch a reward function returns real numbers, one or one per sub-env"
+    if isinstance(reward, np.ndarray) and reward.dtype != object:  # bools, strings, complex
+        raise ValueError(
+            f"{reward_fn!r} returned an array of {reward.dtype} {reward.shape}; {rule}."
+        )
+    items = np.asarray(reward, dtype=object)  # a Python number, list, or object array
+    values = [_real_reward(reward_fn, item, rule) for item in items.reshape(-1)]
+    return np.array(values, dtype=np.float64).reshape(items.shape)
 
 
 class SimpleReturn(RewardFunction):
