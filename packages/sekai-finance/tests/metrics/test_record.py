@@ -14,15 +14,24 @@ from sekai.finance.metrics import PnLSummary, RecordPerformance
 class Ledger(sekai.Env[np.ndarray, int]):
     """A tiny env whose equity follows a fixed list."""
 
-    def __init__(self, equities: list[float], key: str = "equity", dt: float | None = None) -> None:
+    def __init__(
+        self,
+        equities: list[float],
+        key: str = "equity",
+        dt: float | None = None,
+        costed: tuple[int, ...] | None = None,
+    ) -> None:
         self.observation_space = sekai.Box(-1.0, 1.0, (1,))
         self.action_space = sekai.Discrete(2)
         self.equities = equities
         self.key = key
         self.dt = dt
+        self.costed = costed  # the steps whose info has turnover and cost (None: every one)
 
     def _info(self, value: Any) -> dict[str, Any]:
-        info = {self.key: value, "turnover": 0.5, "cost": 0.001}
+        info: dict[str, Any] = {self.key: value}
+        if self.costed is None or getattr(self, "t", 0) in self.costed:
+            info.update(turnover=0.5, cost=0.001)
         if self.dt is not None:
             info["dt"] = self.dt
         return info
@@ -95,6 +104,21 @@ def test_around_autoreset_reads_final_and_reset_infos():
     env.step(0)
     info = env.step(0).info
     assert len(env.summaries) == 2 and info["performance"].n_periods == 2
+
+
+def test_turnover_and_cost_at_some_steps_only_are_refused_not_summarised_in_part():
+    # A summary of part of the periods would pair, say, 2 turnovers with 3 returns silently.
+    with pytest.raises(KeyError, match=r"no 'turnover' at step 3 .* turnover_key=None"):
+        run(RecordPerformance(Ledger([1.1, 0.99, 1.2], costed=(0, 1, 2))), 3)
+    with pytest.raises(
+        ValueError, match=r"'turnover'\] appeared at step 2 of the episode but step 1 had none"
+    ):
+        run(RecordPerformance(Ledger([1.1, 0.99, 1.2], costed=(2, 3))), 2)
+    env = RecordPerformance(Ledger([1.1, 0.99, 1.2], costed=(0, 1, 2)), turnover_key=None)
+    with pytest.raises(KeyError, match=r"no 'cost' at step 3 .* cost_key=None"):
+        run(env, 3)
+    summary = run(RecordPerformance(Ledger([1.1, 0.99], costed=())), 2)["performance"]
+    assert summary.mean_turnover is None and summary.total_cost is None  # never reported
 
 
 def test_missing_key_and_bad_values():

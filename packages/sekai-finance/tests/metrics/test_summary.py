@@ -24,6 +24,26 @@ def test_summary_without_turnover_has_no_such_rows():
     assert "turnover" not in text and "cost" not in text
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"turnover": [1.0, 2.0]}, "turnover has 2 values but returns has 8"),
+        ({"costs": [0.5]}, "costs has 1 values but returns has 8"),
+        ({"turnover": [0.1] * 9}, "turnover has 9 values but returns has 8"),
+        ({"turnover": [0.0, 0.2, -1.0] + [0.0] * 5}, r"turnover must be >= 0 .* -1.0 at period 2"),
+    ],
+)
+def test_turnover_and_costs_must_cover_the_returns_periods(kwargs, message):
+    returns = [0.01, -0.02, 0.03, -0.05, 0.0, 0.02, -0.01, 0.004]
+    with pytest.raises(ValueError, match=message):
+        performance_summary(returns, **kwargs)
+
+
+def test_costs_may_be_negative_a_rebate():
+    summary = performance_summary([0.01, 0.02], turnover=[0.5, 0.0], costs=[0.001, -0.0005])
+    assert summary.total_cost == pytest.approx(0.0005) and summary.mean_turnover == 0.25
+
+
 def test_pnl_summary():
     summary = pnl_summary([1.0, -2.0, 3.0], 12)
     assert summary.total_pnl == 2.0 and summary.max_drawdown == 2.0

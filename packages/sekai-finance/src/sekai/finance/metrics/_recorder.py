@@ -134,10 +134,33 @@ class EpisodeRecorder:
         else:
             self._returns.append(equity / self._last - 1.0)
         self._last = equity
-        if settings.turnover_key is not None and settings.turnover_key in info:
-            self._turnover.append(_read(info, settings.turnover_key))
-        if settings.cost_key is not None and settings.cost_key in info:
-            self._costs.append(_read(info, settings.cost_key))
+        self._collect(info, settings.turnover_key, self._turnover, "turnover_key")
+        self._collect(info, settings.cost_key, self._costs, "cost_key")
+
+    def _collect(
+        self, info: dict[str, Any], key: str | None, values: list[float], setting: str
+    ) -> None:
+        """Append ``info[key]`` when present; an env reports it at every step of an episode or
+        at none, so that the series covers the returns' periods (a summary of part of them
+        would be silently wrong)."""
+        if key is None:
+            return
+        step = len(self._returns)  # this step's number, 1 for the first
+        if key in info:
+            if len(values) != step - 1:
+                earlier = "step 1" if step == 2 else f"steps 1 to {step - 1}"
+                raise ValueError(
+                    f"info[{key!r}] appeared at step {step} of the episode but {earlier} had "
+                    f"none: it must be in every step's info or in none (pass {setting}=None to "
+                    "leave it out)."
+                )
+            values.append(_read(info, key))
+        elif values:
+            raise KeyError(
+                f"info has no {key!r} at step {step} of the episode, though the steps before had "
+                f"it: it must be in every step's info or in none (pass {setting}=None to leave "
+                f"it out); available keys: {sorted(map(str, info))}"
+            )
 
     @property
     def periods_per_year(self) -> float:

@@ -113,6 +113,23 @@ class PnLSummary(_Summary):
         )
 
 
+def _per_period(values: Any, name: str, returns: np.ndarray) -> np.ndarray:
+    """``values`` as a series of the same periods as ``returns`` (turnover: none negative)."""
+    x = series(values, name)
+    if x.size != returns.size:
+        raise ValueError(
+            f"{name} has {x.size} values but returns has {returns.size}: {name} must give one "
+            "value per period of returns."
+        )
+    if name == "turnover" and (x < 0).any():
+        first = int(np.argmax(x < 0))
+        raise ValueError(
+            f"turnover must be >= 0 (the weight traded, Σ|trade|), got {float(x[first])!r} at "
+            f"period {first}."
+        )
+    return x
+
+
 def performance_summary(
     returns: Any,
     periods_per_year: float = 252,
@@ -122,9 +139,17 @@ def performance_summary(
     turnover: Any = None,
     costs: Any = None,
 ) -> PerformanceSummary:
-    """Compute every metric of a series of simple returns (plus mean turnover, total cost)."""
+    """Compute every metric of a series of simple returns (plus mean turnover, total cost).
+
+    ``turnover`` (>= 0) and ``costs`` (signed: a custom cost model may pay a rebate) are per
+    period, one value for each return.
+    """
     r = series(returns)
     ppy = periods(periods_per_year)
+    mean_turnover = (
+        None if turnover is None else float(np.mean(_per_period(turnover, "turnover", r)))
+    )
+    total_cost = None if costs is None else float(np.sum(_per_period(costs, "costs", r)))
     return PerformanceSummary(
         n_periods=int(r.size),
         total_return=total_return(r),
@@ -137,8 +162,8 @@ def performance_summary(
         value_at_risk=value_at_risk(r, level),
         conditional_value_at_risk=conditional_value_at_risk(r, level),
         hit_rate=hit_rate(r),
-        mean_turnover=None if turnover is None else float(np.mean(series(turnover, "turnover"))),
-        total_cost=None if costs is None else float(np.sum(series(costs, "costs"))),
+        mean_turnover=mean_turnover,
+        total_cost=total_cost,
     )
 
 
