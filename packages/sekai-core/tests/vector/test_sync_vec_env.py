@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.vector import AsyncVecEnv, SyncVecEnv
+from sekai.vector import AsyncVecEnv, ProcVecEnv, Spawnable, SyncVecEnv
 from sekai.wrappers.time_limit import TimeLimit
 
 IN_PROCESS = [SyncVecEnv, AsyncVecEnv]
@@ -94,6 +94,53 @@ def test_set_attr_list_of_num_envs_is_per_sub_env_anything_else_for_all(
         assert vec.get_attr("level") == [(4.0, 5.0), (4.0, 5.0)]
         vec.set_attr("level", [1.0, 2.0, 3.0])
         assert vec.get_attr("level") == [[1.0, 2.0, 3.0]] * 2
+
+
+class Tally(Spawnable):
+    """Names its spawns after itself and counts them (a stateful per-sub-env object)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.spawned = 0
+
+    def spawn(self) -> Tally:
+        self.spawned += 1
+        return Tally(f"{self.name}.{self.spawned}")
+
+
+class Shared(Spawnable):
+    def spawn(self) -> Shared:
+        return self
+
+
+BACKENDS = [
+    SyncVecEnv,
+    AsyncVecEnv,
+    lambda fns: ProcVecEnv(fns, context="fork", num_workers=2),
+]
+
+
+@pytest.mark.parametrize("make", BACKENDS, ids=["sync", "async", "proc"])
+def test_set_attr_of_one_spawnable_gives_each_sub_env_its_spawn_as_make_vec_does(
+    make: Any,
+) -> None:
+    with make([Probe] * 3) as vec:
+        tally = Tally("t")
+        vec.set_attr("level", tally)
+        assert [t.name for t in vec.get_attr("level")] == ["t.1", "t.2", "t.3"]
+        assert tally.spawned == 3  # spawned in the parent, once per sub-env
+        given = [Tally("a"), Tally("b"), Tally("c")]
+        vec.set_attr("level", given)  # one per sub-env: set as given, not spawned
+        assert [t.name for t in vec.get_attr("level")] == ["a", "b", "c"]
+        assert [t.spawned for t in given] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_set_attr_of_a_spawnable_whose_spawn_is_itself_shares_it(cls: type[SyncVecEnv]) -> None:
+    with cls([Probe] * 2) as vec:
+        shared = Shared()
+        vec.set_attr("level", shared)
+        assert all(env.level is shared for env in vec.envs)
 
 
 @pytest.mark.parametrize("cls", IN_PROCESS)

@@ -17,6 +17,7 @@ from sekai.finance import (
     FixedCost,
     LogReturn,
     ProportionalCost,
+    RandomStart,
     SequentialStart,
 )
 
@@ -537,19 +538,31 @@ def _window_timestamps(vec, resets: int = 3) -> list[list]:
     return [[info["timestamp"] for info in vec.reset().infos] for _ in range(resets)]
 
 
-def test_set_attr_of_one_sampler_object_shares_it_as_on_every_backend():
-    # As setattr on every sub-env of a SyncVecEnv: the one object is shared (only building an
-    # env spawns), so three sub-envs take consecutive windows from it and it advances.
+@pytest.mark.parametrize("mode", [None, "sync", "async", "proc"])
+def test_set_attr_of_one_sampler_object_spawns_it_per_sub_env_as_make_vec_does(mode):
+    # As make_vec(sampler=...) on every backend: each sub-env gets the object's spawn(), so a
+    # SequentialStart replays the same windows everywhere and the caller's object stays put.
+    built = sekai.make_vec("Trading-v0", 3, vectorization_mode=mode, sampler=0, **TRADING)
+    given = sekai.make_vec(
+        "Trading-v0", 3, vectorization_mode=mode, sampler=SequentialStart(), **TRADING
+    )
+    with built, given:
+        sampler = SequentialStart()
+        built.set_attr("sampler", sampler)
+        lanes = built.get_attr("sampler")
+        assert len({id(lane) for lane in lanes}) == 3 and sampler not in lanes
+        assert _window_timestamps(built) == _window_timestamps(given)
+        assert _window_timestamps(built, 1) == [[73, 73, 73]]
+        assert (sampler.epoch, sampler._next) == (0, 0)
+
+
+def test_set_attr_of_a_shared_sampler_object_keeps_it_shared():
     native = trading(3, sampler=0)
     sync = sekai.make_vec("Trading-v0", 3, vectorization_mode="sync", sampler=0, **TRADING)
-    walks = []
     for vec in (native, sync):
-        sampler = SequentialStart()
+        sampler = RandomStart()  # spawn() returns the sampler itself
         vec.set_attr("sampler", sampler)
         assert all(lane is sampler for lane in vec.get_attr("sampler"))
-        walks.append(_window_timestamps(vec))
-        assert sampler.epoch == 1  # nine windows: the caller's object went round the history
-    assert walks[0] == walks[1] == [[10, 31, 52], [73, 94, 115], [136, 157, 10]]
 
 
 def test_set_attr_of_a_sampler_name_gives_each_sub_env_its_own():

@@ -21,6 +21,7 @@ from sekai.vector._contract.checks import batch_flags, batch_rewards
 from sekai.vector._contract.partial import PartialStep, Stepped
 from sekai.vector._contract.seeding import vector_options, vector_seeds
 from sekai.vector.result import VecResetResult, VecStepResult
+from sekai.vector.spawnable import Spawnable
 
 if TYPE_CHECKING:
     from sekai.registry.spec import EnvSpec
@@ -259,7 +260,8 @@ class VecEnv(abc.ABC):
     @abc.abstractmethod
     def set_attr(self, name: str, values: Any) -> None:
         """Set ``name`` on every sub-env: a list of ``num_envs`` values is one per sub-env,
-        anything else is one value for all (pass ``[v] * num_envs`` to give each the list v)."""
+        anything else is one value for all (pass ``[v] * num_envs`` to give each the list v),
+        a ``Spawnable`` one ``spawn()`` per sub-env, as ``make_vec`` does."""
 
     @abc.abstractmethod
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
@@ -533,7 +535,10 @@ class VecEnv(abc.ABC):
 
     def _per_env_values(self, values: Any) -> list[Any]:
         """Rule 6: a list of exactly ``num_envs`` items is per sub-env, anything else is one
-        value for every sub-env."""
+        value for every sub-env: a ``Spawnable``'s ``spawn()`` each, as ``make_vec`` gives
+        them (so a stateful one is not shared, nor advanced), else the value itself."""
         if isinstance(values, list) and len(values) == self._num_envs:
             return list(values)
+        if isinstance(values, Spawnable):
+            return [values.spawn() for _ in range(self._num_envs)]
         return [values] * self._num_envs

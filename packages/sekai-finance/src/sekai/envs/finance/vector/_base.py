@@ -33,7 +33,7 @@ from sekai.core.env import Env
 from sekai.envs.finance._common import parse_options
 from sekai.envs.finance._session import ObservationCache, session_options
 from sekai.error import ResetRequired
-from sekai.finance.sampling import EpisodeSampler, as_sampler
+from sekai.finance.sampling import EpisodeSampler
 from sekai.vector.native import NativeVecEnv
 
 __all__ = [
@@ -143,7 +143,7 @@ class FinanceVecEnv(NativeVecEnv):
         )
         template_sampler = getattr(template, "sampler", None)
         self._lanes: list[EpisodeSampler] = (
-            [template_sampler.spawn() for _ in range(self.num_envs)]
+            self._per_env_values(template_sampler)
             if isinstance(template_sampler, EpisodeSampler)
             else []
         )
@@ -224,18 +224,14 @@ class FinanceVecEnv(NativeVecEnv):
         return list(self._lanes)
 
     def _set_samplers(self, values: Any) -> None:
-        """As ``setattr`` on every sub-env of a SyncVecEnv: a list gives one sampler each; one
-        sampler object is shared by all (not spawned: that happens when an env is built); a
-        name or an int makes a sampler of its own for each."""
-        if isinstance(values, list) and len(values) == self.num_envs:
-            template: Any = self.template  # a WindowEnv: only they have samplers
-            self._lanes = [template._checked_sampler(v) for v in values]
-            return
-        self.template.sampler = values  # type: ignore[attr-defined]
-        if isinstance(values, EpisodeSampler):
-            self._lanes = [values] * self.num_envs
-        else:
-            self._lanes = [as_sampler(values) for _ in range(self.num_envs)]
+        """As ``set_attr`` on every backend: a list of ``num_envs`` gives one sampler each, as
+        given; one sampler (a name, an int or an ``EpisodeSampler``) gives every sub-env its
+        ``spawn()``, as building the env does."""
+        template: Any = self.template  # a WindowEnv: only they have samplers
+        if not (isinstance(values, list) and len(values) == self.num_envs):
+            template.sampler = values
+            values = template.sampler
+        self._lanes = [template._checked_sampler(v) for v in self._per_env_values(values)]
 
     # -- helpers for subclasses ----------------------------------------------------------------
 
