@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import sekai
+from sekai.finance import MarketData, RandomStart, SequentialStart
 from sekai.finance.baselines import TWAP, BuyAndHold, ConstantPosition, RandomPolicy, evaluate
 
 EPISODES = 10_240  # ten rounds of 1024 sub-envs
@@ -48,6 +49,86 @@ def test_evaluate_is_reproducible_and_counts_exact_episodes():
     assert len(scores) == 50
     assert first[0] == pytest.approx(np.mean(scores), rel=1e-12)
     assert first[1] == pytest.approx(np.std(scores, ddof=1) / np.sqrt(50), rel=1e-12)
+
+
+HISTORY = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, 179)))
+WINDOWS = {"prices": HISTORY, "episode_length": 21, "lookback": 10}  # 8 windows: rows 10, 31, ...
+
+
+class FirstDecisions:
+    """Buy and hold, recording the first decision row of every sub-env's episode."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.firsts: list[int] = []
+
+    def __call__(self, observations, vec):
+        if self.calls % WINDOWS["episode_length"] == 0:
+            self.firsts += [int(t) for t in vec.get_attr("timestamp")]
+        self.calls += 1
+        return BuyAndHold()(observations, vec)
+
+
+def _one_sampler(episodes: int, sampler, **source) -> tuple[list[int], tuple[float, float]]:
+    # The reference: one single env, one sampler, the episodes one after another.
+    fresh = sampler.spawn() if isinstance(sampler, SequentialStart) else sampler
+    env = sekai.make("Trading-v0", sampler=fresh, **{**WINDOWS, **source})
+    firsts, scores = [], []
+    for _ in range(episodes):
+        step = env.reset(seed=0)
+        firsts.append(int(step.info["timestamp"]))
+        total, done = 0.0, False
+        while not done:
+            step = env.step(2)
+            total += step.reward
+            done = step.terminated or step.truncated
+        scores.append(total)
+    return firsts, (np.mean(scores), np.std(scores, ddof=1) / np.sqrt(episodes))
+
+
+WARMED_UP = {"prices": None, "data": MarketData(HISTORY, warmup=40)}
+
+
+@pytest.mark.parametrize(
+    ("episodes", "sampler", "source"),
+    [
+        (8, "sequential", {}),  # every window once
+        (11, SequentialStart(), {}),  # wraps round to the first windows
+        (9, SequentialStart(start=3, stride=30), {}),  # 5 windows: 13, 43, ..., 133, then 13
+        (7, SequentialStart(stride=25), WARMED_UP),  # first decisions 40, 65, ..., 140, then 40
+    ],
+)
+@pytest.mark.parametrize("num_envs", [None, 1, 3, 4, 8])
+def test_evaluate_splits_a_sequential_samplers_windows_between_the_sub_envs(
+    episodes, sampler, source, num_envs
+):
+    windows, (mean, error) = _one_sampler(episodes, sampler, **source)
+    policy = FirstDecisions()
+    kwargs = {**WINDOWS, **source, "sampler": sampler}
+    score = evaluate(policy, "Trading-v0", episodes, seed=0, num_envs=num_envs, **kwargs)
+    assert policy.firsts[:episodes] == windows  # the last round's surplus sub-envs aside
+    assert score == pytest.approx((mean, error), rel=1e-12)
+    assert error > 0
+
+
+def test_evaluate_leaves_the_given_sequential_sampler_as_it_was():
+    sampler = SequentialStart()
+    evaluate(BuyAndHold(), "Trading-v0", 5, num_envs=2, sampler=sampler, **WINDOWS)
+    assert (sampler.epoch, sampler._next) == (0, 0)
+
+
+class Stateful(RandomStart):
+    """A user's sampler with per-env state: its spawn() is a copy."""
+
+    def spawn(self) -> Stateful:
+        return Stateful()
+
+
+def test_evaluate_refuses_to_split_a_sampler_it_cannot_tile():
+    with pytest.raises(ValueError, match=r"cannot split the windows of sampler .*num_envs=1"):
+        evaluate(BuyAndHold(), "Trading-v0", 4, num_envs=2, sampler=Stateful(), **WINDOWS)
+    mean, error = evaluate(BuyAndHold(), "Trading-v0", 4, num_envs=1, sampler=Stateful(), **WINDOWS)
+    assert np.isfinite(mean) and error > 0
 
 
 def test_evaluate_runs_at_most_1024_lanes_by_default():

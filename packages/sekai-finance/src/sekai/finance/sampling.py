@@ -19,6 +19,7 @@ __all__ = [
     "as_sampler",
     "check_fixed_start",
     "draw_window_start",
+    "sequential_lanes",
     "window_start_from_option",
 ]
 
@@ -96,6 +97,52 @@ class SequentialStart(EpisodeSampler):
 
     def __repr__(self) -> str:
         return f"SequentialStart(start={self.start}, stride={self.stride})"
+
+
+class _SequentialLane(EpisodeSampler):
+    """Lane ``lane`` of ``lanes`` splitting one ``SequentialStart``'s walk: the windows it would
+    hand out at its episodes ``lane``, ``lane + lanes``, ``lane + 2 * lanes``, ... (wrapping round
+    as it does), so the lanes together visit its windows in its order."""
+
+    def __init__(self, sequential: SequentialStart, lane: int, lanes: int) -> None:
+        self.start, self.stride = sequential.start, sequential.stride
+        self.lane, self.lanes = lane, lanes
+        self.episodes = 0
+
+    def sample(self, rng: np.random.Generator, n_starts: int, episode_length: int) -> int:
+        """The window of this lane's next episode of the shared walk."""
+        if self.start >= n_starts:
+            raise _beyond(self.start, n_starts)
+        step = self.stride or int(episode_length)
+        windows = (n_starts - 1 - self.start) // step + 1  # start + j * step < n_starts
+        episode = self.lane + self.episodes * self.lanes
+        self.episodes += 1
+        return self.start + episode % windows * step
+
+    def reset(self) -> None:
+        """Back to this lane's first episode."""
+        self.episodes = 0
+
+    def spawn(self) -> _SequentialLane:
+        """A fresh copy of this lane."""
+        fresh = copy.copy(self)
+        fresh.reset()
+        return fresh
+
+    def __repr__(self) -> str:
+        sequential = f"SequentialStart(start={self.start}, stride={self.stride})"
+        return f"{sequential} lane {self.lane} of {self.lanes}"
+
+
+def sequential_lanes(sampler: EpisodeSampler, lanes: int) -> list[EpisodeSampler] | None:
+    """``lanes`` samplers, one per sub-env, that together hand out the windows of ``sampler``
+    (a ``SequentialStart``, whose walk is known) in its order: sub-env ``i`` takes its episodes
+    ``i``, ``i + lanes``, ...; None for any other sampler."""
+    if not isinstance(sampler, SequentialStart):
+        return None
+    if type(sampler).sample is not SequentialStart.sample:  # walks windows the lanes do not know
+        return None
+    return [_SequentialLane(sampler, lane, lanes) for lane in range(lanes)]
 
 
 class FixedStart(EpisodeSampler):

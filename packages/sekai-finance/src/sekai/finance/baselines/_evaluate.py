@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from sekai.finance.baselines._checks import check_count, check_seed
+from sekai.finance.sampling import EpisodeSampler, sequential_lanes
 from sekai.vector.vec_env import VecEnv
 
 __all__ = ["BaselinePolicy", "env_attr", "evaluate", "is_batch"]
@@ -59,6 +60,27 @@ def _check_two_arguments(policy: Callable[..., Any]) -> None:
         ) from exc
 
 
+def _split_windows(vec: VecEnv, lanes: int) -> None:
+    """Give the sub-envs of a ``SequentialStart`` env the windows one sampler visits over the
+    episodes (sub-env ``i``: episodes ``i``, ``i + lanes``, ...), not each the same windows."""
+    try:
+        sampler = vec.get_attr("sampler")[0]
+    except AttributeError:  # no history to sample windows of
+        return
+    if not isinstance(sampler, EpisodeSampler):
+        return
+    split = sequential_lanes(sampler, lanes)
+    if split is not None:
+        vec.set_attr("sampler", split)
+    elif lanes > 1 and sampler.spawn() is not sampler:
+        raise ValueError(
+            f"evaluate() cannot split the windows of sampler {sampler!r} between {lanes} "
+            "sub-envs: its spawn() gives each sub-env a copy of its own, which would replay the "
+            "same windows. Pass num_envs=1 to score its episodes one after another, or a "
+            "SequentialStart, whose windows evaluate() splits between the sub-envs."
+        )
+
+
 def evaluate(
     policy: Policy,
     env_id: str,
@@ -77,6 +99,12 @@ def evaluate(
     policies compared with the same seed share random numbers. A policy with a ``reset()``
     method (``RandomPolicy``: its generator) is reset first, for the same reason.
 
+    On a history with a ``SequentialStart`` sampler (``sampler="sequential"``) the episodes are
+    the windows that one such sampler hands out over ``episodes`` episodes, whatever
+    ``num_envs`` is: sub-env ``i`` takes episodes ``i``, ``i + num_envs``, ... of its walk. Other
+    samplers whose ``spawn()`` gives each sub-env a copy with state of its own cannot be split
+    so, and need ``num_envs=1``.
+
     Args:
         policy: ``policy(observations, vec_env) -> actions`` (a batch).
         env_id: a registered ID, e.g. ``"Portfolio-v0"``.
@@ -93,7 +121,8 @@ def evaluate(
             ``env_kwargs`` holds ``vectorization_mode``, ``vector_kwargs`` or ``wrappers``;
             ``episodes``, ``seed`` or ``num_envs`` is not an
             int (bools, floats and Generators included); the policy is for another env.
-        ValueError: ``episodes`` or ``num_envs`` below 1, or a negative ``seed``.
+        ValueError: ``episodes`` or ``num_envs`` below 1, or a negative ``seed``; a sampler
+            other than ``SequentialStart`` that ``spawn()`` copies, with more than one sub-env.
     """
     import sekai
 
@@ -124,6 +153,7 @@ def evaluate(
     totals: list[np.ndarray] = []
     vec = sekai.make_vec(env_id, lanes, vector_kwargs={"autoreset": False}, **env_kwargs)
     try:
+        _split_windows(vec, lanes)
         round_index = 0
         while remaining > 0:
             result: Any = vec.reset(seed=first_seed + round_index)
