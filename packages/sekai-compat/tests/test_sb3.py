@@ -278,6 +278,23 @@ def test_set_attr_with_indices_changes_only_those_sub_envs() -> None:
     assert vec.get_attr("x_threshold") == [0.5, 0.5, 0.5]
 
 
+@pytest.mark.parametrize("mode", ["sync", "native"])
+def test_set_attr_of_a_sampler_with_indices_gives_each_sub_env_its_own(mode: str) -> None:
+    # As set_attr on the VecEnv itself: a Spawnable is spawned per sub-env, so a sequential
+    # sampler is neither shared (the sub-envs would advance one another) nor the caller's.
+    from sekai.finance import SequentialStart
+
+    prices = 100.0 * np.exp(np.cumsum(np.full(400, 0.001)))
+    vec = sekai.make_vec("Trading-v0", 3, vectorization_mode=mode, prices=prices)
+    venv = to_sb3(vec)
+    given = SequentialStart()
+    venv.set_attr("sampler", given, indices=[0, 2])
+    samplers = vec.get_attr("sampler")
+    assert samplers[0] is not samplers[2] and given not in (samplers[0], samplers[2])
+    assert repr(samplers[0]) == repr(given)
+    vec.close()
+
+
 def test_env_method_with_indices_calls_only_those_sub_envs() -> None:
     calls: list[int] = []
 

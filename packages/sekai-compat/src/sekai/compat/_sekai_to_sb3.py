@@ -19,6 +19,7 @@ from sekai.compat._spaces import space_to_gymnasium
 from sekai.utils.action_mask import flatten_action_mask
 from sekai.vector.kernel_vec_env import KernelVecEnv
 from sekai.vector.native import NativeVecEnv
+from sekai.vector.spawnable import spawn_each
 from sekai.vector.vec_env import VecEnv
 
 __all__ = ["SekaiToSB3"]
@@ -240,8 +241,8 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
                 self._set_all(attr_name, value)
                 return
             values = list(self.sekai_vec.get_attr(attr_name))
-            for i in targets:
-                values[i] = value
+            for i, spawned in zip(targets, spawn_each(value, len(targets))):
+                values[i] = spawned
             self.sekai_vec.set_attr(attr_name, values)
             return
         runs = _runs(targets)
@@ -250,7 +251,7 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
             if len(run) == n:
                 self._set_all(attr_name, value)
             else:
-                self.sekai_vec.unwrapped._set_attr_at(run, attr_name, [value] * len(run))
+                self.sekai_vec.unwrapped._set_attr_at(run, attr_name, spawn_each(value, len(run)))
 
     def _set_all(self, attr_name: str, value: Any) -> None:
         # A list of num_envs items would be read as one value per sub-env.

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import abc
+from typing import Any
 
-__all__ = ["Spawnable"]
+__all__ = ["Spawnable", "spawn_each"]
 
 
 class Spawnable(abc.ABC):
@@ -20,3 +21,11 @@ class Spawnable(abc.ABC):
     @abc.abstractmethod
     def spawn(self) -> Spawnable:
         """Return the instance one sub-env should use."""
+
+
+def spawn_each(value: Any, count: int) -> list[Any]:
+    """``value`` for ``count`` sub-envs: a ``Spawnable``'s ``spawn()`` each (so a stateful one is
+    neither shared nor advanced), anything else the value itself each time."""
+    if isinstance(value, Spawnable):
+        return [value.spawn() for _ in range(count)]
+    return [value] * count

@@ -21,7 +21,7 @@ from sekai.vector._contract.checks import batch_flags, batch_rewards
 from sekai.vector._contract.partial import PartialStep, Stepped
 from sekai.vector._contract.seeding import vector_options, vector_seeds
 from sekai.vector.result import VecResetResult, VecStepResult
-from sekai.vector.spawnable import Spawnable
+from sekai.vector.spawnable import spawn_each
 
 if TYPE_CHECKING:
     from sekai.registry.spec import EnvSpec
@@ -539,6 +539,4 @@ class VecEnv(abc.ABC):
         them (so a stateful one is not shared, nor advanced), else the value itself."""
         if isinstance(values, list) and len(values) == self._num_envs:
             return list(values)
-        if isinstance(values, Spawnable):
-            return [values.spawn() for _ in range(self._num_envs)]
-        return [values] * self._num_envs
+        return spawn_each(values, self._num_envs)
