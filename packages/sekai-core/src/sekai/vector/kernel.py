@@ -72,6 +72,10 @@ class ArrayKernel(abc.ABC, Generic[P]):
     #: words it (``"it fixes the shapes of the env's arrays; build a new env"``).
     read_only: ClassVar[Mapping[str, str]] = {}
 
+    def check_set(self, name: str, value: Any) -> None:
+        """Refuse, as the env refuses it, setting parameter ``name`` to ``value`` where the env
+        would not use it (a replaying finance env's built-in GBM); nothing by default."""
+
     def reset_draws(self, params: P) -> tuple[Draw, ...]:
         """Return the random numbers :meth:`reset` needs (none by default)."""
         return ()

@@ -334,6 +334,7 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
             )
         if isinstance(values, list) and len(values) == self.num_envs:
             values = self._shared_value(name, values)
+        self.kernel.check_set(name, values)
         params = read_only_arrays(replaced_params(self._host_params, {name: values}))
         new = getattr(params, name)
         # One number stays one number (a native env keeps it so), checked and as a float.

@@ -263,3 +263,29 @@ def test_set_attr_takes_a_per_sub_env_list_of_one_array() -> None:
     np.testing.assert_array_equal(np.asarray(envs.get_attr("mu")[0]), mu)
     with pytest.raises(ValueError, match="different values per sub-env"):
         envs.set_attr("mu", [mu, mu + 1])
+
+
+@pytest.mark.parametrize(
+    ("kernel", "native", "name", "value"),
+    [
+        (TradingKernel, TradingVecEnv, "mu", 0.1),
+        (TradingKernel, TradingVecEnv, "s0", 50.0),
+        (PortfolioKernel, PortfolioVecEnv, "sigma", 0.3),
+    ],
+)
+def test_set_attr_of_the_gbm_on_a_replayed_history_is_refused_as_the_native_env_refuses_it(
+    kernel: Any, native: Any, name: str, value: float
+) -> None:
+    # The replay never reads the built-in GBM: the kernel stored the value and ignored it.
+    rows = np.exp(np.cumsum(np.full((40, 2), 0.001), axis=0)) * 100
+    prices = rows[:, 0] if kernel is TradingKernel else rows
+    kwargs = {"prices": prices, "lookback": 3, "episode_length": 5}
+    driven, native_env = KernelVecEnv(kernel(**kwargs), 2), native(2, **kwargs)
+    message = rf"^{name}= is a parameter of .*built-in GBM, which the price history replaces"
+    for envs in (native_env, driven):
+        with pytest.raises(ValueError, match=message):
+            envs.set_attr(name, value)
+    np.testing.assert_array_equal(driven.get_attr(name)[0], native_env.get_attr(name)[0])
+    simulated = KernelVecEnv(kernel(lookback=3, episode_length=5), 2)
+    simulated.set_attr(name, value)  # the simulation reads it
+    assert np.all(np.asarray(simulated.get_attr(name)[0]) == value)

@@ -125,6 +125,8 @@ def _per_asset(name: str, value: Any, n: int, bound: str | None = None) -> np.nd
 
 
 P = TypeVar("P", bound=WindowParams)
+# The built-in GBM's parameters, which set_attr may change only while the kernel simulates it.
+_GBM_FIELDS = frozenset({"mu", "sigma", "s0", "corr"})
 
 
 class WindowKernel(ArrayKernel[P]):
@@ -181,6 +183,11 @@ class WindowKernel(ArrayKernel[P]):
 
     def _n_assets(self) -> int:
         raise NotImplementedError
+
+    def check_set(self, name: str, value: Any) -> None:
+        """The env's rule: a replayed history leaves the built-in GBM's parameters unused."""
+        if name in _GBM_FIELDS:
+            self.env._check_builtin_gbm(name)
 
     def _gbm_parameters(self) -> tuple[Any, Any, Any, Any]:
         """``(mu, sigma, s0, corr)`` of the env's built-in GBM."""
