@@ -231,13 +231,18 @@ def test_text_frames_are_saved_as_text_separated_by_form_feeds(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("name", ["episode.gif", "episode.mp4", "episode"])
-def test_text_frames_to_another_suffix_are_refused(tmp_path: Path, name: str) -> None:
-    # The path is never changed behind the caller's back: the file asked for would not exist.
+def test_text_frames_to_another_suffix_are_written_as_text_with_a_warning(
+    tmp_path: Path, name: str
+) -> None:
+    # Text has no GIF or video form (core.md: saved to .txt instead of raising); the file is
+    # not the one asked for, so the warning names the one written.
     env = _recorded(TextRenderer(), steps=1)
-    match = rf"save\(\) got '.*{name}', but the frames are text .* only to a \.txt path"
-    with pytest.raises(TypeError, match=match):
-        env.save(tmp_path / name)
-    assert list(tmp_path.iterdir()) == []
+    match = rf"save\(\) got '.*{name}', but the frames are text .* wrote them to '.*episode\.txt'"
+    with pytest.warns(UserWarning, match=match):
+        path = env.save(tmp_path / name)
+    assert path == tmp_path / "episode.txt"
+    assert list(tmp_path.iterdir()) == [path]
+    assert path.read_text(encoding="utf-8").split("\f") == env.frames
 
 
 def test_image_frames_to_txt_are_refused_naming_the_suffixes_that_work(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -116,8 +117,9 @@ class RecordFrames(FrameRecording, ResultWrapper[Any, Any, Any, Any]):
 
         ``.gif`` (any case) goes through ``save_gif`` (Pillow), ``.txt`` through ``save_text``,
         any other suffix through ``save_video`` (imageio + ffmpeg, e.g. ``.mp4``). Text frames
-        (from a text renderer) need a ``.txt`` path and images any other: the other way round
-        raises ``TypeError`` before anything is written.
+        (from a text renderer) are always written as text: to ``path`` with its suffix replaced
+        by ``.txt`` when it is not already ``.txt`` (with a ``UserWarning`` naming that file).
+        Images to a ``.txt`` path raise ``TypeError`` before anything is written.
 
         Args:
             fps: frames per second; defaults to ``env.metadata["render_fps"]``, else 30.
@@ -136,7 +138,26 @@ def save_frames(
     if fps is None:
         fps = metadata.get("render_fps") or 30
     suffix = path.suffix.lower()
-    _check_suffix_fits(frames, path, suffix)
+    kinds = {isinstance(frame, str) for frame in frames}
+    if kinds == {True}:
+        if suffix != ".txt":
+            # Text has no GIF or video form: written as text (core.md), said out loud, since
+            # the file is not the one asked for.
+            text_path = path.with_suffix(".txt")
+            warnings.warn(
+                f"save() got {str(path)!r}, but the frames are text (from a text renderer), "
+                f"which have no {suffix or 'suffix-less'} form: wrote them to "
+                f"{str(text_path)!r}, separated by form feeds.",
+                UserWarning,
+                stacklevel=3,
+            )
+            path = text_path
+        return save_text(frames, path)
+    if kinds == {False} and suffix == ".txt":
+        raise TypeError(
+            f"save() got {str(path)!r}, but the frames are images, which it writes only as a "
+            f"GIF (.gif) or a video ({', '.join(VIDEO_CODECS)}); .txt is for text frames."
+        )
     if suffix == ".gif":
         return save_gif(frames, path, fps=fps)
     if suffix == ".txt":
@@ -147,24 +168,6 @@ def save_frames(
             "use .gif, .txt or a video suffix such as .mp4."
         )
     return save_video(frames, path, fps=fps)
-
-
-def _check_suffix_fits(frames: Sequence[RenderFrame], path: Path, suffix: str) -> None:
-    """Refuse text frames to anything but ``.txt``, and image frames to ``.txt``, naming both.
-
-    Mixed or empty frames pass: the writer names the first bad frame, or says there are none.
-    """
-    kinds = {isinstance(frame, str) for frame in frames}
-    if kinds == {True} and suffix != ".txt":
-        raise TypeError(
-            f"save() got {str(path)!r}, but the frames are text (from a text renderer), which "
-            "it writes only to a .txt path (frames separated by form feeds): use .txt."
-        )
-    if kinds == {False} and suffix == ".txt":
-        raise TypeError(
-            f"save() got {str(path)!r}, but the frames are images, which it writes only as a "
-            f"GIF (.gif) or a video ({', '.join(VIDEO_CODECS)}); .txt is for text frames."
-        )
 
 
 def check_recording_options(renderer: Any, max_frames: Any) -> None:
