@@ -143,6 +143,21 @@ def test_autoreset_around_an_autoreset_passes_results_through(between: Any, toy_
     assert result.info["final_info"] == {"t": 2} and len(inner.resets) == 3
 
 
+def test_an_episode_ended_between_two_autoresets_is_reset_by_the_outer_one(
+    toy_env: Any,
+) -> None:
+    # The TimeLimit's truncation never reaches the inner AutoReset: the outer one resets it
+    # (passing every done step through left the env truncated on every later step).
+    inner = toy_env(length=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TimeLimit warns that it is around an AutoReset
+        env = AutoReset(TimeLimit(AutoReset(inner), 3))
+    env.reset(seed=0)
+    flags = [env.step(0).truncated for _ in range(6)]
+    assert flags == [False, False, True, False, False, True]
+    assert len(inner.resets) == 3  # the reset(seed=0) and two outer resets
+
+
 def test_autoreset_rejects_non_env() -> None:
     with pytest.raises(TypeError, match=re.escape("AutoReset expected a sekai.Env, got object")):
         AutoReset(object())  # type: ignore[arg-type]

@@ -44,25 +44,30 @@ class AutoReset(Wrapper[Any, Any, Any, Any]):
     The returned StepResult carries the new episode's first observation with the ending step's
     reward and flags, and info ``{**step_info, "final_observation": terminal_obs,
     "final_info": step_info, "reset_info": reset_info}``. Put it outermost: wrappers with
-    per-episode state built around it warn. Around an env that already resets itself (an
-    AutoReset inside) it passes results through, as VecEnvs do: a second reset would skip the
-    episode the first one started and report its first observation as the terminal one.
+    per-episode state built around it warn. A step that an inner AutoReset already reset (its
+    info holds ``final_observation``) is passed through: a second reset would skip the episode
+    the first one started and report its first observation as the terminal one. An episode
+    ended by a layer in between (a TimeLimit) is reset as any other.
     """
 
     def __init__(self, env: Env[Any, Any]) -> None:
         super().__init__(env)
-        self._passes_through = contains_autoreset(env)
+        self._has_inner = contains_autoreset(env)
 
     def step(self, action: Any) -> StepResult[Any]:
         result = self.env.step(action)
-        if (result.terminated or result.truncated) and not self._passes_through:
+        if (result.terminated or result.truncated) and not self._reset_inside(result):
             kept = keep_ending(result)
             return autoreset_result(result, kept, self.env.reset())
         return result
 
     async def async_step(self, action: Any) -> StepResult[Any]:
         result = await self.env.async_step(action)
-        if (result.terminated or result.truncated) and not self._passes_through:
+        if (result.terminated or result.truncated) and not self._reset_inside(result):
             kept = keep_ending(result)
             return autoreset_result(result, kept, await self.env.async_reset())
         return result
+
+    def _reset_inside(self, result: StepResult[Any]) -> bool:
+        """Whether an inner AutoReset already reset the env on this step."""
+        return self._has_inner and "final_observation" in result.info
