@@ -204,8 +204,8 @@ def test_routing_calls_the_overriding_class_function_so_chained_overrides_run_on
 def _skip_message(subject, sync, owner):
     return (
         f"{subject} overrides async_{sync}() but not {sync}(), so {sync}() would be "
-        f"{owner}.{sync}(), which passes the call inward without that logic: sync callers (a "
-        "plain loop, SyncVecEnv, ProcVecEnv) would get other results than async ones. Override "
+        f"{owner}.{sync}(), which does not run that logic: sync callers (a plain loop, "
+        "SyncVecEnv, ProcVecEnv) would get other results than async ones. Override "
         f"{sync}() too, sharing the logic with async_{sync}() through a helper, or running the "
         f"coroutine with asyncio.run(self.async_{sync}(...))."
     )
@@ -230,6 +230,20 @@ def test_a_wrapper_overriding_only_an_async_method_is_refused_when_defined(base,
     with pytest.raises(TypeError) as caught:
         type("AsyncOnly", (base,), {f"async_{sync}": scaled})
     assert str(caught.value) == _skip_message("AsyncOnly", sync, owner)
+
+
+@pytest.mark.parametrize(
+    ("base", "owner"),
+    [(sekai.AutoReset, "AutoReset"), (sekai.ActionRepeat, "ActionRepeat")],
+)
+def test_a_concrete_wrappers_subclass_overriding_only_async_step_is_refused(base, owner):
+    # The concrete wrapper's own step() lacks the subclass's async logic just the same.
+    async def scaled(self, action):
+        raise AssertionError("not reached")
+
+    with pytest.raises(TypeError) as caught:
+        type("AsyncOnly", (base,), {"async_step": scaled})
+    assert str(caught.value) == _skip_message("AsyncOnly", "step", owner)
 
 
 def test_a_mixins_async_method_above_a_wrappers_sync_one_is_refused():

@@ -87,8 +87,9 @@ def install_async_routes(cls: type) -> None:
     For each pair, if the class defining the sync method is more derived than the one defining
     the async method, the async method becomes a coroutine calling that class's own sync
     function (not ``self.step``), so a subclass that overrides both and chains to ``super()``
-    does not run the step logic twice. The other way round, an async override above a sync
-    method marked :func:`passes_inward` is a ``TypeError``.
+    does not run the step logic twice. The other way round, an async override below a
+    wrapper's sync method (one that is, or overrides, a method marked :func:`passes_inward`) is
+    a ``TypeError``.
     """
     mro = cls.__mro__
     for sync_name, async_name in ROUTED_PAIRS:
@@ -105,9 +106,10 @@ def install_async_routes(cls: type) -> None:
 def passes_inward(fn: F) -> F:
     """Mark a wrapper base's sync method that only passes the call inward (``Wrapper.step``).
 
-    A subclass that overrides the async method but inherits such a sync one is refused: its
-    sync callers would skip its logic. An env's inherited sync method is its own logic (an
-    async-native subclass of a sync env may add awaits), and an abstract one is ABC's to refuse.
+    A subclass that overrides the async method but inherits such a sync one, or a concrete
+    wrapper's override of it, is refused: its sync callers would skip its logic. An env's
+    inherited sync method is its own logic (an async-native subclass of a sync env may add
+    awaits), and an abstract one is ABC's to refuse.
     """
     fn._sekai_passes_inward = True  # type: ignore[attr-defined]
     return fn
@@ -116,17 +118,21 @@ def passes_inward(fn: F) -> F:
 def _refuse_skipped_override(
     cls: type, async_owner: type, sync_owner: type, sync_name: str, async_name: str
 ) -> None:
-    sync_fn = sync_owner.__dict__[sync_name]
-    if not getattr(sync_fn, "_sekai_passes_inward", False):
+    # A wrapper's sync method (one overriding, at any depth, a method marked passes_inward):
+    # a concrete wrapper's step() lacks the logic of an async_step() added below it, too.
+    if not any(
+        getattr(base.__dict__.get(sync_name), "_sekai_passes_inward", False)
+        for base in sync_owner.__mro__
+    ):
         return
     subject = cls.__qualname__
     if async_owner is not cls:  # a mixin's async method, above the sync one in the MRO
         subject += f" (through {async_owner.__qualname__})"
     raise TypeError(
         f"{subject} overrides {async_name}() but not {sync_name}(), so {sync_name}() would be "
-        f"{sync_owner.__qualname__}.{sync_name}(), which passes the call inward without that "
-        "logic: sync callers (a plain loop, SyncVecEnv, ProcVecEnv) would get other results "
-        f"than async ones. Override {sync_name}() too, sharing the logic with {async_name}() "
+        f"{sync_owner.__qualname__}.{sync_name}(), which does not run that logic: sync "
+        "callers (a plain loop, SyncVecEnv, ProcVecEnv) would get other results than async ones."
+        f" Override {sync_name}() too, sharing the logic with {async_name}() "
         f"through a helper, or running the coroutine with asyncio.run(self.{async_name}(...))."
     )
 
