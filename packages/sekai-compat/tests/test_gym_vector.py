@@ -438,13 +438,22 @@ def test_from_gymnasium_vector_reaches_sub_envs_through_gymnasium_vector_wrapper
     assert not hasattr(vec.gymnasium_vec, "gravity")
 
 
-def test_from_gymnasium_vector_set_attr_without_a_set_attr_names_the_venv() -> None:
+def test_from_gymnasium_vector_set_attr_without_a_set_attr_sets_the_venvs_own_attribute() -> None:
+    # A venv that holds every sub-env's state itself (gymnasium's CartPoleVectorEnv) has no
+    # set_attr: its own attribute is changed, as get_attr reads it, through wrappers too.
     venv = OneGeneratorVectorEnv()
     vec = from_gymnasium_vector(gym.wrappers.vector.RecordEpisodeStatistics(venv))
     assert vec.get_attr("num_envs") == [3, 3, 3]  # the innermost venv's own attribute
-    with pytest.raises(NotImplementedError, match=r"OneGeneratorVectorEnv has no set_attr"):
-        vec.set_attr("x", 1.0)
-    assert not hasattr(vec.gymnasium_vec, "x")
+    vec.set_attr("gain", 0.5)
+    assert venv.gain == 0.5 and vec.get_attr("gain") == [0.5] * 3
+    assert "gain" not in vars(vec.gymnasium_vec)  # not on the wrapper
+    vec.set_attr("gain", [0.25] * 3)
+    assert venv.gain == 0.25
+    with pytest.raises(ValueError, match=r"OneGeneratorVectorEnv holds one 'gain' for every"):
+        vec.set_attr("gain", [1.0, 2.0, 3.0])
+    with pytest.raises(AttributeError, match=r"has no set_attr and no attribute 'nope'"):
+        vec.set_attr("nope", 1.0)
+    assert not hasattr(venv, "nope") and venv.gain == 0.25
 
 
 def test_sekai_vector_wrappers_work_on_a_converted_venv() -> None:
@@ -524,6 +533,7 @@ class OneGeneratorVectorEnv(gym.vector.VectorEnv):  # type: ignore[misc]
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
         self.x = np.zeros(n)
+        self.gain = 1.0
 
     def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
         super().reset(seed=seed)  # seeding.np_random(seed): an int only

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai._equal import structurally_equal
 from sekai.compat._optional import require_gymnasium
 from sekai.compat._spaces import convert_space, space_from_gymnasium
 from sekai.spaces import concatenate, iterate
@@ -384,20 +385,30 @@ class GymnasiumVectorToSekai(VecEnv):
 
     def set_attr(self, name: str, values: Any) -> None:
         """Set ``name`` on every sub-env (sekai's rule 6: only a list of ``num_envs`` values is
-        per sub-env).
+        per sub-env); on a venv without ``set_attr`` (one that holds every sub-env's state
+        itself, as ``get_attr`` reads it), its own existing attribute, one value for all.
 
         Raises:
-            NotImplementedError: neither the venv nor ``venv.unwrapped`` has ``set_attr``.
+            AttributeError: such a venv has no attribute ``name``.
+            ValueError: such a venv got different values per sub-env.
         """
         method = self._venv_method("set_attr")
-        if method is None:
-            base = self.gymnasium_vec.unwrapped
-            raise NotImplementedError(
-                f"from_gymnasium_vector(): {type(base).__name__} has no set_attr, so "
-                f"set_attr({name!r}, ...) cannot reach its sub-envs. Set the attribute where "
-                f"that venv keeps it, e.g. vec.gymnasium_vec.unwrapped.{name} = value."
+        if method is not None:
+            method(name, self._per_env_values(values))
+            return
+        base = self.gymnasium_vec.unwrapped
+        if not hasattr(base, name):  # a new attribute would not change the simulation
+            raise AttributeError(
+                f"from_gymnasium_vector(): {type(base).__name__} has no set_attr and no "
+                f"attribute {name!r} to change."
             )
-        method(name, self._per_env_values(values))
+        per_env = self._per_env_values(values)
+        if any(not structurally_equal(v, per_env[0]) for v in per_env[1:]):
+            raise ValueError(
+                f"from_gymnasium_vector(): {type(base).__name__} holds one {name!r} for every "
+                "sub-env (it has no set_attr): pass one value."
+            )
+        setattr(base, name, per_env[0])
 
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         """The venv's ``call(name, ...)`` as a list (else the innermost venv's own method,
