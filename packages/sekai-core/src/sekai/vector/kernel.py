@@ -72,9 +72,14 @@ class ArrayKernel(abc.ABC, Generic[P]):
     #: words it (``"it fixes the shapes of the env's arrays; build a new env"``).
     read_only: ClassVar[Mapping[str, str]] = {}
 
+    #: Params this kernel holds but, as built, never reads (a replayed history leaves a finance
+    #: env's built-in GBM unused): ``check_set`` refuses them, and the functional API's
+    #: ``default_params`` leaves them out.
+    unused: frozenset[str] = frozenset()
+
     def check_set(self, name: str, value: Any) -> None:
         """Refuse, as the env refuses it, setting parameter ``name`` to ``value`` where the env
-        would not use it (a replaying finance env's built-in GBM); nothing by default."""
+        would not use it (one of ``unused``); nothing by default."""
 
     def reset_draws(self, params: P) -> tuple[Draw, ...]:
         """Return the random numbers :meth:`reset` needs (none by default)."""

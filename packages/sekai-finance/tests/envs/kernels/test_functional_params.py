@@ -164,3 +164,19 @@ def test_a_0d_bool_array_of_any_library_in_a_list_is_refused_as_numpys_is(librar
         real_array("mu", [flag, 0.25])  # it was [1.0, 0.25]
     with pytest.raises(ValueError, match="not bools"):
         check_per_asset("mu", [0.5, flag], 2)
+
+
+def test_a_replayed_historys_gbm_params_are_refused_and_left_out_of_the_defaults() -> None:
+    # The replay never reads them: reset took mu=0.3 and ignored it, while set_attr refuses it.
+    prices = 100 * np.exp(np.cumsum(np.full(60, 0.001)))
+    kwargs = {"prices": prices, "lookback": 3, "episode_length": 5}
+    env = make_functional("Trading-v0", 2, **kwargs)
+    assert sorted(env.default_params) == ["cost_rate", "dt"]
+    message = r"^mu= is a parameter of Trading-v0's built-in GBM, which the price history replaces"
+    with pytest.raises(ValueError, match=message):
+        env.reset(jax.random.PRNGKey(0), {"mu": 0.3})
+    vec = sekai.make_vec("Trading-v0", 2, vectorization_mode="jax", **kwargs)
+    with pytest.raises(ValueError, match=message):
+        vec.set_attr("mu", 0.3)
+    env.reset(jax.random.PRNGKey(0), env.default_params)  # the documented pattern still runs
+    assert "mu" in make_functional("Trading-v0", 2).default_params  # simulated: it is used

@@ -177,11 +177,12 @@ def test_a_jitted_step_may_donate_the_state_reset_returns(env_id: str) -> None:
 def test_functional_params_leave_out_what_the_stateful_env_refuses_as_read_only() -> None:
     prices = np.linspace(100.0, 120.0, 40)
     trading = make_functional("Trading-v0", 2, prices=prices, lookback=4, episode_length=5)
-    assert sorted(trading.default_params) == ["cost_rate", "dt", "mu", "s0", "sigma"]
+    # The built-in GBM's mu, s0 and sigma are unused on a history (the stateful env refuses them).
+    assert sorted(trading.default_params) == ["cost_rate", "dt"]
     key = jax.random.PRNGKey(0)
     with pytest.raises(
         ValueError, match=r"^params of TradingKernel: 'prices' is read-only: it is loaded when "
-        r"the env is built\. reset and step take \['cost_rate', 'dt', 'mu', 's0', 'sigma'\]"
+        r"the env is built\. reset and step take \['cost_rate', 'dt'\]"
     ):  # fmt: skip
         trading.reset(key, {"prices": jnp.asarray(prices[::-1])})
     with pytest.raises(ValueError, match=r"^params \['log_returns'\] of TradingKernel are fixed"):

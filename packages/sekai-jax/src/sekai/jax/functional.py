@@ -124,7 +124,7 @@ class FunctionalEnv:
         # Those set_attr changes: derived fields (``init=False``) follow the others
         # (``derive``), and read-only ones (a replayed history, the arrays whose shapes it
         # fixes) have values the static fields were computed from.
-        settable = settable_fields(kernel, self._template) - set(kernel.read_only)
+        settable = settable_fields(kernel, self._template) - set(kernel.read_only) - kernel.unused
         self.default_params: Params = {
             name: value for name, value in converted.items() if name in settable
         }
@@ -171,6 +171,8 @@ class FunctionalEnv:
             raise ValueError(
                 f"params of {kernel}: {'; '.join(read_only)}. reset and step take {taken}."
             )
+        for name in sorted(set(params) & self.kernel.unused):
+            self.kernel.check_set(name, params[name])  # the env's ValueError, as set_attr's
         fields = {field.name for field in dataclasses.fields(self._template)}
         fixed = sorted(set(params) & (fields - set(self.default_params)))
         if fixed:

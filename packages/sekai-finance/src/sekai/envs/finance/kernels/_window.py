@@ -173,6 +173,8 @@ class WindowKernel(ArrayKernel[P]):
         self.episode_length: int = env.episode_length
         self.n_assets: int = self._n_assets()
         self.replay = history is not None
+        if self.replay:
+            self.unused = _GBM_FIELDS & (self.settable or _GBM_FIELDS)
         # The history's own timestamps (numbers or datetime64), looked up by host_info.
         self.history_timestamps = None if history is None else history.timestamps
         self.reward = KernelReward(env.reward_fn, self.env_id)
@@ -186,7 +188,7 @@ class WindowKernel(ArrayKernel[P]):
 
     def check_set(self, name: str, value: Any) -> None:
         """The env's rule: a replayed history leaves the built-in GBM's parameters unused."""
-        if name in _GBM_FIELDS:
+        if name in self.unused:
             self.env._check_builtin_gbm(name)
 
     def _gbm_parameters(self) -> tuple[Any, Any, Any, Any]:
