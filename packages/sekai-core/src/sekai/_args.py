@@ -95,12 +95,22 @@ def check_real(owner: str, name: str, value: Any) -> float:
         refused = value.ndim != 0 or value.dtype.kind not in "iuf"
     if not refused:
         try:
-            return decimal_float(value) if isinstance(value, Decimal) else float(value)
+            result = decimal_float(value) if isinstance(value, Decimal) else float(value)
         except OverflowError:
             raise ValueError(f"{owner}: {name} must be a number, got {too_large(value)}.") from None
         except (TypeError, ValueError):
             pass
+        else:
+            # A finite longdouble beyond float64 becomes inf without an OverflowError.
+            if math.isinf(result) and _finite_array_number(value):
+                raise ValueError(f"{owner}: {name} must be a number, got {too_large(value)}.")
+            return result
     raise TypeError(f"{owner}: {name} must be a number, got {type(value).__name__}.")
+
+
+def _finite_array_number(value: Any) -> bool:
+    """Whether ``value`` is a finite NumPy float (a longdouble float() may still make inf)."""
+    return isinstance(value, (np.floating, np.ndarray)) and bool(np.isfinite(value))
 
 
 def reward_scaling_args(owner: str, gamma: Any, epsilon: Any) -> tuple[float, float]:

@@ -127,7 +127,14 @@ def _overflows(value: object) -> bool:
 
 def too_large(value: object) -> str:
     """How an error shows a number beyond float64: an int by its kind (its digits would fill
-    the message), any other (a Decimal) by its repr."""
+    the message), any other (a Decimal) by its repr, unless that is as long (a Fraction)."""
     if isinstance(value, numbers.Integral):
         return "an int too large for a float64"
-    return f"{value!r}, too large for a float64"
+    shown = repr(value)
+    if len(shown) > _SHOWN:
+        return f"a {type(value).__name__} too large for a float64"
+    return f"{shown}, too large for a float64"
+
+
+# The longest repr an error shows in full (Decimal('-1.2345678901234567890E+400') fits).
+_SHOWN = 60

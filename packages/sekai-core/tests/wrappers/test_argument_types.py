@@ -167,6 +167,28 @@ def test_a_number_beyond_float64_is_refused_as_too_large_not_made_infinite() -> 
         RunningMeanStd(epsilon=Decimal("1e400"))
 
 
+@pytest.mark.skipif(
+    np.finfo(np.longdouble).max <= np.finfo(np.float64).max, reason="longdouble is float64 here"
+)
+def test_a_longdouble_beyond_float64_is_refused_as_too_large_and_an_infinite_one_kept() -> None:
+    # float() gives inf for it without an OverflowError: the bound vanished without a word
+    with pytest.raises(
+        ValueError,
+        match=r"^ClipReward: max_reward must be a number, got np\.longdouble\('1e\+400'\)",
+    ):
+        sekai.ClipReward(_line(), 0.0, np.longdouble("1e400"))
+    assert sekai.ClipReward(_line(), 0.0, np.longdouble("inf")).max_reward == np.inf
+
+
+def test_a_fraction_beyond_float64_is_named_by_its_type_not_its_digits() -> None:
+    from fractions import Fraction
+
+    with pytest.raises(
+        ValueError, match=r"^ClipReward: max_reward must be a number, got a Fraction too large for"
+    ):
+        sekai.ClipReward(_line(), 0.0, Fraction(10**400, 3))
+
+
 def test_a_zero_dimensional_float_array_is_not_a_box_size() -> None:
     with pytest.raises(TypeError, match=r"^Box shape entries must be ints"):
         Box(0, 1, shape=np.array(3.5))
