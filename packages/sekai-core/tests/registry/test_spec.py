@@ -266,6 +266,7 @@ def test_to_json_reports_kwargs_that_json_cannot_hold():
         {"n": np.int64(5), "x": np.float32(0.5), "y": np.float64(0.25), "flag": np.bool_(True)},
         {"positions": (0.0, 1.0), "nested": {"shape": (2, (3,))}, "empty": ()},
         {"list": [1, (2, 3)], "nan": float("nan")},
+        {"tagged": {"__tuple__": 5}},  # not a list: not how a tuple is written
     ],
 )
 def test_whatever_to_json_accepts_comes_back_equal(kwargs):
@@ -287,11 +288,22 @@ def test_from_json_gives_python_numbers_and_tuples():
         ({"m": {1: "a"}}, r"kwargs\['m'\] has the key 1 \(int\); JSON keys are strings"),
         ({"m": {"__tuple__": [1]}}, r"kwargs\['m'\] is a dict whose only key is '__tuple__'"),
         ({"c": np.complex128(1j)}, r"kwargs\['c'\] is of type numpy.complex128; JSON holds None"),
+        ({"m": {None: 1}}, r"has the key None \(NoneType\); .* would come back as 'null'"),
+        ({"m": {(1, 2): 1}}, r"has the key \(1, 2\) \(tuple\); .* would not be written"),
     ],
 )
 def test_to_json_refuses_what_would_come_back_changed(kwargs, message):
     with pytest.raises(ValueError, match=message):
         EnvSpec("My-v0", "a.b:C", kwargs=kwargs).to_json()
+
+
+@pytest.mark.skipif(
+    np.finfo(np.longdouble).max <= np.finfo(np.float64).max, reason="longdouble is float64 here"
+)
+def test_to_json_refuses_a_longdouble_beyond_float64():
+    # float() made it inf, written as Infinity: it came back unequal
+    with pytest.raises(ValueError, match=r"kwargs\['x'\] is np.longdouble\('1e\+400'\), too large"):
+        EnvSpec("My-v0", "a.b:C", kwargs={"x": np.longdouble("1e400")}).to_json()
 
 
 def test_a_numpy_reward_threshold_is_stored_as_a_float_and_serialises():

@@ -52,7 +52,10 @@ def _jsonable(value: Any, where: str) -> Any:
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
-        return float(value)
+        number = float(value)
+        if math.isinf(number) and np.isfinite(value):  # a longdouble beyond float64
+            raise ValueError(f"{where} is {value!r}, too large for JSON's float64.")
+        return number
     if isinstance(value, (list, tuple)):
         items = [_jsonable(item, f"{where}[{i}]") for i, item in enumerate(value)]
         return items if isinstance(value, list) else {_TUPLE: items}
@@ -61,9 +64,9 @@ def _jsonable(value: Any, where: str) -> Any:
             if not isinstance(key, str):
                 raise ValueError(
                     f"{where} has the key {key!r} ({type(key).__name__}); JSON keys are strings, "
-                    f"so it would come back as {str(key)!r}: use str keys."
+                    f"so it would {_key_fate(key)}: use str keys."
                 )
-        if set(value) == {_TUPLE}:
+        if set(value) == {_TUPLE} and isinstance(value[_TUPLE], (list, tuple)):
             raise ValueError(
                 f"{where} is a dict whose only key is {_TUPLE!r}, which is how to_json() writes a "
                 "tuple: it would come back as a tuple."
@@ -73,6 +76,15 @@ def _jsonable(value: Any, where: str) -> Any:
         f"{where} is of type {type_name(value)}; JSON holds None, bool, int, float, str, and "
         "lists, tuples and dicts (str keys) of them; NumPy scalars are written as numbers."
     )
+
+
+def _key_fate(key: object) -> str:
+    """What JSON makes of a dict key that is not a str (``None`` comes back as ``'null'``)."""
+    try:
+        (written,) = json.loads(json.dumps({key: 0}))
+    except TypeError:
+        return "not be written"
+    return f"come back as {written!r}"
 
 
 def _restore_tuple(obj: dict[str, Any]) -> Any:
