@@ -124,11 +124,14 @@ class Stateful(RandomStart):
         return Stateful()
 
 
-def test_evaluate_refuses_to_split_a_sampler_it_cannot_tile():
-    with pytest.raises(ValueError, match=r"cannot split the windows of sampler .*num_envs=1"):
-        evaluate(BuyAndHold(), "Trading-v0", 4, num_envs=2, sampler=Stateful(), **WINDOWS)
-    mean, error = evaluate(BuyAndHold(), "Trading-v0", 4, num_envs=1, sampler=Stateful(), **WINDOWS)
+def test_evaluate_gives_a_sampler_that_spawns_copies_to_the_sub_envs():
+    # vector.md tells users to write such samplers; drawing from each sub-env's own generator,
+    # the copies play different windows, at the default num_envs as at any other.
+    policy = FirstDecisions()
+    mean, error = evaluate(policy, "Trading-v0", 16, sampler=Stateful(), **WINDOWS)
     assert np.isfinite(mean) and error > 0
+    assert len(set(policy.firsts[:16])) > 1
+    assert evaluate(BuyAndHold(), "Trading-v0", 16, sampler=Stateful(), **WINDOWS) == (mean, error)
 
 
 def test_evaluate_runs_at_most_1024_lanes_by_default():

@@ -62,7 +62,10 @@ def _check_two_arguments(policy: Callable[..., Any]) -> None:
 
 def _split_windows(vec: VecEnv, lanes: int) -> None:
     """Give the sub-envs of a ``SequentialStart`` env the windows one sampler visits over the
-    episodes (sub-env ``i``: episodes ``i``, ``i + lanes``, ...), not each the same windows."""
+    episodes (sub-env ``i``: episodes ``i``, ``i + lanes``, ...), not each the same windows.
+
+    Other samplers go to the sub-envs as ``make_vec`` hands them out (their ``spawn()``): one
+    that draws from the env's generator sees another seed in each sub-env."""
     try:
         sampler = vec.get_attr("sampler")[0]
     except AttributeError:  # no history to sample windows of
@@ -72,13 +75,6 @@ def _split_windows(vec: VecEnv, lanes: int) -> None:
     split = sequential_lanes(sampler, lanes)
     if split is not None:
         vec.set_attr("sampler", split)
-    elif lanes > 1 and sampler.spawn() is not sampler:
-        raise ValueError(
-            f"evaluate() cannot split the windows of sampler {sampler!r} between {lanes} "
-            "sub-envs: its spawn() gives each sub-env a copy of its own, which would replay the "
-            "same windows. Pass num_envs=1 to score its episodes one after another, or a "
-            "SequentialStart, whose windows evaluate() splits between the sub-envs."
-        )
 
 
 def evaluate(
@@ -101,9 +97,8 @@ def evaluate(
 
     On a history with a ``SequentialStart`` sampler (``sampler="sequential"``) the episodes are
     the windows that one such sampler hands out over ``episodes`` episodes, whatever
-    ``num_envs`` is: sub-env ``i`` takes episodes ``i``, ``i + num_envs``, ... of its walk. Other
-    samplers whose ``spawn()`` gives each sub-env a copy with state of its own cannot be split
-    so, and need ``num_envs=1``.
+    ``num_envs`` is: sub-env ``i`` takes episodes ``i``, ``i + num_envs``, ... of its walk. Any
+    other sampler is given to the sub-envs as ``make_vec`` gives it (each its ``spawn()``).
 
     Args:
         policy: ``policy(observations, vec_env) -> actions`` (a batch).
@@ -121,8 +116,7 @@ def evaluate(
             ``env_kwargs`` holds ``vectorization_mode``, ``vector_kwargs`` or ``wrappers``;
             ``episodes``, ``seed`` or ``num_envs`` is not an
             int (bools, floats and Generators included); the policy is for another env.
-        ValueError: ``episodes`` or ``num_envs`` below 1, or a negative ``seed``; a sampler
-            other than ``SequentialStart`` that ``spawn()`` copies, with more than one sub-env.
+        ValueError: ``episodes`` or ``num_envs`` below 1, or a negative ``seed``.
     """
     import sekai
 
