@@ -46,6 +46,9 @@ def resolve_callable(
     return func
 
 
+_PLAIN_NUMBERS = frozenset({float, int})
+
+
 def holds_bool(value: Any) -> bool:
     """Whether ``value`` is or holds a bool of any library: a JAX or torch bool array too, read
     as :func:`~sekai._numbers.array_kind` reads it (NumPy turns ``[True, 2]`` into ints, and
@@ -58,7 +61,8 @@ def holds_bool(value: Any) -> bool:
             value.dtype == object and any(holds_bool(v) for v in value.ravel().tolist())
         )
     if isinstance(value, (list, tuple)):
-        return any(holds_bool(v) for v in value)
+        # A list of Python floats and ints (a reward per sub-env, per step) is checked in C.
+        return not _PLAIN_NUMBERS.issuperset(map(type, value)) and any(map(holds_bool, value))
     if isinstance(value, (bool, np.generic)):
         return isinstance(value, (bool, np.bool_))
     return array_kind(value) == "b"

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import sekai
+import sekai.finance.rewards as rewards_module
 from sekai.envs.finance import (
     LimitOrderBookEnv,
     LimitOrderBookMarket,
@@ -262,6 +263,8 @@ def test_a_single_env_reward_that_is_not_one_number_is_named(value: object) -> N
         ("1", "str '1'"),
         (True, "bool True"),
         ([1.0, "1"], "str '1'"),
+        ([0.5, True], "bool True"),  # NumPy reads the list as floats
+        ([np.True_, 0.5], r"bool (np\.)?True_?"),
         (np.array([1.0, None], dtype=object), "NoneType None"),
     ],
 )
@@ -284,6 +287,14 @@ def test_a_native_batch_reward_of_real_numbers_is_taken_as_float64(value: object
     rewards = vec.step(np.array([2, 2])).rewards
     assert rewards.dtype == np.float64
     np.testing.assert_array_equal(rewards, np.broadcast_to(np.asarray(value, float), (2,)))
+
+
+def test_a_native_batch_reward_list_of_floats_skips_the_per_item_check(monkeypatch) -> None:
+    # Per step at 1024 sub-envs: a list of Python floats is read by NumPy, not item by item.
+    vec = sekai.make_vec("Trading-v0", 1024, reward=_Returning([0.25] * 1024))
+    vec.reset(seed=0)
+    monkeypatch.setattr(rewards_module, "real_float", None)
+    np.testing.assert_array_equal(vec.step(np.full(1024, 2)).rewards, np.full(1024, 0.25))
 
 
 # -- actions ---------------------------------------------------------------------------------------

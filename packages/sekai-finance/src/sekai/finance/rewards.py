@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sekai._args import holds_bool
 from sekai.finance._values import check_number, is_real, real_float, too_large
 
 __all__ = [
@@ -235,10 +236,21 @@ def _real_reward(reward_fn: RewardFunction, reward: Any, rule: str) -> float:
     return value
 
 
+def _numeric_array(reward: Any) -> np.ndarray | None:
+    """``reward`` as NumPy reads it when that is an array of numbers, else None."""
+    try:
+        array = np.asarray(reward)
+    except (TypeError, ValueError):  # ragged lists, objects NumPy cannot read
+        return None
+    return array if array.dtype.kind in "fiu" else None
+
+
 def _real_rewards(reward_fn: RewardFunction, reward: Any) -> np.ndarray:
     """A batch's rewards as float64, each one a real number as ``_real_reward`` requires."""
-    if isinstance(reward, np.ndarray) and reward.dtype.kind in "fiu":
-        return np.asarray(reward, dtype=np.float64)  # NumPy code's numbers: no per-item check
+    array = _numeric_array(reward)
+    # NumPy reads [True, 0.5] as floats: only a list without bools skips the per-item check.
+    if array is not None and (array is reward or not holds_bool(reward)):
+        return np.asarray(array, dtype=np.float64)
     rule = "for a batch a reward function returns real numbers, one or one per sub-env"
     if isinstance(reward, np.ndarray) and reward.dtype != object:  # bools, strings, complex
         raise ValueError(
