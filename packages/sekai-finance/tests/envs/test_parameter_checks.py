@@ -149,6 +149,37 @@ def test_setting_a_built_in_gbm_parameter_that_would_be_unused_is_refused(
         assert all(np.array_equal(a, b) for a, b in zip(vec.get_attr(name), before))
 
 
+@pytest.mark.parametrize(
+    ("env_id", "name", "value", "model"),
+    [
+        ("Trading-v0", "sigma", 0.9, GBM(0.0, 0.2)),
+        ("Portfolio-v0", "mu", 0.1, GBM(n_assets=5)),
+        ("Portfolio-v0", "corr", np.eye(5), GBM(n_assets=5)),
+    ],
+)
+def test_a_model_set_after_a_built_in_gbm_parameter_is_refused(env_id, name, value, model):
+    # In either order the parameter would be stored, reported by get_attr, and never simulated.
+    message = (
+        rf"^{name}= is a parameter of {env_id}'s built-in GBM, which model=GBM\(...\) replaces: "
+        r"it would be ignored; leave it out, or give it to the model\.$"
+    )
+    given = sekai.make(env_id, **{name: value}).unwrapped
+    set_later = sekai.make(env_id).unwrapped
+    setattr(set_later, name, value)
+    for env in (given, set_later):
+        with pytest.raises(ValueError, match=message):
+            env.model = model
+        assert env.model is None
+    for mode in (None, "sync"):
+        vec = sekai.make_vec(env_id, 2, vectorization_mode=mode, **{name: value})
+        with pytest.raises(ValueError, match=message):
+            vec.set_attr("model", model)
+        assert vec.get_attr("model") == [None, None]
+    untouched = sekai.make(env_id).unwrapped
+    untouched.model = model  # nothing given: the model replaces the built-in GBM's defaults
+    assert untouched.model is model
+
+
 # -- bools are not numbers, not even inside lists ------------------------------------------------
 
 

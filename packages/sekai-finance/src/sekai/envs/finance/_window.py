@@ -276,6 +276,9 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
     transaction_cost = fixed("The transaction_cost argument (it became cost_model).")
 
     _history: History | None
+    # The built-in GBM's parameters the caller gave or set: a model set later would leave them
+    # unused, so the model setter refuses it as the constructor refuses both together.
+    _gbm_given: tuple[str, ...] = ()
     # What the env simulates without a history, and the arguments that give it one.
     _simulates = "prices"
     _history_args = "prices= or data="
@@ -373,6 +376,9 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         if self._history is not None and value is not None:
             raise ValueError("this env replays a price history; model= cannot be set on it.")
         self._check_model(value)
+        refuse_unused_gbm(
+            list(self._gbm_given), price_source(None, None, value), env=self._env_name
+        )
         self._dt = resolve_dt(self._dt_arg, value, self._history)  # first: it may refuse
         self._model = value
 
@@ -385,6 +391,11 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
             else (None if model is None else f"model={type(model).__name__}(...)")
         )
         refuse_unused_gbm([name], source, env=self._env_name)
+
+    def _gbm_set(self, name: str) -> None:
+        """Note that the built-in GBM's ``name`` was set (after ``_check_builtin_gbm``)."""
+        if name not in self._gbm_given:
+            self._gbm_given = (*self._gbm_given, name)
 
     def _asset_count(self) -> int | None:
         """Number of assets the env's spaces are built for (None while not yet known)."""

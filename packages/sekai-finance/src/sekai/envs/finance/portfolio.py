@@ -206,11 +206,11 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
                     f"n_assets={n_assets} disagrees with the {source}, which has {implied} "
                     "assets; leave n_assets out to follow it."
                 )
-        refuse_unused_gbm(
-            [name for name, v in (("mu", mu), ("sigma", sigma), ("corr", corr)) if v is not None],
-            price_source(prices, data, model),
-            env="Portfolio-v0",
-        )
+        given = [
+            name for name, v in (("mu", mu), ("sigma", sigma), ("corr", corr)) if v is not None
+        ]
+        refuse_unused_gbm(given, price_source(prices, data, model), env="Portfolio-v0")
+        self._gbm_given = tuple(given)
         n = implied if implied is not None else (n_assets or _DEFAULT_ASSETS)
         self._n_assets = n
         self._allow_short = bool(allow_short)
@@ -256,6 +256,7 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
     def mu(self, value: Any) -> None:
         self._check_builtin_gbm("mu")
         self._mu = check_per_asset("mu", value, self._n_assets)
+        self._gbm_set("mu")
 
     @property
     def sigma(self) -> float | np.ndarray:
@@ -266,6 +267,7 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
     def sigma(self, value: Any) -> None:
         self._check_builtin_gbm("sigma")
         self._sigma = check_per_asset("sigma", value, self._n_assets, "ge0")
+        self._gbm_set("sigma")
 
     @property
     def corr(self) -> np.ndarray:
@@ -276,6 +278,7 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
     def corr(self, value: Any) -> None:
         self._check_builtin_gbm("corr")
         self._corr = check_correlation(value, self._n_assets)
+        self._gbm_set("corr")
 
     # -- state ----------------------------------------------------------------------------
 

@@ -125,11 +125,9 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
             lookback=lookback,
             episode_length=episode_length,
         )
-        refuse_unused_gbm(
-            [name for name, v in (("mu", mu), ("sigma", sigma), ("s0", s0)) if v is not None],
-            price_source(prices, data, model),
-            env="Trading-v0",
-        )
+        given = [name for name, v in (("mu", mu), ("sigma", sigma), ("s0", s0)) if v is not None]
+        refuse_unused_gbm(given, price_source(prices, data, model), env="Trading-v0")
+        self._gbm_given = tuple(given)
         self._setup_window(
             env="Trading-v0",
             history=history,
@@ -159,6 +157,7 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
     def mu(self, value: Any) -> None:
         self._check_builtin_gbm("mu")
         self._mu = check_real("mu", value)
+        self._gbm_set("mu")
 
     @property
     def sigma(self) -> float:
@@ -169,6 +168,7 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
     def sigma(self, value: Any) -> None:
         self._check_builtin_gbm("sigma")
         self._sigma = check_real("sigma", value, "ge0")
+        self._gbm_set("sigma")
 
     @property
     def s0(self) -> float:
@@ -179,6 +179,7 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
     def s0(self, value: Any) -> None:
         self._check_builtin_gbm("s0")
         self._s0 = check_real("s0", value, "gt0")
+        self._gbm_set("s0")
 
     # -- state ----------------------------------------------------------------------------
 
