@@ -80,6 +80,21 @@ def test_a_dt_other_than_the_models_is_refused_on_every_backend(env_id, kwargs):
         vec.set_attr("dt", None)  # follows the model
 
 
+def test_a_dt_other_than_market_v0s_default_market_names_that_market():
+    # The caller gave no model: the message names the one Market-v0 built, not "the model".
+    message = (
+        r"^dt=1/52 contradicts Market-v0's default market: default_market\(\) simulates steps "
+        r"of 1/252 years, which info\['dt'\] must report; leave dt out, or pass model= a model "
+        r"built with the dt you want\.$"
+    )
+    with pytest.raises(ValueError, match=message):
+        sekai.make("Market-v0", dt=1 / 52)
+    vec = sekai.make_vec("Market-v0", 2, vectorization_mode="sync")
+    with pytest.raises(ValueError, match=message):
+        vec.set_attr("dt", 1 / 52)
+    assert vec.get_attr("dt") == [pytest.approx(1 / 252)] * 2
+
+
 def test_setting_a_model_whose_dt_contradicts_an_explicit_dt_is_refused():
     env = TradingEnv(dt=1 / 52)
     with pytest.raises(ValueError, match=r"dt=1/52 contradicts the model's dt=1/252"):

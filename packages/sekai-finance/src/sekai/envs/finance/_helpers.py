@@ -11,7 +11,14 @@ import numpy as np
 from sekai.finance._values import check_count, check_number, real_array, real_float, scalar
 from sekai.finance.simulators._checks import check_generator, per_asset
 
-__all__ = ["check_correlation", "random_correlation", "sample_window", "simulate_gbm"]
+__all__ = [
+    "check_correlation",
+    "price_source",
+    "random_correlation",
+    "refuse_unused_gbm",
+    "sample_window",
+    "simulate_gbm",
+]
 
 
 def check_correlation(corr: object, n: int | None = None) -> np.ndarray:
@@ -190,3 +197,28 @@ def simulated_prices(
             "needs positive prices."
         )
     return prices
+
+
+def price_source(prices: Any, data: Any, model: Any) -> str | None:
+    """How the constructor's caller named a price source other than the built-in GBM."""
+    if prices is not None:
+        return "prices="
+    if data is not None:
+        return "data="
+    return None if model is None else f"model={type(model).__name__}(...)"
+
+
+def refuse_unused_gbm(given: list[str], source: str | None, *, env: str) -> None:
+    """``ValueError`` when built-in GBM parameters (``given``: the ones the caller passed) come
+    with another price ``source``, which would leave them stored but never used."""
+    if not given or source is None:
+        return
+    names = ", ".join(f"{name}=" for name in given)
+    one = len(given) == 1
+    it = "it" if one else "them"
+    where = f", or give {it} to the model" if source.startswith("model=") else ""
+    raise ValueError(
+        f"{names} {'is a parameter' if one else 'are parameters'} of {env}'s built-in GBM, "
+        f"which {source} replaces: {'it' if one else 'they'} would be ignored; leave {it} "
+        f"out{where}."
+    )

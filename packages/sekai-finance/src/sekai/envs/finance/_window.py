@@ -16,7 +16,12 @@ from sekai.envs.finance._common import (
     parse_options,
     python_scalar,
 )
-from sekai.envs.finance._helpers import check_gbm_prices, simulated_prices
+from sekai.envs.finance._helpers import (
+    check_gbm_prices,
+    price_source,
+    refuse_unused_gbm,
+    simulated_prices,
+)
 from sekai.finance._values import real_array
 from sekai.finance.costs import CostModel, as_cost_model
 from sekai.finance.data import MarketData
@@ -37,8 +42,6 @@ __all__ = [
     "WindowEnv",
     "check_cost_model",
     "load_history",
-    "price_source",
-    "refuse_unused_gbm",
     "resolve_dt",
 ]
 
@@ -176,8 +179,9 @@ def load_history(
     return history
 
 
-def resolve_dt(dt: Any, model: Any, history: History | None) -> float:
+def resolve_dt(dt: Any, model: Any, history: History | None, default_of: str = "") -> float:
     """Explicit ``dt``; else the model's; else ``1/periods_per_year`` of dated data; else 1/252.
+    ``default_of`` names the env when ``model`` is its default market, not the caller's.
 
     Raises:
         ValueError: an explicit ``dt`` other than the model's: the model moves its prices by
@@ -190,11 +194,17 @@ def resolve_dt(dt: Any, model: Any, history: History | None) -> float:
     if dt is not None:
         value = check_real("dt", dt, "gt0")
         if model_dt is not None and not math.isclose(value, model_dt, rel_tol=1e-9):
+            steps = f"steps of {format_dt(model_dt)} years, which info['dt'] must report"
+            if default_of:
+                raise ValueError(
+                    f"dt={format_dt(value)} contradicts {default_of}'s default market: "
+                    f"default_market() simulates {steps}; leave dt out, or pass model= a model "
+                    "built with the dt you want."
+                )
             raise ValueError(
                 f"dt={format_dt(value)} contradicts the model's dt={format_dt(model_dt)}: "
-                f"its {type(model).__name__} simulates steps of {format_dt(model_dt)} years, "
-                "which info['dt'] must report; leave dt out (None) to follow the model, or build "
-                "the model with the dt you want."
+                f"its {type(model).__name__} simulates {steps}; leave dt out (None) to follow "
+                "the model, or build the model with the dt you want."
             )
         return value
     if model_dt is not None:
@@ -204,31 +214,6 @@ def resolve_dt(dt: Any, model: Any, history: History | None) -> float:
         if ppy is not None and ppy > 0:
             return 1.0 / ppy
     return 1 / 252
-
-
-def price_source(prices: Any, data: Any, model: Any) -> str | None:
-    """How the constructor's caller named a price source other than the built-in GBM."""
-    if prices is not None:
-        return "prices="
-    if data is not None:
-        return "data="
-    return None if model is None else f"model={type(model).__name__}(...)"
-
-
-def refuse_unused_gbm(given: list[str], source: str | None, *, env: str) -> None:
-    """``ValueError`` when built-in GBM parameters (``given``: the ones the caller passed) come
-    with another price ``source``, which would leave them stored but never used."""
-    if not given or source is None:
-        return
-    names = ", ".join(f"{name}=" for name in given)
-    one = len(given) == 1
-    it = "it" if one else "them"
-    where = f", or give {it} to the model" if source.startswith("model=") else ""
-    raise ValueError(
-        f"{names} {'is a parameter' if one else 'are parameters'} of {env}'s built-in GBM, "
-        f"which {source} replaces: {'it' if one else 'they'} would be ignored; leave {it} "
-        f"out{where}."
-    )
 
 
 def check_cost_model(
@@ -279,6 +264,7 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
     # The built-in GBM's parameters the caller gave or set: a model set later would leave them
     # unused, so the model setter refuses it as the constructor refuses both together.
     _gbm_given: tuple[str, ...] = ()
+    _default_model: Any = None  # the model the env built itself (Market-v0's default market)
     # What the env simulates without a history, and the arguments that give it one.
     _simulates = "prices"
     _history_args = "prices= or data="
@@ -313,7 +299,7 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         )
         self._model = model
         self._dt_arg = dt
-        self._dt = resolve_dt(dt, model, history)
+        self._dt = self._resolve_dt(dt, model)
         self.reward_fn = LogReturn() if reward is None else reward
         self.sampler = sampler
         self._capital = check_real("capital", capital, "gt0")
@@ -363,7 +349,7 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
 
     @dt.setter
     def dt(self, value: Any) -> None:
-        self._dt = resolve_dt(value, self._model, self._history)
+        self._dt = self._resolve_dt(value, self._model)
         self._dt_arg = value
 
     @property
@@ -379,8 +365,12 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         refuse_unused_gbm(
             list(self._gbm_given), price_source(None, None, value), env=self._env_name
         )
-        self._dt = resolve_dt(self._dt_arg, value, self._history)  # first: it may refuse
+        self._dt = self._resolve_dt(self._dt_arg, value)  # first: it may refuse
         self._model = value
+
+    def _resolve_dt(self, dt: Any, model: Any) -> float:
+        default = model is not None and model is self._default_model
+        return resolve_dt(dt, model, self._history, self._env_name if default else "")
 
     def _check_builtin_gbm(self, name: str) -> None:
         """``ValueError`` when setting the built-in GBM's ``name`` would have no effect."""

@@ -117,7 +117,7 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
             if model is None:
                 from sekai.finance.simulators import default_market
 
-                model = default_market()
+                model = self._default_model = default_market()
             self._check_model(model)
             n_total = int(model.n_assets)
         else:

@@ -9,12 +9,16 @@ import numpy as np
 
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_int, check_per_asset, fixed, numeric_action
-from sekai.envs.finance._helpers import check_correlation, gbm_path, random_correlation
+from sekai.envs.finance._helpers import (
+    check_correlation,
+    gbm_path,
+    price_source,
+    random_correlation,
+    refuse_unused_gbm,
+)
 from sekai.envs.finance._window import (
     WindowEnv,
     load_history,
-    price_source,
-    refuse_unused_gbm,
     window_args,
 )
 from sekai.error import InvalidAction

@@ -9,12 +9,10 @@ import numpy as np
 
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_real, discrete_action, fixed
-from sekai.envs.finance._helpers import simulate_gbm
+from sekai.envs.finance._helpers import price_source, refuse_unused_gbm, simulate_gbm
 from sekai.envs.finance._window import (
     WindowEnv,
     load_history,
-    price_source,
-    refuse_unused_gbm,
     window_args,
 )
 from sekai.envs.finance._wipe_out import warn_wipe_out
