@@ -26,8 +26,10 @@ class RecordPerformance(ResultWrapper[Any, Any, Any, Any]):
             (252 when the env reports no ``dt``).
         equity_key: info key of the relative equity.
         pnl_key: info key of the cumulative wealth (switches to P&L mode).
-        turnover_key: info key of the step's turnover (collected when present).
-        cost_key: info key of the step's cost (collected when present).
+        turnover_key: info key of the step's turnover, collected when an episode's infos have
+            it at every step; at some steps only raises (``ValueError`` where it appears late,
+            ``KeyError`` where it goes missing). None leaves it out.
+        cost_key: info key of the step's cost, collected as ``turnover_key`` is.
         risk_free: annual risk-free rate for the Sharpe ratio.
         deque_size: how many summaries to keep.
     """
