@@ -435,7 +435,10 @@ def _holding(env_id: str) -> np.ndarray:
 def test_online_sub_envs_beside_model_replays_are_checked_too() -> None:
     # A wipe-out (a trade costing everything) resets sub-env 0 after the model is set: it
     # replays the model's path while the others keep simulating their extreme GBM online.
-    vec = TradingVecEnv(4, sigma=40.0, mu=0.0, transaction_cost=0.6)
+    # A model set beside a given sigma is refused, so the extreme GBM is written in privately:
+    # the episodes begun before a model is set still simulate the template's parameters.
+    vec = TradingVecEnv(4, transaction_cost=0.6)
+    vec.template._sigma, vec.template._mu = 40.0, 0.0
     vec.reset(seed=0)
     flat, long, short = 1, 2, 0  # indices into positions (-1, 0, 1)
     vec.step(np.array([long, flat, flat, flat]))
