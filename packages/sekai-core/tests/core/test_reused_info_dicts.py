@@ -45,6 +45,8 @@ def test_autoreset_keeps_the_ending_steps_info_although_the_reset_refills_the_di
     assert info["final_info"] == {"phase": "step", "t": 2}
     assert info["reset_info"] == {"phase": "reset"}
     assert info["t"] == 2 and info["phase"] == "step"
+    env.step(0)  # refills the dict the reset returned
+    assert info["reset_info"] == {"phase": "reset"}
 
 
 def test_episode_statistics_are_not_written_into_the_envs_dict() -> None:
@@ -75,6 +77,8 @@ def test_vector_infos_are_distinct_and_autoreset_keeps_the_ending_info(backend: 
         assert first.infos[0] == {"phase": "step", "t": 1}
         ending = second.infos[1]
         assert ending["final_info"] == {"phase": "step", "t": 2}
+        assert ending["reset_info"] == {"phase": "reset"}
+        vec.step([0, 0])  # refills the dicts the resets returned
         assert ending["reset_info"] == {"phase": "reset"}
 
 

@@ -40,5 +40,6 @@ def autoreset_result(
         result.reward,
         result.terminated,
         result.truncated,
-        autoreset_info(final_info, final_observation, reset.info),
+        # A copy: an env that refills one reset info dict would rewrite results already kept.
+        autoreset_info(final_info, final_observation, dict(reset.info)),
     )
