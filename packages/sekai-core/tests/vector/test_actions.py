@@ -189,6 +189,21 @@ def test_dict_batch_value_error_names_sub_env_and_splits_per_env() -> None:
     assert per_env[0]["a"] == 1 and per_env[0]["b"].tolist() == [0.5]
 
 
+@pytest.mark.parametrize("count", [1, 3])
+def test_a_list_of_dicts_or_tuples_of_another_length_names_its_length(count: int) -> None:
+    # the message said "got list" without the length that was wrong
+    dicts = ActionChecker(Dict(a=Discrete(2)), 2)
+    with pytest.raises(
+        ValueError, match=rf"or a list of 2 dicts\) .* got list of length {count}\.$"
+    ):
+        dicts.check([{"a": 0}] * count)
+    tuples = ActionChecker(Tuple([Discrete(2), Discrete(3)]), 2)
+    with pytest.raises(
+        ValueError, match=rf"or a list of 2 tuples\) .* got tuple of length {count}"
+    ):
+        tuples.check(tuple([np.zeros(2, int)] * count))
+
+
 def test_tuple_batch_and_list_of_tuples_are_both_accepted() -> None:
     checker = ActionChecker(Tuple([Discrete(2), Discrete(3)]), 2)
     from_batches = checker.split(checker.check((np.array([0, 1]), np.array([2, 0]))))

@@ -190,7 +190,7 @@ class _DictNode(_Node):
         if not isinstance(batch, Mapping):
             raise ValueError(
                 f"{self._where()} must be a dict of batches with keys {keys} (or a list of "
-                f"{self.num_envs} dicts) for {self.space!r}, got {type(batch).__name__}."
+                f"{self.num_envs} dicts) for {self.space!r}, got {_kind_of(batch)}."
             )
         if set(batch) != set(keys):
             raise ValueError(
@@ -244,7 +244,7 @@ class _TupleNode(_Node):
         if not isinstance(batch, tuple) or len(batch) != width:
             raise ValueError(
                 f"{self._where()} must be a tuple of {width} batches (or a list of "
-                f"{self.num_envs} tuples) for {self.space!r}, got {type(batch).__name__}."
+                f"{self.num_envs} tuples) for {self.space!r}, got {_kind_of(batch)}."
             )
         return tuple(node.normalize(part) for node, part in zip(self.children, batch))
 
@@ -387,3 +387,11 @@ class ActionChecker:
             if values is not None and min(values) >= bounds[0] and max(values) <= bounds[1]:
                 return values  # type: ignore[no-any-return]
         return self._root.split(self.check(actions, frozen))
+
+
+def _kind_of(batch: Any) -> str:
+    """A batch's type, with its length when it has one (a list of 3 for 2 sub-envs)."""
+    try:
+        return f"{type(batch).__name__} of length {len(batch)}"
+    except TypeError:
+        return type(batch).__name__
