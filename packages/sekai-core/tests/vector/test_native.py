@@ -513,10 +513,13 @@ def test_a_time_limit_takes_one_value_per_sub_env_when_they_agree_and_is_never_a
         r"sub-env \(2\), got 3\. Pass one int \(not a list\) to set it for every sub-env\.$"
     ):  # fmt: skip
         vec.max_episode_steps = [3, 3, 3]  # type: ignore[assignment]
-    with pytest.raises(TypeError, match=r"^max_episode_steps must be an int or None, got ndarray"):
+    # "an int >= 1", not "or None": None is refused when changing a limit
+    with pytest.raises(TypeError, match=r"^max_episode_steps must be an int >= 1, got ndarray"):
         vec.max_episode_steps = np.array([3, 3])  # type: ignore[assignment]  # one value: not an int
-    with pytest.raises(TypeError, match=r"^max_episode_steps must be an int or None, got str\.$"):
+    with pytest.raises(TypeError, match=r"^max_episode_steps must be an int >= 1, got str\.$"):
         vec.set_attr("max_episode_steps", [3, "3"])  # each item checked, as on sync
+    with pytest.raises(TypeError, match=r"^max_episode_steps must be an int >= 1, got float\.$"):
+        vec.set_attr("max_episode_steps", 2.0)
     assert vec.get_attr("max_episode_steps") == [3, 3]
     unlimited = DriftVecEnv(2)
     unlimited.max_episode_steps = None  # a constructor may assign None: still no limit

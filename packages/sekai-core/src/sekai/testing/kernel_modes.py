@@ -314,7 +314,7 @@ def check_set_attr_of_the_time_limit_applies_to_the_next_steps(case: ModeCase) -
         envs.set_attr, "max_episode_steps", -1,
     )  # fmt: skip
     _raises(
-        TypeError, r"^max_episode_steps must be an int or None, got str\.$",
+        TypeError, r"^max_episode_steps must be an int >= 1, got str\.$",
         envs.set_attr, "max_episode_steps", "x",
     )  # fmt: skip
     _raises(
@@ -324,7 +324,7 @@ def check_set_attr_of_the_time_limit_applies_to_the_next_steps(case: ModeCase) -
     )  # fmt: skip
     for array in (np.array([3, 3]), np.array([3, 3, 3])):  # one value for all, as on sync
         _raises(
-            TypeError, r"^max_episode_steps must be an int or None, got ndarray\.$",
+            TypeError, r"^max_episode_steps must be an int >= 1, got ndarray\.$",
             envs.set_attr, "max_episode_steps", array,
         )  # fmt: skip
     assert envs.get_attr("max_episode_steps") == [2, 2]

@@ -11,14 +11,18 @@ import numpy as np
 __all__ = ["TimeLimitAttribute", "check_max_episode_steps"]
 
 
-def check_max_episode_steps(value: Any, *, removable: bool = False) -> int | None:
+def check_max_episode_steps(
+    value: Any, *, removable: bool = False, changing: bool = False
+) -> int | None:
     """``value`` as a time limit: None (no limit) or an int >= 1; the one check of the native
     and kernel envs, ``register()`` and ``make()``. With ``removable`` (``make()``'s override of
-    the registered limit) ``-1`` also means no limit."""
+    the registered limit) ``-1`` also means no limit; ``changing`` (``set_attr``, which cannot
+    remove a limit) words the expected type without None."""
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"max_episode_steps must be an int or None, got {type(value).__name__}.")
+        expected = "an int >= 1" if changing else "an int or None"
+        raise TypeError(f"max_episode_steps must be {expected}, got {type(value).__name__}.")
     if removable and value == -1:
         return None
     if value < 1:
@@ -42,7 +46,7 @@ def _one_limit(env: Any, value: Any) -> Any:
         )
     # Each item checked as a SyncVecEnv's sub-env checks it, then compared as a limit: an
     # np.int64(2) and a 2 are one limit.
-    limits = [check_max_episode_steps(item) for item in value]
+    limits = [check_max_episode_steps(item, changing=True) for item in value]
     if any(limit != limits[0] for limit in limits[1:]):
         raise ValueError(
             f"max_episode_steps is one limit for every sub-env of a {type(env).__name__}, got "
@@ -89,7 +93,7 @@ class TimeLimitAttribute:
                 "max_episode_steps must be an int >= 1, got None: a time limit can be changed "
                 "but not removed (build the env without one instead)."
             )
-        self._max_episode_steps = check_max_episode_steps(value)
+        self._max_episode_steps = check_max_episode_steps(value, changing=True)
         self._time_limit_changed()
 
     def _time_limit_changed(self) -> None:
