@@ -74,3 +74,19 @@ def test_delay_observation_rejects_negative_delay_and_bad_padding(toy_env: Any) 
         DelayObservation(toy_env(), -1)
     with pytest.raises(ValueError, match=r"^padding must be 'zeros' or 'reset', got 'same'\.$"):
         DelayObservation(toy_env(), 1, "same")
+
+
+def test_delay_observation_keeps_observations_from_an_env_that_reuses_its_buffer(
+    toy_env: Any,
+) -> None:
+    buffer = np.zeros(2, np.float32)
+
+    def obs_fn(env: Any) -> np.ndarray:
+        buffer[:] = env.t + 1
+        return buffer
+
+    env = DelayObservation(toy_env(obs_fn=obs_fn), 2, padding="reset")
+    env.reset(seed=0)
+    env.step(0)
+    env.step(0)
+    np.testing.assert_array_equal(env.step(0).observation, [2, 2])

@@ -79,3 +79,17 @@ def test_frame_stack_rejects_num_stack_below_one(bad: int, toy_env: Any) -> None
 def test_frame_stack_rejects_bad_padding(toy_env: Any) -> None:
     with pytest.raises(ValueError, match=r"^padding must be 'reset' or 'zeros', got 'zero'\.$"):
         FrameStackObservation(toy_env(), 2, padding="zero")
+
+
+def test_frame_stack_keeps_frames_from_an_env_that_reuses_its_buffer(toy_env: Any) -> None:
+    buffer = np.zeros(2, np.float32)
+
+    def obs_fn(env: Any) -> np.ndarray:
+        buffer[:] = env.t
+        return buffer
+
+    env = FrameStackObservation(toy_env(obs_fn=obs_fn), 3)
+    env.reset(seed=0)
+    env.step(0)
+    env.step(0)
+    np.testing.assert_array_equal(env.step(0).observation[:, 0], [1, 2, 3])

@@ -7,6 +7,7 @@ from collections import deque
 from typing import Any
 
 from sekai._args import check_int
+from sekai.core._snapshot import snapshot
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import ResultWrapper
@@ -41,8 +42,11 @@ class DelayObservation(ResultWrapper[Any, Any, Any, Any]):
         warn_if_around_autoreset(self)
 
     def _delayed(self, observation: Any) -> Any:
+        if self.delay == 0:
+            return observation
         queue = self._queue
-        queue.append(observation)
+        # A snapshot: an env may write each observation into one buffer.
+        queue.append(snapshot(observation))
         if len(queue) > self.delay:
             return queue[0]
         # A copy each time: callers may keep or modify what they get.

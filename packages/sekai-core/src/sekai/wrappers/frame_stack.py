@@ -6,6 +6,7 @@ from collections import deque
 from typing import Any
 
 from sekai._args import check_int
+from sekai.core._snapshot import snapshot
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import ResultWrapper
@@ -51,16 +52,18 @@ class FrameStackObservation(ResultWrapper[Any, Any, Any, Any]):
 
     def _reset_result(self, result: ResetResult[Any]) -> ResetResult[Any]:
         self._frames.clear()
+        # Frames are kept as snapshots: an env may write each observation into one buffer.
+        first = snapshot(result.observation)
         if self.padding == "zeros":
             zero = zero_sample(self._inner_space)
             self._frames.extend(zero for _ in range(self.num_stack - 1))
-            self._frames.append(result.observation)
+            self._frames.append(first)
         else:
-            self._frames.extend(result.observation for _ in range(self.num_stack))
+            self._frames.extend(first for _ in range(self.num_stack))
         return ResetResult(self._stacked(), result.info)
 
     def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
-        self._frames.append(result.observation)
+        self._frames.append(snapshot(result.observation))
         return StepResult(
             self._stacked(), result.reward, result.terminated, result.truncated, result.info
         )
