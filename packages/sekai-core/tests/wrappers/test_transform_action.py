@@ -194,3 +194,27 @@ def test_the_affine_map_clips_exactly_as_np_clip_with_nan_and_signed_zeros(
             assert type(got) is type(expected) and np.shape(got) == np.shape(expected)
             assert np.array_equal(got, expected, equal_nan=True)
             assert np.array_equal(np.signbit(got), np.signbit(expected))
+
+
+@pytest.mark.parametrize(
+    "dtype, low, high, message",
+    [
+        (np.uint8, -1.0, 1.0, "min_action -1.0 is outside the range of uint8 [0, 255]"),
+        (np.uint8, 0.0, 256.0, "max_action 256.0 is outside the range of uint8 [0, 255]"),
+        (np.int64, 0.0, 2.0**63, "max_action 9.223372036854776e+18 is outside the range of int64"),
+        (np.int8, 0.0, 2.5, "max_action 2.5 is fractional, but the space's dtype int8 holds"),
+        (np.float16, 0.0, 1e6, "max_action 1000000.0 overflows float16 (largest 65504.0)"),
+    ],
+)
+def test_rescale_action_refuses_bounds_its_dtype_cannot_hold(
+    dtype: Any, low: float, high: float, message: str, toy_env: Any
+) -> None:
+    # Box would clip them (or make them inf), and the map would disagree with the space.
+    inner = toy_env(action_space=sekai.Box(0, 100, shape=(1,), dtype=dtype))
+    with pytest.raises(ValueError, match="^RescaleAction: " + re.escape(message)):
+        RescaleAction(inner, low, high)
+
+
+def test_rescale_action_accepts_integer_bounds_at_the_dtype_limits(toy_env: Any) -> None:
+    inner = toy_env(action_space=sekai.Box(0, 100, shape=(1,), dtype=np.uint8))
+    assert repr(RescaleAction(inner, 0, 255).action_space) == "Box(0, 255, (1,), uint8)"

@@ -91,6 +91,18 @@ def test_rescale_observation_errors(toy_env: Any) -> None:
         RescaleObservation(toy_env(), 1.0, 1.0)
 
 
+def test_rescale_observation_refuses_bounds_that_overflow_its_dtype(toy_env: Any) -> None:
+    # Box would make the bound inf, and every observation would become inf.
+    space = sekai.Box(0.0, 4.0, shape=(2,), dtype=np.float16)
+    message = "RescaleObservation: max_obs 1000000.0 overflows float16 (largest 65504.0)."
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        RescaleObservation(toy_env(observation_space=space), 0.0, 1e6)
+    integer = sekai.Box(0, 9, shape=(2,), dtype=np.int64)  # observed as float32
+    message = "RescaleObservation: min_obs -1e+39 overflows float32"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+        RescaleObservation(toy_env(observation_space=integer), -1e39, 1.0)
+
+
 def test_dtype_observation_casts_obs_and_bounds(toy_env: Any) -> None:
     env = DtypeObservation(toy_env(), np.float64)
     assert env.observation_space == sekai.Box(-100.0, 100.0, shape=(2,), dtype=np.float64)

@@ -24,6 +24,42 @@ def require_box(owner: str, space: Space[Any], what: str = "action") -> Box:
     return space
 
 
+def check_bound_fits(
+    owner: str, name: str, bound: NDArray[np.float64], dtype: np.dtype[Any]
+) -> None:
+    """Refuse a finite float64 bound the new Box's ``dtype`` cannot hold as given.
+
+    Box would clip an out-of-range bound (or turn an overflowing one into inf) with at most a
+    warning, and the wrapper's map, built from the bound as given, would then disagree with its
+    declared space.
+    """
+    flat = bound.reshape(-1)
+    if dtype.kind == "f":
+        with np.errstate(over="ignore"):
+            bad = np.isinf(flat.astype(dtype))
+        if bool(bad.any()):
+            raise ValueError(
+                f"{owner}: {name} {float(flat[bad][0])!r} overflows {dtype} "
+                f"(largest {float(np.finfo(dtype).max)!r})."
+            )
+        return
+    fractional = flat != np.floor(flat)
+    if bool(fractional.any()):
+        raise ValueError(
+            f"{owner}: {name} {float(flat[fractional][0])!r} is fractional, but the space's "
+            f"dtype {dtype} holds whole numbers only."
+        )
+    info = np.iinfo(dtype)
+    lo, hi = float(info.min), float(info.max)
+    # float(info.max) may round up (2**63 for int64): then that value itself is out of range.
+    outside = (flat < lo) | ((flat >= hi) if hi > info.max else (flat > hi))
+    if bool(outside.any()):
+        raise ValueError(
+            f"{owner}: {name} {float(flat[outside][0])!r} is outside the range of {dtype} "
+            f"[{info.min}, {info.max}]."
+        )
+
+
 class AffineMap:
     """The affine map of ``[src_low, src_high]`` onto ``[dst_low, dst_high]``, per dimension,
     computed in float64 and clipped to the destination. Where ``src_low == src_high`` there is
@@ -158,6 +194,10 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         env: an env with a Box action space with finite bounds.
         min_action: the new lower bound (scalar or array broadcastable to the shape).
         max_action: the new upper bound; strictly greater than ``min_action`` everywhere.
+
+    Raises:
+        ValueError: a bound the env's dtype cannot hold as given (out of its range, fractional
+            for an integer dtype, overflowing to inf).
     """
 
     def __init__(self, env: Env[Any, Any], min_action: ArrayLike, max_action: ArrayLike) -> None:
@@ -177,6 +217,8 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
             raise ValueError("min_action and max_action must be finite.")
         if np.any(new_low >= new_high):
             raise ValueError("min_action must be strictly less than max_action.")
+        check_bound_fits("RescaleAction", "min_action", new_low, space.dtype)
+        check_bound_fits("RescaleAction", "max_action", new_high, space.dtype)
         self.min_action = new_low.copy()
         self.max_action = new_high.copy()
         self._env_space = space

@@ -13,7 +13,12 @@ from sekai.core.env import Env
 from sekai.core.wrapper import ObservationWrapper
 from sekai.spaces import Box, Dict, Space
 from sekai.spaces.space import check_space
-from sekai.wrappers.transform_action import AffineMap, IntegerClip, require_box
+from sekai.wrappers.transform_action import (
+    AffineMap,
+    IntegerClip,
+    check_bound_fits,
+    require_box,
+)
 
 __all__ = ["DtypeObservation", "FilterObservation", "RescaleObservation", "TransformObservation"]
 
@@ -57,6 +62,9 @@ class RescaleObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
         env: an env with a Box observation space with finite bounds.
         min_obs: the new lower bound (scalar or broadcastable to the shape).
         max_obs: the new upper bound; strictly greater than ``min_obs`` everywhere.
+
+    Raises:
+        ValueError: a bound that overflows the output dtype (1e6 for float16).
     """
 
     def __init__(self, env: Env[Any, Any], min_obs: ArrayLike, max_obs: ArrayLike) -> None:
@@ -76,11 +84,13 @@ class RescaleObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
             raise ValueError("min_obs and max_obs must be finite.")
         if np.any(new_low >= new_high):
             raise ValueError("min_obs must be strictly less than max_obs.")
-        self.min_obs, self.max_obs = new_low, new_high
-        self._map = AffineMap(space.low, space.high, new_low, new_high)
         self._dtype = (
             space.dtype if np.issubdtype(space.dtype, np.floating) else np.dtype(np.float32)
         )
+        check_bound_fits("RescaleObservation", "min_obs", new_low, self._dtype)
+        check_bound_fits("RescaleObservation", "max_obs", new_high, self._dtype)
+        self.min_obs, self.max_obs = new_low, new_high
+        self._map = AffineMap(space.low, space.high, new_low, new_high)
         self.observation_space = Box(new_low, new_high, shape=shape, dtype=self._dtype)
 
     def observation(self, observation: ArrayLike) -> NDArray[Any]:
