@@ -21,6 +21,27 @@ def test_sequence_signature_is_positional() -> None:
     assert not seq.is_flattenable
 
 
+def test_sequence_accepts_gymnasium_space_keyword() -> None:
+    seq = Sequence(space=Discrete(3), max_length=4, stack=True)
+    plain = Sequence(Discrete(3), 4, True)
+    assert (
+        seq == plain
+        and repr(seq) == repr(plain) == "Sequence(Discrete(3), max_length=4, stack=True)"
+    )
+    assert seq.to_jsonable() == plain.to_jsonable()
+    assert pickle.loads(pickle.dumps(seq)) == plain
+
+
+def test_sequence_needs_exactly_one_of_feature_space_and_space() -> None:
+    with pytest.raises(TypeError, match=re.escape("got both 'feature_space' and 'space'")):
+        Sequence(Discrete(3), space=Discrete(3))
+    with pytest.raises(
+        TypeError,
+        match=re.escape("missing required argument: 'feature_space' (also accepted as 'space')"),
+    ):
+        Sequence()
+
+
 def test_sequence_rejects_non_space_feature() -> None:
     with pytest.raises(TypeError, match=re.escape("feature_space must be a sekai.Space, got 3.")):
         Sequence(3)  # type: ignore[arg-type]

@@ -79,16 +79,28 @@ class Sequence(Space[Any]):
         stack: If True, samples stack their elements on a new leading axis (arrays, or a
             dict/tuple of arrays); otherwise samples are tuples of elements.
         seed: Seed for this space (lengths) and, derived from it, the feature space.
+        space: ``feature_space`` under gymnasium's name (keyword only; give one of the two).
     """
 
     def __init__(
         self,
-        feature_space: Space[Any],
+        feature_space: Space[Any] | None = None,
         max_length: int | None = None,
         stack: bool = False,
         *,
         seed: SeedLike = None,
+        space: Space[Any] | None = None,
     ) -> None:
+        if space is not None:
+            if feature_space is not None:
+                raise TypeError(
+                    "Sequence() got both 'feature_space' and 'space'; pass the feature space once."
+                )
+            feature_space = space
+        elif feature_space is None:
+            raise TypeError(
+                "Sequence() missing required argument: 'feature_space' (also accepted as 'space')."
+            )
         if not isinstance(feature_space, Space):
             raise TypeError(f"feature_space must be a sekai.Space, got {feature_space!r}.")
         if not isinstance(stack, (bool, np.bool_)):
