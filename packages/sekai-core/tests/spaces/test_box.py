@@ -315,6 +315,15 @@ def test_integer_box_rejects_int64_array_but_accepts_python_ints() -> None:
     assert box.contains(np.array([1, 2], dtype=np.uint8))
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int64])
+def test_integer_box_judges_a_list_of_bools_as_a_bool_array(dtype: Any) -> None:
+    # Not exact Python ints, so np.asarray(x) and the same_kind rule: bool -> int is allowed.
+    box = Box(0, 1, shape=(2,), dtype=dtype)
+    assert box.contains([True, False]) and box.contains(np.array([True, False]))
+    assert not Box(0, 0, shape=(2,), dtype=dtype).contains([True, False])
+    assert not box.contains([True])
+
+
 def test_integer_box_rejects_float_arrays() -> None:
     assert not Box(0, 10, shape=(2,), dtype=np.int64).contains(np.array([1.0, 2.0]))
 

@@ -281,13 +281,17 @@ class Box(ArraySpace[NDArray[Any]]):
                     arr = np.asarray(x)
                 except (ValueError, TypeError, OverflowError):
                     return False
-                if arr.dtype.kind not in "iu" or arr.shape != self._shape:
+                if arr.dtype.kind == "b":  # not Python ints: judged as a bool array, like one
+                    x = arr
+                elif arr.dtype.kind not in "iu" or arr.shape != self._shape:
                     return False
-                return bool((arr >= self._low).all() and (arr <= self._high).all())
-            try:
-                x = np.asarray(x)
-            except (ValueError, TypeError, OverflowError):
-                return False
+                else:
+                    return bool((arr >= self._low).all() and (arr <= self._high).all())
+            else:
+                try:
+                    x = np.asarray(x)
+                except (ValueError, TypeError, OverflowError):
+                    return False
         if x.shape != self._shape:
             return False
         dt = x.dtype
