@@ -140,6 +140,16 @@ def test_masked_box_sample_fills_empty_rows_and_respects_mask() -> None:
     assert forced["mask"][0] == 1 and forced["mask"][1] == 0
 
 
+def test_masked_box_sample_mask_errors_say_what_masked_box_takes() -> None:
+    m = MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
+    wanted = "MaskedBox.sample() takes a mask of shape (3,), one entry per slot: 1 occupied"
+    with pytest.raises(TypeError, match=re.escape(wanted) + ".*not a dict of masks") as info:
+        m.sample(mask={"mask": np.ones(3, np.int8)})
+    assert "MultiBinary" not in str(info.value)
+    with pytest.raises(ValueError, match=f"^{re.escape(wanted)}.*got \\(4,\\)"):
+        m.sample(mask=np.ones(4, np.int8))
+
+
 def test_masked_box_contains_rules() -> None:
     m = MaskedBox(0.0, 1.0, shape=(2,), max_size=2)
     good = m.pack([[0.5, 0.5]])

@@ -205,9 +205,26 @@ class MaskedBox(Dict):
     # -- sampling and membership -----------------------------------------------------------
 
     def sample(self, mask: Any = None) -> dict[str, NDArray[Any]]:
-        """Occupy each slot with probability 1/2 (or per ``mask``: 1 full, 0 empty, -1/2 free)."""
+        """Occupy each slot with probability 1/2 (or per ``mask``: 1 full, 0 empty, -1/2 free).
+
+        Raises:
+            TypeError, ValueError: ``mask`` is not an array of shape ``(max_size,)`` of those.
+        """
         values = self._spaces["values"].sample()
-        occupied = self._spaces["mask"].sample(mask)
+        try:
+            occupied = self._spaces["mask"].sample(mask)
+        except (TypeError, ValueError) as exc:
+            # The slot mask's own error names MultiBinary, a part the user never built.
+            wanted = (
+                f"MaskedBox.sample() takes a mask of shape ({self._max_size},), one entry per "
+                "slot: 1 occupied, 0 empty, -1 or 2 either"
+            )
+            if isinstance(mask, cabc.Mapping):
+                raise TypeError(
+                    f"{wanted}; got a {type(mask).__name__}, but a MaskedBox is sampled with one "
+                    "slot array, not a dict of masks."
+                ) from None
+            raise type(exc)(f"{wanted} ({exc})") from None
         empty = occupied == 0
         values[empty] = self._fill_rows[empty]
         return {"values": values, "mask": occupied}
