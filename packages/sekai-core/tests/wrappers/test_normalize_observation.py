@@ -143,6 +143,21 @@ def test_load_state_dict_refuses_the_statistics_of_the_other_kind(toy_env: Any) 
         env.load_state_dict(NormalizeObservation(toy_env()).state_dict())
 
 
+def test_load_state_dict_of_a_dict_space_into_a_box_one_says_the_structure_differs(
+    toy_env: Any,
+) -> None:
+    saved = NormalizeObservation(
+        toy_env(observation_space=sekai.Dict(a=sekai.Box(-1.0, 1.0, shape=(2,))))
+    ).state_dict()
+    message = (
+        "NormalizeObservation: state must be the statistics of a leaf of shape (2,) (a dict "
+        "with 'mean', 'var' and 'count'), got a dict with keys ['a']: the saved state's "
+        "structure does not match this wrapper's observation space."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        NormalizeObservation(toy_env()).load_state_dict(saved)
+
+
 def test_rejects_unknown_stats(toy_env: Any) -> None:
     with pytest.raises(ValueError, match=r"^stats must be 'running' or 'ewm', got 'foo'\.$"):
         NormalizeObservation(toy_env(), stats="foo")

@@ -263,8 +263,15 @@ class ObservationNormalizer:
 
     @staticmethod
     def _load_leaf(current: Stats, state: Any, where: str) -> Stats:
-        if not isinstance(state, dict):
-            raise ValueError(f"{where} must be a statistics dict, got {state!r}.")
+        # Statistics hold at least one of these keys; a dict with none of them is most likely
+        # the state of a normaliser of another (Dict or Tuple) space.
+        if not isinstance(state, dict) or not {"mean", "var", "count"} & set(state):
+            got = f"a dict with keys {list(state)}" if isinstance(state, dict) else repr(state)
+            raise ValueError(
+                f"{where} must be the statistics of a leaf of shape {current.shape} (a dict with "
+                f"'mean', 'var' and 'count'), got {got}: the saved state's structure does not "
+                "match this wrapper's observation space."
+            )
         current.load_state_dict(state)
         return current
 
