@@ -167,3 +167,18 @@ def test_suggest_offers_the_same_name_in_other_namespaces_before_look_alikes():
     assert suggest("demo/MarketEnv-v0", ids)[0] == "qc/MarketEnv-v0"
     # Another version in the ID's own namespace still wins alone (the documented message).
     assert suggest("Cartpole-v1", ["CartPole-v1", "classic/CartPole-v1"]) == ("CartPole-v1",)
+
+
+@pytest.mark.parametrize("miss", ["Walk-v5", "acm/Walk-v5", "other/Walk-v5"])
+def test_suggest_for_a_forgotten_namespace_offers_the_same_version_first(miss):
+    # Registration order is oldest first: the cut to three must not drop the exact match.
+    ids = [f"acme/Walk-v{v}" for v in range(6)]
+    if miss.startswith("other/"):
+        ids.append("other/Run-v0")  # a known namespace without that name
+    assert suggest(miss, ids) == ("acme/Walk-v5", "acme/Walk-v4", "acme/Walk-v3")
+
+
+def test_suggest_for_a_forgotten_namespace_ranks_other_versions_newest_first():
+    ids = ["acme/Walk-v0", "acme/Walk-v2", "zeta/Walk-v1", "acme/Walk-v1"]
+    assert suggest("Walk-v9", ids) == ("acme/Walk-v2", "zeta/Walk-v1", "acme/Walk-v1")
+    assert suggest("Walk-v1", ids) == ("zeta/Walk-v1", "acme/Walk-v1", "acme/Walk-v2")

@@ -57,15 +57,15 @@ def suggest(env_id: str, registered: Iterable[str], n: int = 3) -> tuple[str, ..
 
     Other versions of the same name come first (name and namespace compare
     case-insensitively, so ``Cartpole-v1`` suggests ``CartPole-v1``); otherwise the same name in
-    other namespaces, then IDs of the same namespace that look alike
-    (``difflib.get_close_matches``, cutoff 0.6). For a namespace with
-    no IDs, only a likely typo in the namespace is suggested: the same name elsewhere, or
-    look-alike IDs of a look-alike namespace. So ``CartPole-v0`` does not suggest ``Market-v0``,
-    nor ``broken/Thing-v0`` ``Trading-v0``.
+    other namespaces (the same version first, then newest first), then IDs of the same namespace
+    that look alike (``difflib.get_close_matches``, cutoff 0.6). For a namespace with no IDs,
+    only a likely typo in the namespace is suggested: the same name elsewhere, or look-alike IDs
+    of a look-alike namespace. So ``CartPole-v0`` does not suggest ``Market-v0``, nor
+    ``broken/Thing-v0`` ``Trading-v0``.
     """
     ids = [i for i in registered if i != env_id]
     try:
-        namespace, name, _ = parse_env_id(env_id)
+        namespace, name, version = parse_env_id(env_id)
     except (TypeError, ValueError):
         return tuple(difflib.get_close_matches(str(env_id), ids, n=n, cutoff=0.6))
     parsed = {other: parse_env_id(other) for other in ids}
@@ -76,7 +76,12 @@ def suggest(env_id: str, registered: Iterable[str], n: int = 3) -> tuple[str, ..
     same_name = [i for i in same_ns if parsed[i].name.lower() == name.lower()]
     if same_name:
         return tuple(sorted(same_name, key=_version_key, reverse=True)[:n])
-    elsewhere = [i for i, p in parsed.items() if p.name.lower() == name.lower()]
+    # The same version first (the user forgot or misspelt the namespace), then newest first.
+    elsewhere = sorted(
+        (i for i, p in parsed.items() if p.name.lower() == name.lower()),
+        key=lambda i: (parsed[i].version == version, _version_key(i)),
+        reverse=True,
+    )
     if same_ns:
         alike = difflib.get_close_matches(env_id, same_ns, n=n, cutoff=0.6)
         return tuple([*elsewhere, *alike][:n])
