@@ -111,6 +111,67 @@ def test_an_env_whose_module_fails_to_import_names_the_id_entry_point_and_distri
     )
 
 
+PACK_PLUGIN = """
+from sekai import WrapperSpec
+from sekai.plugins import hookimpl
+
+CARTPOLE = "sekai.envs.classic_control.cartpole:CartPoleEnv"
+
+
+@hookimpl
+def sekai_register_envs(registry):
+    guard = WrapperSpec("Guard", "sekai_fake_pack_wrappers:Guard")
+    registry.register("fakepack/Wrapped-v0", CARTPOLE, additional_wrappers=(guard,))
+    registry.register("fakepack/Fast-v0", CARTPOLE, vector_entry_point="sekai_fake_pack_vec:Vec")
+"""
+PACK_OWNER = "registered by plugin 'fakepack' (sekai-fake-pack-mods 0.1.0)"
+PACK_FIX = "Fix or reinstall sekai-fake-pack-mods, or report it to its maintainers.\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "what", "error"),
+    [
+        (["check", "fakepack/Wrapped-v0"], "wrapper", "RuntimeError: config missing"),
+        (["info", "fakepack/Wrapped-v0"], "wrapper", "RuntimeError: config missing"),
+        (["bench", "fakepack/Fast-v0", "--num-envs", "2", "--steps", "5"], "vector", "dep"),
+        (["bench", "fakepack/Fast-v0", "--mode", "native", "--steps", "5"], "vector", "dep"),
+    ],
+    ids=["check", "info", "bench-auto", "bench-native"],
+)
+def test_a_wrapper_or_vector_module_that_fails_to_import_names_the_id_entry_point_and_pack(
+    sekai_cli, fake_dist, tmp_path, command, what, error
+) -> None:
+    env = fake_dist("sekai-fake-pack-mods", "fakepack", "sekai_fake_pack_mods", PACK_PLUGIN)
+    site = tmp_path / "site"
+    (site / "sekai_fake_pack_wrappers.py").write_text('raise RuntimeError("config missing")\n')
+    (site / "sekai_fake_pack_vec.py").write_text("import sekai_fake_pack_missing_dep\n")
+    done = sekai_cli(*command, env=env)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    if what == "wrapper":
+        expected = (
+            "error: cannot import the module of wrapper 'Guard' of fakepack/Wrapped-v0 (entry "
+            f"point 'sekai_fake_pack_wrappers:Guard', {PACK_OWNER}): {error}. {PACK_FIX}"
+        )
+    else:
+        expected = (
+            "error: cannot import the module of the native vector env of fakepack/Fast-v0 "
+            f"(vector_entry_point 'sekai_fake_pack_vec:Vec', {PACK_OWNER}): "
+            "ModuleNotFoundError: No module named 'sekai_fake_pack_missing_dep'. " + PACK_FIX
+        )
+    assert done.stderr == expected
+
+
+@pytest.mark.parametrize("options", [["--mode", "sync"], ["--num-envs", "1"]])
+def test_bench_imports_only_the_vector_module_it_builds_with(
+    sekai_cli, fake_dist, tmp_path, options
+) -> None:
+    env = fake_dist("sekai-fake-pack-mods", "fakepack", "sekai_fake_pack_mods", PACK_PLUGIN)
+    (tmp_path / "site" / "sekai_fake_pack_vec.py").write_text("import sekai_fake_missing\n")
+    done = sekai_cli("bench", "fakepack/Fast-v0", *options, "--steps", "5", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+
+
 def test_num_envs_without_mode_is_a_usage_error(sekai_cli) -> None:
     done = sekai_cli("check", "CartPole-v1", "--num-envs", "64", "--steps", "5")
     assert done.returncode == 2

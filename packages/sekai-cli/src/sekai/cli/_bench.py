@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sekai.cli._args import UsageError, non_negative_int, positive_int
-from sekai.cli._env_module import import_env_module
+from sekai.cli._env_module import NATIVE_MODES, import_env_modules
 from sekai.cli._output import BOLD, Output, Progress, format_table
 
 __all__ = ["BenchResult", "add_parser", "bench", "compare", "run"]
@@ -275,7 +275,7 @@ def compare(
     with ExitStack() as stack:
         runs = []
         for mode in modes:
-            if num_envs == 1 and mode in ("auto", "sync"):
+            if _times_one_env(num_envs, mode):
                 runs.append(_single(env_id, mode, steps, seed, stack))
             else:
                 asked = workers if mode in WORKER_MODES else None
@@ -317,6 +317,25 @@ def _check_workers(modes: list[str], workers: int | None) -> None:
     raise UsageError(f"--workers applies to --mode {which} only")
 
 
+def _times_one_env(num_envs: int, mode: str) -> bool:
+    """Whether ``mode`` times a single env (``make``), not ``make_vec``."""
+    return num_envs == 1 and mode in ("auto", "sync")
+
+
+def _builds_native(env_id: str, modes: list[str], num_envs: int) -> bool:
+    """Whether a run of ``modes`` builds the spec's native vector env (``auto`` picks it as
+    ``make_vec`` does)."""
+    from sekai.registry import spec
+    from sekai.registry.api import default_mode
+
+    env_spec = spec(env_id)
+    return any(
+        not _times_one_env(num_envs, mode)
+        and (default_mode(env_spec) if mode == "auto" else mode) in NATIVE_MODES
+        for mode in modes
+    )
+
+
 def _check_modes(env_id: str, modes: list[str]) -> None:
     """Refuse a mode ``make_vec`` would refuse (unknown, not installed, no native or kernel
     version of the env) with its own message, before the first run: a typo in the last mode of
@@ -350,7 +369,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     """Run the benchmark(s) and print the bench line(s), the comparison table or JSON."""
     modes: list[str] = list(args.compare) if args.compare else [args.mode]
     _check_workers(modes, args.workers)
-    import_env_module(args.env_id)
+    import_env_modules(args.env_id, vector=_builds_native(args.env_id, modes, args.num_envs))
     _check_modes(args.env_id, modes)
     results = compare(
         args.env_id,

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from sekai.cli._args import UsageError, positive_int
-from sekai.cli._env_module import import_env_module
+from sekai.cli._env_module import NATIVE_MODES, import_env_modules
 from sekai.cli._output import GREEN, RED, YELLOW, Output, plural
 
 __all__ = ["add_parser", "run", "summary"]
@@ -96,7 +96,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
     """Check ``args.env_id``; 1 on ERRORs (on any issue with ``--strict``), else 0."""
     if args.num_envs is not None and args.mode is None:
         raise UsageError("--num-envs applies to --mode only")
-    import_env_module(args.env_id)  # names the env and entry point of a module that fails
+    # Names the env and entry point of a module that fails.
+    import_env_modules(args.env_id, vector=args.mode in NATIVE_MODES)
     if args.mode is not None:
         issues = _check_mode(args, out)
     else:

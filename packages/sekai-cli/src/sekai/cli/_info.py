@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from sekai.cli._env_module import import_env_module
+from sekai.cli._env_module import import_env_modules
 from sekai.cli._list import spec_json
 from sekai.cli._output import Output
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     from sekai.registry import make, spec
 
     env_spec = spec(args.env_id)
-    import_env_module(args.env_id)
+    import_env_modules(args.env_id)
     env = make(args.env_id)
     try:
         observation_space, action_space = env.observation_space, env.action_space

@@ -291,8 +291,7 @@ def make_vec(
 
     mode = vectorization_mode
     if mode is None:
-        native_ok = not wrapper_fns and not env_spec.additional_wrappers
-        mode = "native" if env_spec.vector_entry_point is not None and native_ok else "sync"
+        mode = default_mode(env_spec, bool(wrapper_fns))
 
     vec: VecEnv
     backend = mode_backend(env_spec, mode)
@@ -339,6 +338,14 @@ def make_vec(
         _check_vec_env(vec, f"vectorization_mode {mode!r}")
     vec.spec = describing
     return vec
+
+
+def default_mode(env_spec: EnvSpec, has_wrappers: bool = False) -> str:
+    """The mode ``make_vec`` builds with when none is given: ``"native"`` if the spec has a
+    ``vector_entry_point`` and no per-env wrappers apply (``has_wrappers``: ``wrappers=`` were
+    given), else ``"sync"``."""
+    native_ok = not has_wrappers and not env_spec.additional_wrappers
+    return "native" if env_spec.vector_entry_point is not None and native_ok else "sync"
 
 
 def mode_backend(env_spec: EnvSpec, mode: str) -> Any:
