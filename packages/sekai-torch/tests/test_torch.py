@@ -304,6 +304,12 @@ def test_a_cuda_device_without_cuda_is_refused_with_the_reason() -> None:
         TorchVecEnv(CartPoleKernel(), 2, device="gpu")
 
 
+def test_a_device_without_random_numbers_is_refused_naming_the_device() -> None:
+    # torch's own RuntimeError named neither the argument nor what works
+    with pytest.raises(ValueError, match=r"^device 'meta': torch cannot draw random numbers"):
+        TorchVecEnv(CartPoleKernel(), 2, device="meta")
+
+
 def test_a_bad_device_action_reads_as_the_same_bad_host_action() -> None:
     envs = TorchVecEnv(CartPoleKernel(), 3)
     envs.reset(seed=0)

@@ -85,7 +85,13 @@ class TorchBackend(GeneratorBackend):
         self.xp = xp_torch
         self.float_dtype = _float_dtype(dtype)
         self.compile = compile
-        self.generator = torch.Generator(device=self.device)
+        try:
+            self.generator = torch.Generator(device=self.device)
+        except RuntimeError as exc:  # 'meta' and other devices without random numbers
+            raise ValueError(
+                f"device {str(self.device)!r}: torch cannot draw random numbers there "
+                f"({str(exc).splitlines()[0]}); use 'cpu' or 'cuda'."
+            ) from None
         self.generator.seed()
 
     def convert(self, value: Any) -> torch.Tensor:
