@@ -77,6 +77,15 @@ class ArrayKernel(abc.ABC, Generic[P]):
     #: ``default_params`` leaves them out.
     unused: frozenset[str] = frozenset()
 
+    def setting(self, name: str) -> Any:
+        """The env's setting ``name`` that is no params field (a read-only shape, the reward
+        function), as the native env reports it, for ``get_attr``.
+
+        Raises:
+            AttributeError: the kernel keeps no such setting (the default).
+        """
+        raise AttributeError(name)
+
     def check_set(self, name: str, value: Any) -> None:
         """Refuse, as the env refuses it, setting parameter ``name`` to ``value`` where the env
         would not use it (one of ``unused``); nothing by default."""

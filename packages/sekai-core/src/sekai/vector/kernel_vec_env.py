@@ -287,15 +287,19 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
     # -- attributes --------------------------------------------------------------------------
 
     def get_attr(self, name: str) -> list[Any]:
-        """A parameter of the kernel as the env reports it (the same value for every sub-env:
-        a number as a Python number, arrays read-only, as a native env's), or an attribute of
-        this object split like a native env's."""
+        """A parameter or setting of the kernel as the env reports it (the same value for every
+        sub-env: a number as a Python number, arrays read-only, as a native env's), or an
+        attribute of this object split like a native env's."""
         self._check_open()
         if name in _field_names(self._host_params):
             if name in self._reported:
                 return [self._reported[name]] * self.num_envs
             return [self.kernel.host_param(name, getattr(self._host_params, name))] * self.num_envs
-        return split_value(getattr(self, name), self.num_envs)
+        try:
+            setting = self.kernel.setting(name)
+        except AttributeError:
+            return split_value(getattr(self, name), self.num_envs)
+        return [setting] * self.num_envs
 
     def set_attr(self, name: str, values: Any) -> None:
         """Change a parameter of the kernel for every sub-env (or an existing attribute).

@@ -289,3 +289,19 @@ def test_set_attr_of_the_gbm_on_a_replayed_history_is_refused_as_the_native_env_
     simulated = KernelVecEnv(kernel(lookback=3, episode_length=5), 2)
     simulated.set_attr(name, value)  # the simulation reads it
     assert np.all(np.asarray(simulated.get_attr(name)[0]) == value)
+
+
+def test_get_attr_reads_the_envs_settings_as_the_native_env_reports_them() -> None:
+    # The kernel modes knew these names (set_attr refuses them as read-only) but get_attr
+    # raised a bare AttributeError, and positions came back as an array, not the env's tuple.
+    prices = 100 * np.exp(np.cumsum(np.full(40, 0.001)))
+    kwargs = {"prices": prices, "lookback": 3, "episode_length": 5, "positions": (0.0, 1.0)}
+    driven, native = KernelVecEnv(TradingKernel(**kwargs), 2), TradingVecEnv(2, **kwargs)
+    for name in ("lookback", "episode_length", "transaction_cost", "positions"):
+        assert driven.get_attr(name) == native.get_attr(name), name
+    assert driven.get_attr("positions") == [(0.0, 1.0)] * 2
+    np.testing.assert_array_equal(driven.get_attr("prices")[0], native.get_attr("prices")[0])
+    for name in ("reward_fn", "cost_model"):
+        assert repr(driven.get_attr(name)) == repr(native.get_attr(name)), name
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        driven.get_attr("nope")

@@ -127,6 +127,10 @@ def _per_asset(name: str, value: Any, n: int, bound: str | None = None) -> np.nd
 P = TypeVar("P", bound=WindowParams)
 # The built-in GBM's parameters, which set_attr may change only while the kernel simulates it.
 _GBM_FIELDS = frozenset({"mu", "sigma", "s0", "corr"})
+# Settings of the env that get_attr reports as the env holds them (read-only here: a kernel
+# traces its reward and cost once, its positions fix the action space, and its prices are
+# held in the kernel's own layout).
+_ENV_SETTINGS = frozenset({"reward_fn", "cost_model", "positions", "prices"})
 
 
 class WindowKernel(ArrayKernel[P]):
@@ -185,6 +189,13 @@ class WindowKernel(ArrayKernel[P]):
 
     def _n_assets(self) -> int:
         raise NotImplementedError
+
+    def setting(self, name: str) -> Any:
+        """The env's read-only settings (``lookback``, ``prices``, ...) and its reward and cost
+        functions, read from the env the kernel was built from."""
+        if name in self.read_only or name in _ENV_SETTINGS:
+            return getattr(self.env, name)
+        raise AttributeError(name)
 
     def check_set(self, name: str, value: Any) -> None:
         """The env's rule: a replayed history leaves the built-in GBM's parameters unused."""
@@ -308,9 +319,12 @@ class WindowKernel(ArrayKernel[P]):
         return {"history_row": state["start"] + self.lookback + at_most(xp, t, self.episode_length)}
 
     def host_param(self, name: str, value: Any) -> Any:
-        """The GBM parameters the env holds as one number as that number, as it reports them."""
+        """The GBM parameters the env holds as one number as that number, and ``positions`` and
+        ``prices`` as the env holds them (a tuple, the history given), as it reports them."""
         if name in self._numbers and isinstance(value, np.ndarray) and value.size:
             return value.flat[0].item()
+        if name in _ENV_SETTINGS:
+            return getattr(self.env, name)
         return super().host_param(name, value)
 
     def host_info(self, params: P, info: Mapping[str, Any]) -> Mapping[str, Any]:
