@@ -606,18 +606,51 @@ def test_sekai_register_of_an_id_a_plugin_owns_fails_the_plugin_loading(env_id, 
     assert [s.id for s in reg.all_specs()] == ["zeta/Z-v0"]
 
 
-def test_a_library_a_plugin_imports_may_register_its_own_ids_at_runtime():
+@pytest.mark.parametrize("env_id", ["Walk-v0", "helper/Walk-v0"])
+def test_sekai_register_while_a_plugin_is_imported_fails_it_and_leaves_nothing(env_id):
+    # The gym habit of registering at import (the plugin's or a library's it imports) would
+    # place IDs outside its namespace, credited to nobody, and keep them if it failed.
     registries = []
 
-    def load():  # the plugin module imports a library that registers as gymnasium users do
-        registries[0].register("helper/Dummy-v0", "sekai.testing.envs:LineEnv")
+    def load():
+        registries[0].register(env_id, "sekai.testing.envs:LineEnv")
         return env_plugin("acme/A-v0")
 
-    reg = registry_of(EntryPointRecord("acme", "acme-envs", "1.0", load))
+    reg = registry_of(
+        EntryPointRecord("acme", "acme-envs", "1.0", load),
+        record("zeta", env_plugin("zeta/Z-v0"), "zeta-envs"),
+    )
+    registries.append(reg)
+    load_quietly(reg)
+    [failure] = reg.plugin_report().failures
+    assert (failure.name, failure.stage) == ("acme", "import")
+    assert failure.error == (
+        f"RuntimeError: sekai.register() of {env_id!r} was called while plugin 'acme' "
+        "(acme-envs 1.0) was being loaded. A plugin registers its environments with the "
+        "registry argument of its sekai_register_envs hook (registry.register(...)), in its "
+        "own namespace."
+    )
+    assert [s.id for s in reg.all_specs()] == ["zeta/Z-v0"]
+
+
+def test_sekai_register_from_a_hook_fails_the_plugin_even_outside_any_namespace():
+    registries = []
+
+    class Sly:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            registry.register("sly/A-v0", "sekai.testing.envs:LineEnv")
+            try:
+                registries[0].register("Walk-v0", "sekai.testing.envs:LineEnv")
+            except RuntimeError:
+                pass  # even swallowed, nothing was registered
+
+    reg = registry_of(record("sly", Sly))
     registries.append(reg)
     assert load_quietly(reg) == []
-    assert [s.id for s in reg.all_specs()] == ["helper/Dummy-v0", "acme/A-v0"]
-    assert reg.spec("helper/Dummy-v0").source is None  # a runtime registration
+    assert [s.id for s in reg.all_specs()] == ["sly/A-v0"]
+    assert reg.spec("sly/A-v0").source.plugin == "sly"
 
 
 def test_a_plugin_importing_code_that_takes_its_ids_is_named():

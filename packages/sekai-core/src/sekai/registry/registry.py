@@ -138,22 +138,28 @@ class EnvRegistry:
         self._host = None
 
     def _refuse_while_loading(self, call: str, env_id: object) -> None:
-        """Refuse a runtime change, made while plugins load, of an ID a plugin owns.
+        """Refuse a runtime change made while a plugin is imported or its hooks run.
 
-        Such a call (a plugin's code, or a library it imports, calling ``sekai.register()``)
-        would take the ID before its plugin loads, outside the attribution and the removal of a
-        failed plugin's registrations. Other IDs are registered at runtime, as always.
+        Such a call (a plugin's import-time code, or a library it imports, calling
+        ``sekai.register()``) would escape the plugin's namespace, its attribution and the
+        removal of a failed plugin's registrations. Only a runtime namespace loader that a hook
+        looked up registers, in its own namespace, as at any other time.
         """
-        if _DISCOVERY not in self._loading or self._host is None or not isinstance(env_id, str):
+        if _DISCOVERY not in self._loading or self._host is None:
             return  # only discovery's own thread gets here while discovery runs
-        owner = self._host.owner_of(env_id)
-        if owner is not None:
-            raise RuntimeError(
-                f"{call} of {env_id!r} was called while {self._host.loading or 'a plugin'} was "
-                f"being loaded, but {env_id!r} belongs to {owner}. A plugin registers its "
-                "environments with the registry argument of its sekai_register_envs hook "
-                "(registry.register(...)), in its own namespace."
-            )
+        text = env_id if isinstance(env_id, str) else ""
+        if "/" in text and text.partition("/")[0] in self._loading:
+            return  # the runtime loader of that namespace
+        owner = self._host.owner_of(text) if text else None
+        loading = self._host.loading
+        if loading is None and owner is None:
+            return  # between plugins: sekai's own code
+        belongs = f", but {env_id!r} belongs to {owner}" if owner is not None else ""
+        raise RuntimeError(
+            f"{call} of {env_id!r} was called while {loading or 'a plugin'} was being "
+            f"loaded{belongs}. A plugin registers its environments with the registry argument "
+            "of its sekai_register_envs hook (registry.register(...)), in its own namespace."
+        )
 
     @property
     def host(self) -> PluginHost | None:
