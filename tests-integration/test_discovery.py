@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+from sekai._providers import is_first_party
+
 
 def both_profiles(test):
     """Mark ``test`` for the full and the minimal profile (profile-specific tests get one)."""
@@ -94,7 +96,7 @@ print(json.dumps([str(native), str(sync), native.spec.id, native.reset(seed=0).o
 
 
 @both_profiles
-def test_report_lists_core_first_then_plugins_sorted_by_distribution():
+def test_report_lists_core_first_then_first_party_then_packs_sorted_by_distribution():
     out = run(
         PRELUDE
         + """
@@ -106,7 +108,8 @@ print(json.dumps(rows))
     assert out[0] == ["core", "sekai-core", [], ["sync", "async", "proc"]]
     assert ["example", "sekai-example-pack", ["example/Gridworld-v0"], []] in out
     distributions = [p[1] for p in out[1:]]
-    assert distributions == sorted(distributions)
+    first_party = [d for d in distributions if is_first_party(d)]
+    assert distributions == sorted(first_party) + sorted(set(distributions) - set(first_party))
 
 
 @both_profiles

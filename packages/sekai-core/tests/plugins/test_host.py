@@ -83,6 +83,52 @@ def test_entry_points_load_sorted_by_distribution_then_name():
     assert [p.name for p in reg.plugin_report().plugins] == ["core", "bb", "aa", "zz"]
 
 
+def _looking_up(env_id, name):
+    """A plugin whose hook registers ``{name}/Short-v0`` with the entry point of ``env_id``."""
+    registries = []
+
+    class Looking:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            base = registries[0].spec(env_id)
+            registry.register(f"{name}/Short-v0", base.entry_point, max_episode_steps=50)
+
+    return Looking, registries.append
+
+
+@pytest.mark.parametrize("distribution", ["a-bandits", "zeta-bandits"])
+def test_a_hook_may_look_up_first_party_specs_whatever_its_distribution_is_called(
+    distribution,
+):
+    plugin, give_registry = _looking_up("CartPole-v1", "bandits")
+    reg = registry_of(
+        record("bandits", plugin, distribution),
+        record("classic", env_plugin("CartPole-v1"), "sekai-classic"),
+    )
+    give_registry(reg)
+    assert load_quietly(reg) == []
+    assert [s.id for s in reg.all_specs()] == ["CartPole-v1", "bandits/Short-v0"]
+
+
+def test_a_plugin_looking_up_another_packs_id_is_told_the_registry_is_incomplete():
+    plugin, give_registry = _looking_up("zeta/Z-v0", "bandits")
+    reg = registry_of(
+        record("bandits", plugin, "a-bandits"),
+        record("zeta", env_plugin("zeta/Z-v0"), "zeta-envs"),
+    )
+    give_registry(reg)
+    load_quietly(reg)
+    [failure] = reg.plugin_report().failures
+    assert failure.name == "bandits"
+    assert failure.error.startswith("EnvNotFound: Environment 'zeta/Z-v0' not found")
+    assert (
+        "The registry is incomplete while plugins load: plugin 'bandits' (a-bandits 1.2.0) "
+        "looked it up while being loaded, when only sekai's own environments are sure to be "
+        "there."
+    ) in failure.error
+
+
 def test_a_plugin_error_ending_with_a_period_gets_one_period_in_the_warning():
     reg = registry_of(failing_import("broken", "sekai-broken-pack", ValueError("no such thing.")))
     (warning,) = load_quietly(reg)

@@ -266,7 +266,15 @@ class PluginHost:
 
         scanning = self._entry_points is None
         records = scan_entry_points() if self._entry_points is None else self._entry_points
-        records = sorted(records, key=lambda r: (normalize_distribution(r.distribution), r.name))
+        # sekai's own plugins first, so that a hook may look their specs up (registry.md).
+        records = sorted(
+            records,
+            key=lambda r: (
+                not is_first_party(r.distribution),
+                normalize_distribution(r.distribution),
+                r.name,
+            ),
+        )
         selected = self._select(records)
         self._plugin_names = frozenset(r.name for r in selected) | RESERVED_PLUGIN_NAMES
         for record in selected:

@@ -401,6 +401,14 @@ class EnvRegistry:
     def not_found(self, env_id: str) -> EnvNotFound:
         """The ``EnvNotFound`` for ``env_id``, with suggestions and the install/plugin hint."""
         provider, failures, hint = env_hint(env_id, self._host)
+        host = self._host
+        if provider is None and _DISCOVERY in self._loading and host and host.loading:
+            # A plugin looked it up: those loading after it have not registered theirs yet.
+            partial = (
+                f"The registry is incomplete while plugins load: {host.loading} looked it up "
+                "while being loaded, when only sekai's own environments are sure to be there."
+            )
+            hint = f"{hint} {partial}" if hint else partial
         with self._lock:  # the suggestions read every ID: no register() may change them then
             suggestions = suggest(env_id, self._specs)
         return EnvNotFound(env_id, suggestions, provider=provider, failures=failures, hint=hint)
