@@ -534,18 +534,61 @@ def test_backend_registrations_that_break_a_rule_fail_the_plugin(mode, message):
     assert reg.vectorization_modes() == ["native", "sync", "async", "proc"]
 
 
-def test_a_mode_registered_by_two_plugins_fails_the_second():
-    class Again(ModePlugin):
+def test_a_mode_registered_by_two_plugins_is_skipped_for_both_and_their_envs_load():
+    class Zeta:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            registry.register("zeta/Pole-v0", "sekai.testing.envs:LineEnv")
+
+        @staticmethod
+        @hookimpl
+        def sekai_register_vector_backends(registry):
+            registry.register("fast", "zeta.vec:FastVecEnv")
+            registry.register("zippy", "zeta.vec:ZippyVecEnv")
+
+    class Third(ModePlugin):
         pass
 
-    reg = registry_of(record("acme", ModePlugin), record("zeta", Again, "zeta-envs"))
+    reg = registry_of(
+        record("acme", ModePlugin), record("zeta", Zeta, "zeta-envs"), record("zz", Third, "zz")
+    )
+    caught = load_quietly(reg)
+    clash = (
+        "Vectorization mode 'fast' is registered by plugin 'acme' (acme-envs 1.2.0), plugin "
+        "'zeta' (zeta-envs 1.2.0) and plugin 'zz' (zz 1.2.0), so it was skipped (their "
+        "environments load normally). Uninstall one of the distributions using that mode name."
+    )
+    assert [str(w.message) for w in caught] == [clash]
+    report = reg.plugin_report()
+    assert report.failures == ()
+    assert [(p.name, p.envs, p.backends) for p in report.plugins[1:]] == [
+        ("acme", (), ()),
+        ("zeta", ("zeta/Pole-v0",), ("zippy",)),
+        ("zz", (), ()),
+    ]
+    assert reg.vectorization_modes() == ["native", "sync", "async", "proc", "zippy"]
+    with pytest.raises(ValueError) as info:
+        reg.backend("fast")
+    assert str(info.value).endswith(f"'zippy']. {clash}")
+
+
+def test_a_mode_registered_twice_by_one_plugin_fails_it():
+    class Twice:
+        @staticmethod
+        @hookimpl
+        def sekai_register_vector_backends(registry):
+            registry.register("fast", "acme.vec:FastVecEnv")
+            registry.register("fast", "acme.vec:FastVecEnv")
+
+    reg = registry_of(record("acme", Twice))
     load_quietly(reg)
     (failure,) = reg.plugin_report().failures
-    assert failure.name == "zeta"
     assert failure.error == (
         "ValueError: Vectorization mode 'fast' is already provided by plugin 'acme' "
         "(acme-envs 1.2.0)."
     )
+    assert reg.vectorization_modes() == ["native", "sync", "async", "proc"]
 
 
 def test_one_plugin_object_behind_two_entry_points_loads_once():

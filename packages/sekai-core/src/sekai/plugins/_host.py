@@ -20,6 +20,7 @@ from sekai._providers import (
 from sekai._version import __version__
 from sekai.plugins import PluginFailure, PluginInfo, PluginReport
 from sekai.plugins._registrars import BackendRegistrar, EnvRegistrar, PluginRecord
+from sekai.registry._report import mode_clash_sentence
 from sekai.registry.ids import NAMESPACE_RE
 
 if TYPE_CHECKING:
@@ -204,6 +205,15 @@ class PluginHost:
             return f"plugin {namespace!r}"
         return None
 
+    @property
+    def mode_clashes(self) -> dict[str, list[str]]:
+        """The vectorization modes several plugins register (so none provides), with their
+        plugins' labels."""
+        return {
+            mode: [r.label for r in records]
+            for mode, records in self._backend_registrar.clashes.items()
+        }
+
     def is_installed(self, distribution: str) -> bool:
         """Whether ``distribution`` is installed (cached)."""
         name = normalize_distribution(distribution)
@@ -308,6 +318,10 @@ class PluginHost:
             for f in self._failures
             if f.stage != "disabled"
         ]
+        messages.extend(
+            mode_clash_sentence(mode, [r.label for r in records])
+            for mode, records in self._backend_registrar.clashes.items()
+        )
         if scanning:
             messages.extend(_foreign_sekai_distribution())
         return messages
@@ -394,8 +408,7 @@ class PluginHost:
             return
         for env_id in record.envs:
             self._registry.remove(env_id)
-        for mode in record.backends:
-            self._registry.remove_backend(mode)
+        self._backend_registrar.remove(record)
         if pm.get_plugin(record.name) is plugin:
             pm.unregister(name=record.name)
         self._fail(record, stage, error)

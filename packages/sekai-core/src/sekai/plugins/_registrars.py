@@ -137,14 +137,20 @@ class BackendRegistrar:
     def __init__(self, registry: EnvRegistry) -> None:
         self._registry = registry
         self.current: PluginRecord | None = None
+        self._owners: dict[str, PluginRecord] = {}
+        # Modes that several plugins register: none of them gets it, as for a plugin name.
+        self.clashes: dict[str, list[PluginRecord]] = {}
 
     def register(self, mode: str, entry_point: str) -> None:
         """Make ``make_vec(..., vectorization_mode=mode)`` build ``entry_point(env_fns, **kw)``.
 
         Raises:
             TypeError: ``mode`` or ``entry_point`` is not a string.
-            ValueError: a malformed or reserved mode name, a mode another plugin provides, or a
-                malformed entry point.
+            ValueError: a malformed or reserved mode name, a mode the plugin registered
+                already, or a malformed entry point.
+
+        A mode that another plugin registers too is a clash: it is skipped for both (recorded
+        in ``clashes``), and their environments load.
         """
         record = self.current
         if record is None:
@@ -167,5 +173,24 @@ class BackendRegistrar:
                 f"for {owner.distribution}."
             )
         _require_string(entry_point, "entry_point")
+        clash = self.clashes.get(mode)
+        holder = self._owners.get(mode)
+        if clash is not None:
+            if record not in clash:
+                clash.append(record)
+            return
+        if holder is not None and holder is not record:
+            self._registry.remove_backend(mode)
+            holder.backends.remove(mode)
+            del self._owners[mode]
+            self.clashes[mode] = [holder, record]
+            return
         self._registry.add_backend(mode, entry_point, record.source)
+        self._owners[mode] = record
         record.backends.append(mode)
+
+    def remove(self, record: PluginRecord) -> None:
+        """Remove the modes of ``record``, a plugin that failed."""
+        for mode in record.backends:
+            self._registry.remove_backend(mode)
+            self._owners.pop(mode, None)

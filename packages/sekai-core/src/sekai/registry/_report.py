@@ -25,6 +25,7 @@ __all__ = [
     "env_hint",
     "failure_sentence",
     "format_registry",
+    "mode_clash_sentence",
     "mode_hint",
     "owner_sentence",
     "suggest",
@@ -151,10 +152,24 @@ def env_hint(
     return (provider.distribution if provider else None), tuple(failures), hint
 
 
+def mode_clash_sentence(mode: str, plugins: Sequence[str]) -> str:
+    """Why ``mode``, which several plugins register, was skipped, and how to fix it."""
+    named = " and ".join([", ".join(plugins[:-1]), plugins[-1]] if len(plugins) > 1 else plugins)
+    return (
+        f"Vectorization mode {mode!r} is registered by {named}, so it was "
+        "skipped (their environments load normally). Uninstall one of the distributions "
+        "using that mode name."
+    )
+
+
 def mode_hint(mode: object, host: PluginHost | None) -> str | None:
-    """The sentence for an unknown vectorization mode that a first-party plugin provides."""
+    """The sentence for an unknown vectorization mode that several plugins register, or that
+    a first-party plugin provides."""
     if not isinstance(mode, str) or host is None:
         return None
+    clashing = host.mode_clashes.get(mode)
+    if clashing:
+        return mode_clash_sentence(mode, clashing)
     provider = provider_of_mode(mode)
     if provider is None:
         return None
