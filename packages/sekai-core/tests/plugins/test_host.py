@@ -226,6 +226,86 @@ def test_a_plugin_module_raising_anything_at_import_is_isolated(kind, tmp_path, 
     assert fix in str(info.value)
 
 
+_WRONG_ENTRY_POINT = (
+    "Fix that entry point in the [project.entry-points.sekai] table of the pack's "
+    "pyproject.toml and reinstall it, or report the problem to its maintainers."
+)
+PLUGIN_SOURCE = (
+    "from sekai.plugins import hookimpl\n"
+    "class P:\n"
+    "    @hookimpl\n"
+    "    def sekai_register_envs(self, registry):\n"
+    "        registry.register('ep/A-v0', 'sekai.testing.envs:LineEnv')\n"
+    "PLUGIN = P()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "value", "error", "fix"),
+    [
+        (
+            PLUGIN_SOURCE,
+            "{m}:PLUGN",
+            "AttributeError: '{m}' has no attribute 'PLUGN': the pack's entry point names an "
+            "attribute that does not exist (ep = {m}:PLUGN)",
+            _WRONG_ENTRY_POINT,
+        ),
+        (
+            PLUGIN_SOURCE,
+            "{m}_typo:PLUGIN",
+            "ModuleNotFoundError: No module named '{m}_typo': the pack's entry point names a "
+            "module that does not exist (ep = {m}_typo:PLUGIN)",
+            _WRONG_ENTRY_POINT,
+        ),
+        (
+            PLUGIN_SOURCE,
+            "{m}_gone._plugin",  # its package is gone (an install older than its code)
+            "ModuleNotFoundError: No module named '{m}_gone': the pack's entry point names a "
+            "module that does not exist (ep = {m}_gone._plugin)",
+            _WRONG_ENTRY_POINT,
+        ),
+        (
+            "import not_a_real_dependency_of_sekai_tests\n",
+            "{m}",
+            "ModuleNotFoundError: No module named 'not_a_real_dependency_of_sekai_tests'",
+            "Reinstall it or add the missing dependency.",
+        ),
+        (
+            "import os\nos.no_such_function()\n",
+            "{m}",
+            "AttributeError: module 'os' has no attribute 'no_such_function'",
+            "Its module raised while being imported",
+        ),
+    ],
+    ids=["attribute-typo", "module-typo", "package-gone", "dependency-missing", "module-raises"],
+)
+def test_a_wrong_entry_point_is_told_from_a_broken_module(
+    source, value, error, fix, tmp_path, monkeypatch, request
+):
+    module = "sekai_test_ep_" + request.node.callspec.id.replace("-", "_")
+    (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    value = value.format(m=module)
+    load = lambda: pytest.fail("discovery imports the entry point itself")  # noqa: E731
+    reg = registry_of(EntryPointRecord("ep", "ep-envs", "1.0", load, value=value))
+    load_quietly(reg)
+    (failure,) = reg.plugin_report().failures
+    assert (failure.stage, failure.error) == ("import", error.format(m=module))
+    with pytest.raises(EnvNotFound) as info:
+        reg.spec("ep/A-v0")
+    assert f"{failure.error}. {fix}" in str(info.value)
+
+
+def test_an_entry_point_value_naming_an_attribute_path_loads_it(tmp_path, monkeypatch):
+    holder = "class Holder:\n    plugin = PLUGIN\n"
+    (tmp_path / "sekai_test_ep_path.py").write_text(PLUGIN_SOURCE + holder)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    load = lambda: pytest.fail("discovery imports the entry point itself")  # noqa: E731
+    value = "sekai_test_ep_path:Holder.plugin"
+    reg = registry_of(EntryPointRecord("ep", "ep-envs", "1.0", load, value=value))
+    assert [s.id for s in reg.all_specs()] == ["ep/A-v0"]
+
+
 def test_a_hook_that_raises_is_skipped_and_its_partial_registrations_removed():
     reg = registry_of(
         record("acme", env_plugin("acme/A-v0", then_raise=RuntimeError("half done"))),
@@ -730,10 +810,8 @@ def test_sekai_register_from_a_hook_fails_the_plugin_even_outside_any_namespace(
         @hookimpl
         def sekai_register_envs(registry):
             registry.register("sly/A-v0", "sekai.testing.envs:LineEnv")
-            try:
-                registries[0].register("Walk-v0", "sekai.testing.envs:LineEnv")
-            except RuntimeError:
-                pass  # even swallowed, nothing was registered
+            with pytest.raises(RuntimeError, match="was being loaded"):  # even caught,
+                registries[0].register("Walk-v0", "sekai.testing.envs:LineEnv")  # nothing stays
 
     reg = registry_of(record("sly", Sly))
     registries.append(reg)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -20,7 +21,7 @@ from sekai._providers import (
 from sekai._version import __version__
 from sekai.plugins import PluginFailure, PluginInfo, PluginReport
 from sekai.plugins._registrars import BackendRegistrar, EnvRegistrar, PluginRecord
-from sekai.registry._report import mode_clash_sentence
+from sekai.registry._report import WRONG_ENTRY_POINT, mode_clash_sentence
 from sekai.registry.ids import NAMESPACE_RE
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 DISABLE_ENV_VAR = "SEKAI_DISABLE_PLUGINS"
+_ABSENT = object()
 # The name of an entry point whose line in entry_points.txt has no "name =" (unreadable).
 NAMELESS = "?"
 
@@ -48,7 +50,9 @@ class EntryPointRecord:
     """One plugin to load: its name, the distribution declaring it, and how to import it.
 
     ``problem`` says why the plugin cannot be loaded at all (its distribution's metadata is
-    unreadable); discovery then records it as failed without calling ``load``.
+    unreadable); discovery then records it as failed without calling ``load``. ``value`` is the
+    entry point's ``module:attr``, which discovery then imports itself instead of calling
+    ``load``, to tell a wrong entry point from a broken module.
     """
 
     name: str
@@ -56,6 +60,7 @@ class EntryPointRecord:
     version: str
     load: Callable[[], object]
     problem: str | None = None
+    value: str | None = None
 
 
 def scan_entry_points() -> list[EntryPointRecord]:
@@ -76,11 +81,11 @@ def scan_entry_points() -> list[EntryPointRecord]:
 def _record(ep: EntryPoint) -> EntryPointRecord:
     dist = ep.dist
     if dist is None:
-        return EntryPointRecord(ep.name, "unknown", "unknown", ep.load)
+        return EntryPointRecord(ep.name, "unknown", "unknown", ep.load, value=ep.value)
     name, version = dist.name, dist.version
     if not name or not version:  # None on Python 3.12+ and older backports for bad METADATA
         raise ValueError("a distribution's METADATA has no Name or Version")
-    return EntryPointRecord(ep.name, name, version, ep.load)
+    return EntryPointRecord(ep.name, name, version, ep.load, value=ep.value)
 
 
 def _scan_each_distribution() -> list[EntryPointRecord]:
@@ -103,7 +108,9 @@ def _scan_each_distribution() -> list[EntryPointRecord]:
         if key in seen:  # the first on sys.path wins, as importlib.metadata.entry_points() does
             continue
         seen.add(key)
-        records.extend(EntryPointRecord(ep.name, name, version, ep.load) for ep in entry_points)
+        records.extend(
+            EntryPointRecord(ep.name, name, version, ep.load, value=ep.value) for ep in entry_points
+        )
     return records
 
 
@@ -143,6 +150,40 @@ def _field(dist: object, key: str) -> str:
         return str(dist.metadata.get(key) or "unknown")  # type: ignore[attr-defined]
     except Exception:
         return "unknown"
+
+
+def _load_plugin(record: EntryPointRecord) -> object:
+    """The plugin object of ``record``: its module imported, then its attribute looked up, as
+    ``EntryPoint.load`` does, but naming the entry point when its module or attribute does not
+    exist (pytest's missing-or-broken test: a ``ModuleNotFoundError`` for another module is a
+    missing dependency, any other error the module's own code)."""
+    from sekai import _metadata
+
+    match = None if record.value is None else _metadata.EntryPoint.pattern.match(record.value)
+    if match is None:
+        return record.load()
+    module_name, attrs = match.group("module"), match.group("attr") or ""
+    try:
+        plugin: object = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing != module_name and not module_name.startswith(f"{missing}."):
+            raise  # a module it imports
+        raise ModuleNotFoundError(
+            f"No module named {missing!r}: {WRONG_ENTRY_POINT} a module that does not exist "
+            f"({record.name} = {record.value})",
+            name=missing,
+        ) from None
+    where = module_name
+    for attr in filter(None, attrs.split(".")):
+        found = getattr(plugin, attr, _ABSENT)
+        if found is _ABSENT:
+            raise AttributeError(
+                f"{where!r} has no attribute {attr!r}: {WRONG_ENTRY_POINT} an attribute that "
+                f"does not exist ({record.name} = {record.value})"
+            )
+        plugin, where = found, f"{where}.{attr}"
+    return plugin
 
 
 def _error_text(exc: BaseException) -> str:
@@ -299,7 +340,7 @@ class PluginHost:
                 continue
             self._loading = plugin
             try:
-                module = record.load()
+                module = _load_plugin(record)
             except (Exception, SystemExit) as exc:  # any error of the plugin's import-time code
                 self._fail(plugin, "import", _error_text(exc))
                 continue

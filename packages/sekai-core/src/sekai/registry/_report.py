@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from sekai.registry.spec import EnvSpec
 
 __all__ = [
+    "WRONG_ENTRY_POINT",
     "env_hint",
     "failure_sentence",
     "format_registry",
@@ -42,6 +43,13 @@ _RESERVED_FIX = (
 )
 # A plugin whose module raised something else than a missing import: its own code failed.
 _IMPORT_ERRORS = ("ImportError:", "ModuleNotFoundError:", "MissingDependency:")
+# How discovery words an entry point whose module or attribute does not exist (a typo in the
+# pack's entry point, or an install older than its code).
+WRONG_ENTRY_POINT = "the pack's entry point names"
+_WRONG_ENTRY_POINT_FIX = (
+    "Fix that entry point in the [project.entry-points.sekai] table of the pack's "
+    "pyproject.toml and reinstall it, or report the problem to its maintainers."
+)
 _RAISED_AT_IMPORT = (
     "Its module raised while being imported: reinstall it, or report the problem to its "
     "maintainers (SEKAI_DISABLE_PLUGINS={name} skips it)."
@@ -98,7 +106,9 @@ def failure_sentence(failure: PluginFailure) -> str:
     if failure.stage == "disabled":
         return f"Plugin {failure.name!r} is disabled by SEKAI_DISABLE_PLUGINS."
     fix = _FIXES.get(failure.stage, _DEFAULT_FIX)
-    if failure.stage == "import" and not failure.error.startswith(_IMPORT_ERRORS):
+    if failure.stage == "import" and WRONG_ENTRY_POINT in failure.error:
+        fix = _WRONG_ENTRY_POINT_FIX
+    elif failure.stage == "import" and not failure.error.startswith(_IMPORT_ERRORS):
         fix = _RAISED_AT_IMPORT.format(name=failure.name)
     elif (
         failure.stage == "clash"
