@@ -409,3 +409,32 @@ def test_an_explicit_render_mode_must_match_the_renderers_frames() -> None:
         to_gymnasium(sekai.make("CartPole-v1"), renderer=CartPoleRenderer(), render_mode="ansi")
     explicit = to_gymnasium(sekai.make("CartPole-v1"), renderer=TextRenderer(), render_mode="ansi")
     assert explicit.render_mode == "ansi"
+
+
+class Switches(sekai.Env[NDArray[np.float32], NDArray[np.int8]]):
+    """MultiBinary(3) actions, checked against the space as an env may check them."""
+
+    observation_space = sekai.Box(0.0, 3.0, shape=(1,))
+    action_space = sekai.MultiBinary(3)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        return sekai.ResetResult(np.zeros(1, np.float32))
+
+    def step(self, action: NDArray[np.int8]) -> sekai.StepResult[Any]:
+        if action not in self.action_space:
+            raise sekai.InvalidAction(action, self.action_space)
+        self.last = action
+        return sekai.StepResult(np.full(1, action.sum(), np.float32), 0.0, False, False)
+
+
+def test_a_multibinary_action_of_float_zeros_and_ones_reaches_the_env_as_its_integers() -> None:
+    # gymnasium's MultiBinary contains them and SB3 sends them; sekai's refused them
+    env = to_gymnasium(Switches())
+    env.reset(seed=0)
+    action = np.array([1.0, 0.0, 1.0], dtype=np.float32)
+    assert action in env.action_space
+    observation, *_ = env.step(action)
+    assert observation.tolist() == [2.0] and env.unwrapped.sekai_env.last.dtype == np.int8
+    with pytest.raises(sekai.InvalidAction):
+        env.step(np.array([0.5, 0.0, 1.0], dtype=np.float32))  # not binary: the env judges it
