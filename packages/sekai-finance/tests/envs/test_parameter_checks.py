@@ -273,9 +273,8 @@ def test_per_asset_cost_rates_of_the_right_length_are_taken():
 # -- spans are not numbers, Decimals and bfloat16 are ----------------------------------------
 
 SPAN = np.timedelta64(5)
-
-
-@pytest.mark.parametrize(
+# Three validators of per-asset numbers, each given the value to check, and what it raises.
+PER_ASSET = pytest.mark.parametrize(
     ("make", "error"),
     [
         (lambda value: PortfolioEnv(n_assets=2, sigma=value), ValueError),
@@ -284,6 +283,9 @@ SPAN = np.timedelta64(5)
     ],
     ids=["PortfolioEnv", "GBM", "ProportionalCost"],
 )
+
+
+@PER_ASSET
 def test_a_timedelta64_in_a_list_is_refused_as_a_bare_one_is(make, error):
     # NumPy's float cast of an object array counts a span's units: [0.2, span] was [0.2, 5.0]
     for value in (SPAN, [0.2, SPAN]):
@@ -314,15 +316,7 @@ def test_a_timedelta64_is_no_int_nor_float_parameter(make):
     ],
     ids=["timedelta64", "datetime64", "None"],
 )
-@pytest.mark.parametrize(
-    ("make", "error"),
-    [
-        (lambda value: PortfolioEnv(n_assets=2, mu=value), ValueError),
-        (lambda value: GBM(s0=value), ValueError),
-        (lambda value: ProportionalCost(value), TypeError),
-    ],
-    ids=["PortfolioEnv", "GBM", "ProportionalCost"],
-)
+@PER_ASSET
 def test_a_0d_array_in_a_list_is_refused_as_the_value_it_holds_is(make, error, item, what):
     with pytest.raises(error, match=f"must be real numbers, got {what}"):
         make([0.2, item])
