@@ -374,12 +374,8 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
 
     def _check_builtin_gbm(self, name: str) -> None:
         """``ValueError`` when setting the built-in GBM's ``name`` would have no effect."""
-        history, model = self._history, self._model
-        source = (
-            "the price history"
-            if history is not None
-            else (None if model is None else f"model={type(model).__name__}(...)")
-        )
+        replays = self._history is not None
+        source = "the price history" if replays else price_source(None, None, self._model)
         refuse_unused_gbm([name], source, env=self._env_name)
 
     def _gbm_set(self, name: str) -> None:
