@@ -174,6 +174,54 @@ def test_ma_step_result_agents_missing_from_one_dict_count_as_not_done_there():
     assert (s.all_done, s.any_done) == (True, True)
 
 
+@pytest.mark.parametrize(
+    ("args", "name", "given"),
+    [
+        (({"a": 1}, {"a": 1.0}, False, False, {}), "terminated", "bool"),  # single-agent habit
+        (({"a": 1}, {"a": 1.0}, {"a": False}, None, {}), "truncated", "NoneType"),
+        (({"a": 1}, 1.0, {"a": False}, {"a": False}, {}), "rewards", "float"),
+        (({"a": 1}, [1.0], {"a": False}, {"a": False}), "rewards", "list"),
+    ],
+)
+def test_ma_step_result_refuses_rewards_or_flags_that_are_not_agent_keyed(args, name, given):
+    # Before: scalar flags built a result whose all_done raised a TypeError naming neither.
+    message = (
+        f"MAStepResult's {name} must be a dict keyed by agent, got {given}: MAStepResult takes "
+        "(observations, rewards, terminated, truncated, info), each keyed by agent."
+    )
+    with pytest.raises(TypeError, match=re.escape(message)):
+        MAStepResult(*args)
+    good = MAStepResult({"a": 1}, {"a": 0.0}, {"a": False}, {"a": False}, {})
+    bad = dict(zip(("observations", "rewards", "terminated", "truncated"), args))[name]
+    with pytest.raises(TypeError, match=re.escape(message)):
+        dataclasses.replace(good, **{name: bad})
+
+
+def test_ma_step_result_refuses_gyms_order_with_the_infos_in_truncated():
+    # Before: MAStepResult(obs, rewards, dones, infos) built, and every agent with an info
+    # counted as done.
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            "MAStepResult's truncated must map agents to bools, got a dict for agent(s) "
+            "['a', 'b']: MAStepResult takes (observations, rewards, terminated, truncated, "
+            "info), not gym's (obs, rewards, dones, infos)."
+        ),
+    ):
+        MAStepResult({"a": 1, "b": 1}, {"a": 0.0, "b": 0.0}, {"a": False}, {"a": {"x": 1}, "b": {}})
+
+
+@pytest.mark.parametrize("flags", [{}, {"a": True}, {"a": np.bool_(False)}, {"a": 0}], ids=repr)
+def test_ma_step_result_builds_from_agent_keyed_mappings_with_or_without_info(flags):
+    from types import MappingProxyType
+
+    four = MAStepResult({"a": 1}, {"a": 1.0}, flags, flags)
+    assert four.truncated is flags and four.info == {}
+    proxy = MappingProxyType(flags)
+    assert MAStepResult({"a": 1}, proxy, proxy, proxy, {"a": {}}).rewards is proxy
+    assert "info: 'dict[Any, Any]' = <factory>)" in str(inspect.signature(MAStepResult))
+
+
 def test_ma_reset_result_is_never_done():
     r = MAResetResult({"a": 0})
     assert (r.all_done, r.any_done, r.info) == (False, False, {})

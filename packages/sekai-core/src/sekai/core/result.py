@@ -167,7 +167,37 @@ class MAResetResult(_ArrayAwareEq, Generic[ObsT]):
         return False
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+def _check_agent_dicts(
+    rewards: object, terminated: object, truncated: object, info_given: bool
+) -> None:
+    """Refuse rewards or flags that are not agent-keyed mappings, and gym's order (obs,
+    rewards, dones, infos), which puts the infos in ``truncated`` (every agent with an info
+    would be done)."""
+    fields = (("rewards", rewards), ("terminated", terminated), ("truncated", truncated))
+    for name, value in fields:
+        if not isinstance(value, Mapping):
+            raise TypeError(
+                f"MAStepResult's {name} must be a dict keyed by agent, got "
+                f"{type(value).__name__}: MAStepResult takes (observations, rewards, "
+                "terminated, truncated, info), each keyed by agent."
+            )
+    if info_given or not isinstance(truncated, Mapping):
+        return
+    infos = [
+        agent
+        for agent, flag in truncated.items()
+        if type(flag) is not bool and isinstance(flag, Mapping)
+    ]
+    if infos:
+        raise TypeError(
+            f"MAStepResult's truncated must map agents to bools, got a "
+            f"{type(truncated[infos[0]]).__name__} for agent(s) {infos!r}: "
+            "MAStepResult takes (observations, rewards, terminated, truncated, info), not "
+            "gym's (obs, rewards, dones, infos)."
+        )
+
+
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class MAStepResult(_ArrayAwareEq, Generic[ObsT]):
     """What a MultiAgentEnv's ``step()`` returns (agent-keyed dicts)."""
 
@@ -176,6 +206,29 @@ class MAStepResult(_ArrayAwareEq, Generic[ObsT]):
     terminated: dict[Any, bool]
     truncated: dict[Any, bool]
     info: dict[Any, Any] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        observations: dict[Any, ObsT],
+        rewards: dict[Any, float],
+        terminated: dict[Any, bool],
+        truncated: dict[Any, bool],
+        info: dict[Any, Any] = _FRESH,
+    ) -> None:
+        # Dicts given with an info (the usual call) pay three type checks.
+        if (
+            info is _FRESH
+            or type(rewards) is not dict
+            or type(terminated) is not dict
+            or type(truncated) is not dict
+        ):
+            _check_agent_dicts(rewards, terminated, truncated, info is not _FRESH)
+        set_observations, set_rewards, set_terminated, set_truncated, set_info = _MA_STEP_SLOTS
+        set_observations(self, observations)
+        set_rewards(self, rewards)
+        set_terminated(self, terminated)
+        set_truncated(self, truncated)
+        set_info(self, {} if info is _FRESH else info)
 
     @property
     def all_done(self) -> bool:
@@ -194,3 +247,4 @@ for _cls in (ResetResult, StepResult, MAResetResult, MAStepResult):
 # The slots exist only once dataclass(slots=True) has rebuilt the classes.
 _RESET_SLOTS = _slot_setters(ResetResult)
 _STEP_SLOTS = _slot_setters(StepResult)
+_MA_STEP_SLOTS = _slot_setters(MAStepResult)
