@@ -391,6 +391,51 @@ def test_to_pettingzoo_refuses_an_agent_that_joins_without_an_observation() -> N
         env.step({"a": 1})
 
 
+class Switchboard(sekai.MultiAgentEnv[Any, Any, str]):
+    """``a`` acts with a MultiBinary, ``b`` with a Dict holding one; actions are checked."""
+
+    def __init__(self) -> None:
+        self.possible_agents = ["a", "b"]
+        self.agents: list[str] = []
+        self.observation_spaces = {agent: sekai.Discrete(2) for agent in "ab"}
+        self.action_spaces = {
+            "a": sekai.MultiBinary(3),
+            "b": sekai.Dict({"on": sekai.MultiBinary(2), "move": sekai.Discrete(2)}),
+        }
+        self.last: dict[str, Any] = {}
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.MAResetResult[Any]:
+        self._set_rng(seed)
+        self.agents = ["a", "b"]
+        return sekai.MAResetResult({"a": 0, "b": 0}, {})
+
+    def step(self, actions: dict[str, Any]) -> sekai.MAStepResult[Any]:
+        for agent, action in actions.items():
+            if action not in self.action_spaces[agent]:
+                raise sekai.InvalidAction(action, self.action_spaces[agent], agent=agent)
+        self.last = actions
+        flags = {"a": False, "b": False}
+        return sekai.MAStepResult({"a": 1, "b": 1}, {"a": 0.0, "b": 0.0}, flags, flags, {})
+
+
+def test_to_pettingzoo_gives_multibinary_float_actions_to_the_env_as_its_integers() -> None:
+    # gymnasium's MultiBinary contains 0.0/1.0 floats (SB3 sends them), as through to_gymnasium
+    env = to_pettingzoo(Switchboard())
+    env.reset(seed=0)
+    actions = {
+        "a": np.array([1.0, 0.0, 1.0], np.float32),
+        "b": {"on": np.array([0.0, 1.0]), "move": 1},
+    }
+    assert all(actions[agent] in env.action_space(agent) for agent in actions)
+    env.step(actions)
+    last = env.sekai_env.last
+    assert last["a"].tolist() == [1, 0, 1] and last["a"].dtype == np.int8
+    assert last["b"]["on"].dtype == np.int8 and last["b"]["move"] == 1
+    assert actions["a"].dtype == np.float32  # the caller's dict and arrays are left as they were
+    with pytest.raises(sekai.InvalidAction, match="agent 'a'"):
+        env.step({"a": np.array([0.5, 0.0, 1.0]), "b": actions["b"]})  # not binary: the env's call
+
+
 def test_to_pettingzoo_of_a_market_whose_traders_act_at_different_times_passes_api_test() -> None:
     from sekai.envs.finance import LimitOrderBookMarket
 

@@ -438,3 +438,42 @@ def test_a_multibinary_action_of_float_zeros_and_ones_reaches_the_env_as_its_int
     assert observation.tolist() == [2.0] and env.unwrapped.sekai_env.last.dtype == np.int8
     with pytest.raises(sekai.InvalidAction):
         env.step(np.array([0.5, 0.0, 1.0], dtype=np.float32))  # not binary: the env judges it
+
+
+class NestedSwitches(sekai.Env[NDArray[np.float32], Any]):
+    """MultiBinary parts inside a Dict and a Tuple action, checked against the space."""
+
+    observation_space = sekai.Box(0.0, 3.0, shape=(1,))
+    action_space = sekai.Dict(
+        {
+            "switches": sekai.MultiBinary(3),
+            "pair": sekai.Tuple((sekai.Discrete(2), sekai.MultiBinary(2))),
+            "level": sekai.Box(0.0, 1.0, shape=(1,)),
+        }
+    )
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        return sekai.ResetResult(np.zeros(1, np.float32))
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if action not in self.action_space:
+            raise sekai.InvalidAction(action, self.action_space)
+        self.last = action
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, False)
+
+
+def test_multibinary_parts_of_a_dict_or_tuple_action_reach_the_env_as_its_integers() -> None:
+    env = to_gymnasium(NestedSwitches())
+    env.reset(seed=0)
+    level = np.array([0.5], np.float32)
+    action = {
+        "switches": np.array([1.0, 0.0, 1.0], np.float32),
+        "pair": (1, np.array([0.0, 1.0])),
+        "level": level,
+    }
+    assert action in env.action_space
+    env.step(action)
+    last = env.unwrapped.sekai_env.last
+    assert last["switches"].dtype == last["pair"][1].dtype == np.int8
+    assert last["pair"][0] == 1 and last["level"] is level  # the other parts as given

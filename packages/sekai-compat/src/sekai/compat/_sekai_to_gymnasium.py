@@ -13,10 +13,9 @@ import gymnasium
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.compat._spaces import space_to_gymnasium
+from sekai.compat._spaces import binary_action_converter, space_to_gymnasium
 from sekai.core.env import Env
 from sekai.rendering.renderer import Renderer, RenderFrame
-from sekai.spaces import MultiBinary
 from sekai.utils.action_mask import flatten_action_mask, get_action_mask, supports_action_mask
 
 __all__ = ["RENDER_MODES", "SekaiToGymnasium"]
@@ -103,9 +102,7 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
         }
         self._masked = supports_action_mask(env)
         # gymnasium's MultiBinary contains 0.0/1.0 floats (SB3 sends them); sekai's does not.
-        self._binary_dtype = (
-            env.action_space.dtype if isinstance(env.action_space, MultiBinary) else None
-        )
+        self._binary_action = binary_action_converter(env.action_space)
 
     # -- the gymnasium API ---------------------------------------------------------------
 
@@ -119,10 +116,11 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Step the sekai env; return ``(observation, reward, terminated, truncated, info)``.
 
-        A MultiBinary action of 0.0/1.0 floats, which gymnasium's space contains (SB3 sends
-        them), reaches the sekai env as the space's integers."""
-        if self._binary_dtype is not None:
-            action = _binary_action(action, self._binary_dtype)
+        A MultiBinary action (or MultiBinary part of a Dict or Tuple action) of 0.0/1.0 floats,
+        which gymnasium's space contains (SB3 sends them), reaches the sekai env as the space's
+        integers."""
+        if self._binary_action is not None:
+            action = self._binary_action(action)
         result = self.sekai_env.step(action)
         return (
             result.observation,
@@ -222,12 +220,3 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
 
     def __repr__(self) -> str:
         return str(self)
-
-
-def _binary_action(action: Any, dtype: np.dtype[Any]) -> Any:
-    """A float array of 0s and 1s as ``dtype`` integers; anything else as it is (for the sekai
-    env to judge)."""
-    floats = isinstance(action, np.ndarray) and action.dtype.kind == "f"
-    if floats and np.all((action == 0) | (action == 1)):
-        return action.astype(dtype)
-    return action

@@ -1,9 +1,13 @@
-"""Convert spaces between sekai and gymnasium, keeping Dict key order both ways."""
+"""Convert spaces between sekai and gymnasium, keeping Dict key order both ways, and the
+MultiBinary actions gymnasium's spaces contain to what sekai's contain."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from sekai.compat._optional import require_gymnasium
 from sekai.spaces import (
@@ -134,6 +138,45 @@ def _box_dtype_message(space: Any) -> str:
         "observation space (on each sub-env, before vectorising, for a vector env), a "
         "gymnasium.ActionWrapper for an action space."
     )
+
+
+def binary_action_converter(space: Space[Any]) -> Callable[[Any], Any] | None:
+    """What gives an action of ``space`` its MultiBinary parts (``space`` itself, or parts of
+    a Dict or Tuple) as the space's integers when they arrive as arrays of 0.0/1.0 floats,
+    which gymnasium's MultiBinary contains and SB3 sends; None when ``space`` has no
+    MultiBinary part, so a bridge pays nothing per step. Anything else passes as it is, for the
+    sekai env to judge."""
+    if isinstance(space, MultiBinary):
+        return functools.partial(_binary_action, dtype=space.dtype)
+    if isinstance(space, Dict):
+        keyed = {key: binary_action_converter(sub) for key, sub in space.items()}
+        parts = {key: convert for key, convert in keyed.items() if convert is not None}
+        return functools.partial(_binary_dict, parts=parts) if parts else None
+    if isinstance(space, Tuple):
+        each = [binary_action_converter(sub) for sub in space.spaces]
+        return functools.partial(_binary_tuple, parts=each) if any(each) else None
+    return None
+
+
+def _binary_action(action: Any, dtype: np.dtype[Any]) -> Any:
+    """A float array of 0s and 1s as ``dtype`` integers; anything else as it is."""
+    floats = isinstance(action, np.ndarray) and action.dtype.kind == "f"
+    if floats and np.all((action == 0) | (action == 1)):
+        return action.astype(dtype)
+    return action
+
+
+def _binary_dict(action: Any, parts: dict[Any, Callable[[Any], Any]]) -> Any:
+    if not isinstance(action, Mapping):
+        return action
+    return {key: parts[key](value) if key in parts else value for key, value in action.items()}
+
+
+def _binary_tuple(action: Any, parts: list[Callable[[Any], Any] | None]) -> Any:
+    if not isinstance(action, (tuple, list)) or len(action) != len(parts):
+        return action
+    converted = [part if convert is None else convert(part) for convert, part in zip(parts, action)]
+    return converted if isinstance(action, list) else tuple(converted)
 
 
 def convert_space(caller: str, convert: Callable[[Any], Any], space: Any, which: str) -> Any:
