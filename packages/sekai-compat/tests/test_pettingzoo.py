@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import warnings
 from typing import Any
 
@@ -228,6 +229,56 @@ def test_to_pettingzoo_refuses_an_info_for_an_agent_that_is_not_live() -> None:
     env.sekai_env.agents = ["a", "b"]
     with pytest.raises(ValueError, match=r"info to agent\(s\) \['c'\], which are not live"):
         env.step({"a": 0, "b": 0})
+
+
+class TeamBonus(Countdown):
+    """Countdown whose steps also give ``c``, which has left (the test drops it from agents),
+    the values passed in: a reward or flags paid to a gone agent."""
+
+    def __init__(self, **late: Any) -> None:
+        super().__init__()
+        self.late = late
+
+    def step(self, actions: dict[str, Any]) -> sekai.MAStepResult[Any]:
+        r = super().step(actions)
+        given = {"rewards": r.rewards, "terminated": r.terminated, "truncated": r.truncated}
+        given = {field: {**values, **self.late.get(field, {})} for field, values in given.items()}
+        return sekai.MAStepResult(r.observations, info=r.info, **given)
+
+
+@pytest.mark.parametrize(
+    ("late", "what", "plural"),
+    [
+        ({"rewards": {"c": 10.0}}, "a non-zero reward", "rewards"),
+        ({"terminated": {"c": True}}, "terminated=True", "terminations"),
+        ({"truncated": {"c": np.bool_(True)}}, "truncated=True", "truncations"),
+    ],
+)
+def test_to_pettingzoo_refuses_a_reward_or_flag_for_an_agent_that_is_not_live(
+    late: dict[str, Any], what: str, plural: str
+) -> None:
+    # Before: PettingZoo's rewards left it out, and the agent's return lost it without a word.
+    env = to_pettingzoo(TeamBonus(**late))
+    env.reset(seed=0)
+    env.sekai_env.agents = ["a", "b"]
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            f"to_pettingzoo(): the sekai env gave {what} to agent(s) ['c'], which are not live "
+            f"in this step (live: ['a', 'b']); PettingZoo gives {plural} to live agents only"
+        ),
+    ):
+        env.step({"a": 0, "b": 0})
+
+
+def test_to_pettingzoo_drops_a_zero_reward_or_false_flag_for_an_agent_that_is_not_live() -> None:
+    # They tell nothing: an env may report every possible agent.
+    late = {"rewards": {"c": 0.0}, "terminated": {"c": False}, "truncated": {"c": False}}
+    env = to_pettingzoo(TeamBonus(**late))
+    env.reset(seed=0)
+    env.sekai_env.agents = ["a", "b"]
+    _, rewards, terminated, truncated, _ = env.step({"a": 0, "b": 0})
+    assert set(rewards) == set(terminated) == set(truncated) == {"a", "b"}
 
 
 def test_to_pettingzoo_refuses_to_overwrite_an_agents_common_key() -> None:

@@ -14,32 +14,63 @@ from pettingzoo import ParallelEnv
 
 from sekai.compat._spaces import binary_action_converter, convert_space, space_to_gymnasium
 from sekai.core.multi_agent import MultiAgentEnv
+from sekai.core.result import MAResetResult, MAStepResult
 
 __all__ = ["SekaiToPettingZoo"]
 
 
-def _agent_infos(info: dict[Any, Any], agents: list[Any], possible: list[Any]) -> dict[Any, Any]:
-    """PettingZoo's infos: one dict per agent in ``agents`` (``{}`` when sekai gave none), and
-    nothing else (PettingZoo's AEC conversion refuses other keys). Keys that name no agent
-    (information about the whole env) go to every agent's dict, under ``"common"``.
+# What PettingZoo reports of live agents only, as the sekai env may give it for another: the
+# result's field, what one value is called, the plural. A zero reward or a False flag tells
+# nothing, so losing it loses nothing; an info always counts.
+_PER_AGENT = (
+    ("rewards", "a non-zero reward", "rewards"),
+    ("terminated", "terminated=True", "terminations"),
+    ("truncated", "truncated=True", "truncations"),
+    ("info", "an info", "infos"),
+)
+
+
+def _check_live(
+    result: MAResetResult[Any] | MAStepResult[Any], agents: list[Any], possible: list[Any]
+) -> None:
+    """Refuse what the sekai result gives an agent in ``possible`` that is not in ``agents``.
 
     Raises:
-        ValueError: an info for an agent in ``possible`` that is not in ``agents`` (PettingZoo
-            gives none to an agent that is not live), or an agent's info with its own
-            ``"common"`` key next to env-level keys.
+        ValueError: a non-zero reward, a True flag or an info for such an agent: PettingZoo
+            reports live agents only, so the bridge would lose it.
+    """
+    live = set(agents)
+    for field, what, plural in _PER_AGENT:
+        given = getattr(result, field, None)  # a reset result has an info only
+        if given is None or given.keys() <= live:  # the common case: live agents only
+            continue
+        gone = [
+            agent
+            for agent, value in given.items()
+            if agent not in live and agent in possible and (field == "info" or value)
+        ]
+        if gone:
+            raise ValueError(
+                f"to_pettingzoo(): the sekai env gave {what} to agent(s) {gone!r}, which are "
+                f"not live in this step (live: {agents!r}); PettingZoo gives {plural} to live "
+                "agents only, so it would be lost. Give it in a step in which the agent is "
+                "live: at the latest, the step it leaves agents in."
+            )
+
+
+def _agent_infos(info: dict[Any, Any], agents: list[Any]) -> dict[Any, Any]:
+    """PettingZoo's infos: one dict per agent in ``agents`` (``{}`` when sekai gave none), and
+    nothing else (PettingZoo's AEC conversion refuses other keys). Keys that name no agent
+    (information about the whole env) go to every agent's dict, under ``"common"``; infos of
+    agents that are not live were refused by ``_check_live``.
+
+    Raises:
+        ValueError: an agent's info with its own ``"common"`` key next to env-level keys.
     """
     infos: dict[Any, Any] = {agent: info.get(agent, {}) for agent in agents}
     if info.keys() <= infos.keys():  # the common case: infos of reported agents only
         return infos
-    gone = [key for key in info if key not in infos and key in possible]
-    if gone:
-        raise ValueError(
-            f"to_pettingzoo(): the sekai env gave an info to agent(s) {gone!r}, which are not "
-            f"live in this step (live: {agents!r}); PettingZoo gives infos to live agents only."
-        )
     common = {key: value for key, value in info.items() if key not in infos}
-    if not common:
-        return infos
     clash = [agent for agent in agents if "common" in infos[agent]]
     if clash:
         raise ValueError(
@@ -63,11 +94,13 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
     ``step()`` reports every agent live before it or after it (one that joined), filling in
     ``terminated`` / ``truncated`` (False), ``rewards`` (0.0) and ``infos`` (``{}``) for agents
     the sekai result leaves out, and the agent's last observation for one it gives none (a
-    ValueError names an agent that never had one). An env whose agents take turns (an
-    ``acting`` attribute: the agents whose turn it is, as ``LimitOrderBookMarket``) gets the
-    actions of those agents only: PettingZoo gives one for every live agent, and the others'
-    are ignored. ``infos`` are keyed by the reported agents only: keys of the sekai info that
-    name no agent go to every agent's info under ``"common"``. ``metadata`` is
+    ValueError names an agent that never had one). A non-zero reward, a True flag or an info
+    for an agent it does not report raises a ValueError: PettingZoo would lose it. An env
+    whose agents take turns (an ``acting`` attribute: the agents whose turn it is, as
+    ``LimitOrderBookMarket``) gets the actions of those agents only: PettingZoo gives one for
+    every live agent, and the others' are ignored. ``infos`` are keyed by the reported agents
+    only: keys of the sekai info that name no agent go to every agent's info under
+    ``"common"``. ``metadata`` is
     ``{"render_modes": [], "name": <class name>, **env.metadata}``; ``np_random`` is the sekai
     env's ``rng``; ``state()`` is the sekai env's, and ``state_space`` (converted) exists when
     the sekai env has one.
@@ -143,8 +176,8 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         result = self.sekai_env.reset(seed=seed, options=options)
         self._observations = dict(result.observations)
         agents = self.agents
-        infos = _agent_infos(result.info, agents, self.possible_agents)
-        return self._last_observations(agents, "reset()"), infos
+        _check_live(result, agents, self.possible_agents)
+        return self._last_observations(agents, "reset()"), _agent_infos(result.info, agents)
 
     def step(
         self, actions: dict[Any, Any]
@@ -169,12 +202,13 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
         self._observations.update(result.observations)
         # PettingZoo's live agents of a step: those live before it and those that joined in it.
         reported = list(dict.fromkeys(itertools.chain(live, self.sekai_env.agents)))
+        _check_live(result, reported, self.possible_agents)
         return (
             self._last_observations(reported, "step()"),
             {agent: float(result.rewards.get(agent, 0.0)) for agent in reported},
             {agent: bool(result.terminated.get(agent, False)) for agent in reported},
             {agent: bool(result.truncated.get(agent, False)) for agent in reported},
-            _agent_infos(result.info, reported, self.possible_agents),
+            _agent_infos(result.info, reported),
         )
 
     def _last_observations(self, agents: list[Any], method: str) -> dict[Any, Any]:
