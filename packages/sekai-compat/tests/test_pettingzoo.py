@@ -570,6 +570,13 @@ def test_to_pettingzoo_names_the_agent_and_space_it_cannot_convert() -> None:
         to_pettingzoo(env)
 
 
+@pytest.mark.parametrize("make", [Rps, lambda: parallel_to_aec(Rps())], ids=["parallel", "aec"])
+def test_to_pettingzoo_rejects_a_pettingzoo_env_saying_it_already_is_one(make: Any) -> None:
+    # Before: the advice was to use to_gymnasium() for a single-agent sekai env.
+    with pytest.raises(TypeError, match=r"\. It already is a PettingZoo env: use it as it is\.$"):
+        to_pettingzoo(make())
+
+
 def test_to_pettingzoo_rejects_a_single_agent_env() -> None:
     with pytest.raises(
         TypeError, match=r"expects a sekai.MultiAgentEnv, got TimeLimit.*to_gymnasium"
@@ -723,9 +730,29 @@ def test_from_pettingzoo_rejects_an_aec_env_pointing_to_both_converters() -> Non
         from_pettingzoo(parallel_to_aec(Rps()))
 
 
-def test_from_pettingzoo_rejects_a_sekai_env() -> None:
-    with pytest.raises(TypeError, match=r"expects a pettingzoo.ParallelEnv, got Countdown"):
-        from_pettingzoo(Countdown())
+@pytest.mark.parametrize(
+    ("make", "hint"),
+    [
+        (Countdown, "Countdown. It already is a sekai MultiAgentEnv: use it as it is."),
+        (
+            lambda: sekai.make("CartPole-v1"),
+            "TimeLimit. It already is a sekai env (a single-agent one): use it as it is.",
+        ),
+        (
+            lambda: gym.make("CartPole-v1"),
+            "TimeLimit. For a single-agent gymnasium env, use from_gymnasium().",
+        ),
+    ],
+)
+def test_from_pettingzoo_rejects_a_sekai_or_gymnasium_env_saying_what_it_is(
+    make: Any, hint: str
+) -> None:
+    # Before: a sekai MultiAgentEnv got no advice.
+    with pytest.raises(
+        TypeError,
+        match=re.escape(f"from_pettingzoo() expects a pettingzoo.ParallelEnv, got {hint}"),
+    ):
+        from_pettingzoo(make())
 
 
 @pytest.mark.parametrize("which", ["observation", "action"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -9,6 +10,7 @@ import numpy as np
 from sekai.compat._optional import require_pettingzoo
 from sekai.compat._spaces import convert_space, space_from_gymnasium
 from sekai.core._rng import check_seed, np_random
+from sekai.core.env import Env
 from sekai.core.multi_agent import MultiAgentEnv
 from sekai.core.result import MAResetResult, MAStepResult
 
@@ -52,18 +54,29 @@ def from_pettingzoo(parallel_env: Any) -> PettingZooToSekai:
     """
     pettingzoo = require_pettingzoo("from_pettingzoo()")
     if not isinstance(parallel_env, pettingzoo.ParallelEnv):
-        hint = (
+        raise TypeError(
+            f"from_pettingzoo() expects a pettingzoo.ParallelEnv, got "
+            f"{type(parallel_env).__name__}.{_not_parallel_hint(parallel_env, pettingzoo)}"
+        )
+    return PettingZooToSekai(parallel_env)
+
+
+def _not_parallel_hint(env: Any, pettingzoo: Any) -> str:
+    """What to do with an object that is no ParallelEnv, by what it is (empty when unknown)."""
+    if isinstance(env, pettingzoo.AECEnv):
+        return (
             " Convert an AEC env first: a turn-based one with "
             "pettingzoo.utils.turn_based_aec_to_parallel(env), one whose metadata sets "
             "is_parallelizable with pettingzoo.utils.aec_to_parallel(env)."
-            if isinstance(parallel_env, pettingzoo.AECEnv)
-            else ""
         )
-        raise TypeError(
-            f"from_pettingzoo() expects a pettingzoo.ParallelEnv, got "
-            f"{type(parallel_env).__name__}.{hint}"
-        )
-    return PettingZooToSekai(parallel_env)
+    if isinstance(env, MultiAgentEnv):
+        return " It already is a sekai MultiAgentEnv: use it as it is."
+    if isinstance(env, Env):
+        return " It already is a sekai env (a single-agent one): use it as it is."
+    gymnasium = sys.modules.get("gymnasium")  # a gymnasium env means it is imported
+    if gymnasium is not None and isinstance(env, gymnasium.Env):
+        return " For a single-agent gymnasium env, use from_gymnasium()."
+    return ""
 
 
 def _from_gymnasium(space: Any, which: str) -> Any:

@@ -10,7 +10,7 @@ import itertools
 from typing import Any
 
 import numpy as np
-from pettingzoo import ParallelEnv
+from pettingzoo import AECEnv, ParallelEnv
 
 from sekai.compat._spaces import binary_action_converter, convert_space, space_to_gymnasium
 from sekai.core.multi_agent import MultiAgentEnv
@@ -111,9 +111,13 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
 
     def __init__(self, env: MultiAgentEnv[Any, Any, Any]) -> None:
         if not isinstance(env, MultiAgentEnv):
+            hint = (
+                "It already is a PettingZoo env: use it as it is."
+                if isinstance(env, (ParallelEnv, AECEnv))
+                else "For a single-agent sekai.Env use to_gymnasium()."
+            )
             raise TypeError(
-                f"to_pettingzoo() expects a sekai.MultiAgentEnv, got {type(env).__name__}. "
-                "For a single-agent sekai.Env use to_gymnasium()."
+                f"to_pettingzoo() expects a sekai.MultiAgentEnv, got {type(env).__name__}. {hint}"
             )
         self.sekai_env = env
         self.metadata = {"render_modes": [], "name": type(env).__name__, **env.metadata}
