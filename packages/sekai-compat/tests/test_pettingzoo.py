@@ -13,7 +13,7 @@ import pytest
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
-from pettingzoo.utils import parallel_to_aec
+from pettingzoo.utils import BaseParallelWrapper, parallel_to_aec
 
 import sekai
 from sekai.compat import PettingZooToSekai, SekaiToPettingZoo, from_pettingzoo, to_pettingzoo
@@ -775,6 +775,53 @@ def test_from_pettingzoo_names_the_agent_and_space_it_cannot_convert(which: str)
     ) as caught:
         from_pettingzoo(TextSpace())
     assert isinstance(caught.value.__cause__, TypeError)
+
+
+class BoolRps(Rps):  # type: ignore[misc]
+    """Rps observing a bool Box, which gymnasium allows and sekai's Box does not."""
+
+    @functools.cache  # noqa: B019
+    def observation_space(self, agent: str) -> gym.spaces.Space[Any]:
+        return gym.spaces.Box(0, 1, shape=(2,), dtype=bool)
+
+    def _obs(self) -> dict[str, Any]:
+        return {a: np.array([self.rounds % 2, self.hidden % 2], bool) for a in self.agents}
+
+
+class IntObservations(BaseParallelWrapper):  # type: ignore[misc]
+    """What from_pettingzoo's advice for a bool Box describes: the space and observations as
+    int8."""
+
+    @functools.cache  # noqa: B019
+    def observation_space(self, agent: str) -> gym.spaces.Space[Any]:
+        return gym.spaces.Box(0, 1, shape=self.env.observation_space(agent).shape, dtype=np.int8)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        observations, infos = self.env.reset(seed=seed, options=options)
+        return {a: o.astype(np.int8) for a, o in observations.items()}, infos
+
+    def step(self, actions: dict[str, Any]) -> Any:
+        observations, *rest = self.env.step(actions)
+        return ({a: o.astype(np.int8) for a, o in observations.items()}, *rest)
+
+
+def test_from_pettingzoo_advises_a_pettingzoo_wrapper_for_a_bool_box_and_it_works() -> None:
+    # Before: the advice was gymnasium's DtypeObservation, which cannot wrap a PettingZoo env.
+    with pytest.raises(TypeError) as error:
+        from_pettingzoo(BoolRps())
+    message = str(error.value)
+    assert message.startswith(
+        "from_pettingzoo(): cannot convert the observation space of agent 'p0': "
+        "space_from_gymnasium() cannot convert gymnasium's Box(False, True, (2,), bool): "
+        "sekai's Box takes integer and floating dtypes only, got bool. Give the PettingZoo env "
+        "an integer dtype before converting it: a subclass of "
+        "pettingzoo.utils.BaseParallelWrapper whose observation_space(agent) returns"
+    )
+    assert "gymnasium.wrappers" not in message
+    env = from_pettingzoo(IntObservations(BoolRps()))
+    assert env.observation_space("p0") == sekai.Box(0, 1, (2,), np.int8)
+    observation = env.reset(seed=0).observations["p0"]
+    assert observation.dtype == np.int8 and observation in env.observation_space("p0")
 
 
 def test_from_pettingzoo_needs_possible_agents() -> None:

@@ -79,8 +79,20 @@ def _not_parallel_hint(env: Any, pettingzoo: Any) -> str:
     return ""
 
 
+# A bool Box: gymnasium's wrappers cannot wrap a PettingZoo env, so the advice is PettingZoo's.
+_BOX_DTYPE_ADVICE = (
+    "Give the PettingZoo env an integer dtype before converting it: a subclass of "
+    "pettingzoo.utils.BaseParallelWrapper whose observation_space(agent) returns the space "
+    "with an integer dtype (np.int8) and whose reset() and step() cast the observations to "
+    "it; for an action space, one whose action_space(agent) does so and whose step() casts "
+    "the actions back."
+)
+
+
 def _from_gymnasium(space: Any, which: str) -> Any:
-    return convert_space("from_pettingzoo()", space_from_gymnasium, space, f"the {which}")
+    return convert_space(
+        "from_pettingzoo()", space_from_gymnasium, space, f"the {which}", _BOX_DTYPE_ADVICE
+    )
 
 
 class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):

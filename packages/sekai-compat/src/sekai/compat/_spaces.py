@@ -103,7 +103,7 @@ def space_from_gymnasium(space: gymnasium.spaces.Space[Any]) -> Space[Any]:
 def _from_gymnasium(spaces: Any, space: Any) -> Space[Any]:
     if isinstance(space, spaces.Box):
         if space.dtype.kind not in "iuf":
-            raise TypeError(_box_dtype_message(space))
+            raise _BoxDtypeError(space)
         return Box(space.low, space.high, shape=space.shape, dtype=space.dtype)
     if isinstance(space, spaces.Discrete):
         return Discrete(int(space.n), start=int(space.start))
@@ -129,15 +129,25 @@ def _from_gymnasium(spaces: Any, space: Any) -> Space[Any]:
     )
 
 
-def _box_dtype_message(space: Any) -> str:
-    """Why a legal gymnasium Box (a bool one, say) has no sekai equivalent, and what to do."""
-    return (
-        f"space_from_gymnasium() cannot convert gymnasium's {space!r}: sekai's Box takes integer "
-        f"and floating dtypes only, got {space.dtype}. Give the gymnasium env an integer dtype "
-        "before converting it: gymnasium.wrappers.DtypeObservation(env, np.int8) for an "
-        "observation space (on each sub-env, before vectorising, for a vector env), a "
-        "gymnasium.ActionWrapper for an action space."
-    )
+_GYMNASIUM_BOX_DTYPE_ADVICE = (
+    "Give the gymnasium env an integer dtype before converting it: "
+    "gymnasium.wrappers.DtypeObservation(env, np.int8) for an observation space (on each "
+    "sub-env, before vectorising, for a vector env), a gymnasium.ActionWrapper for an action "
+    "space."
+)
+
+
+class _BoxDtypeError(TypeError):
+    """A legal gymnasium Box (a bool one, say) that sekai's Box cannot hold. The message ends
+    with what to do about a gymnasium env; ``reason`` is the message without it, for a bridge
+    that converts another kind of env to give its own advice (see ``convert_space``)."""
+
+    def __init__(self, space: Any) -> None:
+        self.reason = (
+            f"space_from_gymnasium() cannot convert gymnasium's {space!r}: sekai's Box takes "
+            f"integer and floating dtypes only, got {space.dtype}."
+        )
+        super().__init__(f"{self.reason} {_GYMNASIUM_BOX_DTYPE_ADVICE}")
 
 
 def binary_action_converter(space: Space[Any]) -> Callable[[Any], Any] | None:
@@ -179,10 +189,21 @@ def _binary_tuple(action: Any, parts: list[Callable[[Any], Any] | None]) -> Any:
     return converted if isinstance(action, list) else tuple(converted)
 
 
-def convert_space(caller: str, convert: Callable[[Any], Any], space: Any, which: str) -> Any:
+def convert_space(
+    caller: str,
+    convert: Callable[[Any], Any],
+    space: Any,
+    which: str,
+    box_dtype_advice: str | None = None,
+) -> Any:
     """``convert(space)``, its TypeError naming ``caller`` and ``which`` space failed (e.g.
-    ``"the observation space of agent 'p1'"``): the converter's own names neither."""
+    ``"the observation space of agent 'p1'"``): the converter's own names neither. For a Box
+    of a dtype sekai refuses, ``box_dtype_advice`` replaces the advice written for a gymnasium
+    env (for a caller that converts another kind of env)."""
     try:
         return convert(space)
     except TypeError as exc:
-        raise TypeError(f"{caller}: cannot convert {which}: {exc}") from exc
+        message = str(exc)
+        if box_dtype_advice is not None and isinstance(exc, _BoxDtypeError):
+            message = f"{exc.reason} {box_dtype_advice}"
+        raise TypeError(f"{caller}: cannot convert {which}: {message}") from exc
