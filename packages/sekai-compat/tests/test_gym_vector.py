@@ -426,6 +426,16 @@ def test_from_gymnasium_vector_reaches_sub_env_attributes() -> None:
     assert vec.call("get_wrapper_attr", "marker") == [[7], [7]]
 
 
+def test_from_gymnasium_vector_set_attr_refuses_one_generator_for_its_sub_envs() -> None:
+    venv = gym_sync(lambda: gym.make("CartPole-v1"), 2, AutoresetMode.SAME_STEP)
+    vec = from_gymnasium_vector(venv)
+    with pytest.raises(ValueError, match=r"cannot seed 2 sub-envs independently"):
+        vec.set_attr("np_random", np.random.default_rng(7))
+    generators = np.random.default_rng(7).spawn(2)
+    vec.set_attr("np_random", generators)
+    assert [env.unwrapped.np_random for env in venv.envs] == generators
+
+
 def test_from_gymnasium_vector_reaches_sub_envs_through_gymnasium_vector_wrappers() -> None:
     """gymnasium's vector wrappers have no get_attr / set_attr / call: the venv under them
     answers, and set_attr changes the sub-envs, not the wrapper object."""
@@ -454,6 +464,9 @@ def test_from_gymnasium_vector_set_attr_without_a_set_attr_sets_the_venvs_own_at
     with pytest.raises(AttributeError, match=r"has no set_attr and no attribute 'nope'"):
         vec.set_attr("nope", 1.0)
     assert not hasattr(venv, "nope") and venv.gain == 0.25
+    generator = np.random.default_rng(7)  # its one generator, as a native env's
+    vec.set_attr("np_random", generator)
+    assert venv.np_random is generator
 
 
 def test_sekai_vector_wrappers_work_on_a_converted_venv() -> None:

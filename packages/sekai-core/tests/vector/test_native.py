@@ -271,6 +271,14 @@ def test_get_attr_of_a_missing_name_raises_attribute_error() -> None:
         DriftVecEnv(2).get_attr("nope")
 
 
+def test_set_attr_of_one_generator_sets_the_native_envs_own_generator() -> None:
+    # A native env's one generator serves all its sub-envs (unlike sub-envs of other backends).
+    vec = DriftVecEnv(3)
+    generator = np.random.default_rng(7)
+    vec.set_attr("rng", generator)
+    assert vec.rng is generator
+
+
 def test_set_attr_stores_a_list_of_num_envs_as_one_array() -> None:
     vec = DriftVecEnv(3, max_episode_steps=5)
     vec.set_attr("x", [1, 2, 3])

@@ -135,6 +135,37 @@ def test_set_attr_of_one_spawnable_gives_each_sub_env_its_spawn_as_make_vec_does
         assert [t.spawned for t in given] == [0, 0, 0]
 
 
+@pytest.mark.parametrize("make", BACKENDS, ids=["sync", "async", "proc"])
+def test_set_attr_refuses_one_generator_for_every_sub_env_on_every_backend(make: Any) -> None:
+    # Shared in one process, copied into each worker: the episodes would depend on the backend.
+    with make([Probe] * 3) as vec:
+        vec.reset(seed=0)
+        states = [g.bit_generator.state for g in vec.get_attr("rng")]
+        with pytest.raises(
+            ValueError,
+            match=(
+                r"^set_attr\('rng', \.\.\.\) got a numpy Generator: one generator cannot seed 3 "
+                r"sub-envs independently \(sub-envs in one process would share it .* worker "
+                r"processes would each get a copy of it .*\)\. Pass a list of 3 generators, one "
+                r"per sub-env \(e\.g\. rng\.spawn\(3\)\), or seed the sub-envs with "
+                r"reset\(seed=\.\.\.\)\.$"
+            ),
+        ):
+            vec.set_attr("rng", np.random.default_rng(7))
+        assert [g.bit_generator.state for g in vec.get_attr("rng")] == states
+        vec.set_attr("rng", np.random.default_rng(7).spawn(3))  # one per sub-env: accepted
+        expected = np.float32([g.random() for g in np.random.default_rng(7).spawn(3)])
+        np.testing.assert_array_equal(vec.reset().observations[:, 0], expected)
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_set_attr_of_one_generator_for_a_single_sub_env_sets_it(cls: type[SyncVecEnv]) -> None:
+    with cls([Probe]) as vec:
+        generator = np.random.default_rng(7)
+        vec.set_attr("rng", generator)
+        assert vec.envs[0].rng is generator
+
+
 @pytest.mark.parametrize("cls", IN_PROCESS)
 def test_set_attr_of_a_spawnable_whose_spawn_is_itself_shares_it(cls: type[SyncVecEnv]) -> None:
     with cls([Probe] * 2) as vec:

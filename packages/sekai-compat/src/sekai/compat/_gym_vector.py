@@ -394,7 +394,7 @@ class GymnasiumVectorToSekai(VecEnv):
         """
         method = self._venv_method("set_attr")
         if method is not None:
-            method(name, self._per_env_values(values))
+            method(name, self._per_env_values(name, values))
             return
         base = self.gymnasium_vec.unwrapped
         if not hasattr(base, name):  # a new attribute would not change the simulation
@@ -402,7 +402,10 @@ class GymnasiumVectorToSekai(VecEnv):
                 f"from_gymnasium_vector(): {type(base).__name__} has no set_attr and no "
                 f"attribute {name!r} to change."
             )
-        per_env = self._per_env_values(values)
+        # This venv holds one value for every sub-env, as a native env does: one Generator is
+        # its own generator, not one shared by several sub-envs, so it is set as it is.
+        one_generator = isinstance(values, np.random.Generator)
+        per_env = [values] if one_generator else self._per_env_values(name, values)
         if any(not structurally_equal(v, per_env[0]) for v in per_env[1:]):
             raise ValueError(
                 f"from_gymnasium_vector(): {type(base).__name__} holds one {name!r} for every "

@@ -234,6 +234,7 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         """Set ``attr_name`` to ``value`` on the sub-envs in ``indices``, once per entry."""
         targets = self._indices(indices)
         n = self.num_envs
+        what = f"set_attr({attr_name!r}, ...)"
         if self._is_native():
             # One object holds every sub-env's value: one set gives each of ``targets`` the
             # value, as setting it again for a repeated entry would.
@@ -241,7 +242,7 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
                 self._set_all(attr_name, value)
                 return
             values = list(self.sekai_vec.get_attr(attr_name))
-            for i, spawned in zip(targets, spawn_each(value, len(targets))):
+            for i, spawned in zip(targets, spawn_each(value, len(targets), what=what)):
                 values[i] = spawned
             self.sekai_vec.set_attr(attr_name, values)
             return
@@ -251,7 +252,8 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
             if len(run) == n:
                 self._set_all(attr_name, value)
             else:
-                self.sekai_vec.unwrapped._set_attr_at(run, attr_name, spawn_each(value, len(run)))
+                spawned = spawn_each(value, len(run), what=what)
+                self.sekai_vec.unwrapped._set_attr_at(run, attr_name, spawned)
 
     def _set_all(self, attr_name: str, value: Any) -> None:
         # A list of num_envs items would be read as one value per sub-env.

@@ -60,7 +60,7 @@ class SubEnvAttributes(VecEnv):
         return self._get_attr_at(None, name)
 
     def set_attr(self, name: str, values: Any) -> None:
-        self._set_attr_at(None, name, self._per_env_values(values))
+        self._set_attr_at(None, name, self._per_env_values(name, values))
 
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         return self._call_at(None, name, args, kwargs)

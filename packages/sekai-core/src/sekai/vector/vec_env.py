@@ -261,7 +261,8 @@ class VecEnv(abc.ABC):
     def set_attr(self, name: str, values: Any) -> None:
         """Set ``name`` on every sub-env: a list of ``num_envs`` values is one per sub-env,
         anything else is one value for all (pass ``[v] * num_envs`` to give each the list v),
-        a ``Spawnable`` one ``spawn()`` per sub-env, as ``make_vec`` does."""
+        a ``Spawnable`` one ``spawn()`` per sub-env, as ``make_vec`` does; one numpy Generator
+        for several sub-envs is refused (ValueError): pass one per sub-env."""
 
     @abc.abstractmethod
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
@@ -533,10 +534,11 @@ class VecEnv(abc.ABC):
         failure = self._failure
         return failure[1] if failure is not None and failure[0] is error else None
 
-    def _per_env_values(self, values: Any) -> list[Any]:
-        """Rule 6: a list of exactly ``num_envs`` items is per sub-env, anything else is one
-        value for every sub-env: a ``Spawnable``'s ``spawn()`` each, as ``make_vec`` gives
-        them (so a stateful one is not shared, nor advanced), else the value itself."""
+    def _per_env_values(self, name: str, values: Any) -> list[Any]:
+        """Rule 6 for ``set_attr(name, values)``: a list of exactly ``num_envs`` items is per
+        sub-env, anything else is one value for every sub-env: a ``Spawnable``'s ``spawn()``
+        each, as ``make_vec`` gives them (so a stateful one is not shared, nor advanced), else
+        the value itself; one numpy Generator for several sub-envs raises ValueError."""
         if isinstance(values, list) and len(values) == self._num_envs:
             return list(values)
-        return spawn_each(values, self._num_envs)
+        return spawn_each(values, self._num_envs, what=f"set_attr({name!r}, ...)")

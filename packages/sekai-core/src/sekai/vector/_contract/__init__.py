@@ -3,7 +3,8 @@
 Parent side (where ``VecEnv.step()`` is called), used through ``VecEnv``'s helpers:
 
 - ``seeding``: ``vector_seeds`` (int → ``make_seed_sequence``, list, Generator → TypeError),
-  ``native_seed`` (one generator), ``vector_options`` (one dict or one per sub-env).
+  ``native_seed`` (one generator), ``vector_options`` (one dict or one per sub-env),
+  ``generator_for_all`` (why one Generator cannot serve every sub-env; ``set_attr`` too).
 - ``actions``: ``ActionChecker`` (structure → ValueError, values → InvalidAction(index), frozen
   sub-envs not checked) and the split into per-env actions.
 - ``batching``: ``stacker`` / ``caster`` (rule 3: the space's dtypes; the stacker refuses

@@ -9,13 +9,17 @@ import numpy as np
 
 from sekai.core._rng import check_seed, make_seed_sequence
 
-__all__ = ["native_seed", "vector_options", "vector_seeds"]
+__all__ = ["generator_for_all", "native_seed", "vector_options", "vector_seeds"]
 
-_GENERATOR_SEED = (
-    "reset(seed=...) got a numpy Generator: one generator cannot seed {n} sub-envs "
-    "independently. Pass an int (independent child seeds are spawned from it) or a list of "
-    "{n} seeds."
-)
+
+def generator_for_all(what: str, num_envs: int, instead: str, why: str = "") -> str:
+    """The message that refuses one numpy Generator given (as ``what``) for all ``num_envs``
+    sub-envs: ``why`` it cannot serve them, then what to pass ``instead``."""
+    return (
+        f"{what} got a numpy Generator: one generator cannot seed {num_envs} sub-envs "
+        f"independently{why}. {instead}"
+    )
+
 
 # gymnasium's vector-level option; a sub-env would ignore it (or refuse it as unknown).
 _RESET_MASK = (
@@ -44,7 +48,14 @@ def _seed_list(seed: Any, num_envs: int) -> list[Any] | None:
 
 def _check_single(seed: Any, num_envs: int) -> int:
     if isinstance(seed, np.random.Generator):
-        raise TypeError(_GENERATOR_SEED.format(n=num_envs))
+        raise TypeError(
+            generator_for_all(
+                "reset(seed=...)",
+                num_envs,
+                "Pass an int (independent child seeds are spawned from it) or a list of "
+                f"{num_envs} seeds.",
+            )
+        )
     check_seed(
         seed,
         what="reset(seed=...)",

@@ -143,7 +143,7 @@ class FinanceVecEnv(NativeVecEnv):
         )
         template_sampler = getattr(template, "sampler", None)
         self._lanes: list[EpisodeSampler] = (
-            self._per_env_values(template_sampler)
+            self._per_env_values("sampler", template_sampler)
             if isinstance(template_sampler, EpisodeSampler)
             else []
         )
@@ -231,7 +231,9 @@ class FinanceVecEnv(NativeVecEnv):
         if not (isinstance(values, list) and len(values) == self.num_envs):
             template.sampler = values
             values = template.sampler
-        self._lanes = [template._checked_sampler(v) for v in self._per_env_values(values)]
+        self._lanes = [
+            template._checked_sampler(v) for v in self._per_env_values("sampler", values)
+        ]
 
     # -- helpers for subclasses ----------------------------------------------------------------
 
