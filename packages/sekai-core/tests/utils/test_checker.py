@@ -202,6 +202,55 @@ def test_an_env_registered_as_nondeterministic_is_not_warned_about_it() -> None:
     assert len(check_env(env, check_determinism=True)) == 1
 
 
+class NoisyInfo(Good):
+    """Seeded observations, but one info entry drawn from NumPy's global generator."""
+
+    def __init__(self, noisy: str) -> None:
+        super().__init__()
+        self.noisy = noisy
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        result = super().reset(seed=seed, options=options)
+        info = {"open": float(np.random.random())} if self.noisy == "reset" else {}
+        return sekai.ResetResult(result.observation, info)
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        r = super().step(action)
+        info = {"fill_price": float(np.random.random())} if self.noisy == "step" else r.info
+        return sekai.StepResult(r.observation, r.reward, r.terminated, r.truncated, info)
+
+
+@pytest.mark.parametrize("noisy", ["reset", "step"])
+def test_a_difference_only_in_the_info_is_found(noisy: str) -> None:
+    assert check_env(NoisyInfo(noisy), check_determinism=True) == [
+        "WARNING: Two rollouts with the same seed and actions differed. If the env is "
+        "intentionally stochastic beyond its seed, register it with nondeterministic=True."
+    ]
+
+
+@pytest.mark.parametrize("max_episode_steps", [None, 5])
+def test_the_episode_statistics_times_do_not_read_as_nondeterminism(
+    max_episode_steps: int | None,
+) -> None:
+    env = sekai.RecordEpisodeStatistics(
+        sekai.make("CartPole-v1", max_episode_steps=max_episode_steps)
+    )
+    assert check_env(env, check_determinism=True) == []
+    assert env.episode_stats is not None and env.episode_stats.elapsed_time > 0
+    # and within an autoreset's final_info, where the episode's end is in the next result
+    env = sekai.AutoReset(sekai.RecordEpisodeStatistics(sekai.make("CartPole-v1")))
+    assert check_env(env, check_determinism=True) == []
+
+
+def test_the_episode_statistics_are_compared_but_their_times() -> None:
+    class MiscountedReturn(sekai.RecordEpisodeStatistics):  # type: ignore[type-arg]
+        def _step_result(self, result: sekai.StepResult[Any]) -> sekai.StepResult[Any]:
+            self._return += float(np.random.random())
+            return super()._step_result(result)
+
+    assert len(check_env(MiscountedReturn(Good()), check_determinism=True)) == 1
+
+
 def test_async_reset_returning_tuple_is_an_error() -> None:
     assert check_env(AsyncResetTuple()) == [
         "ERROR: async_reset() must return a ResetResult with .observation and .info attributes."

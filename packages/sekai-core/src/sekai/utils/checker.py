@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from sekai.core._async import shut_down_loop
 from sekai.core.env import Env
 from sekai.spaces import Box, Dict, Sequence, Space, Tuple
 from sekai.spaces.space import not_a_space
+from sekai.stats.episode import EpisodeStats
 from sekai.utils._equal import structurally_equal
 from sekai.utils.action_mask import flatten_action_mask, get_action_mask, supports_action_mask
 
@@ -71,6 +73,20 @@ def _copy(x: Any) -> Any:
         return copy.deepcopy(x)
     except Exception:
         return x
+
+
+def _without_clock(info: Any) -> Any:
+    """``info`` for the determinism check: every ``EpisodeStats`` in it (``info["episode"]``,
+    within an autoreset's ``final_info``, at any depth of dicts, lists and tuples) with its
+    wall-clock times (``time.monotonic()``) zeroed, the only values sekai puts in an info that
+    differ between two runs of the same episode."""
+    if isinstance(info, EpisodeStats):
+        return dataclasses.replace(info, elapsed_time=0.0, start_time=0.0, end_time=0.0)
+    if isinstance(info, Mapping):
+        return {key: _without_clock(value) for key, value in info.items()}
+    if type(info) in (list, tuple):
+        return type(info)(_without_clock(value) for value in info)
+    return info
 
 
 def _box_leaves(
@@ -365,12 +381,13 @@ class _Checker:
     def _rollout(self) -> list[Any]:
         space = copy.deepcopy(self.act_space)
         space.seed(123)
-        trace: list[Any] = [_copy(self.env.reset(seed=123).observation)]
+        reset = self.env.reset(seed=123)
+        trace: list[Any] = [(_copy(reset.observation), _without_clock(_copy(reset.info)))]
         for _ in range(min(self.n_steps, 50)):
             result = self.env.step(self.sample_action(space))
-            trace.append(
-                (_copy(result.observation), result.reward, result.terminated, result.truncated)
-            )
+            flags = (result.reward, result.terminated, result.truncated)
+            info = _without_clock(_copy(result.info))
+            trace.append((_copy(result.observation), *flags, info))
             if result.terminated or result.truncated:
                 break
         return trace
