@@ -128,10 +128,54 @@ def test_dict_seed_with_dict_checks_every_seed_before_seeding() -> None:
     d = Dict(a=Discrete(1000), b=Tuple([Discrete(1000), Discrete(1000)]), seed=0)
     expected = copy.deepcopy(d).sample()
     bad: list[dict[str, object]] = [{"a": 5, "b": 1.5}, {"a": 5, "b": [7, -1]}]
-    for seeds in bad:
-        with pytest.raises((TypeError, ValueError), match="seed must be"):
+    for seeds, where in zip(bad, [r"seed\['b'\] must be", r"seed\['b'\]\[1\] must be"]):
+        with pytest.raises((TypeError, ValueError), match=where):
             d.seed(seeds)
     assert structurally_equal(d.sample(), expected)  # no child was re-seeded
+
+
+@pytest.mark.parametrize(
+    ("seed", "error", "message"),
+    [
+        (
+            [1, 2],
+            TypeError,
+            "seed must be a non-negative int, None, a numpy Generator or a dict {key: seed} "
+            "for some of its sub-spaces, got list [1, 2].",
+        ),
+        ({"pos": 1, "k": -1}, ValueError, "seed['k'] must be a non-negative integer, got -1."),
+        (
+            {"pos": 1.5},
+            TypeError,
+            "seed['pos'] must be a non-negative int, None or a numpy Generator, got float 1.5.",
+        ),
+        (
+            {"inner": [0, True]},
+            TypeError,
+            "seed['inner'][1] must be a non-negative int, None or a numpy Generator, got bool "
+            "True.",
+        ),
+        (
+            {"nested": [1]},
+            TypeError,
+            "seed['nested'] must be a non-negative int, None, a numpy Generator or a dict "
+            "{key: seed} for some of its sub-spaces, got list [1].",
+        ),
+    ],
+)
+def test_a_bad_seed_message_names_the_per_child_form_and_the_bad_child(
+    seed: object, error: type[Exception], message: str
+) -> None:
+    d = Dict(
+        pos=Discrete(3),
+        k=Discrete(3),
+        inner=Tuple([Discrete(2), Discrete(2)]),
+        nested=Dict(x=Discrete(2)),
+    )
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        d.seed(seed)
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        Dict(d.spaces, seed=seed)  # the constructor's seed too
 
 
 def test_dict_rejects_a_key_given_twice() -> None:

@@ -91,6 +91,38 @@ def test_tuple_seed_list_checks_every_seed_before_seeding(seeds: object) -> None
     assert structurally_equal(t.sample(), expected)  # child 0 was not re-seeded to 5
 
 
+@pytest.mark.parametrize(
+    ("seed", "error", "message"),
+    [
+        (
+            {"a": 1},
+            TypeError,
+            "seed must be a non-negative int, None, a numpy Generator or a list (or tuple) with "
+            "one seed (or None) per sub-space, got dict {'a': 1}.",
+        ),
+        (
+            [0, True],
+            TypeError,
+            "seed[1] must be a non-negative int, None or a numpy Generator, got bool True.",
+        ),
+        ((None, -3), ValueError, "seed[1] must be a non-negative integer, got -3."),
+        (
+            [None, None, {"k": 1.5}],
+            TypeError,
+            "seed[2]['k'] must be a non-negative int, None or a numpy Generator, got float 1.5.",
+        ),
+    ],
+)
+def test_a_bad_seed_message_names_the_per_child_form_and_the_bad_child(
+    seed: object, error: type[Exception], message: str
+) -> None:
+    t = Tuple([Discrete(2), Discrete(2), Dict(k=Discrete(2))])
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        t.seed(seed)
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        Tuple(t.spaces, seed=seed)  # the constructor's seed too
+
+
 def test_a_sequence_child_is_checked_before_any_child_is_seeded() -> None:
     t = Tuple([Discrete(1000), Sequence(Discrete(3))], seed=0)
     expected = copy.deepcopy(t).sample()

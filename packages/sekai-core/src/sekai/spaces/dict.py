@@ -13,6 +13,11 @@ from sekai.spaces.space import SeedLike, Space, _Layout
 
 __all__ = ["Dict"]
 
+# What seed() takes (a seed for the whole Dict, or per-child seeds), for its messages.
+_SEEDS = (
+    "a non-negative int, None, a numpy Generator or a dict {key: seed} for some of its sub-spaces"
+)
+
 
 def _check_child(key: Any, value: Any) -> Space[Any]:
     if not isinstance(value, Space):
@@ -117,26 +122,27 @@ class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
             TypeError: a seed is not one its sub-space takes.
             ValueError: a dict names keys this Dict does not have, or a negative seed.
         """
+        self._check_own_seed(seed)
         if isinstance(seed, cabc.Mapping):
-            self._check_own_seed(seed)
             for key, child_seed in seed.items():
                 self._spaces[key].seed(child_seed)
             return -1
         return seed_with_children(self, seed, self._spaces.values())
 
-    def _check_seed_arg(self, seed: Any) -> None:
+    def _check_seed_arg(self, seed: Any, what: str = "seed") -> None:
         if type(self).seed is not Dict.seed:
             return  # a subclass's own seed() decides what it takes
-        self._check_own_seed(seed)
+        self._check_own_seed(seed, what)
 
-    def _check_own_seed(self, seed: Any) -> None:
-        """Check every child's seed in ``seed`` before any child is seeded."""
+    def _check_own_seed(self, seed: Any, what: str = "seed") -> None:
+        """Check ``seed`` (called ``what``), and every child's seed in a dict of them, before
+        any child is seeded; a child's is called ``what[key]``."""
         if not isinstance(seed, cabc.Mapping):
-            check_seed(seed)
+            check_seed(seed, what=what, accepted=_SEEDS)
             return
         self._check_keys("Seeds", seed)
         for key, child_seed in seed.items():
-            self._spaces[key]._check_seed_arg(child_seed)
+            self._spaces[key]._check_seed_arg(child_seed, f"{what}[{key!r}]")
 
     def _check_keys(self, what: str, given: cabc.Mapping[Any, Any]) -> None:
         """Raise unless every key of ``given`` (seeds or masks) is a key of this Dict."""

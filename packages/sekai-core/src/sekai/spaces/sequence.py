@@ -148,10 +148,10 @@ class Sequence(Space[Any]):
         """Seed this space, then the feature space with ``make_seed_sequence(seed, 1)[0]``."""
         return seed_with_children(self, seed, [self._feature_space])
 
-    def _check_seed_arg(self, seed: Any) -> None:
+    def _check_seed_arg(self, seed: Any, what: str = "seed") -> None:
         if type(self).seed is not Sequence.seed:
             return  # a subclass's own seed() decides what it takes
-        check_seed(seed)
+        check_seed(seed, what=what)
 
     def _check_length(self, length: Any) -> int:
         if isinstance(length, (bool, np.bool_)) or not isinstance(length, (int, np.integer)):

@@ -103,8 +103,9 @@ class Space(abc.ABC, Generic[T_cov]):
         """
         return self._seed_self(seed)
 
-    def _check_seed_arg(self, seed: Any) -> None:
-        """Raise as ``seed(seed)`` would, seeding nothing.
+    def _check_seed_arg(self, seed: Any, what: str = "seed") -> None:
+        """Raise as ``seed(seed)`` would, seeding nothing; the message calls the seed ``what``
+        (a composite's child is ``seed['pos']`` or ``seed[1]``).
 
         Composites check every child's seed this way before seeding any, so a bad seed late
         in a list leaves no child re-seeded. A space whose class has a ``seed()`` of its own
@@ -112,7 +113,7 @@ class Space(abc.ABC, Generic[T_cov]):
         """
         if type(self).seed is not Space.seed:
             return
-        check_seed(seed)
+        check_seed(seed, what=what)
 
     def _seed_self(self, seed: Any) -> int:
         check_seed(seed)

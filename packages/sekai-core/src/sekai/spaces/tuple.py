@@ -12,6 +12,12 @@ from sekai.spaces.space import SeedLike, Space
 
 __all__ = ["Tuple"]
 
+# What seed() takes (a seed for the whole Tuple, or per-child seeds), for its messages.
+_SEEDS = (
+    "a non-negative int, None, a numpy Generator or a list (or tuple) with one seed (or None) "
+    "per sub-space"
+)
+
 
 class Tuple(Space[tuple[Any, ...]], cabc.Sequence[Space[Any]]):
     """A fixed-length tuple of sub-spaces.
@@ -78,31 +84,32 @@ class Tuple(Space[tuple[Any, ...]], cabc.Sequence[Space[Any]]):
             TypeError: a seed is not one its sub-space takes.
             ValueError: a list has more seeds than there are sub-spaces, or a negative seed.
         """
+        self._check_own_seed(seed)
         if isinstance(seed, (list, tuple)):
-            self._check_own_seed(seed)
             for child, child_seed in zip(self._spaces, seed):
                 if child_seed is not None:
                     child.seed(child_seed)
             return -1
         return seed_with_children(self, seed, self._spaces)
 
-    def _check_seed_arg(self, seed: Any) -> None:
+    def _check_seed_arg(self, seed: Any, what: str = "seed") -> None:
         if type(self).seed is not Tuple.seed:
             return  # a subclass's own seed() decides what it takes
-        self._check_own_seed(seed)
+        self._check_own_seed(seed, what)
 
-    def _check_own_seed(self, seed: Any) -> None:
-        """Check every child's seed in ``seed`` before any child is seeded."""
+    def _check_own_seed(self, seed: Any, what: str = "seed") -> None:
+        """Check ``seed`` (called ``what``), and every child's seed in a list of them, before
+        any child is seeded; a child's is called ``what[index]``."""
         if not isinstance(seed, (list, tuple)):
-            check_seed(seed)
+            check_seed(seed, what=what, accepted=_SEEDS)
             return
         if len(seed) > len(self._spaces):
             raise ValueError(
                 f"Got {len(seed)} seeds for a Tuple of {len(self._spaces)} sub-spaces."
             )
-        for child, child_seed in zip(self._spaces, seed):
+        for index, (child, child_seed) in enumerate(zip(self._spaces, seed)):
             if child_seed is not None:
-                child._check_seed_arg(child_seed)
+                child._check_seed_arg(child_seed, f"{what}[{index}]")
 
     def sample(self, mask: Any = None) -> tuple[Any, ...]:
         """Sample every child; ``mask`` has one sub-mask (or ``None``) per child."""
