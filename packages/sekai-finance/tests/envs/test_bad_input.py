@@ -37,6 +37,7 @@ from sekai.finance import (
     SequentialStart,
     Simulation,
 )
+from sekai.utils._equal import structurally_equal
 
 HISTORY = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, 100)))
 SHORT = {"episode_length": 5, "lookback": 3}
@@ -212,6 +213,47 @@ def test_a_huge_start_row_is_out_of_range() -> None:
     )
     with pytest.raises(ValueError, match="is not a valid first decision"):
         env.reset(options={"start": 10**400})
+
+
+# -- a reset refused for its options -------------------------------------------------------------
+
+REFUSED_OPTIONS = [
+    ("Trading-v0", SHORT, {"bogus": 1}),
+    ("Trading-v0", SHORT, {"start": 3}),  # a simulated market has no row to start at
+    ("Trading-v0", {**SHORT, "prices": HISTORY}, {"start": 10**400}),
+    ("Portfolio-v0", SHORT, {"bogus": 1}),
+    ("Portfolio-v0", SHORT, {"start": 3}),
+    ("Market-v0", SHORT, {"bogus": 1}),
+    ("Market-v0", SHORT, {"start": 3}),
+    ("MarketMaking-v0", {}, {"bogus": 1}),
+    ("OptimalExecution-v0", {}, {"bogus": 1}),
+    ("LimitOrderBook-v0", {}, {"bogus": 1}),
+]
+
+
+def _continued(env: sekai.Env[Any, Any]) -> list[Any]:
+    """An unseeded reset (the env's stream goes on) and a few steps with seeded actions."""
+    env.action_space.seed(0)
+    trace: list[Any] = [env.reset().observation]
+    for _ in range(5):
+        result = env.step(env.action_space.sample(mask=sekai.get_action_mask(env)))
+        trace.append((result.observation, result.reward, result.info))
+        if result.done:
+            break
+    return trace
+
+
+@pytest.mark.parametrize(("env_id", "kwargs", "options"), REFUSED_OPTIONS)
+def test_a_reset_refused_for_its_options_leaves_the_env_as_it_was(
+    env_id: str, kwargs: dict[str, Any], options: dict[str, Any]
+) -> None:
+    # Not reseeded: the next reset() continues the stream as if the refused one never happened.
+    env, twin = sekai.make(env_id, **kwargs), sekai.make(env_id, **kwargs)
+    env.reset(seed=1)
+    twin.reset(seed=1)
+    with pytest.raises(ValueError):
+        env.reset(seed=2, options=options)
+    assert structurally_equal(_continued(env), _continued(twin))
 
 
 # -- costs and rewards -----------------------------------------------------------------------------

@@ -486,14 +486,35 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
 
     # -- reset ----------------------------------------------------------------------------------
 
-    def _reset_window(self, seed: Any, options: Any) -> None:
-        """Seed, pick the window (or simulate it) and reset the account and the reward."""
-        self._set_rng(seed)
+    def _option_start(self, options: Any) -> int | None:
+        """The window start row that ``reset(options=...)`` asks for (None when it asks none).
+
+        Every option is checked here, before ``reset()`` seeds anything: a reset refused for
+        its options leaves the env as it was (its generator and recorded seed included), as
+        the session envs leave it.
+        """
         opts = parse_options(options, ("start",))
+        if "start" not in opts:
+            return None
         history = self._history
         if history is None:
-            if "start" in opts:
-                raise ValueError(self._needs_history("options['start']"))
+            raise ValueError(self._needs_history("options['start']"))
+        return window_start_from_option(
+            opts["start"],
+            history.timestamps,
+            lookback=self._lookback,
+            n_starts=history.n_starts,
+            warmup=history.warmup,
+            data=history.data,
+        )
+
+    def _reset_window(self, seed: Any, options: Any) -> None:
+        """Check the options, seed, pick the window (or simulate it) and reset the account and
+        the reward."""
+        start = self._option_start(options)
+        self._set_rng(seed)
+        history = self._history
+        if history is None:
             if self._model is None:
                 with np.errstate(over="ignore"):  # refused just below, naming the parameters
                     path = self._simulate_path()
@@ -507,16 +528,7 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
             self._start = None
             self._times = None
         else:
-            if "start" in opts:
-                start = window_start_from_option(
-                    opts["start"],
-                    history.timestamps,
-                    lookback=self._lookback,
-                    n_starts=history.n_starts,
-                    warmup=history.warmup,
-                    data=history.data,
-                )
-            else:
+            if start is None:
                 start = draw_window_start(
                     self._sampler,
                     self.rng,

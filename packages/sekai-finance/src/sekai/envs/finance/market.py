@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from sekai.core.result import ResetResult, StepResult
-from sekai.envs.finance._common import check_int, check_real, fixed, parse_options, python_scalar
+from sekai.envs.finance._common import check_int, check_real, fixed, python_scalar
 from sekai.envs.finance._market_account import project_one, settle_one
 from sekai.envs.finance._market_episode import MarketEpisode, exogenous_width
 from sekai.envs.finance._session import box_action
@@ -20,7 +20,7 @@ from sekai.finance.account import AccountConfig
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.data import MarketData
 from sekai.finance.rewards import period_reward
-from sekai.finance.sampling import draw_window_start, window_start_from_option
+from sekai.finance.sampling import draw_window_start
 from sekai.finance.universe import SlotMap
 from sekai.spaces import Box, Dict, MaskedBox
 
@@ -371,26 +371,15 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
         options: dict[str, Any] | None = None,
     ) -> ResetResult[Observation]:
         """Start an episode: a new window (or simulated market), all in cash, equity 1."""
+        start = self._option_start(options)
         self._set_rng(seed)
-        opts = parse_options(options, ("start",))
         window, lookback = self._window, self._lookback
         history = self._history
         if history is None:
-            if "start" in opts:
-                raise ValueError(self._needs_history("options['start']"))
             simulation = self._model.simulate(self.rng, window - 1)
             episode = MarketEpisode.from_simulation(simulation, window, self._exogenous)
         else:
-            if "start" in opts:
-                start = window_start_from_option(
-                    opts["start"],
-                    history.timestamps,
-                    lookback=lookback,
-                    n_starts=history.n_starts,
-                    warmup=history.warmup,
-                    data=history.data,
-                )
-            else:
+            if start is None:
                 start = draw_window_start(
                     self._sampler,
                     self.rng,
