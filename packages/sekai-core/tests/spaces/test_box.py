@@ -335,6 +335,56 @@ def test_box_contains_python_scalars_and_lists() -> None:
     assert not Box(0.0, 1.0, shape=(2,)).contains([[0.5], [1, 2]])
 
 
+@pytest.mark.parametrize("size", [2, 17])  # 17 is past the per-element loop of small Boxes
+def test_box_contains_floats_at_a_float32_bound_given_as_float64(size: int) -> None:
+    box = Box(0.1, 1.0, shape=(size,))  # float32(0.1) is 0.10000000149...
+    values = [0.1] + [0.5] * (size - 1)
+    assert box.contains(values)
+    assert box.contains(np.array(values))
+    assert box.contains(np.array(values, dtype=np.float32))
+    assert box.contains(np.array(values, dtype=np.longdouble))
+    assert not box.contains([0.099] + [0.5] * (size - 1))
+    assert Box(0.1, 1.0, shape=()).contains(0.1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("size", [1, 17])
+@pytest.mark.parametrize(
+    "bounds",
+    [(0.1, 1.0), (-0.0, 0.0), (-np.inf, 0.7), (0.7, np.inf), "finite range", "subnormal"],
+)
+def test_box_judges_a_float64_array_as_its_cast_to_the_box_dtype(
+    dtype: Any, size: int, bounds: Any
+) -> None:
+    info = np.finfo(dtype)
+    if bounds == "finite range":
+        bounds = (-float(info.max), float(info.max))
+    elif bounds == "subnormal":
+        bounds = (float(info.smallest_subnormal), 1.0)
+    box = Box(*bounds, shape=(size,), dtype=dtype)
+    values = [1e300, -1e300, np.nan, np.inf, -np.inf]
+    for bound in (box.low[0], box.high[0]):
+        if np.isinf(bound):
+            continue
+        for way in (-np.inf, np.inf):  # both neighbours, and the float64s around halfway
+            with np.errstate(over="ignore"):
+                beyond = np.nextafter(bound, dtype(way))
+            if np.isinf(beyond):
+                beyond = 2 * float(bound) - float(np.nextafter(bound, dtype(-way)))
+            half = (float(bound) + float(beyond)) / 2
+            values += [float(bound), *np.nextafter(half, [-np.inf, np.inf]), half]
+    for value in values:
+        x = np.full(size, value)
+        with np.errstate(over="ignore"):
+            as_stored = x.astype(dtype)
+        assert box.contains(x) == box.contains(as_stored), value
+
+
+def test_integer_arrays_in_a_float_box_are_compared_by_value() -> None:
+    box = Box(0.0, 2.0**24, shape=(1,))
+    assert not box.contains(np.array([2**24 + 1]))  # float32(2**24 + 1) would be the bound
+
+
 def test_in_operator_is_contains() -> None:
     box = Box(-1.0, 1.0, shape=(2,))
     assert np.zeros(2, dtype=np.float32) in box

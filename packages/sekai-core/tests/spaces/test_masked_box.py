@@ -167,6 +167,13 @@ def test_masked_box_contains_rules() -> None:
     assert m.contains({"values": good["values"].astype(np.float64), "mask": good["mask"]})
 
 
+def test_masked_box_contains_float64_values_at_a_float32_bound() -> None:
+    m = MaskedBox(0.1, 1.0, shape=(2,), max_size=2, fill_value=0.1)
+    x = {"values": np.array([[0.1, 0.5], [0.1, 0.1]]), "mask": np.array([1, 0], np.int8)}
+    assert m.contains(x)
+    assert sekai.Box(0.1, 1.0, shape=(2,)).contains(x["values"][0])
+
+
 def test_masked_box_repr() -> None:
     assert repr(MaskedBox(-1.0, 1.0, shape=(2,), max_size=3)) == (
         "MaskedBox(-1.0, 1.0, (2,), max_size=3, float32)"

@@ -24,11 +24,35 @@ from sekai.spaces.space import SeedLike
 __all__ = ["Box"]
 
 _UNIFORM, _INTEGER, _MIXED = 0, 1, 2
-_REJECT, _CHECK_BOUNDS, _ALWAYS_IN = 0, 1, 2
+_REJECT, _CHECK_BOUNDS, _ALWAYS_IN, _CAST_FIRST = 0, 1, 2, 3
 
 # Up to this many entries, contains() compares Python scalars: a few hundred ns instead of
 # the ~2 us that two NumPy comparisons and reductions cost on tiny arrays.
 _SMALL = 16
+_F64 = np.dtype(np.float64)
+
+
+def _rounds_into(bound: NDArray[Any], *, lower: bool) -> NDArray[np.float64]:
+    """For each entry ``b`` of a float ``bound`` narrower than float64: the float64 farthest
+    outward (down for a lower bound, up for an upper one) that the cast to ``b``'s dtype still
+    rounds to ``b`` or inward. That is halfway to ``b``'s outward neighbour when the tie
+    rounds to ``b``, else the next float64 inward of halfway."""
+    outward, dt, shape = (-np.inf if lower else np.inf), bound.dtype, bound.shape
+    bound = bound.reshape(-1)
+    value = bound.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        beyond = np.nextafter(bound, dt.type(outward)).astype(np.float64)
+        # Past the largest finite value: one more step of its size.
+        last = np.isinf(beyond) & np.isfinite(value)
+        inward = np.nextafter(bound, dt.type(-outward)).astype(np.float64)
+        beyond[last] = 2 * value[last] - inward[last]
+        half = (value + beyond) / 2  # exact: float64 has bits to spare
+        kept = half.astype(dt) >= bound if lower else half.astype(dt) <= bound
+    limits = np.where(kept, half, np.nextafter(half, -outward))
+    limits[np.isinf(value)] = value[np.isinf(value)]
+    limits = limits.reshape(shape)
+    limits.setflags(write=False)
+    return limits
 
 
 class Box(ArraySpace[NDArray[Any]]):
@@ -56,6 +80,7 @@ class Box(ArraySpace[NDArray[Any]]):
         "_u_high",
         "_groups",
         "_unbounded_float",
+        "_f64_limits",
     )
     _frozen = ("_low", "_high")
 
@@ -124,6 +149,8 @@ class Box(ArraySpace[NDArray[Any]]):
         self._small = low.size <= _SMALL
         self._low_list: list[Any] = low.reshape(-1).tolist() if self._small else []
         self._high_list: list[Any] = high.reshape(-1).tolist() if self._small else []
+        # (low, high, low list, high list) for float64 values: built on first use
+        self._f64_limits: tuple[Any, Any, list[float], list[float]] | None = None
         # np.asarray: np.clip gives a NumPy scalar for shape (); zero() is an array like sample().
         zero = np.asarray(np.clip(np.zeros(low.shape, dtype=dt), low, high))
         zero.setflags(write=False)
@@ -271,7 +298,11 @@ class Box(ArraySpace[NDArray[Any]]):
     # -- membership ------------------------------------------------------------------------
 
     def contains(self, x: Any) -> bool:
-        """Whether ``x`` has the right shape, a same-kind castable dtype and lies in bounds."""
+        """Whether ``x`` has the right shape, a same-kind castable dtype and lies in bounds.
+
+        Floats of a wider float dtype are compared after the cast to the Box's dtype that
+        storing or batching them does, so a float64 value at a float32 bound is inside.
+        """
         if not isinstance(x, np.ndarray):
             if self._dtype.kind != "f" and (  # type: ignore[union-attr]
                 isinstance(x, (list, tuple)) or (isinstance(x, int) and not isinstance(x, bool))
@@ -297,8 +328,10 @@ class Box(ArraySpace[NDArray[Any]]):
         dt = x.dtype
         ok = self._cast_ok.get(dt)
         if ok is None:
-            ok = self._cast_ok[dt] = self._cast_rule(dt)
+            ok = self._rule(dt)
         if ok != _CHECK_BOUNDS:
+            if ok == _CAST_FIRST:
+                return self._contains_cast(x)
             return ok == _ALWAYS_IN
         if self._small:
             # NaN fails both comparisons, as it does in NumPy. A plain loop: all() over a
@@ -312,14 +345,57 @@ class Box(ArraySpace[NDArray[Any]]):
             return not bool(np.isnan(x).any())
         return bool((x >= self._low).all() and (x <= self._high).all())
 
+    def _contains_cast(self, x: NDArray[Any]) -> bool:
+        """contains() for floats that the Box's dtype cannot hold exactly (float64 in a
+        float32 Box): whether they lie in bounds once cast to it."""
+        if x.dtype != _F64:
+            return self.contains(self._as_compared(x))
+        # float64: compared with the limits of the values that the cast rounds into the
+        # bounds, without the cast (whose overflow guard alone costs about 1 us).
+        low, high, lows, highs = self._f64_limits or self._float64_limits()
+        if not self._small:
+            return bool((x >= low).all() and (x <= high).all())
+        values = x.tolist() if x.ndim == 1 else x.reshape(-1).tolist()
+        for v, lo, hi in zip(values, lows, highs):  # noqa: SIM110
+            if not lo <= v <= hi:  # as in contains()
+                return False
+        return True
+
+    def _rule(self, dt: np.dtype[Any]) -> int:
+        """How contains() treats arrays of dtype ``dt`` (computed once per dtype, then cached)."""
+        ok = self._cast_ok.get(dt)
+        if ok is None:
+            ok = self._cast_ok[dt] = self._cast_rule(dt)
+        return ok
+
     def _cast_rule(self, dt: np.dtype[Any]) -> int:
-        """How contains() treats arrays of dtype ``dt`` (computed once per dtype)."""
         if not np.can_cast(dt, self.dtype, "same_kind"):
             return _REJECT
-        if self._full_range and np.can_cast(dt, self.dtype, "safe"):
+        safe = np.can_cast(dt, self.dtype, "safe")
+        if self._full_range and safe:
             # Every value of dt is a value of the Box's dtype, and the Box spans them all.
             return _ALWAYS_IN
+        if dt.kind == "f" and not safe:
+            # Floats the Box's float dtype cannot hold exactly are compared as it stores them
+            # (as batching does): 0.1 given as float64 is then the float32 bound 0.1.
+            return _CAST_FIRST
         return _CHECK_BOUNDS
+
+    def _float64_limits(self) -> tuple[Any, Any, list[float], list[float]]:
+        """The bounds for float64 values, as arrays and (small Boxes) lists: per entry, the
+        least and the greatest float64 that the cast to the Box's dtype rounds into
+        ``[low, high]`` (to nearest, ties to even)."""
+        low, high = _rounds_into(self._low, lower=True), _rounds_into(self._high, lower=False)
+        lists = (low.reshape(-1).tolist(), high.reshape(-1).tolist()) if self._small else ([], [])
+        self._f64_limits = (low, high, *lists)
+        return self._f64_limits
+
+    def _as_compared(self, x: NDArray[Any]) -> NDArray[Any]:
+        """``x`` (a same-kind array) as contains() compares it with the bounds."""
+        if self._rule(x.dtype) != _CAST_FIRST:
+            return x
+        with np.errstate(over="ignore"):  # too large for the dtype: inf, outside finite bounds
+            return x.astype(self._dtype)
 
     # -- value semantics -------------------------------------------------------------------
 

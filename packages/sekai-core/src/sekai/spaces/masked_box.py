@@ -247,10 +247,11 @@ class MaskedBox(Dict):
         if values.shape != box.shape or not np.can_cast(values.dtype, box.dtype, "same_kind"):
             return False
         full = np.asarray(mask) == 1
-        inside = (values >= box.low) & (values <= box.high)
+        stored = box._as_compared(values)  # floats as Box.contains compares them
+        inside = (stored >= box.low) & (stored <= box.high)
         if not bool(inside[full].all()):
             return False
-        return bool((values[~full] == self._fill_rows[~full]).all())
+        return bool((stored[~full] == self._fill_rows[~full]).all())
 
     # -- value semantics -------------------------------------------------------------------
 
