@@ -255,6 +255,40 @@ def test_box_dimensions_pinned_at_an_infinity_sample_that_infinity(shape: tuple[
         np.testing.assert_array_equal(box.sample(), theirs.sample())
 
 
+BIG = float(np.finfo(np.float64).max)
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [
+        (-BIG, BIG),  # one range for every entry
+        (-1e308, 1e308),
+        ([-BIG, 0.0, -BIG, -1.0], [BIG, 1.0, 0.0, 1.0]),  # per-entry ranges, some overflowing
+        ([-BIG, -np.inf, 0.0, -1.0], [BIG, 1.0, np.inf, np.inf]),  # with unbounded entries
+    ],
+)
+def test_float64_box_whose_range_overflows_samples_uniformly(low: Any, high: Any) -> None:
+    box = Box(low, high, shape=(4,), dtype=np.float64, seed=0)
+    samples = np.array([box.sample() for _ in range(2000)])
+    assert all(box.contains(s) for s in samples)
+    low, high = np.broadcast_to(low, 4), np.broadcast_to(high, 4)
+    with np.errstate(over="ignore"):
+        wide = np.isinf(high - low) & np.isfinite(low) & np.isfinite(high)
+    assert wide.any()
+    for i in np.flatnonzero(wide):
+        # Uniform over [low, high]: each quarter of the range holds about a quarter of them.
+        halves = np.linspace(low[i] / 2, high[i] / 2, 5)  # the edges, halved: finite steps
+        quarters = np.histogram(samples[:, i] / 2, bins=halves)[0]
+        assert all(400 < q < 600 for q in quarters), quarters
+
+
+def test_box_range_overflow_leaves_the_finite_entries_exact() -> None:
+    wide = Box([-BIG, 0.25], [BIG, 0.5], dtype=np.float64, seed=3)
+    narrow = Box(0.25, 0.5, shape=(2,), dtype=np.float64, seed=3)
+    for _ in range(20):
+        assert wide.sample()[1] == narrow.sample()[1]  # the same double, scaled as before
+
+
 def test_box_integer_sample_reaches_high_endpoint() -> None:
     box = Box(0, 1, shape=(200,), dtype=np.int64, seed=0)
     assert set(box.sample().tolist()) == {0, 1}

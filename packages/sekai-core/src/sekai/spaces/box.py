@@ -78,6 +78,7 @@ class Box(ArraySpace[NDArray[Any]]):
         "_sample_kind",
         "_u_low",
         "_u_high",
+        "_u_terms",
         "_groups",
         "_unbounded_float",
         "_f64_limits",
@@ -158,6 +159,7 @@ class Box(ArraySpace[NDArray[Any]]):
         self._groups: tuple[Any, ...] = ()
         self._u_low: Any = None
         self._u_high: Any = None
+        self._u_terms: Any = None  # _uniform_terms() where low/high are not one finite range
         self._unbounded_float = False
         if dt.kind != "f":
             self._is_bounded = (True, True)
@@ -174,10 +176,11 @@ class Box(ArraySpace[NDArray[Any]]):
         high64 = high.astype(np.float64).reshape(-1) + 0.0
         if bool(below.all()) and bool(above.all()):
             self._sample_kind = _UNIFORM
-            if low64.size and (low64 == low64[0]).all() and (high64 == high64[0]).all():
+            one_range = low64.size and (low64 == low64[0]).all() and (high64 == high64[0]).all()
+            if one_range and math.isfinite(float(high64[0]) - float(low64[0])):
                 self._u_low, self._u_high = float(low64[0]), float(high64[0])
             else:
-                self._u_low, self._u_high = low64, self._uniform_terms(low64, high64)
+                self._u_terms = self._uniform_terms(low64, high64)
             return
         # Mixed bounds: gymnasium's four groups, drawn in gymnasium's order; flat indices select
         # in C order, exactly like gymnasium's n-d boolean masks.
@@ -191,14 +194,26 @@ class Box(ArraySpace[NDArray[Any]]):
             unbounded,
             (lowb, low64[lowb]),
             (upp, high64[upp]),
-            (both, low64[both], self._uniform_terms(low64[both], high64[both])),
+            (both, self._uniform_terms(low64[both], high64[both])),
         )
 
     @staticmethod
-    def _uniform_terms(low64: NDArray[Any], high64: NDArray[Any]) -> tuple[Any, Any]:
-        """``(high, span)`` for uniform draws; ``span`` is None when some range overflows."""
-        span = high64 - low64
-        return high64, (span if np.isfinite(span).all() else None)
+    def _uniform_terms(low64: NDArray[Any], high64: NDArray[Any]) -> tuple[Any, Any, Any]:
+        """``(low, span, wide)`` for uniform draws ``low + span * u`` (``u`` in [0, 1)).
+
+        Where ``high - low`` overflows (float64 bounds beyond +-max/2), the entry is drawn in
+        halves: ``low/2 + (high/2 - low/2) * u``, doubled; ``wide`` is then ``(the entries,
+        their high)``, else None.
+        """
+        with np.errstate(over="ignore"):
+            span = high64 - low64
+        overflows = ~np.isfinite(span)
+        if not overflows.any():
+            return low64, span, None
+        half_low, half_high = low64[overflows] / 2, high64[overflows] / 2
+        low64, span = low64.copy(), span.copy()
+        low64[overflows], span[overflows] = half_low, half_high - half_low
+        return low64, span, (overflows, high64[overflows])
 
     # -- attributes ------------------------------------------------------------------------
 
@@ -238,11 +253,11 @@ class Box(ArraySpace[NDArray[Any]]):
         rng = self._rng if self._rng is not None else self.rng
         kind = self._sample_kind
         if kind == _UNIFORM:
-            u_low = self._u_low
-            if type(u_low) is float:
-                out = rng.uniform(u_low, self._u_high, self._shape).astype(self._dtype)
+            terms = self._u_terms
+            if terms is None:
+                out = rng.uniform(self._u_low, self._u_high, self._shape).astype(self._dtype)
             else:
-                out = self._uniform(rng, u_low, self._u_high).reshape(self._shape)
+                out = self._uniform(rng, terms).reshape(self._shape)
                 out = out.astype(self._dtype)
         elif kind == _INTEGER:
             out = rng.integers(
@@ -255,24 +270,25 @@ class Box(ArraySpace[NDArray[Any]]):
         return out
 
     @staticmethod
-    def _uniform(
-        rng: np.random.Generator, low: NDArray[Any], terms: tuple[Any, Any]
-    ) -> NDArray[np.float64]:
+    def _uniform(rng: np.random.Generator, terms: tuple[Any, Any, Any]) -> NDArray[np.float64]:
         """``rng.uniform(low, high)`` without numpy's slow array-argument path.
 
         numpy computes ``low + (high - low) * next_double`` per entry; so does this, from the
-        same stream of doubles. An overflowing range goes to rng.uniform, which raises.
+        same stream of doubles. A range too wide for float64 is drawn in halves (see
+        ``_uniform_terms``) where numpy raises.
         """
-        high, span = terms
-        if span is None:
-            return rng.uniform(low, high, low.shape)
+        low, span, wide = terms
         out: NDArray[np.float64] = rng.random(low.shape)
         out *= span
         out += low
+        if wide is not None:
+            overflows, high = wide
+            with np.errstate(over="ignore"):  # rounding past high/2: kept at high below
+                out[overflows] = np.minimum(out[overflows] * 2, high)
         return out
 
     def _sample_mixed(self, rng: np.random.Generator) -> NDArray[Any]:
-        unbounded, (lowb, low_l), (upp, high_u), (both, lo_b, terms_b) = self._groups
+        unbounded, (lowb, low_l), (upp, high_u), (both, terms_b) = self._groups
         sample = np.empty(self._low.size)
         if unbounded.size:
             sample[unbounded] = rng.normal(size=unbounded.size)
@@ -281,7 +297,7 @@ class Box(ArraySpace[NDArray[Any]]):
         if upp.size:
             sample[upp] = -rng.exponential(size=upp.size) + high_u
         if both.size:
-            sample[both] = self._uniform(rng, lo_b, terms_b)
+            sample[both] = self._uniform(rng, terms_b)
         return sample.reshape(self.shape).astype(self.dtype)
 
     def _apply_mask(self, out: NDArray[Any], mask: Any) -> NDArray[Any]:
