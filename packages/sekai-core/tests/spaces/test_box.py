@@ -395,7 +395,8 @@ def test_box_judges_a_float64_array_as_its_cast_to_the_box_dtype(
         bounds = (-float(info.max), float(info.max))
     elif bounds == "subnormal":
         bounds = (float(info.smallest_subnormal), 1.0)
-    box = Box(*bounds, shape=(size,), dtype=dtype)
+    low, high = bounds
+    box = Box(low, high, shape=(size,), dtype=dtype)
     values = [1e300, -1e300, np.nan, np.inf, -np.inf]
     for bound in (box.low[0], box.high[0]):
         if np.isinf(bound):

@@ -48,7 +48,7 @@ def _rounds_into(bound: NDArray[Any], *, lower: bool) -> NDArray[np.float64]:
         beyond[last] = 2 * value[last] - inward[last]
         half = (value + beyond) / 2  # exact: float64 has bits to spare
         kept = half.astype(dt) >= bound if lower else half.astype(dt) <= bound
-    limits = np.where(kept, half, np.nextafter(half, -outward))
+    limits: NDArray[np.float64] = np.where(kept, half, np.nextafter(half, -outward))
     limits[np.isinf(value)] = value[np.isinf(value)]
     limits = limits.reshape(shape)
     limits.setflags(write=False)
