@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import pickle
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -157,12 +158,59 @@ def test_sequence_pack_and_elements_are_inverse() -> None:
 
 def test_sequence_stacked_pack_refuses_elements_the_cast_would_change() -> None:
     box = Sequence(Box(0, 255, (2,), np.uint8), stack=True)
-    msg = "items[0] = array([300,  -1]) is not a member of Box(0, 255, (2,), uint8)"
+    msg = "items[0] is not a member of Box(0, 255, (2,), uint8): it has dtype int64, which does "
     with pytest.raises(ValueError, match=re.escape(msg)):
         box.pack([np.array([300, -1]), np.array([7, 8])])
-    with pytest.raises(ValueError, match=re.escape("items[0] = 1.9 is not a member of Discrete")):
+    msg = "items[0] is not a member of Box(0, 255, (2,), uint8): items[0][0] is 300, outside "
+    msg += "[0, 255]."
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        box.pack([[300, -1], [7, 8]])
+    msg = "items[0] is not a member of Discrete(3): it is 1.9 (a float), expected an int."
+    with pytest.raises(ValueError, match=re.escape(msg)):
         Sequence(Discrete(3), stack=True).pack([1.9, 2.7])
     assert box.pack([np.array([3, 4], np.uint8), [5, 6]]).tolist() == [[3, 4], [5, 6]]
+
+
+@pytest.mark.parametrize("stack", [False, True])
+def test_sequence_pack_refuses_more_items_than_max_length(stack: bool) -> None:
+    seq = Sequence(Box(-1.0, 1.0, shape=(2,)), max_length=2, stack=stack)
+    msg = "Got 3 items but the Sequence holds at most 2 (max_length)."
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        seq.pack([np.zeros(2, np.float32)] * 3)
+    assert len(seq.pack([np.zeros(2, np.float32)] * 2)) == 2
+
+
+@pytest.mark.parametrize("stack", [False, True])
+@pytest.mark.parametrize(
+    ("items", "msg"),
+    [
+        ([np.zeros(3)], "items[0] is not a member of BOX: it has shape (3,), expected (2,)."),
+        (
+            [np.zeros(2), np.array([0.5, 2.0])],
+            "items[1] is not a member of BOX: items[1][1] is 2.0, outside [-1.0, 1.0].",
+        ),
+        ([[0.1, np.nan]], "items[0] is not a member of BOX: items[0][1] is NaN."),
+        (["ab"], "items[0] is not a member of BOX: it is 'ab' (a str), expected an array"),
+    ],
+)
+def test_sequence_pack_refuses_items_outside_the_feature_space(
+    stack: bool, items: list[Any], msg: str
+) -> None:
+    seq = Sequence(Box(-1.0, 1.0, shape=(2,)), stack=stack)
+    with pytest.raises(ValueError, match=re.escape(msg.replace("BOX", repr(seq.feature_space)))):
+        seq.pack(items)
+
+
+def test_sequence_pack_names_the_failing_part_of_a_composite_item() -> None:
+    seq = Sequence(Dict(a=Discrete(3), b=Box(0.0, 1.0, shape=(2,))), stack=True)
+    with pytest.raises(ValueError, match=re.escape("items[1]['b'] has shape (3,), expected (2,).")):
+        seq.pack([{"a": 1, "b": np.zeros(2)}, {"a": 1, "b": np.zeros(3)}])
+    with pytest.raises(ValueError, match=re.escape("items[0] is not a member of Dict")):
+        seq.pack([{"a": 1}])
+    with pytest.raises(
+        ValueError, match=re.escape("items[0] is not a member of Discrete(3): it is 7")
+    ):
+        Sequence(Discrete(3)).pack([7, 1])
 
 
 def test_sequence_contains_checks_container_length_and_elements() -> None:

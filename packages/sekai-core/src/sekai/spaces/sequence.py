@@ -9,6 +9,7 @@ import numpy as np
 
 from sekai._seeding import check_seed
 from sekai.spaces._composite import seed_with_children
+from sekai.spaces._explain import Reason, described, why_not_in
 from sekai.spaces._stack import concatenate, create_empty_array
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
@@ -187,11 +188,31 @@ class Sequence(Space[Any]):
             else:
                 length = int(rng.integers(0, self._max_length + 1))
         fs = self._feature_space
-        return self.pack([fs.sample(feature_mask) for _ in range(length)])
+        return self._build([fs.sample(feature_mask) for _ in range(length)])
 
     def pack(self, items: cabc.Iterable[Any]) -> Any:
-        """Build a sample from a list of elements (a tuple, or stacked when ``stack=True``)."""
+        """Build a sample from a list of elements (a tuple, or stacked when ``stack=True``).
+
+        Raises:
+            ValueError: more items than ``max_length``, or an item that is not a member of
+                the feature space (wrong shape, out of bounds, ...).
+        """
         items = list(items)
+        if self._max_length is not None and len(items) > self._max_length:
+            raise ValueError(
+                f"Got {len(items)} items but the Sequence holds at most {self._max_length} "
+                "(max_length)."
+            )
+        fs = self._feature_space
+        for i, item in enumerate(items):
+            if not fs.contains(item):
+                where, why = why_not_in(fs, item) or ("", f"is not in {fs!r}")
+                subject = f"items[{i}]{where}" if where else "it"
+                raise ValueError(f"items[{i}] is not a member of {fs!r}: {subject} {why}.")
+        return self._build(items)
+
+    def _build(self, items: list[Any]) -> Any:
+        """A sample of ``items``, which are members of the feature space."""
         if not self._stack:
             return tuple(items)
         if not items:
@@ -264,6 +285,33 @@ class Sequence(Space[Any]):
             max_length=d.get("max_length"),
             stack=bool(d.get("stack", False)),
         )
+
+
+@why_not_in.register(Sequence)
+def _why_not_in_sequence(space: Sequence, x: Any) -> Reason | None:
+    fs = space.feature_space
+    if space.stack:
+        length = _stack_length(fs, x)
+        if length is None:
+            return "", (
+                f"is {described(x)}, expected elements of {fs!r} stacked on a new leading axis"
+            )
+        elements = _unstack(fs, x, length)
+    elif not isinstance(x, (tuple, list)):
+        return "", f"is {described(x)}, expected a tuple of elements"
+    else:
+        elements = list(x)
+    if space.max_length is not None and len(elements) > space.max_length:
+        return "", f"has {len(elements)} items, more than max_length {space.max_length}"
+    for i, element in enumerate(elements):
+        inner = why_not_in(fs, element)
+        if inner is None:
+            continue
+        if not space.stack or isinstance(fs, _ARRAY_SPACES):
+            return f"[{i}]{inner[0]}", inner[1]
+        # stacked dicts/tuples: the element's parts lie under the keys, not at [i]
+        return inner[0], f"{inner[1]} (in element {i} of the sequence)"
+    return None
 
 
 register_space_type("Sequence", Sequence)
