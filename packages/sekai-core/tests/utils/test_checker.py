@@ -141,6 +141,58 @@ def test_observation_outside_bounds_is_an_error_also_in_async() -> None:
     assert any(i.startswith("ERROR: Observation from async_step() is not within") for i in issues)
 
 
+def test_observation_outside_the_space_names_where_and_why() -> None:
+    assert check_env(OutsideSpace(), n_steps=1, check_reset_seed=False, check_async=False) == [
+        "ERROR: Observation from reset() is not within observation_space. "
+        "obs=array([50.,  0.], dtype=float32); Observation[0] is 50.0, outside [-10.0, 10.0].",
+        "ERROR: Observation from step() at step 0 is not within observation_space. "
+        "obs=array([50.,  0.], dtype=float32); Observation[0] is 50.0, outside [-10.0, 10.0].",
+    ]
+    issues = check_env(WrongShape(), n_steps=1, check_async=False)
+    assert issues[0].endswith("; Observation has shape (3,), expected (2,).")
+
+
+class Trader(Good):
+    """A Dict observation whose last entry is wrong, behind a repr too long to show it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.observation_space = sekai.Dict(
+            prices=sekai.Box(0.0, np.inf, shape=(5, 4)),
+            position=sekai.Box(-1.0, 1.0, shape=(1,)),
+            regime=sekai.Discrete(3),
+        )
+
+    def _obs(self) -> Any:
+        prices = np.full((5, 4), 1.2345678, np.float32)
+        return {"prices": prices, "position": np.zeros(1, np.float32), "regime": 3}
+
+
+class Pixels(Good):
+    def __init__(self) -> None:
+        super().__init__()
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(84, 84, 3))
+
+    def _obs(self) -> Any:
+        frame = np.full((84, 84, 3), 0.5, np.float32)
+        frame[40, 7, 1] = 1.5
+        return frame
+
+
+@pytest.mark.parametrize(
+    ("env", "why"),
+    [
+        (Trader, "; Observation['regime'] is 3, outside [0, 2]."),
+        (Pixels, "; Observation[40, 7, 1] is 1.5, outside [0.0, 1.0]."),
+    ],
+)
+def test_the_reason_follows_an_abridged_observation(env: Any, why: str) -> None:
+    first = check_env(env(), n_steps=1, check_async=False)[0]
+    assert first.startswith("ERROR: Observation from reset() is not within observation_space.")
+    assert "...; Observation" in first  # the observation is cut, the reason is not
+    assert first.endswith(why)
+
+
 def test_non_bool_flags_are_warnings() -> None:
     assert check_env(IntFlags()) == [
         "WARNING: terminated at step 0 is int, expected bool. (seen at 100 steps; first shown)",

@@ -17,6 +17,7 @@ from sekai._args import check_int
 from sekai.core._async import shut_down_loop
 from sekai.core.env import Env
 from sekai.spaces import Box, Dict, Sequence, Space, Tuple
+from sekai.spaces._explain import short_repr, why_not_in
 from sekai.spaces.space import not_a_space
 from sekai.stats.episode import EpisodeStats
 from sekai.utils._equal import structurally_equal
@@ -62,12 +63,6 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
-def _short(x: Any, limit: int = 200) -> str:
-    with np.printoptions(threshold=20, edgeitems=3):
-        text = repr(x)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _copy(x: Any) -> Any:
     try:
         return copy.deepcopy(x)
@@ -87,6 +82,16 @@ def _without_clock(info: Any) -> Any:
     if type(info) in (list, tuple):
         return type(info)(_without_clock(value) for value in info)
     return info
+
+
+def _why_not_in(space: Space[Any], obs: Any) -> str:
+    """``"; Observation['a'][3] is 1.5, outside [0.0, 1.0]."``: the first failing part of an
+    observation outside ``space``, after the (abridged) observation that may not show it."""
+    try:
+        found = why_not_in(space, obs)
+    except Exception:  # a custom space's reasons may fail where its contains() did not
+        return ""
+    return "" if found is None else f"; Observation{found[0]} {found[1]}."
 
 
 def _box_leaves(
@@ -152,7 +157,8 @@ class _Checker:
             inside = False
         if not inside:
             self.error(
-                f"Observation from {where} is not within observation_space. obs={_short(obs)}",
+                f"Observation from {where} is not within observation_space. obs={short_repr(obs)}"
+                + _why_not_in(space, obs),
                 key=f"{key}:space",
                 unit=unit,
             )
@@ -221,7 +227,9 @@ class _Checker:
                 self.error(f"{name}.sample() raised {_exc(exc)}")
                 continue
             if not inside:
-                self.error(f"{name}.sample() returned {_short(sample)}, which is not in {name}.")
+                self.error(
+                    f"{name}.sample() returned {short_repr(sample)}, which is not in {name}."
+                )
 
     def check_reset_result(self, result: Any, where: str, key: str) -> None:
         """Check what ``where`` (``reset()``, ``async_reset()``) returned; stop the checks when
@@ -264,7 +272,7 @@ class _Checker:
             raise _Stop from None
         if not self.act_space.contains(action):
             self.error(
-                f"action_space.sample(mask=env.action_mask()) returned {_short(action)}, which "
+                f"action_space.sample(mask=env.action_mask()) returned {short_repr(action)}, which "
                 f"is not in action_space. {_MASK_FORMAT}"
             )
         try:
