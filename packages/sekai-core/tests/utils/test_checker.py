@@ -193,6 +193,59 @@ def test_the_reason_follows_an_abridged_observation(env: Any, why: str) -> None:
     assert first.endswith(why)
 
 
+class ArraysOnly(sekai.Space[Any]):
+    """A custom space whose contains() assumes an array (and raises for a list)."""
+
+    def __init__(self) -> None:
+        super().__init__(shape=(2,), dtype=np.float32)
+
+    @property
+    def is_flattenable(self) -> bool:
+        return False
+
+    def sample(self, mask: Any = None) -> Any:
+        return self.rng.uniform(1, 2, 2).astype(np.float32)
+
+    def contains(self, x: Any) -> bool:
+        return bool((x > 0).all())
+
+
+def test_an_exception_from_contains_is_the_spaces_error_not_the_observations() -> None:
+    class ListObs(Good):
+        def __init__(self) -> None:
+            super().__init__()
+            self.observation_space = ArraysOnly()
+
+        def _obs(self) -> Any:
+            return [1.0, 2.0]
+
+    why = "TypeError: '>' not supported between instances of 'list' and 'int'."
+    assert check_env(ListObs(), n_steps=3, check_reset_seed=False, check_async=False) == [
+        f"ERROR: observation_space.contains() raised {why} Observation from reset(): "
+        "obs=[1.0, 2.0]",
+        f"ERROR: observation_space.contains() raised {why} Observation from step() at step 0: "
+        "obs=[1.0, 2.0] (seen at 3 steps; first shown)",
+    ]
+
+
+def test_an_exception_from_contains_on_the_spaces_own_sample_is_not_blamed_on_sample() -> None:
+    class RaisingContains(ArraysOnly):
+        def contains(self, x: Any) -> bool:
+            raise RuntimeError("contains bug")
+
+    class Env(Good):
+        def __init__(self) -> None:
+            super().__init__()
+            self.action_space = RaisingContains()
+
+    issues = check_env(Env(), n_steps=1, check_async=False)
+    assert issues[0].startswith(
+        "ERROR: action_space.contains() raised RuntimeError: contains bug. Its own sample(): "
+        "array(["
+    )
+    assert not any("sample() raised" in line for line in issues)
+
+
 def test_non_bool_flags_are_warnings() -> None:
     assert check_env(IntFlags()) == [
         "WARNING: terminated at step 0 is int, expected bool. (seen at 100 steps; first shown)",

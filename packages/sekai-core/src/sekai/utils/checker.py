@@ -149,12 +149,25 @@ class _Checker:
 
     # -- helpers -------------------------------------------------------------------------
 
+    def contains(
+        self, name: str, x: Any, context: str, key: str | None = None, unit: str = "steps"
+    ) -> bool:
+        """``{name}.contains(x)``; when it raises, an ERROR (the bug is the space's, not the
+        value's) naming ``context`` (what ``x`` is), and True, so that ``x`` is not reported
+        as outside the space too."""
+        space = self.obs_space if name == "observation_space" else self.act_space
+        try:
+            return bool(space.contains(x))
+        except Exception as exc:
+            self.error(
+                f"{name}.contains() raised {_sentence(_exc(exc))} {context}", key=key, unit=unit
+            )
+            return True
+
     def check_obs(self, obs: Any, where: str, key: str, unit: str = "steps") -> None:
         space = self.obs_space
-        try:
-            inside = bool(space.contains(obs))
-        except Exception:
-            inside = False
+        context = f"Observation from {where}: obs={short_repr(obs)}"
+        inside = self.contains("observation_space", obs, context, f"{key}:contains", unit)
         if not inside:
             self.error(
                 f"Observation from {where} is not within observation_space. obs={short_repr(obs)}"
@@ -222,11 +235,10 @@ class _Checker:
                 continue
             try:
                 sample = space.sample()
-                inside = space.contains(sample)
             except Exception as exc:
                 self.error(f"{name}.sample() raised {_exc(exc)}")
                 continue
-            if not inside:
+            if not self.contains(name, sample, f"Its own sample(): {short_repr(sample)}"):
                 self.error(
                     f"{name}.sample() returned {short_repr(sample)}, which is not in {name}."
                 )
@@ -270,7 +282,8 @@ class _Checker:
                 f"{_sentence(_exc(exc))} {_MASK_FORMAT}"
             )
             raise _Stop from None
-        if not self.act_space.contains(action):
+        context = f"Action from sample(mask=env.action_mask()): {short_repr(action)}"
+        if not self.contains("action_space", action, context):
             self.error(
                 f"action_space.sample(mask=env.action_mask()) returned {short_repr(action)}, which "
                 f"is not in action_space. {_MASK_FORMAT}"
