@@ -585,6 +585,23 @@ def test_async_methods_raising_are_errors() -> None:
     assert check_env(AsyncBoom()) == ["ERROR: async_step() raised OSError: gateway down"]
 
 
+def test_a_failing_action_sample_is_not_blamed_on_async_step() -> None:
+    class SampleBug(ArraysOnly):
+        def sample(self, mask: Any = None) -> Any:
+            raise RuntimeError("sample bug")
+
+    class Env(Good):
+        def __init__(self) -> None:
+            super().__init__()
+            self.action_space = SampleBug()
+
+    assert check_env(Env(), check_reset_seed=False) == [
+        "ERROR: action_space.sample() raised RuntimeError: sample bug",
+        "ERROR: Sampling an action raised RuntimeError: sample bug at step 0.",
+        "ERROR: Sampling an action for async_step() raised RuntimeError: sample bug.",
+    ]
+
+
 def test_async_check_skipped_inside_running_loop() -> None:
     async def inside() -> list[str]:
         return check_env(AsyncStepTuple())

@@ -448,6 +448,10 @@ class _Checker:
         self.check_reset_result(result, "async_reset()", "async_reset")
         try:
             action = self.sample_action(self.act_space)
+        except Exception as exc:  # the space's (or action_mask()'s) failure, not async_step()'s
+            self.error(f"Sampling an action for async_step() raised {_exc(exc)}.")
+            return
+        try:
             step = await env.async_step(action)
         except Exception as exc:
             self.error(f"async_step() raised {_exc(exc)}")
