@@ -358,14 +358,15 @@ def test_the_episode_statistics_are_compared_but_their_times() -> None:
 
 def test_async_reset_returning_tuple_is_an_error() -> None:
     assert check_env(AsyncResetTuple()) == [
-        "ERROR: async_reset() must return a ResetResult with .observation and .info attributes."
+        "ERROR: async_reset() must return a ResetResult with .observation and .info "
+        "attributes. Got tuple."
     ]
 
 
 def test_async_step_returning_tuple_is_an_error() -> None:
     assert check_env(AsyncStepTuple()) == [
         "ERROR: async_step() must return a StepResult; result has no observation, reward, "
-        "terminated, truncated, info."
+        "terminated, truncated, info. Got tuple."
     ]
 
 
@@ -481,7 +482,8 @@ def test_reset_returning_tuple_stops() -> None:
             return super().reset(seed=seed).observation, {}
 
     assert check_env(TupleReset()) == [
-        "ERROR: reset() must return a ResetResult with .observation and .info attributes."
+        "ERROR: reset() must return a ResetResult with .observation and .info attributes. "
+        "Got tuple."
     ]
 
 
@@ -505,7 +507,31 @@ def test_step_returning_tuple_lists_missing_fields() -> None:
 
     assert check_env(TupleStep(), check_async=False) == [
         "ERROR: step() must return a StepResult; result has no observation, reward, terminated, "
-        "truncated, info."
+        "truncated, info. Got tuple."
+    ]
+
+
+def test_an_async_def_step_is_named_as_the_coroutine_it_returns() -> None:
+    class AsyncDefStep(Good):
+        async def step(self, action: Any) -> Any:  # meant as async_step
+            return super().step(action)
+
+    # No "coroutine was never awaited" RuntimeWarning either (warnings are errors here).
+    assert check_env(AsyncDefStep(), check_async=False) == [
+        "ERROR: step() must return a StepResult; result has no observation, reward, terminated, "
+        "truncated, info. Got coroutine: step() must be a plain def; async code goes in "
+        "async_step()."
+    ]
+
+
+def test_a_result_of_another_library_is_named_with_its_module() -> None:
+    class ArrayReset(Good):
+        def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            return super().reset(seed=seed).observation
+
+    assert check_env(ArrayReset()) == [
+        "ERROR: reset() must return a ResetResult with .observation and .info attributes. "
+        "Got numpy.ndarray."
     ]
 
 

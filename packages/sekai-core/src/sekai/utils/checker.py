@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import copy
 import dataclasses
+import inspect
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai._args import check_int
+from sekai._args import check_int, type_name
 from sekai.core._async import shut_down_loop
 from sekai.core.env import Env
 from sekai.spaces import Box, Dict, Sequence, Space, Tuple
@@ -92,6 +93,16 @@ def _why_not_in(space: Space[Any], obs: Any) -> str:
     except Exception:  # a custom space's reasons may fail where its contains() did not
         return ""
     return "" if found is None else f"; Observation{found[0]} {found[1]}."
+
+
+def _got(result: Any, call: str) -> str:
+    """`` Got tuple.``: what ``call`` returned instead of a result."""
+    if not inspect.iscoroutine(result):
+        return f" Got {type_name(result)}."
+    result.close()  # never to be awaited: no "never awaited" RuntimeWarning later
+    if call.startswith("async_"):
+        return " Got coroutine."
+    return f" Got coroutine: {call} must be a plain def; async code goes in async_{call}."
 
 
 def _box_leaves(
@@ -247,7 +258,10 @@ class _Checker:
         """Check what ``where`` (``reset()``, ``async_reset()``) returned; stop the checks when
         it is not a ResetResult."""
         if not (hasattr(result, "observation") and hasattr(result, "info")):
-            self.error(f"{where} must return a ResetResult with .observation and .info attributes.")
+            self.error(
+                f"{where} must return a ResetResult with .observation and .info attributes."
+                + _got(result, where)
+            )
             raise _Stop
         if not isinstance(result.info, dict):
             self.error(
@@ -352,7 +366,10 @@ class _Checker:
         (after an ERROR) when it is not a StepResult, else how many infinite rewards (0 or 1)."""
         missing = [name for name in _STEP_FIELDS if not hasattr(result, name)]
         if missing:
-            self.error(f"{call} must return a StepResult; result has no {', '.join(missing)}.")
+            self.error(
+                f"{call} must return a StepResult; result has no {', '.join(missing)}."
+                + _got(result, call)
+            )
             return None
         at = f"at step {i}" if i is not None else f"from {call}"
         key = call.removesuffix("()")
