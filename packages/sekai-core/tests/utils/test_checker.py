@@ -825,8 +825,8 @@ def test_running_statistics_are_frozen_for_the_seed_and_determinism_checks(wrapp
 @pytest.mark.parametrize(
     ("n_steps", "error", "text"),
     [
-        (0, ValueError, "n_steps must be >= 1, got 0."),
-        (-5, ValueError, "n_steps must be >= 1, got -5."),
+        (0, ValueError, "check_env: n_steps must be >= 1, got 0."),
+        (-5, ValueError, "check_env: n_steps must be >= 1, got -5."),
         (2.9, TypeError, "check_env: n_steps must be an int, got float."),
         ("3", TypeError, "check_env: n_steps must be an int, got str."),
         (True, TypeError, "check_env: n_steps must be an int, got bool."),
@@ -836,6 +836,29 @@ def test_check_env_refuses_a_bad_n_steps(n_steps: Any, error: type[Exception], t
     # Before: 0 and -5 took no step and reported every check passed; 2.9 and "3" were cast.
     with pytest.raises(error, match=f"^{re.escape(text)}$"):
         check_env(Good(), n_steps=n_steps)
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        "warn_on_anomaly",
+        "check_obs_space",
+        "check_action_space",
+        "check_reset_seed",
+        "check_determinism",
+        "check_async",
+    ],
+)
+@pytest.mark.parametrize(("value", "got"), [("false", "str"), (None, "NoneType"), (1, "int")])
+def test_check_env_refuses_an_option_that_is_not_a_bool(option: str, value: Any, got: str) -> None:
+    # Before: "false" switched a check on, and warn_on_anomaly=None dropped every WARNING.
+    text = f"check_env: {option} must be a bool, got {got}."
+    with pytest.raises(TypeError, match=f"^{re.escape(text)}$"):
+        check_env(Good(), **{option: value})
+
+
+def test_check_env_takes_numpy_bools() -> None:
+    assert check_env(Good(), check_determinism=np.bool_(True), warn_on_anomaly=np.True_) == []
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai._args import check_int, type_name
+from sekai._args import check_bool, check_int, type_name
 from sekai.core._async import shut_down_loop
 from sekai.core.env import Env
 from sekai.spaces import Box, Dict, Sequence, Space, Tuple
@@ -554,19 +554,28 @@ def check_env(
         The issues, in check order; ``[]`` when every check passed.
 
     Raises:
-        TypeError: ``env`` is not a sekai.Env, or ``n_steps`` is not an int.
+        TypeError: ``env`` is not a sekai.Env, ``n_steps`` is not an int, or an option that
+            switches something on or off is not a bool.
         ValueError: ``n_steps`` is below 1.
     """
     if not isinstance(env, Env):
         raise TypeError(_not_an_env(env))
-    checker = _Checker(env, check_int("check_env", "n_steps", n_steps, 1))
+    try:
+        steps = check_int("check_env", "n_steps", n_steps, 1)
+    except ValueError as exc:
+        raise ValueError(f"check_env: {exc}") from None
+    warn_on_anomaly = check_bool("check_env", "warn_on_anomaly", warn_on_anomaly)
     flags = {
-        "check_obs_space": check_obs_space,
-        "check_action_space": check_action_space,
-        "check_reset_seed": check_reset_seed,
-        "check_determinism": check_determinism,
-        "check_async": check_async,
+        name: check_bool("check_env", name, value)
+        for name, value in (
+            ("check_obs_space", check_obs_space),
+            ("check_action_space", check_action_space),
+            ("check_reset_seed", check_reset_seed),
+            ("check_determinism", check_determinism),
+            ("check_async", check_async),
+        )
     }
+    checker = _Checker(env, steps)
     try:
         checker.run(flags)
     except _Stop:
