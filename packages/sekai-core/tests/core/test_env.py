@@ -4,7 +4,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -52,6 +52,46 @@ def test_subclass_needs_no_super_init_and_has_env_defaults():
 
 def test_env_metadata_is_a_class_attribute_default_empty():
     assert sekai.Env.metadata == {}
+
+
+def test_metadata_written_by_one_env_stays_with_its_own_class():
+    class Ticker(Counter):  # no metadata of its own: writes into the inherited dict
+        def __init__(self, fps):
+            super().__init__()
+            self.metadata["render_fps"] = fps
+
+    class Unrelated(Counter):
+        pass
+
+    Ticker(fps=4)
+    assert Unrelated().metadata == {} and Counter().metadata == {} and sekai.Env.metadata == {}
+    assert Ticker.metadata == {"render_fps": 4}
+
+
+def test_a_subclass_starts_from_a_copy_of_its_parents_metadata():
+    class Base(Counter):
+        metadata: ClassVar[dict[str, Any]] = {"render_fps": 50}
+
+    class Child(Base):
+        pass
+
+    assert Child.metadata == {"render_fps": 50} and Child.metadata is not Base.metadata
+    Child.metadata["render_fps"] = 10
+    assert Base.metadata == {"render_fps": 50}
+
+
+def test_wrappers_keep_reading_and_writing_the_base_envs_metadata():
+    class Base(Counter):
+        metadata: ClassVar[dict[str, Any]] = {"render_fps": 50}
+
+    class Doubler(sekai.Wrapper):
+        pass
+
+    env = Base()
+    wrapped = Doubler(sekai.wrappers.TimeLimit(env, 5))
+    assert wrapped.metadata == {"render_fps": 50}
+    wrapped.metadata = {"render_fps": 25}
+    assert env.metadata == {"render_fps": 25} and Base.metadata == {"render_fps": 50}
 
 
 def test_async_methods_default_to_the_sync_ones():

@@ -56,6 +56,12 @@ class Env(SeededMixin, abc.ABC, Generic[ObsType, ActType]):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         install_async_routes(cls)
+        # A class without metadata of its own gets a copy of the inherited dict, so that an
+        # env writing self.metadata[...] changes its class's, not every env's. (A wrapper's
+        # metadata is a property, which reads and writes the base env's: left alone.)
+        inherited = cls.metadata
+        if "metadata" not in cls.__dict__ and isinstance(inherited, dict):
+            cls.metadata = dict(inherited)
 
     @abc.abstractmethod
     def reset(
