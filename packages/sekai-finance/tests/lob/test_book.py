@@ -376,6 +376,23 @@ def test_invalid_messages_raise_value_error(call: Any, match: str) -> None:
         call(OrderBook())
 
 
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda b: b.limit(Side.ASK, 2**63, 1), "price"),
+        (lambda b: b.limit(Side.BID, 10, 2**64), "quantity"),
+        (lambda b: b.market(Side.BID, 2**63), "quantity"),
+    ],
+)
+def test_a_price_or_quantity_beyond_int64_is_refused_naming_it(call: Any, name: str) -> None:
+    book = OrderBook()
+    with pytest.raises(ValueError, match=f"^{name} must be an int >= 1 that fits in 64 bits"):
+        call(book)
+    assert len(book) == 0
+    book.limit(Side.ASK, 2**63 - 1, 2**63 - 1)  # the largest int64 values are orders
+    assert [a.tolist() for a in book.depth(1)] == [[0], [0], [2**63 - 1], [2**63 - 1]]
+
+
 def test_sides_may_be_given_as_plus_or_minus_one() -> None:
     book = OrderBook()
     book.limit(1, 99, 1)

@@ -17,6 +17,7 @@ from sekai._numbers import decimal_float, object_floats, refused_kind, too_large
 
 __all__ = [
     "check_count",
+    "check_int",
     "check_number",
     "is_int",
     "is_real",
@@ -154,3 +155,18 @@ def check_count(name: str, value: object, minimum: int = 0, *, none_ok: bool = F
     if int(value) > _INT64_MAX:  # no array could be that long, nor a loop run that often
         raise ValueError(f"{name} must be {accepted} that fits in 64 bits, got {value}.")
     return int(value)
+
+
+def check_int(name: str, value: object, minimum: int = 1) -> int:
+    """``value`` as an int ``>= minimum``; ``ValueError`` naming it otherwise (bools refused).
+    A 0-d array of any library is the number it holds, as the kernel modes take it."""
+    number = scalar(value)
+    if not is_int(number):  # named as given: a bfloat16 array is no float64
+        raise ValueError(
+            f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}."
+        )
+    if int(number) < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {int(number)}.")
+    if int(number) > _INT64_MAX:
+        raise ValueError(f"{name} must be an int >= {minimum} that fits in 64 bits, got {number}.")
+    return int(number)

@@ -21,7 +21,14 @@ import numpy as np
 from sekai._args import holds_bool
 from sekai.core.env import Env
 from sekai.error import InvalidAction, ResetRequired
-from sekai.finance._values import is_int, is_real, real_array, real_float, scalar, too_large
+from sekai.finance._values import (
+    check_int,
+    is_real,
+    real_array,
+    real_float,
+    scalar,
+    too_large,
+)
 
 __all__ = [
     "EPISODE_OVER",
@@ -42,7 +49,6 @@ EPISODE_OVER = (
     "calling step() again."
 )
 _BOUNDS = {None: "", "ge0": " >= 0", "gt0": " > 0"}
-_INT64_MAX = 2**63 - 1
 
 ObsT = TypeVar("ObsT")
 ActT = TypeVar("ActT")
@@ -64,21 +70,6 @@ def check_real(name: str, value: object, bound: str | None = None) -> float:
         given = value if isinstance(value, Decimal) else result
         raise ValueError(f"{name} must be a finite number{_BOUNDS[bound]}, got {given!r}.")
     return result + 0.0  # -0.0 becomes 0.0: Box(0.0, -0.0) would have high < low in sign
-
-
-def check_int(name: str, value: object, minimum: int = 1) -> int:
-    """``value`` as an int ``>= minimum``; ``ValueError`` naming it otherwise (bools refused).
-    A 0-d array of any library is the number it holds, as the kernel modes take it."""
-    number = scalar(value)
-    if not is_int(number):  # named as given: a bfloat16 array is no float64
-        raise ValueError(
-            f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}."
-        )
-    if int(number) < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {int(number)}.")
-    if int(number) > _INT64_MAX:
-        raise ValueError(f"{name} must be an int >= {minimum} that fits in 64 bits, got {number}.")
-    return int(number)
 
 
 def check_order_size(order_size: int, max_inventory: int) -> None:

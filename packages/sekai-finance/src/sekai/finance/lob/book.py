@@ -8,6 +8,7 @@ from collections import deque
 
 import numpy as np
 
+from sekai.finance._values import check_int
 from sekai.finance.lob.orders import BACKGROUND, Fill, Order, Side
 
 __all__ = ["OrderBook"]
@@ -36,14 +37,6 @@ def _as_side(side: object) -> Side:
     if not isinstance(side, bool) and isinstance(side, numbers.Integral) and int(side) in (1, -1):
         return Side(int(side))
     raise ValueError(f"side must be Side.BID (1) or Side.ASK (-1), got {side!r}.")
-
-
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an int >= 1, got {type(value).__name__} {value!r}.")
-    if int(value) < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {int(value)}.")
-    return int(value)
 
 
 def _owner(value: object) -> int:
@@ -148,7 +141,7 @@ class OrderBook:
         Returns:
             four int64 arrays of shape ``(levels,)``: bid prices, bid sizes, ask prices, ask sizes.
         """
-        n = _positive_int("levels", levels)
+        n = check_int("levels", levels)
         out = np.zeros((4, n), np.int64)
         bids, asks = self._bid_prices, self._ask_keys
         k = min(n, len(bids))
@@ -200,12 +193,13 @@ class OrderBook:
             ``(order_id, fills)``; ``order_id`` is None when the order filled on arrival.
 
         Raises:
-            ValueError: side not ±1, price or quantity not an int >= 1, owner not an int.
+            ValueError: side not ±1, price or quantity not an int >= 1 that fits in 64 bits
+                (``depth()`` reports them as int64), owner not an int.
         """
         return self._limit(
             _as_side(side),
-            _positive_int("price", price),
-            _positive_int("quantity", quantity),
+            check_int("price", price),
+            check_int("quantity", quantity),
             _owner(owner),
         )
 
@@ -216,8 +210,12 @@ class OrderBook:
 
         Returns:
             ``(order_id, fills)``.
+
+        Raises:
+            ValueError: side not ±1, quantity not an int >= 1 that fits in 64 bits, owner not
+                an int.
         """
-        return self._market(_as_side(side), _positive_int("quantity", quantity), _owner(owner))
+        return self._market(_as_side(side), check_int("quantity", quantity), _owner(owner))
 
     def cancel(self, order_id: int) -> bool:
         """Cancel a resting order; False if it is not in the book."""
