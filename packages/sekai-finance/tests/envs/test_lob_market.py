@@ -70,6 +70,14 @@ def test_step_needs_exactly_the_acting_traders() -> None:
         env.step({"trader_0": JOIN})
 
 
+def test_actions_keyed_by_index_get_the_acting_traders_error() -> None:
+    env = LimitOrderBookMarket(2)
+    env.reset(seed=0)
+    expected = r"acting trader \['trader_0', 'trader_1'\], got \[0, 'trader_0'\]\.$"
+    with pytest.raises(ValueError, match=expected):
+        env.step({"trader_0": JOIN, 0: JOIN})  # type: ignore[dict-item]
+
+
 def test_every_action_is_checked_before_any_is_executed() -> None:
     env = LimitOrderBookMarket(2, flow=StaticFlow())
     env.reset(seed=0)

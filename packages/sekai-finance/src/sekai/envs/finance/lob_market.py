@@ -209,7 +209,10 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
             raise ResetRequired(EPISODE_OVER)
         acting = self._acting
         if not isinstance(actions, Mapping) or set(actions) != set(acting):
-            given = sorted(actions) if isinstance(actions, Mapping) else type(actions).__name__
+            # sorted by their text: keys of mixed types (e.g. trader indices) do not compare
+            given = (
+                sorted(actions, key=str) if isinstance(actions, Mapping) else type(actions).__name__
+            )
             raise ValueError(
                 f"step() needs one action for each acting trader {sorted(acting)}, got {given}."
             )
