@@ -79,6 +79,29 @@ def test_oracle_reads_the_regime_from_the_env_or_from_the_observation() -> None:
     assert seen == {0.0, 1.0}
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"model": sekai.finance.GBM(n_assets=3)},
+        {"data": sekai.finance.MarketData(100 + np.arange(120.0).reshape(40, 3))},
+    ],
+    ids=["gbm", "history"],
+)
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+def test_oracle_on_a_market_without_a_regime_says_what_it_needs(
+    kwargs: dict[str, Any], vector: bool
+) -> None:
+    kwargs = {**kwargs, "lookback": 5, "episode_length": 10}
+    env: Any = sekai.make_vec("Market-v0", 2, **kwargs) if vector else MarketEnv(**kwargs)
+    result = env.reset(seed=0)
+    observations = result.observations if vector else result.observation
+    with pytest.raises(ValueError, match=r"^RegimeOracle\(\) needs .*default_market\(\)") as caught:
+        RegimeOracle()(observations, env)
+    assert "exogenous=('regime',)" in str(caught.value)
+    assert str(caught.value).endswith("this env has none (its latent state holds []).")
+    env.close()
+
+
 def test_oracle_returns_a_batch_for_a_vector_env() -> None:
     vec = sekai.make_vec("Market-v0", 2)
     result = vec.reset(seed=0)

@@ -84,7 +84,8 @@ class RegimeOracle(BaselinePolicy):
 
     Reads the regime that drives the coming period from the observation's ``"market"`` entry
     when the env observes it (``exogenous=("regime",)``, a legal policy), else from the env's
-    ``latent_state`` (privileged information no policy could use).
+    ``latent_state`` (privileged information no policy could use). A market without a regime
+    (a GBM, a replayed history) is a ``ValueError``.
     """
 
     def _regime(self, observation: Any, env: Any) -> np.ndarray:
@@ -94,9 +95,18 @@ class RegimeOracle(BaselinePolicy):
             for name in exogenous[: exogenous.index("regime")]:
                 column += 1 if name == "regime" else _width(env, name)
             return np.asarray(observation["market"])[..., -1, column]
+        states = env.get_attr("latent_state")
+        state = states[0] if is_batch(env) else states
+        if "regime" not in state:
+            raise ValueError(
+                f"{self!r} needs the market's regime: a Market-v0 simulating a regime-switching "
+                "market (the default model, default_market(), or another RegimeSwitching "
+                "model), or one observing a 'regime' series with exogenous=('regime',); this "
+                f"env has none (its latent state holds {sorted(state)})."
+            )
         if is_batch(env):
-            return np.array([float(s["regime"]) for s in env.get_attr("latent_state")])
-        return np.asarray(float(env.get_attr("latent_state")["regime"]))
+            return np.array([float(s["regime"]) for s in states])
+        return np.asarray(float(state["regime"]))
 
     def __call__(self, observation: Any, env: Any) -> np.ndarray:
         """The action for one env, or a batch for a vector env."""
