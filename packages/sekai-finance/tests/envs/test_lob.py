@@ -254,6 +254,22 @@ def test_the_clock_reports_the_decision_times_not_the_books_float_clock() -> Non
     assert results[-1].observation["agent"][1] == 0.0
 
 
+@pytest.mark.parametrize(("interval", "length"), [(0.7, 2.1), (0.1, 1.1), (0.3, 0.9)])
+def test_a_session_of_whole_intervals_ends_exactly_at_its_length(
+    interval: float, length: float
+) -> None:
+    # 3 x 0.7 is 2.0999999999999996 and 11 x 0.1 is 1.1000000000000001: the last step still ends
+    # at the session length, and no time is left there
+    env = static_env(decision_interval=interval, session_length=length)
+    results = [env.step(IDLE) for _ in range(env.n_steps)]
+    assert results[-1].terminated and not any(r.terminated for r in results[:-1])
+    assert results[-1].info["timestamp"] == env.timestamp == length
+    assert env.time_remaining == 0.0 and results[-1].observation["agent"][1] == 0.0
+    before = results[-2].info["timestamp"]
+    assert before == (env.n_steps - 1) * interval
+    assert results[-1].info["dt"] == length - before
+
+
 def test_step_before_reset_raises_reset_required() -> None:
     with pytest.raises(ResetRequired):
         LimitOrderBookEnv().step(IDLE)

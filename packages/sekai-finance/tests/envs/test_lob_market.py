@@ -10,6 +10,7 @@ import pytest
 
 import sekai
 from sekai.core.result import MAResetResult, MAStepResult
+from sekai.envs.finance.lob import LimitOrderBookEnv
 from sekai.envs.finance.lob_market import LimitOrderBookMarket
 from sekai.error import InvalidAction, ResetRequired
 from sekai.finance.lob import Side, StaticFlow
@@ -178,6 +179,52 @@ def test_dt_sums_to_the_session_length() -> None:
         result = env.step(dict.fromkeys(env.acting, IDLE))
         total += result.info["trader_0"]["dt"]
     assert total == pytest.approx(10.0, abs=1e-12)
+
+
+def one_trader_decisions(interval: float, length: float) -> list[dict[str, Any]]:
+    market = LimitOrderBookMarket(
+        1, decision_intervals=interval, session_length=length, flow=StaticFlow(), warmup=0.0
+    )
+    market.reset(seed=0)
+    infos = []
+    while market.agents:
+        infos.append(market.step({"trader_0": IDLE}).info["trader_0"])
+    assert market.timestamp == length and market.time_remaining == 0.0
+    return infos
+
+
+@pytest.mark.parametrize(("interval", "length"), [(0.1, 1.1), (0.7, 2.1)])
+def test_a_decision_that_rounding_puts_just_before_the_session_end_is_the_end(
+    interval: float, length: float
+) -> None:
+    # 11 x 0.1 and 3 x 0.7 miss 1.1 and 2.1 by rounding only: no extra sliver of a decision
+    infos = one_trader_decisions(interval, length)
+    assert len(infos) == round(length / interval)
+    assert infos[-1]["timestamp"] == length
+    assert infos[-1]["dt"] == pytest.approx(interval, rel=1e-12)
+
+
+def test_one_trader_decides_as_often_as_limit_order_book_v0_steps() -> None:
+    for interval in [0.1, 0.3, 0.6, 0.7, 0.9, 1.1, 2.5, 1e-3]:
+        for n in [*range(1, 13), 30, 59]:
+            length = n * interval
+            for session in (length, length * (1 + 1e-12), length * (1 - 1e-12)):
+                single = LimitOrderBookEnv(
+                    decision_interval=interval,
+                    session_length=session,
+                    flow=StaticFlow(),
+                    warmup=0.0,
+                )
+                single.reset(seed=0)
+                stamps = []
+                while True:
+                    result = single.step(IDLE)
+                    stamps.append(result.info["timestamp"])
+                    if result.terminated:
+                        break
+                market = [info["timestamp"] for info in one_trader_decisions(interval, session)]
+                assert len(stamps) == single.n_steps == n, (interval, n, session)
+                assert market == stamps, (interval, n, session)
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections import deque
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,15 @@ from sekai.finance.lob import (
 )
 from sekai.spaces import Box, Dict, MaskedBox, MultiDiscrete
 
-__all__ = ["LobParams", "LobSession", "Trader", "lob_action_space", "lob_observation_space"]
+__all__ = [
+    "LobParams",
+    "LobSession",
+    "Trader",
+    "decision_time",
+    "lob_action_space",
+    "lob_observation_space",
+    "session_steps",
+]
 
 _BID = Side.BID
 _ASK = Side.ASK
@@ -31,6 +40,31 @@ _SELL, _NONE, _BUY = 0, 1, 2
 
 
 SEED_LEVELS = 10  # price levels per side of background orders a session starts with
+_END_TOLERANCE = Fraction(1, 10**9)  # of the wait: a decision due this close to the end is the end
+
+
+def decision_time(due: Fraction, wait: Fraction, length: Fraction) -> Fraction:
+    """When a decision due at session time ``due``, ``wait`` after the trader's previous one,
+    happens: at ``due``, or at the session end ``length`` when ``due`` reaches it or falls short
+    of it by at most 1e-9 of the wait.
+
+    A session of whole decision intervals thus ends at its length even when rounding puts the
+    last multiple just before it (3 x 0.7 is 2.0999999999999996, short of 2.1), instead of
+    adding a decision a sliver of time before the end. Both LimitOrderBook-v0 (through
+    ``session_steps``) and LimitOrderBookMarket keep their clocks by this rule.
+    """
+    return length if due >= length - _END_TOLERANCE * wait else due
+
+
+def session_steps(length: float, interval: float) -> int:
+    """Decisions in a session of ``length`` with one every ``interval``: the first ``k >= 1``
+    whose due time ``k * interval`` ``decision_time`` takes for the session end (this is
+    ``ceil(length / interval - 1e-9)`` in exact arithmetic)."""
+    end, wait = Fraction(length), Fraction(interval)
+    steps = max(1, math.ceil(end / wait))  # the first due time at or past the end
+    if steps > 1 and decision_time((steps - 1) * wait, wait, end) == end:
+        steps -= 1
+    return steps
 
 
 def lob_observation_space(levels: int, max_trades: int) -> Dict:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -17,6 +16,7 @@ from sekai.envs.finance._lob_session import (
     lob_action_space,
     lob_observation_space,
     parse_lob_action,
+    session_steps,
 )
 from sekai.envs.finance._session import session_options
 from sekai.finance.lob import OrderBook, OrderFlow
@@ -99,7 +99,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         self._mid_price = params.mid_price
         self._session_length = params.session_length
         self._warmup = params.warmup
-        self._n_steps = max(1, math.ceil(params.session_length / self._decision_interval - 1e-9))
+        self._n_steps = session_steps(params.session_length, self._decision_interval)
         self.core = LobSession(params, 1)
         self.trader: Trader = self.core.traders[0]
         self.observation_space = lob_observation_space(params.levels, params.max_trades)
@@ -151,7 +151,8 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
 
     @property
     def n_steps(self) -> int:
-        """Decisions per session, ``ceil(session_length / decision_interval)``."""
+        """Decisions per session, ``ceil(session_length / decision_interval - 1e-9)``: the last
+        step ends at ``session_length`` (it is shorter when the interval does not divide it)."""
         return self._n_steps
 
     # -- state -----------------------------------------------------------------------------------
@@ -234,14 +235,14 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         bid, ask, market = parse_lob_action(action, self._n_choices, self.action_space)
         core, trader = self.core, self.trader
         k = self._elapsed_steps
-        interval, length = self._decision_interval, self._session_length
+        interval = self._decision_interval
         start = k * interval
-        end = min((k + 1) * interval, length)
+        terminated = k + 1 >= self._n_steps
+        end = self._session_length if terminated else (k + 1) * interval
         core.decide(trader, bid, ask, market)
         core.advance(self.rng, end)
         dt = end - start
         reward = core.settle(trader, dt)
-        terminated = k + 1 >= self._n_steps
         self._elapsed_steps = k + 1
         self._done = terminated
         observation = core.observe(trader)

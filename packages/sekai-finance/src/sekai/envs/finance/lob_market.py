@@ -14,6 +14,7 @@ from sekai.envs.finance._common import EPISODE_OVER, check_int, check_real
 from sekai.envs.finance._lob_session import (
     LobParams,
     LobSession,
+    decision_time,
     lob_action_space,
     lob_observation_space,
     parse_lob_action,
@@ -53,8 +54,10 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
     quotes), then advances the book to the next decision time of any trader. It returns
     observations for the traders who act next, and rewards, flags and infos for every trader, so
     nothing earned between a trader's decisions is lost. A trader's quote can be filled by
-    another trader's market order, never by its own. At the session end every trader is
-    terminated and ``agents`` becomes empty.
+    another trader's market order, never by its own. A decision due at or after the session end,
+    or short of it by at most 1e-9 of the trader's wait (rounding: 3 x 0.7 < 2.1), is the session
+    end, so one trader decides as often as ``LimitOrderBook-v0`` steps. At the session end every
+    trader is terminated and ``agents`` becomes empty.
 
     Args:
         n_agents: number of traders (int >= 1).
@@ -112,7 +115,8 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         self._n_choices = params.max_quote_offset + 1
         self._length = Fraction(params.session_length)
         self._now = Fraction(0)
-        self._next = [Fraction(0)] * n
+        self._next = [Fraction(0)] * n  # each trader's next decision time by its own waits
+        self._due = [Fraction(0)] * n  # when that decision happens: at most the session end
         self._acting: list[str] = []
         self._started = False
         self._done = False
@@ -188,6 +192,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         core.reset(self.rng)
         self._now = Fraction(0)
         self._next = [Fraction(0)] * len(self.possible_agents)
+        self._due = list(self._next)
         self.agents = list(self.possible_agents)
         self._acting = list(self.possible_agents)
         self._started, self._done = True, False
@@ -226,9 +231,11 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         for agent in sorted(decisions):
             i = self._index[agent]
             core.decide(core.traders[i], *decisions[agent])
-            self._next[i] = self._now + self._wait(i)
+            wait = self._wait(i)
+            self._next[i] = self._now + wait
+            self._due[i] = decision_time(self._next[i], wait, self._length)
         before = self._now
-        now = min(min(self._next), self._length)
+        now = min(self._due)
         core.advance(self.rng, float(now))
         self._now = now
         dt = float(now - before)
