@@ -270,6 +270,20 @@ def test_a_session_of_whole_intervals_ends_exactly_at_its_length(
     assert results[-1].info["dt"] == length - before
 
 
+def test_dt_is_the_time_the_last_step_covered_as_in_info() -> None:
+    env = LimitOrderBookEnv(session_length=10.0, decision_interval=3.0)
+    assert env.dt == 3.0
+    assert env.dt == env.reset(seed=0).info["dt"] == 3.0
+    dts = []
+    for _ in range(env.n_steps):
+        result = env.step(IDLE)
+        assert env.dt == result.info["dt"]
+        dts.append(env.dt)
+    assert dts == [3.0, 3.0, 3.0, 1.0] and result.terminated
+    env.reset(seed=1)
+    assert env.dt == 3.0
+
+
 def test_step_before_reset_raises_reset_required() -> None:
     with pytest.raises(ResetRequired):
         LimitOrderBookEnv().step(IDLE)

@@ -427,3 +427,16 @@ def test_the_time_left_card_counts_the_steps_still_to_come(
         shown.append({stat.label: stat.value for stat in cards.stats(env)}[label])
         env.step(policy(env, k))
     assert shown == ["100%", "75%", "50%", "25%"]
+
+
+def test_the_session_left_card_is_the_share_of_the_session_length_with_a_short_last_step() -> None:
+    env, cards = (
+        LimitOrderBookEnv(session_length=10.0, decision_interval=3.0),
+        LimitOrderBookRenderer(),
+    )
+    env.reset(seed=0)
+    shown = [{s.label: s.value for s in cards.stats(env)}["Session left"]]
+    for _ in range(env.n_steps):
+        env.step(np.array([0, 0, 1]))
+        shown.append({s.label: s.value for s in cards.stats(env)}["Session left"])
+    assert shown == ["100%", "70%", "40%", "10%", "0%"]

@@ -100,6 +100,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         self._session_length = params.session_length
         self._warmup = params.warmup
         self._n_steps = session_steps(params.session_length, self._decision_interval)
+        self._dt = self._decision_interval
         self.core = LobSession(params, 1)
         self.trader: Trader = self.core.traders[0]
         self.observation_space = lob_observation_space(params.levels, params.max_trades)
@@ -200,8 +201,9 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
 
     @property
     def dt(self) -> float:
-        """Time between decisions (the last step may be shorter)."""
-        return self._decision_interval
+        """As in the latest info: the time the last step covered (``decision_interval``, or
+        less on a shorter last step); ``decision_interval`` after ``reset()``."""
+        return self._dt
 
     def action_mask(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(bid (K+1,), ask (K+1,), market (3,))`` int8: orders the inventory limit allows.
@@ -226,7 +228,8 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         core = self.core
         core.reset(self.rng)
         observation = core.observe(self.trader)
-        return ResetResult(observation, core.info(self.trader, self._decision_interval))
+        self._dt = self._decision_interval
+        return ResetResult(observation, core.info(self.trader, self._dt))
 
     def step(self, action: np.ndarray) -> StepResult[Observation]:
         """Decide (market order, quotes), run the flow to the next decision, book the fills."""
@@ -241,7 +244,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         end = self._session_length if terminated else (k + 1) * interval
         core.decide(trader, bid, ask, market)
         core.advance(self.rng, end)
-        dt = end - start
+        dt = self._dt = end - start
         reward = core.settle(trader, dt)
         self._elapsed_steps = k + 1
         self._done = terminated

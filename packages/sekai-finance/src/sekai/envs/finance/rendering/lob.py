@@ -133,7 +133,7 @@ class LimitOrderBookRenderer(BookRenderer):
         wealth = float(env.wealth)
         tone = "up" if wealth > 0 else ("down" if wealth < 0 else None)
         spread = env.book.spread()
-        left = float(env.time_remaining) / max(env.n_steps * env.dt, 1e-12)
+        left = float(env.time_remaining) / env.session_length
         return [
             Stat("Wealth", f"{wealth:+.1f}" if wealth else "0", tone=tone),
             Stat("Inventory", f"{int(env.inventory):+d}" if env.inventory else "0"),
