@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
+from sekai.envs.finance._lob_session import session_steps
 from sekai.envs.finance.lob_market import LimitOrderBookMarket
 from sekai.envs.finance.rendering._base import (
     BookRenderer,
@@ -125,7 +126,7 @@ def decision_count(env: LimitOrderBookMarket) -> int:
     intervals = [float(d) for d in env.decision_intervals]
     if env.jitter > 0 or sum(length / d for d in intervals) > 100_000:
         return max(1, round(sum(length / d for d in intervals)))
-    times = {round(k * d, 9) for d in intervals for k in range(math.ceil(length / d - 1e-9))}
+    times = {round(k * d, 9) for d in intervals for k in range(session_steps(length, d))}
     return max(1, len(times))
 
 
