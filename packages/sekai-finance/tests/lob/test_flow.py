@@ -69,6 +69,37 @@ def test_a_rate_beyond_float64_is_a_value_error_naming_it(name: str, bound: str)
         ZeroIntelligenceFlow(**{name: 10**400})
 
 
+@pytest.mark.parametrize("mean", [3.0, 700.0, 709.5, 800.0, 1000.0, 20_000.0, 1e6, 1e8])
+def test_order_sizes_are_one_plus_poisson_for_any_mean(mean: float) -> None:
+    # exp(-mean) leaves the normal floats past a mean of about 709: the sizes must not care
+    book = OrderBook()
+    flow = ZeroIntelligenceFlow(mean_size=mean)
+    flow.initialise(book, np.random.default_rng(0), mid=10**9, levels=1000, orders_per_level=2)
+    sizes = np.array([o.quantity for o in book.orders_of(BACKGROUND) if o.side is Side.BID])
+    lam = mean - 1.0
+    assert sizes.size == 2000 and sizes.min() >= 1
+    assert abs(sizes.mean() - mean) < 5 * np.sqrt(lam / sizes.size)
+    assert sizes.std() == pytest.approx(np.sqrt(lam), rel=0.1)
+
+
+def test_the_flows_orders_draw_their_sizes_from_the_same_distribution() -> None:
+    mean = 1e6
+    book, fills = run(ZeroIntelligenceFlow(mean_size=mean), seed=0, horizon=3)
+    low, high = mean - 12 * np.sqrt(mean), mean + 12 * np.sqrt(mean)
+    taken: dict[int, int] = {}
+    for fill in fills:  # the market orders, each filled up to its size
+        taken[fill.taker_order_id] = taken.get(fill.taker_order_id, 0) + fill.quantity
+    assert len(taken) > 5 and low <= max(taken.values()) <= high
+    arrived = [o.quantity for o in book.orders_of(BACKGROUND) if o.time > 0]
+    assert len(arrived) > 5 and low <= max(arrived) <= high
+
+
+def test_a_mean_size_beyond_the_size_table_is_refused_naming_the_limit() -> None:
+    expected = r"^mean_size must be a finite number >= 1 and <= 100_000_000 .*got 100000001\.0\.$"
+    with pytest.raises(ValueError, match=expected):
+        ZeroIntelligenceFlow(mean_size=1e8 + 1)
+
+
 def test_initialise_seeds_a_symmetric_book_around_mid() -> None:
     book = OrderBook()
     book.limit(Side.BID, 5, 1, owner=0)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import abc
+import itertools
 import math
 import numbers
+import sys
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
@@ -60,22 +62,61 @@ def _check(name: str, value: object, bound: str) -> float:
     return x
 
 
-def _poisson_cdf(lam: float) -> list[float]:
-    """Cumulative probabilities of Poisson(lam) up to a negligible tail (last entry 1.0)."""
+MAX_MEAN_SIZE = 1e8  # the size table holds about 18 sqrt(mean_size) entries (182,091 at 1e8)
+_TAIL = 1e-18  # probabilities below this share of the mode's are left out (far below float64's
+# resolution of the cumulative table near 1, 1.1e-16)
+
+
+def _poisson_cdf(lam: float) -> tuple[int, list[float]]:
+    """``(first, cdf)``: ``cdf[j]`` is ``P(K <= first + j)`` for ``K ~ Poisson(lam)``, up to a
+    negligible tail on either side (the last entry is 1.0). Draw ``K`` as ``first +
+    bisect_right(cdf, u)``."""
     if lam <= 0.0:
-        return [1.0]
-    cdf: list[float] = []
+        return 0, [1.0]
     p = math.exp(-lam)
+    if p < sys.float_info.min:  # past lam ~ 708 exp(-lam) loses its digits, then underflows
+        return _poisson_cdf_from_mode(lam)
+    cdf: list[float] = []
     total, k = 0.0, 0
     while True:
         total += p
         cdf.append(total)
         k += 1
         p *= lam / k
+        # k > 10,000 stops a sum that rounding leaves just short of 1 - 1e-15 (lam < 709 here)
         if (1.0 - total < 1e-15 and k > lam) or k > 10_000:
             break
     cdf[-1] = 1.0
-    return cdf
+    return 0, cdf
+
+
+def _poisson_cdf_from_mode(lam: float) -> tuple[int, list[float]]:
+    """``_poisson_cdf`` for a large ``lam``: the probabilities from the mode's (in log space)
+    outwards by the ratio of neighbours, normalised by their sum."""
+    mode = math.floor(lam)
+    peak = math.exp(mode * math.log(lam) - lam - math.lgamma(mode + 1.0))
+    cut = peak * _TAIL
+    below: list[float] = []
+    p, k = peak, mode
+    while k > 0:
+        p *= k / lam  # P(k - 1)
+        if p < cut:
+            break
+        below.append(p)
+        k -= 1
+    first = k
+    probabilities = [*reversed(below), peak]
+    p, k = peak, mode
+    while True:
+        k += 1
+        p *= lam / k
+        if p < cut:
+            break
+        probabilities.append(p)
+    scale = 1.0 / math.fsum(probabilities)
+    cdf = [c * scale for c in itertools.accumulate(probabilities)]
+    cdf[-1] = 1.0
+    return first, cdf
 
 
 @dataclass(frozen=True)
@@ -96,7 +137,7 @@ class ZeroIntelligenceFlow(OrderFlow):
         cancel_rate: cancellations per unit time per resting background order (>= 0).
         max_offset: farthest placement from the opposite best, in ticks (int >= 1).
         offset_decay: decay of the placement probability per tick (>= 0).
-        mean_size: mean order size in lots (>= 1).
+        mean_size: mean order size in lots (>= 1, at most ``MAX_MEAN_SIZE`` = 1e8).
     """
 
     limit_rate: float = 10.0
@@ -106,6 +147,7 @@ class ZeroIntelligenceFlow(OrderFlow):
     offset_decay: float = 0.5
     mean_size: float = 3.0
     _offset_cdf: list[float] = field(init=False, repr=False, compare=False)
+    _size_base: int = field(init=False, repr=False, compare=False)  # size = base + table index
     _size_cdf: list[float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -115,6 +157,11 @@ class ZeroIntelligenceFlow(OrderFlow):
         set_(self, "cancel_rate", _check("cancel_rate", self.cancel_rate, ">= 0"))
         set_(self, "offset_decay", _check("offset_decay", self.offset_decay, ">= 0"))
         set_(self, "mean_size", _check("mean_size", self.mean_size, ">= 1"))
+        if self.mean_size > MAX_MEAN_SIZE:
+            raise ValueError(
+                f"mean_size must be a finite number >= 1 and <= {MAX_MEAN_SIZE:_.0f} (the "
+                f"table of order sizes grows with the mean), got {self.mean_size!r}."
+            )
         k = self.max_offset
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"max_offset must be an int >= 1, got {k!r}.")
@@ -123,7 +170,9 @@ class ZeroIntelligenceFlow(OrderFlow):
         cdf = (np.cumsum(weights) / weights.sum()).tolist()
         cdf[-1] = 1.0
         set_(self, "_offset_cdf", cdf)
-        set_(self, "_size_cdf", _poisson_cdf(self.mean_size - 1.0))
+        first, size_cdf = _poisson_cdf(self.mean_size - 1.0)
+        set_(self, "_size_base", 1 + first)
+        set_(self, "_size_cdf", size_cdf)
 
     # -- OrderFlow ------------------------------------------------------------------------------
 
@@ -156,11 +205,11 @@ class ZeroIntelligenceFlow(OrderFlow):
             )
         book.clear()
         sizes = rng.random(n_levels * per_level).tolist()
-        size_cdf = self._size_cdf
+        size_base, size_cdf = self._size_base, self._size_cdf
         i = 0
         for k in range(1, n_levels + 1):
             for _ in range(per_level):
-                size = 1 + bisect_right(size_cdf, sizes[i])
+                size = size_base + bisect_right(size_cdf, sizes[i])
                 i += 1
                 book._rest(_BID, centre - k, size, BACKGROUND)
                 book._rest(_ASK, centre + k, size, BACKGROUND)
@@ -176,7 +225,7 @@ class ZeroIntelligenceFlow(OrderFlow):
         two_limit = 2.0 * limit_rate
         base = two_limit + 2.0 * market_rate
         buy_cut = two_limit + market_rate
-        offset_cdf, size_cdf = self._offset_cdf, self._size_cdf
+        offset_cdf, size_base, size_cdf = self._offset_cdf, self._size_base, self._size_cdf
         background = book._by_owner.get(BACKGROUND)
         if background is None:
             background = book._by_owner[BACKGROUND] = []
@@ -203,7 +252,7 @@ class ZeroIntelligenceFlow(OrderFlow):
             x = us[j + 1] * total
             if x < two_limit:
                 k = 1 + bisect_right(offset_cdf, us[j + 2])
-                size = 1 + bisect_right(size_cdf, us[j + 3])
+                size = size_base + bisect_right(size_cdf, us[j + 3])
                 j += 4
                 if x < limit_rate:
                     if ask_keys:
@@ -221,7 +270,7 @@ class ZeroIntelligenceFlow(OrderFlow):
                     else:
                         continue
             elif x < base:
-                size = 1 + bisect_right(size_cdf, us[j + 2])
+                size = size_base + bisect_right(size_cdf, us[j + 2])
                 j += 3
                 if x < buy_cut:
                     if ask_keys:
@@ -240,13 +289,13 @@ class ZeroIntelligenceFlow(OrderFlow):
 
     def _refill(self, book: OrderBook, us: list[float], j: int) -> int:
         """Place one background order on each empty side; return the next unused uniform."""
-        offset_cdf, size_cdf = self._offset_cdf, self._size_cdf
+        offset_cdf, size_base, size_cdf = self._offset_cdf, self._size_base, self._size_cdf
         if not book._bid_prices:
             best_ask = book.best_ask()
             reference = best_ask if best_ask is not None else book.last_price
             if reference is not None:
                 k = 1 + bisect_right(offset_cdf, us[j])
-                size = 1 + bisect_right(size_cdf, us[j + 1])
+                size = size_base + bisect_right(size_cdf, us[j + 1])
                 book._rest(_BID, max(reference - k, 1), size, BACKGROUND)
             j += 2
         if not book._ask_keys:
@@ -254,7 +303,7 @@ class ZeroIntelligenceFlow(OrderFlow):
             reference = best_bid if best_bid is not None else book.last_price
             if reference is not None:
                 k = 1 + bisect_right(offset_cdf, us[j])
-                size = 1 + bisect_right(size_cdf, us[j + 1])
+                size = size_base + bisect_right(size_cdf, us[j + 1])
                 book._rest(_ASK, reference + k, size, BACKGROUND)
             j += 2
         return j
