@@ -40,7 +40,7 @@ _SELL, _NONE, _BUY = 0, 1, 2
 
 
 SEED_LEVELS = 10  # price levels per side of background orders a session starts with
-_END_TOLERANCE = Fraction(1, 10**9)  # of the wait: a decision due this close to the end is the end
+_END_TOLERANCE = 10**9  # a decision due at most wait / 10**9 before the session end is the end
 
 
 def decision_time(due: Fraction, wait: Fraction, length: Fraction) -> Fraction:
@@ -53,7 +53,9 @@ def decision_time(due: Fraction, wait: Fraction, length: Fraction) -> Fraction:
     adding a decision a sliver of time before the end. Both LimitOrderBook-v0 (through
     ``session_steps``) and LimitOrderBookMarket keep their clocks by this rule.
     """
-    return length if due >= length - _END_TOLERANCE * wait else due
+    if due + wait < length:  # a whole wait before the end (most decisions): cheap to tell
+        return due
+    return length if (length - due) * _END_TOLERANCE <= wait else due
 
 
 def session_steps(length: float, interval: float) -> int:
