@@ -61,7 +61,9 @@ def _video_frames(path: Path) -> tuple[int, tuple[int, ...]]:
     code = (
         "import sys, imageio, imageio_ffmpeg\n"
         "n = imageio_ffmpeg.count_frames_and_secs(sys.argv[1])[0]\n"
-        "r = imageio.get_reader(sys.argv[1]); print(n, r.get_data(0).shape); r.close()\n"
+        "hint = 'mp4' if sys.argv[1].lower().endswith('.m4v') else None\n"
+        "r = imageio.get_reader(sys.argv[1], format=hint); print(n, r.get_data(0).shape)\n"
+        "r.close()\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
@@ -178,7 +180,7 @@ def test_save_mp4_reads_back_with_the_same_frame_count(tmp_path: Path) -> None:
     assert _video_frames(env.save(tmp_path / "line.mp4")) == (6, (16, 40, 3))
 
 
-@pytest.mark.parametrize("suffix", [".webm", ".MKV", ".avi", ".mov"])
+@pytest.mark.parametrize("suffix", [".webm", ".MKV", ".avi", ".mov", ".m4v"])
 def test_every_listed_video_suffix_reads_back(tmp_path: Path, suffix: str) -> None:
     assert set(VIDEO_CODECS) >= {suffix.lower()}
     frames = np.full((4, 16, 40, 3), 120, np.uint8)
@@ -214,6 +216,53 @@ def test_save_video_leaves_no_file_when_writing_fails(
     with pytest.raises(OSError, match="disk full"):
         save_video(np.zeros((3, 16, 40, 3), np.uint8), tmp_path / "x.mp4", fps=10)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_save_video_raises_when_the_encoder_writes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import imageio
+
+    class Silent:  # an encoder that fails without a word, as ffmpeg can
+        def append_data(self, image: Any) -> None:
+            pass
+
+        def close(self) -> None:
+            (tmp_path / "x.mp4").touch()  # at most an empty file
+
+    monkeypatch.setattr(imageio, "get_writer", lambda *args, **kwargs: Silent())
+    with pytest.raises(OSError, match=r"save_video\(\) wrote nothing to '.*x\.mp4': the encoder"):
+        save_video(np.zeros((3, 16, 40, 3), np.uint8), tmp_path / "x.mp4", fps=10)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("shape", [(0, 8, 3), (8, 0, 3), (0, 8), (8, 0, 4)])
+@pytest.mark.parametrize("writer", [save_gif, save_video])
+def test_empty_images_are_refused_before_anything_is_written(
+    tmp_path: Path, writer: Any, shape: tuple[int, ...]
+) -> None:
+    path = tmp_path / ("out.gif" if writer is save_gif else "out.mp4")
+    frames = [np.zeros((4, 8, 3), np.uint8)] * 2 + [np.zeros(shape, np.uint8)]
+    match = rf"^Frame 2 has shape \({shape[0]}, {shape[1]}.*\), an empty image; {writer.__name__}"
+    with pytest.raises(ValueError, match=match):
+        writer(frames, path, fps=10)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("shape", [(3, 8, 4), (10, 64, 3)])
+def test_a_3d_array_ending_in_3_or_4_says_it_is_read_as_one_image(
+    tmp_path: Path, shape: tuple[int, ...]
+) -> None:
+    kind = "RGB" if shape[-1] == 3 else "RGBA"
+    with pytest.raises(
+        ValueError,
+        match=rf"last axis is {shape[-1]} is read as one {kind} image; for greyscale frames "
+        rf"{shape[-1]} pixels wide, pass a list of \(H, W\) frames\.$",
+    ):
+        save_gif(np.zeros(shape, np.uint8), tmp_path / "grey.gif")
+    # which is how such a greyscale clip is written
+    grey = [np.full(shape[1:], v, np.uint8) for v in (0, 120, 250)]
+    assert _gif_frames(save_gif(grey, tmp_path / "grey.gif", fps=10)) == (3, 100)
 
 
 def test_save_video_pads_odd_sizes(tmp_path: Path) -> None:

@@ -242,6 +242,7 @@ def save_video(frames: Frames, path: str | os.PathLike[str], fps: float = 30) ->
         ValueError, TypeError: invalid ``fps`` or frames, or a suffix that is not one of
             ``VIDEO_CODECS`` (.mp4, .m4v, .mov, .mkv, .avi, .webm), before anything is written.
         MissingDependency: imageio or imageio-ffmpeg is not installed (``sekai-core[render]``).
+        OSError: the encoder wrote no file (nothing is left at ``path``).
     """
     images = _validated_frames("save_video", frames, fps)
     path = Path(path)
@@ -256,13 +257,27 @@ def save_video(frames: Frames, path: str | os.PathLike[str], fps: float = 30) ->
         raise MissingDependency(
             f"save_video needs imageio-ffmpeg: {_INSTALL}", package="imageio-ffmpeg", extra="render"
         )
+    suffix = path.suffix.lower()
     try:
-        writer = imageio.get_writer(path, fps=fps, codec=codec, macro_block_size=1)
+        writer = imageio.get_writer(
+            path,
+            format=_IMAGEIO_FORMATS.get(suffix),
+            fps=fps,
+            codec=codec,
+            macro_block_size=1,
+        )
         try:
             for image in images:
                 writer.append_data(_even_rgb(image))
         finally:
             writer.close()
+        if not path.is_file() or path.stat().st_size == 0:
+            # ffmpeg can fail without imageio noticing; a path to nothing is no recording.
+            raise OSError(
+                f"save_video() wrote nothing to {str(path)!r}: the encoder (ffmpeg, {codec}) "
+                f"produced no data for {len(images)} frames of shape {images[0].shape}; its "
+                "messages, if it printed any, are on stderr above."
+            )
     except BaseException:
         # A half-written video plays as nothing or as a truncated clip: leave no file behind.
         path.unlink(missing_ok=True)
@@ -280,6 +295,10 @@ VIDEO_CODECS = {
     ".avi": "mpeg4",
     ".webm": "libvpx-vp9",
 }
+
+# imageio picks its backend by suffix and has none for these; ffmpeg's muxer of that name
+# writes them (for .m4v, its mp4 muxer writes an M4V-branded file).
+_IMAGEIO_FORMATS = {".m4v": "mp4"}
 
 
 def _video_codec(path: Path) -> str:
@@ -320,9 +339,17 @@ def _validated_frames(func: str, frames: Frames, fps: float) -> list[npt.NDArray
         raise ValueError(f"{func}() needs fps > 0, got {fps}.")
     if isinstance(frames, np.ndarray):
         if frames.ndim == 2 or (frames.ndim == 3 and frames.shape[-1] in (3, 4)):
+            # (T, H, 3) greyscale and (H, W, 3) RGB look alike: a 3-D array is read as an image.
+            ambiguous = (
+                f" A 3-D array whose last axis is {frames.shape[-1]} is read as one "
+                f"{'RGB' if frames.shape[-1] == 3 else 'RGBA'} image; for greyscale frames "
+                f"{frames.shape[-1]} pixels wide, pass a list of (H, W) frames."
+                if frames.ndim == 3
+                else ""
+            )
             raise ValueError(
                 f"{func}() got a single frame of shape {frames.shape}; pass a list of frames or a "
-                "stacked (T, H, W, C) array (or (T, H, W) for greyscale)."
+                f"stacked (T, H, W, C) array (or (T, H, W) for greyscale).{ambiguous}"
             )
         items: Sequence[Any] = list(frames) if frames.ndim in (3, 4) else [frames]
     elif isinstance(frames, (str, bytes)) or not isinstance(frames, Sequence):
@@ -364,6 +391,11 @@ def image_frame(frame: Any, label: str, user: str) -> npt.NDArray[np.uint8]:
     if image.ndim not in (2, 3) or (image.ndim == 3 and image.shape[-1] not in (3, 4)):
         raise ValueError(
             f"{label} has shape {image.shape}; {user} needs (H, W), (H, W, 3) or (H, W, 4)."
+        )
+    if 0 in image.shape[:2]:
+        raise ValueError(
+            f"{label} has shape {image.shape}, an empty image; {user} needs at least one row "
+            "and one column (H, W >= 1)."
         )
     if image.dtype.kind not in "iu":
         raise ValueError(
