@@ -305,9 +305,67 @@ def test_render_mode_without_renderer_raises_value_error() -> None:
         to_gymnasium(sekai.make("CartPole-v1"), render_mode="rgb_array")
 
 
+@pytest.mark.parametrize(
+    ("env_id", "mode", "hint"),
+    [
+        (
+            "CartPole-v1",
+            "rgb_array",
+            "from sekai.envs.classic_control import CartPoleRenderer; "
+            "to_gymnasium(env, renderer=CartPoleRenderer()).",
+        ),
+        (
+            "MountainCarContinuous-v0",
+            "rgb_array",
+            "from sekai.envs.classic_control import MountainCarRenderer; "
+            "to_gymnasium(env, renderer=MountainCarRenderer()).",
+        ),
+        (
+            "Trading-v0",
+            "ansi",
+            "from sekai.envs.finance import TradingTextRenderer; "
+            "to_gymnasium(env, renderer=TradingTextRenderer()).",
+        ),
+        (
+            "Trading-v0",
+            "rgb_array",
+            "from sekai.envs.finance import TradingRenderer; "
+            "to_gymnasium(env, renderer=TradingRenderer()).",
+        ),
+        (
+            "CartPole-v1",
+            "ansi",
+            "Pass a text renderer (its render(env) returns str) of this env, a "
+            "sekai.rendering.Renderer: to_gymnasium(env, renderer=...).",
+        ),
+    ],
+    ids=["cartpole", "mountain-car-continuous", "trading-text", "trading", "cartpole-text"],
+)
+def test_render_mode_without_renderer_names_a_renderer_of_the_env(
+    env_id: str, mode: str, hint: str
+) -> None:
+    with pytest.raises(ValueError) as info:
+        to_gymnasium(sekai.make(env_id), render_mode=mode)
+    assert str(info.value) == (
+        f"to_gymnasium() got render_mode={mode!r} but no renderer, so nothing could render. "
+        + ("" if hint.startswith("Pass") else "Pass its renderer: ")
+        + hint
+    )
+
+
 def test_renderer_without_render_method_raises_type_error() -> None:
-    with pytest.raises(TypeError, match="renderer with render"):
+    with pytest.raises(TypeError, match=r"renderer must have render\(env\) and close\(\)"):
         to_gymnasium(sekai.make("CartPole-v1"), renderer=object())  # type: ignore[arg-type]
+
+
+def test_a_renderer_class_is_refused_at_construction() -> None:
+    # A class has render and close, so it looks like a renderer until render() is called.
+    with pytest.raises(
+        TypeError,
+        match=r"^renderer must be a renderer object, got the class CartPoleRenderer: pass "
+        r"CartPoleRenderer\(\.\.\.\)\.$",
+    ):
+        to_gymnasium(sekai.make("CartPole-v1"), renderer=CartPoleRenderer)  # type: ignore[arg-type]
 
 
 def test_no_renderer_means_no_render_mode_and_render_returns_none() -> None:

@@ -14,7 +14,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.compat._spaces import binary_action_converter, space_to_gymnasium
+from sekai.core._render_habit import renderer_of
 from sekai.core.env import Env
+from sekai.rendering.recorder import check_renderer
 from sekai.rendering.renderer import Renderer, RenderFrame
 from sekai.utils.action_mask import flatten_action_mask, get_action_mask, supports_action_mask
 
@@ -28,21 +30,18 @@ _HUMAN = (
 )
 
 
-def _render_mode(renderer: Renderer | None, render_mode: str | None) -> str | None:
+def _render_mode(
+    env: Env[Any, Any], renderer: Renderer | None, render_mode: str | None
+) -> str | None:
     """The render mode for ``renderer``: checked, or its default (core.md §15)."""
     if renderer is None:
         if render_mode is not None:
             raise ValueError(
                 f"to_gymnasium() got render_mode={render_mode!r} but no renderer, so nothing "
-                "could render. Pass a renderer, e.g. to_gymnasium(env, renderer="
-                "CartPoleRenderer())."
+                f"could render. {_pass_a_renderer(env, text=render_mode == 'ansi')}"
             )
         return None
-    if not isinstance(renderer, Renderer):
-        raise TypeError(
-            "to_gymnasium() expects a renderer with render(env) and close() methods, got "
-            f"{type(renderer).__name__}."
-        )
+    check_renderer(renderer)
     if render_mode is not None and render_mode not in RENDER_MODES:
         hint = f" {_HUMAN}" if render_mode == "human" else ""
         raise ValueError(
@@ -60,6 +59,18 @@ def _render_mode(renderer: Renderer | None, render_mode: str | None) -> str | No
             f"renders {declared!r} frames; leave render_mode out or pass {declared!r}."
         )
     return render_mode
+
+
+def _pass_a_renderer(env: Env[Any, Any], *, text: bool) -> str:
+    """How to pass a renderer of ``env`` (a text one for ``text``), named when it has one."""
+    found = renderer_of(type(env.unwrapped), text=text)
+    if found is None:
+        kind = "a text renderer (its render(env) returns str)" if text else "a renderer"
+        return (
+            f"Pass {kind} of this env, a sekai.rendering.Renderer: to_gymnasium(env, renderer=...)."
+        )
+    name = found.rsplit(" ", 1)[1]
+    return f"Pass its renderer: {found}; to_gymnasium(env, renderer={name}())."
 
 
 class SekaiToGymnasium(gymnasium.Env[Any, Any]):
@@ -91,7 +102,7 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
                 "to_gymnasium_vector()."
             )
             raise TypeError(f"to_gymnasium() expects a sekai.Env, got {type(env).__name__}.{hint}")
-        self.render_mode = _render_mode(renderer, render_mode)
+        self.render_mode = _render_mode(env, renderer, render_mode)
         self.sekai_env = env
         self.renderer = renderer
         self.observation_space = space_to_gymnasium(env.observation_space)

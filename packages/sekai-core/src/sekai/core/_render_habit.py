@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["NoVecRender", "missing_attribute", "reject_render_mode"]
+__all__ = ["NoVecRender", "missing_attribute", "reject_render_mode", "renderer_of"]
 
 _SEE = (
     "See docs/pages/rendering.md and the section 'Renderers instead of render_mode' of "
@@ -19,10 +19,11 @@ _SEE = (
 )
 
 
-def _renderer_of(env_class: type) -> str | None:
+def renderer_of(env_class: type, *, text: bool = False) -> str | None:
     """``from pkg import XRenderer``: the renderer of ``env_class`` or of its nearest base class
     that has one importable, where class ``XEnv`` has ``XRenderer`` unless it names another
-    with a class attribute ``_renderer_name`` (an env drawn by a sibling's renderer)."""
+    with a class attribute ``_renderer_name`` (an env drawn by a sibling's renderer). With
+    ``text``, its text counterpart ``XTextRenderer`` instead (None if there is none)."""
     for cls in env_class.__mro__:
         renderer = cls.__dict__.get("_renderer_name")
         if renderer is None:
@@ -30,6 +31,8 @@ def _renderer_of(env_class: type) -> str | None:
             if not name.endswith("Env") or name == "Env":
                 continue
             renderer = f"{name[: -len('Env')]}Renderer"
+        if text:
+            renderer = f"{renderer.removesuffix('Renderer')}TextRenderer"
         found = _exported_by(cls.__module__, renderer)
         if found is not None:
             return found
@@ -50,7 +53,7 @@ def _exported_by(module: str, renderer: str) -> str | None:
 
 
 def _use_a_renderer(env_class: type) -> str:
-    found = _renderer_of(env_class)
+    found = renderer_of(env_class)
     if found is None:
         return "Draw it with a renderer (a sekai.rendering.Renderer): frame = renderer.render(env)."
     name = found.rsplit(" ", 1)[1]

@@ -21,6 +21,7 @@ from sekai.rendering.renderer import Renderer, RenderFrame
 __all__ = [
     "RecordFrames",
     "check_recording_options",
+    "check_renderer",
     "image_frame",
     "save_frames",
     "save_gif",
@@ -177,6 +178,24 @@ def check_recording_options(renderer: Any, max_frames: Any) -> None:
         TypeError: ``renderer`` is a class, or has no ``render``/``close``.
         ValueError: ``max_frames`` is neither None nor an int >= 0.
     """
+    check_renderer(renderer)
+    if max_frames is not None and (
+        isinstance(max_frames, bool)
+        or not isinstance(max_frames, (int, np.integer))
+        or max_frames < 0
+    ):
+        raise ValueError(f"max_frames must be None or an int >= 0, got {max_frames!r}.")
+
+
+def check_renderer(renderer: Any) -> None:
+    """Refuse a ``renderer`` argument that is not a renderer object.
+
+    A renderer class passes the runtime check of the ``Renderer`` protocol (it has the
+    methods), so it is refused by name here, where the mistake is made.
+
+    Raises:
+        TypeError: ``renderer`` is a class, or has no ``render``/``close``.
+    """
     if isinstance(renderer, type):
         raise TypeError(
             f"renderer must be a renderer object, got the class {renderer.__name__}: pass "
@@ -187,12 +206,6 @@ def check_recording_options(renderer: Any, max_frames: Any) -> None:
             f"renderer must have render(env) and close() methods (a sekai.rendering.Renderer), "
             f"got {type(renderer).__name__}."
         )
-    if max_frames is not None and (
-        isinstance(max_frames, bool)
-        or not isinstance(max_frames, (int, np.integer))
-        or max_frames < 0
-    ):
-        raise ValueError(f"max_frames must be None or an int >= 0, got {max_frames!r}.")
 
 
 def save_gif(frames: Frames, path: str | os.PathLike[str], fps: float = 30) -> Path:
