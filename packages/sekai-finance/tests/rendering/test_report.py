@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,19 @@ def test_save_writes_a_png_chart(tmp_path: Path) -> None:
         np.testing.assert_array_equal(np.asarray(image.convert("RGB")), report.to_array())
     dark = report.to_array(width=600, height=400, theme="dark")
     assert dark.shape == (400, 600, 3) and tuple(dark[1, 1]) == Theme.dark().background
+
+
+@pytest.mark.parametrize("name", ["report.gif", "report.jpg", "report", "report.png.txt"])
+def test_save_refuses_a_path_that_is_not_png_before_writing(tmp_path: Path, name: str) -> None:
+    report = episode_report(np.full(5, 0.01))
+    with pytest.raises(
+        ValueError,
+        match=rf"^EpisodeReport\.save\(\) writes a PNG image, so the path must end in \.png, "
+        rf"got '.*{re.escape(name)}'\.$",
+    ):
+        report.save(tmp_path / name)
+    assert list(tmp_path.iterdir()) == []
+    assert report.save(tmp_path / "report.PNG").is_file()
 
 
 def test_save_without_pillow_raises_missing_dependency(

@@ -108,8 +108,16 @@ class EpisodeReport:
         """Write the chart as a PNG image and return the path (needs Pillow).
 
         Raises:
+            ValueError: ``path`` does not end in ``.png`` (any case), before anything is written
+                (as ``RecordFrames.save`` refuses a suffix it cannot write).
             MissingDependency: Pillow is not installed (``pip install 'sekai-core[render]'``).
         """
+        target = Path(path)
+        if target.suffix.lower() != ".png":
+            raise ValueError(
+                f"EpisodeReport.save() writes a PNG image, so the path must end in .png, got "
+                f"{str(target)!r}."
+            )
         image = self.to_array(width=width, height=height, theme=theme)
         try:
             from PIL import Image
@@ -119,7 +127,6 @@ class EpisodeReport:
                 package="pillow",
                 extra="render",
             ) from exc
-        target = Path(path)
         Image.fromarray(image).save(target, format="PNG")
         return target
 
