@@ -300,6 +300,25 @@ def test_invalid_options_are_refused(case: Case) -> None:
         case.renderer(720)  # every option is keyword-only
 
 
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_wrong_arguments_are_refused_naming_the_renderer_called(case: Case) -> None:
+    name = case.renderer.__name__
+    options = "width=, height=, theme=, window="
+    if case.renderer in (LimitOrderBookRenderer, LimitOrderBookMarketRenderer):
+        options += ", levels="
+    with pytest.raises(TypeError) as info:
+        case.renderer(640)
+    assert str(info.value) == (
+        f"{name}() takes its options by keyword only, got 1 positional argument (640); "
+        f"its options are {options}."
+    )
+    with pytest.raises(TypeError) as info:
+        case.renderer(lvls=3)
+    assert str(info.value) == (
+        f"{name}() got an unexpected keyword argument 'lvls'; its options are {options}."
+    )
+
+
 @pytest.mark.parametrize("renderer", [LimitOrderBookRenderer, LimitOrderBookMarketRenderer])
 def test_order_book_renderers_take_levels(renderer: type) -> None:
     assert renderer(levels=3).levels == 3

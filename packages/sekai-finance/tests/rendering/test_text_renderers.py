@@ -130,6 +130,21 @@ def test_rendering_a_step_twice_draws_the_same_line(make: Any, renderer_cls: Any
         assert renderer.render(env) == renderer.render(env)
 
 
+@pytest.mark.parametrize(
+    "renderer_cls", [*(case[1] for case in SINGLE), LimitOrderBookMarketTextRenderer]
+)
+def test_text_renderers_take_no_arguments_and_say_so_naming_themselves(renderer_cls: Any) -> None:
+    name = renderer_cls.__name__
+    with pytest.raises(TypeError) as info:
+        renderer_cls(theme="dark")
+    assert str(info.value) == (
+        f"{name}() got an unexpected keyword argument 'theme'; it takes no options."
+    )
+    with pytest.raises(TypeError) as info:
+        renderer_cls(80)
+    assert str(info.value) == f"{name}() takes no arguments, got 1 positional argument (80)."
+
+
 def test_the_reward_column_is_headed_log_ret_for_another_reward_function() -> None:
     env = TradingEnv(episode_length=10, lookback=5, reward=SimpleReturn())
     env.reset(seed=0)

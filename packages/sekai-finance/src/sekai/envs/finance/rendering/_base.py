@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -123,7 +124,45 @@ def describe_costs(env: Any) -> str:
     return f"; costs {type(model).__name__}"
 
 
-class FinanceRenderer(Dashboard):
+class KeywordOptions:
+    """Base of the finance renderers: their options are keyword-only, and a wrong argument is
+    refused naming the renderer the user called (not the base class defining ``__init__``)."""
+
+    def __new__(cls, *args: Any, **options: Any) -> Any:
+        check_options(cls, args, options)
+        return super().__new__(cls)
+
+
+def check_options(cls: type, args: tuple[Any, ...], options: dict[str, Any]) -> None:
+    """Refuse positional arguments and unknown options of renderer class ``cls``.
+
+    Raises:
+        TypeError: ``TradingRenderer() takes its options by keyword only (width=, ...)``, or an
+            unknown option, naming the options ``cls`` has.
+    """
+    # The __init__ that cls(...) calls, looked up as Python does (cls.__init__ on a class
+    # object is unsound to type: a subclass may change its signature).
+    init = next(vars(c)["__init__"] for c in cls.__mro__ if "__init__" in vars(c))
+    parameters = inspect.signature(init).parameters.values()
+    names = [p.name for p in parameters if p.kind is p.KEYWORD_ONLY]
+    takes = f"; its options are {', '.join(f'{n}=' for n in names)}" if names else ""
+    if args:
+        rule = "takes its options by keyword only" if names else "takes no arguments"
+        plural = "s" if len(args) != 1 else ""
+        listed = ", ".join(repr(a) for a in args)
+        raise TypeError(
+            f"{cls.__name__}() {rule}, got {len(args)} positional argument{plural} ({listed})"
+            f"{takes}."
+        )
+    unknown = next((name for name in options if name not in names), None)
+    if unknown is not None:
+        raise TypeError(
+            f"{cls.__name__}() got an unexpected keyword argument {unknown!r}"
+            f"{takes or '; it takes no options'}."
+        )
+
+
+class FinanceRenderer(KeywordOptions, Dashboard):
     """A finance dashboard for one env class.
 
     Subclasses set ``env_type`` and ``env_title`` and build their charts in ``_build``; the
@@ -210,7 +249,7 @@ class PreviousStep:
         return previous
 
 
-class FinanceTextRenderer(BaseRenderer):
+class FinanceTextRenderer(KeywordOptions, BaseRenderer):
     """A text renderer: one line per call (after every reset and step), in fixed-width columns.
 
     The first call of an episode also returns a title line and the column headers.
