@@ -266,3 +266,112 @@ def test_a_missing_attribute_source_names_the_env_and_its_attributes() -> None:
 def test_an_order_book_source_must_give_an_order_book() -> None:
     with pytest.raises(TypeError, match=r"book source 'price' must give an order book.*got float"):
         Dashboard(OrderBookChart("price")).render(Ticker())
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: Stat("Equity", 1.0432),
+            r"^Stat value must be a str \(the text to show\), got float 1\.0432; format the "
+            r"number, e\.g\. Stat\('Equity', f\"\{value:\.4f\}\"\)\.$",
+        ),
+        (lambda: Stat(3, "x"), r"^Stat label must be a str \(the text to show\), got int 3\.$"),
+        (lambda: Stat("Equity", "1.04", 0.04), r"^Stat detail must be a str .* got float 0\.04"),
+        (lambda: Dashboard(PriceChart("price"), subtitle=252), r"^subtitle must be a str, got int"),
+        (lambda: Dashboard(PriceChart("price"), stats=[]), r"^stats must be a callable of the env"),
+        (lambda: Series("price", color="nope"), r"^Series color: Unknown colour 'nope'; use one"),
+        (lambda: UniverseChart("weights", negative_color=(1, 2)), r"^UniverseChart negative_color"),
+        (lambda: AreaChart("weights", colors=["up", 300.0]), r"^AreaChart colors\[1\]: A colour"),
+        (lambda: BarChart("weights", colors="accent"), r"^BarChart colors must be a list of"),
+    ],
+    ids=[
+        "stat-value", "stat-label", "stat-detail", "subtitle", "stats", "series-color",
+        "universe-color", "area-colors", "bar-colors-str",
+    ],
+)  # fmt: skip
+def test_malformed_dashboard_parts_are_refused_when_built(make: Any, message: str) -> None:
+    with pytest.raises((TypeError, ValueError), match=message):
+        make()
+    with pytest.raises(ValueError, match=r"^Stat tone must be 'up', 'down' or None, got 'green'"):
+        Stat("Equity", "1.04", "+4%", "green")
+
+
+@pytest.mark.parametrize(
+    ("dashboard", "error", "message"),
+    [
+        (
+            lambda: Dashboard(PriceChart("price"), subtitle=lambda env: 252),
+            TypeError,
+            r"^The dashboard's subtitle must be a str, got int 252 from the subtitle callable\.$",
+        ),
+        (
+            lambda: Dashboard(PriceChart("price"), stats=lambda env: ["equity"]),
+            TypeError,
+            r"^The dashboard's stats callable must return a list of Stat, got str 'equity' at "
+            r"position 0",
+        ),
+        (
+            lambda: Dashboard(PriceChart("price"), stats=lambda env: Stat("Price", "100")),
+            TypeError,
+            r"^The dashboard's stats callable must return a list of Stat, got Stat",
+        ),
+        (
+            lambda: Dashboard(AreaChart(lambda env: np.zeros(0))),
+            ValueError,
+            r"^AreaChart source <lambda> gave an empty vector; it needs one value per part\.$",
+        ),
+        (
+            lambda: Dashboard(UniverseChart("weights", labels=lambda env: None)),
+            TypeError,
+            r"^UniverseChart labels source <lambda> must give a sequence of labels \(a str or "
+            r"None each\), got NoneType None\.$",
+        ),
+        (
+            lambda: Dashboard(BarChart("weights", labels="price")),
+            TypeError,
+            r"^BarChart labels source 'price' must give a sequence of labels .* got float 100\.0",
+        ),
+        (
+            lambda: Dashboard(OrderBookChart(lambda env: OrderBook(), owners=lambda env: [7])),
+            TypeError,
+            r"^OrderBookChart owners source <lambda> must give a mapping \{owner id: label\}, "
+            r"got list \[7\]\.$",
+        ),
+    ],
+    ids=[
+        "subtitle",
+        "stats-items",
+        "stats-one",
+        "area-empty",
+        "universe-labels",
+        "bar-labels",
+        "book-owners",
+    ],
+)
+def test_malformed_values_from_sources_name_the_part_and_the_field(
+    dashboard: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        dashboard().render(Ticker())
+
+
+def test_owner_labels_are_shown_as_text_whatever_their_type() -> None:
+    book = OrderBook()
+    book.limit(Side.BID, 99, 5, owner=7)
+    book.limit(Side.ASK, 101, 5)
+    frame = Dashboard(OrderBookChart(lambda env: book, owners={7: 7})).render(Ticker())
+    named = Dashboard(OrderBookChart(lambda env: book, owners={7: "7"})).render(Ticker())
+    np.testing.assert_array_equal(frame, named)
+
+
+def test_the_attributes_a_missing_source_lists_are_ones_that_can_be_read() -> None:
+    import sekai
+
+    env = sekai.make("Trading-v0")
+    env.reset(seed=0)
+    with pytest.raises(AttributeError) as info:
+        Dashboard(LineChart([Series("turnover")])).render(env)
+    listed = str(info.value).split("(", 1)[1].split(")", 1)[0].split(", ")
+    assert "equity" in listed and "price_history" in listed
+    assert "render" not in listed  # reading it raises AttributeError on every sekai env

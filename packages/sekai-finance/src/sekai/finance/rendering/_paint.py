@@ -14,6 +14,8 @@ from sekai.rendering import Canvas, Color, Theme
 
 __all__ = [
     "ColorSpec",
+    "check_color",
+    "check_colors",
     "dashed",
     "fill_between",
     "fit_text",
@@ -57,6 +59,36 @@ def resolve_color(theme: Theme, spec: ColorSpec) -> Color:
     ):
         return spec
     raise ValueError(f"A colour must be a theme name, a palette index or (r, g, b), got {spec!r}.")
+
+
+def check_color(name: str, spec: Any) -> ColorSpec:
+    """``spec`` checked when a chart is built (``resolve_color`` draws it with a theme later).
+
+    Raises:
+        ValueError: ``spec`` names no colour; the message starts with ``name``.
+    """
+    try:
+        resolve_color(Theme.light(), spec)
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None
+    checked: ColorSpec = spec
+    return checked
+
+
+def check_colors(name: str, specs: Any) -> list[ColorSpec] | None:
+    """A list of colours, one per part (``check_color`` each), or None.
+
+    Raises:
+        TypeError: ``specs`` is not a sequence (a single name is not a list of them).
+        ValueError: an entry names no colour.
+    """
+    if specs is None:
+        return None
+    if isinstance(specs, str) or not isinstance(specs, Sequence):
+        raise TypeError(
+            f"{name} must be a list of colours, one per part, got {type(specs).__name__} {specs!r}."
+        )
+    return [check_color(f"{name}[{i}]", spec) for i, spec in enumerate(specs)]
 
 
 def mix(a: Sequence[int], b: Sequence[int], t: float) -> Color:

@@ -19,6 +19,7 @@ from sekai.finance.rendering.chart import (
     check_source,
     check_title,
     check_weight,
+    describe_source,
     read,
 )
 from sekai.rendering import Canvas
@@ -46,8 +47,9 @@ class OrderBookChart(Chart):
     Args:
         book: the ``sekai.finance.lob.OrderBook`` (an env attribute name or a callable).
         owners: a mapping ``{owner id: label}`` of the traders to highlight (e.g.
-            ``{trader_id: "You"}``), or a source giving it. One trader is drawn in the theme's
-            accent colour; several take the palette's colours in order.
+            ``{trader_id: "You"}``), or a source giving it; a label is shown as ``str(label)``.
+            One trader is drawn in the theme's accent colour; several take the palette's
+            colours in order.
         levels: price levels shown per side (int >= 1).
         title: drawn at the top left.
         width: layout weight within a row.
@@ -88,14 +90,20 @@ class OrderBookChart(Chart):
         book = read(self.book, env)
         if not all(callable(getattr(book, m, None)) for m in ("depth", "orders_of", "queue_ahead")):
             raise TypeError(
-                f"OrderBookChart's book source {self.book!r} must give an order book "
-                f"(sekai.finance.lob.OrderBook), got {type(book).__name__}."
+                f"OrderBookChart's book source {describe_source(self.book)} must give an order "
+                f"book (sekai.finance.lob.OrderBook), got {type(book).__name__}."
             )
         self._depth = tuple(np.asarray(a, dtype=np.int64) for a in book.depth(self.levels))
-        owners = self.owners
-        if owners is not None and not isinstance(owners, Mapping):
-            owners = read(owners, env)
-        self._names = dict(owners or {})
+        source = self.owners
+        owners: Any = source
+        if source is not None and not isinstance(source, Mapping):
+            owners = read(source, env)
+            if owners is not None and not isinstance(owners, Mapping):
+                raise TypeError(
+                    f"OrderBookChart owners source {describe_source(source)} must give a "
+                    f"mapping {{owner id: label}}, got {type(owners).__name__} {owners!r}."
+                )
+        self._names = {owner: str(label) for owner, label in (owners or {}).items()}
         resting = []
         for owner in self._names:
             for order in book.orders_of(owner):

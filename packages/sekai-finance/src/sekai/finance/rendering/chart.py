@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -23,8 +23,10 @@ __all__ = [
     "Row",
     "Source",
     "Track",
+    "describe_source",
     "layout",
     "read",
+    "read_labels",
     "value_range",
 ]
 
@@ -55,13 +57,50 @@ def read(source: Source, env: Any) -> Any:
         names = [
             n
             for n in dir(env)
-            if not n.startswith("_") and not callable(inspect.getattr_static(env, n))
+            if not n.startswith("_")
+            and not callable(inspect.getattr_static(env, n))
+            and _readable(env, n)
         ]
         raise AttributeError(
             f"chart source {source!r}: {kind.__name__} has no attribute {source!r}. A str source "
             f"names an env attribute ({', '.join(names)}); for anything else pass a callable "
             "of the env."
         ) from exc
+
+
+def _readable(env: Any, name: str) -> bool:
+    """Whether ``env.name`` can be read: not a name whose lookup always raises
+    ``AttributeError`` (sekai envs' ``render``, which points to renderers)."""
+    try:
+        getattr(env, name)
+    except AttributeError:
+        return False
+    except Exception:  # it exists, but cannot be read now (e.g. before reset)
+        return True
+    return True
+
+
+def describe_source(source: Source) -> str:
+    """``source`` as the user wrote it, for messages: ``'equity'`` or the callable's name."""
+    if isinstance(source, str):
+        return repr(source)
+    return str(getattr(source, "__name__", None) or repr(source))
+
+
+def read_labels(chart: str, field: str, source: Source, env: Any) -> list[str | None]:
+    """The labels ``source`` gives for ``env`` (one per item; None for an empty one).
+
+    Raises:
+        TypeError: the value is not a sequence of labels; the message names the chart, the
+            field and the source.
+    """
+    value = read(source, env)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(
+            f"{chart} {field} source {describe_source(source)} must give a sequence of labels "
+            f"(a str or None each), got {type(value).__name__} {value!r}."
+        )
+    return [None if x is None else str(x) for x in value]
 
 
 def check_source(name: str, source: object, *, optional: bool = False) -> None:

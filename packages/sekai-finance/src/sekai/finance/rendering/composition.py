@@ -7,7 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from sekai.finance.rendering._paint import ColorSpec, fill_between, resolve_color, text, vline
+from sekai.finance.rendering._paint import (
+    ColorSpec,
+    check_colors,
+    fill_between,
+    resolve_color,
+    text,
+    vline,
+)
 from sekai.finance.rendering.chart import (
     Axes,
     Box,
@@ -18,7 +25,9 @@ from sekai.finance.rendering.chart import (
     check_source,
     check_title,
     check_weight,
+    describe_source,
     read,
+    read_labels,
 )
 from sekai.finance.rendering.lines import check_kind, format_value
 from sekai.rendering import Canvas
@@ -55,7 +64,7 @@ class AreaChart(Chart):
         check_source("source", source)
         self.source = source
         self.labels = None if labels is None else [str(x) for x in labels]
-        self.colors = None if colors is None else list(colors)
+        self.colors = check_colors(f"{type(self).__name__} colors", colors)
         self.title = check_title(title)
         self.kind = check_kind(kind)
         self.width = check_weight("width", width)
@@ -66,7 +75,13 @@ class AreaChart(Chart):
         self.track.clear()
 
     def observe(self, env: Any, step: int) -> None:
-        self.track.put(step, np.asarray(read(self.source, env), dtype=np.float64).ravel())
+        values = np.asarray(read(self.source, env), dtype=np.float64).ravel()
+        if values.size == 0:
+            raise ValueError(
+                f"AreaChart source {describe_source(self.source)} gave an empty vector; it "
+                "needs one value per part."
+            )
+        self.track.put(step, values)
 
     def trim(self, first: int) -> None:
         self.track.trim(first)
@@ -130,7 +145,7 @@ class BarChart(Chart):
         check_source("source", source)
         self.source = source
         self.labels = labels
-        self.colors = None if colors is None else list(colors)
+        self.colors = check_colors(f"{type(self).__name__} colors", colors)
         self.title = check_title(title)
         self.kind = check_kind(kind)
         self.width = check_weight("width", width)
@@ -144,10 +159,12 @@ class BarChart(Chart):
     def observe(self, env: Any, step: int) -> None:
         self.values = np.asarray(read(self.source, env), dtype=np.float64).ravel()
         labels = self.labels
-        if labels is not None and (isinstance(labels, str) or callable(labels)):
-            labels = read(labels, env)
-        names = [] if labels is None else ["empty" if x is None else str(x) for x in labels]
-        self.names = names
+        given: Sequence[str | None] = []
+        if isinstance(labels, str) or callable(labels):
+            given = read_labels("BarChart", "labels", labels, env)
+        elif labels is not None:
+            given = labels
+        self.names = ["empty" if x is None else str(x) for x in given]
 
     def draw(self, canvas: Canvas, box: Box, ctx: DrawContext) -> None:
         theme, u, size = ctx.theme, ctx.unit, ctx.text

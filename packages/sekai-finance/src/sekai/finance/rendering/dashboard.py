@@ -48,6 +48,22 @@ class Stat:
     detail: str = ""
     tone: str | None = None
 
+    def __post_init__(self) -> None:
+        for field in ("label", "value", "detail"):
+            given = getattr(self, field)
+            if not isinstance(given, str):
+                hint = (
+                    f'; format the number, e.g. Stat({self.label!r}, f"{{{field}:.4f}}")'
+                    if isinstance(given, numbers.Number) and field != "label"
+                    else ""
+                )
+                raise TypeError(
+                    f"Stat {field} must be a str (the text to show), got "
+                    f"{type(given).__name__} {given!r}{hint}."
+                )
+        if self.tone not in (None, "up", "down"):
+            raise ValueError(f"Stat tone must be 'up', 'down' or None, got {self.tone!r}.")
+
 
 def check_frame_size(name: str, value: object) -> int:
     """A frame dimension: an int >= 64 (smaller frames cannot hold a readable dashboard)."""
@@ -76,6 +92,22 @@ def check_window(window: object) -> int | None:
     if isinstance(window, bool) or not isinstance(window, numbers.Integral) or int(window) < 1:
         raise ValueError(f"window must be None or an int >= 1, got {window!r}.")
     return int(window)
+
+
+def _checked_stats(stats: Any) -> list[Stat]:
+    """The header's statistics as given by ``stats(env)``: a list of ``Stat`` (``TypeError``)."""
+    if isinstance(stats, (str, Stat)) or not isinstance(stats, Sequence):
+        raise TypeError(
+            f"The dashboard's stats callable must return a list of Stat, got "
+            f"{type(stats).__name__} {stats!r}."
+        )
+    for i, stat in enumerate(stats):
+        if not isinstance(stat, Stat):
+            raise TypeError(
+                f"The dashboard's stats callable must return a list of Stat, got "
+                f"{type(stat).__name__} {stat!r} at position {i}; e.g. Stat('Equity', '1.04')."
+            )
+    return list(stats)
 
 
 class Dashboard(BaseRenderer):
@@ -131,6 +163,13 @@ class Dashboard(BaseRenderer):
         if self._factory is None:
             self._set_layout(charts)  # type: ignore[arg-type]
         self.title = check_title(title)
+        if not callable(subtitle):
+            check_title(subtitle, "subtitle")
+        if stats is not None and not callable(stats):
+            raise TypeError(
+                f"stats must be a callable of the env returning a list of Stat, got "
+                f"{type(stats).__name__}."
+            )
         self._subtitle = subtitle
         self._stats = stats
         self._horizon = horizon
@@ -270,7 +309,7 @@ class Dashboard(BaseRenderer):
         theme = self.theme
         big = max(1, round(2 * unit))
         title_box = text(canvas, margin, margin, self.title, theme.foreground, size=big)
-        stats = list(self.stats(base))
+        stats = _checked_stats(self.stats(base))
         if self.progress:
             stats.append(Stat("Step", f"{step}" if horizon is None else f"{step}/{horizon}"))
         # Values at the title's size if they fit next to the title, else at label size.
@@ -288,7 +327,13 @@ class Dashboard(BaseRenderer):
             self._stat(canvas, stat, x - w + 16 * unit, margin, size, value_size, unit)
             x -= w
             stats_left = x
-        subtitle = plain(self.subtitle(base))
+        subtitle = self.subtitle(base)
+        if not isinstance(subtitle, str):
+            raise TypeError(
+                f"The dashboard's subtitle must be a str, got {type(subtitle).__name__} "
+                f"{subtitle!r} from the subtitle callable."
+            )
+        subtitle = plain(subtitle)
         subtitle_y = title_box[3] + 5 * unit
         if margin + Canvas.text_size(subtitle, size)[0] > stats_left - 4 * unit:
             # Too long for the room beside the statistics: a full-width line below them.

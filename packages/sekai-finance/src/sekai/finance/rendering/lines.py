@@ -11,6 +11,7 @@ import numpy as np
 from sekai.finance.rendering._format import format_number, format_pct
 from sekai.finance.rendering._paint import (
     ColorSpec,
+    check_color,
     dashed,
     fill_between,
     hline,
@@ -81,7 +82,7 @@ class Series:
             raise ValueError(f"style must be one of {', '.join(_STYLES)}, got {style!r}.")
         self.source = source
         self.label = label
-        self.color = color
+        self.color = check_color("Series color", color)
         self.style = style
         self.width = check_weight("width", width)
         self.static = bool(static)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from sekai.finance.rendering._format import format_pct
-from sekai.finance.rendering._paint import ColorSpec, mix, resolve_color, text, vline
+from sekai.finance.rendering._paint import ColorSpec, check_color, mix, resolve_color, text, vline
 from sekai.finance.rendering.chart import (
     Axes,
     Box,
@@ -20,6 +20,7 @@ from sekai.finance.rendering.chart import (
     check_title,
     check_weight,
     read,
+    read_labels,
 )
 from sekai.rendering import Canvas
 
@@ -59,7 +60,8 @@ class UniverseChart(Chart):
         check_source("available", available, optional=True)
         check_source("labels", labels, optional=True)
         self.weights, self.available, self.labels = weights, available, labels
-        self.color, self.negative_color = color, negative_color
+        self.color = check_color("UniverseChart color", color)
+        self.negative_color = check_color("UniverseChart negative_color", negative_color)
         self.title = check_title(title)
         self.width = check_weight("width", width)
         self.height = check_weight("height", height)
@@ -77,8 +79,7 @@ class UniverseChart(Chart):
         if self.available is not None:
             self._available.put(step, np.asarray(read(self.available, env), dtype=bool).ravel())
         if self.labels is not None:
-            names = [None if x is None else str(x) for x in read(self.labels, env)]
-            self._labels.put(step, names)
+            self._labels.put(step, read_labels("UniverseChart", "labels", self.labels, env))
 
     def trim(self, first: int) -> None:
         for track in (self._weights, self._available, self._labels):
