@@ -187,6 +187,18 @@ COPIES: dict[str, Callable[[Any], Any]] = {
 }
 
 
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_a_reset_the_renderer_did_not_see_starts_a_new_picture(case: Case) -> None:
+    # Recording switched off over a reset, then on again some steps into the next episode: the
+    # first episode's data must not be joined to the second's.
+    renderer = case.renderer()
+    env, _ = _run(case, renderer, 3)
+    env.reset(seed=1)
+    for k in range(5):
+        env.step(case.policy(env, k))
+    np.testing.assert_array_equal(renderer.render(env), case.renderer().render(env))
+
+
 @pytest.mark.parametrize("how", list(COPIES))
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_a_copy_taken_mid_episode_draws_on_like_the_original(case: Case, how: str) -> None:

@@ -120,6 +120,40 @@ def test_the_reward_column_is_the_envs_reward(
 
 
 @pytest.mark.parametrize(("make", "renderer_cls", "policy"), SINGLE, ids=IDS)
+def test_a_step_whose_previous_step_was_not_rendered_shows_no_reward(
+    make: Any, renderer_cls: Any, policy: Any
+) -> None:
+    # e.g. RecordFrames with enabled switched off for a while: the change since the last
+    # rendered step is not the step's reward.
+    env, renderer = make(), renderer_cls()
+    env.reset(seed=0)
+    renderer.render(env)
+    for k in range(4):
+        env.step(policy(env, k))
+    cells = renderer.render(env).split()
+    assert cells[0] == "4" and cells[-1] == "-"
+    result = env.step(policy(env, 4))  # rendered after its previous step: exact again
+    assert float(renderer.render(env).split()[-1]) == pytest.approx(result.reward, abs=1e-3)
+
+
+@pytest.mark.parametrize(("make", "renderer_cls", "policy"), SINGLE, ids=IDS)
+def test_a_reset_that_was_not_rendered_starts_a_new_episode_with_its_header(
+    make: Any, renderer_cls: Any, policy: Any
+) -> None:
+    env, renderer = make(), renderer_cls()
+    env.reset(seed=0)
+    renderer.render(env)
+    env.step(policy(env, 0))
+    renderer.render(env)
+    env.reset(seed=1)  # not rendered: then more steps than episode A had when last rendered
+    for k in range(3):
+        env.step(policy(env, k))
+    title, header, row = renderer.render(env).split("\n")
+    assert title == renderer_cls.env_title and header.split()[0] == "step"
+    assert row.split()[0] == "3" and row.split()[-1] == "-"  # not compared with episode A
+
+
+@pytest.mark.parametrize(("make", "renderer_cls", "policy"), SINGLE, ids=IDS)
 def test_rendering_a_step_twice_draws_the_same_line(make: Any, renderer_cls: Any, policy: Any):
     # e.g. RecordFrames records the line and the user prints env.render() as well
     env, renderer = make(), renderer_cls()

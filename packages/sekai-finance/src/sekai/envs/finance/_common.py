@@ -197,6 +197,7 @@ class FinanceEnv(Env[ObsT, ActT], Generic[ObsT, ActT]):
     _started: bool = False
     _done: bool = False
     _elapsed_steps: int = 0
+    _resets: int = 0  # episodes begun: how a renderer tells a reset it did not see
 
     @property
     def elapsed_steps(self) -> int:
@@ -204,6 +205,7 @@ class FinanceEnv(Env[ObsT, ActT], Generic[ObsT, ActT]):
         return self._elapsed_steps
 
     def _begin_episode(self) -> None:
+        self._resets += 1
         self._started = True
         self._done = False
         self._elapsed_steps = 0

@@ -120,6 +120,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         self._acting: list[str] = []
         self._started = False
         self._done = False
+        self._resets = 0
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -196,6 +197,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         self.agents = list(self.possible_agents)
         self._acting = list(self.possible_agents)
         self._started, self._done = True, False
+        self._resets += 1  # episodes begun: how a renderer tells a reset it did not see
         observations = {a: core.observe(t) for a, t in zip(self.possible_agents, core.traders)}
         infos = {}
         for agent, trader, interval in zip(

@@ -115,7 +115,8 @@ class Dashboard(BaseRenderer):
 
     Call ``render(env)`` after every reset and step (``RecordFrames`` does): each call records
     the env's state in the charts, so the dashboard shows the episode so far. A new episode is
-    recognised when the env's ``elapsed_steps`` is 0 or goes back.
+    recognised when the env's ``elapsed_steps`` is 0 or goes back, or ``episode_of(env)``
+    changes.
 
     Args:
         charts: a chart, a ``Row``/``Column`` of charts, or a callable of the env returning one
@@ -177,6 +178,7 @@ class Dashboard(BaseRenderer):
         self._blank: Image | None = None
         self._env: Callable[[], Any] | None = None
         self._step = -1
+        self._episode: object = None
 
     def _set_layout(self, charts: Layout) -> None:
         if not isinstance(charts, (Chart, Row, Column)):
@@ -228,6 +230,11 @@ class Dashboard(BaseRenderer):
         """The current step of ``env`` (its ``elapsed_steps``)."""
         return int(env.elapsed_steps)
 
+    def episode_of(self, env: Any) -> object:
+        """Which episode ``env`` is in, if it tells (None: unknown). A change starts a new
+        picture even when the steps do not show the reset (calls skipped over it)."""
+        return None
+
     def horizon(self, env: Any) -> int | None:
         """Steps per episode, if known."""
         value = self._horizon(env) if callable(self._horizon) else self._horizon
@@ -255,11 +262,12 @@ class Dashboard(BaseRenderer):
         previous = self._env() if self._env is not None else None
         if previous is not base and self._factory is not None:
             self._set_layout(self._factory(base))
-        if previous is not base or step == 0 or step < self._step:
+        episode = self.episode_of(base)
+        if previous is not base or step == 0 or step < self._step or episode != self._episode:
             for chart in self.charts:
                 chart.clear()
             self._env = _reference(base)
-        self._step = step
+        self._step, self._episode = step, episode
         for chart in self.charts:
             chart.observe(base, step)
         if self.window is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
@@ -22,14 +22,17 @@ __all__ = [
     "FinanceRenderer",
     "FinanceTextRenderer",
     "GrowthTextRenderer",
-    "PreviousStep",
+    "StepMemory",
     "check_levels",
     "describe_market",
+    "episode_of",
     "episode_started",
     "format_price",
     "format_time",
     "signed",
 ]
+
+T = TypeVar("T")
 
 
 def episode_started(env: Any) -> bool:
@@ -198,6 +201,10 @@ class FinanceRenderer(KeywordOptions, Dashboard):
         """The base env, checked (``TypeError`` for another class, ``ResetRequired``)."""
         return checked_env(self, env, self.env_type)
 
+    def episode_of(self, env: Any) -> int | None:
+        """The env's episode count (a reset the renderer was not called after starts over)."""
+        return episode_of(env)
+
 
 class BookRenderer(FinanceRenderer):
     """A finance dashboard with an order book's depth ladder of ``levels`` price levels a side."""
@@ -225,28 +232,34 @@ def change(value: float) -> tuple[str, str | None]:
     return format_pct(delta, 2, signed=True), tone
 
 
-class PreviousStep:
-    """What a text renderer compares the current step with: the values of the step rendered
-    before it (``start`` at an episode's start). Rendering one step twice (a recording wrapper
-    and the user both call ``render()``) compares with the same values again, not with itself.
+def episode_of(env: Any) -> int | None:
+    """Which episode ``env`` is in: the number of episodes it has begun (finance envs count
+    their resets), so that a renderer notices a reset it was not called after."""
+    return getattr(env, "_resets", None)
+
+
+class StepMemory(Generic[T]):
+    """What a renderer read at the latest steps of the episode it draws, to compare a step with
+    the step before it. Rendering one step twice (a recording wrapper and the user both call
+    ``render()``) compares with the same step again, not with itself; a step whose previous
+    step was not rendered (recording paused) has nothing to compare with.
     """
 
-    def __init__(self, start: Any) -> None:
-        self._start = start
-        self._last: tuple[int, Any] = (-1, start)
-        self._before = start
+    def __init__(self) -> None:
+        self._episode: int | None = None
+        self._seen: dict[int, T] = {}
 
-    def swap(self, step: int, new_episode: bool, current: Any) -> Any:
-        """Remember ``current`` as the values of ``step``; return those it compares with."""
-        last_step, last = self._last
-        if new_episode:
-            previous = self._start
-        elif step == last_step:
-            previous = self._before
-        else:
-            previous = last
-        self._last, self._before = (step, current), previous
-        return previous
+    def remember(self, env: Any, step: int, value: T, *, new_episode: bool = False) -> T | None:
+        """Remember ``value`` as the env's at ``step``; return the value of ``step - 1`` in the
+        same episode, or None when that step was not seen (``new_episode``: the caller knows a
+        new episode started; a reset is also seen from ``step == 0`` and ``episode_of``)."""
+        episode = episode_of(env)
+        if new_episode or step == 0 or episode != self._episode:
+            self._seen.clear()
+            self._episode = episode
+        self._seen = {k: v for k, v in self._seen.items() if k == step - 1}
+        self._seen[step] = value
+        return self._seen.get(step - 1)
 
 
 class FinanceTextRenderer(KeywordOptions, BaseRenderer):
@@ -261,6 +274,7 @@ class FinanceTextRenderer(KeywordOptions, BaseRenderer):
 
     def __init__(self) -> None:
         self._last_step = -1
+        self._episode: int | None = None
         self._env: Any = None
 
     def columns(self, env: Any) -> Sequence[tuple[str, int]]:
@@ -283,8 +297,11 @@ class FinanceTextRenderer(KeywordOptions, BaseRenderer):
         """One line describing the env now (with a header at the start of an episode)."""
         base = self._target(env)
         step = self._step_of(base)
-        new = base is not self._env or step == 0 or step < self._last_step
-        self._env, self._last_step = base, step
+        episode = episode_of(base)
+        new = (
+            base is not self._env or step == 0 or step < self._last_step or episode != self._episode
+        )
+        self._env, self._last_step, self._episode = base, step, episode
         columns = self.columns(base)
         cells = self.row(base, step, new)
         line = "  ".join(f"{c:>{w}}" for c, (_, w) in zip(cells, columns))
@@ -301,7 +318,7 @@ class GrowthTextRenderer(FinanceTextRenderer):
 
     def __init__(self) -> None:
         super().__init__()
-        self._value = PreviousStep(1.0)
+        self._value: StepMemory[float] = StepMemory()
 
     def _time_column(self, env: Any) -> tuple[str, int]:
         """The time column, wide enough for dates when the env's data has them."""
@@ -312,10 +329,11 @@ class GrowthTextRenderer(FinanceTextRenderer):
         reward = "reward" if type(env.reward_fn) is LogReturn else "log ret"
         return [("return", 8), (reward, 9)]
 
-    def _growth(self, value: float, step: int, new_episode: bool) -> list[str]:
-        """The step's simple return and log growth of ``value`` (``-`` at the episode start)."""
-        previous = self._value.swap(step, new_episode, value)
-        if step == 0:
+    def _growth(self, env: Any, value: float, step: int, new_episode: bool) -> list[str]:
+        """The step's simple return and log growth of ``value`` (``-`` at the episode start,
+        and when the previous step was not rendered)."""
+        previous = self._value.remember(env, step, value, new_episode=new_episode)
+        if previous is None:
             return ["-", "-"]
         growth = value / previous if previous > 0 else 0.0
         return [format_pct(growth - 1.0, 2, signed=True), f"{math.log(max(growth, 1e-12)):+.5f}"]

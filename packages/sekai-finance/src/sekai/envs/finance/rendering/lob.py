@@ -10,7 +10,7 @@ from sekai.envs.finance.lob import LimitOrderBookEnv
 from sekai.envs.finance.rendering._base import (
     BookRenderer,
     FinanceTextRenderer,
-    PreviousStep,
+    StepMemory,
     format_price,
 )
 from sekai.finance.rendering import (
@@ -62,15 +62,11 @@ class NetFills:
     """
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[int, float]] = {}
+        self._seen: StepMemory[tuple[int, float]] = StepMemory()
 
     def _net(self, env: Any) -> tuple[int, float]:
-        step = int(env.elapsed_steps)
-        if step == 0:
-            self._seen.clear()
         inventory, cash = int(env.inventory), float(env.cash)
-        self._seen[step] = (inventory, cash)
-        before = self._seen.get(step - 1)
+        before = self._seen.remember(env, int(env.elapsed_steps), (inventory, cash))
         if before is None:
             return 0, 0.0
         return inventory - before[0], cash - before[1]
@@ -152,7 +148,7 @@ class LimitOrderBookTextRenderer(FinanceTextRenderer):
 
     def __init__(self) -> None:
         super().__init__()
-        self._wealth_time = PreviousStep((0.0, 0.0))
+        self._wealth_time: StepMemory[tuple[float, float]] = StepMemory()
 
     def columns(self, env: Any) -> Sequence[tuple[str, int]]:
         return [("step", 5), ("time", 7), ("mid", 9), ("spread", 6), ("inventory", 9),
@@ -160,10 +156,11 @@ class LimitOrderBookTextRenderer(FinanceTextRenderer):
 
     def row(self, env: Any, step: int, new_episode: bool) -> Sequence[str]:
         wealth, time = float(env.wealth), float(env.timestamp)
-        previous, before = self._wealth_time.swap(step, new_episode, (wealth, time))
+        last = self._wealth_time.remember(env, step, (wealth, time), new_episode=new_episode)
         q = int(env.inventory)
-        reward = "-"
-        if step > 0:
+        reward = "-"  # at the session start, and when the previous step was not rendered
+        if last is not None:
+            previous, before = last
             reward = f"{wealth - previous - env.inventory_penalty * q * q * (time - before):+.3f}"
         spread = env.book.spread()
         return [

@@ -13,6 +13,7 @@ from sekai.envs.finance.rendering._base import (
     BookRenderer,
     FinanceTextRenderer,
     checked_env,
+    episode_of,
     format_price,
 )
 from sekai.envs.finance.rendering.lob import best_quotes, flow_subtitle
@@ -43,11 +44,12 @@ class _DecisionClock:
 
     def __init__(self) -> None:
         self.times: list[float] = []
+        self._episode: int | None = None
 
     def step(self, env: LimitOrderBookMarket) -> int:
-        now = float(env.timestamp)
-        if now == 0.0 or (self.times and now < self.times[-1]):
-            self.times = [now]
+        now, episode = float(env.timestamp), episode_of(env)
+        if now == 0.0 or (self.times and now < self.times[-1]) or episode != self._episode:
+            self.times, self._episode = [now], episode
         elif not self.times or now > self.times[-1]:
             self.times.append(now)
         return len(self.times) - 1

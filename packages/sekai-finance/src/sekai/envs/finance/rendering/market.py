@@ -135,7 +135,7 @@ class MarketTextRenderer(GrowthTextRenderer):
 
     def row(self, env: Any, step: int, new_episode: bool) -> Sequence[str]:
         equity = float(env.equity)
-        returns = self._growth(equity, step, new_episode)
+        returns = self._growth(env, equity, step, new_episode)
         weights = np.asarray(env.weights)
         labels = slot_labels(env)
         top = int(np.argmax(np.abs(weights))) if weights.size else 0

@@ -10,7 +10,7 @@ from sekai.envs.finance.market_making import MarketMakingEnv
 from sekai.envs.finance.rendering._base import (
     FinanceRenderer,
     FinanceTextRenderer,
-    PreviousStep,
+    StepMemory,
     format_price,
     signed,
 )
@@ -99,7 +99,7 @@ class MarketMakingTextRenderer(FinanceTextRenderer):
 
     def __init__(self) -> None:
         super().__init__()
-        self._wealth = PreviousStep(0.0)
+        self._wealth: StepMemory[float] = StepMemory()
 
     def columns(self, env: Any) -> Sequence[tuple[str, int]]:
         return [("step", 5), ("time", 6), ("mid", 9), ("bid", 9), ("ask", 9), ("fills", 5),
@@ -107,9 +107,9 @@ class MarketMakingTextRenderer(FinanceTextRenderer):
 
     def row(self, env: Any, step: int, new_episode: bool) -> Sequence[str]:
         wealth = float(env.wealth)
-        previous = self._wealth.swap(step, new_episode, wealth)
+        previous = self._wealth.remember(env, step, wealth, new_episode=new_episode)
         q = int(env.inventory)
-        if step == 0:
+        if previous is None:  # the session start, or the previous step was not rendered
             reward = "-"
         else:
             value = wealth - previous - 0.5 * env.risk_aversion * env.sigma**2 * env.dt * q * q

@@ -9,7 +9,12 @@ from typing import Any
 import numpy as np
 
 from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
-from sekai.envs.finance.rendering._base import FinanceRenderer, FinanceTextRenderer, format_price
+from sekai.envs.finance.rendering._base import (
+    FinanceRenderer,
+    FinanceTextRenderer,
+    StepMemory,
+    format_price,
+)
 from sekai.finance.rendering import Column, LineChart, PriceChart, Row, Series, Stat
 from sekai.finance.rendering._format import format_number, format_pct
 
@@ -24,31 +29,28 @@ class ExecutionTracker:
     """
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[float, float]] = {}
+        self._seen: StepMemory[tuple[float, float]] = StepMemory()
 
-    def update(self, env: OptimalExecutionEnv) -> None:
-        """Remember the env's inventory and shortfall at its current step."""
-        step = int(env.elapsed_steps)
-        if step == 0:
-            self._seen.clear()
-        self._seen[step] = (float(env.inventory), float(env.shortfall))
+    def _before(self, env: OptimalExecutionEnv) -> tuple[float, float] | None:
+        """Inventory and shortfall at the step before the env's (None when not seen)."""
+        state = (float(env.inventory), float(env.shortfall))
+        return self._seen.remember(env, int(env.elapsed_steps), state)
 
     def sold(self, env: OptimalExecutionEnv) -> float:
         """Shares sold in the step just ended (NaN when the previous step was not seen)."""
-        self.update(env)
-        step = int(env.elapsed_steps)
-        before = self._seen.get(step - 1)
-        if step == 0 or before is None:
-            return 0.0 if step == 0 else math.nan
-        return before[0] - float(env.inventory)
+        before = self._before(env)
+        if int(env.elapsed_steps) == 0:
+            return 0.0
+        return math.nan if before is None else before[0] - float(env.inventory)
 
     def price(self, env: OptimalExecutionEnv) -> float | None:
         """The execution price of the step just ended (None when nothing was sold)."""
-        sold = self.sold(env)
-        step = int(env.elapsed_steps)
+        before = self._before(env)
+        if before is None:
+            return None
+        sold = before[0] - float(env.inventory)
         if not sold > 0:
             return None
-        before = self._seen[step - 1]
         return float(env.s0) - (float(env.shortfall) - before[1]) / sold
 
 

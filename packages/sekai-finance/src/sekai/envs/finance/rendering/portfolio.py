@@ -121,7 +121,7 @@ class PortfolioTextRenderer(GrowthTextRenderer):
 
     def row(self, env: Any, step: int, new_episode: bool) -> Sequence[str]:
         value = float(env.portfolio_value)
-        returns = self._growth(value, step, new_episode)
+        returns = self._growth(env, value, step, new_episode)
         weights = np.asarray(env.weights)
         names = asset_names(env, int(env.n_assets))
         top = int(np.argmax(np.abs(weights[:-1])))

@@ -132,4 +132,4 @@ class TradingTextRenderer(GrowthTextRenderer):
         equity = float(env.equity)
         return [str(step), format_time(env.timestamp), format_number(float(env.price), 6),
                 position_label(float(env.position)), f"{equity:.4f}",
-                *self._growth(equity, step, new_episode)]  # fmt: skip
+                *self._growth(env, equity, step, new_episode)]  # fmt: skip
