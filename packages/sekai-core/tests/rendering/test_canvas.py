@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -65,6 +67,29 @@ def test_alpha_blends_with_what_is_below() -> None:
     canvas = Canvas(2, 2)
     canvas.rect(0, 0, 2, 2, BLACK, alpha=0.25)
     assert np.all(np.abs(canvas.pixels.astype(int) - 191) <= 1)
+
+
+@pytest.mark.parametrize("alpha", [math.nan, -0.1, 1.5])
+def test_an_alpha_outside_0_1_is_refused_instead_of_painting(alpha: float) -> None:
+    canvas = Canvas(4, 4)
+    draws = [
+        lambda: canvas.rect(0, 0, 4, 4, BLACK, alpha=alpha),
+        lambda: canvas.circle((2, 2), 1.5, BLACK, alpha=alpha),
+        lambda: canvas.polyline([(0, 0), (4, 4)], BLACK, alpha=alpha),
+        lambda: canvas.blend(0, 0, np.ones((4, 4)), BLACK, alpha=alpha),
+    ]
+    for draw in draws:
+        with pytest.raises(ValueError, match=rf"^alpha must be a number in \[0, 1\], got {alpha}"):
+            draw()
+    assert np.all(canvas.pixels == 255)
+
+
+def test_blend_mixes_by_coverage_and_refuses_nan_weights() -> None:
+    canvas = Canvas(2, 1)
+    canvas.blend(0, 0, np.array([[1.0, 0.5]]), BLACK, alpha=0.5)
+    assert canvas.pixels[0, 0, 0] in (127, 128) and canvas.pixels[0, 1, 0] in (191, 192)
+    with pytest.raises(ValueError, match=r"coverage weights must be finite numbers in \[0, 1\]"):
+        canvas.blend(0, 0, np.array([[np.nan, 1.0]]), BLACK)
 
 
 def test_polygon_area_matches_its_geometry() -> None:

@@ -375,3 +375,61 @@ def test_the_attributes_a_missing_source_lists_are_ones_that_can_be_read() -> No
     listed = str(info.value).split("(", 1)[1].split(")", 1)[0].split(", ")
     assert "equity" in listed and "price_history" in listed
     assert "render" not in listed  # reading it raises AttributeError on every sekai env
+
+
+def _record(chart: Chart, values: list[tuple[Any, ...]]) -> np.ndarray:
+    """Draw ``chart`` after each of ``values`` (what the env's ``v`` holds at steps 0, 1, ...)."""
+
+    class Env:
+        elapsed_steps = 0
+        v: Any = None
+
+    dashboard, env = Dashboard(chart, horizon=len(values) - 1, width=360, height=240), Env()
+    for step, value in enumerate(values):
+        env.elapsed_steps, env.v = step, value
+        frame = dashboard.render(env)
+    return frame
+
+
+def test_a_nan_price_is_a_gap_in_the_price_line() -> None:
+    def chart() -> PriceChart:
+        return PriceChart(lambda env: env.v[0], title="", tag=False)
+
+    def dark(frame: np.ndarray) -> np.ndarray:  # the price line's ink (grid lines are light)
+        return frame.astype(np.int16).sum(axis=2) < 400
+
+    flat = _record(chart(), [(100.0,), (100.0,), (100.0,)])
+    gap = _record(chart(), [(100.0,), (np.nan,), (100.0,)])
+    row = int(np.argmax(dark(flat).sum(axis=1)))  # the flat price line across the plot
+    line = np.flatnonzero(dark(flat[row - 2 : row + 3]).any(axis=0))
+    middle = slice(line[len(line) // 4], line[3 * len(line) // 4])  # around step 1
+    assert dark(flat[row - 2 : row + 3, middle]).any(axis=0).all()
+    assert not dark(gap[row - 2 : row + 3, middle]).any()  # a gap where the price is NaN
+    assert dark(gap[row - 2 : row + 3, line[-3:]]).any()  # the last price, as a dot
+
+
+def test_a_nan_position_shades_nothing_and_marks_no_trade() -> None:
+    def chart() -> PriceChart:
+        return PriceChart(lambda env: env.v[0], position=lambda env: env.v[1])
+
+    prices = [100.0, 100.5, 101.0]
+    unknown = _record(chart(), [(p, q) for p, q in zip(prices, [0.0, np.nan, 0.0])])
+    flat = _record(chart(), [(p, 0.0) for p in prices])
+    np.testing.assert_array_equal(unknown, flat)
+
+
+def test_non_finite_values_of_the_other_price_sources_are_skipped() -> None:
+    def chart(**sources: Any) -> PriceChart:
+        return PriceChart(lambda env: 100.0, **sources)
+
+    plain = _record(chart(), [(), (), ()])
+    infinite = _record(chart(reference=lambda env: np.inf, reference_label="arrival"), [()] * 3)
+    np.testing.assert_array_equal(infinite, plain)
+    band = _record(chart(spread=lambda env: env.v), [(99.0, 101.0), (np.nan, 101.0), (99, 101)])
+    assert band.shape == (240, 360, 3)  # a one-sided book leaves a gap in the band
+
+
+def test_universe_weights_that_are_not_finite_leave_their_lane_blank() -> None:
+    unknown = _record(UniverseChart(lambda env: env.v), [np.array([0.5, np.nan])] * 2)
+    empty = _record(UniverseChart(lambda env: env.v), [np.array([0.5, 0.0])] * 2)
+    np.testing.assert_array_equal(unknown, empty)

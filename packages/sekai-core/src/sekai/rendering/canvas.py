@@ -36,7 +36,8 @@ class Canvas:
 
     Pixel ``(i, j)`` covers ``[i, i + 1) x [j, j + 1)``, so its centre is ``(i + 0.5, j + 0.5)``.
     Shape edges are anti-aliased from the distance between each pixel centre and the edge.
-    Every drawing method takes an optional ``alpha`` in ``[0, 1]`` for translucent ink.
+    Every drawing method takes an optional ``alpha`` in ``[0, 1]`` for translucent ink
+    (``ValueError`` outside it, NaN included).
 
     Args:
         width: image width in pixels (>= 1).
@@ -302,13 +303,31 @@ class Canvas:
         view = dist[sy0 - iy0 : sy1 - iy0, sx0 - ix0 : sx1 - ix0]
         np.minimum(view, d, out=view)
 
+    def blend(
+        self, x0: int, y0: int, coverage: _FloatArray, color: ColorLike, *, alpha: float = 1.0
+    ) -> None:
+        """Mix ``color`` into the pixels from ``(x0, y0)`` on in proportion to ``coverage *
+        alpha``, where ``coverage`` is a 2-D array of weights in ``[0, 1]`` (for drawing
+        helpers that compute their own coverage, e.g. column by column).
+
+        Raises:
+            ValueError: ``alpha`` is outside ``[0, 1]``, or ``alpha`` or a ``coverage`` weight
+                is NaN (it would paint black).
+        """
+        self._blend(int(x0), int(y0), np.asarray(coverage, dtype=np.float64), color, alpha)
+
     def _blend(
         self, x0: int, y0: int, coverage: _FloatArray, color: ColorLike, alpha: float
     ) -> None:
         """Mix ``color`` into the pixels at ``(x0, y0)`` in proportion to ``coverage * alpha``."""
+        alpha = float(alpha)
+        if not 0.0 <= alpha <= 1.0:  # NaN too: cast to uint8 it paints black
+            raise ValueError(f"alpha must be a number in [0, 1], got {alpha!r}.")
+        if not math.isfinite(float(coverage.sum())):
+            raise ValueError("coverage weights must be finite numbers in [0, 1], got NaN or inf.")
         h, w = coverage.shape
         region = self.pixels[y0 : y0 + h, x0 : x0 + w]
-        weight = (coverage * float(alpha))[..., None]
+        weight = (coverage * alpha)[..., None]
         mixed = region + (_color(color) - region) * weight
         region[...] = np.clip(mixed + 0.5, 0.0, 255.0).astype(np.uint8)
 

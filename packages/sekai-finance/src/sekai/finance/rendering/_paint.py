@@ -18,6 +18,7 @@ __all__ = [
     "check_colors",
     "dashed",
     "fill_between",
+    "finite_runs",
     "fit_text",
     "hline",
     "mix",
@@ -100,12 +101,11 @@ def mix(a: Sequence[int], b: Sequence[int], t: float) -> Color:
     )
 
 
-def _blend(canvas: Canvas, x0: int, y0: int, weight: FloatArray, color: Sequence[int]) -> None:
-    h, w = weight.shape
-    region = canvas.pixels[y0 : y0 + h, x0 : x0 + w]
-    ink = np.asarray(color, dtype=np.float64)
-    mixed = region + (ink - region) * weight[..., None]
-    region[...] = np.clip(mixed + 0.5, 0.0, 255.0).astype(np.uint8)
+def finite_runs(values: Any) -> list[slice]:
+    """The runs of consecutive finite ``values``: a line through them breaks at NaN (a gap)."""
+    finite = np.isfinite(np.asarray(values, dtype=np.float64))
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], finite.view(np.int8), [0]])))
+    return [slice(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
 
 
 def fill_between(
@@ -163,7 +163,7 @@ def _fill_columns(
         return
     rows = np.arange(r0, r1, dtype=np.float64)[:, None]
     cover = np.clip(np.minimum(rows + 1.0, hi[None, :]) - np.maximum(rows, lo[None, :]), 0.0, 1.0)
-    _blend(canvas, c0, r0, cover * cover_x[None, :] * float(alpha), color)
+    canvas.blend(c0, r0, cover * cover_x[None, :], color, alpha=alpha)
 
 
 def series_line(
@@ -215,7 +215,7 @@ def series_line(
         np.maximum(near[:, :-1], cover[:, 1:], out=near[:, :-1])
         np.maximum(cover, near * spill, out=cover)
     cover_x = _column_cover(c0, c1, x[0] - half, x[-1] + half)
-    _blend(canvas, c0, r0, cover * cover_x[None, :] * float(alpha), color)
+    canvas.blend(c0, r0, cover * cover_x[None, :], color, alpha=alpha)
 
 
 def hline(

@@ -14,6 +14,7 @@ from sekai.finance.rendering._paint import (
     check_color,
     dashed,
     fill_between,
+    finite_runs,
     hline,
     mix,
     resolve_color,
@@ -123,11 +124,8 @@ def draw_series(canvas: Canvas, axes: Axes, series: Series, ctx: DrawContext) ->
         steps = np.repeat(steps, 2)[1:]
         values = np.repeat(values, 2)[:-1]
     xs, ys = axes.x(steps), axes.y(values)
-    finite = np.isfinite(ys)
-    # Break the line at missing values: draw each run of finite points on its own.
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], finite.view(np.int8), [0]])))
-    for start, stop in zip(edges[::2], edges[1::2]):
-        pts = np.column_stack([xs[start:stop], ys[start:stop]])
+    for run in finite_runs(ys):  # a missing value is a gap in the line
+        pts = np.column_stack([xs[run], ys[run]])
         if series.style == "dashed":
             dashed(canvas, pts, color, width=width, dash=6 * ctx.unit, gap=4 * ctx.unit)
         else:

@@ -13,6 +13,7 @@ from sekai.finance.rendering._format import format_price
 from sekai.finance.rendering._paint import (
     dashed,
     fill_between,
+    finite_runs,
     mix,
     series_line,
     text,
@@ -47,6 +48,27 @@ def _prices(value: Any) -> list[float]:
     else:
         items = [float(value)]
     return [float(p) for p in items if math.isfinite(p)]
+
+
+def _price_line(
+    canvas: Canvas,
+    axes: Axes,
+    steps: list[int] | list[float],
+    prices: list[float],
+    color: Any,
+    width: float,
+    *,
+    dots: bool,
+) -> None:
+    """Prices over steps as a line that breaks at NaN (a gap, as in ``LineChart``); with
+    ``dots``, a price with no neighbour to join is drawn as a dot."""
+    xs = axes.x(np.asarray(steps, dtype=np.float64))
+    ys = axes.y(np.asarray(prices, dtype=np.float64))
+    for run in finite_runs(ys):
+        if run.stop - run.start > 1:
+            series_line(canvas, xs[run], ys[run], color, width=width)
+        elif dots:
+            canvas.circle((float(xs[run.start]), float(ys[run.start])), width * 4 / 3, color)
 
 
 def _pair(value: Any) -> tuple[float, float]:
@@ -172,11 +194,11 @@ class PriceChart(Chart):
         s_steps, spread = self._spread.visible(lo)
         buys, sells = self._buys.visible(lo - 1), self._sells.visible(lo - 1)
         trades = [p for _, values in (buys, sells) for v in values for p in v]
-        include = [] if math.isnan(self._reference) else [self._reference]
+        include = [self._reference] if math.isfinite(self._reference) else []
         low, high = value_range(
             [*prices, *ctx_prices, *np.ravel(quotes), *np.ravel(spread), *trades], include=include
         )
-        last = prices[-1] if prices else None
+        last = prices[-1] if prices and math.isfinite(prices[-1]) else None  # NaN: a gap
         tag = format_price(last) if self.tag and last is not None else ""
         right = tag_width(tag, ctx) if tag else 0.0
         legend = self._legend(ctx)
@@ -184,27 +206,23 @@ class PriceChart(Chart):
                     right=right)  # fmt: skip
         trade_marks = self._shade_positions(canvas, axes, ctx)
         if s_steps:
-            band = np.asarray(spread)
-            fill_between(canvas, axes.x(np.asarray(s_steps, float)), axes.y(band[:, 0]),
-                         axes.y(band[:, 1]), theme.accent, alpha=0.18, clip=axes.clip)  # fmt: skip
-        if not math.isnan(self._reference):
+            band = np.asarray(spread, dtype=np.float64)
+            xs = axes.x(np.asarray(s_steps, float))
+            for run in finite_runs(band.sum(axis=1)):  # a one-sided book leaves a gap
+                fill_between(canvas, xs[run], axes.y(band[run, 0]), axes.y(band[run, 1]),
+                             theme.accent, alpha=0.18, clip=axes.clip)  # fmt: skip
+        if math.isfinite(self._reference):
             y = float(axes.y(self._reference))
             dashed(canvas, [(axes.left, y), (axes.right, y)], theme.muted, width=u,
                    dash=5 * u, gap=4 * u)  # fmt: skip
 
         if len(ctx_steps) > 1:
-            pts = np.column_stack([axes.x(np.asarray(ctx_steps, float)), axes.y(ctx_prices)])
-            series_line(canvas, pts[:, 0], pts[:, 1], theme.muted, width=1.2 * u)
+            _price_line(canvas, axes, ctx_steps, ctx_prices, theme.muted, 1.2 * u, dots=False)
             x0 = float(axes.x(0))
             vline(canvas, x0, axes.top, axes.bottom, theme.grid, width=u)
         if q_steps:
             self._draw_quotes(canvas, axes, q_steps, quotes, ctx)
-        if len(steps) > 1:
-            pts = np.column_stack([axes.x(np.asarray(steps, float)), axes.y(prices)])
-            series_line(canvas, pts[:, 0], pts[:, 1], theme.foreground, width=1.5 * u)
-        elif steps:
-            canvas.circle((float(axes.x(steps[0])), float(axes.y(prices[0]))), 2 * u,
-                          theme.foreground)  # fmt: skip
+        _price_line(canvas, axes, steps, prices, theme.foreground, 1.5 * u, dots=True)
         size = 8 * u
         for x, y, up in trade_marks:
             triangle(canvas, x, y, size, theme.up if up else theme.down, up=up,
@@ -217,7 +235,7 @@ class PriceChart(Chart):
                 for level in levels:
                     triangle(canvas, x, float(axes.y(level)), size, theme.up if up else theme.down,
                              up=up, outline=theme.background)  # fmt: skip
-        if self.reference_label and not math.isnan(self._reference):
+        if self.reference_label and math.isfinite(self._reference):
             # Written last, on a veil of background, so the price line never hides it.
             y = float(axes.y(self._reference))
             w, h = Canvas.text_size(self.reference_label, ctx.text)
@@ -270,7 +288,8 @@ class PriceChart(Chart):
         if not steps:
             return marks
         theme = ctx.theme
-        scale = max(1.0, max(abs(p) for p in positions))
+        # A NaN position is unknown: nothing is shaded over its step and no trade is marked.
+        scale = max([1.0, *(abs(p) for p in positions if math.isfinite(p))])
         held = dict(zip(steps, positions))
         price_at = dict(zip(self._prices.steps, self._prices.values))
         spans: list[tuple[int, int, float]] = []  # (first step, last step, position held)
@@ -287,13 +306,13 @@ class PriceChart(Chart):
                 before is not None
                 and abs(value - before) > self.min_trade
                 and decided >= ctx.x_lo
-                and decided in price_at
+                and math.isfinite(price_at.get(decided, math.nan))
             ):
                 marks.append(
                     (float(axes.x(decided)), float(axes.y(price_at[decided])), value > before)
                 )
         for start, stop, value in spans:
-            if value == 0 or stop <= start:
+            if value == 0 or stop <= start or not math.isfinite(value):
                 continue
             depth = 0.08 + 0.14 * min(abs(value) / scale, 1.0)
             color = theme.up if value > 0 else theme.down

@@ -90,7 +90,9 @@ class UniverseChart(Chart):
         steps, rows = self._weights.visible(ctx.x_lo)
         n_slots = rows[-1].size if rows else 0
         weights = np.array(rows, dtype=np.float64).reshape(len(rows), n_slots)
-        scale = float(np.nanmax(np.abs(weights))) if weights.size else 0.0
+        # A NaN or infinite weight is unknown: its lane is left blank over that step.
+        weights[~np.isfinite(weights)] = 0.0
+        scale = float(np.abs(weights).max()) if weights.size else 0.0
         color = resolve_color(theme, self.color)
         negative = resolve_color(theme, self.negative_color)
         legend: list[tuple[str, Any, str]] = [(f"max {format_pct(scale, 1)}", color, "box")]
