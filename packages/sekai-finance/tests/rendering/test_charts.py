@@ -32,7 +32,7 @@ from sekai.finance.rendering._format import (
     nice_ticks,
     plain,
 )
-from sekai.finance.rendering._paint import resolve_color
+from sekai.finance.rendering._paint import mix, resolve_color
 from sekai.finance.rendering.chart import Track, layout
 from sekai.rendering import Theme
 
@@ -132,7 +132,15 @@ def test_layouts_and_charts_check_their_arguments() -> None:
         Dashboard(42)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="Unknown colour"):
         resolve_color(Theme.light(), "teal")
-    assert resolve_color(Theme.light(), 11) == Theme.light().palette[1]
+
+
+@pytest.mark.parametrize("theme", [Theme.light(), Theme.dark()], ids=["light", "dark"])
+def test_palette_indices_past_the_palette_get_shades_before_colours_repeat(theme: Theme) -> None:
+    n = len(theme.palette)
+    colors = [resolve_color(theme, i) for i in range(3 * n)]
+    assert colors[:n] == list(theme.palette)
+    assert len(set(colors)) == 3 * n  # the palette, then two shades of it
+    assert resolve_color(theme, 3 * n + 1) == theme.palette[1]  # only then do they repeat
 
 
 def _custom(**kwargs: Any) -> Dashboard:
@@ -433,3 +441,79 @@ def test_universe_weights_that_are_not_finite_leave_their_lane_blank() -> None:
     unknown = _record(UniverseChart(lambda env: env.v), [np.array([0.5, np.nan])] * 2)
     empty = _record(UniverseChart(lambda env: env.v), [np.array([0.5, 0.0])] * 2)
     np.testing.assert_array_equal(unknown, empty)
+
+
+def _drawn_text(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[str]:
+    """Record every string ``module`` draws with the shared ``text`` helper."""
+    drawn: list[str] = []
+    real = module.text
+
+    def record(canvas: Any, x: float, y: float, value: str, *args: Any, **kwargs: Any) -> Any:
+        drawn.append(value)
+        return real(canvas, x, y, value, *args, **kwargs)
+
+    monkeypatch.setattr(module, "text", record)
+    return drawn
+
+
+def _crowded_book(traders: int) -> OrderBook:
+    book = OrderBook()
+    for owner in range(traders):  # every trader rests one lot at the best bid
+        book.limit(Side.BID, 99, 1, owner=owner)
+    book.limit(Side.BID, 98, 30)
+    book.limit(Side.ASK, 101, 30)
+    return book
+
+
+def test_many_traders_at_one_price_leave_the_depth_bars_readable() -> None:
+    theme = Theme.light()
+    bar = np.asarray(mix(theme.background, theme.up, 0.35))
+
+    def longest_bar(owners: dict[int, str] | None) -> int:
+        book = _crowded_book(8)
+        chart = OrderBookChart(lambda env: book, owners=owners)
+        frame = Dashboard(chart, width=360, height=300).render(Ticker())
+        return int((np.abs(frame.astype(np.int16) - bar).sum(axis=2) < 6).sum(axis=1).max())
+
+    plain = longest_bar(None)
+    labelled = longest_bar({i: f"trader_{i}" for i in range(8)})
+    assert labelled >= plain / 4  # the names give way to the bars, not the bars to the names
+
+
+def test_the_ladder_names_the_first_traders_at_a_price_and_counts_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from sekai.finance.rendering import book as book_module
+
+    drawn = _drawn_text(monkeypatch, book_module)
+    book = _crowded_book(8)
+    owners = {i: f"trader_{i}" for i in range(8)}
+    Dashboard(OrderBookChart(lambda env: book, owners=owners), width=360).render(Ticker())
+    names = [s for s in drawn if s.startswith("trader_")]
+    counts = [s for s in drawn if s.startswith("+")]
+    assert sorted(names) == sorted(f"trader_{i}" for i in range(len(names)))  # the first ones
+    assert len(counts) == 1
+    assert len(names) + int(counts[0][1:]) == 8
+
+
+def test_a_legend_without_room_for_every_entry_says_how_many_it_leaves_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from sekai.finance.rendering import chart as chart_module
+
+    drawn = _drawn_text(monkeypatch, chart_module)
+    series = [Series(lambda env, i=i: float(i), label=f"trader_{i}", color=i) for i in range(12)]
+    Dashboard(Row(LineChart(series, title="Inventory"), LineChart([Series("price")]))).render(
+        Ticker()
+    )
+    names = [s for s in drawn if s.startswith("trader_")]
+    more = [s for s in drawn if s.endswith(" more")]
+    assert sorted(names) == sorted(f"trader_{i}" for i in range(len(names)))  # the first ones
+    assert more == [f"+{12 - len(names)} more"] and names
+
+
+def test_owners_take_distinct_colours_past_the_palette() -> None:
+    chart = OrderBookChart(lambda env: _crowded_book(25), owners={i: str(i) for i in range(25)})
+    Dashboard(chart).render(Ticker())
+    ctx = DrawContext(theme=Theme.light(), unit=1.0, text=1, x_lo=0.0, x_hi=1.0, step=0)
+    assert len({chart.owner_color(ctx, i) for i in range(25)}) == 25

@@ -37,6 +37,7 @@ from sekai.envs.finance.rendering import (
     TradingRenderer,
 )
 from sekai.envs.finance.trading import TradingEnv
+from sekai.finance.rendering._paint import mix
 from sekai.rendering import RENDER_BEFORE_RESET, Renderer, Theme
 from sekai.wrappers import TimeLimit
 
@@ -471,3 +472,30 @@ def test_the_session_left_card_is_the_share_of_the_session_length_with_a_short_l
         env.step(np.array([0, 0, 1]))
         shown.append({s.label: s.value for s in cards.stats(env)}["Session left"])
     assert shown == ["100%", "70%", "40%", "10%", "0%"]
+
+
+@pytest.mark.parametrize("traders", [4, 12])
+def test_the_market_ladder_keeps_its_depth_bars_with_many_traders(traders: int) -> None:
+    theme = Theme.light()
+    env, renderer = LimitOrderBookMarket(traders), LimitOrderBookMarketRenderer()
+    env.reset(seed=0)
+    renderer.render(env)
+    for i, agent in enumerate(env.agents):
+        env.action_space(agent).seed(i)
+    for _ in range(60):
+        env.step({a: env.action_space(a).sample() for a in env.agents})
+        frame = renderer.render(env)
+    ladder = frame[:, 470:].astype(np.int16)  # the order book panel, right of the charts
+    for side in (theme.up, theme.down):
+        depth = np.abs(ladder - np.asarray(mix(theme.background, side, 0.35))).sum(axis=2) < 6
+        assert depth.sum(axis=1).max() > 30  # a bar of some length on each side
+
+
+def test_the_market_says_when_trader_colours_repeat() -> None:
+    titles = []
+    for traders in (30, 31):
+        env, renderer = LimitOrderBookMarket(traders), LimitOrderBookMarketRenderer()
+        env.reset(seed=0)
+        renderer.render(env)
+        titles.append([getattr(chart, "title", "") for chart in renderer.charts])
+    assert "Inventory" in titles[0] and "Inventory (colours repeat)" in titles[1]

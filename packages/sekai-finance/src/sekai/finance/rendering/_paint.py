@@ -17,11 +17,13 @@ __all__ = [
     "check_color",
     "check_colors",
     "dashed",
+    "distinct_colors",
     "fill_between",
     "finite_runs",
     "fit_text",
     "hline",
     "mix",
+    "palette_color",
     "resolve_color",
     "series_line",
     "text",
@@ -52,7 +54,7 @@ def resolve_color(theme: Theme, spec: ColorSpec) -> Color:
         color: Color = getattr(theme, spec)
         return color
     if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
-        return theme.palette[int(spec) % len(theme.palette)]
+        return palette_color(theme, int(spec))
     if (
         isinstance(spec, tuple)
         and len(spec) == 3
@@ -60,6 +62,29 @@ def resolve_color(theme: Theme, spec: ColorSpec) -> Color:
     ):
         return spec
     raise ValueError(f"A colour must be a theme name, a palette index or (r, g, b), got {spec!r}.")
+
+
+_SHADES = 3
+"""Shades of each palette colour given out before colours repeat (see ``palette_color``)."""
+
+
+def palette_color(theme: Theme, index: int) -> Color:
+    """Colour ``index`` of the theme's palette: the palette in order, then the palette again
+    mixed towards the foreground, then towards the background; only after
+    ``distinct_colors(theme)`` indices do colours repeat."""
+    palette = theme.palette
+    base = palette[index % len(palette)]
+    shade = index // len(palette) % _SHADES
+    if shade == 1:
+        return mix(base, theme.foreground, 0.45)
+    if shade == 2:
+        return mix(base, theme.background, 0.5)
+    return base
+
+
+def distinct_colors(theme: Theme) -> int:
+    """How many palette indices get colours of their own (``palette_color``)."""
+    return _SHADES * len(theme.palette)
 
 
 def check_color(name: str, spec: Any) -> ColorSpec:

@@ -10,7 +10,7 @@ import numpy as np
 
 from sekai.finance._values import is_int, scalar
 from sekai.finance.rendering._format import format_price
-from sekai.finance.rendering._paint import mix, text
+from sekai.finance.rendering._paint import mix, palette_color, text
 from sekai.finance.rendering.chart import (
     Box,
     Chart,
@@ -122,7 +122,26 @@ class OrderBookChart(Chart):
         """The highlight colour of ``owner``."""
         if len(self._names) <= 1:
             return ctx.theme.accent
-        return ctx.theme.palette[list(self._names).index(owner) % len(ctx.theme.palette)]
+        return palette_color(ctx.theme, list(self._names).index(owner))
+
+    def _tags(
+        self, owners: list[Any], room: float, ctx: DrawContext
+    ) -> tuple[list[tuple[str, Any]], float]:
+        """The labels of the traders resting at one price, with their colours, and their
+        width: as many as fit in ``room`` in order, then ``+n`` for the others."""
+        size, gap = ctx.text, Canvas.text_size(" ", ctx.text)[0]
+        tags = [(self._names.get(o, ""), self.owner_color(ctx, o)) for o in owners]
+
+        def width(items: list[tuple[str, Any]]) -> float:
+            return float(sum(Canvas.text_size(name, size)[0] + gap for name, _ in items))
+
+        if width(tags) <= room:
+            return tags, width(tags)
+        for shown in range(len(tags) - 1, -1, -1):
+            items = [*tags[:shown], (f"+{len(tags) - shown}", ctx.theme.muted)]
+            if width(items) <= room:
+                return items, width(items)
+        return [], 0.0  # not even room for the count: the bars' colours still tell
 
     def draw(self, canvas: Canvas, box: Box, ctx: DrawContext) -> None:
         theme, u, size = ctx.theme, ctx.unit, ctx.text
@@ -146,14 +165,11 @@ class OrderBookChart(Chart):
             owners = row_names.setdefault((order.side, order.price), [])
             if order.owner not in owners:
                 owners.append(order.owner)
-        gap = Canvas.text_size(" ", size)[0]
-        tag_w = max(
-            (
-                sum(Canvas.text_size(self._names.get(o, ""), size)[0] + gap for o in owners)
-                for owners in row_names.values()
-            ),
-            default=0,
-        )
+        # The labels take at most two thirds of the ladder's width (two names at the default
+        # size); the bars keep the rest.
+        room = max((x1 - size_w - left) * 2 / 3, 0.0)
+        row_tags = {key: self._tags(owners, room, ctx) for key, owners in row_names.items()}
+        tag_w = max((w for _, w in row_tags.values()), default=0.0)
         right = x1 - size_w - (tag_w + 6 * u if tag_w else 0)
         biggest = max((q for _, q, _ in rows), default=1)
         for p, _q, _ in rows:
@@ -188,14 +204,13 @@ class OrderBookChart(Chart):
             canvas.rect(a, cy - bar_h / 2, b, cy + bar_h / 2, color)
             canvas.rect(a, cy - bar_h / 2, a + max(u, 1.0), cy + bar_h / 2, theme.background)
         if row_h >= ctx.line:
-            for (side, price), owners in row_names.items():
+            gap = Canvas.text_size(" ", size)[0]
+            for (side, price), (tags, _) in row_tags.items():
                 if (side, price) not in centers:
                     continue
                 center, x = centers[(side, price)], x1
-                for owner in reversed(owners):
-                    name = self._names.get(owner, "")
-                    x = text(canvas, x, center, name, self.owner_color(ctx, owner), size=size,
-                             anchor="rm")[0] - gap  # fmt: skip
+                for name, color in reversed(tags):
+                    x = text(canvas, x, center, name, color, size=size, anchor="rm")[0] - gap
         self._spread_label(canvas, asks, bids, left, ask_bottom + middle / 2, ctx)
 
     def _spread_label(

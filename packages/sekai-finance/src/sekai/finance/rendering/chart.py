@@ -399,14 +399,24 @@ class Axes:
             )  # fmt: skip
 
     def _legend(self, legend: Legend, left: float, top: float, right: float) -> None:
+        """Draw the legend right-aligned in ``[left, right]``: its first entries that fit,
+        then ``+n more`` for the rest, so that no entry is dropped without a word."""
         ctx, u, canvas = self.ctx, self.ctx.unit, self.canvas
+        entries = list(legend)
+        shown, more = len(entries), ""
+        while shown and not self._legend_fits(entries[:shown], more, left, right):
+            shown -= 1
+            more = f"+{len(entries) - shown} more"
+        if more and not self._legend_fits([], more, left, right):
+            return  # not even room to say that entries are missing
         x = right
         y = top + ctx.line * 0.4
-        for label, color, style in reversed(list(legend)):
+        if more:
+            x = text(canvas, x, top, more, ctx.theme.muted, size=ctx.text, anchor="rt")[0]
+            x -= 10 * u
+        swatch = 12 * u
+        for label, color, style in reversed(entries[:shown]):
             width = Canvas.text_size(label, ctx.text)[0]
-            swatch = 12 * u
-            if x - width - swatch - 4 * u < left:
-                break  # no room: drop the rest rather than overlap the title
             text(canvas, x, top, label, ctx.theme.muted, size=ctx.text, anchor="rt")
             x -= width + 3 * u
             if style == "box":
@@ -419,3 +429,19 @@ class Axes:
             else:
                 hline(canvas, x - swatch, x, y, color, width=2 * u)
             x -= swatch + 10 * u
+
+    def _legend_fits(self, entries: Legend, more: str, left: float, right: float) -> bool:
+        """Whether ``entries`` and the ``more`` note fit between ``left`` and ``right``."""
+        u, size = self.ctx.unit, self.ctx.text
+        x = right
+        if more:
+            x -= Canvas.text_size(more, size)[0]
+            if x < left:
+                return False
+            x -= 10 * u
+        for label, _, _ in reversed(list(entries)):  # in drawing order, from the right
+            width = Canvas.text_size(label, size)[0]
+            if x - width - 12 * u - 4 * u < left:
+                return False
+            x -= width + 3 * u + 12 * u + 10 * u
+        return True

@@ -27,6 +27,7 @@ from sekai.finance.rendering import (
     Stat,
 )
 from sekai.finance.rendering._format import format_pct
+from sekai.finance.rendering._paint import distinct_colors
 from sekai.rendering import require_reset
 
 __all__ = ["LimitOrderBookMarketRenderer", "LimitOrderBookMarketTextRenderer"]
@@ -87,12 +88,15 @@ class LimitOrderBookMarketRenderer(BookRenderer):
         ]
         wealth = [Series(partial(_wealth_of, a), label=None, color=c) for a, c in pairs]
         owners = dict(enumerate(agents))
+        title = "Inventory"
+        if len(agents) > distinct_colors(self.theme):  # said where the colours are read
+            title = "Inventory (colours repeat)"
         return Row(
             Column(
                 PriceChart("mid" if hasattr(env, "mid") else _mid, spread=best_quotes,
                            title="Mid price (ticks)", height=1.5),
                 Row(
-                    LineChart(inventory, title="Inventory", baseline=0.0),
+                    LineChart(inventory, title=title, baseline=0.0),
                     LineChart(wealth, title="Wealth (ticks)", baseline=0.0),
                 ),
                 width=1.9,
