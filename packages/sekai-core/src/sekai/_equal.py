@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 _NUMERIC = "biufc"
+
+# Field metadata of a dataclass field that holds a wall-clock reading (EpisodeStats' times):
+# two runs of the same seeded episode differ there and nowhere else.
+WALL_CLOCK: Mapping[str, bool] = MappingProxyType({"sekai_wall_clock": True})
+
+
+def without_wall_clock(value: Any) -> Any:
+    """``value`` with every dataclass field marked ``WALL_CLOCK`` set to 0.0, at any depth of
+    dicts, lists, tuples and dataclasses: what two runs of one seeded episode must agree on."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        clock = {
+            f.name: 0.0 for f in dataclasses.fields(value) if f.metadata.get("sekai_wall_clock")
+        }
+        return dataclasses.replace(value, **clock) if clock else value
+    if isinstance(value, Mapping):
+        return {key: without_wall_clock(item) for key, item in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(without_wall_clock(item) for item in value)
+    return value
 
 
 def structurally_equal(a: Any, b: Any) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sekai._equal import WALL_CLOCK
+
 __all__ = ["EpisodeStats"]
 
 
@@ -25,9 +27,10 @@ class EpisodeStats:
 
     episode_return: float
     episode_length: int
-    elapsed_time: float
-    start_time: float
-    end_time: float
+    # Marked so that check_env's determinism check does not compare them.
+    elapsed_time: float = field(metadata=WALL_CLOCK)
+    start_time: float = field(metadata=WALL_CLOCK)
+    end_time: float = field(metadata=WALL_CLOCK)
     terminated: bool
     truncated: bool
     extra: dict[str, Any] = field(default_factory=dict)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import dataclasses
 import inspect
 import math
 from collections.abc import Iterator, Mapping
@@ -15,12 +14,12 @@ from typing import Any
 import numpy as np
 
 from sekai._args import check_bool, check_int, type_name
+from sekai._equal import without_wall_clock
 from sekai.core._async import shut_down_loop
 from sekai.core.env import Env
 from sekai.spaces import Box, Dict, Sequence, Space, Tuple
 from sekai.spaces._explain import short_repr, why_not_in
 from sekai.spaces.space import not_a_space
-from sekai.stats.episode import EpisodeStats
 from sekai.utils._equal import structurally_equal
 from sekai.utils.action_mask import flatten_action_mask, get_action_mask, supports_action_mask
 
@@ -69,20 +68,6 @@ def _copy(x: Any) -> Any:
         return copy.deepcopy(x)
     except Exception:
         return x
-
-
-def _without_clock(info: Any) -> Any:
-    """``info`` for the determinism check: every ``EpisodeStats`` in it (``info["episode"]``,
-    within an autoreset's ``final_info``, at any depth of dicts, lists and tuples) with its
-    wall-clock times (``time.monotonic()``) zeroed, the only values sekai puts in an info that
-    differ between two runs of the same episode."""
-    if isinstance(info, EpisodeStats):
-        return dataclasses.replace(info, elapsed_time=0.0, start_time=0.0, end_time=0.0)
-    if isinstance(info, Mapping):
-        return {key: _without_clock(value) for key, value in info.items()}
-    if type(info) in (list, tuple):
-        return type(info)(_without_clock(value) for value in info)
-    return info
 
 
 def _why_not_in(space: Space[Any], obs: Any) -> str:
@@ -420,11 +405,11 @@ class _Checker:
         space = copy.deepcopy(self.act_space)
         space.seed(123)
         reset = self.env.reset(seed=123)
-        trace: list[Any] = [(_copy(reset.observation), _without_clock(_copy(reset.info)))]
+        trace: list[Any] = [(_copy(reset.observation), without_wall_clock(_copy(reset.info)))]
         for _ in range(min(self.n_steps, 50)):
             result = self.env.step(self.sample_action(space))
             flags = (result.reward, result.terminated, result.truncated)
-            info = _without_clock(_copy(result.info))
+            info = without_wall_clock(_copy(result.info))
             trace.append((_copy(result.observation), *flags, info))
             if result.terminated or result.truncated:
                 break
