@@ -47,6 +47,19 @@ def test_supports_and_get_action_mask_through_wrappers() -> None:
     assert sekai.get_action_mask is get_action_mask
 
 
+@pytest.mark.parametrize("helper", [get_action_mask, supports_action_mask])
+def test_something_other_than_an_env_is_a_type_error_naming_it(helper: Any) -> None:
+    with pytest.raises(TypeError, match=r"expected a sekai\.Env, got NoneType\.$"):
+        helper(None)
+    vec = sekai.SyncVecEnv([_Masked, _Masked])
+    message = re.escape('vec.call("action_mask") gives one mask per sub-env')
+    with pytest.raises(
+        TypeError, match=rf"got sekai\.vector\.sync_vec_env\.SyncVecEnv\..*{message}"
+    ):
+        helper(vec)
+    vec.close()
+
+
 @pytest.mark.parametrize(
     "space, n",
     [

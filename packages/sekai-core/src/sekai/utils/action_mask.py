@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai._args import type_name
 from sekai.core.env import Env
 from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from sekai.spaces._array import allowed_mask, numeric_mask
@@ -14,17 +15,39 @@ from sekai.spaces._array import allowed_mask, numeric_mask
 __all__ = ["action_mask_space", "flatten_action_mask", "get_action_mask", "supports_action_mask"]
 
 
+def _has_action_mask(env: Env[Any, Any], caller: str) -> bool:
+    try:
+        return env.has_attr("action_mask")
+    except AttributeError:
+        if isinstance(env, Env):
+            raise
+    # Only a wrong argument gets here: a sekai Env always has has_attr().
+    hint = (
+        ' For a vector env, vec.call("action_mask") gives one mask per sub-env.'
+        if hasattr(env, "num_envs")
+        else ""
+    )
+    raise TypeError(f"{caller}() expected a sekai.Env, got {type_name(env)}.{hint}")
+
+
 def supports_action_mask(env: Env[Any, Any]) -> bool:
-    """Whether ``env`` (any layer of a wrapper stack) has an ``action_mask`` attribute."""
-    return env.has_attr("action_mask")
+    """Whether ``env`` (any layer of a wrapper stack) has an ``action_mask`` attribute.
+
+    Raises:
+        TypeError: ``env`` is not a sekai Env.
+    """
+    return _has_action_mask(env, "supports_action_mask")
 
 
 def get_action_mask(env: Env[Any, Any]) -> Any:
     """The env's current action mask, or ``None`` if it has no ``action_mask()``.
 
     ``action_mask`` is found with ``get_attr`` (so through wrappers) and called if callable.
+
+    Raises:
+        TypeError: ``env`` is not a sekai Env.
     """
-    if not env.has_attr("action_mask"):
+    if not _has_action_mask(env, "get_action_mask"):
         return None
     mask = env.get_attr("action_mask")
     return mask() if callable(mask) else mask
