@@ -96,6 +96,16 @@ def test_masked_box_pack_default_slots_and_errors() -> None:
             m.pack(np.zeros((2, 2)), slots=bad)
 
 
+@pytest.mark.parametrize("slots", [[], (), np.array([]), np.array([], dtype=np.int64), None])
+def test_masked_box_pack_of_no_values_in_no_slots_is_empty(slots: object) -> None:
+    # An empty slot list is what sorted(chosen) gives when nothing was chosen.
+    m = MaskedBox(-1.0, 1.0, shape=(2,), max_size=4)
+    x = m.pack(np.zeros((0, 2)), slots=slots)
+    assert structurally_equal(x, m.empty()) and x in m
+    with pytest.raises(ValueError, match=re.escape("Got 0 values but 1 slots.")):
+        m.pack(np.zeros((0, 2)), slots=[0])
+
+
 @pytest.mark.parametrize(
     ("values", "slots", "msg"),
     [

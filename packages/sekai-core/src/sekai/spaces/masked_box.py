@@ -168,6 +168,8 @@ class MaskedBox(Dict):
                 or int(idx.max()) >= self._max_size
             ):
                 raise ValueError(f"slots must be distinct indices in [0, {self._max_size}).")
+            # An empty list of slots (no values) arrives as float64: index with no integers.
+            idx = idx.astype(np.intp, copy=False)
         out = self.empty()
         out["values"][idx] = v
         out["mask"][idx] = 1
