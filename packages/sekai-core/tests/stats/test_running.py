@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 import sekai
 from sekai.stats import ExponentialMovingStats, RunningMeanStd
+from sekai.utils._equal import structurally_equal
 
 
 def test_running_mean_std_initial_state_and_repr() -> None:
@@ -170,3 +173,128 @@ def test_ewm_rejects_non_positive_halflife(bad: float) -> None:
     state["halflife"] = bad
     with pytest.raises(ValueError, match=r"^halflife must be a finite number > 0, got "):
         ExponentialMovingStats(halflife=3).load_state_dict(state)
+
+
+@pytest.mark.parametrize("cls", [RunningMeanStd, ExponentialMovingStats])
+@pytest.mark.parametrize("first", [True, False], ids=["first-call", "later-call"])
+def test_update_from_moments_refuses_moments_of_another_shape(
+    cls: type[RunningMeanStd | ExponentialMovingStats], first: bool
+) -> None:
+    stats = cls(shape=(2,))
+    if not first:
+        stats.update(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    before = stats.state_dict()
+    per_env_means = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])  # not reduced over envs
+    with pytest.raises(
+        ValueError,
+        match=rf"^{cls.__name__}\.update_from_moments\(\): mean has shape \(3, 2\), expected "
+        r"\(2,\) \(the shape of one sample\)\.$",
+    ):
+        stats.update_from_moments(per_env_means, np.ones((3, 2)), 3)
+    with pytest.raises(ValueError, match=r"var has shape \(3,\), expected \(2,\)"):
+        stats.update_from_moments(np.zeros(2), np.ones(3), 3)
+    assert structurally_equal(stats.state_dict(), before)
+    assert stats.mean.shape == stats.var.shape == (2,)
+    # A scalar is broadcast to the statistics' shape, as before.
+    stats.update_from_moments(np.array([5.0, 6.0]), 0.0, 1)
+    assert stats.var.shape == (2,)
+
+
+@pytest.mark.parametrize("cls", [RunningMeanStd, ExponentialMovingStats])
+@pytest.mark.parametrize(
+    ("mean", "var", "count", "message"),
+    [
+        (0.0, -1.0, 3, r"var must be finite and >= 0, got -1\.0\."),
+        (0.0, np.nan, 3, r"var must be finite and >= 0, got nan\."),
+        (0.0, [1.0, np.inf], 3, r"var must be finite and >= 0, got inf at index \(1,\)\."),
+        (np.nan, 1.0, 3, r"mean must be finite, got nan\."),
+        (0.0, 1.0, np.nan, r"count must be finite and >= 0, got nan\."),
+        (0.0, 1.0, -3, r"count must be finite and >= 0, got -3\.0\."),
+        (0.0, 1.0, np.inf, r"count must be finite and >= 0, got inf\."),
+    ],
+)
+def test_update_from_moments_refuses_invalid_moments_naming_the_argument(
+    cls: type[RunningMeanStd | ExponentialMovingStats],
+    mean: Any,
+    var: Any,
+    count: float,
+    message: str,
+) -> None:
+    for first in (True, False):
+        stats = cls(shape=(2,))
+        if not first:
+            stats.update(np.array([[1.0, 2.0], [3.0, 4.0]]))
+        before = stats.state_dict()
+        with pytest.raises(
+            ValueError, match=rf"^{cls.__name__}\.update_from_moments\(\): {message}$"
+        ):
+            stats.update_from_moments(mean, var, count)
+        assert structurally_equal(stats.state_dict(), before)
+
+
+def test_update_from_moments_refuses_what_is_not_a_number() -> None:
+    with pytest.raises(
+        TypeError,
+        match=r"^RunningMeanStd\.update_from_moments\(\): count must be a number, got str\.$",
+    ):
+        RunningMeanStd().update_from_moments(0.0, 1.0, "3")  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError,
+        match=r"^RunningMeanStd\.update_from_moments\(\): mean must be a number or an array of "
+        r"numbers, got str\.$",
+    ):
+        RunningMeanStd().update_from_moments("zero", 1.0, 3)
+
+
+def test_update_from_moments_with_zero_count_adds_nothing() -> None:
+    rms = RunningMeanStd(shape=(2,))
+    rms.update_from_moments(np.ones(2), np.ones(2), 0)
+    assert rms.count == 1e-4
+    np.testing.assert_array_equal(rms.mean, np.zeros(2))
+
+
+@pytest.mark.parametrize("cls", [RunningMeanStd, ExponentialMovingStats])
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        (
+            "var",
+            np.array([1.0, -1.0]),
+            r"\['var'\] must be finite and >= 0, got -1\.0 at index \(1,\)\.",
+        ),
+        (
+            "var",
+            np.array([np.nan, 1.0]),
+            r"\['var'\] must be finite and >= 0, got nan at index \(0,\)\.",
+        ),
+        ("mean", np.array([np.inf, 1.0]), r"\['mean'\] must be finite, got inf at index \(0,\)\."),
+        ("count", -3, r"\['count'\] must be finite and >= 0, got -3\.0\."),
+        ("count", np.nan, r"\['count'\] must be finite and >= 0, got nan\."),
+    ],
+)
+def test_load_state_dict_refuses_invalid_moments_naming_the_key(
+    cls: type[RunningMeanStd | ExponentialMovingStats], key: str, value: Any, message: str
+) -> None:
+    saved = cls(shape=(2,))
+    saved.update(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    state = saved.state_dict()
+    state[key] = value
+    with pytest.raises(ValueError, match=rf"^{cls.__name__} state_dict{message}$"):
+        cls(shape=(2,)).load_state_dict(state)
+
+
+def test_load_state_dict_refuses_a_bad_epsilon_or_weight() -> None:
+    state = RunningMeanStd().state_dict()
+    state["epsilon"] = -1.0
+    with pytest.raises(
+        ValueError,
+        match=r"^RunningMeanStd state_dict\['epsilon'\] must be finite and >= 0, got -1\.0\.$",
+    ):
+        RunningMeanStd().load_state_dict(state)
+    ewm_state = ExponentialMovingStats().state_dict()
+    ewm_state["weight"] = np.nan
+    with pytest.raises(
+        ValueError,
+        match=r"^ExponentialMovingStats state_dict\['weight'\] must be finite and >= 0, got nan\.$",
+    ):
+        ExponentialMovingStats().load_state_dict(ewm_state)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -50,6 +51,13 @@ def _batch_moments(
     return arr.mean(axis=0), arr.var(axis=0), n
 
 
+def _checked_count(count: float, label: str) -> float:
+    """A number of samples (or a sum of weights): finite and >= 0."""
+    if not (math.isfinite(count) and count >= 0):
+        raise ValueError(f"{label} must be finite and >= 0, got {count}.")
+    return count
+
+
 class _MomentStats:
     """What both running statistics share: shape, stored moments, batch updates, normalising."""
 
@@ -74,11 +82,61 @@ class _MomentStats:
         """
         moments = _batch_moments(batch, self.shape, self._name)
         if moments is not None:
-            self.update_from_moments(*moments)
+            self._combine(*moments)
 
     def update_from_moments(self, mean: ArrayLike, var: ArrayLike, count: float) -> None:
-        """Add the moments of ``count`` samples (count <= 0: ignored)."""
+        """Add the moments of ``count`` samples: ``mean`` and ``var`` of the statistics' shape
+        (a scalar, or anything else that broadcasts to it unchanged, is broadcast), finite,
+        ``var >= 0``; ``count`` finite and ``>= 0`` (0: nothing is added).
+
+        Raises:
+            TypeError: moments or a count that are not numbers.
+            ValueError: moments of another shape, NaN or infinite moments, a negative
+                variance, a negative or non-finite count; the statistics are unchanged.
+        """
+        where = f"{self._name}.update_from_moments()"
+        count = _checked_count(check_real(where, "count", count), f"{where}: count")
+        mean, var = self._checked_moments(mean, var, lambda key: f"{where}: {key}", broadcast=True)
+        if count > 0:
+            self._combine(mean, var, count)
+
+    def _combine(self, mean: Float64Array, var: Float64Array, count: float) -> None:
+        """Add checked moments of ``count > 0`` samples."""
         raise NotImplementedError
+
+    def _checked_moments(
+        self, mean: Any, var: Any, label: Callable[[str], str], *, broadcast: bool
+    ) -> tuple[Float64Array, Float64Array]:
+        """``mean`` and ``var`` as float64 arrays of the statistics' shape, checked: finite, and
+        ``var >= 0``. ``label(key)`` names them in errors; with ``broadcast``, arrays that
+        broadcast to the shape unchanged (a scalar) are accepted and broadcast."""
+        checked = []
+        for key, value in (("mean", mean), ("var", var)):
+            try:
+                arr = np.asarray(value, dtype=np.float64)
+            except (TypeError, ValueError) as error:
+                raise TypeError(
+                    f"{label(key)} must be a number or an array of numbers, got "
+                    f"{type(value).__name__}."
+                ) from error
+            if arr.shape != self.shape:
+                try:
+                    fits = broadcast and np.broadcast_shapes(arr.shape, self.shape) == self.shape
+                except ValueError:  # shapes that do not broadcast at all
+                    fits = False
+                if not fits:
+                    raise ValueError(
+                        f"{label(key)} has shape {arr.shape}, expected {self.shape} (the shape "
+                        "of one sample)."
+                    )
+            valid = np.isfinite(arr) if key == "mean" else np.isfinite(arr) & (arr >= 0)
+            if not bool(valid.all()):
+                at = tuple(int(i) for i in np.argwhere(~valid)[0])
+                rule = "finite" if key == "mean" else "finite and >= 0"
+                entry = f" at index {at}" if at else ""
+                raise ValueError(f"{label(key)} must be {rule}, got {arr[at]}{entry}.")
+            checked.append(np.array(np.broadcast_to(arr, self.shape), dtype=np.float64))
+        return checked[0], checked[1]
 
     def normalize(self, x: ArrayLike, epsilon: float = 1e-8) -> Float64Array:
         """``(x - mean) / sqrt(var + epsilon)`` in float64; ``x`` may be one sample or a batch."""
@@ -99,14 +157,12 @@ class _MomentStats:
         for key in ("mean", "var", "count"):
             if key not in state:
                 raise KeyError(f"{self._name} state_dict is missing {key!r}.")
-        for key in ("mean", "var"):
-            got = np.shape(state[key])
-            if got != self.shape:
-                raise ValueError(
-                    f"{self._name} state_dict[{key!r}] has shape {got}, expected {self.shape}."
-                )
-        self.mean = np.array(state["mean"], dtype=np.float64)
-        self.var = np.array(state["var"], dtype=np.float64)
+        self.mean, self.var = self._checked_moments(
+            state["mean"],
+            state["var"],
+            lambda key: f"{self._name} state_dict[{key!r}]",
+            broadcast=False,
+        )
 
 
 class RunningMeanStd(_MomentStats):
@@ -135,23 +191,17 @@ class RunningMeanStd(_MomentStats):
         # Not ``count <= epsilon``: with an epsilon of 1 or more, real counts reach it.
         self._seen = False
 
-    def update_from_moments(self, mean: ArrayLike, var: ArrayLike, count: float) -> None:
-        """Combine the moments of ``count`` samples with the stored ones (count <= 0: ignored)."""
-        if count <= 0:
-            return
-        batch_mean = np.asarray(mean, dtype=np.float64)
-        batch_var = np.asarray(var, dtype=np.float64)
+    def _combine(self, mean: Float64Array, var: Float64Array, count: float) -> None:
+        """Combine the moments of ``count`` samples with the stored ones."""
         if not self._seen:  # nothing seen yet: take the batch as it is
-            self.mean = np.array(np.broadcast_to(batch_mean, self.shape), dtype=np.float64)
-            self.var = np.array(np.broadcast_to(batch_var, self.shape), dtype=np.float64)
+            self.mean = np.array(mean, dtype=np.float64)
+            self.var = np.array(var, dtype=np.float64)
             self.count = float(count)  # the epsilon prior is dropped once data arrives
             self._seen = True
             return
         total = self.count + count
-        delta = batch_mean - self.mean
-        m2 = (
-            self.var * self.count + batch_var * count + delta * delta * (self.count * count / total)
-        )
+        delta = mean - self.mean
+        m2 = self.var * self.count + var * count + delta * delta * (self.count * count / total)
         self.mean = self.mean + delta * (count / total)
         self.var = m2 / total
         self.count = float(total)
@@ -170,8 +220,12 @@ class RunningMeanStd(_MomentStats):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore statistics saved by ``state_dict()`` (shapes must match)."""
         self._load_moments(state)
-        self.count = float(state["count"])
-        self.epsilon = float(state.get("epsilon", self.epsilon))
+        where = f"{self._name} state_dict"
+        count = _checked_count(check_real(where, "count", state["count"]), f"{where}['count']")
+        epsilon = check_real(where, "epsilon", state.get("epsilon", self.epsilon))
+        if not (math.isfinite(epsilon) and epsilon >= 0):
+            raise ValueError(f"{where}['epsilon'] must be finite and >= 0, got {epsilon}.")
+        self.count, self.epsilon = count, epsilon
         self._seen = bool(state.get("seen", self.count > self.epsilon))
 
     def __repr__(self) -> str:
@@ -212,20 +266,15 @@ class ExponentialMovingStats(_MomentStats):
         self.count: int = 0
         self._weight = 0.0  # sum of the current (decayed) weights
 
-    def update_from_moments(self, mean: ArrayLike, var: ArrayLike, count: float) -> None:
-        """Add one step whose samples have this mean and variance (count <= 0: ignored)."""
-        if count <= 0:
-            return
-        batch_mean = np.asarray(mean, dtype=np.float64)
-        batch_var = np.asarray(var, dtype=np.float64)
+    def _combine(self, mean: Float64Array, var: Float64Array, count: float) -> None:
+        """Add one step whose samples have this mean and variance."""
         old_weight = self._decay * self._weight
         weight = old_weight + 1.0
-        new_mean = self.mean + (batch_mean - self.mean) / weight
+        new_mean = self.mean + (mean - self.mean) / weight
         old_dev = self.mean - new_mean
-        new_dev = batch_mean - new_mean
+        new_dev = mean - new_mean
         self.var = np.array(
-            (old_weight * (self.var + old_dev * old_dev) + (batch_var + new_dev * new_dev))
-            / weight,
+            (old_weight * (self.var + old_dev * old_dev) + (var + new_dev * new_dev)) / weight,
             dtype=np.float64,
         ).reshape(self.shape)
         self.mean = np.array(new_mean, dtype=np.float64).reshape(self.shape)
@@ -245,13 +294,17 @@ class ExponentialMovingStats(_MomentStats):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore statistics saved by ``state_dict()`` (shapes must match)."""
         self._load_moments(state)
-        self.count = int(state["count"])
+        where = f"{self._name} state_dict"
+        self.count = int(
+            _checked_count(check_real(where, "count", state["count"]), f"{where}['count']")
+        )
         if "halflife" in state:
             self.halflife = _halflife(state["halflife"])
             self._decay = 0.5 ** (1.0 / float(self.halflife))
         # Without a stored weight, treat the moments as the sum of `count` decayed steps.
         default_weight = (1.0 - self._decay**self.count) / (1.0 - self._decay)
-        self._weight = float(state.get("weight", default_weight))
+        weight = check_real(where, "weight", state.get("weight", default_weight))
+        self._weight = _checked_count(weight, f"{where}['weight']")
 
     def __repr__(self) -> str:
         return (
