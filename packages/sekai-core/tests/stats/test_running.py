@@ -279,8 +279,11 @@ def test_load_state_dict_refuses_invalid_moments_naming_the_key(
     saved.update(np.array([[1.0, 2.0], [3.0, 4.0]]))
     state = saved.state_dict()
     state[key] = value
+    target = cls(shape=(2,))
+    before = target.state_dict()
     with pytest.raises(ValueError, match=rf"^{cls.__name__} state_dict{message}$"):
-        cls(shape=(2,)).load_state_dict(state)
+        target.load_state_dict(state)
+    assert structurally_equal(target.state_dict(), before)  # checked in full, then loaded
 
 
 def test_load_state_dict_refuses_a_bad_epsilon_or_weight() -> None:

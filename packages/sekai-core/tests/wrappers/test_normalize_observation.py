@@ -10,6 +10,7 @@ import pytest
 
 import sekai
 from sekai.stats import ExponentialMovingStats, RunningMeanStd
+from sekai.utils._equal import structurally_equal
 from sekai.wrappers import NormalizeObservation
 
 
@@ -137,9 +138,17 @@ def test_load_state_dict_refuses_the_statistics_of_the_other_kind(toy_env: Any) 
     env = NormalizeObservation(toy_env(), stats="ewm", halflife=10)
     env.reset(seed=0)
     env.step(0)
-    with pytest.raises(ValueError, match=r"^RunningMeanStd cannot load .* stats='running'"):
+    with pytest.raises(
+        ValueError,
+        match=r"^NormalizeObservation: state\['obs_rms'\]: RunningMeanStd cannot load .* "
+        r"stats='running'",
+    ):
         NormalizeObservation(toy_env()).load_state_dict(env.state_dict())
-    with pytest.raises(ValueError, match=r"^ExponentialMovingStats cannot load .* stats='ewm'"):
+    with pytest.raises(
+        ValueError,
+        match=r"^NormalizeObservation: state\['obs_rms'\]: ExponentialMovingStats cannot load "
+        r".* stats='ewm'",
+    ):
         env.load_state_dict(NormalizeObservation(toy_env()).state_dict())
 
 
@@ -150,12 +159,56 @@ def test_load_state_dict_of_a_dict_space_into_a_box_one_says_the_structure_diffe
         toy_env(observation_space=sekai.Dict(a=sekai.Box(-1.0, 1.0, shape=(2,))))
     ).state_dict()
     message = (
-        "NormalizeObservation: state must be the statistics of a leaf of shape (2,) (a dict "
-        "with 'mean', 'var' and 'count'), got a dict with keys ['a']: the saved state's "
+        "NormalizeObservation: state['obs_rms'] must be the statistics of a leaf of shape (2,) "
+        "(a dict with 'mean', 'var' and 'count'), got a dict with keys ['a']: the saved state's "
         "structure does not match this wrapper's observation space."
     )
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         NormalizeObservation(toy_env()).load_state_dict(saved)
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+@pytest.mark.parametrize(
+    ("space", "spoil", "message"),
+    [
+        (
+            sekai.Dict(price=sekai.Box(-9.0, 9.0, shape=(3,)), cash=sekai.Box(-9.0, 9.0, (1,))),
+            lambda state: state["cash"].update(mean=np.zeros(2)),  # a slightly different env's
+            r"state\['obs_rms'\]\['cash'\]\['mean'\] has shape \(2,\), expected \(1,\) \(the shape "
+            r"of one sample\)\.",
+        ),
+        (
+            sekai.Tuple(
+                [sekai.Box(-9.0, 9.0, (3,)), sekai.Discrete(2), sekai.Box(-9.0, 9.0, (1,))]
+            ),
+            lambda state: state[2].update(count=-1),
+            r"state\['obs_rms'\]\[2\]\['count'\] must be finite and >= 0, got -1\.0\.",
+        ),
+    ],
+    ids=["dict", "tuple"],
+)
+def test_load_state_dict_is_all_or_nothing_and_names_the_failing_part(
+    toy_env: Any, vector: bool, space: sekai.Space[Any], spoil: Any, message: str
+) -> None:
+    def build() -> Any:
+        if vector:
+            return sekai.VecNormalizeObservation(
+                sekai.SyncVecEnv([lambda: toy_env(observation_space=space, length=100)] * 2)
+            )
+        return NormalizeObservation(toy_env(observation_space=space, length=100))
+
+    old = build()
+    old.reset(seed=0)
+    for _ in range(9):
+        old.step(np.zeros(2, dtype=np.int64) if vector else 0)
+    checkpoint = old.state_dict()
+    spoil(checkpoint["obs_rms"])
+    new = build()
+    before = new.state_dict()
+    with pytest.raises(ValueError, match=rf"^{type(new).__name__}: {message}$"):
+        new.load_state_dict(checkpoint)
+    # No part was loaded: the parts before the failing one keep their statistics too.
+    assert structurally_equal(new.state_dict(), before)
 
 
 def test_rejects_unknown_stats(toy_env: Any) -> None:

@@ -257,12 +257,22 @@ class ObservationNormalizer:
             return [self._state_of(child) for child in payload]
         return None
 
-    def load_state_dict(self, state: Any) -> None:
-        """Restore statistics saved by ``state_dict()`` (the structure must match)."""
-        self._zip(self._plan, state, f"{self.owner}: state", self._load_leaf)
+    def load_state_dict(self, state: Any, where: str = "state") -> None:
+        """Restore statistics saved by ``state_dict()`` (the structure must match), all or
+        nothing: every part is checked before any is loaded. ``where`` names ``state`` in
+        errors, after the owner."""
+        loads: list[Callable[[], None]] = []
+
+        def check(current: Stats, value: Any, at: str) -> Stats:
+            loads.append(self._checked_leaf_state(current, value, at))
+            return current
+
+        self._zip(self._plan, state, f"{self.owner}: {where}", check)
+        for load in loads:
+            load()
 
     @staticmethod
-    def _load_leaf(current: Stats, state: Any, where: str) -> Stats:
+    def _checked_leaf_state(current: Stats, state: Any, where: str) -> Callable[[], None]:
         # Statistics hold at least one of these keys; a dict with none of them is most likely
         # the state of a normaliser of another (Dict or Tuple) space.
         if not isinstance(state, dict) or not {"mean", "var", "count"} & set(state):
@@ -272,8 +282,7 @@ class ObservationNormalizer:
                 f"'mean', 'var' and 'count'), got {got}: the saved state's structure does not "
                 "match this wrapper's observation space."
             )
-        current.load_state_dict(state)
-        return current
+        return current._checked_state(state, where)
 
     def _zip(
         self,

@@ -142,27 +142,46 @@ class _MomentStats:
         """``(x - mean) / sqrt(var + epsilon)`` in float64; ``x`` may be one sample or a batch."""
         return (np.asarray(x, dtype=np.float64) - self.mean) / np.sqrt(self.var + epsilon)
 
-    def _load_moments(self, state: dict[str, Any]) -> None:
-        """Check a ``state_dict()`` and restore its ``mean`` and ``var``."""
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore statistics saved by ``state_dict()`` (shapes must match). The state is
+        checked in full first: a refused one changes nothing."""
+        self._checked_state(state)()
+
+    def _checked_state(self, state: Any, where: str | None = None) -> Callable[[], None]:
+        """Check a ``state_dict()`` in full and return the call that loads it (which cannot
+        fail), so that several statistics can be loaded all or nothing.
+
+        Args:
+            state: the saved state.
+            where: what to call the state in errors (None: ``"<class> state_dict"``).
+        """
+        raise NotImplementedError
+
+    def _checked_moment_state(
+        self, state: Any, where: str | None
+    ) -> tuple[Float64Array, Float64Array, float, str]:
+        """The checked ``mean``, ``var`` and ``count`` of a state, and the state's name in
+        errors."""
+        name = f"{self._name} state_dict" if where is None else where
         for other in _CLASSES:
             found = [key for key in other._own_keys if key in state]
             if found and not isinstance(self, other):
                 # Same moments, other meaning: all-time counts against decayed weights.
                 raise ValueError(
-                    f"{self._name} cannot load a state_dict of {other._name} statistics (it "
-                    f"has {', '.join(map(repr, found))}): these are {self._name} (a normaliser "
+                    f"{'' if where is None else f'{where}: '}{self._name} cannot load a "
+                    f"state_dict of {other._name} statistics (it has "
+                    f"{', '.join(map(repr, found))}): these are {self._name} (a normaliser "
                     f"built with stats={self._kind!r}); load it into {other._name} "
                     f"(stats={other._kind!r})."
                 )
         for key in ("mean", "var", "count"):
             if key not in state:
-                raise KeyError(f"{self._name} state_dict is missing {key!r}.")
-        self.mean, self.var = self._checked_moments(
-            state["mean"],
-            state["var"],
-            lambda key: f"{self._name} state_dict[{key!r}]",
-            broadcast=False,
+                raise KeyError(f"{name} is missing {key!r}.")
+        mean, var = self._checked_moments(
+            state["mean"], state["var"], lambda key: f"{name}[{key!r}]", broadcast=False
         )
+        count = _checked_count(check_real(name, "count", state["count"]), f"{name}['count']")
+        return mean, var, count, name
 
 
 class RunningMeanStd(_MomentStats):
@@ -217,16 +236,23 @@ class RunningMeanStd(_MomentStats):
             "seen": self._seen,
         }
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore statistics saved by ``state_dict()`` (shapes must match)."""
-        self._load_moments(state)
-        where = f"{self._name} state_dict"
-        count = _checked_count(check_real(where, "count", state["count"]), f"{where}['count']")
-        epsilon = check_real(where, "epsilon", state.get("epsilon", self.epsilon))
+    def _checked_state(self, state: Any, where: str | None = None) -> Callable[[], None]:
+        mean, var, count, name = self._checked_moment_state(state, where)
+        epsilon = check_real(name, "epsilon", state.get("epsilon", self.epsilon))
         if not (math.isfinite(epsilon) and epsilon >= 0):
-            raise ValueError(f"{where}['epsilon'] must be finite and >= 0, got {epsilon}.")
-        self.count, self.epsilon = count, epsilon
-        self._seen = bool(state.get("seen", self.count > self.epsilon))
+            raise ValueError(f"{name}['epsilon'] must be finite and >= 0, got {epsilon}.")
+        seen = bool(state.get("seen", count > epsilon))
+
+        def load() -> None:
+            self.mean, self.var, self.count, self.epsilon, self._seen = (
+                mean,
+                var,
+                count,
+                epsilon,
+                seen,
+            )
+
+        return load
 
     def __repr__(self) -> str:
         return f"RunningMeanStd(shape={self.shape}, count={self.count!r})"
@@ -291,20 +317,21 @@ class ExponentialMovingStats(_MomentStats):
             "halflife": self.halflife,
         }
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore statistics saved by ``state_dict()`` (shapes must match)."""
-        self._load_moments(state)
-        where = f"{self._name} state_dict"
-        self.count = int(
-            _checked_count(check_real(where, "count", state["count"]), f"{where}['count']")
-        )
-        if "halflife" in state:
-            self.halflife = _halflife(state["halflife"])
-            self._decay = 0.5 ** (1.0 / float(self.halflife))
+    def _checked_state(self, state: Any, where: str | None = None) -> Callable[[], None]:
+        mean, var, count, name = self._checked_moment_state(state, where)
+        steps = int(count)
+        halflife = _halflife(state["halflife"]) if "halflife" in state else self.halflife
+        decay = 0.5 ** (1.0 / float(halflife))
         # Without a stored weight, treat the moments as the sum of `count` decayed steps.
-        default_weight = (1.0 - self._decay**self.count) / (1.0 - self._decay)
-        weight = check_real(where, "weight", state.get("weight", default_weight))
-        self._weight = _checked_count(weight, f"{where}['weight']")
+        default_weight = (1.0 - decay**steps) / (1.0 - decay)
+        weight = check_real(name, "weight", state.get("weight", default_weight))
+        weight = _checked_count(weight, f"{name}['weight']")
+
+        def load() -> None:
+            self.mean, self.var, self.count, self._weight = mean, var, steps, weight
+            self.halflife, self._decay = halflife, decay
+
+        return load
 
     def __repr__(self) -> str:
         return (
