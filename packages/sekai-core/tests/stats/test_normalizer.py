@@ -12,6 +12,7 @@ from sekai.spaces import batch_space, concatenate
 from sekai.stats import ExponentialMovingStats, RunningMeanStd
 from sekai.stats.normalizer import ObservationNormalizer
 from sekai.testing.envs import Drift
+from sekai.utils._equal import structurally_equal
 
 
 def test_batched_box_updates_with_whole_batch() -> None:
@@ -145,3 +146,45 @@ def test_obs_rms_and_epsilon_of_the_wrong_kind_are_refused(vector: bool) -> None
     with pytest.raises(ValueError, match=r"^epsilon must be finite and > 0, got 0\.0\.$"):
         env.epsilon = 0.0
     assert env.obs_rms is before and env.epsilon == 1e-8
+
+
+def test_a_non_finite_value_names_the_sub_env_the_leaf_and_the_slot() -> None:
+    masked = sekai.MaskedBox(-5.0, 5.0, shape=(2,), max_size=3)
+    space = sekai.Dict(m=masked, t=sekai.Tuple([sekai.Box(-9.0, 9.0, shape=()), sekai.Discrete(2)]))
+    items = [{"m": masked.pack(np.ones((2, 2))), "t": (1.0, 0)} for _ in range(3)]
+    batch = concatenate(space, items)
+    norm = ObservationNormalizer(space, owner="VecNormalizeObservation")
+    before = norm.state_dict()
+    batch["m"]["values"][2, 1, 0] = np.nan  # sub-env 2, occupied slot 1, feature 0
+    with pytest.raises(
+        ValueError,
+        match=r"^VecNormalizeObservation: sub-env 2's observation\['m'\]\['values'\]\[1, 0\] is "
+        r"nan\. .* e\.g\. with a VecTransformObservation\.$",
+    ):
+        norm.normalize(batch, batched=True)
+    assert structurally_equal(norm.state_dict(), before)
+    # A row that does not update the statistics (a frozen sub-env) is not checked: its
+    # value is normalised to NaN, and the statistics take the other rows.
+    out = norm.normalize(batch, batched=True, rows=np.array([True, True, False]))
+    assert np.isnan(out["m"]["values"][2, 1, 0]) and norm.stats["m"].count == 4
+    batch["t"][0][1] = np.inf
+    with pytest.raises(
+        ValueError, match=r"^VecNormalizeObservation: sub-env 1's observation\['t'\]\[0\] is inf\. "
+    ):
+        norm.normalize(batch, batched=True, rows=np.array([True, True, False]))
+
+
+def test_a_non_finite_value_in_an_empty_slot_is_ignored() -> None:
+    masked = sekai.MaskedBox(-5.0, 5.0, shape=(1,), max_size=2)
+    norm = ObservationNormalizer(masked)
+    obs = masked.pack(np.array([[1.0]]))
+    obs["values"][1, 0] = np.nan  # an empty slot: not part of the observation's data
+    out = norm.normalize(obs)
+    assert out["values"][1, 0] == 0.0 and norm.stats.count == 1
+    obs["values"][0, 0] = np.inf
+    with pytest.raises(
+        ValueError,
+        match=r"^NormalizeObservation: observation\['values'\]\[0, 0\] is inf\. .* e\.g\. with a "
+        r"TransformObservation\.$",
+    ):
+        norm.normalize(obs)

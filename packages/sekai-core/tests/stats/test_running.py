@@ -301,3 +301,20 @@ def test_load_state_dict_refuses_a_bad_epsilon_or_weight() -> None:
         match=r"^ExponentialMovingStats state_dict\['weight'\] must be finite and >= 0, got nan\.$",
     ):
         ExponentialMovingStats().load_state_dict(ewm_state)
+
+
+@pytest.mark.parametrize("cls", [RunningMeanStd, ExponentialMovingStats])
+def test_update_refuses_a_batch_with_a_non_finite_entry(
+    cls: type[RunningMeanStd | ExponentialMovingStats],
+) -> None:
+    stats = cls(shape=(2,))
+    stats.update(np.array([[1.0, 2.0]]))
+    before = stats.state_dict()
+    with pytest.raises(
+        ValueError,
+        match=rf"^{cls.__name__}\.update\(\): batch\[1, 0\] is -inf\. A NaN or infinite value "
+        r"would make the statistics NaN for good, and everything normalised with them, so "
+        r"nothing was updated\. Replace or drop non-finite samples before updating\.$",
+    ):
+        stats.update(np.array([[1.0, 2.0], [-np.inf, np.nan]]))
+    assert structurally_equal(stats.state_dict(), before)

@@ -534,3 +534,33 @@ def test_a_terminal_observation_from_below_an_observation_wrapper_is_named_befor
     with pytest.raises(TypeError, match=r"final_observation'\] does not fit .*put AutoReset"):
         vec.step([1, 1])
     assert vec.obs_rms["x"].count == count
+
+
+class _FailsOrNaN(_Fails):
+    """_Fails, and action 3: a NaN reward."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.action_space = sekai.Discrete(4)
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if action == 3:
+            return sekai.StepResult(np.zeros(1, np.float32), float("nan"), False, False, {})
+        return super().step(action)
+
+
+def test_a_non_finite_reward_in_a_step_that_raises_elsewhere_leaves_the_error_and_stats() -> None:
+    # The failed step's own error propagates; the NaN return is kept out of the statistics,
+    # and the next step that updates them names it.
+    with VecNormalizeReward(SyncVecEnv([_FailsOrNaN] * 2)) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(ValueError, match="boom"):
+            vec.step([3, 2])  # sub-env 0: NaN reward; sub-env 1 raises
+        assert vec.return_rms.count == 1e-4
+        with pytest.raises(
+            ValueError,
+            match=r"^VecNormalizeReward: sub-env 0's discounted return is nan \(this step's "
+            r"reward is 1\.0\)\. ",
+        ):
+            vec.step([0, 0])
+        assert vec.return_rms.count == 1e-4

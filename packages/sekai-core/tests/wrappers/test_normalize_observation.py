@@ -322,3 +322,80 @@ def test_clip_of_a_scalar_box_leaf() -> None:
         obs = env.step(0).observation
         assert obs in env.observation_space
         assert abs(obs["x"]) <= 0.5
+
+
+_ADVICE = "Fix the env, or replace non-finite values before normalising, e.g. with a "
+_POISON = (
+    r"\. A NaN or infinite value would make the statistics NaN for good, and everything "
+    r"normalised with them, so nothing was updated\. "
+)
+
+
+def _glitch(bad: float | None, at_step: int) -> Any:
+    """Observations {price: [t, t, t], cash: [t]}; ``bad`` in cash at step ``at_step``."""
+
+    def obs(env: Any) -> Any:
+        cash = bad if bad is not None and env.t == at_step else float(env.t)
+        return {"price": np.full(3, env.t, np.float32), "cash": np.array([cash], np.float32)}
+
+    return obs
+
+
+_PRICE_CASH = sekai.Dict(price=sekai.Box(-9.0, 9.0, (3,)), cash=sekai.Box(-9.0, 9.0, (1,)))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_a_non_finite_observation_is_refused_before_any_statistics_change(
+    toy_env: Any, bad: float
+) -> None:
+    env = NormalizeObservation(
+        toy_env(observation_space=_PRICE_CASH, length=100, obs_fn=_glitch(bad, 2))
+    )
+    env.reset(seed=0)
+    env.step(0)
+    before = env.state_dict()
+    message = rf"^NormalizeObservation: observation\['cash'\]\[0\] is {bad}{_POISON}"
+    with pytest.raises(ValueError, match=message + re.escape(_ADVICE + "TransformObservation.")):
+        env.step(0)
+    # 'price' comes first and was finite: it is not updated either.
+    assert structurally_equal(env.state_dict(), before)
+    obs = env.step(0).observation  # the statistics are still usable
+    assert np.isfinite(obs["cash"]).all() and np.isfinite(env.obs_rms["cash"].var).all()
+
+
+def test_a_non_finite_observation_of_one_sub_env_is_refused_naming_it(toy_env: Any) -> None:
+    def make(index: int) -> Any:
+        bad = float("nan") if index == 1 else None
+        return lambda: toy_env(observation_space=_PRICE_CASH, length=100, obs_fn=_glitch(bad, 2))
+
+    vec = sekai.VecNormalizeObservation(sekai.SyncVecEnv([make(0), make(1)]))
+    vec.reset(seed=0)
+    vec.step(np.zeros(2, dtype=np.int64))
+    before = vec.state_dict()
+    message = rf"^VecNormalizeObservation: sub-env 1's observation\['cash'\]\[0\] is nan{_POISON}"
+    with pytest.raises(ValueError, match=message + re.escape(_ADVICE + "VecTransformObservation.")):
+        vec.step(np.zeros(2, dtype=np.int64))
+    assert structurally_equal(vec.state_dict(), before)
+    # sub-env 0 was healthy and stays so: the next step normalises both to finite values
+    assert np.isfinite(vec.step(np.zeros(2, dtype=np.int64)).observations["cash"]).all()
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+def test_frozen_statistics_normalise_a_non_finite_observation_without_checking(
+    toy_env: Any, vector: bool
+) -> None:
+    # Frozen statistics only transform: NaN in, NaN out (for that value only).
+    def make() -> Any:
+        return toy_env(observation_space=_PRICE_CASH, length=100, obs_fn=_glitch(np.nan, 1))
+
+    if vector:
+        env: Any = sekai.VecNormalizeObservation(sekai.SyncVecEnv([make] * 2))
+    else:
+        env = NormalizeObservation(make())
+    env.reset(seed=0)
+    env.update_running_mean = False
+    before = env.state_dict()
+    result = env.step(np.zeros(2, dtype=np.int64) if vector else 0)
+    obs = result.observations if vector else result.observation
+    assert np.isnan(obs["cash"]).all() and np.isfinite(obs["price"]).all()
+    assert structurally_equal(env.state_dict(), before)

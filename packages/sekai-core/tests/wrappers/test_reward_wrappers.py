@@ -10,6 +10,7 @@ import pytest
 
 import sekai
 from sekai.stats import RunningMeanStd
+from sekai.utils._equal import structurally_equal
 from sekai.wrappers import AutoReset, ClipReward, NormalizeReward, TransformReward
 
 
@@ -140,3 +141,71 @@ def test_clip_reward_none_is_unbounded(toy_env: Any) -> None:
 def test_clip_reward_requires_min_below_max(low: Any, high: Any, text: str, toy_env: Any) -> None:
     with pytest.raises(ValueError, match=rf"^min_reward {text}\.$"):
         ClipReward(toy_env(), low, high)
+
+
+_REFUSED = (
+    r"\. A NaN or infinite value would make the statistics NaN for good, and everything "
+    r"normalised with them, so nothing was updated\. Fix the env, or replace non-finite values "
+    r"before normalising, e\.g\. with a "
+)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_normalize_reward_refuses_a_non_finite_reward_before_updating(
+    toy_env: Any, bad: float
+) -> None:
+    rewards = [1.0, 2.0, bad, 3.0]
+    env = NormalizeReward(toy_env(length=10, reward_fn=lambda a, t: rewards[t - 1]), gamma=0.5)
+    env.reset(seed=0)
+    env.step(0)
+    env.step(0)
+    before, ret = env.state_dict(), env._return
+    with pytest.raises(
+        ValueError, match=rf"^NormalizeReward: the reward is {bad}{_REFUSED}TransformReward\.$"
+    ):
+        env.step(0)
+    assert structurally_equal(env.state_dict(), before) and env._return == ret
+    assert math.isfinite(env.step(0).reward)  # the statistics are still usable
+
+
+def test_normalize_reward_names_a_return_that_overflows(toy_env: Any) -> None:
+    env = NormalizeReward(toy_env(length=10, reward_fn=lambda a, t: 1e308), gamma=1.0)
+    env.reset(seed=0)
+    env.step(0)
+    with pytest.raises(
+        ValueError,
+        match=r"^NormalizeReward: the discounted return is inf \(this step's reward is "
+        r"1e\+308\)\. ",
+    ):
+        env.step(0)
+
+
+def test_frozen_normalize_reward_passes_a_non_finite_reward_through(toy_env: Any) -> None:
+    env = NormalizeReward(toy_env(length=10, reward_fn=lambda a, t: math.nan))
+    env.update_running_mean = False
+    env.reset(seed=0)
+    assert math.isnan(env.step(0).reward)
+    assert env.return_rms.count == 1e-4
+
+
+def test_vec_normalize_reward_refuses_a_non_finite_reward_naming_the_sub_env(
+    toy_env: Any,
+) -> None:
+    def make(index: int) -> Any:
+        rewards = [1.0, 2.0, math.inf if index == 1 else 1.0, 1.0]
+        return lambda: toy_env(length=10, reward_fn=lambda a, t: rewards[t - 1])
+
+    vec = sekai.VecNormalizeReward(sekai.SyncVecEnv([make(0), make(1)]), gamma=0.5)
+    actions = np.zeros(2, dtype=np.int64)
+    vec.reset(seed=0)
+    vec.step(actions)
+    vec.step(actions)
+    before, returns = vec.state_dict(), vec._returns.copy()
+    with pytest.raises(
+        ValueError,
+        match=rf"^VecNormalizeReward: sub-env 1's reward is inf{_REFUSED}VecTransformReward\.$",
+    ):
+        vec.step(actions)
+    assert structurally_equal(vec.state_dict(), before)
+    np.testing.assert_array_equal(vec._returns, returns)
+    assert np.isfinite(vec.step(actions).rewards).all()

@@ -16,16 +16,46 @@ import numpy as np
 
 from sekai._args import check_real
 from sekai.spaces import Box, Dict, MaskedBox, Space, Tuple
-from sekai.stats.running import ExponentialMovingStats, RunningMeanStd
+from sekai.stats.running import (
+    Describe,
+    ExponentialMovingStats,
+    RunningMeanStd,
+    format_index,
+    update_checked,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["NormalizerAttributes", "ObservationNormalizer", "Stats"]
+__all__ = ["NormalizerAttributes", "ObservationNormalizer", "Stats", "non_finite_advice"]
 
 Stats = RunningMeanStd | ExponentialMovingStats
 
 _BOX, _MASKED, _DICT, _TUPLE, _PASS = range(5)
+
+
+def non_finite_advice(transform: str) -> str:
+    """What a normalisation wrapper's error about a NaN or infinite value advises."""
+    return f"Fix the env, or replace non-finite values before normalising, e.g. with a {transform}."
+
+
+def _describer(path: str, selected: NDArray[np.bool_] | None, batched: bool) -> Describe:
+    """Describes an entry of the batch ``source[selected]`` (``selected``: a mask over the
+    leading axes of the observation leaf ``source`` at ``path``; None: the whole leaf, as a
+    batch of one unless ``batched``) as the entry of the observation it came from."""
+
+    def describe(at: tuple[int, ...], value: float) -> str:
+        row, rest = at[0], at[1:]
+        if selected is None:
+            position: tuple[int, ...] = (row,) if batched else ()
+        else:
+            position = tuple(int(i) for i in np.argwhere(selected)[row])
+        whose = ""
+        if batched:  # the first axis is the sub-env's
+            whose, position = f"sub-env {position[0]}'s ", position[1:]
+        return f"{whose}{path}{format_index(position + rest)} is {value}"
+
+    return describe
 
 
 class ObservationNormalizer:
@@ -194,44 +224,80 @@ class ObservationNormalizer:
             batched: whether ``obs`` is a batch.
             rows: with ``batched``, the ``(N,)`` mask of the rows that update the statistics
                 (None: every row); every row is normalised.
-        """
-        return self._apply(self._plan, obs, update, batched, rows)
 
-    def _apply(
+        Raises:
+            ValueError: with ``update``, a NaN or infinite value where it would update the
+                statistics, naming the sub-env (``batched``) and the part of the observation;
+                no statistics are changed. Without ``update`` (frozen statistics) nothing is
+                checked: a NaN is normalised to NaN.
+        """
+        if update:
+            parts: list[tuple[Stats, Any, Describe]] = []
+            obs = self._updates(self._plan, obs, batched, rows, "observation", parts)
+            transform = "VecTransformObservation" if batched else "TransformObservation"
+            update_checked(self.owner, parts, non_finite_advice(transform))
+        return self._apply(self._plan, obs)
+
+    def _updates(
         self,
         node: tuple[Any, ...],
         obs: Any,
-        update: bool,
         batched: bool,
         rows: NDArray[np.bool_] | None,
+        path: str,
+        parts: list[tuple[Stats, Any, Describe]],
     ) -> Any:
+        """Append the batch each statistics leaf is updated with to ``parts`` (with what
+        describes its entries); return ``obs`` with those leaves in float64, for ``_apply``."""
         kind, payload = node
         if kind == _BOX:
             x = np.asarray(obs, dtype=np.float64)
-            if update:
-                payload.update((x if rows is None else x[rows]) if batched else x[None])
-            out = payload.normalize(x, self._epsilon)
+            if not batched:
+                parts.append((payload, x[None], _describer(path, None, batched)))
+            else:
+                parts.append(
+                    (payload, x if rows is None else x[rows], _describer(path, rows, batched))
+                )
+            return x
+        if kind == _MASKED:
+            values = np.asarray(obs["values"], dtype=np.float64)
+            mask = np.asarray(obs["mask"])
+            counted = mask.astype(bool)
+            if rows is not None:
+                counted &= rows.reshape((-1,) + (1,) * (counted.ndim - 1))
+            # (k, *element_shape): the occupied slots, single or batched
+            parts.append(
+                (payload, values[counted], _describer(f"{path}['values']", counted, batched))
+            )
+            return {"values": values, "mask": mask}
+        if kind == _DICT:
+            return {
+                key: self._updates(child, obs[key], batched, rows, f"{path}[{key!r}]", parts)
+                for key, child in payload.items()
+            }
+        if kind == _TUPLE:
+            return tuple(
+                self._updates(child, sub, batched, rows, f"{path}[{i}]", parts)
+                for i, (child, sub) in enumerate(zip(payload, obs))
+            )
+        return obs
+
+    def _apply(self, node: tuple[Any, ...], obs: Any) -> Any:
+        kind, payload = node
+        if kind == _BOX:
+            out = payload.normalize(np.asarray(obs, dtype=np.float64), self._epsilon)
         elif kind == _MASKED:
             values = np.asarray(obs["values"], dtype=np.float64)
             mask = np.asarray(obs["mask"])
-            occupied = mask.astype(bool)
-            if update:
-                counted = occupied
-                if rows is not None:
-                    counted = occupied & rows.reshape((-1,) + (1,) * (occupied.ndim - 1))
-                payload.update(values[counted])  # (k, *element_shape), single or batched
             out = payload.normalize(values, self._epsilon)
-            out[~occupied] = 0.0
+            out[~mask.astype(bool)] = 0.0
             if self.clip is not None:
                 np.clip(out, -self.clip, self.clip, out=out)
             return {"values": out, "mask": mask.copy()}
         elif kind == _DICT:
-            return {
-                key: self._apply(child, obs[key], update, batched, rows)
-                for key, child in payload.items()
-            }
+            return {key: self._apply(child, obs[key]) for key, child in payload.items()}
         elif kind == _TUPLE:
-            return tuple(self._apply(c, o, update, batched, rows) for c, o in zip(payload, obs))
+            return tuple(self._apply(c, o) for c, o in zip(payload, obs))
         else:
             return obs
         if self.clip is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,10 +31,8 @@ def _as_shape(shape: int | tuple[int, ...], owner: str) -> tuple[int, ...]:
     return tuple(int(entry) for entry in entries)
 
 
-def _batch_moments(
-    batch: ArrayLike, shape: tuple[int, ...], owner: str
-) -> tuple[Float64Array, Float64Array, int] | None:
-    """Mean, variance and size of a batch ``(N, *shape)`` along axis 0; None when empty."""
+def _as_batch(batch: ArrayLike, shape: tuple[int, ...], owner: str) -> Float64Array | None:
+    """``batch`` as a float64 array ``(N, *shape)``, N > 0; None when it is empty."""
     arr = np.asarray(batch, dtype=np.float64)
     if arr.shape[1:] != shape or arr.ndim != len(shape) + 1:
         if arr.size == 0:
@@ -43,12 +41,56 @@ def _batch_moments(
             f"{owner}.update() expects a batch of shape (N, *{shape}), got {arr.shape}. "
             "Add a leading batch axis for a single sample (x[None])."
         )
+    return arr if arr.shape[0] else None
+
+
+def _batch_moments(arr: Float64Array) -> tuple[Float64Array, Float64Array, int]:
+    """Mean, variance and size of a non-empty batch along axis 0."""
     n = arr.shape[0]
-    if n == 0:
-        return None
     if n == 1:  # one sample: skip the variance pass (it is zero)
-        return arr[0].copy(), np.zeros(shape, dtype=np.float64), 1
+        return arr[0].copy(), np.zeros(arr.shape[1:], dtype=np.float64), 1
     return arr.mean(axis=0), arr.var(axis=0), n
+
+
+def format_index(index: tuple[int, ...]) -> str:
+    """``[1, 2]`` for ``(1, 2)``; ``""`` for ``()``."""
+    return f"[{', '.join(map(str, index))}]" if index else ""
+
+
+# Describes, for the index of a non-finite entry of a batch and its value, what it was.
+Describe = Callable[[tuple[int, ...], float], str]
+
+
+def update_checked(
+    owner: str, parts: Iterable[tuple[_MomentStats, ArrayLike, Describe]], advice: str
+) -> None:
+    """Update each statistics object with its batch ``(N, *shape)``, all or nothing.
+
+    Every batch is checked before any statistics change: its shape, and that all its entries
+    are finite (one vectorised test per batch). A NaN or infinite sample would make the
+    statistics NaN for good, so it raises a ValueError that starts with ``owner``, says what
+    the entry was (``describe(index, value)``, e.g. ``"sub-env 1's observation['price'][0]
+    is nan"``) and ends with ``advice``.
+    """
+    checked: list[tuple[_MomentStats, Float64Array]] = []
+    for stats, batch, describe in parts:
+        arr = _as_batch(batch, stats.shape, stats._name)
+        if arr is None:
+            continue
+        if not bool(np.isfinite(arr).all()):
+            at = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+            raise ValueError(
+                f"{owner}: {describe(at, float(arr[at]))}. A NaN or infinite value would make "
+                "the statistics NaN for good, and everything normalised with them, so nothing "
+                f"was updated. {advice}"
+            )
+        checked.append((stats, arr))
+    for stats, arr in checked:
+        stats._combine(*_batch_moments(arr))
+
+
+def _describe_batch_entry(at: tuple[int, ...], value: float) -> str:
+    return f"batch{format_index(at)} is {value}"
 
 
 def _checked_count(count: float, label: str) -> float:
@@ -79,10 +121,16 @@ class _MomentStats:
         """Add a batch of samples of shape ``(N, *shape)`` (axis 0); an empty batch is ignored.
 
         ``ExponentialMovingStats`` counts the whole batch as one step.
+
+        Raises:
+            ValueError: a batch of another shape, or with a NaN or infinite entry (the
+                statistics are unchanged).
         """
-        moments = _batch_moments(batch, self.shape, self._name)
-        if moments is not None:
-            self._combine(*moments)
+        update_checked(
+            f"{self._name}.update()",
+            [(self, batch, _describe_batch_entry)],
+            "Replace or drop non-finite samples before updating.",
+        )
 
     def update_from_moments(self, mean: ArrayLike, var: ArrayLike, count: float) -> None:
         """Add the moments of ``count`` samples: ``mean`` and ``var`` of the statistics' shape

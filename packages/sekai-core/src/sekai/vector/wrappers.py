@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Callable
@@ -32,7 +33,7 @@ from sekai.vector.vec_wrapper import (
     VecResultWrapper,
     VecRewardWrapper,
 )
-from sekai.wrappers.normalize_reward import return_scale
+from sekai.wrappers.normalize_reward import return_scale, update_return_stats
 
 __all__ = [
     "VecNormalizeObservation",
@@ -212,7 +213,8 @@ class VecNormalizeObservation(NormalizerAttributes, VecObservationWrapper):
     handed back on the env's device, in its float dtype. ``infos[i]["final_observation"]`` is
     normalised with the current statistics, without
     updating them; so are, without autoreset, the final observations that frozen sub-envs
-    repeat until their next reset.
+    repeat until their next reset. A NaN or infinite value that would update the statistics
+    raises ValueError naming the sub-env and the part of the observation, before any change.
 
     Args:
         venv: the VecEnv to wrap.
@@ -289,6 +291,8 @@ class VecNormalizeReward(VecResultWrapper):
     ``return_rms`` with the returns of the sub-envs really stepped (not frozen ones) unless
     ``update_running_mean`` is False, and returns ``r / sqrt(return_rms.var + epsilon)`` (``r``
     itself while the returns seen have no spread, e.g. on the first step: ``return_scale``).
+    A NaN or infinite return that would update the statistics raises ValueError naming the
+    sub-env, before anything changes.
 
     Args:
         venv: the VecEnv to wrap.
@@ -313,11 +317,16 @@ class VecNormalizeReward(VecResultWrapper):
         return dataclasses.replace(partial, rewards=partial.rewards / scale)
 
     def _on_failed_step(self, partial: PartialStep) -> None:
-        # The sub-envs that stepped count their step; the failed one is not stepped.
+        # The sub-envs that stepped count their step; the failed one is not stepped. The step's
+        # own error is the one that propagates: a non-finite return is left out of the
+        # statistics here, and refused by the next step that updates them (its sub-env's
+        # return stays non-finite until its episode ends).
         stepped = partial.stepped
         rewards = np.where(stepped, partial.rewards, 0.0)
-        self._returns[stepped] *= self.gamma
-        self._accumulate(rewards, partial.ended, stepped)
+        returns = np.where(stepped, self._returns * self.gamma, self._returns) + rewards
+        with contextlib.suppress(ValueError):
+            self._update(returns, rewards, stepped)
+        self._restart(returns, partial.ended)
 
     def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
@@ -325,21 +334,26 @@ class VecNormalizeReward(VecResultWrapper):
         rewards, terminated, truncated = _on_host(
             self.venv, result.rewards, result.terminated, result.truncated
         )
-        self._returns = self._returns * self.gamma
-        self._accumulate(rewards, terminated | truncated, live)
+        returns = self._returns * self.gamma + rewards
+        self._update(returns, rewards, live)
+        self._restart(returns, terminated | truncated)
         # A float scale keeps the rewards where the env put them (a device array stays one).
         scale = return_scale(self.return_rms, self.epsilon)
         return result._replace(rewards=result.rewards / scale)
 
-    def _accumulate(
-        self, rewards: NDArray[Any], dones: NDArray[np.bool_], live: NDArray[np.bool_] | None
+    def _update(
+        self, returns: NDArray[np.float64], rewards: NDArray[Any], live: NDArray[np.bool_] | None
     ) -> None:
-        """Add this step's rewards to the discounted returns, update the statistics with the
-        returns of the ``live`` sub-envs (None: all), and restart the finished episodes."""
-        self._returns += rewards
+        """Update the statistics (unless frozen) with the returns of the ``live`` sub-envs
+        (None: all); a non-finite one raises ValueError and changes nothing."""
         if self.update_running_mean:
-            self.return_rms.update(self._returns if live is None else self._returns[live])
-        self._returns[dones] = 0.0  # the next episodes' returns start at 0
+            update_return_stats(
+                "VecNormalizeReward", self.return_rms, returns, rewards, live, vector=True
+            )
+
+    def _restart(self, returns: NDArray[np.float64], dones: NDArray[np.bool_]) -> None:
+        """Keep this step's discounted returns; the finished episodes' next ones start at 0."""
+        self._returns = np.where(dones, 0.0, returns)
 
     def state_dict(self) -> dict[str, Any]:
         """The return statistics, for checkpointing."""

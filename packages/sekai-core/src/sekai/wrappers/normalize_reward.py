@@ -6,14 +6,16 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from sekai._args import reward_scaling_args
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import ResultWrapper
-from sekai.stats.running import RunningMeanStd
+from sekai.stats.normalizer import non_finite_advice
+from sekai.stats.running import RunningMeanStd, update_checked
 
-__all__ = ["NormalizeReward", "return_scale"]
+__all__ = ["NormalizeReward", "return_scale", "update_return_stats"]
 
 
 # Equal returns are left a variance of about (this * mean)^2 by rounding, not exactly 0.
@@ -25,9 +27,36 @@ def return_scale(return_rms: RunningMeanStd, epsilon: float) -> float:
     seen have no spread (a single return, or all equal), where it would multiply the rewards
     by up to ``1 / sqrt(epsilon)`` (10,000 by default)."""
     var = float(return_rms.var)
-    if var <= (_ROUNDING * float(return_rms.mean)) ** 2:
+    # Compared as standard deviations: squaring a mean near float64's limit would overflow.
+    if math.sqrt(var) <= _ROUNDING * abs(float(return_rms.mean)):
         return 1.0
     return math.sqrt(var + epsilon)
+
+
+def update_return_stats(
+    owner: str,
+    return_rms: RunningMeanStd,
+    returns: NDArray[np.float64],
+    rewards: NDArray[Any],
+    live: NDArray[np.bool_] | None,
+    *,
+    vector: bool,
+) -> None:
+    """Update ``return_rms`` with the discounted ``returns`` of the ``live`` sub-envs (None:
+    all; a single env's are arrays of one), whose rewards were ``rewards``. A NaN or infinite
+    return raises a ValueError naming the sub-env and its reward; nothing is updated."""
+
+    def describe(at: tuple[int, ...], value: float) -> str:
+        env = at[0] if live is None else int(np.flatnonzero(live)[at[0]])
+        whose = f"sub-env {env}'s" if vector else "the"
+        reward = float(rewards[env])
+        if math.isfinite(reward):  # an earlier reward, received while frozen, or an overflow
+            return f"{whose} discounted return is {value} (this step's reward is {reward})"
+        return f"{whose} reward is {reward}"
+
+    batch = returns if live is None else returns[live]
+    transform = "VecTransformReward" if vector else "TransformReward"
+    update_checked(owner, [(return_rms, batch, describe)], non_finite_advice(transform))
 
 
 class NormalizeReward(ResultWrapper[Any, Any, Any, Any]):
@@ -36,6 +65,8 @@ class NormalizeReward(ResultWrapper[Any, Any, Any, Any]):
     Keeps ``R = gamma * R + r`` (reset on done and on reset), updates ``return_rms`` with it
     unless ``update_running_mean`` is False, and returns ``r / sqrt(return_rms.var + epsilon)``
     (``r`` itself while the returns seen have no spread, e.g. on the first step: ``return_scale``).
+    While the statistics update, a NaN or infinite return raises ValueError before anything
+    changes; frozen statistics only scale (NaN in, NaN out).
 
     Args:
         env: the environment to wrap.
@@ -55,11 +86,17 @@ class NormalizeReward(ResultWrapper[Any, Any, Any, Any]):
 
     def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
         reward = float(result.reward)
-        self._return = self._return * self.gamma + reward
+        discounted = self._return * self.gamma + reward
         if self.update_running_mean:
-            self.return_rms.update_from_moments(self._return, 0.0, 1)
-        if result.terminated or result.truncated:
-            self._return = 0.0
+            update_return_stats(
+                "NormalizeReward",
+                self.return_rms,
+                np.array([discounted]),
+                np.array([reward]),
+                None,
+                vector=False,
+            )
+        self._return = 0.0 if result.terminated or result.truncated else discounted
         scaled = reward / return_scale(self.return_rms, self.epsilon)
         return StepResult(
             result.observation, scaled, result.terminated, result.truncated, result.info
