@@ -7,7 +7,9 @@ observation survives an env that writes its reset observation into the same buff
 
 from __future__ import annotations
 
+import collections
 import re
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -288,3 +290,189 @@ def test_python_ints_at_the_top_of_uint64_are_batched_exactly(backend: Backend) 
     ]
     with backend(fns) as vec:
         assert vec.reset(seed=0).observations.tolist() == [top, 1]
+
+
+class Reporting(Scripted):
+    """Counts its resets and steps; returns ``make_info()`` as the info of both (of reset()
+    only, once ``make_reset_info`` is set), and ends its episode at every step when ``ends``
+    (so each step autoresets)."""
+
+    def __init__(self, make_info: Callable[[], Any] = dict, *, ends: bool = False) -> None:
+        super().__init__(terminated=ends)
+        self.make_info = make_info
+        self.make_reset_info: Callable[[], Any] | None = None
+        self.resets = self.steps = 0
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self.resets += 1
+        return sekai.ResetResult(GOOD, (self.make_reset_info or self.make_info)())
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.steps += 1
+        return sekai.StepResult(GOOD, 1.0, self.terminated, False, self.make_info())
+
+
+MAPPINGS: dict[str, Callable[[], Any]] = {
+    "defaultdict": lambda: collections.defaultdict(int, {"k": 1}),
+    "OrderedDict": lambda: collections.OrderedDict(k=1),
+    "mappingproxy": lambda: types.MappingProxyType({"k": 1}),
+}
+
+
+@pytest.mark.parametrize("ends", [False, True], ids=["step", "autoreset"])
+@pytest.mark.parametrize("kind", list(MAPPINGS))
+def test_a_mapping_info_becomes_a_plain_dict(backend: Backend, kind: str, ends: bool) -> None:
+    def make() -> sekai.Env:  # type: ignore[type-arg]
+        return Reporting(MAPPINGS[kind], ends=ends)
+
+    with backend([make] * 2) as vec:
+        infos = vec.reset(seed=0).infos
+        assert [type(info) for info in infos] == [dict, dict]
+        assert infos == [{"k": 1}, {"k": 1}]
+        infos = vec.step(np.array([0, 0])).infos
+    assert [type(info) for info in infos] == [dict, dict]
+    assert [info["k"] for info in infos] == [1, 1]
+    if ends:
+        for info in infos:
+            assert type(info["final_info"]) is dict and info["final_info"] == {"k": 1}
+            assert type(info["reset_info"]) is dict and info["reset_info"] == {"k": 1}
+
+
+NOT_MAPPINGS = {
+    "None": (None, r"None \(NoneType\)"),
+    "list": ([("k", 1)], r"\[\('k', 1\)\] \(list\)"),
+}
+
+
+def _bad_infos(info: Any, ends: bool = False) -> list[Callable[[], sekai.Env]]:  # type: ignore[type-arg]
+    """Three sub-envs: 1 and 2 return infos that are no Mapping (1 ``info``, 2 a float)."""
+    return [
+        lambda: Reporting(ends=ends),
+        lambda: Reporting(lambda: info, ends=ends),
+        lambda: Reporting(lambda: 3.5, ends=ends),
+    ]
+
+
+@pytest.mark.parametrize("kind", list(NOT_MAPPINGS))
+def test_a_reset_info_that_is_not_a_mapping_names_the_sub_env_after_the_others_reset(
+    backend: Backend, kind: str
+) -> None:
+    info, shown = NOT_MAPPINGS[kind]
+    with backend(_bad_infos(info)) as vec:
+        with pytest.raises(
+            TypeError,
+            match=rf"Sub-env 1 returned info {shown} from reset\(\); an info must be a dict",
+        ):
+            vec.reset(seed=0)
+        assert vec.get_attr("resets") == [1, 1, 1]  # every sub-env was reset (rule 9)
+
+
+@pytest.mark.parametrize("kind", list(NOT_MAPPINGS))
+def test_a_step_info_that_is_not_a_mapping_names_the_sub_env_after_the_others_stepped(
+    backend: Backend, kind: str
+) -> None:
+    info, shown = NOT_MAPPINGS[kind]
+    with backend(_bad_infos(info)) as vec:
+        vec.set_attr("make_info", dict)
+        vec.reset(seed=0)
+        vec.set_attr("make_info", [dict, lambda: info, lambda: 3.5])
+        with pytest.raises(
+            TypeError, match=rf"Sub-env 1 returned info {shown} from step\(\); an info must"
+        ):
+            vec.step(np.array([0, 0, 0]))
+        assert vec.get_attr("steps") == [1, 1, 1]  # every sub-env stepped (rule 9)
+
+
+@pytest.mark.parametrize("kind", list(NOT_MAPPINGS))
+def test_an_autoreset_info_that_is_not_a_mapping_names_the_sub_env(
+    backend: Backend, kind: str
+) -> None:
+    info, shown = NOT_MAPPINGS[kind]
+    with backend(_bad_infos(info, ends=True)) as vec:
+        vec.set_attr("make_info", dict)
+        vec.reset(seed=0)
+        vec.set_attr("make_reset_info", [dict, lambda: info, lambda: 3.5])
+        with pytest.raises(
+            TypeError, match=rf"Sub-env 1 returned info {shown} from reset\(\); an info must"
+        ):
+            vec.step(np.array([0, 0, 0]))
+        assert vec.get_attr("resets") == [2, 2, 2]  # every sub-env stepped and reset (rule 9)
+
+
+class Misreturning(Reporting):
+    """Returns what ``wrong`` (a name of ``WRONG``) gives from step() (or from reset(), with
+    ``on_reset``) once ``wrong`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wrong: str | None = None
+        self.on_reset = False
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        result = super().reset(seed=seed, options=options)
+        return WRONG[self.wrong](self) if self.wrong and self.on_reset else result
+
+    def step(self, action: Any) -> Any:
+        result = super().step(action)
+        return WRONG[self.wrong](self) if self.wrong and not self.on_reset else result
+
+
+async def _a_result() -> sekai.StepResult[Any]:
+    return sekai.StepResult(GOOD, 1.0, False, False, {})
+
+
+WRONG: dict[str, Callable[[Misreturning], Any]] = {
+    "gym-step": lambda env: (GOOD, 1.0, False, False, {}),
+    "gym-reset": lambda env: (GOOD, {}),
+    "None": lambda env: None,
+    "coroutine": lambda env: _a_result(),
+    "int": lambda env: 7,
+}
+
+
+@pytest.mark.parametrize(
+    ("wrong", "on_reset", "message"),
+    [
+        (
+            "gym-step",
+            False,
+            r"Sub-env 1 returned a tuple from step\(\), not a sekai.StepResult: return "
+            r"sekai.StepResult\(obs, reward, terminated, truncated, info\) instead of "
+            r"gymnasium's tuple \(obs, reward, terminated, truncated, info\).",
+        ),
+        (
+            "gym-reset",
+            True,
+            r"Sub-env 1 returned a tuple from reset\(\), not a sekai.ResetResult: return "
+            r"sekai.ResetResult\(obs, info\) instead of gymnasium's tuple \(obs, info\).",
+        ),
+        (
+            "None",
+            False,
+            r"Sub-env 1 returned None from step\(\), not a sekai.StepResult \(is a return "
+            r"statement missing\?\).",
+        ),
+        (
+            "coroutine",
+            False,
+            r"Sub-env 1 returned a coroutine from step\(\), not a sekai.StepResult: step\(\) "
+            r"must be a plain def; async code goes in async_step\(\).",
+        ),
+        ("int", True, r"Sub-env 1 returned 7 \(an int\) from reset\(\), not a sekai.ResetResult."),
+    ],
+    ids=["gym-step", "gym-reset", "None", "coroutine", "int"],
+)
+def test_a_result_of_the_wrong_type_names_the_sub_env_after_the_others_ran(
+    backend: Backend, wrong: str, on_reset: bool, message: str
+) -> None:
+    with backend([Misreturning] * 3) as vec:
+        vec.reset(seed=0)
+        vec.set_attr("on_reset", on_reset)
+        vec.set_attr("wrong", [None, wrong, "int"])  # sub-env 1 is reported, the lowest
+        with pytest.raises(TypeError, match=message):
+            if on_reset:
+                vec.reset(seed=0)
+            else:
+                vec.step(np.array([0, 0, 0]))
+        # Every sub-env ran the call (rule 9).
+        assert vec.get_attr("resets" if on_reset else "steps") == [2 if on_reset else 1] * 3

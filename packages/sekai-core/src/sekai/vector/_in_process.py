@@ -157,7 +157,7 @@ class InProcessVecEnv(SubEnvAttributes):
             super().__init__(
                 len(envs), envs[0].observation_space, envs[0].action_space, autoreset=autoreset
             )
-            self._subenvs = [SubEnv(env, self.autoreset) for env in envs]
+            self._subenvs = [SubEnv(env, self.autoreset, i) for i, env in enumerate(envs)]
         except BaseException:
             close_quietly(envs)
             raise

@@ -7,6 +7,9 @@
   observation where it is produced in a ProcVecEnv worker or a RayVecEnv actor (before shared
   memory) through ``ResultCheck``; ``batching.checked_caster`` checks a native env's whole
   batch with the same rules.
+- Results and infos: ``checked_result``, in ``SubEnv`` wherever the sub-env runs (every backend):
+  ``reset()`` / ``step()`` must return a ``ResetResult`` / ``StepResult`` whose info is a plain
+  dict (any other Mapping is copied into one).
 - Rewards and flags: ``VecEnv._step_result``, which every backend's results pass through in the
   parent, batches them with ``batch_rewards`` / ``batch_flags``: one NumPy conversion in the
   common case, a per-sub-env look otherwise.
@@ -18,19 +21,31 @@ reward.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import numbers
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai._args import type_name
 from sekai.core._snapshot import snapshot
-from sekai.core.result import StepResult
+from sekai.core.result import ResetResult, StepResult
 from sekai.error import InvalidObservation
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
+from sekai.spaces._explain import described, short_repr
 
-__all__ = ["ResultCheck", "batch_flags", "batch_rewards", "observation_checker", "snapshot"]
+__all__ = [
+    "ResultCheck",
+    "batch_flags",
+    "batch_rewards",
+    "checked_result",
+    "observation_checker",
+    "snapshot",
+]
+
+R = TypeVar("R", ResetResult[Any], StepResult[Any])
 
 # Which array dtype kinds may hold an observation of a space of each dtype kind: integers and
 # booleans fit a float space; a float in an integer space would be truncated silently.
@@ -185,6 +200,51 @@ class ResultCheck:
             raise InvalidObservation(
                 obs, self.space, index=self.index, reason=reason, method=method
             )
+
+
+def checked_result(result: Any, cls: type[R], index: int, method: str) -> R:
+    """What sub-env ``index``'s ``method()`` (``"reset"`` or ``"step"``) returned, as the VecEnv
+    batches it: a ``cls`` whose info is a plain ``dict`` (core rule: ``type(infos[i]) is dict``),
+    any other Mapping (a ``defaultdict``, an ``OrderedDict``, a ``mappingproxy``) copied into one.
+
+    Raises:
+        TypeError: naming the sub-env, when ``result`` is not a ``cls`` (a gymnasium-style
+            tuple, None) or its info is not a Mapping (None, a list).
+    """
+    if type(result) is cls and type(result.info) is dict:
+        return result  # the common case, unchanged
+    if not isinstance(result, cls):
+        raise TypeError(_not_a_result(result, cls.__name__, index, method))
+    info = result.info
+    if isinstance(info, Mapping):
+        return dataclasses.replace(result, info=dict(info))
+    raise TypeError(
+        f"Sub-env {index} returned info {short_repr(info, 80)} ({type_name(info)}) from "
+        f"{method}(); an info must be a dict (any other Mapping is copied into one)."
+    )
+
+
+# How to build each result from gymnasium's tuple, by method.
+_GYM_TUPLES = {
+    "reset": "(obs, info)",
+    "step": "(obs, reward, terminated, truncated, info)",
+}
+
+
+def _not_a_result(result: Any, name: str, index: int, method: str) -> str:
+    """Why sub-env ``index``'s ``method()`` result is refused, with a hint for the usual
+    mistakes (a gymnasium-style tuple, a coroutine, a missing return)."""
+    got = "None" if result is None else described(result)
+    message = f"Sub-env {index} returned {got} from {method}(), not a sekai.{name}"
+    if isinstance(result, tuple):
+        fields = _GYM_TUPLES[method]
+        return f"{message}: return sekai.{name}{fields} instead of gymnasium's tuple {fields}."
+    if inspect.iscoroutine(result):
+        result.close()  # never to be awaited: no "never awaited" RuntimeWarning later
+        return f"{message}: {method}() must be a plain def; async code goes in async_{method}()."
+    if result is None:
+        return f"{message} (is a return statement missing?)."
+    return f"{message}."
 
 
 def checked_scalars(result: StepResult[Any], index: int) -> StepResult[Any]:

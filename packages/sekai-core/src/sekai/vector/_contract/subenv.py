@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 from sekai.core._autoreset import autoreset_result, keep_ending
 from sekai.core.env import Env
-from sekai.core.result import StepResult
+from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import attribute_layer
-from sekai.vector._contract.checks import ResultCheck, checked_scalars
+from sekai.vector._contract.checks import ResultCheck, checked_result, checked_scalars
 from sekai.wrappers.time_limit import TimeLimit, checked_steps
 
 __all__ = [
@@ -74,20 +74,25 @@ class SubEnv:
       stepping it (its action is ignored).
     - A sub-env wrapped in ``AutoReset`` is never reset a second time and never freezes.
 
-    Observations are checked where they are first batched: by the parent's stacker for
-    in-process backends, by ``CheckedSubEnv`` in a worker.
+    Every result the sub-env returns, an autoreset's included, must be a ``ResetResult`` /
+    ``StepResult`` whose info is a Mapping, which becomes a plain dict (``checked_result``);
+    anything else is a ``TypeError`` naming the sub-env. Observations are checked where they
+    are first batched: by the parent's stacker for in-process backends, by ``CheckedSubEnv`` in
+    a worker.
 
     Attributes:
         env: the sub-env.
         autoreset: the VecEnv's autoreset setting.
+        index: the sub-env's index in the whole VecEnv (for messages).
         resets_itself: whether the sub-env is wrapped in ``AutoReset``.
     """
 
-    __slots__ = ("_final", "autoreset", "env", "resets_itself", "stepped")
+    __slots__ = ("_final", "autoreset", "env", "index", "resets_itself", "stepped")
 
-    def __init__(self, env: Env[Any, Any], autoreset: bool) -> None:
+    def __init__(self, env: Env[Any, Any], autoreset: bool, index: int) -> None:
         self.env = env
         self.autoreset = bool(autoreset)
+        self.index = index
         self.resets_itself = resets_itself(env)
         self._final: StepResult[Any] | None = None
         # The last async_step's env step as ``(reward, terminated, truncated)`` (None: it did
@@ -121,17 +126,22 @@ class SubEnv:
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         """Reset the sub-env (unfreezing it) and return its ResetResult."""
         self._final = None
-        return self.env.reset(seed=seed, options=options)
+        return self._reset_result(self.env.reset(seed=seed, options=options))
 
     def step(self, action: Any) -> StepResult[Any]:
         """Step the sub-env under the contract (autoreset or freezing)."""
         if self._final is not None:
             return self._frozen_result()
         result = self.env.step(action)
+        if type(result) is not StepResult or type(result.info) is not dict:  # else: it is fine
+            result = checked_result(result, StepResult, self.index, "step")
         if (result.terminated or result.truncated) and self._needs_reset(result):
             kept = keep_ending(result)
-            return autoreset_result(result, kept, self.env.reset())
+            return autoreset_result(result, kept, self._reset_result(self.env.reset()))
         return result
+
+    def _reset_result(self, result: Any) -> ResetResult[Any]:
+        return checked_result(result, ResetResult, self.index, "reset")
 
     # -- async driver ------------------------------------------------------------------------
 
@@ -140,7 +150,7 @@ class SubEnv:
     ) -> Any:
         """``reset()`` through the sub-env's ``async_reset()``."""
         self._final = None
-        return await self.env.async_reset(seed=seed, options=options)
+        return self._reset_result(await self.env.async_reset(seed=seed, options=options))
 
     async def async_step(self, action: Any) -> StepResult[Any]:
         """``step()`` through the sub-env's ``async_step()`` / ``async_reset()``.
@@ -151,11 +161,12 @@ class SubEnv:
         self.stepped = None
         if self._final is not None:
             return self._frozen_result()
-        result = await self.env.async_step(action)
+        result = checked_result(await self.env.async_step(action), StepResult, self.index, "step")
         self.stepped = (result.reward, result.terminated, result.truncated)
         if self._needs_reset(result):
             kept = keep_ending(result)
-            return autoreset_result(result, kept, await _finished(self.env.async_reset()))
+            reset = await _finished(self.env.async_reset())
+            return autoreset_result(result, kept, self._reset_result(reset))
         return result
 
     # -- attributes through the wrapper stack -------------------------------------------------
@@ -212,7 +223,7 @@ class CheckedSubEnv(SubEnv):
     __slots__ = ("_check",)
 
     def __init__(self, env: Env[Any, Any], autoreset: bool, index: int) -> None:
-        super().__init__(env, autoreset)
+        super().__init__(env, autoreset, index)
         self._check = ResultCheck(env.observation_space, index)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
