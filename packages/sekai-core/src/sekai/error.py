@@ -299,6 +299,8 @@ class VecEnvWorkerError(SekaiError):
         return str(self.args[0]) if self.args else ""
 
     def __reduce__(self) -> tuple[Any, ...]:
+        # What was set after the constructor (the exit-status note in __notes__) travels too.
+        state = {k: v for k, v in vars(self).items() if k not in _WORKER_ERROR_FIELDS}
         return (
             _rebuild_worker_error,
             (
@@ -309,7 +311,14 @@ class VecEnvWorkerError(SekaiError):
                 self.worker,
                 self.ranks,
             ),
+            state or None,
         )
+
+
+# The attributes VecEnvWorkerError's constructor sets.
+_WORKER_ERROR_FIELDS = frozenset(
+    {"rank", "exc_type", "message", "remote_traceback", "worker", "ranks"}
+)
 
 
 def _rebuild_worker_error(

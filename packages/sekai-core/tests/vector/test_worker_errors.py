@@ -17,6 +17,7 @@ from sekai.error import VecEnvWorkerError
 from sekai.vector._contract.errors import (
     ErrorInfo,
     describe,
+    noted,
     unreadable_command,
     worker_error,
     worker_error_class,
@@ -124,6 +125,20 @@ def test_the_error_pickles_to_the_same_class_and_attributes(exc: Exception) -> N
         (2, 3),
     )
     assert vars(copy) == vars(error)
+
+
+@pytest.mark.parametrize("cls", [None, ValueError], ids=["plain", "combined"])
+def test_the_error_pickles_with_its_notes(cls: type[Exception] | None) -> None:
+    # A dead worker's error carries its exit status as a note (vector.md, "Which sub-env
+    # failed"); it must survive a trip to another process.
+    error = worker_error_class(cls)(1, "EOFError", "worker process exited unexpectedly")
+    noted(error, ["The worker process exited with code 3."])
+    error.extra = "kept"  # type: ignore[attr-defined]
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error)
+    assert getattr(copy, "__notes__", None) == ["The worker process exited with code 3."]
+    assert copy.extra == "kept"  # type: ignore[attr-defined]
+    assert str(copy) == str(error)
 
 
 def test_a_worker_running_several_sub_envs_is_named_with_them() -> None:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from sekai.error import (
+    _WORKER_ERROR_FIELDS as _OWN,
     VecEnvWorkerError,
     _formatted,
     _noted as noted,  # the remote backends' name for it
@@ -229,6 +230,7 @@ def worker_error_class(cls: type | None) -> type[VecEnvWorkerError]:
 
 def _reduce(self: VecEnvWorkerError) -> tuple[Any, ...]:
     state = {k: v for k, v in _attributes(self).items() if k not in _OWN}
+    notes = getattr(self, "__notes__", None)  # not copied by _restore, which skips dunders
     return (
         _rebuild,
         (
@@ -241,10 +243,8 @@ def _reduce(self: VecEnvWorkerError) -> tuple[Any, ...]:
             self.ranks,
             state,
         ),
+        {"__notes__": list(notes)} if notes else None,
     )
-
-
-_OWN = frozenset({"rank", "exc_type", "message", "remote_traceback", "worker", "ranks"})
 
 
 def _rebuild(
