@@ -475,7 +475,53 @@ report(reached=True)
         "while starting" in done.err
     )
     assert "\nThe worker process exited with code 1.\n" in done.err  # the note, as printed
-    assert 'under if __name__ == "__main__":' in done.err
+    assert (
+        "while starting; if the worker printed an error, it is above. With the "
+        f"{context} start method every worker re-imports your main module: if your script "
+        'creates the ProcVecEnv at import time, put that code under if __name__ == "__main__":'
+    ) in done.err
+
+
+@pytest.mark.parametrize(
+    ("context", "death", "note"),
+    [
+        ("fork", "os._exit(3)", "The worker process exited with code 3."),
+        (
+            "fork",
+            "os.kill(os.getpid(), signal.SIGKILL)",
+            "The worker process was killed by SIGKILL.",
+        ),
+        (
+            "forkserver",
+            "os.kill(os.getpid(), signal.SIGKILL)",
+            "The worker process was killed by SIGKILL.",
+        ),
+    ],
+    ids=["fork-exit", "fork-killed", "forkserver-killed"],
+)
+def test_a_factory_whose_process_dies_is_not_blamed_on_the_main_guard(
+    run_script: RunScript, context: str, death: str, note: str
+) -> None:
+    # fork never re-imports the main module, and a signal (the out-of-memory killer) is no
+    # import error: the message says only what is known, with the exit status as its note.
+    done = run_script(f"""
+        import sekai.vector.proc.processes
+        sekai.vector.proc.processes.EXIT_WAIT = 10.0  # as above: the status may come late
+        def load_big_dataset():
+            {death}
+        try:
+            ProcVecEnv([lambda: Probe(0), load_big_dataset], context="{context}")
+        except sekai.VecEnvWorkerError as e:
+            report(message=str(e), notes=getattr(e, "__notes__", []))
+    """)
+    assert done.code == 0, done.err
+    assert done.lines == [
+        {
+            "message": "Sub-env 1 raised EOFError: worker process exited unexpectedly while "
+            "starting; if the worker printed an error, it is above",
+            "notes": [note],
+        }
+    ]
 
 
 def test_a_failing_factory_closes_the_built_sub_envs_and_stops_every_worker(

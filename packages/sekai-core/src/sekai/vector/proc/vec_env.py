@@ -55,9 +55,10 @@ _UNGUARDED = (
     'ProcVecEnv (or calls make_vec(..., vectorization_mode="proc")) under '
     'if __name__ == "__main__":, or pass context="fork" on Linux.'
 )
-_NOT_STARTED = (
-    "{died} while starting; if your script creates the ProcVecEnv at import time, put that "
-    'code under if __name__ == "__main__": (the worker\'s own error is printed above)'
+_NOT_STARTED = "{died} while starting; if the worker printed an error, it is above"
+_REIMPORTED = (
+    ". With the {method} start method every worker re-imports your main module: if your script "
+    'creates the ProcVecEnv at import time, put that code under if __name__ == "__main__":'
 )
 _NOT_FIXED = (
     "shared_memory=True needs an observation space whose parts all have a fixed size (Box, "
@@ -207,7 +208,7 @@ class ProcVecEnv(RemoteAttributes):
         arguments = [(p, autoreset, lo) for p, (lo, _) in zip(payloads, self._slices)]
         replies = pool.request(protocol.INIT, arguments, None, "the env factories")
         raise_first(
-            (rank, error if error.remote_traceback else _not_started(error))
+            (rank, error if error.remote_traceback else _not_started(error, pool))
             for reply in replies
             for rank, error in reply.errors
         )
@@ -480,14 +481,29 @@ def _shared_batch(space: Any, num_envs: int, *, required: bool) -> SharedBatch |
         return None
 
 
-def _not_started(error: VecEnvWorkerError) -> VecEnvWorkerError:
+def _not_started(error: VecEnvWorkerError, pool: Pool) -> VecEnvWorkerError:
+    """The error of a worker that died before it built its sub-envs: what it printed, if
+    anything, is above; with a start method that re-imports the main module, and unless a
+    signal killed it (the out-of-memory killer), it may have been the missing main guard."""
     if error.message != DIED:
         return error
     message = _NOT_STARTED.format(died=error.message)
+    method = pool.ctx.get_start_method()
+    if method != "fork" and not _killed(pool.workers[error.worker or 0].process):
+        message += _REIMPORTED.format(method=method)
     started = VecEnvWorkerError(
         error.rank, error.exc_type, message, worker=error.worker, ranks=error.ranks
     )
     return noted(started, getattr(error, "__notes__", []))
+
+
+def _killed(process: Any) -> bool:
+    """Whether ``process`` is known to have been killed by a signal."""
+    try:
+        code = process.exitcode
+    except ValueError:  # closed: its status is gone
+        return False
+    return code is not None and code < 0
 
 
 # Close what is still open at exit, before multiprocessing terminates the daemonic workers
