@@ -524,6 +524,31 @@ def test_a_factory_whose_process_dies_is_not_blamed_on_the_main_guard(
     ]
 
 
+def test_ctrl_c_while_a_factory_hangs_stops_the_workers_without_waiting_out_close_timeout(
+    run_script: RunScript,
+) -> None:
+    # close_timeout=inf: a release that waited for the hung worker would never end (the
+    # script would hang); after Ctrl-C it gets the short grace of an interrupted close().
+    done = run_script("""
+        def connect_to_simulator():
+            mark("connecting")
+            time.sleep(3600)
+        def ctrl_c_once_connecting():
+            while not marked("connecting"):
+                time.sleep(0.01)
+            os.kill(os.getpid(), signal.SIGINT)
+        threading.Thread(target=ctrl_c_once_connecting, daemon=True).start()
+        try:
+            ProcVecEnv([lambda: Probe(0), connect_to_simulator], context="fork",
+                       close_timeout=float("inf"))
+        except KeyboardInterrupt:
+            report(interrupted=True, left=wait_gone(descendants(os.getpid())),
+                   segments=segments())
+    """)
+    assert done.code == 0, done.err
+    assert done.lines == [{"interrupted": True, "left": [], "segments": []}]
+
+
 def test_a_failing_factory_closes_the_built_sub_envs_and_stops_every_worker(
     run_script: RunScript,
 ) -> None:

@@ -282,21 +282,26 @@ class Pool(Replies):
 
     # -- stopping ----------------------------------------------------------------------------
 
-    def stop(self, timeout: float | None) -> list[tuple[int, VecEnvWorkerError]]:
+    def stop(
+        self, timeout: float | None, *, interrupted: bool = False
+    ) -> list[tuple[int, VecEnvWorkerError]]:
         """Close the sub-envs and stop every worker; their close errors by sub-env.
 
         Waits ``timeout`` seconds in all (None: as long as they take) for the workers to close
         their sub-envs and exit, then terminates the remaining ones (and tells their watchdogs
         the parent is gone), then kills those that ignore it. Releases every process and pipe
-        even when interrupted: then after a short grace, not the whole ``timeout``. A second
-        interrupt may cut that short too (``released`` stays False): the next ``stop()`` ends
-        what is left after the same grace, without closing the sub-envs again.
+        even when interrupted: then after a short grace, not the whole ``timeout``; the same
+        when the caller was ``interrupted`` already (Ctrl-C while the ProcVecEnv was built). A
+        second interrupt may cut that short too (``released`` stays False): the next ``stop()``
+        ends what is left after the same grace, without closing the sub-envs again.
         """
         errors: list[tuple[int, VecEnvWorkerError]] = []
         if self._stopping:
             self._force(time.monotonic() + processes.GRACE)
             return errors
         self._stopping = True
+        if interrupted:
+            timeout = processes.GRACE if timeout is None else min(timeout, processes.GRACE)
         deadline = math.inf if timeout is None else time.monotonic() + timeout
         try:
             live = [h for h in self.workers if h.dead is None]

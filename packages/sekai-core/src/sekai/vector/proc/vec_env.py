@@ -139,7 +139,8 @@ class ProcVecEnv(RemoteAttributes):
             ``send()`` for a worker to read actions too long for its pipe (None or ``inf``: no
             limit); a worker that does not answer in time raises ``VecEnvWorkerError``
             (``exc_type`` ``"TimeoutError"``) and is stopped.
-        reset_timeout: the same for ``reset()``.
+        reset_timeout: the same for ``reset()`` (building the sub-envs has no limit: Ctrl-C
+            ends a factory that hangs, after half a second as in ``close()``).
         batch_size: how many results ``recv()`` returns by default (None: ``num_envs``).
 
     Besides ``step()``, sub-envs can be stepped asynchronously: ``send(actions, env_ids)``
@@ -195,8 +196,10 @@ class ProcVecEnv(RemoteAttributes):
             with processes.out_of_descriptors(self._pool.workers, len(self._slices)):
                 self._pool.start()
             self._start(payloads, bool(autoreset), len(fns), shared_memory)
-        except BaseException:
-            self._release()  # the construction error is the one to report
+        except BaseException as exc:
+            # The construction error is the one to report. After Ctrl-C (a factory that hangs)
+            # the workers get a short grace, as in an interrupted close(), not close_timeout.
+            self._release(interrupted=isinstance(exc, (KeyboardInterrupt, SystemExit)))
             raise
         _LIVE.add(self)
 
@@ -440,13 +443,14 @@ class ProcVecEnv(RemoteAttributes):
         self._batches.forget()
         return self._release()
 
-    def _release(self) -> list[tuple[int, VecEnvWorkerError]]:
+    def _release(self, *, interrupted: bool = False) -> list[tuple[int, VecEnvWorkerError]]:
         """Stop the workers and free the shared memory; the sub-envs' close errors. What a
-        second Ctrl-C keeps from being released stays for the next call (close(), or at exit)."""
+        second Ctrl-C keeps from being released stays for the next call (close(), or at exit).
+        ``interrupted``: after Ctrl-C, with a short grace only (``Pool.stop``)."""
         pool = self._pool
         try:
             if pool is not None and os.getpid() == self._owner:  # never a forked copy's
-                return pool.stop(self._close_timeout)
+                return pool.stop(self._close_timeout, interrupted=interrupted)
             return []
         finally:
             if pool is not None and (pool.released or os.getpid() != self._owner):
