@@ -321,6 +321,20 @@ class Pool(Replies):
             self._force(deadline)
         return errors
 
+    def disown(self) -> None:
+        """In a child forked from the parent (os.fork): leave the workers to the parent. They
+        are no children of this process (its exit must not terminate them), and its copies of
+        their pipes and of the lifeline are closed (they would keep a worker whose parent died
+        waiting for this process). Nothing is sent, waited for or unregistered."""
+        for handle in self.workers:
+            processes.forget(handle.process)
+            with contextlib.suppress(OSError):
+                handle.conn.close()
+        if self._lifeline is not None:
+            with contextlib.suppress(OSError):
+                self._lifeline.close()
+            self._lifeline = None
+
     @property
     def released(self) -> bool:
         """Whether ``stop()`` released everything: every process reaped, the mailboxes freed."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import multiprocessing.process
 import os
 import signal
 import time
@@ -21,6 +22,7 @@ __all__ = [
     "closed",
     "end",
     "ending",
+    "forget",
     "join",
     "kill",
     "out_of_descriptors",
@@ -201,6 +203,13 @@ def ending(process: Any, wait: float) -> str:
         return f"was killed by {signal.Signals(-code).name}"
     except ValueError:
         return f"was killed by signal {-code}"
+
+
+def forget(process: Any) -> None:
+    """Take ``process`` out of this process's ``multiprocessing`` children: in a child forked
+    from its parent (os.fork), whose exit would otherwise terminate it (and fail to join it)
+    as if it were the child's own."""
+    multiprocessing.process._children.discard(process)  # type: ignore[attr-defined]
 
 
 def kill(processes: Sequence[Any]) -> None:

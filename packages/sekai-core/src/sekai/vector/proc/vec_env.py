@@ -60,6 +60,11 @@ _REIMPORTED = (
     ". With the {method} start method every worker re-imports your main module: if your script "
     'creates the ProcVecEnv at import time, put that code under if __name__ == "__main__":'
 )
+_FORKED = (
+    "This ProcVecEnv belongs to process {owner}, which started its worker processes; this "
+    "process ({pid}) was forked from it (os.fork) and cannot use them: they keep serving the "
+    "ProcVecEnv of process {owner}. Build a new ProcVecEnv in this process instead."
+)
 _NOT_FIXED = (
     "shared_memory=True needs an observation space whose parts all have a fixed size (Box, "
     "Discrete, MultiDiscrete, MultiBinary, or Dict, Tuple or MaskedBox of them), got {space!r}. "
@@ -114,7 +119,9 @@ class ProcVecEnv(RemoteAttributes):
     The parent's own checks (ResetRequired, InvalidAction, TypeError for a command that cannot
     be pickled) raise directly, before anything is sent. Replies left unread by an interrupted
     call (Ctrl-C) are dropped, so the VecEnv stays usable; those of ``send()`` are kept until
-    ``recv()`` returned them, so Ctrl-C during ``recv()`` loses nothing.
+    ``recv()`` returned them, so Ctrl-C during ``recv()`` loses nothing. The workers belong to
+    the process that built it: in a child forked from it (os.fork) every call raises
+    RuntimeError, and the child's exit leaves them running.
 
     Args:
         env_fns: zero-argument callables, one per sub-env, that build the sub-envs (sent with
@@ -154,6 +161,8 @@ class ProcVecEnv(RemoteAttributes):
         ...         print(vec.reset(seed=0).observations.shape, vec.shared_memory)
         (8, 4) True
     """
+
+    _forked = False  # this copy is in a child forked from the owner (``_disown``)
 
     def __init__(
         self,
@@ -284,6 +293,25 @@ class ProcVecEnv(RemoteAttributes):
         if shared is not None:
             return copy_batch(shared.space, shared.batch)
         return self._stack([entry[position] for entry in entries])
+
+    def _check_open(self) -> None:
+        """VecEnvClosed after ``close()``; RuntimeError in a child forked from the owner
+        (``_disown``), where the VecEnv counts as closed: no call of its own pays for it."""
+        if self._closed:
+            if self._forked:
+                raise RuntimeError(_FORKED.format(owner=self._owner, pid=os.getpid()))
+            super()._check_open()
+
+    def _disown(self) -> None:
+        """In a child forked from the owner (os.fork): the workers stay the owner's. This copy
+        lets go of them without a word to them (``Pool.disown``), refuses every call from now
+        on (``_check_open``), and its ``close()`` does nothing."""
+        self._forked = True
+        self._closed = True
+        self._calling = threading.RLock()  # another thread may have held it at the fork
+        pool, self._pool, self._shared = self._pool, None, None
+        if pool is not None:
+            pool.disown()
 
     def _raise_if_dead(self) -> None:
         """VecEnvClosed, or the error of a worker known to be dead: before the parent's own
@@ -521,6 +549,13 @@ def _close_all() -> None:
             vec.close()
 
 
+def _after_fork_in_child() -> None:
+    """A child forked from the owner of ProcVecEnvs never uses, closes or stops their workers."""
+    for vec in list(_LIVE):
+        vec._disown()
+    _LIVE.clear()
+
+
 atexit.register(_close_all)
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_LIVE.clear)  # a child never closes the parent's
+    os.register_at_fork(after_in_child=_after_fork_in_child)
