@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import re
 import shlex
@@ -220,3 +221,52 @@ def test_no_page_tells_a_checkout_user_to_install_a_distribution_from_an_index()
         if published.search(line) and "index" not in line and "PyPI" not in line
     ]
     assert not loose, "\n".join(loose)
+
+
+_RENAMED_HEADER = "| Environment | Constructor argument | Attribute |"
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def _renamed_parameters() -> dict[str, dict[str, str]]:
+    """finance.md's table: per env ID, each constructor argument and the attribute holding it."""
+    lines = (PAGES / "finance.md").read_text(encoding="utf-8").splitlines()
+    assert _RENAMED_HEADER in lines, f"finance.md has no table headed {_RENAMED_HEADER!r}"
+    renamed: dict[str, dict[str, str]] = {}
+    for line in lines[lines.index(_RENAMED_HEADER) + 2 :]:
+        if not line.startswith("|"):
+            break
+        ids, arguments, attributes = (_CODE.findall(cell) for cell in line.split("|")[1:4])
+        if len(attributes) == 1:  # several arguments held by one attribute
+            attributes = attributes * len(arguments)
+        assert len(attributes) == len(arguments), f"finance.md: unpaired names in {line!r}"
+        for env_id in ids:
+            renamed.setdefault(env_id, {}).update(zip(arguments, attributes, strict=True))
+    return renamed
+
+
+def test_finance_page_names_the_attribute_of_every_renamed_parameter() -> None:
+    # set_attr is a plain setattr: a constructor argument's name that is not an attribute would
+    # add a new attribute the env never reads, so the page must give the attribute's name.
+    import sekai
+
+    renamed = _renamed_parameters()
+    finance = [
+        s.id for s in sekai.all_specs() if str(s.entry_point).startswith("sekai.envs.finance")
+    ]
+    assert len(finance) == 6, finance
+    for env_id in finance:
+        env = sekai.make(env_id)
+        parameters = inspect.signature(type(env.unwrapped)).parameters
+        hidden = {name for name in parameters if not env.has_attr(name)}
+        listed = renamed.get(env_id, {})
+        assert set(listed) == hidden, (
+            f"{env_id}: the page lists {sorted(listed)}, not {sorted(hidden)}"
+        )
+        vec = sekai.make_vec(env_id, 2) if sekai.spec(env_id).vector_entry_point else None
+        for argument, attribute in listed.items():
+            assert env.has_attr(attribute), f"{env_id}: {argument} is not held by {attribute}"
+            if vec is not None:
+                vec.get_attr(attribute)  # the native env reaches it by the same name
+        env.close()
+        if vec is not None:
+            vec.close()
