@@ -134,6 +134,22 @@ def test_missing_key_and_bad_values():
         RecordPerformance(Ledger([1.0]), deque_size=0)
 
 
+@pytest.mark.parametrize("env_id", ["MarketMaking-v0", "LimitOrderBook-v0"])
+def test_missing_equity_beside_a_wealth_points_to_pnl_mode(env_id: str) -> None:
+    # Market making has no equity to compound: its info reports a cumulative wealth from 0.
+    env = RecordPerformance(sekai.make(env_id))
+    env.reset(seed=0)
+    with pytest.raises(KeyError, match=r"no 'equity'.*pass pnl_key='wealth'.*P&L mode"):
+        env.step(env.action_space.sample())
+
+
+def test_missing_equity_without_a_wealth_names_both_keys_to_pass() -> None:
+    env = RecordPerformance(sekai.make("OptimalExecution-v0"))
+    env.reset(seed=0)
+    with pytest.raises(KeyError, match=r"no 'equity'.*'shortfall_bps'.*equity_key=.*pnl_key="):
+        env.step(np.array([0.5], np.float32))
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [

@@ -31,9 +31,27 @@ def _key(name: str, value: object, *, optional: bool) -> None:
         raise TypeError(f"{name} must be {allowed}, got {type(value).__name__}.")
 
 
+def _missing(info: dict[str, Any], key: str, hint: str = "") -> KeyError:
+    return KeyError(f"info has no {key!r}; available keys: {sorted(map(str, info))}{hint}")
+
+
+def _equity_hint(info: dict[str, Any]) -> str:
+    """What to pass instead when a step's info has no equity (a market-making session's has a
+    cumulative wealth that starts from 0, which has no returns to compound)."""
+    if "wealth" in info:
+        return (
+            ". It has 'wealth', a cumulative P&L: pass pnl_key='wealth' to summarise its "
+            "increments (P&L mode) instead of equity returns."
+        )
+    return (
+        ". Pass equity_key= the info key of the account's value, or pnl_key= that of a "
+        "cumulative P&L (P&L mode)."
+    )
+
+
 def _read(info: dict[str, Any], key: str) -> float:
     if key not in info:
-        raise KeyError(f"info has no {key!r}; available keys: {sorted(map(str, info))}")
+        raise _missing(info, key)
     value = info[key]
     if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iuf":
         value = value.reshape(())[()]  # one number in an array
@@ -125,6 +143,8 @@ class EpisodeRecorder:
             self._scale = max(self._scale, abs(value))
             self._last = value
             return
+        if settings.equity_key not in info:
+            raise _missing(info, settings.equity_key, _equity_hint(info))
         equity = _read(info, settings.equity_key)
         if self._dead:
             self._returns.append(0.0)
