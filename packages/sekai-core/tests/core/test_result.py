@@ -102,6 +102,27 @@ def test_flags_that_are_not_python_bools_still_build_a_result(flag):
     assert StepResult(0, 0.0, flag, flag, {}).truncated is flag
 
 
+@pytest.mark.parametrize(
+    ("flag", "what"),
+    [
+        (np.array([True, False]), r"ndarray of several values, shape \(2,\)"),
+        (np.zeros((2, 2), dtype=bool), r"ndarray of several values, shape \(2, 2\)"),
+        (np.array([], dtype=bool), r"empty ndarray, shape \(0,\)"),
+    ],
+    ids=["two", "two-by-two", "empty"],
+)
+@pytest.mark.parametrize("name", ["terminated", "truncated"])
+def test_an_array_flag_of_several_values_is_refused_after_one_element_arrays(name, flag, what):
+    # A 1-element array counts as its element; accepting one must not let the next array of
+    # several values through to an ambiguous truth value later.
+    flags = {"terminated": False, "truncated": False}
+    assert StepResult(0, 0.0, **{**flags, name: np.array([True])}).done
+    message = rf"StepResult's {name} must be a bool \(or a 1-element array\), got an {what}"
+    with pytest.raises(TypeError, match=message):
+        StepResult(0, 0.0, **{**flags, name: flag})
+    assert not StepResult(0, 0.0, **{**flags, name: np.array([[False]])}).done
+
+
 def test_reset_result_is_never_done_and_info_defaults_to_a_fresh_dict():
     a, b = ResetResult(0), ResetResult(0)
     assert a.done is False

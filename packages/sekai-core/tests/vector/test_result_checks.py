@@ -18,6 +18,7 @@ import pytest
 
 import sekai
 from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv, VecEnv
+from sekai.vector._contract.checks import batch_flags
 from sekai.wrappers.autoreset import AutoReset
 
 BOX = sekai.Box(-1.0, 1.0, shape=(2,))
@@ -171,6 +172,24 @@ def test_a_list_flag_is_refused_by_the_sub_envs_step_result(backend: Backend, fl
         vec.reset(seed=0)
         with pytest.raises(TypeError, match=rf"StepResult's {flag} must be a bool, got list"):
             vec.step(np.array([0, 0, 0]))
+
+
+@pytest.mark.parametrize("flag", ["terminated", "truncated"])
+def test_an_array_flag_of_several_values_is_refused_by_the_sub_envs_step_result(
+    backend: Backend, flag: str
+) -> None:
+    # Not NumPy's "truth value of an array ... is ambiguous" from the autoreset's `if`.
+    with backend(_one_bad(**{flag: np.array([True, False])})) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(TypeError, match=rf"StepResult's {flag} .* ndarray of several values"):
+            vec.step(np.array([0, 0, 0]))
+
+
+def test_a_batch_holding_a_flag_of_several_values_names_the_sub_env() -> None:
+    with pytest.raises(
+        TypeError, match=r"Sub-env 1 returned truncated=.* several values, shape \(2,\)"
+    ):
+        batch_flags("truncated", [False, np.array([True, False]), False], 3)
 
 
 def test_one_element_array_rewards_and_flags_give_flat_batches(backend: Backend) -> None:

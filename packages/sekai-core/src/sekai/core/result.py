@@ -6,6 +6,8 @@ from collections.abc import Mapping, Set
 from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any, Generic, TypeVar
 
+import numpy as np
+
 from sekai._equal import structurally_equal
 
 __all__ = ["MAResetResult", "MAStepResult", "ResetResult", "StepResult"]
@@ -66,13 +68,21 @@ _FRESH: Any = _FreshDict()
 _NOT_FLAGS = (Mapping, Set, list, tuple, str, bytes)
 # The types seen as flags (NumPy/JAX bools, ints: check_env warns about those), so that an env
 # with non-bool flags pays a set lookup per step, not the isinstance() checks against ABCs.
+# Never an ndarray: a 1-element one counts as its element, but the next may hold several values.
 _FLAG_TYPES: set[type] = {bool}
 
 
 def _check_flags(terminated: object, truncated: object) -> None:
-    """Refuse a container or string as ``terminated``/``truncated``."""
+    """Refuse a container, a string or an array of several values as a flag."""
     for name, value in (("terminated", terminated), ("truncated", truncated)):
         if type(value) in _FLAG_TYPES:
+            continue
+        if isinstance(value, np.ndarray):
+            if value.size != 1:
+                raise TypeError(
+                    f"StepResult's {name} must be a bool (or a 1-element array), got an "
+                    f"{several_values(value)}: one step has one {name} flag."
+                )
             continue
         if isinstance(value, _NOT_FLAGS):
             gym = ", not gym's (obs, reward, done, info)" if isinstance(value, Mapping) else ""
@@ -81,6 +91,13 @@ def _check_flags(terminated: object, truncated: object) -> None:
                 f"takes (observation, reward, terminated, truncated, info){gym}."
             )
         _FLAG_TYPES.add(type(value))
+
+
+def several_values(array: np.ndarray) -> str:
+    """``"ndarray of several values, shape (2,)"`` (``"empty ndarray, ..."`` for none): what a
+    flag that must be one value was given, for the messages that refuse it."""
+    what = "empty ndarray" if array.size == 0 else "ndarray of several values"
+    return f"{what}, shape {array.shape}"
 
 
 def _slot_setters(cls: type) -> tuple[Any, ...]:

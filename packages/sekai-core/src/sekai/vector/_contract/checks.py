@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from sekai._args import type_name
 from sekai.core._snapshot import snapshot
-from sekai.core.result import ResetResult, StepResult
+from sekai.core.result import ResetResult, StepResult, several_values
 from sekai.error import InvalidObservation
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 from sekai.spaces._explain import described, short_repr
@@ -296,7 +296,8 @@ def batch_flags(name: str, flags: Any, num_envs: int) -> NDArray[np.bool_]:
     its element (gymnasium#1445: such flags gave ``(N, 1)`` batches).
 
     Raises:
-        TypeError: naming the first sub-env whose flag is a sequence of several values.
+        TypeError: naming the first sub-env whose flag holds several values (or none), as
+            ``StepResult`` refuses an array flag of several values where it is built.
     """
     try:
         batch = np.asarray(flags, dtype=bool)
@@ -322,9 +323,14 @@ def _flag(name: str, flag: Any, index: int) -> bool:
     value = _one_element(flag)
     if np.ndim(value) == 0:
         return bool(value)
+    what = (
+        several_values(flag)
+        if isinstance(flag, np.ndarray)
+        else f"{type(flag).__name__} of several values"
+    )
     raise TypeError(
-        f"Sub-env {index} returned {name}={flag!r} ({type(flag).__name__}) from step(); "
-        f"{name} must be a bool (or a 1-element bool array)."
+        f"Sub-env {index} returned {name}={flag!r} ({what}) from step(); {name} must be a bool "
+        "(or a 1-element array)."
     )
 
 
