@@ -187,11 +187,27 @@ def test_every_listed_video_suffix_reads_back(tmp_path: Path, suffix: str) -> No
     assert _video_frames(save_video(frames, tmp_path / f"clip{suffix}", fps=10)) == (4, (16, 40, 3))
 
 
-def test_save_video_refuses_a_suffix_it_cannot_write_before_writing(tmp_path: Path) -> None:
+def test_save_refuses_a_suffix_it_cannot_write_before_writing_naming_save(tmp_path: Path) -> None:
+    # The user called save(), not save_video(): the message names what was called, and .gif.
     with pytest.raises(
-        ValueError, match=r"the suffix '\.jpg' is not a video format it writes; use one of \.mp4"
+        ValueError,
+        match=r"^RecordFrames\.save\(\) cannot write '.*frame\.jpg': the suffix '\.jpg' is not a "
+        r"format it writes; use \.gif or a video suffix: \.mp4, \.m4v, \.mov, \.mkv, \.avi, "
+        r"\.webm\.$",
     ):
         _recorded(steps=2).save(tmp_path / "frame.jpg")
+    with pytest.raises(ValueError, match=r"^RecordFrames\.save\(\) needs fps > 0, got 0\.$"):
+        _recorded(steps=2).save(tmp_path / "frame.mp4", fps=0)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_save_video_refuses_a_suffix_it_cannot_write_before_writing(tmp_path: Path) -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"^save_video\(\) cannot write '.*frame\.gif': the suffix '\.gif' is not a format "
+        r"it writes; use one of \.mp4, .*, \.webm \(or \.gif through save_gif\(\)\)\.$",
+    ):
+        save_video([GOOD], tmp_path / "frame.gif")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -96,6 +96,14 @@ def test_save_writes_a_gif_at_the_envs_render_fps(tmp_path: Path) -> None:
         assert gif.info["duration"] == 100  # LineEnv's render_fps is 10
 
 
+def test_save_names_itself_when_it_cannot_write_the_suffix(tmp_path: Path) -> None:
+    vec = VecRecordFrames(_sync(), PositionRenderer())
+    vec.reset(seed=0, options={"start": 0})
+    with pytest.raises(ValueError, match=r"^VecRecordFrames\.save\(\) cannot write '.*line\.png'"):
+        vec.save(tmp_path / "line.png")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_numpy_int_index_is_an_index() -> None:
     vec = VecRecordFrames(_sync(), PositionRenderer(), index=np.int64(1))
     assert type(vec.index) is int and vec.index == 1

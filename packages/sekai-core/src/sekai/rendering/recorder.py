@@ -116,8 +116,9 @@ class RecordFrames(FrameRecording, ResultWrapper[Any, Any, Any, Any]):
     def save(self, path: str | os.PathLike[str], fps: float | None = None) -> Path:
         """Write the recorded frames to ``path`` and return the path written.
 
-        ``.gif`` (any case) goes through ``save_gif`` (Pillow), ``.txt`` through ``save_text``,
-        any other suffix through ``save_video`` (imageio + ffmpeg, e.g. ``.mp4``). Text frames
+        ``.gif`` (any case) is written as ``save_gif`` does (Pillow), ``.txt`` as ``save_text``,
+        a video suffix (``VIDEO_CODECS``: .mp4, .m4v, .mov, .mkv, .avi, .webm) as ``save_video``
+        (imageio + ffmpeg); any other suffix raises ``ValueError``. Text frames
         (from a text renderer) are always written as text: to ``path`` with its suffix replaced
         by ``.txt`` when it is not already ``.txt`` (with a ``UserWarning`` naming that file).
         Images to a ``.txt`` path raise ``TypeError`` before anything is written.
@@ -125,7 +126,7 @@ class RecordFrames(FrameRecording, ResultWrapper[Any, Any, Any, Any]):
         Args:
             fps: frames per second; defaults to ``env.metadata["render_fps"]``, else 30.
         """
-        return save_frames(self.frames, path, fps, self.env.metadata)
+        return save_frames(self.frames, path, fps, self.env.metadata, "RecordFrames.save")
 
 
 def save_frames(
@@ -133,8 +134,12 @@ def save_frames(
     path: str | os.PathLike[str],
     fps: float | None,
     metadata: dict[str, Any],
+    caller: str,
 ) -> Path:
-    """``RecordFrames.save()``: pick the writer from the suffix and the frames (see there)."""
+    """``RecordFrames.save()``: pick the writer from the suffix and the frames (see there).
+
+    ``caller`` is the method the user called (``"RecordFrames.save"``), named in messages.
+    """
     path = Path(path)
     if fps is None:
         fps = metadata.get("render_fps") or 30
@@ -146,7 +151,7 @@ def save_frames(
             # the file is not the one asked for.
             text_path = path.with_suffix(".txt")
             warnings.warn(
-                f"save() got {str(path)!r}, but the frames are text (from a text renderer), "
+                f"{caller}() got {str(path)!r}, but the frames are text (from a text renderer), "
                 f"which have no {suffix or 'suffix-less'} form: wrote them to "
                 f"{str(text_path)!r}, separated by form feeds.",
                 UserWarning,
@@ -156,19 +161,19 @@ def save_frames(
         return save_text(frames, path)
     if kinds == {False} and suffix == ".txt":
         raise TypeError(
-            f"save() got {str(path)!r}, but the frames are images, which it writes only as a "
-            f"GIF (.gif) or a video ({', '.join(VIDEO_CODECS)}); .txt is for text frames."
+            f"{caller}() got {str(path)!r}, but the frames are images, which it writes only as "
+            f"a GIF (.gif) or a video ({', '.join(VIDEO_CODECS)}); .txt is for text frames."
         )
     if suffix == ".gif":
-        return save_gif(frames, path, fps=fps)
+        return _write_gif(frames, path, fps, caller)
     if suffix == ".txt":
         return save_text(frames, path)
     if not suffix:
         raise ValueError(
-            f"save() picks the file format from the path's suffix, and {str(path)!r} has none: "
-            "use .gif, .txt or a video suffix such as .mp4."
+            f"{caller}() picks the file format from the path's suffix, and {str(path)!r} has "
+            "none: use .gif, .txt or a video suffix such as .mp4."
         )
-    return save_video(frames, path, fps=fps)
+    return _write_video(frames, path, fps, caller, f".gif or a video suffix: {_VIDEO_SUFFIXES}")
 
 
 def check_recording_options(renderer: Any, max_frames: Any) -> None:
@@ -224,12 +229,17 @@ def save_gif(frames: Frames, path: str | os.PathLike[str], fps: float = 30) -> P
         ValueError, TypeError: invalid ``fps`` or frames, before anything is written.
         MissingDependency: Pillow is not installed.
     """
-    images = _validated_frames("save_gif", frames, fps)
+    return _write_gif(frames, path, fps, "save_gif")
+
+
+def _write_gif(frames: Frames, path: str | os.PathLike[str], fps: float, caller: str) -> Path:
+    """``save_gif()``, naming ``caller`` (what the user called) in its messages."""
+    images = _validated_frames(caller, frames, fps)
     try:
         from PIL import Image
     except ImportError as exc:
         raise MissingDependency(
-            f"save_gif needs Pillow: {_INSTALL}", package="pillow", extra="render"
+            f"{caller} needs Pillow: {_INSTALL}", package="pillow", extra="render"
         ) from exc
     pictures = [Image.fromarray(image) for image in images]
     path = Path(path)
@@ -257,18 +267,32 @@ def save_video(frames: Frames, path: str | os.PathLike[str], fps: float = 30) ->
         MissingDependency: imageio or imageio-ffmpeg is not installed (``sekai-core[render]``).
         OSError: the encoder wrote no file (nothing is left at ``path``).
     """
-    images = _validated_frames("save_video", frames, fps)
+    alternatives = f"one of {_VIDEO_SUFFIXES} (or .gif through save_gif())"
+    return _write_video(frames, path, fps, "save_video", alternatives)
+
+
+def _write_video(
+    frames: Frames, path: str | os.PathLike[str], fps: float, caller: str, alternatives: str
+) -> Path:
+    """``save_video()``, naming ``caller`` (what the user called) in its messages and, for a
+    suffix it cannot write, the ``alternatives`` that ``caller`` takes."""
+    images = _validated_frames(caller, frames, fps)
     path = Path(path)
-    codec = _video_codec(path)
+    codec = VIDEO_CODECS.get(path.suffix.lower())
+    if codec is None:
+        raise ValueError(
+            f"{caller}() cannot write {str(path)!r}: the suffix {path.suffix!r} is not a format "
+            f"it writes; use {alternatives}."
+        )
     try:
         import imageio
     except ImportError as exc:
         raise MissingDependency(
-            f"save_video needs imageio: {_INSTALL}", package="imageio", extra="render"
+            f"{caller} needs imageio: {_INSTALL}", package="imageio", extra="render"
         ) from exc
     if importlib.util.find_spec("imageio_ffmpeg") is None:  # imageio's ffmpeg backend
         raise MissingDependency(
-            f"save_video needs imageio-ffmpeg: {_INSTALL}", package="imageio-ffmpeg", extra="render"
+            f"{caller} needs imageio-ffmpeg: {_INSTALL}", package="imageio-ffmpeg", extra="render"
         )
     suffix = path.suffix.lower()
     try:
@@ -287,7 +311,7 @@ def save_video(frames: Frames, path: str | os.PathLike[str], fps: float = 30) ->
         if not path.is_file() or path.stat().st_size == 0:
             # ffmpeg can fail without imageio noticing; a path to nothing is no recording.
             raise OSError(
-                f"save_video() wrote nothing to {str(path)!r}: the encoder (ffmpeg, {codec}) "
+                f"{caller}() wrote nothing to {str(path)!r}: the encoder (ffmpeg, {codec}) "
                 f"produced no data for {len(images)} frames of shape {images[0].shape}; its "
                 "messages, if it printed any, are on stderr above."
             )
@@ -309,19 +333,11 @@ VIDEO_CODECS = {
     ".webm": "libvpx-vp9",
 }
 
+_VIDEO_SUFFIXES = ", ".join(VIDEO_CODECS)
+
 # imageio picks its backend by suffix and has none for these; ffmpeg's muxer of that name
 # writes them (for .m4v, its mp4 muxer writes an M4V-branded file).
 _IMAGEIO_FORMATS = {".m4v": "mp4"}
-
-
-def _video_codec(path: Path) -> str:
-    codec = VIDEO_CODECS.get(path.suffix.lower())
-    if codec is None:
-        raise ValueError(
-            f"save_video() cannot write {str(path)!r}: the suffix {path.suffix!r} is not a video "
-            f"format it writes; use one of {', '.join(VIDEO_CODECS)} (or .gif through save_gif())."
-        )
-    return codec
 
 
 def save_text(frames: Sequence[Any], path: str | os.PathLike[str]) -> Path:

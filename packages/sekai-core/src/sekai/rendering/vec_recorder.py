@@ -89,4 +89,4 @@ class VecRecordFrames(FrameRecording, VecResultWrapper):
 
     def save(self, path: str | os.PathLike[str], fps: float | None = None) -> Path:
         """Write the frames like ``RecordFrames.save()`` (fps from the env's ``render_fps``)."""
-        return save_frames(self.frames, path, fps, self.metadata)
+        return save_frames(self.frames, path, fps, self.metadata, "VecRecordFrames.save")
