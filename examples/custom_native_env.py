@@ -48,7 +48,7 @@ class SpreadEnv(sekai.Env[NDArray[np.float32], np.int64]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: sekai.SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> sekai.ResetResult[NDArray[np.float32]]:
         self._set_rng(seed)

@@ -61,6 +61,7 @@ _LAZY: dict[str, str] = {
     "MultiAgentEnv": "sekai.core.multi_agent",
     "np_random": "sekai.core._rng",
     "make_seed_sequence": "sekai.core._rng",
+    "SeedLike": "sekai.core._rng",
     # spaces
     "Space": "sekai.spaces",
     "Box": "sekai.spaces",
@@ -207,7 +208,11 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         vector as vector,
         wrappers as wrappers,
     )
-    from sekai.core._rng import make_seed_sequence as make_seed_sequence, np_random as np_random
+    from sekai.core._rng import (
+        SeedLike as SeedLike,
+        make_seed_sequence as make_seed_sequence,
+        np_random as np_random,
+    )
     from sekai.core.multi_agent import MultiAgentEnv as MultiAgentEnv
     from sekai.core.wrapper import (
         ActionWrapper as ActionWrapper,

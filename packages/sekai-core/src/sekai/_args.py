@@ -12,6 +12,7 @@ import numpy as np
 from sekai._numbers import array_kind, decimal_float, too_large
 
 __all__ = [
+    "IntLike",
     "check_int",
     "check_real",
     "holds_bool",
@@ -19,6 +20,11 @@ __all__ = [
     "reward_scaling_args",
     "type_name",
 ]
+
+
+# What an integer argument (a count, a length, a limit) accepts: a Python or NumPy int, as
+# ``check_int`` does (it rejects bools, which type checkers see as ints).
+IntLike = int | np.integer[Any]
 
 
 def type_name(value: object) -> str:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-__all__ = ["check_seed", "make_seed_sequence", "np_random"]
+if TYPE_CHECKING:
+    from sekai._args import IntLike
 
+__all__ = ["SeedLike", "check_seed", "make_seed_sequence", "np_random"]
+
+# What a seed argument accepts (``reset(seed=...)``, ``space.seed()``, ``np_random``): a
+# non-negative Python or NumPy int, a Generator (used as is), or None.
 SeedLike = int | np.integer[Any] | np.random.Generator | None
 
 
@@ -51,7 +56,7 @@ def np_random(seed: SeedLike = None) -> tuple[np.random.Generator, int]:
     return np.random.default_rng(value), value
 
 
-def make_seed_sequence(base_seed: int, n: int) -> list[int]:
+def make_seed_sequence(base_seed: IntLike, n: IntLike) -> list[int]:
     """Derive ``n`` independent int seeds from ``base_seed`` with ``SeedSequence.spawn``.
 
     Child ``i`` is ``SeedSequence(base_seed).spawn(n)[i].generate_state(1)[0]``, so it does not

@@ -9,7 +9,7 @@ import numpy as np
 
 from sekai.compat._optional import require_gymnasium
 from sekai.compat._spaces import convert_space, space_from_gymnasium
-from sekai.core._rng import check_seed
+from sekai.core._rng import SeedLike, check_seed
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.error import ResetRequired
@@ -140,7 +140,7 @@ class GymnasiumToSekai(Env[Any, Any]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[Any]:
         """Reset the gymnasium env; an int seed goes to it, a Generator becomes its np_random."""
@@ -209,7 +209,7 @@ class GymnasiumToSekai(Env[Any, Any]):
     def _rng_seed(self, value: int | None) -> None:
         self.gymnasium_env.unwrapped._np_random_seed = value
 
-    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
+    def _set_rng(self, seed: SeedLike) -> int:
         """Seed the gymnasium env's generator with sekai's rules (see ``Env._set_rng``)."""
         if isinstance(seed, np.random.Generator):
             self.gymnasium_env.np_random = seed

@@ -9,7 +9,7 @@ import numpy as np
 
 from sekai.compat._optional import require_pettingzoo
 from sekai.compat._spaces import convert_space, space_from_gymnasium
-from sekai.core._rng import check_seed, np_random
+from sekai.core._rng import SeedLike, check_seed, np_random
 from sekai.core.env import Env
 from sekai.core.multi_agent import MultiAgentEnv
 from sekai.core.result import MAResetResult, MAStepResult
@@ -171,7 +171,7 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
             self.pettingzoo_env.unwrapped.np_random = value
         self._rng, self._rng_seed = value, -1
 
-    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
+    def _set_rng(self, seed: SeedLike) -> int:
         """Seed ``rng`` with sekai's rules (see ``Env._set_rng``): the PettingZoo env's
         ``np_random`` when it has one, so the seeded generator is the one the env draws from."""
         if not self._has_np_random():
@@ -186,7 +186,7 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> MAResetResult[Any]:
         """Reset the PettingZoo env (a Generator seed becomes its ``np_random``, or, for an env

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from sekai._seeding import SeedLike, check_seed, make_seed_sequence, np_random
@@ -31,7 +29,7 @@ class SeededMixin:
         self._rng = value
         self._rng_seed = -1
 
-    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
+    def _set_rng(self, seed: SeedLike) -> int:
         """Seed ``self.rng``: an int or Generator reseeds, None keeps the current stream.
 
         Returns:

@@ -6,11 +6,9 @@ import abc
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-import numpy as np
-
 from sekai.core._async import call_sync, install_async_routes
 from sekai.core._render_habit import missing_attribute
-from sekai.core._rng import SeededMixin
+from sekai.core._rng import SeededMixin, SeedLike
 from sekai.core.result import ResetResult, StepResult
 
 if TYPE_CHECKING:
@@ -67,7 +65,7 @@ class Env(SeededMixin, abc.ABC, Generic[ObsType, ActType]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[ObsType]:
         """Start a new episode and return its first observation."""
@@ -79,7 +77,7 @@ class Env(SeededMixin, abc.ABC, Generic[ObsType, ActType]):
     async def async_reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[ObsType]:
         """Coroutine version of ``reset()``; by default it calls ``reset()``."""

@@ -5,10 +5,8 @@ from __future__ import annotations
 import abc
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-import numpy as np
-
 from sekai.core._async import call_sync
-from sekai.core._rng import SeededMixin
+from sekai.core._rng import SeededMixin, SeedLike
 from sekai.core.result import MAResetResult, MAStepResult
 
 if TYPE_CHECKING:
@@ -45,7 +43,7 @@ class MultiAgentEnv(SeededMixin, abc.ABC, Generic[ObsType, ActType, AgentID]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> MAResetResult[ObsType]:
         """Start a new episode and return every agent's first observation."""
@@ -57,7 +55,7 @@ class MultiAgentEnv(SeededMixin, abc.ABC, Generic[ObsType, ActType, AgentID]):
     async def async_reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> MAResetResult[ObsType]:
         """Coroutine version of ``reset()``; by default it calls ``self.reset()``."""

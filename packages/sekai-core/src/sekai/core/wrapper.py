@@ -12,6 +12,7 @@ from sekai._args import type_name
 from sekai.core._async import passes_inward
 from sekai.core._not_an_env import not_an_env_hint
 from sekai.core._render_habit import missing_attribute
+from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 
@@ -97,7 +98,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[WrapperObsT]:
         return self.env.reset(seed=seed, options=options)  # type: ignore[return-value]
@@ -109,7 +110,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     async def async_reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[WrapperObsT]:
         return await self.env.async_reset(seed=seed, options=options)  # type: ignore[return-value]
@@ -161,7 +162,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     def _rng_seed(self, value: int | None) -> None:
         self.env._rng_seed = value
 
-    def _set_rng(self, seed: int | np.integer[Any] | np.random.Generator | None) -> int:
+    def _set_rng(self, seed: SeedLike) -> int:
         return self.env._set_rng(seed)
 
     # -- attributes through the stack --------------------------------------------------------
@@ -227,7 +228,7 @@ class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
     - ``_step_result(result)``: the step's result as this wrapper returns it.
     """
 
-    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
+    def _on_reset(self, seed: SeedLike) -> None:
         pass
 
     def _reset_result(self, result: ResetResult[Any]) -> ResetResult[WrapperObsT]:
@@ -243,7 +244,7 @@ class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[WrapperObsT]:
         result = self.env.reset(seed=seed, options=options)
@@ -257,7 +258,7 @@ class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
     async def async_reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[WrapperObsT]:
         result = await self.env.async_reset(seed=seed, options=options)

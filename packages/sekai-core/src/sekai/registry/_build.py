@@ -8,7 +8,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from sekai._args import type_name
+from sekai._args import IntLike, type_name
 from sekai.core._not_an_env import not_an_env_hint
 from sekai.core._render_habit import reject_render_mode
 from sekai.core.env import Env
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-def effective_steps(spec: EnvSpec, max_episode_steps: int | None) -> int | None:
+def effective_steps(spec: EnvSpec, max_episode_steps: IntLike | None) -> int | None:
     """``make()``'s rule: None keeps the registered limit, -1 removes it, an int overrides it."""
     if max_episode_steps is None:
         return spec.max_episode_steps
@@ -79,7 +79,7 @@ def refuse_kernel_wrappers(spec: EnvSpec, runner: str, per_env: bool, instead: s
 
 
 def build_env(
-    spec: EnvSpec, max_episode_steps: int | None, kwargs: dict[str, Any]
+    spec: EnvSpec, max_episode_steps: IntLike | None, kwargs: dict[str, Any]
 ) -> Env[Any, Any]:
     """Build ``spec``'s env: ``kwargs`` over the registered ones, time limit, wrappers."""
     if spec.entry_point is None:

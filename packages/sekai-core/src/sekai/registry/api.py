@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sekai import _discovery
+from sekai._args import IntLike
 from sekai.core._render_habit import reject_render_mode
 from sekai.registry._build import (
     build_env,
@@ -155,7 +156,7 @@ def pprint_registry() -> None:
 
 
 def make(
-    id: str | EnvSpec, *, max_episode_steps: int | None = None, **kwargs: Any
+    id: str | EnvSpec, *, max_episode_steps: IntLike | None = None, **kwargs: Any
 ) -> Env[Any, Any]:
     """Build a registered environment.
 
@@ -235,7 +236,7 @@ def _spawned(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def make_vec(
     id: str | EnvSpec,
-    num_envs: int = 1,
+    num_envs: IntLike = 1,
     *,
     vectorization_mode: str | None = None,
     vector_kwargs: Mapping[str, Any] | None = None,

@@ -9,13 +9,11 @@ from typing import Any, ClassVar, Generic, TypeVar
 import numpy as np
 
 from sekai._args import type_name
-from sekai._seeding import check_seed, np_random
+from sekai._seeding import SeedLike, check_seed, np_random
 
 __all__ = ["SeedLike", "Space", "T_cov"]
 
 T_cov = TypeVar("T_cov", covariant=True)
-
-SeedLike = int | np.integer[Any] | np.random.Generator | None
 
 
 class _Layout:

@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
-from sekai._args import check_int
+from sekai._args import IntLike, check_int
 from sekai.stats.episode import EpisodeStats
 
 __all__ = ["InMemoryTracker", "LoggingTracker", "StatsTracker"]
@@ -76,7 +76,9 @@ def _window(owner: str, name: str, value: Any) -> int | None:
     return None if value is None else check_int(owner, name, value, 1)
 
 
-def tracker_or_default(owner: str, tracker: TrackerT | None, deque_size: int | None) -> TrackerT:
+def tracker_or_default(
+    owner: str, tracker: TrackerT | None, deque_size: IntLike | None
+) -> TrackerT:
     """``tracker``, checked to have the ``StatsTracker`` methods a recording wrapper calls, or
     a new ``InMemoryTracker(deque_size)`` when it is None (errors name ``deque_size``, the
     wrappers' argument)."""
@@ -96,7 +98,7 @@ def tracker_or_default(owner: str, tracker: TrackerT | None, deque_size: int | N
 class InMemoryTracker:
     """Keeps the last ``max_episodes`` EpisodeStats in memory (``None``: unbounded)."""
 
-    def __init__(self, max_episodes: int | None = 100) -> None:
+    def __init__(self, max_episodes: IntLike | None = 100) -> None:
         self.max_episodes = _window("InMemoryTracker", "max_episodes", max_episodes)
         self.episodes: deque[EpisodeStats] = deque(maxlen=self.max_episodes)
 

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.error import InvalidAction, ResetRequired
@@ -66,7 +67,7 @@ class LineEnv(Env[NDArray[np.float32], np.int64]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[NDArray[np.float32]]:
         self._set_rng(seed)
@@ -163,7 +164,7 @@ class KStepEnv(Env[NDArray[np.float32], Any]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[NDArray[np.float32]]:
         self.resets += 1

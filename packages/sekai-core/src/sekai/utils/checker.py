@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai._args import check_bool, check_int, type_name
+from sekai._args import IntLike, check_bool, check_int, type_name
 from sekai._equal import without_wall_clock
 from sekai.core._async import shut_down_loop
 from sekai.core.env import Env
@@ -507,7 +507,7 @@ def _not_an_env(env: object) -> str:
 def check_env(
     env: Env[Any, Any],
     *,
-    n_steps: int = 100,
+    n_steps: IntLike = 100,
     warn_on_anomaly: bool = True,
     check_obs_space: bool = True,
     check_action_space: bool = True,

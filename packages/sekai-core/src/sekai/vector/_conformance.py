@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.spaces import Box, Discrete
@@ -57,7 +58,7 @@ class CounterEnv(Env[NDArray[np.float32], Any]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[NDArray[np.float32]]:
         self._set_rng(seed)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai._args import holds_bool
+from sekai._args import IntLike, holds_bool
 from sekai._numbers import array_kind, object_floats, refused_kind, too_large
 from sekai.core._rng import SeededMixin
 from sekai.utils._equal import structurally_equal
@@ -89,11 +89,11 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
     def __init__(
         self,
         kernel: ArrayKernel[Any],
-        num_envs: int,
+        num_envs: IntLike,
         *,
         backend: KernelBackend | None = None,
         autoreset: bool = True,
-        max_episode_steps: int | None = None,
+        max_episode_steps: IntLike | None = None,
         check_actions: bool = True,
     ) -> None:
         if not isinstance(kernel, ArrayKernel):
@@ -108,7 +108,7 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         if not isinstance(check_actions, (bool, np.bool_)):
             raise TypeError(f"check_actions must be a bool, got {type(check_actions).__name__}.")
         self.check_actions = bool(check_actions)
-        self._device_actions = DeviceActions(self.backend, kernel.action_space, num_envs)
+        self._device_actions = DeviceActions(self.backend, kernel.action_space, self.num_envs)
         self.observation_dtype = observation_dtypes(
             kernel.observation_space, self.backend.numpy_dtype
         )

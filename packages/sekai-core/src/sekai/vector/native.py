@@ -9,6 +9,7 @@ from typing import Any, NoReturn, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai._args import IntLike
 from sekai.core._rng import SeededMixin
 from sekai.spaces import Space
 from sekai.vector._contract.batching import copy_batch, put_rows
@@ -102,12 +103,12 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
 
     def __init__(
         self,
-        num_envs: int,
+        num_envs: IntLike,
         observation_space: Space[Any],
         action_space: Space[Any],
         *,
         autoreset: bool = True,
-        max_episode_steps: int | None = None,
+        max_episode_steps: IntLike | None = None,
     ) -> None:
         super().__init__(num_envs, observation_space, action_space, autoreset=autoreset)
         self._max_episode_steps = check_max_episode_steps(max_episode_steps)

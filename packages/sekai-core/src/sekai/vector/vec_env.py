@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai._args import IntLike
 from sekai.core._async import install_async_routes
 from sekai.core._render_habit import NoVecRender
 from sekai.error import AsyncCallPending, InvalidAction, ResetRequired, VecEnvClosed
@@ -130,7 +131,7 @@ class VecEnv(abc.ABC):
 
     def __init__(
         self,
-        num_envs: int,
+        num_envs: IntLike,
         observation_space: Space[Any],
         action_space: Space[Any],
         *,

@@ -11,7 +11,7 @@ from typing import Any, Generic
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai._args import resolve_callable, reward_scaling_args
+from sekai._args import IntLike, resolve_callable, reward_scaling_args
 from sekai.spaces import Space
 from sekai.spaces.space import check_space
 from sekai.stats.episode import EpisodeStats
@@ -79,7 +79,7 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[TrackerT]):
     """
 
     def __init__(
-        self, venv: VecEnv, tracker: TrackerT | None = None, deque_size: int = 100
+        self, venv: VecEnv, tracker: TrackerT | None = None, deque_size: IntLike = 100
     ) -> None:
         super().__init__(venv)
         self._set_tracker(tracker, deque_size)
@@ -98,7 +98,7 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[TrackerT]):
     def tracker(self, tracker: TrackerT) -> None:
         self._set_tracker(tracker, None)
 
-    def _set_tracker(self, tracker: TrackerT | None, deque_size: int | None) -> None:
+    def _set_tracker(self, tracker: TrackerT | None, deque_size: IntLike | None) -> None:
         self._tracker = tracker_or_default("VecRecordEpisodeStatistics", tracker, deque_size)
         hooks = type(self._tracker)
         self._on_step = getattr(hooks, "on_step", None) is not InMemoryTracker.on_step

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sekai._args import check_int
+from sekai._args import IntLike, check_int
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import Wrapper
@@ -24,7 +24,7 @@ class ActionRepeat(Wrapper[Any, Any, Any, Any]):
         repeat: how many times each action is applied (>= 1).
     """
 
-    def __init__(self, env: Env[Any, Any], repeat: int) -> None:
+    def __init__(self, env: Env[Any, Any], repeat: IntLike) -> None:
         super().__init__(env)
         self.repeat = check_int("ActionRepeat", "repeat", repeat, 1)
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from sekai._args import check_int
+from sekai._args import IntLike, check_int
 from sekai._box_actions import box_action
+from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.wrapper import ResultWrapper
 from sekai.error import InvalidAction
@@ -40,7 +41,7 @@ class DelayAction(ResultWrapper[Any, Any, Any, Any]):
             for Box action spaces and is required for every other space.
     """
 
-    def __init__(self, env: Env[Any, Any], delay: int, *, noop: Any = None) -> None:
+    def __init__(self, env: Env[Any, Any], delay: IntLike, *, noop: Any = None) -> None:
         super().__init__(env)
         self.delay = check_int("DelayAction", "delay", delay, 0)
         space = env.action_space
@@ -62,7 +63,7 @@ class DelayAction(ResultWrapper[Any, Any, Any, Any]):
         """Actions chosen but not executed yet, oldest first."""
         return list(self._pending)
 
-    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
+    def _on_reset(self, seed: SeedLike) -> None:
         self._pending.clear()
 
     def _step_action(self, action: Any) -> Any:

@@ -6,7 +6,7 @@ import copy
 from collections import deque
 from typing import Any
 
-from sekai._args import check_int
+from sekai._args import IntLike, check_int
 from sekai.core._snapshot import snapshot
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
@@ -30,7 +30,7 @@ class DelayObservation(ResultWrapper[Any, Any, Any, Any]):
         padding: ``"zeros"`` or ``"reset"``.
     """
 
-    def __init__(self, env: Env[Any, Any], delay: int, padding: str = "zeros") -> None:
+    def __init__(self, env: Env[Any, Any], delay: IntLike, padding: str = "zeros") -> None:
         super().__init__(env)
         self.delay = check_int("DelayObservation", "delay", delay, 0)
         if not isinstance(padding, str) or padding not in ("zeros", "reset"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from sekai._args import check_int
+from sekai._args import IntLike, check_int
 from sekai.core._snapshot import snapshot
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
@@ -30,7 +30,7 @@ class FrameStackObservation(ResultWrapper[Any, Any, Any, Any]):
         padding: ``"reset"`` or ``"zeros"``.
     """
 
-    def __init__(self, env: Env[Any, Any], num_stack: int, padding: str = "reset") -> None:
+    def __init__(self, env: Env[Any, Any], num_stack: IntLike, padding: str = "reset") -> None:
         super().__init__(env)
         self.num_stack = check_int("FrameStackObservation", "num_stack", num_stack, 1)
         if not isinstance(padding, str) or padding not in ("reset", "zeros"):

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai._args import reward_scaling_args
+from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import ResultWrapper
@@ -81,7 +82,7 @@ class NormalizeReward(ResultWrapper[Any, Any, Any, Any]):
         self.update_running_mean = True
         self._return = 0.0
 
-    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
+    def _on_reset(self, seed: SeedLike) -> None:
         self._return = 0.0
 
     def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:

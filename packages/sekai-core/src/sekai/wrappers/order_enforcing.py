@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from sekai._args import check_bool
+from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.wrapper import ResultWrapper
 from sekai.error import ResetRequired
@@ -34,7 +33,7 @@ class OrderEnforcing(ResultWrapper[Any, Any, Any, Any]):
         """Whether reset() has been called."""
         return self._has_reset
 
-    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
+    def _on_reset(self, seed: SeedLike) -> None:
         self._has_reset = True
 
     def _step_action(self, action: Any) -> Any:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai._args import check_int
+from sekai._args import IntLike, check_int
 from sekai.core.env import Env
 from sekai.core.wrapper import ObservationWrapper
 from sekai.spaces import Box, Dict, MaskedBox, Sequence, Space, Tuple
@@ -29,7 +29,7 @@ class PadSequenceObservation(ObservationWrapper[Any, Any, Any]):
     """
 
     def __init__(
-        self, env: Env[Any, Any], max_length: int | None = None, *, truncate: str = "tail"
+        self, env: Env[Any, Any], max_length: IntLike | None = None, *, truncate: str = "tail"
     ) -> None:
         super().__init__(env)
         if truncate not in _TRUNCATE:

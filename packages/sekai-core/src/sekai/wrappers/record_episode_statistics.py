@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any, Generic
 
-import numpy as np
-
+from sekai._args import IntLike
+from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import ResultWrapper
@@ -32,7 +32,7 @@ class RecordEpisodeStatistics(ResultWrapper[Any, Any, Any, Any], Generic[Tracker
     """
 
     def __init__(
-        self, env: Env[Any, Any], tracker: TrackerT | None = None, deque_size: int = 100
+        self, env: Env[Any, Any], tracker: TrackerT | None = None, deque_size: IntLike = 100
     ) -> None:
         super().__init__(env)
         self.tracker: TrackerT = tracker_or_default("RecordEpisodeStatistics", tracker, deque_size)
@@ -41,7 +41,7 @@ class RecordEpisodeStatistics(ResultWrapper[Any, Any, Any, Any], Generic[Tracker
         self._length = 0
         self._start = time.monotonic()
 
-    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
+    def _on_reset(self, seed: SeedLike) -> None:
         self._return = 0.0
         self._length = 0
         self._start = time.monotonic()

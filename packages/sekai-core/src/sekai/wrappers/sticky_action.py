@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sekai.core._rng import make_seed_sequence, np_random
+from sekai.core._rng import SeedLike, make_seed_sequence, np_random
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import ResultWrapper
@@ -61,7 +61,7 @@ class StickyAction(ResultWrapper[Any, Any, Any, Any]):
         self._has_last: bool = False
         warn_if_around_autoreset(self)
 
-    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
+    def _on_reset(self, seed: SeedLike) -> None:
         self._last_action, self._has_last = None, False
         if seed is None:
             return

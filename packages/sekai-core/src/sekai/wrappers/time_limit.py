@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from sekai._args import IntLike
+from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import ResultWrapper
@@ -37,7 +39,7 @@ class TimeLimit(ResultWrapper[Any, Any, Any, Any]):
     ``AutoReset``, whose resets it cannot see.
     """
 
-    def __init__(self, env: Env[Any, Any], max_episode_steps: int) -> None:
+    def __init__(self, env: Env[Any, Any], max_episode_steps: IntLike) -> None:
         super().__init__(env)
         self._max_episode_steps = checked_steps(max_episode_steps)
         self._elapsed_steps = 0
@@ -49,7 +51,7 @@ class TimeLimit(ResultWrapper[Any, Any, Any, Any]):
         return self._max_episode_steps
 
     @max_episode_steps.setter
-    def max_episode_steps(self, value: int) -> None:
+    def max_episode_steps(self, value: IntLike) -> None:
         self._max_episode_steps = checked_steps(value)
 
     @property
@@ -57,7 +59,7 @@ class TimeLimit(ResultWrapper[Any, Any, Any, Any]):
         """Steps taken since the last reset."""
         return self._elapsed_steps
 
-    def _on_reset(self, seed: int | np.random.Generator | None) -> None:
+    def _on_reset(self, seed: SeedLike) -> None:
         self._elapsed_steps = 0
 
     def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:

@@ -48,7 +48,7 @@ class GridworldEnv(sekai.Env[NDArray[np.int64], np.int64]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: sekai.SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> sekai.ResetResult[NDArray[np.int64]]:
         self._set_rng(seed)

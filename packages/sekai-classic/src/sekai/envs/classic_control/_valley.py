@@ -7,6 +7,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.result import ResetResult
 from sekai.envs.classic_control._common import check_parameter, reset_bounds
@@ -37,7 +38,7 @@ class ValleyEnv(Env[npt.NDArray[np.float32], ActT]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[npt.NDArray[np.float32]]:
         """Start at rest at a uniform random position in ``[low, high]``."""

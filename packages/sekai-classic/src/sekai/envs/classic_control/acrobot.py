@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.classic_control._common import (
@@ -75,7 +76,7 @@ class AcrobotEnv(AcrobotConstants, Env[npt.NDArray[np.float32], DiscreteAction])
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[npt.NDArray[np.float32]]:
         """Start near the bottom: every state entry uniform in ``[low, high]``."""

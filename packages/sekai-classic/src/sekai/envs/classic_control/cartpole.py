@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.classic_control._common import (
@@ -73,7 +74,7 @@ class CartPoleEnv(Env[npt.NDArray[np.float32], DiscreteAction]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[npt.NDArray[np.float32]]:
         """Start an episode from a uniform random state in ``[low, high]^4``."""

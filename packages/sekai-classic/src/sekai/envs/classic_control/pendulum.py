@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from sekai._box_actions import box_action, finite_float32_entry
 from sekai._clip import clip
+from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.classic_control._common import check_options, check_parameter, to_float
@@ -88,7 +89,7 @@ class PendulumEnv(Env[npt.NDArray[np.float32], npt.NDArray[np.float32]]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[npt.NDArray[np.float32]]:
         """Start an episode from a uniform random angle and angular velocity."""

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sekai.core._rng import SeedLike
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import FinanceEnv, check_int, check_order_size, check_real, fixed
 from sekai.envs.finance._lob_session import (
@@ -218,7 +219,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[Observation]:
         """Seed the book, run the warm-up, and start the session flat with no cash."""

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sekai.core._rng import SeedLike
 from sekai.core.multi_agent import MultiAgentEnv
 from sekai.core.result import MAResetResult, MAStepResult
 from sekai.envs.finance._common import EPISODE_OVER, check_int, check_real
@@ -178,7 +179,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> MAResetResult[Observation]:
         """Seed the book, run the warm-up; every trader starts flat and decides at time 0.

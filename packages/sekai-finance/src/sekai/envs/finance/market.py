@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sekai.core._rng import SeedLike
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_int, check_real, fixed, python_scalar
 from sekai.envs.finance._market_account import project_one, settle_one
@@ -367,7 +368,7 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[Observation]:
         """Start an episode: a new window (or simulated market), all in cash, equity 1."""

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sekai.core._rng import SeedLike
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import FinanceEnv, check_order_size, check_real, fixed
 from sekai.envs.finance._session import (
@@ -341,7 +342,7 @@ class MarketMakingEnv(FinanceEnv[np.ndarray, np.ndarray]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[np.ndarray]:
         """Start a session: mid ``s0``, no cash, no inventory."""

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sekai.core._rng import SeedLike
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import FinanceEnv
 from sekai.envs.finance._session import (
@@ -419,7 +420,7 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[np.ndarray]:
         """Start with the whole position at the arrival price."""

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sekai.core._rng import SeedLike
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_int, check_per_asset, fixed, numeric_action
 from sekai.envs.finance._helpers import (
@@ -351,7 +352,7 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[dict[str, np.ndarray]]:
         """Start an episode: a new window (or simulated path), all in cash, value 1."""

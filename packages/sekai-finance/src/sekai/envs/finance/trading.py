@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sekai.core._rng import SeedLike
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_real, discrete_action, fixed
 from sekai.envs.finance._helpers import price_source, refuse_unused_gbm, simulate_gbm
@@ -234,7 +235,7 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
     def reset(
         self,
         *,
-        seed: int | np.random.Generator | None = None,
+        seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[np.ndarray]:
         """Start an episode: a new window (or simulated path), equity 1, flat position."""

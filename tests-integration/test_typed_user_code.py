@@ -1,0 +1,79 @@
+"""User code that type-checks against sekai's public API, and runs.
+
+``nox -s typecheck`` runs ``mypy --strict`` over this file as well as over the packages (see
+``[tool.mypy] files``): each test here is code a user may write, so a wrong annotation in
+sekai fails the type check, and pytest runs the same code to show the runtime accepts it. A
+``# type: ignore[code]`` marks a line that must stay an error: with ``warn_unused_ignores``, a
+line that stops being one fails the type check too.
+
+NumPy's stubs type its scalars only for Python 3.11 and later, so the NumPy cases are checked
+by ``nox -s typecheck-pythons`` (``typecheck`` checks against Python 3.10's stubs).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+import sekai
+
+if TYPE_CHECKING:
+    from typing_extensions import assert_type
+else:
+
+    def assert_type(value: object, expected: object) -> object:
+        return value
+
+
+pytestmark = pytest.mark.full
+
+
+# -- seeds and counts: NumPy integers where the runtime takes them ------------------------------
+
+
+class Walk(sekai.Env[NDArray[np.float32], np.int64]):
+    """An env whose reset() is annotated as the base class's."""
+
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(-1.0, 1.0, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+
+    def reset(
+        self, *, seed: sekai.SeedLike = None, options: dict[str, Any] | None = None
+    ) -> sekai.ResetResult[NDArray[np.float32]]:
+        self._set_rng(seed)
+        return sekai.ResetResult(self.rng.uniform(-1, 1, size=1).astype(np.float32))
+
+    def step(self, action: np.int64) -> sekai.StepResult[NDArray[np.float32]]:
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, False)
+
+
+def test_numpy_integers_are_seeds_and_counts() -> None:
+    rng = np.random.default_rng(0)
+    seed, other_seed = rng.integers(0, 2**31), rng.integers(0, 2**31)  # NumPy ints
+    env = sekai.make("CartPole-v1", max_episode_steps=np.int64(20))
+    first = env.reset(seed=seed).observation
+    np.testing.assert_array_equal(first, env.reset(seed=int(seed)).observation)
+    assert env.spec is not None and env.spec.max_episode_steps == 20
+    np.testing.assert_array_equal(
+        Walk().reset(seed=np.int64(3)).observation, Walk().reset(seed=3).observation
+    )
+    limited = sekai.TimeLimit(sekai.make("CartPole-v1"), np.int64(10))
+    assert limited.max_episode_steps == 10
+    assert sekai.FrameStackObservation(sekai.make("CartPole-v1"), np.int64(4)).num_stack == 4
+    assert sekai.ActionRepeat(sekai.make("CartPole-v1"), np.int64(2)).repeat == 2
+    assert sekai.DelayObservation(sekai.make("CartPole-v1"), np.int32(1)).delay == 1
+    assert sekai.DelayAction(sekai.make("CartPole-v1"), np.int64(1), noop=0).delay == 1
+    assert sekai.InMemoryTracker(np.int64(5)).max_episodes == 5
+    assert sekai.check_env(sekai.make("CartPole-v1").unwrapped, n_steps=np.int64(5)) == []
+    assert sekai.make_seed_sequence(np.int64(0), np.int64(2)) == sekai.make_seed_sequence(0, 2)
+    with sekai.make_vec("CartPole-v1", num_envs=np.int64(2)) as vec:
+        assert vec.num_envs == 2
+        vec.reset(seed=other_seed)
+    with sekai.VecRecordEpisodeStatistics(
+        sekai.make_vec("CartPole-v1", 2, vectorization_mode="sync"), deque_size=np.int64(3)
+    ) as recorded:
+        assert recorded.tracker.max_episodes == 3
