@@ -28,7 +28,7 @@ def _spaces() -> tuple[sekai.Box, sekai.Discrete]:
     return observation_space, sekai.Discrete(3, start=-1)  # -1 short, 0 flat, +1 long
 
 
-class SpreadEnv(sekai.Env[NDArray[np.float32], np.int64]):
+class SpreadEnv(sekai.Env[NDArray[np.float32], sekai.DiscreteAction]):
     """Trade a mean-reverting spread; the reward is the position times the spread's change.
 
     Args:
@@ -56,7 +56,7 @@ class SpreadEnv(sekai.Env[NDArray[np.float32], np.int64]):
         self.position, self.t = 0, 0
         return sekai.ResetResult(self._observe(), {})
 
-    def step(self, action: np.int64) -> sekai.StepResult[NDArray[np.float32]]:
+    def step(self, action: sekai.DiscreteAction) -> sekai.StepResult[NDArray[np.float32]]:
         if not self.action_space.contains(action):
             raise sekai.InvalidAction(action, self.action_space)
         traded = abs(int(action) - self.position)

@@ -77,3 +77,57 @@ def test_numpy_integers_are_seeds_and_counts() -> None:
         sekai.make_vec("CartPole-v1", 2, vectorization_mode="sync"), deque_size=np.int64(3)
     ) as recorded:
         assert recorded.tracker.max_episodes == 3
+
+
+# -- Discrete actions ---------------------------------------------------------------------------
+
+
+class Spread(sekai.Env[NDArray[np.float32], sekai.DiscreteAction]):
+    """Typed as the quickstart suggests for code that steps with Python ints."""
+
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(-np.inf, np.inf, shape=(2,), dtype=np.float32)
+        self.action_space = sekai.Discrete(3, start=-1)
+
+    def reset(
+        self, *, seed: sekai.SeedLike = None, options: dict[str, Any] | None = None
+    ) -> sekai.ResetResult[NDArray[np.float32]]:
+        self._set_rng(seed)
+        return sekai.ResetResult(np.zeros(2, np.float32))
+
+    def step(self, action: sekai.DiscreteAction) -> sekai.StepResult[NDArray[np.float32]]:
+        return sekai.StepResult(np.zeros(2, np.float32), float(action), False, False)
+
+
+class MeanReversion(sekai.Env[NDArray[np.float32], np.intp]):
+    """The quickstart's type arguments, which keep holding a Discrete action space."""
+
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(-np.inf, np.inf, shape=(2,), dtype=np.float32)
+        self.action_space = sekai.Discrete(3, start=-1)
+
+    def reset(
+        self, *, seed: sekai.SeedLike = None, options: dict[str, Any] | None = None
+    ) -> sekai.ResetResult[NDArray[np.float32]]:
+        self._set_rng(seed)
+        return sekai.ResetResult(np.zeros(2, np.float32))
+
+    def step(self, action: np.intp) -> sekai.StepResult[NDArray[np.float32]]:
+        return sekai.StepResult(np.zeros(2, np.float32), float(action), False, False)
+
+
+def test_discrete_actions_are_python_or_numpy_ints() -> None:
+    env = Spread()
+    env.reset(seed=0)
+    assert env.step(1).reward == 1.0
+    assert env.step(np.int64(-1)).reward == -1.0
+    assert env.step(env.action_space.sample()).reward in (-1.0, 0.0, 1.0)
+    typed: sekai.Env[NDArray[np.float32], sekai.DiscreteAction] = env
+    assert typed.step(0).reward == 0.0
+    space: sekai.Space[sekai.spaces.DiscreteAction] = sekai.Discrete(2)
+    assert space.contains(1) and 1 in space
+    assert sekai.check_env(Spread()) == []
+    quickstart = MeanReversion()
+    quickstart.reset(seed=0)
+    assert quickstart.step(quickstart.action_space.sample()).reward in (-1.0, 0.0, 1.0)
+    assert sekai.check_env(MeanReversion()) == []

@@ -95,7 +95,7 @@ NATIVE_IMPORTSfrom typing import Any
 import numpy as np
 import sekai
 from numpy.typing import NDArray
-from sekai.spaces import Box, Discrete
+from sekai.spaces import Box, Discrete, DiscreteAction
 NATIVE_VEC_IMPORT
 __all__ = [NATIVE_ALL]
 
@@ -109,7 +109,7 @@ def _spaces(size: int) -> tuple[Box, Discrete]:
     return Box(0, int(size) - 1, shape=(1,), dtype=np.int64), Discrete(2)
 
 
-class WalkEnv(sekai.Env[NDArray[np.int64], np.int64]):
+class WalkEnv(sekai.Env[NDArray[np.int64], DiscreteAction]):
     """A walker on positions ``0 .. size-1`` must reach ``size - 1``.
 
     Observation: ``[position]``. Actions: 0 left, 1 right (the line's ends are walls). Reward
@@ -136,7 +136,7 @@ class WalkEnv(sekai.Env[NDArray[np.int64], np.int64]):
         self.position = int(self.rng.integers(0, self.size - 1)) if start is None else int(start)
         return sekai.ResetResult(np.array([self.position], dtype=np.int64), {})
 
-    def step(self, action: np.int64) -> sekai.StepResult[NDArray[np.int64]]:
+    def step(self, action: DiscreteAction) -> sekai.StepResult[NDArray[np.int64]]:
         if self.position is None:
             raise sekai.ResetRequired()
         if not self.action_space.contains(action):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from sekai.spaces.batch import batch_space, concatenate, create_empty_array, iterate
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
-from sekai.spaces.discrete import Discrete
+from sekai.spaces.discrete import Discrete, DiscreteAction
 from sekai.spaces.flatten import flatdim, flatten, flatten_space
 from sekai.spaces.jsonable import register_space_type, space_from_jsonable
 from sekai.spaces.masked_box import MaskedBox
@@ -25,6 +25,7 @@ __all__ = [
     "Box",
     "Dict",
     "Discrete",
+    "DiscreteAction",
     "MaskedBox",
     "MultiBinary",
     "MultiDiscrete",

@@ -7,11 +7,17 @@ from typing import Any
 
 import numpy as np
 
+from sekai._args import IntLike
 from sekai.spaces._array import allowed_indices, numeric_mask
 from sekai.spaces.jsonable import register_space_type
 from sekai.spaces.space import SeedLike, Space
 
-__all__ = ["Discrete"]
+__all__ = ["Discrete", "DiscreteAction"]
+
+# What an env with a Discrete action space takes as an action, for type checkers: a Python or
+# NumPy int, as ``Discrete.contains`` judges (``sample()`` gives an ``np.int64``, and typed code
+# also passes plain ints: ``env.step(1)``). ``sekai.Env[Obs, DiscreteAction]`` holds a Discrete.
+DiscreteAction = IntLike
 
 _I64 = np.iinfo(np.int64)
 # rng.integers(n) draws from [0, n) for n up to 2**63; larger n take the (slower) endpoint form.
@@ -33,7 +39,7 @@ class Discrete(Space[np.int64]):
         start: Smallest value (default 0).
     """
 
-    def __init__(self, n: int | np.integer[Any], seed: SeedLike = None, start: Any = 0) -> None:
+    def __init__(self, n: IntLike, seed: SeedLike = None, start: Any = 0) -> None:
         n_i = _as_int("n", n)
         if n_i <= 0:
             raise ValueError(f"n must be positive, got {n_i}.")

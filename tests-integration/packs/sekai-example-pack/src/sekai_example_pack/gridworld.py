@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import sekai
-from sekai.spaces import Box, Discrete
+from sekai.spaces import Box, Discrete, DiscreteAction
 from sekai.vector import NativeVecEnv
 
 __all__ = ["GridworldEnv", "GridworldVecEnv"]
@@ -26,7 +26,7 @@ def _spaces(size: int) -> tuple[Box, Discrete]:
     return Box(0, int(size) - 1, shape=(2,), dtype=np.int64), Discrete(4)
 
 
-class GridworldEnv(sekai.Env[NDArray[np.int64], np.int64]):
+class GridworldEnv(sekai.Env[NDArray[np.int64], DiscreteAction]):
     """An agent on a ``size`` x ``size`` grid must reach the bottom-right corner.
 
     Observation: the agent's ``[row, column]``. Actions: 0 up, 1 right, 2 down, 3 left (moves
@@ -59,7 +59,7 @@ class GridworldEnv(sekai.Env[NDArray[np.int64], np.int64]):
         self.position = np.array(start, dtype=np.int64)
         return sekai.ResetResult(self.position.copy(), {})
 
-    def step(self, action: np.int64) -> sekai.StepResult[NDArray[np.int64]]:
+    def step(self, action: DiscreteAction) -> sekai.StepResult[NDArray[np.int64]]:
         if self.position is None:
             raise sekai.ResetRequired()
         if not self.action_space.contains(action):

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sekai.error import InvalidAction
+from sekai.spaces import DiscreteAction
 
 __all__ = [
     "F64",
@@ -44,10 +45,6 @@ def python_floats_exact(state: Any, *constants: Any) -> bool:
         if kind is not float and kind is not int and kind is not np.float64:
             return False
     return True
-
-
-DiscreteAction = int | np.integer[Any]
-"""A Discrete action: a Python or NumPy int (a 0-d integer array is accepted too)."""
 
 
 def discrete_action(action: Any, space: Any, n: int) -> int:

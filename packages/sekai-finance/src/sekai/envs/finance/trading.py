@@ -20,11 +20,9 @@ from sekai.envs.finance._wipe_out import warn_wipe_out
 from sekai.finance._values import real_float
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import period_reward
-from sekai.spaces import Box, Discrete
+from sekai.spaces import Box, Discrete, DiscreteAction
 
 __all__ = ["DiscreteAction", "TradingEnv", "check_positions", "trading_observation_space"]
-
-DiscreteAction = int | np.integer[Any]
 
 
 def check_positions(positions: Any) -> tuple[float, ...]:
