@@ -131,3 +131,43 @@ def test_discrete_actions_are_python_or_numpy_ints() -> None:
     quickstart.reset(seed=0)
     assert quickstart.step(quickstart.action_space.sample()).reward in (-1.0, 0.0, 1.0)
     assert sekai.check_env(MeanReversion()) == []
+
+
+# -- results: NumPy scalars as rewards and flags ------------------------------------------------
+
+
+class Price(sekai.Env[NDArray[np.float32], sekai.DiscreteAction]):
+    """Rewards and flags computed with NumPy, as check_env accepts them."""
+
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(0.0, np.inf, shape=(1,), dtype=np.float32)
+        self.action_space = sekai.Discrete(2)
+        self.price = np.float64(1.0)
+
+    def reset(
+        self, *, seed: sekai.SeedLike = None, options: dict[str, Any] | None = None
+    ) -> sekai.ResetResult[NDArray[np.float32]]:
+        self._set_rng(seed)
+        self.price = np.float64(1.0)
+        return sekai.ResetResult(np.array([self.price], np.float32))
+
+    def step(self, action: sekai.DiscreteAction) -> sekai.StepResult[NDArray[np.float32]]:
+        change = np.float32(self.rng.normal())
+        self.price += abs(change)
+        return sekai.StepResult(
+            np.array([self.price], np.float32), change * action, self.price > 5.0, np.False_
+        )
+
+
+def test_numpy_rewards_and_flags_make_a_step_result() -> None:
+    assert sekai.check_env(Price()) == []
+    env = Price()
+    result: sekai.ResetResult[Any] | sekai.StepResult[Any] = env.reset(seed=0)
+    total = 0.0
+    while not result.done:
+        result = env.step(1)
+        total += result.reward  # read as a float
+        terminated: bool = result.terminated
+    assert isinstance(result, sekai.StepResult)
+    assert result.terminated and terminated and isinstance(result.terminated, np.bool_)
+    assert total > 0.0

@@ -3,6 +3,8 @@ import dataclasses
 import inspect
 import pickle
 import re
+import typing
+from typing import Any
 
 import numpy as np
 import pytest
@@ -253,10 +255,13 @@ def test_results_build_from_keywords_and_keep_the_dataclass_signature():
     assert (r.observation, r.reward, r.terminated, r.truncated, r.info) == (1, 2.0, False, True, {})
     assert StepResult(0, 0.0, False, False, None).info is None  # only a missing info is filled
     assert ResetResult(observation=0, info={"a": 1}).info == {"a": 1}
+    # NumPy scalars are accepted for the reward and flags (check_env accepts them).
     assert str(inspect.signature(StepResult)).startswith(
-        "(observation: 'ObsT', reward: 'float', terminated: 'bool', truncated: 'bool', "
-        "info: 'dict[str, Any]' = <factory>)"
+        "(observation: 'ObsT', reward: 'float | np.floating[Any]', terminated: 'bool | np.bool_', "
+        "truncated: 'bool | np.bool_', info: 'dict[str, Any]' = <factory>)"
     )
+    hints = typing.get_type_hints(StepResult.__init__)
+    assert hints["reward"] == float | np.floating[Any] and hints["truncated"] == bool | np.bool_
     assert str(inspect.signature(ResetResult)).startswith(
         "(observation: 'ObsT', info: 'dict[str, Any]' = <factory>)"
     )

@@ -130,7 +130,12 @@ class ResetResult(_ArrayAwareEq, Generic[ObsT]):
 
 @dataclass(frozen=True, slots=True, eq=False, init=False)
 class StepResult(_ArrayAwareEq, Generic[ObsT]):
-    """What ``step()`` returns: one transition of the MDP."""
+    """What ``step()`` returns: one transition of the MDP.
+
+    ``reward`` is a float and the flags are bools; NumPy float scalars and NumPy bools are
+    accepted too (as ``check_env`` accepts them) and kept as given. Type checkers read the
+    fields as ``float`` and ``bool``, which such scalars stand in for.
+    """
 
     observation: ObsT
     reward: float
@@ -141,9 +146,9 @@ class StepResult(_ArrayAwareEq, Generic[ObsT]):
     def __init__(
         self,
         observation: ObsT,
-        reward: float,
-        terminated: bool,
-        truncated: bool,
+        reward: float | np.floating[Any],
+        terminated: bool | np.bool_,
+        truncated: bool | np.bool_,
         info: dict[str, Any] = _FRESH,
     ) -> None:
         if type(terminated) not in _FLAG_TYPES or type(truncated) not in _FLAG_TYPES:
