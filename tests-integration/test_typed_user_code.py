@@ -171,3 +171,84 @@ def test_numpy_rewards_and_flags_make_a_step_result() -> None:
     assert isinstance(result, sekai.StepResult)
     assert result.terminated and terminated and isinstance(result.terminated, np.bool_)
     assert total > 0.0
+
+
+# -- episode statistics: trackers with and without env_index ------------------------------------
+
+
+class PerEnvReturns:
+    """statistics.md's per-episode tracker of a vector env: its hooks take ``env_index``."""
+
+    def __init__(self) -> None:
+        self.running: dict[int, float] = {}
+
+    def on_reset(self, env_id: str | None, seed: int | None, *, env_index: int) -> None:
+        self.running[env_index] = 0.0
+
+    def on_step(
+        self,
+        reward: float,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+        *,
+        env_index: int,
+    ) -> None:
+        self.running[env_index] += reward
+
+    def on_episode_end(self, stats: sekai.EpisodeStats) -> None:
+        pass
+
+    def summary(self) -> dict[str, Any]:
+        return {"running": dict(self.running)}
+
+
+class Returns:
+    """A tracker without ``env_index``, for single and vector envs alike."""
+
+    def __init__(self) -> None:
+        self.returns: list[float] = []
+
+    def on_reset(self, env_id: str | None, seed: int | None) -> None:
+        pass
+
+    def on_step(
+        self, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
+    ) -> None:
+        pass
+
+    def on_episode_end(self, stats: sekai.EpisodeStats) -> None:
+        self.returns.append(stats.episode_return)
+
+    def summary(self) -> dict[str, Any]:
+        return {"episodes": len(self.returns)}
+
+
+def test_trackers_of_both_shapes_keep_their_types() -> None:
+    indexed = sekai.VecRecordEpisodeStatistics(
+        sekai.make_vec("CartPole-v1", num_envs=2, vectorization_mode="sync"),
+        tracker=PerEnvReturns(),
+    )
+    assert_type(indexed.tracker, PerEnvReturns)
+    with indexed:
+        indexed.reset(seed=0)
+        indexed.step(np.array([0, 1]))
+        assert indexed.tracker.running == {0: 1.0, 1: 1.0}
+    plain = sekai.VecRecordEpisodeStatistics(sekai.make_vec("CartPole-v1", 2), tracker=Returns())
+    assert_type(plain.tracker, Returns)
+    default = sekai.VecRecordEpisodeStatistics(sekai.make_vec("CartPole-v1", 2))
+    assert_type(default.tracker, sekai.InMemoryTracker)
+    swapping: sekai.VecRecordEpisodeStatistics[sekai.StatsTracker | sekai.IndexedStatsTracker]
+    swapping = sekai.VecRecordEpisodeStatistics(sekai.make_vec("CartPole-v1", 2), Returns())
+    swapping.tracker = PerEnvReturns()
+    for vec in (plain, default, swapping):
+        vec.close()
+    single = sekai.RecordEpisodeStatistics(sekai.make("CartPole-v1"), tracker=Returns())
+    assert_type(single.tracker, Returns)
+    # A single env passes no env_index: an indexed tracker stays a type error there.
+    unindexed = sekai.RecordEpisodeStatistics(
+        sekai.make("CartPole-v1"),
+        PerEnvReturns(),  # type: ignore[arg-type]
+    )
+    with pytest.raises(TypeError, match="env_index"):
+        unindexed.reset(seed=0)

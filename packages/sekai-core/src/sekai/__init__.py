@@ -100,6 +100,7 @@ _LAZY: dict[str, str] = {
     # statistics
     "EpisodeStats": "sekai.stats",
     "StatsTracker": "sekai.stats",
+    "IndexedStatsTracker": "sekai.stats",
     "InMemoryTracker": "sekai.stats",
     "LoggingTracker": "sekai.stats",
     "RunningMeanStd": "sekai.stats",
@@ -250,6 +251,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
     from sekai.stats import (
         EpisodeStats as EpisodeStats,
         ExponentialMovingStats as ExponentialMovingStats,
+        IndexedStatsTracker as IndexedStatsTracker,
         InMemoryTracker as InMemoryTracker,
         LoggingTracker as LoggingTracker,
         RunningMeanStd as RunningMeanStd,

@@ -1,4 +1,4 @@
-"""Statistics trackers: the StatsTracker protocol, InMemoryTracker and LoggingTracker."""
+"""Statistics trackers: the StatsTracker protocols, InMemoryTracker and LoggingTracker."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 from sekai._args import IntLike, check_int
 from sekai.stats.episode import EpisodeStats
 
-__all__ = ["InMemoryTracker", "LoggingTracker", "StatsTracker"]
+__all__ = ["InMemoryTracker", "IndexedStatsTracker", "LoggingTracker", "StatsTracker"]
 
 
 @runtime_checkable
@@ -26,7 +26,7 @@ class StatsTracker(Protocol):
         with the seed that reset used (None when it was not reseeded); a native env's sub-envs
         report the int that seeded their shared generator, or None. A tracker that declares an
         ``env_index`` keyword here or in ``on_step`` gets the sub-env's index from the vector
-        wrapper (whose sub-envs' events interleave)."""
+        wrapper (whose sub-envs' events interleave): see ``IndexedStatsTracker``."""
 
     def on_step(
         self, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
@@ -35,6 +35,36 @@ class StatsTracker(Protocol):
 
     def on_episode_end(self, stats: EpisodeStats) -> None:
         """Called once per finished episode."""
+
+    def summary(self) -> dict[str, Any]:
+        """Return aggregate statistics (``{}`` when there is nothing to report)."""
+        ...
+
+
+@runtime_checkable
+class IndexedStatsTracker(Protocol):
+    """A tracker told which sub-env each event is about: ``on_reset`` and ``on_step`` take a
+    keyword-only ``env_index``. ``VecRecordEpisodeStatistics`` accepts it as well as a
+    ``StatsTracker`` (whose sub-envs' events interleave unlabelled); ``RecordEpisodeStatistics``
+    has one env and passes no index, so it takes a ``StatsTracker``. A hook whose ``env_index``
+    has a default (``env_index: int = 0``) makes a tracker of both kinds."""
+
+    def on_reset(self, env_id: str | None, seed: int | None, *, env_index: int) -> None:
+        """Called after sub-env ``env_index`` reset, as ``StatsTracker.on_reset``."""
+
+    def on_step(
+        self,
+        reward: float,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+        *,
+        env_index: int,
+    ) -> None:
+        """Called after every step of sub-env ``env_index``."""
+
+    def on_episode_end(self, stats: EpisodeStats) -> None:
+        """Called once per finished episode (``stats.extra["env_index"]`` names the sub-env)."""
 
     def summary(self) -> dict[str, Any]:
         """Return aggregate statistics (``{}`` when there is nothing to report)."""
@@ -56,16 +86,21 @@ def takes_env_index(hook: Callable[..., Any]) -> bool:
 
 
 # The type of a recording wrapper's tracker: what was passed, else the default InMemoryTracker
-# (so ``env.tracker.episodes`` type-checks). typing.TypeVar takes a default only from Python 3.13;
-# the default matters to type checkers alone, so the runtime one goes without.
+# (so ``env.tracker.episodes`` type-checks); the vector wrapper's may also be indexed.
+# typing.TypeVar takes a default only from Python 3.13; the default matters to type checkers
+# alone, so the runtime one goes without.
 if TYPE_CHECKING:
     from typing_extensions import TypeVar
 
     TrackerT = TypeVar("TrackerT", bound=StatsTracker, default="InMemoryTracker")
+    VecTrackerT = TypeVar(
+        "VecTrackerT", bound=StatsTracker | IndexedStatsTracker, default="InMemoryTracker"
+    )
 else:
     from typing import TypeVar
 
     TrackerT = TypeVar("TrackerT", bound=StatsTracker)
+    VecTrackerT = TypeVar("VecTrackerT", bound=StatsTracker | IndexedStatsTracker)
 
 # The methods the recording wrappers call.
 _TRACKER_METHODS = ("on_reset", "on_step", "on_episode_end")
@@ -77,15 +112,15 @@ def _window(owner: str, name: str, value: Any) -> int | None:
 
 
 def tracker_or_default(
-    owner: str, tracker: TrackerT | None, deque_size: IntLike | None
-) -> TrackerT:
+    owner: str, tracker: VecTrackerT | None, deque_size: IntLike | None
+) -> VecTrackerT:
     """``tracker``, checked to have the ``StatsTracker`` methods a recording wrapper calls, or
     a new ``InMemoryTracker(deque_size)`` when it is None (errors name ``deque_size``, the
     wrappers' argument)."""
     if tracker is None:
-        # TrackerT is InMemoryTracker here: its default, the one a call without tracker infers.
+        # The type is InMemoryTracker here: the default, the one a call without tracker infers.
         default = InMemoryTracker(max_episodes=_window(owner, "deque_size", deque_size))
-        return cast("TrackerT", default)
+        return cast("VecTrackerT", default)
     missing = [name for name in _TRACKER_METHODS if not callable(getattr(tracker, name, None))]
     if missing:
         raise TypeError(

@@ -19,7 +19,7 @@ from sekai.stats.normalizer import NormalizerAttributes, ObservationNormalizer
 from sekai.stats.running import RunningMeanStd
 from sekai.stats.trackers import (
     InMemoryTracker,
-    TrackerT,
+    VecTrackerT,
     takes_env_index,
     tracker_or_default,
 )
@@ -51,7 +51,7 @@ def _on_host(venv: VecEnv, *arrays: Any) -> list[NDArray[Any]]:
     return [np.asarray(to_numpy(array)) for array in arrays]
 
 
-class VecRecordEpisodeStatistics(VecResultWrapper, Generic[TrackerT]):
+class VecRecordEpisodeStatistics(VecResultWrapper, Generic[VecTrackerT]):
     """Put an ``EpisodeStats`` in ``infos[i]["episode"]`` when sub-env ``i`` ends an episode.
 
     The stats carry ``extra={"env_index": i}`` and go to ``tracker.on_episode_end``. Without
@@ -67,19 +67,21 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[TrackerT]):
     them all).
 
     The sub-envs' events interleave; a tracker whose ``on_reset`` or ``on_step`` takes an
-    ``env_index`` keyword is told which sub-env each call is about. A step that raises in one
+    ``env_index`` keyword is told which sub-env each call is about (for type checkers, an
+    ``IndexedStatsTracker``). A step that raises in one
     sub-env (rule 9) is still counted for the others, and episodes that ended in it are
     recorded (their infos are lost with the call, so ``on_step`` gets an empty dict).
 
     Args:
         venv: the VecEnv to wrap.
-        tracker: any ``StatsTracker``; None means ``InMemoryTracker(max_episodes=deque_size)``.
+        tracker: a ``StatsTracker`` or ``IndexedStatsTracker``; None means
+            ``InMemoryTracker(max_episodes=deque_size)``.
             ``tracker`` has its type for type checkers (``InMemoryTracker`` by default).
         deque_size: the window of the default tracker.
     """
 
     def __init__(
-        self, venv: VecEnv, tracker: TrackerT | None = None, deque_size: IntLike = 100
+        self, venv: VecEnv, tracker: VecTrackerT | None = None, deque_size: IntLike = 100
     ) -> None:
         super().__init__(venv)
         self._set_tracker(tracker, deque_size)
@@ -89,16 +91,17 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[TrackerT]):
         self._starts = np.full(n, time.monotonic())
 
     @property
-    def tracker(self) -> TrackerT:
+    def tracker(self) -> VecTrackerT:
         """The tracker every sub-env feeds (assignable; for type checkers, one of the wrapper's
-        tracker type: declare ``VecRecordEpisodeStatistics[StatsTracker]`` to swap kinds)."""
+        tracker type: declare ``VecRecordEpisodeStatistics[StatsTracker | IndexedStatsTracker]``
+        to swap kinds)."""
         return self._tracker
 
     @tracker.setter
-    def tracker(self, tracker: TrackerT) -> None:
+    def tracker(self, tracker: VecTrackerT) -> None:
         self._set_tracker(tracker, None)
 
-    def _set_tracker(self, tracker: TrackerT | None, deque_size: IntLike | None) -> None:
+    def _set_tracker(self, tracker: VecTrackerT | None, deque_size: IntLike | None) -> None:
         self._tracker = tracker_or_default("VecRecordEpisodeStatistics", tracker, deque_size)
         hooks = type(self._tracker)
         self._on_step = getattr(hooks, "on_step", None) is not InMemoryTracker.on_step
@@ -119,10 +122,11 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[TrackerT]):
             self._reset_event(env_id, sub_seed, i)
 
     def _reset_event(self, env_id: str | None, seed: int | None, index: int) -> None:
+        tracker: Any = self._tracker  # either kind: _set_tracker read which from its hooks
         if self._indexed_reset:
-            self._tracker.on_reset(env_id=env_id, seed=seed, env_index=index)  # type: ignore[call-arg]
+            tracker.on_reset(env_id=env_id, seed=seed, env_index=index)
         else:
-            self._tracker.on_reset(env_id=env_id, seed=seed)
+            tracker.on_reset(env_id=env_id, seed=seed)
 
     def _env_id(self) -> str | None:
         spec = self.spec
@@ -160,14 +164,15 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[TrackerT]):
             self.episode_lengths += stepped
             finished = (terminated | truncated) & stepped
         if self._on_step:
+            tracker: Any = self._tracker  # either kind: _set_tracker read which from its hooks
             indices = range(self.num_envs) if stepped is None else np.flatnonzero(stepped).tolist()
             for i in indices:
                 info = {} if info_of is None else info_of(i)
                 args = (float(rewards[i]), bool(terminated[i]), bool(truncated[i]), info)
                 if self._indexed_step:
-                    self._tracker.on_step(*args, env_index=i)  # type: ignore[call-arg]
+                    tracker.on_step(*args, env_index=i)
                 else:
-                    self._tracker.on_step(*args)
+                    tracker.on_step(*args)
         if not finished.any():
             return
         end = time.monotonic()
