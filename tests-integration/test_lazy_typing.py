@@ -3,7 +3,8 @@
 A module-level ``__getattr__`` that mypy can see makes every unknown attribute of the package
 ``Any``: ``sekai.mkae(...)`` or ``from sekai import Discrette`` would pass ``mypy --strict``. So
 the lazy packages define it under ``if not TYPE_CHECKING:`` and import each exported name (and
-each submodule reachable as an attribute) under ``if TYPE_CHECKING:``.
+each submodule reachable as an attribute) under ``if TYPE_CHECKING:``; the joint env package
+star-imports the first-party env packages there.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from pathlib import Path
 import pytest
 
 import sekai
+from sekai._providers import PROVIDERS
 
 # Both profiles: each checks the packages of the distributions it installs.
 pytestmark = [pytest.mark.full, pytest.mark.minimal]
 
 # The joint env package looks names up in whatever env packages are installed (a third-party
-# pack's too), so its names cannot be listed: its __getattr__ stays visible on purpose.
+# pack's too), so it has no __all__ of its own: checked by the last test.
 OPEN_ENDED = {"sekai.envs"}
 
 
@@ -75,3 +77,24 @@ def test_exports_are_typed_and_module_getattr_is_hidden_from_type_checkers(name:
     submodules = getattr(module, "_SUBMODULES", ())
     exported = {*module.__all__, *getattr(module, "_LAZY", ()), *submodules}
     assert sorted(exported - seen) == [], f"{name}: import these under 'if TYPE_CHECKING:'"
+
+
+def _star_imports(statements: list[ast.stmt], *, type_checking: bool = False) -> set[str]:
+    """The modules ``statements`` star-import under ``if TYPE_CHECKING:``."""
+    found: set[str] = set()
+    for node in statements:
+        if isinstance(node, ast.If):
+            inside = _is_type_checking(node.test)
+            found |= _star_imports(node.body, type_checking=type_checking or inside)
+        elif isinstance(node, ast.ImportFrom) and type_checking and node.module:
+            found |= {node.module} if [a.name for a in node.names] == ["*"] else set()
+    return found
+
+
+def test_the_joint_env_package_shows_type_checkers_every_first_party_env_package() -> None:
+    body = ast.parse(PACKAGES["sekai.envs"].read_text(encoding="utf-8")).body
+    assert "__getattr__" not in _bound(body), "sekai.envs: hide __getattr__ from type checkers"
+    first_party = {
+        module for p in PROVIDERS for module in p.modules if module.startswith("sekai.envs.")
+    }
+    assert _star_imports(body) == first_party

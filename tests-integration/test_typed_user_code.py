@@ -252,3 +252,22 @@ def test_trackers_of_both_shapes_keep_their_types() -> None:
     )
     with pytest.raises(TypeError, match="env_index"):
         unindexed.reset(seed=0)
+
+
+# -- the joint env package ----------------------------------------------------------------------
+
+
+def test_the_joint_env_package_has_typed_names_and_no_others() -> None:
+    from sekai.envs import CartPoleEnv
+    from sekai.envs.finance import LimitOrderBookMarket
+
+    market = sekai.envs.LimitOrderBookMarket(3)
+    assert_type(market, LimitOrderBookMarket)
+    assert market.agents == ["trader_0", "trader_1", "trader_2"]
+    cartpole = CartPoleEnv()
+    cartpole.reset(seed=0)
+    assert_type(cartpole.step(1).observation, NDArray[np.float32])
+    with pytest.raises(AttributeError):
+        sekai.envs.LimitOrderBookMarkett  # type: ignore[attr-defined]  # noqa: B018
+    with pytest.raises(ImportError):
+        from sekai.envs import NoSuchEnvAtAll  # type: ignore[attr-defined]  # noqa: F401

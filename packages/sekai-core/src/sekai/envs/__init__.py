@@ -1,7 +1,9 @@
 """The joint package of sekai environments; env distributions add subpackages here.
 
 ``sekai.envs.<Name>`` finds ``Name`` in the ``__all__`` of the installed ``sekai.envs.<sub>``
-packages (imported in sorted order, on first access); core names no environment itself.
+packages (imported in sorted order, on first access); core names no environment itself. Type
+checkers see the names of the first-party env packages through star imports of them (so a
+misspelt name is an error); a third-party package's are imported from it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ __path__ = extend_path(__path__, __name__)
 
 import importlib
 import pkgutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 def _subpackages() -> list[str]:
@@ -21,7 +23,16 @@ def _subpackages() -> list[str]:
     )
 
 
-def __getattr__(name: str) -> Any:
+# Hidden from type checkers, which would type every unknown name (a typo) as Any: they see the
+# star imports below.
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        return _find(name)
+
+
+def _find(name: str) -> Any:
+    """The first installed ``sekai.envs.<sub>`` package's ``name``, cached in this module."""
     if name.startswith("__"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     installed = _subpackages()
@@ -54,3 +65,9 @@ def __getattr__(name: str) -> Any:
     if errors:
         message += "; " + "; ".join(errors)
     raise AttributeError(message)
+
+
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
+    # Each first-party env package's __all__ (sekai._providers lists them), in the lookup's order.
+    from sekai.envs.classic_control import *  # noqa: F403
+    from sekai.envs.finance import *  # noqa: F403
