@@ -246,39 +246,83 @@ class TeamBonus(Countdown):
         return sekai.MAStepResult(r.observations, info=r.info, **given)
 
 
-@pytest.mark.parametrize(
-    ("late", "what", "plural"),
-    [
-        ({"rewards": {"c": 10.0}}, "a non-zero reward", "rewards"),
-        ({"terminated": {"c": True}}, "terminated=True", "terminations"),
-        ({"truncated": {"c": np.bool_(True)}}, "truncated=True", "truncations"),
-    ],
-)
-def test_to_pettingzoo_refuses_a_reward_or_flag_for_an_agent_that_is_not_live(
-    late: dict[str, Any], what: str, plural: str
-) -> None:
+def test_to_pettingzoo_refuses_a_reward_for_an_agent_that_is_not_live() -> None:
     # Before: PettingZoo's rewards left it out, and the agent's return lost it without a word.
-    env = to_pettingzoo(TeamBonus(**late))
+    env = to_pettingzoo(TeamBonus(rewards={"c": 10.0}))
     env.reset(seed=0)
     env.sekai_env.agents = ["a", "b"]
     with pytest.raises(
         ValueError,
         match=re.escape(
-            f"to_pettingzoo(): the sekai env gave {what} to agent(s) ['c'], which are not live "
-            f"in this step (live: ['a', 'b']); PettingZoo gives {plural} to live agents only"
+            "to_pettingzoo(): the sekai env gave a non-zero reward to agent(s) ['c'], which are "
+            "not live in this step (live: ['a', 'b']); PettingZoo gives rewards to live agents only"
         ),
     ):
         env.step({"a": 0, "b": 0})
 
 
-def test_to_pettingzoo_drops_a_zero_reward_or_false_flag_for_an_agent_that_is_not_live() -> None:
-    # They tell nothing: an env may report every possible agent.
-    late = {"rewards": {"c": 0.0}, "terminated": {"c": False}, "truncated": {"c": False}}
+@pytest.mark.parametrize(
+    "late",
+    [
+        {"rewards": {"c": 0.0}, "terminated": {"c": False}, "truncated": {"c": False}},
+        {"terminated": {"c": True}, "truncated": {"c": np.bool_(True)}},
+    ],
+)
+def test_to_pettingzoo_drops_a_zero_reward_or_any_flag_for_an_agent_that_is_not_live(
+    late: dict[str, Any],
+) -> None:
+    # A zero reward tells nothing; the flags of a finished agent may be repeated (an env may
+    # report every possible agent), and PettingZoo saw the agent end when it left.
     env = to_pettingzoo(TeamBonus(**late))
     env.reset(seed=0)
     env.sekai_env.agents = ["a", "b"]
     _, rewards, terminated, truncated, _ = env.step({"a": 0, "b": 0})
     assert set(rewards) == set(terminated) == set(truncated) == {"a", "b"}
+
+
+class Duel(sekai.MultiAgentEnv[Any, Any, str]):
+    """``a`` is knocked out at step 1 with a final reward; everyone is truncated at step 3. The
+    flags cover every possible agent, so ``a`` stays terminated after it left."""
+
+    def __init__(self) -> None:
+        self.possible_agents = ["a", "b"]
+        self.agents: list[str] = []
+        self.observation_spaces = {x: sekai.Box(0.0, 1.0, shape=(1,)) for x in "ab"}
+        self.action_spaces = {x: sekai.Discrete(2) for x in "ab"}
+        self.t = 0
+        self.dead: set[str] = set()
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.MAResetResult[Any]:
+        self._set_rng(seed)
+        self.t, self.dead, self.agents = 0, set(), ["a", "b"]
+        return sekai.MAResetResult({x: np.zeros(1, np.float32) for x in self.agents}, {})
+
+    def step(self, actions: dict[str, Any]) -> sekai.MAStepResult[Any]:
+        self.t += 1
+        if self.t == 1:
+            self.dead.add("a")
+        self.agents = [x for x in self.possible_agents if x not in self.dead]
+        observations = {x: np.zeros(1, np.float32) for x in self.agents}
+        rewards = {x: float(x == "a" and self.t == 1) for x in self.possible_agents}
+        terminated = {x: x in self.dead for x in self.possible_agents}
+        truncated = dict.fromkeys(self.possible_agents, self.t >= 3)
+        if self.t >= 3:
+            self.agents = []
+        return sekai.MAStepResult(observations, rewards, terminated, truncated, {})
+
+
+def test_to_pettingzoo_drops_the_repeated_flags_of_a_finished_agent() -> None:
+    env = to_pettingzoo(Duel())
+    env.reset(seed=0)
+    steps = []
+    while env.agents:
+        steps.append(env.step(dict.fromkeys(env.agents, 0))[1:4])
+    assert steps == [
+        ({"a": 1.0, "b": 0.0}, {"a": True, "b": False}, {"a": False, "b": False}),
+        ({"b": 0.0}, {"b": False}, {"b": False}),
+        ({"b": 0.0}, {"b": False}, {"b": True}),
+    ]
+    parallel_api_test(to_pettingzoo(Duel()), num_cycles=10)
 
 
 def test_to_pettingzoo_refuses_to_overwrite_an_agents_common_key() -> None:

@@ -20,12 +20,12 @@ __all__ = ["SekaiToPettingZoo"]
 
 
 # What PettingZoo reports of live agents only, as the sekai env may give it for another: the
-# result's field, what one value is called, the plural. A zero reward or a False flag tells
-# nothing, so losing it loses nothing; an info always counts.
+# result's field, what one value is called, the plural. A zero reward tells nothing, so losing it
+# loses nothing; an info always counts. Flags are not checked: an env may keep reporting a
+# finished agent's terminated/truncated (flags built over possible_agents), whose end PettingZoo
+# already reported when the agent left, so the flags of agents that are not live are dropped.
 _PER_AGENT = (
     ("rewards", "a non-zero reward", "rewards"),
-    ("terminated", "terminated=True", "terminations"),
-    ("truncated", "truncated=True", "truncations"),
     ("info", "an info", "infos"),
 )
 
@@ -36,8 +36,8 @@ def _check_live(
     """Refuse what the sekai result gives an agent in ``possible`` that is not in ``agents``.
 
     Raises:
-        ValueError: a non-zero reward, a True flag or an info for such an agent: PettingZoo
-            reports live agents only, so the bridge would lose it.
+        ValueError: a non-zero reward or an info for such an agent: PettingZoo reports live
+            agents only, so the bridge would lose it. Its terminated/truncated flags are dropped.
     """
     live = set(agents)
     for field, what, plural in _PER_AGENT:
@@ -94,8 +94,9 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
     ``step()`` reports every agent live before it or after it (one that joined), filling in
     ``terminated`` / ``truncated`` (False), ``rewards`` (0.0) and ``infos`` (``{}``) for agents
     the sekai result leaves out, and the agent's last observation for one it gives none (a
-    ValueError names an agent that never had one). A non-zero reward, a True flag or an info
-    for an agent it does not report raises a ValueError: PettingZoo would lose it. An env
+    ValueError names an agent that never had one). A non-zero reward or an info for an agent it
+    does not report raises a ValueError: PettingZoo would lose it; the flags of such an agent
+    (a finished agent's, repeated) are dropped. An env
     whose agents take turns (an ``acting`` attribute: the agents whose turn it is, as
     ``LimitOrderBookMarket``) gets the actions of those agents only: PettingZoo gives one for
     every live agent, and the others' are ignored. ``infos`` are keyed by the reported agents
