@@ -332,6 +332,30 @@ def test_wrong_arguments_are_refused_naming_the_renderer_called(case: Case) -> N
     )
 
 
+class _TitledTrading(TradingRenderer):
+    """A user's renderer with a positional parameter of its own, forwarding the options."""
+
+    def __init__(self, caption: str, **options: Any) -> None:
+        self.caption = caption
+        super().__init__(**options)
+
+
+class _PlainTrading(TradingRenderer):
+    """A user's renderer without an __init__ of its own: the finance check still applies."""
+
+
+def test_a_subclass_with_its_own_init_is_bound_by_its_own_signature() -> None:
+    renderer = _TitledTrading("my run", width=360)
+    assert (renderer.caption, renderer.width) == ("my run", 360)
+    assert _TitledTrading(caption="x").caption == "x"
+    with pytest.raises(TypeError, match="caption"):
+        _TitledTrading()  # Python's own binding error
+    with pytest.raises(TypeError, match="lvls"):
+        _TitledTrading("x", lvls=3)  # refused by TradingRenderer's signature
+    with pytest.raises(TypeError, match=r"^_PlainTrading\(\) takes its options by keyword only"):
+        _PlainTrading(640)
+
+
 @pytest.mark.parametrize("renderer", [LimitOrderBookRenderer, LimitOrderBookMarketRenderer])
 def test_order_book_renderers_take_levels(renderer: type) -> None:
     assert renderer(levels=3).levels == 3

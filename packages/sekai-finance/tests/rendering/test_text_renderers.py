@@ -179,6 +179,23 @@ def test_text_renderers_take_no_arguments_and_say_so_naming_themselves(renderer_
     assert str(info.value) == f"{name}() takes no arguments, got 1 positional argument (80)."
 
 
+class _DigitsText(TradingTextRenderer):
+    """A user's text renderer with a positional-or-keyword parameter of its own."""
+
+    def __init__(self, digits: int = 4) -> None:
+        super().__init__()
+        self.digits = digits
+
+
+def test_a_text_renderer_subclass_with_its_own_init_takes_its_own_arguments() -> None:
+    assert _DigitsText(2).digits == _DigitsText(digits=2).digits == 2
+    with pytest.raises(TypeError, match="width"):
+        _DigitsText(width=3)  # Python's own binding error
+    env = TradingEnv(episode_length=10, lookback=5)
+    env.reset(seed=0)
+    assert _DigitsText(2).render(env) == TradingTextRenderer().render(env)
+
+
 def test_the_reward_column_is_headed_log_ret_for_another_reward_function() -> None:
     env = TradingEnv(episode_length=10, lookback=5, reward=SimpleReturn())
     env.reset(seed=0)

@@ -129,15 +129,25 @@ def describe_costs(env: Any) -> str:
 
 class KeywordOptions:
     """Base of the finance renderers: their options are keyword-only, and a wrong argument is
-    refused naming the renderer the user called (not the base class defining ``__init__``)."""
+    refused naming the renderer the user called (not the base class defining ``__init__``).
+
+    A subclass with an ``__init__`` of its own (a user's renderer built on a finance one) is not
+    checked: its own signature decides, as Python binds it."""
 
     def __new__(cls, *args: Any, **options: Any) -> Any:
         check_options(cls, args, options)
         return super().__new__(cls)
 
 
+# The modules of the finance renderers, whose __init__ check_options knows to be keyword-only.
+_RENDERERS = __name__.rpartition(".")[0] + "."
+
+
 def check_options(cls: type, args: tuple[Any, ...], options: dict[str, Any]) -> None:
     """Refuse positional arguments and unknown options of renderer class ``cls``.
+
+    Only when the ``__init__`` that ``cls(...)`` calls is one of these renderers' own; another
+    (a user's subclass with its own parameters) is left to Python's binding of its signature.
 
     Raises:
         TypeError: ``TradingRenderer() takes its options by keyword only (width=, ...)``, or an
@@ -145,8 +155,10 @@ def check_options(cls: type, args: tuple[Any, ...], options: dict[str, Any]) -> 
     """
     # The __init__ that cls(...) calls, looked up as Python does (cls.__init__ on a class
     # object is unsound to type: a subclass may change its signature).
-    init = next(vars(c)["__init__"] for c in cls.__mro__ if "__init__" in vars(c))
-    parameters = inspect.signature(init).parameters.values()
+    owner = next(c for c in cls.__mro__ if "__init__" in vars(c))
+    if not owner.__module__.startswith(_RENDERERS):
+        return
+    parameters = inspect.signature(vars(owner)["__init__"]).parameters.values()
     names = [p.name for p in parameters if p.kind is p.KEYWORD_ONLY]
     takes = f"; its options are {', '.join(f'{n}=' for n in names)}" if names else ""
     if args:
