@@ -36,6 +36,8 @@ from sekai.envs.finance.rendering import (
     PortfolioRenderer,
     TradingRenderer,
 )
+from sekai.envs.finance.rendering.lob import NetFills
+from sekai.envs.finance.rendering.optimal_execution import ExecutionTracker
 from sekai.envs.finance.trading import TradingEnv
 from sekai.finance.rendering._paint import mix
 from sekai.rendering import RENDER_BEFORE_RESET, Renderer, Theme
@@ -523,3 +525,18 @@ def test_the_market_says_when_trader_colours_repeat() -> None:
         renderer.render(env)
         titles.append([getattr(chart, "title", "") for chart in renderer.charts])
     assert "Inventory" in titles[0] and "Inventory (colours repeat)" in titles[1]
+
+
+def test_the_dashboards_trackers_compare_step_1_with_the_episode_start_unrendered() -> None:
+    # A dashboard drawn after each step() only: step 1's trade is known from the start state.
+    lob = LimitOrderBookEnv(session_length=20.0)
+    lob.reset(seed=0)
+    lob.step(np.array([1, 1, 2]))  # a market buy
+    assert lob.inventory == 1
+    assert NetFills().bought(lob) == pytest.approx(-lob.cash)
+    execution = OptimalExecutionEnv(n_steps=10)
+    execution.reset(seed=0)
+    execution.step(np.array([0.3]))
+    tracker = ExecutionTracker()
+    assert tracker.sold(execution) == pytest.approx(execution.X0 - execution.inventory)
+    assert tracker.price(execution) is not None

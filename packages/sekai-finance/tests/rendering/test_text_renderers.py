@@ -137,6 +137,23 @@ def test_a_step_whose_previous_step_was_not_rendered_shows_no_reward(
 
 
 @pytest.mark.parametrize(("make", "renderer_cls", "policy"), SINGLE, ids=IDS)
+def test_the_first_step_is_compared_with_the_episode_start_when_only_steps_are_rendered(
+    make: Any, renderer_cls: Any, policy: Any
+) -> None:
+    # render_mode="ansi" with env.render() after each step(): the reset is never rendered, but
+    # the env's start values are known, so step 1 shows its reward in every episode.
+    env, renderer = make(), renderer_cls()
+    for seed in (0, 1):
+        env.reset(seed=seed)
+        for k in range(2):
+            result = env.step(policy(env, k))
+            line = renderer.render(env).split("\n")[-1]
+            assert line.split()[0] == str(k + 1)
+            assert float(line.split()[-1]) == pytest.approx(result.reward, abs=1e-3)
+            assert renderer.render(env).split("\n")[-1] == line  # rendered twice: the same
+
+
+@pytest.mark.parametrize(("make", "renderer_cls", "policy"), SINGLE, ids=IDS)
 def test_a_reset_that_was_not_rendered_starts_a_new_episode_with_its_header(
     make: Any, renderer_cls: Any, policy: Any
 ) -> None:

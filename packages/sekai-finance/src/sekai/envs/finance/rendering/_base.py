@@ -254,24 +254,32 @@ class StepMemory(Generic[T]):
     """What a renderer read at the latest steps of the episode it draws, to compare a step with
     the step before it. Rendering one step twice (a recording wrapper and the user both call
     ``render()``) compares with the same step again, not with itself; a step whose previous
-    step was not rendered (recording paused) has nothing to compare with.
+    step was not rendered (recording paused) has nothing to compare with, except the first
+    step, whose previous step is the reset: ``start(env)`` gives what the env looked like then
+    (the episode's start values, fixed by the env), so the first step of a loop that renders
+    after each ``step()`` only is compared too.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, start: Callable[[Any], T] | None = None) -> None:
+        self._start = start
         self._episode: int | None = None
         self._seen: dict[int, T] = {}
 
     def remember(self, env: Any, step: int, value: T, *, new_episode: bool = False) -> T | None:
         """Remember ``value`` as the env's at ``step``; return the value of ``step - 1`` in the
-        same episode, or None when that step was not seen (``new_episode``: the caller knows a
-        new episode started; a reset is also seen from ``step == 0`` and ``episode_of``)."""
+        same episode (at step 1, the start values when the reset was not seen), or None when
+        that step was not seen (``new_episode``: the caller knows a new episode started; a reset
+        is also seen from ``step == 0`` and ``episode_of``)."""
         episode = episode_of(env)
         if new_episode or step == 0 or episode != self._episode:
             self._seen.clear()
             self._episode = episode
         self._seen = {k: v for k, v in self._seen.items() if k == step - 1}
         self._seen[step] = value
-        return self._seen.get(step - 1)
+        previous = self._seen.get(step - 1)
+        if previous is None and step == 1 and self._start is not None:
+            previous = self._seen[0] = self._start(env)
+        return previous
 
 
 class FinanceTextRenderer(KeywordOptions, BaseRenderer):
@@ -323,6 +331,11 @@ class FinanceTextRenderer(KeywordOptions, BaseRenderer):
         return f"{self.env_title}\n{header}\n{line}"
 
 
+def _unit_value(env: Any) -> float:
+    """A growth env's value at the start of an episode."""
+    return 1.0
+
+
 class GrowthTextRenderer(FinanceTextRenderer):
     """A text renderer of an env whose value starts at 1 and whose default reward
     (``LogReturn()``) is the log growth of that value: it ends each row with the step's simple
@@ -330,7 +343,7 @@ class GrowthTextRenderer(FinanceTextRenderer):
 
     def __init__(self) -> None:
         super().__init__()
-        self._value: StepMemory[float] = StepMemory()
+        self._value: StepMemory[float] = StepMemory(_unit_value)
 
     def _time_column(self, env: Any) -> tuple[str, int]:
         """The time column, wide enough for dates when the env's data has them."""
@@ -343,7 +356,7 @@ class GrowthTextRenderer(FinanceTextRenderer):
 
     def _growth(self, env: Any, value: float, step: int, new_episode: bool) -> list[str]:
         """The step's simple return and log growth of ``value`` (``-`` at the episode start,
-        and when the previous step was not rendered)."""
+        and after step 1 when the previous step was not rendered)."""
         previous = self._value.remember(env, step, value, new_episode=new_episode)
         if previous is None:
             return ["-", "-"]

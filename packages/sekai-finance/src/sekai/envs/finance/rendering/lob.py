@@ -54,6 +54,16 @@ def _own_orders(env: LimitOrderBookEnv) -> dict[int, str]:
     return {_owner(env): "You"}
 
 
+def _flat(env: Any) -> tuple[int, float]:
+    """Inventory and cash at the session start: flat, no cash."""
+    return 0, 0.0
+
+
+def _no_wealth_at_0(env: Any) -> tuple[float, float]:
+    """Wealth and time at the session start."""
+    return 0.0, 0.0
+
+
 class NetFills:
     """The agent's net trade in each step, recovered from its inventory and cash.
 
@@ -62,7 +72,7 @@ class NetFills:
     """
 
     def __init__(self) -> None:
-        self._seen: StepMemory[tuple[int, float]] = StepMemory()
+        self._seen: StepMemory[tuple[int, float]] = StepMemory(_flat)
 
     def _net(self, env: Any) -> tuple[int, float]:
         inventory, cash = int(env.inventory), float(env.cash)
@@ -148,7 +158,7 @@ class LimitOrderBookTextRenderer(FinanceTextRenderer):
 
     def __init__(self) -> None:
         super().__init__()
-        self._wealth_time: StepMemory[tuple[float, float]] = StepMemory()
+        self._wealth_time: StepMemory[tuple[float, float]] = StepMemory(_no_wealth_at_0)
 
     def columns(self, env: Any) -> Sequence[tuple[str, int]]:
         return [("step", 5), ("time", 7), ("mid", 9), ("spread", 6), ("inventory", 9),

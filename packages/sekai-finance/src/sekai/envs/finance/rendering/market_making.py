@@ -89,6 +89,11 @@ class MarketMakingRenderer(FinanceRenderer):
         ]
 
 
+def _no_wealth(env: Any) -> float:
+    """Wealth at the session start: no cash, no inventory."""
+    return 0.0
+
+
 class MarketMakingTextRenderer(FinanceTextRenderer):
     """Describes a ``MarketMakingEnv`` as one text line per call: step, time, mid, the quotes
     and fills of the step, inventory, wealth and the step's reward (recomputed exactly from the
@@ -99,7 +104,7 @@ class MarketMakingTextRenderer(FinanceTextRenderer):
 
     def __init__(self) -> None:
         super().__init__()
-        self._wealth: StepMemory[float] = StepMemory()
+        self._wealth: StepMemory[float] = StepMemory(_no_wealth)
 
     def columns(self, env: Any) -> Sequence[tuple[str, int]]:
         return [("step", 5), ("time", 6), ("mid", 9), ("bid", 9), ("ask", 9), ("fills", 5),

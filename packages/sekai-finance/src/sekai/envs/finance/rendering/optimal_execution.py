@@ -21,6 +21,11 @@ from sekai.finance.rendering._format import format_number, format_pct
 __all__ = ["ExecutionTracker", "OptimalExecutionRenderer", "OptimalExecutionTextRenderer"]
 
 
+def _whole_position(env: OptimalExecutionEnv) -> tuple[float, float]:
+    """Inventory and shortfall at the episode start: the whole position, no shortfall."""
+    return float(env.X0), 0.0
+
+
 class ExecutionTracker:
     """Recovers each step's trade from the env's public state, step by step.
 
@@ -29,7 +34,7 @@ class ExecutionTracker:
     """
 
     def __init__(self) -> None:
-        self._seen: StepMemory[tuple[float, float]] = StepMemory()
+        self._seen: StepMemory[tuple[float, float]] = StepMemory(_whole_position)
 
     def _before(self, env: OptimalExecutionEnv) -> tuple[float, float] | None:
         """Inventory and shortfall at the step before the env's (None when not seen)."""
