@@ -281,3 +281,16 @@ def test_a_refused_decimal_interval_is_shown_as_given(interval: Any, shown: str)
 def test_a_refused_decimal_interval_of_the_single_trader_env_is_shown_as_given() -> None:
     with pytest.raises(ValueError, match=r"^decision_interval must .*, got Decimal\('NaN'\)\.$"):
         sekai.make("LimitOrderBook-v0", decision_interval=Decimal("NaN"))
+
+
+def test_next_decision_is_when_the_decision_happens_under_the_session_end_rule() -> None:
+    # 3 x 0.7 is 2.0999999999999996, just short of 2.1: that decision is the session end.
+    env = LimitOrderBookMarket(2, decision_intervals=[0.7, 1.0], session_length=2.1, warmup=1.0)
+    env.reset(seed=0)
+    seen = []
+    while env.agents:
+        env.step(dict.fromkeys(env.acting, JOIN))
+        seen.append((env.timestamp, env.next_decision))
+    assert seen[-2] == (2.0, {"trader_0": 2.1, "trader_1": 2.0})  # trader_1 acts now
+    assert seen[-1] == (2.1, {"trader_0": 2.1, "trader_1": 2.1})
+    assert all(now <= t <= 2.1 for now, due in seen for t in due.values())

@@ -137,8 +137,10 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
 
     @property
     def next_decision(self) -> dict[str, float]:
-        """Each trader's next decision time (session time)."""
-        return {a: float(t) for a, t in zip(self.possible_agents, self._next)}
+        """Each trader's next decision time (session time), when it happens: the session end for
+        a decision due at or past it, or within 1e-9 of a wait short of it (so never past
+        ``session_length``, nor before ``timestamp``)."""
+        return {a: float(t) for a, t in zip(self.possible_agents, self._due)}
 
     @property
     def timestamp(self) -> float:
