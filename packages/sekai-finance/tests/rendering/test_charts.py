@@ -282,10 +282,14 @@ def test_an_order_book_source_must_give_an_order_book() -> None:
         (
             lambda: Stat("Equity", 1.0432),
             r"^Stat value must be a str \(the text to show\), got float 1\.0432; format the "
-            r"number, e\.g\. Stat\('Equity', f\"\{value:\.4f\}\"\)\.$",
+            r"number, e\.g\. Stat\('Equity', value=f\"\{value:\.4f\}\"\)\.$",
         ),
         (lambda: Stat(3, "x"), r"^Stat label must be a str \(the text to show\), got int 3\.$"),
-        (lambda: Stat("Equity", "1.04", 0.04), r"^Stat detail must be a str .* got float 0\.04"),
+        (
+            lambda: Stat("Equity", "1.04", 0.04),
+            r"^Stat detail must be a str .* got float 0\.04; format the number, e\.g\. "
+            r"Stat\('Equity', '1\.04', detail=f\"\{detail:\.4f\}\"\)\.$",
+        ),
         (lambda: Dashboard(PriceChart("price"), subtitle=252), r"^subtitle must be a str, got int"),
         (lambda: Dashboard(PriceChart("price"), stats=[]), r"^stats must be a callable of the env"),
         (lambda: Series("price", color="nope"), r"^Series color: Unknown colour 'nope'; use one"),

@@ -52,8 +52,10 @@ class Stat:
         for field in ("label", "value", "detail"):
             given = getattr(self, field)
             if not isinstance(given, str):
+                # The example passes the field by keyword, so it lands where it belongs.
+                before = f"{self.label!r}, " + (f"{self.value!r}, " if field == "detail" else "")
                 hint = (
-                    f'; format the number, e.g. Stat({self.label!r}, f"{{{field}:.4f}}")'
+                    f'; format the number, e.g. Stat({before}{field}=f"{{{field}:.4f}}")'
                     if isinstance(given, numbers.Number) and field != "label"
                     else ""
                 )
