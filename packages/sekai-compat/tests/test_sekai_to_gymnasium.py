@@ -354,7 +354,11 @@ def test_render_mode_without_renderer_names_a_renderer_of_the_env(
 
 
 def test_renderer_without_render_method_raises_type_error() -> None:
-    with pytest.raises(TypeError, match=r"renderer must have render\(env\) and close\(\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"^to_gymnasium\(\): renderer must have render\(env\) and close\(\) methods "
+        r"\(a sekai\.rendering\.Renderer\), got object\.$",
+    ):
         to_gymnasium(sekai.make("CartPole-v1"), renderer=object())  # type: ignore[arg-type]
 
 
@@ -362,7 +366,8 @@ def test_a_renderer_class_is_refused_at_construction() -> None:
     # A class has render and close, so it looks like a renderer until render() is called.
     with pytest.raises(
         TypeError,
-        match=r"^renderer must be a renderer object, got the class CartPoleRenderer: pass "
+        match=r"^to_gymnasium\(\): renderer must be a renderer object, got the class "
+        r"CartPoleRenderer: pass "
         r"CartPoleRenderer\(\.\.\.\)\.$",
     ):
         to_gymnasium(sekai.make("CartPole-v1"), renderer=CartPoleRenderer)  # type: ignore[arg-type]

@@ -41,7 +41,7 @@ def _render_mode(
                 f"could render. {_pass_a_renderer(env, text=render_mode == 'ansi')}"
             )
         return None
-    check_renderer(renderer)
+    check_renderer(renderer, "to_gymnasium")
     if render_mode is not None and render_mode not in RENDER_MODES:
         hint = f" {_HUMAN}" if render_mode == "human" else ""
         raise ValueError(

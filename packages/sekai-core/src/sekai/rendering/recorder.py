@@ -192,24 +192,26 @@ def check_recording_options(renderer: Any, max_frames: Any) -> None:
         raise ValueError(f"max_frames must be None or an int >= 0, got {max_frames!r}.")
 
 
-def check_renderer(renderer: Any) -> None:
+def check_renderer(renderer: Any, caller: str | None = None) -> None:
     """Refuse a ``renderer`` argument that is not a renderer object.
 
     A renderer class passes the runtime check of the ``Renderer`` protocol (it has the
-    methods), so it is refused by name here, where the mistake is made.
+    methods), so it is refused by name here, where the mistake is made. ``caller`` is the
+    function the user called (``"to_gymnasium"``), named at the start of the messages.
 
     Raises:
         TypeError: ``renderer`` is a class, or has no ``render``/``close``.
     """
+    called = f"{caller}(): " if caller else ""
     if isinstance(renderer, type):
         raise TypeError(
-            f"renderer must be a renderer object, got the class {renderer.__name__}: pass "
-            f"{renderer.__name__}(...)."
+            f"{called}renderer must be a renderer object, got the class {renderer.__name__}: "
+            f"pass {renderer.__name__}(...)."
         )
     if not isinstance(renderer, Renderer):
         raise TypeError(
-            f"renderer must have render(env) and close() methods (a sekai.rendering.Renderer), "
-            f"got {type(renderer).__name__}."
+            f"{called}renderer must have render(env) and close() methods (a "
+            f"sekai.rendering.Renderer), got {type(renderer).__name__}."
         )
 
 
