@@ -628,6 +628,32 @@ def test_to_pettingzoo_rejects_a_single_agent_env() -> None:
         to_pettingzoo(sekai.make("CartPole-v1"))  # type: ignore[arg-type]
 
 
+_EXPECTS = (
+    "to_pettingzoo() converts a sekai env of several agents (a subclass of sekai.MultiAgentEnv, "
+    "with possible_agents and per-agent spaces) into a PettingZoo ParallelEnv."
+)
+
+
+@pytest.mark.parametrize(
+    ("make", "hint"),
+    [
+        (
+            lambda: gym.make("CartPole-v1"),
+            f"TimeLimit. It is a gymnasium env, of one agent: {_EXPECTS}",
+        ),
+        (lambda: 3, f"int. {_EXPECTS}"),
+    ],
+    ids=["gymnasium", "other"],
+)
+def test_to_pettingzoo_rejects_a_gymnasium_env_or_other_object_saying_what_it_expects(
+    make: Any, hint: str
+) -> None:
+    # Before: they were told to use to_gymnasium(), which refuses them too.
+    with pytest.raises(TypeError) as info:
+        to_pettingzoo(make())
+    assert str(info.value) == f"to_pettingzoo() expects a sekai.MultiAgentEnv, got {hint}"
+
+
 # -- from_pettingzoo ----------------------------------------------------------------------
 
 

@@ -7,12 +7,14 @@ lazy ``sekai.compat.SekaiToPettingZoo`` attribute, after ``require_pettingzoo()`
 from __future__ import annotations
 
 import itertools
+import sys
 from typing import Any
 
 import numpy as np
 from pettingzoo import AECEnv, ParallelEnv
 
 from sekai.compat._spaces import binary_action_converter, convert_space, space_to_gymnasium
+from sekai.core.env import Env
 from sekai.core.multi_agent import MultiAgentEnv
 from sekai.core.result import MAResetResult, MAStepResult
 
@@ -81,6 +83,23 @@ def _agent_infos(info: dict[Any, Any], agents: list[Any]) -> dict[Any, Any]:
     return {agent: {**infos[agent], "common": dict(common)} for agent in agents}
 
 
+def _not_multi_agent_hint(env: Any) -> str:
+    """What to do with an object that is no sekai MultiAgentEnv, by what it is."""
+    if isinstance(env, (ParallelEnv, AECEnv)):
+        return "It already is a PettingZoo env: use it as it is."
+    if isinstance(env, Env):
+        return "For a single-agent sekai.Env use to_gymnasium()."
+    expects = (
+        "to_pettingzoo() converts a sekai env of several agents (a subclass of "
+        "sekai.MultiAgentEnv, with possible_agents and per-agent spaces) into a PettingZoo "
+        "ParallelEnv."
+    )
+    gymnasium = sys.modules.get("gymnasium")  # a gymnasium env means it is imported
+    if gymnasium is not None and isinstance(env, gymnasium.Env):
+        return f"It is a gymnasium env, of one agent: {expects}"
+    return expects
+
+
 def _to_gymnasium(space: Any, which: str) -> Any:
     return convert_space("to_pettingzoo()", space_to_gymnasium, space, f"the {which}")
 
@@ -112,13 +131,9 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
 
     def __init__(self, env: MultiAgentEnv[Any, Any, Any]) -> None:
         if not isinstance(env, MultiAgentEnv):
-            hint = (
-                "It already is a PettingZoo env: use it as it is."
-                if isinstance(env, (ParallelEnv, AECEnv))
-                else "For a single-agent sekai.Env use to_gymnasium()."
-            )
             raise TypeError(
-                f"to_pettingzoo() expects a sekai.MultiAgentEnv, got {type(env).__name__}. {hint}"
+                f"to_pettingzoo() expects a sekai.MultiAgentEnv, got {type(env).__name__}. "
+                f"{_not_multi_agent_hint(env)}"
             )
         self.sekai_env = env
         self.metadata = {"render_modes": [], "name": type(env).__name__, **env.metadata}
