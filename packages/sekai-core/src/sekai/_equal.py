@@ -16,18 +16,42 @@ _NUMERIC = "biufc"
 WALL_CLOCK: Mapping[str, bool] = MappingProxyType({"sekai_wall_clock": True})
 
 
+@dataclasses.dataclass(frozen=True)
+class _IdentityOnly:
+    """What replaces a value that compares only by identity: equal to another of its type."""
+
+    type: type
+
+
+def _compares_by_identity(value: object) -> bool:
+    eq: object = type(value).__eq__
+    return eq is object.__eq__
+
+
 def without_wall_clock(value: Any) -> Any:
-    """``value`` with every dataclass field marked ``WALL_CLOCK`` set to 0.0, at any depth of
-    dicts, lists, tuples and dataclasses: what two runs of one seeded episode must agree on."""
+    """``value`` as two runs of one seeded episode must agree on it, at any depth of dicts,
+    lists, tuples and dataclasses: every dataclass field marked ``WALL_CLOCK`` and the ``t`` of
+    gymnasium's episode statistics (an ``"episode"`` mapping of exactly ``r``, ``l``, ``t``)
+    set to 0.0, and every value that compares only by identity (its type keeps
+    ``object.__eq__``: a plain record, a Generator, a function, an env) replaced by a
+    placeholder naming its type, since two runs never return the same such object."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if _compares_by_identity(value):
+            return _IdentityOnly(type(value))
         clock = {
             f.name: 0.0 for f in dataclasses.fields(value) if f.metadata.get("sekai_wall_clock")
         }
         return dataclasses.replace(value, **clock) if clock else value
     if isinstance(value, Mapping):
-        return {key: without_wall_clock(item) for key, item in value.items()}
+        masked = {key: without_wall_clock(item) for key, item in value.items()}
+        episode = value.get("episode")
+        if isinstance(episode, Mapping) and episode.keys() == {"r", "l", "t"}:
+            masked["episode"] = {**masked["episode"], "t": 0.0}
+        return masked
     if type(value) in (list, tuple):
         return type(value)(without_wall_clock(item) for item in value)
+    if value is not None and not isinstance(value, type) and _compares_by_identity(value):
+        return _IdentityOnly(type(value))
     return value
 
 

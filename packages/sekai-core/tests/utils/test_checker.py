@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -285,7 +286,8 @@ def test_nondeterminism_found_only_with_check_determinism() -> None:
     assert check_env(Nondeterministic()) == []
     assert check_env(Nondeterministic(), check_determinism=True) == [
         "WARNING: Two rollouts with the same seed and actions differed. If the env is "
-        "intentionally stochastic beyond its seed, register it with nondeterministic=True."
+        "intentionally stochastic beyond its seed, register it with nondeterministic=True. "
+        "First difference: reward at step 0."
     ]
 
 
@@ -327,10 +329,83 @@ class NoisyInfo(Good):
 
 @pytest.mark.parametrize("noisy", ["reset", "step"])
 def test_a_difference_only_in_the_info_is_found(noisy: str) -> None:
+    where = (
+        "info['open'] after reset(seed=123)" if noisy == "reset" else "info['fill_price'] at step 0"
+    )
     assert check_env(NoisyInfo(noisy), check_determinism=True) == [
         "WARNING: Two rollouts with the same seed and actions differed. If the env is "
-        "intentionally stochastic beyond its seed, register it with nondeterministic=True."
+        "intentionally stochastic beyond its seed, register it with nondeterministic=True. "
+        f"First difference: {where}."
     ]
+
+
+class Fill:
+    """A plain record: its equality is identity."""
+
+    def __init__(self, price: float) -> None:
+        self.price = price
+
+
+@dataclass(eq=False)
+class IdentityRecord:
+    price: float
+
+
+class IdentityInfo(Good):
+    """Deterministic, with an info value that compares only by identity."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        r = super().step(action)
+        value: Any = {
+            "record": Fill(100.0),
+            "dataclass": IdentityRecord(100.0),
+            "rng": self.rng,
+            "env": self,
+            "function": lambda: 0,
+        }[self.kind]
+        return sekai.StepResult(
+            r.observation, r.reward, r.terminated, r.truncated, {"fill": [value], "t": self.t}
+        )
+
+
+@pytest.mark.parametrize("kind", ["record", "dataclass", "rng", "env", "function"])
+def test_info_values_compared_only_by_identity_are_not_nondeterminism(kind: str) -> None:
+    assert check_env(IdentityInfo(kind), check_determinism=True) == []
+
+
+def test_an_identity_only_info_value_of_another_type_is_a_difference() -> None:
+    class Swaps(IdentityInfo):
+        runs = 0
+
+        def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+            self.runs += 1
+            self.kind = "record" if self.runs % 2 else "function"
+            return super().reset(seed=seed, options=options)
+
+    (issue,) = check_env(Swaps("record"), check_determinism=True)
+    assert issue.endswith("First difference: info['fill'] at step 0.")
+
+
+def test_the_gymnasium_episode_statistics_time_is_not_compared() -> None:
+    class GymStats(Good):
+        def step(self, action: Any) -> sekai.StepResult[Any]:
+            r = super().step(action)
+            info = {"episode": {"r": 1.0, "l": self.t, "t": float(np.random.random())}}
+            return sekai.StepResult(r.observation, r.reward, r.terminated, r.truncated, info)
+
+    class GymStatsMiscounted(GymStats):
+        def step(self, action: Any) -> sekai.StepResult[Any]:
+            r = super().step(action)
+            r.info["episode"]["r"] = float(np.random.random())
+            return r
+
+    assert check_env(GymStats(), check_determinism=True) == []
+    (issue,) = check_env(GymStatsMiscounted(), check_determinism=True)
+    assert issue.endswith("First difference: info['episode'] at step 0.")
 
 
 @pytest.mark.parametrize("max_episode_steps", [None, 5])

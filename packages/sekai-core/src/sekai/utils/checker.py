@@ -425,7 +425,9 @@ class _Checker:
             self.error(f"The determinism check's rollout raised {_exc(exc)}")
             return
         if not structurally_equal(first, second):
-            self.warning(_NONDETERMINISTIC)
+            self.warning(
+                f"{_NONDETERMINISTIC} First difference: {_first_difference(first, second)}."
+            )
 
     def check_async(self) -> None:
         try:
@@ -460,6 +462,28 @@ class _Checker:
             return
         if self.check_step_result(step, "async_step()", None):
             self.warning("reward from async_step() is infinite.")
+
+
+def _first_difference(first: list[Any], second: list[Any]) -> str:
+    """Where two determinism traces (``_rollout()``) first differ: ``"info['fill'] at step 0"``."""
+    for i, (a, b) in enumerate(zip(first, second)):
+        names = ("observation", "info") if i == 0 else _STEP_FIELDS
+        at = "after reset(seed=123)" if i == 0 else f"at step {i - 1}"
+        for name, x, y in zip(names, a, b):
+            if structurally_equal(x, y):
+                continue
+            if isinstance(x, Mapping) and isinstance(y, Mapping):
+                keys = [*x, *(key for key in y if key not in x)]
+                key = next(
+                    k
+                    for k in keys
+                    if k not in x or k not in y or not structurally_equal(x[k], y[k])
+                )
+                return f"{name}[{key!r}] {at}"
+            return f"{name} {at}"
+    return (
+        f"the episode ended after {len(first) - 1} steps in one and {len(second) - 1} in the other"
+    )
 
 
 @contextlib.contextmanager
