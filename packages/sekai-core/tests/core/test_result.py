@@ -269,3 +269,13 @@ def test_results_build_from_keywords_and_keep_the_dataclass_signature():
         StepResult(0, 0.0, False)
     copied = copy.copy(r)
     assert copied == r and copied is not r
+
+
+def test_ma_step_result_without_info_refuses_gym_order_after_a_bool_flag() -> None:
+    with pytest.raises(TypeError, match=r"truncated must map agents to bools.*\['b'\]"):
+        MAStepResult(
+            {"a": 0, "b": 0}, {"a": 1.0, "b": 1.0}, {"a": False, "b": False}, {"a": False, "b": {}}
+        )  # type: ignore[dict-item]
+    assert MAStepResult({"a": 0}, {"a": 1.0}, {"a": False}, {"a": np.bool_(False)}).truncated == {
+        "a": np.bool_(False)
+    }  # type: ignore[dict-item]

@@ -318,3 +318,13 @@ def test_update_refuses_a_batch_with_a_non_finite_entry(
     ):
         stats.update(np.array([[1.0, 2.0], [-np.inf, np.nan]]))
     assert structurally_equal(stats.state_dict(), before)
+
+
+@pytest.mark.parametrize("rows", [1, 3, 50])
+def test_a_non_finite_entry_is_found_in_small_and_large_batches(rows: int) -> None:
+    stats = RunningMeanStd(shape=(4,))
+    batch = np.ones((rows, 4))
+    batch[rows - 1, 2] = np.nan
+    with pytest.raises(ValueError, match=rf"batch\[{rows - 1}, 2\] is nan\."):
+        stats.update(batch)
+    assert not stats._seen

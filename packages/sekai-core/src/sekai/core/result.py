@@ -237,14 +237,15 @@ class MAStepResult(_ArrayAwareEq, Generic[ObsT]):
         truncated: dict[Any, bool],
         info: dict[Any, Any] = _FRESH,
     ) -> None:
-        # Dicts given with an info (the usual call) pay three type checks.
-        if (
-            info is _FRESH
-            or type(rewards) is not dict
-            or type(terminated) is not dict
-            or type(truncated) is not dict
-        ):
+        # Dicts pay three type checks, and without an info a look at the truncated flags:
+        # gym's order (obs, rewards, dones, infos) puts dicts there.
+        if type(rewards) is not dict or type(terminated) is not dict or type(truncated) is not dict:
             _check_agent_dicts(rewards, terminated, truncated, info is not _FRESH)
+        elif info is _FRESH:
+            for flag in truncated.values():
+                if type(flag) is not bool:
+                    _check_agent_dicts(rewards, terminated, truncated, False)
+                    break
         set_observations, set_rewards, set_terminated, set_truncated, set_info = _MA_STEP_SLOTS
         set_observations(self, observations)
         set_rewards(self, rewards)

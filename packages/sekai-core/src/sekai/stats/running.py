@@ -52,6 +52,17 @@ def _batch_moments(arr: Float64Array) -> tuple[Float64Array, Float64Array, int]:
     return arr.mean(axis=0), arr.var(axis=0), n
 
 
+# Up to this many entries, a Python loop over the floats beats NumPy's isfinite-then-all.
+_SMALL = 32
+
+
+def _all_finite(arr: Float64Array) -> bool:
+    """Whether every entry of ``arr`` is finite (one update's check: kept cheap for a row)."""
+    if arr.size <= _SMALL:
+        return all(map(math.isfinite, arr.ravel().tolist()))
+    return bool(np.isfinite(arr).all())
+
+
 def format_index(index: tuple[int, ...]) -> str:
     """``[1, 2]`` for ``(1, 2)``; ``""`` for ``()``."""
     return f"[{', '.join(map(str, index))}]" if index else ""
@@ -77,7 +88,7 @@ def update_checked(
         arr = _as_batch(batch, stats.shape, stats._name)
         if arr is None:
             continue
-        if not bool(np.isfinite(arr).all()):
+        if not _all_finite(arr):
             at = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
             raise ValueError(
                 f"{owner}: {describe(at, float(arr[at]))}. A NaN or infinite value would make "
@@ -148,8 +159,8 @@ class _MomentStats:
         if count > 0:
             self._combine(mean, var, count)
 
-    def _combine(self, mean: Float64Array, var: Float64Array, count: float) -> None:
-        """Add checked moments of ``count > 0`` samples."""
+    def _combine(self, mean: Float64Array | float, var: Float64Array | float, count: float) -> None:
+        """Add checked moments of ``count > 0`` samples (floats for shape ``()``)."""
         raise NotImplementedError
 
     def _checked_moments(
@@ -258,7 +269,7 @@ class RunningMeanStd(_MomentStats):
         # Not ``count <= epsilon``: with an epsilon of 1 or more, real counts reach it.
         self._seen = False
 
-    def _combine(self, mean: Float64Array, var: Float64Array, count: float) -> None:
+    def _combine(self, mean: Float64Array | float, var: Float64Array | float, count: float) -> None:
         """Combine the moments of ``count`` samples with the stored ones."""
         if not self._seen:  # nothing seen yet: take the batch as it is
             self.mean = np.array(mean, dtype=np.float64)
@@ -340,7 +351,7 @@ class ExponentialMovingStats(_MomentStats):
         self.count: int = 0
         self._weight = 0.0  # sum of the current (decayed) weights
 
-    def _combine(self, mean: Float64Array, var: Float64Array, count: float) -> None:
+    def _combine(self, mean: Float64Array | float, var: Float64Array | float, count: float) -> None:
         """Add one step whose samples have this mean and variance."""
         old_weight = self._decay * self._weight
         weight = old_weight + 1.0

@@ -88,7 +88,9 @@ class NormalizeReward(ResultWrapper[Any, Any, Any, Any]):
     def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
         reward = float(result.reward)
         discounted = self._return * self.gamma + reward
-        if self.update_running_mean:
+        if self.update_running_mean and math.isfinite(discounted):
+            self.return_rms._combine(discounted, 0.0, 1)  # one finite return: nothing to check
+        elif self.update_running_mean:  # raises, naming the reward
             update_return_stats(
                 "NormalizeReward",
                 self.return_rms,
