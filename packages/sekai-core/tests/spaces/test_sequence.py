@@ -158,9 +158,12 @@ def test_sequence_pack_and_elements_are_inverse() -> None:
 
 def test_sequence_stacked_pack_refuses_elements_the_cast_would_change() -> None:
     box = Sequence(Box(0, 255, (2,), np.uint8), stack=True)
-    msg = "items[0] is not a member of Box(0, 255, (2,), uint8): it has dtype int64, which does "
+    msg = "items[0] is not a member of Box(0, 255, (2,), uint8): items[0][0] is 300, outside "
     with pytest.raises(ValueError, match=re.escape(msg)):
         box.pack([np.array([300, -1]), np.array([7, 8])])
+    msg = "items[1] is not a member of Box(0, 255, (2,), uint8): it has dtype float64"
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        box.pack([np.array([3.0, 4.0]), np.array([7.5, 8.0])])
     msg = "items[0] is not a member of Box(0, 255, (2,), uint8): items[0][0] is 300, outside "
     msg += "[0, 255]."
     with pytest.raises(ValueError, match=re.escape(msg)):
@@ -169,6 +172,16 @@ def test_sequence_stacked_pack_refuses_elements_the_cast_would_change() -> None:
     with pytest.raises(ValueError, match=re.escape(msg)):
         Sequence(Discrete(3), stack=True).pack([1.9, 2.7])
     assert box.pack([np.array([3, 4], np.uint8), [5, 6]]).tolist() == [[3, 4], [5, 6]]
+
+
+@pytest.mark.parametrize("stack", [False, True])
+def test_sequence_pack_takes_in_range_values_of_another_dtype_as_the_box_dtype(stack: bool) -> None:
+    seq = Sequence(Box(0, 255, (2,), np.uint8), stack=stack)
+    for item in (np.array([5, 6]), np.array([5.0, 6.0]), np.array([5, 6], np.int16)):
+        packed = seq.pack([item, [7, 8]])
+        assert seq.contains(packed)
+        assert [np.asarray(e).tolist() for e in seq.elements(packed)] == [[5, 6], [7, 8]]
+        assert np.asarray(seq.elements(packed)[0]).dtype == np.uint8
 
 
 @pytest.mark.parametrize("stack", [False, True])

@@ -71,6 +71,21 @@ def _unstack(space: Space[Any], x: Any, length: int) -> list[Any]:
     return [tuple(col[i] for col in parts) for i in range(length)]
 
 
+def _as_member(space: Space[Any], item: Any) -> Any:
+    """``item`` if it is in ``space``; for a Box, a NumPy array or scalar of another real dtype
+    cast to the Box's dtype when the cast changes no value and makes it a member (an int64
+    array of bytes for a uint8 Box); else None."""
+    if space.contains(item):
+        return item
+    real = isinstance(item, (np.ndarray, np.generic)) and item.dtype.kind in "biuf"
+    if isinstance(space, Box) and real:
+        with np.errstate(all="ignore"):
+            cast = np.asarray(item).astype(space.dtype)
+        if bool((cast == item).all()) and space.contains(cast):
+            return cast
+    return None
+
+
 class Sequence(Space[Any]):
     """Sequences of any length (up to ``max_length``) of elements of ``feature_space``.
 
@@ -205,10 +220,15 @@ class Sequence(Space[Any]):
             )
         fs = self._feature_space
         for i, item in enumerate(items):
-            if not fs.contains(item):
-                where, why = why_not_in(fs, item) or ("", f"is not in {fs!r}")
+            member = _as_member(fs, item)
+            if member is None:
+                # An integer array is judged by its values, as _as_member judged it.
+                by_value = isinstance(item, np.ndarray) and item.dtype.kind in "iu"
+                shown = item.tolist() if by_value and isinstance(fs, Box) else item
+                where, why = why_not_in(fs, shown) or ("", f"is not in {fs!r}")
                 subject = f"items[{i}]{where}" if where else "it"
                 raise ValueError(f"items[{i}] is not a member of {fs!r}: {subject} {why}.")
+            items[i] = member
         return self._build(items)
 
     def _build(self, items: list[Any]) -> Any:
