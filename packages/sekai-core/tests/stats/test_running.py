@@ -328,3 +328,23 @@ def test_a_non_finite_entry_is_found_in_small_and_large_batches(rows: int) -> No
     with pytest.raises(ValueError, match=rf"batch\[{rows - 1}, 2\] is nan\."):
         stats.update(batch)
     assert not stats._seen
+
+
+@pytest.mark.parametrize("cls", [RunningMeanStd, ExponentialMovingStats])
+def test_a_variance_below_zero_by_round_off_is_taken_as_zero(
+    cls: type[RunningMeanStd | ExponentialMovingStats],
+) -> None:
+    # E[x^2] - E[x]^2 of features constant at 0.3, from two workers' reduced sums.
+    mean = np.full(3, 0.3)
+    var = np.array([-2.220446049250313e-16, -2.220446049250313e-16, 0.0])
+    stats = cls(shape=(3,))
+    stats.update_from_moments(mean, var, 10)
+    assert stats.var.tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(
+        ValueError, match=r"var must be finite and >= 0, got -1e-06 at index \(1,\)\."
+    ):
+        cls(shape=(3,)).update_from_moments(mean, [0.0, -1e-6, 0.0], 10)
+    state = stats.state_dict()
+    state["var"] = np.array([0.0, -1e-17, 0.0])
+    stats.load_state_dict(state)
+    assert stats.var.tolist() == [0.0, 0.0, 0.0]

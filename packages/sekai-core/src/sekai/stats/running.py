@@ -104,6 +104,10 @@ def _describe_batch_entry(at: tuple[int, ...], value: float) -> str:
     return f"batch{format_index(at)} is {value}"
 
 
+# A variance this far below 0, relative to max(1, mean^2), is round-off and read as 0.
+_VAR_ROUNDING = 1e-12
+
+
 def _checked_count(count: float, label: str) -> float:
     """A number of samples (or a sum of weights): finite and >= 0."""
     if not (math.isfinite(count) and count >= 0):
@@ -146,7 +150,9 @@ class _MomentStats:
     def update_from_moments(self, mean: ArrayLike, var: ArrayLike, count: float) -> None:
         """Add the moments of ``count`` samples: ``mean`` and ``var`` of the statistics' shape
         (a scalar, or anything else that broadcasts to it unchanged, is broadcast), finite,
-        ``var >= 0``; ``count`` finite and ``>= 0`` (0: nothing is added).
+        ``var >= 0`` (a variance below 0 by round-off, at most ``1e-12 * max(1, mean**2)``, as
+        ``E[x^2] - E[x]^2`` leaves on a constant feature, is taken as 0); ``count`` finite
+        and ``>= 0`` (0: nothing is added).
 
         Raises:
             TypeError: moments or a count that are not numbers.
@@ -169,7 +175,7 @@ class _MomentStats:
         """``mean`` and ``var`` as float64 arrays of the statistics' shape, checked: finite, and
         ``var >= 0``. ``label(key)`` names them in errors; with ``broadcast``, arrays that
         broadcast to the shape unchanged (a scalar) are accepted and broadcast."""
-        checked = []
+        checked: list[Float64Array] = []
         for key, value in (("mean", mean), ("var", var)):
             try:
                 arr = np.asarray(value, dtype=np.float64)
@@ -188,13 +194,21 @@ class _MomentStats:
                         f"{label(key)} has shape {arr.shape}, expected {self.shape} (the shape "
                         "of one sample)."
                     )
-            valid = np.isfinite(arr) if key == "mean" else np.isfinite(arr) & (arr >= 0)
+            if key == "mean":
+                valid = np.isfinite(arr)
+            else:  # var = E[x^2] - E[x]^2 leaves round-off below 0 on a constant feature
+                with np.errstate(over="ignore"):
+                    floor = -_VAR_ROUNDING * np.maximum(1.0, checked[0] ** 2)
+                if arr.shape != floor.shape:  # a var to broadcast: the lowest floor for all
+                    floor = floor.min(initial=-_VAR_ROUNDING)
+                valid = np.isfinite(arr) & (arr >= floor)
             if not bool(valid.all()):
                 at = tuple(int(i) for i in np.argwhere(~valid)[0])
                 rule = "finite" if key == "mean" else "finite and >= 0"
                 entry = f" at index {at}" if at else ""
                 raise ValueError(f"{label(key)} must be {rule}, got {arr[at]}{entry}.")
             checked.append(np.array(np.broadcast_to(arr, self.shape), dtype=np.float64))
+        np.maximum(checked[1], 0.0, out=checked[1])  # the round-off below 0 is clipped to 0
         return checked[0], checked[1]
 
     def normalize(self, x: ArrayLike, epsilon: float = 1e-8) -> Float64Array:
