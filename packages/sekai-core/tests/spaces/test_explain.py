@@ -65,6 +65,31 @@ class Positive(Space[Any]):
             "ab",
             ("", "is 'ab' (a str), expected an array of shape (2,)"),
         ),
+        (
+            Box(0.0, 1.0, shape=(2,)),
+            np.array([0.5, 0.2], dtype=object),
+            ("", "has dtype object, expected a dtype that casts to float32 (same kind)"),
+        ),
+        (
+            Box(0.0, 1.0, shape=(2,)),
+            np.array([0.5, 0.2], dtype=complex),
+            ("", "has dtype complex128, expected a dtype that casts to float32 (same kind)"),
+        ),
+        (
+            Box(0.0, 1.0, shape=(2,)),
+            [0.5, 2**80],
+            ("", "has dtype object, expected a dtype that casts to float32 (same kind)"),
+        ),
+        (
+            Box(0, 255, shape=(), dtype=np.uint8),
+            np.int64(5),
+            ("", "has dtype int64, which does not cast to uint8 (same kind)"),
+        ),
+        (
+            MultiDiscrete([2, 3]),
+            np.array([1, 2], dtype=object),
+            ("", "has dtype object, expected integers"),
+        ),
         (Discrete(3), 3, ("", "is 3, outside [0, 2]")),
         (Discrete(3, start=-1), -2, ("", "is -2, outside [-1, 1]")),
         (Discrete(3), 2.0, ("", "is 2.0 (a float), expected an int")),

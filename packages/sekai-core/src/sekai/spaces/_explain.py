@@ -75,6 +75,19 @@ def _as_array(x: Any) -> NDArray[Any] | None:
     return arr if arr.dtype.kind in "biuf" else None
 
 
+def _not_numbers(x: Any, shape: tuple[int, ...] | None, wanted: str) -> Reason:
+    """Why ``x``, which ``_as_array`` refused, is not an array of numbers of ``shape``: its
+    dtype when NumPy makes an array of that shape of it (objects, complex numbers, strings),
+    else what it is."""
+    try:
+        raw = np.asarray(x)
+    except (ValueError, TypeError, OverflowError):
+        raw = None
+    if raw is not None and raw.shape == shape:
+        return "", f"has dtype {raw.dtype}, expected {wanted}"
+    return "", f"is {described(x)}, expected an array of shape {shape}"
+
+
 def _first_outside(
     arr: NDArray[Any], inside: NDArray[np.bool_], low: Any, high: Any, dt: np.dtype[Any]
 ) -> Reason | None:
@@ -98,7 +111,7 @@ def _array_shape_and_dtype(
     """``x`` as an array of the space's shape with a dtype of ``kinds``, or the reason not."""
     arr = _as_array(x)
     if arr is None:
-        return None, ("", f"is {described(x)}, expected an array of shape {space.shape}")
+        return None, _not_numbers(x, space.shape, wanted)
     if arr.shape != space.shape:
         return None, ("", f"has shape {arr.shape}, expected {space.shape}")
     if arr.dtype.kind not in kinds:
@@ -108,14 +121,16 @@ def _array_shape_and_dtype(
 
 @why_not_in.register(Box)
 def _box(space: Box, x: Any) -> Reason | None:
+    dt = space.dtype
     arr = _as_array(x)
     if arr is None:
-        return "", f"is {described(x)}, expected an array of shape {space.shape}"
+        return _not_numbers(x, space.shape, f"a dtype that casts to {dt} (same kind)")
     if arr.shape != space.shape:
         return "", f"has shape {arr.shape}, expected {space.shape}"
-    dt = space.dtype
-    # Python ints in an integer Box are judged by value, whatever NumPy makes of them.
-    by_value = not isinstance(x, np.ndarray) and dt.kind in "iu" and arr.dtype.kind in "iu"
+    # Python ints (alone, or in a list or tuple) in an integer Box are judged by value,
+    # whatever NumPy makes of them, as contains() judges them; NumPy scalars by their dtype.
+    python_ints = isinstance(x, (list, tuple)) or (isinstance(x, int) and not isinstance(x, bool))
+    by_value = python_ints and dt.kind in "iu" and arr.dtype.kind in "iu"
     if not by_value and not np.can_cast(arr.dtype, dt, "same_kind"):
         return "", f"has dtype {arr.dtype}, which does not cast to {dt} (same kind)"
     stored = arr if by_value else space._as_compared(arr)
