@@ -4,6 +4,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from collections import OrderedDict
 from typing import Any, ClassVar
 
 import numpy as np
@@ -78,6 +79,16 @@ def test_a_subclass_starts_from_a_copy_of_its_parents_metadata():
     assert Child.metadata == {"render_fps": 50} and Child.metadata is not Base.metadata
     Child.metadata["render_fps"] = 10
     assert Base.metadata == {"render_fps": 50}
+
+
+def test_a_subclass_copy_of_metadata_keeps_the_dict_type():
+    class Base(Counter):
+        metadata: ClassVar[dict[str, Any]] = OrderedDict(render_fps=50)
+
+    class Child(Base):
+        pass
+
+    assert type(Child.metadata) is OrderedDict and Child.metadata is not Base.metadata
 
 
 def test_wrappers_keep_reading_and_writing_the_base_envs_metadata():

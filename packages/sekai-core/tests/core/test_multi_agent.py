@@ -156,3 +156,17 @@ def test_single_agent_apis_give_a_multi_agent_env_the_multi_agent_route(
         "tools through sekai.compat.to_pettingzoo(env)."
     )
     assert "from_gymnasium" not in message
+
+
+def test_multi_agent_metadata_written_by_one_env_stays_with_its_own_class() -> None:
+    class Market(Duo):  # no metadata of its own: writes into the inherited dict
+        def __init__(self) -> None:
+            super().__init__()
+            self.metadata["name"] = "market_v0"
+
+    class Auction(Duo):
+        pass
+
+    Market()
+    assert Auction.metadata == {} and Duo.metadata == {} and sekai.MultiAgentEnv.metadata == {}
+    assert Market.metadata == {"name": "market_v0"}

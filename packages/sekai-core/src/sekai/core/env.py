@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from sekai.core._async import call_sync, install_async_routes
+from sekai.core._metadata import own_metadata
 from sekai.core._render_habit import missing_attribute
 from sekai.core._rng import SeededMixin, SeedLike
 from sekai.core.result import ResetResult, StepResult
@@ -54,12 +55,7 @@ class Env(SeededMixin, abc.ABC, Generic[ObsType, ActType]):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         install_async_routes(cls)
-        # A class without metadata of its own gets a copy of the inherited dict, so that an
-        # env writing self.metadata[...] changes its class's, not every env's. (A wrapper's
-        # metadata is a property, which reads and writes the base env's: left alone.)
-        inherited = cls.metadata
-        if "metadata" not in cls.__dict__ and isinstance(inherited, dict):
-            cls.metadata = dict(inherited)
+        own_metadata(cls)
 
     @abc.abstractmethod
     def reset(

@@ -6,6 +6,7 @@ import abc
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from sekai.core._async import call_sync
+from sekai.core._metadata import own_metadata
 from sekai.core._rng import SeededMixin, SeedLike
 from sekai.core.result import MAResetResult, MAStepResult
 
@@ -38,6 +39,10 @@ class MultiAgentEnv(SeededMixin, abc.ABC, Generic[ObsType, ActType, AgentID]):
     agents: list[AgentID]
     observation_spaces: dict[AgentID, Space[ObsType]]
     action_spaces: dict[AgentID, Space[ActType]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own_metadata(cls)
 
     @abc.abstractmethod
     def reset(
