@@ -104,7 +104,9 @@ def test_a_forked_child_cannot_use_the_parents_proc_vec_env(run_script: RunScrip
         ), line
         assert line["message"].endswith(
             f") was forked from it (os.fork) and cannot use them: they keep serving the "
-            f"ProcVecEnv of process {owner}. Build a new ProcVecEnv in this process instead."
+            f"ProcVecEnv of process {owner}. Build a new ProcVecEnv in this process instead, "
+            'with context="spawn" (or "fork"): a forkserver (the default start method) started '
+            f"by process {owner} cannot start workers for this one."
         ), line
     assert closed == {"closed": True}
     assert parent == {"steps": [1, 1], "next": [2.0, 2.0]}

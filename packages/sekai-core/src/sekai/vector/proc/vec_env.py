@@ -63,7 +63,9 @@ _REIMPORTED = (
 _FORKED = (
     "This ProcVecEnv belongs to process {owner}, which started its worker processes; this "
     "process ({pid}) was forked from it (os.fork) and cannot use them: they keep serving the "
-    "ProcVecEnv of process {owner}. Build a new ProcVecEnv in this process instead."
+    "ProcVecEnv of process {owner}. Build a new ProcVecEnv in this process instead, with "
+    'context="spawn" (or "fork"): a forkserver (the default start method) started by '
+    "process {owner} cannot start workers for this one."
 )
 _NOT_FIXED = (
     "shared_memory=True needs an observation space whose parts all have a fixed size (Box, "
