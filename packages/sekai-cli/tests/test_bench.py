@@ -217,6 +217,64 @@ def test_a_worker_error_is_one_line_without_the_worker_traceback(sekai_cli, my_e
     assert done.stderr == "error: Sub-env 0 raised RuntimeError: boom\n"
 
 
+CTRL_C_ENVS = """
+import asyncio
+import signal
+
+import numpy as np
+
+import sekai
+
+pressed = False
+
+
+class CtrlC(sekai.Env):
+    \"\"\"At the 50th step of the first sub-env, Ctrl-C is pressed ``presses`` times while the
+    event loop runs; a step then in progress never ends when pressed twice (it ignores
+    cancellation), as a stuck sub-env's.\"\"\"
+
+    def __init__(self, presses):
+        self.presses, self.steps = presses, 0
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        return sekai.ResetResult(np.zeros(1, dtype=np.float32), {})
+
+    def step(self, action):
+        return sekai.StepResult(np.zeros(1, dtype=np.float32), 0.0, False, False, {})
+
+    async def async_step(self, action):
+        global pressed
+        self.steps += 1
+        if self.steps == 50 and not pressed:
+            pressed = True
+            for _ in range(self.presses):
+                asyncio.get_running_loop().call_soon(signal.raise_signal, signal.SIGINT)
+            while self.presses == 2:
+                try:
+                    await asyncio.Event().wait()
+                except asyncio.CancelledError:
+                    pass
+        await asyncio.sleep(0)
+        return self.step(action)
+
+
+sekai.register("mine/CtrlC1-v0", CtrlC, kwargs={"presses": 1})
+sekai.register("mine/CtrlC2-v0", CtrlC, kwargs={"presses": 2})
+"""
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_during_an_async_bench_exits_130_with_one_line(
+    sekai_cli, tmp_path: Path, presses: int
+) -> None:
+    (tmp_path / "ctrl_c_envs.py").write_text(CTRL_C_ENVS)
+    args = ("--mode", "async", "--num-envs", "2", "--steps", "100000")
+    done = sekai_cli("-m", "ctrl_c_envs", "bench", f"mine/CtrlC{presses}-v0", *args, timeout=120)
+    assert (done.returncode, done.stderr) == (130, "error: interrupted\n")
+
+
 def _recorded(sekai_cli, tmp_path: Path, *args: str) -> list[str]:
     done = sekai_cli("-m", "my_envs", "bench", "mine/Recorder-v0", *args)
     assert done.returncode == 0, done.stderr

@@ -16,6 +16,7 @@ from sekai.core._async import shut_down_loop
 from sekai.core.env import Env
 from sekai.error import AsyncCallPending
 from sekai.vector._in_process import InProcessVecEnv
+from sekai.vector._interrupts import run_interruptible, taking_interrupts
 from sekai.vector.result import VecResetResult, VecStepResult
 
 __all__ = ["AsyncVecEnv"]
@@ -33,20 +34,11 @@ _OTHER_THREAD = (
     "them with a lock), or give each thread its own AsyncVecEnv."
 )
 
-
-def _run(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` on ``loop``; if it is interrupted (Ctrl-C: KeyboardInterrupt escapes
-    the loop with the sub-env calls still pending), cancel what is left before re-raising, so
-    the pending calls never resume later and the next call starts fresh."""
-    task = loop.create_task(coroutine)
-    try:
-        return loop.run_until_complete(task)
-    except BaseException:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):  # the interruption is the error to report
-                loop.run_until_complete(task)
-        raise
+_ABANDONED = (
+    "AsyncVecEnv.{method}() cannot run: a second Ctrl-C gave up on an earlier step() or "
+    "reset() while its sub-envs' calls were still running, so they were dropped half-way. "
+    "close() this AsyncVecEnv and make a new one."
+)
 
 
 class AsyncVecEnv(InProcessVecEnv):
@@ -56,7 +48,8 @@ class AsyncVecEnv(InProcessVecEnv):
     default async methods run one after another, as in SyncVecEnv. ``step()`` and ``reset()``
     are sync shims running the coroutines on a private event loop, which ``close()`` closes;
     inside a running event loop they raise RuntimeError: await ``async_step()`` /
-    ``async_reset()`` there.
+    ``async_reset()`` there. Ctrl-C during a shim call cancels the sub-envs' pending calls,
+    then raises KeyboardInterrupt (see ``sekai.vector._interrupts``).
 
     Args:
         env_fns: zero-argument callables, one per sub-env, that build the sub-envs.
@@ -77,7 +70,7 @@ class AsyncVecEnv(InProcessVecEnv):
     def _shim(self, method: str, coroutine: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
         """Run ``coroutine(*args)`` on the private loop, after checking that no loop runs in
         this thread and that no other thread's shim call is running it (AsyncCallPending, as
-        for overlapping async calls)."""
+        for overlapping async calls). Ctrl-C cancels the call (``taking_interrupts``)."""
         self._check_open()
         try:
             asyncio.get_running_loop()
@@ -85,18 +78,34 @@ class AsyncVecEnv(InProcessVecEnv):
             pass
         else:
             raise RuntimeError(_IN_RUNNING_LOOP.format(method=method))
-        # Before the loop is touched: a loop object is not safe across threads.
-        if not self._shim_lock.acquire(blocking=False):
-            raise AsyncCallPending(_OTHER_THREAD.format(method=method))
+        failure = self._failure
         try:
-            loop = self._own_loop()
-            if loop is None:
-                loop = self._loop = asyncio.new_event_loop()
-                self._loop_pid = os.getpid()
-                _LOOPS.add(loop)
-            return _run(loop, coroutine(*args))
-        finally:
-            self._shim_lock.release()
+            with taking_interrupts() as interrupts:
+                # Before the loop is touched: a loop object is not safe across threads.
+                if not self._shim_lock.acquire(blocking=False):
+                    raise AsyncCallPending(_OTHER_THREAD.format(method=method))
+                try:
+                    loop = self._private_loop(method)
+                    call = functools.partial(coroutine, *args)
+                    return run_interruptible(loop, call, interrupts)
+                finally:
+                    self._shim_lock.release()
+        except KeyboardInterrupt as interrupt:
+            if self._failure is not failure and self._failure is not None:
+                # The step was cancelled: its record (rule 9) goes with the error raised.
+                self._failure = (interrupt, self._failure[1])
+            raise
+
+    def _private_loop(self, method: str) -> asyncio.AbstractEventLoop:
+        """The private loop, made on the first call; RuntimeError once it was abandoned."""
+        loop = self._own_loop()
+        if loop is None:
+            loop = self._loop = asyncio.new_event_loop()
+            self._loop_pid = os.getpid()
+            _LOOPS.add(loop)
+        elif loop.is_closed():  # only abandon() closes it while the env is open
+            raise RuntimeError(_ABANDONED.format(method=method))
+        return loop
 
     def _own_loop(self) -> asyncio.AbstractEventLoop | None:
         """The private loop, if this process made it. A forked child drops the one it
