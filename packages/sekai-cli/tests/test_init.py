@@ -212,15 +212,53 @@ def test_plugin_load_warnings_are_not_shown_as_python_warnings(
     "args", [["list"], ["list", "--json"], ["--help"], ["info", "CartPole-v1"]]
 )
 def test_a_closed_stdout_pipe_exits_quietly(sekai_cli, args: list[str]) -> None:
-    # The reader is gone before the first write: where `sekai list | head -1` ends up.
+    done = _with_stdout_closed(sekai_cli, *args)
+    assert done.stderr == ""
+    assert done.returncode == 0
+
+
+def _with_stdout_closed(
+    sekai_cli, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with the reader of its stdout gone before the first write: where
+    `sekai list | head -1` ends up."""
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = sekai_cli(*args, stdout=write_end)
+        return sekai_cli(*args, stdout=write_end, env=env)
     finally:
         os.close(write_end)
-    assert done.stderr == ""
-    assert done.returncode == 0
+
+
+# Each write reaches the pipe at once (PYTHONUNBUFFERED=1, common in CI), or at the end.
+_BUFFERING = [{"PYTHONUNBUFFERED": "1"}, {"PYTHONUNBUFFERED": ""}]
+
+
+@pytest.mark.parametrize("buffering", _BUFFERING)
+def test_a_failed_check_exits_1_when_stdout_closes_under_its_report(
+    sekai_cli, my_envs: str, buffering: dict[str, str]
+) -> None:
+    args = ("-m", my_envs, "check", "mine/OutOfSpace-v0", "--steps", "20")
+    done = _with_stdout_closed(sekai_cli, *args, env=buffering)
+    assert (done.returncode, done.stderr) == (1, "")
+
+
+@pytest.mark.parametrize("buffering", _BUFFERING)
+def test_list_strict_exits_1_for_a_failed_plugin_when_stdout_closes(
+    sekai_cli, fake_dists: dict[str, str], buffering: dict[str, str]
+) -> None:
+    done = _with_stdout_closed(sekai_cli, "list", "--strict", env={**fake_dists, **buffering})
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_an_error_after_some_output_is_still_reported_when_stdout_closes(
+    sekai_cli, tmp_path: Path
+) -> None:
+    (tmp_path / "noisy.py").write_text('print("loading")\nraise RuntimeError("bad config")\n')
+    done = _with_stdout_closed(sekai_cli, "-m", "noisy", "list", env=_BUFFERING[1])
+    assert done.returncode == 2
+    assert done.stderr == "error: could not import noisy: RuntimeError: bad config\n"
 
 
 def test_a_closed_stdout_descriptor_exits_quietly(sekai_shell) -> None:

@@ -158,14 +158,15 @@ def _plugin_warnings(out: Output) -> Iterator[None]:
         yield
 
 
-def _quiet_broken_pipe() -> int:
-    """After the reader of stdout went away: silence the rest, exit 0 (``sekai list | head``)."""
+def _quiet_broken_pipe(code: int) -> int:
+    """After the reader of stdout went away: silence the rest, and return ``code``, the
+    command's own status (0 for ``sekai list | head``, still 1 for a failed ``check``)."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):  # AttributeError: no sys.stdout at all
         pass
-    return 0
+    return code
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -192,18 +193,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             if sys.stdout is not None:  # None when the caller closed it (`sekai --version >&-`)
                 sys.stdout.flush()
         except BrokenPipeError:
-            return _quiet_broken_pipe()
+            return _quiet_broken_pipe(_exit_code(exc))
         return _exit_code(exc)
     except BrokenPipeError:  # `sekai --help | head -1`
-        return _quiet_broken_pipe()
+        return _quiet_broken_pipe(0)
     out = Output(sys.stdout, sys.stderr)
     with _plugin_warnings(out):
         try:
             _import_modules(args.imports)
-            code: int = args.run(args, out)
+            out.exit_code = args.run(args, out)
             out.flush()
         except StdoutClosed:
-            return _quiet_broken_pipe()
+            return _quiet_broken_pipe(out.exit_code)
         except KeyboardInterrupt:
             out.error("interrupted")
             return 130
@@ -211,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 out.flush()  # what was printed before the failure comes first
             except StdoutClosed:
-                return _quiet_broken_pipe()
+                _quiet_broken_pipe(2)
             out.error(_describe_error(exc))
             return 2
-    return code
+    return out.exit_code

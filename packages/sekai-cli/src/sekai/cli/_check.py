@@ -110,13 +110,12 @@ def run(args: argparse.Namespace, out: Output) -> int:
                 issues = check_env(env, n_steps=args.steps, check_determinism=args.determinism)
         finally:
             env.close()
+    errors = any(issue.startswith("ERROR") for issue in issues)
+    out.exit_code = 1 if errors or (args.strict and issues) else 0
     for issue in issues:
         level, sep, rest = issue.partition(":")
         code = RED if level == "ERROR" else YELLOW if level == "WARNING" else None
         out.print(f"{out.style(level, code)}{sep}{rest}" if sep else issue)
     line = summary(args.env_id, issues)
-    errors = any(issue.startswith("ERROR") for issue in issues)
     out.print(out.style(line, GREEN if not issues else RED if errors else YELLOW))
-    if errors or (args.strict and issues):
-        return 1
-    return 0
+    return out.exit_code

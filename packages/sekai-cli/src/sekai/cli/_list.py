@@ -202,6 +202,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     specs = all_specs()
     report = plugin_report()
     failed = failed_plugins(report)
+    out.exit_code = 1 if args.strict and failed else 0
     if args.plugins:
         if args.json:
             out.print(json.dumps(_plugin_rows(report), indent=2))
@@ -222,4 +223,4 @@ def run(args: argparse.Namespace, out: Output) -> int:
         if failed:
             out.flush()  # keep the note after the table when both go to one terminal
             out.warning(failure_note(failed))
-    return 1 if args.strict and failed else 0
+    return out.exit_code

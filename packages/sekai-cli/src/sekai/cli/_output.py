@@ -130,6 +130,9 @@ class Output:
     """
 
     def __init__(self, stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
+        # The command's exit status, set by a command that fails before it prints its report
+        # (a ``check`` that found errors): kept when stdout closes under that report.
+        self.exit_code = 0
         self.stdout = _or_devnull(stdout if stdout is not None else sys.stdout)
         self.stderr = _or_devnull(stderr if stderr is not None else sys.stderr)
         self.colour = wants_colour(self.stdout)
