@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 CARTPOLE_INFO = """\
 id=CartPole-v1
@@ -88,3 +90,70 @@ def test_info_json_of_a_runtime_env_names_its_class_and_no_plugin(sekai_cli, my_
         {"scale": 2.0},
         None,
     )
+
+
+ODD_VALUES = """
+import numpy as np
+
+import sekai
+
+
+class Odd(sekai.Env):
+    metadata = {
+        "render_fps": np.int64(30),
+        (0, 1): "goal",
+        7: "seven",
+        "goal_cells": np.array([[0, 1], [2, 3]]),
+        "scale": np.float32(0.5),
+    }
+
+    def __init__(self, **kwargs):
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        return sekai.ResetResult(np.zeros(1, dtype=np.float32), {})
+
+    def step(self, action):
+        return sekai.StepResult(np.zeros(1, dtype=np.float32), 0.0, False, False, {})
+
+
+sekai.register(
+    "mine/Odd-v0",
+    Odd,
+    kwargs={"stop_loss": float("-inf"), "cap": float("inf"), "fee": float("nan"),
+            "levels": (np.float64(1.5), float("nan")), "by_pair": {("a", "b"): 1}},
+)
+"""
+
+
+def _strict_json(text: str) -> Any:
+    """``text`` parsed as RFC 8259 JSON: ``NaN`` and ``Infinity`` are refused."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_info_json_is_standard_json_whatever_the_metadata_and_kwargs_hold(
+    sekai_cli, tmp_path: Path
+) -> None:
+    (tmp_path / "odd_values.py").write_text(ODD_VALUES)
+    done = sekai_cli("-m", "odd_values", "info", "mine/Odd-v0", "--json")
+    assert done.returncode == 0, done.stderr
+    described = _strict_json(done.stdout)
+    assert described["metadata"] == {
+        "render_fps": 30,
+        "(0, 1)": "goal",
+        "7": "seven",
+        "goal_cells": [[0, 1], [2, 3]],
+        "scale": 0.5,
+    }
+    assert described["kwargs"] == {
+        "stop_loss": "-inf",
+        "cap": "inf",
+        "fee": "nan",
+        "levels": [1.5, "nan"],
+        "by_pair": {"('a', 'b')": 1},
+    }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from sekai.cli._env_module import import_env_modules
@@ -14,7 +16,7 @@ if TYPE_CHECKING:
     from sekai.core.env import Env
     from sekai.registry.spec import EnvSpec
 
-__all__ = ["add_parser", "provided_by", "run", "wrapper_chain"]
+__all__ = ["add_parser", "json_value", "provided_by", "run", "wrapper_chain"]
 
 _EXAMPLES = """\
 examples:
@@ -63,6 +65,31 @@ def provided_by(spec: EnvSpec) -> str:
     return f"{source.distribution} {source.version} (plugin {source.plugin})"
 
 
+def json_value(value: Any) -> Any:
+    """``value`` in the standard JSON that ``--json`` writes (RFC 8259, which has no NaN).
+
+    NumPy scalars become numbers and arrays lists; NaN and the infinities become the strings
+    ``"nan"``, ``"inf"`` and ``"-inf"``; a dict key that is not a str becomes its ``repr()``
+    (``"(0, 1)"``), as does any other value JSON has no form for (a class in the kwargs).
+    """
+    import numpy as np
+
+    if isinstance(value, (np.ndarray, np.generic)):
+        return json_value(value.tolist())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if value is None or isinstance(value, (str, int)):  # bool is an int
+        return value
+    if isinstance(value, Mapping):
+        return {
+            key if isinstance(key, str) else repr(key): json_value(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [json_value(item) for item in value]
+    return repr(value)
+
+
 def run(args: argparse.Namespace, out: Output) -> int:
     """Print the description of ``args.env_id`` (as one JSON object with ``--json``)."""
     from sekai.registry import make, spec
@@ -86,8 +113,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
             "metadata": metadata,
             "wrappers": chain,
         }
-        # repr() for what JSON cannot hold (a class in kwargs, a tuple key in metadata).
-        out.print(json.dumps(described, indent=2, default=repr))
+        out.print(json.dumps(json_value(described), indent=2, allow_nan=False))
         return 0
     lines = [
         env_spec.pprint(),
