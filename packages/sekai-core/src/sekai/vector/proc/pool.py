@@ -67,7 +67,7 @@ class Pool(Replies):
     def start(self) -> None:
         """Start one process per slice (the caller cleans up with ``stop()`` if this raises)."""
         if self.ctx.get_start_method() == "forkserver":
-            processes.preload_worker(self.ctx)
+            processes.start_fork_server(self.ctx)
         lifeline_r, self._lifeline = self.ctx.Pipe(duplex=False)
         fork = self.ctx.get_start_method() == "fork"
         if USE_MAIL:  # None where /dev/shm has no room: warned to ProcVecEnv's caller

@@ -23,11 +23,12 @@ __all__ = [
     "end",
     "ending",
     "forget",
+    "holding_sigint",
     "join",
     "kill",
     "out_of_descriptors",
-    "preload_worker",
     "spawn",
+    "start_fork_server",
 ]
 
 GRACE = 0.5  # seconds between terminate() and kill(), and before terminate() once interrupted
@@ -39,21 +40,59 @@ _LAUNCHING = ("__init__", "_launch")  # the methods of multiprocessing's Popen g
 # fork server, and with it the exit status of every worker it started (they look dead). A fork's
 # (two pipes): CPython leaks the first where the second cannot be opened.
 _LAUNCH_FDS = {"fork": 4, "forkserver": 6}
+_SERVER_READY = "sekai.vector.proc.server_ready"  # imported by the fork server only
 
 
-def preload_worker(ctx: BaseContext) -> None:
-    """Have the fork server import the worker module (and so sekai and NumPy) before it starts,
-    so that every worker forked from it starts without importing them again.
+def start_fork_server(ctx: BaseContext) -> None:
+    """Start the fork server if it is not running yet, having it import the worker module (and
+    so sekai and NumPy) first, so that every worker forked from it starts without importing them
+    again; the modules already asked for stay preloaded.
 
-    Only when the server is not running yet; the modules already asked for stay preloaded.
+    It starts with SIGINT held (``holding_sigint``): a terminal's Ctrl-C reaches it too, and
+    while it imports those modules (seconds) it would die with a traceback on the user's
+    terminal. The last module it imports (``server_ready``) drops that SIGINT and lets SIGINT
+    through again, so the processes it forks get Python's handling as usual. In this process
+    the Ctrl-C is raised once the server has been launched.
     """
     from multiprocessing import forkserver
 
     server = getattr(forkserver, "_forkserver", None)
     modules = getattr(server, "_preload_modules", None)
     running = getattr(server, "_forkserver_pid", 0) is not None
-    if not running and isinstance(modules, list) and worker.__name__ not in modules:
-        ctx.set_forkserver_preload([*modules, worker.__name__])
+    if running or not isinstance(modules, list):
+        return
+    wanted = [name for name in modules if name != _SERVER_READY]
+    if worker.__name__ not in wanted:
+        wanted.append(worker.__name__)
+    ctx.set_forkserver_preload([*wanted, _SERVER_READY])
+    _start_resource_tracker()
+    with holding_sigint():
+        forkserver.ensure_running()
+
+
+@contextlib.contextmanager
+def holding_sigint() -> Iterator[None]:
+    """Hold SIGINT pending in this thread while the block runs, then let it through (raising
+    KeyboardInterrupt at the end if one came). A process started in the block starts with
+    SIGINT held too, until it lets it through itself. A no-op where Python has no signal masks
+    (Windows)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker now, if it is not running: spawn and the fork
+    server start it with their first process, and starting it lets SIGINT through in this
+    thread, which would end a ``holding_sigint`` block's hold early."""
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
 
 
 def spawn(
@@ -77,7 +116,13 @@ def spawn(
     try:
         if method in _LAUNCH_FDS:
             _spare(child, _LAUNCH_FDS[method])
-        process.start()
+        if method == "forkserver":  # the server forks it, with the server's SIGINT handling
+            process.start()
+        else:  # it starts with SIGINT held, until worker.run() ignores it
+            if method != "fork":
+                _start_resource_tracker()
+            with holding_sigint():
+                process.start()
     except BaseException as exc:
         _stop_launched(process, exc)
         raise

@@ -302,6 +302,8 @@ def run(
         index: this worker's index (its mailbox).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    if hasattr(signal, "pthread_sigmask"):  # held while it started (processes.holding_sigint)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one held is dropped
     for connection in inherited:
         connection.close()
     threading.Thread(
