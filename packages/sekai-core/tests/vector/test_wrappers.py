@@ -275,6 +275,37 @@ def test_transform_observation_refuses_a_new_space_that_is_not_a_sekai_space() -
         VecTransformObservation(venv, lambda b: b, gym_box)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("backend", ["sync", "async", "native"])
+def test_transform_reward_leaves_frozen_sub_envs_reward_0_as_each_sub_envs_own_one_does(
+    backend: str,
+) -> None:
+    def penalty(rewards: Any) -> Any:  # a step cost
+        return rewards - 0.01
+
+    def build(fns: list[Callable[[], Any]]) -> Any:
+        if backend == "native":
+            return CounterVecEnv(2, autoreset=False)
+        cls = SyncVecEnv if backend == "sync" else sekai.AsyncVecEnv
+        return cls(fns, autoreset=False)
+
+    inside = [lambda: sekai.TransformReward(CounterEnv(), penalty)] * 2
+    vecs = [VecTransformReward(build([CounterEnv] * 2), penalty)]
+    if backend != "native":  # the same transform in every sub-env
+        vecs.append(build(inside))
+    runs = []
+    for vec in vecs:
+        vec.reset(options=[{"start": GOAL - 1}, {"start": GOAL - 3}])
+        runs.append([vec.step([1, 1]).rewards.tolist() for _ in range(5)])
+        vec.close()
+    want = [[0.39, 0.39], [0.0, 0.29], [0.0, 0.19], [0.0, 0.0], [0.0, 0.0]]
+    np.testing.assert_allclose(runs[0], want)
+    assert all(run == runs[0] for run in runs)
+    vec = VecTransformReward(build([CounterEnv] * 2), penalty)
+    vec.reset(options=[{"start": GOAL - 1}, {"start": GOAL - 3}])
+    vec.step([1, 1])
+    assert asyncio.run(vec.async_step([1, 1])).rewards.tolist() == pytest.approx([0.0, 0.29])
+
+
 def test_ppo_stack_repr_and_episode_count() -> None:
     stats = VecRecordEpisodeStatistics(SyncVecEnv([CounterEnv] * 3))
     vec = VecNormalizeReward(VecNormalizeObservation(stats), gamma=0.99)

@@ -370,7 +370,8 @@ def check_observation_normalisation_stays_on_the_device(case: ModeCase) -> None:
 
 def check_reward_transforms_stay_on_the_device(case: ModeCase) -> None:
     """A reward wrapper (``VecTransformReward``) hands the rewards back on the device, in the
-    env's float dtype, whatever its function returns (a tensor, a comparison's bools, NumPy)."""
+    env's float dtype, whatever its function returns (a tensor, a comparison's bools, NumPy);
+    without autoreset, a frozen sub-env keeps reward 0 there."""
     device_type = type(case.to_device([0.0]))
     funcs = ((lambda r: r * 2, 2.0), (lambda r: r > 0, 1.0), (lambda r: np.full(3, 0.5), 0.5))
     for func, want in funcs:
@@ -381,6 +382,20 @@ def check_reward_transforms_stay_on_the_device(case: ModeCase) -> None:
         assert isinstance(rewards, device_type), type(rewards)
         assert rewards.dtype == envs.backend.float_dtype, rewards.dtype
         assert _host(envs, rewards).tolist() == [want] * 3
+    # Not func(0): the reward 0 the unwrapped env gives a frozen sub-env.
+    ks, build = (1, 2, 4), type(case.make(1)).from_kernel
+    plain = build(_EndsOnceKernel(ks), 3, None, {"autoreset": False})
+    envs = build(_EndsOnceKernel(ks), 3, None, {"autoreset": False})
+    vec = VecTransformReward(envs, lambda r: r - 0.5)
+    plain.reset(seed=0)
+    vec.reset(seed=0)
+    for _ in range(4):  # the sub-envs end at their k-th step, one after another
+        live = ~plain.frozen
+        action = case.to_device([0, 1, 1])
+        raw, rewards = plain.step(action).rewards, vec.step(action).rewards
+        assert isinstance(rewards, device_type), type(rewards)
+        expected = np.where(live, _host(plain, raw) - 0.5, 0.0)
+        np.testing.assert_allclose(_host(envs, rewards), expected, err_msg=f"live {live}")
 
 
 def check_terminal_observations_are_transformed_on_the_device(case: ModeCase) -> None:

@@ -376,7 +376,11 @@ class VecObservationWrapper(VecResultWrapper):
 
 class VecRewardWrapper(VecResultWrapper):
     """Transforms every ``(num_envs,)`` reward array with ``reward(rewards)`` (step paths);
-    a result of another shape raises ``ValueError``."""
+    a result of another shape raises ``ValueError``. The sub-envs a step did not step (frozen
+    ones, without autoreset; those left out by a step that raised) keep reward 0, as a reward
+    wrapper inside each sub-env leaves them."""
+
+    _step_reads_live = True
 
     @abc.abstractmethod
     def reward(self, rewards: NDArray[np.float64]) -> Any:
@@ -405,11 +409,21 @@ class VecRewardWrapper(VecResultWrapper):
                 f"{type(self).__name__}.reward() must return one reward per sub-env, shape "
                 f"{tuple(result.rewards.shape)}, got shape {tuple(rewards.shape)}."
             )
+        if live is not None:
+            rewards = self._stepped_only(rewards, live)
         return result._replace(rewards=rewards)
 
     def _rewrite_partial(self, partial: PartialStep) -> PartialStep:
         rewards = self._transformed(partial.rewards)  # a failed step's record is on the host
-        return dataclasses.replace(partial, rewards=np.where(partial.stepped, rewards, 0.0))
+        return dataclasses.replace(partial, rewards=self._stepped_only(rewards, partial.stepped))
+
+    def _stepped_only(self, rewards: Any, stepped: NDArray[np.bool_]) -> Any:
+        """``rewards`` with 0 for the sub-envs not ``stepped`` (on the device they are on)."""
+        backend = None if isinstance(rewards, np.ndarray) else _device_backend(self.venv)
+        if backend is None:
+            return np.where(stepped, rewards, 0.0)
+        xp = backend.xp
+        return xp.where(backend.convert(stepped), rewards, xp.zeros_like(rewards))
 
 
 class VecActionWrapper(VecResultWrapper):
