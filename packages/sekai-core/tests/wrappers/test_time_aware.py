@@ -14,7 +14,7 @@ from sekai.wrappers import TimeAwareObservation, TimeLimit
 
 def test_time_aware_appends_normalised_time_using_inner_time_limit(toy_env: Any) -> None:
     env = TimeAwareObservation(TimeLimit(toy_env(length=100), 4))
-    assert env.max_episode_steps == 4
+    assert env.get_attr("max_episode_steps") == 4
     assert (
         repr(env.observation_space)
         == "Box([-100.0, -100.0, 0.0], [100.0, 100.0, 1.0], (3,), float32)"
@@ -104,13 +104,35 @@ def test_time_aware_checks_max_episode_steps_as_time_limit_does(
             wrapper(toy_env(), steps)
 
 
-def test_its_normalising_limit_set_later_is_checked(toy_env: Any) -> None:
-    env = TimeAwareObservation(TimeLimit(toy_env(length=100), 4))
-    with pytest.raises(TypeError, match=r"^max_episode_steps must be an int, got NoneType\.$"):
-        env.set_attr("max_episode_steps", None)  # normalising divides by it
-    env.set_attr("max_episode_steps", 2)
+def _times_and_truncations(env: Any, steps: int) -> list[tuple[float, bool]]:
     env.reset(seed=0)
-    assert env.step(0).observation[-1] == 0.5
-    counting = TimeAwareObservation(toy_env(length=100), normalize_time=False)
-    counting.max_episode_steps = None  # nothing to normalise by: None stays allowed
-    assert counting.max_episode_steps is None
+    return [(float(r.observation[-1]), r.truncated) for r in (env.step(0) for _ in range(steps))]
+
+
+def test_set_attr_changes_the_time_limit_below_and_the_time_follows_it(toy_env: Any) -> None:
+    env = TimeAwareObservation(TimeLimit(toy_env(length=100), 4))
+    assert not hasattr(env, "max_episode_steps")  # set_attr reaches the TimeLimit
+    with pytest.raises(TypeError, match=r"^max_episode_steps must be an int, got NoneType\.$"):
+        env.set_attr("max_episode_steps", None)
+    env.set_attr("max_episode_steps", 2)
+    assert env.get_attr("max_episode_steps") == 2
+    assert _times_and_truncations(env, 3) == [(0.5, False), (1.0, True), (1.0, True)]
+    # A limit given to the wrapper normalises the time, fixed: the episodes still shorten.
+    fixed = TimeAwareObservation(TimeLimit(toy_env(length=100), 4), 8)
+    fixed.set_attr("max_episode_steps", 2)
+    assert _times_and_truncations(fixed, 2) == [(0.125, False), (0.25, True)]
+
+
+def test_set_attr_on_a_vector_env_shortens_episodes_and_the_time_follows(toy_env: Any) -> None:
+    fns = [lambda: TimeAwareObservation(TimeLimit(toy_env(length=100), 200))] * 2
+    vec = sekai.SyncVecEnv(fns, autoreset=False)
+    with pytest.raises(ValueError, match=r"^max_episode_steps must be >= 1, got 0\.$"):
+        vec.set_attr("max_episode_steps", [5, 0])  # every value checked before any change
+    assert vec.get_attr("max_episode_steps") == [200, 200]
+    vec.set_attr("max_episode_steps", [5, 4])
+    assert vec.get_attr("max_episode_steps") == [5, 4]
+    vec.reset(seed=0)
+    results = [vec.step([0, 0]) for _ in range(5)]
+    times = [r.observations[:, -1] for r in results[3:]]
+    np.testing.assert_allclose(times, [[0.8, 1.0], [1.0, 1.0]], rtol=1e-6)
+    assert [r.truncated.tolist() for r in results[3:]] == [[False, True], [True, True]]

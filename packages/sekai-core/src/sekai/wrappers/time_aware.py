@@ -17,12 +17,12 @@ from sekai.wrappers.time_limit import TimeLimit, checked_steps
 __all__ = ["TimeAwareObservation"]
 
 
-def _find_max_episode_steps(env: Env[Any, Any]) -> int | None:
+def _inner_time_limit(env: Env[Any, Any]) -> TimeLimit | None:
+    """The outermost TimeLimit of ``env``'s stack, None when it has none."""
     for layer in env:
         if isinstance(layer, TimeLimit):
-            return layer.max_episode_steps
-    spec = env.spec
-    return None if spec is None else spec.max_episode_steps
+            return layer
+    return None
 
 
 class TimeAwareObservation(ResultWrapper[Any, Any, Any, Any]):
@@ -32,10 +32,15 @@ class TimeAwareObservation(ResultWrapper[Any, Any, Any, Any]):
     ``[0, inf]``; an integer Box becomes float32); a Dict gains the key ``dict_key`` with a
     ``Box(0.0, high, (1,), float32)``. The normalised value is ``min(t / max_episode_steps, 1.0)``.
 
+    Without ``max_episode_steps`` the time is normalised by the nearest inner TimeLimit's limit
+    as it is at each step: ``set_attr("max_episode_steps", n)`` (which reaches that TimeLimit:
+    this wrapper has no attribute of that name) changes the episode length and the time
+    feature together.
+
     Args:
         env: the environment to wrap.
-        max_episode_steps: the episode length used to normalise; defaults to the nearest inner
-            TimeLimit's, else ``env.spec.max_episode_steps``.
+        max_episode_steps: the episode length used to normalise, fixed; defaults to the nearest
+            inner TimeLimit's (followed as it changes), else ``env.spec.max_episode_steps``.
         normalize_time: whether to divide ``t`` by ``max_episode_steps``.
         dict_key: the key added to Dict observations.
     """
@@ -49,11 +54,13 @@ class TimeAwareObservation(ResultWrapper[Any, Any, Any, Any]):
     ) -> None:
         super().__init__(env)
         normalize_time = check_bool("TimeAwareObservation", "normalize_time", normalize_time)
-        if max_episode_steps is None:
-            max_episode_steps = _find_max_episode_steps(env)
-        else:
+        # The limit to follow (none when one is given), else the fixed one (None: none known).
+        self._time_limit = _inner_time_limit(env) if max_episode_steps is None else None
+        if max_episode_steps is not None:
             max_episode_steps = checked_steps(max_episode_steps)
-        if normalize_time and max_episode_steps is None:
+        elif self._time_limit is None and env.spec is not None:
+            max_episode_steps = env.spec.max_episode_steps
+        if normalize_time and max_episode_steps is None and self._time_limit is None:
             raise ValueError(
                 "TimeAwareObservation(normalize_time=True) needs max_episode_steps; pass it "
                 "explicitly or wrap the env in TimeLimit first."
@@ -87,27 +94,12 @@ class TimeAwareObservation(ResultWrapper[Any, Any, Any, Any]):
             )
         warn_if_around_autoreset(self)
 
-    @property
-    def max_episode_steps(self) -> int | None:
-        """The episode length the time is normalised by (None: not normalised, none known).
-
-        Setting it (e.g. through ``set_attr``, which reaches this layer before a TimeLimit
-        below it) changes the normalisation only; an int >= 1, or None when the time is not
-        normalised.
-        """
-        return self._max_episode_steps
-
-    @max_episode_steps.setter
-    def max_episode_steps(self, value: int | None) -> None:
-        if value is None and not self.normalize_time:
-            self._max_episode_steps = None
-        else:  # normalising divides by it
-            self._max_episode_steps = checked_steps(value)
-
     def _time(self) -> float:
-        if self.normalize_time:
-            return min(self._t / self.max_episode_steps, 1.0)  # type: ignore[operator]
-        return float(self._t)
+        if not self.normalize_time:
+            return float(self._t)
+        limit = self._time_limit
+        steps = self._max_episode_steps if limit is None else limit.max_episode_steps
+        return min(self._t / steps, 1.0)  # type: ignore[operator]
 
     def _observe(self, observation: Any) -> Any:
         if self._is_dict:
