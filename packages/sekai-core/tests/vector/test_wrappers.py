@@ -82,11 +82,11 @@ def test_record_episode_statistics_calls_a_custom_tracker() -> None:
         ("step", pytest.approx(0.4)),
         ("step", pytest.approx(-0.1)),
         ("end", 0, pytest.approx(0.4)),
-        ("reset", None, None),  # the autoreset of sub-env 0: its stream continues
+        ("reset", None, seeds[0]),  # the autoreset of sub-env 0: its stream continues
     ]
 
 
-def _reset_seeds(vec: VecRecordEpisodeStatistics, seed: Any) -> list[Any]:
+def _seeds_reported(vec: VecRecordEpisodeStatistics, seed: Any) -> list[Any]:
     tracker = vec.tracker
     assert isinstance(tracker, Tracker)
     tracker.events.clear()
@@ -96,20 +96,20 @@ def _reset_seeds(vec: VecRecordEpisodeStatistics, seed: Any) -> list[Any]:
 
 def test_record_episode_statistics_reports_the_seeds_sub_envs_were_reset_with() -> None:
     vec = VecRecordEpisodeStatistics(SyncVecEnv([CounterEnv] * 2), tracker=Tracker())
-    assert _reset_seeds(vec, 3) == vec.get_attr("_rng_seed") == sekai.make_seed_sequence(3, 2)
-    assert _reset_seeds(vec, np.array([7, 8])) == [7, 8]
-    assert _reset_seeds(vec, None) == [None, None]
+    assert _seeds_reported(vec, 3) == vec.get_attr("_rng_seed") == sekai.make_seed_sequence(3, 2)
+    assert _seeds_reported(vec, np.array([7, 8])) == [7, 8]
+    assert _seeds_reported(vec, None) == [7, 8] == vec.get_attr("_rng_seed")  # kept
     generator = np.random.default_rng(0)
-    seeds = _reset_seeds(vec, [None, generator])
-    assert seeds == [None, vec.get_attr("_rng_seed")[1]]
+    seeds = _seeds_reported(vec, [None, generator])
+    assert seeds == [7, vec.get_attr("_rng_seed")[1]]
     assert seeds[1] == np.random.default_rng(0).integers(2**63)  # drawn once, by the backend
     assert generator.integers(2**63) == np.random.default_rng(0).integers(2**63, size=2)[1]
 
 
 def test_record_episode_statistics_reports_a_native_envs_generator_seed() -> None:
     vec = VecRecordEpisodeStatistics(CounterVecEnv(2), tracker=Tracker())
-    assert _reset_seeds(vec, 3) == [3, 3]  # one generator, seeded with 3: reset(seed=3) replays
-    assert _reset_seeds(vec, None) == [None, None]
+    assert _seeds_reported(vec, 3) == [3, 3]  # one generator, seeded with 3: reset(seed=3) replays
+    assert _seeds_reported(vec, None) == [3, 3]  # its stream continues
 
 
 @pytest.mark.parametrize("native", [False, True])
@@ -120,11 +120,11 @@ def test_record_episode_statistics_reports_each_entry_of_a_seed_list_on_every_ba
     # as a sub-env of any other backend is: trackers are told the same seeds.
     venv = CounterVecEnv(2) if native else SyncVecEnv([CounterEnv] * 2)
     vec = VecRecordEpisodeStatistics(venv, tracker=Tracker())
-    assert _reset_seeds(vec, [7, 8]) == [7, 8]
-    assert _reset_seeds(vec, [None, np.int64(9)]) == [None, 9]
-    assert _reset_seeds(vec, [None, None]) == [None, None]
-    seeds = _reset_seeds(vec, [np.random.default_rng(0), None])
-    assert seeds == [np.random.default_rng(0).integers(2**63), None]  # its one draw
+    assert _seeds_reported(vec, [7, 8]) == [7, 8]
+    assert _seeds_reported(vec, [None, np.int64(9)]) == [7, 9]  # None keeps the recorded seed
+    assert _seeds_reported(vec, [None, None]) == [7, 9]
+    seeds = _seeds_reported(vec, [np.random.default_rng(0), None])
+    assert seeds == [np.random.default_rng(0).integers(2**63), 9]  # its one draw
 
 
 @pytest.mark.parametrize("native", [False, True])
@@ -142,8 +142,42 @@ def test_record_episode_statistics_reports_every_autoreset_like_a_single_env(
     ours = [event[:2] for event in vec.tracker.events if event[0] != "step"]  # type: ignore[attr-defined]
     theirs = [event[0] for event in single.get_attr("tracker").events if event[0] != "step"]
     assert theirs.count("end") >= 2 and theirs[1:] == ["end", "reset"] * theirs.count("end")
-    episode = [("end", 0), ("reset", None), ("end", 1), ("reset", None)]  # on_reset(None, None)
+    episode = [("end", 0), ("reset", None), ("end", 1), ("reset", None)]  # env_id None
     assert ours == [("reset", None)] * 2 + episode * theirs.count("end")
+    seeds = [event[2] for event in vec.tracker.events if event[0] == "reset"]  # type: ignore[attr-defined]
+    recorded = [0, 0] if native else sekai.make_seed_sequence(0, 2)  # kept by every autoreset
+    assert seeds == recorded * (1 + theirs.count("end"))
+
+
+@pytest.mark.parametrize("backend", ["sync", "async", "proc"])
+def test_record_episode_statistics_reports_the_seeds_a_sub_envs_own_wrapper_reports(
+    backend: str,
+) -> None:
+    # Autoresets and unseeded resets keep each sub-env's recorded seed, as they keep an env's.
+    def build(fn: Callable[[], Any]) -> Any:
+        if backend == "proc":
+            return sekai.ProcVecEnv([fn] * 2, num_workers=1, context="fork")
+        return (SyncVecEnv if backend == "sync" else sekai.AsyncVecEnv)([fn] * 2)
+
+    def run(vec: Any) -> None:
+        with vec:
+            vec.reset(seed=5, options={"start": GOAL - 2})
+            for _ in range(2):  # both episodes end: autoresets
+                vec.step([1, 1])
+            vec.reset()
+            vec.reset(seed=[None, 6])
+
+    def seeds(tracker: Tracker) -> list[Any]:
+        return [event[2] for event in tracker.events if event[0] == "reset"]
+
+    first, second = sekai.make_seed_sequence(5, 2)
+    expected = [first, second] * 3 + [first, 6]  # resets, autoresets, unseeded, a list
+    inner = Tracker()  # one tracker in both sub-envs, which a SyncVecEnv steps in order
+    run(SyncVecEnv([lambda: sekai.RecordEpisodeStatistics(CounterEnv(), tracker=inner)] * 2))
+    assert seeds(inner) == expected
+    outer = VecRecordEpisodeStatistics(build(CounterEnv), tracker=Tracker())
+    run(outer)
+    assert seeds(outer.tracker) == expected
 
 
 def test_record_episode_statistics_reports_no_reset_for_a_frozen_sub_env() -> None:
@@ -424,8 +458,9 @@ def test_an_episode_ending_in_a_step_that_raises_elsewhere_does_not_leak_into_th
         assert records.episode_returns[0] == 0.0 and records.episode_lengths[0] == 0
         assert vec._returns[0] == 0.0  # VecNormalizeReward's discounted return starts over
         # The episode that ended in the failed call is recorded (1 + 10 over 2 steps), then
-        # sub-env 0's new episode begins.
-        assert tracker.events[-2:] == [("end", 0, 11.0), ("reset", None, None)]
+        # sub-env 0's new episode begins (its recorded seed kept).
+        seed = sekai.make_seed_sequence(0, 2)[0]
+        assert tracker.events[-2:] == [("end", 0, 11.0), ("reset", None, seed)]
         vec.step([0, 0])
         stats = vec.step([1, 0]).infos[0]["episode"]
         assert (stats.episode_return, stats.episode_length) == (11.0, 2)  # not 12.0 and 3
@@ -492,7 +527,7 @@ def test_a_tracker_that_takes_env_index_is_told_the_sub_env_of_each_event() -> N
         ("step", 0, 1.0),
         ("step", 1, 10.0),
         ("end", 1, 10.0),
-        ("reset", 1, None),
+        ("reset", 1, 8),
     ]
 
 

@@ -186,8 +186,9 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
                 f"the same way), got {options!r}; use vectorization_mode='native' or 'sync' "
                 "for reset options."
             )
-        rng_seed, self._reset_seeds = native_seed(seed, n, lambda: self.rng)
+        rng_seed, seeds = native_seed(seed, n, lambda: self.rng)
         self._begin_reset()
+        self._record_seeds(seeds)
         self._set_rng(rng_seed)
         if rng_seed is not None or self.rng is not self._backend_rng:
             self.backend.seed(self.rng)

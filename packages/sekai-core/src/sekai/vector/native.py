@@ -153,8 +153,9 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         n = self.num_envs
         # Options first: a refused call must not have drawn from the generator.
         per_env_options = vector_options(options, n)
-        rng_seed, self._reset_seeds = native_seed(seed, n, lambda: self.rng)
+        rng_seed, seeds = native_seed(seed, n, lambda: self.rng)
         self._begin_reset()
+        self._record_seeds(seeds)
         self._set_rng(rng_seed)
         if options is not None:  # without options there is nothing to check per sub-env
             failures = self._option_failures(per_env_options)

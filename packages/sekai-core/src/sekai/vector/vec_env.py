@@ -121,9 +121,11 @@ class VecEnv(abc.ABC):
     # type checkers flag vec.render() instead of typing it Any.
     if not TYPE_CHECKING:
         render = NoVecRender()
-    _reset_seeds: list[int | None] | None = None
-    """The seed each sub-env was last reset with (None: not reseeded), recorded by the backend
-    when it derives the seeds (``_reset_plan``, native seeding); None while unknown."""
+    _recorded_seeds: list[int | None] | None = None
+    """Each sub-env's recorded seed, as an env records its own (core.md §3): the seed the
+    backend last reseeded it with when it derived the seeds (``_reset_plan``, native seeding),
+    kept by resets that do not reseed it (None: never reseeded); None before the first reset.
+    Set through ``_record_seeds``."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -414,8 +416,14 @@ class VecEnv(abc.ABC):
         per_env_options = vector_options(options, self._num_envs)
         seeds = vector_seeds(seed, self._num_envs)
         self._begin_reset()
-        self._reset_seeds = seeds
+        self._record_seeds(seeds)
         return seeds, per_env_options
+
+    def _record_seeds(self, seeds: list[int | None]) -> None:
+        """Record the seed each sub-env is reset with; a None entry (its stream continues)
+        keeps the sub-env's recorded seed, as ``_set_rng(None)`` keeps an env's."""
+        recorded = self._recorded_seeds or [None] * len(seeds)
+        self._recorded_seeds = [old if new is None else new for new, old in zip(seeds, recorded)]
 
     def _reset_done(self) -> None:
         """After every sub-env was reset: unfreeze them all and allow stepping."""

@@ -60,11 +60,12 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[VecTrackerT]):
     ``InMemoryTracker``, which ignores it), and every reset of a sub-env
     ``tracker.on_reset(env_id, seed)``, as ``AutoReset(RecordEpisodeStatistics(env))`` would:
     once per sub-env for ``reset()``, and once more for each autoreset, after its
-    ``on_episode_end``, with seed None. The seed is the one the backend reset the sub-env with
-    (``reset(seed=s)`` with an int gives sub-env i the child seed i; None: not reseeded, its
-    stream continues); a list gives each sub-env its entry on every backend. A native env's
-    sub-envs share one generator: for an int each reports that int (``reset(seed=s)`` replays
-    them all).
+    ``on_episode_end``. The seed is the sub-env's recorded seed, the one the backend last
+    reseeded it with (``reset(seed=s)`` with an int gives sub-env i the child seed i; a list
+    gives each sub-env its entry on every backend), kept, as an env keeps its own, by
+    autoresets and by resets that do not reseed it (their streams continue); None while the
+    VecEnv has never reseeded it. A native env's sub-envs share one generator: for an int each
+    reports that int (``reset(seed=s)`` replays them all).
 
     The sub-envs' events interleave; a tracker whose ``on_reset`` or ``on_step`` takes an
     ``env_index`` keyword is told which sub-env each call is about (for type checkers, an
@@ -114,14 +115,16 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[VecTrackerT]):
         self.episode_returns[:] = 0.0
         self.episode_lengths[:] = 0
         self._starts[:] = time.monotonic()
-        # The seeds the backend derived and used (one rule for every backend, in
-        # vector._contract.seeding): a Generator in a seed list was drawn from once.
-        seeds = self.venv.unwrapped._reset_seeds or [None] * self.num_envs
         env_id = self._env_id()
-        for i, sub_seed in enumerate(seeds):
-            self._reset_event(env_id, sub_seed, i)
+        for i in range(self.num_envs):
+            self._reset_event(env_id, i)
 
-    def _reset_event(self, env_id: str | None, seed: int | None, index: int) -> None:
+    def _reset_event(self, env_id: str | None, index: int) -> None:
+        """``on_reset`` for sub-env ``index``, with its recorded seed: the seeds the backend
+        derived (one rule for every backend, in vector._contract.seeding; a Generator in a
+        seed list was drawn from once), as the VecEnv records them."""
+        recorded = self.venv.unwrapped._recorded_seeds
+        seed = None if recorded is None else recorded[index]
         tracker: Any = self._tracker  # either kind: _set_tracker read which from its hooks
         if self._indexed_reset:
             tracker.on_reset(env_id=env_id, seed=seed, env_index=index)
@@ -194,7 +197,7 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[VecTrackerT]):
                 info_of(i)["episode"] = stats
             self._tracker.on_episode_end(stats)
             if reset[i]:
-                self._reset_event(env_id, None, i)
+                self._reset_event(env_id, i)
         self._start_over(finished, end)
 
     def _resets(self, finished: NDArray[np.bool_]) -> NDArray[np.bool_]:
