@@ -116,6 +116,27 @@ def test_clear_forgets_frames_and_close_closes_renderer_and_env() -> None:
     assert renderer.closed
 
 
+class ClosesOnce(LineRenderer):
+    """Refuses to be closed twice (a video writer, a window)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closes = 0
+
+    def close(self) -> None:
+        if self.closes:
+            raise RuntimeError("renderer already closed")
+        self.closes += 1
+
+
+def test_closing_again_leaves_the_renderer_alone() -> None:
+    renderer = ClosesOnce()
+    env = _recorded(renderer)
+    env.close()
+    env.close()
+    assert renderer.closes == 1
+
+
 def test_the_env_is_closed_even_when_the_renderer_fails_to_close() -> None:
     class Failing(LineRenderer):
         def close(self) -> None:

@@ -109,6 +109,22 @@ def test_a_numpy_int_index_is_an_index() -> None:
     assert type(vec.index) is int and vec.index == 1
 
 
+def test_closing_again_is_a_no_op_for_the_renderer_too() -> None:
+    class ClosesOnce(PositionRenderer):
+        closes = 0
+
+        def close(self) -> None:
+            if self.closes:
+                raise RuntimeError("renderer already closed")
+            self.closes += 1
+
+    renderer = ClosesOnce()
+    vec = VecRecordFrames(_sync(), renderer)
+    vec.close()
+    vec.close()
+    assert renderer.closes == 1 and vec.closed
+
+
 def test_the_vector_env_is_closed_even_when_the_renderer_fails_to_close() -> None:
     class Failing(PositionRenderer):
         def close(self) -> None:

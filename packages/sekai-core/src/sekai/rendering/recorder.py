@@ -59,6 +59,13 @@ class FrameRecording:
         self.enabled = enabled
         self.max_frames = None if max_frames is None else int(max_frames)
         self.frames = []
+        self._renderer_closed = False
+
+    def _close_renderer(self) -> None:
+        """Close the renderer once: closing the recorder again leaves it alone."""
+        if not self._renderer_closed:
+            self._renderer_closed = True
+            self.renderer.close()
 
     def _recorded_env(self) -> Any:
         """The env object the renderer draws."""
@@ -107,9 +114,9 @@ class RecordFrames(FrameRecording, ResultWrapper[Any, Any, Any, Any]):
     _reset_result = _step_result = FrameRecording._capture
 
     def close(self) -> None:
-        """Close the renderer, then the env."""
+        """Close the renderer (once), then the env."""
         try:
-            self.renderer.close()
+            self._close_renderer()
         finally:
             self.env.close()
 

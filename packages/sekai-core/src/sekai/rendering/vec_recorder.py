@@ -81,9 +81,9 @@ class VecRecordFrames(FrameRecording, VecResultWrapper):
         return self._capture(result)
 
     def close(self) -> None:
-        """Close the renderer, then the vector env."""
+        """Close the renderer (once: a second ``close()`` is a no-op), then the vector env."""
         try:
-            self.renderer.close()
+            self._close_renderer()
         finally:
             self.venv.close()
 
