@@ -404,6 +404,19 @@ def test_close_closes_renderer_even_if_env_close_raises() -> None:
     assert renderer.closed
 
 
+def test_closing_again_leaves_the_renderer_alone() -> None:
+    class Once(TextRenderer):
+        def close(self) -> None:
+            if self.closed:
+                raise RuntimeError("closed twice")
+            super().close()
+
+    gym_env = to_gymnasium(sekai.make("CartPole-v1"), renderer=Once())
+    gym_env.close()
+    gym_env.close()
+    assert gym_env.renderer is not None and gym_env.renderer.closed
+
+
 def test_gymnasium_render_checker_accepts_the_converted_env() -> None:
     gym_env = to_gymnasium(sekai.make("CartPole-v1"), renderer=CartPoleRenderer())
     run_checker(gym_check_env, gym_env)

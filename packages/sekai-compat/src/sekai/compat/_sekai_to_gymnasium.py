@@ -105,6 +105,7 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
         self.render_mode = _render_mode(env, renderer, render_mode)
         self.sekai_env = env
         self.renderer = renderer
+        self._renderer_closed = False
         self.observation_space = space_to_gymnasium(env.observation_space)
         self.action_space = space_to_gymnasium(env.action_space)
         self.metadata = {
@@ -148,11 +149,13 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
         return self.renderer.render(self.sekai_env)
 
     def close(self) -> None:
-        """Close the sekai env, then the renderer (even if closing the env raised)."""
+        """Close the sekai env, then the renderer (even if closing the env raised); closing
+        again leaves the renderer alone, as closing a sekai env again does nothing."""
         try:
             self.sekai_env.close()
         finally:
-            if self.renderer is not None:
+            if self.renderer is not None and not self._renderer_closed:
+                self._renderer_closed = True
                 self.renderer.close()
 
     # -- the generator is the sekai env's ----------------------------------------------------
