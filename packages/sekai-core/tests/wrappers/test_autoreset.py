@@ -165,3 +165,31 @@ def test_autoreset_rejects_non_env() -> None:
 
 def test_autoreset_is_exported_top_level() -> None:
     assert sekai.AutoReset is AutoReset
+
+
+class _NoneInfo(sekai.Env[Any, Any]):
+    """An env whose step or reset info is None."""
+
+    observation_space = sekai.spaces.Discrete(2)
+    action_space = sekai.spaces.Discrete(2)
+
+    def __init__(self, bad: str) -> None:
+        self.bad = bad
+
+    def reset(
+        self, *, seed: sekai.SeedLike = None, options: dict[str, Any] | None = None
+    ) -> sekai.ResetResult[Any]:
+        return sekai.ResetResult(0, None if self.bad == "reset" else {})  # type: ignore[arg-type]
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        info: dict[str, Any] | None = None if self.bad == "step" else {}
+        return sekai.StepResult(0, 1.0, True, False, info)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", ["step", "reset"])
+def test_autoreset_names_an_info_that_is_not_a_dict(bad: str) -> None:
+    env = AutoReset(_NoneInfo(bad))
+    env.reset()
+    message = rf"^AutoReset: the env's {bad}\(\) returned info None \(NoneType\); an info must be"
+    with pytest.raises(TypeError, match=message):
+        env.step(0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sekai.core._snapshot import snapshot
@@ -26,7 +27,7 @@ def keep_ending(result: StepResult[Any]) -> tuple[Any, dict[str, Any]]:
     """Copies of an ending step's observation and info, taken before the reset that follows:
     an env may write its reset observation into the same buffer (gymnasium#1132), or refill
     the same info dict."""
-    return snapshot(result.observation), dict(result.info)
+    return snapshot(result.observation), _info_copy(result.info, "step")
 
 
 def autoreset_result(
@@ -41,5 +42,16 @@ def autoreset_result(
         result.terminated,
         result.truncated,
         # A copy: an env that refills one reset info dict would rewrite results already kept.
-        autoreset_info(final_info, final_observation, dict(reset.info)),
+        autoreset_info(final_info, final_observation, _info_copy(reset.info, "reset")),
+    )
+
+
+def _info_copy(info: Any, method: str) -> dict[str, Any]:
+    """A dict copy of the info an env's ``method()`` returned, which must be a Mapping."""
+    if isinstance(info, Mapping):
+        return dict(info)
+    raise TypeError(
+        f"AutoReset: the env's {method}() returned info {info!r:.80} ({type(info).__name__}); "
+        "an info must be a dict, which AutoReset extends with final_observation, final_info "
+        "and reset_info."
     )
