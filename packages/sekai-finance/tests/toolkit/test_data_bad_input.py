@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import sekai
 from sekai.envs.finance import TradingEnv
 from sekai.finance.data import MarketData, Time
 
@@ -247,3 +248,87 @@ def test_nullable_pandas_columns_give_nan_for_missing_values() -> None:
         }
     )
     assert np.isnan(MarketData.from_long(long, fields=["volume"]).field("volume")[0, 1])
+
+
+# 4. a missing asset id is refused, never made an asset
+
+
+@pytest.mark.parametrize("missing", [None, np.nan, pd.NA])
+def test_from_long_refuses_rows_without_an_asset_id(missing):
+    table = LONG.assign(symbol=["a", missing, "a", "b"])
+    with pytest.raises(
+        ValueError, match=r"df\['symbol'\] is missing \(None or NaN\) in 1 row\(s\), index \[1\]"
+    ):
+        MarketData.from_long(table)
+
+
+@pytest.mark.parametrize("missing", [None, np.nan, float("nan"), pd.NA])
+def test_assets_refuse_a_missing_id(missing):
+    with pytest.raises(
+        ValueError, match=r"assets has a missing id \(None or NaN\) at position\(s\) \[1\]"
+    ):
+        MarketData(np.ones((3, 2)), assets=["a", missing])
+
+
+def test_from_pandas_refuses_a_missing_column_label():
+    frame = pd.DataFrame(np.ones((3, 2)), columns=["a", None])
+    with pytest.raises(ValueError, match=r"missing id .* position\(s\) \[1\]"):
+        MarketData.from_pandas(frame)
+
+
+# 5. a bad value is located: row, timestamp, asset and value
+
+
+def test_a_non_positive_price_is_located():
+    prices = np.ones((5, 2))
+    prices[3, 1] = -2.0
+    with pytest.raises(
+        ValueError,
+        match=r"found 1 value\(s\) <= 0 \(first at row 3 \(timestamp 13\), asset 'y': -2\.0\)",
+    ):
+        MarketData(prices, timestamps=np.arange(10, 15), assets=["x", "y"])
+
+
+@pytest.mark.parametrize(
+    ("timestamps", "message"),
+    [
+        ([0, 1, 3, 2, 4], r"row 3 \(2\) comes before row 2 \(3\)"),
+        ([0, 1, 2, 2, 4], r"row 3 \(2\) repeats row 2 \(2\)"),
+    ],
+)
+def test_timestamps_out_of_order_are_located(timestamps, message):
+    with pytest.raises(ValueError, match=rf"timestamps must be strictly increasing: {message}"):
+        MarketData(np.ones(5), timestamps=timestamps)
+
+
+def test_a_pandas_index_out_of_order_is_located():
+    frame = FRAME.iloc[[0, 2, 1, *range(3, 50)]]
+    with pytest.raises(ValueError, match=r"row 2 \(2021-01-05.*\) comes before row 1 \(2021-01-06"):
+        MarketData.from_pandas(frame)
+
+
+def test_a_missing_price_in_a_panel_for_a_complete_env_is_located():
+    prices = np.ones((50, 2))
+    prices[7, 1] = np.nan
+    data = MarketData(prices, timestamps=np.arange(100, 150), assets=["x", "y"])
+    with pytest.raises(
+        ValueError, match=r"1 place\(s\) \(first at row 7 \(timestamp 107\), asset 'y': nan\)"
+    ):
+        sekai.make("Portfolio-v0", data=data)
+
+
+def test_a_bad_price_given_as_prices_is_located():
+    prices = np.ones((50, 2))
+    prices[7, 1] = 0.0
+    with pytest.raises(ValueError, match=r"\(first at row 7, column 1: 0\.0\)"):
+        sekai.make("Portfolio-v0", prices=prices)
+
+
+# 6. split() names the embargo that empties a part
+
+
+def test_split_names_the_embargo_that_empties_a_part():
+    with pytest.raises(ValueError, match=r"embargo=60 leaves part 1 with 0 rows \(of the 50 rows"):
+        MarketData(np.arange(1.0, 101)).split(0.5, embargo=60)
+    with pytest.raises(ValueError, match=r"split points \[5, 6\] leave part 1 with 1 rows"):
+        MarketData(np.ones(10)).split(5, 6, embargo=0)

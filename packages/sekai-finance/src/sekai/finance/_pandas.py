@@ -1,4 +1,5 @@
-"""Reading pandas objects into MarketData: the optional import, values and time indexes."""
+"""Reading pandas objects into MarketData: the optional import, values, time indexes and
+long tables."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 from sekai.error import MissingDependency
 from sekai.finance.timestamps import TZ_HINT
 
-__all__ = ["import_pandas", "pandas_times", "pandas_values"]
+__all__ = ["import_pandas", "long_to_wide", "pandas_times", "pandas_values"]
 
 _PANDAS_HINT = '{what} needs pandas, which is not installed: pip install "sekai-finance[pandas]"'
 
@@ -45,3 +46,37 @@ def pandas_times(pd: Any, index: Any) -> Any:
             raise ValueError(TZ_HINT)
         return index.to_numpy("datetime64[ns]")
     return index.to_numpy()
+
+
+def long_to_wide(
+    pd: Any, df: Any, *, time: str, asset: str, price: str, fields: list[Any]
+) -> tuple[Any, dict[str, Any]]:
+    """A long table (one row per time and asset) as a prices DataFrame (index = times, sorted;
+    columns = assets) and one DataFrame per name in ``fields``.
+
+    Raises:
+        ValueError: a column is missing, a row has no asset id (None or NaN), or a (time,
+            asset) pair has more than one row.
+    """
+    missing = [c for c in (time, asset, price, *fields) if c not in df.columns]
+    if missing:
+        raise ValueError(
+            f"df has no column(s) {missing} (see time=, asset=, price=, fields=); its "
+            f"columns are {list(df.columns)}."
+        )
+    no_id = df.index[df[asset].isna().to_numpy()]
+    if len(no_id):
+        raise ValueError(
+            f"df[{asset!r}] is missing (None or NaN) in {len(no_id)} row(s), index "
+            f"{no_id[:5].tolist()}{' ...' if len(no_id) > 5 else ''}; every row needs an asset "
+            "id: drop or fill those rows."
+        )
+    repeated = df.loc[df.duplicated([time, asset], keep=False), [time, asset]]
+    if len(repeated):
+        pairs = list(dict.fromkeys(map(tuple, repeated.itertuples(index=False))))
+        raise ValueError(
+            f"df has more than one row for {len(pairs)} ({time}, {asset}) pair(s), e.g. "
+            f"{[tuple(map(str, p)) for p in pairs[:3]]}; keep one row per time and asset."
+        )
+    wide = df.pivot(index=time, columns=asset, values=price).sort_index()
+    return wide, {str(n): df.pivot(index=time, columns=asset, values=n) for n in fields}

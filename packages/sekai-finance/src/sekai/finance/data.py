@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 
 from sekai.finance._gaps import fill_gaps
-from sekai.finance._pandas import import_pandas, pandas_times, pandas_values
+from sekai.finance._ids import asset_ids, id_list, named
+from sekai.finance._located import first_at
+from sekai.finance._pandas import import_pandas, long_to_wide, pandas_times, pandas_values
 from sekai.finance._values import check_count, is_int, is_real, real_array, real_float, too_large
 from sekai.finance.timestamps import Time, check_timestamps, to_datetime64
 
@@ -30,39 +32,6 @@ def _as_panel(name: str, array: object, *, rows: int | None = None) -> np.ndarra
 def _frozen(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
-
-
-def _named(name: str, value: object, what: str) -> dict[str, Any]:
-    """``value`` (a mapping of str name -> ``what``, or None) as a new dict; ``TypeError``
-    naming ``name`` otherwise."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a mapping of name -> {what}, got {type(value).__name__}.")
-    for key in value:
-        if not isinstance(key, str):
-            raise TypeError(f"{name} must map str names, got a {type(key).__name__} key {key!r}.")
-    return dict(value)
-
-
-def _id_list(name: str, value: object, what: str = "asset id") -> list[Any]:
-    """One ``what`` (a str) or an iterable of hashable ones, as a list; ``TypeError`` naming
-    ``name`` otherwise."""
-    if isinstance(value, str):
-        return [value]
-    if not isinstance(value, Iterable):
-        raise TypeError(
-            f"{name} takes one {what} or an iterable of {what}s, got {type(value).__name__}."
-        )
-    ids = list(value)
-    for i in ids:
-        try:
-            hash(i)
-        except TypeError:
-            raise TypeError(
-                f"{name}: each {what} must be hashable, got {type(i).__name__} {i!r}."
-            ) from None
-    return ids
 
 
 class MarketData:
@@ -94,7 +63,7 @@ class MarketData:
             raise TypeError("prices is already a MarketData; use it directly.")
         if not isinstance(price_field, str):
             raise TypeError(f"price_field must be a str, got {type(price_field).__name__}.")
-        extra = _named("fields", fields, "a (T, N) array")
+        extra = named("fields", fields, "a (T, N) array")
         if prices is not None and price_field in extra:
             raise ValueError(f"prices were given twice: as prices= and as fields[{price_field!r}].")
         if prices is None:
@@ -106,9 +75,6 @@ class MarketData:
         panel = _as_panel("prices", prices)
         if np.isinf(panel).any():
             raise ValueError("prices must be finite or NaN (unlisted); got inf.")
-        finite = panel[np.isfinite(panel)]
-        if (finite <= 0).any():
-            raise ValueError("prices must be > 0 where listed (NaN marks an unlisted asset).")
         n_rows, n_assets = panel.shape
         if n_rows < 2 or n_assets < 1:
             raise ValueError(f"MarketData needs at least 2 rows and 1 asset, got {panel.shape}.")
@@ -132,18 +98,16 @@ class MarketData:
         self._fields = all_fields
         self._price_field = price_field
         self._timestamps = check_timestamps(timestamps, n_rows)
-        ids = (
-            [f"asset_{i}" for i in range(n_assets)]
-            if assets is None
-            else _id_list("assets", assets)
-        )
-        if len(ids) != n_assets:
-            raise ValueError(f"assets has {len(ids)} ids for {n_assets} price columns.")
-        if len(set(map(str, ids))) != len(ids):
-            raise ValueError(f"asset ids must be unique, got {ids}.")
-        self._assets = tuple(ids)
+        self._assets = asset_ids(assets, n_assets)
+        bad = panel <= 0  # NaN (unlisted) is not
+        if bad.any():
+            where = first_at(bad, panel, timestamps=self._timestamps, assets=self._assets)
+            raise ValueError(
+                f"prices must be > 0 where listed (NaN marks an unlisted asset): found "
+                f"{int(bad.sum())} value(s) <= 0 ({where})."
+            )
         self._exogenous: dict[str, np.ndarray] = {}
-        for name, value in _named("exogenous", exogenous, "a (T,) or (T, k) array").items():
+        for name, value in named("exogenous", exogenous, "a (T,) or (T, k) array").items():
             series = real_array(f"exogenous[{name!r}]", value)
             if series.ndim not in (1, 2) or series.shape[0] != n_rows:
                 raise ValueError(
@@ -345,7 +309,7 @@ class MarketData:
 
     def select(self, assets: Iterable[Any] | Any) -> MarketData:
         """Keep the given assets (in the given order); ``KeyError`` for unknown ids."""
-        wanted = _id_list("select()", assets)
+        wanted = id_list("select()", assets)
         lookup = {a: i for i, a in enumerate(self._assets)}
         unknown = [a for a in wanted if a not in lookup]
         if unknown:
@@ -423,9 +387,16 @@ class MarketData:
             begin = edges[i] + (embargo if i > 0 else 0)
             end = edges[i + 1]
             if end - begin < 2:
+                rows = f"part {i} with {max(end - begin, 0)} rows"
+                if end - edges[i] >= 2:  # the points leave enough rows: the embargo took them
+                    raise ValueError(
+                        f"embargo={embargo} leaves {rows} (of the {end - edges[i]} rows between "
+                        f"its split point and the next); each part needs at least 2 rows after "
+                        "its embargo."
+                    )
                 raise ValueError(
-                    f"split points {list(points)} leave part {i} with {max(end - begin, 0)} "
-                    "rows; points must increase and leave at least 2 rows per part."
+                    f"split points {list(points)} leave {rows}; points must increase and "
+                    "leave at least 2 rows per part."
                 )
             lo = max(0, begin - history) if i > 0 else begin
             parts.append(self._rows(lo, end, extra_warmup=begin - lo))
@@ -500,7 +471,7 @@ class MarketData:
         index = frame.index
         timestamps = pandas_times(pd, index)
         extra: dict[str, np.ndarray] = {}
-        for name, value in _named("fields", fields, "a pandas DataFrame").items():
+        for name, value in named("fields", fields, "a pandas DataFrame").items():
             if not isinstance(value, pd.DataFrame):
                 raise TypeError(
                     f"fields[{name!r}] must be a pandas DataFrame (index = timestamps, columns "
@@ -519,7 +490,7 @@ class MarketData:
                     f"exogenous column names must be unique, got {list(exogenous.columns)}."
                 )
         else:
-            items = _named("exogenous", exogenous, "a pandas Series or DataFrame")
+            items = named("exogenous", exogenous, "a pandas Series or DataFrame")
         exo: dict[str, np.ndarray] = {}
         for name, value in items.items():
             if not isinstance(value, (pd.Series, pd.DataFrame)):
@@ -555,24 +526,10 @@ class MarketData:
                 "df must be a pandas DataFrame with one row per time and asset, got "
                 f"{type(df).__name__}."
             )
-        names = _id_list("fields", fields, "column name")
+        names = id_list("fields", fields, "column name")
         if price in names:
             raise ValueError(f"fields lists the price column {price!r}; it is the prices already.")
-        missing = [c for c in (time, asset, price, *names) if c not in df.columns]
-        if missing:
-            raise ValueError(
-                f"df has no column(s) {missing} (see time=, asset=, price=, fields=); its "
-                f"columns are {list(df.columns)}."
-            )
-        repeated = df.loc[df.duplicated([time, asset], keep=False), [time, asset]]
-        if len(repeated):
-            pairs = list(dict.fromkeys(map(tuple, repeated.itertuples(index=False))))
-            raise ValueError(
-                f"df has more than one row for {len(pairs)} ({time}, {asset}) pair(s), e.g. "
-                f"{[tuple(map(str, p)) for p in pairs[:3]]}; keep one row per time and asset."
-            )
-        wide = df.pivot(index=time, columns=asset, values=price).sort_index()
-        extra = {str(n): df.pivot(index=time, columns=asset, values=n) for n in names}
+        wide, extra = long_to_wide(pd, df, time=time, asset=asset, price=price, fields=names)
         return cls.from_pandas(wide, fields=extra, price_field=price)
 
     def __repr__(self) -> str:

@@ -162,18 +162,21 @@ def check_timestamps(timestamps: object, n_rows: int) -> np.ndarray:
         if np.isnat(ts).any():
             raise ValueError("timestamps must not contain NaT.")
         ts = _as_ns(ts, "timestamps")
-        diffs_ok = bool(np.all(ts[1:] > ts[:-1]))
     elif ts.dtype.kind in "iu":
         if ts.dtype == np.uint64 and (ts > np.iinfo(np.int64).max).any():
             raise ValueError("timestamps hold an integer too large for an int64.")
         ts = ts.astype(np.int64)
-        diffs_ok = bool(np.all(ts[1:] > ts[:-1]))
     elif ts.dtype.kind == "f":
         if not np.all(np.isfinite(ts)):
             raise ValueError("timestamps must be finite (no NaN or inf).")
-        diffs_ok = bool(np.all(ts[1:] > ts[:-1]))
     else:
         raise TypeError(f"timestamps must be numbers or datetimes, got dtype {ts.dtype}.")
-    if not diffs_ok:
-        raise ValueError("timestamps must be strictly increasing.")
+    later = ts[1:] > ts[:-1]
+    if not later.all():
+        row = int(np.argmin(later)) + 1
+        what = "repeats" if ts[row] == ts[row - 1] else "comes before"
+        raise ValueError(
+            f"timestamps must be strictly increasing: row {row} ({ts[row]}) {what} row "
+            f"{row - 1} ({ts[row - 1]})."
+        )
     return _frozen(ts.copy())

@@ -22,6 +22,7 @@ from sekai.envs.finance._helpers import (
     refuse_unused_gbm,
     simulated_prices,
 )
+from sekai.finance._located import first_at
 from sekai.finance._values import real_array
 from sekai.finance.costs import CostModel, as_cost_model
 from sekai.finance.data import MarketData
@@ -107,14 +108,14 @@ def _raw(prices: Any, *, env: str, single_asset: bool, assets: Any = None) -> Ma
     bad = ~np.isfinite(array)
     if bad.any():
         raise ValueError(
-            f"prices must be finite: found {int(bad.sum())} NaN or inf value(s) (first at "
-            f"row {int(np.argwhere(bad)[0][0])}); {env} needs a complete history (use Market-v0 "
-            "for assets that list and delist)."
+            f"prices must be finite: found {int(bad.sum())} NaN or inf value(s) "
+            f"({first_at(bad, array)}); {env} needs a complete history (use Market-v0 for "
+            "assets that list and delist)."
         )
     if (array <= 0).any():
         raise ValueError(
             f"prices must be strictly positive: found {int((array <= 0).sum())} value(s) <= 0 "
-            f"(first at row {int(np.argwhere(array <= 0)[0][0])})."
+            f"({first_at(array <= 0, array)})."
         )
     if array.shape[0] < 2:
         raise ValueError(f"prices must have at least 2 rows, got {array.shape[0]}.")
@@ -129,11 +130,13 @@ def _complete(data: MarketData, *, env: str, single_asset: bool) -> MarketData:
             f"{env} trades one asset but the data has {data.n_assets}; pick one with "
             "data.select([asset])."
         )
-    if not data.mask.all():
+    missing = ~data.mask
+    if missing.any():
+        where = first_at(missing, data.prices, timestamps=data.timestamps, assets=data.assets)
         raise ValueError(
-            f"the price panel has missing prices (NaN = unlisted) in "
-            f"{int((~data.mask).sum())} place(s); {env} needs a complete panel: use Market-v0 "
-            "for a universe that changes, or fill/select the data."
+            f"the price panel has missing prices (NaN = unlisted) in {int(missing.sum())} "
+            f"place(s) ({where}); {env} needs a complete panel: use Market-v0 for a universe "
+            "that changes, or fill/select the data."
         )
     return data
 
