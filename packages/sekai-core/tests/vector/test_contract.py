@@ -153,6 +153,17 @@ def test_options_per_sub_env_set_the_start(make: Factory) -> None:
             vec.reset(options=[{}, {}])
 
 
+@pytest.mark.parametrize("backend", ["sync", "async"])  # native: errors of its option check
+def test_an_error_from_a_list_entry_notes_its_sub_env(backend: str) -> None:
+    with BACKENDS[backend](3) as vec:
+        with pytest.raises(ValueError) as raised:
+            vec.reset(options=[{"start": 1}, None, {"start": "not a position"}])
+        assert raised.value.__notes__ == ["raised by sub-env 2, reset with reset(options=...)[2]"]
+        with pytest.raises(ValueError) as raised:  # one dict for all: no entry to name
+            vec.reset(options={"start": "not a position"})
+        assert not hasattr(raised.value, "__notes__")
+
+
 def test_gymnasiums_reset_mask_is_refused_before_any_sub_env_resets(make: Factory) -> None:
     with make(3) as vec:
         vec.reset(seed=0)

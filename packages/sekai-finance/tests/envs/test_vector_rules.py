@@ -265,6 +265,22 @@ def test_unknown_and_invalid_options_are_refused():
         TradingVecEnv(2).reset(options={"start": 40})
 
 
+@pytest.mark.parametrize("mode", [None, "sync", "async"])
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [({"start": 1000}, r"options\['start'\] = row 1000"), ({"strat": 11}, "'strat'")],
+)
+def test_a_bad_option_in_a_list_names_its_sub_env(mode, entry, message):
+    vec = sekai.make_vec("Trading-v0", 3, vectorization_mode=mode, **TRADING)
+    with pytest.raises(ValueError, match=message) as raised:
+        vec.reset(seed=0, options=[{"start": 10}, {"start": 11}, entry])
+    assert raised.value.__notes__ == ["raised by sub-env 2, reset with reset(options=...)[2]"]
+    with pytest.raises(ValueError, match=message) as raised:  # one dict for all: no entry
+        vec.reset(seed=0, options=entry)
+    assert not hasattr(raised.value, "__notes__")
+    vec.close()
+
+
 def test_frozen_sub_envs_keep_their_state():
     vec = TradingVecEnv(3, autoreset=False, **TRADING)
     vec.reset(options=[{"start": t} for t in (10, 20, 30)])

@@ -12,6 +12,7 @@ from sekai.core._not_an_env import not_an_env_hint
 from sekai.core.env import Env
 from sekai.spaces import Space
 from sekai.vector._attributes import SubEnvAttributes
+from sekai.vector._contract.seeding import options_entry_noted
 from sekai.vector._contract.subenv import CHECKED_NAMES, SubEnv, call_each
 from sekai.vector.result import VecResetResult, VecStepResult
 
@@ -199,11 +200,12 @@ class InProcessVecEnv(SubEnvAttributes):
     ) -> list[Any]:
         return self._each(env_ids, lambda sub, _: sub.call(name, args, kwargs))
 
-    def _reset_from(self, results: list[Any]) -> VecResetResult[Any]:
-        """The batched reset result of every sub-env's ResetResult (or the first error)."""
-        for result in results:
+    def _reset_from(self, results: list[Any], options: Any) -> VecResetResult[Any]:
+        """The batched reset result of every sub-env's ResetResult (or the first error, noting
+        the entry of a list of ``options`` it was reset with)."""
+        for index, result in enumerate(results):
             if isinstance(result, BaseException):
-                raise result
+                raise options_entry_noted(result, options, index)
         observations = self._stack([r.observation for r in results])
         self._reset_done()
         # Copies: an env that reuses one info dict must not share it between sub-envs or steps.

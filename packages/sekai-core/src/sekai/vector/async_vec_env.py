@@ -143,7 +143,7 @@ class AsyncVecEnv(InProcessVecEnv):
                     for sub, sub_seed, sub_options in zip(self._subenvs, seeds, per_env_options)
                 ]
             )
-            return self._reset_from(results)
+            return self._reset_from(results, options)
         finally:
             self._async_pending = False
 

@@ -13,7 +13,7 @@ from sekai._args import IntLike
 from sekai.core._rng import SeededMixin
 from sekai.spaces import Space
 from sekai.vector._contract.batching import copy_batch, put_rows
-from sekai.vector._contract.seeding import native_seed, vector_options
+from sekai.vector._contract.seeding import native_seed, options_entry_noted, vector_options
 from sekai.vector._contract.subenv import call_attribute
 from sekai.vector._time_limit import TimeLimitAttribute, check_max_episode_steps
 from sekai.vector.infos import ArrayInfos, split_value
@@ -160,7 +160,7 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         if options is not None:  # without options there is nothing to check per sub-env
             failures = self._option_failures(per_env_options)
             if failures:
-                self._reset_all_but(failures, per_env_options)
+                self._reset_all_but(failures, per_env_options, options)
         indices = np.arange(n)
         self._reset_envs(indices, per_env_options)
         self._elapsed[:] = 0
@@ -187,16 +187,21 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         return failures
 
     def _reset_all_but(
-        self, failures: dict[int, BaseException], options: Sequence[dict[str, Any] | None]
+        self,
+        failures: dict[int, BaseException],
+        options: Sequence[dict[str, Any] | None],
+        given: Any,
     ) -> None:
         """Reset the sub-envs whose options are valid, then raise the first error (lowest
-        index): every backend leaves its sub-envs in this state (core.md §14 rule 9)."""
+        index), noting the entry of a list of options (``given``) it came from: every backend
+        leaves its sub-envs in this state (core.md §14 rule 9)."""
         indices = np.array([i for i in range(self.num_envs) if i not in failures], np.intp)
         if len(indices):
             self._reset_envs(indices, [options[i] for i in indices.tolist()])
             self._elapsed[indices] = 0
             self._started[indices] = True
-        raise failures[min(failures)]
+        first = min(failures)
+        raise options_entry_noted(failures[first], given, first)
 
     @property
     def _all_started(self) -> bool:

@@ -41,7 +41,7 @@ class SyncVecEnv(InProcessVecEnv):
                 results.append(sub.reset(sub_seed, sub_options))
             except Exception as exc:  # raised after the others ran (rule 9)
                 results.append(exc)
-        return self._reset_from(results)
+        return self._reset_from(results, options)
 
     def step(self, actions: Any) -> VecStepResult[Any]:
         per_env = self._per_env_actions(actions)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from sekai.core._rng import check_seed, make_seed_sequence
+from sekai.error import _noted
 
 __all__ = ["generator_for_all", "native_seed", "vector_options", "vector_seeds"]
 
@@ -162,3 +163,13 @@ def vector_options(options: Any, num_envs: int) -> list[dict[str, Any] | None]:
         "reset(options=...) must be a dict, a list with one dict (or None) per sub-env, or "
         f"None, got {type(options).__name__}."
     )
+
+
+def options_entry_noted(error: BaseException, options: Any, index: int) -> BaseException:
+    """``error``, raised by sub-env ``index``'s reset, with a note naming the entry of
+    ``options`` (as ``reset(options=...)`` got it) that sub-env was reset with, when that was
+    a list with one entry per sub-env; ``error`` as it was otherwise (one dict for all names
+    no entry). The error's class and message stay the sub-env's own."""
+    if isinstance(options, (list, tuple)):
+        return _noted(error, [f"raised by sub-env {index}, reset with reset(options=...)[{index}]"])
+    return error
