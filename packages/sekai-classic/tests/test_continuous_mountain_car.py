@@ -90,10 +90,39 @@ def test_an_action_whose_square_overflows_is_refused_before_the_state_changes() 
     assert env.step(np.array([1e100])).reward == -0.1 * 1e200  # large, finite: as gymnasium
 
 
-def test_the_native_env_refuses_it_too_naming_the_sub_env() -> None:
-    vec = sekai.make_vec("classic/MountainCarContinuous-v0", 3)
-    vec.reset(seed=0)
-    before = vec.state.copy()
-    with pytest.raises(OverflowError, match=r"action 1e\+200 \(sub-env 2\)"):
-        vec.step(np.array([[0.0], [1.0], [1e200]]))
-    np.testing.assert_array_equal(vec.state, before)
+@pytest.mark.parametrize("autoreset", [True, False])
+def test_the_native_env_steps_the_other_sub_envs_then_raises_as_sync_does(autoreset: bool) -> None:
+    # 1e200 overflows sub-envs 0 and 2; sub-env 1 steps (and, with a limit of 1 step, ends).
+    actions = np.array([[1e200], [1.0], [-1e200]])
+    vecs = {
+        mode: sekai.make_vec(
+            "classic/MountainCarContinuous-v0",
+            3,
+            vectorization_mode=mode,
+            max_episode_steps=2,
+            vector_kwargs={"autoreset": autoreset},
+        )
+        for mode in ("native", "sync")
+    }
+    for mode, vec in vecs.items():
+        vec.reset(seed=0)
+        vec.step(np.zeros((3, 1)))
+        states = np.array(vec.get_attr("state"), dtype=np.float64)
+        with pytest.raises(OverflowError, match=r"action 1e\+200 \(sub-env 0\)|action 1e\+200:"):
+            vec.step(actions)
+        after = np.array(vec.get_attr("state"), dtype=np.float64)
+        np.testing.assert_array_equal(after[[0, 2]], states[[0, 2]], err_msg=mode)
+        single = ContinuousMountainCarEnv()
+        single.reset(seed=0)
+        single.state = states[1].astype(np.float32)
+        expected = single.step(actions[1]).observation
+        if autoreset:  # sub-env 1 truncated in the failed step and was reset
+            assert after[1, 1] == 0.0, mode
+        else:
+            np.testing.assert_array_equal(after[1].astype(np.float32), expected, err_msg=mode)
+            assert vec.frozen.tolist() == [False, True, False], mode
+        result = vec.step(np.zeros((3, 1)))
+        assert result.truncated.tolist() == [True, not autoreset, True], mode
+        if autoreset:
+            assert [info["elapsed_steps"] for info in result.infos] == [2, 1, 2], mode
+        vec.close()

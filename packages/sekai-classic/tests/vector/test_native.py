@@ -93,11 +93,25 @@ def test_sub_envs_match_the_single_env_bit_for_bit(
     _run_against_singles(single_cls, vec_cls, reset_dtype, np.float32)
 
 
+@pytest.mark.parametrize("action_dtype", [np.float16, np.float64, np.int64, np.int8])
 @pytest.mark.parametrize(("single_cls", "vec_cls", "reset_dtype"), [CASES[1], CASES[4]])
-def test_float64_actions_match_the_single_env_bit_for_bit(
-    single_cls: Any, vec_cls: Any, reset_dtype: Any
+def test_box_actions_of_other_dtypes_match_the_single_env_bit_for_bit(
+    single_cls: Any, vec_cls: Any, reset_dtype: Any, action_dtype: Any
 ) -> None:
-    _run_against_singles(single_cls, vec_cls, reset_dtype, np.float64)
+    # The single env computes in the action's dtype as NumPy promotes it (float16 rounds).
+    _run_against_singles(single_cls, vec_cls, reset_dtype, action_dtype)
+
+
+@pytest.mark.skipif(
+    np.dtype(np.longdouble) == np.dtype(np.float64), reason="long double is float64 here"
+)
+def test_mountain_car_continuous_refuses_long_double_actions_before_stepping() -> None:
+    vec = ContinuousMountainCarVecEnv(2)
+    vec.reset(seed=0)
+    before = vec.state.copy()
+    with pytest.raises(ValueError, match=r"actions of dtype float128 are not supported; expected"):
+        vec.step(np.zeros((2, 1), dtype=np.longdouble))
+    np.testing.assert_array_equal(vec.state, before)
 
 
 @pytest.mark.parametrize("int_dtype", [np.uint8, np.int32])

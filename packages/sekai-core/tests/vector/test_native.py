@@ -534,3 +534,70 @@ def test_a_time_limit_takes_one_value_per_sub_env_when_they_agree_and_is_never_a
     with pytest.raises(AttributeError, match="set_attr cannot add one"):
         unlimited.max_episode_steps = 3  # as set_attr: added on one backend only otherwise
     assert not hasattr(unlimited, "max_episode_steps")
+
+
+class Refuser(NativeVecEnv):
+    """Counts each sub-env's steps; action 2 fails its sub-env (``_step_errors``); an episode
+    ends after two steps."""
+
+    def __init__(self, num_envs: int, autoreset: bool = True) -> None:
+        super().__init__(
+            num_envs,
+            sekai.Box(0.0, 9.0, shape=(1,)),
+            sekai.Discrete(3),
+            autoreset=autoreset,
+            max_episode_steps=5,
+        )
+        self.t = np.zeros(num_envs, dtype=np.int64)
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        self.t[indices] = 0
+
+    def _observe(self) -> Any:
+        return self.t[:, None].astype(np.float32)
+
+    def _step_errors(self, actions: Any) -> dict[int, BaseException]:
+        bad = np.flatnonzero(np.asarray(actions) == 2).tolist()
+        return {i: ValueError(f"sub-env {i} refuses 2") for i in bad if not self.frozen[i]}
+
+    def _step(self, actions: Any) -> Any:
+        self.t += ~self.frozen
+        n = self.num_envs
+        return np.ones(n), self.t >= 2, np.zeros(n, bool), {}
+
+
+def test_a_failing_sub_env_is_held_back_while_the_others_step_then_the_lowest_error_raises() -> (
+    None
+):
+    vec = Refuser(3)
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match=r"^sub-env 0 refuses 2$"):
+        vec.step([2, 0, 2])
+    assert vec.t.tolist() == [0, 1, 0]
+    result = vec.step([0, 0, 0])
+    assert [info["elapsed_steps"] for info in result.infos] == [1, 2, 1]
+    assert result.terminated.tolist() == [False, True, False]
+
+
+def test_sub_envs_that_end_in_a_failed_step_are_autoreset() -> None:
+    vec = Refuser(3)
+    vec.reset(seed=0)
+    vec.step([0, 0, 0])
+    with pytest.raises(ValueError, match=r"^sub-env 1 refuses 2$"):
+        vec.step([0, 2, 0])
+    assert vec.t.tolist() == [0, 1, 0]  # sub-envs 0 and 2 ended and were reset
+    assert [info["elapsed_steps"] for info in vec.step([0, 0, 0]).infos] == [1, 2, 1]
+
+
+def test_sub_envs_that_end_in_a_failed_step_freeze_without_autoreset() -> None:
+    vec = Refuser(3, autoreset=False)
+    vec.reset(seed=0)
+    vec.step([0, 0, 0])
+    with pytest.raises(ValueError, match=r"^sub-env 1 refuses 2$"):
+        vec.step([0, 2, 0])
+    assert vec.frozen.tolist() == [True, False, True]
+    result = vec.step([2, 0, 2])  # frozen sub-envs are not stepped: their action is ignored
+    assert vec.t.tolist() == [2, 2, 2]
+    assert result.terminated.tolist() == [True, True, True]
+    assert result.rewards.tolist() == [0.0, 1.0, 0.0]
+    assert result.observations[:, 0].tolist() == [2.0, 2.0, 2.0]

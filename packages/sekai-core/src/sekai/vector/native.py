@@ -78,8 +78,10 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
 
     Pass ``num_envs`` and the single-env spaces to ``__init__`` and implement the hooks
     ``_reset_envs(indices, options)``, ``_observe()`` and ``_step(actions)`` (and optionally
-    ``_reset_infos(indices)`` and ``_check_reset_options(index, options)``). The base class
-    does the rest: seeding (one generator, ``self.rng``), per-env options (when some sub-envs'
+    ``_reset_infos(indices)``, ``_check_reset_options(index, options)`` and
+    ``_step_errors(actions)``). The base class does the rest: seeding (one generator,
+    ``self.rng``), a sub-env that fails to step (the others step, then its error is raised),
+    per-env options (when some sub-envs'
     options are invalid, the others are reset and the first error is raised, as on every
     backend), ResetRequired before the first reset, action checks, same-step autoreset with
     ``final_observation`` / ``final_info`` / ``reset_info`` (or, with ``autoreset=False``,
@@ -144,6 +146,15 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
 
     def _reset_infos(self, indices: NDArray[np.intp]) -> dict[str, Any]:
         """Info arrays (leading axis ``len(indices)``) for the sub-envs just reset; default none."""
+        return {}
+
+    def _step_errors(self, actions: Any) -> dict[int, BaseException]:
+        """The errors that sub-envs raise when stepped with ``actions`` (a hook; default none):
+        ``{index: exception}``, found before any sub-env advances. Sub-envs already frozen
+        need no entry. ``step()`` then steps the others, the failed ones held back as frozen
+        (``_step`` sees them in ``self.frozen`` and must leave them as they are, also with
+        autoreset), and raises the lowest one's error (core.md §14 rule 9). An error about
+        the whole batch is raised here instead, before anything changes."""
         return {}
 
     # -- reset and step ----------------------------------------------------------------------
@@ -215,6 +226,9 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         if self._may_freeze is not None:
             frozen = self._frozen.copy() if self._frozen.any() else None
             batch = self._remember_actions(batch, frozen)
+        failures = self._step_errors(batch)
+        if failures:
+            self._step_all_but(failures, batch, frozen)
         rewards, terminated, truncated, info_arrays = self._step(batch)
         rewards = np.asarray(rewards, dtype=np.float64)
         terminated = np.asarray(terminated, dtype=bool)
@@ -257,6 +271,42 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         if self._may_freeze is not None:  # every native sub-env may freeze
             np.logical_or(terminated, truncated, out=self._frozen)
         return VecStepResult(observations, rewards, terminated, truncated, infos)  # type: ignore[arg-type]
+
+    def _step_all_but(
+        self,
+        failures: dict[int, BaseException],
+        batch: Any,
+        frozen: NDArray[np.bool_] | None,
+    ) -> NoReturn:
+        """Step the sub-envs that did not fail (``_step_errors``), the failed ones held back as
+        frozen, with their time limits, autoresets or freezing; then raise the first error
+        (lowest index): every backend leaves its sub-envs in this state (core.md §14 rule 9)."""
+        held = np.zeros(self.num_envs, dtype=bool)
+        held[list(failures)] = True
+        before = self._frozen.copy()
+        self._frozen |= held
+        try:
+            rewards, terminated, truncated, _ = self._step(batch)
+        finally:
+            self._frozen[:] = before
+        stepped = ~held if frozen is None else ~(held | frozen)
+        terminated = np.asarray(terminated, dtype=bool) & stepped
+        truncated = np.asarray(truncated, dtype=bool) & stepped
+        if self._max_episode_steps is not None:
+            self._elapsed += stepped
+            truncated |= stepped & (self._elapsed >= self._max_episode_steps)
+        ended = terminated | truncated
+        if ended.any():
+            if self.autoreset:
+                finished = ended.nonzero()[0]
+                self._reset_envs(finished, [None] * len(finished))
+                self._elapsed[finished] = 0
+            else:
+                observations = self._observation_tools().checked_cast(self._observe())
+                self._freeze(observations, ended, terminated, truncated)
+        rewards = np.asarray(rewards, dtype=np.float64)
+        done = [(int(i), rewards[i], terminated[i], truncated[i]) for i in stepped.nonzero()[0]]
+        raise self._failed_step(failures[min(failures)], done)
 
     def _refuse_flags(
         self, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray

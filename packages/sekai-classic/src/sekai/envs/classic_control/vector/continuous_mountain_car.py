@@ -22,11 +22,16 @@ FloatArray = npt.NDArray[np.float64]
 Classes = npt.NDArray[np.int8]
 
 # The single env (like gymnasium's) computes with NumPy scalars, so each intermediate value is a
-# weak Python float, a float32 or a float64, and NumPy's promotion rules (NEP 50) decide where
-# results are rounded to float32. The vector version carries every value as float64 plus its
-# class, and rounds to float32 exactly where the scalar code would. The order PY < F32 < F64
+# weak Python float, a float16, a float32 or a float64 (a float16 or integer action makes some),
+# and NumPy's promotion rules (NEP 50) decide where results are rounded. The vector version
+# carries every value as float64 plus its class, and rounds to float16 or float32 exactly where
+# the scalar code would (float64 arithmetic rounded once to float16 or float32 is what NumPy
+# computes: float64 holds more than twice their precision). The order PY < F16 < F32 < F64
 # makes the promoted class of a binary operation the maximum of the two classes.
-PY, F32, F64 = 0, 1, 2
+PY, F16, F32, F64 = 0, 1, 2, 3
+# The class of an action's dtype: an integer action enters the arithmetic as NumPy promotes it
+# with a Python float, as a float64.
+_ACTION_CLASSES = {np.dtype(np.float16): F16, np.dtype(np.float32): F32, np.dtype(np.float64): F64}
 # Actions beyond this square to more than a float64 holds (energy penalty 0.1 * a**2).
 _ROOT_MAX = math.sqrt(np.finfo(np.float64).max)
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce
@@ -37,28 +42,57 @@ def _r32(values: FloatArray) -> FloatArray:
     return values.astype(np.float32).astype(np.float64)
 
 
+def _r16(values: FloatArray) -> FloatArray:
+    """Round to the nearest float16 (kept in float64)."""
+    return values.astype(np.float16).astype(np.float64)
+
+
 def _as_class(values: FloatArray, classes: Classes) -> FloatArray:
-    """``values`` rounded to float32 where their class is F32."""
-    return np.where(classes == F32, _r32(values), values)
+    """``values`` rounded to float32 where their class is F32, to float16 where it is F16."""
+    values = np.where(classes == F32, _r32(values), values)
+    half = classes == F16
+    if half.any():  # float16 actions only
+        values = np.where(half, _r16(values), values)
+    return values
 
 
 def _weak(value: Any, classes: Classes) -> FloatArray:
     """A Python float (or one per sub-env, set with ``set_attr``) as NumPy combines it with each
-    value: rounded to float32 for F32 values (NEP 50)."""
-    rounded: Any
+    value: rounded to float32 for F32 values and to float16 for F16 values (NEP 50)."""
     if isinstance(value, np.ndarray):
-        value = value.astype(np.float64)
-        rounded = _r32(value)
-    else:
-        rounded = float(np.float32(value))
-    weak: FloatArray = np.where(classes == F32, rounded, value)
+        return _as_class(value.astype(np.float64), classes)
+    weak: FloatArray = np.where(classes == F32, float(np.float32(value)), value)
+    half = classes == F16
+    if half.any():  # float16 actions only
+        weak = np.where(half, float(np.float16(value)), weak)
     return weak
 
 
+def _action_class(actions: npt.NDArray[Any]) -> int:
+    """The class of a batch of actions: F16, F32 or F64 (float64 and integer actions).
+
+    Raises:
+        ValueError: another float dtype (long double), whose arithmetic the float64 storage
+            cannot reproduce.
+    """
+    dtype = actions.dtype
+    action_class = _ACTION_CLASSES.get(dtype)
+    if action_class is not None:
+        return action_class
+    if dtype.kind in "iu":
+        return F64
+    raise ValueError(
+        f"ContinuousMountainCarVecEnv.step(actions): actions of dtype {dtype} are not "
+        "supported; expected float16, float32, float64 or integer actions (the dtypes whose "
+        "dynamics it reproduces bit for bit). Cast them, or use vectorization_mode='sync'."
+    )
+
+
 def _add(x: FloatArray, cx: Classes, y: FloatArray, cy: Classes) -> tuple[FloatArray, Classes]:
-    """``x + y`` with NumPy scalar promotion: a weak Python float joins a float32 as a float32."""
+    """``x + y`` with NumPy scalar promotion: a weak Python float joins a float32 as a float32
+    (a float16 as a float16)."""
     classes = np.maximum(cx, cy)
-    y = np.where((classes == F32) & (cy == PY), _r32(y), y)
+    y = np.where(cy == PY, _as_class(y, classes), y)
     return _as_class(x + y, classes), classes
 
 
@@ -66,9 +100,12 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
     """``num_envs`` MountainCarContinuous-v0 sub-envs stepped together with array operations.
 
     Same dynamics, spaces, rewards and reset options as ``ContinuousMountainCarEnv``; under the
-    same states and float32 or float64 actions every sub-env matches the single env bit for bit,
-    including its float32/float64 roundings, also with parameters set per sub-env (``set_attr``
-    with a list). ``state`` has shape ``(num_envs, 2)`` (float64
+    same states and float16, float32, float64 or integer actions every sub-env matches the
+    single env bit for bit, including its float16/float32/float64 roundings, also with
+    parameters set per sub-env (``set_attr`` with a list); actions of another float dtype (long
+    double) raise ``ValueError``. A sub-env whose action's square overflows the energy penalty
+    raises the single env's ``OverflowError`` after the others stepped (core.md §14 rule 9).
+    ``state`` has shape ``(num_envs, 2)`` (float64
     storage; after a sub-env's first step its values are float32 values, as in the single env).
 
     Args:
@@ -109,20 +146,39 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
         super()._reset_envs(indices, options)
         self._fresh[indices] = True
 
+    def _step_errors(self, actions: npt.NDArray[Any]) -> dict[int, BaseException]:
+        """The sub-envs whose action's square overflows the energy penalty: the single env's
+        ``OverflowError`` for each (they are held back, the others step).
+
+        Raises:
+            ValueError: actions of a dtype this class does not reproduce (long double).
+        """
+        # Only float64 actions can square past a float64 (other dtypes are narrower or refused).
+        if _action_class(actions) != F64 or actions.dtype != np.float64:
+            return {}
+        a = actions[:, 0]
+        if not (_MAX(a) > _ROOT_MAX or _MIN(a) < -_ROOT_MAX):
+            return {}
+        errors: dict[int, BaseException] = {}
+        with np.errstate(over="ignore"):
+            energy = pow2(a)
+        for index in np.flatnonzero(~np.isfinite(energy) & ~self.frozen).tolist():
+            try:
+                check_energy(float(energy[index]), float(a[index]), index)
+            except OverflowError as exc:
+                errors[index] = exc
+        return errors
+
     def _step(
         self, actions: npt.NDArray[Any]
     ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
         n = self.num_envs
         state_class = np.where(self._fresh, F64, F32).astype(np.int8)
-        action_class = np.full(n, F32 if actions.dtype == np.float32 else F64, dtype=np.int8)
+        action_class = np.full(n, _action_class(actions), dtype=np.int8)
         a = actions[:, 0].astype(np.float64)
-        if _MAX(a) > _ROOT_MAX or _MIN(a) < -_ROOT_MAX:  # rare: find whose square overflows
-            with np.errstate(over="ignore"):  # a frozen sub-env's ignored action may
+        if _MAX(a) > _ROOT_MAX or _MIN(a) < -_ROOT_MAX:  # rare: some squares overflow
+            with np.errstate(over="ignore"):  # sub-envs held back (``_step_errors``) or frozen
                 energy = pow2(a)
-            overflow = ~np.isfinite(energy) & ~self.frozen
-            if overflow.any():
-                index = int(np.flatnonzero(overflow)[0])
-                check_energy(float(energy[index]), float(a[index]), index)
         else:
             energy = pow2(a)
         position = self.state[:, 0].copy()
