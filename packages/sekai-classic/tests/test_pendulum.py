@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.envs.classic_control import PendulumEnv
+from sekai.envs.classic_control import PendulumEnv, PendulumVecEnv
 
 
 def _fresh(seed: int = 0) -> PendulumEnv:
@@ -102,6 +102,18 @@ def test_x_init_and_y_init_bound_the_initial_state() -> None:
 def test_a_range_that_is_not_finite_names_the_options(options: dict[str, float]) -> None:
     with pytest.raises(ValueError, match=r"^Pendulum reset options x_init=.* must give a finite"):
         PendulumEnv().reset(seed=0, options=options)
+
+
+@pytest.mark.parametrize(("name", "value"), [("x_init", -1.0), ("y_init", -0.5)])
+@pytest.mark.parametrize("native", [False, True])
+def test_a_negative_initial_range_names_the_option(name: str, value: float, native: bool) -> None:
+    env: Any = PendulumVecEnv(2) if native else PendulumEnv()
+    with pytest.raises(
+        ValueError,
+        match=rf"^Pendulum reset option {name}={value} must be >= 0: the initial range is "
+        rf"\[-{name}, {name}\]\.$",
+    ):
+        env.reset(seed=0, options={name: value})
 
 
 def test_state_is_float64() -> None:

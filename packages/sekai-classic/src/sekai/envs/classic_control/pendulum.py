@@ -34,9 +34,10 @@ def initial_high(options: dict[str, Any] | None) -> tuple[float, float]:
 
     Raises:
         TypeError: ``options`` is not a dict or None.
-        ValueError: an option is not a number, or the range is not finite (NaN, inf, or too
-            large to double; gymnasium's draw raises OverflowError there), as for the other
-            classic envs' bounds.
+        ValueError: an option is not a number, is negative (gymnasium's draw fails there with
+            NumPy's "high - low < 0"), or the range is not finite (NaN, inf, or too large to
+            double; gymnasium's draw raises OverflowError there), as for the other classic
+            envs' bounds.
     """
     check_options(options)
     if not options:
@@ -48,6 +49,12 @@ def initial_high(options: dict[str, Any] | None) -> tuple[float, float]:
             f"Pendulum reset options x_init={x} and y_init={y} must give a finite initial "
             "range [-x_init, x_init] x [-y_init, y_init]."
         )
+    for name, value in (("x_init", x), ("y_init", y)):
+        if value < 0:
+            raise ValueError(
+                f"Pendulum reset option {name}={value} must be >= 0: the initial range is "
+                f"[-{name}, {name}]."
+            )
     return x, y
 
 
