@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 import time
 from typing import Any
 
@@ -72,6 +73,24 @@ def test_recv_results_match_stepping_each_sub_env_alone() -> None:
             vec.step(np.ones(4, dtype=np.int64))
         vec.reset(options=STARTS)  # drops what is in flight
         assert vec.step(np.ones(4, dtype=np.int64)).observations[:, 0].tolist() == [1, 4, 8, 12]
+
+
+def test_a_reset_refused_for_options_that_cannot_be_pickled_changes_nothing() -> None:
+    with RayVecEnv([CounterEnv] * 4, num_workers=2, resources_per_worker=HALF_CPU) as vec:
+        vec.reset(options=STARTS)
+        vec.send([1, 2], [0, 3])
+        generator = np.random.default_rng(5)
+        state = generator.bit_generator.state
+        options = [{}, {"lock": threading.Lock()}, {}, {}]
+        with pytest.raises(TypeError, match="cannot send the options for sub-env 1 to its"):
+            vec.reset(seed=[generator, 1, 2, 3], options=options)
+        assert generator.bit_generator.state == state  # no seed was drawn
+        result = vec.recv(batch_size=2)  # the steps sent before are still received
+        assert sorted(zip(result.env_ids.tolist(), result.observations[:, 0].tolist())) == [
+            (0, 1.0),
+            (3, 13.0),
+        ]
+        assert vec.step(np.ones(4, dtype=np.int64)).observations[:, 0].tolist() == [2, 4, 8, 14]
 
 
 def test_a_sub_env_raising_in_a_partial_batch_is_raised_and_the_others_come_next() -> None:

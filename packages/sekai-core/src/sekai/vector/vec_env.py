@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -407,13 +407,20 @@ class VecEnv(abc.ABC):
         self._resetting = True
 
     def _reset_plan(
-        self, seed: Any, options: Any
+        self,
+        seed: Any,
+        options: Any,
+        check: Callable[[list[dict[str, Any] | None]], object] | None = None,
     ) -> tuple[list[int | None], list[dict[str, Any] | None]]:
         """Each sub-env's seed and options (core.md §3, rule 5), checked before anything is
-        dispatched; then ``_begin_reset()``."""
+        dispatched; then ``_begin_reset()``. ``check`` (a backend that must pickle the options
+        to send them) is called with the options before any seed is drawn, and may refuse
+        them by raising."""
         self._check_open()
         # Options first: a refused call must not have drawn from a Generator among the seeds.
         per_env_options = vector_options(options, self._num_envs)
+        if check is not None:
+            check(per_env_options)
         seeds = vector_seeds(seed, self._num_envs)
         self._begin_reset()
         self._record_seeds(seeds)

@@ -6,6 +6,7 @@ and test_interrupts.py.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -218,6 +219,31 @@ def test_sync_calls_wait_for_recv_and_reset_drops_what_is_in_flight(vec: ProcVec
     vec.reset(seed=0)
     assert vec.get_attr("t") == [0] * 5  # the sent steps ran, then reset() reset them
     assert vec.step([1] * 5).observations[:, 1].tolist() == [1.0] * 5
+
+
+@pytest.mark.parametrize(
+    ("options", "rank"),
+    [({"lock": threading.Lock()}, 0), ([None, None, {"lock": threading.Lock()}, None, None], 2)],
+    ids=["one-dict", "per-env"],
+)
+def test_a_reset_refused_for_options_that_cannot_be_pickled_changes_nothing(
+    vec: ProcVecEnv, options: Any, rank: int
+) -> None:
+    vec.reset(seed=0)
+    vec.send([1, 2], [0, 3])
+    generator = np.random.default_rng(5)
+    state = generator.bit_generator.state
+    with pytest.raises(
+        TypeError,
+        match=rf"^ProcVecEnv cannot send the options for sub-env {rank} to its worker process: "
+        r"it cannot be pickled \(TypeError: cannot pickle '_thread.lock' object\)\.$",
+    ):
+        vec.reset(seed=[generator, 1, 2, 3, 4], options=options)
+    assert generator.bit_generator.state == state  # no seed was drawn
+    result = vec.recv(batch_size=2)  # the steps sent before are still received
+    assert sorted(result.env_ids.tolist()) == [0, 3]
+    assert sorted(result.rewards.tolist()) == [1.0, 32.0]
+    assert vec.step([0] * 5).observations[:, 1].tolist() == [2.0, 1.0, 1.0, 2.0, 1.0]
 
 
 def test_recv_batch_size_defaults_to_the_constructors() -> None:

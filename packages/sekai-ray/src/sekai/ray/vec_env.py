@@ -190,11 +190,26 @@ class RayVecEnv(RemoteAttributes):
 
     def _reset_payloads(self, seed: Any, options: Any) -> list[bytes]:
         self._ready()
-        seeds, per_env_options = self._reset_plan(seed, options)
+        # Options that cannot be sent are refused before anything changes: no seed drawn from
+        # a Generator, no result of send() dropped.
+        seeds, per_env_options = self._reset_plan(seed, options, self._check_options)
+        payloads = self._reset_encoded(seeds, per_env_options)
         self._pool.forget_posted()  # the sub-envs start over: results of send() do not matter
         self._batches.forget()
-        plans = list(zip(seeds, per_env_options))
+        return payloads
+
+    def _reset_encoded(
+        self, seeds: Sequence[int | None], options: Sequence[dict[str, Any] | None]
+    ) -> list[bytes]:
+        """Each actor's pickled reset argument: its sub-envs' (seed, options) pairs."""
+        plans = list(zip(seeds, options))
         return self._pool.encode([plans[lo:hi] for lo, hi in self._pool.slices], "the options")
+
+    def _check_options(self, options: list[dict[str, Any] | None]) -> None:
+        """TypeError where reset()'s ``options`` cannot be pickled (``_reset_plan``'s check,
+        before any seed is drawn; the seeds are ints or None, which always can)."""
+        if any(option is not None for option in options):
+            self._reset_encoded([None] * len(options), options)
 
     def _reset_from(self, outcomes: list[Reply]) -> VecResetResult[Any]:
         _raise_first(outcomes)

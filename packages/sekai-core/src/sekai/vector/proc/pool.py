@@ -142,7 +142,7 @@ class Pool(Replies):
         """
         self.raise_if_dead()
         handles = self.workers if workers is None else [self.workers[i] for i in workers]
-        messages = [h.encode(op, a, what, per_env) for h, a in zip(handles, arguments)]
+        messages = self.encode(op, arguments, what, per_env, handles)
         mail = self.mail if workers is None else None  # a mailbox command goes to every worker
         if mail is not None and max(map(len, messages)) <= mail.capacity and mail.free():
             seqs, tree = self._number(), self._tree()
@@ -153,6 +153,24 @@ class Pool(Replies):
         call = Call(timeout, protocol.name(op))
         self._send_all(handles, messages, call)
         return self._replies(self._collect(handles, call, kill=True), handles)
+
+    def encode(
+        self,
+        op: int,
+        arguments: Sequence[Any],
+        what: str,
+        per_env: Items | None = None,
+        handles: Sequence[WorkerHandle] | None = None,
+    ) -> list[bytes]:
+        """The messages of ``request`` to ``handles`` (None: every worker), each numbered as
+        its worker's next command; nothing is sent (a caller may check that its arguments
+        can be sent before it changes anything).
+
+        Raises:
+            TypeError: an argument cannot be pickled (as for ``request``).
+        """
+        handles = self.workers if handles is None else handles
+        return [h.encode(op, a, what, per_env) for h, a in zip(handles, arguments)]
 
     def shares(self, size: int) -> bool:
         """Whether a command of ``size`` bytes (after its head) for every worker alike can go

@@ -325,19 +325,38 @@ class ProcVecEnv(RemoteAttributes):
     @one_call
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         self._raise_if_dead()
-        seeds, per_env_options = self._reset_plan(seed, options)
-        arguments = [(seeds[lo:hi], per_env_options[lo:hi]) for lo, hi in self._slices]
+        # Options that cannot be sent are refused before anything changes (as for step()'s
+        # actions): no seed drawn from a Generator, no result of send() dropped.
+        seeds, per_env_options = self._reset_plan(seed, options, self._check_options)
         assert self._pool is not None
         self._pool.forget_posted()  # the sub-envs start over: results of send() do not matter
         self._batches.forget()
         replies = self._request(
-            protocol.RESET, arguments, self._reset_timeout, "the options", per_env_options
+            protocol.RESET,
+            self._reset_arguments(seeds, per_env_options),
+            self._reset_timeout,
+            "the options",
+            per_env_options,
         )
         entries, errors = self._entries(replies)
         raise_first(errors)
         observations = self._observations(entries, 1)
         self._reset_done()
         return VecResetResult(observations, [entry[0] for entry in entries])
+
+    def _reset_arguments(
+        self, seeds: Sequence[int | None], options: Sequence[dict[str, Any] | None]
+    ) -> list[tuple[Sequence[int | None], Sequence[dict[str, Any] | None]]]:
+        """Each worker's RESET argument: its sub-envs' seeds and options."""
+        return [(seeds[lo:hi], options[lo:hi]) for lo, hi in self._slices]
+
+    def _check_options(self, options: list[dict[str, Any] | None]) -> None:
+        """TypeError where reset()'s ``options`` cannot be pickled (``_reset_plan``'s check,
+        before any seed is drawn; the seeds are ints or None, which always can)."""
+        if any(option is not None for option in options):
+            assert self._pool is not None
+            arguments = self._reset_arguments([None] * len(options), options)
+            self._pool.encode(protocol.RESET, arguments, "the options", options)
 
     @one_call
     def step(self, actions: Any) -> VecStepResult[Any]:
