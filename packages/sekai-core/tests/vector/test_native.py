@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import numpy as np
@@ -459,17 +460,24 @@ def test_invalid_options_of_some_sub_envs_reset_the_others_then_raise_the_first(
     assert vec.options[-1] == ([0, 1, 2, 3], [{"level": 2}] * 4)
 
 
-@pytest.mark.parametrize("native", [True, False])
-def test_a_stepped_vector_env_pickles_and_continues_like_the_original(native: bool) -> None:
-    import pickle
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+@pytest.mark.parametrize("backend", ["native", "sync", "async", "vec-wrapper"])
+def test_a_stepped_vector_env_pickles_and_continues_like_the_original(
+    backend: str, protocol: int
+) -> None:
+    from sekai.vector import AsyncVecEnv, SyncVecEnv, VecNormalizeObservation
 
-    from sekai.vector import SyncVecEnv
-
-    vec = DriftVecEnv(3) if native else SyncVecEnv([Drift for _ in range(3)])
+    fns = [Drift for _ in range(3)]
+    vec = {
+        "native": lambda: DriftVecEnv(3),
+        "sync": lambda: SyncVecEnv(fns),
+        "async": lambda: AsyncVecEnv(fns),
+        "vec-wrapper": lambda: VecNormalizeObservation(SyncVecEnv(fns)),
+    }[backend]()
     vec.reset(seed=0)
     actions = np.array([1, 0, 1])
     vec.step(actions)  # builds the cached observation caster, a closure
-    copy = pickle.loads(pickle.dumps(vec))
+    copy = pickle.loads(pickle.dumps(vec, protocol=protocol))
     ours, theirs = vec.step(actions), copy.step(actions)
     assert np.array_equal(ours.observations, theirs.observations)
     assert np.array_equal(ours.rewards, theirs.rewards)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,7 @@ from sekai.envs.finance.lob import LimitOrderBookEnv
 from sekai.error import InvalidAction, ResetRequired
 from sekai.finance.lob import BACKGROUND, OrderBook, Side, StaticFlow, ZeroIntelligenceFlow
 from sekai.spaces import flatdim
+from sekai.utils._equal import structurally_equal
 from sekai.utils.action_mask import flatten_action_mask
 
 INFO_KEYS = ["timestamp", "mid_price", "spread", "inventory", "cash", "wealth", "fills", "dt"]
@@ -319,6 +321,22 @@ def test_same_seed_same_episode_and_different_seeds_differ() -> None:
 
     assert rollout(5) == rollout(5)
     assert rollout(5) != rollout(6)
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_a_session_pickled_mid_episode_with_every_protocol_goes_on_like_the_original(
+    protocol: int,
+) -> None:
+    env = LimitOrderBookEnv()
+    env.reset(seed=3)
+    actions = [np.array([1 + t % 3, 1 + (t + 1) % 3, t % 3]) for t in range(30)]
+    for action in actions[:10]:  # quotes of the agent and of the flow rest in the book
+        env.step(action)
+    assert env.book.orders_of(0)
+    copy = pickle.loads(pickle.dumps(env, protocol=protocol))
+    for action in actions[10:]:
+        ours, theirs = env.step(action), copy.step(action)
+        assert structurally_equal(ours, theirs)
 
 
 def test_state_attributes() -> None:

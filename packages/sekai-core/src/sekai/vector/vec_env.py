@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai._args import IntLike
+from sekai._slots import Slotted
 from sekai.core._async import install_async_routes
 from sekai.core._render_habit import NoVecRender
 from sekai.error import AsyncCallPending, InvalidAction, ResetRequired, VecEnvClosed
@@ -58,7 +59,7 @@ if hasattr(os, "register_at_fork"):
 _VecEnvT = TypeVar("_VecEnvT", bound="VecEnv")
 
 
-class _BatchCache:
+class _BatchCache(Slotted):
     """``batch_space(single, n)``, rebuilt only when the single space object changes."""
 
     __slots__ = ("batch", "single")

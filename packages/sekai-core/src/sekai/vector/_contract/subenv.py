@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from sekai._slots import Slotted
 from sekai.core._autoreset import autoreset_result, keep_ending
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
@@ -60,7 +61,7 @@ def resets_itself(env: Env[Any, Any]) -> bool:
 CHECKED_NAMES = frozenset({"max_episode_steps"})
 
 
-class SubEnv:
+class SubEnv(Slotted):
     """Drives one sub-env the way every VecEnv backend must.
 
     - ``autoreset=True``: a step that ends an episode resets the sub-env within the same call;

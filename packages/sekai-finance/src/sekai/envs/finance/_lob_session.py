@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from sekai._slots import Slotted
 from sekai.envs.finance._common import check_int, check_order_size, check_real
 from sekai.error import InvalidAction
 from sekai.finance._values import is_real, scalar
@@ -136,7 +137,7 @@ def check_flow(flow: Any) -> OrderFlow:
     return flow
 
 
-class Trader:
+class Trader(Slotted):
     """One agent's account and resting quotes in the session."""
 
     __slots__ = ("ask_id", "bid_id", "cash", "fills", "inventory", "owner", "seen", "wealth")

@@ -8,6 +8,7 @@ from collections import deque
 
 import numpy as np
 
+from sekai._slots import Slotted
 from sekai.finance._values import check_int
 from sekai.finance.lob.orders import BACKGROUND, Fill, Order, Side
 
@@ -17,7 +18,7 @@ _BID = Side.BID
 _ASK = Side.ASK
 
 
-class _Level:
+class _Level(Slotted):
     """The orders resting at one price, oldest first, and their exact total open quantity.
 
     Cancelled orders stay in ``orders`` with quantity 0 until they reach the front (lazy

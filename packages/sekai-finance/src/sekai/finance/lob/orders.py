@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from typing import NamedTuple
 
+from sekai._slots import Slotted
+
 __all__ = ["BACKGROUND", "Fill", "Order", "Side"]
 
 BACKGROUND = -1
@@ -23,7 +25,7 @@ class Side(enum.IntEnum):
         return Side.ASK if self is Side.BID else Side.BID
 
 
-class Order:
+class Order(Slotted):
     """A live order record: while the order rests in the book its ``quantity`` is the open size.
 
     The book updates the record in place as the order fills; a record whose order left the
