@@ -244,10 +244,15 @@ def my_envs(tmp_path: Path) -> str:
     return "my_envs"
 
 
-def _fake_dist(site: Path, name: str, plugin: str, module: str, source: str) -> None:
+def _fake_dist(
+    site: Path, name: str, plugin: str, module: str, source: str, requires: tuple[str, ...] = ()
+) -> None:
     dist_info = site / f"{name.replace('-', '_')}-0.1.0.dist-info"
     dist_info.mkdir(parents=True)
-    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
+    declared = "".join(f"Requires-Dist: {r}\n" for r in requires)
+    (dist_info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n{declared}"
+    )
     (dist_info / "entry_points.txt").write_text(f"[sekai]\n{plugin} = {module}\n")
     (site / f"{module}.py").write_text(textwrap.dedent(source))
 
@@ -285,14 +290,17 @@ def fake_dists(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def fake_dist(tmp_path: Path) -> Callable[[str, str, str, str], dict[str, str]]:
-    """Install a fake distribution: ``fake_dist(name, plugin, module, source)`` writes its
-    metadata (one ``sekai`` entry point, ``plugin = module``) and ``module.py`` into
-    ``tmp_path/site`` and returns the environment variables putting that folder on the path."""
+def fake_dist(tmp_path: Path) -> Callable[..., dict[str, str]]:
+    """Install a fake distribution: ``fake_dist(name, plugin, module, source, requires=())``
+    writes its metadata (one ``sekai`` entry point, ``plugin = module``, and ``Requires-Dist``
+    lines) and ``module.py`` into ``tmp_path/site`` and returns the environment variables
+    putting that folder on the path."""
     site = tmp_path / "site"
 
-    def install(name: str, plugin: str, module: str, source: str) -> dict[str, str]:
-        _fake_dist(site, name, plugin, module, source)
+    def install(
+        name: str, plugin: str, module: str, source: str, requires: tuple[str, ...] = ()
+    ) -> dict[str, str]:
+        _fake_dist(site, name, plugin, module, source, requires)
         return {"PYTHONPATH": str(site)}
 
     return install

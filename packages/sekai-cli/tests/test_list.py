@@ -187,6 +187,49 @@ def test_plugins_json_has_one_object_per_row(sekai_cli, fake_dists: dict[str, st
     assert rows["sekai-ray"]["plugin"] is None
 
 
+FAKE_MODE = """
+from sekai.plugins import hookimpl
+
+
+@hookimpl
+def sekai_register_vector_backends(registry):
+    registry.register("fakemode", "sekai.vector:SyncVecEnv")
+"""
+
+
+def test_a_plugin_whose_declared_library_is_missing_is_not_ok_and_says_what_to_install(
+    sekai_cli, fake_dist
+) -> None:
+    # as sekai-ray installed with --no-deps: the plugin loads, its mode fails when used
+    env = fake_dist("sekai-fake-mode", "fakemode", "sekai_fake_mode_plugin", FAKE_MODE,
+                    requires=("rayish>=2.9", "numpy>=2.0"))  # fmt: skip
+    lines = sekai_cli("list", "--plugins", env=env).stdout.splitlines()
+    row = next(line for line in lines if line.startswith("fakemode"))
+    assert row.split(None, 4)[2:] == [
+        "0.1.0",
+        "0",
+        "missing rayish>=2.9 (vector backends: fakemode): pip install 'rayish>=2.9'",
+    ]
+    rows = json.loads(sekai_cli("list", "--plugins", "--json", env=env).stdout)
+    assert next(r for r in rows if r["plugin"] == "fakemode") == {
+        "plugin": "fakemode",
+        "distribution": "sekai-fake-mode",
+        "version": "0.1.0",
+        "envs": [],
+        "status": "missing dependency",
+        "error": "rayish>=2.9 is not installed: pip install 'rayish>=2.9'",
+        "backends": ["fakemode"],
+    }
+    done = sekai_cli("bench", "CartPole-v1", "--steps", "10", "--num-envs", "2", "--mode",
+                     "fakemode", env=env)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == (
+        "error: vectorization_mode 'fakemode' needs rayish, which is not installed: "
+        "sekai-fake-mode, which provides the mode, depends on it. Install it with: "
+        "pip install 'rayish>=2.9'\n"
+    )
+
+
 def test_a_disabled_plugin_is_shown_but_is_no_failure(
     sekai_cli, fake_dists: dict[str, str]
 ) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+import re
+import shlex
 import sys
 
 # The stdlib module gained the selectable, de-duplicated entry_points() API we rely on in 3.12;
@@ -35,6 +38,9 @@ __all__ = [
     "distributions",
     "entry_points",
     "installed_version",
+    "missing_requirements",
+    "pip_install",
+    "requirement_name",
     "version",
 ]
 
@@ -45,3 +51,47 @@ def installed_version(name: str) -> str | None:
         return version(name)
     except PackageNotFoundError:
         return None
+
+
+# The distribution name a requirement starts with (PEP 508), before any extras or version.
+_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+
+
+def missing_requirements(name: str) -> tuple[str, ...]:
+    """The dependencies distribution ``name`` declares that are not installed, as its metadata
+    writes them (``("ray>=2.9",)``): a plugin installed with ``pip install --no-deps``, or whose
+    library was uninstalled later.
+
+    Only unconditional requirements count (one with an extra or an environment marker is skipped,
+    so no marker is evaluated), and one counts as installed when its distribution is, or when a
+    module of its name is found without metadata (a library put on ``sys.path`` by hand). Nothing
+    is imported. ``()`` when ``name`` itself is not installed.
+    """
+    try:
+        requires = distribution(name).requires or []
+    except PackageNotFoundError:
+        return ()
+    missing: list[str] = []
+    for requirement in requires:
+        text, conditional, _ = requirement.partition(";")
+        dependency = requirement_name(text)
+        if conditional or dependency is None:
+            continue
+        module = re.sub(r"[-.]", "_", dependency)
+        importable = (
+            sys.modules.get(module) is not None or importlib.util.find_spec(module) is not None
+        )
+        if installed_version(dependency) is None and not importable:
+            missing.append(text.strip())
+    return tuple(missing)
+
+
+def requirement_name(requirement: str) -> str | None:
+    """The distribution a requirement names: ``"ray"`` for ``"ray[default]>=2.9"``."""
+    found = _REQUIREMENT_NAME.match(requirement)
+    return found.group(1) if found is not None else None
+
+
+def pip_install(*requirements: str) -> str:
+    """The shell command installing ``requirements``: ``pip install 'ray>=2.9'``."""
+    return "pip install " + " ".join(shlex.quote(r) for r in requirements)

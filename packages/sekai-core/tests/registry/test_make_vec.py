@@ -105,9 +105,41 @@ def test_a_mode_whose_library_is_missing_names_the_library_and_its_distribution(
         sekai.make_vec("demo/Probe-v0", 2, vectorization_mode="recording")
     assert str(info.value) == (
         "vectorization_mode 'recording' needs jaxlike, which is not installed (No module named "
-        "'jaxlike'): install jaxlike, a dependency of sekai-sandbox, which provides the mode."
+        "'jaxlike'): sekai-sandbox, which provides the mode, depends on it. Install it with: "
+        "pip install jaxlike"
     )
     assert info.value.package == "jaxlike"
+
+
+def test_a_mode_whose_declared_library_is_missing_names_it_before_anything_is_built(
+    recording, tmp_path, monkeypatch
+):
+    # as sekai-ray installed with --no-deps: its module imports Ray only when the env is built,
+    # so the distribution's declared dependencies are what tells that Ray is missing
+    info_dir = tmp_path / "sekai_sandbox-1.0.dist-info"
+    info_dir.mkdir()
+    (info_dir / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: sekai-sandbox\nVersion: 1.0\n"
+        "Requires-Dist: numpy>=2.0\n"  # installed
+        "Requires-Dist: rayish>=2.9\n"
+        "Requires-Dist: sekai_test_recording_backend\n"  # a module without metadata
+        "Requires-Dist: raylet-thing[default]<9,>=1\n"
+        "Requires-Dist: winlike; sys_platform == 'win32'\n"  # markers are not evaluated
+        "Requires-Dist: extralike; extra == 'x'\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    built = []
+    monkeypatch.setattr(RecordingVec, "__init__", lambda self, *a, **k: built.append(a))
+    with pytest.raises(sekai.MissingDependency) as info:
+        sekai.make_vec("demo/Probe-v0", 2, vectorization_mode="recording")
+    assert str(info.value) == (
+        "vectorization_mode 'recording' needs rayish and raylet-thing, which are not installed: "
+        "sekai-sandbox, which provides the mode, depends on them. Install them with: "
+        "pip install 'rayish>=2.9' 'raylet-thing[default]<9,>=1'"
+    )
+    assert isinstance(info.value, ImportError)
+    assert info.value.package == "rayish"
+    assert built == []
 
 
 def test_plugin_modes_are_listed_after_core_modes_in_the_unknown_mode_error(recording):

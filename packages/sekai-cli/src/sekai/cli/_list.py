@@ -6,12 +6,13 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from sekai._metadata import pip_install
 from sekai._providers import install_command
 from sekai.cli._args import UsageError
 from sekai.cli._output import BOLD, CYAN, DIM, GREEN, RED, YELLOW, Output, format_table
 
 if TYPE_CHECKING:
-    from sekai.plugins import PluginFailure, PluginReport
+    from sekai.plugins import PluginFailure, PluginInfo, PluginReport
     from sekai.registry.spec import EnvSpec
 
 __all__ = ["add_parser", "failure_note", "run", "spec_json"]
@@ -122,6 +123,12 @@ def _status(failure: PluginFailure) -> str:
     return f"failed ({failure.stage}): {failure.error}"
 
 
+def _missing(info: PluginInfo) -> str:
+    """What a plugin whose dependencies are not installed lacks, and the command adding them."""
+    verb = "are" if len(info.missing) > 1 else "is"
+    return f"{' and '.join(info.missing)} {verb} not installed: {pip_install(*info.missing)}"
+
+
 def _plugin_rows(report: PluginReport) -> list[dict[str, Any]]:
     """One JSON object per row of the ``--plugins`` table."""
     rows: list[dict[str, Any]] = []
@@ -132,8 +139,8 @@ def _plugin_rows(report: PluginReport) -> list[dict[str, Any]]:
                 "distribution": info.distribution,
                 "version": info.version,
                 "envs": list(info.envs),
-                "status": "ok",
-                "error": None,
+                "status": "missing dependency" if info.missing else "ok",
+                "error": _missing(info) if info.missing else None,
                 "backends": list(info.backends),
             }
         )
@@ -169,11 +176,13 @@ def _plugin_table(report: PluginReport, out: Output) -> list[str]:
     rows: list[list[str]] = []
     styles: list[list[str | None]] = []
     for info in report.plugins:
-        status = "ok"
+        status = f"missing {' and '.join(info.missing)}" if info.missing else "ok"
         if info.backends:
             status += f" (vector backends: {', '.join(info.backends)})"
+        if info.missing:
+            status += f": {pip_install(*info.missing)}"
         rows.append([info.name, info.distribution, info.version, str(len(info.envs)), status])
-        styles.append([None, None, None, None, GREEN])
+        styles.append([None, None, None, None, YELLOW if info.missing else GREEN])
     for failure in report.failures:
         rows.append([failure.name, failure.distribution, failure.version, "0", _status(failure)])
         styles.append([None, None, None, None, DIM if failure.stage == "disabled" else RED])

@@ -269,6 +269,8 @@ class PluginHost:
 
     def report(self) -> PluginReport:
         """The outcome of discovery, with each plugin's currently registered IDs."""
+        from sekai._metadata import missing_requirements
+
         specs = self._registry.all_specs()
         plugins = tuple(
             PluginInfo(
@@ -277,6 +279,7 @@ class PluginHost:
                 record.version,
                 envs=tuple(s.id for s in specs if s.source == record.source),
                 backends=tuple(record.backends),
+                missing=missing_requirements(record.distribution),
             )
             for record in self._loaded
         )

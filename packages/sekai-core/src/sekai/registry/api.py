@@ -30,6 +30,7 @@ from sekai.registry.spec import EntryPoint, EnvSpec, WrapperSpec, load_entry_poi
 
 if TYPE_CHECKING:
     from sekai.core.env import Env
+    from sekai.error import MissingDependency
     from sekai.vector.vec_env import VecEnv
 
 __all__ = [
@@ -391,24 +392,46 @@ def _check_vec_env(vec: object, what: str) -> None:
 
 
 def _load_backend(mode: str) -> Any:
-    """The class of vectorization mode ``mode``; a library its module imports that is missing
-    (a plugin installed with ``--no-deps``, or its library removed later) is named as such."""
+    """The class of vectorization mode ``mode``; a library it needs that is missing (a plugin
+    installed with ``--no-deps``, or its library removed later) is named as such, whether the
+    mode's module imports it at once or only when the vector env is built."""
+    from sekai._metadata import missing_requirements
+
+    source = _registry.backend_source(mode)
+    provider = source.distribution if source is not None else None
+    missing = missing_requirements(provider) if provider is not None else ()
+    if missing:
+        raise _missing_library(mode, provider, missing)
     try:
         return load_entry_point(_registry.backend(mode), f"vectorization_mode {mode!r}")
     except ModuleNotFoundError as exc:
         library = (exc.name or "").partition(".")[0]
         if not library or library == "sekai":
             raise
-        from sekai.error import MissingDependency
+        raise _missing_library(mode, provider, (library,), exc) from exc
 
-        source = _registry.backend_source(mode)
-        provider = source.distribution if source is not None else None
-        whose = f"{provider}, which provides the mode" if provider else "the mode's distribution"
-        raise MissingDependency(
-            f"vectorization_mode {mode!r} needs {library}, which is not installed ({exc}): "
-            f"install {library}, a dependency of {whose}.",
-            package=library,
-        ) from exc
+
+def _missing_library(
+    mode: str,
+    provider: str | None,
+    requirements: tuple[str, ...],
+    exc: ModuleNotFoundError | None = None,
+) -> MissingDependency:
+    """The error of a vectorization mode whose library (``requirements``: what to pip install,
+    such as ``"ray>=2.9"``) is not installed; ``exc``: the failed import, if any."""
+    from sekai._metadata import pip_install, requirement_name
+    from sekai.error import MissingDependency
+
+    names = [requirement_name(r) or r for r in requirements]
+    whose = f"{provider}, which provides the mode," if provider else "the mode's distribution"
+    plural = len(names) > 1
+    return MissingDependency(
+        f"vectorization_mode {mode!r} needs {' and '.join(names)}, which "
+        f"{'are' if plural else 'is'} not installed{f' ({exc})' if exc else ''}: {whose} depends "
+        f"on {'them' if plural else 'it'}. Install {'them' if plural else 'it'} with: "
+        f"{pip_install(*requirements)}",
+        package=names[0],
+    )
 
 
 def native_twins(env: str | EnvSpec) -> list[str]:

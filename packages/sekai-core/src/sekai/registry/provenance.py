@@ -16,13 +16,19 @@ FailureStage = Literal["import", "hooks", "register", "clash", "disabled"]
 
 @dataclass(frozen=True)
 class PluginInfo:
-    """A plugin that loaded: its name, distribution, version and what it registered."""
+    """A plugin that loaded: its name, distribution, version and what it registered.
+
+    ``missing``: the dependencies its distribution declares that are not installed (``pip install
+    --no-deps``, or a library removed later), as written in its metadata (``("ray>=2.9",)``); its
+    plugin loads without them, but what it registered fails when used.
+    """
 
     name: str
     distribution: str
     version: str
     envs: tuple[str, ...] = ()
     backends: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
