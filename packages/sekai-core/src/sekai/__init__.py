@@ -140,7 +140,8 @@ _LAZY: dict[str, str] = {
     "stack_infos": "sekai.vector",
 }
 
-# Submodules reachable as attributes after a plain ``import sekai``.
+# Submodules reachable as attributes after a plain ``import sekai``; one whose distribution is not
+# installed raises AttributeError naming it (sekai._providers' finder).
 _SUBMODULES: dict[str, str] = {
     "spaces": "sekai.spaces",
     "space_utils": "sekai.space_utils",
@@ -157,6 +158,9 @@ _SUBMODULES: dict[str, str] = {
     "finance": "sekai.finance",
     "compat": "sekai.compat",
     "cli": "sekai.cli",
+    "ray": "sekai.ray",
+    "jax": "sekai.jax",
+    "torch": "sekai.torch",
 }
 
 __all__ = [
@@ -199,13 +203,16 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         envs as envs,
         error as error,
         finance as finance,
+        jax as jax,
         plugins as plugins,
+        ray as ray,
         registry as registry,
         rendering as rendering,
         space_utils as space_utils,
         spaces as spaces,
         stats as stats,
         testing as testing,
+        torch as torch,
         utils as utils,
         vector as vector,
         wrappers as wrappers,

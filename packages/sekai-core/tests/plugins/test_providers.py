@@ -148,3 +148,54 @@ def test_finder_source_stays_short():
     import inspect
 
     assert len(inspect.getsource(_providers.MissingDistributionFinder).splitlines()) < 30
+
+
+TOP_LEVEL = sorted(
+    module.removeprefix("sekai.")
+    for p in PROVIDERS[1:]
+    for module in p.modules
+    if module.count(".") == 1
+)
+
+
+def _forget_subpackage(monkeypatch, sekai, name):
+    """Unimport ``sekai.<name>`` for one test; the test's end restores what was there."""
+    for namespace, key in ((sys.modules, f"sekai.{name}"), (vars(sekai), name)):
+        monkeypatch.setitem(namespace, key, None)  # recorded (absent or not), then removed
+        monkeypatch.delitem(namespace, key)
+
+
+def test_every_first_party_subpackage_is_an_attribute_of_sekai():
+    assert TOP_LEVEL == ["cli", "compat", "finance", "jax", "ray", "torch"]
+
+
+@pytest.mark.parametrize("name", TOP_LEVEL)
+def test_an_absent_first_party_subpackage_attribute_names_its_distribution(
+    name, tmp_path, monkeypatch
+):
+    import sekai
+
+    monkeypatch.setattr(sekai, "__path__", [str(tmp_path)])  # no distribution contributes to it
+    _forget_subpackage(monkeypatch, sekai, name)
+    dist = provider_of_module(f"sekai.{name}").distribution
+    with pytest.raises(AttributeError) as info:
+        getattr(sekai, name)
+    assert str(info.value) == (
+        f"No module named 'sekai.{name}': it is part of the {dist} distribution, which is not "
+        f"installed. Install it with: {install_command(dist)}"
+    )
+    assert not hasattr(sekai, name)
+
+
+@pytest.mark.parametrize("name", ["ray", "jax", "torch"])
+def test_an_installed_first_party_subpackage_is_imported_on_first_use(name, tmp_path, monkeypatch):
+    import sekai
+
+    portion = tmp_path / "sekai"
+    (portion / name).mkdir(parents=True)
+    (portion / name / "__init__.py").write_text("MARK = 'imported'\n")
+    monkeypatch.setattr(sekai, "__path__", [str(portion)])  # the only one contributing to it
+    _forget_subpackage(monkeypatch, sekai, name)
+    assert getattr(sekai, name).MARK == "imported"
+    assert sys.modules[f"sekai.{name}"] is getattr(sekai, name)
+    assert name in dir(sekai)
