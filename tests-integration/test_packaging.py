@@ -133,6 +133,25 @@ def test_packs_put_no_module_under_the_first_party_namespace(wheelhouse: Path) -
             assert not {n for n in _files(wheel) if n.startswith("sekai/")}, pack
 
 
+def test_every_distribution_ships_the_repository_licence_in_its_wheel(wheelhouse: Path) -> None:
+    licence = (REPO_ROOT / "LICENSE").read_bytes()
+    assert licence.startswith(b"MIT License\n\nCopyright (c) 2026 the sekai authors\n")
+    pyprojects = _first_party_pyprojects()
+    assert set(pyprojects) == {*FIRST_PARTY, *OWN_SESSION, META}
+    for dist, data in pyprojects.items():
+        # hatchling takes license files from the distribution's own folder: each keeps a copy
+        folder = REPO_ROOT / "packages" / dist
+        assert (folder / "LICENSE").read_bytes() == licence, f"{dist}: LICENSE differs"
+        assert data["project"]["license-files"] == ["LICENSE"], dist
+        with _wheel(wheelhouse, dist) as wheel:
+            info = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+            headers = email.parser.Parser().parsestr(wheel.read(info).decode(), headersonly=True)
+            assert headers.get_all("License-File") == ["LICENSE"], dist
+            assert headers["License-Expression"] == "MIT", dist
+            shipped = info.replace("/METADATA", "/licenses/LICENSE")
+            assert wheel.read(shipped) == licence, dist
+
+
 def test_first_party_pyprojects_share_one_version_pinned_with_compatible_release() -> None:
     pyprojects = _first_party_pyprojects()
     assert {*FIRST_PARTY, META} <= set(pyprojects)
