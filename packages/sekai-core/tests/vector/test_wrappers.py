@@ -485,6 +485,55 @@ def test_a_step_that_raises_elsewhere_still_counts_for_the_sub_envs_that_stepped
         assert (stats.episode_return, stats.episode_length) == (11.0, 2)
 
 
+class _Misfits(_Fails):  # type: ignore[misc]
+    """As ``_Fails``; action 3 returns an observation, action 4 a reward, that does not fit."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.action_space = sekai.Discrete(5)
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if action == 3:
+            return sekai.StepResult(np.zeros(2, np.float32), 1.0, False, False, {})
+        if action == 4:
+            return sekai.StepResult(np.zeros(1, np.float32), "1.0", False, False, {})
+        return super().step(action)
+
+
+_MISFIT_BACKENDS: dict[str, Callable[[bool], Any]] = {
+    "sync": lambda autoreset: SyncVecEnv([_Misfits] * 2, autoreset=autoreset),
+    "async": lambda autoreset: sekai.AsyncVecEnv([_Misfits] * 2, autoreset=autoreset),
+    "proc": lambda autoreset: sekai.ProcVecEnv(
+        [_Misfits] * 2, num_workers=2, context="fork", autoreset=autoreset
+    ),
+}
+
+
+@pytest.mark.parametrize(("action", "error"), [(3, sekai.InvalidObservation), (4, TypeError)])
+@pytest.mark.parametrize("autoreset", [False, True])
+@pytest.mark.parametrize("backend", list(_MISFIT_BACKENDS))
+def test_a_result_that_does_not_fit_is_its_sub_envs_error_and_the_others_steps_count(
+    backend: str, autoreset: bool, action: int, error: type[Exception]
+) -> None:
+    tracker = Tracker()
+    with VecRecordEpisodeStatistics(_MISFIT_BACKENDS[backend](autoreset), tracker) as vec:
+        vec.reset(seed=0)
+        vec.step([0, 0])
+        with pytest.raises(error, match="Sub-env 1 returned"):
+            vec.step([1, action])  # sub-env 0 ends its episode (1 + 10 over 2 steps)
+        assert vec.frozen.tolist() == [not autoreset, False]
+        assert [e for e in tracker.events if e[0] == "end"] == [("end", 0, 11.0)]
+        assert vec.episode_returns.tolist() == [0.0, 1.0]
+        assert vec.episode_lengths.tolist() == [0, 1]
+        result = vec.step([1, 0])
+        if autoreset:  # a new episode of one step, not merged with the one recorded
+            stats = result.infos[0]["episode"]
+            assert (stats.episode_return, stats.episode_length) == (10.0, 1)
+        else:  # frozen: its episode is not recorded a second time
+            assert "episode" not in result.infos[0]
+            assert [e for e in tracker.events if e[0] == "end"] == [("end", 0, 11.0)]
+
+
 def test_a_failed_steps_rewards_reach_outer_wrappers_as_the_inner_ones_rewrite_them() -> None:
     inner = sekai.VecTransformReward(SyncVecEnv([_Fails] * 2), lambda r: r * 100)
     with VecRecordEpisodeStatistics(inner) as vec:

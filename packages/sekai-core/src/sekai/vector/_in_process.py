@@ -12,6 +12,7 @@ from sekai.core._not_an_env import not_an_env_hint
 from sekai.core.env import Env
 from sekai.spaces import Space
 from sekai.vector._attributes import SubEnvAttributes
+from sekai.vector._contract.checks import checked_steps
 from sekai.vector._contract.seeding import options_entry_noted
 from sekai.vector._contract.subenv import CHECKED_NAMES, SubEnv, call_each
 from sekai.vector.result import VecResetResult, VecStepResult
@@ -214,24 +215,32 @@ class InProcessVecEnv(SubEnvAttributes):
     def _step_from(self, results: list[Any], failed: bool) -> VecStepResult[Any]:
         """The batched step result of every sub-env's StepResult.
 
-        With ``failed``, some entries are exceptions: the others' steps are recorded, then
-        the first (lowest index) exception is raised (rule 9).
+        With ``failed``, some entries are exceptions. Then, or when a result does not fit the
+        batch (its observation, reward or a flag), each result is checked as a worker checks it
+        (``checked_steps``): a misfit is its sub-env's error, the steps of the others are
+        recorded, and the first (lowest index) error is raised (rule 9), as on every backend.
         """
-        if failed:
-            stepped = [
-                (index, result.reward, result.terminated, result.truncated)
-                for index, result in enumerate(results)
-                if not isinstance(result, BaseException)
-            ]
-            error = next(r for r in results if isinstance(r, BaseException))
-            raise self._failed_step(error, stepped)
-        return self._step_result(
-            self._stack([r.observation for r in results]),
-            [r.reward for r in results],
-            [r.terminated for r in results],
-            [r.truncated for r in results],
-            [dict(r.info) for r in results],
-        )
+        error: BaseException | None = None
+        if not failed:
+            try:
+                return self._step_result(
+                    self._stack([r.observation for r in results]),
+                    [r.reward for r in results],
+                    [r.terminated for r in results],
+                    [r.truncated for r in results],
+                    [dict(r.info) for r in results],
+                )
+            except Exception as exc:  # raised below, unless a sub-env's misfit explains it
+                error = exc
+        results = checked_steps(self.observation_space, results)
+        stepped = [
+            (index, result.reward, result.terminated, result.truncated)
+            for index, result in enumerate(results)
+            if not isinstance(result, BaseException)
+        ]
+        error = next((r for r in results if isinstance(r, BaseException)), error)
+        assert error is not None  # failed: some result is an exception
+        raise self._failed_step(error, stepped)
 
     def _close(self) -> None:
         call_each(lambda sub, _: sub.close(), self._subenvs, [None] * self.num_envs)

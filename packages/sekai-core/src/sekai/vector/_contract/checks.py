@@ -6,7 +6,8 @@
   and looks at each sub-env only when the batch does not fit; ``CheckedSubEnv`` checks each
   observation where it is produced in a ProcVecEnv worker or a RayVecEnv actor (before shared
   memory) through ``ResultCheck``; ``batching.checked_caster`` checks a native env's whole
-  batch with the same rules.
+  batch with the same rules. When an in-process batch does not fit, ``checked_steps`` checks
+  each step result as a worker does, so the misfit is its sub-env's error on every backend.
 - Results and infos: ``checked_result``, in ``SubEnv`` wherever the sub-env runs (every backend):
   ``reset()`` / ``step()`` must return a ``ResetResult`` / ``StepResult`` whose info is a plain
   dict (any other Mapping is copied into one).
@@ -41,6 +42,7 @@ __all__ = [
     "batch_flags",
     "batch_rewards",
     "checked_result",
+    "checked_steps",
     "observation_checker",
     "snapshot",
 ]
@@ -200,6 +202,33 @@ class ResultCheck:
             raise InvalidObservation(
                 obs, self.space, index=self.index, reason=reason, method=method
             )
+
+    def step(self, result: StepResult[Any]) -> StepResult[Any]:
+        """``result`` with its observation checked and its reward and flags as
+        :func:`checked_scalars` gives them.
+
+        Raises:
+            InvalidObservation: naming the sub-env, when the observation does not fit.
+            TypeError: naming the sub-env, when the reward or a flag does not fit.
+        """
+        self.observation(result.observation, "step")
+        return checked_scalars(result, self.index)
+
+
+def checked_steps(space: Space[Any], results: list[Any]) -> list[Any]:
+    """The sub-envs' step results (exceptions where a sub-env raised), each checked as
+    ``ResultCheck.step`` checks it where the sub-env runs: one that does not fit becomes its
+    sub-env's error. For a batch that could not be built, so that the step is the failure of
+    the sub-envs whose results do not fit, and the others' steps still count (rule 9)."""
+    checked: list[Any] = []
+    for index, result in enumerate(results):
+        if not isinstance(result, BaseException):
+            try:
+                result = ResultCheck(space, index).step(result)
+            except Exception as exc:  # this sub-env's error; the others are still checked
+                result = exc
+        checked.append(result)
+    return checked
 
 
 def checked_result(result: Any, cls: type[R], index: int, method: str) -> R:

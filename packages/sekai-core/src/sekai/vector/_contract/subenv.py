@@ -17,7 +17,7 @@ from sekai.core._autoreset import autoreset_result, keep_ending
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import attribute_layer
-from sekai.vector._contract.checks import ResultCheck, checked_result, checked_scalars
+from sekai.vector._contract.checks import ResultCheck, checked_result
 from sekai.wrappers.time_limit import TimeLimit, checked_steps
 
 __all__ = [
@@ -78,8 +78,8 @@ class SubEnv(Slotted):
     Every result the sub-env returns, an autoreset's included, must be a ``ResetResult`` /
     ``StepResult`` whose info is a Mapping, which becomes a plain dict (``checked_result``);
     anything else is a ``TypeError`` naming the sub-env. Observations are checked where they
-    are first batched: by the parent's stacker for in-process backends, by ``CheckedSubEnv`` in
-    a worker.
+    are first batched: by the parent's stacker for in-process backends (then, for a batch that
+    does not fit, by ``checked_steps``), by ``CheckedSubEnv`` in a worker.
 
     Attributes:
         env: the sub-env.
@@ -233,9 +233,7 @@ class CheckedSubEnv(SubEnv):
         return result
 
     def step(self, action: Any) -> StepResult[Any]:
-        result = super().step(action)
-        self._check.observation(result.observation, "step")
-        return checked_scalars(result, self._check.index)
+        return self._check.step(super().step(action))
 
     async def async_reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
@@ -245,9 +243,7 @@ class CheckedSubEnv(SubEnv):
         return result
 
     async def async_step(self, action: Any) -> StepResult[Any]:
-        result = await super().async_step(action)
-        self._check.observation(result.observation, "step")
-        return checked_scalars(result, self._check.index)
+        return self._check.step(await super().async_step(action))
 
 
 def run_each(
