@@ -561,6 +561,49 @@ def test_a_step_cancelled_during_an_autoreset_lets_the_reset_finish() -> None:
     asyncio.run(main())
 
 
+def test_a_step_cancelled_twice_during_an_autoreset_still_lets_the_reset_finish() -> None:
+    async def main() -> None:
+        reset_gate, resetting = asyncio.Event(), asyncio.Event()
+        vec = AsyncVecEnv([lambda: Gated(1, reset_gate=reset_gate, resetting=resetting)])
+        await vec.async_reset(seed=0)
+        task = asyncio.ensure_future(vec.async_step(np.array([1])))
+        await resetting.wait()  # the sub-env ended its episode and is resetting
+        for _ in range(2):  # a timeout, then a shutdown
+            task.cancel()
+            await asyncio.sleep(0)
+        reset_gate.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not vec.envs[0].ended  # reset: its next step works
+        assert (await vec.async_step(np.array([1]))).rewards.tolist() == [1.0]
+        vec.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("horizon", [1, 9], ids=["episode-ends", "episode-goes-on"])
+def test_a_step_cancelled_before_its_sub_envs_ran_records_no_step(horizon: int) -> None:
+    async def main() -> None:
+        vec = sekai.VecRecordEpisodeStatistics(AsyncVecEnv([lambda: Gated(horizon)] * 2))
+        await vec.async_reset(seed=0)
+        await vec.async_step(np.array([1, 1]))
+        lengths, returns = vec.episode_lengths.tolist(), vec.episode_returns.tolist()
+        episodes = len(vec.tracker.episodes)  # type: ignore[attr-defined]
+        task = asyncio.ensure_future(vec.async_step(np.array([1, 1])))
+        await asyncio.sleep(0)  # in the gather; the sub-envs' calls have not started
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # Not stepped again (an ended episode was reset in the first step).
+        assert [env.t for env in vec.unwrapped.envs] == [0 if horizon == 1 else 1] * 2
+        assert vec.episode_lengths.tolist() == lengths  # the previous step not counted again
+        assert vec.episode_returns.tolist() == returns
+        assert len(vec.tracker.episodes) == episodes  # type: ignore[attr-defined]
+        vec.close()
+
+    asyncio.run(main())
+
+
 def test_a_cancelled_step_records_the_sub_envs_that_froze() -> None:
     async def main() -> None:
         never, stepped = asyncio.Event(), asyncio.Event()

@@ -152,6 +152,8 @@ class AsyncVecEnv(InProcessVecEnv):
         self._begin_async()
         try:
             per_env = self._per_env_actions(actions)
+            for sub in self._subenvs:  # a sub-env's call cancelled before it started sets none
+                sub.stepped = None
             try:
                 results = await self._gather(
                     [sub.async_step(action) for sub, action in zip(self._subenvs, per_env)]

@@ -96,8 +96,10 @@ class SubEnv(Slotted):
         self.index = index
         self.resets_itself = resets_itself(env)
         self._final: StepResult[Any] | None = None
-        # The last async_step's env step as ``(reward, terminated, truncated)`` (None: it did
-        # not step), for the VecEnv's bookkeeping when the call is cancelled before it returns.
+        # The env step of an async_step as ``(reward, terminated, truncated)``, for the VecEnv's
+        # bookkeeping when the call is cancelled before it returns: the VecEnv sets it to None
+        # before each call (a call cancelled before it starts never runs), async_step sets it
+        # once the env has stepped.
         self.stepped: tuple[Any, bool, bool] | None = None
 
     @property
@@ -156,10 +158,10 @@ class SubEnv(Slotted):
     async def async_step(self, action: Any) -> StepResult[Any]:
         """``step()`` through the sub-env's ``async_step()`` / ``async_reset()``.
 
-        A cancellation during the autoreset (a caller's timeout) lets the reset finish before it
-        propagates: a sub-env is never left with its episode ended and not reset.
+        A cancellation during the autoreset (a caller's timeout), also a repeated one, lets the
+        reset finish before it propagates: a sub-env is never left with its episode ended and
+        not reset.
         """
-        self.stepped = None
         if self._final is not None:
             return self._frozen_result()
         result = checked_result(await self.env.async_step(action), StepResult, self.index, "step")
@@ -199,15 +201,22 @@ class SubEnv(Slotted):
 
 
 async def _finished(coroutine: Any) -> Any:
-    """Await ``coroutine`` to its end even when the awaiting task is cancelled meanwhile; the
-    cancellation is re-raised afterwards."""
+    """Await ``coroutine`` to its end even when the awaiting task is cancelled meanwhile, once
+    or more; the (first) cancellation is re-raised afterwards."""
     task = asyncio.ensure_future(coroutine)
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        with contextlib.suppress(Exception):  # its failure would hide the cancellation
-            await task
-        raise
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            with contextlib.suppress(Exception):  # the task's own error: task.result() below
+                await asyncio.shield(task)
+        except asyncio.CancelledError as error:
+            if not task.done() and cancelled is None:  # the caller's: wait on
+                cancelled = error
+    if cancelled is not None:
+        if not task.cancelled():
+            task.exception()  # retrieved: its failure would hide the cancellation
+        raise cancelled
+    return task.result()
 
 
 class CheckedSubEnv(SubEnv):
