@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -861,6 +863,57 @@ class AsyncNative(Good):
 
     def step(self, action: Any) -> Any:
         return asyncio.run(self.async_step(action))
+
+
+class AsyncNativeStep(Good):
+    """Its sync step() runs its async_step() with asyncio.run(); its reset() is plain."""
+
+    async def async_step(self, action: Any) -> Any:
+        await asyncio.sleep(0)
+        return Good.step(self, action)
+
+    def step(self, action: Any) -> Any:
+        return asyncio.run(self.async_step(action))
+
+
+@pytest.mark.parametrize(("make", "method"), [(AsyncNative, "reset"), (AsyncNativeStep, "step")])
+def test_inside_a_running_loop_an_env_that_needs_asyncio_run_is_not_blamed(
+    make: type[sekai.Env[Any, Any]], method: str
+) -> None:
+    async def inside() -> list[str]:
+        return check_env(make())
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError) as info:
+            asyncio.run(inside())
+        gc.collect()
+    assert str(info.value) == (
+        "check_env() was called inside a running event loop (async code, a Jupyter notebook), "
+        f"where {make.__name__}'s {method}() cannot run: it runs its coroutine with "
+        "asyncio.run(), which refuses to start inside a running loop. Call check_env() from "
+        "sync code, or, in async code, in a worker thread: `await asyncio.to_thread("
+        "sekai.check_env, env)` with a fresh env (that runs every check, the async ones too)."
+    )
+    assert not [w for w in caught if "never awaited" in str(w.message)]  # the coroutine closed
+
+
+def test_in_a_worker_thread_of_async_code_an_env_that_needs_asyncio_run_is_checked() -> None:
+    async def inside() -> list[str]:
+        return await asyncio.to_thread(check_env, AsyncNative())
+
+    assert asyncio.run(inside()) == []
+
+
+def test_inside_a_running_loop_a_runtime_error_of_the_env_is_still_its_error() -> None:
+    class Fails(Good):
+        def step(self, action: Any) -> Any:
+            raise RuntimeError("venue down")
+
+    async def inside() -> list[str]:
+        return check_env(Fails(), check_reset_seed=False)
+
+    assert asyncio.run(inside()) == ["ERROR: step() raised RuntimeError at step 0: venue down"]
 
 
 @pytest.mark.parametrize(

@@ -26,25 +26,30 @@ def call_sync(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
     A sync method that drives its own coroutine with ``asyncio.run()`` fails here, inside the
     running loop, before the coroutine ever starts. The error is the user's to see; the
-    coroutine ``asyncio.run()`` refused is closed, or Python would also warn, whenever it is
-    collected and pointing at whatever line runs then, that it "was never awaited".
+    coroutine ``asyncio.run()`` refused is closed (``refused_by_asyncio_run``).
     """
     try:
         return fn(*args, **kwargs)
     except RuntimeError as exc:
-        import traceback  # only on this path: `import sekai` stays light
-
-        runners = sys.modules.get("asyncio.runners")  # not imported: no asyncio.run() failed
-        run_code = getattr(getattr(runners, "run", None), "__code__", None)
-        frames = traceback.walk_tb(exc.__traceback__) if run_code is not None else ()
-        for frame, _ in frames:
-            if frame.f_code is run_code:
-                refused = frame.f_locals.get("main")
-                if inspect.iscoroutine(refused) and (
-                    inspect.getcoroutinestate(refused) == inspect.CORO_CREATED
-                ):
-                    refused.close()
+        refused_by_asyncio_run(exc)
         raise
+
+
+def refused_by_asyncio_run(exc: RuntimeError) -> bool:
+    """Whether ``exc`` is ``asyncio.run()`` refusing to start (it was called inside a running
+    event loop); the coroutine it refused is then closed, or Python would also warn, whenever
+    it is collected and pointing at whatever line runs then, that it "was never awaited"."""
+    runners = sys.modules.get("asyncio.runners")  # not imported: no asyncio.run() failed
+    run_code = getattr(getattr(runners, "run", None), "__code__", None)
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if run_code is None or tb is None or tb.tb_frame.f_code is not run_code:
+        return False  # raised elsewhere (by a coroutine that asyncio.run() ran, too)
+    refused = tb.tb_frame.f_locals.get("main")
+    if inspect.iscoroutine(refused) and inspect.getcoroutinestate(refused) == inspect.CORO_CREATED:
+        refused.close()
+    return True
 
 
 def _defining_class(cls: type, name: str) -> type | None:

@@ -15,17 +15,22 @@ import numpy as np
 
 from sekai._args import IntLike, check_bool, check_int, type_name
 from sekai._equal import without_wall_clock
-from sekai.core._async import shut_down_loop
+from sekai.core._async import refused_by_asyncio_run, shut_down_loop
 from sekai.core.env import Env
 from sekai.spaces import Box, Dict, Sequence, Space, Tuple
 from sekai.spaces._explain import short_repr, why_not_in
 from sekai.spaces.space import not_a_space
+from sekai.utils._check_messages import (
+    STEP_FIELDS,
+    first_difference,
+    in_running_loop,
+    not_an_env,
+)
 from sekai.utils._equal import structurally_equal
 from sekai.utils.action_mask import flatten_action_mask, get_action_mask, supports_action_mask
 
 __all__ = ["check_env"]
 
-_STEP_FIELDS = ("observation", "reward", "terminated", "truncated", "info")
 _NOT_SEEDED = (
     "reset(seed=0) returned different observations on two calls. Call self._set_rng(seed) at "
     "the start of reset() and draw all randomness from self.rng; state kept across episodes "
@@ -40,6 +45,15 @@ _MASK_FORMAT = "action_mask() must return a mask in the format action_space.samp
 
 class _Stop(Exception):
     """Ends the remaining checks (an ERROR that leaves nothing meaningful to test)."""
+
+
+class _InRunningLoop(BaseException):  # not an Exception: no check reports it as the env's
+    """Ends the checks: the env's sync ``method()`` cannot run in the event loop running in
+    check_env's thread (its ``asyncio.run()`` refused to start)."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__(method)
+        self.method = method
 
 
 @dataclass
@@ -125,6 +139,7 @@ class _Checker:
         self._grouped: dict[str, _Issue] = {}
         self.obs_space: Space[Any]
         self.act_space: Space[Any]
+        self.in_loop = _loop_running()
 
     # -- reporting -----------------------------------------------------------------------
 
@@ -183,6 +198,16 @@ class _Checker:
                     key=f"{key}:dtype{group}",
                     unit=unit,
                 )
+
+    def _sync(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """``env.<method>(...)`` (``reset``, ``step``); ``_InRunningLoop`` when it cannot run
+        because check_env was called inside a running event loop."""
+        try:
+            return getattr(self.env, method)(*args, **kwargs)
+        except RuntimeError as exc:
+            if refused_by_asyncio_run(exc) and self.in_loop:
+                raise _InRunningLoop(method) from None
+            raise
 
     def sample_action(self, space: Space[Any]) -> Any:
         if supports_action_mask(self.env):
@@ -258,7 +283,7 @@ class _Checker:
 
     def check_first_reset(self) -> Any:
         try:
-            result = self.env.reset(seed=42)
+            result = self._sync("reset", seed=42)
         except Exception as exc:
             self.error(f"reset() raised {_exc(exc)}")
             raise _Stop from None
@@ -293,7 +318,6 @@ class _Checker:
             self.error(f"flatten_action_mask() rejected the action_mask(): {_sentence(_exc(exc))}")
 
     def check_steps(self, first: Any) -> None:
-        env = self.env
         prev, prev_copy = first.observation, _copy(first.observation)
         mutation_seen = overwrite_seen = False
         infinite = taken = 0
@@ -304,7 +328,7 @@ class _Checker:
                 self.error(f"Sampling an action raised {_exc(exc)} at step {i}.")
                 break
             try:
-                result = env.step(action)
+                result = self._sync("step", action)
             except Exception as exc:
                 self.error(f"step() raised {type(exc).__name__} at step {i}: {exc}")
                 break
@@ -329,7 +353,7 @@ class _Checker:
             if done:
                 terminal, terminal_copy = obs, _copy(obs)
                 try:
-                    reset = env.reset()
+                    reset = self._sync("reset")
                 except Exception as exc:
                     self.error(f"reset() raised {_exc(exc)}")
                     raise _Stop from None
@@ -349,7 +373,7 @@ class _Checker:
     def check_step_result(self, result: Any, call: str, i: int | None) -> int | None:
         """Check what ``call`` (``step()``, ``async_step()``) returned at step ``i``: None
         (after an ERROR) when it is not a StepResult, else how many infinite rewards (0 or 1)."""
-        missing = [name for name in _STEP_FIELDS if not hasattr(result, name)]
+        missing = [name for name in STEP_FIELDS if not hasattr(result, name)]
         if missing:
             self.error(
                 f"{call} must return a StepResult; result has no {', '.join(missing)}."
@@ -393,8 +417,8 @@ class _Checker:
 
     def check_reset_seed(self) -> None:
         try:
-            first = _copy(self.env.reset(seed=0).observation)
-            second = self.env.reset(seed=0).observation
+            first = _copy(self._sync("reset", seed=0).observation)
+            second = self._sync("reset", seed=0).observation
         except Exception as exc:
             self.error(f"reset(seed=0) raised {_exc(exc)}")
             return
@@ -404,10 +428,10 @@ class _Checker:
     def _rollout(self) -> list[Any]:
         space = copy.deepcopy(self.act_space)
         space.seed(123)
-        reset = self.env.reset(seed=123)
+        reset = self._sync("reset", seed=123)
         trace: list[Any] = [(_copy(reset.observation), without_wall_clock(_copy(reset.info)))]
         for _ in range(min(self.n_steps, 50)):
-            result = self.env.step(self.sample_action(space))
+            result = self._sync("step", self.sample_action(space))
             flags = (result.reward, result.terminated, result.truncated)
             info = without_wall_clock(_copy(result.info))
             trace.append((_copy(result.observation), *flags, info))
@@ -426,15 +450,11 @@ class _Checker:
             return
         if not structurally_equal(first, second):
             self.warning(
-                f"{_NONDETERMINISTIC} First difference: {_first_difference(first, second)}."
+                f"{_NONDETERMINISTIC} First difference: {first_difference(first, second)}."
             )
 
     def check_async(self) -> None:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
+        if self.in_loop:
             return  # a private loop cannot run inside a running one
         loop = asyncio.new_event_loop()
         try:
@@ -464,26 +484,13 @@ class _Checker:
             self.warning("reward from async_step() is infinite.")
 
 
-def _first_difference(first: list[Any], second: list[Any]) -> str:
-    """Where two determinism traces (``_rollout()``) first differ: ``"info['fill'] at step 0"``."""
-    for i, (a, b) in enumerate(zip(first, second)):
-        names = ("observation", "info") if i == 0 else _STEP_FIELDS
-        at = "after reset(seed=123)" if i == 0 else f"at step {i - 1}"
-        for name, x, y in zip(names, a, b):
-            if structurally_equal(x, y):
-                continue
-            if isinstance(x, Mapping) and isinstance(y, Mapping):
-                keys = [*x, *(key for key in y if key not in x)]
-                key = next(
-                    k
-                    for k in keys
-                    if k not in x or k not in y or not structurally_equal(x[k], y[k])
-                )
-                return f"{name}[{key!r}] {at}"
-            return f"{name} {at}"
-    return (
-        f"the episode ended after {len(first) - 1} steps in one and {len(second) - 1} in the other"
-    )
+def _loop_running() -> bool:
+    """Whether an event loop runs in this thread (check_env called from async code)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -502,30 +509,6 @@ def _statistics_frozen(env: Env[Any, Any]) -> Iterator[None]:
     finally:
         for layer, switch in zip(layers, switches):
             layer.update_running_mean = switch  # type: ignore[attr-defined]
-
-
-def _not_an_env(env: object) -> str:
-    got = type(env).__name__
-    if isinstance(env, str):
-        return f"check_env expected a sekai.Env, got str {env!r}: pass sekai.make({env!r})."
-    if hasattr(env, "num_envs"):  # a VecEnv: the contract is the single env's
-        return (
-            f"check_env expected a sekai.Env, got {got}: check one sub-env, e.g. "
-            "check_env(sekai.make(env_id)) (sekai.testing.assert_env_conforms also steps an "
-            "env's native vector version)."
-        )
-    if hasattr(env, "possible_agents"):  # a MultiAgentEnv (or a PettingZoo env)
-        return (
-            f"check_env expected a sekai.Env, got {got}: it checks single-agent envs; for a "
-            "multi-agent one, run PettingZoo's parallel_api_test on "
-            "sekai.compat.to_pettingzoo(env)."
-        )
-    if type(env).__module__.partition(".")[0] == "gymnasium":
-        return (
-            f"check_env expected a sekai.Env, got {got}. To check a gymnasium env, convert it "
-            "first with sekai.compat.from_gymnasium(env)."
-        )
-    return f"check_env expected a sekai.Env, got {got}."
 
 
 def check_env(
@@ -566,9 +549,12 @@ def check_env(
         TypeError: ``env`` is not a sekai.Env, ``n_steps`` is not an int, or an option that
             switches something on or off is not a bool.
         ValueError: ``n_steps`` is below 1.
+        RuntimeError: called inside a running event loop (async code, Jupyter), where the
+            env's ``reset()`` or ``step()`` cannot run (it calls ``asyncio.run()``): call it
+            from sync code, or ``await asyncio.to_thread(sekai.check_env, env)``.
     """
     if not isinstance(env, Env):
-        raise TypeError(_not_an_env(env))
+        raise TypeError(not_an_env(env))
     try:
         steps = check_int("check_env", "n_steps", n_steps, 1)
     except ValueError as exc:
@@ -589,6 +575,8 @@ def check_env(
         checker.run(flags)
     except _Stop:
         pass
+    except _InRunningLoop as stop:
+        raise RuntimeError(in_running_loop(env, stop.method)) from None
     except Exception as exc:  # the checker must report, never raise, whatever the env does
         checker.error(f"check_env stopped: the environment raised {_exc(exc)}")
     issues = [issue.render() for issue in checker.issues]
