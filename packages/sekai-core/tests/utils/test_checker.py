@@ -681,6 +681,19 @@ def test_reset_after_done_raising_skips_remaining_checks() -> None:
     ]
 
 
+def test_an_async_step_written_without_async_is_named() -> None:
+    class PlainAsyncStep(Good):
+        def async_step(self, action: Any) -> Any:  # type: ignore[override]
+            return self.step(action)  # meant as an async def
+
+    assert check_env(PlainAsyncStep()) == [
+        "ERROR: async_step() raised TypeError: "
+        "test_an_async_step_written_without_async_is_named.<locals>.PlainAsyncStep.async_step() "
+        "returned a sekai.StepResult, not an awaitable: it must be an async def (sync code goes "
+        "in step())."
+    ]
+
+
 def test_async_methods_raising_are_errors() -> None:
     class AsyncBoom(Good):
         async def async_step(self, action: Any) -> Any:

@@ -670,3 +670,51 @@ def test_close_while_an_async_step_runs_raises_async_call_pending() -> None:
         assert vec.closed
 
     asyncio.run(main())
+
+
+class _Plain(sekai.Env):  # type: ignore[type-arg]
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, False, {})
+
+
+class _PlainAsyncReset(_Plain):
+    def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:  # type: ignore[override]
+        return self.reset(seed=seed, options=options)  # meant as an async def
+
+
+class _PlainAsyncStep(_Plain):
+    def async_step(self, action: Any) -> Any:  # type: ignore[override]
+        return self.step(action)  # meant as an async def
+
+
+@pytest.mark.parametrize(
+    ("method", "result", "sync"),
+    [("async_reset", "ResetResult", "reset"), ("async_step", "StepResult", "step")],
+)
+def test_an_async_method_written_without_async_names_the_sub_env_and_the_method(
+    method: str, result: str, sync: str
+) -> None:
+    plain = _PlainAsyncReset if method == "async_reset" else _PlainAsyncStep
+
+    async def main() -> None:
+        with AsyncVecEnv([_Plain, plain]) as vec:
+            if method == "async_step":
+                await vec.async_reset(seed=0)
+            with pytest.raises(TypeError) as info:
+                if method == "async_reset":
+                    await vec.async_reset(seed=0)
+                else:
+                    await vec.async_step(np.array([0, 0]))
+            assert str(info.value) == (
+                f"Sub-env 1 returned a sekai.{result} from {method}(), not an awaitable: "
+                f"{plain.__name__}.{method}() must be an async def (sync code goes in {sync}())."
+            )
+
+    asyncio.run(main())

@@ -142,3 +142,69 @@ def test_async_path_awaits_base_env_and_matches_sync_path(
     assert structurally_equal(got, expected)
     # The actions the base env executed (delayed, repeated, rescaled...) are the same too.
     assert structurally_equal(base.actions, sync_env.unwrapped.actions)
+
+
+class PlainAsyncStep(sekai.Env):  # type: ignore[type-arg]
+    """Its async_step() is a plain def returning the result (meant as an async def)."""
+
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, True, False, {})
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        return self.reset(seed=seed, options=options)
+
+    def async_step(self, action: Any) -> Any:  # type: ignore[override]
+        return self.step(action)
+
+
+class PlainAsyncReset(PlainAsyncStep):
+    """Its async_reset() is a plain def returning the result (meant as an async def)."""
+
+    def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:  # type: ignore[override]
+        return self.reset(seed=seed, options=options)
+
+    async def async_step(self, action: Any) -> Any:
+        return self.step(action)
+
+
+_NOT_AWAITABLE = (
+    "{env}.{method}() returned a sekai.{result}, not an awaitable: it must be an async def (sync "
+    "code goes in {sync}())."
+)
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [TimeLimit, OrderEnforcing, AutoReset, ActionRepeat, RecordEpisodeStatistics],
+    ids=lambda wrap: wrap.__name__,
+)
+@pytest.mark.parametrize("method", ["async_reset", "async_step"])
+def test_an_async_method_written_without_async_is_named_by_the_wrapper_above(
+    wrap: Any, method: str
+) -> None:
+    env_class = PlainAsyncReset if method == "async_reset" else PlainAsyncStep
+    wrapped = wrap(env_class(), 5) if wrap in (TimeLimit, ActionRepeat) else wrap(env_class())
+    expected = _NOT_AWAITABLE.format(
+        env=env_class.__name__,
+        method=method,
+        result="ResetResult" if method == "async_reset" else "StepResult",
+        sync=method.removeprefix("async_"),
+    )
+
+    async def main() -> None:
+        if method == "async_reset":
+            await wrapped.async_reset(seed=0)
+        else:
+            await wrapped.async_reset(seed=0)
+            await wrapped.async_step(0)
+
+    with pytest.raises(TypeError) as info:
+        asyncio.run(main())
+    assert str(info.value) == expected

@@ -6,7 +6,8 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Coroutine
+import types
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sekai.error import _noted
@@ -50,6 +51,41 @@ def refused_by_asyncio_run(exc: RuntimeError) -> bool:
     if inspect.iscoroutine(refused) and inspect.getcoroutinestate(refused) == inspect.CORO_CREATED:
         refused.close()
     return True
+
+
+def awaitable(
+    value: Awaitable[T], env: object, method: str, index: int | None = None
+) -> Awaitable[T]:
+    """``value``, what ``env.<method>()`` (``async_reset``, ``async_step``) returned, checked to
+    be awaitable before it is awaited: a plain ``def`` where an ``async def`` belongs would
+    give Python's "object StepResult can't be used in 'await' expression".
+
+    Args:
+        value: what the method returned.
+        env: the env whose method it is.
+        method: the method's name.
+        index: the sub-env index, when a VecEnv awaits it.
+
+    Raises:
+        TypeError: ``value`` cannot be awaited; naming the sub-env, the method and its class.
+    """
+    if type(value) is types.CoroutineType or inspect.isawaitable(value):
+        return value  # the common case first: a coroutine
+    fn = getattr(env, method, None)  # a bound method: its function's name
+    name = getattr(fn, "__qualname__", None) or f"{type(env).__qualname__}.{method}"
+    from sekai.core.result import ResetResult, StepResult
+    from sekai.spaces._explain import described  # only on this path: `import sekai` stays light
+
+    if isinstance(value, (ResetResult, StepResult)):  # the usual mistake: a plain def
+        got = f"a sekai.{type(value).__name__}"
+    else:
+        got = "None" if value is None else described(value)
+    rule = f"must be an async def (sync code goes in {method.removeprefix('async_')}())."
+    if index is None:
+        raise TypeError(f"{name}() returned {got}, not an awaitable: it {rule}")
+    raise TypeError(
+        f"Sub-env {index} returned {got} from {method}(), not an awaitable: {name}() {rule}"
+    )
 
 
 def _defining_class(cls: type, name: str) -> type | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import numpy as np
 
 from sekai._args import type_name
-from sekai.core._async import passes_inward
+from sekai.core._async import awaitable, passes_inward
 from sekai.core._not_an_env import not_an_env_hint
 from sekai.core._render_habit import missing_attribute
 from sekai.core._rng import SeedLike
@@ -113,10 +113,12 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
         seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[WrapperObsT]:
-        return await self.env.async_reset(seed=seed, options=options)  # type: ignore[return-value]
+        reset = self.env.async_reset(seed=seed, options=options)
+        return await awaitable(reset, self.env, "async_reset")  # type: ignore[arg-type]
 
     async def async_step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
-        return await self.env.async_step(action)  # type: ignore[arg-type,return-value]
+        step = self.env.async_step(action)  # type: ignore[arg-type]
+        return await awaitable(step, self.env, "async_step")  # type: ignore[arg-type]
 
     def close(self) -> None:
         """Close the inner env."""
@@ -261,12 +263,14 @@ class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
         seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[WrapperObsT]:
-        result = await self.env.async_reset(seed=seed, options=options)
+        reset = self.env.async_reset(seed=seed, options=options)
+        result = await awaitable(reset, self.env, "async_reset")
         self._on_reset(seed)
         return self._reset_result(result)
 
     async def async_step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
-        return self._step_result(await self.env.async_step(self._step_action(action)))
+        step = self.env.async_step(self._step_action(action))
+        return self._step_result(await awaitable(step, self.env, "async_step"))
 
 
 class ObservationWrapper(ResultWrapper[WrapperObsT, ActT, ObsT, ActT]):

@@ -15,7 +15,7 @@ import numpy as np
 
 from sekai._args import IntLike, check_bool, check_int, type_name
 from sekai._equal import without_wall_clock
-from sekai.core._async import refused_by_asyncio_run, shut_down_loop
+from sekai.core._async import awaitable, refused_by_asyncio_run, shut_down_loop
 from sekai.core.env import Env
 from sekai.spaces import Box, Dict, Sequence, Space, Tuple
 from sekai.spaces._explain import short_repr, why_not_in
@@ -465,7 +465,7 @@ class _Checker:
     async def _check_async(self) -> None:
         env = self.env
         try:
-            result = await env.async_reset(seed=7)
+            result = await awaitable(env.async_reset(seed=7), env, "async_reset")
         except Exception as exc:
             self.error(f"async_reset() raised {_exc(exc)}")
             return
@@ -476,7 +476,7 @@ class _Checker:
             self.error(f"Sampling an action for async_step() raised {_exc(exc)}.")
             return
         try:
-            step = await env.async_step(action)
+            step = await awaitable(env.async_step(action), env, "async_step")
         except Exception as exc:
             self.error(f"async_step() raised {_exc(exc)}")
             return

@@ -29,8 +29,9 @@ __all__ = ["Interrupts", "abandon", "run_interruptible", "taking_interrupts"]
 
 T = TypeVar("T")
 
-# Code that a second Ctrl-C does not interrupt half-way: it returns to the loop soon.
-_MACHINERY = ("asyncio.", "sekai.vector.")
+# Code that a second Ctrl-C does not interrupt half-way: it returns to the loop soon (the
+# async routing helpers check what a sub-env's async method returned before it is awaited).
+_MACHINERY = ("asyncio.", "sekai.vector.", "sekai.core._async.")
 _STDLIB = os.path.dirname(contextlib.__file__) + os.sep
 
 # signal.signal() and signal.getsignal() wrap handlers in enums, which costs more than the rest

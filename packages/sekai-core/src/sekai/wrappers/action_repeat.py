@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sekai._args import IntLike, check_int
+from sekai.core._async import awaitable
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import Wrapper
@@ -50,7 +51,7 @@ class ActionRepeat(Wrapper[Any, Any, Any, Any]):
     async def async_step(self, action: Any) -> StepResult[Any]:
         total, n = 0.0, 0
         while True:
-            result = await self.env.async_step(action)
+            result = await awaitable(self.env.async_step(action), self.env, "async_step")
             total += float(result.reward)
             n += 1
             if n >= self.repeat or result.terminated or result.truncated:

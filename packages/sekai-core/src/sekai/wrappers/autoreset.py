@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from sekai.core._async import awaitable
 from sekai.core._autoreset import autoreset_result, keep_ending
 from sekai.core.env import Env
 from sekai.core.result import StepResult
@@ -62,10 +63,11 @@ class AutoReset(Wrapper[Any, Any, Any, Any]):
         return result
 
     async def async_step(self, action: Any) -> StepResult[Any]:
-        result = await self.env.async_step(action)
+        result = await awaitable(self.env.async_step(action), self.env, "async_step")
         if (result.terminated or result.truncated) and not self._reset_inside(result):
             kept = keep_ending(result)
-            return autoreset_result(result, kept, await self.env.async_reset())
+            reset = await awaitable(self.env.async_reset(), self.env, "async_reset")
+            return autoreset_result(result, kept, reset)
         return result
 
     def _reset_inside(self, result: StepResult[Any]) -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 
 from numpy.typing import NDArray
 
+from sekai.core._async import awaitable
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import ObservationWrapper
@@ -55,6 +56,6 @@ class FlattenObservation(ObservationWrapper[NDArray[Any], Any, Any]):
         return StepResult(obs, r.reward, r.terminated, r.truncated, r.info)
 
     async def async_step(self, action: Any) -> StepResult[NDArray[Any]]:
-        r = await self.env.async_step(action)
+        r = await awaitable(self.env.async_step(action), self.env, "async_step")
         obs = self._step_observation(r.observation)
         return StepResult(obs, r.reward, r.terminated, r.truncated, r.info)

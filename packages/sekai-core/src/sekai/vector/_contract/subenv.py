@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from sekai._slots import Slotted
+from sekai.core._async import awaitable
 from sekai.core._autoreset import autoreset_result, keep_ending
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
@@ -153,7 +154,8 @@ class SubEnv(Slotted):
     ) -> Any:
         """``reset()`` through the sub-env's ``async_reset()``."""
         self._final = None
-        return self._reset_result(await self.env.async_reset(seed=seed, options=options))
+        reset = self.env.async_reset(seed=seed, options=options)
+        return self._reset_result(await awaitable(reset, self.env, "async_reset", self.index))
 
     async def async_step(self, action: Any) -> StepResult[Any]:
         """``step()`` through the sub-env's ``async_step()`` / ``async_reset()``.
@@ -164,11 +166,14 @@ class SubEnv(Slotted):
         """
         if self._final is not None:
             return self._frozen_result()
-        result = checked_result(await self.env.async_step(action), StepResult, self.index, "step")
+        step = await awaitable(self.env.async_step(action), self.env, "async_step", self.index)
+        result = checked_result(step, StepResult, self.index, "step")
         self.stepped = (result.reward, result.terminated, result.truncated)
         if self._needs_reset(result):
             kept = keep_ending(result)
-            reset = await _finished(self.env.async_reset())
+            reset = await _finished(
+                awaitable(self.env.async_reset(), self.env, "async_reset", self.index)
+            )
             return autoreset_result(result, kept, self._reset_result(reset))
         return result
 
