@@ -195,6 +195,9 @@ import numpy as np
 import sekai
 from sekai.vector import AsyncVecEnv
 
+# Python's own handler even when started with SIGINT ignored (from a background shell job).
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 class Counting(sekai.Env):
     def __init__(self):
