@@ -80,9 +80,10 @@ def test_parameter_arrays_read_back_are_read_only_and_not_the_callers() -> None:
 def test_one_number_for_an_array_parameter_is_broadcast() -> None:
     envs = KernelVecEnv(Walk(), 2)
     envs.set_attr("steps", 2)
-    # one number stays one number, as a native env keeps it
-    assert envs.get_attr("steps") == [2.0, 2.0]
-    assert all(type(value) is float for value in envs.get_attr("steps"))
+    # one number stays the number given (an int here), as a native env keeps it
+    assert envs.get_attr("steps") == [2, 2]
+    assert all(type(value) is int for value in envs.get_attr("steps"))
+    np.testing.assert_array_equal(envs.params.steps, [2.0, 2.0])  # broadcast for the kernel
     with pytest.raises(TypeError, match="same kind and shape"):
         envs.set_attr("steps", np.ones(3))
 

@@ -247,7 +247,17 @@ def test_trackers_are_told_each_entry_of_a_seed_list_as_on_the_other_backends() 
 def test_reset_options_are_refused_with_the_modes_that_take_them() -> None:
     env = _env()
     env.reset(options={})  # an empty dict asks for nothing
-    with pytest.raises(ValueError, match=r"takes no reset options.*'native' or 'sync'"):
+    per_env = r"takes no reset options.*; use vectorization_mode='sync', 'async' or 'proc' for"
+    with pytest.raises(ValueError, match=per_env):
+        env.reset(options={"low": 0.0})
+    env.spec = EnvSpec("Countdown-v0", entry_point="a.b:C", kernel_entry_point=CountdownKernel)
+    with pytest.raises(ValueError, match=per_env) as caught:  # no native mode to advise
+        env.reset(options={"low": 0.0})
+    assert "native" not in str(caught.value)
+    env.spec = EnvSpec(
+        "Countdown-v0", entry_point="a.b:C", vector_entry_point="a.b:V", kernel_entry_point="a:K"
+    )
+    with pytest.raises(ValueError, match=r"takes no reset options.*'native' or 'sync' for"):
         env.reset(options={"low": 0.0})
 
 
@@ -396,8 +406,18 @@ def test_a_number_parameter_held_as_a_0d_array_reads_back_as_a_number() -> None:
     env = KernelVecEnv(CountdownKernel(step_size=np.asarray(2.0)), 2)  # type: ignore[arg-type]
     assert env.get_attr("step_size") == [2.0, 2.0]
     assert type(env.get_attr("step_size")[0]) is float
-    env.set_attr("step_size", 3)
+    env.set_attr("step_size", np.asarray(3.0))  # a 0-d array: the number it holds
     assert env.get_attr("step_size") == [3.0, 3.0] and type(env.get_attr("step_size")[0]) is float
+
+
+@pytest.mark.parametrize("value", [3, Decimal("2.5"), Fraction(5, 2), np.float32(1.5)], ids=repr)
+def test_get_attr_reports_a_number_set_attr_was_given_as_given(value: Any) -> None:
+    env = _env(2)  # as native and sync envs report it; the kernel runs its float
+    env.set_attr("step_size", value)
+    reported = env.get_attr("step_size")
+    assert reported == [value, value] and all(type(r) is type(value) for r in reported)
+    env.reset(seed=0)
+    env.step(np.zeros(2, dtype=np.int64))  # the kernel runs it
 
 
 def test_repr_names_the_kernel_the_size_and_the_backend() -> None:

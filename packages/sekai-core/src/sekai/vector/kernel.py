@@ -109,9 +109,12 @@ class ArrayKernel(abc.ABC, Generic[P]):
         return info
 
     def host_param(self, name: str, value: Any) -> Any:
-        """Parameter ``name`` (its host value as the kernel was built) as the env reports it,
-        for ``get_attr``: by default a 0-d array as a Python number, anything else as it is.
-        A kernel that broadcasts a number the env keeps as one reports that number."""
+        """Parameter ``name`` as the env reports it, for ``get_attr``: ``value`` is its host
+        value as the kernel was built, or the value ``set_attr`` was given (one number as given,
+        a 0-d array as its Python number, else the checked host array). By default a 0-d array
+        as a Python number, anything else as it is. A kernel that broadcasts a number the env
+        keeps as one reports that number; one whose env converts a number it is given (to a
+        float) converts it too."""
         return value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
     def check_params(self, xp: Any, params: P, float_dtype: Any) -> None:

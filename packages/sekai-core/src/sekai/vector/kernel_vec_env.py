@@ -183,8 +183,7 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         if any(vector_options(options, n)):  # refused before drawing from the generator
             raise ValueError(
                 f"{self._label()} takes no reset options (an array kernel resets every sub-env "
-                f"the same way), got {options!r}; use vectorization_mode='native' or 'sync' "
-                "for reset options."
+                f"the same way), got {options!r}; {self._modes_with_options()}."
             )
         rng_seed, seeds = native_seed(seed, n, lambda: self.rng)
         self._begin_reset()
@@ -342,9 +341,10 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         self.kernel.check_set(name, values)
         params = read_only_arrays(replaced_params(self._host_params, {name: values}))
         new = getattr(params, name)
-        # One number stays one number (a native env keeps it so), checked and as a float.
-        number = np.ndim(values) == 0 and isinstance(new, np.ndarray)
-        reported = new.flat[0].item() if number else new
+        # One number as given (an int stays an int, as a native env keeps it), as the kernel's
+        # env reports it; anything else as the checked, read-only array the kernel holds.
+        number = len(np.shape(values)) == 0
+        reported = self.kernel.host_param(name, _number(values)) if number else new
         try:
             device = device_params(self.kernel, params, self.backend)
         except ValueError as error:  # the driver's float dtype cannot run it (check_params)
@@ -373,6 +373,20 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
 
     # -- misc --------------------------------------------------------------------------------
 
+    def _modes_with_options(self) -> str:
+        """Where to go for reset options: the native mode only where this ID has one, else the
+        per-env modes (and the native twins of the ID, which have it)."""
+        from sekai.registry.api import native_twins  # the registry builds these envs
+
+        spec = self.spec
+        if spec is not None and spec.vector_entry_point is not None:
+            return "use vectorization_mode='native' or 'sync' for reset options"
+        advice = "use vectorization_mode='sync', 'async' or 'proc' for reset options"
+        twins = [] if spec is None else native_twins(spec)
+        if twins:
+            advice += f", or {' or '.join(map(repr, twins))} with vectorization_mode='native'"
+        return advice
+
     def _label(self) -> str:
         return self.spec.id if self.spec is not None else type(self.kernel).__name__
 
@@ -400,6 +414,14 @@ def settable_fields(kernel: ArrayKernel[Any], params: Any) -> set[str]:
     every field the dataclass takes in ``__init__`` (the others are derived)."""
     given = {field.name for field in dataclasses.fields(params) if field.init}
     return given if kernel.settable is None else given & kernel.settable
+
+
+def _number(value: Any) -> Any:
+    """One number ``set_attr`` was given, as given (an int, a Decimal, a NumPy scalar), or the
+    Python number a 0-d array of any library (NumPy, JAX, torch) holds."""
+    if isinstance(value, np.generic) or not hasattr(value, "shape"):
+        return value
+    return value.item()
 
 
 def replaced_params(params: Any, changes: Mapping[str, Any], where: str = "") -> Any:

@@ -3,6 +3,7 @@ converted as ``set_attr`` does, a 0-d array of any library is the number it hold
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -16,15 +17,17 @@ make_functional = pytest.importorskip("sekai.jax").make_functional
 
 
 def test_a_constant_functional_param_next_to_a_traced_one_is_converted_not_value_checked() -> None:
-    env, key = make_functional("Trading-v0", 2), jax.random.PRNGKey(0)  # mu: one per asset
-    _, expected, _ = env.reset(key, {"mu": [0.1], "sigma": 0.3})
+    env, key = make_functional("Portfolio-v0", 2), jax.random.PRNGKey(0)  # mu: one per asset
+    _, expected, _ = env.reset(key, {"mu": [0.1] * 5, "sigma": 0.3})
 
     def observe(mu: Any, sigma: float) -> jax.Array:  # mu a constant of the trace, sigma traced
-        return jax.jit(lambda sigma: env.reset(key, {"mu": mu, "sigma": sigma})[1])(sigma)
+        return jax.jit(lambda sigma: env.reset(key, {"mu": mu, "sigma": sigma})[1]["returns"])(
+            sigma
+        )
 
-    np.testing.assert_array_equal(observe([0.1], 0.3), expected)  # the list became an array
-    np.testing.assert_array_equal(observe(0.1, 0.3), expected)  # one number for every asset
-    with pytest.raises(ValueError, match=r"^mu must be a number or 1 numbers .*got '0\.1'"):
+    np.testing.assert_array_equal(observe([0.1] * 5, 0.3), expected["returns"])  # an array now
+    np.testing.assert_array_equal(observe(0.1, 0.3), expected["returns"])  # one for every asset
+    with pytest.raises(ValueError, match=r"^mu must be a number or 5 numbers .*got '0\.1'"):
         observe("0.1", 0.3)  # its kind and shape are still checked, in the env's words
     # Its value is not: the env's rules relate params, and a traced one's value is unknown
     # here. OptimalExecution-v0's price floor from s0 and sigma: sigma=50 is refused with the
@@ -62,10 +65,10 @@ def test_a_constant_that_is_no_number_next_to_a_traced_one_is_refused_as_an_eage
 def test_a_constant_s0_of_another_length_is_refused_naming_s0(s0: list[float]) -> None:
     # Trading-v0's params took the asset count from s0, then blamed mu for not matching it
     env, key = make_functional("Trading-v0", 2), jax.random.PRNGKey(0)
-    with pytest.raises(ValueError, match=r"^s0 must be a number or 1 numbers \(one per asset\)"):
+    with pytest.raises(ValueError, match=r"^s0 must be a finite number > 0, got list"):
         env.reset(key, {"s0": s0})
     rate = env.default_params["cost_rate"]
-    with pytest.raises(TypeError, match=r"kernel parameter 's0' is array\(\[100\.\]\); a new"):
+    with pytest.raises(TypeError, match=r"kernel parameter 's0' is array\(100\.\); a new"):
         jax.jit(lambda rate: env.reset(key, {"s0": s0, "cost_rate": rate})[1])(rate)
 
 
@@ -106,13 +109,19 @@ def test_an_int_too_large_for_a_float64_is_refused_in_the_envs_words() -> None:
 
 def test_concrete_functional_params_are_converted_as_set_attr_converts_them() -> None:
     key = jax.random.PRNGKey(0)
-    trading = make_functional("Trading-v0", 2)  # one asset: mu is a (1,) array
-    vec = sekai.make_vec("Trading-v0", 2, vectorization_mode="jax")
-    vec.set_attr("mu", [0.3])  # a list becomes an array, one number is broadcast
-    _, expected, _ = trading.reset(key, {"mu": np.array([0.3])})
-    for mu in ([0.3], 0.3, jnp.float32(0.3)):
+    trading = make_functional("Trading-v0", 2)  # mu is one number, as the env takes it
+    assert trading.default_params["mu"].shape == ()
+    _, expected, _ = trading.reset(key, {"mu": 0.3})
+    for mu in (np.array(0.3), jnp.float32(0.3), Decimal("0.3")):
         _, observation, _ = trading.reset(key, {"mu": mu})
         np.testing.assert_array_equal(observation, expected)
+    with pytest.raises(ValueError, match=r"^mu must be a finite number, got list \[0\.3\]\."):
+        trading.reset(key, {"mu": [0.3]})  # as the env and set_attr refuse it
+    portfolio = make_functional("Portfolio-v0", 2)  # a list becomes an array
+    _, expected, _ = portfolio.reset(key, {"mu": np.full(5, 0.3)})
+    for mu in ([0.3] * 5, 0.3, jnp.float32(0.3)):
+        _, observation, _ = portfolio.reset(key, {"mu": mu})
+        np.testing.assert_array_equal(observation["returns"], expected["returns"])
 
 
 @pytest.mark.parametrize("dtype", [jnp.float32, jnp.bfloat16])  # bfloat16: an ml_dtypes scalar

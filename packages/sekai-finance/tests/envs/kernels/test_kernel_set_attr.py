@@ -12,6 +12,7 @@ import pytest
 
 import sekai
 from sekai.finance import ProportionalCost
+from sekai.utils._equal import structurally_equal
 from sekai.vector.kernel_vec_env import KernelVecEnv
 
 pytest.importorskip("torch")
@@ -67,7 +68,7 @@ def test_replayed_prices_are_read_only_as_in_the_native_env() -> None:
         ("Trading-v0", "n_positions", 10**6),
         ("Trading-v0", "first", 0),
         ("Trading-v0", "log_returns", np.zeros((59, 1))),
-        ("Trading-v0", "drift", np.zeros(1)),
+        ("Trading-v0", "drift", 0.0),
         ("Portfolio-v0", "cash", np.zeros(6)),
         ("Portfolio-v0", "chol_t", None),
     ],
@@ -82,7 +83,7 @@ def test_fields_the_kernel_derives_are_not_parameters(env_id: str, name: str, va
         AttributeError, match=rf"^TorchVecEnv\.{name} is not a parameter: .*its parameters are \["
     ):
         envs.set_attr(name, value)
-    assert envs.get_attr(name)[0] is before
+    assert structurally_equal(envs.get_attr(name)[0], before)
     envs.reset(seed=0)
     assert np.isfinite(envs.step(envs.batch_action_space.sample()).rewards.numpy()).all()
 
@@ -167,3 +168,67 @@ def test_parameter_arrays_read_back_cannot_be_written() -> None:
     with pytest.raises(ValueError, match="read-only"):
         envs.get_attr("sigma")[0][:] = 9.0  # after set_attr too
     np.testing.assert_allclose(envs._params.vol.numpy(), 0.3 * np.sqrt(envs.params.dt), 1e-6)
+
+
+@pytest.mark.parametrize("name", ["mu", "sigma", "s0"])
+@pytest.mark.parametrize("value", [[0.2], np.array([0.2])], ids=repr)
+def test_trading_takes_one_number_for_its_gbm_as_the_env_does(name: str, value: Any) -> None:
+    envs = _torch("Trading-v0")  # a shape-(1,) parameter took a list of one, as no env does
+    with pytest.raises(ValueError) as caught:
+        envs.set_attr(name, value)
+    sync = sekai.make_vec("Trading-v0", 2, vectorization_mode="sync")
+    with pytest.raises(ValueError) as native:
+        sync.set_attr(name, value)
+    assert str(caught.value) == str(native.value)
+    assert np.ndim(envs.get_attr(name)[0]) == 0
+
+
+@pytest.mark.parametrize(
+    ("env_id", "name"), [("Trading-v0", "mu"), ("Portfolio-v0", "sigma"), ("MarketMaking-v0", "s0")]
+)
+def test_a_number_set_on_a_float_parameter_reads_back_as_the_native_env_reports_it(
+    env_id: str, name: str
+) -> None:
+    from decimal import Decimal
+
+    sync = sekai.make_vec(env_id, 2, vectorization_mode="sync")
+    envs = _torch(env_id)
+    for value in (2, Decimal("0.5"), np.float32(0.25)):
+        sync.set_attr(name, value)
+        envs.set_attr(name, value)
+        reported, expected = envs.get_attr(name), sync.get_attr(name)
+        assert reported == expected and type(reported[0]) is type(expected[0]) is float
+
+
+@pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0"])
+@pytest.mark.parametrize("kwargs", [{"sigma": 1000.0}, {"mu": 1e6}, {"sigma": 1e20}])
+def test_a_gbm_whose_price_leaves_the_dtype_is_refused_on_every_kernel_api(
+    env_id: str, kwargs: dict[str, float]
+) -> None:
+    # It gave prices of 0 and rewards at the log clamp; the native envs refuse it at reset.
+    extreme = (
+        r"built-in GBM can reach a price \(5 standard deviations from its mean\) of 0 or "
+        r"infinity within 282 steps \(mu=.*\): these parameters are too extreme for float32"
+    )
+    with pytest.raises(ValueError, match=extreme):
+        _torch(env_id, **kwargs)
+    envs = _torch(env_id)
+    name, value = next(iter(kwargs.items()))
+    with pytest.raises(ValueError, match=r"set_attr\(.*\) refused: .*" + extreme):
+        envs.set_attr(name, value)
+    assert structurally_equal(envs.get_attr(name), sekai.make_vec(env_id, 2).get_attr(name))
+
+
+def test_a_gbm_float32_cannot_run_is_refused_in_float32_and_run_in_float64() -> None:
+    with pytest.raises(ValueError, match=r"too extreme for float32 prices.*in float64"):
+        _torch("Trading-v0", sigma=10.0)  # 5 sd down reaches below float32's smallest normal
+    envs = sekai.make_vec(
+        "Trading-v0", 2, vectorization_mode="torch", sigma=10.0, vector_kwargs={"dtype": "float64"}
+    )
+    envs.reset(seed=0)
+    prices = [envs.step(np.array([1, 1])).infos[0]["price"] for _ in range(20)]
+    assert np.all(np.isfinite(prices)) and np.all(np.asarray(prices) > 0)
+
+
+def test_a_replayed_history_leaves_the_gbm_unchecked() -> None:
+    _torch("Trading-v0", prices=PRICES, lookback=5, episode_length=10)  # mu, sigma unused

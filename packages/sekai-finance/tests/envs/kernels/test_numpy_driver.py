@@ -249,9 +249,10 @@ def test_set_attr_refuses_an_int_too_large_for_a_float64_in_the_native_envs_word
 
 @pytest.mark.parametrize("s0", [[100.0, 101.0], []], ids=["two", "none"])
 def test_set_attr_of_an_s0_of_another_length_names_s0(s0: list[float]) -> None:
-    # the params took the asset count from s0, then blamed mu for not matching it
+    # the params took the asset count from s0, then blamed mu for not matching it; the env
+    # takes one number for s0, in these words
     driven = KernelVecEnv(TradingKernel(episode_length=5), 3)  # 3: no list of one per sub-env
-    with pytest.raises(ValueError, match=r"^s0 must be a number or 1 numbers \(one per asset\)"):
+    with pytest.raises(ValueError, match=r"^s0 must be a finite number > 0, got list"):
         driven.set_attr("s0", s0)
     assert driven.get_attr("s0") == [100.0] * 3
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,8 @@ from sekai.finance.simulators._checks import check_generator, per_asset
 
 __all__ = [
     "check_correlation",
+    "check_gbm_prices",
+    "check_gbm_range",
     "price_source",
     "random_correlation",
     "refuse_unused_gbm",
@@ -134,11 +137,62 @@ def check_gbm_prices(prices: np.ndarray, env: Any, steps: int) -> None:
         and np.maximum.reduce(prices, axis=None) < math.inf
     ):
         return
-    name = type(env).__name__
-    raise ValueError(
-        f"{name}'s built-in GBM simulated a price of 0 or infinity within {steps} steps "
-        f"(mu={env.mu!r}, sigma={env.sigma!r}, dt={env.dt!r}): these parameters are too extreme "
-        "for float64 prices. Use a smaller sigma or mu, or pass model= or prices=."
+    values = f"mu={env.mu!r}, sigma={env.sigma!r}, dt={env.dt!r}"
+    raise extreme_gbm(type(env).__name__, "simulated a price", steps, values)
+
+
+# How far from its mean log price the array kernels bound a GBM path (OptimalExecution-v0's
+# price floor takes as many): a path beyond it is a chance the kernels leave out.
+GBM_SPREAD = 5.0
+
+
+def check_gbm_range(
+    env: str,
+    gbm: tuple[Any, Any, Any, Any],
+    steps: int,
+    *,
+    shown: str,
+    dtype: str = "float64",
+    smallest: float = sys.float_info.min,
+    largest: float = sys.float_info.max,
+) -> None:
+    """Refuse a built-in GBM (``gbm``: ``(mu, sigma, s0, dt)``, numbers or per-asset arrays;
+    ``env``: the env's class name) whose price can leave ``(smallest, largest)``, the positive
+    normal numbers of ``dtype``, within ``steps`` steps: the mean log price ``GBM_SPREAD``
+    standard deviations out. The array kernels check their params so, before any step (the
+    native envs check the prices they simulate, ``check_gbm_prices``).
+
+    Raises:
+        ValueError: ``extreme_gbm``'s, naming the parameters as ``shown``.
+    """
+    mu, sigma, s0, dt = (np.asarray(value, np.float64) for value in gbm)
+    k = np.arange(steps + 1.0).reshape((-1,) + (1,) * max(np.ndim(mu), np.ndim(sigma)))
+    with np.errstate(over="ignore", invalid="ignore"):  # an inf or NaN is refused below
+        mean = np.log(s0) + k * ((mu - 0.5 * sigma * sigma) * dt)
+        spread = GBM_SPREAD * sigma * np.sqrt(k * dt)
+        low, high = np.min(mean - spread), np.max(mean + spread)
+    if low >= math.log(smallest) and high <= math.log(largest):  # NaN fails too
+        return
+    reached = f"can reach a price ({GBM_SPREAD:g} standard deviations from its mean)"
+    remedy = "pass prices="
+    if dtype != "float64":
+        remedy += ", or run the kernel in float64 (JAX: jax_enable_x64)"
+    raise extreme_gbm(env, reached, steps, shown, dtype, remedy)
+
+
+def extreme_gbm(
+    env: str,
+    reached: str,
+    steps: int,
+    values: str,
+    dtype: str = "float64",
+    remedy: str = "pass model= or prices=",
+) -> ValueError:
+    """The error for a built-in GBM whose price ``reached`` 0 or infinity (built, not raised)."""
+    return ValueError(
+        f"{env}'s built-in GBM {reached} of 0 or infinity within {steps} steps ({values}): "
+        f"these parameters are too extreme for {dtype} prices. Use a smaller sigma or mu, or "
+        f"{remedy}."
     )
 
 

@@ -14,6 +14,8 @@ __all__ = [
     "at_most",
     "check_dtype_range",
     "checked_env",
+    "dtype_name",
+    "env_float",
     "float_dtype",
     "int_dtype",
     "merge",
@@ -72,8 +74,7 @@ def check_dtype_range(
     float64 returns at once: the params' dataclass checked it as the env does."""
     if float_dtype == xp.float64:
         return
-    text = str(float_dtype)  # torch's dtypes are no numpy dtypes
-    name = text.removeprefix("torch.") if text.startswith("torch.") else np.dtype(float_dtype).name
+    name = dtype_name(float_dtype)
     for field, value in integers.items():
         if value > _INT32_MAX:
             raise ValueError(
@@ -84,6 +85,18 @@ def check_dtype_range(
             )
     bound = float(xp.finfo(float_dtype).max)
     check_reward_terms(env_id, None, terms(), values(), dtype=name, bound=bound)
+
+
+def env_float(value: Any) -> Any:
+    """One number (an int, a Decimal, a NumPy scalar, a 0-d array) as the float a finance env
+    holds it as, for ``host_param``; an array as it is."""
+    return value if np.ndim(value) else float(value)
+
+
+def dtype_name(float_dtype: Any) -> str:
+    """The name of a driver's float dtype (``"float32"``), NumPy's, JAX's or torch's."""
+    text = str(float_dtype)  # torch's dtypes are no numpy dtypes
+    return text.removeprefix("torch.") if text.startswith("torch.") else np.dtype(float_dtype).name
 
 
 def at_least(xp: Any, x: Array, low: Array | float) -> Array:

@@ -22,11 +22,13 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from sekai.envs.finance._common import check_per_asset, check_real
-from sekai.envs.finance._helpers import check_correlation
+from sekai.envs.finance._helpers import check_correlation, check_gbm_range
 from sekai.envs.finance.kernels._rewards import KernelCost, KernelReward
 from sekai.envs.finance.kernels._support import (
     at_least,
     at_most,
+    dtype_name,
+    env_float,
     float_dtype,
     int_dtype,
     merge_state,
@@ -53,7 +55,8 @@ class WindowParams:
 
     Attributes:
         dt: years per step.
-        mu, sigma, s0: ``(n,)`` annual drifts, volatilities and first prices of the GBM.
+        mu, sigma, s0: ``(n,)`` annual drifts, volatilities and first prices of the GBM
+            (0-d where the env takes one number each: ``numbers``).
         corr: ``(n, n)`` correlation matrix of the GBM's shocks, or None (independent).
         cost_rate: the proportional cost rate, ``>= 0`` (a float, or ``(n,)`` per asset).
         prices: ``(T, n)`` history prices (None when simulating).
@@ -85,16 +88,23 @@ class WindowParams:
     # s0 holds (Portfolio-v0's s0 is no parameter). s0 is then checked against it as mu is:
     # an s0 of another length is the field named, where counting it made mu the one blamed.
     fixed_assets: ClassVar[int | None] = None
+    # The env takes one number for mu, sigma and s0 (Trading-v0): they are float64 0-d arrays,
+    # checked as the env checks a number (a list, even of one number, is refused as it refuses
+    # it), and their derived terms 0-d too; else ``(n,)`` arrays, a number broadcast.
+    numbers: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         n = int(np.size(self.s0)) if self.fixed_assets is None else self.fixed_assets
         dt = check_real("dt", self.dt, "gt0")
-        mu = _per_asset("mu", self.mu, n)
-        sigma = _per_asset("sigma", self.sigma, n, "ge0")
-        s0 = _per_asset("s0", self.s0, n, "gt0")
+        check = _number if self.numbers else _per_asset
+        mu = check("mu", self.mu, n)
+        sigma = check("sigma", self.sigma, n, "ge0")
+        s0 = check("s0", self.s0, n, "gt0")
         corr = None if self.corr is None else np.array(check_correlation(self.corr, n))
         cost_rate = check_per_asset("cost_rate", self.cost_rate, n, "ge0")
         drift, vol, chol_t, log_s0 = gbm_terms(mu, sigma, s0, corr, dt, n)
+        if self.numbers:
+            drift, vol, log_s0 = (np.array(term.reshape(())) for term in (drift, vol, log_s0))
         checked = {
             "dt": np.asarray(dt),
             "mu": mu,
@@ -124,9 +134,16 @@ def _per_asset(name: str, value: Any, n: int, bound: str | None = None) -> np.nd
     return np.array(np.broadcast_to(check_per_asset(name, value, n, bound), (n,)), np.float64)
 
 
+def _number(name: str, value: Any, n: int, bound: str | None = None) -> np.ndarray:
+    """``value`` checked as an env taking one number checks it, as a float64 0-d array."""
+    return np.array(check_real(name, value, bound), np.float64)
+
+
 P = TypeVar("P", bound=WindowParams)
 # The built-in GBM's parameters, which set_attr may change only while the kernel simulates it.
 _GBM_FIELDS = frozenset({"mu", "sigma", "s0", "corr"})
+# The parameters the env holds as floats (one number given is reported as its float).
+_FLOATS = frozenset({"dt", "mu", "sigma", "s0"})
 # Settings of the env that get_attr reports as the env holds them (read-only here: a kernel
 # traces its reward and cost once, its positions fix the action space, and its prices are
 # held in the kernel's own layout).
@@ -206,6 +223,27 @@ class WindowKernel(ArrayKernel[P]):
         """``(mu, sigma, s0, corr)`` of the env's built-in GBM."""
         raise NotImplementedError
 
+    def check_params(self, xp: Any, params: P, float_dtype: Any) -> None:
+        """A simulated market whose price can leave ``float_dtype``'s range within an episode
+        (its lookback and its decisions) is refused, with the native envs' words
+        (``check_gbm_range``): the kernel would step prices of 0 or infinity."""
+        if self.replay:
+            return
+        names = ["mu", "sigma", *(["s0"] if "s0" in (self.settable or ()) else []), "dt"]
+        shown = ", ".join(
+            f"{name}={self.host_param(name, np.asarray(getattr(params, name)))!r}" for name in names
+        )
+        info = xp.finfo(float_dtype)
+        check_gbm_range(
+            self.env_class.__name__,
+            (params.mu, params.sigma, params.s0, params.dt),
+            self.lookback + self.episode_length,
+            shown=shown,
+            dtype=dtype_name(float_dtype),
+            smallest=float(info.smallest_normal),
+            largest=float(info.max),
+        )
+
     def _window_params(self) -> dict[str, Any]:
         """The ``WindowParams`` fields of the env (a subclass adds its own)."""
         env = self.env
@@ -214,7 +252,7 @@ class WindowKernel(ArrayKernel[P]):
             "dt": float(env.dt),
             "mu": mu,
             "sigma": sigma,
-            "s0": np.broadcast_to(np.asarray(s0, np.float64), (self.n_assets,)),
+            "s0": s0,
             "corr": corr,
             "cost_rate": self.cost.rate,
         }
@@ -319,10 +357,13 @@ class WindowKernel(ArrayKernel[P]):
         return {"history_row": state["start"] + self.lookback + at_most(xp, t, self.episode_length)}
 
     def host_param(self, name: str, value: Any) -> Any:
-        """The GBM parameters the env holds as one number as that number, and ``positions`` and
-        ``prices`` as the env holds them (a tuple, the history given), as it reports them."""
+        """The GBM parameters the env holds as one number as that number (a float, as ``dt``),
+        and ``positions`` and ``prices`` as the env holds them (a tuple, the history given),
+        as it reports them."""
         if name in self._numbers and isinstance(value, np.ndarray) and value.size:
             return value.flat[0].item()
+        if name in _FLOATS:  # a number set_attr was given, as the float the env holds
+            return env_float(value)
         if name in _ENV_SETTINGS:
             return getattr(self.env, name)
         return super().host_param(name, value)

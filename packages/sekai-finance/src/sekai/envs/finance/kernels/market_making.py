@@ -14,6 +14,7 @@ from sekai.envs.finance.kernels._support import (
     at_most,
     check_dtype_range,
     checked_env,
+    env_float,
     float_dtype,
     int_dtype,
     merge_state,
@@ -109,6 +110,12 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
             lambda: reward_terms(params),
             lambda: reward_values(params),
         )
+
+    def host_param(self, name: str, value: Any) -> Any:
+        """A number set on a float parameter as the float the env holds (ints as they are)."""
+        if isinstance(getattr(self.params, name, None), np.ndarray):
+            return env_float(super().host_param(name, value))
+        return super().host_param(name, value)
 
     def step_draws(self, params: MarketMakingParams) -> tuple[Draw, ...]:
         """Two fill uniforms (bid, ask) and the mid's normal, per sub-env."""

@@ -26,6 +26,7 @@ class TradingParams(WindowParams):
 
     positions: Array = None
     fixed_assets: ClassVar[int | None] = 1
+    numbers: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
