@@ -38,6 +38,18 @@ def test_multi_discrete_rejects_start_of_wrong_shape() -> None:
         MultiDiscrete([2, 3], start=[0, 0, 0])
 
 
+@pytest.mark.parametrize("name", ["nvec", "start"])
+def test_multi_discrete_names_a_ragged_nvec_or_start(name: str) -> None:
+    ragged = [[2, 2], [3]]
+    args = {"nvec": ragged} if name == "nvec" else {"nvec": [[2, 2], [3, 3]], "start": ragged}
+    msg = (
+        f"MultiDiscrete {name} must be a rectangular array of integers (a list of lists of "
+        f"one length), got the ragged sequence [[2, 2], [3]]."
+    )
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        MultiDiscrete(**args)
+
+
 def test_multi_discrete_rejects_non_integer_dtype() -> None:
     with pytest.raises(TypeError):
         MultiDiscrete([2, 3], dtype=np.float32)

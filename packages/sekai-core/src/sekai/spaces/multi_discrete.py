@@ -22,7 +22,13 @@ _I64 = np.iinfo(np.int64)
 def _int_array(name: str, value: Any) -> NDArray[np.int64]:
     if holds_bool(value):
         raise TypeError(f"MultiDiscrete {name} must hold integers, not bools.")
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError as exc:  # NumPy's "inhomogeneous shape"
+        raise ValueError(
+            f"MultiDiscrete {name} must be a rectangular array of integers (a list of lists of "
+            f"one length), got the ragged sequence {value!r}."
+        ) from exc
     if arr.dtype.kind not in "iu" and not (arr.dtype.kind == "f" and arr.size == 0):
         raise TypeError(f"MultiDiscrete {name} must hold integers, got dtype {arr.dtype}.")
     if arr.dtype == np.uint64 and arr.size and int(arr.max()) > _I64.max:
