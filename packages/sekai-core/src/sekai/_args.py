@@ -14,6 +14,7 @@ from sekai._numbers import array_kind, decimal_float, too_large
 __all__ = [
     "IntLike",
     "check_int",
+    "check_num_envs",
     "check_real",
     "holds_bool",
     "resolve_callable",
@@ -34,6 +35,25 @@ def type_name(value: object) -> str:
     if cls.__module__ == "builtins":
         return cls.__qualname__
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+# The longest array NumPy can make: more sub-envs could not have a batch.
+_MAX_NUM_ENVS = int(np.iinfo(np.intp).max)
+
+
+def check_num_envs(num_envs: object) -> int:
+    """``num_envs`` as an int: a Python or NumPy int (not a bool) from 1 to the longest array
+    NumPy can make (``TypeError`` / ``ValueError`` naming it otherwise)."""
+    if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)):
+        raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}.")
+    if num_envs < 1:
+        raise ValueError(f"num_envs must be >= 1, got {num_envs}.")
+    if num_envs > _MAX_NUM_ENVS:
+        raise ValueError(
+            f"num_envs must be at most {_MAX_NUM_ENVS} (the longest array NumPy can make), "
+            f"got {num_envs}."
+        )
+    return int(num_envs)
 
 
 def resolve_callable(

@@ -193,6 +193,16 @@ def test_make_vec_rejects_num_envs_below_one_with_the_spec_message(sekai_line_re
     assert str(info.value) == f"num_envs must be >= 1, got {n}."
 
 
+@pytest.mark.parametrize("mode", ["sync", "native"])
+def test_make_vec_names_num_envs_beyond_the_longest_numpy_array(sekai_line_registry, mode):
+    limit = np.iinfo(np.intp).max
+    with pytest.raises(ValueError) as info:
+        sekai.make_vec("testing/Line-v0", 2**70, vectorization_mode=mode)
+    assert str(info.value) == (
+        f"num_envs must be at most {limit} (the longest array NumPy can make), got {2**70}."
+    )
+
+
 @pytest.mark.parametrize("n", [2.0, True, "2"])
 def test_make_vec_rejects_num_envs_that_are_not_ints(sekai_line_registry, n):
     with pytest.raises(TypeError, match="num_envs must be an int"):

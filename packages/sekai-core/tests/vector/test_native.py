@@ -136,6 +136,8 @@ def test_max_episode_steps_must_be_positive() -> None:
         DriftVecEnv(2, max_episode_steps=0)
     with pytest.raises(ValueError, match=r"num_envs must be >= 1, got 0\."):
         DriftVecEnv(0)
+    with pytest.raises(ValueError, match=r"^num_envs must be at most \d+ \(the longest array "):
+        DriftVecEnv(2**70)
 
 
 class Recorder(NativeVecEnv):

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sekai import _discovery
-from sekai._args import IntLike
+from sekai._args import IntLike, check_num_envs
 from sekai.core._render_habit import reject_render_mode
 from sekai.registry._build import (
     build_env,
@@ -217,14 +216,6 @@ class _SubEnvFactory:
         return None
 
 
-def _check_num_envs(num_envs: object) -> int:
-    if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral):
-        raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}.")
-    if num_envs < 1:
-        raise ValueError(f"num_envs must be >= 1, got {num_envs}.")
-    return int(num_envs)
-
-
 def _is_spawnable(value: object) -> bool:
     from sekai.vector.spawnable import Spawnable
 
@@ -266,7 +257,7 @@ def make_vec(
     """
     env_spec = id if isinstance(id, EnvSpec) else _registry.spec(id)
     _registry.ensure_discovered()
-    n = _check_num_envs(num_envs)
+    n = check_num_envs(num_envs)
     max_steps_arg = env_kwargs.pop("max_episode_steps", None)
     steps = effective_steps(env_spec, max_steps_arg)
     if wrappers is not None and (callable(wrappers) or not isinstance(wrappers, Iterable)):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai._args import IntLike
+from sekai._args import IntLike, check_num_envs
 from sekai._slots import Slotted
 from sekai.core._async import install_async_routes
 from sekai.core._render_habit import NoVecRender
@@ -29,14 +29,6 @@ if TYPE_CHECKING:
     from sekai.registry.spec import EnvSpec
 
 __all__ = ["VecEnv"]
-
-
-def _check_num_envs(num_envs: Any) -> int:
-    if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)):
-        raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}.")
-    if num_envs < 1:
-        raise ValueError(f"num_envs must be >= 1, got {num_envs}.")
-    return int(num_envs)
 
 
 # Makes the check and the set of ``_async_pending`` one step: two threads may each await an
@@ -145,7 +137,7 @@ class VecEnv(abc.ABC):
             raise TypeError(f"{type(self).__name__} needs sekai spaces, got {type(bad).__name__}.")
         if not isinstance(autoreset, (bool, np.bool_)):
             raise TypeError(f"autoreset must be a bool, got {type(autoreset).__name__}.")
-        self._num_envs = _check_num_envs(num_envs)
+        self._num_envs = check_num_envs(num_envs)
         self._observation_space = observation_space
         self._action_space = action_space
         self._autoreset = bool(autoreset)

@@ -11,6 +11,7 @@ import numpy as np
 
 import jax
 import jax.numpy as jnp
+from sekai._args import check_num_envs
 from sekai.registry._build import effective_steps, merge_kwargs, refuse_kernel_wrappers
 from sekai.registry.api import spec as registered_spec
 from sekai.registry.kernels import load_kernel
@@ -33,7 +34,6 @@ from sekai.vector.kernel_step import (
     with_fields,
 )
 from sekai.vector.kernel_vec_env import converted_params, replaced_params, settable_fields
-from sekai.vector.vec_env import _check_num_envs
 
 __all__ = ["FunctionalEnv", "draw", "float_dtype", "make_functional", "narrow", "x64"]
 
@@ -106,7 +106,7 @@ class FunctionalEnv:
         params: Any = None,
     ) -> None:
         self.kernel = kernel
-        self.num_envs = _check_num_envs(num_envs)
+        self.num_envs = check_num_envs(num_envs)
         self.max_episode_steps = check_max_episode_steps(max_episode_steps)
         self.autoreset = autoreset
         self.dtype = float_dtype()
