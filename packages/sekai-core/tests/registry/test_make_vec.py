@@ -203,6 +203,24 @@ def test_make_vec_names_num_envs_beyond_the_longest_numpy_array(sekai_line_regis
     )
 
 
+@pytest.mark.parametrize("returned", [None, 3])
+def test_a_wrapper_returning_no_env_is_named_with_what_it_returned(sekai_line_registry, returned):
+    def keep(env):
+        return env
+
+    def broken(env):
+        return returned
+
+    with pytest.raises(TypeError) as info:
+        sekai.make_vec("testing/Line-v0", 2, wrappers=[keep, broken], vectorization_mode="sync")
+    message = str(info.value)
+    assert message.startswith(
+        f"make_vec('testing/Line-v0'): wrappers[1] ({broken!r}) returned "
+        f"{type(returned).__name__}, not a sekai.Env; a wrapper must return the env it is given"
+    )
+    assert "env_fns" not in message
+
+
 @pytest.mark.parametrize("n", [2.0, True, "2"])
 def test_make_vec_rejects_num_envs_that_are_not_ints(sekai_line_registry, n):
     with pytest.raises(TypeError, match="num_envs must be an int"):
