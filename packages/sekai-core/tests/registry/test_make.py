@@ -227,6 +227,32 @@ def test_register_names_kwargs_that_are_not_a_dict(sekai_registry):
         sekai.spec("bad/My-v0")
 
 
+@pytest.mark.parametrize("key", [1, None])
+def test_register_and_env_spec_name_a_kwargs_key_that_is_not_a_str(sekai_registry, key):
+    message = (
+        f"kwargs must have str keys (keyword argument names), got the key {key!r} "
+        f"({type(key).__name__})."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        sekai.register("bad/My-v0", My, kwargs={"k": 2, key: 2})
+    with pytest.raises(sekai.EnvNotFound):
+        sekai.spec("bad/My-v0")
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        EnvSpec("bad/My-v0", My, kwargs={key: 2})
+    with pytest.raises(TypeError, match=f"^WrapperSpec {re.escape(message)}$"):
+        WrapperSpec("w", "sekai.wrappers:ClipReward", kwargs={key: 2})
+
+
+def test_make_names_a_kwargs_key_that_is_not_a_str_added_after_registration(sekai_registry):
+    sekai.register("bad/My-v0", My)
+    sekai.spec("bad/My-v0").kwargs[1] = 2  # edited in place: no check saw it
+    with pytest.raises(TypeError) as caught:
+        sekai.make("bad/My-v0")
+    message = str(caught.value)
+    assert message.startswith("bad/My-v0: its entry point ")
+    assert "(given: 1): keywords must be strings" in message
+
+
 class Configured(LineEnv):
     """An env that edits the config dict it is given (as some envs do)."""
 

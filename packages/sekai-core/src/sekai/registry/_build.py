@@ -165,7 +165,8 @@ def keyword_error(
 def refused(env_id: str, what: str, unexpected: list[str] | None, given: Iterable[str]) -> str:
     """``"<id>: <what> does not take the keyword argument 'x' (given: ...)"``; without the
     ``unexpected`` names, that it does not take the keyword arguments it was given."""
-    given = ", ".join(given) or "none"
+    # A key that is no str (kwargs edited after EnvSpec checked them) must not break the error.
+    given = ", ".join(key if isinstance(key, str) else repr(key) for key in given) or "none"
     if unexpected is None:
         return f"{env_id}: {what} does not take the keyword arguments it was given ({given})"
     names = ", ".join(repr(key) for key in unexpected)

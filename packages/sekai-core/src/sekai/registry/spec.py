@@ -113,6 +113,20 @@ class SpecSource:
     version: str
 
 
+def keyword_dict(value: object, what: str) -> dict[str, Any]:
+    """``value`` (keyword arguments ``what``) as a new dict; ``TypeError`` unless it is a
+    mapping whose keys are all str (the names of keyword arguments)."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what} must be a dict, got {type(value).__name__}.")
+    for key in value:
+        if not isinstance(key, str):
+            raise TypeError(
+                f"{what} must have str keys (keyword argument names), got the key {key!r} "
+                f"({type(key).__name__})."
+            )
+    return dict(value)
+
+
 @dataclass(frozen=True, eq=False)
 class WrapperSpec:
     """A wrapper ``make()`` applies after building an env: ``entry_point(env, **kwargs)``.
@@ -131,9 +145,7 @@ class WrapperSpec:
         if not isinstance(self.name, str):
             raise TypeError(f"WrapperSpec name must be a str, got {type(self.name).__name__}.")
         check_entry_point(self.entry_point, f"entry_point of wrapper {self.name!r}")
-        if not isinstance(self.kwargs, Mapping):
-            raise TypeError(f"WrapperSpec kwargs must be a dict, got {type(self.kwargs).__name__}.")
-        object.__setattr__(self, "kwargs", dict(self.kwargs))
+        object.__setattr__(self, "kwargs", keyword_dict(self.kwargs, "WrapperSpec kwargs"))
 
     def __eq__(self, other: object) -> bool:  # unhashable, as before: kwargs is a dict
         if type(other) is not type(self):
@@ -244,12 +256,7 @@ class EnvSpec:
             check_entry_point(self.vector_entry_point, "vector_entry_point")
         if self.kernel_entry_point is not None:
             check_entry_point(self.kernel_entry_point, "kernel_entry_point")
-        if self.kwargs is None:
-            self.kwargs = {}
-        elif not isinstance(self.kwargs, Mapping):
-            raise TypeError(f"kwargs must be a dict, got {type(self.kwargs).__name__}.")
-        else:
-            self.kwargs = dict(self.kwargs)
+        self.kwargs = {} if self.kwargs is None else keyword_dict(self.kwargs, "kwargs")
         self.additional_wrappers = wrapper_tuple(self.additional_wrappers)
         threshold = self.reward_threshold
         if threshold is not None and (
