@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 from typing import Any
 
 import numpy as np
@@ -371,6 +372,21 @@ def test_set_attr_of_a_missing_name_raises_attribute_error() -> None:
     with pytest.raises(AttributeError, match="only changes existing attributes"):
         vec.set_attr("new_name", 1)
     assert not hasattr(vec, "new_name")
+
+
+@pytest.mark.parametrize("name", ["observation_space", "action_space"])
+@pytest.mark.parametrize("value", [5, None])
+def test_set_attr_of_a_space_refuses_what_is_not_a_space_as_sync_sub_envs_do(
+    name: str, value: Any
+) -> None:
+    vec = DriftVecEnv(2)
+    before = getattr(vec, name)
+    message = f"DriftVecEnv: {name} must be a sekai.Space, got {type(value).__name__}."
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        vec.set_attr(name, value)
+    assert getattr(vec, name) is before
+    assert vec.get_attr(name) == [before, before]
+    vec.set_attr(name, before)  # a Space is taken
 
 
 def test_metadata_is_the_class_attribute_and_unwrapped_is_self() -> None:

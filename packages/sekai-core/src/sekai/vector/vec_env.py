@@ -17,6 +17,7 @@ from sekai.core._async import install_async_routes
 from sekai.core._render_habit import NoVecRender
 from sekai.error import AsyncCallPending, InvalidAction, ResetRequired, VecEnvClosed
 from sekai.spaces import Space, batch_space
+from sekai.spaces.space import check_space
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.batching import caster, checked_caster, stacker
 from sekai.vector._contract.checks import batch_flags, batch_rewards
@@ -173,7 +174,7 @@ class VecEnv(abc.ABC):
 
     @observation_space.setter
     def observation_space(self, space: Space[Any]) -> None:
-        self._observation_space = space
+        self._observation_space = check_space(type(self).__name__, "observation_space", space)
 
     @property
     def action_space(self) -> Space[Any]:
@@ -182,7 +183,7 @@ class VecEnv(abc.ABC):
 
     @action_space.setter
     def action_space(self, space: Space[Any]) -> None:
-        self._action_space = space
+        self._action_space = check_space(type(self).__name__, "action_space", space)
 
     @property
     def batch_observation_space(self) -> Space[Any]:
