@@ -318,14 +318,13 @@ def test_max_episode_steps_set_on_a_limited_native_env_is_checked() -> None:
 
 
 @pytest.mark.parametrize("values", [[], [1.0], [1.0, 2.0], [1.0, 2.0, 3.0, 4.0]], ids=len)
-def test_set_attr_with_a_list_of_another_length_than_num_envs_raises_value_error(
+def test_set_attr_stores_a_list_of_another_length_than_num_envs_as_it_is(
     values: list[float],
 ) -> None:
     vec = DriftVecEnv(3)
-    before = vec.get_attr("x")
-    with pytest.raises(ValueError, match=rf"one value per sub-env \(3\), got {len(values)}"):
-        vec.set_attr("x", values)
-    assert vec.get_attr("x") == before
+    vec.set_attr("x", values)
+    assert vec.x is values  # one value for all, as on the other backends
+    assert vec.get_attr("x") == [values] * 3
 
 
 def test_set_attr_with_ragged_or_non_numeric_rows_names_the_problem_and_keeps_the_value() -> None:

@@ -393,13 +393,12 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
 
     def set_attr(self, name: str, values: Any) -> None:
         """Change an existing attribute: a list of ``num_envs`` values is stored as one array
-        (an object array of one value per sub-env stays one), any other value (not a list) as
-        it is.
+        (an object array of one value per sub-env stays one), any other value (a list of
+        another length included) as it is.
 
         Raises:
             AttributeError: this object has no attribute ``name`` (a new attribute would not
                 change the simulation).
-            ValueError: ``values`` is a list whose length is not ``num_envs``.
         """
         self._check_open()
         try:
@@ -410,15 +409,10 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
                 "env's set_attr only changes existing attributes (a new one would not change "
                 "the simulation)."
             ) from error
-        if isinstance(values, list) and len(values) != self.num_envs:
-            raise ValueError(
-                f"{type(self).__name__}.set_attr({name!r}, values): a list must hold one value "
-                f"per sub-env ({self.num_envs}), got {len(values)}. Pass one value (not a list) "
-                "to set it for every sub-env."
-            )
         # The time limit is one value for every sub-env: its setter takes the list itself (one
         # array of it would read as one value for all, as an array given by the user does).
-        if isinstance(values, list) and name != "max_episode_steps":
+        per_sub_env = isinstance(values, list) and len(values) == self.num_envs
+        if per_sub_env and name != "max_episode_steps":
             values = self._as_rows(name, values, getattr(self, name))
         setattr(self, name, values)
 
