@@ -31,7 +31,6 @@ def test_step_before_reset_raises_reset_required() -> None:
         np.array([np.nan], np.float32),
         np.array([np.inf]),
         np.array(["a"]),
-        np.array([True]),
         [[1.0], [2.0, 3.0]],
     ],
 )

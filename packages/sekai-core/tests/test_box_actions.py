@@ -27,7 +27,6 @@ REFUSED: list[Any] = [
     np.array([0.0, -np.inf], np.float32),
     np.array([1.0]),  # wrong shape
     np.zeros((1, 2)),
-    [True, False],
     np.array([1 + 0j, 0]),
     ["1.5", "0"],
     [2**70, 0],  # an object array: no int dtype holds it
@@ -43,6 +42,14 @@ def test_a_real_finite_action_of_the_shape_is_returned_with_its_dtype(action: An
     assert checked.dtype == np.asarray(action).dtype
     if isinstance(action, np.ndarray):
         assert checked is action  # no copy on the common path
+
+
+@pytest.mark.parametrize("action", [[True, False], np.array([True, True]), (False, 0.5)])
+def test_bools_are_the_numbers_1_and_0_as_box_contains_says(action: Any) -> None:
+    assert action in SPACE  # same_kind: a bool casts to a float
+    checked = box_action(action, SPACE, (2,))
+    assert checked.dtype == np.float64
+    assert checked.tolist() == [float(entry) for entry in action]
 
 
 @pytest.mark.parametrize("action", REFUSED)
@@ -71,7 +78,7 @@ def test_the_batch_rule_refuses_the_rows_the_single_rule_refuses() -> None:
     [
         (np.zeros((3, 2), np.float32), None),
         (np.full((3, 2), 10**9, np.int64), None),  # integers: finite, nothing to compute
-        (np.zeros((3, 2), bool), [True, True, True]),
+        (np.zeros((3, 2), bool), None),  # bools: 0 and 1
         (np.zeros((3, 2), complex), [True, True, True]),
         (np.array([[0, 0], [2**70, 0], [0, 0]], dtype=object), [True, True, True]),
     ],

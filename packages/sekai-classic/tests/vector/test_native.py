@@ -391,12 +391,18 @@ def test_invalid_actions_and_step_before_reset_are_rejected() -> None:
 
 
 @pytest.mark.parametrize("env_id", ["Pendulum-v1", "classic/Pendulum-v1"])
-def test_bool_box_actions_raise_invalid_action_naming_the_sub_env(env_id: str) -> None:
-    vec = sekai.make_vec(env_id, 3)
+def test_bool_box_actions_are_the_torques_1_and_0_as_in_a_single_env(env_id: str) -> None:
+    vec = sekai.make_vec(env_id, 2)
+    single = sekai.make("Pendulum-v1")
+    single.reset(seed=0)
+    assert np.array([True]) in single.action_space
+    as_bool = single.step(np.array([True])).observation
+    single.reset(seed=0)
+    assert np.array_equal(as_bool, single.step(np.array([1.0])).observation)
     vec.reset(seed=0)
-    with pytest.raises(sekai.InvalidAction) as info:
-        vec.step(np.array([[True], [False], [True]]))
-    assert info.value.index == 0
+    stepped = vec.step(np.array([[True], [False]])).observations
+    vec.reset(seed=0)
+    assert np.array_equal(stepped, vec.step(np.array([[1.0], [0.0]])).observations)
 
 
 def test_make_vec_picks_the_native_env_only_for_the_classic_namespace() -> None:

@@ -1,5 +1,9 @@
 """The envs' rule for Box actions: real numbers of the space's shape, every entry finite.
 
+Bools count as the real numbers 0 and 1: core.md §1 makes an action outside a Box only by a
+wrong shape or a non-finite entry, and ``Box.contains`` takes every dtype that
+``np.can_cast(..., "same_kind")`` allows, bool among them. Envs get them as floats.
+
 One rule, three entry points: ``box_action`` for one action (envs, ``DelayAction``),
 ``finite_float32_entry`` its fast path for the 1-element float32 actions the one-dimensional
 continuous envs are mostly given, and ``bad_box_rows`` for a batch whose shape is already
@@ -18,11 +22,11 @@ import numpy.typing as npt
 
 from sekai.error import InvalidAction
 
-__all__ = ["bad_box_rows", "box_action", "finite_float32_entry"]
+__all__ = ["bad_box_rows", "bools_as_floats", "box_action", "finite_float32_entry"]
 
-# Integers and floats; bools (kind "b"), complex, strings and objects (ints too large for
-# int64/uint64) are refused.
-_REAL = "iuf"
+# Bools, integers and floats; complex, strings and objects (ints too large for int64/uint64)
+# are refused.
+_REAL = "biuf"
 _ndarray = np.ndarray
 # Floats whose tolist() gives Python floats of the same value (a longdouble's may not fit one).
 _DOUBLES = frozenset(map(np.dtype, (np.float16, np.float32, np.float64)))
@@ -32,8 +36,17 @@ _FEW = 16
 _F32 = np.dtype(np.float32)
 
 
+def bools_as_floats(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``array``, or its float64 copy when it holds bools: the 0.0 and 1.0 NumPy computes with
+    (an env's arithmetic on bools would not be a number's: ``True - True`` raises)."""
+    if array.dtype.kind == "b":
+        return array.astype(np.float64)
+    return array
+
+
 def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[Any]:
-    """``action`` as an array of ``shape`` of real, finite numbers, its dtype kept.
+    """``action`` as an array of ``shape`` of real, finite numbers, its dtype kept (bools
+    become float64, ``bools_as_floats``).
 
     The dtype is kept so that an env computes as gymnasium does for the same action.
 
@@ -56,7 +69,7 @@ def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[A
             raise InvalidAction(action, space)
     elif dtype.kind not in _REAL or (dtype.kind == "f" and not np.isfinite(array).all()):
         raise InvalidAction(action, space)
-    return array
+    return bools_as_floats(array)
 
 
 def finite_float32_entry(action: Any) -> np.float32 | None:
@@ -74,9 +87,9 @@ def finite_float32_entry(action: Any) -> np.float32 | None:
 
 def bad_box_rows(batch: npt.NDArray[Any]) -> npt.NDArray[np.bool_] | None:
     """The rows (first axis) of a batch of Box actions that break the rule, or None when none
-    does (one ``isfinite`` for floats, nothing for integers)."""
+    does (one ``isfinite`` for floats, nothing for bools and integers)."""
     kind = batch.dtype.kind
-    if kind in "iu":
+    if kind in "biu":
         return None
     if kind != "f":
         return np.ones(len(batch), dtype=bool)

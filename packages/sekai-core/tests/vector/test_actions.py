@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 import sekai
-from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Sequence, Tuple
+from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Sequence, Space, Tuple
 from sekai.vector._contract.actions import ActionChecker
 
 
@@ -115,15 +117,49 @@ def test_box_non_finite_raises_but_finite_out_of_bounds_passes() -> None:
 
 
 @pytest.mark.parametrize("space", [Box(-1.0, 1.0, shape=(1,)), Box(0, 5, (1,), np.int64)])
-def test_box_bool_actions_raise_invalid_action_naming_the_first_live_sub_env(
-    space: Box,
-) -> None:
+def test_box_bool_actions_are_the_numbers_1_and_0(space: Box) -> None:
     checker = ActionChecker(space, 3)
-    frozen = np.array([True, False, False])
+    actions = np.array([[True], [False], [True]])
+    assert all(row in space for row in actions)  # as Box.contains says
+    batch = checker.check(actions)
+    assert batch.dtype == np.float64 and batch.tolist() == [[1.0], [0.0], [1.0]]
+
+
+@pytest.mark.parametrize(
+    ("space", "actions", "index", "given"),
+    [
+        (Discrete(2), [0, 1, "1"], 2, "1"),
+        (Discrete(2), [0, 1, "x"], 2, "x"),
+        (Discrete(2), [0, 1, None], 2, None),
+        (Discrete(2), [0, "1", 1], 1, "1"),
+        (Discrete(2), [0, 1, 2**70], 2, 2**70),
+        (MultiDiscrete([3, 2]), [[0, 1], [2, "1"]], 1, [2, "1"]),
+        (MultiBinary(2), [[0, 1], [True, None]], 1, [True, None]),
+        (Box(-2.0, 2.0, shape=(1,)), [[0.1], [0.2], ["x"]], 2, ["x"]),
+        (Box(-2.0, 2.0, shape=(1,)), [[0.1], [0.2], [None]], 2, [None]),
+        (Box(-2.0, 2.0, shape=(1,)), [[0.1], [1j], [0.2]], 1, [1j]),
+    ],
+    ids=repr,
+)
+def test_a_non_number_among_numbers_names_its_sub_env_and_the_action_given(
+    space: Space[Any], actions: list[Any], index: int, given: Any
+) -> None:
+    checker = ActionChecker(space, len(actions))
     with pytest.raises(sekai.InvalidAction) as info:
-        checker.check(np.array([[True], [False], [True]]), frozen=frozen)
-    assert info.value.index == 1
-    checker.check(np.array([[True], [0], [1]]), frozen=frozen)  # ints: numbers
+        checker.check(actions)
+    assert info.value.index == index
+    assert info.value.action == given
+    assert str(info.value) == (
+        f"Action {given!r} is not valid for space {space!r} (sub-env {index})."
+    )
+
+
+def test_a_frozen_sub_env_with_a_non_number_lets_the_others_step_with_numbers() -> None:
+    frozen = np.array([False, False, True])
+    batch = ActionChecker(Discrete(2), 3).check([0, 1, "x"], frozen=frozen)
+    assert batch.dtype == np.int64 and batch[:2].tolist() == [0, 1]
+    boxed = ActionChecker(Box(-2.0, 2.0, shape=(1,)), 3).check([[0.1], [0.2], [None]], frozen)
+    assert boxed.dtype == np.float64 and boxed[:2].tolist() == [[0.1], [0.2]]
 
 
 def test_box_float_batch_is_returned_unchanged_when_finite() -> None:

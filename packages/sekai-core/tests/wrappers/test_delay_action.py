@@ -99,10 +99,10 @@ def test_a_finite_box_action_beyond_the_bounds_is_queued_as_the_env_would_clip_i
     env.reset(seed=0)
     env.step(np.array([3.0]))
     assert env.pending_actions[0].tolist() == [3.0]
+    env.step([True])  # a bool is the number 1, as Box.contains and the envs take it
     for bad in (
         np.array([np.nan]),
         np.array([1.0, 1.0]),
-        [True],
         ["1.5"],
         np.array([1 + 0j]),
         [2**70],

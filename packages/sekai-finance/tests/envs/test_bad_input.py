@@ -576,14 +576,18 @@ def test_a_price_panel_without_assets_names_prices() -> None:
 
 
 @pytest.mark.parametrize("env_id", ["Portfolio-v0", "OptimalExecution-v0", "MarketMaking-v0"])
-def test_bool_box_actions_are_refused_as_every_vector_backend_refuses_them(env_id: str) -> None:
+@pytest.mark.parametrize("mode", ["sync", "native"])
+def test_bool_box_actions_are_the_numbers_1_and_0_on_every_backend(env_id: str, mode: str) -> None:
     env = sekai.make(env_id)
+    flags = np.ones(env.action_space.shape, dtype=bool)
+    assert flags in env.action_space  # as Box.contains says
     env.reset(seed=0)
-    action = np.ones(env.action_space.shape, dtype=bool)
-    with pytest.raises(sekai.InvalidAction):
-        env.step(action)
-    vec = sekai.make_vec(env_id, 2, vectorization_mode="sync")
+    as_bool = env.step(flags)
+    env.reset(seed=0)
+    assert as_bool.reward == env.step(flags.astype(np.float64)).reward
+    vec = sekai.make_vec(env_id, 2, vectorization_mode=mode)
     vec.reset(seed=0)
-    with pytest.raises(sekai.InvalidAction):
-        vec.step(np.stack([action, action]))
+    rewards = vec.step(np.stack([flags, flags])).rewards
+    vec.reset(seed=0)
+    assert rewards.tolist() == vec.step(np.ones((2, *flags.shape))).rewards.tolist()
     vec.close()

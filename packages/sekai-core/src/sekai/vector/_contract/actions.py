@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import abc
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai._box_actions import bad_box_rows
+from sekai._box_actions import bad_box_rows, bools_as_floats
 from sekai.error import InvalidAction
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 
@@ -73,11 +74,13 @@ class _ArrayNode(_Node):
         self.low: Any = None
         self.high: Any = None
         self.scalar = isinstance(space, Discrete)
+        # The dtype kinds of an entry that may be valid: bools are MultiBinary's and Box's.
+        self.kinds = "biuf"
         if isinstance(space, Discrete):
-            self.kind = "int"
+            self.kind, self.kinds = "int", "iuf"
             self.low, self.high = space.start, space.start + space.n - 1
         elif isinstance(space, MultiDiscrete):
-            self.kind = "int"
+            self.kind, self.kinds = "int", "iuf"
             self.low, self.high = space.start, space.start + space.nvec - 1
         elif isinstance(space, MultiBinary):
             self.kind = "binary"
@@ -97,6 +100,13 @@ class _ArrayNode(_Node):
                 f"{self._where()} must have shape {self.shape} ({self.num_envs} sub-envs, "
                 f"action space {self.space!r}), got shape {array.shape}."
             )
+        if array.dtype.kind not in "biufO" and not isinstance(batch, np.ndarray):
+            # A str among numbers made every entry a str: keep the entries as given, so that
+            # the check finds the sub-env at fault and names the action it was given.
+            with contextlib.suppress(ValueError, TypeError):
+                given = np.array(batch, dtype=object)
+                if given.shape == self.shape:
+                    return given
         return array
 
     def _bad(self, array: NDArray[Any]) -> BoolArray | None:
@@ -127,15 +137,26 @@ class _ArrayNode(_Node):
         return np.ones(array.shape, dtype=bool)
 
     def bad_rows(self, batch: NDArray[Any]) -> BoolArray | None:
-        if self.kind == "box":  # the single envs' rule, row by row
-            return bad_box_rows(batch)
-        bad = self._bad(batch)
+        not_numbers: BoolArray | None = None
+        if batch.dtype == object:  # the entries as given: each one checked
+            batch, not_numbers = _as_numbers(batch, self.kinds)
+        # Box: the single envs' rule, row by row.
+        rows = bad_box_rows(batch) if self.kind == "box" else self._by_row(self._bad(batch))
+        entries = self._by_row(not_numbers)
+        if entries is None or not entries.any():
+            return rows
+        return entries if rows is None else rows | entries
+
+    def _by_row(self, bad: BoolArray | None) -> BoolArray | None:
+        """The sub-envs with a bad entry in ``bad`` (element-wise), or None."""
         if bad is None:
             return None
         return np.asarray(bad.reshape(self.num_envs, -1).any(axis=1), dtype=bool)
 
     def repair(self, batch: NDArray[Any], bad: BoolArray) -> NDArray[Any]:
         fill = ignored_action(self.space)
+        if fill is None and batch.dtype == object:
+            fill = 0  # a Box's ignored action need only become a number with the others
         if fill is None or not bad.any():
             return batch
         fixed: NDArray[Any] = batch.copy()
@@ -145,17 +166,22 @@ class _ArrayNode(_Node):
     def cast(self, batch: NDArray[Any]) -> NDArray[Any]:
         """Integral floats for Discrete/MultiDiscrete/MultiBinary become the space's dtype, and
         so do other integer dtypes for Discrete/MultiDiscrete: native envs compute with the
-        actions (``actions - 1`` wraps around in uint8)."""
+        actions (``actions - 1`` wraps around in uint8). Entries kept as given (an object
+        batch, all numbers by now) become one array first; a Box's bools become floats."""
+        if batch.dtype == object:
+            batch = np.asarray(batch.tolist())
+        if self.kind == "box":
+            return bools_as_floats(batch)
         kind = batch.dtype.kind
-        if self.kind != "box" and (
-            kind == "f" or (self.kind == "int" and kind in "iu" and batch.dtype != self.dtype)
-        ):
+        if kind == "f" or (self.kind == "int" and kind in "iu" and batch.dtype != self.dtype):
             cast: NDArray[Any] = batch.astype(self.dtype)
             return cast
         return batch
 
     def row(self, batch: NDArray[Any], index: int) -> Any:
         value = batch[index]
+        if isinstance(value, np.ndarray) and value.dtype == object:
+            return value.tolist()  # entries as given: a list of them, as they were passed
         return value.item() if isinstance(value, np.generic) else value
 
     def split(self, batch: NDArray[Any]) -> list[Any]:
@@ -306,6 +332,26 @@ def _node(space: Space[Any], num_envs: int, path: str) -> _Node:
     return _OpaqueNode(space, num_envs, path)
 
 
+def _as_numbers(entries: NDArray[Any], kinds: str) -> tuple[NDArray[Any], BoolArray]:
+    """A batch of entries as given (an object array) as an array of numbers, and which entries
+    are no single number of a dtype kind in ``kinds`` (those are 0 in the numbers; all are bad
+    when the numbers make no array of one numeric dtype)."""
+    bad = np.zeros(entries.shape, dtype=bool)
+    values = entries.copy()
+    for index, entry in np.ndenumerate(entries):
+        number = np.asarray(entry)
+        if number.shape != () or number.dtype.kind not in kinds:
+            bad[index] = True
+            values[index] = 0
+    try:
+        numbers = np.asarray(values.tolist())
+    except (ValueError, TypeError, OverflowError):  # ints beyond 64 bits of both signs
+        return np.zeros(entries.shape), np.ones(entries.shape, dtype=bool)
+    if numbers.shape != entries.shape or numbers.dtype.kind not in "biuf":
+        return np.zeros(entries.shape), np.ones(entries.shape, dtype=bool)
+    return numbers, bad
+
+
 def _cast(node: _Node, batch: Any) -> Any:
     cast = getattr(node, "cast", None)
     return cast(batch) if cast is not None else batch
@@ -316,7 +362,8 @@ class ActionChecker:
 
     Structure (batch length, per-env shape, Dict keys) → ``ValueError``; values of the sub-envs
     that are not frozen (Discrete/MultiDiscrete/MultiBinary parts integral and in range, Box
-    parts numbers, not bools, and finite) → ``InvalidAction`` naming the first bad sub-env.
+    parts real numbers, bools included, and finite) → ``InvalidAction`` naming the first bad
+    sub-env and the action it was given.
     """
 
     def __init__(self, space: Space[Any], num_envs: int) -> None:

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import numpy as np
 
 from sekai._args import holds_bool
+from sekai._box_actions import bools_as_floats
 from sekai.core.env import Env
 from sekai.error import InvalidAction, ResetRequired
 from sekai.finance._values import (
@@ -138,18 +139,18 @@ def parse_options(options: Mapping[str, Any] | None, allowed: Iterable[str]) -> 
 
 
 def numeric_action(action: Any, space: Any) -> np.ndarray:
-    """A continuous action as a numeric array; ``InvalidAction`` for a ragged batch, bools
-    (which the vector envs refuse too), strings or objects such as ints too large for a float
-    (NumPy would parse strings into numbers)."""
+    """A continuous action as a numeric array (bools as the floats 0 and 1, as every Box env
+    takes them: ``bools_as_floats``); ``InvalidAction`` for a ragged batch, strings or objects
+    such as ints too large for a float (NumPy would parse strings into numbers)."""
     if type(action) is np.ndarray and action.dtype.kind in "iuf":
         return action
     try:
         array = np.asarray(action)
     except (TypeError, ValueError):
         raise InvalidAction(action, space) from None
-    if array.dtype.kind not in "iuf":
+    if array.dtype.kind not in "biuf":
         raise InvalidAction(action, space)
-    return array
+    return bools_as_floats(array)
 
 
 def discrete_action(action: Any, n: int, space: Any) -> int:
