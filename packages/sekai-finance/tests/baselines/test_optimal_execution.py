@@ -33,6 +33,20 @@ def test_schedule_trades_replays_the_env() -> None:
     assert schedule_trades([1.0, 0.3], 10.0, 2).tolist() == [10.0, 0.0]
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_schedule_trades_are_the_trades_of_an_episode_exactly(dtype: Any) -> None:
+    actions = np.full(25, 0.1, dtype=dtype)
+    env = OptimalExecutionEnv(sigma=0.0)
+    env.reset(seed=0)
+    sold = []
+    for action in actions:
+        result = env.step(np.array([action]))
+        sold.append(result.info["shares_sold"])
+        if result.done:
+            break
+    assert schedule_trades(actions, 1e6, 25).tolist() == sold
+
+
 def test_almgren_chriss_reaches_its_exact_value_in_simulation() -> None:
     mean, se = evaluate(AlmgrenChriss(), "OptimalExecution-v0", 8192)
     assert se < 2.5

@@ -46,7 +46,7 @@ def schedule_trades(actions: Any, initial_inventory: float, n_steps: int) -> np.
             + ("" if np.all(np.isfinite(values)) else " with NaN or inf")
             + "."
         )
-    fractions = np.clip(values.astype(np.float32), 0.0, 1.0)
+    fractions = np.clip(values, 0.0, 1.0)  # float64, as the env takes any action
     trades = np.zeros(n_steps)
     x = float(initial_inventory)
     for k in range(n_steps):
