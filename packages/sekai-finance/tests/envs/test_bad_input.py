@@ -591,3 +591,28 @@ def test_bool_box_actions_are_the_numbers_1_and_0_on_every_backend(env_id: str, 
     vec.reset(seed=0)
     assert rewards.tolist() == vec.step(np.ones((2, *flags.shape))).rewards.tolist()
     vec.close()
+
+
+@pytest.mark.parametrize(
+    ("env_id", "name", "what"),
+    [
+        ("OptimalExecution-v0", "tau", "Period length total_time / n_steps"),
+        ("OptimalExecution-v0", "time_remaining", "Time left"),
+        ("MarketMaking-v0", "dt", "Step length total_time / n_steps"),
+        ("MarketMaking-v0", "wealth", "cash + inventory * mid"),
+        ("Trading-v0", "position", "The current position"),
+        ("Portfolio-v0", "weights", "Current drifted weights"),
+    ],
+)
+def test_setting_a_read_only_property_says_what_it_is_and_what_to_do(
+    env_id: str, name: str, what: str
+) -> None:
+    env = sekai.make(env_id).unwrapped
+    owner = type(env).__name__
+    message = rf"^{owner}\.{name} is read-only \({re.escape(what)}.*\): it follows from the env"
+    with pytest.raises(AttributeError, match=message):
+        setattr(env, name, 0.1)
+    vec = sekai.make_vec(env_id, 2, vectorization_mode="sync")
+    with pytest.raises(AttributeError, match=rf"{owner}\.{name} is read-only"):
+        vec.set_attr(name, 0.1)
+    vec.close()

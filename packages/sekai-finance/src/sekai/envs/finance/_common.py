@@ -12,6 +12,7 @@ Every finance env (single and native) uses these so errors read the same everywh
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar, Generic, TypeVar
@@ -186,6 +187,21 @@ class fixed:
         raise AttributeError(f"{self.name} is fixed at construction; make a new env.")
 
 
+def _read_only_setter(owner: str, name: str, prop: property) -> Any:
+    """The setter of a read-only property: an AttributeError quoting its docstring."""
+    doc = (prop.__doc__ or "").strip().split("\n\n")[0]
+    what = " ".join(doc.replace("``", "").split()).rstrip(".")
+    what = re.sub(r"\s*\([^()]*read-only[^()]*\)$", "", what)  # said by the message
+
+    def refuse(self: Any, value: Any) -> None:
+        raise AttributeError(
+            f"{owner}.{name} is read-only" + (f" ({what})" if what else "") + ": it follows "
+            "from the env's parameters or the simulation; set a parameter or reset() instead."
+        )
+
+    return refuse
+
+
 class FinanceEnv(Env[ObsT, ActT], Generic[ObsT, ActT]):
     """Base of the finance envs: episode bookkeeping shared by every env.
 
@@ -199,6 +215,14 @@ class FinanceEnv(Env[ObsT, ActT], Generic[ObsT, ActT]):
     _done: bool = False
     _elapsed_steps: int = 0
     _resets: int = 0  # episodes begun: how a renderer tells a reset it did not see
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Python's "property 'dt' of 'MarketMakingEnv' object has no setter" says neither why
+        # nor what to do: each public read-only property says what it is instead.
+        for name, value in list(vars(cls).items()):
+            if isinstance(value, property) and value.fset is None and not name.startswith("_"):
+                setattr(cls, name, value.setter(_read_only_setter(cls.__name__, name, value)))
 
     @property
     def elapsed_steps(self) -> int:
