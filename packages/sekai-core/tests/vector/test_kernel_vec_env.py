@@ -535,7 +535,6 @@ def test_the_kernel_contract_checks_report_a_kernel_that_raises_as_an_error() ->
         (Discrete(3), [True, False], [True, True]),
         (MultiDiscrete([3, 2]), [[0.0, 1.0], [2.0, 0.5], [np.nan, 0.0]], [False, True, True]),
         (MultiDiscrete([3, 2]), [[True, False]], [True]),
-        (Box(0.0, 1.0, shape=(1,)), [[True], [False]], [True, True]),
         (Discrete(3), [0j, 1 + 0j], [True, True]),  # complex: as the host check rules
         (Box(0.0, 1.0, shape=(1,)), [[0.5 + 0j]], [True]),
         (MultiBinary(2), [[0j, 1 + 0j]], [True]),
@@ -557,6 +556,20 @@ def test_device_batches_of_indices_become_the_spaces_integers() -> None:
         assert cast.dtype == np.int64 and cast.tolist() == [0, 2]
     boxed = np.array([[0.5]])
     assert DeviceActions(backend, Box(0.0, 1.0, shape=(1,)), 1).prepare(boxed, None, True) is boxed
+
+
+@pytest.mark.parametrize("check", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_device_box_bools_become_the_drivers_floats_1_and_0(check: bool, dtype: type) -> None:
+    # As the host check hands them to envs (bools_as_floats), in the driver's float dtype.
+    backend = NumpyBackend(dtype)
+    space = Box(0.0, 1.0, shape=(2,))
+    bools = np.array([[True, False], [False, True]])
+    assert bad_action_rows(backend.xp, space, bools) is None
+    cast = DeviceActions(backend, space, 2).prepare(bools, np.array([False, True]), check)
+    assert cast.dtype == dtype and cast.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    binary = DeviceActions(backend, MultiBinary(2), 2).prepare(bools, None, check)
+    assert binary.dtype == np.bool_  # a MultiBinary's values, as they are
 
 
 @pytest.mark.parametrize("check", [True, False])

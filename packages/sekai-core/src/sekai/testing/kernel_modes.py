@@ -226,6 +226,24 @@ def check_device_values_at_the_bounds_are_checked(case: ModeCase) -> None:
         assert getattr(caught, "index", None) == want, (space, bad)
 
 
+def check_box_bools_are_the_numbers_1_and_0(case: ModeCase) -> None:
+    """A Box takes a device batch of bools as the host does: the numbers 1.0 and 0.0, in the
+    mode's float dtype before a kernel sees them, with or without value checks and frozen
+    sub-envs; a MultiDiscrete refuses them, as a Discrete does (bools are no indices)."""
+    envs = case.make(3)
+    bools = [[True, False], [False, False], [True, True]]
+    floats = _host(envs, envs.backend.convert(np.zeros(1))).dtype
+    prepare = DeviceActions(envs.backend, Box(-1.0, 1.0, shape=(2,)), 3).prepare
+    for check in (True, False):
+        for frozen in (None, case.to_device([False, True, False])):
+            cast = _host(envs, prepare(case.to_device(bools), frozen, check))
+            assert cast.dtype == floats, (cast.dtype, floats)
+            assert cast.tolist() == [[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]]
+    indices = DeviceActions(envs.backend, MultiDiscrete([2, 2]), 3).prepare
+    caught = _raises(InvalidAction, r"\(sub-env 0\)", indices, case.to_device(bools), None, True)
+    assert getattr(caught, "index", None) == 0
+
+
 class _EndsOnceKernel(KStepKernel):
     """``KStepKernel`` whose sub-envs end only at ``t == k`` (a data feed that runs out):
     terminated where ``k`` is odd, truncated where it is even. The kernel's own flags are False
@@ -462,6 +480,7 @@ _CHECKS: Sequence[Callable[[ModeCase], None]] = (
     check_integral_float_actions_act_as_their_integers,
     check_device_actions_follow_the_host_rules,
     check_device_values_at_the_bounds_are_checked,
+    check_box_bools_are_the_numbers_1_and_0,
     check_finished_sub_envs_freeze_without_autoreset,
     check_autoreset_returns_the_next_episodes_first_observation,
     check_set_attr_changes_a_parameter,

@@ -32,10 +32,11 @@ __all__ = [
     "KernelBackend",
     "NumpyBackend",
     "bad_action_rows",
+    "bool_dtype",
     "check_action_shape",
     "check_device_actions",
-    "index_actions",
     "index_dtype",
+    "kernel_actions",
     "never_valid",
 ]
 
@@ -190,7 +191,8 @@ class GeneratorBackend(KernelBackend):
 
 def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
     """``(num_envs,)`` bool of sub-envs whose action is outside ``space``, computed on the
-    device, or None when the space's values need no check (a bool MultiBinary, an int Box).
+    device, or None when the space's values need no check (bools for a MultiBinary or a Box,
+    an int Box).
 
     Only array spaces (Box, Discrete, MultiDiscrete, MultiBinary) are supported by kernels.
     """
@@ -198,7 +200,7 @@ def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
     if never_valid(xp, space, actions.dtype):
         return xp.ones((n,), dtype=xp.bool)
     if actions.dtype == xp.bool:
-        return None  # a MultiBinary's
+        return None  # a MultiBinary's values, or a Box's numbers 1 and 0
     if isinstance(space, Discrete):
         bad = (actions < space.start) | (actions >= space.start + space.n)
         if xp.isdtype(actions.dtype, "real floating"):
@@ -227,10 +229,10 @@ def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
 
 def never_valid(xp: Any, space: Space[Any], dtype: Any) -> bool:
     """Whether no array of ``dtype`` holds a value of ``space``, as the host check rules: a
-    bool is neither an index nor a Box value (only a MultiBinary's), and a complex number is
+    bool is no index (a MultiBinary's value, and a Box's number 1 or 0), and a complex number is
     no space's value (known from the dtype alone: no device sync)."""
     if dtype == xp.bool:
-        return not isinstance(space, MultiBinary)
+        return not isinstance(space, (Box, MultiBinary))
     return not xp.isdtype(dtype, ("integral", "real floating"))
 
 
@@ -242,11 +244,21 @@ def index_dtype(space: Space[Any], numpy_dtype: Callable[[np.dtype[Any]], Any]) 
     return None
 
 
-def index_actions(xp: Any, actions: Array, dtype: Any) -> Array:
-    """``actions`` cast to ``dtype`` (``index_dtype``'s; None: as they are): integral floats
-    and other integer widths act as the space's integers."""
-    if dtype is not None and actions.dtype != dtype:
-        return xp.astype(actions, dtype)
+def bool_dtype(space: Space[Any], float_dtype: Any) -> Any:
+    """The dtype a Box's bool actions become before a kernel sees them: ``float_dtype`` (the
+    driver's), whose 1.0 and 0.0 the host hands envs (``bools_as_floats``); None for other
+    spaces (a MultiBinary's bools pass as they are)."""
+    return float_dtype if isinstance(space, Box) else None
+
+
+def kernel_actions(xp: Any, actions: Array, index: Any, bools: Any) -> Array:
+    """``actions`` as a kernel takes them: cast to ``index`` (``index_dtype``'s; None: as
+    they are), so that integral floats and other integer widths act as the space's integers,
+    and bools to ``bools`` (``bool_dtype``'s; None: as they are), a Box's numbers 1 and 0."""
+    if index is not None and actions.dtype != index:
+        return xp.astype(actions, index)
+    if bools is not None and actions.dtype == xp.bool:
+        return xp.astype(actions, bools)
     return actions
 
 
@@ -296,7 +308,8 @@ class DeviceActions:
     - the ignored actions of frozen sub-envs become a valid value (``ignored_action``), so that
       an out-of-range or NaN index never reaches the kernel;
     - Discrete and MultiDiscrete actions of another dtype (integral floats, other integer
-      widths) are cast to the space's dtype (as the backend holds it), which kernels index with.
+      widths) are cast to the space's dtype (as the backend holds it), which kernels index with;
+      a Box's bools to the backend's float dtype (``kernel_actions``).
     """
 
     def __init__(self, backend: KernelBackend, space: Space[Any], num_envs: int) -> None:
@@ -307,6 +320,7 @@ class DeviceActions:
         # A MultiDiscrete's lowest values are an array: on the device once, not every step.
         self.fill = fill if fill is None or np.ndim(fill) == 0 else backend.convert(fill)
         self.index_dtype = index_dtype(space, backend.numpy_dtype)
+        self.bool_dtype = bool_dtype(space, backend.float_dtype)
 
     def prepare(self, actions: Array, frozen: Array | None, check: bool) -> Array:
         """``actions`` (an ``xp`` array) checked and made ready for the kernel.
@@ -323,7 +337,7 @@ class DeviceActions:
         if frozen is not None and self.fill is not None:
             rows = xp.reshape(frozen, (self.num_envs,) + (1,) * (len(actions.shape) - 1))
             actions = xp.where(rows, self.fill, actions)
-        return index_actions(xp, actions, self.index_dtype)
+        return kernel_actions(xp, actions, self.index_dtype, self.bool_dtype)
 
 
 class NumpyBackend(GeneratorBackend):

@@ -19,9 +19,10 @@ from sekai.registry.spec import EnvSpec
 from sekai.vector._time_limit import check_max_episode_steps
 from sekai.vector.kernel import ArrayKernel, Draw
 from sekai.vector.kernel_backend import (
+    bool_dtype,
     check_action_shape,
-    index_actions,
     index_dtype,
+    kernel_actions,
     never_valid,
 )
 from sekai.vector.kernel_step import (
@@ -130,6 +131,7 @@ class FunctionalEnv:
         }
         self._defaults = with_fields(self._template, converted)
         self._index_dtype = index_dtype(self.action_space, narrow)
+        self._bool_dtype = bool_dtype(self.action_space, self.dtype)
         # The kernel's reset info keys in its order, recorded when ``reset`` is traced.
         self._reset_order: list[str] = []
         self._reset = jax.jit(self._traced_reset)
@@ -220,7 +222,7 @@ class FunctionalEnv:
                 f"actions of {self.action_space!r} cannot be of dtype {actions.dtype}; "
                 "pass integers (or integral floats) for indices, numbers for a Box."
             )
-        return index_actions(jnp, actions, self._index_dtype)
+        return kernel_actions(jnp, actions, self._index_dtype, self._bool_dtype)
 
     def reset(self, key: jax.Array, params: Mapping[str, Any] | None = None) -> KernelReset:
         """Start every sub-env's episode: ``(state, observation, info)``.
