@@ -23,6 +23,7 @@ from sekai.spaces import (
     concatenate,
     create_empty_array,
     iterate,
+    zero_sample,
 )
 from sekai.utils._equal import structurally_equal
 
@@ -158,6 +159,117 @@ def test_concatenate_into_out_writes_in_place() -> None:
     assert out["b"][0].tolist() == [1, 2]
 
 
+def test_concatenate_into_out_returns_out_for_every_buffer_kind() -> None:
+    spaces: list[Space[Any]] = [
+        Box(0.0, 1.0, shape=(2,)),
+        Dict(a=Box(0.0, 1.0, shape=(2,)), b=Dict(c=Discrete(3))),
+        Tuple([Box(0.0, 1.0, shape=(2,)), Tuple([MultiBinary(2)])]),
+        MaskedBox(0.0, 1.0, shape=(2,), max_size=2),
+    ]
+    for space in spaces:
+        space.seed(0)
+        items = [space.sample() for _ in range(3)]
+        out = create_empty_array(space, 3)
+        assert concatenate(space, items, out) is out
+        assert structurally_equal(out, concatenate(space, items))
+
+
+def test_concatenate_refuses_out_where_the_batch_is_no_buffer(
+    opaque: type[Space[Any]],
+) -> None:
+    # A Sequence batch is a tuple of the items: out was ignored and stayed empty.
+    seq = Sequence(Discrete(3))
+    with pytest.raises(TypeError, match=r"^concatenate cannot write a batch of Sequence\(Disc"):
+        concatenate(seq, [(1,), (0, 2)], create_empty_array(seq, 2))
+    with pytest.raises(TypeError, match=r"^concatenate cannot write a batch of Opaque"):
+        concatenate(opaque(), ["a"], ["b"])
+
+
+@pytest.mark.parametrize(
+    ("space", "items", "message"),
+    [
+        (
+            Box(0.0, 1.0, shape=(2,)),
+            [0.5, 0.5],
+            "items[0] = 0.5 is not a member of Box(0.0, 1.0, (2,), float32): it is of shape "
+            "(), the space's shape is (2,).",
+        ),
+        (
+            Box(0.0, 1.0, shape=(2,)),
+            [np.zeros(3), np.zeros(3)],
+            "items[0] = array([0., 0., 0.]) is not a member of Box(0.0, 1.0, (2,), float32): "
+            "it is of shape (3,),",
+        ),
+        (
+            MultiBinary(2),
+            [[0, 1], [0, 1, 1]],
+            "items[1] = [0, 1, 1] is not a member of MultiBinary(2): it is of shape (3,),",
+        ),
+        (
+            Discrete(3),
+            [1, np.array([2])],
+            "items[1] = array([2]) is not a member of Discrete(3): it is of shape (1,), the "
+            "space's shape is ().",
+        ),
+        (
+            MultiDiscrete([3, 3]),
+            [[1, 2], [1, [2]]],
+            "items[1] = [1, [2]] is not a member of MultiDiscrete([3, 3]): it is ragged,",
+        ),
+    ],
+)
+def test_concatenate_refuses_items_of_another_shape(
+    space: Space[Any], items: list[Any], message: str
+) -> None:
+    # Two scalars for a (2,) Box gave a (2,) batch and rows of three a (2, 3) one: batches
+    # outside batch_space(space, n), with no error.
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        concatenate(space, items)
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        concatenate(space, items, create_empty_array(space, len(items)))
+
+
+@pytest.mark.parametrize(
+    ("space", "items", "message"),
+    [
+        (
+            Tuple([Discrete(2), Discrete(2)]),
+            [(0, 1), (1,)],
+            "items[1] has 1 parts, but Tuple(Discrete(2), Discrete(2)) has 2 sub-spaces.",
+        ),
+        (
+            Tuple([Discrete(2)]),
+            [(0,), 1],
+            "items[1] is 1 (an int), not a tuple with one part per sub-space of "
+            "Tuple(Discrete(2)).",
+        ),
+        (
+            Dict(a=Discrete(2)),
+            [{"a": 0, "b": 1}],
+            "items[0] has the key 'b', which Dict({a: Discrete(2)}) does not have.",
+        ),
+        (
+            Dict(a=Discrete(2), b=Discrete(2)),
+            [{"a": 0, "b": 1}, {"a": 0, "c": 1}],
+            "items[1] has no key 'b' of Dict({a: Discrete(2), b: Discrete(2)}).",
+        ),
+        (
+            Dict(a=Discrete(2)),
+            [{"a": 0}, [1]],
+            "items[1] is a list, not a dict with the keys of Dict({a: Discrete(2)}).",
+        ),
+    ],
+)
+def test_concatenate_names_an_item_without_the_parts_of_the_space(
+    space: Space[Any], items: list[Any], message: str
+) -> None:
+    # A short Tuple item raised a bare IndexError; a Dict item's extra key was dropped.
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        concatenate(space, items)
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        concatenate(space, items, create_empty_array(space, len(items)))
+
+
 def test_concatenate_sequence_and_unknown(opaque: type[Space[Any]]) -> None:
     items = [(1, 2), (0,)]
     assert concatenate(Sequence(Discrete(3)), items) == ((1, 2), (0,))
@@ -250,3 +362,38 @@ def test_space_utilities_name_what_is_wrong() -> None:
     space = Dict(a=Discrete(2), b=Discrete(2))
     with pytest.raises(ValueError, match=r"^items\[1\] has no key 'b' of Dict"):
         concatenate(space, [{"a": 0, "b": 1}, {"a": 0}])
+
+
+def test_iterate_refuses_parts_of_different_lengths() -> None:
+    # zip used to cut the batch to its shortest part: the third item of "a" was lost.
+    space = batch_space(Dict(a=Discrete(3), b=Tuple([Box(0, 1, (2,))])), 2)
+    batch = {"a": np.array([0, 1, 2]), "b": (np.zeros((2, 2)),)}
+    message = (
+        f"The parts of a batch of {space!r} hold different numbers of items: batch['a'] has "
+        "3, batch['b'] has 2."
+    )
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        iterate(space, batch)
+    nested = Tuple([Box(0, 1, (2, 1)), Box(0, 1, (3, 1))])
+    with pytest.raises(ValueError, match=r"batch\[0\] has 2, batch\[1\] has 3\.$"):
+        iterate(Dict(t=nested), {"t": (np.zeros((2, 1)), np.zeros((3, 1)))})
+
+
+def test_iterate_names_a_missing_key() -> None:
+    space = batch_space(Dict(a=Discrete(3), b=Box(0, 1, (2,))), 2)
+    with pytest.raises(ValueError, match=re.escape(f"The batch of {space!r} has no key 'b'.")):
+        iterate(space, {"a": np.array([0, 1])})
+    with pytest.raises(ValueError, match=r"must be a dict with its keys, got list\.$"):
+        iterate(space, [np.array([0, 1])])
+
+
+@pytest.mark.parametrize(
+    "space", [Dict(a=Dict()), Dict(), Tuple([]), Tuple([Dict(), Tuple([])])], ids=repr
+)
+def test_iterate_refuses_a_batch_without_data(space: Space[Any]) -> None:
+    # Nothing in such a batch tells how many items it holds: it iterated as no items at all.
+    batch = concatenate(space, [zero_sample(space)] * 3)
+    with pytest.raises(
+        ValueError, match=r"^Cannot iterate a batch of .*none of its sub-spaces holds data"
+    ):
+        iterate(batch_space(space, 3), batch)

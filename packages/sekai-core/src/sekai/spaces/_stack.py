@@ -6,12 +6,14 @@ The dispatchers live below ``sekai.spaces.sequence`` (which stacks its elements 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import collections.abc as cabc
+from collections.abc import Callable, Mapping, Sequence
 from functools import singledispatch
 from typing import Any
 
 import numpy as np
 
+from sekai.spaces._explain import described, short_repr
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
 from sekai.spaces.discrete import Discrete
@@ -20,7 +22,7 @@ from sekai.spaces.multi_discrete import MultiDiscrete
 from sekai.spaces.space import Space
 from sekai.spaces.tuple import Tuple
 
-__all__ = ["concatenate", "create_empty_array"]
+__all__ = ["concatenate", "create_empty_array", "refuse_out"]
 
 _INT64 = np.dtype(np.int64)
 
@@ -33,13 +35,29 @@ def concatenate(space: Space[Any], items: Any, out: Any = None) -> Any:
     """Stack per-env samples of the single ``space`` into one batch (into ``out`` if given).
 
     Arrays take the space's dtype; Dict/Tuple recurse; a Sequence gives a tuple; unknown
-    spaces give a plain list.
+    spaces give a plain list. With ``out`` (a buffer from ``create_empty_array``) the batch is
+    written into it and ``out`` is returned.
 
     Raises:
-        ValueError: an item would change under the cast to an integer dtype (out of the
-            dtype's range, fractional or NaN), which no member of the space does.
+        ValueError: an item does not fit the space: an array of another shape, a Dict item
+            without exactly the space's keys, a Tuple item with another number of parts, or
+            an item that would change under the cast to an integer dtype (out of the dtype's
+            range, fractional or NaN).
+        TypeError: ``out`` is given for a space whose batch is not an array buffer (a
+            Sequence, an unknown space).
     """
+    refuse_out(space, out, "list")
     return list(items)
+
+
+def refuse_out(space: Space[Any], out: Any, batch: str) -> None:
+    """Raise if ``out`` is given for ``space``, whose batch is a new ``batch`` (no buffer)."""
+    if out is not None:
+        raise TypeError(
+            f"concatenate cannot write a batch of {space!r} into out: its batch is a new "
+            f"{batch} of the items, not a buffer; call it without out (got "
+            f"{type(out).__name__})."
+        )
 
 
 @concatenate.register(Box)
@@ -51,17 +69,42 @@ def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
         items = list(items)  # np.stack needs a sequence, not a generator
     dt = space.dtype if out is None else out.dtype
     assert dt is not None  # every array space has a dtype
-    if dt.kind != "f":
-        # An integer cast wraps 300 to 44 in uint8 and truncates 1.9 to 1: values that are no
-        # member become valid-looking ones. Items already of the dtype (Python ints: int64)
-        # cannot change, so only other items are checked.
-        for item in items:
-            if getattr(item, "dtype", _INT64 if type(item) is int else None) != dt:
-                _check_cast_keeps(space, items, dt)
-                break
-    if out is None:
-        return np.stack(items, axis=0, dtype=dt, casting="unsafe")
-    return np.stack(items, axis=0, out=out, casting="unsafe")
+    try:
+        if dt.kind != "f":
+            # An integer cast wraps 300 to 44 in uint8 and truncates 1.9 to 1: values that are
+            # no member become valid-looking ones. Items already of the dtype (Python ints:
+            # int64) cannot change, so only other items are checked.
+            for item in items:
+                if getattr(item, "dtype", _INT64 if type(item) is int else None) != dt:
+                    _check_cast_keeps(space, items, dt)
+                    break
+        if out is None:
+            batch = np.stack(items, axis=0, dtype=dt, casting="unsafe")
+        else:
+            batch = np.stack(items, axis=0, out=out, casting="unsafe")
+    except ValueError:  # NumPy's "all input arrays must have the same shape" and the like
+        _check_shapes(space, items)
+        raise
+    if batch.shape[1:] != space.shape:  # items of one shape, but not the space's
+        _check_shapes(space, items)
+    return batch
+
+
+def _check_shapes(space: Space[Any], items: Sequence[Any]) -> None:
+    """Raise naming the first of ``items`` whose shape is not ``space.shape`` (np.stack would
+    make a batch of another shape out of it, or fail with a message naming no item)."""
+    shape = tuple(space.shape or ())
+    for i, item in enumerate(items):
+        try:
+            found = np.shape(item)
+        except ValueError:  # a ragged list
+            found = None
+        if found != shape:
+            what = "ragged" if found is None else f"of shape {found}"
+            raise ValueError(
+                f"items[{i}] = {short_repr(item, 80)} is not a member of {space!r}: it is "
+                f"{what}, the space's shape is {shape}."
+            )
 
 
 def _check_cast_keeps(space: Space[Any], items: Sequence[Any], dt: np.dtype[Any]) -> None:
@@ -93,28 +136,61 @@ def _check_cast_keeps(space: Space[Any], items: Sequence[Any], dt: np.dtype[Any]
 @concatenate.register(Dict)
 def _concatenate_dict(space: Dict, items: Any, out: Any = None) -> dict[Any, Any]:
     items = list(items)
+    size = len(space)
     try:
-        return {
-            key: concatenate(
-                child, [item[key] for item in items], None if out is None else out[key]
-            )
-            for key, child in space.items()
-        }
-    except KeyError:  # checked only on failure: batching is on every vector step
-        for i, item in enumerate(items):
-            missing = [key for key in space if key not in item]
-            if missing:
-                raise ValueError(f"items[{i}] has no key {missing[0]!r} of {space!r}.") from None
+        for item in items:
+            if len(item) != size:
+                raise KeyError  # a key missing or one too many: named below
+        columns = {key: [item[key] for item in items] for key in space}
+    except (KeyError, TypeError):  # checked only on failure: batching is on every vector step
+        _check_parts(space, items)
         raise
+    if out is None:
+        return {key: concatenate(child, columns[key]) for key, child in space.items()}
+    for key, child in space.items():
+        out[key] = concatenate(child, columns[key], out[key])
+    return out  # type: ignore[no-any-return]
 
 
 @concatenate.register(Tuple)
 def _concatenate_tuple(space: Tuple, items: Any, out: Any = None) -> tuple[Any, ...]:
     items = list(items)
-    return tuple(
-        concatenate(child, [item[i] for item in items], None if out is None else out[i])
-        for i, child in enumerate(space.spaces)
-    )
+    children = space.spaces
+    try:
+        for item in items:
+            if len(item) != len(children):
+                raise IndexError  # named below
+        columns = [[item[i] for item in items] for i in range(len(children))]
+    except (IndexError, KeyError, TypeError):
+        _check_parts(space, items)
+        raise
+    if out is None:
+        return tuple(concatenate(child, column) for child, column in zip(children, columns))
+    for child, column, part in zip(children, columns, out):
+        concatenate(child, column, part)  # in place: a Tuple buffer cannot take new parts
+    return out  # type: ignore[no-any-return]
+
+
+def _check_parts(space: Dict | Tuple, items: list[Any]) -> None:
+    """Raise naming the first of ``items`` that is not a dict with exactly the keys of the
+    Dict ``space`` or a sequence with one part per sub-space of the Tuple ``space``."""
+    for i, item in enumerate(items):
+        if isinstance(space, Dict):
+            if not isinstance(item, Mapping):
+                why = f"is {described(item)}, not a dict with the keys of {space!r}"
+            elif missing := [key for key in space if key not in item]:
+                why = f"has no key {missing[0]!r} of {space!r}"
+            elif extra := [key for key in item if key not in space.spaces]:
+                why = f"has the key {extra[0]!r}, which {space!r} does not have"
+            else:
+                continue
+        elif not isinstance(item, cabc.Sized) or isinstance(item, Mapping):
+            why = f"is {described(item)}, not a tuple with one part per sub-space of {space!r}"
+        elif len(item) != len(space):
+            why = f"has {len(item)} parts, but {space!r} has {len(space)} sub-spaces"
+        else:
+            continue
+        raise ValueError(f"items[{i}] {why}.")
 
 
 # -- create_empty_array --------------------------------------------------------------------

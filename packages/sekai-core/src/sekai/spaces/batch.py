@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc as cabc
 import copy
 from collections.abc import Callable, Iterator
 from functools import singledispatch
@@ -9,7 +10,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from sekai.spaces._stack import _rows, check_count, concatenate, create_empty_array
+from sekai.spaces._stack import _rows, check_count, concatenate, create_empty_array, refuse_out
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
 from sekai.spaces.discrete import Discrete
@@ -126,6 +127,7 @@ def _with_own_rng(batched: _C, space: Space[Any]) -> _C:
 
 @concatenate.register(Sequence)
 def _concatenate_sequence(space: Sequence, items: Any, out: Any = None) -> tuple[Any, ...]:
+    refuse_out(space, out, "tuple")
     return tuple(items)
 
 
@@ -179,20 +181,74 @@ def _empty_item(space: Space[Any]) -> Any:
     return tuple(_empty_item(child) for child in space.spaces)
 
 
-def _lockstep(spaces: list[Space[Any]], parts: list[Any]) -> Iterator[tuple[Any, ...]]:
-    """Iterate children together; leafless children repeat their (empty) item."""
+def _lockstep(space: Dict | Tuple, parts: list[Any], names: list[str]) -> Iterator[tuple[Any, ...]]:
+    """Iterate the children of ``space`` together (``parts``: their batches, called ``names``
+    in messages); leafless children repeat their (empty) item.
+
+    Raises:
+        ValueError: the children's batches hold different numbers of items, or no child
+            holds data, so nothing tells how many items the batch holds.
+    """
+    spaces = list(space.values()) if isinstance(space, Dict) else list(space.spaces)
     informative = [i for i, child in enumerate(spaces) if _holds_data(child)]
+    if not informative:
+        raise ValueError(
+            f"Cannot iterate a batch of {space!r}: none of its sub-spaces holds data, so the "
+            "batch does not tell how many items it has."
+        )
+    lengths = {i: _length(spaces[i], parts[i]) for i in informative}
+    if len({n for n in lengths.values() if n is not None}) > 1:
+        counts = ", ".join(f"{names[i]} has {n}" for i, n in lengths.items() if n is not None)
+        raise ValueError(
+            f"The parts of a batch of {space!r} hold different numbers of items: {counts}."
+        )
     constants = {i: _empty_item(child) for i, child in enumerate(spaces) if i not in informative}
     iterators = [iterate(spaces[i], parts[i]) for i in informative]
-    for values in zip(*iterators):
-        row = dict(zip(informative, values))
-        yield tuple(row[i] if i in row else constants[i] for i in range(len(spaces)))
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        for values in zip(*iterators):
+            row = dict(zip(informative, values))
+            yield tuple(row[i] if i in row else constants[i] for i in range(len(spaces)))
+
+    return rows()
+
+
+def _length(space: Space[Any], batch: Any) -> int | None:
+    """How many items ``batch`` (of the batched ``space``) holds; None when it cannot tell."""
+    if isinstance(space, Dict):
+        return _length_of_parts(space, _dict_parts(space, batch))
+    if isinstance(space, Tuple) and not _is_batch_of_items(space):
+        return _length_of_parts(space, list(batch))
+    try:
+        return len(batch)
+    except TypeError:
+        return None
+
+
+def _length_of_parts(space: Dict | Tuple, parts: list[Any]) -> int | None:
+    spaces = list(space.values()) if isinstance(space, Dict) else list(space.spaces)
+    for child, part in zip(spaces, parts):
+        if _holds_data(child):
+            return _length(child, part)  # the others are checked as the batch is iterated
+    return None
+
+
+def _dict_parts(space: Dict, batch: Any) -> list[Any]:
+    """The children's batches of a Dict batch, in the space's key order."""
+    if not isinstance(batch, cabc.Mapping):
+        raise ValueError(
+            f"A batch of {space!r} must be a dict with its keys, got {type(batch).__name__}."
+        )
+    missing = [key for key in space if key not in batch]
+    if missing:
+        raise ValueError(f"The batch of {space!r} has no key {missing[0]!r}.")
+    return [batch[key] for key in space]
 
 
 @iterate.register(Dict)
 def _iterate_dict(space: Dict, batch: Any) -> Iterator[dict[Any, Any]]:
     keys = list(space.keys())
-    rows = _lockstep(list(space.values()), [batch[key] for key in keys])
+    rows = _lockstep(space, _dict_parts(space, batch), [f"batch[{key!r}]" for key in keys])
     return (dict(zip(keys, row)) for row in rows)
 
 
@@ -200,7 +256,7 @@ def _iterate_dict(space: Dict, batch: Any) -> Iterator[dict[Any, Any]]:
 def _iterate_tuple(space: Tuple, batch: Any) -> Iterator[Any]:
     if _is_batch_of_items(space):
         return iter(batch)
-    return _lockstep(list(space.spaces), list(batch))
+    return _lockstep(space, list(batch), [f"batch[{i}]" for i in range(len(space))])
 
 
 def _is_batch_of_items(space: Tuple) -> bool:
