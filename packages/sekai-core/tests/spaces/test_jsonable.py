@@ -48,6 +48,17 @@ def test_json_round_trip_through_text(space: Space[Any]) -> None:
     assert back == space and type(back) is type(space)
 
 
+@pytest.mark.parametrize("key", [1, ("a", 1), None])
+def test_dict_to_jsonable_refuses_keys_json_would_turn_into_strings(key: Any) -> None:
+    # JSON object keys are strings: Dict({1: ...}) came back as Dict({'1': ...}), which is
+    # not equal to it and holds none of its samples, while both print alike.
+    space = Tuple([Dict({key: Discrete(2)})])
+    with pytest.raises(
+        TypeError, match=rf"^Dict.to_jsonable needs str keys .* the {type(key).__name__} key"
+    ):
+        space.to_jsonable()
+
+
 def test_documented_json_forms() -> None:
     assert Box([-1.0, -2.0], [1.0, 2.0]).to_jsonable() == {
         "type": "Box",

@@ -198,7 +198,19 @@ class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
         return state
 
     def to_jsonable(self) -> dict[str, Any]:
-        """``{'type': 'Dict', 'spaces': {key: child.to_jsonable(), ...}}``."""
+        """``{'type': 'Dict', 'spaces': {key: child.to_jsonable(), ...}}``.
+
+        Raises:
+            TypeError: a key is not a str: JSON object keys are strings, so the key would
+                come back as another one.
+        """
+        for key in self._spaces:
+            if not isinstance(key, str):
+                raise TypeError(
+                    f"Dict.to_jsonable needs str keys (JSON object keys are strings, so "
+                    f"{key!r} would come back as {str(key)!r}), got the {type(key).__name__} "
+                    f"key {key!r} of {self!r}."
+                )
         return {
             "type": "Dict",
             "spaces": {key: space.to_jsonable() for key, space in self._spaces.items()},
