@@ -73,8 +73,16 @@ def test_tuple_seed_list_seeds_children_in_order_and_none_leaves_them() -> None:
     assert int(t[2].sample()) == int(Discrete(100, seed=6).sample())
 
 
-def test_tuple_seed_list_may_be_shorter() -> None:
-    assert Tuple([Discrete(2), Discrete(2)]).seed([1]) == -1
+def test_tuple_seed_list_shorter_than_children_raises_and_seeds_nothing() -> None:
+    # One seed (or None) per child: a short list used to seed only the first children and
+    # leave the rest unseeded without a word.
+    t = Tuple([Discrete(100), Discrete(100), Discrete(100)], seed=0)
+    expected = copy.deepcopy(t).sample()
+    with pytest.raises(ValueError, match=re.escape("Got 1 seed for a Tuple of 3 sub-spaces.")):
+        t.seed([1])
+    with pytest.raises(ValueError, match=re.escape("Got 0 seeds for a Tuple of 3 sub-spaces.")):
+        t.seed([])
+    assert t.sample() == expected
 
 
 def test_tuple_seed_list_longer_than_children_raises() -> None:
@@ -101,11 +109,11 @@ def test_tuple_seed_list_checks_every_seed_before_seeding(seeds: object) -> None
             "one seed (or None) per sub-space, got dict {'a': 1}.",
         ),
         (
-            [0, True],
+            [0, True, None],
             TypeError,
             "seed[1] must be a non-negative int, None or a numpy Generator, got bool True.",
         ),
-        ((None, -3), ValueError, "seed[1] must be a non-negative integer, got -3."),
+        ((None, -3, None), ValueError, "seed[1] must be a non-negative integer, got -3."),
         (
             [None, None, {"k": 1.5}],
             TypeError,

@@ -82,7 +82,8 @@ class Tuple(Space[tuple[Any, ...]], cabc.Sequence[Space[Any]]):
 
         Raises:
             TypeError: a seed is not one its sub-space takes.
-            ValueError: a list has more seeds than there are sub-spaces, or a negative seed.
+            ValueError: a list does not have one seed (or None) per sub-space, or a seed is
+                negative.
         """
         self._check_own_seed(seed)
         if isinstance(seed, (list, tuple)):
@@ -103,9 +104,10 @@ class Tuple(Space[tuple[Any, ...]], cabc.Sequence[Space[Any]]):
         if not isinstance(seed, (list, tuple)):
             check_seed(seed, what=what, accepted=_SEEDS)
             return
-        if len(seed) > len(self._spaces):
+        if len(seed) != len(self._spaces):
+            seeds = "seed" if len(seed) == 1 else "seeds"
             raise ValueError(
-                f"Got {len(seed)} seeds for a Tuple of {len(self._spaces)} sub-spaces."
+                f"Got {len(seed)} {seeds} for a Tuple of {len(self._spaces)} sub-spaces."
             )
         for index, (child, child_seed) in enumerate(zip(self._spaces, seed)):
             if child_seed is not None:
