@@ -587,3 +587,22 @@ def test_the_native_twin_hint_names_only_the_same_env(sekai_registry):
     assert "twin/Line-v0 has one" in str(info.value)
     assert "other/Line-v0" not in str(info.value)
     assert native_twins("Line-v0") == native_twins(sekai.spec("Line-v0")) == ["twin/Line-v0"]
+
+
+def test_a_mode_whose_libraries_were_all_found_is_not_checked_again(
+    sekai_line_registry, monkeypatch
+):
+    import sekai._metadata
+
+    checked = []
+    real = sekai._metadata.missing_requirements
+
+    def counting(name):
+        checked.append(name)
+        return real(name)
+
+    monkeypatch.setattr(sekai._metadata, "missing_requirements", counting)
+    monkeypatch.setattr(sekai.registry.api, "_COMPLETE", set())
+    for _ in range(3):
+        sekai.make_vec("testing/Line-v0", 2, vectorization_mode="sync").close()
+    assert checked == ["sekai-core"]  # installed metadata is read once, not on every call

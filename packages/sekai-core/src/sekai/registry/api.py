@@ -400,17 +400,24 @@ def _check_vec_env(vec: object, what: str) -> None:
         )
 
 
+# Distributions found with every library they declare: installed libraries stay installed.
+_COMPLETE: set[str] = set()
+
+
 def _load_backend(mode: str) -> Any:
     """The class of vectorization mode ``mode``; a library it needs that is missing (a plugin
     installed with ``--no-deps``, or its library removed later) is named as such, whether the
     mode's module imports it at once or only when the vector env is built."""
-    from sekai._metadata import missing_requirements
+    from sekai._metadata import installed_version, missing_requirements
 
     source = _registry.backend_source(mode)
     provider = source.distribution if source is not None else None
-    missing = missing_requirements(provider) if provider is not None else ()
-    if missing:
-        raise _missing_library(mode, provider, missing)
+    if provider is not None and provider not in _COMPLETE:
+        missing = missing_requirements(provider)
+        if missing:
+            raise _missing_library(mode, provider, missing)
+        if installed_version(provider) is not None:  # else nothing was checked
+            _COMPLETE.add(provider)  # reading metadata on every make_vec() makes garbage cycles
     try:
         return load_entry_point(_registry.backend(mode), f"vectorization_mode {mode!r}")
     except ModuleNotFoundError as exc:
