@@ -8,8 +8,10 @@ change of a picture, look at the new frames, then rewrite the goldens with
 from __future__ import annotations
 
 import copy
+import gc
 import os
 import pickle
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -540,3 +542,17 @@ def test_the_dashboards_trackers_compare_step_1_with_the_episode_start_unrendere
     tracker = ExecutionTracker()
     assert tracker.sold(execution) == pytest.approx(execution.X0 - execution.inventory)
     assert tracker.price(execution) is not None
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_a_renderer_is_freed_when_dropped_without_the_cycle_collector(case: Case) -> None:
+    renderer = case.renderer(width=240, height=160)
+    _run(case, renderer, 3)
+    renderer.close()
+    dropped = weakref.ref(renderer)
+    gc.disable()  # reference counting alone: a renderer holding its own method is a cycle
+    try:
+        del renderer
+        assert dropped() is None
+    finally:
+        gc.enable()

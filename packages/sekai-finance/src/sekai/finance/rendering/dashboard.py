@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import numbers
 import weakref
 from collections.abc import Callable, Sequence
@@ -112,6 +113,15 @@ def _checked_stats(stats: Any) -> list[Stat]:
     return list(stats)
 
 
+def _by_name(owner: object, fn: Callable[[Any], Layout]) -> Callable[[Any], Layout] | str:
+    """``fn``, or its name when it is a method of ``owner`` (a renderer's own chart factory):
+    a renderer holding its own bound method is a reference cycle, and its charts (about a
+    megabyte) would wait for the cycle collector after ``del``."""
+    if inspect.ismethod(fn) and fn.__self__ is owner and getattr(owner, fn.__name__, None) == fn:
+        return fn.__name__  # found again by name (a mangled __name is not)
+    return fn
+
+
 class Dashboard(BaseRenderer):
     """A renderer drawing a header and a layout of charts, fed with the env after each call.
 
@@ -160,7 +170,7 @@ class Dashboard(BaseRenderer):
         self.height = check_frame_size("height", height)
         self.theme = resolve_theme(theme)
         self.window = check_window(window)
-        self._factory = None if isinstance(charts, (Chart, Row, Column)) else charts
+        self._factory = None if isinstance(charts, (Chart, Row, Column)) else _by_name(self, charts)
         self.layout: Layout | None = None
         self.charts: list[Chart] = []
         if self._factory is None:
@@ -263,7 +273,10 @@ class Dashboard(BaseRenderer):
         """Record ``base`` at ``step`` in every chart (starting over for a new episode)."""
         previous = self._env() if self._env is not None else None
         if previous is not base and self._factory is not None:
-            self._set_layout(self._factory(base))
+            factory = self._factory
+            if isinstance(factory, str):
+                factory = getattr(self, factory)
+            self._set_layout(factory(base))
         episode = self.episode_of(base)
         if previous is not base or step == 0 or step < self._step or episode != self._episode:
             for chart in self.charts:
