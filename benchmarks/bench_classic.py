@@ -23,6 +23,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from _args import positive_int
 from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
 
 import sekai
@@ -101,8 +102,10 @@ def _measure(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20_000, help="single-env steps per run")
-    parser.add_argument("--repeats", type=int, default=5, help="runs per contender")
+    parser.add_argument(
+        "--steps", type=positive_int, default=20_000, help="single-env steps per run"
+    )
+    parser.add_argument("--repeats", type=positive_int, default=5, help="runs per contender")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 500 steps, 1 repeat")
     args, _ = parser.parse_known_args(argv)  # the nox session passes its posargs to every script

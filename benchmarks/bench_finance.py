@@ -37,6 +37,7 @@ import tracemalloc
 from typing import Any
 
 import numpy as np
+from _args import positive_int
 from _timing import Contender, interleaved, machine
 
 import sekai
@@ -255,7 +256,9 @@ def cpu_per_wall(num_envs: int, steps: int) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=1200, help="timed steps per measurement")
+    parser.add_argument(
+        "--steps", type=positive_int, default=1200, help="timed steps per measurement"
+    )
     parser.add_argument("--quick", action="store_true", help="fewer steps (smoke run)")
     args, _ = parser.parse_known_args()  # nox -s bench passes its posargs to every script
     rows: list[tuple[str, str, str, bool | None]] = []

@@ -18,6 +18,7 @@ import math
 from typing import Any
 
 import numpy as np
+from _args import positive_int
 from _timing import interleaved, machine
 
 import sekai
@@ -141,9 +142,11 @@ def bench_env(env_id: str, bare_cls: Any, n: int, chunk: int, rounds: int) -> di
 def main() -> None:
     """Print the steps/s of each backend and the native/bare ratio for both envs."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--num-envs", type=int, default=1024)
-    parser.add_argument("--chunk", type=int, default=20, help="steps per timed chunk")
-    parser.add_argument("--rounds", type=int, default=60, help="timed chunks per contender")
+    parser.add_argument("--num-envs", type=positive_int, default=1024)
+    parser.add_argument("--chunk", type=positive_int, default=20, help="steps per timed chunk")
+    parser.add_argument(
+        "--rounds", type=positive_int, default=60, help="timed chunks per contender"
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run: 3 chunks of 5 steps")
     args, _ = parser.parse_known_args()  # the nox session passes its posargs to every script
     if args.quick:

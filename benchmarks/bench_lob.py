@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from _args import positive_int
 
 from sekai.envs.finance.lob import LimitOrderBookEnv
 from sekai.envs.finance.lob_market import LimitOrderBookMarket
@@ -170,8 +171,8 @@ def replay(stream: Stream) -> Callable[[], float]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=3000)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--steps", type=positive_int, default=3000)
+    parser.add_argument("--repeats", type=positive_int, default=3)
     parser.add_argument("--cpu", action="store_true", help="time with process CPU time")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 300 steps, 1 repeat")
     args, _ = parser.parse_known_args(argv)  # nox -s bench passes its posargs to every script

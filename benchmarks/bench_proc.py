@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 import numpy as np
+from _args import positive_int
 
 import sekai
 from sekai.core.env import Env
@@ -170,8 +171,8 @@ def bench_cartpole(steps: int, repeats: int) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=2000, help="vector steps per run")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--steps", type=positive_int, default=2000, help="vector steps per run")
+    parser.add_argument("--repeats", type=positive_int, default=5)
     parser.add_argument("--quick", action="store_true", help="a smoke run: 100 steps, 1 repeat")
     args, _ = parser.parse_known_args()  # nox -s bench passes its posargs to every script
     if args.quick:

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _args import positive_int
 
 import sekai
 from sekai.vector import SyncVecEnv, VecEnv
@@ -119,8 +120,12 @@ def _loopback_only() -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=300, help="steps per repeat (default 300)")
-    parser.add_argument("--repeats", type=int, default=3, help="repeats per backend (default 3)")
+    parser.add_argument(
+        "--steps", type=positive_int, default=300, help="steps per repeat (default 300)"
+    )
+    parser.add_argument(
+        "--repeats", type=positive_int, default=3, help="repeats per backend (default 3)"
+    )
     parser.add_argument("--cost-ms", type=float, default=1.0, help="CPU ms per env step")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument(

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from _args import positive_int
+
 import sekai
 from sekai.envs.finance import (
     LimitOrderBookRenderer,
@@ -85,8 +87,8 @@ PRIMITIVES: dict[str, Callable[[Canvas, int], None]] = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=120, help="frames per episode")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--steps", type=positive_int, default=120, help="frames per episode")
+    parser.add_argument("--repeats", type=positive_int, default=3)
     parser.add_argument("--quick", action="store_true", help="a smoke run: 5 frames, 1 repeat")
     args, _ = parser.parse_known_args()  # nox -s bench passes its posargs to every script
     steps, repeats, calls = (5, 1, 50) if args.quick else (args.steps, args.repeats, 2000)

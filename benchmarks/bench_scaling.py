@@ -49,6 +49,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
+from _args import positive_int, positive_ints
 
 import sekai
 from sekai.core.env import Env
@@ -365,19 +366,6 @@ def host_ceiling(table: Table, processes: int, rounds: int) -> None:
     table.add(what, f"{timers['all'].rate / timers['one'].rate:.2f}x")
 
 
-def _count(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a worker count >= 1 such as 16, got {text!r}")
-    return int(text)
-
-
-def _counts(text: str) -> list[int]:
-    counts = [int(part) for part in text.split(",")]
-    if not counts or min(counts) < 1:
-        raise argparse.ArgumentTypeError(f"expected worker counts >= 1 such as 2,16, got {text!r}")
-    return sorted(set(counts))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -388,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--workers",
-        type=_counts,
+        type=positive_ints,
         help="worker counts of rows 1 and 4, e.g. 2,16 (default: 1,2,4,8,16; --quick: 1,2); "
         "more workers than cores still measure the parent's CPU per sub-env step",
     )
@@ -400,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         "a cheap env such as CartPole-v1 shows the parent's own CPU per sub-env step",
     )
     parser.add_argument(
-        "--recv-workers", type=_count, help="workers of row 3 (default: 16; --quick: 2)"
+        "--recv-workers", type=positive_int, help="workers of row 3 (default: 16; --quick: 2)"
     )
     parser.add_argument(
         "--sleep-cost",

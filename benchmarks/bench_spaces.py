@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _args import positive_int
 
 import sekai
 from sekai import spaces as sk
@@ -132,8 +133,8 @@ def _best_pair(
 def main(argv: list[str] | None = None) -> list[tuple[str, float, float]]:
     """Time every case and print a table of per-call times and gymnasium/sekai ratios."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--number", type=int, default=20_000, help="calls per repeat")
-    parser.add_argument("--repeat", type=int, default=7, help="repeats (the best is kept)")
+    parser.add_argument("--number", type=positive_int, default=20_000, help="calls per repeat")
+    parser.add_argument("--repeat", type=positive_int, default=7, help="repeats (the best is kept)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 200 calls, 1 repeat")
     args, _ = parser.parse_known_args(argv)  # nox -s bench passes its posargs to every script
     if args.quick:

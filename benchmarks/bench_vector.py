@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _args import positive_int
 
 import sekai.testing.envs
 from sekai.core.env import Env
@@ -186,10 +187,10 @@ def bench_native(num_envs: int, steps: int, repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sync-envs", type=int, default=16)
-    parser.add_argument("--native-envs", type=int, default=4096)
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--sync-envs", type=positive_int, default=16)
+    parser.add_argument("--native-envs", type=positive_int, default=4096)
+    parser.add_argument("--steps", type=positive_int, default=1000)
+    parser.add_argument("--repeats", type=positive_int, default=15)
     parser.add_argument(
         "--quick", action="store_true", help="a smoke run: 256 native envs, 50 steps, 1 repeat"
     )

@@ -193,7 +193,8 @@ def test_torch_with_a_local_wheel_is_that_wheel(
 
 
 def _benchmark(name: str, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """``benchmarks/<name>.py`` as a module."""
+    """``benchmarks/<name>.py`` as a module (importing its siblings, as when run as a script)."""
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "benchmarks"))
     spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "benchmarks" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -215,6 +216,55 @@ def test_every_benchmark_takes_quick_and_ignores_the_options_of_the_others() -> 
         }
         assert "parse_known_args" in calls and "parse_args" not in calls, script.name
         assert '"--quick"' in script.read_text(), script.name
+
+
+# Options that count something: a value below 1 divided by zero or printed made-up figures.
+COUNT_OPTIONS = {
+    "--steps", "--repeats", "--number", "--repeat", "--chunk", "--rounds",
+    "--num-envs", "--sync-envs", "--native-envs", "--recv-workers",
+}  # fmt: skip
+
+
+def test_every_benchmark_checks_its_counts_with_the_shared_argument_type() -> None:
+    scripts = sorted((REPO_ROOT / "benchmarks").glob("bench_*.py"))
+    checked = 0
+    for script in scripts:
+        for node in ast.walk(ast.parse(script.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr != "add_argument" or not node.args:
+                continue
+            option = node.args[0]
+            if not (isinstance(option, ast.Constant) and option.value in COUNT_OPTIONS):
+                continue
+            kinds = {k.arg: k.value for k in node.keywords}
+            kind = kinds.get("type")
+            assert isinstance(kind, ast.Name) and kind.id == "positive_int", (
+                f"{script.name} {option.value}"
+            )
+            checked += 1
+    assert checked >= 15
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "1.5"])
+@pytest.mark.parametrize(
+    ("script", "option"), [("bench_vector.py", "--steps"), ("bench_lob.py", "--repeats")]
+)
+def test_a_benchmark_rejects_a_count_below_one_with_a_usage_error(
+    script: str, option: str, value: str
+) -> None:
+    run = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "benchmarks" / script), option, value],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2, run.stderr
+    expected = f"must be >= 1, got {value}"
+    if "." in value:
+        expected = f"expected an integer, got {value!r}"
+    assert f"argument {option}: {expected}" in run.stderr
+    assert "Traceback" not in run.stderr
 
 
 def test_bench_lob_replays_the_recorded_stream_into_the_recorded_book(
