@@ -279,6 +279,43 @@ def test_bench_lob_replays_the_recorded_stream_into_the_recorded_book(
     assert replay() > 0  # and again on a fresh book: each run starts empty
 
 
+def test_bench_lob_times_the_inventory_skew_trajectory_without_the_policy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bench_lob = _benchmark("bench_lob", monkeypatch)
+    calls: list[int] = []
+    policy_call = bench_lob.InventorySkew.__call__
+
+    def counted(self: Any, observation: Any, env: Any) -> Any:
+        calls.append(1)
+        return policy_call(self, observation, env)
+
+    monkeypatch.setattr(bench_lob.InventorySkew, "__call__", counted)
+    steps = 400  # past the end of a session: the replay resets where the policy's run did
+    actions = bench_lob.skew_actions(bench_lob.LimitOrderBookEnv(), steps)
+    assert len(actions) == len(calls) == steps
+    run = bench_lob.env_steps(bench_lob.LimitOrderBookEnv(), actions)
+    assert run() > 0 and len(calls) == steps  # the timed run calls no policy
+    # The replay is the policy's own trajectory: at every step it picks the recorded action.
+    env, policy = bench_lob.LimitOrderBookEnv(), bench_lob.InventorySkew()
+    result, ends = env.reset(seed=0), 0
+    for action in actions:
+        assert policy(result.observation, env).tolist() == action.tolist()
+        result = env.step(action)
+        if result.terminated:
+            result, ends = env.reset(), ends + 1
+    assert ends >= 1
+
+
+def test_bench_lob_keeps_the_warm_up_round_out_of_its_figures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bench_lob = _benchmark("bench_lob", monkeypatch)
+    rates = iter([1.0, 50.0, 40.0])  # the first call (warm-up) is the slow one
+    best = bench_lob.best_rates({"row": lambda: next(rates)}, 1)
+    assert best == {"row": 50.0}
+
+
 def test_bench_accel_judges_each_torch_size_by_its_best_mode(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
