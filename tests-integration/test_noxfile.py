@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 if sys.version_info >= (3, 11):
@@ -314,6 +315,28 @@ def test_bench_lob_keeps_the_warm_up_round_out_of_its_figures(
     rates = iter([1.0, 50.0, 40.0])  # the first call (warm-up) is the slow one
     best = bench_lob.best_rates({"row": lambda: next(rates)}, 1)
     assert best == {"row": 50.0}
+
+
+def test_bench_classic_sync_row_counts_only_physics_steps_on_both_sides(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("gymnasium", reason="bench_classic.py compares with gymnasium")
+    bench_classic = _benchmark("bench_classic", monkeypatch)
+    ours, theirs = bench_classic.sync_pair(4)
+    ours.reset(seed=0)
+    theirs.reset(seed=0)
+    batches = np.random.default_rng(0).integers(0, 2, size=(300, 4))
+    ended = 0
+    for batch in batches:
+        # CartPole pays 1.0 for every physics step: a reset-only call (gymnasium's default
+        # next-step autoreset) pays 0.0 and would be counted as an env step all the same.
+        _, reward, terminated, truncated, _ = theirs.step(batch)
+        assert reward.tolist() == [1.0] * 4
+        assert ours.step(batch).rewards.tolist() == [1.0] * 4
+        ended += int(np.sum(terminated | truncated))
+    assert ended > 4  # episodes ended and were reset on the way
+    ours.close()
+    theirs.close()
 
 
 def test_bench_accel_judges_each_torch_size_by_its_best_mode(
