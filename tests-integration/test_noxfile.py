@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 import types
@@ -266,6 +267,20 @@ def test_a_benchmark_rejects_a_count_below_one_with_a_usage_error(
         expected = f"expected an integer, got {value!r}"
     assert f"argument {option}: {expected}" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_performance_page_names_only_what_bench_spaces_times() -> None:
+    page = (REPO_ROOT / "docs" / "pages" / "performance.md").read_text()
+    row = next(line for line in page.splitlines() if line.startswith("| `bench_spaces.py` |"))
+    described = row.split("|")[2]
+    source = (REPO_ROOT / "benchmarks" / "bench_spaces.py").read_text()
+    named = re.findall(r"`([a-z_]+)`", described)
+    assert named, row
+    for name in named:
+        assert f".{name}(" in source or f".{name}," in source, name  # a case calls it
+    # The script has no case that batches spaces: the page may not claim one.
+    assert "batch" not in source.lower()
+    assert "batching" not in described.replace("no batching", "")
 
 
 def test_bench_lob_replays_the_recorded_stream_into_the_recorded_book(
