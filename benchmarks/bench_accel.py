@@ -6,6 +6,8 @@ library, kernel or device is missing print ``n/a: <reason>`` instead of failing 
 
 - JAX ``Portfolio-v0`` at 2^20 sub-envs inside ``jit`` + ``lax.scan`` (observations built and
   read), and through ``vec.step()`` calls of the ``"jax"`` mode. Bars: >= 1e9 and >= 2e8.
+  The GPU table's ``vec.step()`` rows step one fixed action already on the device with the
+  action checks off (``[fixed action, checks off]`` in their labels).
 - torch ``Portfolio-v0`` at 2^22 and 2^14 through ``vec.step()``: eager, CUDA graph,
   ``torch.compile``. Bars: >= 5e8 (2^22) and >= 5e7 (2^14), one verdict per size, on the best
   mode measured (a row per mode, then a ``best: <mode>`` row per size with the verdict).
@@ -13,15 +15,19 @@ library, kernel or device is missing print ``n/a: <reason>`` instead of failing 
   random actions). Bar: >= 0.8x gymnax.
 - ``Trading-v0``, ``MarketMaking-v0``, ``OptimalExecution-v0`` at 2^20 (JAX scan, torch step).
 
-Without a GPU (the CI machine, ``nox -s bench``) it reports ``Portfolio-v0`` x1024 on the CPU:
-numpy native next to the JAX-CPU and torch-CPU modes. ``--quick`` runs the GPU table's code
-paths at tiny sizes on whatever device there is (a smoke test of this script).
+Without a GPU (the CI machine, ``nox -s bench``) it reports ``Portfolio-v0`` and ``CartPole-v1``
+x1024 on the CPU: numpy native next to the JAX-CPU and torch-CPU modes stepping the same random
+host actions with the checks on (``[random host actions, checks on]``), then the kernel modes
+on the GPU bars' inputs (``[fixed action, checks off]``), which numpy native cannot run.
+``--quick`` runs the GPU table's code paths at tiny sizes on whatever device there is (a smoke
+test of this script).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import gc
 import os
 import platform
@@ -44,6 +50,11 @@ MIN_TIME_S = 0.5  # each measurement: repeat until this much time has passed (3 
 START = time.perf_counter()
 
 Row = tuple[str, str, Callable[[], float], float | None]  # (what, size, measure, bar)
+
+# What a vec.step() row steps, in its label: only rows with the same tag do the same work.
+FIXED = "[fixed action, checks off]"  # one action already on the device, not checked
+LIKE_NUMPY = "[random host actions, checks on]"  # numpy native's (and sekai bench's) inputs
+WIDTH = 76  # the "what" column
 
 
 def _elapsed() -> float:
@@ -162,28 +173,28 @@ def gymnax_scan(n: int, steps: int) -> float:
     return _best_rate(call, lambda x: x.block_until_ready(), n * steps)
 
 
-def jax_vec_step(env_id: str, n: int, steps: int) -> float:
-    """The ``"jax"`` mode's stateful ``step()`` (action checks off), ``steps`` calls."""
+def jax_vec_step(env_id: str, n: int, steps: int, like_numpy: bool = False) -> float:
+    """The ``"jax"`` mode's stateful ``step()``, ``steps`` calls: one fixed on-device action with
+    action checks off (the GPU bar's path), or, ``like_numpy``, what :func:`numpy_native` steps:
+    random host actions, checked."""
     import sekai
 
     envs = sekai.make_vec(
-        env_id, n, vectorization_mode="jax", vector_kwargs={"check_actions": False}
+        env_id, n, vectorization_mode="jax", vector_kwargs={"check_actions": like_numpy}
     )
     envs.reset(seed=0)
-    action = _jax_action(env_id, n)
-
-    def call() -> None:
-        for _ in range(steps):
-            envs.step(action)
-
-    return _best_rate(call, lambda _: envs.unwrapped.synchronize(), n * steps)
+    actions = _host_pool(envs) if like_numpy else [_jax_action(env_id, n)]
+    return _step_rate(envs, actions, n, steps)
 
 
 # -- torch -------------------------------------------------------------------------------------
 
 
-def torch_vec_step(env_id: str, n: int, steps: int, device: str, compile: str | None) -> float:
-    """The ``"torch"`` mode's ``step()`` on ``device`` (action checks off), ``steps`` calls."""
+def torch_vec_step(
+    env_id: str, n: int, steps: int, device: str, compile: str | None, like_numpy: bool = False
+) -> float:
+    """The ``"torch"`` mode's ``step()`` on ``device``, ``steps`` calls: one fixed on-device
+    action with action checks off, or, ``like_numpy``, random host actions, checked."""
     import torch
 
     import sekai
@@ -193,24 +204,22 @@ def torch_vec_step(env_id: str, n: int, steps: int, device: str, compile: str | 
         env_id,
         n,
         vectorization_mode="torch",
-        vector_kwargs={"device": device, "compile": compile, "check_actions": False},
+        vector_kwargs={"device": device, "compile": compile, "check_actions": like_numpy},
     )
-    envs.reset(seed=0)
-    space = envs.action_space
-    if isinstance(space, Discrete):
-        action = torch.full((n,), space.start, dtype=torch.int64, device=device)
-    elif isinstance(space, Box):
-        mid = (np.clip(space.low, -1.0, 1.0) + np.clip(space.high, -1.0, 1.0)) / 2
-        action = torch.as_tensor(mid, dtype=torch.float32, device=device).expand(n, *space.shape)
-    else:
-        raise TypeError(f"no benchmark action for {space!r}")
-
-    def call() -> None:
-        for _ in range(steps):
-            envs.step(action)
-
     try:
-        return _best_rate(call, lambda _: envs.unwrapped.synchronize(), n * steps)
+        envs.reset(seed=0)
+        space = envs.action_space
+        if like_numpy:
+            actions = _host_pool(envs)
+        elif isinstance(space, Discrete):
+            actions = [torch.full((n,), space.start, dtype=torch.int64, device=device)]
+        elif isinstance(space, Box):
+            mid = (np.clip(space.low, -1.0, 1.0) + np.clip(space.high, -1.0, 1.0)) / 2
+            fixed = torch.as_tensor(mid, dtype=torch.float32, device=device)
+            actions = [fixed.expand(n, *space.shape)]
+        else:
+            raise TypeError(f"no benchmark action for {space!r}")
+        return _step_rate(envs, actions, n, steps)
     finally:
         envs.close()  # _free_gpu() then collects it once this frame is gone
 
@@ -228,20 +237,37 @@ def _free_gpu() -> None:
 
 
 def numpy_native(env_id: str, n: int, steps: int) -> float:
-    """The native numpy vector env's ``step()``."""
+    """The native numpy vector env's ``step()``: random host actions, checked (it has no way
+    to turn the checks off)."""
     import sekai
 
     envs = sekai.make_vec(env_id, n, vectorization_mode="native")
     envs.reset(seed=0)
-    actions = envs.batch_action_space
-    actions.seed(0)
-    pool = [actions.sample() for _ in range(8)]
+    return _step_rate(envs, _host_pool(envs), n, steps)
+
+
+def _host_pool(envs: Any, size: int = 8) -> list[Any]:
+    """``size`` random batches of actions, numpy arrays from ``envs.batch_action_space``
+    seeded 0: the action source of every row marked ``LIKE_NUMPY`` (and of ``sekai bench``)."""
+    space = envs.batch_action_space
+    space.seed(0)
+    return [space.sample() for _ in range(size)]
+
+
+def _step_rate(envs: Any, actions: list[Any], n: int, steps: int) -> float:
+    """Env-steps/s of ``steps`` ``envs.step()`` calls cycling through ``actions``; kernel modes
+    are synchronised before the clock stops."""
+    synchronize = getattr(envs.unwrapped, "synchronize", None)
 
     def call() -> None:
         for i in range(steps):
-            envs.step(pool[i % 8])
+            envs.step(actions[i % len(actions)])
 
-    return _best_rate(call, lambda _: None, n * steps)
+    def sync(_: Any) -> None:
+        if synchronize is not None:
+            synchronize()
+
+    return _best_rate(call, sync, n * steps)
 
 
 # -- the table ---------------------------------------------------------------------------------
@@ -264,7 +290,7 @@ def _has_cuda() -> bool:
 
 
 # The torch Portfolio-v0 rows: one per mode and size; their bar is the best mode's.
-TORCH_PORTFOLIO = "torch Portfolio-v0, vec.step()"
+TORCH_PORTFOLIO = f"torch Portfolio-v0, vec.step() {FIXED}"
 
 
 def _sizes(quick: bool) -> tuple[int, int, int]:
@@ -303,13 +329,13 @@ def gpu_rows(quick: bool) -> list[Row]:
     device = "cuda" if not quick or _has_cuda() else "cpu"
     rows: list[Row] = [
         (
-            "JAX Portfolio-v0, jit+scan, obs built",
+            "JAX Portfolio-v0, jit+scan, obs built [fixed action]",
             f"{big}",
             lambda: jax_scan("Portfolio-v0", big, scan_steps),
             1e9,
         ),
         (
-            "JAX Portfolio-v0, vec.step()",
+            f"JAX Portfolio-v0, vec.step() {FIXED}",
             f"{big}",
             lambda: jax_vec_step("Portfolio-v0", big, call_steps),
             2e8,
@@ -317,12 +343,17 @@ def gpu_rows(quick: bool) -> list[Row]:
     ]
     rows += [
         (
-            "JAX CartPole-v1, jit+scan",
+            "JAX CartPole-v1, jit+scan [random actions]",
             f"{big}",
             lambda: jax_scan("CartPole-v1", big, scan_steps, random_discrete=True),
             None,
         ),
-        ("gymnax CartPole-v1, jit+vmap+scan", f"{big}", lambda: gymnax_scan(big, scan_steps), None),
+        (
+            "gymnax CartPole-v1, jit+vmap+scan [random actions]",
+            f"{big}",
+            lambda: gymnax_scan(big, scan_steps),
+            None,
+        ),
     ]
 
     def torch_rows(modes: tuple[str | None, ...]) -> list[Row]:
@@ -342,7 +373,7 @@ def gpu_rows(quick: bool) -> list[Row]:
     for env_id in ("Trading-v0", "MarketMaking-v0", "OptimalExecution-v0"):
         rows.append(
             (
-                f"JAX {env_id}, jit+scan",
+                f"JAX {env_id}, jit+scan [fixed action]",
                 f"{big}",
                 lambda e=env_id: jax_scan(e, big, scan_steps),
                 None,
@@ -350,7 +381,7 @@ def gpu_rows(quick: bool) -> list[Row]:
         )
         rows.append(
             (
-                f"torch {env_id}, vec.step(), eager",
+                f"torch {env_id}, vec.step() {FIXED}, eager",
                 f"{big}",
                 lambda e=env_id: torch_vec_step(e, big, call_steps, device, None),
                 None,
@@ -360,51 +391,47 @@ def gpu_rows(quick: bool) -> list[Row]:
 
 
 def cpu_rows(quick: bool) -> list[Row]:
+    """Per env: numpy native, then the kernel modes on its inputs (``LIKE_NUMPY``: the rows to
+    compare with it), then the kernel modes on the GPU bars' inputs (``FIXED``)."""
     n, steps = (64, 5) if quick else (1024, 50)
-    return [
-        (
-            "numpy native Portfolio-v0, vec.step()",
-            f"{n}",
-            lambda: numpy_native("Portfolio-v0", n, steps),
-            None,
-        ),
-        (
-            "JAX-CPU Portfolio-v0, vec.step()",
-            f"{n}",
-            lambda: jax_vec_step("Portfolio-v0", n, steps),
-            None,
-        ),
-        (
-            "JAX-CPU Portfolio-v0, jit+scan",
-            f"{n}",
-            lambda: jax_scan("Portfolio-v0", n, steps),
-            None,
-        ),
-        (
-            "torch-CPU Portfolio-v0, vec.step(), eager",
-            f"{n}",
-            lambda: torch_vec_step("Portfolio-v0", n, steps, "cpu", None),
-            None,
-        ),
-        (
-            "numpy native CartPole-v1, vec.step()",
-            f"{n}",
-            lambda: numpy_native("classic/CartPole-v1", n, steps),
-            None,
-        ),
-        (
-            "JAX-CPU CartPole-v1, vec.step()",
-            f"{n}",
-            lambda: jax_vec_step("CartPole-v1", n, steps),
-            None,
-        ),
-        (
-            "torch-CPU CartPole-v1, vec.step(), eager",
-            f"{n}",
-            lambda: torch_vec_step("CartPole-v1", n, steps, "cpu", None),
-            None,
-        ),
-    ]
+    rows: list[Row] = []
+    for env_id, native_id in (
+        ("Portfolio-v0", "Portfolio-v0"),
+        ("CartPole-v1", "classic/CartPole-v1"),
+    ):
+        rows.append(
+            (
+                f"numpy native {env_id}, vec.step() {LIKE_NUMPY}",
+                f"{n}",
+                functools.partial(numpy_native, native_id, n, steps),
+                None,
+            )
+        )
+        for tag, like_numpy in ((LIKE_NUMPY, True), (FIXED, False)):
+            rows += [
+                (
+                    f"JAX-CPU {env_id}, vec.step() {tag}",
+                    f"{n}",
+                    functools.partial(jax_vec_step, env_id, n, steps, like_numpy),
+                    None,
+                ),
+                (
+                    f"torch-CPU {env_id}, vec.step() {tag}, eager",
+                    f"{n}",
+                    functools.partial(torch_vec_step, env_id, n, steps, "cpu", None, like_numpy),
+                    None,
+                ),
+            ]
+        if env_id == "Portfolio-v0":
+            rows.append(
+                (
+                    "JAX-CPU Portfolio-v0, jit+scan [fixed action]",
+                    f"{n}",
+                    lambda: jax_scan("Portfolio-v0", n, steps),
+                    None,
+                )
+            )
+    return rows
 
 
 def _one_torch_thread() -> None:
@@ -487,12 +514,12 @@ def main(argv: list[str] | None = None) -> int:
         title += ", torch on 1 thread"
         _one_torch_thread()
     print(f"bench_accel ({title}), {datetime.date.today()}: {_device()}; {_versions()}")
-    print(f"{'what':<48} {'sub-envs':>9} {'env-steps/s':>12}  bar")
+    print(f"{'what':<{WIDTH}} {'sub-envs':>9} {'env-steps/s':>12}  bar")
     failures = 0
     rates: dict[tuple[str, str], float] = {}
     for what, size, measure, bar in rows:
         if _elapsed() > budget:
-            print(f"{what:<48} {size:>9} {'n/a':>12}  time budget of {budget:.0f} s spent")
+            print(f"{what:<{WIDTH}} {size:>9} {'n/a':>12}  time budget of {budget:.0f} s spent")
             continue
         try:
             rate = _within(min(ROW_LIMIT_S, budget - _elapsed() + 10.0), measure)
@@ -501,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             failures += 1
-            print(f"{what:<48} {size:>9} {'n/a':>12}  {_reason(exc)}", flush=True)
+            print(f"{what:<{WIDTH}} {size:>9} {'n/a':>12}  {_reason(exc)}", flush=True)
             if args.verbose:
                 traceback.print_exc()
             continue
@@ -510,23 +537,28 @@ def main(argv: list[str] | None = None) -> int:
         if bar is not None and not args.quick:
             verdict = f">= {bar:.1e}: {'pass' if rate >= bar else 'FAIL'}"
         rates[what, size] = rate
-        print(f"{what:<48} {size:>9} {rate:>12.3e}  {verdict}", flush=True)
+        print(f"{what:<{WIDTH}} {size:>9} {rate:>12.3e}  {verdict}", flush=True)
     if gpu or args.quick:
         for size, mode, best, bar in best_torch_modes(rates, args.quick):
             what = f"{TORCH_PORTFOLIO}, best: {mode or 'none'}"
             if best is None:
-                print(f"{what:<48} {size:>9} {'n/a':>12}  no mode was measured")
+                print(f"{what:<{WIDTH}} {size:>9} {'n/a':>12}  no mode was measured")
                 continue
             verdict = "" if args.quick else f">= {bar:.1e}: {'pass' if best >= bar else 'FAIL'}"
-            print(f"{what:<48} {size:>9} {best:>12.3e}  {verdict}", flush=True)
+            print(f"{what:<{WIDTH}} {size:>9} {best:>12.3e}  {verdict}", flush=True)
     big = f"{_sizes(args.quick)[0]}"
     ours, theirs = (
-        rates.get(("JAX CartPole-v1, jit+scan", big)),
-        rates.get(("gymnax CartPole-v1, jit+vmap+scan", big)),
+        rates.get(("JAX CartPole-v1, jit+scan [random actions]", big)),
+        rates.get(("gymnax CartPole-v1, jit+vmap+scan [random actions]", big)),
     )
     if ours and theirs:
         verdict = "" if args.quick else f" (>= 0.8: {'pass' if ours >= 0.8 * theirs else 'FAIL'})"
         print(f"JAX CartPole-v1 / gymnax CartPole-v1 = {ours / theirs:.2f}{verdict}")
+    print(
+        f"{FIXED}: one action already on the device, not checked (the GPU bars' path); "
+        f"{LIKE_NUMPY}: a pool of 8 seeded random batches from the host, checked, as numpy "
+        "native steps them: compare vec.step() rows with the same tag only"
+    )
     print(f"total {_elapsed():.0f} s; {failures} row(s) n/a")
     return 0
 

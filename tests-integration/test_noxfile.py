@@ -366,7 +366,7 @@ def test_bench_accel_judges_each_torch_size_by_its_best_mode(
         (f"{torch}, cuda_graph", huge): 6e8,
         (f"{torch}, compile", huge): 3e8,
         (f"{torch}, eager", small): 4e7,
-        ("JAX Portfolio-v0, vec.step()", small): 9e9,  # another row of that size
+        (f"JAX Portfolio-v0, vec.step() {bench_accel.FIXED}", small): 9e9,  # another row
     }
     assert bench_accel.best_torch_modes(rates, quick=False) == [
         (huge, "cuda_graph", 6e8, 5e8),
@@ -376,6 +376,47 @@ def test_bench_accel_judges_each_torch_size_by_its_best_mode(
         (huge, "", None, 5e8),
         (small, "", None, 5e7),
     ]
+
+
+def test_bench_accel_cpu_table_compares_numpy_with_kernel_rows_on_the_same_inputs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bench_accel = _benchmark("bench_accel", monkeypatch)
+    fixed, like_numpy = bench_accel.FIXED, bench_accel.LIKE_NUMPY
+    labels = [what for what, *_ in bench_accel.cpu_rows(quick=True)]
+    for what in labels:
+        if "vec.step()" in what:  # every row says what it steps
+            assert (fixed in what) != (like_numpy in what), what
+    for env_id in ("Portfolio-v0", "CartPole-v1"):
+        same_work = {what.split()[0] for what in labels if env_id in what and like_numpy in what}
+        assert same_work == {"numpy", "JAX-CPU", "torch-CPU"}, env_id
+        assert not any(what.startswith("numpy") and fixed in what for what in labels)
+
+    import sekai
+    from sekai.spaces import Box
+
+    made: list[Any] = []
+
+    class Recording:
+        def __init__(self, env_id: str, n: int, **kwargs: Any) -> None:
+            self.kwargs = kwargs.get("vector_kwargs") or {}
+            self.batch_action_space = Box(-1.0, 1.0, shape=(n, 6))
+            self.unwrapped, self.actions = self, []
+            made.append(self)
+
+        def reset(self, seed: int) -> None:
+            pass
+
+        def step(self, action: Any) -> None:
+            self.actions.append(np.asarray(action).tolist())
+
+    monkeypatch.setattr(sekai, "make_vec", Recording)
+    monkeypatch.setattr(bench_accel, "MIN_TIME_S", 0.0)
+    bench_accel.numpy_native("Portfolio-v0", 4, 5)
+    bench_accel.jax_vec_step("Portfolio-v0", 4, 5, like_numpy=True)
+    native, kernel = made
+    assert kernel.kwargs == {"check_actions": True} and "check_actions" not in native.kwargs
+    assert kernel.actions == native.actions and len(native.actions) == 20
 
 
 class _FakeVec:
