@@ -332,6 +332,7 @@ def test_bench_lob_keeps_the_warm_up_round_out_of_its_figures(
     assert best == {"row": 50.0}
 
 
+@pytest.mark.docs  # run by the docs session, which has gymnasium (the full profile has not)
 def test_bench_classic_sync_row_counts_only_physics_steps_on_both_sides(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
