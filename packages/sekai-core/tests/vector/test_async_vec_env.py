@@ -581,6 +581,28 @@ def test_a_step_cancelled_twice_during_an_autoreset_still_lets_the_reset_finish(
     asyncio.run(main())
 
 
+def test_a_cancel_arriving_as_the_shielded_reset_ends_is_not_lost() -> None:
+    from sekai.vector._contract.subenv import _finished
+
+    async def main() -> None:
+        caller: asyncio.Future[str] | None = None
+
+        async def reset() -> str:
+            await asyncio.sleep(0)
+            assert caller is not None
+            asyncio.get_running_loop().call_soon(caller.cancel)  # lands as the reset ends
+            return "reset"
+
+        async def step() -> str:
+            return await _finished(reset())
+
+        caller = asyncio.ensure_future(step())
+        with pytest.raises(asyncio.CancelledError):
+            await caller
+
+    asyncio.run(main())
+
+
 @pytest.mark.parametrize("horizon", [1, 9], ids=["episode-ends", "episode-goes-on"])
 def test_a_step_cancelled_before_its_sub_envs_ran_records_no_step(horizon: int) -> None:
     async def main() -> None:

@@ -215,7 +215,8 @@ async def _finished(coroutine: Any) -> Any:
             with contextlib.suppress(Exception):  # the task's own error: task.result() below
                 await asyncio.shield(task)
         except asyncio.CancelledError as error:
-            if not task.done() and cancelled is None:  # the caller's: wait on
+            if not task.cancelled() and cancelled is None:  # the caller's: wait on (also one
+                # that arrives as the task ends: asyncio code must not swallow a cancel())
                 cancelled = error
     if cancelled is not None:
         if not task.cancelled():
