@@ -47,24 +47,26 @@ def _r16(values: FloatArray) -> FloatArray:
     return values.astype(np.float16).astype(np.float64)
 
 
-def _as_class(values: FloatArray, classes: Classes) -> FloatArray:
+# ``half``: whether any value of the step may be of class F16 (float16 actions only): the other
+# steps skip the float16 roundings.
+
+
+def _as_class(values: FloatArray, classes: Classes, half: bool) -> FloatArray:
     """``values`` rounded to float32 where their class is F32, to float16 where it is F16."""
     values = np.where(classes == F32, _r32(values), values)
-    half = classes == F16
-    if half.any():  # float16 actions only
-        values = np.where(half, _r16(values), values)
+    if half:
+        values = np.where(classes == F16, _r16(values), values)
     return values
 
 
-def _weak(value: Any, classes: Classes) -> FloatArray:
+def _weak(value: Any, classes: Classes, half: bool) -> FloatArray:
     """A Python float (or one per sub-env, set with ``set_attr``) as NumPy combines it with each
     value: rounded to float32 for F32 values and to float16 for F16 values (NEP 50)."""
     if isinstance(value, np.ndarray):
-        return _as_class(value.astype(np.float64), classes)
+        return _as_class(value.astype(np.float64), classes, half)
     weak: FloatArray = np.where(classes == F32, float(np.float32(value)), value)
-    half = classes == F16
-    if half.any():  # float16 actions only
-        weak = np.where(half, float(np.float16(value)), weak)
+    if half:
+        weak = np.where(classes == F16, float(np.float16(value)), weak)
     return weak
 
 
@@ -88,12 +90,17 @@ def _action_class(actions: npt.NDArray[Any]) -> int:
     )
 
 
-def _add(x: FloatArray, cx: Classes, y: FloatArray, cy: Classes) -> tuple[FloatArray, Classes]:
+def _add(
+    x: FloatArray, cx: Classes, y: FloatArray, cy: Classes, half: bool
+) -> tuple[FloatArray, Classes]:
     """``x + y`` with NumPy scalar promotion: a weak Python float joins a float32 as a float32
     (a float16 as a float16)."""
     classes = np.maximum(cx, cy)
-    y = np.where(cy == PY, _as_class(y, classes), y)
-    return _as_class(x + y, classes), classes
+    if half:
+        y = np.where(cy == PY, _as_class(y, classes, half), y)
+    else:
+        y = np.where((classes == F32) & (cy == PY), _r32(y), y)
+    return _as_class(x + y, classes, half), classes
 
 
 class ContinuousMountainCarVecEnv(ValleyVecEnv):
@@ -174,7 +181,9 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
     ) -> tuple[FloatArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
         n = self.num_envs
         state_class = np.where(self._fresh, F64, F32).astype(np.int8)
-        action_class = np.full(n, _action_class(actions), dtype=np.int8)
+        kind = _action_class(actions)
+        half = kind == F16
+        action_class = np.full(n, kind, dtype=np.int8)
         a = actions[:, 0].astype(np.float64)
         if _MAX(a) > _ROOT_MAX or _MIN(a) < -_ROOT_MAX:  # rare: some squares overflow
             with np.errstate(over="ignore"):  # sub-envs held back (``_step_errors``) or frozen
@@ -185,36 +194,36 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
         velocity = self.state[:, 1].copy()
 
         # force = min(max(a, min_action), max_action): a clipped force is a Python float.
-        low = a < _weak(self.min_action, action_class)
-        high = a > _weak(self.max_action, action_class)
+        low = a < _weak(self.min_action, action_class, half)
+        high = a > _weak(self.max_action, action_class, half)
         force = np.where(low, self.min_action, np.where(high, self.max_action, a))
         force_class = np.where(low | high, PY, action_class).astype(np.int8)
-        push = _as_class(force * _weak(self.power, force_class), force_class)
-        angle = _as_class(3 * position, state_class)
+        push = _as_class(force * _weak(self.power, force_class, half), force_class, half)
+        angle = _as_class(3 * position, state_class, half)
         drag = 0.0025 * np.cos(angle)  # math.cos: a Python float
-        rhs, rhs_class = _add(push, force_class, -drag, np.full(n, PY, dtype=np.int8))
-        velocity, velocity_class = _add(velocity, state_class, rhs, rhs_class)
+        rhs, rhs_class = _add(push, force_class, -drag, np.full(n, PY, dtype=np.int8), half)
+        velocity, velocity_class = _add(velocity, state_class, rhs, rhs_class, half)
 
-        over = velocity > _weak(self.max_speed, velocity_class)
+        over = velocity > _weak(self.max_speed, velocity_class, half)
         velocity = np.where(over, self.max_speed, velocity)
         velocity_class = np.where(over, PY, velocity_class).astype(np.int8)
-        under = velocity < _weak(-self.max_speed, velocity_class)
+        under = velocity < _weak(-self.max_speed, velocity_class, half)
         velocity = np.where(under, -self.max_speed, velocity)
         velocity_class = np.where(under, PY, velocity_class).astype(np.int8)
 
-        position, position_class = _add(position, state_class, velocity, velocity_class)
-        over = position > _weak(self.max_position, position_class)
+        position, position_class = _add(position, state_class, velocity, velocity_class, half)
+        over = position > _weak(self.max_position, position_class, half)
         position = np.where(over, self.max_position, position)
         position_class = np.where(over, PY, position_class).astype(np.int8)
-        under = position < _weak(self.min_position, position_class)
+        under = position < _weak(self.min_position, position_class, half)
         position = np.where(under, self.min_position, position)
         position_class = np.where(under, PY, position_class).astype(np.int8)
-        stop = (position == _weak(self.min_position, position_class)) & (velocity < 0)
+        stop = (position == _weak(self.min_position, position_class, half)) & (velocity < 0)
         velocity = np.where(stop, 0.0, velocity)
         velocity_class = np.where(stop, PY, velocity_class).astype(np.int8)
 
-        terminated = (position >= _weak(self.goal_position, position_class)) & (
-            velocity >= _weak(self.goal_velocity, velocity_class)
+        terminated = (position >= _weak(self.goal_position, position_class, half)) & (
+            velocity >= _weak(self.goal_velocity, velocity_class, half)
         )
         rewards = np.where(terminated, 100.0, 0.0) - energy * 0.1
         new = np.stack([_r32(position), _r32(velocity)], axis=1)
