@@ -200,6 +200,21 @@ def test_a_number_set_on_a_float_parameter_reads_back_as_the_native_env_reports_
         assert reported == expected and type(reported[0]) is type(expected[0]) is float
 
 
+@pytest.mark.parametrize(
+    ("env_id", "name"), [("MarketMaking-v0", "n_steps"), ("OptimalExecution-v0", "n_steps")]
+)
+def test_a_numpy_integer_set_on_an_integer_parameter_reads_back_as_an_int(
+    env_id: str, name: str
+) -> None:
+    sync = sekai.make_vec(env_id, 2, vectorization_mode="sync")
+    envs = _torch(env_id)
+    sync.set_attr(name, np.int64(30))
+    envs.set_attr(name, np.int64(30))
+    reported, expected = envs.get_attr(name), sync.get_attr(name)
+    assert reported == expected == [30, 30]
+    assert type(reported[0]) is type(expected[0]) is int
+
+
 @pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0"])
 @pytest.mark.parametrize("kwargs", [{"sigma": 1000.0}, {"mu": 1e6}, {"sigma": 1e20}])
 def test_a_gbm_whose_price_leaves_the_dtype_is_refused_on_every_kernel_api(

@@ -93,6 +93,12 @@ def env_float(value: Any) -> Any:
     return value if np.ndim(value) else float(value)
 
 
+def env_int(value: Any) -> Any:
+    """A NumPy integer as the int a finance env holds it as, for ``host_param``; anything else
+    as it is."""
+    return int(value) if isinstance(value, np.integer) else value
+
+
 def dtype_name(float_dtype: Any) -> str:
     """The name of a driver's float dtype (``"float32"``), NumPy's, JAX's or torch's."""
     text = str(float_dtype)  # torch's dtypes are no numpy dtypes

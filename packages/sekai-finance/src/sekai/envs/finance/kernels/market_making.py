@@ -15,6 +15,7 @@ from sekai.envs.finance.kernels._support import (
     check_dtype_range,
     checked_env,
     env_float,
+    env_int,
     float_dtype,
     int_dtype,
     merge_state,
@@ -112,10 +113,11 @@ class MarketMakingKernel(ArrayKernel[MarketMakingParams]):
         )
 
     def host_param(self, name: str, value: Any) -> Any:
-        """A number set on a float parameter as the float the env holds (ints as they are)."""
+        """A number set on a parameter as the env holds it: a float for a float parameter,
+        an int for an integer one."""
         if isinstance(getattr(self.params, name, None), np.ndarray):
             return env_float(super().host_param(name, value))
-        return super().host_param(name, value)
+        return env_int(super().host_param(name, value))
 
     def step_draws(self, params: MarketMakingParams) -> tuple[Draw, ...]:
         """Two fill uniforms (bid, ask) and the mid's normal, per sub-env."""
