@@ -602,6 +602,8 @@ def test_bool_box_actions_are_the_numbers_1_and_0_on_every_backend(env_id: str, 
         ("MarketMaking-v0", "wealth", "cash + inventory * mid"),
         ("Trading-v0", "position", "The current position"),
         ("Portfolio-v0", "weights", "Current drifted weights"),
+        ("Portfolio-v0", "elapsed_steps", "Steps taken in the current episode"),
+        ("LimitOrderBook-v0", "elapsed_steps", "Steps taken in the current episode"),
     ],
 )
 def test_setting_a_read_only_property_says_what_it_is_and_what_to_do(

@@ -187,16 +187,25 @@ class fixed:
         raise AttributeError(f"{self.name} is fixed at construction; make a new env.")
 
 
-def _read_only_setter(owner: str, name: str, prop: property) -> Any:
+def _explain_read_only(cls: type) -> None:
+    """Give each public read-only property of ``cls`` a setter that says what it is: Python's
+    "property 'dt' of 'MarketMakingEnv' object has no setter" says neither why nor what to do."""
+    for name, value in list(vars(cls).items()):
+        if isinstance(value, property) and value.fset is None and not name.startswith("_"):
+            setattr(cls, name, value.setter(_read_only_setter(name, value)))
+
+
+def _read_only_setter(name: str, prop: property) -> Any:
     """The setter of a read-only property: an AttributeError quoting its docstring."""
     doc = (prop.__doc__ or "").strip().split("\n\n")[0]
     what = " ".join(doc.replace("``", "").split()).rstrip(".")
     what = re.sub(r"\s*\([^()]*read-only[^()]*\)$", "", what)  # said by the message
 
     def refuse(self: Any, value: Any) -> None:
+        described = f" ({what})" if what else ""
         raise AttributeError(
-            f"{owner}.{name} is read-only" + (f" ({what})" if what else "") + ": it follows "
-            "from the env's parameters or the simulation; set a parameter or reset() instead."
+            f"{type(self).__name__}.{name} is read-only{described}: it follows from the env's "
+            "parameters or the simulation; set a parameter or reset() instead."
         )
 
     return refuse
@@ -218,11 +227,7 @@ class FinanceEnv(Env[ObsT, ActT], Generic[ObsT, ActT]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        # Python's "property 'dt' of 'MarketMakingEnv' object has no setter" says neither why
-        # nor what to do: each public read-only property says what it is instead.
-        for name, value in list(vars(cls).items()):
-            if isinstance(value, property) and value.fset is None and not name.startswith("_"):
-                setattr(cls, name, value.setter(_read_only_setter(cls.__name__, name, value)))
+        _explain_read_only(cls)
 
     @property
     def elapsed_steps(self) -> int:
@@ -250,3 +255,6 @@ class FinanceEnv(Env[ObsT, ActT], Generic[ObsT, ActT]):
             raise ResetRequired(
                 f"{type(self).__name__}.{what} describes the current episode: call reset() first."
             )
+
+
+_explain_read_only(FinanceEnv)  # elapsed_steps: subclasses get theirs in __init_subclass__
