@@ -115,6 +115,13 @@ def test_a_negative_initial_range_names_the_option(name: str, value: float, nati
         env.reset(seed=0, options={name: value})
 
 
+@pytest.mark.parametrize("native", [False, True])
+def test_a_negative_zero_initial_range_is_no_spread(native: bool) -> None:
+    env: Any = PendulumVecEnv(2) if native else PendulumEnv()
+    env.reset(seed=0, options={"x_init": -0.0, "y_init": -0.0})
+    assert np.all(env.state == 0.0)
+
+
 def test_state_is_float64() -> None:
     env = _fresh()
     assert env.state is not None and env.state.dtype == np.float64
