@@ -8,14 +8,22 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from sekai._numbers import array_kind, decimal_float, too_large
+from sekai._numbers import (
+    array_kind,
+    decimal_float,
+    object_floats,
+    refused_kind,
+    too_large,
+)
 
 __all__ = [
     "IntLike",
     "check_int",
     "check_num_envs",
     "check_real",
+    "check_reals",
     "holds_bool",
     "resolve_callable",
     "reward_scaling_args",
@@ -136,6 +144,54 @@ def check_real(owner: str, name: str, value: Any) -> float:
                 raise ValueError(f"{owner}: {name} must be a number, got {too_large(value)}.")
             return result
     raise TypeError(f"{owner}: {name} must be a number, got {type(value).__name__}.")
+
+
+def check_reals(owner: str, name: str, value: Any) -> NDArray[np.float64]:
+    """A real number, or an array of them (a list, a NumPy or other library's array), as a new
+    float64 array: one number is checked by :func:`check_real`; an array must hold real numbers
+    only, not bools, strings or None, which ``np.asarray(value, float)`` would silently make
+    0/1, parse or make NaN. Shapes are the caller's to check.
+
+    Raises:
+        TypeError: what is not a number or an array of numbers.
+        ValueError: a finite number beyond float64 (as :func:`check_real`).
+    """
+    if not isinstance(value, (list, tuple)) and getattr(value, "ndim", 0) == 0:
+        if holds_bool(value):  # a 0-d bool array of another library, which float() takes
+            raise TypeError(f"{owner}: {name} must be a number, got bool.")
+        return np.array(check_real(owner, name, value), dtype=np.float64)
+    expected = f"{owner}: {name} must be a number or an array of numbers"
+    if holds_bool(value):
+        raise TypeError(f"{expected}, got bools.")
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):  # a ragged list
+        raise TypeError(f"{expected}, got a ragged {type_name(value)}.") from None
+    if array.dtype == object:
+        kind = refused_kind(array)
+        if kind is not None:
+            raise TypeError(f"{expected}, got an array holding {_KIND_NAMES.get(kind, kind)}.")
+        try:
+            return object_floats(array)
+        except OverflowError as exc:
+            raise ValueError(f"{expected}, got {too_large(exc.args[0])}.") from None
+        except (TypeError, ValueError):  # an object no float cast can read
+            raise TypeError(f"{expected}, got an array holding objects.") from None
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{expected}, got an array of dtype {array.dtype}.")
+    return array.astype(np.float64)
+
+
+# How check_reals names the refused kinds of item_kind.
+_KIND_NAMES = {
+    "None": "None",
+    "b": "bools",
+    "U": "strings",
+    "S": "bytes",
+    "c": "complex numbers",
+    "M": "dates",
+    "m": "time spans",
+}
 
 
 def _finite_array_number(value: Any) -> bool:

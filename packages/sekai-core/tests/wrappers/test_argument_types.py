@@ -193,3 +193,112 @@ def test_a_zero_dimensional_float_array_is_not_a_box_size() -> None:
     with pytest.raises(TypeError, match=r"^Box shape entries must be ints"):
         Box(0, 1, shape=np.array(3.5))
     assert Box(0, 1, shape=np.array(3)).shape == (3,)
+
+
+def _rescale_action(toy_env: Any, low: Any, high: Any) -> Any:
+    return sekai.RescaleAction(toy_env(action_space=Box(-2.0, 2.0, shape=(2,))), low, high)
+
+
+def _rescale_observation(toy_env: Any, low: Any, high: Any) -> Any:
+    return sekai.RescaleObservation(toy_env(), low, high)
+
+
+RESCALE_BOUNDS: list[tuple[str, Any, Any, Any, str]] = [
+    (
+        "numeric-str",
+        _rescale_action,
+        "-1",
+        "1",
+        r"^RescaleAction: min_action must be a number, got str\.$",
+    ),
+    (
+        "bools",
+        _rescale_action,
+        False,
+        True,
+        r"^RescaleAction: min_action must be a number, got bool\.$",
+    ),
+    ("word", _rescale_action, "a", 1, r"^RescaleAction: min_action must be a number, got str\.$"),
+    (
+        "none",
+        _rescale_action,
+        None,
+        1,
+        r"^RescaleAction: min_action must be a number, got NoneType\.$",
+    ),
+    (
+        "max-bool",
+        _rescale_action,
+        0,
+        np.True_,
+        r"^RescaleAction: max_action must be a number, got bool\.$",
+    ),
+    (
+        "list-of-bools",
+        _rescale_action,
+        [False, 0.5],
+        1.0,
+        r"^RescaleAction: min_action must be a number or an array of numbers, got bools\.$",
+    ),
+    (
+        "list-with-none",
+        _rescale_action,
+        [None, 0.0],
+        1.0,
+        r"^RescaleAction: min_action must be a number or an array of numbers, got an array "
+        r"holding None\.$",
+    ),
+    (
+        "string-array",
+        _rescale_action,
+        np.array(["0", "0"]),
+        1.0,
+        r"^RescaleAction: min_action must be a number or an array of numbers, got an array of "
+        r"dtype <U1\.$",
+    ),
+    (
+        "ragged",
+        _rescale_action,
+        [0.0, [0.0, 1.0]],
+        2.0,
+        r"^RescaleAction: min_action must be a number or an array of numbers, got a ragged list\.$",
+    ),
+    (
+        "obs-str",
+        _rescale_observation,
+        "0",
+        "1",
+        r"^RescaleObservation: min_obs must be a number, got str\.$",
+    ),
+    (
+        "obs-bools",
+        _rescale_observation,
+        0.0,
+        [True, True],
+        r"^RescaleObservation: max_obs must be a number or an array of numbers, got bools\.$",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("build", "low", "high", "says"),
+    [c[1:] for c in RESCALE_BOUNDS],
+    ids=[c[0] for c in RESCALE_BOUNDS],
+)
+def test_rescale_bounds_that_are_no_numbers_are_named(
+    build: Any, low: Any, high: Any, says: str, toy_env: Any
+) -> None:
+    with pytest.raises(TypeError, match=says):
+        build(toy_env, low, high)
+
+
+def test_rescale_bounds_of_any_real_type_and_arrays_of_them_are_taken(toy_env: Any) -> None:
+    from decimal import Decimal
+
+    env = _rescale_action(toy_env, np.float32(-1), [Decimal("0.5"), np.int64(2)])
+    assert env.action_space == Box(-1.0, np.array([0.5, 2.0]), shape=(2,))
+    env = _rescale_action(toy_env, np.array([-1, 0]), np.array(1.0))
+    assert env.action_space == Box(np.array([-1.0, 0.0]), 1.0, shape=(2,))
+    assert _rescale_observation(toy_env, (0, 0), 1).observation_space == Box(0.0, 1.0, (2,))
+    with pytest.raises(ValueError, match=r"^RescaleAction: max_action must be a number or an arr"):
+        _rescale_action(toy_env, 0, [1.0, 10**400])

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from sekai._args import check_reals
 from sekai._clip import clip
 from sekai.core.env import Env
 from sekai.core.wrapper import ActionWrapper
@@ -58,6 +59,37 @@ def check_bound_fits(
             f"{owner}: {name} {float(flat[outside][0])!r} is outside the range of {dtype} "
             f"[{info.min}, {info.max}]."
         )
+
+
+def rescale_bounds(
+    owner: str,
+    names: tuple[str, str],
+    low: Any,
+    high: Any,
+    shape: tuple[int, ...],
+    dtype: np.dtype[Any],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The new bounds of a rescaling wrapper as float64 arrays of ``shape``: numbers (or arrays
+    of them) broadcastable to ``shape``, finite, ``low < high`` everywhere, and held by ``dtype``
+    as given (:func:`check_bound_fits`). ``names`` are the arguments' names.
+    """
+    low_name, high_name = names
+    low_a = check_reals(owner, low_name, low)
+    high_a = check_reals(owner, high_name, high)
+    try:
+        new_low = np.broadcast_to(low_a, shape).copy()
+        new_high = np.broadcast_to(high_a, shape).copy()
+    except ValueError:
+        raise ValueError(
+            f"{low_name} and {high_name} must be scalars or broadcastable to {shape}."
+        ) from None
+    if not (np.all(np.isfinite(new_low)) and np.all(np.isfinite(new_high))):
+        raise ValueError(f"{low_name} and {high_name} must be finite.")
+    if np.any(new_low >= new_high):
+        raise ValueError(f"{low_name} must be strictly less than {high_name}.")
+    check_bound_fits(owner, low_name, new_low, dtype)
+    check_bound_fits(owner, high_name, new_high, dtype)
+    return new_low, new_high
 
 
 class AffineMap:
@@ -196,6 +228,7 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         max_action: the new upper bound; strictly greater than ``min_action`` everywhere.
 
     Raises:
+        TypeError: a bound that is not a number or an array of numbers (a bool, a string, None).
         ValueError: a bound the env's dtype cannot hold as given (out of its range, fractional
             for an integer dtype, overflowing to inf).
     """
@@ -206,26 +239,19 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         if not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
             raise ValueError("RescaleAction requires a Box action space with finite bounds.")
         shape = space.shape
-        try:
-            new_low = np.broadcast_to(np.asarray(min_action, dtype=np.float64), shape)
-            new_high = np.broadcast_to(np.asarray(max_action, dtype=np.float64), shape)
-        except ValueError:
-            raise ValueError(
-                f"min_action and max_action must be scalars or broadcastable to {shape}."
-            ) from None
-        if not (np.all(np.isfinite(new_low)) and np.all(np.isfinite(new_high))):
-            raise ValueError("min_action and max_action must be finite.")
-        if np.any(new_low >= new_high):
-            raise ValueError("min_action must be strictly less than max_action.")
-        check_bound_fits("RescaleAction", "min_action", new_low, space.dtype)
-        check_bound_fits("RescaleAction", "max_action", new_high, space.dtype)
-        self.min_action = new_low.copy()
-        self.max_action = new_high.copy()
+        self.min_action, self.max_action = rescale_bounds(
+            "RescaleAction",
+            ("min_action", "max_action"),
+            min_action,
+            max_action,
+            shape,
+            space.dtype,
+        )
         self._env_space = space
         self._to_env = AffineMap(self.min_action, self.max_action, space.low, space.high)
         self._from_env = AffineMap(space.low, space.high, self.min_action, self.max_action)
         self._masked = supports_action_mask(env)
-        self.action_space = Box(new_low, new_high, shape=shape, dtype=space.dtype)
+        self.action_space = Box(self.min_action, self.max_action, shape=shape, dtype=space.dtype)
 
     def action(self, action: ArrayLike) -> NDArray[Any]:
         """Map a wrapper action onto the env's range (cast and clipped).

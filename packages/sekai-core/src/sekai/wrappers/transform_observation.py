@@ -16,8 +16,8 @@ from sekai.spaces.space import check_space
 from sekai.wrappers.transform_action import (
     AffineMap,
     IntegerClip,
-    check_bound_fits,
     require_box,
+    rescale_bounds,
 )
 
 __all__ = ["DtypeObservation", "FilterObservation", "RescaleObservation", "TransformObservation"]
@@ -64,6 +64,7 @@ class RescaleObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
         max_obs: the new upper bound; strictly greater than ``min_obs`` everywhere.
 
     Raises:
+        TypeError: a bound that is not a number or an array of numbers (a bool, a string, None).
         ValueError: a bound that overflows the output dtype (1e6 for float16).
     """
 
@@ -73,22 +74,12 @@ class RescaleObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
         if not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
             raise ValueError("RescaleObservation requires an observation space with finite bounds.")
         shape = space.shape
-        try:
-            new_low = np.broadcast_to(np.asarray(min_obs, dtype=np.float64), shape).copy()
-            new_high = np.broadcast_to(np.asarray(max_obs, dtype=np.float64), shape).copy()
-        except ValueError:
-            raise ValueError(
-                f"min_obs and max_obs must be scalars or broadcastable to {shape}."
-            ) from None
-        if not (np.all(np.isfinite(new_low)) and np.all(np.isfinite(new_high))):
-            raise ValueError("min_obs and max_obs must be finite.")
-        if np.any(new_low >= new_high):
-            raise ValueError("min_obs must be strictly less than max_obs.")
         self._dtype = (
             space.dtype if np.issubdtype(space.dtype, np.floating) else np.dtype(np.float32)
         )
-        check_bound_fits("RescaleObservation", "min_obs", new_low, self._dtype)
-        check_bound_fits("RescaleObservation", "max_obs", new_high, self._dtype)
+        new_low, new_high = rescale_bounds(
+            "RescaleObservation", ("min_obs", "max_obs"), min_obs, max_obs, shape, self._dtype
+        )
         self.min_obs, self.max_obs = new_low, new_high
         self._map = AffineMap(space.low, space.high, new_low, new_high)
         self.observation_space = Box(new_low, new_high, shape=shape, dtype=self._dtype)
