@@ -182,3 +182,20 @@ def test_filter_observation_errors(toy_env: Any) -> None:
     assert str(info.value) == "\"Keys ['zz'] are not in the observation space ['a', 'b', 'c'].\""
     with pytest.raises(ValueError, match=r"^FilterObservation needs at least one key\.$"):
         FilterObservation(_dict_env(toy_env), [])
+
+
+@pytest.mark.parametrize("keys, name", [(5, "int"), (None, "NoneType")])
+def test_filter_observation_names_keys_that_are_not_iterable(
+    keys: Any, name: str, toy_env: Any
+) -> None:
+    with pytest.raises(
+        TypeError,
+        match=rf"^FilterObservation: keys must be an iterable of keys \(or one string key\), "
+        rf"got {name}\.$",
+    ):
+        FilterObservation(_dict_env(toy_env), keys)
+
+
+def test_filter_observation_takes_any_iterable_of_keys(toy_env: Any) -> None:
+    env = FilterObservation(_dict_env(toy_env), (k for k in "ca"))
+    assert list(env.observation_space.keys()) == ["c", "a"]

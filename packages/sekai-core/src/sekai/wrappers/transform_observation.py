@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from sekai._args import resolve_callable
+from sekai._args import resolve_callable, type_name
 from sekai.core.env import Env
 from sekai.core.wrapper import ObservationWrapper
 from sekai.spaces import Box, Dict, Space
@@ -137,7 +137,7 @@ class FilterObservation(ObservationWrapper[dict[str, Any], dict[str, Any], Any])
 
     Args:
         env: an env with a Dict observation space.
-        keys: the keys to keep (at least one).
+        keys: the keys to keep (at least one): an iterable of keys, or one string key.
     """
 
     def __init__(self, env: Env[Any, Any], keys: Iterable[Any]) -> None:
@@ -149,7 +149,14 @@ class FilterObservation(ObservationWrapper[dict[str, Any], dict[str, Any], Any])
             )
         if isinstance(keys, str):
             keys = [keys]
-        self.keys = list(keys)
+        try:
+            given = iter(keys)
+        except TypeError:
+            raise TypeError(
+                "FilterObservation: keys must be an iterable of keys (or one string key), "
+                f"got {type_name(keys)}."
+            ) from None
+        self.keys = list(given)
         if not self.keys:
             raise ValueError("FilterObservation needs at least one key.")
         missing = [k for k in self.keys if k not in space.spaces]
