@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import warnings
 from typing import Any
 
 import numpy as np
@@ -124,9 +123,9 @@ def test_dtype_observation_to_integer_truncates_bounds(toy_env: Any) -> None:
 @pytest.mark.parametrize(
     "space, dtype, obs, expected",
     [
-        (sekai.Box(-1.0, 1.0, shape=(3,)), np.uint8, np.array([-1.0, -0.5, 1.0]), [0, 0, 1]),
-        (sekai.Box(0.0, 1000.0, shape=(2,)), np.int8, np.array([200.0, 1000.0]), [127, 127]),
-        (sekai.Box(-9, 300, shape=(2,), dtype=np.int64), np.uint8, np.array([-9, 300]), [0, 255]),
+        (sekai.Box(-1.0, 1.0, shape=(3,)), np.int8, np.array([-1.0, -0.5, 1.0]), [-1, 0, 1]),
+        (sekai.Box(0.0, 100.0, shape=(2,)), np.int8, np.array([200.0, 100.0]), [100, 100]),
+        (sekai.Box(0, 200, shape=(2,), dtype=np.int64), np.uint8, np.array([-9, 300]), [0, 200]),
         (
             sekai.Box(0, 2**63 - 1, shape=(2,), dtype=np.int64),
             np.uint64,
@@ -140,13 +139,61 @@ def test_dtype_observation_to_a_narrower_integer_stays_in_its_space(
     space: sekai.Box, dtype: Any, obs: Any, expected: Any, toy_env: Any
 ) -> None:
     obs = obs.astype(space.dtype)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the narrower Box clips its bounds, with a UserWarning
-        env = DtypeObservation(toy_env(observation_space=space, obs_fn=lambda e: obs), dtype)
+    env = DtypeObservation(toy_env(observation_space=space, obs_fn=lambda e: obs), dtype)
     out = env.reset(seed=0).observation
     assert out.dtype == dtype and out in env.observation_space
     if expected is not None:
         np.testing.assert_array_equal(out, np.array(expected, dtype=dtype))
+
+
+@pytest.mark.parametrize(
+    "space, dtype, says",
+    [
+        (sekai.Box(-1.0, 1.0, (3,)), np.uint8, "low -1.0 is outside the range of uint8 [0, 255]"),
+        (sekai.Box(0.0, 1000.0, (2,)), np.int8, "high 1000.0 is outside the range of int8"),
+        (sekai.Box(-9, 300, (2,), np.int64), np.uint8, "low -9 is outside the range of uint8"),
+        (sekai.Box(0, 2**64 - 1, (2,), np.uint64), np.int64, f"high {2**64 - 1} is outside"),
+        (sekai.Box(-1e6, 1e6, (1,)), np.float16, "low -1000000.0 overflows float16"),
+        (sekai.Box(0, 10**5, (1,), np.int64), np.float16, "high 100000 overflows float16"),
+        (sekai.Box(-np.inf, 1e300, (1,), np.float64), np.float32, "high 1e+300 overflows float32"),
+    ],
+)
+def test_dtype_observation_refuses_a_dtype_that_cannot_hold_the_bounds(
+    space: sekai.Box, dtype: Any, says: str, toy_env: Any
+) -> None:
+    # Before: the bounds were clipped (or became inf) and the observations with them.
+    with pytest.raises(
+        ValueError, match=rf"^DtypeObservation: observation space {re.escape(says)}"
+    ):
+        DtypeObservation(toy_env(observation_space=space), dtype)
+
+
+def test_dtype_observation_keeps_exact_integer_bounds_at_the_limits(toy_env: Any) -> None:
+    space = sekai.Box(0, 2**63 - 1, (1,), np.uint64)  # 2**63 - 1 is 2**63 as a float
+    env = DtypeObservation(toy_env(observation_space=space), np.int64)
+    assert env.observation_space == sekai.Box(0, 2**63 - 1, (1,), np.int64)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8])
+def test_dtype_observation_refuses_a_non_finite_observation_cast_to_integers(
+    bad: float, dtype: Any, toy_env: Any
+) -> None:
+    obs = np.array([bad, 1.0], np.float32)
+    inner = toy_env(observation_space=sekai.Box(-np.inf, np.inf, (2,)), obs_fn=lambda e: obs)
+    env = DtypeObservation(inner, dtype)
+    says = rf"^DtypeObservation: cannot cast an observation holding {bad!r} to {np.dtype(dtype)};"
+    with pytest.raises(ValueError, match=says):
+        env.reset(seed=0)
+    with pytest.raises(ValueError, match=says):
+        env.step(0)
+
+
+def test_dtype_observation_to_a_float_dtype_keeps_non_finite_observations(toy_env: Any) -> None:
+    obs = np.array([np.nan, np.inf], np.float32)
+    inner = toy_env(observation_space=sekai.Box(-np.inf, np.inf, (2,)), obs_fn=lambda e: obs)
+    out = DtypeObservation(inner, np.float16).reset(seed=0).observation
+    assert out.dtype == np.float16 and np.isnan(out[0]) and out[1] == np.inf
 
 
 def test_dtype_observation_rejects_non_box(toy_env: Any) -> None:

@@ -25,14 +25,13 @@ def require_box(owner: str, space: Space[Any], what: str = "action") -> Box:
     return space
 
 
-def check_bound_fits(
-    owner: str, name: str, bound: NDArray[np.float64], dtype: np.dtype[Any]
-) -> None:
-    """Refuse a finite float64 bound the new Box's ``dtype`` cannot hold as given.
+def check_bound_fits(owner: str, name: str, bound: NDArray[Any], dtype: np.dtype[Any]) -> None:
+    """Refuse a finite bound (float64, or of an integer dtype) that a Box of ``dtype`` cannot
+    hold as given.
 
     Box would clip an out-of-range bound (or turn an overflowing one into inf) with at most a
-    warning, and the wrapper's map, built from the bound as given, would then disagree with its
-    declared space.
+    warning, and the wrapper's map or cast, built from the bound as given, would then disagree
+    with its declared space.
     """
     flat = bound.reshape(-1)
     if dtype.kind == "f":
@@ -40,23 +39,27 @@ def check_bound_fits(
             bad = np.isinf(flat.astype(dtype))
         if bool(bad.any()):
             raise ValueError(
-                f"{owner}: {name} {float(flat[bad][0])!r} overflows {dtype} "
+                f"{owner}: {name} {flat[bad][0].item()!r} overflows {dtype} "
                 f"(largest {float(np.finfo(dtype).max)!r})."
             )
         return
-    fractional = flat != np.floor(flat)
-    if bool(fractional.any()):
-        raise ValueError(
-            f"{owner}: {name} {float(flat[fractional][0])!r} is fractional, but the space's "
-            f"dtype {dtype} holds whole numbers only."
-        )
     info = np.iinfo(dtype)
-    lo, hi = float(info.min), float(info.max)
-    # float(info.max) may round up (2**63 for int64): then that value itself is out of range.
-    outside = (flat < lo) | ((flat >= hi) if hi > info.max else (flat > hi))
+    if flat.dtype.kind in "iu":  # compared exactly, as Python ints
+        exact = flat.astype(object)
+        outside = (exact < info.min) | (exact > info.max)
+    else:
+        fractional = flat != np.floor(flat)
+        if bool(fractional.any()):
+            raise ValueError(
+                f"{owner}: {name} {float(flat[fractional][0])!r} is fractional, but the "
+                f"space's dtype {dtype} holds whole numbers only."
+            )
+        lo, hi = float(info.min), float(info.max)
+        # float(info.max) may round up (2**63 for int64): then that value itself is out of range.
+        outside = (flat < lo) | ((flat >= hi) if hi > info.max else (flat > hi))
     if bool(outside.any()):
         raise ValueError(
-            f"{owner}: {name} {float(flat[outside][0])!r} is outside the range of {dtype} "
+            f"{owner}: {name} {flat[outside][0].item()!r} is outside the range of {dtype} "
             f"[{info.min}, {info.max}]."
         )
 

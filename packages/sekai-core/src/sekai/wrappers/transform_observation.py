@@ -16,6 +16,7 @@ from sekai.spaces.space import check_space
 from sekai.wrappers.transform_action import (
     AffineMap,
     IntegerClip,
+    check_bound_fits,
     require_box,
     rescale_bounds,
 )
@@ -92,12 +93,19 @@ class RescaleObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
 class DtypeObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
     """Cast Box observations (and the space's bounds) to ``dtype``.
 
-    For an integer ``dtype`` observations are clipped into the new space first: a narrower
-    dtype would wrap them around (-1 to 255 for uint8).
+    For an integer ``dtype`` the bounds are truncated towards zero, as the cast truncates the
+    observations, and observations are clipped into the new space first: a narrower dtype would
+    wrap them around (300 to 44 for uint8).
 
     Args:
         env: an env with a Box observation space.
         dtype: the new dtype (integer or floating).
+
+    Raises:
+        TypeError: a ``dtype`` that is no NumPy dtype.
+        ValueError: a finite bound of the space that ``dtype`` cannot hold (out of an integer
+            dtype's range, overflowing a float dtype to inf); and, at reset and step, an
+            observation with a NaN or an infinity cast to an integer ``dtype``.
     """
 
     def __init__(self, env: Env[Any, Any], dtype: DTypeLike) -> None:
@@ -112,24 +120,43 @@ class DtypeObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
                 f"DtypeObservation: dtype must be a NumPy dtype or its name, got {dtype!r}."
             ) from exc
         low, high = space.low, space.high
-        if np.issubdtype(self.dtype, np.integer):
+        self._to_integer = self.dtype.kind in "iu"
+        if self._to_integer and space.dtype.kind == "f":
             # astype() truncates towards zero, so the cast observations lie in trunc(bounds).
             low = np.where(np.isfinite(low), np.trunc(low), low)
             high = np.where(np.isfinite(high), np.trunc(high), high)
-        else:
+        if not np.can_cast(space.dtype, self.dtype, "safe"):
+            for name, bound in (("low", low), ("high", high)):
+                finite = bound[np.isfinite(bound)]
+                check_bound_fits(
+                    "DtypeObservation", f"observation space {name}", finite, self.dtype
+                )
+        if not self._to_integer:
             low, high = low.astype(self.dtype), high.astype(self.dtype)
         box = Box(low, high, shape=space.shape, dtype=self.dtype)
         self.observation_space = box
         # Only a cast that can change values (from floats, or to a narrower integer) is clipped.
-        narrows = box.dtype.kind in "iu" and not np.can_cast(space.dtype, box.dtype, "safe")
+        narrows = self._to_integer and not np.can_cast(space.dtype, box.dtype, "safe")
         self._integer = IntegerClip(box.low, box.high) if narrows else None
 
     def observation(self, observation: ArrayLike) -> NDArray[Any]:
         """Return the observation cast to ``dtype`` (clipped into the space where the cast
-        could take it out: from floats, or to a narrower integer)."""
+        could take it out: from floats, or to a narrower integer).
+
+        Raises:
+            ValueError: a NaN or an infinity cast to an integer dtype (no integer stands for it).
+        """
+        x = np.asarray(observation)
+        if self._to_integer and x.dtype.kind == "f":
+            finite = np.isfinite(x)
+            if not bool(finite.all()):
+                raise ValueError(
+                    f"DtypeObservation: cannot cast an observation holding "
+                    f"{float(x[~finite][0])!r} to {self.dtype}; no integer stands for it."
+                )
         if self._integer is not None:
-            return self._integer(np.asarray(observation))
-        return np.asarray(observation).astype(self.dtype)
+            return self._integer(x)
+        return x.astype(self.dtype)
 
 
 class FilterObservation(ObservationWrapper[dict[str, Any], dict[str, Any], Any]):
