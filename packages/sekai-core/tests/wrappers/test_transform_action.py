@@ -108,6 +108,37 @@ I64 = np.iinfo(np.int64)
 
 
 @pytest.mark.parametrize(
+    "bad",
+    [
+        np.array([np.nan, 0.0]),
+        [0.5, np.inf],
+        np.array([-np.inf, 0.0], np.float32),
+        ["0.5", "0.5"],
+        [[0.5], [0.5, 0.5]],
+    ],
+)
+def test_rescale_action_reports_an_invalid_action_as_given_against_its_own_space(
+    bad: Any, toy_env: Any
+) -> None:
+    # Before: a NaN went through the map and the env refused it, showing the mapped action
+    # and the env's space; an infinity was clipped, a numeric string parsed.
+    inner = _box_env(toy_env)
+    env = RescaleAction(inner, -1.0, 1.0)
+    env.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction, match=r"for space Box\(-1\.0, 1\.0, \(2,\)") as caught:
+        env.step(bad)
+    assert caught.value.action is bad and caught.value.space == env.action_space
+    assert inner.actions == []
+
+
+def test_rescale_action_still_clips_finite_actions_of_any_real_dtype(toy_env: Any) -> None:
+    env = RescaleAction(_box_env(toy_env), -1.0, 1.0)
+    np.testing.assert_array_equal(env.action(np.array([5, -1])), [2.0, -2.0])
+    np.testing.assert_array_equal(env.action([True, 0.5]), [2.0, 1.0])
+    np.testing.assert_array_equal(env.action(np.array([3e38, -0.5], np.float32)), [2.0, -1.0])
+
+
+@pytest.mark.parametrize(
     "dtype, low, high, action, expected",
     [
         (np.uint8, 0, 10, np.array([-3.0, 300.0]), [0, 10]),

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sekai._args import check_reals
+from sekai._box_actions import box_action
 from sekai._clip import clip
 from sekai.core.env import Env
 from sekai.core.wrapper import ActionWrapper
@@ -260,11 +261,11 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         """Map a wrapper action onto the env's range (cast and clipped).
 
         Raises:
-            sekai.InvalidAction: an action of another shape (the map would broadcast it).
+            sekai.InvalidAction: what the envs refuse for a Box action (core.md §1), with the
+                action as given and this wrapper's space: another shape (the map would
+                broadcast it), a NaN or an infinity, or no real numbers.
         """
-        x = np.asarray(action, dtype=np.float64)
-        if x.shape != self.min_action.shape:
-            raise InvalidAction(action, self.action_space)
+        x = box_action(action, self.action_space, self.min_action.shape)
         out = self._to_env(x).astype(self._env_space.dtype, copy=False)  # the map's own array
         if self._masked:
             mask = get_action_mask(self.env)
