@@ -220,6 +220,35 @@ def test_make_refuses_an_entry_point_that_does_not_build_a_sekai_env(sekai_regis
     assert "sekai.compat.from_gymnasium(env)" in message
 
 
+class Closing(My):
+    closed: list["Closing"] = []
+
+    def close(self):
+        Closing.closed.append(self)
+
+
+@pytest.mark.parametrize("returned", [None, 5])
+def test_make_refuses_a_registered_wrapper_that_returns_no_env_and_closes_the_env(
+    sekai_registry, returned
+):
+    def forgetful(env):
+        return returned
+
+    sekai.register(
+        "bad/Forgetful-v0",
+        Closing,
+        additional_wrappers=[WrapperSpec("OE", sekai.OrderEnforcing), WrapperSpec("F", forgetful)],
+    )
+    Closing.closed.clear()
+    with pytest.raises(TypeError) as caught:
+        sekai.make("bad/Forgetful-v0")
+    assert str(caught.value).startswith(
+        f"bad/Forgetful-v0: its wrapper 'F' ({forgetful.__qualname__}) returned "
+        f"{type(returned).__name__}, not a sekai.Env; a wrapper must return the env it is given"
+    )
+    assert len(Closing.closed) == 1
+
+
 def test_register_names_kwargs_that_are_not_a_dict(sekai_registry):
     with pytest.raises(TypeError, match=r"^kwargs must be a dict, got list\.$"):
         sekai.register("bad/My-v0", My, kwargs=[1, 2])

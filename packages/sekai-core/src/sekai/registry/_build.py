@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import inspect
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "build_env",
+    "check_wrapped",
     "construct",
     "effective_steps",
     "keyword_error",
@@ -113,8 +115,34 @@ def build_env(
         wrapper_cls = load_entry_point(
             wrapper.entry_point, f"entry_point of wrapper {wrapper.name!r}"
         )
-        env = construct(spec.id, f"its wrapper {wrapper.name!r}", wrapper_cls, wrapper.kwargs, env)
+        wrapped = construct(
+            spec.id, f"its wrapper {wrapper.name!r}", wrapper_cls, wrapper.kwargs, env
+        )
+        env = check_wrapped(
+            wrapped, env, f"{spec.id}: its wrapper {wrapper.name!r} ({label(wrapper.entry_point)})"
+        )
     return env
+
+
+def check_wrapped(wrapped: object, env: Env[Any, Any], what: str) -> Env[Any, Any]:
+    """``wrapped``, what a wrapper (``what``) returned for ``env``, if it is a sekai Env.
+
+    Raises:
+        TypeError: naming ``what`` and what it returned instead; ``env`` is closed first.
+    """
+    if isinstance(wrapped, Env):
+        return wrapped
+    with contextlib.suppress(Exception):  # the wrapper's mistake is the error
+        env.close()
+    raise TypeError(
+        f"{what} returned {type_name(wrapped)}, not a sekai.Env; a wrapper must return the env "
+        "it is given, wrapped (e.g. lambda env: sekai.ClipReward(env, -1.0, 1.0)). "
+        + not_an_env_hint(
+            wrapped,
+            "To use a gymnasium wrapper, convert the env it returns with "
+            "sekai.compat.from_gymnasium(env).",
+        )
+    )
 
 
 def label(entry_point: object) -> str:

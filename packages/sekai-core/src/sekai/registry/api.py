@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sekai import _discovery
-from sekai._args import IntLike, check_num_envs, type_name
+from sekai._args import IntLike, check_num_envs
 from sekai.core._render_habit import reject_render_mode
 from sekai.registry._build import (
     build_env,
+    check_wrapped,
     construct,
     effective_steps,
     keyword_error,
@@ -196,26 +196,10 @@ class _SubEnvFactory:
         self.wrappers = tuple(wrappers)
 
     def __call__(self) -> Env[Any, Any]:
-        from sekai.core._not_an_env import not_an_env_hint
-        from sekai.core.env import Env
-
         env = build_env(self.spec, self.max_episode_steps, self.kwargs)
         for index, wrap in enumerate(self.wrappers):
-            wrapped = wrap(env)
-            if not isinstance(wrapped, Env):
-                with contextlib.suppress(Exception):  # the wrapper's mistake is the error
-                    env.close()
-                raise TypeError(
-                    f"make_vec({self.spec.id!r}): wrappers[{index}] ({wrap!r}) returned "
-                    f"{type_name(wrapped)}, not a sekai.Env; a wrapper must return the env it "
-                    "is given, wrapped (e.g. lambda env: sekai.ClipReward(env, -1.0, 1.0)). "
-                    + not_an_env_hint(
-                        wrapped,
-                        "To use a gymnasium wrapper, convert the env it returns with "
-                        "sekai.compat.from_gymnasium(env).",
-                    )
-                )
-            env = wrapped
+            what = f"make_vec({self.spec.id!r}): wrappers[{index}] ({wrap!r})"
+            env = check_wrapped(wrap(env), env, what)
         return env
 
     def __repr__(self) -> str:
