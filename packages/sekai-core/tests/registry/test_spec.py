@@ -242,6 +242,26 @@ def test_from_json_refuses_keys_and_wrappers_to_json_does_not_write(document, me
         EnvSpec.from_json(document)
 
 
+@pytest.mark.parametrize("value", ["[]", "0", "false", '""', "5", "[1]"])
+def test_from_json_refuses_kwargs_of_another_type_falsy_or_not(value):
+    name = type(json.loads(value)).__name__
+    with pytest.raises(TypeError, match=rf"^kwargs must be a dict, got {name}\.$"):
+        EnvSpec.from_json(f'{{"id": "A-v0", "kwargs": {value}}}')
+
+
+@pytest.mark.parametrize("value", ["false", '""', "0", "{}", "5"])
+def test_from_json_refuses_additional_wrappers_of_another_type_falsy_or_not(value):
+    name = type(json.loads(value)).__name__
+    match = rf"^'additional_wrappers' of an EnvSpec JSON document must be a list, got {name}\.$"
+    with pytest.raises(ValueError, match=match):
+        EnvSpec.from_json(f'{{"id": "A-v0", "additional_wrappers": {value}}}')
+
+
+def test_from_json_reads_null_kwargs_and_additional_wrappers_as_none():
+    spec = EnvSpec.from_json('{"id": "A-v0", "kwargs": null, "additional_wrappers": null}')
+    assert spec.kwargs == {} and spec.additional_wrappers == ()
+
+
 def test_to_json_refuses_a_wrapper_with_a_callable_entry_point():
     spec = EnvSpec("My-v0", "a.b:C", additional_wrappers=(WrapperSpec("OE", sekai.OrderEnforcing),))
     with pytest.raises(ValueError, match="Wrapper 'OE' has a callable entry point"):

@@ -327,13 +327,20 @@ class EnvSpec:
 
         Raises:
             ValueError: the text is not JSON, not an object with an ``'id'``, or holds a key
-                ``to_json()`` does not write (at the top or in a wrapper).
+                ``to_json()`` does not write (at the top or in a wrapper), or its
+                ``'additional_wrappers'`` is not a list (or null).
+            TypeError: a field has the wrong type (``'kwargs'`` not an object or null),
+                as the constructor refuses it.
         """
         data = json.loads(json_spec, object_hook=_restore_tuple)
         if not isinstance(data, dict) or "id" not in data:
             raise ValueError("An EnvSpec JSON document must be an object with an 'id' key.")
         _refuse_unknown_keys(data, _SPEC_KEYS, "An EnvSpec JSON document")
-        raw_wrappers = data.get("additional_wrappers") or []
+        # Only null means "none": a falsy value of another type ([] for kwargs, "" or false)
+        # is as malformed as a truthy one.
+        raw_wrappers = data.get("additional_wrappers")
+        if raw_wrappers is None:
+            raw_wrappers = []
         if not isinstance(raw_wrappers, list):
             raise ValueError(
                 "'additional_wrappers' of an EnvSpec JSON document must be a list, "
@@ -346,7 +353,7 @@ class EnvSpec:
             reward_threshold=data.get("reward_threshold"),
             nondeterministic=data.get("nondeterministic", False),
             max_episode_steps=data.get("max_episode_steps"),
-            kwargs=data.get("kwargs") or {},
+            kwargs=data["kwargs"] if data.get("kwargs") is not None else {},
             additional_wrappers=wrappers,
             vector_entry_point=data.get("vector_entry_point"),
             kernel_entry_point=data.get("kernel_entry_point"),
