@@ -1,6 +1,7 @@
 import copy
 import dataclasses
 import json
+import math
 import pickle
 import re
 
@@ -285,7 +286,7 @@ def test_to_json_reports_kwargs_that_json_cannot_hold():
     [
         {"n": np.int64(5), "x": np.float32(0.5), "y": np.float64(0.25), "flag": np.bool_(True)},
         {"positions": (0.0, 1.0), "nested": {"shape": (2, (3,))}, "empty": ()},
-        {"list": [1, (2, 3)], "nan": float("nan")},
+        {"list": [1, (2, 3)], "big": 1e308, "tiny": -5e-324},
         {"tagged": {"__tuple__": 5}},  # not a list: not how a tuple is written
     ],
 )
@@ -315,6 +316,26 @@ def test_from_json_gives_python_numbers_and_tuples():
 def test_to_json_refuses_what_would_come_back_changed(kwargs, message):
     with pytest.raises(ValueError, match=message):
         EnvSpec("My-v0", "a.b:C", kwargs=kwargs).to_json()
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (float("nan"), "nan"),
+        (float("inf"), "inf"),
+        (-math.inf, "-inf"),
+        (np.float32("nan"), re.escape(repr(np.float32("nan")))),
+    ],
+)
+def test_to_json_refuses_nan_and_infinities_naming_the_keyword(value, shown):
+    # JSON has no NaN or infinity: strict parsers refuse the NaN / Infinity tokens.
+    match = rf"^The kwargs of 'My-v0' cannot be serialised to JSON: kwargs\['p'\]\[1\] is {shown}; "
+    match += "JSON has no NaN or infinity"
+    with pytest.raises(ValueError, match=match):
+        EnvSpec("My-v0", "a.b:C", kwargs={"p": (0.0, value)}).to_json()
+    wrapper = WrapperSpec("W", "a.b:W", {"x": value})
+    with pytest.raises(ValueError, match=r"^The kwargs of wrapper 'W' .* kwargs\['x'\] is "):
+        EnvSpec("My-v0", "a.b:C", additional_wrappers=[wrapper]).to_json()
 
 
 @pytest.mark.skipif(

@@ -43,8 +43,9 @@ _TUPLE = "__tuple__"
 
 def _jsonable(value: Any, where: str) -> Any:
     """``value`` (kwargs) as ``to_json()`` writes it, so that ``from_json()`` gives back an equal
-    value: NumPy scalars as Python numbers, tuples tagged; anything else JSON cannot hold, or
-    would give back changed (a dict key that is not a str), is refused naming ``where``."""
+    value: NumPy scalars as Python numbers, tuples tagged; anything else JSON cannot hold (NaN
+    and infinities included), or would give back changed (a dict key that is not a str), is
+    refused naming ``where``."""
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, np.bool_):
@@ -55,6 +56,11 @@ def _jsonable(value: Any, where: str) -> Any:
         number = float(value)
         if math.isinf(number) and np.isfinite(value):  # a longdouble beyond float64
             raise ValueError(f"{where} is {value!r}, too large for JSON's float64.")
+        if not math.isfinite(number):  # as reward_threshold: JSON has no NaN or infinity
+            raise ValueError(
+                f"{where} is {value!r}; JSON has no NaN or infinity (strict parsers refuse "
+                "the NaN and Infinity tokens): use a finite number or None."
+            )
         return number
     if isinstance(value, (list, tuple)):
         items = [_jsonable(item, f"{where}[{i}]") for i, item in enumerate(value)]
@@ -319,7 +325,7 @@ class EnvSpec:
             data["vector_entry_point"] = self.vector_entry_point
         if isinstance(self.kernel_entry_point, str):
             data["kernel_entry_point"] = self.kernel_entry_point
-        return json.dumps(data, indent=2)
+        return json.dumps(data, indent=2, allow_nan=False)  # strict JSON, as checked above
 
     @classmethod
     def from_json(cls, json_spec: str) -> EnvSpec:
