@@ -154,6 +154,32 @@ def test_suggest_within_a_known_namespace_stays_in_it():
     assert suggest("acme/Fo-v0", ids) == ("acme/Foo-v0",)
 
 
+@pytest.mark.parametrize(
+    ("miss", "expected"),
+    [
+        ("classic/Foo-v0", ()),
+        ("classic/Walker-v0", ()),
+        ("classic/Trading-v0", ("Trading-v0",)),
+        ("classic/CartPol-v1", ("classic/CartPole-v1",)),
+        ("classic/MountainCar-v1", ("classic/MountainCar-v0",)),
+        ("acmecorporation/Thing-v0", ()),
+        ("acmecorporatoin/Thing-v0", ()),
+        ("acmecorporatoin/Walker-v0", ("acmecorporation/Walk-v0",)),
+    ],
+)
+def test_suggest_within_a_namespace_compares_names_not_the_shared_namespace(miss, expected):
+    # The namespace all its IDs share must not make unrelated names look alike.
+    ids = [
+        "classic/Acrobot-v1",
+        "classic/MountainCar-v0",
+        "classic/CartPole-v1",
+        "Trading-v0",
+        "acmecorporation/Other-v0",
+        "acmecorporation/Walk-v0",
+    ]
+    assert suggest(miss, ids) == expected
+
+
 def test_suggest_for_an_unknown_namespace_looks_for_a_namespace_typo_only():
     ids = ["Trading-v0", "example/Gridworld-v0"]
     assert suggest("broken/Thing-v0", ids) == ()

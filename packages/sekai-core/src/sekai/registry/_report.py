@@ -67,10 +67,11 @@ def suggest(env_id: str, registered: Iterable[str], n: int = 3) -> tuple[str, ..
     Other versions of the same name come first (name and namespace compare
     case-insensitively, so ``Cartpole-v1`` suggests ``CartPole-v1``); otherwise the same name in
     other namespaces (the same version first, then newest first), then IDs of the same namespace
-    that look alike (``difflib.get_close_matches``, cutoff 0.6). For a namespace with no IDs,
-    only a likely typo in the namespace is suggested: the same name elsewhere, or look-alike IDs
-    of a look-alike namespace. So ``CartPole-v0`` does not suggest ``Market-v0``, nor
-    ``broken/Thing-v0`` ``Trading-v0``.
+    whose name and version look alike (``difflib.get_close_matches``, cutoff 0.6, on the IDs
+    without their shared namespace). For a namespace with no IDs, only a likely typo in the
+    namespace is suggested: the same name elsewhere, or IDs of a look-alike namespace whose name
+    and version look alike. So ``CartPole-v0`` does not suggest ``Market-v0``, nor
+    ``classic/Foo-v0`` ``classic/CartPole-v1``, nor ``broken/Thing-v0`` ``Trading-v0``.
     """
     ids = [i for i in registered if i != env_id]
     try:
@@ -92,13 +93,23 @@ def suggest(env_id: str, registered: Iterable[str], n: int = 3) -> tuple[str, ..
         reverse=True,
     )
     if same_ns:
-        alike = difflib.get_close_matches(env_id, same_ns, n=n, cutoff=0.6)
-        return tuple([*elsewhere, *alike][:n])
+        return tuple([*elsewhere, *_alike(env_id, same_ns, n)][:n])
     if elsewhere:
         return tuple(elsewhere[:n])
     close_ns = difflib.get_close_matches((namespace or "").lower(), list(namespaces), cutoff=0.6)
     candidates = [i for ns in close_ns for i in namespaces[ns]]
-    return tuple(difflib.get_close_matches(env_id, candidates, n=n, cutoff=0.6))
+    return tuple(_alike(env_id, candidates, n))
+
+
+def _alike(env_id: str, candidates: Iterable[str], n: int) -> list[str]:
+    """The ``candidates`` (IDs of one namespace as ``env_id``'s, or of a look-alike one) whose
+    name and version look like ``env_id``'s, best first: the namespace is left out of the
+    comparison, or the prefix they share would make every ID of a namespace look alike."""
+    by_name: dict[str, list[str]] = {}
+    for candidate in candidates:
+        by_name.setdefault(candidate.rpartition("/")[2], []).append(candidate)
+    close = difflib.get_close_matches(env_id.rpartition("/")[2], list(by_name), n=n, cutoff=0.6)
+    return [candidate for name in close for candidate in by_name[name]][:n]
 
 
 def failure_sentence(failure: PluginFailure) -> str:
