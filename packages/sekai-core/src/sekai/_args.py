@@ -111,10 +111,12 @@ def check_int(owner: str, name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
-def check_bool(owner: str, name: str, value: Any) -> bool:
-    """A flag argument: a bool (NumPy's too), not any object Python would read as true."""
+def check_bool(owner: str | None, name: str, value: Any) -> bool:
+    """A flag argument: a bool (NumPy's too), not any object Python would read as true;
+    the error starts with ``owner`` when it is given."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{owner}: {name} must be a bool, got {type_name(value)}.")
+        prefix = "" if owner is None else f"{owner}: "
+        raise TypeError(f"{prefix}{name} must be a bool, got {type_name(value)}.")
     return bool(value)
 
 

@@ -1,7 +1,9 @@
+import json
 import re
 import threading
 import warnings
 
+import numpy as np
 import pytest
 
 import sekai
@@ -127,6 +129,18 @@ def test_spec_and_deregister_of_a_non_string_name_its_type(given):
     if not isinstance(given, EnvSpec):  # make() builds from a spec
         with pytest.raises(TypeError, match=expected):
             sekai.make(given)
+
+
+@pytest.mark.parametrize("flag", [np.bool_(True), np.bool_(False)])
+def test_register_takes_a_numpy_bool_for_nondeterministic_and_stores_a_bool(flag):
+    spec = EnvRegistry().register("A-v0", "a.b:C", nondeterministic=flag)
+    assert spec.nondeterministic is bool(flag)
+    assert json.loads(spec.to_json())["nondeterministic"] is bool(flag)
+
+
+def test_register_names_the_full_type_of_a_refused_nondeterministic_flag():
+    with pytest.raises(TypeError, match=r"^nondeterministic must be a bool, got numpy\.int64\.$"):
+        EnvRegistry().register("A-v0", "a.b:C", nondeterministic=np.int64(1))
 
 
 def test_register_checks_the_types_of_the_threshold_the_flag_and_the_wrappers():

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sekai._args import type_name
+from sekai._args import check_bool, type_name
 from sekai._equal import structurally_equal
 from sekai.registry._build import build_env
 from sekai.registry.entry_points import EntryPoint, check_entry_point, load_entry_point
@@ -275,10 +275,7 @@ class EnvSpec:
             if not math.isfinite(threshold):  # JSON has no NaN/inf, and no return reaches NaN
                 raise ValueError(f"reward_threshold must be finite or None, got {threshold}.")
             self.reward_threshold = float(threshold)  # a NumPy scalar would not serialise
-        if not isinstance(self.nondeterministic, bool):
-            raise TypeError(
-                f"nondeterministic must be a bool, got {type(self.nondeterministic).__name__}."
-            )
+        self.nondeterministic = check_bool(None, "nondeterministic", self.nondeterministic)
         # make()'s -1 ("remove the limit") has no meaning here: None registers no limit.
         self.max_episode_steps = check_max_episode_steps(self.max_episode_steps)
 
