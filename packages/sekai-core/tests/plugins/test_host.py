@@ -820,22 +820,58 @@ def test_sekai_register_from_a_hook_fails_the_plugin_even_outside_any_namespace(
     assert reg.spec("sly/A-v0").source.plugin == "sly"
 
 
-def test_a_plugin_importing_code_that_takes_its_ids_is_named():
+_OWN_ADVICE = (
+    ": a plugin registers its environments with the registry argument of its "
+    "sekai_register_envs hook instead (registry.register(...)), which credits them to it and "
+    "removes them if it fails."
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "distribution", "env_id"),
+    [("acme", "acme-envs", "acme/A-v0"), ("classic", "sekai-classic", "CartPole-v1")],
+)
+def test_a_plugin_calling_sekai_register_for_its_own_ids_at_import_is_told_to_use_the_hook(
+    name, distribution, env_id
+):
+    # The gym habit: the ID is the plugin's own, so the mistake is calling sekai.register().
     registries = []
 
     def load():
-        registries[0].register("acme/A-v0", "sekai.testing.envs:LineEnv")
-        return env_plugin("acme/A-v0")
+        registries[0].register(env_id, "sekai.testing.envs:LineEnv")
+        return env_plugin(env_id)
 
-    reg = registry_of(EntryPointRecord("acme", "acme-envs", "1.0", load))
+    reg = registry_of(EntryPointRecord(name, distribution, "1.0", load))
     registries.append(reg)
     load_quietly(reg)
     [failure] = reg.plugin_report().failures
     assert failure.stage == "import"
-    assert failure.error.startswith(
-        "RuntimeError: sekai.register() of 'acme/A-v0' was called while plugin 'acme' "
-        "(acme-envs 1.0) was being loaded, but 'acme/A-v0' belongs to plugin 'acme'."
+    assert failure.error == (
+        f"RuntimeError: plugin {name!r} ({distribution} 1.0) called sekai.register() for "
+        f"{env_id!r} during its import" + _OWN_ADVICE
     )
+    assert [s.id for s in reg.all_specs()] == []
+
+
+def test_a_plugin_calling_sekai_register_for_its_own_ids_from_its_hook_is_told_so():
+    registries = []
+
+    class Habit:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            registries[0].register("habit/A-v0", "sekai.testing.envs:LineEnv")
+
+    reg = registry_of(record("habit", Habit))
+    registries.append(reg)
+    load_quietly(reg)
+    [failure] = reg.plugin_report().failures
+    assert failure.stage == "register"
+    assert failure.error == (
+        "RuntimeError: plugin 'habit' (acme-envs 1.2.0) called sekai.register() for "
+        "'habit/A-v0' during its sekai_register_envs hook" + _OWN_ADVICE
+    )
+    assert [s.id for s in reg.all_specs()] == []
 
 
 def test_discovery_cut_short_leaves_nothing_behind_and_runs_again():

@@ -222,6 +222,7 @@ class PluginHost:
         self._failures: list[PluginFailure] = []
         self._env_registrar = EnvRegistrar(registry)
         self._loading: PluginRecord | None = None
+        self._importing = False  # whether the plugin loading is being imported (or its hook runs)
         self._plugin_names: frozenset[str] = frozenset()
         self._backend_registrar = BackendRegistrar(registry)
 
@@ -234,6 +235,24 @@ class PluginHost:
     def loading(self) -> str | None:
         """The plugin being imported or registered now (``plugin 'acme' (acme-envs 1.2.0)``)."""
         return self._loading.label if self._loading is not None else None
+
+    def loading_own(self, env_id: str) -> str | None:
+        """When ``env_id`` belongs to the plugin being loaded (its namespace, or its first-party
+        distribution's IDs): what of that plugin runs now (``"its import"``, or ``"its
+        sekai_register_envs hook"``); else None."""
+        plugin = self._loading
+        if plugin is None:
+            return None
+        provider = provider_of_env(env_id)
+        if provider is not None:
+            own = normalize_distribution(provider.distribution) == normalize_distribution(
+                plugin.distribution
+            )
+        else:
+            own = "/" in env_id and env_id.partition("/")[0] == plugin.name
+        if not own:
+            return None
+        return "its import" if self._importing else "its sekai_register_envs hook"
 
     def owner_of(self, env_id: str) -> str | None:
         """Who ``env_id`` belongs to while plugins load, if anyone: a first-party
@@ -341,16 +360,17 @@ class PluginHost:
             if not first_party and not NAMESPACE_RE.fullmatch(record.name):
                 self._fail(plugin, "register", _bad_namespace(record))
                 continue
-            self._loading = plugin
+            self._loading, self._importing = plugin, True
             try:
                 module = _load_plugin(record)
             except (Exception, SystemExit) as exc:  # any error of the plugin's import-time code
                 self._fail(plugin, "import", _error_text(exc))
                 continue
             else:
+                self._importing = False
                 self._register(pm, module, plugin)
             finally:
-                self._loading = None
+                self._loading, self._importing = None, False
 
         messages = [
             f"sekai {f.label} failed to load and was skipped: {f.error.rstrip('.')}. "

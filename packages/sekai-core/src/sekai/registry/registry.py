@@ -154,6 +154,14 @@ class EnvRegistry:
         loading = self._host.loading
         if loading is None and owner is None:
             return  # between plugins: sekai's own code
+        during = self._host.loading_own(text) if text else None
+        if during is not None:  # the gym habit: the plugin registers its own IDs itself
+            raise RuntimeError(
+                f"{loading} called {call} for {env_id!r} during {during}: a plugin registers "
+                "its environments with the registry argument of its sekai_register_envs hook "
+                "instead (registry.register(...)), which credits them to it and removes them if "
+                "it fails."
+            )
         belongs = f", but {env_id!r} belongs to {owner}" if owner is not None else ""
         raise RuntimeError(
             f"{call} of {env_id!r} was called while {loading or 'a plugin'} was being "
