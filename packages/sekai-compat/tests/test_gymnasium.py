@@ -250,6 +250,45 @@ def test_wrapper_rng_reaches_the_gymnasium_generator() -> None:
     assert wrapped.rng is gym_env.np_random
 
 
+# -- action masks -------------------------------------------------------------------------
+
+
+def taxi() -> gym.Env[Any, Any]:
+    """gymnasium's Taxi (whichever version is registered): its ``action_mask(state)`` is a
+    helper that needs a state, not sekai's ``action_mask()``."""
+    return gym.make(max(env_id for env_id in gym.registry if env_id.startswith("Taxi-v")))
+
+
+def test_a_gymnasium_action_mask_that_takes_arguments_is_not_sekais_action_mask() -> None:
+    env = from_gymnasium(taxi())
+    assert sekai.check_env(env) == []
+    assert not env.has_attr("action_mask")
+    assert not sekai.utils.supports_action_mask(env) and sekai.get_action_mask(env) is None
+    with pytest.raises(
+        AttributeError,
+        match=r"has action_mask\(state.*needs arguments; sekai's action_mask\(\) takes no",
+    ):
+        env.get_attr("action_mask")
+    assert not hasattr(to_gymnasium(env), "action_masks")
+    assert env.gymnasium_env.unwrapped.action_mask(0).shape == (6,)  # still gymnasium's
+
+
+class Gate(Canvas):
+    """A gymnasium env whose ``action_mask()`` takes no arguments, as sekai's does."""
+
+    def action_mask(self) -> np.ndarray:
+        return np.array([1, 0], dtype=np.int8)
+
+
+def test_a_gymnasium_action_mask_without_arguments_is_sekais_action_mask() -> None:
+    env = sekai.TimeLimit(from_gymnasium(Gate()), 5)
+    env.reset(seed=0)
+    assert sekai.utils.supports_action_mask(env)
+    np.testing.assert_array_equal(sekai.get_action_mask(env), [1, 0])
+    assert to_gymnasium(env).action_masks().tolist() == [True, False]
+    assert sekai.check_env(env) == []
+
+
 # -- renderer -----------------------------------------------------------------------------
 
 
@@ -257,6 +296,18 @@ def test_gymnasium_renderer_returns_text_for_an_ansi_env_through_wrappers() -> N
     env = sekai.TimeLimit(from_gymnasium(Canvas(render_mode="ansi")), 10)
     env.reset(seed=0)
     assert GymnasiumRenderer().render(env).startswith("value=")
+
+
+@pytest.mark.parametrize("mode", ["ansi", "rgb_array"])
+def test_to_gymnasium_reports_the_render_mode_gymnasium_renderer_draws(mode: str) -> None:
+    env = from_gymnasium(Canvas(render_mode=mode))
+    gym_env = to_gymnasium(env, renderer=GymnasiumRenderer())
+    gym_env.reset(seed=0)
+    assert gym_env.render_mode == mode
+    assert isinstance(gym_env.render(), str if mode == "ansi" else np.ndarray)
+    other = "rgb_array" if mode == "ansi" else "ansi"
+    with pytest.raises(ValueError, match=f"GymnasiumRenderer renders {mode!r} frames"):
+        to_gymnasium(env, renderer=GymnasiumRenderer(), render_mode=other)
 
 
 class Painter(gym.Env):  # type: ignore[type-arg]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +107,31 @@ def _gymnasium_seed(seed: Any) -> int | None:
     return None if seed is None else int(seed)
 
 
+_MASK = "action_mask"
+
+
+def _is_sekai_mask(value: Any) -> bool:
+    """Whether a gymnasium env's ``action_mask`` fits sekai's protocol: a mask, or a method
+    that can be called with no arguments (not a helper such as Taxi's ``action_mask(state)``)."""
+    if not callable(value):
+        return True
+    try:
+        inspect.signature(value).bind()
+    except ValueError:  # no signature to read (some builtins): let a call tell
+        return True
+    except TypeError:
+        return False
+    return True
+
+
+def _signature(method: Any) -> str:
+    """``method``'s parameters as written, ``(...)`` where they cannot be read."""
+    try:
+        return str(inspect.signature(method))
+    except (TypeError, ValueError):
+        return "(...)"
+
+
 def _from_gymnasium(space: Any, which: str) -> Any:
     return convert_space("from_gymnasium()", space_from_gymnasium, space, f"the {which}")
 
@@ -165,20 +191,42 @@ class GymnasiumToSekai(Env[Any, Any]):
     # -- attributes: the adapter's own, else the gymnasium env's (through its wrappers) --------
 
     def has_attr(self, name: str) -> bool:
-        """Whether the adapter or any layer of the gymnasium env has attribute ``name``."""
-        return hasattr(self, name) or self.gymnasium_env.has_wrapper_attr(name)
+        """Whether the adapter or any layer of the gymnasium env has attribute ``name`` (an
+        ``action_mask`` only if it is sekai's: see ``get_attr``)."""
+        if hasattr(self, name):
+            return True
+        if not self.gymnasium_env.has_wrapper_attr(name):
+            return False
+        return name != _MASK or _is_sekai_mask(self.gymnasium_env.get_wrapper_attr(name))
 
     def get_attr(self, name: str) -> Any:
-        """The adapter's ``name`` if it has one, else the gymnasium env's ``get_wrapper_attr``."""
+        """The adapter's ``name`` if it has one, else the gymnasium env's ``get_wrapper_attr``.
+
+        An ``action_mask`` method that needs arguments (Taxi's ``action_mask(state)``) is a
+        gymnasium helper, not sekai's ``action_mask()``: it is not passed on, so the converted
+        env has no action mask (reach it through ``gymnasium_env``).
+
+        Raises:
+            AttributeError: neither has ``name``, or ``name`` is such an ``action_mask``.
+        """
         if hasattr(self, name):
             return getattr(self, name)
         try:
-            return self.gymnasium_env.get_wrapper_attr(name)
+            value = self.gymnasium_env.get_wrapper_attr(name)
         except AttributeError as error:
             raise AttributeError(
                 f"Neither {type(self).__name__} nor its gymnasium env {self.gymnasium_env} "
                 f"has the attribute {name!r}."
             ) from error
+        if name == _MASK and not _is_sekai_mask(value):
+            raise AttributeError(
+                f"The gymnasium env {self.gymnasium_env} has action_mask{_signature(value)}, "
+                "which needs arguments; sekai's action_mask() takes no arguments and returns "
+                "the current mask, so this env has none (gymnasium envs such as Taxi also put "
+                "their mask in info['action_mask']). Call gymnasium's own through "
+                "gymnasium_env.unwrapped."
+            )
+        return value
 
     def set_attr(self, name: str, value: Any) -> None:
         """Set the adapter's ``name`` if it has one, else the gymnasium env's
@@ -245,6 +293,15 @@ class GymnasiumRenderer(BaseRenderer):
 
     def __init__(self) -> None:
         require_gymnasium("GymnasiumRenderer()")
+
+    def _render_mode_of(self, env: Any) -> str | None:
+        """The kind of frames drawn of ``env`` (for ``to_gymnasium``): its gymnasium env's
+        ``render_mode`` when that is ``"rgb_array"`` or ``"ansi"``, else None."""
+        base = getattr(env, "unwrapped", env)
+        if not isinstance(base, GymnasiumToSekai):
+            return None
+        mode = base.gymnasium_env.render_mode
+        return mode if mode in ("rgb_array", "ansi") else None
 
     def render(self, env: Any) -> RenderFrame:
         """The gymnasium env's current frame.
