@@ -21,7 +21,13 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecNormalize
 
 import sekai
-from sekai.compat import SekaiToSB3, from_gymnasium_vector, to_gymnasium, to_sb3
+from sekai.compat import (
+    SekaiToSB3,
+    from_gymnasium,
+    from_gymnasium_vector,
+    to_gymnasium,
+    to_sb3,
+)
 from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
 
 
@@ -465,6 +471,72 @@ def test_indices_on_a_backend_that_cannot_reach_single_sub_envs() -> None:
     assert venv.env_method("get_wrapper_attr", "pokes") == [0, 0, 0]
 
 
+class Answering(sekai.VecWrapper):
+    """A VecWrapper that answers ``get_attr``, ``set_attr`` and ``call`` of ``difficulty`` and
+    ``hello`` itself and passes the rest through."""
+
+    def __init__(self, venv: sekai.VecEnv) -> None:
+        super().__init__(venv)
+        self.difficulty = 7
+
+    def get_attr(self, name: str) -> list[Any]:
+        if name == "difficulty":
+            return [self.difficulty] * self.num_envs
+        return self.venv.get_attr(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        if name == "difficulty":
+            self.difficulty = values
+            return
+        self.venv.set_attr(name, values)
+
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
+        if name == "hello":
+            return ["hi"] * self.num_envs
+        return self.venv.call(name, *args, **kwargs)
+
+
+def test_indices_go_through_a_vec_wrapper_with_its_own_attribute_methods() -> None:
+    vec = sekai.SyncVecEnv([_poked()] * 3)
+    venv = to_sb3(Answering(vec))
+    venv.reset()
+    assert venv.get_attr("difficulty", indices=[2, 0]) == venv.get_attr("difficulty")[:2]
+    assert venv.get_attr("pokes", indices=[1]) == [0]
+    # Its set_attr and call act on every sub-env: a subset is refused, not run past them.
+    for run, what in (
+        (lambda: venv.env_method("hello", indices=[1]), r"env_method\('hello'\)"),
+        (lambda: venv.env_method("poke", 1, indices=[1]), r"env_method\('poke'\)"),
+        (lambda: venv.set_attr("difficulty", 3, indices=[1]), r"set_attr\('difficulty'\)"),
+    ):
+        with pytest.raises(
+            NotImplementedError,
+            match=rf"SekaiToSB3\.{what} with indices that leave sub-envs out: Answering has its "
+            r"own (call|set_attr)\(\), which acts on all sub-envs at once",
+        ):
+            run()
+    assert vec.get_attr("pokes") == [0, 0, 0]
+    assert not any("difficulty" in vars(layer) for env in vec.envs for layer in env)
+    assert venv.env_method("hello") == ["hi"] * 3
+    venv.set_attr("difficulty", 3)
+    assert venv.get_attr("difficulty", indices=[1]) == [3]
+
+
+def test_env_is_wrapped_on_a_gymnasium_vector_env_says_why_it_cannot_look() -> None:
+    gym_vec = gym.vector.SyncVectorEnv(
+        [lambda: gym.make("CartPole-v1")] * 2, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
+    )
+    venv = to_sb3(from_gymnasium_vector(gym_vec))
+    with pytest.raises(NotImplementedError) as caught:
+        venv.env_is_wrapped(sekai.TimeLimit)
+    message = str(caught.value)
+    assert "outside this process" not in message
+    assert message.startswith(
+        "SekaiToSB3.env_is_wrapped(TimeLimit) cannot look at the wrapper layers of "
+        "GymnasiumVectorToSekai's sub-envs: they are gymnasium envs inside its SyncVectorEnv"
+    ), message
+    assert venv.env_is_wrapped(Monitor) == [False, False]
+
+
 def _reach() -> type[sekai.Env[Any, Any]]:
     """A 1-D reach task in the goal-env form SB3's HerReplayBuffer needs (defined here, so that
     it travels to worker processes by value)."""
@@ -551,6 +623,31 @@ def test_action_masks_is_missing_without_action_mask() -> None:
     assert not venv.has_attr("action_masks")
     with pytest.raises(AttributeError, match="define no action_mask"):
         venv.get_attr("action_masks")
+
+
+def test_get_attr_action_masks_gives_each_sub_env_its_own_mask() -> None:
+    # As SB3's DummyVecEnv: entry i is sub-env i's action_masks, giving its own (n,) mask.
+    venv = to_sb3(sekai.SyncVecEnv([MaskedPick for _ in range(3)]))
+    venv.seed(0)
+    venv.reset()
+    masks = venv.action_masks()
+    assert len({row.tobytes() for row in masks}) > 1  # the sub-envs' masks differ
+    getters = venv.get_attr("action_masks")
+    assert len(getters) == 3
+    for getter, mask in zip(getters, masks):
+        np.testing.assert_array_equal(getter(), mask)
+    [getter] = venv.get_attr("action_masks", indices=[2])
+    np.testing.assert_array_equal(getter(), masks[2])
+
+
+def test_a_gymnasium_action_mask_that_takes_arguments_is_no_sb3_mask() -> None:
+    # gymnasium's Taxi has action_mask(state), a helper that is not sekai's action_mask().
+    from sb3_contrib.common.maskable.utils import is_masking_supported
+
+    taxi = max(env_id for env_id in gym.registry if env_id.startswith("Taxi-v"))
+    venv = to_sb3(sekai.SyncVecEnv([lambda: from_gymnasium(gym.make(taxi))] * 2))
+    venv.reset()
+    assert not venv.has_attr("action_masks") and not is_masking_supported(venv)
 
 
 # -- construction -------------------------------------------------------------------------

@@ -6,6 +6,7 @@ lazy ``sekai.compat.SekaiToSB3`` attribute, after ``require_sb3()`` succeeded.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,12 +16,15 @@ from numpy.typing import NDArray
 from stable_baselines3.common.vec_env import VecEnv as SB3VecEnv
 
 from sekai.compat._episode import with_episode_dict
+from sekai.compat._gym_vector import GymnasiumVectorToSekai
 from sekai.compat._spaces import space_to_gymnasium
 from sekai.utils.action_mask import flatten_action_mask
+from sekai.vector._attributes import RemoteAttributes
 from sekai.vector.kernel_vec_env import KernelVecEnv
 from sekai.vector.native import NativeVecEnv
 from sekai.vector.spawnable import spawn_each
 from sekai.vector.vec_env import VecEnv
+from sekai.vector.vec_wrapper import VecWrapper
 
 __all__ = ["SekaiToSB3"]
 
@@ -61,16 +65,20 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
     ``indices``, with one result per entry, in order, as SB3's own VecEnvs (``set_attr`` and
     ``env_method`` run once per entry, so a sub-env named twice runs twice). SyncVecEnv,
     AsyncVecEnv, ProcVecEnv and RayVecEnv reach exactly those sub-envs (a ProcVecEnv or
-    RayVecEnv asks only the workers that run them), under any VecWrappers, which pass these
-    calls through. A native
+    RayVecEnv asks only the workers that run them), under VecWrappers that pass these calls
+    through. A VecWrapper with its own ``get_attr`` / ``set_attr`` / ``call`` is asked with or
+    without ``indices`` alike: its ``get_attr`` for all, the ``indices`` entries returned; its
+    ``set_attr`` and ``call`` on some sub-envs raise ``NotImplementedError``. A native
     env is one object for all its sub-envs: ``get_attr`` reads all and returns the ``indices``
     entries, ``set_attr`` changes only their values, and ``env_method`` on some sub-envs
     raises ``NotImplementedError`` rather than run on all; so do ``set_attr`` and
     ``env_method`` on a backend that cannot reach single sub-envs (``from_gymnasium_vector``, a
     custom VecEnv), whose ``get_attr`` reads all. ``env_is_wrapped`` is
     False for gymnasium wrappers (SB3's Monitor) and on native envs (their sub-envs have no
-    wrapper layers), and raises ``NotImplementedError`` for a sekai wrapper on a backend whose
-    sub-envs live elsewhere (proc, ray), which cannot be checked. ``action_masks()`` (and
+    wrapper layers), and raises ``NotImplementedError`` for a sekai wrapper on a backend
+    without sub-env objects here (proc, ray, ``from_gymnasium_vector``), which cannot be
+    checked. ``get_attr("action_masks")`` gives each sub-env's own ``action_masks`` (one flat
+    mask). ``action_masks()`` (and
     ``env_method("action_masks")``, what sb3-contrib's MaskablePPO calls) flattens each
     sub-env's ``action_mask()`` from ``vec.call``.
 
@@ -162,41 +170,66 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         """Whether the sub-envs are rows of one object (no sub-env objects, no wrapper layers)."""
         return isinstance(self.sekai_vec.unwrapped, (NativeVecEnv, KernelVecEnv))
 
-    def _check_reachable(
-        self, targets: list[int], runs: list[list[int]], what: str, hook: str
-    ) -> None:
-        """Refuse, before anything runs, ``runs`` that leave sub-envs out on a backend that
-        cannot act on single sub-envs.
+    def _reach(self, method: str) -> VecEnv:
+        """The layer that answers ``method`` (``"get_attr"``, ``"set_attr"`` or ``"call"``) for
+        the sub-envs: the outermost with a ``method`` of its own. VecWrapper's own passes the
+        call inward unchanged, so every layer outside this one leaves it as it is.
 
-        The backend is reached past the VecWrappers, as for the sub-env objects of a local
-        backend: a VecWrapper forwards get_attr, set_attr and call to the sub-envs unchanged,
-        so none of its state is skipped.
+        Both ``indices=None`` and some sub-envs go through this layer: its public ``method``
+        for every sub-env, its ``_<method>_at`` hook for some. A VecWrapper with a ``method``
+        of its own is reached with VecEnv's hooks: a read of all sub-envs (``get_attr``), a
+        refusal (``set_attr``, ``call``).
+        """
+        layer = self.sekai_vec
+        while isinstance(layer, VecWrapper) and getattr(type(layer), method) is getattr(
+            VecWrapper, method
+        ):
+            layer = layer.venv
+        return layer
+
+    def _check_reachable(
+        self, targets: list[int], runs: list[list[int]], what: str, method: str
+    ) -> VecEnv:
+        """The layer that runs ``method`` (``_reach``), after refusing, before anything runs,
+        ``runs`` that leave sub-envs out where it cannot act on single sub-envs.
 
         Args:
             targets: the sub-envs of ``indices``; runs: them cut by ``_runs``.
-            what: the method called, for the message; hook: the backend's method that runs it.
+            what: the method called, for the message; method: ``"set_attr"`` or ``"call"``.
 
         Raises:
-            NotImplementedError: a native env (one object for all its sub-envs), or a backend
-                without the single-sub-env ``hook`` (``from_gymnasium_vector``, a custom VecEnv).
+            NotImplementedError: a native env (one object for all its sub-envs), a VecWrapper
+                with its own ``method`` (it acts on all sub-envs), or a backend without the
+                single-sub-env hook (``from_gymnasium_vector``, a custom VecEnv).
         """
+        layer = self._reach(method)
         n = self.num_envs
         if all(len(run) == n for run in runs):
-            return
-        backend = self.sekai_vec.unwrapped
-        name = type(backend).__name__
-        if self._is_native():
+            return layer
+        name = type(layer).__name__
+        hook = f"_{method}_at"
+        instead = (
+            ", or build a SyncVecEnv, AsyncVecEnv, ProcVecEnv or RayVecEnv, whose sub-envs "
+            "to_sb3 reaches one by one"
+        )
+        if isinstance(layer, (NativeVecEnv, KernelVecEnv)):
             reason = (
                 f"{name} is one object for all its sub-envs, so a call cannot be limited to "
                 "some of them"
             )
-        elif getattr(type(backend), hook) is getattr(VecEnv, hook):
+        elif getattr(type(layer), hook) is not getattr(VecEnv, hook):
+            return layer
+        elif isinstance(layer, VecWrapper):
+            reason = (
+                f"{name} has its own {method}(), which acts on all sub-envs at once: going "
+                "past it to some of them would skip it"
+            )
+            instead = f"; {name} decides what {method}() does for each sub-env"
+        else:
             reason = (
                 f"{name} cannot reach single sub-envs: its get_attr, set_attr and call act on all "
                 "of them, which would touch the others"
             )
-        else:
-            return
         which = (
             "that leave sub-envs out"
             if len(set(targets)) < n
@@ -204,8 +237,7 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         )
         raise NotImplementedError(
             f"{type(self).__name__}.{what} with indices {which}: {reason}. Pass indices=None to "
-            "reach every sub-env once, or build a SyncVecEnv, AsyncVecEnv, ProcVecEnv or "
-            "RayVecEnv, whose sub-envs to_sb3 reaches one by one."
+            f"reach every sub-env once{instead}."
         )
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
@@ -216,12 +248,13 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
             return [_ANSWERED[attr_name]] * len(targets)
         if attr_name == _MASKS:
             self._require_masks()
-            return [self.action_masks] * len(targets)
+            return [functools.partial(self._action_masks_of, i) for i in targets]
+        layer = self._reach("get_attr")
         distinct = list(dict.fromkeys(targets))  # a read changes nothing: each sub-env once
         if len(distinct) == self.num_envs:
-            values = self.sekai_vec.get_attr(attr_name)
+            values = layer.get_attr(attr_name)
             return [values[i] for i in targets]
-        read = dict(zip(distinct, self.sekai_vec.unwrapped._get_attr_at(distinct, attr_name)))
+        read = dict(zip(distinct, layer._get_attr_at(distinct, attr_name)))
         return [read[i] for i in targets]
 
     def has_attr(self, attr_name: str) -> bool:
@@ -247,18 +280,19 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
             self.sekai_vec.set_attr(attr_name, values)
             return
         runs = _runs(targets)
-        self._check_reachable(targets, runs, f"set_attr({attr_name!r})", "_set_attr_at")
+        layer = self._check_reachable(targets, runs, f"set_attr({attr_name!r})", "set_attr")
         for run in runs:
             if len(run) == n:
-                self._set_all(attr_name, value)
+                self._set_all(attr_name, value, layer)
             else:
                 spawned = spawn_each(value, len(run), what=what)
-                self.sekai_vec.unwrapped._set_attr_at(run, attr_name, spawned)
+                layer._set_attr_at(run, attr_name, spawned)
 
-    def _set_all(self, attr_name: str, value: Any) -> None:
+    def _set_all(self, attr_name: str, value: Any, layer: VecEnv | None = None) -> None:
         # A list of num_envs items would be read as one value per sub-env.
         one_for_all = isinstance(value, list) and len(value) == self.num_envs
-        self.sekai_vec.set_attr(attr_name, [value] * self.num_envs if one_for_all else value)
+        target = self.sekai_vec if layer is None else layer
+        target.set_attr(attr_name, [value] * self.num_envs if one_for_all else value)
 
     def env_method(
         self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
@@ -270,15 +304,14 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
             masks = self.action_masks()
             return [masks[i] for i in targets]
         runs = _runs(targets)
-        self._check_reachable(targets, runs, f"env_method({method_name!r})", "_call_at")
+        layer = self._check_reachable(targets, runs, f"env_method({method_name!r})", "call")
         results: list[Any] = []
         for run in runs:
             if len(run) == self.num_envs:
-                values = self.sekai_vec.call(method_name, *method_args, **method_kwargs)
+                values = layer.call(method_name, *method_args, **method_kwargs)
                 results += [values[i] for i in run]
             else:
-                backend = self.sekai_vec.unwrapped
-                results += backend._call_at(run, method_name, method_args, method_kwargs)
+                results += layer._call_at(run, method_name, method_args, method_kwargs)
         return results
 
     def env_is_wrapped(self, wrapper_class: type[Any], indices: Any = None) -> list[bool]:
@@ -288,8 +321,9 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         envs) and on native envs (no wrapper layers per sub-env).
 
         Raises:
-            NotImplementedError: another class on a backend whose sub-envs live elsewhere
-                (ProcVecEnv, RayVecEnv), whose layers cannot be looked at from here.
+            NotImplementedError: another class on a backend without sub-env objects here:
+                one whose sub-envs live in worker processes (ProcVecEnv, RayVecEnv), a
+                ``from_gymnasium_vector`` env (gymnasium sub-envs) or a custom VecEnv.
         """
         targets = self._indices(indices)
         envs = self._local_envs()
@@ -297,11 +331,22 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
             return [any(isinstance(layer, wrapper_class) for layer in envs[i]) for i in targets]
         if self._is_native() or issubclass(wrapper_class, gymnasium.Env):
             return [False] * len(targets)
-        backend = type(self.sekai_vec.unwrapped).__name__
+        backend = self.sekai_vec.unwrapped
+        name = type(backend).__name__
+        if isinstance(backend, RemoteAttributes):
+            why = "they live in its worker processes. Build a SyncVecEnv or AsyncVecEnv"
+        elif isinstance(backend, GymnasiumVectorToSekai):
+            inner = type(backend.gymnasium_vec.unwrapped).__name__
+            why = (
+                f"they are gymnasium envs inside its {inner}, which hands out their attributes "
+                "and methods but no sekai wrapper stacks. Build a SyncVecEnv of sekai envs "
+                "(from_gymnasium() for gymnasium ones)"
+            )
+        else:
+            why = f"{name} has no envs list of them. Build a SyncVecEnv or AsyncVecEnv"
         raise NotImplementedError(
             f"{type(self).__name__}.env_is_wrapped({wrapper_class.__name__}) cannot look at the "
-            f"wrapper layers of {backend}'s sub-envs, which live outside this process. Build a "
-            "SyncVecEnv or AsyncVecEnv to check them."
+            f"wrapper layers of {name}'s sub-envs: {why} to check them."
         )
 
     # -- action masks -----------------------------------------------------------------------
@@ -319,6 +364,11 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
                 f"{type(self).__name__} has no action_masks(): the sub-envs of "
                 f"{self.sekai_vec!r} define no action_mask()."
             )
+
+    def _action_masks_of(self, index: int) -> NDArray[np.bool_]:
+        """Sub-env ``index``'s flattened mask: its entry of ``get_attr("action_masks")``."""
+        mask: NDArray[np.bool_] = self.action_masks()[index]
+        return mask
 
     def action_masks(self) -> NDArray[np.bool_]:
         """Every sub-env's ``action_mask()``, flattened: a bool array ``(num_envs, n)``."""

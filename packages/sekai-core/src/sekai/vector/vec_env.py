@@ -322,9 +322,10 @@ class VecEnv(abc.ABC):
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
                 raise TypeError(f"env_ids must hold sub-env indices (ints), got {value!r}.")
             ids.append(int(value))
-        bad = [i for i in ids if not 0 <= i < self._num_envs]
+        n = self.num_envs  # a VecWrapper's is its venv's
+        bad = [i for i in ids if not 0 <= i < n]
         if bad:
-            raise ValueError(f"env_ids holds {bad[0]}, out of range for {self._num_envs} sub-envs.")
+            raise ValueError(f"env_ids holds {bad[0]}, out of range for {n} sub-envs.")
         if len(set(ids)) != len(ids):
             raise ValueError(f"env_ids names a sub-env twice: {ids}.")
         return ids
