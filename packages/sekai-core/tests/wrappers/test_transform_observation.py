@@ -168,6 +168,17 @@ def test_dtype_observation_refuses_a_dtype_that_cannot_hold_the_bounds(
         DtypeObservation(toy_env(observation_space=space), dtype)
 
 
+@pytest.mark.parametrize(("dtype", "name"), [(bool, "bool"), (np.complex64, "complex64")])
+def test_dtype_observation_to_a_dtype_no_box_holds_is_refused_by_box(
+    dtype: Any, name: str, toy_env: Any
+) -> None:
+    space = sekai.Box(-1.0, 1.0, (2,))
+    with pytest.raises(
+        TypeError, match=rf"^Box dtype must be an integer or floating dtype, got {name}"
+    ):
+        DtypeObservation(toy_env(observation_space=space), dtype)
+
+
 def test_dtype_observation_keeps_exact_integer_bounds_at_the_limits(toy_env: Any) -> None:
     space = sekai.Box(0, 2**63 - 1, (1,), np.uint64)  # 2**63 - 1 is 2**63 as a float
     env = DtypeObservation(toy_env(observation_space=space), np.int64)

@@ -125,7 +125,8 @@ class DtypeObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
             # astype() truncates towards zero, so the cast observations lie in trunc(bounds).
             low = np.where(np.isfinite(low), np.trunc(low), low)
             high = np.where(np.isfinite(high), np.trunc(high), high)
-        if not np.can_cast(space.dtype, self.dtype, "safe"):
+        # Other kinds (bool, complex) are for Box below to refuse, naming what it holds.
+        if self.dtype.kind in "iuf" and not np.can_cast(space.dtype, self.dtype, "safe"):
             for name, bound in (("low", low), ("high", high)):
                 finite = bound[np.isfinite(bound)]
                 check_bound_fits(
