@@ -68,3 +68,23 @@ def test_a_zero_dimensional_array_is_a_number_too() -> None:
     assert float(PendulumEnv(g=np.array(9.81)).g) == 9.81
     with pytest.raises(TypeError, match="g must be a real number, got ndarray"):
         PendulumEnv(g=np.array([9.81]))
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "classic/CartPole-v1",
+        "classic/Acrobot-v1",
+        "classic/MountainCar-v0",
+        "classic/MountainCarContinuous-v0",
+    ],
+)
+@pytest.mark.parametrize("mode", ["single", "native"])
+def test_reset_bounds_of_zero_and_negative_zero_are_a_zero_range(env_id: str, mode: str) -> None:
+    options = {"low": 0.0, "high": -0.0}  # equal bounds: NumPy's draw refused the -0.0 above
+    if mode == "single":
+        observation = sekai.make(env_id).reset(seed=0, options=options).observation
+    else:
+        vec = sekai.make_vec(env_id, 2, vectorization_mode="native")
+        observation = vec.reset(seed=0, options=options).observations[0]
+    assert np.all(np.isfinite(observation))

@@ -131,4 +131,4 @@ def reset_bounds(
         raise ValueError(f"The reset bounds must be finite, got low={low}, high={high}.")
     if low > high:
         raise ValueError(f"Lower bound ({low}) must be lower than higher bound ({high}).")
-    return low, high
+    return low + 0.0, high + 0.0  # -0.0 is 0.0: NumPy's draw refuses high=-0.0 above low=0.0

@@ -49,7 +49,7 @@ def initial_high(options: dict[str, Any] | None) -> tuple[float, float]:
             f"Pendulum reset options x_init={x} and y_init={y} must give a finite initial "
             "range [-x_init, x_init] x [-y_init, y_init]."
         )
-    x, y = x + 0.0, y + 0.0  # -0.0 is 0.0 (no spread), not a range the draw would refuse
+    x, y = x + 0.0, y + 0.0  # -0.0 is 0.0 (no spread): NumPy's draw refuses [0.0, -0.0]
     for name, value in (("x_init", x), ("y_init", y)):
         if value < 0:
             raise ValueError(
