@@ -338,6 +338,13 @@ def test_to_json_refuses_nan_and_infinities_naming_the_keyword(value, shown):
         EnvSpec("My-v0", "a.b:C", additional_wrappers=[wrapper]).to_json()
 
 
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
+def test_from_json_refuses_the_non_finite_tokens_to_json_never_writes(token):
+    text = EnvSpec("My-v0", "a.b:C", kwargs={"p": 1.5}).to_json().replace("1.5", token)
+    with pytest.raises(ValueError, match=rf"^An EnvSpec JSON document holds {token}, which"):
+        EnvSpec.from_json(text)
+
+
 @pytest.mark.skipif(
     np.finfo(np.longdouble).max <= np.finfo(np.float64).max, reason="longdouble is float64 here"
 )

@@ -93,6 +93,15 @@ def _key_fate(key: object) -> str:
     return f"come back as {written!r}"
 
 
+def _no_constant(token: str) -> Any:
+    """``json.loads``' hook for the ``NaN`` / ``Infinity`` tokens: refused, as ``to_json()``
+    refuses non-finite numbers (strict JSON has none)."""
+    raise ValueError(
+        f"An EnvSpec JSON document holds {token}, which strict JSON does not have (to_json() "
+        "writes only finite numbers)."
+    )
+
+
 def _restore_tuple(obj: dict[str, Any]) -> Any:
     """The ``json.loads`` object hook undoing ``_jsonable``'s tag of a tuple."""
     if len(obj) == 1 and isinstance(obj.get(_TUPLE), list):
@@ -329,13 +338,14 @@ class EnvSpec:
         """Rebuild a spec from ``to_json()`` output.
 
         Raises:
-            ValueError: the text is not JSON, not an object with an ``'id'``, or holds a key
-                ``to_json()`` does not write (at the top or in a wrapper), or its
+            ValueError: the text is not strict JSON (``NaN`` and ``Infinity``, which
+                ``to_json()`` never writes, are refused), not an object with an ``'id'``, or
+                holds a key ``to_json()`` does not write (at the top or in a wrapper), or its
                 ``'additional_wrappers'`` is not a list (or null).
             TypeError: a field has the wrong type (``'kwargs'`` not an object or null),
                 as the constructor refuses it.
         """
-        data = json.loads(json_spec, object_hook=_restore_tuple)
+        data = json.loads(json_spec, object_hook=_restore_tuple, parse_constant=_no_constant)
         if not isinstance(data, dict) or "id" not in data:
             raise ValueError("An EnvSpec JSON document must be an object with an 'id' key.")
         _refuse_unknown_keys(data, _SPEC_KEYS, "An EnvSpec JSON document")
