@@ -336,7 +336,8 @@ def test_bench_lob_keeps_the_warm_up_round_out_of_its_figures(
 def test_bench_classic_sync_row_counts_only_physics_steps_on_both_sides(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    pytest.importorskip("gymnasium", reason="bench_classic.py compares with gymnasium")
+    # bench_classic.py compares with gymnasium's same-step autoreset (AutoresetMode, 1.1)
+    pytest.importorskip("gymnasium", minversion="1.1")
     bench_classic = _benchmark("bench_classic", monkeypatch)
     ours, theirs = bench_classic.sync_pair(4)
     ours.reset(seed=0)
