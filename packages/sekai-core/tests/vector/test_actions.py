@@ -134,9 +134,6 @@ def test_box_bool_actions_are_the_numbers_1_and_0(space: Box) -> None:
         (Discrete(2), [0, "1", 1], 1, "1"),
         (Discrete(2), [0, 1, 2**70], 2, 2**70),
         (MultiDiscrete([3, 2]), [[0, 1], [2, "1"]], 1, [2, "1"]),
-        (Discrete(2), [0, True, 1], 1, True),  # a bool among ints is still no Discrete action
-        (Discrete(3), [0.0, 1.0, False], 2, False),
-        (MultiDiscrete([3, 2]), [[0, 1], [2, True]], 1, [2, True]),
         (MultiBinary(2), [[0, 1], [True, None]], 1, [True, None]),
         (Box(-2.0, 2.0, shape=(1,)), [[0.1], [0.2], ["x"]], 2, ["x"]),
         (Box(-2.0, 2.0, shape=(1,)), [[0.1], [0.2], [None]], 2, [None]),

@@ -100,13 +100,9 @@ class _ArrayNode(_Node):
                 f"{self._where()} must have shape {self.shape} ({self.num_envs} sub-envs, "
                 f"action space {self.space!r}), got shape {array.shape}."
             )
-        if isinstance(batch, np.ndarray):
-            return array
-        kind = array.dtype.kind
-        # A str among numbers made every entry a str, and a bool among ints an int (a bool is
-        # no Discrete action): keep the entries as given, so that the check finds the sub-env
-        # at fault and names the action it was given.
-        if kind not in "biufO" or (kind in "iuf" and self.kind == "int" and _holds_bool(batch)):
+        if array.dtype.kind not in "biufO" and not isinstance(batch, np.ndarray):
+            # A str among numbers made every entry a str: keep the entries as given, so that
+            # the check finds the sub-env at fault and names the action it was given.
             with contextlib.suppress(ValueError, TypeError):
                 given = np.array(batch, dtype=object)
                 if given.shape == self.shape:
@@ -334,16 +330,6 @@ def _node(space: Space[Any], num_envs: int, path: str) -> _Node:
     if isinstance(space, Tuple):
         return _TupleNode(space, num_envs, path)
     return _OpaqueNode(space, num_envs, path)
-
-
-def _holds_bool(items: Any) -> bool:
-    """Whether a list or tuple (nested: MultiDiscrete rows) holds a bool."""
-    for item in items:
-        if type(item) is bool or type(item) is np.bool_:
-            return True
-        if type(item) in (list, tuple) and _holds_bool(item):
-            return True
-    return False
 
 
 def _as_numbers(entries: NDArray[Any], kinds: str) -> tuple[NDArray[Any], BoolArray]:
