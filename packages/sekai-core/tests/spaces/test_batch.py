@@ -177,12 +177,29 @@ def test_concatenate_into_out_returns_out_for_every_buffer_kind() -> None:
 def test_concatenate_refuses_out_where_the_batch_is_no_buffer(
     opaque: type[Space[Any]],
 ) -> None:
-    # A Sequence batch is a tuple of the items: out was ignored and stayed empty.
-    seq = Sequence(Discrete(3))
-    with pytest.raises(TypeError, match=r"^concatenate cannot write a batch of Sequence\(Disc"):
-        concatenate(seq, [(1,), (0, 2)], create_empty_array(seq, 2))
     with pytest.raises(TypeError, match=r"^concatenate cannot write a batch of Opaque"):
         concatenate(opaque(), ["a"], ["b"])
+
+
+def test_concatenate_into_a_buffer_holding_a_sequence_gives_its_new_tuple() -> None:
+    seq = Sequence(Discrete(3))
+    items = [(1,), (0, 2)]
+    assert concatenate(seq, items, create_empty_array(seq, 2)) == ((1,), (0, 2))
+    spaces: list[Space[Any]] = [Dict(a=Discrete(3), s=seq), Tuple([Discrete(3), seq])]
+    for space in spaces:
+        pairs = [{"a": 2, "s": (1,)}, {"a": 0, "s": (0, 2)}]
+        batch_items = pairs if isinstance(space, Dict) else [(p["a"], p["s"]) for p in pairs]
+        out = create_empty_array(space, 2)
+        batch = concatenate(space, batch_items, out)
+        assert structurally_equal(batch, concatenate(space, batch_items))
+        first = out["a"] if isinstance(out, dict) else out[0]
+        assert first.tolist() == [2, 0]  # the array part written into the buffer
+
+
+def test_concatenate_refuses_a_tuple_out_of_another_length() -> None:
+    space = Tuple([Discrete(3), Discrete(2)])
+    with pytest.raises(ValueError, match=r"^out has 1 parts, but Tuple\(Discrete\(3\), "):
+        concatenate(space, [(1, 0), (2, 1)], (np.zeros(2, np.int64),))
 
 
 @pytest.mark.parametrize(

@@ -36,15 +36,17 @@ def concatenate(space: Space[Any], items: Any, out: Any = None) -> Any:
 
     Arrays take the space's dtype; Dict/Tuple recurse; a Sequence gives a tuple; unknown
     spaces give a plain list. With ``out`` (a buffer from ``create_empty_array``) the batch is
-    written into it and ``out`` is returned.
+    written into it and ``out`` is returned; a Sequence's batch is always a new tuple (a Dict
+    buffer takes it as its part, a Tuple holding one is returned as a new tuple of ``out``'s
+    parts).
 
     Raises:
         ValueError: an item does not fit the space: an array of another shape, a Dict item
             without exactly the space's keys, a Tuple item with another number of parts, or
             an item that would change under the cast to an integer dtype (out of the dtype's
             range, fractional or NaN).
-        TypeError: ``out`` is given for a space whose batch is not an array buffer (a
-            Sequence, an unknown space).
+        ValueError: a Tuple ``out`` with another number of parts than the space.
+        TypeError: ``out`` is given for an unknown space (its batch is a new list).
     """
     refuse_out(space, out, "list")
     return list(items)
@@ -166,9 +168,16 @@ def _concatenate_tuple(space: Tuple, items: Any, out: Any = None) -> tuple[Any, 
         raise
     if out is None:
         return tuple(concatenate(child, column) for child, column in zip(children, columns))
-    for child, column, part in zip(children, columns, out):
-        concatenate(child, column, part)  # in place: a Tuple buffer cannot take new parts
-    return out  # type: ignore[no-any-return]
+    if len(out) != len(children):
+        raise ValueError(
+            f"out has {len(out)} parts, but {space!r} has {len(children)} sub-spaces: pass a "
+            "buffer from create_empty_array(space, n)."
+        )
+    parts = tuple(
+        concatenate(child, column, part) for child, column, part in zip(children, columns, out)
+    )
+    # Written in place; a part whose batch is new (a Sequence's tuple) needs a new Tuple.
+    return out if all(a is b for a, b in zip(parts, out)) else parts
 
 
 def _check_parts(space: Dict | Tuple, items: list[Any]) -> None:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from sekai.spaces._stack import _rows, check_count, concatenate, create_empty_array, refuse_out
+from sekai.spaces._stack import _rows, check_count, concatenate, create_empty_array
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
 from sekai.spaces.discrete import Discrete
@@ -127,7 +127,8 @@ def _with_own_rng(batched: _C, space: Space[Any]) -> _C:
 
 @concatenate.register(Sequence)
 def _concatenate_sequence(space: Sequence, items: Any, out: Any = None) -> tuple[Any, ...]:
-    refuse_out(space, out, "tuple")
+    # The batch is a new tuple of the items whatever ``out`` (create_empty_array's placeholder,
+    # a tuple, cannot be written into): a Dict or Tuple buffer takes it as its part.
     return tuple(items)
 
 
