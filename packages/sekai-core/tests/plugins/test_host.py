@@ -874,6 +874,29 @@ def test_a_plugin_calling_sekai_register_for_its_own_ids_from_its_hook_is_told_s
     assert [s.id for s in reg.all_specs()] == []
 
 
+def test_a_plugin_calling_sekai_deregister_for_its_own_ids_is_told_it_removes_none():
+    registries = []
+
+    class Habit:
+        @staticmethod
+        @hookimpl
+        def sekai_register_envs(registry):
+            registry.register("habit/A-v0", "sekai.testing.envs:LineEnv")
+            registries[0].deregister("habit/A-v0")
+
+    reg = registry_of(record("habit", Habit))
+    registries.append(reg)
+    load_quietly(reg)
+    [failure] = reg.plugin_report().failures
+    assert failure.error == (
+        "RuntimeError: plugin 'habit' (acme-envs 1.2.0) called sekai.deregister() for "
+        "'habit/A-v0' during its sekai_register_envs hook: a plugin removes none of them while "
+        "it loads and registers its environments with the registry argument of its "
+        "sekai_register_envs hook instead (registry.register(...)), which credits them to it "
+        "and removes them if it fails."
+    )
+
+
 def test_discovery_cut_short_leaves_nothing_behind_and_runs_again():
     calls = []
 

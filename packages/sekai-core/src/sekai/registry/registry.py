@@ -156,11 +156,13 @@ class EnvRegistry:
             return  # between plugins: sekai's own code
         during = self._host.loading_own(text) if text else None
         if during is not None:  # the gym habit: the plugin registers its own IDs itself
+            # A plugin's hook can only register: it removes nothing while it loads.
+            removes = "removes none of them while it loads and " if "deregister" in call else ""
             raise RuntimeError(
-                f"{loading} called {call} for {env_id!r} during {during}: a plugin registers "
-                "its environments with the registry argument of its sekai_register_envs hook "
-                "instead (registry.register(...)), which credits them to it and removes them if "
-                "it fails."
+                f"{loading} called {call} for {env_id!r} during {during}: a plugin {removes}"
+                "registers its environments with the registry argument of its "
+                "sekai_register_envs hook instead (registry.register(...)), which credits them "
+                "to it and removes them if it fails."
             )
         belongs = f", but {env_id!r} belongs to {owner}" if owner is not None else ""
         raise RuntimeError(
