@@ -167,8 +167,13 @@ def check_reals(owner: str, name: str, value: Any) -> NDArray[np.float64]:
         raise TypeError(f"{expected}, got bools.")
     try:
         array = np.asarray(value)
-    except (TypeError, ValueError):  # a ragged list
-        raise TypeError(f"{expected}, got a ragged {type_name(value)}.") from None
+    except (TypeError, ValueError) as exc:
+        if isinstance(value, (list, tuple)):
+            raise TypeError(f"{expected}, got a ragged {type_name(value)}.") from None
+        # Another library's array NumPy cannot read (a torch bfloat16 tensor).
+        raise TypeError(
+            f"{expected}, got a {type_name(value)} NumPy cannot read ({exc})."
+        ) from None
     if array.dtype == object:
         kind = refused_kind(array)
         if kind is not None:
@@ -179,7 +184,9 @@ def check_reals(owner: str, name: str, value: Any) -> NDArray[np.float64]:
             raise ValueError(f"{expected}, got {too_large(exc.args[0])}.") from None
         except (TypeError, ValueError):  # an object no float cast can read
             raise TypeError(f"{expected}, got an array holding objects.") from None
-    if array.dtype.kind not in "iuf":
+    if array.dtype.kind not in "iuf" and not (
+        array.dtype.kind == "V" and np.can_cast(array.dtype, np.float64)  # bfloat16 (ml_dtypes)
+    ):
         raise TypeError(f"{expected}, got an array of dtype {array.dtype}.")
     return array.astype(np.float64)
 

@@ -203,6 +203,15 @@ def _rescale_observation(toy_env: Any, low: Any, high: Any) -> Any:
     return sekai.RescaleObservation(toy_env(), low, high)
 
 
+class _Unreadable:
+    """An array of a library whose dtype NumPy does not know (as torch's bfloat16 tensors)."""
+
+    ndim = 1
+
+    def __array__(self, dtype: object = None, copy: object = None) -> Any:
+        raise TypeError("Got unsupported ScalarType BFloat16")
+
+
 RESCALE_BOUNDS: list[tuple[str, Any, Any, Any, str]] = [
     (
         "numeric-str",
@@ -276,6 +285,14 @@ RESCALE_BOUNDS: list[tuple[str, Any, Any, Any, str]] = [
         0.0,
         [True, True],
         r"^RescaleObservation: max_obs must be a number or an array of numbers, got bools\.$",
+    ),
+    (
+        "unreadable-array",  # another library's array NumPy cannot view (a torch bfloat16)
+        _rescale_action,
+        _Unreadable(),
+        2.0,
+        r"^RescaleAction: min_action must be a number or an array of numbers, got a .*_Unreadable "
+        r"NumPy cannot read \(Got unsupported ScalarType BFloat16\)\.$",
     ),
 ]
 
