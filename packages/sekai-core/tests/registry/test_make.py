@@ -2,6 +2,7 @@ import re
 import sys
 import textwrap
 import threading
+from typing import ClassVar
 
 import pytest
 
@@ -221,7 +222,7 @@ def test_make_refuses_an_entry_point_that_does_not_build_a_sekai_env(sekai_regis
 
 
 class Closing(My):
-    closed: list["Closing"] = []
+    closed: ClassVar[list["Closing"]] = []
 
     def close(self):
         Closing.closed.append(self)

@@ -13,7 +13,6 @@ import gymnasium
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.compat._gymnasium import GymnasiumRenderer
 from sekai.compat._spaces import binary_action_converter, space_to_gymnasium
 from sekai.core._render_habit import renderer_of
 from sekai.core.env import Env
@@ -49,12 +48,11 @@ def _render_mode(
             f"to_gymnasium() supports render_mode 'rgb_array' (image renderers) and 'ansi' "
             f"(text renderers), got {render_mode!r}.{hint}"
         )
-    # A renderer may declare its frames with a render_mode attribute; GymnasiumRenderer's are
-    # those of the gymnasium env it draws. Images are the default.
-    if isinstance(renderer, GymnasiumRenderer):
-        declared = renderer._render_mode_of(env)
-    else:
-        declared = getattr(renderer, "render_mode", None)
+    # A renderer may declare its frames with a render_mode attribute, or, as
+    # GymnasiumRenderer (whose frames are those of the gymnasium env it draws), for each env
+    # with _render_mode_of(env). Images are the default.
+    mode_of = getattr(renderer, "_render_mode_of", None)
+    declared = mode_of(env) if callable(mode_of) else getattr(renderer, "render_mode", None)
     declared = declared if declared in RENDER_MODES else None
     if render_mode is None:
         return declared or "rgb_array"

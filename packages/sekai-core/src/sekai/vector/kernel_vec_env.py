@@ -375,17 +375,11 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
 
     def _modes_with_options(self) -> str:
         """Where to go for reset options: the native mode only where this ID has one, else the
-        per-env modes (and the native twins of the ID, which have it)."""
-        from sekai.registry.api import native_twins  # the registry builds these envs
-
+        per-env modes."""
         spec = self.spec
         if spec is not None and spec.vector_entry_point is not None:
             return "use vectorization_mode='native' or 'sync' for reset options"
-        advice = "use vectorization_mode='sync', 'async' or 'proc' for reset options"
-        twins = [] if spec is None else native_twins(spec)
-        if twins:
-            advice += f", or {' or '.join(map(repr, twins))} with vectorization_mode='native'"
-        return advice
+        return "use vectorization_mode='sync', 'async' or 'proc' for reset options"
 
     def _label(self) -> str:
         return self.spec.id if self.spec is not None else type(self.kernel).__name__
