@@ -650,6 +650,18 @@ def test_a_gymnasium_action_mask_that_takes_arguments_is_no_sb3_mask() -> None:
     assert not venv.has_attr("action_masks") and not is_masking_supported(venv)
 
 
+def test_a_gymnasium_vector_envs_action_mask_that_takes_arguments_is_no_sb3_mask() -> None:
+    taxi = max(env_id for env_id in gym.registry if env_id.startswith("Taxi-v"))
+    same_step = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+    gym_vec = gym.make_vec(taxi, 2, vectorization_mode="sync", vector_kwargs=same_step)
+    vec = from_gymnasium_vector(gym_vec)
+    venv = to_sb3(vec)
+    venv.reset()
+    assert not venv.has_attr("action_masks")  # gymnasium's get_attr called action_mask()
+    with pytest.raises(AttributeError, match=r"^Each sub-env of this gymnasium vector env has "):
+        vec.get_attr("action_mask")
+
+
 # -- construction -------------------------------------------------------------------------
 
 

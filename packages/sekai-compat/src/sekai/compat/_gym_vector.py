@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai._equal import structurally_equal
+from sekai.compat._gymnasium import check_sekai_mask
 from sekai.compat._optional import require_gymnasium
 from sekai.compat._spaces import convert_space, space_from_gymnasium
 from sekai.spaces import concatenate, iterate
@@ -381,7 +382,19 @@ class GymnasiumVectorToSekai(VecEnv):
         method = self._venv_method("get_attr")
         if method is None:
             return [getattr(self.gymnasium_vec.unwrapped, name)] * self.num_envs
+        if name == "action_mask":
+            self._check_mask()
         return list(method(name))
+
+    def _check_mask(self) -> None:
+        """Refuse, before gymnasium's get_attr calls it, an ``action_mask`` of the sub-envs that
+        needs arguments (Taxi's): no sekai action mask. Checked where the sub-envs are in this
+        process (a SyncVectorEnv's ``envs``); an AsyncVectorEnv's workers answer for theirs."""
+        envs = getattr(self.gymnasium_vec.unwrapped, "envs", None)
+        if isinstance(envs, list) and envs:
+            found = envs[0].get_wrapper_attr("action_mask")  # AttributeError: no mask at all
+            owner = "Each sub-env of this gymnasium vector env"
+            check_sekai_mask(found, owner, "gymnasium_vec.unwrapped.envs")
 
     def set_attr(self, name: str, values: Any) -> None:
         """Set ``name`` on every sub-env (sekai's rule 6: only a list of ``num_envs`` values is

@@ -124,6 +124,23 @@ def _is_sekai_mask(value: Any) -> bool:
     return True
 
 
+def check_sekai_mask(value: Any, owner: str, reach: str) -> None:
+    """Refuse a gymnasium env's ``action_mask`` that is no sekai action mask (``_is_sekai_mask``).
+
+    Raises:
+        AttributeError: ``value`` is a method that needs arguments (Taxi's), so the env has no
+            sekai action mask; ``owner`` names where it was found, ``reach`` where gymnasium's
+            own method is.
+    """
+    if not _is_sekai_mask(value):
+        raise AttributeError(
+            f"{owner} has action_mask{_signature(value)}, which needs arguments; sekai's "
+            "action_mask() takes no arguments and returns the current mask, so this env has "
+            "none (gymnasium envs such as Taxi also put their mask in info['action_mask']). "
+            f"Call gymnasium's own through {reach}."
+        )
+
+
 def _signature(method: Any) -> str:
     """``method``'s parameters as written, ``(...)`` where they cannot be read."""
     try:
@@ -218,13 +235,9 @@ class GymnasiumToSekai(Env[Any, Any]):
                 f"Neither {type(self).__name__} nor its gymnasium env {self.gymnasium_env} "
                 f"has the attribute {name!r}."
             ) from error
-        if name == _MASK and not _is_sekai_mask(value):
-            raise AttributeError(
-                f"The gymnasium env {self.gymnasium_env} has action_mask{_signature(value)}, "
-                "which needs arguments; sekai's action_mask() takes no arguments and returns "
-                "the current mask, so this env has none (gymnasium envs such as Taxi also put "
-                "their mask in info['action_mask']). Call gymnasium's own through "
-                "gymnasium_env.unwrapped."
+        if name == _MASK:
+            check_sekai_mask(
+                value, f"The gymnasium env {self.gymnasium_env}", "gymnasium_env.unwrapped"
             )
         return value
 
