@@ -150,6 +150,7 @@ def test_dtype_observation_to_a_narrower_integer_stays_in_its_space(
     "space, dtype, says",
     [
         (sekai.Box(-1.0, 1.0, (3,)), np.uint8, "low -1.0 is outside the range of uint8 [0, 255]"),
+        (sekai.Box(-4.8, 4.8, (2,)), np.uint8, "low -4.8 is outside the range of uint8"),
         (sekai.Box(0.0, 1000.0, (2,)), np.int8, "high 1000.0 is outside the range of int8"),
         (sekai.Box(-9, 300, (2,), np.int64), np.uint8, "low -9 is outside the range of uint8"),
         (sekai.Box(0, 2**64 - 1, (2,), np.uint64), np.int64, f"high {2**64 - 1} is outside"),

@@ -26,15 +26,23 @@ def require_box(owner: str, space: Space[Any], what: str = "action") -> Box:
     return space
 
 
-def check_bound_fits(owner: str, name: str, bound: NDArray[Any], dtype: np.dtype[Any]) -> None:
+def check_bound_fits(
+    owner: str,
+    name: str,
+    bound: NDArray[Any],
+    dtype: np.dtype[Any],
+    shown: NDArray[Any] | None = None,
+) -> None:
     """Refuse a finite bound (float64, or of an integer dtype) that a Box of ``dtype`` cannot
     hold as given.
 
     Box would clip an out-of-range bound (or turn an overflowing one into inf) with at most a
     warning, and the wrapper's map or cast, built from the bound as given, would then disagree
-    with its declared space.
+    with its declared space. ``shown``: the values to quote, where ``bound`` was derived from
+    them (a float bound truncated for an integer cast); default ``bound``.
     """
     flat = bound.reshape(-1)
+    quoted = flat if shown is None else shown.reshape(-1)
     if dtype.kind == "f":
         with np.errstate(over="ignore"):
             bad = np.isinf(flat.astype(dtype))
@@ -60,7 +68,7 @@ def check_bound_fits(owner: str, name: str, bound: NDArray[Any], dtype: np.dtype
         outside = (flat < lo) | ((flat >= hi) if hi > info.max else (flat > hi))
     if bool(outside.any()):
         raise ValueError(
-            f"{owner}: {name} {flat[outside][0].item()!r} is outside the range of {dtype} "
+            f"{owner}: {name} {quoted[outside][0]!s} is outside the range of {dtype} "
             f"[{info.min}, {info.max}]."
         )
 

@@ -128,10 +128,12 @@ class DtypeObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
             high = np.where(np.isfinite(high), np.trunc(high), high)
         # Other kinds (bool, complex) are for Box below to refuse, naming what it holds.
         if self.dtype.kind in "iuf" and not np.can_cast(space.dtype, self.dtype, "safe"):
-            for name, bound in (("low", low), ("high", high)):
-                finite = bound[np.isfinite(bound)]
+            given = (("low", low, space.low), ("high", high, space.high))
+            for name, bound, original in given:
+                finite = np.isfinite(bound)
+                where = f"observation space {name}"  # quoted as the space has it, not truncated
                 check_bound_fits(
-                    "DtypeObservation", f"observation space {name}", finite, self.dtype
+                    "DtypeObservation", where, bound[finite], self.dtype, original[finite]
                 )
         if not self._to_integer:
             low, high = low.astype(self.dtype), high.astype(self.dtype)
