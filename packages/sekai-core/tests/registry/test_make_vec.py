@@ -602,7 +602,7 @@ def test_a_mode_whose_libraries_were_all_found_is_not_checked_again(
         return real(name)
 
     monkeypatch.setattr(sekai._metadata, "missing_requirements", counting)
-    monkeypatch.setattr(sekai.registry.api, "_COMPLETE", set())
+    monkeypatch.setattr(sekai.registry.api, "_COMPLETE", set(), raising=False)
     for _ in range(3):
         sekai.make_vec("testing/Line-v0", 2, vectorization_mode="sync").close()
     assert checked == ["sekai-core"]  # installed metadata is read once, not on every call

@@ -56,8 +56,9 @@ def _batch_moments(arr: Float64Array) -> tuple[Float64Array, Float64Array, int]:
 _SMALL = 32
 
 
-def _all_finite(arr: Float64Array) -> bool:
-    """Whether every entry of ``arr`` is finite (one update's check: kept cheap for a row)."""
+def all_finite(arr: NDArray[Any]) -> bool:
+    """Whether every entry of the float array ``arr`` is finite (kept cheap for a row: a
+    statistics update's check, an observation's)."""
     if arr.size <= _SMALL:
         return all(map(math.isfinite, arr.ravel().tolist()))
     return bool(np.isfinite(arr).all())
@@ -88,7 +89,7 @@ def update_checked(
         arr = _as_batch(batch, stats.shape, stats._name)
         if arr is None:
             continue
-        if not _all_finite(arr):
+        if not all_finite(arr):
             at = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
             raise ValueError(
                 f"{owner}: {describe(at, float(arr[at]))}. A NaN or infinite value would make "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -14,6 +13,7 @@ from sekai.core.env import Env
 from sekai.core.wrapper import ObservationWrapper
 from sekai.spaces import Box, Dict, Space
 from sekai.spaces.space import check_space
+from sekai.stats.running import all_finite
 from sekai.wrappers.transform_action import (
     AffineMap,
     IntegerClip,
@@ -151,7 +151,7 @@ class DtypeObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
             ValueError: a NaN or an infinity cast to an integer dtype (no integer stands for it).
         """
         x = np.asarray(observation)
-        if self._to_integer and x.dtype.kind == "f" and not _all_finite(x):
+        if self._to_integer and x.dtype.kind == "f" and not all_finite(x):
             bad = x[~np.isfinite(x)]
             raise ValueError(
                 f"DtypeObservation: cannot cast an observation holding {float(bad[0])!r} to "
@@ -160,14 +160,6 @@ class DtypeObservation(ObservationWrapper[NDArray[Any], NDArray[Any], Any]):
         if self._integer is not None:
             return self._integer(x)
         return x.astype(self.dtype)
-
-
-def _all_finite(x: NDArray[Any]) -> bool:
-    """Whether every entry of the float array ``x`` is finite; a few entries are checked as
-    Python floats, several times faster than NumPy's ufunc and reduction on a small array."""
-    if x.size <= 16:
-        return all(map(math.isfinite, x.ravel().tolist()))
-    return bool(np.isfinite(x).all())
 
 
 class FilterObservation(ObservationWrapper[dict[str, Any], dict[str, Any], Any]):
