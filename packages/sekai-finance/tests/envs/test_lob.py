@@ -176,6 +176,23 @@ def test_market_buy_pays_the_ask_and_reward_is_the_wealth_change() -> None:
     assert result.reward == pytest.approx(-1.0 - 0.5 * 1 * 1.0)
 
 
+@pytest.mark.parametrize(("terminal_penalty", "last"), [(0.25, -4.0), (0.0, -3.0)])
+def test_terminal_penalty_is_subtracted_on_the_last_step_only(
+    terminal_penalty: float, last: float
+) -> None:
+    kwargs: dict[str, Any] = {"session_length": 2.0, "inventory_penalty": 0.5}
+    if terminal_penalty:
+        kwargs["terminal_penalty"] = terminal_penalty
+    env = static_env(**kwargs)
+    assert env.terminal_penalty == terminal_penalty  # 0.0 by default
+    first = env.step(np.array([0, 0, 2]))  # buys 1 at 10001, mid 10000: wealth -1
+    assert not first.terminated and first.reward == -1.0 - 0.5 * 1 * 1.0
+    second = env.step(np.array([0, 0, 2]))  # buys 1 more at 10001, mid 10000: wealth -2
+    assert second.terminated and (env.inventory, second.info["wealth"]) == (2, -2.0)
+    # -1 (wealth) - 0.5 * 2**2 * 1.0 (running penalty) - terminal_penalty * 2**2
+    assert second.reward == -1.0 - 0.5 * 4 * 1.0 - terminal_penalty * 4 == last
+
+
 # -- episode ---------------------------------------------------------------------------------
 
 
@@ -364,10 +381,25 @@ def test_settable_parameters_are_validated() -> None:
     assert env.inventory_penalty == 0.5
     with pytest.raises(ValueError, match="inventory_penalty"):
         env.inventory_penalty = -1.0
+    env.terminal_penalty = 0.25
+    assert env.terminal_penalty == 0.25
+    with pytest.raises(ValueError, match="terminal_penalty"):
+        env.terminal_penalty = -1.0
+    assert env.terminal_penalty == 0.25
     with pytest.raises(TypeError, match="OrderFlow"):
         env.flow = "zi"
     env.flow = ZeroIntelligenceFlow(market_rate=1.0)
     assert env.flow.market_rate == 1.0
+
+
+def test_terminal_penalty_is_set_and_read_through_a_vector_env() -> None:
+    vec = sekai.make_vec("LimitOrderBook-v0", 2, terminal_penalty=0.5)
+    assert vec.get_attr("terminal_penalty") == [0.5, 0.5]
+    vec.set_attr("terminal_penalty", 0.25)
+    assert vec.get_attr("terminal_penalty") == [0.25, 0.25]
+    with pytest.raises(ValueError, match="terminal_penalty"):
+        vec.set_attr("terminal_penalty", -1.0)
+    vec.close()
 
 
 @pytest.mark.parametrize(
@@ -380,6 +412,8 @@ def test_settable_parameters_are_validated() -> None:
         ({"decision_interval": 0.0}, "decision_interval"),
         ({"session_length": -1.0}, "session_length"),
         ({"inventory_penalty": float("nan")}, "inventory_penalty"),
+        ({"terminal_penalty": -0.1}, "terminal_penalty"),
+        ({"terminal_penalty": float("inf")}, "terminal_penalty"),
         ({"warmup": -1.0}, "warmup"),
         ({"max_inventory": True}, "max_inventory"),
     ],

@@ -112,6 +112,29 @@ def test_total_reward_is_the_wealth_change_minus_penalties_for_every_trader() ->
         assert totals[agent] == pytest.approx(env.wealth(agent), abs=1e-6)
 
 
+@pytest.mark.parametrize(("terminal_penalty", "last"), [(0.25, (-4.0, -0.75)), (0.0, (-3.0, -0.5))])
+def test_terminal_penalty_is_subtracted_from_every_traders_last_reward(
+    terminal_penalty: float, last: tuple[float, float]
+) -> None:
+    kwargs: dict[str, Any] = {"session_length": 2.0, "inventory_penalty": 0.5}
+    if terminal_penalty:
+        kwargs["terminal_penalty"] = terminal_penalty
+    env = LimitOrderBookMarket(2, decision_intervals=[1.0, 2.0], flow=StaticFlow(), **kwargs)
+    env.reset(seed=0)
+    # trader_0 buys 1 at 10001, trader_1 sells 1 at 9999; the mid stays 10000
+    first = env.step({"trader_0": np.array([0, 0, 2]), "trader_1": np.array([0, 0, 0])})
+    assert first.rewards == {"trader_0": -1.0 - 0.5, "trader_1": -1.0 - 0.5}
+    assert env.acting == ["trader_0"]  # trader_1 decides next at the session end
+    second = env.step({"trader_0": np.array([0, 0, 2])})  # buys 1 more at 10001
+    assert all(second.terminated.values())
+    assert (env.inventory("trader_0"), env.inventory("trader_1")) == (2, -1)
+    # trader_0: -1 (wealth) - 0.5 * 2**2 - terminal_penalty * 2**2;
+    # trader_1, who did not act: 0 (wealth) - 0.5 * 1**2 - terminal_penalty * 1**2
+    expected = (-1.0 - 0.5 * 4 - terminal_penalty * 4, -0.5 * 1 - terminal_penalty * 1)
+    assert expected == last
+    assert (second.rewards["trader_0"], second.rewards["trader_1"]) == last
+
+
 def test_one_traders_market_order_fills_anothers_quote_and_both_are_booked() -> None:
     flow = StaticFlow(bids=((1, 1),), asks=((1, 1),))
     env = LimitOrderBookMarket(2, flow=flow, order_size=2)
@@ -235,6 +258,7 @@ def test_one_trader_decides_as_often_as_limit_order_book_v0_steps() -> None:
         ({"decision_intervals": [1.0]}, "decision_intervals"),
         ({"decision_intervals": 0.0}, "decision_intervals"),
         ({"levels": 0}, "levels"),
+        ({"terminal_penalty": -1.0}, "terminal_penalty"),
     ],
 )
 def test_invalid_parameters_raise_value_error(kwargs: dict[str, Any], match: str) -> None:

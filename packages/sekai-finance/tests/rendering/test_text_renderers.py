@@ -24,6 +24,7 @@ from sekai.envs.finance.rendering import (
     TradingTextRenderer,
 )
 from sekai.envs.finance.trading import TradingEnv
+from sekai.finance.lob import StaticFlow
 from sekai.finance.rewards import SimpleReturn
 from sekai.rendering import RENDER_BEFORE_RESET, Renderer
 
@@ -117,6 +118,21 @@ def test_the_reward_column_is_the_envs_reward(
         assert shown == pytest.approx(result.reward, abs=0.6 * 10.0**-decimals)
         if result.terminated or result.truncated:
             break
+
+
+def test_the_lob_reward_column_includes_the_terminal_penalty_on_the_last_step() -> None:
+    env = LimitOrderBookEnv(session_length=3.0, terminal_penalty=2.0, flow=StaticFlow())
+    renderer = LimitOrderBookTextRenderer()
+    env.reset(seed=0)
+    renderer.render(env)
+    for _ in range(3):
+        wealth = env.wealth
+        result = env.step(np.array([0, 0, 2]))  # a market buy each step
+        assert float(renderer.render(env).split()[-1]) == pytest.approx(result.reward, abs=6e-4)
+    # inventory 3 at the end: the last reward carries 2.0 * 3**2 = 18 of terminal penalty
+    running = 0.01 * 3**2 * 1.0
+    assert result.terminated and env.inventory == 3
+    assert result.reward == pytest.approx(result.info["wealth"] - wealth - running - 18.0)
 
 
 @pytest.mark.parametrize(("make", "renderer_cls", "policy"), SINGLE, ids=IDS)

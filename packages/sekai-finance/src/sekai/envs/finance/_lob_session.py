@@ -101,6 +101,7 @@ class LobParams:
         order_size: Any,
         max_inventory: Any,
         inventory_penalty: Any,
+        terminal_penalty: Any,
         max_trades: Any,
         warmup: Any,
     ) -> None:
@@ -111,6 +112,7 @@ class LobParams:
         self.order_size = check_int("order_size", order_size)
         self.max_inventory = check_int("max_inventory", max_inventory)
         self.inventory_penalty = check_real("inventory_penalty", inventory_penalty, "ge0")
+        self.terminal_penalty = check_real("terminal_penalty", terminal_penalty, "ge0")
         self.max_trades = check_int("max_trades", max_trades)
         self.warmup = check_real("warmup", warmup, "ge0")
         smallest = max(2 * (self.max_quote_offset + self.levels), SEED_LEVELS + 1)
@@ -393,13 +395,17 @@ class LobSession:
         )
         return {"book": table, "trades": {"values": values, "mask": mask}, "agent": agent}
 
-    def settle(self, trader: Trader, dt: float) -> float:
-        """The trader's reward since the last settlement: Δwealth − penalty · inventory² · dt."""
+    def settle(self, trader: Trader, dt: float, last: bool) -> float:
+        """The trader's reward since the last settlement: Δwealth − inventory_penalty ·
+        inventory² · dt, less terminal_penalty · inventory² when the session ends (``last``)."""
         wealth = trader.cash + trader.inventory * self.mid()
         reward = wealth - trader.wealth
         trader.wealth = wealth
         q = trader.inventory
-        return float(reward - self.params.inventory_penalty * q * q * dt)
+        reward -= self.params.inventory_penalty * q * q * dt
+        if last:
+            reward -= self.params.terminal_penalty * q * q
+        return float(reward)
 
     def info(self, trader: Trader, dt: float) -> dict[str, Any]:
         """The trader's info; ``fills`` counts its fills since the previous info (then restarts)."""

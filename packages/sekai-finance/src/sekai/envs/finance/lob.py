@@ -38,7 +38,8 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
     itself the best price stays put, a market order first cancels the agent's own opposite quote
     (self-trade prevention), and orders that would breach ``max_inventory`` are ignored
     (``action_mask()`` marks them). Reward: the change of ``cash + inventory * mid`` (ticks)
-    minus ``inventory_penalty * inventory**2 * dt``. The session ends after ``n_steps``.
+    minus ``inventory_penalty * inventory**2 * dt``, and on the session's last step minus
+    ``terminal_penalty * inventory**2`` too. The session ends after ``n_steps``.
 
     Args:
         flow: the background ``OrderFlow`` (default ``ZeroIntelligenceFlow()``).
@@ -50,6 +51,8 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         order_size: lots per quote or market order.
         max_inventory: absolute inventory limit.
         inventory_penalty: penalty per squared lot per unit time (>= 0).
+        terminal_penalty: penalty per squared lot held at the session end, subtracted from the
+            last step's reward (>= 0; 0 = none).
         max_trades: how many of the trades since the previous observation are observed (the
             most recent; read-only).
         warmup: time the book evolves before the session starts (>= 0).
@@ -77,6 +80,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         order_size: int = 1,
         max_inventory: int = 20,
         inventory_penalty: float = 0.01,
+        terminal_penalty: float = 0.0,
         max_trades: int = 16,
         warmup: float = 20.0,
     ) -> None:
@@ -89,6 +93,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
             order_size=order_size,
             max_inventory=max_inventory,
             inventory_penalty=inventory_penalty,
+            terminal_penalty=terminal_penalty,
             max_trades=max_trades,
             warmup=warmup,
         )
@@ -150,6 +155,15 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
     @inventory_penalty.setter
     def inventory_penalty(self, value: Any) -> None:
         self._params.inventory_penalty = check_real("inventory_penalty", value, "ge0")
+
+    @property
+    def terminal_penalty(self) -> float:
+        """Penalty per squared lot held at the session end (subtracted on the last step)."""
+        return self._params.terminal_penalty
+
+    @terminal_penalty.setter
+    def terminal_penalty(self, value: Any) -> None:
+        self._params.terminal_penalty = check_real("terminal_penalty", value, "ge0")
 
     @property
     def n_steps(self) -> int:
@@ -246,7 +260,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         core.decide(trader, bid, ask, market)
         core.advance(self.rng, end)
         dt = self._dt = end - start
-        reward = core.settle(trader, dt)
+        reward = core.settle(trader, dt, terminated)
         self._elapsed_steps = k + 1
         self._done = terminated
         observation = core.observe(trader)

@@ -65,7 +65,9 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         decision_intervals: time between a trader's decisions, one number or one per trader.
         jitter: relative randomness of each wait, ``0 <= jitter < 1``.
         flow, mid_price, session_length, levels, max_quote_offset, order_size, max_inventory,
-        inventory_penalty, max_trades, warmup: as ``LimitOrderBook-v0``.
+        inventory_penalty, terminal_penalty, max_trades, warmup: as ``LimitOrderBook-v0``
+        (``terminal_penalty`` is subtracted from every trader's reward on the step that ends the
+        session).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_fps": 10}
@@ -84,6 +86,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         order_size: int = 1,
         max_inventory: int = 20,
         inventory_penalty: float = 0.01,
+        terminal_penalty: float = 0.0,
         max_trades: int = 16,
         warmup: float = 20.0,
     ) -> None:
@@ -101,6 +104,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
             order_size=order_size,
             max_inventory=max_inventory,
             inventory_penalty=inventory_penalty,
+            terminal_penalty=terminal_penalty,
             max_trades=max_trades,
             warmup=warmup,
         )
@@ -256,7 +260,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         infos: dict[str, dict[str, Any]] = {}
         acting_now = set(self._acting)
         for agent, trader in zip(self.possible_agents, core.traders):
-            rewards[agent] = core.settle(trader, dt)
+            rewards[agent] = core.settle(trader, dt, done)
             info = core.info(trader, dt)
             info["acting"] = agent in acting_now
             infos[agent] = info

@@ -151,7 +151,7 @@ class LimitOrderBookRenderer(BookRenderer):
 class LimitOrderBookTextRenderer(FinanceTextRenderer):
     """Describes a ``LimitOrderBookEnv`` as one text line per call: step, time, mid, spread,
     inventory, cash, wealth and the step's reward (recomputed exactly from the state: the
-    change of wealth minus the inventory penalty)."""
+    change of wealth minus the inventory penalty, and the terminal penalty on the last step)."""
 
     env_type = LimitOrderBookEnv
     env_title = "LimitOrderBook-v0"
@@ -171,7 +171,10 @@ class LimitOrderBookTextRenderer(FinanceTextRenderer):
         reward = "-"  # at the session start, and when the previous step was not rendered
         if last is not None:
             previous, before = last
-            reward = f"{wealth - previous - env.inventory_penalty * q * q * (time - before):+.3f}"
+            value = wealth - previous - env.inventory_penalty * q * q * (time - before)
+            if step >= env.n_steps:
+                value -= env.terminal_penalty * q * q
+            reward = f"{value:+.3f}"
         spread = env.book.spread()
         return [
             str(step), f"{time:g}", format_price(float(env.mid)),
