@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -286,7 +287,9 @@ def test_a_session_of_whole_intervals_ends_exactly_at_its_length(
     assert env.time_remaining == 0.0 and results[-1].observation["agent"][1] == 0.0
     before = results[-2].info["timestamp"]
     assert before == (env.n_steps - 1) * interval
-    assert results[-1].info["dt"] == length - before
+    # the time left, computed exactly from the floats given (not rounded as length - before)
+    exact = Fraction(length) - (env.n_steps - 1) * Fraction(interval)
+    assert results[-1].info["dt"] == float(exact) == pytest.approx(interval, rel=1e-12)
 
 
 def test_dt_is_the_time_the_last_step_covered_as_in_info() -> None:
@@ -301,6 +304,29 @@ def test_dt_is_the_time_the_last_step_covered_as_in_info() -> None:
     assert dts == [3.0, 3.0, 3.0, 1.0] and result.terminated
     env.reset(seed=1)
     assert env.dt == 3.0
+
+
+@pytest.mark.parametrize(
+    ("interval", "length", "last"),
+    [
+        # 3.0 less 29 times the double nearest 0.1 (a hair above 0.1), computed exactly
+        (0.1, 3.0, 0.09999999999999984),
+        # 3.0 less 4 x 0.7: a shorter last step
+        (0.7, 3.0, 0.20000000000000018),
+    ],
+)
+def test_dt_is_exactly_the_decision_interval_on_every_step_but_the_last(
+    interval: float, length: float, last: float
+) -> None:
+    env = LimitOrderBookEnv(decision_interval=interval, session_length=length)
+    env.reset(seed=0)
+    dts = []
+    for _ in range(env.n_steps):
+        result = env.step(JOIN)
+        assert env.dt == result.info["dt"]
+        dts.append(result.info["dt"])
+    assert result.terminated and dts[:-1] == [interval] * (env.n_steps - 1)
+    assert dts[-1] == last == float(Fraction(length) - (env.n_steps - 1) * Fraction(interval))
 
 
 def test_step_before_reset_raises_reset_required() -> None:

@@ -14,6 +14,7 @@ from sekai.envs.finance.lob import LimitOrderBookEnv
 from sekai.envs.finance.lob_market import LimitOrderBookMarket
 from sekai.error import InvalidAction, ResetRequired
 from sekai.finance.lob import Side, StaticFlow
+from sekai.utils._equal import structurally_equal
 
 JOIN = np.array([1, 1, 1])
 IDLE = np.array([0, 0, 1])
@@ -248,6 +249,40 @@ def test_one_trader_decides_as_often_as_limit_order_book_v0_steps() -> None:
                 market = [info["timestamp"] for info in one_trader_decisions(interval, session)]
                 assert len(stamps) == single.n_steps == n, (interval, n, session)
                 assert market == stamps, (interval, n, session)
+
+
+@pytest.mark.parametrize(("interval", "length"), [(0.1, 3.0), (0.7, 3.0), (0.3, 2.9)])
+def test_one_trader_market_and_limit_order_book_v0_give_identical_results(
+    interval: float, length: float
+) -> None:
+    # the same session: background flow, seed, actions; the penalties make any dt difference
+    # show in the rewards
+    kwargs: dict[str, Any] = {
+        "session_length": length,
+        "inventory_penalty": 0.3,
+        "terminal_penalty": 0.7,
+        "order_size": 2,
+    }
+    single = LimitOrderBookEnv(decision_interval=interval, **kwargs)
+    market = LimitOrderBookMarket(1, decision_intervals=interval, **kwargs)
+    single.reset(seed=5)
+    market.reset(seed=5)
+    space, rng = single.action_space, np.random.default_rng(0)
+    while True:
+        mask = single.action_mask()
+        assert all((m == n).all() for m, n in zip(mask, market.action_mask("trader_0")))
+        action = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+        assert space.contains(action)
+        one = single.step(action)
+        many = market.step({"trader_0": action})
+        info = dict(many.info["trader_0"])
+        assert info.pop("acting") is (not one.terminated)
+        assert info == one.info and one.reward == many.rewards["trader_0"]
+        assert one.terminated == many.terminated["trader_0"]
+        if one.terminated:
+            break
+        assert structurally_equal(one.observation, many.observations["trader_0"])
+    assert single.elapsed_steps == single.n_steps and market.agents == []
 
 
 @pytest.mark.parametrize(

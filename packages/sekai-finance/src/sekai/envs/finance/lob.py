@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
@@ -106,6 +107,9 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         self._session_length = params.session_length
         self._warmup = params.warmup
         self._n_steps = session_steps(params.session_length, self._decision_interval)
+        # the decision times in exact arithmetic, as LimitOrderBookMarket keeps its clock
+        self._wait = Fraction(self._decision_interval)
+        self._length = Fraction(params.session_length)
         self._dt = self._decision_interval
         self.core = LobSession(params, 1)
         self.trader: Trader = self.core.traders[0]
@@ -253,13 +257,13 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         bid, ask, market = parse_lob_action(action, self._n_choices, self.action_space)
         core, trader = self.core, self.trader
         k = self._elapsed_steps
-        interval = self._decision_interval
-        start = k * interval
+        start = k * self._wait
         terminated = k + 1 >= self._n_steps
-        end = self._session_length if terminated else (k + 1) * interval
+        end = self._length if terminated else start + self._wait
         core.decide(trader, bid, ask, market)
-        core.advance(self.rng, end)
-        dt = self._dt = end - start
+        core.advance(self.rng, float(end))
+        # exact: decision_interval itself, or what is left of the session on the last step
+        dt = self._dt = float(end - start)
         reward = core.settle(trader, dt, terminated)
         self._elapsed_steps = k + 1
         self._done = terminated
