@@ -38,6 +38,45 @@ def test_parameters_that_let_the_price_reach_zero_are_refused(kwargs, floor) -> 
     assert "s0 > fixed_cost + initial_inventory * max(permanent_impact" in message
 
 
+TAU_LEVERS = (
+    "Use fewer n_steps or a longer total_time (a larger tau lowers temporary_impact / tau, the "
+    "binding term); or raise s0, or lower initial_inventory, the impacts or sigma."
+)
+OTHER_LEVERS = "Raise s0, or lower initial_inventory, the impacts or sigma."
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "levers"),
+    [
+        # a finer grid of the defaults: temporary_impact / tau binds, a coarser one is accepted
+        ({"n_steps": 100}, TAU_LEVERS),
+        ({"total_time": 1.0, "n_steps": 78}, TAU_LEVERS),
+        ({"initial_inventory": 1e7}, TAU_LEVERS),
+        # permanent_impact binds: a larger tau would not help
+        ({"permanent_impact": 6e-5, "temporary_impact": 1e-5}, OTHER_LEVERS),
+        ({"sigma": 30.0, "permanent_impact": 2e-5}, OTHER_LEVERS),
+    ],
+    ids=["n_steps", "day_of_5_minutes", "inventory", "permanent", "sigma"],
+)
+def test_the_refusal_names_the_levers_that_move_the_binding_term(kwargs, levers) -> None:
+    with pytest.raises(ValueError, match="execution price reach") as info:
+        OptimalExecutionEnv(**kwargs)
+    assert str(info.value).endswith(f"sqrt({kwargs.get('total_time', 5.0)!r}). {levers}")
+
+
+def test_fewer_steps_is_the_lever_when_setting_n_steps_is_refused() -> None:
+    assert OptimalExecutionEnv(n_steps=75).price_floor > 0  # the lever offered works
+    env = OptimalExecutionEnv()
+    with pytest.raises(ValueError, match="setting n_steps let the execution price") as info:
+        env.n_steps = 100
+    assert str(info.value).endswith(TAU_LEVERS) and env.n_steps == 25
+    vec = OptimalExecutionVecEnv(2)
+    with pytest.raises(ValueError, match="setting n_steps let the execution price") as info:
+        vec.set_attr("n_steps", 100)
+    assert str(info.value).endswith(TAU_LEVERS)
+    vec.close()
+
+
 def test_the_default_parameters_are_well_inside_the_domain() -> None:
     env = OptimalExecutionEnv()
     expected = 50.0 - 0.0625 - 1e6 * (2.5e-6 / 0.2) - 5 * 0.95 * math.sqrt(5.0)

@@ -277,6 +277,13 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         if floor > 0:
             return
         head = "the parameters" if name is None else f"setting {name}"
+        levers = "raise s0, or lower initial_inventory, the impacts or sigma."
+        remedy = levers[0].upper() + levers[1:]
+        if self._eta / self.tau > self._gamma:  # the block-sale term temporary_impact / tau binds
+            remedy = (
+                "Use fewer n_steps or a longer total_time (a larger tau lowers "
+                f"temporary_impact / tau, the binding term); or {levers}"
+            )
         raise ValueError(
             f"OptimalExecution-v0: {head} let the execution price reach {floor:.6g} <= 0. The "
             "Almgren-Chriss mid is arithmetic (s0 plus Brownian noise minus impact), so it needs "
@@ -284,8 +291,7 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
             " + 5 * sigma * sqrt(total_time): here "
             f"{self._s0!r} <= {self._epsilon!r} + {self._X0!r} * "
             f"max({self._gamma!r}, {self._eta!r} / {self.tau!r}) + 5 * {self._sigma!r} * "
-            f"sqrt({self._total_time!r}). Raise s0, or lower initial_inventory, the impacts or "
-            "sigma."
+            f"sqrt({self._total_time!r}). {remedy}"
         )
 
     def _check_reward_range(self, name: str | None) -> None:
