@@ -147,6 +147,18 @@ def test_one_traders_market_order_fills_anothers_quote_and_both_are_booked() -> 
     assert result.info["trader_0"]["fills"] == 1 and result.info["trader_1"]["fills"] == 2
 
 
+def test_acting_traders_execute_in_name_order_whatever_the_order_of_the_actions() -> None:
+    # one lot at each ask level: the first trader to buy pays 10001, the next 10002, ...
+    flow = StaticFlow(bids=((1, 3),), asks=((1, 1), (2, 1), (3, 1), (4, 1)))
+    env = LimitOrderBookMarket(3, flow=flow)
+    env.reset(seed=0)
+    buy = np.array([0, 0, 2])
+    result = env.step({"trader_2": buy, "trader_1": buy, "trader_0": buy})  # in reverse order
+    paid = {agent: -info["cash"] for agent, info in result.info.items()}
+    assert paid == {"trader_0": 10_001, "trader_1": 10_002, "trader_2": 10_003}
+    assert all(env.inventory(agent) == 1 for agent in env.possible_agents)
+
+
 def test_a_trader_never_fills_its_own_quote() -> None:
     env = LimitOrderBookMarket(1, flow=StaticFlow(bids=((1, 1),), asks=((2, 1),)))
     env.reset(seed=0)
