@@ -158,6 +158,32 @@ def test_set_attr_refuses_one_generator_for_every_sub_env_on_every_backend(make:
         np.testing.assert_array_equal(vec.reset().observations[:, 0], expected)
 
 
+@pytest.mark.parametrize("make", BACKENDS, ids=["sync", "async", "proc"])
+def test_set_attr_refuses_one_generator_listed_for_several_sub_envs_on_every_backend(
+    make: Any,
+) -> None:
+    # The list form of one generator for several sub-envs: the same refusal, nothing changed.
+    with make([Probe] * 3) as vec:
+        vec.reset(seed=0)
+        states = [g.bit_generator.state for g in vec.get_attr("rng")]
+        shared, other = np.random.default_rng(7), np.random.default_rng(8)
+        with pytest.raises(
+            ValueError,
+            match=(
+                r"^set_attr\('rng', \.\.\.\) got one numpy Generator for sub-envs 0 and 2: one "
+                r"generator cannot seed 2 sub-envs independently \(sub-envs in one process would "
+                r"share it .* worker processes would each get a copy of it .*\)\. Pass a list of 3 "
+                r"generators, one per sub-env \(e\.g\. rng\.spawn\(3\)\), or seed the sub-envs "
+                r"with reset\(seed=\.\.\.\)\.$"
+            ),
+        ):
+            vec.set_attr("rng", [shared, other, shared])
+        assert [g.bit_generator.state for g in vec.get_attr("rng")] == states
+        vec.set_attr("rng", [shared, other, np.random.default_rng(7)])  # distinct: accepted
+        expected = np.float32([np.random.default_rng(seed).random() for seed in (7, 8, 7)])
+        np.testing.assert_array_equal(vec.reset().observations[:, 0], expected)
+
+
 @pytest.mark.parametrize("cls", IN_PROCESS)
 def test_set_attr_of_one_generator_for_a_single_sub_env_sets_it(cls: type[SyncVecEnv]) -> None:
     with cls([Probe]) as vec:

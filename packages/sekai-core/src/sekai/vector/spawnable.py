@@ -9,7 +9,7 @@ import numpy as np
 
 from sekai.vector._contract.seeding import generator_for_all
 
-__all__ = ["Spawnable", "spawn_each"]
+__all__ = ["Spawnable", "per_env_values", "spawn_each"]
 
 # Why one Generator cannot be the value of several sub-envs, whatever the backend.
 _SHARED_OR_COPIED = (
@@ -45,9 +45,35 @@ def spawn_each(value: Any, count: int, *, what: str) -> list[Any]:
     if isinstance(value, Spawnable):
         return [value.spawn() for _ in range(count)]
     if isinstance(value, np.random.Generator) and count > 1:
-        instead = (
-            f"Pass a list of {count} generators, one per sub-env (e.g. rng.spawn({count})), "
-            "or seed the sub-envs with reset(seed=...)."
-        )
-        raise ValueError(generator_for_all(what, count, instead, _SHARED_OR_COPIED))
+        raise ValueError(_one_generator(what, count, count))
     return [value] * count
+
+
+def per_env_values(values: Any, count: int, *, what: str) -> list[Any]:
+    """The value of each of ``count`` sub-envs that ``values``, given as ``what``, sets: a list
+    of exactly ``count`` items as it is (one per sub-env), anything else ``spawn_each``.
+
+    Raises:
+        ValueError: one numpy Generator for several sub-envs, given once or listed for each.
+    """
+    if not (isinstance(values, list) and len(values) == count):
+        return spawn_each(values, count, what=what)
+    positions: dict[int, list[int]] = {}
+    for index, value in enumerate(values):
+        if isinstance(value, np.random.Generator):
+            positions.setdefault(id(value), []).append(index)
+    for shared in positions.values():
+        if len(shared) > 1:
+            listed = ", ".join(map(str, shared[:-1])) + f" and {shared[-1]}"
+            got = f"one numpy Generator for sub-envs {listed}"
+            raise ValueError(_one_generator(what, len(shared), count, got))
+    return list(values)
+
+
+def _one_generator(what: str, shared: int, count: int, got: str = "a numpy Generator") -> str:
+    """Why one Generator cannot serve ``shared`` of ``count`` sub-envs, and what to pass."""
+    instead = (
+        f"Pass a list of {count} generators, one per sub-env (e.g. rng.spawn({count})), "
+        "or seed the sub-envs with reset(seed=...)."
+    )
+    return generator_for_all(what, shared, instead, _SHARED_OR_COPIED, got)

@@ -24,7 +24,7 @@ from sekai.vector._contract.checks import batch_flags, batch_rewards
 from sekai.vector._contract.partial import PartialStep, Stepped
 from sekai.vector._contract.seeding import vector_options, vector_seeds
 from sekai.vector.result import VecResetResult, VecStepResult
-from sekai.vector.spawnable import spawn_each
+from sekai.vector.spawnable import per_env_values
 
 if TYPE_CHECKING:
     from sekai.registry.spec import EnvSpec
@@ -549,7 +549,6 @@ class VecEnv(abc.ABC):
         """Rule 6 for ``set_attr(name, values)``: a list of exactly ``num_envs`` items is per
         sub-env, anything else is one value for every sub-env: a ``Spawnable``'s ``spawn()``
         each, as ``make_vec`` gives them (so a stateful one is not shared, nor advanced), else
-        the value itself; one numpy Generator for several sub-envs raises ValueError."""
-        if isinstance(values, list) and len(values) == self._num_envs:
-            return list(values)
-        return spawn_each(values, self._num_envs, what=f"set_attr({name!r}, ...)")
+        the value itself; one numpy Generator for several sub-envs (given once or listed for
+        each) raises ValueError."""
+        return per_env_values(values, self._num_envs, what=f"set_attr({name!r}, ...)")

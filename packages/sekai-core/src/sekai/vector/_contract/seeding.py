@@ -13,11 +13,13 @@ from sekai.error import _noted
 __all__ = ["generator_for_all", "native_seed", "vector_options", "vector_seeds"]
 
 
-def generator_for_all(what: str, num_envs: int, instead: str, why: str = "") -> str:
-    """The message that refuses one numpy Generator given (as ``what``) for all ``num_envs``
-    sub-envs: ``why`` it cannot serve them, then what to pass ``instead``."""
+def generator_for_all(
+    what: str, num_envs: int, instead: str, why: str = "", got: str = "a numpy Generator"
+) -> str:
+    """The message that refuses one numpy Generator given (as ``what``, which ``got`` it) for
+    ``num_envs`` sub-envs: ``why`` it cannot serve them, then what to pass ``instead``."""
     return (
-        f"{what} got a numpy Generator: one generator cannot seed {num_envs} sub-envs "
+        f"{what} got {got}: one generator cannot seed {num_envs} sub-envs "
         f"independently{why}. {instead}"
     )
 
