@@ -125,3 +125,134 @@ def test_register_space_type_validates_arguments() -> None:
 def test_a_description_missing_a_field_is_a_value_error_naming_it(d: dict, field: str) -> None:
     with pytest.raises(ValueError, match=f"has no '{field}' field"):
         space_from_jsonable(d)
+
+
+@pytest.mark.parametrize(
+    ("d", "error", "message"),
+    [
+        (
+            {"type": "Box", "low": [0.5, 0.5], "high": [3, 3], "shape": [2], "dtype": "int32"},
+            ValueError,
+            r"^Box low has the fractional value 0\.5, but integer dtype int32 needs whole-number",
+        ),
+        ({"type": "Discrete", "n": 3.7, "start": 0}, TypeError, r"^n must be an int, got float"),
+        ({"type": "Discrete", "n": 3, "start": 0.9}, TypeError, r"^start must be an int, got"),
+        (
+            {"type": "MultiDiscrete", "nvec": [2.5, 3], "start": [0, 0], "dtype": "int64"},
+            TypeError,
+            r"^MultiDiscrete nvec must hold integers, got dtype float64\.$",
+        ),
+        (
+            {"type": "MultiDiscrete", "nvec": [2, 3], "start": [0, 0.5], "dtype": "int64"},
+            TypeError,
+            r"^MultiDiscrete start must hold integers, got dtype float64\.$",
+        ),
+        (
+            {
+                "type": "Sequence",
+                "feature_space": {"type": "Discrete", "n": 2},
+                "max_length": 3,
+                "stack": "false",
+            },
+            TypeError,
+            r"^stack must be a bool, got str\.$",
+        ),
+        ({"type": "MultiBinary", "n": [2.0]}, TypeError, r"^MultiBinary n must be an int or a"),
+        (
+            {
+                "type": "MaskedBox",
+                "low": 0,
+                "high": 5.5,
+                "shape": [2],
+                "max_size": 2.0,
+                "dtype": "int64",
+                "fill_value": 0,
+            },
+            ValueError,
+            r"^Box high has the fractional value 5\.5",
+        ),
+        (
+            {
+                "type": "MaskedBox",
+                "low": 0,
+                "high": 5,
+                "shape": [2],
+                "max_size": 2.0,
+                "dtype": "int64",
+                "fill_value": 0,
+            },
+            TypeError,
+            r"^max_size must be an int, got 2\.0\.$",
+        ),
+        (
+            {
+                "type": "MaskedBox",
+                "low": 0,
+                "high": 5,
+                "shape": [2],
+                "max_size": 2,
+                "dtype": "int64",
+                "fill_value": [1.5, 1],
+            },
+            ValueError,
+            r"^fill_value must hold whole numbers for dtype int64\.$",
+        ),
+        (
+            {"type": "Box", "low": 0, "high": 1, "shape": [2.5], "dtype": "float32"},
+            TypeError,
+            r"^Box shape entries must be ints, got \[2\.5\]\.$",
+        ),
+    ],
+)
+def test_from_jsonable_refuses_what_the_constructor_refuses(
+    d: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    # The JSON values reach the constructor as they are: none is cut, rounded or made a bool.
+    with pytest.raises(error, match=message):
+        space_from_jsonable(d)
+
+
+@pytest.mark.parametrize("kind", ["Box", "MaskedBox"])
+def test_from_jsonable_clips_out_of_range_integer_bounds_as_the_constructor_does(
+    kind: str,
+) -> None:
+    d = {"type": kind, "low": [-5, -5], "high": [300, 300], "shape": [2], "dtype": "uint8"}
+    if kind == "MaskedBox":
+        d |= {"max_size": 2, "fill_value": [0, 0]}
+    with pytest.warns(UserWarning) as caught:
+        space = space_from_jsonable(d)
+    assert [str(w.message) for w in caught] == [
+        f"Box {name} has values outside the range of uint8; they were clipped to [0, 255]."
+        for name in ("low", "high")
+    ]
+    assert {w.filename for w in caught} == {__file__}  # the caller's line, not sekai's
+    element = space.element_space if isinstance(space, MaskedBox) else space
+    assert element == Box(0, 255, (2,), np.uint8)
+
+
+@pytest.mark.parametrize("kind", ["Box", "MaskedBox"])
+def test_from_jsonable_reads_strict_json_infinities(kind: str) -> None:
+    # Strict JSON has no inf: a writer that refuses the Infinity token writes it as a string.
+    d = {
+        "type": kind,
+        "low": [["-Infinity", 0.0]],
+        "high": [["Infinity", 1.0]],
+        "shape": [1, 2],
+        "dtype": "float64",
+    }
+    if kind == "MaskedBox":
+        d |= {"max_size": 2, "fill_value": [["Infinity", 0.5]]}
+    space = space_from_jsonable(d)
+    element = space.element_space if isinstance(space, MaskedBox) else space
+    assert element == Box([[-np.inf, 0.0]], [[np.inf, 1.0]], dtype=np.float64)
+    if isinstance(space, MaskedBox):
+        np.testing.assert_array_equal(space.fill_value, [[np.inf, 0.5]])
+
+
+@pytest.mark.parametrize(
+    "space",
+    [Box(0, 1, (0, 2)), MaskedBox(0, 1, (0, 2), max_size=2), MaskedBox(0, 1, (2, 0), max_size=1)],
+    ids=repr,
+)
+def test_zero_size_bounds_round_trip(space: Space[Any]) -> None:
+    assert space_from_jsonable(json.loads(json.dumps(space.to_jsonable()))) == space

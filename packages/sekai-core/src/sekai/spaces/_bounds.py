@@ -5,15 +5,18 @@ from __future__ import annotations
 import math
 import operator
 import warnings
+from collections.abc import Mapping
 from typing import Any, SupportsIndex
 
 import numpy as np
 from numpy.typing import NDArray
 
 from sekai._args import holds_bool
+from sekai._warnings import caller_stacklevel
 
 __all__ = [
     "as_bound",
+    "bound_from_json",
     "check_dtype",
     "normalise_shape",
     "to_float_dtype",
@@ -48,6 +51,28 @@ def normalise_shape(shape: Any) -> tuple[int, ...] | None:
     if any(s < 0 for s in result):
         raise ValueError(f"Box shape entries must be >= 0, got {tuple(result)}.")
     return tuple(result)
+
+
+# How a strict JSON writer (one without the Infinity token) writes the infinite bounds.
+_JSON_INFINITIES = {"Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def bound_from_json(d: Mapping[str, Any], field: str, shape: tuple[int, ...] | None) -> Any:
+    """``d[field]``, a bound of ``shape`` as JSON holds it, for Box to check: the strings
+    ``"Infinity"`` / ``"-Infinity"`` as floats, an empty list as a zero-size bound of ``shape``
+    (``tolist()`` drops the shape of ``(0, 2)``), anything else as given."""
+    value = _json_number(d[field])
+    if shape is not None and math.prod(shape) == 0 and value == []:
+        return np.empty(shape)
+    return value
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_json_number(item) for item in value]
+    if isinstance(value, str):
+        return _JSON_INFINITIES.get(value, value)
+    return value
 
 
 def check_dtype(dtype: Any) -> np.dtype[Any]:
@@ -139,7 +164,7 @@ def to_integer_dtype(name: str, arr: NDArray[Any], dt: np.dtype[Any]) -> NDArray
         warnings.warn(
             f"Box {name} has values outside the range of {dt}; they were clipped to [{lo}, {hi}].",
             UserWarning,
-            stacklevel=3,
+            stacklevel=caller_stacklevel(),
         )
     out = np.empty(arr.shape, dtype=dt)
     inside = ~(too_high | too_low)

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from sekai.spaces._array import ArraySpace, numeric_mask
 from sekai.spaces._bounds import (
     as_bound,
+    bound_from_json,
     check_dtype,
     normalise_shape,
     to_float_dtype,
@@ -445,14 +446,10 @@ class Box(ArraySpace[NDArray[Any]]):
 
     @classmethod
     def from_jsonable(cls, d: Mapping[str, Any]) -> Box:
-        """Rebuild a Box from ``to_jsonable()``'s dict."""
-        dtype = np.dtype(d["dtype"])
-        shape = tuple(d["shape"])
-        # tolist() drops the shape of zero-size bounds ([] for (0, 1)): restore it.
-        low = np.asarray(d["low"], dtype=dtype)
-        high = np.asarray(d["high"], dtype=dtype)
-        if low.size == high.size == math.prod(shape):
-            low, high = low.reshape(shape), high.reshape(shape)
+        """Rebuild a Box from ``to_jsonable()``'s dict; its values are checked as ``Box()``
+        checks them."""
+        dtype, shape = d["dtype"], normalise_shape(d["shape"])
+        low, high = bound_from_json(d, "low", shape), bound_from_json(d, "high", shape)
         return cls(low, high, shape=shape, dtype=dtype)
 
 

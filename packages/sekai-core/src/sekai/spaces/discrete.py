@@ -131,8 +131,9 @@ class Discrete(Space[np.int64]):
 
     @classmethod
     def from_jsonable(cls, d: Mapping[str, Any]) -> Discrete:
-        """Rebuild a Discrete from ``to_jsonable()``'s dict."""
-        return cls(int(d["n"]), start=int(d.get("start", 0)))
+        """Rebuild a Discrete from ``to_jsonable()``'s dict; its values are checked as
+        ``Discrete()`` checks them."""
+        return cls(d["n"], start=d.get("start", 0))
 
 
 register_space_type("Discrete", Discrete)

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.spaces._bounds import bound_from_json, normalise_shape
 from sekai.spaces._format import format_bound
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
@@ -293,15 +294,16 @@ class MaskedBox(Dict):
 
     @classmethod
     def from_jsonable(cls, d: cabc.Mapping[str, Any]) -> MaskedBox:
-        """Rebuild a MaskedBox from ``to_jsonable()``'s dict."""
-        dtype = np.dtype(d["dtype"])
+        """Rebuild a MaskedBox from ``to_jsonable()``'s dict; its values are checked as
+        ``MaskedBox()`` checks them."""
+        shape = normalise_shape(d["shape"])
         return cls(
-            np.asarray(d["low"], dtype=dtype),
-            np.asarray(d["high"], dtype=dtype),
-            tuple(d["shape"]),
-            max_size=int(d["max_size"]),
-            dtype=dtype,
-            fill_value=np.asarray(d["fill_value"], dtype=dtype),
+            bound_from_json(d, "low", shape),
+            bound_from_json(d, "high", shape),
+            shape,
+            max_size=d["max_size"],
+            dtype=d["dtype"],
+            fill_value=bound_from_json(d, "fill_value", shape),
         )
 
 

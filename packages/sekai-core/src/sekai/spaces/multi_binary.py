@@ -108,8 +108,9 @@ class MultiBinary(Space[NDArray[np.int8]]):
 
     @classmethod
     def from_jsonable(cls, d: Mapping[str, Any]) -> MultiBinary:
-        """Rebuild a MultiBinary from ``to_jsonable()``'s dict."""
-        return cls(tuple(d["n"]))
+        """Rebuild a MultiBinary from ``to_jsonable()``'s dict; its values are checked as
+        ``MultiBinary()`` checks them."""
+        return cls(d["n"])
 
 
 register_space_type("MultiBinary", MultiBinary)

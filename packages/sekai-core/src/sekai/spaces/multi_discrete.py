@@ -269,14 +269,9 @@ class MultiDiscrete(ArraySpace[NDArray[np.integer[Any]]]):
 
     @classmethod
     def from_jsonable(cls, d: Mapping[str, Any]) -> MultiDiscrete:
-        """Rebuild a MultiDiscrete from ``to_jsonable()``'s dict."""
-        nvec = np.asarray(d["nvec"], dtype=np.int64)
-        start = d.get("start")
-        return cls(
-            nvec,
-            dtype=d.get("dtype", "int64"),
-            start=None if start is None else np.asarray(start, dtype=np.int64),
-        )
+        """Rebuild a MultiDiscrete from ``to_jsonable()``'s dict; its values are checked as
+        ``MultiDiscrete()`` checks them."""
+        return cls(d["nvec"], dtype=d.get("dtype", "int64"), start=d.get("start"))
 
 
 register_space_type("MultiDiscrete", MultiDiscrete)

@@ -299,11 +299,12 @@ class Sequence(Space[Any]):
 
     @classmethod
     def from_jsonable(cls, d: cabc.Mapping[str, Any]) -> Sequence:
-        """Rebuild a Sequence (feature space via ``space_from_jsonable``)."""
+        """Rebuild a Sequence (feature space via ``space_from_jsonable``); its values are
+        checked as ``Sequence()`` checks them."""
         return cls(
             space_from_jsonable(d["feature_space"]),
             max_length=d.get("max_length"),
-            stack=bool(d.get("stack", False)),
+            stack=d.get("stack", False),
         )
 
 
