@@ -230,3 +230,63 @@ def test_masked_box_integer_values() -> None:
     assert x["values"].dtype == np.int64 and m.contains(x)
     with pytest.raises(ValueError):
         MaskedBox(0, 9, shape=(), max_size=3, dtype=np.int64, fill_value=0.5)
+
+
+_UNPACK = re.escape(
+    "The argument of unpack() is not a sample of MaskedBox(0.0, 1.0, (2,), max_size=3, float32): "
+)
+
+
+@pytest.mark.parametrize(
+    ("x", "problem"),
+    [
+        ([1, 2], "it is a list, not a dict of 'values' and 'mask'"),
+        ({"values": np.zeros((3, 2))}, "it has no 'mask'"),
+        ({"mask": np.zeros(3, np.int8)}, "it has no 'values'"),
+        (
+            {"values": np.zeros((3, 2), np.float32), "mask": np.array([1, 0, 2])},
+            "its mask holds 2, expected 0 (empty) or 1 (occupied) in each slot",
+        ),
+        (
+            {"values": np.zeros((3, 2), np.float32), "mask": np.array([1, 0, 0.5])},
+            "its mask holds 0.5, expected 0 (empty) or 1 (occupied) in each slot",
+        ),
+        (
+            {"values": np.zeros((2, 2)), "mask": np.array([1, 0, 1])},
+            "its values have shape (2, 2), expected (3, 2)",
+        ),
+        (
+            {"values": np.zeros((3, 2)), "mask": np.array([1, 0])},
+            "its mask has shape (2,), expected (3,), one entry per slot",
+        ),
+        (
+            {"values": np.zeros((3, 2)), "mask": np.array(["1", "0", "1"])},
+            "its mask holds '1', expected 0 (empty) or 1 (occupied) in each slot",
+        ),
+    ],
+)
+def test_unpack_refuses_what_is_not_one_sample(x: object, problem: str) -> None:
+    m = MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
+    with pytest.raises(ValueError, match="^" + _UNPACK + re.escape(problem) + r"\.$"):
+        m.unpack(x)  # type: ignore[arg-type]
+
+
+def test_unpack_refuses_a_batch_and_says_to_unpack_its_samples_one_by_one() -> None:
+    m = MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
+    items = [m.pack(np.full((3, 2), 0.5)), m.pack(np.full((1, 2), 0.5)), m.empty(), m.empty()]
+    batch = sekai.spaces.concatenate(m, items)
+    problem = (
+        "its mask has shape (4, 3), expected (3,), one entry per slot (a batch of 4 samples: "
+        "unpack each, as unpack(sample) for sample in iterate(space, batch))"
+    )
+    with pytest.raises(ValueError, match="^" + _UNPACK + re.escape(problem) + r"\.$"):
+        m.unpack(batch)
+    unpacked = [m.unpack(x) for x in sekai.spaces.iterate(m, batch)]
+    assert [slots.tolist() for _, slots in unpacked] == [[0, 1, 2], [0], [], []]
+    assert [values.shape for values, _ in unpacked] == [(3, 2), (1, 2), (0, 2), (0, 2)]
+
+
+def test_unpack_takes_lists_and_bool_masks() -> None:
+    m = MaskedBox(0, 5, shape=(), max_size=3, dtype=np.int64)
+    values, slots = m.unpack({"values": [4, 0, 2], "mask": [True, False, True]})
+    assert values.tolist() == [4, 2] and slots.tolist() == [0, 2]

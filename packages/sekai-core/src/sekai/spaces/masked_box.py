@@ -201,9 +201,53 @@ class MaskedBox(Dict):
             raise ValueError(f"values must hold whole numbers for dtype {element.dtype}.")
 
     def unpack(self, x: cabc.Mapping[str, Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
-        """``(values of occupied slots, their slot indices)``."""
-        slots = np.flatnonzero(np.asarray(x["mask"]))
-        return np.asarray(x["values"])[slots], slots
+        """``(values of occupied slots, their slot indices)`` of one sample (the inverse of
+        ``pack``).
+
+        Raises:
+            ValueError: ``x`` is not one sample: not a dict of ``'values'`` and ``'mask'``, a
+                mask that is not ``(max_size,)`` entries of 0 and 1, or values not of shape
+                ``(max_size, *element_shape)`` (a batch of samples included). Only the shapes
+                and the mask are checked, not the values' bounds (``contains`` does that).
+        """
+        values, mask = self._parts(x)
+        slots = np.flatnonzero(mask)
+        return values[slots], slots
+
+    def _parts(self, x: Any) -> tuple[NDArray[Any], NDArray[Any]]:
+        """``x``'s values and mask as arrays, once their shapes and the mask's 0/1 entries say
+        it is one sample (``unpack``)."""
+        problem: str | None
+        if not isinstance(x, cabc.Mapping):
+            problem = f"it is a {type(x).__name__}, not a dict of 'values' and 'mask'"
+        elif "mask" not in x or "values" not in x:
+            problem = f"it has no {'mask' if 'mask' not in x else 'values'!r}"
+        else:
+            mask, values = np.asarray(x["mask"]), np.asarray(x["values"])
+            problem = self._mask_problem(mask)
+            expected = (self._max_size, *self._element.shape)
+            if problem is None and values.shape != expected:
+                problem = f"its values have shape {values.shape}, expected {expected}"
+            if problem is None:
+                return values, mask
+        raise ValueError(f"The argument of unpack() is not a sample of {self!r}: {problem}.")
+
+    def _mask_problem(self, mask: NDArray[Any]) -> str | None:
+        """What makes ``mask`` no slot mask of one sample, or None."""
+        size = self._max_size
+        if mask.shape != (size,):
+            problem = f"its mask has shape {mask.shape}, expected ({size},), one entry per slot"
+            if mask.ndim == 2 and mask.shape[1] == size:
+                problem += (
+                    f" (a batch of {len(mask)} samples: unpack each, as unpack(sample) for "
+                    "sample in iterate(space, batch))"
+                )
+            return problem
+        binary = (mask == 0) | (mask == 1) if mask.dtype.kind in "biuf" else np.zeros(size, bool)
+        if bool(binary.all()):
+            return None
+        bad = mask[int(np.argmin(binary))].item()
+        return f"its mask holds {bad!r}, expected 0 (empty) or 1 (occupied) in each slot"
 
     # -- sampling and membership -----------------------------------------------------------
 
