@@ -161,10 +161,66 @@ def test_box_bounds_beyond_64_bits_keep_the_other_entries_exact() -> None:
     assert box.high.tolist() == [2**64 - 1, 2**63 + 1]
 
 
-def test_float_box_bounds_beyond_64_bits_become_floats() -> None:
-    box = Box([-(2**1100), 0.5], [2**70, 2**1100], dtype=np.float64)
-    assert box.low.tolist() == [-np.inf, 0.5]
-    assert box.high.tolist() == [2.0**70, np.inf]
+def test_float_box_bounds_beyond_64_bits_are_clipped_to_the_largest_floats() -> None:
+    # An int is a finite bound: beyond float64's range it is clipped, not made infinite.
+    big = float(np.finfo(np.float64).max)
+    with pytest.warns(UserWarning) as caught:
+        box = Box([-(2**1100), 0.5], [2**70, 2**1100], dtype=np.float64)
+    assert box.low.tolist() == [-big, 0.5]
+    assert box.high.tolist() == [2.0**70, big]
+    assert [str(w.message) for w in caught] == [
+        f"Box {name} has values outside the range of float64; they were clipped to "
+        f"[{-big!r}, {big!r}]."
+        for name in ("low", "high")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "dtype", "names", "expected"),
+    [
+        (70000.0, 80000.0, np.float16, ["low", "high"], ([65504.0] * 2, [65504.0] * 2)),
+        (-1e39, [1.0, 3e38], np.float32, ["low"], None),
+        ([-np.inf, -7e4], [np.inf, 1e5], np.float16, ["low", "high"], None),
+        (np.float64(-1e300), 1e300, np.float32, ["low", "high"], None),
+    ],
+)
+def test_float_box_finite_bounds_beyond_the_dtype_are_clipped_with_warning(
+    low: Any, high: Any, dtype: Any, names: list[str], expected: Any
+) -> None:
+    # As for integer dtypes: never a silent +-inf (a lower bound of +inf held only inf).
+    info = np.finfo(dtype)
+    with pytest.warns(UserWarning) as caught:
+        box = Box(low, high, shape=(2,), dtype=dtype)
+    assert [str(w.message) for w in caught] == [
+        f"Box {name} has values outside the range of {np.dtype(dtype)}; they were clipped to "
+        f"[{float(info.min)!r}, {float(info.max)!r}]."
+        for name in names
+    ]
+    assert {w.filename for w in caught} == {__file__}
+    for bound, given in ((box.low, low), (box.high, high)):
+        given = np.broadcast_to(np.asarray(given, np.float64), 2)
+        clipped = np.where(np.isinf(given), given, np.clip(given, info.min, info.max))
+        np.testing.assert_array_equal(bound, clipped.astype(dtype))
+    if expected is not None:
+        assert (box.low.tolist(), box.high.tolist()) == expected
+    assert box.contains(box.sample())
+
+
+def test_integer_box_bounds_mixing_floats_and_huge_ints_are_clipped_with_warning() -> None:
+    msg = "Box high has values outside the range of int64; they were clipped to"
+    with pytest.warns(UserWarning, match=f"^{msg}"):
+        box = Box([0.0, -np.inf], [2.0, 2**1100], dtype=np.int64)
+    assert box.low.tolist() == [0, np.iinfo(np.int64).min]
+    assert box.high.tolist() == [2, np.iinfo(np.int64).max]
+    with pytest.raises(ValueError, match=r"^Box low has the fractional value 0\.5, but integer"):
+        Box([0.5, -(2**1100)], 3, dtype=np.int64)
+
+
+def test_float_box_infinite_and_in_range_bounds_do_not_warn() -> None:
+    # -inf/inf are unbounded dimensions; a dimension pinned at an infinity is kept (gymnasium).
+    Box([-np.inf, np.inf, -np.inf], [np.inf, np.inf, -np.inf], dtype=np.float16)
+    Box(-65504.0, 65504.0, (2,), np.float16)
+    Box(-float(np.finfo(np.float32).max), np.finfo(np.float32).max, (2,))
 
 
 def test_box_rejects_non_numeric_object_bounds() -> None:

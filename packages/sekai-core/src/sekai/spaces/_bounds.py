@@ -6,7 +6,7 @@ import math
 import operator
 import warnings
 from collections.abc import Mapping
-from typing import Any, SupportsIndex
+from typing import Any, NoReturn, SupportsIndex
 
 import numpy as np
 from numpy.typing import NDArray
@@ -53,6 +53,7 @@ def normalise_shape(shape: Any) -> tuple[int, ...] | None:
     return tuple(result)
 
 
+_FLOAT64_MAX = int(np.finfo(np.float64).max)
 # How a strict JSON writer (one without the Infinity token) writes the infinite bounds.
 _JSON_INFINITIES = {"Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -95,7 +96,9 @@ def as_bound(name: str, value: Any) -> NDArray[Any]:
     """Convert a bound to a numeric array, rejecting NaN.
 
     Python ints beyond 64 bits (which NumPy holds only as objects) stay exact Python ints in an
-    object array, for ``to_integer_dtype`` to clip; mixed with floats, all become float64.
+    object array, for ``to_integer_dtype`` / ``to_float_dtype`` to clip; mixed with floats, all
+    become float64, unless an int is beyond float64's range too: then the ints stay exact
+    beside the floats (still an object array).
     """
     if holds_bool(value):
         raise TypeError(f"Box {name} must be a number or an array of numbers, not bools.")
@@ -113,29 +116,59 @@ def as_bound(name: str, value: Any) -> NDArray[Any]:
 
 
 def _object_bound(name: str, arr: NDArray[Any]) -> NDArray[Any]:
-    """An object array of numbers as exact Python ints (still an object array), or as float64
-    if any is not an int (ints beyond float64's range become +-inf)."""
+    """An object array of numbers as exact Python ints and floats (still an object array), or
+    as float64 when there are floats and every int fits float64."""
     items = arr.reshape(-1).tolist()
-    if all(isinstance(v, (int, np.integer)) for v in items):
-        return np.array([int(v) for v in items], dtype=object).reshape(arr.shape)
-    if all(isinstance(v, (int, float, np.integer, np.floating)) for v in items):
-        return np.array([_to_float(v) for v in items], dtype=np.float64).reshape(arr.shape)
-    raise TypeError(f"Box {name} must be numeric, got an array of dtype object.")
+    if not all(isinstance(v, (int, float, np.integer, np.floating)) for v in items):
+        raise TypeError(f"Box {name} must be numeric, got an array of dtype object.")
+    exact = [int(v) if isinstance(v, (int, np.integer)) else float(v) for v in items]
+    if all(isinstance(v, int) for v in exact) or any(_beyond_float64(v) for v in exact):
+        if any(isinstance(v, float) and math.isnan(v) for v in exact):
+            raise ValueError(
+                f"Box {name} contains NaN; use -np.inf/np.inf for unbounded dimensions."
+            )
+        return np.array(exact, dtype=object).reshape(arr.shape)
+    return np.array(exact, dtype=np.float64).reshape(arr.shape)
 
 
-def _to_float(value: Any) -> float:
-    try:
-        return float(value)
-    except OverflowError:  # an int beyond float64's range
-        return math.inf if value > 0 else -math.inf
+def _beyond_float64(value: int | float) -> bool:
+    return isinstance(value, int) and abs(value) > _FLOAT64_MAX
 
 
-def to_float_dtype(arr: NDArray[Any], dt: np.dtype[Any]) -> NDArray[Any]:
-    """Convert a bound to floating ``dt``: values beyond its range become +-inf."""
-    if arr.dtype == object:  # exact Python ints from as_bound()
-        arr = np.array([_to_float(v) for v in arr.reshape(-1).tolist()]).reshape(arr.shape)
-    with np.errstate(over="ignore"):
-        return np.array(arr, dtype=dt)
+def _infinite(value: Any) -> bool:
+    """Whether ``value``, an exact number of an object bound, is a float infinity."""
+    return isinstance(value, float) and math.isinf(value)
+
+
+def to_float_dtype(name: str, arr: NDArray[Any], dt: np.dtype[Any]) -> NDArray[Any]:
+    """Convert a bound to floating ``dt``: infinities stay, finite values beyond its range are
+    clipped to its largest finite values, with a warning (as ``to_integer_dtype`` clips)."""
+    info = np.finfo(dt)
+    if arr.dtype == object:  # exact numbers from as_bound(): compared exactly
+        limit = int(info.max)
+        items = arr.reshape(-1).tolist()
+        outside = any(not _infinite(v) and abs(v) > limit for v in items)
+        clipped = [v if _infinite(v) else max(-limit, min(limit, v)) for v in items]
+        out = np.array(clipped, dtype=dt).reshape(arr.shape)
+    else:
+        finite = np.isfinite(arr)
+        outside = bool((finite & ((arr > info.max) | (arr < info.min))).any())
+        with np.errstate(over="ignore"):  # values beyond the range are clipped below
+            out = np.array(arr, dtype=dt)
+        if outside:
+            out[finite] = np.clip(arr[finite], info.min, info.max)
+    if outside:
+        _clipped(name, dt, info.min, info.max)
+    return out
+
+
+def _clipped(name: str, dt: np.dtype[Any], low: Any, high: Any) -> None:
+    """Warn that the Box bound ``name`` had values outside ``dt``'s range ``[low, high]``."""
+    warnings.warn(
+        f"Box {name} has values outside the range of {dt}; they were clipped to [{low}, {high}].",
+        UserWarning,
+        stacklevel=caller_stacklevel(),
+    )
 
 
 def to_integer_dtype(name: str, arr: NDArray[Any], dt: np.dtype[Any]) -> NDArray[Any]:
@@ -146,29 +179,34 @@ def to_integer_dtype(name: str, arr: NDArray[Any], dt: np.dtype[Any]) -> NDArray
         finite = np.isfinite(arr)
         fractional = finite & (arr != np.floor(np.where(finite, arr, 0.0)))
         if bool(fractional.any()):
-            bad = float(arr[fractional].reshape(-1)[0])
-            raise ValueError(
-                f"Box {name} has the fractional value {bad!r}, but integer dtype {dt} needs "
-                "whole-number bounds."
-            )
+            _fractional(name, float(arr[fractional].reshape(-1)[0]), dt)
         # float(hi) may round above hi (2**63 for int64): then that float is out of range too.
         hi_f, lo_f = float(hi), float(lo)
         too_high = arr >= hi_f if hi_f > hi else arr > hi_f
         too_low = arr <= lo_f if lo_f < lo else arr < lo_f
         infinite = ~finite
-    else:
+    else:  # ints, or the exact numbers of an object bound (as_bound)
+        infinite = np.zeros(arr.shape, dtype=bool)
+        if arr.dtype == object:
+            items = arr.reshape(-1).tolist()
+            for value in items:
+                if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
+                    _fractional(name, value, dt)
+            infinite.reshape(-1)[:] = [_infinite(v) for v in items]
         too_high = arr > hi
         too_low = arr < lo
-        infinite = np.zeros(arr.shape, dtype=bool)
     if bool(((too_high | too_low) & ~infinite).any()):
-        warnings.warn(
-            f"Box {name} has values outside the range of {dt}; they were clipped to [{lo}, {hi}].",
-            UserWarning,
-            stacklevel=caller_stacklevel(),
-        )
+        _clipped(name, dt, lo, hi)
     out = np.empty(arr.shape, dtype=dt)
     inside = ~(too_high | too_low)
     out[inside] = arr[inside]
     out[too_high] = hi
     out[too_low] = lo
     return out
+
+
+def _fractional(name: str, bad: float, dt: np.dtype[Any]) -> NoReturn:
+    raise ValueError(
+        f"Box {name} has the fractional value {bad!r}, but integer dtype {dt} needs "
+        "whole-number bounds."
+    )

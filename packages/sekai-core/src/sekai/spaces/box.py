@@ -115,8 +115,8 @@ class Box(ArraySpace[NDArray[Any]]):
             low_a = self._broadcast("low", low_a, shape_t)
             high_a = self._broadcast("high", high_a, shape_t)
         if dt.kind == "f":
-            low_c = to_float_dtype(low_a, dt)
-            high_c = to_float_dtype(high_a, dt)
+            low_c = to_float_dtype("low", low_a, dt)
+            high_c = to_float_dtype("high", high_a, dt)
         else:
             low_c = to_integer_dtype("low", low_a, dt)
             high_c = to_integer_dtype("high", high_a, dt)
