@@ -124,6 +124,37 @@ def test_dict_seed_with_unknown_keys_raises() -> None:
         pos_k().seed({"zz": 1})
 
 
+@pytest.mark.parametrize(
+    ("seeds", "message"),
+    [
+        ({"obs": [1, 2, 3]}, "Got 3 seeds in seed['obs'] for a Tuple of 2 sub-spaces."),
+        ({"obs": []}, "Got 0 seeds in seed['obs'] for a Tuple of 2 sub-spaces."),
+        (
+            {"cfg": {"zz": 1}},
+            "Seeds given for ['zz'] in seed['cfg'], which are not keys of this Dict (['a']).",
+        ),
+        (
+            {"cfg": {"a": [{"zz": 1}]}},
+            "Seeds given for ['zz'] in seed['cfg']['a'][0], which are not keys of this Dict "
+            "(['b']).",
+        ),
+        (
+            {"cfg": {"a": [{"b": 1}, 2]}},
+            "Got 2 seeds in seed['cfg']['a'] for a Tuple of 1 sub-space.",
+        ),
+    ],
+)
+def test_nested_seed_count_and_key_errors_name_the_child(seeds: object, message: str) -> None:
+    # As a bad seed value does (seed['obs'][1] must be ...): the user sees which child it is.
+    space = Dict(
+        obs=Tuple((Discrete(2), Discrete(3))),
+        cfg=Dict(a=Tuple([Dict(b=Discrete(2))])),
+        k=Discrete(2),
+    )
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        space.seed(seeds)
+
+
 def test_dict_seed_with_dict_checks_every_seed_before_seeding() -> None:
     d = Dict(a=Discrete(1000), b=Tuple([Discrete(1000), Discrete(1000)]), seed=0)
     expected = copy.deepcopy(d).sample()

@@ -140,16 +140,17 @@ class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
         if not isinstance(seed, cabc.Mapping):
             check_seed(seed, what=what, accepted=_SEEDS)
             return
-        self._check_keys("Seeds", seed)
+        self._check_keys("Seeds", seed, "" if what == "seed" else f" in {what}")
         for key, child_seed in seed.items():
             self._spaces[key]._check_seed_arg(child_seed, f"{what}[{key!r}]")
 
-    def _check_keys(self, what: str, given: cabc.Mapping[Any, Any]) -> None:
-        """Raise unless every key of ``given`` (seeds or masks) is a key of this Dict."""
+    def _check_keys(self, what: str, given: cabc.Mapping[Any, Any], where: str = "") -> None:
+        """Raise unless every key of ``given`` (seeds or masks, given ``where``: ``" in
+        seed['cfg']"`` for a child's) is a key of this Dict."""
         unknown = [k for k in given if k not in self._spaces]
         if unknown:
             raise ValueError(
-                f"{what} given for {unknown}, which are not keys of this Dict "
+                f"{what} given for {unknown}{where}, which are not keys of this Dict "
                 f"({list(self._spaces)})."
             )
 

@@ -106,8 +106,11 @@ class Tuple(Space[tuple[Any, ...]], cabc.Sequence[Space[Any]]):
             return
         if len(seed) != len(self._spaces):
             seeds = "seed" if len(seed) == 1 else "seeds"
+            where = "" if what == "seed" else f" in {what}"  # a child's: where it was given
+            n = len(self._spaces)
             raise ValueError(
-                f"Got {len(seed)} {seeds} for a Tuple of {len(self._spaces)} sub-spaces."
+                f"Got {len(seed)} {seeds}{where} for a Tuple of {n} "
+                f"sub-space{'' if n == 1 else 's'}."
             )
         for index, (child, child_seed) in enumerate(zip(self._spaces, seed)):
             if child_seed is not None:
