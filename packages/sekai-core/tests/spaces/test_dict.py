@@ -282,3 +282,23 @@ def test_seed_none_keeps_the_streams_of_children_seeded_on_their_own() -> None:
 def test_batch_space_of_a_dict_keeps_its_childrens_seeded_streams() -> None:
     rows = [batch_space(Dict(k=Discrete(100, seed=2)), 3).sample()["k"].tolist() for _ in range(2)]
     assert rows[0] == rows[1]
+
+
+@pytest.mark.parametrize(
+    ("spaces", "bad"),
+    [
+        ([Discrete(2)], 0),  # Tuple-style: spaces, not (key, space) pairs
+        ([1, 2], 0),
+        ([("a", Discrete(2)), ("b",)], 1),
+        ((("a", Discrete(2), 3),), 0),
+        ([Dict(a=Discrete(2), b=Discrete(3))], 0),  # iterable, but a space
+        (["ab"], 0),
+    ],
+)
+def test_dict_of_items_that_are_no_pairs_names_the_item(spaces: Any, bad: int) -> None:
+    message = (
+        "Dict spaces must be a mapping or (key, space) pairs, got the "
+        f"{type(spaces).__name__} item {spaces[bad]!r}."
+    )
+    with pytest.raises(TypeError, match="^" + re.escape(message) + "$"):
+        Dict(spaces)

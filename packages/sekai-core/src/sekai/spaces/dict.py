@@ -28,6 +28,20 @@ def _check_child(key: Any, value: Any) -> Space[Any]:
     return value
 
 
+def _pair(item: Any, spaces: Any) -> tuple[Any, Any]:
+    """``item`` of the ``spaces`` given to ``Dict()`` as a ``(key, space)`` pair."""
+    try:
+        pair = () if isinstance(item, (str, bytes, Space)) else tuple(item)
+    except TypeError:  # not iterable: a space, a number
+        pair = ()
+    if len(pair) != 2:
+        raise TypeError(
+            "Dict spaces must be a mapping or (key, space) pairs, got the "
+            f"{type(spaces).__name__} item {item!r}."
+        )
+    return pair[0], pair[1]
+
+
 class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
     """A mapping of named sub-spaces, in insertion order (never sorted).
 
@@ -54,9 +68,7 @@ class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
         elif isinstance(spaces, cabc.Mapping):
             pairs = list(spaces.items())
         elif isinstance(spaces, cabc.Iterable) and not isinstance(spaces, (str, bytes, Space)):
-            pairs = [tuple(pair) for pair in spaces]
-            if any(len(pair) != 2 for pair in pairs):
-                raise TypeError("Dict spaces must be a mapping or (key, space) pairs.")
+            pairs = [_pair(item, spaces) for item in spaces]
         else:
             raise TypeError(
                 f"Dict spaces must be a mapping or (key, space) pairs, got {type(spaces).__name__}."
