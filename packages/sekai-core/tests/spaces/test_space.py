@@ -178,3 +178,37 @@ def test_space_generator_is_independent_of_env_generator() -> None:
     d = Discrete(10, seed=0)
     np.random.default_rng(0).integers(10)
     assert [int(d.sample()) for _ in range(5)] == [8, 6, 5, 2, 3]
+
+
+class Grid(Coin):
+    """A custom space that passes its shape to Space.__init__."""
+
+    def __init__(self, shape: Any) -> None:
+        super().__init__(shape=shape, dtype=np.int8)
+
+
+@pytest.mark.parametrize(
+    ("shape", "expected"),
+    [(3, (3,)), ((2, 3), (2, 3)), ([np.int64(2), 0], (2, 0)), ((), ()), (None, None)],
+)
+def test_custom_space_shape_follows_box_rules(shape: Any, expected: Any) -> None:
+    grid = Grid(shape)
+    assert grid.shape == expected
+    assert expected is None or all(type(s) is int for s in grid.shape)
+
+
+@pytest.mark.parametrize(
+    ("shape", "error", "message"),
+    [
+        ((2.5,), TypeError, r"^Grid shape entries must be ints, got \(2\.5,\)\.$"),  # not cut to 2
+        ((-3,), ValueError, r"^Grid shape entries must be >= 0, got \(-3,\)\.$"),
+        ("ab", TypeError, r"^Grid shape entries must be ints, got 'ab'\.$"),
+        (True, TypeError, r"^Grid shape must be a tuple of ints or an int, got True\.$"),
+        (2.0, TypeError, r"^Grid shape must be a tuple of ints or an int, got 2\.0\.$"),
+    ],
+)
+def test_custom_space_bad_shape_is_refused_like_a_box_shape(
+    shape: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        Grid(shape)

@@ -24,18 +24,23 @@ __all__ = [
 ]
 
 
-def normalise_shape(shape: Any) -> tuple[int, ...] | None:
-    """Coerce ``shape`` (None, an int or a sequence of ints >= 0) to a tuple of Python ints."""
+def normalise_shape(shape: Any, owner: str = "Box") -> tuple[int, ...] | None:
+    """Coerce ``shape`` (None, an int or a sequence of ints >= 0) to a tuple of Python ints;
+    errors name it the ``owner``'s shape (the space's class)."""
     if shape is None:
         return None
+    if type(shape) is tuple and all(type(s) is int and s >= 0 for s in shape):
+        return shape  # already one (a subclass's normalised shape, given to Space.__init__)
     if isinstance(shape, (bool, np.bool_)):
-        raise TypeError(f"Box shape must be a tuple of ints or an int, got {shape!r}.")
+        raise TypeError(f"{owner} shape must be a tuple of ints or an int, got {shape!r}.")
     if isinstance(shape, SupportsIndex) and not (isinstance(shape, np.ndarray) and shape.ndim):
         shape = (shape,)
     try:
         entries = tuple(shape)
     except TypeError:
-        raise TypeError(f"Box shape must be a tuple of ints or an int, got {shape!r}.") from None
+        raise TypeError(
+            f"{owner} shape must be a tuple of ints or an int, got {shape!r}."
+        ) from None
     result = []
     for entry in entries:
         if (
@@ -43,13 +48,13 @@ def normalise_shape(shape: Any) -> tuple[int, ...] | None:
             or not isinstance(entry, SupportsIndex)
             or (isinstance(entry, np.ndarray) and entry.ndim != 0)  # np.array([[2, 3]])
         ):
-            raise TypeError(f"Box shape entries must be ints, got {shape!r}.")
+            raise TypeError(f"{owner} shape entries must be ints, got {shape!r}.")
         try:
             result.append(operator.index(entry))  # int() would cut np.array(3.5) to 3
         except TypeError:
-            raise TypeError(f"Box shape entries must be ints, got {shape!r}.") from None
+            raise TypeError(f"{owner} shape entries must be ints, got {shape!r}.") from None
     if any(s < 0 for s in result):
-        raise ValueError(f"Box shape entries must be >= 0, got {tuple(result)}.")
+        raise ValueError(f"{owner} shape entries must be >= 0, got {tuple(result)}.")
     return tuple(result)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from sekai._args import type_name
 from sekai._seeding import SeedLike, check_seed, np_random
+from sekai.spaces._bounds import normalise_shape
 
 __all__ = ["SeedLike", "Space", "T_cov"]
 
@@ -44,12 +45,19 @@ class Space(abc.ABC, Generic[T_cov]):
 
     def __init__(
         self,
-        shape: tuple[int, ...] | None = None,
+        shape: int | tuple[int, ...] | None = None,
         dtype: Any = None,
         seed: SeedLike = None,
     ) -> None:
-        """Store ``shape`` and ``dtype`` and, if ``seed`` is given, seed the generator now."""
-        self._shape = None if shape is None else tuple(int(s) for s in shape)
+        """Store ``shape`` and ``dtype`` and, if ``seed`` is given, seed the generator now.
+
+        ``shape`` follows Box's rules: an int ``n`` means ``(n,)``, entries are ints ``>= 0``.
+
+        Raises:
+            TypeError: ``shape`` is not an int or a sequence of ints.
+            ValueError: a ``shape`` entry is negative.
+        """
+        self._shape = normalise_shape(shape, type(self).__name__)
         self._dtype = None if dtype is None else np.dtype(dtype)
         if seed is not None:
             self.seed(seed)
