@@ -249,6 +249,15 @@ def test_tuple_batch_and_list_of_tuples_are_both_accepted() -> None:
         checker.check([(0, 2)])
 
 
+def test_an_empty_tuple_or_dict_gives_every_sub_env_its_empty_action() -> None:
+    assert ActionChecker(Tuple(()), 3).per_env(()) == [(), (), ()]
+    dicts = ActionChecker(Dict(), 3).per_env([{}, {}, {}])
+    assert dicts == [{}, {}, {}]
+    assert len({id(action) for action in dicts}) == 3  # one dict each: a sub-env may edit its own
+    nested = ActionChecker(Dict(a=Tuple(()), b=Dict(c=Dict())), 2)
+    assert nested.per_env({"a": (), "b": {"c": {}}}) == [{"a": (), "b": {"c": {}}}] * 2
+
+
 def test_other_spaces_only_check_the_number_of_actions() -> None:
     checker = ActionChecker(Sequence(Discrete(2)), 2)
     assert checker.split(checker.check([(0,), (1, 1)])) == [(0,), (1, 1)]

@@ -61,7 +61,8 @@ class _Node(abc.ABC):
 
     @abc.abstractmethod
     def split(self, batch: Any) -> list[Any]:
-        """Every sub-env's action, in order."""
+        """Every sub-env's action, in order: one per row of ``batch``, or ``num_envs`` when no
+        part of it has rows to count (an empty Tuple or Dict, whose every sub-env gets one)."""
 
 
 class _ArrayNode(_Node):
@@ -242,6 +243,8 @@ class _DictNode(_Node):
         return {key: node.row(batch[key], index) for key, node in self.children.items()}
 
     def split(self, batch: dict[Any, Any]) -> list[Any]:
+        if not self.children:  # Dict(): no column to count the rows, each sub-env gets {}
+            return [{} for _ in range(self.num_envs)]
         keys = list(self.children)
         columns = [node.split(batch[key]) for key, node in self.children.items()]
         return [dict(zip(keys, values)) for values in zip(*columns)]
@@ -292,6 +295,8 @@ class _TupleNode(_Node):
         return tuple(node.row(part, index) for node, part in zip(self.children, batch))
 
     def split(self, batch: tuple[Any, ...]) -> list[Any]:
+        if not self.children:  # Tuple(()): no column to count the rows, each sub-env gets ()
+            return [()] * self.num_envs
         columns = [node.split(part) for node, part in zip(self.children, batch)]
         return list(zip(*columns))
 
