@@ -1,5 +1,6 @@
 """Composite and integer spaces on SyncVecEnv, AsyncVecEnv and ProcVecEnv (shared memory on and
-off): every sub-env gets the action a single env gets."""
+off): every sub-env gets the action a single env gets, and a frozen sub-env's repeated final
+observation is the caller's own."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.spaces import Box, Dict, Discrete, Space, Tuple
-from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv, VecEnv
+from sekai.spaces import Box, Dict, Discrete, Sequence, Space, Tuple
+from sekai.vector import AsyncVecEnv, NativeVecEnv, ProcVecEnv, SyncVecEnv, VecEnv
 
 Factory = Callable[..., VecEnv]
 
@@ -118,3 +119,76 @@ def test_send_steps_the_sub_envs_it_names_with_an_empty_tuple_action_space() -> 
         received = vec.recv(batch_size=2)
         assert sorted(received.env_ids.tolist()) == [0, 2]
         assert vec.get_attr("t") == [1, 0, 1]
+
+
+class Orders(sekai.Env[Any, Any]):
+    """Observes a Sequence of Box rows; every episode lasts one step."""
+
+    def __init__(self, stack: bool = False) -> None:
+        self.observation_space = Sequence(Box(-10.0, 10.0, (2,)), max_length=3, stack=stack)
+        self.action_space = Discrete(2)
+        self.stack = stack
+
+    def _obs(self, *values: float) -> Any:
+        rows = (np.array(values, np.float32),)
+        return np.stack(rows) if self.stack else rows
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        return sekai.ResetResult(self._obs(1.0, 2.0), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        return sekai.StepResult(self._obs(3.0, 4.0), 0.0, True, False, {})
+
+
+@pytest.mark.parametrize("stack", [False, True], ids=["rows", "stacked"])
+def test_a_frozen_sub_envs_sequence_observation_is_a_new_copy_every_step(
+    backend: str, stack: bool
+) -> None:
+    with BACKENDS[backend]([lambda: Orders(stack)] * 2, autoreset=False) as vec:
+        vec.reset(seed=0)
+        first = vec.step(np.array([0, 0]))  # both finish and freeze
+        first.observations[0][0][:] -= 100.0  # the caller edits its own batch in place
+        second = vec.step(np.array([0, 0]))
+        np.testing.assert_array_equal(second.observations[0][0], [3.0, 4.0])
+        second.observations[1][0][:] = 0.0
+        third = vec.step(np.array([0, 0]))
+        np.testing.assert_array_equal(third.observations[1][0], [3.0, 4.0])
+        assert third.observations[0][0] is not second.observations[0][0]
+
+
+class OrdersVecEnv(NativeVecEnv):
+    """The native twin of Orders."""
+
+    def __init__(self, stack: bool) -> None:
+        space = Sequence(Box(-10.0, 10.0, (2,)), max_length=3, stack=stack)
+        super().__init__(2, space, Discrete(2), autoreset=False)
+        self.stack = stack
+        self.value = 1.0
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        self.value = 1.0
+
+    def _observe(self) -> Any:
+        rows = (np.array([self.value, self.value + 1.0], np.float32),)
+        return tuple(np.stack(rows) if self.stack else rows for _ in range(self.num_envs))
+
+    def _step(self, actions: Any) -> Any:
+        self.value = 3.0
+        return np.zeros(2), np.ones(2, bool), np.zeros(2, bool), {}
+
+
+@pytest.mark.parametrize("stack", [False, True], ids=["rows", "stacked"])
+def test_a_frozen_native_sub_envs_sequence_observation_is_a_new_copy_every_step(
+    stack: bool,
+) -> None:
+    with OrdersVecEnv(stack) as vec:
+        vec.reset(seed=0)
+        first = vec.step(np.array([0, 0]))
+        first.observations[0][0][:] -= 100.0
+        second = vec.step(np.array([0, 0]))
+        np.testing.assert_array_equal(second.observations[0][0], [3.0, 4.0])
+        second.observations[1][0][:] = 0.0
+        third = vec.step(np.array([0, 0]))
+        np.testing.assert_array_equal(third.observations[1][0], [3.0, 4.0])
+        assert third.observations[0][0] is not second.observations[0][0]

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.core._snapshot import snapshot
 from sekai.error import InvalidObservation
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple, concatenate
 from sekai.vector._contract.checks import array_kinds, check_observations, observation_checker
@@ -169,7 +170,8 @@ def take_rows(space: Space[Any], batch: Any, rows: NDArray[np.intp]) -> Any:
 
 
 def put_rows(space: Space[Any], dst: Any, src: Any, rows: NDArray[np.bool_]) -> Any:
-    """``dst`` with the rows selected by ``rows`` taken from ``src`` (arrays in place)."""
+    """``dst`` with the rows selected by ``rows`` taken from ``src`` (arrays in place; the rows
+    of other spaces as ``snapshot`` copies, which neither batch then shares)."""
     if isinstance(space, _ARRAY_SPACES):
         if not dst.flags.writeable:
             dst = dst.copy()
@@ -181,4 +183,4 @@ def put_rows(space: Space[Any], dst: Any, src: Any, rows: NDArray[np.bool_]) -> 
         return dst
     if isinstance(space, Tuple):
         return tuple(put_rows(sub, d, s, rows) for sub, d, s in zip(space.spaces, dst, src))
-    return type(dst)(s if take else d for d, s, take in zip(dst, src, rows.tolist()))
+    return type(dst)(snapshot(s) if take else d for d, s, take in zip(dst, src, rows.tolist()))

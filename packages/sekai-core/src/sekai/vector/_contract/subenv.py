@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from sekai._slots import Slotted
 from sekai.core._async import awaitable
 from sekai.core._autoreset import autoreset_result, keep_ending
+from sekai.core._snapshot import snapshot
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import attribute_layer
@@ -72,8 +73,8 @@ class SubEnv(Slotted):
       observation into the same buffer (gymnasium#1132), or refills the same info dict, does
       not change ``final_observation`` or ``final_info``.
     - ``autoreset=False``: the sub-env freezes: until the next ``reset()`` every step returns
-      its final observation, reward 0, the flags it ended with and a new empty info, without
-      stepping it (its action is ignored).
+      a new copy of its final observation, reward 0, the flags it ended with and a new empty
+      info, without stepping it (its action is ignored).
     - A sub-env wrapped in ``AutoReset`` is never reset a second time and never freezes.
 
     Every result the sub-env returns, an autoreset's included, must be a ``ResetResult`` /
@@ -113,16 +114,22 @@ class SubEnv(Slotted):
     def _frozen_result(self) -> StepResult[Any]:
         final = self._final
         assert final is not None
-        return StepResult(final.observation, 0.0, final.terminated, final.truncated, {})
+        # A copy each step, as a worker's pickled result is: a batch may hold it as it is (a
+        # Sequence's), and a caller's in-place edit must not reach the next step's.
+        observation = snapshot(final.observation)
+        return StepResult(observation, 0.0, final.terminated, final.truncated, {})
 
     def _needs_reset(self, result: StepResult[Any]) -> bool:
         """After a step: True when the VecEnv must reset the sub-env now (freezes it instead
-        when autoreset is off)."""
+        when autoreset is off, keeping a copy of the final observation: the step hands the
+        env's own arrays on)."""
         if not (result.terminated or result.truncated) or self.resets_itself:
             return False
         if self.autoreset:
             return True
-        self._final = result
+        self._final = StepResult(
+            snapshot(result.observation), result.reward, result.terminated, result.truncated, {}
+        )
         return False
 
     # -- sync driver -------------------------------------------------------------------------
