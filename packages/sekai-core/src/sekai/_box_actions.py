@@ -2,7 +2,8 @@
 
 Bools count as the real numbers 0 and 1: core.md §1 makes an action outside a Box only by a
 wrong shape or a non-finite entry, and ``Box.contains`` takes every dtype that
-``np.can_cast(..., "same_kind")`` allows, bool among them. Envs get them as floats.
+``np.can_cast(..., "same_kind")`` allows, bool among them. Envs get them as floats, and a
+vector env's sub-envs get those of an integer Box as its integers (``bools_as_numbers``).
 
 One rule, three entry points: ``box_action`` for one action (envs, ``DelayAction``),
 ``finite_float32_entry`` its fast path for the 1-element float32 actions the one-dimensional
@@ -22,7 +23,13 @@ import numpy.typing as npt
 
 from sekai.error import InvalidAction
 
-__all__ = ["bad_box_rows", "bools_as_floats", "box_action", "finite_float32_entry"]
+__all__ = [
+    "bad_box_rows",
+    "bools_as_floats",
+    "bools_as_numbers",
+    "box_action",
+    "finite_float32_entry",
+]
 
 # Bools, integers and floats; complex, strings and objects (ints too large for int64/uint64)
 # are refused.
@@ -34,14 +41,23 @@ _DOUBLES = frozenset(map(np.dtype, (np.float16, np.float32, np.float64)))
 # ufunc call and Python-level reduction cost about 2 us even on one entry.
 _FEW = 16
 _F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+
+def bools_as_numbers(array: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
+    """``array``, or, when it holds bools, its copy as the numbers 1 and 0 for a Box of
+    ``dtype``: in that dtype for an integer Box (members of it, as the bools are), float64
+    for a float one. An env's arithmetic on bools would not be a number's (``True - True``
+    raises)."""
+    if array.dtype.kind == "b":
+        return array.astype(dtype if dtype.kind in "iu" else _F64)
+    return array
 
 
 def bools_as_floats(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """``array``, or its float64 copy when it holds bools: the 0.0 and 1.0 NumPy computes with
-    (an env's arithmetic on bools would not be a number's: ``True - True`` raises)."""
-    if array.dtype.kind == "b":
-        return array.astype(np.float64)
-    return array
+    (``bools_as_numbers`` for a float Box)."""
+    return bools_as_numbers(array, _F64)
 
 
 def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[Any]:

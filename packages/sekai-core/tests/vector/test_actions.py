@@ -116,13 +116,23 @@ def test_box_non_finite_raises_but_finite_out_of_bounds_passes() -> None:
     assert info.value.index == 1
 
 
-@pytest.mark.parametrize("space", [Box(-1.0, 1.0, shape=(1,)), Box(0, 5, (1,), np.int64)])
-def test_box_bool_actions_are_the_numbers_1_and_0(space: Box) -> None:
+@pytest.mark.parametrize(
+    ("space", "dtype"),
+    [
+        (Box(-1.0, 1.0, shape=(1,)), np.float64),
+        (Box(-1.0, 1.0, shape=(1,), dtype=np.float16), np.float64),
+        (Box(0, 5, (1,), np.int64), np.int64),
+        (Box(0, 1, (1,), np.uint8), np.uint8),
+    ],
+)
+def test_box_bool_actions_are_the_numbers_1_and_0(space: Box, dtype: type) -> None:
     checker = ActionChecker(space, 3)
     actions = np.array([[True], [False], [True]])
     assert all(row in space for row in actions)  # as Box.contains says
     batch = checker.check(actions)
-    assert batch.dtype == np.float64 and batch.tolist() == [[1.0], [0.0], [1.0]]
+    # An integer Box's own integers, which are members as the bools are; float64 otherwise.
+    assert batch.dtype == dtype and batch.tolist() == [[1], [0], [1]]
+    assert all(row in space for row in batch)
 
 
 @pytest.mark.parametrize(

@@ -121,6 +121,26 @@ def test_send_steps_the_sub_envs_it_names_with_an_empty_tuple_action_space() -> 
         assert vec.get_attr("t") == [1, 0, 1]
 
 
+def test_bool_actions_for_an_integer_box_reach_sub_envs_as_its_members(backend: str) -> None:
+    space = Box(0, 1, (3,), np.int8)  # three on/off switches
+    actions = np.array([[True, False, True], [False, False, True]])
+    with BACKENDS[backend](_recorders(space, 2)) as vec:
+        vec.reset(seed=0)
+        infos = vec.step(actions).infos
+    for info, row in zip(infos, actions):
+        assert info["member"]
+        assert info["action"].dtype == np.int8
+        np.testing.assert_array_equal(info["action"], row.astype(np.int8))
+
+
+def test_bool_actions_for_a_float_box_still_reach_sub_envs_as_float64(backend: str) -> None:
+    with BACKENDS[backend](_recorders(Box(0.0, 1.0, (2,)), 2)) as vec:
+        vec.reset(seed=0)
+        infos = vec.step(np.array([[True, False], [False, True]])).infos
+    assert [info["action"].dtype for info in infos] == [np.float64, np.float64]
+    np.testing.assert_array_equal(infos[1]["action"], [0.0, 1.0])
+
+
 class Orders(sekai.Env[Any, Any]):
     """Observes a Sequence of Box rows; every episode lasts one step."""
 

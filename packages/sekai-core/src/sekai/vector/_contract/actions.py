@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai._box_actions import bad_box_rows, bools_as_floats
+from sekai._box_actions import bad_box_rows, bools_as_numbers
 from sekai.error import InvalidAction
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 
@@ -71,7 +71,7 @@ class _ArrayNode(_Node):
     def __init__(self, space: Space[Any], num_envs: int, path: str) -> None:
         super().__init__(space, num_envs, path)
         self.shape = (num_envs, *tuple(space.shape or ()))
-        self.dtype = space.dtype
+        self.dtype: np.dtype[Any] = np.dtype(space.dtype)  # an array space has one
         self.low: Any = None
         self.high: Any = None
         self.scalar = isinstance(space, Discrete)
@@ -168,11 +168,12 @@ class _ArrayNode(_Node):
         """Integral floats for Discrete/MultiDiscrete/MultiBinary become the space's dtype, and
         so do other integer dtypes for Discrete/MultiDiscrete: native envs compute with the
         actions (``actions - 1`` wraps around in uint8). Entries kept as given (an object
-        batch, all numbers by now) become one array first; a Box's bools become floats."""
+        batch, all numbers by now) become one array first; a Box's bools become its integers
+        (an integer Box) or float64 (``bools_as_numbers``)."""
         if batch.dtype == object:
             batch = np.asarray(batch.tolist())
         if self.kind == "box":
-            return bools_as_floats(batch)
+            return bools_as_numbers(batch, self.dtype)
         kind = batch.dtype.kind
         if kind == "f" or (self.kind == "int" and kind in "iu" and batch.dtype != self.dtype):
             cast: NDArray[Any] = batch.astype(self.dtype)
