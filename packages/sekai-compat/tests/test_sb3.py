@@ -676,6 +676,80 @@ def test_to_sb3_rejects_a_single_env_pointing_to_to_gymnasium() -> None:
         to_sb3(sekai.make("CartPole-v1"))  # type: ignore[arg-type]
 
 
+class Trade(sekai.Env[NDArray[np.float32], Any]):
+    """The quickstart's -1 short / 0 flat / +1 long env (any action space), recording the
+    actions it is given."""
+
+    def __init__(self, action_space: sekai.Space[Any] | None = None) -> None:
+        self.observation_space = sekai.Box(-1.0, 1.0, (2,))
+        self.action_space = action_space or sekai.Discrete(3, start=-1)
+        self.seen: list[Any] = []
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.t = 0
+        return sekai.ResetResult(np.zeros(2, np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        assert action in self.action_space
+        self.seen.append(int(action))
+        self.t += 1
+        return sekai.StepResult(np.zeros(2, np.float32), 0.0, False, self.t >= 20, {})
+
+
+class Shifted(sekai.ActionWrapper[Any, Any, Any]):
+    """SB3's indices 0, 1, 2 as the env's -1, 0, +1: the wrapper to_sb3's error suggests."""
+
+    def __init__(self, env: sekai.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self.action_space = sekai.Discrete(3)
+
+    def action(self, action: Any) -> int:
+        return int(action) - 1
+
+
+@pytest.mark.parametrize(
+    ("space", "message"),
+    [
+        (
+            sekai.Discrete(3, start=-1),
+            r"^to_sb3\(\) cannot use the action space Discrete\(3, start=-1\): SB3's policies "
+            r"pick the actions 0\.\.2 and ignore start, .* sekai\.ActionWrapper whose "
+            r"action_space is Discrete\(3\) and whose action\(\) returns action - 1 ",
+        ),
+        (
+            sekai.MultiDiscrete([3, 4], start=[0, -2]),
+            r"MultiDiscrete\(\[3, 4\], start=\[0, -2\]\): SB3's policies pick each entry from 0 "
+            r"to nvec - 1 and ignore start, .* action_space is MultiDiscrete\(\[3, 4\]\) and "
+            r"whose action\(\) returns action \+ \[0, -2\] ",
+        ),
+        (
+            sekai.MultiDiscrete([[2, 3], [4, 5]]),
+            r"MultiDiscrete policy for a 1-D nvec only, not \(2, 2\)\. .* action_space is "
+            r"MultiDiscrete\(\[2, 3, 4, 5\]\) and whose action\(\) returns "
+            r"action\.reshape\(\(2, 2\)\) ",
+        ),
+    ],
+    ids=["discrete-start", "multi-discrete-start", "multi-discrete-2d"],
+)
+def test_to_sb3_refuses_discrete_action_spaces_sb3_cannot_drive(
+    space: sekai.Space[Any], message: str
+) -> None:
+    # SB3's policies would pick indices from 0: the env would get other actions, or none fit.
+    vec = sekai.SyncVecEnv([lambda: Trade(space)] * 2)
+    with pytest.raises(ValueError, match=message):
+        to_sb3(vec)
+    vec.close()
+
+
+def test_ppo_trains_on_a_start_minus_one_env_through_the_suggested_wrapper() -> None:
+    venv = to_sb3(sekai.SyncVecEnv([lambda: Shifted(Trade())] * 2))
+    model = PPO("MlpPolicy", venv, n_steps=32, batch_size=32, verbose=0, seed=0)
+    model.learn(64)
+    assert set(venv.get_attr("seen")[0]) == {-1, 0, 1}
+    venv.close()
+
+
 def test_to_sb3_keeps_metadata_and_closes_the_vec_env() -> None:
     vec = sekai.make_vec("CartPole-v1", 2, vectorization_mode="sync")
     venv = to_sb3(vec)

@@ -30,7 +30,9 @@ def to_sb3(vec: VecEnv) -> SekaiToSB3:
         sekai.MissingDependency: stable-baselines3 is not installed
             (``pip install stable-baselines3``).
         TypeError: ``vec`` is not a sekai VecEnv, or a space has no gymnasium equivalent.
-        ValueError: ``vec`` was built with ``autoreset=False``.
+        ValueError: ``vec`` was built with ``autoreset=False``, or its action space is one SB3's
+            policies cannot drive: a Discrete or MultiDiscrete with a non-zero ``start`` (SB3
+            picks indices from 0), or a MultiDiscrete with a multi-dimensional ``nvec``.
     """
     require_sb3("to_sb3()")
     from sekai.compat._sekai_to_sb3 import SekaiToSB3

@@ -18,6 +18,7 @@ from stable_baselines3.common.vec_env import VecEnv as SB3VecEnv
 from sekai.compat._episode import with_episode_dict
 from sekai.compat._gym_vector import GymnasiumVectorToSekai
 from sekai.compat._spaces import space_to_gymnasium
+from sekai.spaces import Discrete, MultiDiscrete, Space
 from sekai.utils.action_mask import flatten_action_mask
 from sekai.vector._attributes import RemoteAttributes
 from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -31,6 +32,41 @@ __all__ = ["SekaiToSB3"]
 _MASKS = "action_masks"
 # Attributes SB3 asks every sub-env for that sekai envs do not have: the bridge answers them.
 _ANSWERED = {"render_mode": None}
+
+
+def _check_sb3_action_space(space: Space[Any]) -> None:
+    """Refuse a Discrete or MultiDiscrete action space that SB3's policies cannot drive: they
+    pick each action as an index from 0 (ignoring ``start``, so the env would be given other
+    actions than the policy chose) and build a MultiDiscrete policy for a 1-D ``nvec`` only.
+
+    Raises:
+        ValueError: naming the space and the wrapper that makes it one SB3 can use.
+    """
+    shifted = "ignore start, so the env would be given other actions than the policy chose"
+    if isinstance(space, Discrete) and space.start != 0:
+        plain: Space[Any] = Discrete(space.n)
+        why = f"SB3's policies pick the actions 0..{space.n - 1} and {shifted}"
+        sign = "+" if space.start > 0 else "-"
+        how = f"returns action {sign} {abs(space.start)}"
+    elif isinstance(space, MultiDiscrete) and space.nvec.ndim > 1:
+        plain = MultiDiscrete(space.nvec.ravel(), dtype=space.dtype)
+        why = f"SB3 builds a MultiDiscrete policy for a 1-D nvec only, not {space.nvec.shape}"
+        how = f"returns action.reshape({space.nvec.shape})"
+        if space.start.any():
+            why += f", and its policies {shifted}"
+            how += f" + {space.start.tolist()}"
+    elif isinstance(space, MultiDiscrete) and space.start.any():
+        plain = MultiDiscrete(space.nvec, dtype=space.dtype)
+        why = f"SB3's policies pick each entry from 0 to nvec - 1 and {shifted}"
+        how = f"returns action + {space.start.tolist()}"
+    else:
+        return
+    raise ValueError(
+        f"to_sb3() cannot use the action space {space!r}: {why}. Wrap each sub-env in a "
+        f"sekai.ActionWrapper whose action_space is {plain!r} and whose action() {how} "
+        "(make_vec(..., wrappers=[...]) adds it to every sub-env), or give the env such an "
+        "action space."
+    )
 
 
 def _runs(targets: list[int]) -> list[list[int]]:
@@ -97,6 +133,7 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
                 "to_sb3() needs a VecEnv with autoreset=True: SB3 expects finished sub-envs to "
                 "be reset within step(). Build it without vector_kwargs={'autoreset': False}."
             )
+        _check_sb3_action_space(vec.action_space)
         self.sekai_vec = vec
         self._actions: Any = None
         super().__init__(
