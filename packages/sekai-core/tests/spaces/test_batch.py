@@ -203,6 +203,75 @@ def test_concatenate_refuses_a_tuple_out_of_another_length() -> None:
 
 
 @pytest.mark.parametrize(
+    "space",
+    [
+        Box(0.0, 1.0, shape=(2,)),
+        Discrete(3),
+        Dict(pos=Box(-1.0, 1.0, (2,)), k=Discrete(3)),
+        Tuple([Discrete(2), Dict(m=MaskedBox(0.0, 1.0, shape=(2,), max_size=3))]),
+    ],
+    ids=["box", "discrete", "dict", "nested"],
+)
+def test_concatenate_names_an_empty_items_and_the_space(space: Space[Any]) -> None:
+    message = f"items is empty: concatenate needs at least one sample of {space!r} to stack"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}") as info:
+        concatenate(space, [])
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+        concatenate(space, [], create_empty_array(space, 2))
+    create_empty_array(space, 0)  # what the message points to: a batch of none
+
+
+DICT = Dict(pos=Box(-1.0, 1.0, (2,)), k=Discrete(3))
+NESTED = Tuple([Discrete(2), Dict(m=MaskedBox(0.0, 1.0, shape=(2,), max_size=3))])
+
+
+@pytest.mark.parametrize(
+    ("space", "items", "out", "message"),
+    [
+        (
+            Box(0.0, 1.0, (2,)),
+            [np.zeros(2, np.float32)] * 3,
+            np.zeros((3, 5), np.float32),
+            "out has shape (3, 5), expected (3, 2) for 3 items of Box(0.0, 1.0, (2,), float32): "
+            "pass a buffer from create_empty_array(space, 3).",
+        ),
+        (
+            DICT,
+            [DICT.sample()],
+            create_empty_array(DICT, 2),
+            "out['pos'] has shape (2, 2), expected (1, 2) for 1 items of "
+            "Box(-1.0, 1.0, (2,), float32): pass a buffer from create_empty_array(space, 1).",
+        ),
+        (
+            DICT,
+            [DICT.sample()] * 2,
+            {"pos": np.zeros((2, 2), np.float32), "k": np.zeros((2, 1), np.int64)},
+            "out['k'] has shape (2, 1), expected (2,) for 2 items of Discrete(3): pass a "
+            "buffer from create_empty_array(space, 2).",
+        ),
+        (
+            NESTED,
+            [NESTED.sample()] * 2,
+            (
+                np.zeros(2, np.int64),
+                {"m": {"values": np.zeros((2, 3, 2), np.float32), "mask": np.zeros((2, 4))}},
+            ),
+            "out[1]['m']['mask'] has shape (2, 4), expected (2, 3) for 2 items of "
+            "MultiBinary(3): pass a buffer from create_empty_array(space, 2).",
+        ),
+    ],
+    ids=["box", "dict-fewer-items", "dict-leaf", "nested"],
+)
+def test_concatenate_names_the_part_of_out_of_another_shape(
+    space: Space[Any], items: list[Any], out: Any, message: str
+) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$") as info:
+        concatenate(space, items, out)
+    assert info.value.__suppress_context__  # not chained to NumPy's message naming nothing
+
+
+@pytest.mark.parametrize(
     ("space", "items", "message"),
     [
         (

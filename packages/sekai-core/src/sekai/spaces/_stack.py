@@ -45,7 +45,10 @@ def concatenate(space: Space[Any], items: Any, out: Any = None) -> Any:
             without exactly the space's keys, a Tuple item with another number of parts, or
             an item that would change under the cast to an integer dtype (out of the dtype's
             range, fractional or NaN).
-        ValueError: a Tuple ``out`` with another number of parts than the space.
+        ValueError: ``items`` is empty (a batch of none is ``create_empty_array(space, 0)``).
+        ValueError: a Tuple ``out`` with another number of parts than the space, or an array
+            of ``out`` whose shape is not the ``(len(items), *shape)`` of its sub-space
+            (named by its path, ``out['pos']``).
         TypeError: ``out`` is given for an unknown space (its batch is a new list).
     """
     refuse_out(space, out, "list")
@@ -85,11 +88,46 @@ def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
         else:
             batch = np.stack(items, axis=0, out=out, casting="unsafe")
     except ValueError:  # NumPy's "all input arrays must have the same shape" and the like
+        _raise_named(space, items, out)
         _check_shapes(space, items)
         raise
     if batch.shape[1:] != space.shape:  # items of one shape, but not the space's
         _check_shapes(space, items)
     return batch
+
+
+def _raise_named(space: Space[Any], items: Sequence[Any], out: Any) -> None:
+    """After a failed stack of ``items`` of ``space`` (into ``out``), raise naming what
+    NumPy's error does not: that ``items`` is empty, or the part of ``out`` whose shape is not
+    the one ``len(items)`` samples need. Checked only then: batching is on every vector step.
+    """
+    if not items:
+        raise ValueError(
+            f"items is empty: concatenate needs at least one sample of {space!r} to stack "
+            "(create_empty_array(space, 0) is a batch of none)."
+        ) from None
+    if out is not None:
+        _check_out(space, out, len(items), "out")
+
+
+def _check_out(space: Space[Any], out: Any, n: int, path: str) -> None:
+    """Raise naming the first array of the buffer ``out`` (at ``path``) whose shape is not
+    ``(n, *shape)`` of its sub-space; parts of another structure are left to their errors."""
+    if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+        expected = (n, *tuple(space.shape or ()))
+        found = getattr(out, "shape", None)
+        if found is not None and tuple(found) != expected:
+            raise ValueError(
+                f"{path} has shape {tuple(found)}, expected {expected} for {n} items of "
+                f"{space!r}: pass a buffer from create_empty_array(space, {n})."
+            ) from None
+    elif isinstance(space, Dict) and isinstance(out, Mapping):
+        for key, child in space.items():
+            if key in out:
+                _check_out(child, out[key], n, f"{path}[{key!r}]")
+    elif isinstance(space, Tuple) and isinstance(out, cabc.Sequence):
+        for i, (child, part) in enumerate(zip(space.spaces, out)):
+            _check_out(child, part, n, f"{path}[{i}]")
 
 
 def _check_shapes(space: Space[Any], items: Sequence[Any]) -> None:
@@ -147,10 +185,14 @@ def _concatenate_dict(space: Dict, items: Any, out: Any = None) -> dict[Any, Any
     except (KeyError, TypeError):  # checked only on failure: batching is on every vector step
         _check_parts(space, items)
         raise
-    if out is None:
-        return {key: concatenate(child, columns[key]) for key, child in space.items()}
-    for key, child in space.items():
-        out[key] = concatenate(child, columns[key], out[key])
+    try:
+        if out is None:
+            return {key: concatenate(child, columns[key]) for key, child in space.items()}
+        for key, child in space.items():
+            out[key] = concatenate(child, columns[key], out[key])
+    except ValueError:  # named from here, with the path of the part of out
+        _raise_named(space, items, out)
+        raise
     return out  # type: ignore[no-any-return]
 
 
@@ -166,16 +208,20 @@ def _concatenate_tuple(space: Tuple, items: Any, out: Any = None) -> tuple[Any, 
     except (IndexError, KeyError, TypeError):
         _check_parts(space, items)
         raise
-    if out is None:
-        return tuple(concatenate(child, column) for child, column in zip(children, columns))
-    if len(out) != len(children):
+    if out is not None and len(out) != len(children):
         raise ValueError(
             f"out has {len(out)} parts, but {space!r} has {len(children)} sub-spaces: pass a "
             "buffer from create_empty_array(space, n)."
         )
-    parts = tuple(
-        concatenate(child, column, part) for child, column, part in zip(children, columns, out)
-    )
+    try:
+        if out is None:
+            return tuple(concatenate(child, column) for child, column in zip(children, columns))
+        parts = tuple(
+            concatenate(child, column, part) for child, column, part in zip(children, columns, out)
+        )
+    except ValueError:  # named from here, with the path of the part of out
+        _raise_named(space, items, out)
+        raise
     # Written in place; a part whose batch is new (a Sequence's tuple) needs a new Tuple.
     return out if all(a is b for a, b in zip(parts, out)) else parts
 
