@@ -153,6 +153,33 @@ def test_dict_observations_are_checked_part_by_part(backend: Backend) -> None:
             vec.step(np.array([0, 0]))
 
 
+@pytest.mark.parametrize(
+    ("bad", "what"),
+    [
+        ({"values": np.zeros((2, 1), np.float32)}, r"mask"),
+        (
+            {"values": np.zeros((3, 1), np.float32), "mask": np.zeros(2, np.int8)},
+            r"\['values'\]: shape \(3, 1\)",
+        ),
+    ],
+    ids=["no-mask", "values-shape"],
+)
+def test_masked_box_observations_are_checked_as_the_dict_of_their_arrays(
+    backend: Backend, bad: dict[str, Any], what: str
+) -> None:
+    # As the vector page says: a MaskedBox is checked as the Dict of its values and mask.
+    space = sekai.MaskedBox(0.0, 1.0, shape=(1,), max_size=2)
+    good = {"values": np.zeros((2, 1), np.float32), "mask": np.zeros(2, np.int8)}
+    fns = [
+        lambda: Scripted(space, obs=good, reset_obs=good),
+        lambda: Scripted(space, obs=bad, reset_obs=good),
+    ]
+    with backend(fns) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(sekai.InvalidObservation, match=rf"(?s)Sub-env 1 .*{what}"):
+            vec.step(np.array([0, 0]))
+
+
 @pytest.mark.parametrize("reward", [None, "1.0", [1.0, 2.0], np.array([1.0, 2.0])], ids=repr)
 def test_a_reward_that_is_not_a_real_number_names_the_sub_env(
     backend: Backend, reward: Any

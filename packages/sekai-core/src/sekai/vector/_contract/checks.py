@@ -70,7 +70,8 @@ def observation_checker(space: Space[Any], num_envs: int | None = None) -> Obser
     """A function giving why an observation does not fit ``space`` (None when it fits).
 
     Array spaces check shape and dtype kind; ``Dict`` / ``Tuple`` check their keys / length
-    and every part; other spaces (``Sequence``, ``MaskedBox``, custom ones) are not checked. With
+    and every part (a ``MaskedBox`` is the Dict of its ``values`` and ``mask``); other spaces
+    (``Sequence``, custom ones) are not checked. With
     ``num_envs``, it judges a whole batch instead (a native env's): every array part has the
     leading ``num_envs`` axis.
     """
