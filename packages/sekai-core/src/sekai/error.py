@@ -167,56 +167,23 @@ def _rebuild_invalid_action(
 
 
 class InvalidObservation(SekaiError):
-    """An observation does not fit the observation space.
+    """Reserved: an observation does not fit the observation space (raised by nothing yet).
 
-    VecEnvs raise it when a sub-env's ``step()`` / ``reset()`` returns an observation whose
-    shape or dtype kind does not fit the space, before it is batched.
+    The VecEnvs refuse a sub-env's observation that does not fit with a ``ValueError`` naming
+    the sub-env; this class is kept exported for compatibility.
 
     Attributes:
         obs: the rejected observation.
         space: the observation space.
-        index: the sub-env index when a VecEnv rejected it, else None.
-        reason: what does not fit (e.g. ``"shape (3,), the space's shape is (2,)"``), or None.
-        method: the method that returned it (``"step"`` / ``"reset"``), or None.
     """
 
-    def __init__(
-        self,
-        obs: Any,
-        space: Any,
-        *,
-        index: int | None = None,
-        reason: str | None = None,
-        method: str | None = None,
-    ) -> None:
+    def __init__(self, obs: Any, space: Any) -> None:
         self.obs = obs
         self.space = space
-        self.index = index
-        self.reason = reason
-        self.method = method
-        if index is None and reason is None:
-            message = f"Observation {obs!r} is not valid for space {space!r}."
-        else:
-            who = f"Sub-env {index}" if index is not None else "The env"
-            call = f" from {method}()" if method is not None else ""
-            message = (
-                f"{who} returned observation {obs!r}{call}, which does not fit observation_space "
-                f"{space!r}: {reason}. The env must return observations of its observation_space "
-                "(check its step()/reset() or its declared space)."
-            )
-        super().__init__(message)
+        super().__init__(f"Observation {obs!r} is not valid for space {space!r}.")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            _rebuild_invalid_observation,
-            (self.obs, self.space, self.index, self.reason, self.method),
-        )
-
-
-def _rebuild_invalid_observation(
-    obs: Any, space: Any, index: int | None, reason: str | None, method: str | None
-) -> InvalidObservation:
-    return InvalidObservation(obs, space, index=index, reason=reason, method=method)
+        return (type(self), (self.obs, self.space))
 
 
 class ResetRequired(SekaiError):

@@ -84,6 +84,13 @@ def test_fixed_messages():
     assert str(error.InvalidObservation(5, "S")) == "Observation 5 is not valid for space 'S'."
 
 
+def test_invalid_observation_takes_only_the_observation_and_the_space():
+    exc = error.InvalidObservation([1, 2], "S")
+    assert (exc.obs, exc.space) == ([1, 2], "S")
+    with pytest.raises(TypeError):
+        error.InvalidObservation(5, "S", index=0)  # type: ignore[call-arg]
+
+
 def test_vec_env_worker_error_messages():
     e = error.VecEnvWorkerError(1, "ValueError", "bad", "tb")
     assert str(e) == "Sub-env 1 raised ValueError: bad\n\nWorker traceback:\ntb"

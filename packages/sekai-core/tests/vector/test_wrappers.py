@@ -509,7 +509,7 @@ _MISFIT_BACKENDS: dict[str, Callable[[bool], Any]] = {
 }
 
 
-@pytest.mark.parametrize(("action", "error"), [(3, sekai.InvalidObservation), (4, TypeError)])
+@pytest.mark.parametrize(("action", "error"), [(3, ValueError), (4, TypeError)])
 @pytest.mark.parametrize("autoreset", [False, True])
 @pytest.mark.parametrize("backend", list(_MISFIT_BACKENDS))
 def test_a_result_that_does_not_fit_is_its_sub_envs_error_and_the_others_steps_count(

@@ -10,9 +10,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.core._snapshot import snapshot
-from sekai.error import InvalidObservation
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple, concatenate
-from sekai.vector._contract.checks import array_kinds, check_observations, observation_checker
+from sekai.vector._contract.checks import (
+    array_kinds,
+    check_observations,
+    observation_checker,
+    observation_error,
+)
 
 __all__ = [
     "as_batch_dtype",
@@ -35,7 +39,7 @@ def stacker(space: Space[Any]) -> Callable[[list[Any]], Any]:
     Decided once per space (VecEnvs keep it): array spaces take a faster path (``np.array``
     builds small batches about twice as fast as ``np.stack``) with an identical result, and
     fall back to ``concatenate`` for anything unusual. An observation that does not fit the
-    space (its shape or dtype kind; ``check_observations``) raises ``InvalidObservation``
+    space (its shape or dtype kind; ``check_observations``) raises ``ValueError``
     naming its position, the sub-env index, instead of being broadcast into the batch.
     """
     check = observation_checker(space)
@@ -107,7 +111,7 @@ def checked_caster(space: Space[Any], num_envs: int, source: str) -> Callable[[A
     of exactly the space's dtype and batch shape costs two comparisons.
 
     Raises:
-        InvalidObservation: naming ``source`` and what does not fit.
+        ValueError: naming ``source`` and what does not fit.
     """
     cast = caster(space)
     check = observation_checker(space, num_envs)
@@ -115,7 +119,7 @@ def checked_caster(space: Space[Any], num_envs: int, source: str) -> Callable[[A
     def checked(batch: Any) -> Any:
         reason = check(batch)
         if reason is not None:
-            raise InvalidObservation(batch, space, reason=reason, method=source)
+            raise observation_error(batch, space, reason, method=source)
         return cast(batch)
 
     if not isinstance(space, _ARRAY_SPACES):

@@ -33,7 +33,6 @@ from numpy.typing import NDArray
 from sekai._args import type_name
 from sekai.core._snapshot import snapshot
 from sekai.core.result import ResetResult, StepResult, several_values
-from sekai.error import InvalidObservation
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 from sekai.spaces._explain import described, short_repr
 
@@ -44,6 +43,7 @@ __all__ = [
     "checked_result",
     "checked_steps",
     "observation_checker",
+    "observation_error",
     "snapshot",
 ]
 
@@ -96,13 +96,28 @@ def array_kinds(dtype: Any) -> str:
     return _KINDS.get(kind, kind)
 
 
+def observation_error(
+    obs: Any, space: Space[Any], reason: str, *, index: int | None = None, method: str | None = None
+) -> ValueError:
+    """The ``ValueError`` for an observation that does not fit ``space``: it names the sub-env
+    ``index`` (or the env), the ``method`` that returned it, the space and ``reason`` (what
+    ``observation_checker`` found)."""
+    who = f"Sub-env {index}" if index is not None else "The env"
+    call = f" from {method}()" if method is not None else ""
+    return ValueError(
+        f"{who} returned observation {obs!r}{call}, which does not fit observation_space "
+        f"{space!r}: {reason}. The env must return observations of its observation_space "
+        "(check its step()/reset() or its declared space)."
+    )
+
+
 def check_observations(space: Space[Any], check: ObservationCheck, items: list[Any]) -> None:
-    """Raise ``InvalidObservation`` for the first of ``items`` (one per sub-env, in sub-env
+    """Raise ``observation_error`` for the first of ``items`` (one per sub-env, in sub-env
     order) that does not fit ``space`` (``check`` is its ``observation_checker``)."""
     for index, obs in enumerate(items):
         reason = check(obs)
         if reason is not None:
-            raise InvalidObservation(obs, space, index=index, reason=reason)
+            raise observation_error(obs, space, reason, index=index)
 
 
 def _array_checker(
@@ -197,19 +212,17 @@ class ResultCheck:
         return (ResultCheck, (self.space, self.index))  # the checker is a closure: rebuild it
 
     def observation(self, obs: Any, method: str) -> None:
-        """Raise ``InvalidObservation`` naming the sub-env when ``obs`` does not fit the space."""
+        """Raise ``observation_error`` naming the sub-env when ``obs`` does not fit the space."""
         reason = self._check(obs)
         if reason is not None:
-            raise InvalidObservation(
-                obs, self.space, index=self.index, reason=reason, method=method
-            )
+            raise observation_error(obs, self.space, reason, index=self.index, method=method)
 
     def step(self, result: StepResult[Any]) -> StepResult[Any]:
         """``result`` with its observation checked and its reward and flags as
         :func:`checked_scalars` gives them.
 
         Raises:
-            InvalidObservation: naming the sub-env, when the observation does not fit.
+            ValueError: naming the sub-env, when the observation does not fit.
             TypeError: naming the sub-env, when the reward or a flag does not fit.
         """
         self.observation(result.observation, "step")
