@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import sys
 import traceback
 from collections.abc import Iterable, Sequence
@@ -55,6 +56,18 @@ def _noted(error: _Error, notes: Iterable[str]) -> _Error:
 
             error.__notes__ = [*getattr(error, "__notes__", []), note]  # type: ignore[attr-defined]
     return error
+
+
+def _picklable(obj: Any) -> bool:
+    """Whether ``pickle`` itself pickles ``obj``: not a class or function it cannot name by
+    reference (one defined inside a function, or rebuilt by cloudpickle from a worker), nor an
+    object holding one. What an error carries is left out when it is not, so the error always
+    pickles."""
+    try:
+        pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return False
+    return True
 
 
 def _formatted(exc: BaseException) -> str:
@@ -266,8 +279,11 @@ class VecEnvWorkerError(SekaiError):
         return str(self.args[0]) if self.args else ""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # What was set after the constructor (the exit-status note in __notes__) travels too.
-        state = {k: v for k, v in vars(self).items() if k not in _WORKER_ERROR_FIELDS}
+        # What was set after the constructor (the exit-status note in __notes__) travels too,
+        # but for what pickle cannot carry.
+        state = {
+            k: v for k, v in vars(self).items() if k not in _WORKER_ERROR_FIELDS and _picklable(v)
+        }
         return (
             _rebuild_worker_error,
             (

@@ -141,6 +141,40 @@ def test_the_error_pickles_with_its_notes(cls: type[Exception] | None) -> None:
     assert str(copy) == str(error)
 
 
+def test_an_error_of_a_class_pickle_cannot_name_pickles_as_a_plain_vec_env_worker_error() -> None:
+    # A class defined at run time in the worker comes to the parent by value (cloudpickle): the
+    # parent's error derives from it, but pickle cannot name it, so a copy is a plain
+    # VecEnvWorkerError with the same fields, and an attribute pickle cannot carry is left out.
+    class LocalError(Exception):
+        pass
+
+    class Detail:
+        pass
+
+    exc = LocalError("boom")
+    exc.code = 7  # type: ignore[attr-defined]
+    exc.detail = Detail()  # type: ignore[attr-defined]
+    error = worker_error(_described(exc), 1, worker=0, ranks=[1, 2])
+    assert isinstance(error, LocalError)
+    noted(error, ["a note"])
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is VecEnvWorkerError
+    assert (copy.rank, copy.exc_type, copy.message, copy.worker, copy.ranks) == (
+        1,
+        "LocalError",
+        "boom",
+        0,
+        (1, 2),
+    )
+    assert copy.remote_traceback == error.remote_traceback and str(copy) == str(error)
+    assert copy.code == 7  # type: ignore[attr-defined]
+    assert not hasattr(copy, "detail")
+    assert getattr(copy, "__notes__", None) == ["a note"]
+    plain = worker_error_class(None)(0, "EOFError", "gone")
+    plain.detail = Detail()  # type: ignore[attr-defined]
+    assert not hasattr(pickle.loads(pickle.dumps(plain)), "detail")
+
+
 def test_a_worker_running_several_sub_envs_is_named_with_them() -> None:
     error = worker_error(_described(EOFError("gone")), 4, worker=2, ranks=[4, 5, 6])
     assert str(error).startswith("Worker 2 (sub-envs 4-6) raised EOFError: gone")

@@ -21,6 +21,7 @@ from sekai.error import (
     VecEnvWorkerError,
     _formatted,
     _noted as noted,  # the remote backends' name for it
+    _picklable,
 )
 
 __all__ = [
@@ -229,12 +230,15 @@ def worker_error_class(cls: type | None) -> type[VecEnvWorkerError]:
 
 
 def _reduce(self: VecEnvWorkerError) -> tuple[Any, ...]:
-    state = {k: v for k, v in _attributes(self).items() if k not in _OWN}
+    # A class pickle cannot name (defined at run time in the worker, rebuilt here by value)
+    # rebuilds a plain VecEnvWorkerError, as when the parent could not unpickle it (core.md §11).
+    cls = getattr(type(self), "_original_class", None)
+    state = {k: v for k, v in _attributes(self).items() if k not in _OWN and _picklable(v)}
     notes = getattr(self, "__notes__", None)  # not copied by _restore, which skips dunders
     return (
         _rebuild,
         (
-            getattr(type(self), "_original_class", None),
+            cls if _picklable(cls) else None,
             self.rank,
             self.exc_type,
             self.message,
