@@ -163,6 +163,13 @@ class OutOfSpace(Plain):
         return sekai.StepResult(np.full(1, 5.0, dtype=np.float32), 0.0, False, False, {})
 
 
+class CloseFails(OutOfSpace):
+    """An ERROR for check, and a close() that raises once the work is done."""
+
+    def close(self):
+        raise RuntimeError("close failed")
+
+
 class BoolReward(Plain):
     """A bool reward at every step: one WARNING counting the steps taken."""
 
@@ -226,6 +233,7 @@ sekai.register("mine/StepFails-v0", StepFails)
 sekai.register("mine/WorkerErr-v0", WorkerFails)
 sekai.register("mine/Unseeded-v0", Unseeded)
 sekai.register("mine/OutOfSpace-v0", OutOfSpace)
+sekai.register("mine/CloseFails-v0", CloseFails, max_episode_steps=10)
 sekai.register("mine/BoolReward-v0", BoolReward)
 sekai.register("mine/Drifting-v0", Drifting)
 sekai.register("mine/Truncated-v0", Truncated)

@@ -63,6 +63,20 @@ def test_vector_modes_label_the_vec_env_class_and_multiply_env_steps(
     assert _line("mine/Line-v0", label, "600").fullmatch(done.stdout.rstrip("\n"))
 
 
+@pytest.mark.parametrize(
+    ("args", "label", "total"),
+    [((), "single env", "20"), (("--num-envs", "2", "--mode", "sync"), "SyncVecEnv x2", "40")],
+    ids=["single", "sync"],
+)
+def test_a_failing_close_is_reported_after_the_results_with_exit_2(
+    sekai_cli, my_envs: str, args: tuple[str, ...], label: str, total: str
+) -> None:
+    done = sekai_cli("-m", my_envs, "bench", "mine/CloseFails-v0", "--steps", "20", *args)
+    assert done.returncode == 2
+    assert _line("mine/CloseFails-v0", label, total).fullmatch(done.stdout.rstrip("\n"))
+    assert done.stderr.startswith("error: ") and "close failed" in done.stderr
+
+
 def test_auto_mode_uses_the_native_env_when_registered(sekai_cli, my_envs: str) -> None:
     done = sekai_cli("-m", my_envs, "bench", "mine/Line-v0", "--steps", "10", "--num-envs", "2")
     assert "[LineVecEnv x2]" in done.stdout

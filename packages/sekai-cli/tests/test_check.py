@@ -42,6 +42,15 @@ def test_errors_exit_1(sekai_cli, my_envs: str, strict: tuple[str, ...]) -> None
     assert lines[-1] == "mine/OutOfSpace-v0: 2 errors, 0 warnings."
 
 
+def test_a_failing_close_is_reported_after_the_issues_with_exit_2(sekai_cli, my_envs: str) -> None:
+    done = sekai_cli("-m", my_envs, "check", "mine/CloseFails-v0", "--steps", "5")
+    assert done.returncode == 2  # the worse of 1 (an ERROR found) and 2 (close() raised)
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("ERROR: Observation from step() at step 0 is not within")
+    assert lines[-1] == "mine/CloseFails-v0: 2 errors, 0 warnings."
+    assert done.stderr == "error: RuntimeError: close failed\n"
+
+
 def test_an_exception_in_step_is_an_error_line_of_the_report(sekai_cli, my_envs: str) -> None:
     done = sekai_cli("-m", my_envs, "check", "mine/StepFails-v0")
     assert done.returncode == 1

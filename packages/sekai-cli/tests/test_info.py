@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 CARTPOLE_INFO = """\
 id=CartPole-v1
 entry_point=sekai.envs.classic_control.cartpole:CartPoleEnv
@@ -45,6 +47,20 @@ def test_info_of_a_runtime_env_without_wrappers_or_metadata(sekai_cli, my_envs: 
         "action_space=Discrete(2)\n"
         "provided_by=runtime\n"
     )
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_failing_close_is_reported_after_the_description_with_exit_2(
+    sekai_cli, my_envs: str, as_json: bool
+) -> None:
+    done = sekai_cli("-m", my_envs, "info", "mine/CloseFails-v0", *(["--json"] if as_json else []))
+    assert done.returncode == 2
+    if as_json:
+        assert json.loads(done.stdout)["id"] == "mine/CloseFails-v0"
+    else:
+        assert done.stdout.splitlines()[0] == "id=mine/CloseFails-v0"
+        assert done.stdout.splitlines()[-1] == "provided_by=runtime"
+    assert done.stderr == "error: RuntimeError: close failed\n"
 
 
 def test_info_names_the_third_party_distribution_of_a_plugin_env(

@@ -263,6 +263,7 @@ def compare(
     steps: int,
     seed: int,
     out: Output,
+    report: Callable[[list[BenchResult]], None] | None = None,
 ) -> list[BenchResult]:
     """Time ``steps`` random-action calls of ``env_id`` in each of ``modes``, interleaved.
 
@@ -270,7 +271,8 @@ def compare(
     single mode without a progress bar runs in one chunk). A single env is timed when
     ``num_envs == 1`` and the mode is ``auto`` or ``sync``; otherwise
     ``make_vec(env_id, num_envs, vectorization_mode=...)``. ``workers`` reaches only the
-    backends of ``WORKER_MODES``.
+    backends of ``WORKER_MODES``. ``report`` (if given) is called with the results before the
+    envs are closed, so that a ``close()`` that raises does not lose them.
     """
     with ExitStack() as stack:
         runs = []
@@ -285,10 +287,13 @@ def compare(
             chunked = progress.enabled or len(runs) > 1
             chunk = max(1, steps // 100) if chunked else steps
             seconds = _time_runs(runs, steps, chunk, progress)
-    return [
-        BenchResult(env_id, r.label, r.backend, r.mode, num_envs, r.workers, steps, s)
-        for r, s in zip(runs, seconds, strict=True)
-    ]
+        results = [
+            BenchResult(env_id, r.label, r.backend, r.mode, num_envs, r.workers, steps, s)
+            for r, s in zip(runs, seconds, strict=True)
+        ]
+        if report is not None:
+            report(results)
+    return results
 
 
 def bench(
@@ -366,12 +371,16 @@ def _compare_table(results: list[BenchResult], out: Output) -> list[str]:
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    """Run the benchmark(s) and print the bench line(s), the comparison table or JSON."""
+    """Run the benchmark(s) and print the bench line(s), the comparison table or JSON.
+
+    They are printed before the envs are closed: a ``close()`` that raises is reported after
+    them (``error: ...``, exit status 2) instead of replacing them.
+    """
     modes: list[str] = list(args.compare) if args.compare else [args.mode]
     _check_workers(modes, args.workers)
     import_env_modules(args.env_id, vector=_builds_native(args.env_id, modes, args.num_envs))
     _check_modes(args.env_id, modes)
-    results = compare(
+    compare(
         args.env_id,
         modes,
         num_envs=args.num_envs,
@@ -379,7 +388,12 @@ def run(args: argparse.Namespace, out: Output) -> int:
         steps=args.steps,
         seed=args.seed,
         out=out,
+        report=lambda results: _print_results(args, results, out),
     )
+    return 0
+
+
+def _print_results(args: argparse.Namespace, results: list[BenchResult], out: Output) -> None:
     if not args.json:
         out.lines([result.line() for result in results])
     if args.json:
@@ -392,4 +406,3 @@ def run(args: argparse.Namespace, out: Output) -> int:
     elif args.compare:
         out.print()
         out.lines(_compare_table(results, out))
-    return 0

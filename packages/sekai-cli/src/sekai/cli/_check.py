@@ -19,7 +19,7 @@ examples:
   sekai check CartPole-v1 --mode jax               the kernel, run by sekai-jax
 
 exit status: 0 no ERROR (warnings allowed unless --strict), 1 ERRORs found (or any
-issue with --strict), 2 the env could not be built or run.
+issue with --strict), 2 the env could not be built, run or closed.
 """
 
 
@@ -93,23 +93,31 @@ def _check_mode(args: argparse.Namespace, out: Output) -> list[str]:
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    """Check ``args.env_id``; 1 on ERRORs (on any issue with ``--strict``), else 0."""
+    """Check ``args.env_id``; 1 on ERRORs (on any issue with ``--strict``), else 0.
+
+    The issues are printed before the env is closed: a ``close()`` that raises is reported
+    after them (``error: ...``, exit status 2) instead of replacing them.
+    """
     if args.num_envs is not None and args.mode is None:
         raise UsageError("--num-envs applies to --mode only")
     # Names the env and entry point of a module that fails.
     import_env_modules(args.env_id, vector=args.mode in NATIVE_MODES)
     if args.mode is not None:
-        issues = _check_mode(args, out)
-    else:
-        from sekai.registry import make
-        from sekai.utils.checker import check_env
+        return _report(args, _check_mode(args, out), out)
+    from sekai.registry import make
+    from sekai.utils.checker import check_env
 
-        env = make(args.env_id)
-        try:
-            with out.status(f"checking {args.env_id} ({args.steps:,} steps)..."):
-                issues = check_env(env, n_steps=args.steps, check_determinism=args.determinism)
-        finally:
-            env.close()
+    env = make(args.env_id)
+    try:
+        with out.status(f"checking {args.env_id} ({args.steps:,} steps)..."):
+            issues = check_env(env, n_steps=args.steps, check_determinism=args.determinism)
+        return _report(args, issues, out)
+    finally:
+        env.close()
+
+
+def _report(args: argparse.Namespace, issues: list[str], out: Output) -> int:
+    """Print ``issues`` and the summary line; the exit status they give."""
     errors = any(issue.startswith("ERROR") for issue in issues)
     out.exit_code = 1 if errors or (args.strict and issues) else 0
     for issue in issues:

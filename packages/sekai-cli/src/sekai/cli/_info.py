@@ -91,18 +91,28 @@ def json_value(value: Any) -> Any:
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    """Print the description of ``args.env_id`` (as one JSON object with ``--json``)."""
+    """Print the description of ``args.env_id`` (as one JSON object with ``--json``).
+
+    It is printed before the env is closed: a ``close()`` that raises is reported after it
+    (``error: ...``, exit status 2) instead of replacing it.
+    """
     from sekai.registry import make, spec
 
     env_spec = spec(args.env_id)
     import_env_modules(args.env_id)
     env = make(args.env_id)
     try:
-        observation_space, action_space = env.observation_space, env.action_space
-        metadata = env.metadata
-        chain = wrapper_chain(env)
+        _describe(args, env_spec, env, out)
     finally:
         env.close()
+    return 0
+
+
+def _describe(args: argparse.Namespace, env_spec: EnvSpec, env: Env[Any, Any], out: Output) -> None:
+    """Print the spec, spaces, metadata, wrappers and provider of ``env`` (JSON with --json)."""
+    observation_space, action_space = env.observation_space, env.action_space
+    metadata = env.metadata
+    chain = wrapper_chain(env)
     if args.json:
         described = {
             **spec_json(env_spec),
@@ -114,7 +124,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
             "wrappers": chain,
         }
         out.print(json.dumps(json_value(described), indent=2, allow_nan=False))
-        return 0
+        return
     lines = [
         env_spec.pprint(),
         f"observation_space={observation_space!r}",
@@ -126,4 +136,3 @@ def run(args: argparse.Namespace, out: Output) -> int:
         lines.append(f"wrappers={' -> '.join(chain)}")
     lines.append(f"provided_by={provided_by(env_spec)}")
     out.lines(lines)
-    return 0
