@@ -128,6 +128,8 @@ _LAZY: dict[str, str] = {
     "AsyncVecEnv": "sekai.vector",
     "ProcVecEnv": "sekai.vector",
     "NativeVecEnv": "sekai.vector",
+    "Spawnable": "sekai.vector",
+    "shared": "sekai.vector",
     "VecWrapper": "sekai.vector",
     "VecObservationWrapper": "sekai.vector",
     "VecRewardWrapper": "sekai.vector",
@@ -270,6 +272,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         AsyncVecEnv as AsyncVecEnv,
         NativeVecEnv as NativeVecEnv,
         ProcVecEnv as ProcVecEnv,
+        Spawnable as Spawnable,
         SyncVecEnv as SyncVecEnv,
         VecActionWrapper as VecActionWrapper,
         VecEnv as VecEnv,
@@ -284,6 +287,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for type checkers and IDEs
         VecTransformObservation as VecTransformObservation,
         VecTransformReward as VecTransformReward,
         VecWrapper as VecWrapper,
+        shared as shared,
         stack_infos as stack_infos,
     )
     from sekai.wrappers import (

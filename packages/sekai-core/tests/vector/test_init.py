@@ -12,13 +12,10 @@ import sekai.vector
 
 
 def test_every_export_resolves_and_matches_the_top_level_name() -> None:
+    # "All exported from sekai and sekai.vector", shared and Spawnable included.
     for name in sekai.vector.__all__:
-        if name == "ProcVecEnv":
-            continue
-        value = getattr(sekai.vector, name)
-        if name in ("Spawnable", "shared"):
-            continue  # not top-level names
-        assert getattr(sekai, name) is value, name
+        assert getattr(sekai, name) is getattr(sekai.vector, name), name
+        assert name in sekai.__all__ and name in dir(sekai), name
 
 
 def test_proc_vec_env_is_imported_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
