@@ -327,6 +327,19 @@ def test_constructor_rejects_bad_env_fns(cls: type[SyncVecEnv]) -> None:
 
 
 @pytest.mark.parametrize("cls", IN_PROCESS)
+def test_factories_returning_the_same_env_object_are_refused(cls: type[SyncVecEnv]) -> None:
+    # `env = make(...); SyncVecEnv([lambda: env] * n)` would step one env n times per call.
+    env, other = Probe(), Probe()
+    expected = (
+        rf"^{cls.__name__}: env_fns\[0\]\(\) and env_fns\[2\]\(\) returned the same env "
+        r"object .*each factory must build a new env"
+    )
+    with pytest.raises(ValueError, match=expected):
+        cls([lambda: env, lambda: other, lambda: env])
+    assert env.closed and other.closed
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
 def test_sub_envs_with_different_spaces_are_rejected(cls: type[SyncVecEnv]) -> None:
     def other() -> Probe:
         env = Probe()

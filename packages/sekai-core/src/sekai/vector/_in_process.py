@@ -95,7 +95,11 @@ def check_same_spaces(
 
 
 def build_envs(
-    env_fns: Iterable[Callable[[], Env[Any, Any]]], owner: str, *, first_index: int = 0
+    env_fns: Iterable[Callable[[], Env[Any, Any]]],
+    owner: str,
+    *,
+    first_index: int = 0,
+    built: Sequence[Env[Any, Any]] = (),
 ) -> list[Env[Any, Any]]:
     """Call every factory; if one fails, close the envs already built and re-raise.
 
@@ -103,13 +107,18 @@ def build_envs(
         env_fns: the factories.
         owner: the VecEnv class name, for messages.
         first_index: the sub-env index of ``env_fns[0]`` (a ProcVecEnv worker builds a slice).
+        built: the sub-envs built before ``env_fns[0]`` (those of the slice before it), which
+            the new ones must not be.
 
     Raises:
         TypeError: ``env_fns`` is not a list of callables, or a factory returned a non-Env.
-        ValueError: no factories, or sub-envs whose spaces differ from the first one's.
+        ValueError: no factories, two factories that returned the same env object, or
+            sub-envs whose spaces differ from the first one's.
     """
     fns = env_factories(env_fns, owner)
     envs: list[Env[Any, Any]] = []
+    # Which sub-env each env object is, to refuse one returned twice (`lambda: env`).
+    seen = {id(env): index for index, env in enumerate(built, first_index - len(built))}
     try:
         for index, fn in enumerate(fns, first_index):
             env = fn()
@@ -129,6 +138,14 @@ def build_envs(
                         "To use a gymnasium env, convert it with sekai.compat.from_gymnasium(env).",
                     )
                 )
+            if id(env) in seen:
+                raise ValueError(
+                    f"{owner}: env_fns[{seen[id(env)]}]() and env_fns[{index}]() returned the "
+                    f"same env object ({type_name(env)}); each factory must build a new env "
+                    "(e.g. lambda: sekai.make(env_id), not lambda: env returning one env "
+                    "built beforehand)."
+                )
+            seen[id(env)] = index
             envs.append(env)
             first = envs[0]
             check_same_spaces(

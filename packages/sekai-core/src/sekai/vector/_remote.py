@@ -179,7 +179,7 @@ def build_slice(
     envs: list[Any] = []
     for index, fn in enumerate(fns):
         try:  # one at a time, to name the sub-env whose factory failed
-            envs.append(build_envs([fn], owner, first_index=first + index)[0])
+            envs.append(build_envs([fn], owner, first_index=first + index, built=envs)[0])
         except Exception as exc:
             close_quietly(envs)
             return None, None, [(index, describe(exc))]

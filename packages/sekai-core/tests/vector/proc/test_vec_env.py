@@ -275,6 +275,16 @@ def test_the_sub_env_blamed_for_other_spaces_does_not_depend_on_the_workers(
     assert multiprocessing.active_children() == []
 
 
+def test_factories_of_one_worker_returning_the_same_env_object_are_refused() -> None:
+    # Pickled together, the factories of one worker's slice share the env they return.
+    env = SpaceEnv(SPACES["discrete"])
+    fns = [lambda: env, lambda: env]
+    expected = r"env_fns\[0\]\(\) and env_fns\[1\]\(\) returned the same env object"
+    with pytest.raises(ValueError, match=expected):
+        ProcVecEnv(fns, context="fork", num_workers=1)
+    assert multiprocessing.active_children() == []
+
+
 def test_a_factory_returning_a_non_env_raises_type_error_naming_it() -> None:
     fns: list[Any] = [lambda: SpaceEnv(SPACES["discrete"]), lambda: "not an env"]
     with pytest.raises(TypeError, match=r"env_fns\[1\]\(\) returned str, not a sekai.Env"):
