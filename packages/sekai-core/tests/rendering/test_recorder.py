@@ -346,6 +346,16 @@ def test_save_text_rejects_images_and_empty_lists(tmp_path: Path) -> None:
         save_text([], tmp_path / "x.txt")
 
 
+def test_save_text_refuses_a_single_frame_as_save_gif_does(tmp_path: Path) -> None:
+    # A str is a sequence of 1-character frames: it would be written one character a page.
+    match = r"^save_text\(\) got a single frame \(a str of 14 characters\); pass a list of frames"
+    with pytest.raises(ValueError, match=match):
+        save_text("t=0 price=100\n", tmp_path / "one.txt")
+    assert list(tmp_path.iterdir()) == []
+    save_text(["t=0 price=100\n"], tmp_path / "one.txt")
+    assert (tmp_path / "one.txt").read_text(encoding="utf-8") == "t=0 price=100\n"
+
+
 GOOD = np.zeros((2, 2, 3), np.uint8)
 
 

@@ -353,9 +353,14 @@ def save_text(frames: Sequence[Any], path: str | os.PathLike[str]) -> Path:
     """Write text frames to a UTF-8 file, separated by form feeds (``\\f``).
 
     Raises:
-        ValueError: no frames.
+        ValueError: no frames, or a single ``str`` instead of a list of frames.
         TypeError: a frame is not a ``str``.
     """
+    if isinstance(frames, str):  # a sequence too: it would be saved one character a frame
+        raise ValueError(
+            f"save_text() got a single frame (a str of {len(frames)} characters); pass a list "
+            "of frames: save_text([frame], path)."
+        )
     if len(frames) == 0:
         raise ValueError("No frames to save.")
     for i, frame in enumerate(frames):
