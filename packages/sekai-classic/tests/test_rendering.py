@@ -144,8 +144,29 @@ def test_custom_sizes_and_themes() -> None:
 
 @pytest.mark.parametrize("renderer", [PendulumRenderer, AcrobotRenderer])
 def test_square_renderers_name_the_size_argument(renderer: Any) -> None:
-    with pytest.raises(ValueError, match=r"^size must be an int >= 16, got 8\.$"):
+    with pytest.raises(ValueError, match=rf"^{renderer.__name__}: size must be >= 16, got 8\.$"):
         renderer(size=8)
+    with pytest.raises(TypeError, match=rf"^{renderer.__name__}: size must be an int, got str\.$"):
+        renderer(size="500")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"width": "600"}, TypeError, "width must be an int, got str."),
+        ({"width": 600.0}, TypeError, "width must be an int, got float."),
+        ({"height": True}, TypeError, "height must be an int, got bool."),
+        ({"width": 8}, ValueError, "width must be >= 16, got 8."),
+        ({"height": 0}, ValueError, "height must be >= 16, got 0."),
+    ],
+)
+def test_sizes_of_the_wrong_type_raise_type_error_and_bad_values_value_error(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    # Named by the class: which renderer refused its width?
+    for renderer in (CartPoleRenderer, MountainCarRenderer):
+        with pytest.raises(error, match=f"^{re.escape(f'{renderer.__name__}: {message}')}$"):
+            renderer(**kwargs)
 
 
 def test_reprs_name_a_theme_other_than_the_default() -> None:

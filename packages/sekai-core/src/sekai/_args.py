@@ -103,11 +103,13 @@ def holds_bool(value: Any) -> bool:
 
 
 def check_int(owner: str, name: str, value: Any, minimum: int) -> int:
-    """Validate an integer argument (bools rejected) that must be ``>= minimum``."""
+    """Validate an integer argument (bools rejected) that must be ``>= minimum``; both errors
+    start with ``owner``: ``TypeError`` for what is not an int, ``ValueError`` below
+    ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__}.")
     if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}.")
+        raise ValueError(f"{owner}: {name} must be >= {minimum}, got {value}.")
     return int(value)
 
 

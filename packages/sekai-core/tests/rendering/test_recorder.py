@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -151,10 +152,23 @@ def test_the_env_is_closed_even_when_the_renderer_fails_to_close() -> None:
     assert closed == [True]
 
 
-@pytest.mark.parametrize("max_frames", [-1, 1.5, True])
-def test_invalid_max_frames_raise_value_error(max_frames: Any) -> None:
-    with pytest.raises(ValueError, match="max_frames"):
-        RecordFrames(LineEnv(), LineRenderer(), max_frames=max_frames)
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"max_frames": -1}, ValueError, "RecordFrames: max_frames must be >= 0, got -1."),
+        ({"max_frames": 1.5}, TypeError, "RecordFrames: max_frames must be an int, got float."),
+        ({"max_frames": True}, TypeError, "RecordFrames: max_frames must be an int, got bool."),
+        ({"enabled": "no"}, TypeError, "RecordFrames: enabled must be a bool, got str."),
+        ({"enabled": 1}, TypeError, "RecordFrames: enabled must be a bool, got int."),
+    ],
+)
+def test_bad_recording_options_raise_type_or_value_errors_naming_the_class(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    # Before: enabled="no" was accepted and recorded ("no" is true).
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        RecordFrames(LineEnv(), LineRenderer(), **kwargs)
+    assert RecordFrames(LineEnv(), LineRenderer(), enabled=np.bool_(False)).enabled is False
 
 
 def test_a_renderer_needs_render_and_close() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -136,10 +137,37 @@ def test_the_vector_env_is_closed_even_when_the_renderer_fails_to_close() -> Non
     assert vec.unwrapped.closed
 
 
-@pytest.mark.parametrize("index", [-1, 2, 1.0, True, np.bool_(True)])
-def test_index_outside_the_sub_envs_raises_value_error(index: Any) -> None:
-    with pytest.raises(ValueError, match=r"index must be an int in \[0, 2\)"):
+@pytest.mark.parametrize(
+    ("index", "message"),
+    [
+        (-1, "VecRecordFrames: index must be >= 0, got -1."),
+        (2, "VecRecordFrames: index must be < 2 (the number of sub-envs), got 2."),
+    ],
+)
+def test_index_outside_the_sub_envs_raises_value_error(index: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         VecRecordFrames(_sync(), PositionRenderer(), index=index)
+
+
+@pytest.mark.parametrize("index", [1.0, "0", True, np.bool_(True)])
+def test_an_index_that_is_not_an_int_raises_type_error(index: Any) -> None:
+    with pytest.raises(TypeError, match=r"^VecRecordFrames: index must be an int, got \w+\.$"):
+        VecRecordFrames(_sync(), PositionRenderer(), index=index)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"enabled": "no"}, TypeError, "VecRecordFrames: enabled must be a bool, got str."),
+        ({"max_frames": -2}, ValueError, "VecRecordFrames: max_frames must be >= 0, got -2."),
+        ({"max_frames": 2.0}, TypeError, "VecRecordFrames: max_frames must be an int, got float."),
+    ],
+)
+def test_bad_recording_options_name_vec_record_frames(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        VecRecordFrames(_sync(), PositionRenderer(), **kwargs)
 
 
 def test_a_native_env_raises_type_error_suggesting_sync() -> None:

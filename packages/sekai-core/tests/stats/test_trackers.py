@@ -45,7 +45,7 @@ def test_in_memory_tracker_window_and_unbounded() -> None:
 
 
 def test_in_memory_tracker_rejects_bad_window() -> None:
-    with pytest.raises(ValueError, match="max_episodes must be >= 1"):
+    with pytest.raises(ValueError, match=r"^InMemoryTracker: max_episodes must be >= 1, got 0\.$"):
         InMemoryTracker(max_episodes=0)
 
 

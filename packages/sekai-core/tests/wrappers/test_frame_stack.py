@@ -72,7 +72,9 @@ def test_frame_stack_info_untouched(toy_env: Any) -> None:
 
 @pytest.mark.parametrize("bad", [0, -1])
 def test_frame_stack_rejects_num_stack_below_one(bad: int, toy_env: Any) -> None:
-    with pytest.raises(ValueError, match=rf"^num_stack must be >= 1, got {bad}\.$"):
+    with pytest.raises(
+        ValueError, match=rf"^FrameStackObservation: num_stack must be >= 1, got {bad}\.$"
+    ):
         FrameStackObservation(toy_env(), bad)
 
 

@@ -177,7 +177,7 @@ def test_deque_size_accepts_numpy_ints_and_errors_name_it(owner: str, toy_env: A
     }[owner]
     assert build(np.int64(3)).tracker.episodes.maxlen == 3
     assert build(None).tracker.episodes.maxlen is None
-    with pytest.raises(ValueError, match=r"^deque_size must be >= 1, got 0\.$"):
+    with pytest.raises(ValueError, match=rf"^{owner}: deque_size must be >= 1, got 0\.$"):
         build(0)
     with pytest.raises(TypeError, match=rf"^{owner}: deque_size must be an int, got float\.$"):
         build(2.0)

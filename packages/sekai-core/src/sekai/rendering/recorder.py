@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from sekai._args import check_bool, check_int
 from sekai.core.env import Env
 from sekai.core.wrapper import ResultWrapper
 from sekai.error import MissingDependency
@@ -54,10 +55,12 @@ class FrameRecording:
     frames: list[RenderFrame]
 
     def _start_recording(self, renderer: Renderer, enabled: bool, max_frames: int | None) -> None:
-        check_recording_options(renderer, max_frames)
+        enabled, max_frames = check_recording_options(
+            type(self).__name__, renderer, enabled, max_frames
+        )
         self.renderer = renderer
         self.enabled = enabled
-        self.max_frames = None if max_frames is None else int(max_frames)
+        self.max_frames = max_frames
         self.frames = []
         self._renderer_closed = False
 
@@ -90,6 +93,11 @@ class RecordFrames(FrameRecording, ResultWrapper[Any, Any, Any, Any]):
         renderer: any ``sekai.rendering.Renderer``; it is given the wrapped env.
         enabled: record only while this is true (the attribute may be changed at any time).
         max_frames: stop appending once this many frames are held (None: no limit).
+
+    Raises:
+        TypeError: a renderer without ``render``/``close``, or an ``enabled`` or
+            ``max_frames`` of the wrong type (a bool; None or an int).
+        ValueError: a negative ``max_frames``.
 
     Example:
         >>> env = RecordFrames(sekai.make("CartPole-v1"), CartPoleRenderer())  # doctest: +SKIP
@@ -183,20 +191,20 @@ def save_frames(
     return _write_video(frames, path, fps, caller, f".gif or a video suffix: {_VIDEO_SUFFIXES}")
 
 
-def check_recording_options(renderer: Any, max_frames: Any) -> None:
-    """The argument checks RecordFrames and VecRecordFrames share.
+def check_recording_options(
+    owner: str, renderer: Any, enabled: Any, max_frames: Any
+) -> tuple[bool, int | None]:
+    """The argument checks RecordFrames and VecRecordFrames share; ``owner`` (the class)
+    starts the messages. Returns ``(enabled, max_frames)`` as a bool and an int or None.
 
     Raises:
-        TypeError: ``renderer`` is a class, or has no ``render``/``close``.
-        ValueError: ``max_frames`` is neither None nor an int >= 0.
+        TypeError: ``renderer`` is a class, or has no ``render``/``close``; ``enabled`` is not
+            a bool; ``max_frames`` is neither None nor an int.
+        ValueError: ``max_frames`` is below 0.
     """
     check_renderer(renderer)
-    if max_frames is not None and (
-        isinstance(max_frames, bool)
-        or not isinstance(max_frames, (int, np.integer))
-        or max_frames < 0
-    ):
-        raise ValueError(f"max_frames must be None or an int >= 0, got {max_frames!r}.")
+    flag = check_bool(owner, "enabled", enabled)
+    return flag, None if max_frames is None else check_int(owner, "max_frames", max_frames, 0)
 
 
 def check_renderer(renderer: Any, caller: str | None = None) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sekai._args import check_int
 from sekai.rendering.recorder import FrameRecording, save_frames
 from sekai.rendering.renderer import Renderer
 from sekai.vector.async_vec_env import AsyncVecEnv
@@ -38,9 +39,10 @@ class VecRecordFrames(FrameRecording, VecResultWrapper):
         max_frames: stop appending once this many frames are held (None: no limit).
 
     Raises:
-        TypeError: a backend without in-process sub-envs (native, proc, ...), or a renderer
-            without ``render``/``close``.
-        ValueError: ``index`` out of range, or an invalid ``max_frames``.
+        TypeError: a backend without in-process sub-envs (native, proc, ...), a renderer
+            without ``render``/``close``, or an ``index``, ``enabled`` or ``max_frames`` of
+            the wrong type.
+        ValueError: ``index`` out of range, or a negative ``max_frames``.
     """
 
     def __init__(
@@ -61,13 +63,14 @@ class VecRecordFrames(FrameRecording, VecResultWrapper):
                 "this process; use make_vec(..., vectorization_mode='sync') (or 'async'), or wrap "
                 "each sub-env in RecordFrames inside the sub-env factory."
             )
-        is_int = isinstance(index, (int, np.integer)) and not isinstance(index, bool)
-        if not is_int or not 0 <= index < base.num_envs:
+        index = check_int("VecRecordFrames", "index", index, 0)
+        if index >= base.num_envs:
             raise ValueError(
-                f"index must be an int in [0, {base.num_envs}) (the sub-envs), got {index!r}."
+                f"VecRecordFrames: index must be < {base.num_envs} (the number of sub-envs), "
+                f"got {index}."
             )
         self._base: SyncVecEnv | AsyncVecEnv = base
-        self.index = int(index)
+        self.index = index
 
     def _recorded_env(self) -> Any:
         return self._base.envs[self.index]

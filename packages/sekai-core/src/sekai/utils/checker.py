@@ -555,10 +555,7 @@ def check_env(
     """
     if not isinstance(env, Env):
         raise TypeError(not_an_env(env))
-    try:
-        steps = check_int("check_env", "n_steps", n_steps, 1)
-    except ValueError as exc:
-        raise ValueError(f"check_env: {exc}") from None
+    steps = check_int("check_env", "n_steps", n_steps, 1)
     warn_on_anomaly = check_bool("check_env", "warn_on_anomaly", warn_on_anomaly)
     flags = {
         name: check_bool("check_env", name, value)

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from sekai._args import check_int
 from sekai.envs.classic_control.acrobot import AcrobotEnv
 from sekai.envs.classic_control.cartpole import CartPoleEnv
 from sekai.envs.classic_control.continuous_mountain_car import ContinuousMountainCarEnv
@@ -27,11 +28,8 @@ _LINK = (0, 170, 170)
 _JOINT = (214, 190, 0)
 _FLAG = (230, 190, 0)
 
-
-def _check_size(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 16:
-        raise ValueError(f"{name} must be an int >= 16, got {value!r}.")
-    return int(value)
+# The smallest width, height or size in pixels.
+_MIN_SIZE = 16
 
 
 class _ClassicRenderer(BaseRenderer):
@@ -40,8 +38,9 @@ class _ClassicRenderer(BaseRenderer):
     render_mode: ClassVar[str] = "rgb_array"  # image frames (read by to_gymnasium)
 
     def __init__(self, width: int, height: int, theme: str | Theme) -> None:
-        self.width = _check_size("width", width)
-        self.height = _check_size("height", height)
+        owner = type(self).__name__
+        self.width = check_int(owner, "width", width, _MIN_SIZE)
+        self.height = check_int(owner, "height", height, _MIN_SIZE)
         self.theme = resolve_theme(theme)
         self._background: Image | None = None
         self._background_key: tuple[Any, ...] | None = None
@@ -216,7 +215,7 @@ class _SquareRenderer(_ClassicRenderer):
     """A square image of ``size`` pixels a side (500 by default)."""
 
     def __init__(self, size: int = 500, *, theme: str | Theme = "light") -> None:
-        size = _check_size("size", size)
+        size = check_int(type(self).__name__, "size", size, _MIN_SIZE)
         super().__init__(size, size, theme)
         self.size = self.width
 
