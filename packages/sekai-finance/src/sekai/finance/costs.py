@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from sekai._args import holds_bool
 from sekai.finance._numeric import seq_sum
 from sekai.finance._values import is_real, real_array, real_float, scalar, too_large
+from sekai.stats.running import all_finite
 
 __all__ = [
     "CompositeCost",
@@ -29,6 +30,7 @@ _NO_VALID_ENTRY = (
     "missing or negative), and {consequence}. Pass {fallback}= to set a fallback."
 )
 _FREE = "the trade would be free"
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _scalar(name: str, value: object) -> float:
@@ -80,6 +82,36 @@ def _fmt(value: float | np.ndarray) -> str:
 
 def _out(cost: np.ndarray) -> Any:
     return cost[()] if cost.ndim == 0 else cost
+
+
+def _checked(model: CostModel, returned: Any, trades: tuple[int, ...]) -> np.ndarray:
+    """What ``model`` ``returned`` as the cost of trades of shape ``trades``, as float64 and
+    checked: real numbers, finite, one per row (shape ``trades[:-1]``), so that a wrong cost
+    is refused naming the model instead of being charged."""
+    cost: np.ndarray = returned
+    if type(returned) is not np.ndarray or returned.dtype is not _FLOAT64:
+        cost = np.asarray(returned)
+        if cost.dtype.kind not in "iuf":
+            raise ValueError(
+                f"{model!r} returned a cost of dtype {cost.dtype} ({type(returned).__name__}); "
+                "a cost model must return real numbers, the cost as a fraction of equity."
+            )
+        cost = cost.astype(np.float64)
+    shape = trades[:-1]
+    if cost.shape != shape:
+        one = "one number, shape ()" if not shape else f"one per row, shape {shape}"
+        raise ValueError(
+            f"{model!r} returned a cost of shape {cost.shape} for trades of shape {trades}; "
+            f"expected {one}: the cost sums over the last axis of trades (the assets)."
+        )
+    if not all_finite(cost):
+        where = tuple(int(i) for i in np.argwhere(~np.isfinite(cost))[0])
+        at = f" at index {where}" if where else ""
+        raise ValueError(
+            f"{model!r} returned the cost {float(cost[where])!r}{at}; a cost must be a finite "
+            "fraction of equity."
+        )
+    return cost
 
 
 def _context(model: str, name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -149,6 +181,15 @@ class CostModel(abc.ABC):
 
     requires: frozenset[str] = frozenset()
     fallbacks: frozenset[str] = frozenset()
+    _checks_cost: ClassVar[bool] = True
+    """Whether ``_priced`` checks what ``_cost`` returns: for every ``_cost`` but this module's,
+    whose costs are float64 and of the right shape by construction, and finite for finite
+    inputs that do not overflow (they price every env step: a check would only slow it)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_cost" in vars(cls):  # a subclass that keeps a built-in _cost keeps its flag
+            cls._checks_cost = cls.__module__ != __name__
 
     def __call__(self, trades: Any, **context: Any) -> Any:
         """Cost of ``trades`` as a fraction of equity, one value per leading batch index."""
@@ -178,7 +219,13 @@ class CostModel(abc.ABC):
                     f"{self!r}: {name} has {size} per-asset values but trades has shape "
                     f"{array.shape} (the last axis is the assets)."
                 )
-        return _out(self._cost(array, context))
+        return _out(self._priced(array, context))
+
+    def _priced(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
+        """``_cost``, checked (``_checked``) unless it is a built-in one: one cost per row of
+        ``trades``, real and finite."""
+        cost = self._cost(trades, context)
+        return _checked(self, cost, trades.shape) if self._checks_cost else cost
 
     def _asset_counts(self) -> tuple[tuple[str, int], ...]:
         """``(name, size)`` of every per-asset parameter; worked out once (a call is on every
@@ -429,9 +476,9 @@ class CompositeCost(CostModel):
         }
 
     def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
-        total = self.models[0]._cost(trades, context)
+        total = self.models[0]._priced(trades, context)  # each checked, to name a wrong one
         for model in self.models[1:]:
-            total = total + model._cost(trades, context)
+            total = total + model._priced(trades, context)
         return total
 
     def __repr__(self) -> str:
