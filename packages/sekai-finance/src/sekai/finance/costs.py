@@ -26,8 +26,8 @@ __all__ = [
 
 CONTEXT_INPUTS = ("equity", "volatility", "volume", "spread")
 _NO_VALID_ENTRY = (
-    "{model} cannot price a trade: no valid {name} in a row with traded assets (every entry is "
-    "missing or negative), and {consequence}. Pass {fallback}= to set a fallback."
+    ": no valid {name} in a row with traded assets (every entry is missing or negative), and "
+    "{consequence}. Pass {fallback}= to set a fallback."
 )
 _FREE = "the trade would be free"
 _FLOAT64 = np.dtype(np.float64)
@@ -135,6 +135,30 @@ def _context(model: str, name: str, value: Any, shape: tuple[int, ...]) -> np.nd
         ) from None
 
 
+class UnpricedTrade(ValueError):
+    """A cost model cannot price a traded row: an input it needs is missing and it has no
+    fallback (finance.md §6 rule 2).
+
+    ``row`` is the row's index among the rows of the trades (their leading axes flattened; 0
+    for one row). The env that called the model knows which decision that row was, and says
+    so with ``at``: the message reads ``"<head> <where><reason>"``.
+    """
+
+    def __init__(self, head: str, reason: str, row: int) -> None:
+        super().__init__(head + reason)
+        self.head, self.reason, self.row = head, reason, row
+
+    def at(self, where: str) -> UnpricedTrade:
+        """This error, its message saying ``where`` the trade was (``"of sub-env 1 at the
+        decision of row 41 (timestamp 2021-03-01)"``)."""
+        self.head = f"{self.head} {where}"
+        self.args = (self.head + self.reason,)
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles (a worker process sends it back)
+        return type(self), (self.head, self.reason, self.row), self.__dict__
+
+
 def _fill_missing(
     values: Any,
     trades: np.ndarray,
@@ -161,11 +185,8 @@ def _fill_missing(
         elif fallback is not None:
             out[i, :] = fallback
         elif traded[i].any():
-            raise ValueError(
-                _NO_VALID_ENTRY.format(
-                    model=model, name=name, fallback=hint, consequence=consequence
-                )
-            )
+            reason = _NO_VALID_ENTRY.format(name=name, fallback=hint, consequence=consequence)
+            raise UnpricedTrade(f"{model} cannot price a trade", reason, int(i))
         else:
             out[i, :] = 0.0
     result: np.ndarray = out.reshape(arr.shape)

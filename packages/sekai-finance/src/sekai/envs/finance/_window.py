@@ -22,7 +22,7 @@ from sekai.envs.finance._helpers import (
     refuse_unused_gbm,
     simulated_prices,
 )
-from sekai.finance._located import first_at
+from sekai.finance._located import decision_at, first_at
 from sekai.finance._values import real_array
 from sekai.finance.costs import CostModel, as_cost_model
 from sekai.finance.data import MarketData
@@ -586,6 +586,12 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
             if "spread" in requires and spread is not None:
                 context["spread"] = spread[row]
         return context
+
+    def _decision(self, _row: int = 0) -> str:
+        """Where the current decision is (for an error): its data row and timestamp, or step."""
+        start = self._start
+        row = None if start is None else start + self._lookback + self._t
+        return decision_at(row, self._timestamp(self._t))
 
 
 def window_args(episode_length: Any, lookback: Any) -> tuple[int, int]:

@@ -17,6 +17,7 @@ from sekai.envs.finance._session import box_action
 from sekai.envs.finance._window import History, WindowEnv, window_args
 from sekai.envs.finance._wipe_out import warn_wipe_out
 from sekai.finance._gaps import refuse_gaps
+from sekai.finance._located import priced_at
 from sekai.finance.account import AccountConfig
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.data import MarketData
@@ -479,4 +480,4 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
             spread = history.field_rows("spread")
             if "spread" in requires and spread is not None:
                 context["spread"] = spread[start + row]
-        return float(model(in_assets, **context))
+        return float(priced_at(model, in_assets, context, self._decision))

@@ -23,6 +23,7 @@ from sekai.envs.finance._window import (
     window_args,
 )
 from sekai.error import InvalidAction
+from sekai.finance._located import priced_at
 from sekai.finance._numeric import divide_along, seq_sum
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import period_reward
@@ -415,7 +416,7 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
             cost = cost_model.rate * turnover  # what the model computes, without numpy
         else:
             trades = np.array(target[:n]) - np.array(current[:n])
-            cost = float(cost_model(trades, **self._cost_context()))
+            cost = float(priced_at(cost_model, trades, self._cost_context(), self._decision))
         held = 1.0 + gain
         growth = 0.0 if cost >= 1.0 else (1.0 - cost) * held
         if growth > 0:

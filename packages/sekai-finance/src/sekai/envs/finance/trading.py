@@ -17,6 +17,7 @@ from sekai.envs.finance._window import (
     window_args,
 )
 from sekai.envs.finance._wipe_out import warn_wipe_out
+from sekai.finance._located import priced_at
 from sekai.finance._values import real_float
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import period_reward
@@ -255,7 +256,8 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
         if type(cost_model) is ProportionalCost and type(cost_model.rate) is float:
             cost = cost_model.rate * turnover  # what the model computes, without numpy
         else:
-            cost = float(cost_model(np.array([trade]), **self._cost_context()))
+            trades = np.array([trade])
+            cost = float(priced_at(cost_model, trades, self._cost_context(), self._decision))
         i = self._lookback + self._t
         price = self._closes[i + 1]
         r = price / self._closes[i] - 1.0

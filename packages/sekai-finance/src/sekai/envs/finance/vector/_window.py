@@ -34,6 +34,7 @@ from sekai.envs.finance.vector._base import (
     param,
     read_only,
 )
+from sekai.finance._located import decision_at, priced_at
 from sekai.finance._normals import NormalBlocks
 from sekai.finance._numeric import small_matmul
 from sekai.finance.costs import ProportionalCost
@@ -174,6 +175,15 @@ class WindowVecEnv(FinanceVecEnv):
             return t
         result: np.ndarray = self._history.timestamps[self._start + self._lookback + t]
         return result
+
+    def _decision(self, index: int) -> str:
+        """Where sub-env ``index``'s current decision is (for an error): its data row and
+        timestamp, or its step."""
+        t, history = int(self._t[index]), self._history
+        if history is None:
+            return decision_at(None, t, index)
+        row = int(self._start[index]) + self._lookback + t
+        return decision_at(row, history.timestamps[row], index)
 
     def _reset_timestamps(self, indices: NDArray[np.intp]) -> np.ndarray:
         """Timestamps of the first decisions of the sub-envs just reset."""
@@ -501,7 +511,8 @@ class WindowVecEnv(FinanceVecEnv):
         # A C-contiguous batch, as the single env's (1, n): a user model's NumPy reductions
         # may associate differently on another memory layout.
         batch = np.ascontiguousarray(trades)
-        return np.asarray(cost_model(batch, **self._cost_context(cost_model)), dtype=np.float64)
+        context = self._cost_context(cost_model)
+        return np.asarray(priced_at(cost_model, batch, context, self._decision), dtype=np.float64)
 
     @staticmethod
     def _net_growth(cost: np.ndarray, held: np.ndarray) -> np.ndarray:
