@@ -477,6 +477,33 @@ def test_invalid_options_of_some_sub_envs_reset_the_others_then_raise_the_first(
     assert vec.options[-1] == ([0, 1, 2, 3], [{"level": 2}] * 4)
 
 
+@pytest.mark.parametrize(
+    "options", [{"level": 9}, [{"level": 6}, {"level": 7}, {"level": 8}]], ids=["dict", "list"]
+)
+def test_options_refused_for_every_sub_env_seed_nothing(options: Any) -> None:
+    vec = Picky(3)
+    vec.reset(seed=0)
+    generator = vec.rng
+    state = generator.bit_generator.state
+    theirs = np.random.default_rng(1)  # a seed entry that would be drawn from
+    their_state = theirs.bit_generator.state
+    with pytest.raises(ValueError, match="level too high for sub-env 0"):
+        vec.reset(seed=[theirs, 5, None], options=options)
+    assert vec.rng is generator and generator.bit_generator.state == state  # not reseeded
+    assert theirs.bit_generator.state == their_state  # not drawn from
+    assert vec._recorded_seeds == [0, 0, 0] and vec._rng_seed == 0  # no seed recorded
+    assert vec.options[-1] == ([0, 1, 2], [None] * 3)  # no sub-env was reset
+
+
+def test_options_refused_for_some_sub_envs_seed_the_reset_of_the_others() -> None:
+    vec = Picky(3)
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match="level too high for sub-env 1"):
+        vec.reset(seed=5, options=[None, {"level": 9}, {"level": 1}])
+    assert vec._rng_seed == 5 and vec._recorded_seeds == [5, 5, 5]
+    assert vec.options[-1] == ([0, 2], [None, {"level": 1}])
+
+
 @pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
 @pytest.mark.parametrize("backend", ["native", "sync", "async", "vec-wrapper"])
 def test_a_stepped_vector_env_pickles_and_continues_like_the_original(

@@ -38,6 +38,7 @@ from sekai.finance import (
     Simulation,
 )
 from sekai.utils._equal import structurally_equal
+from sekai.vector import NativeVecEnv
 
 HISTORY = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, 100)))
 SHORT = {"episode_length": 5, "lookback": 3}
@@ -254,6 +255,35 @@ def test_a_reset_refused_for_its_options_leaves_the_env_as_it_was(
     with pytest.raises(ValueError):
         env.reset(seed=2, options=options)
     assert structurally_equal(_continued(env), _continued(twin))
+
+
+def _vec_continued(vec: sekai.VecEnv[Any, Any]) -> list[Any]:
+    """``_continued`` for a vector env: an unseeded reset, then steps with seeded actions."""
+    vec.batch_action_space.seed(0)
+    trace: list[Any] = [vec.reset().observations]
+    for _ in range(5):
+        result = vec.step(vec.batch_action_space.sample())
+        trace.append((result.observations, result.rewards, result.infos))
+    return trace
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "options"),
+    [case for case in REFUSED_OPTIONS if case[0] != "Market-v0" and "LimitOrder" not in case[0]],
+)
+def test_a_native_reset_refused_for_every_sub_env_leaves_the_env_as_it_was(
+    env_id: str, kwargs: dict[str, Any], options: dict[str, Any]
+) -> None:
+    # The native backend, as the others: no sub-env was reset, so nothing is reseeded.
+    vec, twin = sekai.make_vec(env_id, 2, **kwargs), sekai.make_vec(env_id, 2, **kwargs)
+    assert isinstance(vec.unwrapped, NativeVecEnv)
+    vec.reset(seed=1)
+    twin.reset(seed=1)
+    with pytest.raises(ValueError):
+        vec.reset(seed=2, options=options)
+    with pytest.raises(ValueError):
+        vec.reset(seed=[3, None], options=[options, options])
+    assert structurally_equal(_vec_continued(vec), _vec_continued(twin))
 
 
 # -- costs and rewards -----------------------------------------------------------------------------

@@ -81,9 +81,9 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
     ``_reset_infos(indices)``, ``_check_reset_options(index, options)`` and
     ``_step_errors(actions)``). The base class does the rest: seeding (one generator,
     ``self.rng``), a sub-env that fails to step (the others step, then its error is raised),
-    per-env options (when some sub-envs'
-    options are invalid, the others are reset and the first error is raised, as on every
-    backend), ResetRequired before the first reset, action checks, same-step autoreset with
+    per-env options (when some sub-envs' options are invalid, the others are reset and the
+    first error is raised, as on every backend; when all are, nothing is seeded either),
+    ResetRequired before the first reset, action checks, same-step autoreset with
     ``final_observation`` / ``final_info`` / ``reset_info`` (or, with ``autoreset=False``,
     frozen sub-envs, listed in ``self.frozen``), splitting info arrays into one dict per
     sub-env, batched spaces, closing, and the time limit ``max_episode_steps`` with
@@ -162,16 +162,18 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         self._check_open()
         n = self.num_envs
-        # Options first: a refused call must not have drawn from the generator.
+        # Options first, every sub-env's: a call refused for all of them seeds nothing (no
+        # draw from the generator, no reseeding, no seed recorded), as the sub-envs of another
+        # backend each refuse their options before seeding; with some valid, those are reset.
         per_env_options = vector_options(options, n)
-        rng_seed, seeds = native_seed(seed, n, lambda: self.rng)
+        failures = {} if options is None else self._option_failures(per_env_options)
+        seeding = None if len(failures) == n else native_seed(seed, n, lambda: self.rng)
         self._begin_reset()
-        self._record_seeds(seeds)
-        self._set_rng(rng_seed)
-        if options is not None:  # without options there is nothing to check per sub-env
-            failures = self._option_failures(per_env_options)
-            if failures:
-                self._reset_all_but(failures, per_env_options, options)
+        if seeding is not None:
+            self._record_seeds(seeding[1])
+            self._set_rng(seeding[0])
+        if failures:
+            self._reset_all_but(failures, per_env_options, options)
         indices = np.arange(n)
         self._reset_envs(indices, per_env_options)
         self._elapsed[:] = 0
