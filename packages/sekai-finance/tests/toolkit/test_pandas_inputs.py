@@ -15,6 +15,7 @@ pd = pytest.importorskip("pandas")
 
 DAYS = pd.bdate_range("2021-01-04", periods=120)
 WALK = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0.0, 0.01, (120, 3)), axis=0))
+SHORT = {"lookback": 5, "episode_length": 20}
 
 
 def test_a_dated_series_gives_datetime_timestamps_and_date_starts():
@@ -50,6 +51,27 @@ def test_from_pandas_keeps_the_column_labels_as_asset_ids():
     assert data.select([1]).prices.tolist() == [[101.0], [103.0], [105.0], [107.0]]
     named = MarketData.from_pandas(frame.rename(columns={0: "x", 1: "y"}))
     assert named.assets == ("x", "y")
+
+
+@pytest.mark.parametrize("dated", [True, False], ids=["dated", "undated"])
+def test_prices_keep_the_column_labels_as_asset_ids_whatever_the_index(dated):
+    # One rule for both (finance.md §3.1): the labels as given, as MarketData.from_pandas
+    # keeps them; only the timestamps depend on the index.
+    index = DAYS if dated else None
+    frame = pd.DataFrame(WALK[:, :2], columns=[10, 20], index=index)
+    data = sekai.make("Portfolio-v0", prices=frame, **SHORT).unwrapped.data
+    assert data.assets == (10, 20) and all(type(a) is int for a in data.assets)
+    assert data.select([10]).prices.tolist() == [[x] for x in WALK[:, 0].tolist()]
+    named = pd.Series(WALK[:, 0], name="spy", index=index)
+    assert sekai.make("Trading-v0", prices=named, **SHORT).unwrapped.data.assets == ("spy",)
+    unnamed = pd.Series(WALK[:, 0], index=index)  # its one column is labelled 0
+    assert sekai.make("Trading-v0", prices=unnamed, **SHORT).unwrapped.data.assets == (0,)
+
+
+def test_an_undated_frame_refuses_a_missing_column_label_as_from_pandas_does():
+    frame = pd.DataFrame(WALK[:, :2], columns=["a", None])
+    with pytest.raises(ValueError, match=r"missing id .* position\(s\) \[1\]"):
+        sekai.make("Portfolio-v0", prices=frame, **SHORT)
 
 
 def test_from_long_pivots_prices_and_fields():

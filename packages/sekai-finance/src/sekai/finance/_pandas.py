@@ -10,7 +10,7 @@ import numpy as np
 from sekai.error import MissingDependency
 from sekai.finance.timestamps import TZ_HINT
 
-__all__ = ["import_pandas", "long_to_wide", "pandas_times", "pandas_values"]
+__all__ = ["import_pandas", "long_to_wide", "pandas_assets", "pandas_times", "pandas_values"]
 
 _PANDAS_HINT = '{what} needs pandas, which is not installed: pip install "sekai-finance[pandas]"'
 
@@ -36,6 +36,12 @@ def pandas_values(pd: Any, value: Any) -> np.ndarray:
         result: np.ndarray = value.to_numpy(dtype=np.float64, na_value=np.nan)
         return result
     return np.asarray(value.to_numpy())
+
+
+def pandas_assets(columns: Any) -> list[Any]:
+    """A frame's column labels as asset ids, whatever its index: the labels themselves (0,
+    1, ... select as 0, 1), NumPy scalars as Python's."""
+    return [c.item() if isinstance(c, np.generic) else c for c in columns]
 
 
 def pandas_times(pd: Any, index: Any) -> Any:

@@ -11,7 +11,13 @@ import numpy as np
 from sekai.finance._gaps import fill_gaps
 from sekai.finance._ids import asset_ids, id_list, named
 from sekai.finance._located import first_at
-from sekai.finance._pandas import import_pandas, long_to_wide, pandas_times, pandas_values
+from sekai.finance._pandas import (
+    import_pandas,
+    long_to_wide,
+    pandas_assets,
+    pandas_times,
+    pandas_values,
+)
 from sekai.finance._values import check_count, is_int, is_real, real_array, real_float, too_large
 from sekai.finance.timestamps import Time, check_timestamps, to_datetime64
 
@@ -503,8 +509,7 @@ class MarketData:
             pandas_values(pd, frame),
             fields=extra,
             timestamps=timestamps,
-            # The column labels themselves (0, 1, ... select as 0, 1), NumPy scalars as Python's.
-            assets=[c.item() if isinstance(c, np.generic) else c for c in frame.columns],
+            assets=pandas_assets(frame.columns),
             exogenous=exo,
             price_field=price_field,
         )

@@ -23,6 +23,7 @@ from sekai.envs.finance._helpers import (
     simulated_prices,
 )
 from sekai.finance._located import decision_at, first_at
+from sekai.finance._pandas import pandas_assets
 from sekai.finance._values import real_array
 from sekai.finance.costs import CostModel, as_cost_model
 from sekai.finance.data import MarketData
@@ -87,9 +88,8 @@ def _from_prices(prices: Any, *, env: str, single_asset: bool) -> MarketData:
         if isinstance(frame.index, pd.DatetimeIndex):
             return _complete(MarketData.from_pandas(frame), env=env, single_asset=single_asset)
         values = frame.to_numpy()  # its own dtype: _raw refuses bools and other non-numbers
-        return _raw(
-            values, env=env, single_asset=single_asset, assets=list(map(str, frame.columns))
-        )
+        # The column labels as asset ids, as MarketData.from_pandas keeps them for dated data.
+        return _raw(values, env=env, single_asset=single_asset, assets=pandas_assets(frame.columns))
     return _raw(prices, env=env, single_asset=single_asset)
 
 
