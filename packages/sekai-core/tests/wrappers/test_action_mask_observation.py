@@ -71,3 +71,18 @@ def test_existing_key_is_rejected(masked_toy_env: Any) -> None:
 def test_action_mask_is_forwarded_through_flatten(masked_toy_env: Any) -> None:
     env = FlattenObservation(masked_toy_env())
     assert env.action_mask().tolist() == [1, 0, 1]
+
+
+def test_observation_key_on_non_dict_obs_is_rejected(masked_toy_env: Any) -> None:
+    with pytest.raises(KeyError) as info:
+        ActionMaskObservation(masked_toy_env(), key="observation")
+    assert info.value.args[0] == (
+        "ActionMaskObservation cannot add key 'observation': the observation is wrapped "
+        "under 'observation'. Pass another key."
+    )
+
+
+def test_observation_key_on_dict_obs_without_it_is_allowed(masked_toy_env: Any) -> None:
+    space = sekai.Dict(a=sekai.Discrete(2))
+    env = ActionMaskObservation(masked_toy_env(observation_space=space), key="observation")
+    assert list(env.observation_space.keys()) == ["a", "observation"]

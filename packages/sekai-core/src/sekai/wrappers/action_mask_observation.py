@@ -22,8 +22,9 @@ __all__ = ["ActionMaskObservation"]
 class ActionMaskObservation(ObservationWrapper[dict[str, Any], Any, Any]):
     """Add the flattened action mask (int8 ``MultiBinary``) to every observation.
 
-    A Dict observation gains the key ``key``; any other observation becomes
-    ``{"observation": obs, key: mask}``. The mask is read with ``action_mask()`` after each
+    A Dict observation gains the key ``key`` (a key it already has raises ``KeyError``); any
+    other observation becomes ``{"observation": obs, key: mask}`` (so ``key="observation"``
+    raises ``KeyError``). The mask is read with ``action_mask()`` after each
     reset and step, flattened with ``flatten_action_mask``.
 
     Args:
@@ -48,6 +49,11 @@ class ActionMaskObservation(ObservationWrapper[dict[str, Any], Any, Any]):
                 )
             self.observation_space = Dict({**space.spaces, key: mask_space})
         else:
+            if key == "observation":
+                raise KeyError(
+                    f"ActionMaskObservation cannot add key {key!r}: the observation is "
+                    "wrapped under 'observation'. Pass another key."
+                )
             self.observation_space = Dict({"observation": space, key: mask_space})
 
     def _mask(self) -> np.ndarray[Any, np.dtype[np.int8]]:
