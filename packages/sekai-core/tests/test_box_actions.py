@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sekai._box_actions import bad_box_rows, box_action, finite_float32_entry
+from sekai._box_actions import bad_box_rows, box_action, finite_float32_entry, real_array
 from sekai.error import InvalidAction
 from sekai.spaces import Box
 from sekai.vector._contract.actions import ActionChecker
@@ -153,3 +153,21 @@ def test_the_float32_fast_path_returns_the_entry_of_a_finite_one_element_float32
 )
 def test_the_float32_fast_path_leaves_everything_else_to_box_action(action: Any) -> None:
     assert finite_float32_entry(action) is None
+
+
+NON_FINITE = REFUSED[:2]
+
+
+@pytest.mark.parametrize("action", ACCEPTED + NON_FINITE)
+def test_real_array_keeps_what_box_action_keeps_and_non_finite_entries(action: Any) -> None:
+    checked = real_array(action, SPACE, (2,))
+    assert checked.dtype == np.asarray(action).dtype
+    if isinstance(action, np.ndarray):
+        assert checked is action
+
+
+@pytest.mark.parametrize("action", REFUSED[2:])
+def test_real_array_refuses_everything_else_naming_the_space(action: Any) -> None:
+    with pytest.raises(InvalidAction) as info:
+        real_array(action, SPACE, (2,))
+    assert info.value.space is SPACE

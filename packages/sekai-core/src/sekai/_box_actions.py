@@ -8,8 +8,9 @@ vector env's sub-envs get those of an integer Box as its integers (``bools_as_nu
 One rule, three entry points: ``box_action`` for one action (envs, ``DelayAction``),
 ``finite_float32_entry`` its fast path for the 1-element float32 actions the one-dimensional
 continuous envs are mostly given, and ``bad_box_rows`` for a batch whose shape is already
-checked (the vector action checks). Values
-beyond the bounds pass: envs clip them. First-party plugins import this module (they pin
+checked (the vector action checks); ``real_array`` is the rule without the finiteness check,
+for ``ClipAction``, which clips infinities into the bounds. Values beyond the bounds pass: envs
+clip them. First-party plugins import this module (they pin
 sekai-core to the same minor version), so its names stay as they are within a minor version.
 """
 
@@ -29,6 +30,7 @@ __all__ = [
     "bools_as_numbers",
     "box_action",
     "finite_float32_entry",
+    "real_array",
 ]
 
 # Bools, integers and floats; complex, strings and objects (ints too large for int64/uint64)
@@ -70,13 +72,7 @@ def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[A
         InvalidAction: ``action`` is not an array-like of real numbers of ``shape``, or has a
             NaN or infinite entry.
     """
-    if type(action) is _ndarray:  # the common case: no conversion
-        array = action
-    else:
-        try:
-            array = np.asarray(action)
-        except (TypeError, ValueError, OverflowError) as exc:  # ragged, or refused by NumPy
-            raise InvalidAction(action, space) from exc
+    array = action if type(action) is _ndarray else _converted(action, space)
     if array.shape != shape:
         raise InvalidAction(action, space)
     dtype = array.dtype
@@ -86,6 +82,27 @@ def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[A
     elif dtype.kind not in _REAL or (dtype.kind == "f" and not np.isfinite(array).all()):
         raise InvalidAction(action, space)
     return bools_as_floats(array)
+
+
+def real_array(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[Any]:
+    """``action`` as an array of ``shape`` of real numbers (bools, integers, floats), its dtype
+    kept: ``box_action`` without the finiteness check, for a wrapper that clips infinities.
+
+    Raises:
+        InvalidAction: ``action`` is not an array-like of real numbers of ``shape``.
+    """
+    array = action if type(action) is _ndarray else _converted(action, space)
+    if array.shape != shape or array.dtype.kind not in _REAL:
+        raise InvalidAction(action, space)
+    return array
+
+
+def _converted(action: Any, space: Any) -> npt.NDArray[Any]:
+    """``np.asarray(action)``; what NumPy refuses (a ragged list) is an invalid action."""
+    try:
+        return np.asarray(action)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidAction(action, space) from exc
 
 
 def finite_float32_entry(action: Any) -> np.float32 | None:

@@ -162,6 +162,32 @@ def test_clip_action_on_an_integer_box_clips_before_casting(
     np.testing.assert_array_equal(out, np.array(expected, dtype=dtype))
 
 
+@pytest.mark.parametrize(
+    "bad",
+    [["a", "b"], ["0.5", "0.5"], {"torque": 1.0}, [1 + 2j, 0.0], np.array([1 + 0j, 0j]), None],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_clip_action_refuses_an_action_that_is_not_real_numbers_naming_the_space(
+    bad: Any, dtype: Any, toy_env: Any
+) -> None:
+    inner = toy_env(action_space=sekai.Box(-2, 2, shape=(2,), dtype=dtype))
+    env = ClipAction(inner)
+    env.reset(seed=0)
+    with pytest.raises(sekai.InvalidAction) as caught:
+        env.step(bad)
+    assert caught.value.action is bad and caught.value.space == env.action_space
+    assert str(caught.value) == f"Action {bad!r} is not valid for space {env.action_space!r}."
+    assert inner.actions == []
+
+
+def test_clip_action_clips_infinities_and_casts_other_real_dtypes(toy_env: Any) -> None:
+    env = ClipAction(_box_env(toy_env))
+    for action in ([np.inf, -1], np.array([True, False]), np.array([-np.inf, 0.5])):
+        out = env.action(action)
+        assert out.dtype == np.float32
+        np.testing.assert_array_equal(out, np.clip(np.asarray(action, np.float32), -2, 2))
+
+
 @pytest.mark.parametrize("action", [[np.nan, 3.0], np.array([3.0, np.nan])])
 def test_clip_action_refuses_a_nan_for_an_integer_box(action: Any, toy_env: Any) -> None:
     env = ClipAction(toy_env(action_space=sekai.Box(0, 10, shape=(2,), dtype=np.int64)))

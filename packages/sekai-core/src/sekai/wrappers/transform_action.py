@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sekai._args import check_reals
-from sekai._box_actions import box_action
+from sekai._box_actions import box_action, real_array
 from sekai._clip import clip
 from sekai.core.env import Env
 from sekai.core.wrapper import ActionWrapper
@@ -202,6 +202,7 @@ class ClipAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         super().__init__(env)
         space = require_box("ClipAction", env.action_space)
         self._low, self._high, self._dtype = space.low, space.high, space.dtype
+        self._space = space  # the Box clipped to, named by InvalidAction (no property lookup)
         # Integer Boxes clip before casting (casting first wraps); float casts cannot wrap.
         self._integer = IntegerClip(space.low, space.high) if space.dtype.kind in "iu" else None
 
@@ -209,17 +210,19 @@ class ClipAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
         """Return ``action`` clipped into ``[low, high]`` with the space's dtype.
 
         Raises:
-            sekai.InvalidAction: an action of another shape (clipping would broadcast it), or
-                with a NaN for an integer Box (no integer stands for it).
+            sekai.InvalidAction: an action that is not real numbers (strings, complex numbers,
+                a dict), of another shape (clipping would broadcast it), or with a NaN for an
+                integer Box (no integer stands for it).
         """
-        integer = self._integer
-        x = np.asarray(action, dtype=None if integer is not None else self._dtype)
-        if x.shape != self._low.shape:
-            raise InvalidAction(action, self.action_space)
-        if integer is not None and x.dtype != self._dtype:
-            if x.dtype.kind == "f" and np.isnan(x).any():
-                raise InvalidAction(action, self.action_space)
-            return integer(x)
+        x = real_array(action, self._space, self._low.shape)
+        if x.dtype is not self._dtype:
+            integer = self._integer
+            if integer is None:
+                x = x.astype(self._dtype)
+            else:
+                if x.dtype.kind == "f" and np.isnan(x).any():
+                    raise InvalidAction(action, self._space)
+                return integer(x)
         clipped: NDArray[Any] = np.clip(x, self._low, self._high)
         return clipped
 
