@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import re
 import threading
@@ -115,6 +116,25 @@ def test_deregister_removes_the_spec():
     reg.register("A-v0", Dummy)
     reg.deregister("A-v0")
     assert reg.all_specs() == []
+
+
+def test_the_registry_s_own_spec_cannot_be_renamed_but_a_copy_can():
+    reg = EnvRegistry()
+    spec = reg.register("A-v0", Dummy)
+    with pytest.raises(AttributeError) as info:
+        spec.id = "B-v0"
+    assert str(info.value) == (
+        "Cannot rename 'A-v0' to 'B-v0': this EnvSpec is the registry's own entry "
+        "(sekai.spec() returns it, not a copy). Rename a copy instead: "
+        "dataclasses.replace(spec, id='B-v0')."
+    )
+    assert reg.spec("A-v0") is spec and spec.id == "A-v0" and spec.name == "A"
+    spec.id = "A-v0"  # the same ID: nothing changes
+    renamed = dataclasses.replace(spec, id="B-v0")
+    assert (renamed.name, reg.spec("A-v0").name) == ("B", "A")
+    reg.deregister("A-v0")
+    spec.id = "C-v0"  # no longer the registry's
+    assert spec.name == "C"
 
 
 @pytest.mark.parametrize("given", [["A-v0"], EnvSpec("A-v0", Dummy), None])

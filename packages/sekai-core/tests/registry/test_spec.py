@@ -48,6 +48,38 @@ def test_env_spec_rejects_invalid_id():
         EnvSpec("bad id!", "a.b:C")
 
 
+def test_assigning_id_validates_it_and_derives_the_parts_again():
+    spec = EnvSpec("demo/Thing-v0", "a.b:C")
+    spec.id = "Other-v2"
+    assert (spec.id, spec.namespace, spec.name, spec.version) == ("Other-v2", None, "Other", 2)
+    with pytest.raises(ValueError) as by_init:
+        EnvSpec("not a valid id!", "a.b:C")
+    with pytest.raises(ValueError) as by_assignment:
+        spec.id = "not a valid id!"
+    assert str(by_assignment.value) == str(by_init.value)
+    with pytest.raises(TypeError, match=r"^An env ID must be a str, got int\.$"):
+        spec.id = 3  # type: ignore[assignment]
+    assert (spec.id, spec.namespace, spec.name, spec.version) == ("Other-v2", None, "Other", 2)
+
+
+def test_a_renamed_spec_copies_pickles_and_round_trips_through_json():
+    spec = EnvSpec("demo/Thing-v0", "a.b:C", max_episode_steps=5)
+    spec.id = "ns/Renamed-v4"
+    for twin in (
+        copy.copy(spec),
+        copy.deepcopy(spec),
+        pickle.loads(pickle.dumps(spec)),
+        EnvSpec.from_json(spec.to_json()),
+    ):
+        assert twin == spec
+        assert (twin.id, twin.namespace, twin.name, twin.version) == (
+            "ns/Renamed-v4",
+            "ns",
+            "Renamed",
+            4,
+        )
+
+
 def test_env_spec_rejects_entry_point_without_colon_with_the_spec_message():
     with pytest.raises(ValueError) as info:
         EnvSpec("My-v0", "nocolon")

@@ -15,7 +15,7 @@ from sekai.error import EnvAlreadyRegistered, EnvNotFound, PluginLoadWarning
 from sekai.registry._report import env_hint, format_registry, mode_hint, owner_sentence, suggest
 from sekai.registry.ids import parse_env_id
 from sekai.registry.provenance import PluginReport
-from sekai.registry.spec import EntryPoint, EnvSpec, SpecSource, WrapperSpec
+from sekai.registry.spec import _RENAME_CHECKS, EntryPoint, EnvSpec, SpecSource, WrapperSpec
 
 if TYPE_CHECKING:
     from sekai.plugins._host import PluginHost
@@ -480,6 +480,21 @@ class EnvRegistry:
 
 
 _LIVE: weakref.WeakSet[EnvRegistry] = weakref.WeakSet()
+
+
+def _refuse_renaming_a_stored_spec(spec: EnvSpec, new_id: str) -> None:
+    """Refuse a new ``id`` for a spec a registry stores: it would stay under the old ID, so
+    ``all_specs()`` would list a name ``spec()`` cannot find and the old name would build it."""
+    for registry in list(_LIVE):
+        if registry._specs.get(spec.id) is spec:
+            raise AttributeError(
+                f"Cannot rename {spec.id!r} to {new_id!r}: this EnvSpec is the registry's own "
+                "entry (sekai.spec() returns it, not a copy). Rename a copy instead: "
+                f"dataclasses.replace(spec, id={new_id!r})."
+            )
+
+
+_RENAME_CHECKS.append(_refuse_renaming_a_stored_spec)
 
 
 def _after_fork_in_child() -> None:

@@ -6,7 +6,7 @@ import dataclasses
 import json
 import math
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -229,6 +229,32 @@ def _wrapper_from_json(item: object, index: int) -> WrapperSpec:
     return WrapperSpec(**item)
 
 
+# Called with (spec, new_id) before a constructed spec's id changes; may raise to refuse it
+# (the registry refuses renaming a spec it stores, which would leave it under the old ID).
+_RENAME_CHECKS: list[Callable[[EnvSpec, str], None]] = []
+
+
+class _EnvId:
+    """``EnvSpec.id``: validated, and ``namespace``/``name``/``version`` derived from it, on
+    every assignment, the constructor's included. A descriptor, so that the spec's other
+    fields are set at plain attribute speed (``make()`` copies the spec)."""
+
+    def __get__(self, spec: EnvSpec | None, owner: type[Any] | None = None) -> str:
+        if spec is None:  # on the class: dataclass then sees a field without a default
+            raise AttributeError("id")
+        env_id: str = spec.__dict__["id"]
+        return env_id
+
+    def __set__(self, spec: EnvSpec, value: str) -> None:
+        parts = parse_env_id(value)
+        fields = spec.__dict__
+        if "id" in fields and value != fields["id"]:
+            for check in _RENAME_CHECKS:
+                check(spec, value)
+        fields["id"] = value
+        fields["namespace"], fields["name"], fields["version"] = parts
+
+
 @dataclass(repr=False, eq=False)
 class EnvSpec:
     """A registry entry: how to build one environment.
@@ -246,10 +272,14 @@ class EnvSpec:
             which the ``jax`` and ``torch`` vectorization modes run.
         source: the plugin that registered the spec, or None for ``sekai.register()``; not part of
             equality, ``to_json()`` or ``pprint()``.
-        namespace, name, version: the parts of ``id``.
+        namespace, name, version: the parts of ``id``, derived again whenever ``id`` is
+            assigned (an invalid ID raises as the constructor does).
     """
 
-    id: str
+    if TYPE_CHECKING:  # a plain required str to type checkers
+        id: str
+    else:
+        id: _EnvId = _EnvId()
     entry_point: EntryPoint | None = None
     reward_threshold: float | None = None
     nondeterministic: bool = False
@@ -264,7 +294,6 @@ class EnvSpec:
     version: int | None = field(init=False)
 
     def __post_init__(self) -> None:
-        self.namespace, self.name, self.version = parse_env_id(self.id)
         if self.entry_point is not None:
             check_entry_point(self.entry_point, "entry_point")
         if self.vector_entry_point is not None:
