@@ -247,6 +247,26 @@ def test_namespace_loader_runs_on_first_miss_and_is_then_dropped():
     assert calls == [1]
 
 
+def test_deregister_runs_the_namespace_loader_as_spec_does_then_removes_the_id():
+    reg = EnvRegistry()
+    calls = []
+
+    def loader():
+        calls.append(1)
+        reg.register("lazy/Thing-v0", Dummy)
+        reg.register("lazy/Other-v0", Dummy)
+
+    reg.register_namespace("lazy", loader)
+    reg.deregister("lazy/Thing-v0")
+    assert calls == [1]
+    assert [spec.id for spec in reg.all_specs()] == ["lazy/Other-v0"]
+    with pytest.raises(EnvNotFound):
+        reg.spec("lazy/Thing-v0")
+    with pytest.raises(EnvNotFound, match=re.escape("Environment 'lazy/Missing-v0' not found")):
+        reg.deregister("lazy/Missing-v0")
+    assert calls == [1]
+
+
 def test_namespace_loader_that_fails_is_kept_for_a_retry():
     reg = EnvRegistry()
     attempts = []

@@ -121,7 +121,7 @@ def register(
 
 
 def deregister(id: str) -> None:
-    """Remove ``id`` from the registry.
+    """Remove ``id`` from the registry (running its namespace's loader first, as ``spec()``).
 
     Raises:
         EnvNotFound: ``id`` is not registered.

@@ -239,18 +239,20 @@ class EnvRegistry:
         return self.add(spec)
 
     def deregister(self, env_id: str) -> None:
-        """Remove ``env_id``.
+        """Remove ``env_id``, running its namespace's loader first if needed (as ``spec()``).
 
         Raises:
             EnvNotFound: it is not registered.
+            ValueError: ``env_id`` is not a valid ID.
         """
         self.ensure_discovered()
         self._refuse_while_loading("sekai.deregister()", env_id)
         if not isinstance(env_id, str):
             parse_env_id(env_id)  # the TypeError naming what was given (a dict key otherwise)
         if self.remove(env_id) is None:
-            parse_env_id(env_id)  # a malformed ID gets spec()'s ValueError, not EnvNotFound
-            raise self.not_found(env_id)
+            # Not loaded yet, or unknown: spec() runs the loader, or raises what it raises.
+            self.spec(env_id)
+            self.remove(env_id)
 
     def spec(self, env_id: str) -> EnvSpec:
         """The spec of ``env_id``, running its namespace's loader first if needed.
