@@ -134,15 +134,21 @@ def _rebuild_env_not_found(
 
 
 class EnvAlreadyRegistered(SekaiError):
-    """An environment ID is registered twice."""
+    """An environment ID is registered twice.
+
+    Attributes:
+        id: the ID.
+        owner: the sentence naming the plugin that provides it (None for a runtime
+            registration), added as a note: printed under the traceback, not part of
+            ``str(error)``, which is the spec's exact text.
+    """
 
     def __init__(self, id: str, owner: str | None = None) -> None:
         self.id = id
         self.owner = owner
-        message = f"Environment {id!r} is already registered."
+        super().__init__(f"Environment {id!r} is already registered.")
         if owner:
-            message += f" {owner}"
-        super().__init__(message)
+            _noted(self, [owner])
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.id, self.owner))

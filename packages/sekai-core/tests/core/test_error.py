@@ -48,10 +48,16 @@ def test_env_already_registered_message_and_owner_sentence():
     owned = error.EnvAlreadyRegistered(
         "CartPole-v1", "It is provided by plugin 'classic' (sekai-classic 0.3.0)."
     )
-    assert str(owned) == (
-        "Environment 'CartPole-v1' is already registered. "
-        "It is provided by plugin 'classic' (sekai-classic 0.3.0)."
+    assert str(owned) == "Environment 'CartPole-v1' is already registered."
+    assert owned.__notes__ == ["It is provided by plugin 'classic' (sekai-classic 0.3.0)."]
+    assert not hasattr(error.EnvAlreadyRegistered("CartPole-v1"), "__notes__")
+    printed = error._formatted(owned)  # as Python prints it, on 3.10 too
+    assert printed.endswith(
+        "Environment 'CartPole-v1' is already registered.\n"
+        "It is provided by plugin 'classic' (sekai-classic 0.3.0).\n"
     )
+    again = pickle.loads(pickle.dumps(owned))
+    assert (str(again), again.__notes__) == (str(owned), owned.__notes__)
 
 
 def test_invalid_action_messages_with_and_without_index():

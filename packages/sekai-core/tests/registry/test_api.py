@@ -70,7 +70,5 @@ def test_runtime_register_of_a_plugin_id_names_the_plugin():
     sandbox = registry_sandbox(("owner", OwnerPlugin), distribution="owner-pack", version="2.0")
     with sandbox, pytest.raises(sekai.EnvAlreadyRegistered) as info:
         sekai.register("owner/Line-v0", LineEnv)
-    assert str(info.value) == (
-        "Environment 'owner/Line-v0' is already registered. "
-        "It is provided by plugin 'owner' (owner-pack 2.0)."
-    )
+    assert str(info.value) == "Environment 'owner/Line-v0' is already registered."
+    assert info.value.__notes__ == ["It is provided by plugin 'owner' (owner-pack 2.0)."]

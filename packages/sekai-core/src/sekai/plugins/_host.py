@@ -187,8 +187,9 @@ def _load_plugin(record: EntryPointRecord) -> object:
 
 
 def _error_text(exc: BaseException) -> str:
-    """``Type: message`` on one line (a failure is one row of ``sekai list --plugins``)."""
-    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    """``Type: message notes`` on one line (a failure is one row of ``sekai list --plugins``)."""
+    text = " ".join([str(exc), *getattr(exc, "__notes__", ())])
+    return f"{type(exc).__name__}: {' '.join(text.split())}"
 
 
 def _parse_disabled(value: str) -> set[str]:
