@@ -71,6 +71,23 @@ def test_wrapping_a_non_env_raises_the_spec_message():
     )
 
 
+def test_wrapping_an_env_class_names_the_class_and_asks_for_an_instance():
+    with pytest.raises(TypeError) as info:
+        sekai.TimeLimit(CounterEnv, 5)
+    assert str(info.value) == (
+        "TimeLimit expected a sekai.Env, got the class CounterEnv. Pass an instance: CounterEnv()."
+    )
+
+
+def test_a_factory_returning_an_env_class_is_told_to_make_an_instance():
+    with pytest.raises(TypeError) as info:
+        sekai.SyncVecEnv([lambda: CounterEnv])
+    assert str(info.value) == (
+        "SyncVecEnv: env_fns[0]() returned the class CounterEnv, not a sekai.Env. "
+        "Pass an instance: CounterEnv()."
+    )
+
+
 def test_wrapping_a_vec_env_points_to_the_vector_wrappers():
     with (
         sekai.SyncVecEnv([CounterEnv]) as vec,

@@ -1009,6 +1009,7 @@ def test_check_env_takes_numpy_bools() -> None:
         ("Line-v0", r"got str 'Line-v0': pass sekai\.make\('Line-v0'\)\.$"),
         (None, r"got NoneType\.$"),
         (object(), r"got object\.$"),
+        (Good, r"got the class Good\. Pass an instance: Good\(\)\.$"),
     ],
 )
 def test_what_is_not_an_env_is_a_type_error_not_a_list_of_made_up_issues(

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import sys
 
+from sekai._args import type_name
 from sekai.core.env import Env
 
-__all__ = ["not_an_env_hint"]
+__all__ = ["env_class_name", "given", "not_an_env_hint"]
 
 _MULTI_AGENT = (
     "{got} is a multi-agent env, and sekai's wrappers, registry and vector envs take "
@@ -37,12 +38,29 @@ _GYMNASIUM_ENV = (
 )
 
 
+def env_class_name(obj: object) -> str | None:
+    """The name of ``obj`` if it is a sekai Env class (the ``()`` forgotten), else None."""
+    if isinstance(obj, type) and issubclass(obj, Env):
+        return obj.__name__
+    return None
+
+
+def given(obj: object) -> str:
+    """How the error names what it got instead of an env: ``the class CartPoleEnv`` for an Env
+    class (its type, ``abc.ABCMeta``, says nothing), else ``type_name(obj)``."""
+    name = env_class_name(obj)
+    return f"the class {name}" if name is not None else type_name(obj)
+
+
 def not_an_env_hint(obj: object, gymnasium_hint: str, *, vector: bool = False) -> str:
     """The sentence that follows "... not a sekai.Env" (with ``vector``: "... not a sekai
     VecEnv"), by what ``obj`` is: a multi-agent env (a ``sekai.MultiAgentEnv`` or a PettingZoo
     env, both list ``possible_agents``), a single env where a VecEnv is expected or the reverse
     (sekai's or gymnasium's), else ``gymnasium_hint``: how this API takes the gymnasium kind of
-    what it expects."""
+    what it expects; for a sekai Env class where one env is expected, how to make one."""
+    name = None if vector else env_class_name(obj)
+    if name is not None:
+        return f"Pass an instance: {name}()."
     if hasattr(obj, "possible_agents"):  # duck-typed: importing multi_agent here is not lazy
         return _MULTI_AGENT.format(got=type(obj).__name__)
     # A module not imported yet cannot have made ``obj``: neither is imported for the check.

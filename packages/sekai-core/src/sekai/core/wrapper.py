@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
-from sekai._args import type_name
 from sekai.core._async import awaitable, passes_inward
-from sekai.core._not_an_env import not_an_env_hint
+from sekai.core._not_an_env import given, not_an_env_hint
 from sekai.core._render_habit import missing_attribute
 from sekai.core._rng import SeedLike
 from sekai.core.env import Env
@@ -61,7 +60,7 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
     def __init__(self, env: Env[ObsT, ActT]) -> None:
         if not isinstance(env, Env):
             raise TypeError(
-                f"{type(self).__name__} expected a sekai.Env, got {type_name(env)}. "
+                f"{type(self).__name__} expected a sekai.Env, got {given(env)}. "
                 + not_an_env_hint(env, _WRAP_GYMNASIUM)
             )
         self.env = env

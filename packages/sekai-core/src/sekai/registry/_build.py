@@ -9,8 +9,8 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from sekai._args import IntLike, type_name
-from sekai.core._not_an_env import not_an_env_hint
+from sekai._args import IntLike
+from sekai.core._not_an_env import given, not_an_env_hint
 from sekai.core._render_habit import reject_render_mode
 from sekai.core.env import Env
 from sekai.registry.entry_points import load_entry_point
@@ -99,7 +99,7 @@ def build_env(
     if not isinstance(env, Env):
         raise TypeError(
             f"{spec.id}: its entry point {spec.entry_point!r} returned "
-            f"{type_name(env)}, not a sekai.Env. "
+            f"{given(env)}, not a sekai.Env. "
             + not_an_env_hint(
                 env,
                 "To register a gymnasium env, make the entry point return "
@@ -135,7 +135,7 @@ def check_wrapped(wrapped: object, env: Env[Any, Any], what: str) -> Env[Any, An
     with contextlib.suppress(Exception):  # the wrapper's mistake is the error
         env.close()
     raise TypeError(
-        f"{what} returned {type_name(wrapped)}, not a sekai.Env; a wrapper must return the env "
+        f"{what} returned {given(wrapped)}, not a sekai.Env; a wrapper must return the env "
         "it is given, wrapped (e.g. lambda env: sekai.ClipReward(env, -1.0, 1.0)). "
         + not_an_env_hint(
             wrapped,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from sekai.core._not_an_env import env_class_name, given, not_an_env_hint
 from sekai.core.env import Env
 from sekai.utils._equal import structurally_equal
 
@@ -50,6 +51,8 @@ def first_difference(first: list[Any], second: list[Any]) -> str:
 
 
 def not_an_env(env: object) -> str:
+    if env_class_name(env) is not None:  # the () forgotten
+        return f"check_env expected a sekai.Env, got {given(env)}. {not_an_env_hint(env, '')}"
     got = type(env).__name__
     if isinstance(env, str):
         return f"check_env expected a sekai.Env, got str {env!r}: pass sekai.make({env!r})."

@@ -7,8 +7,7 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from sekai._args import type_name
-from sekai.core._not_an_env import not_an_env_hint
+from sekai.core._not_an_env import given, not_an_env_hint
 from sekai.core.env import Env
 from sekai.spaces import Space
 from sekai.vector._attributes import SubEnvAttributes
@@ -131,7 +130,7 @@ def build_envs(
                 )
             if not isinstance(env, Env):
                 raise TypeError(
-                    f"{owner}: env_fns[{index}]() returned {type_name(env)}, not a "
+                    f"{owner}: env_fns[{index}]() returned {given(env)}, not a "
                     "sekai.Env. "
                     + not_an_env_hint(
                         env,
