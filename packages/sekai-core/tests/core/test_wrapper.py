@@ -88,6 +88,29 @@ def test_a_factory_returning_an_env_class_is_told_to_make_an_instance():
     )
 
 
+@pytest.mark.parametrize("attribute", ["env", "observation_space", "unwrapped"])
+def test_a_wrapper_that_never_called_super_init_says_to_call_it(attribute):
+    class Forgot(sekai.Wrapper):
+        def __init__(self, env):
+            self.scale = 2.0
+
+    wrapper = Forgot(CounterEnv())
+    with pytest.raises(AttributeError) as info:
+        getattr(wrapper, attribute)
+    assert str(info.value).endswith(
+        ": call super().__init__(env) in Forgot.__init__ (it stores the env this wrapper "
+        "delegates to)."
+    )
+    with pytest.raises(AttributeError, match=r"call super\(\)\.__init__\(env\) in Forgot"):
+        wrapper.reset(seed=0)
+
+
+def test_a_missing_attribute_of_an_initialised_wrapper_has_no_such_hint():
+    with pytest.raises(AttributeError) as info:
+        sekai.TimeLimit(CounterEnv(), 5).no_such_attribute  # noqa: B018
+    assert str(info.value) == "'TimeLimit' object has no attribute 'no_such_attribute'"
+
+
 def test_wrapping_a_vec_env_points_to_the_vector_wrappers():
     with (
         sekai.SyncVecEnv([CounterEnv]) as vec,

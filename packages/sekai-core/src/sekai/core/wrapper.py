@@ -195,6 +195,12 @@ class Wrapper(Env[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, O
             # wrappers (use get_attr), except action_mask(), which every wrapper forwards when
             # a layer below defines it.
             env = self.__dict__.get("env")
+            if env is None and not name.startswith("__"):  # not a protocol probe (pickle's)
+                cls = type(self).__name__
+                raise AttributeError(
+                    f"{cls!r} object has no attribute {name!r}: call super().__init__(env) in "
+                    f"{cls}.__init__ (it stores the env this wrapper delegates to)."
+                )
             if name == "action_mask" and env is not None and env.has_attr("action_mask"):
                 return env.get_attr("action_mask")
             raise missing_attribute(self, name)
