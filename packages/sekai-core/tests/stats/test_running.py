@@ -63,9 +63,20 @@ def test_update_from_moments_combines_like_update() -> None:
     np.testing.assert_allclose(a.var, b.var)
 
 
-def test_wrong_batch_shape_raises() -> None:
-    with pytest.raises(ValueError, match=r"expects a batch of shape \(N, \*\(3,\)\), got \(3,\)"):
-        RunningMeanStd(shape=(3,)).update(np.zeros(3))
+@pytest.mark.parametrize(
+    ("shape", "batch", "expected"),
+    [((3,), np.zeros(3), "(N, 3)"), ((2, 3), np.zeros((2, 3)), "(N, 2, 3)"), ((), 5.0, "(N,)")],
+)
+def test_wrong_batch_shape_raises_naming_the_batch_shape(
+    shape: tuple[int, ...], batch: Any, expected: str
+) -> None:
+    got = np.shape(batch)
+    with pytest.raises(ValueError) as info:
+        RunningMeanStd(shape=shape).update(batch)
+    assert str(info.value) == (
+        f"RunningMeanStd.update() expects a batch of shape {expected}, got {got}. "
+        "Add a leading batch axis for a single sample (x[None])."
+    )
 
 
 def test_state_dict_round_trip_and_shape_check() -> None:

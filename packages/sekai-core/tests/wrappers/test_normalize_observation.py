@@ -134,6 +134,32 @@ def test_state_dict_round_trip(toy_env: Any) -> None:
     assert other.obs_rms.count == env.obs_rms.count
 
 
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+def test_load_state_dict_of_another_state_names_the_wrapper_and_the_missing_key(
+    toy_env: Any, vector: bool
+) -> None:
+    env = (
+        sekai.VecNormalizeObservation(sekai.SyncVecEnv([toy_env] * 2))
+        if vector
+        else NormalizeObservation(toy_env())
+    )
+    owner = type(env).__name__
+    with pytest.raises(KeyError) as missing:
+        env.load_state_dict({})
+    assert missing.value.args[0] == (
+        f"{owner}: state is missing 'obs_rms' (state_dict() returns {{'obs_rms': ...}}), got "
+        "an empty dict."
+    )
+    with pytest.raises(KeyError) as other:
+        env.load_state_dict({"return_rms": {}})
+    assert other.value.args[0].endswith("got a dict with keys ['return_rms'].")
+    with pytest.raises(TypeError) as not_a_dict:
+        env.load_state_dict(None)
+    assert not_a_dict.value.args[0] == (
+        f"{owner}: state must be the dict state_dict() returns ({{'obs_rms': ...}}), got NoneType."
+    )
+
+
 def test_load_state_dict_refuses_the_statistics_of_the_other_kind(toy_env: Any) -> None:
     env = NormalizeObservation(toy_env(), stats="ewm", halflife=10)
     env.reset(seed=0)

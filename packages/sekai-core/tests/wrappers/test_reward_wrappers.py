@@ -209,3 +209,33 @@ def test_vec_normalize_reward_refuses_a_non_finite_reward_naming_the_sub_env(
     assert structurally_equal(vec.state_dict(), before)
     np.testing.assert_array_equal(vec._returns, returns)
     assert np.isfinite(vec.step(actions).rewards).all()
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+def test_normalize_reward_load_state_dict_errors_name_the_wrapper_and_the_part(
+    toy_env: Any, vector: bool
+) -> None:
+    env = (
+        sekai.VecNormalizeReward(sekai.SyncVecEnv([toy_env] * 2))
+        if vector
+        else NormalizeReward(toy_env())
+    )
+    owner = type(env).__name__
+    before = env.state_dict()
+    bad = {"return_rms": {"mean": np.zeros(3), "var": np.ones(3), "count": 1.0}}
+    with pytest.raises(ValueError) as shape:
+        env.load_state_dict(bad)
+    assert str(shape.value) == (
+        f"{owner}: state['return_rms']['mean'] has shape (3,), expected () (the shape of one "
+        "sample)."
+    )
+    with pytest.raises(KeyError) as missing:
+        env.load_state_dict({"obs_rms": {}})
+    assert missing.value.args[0] == (
+        f"{owner}: state is missing 'return_rms' (state_dict() returns {{'return_rms': ...}}), "
+        "got a dict with keys ['obs_rms']."
+    )
+    assert structurally_equal(env.state_dict(), before)
+    saved = {"return_rms": {"mean": np.float64(2.0), "var": np.float64(4.0), "count": 3.0}}
+    env.load_state_dict(saved)
+    assert (float(env.return_rms.mean), env.return_rms.count) == (2.0, 3.0)

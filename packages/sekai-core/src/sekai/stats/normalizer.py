@@ -22,6 +22,7 @@ from sekai.stats.running import (
     RunningMeanStd,
     format_index,
     update_checked,
+    wrapper_state_part,
 )
 
 if TYPE_CHECKING:
@@ -336,6 +337,11 @@ class ObservationNormalizer:
         self._zip(self._plan, state, f"{self.owner}: {where}", check)
         for load in loads:
             load()
+
+    def load_wrapper_state(self, state: Any) -> None:
+        """``load_state_dict`` of the owning wrapper: its ``state_dict()``,
+        ``{"obs_rms": <this normaliser's state>}``; errors name the wrapper and the part."""
+        self.load_state_dict(wrapper_state_part(self.owner, state, "obs_rms"), "state['obs_rms']")
 
     @staticmethod
     def _checked_leaf_state(current: Stats, state: Any, where: str) -> Callable[[], None]:

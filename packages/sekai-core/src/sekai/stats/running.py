@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from sekai._args import check_real
+from sekai._args import check_real, type_name
 
 __all__ = ["ExponentialMovingStats", "RunningMeanStd"]
 
@@ -37,11 +37,28 @@ def _as_batch(batch: ArrayLike, shape: tuple[int, ...], owner: str) -> Float64Ar
     if arr.shape[1:] != shape or arr.ndim != len(shape) + 1:
         if arr.size == 0:
             return None
+        expected = f"({', '.join(['N', *map(str, shape)])}{',' if not shape else ''})"
         raise ValueError(
-            f"{owner}.update() expects a batch of shape (N, *{shape}), got {arr.shape}. "
+            f"{owner}.update() expects a batch of shape {expected}, got {arr.shape}. "
             "Add a leading batch axis for a single sample (x[None])."
         )
     return arr if arr.shape[0] else None
+
+
+def wrapper_state_part(owner: str, state: Any, key: str) -> Any:
+    """``state[key]``, what the ``load_state_dict`` of the normalising wrapper ``owner`` loads
+    (its ``state_dict()`` is ``{key: ...}``); another state raises naming the wrapper and key."""
+    if not isinstance(state, Mapping):
+        raise TypeError(
+            f"{owner}: state must be the dict state_dict() returns ({{{key!r}: ...}}), got "
+            f"{type_name(state)}."
+        )
+    if key not in state:
+        got = f"a dict with keys {list(state)}" if state else "an empty dict"
+        raise KeyError(
+            f"{owner}: state is missing {key!r} (state_dict() returns {{{key!r}: ...}}), got {got}."
+        )
+    return state[key]
 
 
 def _batch_moments(arr: Float64Array) -> tuple[Float64Array, Float64Array, int]:

@@ -33,7 +33,7 @@ from sekai.vector.vec_wrapper import (
     VecResultWrapper,
     VecRewardWrapper,
 )
-from sekai.wrappers.normalize_reward import return_scale, update_return_stats
+from sekai.wrappers.normalize_reward import load_return_stats, return_scale, update_return_stats
 
 __all__ = [
     "VecNormalizeObservation",
@@ -289,7 +289,7 @@ class VecNormalizeObservation(NormalizerAttributes, VecObservationWrapper):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore statistics saved by ``state_dict()``, all or nothing: every part is checked
         before any is loaded, and an error names the part."""
-        self._normalizer.load_state_dict(state["obs_rms"], "state['obs_rms']")
+        self._normalizer.load_wrapper_state(state)
 
 
 class VecNormalizeReward(VecResultWrapper):
@@ -368,8 +368,8 @@ class VecNormalizeReward(VecResultWrapper):
         return {"return_rms": self.return_rms.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore statistics saved by ``state_dict()``."""
-        self.return_rms.load_state_dict(state["return_rms"])
+        """Restore statistics saved by ``state_dict()``; an error names the wrapper and the part."""
+        load_return_stats("VecNormalizeReward", self.return_rms, state)
 
 
 class VecTransformObservation(VecObservationWrapper):

@@ -63,4 +63,4 @@ class NormalizeObservation(NormalizerAttributes, ObservationWrapper[Any, Any, An
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore statistics saved by ``state_dict()``, all or nothing: every part is checked
         before any is loaded, and an error names the part."""
-        self._normalizer.load_state_dict(state["obs_rms"], "state['obs_rms']")
+        self._normalizer.load_wrapper_state(state)

@@ -14,9 +14,9 @@ from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import ResultWrapper
 from sekai.stats.normalizer import non_finite_advice
-from sekai.stats.running import RunningMeanStd, update_checked
+from sekai.stats.running import RunningMeanStd, update_checked, wrapper_state_part
 
-__all__ = ["NormalizeReward", "return_scale", "update_return_stats"]
+__all__ = ["NormalizeReward", "load_return_stats", "return_scale", "update_return_stats"]
 
 
 # Equal returns are left a variance of about (this * mean)^2 by rounding, not exactly 0.
@@ -32,6 +32,13 @@ def return_scale(return_rms: RunningMeanStd, epsilon: float) -> float:
     if math.sqrt(var) <= _ROUNDING * abs(float(return_rms.mean)):
         return 1.0
     return math.sqrt(var + epsilon)
+
+
+def load_return_stats(owner: str, return_rms: RunningMeanStd, state: Any) -> None:
+    """Load ``state``, a reward normaliser's ``state_dict()`` (``{"return_rms": ...}``), into
+    ``return_rms``, checked in full first; errors name ``owner`` and ``state['return_rms']``."""
+    part = wrapper_state_part(owner, state, "return_rms")
+    return_rms._checked_state(part, f"{owner}: state['return_rms']")()
 
 
 def update_return_stats(
@@ -110,5 +117,5 @@ class NormalizeReward(ResultWrapper[Any, Any, Any, Any]):
         return {"return_rms": self.return_rms.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore statistics saved by ``state_dict()``."""
-        self.return_rms.load_state_dict(state["return_rms"])
+        """Restore statistics saved by ``state_dict()``; an error names the wrapper and the part."""
+        load_return_stats("NormalizeReward", self.return_rms, state)
