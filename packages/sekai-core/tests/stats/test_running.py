@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,22 @@ def test_scalar_shape_and_normalize_batch() -> None:
     out = rms.normalize(np.array([2.0, 3.0]), epsilon=0.0)
     np.testing.assert_allclose(out, [0.0, 1.0 / np.sqrt(2.0 / 3.0)])
     assert out.dtype == np.float64
+
+
+@pytest.mark.parametrize("cls", [RunningMeanStd, ExponentialMovingStats])
+def test_normalize_names_the_shapes_it_takes(cls: Any) -> None:
+    stats = cls(shape=(2,)) if cls is RunningMeanStd else cls(shape=(2,), halflife=3.0)
+    stats.update(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    assert stats.normalize(np.zeros((3, 2))).shape == (3, 2)
+    assert stats.normalize(np.zeros((4, 3, 2))).shape == (4, 3, 2)
+    for bad in (np.zeros(3), np.zeros((2, 3)), 1.0):
+        shape = np.shape(bad)
+        message = (
+            f"{cls.__name__}.normalize() expects one sample of shape (2,) or a batch of shape "
+            f"(N, 2), got {shape}."
+        )
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            stats.normalize(bad)
 
 
 def test_update_from_moments_combines_like_update() -> None:

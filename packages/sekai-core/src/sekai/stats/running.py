@@ -31,15 +31,20 @@ def _as_shape(shape: int | tuple[int, ...], owner: str) -> tuple[int, ...]:
     return tuple(int(entry) for entry in entries)
 
 
+def _batch_shape_text(shape: tuple[int, ...]) -> str:
+    """The shape of a batch of samples of ``shape`` as text: ``(N, 4)``, ``(N,)``."""
+    return f"({', '.join(['N', *map(str, shape)])}{',' if not shape else ''})"
+
+
 def _as_batch(batch: ArrayLike, shape: tuple[int, ...], owner: str) -> Float64Array | None:
     """``batch`` as a float64 array ``(N, *shape)``, N > 0; None when it is empty."""
     arr = np.asarray(batch, dtype=np.float64)
     if arr.shape[1:] != shape or arr.ndim != len(shape) + 1:
         if arr.size == 0:
             return None
-        expected = f"({', '.join(['N', *map(str, shape)])}{',' if not shape else ''})"
         raise ValueError(
-            f"{owner}.update() expects a batch of shape {expected}, got {arr.shape}. "
+            f"{owner}.update() expects a batch of shape {_batch_shape_text(shape)}, got "
+            f"{arr.shape}. "
             "Add a leading batch axis for a single sample (x[None])."
         )
     return arr if arr.shape[0] else None
@@ -231,7 +236,14 @@ class _MomentStats:
 
     def normalize(self, x: ArrayLike, epsilon: float = 1e-8) -> Float64Array:
         """``(x - mean) / sqrt(var + epsilon)`` in float64; ``x`` may be one sample or a batch."""
-        return (np.asarray(x, dtype=np.float64) - self.mean) / np.sqrt(self.var + epsilon)
+        arr = np.asarray(x, dtype=np.float64)
+        shape = self.mean.shape
+        if arr.shape[arr.ndim - len(shape) :] != shape or arr.ndim < len(shape):
+            raise ValueError(
+                f"{self._name}.normalize() expects one sample of shape {shape} or a batch of "
+                f"shape {_batch_shape_text(shape)}, got {arr.shape}."
+            )
+        return (arr - self.mean) / np.sqrt(self.var + epsilon)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore statistics saved by ``state_dict()`` (shapes must match). The state is
