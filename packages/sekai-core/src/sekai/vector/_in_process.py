@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from sekai._args import type_name
 from sekai.core._not_an_env import given, not_an_env_hint
 from sekai.core.env import Env
 from sekai.spaces import Space
