@@ -172,7 +172,7 @@ def test_masked_box_observations_are_checked_as_the_dict_of_their_arrays(
     ]
     with backend(fns) as vec:
         vec.reset(seed=0)
-        with pytest.raises(sekai.InvalidObservation, match=rf"(?s)Sub-env 1 .*{what}"):
+        with pytest.raises(ValueError, match=rf"(?s)Sub-env 1 .*{what}"):
             vec.step(np.array([0, 0]))
 
 
