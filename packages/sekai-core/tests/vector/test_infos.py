@@ -165,3 +165,103 @@ def test_packed_infos_unpickle_a_deferred_column_once_when_first_read(
     assert built == [*column, {"u": 0}, {"u": 1}]
     assert len(loads) == 2
     assert len({id(info) for info in built}) == 6
+
+
+def _autoreset_infos(arrays: dict[str, Any] | None = None) -> ArrayInfos:
+    """Sub-envs 0 and 2 of 4 reset; sub-env 3 frozen is impossible with autoreset, so the
+    frozen case is its own test."""
+    return ArrayInfos(
+        4,
+        arrays if arrays is not None else {"p": np.array([1, 2, 3, 4])},
+        elapsed=np.array([5, 6, 7, 8]),
+        reset=np.array([0, 2]),
+        final_observations=np.arange(8, dtype=np.float32).reshape(4, 2),
+        observation_space=Box(-10.0, 10.0, shape=(2,)),
+        reset_arrays={"start": np.array([10, 30])},
+    )
+
+
+# (index, key, value) in the order a stack of wrappers sets them
+SETS = [
+    (2, "episode", "ep2"),
+    (0, "final_observation", "normalised0"),  # a key the dict has: it keeps its place
+    (1, "episode", "ep1"),
+    (0, "episode", "ep0"),
+    (0, "final_observation", "again0"),
+    (3, "p", -4),
+]
+
+
+def _items(info: dict[str, Any]) -> list[tuple[str, Any]]:
+    """A dict's items in order, arrays as (dtype, list)."""
+    return [
+        (key, (value.dtype, value.tolist()) if isinstance(value, np.ndarray) else value)
+        for key, value in info.items()
+    ]
+
+
+@pytest.mark.parametrize("read", [None, 0, 1, 2, 3])
+def test_keys_set_on_lazy_infos_are_those_set_on_the_built_dicts_in_order(
+    read: int | None,
+) -> None:
+    expected = _autoreset_infos()
+    for index, key, value in SETS:
+        expected.at(index)[key] = value
+    lazy = _autoreset_infos()
+    for step, (index, key, value) in enumerate(SETS):
+        if step == 3 and read is not None:
+            lazy.at(read)  # a wrapper reads one dict in between
+        lazy.set_item(index, key, value)
+    got, want = lazy.build(), expected.build()
+    assert [_items(info) for info in got] == [_items(info) for info in want]
+    assert list(got[0]) == [
+        "p",
+        "elapsed_steps",
+        "final_observation",
+        "final_info",
+        "reset_info",
+        "episode",
+    ]
+    assert got[0]["final_info"] == {"p": 1, "elapsed_steps": 5}
+    lazy.set_item(-1, "late", True)  # after the build: on the built dict
+    assert got[3]["late"] is True
+
+
+def test_get_reads_a_terminal_observation_without_building_the_dict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(self: ArrayInfos, index: int) -> Any:
+        raise AssertionError(f"dict {index} built")
+
+    lazy = _autoreset_infos()
+    monkeypatch.setattr(ArrayInfos, "_make_one", refuse)
+    assert lazy.get(0, "final_observation").tolist() == [0.0, 1.0]
+    assert lazy.get(-2, "final_observation").tolist() == [4.0, 5.0]
+    assert lazy.get(1, "final_observation", "none") == "none"  # not reset: no such key
+    lazy.set_item(2, "final_observation", "changed")
+    assert lazy.get(2, "final_observation") == "changed"
+    with pytest.raises(IndexError, match="sub-env index 4 out of range for 4 sub-envs"):
+        lazy.get(4, "final_observation")
+    monkeypatch.undo()
+    assert lazy.get(1, "p") == 2  # other keys: from the dict, built
+    assert lazy.build()[2]["final_observation"] == "changed"
+    assert lazy.get(0, "final_observation").tolist() == [0.0, 1.0]
+
+
+def test_get_of_a_frozen_sub_env_or_an_envs_own_final_observation_key() -> None:
+    frozen = ArrayInfos(2, {"p": np.array([1, 2])}, skip=np.array([True, False]))
+    assert frozen.get(0, "final_observation", "none") == "none"
+    assert frozen.get(1, "final_observation", "none") == "none"
+    own = _autoreset_infos({"final_observation": np.array([7, 8, 9, 10])})
+    assert own.get(1, "final_observation") == 8  # the env's own value, from its built dict
+    assert own.get(0, "final_observation").tolist() == [0.0, 1.0]
+    assert next(iter(own.build()[0])) == "final_observation"  # where the env's info had it
+
+
+def test_keys_set_on_packed_infos_reach_the_built_list() -> None:
+    infos = PackedInfos([(3, pack([{"t": i} for i in range(3)]))])
+    infos.set_item(1, "episode", 1)
+    infos.set_item(2, "t", 20)
+    assert infos.get(1, "episode") == 1
+    assert infos.at(2) == {"t": 20}
+    assert infos.build() == [{"t": 0}, {"t": 1, "episode": 1}, {"t": 20}]

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.core._autoreset import autoreset_info
-from sekai.spaces import Dict, Space, Tuple
+from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 from sekai.vector._packing import received, unpack
 
 __all__ = [
@@ -88,8 +88,15 @@ def _cell(value: Any, index: int, n: int) -> Any:
     return item
 
 
+# Spaces whose batches are plain arrays: batch_row indexes them without the ABC isinstance
+# checks (their exact types: a subclass, MaskedBox say, may batch otherwise).
+_ARRAY_SPACES = frozenset({Box, Discrete, MultiBinary, MultiDiscrete})
+
+
 def batch_row(space: Space[Any], batch: Any, index: int) -> Any:
     """Row ``index`` of a batch of ``space`` (dicts and tuples are walked; arrays indexed)."""
+    if type(space) in _ARRAY_SPACES:
+        return batch[index]
     if isinstance(space, Dict):
         return {key: batch_row(sub, batch[key], index) for key, sub in space.spaces.items()}
     if isinstance(space, Tuple):
@@ -97,36 +104,75 @@ def batch_row(space: Space[Any], batch: Any, index: int) -> Any:
     return batch[index]
 
 
+# What LazyInfos._peek returns when only building the dict tells the value.
+_UNKNOWN: Any = object()
+
+
 class LazyInfos:
     """A list of per-sub-env info dicts that is built only when someone reads it.
 
     ``at(i)`` builds (and keeps) one dict, so a wrapper can add keys to a few sub-envs;
-    ``build()`` builds the list once, reusing the dicts ``at()`` handed out.
+    ``build()`` builds the list once, reusing the dicts ``at()`` handed out. ``set_item`` and
+    ``get`` add and read a key of one dict without building it (where the infos can tell): the
+    keys set are kept aside and merged, in order, when the dict is built, so it holds the keys
+    and values, in the order, that setting them on the built dict gives.
     """
 
-    __slots__ = ("_built", "_given", "_n")
+    __slots__ = ("_built", "_given", "_n", "_pending")
 
     def __init__(self, n: int) -> None:
         self._n = n
         self._given: dict[int, dict[str, Any]] = {}
+        self._pending: dict[int, dict[str, Any]] = {}  # keys set on dicts not built yet
         self._built: list[dict[str, Any]] | None = None
 
     def __len__(self) -> int:
         return self._n
 
-    def at(self, index: int) -> dict[str, Any]:
-        """The dict of sub-env ``index`` (the same object the built list will hold)."""
+    def _index(self, index: int) -> int:
         index = operator.index(index)
         if index < 0:
             index += self._n
         if not 0 <= index < self._n:
             raise IndexError(f"sub-env index {index} out of range for {self._n} sub-envs")
+        return index
+
+    def at(self, index: int) -> dict[str, Any]:
+        """The dict of sub-env ``index`` (the same object the built list will hold)."""
+        index = self._index(index)
         if self._built is not None:
             return self._built[index]
         info = self._given.get(index)
         if info is None:
-            info = self._given[index] = self._make_one(index)
+            info = self._make_one(index)
+            added = self._pending.pop(index, None)
+            if added is not None:
+                info.update(added)
+            self._given[index] = info
         return info
+
+    def get(self, index: int, key: str, default: Any = None) -> Any:
+        """``at(index).get(key, default)``, without building that dict where the value is
+        known without it (a key ``set_item`` set, or one the subclass reads directly: then an
+        equal value, not always the very object the built dict will hold)."""
+        index = self._index(index)
+        if self._built is None and index not in self._given:
+            added = self._pending.get(index)
+            if added is not None and key in added:
+                return added[key]
+            value = self._peek(index, key, default)
+            if value is not _UNKNOWN:
+                return value
+        return self.at(index).get(key, default)
+
+    def set_item(self, index: int, key: str, value: Any) -> None:
+        """``at(index)[key] = value``; a dict not built yet gets it when it is built."""
+        index = self._index(index)
+        info = self._built[index] if self._built is not None else self._given.get(index)
+        if info is None:
+            self._pending.setdefault(index, {})[key] = value
+        else:
+            info[key] = value
 
     def build(self) -> list[dict[str, Any]]:
         """The list of dicts (built on the first call, the same list afterwards)."""
@@ -134,8 +180,11 @@ class LazyInfos:
             infos = self._make_all()
             for index, info in self._given.items():
                 infos[index] = info
+            for index, added in self._pending.items():
+                infos[index].update(added)
             self._built = infos
             self._given = {}
+            self._pending = {}
         return self._built
 
     def _make_one(self, index: int) -> dict[str, Any]:
@@ -143,6 +192,11 @@ class LazyInfos:
 
     def _make_all(self) -> list[dict[str, Any]]:
         return [self._make_one(i) for i in range(self._n)]
+
+    def _peek(self, index: int, key: str, default: Any) -> Any:
+        """``_make_one(index).get(key, default)`` if known without building the dict, else
+        ``_UNKNOWN`` (the default: subclasses may read some keys directly)."""
+        return _UNKNOWN
 
 
 class ArrayInfos(LazyInfos):
@@ -153,13 +207,22 @@ class ArrayInfos(LazyInfos):
         arrays: the env's info arrays (``elapsed_steps`` is added after them when given).
         elapsed: per-sub-env step counts for ``info["elapsed_steps"]``, or None.
         skip: sub-envs whose info is ``{}`` (frozen ones), or None.
-        reset: sub-env indices reset by autoreset in this step (sorted), or None.
+        reset: sub-env indices reset by autoreset in this step (sorted, distinct), or None.
         final_observations: the batch observed before that reset (rows = terminal obs).
         observation_space: the single observation space (to take rows of the batch).
         reset_arrays: info arrays of the reset, with a leading ``len(reset)`` axis.
     """
 
-    __slots__ = ("_arrays", "_elapsed", "_final", "_reset", "_reset_arrays", "_skip", "_space")
+    __slots__ = (
+        "_arrays",
+        "_elapsed",
+        "_final",
+        "_positions",
+        "_reset",
+        "_reset_arrays",
+        "_skip",
+        "_space",
+    )
 
     def __init__(
         self,
@@ -175,6 +238,7 @@ class ArrayInfos(LazyInfos):
     ) -> None:
         self._n = n  # LazyInfos.__init__, inlined: this runs on every native step
         self._given = {}
+        self._pending = {}
         self._built = None
         self._arrays = arrays
         self._elapsed = elapsed
@@ -183,6 +247,15 @@ class ArrayInfos(LazyInfos):
         self._final = final_observations
         self._space = observation_space
         self._reset_arrays = reset_arrays if reset_arrays is not None else {}
+        self._positions: dict[int, int] | None = None
+
+    def _position(self, index: int) -> int | None:
+        """Where sub-env ``index`` is in ``reset`` (None: it was not reset)."""
+        positions = self._positions
+        if positions is None:
+            reset = [] if self._reset is None else self._reset.tolist()
+            positions = self._positions = {row: position for position, row in enumerate(reset)}
+        return positions.get(index)
 
     def _plain(self, index: int) -> dict[str, Any]:
         n = self._n
@@ -201,11 +274,21 @@ class ArrayInfos(LazyInfos):
         if self._skip is not None and self._skip[index]:
             return {}
         info = self._plain(index)
-        if self._reset is not None:
-            position = int(np.searchsorted(self._reset, index))
-            if position < len(self._reset) and self._reset[position] == index:
-                return self._after_reset(index, position, info)
-        return info
+        position = self._position(index)
+        return info if position is None else self._after_reset(index, position, info)
+
+    def _peek(self, index: int, key: str, default: Any) -> Any:
+        # The terminal observation of a reset sub-env, straight from the batch (vector
+        # observation wrappers read and replace it); an env's own info key of that name
+        # (which autoreset_info would move) is left to the built dict.
+        if key != "final_observation" or key in self._arrays:
+            return _UNKNOWN
+        if self._skip is not None and self._skip[index]:
+            return default
+        if self._position(index) is None:
+            return default
+        assert self._space is not None
+        return batch_row(self._space, self._final, index)
 
     def _make_all(self) -> list[dict[str, Any]]:
         n = self._n
@@ -244,6 +327,7 @@ class PackedInfos(LazyInfos):
             n = sum(rows if isinstance(rows, int) else len(rows) for rows, _ in chunks)
         self._n = n  # LazyInfos.__init__, inlined: this runs on every step
         self._given = {}
+        self._pending = {}
         self._built = None
         self._chunks = chunks
         self._columns: dict[int, list[dict[str, Any]]] | None = None  # unpacked, by chunk

@@ -65,6 +65,9 @@ class KernelInfos(LazyInfos):
     def _make_all(self) -> list[dict[str, Any]]:
         return self._infos()._make_all()
 
+    def _peek(self, index: int, key: str, default: Any) -> Any:
+        return self._infos()._peek(index, key, default)
+
 
 class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
     """A vector env running an :class:`~sekai.vector.kernel.ArrayKernel` on a backend.

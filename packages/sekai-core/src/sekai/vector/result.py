@@ -135,6 +135,29 @@ def info_at(result: VecResetResult[Any] | VecStepResult[Any], index: int) -> dic
     return raw[index]  # type: ignore[no-any-return]
 
 
+def info_get(
+    result: VecResetResult[Any] | VecStepResult[Any], index: int, key: str, default: Any = None
+) -> Any:
+    """``info_at(result, index).get(key, default)``, without building that dict when the list
+    is still lazy and the value can be read without it (``LazyInfos.get``)."""
+    raw = _raw_infos(result)
+    if isinstance(raw, LazyInfos):
+        return raw.get(index, key, default)
+    return raw[index].get(key, default)
+
+
+def info_set(
+    result: VecResetResult[Any] | VecStepResult[Any], index: int, key: str, value: Any
+) -> None:
+    """``info_at(result, index)[key] = value``, without building that dict when the list is
+    still lazy: it gets the key when it is built, in the same place (``LazyInfos.set_item``)."""
+    raw = _raw_infos(result)
+    if isinstance(raw, LazyInfos):
+        raw.set_item(index, key, value)
+    else:
+        raw[index][key] = value
+
+
 for _cls in (VecResetResult, VecStepResult, VecRecvResult):
     _seal(_cls)
     # Python 3.10's slots=True gives VecRecvResult a slot of its own for every inherited field

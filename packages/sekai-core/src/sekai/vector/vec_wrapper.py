@@ -18,7 +18,7 @@ from sekai.spaces import Space, concatenate, iterate
 from sekai.vector._contract.checks import observation_checker
 from sekai.vector.kernel_step import tree_map
 from sekai.vector.kernel_vec_env import _device_backend
-from sekai.vector.result import VecResetResult, VecStepResult, info_at
+from sekai.vector.result import VecResetResult, VecStepResult, info_get, info_set
 from sekai.vector.vec_env import VecEnv, _BatchCache
 
 if TYPE_CHECKING:
@@ -296,6 +296,9 @@ class VecResultWrapper(VecWrapper):
         return self._rewrite_step(result, live)
 
 
+_NONE: Any = object()  # an info without "final_observation"
+
+
 class VecObservationWrapper(VecResultWrapper):
     """Transforms every batch of observations with ``observation(batch)`` (reset and step).
 
@@ -345,26 +348,27 @@ class VecObservationWrapper(VecResultWrapper):
     def _rewrite_step(
         self, result: VecStepResult[Any], live: NDArray[np.bool_] | None
     ) -> VecStepResult[Any]:
+        # Read and replaced without building the infos a native env has not built yet.
         ended = [
-            (index, info)
+            (index, final)
             for index in np.flatnonzero(result.dones).tolist()
-            if "final_observation" in (info := info_at(result, index))
+            if (final := info_get(result, index, "final_observation", _NONE)) is not _NONE
         ]
         if ended:  # before the batch updates any statistics
             self._check_final(ended)
         observations = self._step_observations(result.observations, live)
-        for _, info in ended:
-            info["final_observation"] = self.final_observation(info["final_observation"])
+        for index, final in ended:
+            info_set(result, index, "final_observation", self.final_observation(final))
         return result._replace(observations=observations)
 
-    def _check_final(self, ended: list[tuple[int, dict[str, Any]]]) -> None:
-        """Raise ``TypeError`` when a terminal observation of ``ended`` (``(index, info)``
-        pairs) is not one of the inner VecEnv's observations (an AutoReset inside a sub-env's
-        observation wrappers leaves it in the space below them)."""
+    def _check_final(self, ended: list[tuple[int, Any]]) -> None:
+        """Raise ``TypeError`` when a terminal observation of ``ended`` (``(index,
+        final_observation)`` pairs) is not one of the inner VecEnv's observations (an AutoReset
+        inside a sub-env's observation wrappers leaves it in the space below them)."""
         inner = self.venv.observation_space
         check = observation_checker(inner)
-        for index, info in ended:
-            reason = check(info["final_observation"])
+        for index, final in ended:
+            reason = check(final)
             if reason is not None:
                 raise TypeError(
                     f"{type(self).__name__}: infos[{index}]['final_observation'] does not fit "

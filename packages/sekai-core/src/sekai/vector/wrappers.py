@@ -26,7 +26,7 @@ from sekai.stats.trackers import (
 from sekai.vector._contract.partial import PartialStep
 from sekai.vector.kernel_step import tree_map
 from sekai.vector.kernel_vec_env import _device_backend
-from sekai.vector.result import VecStepResult, info_at
+from sekai.vector.result import VecStepResult, info_at, info_set
 from sekai.vector.vec_env import VecEnv
 from sekai.vector.vec_wrapper import (
     VecObservationWrapper,
@@ -141,7 +141,7 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[VecTrackerT]):
         rewards, terminated, truncated = _on_host(
             self.venv, result.rewards, result.terminated, result.truncated
         )
-        self._record(live, rewards, terminated, truncated, lambda i: info_at(result, i))
+        self._record(live, rewards, terminated, truncated, result)
         return result
 
     def _on_failed_step(self, partial: PartialStep) -> None:
@@ -153,11 +153,11 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[VecTrackerT]):
         rewards: NDArray[Any],
         terminated: NDArray[np.bool_],
         truncated: NDArray[np.bool_],
-        info_of: Callable[[int], dict[str, Any]] | None,
+        result: VecStepResult[Any] | None,
     ) -> None:
         """Count one step of the ``stepped`` sub-envs (None: all) and record the episodes that
-        ended (``info_of``: each sub-env's info, None when the step raised and its infos are
-        lost)."""
+        ended (``result``: the step's, whose infos get the episodes; None when the step raised
+        and its infos are lost)."""
         if stepped is None:  # the usual step: no mask to build
             self.episode_returns += rewards
             self.episode_lengths += 1
@@ -170,7 +170,7 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[VecTrackerT]):
             tracker: Any = self._tracker  # either kind: _set_tracker read which from its hooks
             indices = range(self.num_envs) if stepped is None else np.flatnonzero(stepped).tolist()
             for i in indices:
-                info = {} if info_of is None else info_of(i)
+                info = {} if result is None else info_at(result, i)
                 args = (float(rewards[i]), bool(terminated[i]), bool(truncated[i]), info)
                 if self._indexed_step:
                     tracker.on_step(*args, env_index=i)
@@ -193,8 +193,8 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[VecTrackerT]):
                 truncated=bool(truncated[i]),
                 extra={"env_index": i},
             )
-            if info_of is not None:
-                info_of(i)["episode"] = stats
+            if result is not None:  # a dict not built yet gets it when (if) it is built
+                info_set(result, i, "episode", stats)
             self._tracker.on_episode_end(stats)
             if reset[i]:
                 self._reset_event(env_id, i)
