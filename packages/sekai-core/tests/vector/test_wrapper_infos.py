@@ -325,3 +325,34 @@ def test_a_terminal_observation_of_another_float_dtype_is_normalised_as_it_is() 
             final = np.array([0.1 * vec.venv.get_attr("t")[i], 1 / 3])
             want = _normalized(vec.obs_rms, final, vec.epsilon, None)
             assert _bits(result.infos[i]["final_observation"]) == _bits(want)
+
+
+def _frozen_normalizations(vec: VecNormalizeObservation, steps: int) -> tuple[int, int]:
+    """How many sub-envs ended in ``steps`` steps, and how many calls normalised with frozen
+    statistics (the terminal observations') meanwhile."""
+    calls: list[bool] = []
+    normalize = vec._normalizer.normalize
+
+    def counted(obs: Any, **options: Any) -> Any:
+        calls.append(options["update"])
+        return normalize(obs, **options)
+
+    vec._normalizer.normalize = counted  # type: ignore[method-assign]
+    vec.reset(seed=0)
+    ended = 0
+    for _ in range(steps):
+        ended += int(vec.step(np.zeros(vec.num_envs, dtype=np.int64)).dones.sum())
+    return ended, calls.count(False)
+
+
+def test_terminal_observations_are_normalised_in_one_call_unless_a_subclass_says_how() -> None:
+    class PerRow(VecNormalizeObservation):
+        def final_observation(self, observation: Any) -> Any:
+            rows.append(observation)
+            return super().final_observation(observation)
+
+    rows: list[Any] = []
+    ended, frozen = _frozen_normalizations(VecNormalizeObservation(Spiky(32, "box")), 5)
+    assert 0 < frozen <= 5 < ended  # at most one call per step
+    ended, frozen = _frozen_normalizations(PerRow(Spiky(32, "box")), 5)
+    assert len(rows) == frozen == ended  # the subclass's own hook, for each

@@ -332,6 +332,11 @@ class VecObservationWrapper(VecResultWrapper):
         except (TypeError, ValueError, NotImplementedError):
             return transformed[0]
 
+    def _final_observations(self, observations: list[Any]) -> list[Any]:
+        """The step's terminal observations transformed, in order (``final_observation()`` on
+        each; a subclass may transform them together)."""
+        return [self.final_observation(observation) for observation in observations]
+
     def _batch_of_one(self) -> Space[Any]:
         cache = self.__dict__.get("_batch_one_cache")
         if cache is None:
@@ -357,8 +362,10 @@ class VecObservationWrapper(VecResultWrapper):
         if ended:  # before the batch updates any statistics
             self._check_final(ended)
         observations = self._step_observations(result.observations, live)
-        for index, final in ended:
-            info_set(result, index, "final_observation", self.final_observation(final))
+        if ended:
+            finals = self._final_observations([final for _, final in ended])
+            for (index, _), final in zip(ended, finals):
+                info_set(result, index, "final_observation", final)
         return result._replace(observations=observations)
 
     def _check_final(self, ended: list[tuple[int, Any]]) -> None:

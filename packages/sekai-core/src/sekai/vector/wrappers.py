@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai._args import IntLike, resolve_callable, reward_scaling_args
-from sekai.spaces import Space
+from sekai.spaces import Box, Space
 from sekai.spaces.space import check_space
 from sekai.stats.episode import EpisodeStats
 from sekai.stats.normalizer import NormalizerAttributes, ObservationNormalizer
@@ -281,6 +281,17 @@ class VecNormalizeObservation(NormalizerAttributes, VecObservationWrapper):
     def final_observation(self, observation: Any) -> Any:
         """Normalise a terminal observation with the current statistics (no update)."""
         return self._normalizer.normalize(observation, update=False)
+
+    def _final_observations(self, observations: list[Any]) -> list[Any]:
+        # A Box space's terminal observations in one batch: frozen statistics normalise each
+        # entry alone, so every row is the one final_observation() gives. The rows go straight
+        # to float64, as final_observation()'s np.asarray(row, float64) takes them (not through
+        # the space's dtype: a float64 row of a float32 space keeps its value).
+        overridden = type(self).final_observation is not VecNormalizeObservation.final_observation
+        if overridden or type(self.venv.observation_space) is not Box:
+            return super()._final_observations(observations)
+        batch = np.array(observations, dtype=np.float64)
+        return list(self._normalizer.normalize(batch, update=False, batched=True))
 
     def state_dict(self) -> dict[str, Any]:
         """The observation statistics, for checkpointing."""
