@@ -232,6 +232,13 @@ class ObservationNormalizer:
                 no statistics are changed. Without ``update`` (frozen statistics) nothing is
                 checked: a NaN is normalised to NaN.
         """
+        kind, payload = self._plan
+        if update and not batched and kind == _BOX and isinstance(payload, RunningMeanStd):
+            # One observation, a Box: small ones take a float path with the same result.
+            obs = np.asarray(obs, dtype=np.float64)
+            out = payload._update_normalize(obs, self._epsilon)
+            if out is not None:
+                return self._clipped(out)
         if update:
             parts: list[tuple[Stats, Any, Describe]] = []
             obs = self._updates(self._plan, obs, batched, rows, "observation", parts)
@@ -301,6 +308,10 @@ class ObservationNormalizer:
             return tuple(self._apply(c, o) for c, o in zip(payload, obs))
         else:
             return obs
+        return self._clipped(out)
+
+    def _clipped(self, out: Any) -> Any:
+        """A normalised Box leaf clipped to ``[-clip, clip]`` (in place when it is an array)."""
         if self.clip is not None:
             if isinstance(out, np.ndarray):
                 np.clip(out, -self.clip, self.clip, out=out)

@@ -78,6 +78,15 @@ def _batch_moments(arr: Float64Array) -> tuple[Float64Array, Float64Array, int]:
 _SMALL = 32
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _float_array(values: list[float], shape: tuple[int, ...]) -> Float64Array:
+    """The flat ``values`` as a float64 array of ``shape``."""
+    arr = np.array(values, dtype=np.float64)
+    return arr if len(shape) == 1 else arr.reshape(shape)
+
+
 def all_finite(arr: NDArray[Any]) -> bool:
     """Whether every entry of the float array ``arr`` is finite (kept cheap for a row: a
     statistics update's check, an observation's)."""
@@ -120,7 +129,7 @@ def update_checked(
             )
         checked.append((stats, arr))
     for stats, arr in checked:
-        stats._combine(*_batch_moments(arr))
+        stats._add(arr)
 
 
 def _describe_batch_entry(at: tuple[int, ...], value: float) -> str:
@@ -187,6 +196,10 @@ class _MomentStats:
         mean, var = self._checked_moments(mean, var, lambda key: f"{where}: {key}", broadcast=True)
         if count > 0:
             self._combine(mean, var, count)
+
+    def _add(self, arr: Float64Array) -> None:
+        """Add a checked, non-empty batch ``(N, *shape)``."""
+        self._combine(*_batch_moments(arr))
 
     def _combine(self, mean: Float64Array | float, var: Float64Array | float, count: float) -> None:
         """Add checked moments of ``count > 0`` samples (floats for shape ``()``)."""
@@ -327,6 +340,78 @@ class RunningMeanStd(_MomentStats):
         self.mean = self.mean + delta * (count / total)
         self.var = m2 / total
         self.count = float(total)
+
+    # One small sample, the common case (one observation per step), takes the operations of
+    # _combine and normalize() element by element on Python floats: the same IEEE float64
+    # arithmetic, so the same bits, without a dozen NumPy calls on a few entries.
+
+    def _add(self, arr: Float64Array) -> None:
+        update = self._sample_update(arr[0]) if arr.shape[0] == 1 else None
+        if update is None:
+            super()._add(arr)
+        else:
+            self._set_moments(*update[:2])
+
+    def _update_normalize(self, sample: Float64Array, epsilon: float) -> Float64Array | None:
+        """``update(sample[None])`` then ``normalize(sample, epsilon)`` for one float64
+        ``sample``, on Python floats; None, with nothing changed, where that path does not
+        apply (the caller takes the general one, which raises for a non-finite sample)."""
+        update = self._sample_update(sample, epsilon)
+        if update is None:
+            return None
+        self._set_moments(*update[:2])
+        return _float_array(update[2], self.shape)
+
+    def _sample_update(
+        self, sample: Float64Array, epsilon: float | None = None
+    ) -> tuple[list[float], list[float], list[float]] | None:
+        """The flat mean and variance ``_combine`` makes of the stored moments and one
+        ``sample``, and (given ``epsilon``) the sample normalised with them. None where the
+        float path does not apply: no sample seen yet, shape ``()``, more than ``_SMALL``
+        entries, a sample or moments that are not float64 arrays of the statistics' shape, or
+        a result that is not finite (a non-finite sample makes a non-finite mean; NumPy warns
+        on its way to one)."""
+        mean, var, shape = self.mean, self.var, self.shape
+        if not (
+            self._seen
+            and shape
+            and sample.shape == shape
+            and sample.size <= _SMALL
+            and type(mean) is np.ndarray
+            and type(var) is np.ndarray
+            and mean.dtype == _FLOAT64
+            and var.dtype == _FLOAT64
+            and mean.shape == shape
+            and var.shape == shape
+        ):
+            return None
+        n = self.count
+        total = n + 1
+        weight, step = n * 1 / total, 1 / total
+        means: list[float] = []
+        variances: list[float] = []
+        normalized: list[float] = []
+        rows = zip(sample.ravel().tolist(), mean.ravel().tolist(), var.ravel().tolist())
+        try:
+            for x, old_mean, old_var in rows:
+                delta = x - old_mean
+                means.append(old_mean + delta * step)
+                # + 0.0: the sample's own variance times its count, which _combine adds too
+                # (it turns a -0.0 into 0.0)
+                variances.append((old_var * n + 0.0 + delta * delta * weight) / total)
+                if epsilon is not None:
+                    normalized.append((x - means[-1]) / math.sqrt(variances[-1] + epsilon))
+        except ValueError:  # a negative variance assigned by hand: NumPy's sqrt makes it NaN
+            return None
+        if not all(map(math.isfinite, means + variances + normalized)):
+            return None
+        return means, variances, normalized
+
+    def _set_moments(self, means: list[float], variances: list[float]) -> None:
+        """Store the moments ``_sample_update`` made (one sample more)."""
+        self.mean = _float_array(means, self.shape)
+        self.var = _float_array(variances, self.shape)
+        self.count = float(self.count + 1)
 
     def state_dict(self) -> dict[str, Any]:
         """A copy of the statistics (``mean``, ``var``, ``count``, ``epsilon``, and ``seen``:
