@@ -95,3 +95,63 @@ def test_frame_stack_keeps_frames_from_an_env_that_reuses_its_buffer(toy_env: An
     env.step(0)
     env.step(0)
     np.testing.assert_array_equal(env.step(0).observation[:, 0], [1, 2, 3])
+
+
+def _stacked(space: Any, frames: list[Any]) -> Any:
+    """The rule: each leaf of the last frames, oldest first, on a new leading axis."""
+    if isinstance(space, sekai.Dict):
+        return {key: _stacked(sub, [f[key] for f in frames]) for key, sub in space.items()}
+    return np.stack(frames, axis=0, dtype=space.dtype, casting="unsafe")
+
+
+def _same_leaves(got: Any, expected: Any) -> None:
+    if isinstance(expected, dict):
+        assert list(got) == list(expected)
+        for key in expected:
+            _same_leaves(got[key], expected[key])
+        return
+    assert type(got) is np.ndarray and (got.dtype, got.shape) == (expected.dtype, expected.shape)
+    assert got.tobytes() == expected.tobytes()  # bit for bit: NaNs and signed zeros too
+
+
+_FLOATS = sekai.Box(-np.inf, np.inf, (2, 3), np.float32)
+_MIXED = sekai.Dict(a=sekai.Box(-1.0, 1.0, (3,), np.float64), k=sekai.Discrete(4, start=-1))
+
+
+@pytest.mark.parametrize("padding", ["reset", "zeros"])
+@pytest.mark.parametrize("space", [_FLOATS, _MIXED], ids=["box", "dict"])
+def test_frame_stack_observations_are_the_last_frames_stacked_bit_for_bit(
+    toy_env: Any, space: Any, padding: str
+) -> None:
+    edge = [np.nan, -0.0, 0.0, np.inf, -np.inf, 3.4e38, 1e-45]
+    rng = np.random.default_rng(0)
+    seen: list[Any] = []
+
+    def with_edges(obs: Any) -> Any:
+        if isinstance(obs, dict):
+            return {key: with_edges(leaf) for key, leaf in obs.items()}
+        if obs.dtype.kind != "f":
+            return obs
+        return rng.choice(np.array(edge, obs.dtype), size=obs.shape)
+
+    def obs_fn(env: Any) -> Any:
+        space.seed(int(rng.integers(2**31)))
+        obs = space.sample()
+        seen.append(with_edges(obs) if env.t % 3 == 1 else obs)  # edge values, some steps
+        return seen[-1]
+
+    env = FrameStackObservation(toy_env(observation_space=space, obs_fn=obs_fn), 4, padding)
+    zero = sekai.spaces.zero_sample(space)
+
+    def reset_frames() -> list[Any]:
+        return [seen[-1]] * 4 if padding == "reset" else [zero] * 3 + [seen[-1]]
+
+    observation = env.reset(seed=0).observation
+    frames = reset_frames()
+    for _ in range(300):
+        _same_leaves(observation, _stacked(space, frames))
+        result = env.step(0)
+        frames, observation = [*frames[1:], seen[-1]], result.observation
+        if result.terminated:
+            _same_leaves(observation, _stacked(space, frames))
+            observation, frames = env.reset().observation, reset_frames()

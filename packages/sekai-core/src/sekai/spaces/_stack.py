@@ -84,7 +84,7 @@ def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
                     _check_cast_keeps(space, items, dt)
                     break
         if out is None:
-            batch = np.stack(items, axis=0, dtype=dt, casting="unsafe")
+            batch = _new_batch(items, dt)
         else:
             batch = np.stack(items, axis=0, out=out, casting="unsafe")
     except ValueError:  # NumPy's "all input arrays must have the same shape" and the like
@@ -94,6 +94,22 @@ def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
     if batch.shape[1:] != space.shape:  # items of one shape, but not the space's
         _check_shapes(space, items)
     return batch
+
+
+def _new_batch(items: Sequence[Any], dt: np.dtype[Any]) -> Any:
+    """``np.stack(items, axis=0, dtype=dt, casting="unsafe")``. Arrays all of ``dt`` (the
+    common case) are stacked by ``np.array``, several times as fast on small ones, with an
+    identical result; if their shapes differ, ``np.stack`` raises its own error."""
+    for item in items:  # a loop: twice as fast as all() on a few items
+        if type(item) is not np.ndarray or item.dtype != dt:
+            break
+    else:  # every item is an array of dt
+        if items:
+            try:
+                return np.array(items, dtype=dt)
+            except ValueError:  # arrays of different shapes
+                pass
+    return np.stack(items, axis=0, dtype=dt, casting="unsafe")
 
 
 def _raise_named(space: Space[Any], items: Sequence[Any], out: Any) -> None:

@@ -44,11 +44,13 @@ class FrameStackObservation(ResultWrapper[Any, Any, Any, Any]):
                 f"FrameStackObservation cannot stack observations of {space!r}: {exc}"
             ) from exc
         self._inner_space = space
+        # Resolve the singledispatch implementation once: this runs on every step.
+        self._concatenate = concatenate.dispatch(type(space))
         self._frames: deque[Any] = deque(maxlen=self.num_stack)
         warn_if_around_autoreset(self)
 
     def _stacked(self) -> Any:
-        return concatenate(self._inner_space, list(self._frames))
+        return self._concatenate(self._inner_space, list(self._frames))
 
     def _reset_result(self, result: ResetResult[Any]) -> ResetResult[Any]:
         self._frames.clear()
