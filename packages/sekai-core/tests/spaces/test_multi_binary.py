@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import pickle
 import re
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -72,6 +73,57 @@ def test_multi_binary_contains() -> None:
     assert mb.contains([0, 1, 0]) and mb.contains(np.array([True, False, True]))
     assert not mb.contains(np.array([0, 2, 1])) and not mb.contains(np.array([0.0, 1.0, 1.0]))
     assert not mb.contains(np.array([0, 1])) and not mb.contains(1)
+
+
+def _is_member(n: tuple[int, ...], x: Any) -> bool:
+    """The rule: an integer or bool array of shape n with only 0s and 1s (lists converted)."""
+    if isinstance(x, (list, tuple)):
+        x = np.asarray(x)
+    return bool(
+        isinstance(x, np.ndarray)
+        and x.shape == n
+        and x.dtype.kind in "iub"
+        and ((x == 0) | (x == 1)).all()
+    )
+
+
+def _contains_cases() -> list[tuple[tuple[int, ...], Any]]:
+    rng = np.random.default_rng(0)
+    cases: list[tuple[tuple[int, ...], Any]] = []
+    dtypes = [np.dtype(c) for c in "bhilqBHILQ"] + [np.dtype(">i4"), np.dtype(">u2")]
+    for n in [(3,), (16,), (2, 32), (64,), (65,), (64, 64)]:
+        for dtype in dtypes:
+            info = np.iinfo(dtype)
+            bits = rng.integers(0, 2, size=n).astype(dtype)
+            cases.append((n, bits))
+            for bad in {2, info.max, info.min, -1 if info.min else 255}:
+                x = bits.copy()
+                x[tuple(int(rng.integers(s)) for s in n)] = np.asarray(bad).astype(dtype)
+                cases += [(n, x), (n, x.T.copy().T), (n, np.zeros(n, dtype) + info.min)]
+            wide = rng.integers(0, 2, size=(2 * n[0], *n[1:])).astype(dtype)
+            cases += [(n, wide[::2]), (n, wide[::2] * 2), (n, bits.astype(np.float64))]
+            frozen = bits.copy()
+            frozen.flags.writeable = False
+            cases.append((n, frozen))
+            if len(n) == 2:
+                cases += [(n, bits.T), (n[::-1], bits.T)]  # transposed: another shape, or not
+        ones = np.ones(n, np.uint8)
+        cases += [
+            (n, ones.astype(bool)),
+            (n, (ones * 2).view(bool)),  # bools stored as 2: True all the same
+            (n, np.ma.masked_array(ones * 2, mask=ones.astype(bool))),  # masked: NumPy's way
+            (n, np.zeros((1, *n), np.int8)),
+            (n, ones.tolist()),
+            (n, (ones * 2).tolist()),
+            (n, ones.astype(bool).tolist()),
+            (n, ones.astype(float).tolist()),
+        ]
+    return cases
+
+
+def test_multi_binary_contains_follows_the_rule_on_every_array() -> None:
+    for n, x in _contains_cases():
+        assert MultiBinary(n).contains(x) is _is_member(n, x), (n, x)
 
 
 def test_multi_binary_repr() -> None:

@@ -15,6 +15,15 @@ from sekai.spaces.space import SeedLike, Space
 __all__ = ["MultiBinary"]
 
 
+# contains(): up to this many entries, a set of the Python ints beats NumPy's reductions.
+_SMALL = 64
+_BITS = frozenset((0, 1))
+# The unsigned dtype of the same size, for each integer dtype in native byte order.
+_UNSIGNED = {
+    np.dtype(f"{kind}{size}"): np.dtype(f"u{size}") for kind in "iu" for size in (1, 2, 4, 8)
+}
+
+
 def _normalise_n(n: Any) -> tuple[int, ...]:
     entries = n if isinstance(n, (tuple, list, np.ndarray)) else (n,)
     result = []
@@ -90,6 +99,14 @@ class MultiBinary(Space[NDArray[np.int8]]):
                 return False
         if x.shape != self._n or x.dtype.kind not in "iub":
             return False
+        if type(x) is np.ndarray:  # (a subclass, a masked array, compares its own way)
+            if x.dtype.kind == "b":  # False and True are 0 and 1
+                return True
+            if x.size <= _SMALL:
+                return set(x.ravel().tolist()) <= _BITS
+            unsigned = _UNSIGNED.get(x.dtype)
+            if unsigned is not None:  # viewed as unsigned, a negative value is large
+                return int(x.view(unsigned).max()) <= 1
         return bool(((x == 0) | (x == 1)).all())
 
     def __eq__(self, other: object) -> bool:
