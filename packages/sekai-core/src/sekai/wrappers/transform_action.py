@@ -223,7 +223,7 @@ class ClipAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
                 if x.dtype.kind == "f" and np.isnan(x).any():
                     raise InvalidAction(action, self._space)
                 return integer(x)
-        clipped: NDArray[Any] = np.clip(x, self._low, self._high)
+        clipped: NDArray[Any] = clip(x, self._low, self._high)
         return clipped
 
     def reverse_action(self, action: NDArray[Any]) -> NDArray[Any]:
