@@ -25,6 +25,7 @@ import numpy.typing as npt
 from sekai.error import InvalidAction
 
 __all__ = [
+    "DOUBLES",
     "bad_box_rows",
     "bools_as_floats",
     "bools_as_numbers",
@@ -38,7 +39,7 @@ __all__ = [
 _REAL = "biuf"
 _ndarray = np.ndarray
 # Floats whose tolist() gives Python floats of the same value (a longdouble's may not fit one).
-_DOUBLES = frozenset(map(np.dtype, (np.float16, np.float32, np.float64)))
+DOUBLES = frozenset(map(np.dtype, (np.float16, np.float32, np.float64)))
 # Up to this many entries, math.isfinite over tolist() beats np.isfinite(...).all(), whose
 # ufunc call and Python-level reduction cost about 2 us even on one entry.
 _FEW = 16
@@ -76,7 +77,7 @@ def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[A
     if array.shape != shape:
         raise InvalidAction(action, space)
     dtype = array.dtype
-    if dtype in _DOUBLES and array.ndim == 1 and len(array) <= _FEW:
+    if dtype in DOUBLES and array.ndim == 1 and len(array) <= _FEW:
         if not all(map(isfinite, array.tolist())):
             raise InvalidAction(action, space)
     elif dtype.kind not in _REAL or (dtype.kind == "f" and not np.isfinite(array).all()):

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sekai._args import check_reals
-from sekai._box_actions import box_action, real_array
+from sekai._box_actions import DOUBLES, box_action, real_array
 from sekai._clip import clip
 from sekai.core.env import Env
 from sekai.core.wrapper import ActionWrapper
@@ -17,6 +17,18 @@ from sekai.spaces import Box, Space
 from sekai.utils.action_mask import get_action_mask, supports_action_mask
 
 __all__ = ["ClipAction", "RescaleAction"]
+
+# The smallest normal number of each dtype AffineMap.cast maps to on Python floats: a product
+# below float64's may have underflowed, a nonzero value below the dtype's may underflow in the
+# cast, and NumPy reports either under np.errstate(under=...).
+_SMALLEST_NORMAL: dict[np.dtype[Any], float] = {
+    dtype: float(np.finfo(dtype.type).smallest_normal) for dtype in DOUBLES
+}
+_F64_SMALLEST_NORMAL = _SMALLEST_NORMAL[np.dtype(np.float64)]
+_INF = float("inf")
+# Up to this many dimensions, the map on Python floats (about 0.2 us a dimension) beats NumPy's
+# (about 3 us, whatever the size up to a few dozen).
+_FEW_DIMS = 8
 
 
 def require_box(owner: str, space: Space[Any], what: str = "action") -> Box:
@@ -129,11 +141,66 @@ class AffineMap:
         self._scale = np.where(
             degenerate, 0.0, (self._dst_high - self._dst_low) / np.where(degenerate, 1.0, span)
         )
+        # A few dimensions map on Python floats (``cast``): the same IEEE double operations
+        # without NumPy's per-call costs. Not onto a bound of -0.0: where a value equals a bound,
+        # NumPy's maximum/minimum may return either zero (it depends on the SIMD loop).
+        self._dims: list[tuple[float, float, float, float]] | None = None
+        dst = np.concatenate([self._dst_low.ravel(), self._dst_high.ravel()])
+        if (
+            self._src_low.ndim == 1
+            and len(self._src_low) <= _FEW_DIMS
+            and not np.signbit(dst[dst == 0]).any()
+        ):
+            self._dims = list(
+                zip(
+                    self._src_low.tolist(),
+                    self._scale.tolist(),
+                    self._dst_low.tolist(),
+                    self._dst_high.tolist(),
+                )
+            )
 
     def __call__(self, x: ArrayLike) -> NDArray[np.float64]:
         mapped = self._dst_low + (np.asarray(x, dtype=np.float64) - self._src_low) * self._scale
         clipped: NDArray[np.float64] = clip(mapped, self._dst_low, self._dst_high)
         return clipped
+
+    def cast(self, x: ArrayLike, dtype: np.dtype[Any]) -> NDArray[Any]:
+        """``self(x).astype(dtype, copy=False)``: the same array, warnings and errors.
+
+        A 1-D float array of a few entries maps on Python floats, which compute the same IEEE
+        double operations. Where one of them would raise a floating-point flag that NumPy
+        reports (an overflow, an invalid operation, an underflow: a non-finite or a tiny nonzero
+        result), NumPy maps the array instead and reports it as ``np.errstate`` says.
+        """
+        dims = self._dims
+        smallest = _SMALLEST_NORMAL.get(dtype)
+        if (
+            dims is not None
+            and smallest is not None
+            and type(x) is np.ndarray
+            and x.dtype in DOUBLES
+            and x.shape == self._src_low.shape
+        ):
+            out = []
+            for value, (src_low, scale, dst_low, dst_high) in zip(x.tolist(), dims):
+                product = (value - src_low) * scale
+                mapped = dst_low + product
+                if not -_INF < mapped < _INF or (
+                    abs(product) < _F64_SMALLEST_NORMAL and value != src_low and scale
+                ):
+                    break  # an overflow, an invalid operation or (maybe) an underflow
+                # maximum, then minimum: where a value equals a bound, both are the same number
+                if mapped < dst_low:
+                    mapped = dst_low
+                if mapped > dst_high:
+                    mapped = dst_high
+                if mapped and abs(mapped) < smallest:
+                    break  # the cast may underflow
+                out.append(mapped)
+            else:
+                return np.array(out, dtype=dtype)
+        return self(x).astype(dtype, copy=False)
 
 
 class IntegerClip:
@@ -277,7 +344,7 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
                 broadcast it), a NaN or an infinity, or no real numbers.
         """
         x = box_action(action, self.action_space, self.min_action.shape)
-        out = self._to_env(x).astype(self._env_space.dtype, copy=False)  # the map's own array
+        out = self._to_env.cast(x, self._env_space.dtype)
         if self._masked:
             mask = get_action_mask(self.env)
             if mask is not None:
@@ -288,4 +355,4 @@ class RescaleAction(ActionWrapper[Any, NDArray[Any], NDArray[Any]]):
     def reverse_action(self, action: ArrayLike) -> NDArray[Any]:
         """Map an env action back into ``[min_action, max_action]`` (clipped); where the env's
         ``low == high`` any action maps to ``min_action``."""
-        return self._from_env(action).astype(self._env_space.dtype, copy=False)
+        return self._from_env.cast(action, self._env_space.dtype)
