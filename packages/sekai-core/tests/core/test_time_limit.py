@@ -100,3 +100,53 @@ def test_a_subclass_overriding_the_limit_is_obeyed():
     env = Shorter(Walker(), 5)
     env.reset()
     assert env.step(0).truncated
+
+
+class Scripted(sekai.Env):
+    """Random transitions that reuse one info dict, with Python and NumPy flags."""
+
+    def __init__(self, seed):
+        self.rng_ = np.random.default_rng(seed)
+        self.info = {"b": 0, "a": 0}
+        self.last = None
+
+    def reset(self, *, seed=None, options=None):
+        return sekai.ResetResult(np.zeros(2), {})
+
+    def step(self, action):
+        self.info["b"], self.info["a"] = action, int(self.rng_.integers(9))
+        flags = [
+            bool(f) if self.rng_.random() < 0.5 else np.bool_(f) for f in self.rng_.random(2) < 0.1
+        ]
+        self.last = sekai.StepResult(
+            self.rng_.random(2), float(self.rng_.random()), *flags, self.info
+        )
+        return self.last
+
+
+def test_time_limit_steps_as_a_plain_count_over_many_episodes_on_both_paths():
+    rng = np.random.default_rng(0)
+    inner = Scripted(1)
+    env = TimeLimit(inner, 7)
+    env.reset()
+    count, limit = 0, 7
+    for step in range(3000):
+        if rng.random() < 0.03:
+            limit = int(rng.integers(1, 12))
+            env.set_attr("max_episode_steps", limit)
+        result = env.step(step) if rng.random() < 0.7 else asyncio.run(env.async_step(step))
+        count += 1
+        sent = inner.last
+        assert result.observation is sent.observation and result.reward is sent.reward
+        assert result.terminated is sent.terminated
+        assert result.truncated is (bool(sent.truncated) or count >= limit)
+        assert list(result.info.items()) == [
+            ("b", step),
+            ("a", sent.info["a"]),
+            ("elapsed_steps", count),
+        ]
+        assert result.info is not sent.info
+        assert env.elapsed_steps == count
+        if result.done or rng.random() < 0.05:
+            env.reset() if rng.random() < 0.5 else asyncio.run(env.async_reset())
+            count = 0

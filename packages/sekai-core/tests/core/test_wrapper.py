@@ -1,11 +1,14 @@
 import asyncio
+import sys
 from typing import ClassVar
 
 import pytest
 
 import sekai
+from sekai.core.wrapper import ResultWrapper
 from sekai.registry import EnvSpec
 from sekai.vector._conformance import CounterEnv
+from sekai.wrappers.time_limit import TimeLimit
 
 
 class Base(sekai.Env):
@@ -349,3 +352,69 @@ def test_transforming_wrappers_are_abstract_in_their_method(base, method):
         rf"method '?{method}\b",
     ):
         cls(Base())
+
+
+class Doubling(ResultWrapper):
+    def _step_action(self, action):
+        return 2 * action
+
+
+class InheritsDoubling(Doubling):
+    pass
+
+
+class DoublingTimeLimit(TimeLimit):
+    def _step_action(self, action):
+        return 2 * action
+
+
+class PatchedLater(ResultWrapper):
+    pass
+
+
+PatchedLater._step_action = Doubling._step_action  # a class given the hook after its creation
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [Doubling, InheritsDoubling, PatchedLater, lambda env: DoublingTimeLimit(env, 10)],
+)
+def test_a_step_action_hook_maps_the_action_wherever_the_class_overrides_it(wrap):
+    env = Base()
+    w = wrap(env)
+    w.reset()
+    w.step(3)
+    asyncio.run(w.async_step(4))
+    assert env.actions == [6, 8]
+
+
+@pytest.mark.parametrize(
+    "wrap", [ResultWrapper, Double, Bonus, lambda env: TimeLimit(env, 10), Plain]
+)
+def test_a_wrapper_keeping_the_identity_hook_passes_the_action_object_itself(wrap):
+    env = Base()
+    w = wrap(env)
+    w.reset()
+    sync_action, async_action = object(), object()
+    w.step(sync_action)
+    asyncio.run(w.async_step(async_action))
+    assert env.actions[0] is sync_action and env.actions[1] is async_action
+
+
+def test_a_sync_step_does_not_call_the_identity_hook():
+    # make() adds a TimeLimit to every env: the identity call was a per-step cost.
+    w = TimeLimit(Base(), 10)
+    w.reset()
+    called = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            called.append(frame.f_code)
+
+    sys.setprofile(profile)
+    try:
+        w.step(0)
+    finally:
+        sys.setprofile(None)
+    assert TimeLimit._step_result.__code__ in called  # the profile saw the step
+    assert ResultWrapper._step_action.__code__ not in called

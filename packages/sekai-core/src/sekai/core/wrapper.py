@@ -260,7 +260,12 @@ class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
 
     @passes_inward
     def step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
-        return self._step_result(self.env.step(self._step_action(action)))
+        # The identity hook is not called: a wrapper that keeps it (TimeLimit, the one make()
+        # adds) saves a call on every step.
+        sent: Any = action
+        if type(self)._step_action is not _same_action:
+            sent = self._step_action(action)
+        return self._step_result(self.env.step(sent))
 
     async def async_reset(
         self,
@@ -276,6 +281,9 @@ class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
     async def async_step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
         step = self.env.async_step(self._step_action(action))
         return self._step_result(await awaitable(step, self.env, "async_step"))
+
+
+_same_action = ResultWrapper._step_action  # the identity hook, which ResultWrapper.step skips
 
 
 class ObservationWrapper(ResultWrapper[WrapperObsT, ActT, ObsT, ActT]):
