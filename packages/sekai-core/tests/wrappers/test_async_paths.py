@@ -208,3 +208,55 @@ def test_an_async_method_written_without_async_is_named_by_the_wrapper_above(
     with pytest.raises(TypeError) as info:
         asyncio.run(main())
     assert str(info.value) == expected
+
+
+class _Halved(sekai.ObservationWrapper):  # type: ignore[type-arg]
+    """A user's observation wrapper: only observation() is written."""
+
+    def observation(self, observation: Any) -> Any:
+        return observation / 2
+
+
+class _Shifted(sekai.RewardWrapper):  # type: ignore[type-arg]
+    """A user's reward wrapper: only reward() is written."""
+
+    def reward(self, reward: float) -> float:
+        return reward - 1.0
+
+
+# Every built-in wrapper, and a user's subclass of each transforming base class.
+WRAPPERS_AND_SUBCLASSES = {
+    **CASES,
+    "UserObservationWrapper": ({}, _Halved, DISCRETE, False),
+    "UserRewardWrapper": ({}, _Shifted, DISCRETE, False),
+}
+
+
+@pytest.mark.parametrize("path", ["step", "async_step"])
+@pytest.mark.parametrize("ending", ["terminated", "truncated"])
+@pytest.mark.parametrize("name", sorted(WRAPPERS_AND_SUBCLASSES))
+def test_the_step_that_ends_an_episode_keeps_the_base_envs_flags(
+    name: str, ending: str, path: str, async_toy_env: Any, async_masked_toy_env: Any
+) -> None:
+    # The base env ends its episode on its second step, by termination or by truncation; the
+    # wrapper hands both flags on as they are, on the sync and the async path.
+    kwargs, build, actions, masked = WRAPPERS_AND_SUBCLASSES[name]
+    base = (async_masked_toy_env if masked else async_toy_env)(
+        **kwargs, length=2, truncate=ending == "truncated"
+    )
+    env = build(base)
+    # ActionRepeat(2) steps the base env twice per step: its first step ends the episode.
+    steps = actions[:1] if name == "ActionRepeat" else actions[:2]
+
+    async def run_async() -> list[sekai.StepResult[Any]]:
+        await env.async_reset(seed=0)
+        return [await env.async_step(action) for action in steps]
+
+    if path == "step":
+        env.reset(seed=0)
+        results = [env.step(action) for action in steps]
+    else:
+        results = asyncio.run(run_async())
+    ended = (ending == "terminated", ending == "truncated")
+    expected = [(False, False)] * (len(steps) - 1) + [ended]
+    assert [(result.terminated, result.truncated) for result in results] == expected
