@@ -198,6 +198,28 @@ def test_autoreset_wrapped_sub_env_never_freezes(backend: str) -> None:
         assert second.infos[1] == {}
 
 
+@pytest.mark.parametrize("backend", ["sync", "async"])
+def test_a_sub_env_truncated_by_its_time_limit_freezes_like_a_terminated_one(
+    backend: str,
+) -> None:
+    # Without autoreset, an episode ended by truncation (a TimeLimit over a long episode)
+    # freezes its sub-env as termination does: later steps repeat the ending step with reward
+    # 0, after any reward wrapper, and the episode is recorded once.
+    cls = SyncVecEnv if backend == "sync" else AsyncVecEnv
+    venv = cls([lambda: TimeLimit(KStepEnv(10), 2)] * 2, autoreset=False)
+    with sekai.VecRecordEpisodeStatistics(sekai.VecTransformReward(venv, lambda r: r + 1)) as vec:
+        vec.reset(seed=0)
+        results = [vec.step([0, 0]) for _ in range(4)]
+        assert [r.truncated.tolist() for r in results] == [[False, False]] + [[True, True]] * 3
+        assert not any(r.terminated.any() for r in results)
+        assert venv.frozen.tolist() == [True, True]
+        assert [r.rewards.tolist() for r in results] == [[2.0, 2.0], [3.0, 3.0]] + [[0.0, 0.0]] * 2
+        assert [r.observations.tolist() for r in results[1:]] == [[[0, 2], [0, 2]]] * 3
+        assert [r.infos for r in results[2:]] == [[{}, {}]] * 2
+        episodes = vec.tracker.episodes
+        assert [(e.episode_length, e.episode_return) for e in episodes] == [(2, 5.0)] * 2
+
+
 @pytest.mark.parametrize("backend", list(BACKENDS))
 def test_frozen_sub_env_that_refuses_steps_is_never_stepped(backend: str) -> None:
     with BACKENDS[backend](autoreset=False) as vec:

@@ -18,6 +18,7 @@ from sekai.core._rng import make_seed_sequence
 from sekai.vector import ProcVecEnv, SyncVecEnv, VecRecvResult
 from sekai.vector._batches import send_plan
 from sekai.vector._remote import decode_actions
+from sekai.wrappers.autoreset import AutoReset
 
 NUM_ENVS = 5
 
@@ -143,6 +144,22 @@ def test_a_frozen_sub_env_stays_frozen_per_recv_with_autoreset_off() -> None:
         frozen = vec.recv(batch_size=1)
         assert (frozen.rewards.tolist(), frozen.infos) == ([0.0], [{}])
         assert np.array_equal(frozen.observations, result.observations)
+
+
+def test_sub_envs_wrapped_in_auto_reset_never_freeze_per_recv_with_autoreset_off() -> None:
+    fns = [lambda rank=rank: AutoReset(Counter(rank)) for rank in range(2)]
+    with ProcVecEnv(fns, context="fork", num_workers=2, autoreset=False) as vec:
+        vec.reset(seed=0)
+        for _ in range(3):
+            vec.send([1, 1])
+            result = vec.recv(batch_size=2)
+        assert result.dones.tolist() == [True, True]
+        assert "final_observation" in result.infos[0]  # AutoReset's own reset
+        assert vec.frozen.tolist() == [False, False]
+        vec.send([1, 1])
+        after = vec.recv(batch_size=2)
+        assert [info["t"] for info in after.infos] == [1, 1]
+        assert after.rewards.tolist() == [1.0 + 10 * rank for rank in after.env_ids.tolist()]
 
 
 def test_send_refuses_bad_env_ids_and_sub_envs_already_in_flight(vec: Any) -> None:
