@@ -262,6 +262,17 @@ def test_normalize_reward_divides_by_the_std_of_discounted_returns() -> None:
         VecNormalizeReward(SyncVecEnv([CounterEnv]), gamma=2.0)
 
 
+def test_normalize_reward_restarts_the_returns_on_a_reset_in_the_middle_of_an_episode() -> None:
+    vec = VecNormalizeReward(SyncVecEnv([CounterEnv] * 2), gamma=0.5)
+    vec.reset(options={"start": 0})
+    for _ in range(3):
+        vec.step([2, 2])  # rewards 0.9, 0.8, 0.7: the discounted returns 0.9, 1.25, 1.325
+    vec.reset(options={"start": 0})
+    vec.step([2, 2])  # a new episode's first return: its reward, 0.9
+    assert vec.return_rms.count == 8
+    assert vec.return_rms.mean == pytest.approx(np.mean([0.9, 1.25, 1.325, 0.9]))
+
+
 def test_normalize_reward_passes_rewards_unscaled_while_returns_have_no_spread() -> None:
     # The first step's returns are all equal (variance 0): dividing by sqrt(1e-8) would
     # multiply them by 10,000.

@@ -38,15 +38,25 @@ def test_normalize_reward_passes_the_first_reward_unscaled(toy_env: Any) -> None
     assert env.step(0).reward == pytest.approx(2.0 / math.sqrt(np.var([1.0, 2.5]) + 1e-8))
 
 
-def test_normalize_reward_resets_return_on_done_and_reset(toy_env: Any) -> None:
+def test_normalize_reward_resets_return_on_done(toy_env: Any) -> None:
     env = NormalizeReward(toy_env(length=2), gamma=1.0)
     env.reset(seed=0)
     env.step(0)
     env.step(0)  # done: return restarts
     assert env._return == 0.0
-    env.step(0)
-    env.reset()
-    assert env._return == 0.0
+
+
+def test_normalize_reward_restarts_the_return_on_a_reset_in_the_middle_of_an_episode(
+    toy_env: Any,
+) -> None:
+    env = NormalizeReward(toy_env(length=10), gamma=0.5)
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(0)  # the discounted returns: 1, 1.5, 1.75
+    env.reset(seed=1)
+    env.step(0)  # a new episode's first return: its reward, 1
+    assert env.return_rms.count == 4
+    assert env.return_rms.mean == pytest.approx(np.mean([1.0, 1.5, 1.75, 1.0]))
 
 
 def test_normalize_reward_restarts_the_return_after_a_truncation(toy_env: Any) -> None:
