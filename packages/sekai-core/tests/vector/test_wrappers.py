@@ -211,6 +211,36 @@ def test_normalize_observation_final_observation_uses_current_stats_without_upda
     assert rms.count == count  # type: ignore[attr-defined]
 
 
+def _counter_in_a_dict() -> sekai.Env[Any, Any]:
+    env = CounterEnv()
+    space = sekai.Dict(x=env.observation_space)
+    return sekai.TransformObservation(env, lambda o: {"x": o}, space)
+
+
+@pytest.mark.parametrize("space", ["box", "dict"])
+def test_normalize_observation_counts_a_step_ending_episodes_once_per_sub_env(space: str) -> None:
+    # The terminal observations left by autoreset are normalised, not counted: a step adds
+    # exactly num_envs samples to the statistics (a Box batch and a Dict's per-row path).
+    vec = VecNormalizeObservation(
+        SyncVecEnv([_counter_in_a_dict if space == "dict" else CounterEnv] * 2)
+    )
+    vec.reset(options=[{"start": GOAL - 1}, {"start": GOAL - 2}])
+    rms = vec.obs_rms["x"] if space == "dict" else vec.obs_rms
+    counts: list[float] = []
+    finals: list[list[Any]] = []
+    for _ in range(2):  # sub-env 0 ends at the first step, sub-env 1 at the second
+        result = vec.step([1, 1])
+        counts.append(rms.count)
+        finals.append(
+            [info["final_observation"] for info in result.infos if "final_observation" in info]
+        )
+    assert counts == [4, 6]
+    assert [len(f) for f in finals] == [1, 1]
+    final = finals[1][0]["x"] if space == "dict" else finals[1][0]
+    expected = (np.array([GOAL, 2, 1]) - rms.mean) / np.sqrt(rms.var + 1e-8)
+    assert final == pytest.approx(expected)
+
+
 def test_normalize_observation_can_be_frozen_and_checkpointed() -> None:
     vec = VecNormalizeObservation(SyncVecEnv([CounterEnv] * 2), stats="ewm", halflife=2.0)
     vec.reset(seed=0)
