@@ -133,6 +133,55 @@ def test_array_infos_after_autoreset_follow_the_autoreset_convention() -> None:
     assert infos[1] == {"p": 2}
 
 
+def _native_infos(reset: list[int]) -> ArrayInfos:
+    """Five sub-envs' infos: datetime64, timedelta64, float and int columns, one frozen
+    sub-env (3) and same-step resets of ``reset``."""
+    space = Box(-10.0, 10.0, shape=(2,))
+    start = np.datetime64("2024-01-01T00:00", "ns")
+    return ArrayInfos(
+        5,
+        {
+            "timestamp": start + np.arange(5).astype("timedelta64[m]"),
+            "wait": np.arange(5).astype("timedelta64[s]"),
+            "price": np.linspace(1.0, 3.0, 5),
+            "t": np.arange(5, dtype=np.int64),
+        },
+        elapsed=np.arange(10, 15),
+        skip=np.array([False, False, False, True, False]),
+        reset=np.array(reset, dtype=np.intp),
+        final_observations=np.arange(10, dtype=np.float32).reshape(5, 2),
+        observation_space=space,
+        reset_arrays={"day": np.array(reset) + 100},
+    )
+
+
+@pytest.mark.parametrize("reset", [[4], [2], [0, 4], [1, 2]], ids=str)
+def test_array_infos_built_one_at_a_time_equal_the_list_built_at_once(reset: list[int]) -> None:
+    # at(i) builds sub-env i's dict alone (a tracker with on_step reads each so): the same
+    # keys, values and types as the whole list, and only the reset sub-envs look finished.
+    built = _native_infos(reset).build()
+    lazy = _native_infos(reset)
+    one_at_a_time = [lazy.at(i) for i in range(5)]
+    assert [repr(info) for info in one_at_a_time] == [repr(info) for info in built]
+    finished = [i for i, info in enumerate(one_at_a_time) if "final_observation" in info]
+    assert finished == reset
+    assert all(a is b for a, b in zip(lazy.build(), one_at_a_time))
+
+
+def test_array_infos_keep_datetimes_numpy_and_give_python_numbers_in_every_dict() -> None:
+    for infos in (_native_infos([]).build(), [_native_infos([]).at(i) for i in range(5)]):
+        for info in infos[:3] + infos[4:]:
+            types = {key: type(value) for key, value in info.items()}
+            assert types == {
+                "timestamp": np.datetime64,
+                "wait": np.timedelta64,
+                "price": float,
+                "t": int,
+                "elapsed_steps": int,
+            }
+        assert infos[3] == {}
+
+
 def test_packed_infos_unpack_each_reply_in_order_and_take_the_rows_asked() -> None:
     first = [{"t": i, "v": np.float64(i / 2)} for i in range(5)]
     second = [{"t": 10 + i} for i in range(4)]
