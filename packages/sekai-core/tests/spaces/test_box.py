@@ -379,9 +379,11 @@ def test_box_contains_checks_bounds_and_shape() -> None:
     assert not box.contains(np.zeros((2, 1), dtype=np.float32))
 
 
-@pytest.mark.parametrize("size", [2, 17])  # 17 is past the per-element loop of small Boxes
-def test_box_contains_rejects_nan(size: int) -> None:
-    x = np.zeros(size)
+# float32 values are compared as they are, float64 ones as their cast to the Box's float32.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [2, 17, 64])  # 17 is past the per-element loop of small Boxes
+def test_box_contains_rejects_nan(size: int, dtype: Any) -> None:
+    x = np.zeros(size, dtype=dtype)
     x[-1] = np.nan
     assert not Box(-1.0, 1.0, shape=(size,)).contains(x)
     assert not Box(-np.inf, np.inf, shape=(size,)).contains(x)
