@@ -251,6 +251,55 @@ def test_frozen_sub_env_is_passed_its_last_action_again() -> None:
     assert vec.seen[-1].tolist() == [2, 0, 2]
 
 
+class Careless(NativeVecEnv):
+    """Ignores ``self.frozen``: every step advances every sub-env's counter ``t`` (observation
+    ``[t]``, reward ``t``, info ``{"t": t}``); sub-env 0 terminates at t = 1, sub-env 1 is
+    truncated at t = 2, sub-env 2 runs on."""
+
+    def __init__(self) -> None:
+        super().__init__(3, sekai.Box(0.0, 100.0, shape=(1,)), sekai.Discrete(2), autoreset=False)
+        self.t = np.zeros(3, dtype=np.int64)
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        self.t[indices] = 0
+
+    def _observe(self) -> Any:
+        return self.t[:, None].astype(np.float32)
+
+    def _step(self, actions: Any) -> Any:
+        self.t += 1
+        terminated = np.array([self.t[0] >= 1, False, False])
+        truncated = np.array([False, self.t[1] >= 2, False])
+        return self.t.astype(float), terminated, truncated, {"t": self.t.copy()}
+
+
+def test_frozen_sub_envs_repeat_their_final_step_whatever_step_returns_for_them() -> None:
+    # Without autoreset the base class replaces a frozen sub-env's row of every part of the
+    # result: its final observation and flags, reward 0 and info {}.
+    vec = Careless()
+    vec.reset(seed=0)
+    results = [vec.step([0, 0, 0]) for _ in range(4)]
+    assert [r.observations[:, 0].tolist() for r in results] == [
+        [1.0, 1.0, 1.0],
+        [1.0, 2.0, 2.0],
+        [1.0, 2.0, 3.0],
+        [1.0, 2.0, 4.0],
+    ]
+    assert [r.rewards.tolist() for r in results] == [
+        [1.0, 1.0, 1.0],
+        [0.0, 2.0, 2.0],
+        [0.0, 0.0, 3.0],
+        [0.0, 0.0, 4.0],
+    ]
+    last = results[-1]
+    assert (last.terminated.tolist(), last.truncated.tolist()) == (
+        [True, False, False],
+        [False, True, False],
+    )
+    assert last.infos == [{}, {}, {"t": 4}]
+    assert vec.frozen.tolist() == [True, True, False]
+
+
 def test_frozen_sub_envs_report_empty_infos_through_an_observation_wrapper() -> None:
     # The wrapper reads done sub-envs' infos one at a time, not the whole list.
     vec = sekai.VecTransformObservation(
