@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 
 import sekai
 from sekai.stats import EpisodeStats, InMemoryTracker
-from sekai.wrappers import AutoReset, RecordEpisodeStatistics, TimeLimit
+from sekai.wrappers import AutoReset, RecordEpisodeStatistics, TimeLimit, record_episode_statistics
 
 
 class RecordingTracker:
@@ -62,6 +63,21 @@ def test_counters_restart_after_done_without_reset(toy_env: Any) -> None:
             lengths.append(result.info["episode"].episode_length)
     assert lengths == [2, 2, 2]
     assert env.tracker.summary()["num_episodes"] == 3
+
+
+def test_the_clock_restarts_at_each_episode_end_without_reset(
+    toy_env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Outside an AutoReset no reset separates the episodes: the next one starts when the last
+    # one ended. A fake clock reads 0, 1, 2, ... (one read per reset and per episode end).
+    ticks = iter(range(100))
+    clock = types.SimpleNamespace(monotonic=lambda: float(next(ticks)))
+    monkeypatch.setattr(record_episode_statistics, "time", clock)
+    env = RecordEpisodeStatistics(AutoReset(toy_env(length=2)))
+    env.reset(seed=0)
+    episodes = [r.info["episode"] for r in (env.step(0) for _ in range(6)) if "episode" in r.info]
+    times = [(e.start_time, e.end_time, e.elapsed_time) for e in episodes]
+    assert times == [(1.0, 2.0, 1.0), (2.0, 3.0, 1.0), (3.0, 4.0, 1.0)]
 
 
 def test_default_tracker_is_in_memory_with_deque_size(toy_env: Any) -> None:
