@@ -22,6 +22,15 @@ def test_stack_infos_stacks_keys_present_in_every_info() -> None:
     assert sekai.stack_infos is stack_infos
 
 
+def test_stack_infos_of_one_info_stacks_all_its_keys() -> None:
+    assert stack_infos([{"elapsed_steps": 3}])["elapsed_steps"].tolist() == [3]
+
+
+def test_stack_infos_leaves_out_a_key_that_one_of_the_other_infos_lacks() -> None:
+    assert stack_infos([{"k": 1}, {"k": 2}, {}]) == {}
+    assert list(stack_infos([{"k": 1, "j": 0}, {"j": 1}, {"k": 3, "j": 2}])) == ["j"]
+
+
 def test_stack_infos_keeps_first_info_key_order_and_stacks_arrays() -> None:
     infos = [{"b": np.zeros(2), "a": 1}, {"a": 2, "b": np.ones(2)}]
     stacked = stack_infos(infos)
