@@ -2,6 +2,7 @@ import asyncio
 import sys
 from typing import ClassVar
 
+import numpy as np
 import pytest
 
 import sekai
@@ -202,6 +203,15 @@ def test_wrapper_seeding_uses_the_base_env_generator():
     assert w.rng is env.rng and w._rng_seed == 3
     w._rng_seed = 9
     assert env._rng_seed == 9
+
+
+def test_assigning_a_wrappers_rng_sets_the_base_envs_generator():
+    env = Base()
+    w = Plain(Double(env))
+    generator = np.random.default_rng(5)
+    w.rng = generator
+    assert env.rng is generator and w.rng is generator and w.env.rng is generator
+    assert "rng" not in vars(w) and "rng" not in vars(w.env)
 
 
 def test_attributes_are_not_forwarded_through_wrappers():
