@@ -9,6 +9,7 @@ import pytest
 import sekai
 from sekai.registry import EnvSpec, WrapperSpec
 from sekai.testing.envs import LineEnv
+from sekai.vector.spawnable import Spawnable
 
 
 class My(sekai.Env):
@@ -311,6 +312,22 @@ def test_a_kwarg_given_to_make_is_passed_as_it_is_not_copied(sekai_registry):
     sekai.register("demo/Cfg-v0", Configured, kwargs={"config": {"level": 1}})
     mine: dict[str, object] = {}
     assert sekai.make("demo/Cfg-v0", config=mine).unwrapped.config is mine
+
+
+class Sampler(Spawnable):
+    """A per-env object: make() passes it as it is, make_vec spawns one per sub-env."""
+
+    def spawn(self):
+        return Sampler()
+
+
+def test_a_registered_spawnable_is_passed_as_it_is_not_copied(sekai_registry):
+    shared = Sampler()
+    sekai.register("demo/Sampled-v0", My, kwargs={"extra": shared})
+    env = sekai.make("demo/Sampled-v0")
+    assert env.unwrapped.extra is shared
+    assert env.spec == sekai.spec("demo/Sampled-v0")
+    assert env.spec.kwargs["extra"] is shared
 
 
 def test_a_registered_kwarg_that_cannot_be_copied_is_named(sekai_registry):

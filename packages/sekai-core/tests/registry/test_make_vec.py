@@ -370,6 +370,16 @@ def test_spawnable_kwargs_reach_the_native_env_unchanged(sekai_registry):
     assert vec.kwargs["sampler"] is sampler and sampler.spawned == 0
 
 
+def test_registered_spawnable_kwargs_reach_the_native_env_unchanged(sekai_registry):
+    sampler = Counter()
+    sekai.register(
+        "n/Probe-v0", Probe, vector_entry_point=RecordingNative, kwargs={"sampler": sampler}
+    )
+    vec = sekai.make_vec("n/Probe-v0", 2)
+    assert vec.kwargs["sampler"] is sampler and sampler.spawned == 0
+    assert vec.spec == sekai.spec("n/Probe-v0")
+
+
 def test_vec_spec_is_the_describing_copy_make_puts_on_its_envs(recording):
     vec = sekai.make_vec(
         "demo/Probe-v0", 2, vectorization_mode="recording", k=3, max_episode_steps=-1
@@ -380,6 +390,28 @@ def test_vec_spec_is_the_describing_copy_make_puts_on_its_envs(recording):
 
 def test_vec_spec_equals_the_registry_entry_when_nothing_is_overridden(sekai_line_registry):
     assert sekai.make_vec("testing/Line-v0", 2).spec == sekai.spec("testing/Line-v0")
+
+
+def test_a_kernel_modes_vec_spec_is_the_describing_copy_too(sekai_registry):
+    sekai_registry.add_backend("kernel", KernelVecEnv, None)
+    sekai.register(
+        "k/KStep-v0",
+        KStepEnv,
+        kernel_entry_point=KStepKernel,
+        kwargs={"ks": [2]},
+        max_episode_steps=5,
+    )
+    assert sekai.make_vec("k/KStep-v0", 1, vectorization_mode="kernel").spec == sekai.spec(
+        "k/KStep-v0"
+    )
+    vec = sekai.make_vec("k/KStep-v0", 1, vectorization_mode="kernel", max_episode_steps=7, ks=[3])
+    assert vec.spec == EnvSpec(
+        "k/KStep-v0",
+        KStepEnv,
+        kernel_entry_point=KStepKernel,
+        kwargs={"ks": [3]},
+        max_episode_steps=7,
+    )
 
 
 def test_sub_env_factories_pickle_for_worker_processes(sekai_line_registry):
