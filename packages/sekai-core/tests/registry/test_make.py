@@ -176,8 +176,65 @@ def test_make_names_the_env_when_its_kwargs_do_not_fit_the_entry_point(sekai_reg
         "(given: k, nope): My.__init__() got an unexpected keyword argument 'nope'"
     )
     sekai.register("bad/Wrapped-v0", My, additional_wrappers=[WrapperSpec("TL", sekai.TimeLimit)])
-    with pytest.raises(TypeError, match=r"^bad/Wrapped-v0: its wrapper 'TL' does not take the"):
+    with pytest.raises(TypeError) as caught:
         sekai.make("bad/Wrapped-v0")
+    assert str(caught.value) == (
+        "bad/Wrapped-v0: its wrapper 'TL' is missing the required argument 'max_episode_steps' "
+        "(given: none): TimeLimit.__init__() missing 1 required positional argument: "
+        "'max_episode_steps'"
+    )
+
+
+class Sized(My):
+    def __init__(self, size, depth=1):
+        super().__init__()
+
+
+class SizedWithOptions(My):
+    def __init__(self, size, *, shape, **options):
+        super().__init__()
+
+
+@pytest.mark.parametrize(
+    ("entry_point", "kwargs", "message"),
+    [
+        (
+            Sized,
+            {},
+            "its entry point Sized is missing the required argument 'size' (given: none): "
+            "Sized.__init__() missing 1 required positional argument: 'size'",
+        ),
+        (
+            Sized,
+            {"depth": 2},
+            "its entry point Sized is missing the required argument 'size' (given: depth): "
+            "Sized.__init__() missing 1 required positional argument: 'size'",
+        ),
+        (
+            SizedWithOptions,
+            {"colour": "red"},
+            "its entry point SizedWithOptions is missing the required arguments 'size', "
+            "'shape' (given: colour): SizedWithOptions.__init__() missing 1 required "
+            "positional argument: 'size'",
+        ),
+        (
+            SizedWithOptions,
+            {"size": 3, "colour": "red"},
+            "its entry point SizedWithOptions is missing the required argument 'shape' (given: "
+            "size, colour): SizedWithOptions.__init__() missing 1 required keyword-only "
+            "argument: 'shape'",
+        ),
+    ],
+    ids=["nothing-given", "others-given", "kwargs-taken", "keyword-only"],
+)
+def test_make_names_the_required_argument_the_entry_point_was_not_given(
+    sekai_registry, entry_point, kwargs, message
+):
+    # Every keyword given is taken (by name or by **options): the missing one is the error.
+    sekai.register("bad/Sized-v0", entry_point)
+    with pytest.raises(TypeError) as caught:
+        sekai.make("bad/Sized-v0", **kwargs)
+    assert str(caught.value) == f"bad/Sized-v0: {message}"
 
 
 class RaisesTypeError(My):

@@ -169,7 +169,7 @@ def construct(
         raised_inside = exc.__traceback__ is not None and exc.__traceback__.tb_next is not None
         if raised_inside or not _unbindable(fn, args, kwargs):
             raise
-        raise keyword_error(env_id, what, fn, kwargs, exc, hint=hint) from exc
+        raise keyword_error(env_id, what, fn, kwargs, exc, hint=hint, args=args) from exc
 
 
 def keyword_error(
@@ -181,25 +181,61 @@ def keyword_error(
     why: str = "",
     *,
     hint: Callable[[list[str]], str] | None = None,
+    args: tuple[Any, ...] = (),
 ) -> TypeError:
-    """The error of ``fn`` refusing ``kwargs``: the env, ``what`` refused which keywords (then
-    ``why``, when said), ``exc`` (the call's own error), then ``hint``'s sentence about the
-    keywords ``fn`` does not take (as ``construct``'s)."""
+    """The error of ``fn(*args, **kwargs)`` failing for its arguments: the env, then which
+    keywords ``what`` does not take (then ``why``, when said) or, when it takes them all, the
+    required arguments the call left out; ``exc`` (the call's own error), then ``hint``'s
+    sentence about the keywords ``fn`` does not take (as ``construct``'s)."""
     unexpected = unexpected_keywords(fn, kwargs)
+    missing = _missing_arguments(fn, args, kwargs) if unexpected is None else None
     extra = hint(unexpected) if hint is not None and unexpected else ""
-    return TypeError(f"{refused(env_id, what, unexpected, kwargs)}{why}: {exc}{extra}")
+    return TypeError(f"{refused(env_id, what, unexpected, kwargs, missing)}{why}: {exc}{extra}")
 
 
-def refused(env_id: str, what: str, unexpected: list[str] | None, given: Iterable[str]) -> str:
+def refused(
+    env_id: str,
+    what: str,
+    unexpected: list[str] | None,
+    given: Iterable[str],
+    missing: list[str] | None = None,
+) -> str:
     """``"<id>: <what> does not take the keyword argument 'x' (given: ...)"``; without the
-    ``unexpected`` names, that it does not take the keyword arguments it was given."""
+    ``unexpected`` names, that it is missing the required arguments ``missing`` or, without
+    those either, that it cannot be called with the arguments it was given."""
     # A key that is no str (kwargs edited after EnvSpec checked them) must not break the error.
     given = ", ".join(key if isinstance(key, str) else repr(key) for key in given) or "none"
-    if unexpected is None:
-        return f"{env_id}: {what} does not take the keyword arguments it was given ({given})"
-    names = ", ".join(repr(key) for key in unexpected)
-    plural = "s" if len(unexpected) > 1 else ""
-    return f"{env_id}: {what} does not take the keyword argument{plural} {names} (given: {given})"
+    if unexpected:
+        names = ", ".join(repr(key) for key in unexpected)
+        plural = "s" if len(unexpected) > 1 else ""
+        return (
+            f"{env_id}: {what} does not take the keyword argument{plural} {names} (given: {given})"
+        )
+    if missing:
+        names = ", ".join(repr(name) for name in missing)
+        plural = "s" if len(missing) > 1 else ""
+        return f"{env_id}: {what} is missing the required argument{plural} {names} (given: {given})"
+    return f"{env_id}: {what} cannot be called with these arguments (given: {given})"
+
+
+def _missing_arguments(fn: Any, args: tuple[Any, ...], keys: Iterable[str]) -> list[str] | None:
+    """The parameters without a default that ``fn(*args, **keywords)`` (``keys`` as keywords)
+    leaves without a value, in ``fn``'s order (None if none, or if the call's signature cannot
+    tell)."""
+    try:
+        signature = inspect.signature(fn)
+        bound = signature.bind_partial(*args, **dict.fromkeys(keys))
+    except (TypeError, ValueError):  # no signature to read, or arguments that do not fit it
+        return None
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    missing = [
+        name
+        for name, parameter in signature.parameters.items()
+        if parameter.default is parameter.empty
+        and parameter.kind not in variadic
+        and name not in bound.arguments
+    ]
+    return missing or None
 
 
 def _keywords(fn: Any) -> tuple[set[str], bool] | None:
