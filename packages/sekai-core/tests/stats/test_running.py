@@ -59,7 +59,13 @@ def test_normalize_names_the_shapes_it_takes(cls: Any) -> None:
     stats.update(np.array([[1.0, 2.0], [3.0, 4.0]]))
     assert stats.normalize(np.zeros((3, 2))).shape == (3, 2)
     assert stats.normalize(np.zeros((4, 3, 2))).shape == (4, 3, 2)
-    for bad in (np.zeros(3), np.zeros((2, 3)), 1.0):
+    # what broadcasts against the statistics keeps working (a scalar, or a batch of shape (N,)
+    # for one-entry statistics)
+    one = cls(shape=(1,)) if cls is RunningMeanStd else cls(shape=(1,), halflife=3.0)
+    one.update(np.array([[1.0], [3.0]]))
+    np.testing.assert_array_equal(one.normalize(2.0), one.normalize(np.array([2.0])))
+    assert one.normalize(np.zeros(5)).shape == (5,)
+    for bad in (np.zeros(3), np.zeros((2, 3)), np.zeros((4, 1, 3))):
         shape = np.shape(bad)
         message = (
             f"{cls.__name__}.normalize() expects one sample of shape (2,) or a batch of shape "

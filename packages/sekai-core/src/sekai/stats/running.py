@@ -250,13 +250,14 @@ class _MomentStats:
     def normalize(self, x: ArrayLike, epsilon: float = 1e-8) -> Float64Array:
         """``(x - mean) / sqrt(var + epsilon)`` in float64; ``x`` may be one sample or a batch."""
         arr = np.asarray(x, dtype=np.float64)
-        shape = self.mean.shape
-        if arr.shape[arr.ndim - len(shape) :] != shape or arr.ndim < len(shape):
+        try:
+            return (arr - self.mean) / np.sqrt(self.var + epsilon)
+        except ValueError:  # NumPy's broadcast error names neither the method nor the shape
+            shape = self.mean.shape
             raise ValueError(
                 f"{self._name}.normalize() expects one sample of shape {shape} or a batch of "
                 f"shape {_batch_shape_text(shape)}, got {arr.shape}."
-            )
-        return (arr - self.mean) / np.sqrt(self.var + epsilon)
+            ) from None
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore statistics saved by ``state_dict()`` (shapes must match). The state is
