@@ -233,6 +233,24 @@ def test_to_gymnasium_vector_reaches_sub_env_attributes() -> None:
     assert venv.call("get_attr", "x_threshold") == (3.0, 3.0)
 
 
+@pytest.mark.parametrize("values", [[9.0, 10.0], (4.0, 5.0), [1.0, 2.0, 3.0, 4.0], []])
+def test_to_gymnasium_vector_set_attr_refuses_a_list_of_the_wrong_length_as_gymnasium_does(
+    values: Any,
+) -> None:
+    gym_venv = gym_sync(lambda: gym.make("CartPole-v1"), 3, AutoresetMode.SAME_STEP)
+    with pytest.raises(ValueError, match="length equal to the number of environments"):
+        gym_venv.set_attr("gravity", values)
+    vec = sekai.make_vec("CartPole-v1", 3, vectorization_mode="sync")
+    venv = to_gymnasium_vector(vec)
+    given = f"a {type(values).__name__} of {len(values)} values"
+    message = rf"set_attr\('gravity', values\) got {given} for 3 sub-envs.*\[value\] \* 3"
+    with pytest.raises(ValueError, match=message):
+        venv.set_attr("gravity", values)
+    assert vec.get_attr("gravity") == [9.8, 9.8, 9.8]  # nothing was set
+    venv.set_attr("gravity", [[1.0]] * 3)  # the same list for every sub-env
+    assert vec.get_attr("gravity") == [[1.0], [1.0], [1.0]]
+
+
 def test_to_gymnasium_vector_passes_one_value_to_a_native_set_attr() -> None:
     vec = CounterVecEnv(2, max_episode_steps=9)
     to_gymnasium_vector(vec).set_attr("max_episode_steps", 5)

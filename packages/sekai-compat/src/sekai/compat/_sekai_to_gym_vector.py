@@ -124,10 +124,23 @@ class SekaiToGymnasiumVector(gymnasium.vector.VectorEnv[Any, Any, Any]):
         return tuple(self.sekai_vec.get_attr(name))
 
     def set_attr(self, name: str, values: list[Any] | tuple[Any, ...] | Any) -> None:
-        """Set ``name``: a list or tuple of ``num_envs`` values is one per sub-env (gymnasium's
-        rule), anything else is one value for all."""
-        per_env = isinstance(values, (list, tuple)) and len(values) == self.num_envs
-        self.sekai_vec.set_attr(name, list(values) if per_env else values)
+        """Set ``name``: a list or tuple is one value per sub-env and must hold ``num_envs``
+        values (gymnasium's rule), anything else is one value for all.
+
+        Raises:
+            ValueError: ``values`` is a list or tuple whose length is not ``num_envs``.
+        """
+        if not isinstance(values, (list, tuple)):
+            self.sekai_vec.set_attr(name, values)
+            return
+        if len(values) != self.num_envs:
+            raise ValueError(
+                f"set_attr({name!r}, values) got a {type(values).__name__} of {len(values)} "
+                f"values for {self.num_envs} sub-envs: a list or tuple gives one value per "
+                f"sub-env (gymnasium's rule), so it needs exactly {self.num_envs}; to give "
+                f"every sub-env the same list, pass [value] * {self.num_envs}."
+            )
+        self.sekai_vec.set_attr(name, list(values))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.sekai_vec!r})"
