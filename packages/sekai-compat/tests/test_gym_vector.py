@@ -394,6 +394,58 @@ class InfoReporter(gym.Env[Any, Any]):
         return np.zeros(1, np.float32), 0.0, False, False, {}
 
 
+class NumberedEpisodes(gym.Env[Any, Any]):
+    """Episodes of 2 steps; from episode ``numbered_from`` on, the reset info has an
+    "episode_id"."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, numbered_from: int = 2) -> None:
+        self.numbered_from = numbered_from
+        self.episodes = 0
+        self.t = 0
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.episodes += 1
+        self.t = 0
+        info = {"episode_id": self.episodes} if self.episodes >= self.numbered_from else {}
+        return np.zeros(1, np.float32), info
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self.t += 1
+        return np.full(1, self.t / 2, np.float32), 1.0, self.t >= 2, False, {"t": self.t}
+
+
+@pytest.mark.parametrize("venv_class", [SyncVectorEnv, AsyncVectorEnv])
+def test_same_step_reset_info_keys_the_first_reset_lacked_go_to_reset_info(
+    venv_class: Any,
+) -> None:
+    expected = counter_trajectory(
+        sekai.SyncVecEnv([lambda: from_gymnasium(NumberedEpisodes())] * 2)
+    )
+    venv = venv_class([NumberedEpisodes] * 2, autoreset_mode=AutoresetMode.SAME_STEP)
+    actual = counter_trajectory(from_gymnasium_vector(venv))
+    assert_same_trajectory(expected, actual)
+    finished = actual[2][1].infos[0]  # the second step ends the first episode
+    assert finished["reset_info"] == {"episode_id": 2} and "episode_id" not in finished
+
+
+def test_same_step_keys_a_gymnasium_vector_wrapper_adds_stay_at_the_top_level() -> None:
+    """Behind vector wrappers, the keys of the last explicit reset() are the reset info."""
+    venv = gym.wrappers.vector.RecordEpisodeStatistics(
+        gym_sync(lambda: NumberedEpisodes(numbered_from=1), 2, AutoresetMode.SAME_STEP)
+    )
+    vec = from_gymnasium_vector(venv)
+    vec.reset(seed=0)
+    vec.step(np.zeros(2, dtype=np.int64))
+    info = vec.step(np.zeros(2, dtype=np.int64)).infos[0]
+    assert info["reset_info"] == {"episode_id": 2}
+    assert info["final_info"] == {"t": 2} and info["t"] == 2
+    assert info["episode"]["l"] == 2 and "episode_id" not in info
+
+
 def test_info_keys_of_any_type_follow_their_masks() -> None:
     infos = [{7: 1.5, ("agent", 1): "x", "_hidden": 1}, {}]
     venv = SyncVectorEnv(

@@ -58,6 +58,14 @@ def from_gymnasium_vector(
     ``DISABLED`` one gets sekai's autoreset (``autoreset=True``) or frozen finished sub-envs
     (``autoreset=False``), both through ``reset(options={"reset_mask": ...})``.
 
+    In same-step mode gymnasium gives a finished sub-env's step info under ``"final_info"`` and
+    its new episode's reset info at the top level, beside any keys vector wrappers (such as
+    ``RecordEpisodeStatistics``'s ``"episode"``) added after the step. On a bare
+    ``SyncVectorEnv`` or ``AsyncVectorEnv`` every top-level key is reset info. Behind vector
+    wrappers, and on other VectorEnv classes, nothing tells the two apart: the keys the sub-env's
+    last explicit ``reset()`` returned go to ``"reset_info"``, the others stay at the top level.
+    A key that only later resets return (not the explicit one's) then stays at the top level.
+
     Args:
         venv: the gymnasium vector env.
         autoreset: with a ``DISABLED`` venv, reset finished sub-envs within the step (default)
@@ -136,21 +144,27 @@ def unstack_infos(infos: dict[Any, Any], n: int) -> list[dict[Any, Any]]:
     return out
 
 
-def _same_step_info(info: dict[str, Any], reset_keys: set[Any]) -> dict[str, Any]:
+def _same_step_info(info: dict[str, Any], reset_keys: set[Any] | None) -> dict[str, Any]:
     """Sekai's layout of a gymnasium same-step info: ``{**final_info, **added, final_observation,
     final_info, reset_info}`` for a sub-env that finished, unchanged otherwise.
 
-    gymnasium puts the new episode's reset info and the keys vector wrappers add after the
-    step (``"episode"``) side by side at the top level: the keys this sub-env's resets have
-    returned (``reset_keys``) are its reset info, the others stay at the top level.
+    gymnasium puts the new episode's reset info at the top level, and the step info under
+    ``"final_info"``. With ``reset_keys=None`` (a bare SyncVectorEnv or AsyncVectorEnv) every
+    other top-level key is reset info. Otherwise vector wrappers may have added keys after the
+    step (``"episode"``) beside it, which nothing tells apart: the keys this sub-env's last
+    explicit ``reset()`` returned (``reset_keys``) are taken as its reset info, the others stay
+    at the top level.
     """
     if "final_obs" not in info:
         return info
     info = dict(info)
     final_observation = info.pop("final_obs")
     final_info = info.pop("final_info", {})
-    reset_info = {k: v for k, v in info.items() if k in reset_keys}
-    added = {k: v for k, v in info.items() if k not in reset_keys}
+    if reset_keys is None:
+        reset_info, added = info, {}
+    else:
+        reset_info = {k: v for k, v in info.items() if k in reset_keys}
+        added = {k: v for k, v in info.items() if k not in reset_keys}
     return {
         **final_info,
         **added,
@@ -220,10 +234,12 @@ class GymnasiumVectorToSekai(VecEnv):
         # A to_gymnasium_vector venv takes sekai's seeds themselves: an int spawns its child
         # seeds there, as in the VecEnv it wraps (a native one combines a list differently).
         self._takes_sekai_seeds = isinstance(base, SekaiToGymnasiumVector)
-        self._takes_seed_list = self._takes_sekai_seeds or isinstance(
-            base, (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv)
-        )
+        gymnasiums_own = isinstance(base, (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv))
+        self._takes_seed_list = self._takes_sekai_seeds or gymnasiums_own
         self._same_step = same_step
+        # Without vector wrappers, gymnasium's own venvs put only the reset info at the top
+        # level of a finished sub-env's info: no key needs to be guessed.
+        self._top_level_is_reset_info = gymnasiums_own and venv is base
         n = self.num_envs
         self._last_actions: Any = None
         self._final_rows: list[Any] = [None] * n
@@ -276,7 +292,10 @@ class GymnasiumVectorToSekai(VecEnv):
         per_env = unstack_infos(infos, self.num_envs)
         observations = self._cast(observations)
         if self._same_step:
-            per_env = [_same_step_info(info, keys) for info, keys in zip(per_env, self._reset_keys)]
+            per_env = [
+                _same_step_info(info, None if self._top_level_is_reset_info else keys)
+                for info, keys in zip(per_env, self._reset_keys)
+            ]
         elif self.autoreset:
             observations = self._reset_finished(observations, terminated | truncated, per_env)
         else:
