@@ -619,10 +619,32 @@ def test_action_masks_flattens_every_sub_envs_mask() -> None:
 
 
 def test_action_masks_is_missing_without_action_mask() -> None:
+    from sb3_contrib.common.maskable.utils import is_masking_supported
+
     venv = to_sb3(sekai.make_vec("CartPole-v1", 2, vectorization_mode="sync"))
-    assert not venv.has_attr("action_masks")
-    with pytest.raises(AttributeError, match="define no action_mask"):
+    assert not venv.has_attr("action_masks") and not is_masking_supported(venv)
+    assert not hasattr(venv, "action_masks")  # as to_gymnasium's
+    assert not hasattr(VecNormalize(venv), "action_masks")  # SB3's wrappers look inside
+    message = r"^SekaiToSB3 has no action_masks\(\): the sub-envs of SyncVecEnv.* define no"
+    with pytest.raises(AttributeError, match=message):
         venv.get_attr("action_masks")
+    with pytest.raises(AttributeError, match=message):
+        venv.action_masks()
+    with pytest.raises(AttributeError, match=message):
+        venv.env_method("action_masks")
+
+
+def test_sb3_contrib_finds_and_reads_the_masks_of_masked_sub_envs() -> None:
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+
+    venv = to_sb3(sekai.SyncVecEnv([MaskedPick for _ in range(3)]))
+    venv.seed(0)
+    venv.reset()
+    assert hasattr(venv, "action_masks") and is_masking_supported(venv)
+    wrapped = VecNormalize(venv)
+    assert hasattr(wrapped, "action_masks") and is_masking_supported(wrapped)
+    np.testing.assert_array_equal(get_action_masks(venv), venv.action_masks())
+    np.testing.assert_array_equal(get_action_masks(wrapped), venv.action_masks())
 
 
 def test_get_attr_action_masks_gives_each_sub_env_its_own_mask() -> None:

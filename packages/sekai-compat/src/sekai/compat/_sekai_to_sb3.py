@@ -7,7 +7,7 @@ lazy ``sekai.compat.SekaiToSB3`` attribute, after ``require_sb3()`` succeeded.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import gymnasium
@@ -116,7 +116,9 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
     checked. ``get_attr("action_masks")`` gives each sub-env's own ``action_masks`` (one flat
     mask). ``action_masks()`` (and
     ``env_method("action_masks")``, what sb3-contrib's MaskablePPO calls) flattens each
-    sub-env's ``action_mask()`` from ``vec.call``.
+    sub-env's ``action_mask()`` from ``vec.call``. Like ``to_gymnasium``'s, it exists only
+    when the sub-envs define ``action_mask()``: otherwise ``hasattr(venv, "action_masks")`` is
+    False and reading it raises AttributeError saying so.
 
     Attributes:
         sekai_vec: the wrapped sekai VecEnv.
@@ -136,6 +138,7 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         _check_sb3_action_space(vec.action_space)
         self.sekai_vec = vec
         self._actions: Any = None
+        self._masked: bool | None = None  # whether the sub-envs mask, asked once when needed
         super().__init__(
             vec.num_envs,
             space_to_gymnasium(vec.observation_space),
@@ -389,11 +392,14 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
     # -- action masks -----------------------------------------------------------------------
 
     def _supports_masks(self) -> bool:
-        try:
-            self.sekai_vec.get_attr("action_mask")
-        except AttributeError:
-            return False
-        return True
+        if self._masked is None:
+            try:
+                self.sekai_vec.get_attr("action_mask")
+            except AttributeError:
+                self._masked = False
+            else:
+                self._masked = True
+        return self._masked
 
     def _require_masks(self) -> None:
         if not self._supports_masks():
@@ -407,8 +413,18 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
         mask: NDArray[np.bool_] = self.action_masks()[index]
         return mask
 
-    def action_masks(self) -> NDArray[np.bool_]:
-        """Every sub-env's ``action_mask()``, flattened: a bool array ``(num_envs, n)``."""
+    @property
+    def action_masks(self) -> Callable[[], NDArray[np.bool_]]:
+        """``action_masks()``: every sub-env's ``action_mask()``, flattened: a bool array
+        ``(num_envs, n)``.
+
+        Only present when the sub-envs define ``action_mask``; otherwise reading it raises
+        AttributeError, so ``hasattr(venv, "action_masks")`` is False.
+        """
+        self._require_masks()
+        return self._action_masks
+
+    def _action_masks(self) -> NDArray[np.bool_]:
         space = self.sekai_vec.action_space
         masks = self.sekai_vec.call("action_mask")
         return np.stack([flatten_action_mask(space, mask) for mask in masks])
