@@ -329,6 +329,26 @@ def test_dt_is_exactly_the_decision_interval_on_every_step_but_the_last(
     assert dts[-1] == last == float(Fraction(length) - (env.n_steps - 1) * Fraction(interval))
 
 
+def test_steps_keep_the_exact_decision_times_without_fraction_arithmetic(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the exact last step is worked out once, when the env is built: stepping (the hot path)
+    # does no Fraction arithmetic, yet every dt is still the exact one
+    env = LimitOrderBookEnv(decision_interval=0.7, session_length=3.0)
+    env.reset(seed=0)
+
+    def refuse(*args: Any) -> Any:
+        raise AssertionError("Fraction arithmetic while stepping")
+
+    for name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__"):
+        monkeypatch.setattr(Fraction, name, refuse)
+    results = [env.step(JOIN) for _ in range(env.n_steps)]
+    monkeypatch.undo()
+    assert [r.info["dt"] for r in results] == [0.7] * 4 + [0.20000000000000018]
+    assert [r.info["timestamp"] for r in results] == [0.7, 1.4, 0.7 * 3, 2.8, 3.0]
+    assert results[-1].terminated and env.time_remaining == 0.0
+
+
 def test_step_before_reset_raises_reset_required() -> None:
     with pytest.raises(ResetRequired):
         LimitOrderBookEnv().step(IDLE)

@@ -107,9 +107,14 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         self._session_length = params.session_length
         self._warmup = params.warmup
         self._n_steps = session_steps(params.session_length, self._decision_interval)
-        # the decision times in exact arithmetic, as LimitOrderBookMarket keeps its clock
-        self._wait = Fraction(self._decision_interval)
-        self._length = Fraction(params.session_length)
+        # The decision times as LimitOrderBookMarket's exact clock has them: the k-th is
+        # k * decision_interval (one correctly rounded float product equals the exact product
+        # rounded), so every step but the last covers exactly decision_interval; the last ends
+        # at session_length and covers what is left, computed exactly once here.
+        self._last_dt = float(
+            Fraction(params.session_length)
+            - (self._n_steps - 1) * Fraction(self._decision_interval)
+        )
         self._dt = self._decision_interval
         self.core = LobSession(params, 1)
         self.trader: Trader = self.core.traders[0]
@@ -257,13 +262,14 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         bid, ask, market = parse_lob_action(action, self._n_choices, self.action_space)
         core, trader = self.core, self.trader
         k = self._elapsed_steps
-        start = k * self._wait
         terminated = k + 1 >= self._n_steps
-        end = self._length if terminated else start + self._wait
+        if terminated:
+            end, dt = self._session_length, self._last_dt
+        else:
+            end, dt = (k + 1) * self._decision_interval, self._decision_interval
         core.decide(trader, bid, ask, market)
-        core.advance(self.rng, float(end))
-        # exact: decision_interval itself, or what is left of the session on the last step
-        dt = self._dt = float(end - start)
+        core.advance(self.rng, end)
+        self._dt = dt
         reward = core.settle(trader, dt, terminated)
         self._elapsed_steps = k + 1
         self._done = terminated
