@@ -10,6 +10,7 @@ The env now refuses, at construction and when a parameter is set, parameters who
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -38,42 +39,134 @@ def test_parameters_that_let_the_price_reach_zero_are_refused(kwargs, floor) -> 
     assert "s0 > fixed_cost + initial_inventory * max(permanent_impact" in message
 
 
-TAU_LEVERS = (
-    "Use fewer n_steps or a longer total_time (a larger tau lowers temporary_impact / tau, the "
-    "binding term); or raise s0, or lower initial_inventory, the impacts or sigma."
-)
+OTHER = "raise s0, or lower initial_inventory, the impacts or sigma."
 OTHER_LEVERS = "Raise s0, or lower initial_inventory, the impacts or sigma."
+STEPS = "(a larger tau lowers temporary_impact / tau)"
+LONGER = "(a larger tau outweighs the added noise)"
+
+
+def advice(kwargs: dict[str, float]) -> str:
+    """The refusal's last sentence: the levers it offers."""
+    with pytest.raises(ValueError, match="execution price reach") as info:
+        OptimalExecutionEnv(**kwargs)
+    head = f"sqrt({kwargs.get('total_time', 5.0)!r}). "
+    message = str(info.value)
+    assert head in message
+    return message.split(head, 1)[1]
 
 
 @pytest.mark.parametrize(
     ("kwargs", "levers"),
     [
-        # a finer grid of the defaults: temporary_impact / tau binds, a coarser one is accepted
-        ({"n_steps": 100}, TAU_LEVERS),
-        ({"total_time": 1.0, "n_steps": 78}, TAU_LEVERS),
-        ({"initial_inventory": 1e7}, TAU_LEVERS),
+        # a finer grid of the defaults: temporary_impact / tau binds; fewer steps lift the
+        # floor, and so does a longer session, whose larger tau outweighs its added noise
+        ({"n_steps": 100}, f"Use n_steps <= 78 {STEPS} or total_time=22.2938 {LONGER}; or {OTHER}"),
+        (
+            {"total_time": 1.0, "n_steps": 78},
+            f"Use n_steps <= 18 {STEPS} or total_time=18.8907 {LONGER}; or {OTHER}",
+        ),
+        (
+            {"initial_inventory": 1e7},
+            f"Use n_steps <= 7 {STEPS} or total_time=41.0655 {LONGER}; or {OTHER}",
+        ),
+        # fewer than 3 steps would break temporary_impact > permanent_impact * tau / 2
+        (
+            {"initial_inventory": 4e6, "permanent_impact": 2.5e-6},
+            f"Use 3 <= n_steps <= 19 {STEPS} or total_time=22.2938 {LONGER}; or {OTHER}",
+        ),
+        # one step already: only a longer session lifts it (and without noise, by more)
+        ({"n_steps": 1, "total_time": 0.05}, f"Use total_time=1.03479 {LONGER}; or {OTHER}"),
+        (
+            {"n_steps": 1, "total_time": 0.04, "sigma": 0.0},
+            f"Use total_time=10.0 (a larger tau); or {OTHER}",
+        ),
+        # the noise 5 * sigma * sqrt(total_time) alone exceeds s0: fewer steps only help, and
+        # a longer session would lower the floor further, so it is not offered
+        (
+            {"sigma": 15.0},
+            f"Fewer n_steps raise it {STEPS}, but n_steps=1 only to -118.268; {OTHER}",
+        ),
+        ({"sigma": 15.0, "n_steps": 1}, OTHER_LEVERS),
         # permanent_impact binds: a larger tau would not help
         ({"permanent_impact": 6e-5, "temporary_impact": 1e-5}, OTHER_LEVERS),
         ({"sigma": 30.0, "permanent_impact": 2e-5}, OTHER_LEVERS),
     ],
-    ids=["n_steps", "day_of_5_minutes", "inventory", "permanent", "sigma"],
+    ids=[
+        "n_steps",
+        "day_of_5_minutes",
+        "inventory",
+        "convexity",
+        "one_step",
+        "one_step_no_noise",
+        "noise",
+        "noise_one_step",
+        "permanent",
+        "sigma",
+    ],
 )
-def test_the_refusal_names_the_levers_that_move_the_binding_term(kwargs, levers) -> None:
-    with pytest.raises(ValueError, match="execution price reach") as info:
-        OptimalExecutionEnv(**kwargs)
-    assert str(info.value).endswith(f"sqrt({kwargs.get('total_time', 5.0)!r}). {levers}")
+def test_the_refusal_offers_the_tau_levers_that_lift_the_floor(kwargs, levers) -> None:
+    assert advice(kwargs) == levers
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"n_steps": 100},
+        {"total_time": 1.0, "n_steps": 78},
+        {"initial_inventory": 1e7},
+        {"initial_inventory": 4e6, "permanent_impact": 2.5e-6},
+        {"n_steps": 1, "total_time": 0.05},
+        {"sigma": 15.0},
+        {"sigma": 15.0, "total_time": 1.0},
+    ],
+)
+def test_every_tau_lever_offered_works_at_its_bounds(kwargs) -> None:
+    text = advice(kwargs)
+    span = re.search(r"(?:(\d+) <= )?n_steps <= (\d+)", text)
+    if span:
+        least, most = int(span.group(1) or 1), int(span.group(2))
+        for n in (least, most):
+            assert OptimalExecutionEnv(**{**kwargs, "n_steps": n}).price_floor > 0
+        for n in (least - 1, most + 1):
+            if n >= 1:
+                with pytest.raises(ValueError):
+                    OptimalExecutionEnv(**{**kwargs, "n_steps": n})
+    longer = re.search(r"total_time=([0-9.e+-]+) ", text)
+    if longer:
+        horizon = float(longer.group(1))
+        assert horizon > kwargs.get("total_time", 5.0)
+        assert OptimalExecutionEnv(**{**kwargs, "total_time": horizon}).price_floor > 0
+    partial = re.search(r"n_steps=1 only to (\S+);", text)
+    if partial:
+        # fewer steps help, but even one leaves the floor <= 0, as the message says
+        with pytest.raises(ValueError, match=f"reach {re.escape(partial.group(1))} <= 0"):
+            OptimalExecutionEnv(**{**kwargs, "n_steps": 1})
+    assert span or longer or partial
+
+
+def test_a_longer_session_is_not_offered_where_its_noise_lowers_the_floor() -> None:
+    # 5 * 15 * sqrt(T) outgrows what a larger tau saves: a longer session lowers the floor
+    text = advice({"sigma": 15.0})
+    assert "total_time" not in text
+    floors = []
+    for horizon in (5.0, 10.0):
+        with pytest.raises(ValueError) as info:
+            OptimalExecutionEnv(sigma=15.0, total_time=horizon)
+        floors.append(float(re.search(r"reach (\S+) <= 0", str(info.value)).group(1)))
+    assert floors[1] < floors[0]
 
 
 def test_fewer_steps_is_the_lever_when_setting_n_steps_is_refused() -> None:
-    assert OptimalExecutionEnv(n_steps=75).price_floor > 0  # the lever offered works
+    levers = f"Use n_steps <= 78 {STEPS} or total_time=22.2938 {LONGER}; or {OTHER}"
+    assert OptimalExecutionEnv(n_steps=78).price_floor > 0  # the lever offered works
     env = OptimalExecutionEnv()
     with pytest.raises(ValueError, match="setting n_steps let the execution price") as info:
         env.n_steps = 100
-    assert str(info.value).endswith(TAU_LEVERS) and env.n_steps == 25
+    assert str(info.value).endswith(levers) and env.n_steps == 25
     vec = OptimalExecutionVecEnv(2)
     with pytest.raises(ValueError, match="setting n_steps let the execution price") as info:
         vec.set_attr("n_steps", 100)
-    assert str(info.value).endswith(TAU_LEVERS)
+    assert str(info.value).endswith(levers)
     vec.close()
 
 

@@ -143,11 +143,74 @@ def expected_shortfall(
     return float(mean), float(variance)
 
 
-def _worst_discount(p: Any) -> float:
+def _worst_discount(p: Any, total_time: float | None = None, n_steps: int | None = None) -> float:
     """``s0 - price_floor``: ``ε + X0·max(γ, η/τ) + 5σ√T`` (``p``: the env, or its kernel's
-    params)."""
-    impact = float(p.X0) * max(float(p.gamma), float(p.eta) / float(p.tau))
-    return float(p.epsilon) + impact + 5.0 * float(p.sigma) * math.sqrt(float(p.total_time))
+    params; ``total_time``, ``n_steps``: other values than ``p``'s, ``τ = T / N``)."""
+    horizon = float(p.total_time) if total_time is None else total_time
+    tau = float(p.tau) if n_steps is None else horizon / n_steps
+    impact = float(p.X0) * max(float(p.gamma), float(p.eta) / tau)
+    return float(p.epsilon) + impact + 5.0 * float(p.sigma) * math.sqrt(horizon)
+
+
+_OTHER_LEVERS = "raise s0, or lower initial_inventory, the impacts or sigma."
+
+
+def _floor_remedy(p: OptimalExecutionEnv) -> str:
+    """What lifts a ``price_floor`` <= 0 above 0. A larger ``tau`` lowers ``η/τ`` only while
+    that term binds: fewer ``n_steps`` (same ``total_time``) then help, and are offered with
+    the range that works, or as a partial help when none does; a longer ``total_time`` also
+    adds noise (``5σ√T``), so it is offered only with a value that lifts the floor above 0.
+    Either keeps ``η - γτ/2 > 0``. The parameter levers follow."""
+    s0, x0, eta, gamma = float(p._s0), float(p._X0), float(p._eta), float(p._gamma)
+    horizon, steps, sigma = float(p._total_time), int(p._n_steps), float(p._sigma)
+    binds = eta / p.tau > gamma
+    tau_levers: list[str] = []
+    partial = ""
+    if binds and steps > 1:
+
+        def fits(n: int) -> bool:  # τ = T/n keeps the cost convex and the floor above 0
+            return _effective_eta(eta, gamma, horizon / n) > 0 and s0 > _worst_discount(
+                p, horizon, n
+            )
+
+        # the fewest steps the convexity allows, and the most (< steps) the floor allows
+        least = max(1, math.floor(gamma * horizon / (2 * eta)))
+        while _effective_eta(eta, gamma, horizon / least) <= 0:
+            least += 1
+        room = s0 - float(p._epsilon) - 5.0 * sigma * math.sqrt(horizon)  # for X0·η·n/T
+        limit = room * horizon / (x0 * eta) if x0 * eta > 0 else math.inf
+        most = steps - 1 if limit >= steps else max(least, math.ceil(limit))
+        while most > least and not fits(most):
+            most -= 1
+        if fits(most):
+            span = f"n_steps <= {most}" if least == 1 else f"{least} <= n_steps <= {most}"
+            tau_levers.append(f"{span} (a larger tau lowers temporary_impact / tau)")
+        elif least < steps:
+            best = s0 - _worst_discount(p, horizon, least)
+            partial = (
+                "Fewer n_steps raise it (a larger tau lowers temporary_impact / tau), but "
+                f"n_steps={least} only to {best:.6g}; "
+            )
+    if binds:
+        # T minimising X0·η·N/T + 5σ√T, up to where γ takes over from η/τ
+        longest = eta * steps / gamma if gamma > 0 else math.inf
+        if sigma > 0:
+            longest = min(longest, (x0 * eta * steps / (2.5 * sigma)) ** (2.0 / 3.0))
+        elif math.isinf(longest) and s0 > float(p._epsilon):
+            longest = 2.0 * x0 * eta * steps / (s0 - float(p._epsilon))
+        longer = float(f"{longest:.6g}")
+        if (
+            longer > horizon
+            and _effective_eta(eta, gamma, longer / steps) > 0
+            and s0 > _worst_discount(p, longer, steps)
+        ):
+            why = "a larger tau outweighs the added noise" if sigma > 0 else "a larger tau"
+            tau_levers.append(f"total_time={longer!r} ({why})")
+    if tau_levers:
+        return f"Use {' or '.join(tau_levers)}; or {_OTHER_LEVERS}"
+    if partial:
+        return partial + _OTHER_LEVERS
+    return _OTHER_LEVERS[0].upper() + _OTHER_LEVERS[1:]
 
 
 def reward_values(p: Any) -> dict[str, float]:
@@ -277,13 +340,7 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         if floor > 0:
             return
         head = "the parameters" if name is None else f"setting {name}"
-        levers = "raise s0, or lower initial_inventory, the impacts or sigma."
-        remedy = levers[0].upper() + levers[1:]
-        if self._eta / self.tau > self._gamma:  # the block-sale term temporary_impact / tau binds
-            remedy = (
-                "Use fewer n_steps or a longer total_time (a larger tau lowers "
-                f"temporary_impact / tau, the binding term); or {levers}"
-            )
+        remedy = _floor_remedy(self)
         raise ValueError(
             f"OptimalExecution-v0: {head} let the execution price reach {floor:.6g} <= 0. The "
             "Almgren-Chriss mid is arithmetic (s0 plus Brownian noise minus impact), so it needs "
