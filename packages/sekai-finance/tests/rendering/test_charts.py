@@ -130,6 +130,11 @@ def test_layouts_and_charts_check_their_arguments() -> None:
     assert OrderBookChart("book", levels=np.array(5)).levels == 5
     with pytest.raises(TypeError, match="Chart, Row or Column"):
         Dashboard(42)  # type: ignore[arg-type]
+    # frame sizes, unlike layout weights, are ints of at least 64 pixels
+    with pytest.raises(TypeError, match=r"^Dashboard: width must be an int, got float\.$"):
+        Dashboard(PriceChart("price"), width=720.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^Dashboard: height must be >= 64, got 10\.$"):
+        Dashboard(PriceChart("price"), height=10)
     with pytest.raises(ValueError, match="Unknown colour"):
         resolve_color(Theme.light(), "teal")
 

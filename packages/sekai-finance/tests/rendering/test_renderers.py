@@ -318,6 +318,22 @@ def test_invalid_options_are_refused(case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_frame_sizes_are_checked_as_the_classic_renderers_check_theirs(case: Case) -> None:
+    # a wrong type is a TypeError, a size below 64 a ValueError, both naming the renderer
+    name = case.renderer.__name__
+    for option, value, kind in [("width", 100.0, "float"), ("height", True, "bool")]:
+        with pytest.raises(TypeError) as info:
+            case.renderer(**{option: value})
+        assert str(info.value) == f"{name}: {option} must be an int, got {kind}."
+    with pytest.raises(ValueError) as value_info:
+        case.renderer(height=63)
+    assert str(value_info.value) == f"{name}: height must be >= 64, got 63."
+    renderer = case.renderer(width=np.int64(64), height=np.int32(64))
+    assert (renderer.width, renderer.height) == (64, 64)
+    assert type(renderer.width) is int and type(renderer.height) is int
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_wrong_arguments_are_refused_naming_the_renderer_called(case: Case) -> None:
     name = case.renderer.__name__
     options = "width=, height=, theme=, window="

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from sekai._args import check_int
 from sekai.finance.rendering._format import plain
 from sekai.finance.rendering._paint import fit_text, text
 from sekai.finance.rendering.chart import (
@@ -27,9 +28,11 @@ from sekai.finance.rendering.chart import (
 )
 from sekai.rendering import BaseRenderer, Canvas, Theme, resolve_theme
 
-__all__ = ["Dashboard", "Stat", "check_frame_size", "check_window"]
+__all__ = ["Dashboard", "Stat", "check_window"]
 
 Image = npt.NDArray[np.uint8]
+
+_MIN_FRAME = 64  # the smallest width or height in pixels that holds a readable dashboard
 Layout = Chart | Row | Column
 
 
@@ -66,13 +69,6 @@ class Stat:
                 )
         if self.tone not in (None, "up", "down"):
             raise ValueError(f"Stat tone must be 'up', 'down' or None, got {self.tone!r}.")
-
-
-def check_frame_size(name: str, value: object) -> int:
-    """A frame dimension: an int >= 64 (smaller frames cannot hold a readable dashboard)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 64:
-        raise ValueError(f"{name} must be an int >= 64, got {value!r}.")
-    return int(value)
 
 
 def _identity(value: Any) -> Any:
@@ -138,8 +134,8 @@ class Dashboard(BaseRenderer):
         stats: a callable of the env returning the header's ``Stat`` list.
         horizon: steps per episode (an int or a callable of the env), to fix the time axis;
             None: the axis grows with the episode.
-        width: frame width in pixels.
-        height: frame height in pixels.
+        width: frame width in pixels (an int >= 64).
+        height: frame height in pixels (an int >= 64).
         theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
         window: show only the latest ``window`` steps (None: the whole episode).
         progress: show the step count in the header and a progress rule under it.
@@ -166,8 +162,9 @@ class Dashboard(BaseRenderer):
                 f"charts must be a Chart, Row or Column (or a callable of the env returning one), "
                 f"got {type(charts).__name__}."
             )
-        self.width = check_frame_size("width", width)
-        self.height = check_frame_size("height", height)
+        owner = type(self).__name__
+        self.width = check_int(owner, "width", width, _MIN_FRAME)
+        self.height = check_int(owner, "height", height, _MIN_FRAME)
         self.theme = resolve_theme(theme)
         self.window = check_window(window)
         self._factory = None if isinstance(charts, (Chart, Row, Column)) else _by_name(self, charts)

@@ -102,8 +102,8 @@ class LimitOrderBookRenderer(BookRenderer):
     place in the queue.
 
     Args:
-        width: frame width in pixels.
-        height: frame height in pixels.
+        width: frame width in pixels (an int >= 64).
+        height: frame height in pixels (an int >= 64).
         theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
         window: show only the latest ``window`` steps (None: the whole session).
         levels: price levels per side in the depth ladder.

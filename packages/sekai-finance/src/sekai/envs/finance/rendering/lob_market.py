@@ -65,8 +65,8 @@ class LimitOrderBookMarketRenderer(BookRenderer):
     counts the market's decision times (one per ``step()``).
 
     Args:
-        width: frame width in pixels.
-        height: frame height in pixels.
+        width: frame width in pixels (an int >= 64).
+        height: frame height in pixels (an int >= 64).
         theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
         window: show only the latest ``window`` decisions (None: the whole session).
         levels: price levels per side in the depth ladder.

@@ -45,8 +45,8 @@ class MarketMakingRenderer(FinanceRenderer):
     P&L (wealth marked at the mid).
 
     Args:
-        width: frame width in pixels.
-        height: frame height in pixels.
+        width: frame width in pixels (an int >= 64).
+        height: frame height in pixels (an int >= 64).
         theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
         window: show only the latest ``window`` steps (None: the whole session).
     """

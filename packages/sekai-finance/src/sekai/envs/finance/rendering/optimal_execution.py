@@ -79,8 +79,8 @@ class OptimalExecutionRenderer(FinanceRenderer):
     line); the mid price with the execution prices (down-triangles) against the arrival price.
 
     Args:
-        width: frame width in pixels.
-        height: frame height in pixels.
+        width: frame width in pixels (an int >= 64).
+        height: frame height in pixels (an int >= 64).
         theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
         window: show only the latest ``window`` steps (None: the whole horizon).
     """

@@ -44,8 +44,8 @@ class PortfolioRenderer(FinanceRenderer):
     asset keeps its colour in every chart; names come from the data, else ``Asset i``.
 
     Args:
-        width: frame width in pixels.
-        height: frame height in pixels.
+        width: frame width in pixels (an int >= 64).
+        height: frame height in pixels (an int >= 64).
         theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
         window: show only the latest ``window`` steps (None: the whole episode).
     """

@@ -66,8 +66,8 @@ class TradingRenderer(FinanceRenderer):
     accumulates the episode itself.
 
     Args:
-        width: frame width in pixels.
-        height: frame height in pixels.
+        width: frame width in pixels (an int >= 64).
+        height: frame height in pixels (an int >= 64).
         theme: ``"light"``, ``"dark"`` or a ``sekai.rendering.Theme``.
         window: show only the latest ``window`` steps (None: the whole episode).
     """
