@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -714,7 +715,7 @@ class Trade(sekai.Env[NDArray[np.float32], Any]):
 
     def step(self, action: Any) -> sekai.StepResult[Any]:
         assert action in self.action_space
-        self.seen.append(int(action))
+        self.seen.append(action if isinstance(action, np.ndarray) else int(action))
         self.t += 1
         return sekai.StepResult(np.zeros(2, np.float32), 0.0, False, self.t >= 20, {})
 
@@ -751,8 +752,15 @@ class Shifted(sekai.ActionWrapper[Any, Any, Any]):
             r"MultiDiscrete\(\[2, 3, 4, 5\]\) and whose action\(\) returns "
             r"action\.reshape\(\(2, 2\)\) ",
         ),
+        (
+            sekai.MultiBinary((2, 3)),
+            r"^to_sb3\(\) cannot use the action space MultiBinary\(\(2, 3\)\): SB3 builds a "
+            r"MultiBinary policy for a 1-D shape only, not \(2, 3\)\. Wrap each sub-env in a "
+            r"sekai\.ActionWrapper whose action_space is MultiBinary\(6\) and whose action\(\) "
+            r"returns action\.reshape\(\(2, 3\)\) \(make_vec",
+        ),
     ],
-    ids=["discrete-start", "multi-discrete-start", "multi-discrete-2d"],
+    ids=["discrete-start", "multi-discrete-start", "multi-discrete-2d", "multi-binary-2d"],
 )
 def test_to_sb3_refuses_discrete_action_spaces_sb3_cannot_drive(
     space: sekai.Space[Any], message: str
@@ -762,6 +770,117 @@ def test_to_sb3_refuses_discrete_action_spaces_sb3_cannot_drive(
     with pytest.raises(ValueError, match=message):
         to_sb3(vec)
     vec.close()
+
+
+class Watch(sekai.Env[Any, int]):
+    """An env whose observations (any observation space) step through the space's values."""
+
+    def __init__(self, observation_space: sekai.Space[Any]) -> None:
+        self.observation_space = observation_space
+        self.action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.observation_space.seed(0)
+        self.t = 0
+        return sekai.ResetResult(self.observation_space.sample(), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.t += 1
+        observation = self.observation_space.sample()
+        return sekai.StepResult(observation, float(action), False, self.t >= 10, {})
+
+
+@pytest.mark.parametrize(
+    ("space", "message"),
+    [
+        (
+            sekai.Discrete(3, start=1),
+            r"^to_sb3\(\) cannot use the observation space Discrete\(3, start=1\): SB3's "
+            r"policies one-hot encode the observations 0\.\.2 and ignore start, so they would "
+            r"read other observations than the env gave \(or fail on those out of range\)\. "
+            r"Wrap each sub-env in a sekai\.ObservationWrapper whose observation_space is "
+            r"Discrete\(3\) and whose observation\(\) returns observation - 1 \(make_vec\(\.\.\., "
+            r"wrappers=\[\.\.\.\]\) adds it to every sub-env\), or give the env such an "
+            r"observation space\.$",
+        ),
+        (
+            sekai.Discrete(4, start=-2),
+            r"observation space Discrete\(4, start=-2\): .* the observations 0\.\.3 .* "
+            r"observation_space is Discrete\(4\) and whose observation\(\) returns observation "
+            r"\+ 2 ",
+        ),
+        (
+            sekai.MultiDiscrete([3, 4], start=[0, -2]),
+            r"observation space MultiDiscrete\(\[3, 4\], start=\[0, -2\]\): SB3's policies "
+            r"one-hot encode each entry from 0 to nvec - 1 and ignore start, .* "
+            r"observation_space is MultiDiscrete\(\[3, 4\]\) and whose observation\(\) returns "
+            r"observation - \[0, -2\] ",
+        ),
+        (
+            sekai.Dict({"pos": sekai.Box(-1.0, 1.0, (2,)), "mode": sekai.Discrete(2, start=1)}),
+            r"observation space Dict\(\{.*\}\): its entry 'mode', Discrete\(2, start=1\): "
+            r"SB3's policies one-hot encode the observations 0\.\.1 .* whose observation_space "
+            r"holds Discrete\(2\) under 'mode' and whose observation\(\) puts "
+            r"observation\['mode'\] - 1 there ",
+        ),
+    ],
+    ids=["discrete-start", "discrete-negative-start", "multi-discrete-start", "dict-entry"],
+)
+def test_to_sb3_refuses_discrete_observation_spaces_with_a_start(
+    space: sekai.Space[Any], message: str
+) -> None:
+    # SB3 one-hot encodes the observation as an index from 0: it would read other values, or
+    # torch's one_hot fails on those out of range
+    vec = sekai.SyncVecEnv([lambda: Watch(space)] * 2)
+    with pytest.raises(ValueError, match=message):
+        to_sb3(vec)
+    vec.close()
+
+
+def test_discrete_observation_spaces_from_zero_and_1d_multi_binary_actions_are_accepted() -> None:
+    spaces = [
+        sekai.Discrete(3),
+        sekai.MultiDiscrete([3, 4]),
+        sekai.Dict({"mode": sekai.Discrete(2), "pos": sekai.Box(-1.0, 1.0, (2,))}),
+    ]
+    for space in spaces:
+        venv = to_sb3(sekai.SyncVecEnv([functools.partial(Watch, space)] * 2))
+        venv.close()
+    to_sb3(sekai.SyncVecEnv([lambda: Trade(sekai.MultiBinary(6))] * 2)).close()
+
+
+class FromOne(sekai.ObservationWrapper[Any, Any, Any]):
+    """Discrete(3, start=1) observations as 0, 1, 2: the wrapper to_sb3's error suggests."""
+
+    def __init__(self, env: sekai.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self.observation_space = sekai.Discrete(3)
+
+    def observation(self, observation: Any) -> int:
+        return int(observation) - 1
+
+
+class Unflatten(sekai.ActionWrapper[Any, Any, Any]):
+    """MultiBinary(6) actions as (2, 3) ones: the wrapper to_sb3's error suggests."""
+
+    def __init__(self, env: sekai.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self.action_space = sekai.MultiBinary(6)
+
+    def action(self, action: Any) -> Any:
+        return np.asarray(action).reshape((2, 3))
+
+
+def test_ppo_trains_through_the_suggested_observation_and_multi_binary_wrappers() -> None:
+    observed = to_sb3(sekai.SyncVecEnv([lambda: FromOne(Watch(sekai.Discrete(3, start=1)))] * 2))
+    PPO("MlpPolicy", observed, n_steps=16, batch_size=16, n_epochs=1, seed=0).learn(32)
+    observed.close()
+    binary = to_sb3(sekai.SyncVecEnv([lambda: Unflatten(Trade(sekai.MultiBinary((2, 3))))] * 2))
+    PPO("MlpPolicy", binary, n_steps=16, batch_size=16, n_epochs=1, seed=0).learn(32)
+    seen = binary.get_attr("seen")[0]
+    assert seen and all(a.shape == (2, 3) for a in seen)
+    binary.close()
 
 
 def test_ppo_trains_on_a_start_minus_one_env_through_the_suggested_wrapper() -> None:

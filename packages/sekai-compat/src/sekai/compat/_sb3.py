@@ -30,9 +30,12 @@ def to_sb3(vec: VecEnv) -> SekaiToSB3:
         sekai.MissingDependency: stable-baselines3 is not installed
             (``pip install stable-baselines3``).
         TypeError: ``vec`` is not a sekai VecEnv, or a space has no gymnasium equivalent.
-        ValueError: ``vec`` was built with ``autoreset=False``, or its action space is one SB3's
-            policies cannot drive: a Discrete or MultiDiscrete with a non-zero ``start`` (SB3
-            picks indices from 0), or a MultiDiscrete with a multi-dimensional ``nvec``.
+        ValueError: ``vec`` was built with ``autoreset=False``, or a space is one SB3's
+            policies would misread: an action space that is a Discrete or MultiDiscrete with a
+            non-zero ``start`` (SB3 picks indices from 0), a MultiDiscrete with a
+            multi-dimensional ``nvec`` or a multi-dimensional MultiBinary; an observation space
+            (or a Dict entry of one) that is a Discrete or MultiDiscrete with a non-zero
+            ``start`` (SB3 one-hot encodes indices from 0).
     """
     require_sb3("to_sb3()")
     from sekai.compat._sekai_to_sb3 import SekaiToSB3

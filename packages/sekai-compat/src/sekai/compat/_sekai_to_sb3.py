@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 import gymnasium
 import numpy as np
@@ -18,7 +18,7 @@ from stable_baselines3.common.vec_env import VecEnv as SB3VecEnv
 from sekai.compat._episode import with_episode_dict
 from sekai.compat._gym_vector import GymnasiumVectorToSekai
 from sekai.compat._spaces import space_to_gymnasium
-from sekai.spaces import Discrete, MultiDiscrete, Space
+from sekai.spaces import Dict, Discrete, MultiBinary, MultiDiscrete, Space
 from sekai.utils.action_mask import flatten_action_mask
 from sekai.vector._attributes import RemoteAttributes
 from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -34,20 +34,36 @@ _MASKS = "action_masks"
 _ANSWERED = {"render_mode": None}
 
 
-def _check_sb3_action_space(space: Space[Any]) -> None:
-    """Refuse a Discrete or MultiDiscrete action space that SB3's policies cannot drive: they
-    pick each action as an index from 0 (ignoring ``start``, so the env would be given other
-    actions than the policy chose) and build a MultiDiscrete policy for a 1-D ``nvec`` only.
+def _check_sb3_spaces(observation_space: Space[Any], action_space: Space[Any]) -> None:
+    """Refuse the spaces SB3's policies would misread or fail on.
+
+    Actions: SB3's policies pick a Discrete or MultiDiscrete action as indices from 0 (ignoring
+    ``start``, so the env would be given other actions than the policy chose) and build a
+    MultiDiscrete or MultiBinary policy for a 1-D space only. Observations: SB3 one-hot encodes
+    a Discrete or MultiDiscrete observation (a Dict's entries too) as indices from 0, ignoring
+    ``start`` likewise.
 
     Raises:
         ValueError: naming the space and the wrapper that makes it one SB3 can use.
     """
+    _check_sb3_action_space(action_space)
+    entries: dict[str | None, Space[Any]] = (
+        dict(observation_space.spaces)
+        if isinstance(observation_space, Dict)
+        else {None: observation_space}
+    )
+    for key, entry in entries.items():
+        if isinstance(entry, (Discrete, MultiDiscrete)) and np.any(entry.start):
+            _refuse_observation_start(observation_space, key, entry)
+
+
+def _check_sb3_action_space(space: Space[Any]) -> None:
+    """Refuse an action space SB3's policies cannot drive (see ``_check_sb3_spaces``)."""
     shifted = "ignore start, so the env would be given other actions than the policy chose"
     if isinstance(space, Discrete) and space.start != 0:
         plain: Space[Any] = Discrete(space.n)
         why = f"SB3's policies pick the actions 0..{space.n - 1} and {shifted}"
-        sign = "+" if space.start > 0 else "-"
-        how = f"returns action {sign} {abs(space.start)}"
+        how = f"returns action {_plus(space.start)}"
     elif isinstance(space, MultiDiscrete) and space.nvec.ndim > 1:
         plain = MultiDiscrete(space.nvec.ravel(), dtype=space.dtype)
         why = f"SB3 builds a MultiDiscrete policy for a 1-D nvec only, not {space.nvec.shape}"
@@ -59,13 +75,57 @@ def _check_sb3_action_space(space: Space[Any]) -> None:
         plain = MultiDiscrete(space.nvec, dtype=space.dtype)
         why = f"SB3's policies pick each entry from 0 to nvec - 1 and {shifted}"
         how = f"returns action + {space.start.tolist()}"
+    elif isinstance(space, MultiBinary) and len(space.shape) > 1:
+        plain = MultiBinary(int(np.prod(space.shape)))
+        why = f"SB3 builds a MultiBinary policy for a 1-D shape only, not {space.shape}"
+        how = f"returns action.reshape({space.shape})"
     else:
         return
+    _refuse("action", space, why, f"whose action_space is {plain!r} and whose action() {how}")
+
+
+def _refuse_observation_start(
+    space: Space[Any], key: str | None, entry: Discrete | MultiDiscrete
+) -> NoReturn:
+    """Refuse an observation space (or its Dict entry ``key``) with a non-zero ``start``."""
+    if isinstance(entry, Discrete):
+        plain: Space[Any] = Discrete(entry.n)
+        encoded = f"the observations 0..{entry.n - 1}"
+        shift = _plus(-entry.start)
+    else:
+        plain = MultiDiscrete(entry.nvec, dtype=entry.dtype)
+        encoded = "each entry from 0 to nvec - 1"
+        shift = f"- {entry.start.tolist()}"
+    why = (
+        f"SB3's policies one-hot encode {encoded} and ignore start, so they would read other "
+        "observations than the env gave (or fail on those out of range)"
+    )
+    if key is None:
+        how = (
+            f"whose observation_space is {plain!r} and whose observation() returns "
+            f"observation {shift}"
+        )
+    else:
+        why = f"its entry {key!r}, {entry!r}: {why}"
+        how = (
+            f"whose observation_space holds {plain!r} under {key!r} and whose observation() "
+            f"puts observation[{key!r}] {shift} there"
+        )
+    _refuse("observation", space, why, how)
+
+
+def _plus(shift: int) -> str:
+    """``+ 2`` or ``- 2``: ``shift`` added in the wrapper a refusal suggests."""
+    return f"{'+' if shift > 0 else '-'} {abs(shift)}"
+
+
+def _refuse(kind: str, space: Space[Any], why: str, wrapper: str) -> NoReturn:
+    """Raise the ValueError of a ``kind`` ("action" or "observation") space SB3 cannot use,
+    suggesting the ``wrapper`` (its space and method) that makes it one SB3 can use."""
     raise ValueError(
-        f"to_sb3() cannot use the action space {space!r}: {why}. Wrap each sub-env in a "
-        f"sekai.ActionWrapper whose action_space is {plain!r} and whose action() {how} "
-        "(make_vec(..., wrappers=[...]) adds it to every sub-env), or give the env such an "
-        "action space."
+        f"to_sb3() cannot use the {kind} space {space!r}: {why}. Wrap each sub-env in a "
+        f"sekai.{kind.capitalize()}Wrapper {wrapper} (make_vec(..., wrappers=[...]) adds it to "
+        f"every sub-env), or give the env such an {kind} space."
     )
 
 
@@ -135,7 +195,7 @@ class SekaiToSB3(SB3VecEnv):  # type: ignore[misc,unused-ignore]  # Any when SB3
                 "to_sb3() needs a VecEnv with autoreset=True: SB3 expects finished sub-envs to "
                 "be reset within step(). Build it without vector_kwargs={'autoreset': False}."
             )
-        _check_sb3_action_space(vec.action_space)
+        _check_sb3_spaces(vec.observation_space, vec.action_space)
         self.sekai_vec = vec
         self._actions: Any = None
         self._masked: bool | None = None  # whether the sub-envs mask, asked once when needed
