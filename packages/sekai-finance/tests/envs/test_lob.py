@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import sys
 from fractions import Fraction
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 import sekai
 from sekai.envs.finance.lob import LimitOrderBookEnv
+from sekai.envs.finance.lob_market import LimitOrderBookMarket
 from sekai.error import InvalidAction, ResetRequired
 from sekai.finance.lob import BACKGROUND, OrderBook, Side, StaticFlow, ZeroIntelligenceFlow
 from sekai.spaces import flatdim
@@ -436,6 +438,85 @@ def test_settable_parameters_are_validated() -> None:
         env.flow = "zi"
     env.flow = ZeroIntelligenceFlow(market_rate=1.0)
     assert env.flow.market_rate == 1.0
+
+
+OVERFLOW = "overflow float64: {formula} reaches inf, above float64's largest value 1.798e+308."
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "given", "what", "formula", "lower"),
+    [
+        (
+            {"terminal_penalty": 1e308},
+            "terminal_penalty=1e+308, max_inventory=20",
+            "the terminal inventory penalty",
+            "terminal_penalty * max_inventory**2",
+            "terminal_penalty or max_inventory",
+        ),
+        (
+            {"inventory_penalty": 1e308, "decision_interval": 0.5},
+            "inventory_penalty=1e+308, max_inventory=20, dt=0.5",
+            "the running inventory penalty",
+            "inventory_penalty * max_inventory**2 * dt",
+            "inventory_penalty or max_inventory",
+        ),
+        (
+            # each term fits, their sum does not
+            {"inventory_penalty": 3e305, "terminal_penalty": 3e305},
+            "inventory_penalty=3e+305, terminal_penalty=3e+305, max_inventory=20, dt=1.0",
+            "the inventory penalties",
+            "inventory_penalty * max_inventory**2 * dt + terminal_penalty * max_inventory**2",
+            "inventory_penalty, terminal_penalty or max_inventory",
+        ),
+    ],
+    ids=["terminal", "running", "sum"],
+)
+def test_penalties_whose_reward_overflows_are_refused_as_market_making_refuses_them(
+    kwargs: dict[str, Any], given: str, what: str, formula: str, lower: str
+) -> None:
+    with pytest.raises(ValueError) as info:
+        LimitOrderBookEnv(**kwargs)
+    assert str(info.value) == (
+        f"LimitOrderBook-v0: {given} make {what} {OVERFLOW.format(formula=formula)} Lower {lower}."
+    )
+    intervals = kwargs.get("decision_interval", 1.0)
+    shared = {k: v for k, v in kwargs.items() if k != "decision_interval"}
+    with pytest.raises(ValueError) as info:
+        LimitOrderBookMarket(2, decision_intervals=intervals, **shared)
+    assert str(info.value).startswith(f"LimitOrderBookMarket: {given} make {what} overflow")
+
+
+def test_setting_a_penalty_that_overflows_the_reward_is_refused_and_changes_nothing() -> None:
+    env = LimitOrderBookEnv(terminal_penalty=0.5)
+    with pytest.raises(ValueError) as info:
+        env.terminal_penalty = 1e308
+    assert str(info.value) == (
+        "LimitOrderBook-v0: setting terminal_penalty makes the terminal inventory penalty "
+        "overflow float64: terminal_penalty * max_inventory**2 reaches inf with "
+        "terminal_penalty=1e+308, max_inventory=20, above float64's largest value 1.798e+308. "
+        "Lower terminal_penalty or max_inventory."
+    )
+    assert env.terminal_penalty == 0.5
+    env.inventory_penalty = 1e305
+    with pytest.raises(ValueError, match="setting max_inventory makes the running inventory"):
+        env.max_inventory = 10**6
+    assert env.max_inventory == 20 and env.inventory_penalty == 1e305
+    vec = sekai.make_vec("LimitOrderBook-v0", 2)
+    with pytest.raises(ValueError, match="setting inventory_penalty makes the running"):
+        vec.set_attr("inventory_penalty", 1e308)
+    assert vec.get_attr("inventory_penalty") == [0.01, 0.01]
+    vec.close()
+
+
+def test_the_largest_penalties_accepted_keep_every_reward_finite() -> None:
+    # the worst case: the whole inventory limit held to the end of the session
+    big = sys.float_info.max / 400 / 2.01
+    env = LimitOrderBookEnv(
+        inventory_penalty=big, terminal_penalty=big, max_inventory=20, order_size=20
+    )
+    env.reset(seed=0)
+    rewards = [env.step(np.array([0, 0, 2])).reward for _ in range(env.n_steps)]
+    assert abs(env.inventory) == 20 and np.isfinite(rewards).all()
 
 
 def test_terminal_penalty_is_set_and_read_through_a_vector_env() -> None:

@@ -12,6 +12,7 @@ import numpy as np
 
 from sekai._slots import Slotted
 from sekai.envs.finance._common import check_int, check_order_size, check_real
+from sekai.envs.finance._session import RewardTerm, check_reward_terms
 from sekai.error import InvalidAction
 from sekai.finance._values import is_real, scalar
 from sekai.finance.lob import (
@@ -29,6 +30,7 @@ __all__ = [
     "LobParams",
     "LobSession",
     "Trader",
+    "check_penalties",
     "decision_time",
     "lob_action_space",
     "lob_observation_space",
@@ -125,6 +127,44 @@ class LobParams:
             )
         self.mid_price = check_int("mid_price", mid_price, smallest)  # in ticks, and 64 bits
         check_order_size(self.order_size, self.max_inventory)
+
+
+def check_penalties(env_id: str, changed: str | None, params: LobParams, longest_dt: float) -> None:
+    """Refuse penalties under which a step's reward overflows float64 at its worst case, as
+    MarketMaking-v0 refuses its own: ``inventory_penalty * max_inventory**2 * dt`` over the
+    longest step (``longest_dt``), ``terminal_penalty * max_inventory**2``, and their sum.
+    ``changed``: the parameter just set (None: the constructor)."""
+    q = float(params.max_inventory)
+    running, terminal = params.inventory_penalty, params.terminal_penalty
+    penalty = "inventory_penalty * max_inventory**2 * dt"
+    final = "terminal_penalty * max_inventory**2"
+    terms = [
+        RewardTerm(
+            "the running inventory penalty",
+            penalty,
+            (running, q, q, longest_dt),  # in the order settle() multiplies them
+            "inventory_penalty or max_inventory",
+        ),
+        RewardTerm(
+            "the terminal inventory penalty",
+            final,
+            (terminal, q, q),
+            "terminal_penalty or max_inventory",
+        ),
+        RewardTerm(
+            "the inventory penalties",
+            f"{penalty} + {final}",
+            (running * q * q * longest_dt + terminal * q * q,),
+            "inventory_penalty, terminal_penalty or max_inventory",
+        ),
+    ]
+    values = {
+        "inventory_penalty": running,
+        "terminal_penalty": terminal,
+        "max_inventory": params.max_inventory,
+        "dt": longest_dt,
+    }
+    check_reward_terms(env_id, changed, terms, values)
 
 
 def check_flow(flow: Any) -> OrderFlow:

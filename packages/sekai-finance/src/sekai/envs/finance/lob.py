@@ -15,6 +15,7 @@ from sekai.envs.finance._lob_session import (
     LobSession,
     Trader,
     check_flow,
+    check_penalties,
     lob_action_space,
     lob_observation_space,
     parse_lob_action,
@@ -26,6 +27,7 @@ from sekai.finance.lob import OrderBook, OrderFlow
 __all__ = ["LimitOrderBookEnv"]
 
 Observation = dict[str, Any]
+_ID = "LimitOrderBook-v0"
 
 
 class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
@@ -40,7 +42,9 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
     (self-trade prevention), and orders that would breach ``max_inventory`` are ignored
     (``action_mask()`` marks them). Reward: the change of ``cash + inventory * mid`` (ticks)
     minus ``inventory_penalty * inventory**2 * dt``, and on the session's last step minus
-    ``terminal_penalty * inventory**2`` too. The session ends after ``n_steps``.
+    ``terminal_penalty * inventory**2`` too. The session ends after ``n_steps``. Penalties
+    under which the reward overflows float64 at its worst case are refused (``ValueError``),
+    as MarketMaking-v0 refuses its own.
 
     Args:
         flow: the background ``OrderFlow`` (default ``ZeroIntelligenceFlow()``).
@@ -115,6 +119,8 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
             Fraction(params.session_length)
             - (self._n_steps - 1) * Fraction(self._decision_interval)
         )
+        self._longest_dt = max(self._decision_interval, self._last_dt)
+        check_penalties(_ID, None, params, self._longest_dt)
         self._dt = self._decision_interval
         self.core = LobSession(params, 1)
         self.trader: Trader = self.core.traders[0]
@@ -154,7 +160,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
     def max_inventory(self, value: Any) -> None:
         limit = check_int("max_inventory", value)
         check_order_size(self._params.order_size, limit)
-        self._params.max_inventory = limit
+        self._set_penalised("max_inventory", limit)
 
     @property
     def inventory_penalty(self) -> float:
@@ -163,7 +169,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
 
     @inventory_penalty.setter
     def inventory_penalty(self, value: Any) -> None:
-        self._params.inventory_penalty = check_real("inventory_penalty", value, "ge0")
+        self._set_penalised("inventory_penalty", check_real("inventory_penalty", value, "ge0"))
 
     @property
     def terminal_penalty(self) -> float:
@@ -172,7 +178,18 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
 
     @terminal_penalty.setter
     def terminal_penalty(self, value: Any) -> None:
-        self._params.terminal_penalty = check_real("terminal_penalty", value, "ge0")
+        self._set_penalised("terminal_penalty", check_real("terminal_penalty", value, "ge0"))
+
+    def _set_penalised(self, name: str, value: float) -> None:
+        """Set a parameter of the inventory penalties, refused (and left as it was) when the
+        reward would overflow float64 at its worst case, as the constructor refuses it."""
+        old = getattr(self._params, name)
+        setattr(self._params, name, value)
+        try:
+            check_penalties(_ID, name, self._params, self._longest_dt)
+        except ValueError:
+            setattr(self._params, name, old)
+            raise
 
     @property
     def n_steps(self) -> int:

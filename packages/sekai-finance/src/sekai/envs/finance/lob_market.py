@@ -15,6 +15,7 @@ from sekai.envs.finance._common import EPISODE_OVER, check_int, check_real
 from sekai.envs.finance._lob_session import (
     LobParams,
     LobSession,
+    check_penalties,
     decision_time,
     lob_action_space,
     lob_observation_space,
@@ -108,6 +109,9 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
             max_trades=max_trades,
             warmup=warmup,
         )
+        # a step lasts until the next decision: at most the shortest wait
+        shortest = min(self.decision_intervals) * (1.0 + self.jitter)
+        check_penalties("LimitOrderBookMarket", None, params, min(params.session_length, shortest))
         self.params = params
         self.core = LobSession(params, n)
         self.possible_agents = [f"trader_{i}" for i in range(n)]
