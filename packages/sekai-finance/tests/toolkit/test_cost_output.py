@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.finance import CostModel, ProportionalCost
+from sekai.finance import CostModel, NoCost, ProportionalCost
 
 
 class WholeBatch(CostModel):
@@ -63,7 +63,7 @@ class Plain(CostModel):
 def test_one_number_for_a_batch_is_refused_naming_the_model_and_shapes():
     with pytest.raises(
         ValueError,
-        match=r"^WholeBatch\(\) returned a cost of shape \(\) for trades of shape \(4, 2\); "
+        match=r"^WholeBatch\._cost returned a cost of shape \(\) for trades of shape \(4, 2\); "
         r"expected one per row, shape \(4,\)",
     ):
         WholeBatch()(np.full((4, 2), 0.1))
@@ -78,18 +78,25 @@ def test_a_cost_per_asset_is_refused_for_one_row_and_for_a_batch():
 
 @pytest.mark.parametrize(("shape", "where"), [((2,), ""), ((3, 2), r" at index \(2,\)")])
 def test_a_non_finite_cost_is_refused_naming_the_model_value_and_index(shape, where):
-    with pytest.raises(ValueError, match=rf"^Gap\(\) returned the cost nan{where}; a cost must be"):
+    with pytest.raises(
+        ValueError, match=rf"^Gap\._cost returned the cost nan{where}; a cost must be"
+    ):
         Gap()(np.full(shape, 0.1))
 
 
 def test_a_cost_that_is_not_numbers_is_refused():
-    with pytest.raises(ValueError, match=r"^Label\(\) returned a cost of dtype <U4 \(ndarray\)"):
+    with pytest.raises(ValueError, match=r"^Label\._cost returned a cost of dtype <U4 \(ndarray\)"):
         Label()(np.full((2, 2), 0.1))
 
 
 def test_a_composite_names_the_part_that_returned_a_wrong_cost():
-    with pytest.raises(ValueError, match=r"^WholeBatch\(\) returned a cost of shape \(\)"):
+    with pytest.raises(ValueError) as info:
         (ProportionalCost(0.01) + WholeBatch())(np.full((4, 2), 0.1))
+    assert str(info.value).startswith(
+        "WholeBatch._cost, part 2 of 2 of the CompositeCost ProportionalCost(0.01) + "
+        "WholeBatch(), returned a cost of shape () for trades of shape (4, 2); expected one per "
+        "row, shape (4,)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -115,7 +122,7 @@ def test_a_wrong_cost_is_refused_by_every_backend_instead_of_charged(mode):
         costs = [info["cost"] for info in vec.step(ACTIONS).infos]
         assert costs == pytest.approx([0.001, 0.001, 0.0, 0.0])
         return
-    with pytest.raises(ValueError, match=r"^WholeBatch\(\) returned a cost of shape \(\)"):
+    with pytest.raises(ValueError, match=r"^WholeBatch\._cost returned a cost of shape \(\)"):
         vec.step(ACTIONS)
     assert vec.get_attr("equity") == [1.0] * 4  # nothing was charged
 
@@ -124,7 +131,7 @@ def test_a_wrong_cost_is_refused_by_every_backend_instead_of_charged(mode):
 def test_a_nan_cost_is_refused_before_it_reaches_the_equity(env_id, action):
     env = sekai.make(env_id, transaction_cost=Gap())
     env.reset(seed=0)
-    with pytest.raises(ValueError, match=r"^Gap\(\) returned the cost nan"):
+    with pytest.raises(ValueError, match=r"^Gap\._cost returned the cost nan"):
         env.step(env.action_space.sample() if action is None else action)
     assert env.unwrapped.equity == 1.0
 
@@ -140,7 +147,29 @@ class Renamed(ProportionalCost):
     """A built-in model under another name, its _cost the built-in one."""
 
 
+class Twice(Doubled):
+    """A user model whose _cost is its parent's (Doubled's)."""
+
+
 def test_a_subclass_of_a_built_in_model_is_checked_when_it_has_its_own_cost():
-    with pytest.raises(ValueError, match=r"^ProportionalCost\(0\.01\) returned a cost of shape"):
-        Doubled(0.01)(np.full((4, 2), 0.1))
+    # named by the class that wrote the _cost that ran, not by the built-in's repr
+    for model in (Doubled(0.01), Twice(0.01)):
+        with pytest.raises(ValueError, match=r"^Doubled\._cost returned a cost of shape \(4, 2\)"):
+            model(np.full((4, 2), 0.1))
     assert Renamed(0.01)(np.full((4, 2), 0.1)).tolist() == pytest.approx([0.002] * 4)
+
+
+def test_a_composite_of_parts_with_the_same_repr_names_the_subclass_and_part_at_fault():
+    # Doubled(0.01) shows as ProportionalCost(0.01): the class and the index tell them apart
+    model = ProportionalCost(0.01) + Doubled(0.01) + ProportionalCost(0.02)
+    with pytest.raises(ValueError) as info:
+        model(np.full((4, 2), 0.1))
+    assert str(info.value).startswith(
+        "Doubled._cost, part 2 of 3 of the CompositeCost ProportionalCost(0.01) + "
+        "ProportionalCost(0.01) + ProportionalCost(0.02), returned a cost of shape (4, 2)"
+    )
+    nested = (ProportionalCost(0.01) + Renamed(0.01)) + (Gap() + NoCost())
+    with pytest.raises(
+        ValueError, match=r"^Gap\._cost, part 3 of 4 of the CompositeCost .* the cost nan"
+    ):
+        nested(np.full((4, 2), 0.1))

@@ -84,34 +84,52 @@ def _out(cost: np.ndarray) -> Any:
     return cost[()] if cost.ndim == 0 else cost
 
 
-def _checked(model: CostModel, returned: Any, trades: tuple[int, ...]) -> np.ndarray:
+def _checked(
+    model: CostModel, returned: Any, trades: tuple[int, ...], part: tuple[CompositeCost, int] | None
+) -> np.ndarray:
     """What ``model`` ``returned`` as the cost of trades of shape ``trades``, as float64 and
     checked: real numbers, finite, one per row (shape ``trades[:-1]``), so that a wrong cost
-    is refused naming the model instead of being charged."""
+    is refused naming the ``_cost`` that returned it (and the ``part`` of a composite: the
+    composite and the model's index) instead of being charged."""
     cost: np.ndarray = returned
     if type(returned) is not np.ndarray or returned.dtype is not _FLOAT64:
         cost = np.asarray(returned)
         if cost.dtype.kind not in "iuf":
             raise ValueError(
-                f"{model!r} returned a cost of dtype {cost.dtype} ({type(returned).__name__}); "
-                "a cost model must return real numbers, the cost as a fraction of equity."
+                f"{_culprit(model, part)} returned a cost of dtype {cost.dtype} "
+                f"({type(returned).__name__}); a cost model must return real numbers, the cost "
+                "as a fraction of equity."
             )
         cost = cost.astype(np.float64)
     shape = trades[:-1]
     if cost.shape != shape:
         one = "one number, shape ()" if not shape else f"one per row, shape {shape}"
         raise ValueError(
-            f"{model!r} returned a cost of shape {cost.shape} for trades of shape {trades}; "
-            f"expected {one}: the cost sums over the last axis of trades (the assets)."
+            f"{_culprit(model, part)} returned a cost of shape {cost.shape} for trades of shape "
+            f"{trades}; expected {one}: the cost sums over the last axis of trades (the assets)."
         )
     if not all_finite(cost):
         where = tuple(int(i) for i in np.argwhere(~np.isfinite(cost))[0])
         at = f" at index {where}" if where else ""
         raise ValueError(
-            f"{model!r} returned the cost {float(cost[where])!r}{at}; a cost must be a finite "
-            "fraction of equity."
+            f"{_culprit(model, part)} returned the cost {float(cost[where])!r}{at}; a cost must "
+            "be a finite fraction of equity."
         )
     return cost
+
+
+def _culprit(model: CostModel, part: tuple[CompositeCost, int] | None) -> str:
+    """``Writer._cost``, naming the class that wrote the ``_cost`` that ran (a subclass of a
+    built-in model is not reported under the built-in's name), and for a ``part`` of a
+    composite which part it is."""
+    writer = next(c for c in type(model).__mro__ if "_cost" in vars(c)).__name__
+    if part is None:
+        return f"{writer}._cost"
+    composite, index = part
+    return (
+        f"{writer}._cost, part {index + 1} of {len(composite.models)} of the CompositeCost "
+        f"{composite!r},"
+    )
 
 
 def _context(model: str, name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -242,11 +260,17 @@ class CostModel(abc.ABC):
                 )
         return _out(self._priced(array, context))
 
-    def _priced(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
+    def _priced(
+        self,
+        trades: np.ndarray,
+        context: dict[str, Any],
+        part: tuple[CompositeCost, int] | None = None,
+    ) -> np.ndarray:
         """``_cost``, checked (``_checked``) unless it is a built-in one: one cost per row of
-        ``trades``, real and finite."""
+        ``trades``, real and finite (``part``: the composite this model is a part of, and its
+        index)."""
         cost = self._cost(trades, context)
-        return _checked(self, cost, trades.shape) if self._checks_cost else cost
+        return _checked(self, cost, trades.shape, part) if self._checks_cost else cost
 
     def _asset_counts(self) -> tuple[tuple[str, int], ...]:
         """``(name, size)`` of every per-asset parameter; worked out once (a call is on every
@@ -497,9 +521,9 @@ class CompositeCost(CostModel):
         }
 
     def _cost(self, trades: np.ndarray, context: dict[str, Any]) -> np.ndarray:
-        total = self.models[0]._priced(trades, context)  # each checked, to name a wrong one
-        for model in self.models[1:]:
-            total = total + model._priced(trades, context)
+        total = self.models[0]._priced(trades, context, (self, 0))  # each checked, to name
+        for i in range(1, len(self.models)):  # the part that returns a wrong cost
+            total = total + self.models[i]._priced(trades, context, (self, i))
         return total
 
     def __repr__(self) -> str:
