@@ -169,6 +169,28 @@ def test_bad_recording_options_raise_type_or_value_errors_naming_the_class(
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         RecordFrames(LineEnv(), LineRenderer(), **kwargs)
     assert RecordFrames(LineEnv(), LineRenderer(), enabled=np.bool_(False)).enabled is False
+    # the attributes, which rendering.md tells users to set, are checked the same way
+    ((name, value),) = kwargs.items()
+    env = RecordFrames(LineEnv(), LineRenderer(), max_frames=3)
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        setattr(env, name, value)
+    assert env.enabled is True and env.max_frames == 3  # left as they were
+    env.reset(seed=0)
+    assert len(env.frames) == 1
+
+
+def test_set_recording_options_take_effect_as_their_types() -> None:
+    env = RecordFrames(LineEnv(), LineRenderer())
+    env.enabled = np.bool_(False)
+    env.reset(seed=0)
+    assert env.enabled is False and env.frames == []
+    env.enabled, env.max_frames = True, np.int64(1)
+    env.step(0)
+    env.step(0)
+    assert type(env.max_frames) is int and len(env.frames) == 1
+    env.max_frames = None
+    env.step(0)
+    assert len(env.frames) == 2
 
 
 def test_a_renderer_needs_render_and_close() -> None:

@@ -168,6 +168,13 @@ def test_bad_recording_options_name_vec_record_frames(
 ) -> None:
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         VecRecordFrames(_sync(), PositionRenderer(), **kwargs)
+    # the attributes, set after construction, are checked the same way
+    ((name, value),) = kwargs.items()
+    vec = VecRecordFrames(_sync(), PositionRenderer(), max_frames=3)
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        setattr(vec, name, value)
+    assert vec.enabled is True and vec.max_frames == 3
+    vec.close()
 
 
 def test_a_native_env_raises_type_error_suggesting_sync() -> None:

@@ -21,7 +21,6 @@ from sekai.rendering.renderer import Renderer, RenderFrame
 
 __all__ = [
     "RecordFrames",
-    "check_recording_options",
     "check_renderer",
     "image_frame",
     "save_frames",
@@ -50,19 +49,37 @@ class FrameRecording:
     """
 
     renderer: Renderer
-    enabled: bool
-    max_frames: int | None
     frames: list[RenderFrame]
+    _enabled: bool
+    _max_frames: int | None
 
     def _start_recording(self, renderer: Renderer, enabled: bool, max_frames: int | None) -> None:
-        enabled, max_frames = check_recording_options(
-            type(self).__name__, renderer, enabled, max_frames
-        )
+        check_renderer(renderer)
         self.renderer = renderer
         self.enabled = enabled
         self.max_frames = max_frames
         self.frames = []
         self._renderer_closed = False
+
+    @property
+    def enabled(self) -> bool:
+        """Record only while this is true; set it at any time (a bool, as the constructor's)."""
+        return self._enabled
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        self._enabled = check_bool(type(self).__name__, "enabled", value)
+
+    @property
+    def max_frames(self) -> int | None:
+        """Stop appending once this many frames are held (None: no limit); set it at any time
+        (None or an int >= 0, as the constructor's)."""
+        return self._max_frames
+
+    @max_frames.setter
+    def max_frames(self, value: int | None) -> None:
+        owner = type(self).__name__
+        self._max_frames = None if value is None else check_int(owner, "max_frames", value, 0)
 
     def _close_renderer(self) -> None:
         """Close the renderer once: closing the recorder again leaves it alone."""
@@ -76,7 +93,7 @@ class FrameRecording:
 
     def _capture(self, result: _ResultT) -> _ResultT:
         """Render a frame (while enabled and under ``max_frames``), then pass ``result`` on."""
-        if self.enabled and (self.max_frames is None or len(self.frames) < self.max_frames):
+        if self._enabled and (self._max_frames is None or len(self.frames) < self._max_frames):
             self.frames.append(self.renderer.render(self._recorded_env()))
         return result
 
@@ -189,22 +206,6 @@ def save_frames(
             "none: use .gif, .txt or a video suffix such as .mp4."
         )
     return _write_video(frames, path, fps, caller, f".gif or a video suffix: {_VIDEO_SUFFIXES}")
-
-
-def check_recording_options(
-    owner: str, renderer: Any, enabled: Any, max_frames: Any
-) -> tuple[bool, int | None]:
-    """The argument checks RecordFrames and VecRecordFrames share; ``owner`` (the class)
-    starts the messages. Returns ``(enabled, max_frames)`` as a bool and an int or None.
-
-    Raises:
-        TypeError: ``renderer`` is a class, or has no ``render``/``close``; ``enabled`` is not
-            a bool; ``max_frames`` is neither None nor an int.
-        ValueError: ``max_frames`` is below 0.
-    """
-    check_renderer(renderer)
-    flag = check_bool(owner, "enabled", enabled)
-    return flag, None if max_frames is None else check_int(owner, "max_frames", max_frames, 0)
 
 
 def check_renderer(renderer: Any, caller: str | None = None) -> None:
