@@ -12,6 +12,7 @@ import pytest
 import sekai
 from sekai.testing.envs import Drift, DriftVecEnv
 from sekai.vector import NativeVecEnv, shared
+from sekai.vector._contract.seeding import vector_seeds
 
 
 class ScheduledDrift(DriftVecEnv):
@@ -541,6 +542,25 @@ def test_options_refused_for_every_sub_env_seed_nothing(options: Any) -> None:
     assert vec.rng is generator and generator.bit_generator.state == state  # not reseeded
     assert theirs.bit_generator.state == their_state  # not drawn from
     assert vec._recorded_seeds == [0, 0, 0] and vec._rng_seed == 0  # no seed recorded
+    assert vec.options[-1] == ([0, 1, 2], [None] * 3)  # no sub-env was reset
+
+
+@pytest.mark.parametrize(
+    "seed",
+    ["abc", -1, 1.5, np.random.default_rng(0), [1, 2], [0, "x", None], [0, -3, None]],
+    ids=["str", "negative", "float", "generator", "short-list", "str-entry", "negative-entry"],
+)
+def test_a_bad_seed_is_refused_before_options_every_sub_env_refuses(seed: Any) -> None:
+    # The seed's error, as the other backends raise it (they check the seed before any
+    # sub-env sees its options), not the options' error.
+    with pytest.raises((TypeError, ValueError)) as expected:
+        vector_seeds(seed, 3)
+    vec = Picky(3)
+    vec.reset(seed=0)
+    state = vec.rng.bit_generator.state
+    with pytest.raises(expected.type, match=re.escape(str(expected.value))):
+        vec.reset(seed=seed, options={"level": 9})
+    assert vec.rng.bit_generator.state == state and vec._rng_seed == 0
     assert vec.options[-1] == ([0, 1, 2], [None] * 3)  # no sub-env was reset
 
 

@@ -13,7 +13,12 @@ from sekai._args import IntLike
 from sekai.core._rng import SeededMixin
 from sekai.spaces import Space
 from sekai.vector._contract.batching import copy_batch, put_rows
-from sekai.vector._contract.seeding import native_seed, options_entry_noted, vector_options
+from sekai.vector._contract.seeding import (
+    check_native_seed,
+    draw_native_seed,
+    options_entry_noted,
+    vector_options,
+)
 from sekai.vector._contract.subenv import call_attribute
 from sekai.vector._time_limit import TimeLimitAttribute, check_max_episode_steps
 from sekai.vector.infos import ArrayInfos, split_value
@@ -162,12 +167,14 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         self._check_open()
         n = self.num_envs
-        # Options first, every sub-env's: a call refused for all of them seeds nothing (no
-        # draw from the generator, no reseeding, no seed recorded), as the sub-envs of another
-        # backend each refuse their options before seeding; with some valid, those are reset.
+        # The seed is checked before the sub-envs' options, as on every backend, but drawn
+        # from only after them: a call refused for all of them seeds nothing (no draw from
+        # the generator, no reseeding, no seed recorded), as the sub-envs of another backend
+        # each refuse their options before seeding; with some valid, those are reset.
         per_env_options = vector_options(options, n)
+        checked = check_native_seed(seed, n)
         failures = {} if options is None else self._option_failures(per_env_options)
-        seeding = None if len(failures) == n else native_seed(seed, n, lambda: self.rng)
+        seeding = None if len(failures) == n else draw_native_seed(checked, n, lambda: self.rng)
         self._begin_reset()
         if seeding is not None:
             self._record_seeds(seeding[1])

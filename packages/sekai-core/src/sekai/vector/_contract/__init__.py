@@ -3,8 +3,9 @@
 Parent side (where ``VecEnv.step()`` is called), used through ``VecEnv``'s helpers:
 
 - ``seeding``: ``vector_seeds`` (int → ``make_seed_sequence``, list, Generator → TypeError),
-  ``native_seed`` (one generator), ``vector_options`` (one dict or one per sub-env),
-  ``generator_for_all`` (why one Generator cannot serve every sub-env; ``set_attr`` too).
+  ``native_seed`` (one generator; ``check_native_seed`` then ``draw_native_seed``, its two
+  steps), ``vector_options`` (one dict or one per sub-env), ``generator_for_all`` (why one
+  Generator cannot serve every sub-env; ``set_attr`` too).
 - ``actions``: ``ActionChecker`` (structure → ValueError, values → InvalidAction(index), frozen
   sub-envs not checked) and the split into per-env actions.
 - ``batching``: ``stacker`` / ``caster`` (rule 3: the space's dtypes; the stacker refuses

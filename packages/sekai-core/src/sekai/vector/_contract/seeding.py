@@ -10,7 +10,14 @@ import numpy as np
 from sekai.core._rng import check_seed, make_seed_sequence
 from sekai.error import _noted
 
-__all__ = ["generator_for_all", "native_seed", "vector_options", "vector_seeds"]
+__all__ = [
+    "check_native_seed",
+    "draw_native_seed",
+    "generator_for_all",
+    "native_seed",
+    "vector_options",
+    "vector_seeds",
+]
 
 
 def generator_for_all(
@@ -107,19 +114,40 @@ def native_seed(
     ``current()``, a Generator a draw from itself), except that an all-``None`` list is the same
     as ``None`` (the stream continues); each sub-env counts as reset with its own entry, as
     ``vector_seeds`` gives it to a sub-env of another backend (a Generator's one draw, None
-    kept).
+    kept). The two steps, ``check_native_seed`` then ``draw_native_seed``, can be taken apart
+    to check the seed before something else and draw only once that is known to be fine.
+    """
+    return draw_native_seed(check_native_seed(seed, num_envs), num_envs, current)
+
+
+def check_native_seed(seed: Any, num_envs: int) -> int | list[Any] | None:
+    """``reset(seed=...)`` of a native env checked, nothing drawn yet: ``None`` (the stream
+    continues; also an all-``None`` list), the one int, or the list's entries.
+
+    Raises:
+        TypeError: a Generator (alone), or a float/bool/str seed anywhere.
+        ValueError: a negative seed, or a list whose length is not ``num_envs``.
     """
     if seed is None:
-        return None, [None] * num_envs
+        return None
     entries = _seed_list(seed, num_envs)
     if entries is None:
-        single = _check_single(seed, num_envs)
-        return single, [single] * num_envs
-    if all(entry is None for entry in entries):
+        return _check_single(seed, num_envs)
+    return None if all(entry is None for entry in entries) else entries
+
+
+def draw_native_seed(
+    checked: int | list[Any] | None, num_envs: int, current: Callable[[], np.random.Generator]
+) -> tuple[int | np.random.Generator | None, list[int | None]]:
+    """``native_seed``'s result for a seed ``check_native_seed`` returned (``checked``): the
+    draws from ``current()`` and from Generators in a seed list happen here."""
+    if checked is None:
         return None, [None] * num_envs
+    if isinstance(checked, int):
+        return checked, [checked] * num_envs
     given: list[int | None] = []
     entropy: list[int] = []
-    for entry in entries:  # in order: a Generator entry may be current() itself
+    for entry in checked:  # in order: a Generator entry may be current() itself
         if entry is None:
             given.append(None)
             entropy.append(_draw(current()))
