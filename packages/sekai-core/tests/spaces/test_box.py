@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import pickle
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -204,6 +205,57 @@ def test_float_box_finite_bounds_beyond_the_dtype_are_clipped_with_warning(
     if expected is not None:
         assert (box.low.tolist(), box.high.tolist()) == expected
     assert box.contains(box.sample())
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_float_box_at_the_largest_floats_rebuilds_from_its_repr_without_warning(
+    dtype: Any,
+) -> None:
+    info = np.finfo(dtype)
+    box = Box(info.min, info.max, shape=(2,), dtype=dtype)
+    names = {"Box": Box, np.dtype(dtype).name: dtype}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = eval(repr(box), names)
+    assert again == box and again.high.tolist() == [float(info.max)] * 2
+
+
+@pytest.mark.parametrize(
+    ("bound", "dtype"),
+    [
+        (3.4028235e38, np.float32),  # float32's largest value as it prints
+        (65519.0, np.float16),  # NumPy rounds it to 65504
+        (65519, np.float16),
+        (2**128 - 2**103 - 1, np.float32),  # an exact int just below the overflow
+        (2**1024 - 2**970 - 1, np.float64),
+    ],
+    ids=["float32-as-printed", "float16", "float16-int", "float32-int", "float64-int"],
+)
+def test_float_box_bounds_that_round_to_a_finite_value_do_not_warn(bound: Any, dtype: Any) -> None:
+    largest = float(np.finfo(dtype).max)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        box = Box(-bound, bound, shape=(2,), dtype=dtype)
+    assert box.low.tolist() == [-largest] * 2 and box.high.tolist() == [largest] * 2
+
+
+@pytest.mark.parametrize(
+    ("bound", "dtype"),
+    [
+        (65520.0, np.float16),  # half a unit above the largest value: rounds to inf
+        (65520, np.float16),
+        (2**128 - 2**103, np.float32),
+        (float(2**128 - 2**103), np.float32),
+        (2**1024 - 2**970, np.float64),
+    ],
+    ids=["float16", "float16-int", "float32-int", "float32", "float64-int"],
+)
+def test_float_box_bounds_that_would_round_to_inf_warn(bound: Any, dtype: Any) -> None:
+    largest = float(np.finfo(dtype).max)
+    with pytest.warns(UserWarning, match="outside the range of") as caught:
+        box = Box(-bound, bound, shape=(2,), dtype=dtype)
+    assert len(caught) == 2
+    assert box.low.tolist() == [-largest] * 2 and box.high.tolist() == [largest] * 2
 
 
 def test_integer_box_bounds_mixing_floats_and_huge_ints_are_clipped_with_warning() -> None:

@@ -146,22 +146,27 @@ def _infinite(value: Any) -> bool:
 
 
 def to_float_dtype(name: str, arr: NDArray[Any], dt: np.dtype[Any]) -> NDArray[Any]:
-    """Convert a bound to floating ``dt``: infinities stay, finite values beyond its range are
-    clipped to its largest finite values, with a warning (as ``to_integer_dtype`` clips)."""
+    """Convert a bound to floating ``dt``: infinities stay, and so do finite values that round
+    to a finite value of ``dt`` (``3.4028235e38``, as float32's largest value prints, is that
+    value); finite values that would become +-inf are clipped to its largest finite values,
+    with a warning (as ``to_integer_dtype`` clips)."""
     info = np.finfo(dt)
     if arr.dtype == object:  # exact numbers from as_bound(): compared exactly
         limit = int(info.max)
+        # Half a unit in the last place above the largest value: from there on, rounding to
+        # the nearest value of dt (ties to even, the largest value's mantissa is odd) gives inf.
+        overflow = 2**info.maxexp - 2 ** (info.maxexp - info.nmant - 2)
         items = arr.reshape(-1).tolist()
-        outside = any(not _infinite(v) and abs(v) > limit for v in items)
+        outside = any(not _infinite(v) and abs(v) >= overflow for v in items)
         clipped = [v if _infinite(v) else max(-limit, min(limit, v)) for v in items]
         out = np.array(clipped, dtype=dt).reshape(arr.shape)
     else:
-        finite = np.isfinite(arr)
-        outside = bool((finite & ((arr > info.max) | (arr < info.min))).any())
-        with np.errstate(over="ignore"):  # values beyond the range are clipped below
+        with np.errstate(over="ignore"):  # values that overflow are clipped below
             out = np.array(arr, dtype=dt)
+        overflowed = np.isinf(out) & np.isfinite(arr)
+        outside = bool(overflowed.any())
         if outside:
-            out[finite] = np.clip(arr[finite], info.min, info.max)
+            out[overflowed] = np.where(arr[overflowed] > 0, info.max, info.min)
     if outside:
         _clipped(name, dt, info.min, info.max)
     return out
