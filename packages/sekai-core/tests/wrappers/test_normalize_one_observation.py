@@ -132,6 +132,7 @@ def _expected(reference: _Reference, x: Any, epsilon: float, clip: float | None)
         ((2, 3), np.float32, 1e-8, 3.0),
         ((32,), np.float64, 1e-8, None),
         ((33,), np.float64, 1e-8, None),  # more than a row's worth: NumPy's path
+        ((5, 7), np.float32, 1e-8, 2.0),
         ((1,), np.float64, 0.5, None),
         ((), np.float64, 1e-8, 0.5),  # shape (): NumPy scalars
     ],
@@ -303,3 +304,28 @@ def test_one_small_sample_is_combined_without_numpy(
     for x in _stream((2, 3), np.float64, 10, seed=9):
         stats.update(x[None])
     assert len(combined) == 2  # each first sample, which sets the moments outright
+
+
+def test_a_larger_sample_goes_straight_to_numpys_path(
+    toy_env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whether an observation is small is known from its space: one of more than 32 entries
+    # is not first converted and looked over for the float path.
+    tried: list[tuple[int, ...]] = []
+    sample_update = RunningMeanStd._sample_update
+
+    def counted(self: RunningMeanStd, sample: Any, epsilon: float | None = None) -> Any:
+        tried.append(sample.shape)
+        return sample_update(self, sample, epsilon)
+
+    monkeypatch.setattr(RunningMeanStd, "_sample_update", counted)
+    for shape in [(33,), (5, 7)]:
+        samples = _stream(shape, np.float64, 30, seed=10)
+        env = _env(toy_env, samples)
+        reference = _Reference()
+        for x, (got, _) in zip(samples, _run(env, 20)):
+            _same(got, _expected(reference, x, 1e-8, None)[0])
+        stats = RunningMeanStd(shape)
+        for x in samples[:5]:
+            stats.update(x[None])
+    assert tried == []

@@ -21,6 +21,7 @@ from sekai.stats.running import (
     ExponentialMovingStats,
     RunningMeanStd,
     format_index,
+    small_sample,
     update_checked,
     wrapper_state_part,
 )
@@ -113,6 +114,8 @@ class ObservationNormalizer:
             )
         self._stats = self._stats_of(self._plan)
         self.observation_space = self._space_of(self._plan, space)
+        # One small Box observation may take the statistics' float path (see normalize()).
+        self._small_box = self._plan[0] == _BOX and small_sample(self._plan[1].shape)
 
     # -- assignable attributes -----------------------------------------------------------
     # Properties: normalize() reads _epsilon and the plan's leaves, so an assignment must
@@ -232,9 +235,9 @@ class ObservationNormalizer:
                 no statistics are changed. Without ``update`` (frozen statistics) nothing is
                 checked: a NaN is normalised to NaN.
         """
-        kind, payload = self._plan
-        if update and not batched and kind == _BOX and isinstance(payload, RunningMeanStd):
-            # One observation, a Box: small ones take a float path with the same result.
+        payload = self._plan[1]
+        if update and not batched and self._small_box and isinstance(payload, RunningMeanStd):
+            # One small Box observation: a float path with the same result.
             obs = np.asarray(obs, dtype=np.float64)
             out = payload._update_normalize(obs, self._epsilon)
             if out is not None:

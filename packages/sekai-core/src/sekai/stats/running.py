@@ -78,6 +78,13 @@ def _batch_moments(arr: Float64Array) -> tuple[Float64Array, Float64Array, int]:
 _SMALL = 32
 
 
+def small_sample(shape: tuple[int, ...]) -> bool:
+    """Whether one sample of ``shape`` may take ``RunningMeanStd``'s float path (it has at
+    most ``_SMALL`` entries, and is no scalar): a caller can tell once, before converting
+    every sample, that a larger one never does."""
+    return bool(shape) and math.prod(shape) <= _SMALL
+
+
 _FLOAT64 = np.dtype(np.float64)
 
 
@@ -347,11 +354,12 @@ class RunningMeanStd(_MomentStats):
     # arithmetic, so the same bits, without a dozen NumPy calls on a few entries.
 
     def _add(self, arr: Float64Array) -> None:
-        update = self._sample_update(arr[0]) if arr.shape[0] == 1 else None
-        if update is None:
-            super()._add(arr)
-        else:
-            self._set_moments(*update[:2])
+        if len(arr) == 1 and arr.size <= _SMALL:  # larger ones never take the float path
+            update = self._sample_update(arr[0])
+            if update is not None:
+                self._set_moments(*update[:2])
+                return
+        self._combine(*_batch_moments(arr))  # the base class's _add, without another call
 
     def _update_normalize(self, sample: Float64Array, epsilon: float) -> Float64Array | None:
         """``update(sample[None])`` then ``normalize(sample, epsilon)`` for one float64
