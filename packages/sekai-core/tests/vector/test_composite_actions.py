@@ -13,6 +13,7 @@ import pytest
 import sekai
 from sekai.spaces import Box, Dict, Discrete, Sequence, Space, Tuple
 from sekai.vector import AsyncVecEnv, NativeVecEnv, ProcVecEnv, SyncVecEnv, VecEnv
+from sekai.vector._contract.subenv import SubEnv
 
 Factory = Callable[..., VecEnv]
 
@@ -212,3 +213,49 @@ def test_a_frozen_native_sub_envs_sequence_observation_is_a_new_copy_every_step(
         third = vec.step(np.array([0, 0]))
         np.testing.assert_array_equal(third.observations[1][0], [3.0, 4.0])
         assert third.observations[0][0] is not second.observations[0][0]
+
+
+class Frames(sekai.Env[Any, Any]):
+    """Observes a Dict of arrays, the env's own buffers; every episode lasts one step."""
+
+    def __init__(self) -> None:
+        self.observation_space = Dict(frame=Box(0, 255, (2, 2), np.uint8), step=Discrete(5))
+        self.action_space = Discrete(2)
+        self.frame = np.zeros((2, 2), np.uint8)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.frame[:] = 1
+        return sekai.ResetResult({"frame": self.frame, "step": 0}, {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.frame[:] = 7
+        return sekai.StepResult({"frame": self.frame, "step": 1}, 0.0, True, False, {})
+
+
+def test_a_frozen_sub_envs_array_observation_is_stacked_anew_every_step(backend: str) -> None:
+    with BACKENDS[backend]([Frames] * 2, autoreset=False) as vec:
+        vec.reset(seed=0)
+        first = vec.step(np.array([0, 0]))  # both finish and freeze
+        first.observations["frame"][:] = 0  # the caller edits its own batch in place
+        second = vec.step(np.array([0, 0]))
+        np.testing.assert_array_equal(second.observations["frame"], np.full((2, 2, 2), 7))
+        second.observations["frame"][1] = 0
+        third = vec.step(np.array([0, 0]))
+        np.testing.assert_array_equal(third.observations["frame"], np.full((2, 2, 2), 7))
+        np.testing.assert_array_equal(third.observations["step"], [1, 1])
+
+
+@pytest.mark.parametrize(
+    ("make", "copied"), [(Frames, False), (lambda: Orders(False), True)], ids=["dict", "sequence"]
+)
+def test_a_frozen_sub_env_copies_its_final_observation_only_where_a_batch_shares_it(
+    make: Callable[[], sekai.Env[Any, Any]], copied: bool
+) -> None:
+    # A batch of array spaces is new arrays anyway; a Sequence's holds the items themselves.
+    sub = SubEnv(make(), autoreset=False, index=0)
+    sub.reset(seed=0)
+    ended = sub.step(0)
+    frozen = [sub.step(0).observation for _ in range(2)]
+    assert (frozen[0] is not frozen[1]) is copied
+    assert all(observation is not ended.observation for observation in frozen)

@@ -20,6 +20,7 @@ from sekai.vector._contract.checks import (
 
 __all__ = [
     "as_batch_dtype",
+    "batch_copies",
     "caster",
     "checked_caster",
     "copy_batch",
@@ -75,6 +76,19 @@ def stacker(space: Space[Any]) -> Callable[[list[Any]], Any]:
 
     exact = dtype.kind in "iu"
     return stack
+
+
+def batch_copies(space: Space[Any]) -> bool:
+    """Whether a batch of ``space`` (``stacker``, ``concatenate``) is new arrays throughout,
+    sharing nothing with the items it was built from: array spaces, and Dicts and Tuples of
+    them. Any other part (a Sequence's batch holds the items themselves) is shared."""
+    if isinstance(space, _ARRAY_SPACES):
+        return True
+    if isinstance(space, Dict):
+        return all(batch_copies(sub) for sub in space.spaces.values())
+    if isinstance(space, Tuple):
+        return all(batch_copies(sub) for sub in space.spaces)
+    return False
 
 
 def stack_observations(space: Space[Any], items: list[Any]) -> Any:
