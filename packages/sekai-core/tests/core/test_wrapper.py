@@ -385,11 +385,24 @@ class PatchedLater(ResultWrapper):
 PatchedLater._step_action = Doubling._step_action  # a class given the hook after its creation
 
 
+def _given_the_hook(wrapper):
+    wrapper._step_action = lambda action: 2 * action  # an instance given the hook (a patch)
+    return wrapper
+
+
 @pytest.mark.parametrize(
     "wrap",
-    [Doubling, InheritsDoubling, PatchedLater, lambda env: DoublingTimeLimit(env, 10)],
+    [
+        Doubling,
+        InheritsDoubling,
+        PatchedLater,
+        lambda env: DoublingTimeLimit(env, 10),
+        lambda env: _given_the_hook(ResultWrapper(env)),
+        lambda env: _given_the_hook(TimeLimit(env, 10)),
+    ],
+    ids=["class", "subclass", "class-later", "timelimit", "instance", "timelimit-instance"],
 )
-def test_a_step_action_hook_maps_the_action_wherever_the_class_overrides_it(wrap):
+def test_a_step_action_hook_maps_the_action_wherever_it_is_given(wrap):
     env = Base()
     w = wrap(env)
     w.reset()

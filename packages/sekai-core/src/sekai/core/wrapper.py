@@ -261,10 +261,11 @@ class ResultWrapper(Wrapper[WrapperObsT, WrapperActT, ObsT, ActT]):
     @passes_inward
     def step(self, action: WrapperActT) -> StepResult[WrapperObsT]:
         # The identity hook is not called: a wrapper that keeps it (TimeLimit, the one make()
-        # adds) saves a call on every step.
-        sent: Any = action
-        if type(self)._step_action is not _same_action:
-            sent = self._step_action(action)
+        # adds) saves a call on every step. Any other hook, one its class overrides or one set
+        # on the instance, is called, as async_step calls it. (Testing the instance's __dict__
+        # instead would cost every later attribute access of the wrapper more.)
+        hook = self._step_action
+        sent: Any = action if getattr(hook, "__func__", None) is _same_action else hook(action)
         return self._step_result(self.env.step(sent))
 
     async def async_reset(
