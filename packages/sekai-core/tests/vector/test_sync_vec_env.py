@@ -340,6 +340,30 @@ def test_factories_returning_the_same_env_object_are_refused(cls: type[SyncVecEn
 
 
 @pytest.mark.parametrize("cls", IN_PROCESS)
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda env: (TimeLimit(env, 5), TimeLimit(env, 5)),  # each factory wraps one env
+        lambda env: (env, TimeLimit(env, 5)),
+        lambda env: (TimeLimit(env, 5), env),  # as `lambda: env, lambda: env.unwrapped`
+    ],
+    ids=["both-wrapped", "then-wrapped", "then-unwrapped"],
+)
+def test_factories_returning_one_env_behind_wrappers_are_refused(
+    cls: type[SyncVecEnv], wrap: Any
+) -> None:
+    env = Probe()
+    first, second = wrap(env)
+    expected = (
+        rf"^{cls.__name__}: env_fns\[0\]\(\) and env_fns\[1\]\(\) returned envs on the same "
+        r"base env object \(.*Probe, their \.unwrapped\); each factory must build a new env"
+    )
+    with pytest.raises(ValueError, match=expected):
+        cls([lambda: first, lambda: second])
+    assert env.closed
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
 def test_sub_envs_with_different_spaces_are_rejected(cls: type[SyncVecEnv]) -> None:
     def other() -> Probe:
         env = Probe()

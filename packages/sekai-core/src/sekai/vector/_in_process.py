@@ -112,13 +112,17 @@ def build_envs(
 
     Raises:
         TypeError: ``env_fns`` is not a list of callables, or a factory returned a non-Env.
-        ValueError: no factories, two factories that returned the same env object, or
-            sub-envs whose spaces differ from the first one's.
+        ValueError: no factories, two factories that returned the same env object (or envs
+            with the same ``unwrapped`` env), or sub-envs whose spaces differ from the first
+            one's.
     """
     fns = env_factories(env_fns, owner)
     envs: list[Env[Any, Any]] = []
-    # Which sub-env each env object is, to refuse one returned twice (`lambda: env`).
-    seen = {id(env): index for index, env in enumerate(built, first_index - len(built))}
+    # Which sub-env each base env object (env.unwrapped) is under, to refuse one returned twice
+    # (`lambda: env`), also behind wrappers (`lambda: Wrapper(env)`, `env` and `env.unwrapped`).
+    seen = {
+        id(env.unwrapped): (index, env) for index, env in enumerate(built, first_index - len(built))
+    }
     try:
         for index, fn in enumerate(fns, first_index):
             env = fn()
@@ -138,14 +142,20 @@ def build_envs(
                         "To use a gymnasium env, convert it with sekai.compat.from_gymnasium(env).",
                     )
                 )
-            if id(env) in seen:
-                raise ValueError(
-                    f"{owner}: env_fns[{seen[id(env)]}]() and env_fns[{index}]() returned the "
-                    f"same env object ({type_name(env)}); each factory must build a new env "
-                    "(e.g. lambda: sekai.make(env_id), not lambda: env returning one env "
-                    "built beforehand)."
+            base = env.unwrapped
+            if id(base) in seen:
+                other, before = seen[id(base)]
+                what = (
+                    f"the same env object ({type_name(env)})"
+                    if before is env
+                    else f"envs on the same base env object ({type_name(base)}, their .unwrapped)"
                 )
-            seen[id(env)] = index
+                raise ValueError(
+                    f"{owner}: env_fns[{other}]() and env_fns[{index}]() returned {what}; "
+                    "each factory must build a new env (e.g. lambda: sekai.make(env_id), not "
+                    "lambda: env returning one env built beforehand, or a wrapper of it)."
+                )
+            seen[id(base)] = (index, env)
             envs.append(env)
             first = envs[0]
             check_same_spaces(
