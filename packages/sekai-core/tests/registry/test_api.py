@@ -2,7 +2,7 @@ import pytest
 
 import sekai
 from sekai.plugins import hookimpl
-from sekai.registry import api
+from sekai.registry import EnvRegistry, api
 from sekai.testing import registry_sandbox
 from sekai.testing.envs import LineEnv
 
@@ -72,3 +72,12 @@ def test_runtime_register_of_a_plugin_id_names_the_plugin():
         sekai.register("owner/Line-v0", LineEnv)
     assert str(info.value) == "Environment 'owner/Line-v0' is already registered."
     assert info.value.__notes__ == ["It is provided by plugin 'owner' (owner-pack 2.0)."]
+
+
+@pytest.mark.parametrize("documented", [sekai.register, EnvRegistry.add])
+def test_the_docstrings_say_a_note_names_the_plugin_not_the_message(documented):
+    # What the API reference shows must match the test above: str(error) is the spec's text.
+    raises = documented.__doc__.split("Raises:")[1]
+    entry = " ".join(raises.split("EnvAlreadyRegistered:")[1].split(":")[0].split())
+    assert "note names the plugin" in entry
+    assert "message names" not in entry

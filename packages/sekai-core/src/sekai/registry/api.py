@@ -104,7 +104,8 @@ def register(
         The registered spec.
 
     Raises:
-        EnvAlreadyRegistered: ``id`` is taken (the message names the plugin providing it).
+        EnvAlreadyRegistered: ``id`` is taken (when a plugin provides it, an exception note
+            names the plugin).
         ValueError: a malformed ID or entry point.
     """
     return _registry.register(

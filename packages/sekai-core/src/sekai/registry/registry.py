@@ -189,7 +189,8 @@ class EnvRegistry:
         """Store ``spec`` as is (no discovery; plugin registrars use this).
 
         Raises:
-            EnvAlreadyRegistered: the ID is taken; the message names the owning plugin.
+            EnvAlreadyRegistered: the ID is taken; when a plugin provides it, an exception
+                note names the plugin (``str(error)`` is the spec's exact text).
         """
         with self._lock:  # the check and the store are one step for other threads
             existing = self._specs.get(spec.id)
