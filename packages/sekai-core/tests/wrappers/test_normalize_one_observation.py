@@ -275,14 +275,24 @@ def test_moments_assigned_by_hand_are_used_as_numpy_uses_them(
         _same_stats(env.obs_rms, reference)
 
 
-def test_moments_of_another_shape_assigned_by_hand_fail_as_numpy_makes_them(
+def test_moments_of_another_shape_assigned_by_hand_broadcast_as_numpy_makes_them(
     toy_env: Any,
 ) -> None:
-    env = _env(toy_env, _stream((4,), np.float64, 5, seed=7))
+    # The float path declines them: NumPy's arithmetic broadcasts, as it always did.
+    samples = _stream((4,), np.float64, 5, seed=7)
+    env = _env(toy_env, samples)
     env.reset(seed=0)
     env.obs_rms.mean = np.zeros((1, 4))
-    with pytest.raises(ValueError, match=re.escape("expects one sample of shape (1, 4)")):
-        env.step(0)
+    rms = env.obs_rms
+    before = (rms.mean.copy(), rms.var.copy(), rms.count)
+    got = env.step(0).observation
+    mean, var, count = before
+    delta = samples[1] - mean
+    total = count + 1
+    new_mean = mean + delta / total
+    new_var = (var * count + delta**2 * count / total) / total
+    assert got.shape == (1, 4)
+    np.testing.assert_allclose(got, (samples[1] - new_mean) / np.sqrt(new_var + 1e-8))
 
 
 def test_one_small_sample_is_combined_without_numpy(
