@@ -132,13 +132,14 @@ def test_a_runtime_register_of_a_plugin_id_names_the_plugin():
 try:
     sekai.register("example/Gridworld-v0", "sekai_example_pack.gridworld:GridworldEnv")
 except sekai.EnvAlreadyRegistered as exc:
-    print(json.dumps(str(exc)))
+    print(json.dumps([str(exc), getattr(exc, "__notes__", [])]))
 """
     )
-    assert out == (
-        "Environment 'example/Gridworld-v0' is already registered. "
-        "It is provided by plugin 'example' (sekai-example-pack 0.1.0)."
-    )
+    # The message is core.md's exact text; the plugin is named in a note under it.
+    assert out == [
+        "Environment 'example/Gridworld-v0' is already registered.",
+        ["It is provided by plugin 'example' (sekai-example-pack 0.1.0)."],
+    ]
 
 
 @both_profiles
