@@ -10,19 +10,15 @@ import numpy as np
 from sekai._seeding import check_seed
 from sekai.spaces._composite import seed_with_children
 from sekai.spaces._explain import Reason, described, why_not_in
+from sekai.spaces._kinds import ARRAY_SPACES as _ARRAY_SPACES
 from sekai.spaces._stack import concatenate, create_empty_array
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
-from sekai.spaces.discrete import Discrete
 from sekai.spaces.jsonable import register_space_type, space_from_jsonable
-from sekai.spaces.multi_binary import MultiBinary
-from sekai.spaces.multi_discrete import MultiDiscrete
 from sekai.spaces.space import SeedLike, Space
 from sekai.spaces.tuple import Tuple
 
 __all__ = ["Sequence"]
-
-_ARRAY_SPACES = (Box, Discrete, MultiDiscrete, MultiBinary)
 
 
 def _stackable(space: Space[Any]) -> bool:

@@ -15,7 +15,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.error import VecEnvWorkerError
-from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
+from sekai.spaces import Space
+from sekai.spaces._kinds import ARRAY_SPACES as _ARRAY_SPACES
 from sekai.vector._contract.batching import slice_rows
 from sekai.vector._contract.errors import (
     ErrorInfo,
@@ -438,9 +439,6 @@ def sendable(
             what = f"the result of {command}() cannot be sent to the parent"
             errors.append((row if positions is None else positions[row], describe(exc, what)))
     errors.sort(key=lambda item: item[0])
-
-
-_ARRAY_SPACES = (Box, Discrete, MultiBinary, MultiDiscrete)
 
 
 def run_step(

@@ -10,7 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.core._autoreset import autoreset_info
-from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
+from sekai.spaces import Dict, Space, Tuple
+from sekai.spaces._kinds import ARRAY_SPACES
 from sekai.vector._packing import received, unpack
 
 __all__ = [
@@ -90,7 +91,7 @@ def _cell(value: Any, index: int, n: int) -> Any:
 
 # Spaces whose batches are plain arrays: batch_row indexes them without the ABC isinstance
 # checks (their exact types: a subclass, MaskedBox say, may batch otherwise).
-_ARRAY_SPACES = frozenset({Box, Discrete, MultiBinary, MultiDiscrete})
+_ARRAY_SPACES = frozenset(ARRAY_SPACES)
 
 
 def batch_row(space: Space[Any], batch: Any, index: int) -> Any:

@@ -11,6 +11,7 @@ import numpy as np
 
 from sekai.error import InvalidAction
 from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
+from sekai.spaces._kinds import ARRAY_SPACES
 from sekai.vector._contract.actions import ignored_action
 from sekai.vector.kernel import Draw
 from sekai.vector.kernel_step import (
@@ -269,7 +270,7 @@ def _device(array: Array) -> Any:
 def check_action_shape(space: Space[Any], num_envs: int, actions: Array) -> None:
     """Raise like the native envs for a batch of an array space's actions whose shape is not
     ``(num_envs, *space.shape)`` (the shape is known on the host: no device sync)."""
-    if not isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+    if not isinstance(space, ARRAY_SPACES):
         return
     expected = (num_envs, *tuple(space.shape or ()))
     if tuple(actions.shape) != expected:

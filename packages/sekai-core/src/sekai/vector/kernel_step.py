@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
+from sekai.spaces import Dict, Space, Tuple
+from sekai.spaces._kinds import ARRAY_SPACES
 from sekai.vector.kernel import ArrayKernel, Draw
 
 __all__ = [
@@ -178,7 +179,7 @@ def observation_dtypes(space: Space[Any], convert: Callable[[np.dtype[Any]], Any
         return {key: observation_dtypes(sub, convert) for key, sub in space.spaces.items()}
     if isinstance(space, Tuple):
         return tuple(observation_dtypes(sub, convert) for sub in space.spaces)
-    if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+    if isinstance(space, ARRAY_SPACES):
         return convert(np.dtype(space.dtype))
     return None
 

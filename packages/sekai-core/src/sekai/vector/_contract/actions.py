@@ -12,7 +12,8 @@ from numpy.typing import NDArray
 
 from sekai._box_actions import bad_box_rows, bools_as_numbers
 from sekai.error import InvalidAction
-from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
+from sekai.spaces import Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
+from sekai.spaces._kinds import ARRAY_SPACES
 
 __all__ = ["ActionChecker", "ignored_action"]
 
@@ -329,7 +330,7 @@ class _OpaqueNode(_Node):
 
 
 def _node(space: Space[Any], num_envs: int, path: str) -> _Node:
-    if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+    if isinstance(space, ARRAY_SPACES):
         return _ArrayNode(space, num_envs, path)
     if isinstance(space, Dict):
         return _DictNode(space, num_envs, path)

@@ -10,7 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.core._snapshot import snapshot
-from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple, concatenate
+from sekai.spaces import Dict, Space, Tuple, concatenate
+from sekai.spaces._kinds import ARRAY_SPACES as _ARRAY_SPACES
 from sekai.vector._contract.checks import (
     array_kinds,
     check_observations,
@@ -30,8 +31,6 @@ __all__ = [
     "stacker",
     "take_rows",
 ]
-
-_ARRAY_SPACES = (Box, Discrete, MultiDiscrete, MultiBinary)
 
 
 def stacker(space: Space[Any]) -> Callable[[list[Any]], Any]:

@@ -33,8 +33,9 @@ from numpy.typing import NDArray
 from sekai._args import type_name
 from sekai.core._snapshot import snapshot
 from sekai.core.result import ResetResult, StepResult, several_values
-from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
+from sekai.spaces import Dict, Space, Tuple
 from sekai.spaces._explain import described, short_repr
+from sekai.spaces._kinds import ARRAY_SPACES
 
 __all__ = [
     "ResultCheck",
@@ -75,7 +76,7 @@ def observation_checker(space: Space[Any], num_envs: int | None = None) -> Obser
     ``num_envs``, it judges a whole batch instead (a native env's): every array part has the
     leading ``num_envs`` axis.
     """
-    if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+    if isinstance(space, ARRAY_SPACES):
         dtype = np.dtype(space.dtype)
         if num_envs is None:
             return _array_checker(tuple(space.shape), dtype)
@@ -205,7 +206,7 @@ class ResultCheck:
         """For an array space: the shape of an observation that needs no further check."""
         self.array_dtype: np.dtype[Any] | None = None
         """For an array space: the dtype of an observation that needs no further check."""
-        if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+        if isinstance(space, ARRAY_SPACES):
             self.array_shape, self.array_dtype = tuple(space.shape), np.dtype(space.dtype)
 
     def __reduce__(self) -> tuple[Any, ...]:

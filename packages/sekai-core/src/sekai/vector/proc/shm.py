@@ -32,7 +32,8 @@ import numpy as np
 
 from sekai._warnings import caller_stacklevel
 from sekai.error import SharedMemoryWarning
-from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
+from sekai.spaces import Dict, Space, Tuple
+from sekai.spaces._kinds import ARRAY_SPACES
 from sekai.spaces.batch import create_empty_array
 from sekai.vector._contract.batching import copy_batch, take_rows
 
@@ -62,7 +63,7 @@ _MORE_MEMORY = "raise that memory limit (with Docker: docker run --memory=...)"
 def is_fixed_size(space: Space[Any]) -> bool:
     """Whether every part of ``space`` has a fixed shape and dtype: Box, Discrete,
     MultiDiscrete, MultiBinary, and Dict / Tuple / MaskedBox of them."""
-    if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+    if isinstance(space, ARRAY_SPACES):
         return True
     if isinstance(space, Dict):
         return all(is_fixed_size(child) for child in space.values())
