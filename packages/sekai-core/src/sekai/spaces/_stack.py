@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from sekai.spaces._explain import described, short_repr
+from sekai.spaces._kinds import ARRAY_SPACES
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
 from sekai.spaces.discrete import Discrete
@@ -129,7 +130,7 @@ def _raise_named(space: Space[Any], items: Sequence[Any], out: Any) -> None:
 def _check_out(space: Space[Any], out: Any, n: int, path: str) -> None:
     """Raise naming the first array of the buffer ``out`` (at ``path``) whose shape is not
     ``(n, *shape)`` of its sub-space; parts of another structure are left to their errors."""
-    if isinstance(space, (Box, Discrete, MultiDiscrete, MultiBinary)):
+    if isinstance(space, ARRAY_SPACES):
         expected = (n, *tuple(space.shape or ()))
         found = getattr(out, "shape", None)
         if found is not None and tuple(found) != expected:
