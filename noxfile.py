@@ -26,7 +26,9 @@ WHEELHOUSE = ROOT / ".nox" / "_wheelhouse"
 PACKS = ("sekai-example-pack", "sekai-broken-pack")
 # What the docs pages use beyond the first-party extras: pygame, with which the migration page
 # renders gymnasium's own CartPole through GymnasiumRenderer. The dev venv and the docs session
-# both install it, so every page runs in the venv the README's first command sets up.
+# both install it, so the pages run in the venv the README's first command sets up (all but the
+# SB3/MaskablePPO training examples, which only the docs session installs for, and the
+# sekai-jax, sekai-torch and sekai-ray pages).
 PAGES_NEED = ("gymnasium[classic-control]>=1.0",)
 # torch only as this build, the CPU one: PyPI's torch for Linux is the multi-GB CUDA build.
 # _install_torch takes the wheel from pip's find-links folders when the machine keeps one
@@ -577,18 +579,23 @@ def _importtime_summary(report: str, top: int = 12) -> str:
 def dev(session: nox.Session) -> None:
     """Install every distribution editable into the interpreter running nox, then run sekai.
 
-    With every extra (Pillow, gymnasium, PettingZoo, pandas) and ``PAGES_NEED``: the dev venv
-    is where people try the docs, and every page runs in it (sekai-ray, with Ray, stays out).
+    With every extra (Pillow, gymnasium, PettingZoo, pandas), ``PAGES_NEED`` and the ``test``
+    dependency group: the dev venv is where people try the docs and run a distribution's tests
+    (``.venv/bin/python -m pytest packages/sekai-core/tests -q``). The docs pages run in it,
+    except what needs more than it holds: the Stable-Baselines3 and MaskablePPO training
+    examples of gymnasium-migration.md (torch, stable-baselines3 and sb3-contrib: ``nox -s
+    docs``) and the pages of sekai-jax, sekai-torch and sekai-ray (accelerators.md,
+    scaling-out.md: their own ``tests(...)`` sessions run them). None of those heavy libraries
+    is installed here.
     """
-    args = _all_editable(extras=True)
+    args = [*_all_editable(extras=True), *PAGES_NEED, *_groups("test")]
     if Path(_path("sekai-example-pack"), "pyproject.toml").is_file():
         args += _editable("sekai-example-pack")
     uv = _uv_binary()
     if uv is not None:  # nox[uv] brings it: the same install, resolved in seconds
-        session.run(uv, "pip", "install", "--python", sys.executable, *args, *PAGES_NEED,
-                    external=True)  # fmt: skip
+        session.run(uv, "pip", "install", "--python", sys.executable, *args, external=True)
     else:
-        session.run(sys.executable, "-m", "pip", "install", *args, *PAGES_NEED, external=True)
+        session.run(sys.executable, "-m", "pip", "install", *args, external=True)
     # The console script next to this interpreter (sekai.exe on Windows), not one on PATH.
     sekai_script = shutil.which("sekai", path=sysconfig.get_path("scripts")) or "sekai"
     # Unguarded: a command or env that is missing or broken fails the session, never a skip.

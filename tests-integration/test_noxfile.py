@@ -149,6 +149,23 @@ def test_dev_runs_sekai_list_check_and_bench_without_a_way_to_skip_them(
     assert session.warnings == []
 
 
+def test_dev_installs_the_test_group_for_the_readme_quick_loop_and_no_heavy_library(
+    noxfile: Any,
+) -> None:
+    # README: `.venv/bin/python -m pytest packages/sekai-core/tests -q` runs in the dev venv.
+    session = FakeSession()
+    noxfile.dev(session)
+    installs = [args for args, _ in session.runs if "install" in args]
+    assert len(installs) == 1, session.runs
+    (install,) = installs
+    test_group = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["dependency-groups"]
+    missing = [req for req in test_group["test"] if req not in install]
+    assert not missing, f"the dev venv lacks the test group's {missing}"
+    # The training and accelerator pages need more; the dev venv stays without those.
+    heavy = ("torch", "stable-baselines3", "sb3-contrib", "jax", "ray")
+    assert not [arg for arg in install if re.split(r"[\[<>=!~;@ ]", arg)[0] in heavy], install
+
+
 def test_bench_runs_sekai_bench_in_every_mode_without_a_way_to_skip_it(
     noxfile: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
