@@ -50,6 +50,35 @@ def test_assert_env_conforms_ignores_warnings_unless_strict():
         assert_env_conforms(Unseeded(), check_determinism=False, strict=True)
 
 
+class Noisy(LineEnv):
+    """Seeded, but its reward comes from NumPy's global generator: not deterministic."""
+
+    def step(self, action):
+        result = super().step(action)
+        return sekai.StepResult(result.observation, float(np.random.uniform()), False, False, {})
+
+
+NONDETERMINISTIC = "WARNING: Two rollouts with the same seed and actions differed"
+
+
+def test_assert_env_conforms_fails_on_a_determinism_failure_without_strict(sekai_registry):
+    with pytest.raises(AssertionError, match=f"does not conform:\n{NONDETERMINISTIC}"):
+        assert_env_conforms(Noisy())
+    sekai.register("noisy/Line-v0", Noisy)
+    with pytest.raises(
+        AssertionError, match=f"noisy/Line-v0 does not conform:\n{NONDETERMINISTIC}"
+    ):
+        assert_env_conforms("noisy/Line-v0")
+
+
+def test_assert_env_conforms_accepts_a_nondeterministic_registration_or_no_comparison(
+    sekai_registry,
+):
+    sekai.register("noisy/Line-v0", Noisy, nondeterministic=True)
+    assert_env_conforms("noisy/Line-v0")
+    assert_env_conforms(Noisy(), check_determinism=False)
+
+
 class BrokenNative(sekai.NativeVecEnv):
     def __init__(self, num_envs, *, max_episode_steps=None, autoreset=True):
         super().__init__(

@@ -32,7 +32,8 @@ def assert_env_conforms(
         n_steps: random steps ``check_env`` takes.
         check_determinism: compare two seeded rollouts; None does so unless the spec is
             registered ``nondeterministic``.
-        strict: fail on WARNINGs too, not only on ERRORs.
+        strict: fail on every WARNING too. Without it only ERRORs fail, and a determinism
+            failure (which ``check_env`` reports as a WARNING).
         check_vector: for an ID with a ``vector_entry_point``, also run the vector contract
             checks (``sekai.vector.kernel_check.check_kernel_vec_env``: batched spaces,
             same-step autoreset, freezing with ``autoreset=False``, action errors and, with
@@ -62,11 +63,21 @@ def assert_env_conforms(
     finally:
         if spec is not None:
             env.close()
-    failing = issues if strict else [i for i in issues if i.startswith("ERROR")]
+    failing = _failing(issues, strict)
     if failing:
         raise AssertionError(f"{label} does not conform:\n" + "\n".join(failing))
     if check_vector and spec is not None and spec.vector_entry_point is not None:
         _assert_native_conforms(spec, n_steps, check_determinism, strict)
+
+
+def _failing(issues: list[str], strict: bool) -> list[str]:
+    """The issues that fail the assertion: all of them with ``strict``, else the ERRORs and a
+    failed determinism check (a WARNING of ``check_env``, which compares no rollouts of an env
+    registered ``nondeterministic``)."""
+    from sekai.utils._check_messages import NONDETERMINISTIC
+
+    failing = ("ERROR", f"WARNING: {NONDETERMINISTIC}")
+    return issues if strict else [issue for issue in issues if issue.startswith(failing)]
 
 
 def _assert_native_conforms(
@@ -101,7 +112,7 @@ def _assert_native_conforms(
         check_determinism=check_determinism,
         make_frozen=lambda: build(False),
     )
-    failing = issues if strict else [i for i in issues if i.startswith("ERROR")]
+    failing = _failing(issues, strict)
     if failing:
         raise AssertionError(
             f"The native vector env of {spec.id} does not conform:\n" + "\n".join(failing)

@@ -10,9 +10,14 @@ from sekai.core._not_an_env import env_class_name, given, not_an_env_hint
 from sekai.core.env import Env
 from sekai.utils._equal import structurally_equal
 
-__all__ = ["STEP_FIELDS", "first_difference", "in_running_loop", "not_an_env"]
+__all__ = ["NONDETERMINISTIC", "STEP_FIELDS", "first_difference", "in_running_loop", "not_an_env"]
 
 STEP_FIELDS = ("observation", "reward", "terminated", "truncated", "info")
+# The WARNING of a failed determinism check; ``assert_env_conforms`` fails on it.
+NONDETERMINISTIC = (
+    "Two rollouts with the same seed and actions differed. If the env is intentionally "
+    "stochastic beyond its seed, register it with nondeterministic=True."
+)
 
 
 def in_running_loop(env: Env[Any, Any], method: str) -> str:

@@ -21,6 +21,7 @@ from sekai.spaces import Box, Dict, Sequence, Space, Tuple
 from sekai.spaces._explain import short_repr, why_not_in
 from sekai.spaces.space import not_a_space
 from sekai.utils._check_messages import (
+    NONDETERMINISTIC,
     STEP_FIELDS,
     first_difference,
     in_running_loop,
@@ -35,10 +36,6 @@ _NOT_SEEDED = (
     "reset(seed=0) returned different observations on two calls. Call self._set_rng(seed) at "
     "the start of reset() and draw all randomness from self.rng; state kept across episodes "
     "(a counter, or a sequential episode sampler that moves on every reset) does the same."
-)
-_NONDETERMINISTIC = (
-    "Two rollouts with the same seed and actions differed. If the env is intentionally "
-    "stochastic beyond its seed, register it with nondeterministic=True."
 )
 _MASK_FORMAT = "action_mask() must return a mask in the format action_space.sample() accepts."
 
@@ -449,9 +446,7 @@ class _Checker:
             self.error(f"The determinism check's rollout raised {_exc(exc)}")
             return
         if not structurally_equal(first, second):
-            self.warning(
-                f"{_NONDETERMINISTIC} First difference: {first_difference(first, second)}."
-            )
+            self.warning(f"{NONDETERMINISTIC} First difference: {first_difference(first, second)}.")
 
     def check_async(self) -> None:
         if self.in_loop:
