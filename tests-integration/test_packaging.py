@@ -184,6 +184,23 @@ def test_the_meta_distributions_extras_are_the_documented_ones_and_pull_no_heavy
     assert "sekai-ray" not in {Requirement(text).name for text in extras["all"]}
 
 
+def test_the_gymnasium_extras_install_a_gymnasium_the_vector_bridges_accept() -> None:
+    # to_gymnasium_vector / from_gymnasium_vector need the newest floor of the bridges: an
+    # extra asking for less would let `pip install "sekai-compat[gymnasium]"` keep a gymnasium
+    # they refuse. The meta-distribution's extras forward to these.
+    from sekai.compat._gym_vector import _VECTOR_GYMNASIUM
+
+    extras = _first_party_pyprojects()["sekai-compat"]["project"]["optional-dependencies"]
+    for extra in ("gymnasium", "pettingzoo"):
+        (gymnasium,) = [r for r in map(Requirement, extras[extra]) if r.name == "gymnasium"]
+        floor = next(s.version for s in gymnasium.specifier if s.operator == ">=")
+        assert floor == _VECTOR_GYMNASIUM, f"sekai-compat[{extra}]: {gymnasium}"
+    meta = _first_party_pyprojects()[META]["project"]["optional-dependencies"]
+    for extra in ("gymnasium", "pettingzoo"):
+        (forwarded,) = map(Requirement, meta[extra])
+        assert (forwarded.name, forwarded.extras) == ("sekai-compat", {extra}), forwarded
+
+
 def test_wheel_entry_points_are_those_of_the_pyproject(wheelhouse: Path) -> None:
     for name, data in _first_party_pyprojects().items():
         declared = data["project"].get("entry-points", {}).get("sekai", {})

@@ -11,7 +11,8 @@ from sekai.error import MissingDependency
 __all__ = ["require_gymnasium", "require_pettingzoo", "require_sb3"]
 
 _NEEDS = "{func} needs {requirement}, which is not installed: pip install {install}"
-# The extra's own floor may be lower than this function's, so the fix names the requirement.
+# A gymnasium installed before the extra (or pinned) may be older than a function needs, and
+# some functions need less than the extra's floor: the fix names the function's requirement.
 _TOO_OLD = "{func} needs {requirement}, found {package} {version}: pip install -U '{requirement}'"
 _GYMNASIUM_EXTRA = "'sekai-compat[gymnasium]'"
 _PETTINGZOO_EXTRA = "'sekai-compat[pettingzoo]'"
