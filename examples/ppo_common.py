@@ -1,7 +1,8 @@
 """What ``ppo_jax.py`` and ``ppo_torch.py`` share: flags, per-env presets, the learning-curve CSV
-and the final evaluation against the baselines (one ``evaluate()`` call per policy).
+and the final evaluation against the baselines (one ``evaluate()`` call per policy); and, for
+every training example, ``require`` with the command that installs PyTorch (``TORCH_CPU``).
 
-Not a script: the two PPO examples import it from their own folder.
+Not a script: the examples import it from their own folder.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 __all__ = [
     "PRESETS",
+    "TORCH_CPU",
     "Curve",
     "Moments",
     "Preset",
@@ -34,6 +36,12 @@ __all__ = [
     "require",
     "run",
 ]
+
+
+# PyTorch as the project tests it: the CPU build of the pinned release, from the PyTorch CPU
+# index. PyPI's torch for Linux, pinned or not, is a multi-GB CUDA build; the index holds
+# nothing else, so other packages go in a second command.
+TORCH_CPU = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
 
 
 def require(script: str, command: str, *modules: str) -> None:

@@ -1,6 +1,7 @@
 """PPO on a native finance vector environment, in one file (CleanRL's ppo_continuous_action style).
 
-Run: ``python examples/ppo_finance.py`` (needs PyTorch: ``pip install torch==2.13.0``), or
+Run: ``python examples/ppo_finance.py`` (needs PyTorch's CPU build,
+``pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu``), or
 ``python examples/ppo_finance.py --help`` for the hyperparameters.
 
 The agent learns to make markets in ``MarketMaking-v0``: each step it quotes a bid and an ask
@@ -31,7 +32,7 @@ from sekai.finance.baselines import AvellanedaStoikov, OptimalQuotes, RandomPoli
 from sekai.spaces import Box
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # ppo_common sits next to this file
-from ppo_common import check_sizes
+from ppo_common import TORCH_CPU, check_sizes, require
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -105,14 +106,9 @@ def _check_env(env_id: str) -> str | None:
 
 def require_torch() -> Any:
     """Import torch, or exit with the command that installs it."""
-    try:
-        import torch
-    except ModuleNotFoundError:
-        sys.exit(
-            "examples/ppo_finance.py needs PyTorch, which is not installed.\n"
-            "Install it with: pip install torch==2.13.0  (the pinned CPU build; an unpinned torch "
-            "pulls a multi-GB CUDA build)"
-        )
+    require("ppo_finance.py", TORCH_CPU, "torch")
+    import torch
+
     return torch
 
 

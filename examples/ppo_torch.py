@@ -1,8 +1,9 @@
 """PPO on an accelerated env in sekai's torch mode, in one loop (CleanRL's style).
 
-Run: ``python examples/ppo_torch.py --env-id MarketMaking-v0`` (needs ``pip install torch==2.13.0
-./packages/sekai-torch``), or ``--help`` for the hyperparameters; ``--device`` defaults to
-``cuda`` when there is one.
+Run: ``python examples/ppo_torch.py --env-id MarketMaking-v0`` (needs PyTorch, its CPU build
+``pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu`` or on a GPU your
+CUDA build, then ``pip install ./packages/sekai-torch``), or ``--help`` for the
+hyperparameters; ``--device`` defaults to ``cuda`` when there is one.
 
 ``sekai.make_vec(id, n, vectorization_mode="torch", vector_kwargs={"device": ...})`` steps the
 env's array kernel on tensors where the network lives, so a rollout never leaves the device.
@@ -24,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # ppo_common sits next to this file
 from ppo_common import (
+    TORCH_CPU,
     Curve,
     Moments,
     Result,
@@ -262,9 +264,9 @@ def check_device(args: Any) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> Result:
     args = parse_args(__doc__.splitlines()[0], argv, check_device)
-    require(
-        "ppo_torch.py", "pip install torch==2.13.0 ./packages/sekai-torch", "torch", "sekai.torch"
-    )
+    on_gpu = "(the CPU build; on a GPU, your CUDA build of the same torch release)"
+    require("ppo_torch.py", f"{TORCH_CPU} && pip install ./packages/sekai-torch  {on_gpu}", "torch")
+    require("ppo_torch.py", "pip install ./packages/sekai-torch", "sekai.torch")
     # The final evaluation runs sekai.finance.baselines.evaluate, for the classic envs too.
     require("ppo_torch.py", "pip install ./packages/sekai-finance", "sekai.finance.baselines")
     return run(args, train)

@@ -1,7 +1,8 @@
 """Train Stable-Baselines3's PPO on a native sekai vector environment through ``to_sb3``.
 
-Run: ``python examples/sb3_portfolio.py`` (needs ``pip install torch==2.13.0 stable-baselines3``:
-torch pinned to its CPU build), or ``--help`` for the options.
+Run: ``python examples/sb3_portfolio.py`` (needs PyTorch's CPU build,
+``pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu``, then
+``pip install stable-baselines3``), or ``--help`` for the options.
 
 ``sekai.compat.to_sb3(vec)`` turns any sekai ``VecEnv`` into an SB3 ``VecEnv``. Here it wraps
 the native ``PortfolioVecEnv``, so SB3 collects experience from all sub-envs with a few NumPy
@@ -18,12 +19,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import sekai
 from sekai.finance.baselines import EqualWeight, KellyBuyAndHold, RandomPolicy, evaluate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # ppo_common sits next to this file
+from ppo_common import TORCH_CPU, require
 
 ENV_ID = "Portfolio-v0"
 ENV_KWARGS: dict[str, Any] = {"n_assets": 3, "episode_length": 63}
@@ -52,15 +57,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    try:
-        from stable_baselines3 import PPO
-    except ModuleNotFoundError:
-        sys.exit(
-            "examples/sb3_portfolio.py needs Stable-Baselines3, which is not installed.\n"
-            "Install it with: pip install torch==2.13.0 stable-baselines3  (torch pinned: an "
-            "unpinned one pulls a multi-GB CUDA build)"
-        )
+    # torch first: stable-baselines3 on its own would pull PyPI's multi-GB CUDA build of it.
+    require("sb3_portfolio.py", f"{TORCH_CPU} && pip install stable-baselines3", "torch")
+    require("sb3_portfolio.py", "pip install stable-baselines3", "stable_baselines3")
     import torch
+    from stable_baselines3 import PPO
 
     from sekai.compat import to_sb3
 

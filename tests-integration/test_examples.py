@@ -19,6 +19,8 @@ import pytest
 pytestmark = pytest.mark.docs
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+# The CPU build of the pinned torch (the noxfile's TORCH), from the PyTorch CPU index.
+TORCH_CPU = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
 TRAINING_TIMEOUT = 1800.0
 
 # Runs a script with some top-level packages made unimportable, as if they were not installed.
@@ -81,8 +83,9 @@ def test_env_pack_example_plays_the_installed_example_pack(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("script", "library", "command"),
     [
-        ("ppo_finance.py", "torch", "pip install torch==2.13.0"),
-        ("sb3_portfolio.py", "stable_baselines3", "pip install torch==2.13.0 stable-baselines3"),
+        ("ppo_finance.py", "torch", TORCH_CPU),
+        ("sb3_portfolio.py", "torch", f"{TORCH_CPU} && pip install stable-baselines3"),
+        ("sb3_portfolio.py", "stable_baselines3", "pip install stable-baselines3"),
     ],
 )
 def test_training_example_without_its_library_exits_with_the_install_command(
@@ -170,9 +173,36 @@ def test_every_torch_install_instruction_names_the_pinned_build_of_the_noxfile()
     ]
     found = {}
     for path in places:
-        # torch itself, not a name ending in it (./packages/sekai-torch)
-        pattern = r"pip install [^`\n]*?(?<![-\w/.])torch(?:==[\w.+]+)?"
+        # torch itself, not a name ending in it (./packages/sekai-torch), up to the end of a
+        # code span or of a string literal
+        pattern = r"pip install [^`\n\"]*?(?<![-\w/.])torch(?:==[\w.+]+)?"
         for command in re.findall(pattern, path.read_text()):
             found[f"{path.relative_to(root)}: {command}"] = command.split()[-1]
     assert found, "no torch install instruction found"
     assert {where for where, spec in found.items() if spec != pinned[1]} == set()
+
+
+def test_every_pinned_torch_install_takes_the_cpu_build_from_the_pytorch_cpu_index() -> None:
+    # PyPI's torch for Linux is the multi-GB CUDA build, pinned or not: a command that installs
+    # the pinned torch names the PyTorch CPU index (and installs nothing else, which that index
+    # does not hold), as the noxfile does.
+    root = EXAMPLES.parent
+    noxfile = (root / "noxfile.py").read_text()
+    pinned = re.search(r'^TORCH = "(torch==[^"]+)"', noxfile, re.M)
+    index = re.search(r'^TORCH_CPU_INDEX = "([^"]+)"', noxfile, re.M)
+    assert pinned and index, "noxfile.py no longer defines TORCH and TORCH_CPU_INDEX"
+    places = [
+        root / "README.md",
+        *sorted((root / "docs" / "pages").glob("*.md")),
+        EXAMPLES / "README.md",
+        *sorted(EXAMPLES.glob("*.py")),
+    ]
+    commands = {}
+    for path in places:
+        for line in path.read_text().splitlines():
+            for command in re.findall(r"pip install [^`\n\"&;#(]*", line):
+                if re.search(r"(?<![-\w/.])torch==", command):
+                    commands.setdefault(command.strip(), []).append(path.name)
+    assert commands, "no pinned torch install found"
+    expected = f"pip install {pinned[1]} --index-url {index[1]}"
+    assert {command: where for command, where in commands.items() if command != expected} == {}

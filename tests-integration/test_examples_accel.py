@@ -197,7 +197,12 @@ runpy.run_path(script, run_name="__main__")
     ("script", "library", "command"),
     [
         ("ppo_jax.py", "optax", 'pip install "jax[cpu]" flax optax ./packages/sekai-jax'),
-        ("ppo_torch.py", "torch", "pip install torch==2.13.0 ./packages/sekai-torch"),
+        (
+            "ppo_torch.py",
+            "torch",
+            "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+            " && pip install ./packages/sekai-torch",
+        ),
     ],
 )
 def test_ppo_example_without_its_library_exits_with_the_install_command(
