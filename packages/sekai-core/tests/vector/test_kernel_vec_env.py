@@ -151,6 +151,15 @@ def test_the_time_limit_truncates_and_counts_elapsed_steps() -> None:
     assert result.infos[0]["final_info"]["elapsed_steps"] == 1
 
 
+def test_set_attr_of_one_generator_per_sub_env_says_the_env_has_one() -> None:
+    env = _env(2)
+    with pytest.raises(TypeError, match=r"got a list of 2: a kernel mode's env, like a native"):
+        env.set_attr("rng", np.random.default_rng(0).spawn(2))
+    generator = np.random.default_rng(1)
+    env.set_attr("rng", generator)
+    assert env.rng is generator
+
+
 def test_without_a_time_limit_max_episode_steps_is_missing_as_on_the_other_backends() -> None:
     env = _env(2)
     with pytest.raises(AttributeError, match="'KernelVecEnv' object has no attribute 'max_"):

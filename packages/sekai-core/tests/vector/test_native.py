@@ -333,6 +333,21 @@ def test_set_attr_of_one_generator_sets_the_native_envs_own_generator() -> None:
     assert vec.rng is generator
 
 
+@pytest.mark.parametrize("kind", [list, tuple])
+def test_set_attr_of_one_generator_per_sub_env_says_a_native_env_has_one(kind: type) -> None:
+    # seeding.md's recipe for the per-env backends (a list of rng.spawn(n)) names the cause here
+    vec = DriftVecEnv(3)
+    before = vec.rng
+    generators = kind(np.random.default_rng(0).spawn(3))
+    with pytest.raises(
+        TypeError,
+        match=rf"^DriftVecEnv.set_attr\('rng', values\) got a {kind.__name__} of 3: a native "
+        r"vector env draws from one Generator for all its sub-envs\. Pass one Generator",
+    ):
+        vec.set_attr("rng", generators)
+    assert vec.rng is before
+
+
 def test_set_attr_stores_a_list_of_num_envs_as_one_array() -> None:
     vec = DriftVecEnv(3, max_episode_steps=5)
     vec.set_attr("x", [1, 2, 3])

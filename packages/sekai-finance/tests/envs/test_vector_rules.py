@@ -49,6 +49,14 @@ def test_a_list_of_different_values_is_refused():
     assert vec.sigma == 0.2
 
 
+def test_set_attr_of_one_generator_per_sub_env_says_the_native_env_has_one():
+    vec = sekai.make_vec("Trading-v0", 3)
+    with pytest.raises(TypeError, match=r"TradingVecEnv\.set_attr.*one Generator for all its sub"):
+        vec.set_attr("rng", np.random.default_rng(0).spawn(3))
+    vec.set_attr("rng", np.random.default_rng(0))
+    vec.reset()
+
+
 def test_set_attr_validates_through_the_template():
     vec = TradingVecEnv(2)
     with pytest.raises(ValueError, match="sigma must be a finite number >= 0"):

@@ -12,7 +12,7 @@ from sekai._args import IntLike, holds_bool
 from sekai._numbers import array_kind, object_floats, refused_kind, too_large
 from sekai.core._rng import SeededMixin
 from sekai.utils._equal import structurally_equal
-from sekai.vector._contract.seeding import native_seed, vector_options
+from sekai.vector._contract.seeding import native_seed, refuse_rng_per_sub_env, vector_options
 from sekai.vector._contract.subenv import call_attribute
 from sekai.vector._time_limit import TimeLimitAttribute, check_max_episode_steps
 from sekai.vector.infos import ArrayInfos, LazyInfos, split_value
@@ -314,11 +314,13 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
             ValueError: per-sub-env values for a parameter (kernel parameters are shared), a
                 value the env refuses, or one the backend's float dtype cannot run (named with
                 the call that set it).
-            TypeError: a value of another kind or shape than the parameter's.
+            TypeError: a value of another kind or shape than the parameter's, or a list or
+                tuple for ``rng`` (one generator serves every sub-env).
             AttributeError: a read-only name, a field the kernel derives, or neither a
                 parameter nor an existing attribute.
         """
         self._check_open()
+        refuse_rng_per_sub_env(self, name, values, what="a kernel mode's env, like a native one,")
         if name == "max_episode_steps":  # checked, and the compiled functions rebuilt
             self.max_episode_steps = values
             return

@@ -17,6 +17,7 @@ from sekai.vector._contract.seeding import (
     check_native_seed,
     draw_native_seed,
     options_entry_noted,
+    refuse_rng_per_sub_env,
     vector_options,
 )
 from sekai.vector._contract.subenv import call_attribute
@@ -408,8 +409,10 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         Raises:
             AttributeError: this object has no attribute ``name`` (a new attribute would not
                 change the simulation).
+            TypeError: a list or tuple for ``rng``: one generator serves every sub-env.
         """
         self._check_open()
+        refuse_rng_per_sub_env(self, name, values)
         try:
             getattr(self, name)
         except AttributeError as error:  # chained: a property says why it is missing

@@ -15,6 +15,7 @@ __all__ = [
     "draw_native_seed",
     "generator_for_all",
     "native_seed",
+    "refuse_rng_per_sub_env",
     "vector_options",
     "vector_seeds",
 ]
@@ -29,6 +30,24 @@ def generator_for_all(
         f"{what} got {got}: one generator cannot seed {num_envs} sub-envs "
         f"independently{why}. {instead}"
     )
+
+
+def refuse_rng_per_sub_env(
+    env: object, name: str, values: Any, *, what: str = "a native vector env"
+) -> None:
+    """``set_attr(name, values)`` of an env with one generator for all its sub-envs (``what``):
+    refuse one per sub-env for ``rng``, the form the per-env backends take.
+
+    Raises:
+        TypeError: ``name`` is ``"rng"`` and ``values`` a list or tuple.
+    """
+    if name == "rng" and isinstance(values, (list, tuple)):
+        raise TypeError(
+            f"{type(env).__name__}.set_attr('rng', values) got a {type(values).__name__} of "
+            f"{len(values)}: {what} draws from one Generator for all its sub-envs. Pass one "
+            "Generator (e.g. np.random.default_rng(seed)), or seed it with reset(seed=...); one "
+            "generator per sub-env is for the sync, async and proc backends."
+        )
 
 
 # gymnasium's vector-level option; a sub-env would ignore it (or refuse it as unknown).
