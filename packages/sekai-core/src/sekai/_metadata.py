@@ -34,6 +34,7 @@ __all__ = [
     "Distribution",
     "EntryPoint",
     "PackageNotFoundError",
+    "declared_requirement",
     "distribution",
     "distributions",
     "entry_points",
@@ -67,23 +68,41 @@ def missing_requirements(name: str) -> tuple[str, ...]:
     module of its name is found without metadata (a library put on ``sys.path`` by hand). Nothing
     is imported. ``()`` when ``name`` itself is not installed.
     """
-    try:
-        requires = distribution(name).requires or []
-    except PackageNotFoundError:
-        return ()
     missing: list[str] = []
-    for requirement in requires:
-        text, conditional, _ = requirement.partition(";")
-        dependency = requirement_name(text)
-        if conditional or dependency is None:
-            continue
-        module = re.sub(r"[-.]", "_", dependency)
+    for text, dependency, module in _unconditional_requirements(name):
         importable = (
             sys.modules.get(module) is not None or importlib.util.find_spec(module) is not None
         )
         if installed_version(dependency) is None and not importable:
-            missing.append(text.strip())
+            missing.append(text)
     return tuple(missing)
+
+
+def declared_requirement(name: str, module: str) -> str | None:
+    """The requirement distribution ``name`` declares for the library imported as ``module``,
+    as its metadata writes it (``"ray>=2.9"`` for sekai-ray's ``ray``); None when it declares
+    none unconditionally, or is not installed."""
+    for text, _, importable_as in _unconditional_requirements(name):
+        if importable_as == module:
+            return text
+    return None
+
+
+def _unconditional_requirements(name: str) -> list[tuple[str, str, str]]:
+    """``(requirement, distribution, module)`` of each dependency distribution ``name``
+    declares without an extra or an environment marker (``("ray>=2.9", "ray", "ray")``); the
+    module is the distribution's name as an import name. Empty when ``name`` is not installed."""
+    try:
+        requires = distribution(name).requires or []
+    except PackageNotFoundError:
+        return []
+    found: list[tuple[str, str, str]] = []
+    for requirement in requires:
+        text, conditional, _ = requirement.partition(";")
+        dependency = requirement_name(text)
+        if not conditional and dependency is not None:
+            found.append((text.strip(), dependency, re.sub(r"[-.]", "_", dependency)))
+    return found
 
 
 def requirement_name(requirement: str) -> str | None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sekai import _discovery
@@ -393,10 +394,20 @@ def _load_backend(mode: str) -> Any:
     """The class of vectorization mode ``mode``; a library it needs that is missing (a plugin
     installed with ``--no-deps``, or its library removed later) is named as such, whether the
     mode's module imports it at once or only when the vector env is built."""
-    from sekai._metadata import installed_version, missing_requirements
-
     source = _registry.backend_source(mode)
-    provider = source.distribution if source is not None else None
+    with mode_library_imports(mode, source.distribution if source is not None else None):
+        return load_entry_point(_registry.backend(mode), f"vectorization_mode {mode!r}")
+
+
+@contextlib.contextmanager
+def mode_library_imports(mode: str, provider: str | None) -> Iterator[None]:
+    """Around the imports of vectorization mode ``mode``'s code, ``provider`` the distribution
+    that registers it: a library it declares that is not installed, or one that fails to import
+    in the block, raises the mode's ``MissingDependency`` (with the install command ``provider``
+    declares, such as ``pip install 'ray>=2.9'``). ``make_vec`` and a backend class built
+    directly (``RayVecEnv(...)``) raise the same error this way."""
+    from sekai._metadata import declared_requirement, installed_version, missing_requirements
+
     if provider is not None and provider not in _COMPLETE:
         missing = missing_requirements(provider)
         if missing:
@@ -404,12 +415,13 @@ def _load_backend(mode: str) -> Any:
         if installed_version(provider) is not None:  # else nothing was checked
             _COMPLETE.add(provider)  # reading metadata on every make_vec() makes garbage cycles
     try:
-        return load_entry_point(_registry.backend(mode), f"vectorization_mode {mode!r}")
+        yield
     except ModuleNotFoundError as exc:
         library = (exc.name or "").partition(".")[0]
         if not library or library == "sekai":
             raise
-        raise _missing_library(mode, provider, (library,), exc) from exc
+        declared = declared_requirement(provider, library) if provider is not None else None
+        raise _missing_library(mode, provider, (declared or library,), exc) from exc
 
 
 def _missing_library(

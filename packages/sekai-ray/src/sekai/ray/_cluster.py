@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from sekai.registry.api import mode_library_imports
+
 __all__ = [
     "LOCAL_ENV",
     "actor_options",
@@ -31,6 +33,10 @@ LOCAL_ENV: dict[str, str] = {
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
     "RAY_USAGE_STATS_ENABLED": "0",
 }
+
+# The mode RayVecEnv provides and the distribution that declares Ray: without Ray, building a
+# RayVecEnv raises the MissingDependency of make_vec(..., vectorization_mode="ray").
+MODE, DISTRIBUTION = "ray", "sekai-ray"
 
 SETTLE_SECONDS = 10.0  # how long check_feasible() waits for busy resources to be freed
 RELEASE_SECONDS = 1.0  # how long Ray may take to free the resources of actors killed here
@@ -60,6 +66,8 @@ def connect(address: str | None) -> ModuleType:
 
     Raises:
         TypeError: ``address`` is not a string or None.
+        sekai.MissingDependency: Ray is not installed (sekai-ray installed with ``--no-deps``,
+            or Ray removed later), with the command that installs it.
     """
     if address is not None and not isinstance(address, str):
         raise TypeError(
@@ -68,7 +76,8 @@ def connect(address: str | None) -> ModuleType:
     if address is None and "ray" not in sys.modules:
         for key, value in LOCAL_ENV.items():
             os.environ.setdefault(key, value)
-    import ray
+    with mode_library_imports(MODE, DISTRIBUTION):
+        import ray
 
     global _local_cluster
     if not ray.is_initialized():

@@ -115,6 +115,8 @@ class RayVecEnv(RemoteAttributes):
             cluster started here cannot hold.
         VecEnvWorkerError: an env factory raised on its actor, or an actor died or did not
             answer within ``reset_timeout`` (the actors are stopped first).
+        sekai.MissingDependency: Ray is not installed; the same error, with the command that
+            installs it, as ``make_vec(..., vectorization_mode="ray")``.
 
     Example:
         >>> vec = RayVecEnv([lambda: sekai.make("CartPole-v1")] * 8, num_workers=2)
