@@ -377,16 +377,19 @@ class Batches:
             ids = np.arange(self.num_envs, dtype=np.intp)
         else:
             array = np.asarray(env_ids)
-            if array.ndim != 1 or not (array.dtype.kind in "iu" or array.size == 0):
+            if array.ndim != 1 or not (
+                array.dtype.kind in "iu" or array.size == 0 or _python_ints(array)
+            ):
                 raise TypeError(
                     f"env_ids must be a 1-D sequence of sub-env indices (ints), got {env_ids!r}."
                 )
-            ids = array.astype(np.intp)
-            bad = ids[(ids < 0) | (ids >= self.num_envs)]
+            # Checked before the cast to intp, which would wrap a value beyond it around.
+            bad = array[(array < 0) | (array >= self.num_envs)]
             if bad.size:
                 raise ValueError(
                     f"env_ids holds {int(bad[0])}, out of range for {self.num_envs} sub-envs."
                 )
+            ids = array.astype(np.intp)
             ordered = np.sort(ids)  # the send's size, not the VecEnv's
             if (ordered[1:] == ordered[:-1]).any():
                 raise ValueError(f"env_ids names a sub-env twice: {ids.tolist()}.")
@@ -539,6 +542,14 @@ def raise_first(errors: Iterable[tuple[int, VecEnvWorkerError]]) -> None:
     error = first_error(errors)
     if error is not None:
         raise error
+
+
+def _python_ints(array: NDArray[Any]) -> bool:
+    """Whether ``array`` (of dtype object) holds only ints (too big for a numpy dtype)."""
+    return array.dtype == object and all(
+        isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+        for value in array.tolist()
+    )
 
 
 def _short(ids: list[int]) -> str:

@@ -16,7 +16,7 @@ import pytest
 import sekai
 from sekai.core._rng import make_seed_sequence
 from sekai.vector import ProcVecEnv, SyncVecEnv, VecRecvResult
-from sekai.vector._batches import send_plan
+from sekai.vector._batches import Batches, send_plan
 from sekai.vector._remote import decode_actions
 from sekai.wrappers.autoreset import AutoReset
 
@@ -177,6 +177,28 @@ def test_send_refuses_bad_env_ids_and_sub_envs_already_in_flight(vec: Any) -> No
         vec.send([0, 1], [0, 4])
     with pytest.raises(RuntimeError, match="only 2 sub-envs have actions in flight"):
         vec.recv(batch_size=3)
+
+
+@pytest.mark.parametrize(
+    ("env_ids", "value"),
+    [
+        (np.array([2**64 - 1], np.uint64), 2**64 - 1),
+        (np.array([1, 2**63], np.uint64), 2**63),
+        ([2**63], 2**63),
+        ([0, 2**70], 2**70),
+        ((1, -(2**70)), -(2**70)),
+    ],
+    ids=["uint64-max", "uint64-above-intp", "int-above-intp", "huge-int", "huge-negative"],
+)
+def test_env_ids_out_of_range_are_named_as_given_however_big(env_ids: Any, value: int) -> None:
+    batches = Batches("ProcVecEnv", 4, None)
+    message = rf"^env_ids holds {value}, out of range for 4 sub-envs\.$"
+    with pytest.raises(ValueError, match=message):
+        batches.env_ids(env_ids)
+    assert batches.env_ids(np.array([3, 0], np.uint64)).tolist() == [3, 0]
+    for not_ints in ([1.0], [True], [2**70, True], [2**70, 1.5]):
+        with pytest.raises(TypeError, match="env_ids must be a 1-D sequence"):
+            batches.env_ids(not_ints)
 
 
 @pytest.mark.parametrize(
