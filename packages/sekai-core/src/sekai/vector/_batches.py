@@ -335,7 +335,8 @@ class Batches:
         self.in_flight = np.zeros(num_envs, dtype=bool)  # sent, not handed out by recv() yet
         self.ready: deque[Chunk] = deque()
         self.num_ready = 0
-        self.errors: Errors = []  # of replies taken, not raised yet
+        # The errors of replies taken and not raised yet, with the sub-envs each reports.
+        self.errors: list[tuple[int, VecEnvWorkerError, IntArray]] = []
         self._taken: Arrival | None = None  # the last reply taken from the inbox
 
     def _size(self, value: Any, name: str, default: int) -> int:
@@ -348,7 +349,8 @@ class Batches:
         return int(value)
 
     def check_idle(self, method: str) -> None:
-        """``method`` needs every sub-env: raise while some are in flight."""
+        """``method`` needs every sub-env: raise while some are in flight, or have failed in a
+        step of ``send()`` that ``recv()`` has not reported yet."""
         if self.in_flight.any():
             ids = np.flatnonzero(self.in_flight).tolist()
             raise RuntimeError(
@@ -356,6 +358,16 @@ class Batches:
                 "sent with send() whose results recv() has not returned yet: call recv() until "
                 "it returned them all, or reset() (which drops them)."
             )
+        if self.errors:
+            raise RuntimeError(
+                f"{self.owner}.{method}() cannot run while sub-envs {_short(self._unreported())} "
+                "have failures in steps sent with send() that recv() has not reported yet: call "
+                "recv() until it raised them all, or reset() (which drops them)."
+            )
+
+    def _unreported(self) -> list[int]:
+        """The sub-envs whose failure recv() has not raised yet, in order."""
+        return sorted({rank for _, _, ids in self.errors for rank in ids.tolist()})
 
     def forget(self) -> None:
         """Drop every sent action, every result not handed out and every error not raised
@@ -401,6 +413,13 @@ class Batches:
                 f"sub-envs {_short(busy.tolist())} already have an action in flight: send() a "
                 "sub-env again only after recv() returned its result."
             )
+        if self.errors:
+            failed = np.intersect1d(ids, self._unreported())
+            if failed.size:
+                raise ValueError(
+                    f"sub-envs {_short(failed.tolist())} have a failure recv() has not reported "
+                    "yet: call recv() to receive it first."
+                )
         return ids
 
     def _check_waiting(self, size: int) -> None:
@@ -420,6 +439,7 @@ class Batches:
         rows = _ranges(0, env_ids.size)[1]
         failed: IntArray | None = None
         chunk = None
+        reported = []  # each error with the sub-envs it reports
         if entries is None or errors:  # only the rows that succeeded wait for recv()
             bad = {rank for rank, _ in errors}
             good = np.array([rank not in bad for rank in env_ids.tolist()], dtype=bool)
@@ -428,13 +448,17 @@ class Batches:
             failed = env_ids[~good]
             if good.any():
                 chunk = Chunk.arrived(env_ids[good], rows[good], entries)
+            for rank, error in errors:  # a reply lost whole reports each of its sub-envs
+                reported.append(
+                    (rank, error, failed if entries is None else _ranges(rank, rank + 1)[0])
+                )
         else:
             chunk = Chunk.arrived(env_ids, rows, entries)
         # Kept with no call in between, ending with the arrival itself: a KeyboardInterrupt
         # before the inbox drops it finds it taken (see collect()).
         if failed is not None:
             self.in_flight[failed] = False
-        self.errors += errors
+        self.errors += reported
         if chunk is not None:
             self.ready += (chunk,)
             self.num_ready += chunk.env_ids.size
@@ -449,10 +473,10 @@ class Batches:
             if arrival is not self._taken:  # else taken already: interrupted before the drop
                 self.arrive(arrival)
             inbox.drop()
-        error = first_error(self.errors)
-        if error is not None:
-            self.errors = [entry for entry in self.errors if entry[1] is not error]
-            raise error
+        if self.errors:
+            first = min(self.errors, key=operator.itemgetter(0))
+            self.errors = [entry for entry in self.errors if entry is not first]
+            raise first[1]
 
     def receive(
         self,

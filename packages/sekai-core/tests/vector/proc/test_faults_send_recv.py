@@ -111,6 +111,82 @@ def test_two_sub_envs_raising_in_one_reply_are_each_raised_by_a_recv(
     assert done.lines == [{"rank": 0}, {"rank": 2}, {"env_ids": [1, 3]}, {"env_ids": [0, 2]}]
 
 
+def test_a_failure_recv_has_not_reported_yet_keeps_its_sub_env_from_being_stepped_again(
+    run_script: RunScript,
+) -> None:
+    """Its error would otherwise be raised later, against a new and valid step."""
+    done = run_script("""
+        vec = ProcVecEnv(probes(3), context="fork", num_workers=1)  # one reply for all
+        vec.reset(seed=0)
+        vec.send([RAISE, RAISE], [0, 1])
+        try:
+            vec.recv(batch_size=1)
+        except ValueError as e:
+            report(rank=e.rank)  # sub-env 1's failure waits: nothing is in flight
+        for name, call in (("send", lambda: vec.send([1], [1])),
+                           ("step", lambda: vec.step([1, 1, 1])),
+                           ("get_attr", lambda: vec.get_attr("steps"))):
+            try:
+                call()
+            except Exception as e:
+                report(call=name, cls=type(e).__name__, message=str(e))
+        vec.send([1, 1], [0, 2])  # those reported or stepped fine can go again
+        try:
+            vec.recv(batch_size=2)  # sub-env 1's failure first, before any new result
+        except ValueError as e:
+            report(rank=e.rank)
+        vec.send([1], [1])
+        report(env_ids=sorted(vec.recv(batch_size=3).env_ids.tolist()))
+        report(steps=vec.get_attr("steps"))
+        vec.close()
+    """)
+    assert done.code == 0, done.err
+    unreported = "have failures in steps sent with send() that recv() has not reported yet"
+    assert done.lines == [
+        {"rank": 0},
+        {
+            "call": "send",
+            "cls": "ValueError",
+            "message": "sub-envs [1] have a failure recv() has not reported yet: call recv() "
+            "to receive it first.",
+        },
+        {
+            "call": "step",
+            "cls": "RuntimeError",
+            "message": f"ProcVecEnv.step() cannot run while sub-envs [1] {unreported}: call "
+            "recv() until it raised them all, or reset() (which drops them).",
+        },
+        {
+            "call": "get_attr",
+            "cls": "RuntimeError",
+            "message": f"ProcVecEnv.get_attr() cannot run while sub-envs [1] {unreported}: "
+            "call recv() until it raised them all, or reset() (which drops them).",
+        },
+        {"rank": 1},
+        {"env_ids": [0, 1, 2]},
+        {"steps": [1, 1, 1]},
+    ]
+
+
+def test_reset_drops_the_failures_recv_has_not_reported_yet(run_script: RunScript) -> None:
+    done = run_script("""
+        vec = ProcVecEnv(probes(2), context="fork", num_workers=1)
+        vec.reset(seed=0)
+        vec.send([RAISE, RAISE])
+        try:
+            vec.recv(batch_size=1)
+        except ValueError as e:
+            report(rank=e.rank)
+        vec.reset(seed=0)
+        report(steps=[info["steps"] for info in vec.step([1, 1]).infos])
+        vec.send([1, 1])
+        report(env_ids=sorted(vec.recv().env_ids.tolist()))
+        vec.close()
+    """)
+    assert done.code == 0, done.err
+    assert done.lines == [{"rank": 0}, {"steps": [1, 1]}, {"env_ids": [0, 1]}]
+
+
 def test_an_action_the_worker_cannot_unpickle_is_raised_for_the_sub_env_it_was_for(
     run_script: RunScript,
 ) -> None:

@@ -295,8 +295,9 @@ class RayVecEnv(RemoteAttributes):
                 already.
 
         Raises:
-            ValueError: bad ``env_ids`` (out of range, repeated, already in flight), or a
-                batch of the wrong structure.
+            ValueError: bad ``env_ids`` (out of range, repeated, already in flight, or
+                failed in a step whose error ``recv()`` has not raised yet), or a batch of
+                the wrong structure.
             sekai.InvalidAction: an invalid action (its ``index`` is the sub-env,
                 ``env_ids[row]``, as for ``step()``).
             sekai.ResetRequired: before the first ``reset()``.
