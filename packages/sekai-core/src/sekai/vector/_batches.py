@@ -7,12 +7,16 @@ rewards and flags as arrays, infos packed into columns. Each reply becomes a ``C
 (``PackedInfos``). ``Batches`` keeps what ``send()`` / ``recv()`` share: which sub-envs are in
 flight, the chunks that arrived and are not handed out yet, and the checks of ``env_ids``.
 
-Ctrl-C during ``recv()`` loses nothing. A reply to ``send()`` stays in its pool (``Inbox``)
-until ``Batches`` has taken it, decoded; ``recv()`` builds its result before it changes
-anything, and records what it took last. The work a KeyboardInterrupt can land in (waiting,
-unpickling, joining, copying) thus leaves every reply where the next ``recv()`` finds it. The
-stores that move a reply from one place to the next follow each other with no call in between,
-where Python (3.10 on) raises no pending KeyboardInterrupt.
+Ctrl-C during ``send()`` or ``recv()`` loses nothing ``Batches`` holds. ``send()`` posts
+its commands with Ctrl-C held (``post``): each sub-env counts as in flight once its command
+reached its worker, never before or long after. A reply to ``send()`` stays in its pool
+(``Inbox``) until ``Batches`` has taken it, decoded; ``recv()`` builds its result before it
+changes anything, and records what it took last. The work a KeyboardInterrupt can land in
+(waiting, unpickling, joining, copying) thus leaves every reply where the next ``recv()``
+finds it. The stores that move a reply from one place to the next follow each other with no
+call in between, where Python (3.10 on) raises no pending KeyboardInterrupt. Only a Ctrl-C
+that lands once ``recv()`` has handed its result out (as it returns) loses that result, as it
+would any function's return value.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from sekai.error import VecEnvWorkerError
 from sekai.spaces import Space
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.batching import take_rows
+from sekai.vector._interrupts import holding_interrupts
 from sekai.vector._packing import received, unpack
 from sekai.vector._remote import encode_slices
 from sekai.vector.infos import PackedInfos
@@ -421,6 +426,18 @@ class Batches:
                     "yet: call recv() to receive it first."
                 )
         return ids
+
+    def post(self, send: Callable[[Callable[[IntArray], None]], None]) -> None:
+        """Post the commands of a ``send()`` with Ctrl-C held: ``send(posted)`` hands each
+        worker its command and calls ``posted(env_ids)`` once that command has reached it, so
+        that exactly the sub-envs posted are in flight. A Ctrl-C meanwhile raises
+        KeyboardInterrupt once they are recorded; one during a wait for room in a full pipe
+        (``interruptible``) raises at once, with the commands posted so far recorded."""
+        with holding_interrupts():
+            send(self._posted)
+
+    def _posted(self, env_ids: IntArray) -> None:
+        self.in_flight[env_ids] = True
 
     def _check_waiting(self, size: int) -> None:
         """Raise RuntimeError when fewer than ``size`` sub-envs are in flight."""

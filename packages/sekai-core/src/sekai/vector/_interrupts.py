@@ -1,7 +1,17 @@
-"""Ctrl-C during AsyncVecEnv's sync shims: the calls on its private loop end cleanly.
+"""Ctrl-C in sekai's own bookkeeping and during AsyncVecEnv's sync shims.
 
-Python's own SIGINT handler raises KeyboardInterrupt at whatever line runs, the event loop's
-own code included, where it can drop the callback that would wake a task up (the call then
+``holding_interrupts`` holds Ctrl-C across a few statements that must run together (a
+command handed to a worker and recorded as in flight, bytes taken from a pipe and kept): a
+SIGINT that comes meanwhile raises KeyboardInterrupt right after them. Inside such a block,
+``interruptible`` opens the waits that may take long (a pipe that has no room), where Ctrl-C
+raises at once as usual, so that a hold never keeps the user waiting on a hung worker. A
+hold replaces Python's SIGINT handler rather than masking the signal: a signal mask would
+hold SIGINT in this thread only, and Python runs the handler in the main thread whichever
+thread the signal reached.
+
+AsyncVecEnv's sync shims make the calls on their private loop end cleanly. Python's own
+SIGINT handler raises KeyboardInterrupt at whatever line runs, the event loop's own code
+included, where it can drop the callback that would wake a task up (the call then
 never ends, and neither does the loop's shutdown at exit) or a coroutine not yet wrapped in a
 task. While a shim call runs, ``taking_interrupts`` replaces it, as ``asyncio.run()`` does:
 
@@ -25,7 +35,14 @@ from collections.abc import Callable, Coroutine, Iterator
 from types import FrameType
 from typing import Any, TypeVar
 
-__all__ = ["Interrupts", "abandon", "run_interruptible", "taking_interrupts"]
+__all__ = [
+    "Interrupts",
+    "abandon",
+    "holding_interrupts",
+    "interruptible",
+    "run_interruptible",
+    "taking_interrupts",
+]
 
 T = TypeVar("T")
 
@@ -38,6 +55,106 @@ _STDLIB = os.path.dirname(contextlib.__file__) + os.sep
 # of a light env's step(): the C functions they call, where Python has them.
 _SIGNALS: Any = sys.modules.get("_signal", signal)
 _SIGINT = int(signal.SIGINT)
+
+
+class _Hold:
+    """The SIGINT handler while ``holding_interrupts`` blocks run (in the main thread only):
+    it keeps a SIGINT for the outermost block to raise, or raises it at once inside an
+    ``interruptible`` wait."""
+
+    __slots__ = ("depth", "open", "pending")
+
+    def __init__(self) -> None:
+        self.depth = 0  # the holding blocks running, nested
+        self.open = False  # an interruptible wait runs in the innermost one
+        self.pending = False  # a SIGINT came and was not raised yet
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.open:
+            self.pending = False
+            raise KeyboardInterrupt
+        self.pending = True
+
+
+_HOLD = _Hold()
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+class holding_interrupts:  # named as a function, like contextlib.suppress
+    """Hold Ctrl-C while the block runs: a SIGINT that comes meanwhile raises KeyboardInterrupt
+    once the block has ended (or at once inside an ``interruptible`` wait in it).
+
+    Only in the main thread, in place of Python's default handler (a handler of the user's is
+    left alone: the block then runs as it would without this). The block must not wait long
+    outside ``interruptible``: a SIGINT would not end the wait.
+    """
+
+    __slots__ = ("_open",)
+
+    def __init__(self) -> None:
+        self._open: bool | None = None  # the enclosing block's ``open``; None: not holding
+
+    def __enter__(self) -> None:
+        hold = _HOLD
+        if not _in_main_thread():
+            return
+        if hold.depth:  # nested: an interruptible wait it runs in is closed meanwhile
+            self._open, hold.open = hold.open, False
+            hold.depth += 1
+            return
+        if _SIGNALS.getsignal(_SIGINT) is not signal.default_int_handler:
+            return
+        hold.open = hold.pending = False
+        hold.depth = 1
+        self._open = False
+        try:
+            _SIGNALS.signal(_SIGINT, hold)
+        except BaseException as error:  # raised by another signal's handler: undone
+            self.__exit__(type(error))
+            raise
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        if self._open is None:
+            return
+        hold = _HOLD
+        hold.depth -= 1
+        if hold.depth:
+            hold.open = self._open
+            if not hold.open:
+                return
+        elif _SIGNALS.getsignal(_SIGINT) is hold:
+            _SIGNALS.signal(_SIGINT, signal.default_int_handler)
+        if hold.pending:
+            hold.pending = False
+            if exc_type is None or not issubclass(exc_type, KeyboardInterrupt):
+                raise KeyboardInterrupt  # the block's own error (if any) stays as its context
+
+
+class interruptible:  # named as a function, like contextlib.suppress
+    """Let Ctrl-C through while the block runs, inside a ``holding_interrupts`` block (a wait
+    that may take long): a SIGINT held so far, or one that comes meanwhile, raises
+    KeyboardInterrupt at once. Outside one, it changes nothing."""
+
+    __slots__ = ("_open",)
+
+    def __init__(self) -> None:
+        self._open: bool | None = None  # the enclosing ``open``; None: not holding
+
+    def __enter__(self) -> None:
+        hold = _HOLD
+        if not hold.depth or not _in_main_thread():
+            return
+        if hold.pending:
+            hold.pending = False
+            raise KeyboardInterrupt
+        self._open, hold.open = hold.open, True
+
+    def __exit__(self, *_: object) -> None:
+        if self._open is not None:
+            _HOLD.open = self._open
 
 
 def _in_machinery(frame: FrameType | None) -> bool:

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from multiprocessing import popen_fork
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,19 @@ def interrupt() -> Iterator[Callable[[int], None]]:
 
     yield arm
     _interrupts[0] = 0
+
+
+@pytest.fixture
+def sigint() -> Iterator[None]:
+    """Python's own SIGINT handler, as in a terminal (the tests may run with SIGINT ignored)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c() -> None:
+    """A real Ctrl-C: SIGINT to this process, raised wherever Python's handler runs it."""
+    os.kill(os.getpid(), signal.SIGINT)
 
 
 def _rows(result: Any) -> dict[int, tuple[list[float], int, int]]:
@@ -194,6 +208,99 @@ def test_ctrl_c_while_step_unpickles_drops_its_replies_before_the_next_command(
         result = vec.step([0, 1, 0, 1])  # the sub-envs stepped twice, as with SyncVecEnv
         assert [info["steps"] for info in result.infos] == [2, 2, 2, 2]
         assert result.rewards.tolist() == [0.0, 1.0, 0.0, 1.0]
+
+
+# -- Ctrl-C while send() posts ------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("sigint")
+@pytest.mark.parametrize("thread", [False, True], ids=["alone", "with-a-thread"])
+@pytest.mark.parametrize("after", [False, True], ids=["before-a-write", "after-a-write"])
+def test_ctrl_c_while_send_posts_is_raised_once_the_sub_envs_are_in_flight(
+    monkeypatch: pytest.MonkeyPatch, after: bool, thread: bool
+) -> None:
+    """SIGINT while the first worker's command is written (the second's not yet): send()
+    raises KeyboardInterrupt once every sub-env is in flight, and recv() returns each once,
+    with its observation, reward and info of the same step. Another thread (which a signal
+    may reach instead of the main one) changes nothing."""
+    real = Pool._send
+    fired: list[bool] = []
+
+    def send(self: Pool, *args: Any) -> None:
+        if not after and not fired:
+            fired.append(True)
+            _ctrl_c()
+        real(self, *args)
+        if after and not fired:
+            fired.append(True)
+            _ctrl_c()
+
+    idle = threading.Event()
+    other = threading.Thread(target=idle.wait, daemon=True)
+    if thread:
+        other.start()
+    try:
+        with ProcVecEnv(_marked(4), context="fork", num_workers=2) as vec:
+            vec.reset()
+            monkeypatch.setattr(Pool, "_send", send)  # send()'s commands go through the pipes
+            with pytest.raises(KeyboardInterrupt):
+                vec.send([1, 0, 1, 0])
+            assert fired and vec._batches.in_flight.all()
+            result = vec.recv(batch_size=4)
+            assert sorted(result.env_ids.tolist()) == [0, 1, 2, 3]
+            assert _rows(result) == {rank: ([rank, 1], 1, 1) for rank in range(4)}
+            assert result.rewards.tolist() == [1.0 - rank % 2 for rank in result.env_ids]
+            vec.send([1, 1, 1, 1])  # each sub-env stepped once per send
+            assert _rows(vec.recv()) == {rank: ([rank, 2], 2, 2) for rank in range(4)}
+    finally:
+        idle.set()
+
+
+class _Hangs(sekai.Env):  # type: ignore[type-arg]
+    """Actions of 400 KB (more than a pipe holds); action[0] == 1 hangs the step until the
+    file ``release`` exists."""
+
+    def __init__(self, release: str) -> None:
+        self.observation_space = sekai.Box(-1.0, 1.0, shape=(1,))
+        self.action_space = sekai.Box(-1.0, 1.0, shape=(100_000,))
+        self.release = release
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        while action[0] == 1 and not os.path.exists(self.release):
+            time.sleep(0.01)
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, False, {})
+
+
+@pytest.mark.usefixtures("sigint")
+def test_ctrl_c_ends_a_send_that_waits_on_the_full_pipe_of_a_hung_worker(
+    tmp_path: Path,
+) -> None:
+    """The wait for room in a pipe is not held: Ctrl-C ends it while the worker still hangs
+    (held, it would end only once the worker reads again). The command it cut stops its
+    worker; the sub-env it was for is not in flight."""
+    release = tmp_path / "release"
+    fns = [lambda: _Hangs(str(release))] * 2
+    with ProcVecEnv(fns, context="fork", num_workers=1, close_timeout=1) as vec:
+        vec.reset()
+        hang, act = np.zeros((1, 100_000), np.float32), np.zeros((1, 100_000), np.float32)
+        hang[0, 0] = 1
+        vec.send(hang, [0])  # the worker reads it whole, then hangs in the step
+        timers = [threading.Timer(0.5, _ctrl_c), threading.Timer(20, release.touch)]
+        for timer in timers:
+            timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                vec.send(act, [1])  # fills the pipe: waits for the worker to read on
+            assert not release.exists()  # ended by Ctrl-C, not by the worker
+        finally:
+            for timer in timers:
+                timer.cancel()
+        assert vec._batches.in_flight.tolist() == [True, False]
+        with pytest.raises(sekai.VecEnvWorkerError, match="a command to it was cut short"):
+            vec.recv(batch_size=1)
 
 
 # -- Ctrl-C in the middle of a long reply ------------------------------------------------------

@@ -18,7 +18,7 @@ import contextlib
 import pickle
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -169,9 +169,16 @@ class ActorPool:
             for handle, payload in zip(self.handles if handles is None else handles, payloads)
         ]
 
-    def post(self, method: str, posts: Sequence[tuple[ActorHandle, bytes, Any]]) -> None:
+    def post(
+        self,
+        method: str,
+        posts: Sequence[tuple[ActorHandle, bytes, Any]],
+        posted: Callable[[Any], None],
+    ) -> None:
         """Call ``method(payload)`` on some actors without waiting; each reply is kept as an
-        ``Arrival`` for the sub-envs ``env_ids`` of its ``(actor, payload, env_ids)``."""
+        ``Arrival`` for the sub-envs ``env_ids`` of its ``(actor, payload, env_ids)``, and
+        ``posted(env_ids)`` is called once the call is submitted (or answered with the
+        error of its submission)."""
         self.raise_if_dead()
         for handle, payload, tag in posts:
             ref = self._submit(handle, method, payload)
@@ -179,6 +186,7 @@ class ActorPool:
                 self._arrived += (Arrival(tag, None, ref),)
             else:
                 self.posted[ref] = (handle, tag)
+            posted(tag)
 
     def _submit(self, handle: ActorHandle, method: str, payload: Any) -> Any:
         """The object ref of ``method(payload)`` on the actor of ``handle``, or the ``Reply``

@@ -311,8 +311,8 @@ class RayVecEnv(RemoteAttributes):
         handles = [pool.handles[worker] for worker, _, _ in plan]
         rows = ActionRows(checker, batch, ids)
         payloads = pool.encode([argument for _, argument, _ in plan], "the action", rows, handles)
-        pool.post("step", [(h, p, tag) for h, p, (_, _, tag) in zip(handles, payloads, plan)])
-        self._batches.in_flight[ids] = True
+        posts = [(h, p, tag) for h, p, (_, _, tag) in zip(handles, payloads, plan)]
+        self._batches.post(lambda posted: pool.post("step", posts, posted))
 
     @one_call
     def recv(self, batch_size: int | None = None) -> VecRecvResult[Any]:

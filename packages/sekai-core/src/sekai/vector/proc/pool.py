@@ -23,7 +23,7 @@ import math
 import os
 import select
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from typing import Any
@@ -222,6 +222,7 @@ class Pool(Replies):
         op: int,
         posts: Sequence[tuple[WorkerHandle, Any, Any]],
         what: str,
+        posted: Callable[[Any], None],
         per_env: Items | None = None,
         timeout: float | None = None,
     ) -> None:
@@ -232,6 +233,9 @@ class Pool(Replies):
             posts: ``(worker, argument, env_ids)``; the reply is kept as an ``Arrival`` for
                 those sub-envs.
             what: what the arguments hold, for the error when they cannot be pickled.
+            posted: called with a post's ``env_ids`` once its command is in the worker's
+                pipe (or the worker is found dead: it answers with its death), not for a
+                command an interrupt (``_interrupts.interruptible``) kept from its worker.
             per_env: the per-sub-env items in the arguments, to name the sub-env whose item
                 cannot be pickled.
             timeout: seconds a worker may take to read a command longer than its pipe holds
@@ -246,8 +250,14 @@ class Pool(Replies):
         messages = [handle.encode(op, argument, what, per_env) for handle, argument, _ in posts]
         for handle in handles:
             handle.seq += 1
+
+        def keep(index: int, handle: WorkerHandle) -> None:
+            tag = posts[index][2]
+            handle.posted[handle.seq] = tag
+            posted(tag)
+
         call = Call(timeout, protocol.name(op))
-        self._send_all(handles, messages, call, [tag for _, _, tag in posts])
+        self._send_all(handles, messages, call, keep)
         for handle in handles:
             if handle.dead is not None:
                 self._lose_posted(handle)
@@ -257,12 +267,13 @@ class Pool(Replies):
         handles: Sequence[WorkerHandle],
         messages: Sequence[bytes],
         call: Call,
-        tags: Sequence[Any] | None = None,
+        keep: Callable[[int, WorkerHandle], None] | None = None,
     ) -> None:
         """Send each worker its message (numbered ``handle.seq``) through its pipe; with
         mailboxes, announce them and wake the workers first (they sleep on their futex word,
-        and read a long message while it is written). With ``tags``, each is a posted
-        command, kept with its tag just before it is sent (its reply may come at once).
+        and read a long message while it is written). With ``keep``, each is a posted
+        command: ``keep(i, handle)`` records the ``i``-th once it is sent, before the next
+        is (a wait for room in that one's pipe reads the pipes, its reply included).
 
         While a pipe is full, every pipe is read (``_make_room``), and a worker that takes no
         more of its command before ``call``'s deadline is stopped.
@@ -276,9 +287,9 @@ class Pool(Replies):
                 bits |= mail.bit(handle.index)
             mail.ring(bits)
         for index, (handle, message) in enumerate(zip(handles, messages)):
-            if tags is not None:
-                handle.posted[handle.seq] = tags[index]
             self._send(handle, message, call)
+            if keep is not None:
+                keep(index, handle)
 
     def _send(self, handle: WorkerHandle, message: bytes, call: Call) -> None:
         if handle.dead is not None:

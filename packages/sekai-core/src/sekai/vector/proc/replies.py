@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sekai.vector._batches import Arrival
+from sekai.vector._interrupts import interruptible
 from sekai.vector._remote import Reply
 from sekai.vector.proc import frames, poller
 from sekai.vector.proc.handle import DIED, LOST, WorkerHandle
@@ -132,7 +133,8 @@ class Replies:
                 if span <= 0:
                     self._time_out([handle], call.name, call.timeout)
                     break
-            room, ready = self._poller.wait_room(handle, span)
+            with interruptible():  # a hung worker's full pipe: Ctrl-C ends send()'s wait
+                room, ready = self._poller.wait_room(handle, span)
             for other, is_sentinel in ready:
                 body = self._read(other, is_sentinel)
                 if body is not None:

@@ -121,7 +121,8 @@ class ProcVecEnv(RemoteAttributes):
     The parent's own checks (ResetRequired, InvalidAction, TypeError for a command that cannot
     be pickled) raise directly, before anything is sent. Replies left unread by an interrupted
     call (Ctrl-C) are dropped, so the VecEnv stays usable; those of ``send()`` are kept until
-    ``recv()`` returned them, so Ctrl-C during ``recv()`` loses nothing. The workers belong to
+    ``recv()`` returned them, so Ctrl-C during ``send()`` or ``recv()`` loses nothing but a
+    result ``recv()`` was already returning. The workers belong to
     the process that built it: in a child forked from it (os.fork) every call raises
     RuntimeError, and the child's exit leaves them running.
 
@@ -411,8 +412,10 @@ class ProcVecEnv(RemoteAttributes):
         plan = send_plan(self.action_space, batch, ids, self._slices)
         posts = [(pool.workers[worker], argument, tag) for worker, argument, tag in plan]
         rows = ActionRows(checker, batch, ids)
-        pool.post(protocol.STEP, posts, "the action", rows, self._step_timeout)
-        self._batches.in_flight[ids] = True
+        timeout = self._step_timeout
+        self._batches.post(
+            lambda posted: pool.post(protocol.STEP, posts, "the action", posted, rows, timeout)
+        )
 
     @one_call
     def recv(self, batch_size: int | None = None) -> VecRecvResult[Any]:
