@@ -222,6 +222,45 @@ def test_a_read_whose_bytes_were_lost_to_ctrl_c_fails_instead_of_reading_out_of_
         channel.read()
 
 
+@pytest.fixture
+def sigint() -> Iterator[None]:
+    """Python's own SIGINT handler, as in a terminal (the tests may run with SIGINT ignored)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("sigint")
+@pytest.mark.parametrize("blocking", [False, True], ids=["non-blocking", "blocking"])
+def test_ctrl_c_as_a_first_read_takes_bytes_is_held_where_the_read_cannot_wait(
+    pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch, blocking: bool
+) -> None:
+    """A real SIGINT while the first read of a message takes its bytes: on a non-blocking end
+    (the parent's) Ctrl-C is held until they are kept, and the next read returns them; on a
+    blocking end, whose read may wait for good, it is not held, and the bytes are lost."""
+    read_fd, write_fd = pipe
+    os.set_blocking(read_fd, blocking)
+    channel = FdChannel(read_fd)
+    read = os.read
+
+    def interrupted(*args: Any) -> bytes:
+        data = read(*args)
+        os.kill(os.getpid(), signal.SIGINT)
+        return data
+
+    monkeypatch.setattr(os, "read", interrupted)
+    os.write(write_fd, _frame(b"first") + _frame(b"second"))
+    with pytest.raises(KeyboardInterrupt):
+        channel.read()
+    monkeypatch.undo()
+    assert channel.torn is blocking
+    if blocking:
+        with pytest.raises(frames.TornStream):
+            channel.read()
+    else:
+        assert [bytes(m) for m in channel.read()] == [b"first", b"second"]
+
+
 def test_a_message_cut_anywhere_is_completed_before_read_returns(pipe: tuple[int, int]) -> None:
     read_fd, write_fd = pipe
     data = _frame(b"one message") + _frame(b"two")

@@ -1,13 +1,16 @@
 """Ctrl-C in the parent, simulated deterministically in this process (fork): a reply whose
-unpickling raises KeyboardInterrupt once, and pipe reads that raise it once they have taken
-bytes (where a real Ctrl-C lands between the read and the code that keeps its bytes).
+unpickling raises KeyboardInterrupt once, pipe reads that raise it once they have taken
+bytes (where a real Ctrl-C lands between the read and the code that keeps its bytes), and
+SIGINTs sent to this process at chosen moments (while send() posts, while a read takes bytes).
 
-Whatever call is interrupted, nothing is lost: ``recv()`` hands the results out later, an
+Whatever call is interrupted, nothing is lost: ``send()`` raises once its sub-envs are in
+flight (or at once while it waits on a full pipe), ``recv()`` hands the results out later, an
 interrupted ``step()``'s replies are dropped before the next command, and a read cut short is
-continued by the next one, or, where the bytes it took are gone, fails clearly instead of
-leaving the pipe out of step. Ctrl-C while the workers start leaves no zombie, and no worker's
-traceback; Ctrl-C while close() waits stops the workers without waiting out close_timeout, and
-what a second Ctrl-C keeps close() from releasing, the next close() releases.
+continued by the next one, or, where the bytes it took are gone (Ctrl-C could not be held),
+fails clearly instead of leaving the pipe out of step. Ctrl-C while the workers start leaves no
+zombie, and no worker's traceback; Ctrl-C while close() waits stops the workers without waiting
+out close_timeout, and what a second Ctrl-C keeps close() from releasing, the next close()
+releases.
 """
 
 from __future__ import annotations
@@ -306,9 +309,15 @@ def test_ctrl_c_ends_a_send_that_waits_on_the_full_pipe_of_a_hung_worker(
 # -- Ctrl-C in the middle of a long reply ------------------------------------------------------
 
 
-def _interrupt_read(monkeypatch: pytest.MonkeyPatch, name: str, at: int) -> Callable[[], list[int]]:
-    """Make ``os.<name>`` raise KeyboardInterrupt once, after its ``at``-th call (in this
-    process) took its bytes; returns the sizes each call took."""
+def _raise() -> None:
+    raise KeyboardInterrupt
+
+
+def _interrupt_read(
+    monkeypatch: pytest.MonkeyPatch, name: str, at: int, how: Callable[[], None] = _raise
+) -> Callable[[], list[int]]:
+    """Make ``os.<name>`` call ``how`` once (raise KeyboardInterrupt, or a real Ctrl-C), after
+    its ``at``-th call (in this process) took its bytes; returns the sizes each call took."""
     real = getattr(os, name)
     taken: list[int] = []
     parent = os.getpid()
@@ -318,7 +327,7 @@ def _interrupt_read(monkeypatch: pytest.MonkeyPatch, name: str, at: int) -> Call
         if os.getpid() == parent:
             taken.append(got if isinstance(got, int) else len(got))
             if len(taken) == at:
-                raise KeyboardInterrupt
+                how()
         return got
 
     monkeypatch.setattr(os, name, read)
@@ -350,23 +359,52 @@ def test_ctrl_c_in_the_middle_of_a_long_reply_is_continued_by_the_next_read(
         assert len(taken()) > 3  # the rest of the replies came through the same reads
 
 
+@pytest.mark.usefixtures("sigint")
+def test_ctrl_c_as_the_first_read_of_a_reply_takes_its_bytes_loses_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first read of a reply cannot know how much it takes: Ctrl-C is held until its
+    bytes are kept, so the next recv() reads on in step (no worker is stopped)."""
+    with ProcVecEnv(_marked(2), context="fork", num_workers=2, step_timeout=5) as vec:
+        vec.reset()
+        taken = _interrupt_read(monkeypatch, "read", at=1, how=_ctrl_c)
+        vec.send([1, 1])
+        with pytest.raises(KeyboardInterrupt):
+            vec.recv()
+        assert len(taken()) == 1 and taken()[0] > 0  # it took a reply's bytes
+        monkeypatch.undo()
+        assert _rows(vec.recv()) == {rank: ([rank, 1], 1, 1) for rank in range(2)}
+        vec.send([1, 1])
+        assert _rows(vec.recv()) == {rank: ([rank, 2], 2, 2) for rank in range(2)}
+        assert vec.step([1, 1]).observations[:, 1].tolist() == [3, 3]
+
+
+def _raising_handler(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def test_bytes_a_read_took_and_lost_to_ctrl_c_stop_the_worker_instead_of_a_hang(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The first read of a reply cannot know how much it takes: when Ctrl-C strikes after it
-    returned, its bytes are gone and the pipe cannot be read in step again."""
+    """Where Ctrl-C cannot be held (a SIGINT handler of the user's, left alone) and strikes
+    once the first read of a reply returned, its bytes are gone and the pipe cannot be read
+    in step again."""
+    previous = signal.signal(signal.SIGINT, _raising_handler)
     # step_timeout: a reply lost for good would otherwise keep recv() waiting
-    with ProcVecEnv(_marked(2), context="fork", num_workers=2, step_timeout=5) as vec:
-        vec.reset()
-        _interrupt_read(monkeypatch, "read", at=1)
-        vec.send([1, 1], [0, 1])
-        with pytest.raises(KeyboardInterrupt):
-            vec.recv()
-        monkeypatch.undo()
-        for later in (vec.recv, lambda: vec.step([1, 1]), lambda: vec.get_attr("steps")):
-            with pytest.raises(sekai.VecEnvWorkerError, match="lost to an interrupt") as caught:
-                later()
-            assert caught.value.exc_type == "EOFError"
+    try:
+        with ProcVecEnv(_marked(2), context="fork", num_workers=2, step_timeout=5) as vec:
+            vec.reset()
+            _interrupt_read(monkeypatch, "read", at=1, how=_ctrl_c)
+            vec.send([1, 1], [0, 1])
+            with pytest.raises(KeyboardInterrupt):
+                vec.recv()
+            monkeypatch.undo()
+            for later in (vec.recv, lambda: vec.step([1, 1]), lambda: vec.get_attr("steps")):
+                with pytest.raises(sekai.VecEnvWorkerError, match="lost to an interrupt") as e:
+                    later()
+                assert e.value.exc_type == "EOFError"
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # -- Ctrl-C once a reply is in the channel, the pipe empty ---------------------------------------

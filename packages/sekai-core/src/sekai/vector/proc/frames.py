@@ -22,11 +22,14 @@ own methods instead, with the same interface.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Protocol
+
+from sekai.vector._interrupts import holding_interrupts
 
 if sys.platform != "win32":
     import fcntl
@@ -39,6 +42,7 @@ Message = bytes | memoryview
 _CHUNK = 1 << 16  # bytes asked of one read (a pipe holds 64 KiB on Linux)
 _SMALL = 16384  # Connection's size below which the length and the message go in one write
 _LONG = 0x7FFFFFFF  # longer messages carry -1 and an 8-byte length
+_UNHELD = contextlib.nullcontext()
 # From 3.10 on, Python raises a pending KeyboardInterrupt only when a function starts, after a
 # call returns and at backward jumps: never between an attribute store and the call after it.
 
@@ -121,16 +125,21 @@ class FdChannel:
       exactly those (at most the rest of the message) straight into the message's buffer,
       recording beforehand where they will land; so the next read knows what arrived;
     - the first read of a message cannot know how much it will take: its bytes are kept
-      (``_data``) as soon as it returns, before they are parsed; if Ctrl-C strikes before
-      that (while the read copies them), they are lost: the channel is ``torn`` and every
-      later read raises ``TornStream`` (the reader stops the worker) instead of reading the
-      rest of the pipe out of step.
+      (``_data``) as soon as it returns, before they are parsed, with Ctrl-C held from the
+      read to there (``holding_interrupts``) on a non-blocking end (the parent's), whose read
+      never waits. Where Ctrl-C cannot be held (a blocking end, a thread other than the main
+      one, a SIGINT handler of the user's) and strikes before they are kept, they are lost:
+      the channel is ``torn`` and every later read raises ``TornStream`` (the reader stops
+      the worker) instead of reading the rest of the pipe out of step.
+
+    The end's blocking mode is read once, when the channel is made.
     """
 
-    __slots__ = ("_data", "_fd", "_frame", "_torn", "cut", "messages")
+    __slots__ = ("_data", "_fd", "_frame", "_holds", "_torn", "cut", "messages")
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        self._holds = not os.get_blocking(fd)  # whether a read may hold Ctrl-C: it never waits
         self.messages: list[Message] = []
         self._data: bytes | None = None  # what a first read took, until it is parsed
         # The message being received: (its frame's buffer, bytes in it, bytes a read under way
@@ -167,14 +176,16 @@ class FdChannel:
         return self.messages
 
     def _read_first(self) -> None:
-        self._torn = True  # until the bytes this read takes are kept
-        try:
-            data = os.read(self._fd, _CHUNK)
-        except BlockingIOError:  # a non-blocking end with nothing to read yet
+        # Ctrl-C held until the bytes are kept, where the read cannot wait (else not at all).
+        with holding_interrupts() if self._holds else _UNHELD:
+            self._torn = True  # until the bytes this read takes are kept
+            try:
+                data = os.read(self._fd, _CHUNK)
+            except BlockingIOError:  # a non-blocking end with nothing to read yet
+                self._torn = False
+                return
+            self._data = data
             self._torn = False
-            return
-        self._data = data
-        self._torn = False
         if not data:
             self._data = None
             raise EOFError("the pipe was closed")

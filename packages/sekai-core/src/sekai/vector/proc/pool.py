@@ -84,7 +84,8 @@ class Pool(Replies):
                 except BaseException:
                     conn.close()
                     raise
-                if _ROOM:  # never wait on a full pipe: read the others meanwhile (_make_room)
+                if _ROOM:  # never wait on a full pipe: read the others meanwhile (_make_room);
+                    # before the channel is made (its reads hold Ctrl-C on such an end only)
                     os.set_blocking(conn.fileno(), False)
                 handle = WorkerHandle(index, lo, hi, process, conn)
                 self.workers.append(handle)
