@@ -251,8 +251,22 @@ def test_from_jsonable_reads_strict_json_infinities(kind: str) -> None:
 
 @pytest.mark.parametrize(
     "space",
-    [Box(0, 1, (0, 2)), MaskedBox(0, 1, (0, 2), max_size=2), MaskedBox(0, 1, (2, 0), max_size=1)],
+    [
+        Box(0, 1, (0, 2)),
+        MaskedBox(0, 1, (0, 2), max_size=2),
+        MaskedBox(0, 1, (2, 0), max_size=1),
+        # tolist() writes these as [[]] and [[], []]: lists that hold lists, and no number
+        Box(0.0, 1.0, (1, 0, 1)),
+        Box(0, 9, (2, 0, 3), np.int64),
+        MaskedBox(0.0, 1.0, (1, 0, 1), max_size=2),
+    ],
     ids=repr,
 )
 def test_zero_size_bounds_round_trip(space: Space[Any]) -> None:
     assert space_from_jsonable(json.loads(json.dumps(space.to_jsonable()))) == space
+
+
+def test_a_nonempty_bound_of_a_zero_size_shape_is_still_refused() -> None:
+    d = {"type": "Box", "low": [[1.0, 2.0]], "high": 3.0, "shape": [1, 0, 1], "dtype": "float32"}
+    with pytest.raises(ValueError, match=r"low of shape \(1, 2\) cannot be broadcast to shape"):
+        space_from_jsonable(d)

@@ -65,12 +65,18 @@ _JSON_INFINITIES = {"Infinity": math.inf, "-Infinity": -math.inf}
 
 def bound_from_json(d: Mapping[str, Any], field: str, shape: tuple[int, ...] | None) -> Any:
     """``d[field]``, a bound of ``shape`` as JSON holds it, for Box to check: the strings
-    ``"Infinity"`` / ``"-Infinity"`` as floats, an empty list as a zero-size bound of ``shape``
-    (``tolist()`` drops the shape of ``(0, 2)``), anything else as given."""
+    ``"Infinity"`` / ``"-Infinity"`` as floats, a bound of a zero-size ``shape`` as a
+    zero-size bound of it (``tolist()`` writes ``(0, 2)`` as ``[]`` and ``(1, 0, 1)`` as
+    ``[[]]``, dropping the shape), anything else as given."""
     value = _json_number(d[field])
-    if shape is not None and math.prod(shape) == 0 and value == []:
+    if shape is not None and math.prod(shape) == 0 and _holds_nothing(value):
         return np.empty(shape)
     return value
+
+
+def _holds_nothing(value: Any) -> bool:
+    """Whether ``value`` is a list of lists ... with no number in it (``[]``, ``[[], []]``)."""
+    return isinstance(value, list) and all(_holds_nothing(item) for item in value)
 
 
 def _json_number(value: Any) -> Any:
