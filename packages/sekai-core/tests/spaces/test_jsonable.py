@@ -270,3 +270,19 @@ def test_a_nonempty_bound_of_a_zero_size_shape_is_still_refused() -> None:
     d = {"type": "Box", "low": [[1.0, 2.0]], "high": 3.0, "shape": [1, 0, 1], "dtype": "float32"}
     with pytest.raises(ValueError, match=r"low of shape \(1, 2\) cannot be broadcast to shape"):
         space_from_jsonable(d)
+
+
+@pytest.mark.parametrize(
+    "space",
+    [
+        Box(np.array([0, 2**63 + 1], np.uint64), np.uint64(2**64 - 1), dtype=np.uint64),
+        Box(np.array([1, 2**63 - 1], np.int64), np.int64(2**63 - 1), dtype=np.int64),
+        MaskedBox(np.array([0, 2**63 + 1], np.uint64), 2**64 - 1, max_size=2, dtype=np.uint64),
+    ],
+    ids=repr,
+)
+def test_64_bit_integer_bounds_round_trip_exactly(space: Space[Any]) -> None:
+    # to_jsonable() writes [0, 2**63 + 1]: NumPy made that list float64, so the bound came back
+    # as 2**63 and the space as another one.
+    back = space_from_jsonable(json.loads(json.dumps(space.to_jsonable())))
+    assert back == space

@@ -11,6 +11,7 @@ import pytest
 
 import sekai
 from sekai.spaces import Box, Dict, MaskedBox, MultiBinary, flatdim, flatten, unflatten
+from sekai.spaces._explain import why_not_in
 from sekai.utils._equal import structurally_equal
 
 
@@ -175,6 +176,23 @@ def test_masked_box_contains_rules() -> None:
     wrong_dtype = {"values": good["values"].astype(np.complex64), "mask": good["mask"]}
     assert not m.contains(wrong_dtype)
     assert m.contains({"values": good["values"].astype(np.float64), "mask": good["mask"]})
+
+
+def test_masked_box_judges_lists_of_python_ints_as_its_values_box_does() -> None:
+    # np.asarray made the list int64, which does not cast to uint8 (same kind): refused,
+    # while the values Box, an equal Dict and pack() all take it.
+    m = MaskedBox(0, 255, shape=(2,), max_size=2, dtype=np.uint8)
+    x = {"values": [[1, 2], [0, 0]], "mask": [1, 0]}
+    assert m["values"].contains(x["values"]) and Dict(m.spaces).contains(x)
+    assert m.contains(x)
+    assert why_not_in(m, x) is None
+    out_of_bounds = {"values": [[1, 256], [0, 0]], "mask": [1, 0]}
+    assert not m.contains(out_of_bounds)
+    assert why_not_in(m, out_of_bounds) == (
+        "['values'][0, 1]",
+        "is 256, outside [0, 255] (an occupied slot)",
+    )
+    assert not m.contains({"values": [[1.0, 2.0], [0, 0]], "mask": [1, 0]})
 
 
 def test_masked_box_contains_float64_values_at_a_float32_bound() -> None:

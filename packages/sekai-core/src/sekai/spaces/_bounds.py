@@ -18,6 +18,7 @@ __all__ = [
     "as_bound",
     "bound_from_json",
     "check_dtype",
+    "exact_ints",
     "normalise_shape",
     "to_float_dtype",
     "to_integer_dtype",
@@ -87,6 +88,44 @@ def _json_number(value: Any) -> Any:
     return value
 
 
+def exact_ints(x: Any) -> NDArray[Any] | None:
+    """``x``, an int or a (nested) list or tuple of ints (Python's or NumPy's, not bools), as
+    an array that holds exactly those ints: uint64 or int64 where one of them holds them all,
+    else an object array of Python ints (no integer Box holds those together). None when ``x``
+    holds anything else, or is ragged.
+
+    NumPy makes ints on both sides of 2**63 (``[2**63 + 1, 1]``) float64, rounding them, and
+    holds ints beyond 64 bits as objects: where ``np.asarray(x)`` is float64 or object, this
+    is how Python ints are judged by value. A list of floats costs a look at its first entry.
+    """
+    if isinstance(x, np.ndarray) or not _only_ints(x):
+        return None
+    arr = np.array(x, dtype=object)
+    values = arr.reshape(-1).tolist()
+    if not all(isinstance(v, (int, np.integer)) for v in values):  # ragged: lists in arr
+        return None
+    exact = [int(v) for v in values]
+    low, high = min(exact, default=0), max(exact, default=0)
+    if low >= 0 and high <= _UINT64_MAX:
+        dt: Any = np.uint64
+    elif low >= _INT64_MIN and high <= _INT64_MAX:
+        dt = np.int64
+    else:
+        dt = object
+    return np.array(exact, dtype=dt).reshape(arr.shape)
+
+
+_UINT64_MAX = 2**64 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _only_ints(x: Any) -> bool:
+    """Whether ``x`` is an int or a (nested) list or tuple holding only ints (not bools)."""
+    if isinstance(x, (list, tuple)):
+        return all(_only_ints(item) for item in x)
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
 def check_dtype(dtype: Any) -> np.dtype[Any]:
     """Return ``dtype`` as a NumPy integer or floating dtype (None means float32)."""
     try:
@@ -107,7 +146,8 @@ def as_bound(name: str, value: Any) -> NDArray[Any]:
     """Convert a bound to a numeric array, rejecting NaN.
 
     Python ints beyond 64 bits (which NumPy holds only as objects) stay exact Python ints in an
-    object array, for ``to_integer_dtype`` / ``to_float_dtype`` to clip; mixed with floats, all
+    object array, for ``to_integer_dtype`` / ``to_float_dtype`` to clip, and so do lists of
+    ints on both sides of 2**63 (``exact_ints``: NumPy would round them); mixed with floats, all
     become float64, unless an int is beyond float64's range too: then the ints stay exact
     beside the floats (still an object array).
     """
@@ -117,6 +157,11 @@ def as_bound(name: str, value: Any) -> NDArray[Any]:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"Box {name} must be a number or an array of numbers: {exc}") from None
+    if arr.dtype.kind == "f" and isinstance(value, (list, tuple)):
+        # ints on both sides of 2**63 (as to_jsonable() writes a uint64 bound): kept exact
+        ints = exact_ints(value)
+        if ints is not None:
+            arr = ints
     if arr.dtype == object:  # NumPy holds ints beyond 64 bits only as objects
         arr = _object_bound(name, arr)
     elif arr.dtype.kind not in "biuf":

@@ -122,20 +122,18 @@ def _array_shape_and_dtype(
 @why_not_in.register(Box)
 def _box(space: Box, x: Any) -> Reason | None:
     dt = space.dtype
-    arr = _as_array(x)
-    if arr is None:
-        return _not_numbers(x, space.shape, f"a dtype that casts to {dt} (same kind)")
-    if arr.shape != space.shape:
-        return "", f"has shape {arr.shape}, expected {space.shape}"
-    # Python ints (alone, or in a list or tuple) in an integer Box are judged by value,
-    # whatever NumPy makes of them, as contains() judges them; NumPy scalars by their dtype.
-    python_ints = isinstance(x, (list, tuple)) or (isinstance(x, int) and not isinstance(x, bool))
-    by_value = python_ints and dt.kind in "iu" and arr.dtype.kind in "iu"
-    if not by_value and not np.can_cast(arr.dtype, dt, "same_kind"):
+    stored = space._compared(x)  # as contains() compares x with the bounds
+    if stored is None:
+        arr = _as_array(x)
+        if arr is None:
+            return _not_numbers(x, space.shape, f"a dtype that casts to {dt} (same kind)")
+        if arr.shape != space.shape:
+            return "", f"has shape {arr.shape}, expected {space.shape}"
         return "", f"has dtype {arr.dtype}, which does not cast to {dt} (same kind)"
-    stored = arr if by_value else space._as_compared(arr)
+    # Python ints judged by value are shown as they are; other values as given, before a cast
+    shown = stored if space._by_value(x) else np.asarray(x)
     inside = (stored >= space.low) & (stored <= space.high)
-    return _first_outside(arr, inside, space.low, space.high, dt)
+    return _first_outside(shown, inside, space.low, space.high, dt)
 
 
 @why_not_in.register(Discrete)
@@ -206,13 +204,11 @@ def _masked_box(space: MaskedBox, x: Any) -> Reason | None:
         return reason
     box = space["values"]
     assert isinstance(box, Box)
-    values = _as_array(x["values"])
-    if values is None or values.shape != box.shape or values.dtype.kind not in "biuf":
+    stored = box._compared(x["values"])  # as MaskedBox.contains() compares the values
+    if stored is None:
         return _prefixed("['values']", why_not_in(box, x["values"]))
-    if not np.can_cast(values.dtype, box.dtype, "same_kind"):
-        return _prefixed("['values']", why_not_in(box, values))
+    values = stored if box._by_value(x["values"]) else np.asarray(x["values"])
     full = np.asarray(x["mask"]) == 1
-    stored = box._as_compared(values)
     inside = (stored >= box.low) & (stored <= box.high)
     inside[~full] = True  # empty slots: their own rule below
     reason = _first_outside(values, inside, box.low, box.high, box.dtype)

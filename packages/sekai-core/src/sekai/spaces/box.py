@@ -14,6 +14,7 @@ from sekai.spaces._bounds import (
     as_bound,
     bound_from_json,
     check_dtype,
+    exact_ints,
     normalise_shape,
     to_float_dtype,
     to_integer_dtype,
@@ -321,25 +322,15 @@ class Box(ArraySpace[NDArray[Any]]):
         storing or batching them does, so a float64 value at a float32 bound is inside.
         """
         if not isinstance(x, np.ndarray):
-            if self._dtype.kind != "f" and (  # type: ignore[union-attr]
-                isinstance(x, (list, tuple)) or (isinstance(x, int) and not isinstance(x, bool))
-            ):
-                # Python ints are judged by value: [1, 2] is in a uint8 Box.
-                try:
-                    arr = np.asarray(x)
-                except (ValueError, TypeError, OverflowError):
-                    return False
-                if arr.dtype.kind == "b":  # not Python ints: judged as a bool array, like one
-                    x = arr
-                elif arr.dtype.kind not in "iu" or arr.shape != self._shape:
-                    return False
-                else:
-                    return bool((arr >= self._low).all() and (arr <= self._high).all())
-            else:
-                try:
-                    x = np.asarray(x)
-                except (ValueError, TypeError, OverflowError):
-                    return False
+            if self._by_value(x):
+                values = self._compared(x)
+                return values is not None and bool(
+                    (values >= self._low).all() and (values <= self._high).all()
+                )
+            try:
+                x = np.asarray(x)
+            except (ValueError, TypeError, OverflowError):
+                return False
         if x.shape != self._shape:
             return False
         dt = x.dtype
@@ -406,6 +397,41 @@ class Box(ArraySpace[NDArray[Any]]):
         lists = (low.reshape(-1).tolist(), high.reshape(-1).tolist()) if self._small else ([], [])
         self._f64_limits = (low, high, *lists)
         return self._f64_limits
+
+    def _by_value(self, x: Any) -> bool:
+        """Whether contains() judges ``x`` by its values whatever NumPy makes of it: Python
+        ints (an int, a list or tuple of them) in an integer Box (``[1, 2]`` is in a uint8
+        Box, though NumPy makes it int64)."""
+        return self._dtype.kind != "f" and (  # type: ignore[union-attr]
+            isinstance(x, (list, tuple)) or (isinstance(x, int) and not isinstance(x, bool))
+        )
+
+    def _compared(self, x: Any) -> NDArray[Any] | None:
+        """``x`` as contains() compares it with the bounds, entry by entry; None when
+        contains() refuses it whatever its values: not of the Box's shape, or not of a dtype
+        that casts to the Box's (same kind).
+
+        Python ints (``_by_value``) are taken exactly (``exact_ints`` where NumPy would round
+        them to float64 or hold them as objects); floats the Box's dtype cannot hold exactly
+        are cast to it, as storing them does.
+        """
+        if not isinstance(x, np.ndarray):
+            try:
+                arr = np.asarray(x)
+            except (ValueError, TypeError, OverflowError):
+                return None
+            if self._by_value(x):
+                if arr.dtype.kind in "fO":
+                    ints = exact_ints(x)
+                    if ints is None:
+                        return None
+                    arr = ints
+                if arr.dtype.kind in "iuO":  # by value (objects: ints no 64-bit dtype holds)
+                    return arr if arr.shape == self._shape else None
+            x = arr  # bools and the rest: judged by their dtype, like an array of it
+        if x.shape != self._shape or self._rule(x.dtype) == _REJECT:
+            return None
+        return self._as_compared(x)
 
     def _as_compared(self, x: NDArray[Any]) -> NDArray[Any]:
         """``x`` (a same-kind array) as contains() compares it with the bounds."""

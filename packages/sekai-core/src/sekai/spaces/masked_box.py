@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.spaces._bounds import bound_from_json, normalise_shape
+from sekai.spaces._bounds import bound_from_json, exact_ints, normalise_shape
 from sekai.spaces._format import format_bound
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
@@ -32,6 +32,24 @@ def _inside(element: Box, values: NDArray[Any]) -> NDArray[np.bool_]:
             values = values.astype(dt)
     inside: NDArray[np.bool_] = (values >= element.low) & (values <= element.high)
     return inside
+
+
+def _numbers(element: Box, x: Any, name: str) -> NDArray[Any]:
+    """``x`` (``name`` in errors) as an array of numbers for ``element``: Python ints of an
+    integer element by value, exactly, as ``Box.contains`` takes them (``exact_ints`` where
+    NumPy would round them to float64 or hold them as objects).
+
+    Raises:
+        TypeError: ``x`` does not hold numbers.
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind in "fO" and element._by_value(x):
+        ints = exact_ints(x)
+        if ints is not None:
+            return ints
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}.")
+    return arr
 
 
 class MaskedBox(Dict):
@@ -81,7 +99,7 @@ class MaskedBox(Dict):
 
     @staticmethod
     def _check_fill(element: Box, fill_value: Any) -> NDArray[Any]:
-        raw = np.asarray(fill_value)
+        raw = _numbers(element, fill_value, "fill_value")
         try:
             raw = np.broadcast_to(raw, element.shape)
         except ValueError:
@@ -89,8 +107,6 @@ class MaskedBox(Dict):
                 f"fill_value of shape {raw.shape} cannot be broadcast to the element shape "
                 f"{element.shape}."
             ) from None
-        if raw.dtype.kind not in "biuf":
-            raise TypeError(f"fill_value must be numeric, got dtype {raw.dtype}.")
         if not bool(_inside(element, raw).all()):
             raise ValueError("fill_value must lie within [low, high].")  # core.md's text
         fill = raw.astype(element.dtype)
@@ -147,7 +163,7 @@ class MaskedBox(Dict):
                 outside the element space (NaN, out of bounds, fractional for an integer dtype).
         """
         shape = self._element.shape
-        v = np.asarray(values)
+        v = _numbers(self._element, values, "values")
         if v.size == 0 and v.shape[1:] != shape:
             v = np.zeros((0, *shape), dtype=self.value_dtype)
         if v.ndim != len(shape) + 1 or v.shape[1:] != shape:
@@ -178,17 +194,15 @@ class MaskedBox(Dict):
 
     def _check_values(self, v: NDArray[Any]) -> None:
         """Raise unless every row of ``v`` is a member of the element space once stored."""
-        if v.dtype.kind not in "biuf":
-            raise TypeError(f"values must be numeric, got dtype {v.dtype}.")
         element = self._element
         rows = v.reshape(len(v), math.prod(element.shape))
         inside = _inside(element, v).reshape(rows.shape)
         if not bool(inside.all()):
             i = int(np.argmin(inside.all(1)))
             j = int(np.argmin(inside[i]))
-            value = rows[i, j].item()
+            value = rows[i, j : j + 1].tolist()[0]  # a Python number (exact ints: one already)
             at = ", ".join(str(a) for a in (i, *np.unravel_index(j, element.shape)))
-            if math.isnan(value):
+            if isinstance(value, float) and math.isnan(value):
                 raise ValueError(
                     f"values contain NaN at values[{at}]; elements of {element!r} must lie "
                     "within [low, high]."
@@ -283,18 +297,12 @@ class MaskedBox(Dict):
         mask = x["mask"]
         if not self._spaces["mask"].contains(mask):
             return False
-        values = x["values"]
-        if not isinstance(values, np.ndarray):
-            try:
-                values = np.asarray(values)
-            except (ValueError, TypeError, OverflowError):
-                return False
         box = self._spaces["values"]
         assert isinstance(box, Box)
-        if values.shape != box.shape or not np.can_cast(values.dtype, box.dtype, "same_kind"):
+        stored = box._compared(x["values"])  # the values as Box.contains compares them
+        if stored is None:
             return False
         full = np.asarray(mask) == 1
-        stored = box._as_compared(values)  # floats as Box.contains compares them
         inside = (stored >= box.low) & (stored <= box.high)
         if not bool(inside[full].all()):
             return False
