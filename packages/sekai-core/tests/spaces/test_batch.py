@@ -138,6 +138,33 @@ def test_concatenate_refuses_items_the_cast_would_change(
         concatenate(space, items, create_empty_array(space, len(items)))
 
 
+@pytest.mark.parametrize(
+    ("space", "item", "dtype"),
+    [
+        (Box(0.0, 1.0, (2,)), ["0.5", "0.25"], "<U4"),
+        (Box(0.0, 1.0, (2,)), [None, 0.5], "object"),
+        (Box(0.0, 1.0, (2,)), np.array([0.5 + 2j, 0.1]), "complex128"),
+        (Box(0.0, 1.0, (2,), np.float64), np.array([0.5, 0.1], dtype=object), "object"),
+        (Box(0.0, 1.0, ()), "0.5", "<U3"),
+        (Box(0, 9, (2,), np.int64), np.array(["3", "4"]), "<U1"),
+        (MultiBinary(2), np.array([1 + 0j, 0j]), "complex128"),
+    ],
+    ids=repr,
+)
+def test_concatenate_refuses_items_that_are_not_real_numbers(
+    space: Space[Any], item: Any, dtype: str
+) -> None:
+    # The float path's unsafe stack parsed strings, made None NaN and dropped imaginary parts.
+    good = space.sample()
+    msg = (
+        f"items[1] = {item!r} is not a member of {space!r}: it holds {dtype} values, not real "
+        f"numbers to stack as {space.dtype}."
+    )
+    for out in (None, create_empty_array(space, 2)):
+        with pytest.raises(ValueError, match="^" + re.escape(msg) + "$"):
+            concatenate(space, [good, item], out)
+
+
 def test_concatenate_keeps_casts_that_keep_values() -> None:
     md = MultiDiscrete([3, 3], dtype=np.uint8)
     out = concatenate(md, [np.array([1, 2]), [0, 1], np.array([2.0, 0.0])])

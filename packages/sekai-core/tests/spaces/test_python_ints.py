@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sekai.spaces import Box, MaskedBox
+from sekai.spaces import Box, MaskedBox, Sequence, concatenate
 from sekai.spaces._explain import why_not_in
 
 BIG = 2**63 + 1  # float64 rounds it to 2**63
@@ -61,6 +61,31 @@ def test_list_bounds_keep_their_ints() -> None:
     assert clipped.high.tolist() == [2**63 - 1, 1]
 
 
+def test_concatenate_stacks_lists_of_ints_exactly() -> None:
+    box = _u64_box()
+    batch = concatenate(box, [[BIG, 1], np.array([U64_MAX, 2], np.uint64)])
+    assert batch.dtype == np.uint64 and batch.tolist() == [[BIG, 1], [U64_MAX, 2]]
+    out = np.zeros((1, 2), np.uint64)
+    assert concatenate(box, [(BIG, 1)], out) is out and out.tolist() == [[BIG, 1]]
+
+
+@pytest.mark.parametrize(
+    ("space", "item"),
+    [
+        (Box(0, U64_MAX, (2,), np.uint64), [-1, BIG]),
+        (Box(0, U64_MAX, (2,), np.uint64), [2**64, 1]),
+        (Box(-(2**63), 2**63 - 1, (2,), np.int64), [BIG, 1]),
+    ],
+)
+def test_concatenate_refuses_ints_outside_the_dtype(space: Box, item: list[int]) -> None:
+    message = (
+        f"items[1] = {item!r} is not a member of {space!r}: stacking it as {space.dtype} would "
+        "change its values."
+    )
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        concatenate(space, [[0, 0], item])
+
+
 def test_masked_box_packs_and_judges_lists_of_ints_by_value() -> None:
     m = MaskedBox(0, U64_MAX, shape=(2,), max_size=2, dtype=np.uint64)
     sample = m.pack([[BIG, 1]])
@@ -79,3 +104,9 @@ def test_masked_box_fill_value_keeps_its_ints() -> None:
     m = MaskedBox(0, U64_MAX, shape=(2,), max_size=1, dtype=np.uint64, fill_value=[BIG, 1])
     assert m.fill_value.tolist() == [BIG, 1]
     assert m.empty()["values"].tolist() == [[BIG, 1]]
+
+
+def test_sequence_packs_lists_of_ints_exactly() -> None:
+    seq = Sequence(_u64_box(), stack=True)
+    assert seq.pack([[BIG, 1]]).tolist() == [[BIG, 1]]
+    assert Sequence(_u64_box()).pack([[BIG, 1]]) == ([BIG, 1],)

@@ -7,12 +7,14 @@ The dispatchers live below ``sekai.spaces.sequence`` (which stacks its elements 
 from __future__ import annotations
 
 import collections.abc as cabc
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from functools import singledispatch
 from typing import Any
 
 import numpy as np
 
+from sekai.spaces._bounds import exact_ints
 from sekai.spaces._explain import described, short_repr
 from sekai.spaces._kinds import ARRAY_SPACES
 from sekai.spaces.box import Box
@@ -24,9 +26,6 @@ from sekai.spaces.space import Space
 from sekai.spaces.tuple import Tuple
 
 __all__ = ["concatenate", "create_empty_array", "refuse_out"]
-
-_INT64 = np.dtype(np.int64)
-
 
 # -- concatenate ---------------------------------------------------------------------------
 
@@ -76,18 +75,18 @@ def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
     dt = space.dtype if out is None else out.dtype
     assert dt is not None  # every array space has a dtype
     try:
-        if dt.kind != "f":
-            # An integer cast wraps 300 to 44 in uint8 and truncates 1.9 to 1: values that are
-            # no member become valid-looking ones. Items already of the dtype (Python ints:
-            # int64) cannot change, so only other items are checked.
-            for item in items:
-                if getattr(item, "dtype", _INT64 if type(item) is int else None) != dt:
-                    _check_cast_keeps(space, items, dt)
-                    break
+        stacked = items
+        for item in items:  # a loop: twice as fast as all() on a few items
+            if type(item) is not np.ndarray or item.dtype != dt:
+                stacked = _checked(space, items, dt)
+                plain = False
+                break
+        else:  # every item is an array of dt (the common case): nothing to check
+            plain = True
         if out is None:
-            batch = _new_batch(items, dt)
+            batch = _new_batch(stacked, dt, plain)
         else:
-            batch = np.stack(items, axis=0, out=out, casting="unsafe")
+            batch = np.stack(stacked, axis=0, out=out, casting="unsafe")
     except ValueError:  # NumPy's "all input arrays must have the same shape" and the like
         _raise_named(space, items, out)
         _check_shapes(space, items)
@@ -97,20 +96,79 @@ def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
     return batch
 
 
-def _new_batch(items: Sequence[Any], dt: np.dtype[Any]) -> Any:
-    """``np.stack(items, axis=0, dtype=dt, casting="unsafe")``. Arrays all of ``dt`` (the
-    common case) are stacked by ``np.array``, several times as fast on small ones, with an
-    identical result; if their shapes differ, ``np.stack`` raises its own error."""
-    for item in items:  # a loop: twice as fast as all() on a few items
-        if type(item) is not np.ndarray or item.dtype != dt:
-            break
-    else:  # every item is an array of dt
-        if items:
-            try:
-                return np.array(items, dtype=dt)
-            except ValueError:  # arrays of different shapes
-                pass
+def _new_batch(items: Sequence[Any], dt: np.dtype[Any], plain: bool) -> Any:
+    """``np.stack(items, axis=0, dtype=dt, casting="unsafe")``. ``plain`` items, arrays all of
+    ``dt`` (the common case), are stacked by ``np.array``, several times as fast on small
+    ones, with an identical result; if their shapes differ, ``np.stack`` raises its own
+    error."""
+    if plain and items:
+        try:
+            return np.array(items, dtype=dt)
+        except ValueError:  # arrays of different shapes
+            pass
     return np.stack(items, axis=0, dtype=dt, casting="unsafe")
+
+
+def _checked(space: Space[Any], items: Sequence[Any], dt: np.dtype[Any]) -> Sequence[Any]:
+    """``items`` to stack as ``dt``, once each is known to be real numbers (not strings,
+    None, complex numbers or objects) that the cast to an integer ``dt`` keeps: an integer
+    cast wraps 300 to 44 in uint8 and truncates 1.9 to 1, making valid-looking values of ones
+    that are no member. Lists and tuples come back as arrays, their Python ints exact
+    (``exact_ints`` where NumPy would round ints on both sides of 2**63 to float64).
+
+    Raises:
+        ValueError: an item is not real numbers, or the cast would change its values.
+    """
+    copied: list[Any] | None = None  # items with arrays for lists, once one is read
+    integer = dt.kind in "iu"
+    low, high = _range(dt) if integer else (0, 0)
+    for i, item in enumerate(items):
+        if type(item) is int:  # compared exactly
+            if integer and not low <= item <= high:
+                raise _changed(space, i, item, dt)
+            continue
+        if type(item) is float and not integer:
+            continue
+        arr = item
+        if not isinstance(item, (np.ndarray, np.generic)):  # read as NumPy reads it
+            arr = np.asarray(item)
+            if integer and arr.dtype.kind in "fO":
+                ints = exact_ints(item)
+                if ints is not None:
+                    if ints.size and not low <= int(ints.min()) <= int(ints.max()) <= high:
+                        raise _changed(space, i, item, dt)
+                    arr = ints.astype(dt)
+            if copied is None:
+                copied = list(items)
+            copied[i] = arr
+        if arr.dtype == dt:
+            continue
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(
+                f"items[{i}] = {item!r} is not a member of {space!r}: it holds {arr.dtype} "
+                f"values, not real numbers to stack as {dt}."
+            )
+        if integer and not np.can_cast(arr.dtype, dt, "safe"):
+            with np.errstate(invalid="ignore"):  # NaN and inf: reported below, not warned about
+                changed = arr != arr.astype(dt)
+            if bool(np.any(changed)):
+                raise _changed(space, i, item, dt)
+    return items if copied is None else copied
+
+
+@functools.cache
+def _range(dt: np.dtype[Any]) -> tuple[int, int]:
+    """The least and the greatest value of the integer dtype ``dt``."""
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
+
+
+def _changed(space: Space[Any], i: int, item: Any, dt: np.dtype[Any]) -> ValueError:
+    values = "value" if np.ndim(item) == 0 else "values"
+    return ValueError(
+        f"items[{i}] = {item!r} is not a member of {space!r}: stacking it as {dt} would "
+        f"change its {values}."
+    )
 
 
 def _raise_named(space: Space[Any], items: Sequence[Any], out: Any) -> None:
@@ -162,32 +220,6 @@ def _check_shapes(space: Space[Any], items: Sequence[Any]) -> None:
                 f"items[{i}] = {short_repr(item, 80)} is not a member of {space!r}: it is "
                 f"{what}, the space's shape is {shape}."
             )
-
-
-def _check_cast_keeps(space: Space[Any], items: Sequence[Any], dt: np.dtype[Any]) -> None:
-    """Raise unless casting ``items`` to the integer dtype ``dt`` keeps every value."""
-    if dt.kind in "iu" and all(type(item) is int for item in items):
-        # Python ints: compared exactly (a stack of them may be float64, rounding 2**64 - 1)
-        info = np.iinfo(dt)
-        for i, item in enumerate(items):
-            if not info.min <= item <= info.max:
-                raise ValueError(
-                    f"items[{i}] = {item!r} is not a member of {space!r}: stacking it as {dt} "
-                    "would change its value."
-                )
-        return
-    original = np.stack(items, axis=0)
-    if np.can_cast(original.dtype, dt, "safe"):
-        return
-    with np.errstate(invalid="ignore"):  # NaN and inf: reported below, not warned about
-        changed = original != original.astype(dt)
-    if not bool(changed.any()):
-        return
-    i = int(np.argmax(changed.reshape(len(items), -1).any(axis=1)))
-    raise ValueError(
-        f"items[{i}] = {items[i]!r} is not a member of {space!r}: stacking it as {dt} would "
-        "change its values."
-    )
 
 
 @concatenate.register(Dict)
