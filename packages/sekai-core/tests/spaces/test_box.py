@@ -479,6 +479,21 @@ def test_box_contains_python_scalars_and_lists() -> None:
     assert not Box(0.0, 1.0, shape=(2,)).contains([[0.5], [1, 2]])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("size", [2, 20])  # 20 is past the per-element loop of small Boxes
+def test_box_contains_judges_a_masked_array_alike_at_every_size(size: int, dtype: Any) -> None:
+    # The per-element loop read masked entries as None: TypeError up to 16 entries, a bool past.
+    box = Box(0, 1, shape=(size,), dtype=dtype)
+    values = np.zeros(size, dtype)
+    masked = np.ma.masked_array(values, mask=[True] + [False] * (size - 1))
+    assert box.contains(masked) is True
+    values[1] = 2
+    assert box.contains(np.ma.masked_array(values, mask=masked.mask)) is False
+    # float64 values of a float32 Box: compared as the Box stores them
+    wide = np.ma.masked_array(np.zeros(size), mask=masked.mask)
+    assert Box(0.0, 1.0, shape=(size,)).contains(wide) is True
+
+
 @pytest.mark.parametrize("size", [2, 17])  # 17 is past the per-element loop of small Boxes
 def test_box_contains_floats_at_a_float32_bound_given_as_float64(size: int) -> None:
     box = Box(0.1, 1.0, shape=(size,))  # float32(0.1) is 0.10000000149...

@@ -341,7 +341,7 @@ class Box(ArraySpace[NDArray[Any]]):
             if ok == _CAST_FIRST:
                 return self._contains_cast(x)
             return ok == _ALWAYS_IN
-        if self._small:
+        if self._small and type(x) is np.ndarray:  # (a masked array compares its own way)
             # NaN fails both comparisons, as it does in NumPy. A plain loop: all() over a
             # generator costs more than the comparisons themselves here.
             values = x.tolist() if x.ndim == 1 else x.reshape(-1).tolist()
@@ -361,7 +361,7 @@ class Box(ArraySpace[NDArray[Any]]):
         # float64: compared with the limits of the values that the cast rounds into the
         # bounds, without the cast (whose overflow guard alone costs about 1 us).
         low, high, lows, highs = self._f64_limits or self._float64_limits()
-        if not self._small:
+        if not self._small or type(x) is not np.ndarray:  # as in contains()
             return bool((x >= low).all() and (x <= high).all())
         values = x.tolist() if x.ndim == 1 else x.reshape(-1).tolist()
         for v, lo, hi in zip(values, lows, highs):  # noqa: SIM110
