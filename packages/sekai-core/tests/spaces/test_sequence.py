@@ -11,7 +11,17 @@ import numpy as np
 import pytest
 
 from sekai.core._rng import make_seed_sequence
-from sekai.spaces import Box, Dict, Discrete, MaskedBox, MultiBinary, MultiDiscrete, Sequence, Tuple
+from sekai.spaces import (
+    Box,
+    Dict,
+    Discrete,
+    MaskedBox,
+    MultiBinary,
+    MultiDiscrete,
+    Sequence,
+    Space,
+    Tuple,
+)
 from sekai.utils._equal import structurally_equal
 
 
@@ -234,6 +244,34 @@ def test_sequence_contains_checks_container_length_and_elements() -> None:
     stacked = Sequence(Discrete(3), max_length=2, stack=True)
     assert stacked.contains(np.array([0, 1])) and not stacked.contains([0, 1])
     assert not stacked.contains(np.array([0, 1, 2])) and not stacked.contains(np.array([[0]]))
+
+
+@pytest.mark.parametrize(
+    ("feature", "members", "others"),
+    [
+        (Discrete(3), [np.int64, np.uint8], [np.float64, "<U1", object, np.complex128, bool]),
+        (Box(0, 255, (2,), np.uint8), [np.uint8, bool], [np.int64, np.float64, np.complex128]),
+        (Box(0.0, 1.0, (2,)), [np.float32, np.float64, np.int64], [np.complex64, "<U1", object]),
+        (MultiBinary(2), [np.int8, bool], [np.float32, object]),
+        (MultiDiscrete([2, 3]), [np.int64, np.int16], [np.float64, bool]),
+    ],
+)
+def test_stacked_sequence_judges_an_empty_array_by_its_dtype(
+    feature: Space[Any], members: list[Any], others: list[Any]
+) -> None:
+    # An empty array has no element to refuse: any dtype was taken, strings and objects too.
+    seq = Sequence(feature, stack=True)
+    shape = (0, *(feature.shape or ()))
+    assert seq.contains(seq.pack([]))
+    for dtype in members:
+        assert seq.contains(np.zeros(shape, dtype)), dtype
+        assert seq.contains(np.zeros((1, *shape[1:]), dtype)), dtype
+    for dtype in others:
+        empty = np.zeros(shape, dtype)
+        assert not seq.contains(empty), dtype
+        assert not seq.contains(np.zeros((1, *shape[1:]), dtype)), dtype
+        with pytest.raises(ValueError, match="is not a stacked sample of"):
+            seq.elements(empty)
 
 
 def test_sequence_repr() -> None:

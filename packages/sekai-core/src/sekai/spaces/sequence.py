@@ -15,6 +15,7 @@ from sekai.spaces._stack import concatenate, create_empty_array
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
 from sekai.spaces.jsonable import register_space_type, space_from_jsonable
+from sekai.spaces.multi_binary import MultiBinary
 from sekai.spaces.space import SeedLike, Space
 from sekai.spaces.tuple import Tuple
 
@@ -39,6 +40,8 @@ def _stack_length(space: Space[Any], x: Any) -> int | None:
         assert shape is not None
         if not isinstance(x, np.ndarray) or x.ndim != len(shape) + 1 or x.shape[1:] != shape:
             return None
+        if not _holds_elements(space, x.dtype):
+            return None  # so also with no element to judge: an empty array of strings
         return int(x.shape[0])
     if isinstance(space, Dict):
         if not isinstance(x, cabc.Mapping) or x.keys() != space.keys():
@@ -53,6 +56,15 @@ def _stack_length(space: Space[Any], x: Any) -> int | None:
     if len(lengths) != 1 or None in lengths:
         return None
     return lengths.pop()
+
+
+def _holds_elements(space: Space[Any], dtype: np.dtype[Any]) -> bool:
+    """Whether a stacked array of ``dtype`` may hold elements of the array space ``space``:
+    whether its ``contains`` takes arrays of that dtype (a Box: a dtype that casts to its own,
+    same kind; Discrete and MultiDiscrete: integers; MultiBinary: integers or bools)."""
+    if isinstance(space, Box):
+        return bool(np.can_cast(dtype, space.dtype, "same_kind"))
+    return dtype.kind in ("iub" if isinstance(space, MultiBinary) else "iu")
 
 
 def _unstack(space: Space[Any], x: Any, length: int) -> list[Any]:
