@@ -152,6 +152,17 @@ def test_flatten_multi_binary_accepts_bools_and_integral_floats() -> None:
         np.testing.assert_array_equal(flatten(MultiBinary(2), x), [1, 0])
 
 
+def test_flatten_of_values_beyond_float32_gives_inf_without_a_warning() -> None:
+    # flatten_space and unflatten ignore the cast's overflow; flatten warned on every step
+    # (pytest turns the warning into an error here).
+    big = np.finfo(np.float64).max
+    box = Box(-big, big, shape=(2,), dtype=np.float64)
+    x = np.array([big, -1e300])
+    assert flatten(box, x).tolist() == [np.inf, -np.inf]
+    assert flatten(Dict(b=box), {"b": x}).tolist() == [np.inf, -np.inf]
+    assert flatten_space(box).contains(flatten(box, x))
+
+
 def test_flatten_never_aliases_the_sample() -> None:
     x = np.zeros(3, dtype=np.float32)
     out = flatten(Box(-1.0, 1.0, shape=(3,)), x)

@@ -97,8 +97,10 @@ def flatten(space: Space[Any], x: Any) -> NDArray[np.float32]:
 
 @flatten.register(Box)
 def _flatten_box(space: Box, x: Any) -> NDArray[np.float32]:
-    # np.array copies, so the result never aliases the observation.
-    out = np.array(x, dtype=_F32)
+    # np.array copies, so the result never aliases the observation. Values beyond float32's
+    # range become +-inf, which flatten_space's bounds hold: no overflow warning.
+    with np.errstate(over="ignore"):
+        out = np.array(x, dtype=_F32)
     if out.shape != space.shape:
         raise _wrong_shape(space, out)
     return out.reshape(-1)
@@ -161,7 +163,8 @@ def _write_box(space: Any, x: Any, out: NDArray[np.float32]) -> None:
     a = np.asarray(x)
     if a.shape != space.shape:
         raise _wrong_shape(space, a)
-    out[:] = a.reshape(-1)
+    with np.errstate(over="ignore"):  # beyond float32's range: +-inf, as in _flatten_box
+        out[:] = a.reshape(-1)
 
 
 def _write_multi_binary(space: Any, x: Any, out: NDArray[np.float32]) -> None:
