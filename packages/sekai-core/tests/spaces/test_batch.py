@@ -492,6 +492,28 @@ def test_iterate_refuses_parts_of_different_lengths() -> None:
         iterate(Dict(t=nested), {"t": (np.zeros((2, 1)), np.zeros((3, 1)))})
 
 
+@pytest.mark.parametrize(
+    ("space", "batch", "expected"),
+    [
+        (Box(0.0, 1.0, (2, 2)), 5, "an array of shape (2, 2) (or a list of its items)"),
+        (Box(0.0, 1.0, (2, 2)), np.float32(0.5), "an array of shape (2, 2) (or a list of its"),
+        (MultiBinary((2, 3)), "ab", "an array of shape (2, 3)"),
+        (MultiDiscrete([3, 3]), {"a": 1}, "an array of shape (2,)"),
+        (Tuple([Box(0.0, 1.0, (2,)), MultiBinary(2)]), 5, "a tuple with one batch per sub-space"),
+    ],
+    ids=repr,
+)
+def test_iterate_names_a_batch_of_another_kind(
+    space: Space[Any], batch: Any, expected: str
+) -> None:
+    # It raised Python's own "'int' object is not iterable" or iterated a string's characters.
+    message = f"A batch of {space!r} must be {expected}"
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        iterate(space, batch)
+    with pytest.raises(ValueError, match=re.escape(f", got {type(batch).__name__} ")):
+        iterate(space, batch)
+
+
 def test_iterate_names_a_missing_key() -> None:
     space = batch_space(Dict(a=Discrete(3), b=Box(0, 1, (2,))), 2)
     with pytest.raises(ValueError, match=re.escape(f"The batch of {space!r} has no key 'b'.")):

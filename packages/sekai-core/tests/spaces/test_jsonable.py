@@ -286,3 +286,28 @@ def test_64_bit_integer_bounds_round_trip_exactly(space: Space[Any]) -> None:
     # as 2**63 and the space as another one.
     back = space_from_jsonable(json.loads(json.dumps(space.to_jsonable())))
     assert back == space
+
+
+@pytest.mark.parametrize(
+    ("d", "message"),
+    [
+        (
+            {"type": "Dict", "spaces": [{"type": "Discrete", "n": 2}]},
+            "The 'spaces' field of a Dict description must be a dict of space descriptions by "
+            "key, got list [{'type': 'Discrete', 'n': 2}].",
+        ),
+        (
+            {"type": "Tuple", "spaces": 5},
+            "The 'spaces' field of a Tuple description must be a list of space descriptions, "
+            "got int 5.",
+        ),
+        (
+            {"type": "Tuple", "spaces": {"a": {"type": "Discrete", "n": 2}}},
+            "The 'spaces' field of a Tuple description must be a list of space descriptions, "
+            "got dict {'a': {'type': 'Discrete', 'n': 2}}.",
+        ),
+    ],
+)
+def test_composite_spaces_field_of_another_type_is_named(d: dict[str, Any], message: str) -> None:
+    with pytest.raises(TypeError, match="^" + re.escape(message) + "$"):
+        space_from_jsonable(d)

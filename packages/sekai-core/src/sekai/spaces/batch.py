@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from sekai.spaces._explain import short_repr
 from sekai.spaces._stack import _rows, check_count, concatenate, create_empty_array
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
@@ -154,7 +155,21 @@ def iterate(space: Space[Any], batch: Any) -> Iterator[Any]:
 @iterate.register(MultiDiscrete)
 @iterate.register(MultiBinary)
 def _iterate_array(space: Space[Any], batch: Any) -> Iterator[Any]:
+    if (
+        isinstance(batch, (str, bytes, cabc.Mapping))
+        or not isinstance(batch, cabc.Iterable)
+        or getattr(batch, "ndim", 1) == 0
+    ):
+        raise ValueError(
+            f"A batch of {space!r} must be an array of shape {space.shape} (or a list of its "
+            f"items), got {_described(batch)}."
+        )
     return iter(batch)
+
+
+def _described(batch: Any) -> str:
+    """``batch`` for "got ...": its type and a short repr."""
+    return f"{type(batch).__name__} {short_repr(batch, 80)}"
 
 
 @iterate.register(Discrete)
@@ -257,6 +272,11 @@ def _iterate_dict(space: Dict, batch: Any) -> Iterator[dict[Any, Any]]:
 def _iterate_tuple(space: Tuple, batch: Any) -> Iterator[Any]:
     if _is_batch_of_items(space):
         return iter(batch)
+    if not isinstance(batch, (tuple, list)):
+        raise ValueError(
+            f"A batch of {space!r} must be a tuple with one batch per sub-space, got "
+            f"{_described(batch)}."
+        )
     return _lockstep(space, list(batch), [f"batch[{i}]" for i in range(len(space))])
 
 

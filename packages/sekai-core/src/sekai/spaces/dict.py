@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from sekai._seeding import check_seed
 from sekai.spaces._composite import seed_with_children
-from sekai.spaces.jsonable import register_space_type, space_from_jsonable
+from sekai.spaces.jsonable import field_error, register_space_type, space_from_jsonable
 from sekai.spaces.space import SeedLike, Space, _Layout
 
 __all__ = ["Dict"]
@@ -231,8 +231,15 @@ class Dict(Space[dict[Any, Any]], cabc.Mapping[Any, Space[Any]]):
 
     @classmethod
     def from_jsonable(cls, d: cabc.Mapping[str, Any]) -> Dict:
-        """Rebuild a Dict (children via ``space_from_jsonable``)."""
-        return cls({key: space_from_jsonable(sub) for key, sub in d["spaces"].items()})
+        """Rebuild a Dict (children via ``space_from_jsonable``).
+
+        Raises:
+            TypeError: ``d["spaces"]`` is not a dict of space descriptions by key.
+        """
+        spaces = d["spaces"]
+        if not isinstance(spaces, cabc.Mapping):
+            raise field_error("Dict", "spaces", "a dict of space descriptions by key", spaces)
+        return cls({key: space_from_jsonable(sub) for key, sub in spaces.items()})
 
 
 register_space_type("Dict", Dict)

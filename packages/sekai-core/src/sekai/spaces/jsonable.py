@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sekai.spaces.space import Space
 
-__all__ = ["register_space_type", "space_from_jsonable"]
+__all__ = ["field_error", "register_space_type", "space_from_jsonable"]
 
 _SPACE_TYPES: dict[str, type[Space[Any]]] = {}
 
@@ -51,3 +51,15 @@ def space_from_jsonable(d: Mapping[str, Any]) -> Space[Any]:
             f"The {name} description {dict(d)!r} has no {exc.args[0]!r} field, which "
             f"{name}.from_jsonable needs."
         ) from None
+
+
+def field_error(kind: str, field: str, expected: str, value: Any) -> TypeError:
+    """The error for a ``kind`` description whose ``field`` is not ``expected`` (a phrase:
+    "a list of space descriptions"), naming the type and value found."""
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return TypeError(
+        f"The {field!r} field of a {kind} description must be {expected}, got "
+        f"{type(value).__name__} {text}."
+    )

@@ -7,7 +7,7 @@ from typing import Any, overload
 
 from sekai._seeding import check_seed
 from sekai.spaces._composite import seed_with_children
-from sekai.spaces.jsonable import register_space_type, space_from_jsonable
+from sekai.spaces.jsonable import field_error, register_space_type, space_from_jsonable
 from sekai.spaces.space import SeedLike, Space
 
 __all__ = ["Tuple"]
@@ -156,8 +156,15 @@ class Tuple(Space[tuple[Any, ...]], cabc.Sequence[Space[Any]]):
 
     @classmethod
     def from_jsonable(cls, d: cabc.Mapping[str, Any]) -> Tuple:
-        """Rebuild a Tuple (children via ``space_from_jsonable``)."""
-        return cls(space_from_jsonable(sub) for sub in d["spaces"])
+        """Rebuild a Tuple (children via ``space_from_jsonable``).
+
+        Raises:
+            TypeError: ``d["spaces"]`` is not a list of space descriptions.
+        """
+        spaces = d["spaces"]
+        if not isinstance(spaces, (list, tuple)):
+            raise field_error("Tuple", "spaces", "a list of space descriptions", spaces)
+        return cls(space_from_jsonable(sub) for sub in spaces)
 
 
 register_space_type("Tuple", Tuple)
