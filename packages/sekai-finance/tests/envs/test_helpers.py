@@ -67,6 +67,20 @@ def test_simulate_gbm_zero_sigma_is_deterministic_drift():
     assert path == pytest.approx(np.exp(0.25 * np.arange(5)))
 
 
+def test_simulate_gbm_prices_are_s0_times_exp_of_the_summed_increments_exactly():
+    # No log(s0) enters: a GBM without drift and volatility stays at s0, bit for bit, and any
+    # path is GBM.simulate's expression s0 * exp(cumsum(increments)).
+    still = simulate_gbm(np.random.default_rng(0), 50, s0=[100.0, 3.7, 0.1], mu=0.0, sigma=0.0)
+    assert (still == [100.0, 3.7, 0.1]).all()
+    rng = np.random.default_rng(5)
+    path = simulate_gbm(rng, 30, s0=[100.0, 7.3], mu=[0.3, -0.1], sigma=[0.2, 0.0], dt=1 / 52)
+    z = np.random.default_rng(5).standard_normal((30, 2))
+    sigma = np.array([0.2, 0.0])
+    increments = (np.array([0.3, -0.1]) - 0.5 * sigma**2) / 52 + sigma * np.sqrt(1 / 52) * z
+    expected = np.array([100.0, 7.3]) * np.exp(np.cumsum(increments, axis=0))
+    assert path[0].tolist() == [100.0, 7.3] and np.array_equal(path[1:], expected)
+
+
 def test_sample_window():
     prices = np.arange(100.0)
     window = sample_window(np.random.default_rng(0), prices, 10)

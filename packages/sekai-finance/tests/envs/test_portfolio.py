@@ -297,13 +297,13 @@ def test_simulated_path_is_one_block_of_normals_correlated_by_the_cholesky_facto
         env.reset(seed=seed)
         z = np.random.default_rng(seed).standard_normal((10, 3)) @ np.linalg.cholesky(corr).T
         steps = (mu - 0.5 * sigma**2) * dt + sigma * np.sqrt(dt) * z
-        expected = np.exp(np.log(100.0) + np.cumsum(steps, axis=0))
+        expected = 100.0 * np.exp(np.cumsum(steps, axis=0))
         assert np.array_equal(env.price_history[1:], expected[:4])
     env.corr = np.eye(3)  # a new correlation: a new factor
     env.reset(seed=5)
     z = np.random.default_rng(5).standard_normal((10, 3))
     steps = (mu - 0.5 * sigma**2) * dt + sigma * np.sqrt(dt) * z
-    assert np.array_equal(env.price_history[1:], np.exp(np.log(100.0) + np.cumsum(steps, 0))[:4])
+    assert np.array_equal(env.price_history[1:], (100.0 * np.exp(np.cumsum(steps, 0)))[:4])
 
 
 def test_pandas_free_panel_timestamps_are_row_indices():

@@ -113,13 +113,25 @@ def gbm_path(
     if chol is not None:
         z = z @ chol.T
     increments = (mu_a - 0.5 * sigma_a**2) * dt + sigma_a * np.sqrt(dt) * z
-    log_prices = np.empty((int(n_steps) + 1, n))
-    log_prices[0] = np.log(s0_a)
-    np.cumsum(increments, axis=0, out=log_prices[1:])
-    log_prices[1:] += log_prices[0]
-    path: np.ndarray = np.exp(log_prices)
-    path[0] = s0_a  # exactly s0 (exp(log(s0)) may differ in the last bit)
+    path = np.empty((int(n_steps) + 1, n))
+    path[0] = s0_a
+    np.cumsum(increments, axis=0, out=path[1:])
+    gbm_prices(s0_a, path[1:], out=path[1:])
     return path
+
+
+def gbm_prices(s0: np.ndarray, log_growth: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The built-in GBM's prices ``s0 * exp(log_growth)`` (``GBM.simulate``'s expression), from
+    the running sum ``log_growth`` of the log-price increments since ``s0`` (in ``out``, which
+    may be ``log_growth``).
+
+    No ``log(s0)`` enters: a drift and volatility of 0 keep ``s0`` exactly. The single envs'
+    paths and the native envs' online steps both price with it, so a deterministic GBM
+    (``sigma=0``) gives them the same prices, bit for bit.
+    """
+    prices: np.ndarray = np.exp(log_growth, out=out)
+    prices *= s0
+    return prices
 
 
 def check_gbm_prices(prices: np.ndarray, env: Any, steps: int) -> None:
