@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -587,6 +589,42 @@ def test_set_attr_of_a_shared_sampler_object_keeps_it_shared():
         sampler = RandomStart()  # spawn() returns the sampler itself
         vec.set_attr("sampler", sampler)
         assert all(lane is sampler for lane in vec.get_attr("sampler"))
+
+
+class _InTurn(sekai.finance.EpisodeSampler):
+    """A shared curriculum (the default ``spawn()``): windows 0, 1, 2, ... to whoever asks."""
+
+    def __init__(self) -> None:
+        self.next = 0
+
+    def sample(self, rng, n_starts, episode_length):
+        self.next += 1
+        return (self.next - 1) % n_starts
+
+
+class _InTurnPerSubEnv(_InTurn):
+    def spawn(self):
+        return copy.deepcopy(self)
+
+
+def _first_windows(sampler: type, mode: str | None, **vector_kwargs) -> list:
+    with sekai.make_vec(
+        "Trading-v0", 4, vectorization_mode=mode, vector_kwargs=vector_kwargs, sampler=sampler(),
+        **TRADING,
+    ) as vec:  # fmt: skip
+        return [info["timestamp"] for info in vec.reset(seed=0).infos]
+
+
+def test_a_shared_sampler_is_shared_within_each_proc_worker_and_a_spawning_one_everywhere():
+    # As the vector page says: one instance for every sub-env in one process (sync, async,
+    # native, a single worker), one copy per worker process under ProcVecEnv.
+    for mode, workers in [(None, {}), ("sync", {}), ("async", {}), ("proc", {"num_workers": 1})]:
+        assert _first_windows(_InTurn, mode, **workers) == [10, 11, 12, 13], mode
+    assert _first_windows(_InTurn, "proc", num_workers=2) == [10, 11, 10, 11]
+    assert _first_windows(_InTurn, "proc") == [10, 10, 10, 10]  # one worker per sub-env
+    # A sampler that spawns a copy per sub-env gives the same windows on every backend.
+    for mode, workers in [(None, {}), ("sync", {}), ("proc", {"num_workers": 2})]:
+        assert _first_windows(_InTurnPerSubEnv, mode, **workers) == [10, 10, 10, 10], mode
 
 
 def test_set_attr_of_a_sampler_name_gives_each_sub_env_its_own():

@@ -39,7 +39,13 @@ class EpisodeSampler(Spawnable):
         """Forget per-env state (position, epoch); a no-op by default."""
 
     def spawn(self) -> EpisodeSampler:
-        """The sampler one more independent env should use: ``self`` (shared) by default."""
+        """The sampler one more independent env should use: ``self`` (shared) by default.
+
+        Sharing stops at the process: under ``ProcVecEnv`` each worker holds its own copy,
+        shared by that worker's sub-envs, so a shared sampler that keeps state gives results
+        that depend on ``num_workers``. Return a fresh copy (as ``SequentialStart`` does) for
+        the same windows on every backend.
+        """
         return self
 
 
