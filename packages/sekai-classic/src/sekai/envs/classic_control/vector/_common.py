@@ -40,9 +40,18 @@ class ClassicVecEnv(NativeVecEnv):
     reset options are the single env's ``low`` / ``high``, by default ``_reset_range`` (override
     ``_check_reset_options`` for others), checked for every sub-env before any is reset.
     Parameters named in ``_one_value`` take one value for every sub-env.
+
+    ``get_attr`` gives each sub-env's state as the single env holds it (``_as_single``): the
+    ``state`` rows in the single env's dtype (``_state_dtypes``), and ``elapsed_steps`` counts
+    each sub-env's steps as the ``TimeLimit`` of a single env does.
     """
 
     state: npt.NDArray[np.float64]
+    _state_dtypes: ClassVar[tuple[type[np.floating[Any]], type[np.floating[Any]]] | None] = None
+    """The dtypes of the single env's ``state`` right after a reset and after a step, where it
+    changes (None: float64 throughout); the subclass then keeps ``_fresh``, True for the
+    sub-envs not stepped since their reset."""
+    _fresh: npt.NDArray[np.bool_]
     _reset_range: ClassVar[tuple[float, float]]
     """The single env's default ``low`` / ``high`` reset bounds."""
     _one_value: ClassVar[frozenset[str]] = frozenset()
@@ -74,6 +83,41 @@ class ClassicVecEnv(NativeVecEnv):
         # The single env's errors (ValueError), raised before any sub-env is reset.
         if options:
             reset_bounds(options, *self._reset_range)
+
+    @property
+    def elapsed_steps(self) -> npt.NDArray[np.int64]:
+        """Steps taken in every sub-env's current episode, counted as the ``TimeLimit`` of a
+        single env counts them (a frozen sub-env's count stays).
+
+        Raises:
+            AttributeError: built without a time limit, as the single env has no
+                ``elapsed_steps`` without a ``TimeLimit``.
+        """
+        if self._max_episode_steps is None:
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute 'elapsed_steps': it was built "
+                "without a time limit, which counts the steps (pass max_episode_steps=n to "
+                "make_vec() or to the constructor)."
+            )
+        result: npt.NDArray[np.int64] = self._elapsed.copy()
+        return result
+
+    def get_attr(self, name: str) -> list[Any]:
+        """``NativeVecEnv.get_attr``, each sub-env's value as the single env holds it
+        (``_as_single``)."""
+        return self._as_single(name, super().get_attr(name))
+
+    def _as_single(self, name: str, values: list[Any]) -> list[Any]:
+        """``values`` (one a sub-env) of attribute ``name`` as the single env holds them: the
+        ``state`` rows in its dtype (``_state_dtypes``). Subclasses add the attributes they
+        store otherwise."""
+        if name != "state" or self._state_dtypes is None:
+            return values
+        after_reset, after_step = self._state_dtypes
+        return [
+            np.asarray(row, dtype=after_reset if fresh else after_step)
+            for row, fresh in zip(values, self._fresh.tolist(), strict=True)
+        ]
 
     def set_attr(self, name: str, values: Any) -> None:
         """``NativeVecEnv.set_attr``; a parameter in ``_one_value`` takes one value (or a list

@@ -43,7 +43,8 @@ class AcrobotVecEnv(AcrobotConstants, ClassicVecEnv):
     Same dynamics (RK4 of the "book" equations), spaces, rewards and reset options as
     ``AcrobotEnv``: under the same states and actions every sub-env matches the single env bit
     for bit. ``state`` has shape ``(num_envs, 4)`` (float64 storage; right after a reset its
-    values are float32 values and the observation is computed in float32, as in the single env).
+    values are float32 values and the observation is computed in float32, as in the single env,
+    and ``get_attr("state")`` gives those rows as float32 arrays).
     The link constants are the single env's class attributes (``AcrobotConstants``); ``set_attr``
     with a list gives each sub-env its own value, except ``book_or_nips`` (one for all).
 
@@ -56,6 +57,7 @@ class AcrobotVecEnv(AcrobotConstants, ClassicVecEnv):
 
     metadata = AcrobotEnv.metadata
     _reset_range = (-0.1, 0.1)
+    _state_dtypes = (np.float32, np.float64)
     _one_value = frozenset({"book_or_nips"})  # selects the equations of the whole batch
 
     def __init__(

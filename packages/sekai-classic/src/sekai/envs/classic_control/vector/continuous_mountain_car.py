@@ -113,7 +113,8 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
     double) raise ``ValueError``. A sub-env whose action's square overflows the energy penalty
     raises the single env's ``OverflowError`` after the others stepped (core.md §14 rule 9).
     ``state`` has shape ``(num_envs, 2)`` (float64
-    storage; after a sub-env's first step its values are float32 values, as in the single env).
+    storage; after a sub-env's first step its values are float32 values, as in the single env,
+    and ``get_attr("state")`` gives those rows as float32 arrays).
 
     Args:
         num_envs: number of sub-envs.
@@ -124,6 +125,7 @@ class ContinuousMountainCarVecEnv(ValleyVecEnv):
     """
 
     metadata = ContinuousMountainCarEnv.metadata
+    _state_dtypes = (np.float64, np.float32)
 
     low_state = bound_array("low_state")
     high_state = bound_array("high_state")

@@ -43,7 +43,8 @@ class PendulumVecEnv(ClassicVecEnv):
     ``PendulumEnv``: under the same states and actions every sub-env matches the single env bit
     for bit, also with parameters set per sub-env (``set_attr`` with a list). ``state``
     (float64) has shape ``(num_envs, 2)``; ``last_u`` holds each sub-env's last (clipped)
-    torque, NaN before its first step.
+    torque, NaN before its first step. ``get_attr("last_u")`` gives them as the single env holds
+    its own: a NumPy scalar of the torque's dtype (the action's), None before the first step.
 
     Args:
         num_envs: number of sub-envs.
@@ -73,6 +74,9 @@ class PendulumVecEnv(ClassicVecEnv):
         self.l: Any = single.l
         self.state = np.zeros((self.num_envs, 2))
         self.last_u: npt.NDArray[Any] = np.full(self.num_envs, np.nan, dtype=np.float32)
+        # The NumPy scalar type of each sub-env's last torque, as the single env's last_u has
+        # it (None before the first step).
+        self._torque_types: npt.NDArray[np.object_] = np.full(self.num_envs, None, dtype=object)
 
     def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
         initial_high(options)
@@ -84,6 +88,15 @@ class PendulumVecEnv(ClassicVecEnv):
         # Row by row the same two draws as the single env's uniform(low=-high, high=high).
         self.state[indices] = self.rng.uniform(low=-high, high=high)
         self.last_u[indices] = np.nan
+        self._torque_types[indices] = None
+
+    def _as_single(self, name: str, values: list[Any]) -> list[Any]:
+        if name != "last_u":
+            return super()._as_single(name, values)
+        return [
+            None if kind is None or value != value else kind(value)  # NaN: no torque yet
+            for value, kind in zip(values, self._torque_types.tolist(), strict=True)
+        ]
 
     def _observe(self) -> npt.NDArray[np.float32]:
         theta = self.state[:, 0]
@@ -113,7 +126,10 @@ class PendulumVecEnv(ClassicVecEnv):
         frozen = self.frozen
         if frozen.any():  # finished sub-envs (autoreset=False) keep their final state
             new[frozen] = self.state[frozen]
+            self._torque_types[~frozen] = u.dtype.type
             u = np.where(frozen, self.last_u, u)
+        else:
+            self._torque_types[:] = u.dtype.type
         self.state = new
         if self.last_u.dtype != u.dtype:
             self.last_u = self.last_u.astype(np.result_type(self.last_u, u))
