@@ -85,3 +85,14 @@ def test_the_gridworld_kernel_passes_the_kernel_contract_checks():
 def test_the_registry_names_the_gridworld_kernel():
     spec = sekai.spec("example/Gridworld-v0")
     assert spec.kernel_entry_point == "sekai_example_pack.kernel:GridworldKernel"
+
+
+@pytest.mark.parametrize("mode", [None, "sync"])
+def test_the_native_gridworld_has_the_single_envs_metadata(mode):
+    from sekai_example_pack.gridworld import GridworldEnv, GridworldVecEnv
+
+    assert GridworldVecEnv.metadata == GridworldEnv.metadata == {"render_fps": 4}
+    vec = sekai.make_vec("example/Gridworld-v0", 2, vectorization_mode=mode)
+    assert vec.metadata == {"render_fps": 4}
+    vec.close()
+

@@ -80,6 +80,8 @@ class GridworldVecEnv(NativeVecEnv):
         max_episode_steps: truncate every sub-env after this many steps.
     """
 
+    metadata = GridworldEnv.metadata
+
     def __init__(
         self,
         num_envs: int,
