@@ -1,5 +1,7 @@
 """The example pack's own tests: its env conforms, through the registry and directly."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -96,3 +98,36 @@ def test_the_native_gridworld_has_the_single_envs_metadata(mode):
     assert vec.metadata == {"render_fps": 4}
     vec.close()
 
+
+BAD_STARTS = [(7, -3), (5, 0), (0, 5), (-1, 2), (1,), (1, 2, 3), (1.0, 2), (True, 0), "ab", 3]
+
+
+@pytest.mark.parametrize("start", BAD_STARTS)
+def test_a_start_off_the_grid_or_not_two_ints_is_refused_by_every_backend(start):
+    # One check for both envs: the option, the value given and the valid range are named.
+    message = (
+        r"options\['start'\] must be a \(row, column\) pair of ints, each in 0\.\.4 "
+        rf"\(the 5 x 5 grid\), got {re.escape(repr(start))}\.$"
+    )
+    env = sekai.make("example/Gridworld-v0")
+    with pytest.raises(ValueError, match=message):
+        env.reset(seed=0, options={"start": start})
+    for mode in (None, "sync"):
+        vec = sekai.make_vec("example/Gridworld-v0", 2, vectorization_mode=mode)
+        with pytest.raises(ValueError, match=message):
+            vec.reset(seed=0, options={"start": start})
+        vec.close()
+
+
+def test_any_cell_of_the_grid_is_a_valid_start_on_every_backend():
+    starts = [(0, 0), (4, 0), (np.int64(2), np.int64(3)), np.array([0, 4]), [3, 3]]
+    env = sekai.make("example/Gridworld-v0")
+    native = sekai.make_vec("example/Gridworld-v0", len(starts))
+    sync = sekai.make_vec("example/Gridworld-v0", len(starts), vectorization_mode="sync")
+    options = [{"start": start} for start in starts]
+    expected = [[int(v) for v in start] for start in starts]
+    assert [env.reset(options=o).observation.tolist() for o in options] == expected
+    assert native.reset(options=options).observations.tolist() == expected
+    assert sync.reset(options=options).observations.tolist() == expected
+    native.close()
+    sync.close()

@@ -26,13 +26,29 @@ def _spaces(size: int) -> tuple[Box, Discrete]:
     return Box(0, int(size) - 1, shape=(2,), dtype=np.int64), Discrete(4)
 
 
+def _start_cell(start: Any, size: int) -> tuple[int, int]:
+    """``options["start"]`` checked: a ``(row, column)`` pair of ints inside the grid."""
+    try:
+        cell = tuple(start)
+    except TypeError:
+        cell = ()
+    ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in cell)
+    if len(cell) != 2 or not ints or not all(0 <= v < size for v in cell):
+        raise ValueError(
+            f"options['start'] must be a (row, column) pair of ints, each in 0..{size - 1} "
+            f"(the {size} x {size} grid), got {start!r}."
+        )
+    return int(cell[0]), int(cell[1])
+
+
 class GridworldEnv(sekai.Env[NDArray[np.int64], DiscreteAction]):
     """An agent on a ``size`` x ``size`` grid must reach the bottom-right corner.
 
     Observation: the agent's ``[row, column]``. Actions: 0 up, 1 right, 2 down, 3 left (moves
     into a wall leave it in place). Reward ``-0.01`` per step, ``1.0`` on reaching the goal,
     which terminates the episode. The start cell is drawn from ``self.rng`` (never the goal);
-    ``reset(options={"start": (row, col)})`` chooses it.
+    ``reset(options={"start": (row, col)})`` chooses it (a cell of the grid, else
+    ``ValueError``).
 
     Args:
         size: the side of the grid (>= 2).
@@ -51,8 +67,10 @@ class GridworldEnv(sekai.Env[NDArray[np.int64], DiscreteAction]):
         seed: sekai.SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> sekai.ResetResult[NDArray[np.int64]]:
-        self._set_rng(seed)
         start = (options or {}).get("start")
+        if start is not None:  # checked before seeding: a refused reset changes nothing
+            start = _start_cell(start, self.size)
+        self._set_rng(seed)
         if start is None:
             cell = int(self.rng.integers(0, self.size * self.size - 1))  # every cell but the goal
             start = divmod(cell, self.size)
@@ -101,13 +119,21 @@ class GridworldVecEnv(NativeVecEnv):
         self.size = int(size)
         self.position: NDArray[np.int64] = np.zeros((self.num_envs, 2), dtype=np.int64)
 
+    def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
+        start = (options or {}).get("start")
+        if start is not None:  # every sub-env's start is checked before any is reset
+            _start_cell(start, self.size)
+
     def _reset_envs(
         self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
         cells = self.rng.integers(0, self.size * self.size - 1, size=len(indices))
         for row, (index, opts) in enumerate(zip(indices, options)):
             start = (opts or {}).get("start")
-            self.position[index] = divmod(int(cells[row]), self.size) if start is None else start
+            if start is None:
+                self.position[index] = divmod(int(cells[row]), self.size)
+            else:
+                self.position[index] = _start_cell(start, self.size)
 
     def _observe(self) -> NDArray[np.int64]:
         observation: NDArray[np.int64] = self.position.copy()  # a new array, never a view
