@@ -92,13 +92,6 @@ def wealth_scale(info: Mapping[str, Any]) -> float:
     return float(np.max(np.abs(np.asarray(info["cash"])) + held + mid))
 
 
-def info_scale(key: str) -> float:
-    """The size of the terms the info value ``key`` is a difference of (0.0: none). The window
-    envs' simple returns (``asset_return``, ``asset_returns``) are a price ratio minus 1, as the
-    single env takes them, so their rounding is relative to 1."""
-    return 1.0 if key in ("asset_return", "asset_returns") else 0.0
-
-
 def close_obs(actual: Any, expected: Any, what: str, rtol: float) -> None:
     if isinstance(expected, Mapping):
         for key in expected:
@@ -179,7 +172,7 @@ class Trial:
             close(reward, rewards, f"step {i}: rewards", self.rtol, scale)
             assert set(info) == set(expected_info)
             for key, value in expected_info.items():
-                close(info[key], value, f"step {i}: info {key!r}", self.rtol, info_scale(key))
+                close(info[key], value, f"step {i}: info {key!r}", self.rtol)
             done = np.asarray(term | trunc)
             if done.any():
                 self.autoresets += 1
@@ -194,7 +187,7 @@ class Trial:
 @pytest.fixture
 def kernel_harness() -> Any:
     """The harness: ``Trial``, ``NormalsRecorder``, ``window_draws``, ``twin_generator``,
-    ``close``, ``merge_rows``, ``wealth_scale``, ``info_scale``."""
+    ``close``, ``merge_rows``."""
 
     class Harness:
         pass
@@ -208,7 +201,6 @@ def kernel_harness() -> Any:
         close,
         merge_rows,
         wealth_scale,
-        info_scale,
     ):
         setattr(harness, item.__name__, item)
     return harness

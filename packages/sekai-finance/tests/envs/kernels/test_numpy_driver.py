@@ -11,7 +11,7 @@ draws are read back from the native env and handed to the driver in place of its
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -52,17 +52,16 @@ class InjectedNumpy(NumpyBackend):
         return value
 
 
-def _same(actual: Any, expected: Any, what: str, harness: Any, scale: float = 0.0) -> None:
-    """``harness.close`` of every value, a mapping's with its key's ``harness.info_scale``."""
+def _same(actual: Any, expected: Any, what: str, close: Callable[..., None]) -> None:
     if isinstance(expected, Mapping):
         assert set(actual) == set(expected), what
         for key in expected:
-            _same(actual[key], expected[key], f"{what}[{key!r}]", harness, harness.info_scale(key))
+            _same(actual[key], expected[key], f"{what}[{key!r}]", close)
         return
     if isinstance(expected, np.ndarray) and expected.dtype == np.float32:
         actual = np.asarray(actual)
         assert actual.dtype == np.float32, what
-    harness.close(actual, expected, what, scale=scale)
+    close(actual, expected, what)
 
 
 def _history(n_rows: int, n_assets: int) -> np.ndarray:
@@ -132,22 +131,20 @@ def test_window_kernels_through_the_numpy_driver_match_the_native_envs(
     expected = native.reset(seed=3)
     feed(np.arange(N_ENVS))
     actual = driven.reset(seed=3)
-    _same(actual.observations, expected.observations, "reset observations", kernel_harness)
+    _same(actual.observations, expected.observations, "reset observations", close)
     for i in range(N_ENVS):
-        _same(actual.infos[i], expected.infos[i], f"reset info {i}", kernel_harness)
+        _same(actual.infos[i], expected.infos[i], f"reset info {i}", close)
     rng = np.random.default_rng(0)
     for step in range(14):
         action = _window_actions(kernel, rng)
         expected = native.step(action)
         feed(np.flatnonzero(expected.dones) if driven.autoreset else np.arange(0))
         actual = driven.step(action)
-        _same(
-            actual.observations, expected.observations, f"step {step} observations", kernel_harness
-        )
+        _same(actual.observations, expected.observations, f"step {step} observations", close)
         for name in ("rewards", "terminated", "truncated"):
             close(getattr(actual, name), getattr(expected, name), f"step {step} {name}")
         for i in range(N_ENVS):
-            _same(actual.infos[i], expected.infos[i], f"step {step} info {i}", kernel_harness)
+            _same(actual.infos[i], expected.infos[i], f"step {step} info {i}", close)
     assert not backend.queue
 
 
@@ -173,14 +170,12 @@ def test_session_kernels_through_the_numpy_driver_match_the_native_envs_seed_for
     driven = KernelVecEnv(kernel_cls(**kwargs), N_ENVS, **vector)
     close = kernel_harness.close
     expected, actual = native.reset(seed=9), driven.reset(seed=9)
-    _same(actual.observations, expected.observations, "reset observations", kernel_harness)
+    _same(actual.observations, expected.observations, "reset observations", close)
     rng = np.random.default_rng(0)
     for step in range(14):
         action = _session_actions(driven.kernel, rng)
         expected, actual = native.step(action), driven.step(action)
-        _same(
-            actual.observations, expected.observations, f"step {step} observations", kernel_harness
-        )
+        _same(actual.observations, expected.observations, f"step {step} observations", close)
         scale = (
             kernel_harness.wealth_scale(driven.last_transition.info)
             if "cash" in (driven.last_transition.info)
@@ -190,7 +185,7 @@ def test_session_kernels_through_the_numpy_driver_match_the_native_envs_seed_for
         for name in ("terminated", "truncated"):
             close(getattr(actual, name), getattr(expected, name), f"step {step} {name}")
         for i in range(N_ENVS):
-            _same(actual.infos[i], expected.infos[i], f"step {step} info {i}", kernel_harness)
+            _same(actual.infos[i], expected.infos[i], f"step {step} info {i}", close)
 
 
 @pytest.mark.parametrize(
@@ -231,7 +226,7 @@ def test_set_attr_reaches_the_kernel_with_its_derived_parameters(
         action = _session_actions(driven.kernel, rng)
         expected, actual = native.step(action), driven.step(action)
         for i in range(N_ENVS):
-            _same(actual.infos[i], expected.infos[i], f"step {step} info {i}", kernel_harness)
+            _same(actual.infos[i], expected.infos[i], f"step {step} info {i}", kernel_harness.close)
 
 
 def test_set_attr_checks_the_value_as_the_env_does_and_derives_the_gbm_terms() -> None:

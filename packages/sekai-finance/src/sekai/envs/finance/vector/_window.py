@@ -6,11 +6,9 @@ one of three ways, chosen per episode at its reset:
 * history: the decision row is ``start + lookback + t`` of the shared history (nothing copied);
 * built-in GBM, simulated online: one ``(num_envs, n)`` array of normals per ``step()`` (from
   ``NormalBlocks``, which draws many steps' worth at a time), the path so far kept for
-  ``price_history`` (never pre-drawn whole), priced and observed as the single env's path
-  (``gbm_prices``; log returns of the price ratios): bit for bit when ``sigma=0``. Each sub-env
-  simulates with the GBM parameters (``mu``, ``sigma``, ``corr``, ``dt``) of its own reset, as
-  a SyncVecEnv sub-env draws its whole path then: a ``set_attr`` reaches the simulation at the
-  next reset;
+  ``price_history`` (never pre-drawn whole). Each sub-env simulates with
+  the GBM parameters (``mu``, ``sigma``, ``corr``, ``dt``) of its own reset, as a SyncVecEnv
+  sub-env draws its whole path then: a ``set_attr`` reaches the simulation at the next reset;
 * a user ``model=``: ``model.simulate(rng, window - 1, n_paths=k)`` at reset, replayed.
 
 The last ``lookback`` log returns of every sub-env sit in a rolling buffer whose write position
@@ -104,7 +102,6 @@ class WindowVecEnv(FinanceVecEnv):
         self._equity = np.ones(n_envs)
         self._start = np.zeros(n_envs, dtype=np.int64)
         self._price = np.ones((n_envs, self._width))
-        self._log_growth = np.zeros((n_envs, self._width))  # GBM: the sums of increments since s0
         self._from_model = np.zeros(n_envs, dtype=bool)
         self._any_from_model = False  # self._from_model.any(), kept for the step
         # (window, num_envs, n), time-major so a step writes one contiguous block; simulated
@@ -296,7 +293,10 @@ class WindowVecEnv(FinanceVecEnv):
             r, before, after, log_returns = self._advance_paths(index, frozen)
         else:  # the built-in GBM, simulated online
             before = self._price
-            log_growth, after = self._online_prices()
+            log_returns = self._step_increments()
+            growth = np.exp(log_returns)
+            after = before * growth
+            r = growth - 1.0
             assert self._path is not None
             if frozen is None:
                 check_gbm_prices(after, self, self._window - 1)  # before any state changes
@@ -304,18 +304,12 @@ class WindowVecEnv(FinanceVecEnv):
                     self._path[index + 1] = after
                 else:
                     self._path[index + 1, self._rows] = after
-                self._log_growth = log_growth
             else:
                 moving = np.flatnonzero(~frozen)
                 moved = after[moving]
                 check_gbm_prices(moved, self, self._window - 1)
                 column = index if isinstance(index, int) else index[moving]
                 self._path[column + 1, moving] = moved
-                self._log_growth[moving] = log_growth[moving]
-            ratio = after / before  # the single env's returns (a frozen sub-env's row is unused)
-            with np.errstate(divide="ignore"):
-                log_returns = np.log(ratio)
-            r = ratio - 1.0
         self._push_returns(log_returns)
         self._price = after if frozen is None else np.where(frozen[:, None], self._price, after)
         return r, before, after
@@ -329,7 +323,7 @@ class WindowVecEnv(FinanceVecEnv):
         before = self._path[index, self._rows]
         after = self._path[index + 1, self._rows]
         if not from_model.all():
-            log_growth, online = self._online_prices()
+            online = self._price * np.exp(self._step_increments())
             after = np.where(from_model[:, None], after, online)
             before = np.where(from_model[:, None], before, self._price)
             moving = np.flatnonzero(~from_model if frozen is None else ~from_model & ~frozen)
@@ -337,18 +331,9 @@ class WindowVecEnv(FinanceVecEnv):
             check_gbm_prices(moved, self, self._window - 1)
             column = index if isinstance(index, int) else index[moving]
             self._path[column + 1, moving] = moved
-            self._log_growth[moving] = log_growth[moving]
         with np.errstate(divide="ignore"):
             log_returns = np.log(after / before)
         return after / before - 1.0, before, after, log_returns
-
-    def _online_prices(self) -> tuple[np.ndarray, np.ndarray]:
-        """One step of the built-in GBM for every sub-env: its running sum of increments and
-        its price ``s0 * exp(sum)`` (row 0 of the path is each sub-env's s0), neither kept."""
-        assert self._path is not None
-        log_growth = self._log_growth + self._step_increments()
-        with np.errstate(over="ignore"):  # refused by the caller, naming the parameters
-            return log_growth, gbm_prices(self._path[0], log_growth)
 
     def _push_returns(self, log_returns: np.ndarray) -> None:
         head = self._head
@@ -491,21 +476,16 @@ class WindowVecEnv(FinanceVecEnv):
         full = isinstance(rows, slice)
         steps = self._path[1 : lookback + 1] if full else np.empty((lookback, k, width))
         self._increments(z, terms, out=steps)
+        self._returns[rows, self._head - lookback : self._head] = steps.transpose(1, 0, 2)
         for i in range(1, lookback):  # the running sum of the increments
             np.add(steps[i - 1], steps[i], out=steps[i])
-        log_growth = steps[-1].copy()
         s0 = np.broadcast_to(np.asarray(self._gbm_parameters()[2], np.float64), (width,))
         with np.errstate(over="ignore"):  # refused just below, naming the parameters
-            gbm_prices(s0, steps, out=steps)
+            gbm_prices(s0, steps, out=steps)  # the single env's prices: s0 kept when mu=sigma=0
         check_gbm_prices(steps, self, self._window - 1)
-        self._log_growth[indices] = log_growth
         self._path[0, rows] = s0
         if not full:
             self._path[1 : lookback + 1, rows] = steps
-        window = self._path[: lookback + 1, rows]  # observed: the logs of the price ratios
-        with np.errstate(divide="ignore"):
-            log_returns = np.log(window[1:] / window[:-1])
-        self._returns[rows, self._head - lookback : self._head] = log_returns.transpose(1, 0, 2)
 
     def _rows_of(self, indices: NDArray[np.intp]) -> NDArray[np.intp] | slice:
         """``indices`` as an index of the sub-env axis: a slice when it is every sub-env."""
