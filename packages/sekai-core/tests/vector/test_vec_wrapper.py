@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import sekai
+from sekai._equal import structurally_equal
 from sekai.vector import (
     ProcVecEnv,
     SyncVecEnv,
@@ -195,6 +196,49 @@ def test_observation_wrapper_with_new_space_unbatches_final_observation() -> Non
     vec.reset(options={"start": GOAL - 1})
     result = vec.step([1, 1])
     assert result.infos[1]["final_observation"].tolist() == [float(GOAL)]
+
+
+# Transforms that change the observations' structure: the terminal observation is the row of
+# the batch of one that observation() returns, whether or not the new space is declared.
+BOX1, BOX3 = sekai.Box(-np.inf, np.inf, shape=(1,)), sekai.Box(-np.inf, np.inf, shape=(3,))
+RESTRUCTURED: dict[str, tuple[Any, sekai.Space[Any], Any]] = {  # batch func, space, row func
+    "dict": (
+        lambda b: {"obs": b, "scaled": b * 2},
+        sekai.Dict(obs=BOX3, scaled=BOX3),
+        lambda o: {"obs": o, "scaled": o * 2},
+    ),
+    "tuple": (lambda b: (b, b[:, :1]), sekai.Tuple((BOX3, BOX1)), lambda o: (o, o[:1])),
+    "fewer": (lambda b: b[:, :1], BOX1, lambda o: o[:1]),
+}
+
+
+@pytest.mark.parametrize("declared", [False, True], ids=["undeclared", "declared"])
+@pytest.mark.parametrize("kind", list(RESTRUCTURED))
+def test_a_restructuring_transforms_terminal_observation_is_its_row(
+    kind: str, declared: bool
+) -> None:
+    func, space, row = RESTRUCTURED[kind]
+    inner = SyncVecEnv([CounterEnv] * 2)
+    with sekai.VecTransformObservation(inner, func, space if declared else None) as vec:
+        vec.reset(options=[{"start": GOAL - 1}, {"start": 0}])
+        result = vec.step([1, 1])
+    final = result.infos[0]["final_observation"]
+    expected = row(np.array([GOAL, 1.0, 1.0], dtype=np.float32))
+    assert type(final) is type(expected)
+    assert structurally_equal(final, expected)
+
+
+def test_a_transform_whose_terminal_output_has_no_row_names_the_wrapper_and_the_fix() -> None:
+    inner = SyncVecEnv([CounterEnv] * 2)
+    with sekai.VecTransformObservation(inner, lambda b: {"obs": b, "name": "counter"}) as vec:
+        vec.reset(options={"start": GOAL - 1})
+        message = (
+            r"VecTransformObservation.observation\(\) returned a dict for a batch of one terminal "
+            r"observation .* \(str 'counter' is not an array or list of length 1\)\. Declare "
+            r"the space .*new_observation_space"
+        )
+        with pytest.raises(TypeError, match=message):
+            vec.step([1, 1])
 
 
 def test_reward_and_action_wrappers() -> None:

@@ -303,7 +303,10 @@ class VecObservationWrapper(VecResultWrapper):
     """Transforms every batch of observations with ``observation(batch)`` (reset and step).
 
     Terminal observations left by autoreset (``infos[i]["final_observation"]``) go through
-    ``final_observation(obs)``, which by default runs ``observation()`` on a batch of one.
+    ``final_observation(obs)``, which by default runs ``observation()`` on a batch of one and
+    takes its row: as a batch of ``observation_space`` where it is one, else by its structure
+    (a dict of rows, a tuple of rows, row 0 of an array), so a transform that changes the
+    structure without declaring its space still gives the terminal observation it transforms.
     Override it when the transform has side effects (e.g. updating statistics) or only makes
     sense on a full batch.
     """
@@ -327,10 +330,39 @@ class VecObservationWrapper(VecResultWrapper):
         transformed = self.observation(batch)
         if backend is not None:  # back to the host, where the env's infos keep it
             transformed = tree_map(_host_copy(backend), transformed)
-        try:
-            return next(iter(iterate(self._batch_of_one(), transformed)))
-        except (TypeError, ValueError, NotImplementedError):
-            return transformed[0]
+        return self._row_of_one(transformed)
+
+    def _row_of_one(self, batch: Any) -> Any:
+        """The one row of ``batch``, what ``observation()`` returned for a batch of one: by
+        ``iterate`` where it is a batch of ``observation_space`` (its structure, shapes and
+        dtype kinds: ``observation_checker``), else by its own structure (``tree_map``: a dict
+        of rows, a tuple of rows, row 0 of each array or list of length 1).
+
+        Raises:
+            TypeError: naming the wrapper, when a part of ``batch`` is not a batch of one.
+        """
+        if observation_checker(self.observation_space, 1)(batch) is None:
+            try:
+                return next(iter(iterate(self._batch_of_one(), batch)))
+            except (TypeError, ValueError, NotImplementedError):  # a custom space's batch
+                pass
+
+        def row(part: Any) -> Any:
+            rows = isinstance(part, list) or (isinstance(part, np.ndarray) and part.ndim > 0)
+            if rows and len(part) == 1:
+                return part[0]
+            raise TypeError(
+                f"{type(self).__name__}.observation() returned a {type(batch).__name__} for a "
+                "batch of one terminal observation that is neither a batch of its "
+                f"observation_space {self.observation_space!r} nor one row by its structure "
+                f"({type(part).__name__} {part!r:.60} is not an array or list of length 1). "
+                "Declare the space of what observation() returns "
+                "(VecTransformObservation(..., new_observation_space=...), or set "
+                "self.observation_space in the wrapper's __init__), or override "
+                "final_observation()."
+            )
+
+        return tree_map(row, batch)
 
     def _final_observations(self, observations: list[Any]) -> list[Any]:
         """The step's terminal observations transformed, in order (``final_observation()`` on
