@@ -3,13 +3,15 @@ that sekai hands out may share it, and nothing sekai adds may be written into it
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import numpy as np
 import pytest
 
 import sekai
-from sekai.vector import AsyncVecEnv, SyncVecEnv
+from sekai.core._snapshot import snapshot_info
+from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv
 
 
 class ReusedInfoEnv(sekai.Env[Any, Any]):
@@ -95,3 +97,118 @@ def test_vector_episode_statistics_stay_in_their_result_after_the_next_reset(bac
             {"env_index": 1},
         ]
         assert ending.infos[1]["t"] == 2
+
+
+class NestedStateEnv(sekai.Env[Any, Any]):
+    """Episodes of three steps; its info holds its own running-stats dict, its position array
+    and a list, all changed in place by every step and cleared in place by every reset."""
+
+    observation_space = sekai.Box(-100.0, 100.0, shape=(2,))
+    action_space = sekai.Discrete(2)
+
+    def __init__(self) -> None:
+        self.pos = np.zeros(2)
+        self.stats: dict[str, Any] = {"steps": 0, "inner": {"seen": []}}
+
+    def _info(self) -> dict[str, Any]:
+        return {"pos": self.pos, "stats": self.stats, "trail": self.stats["inner"]["seen"]}
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.pos[:] = 0.0
+        self.stats["steps"] = 0
+        self.stats["inner"]["seen"].clear()
+        return sekai.ResetResult(self.pos.astype(np.float32), self._info())
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.pos += 1.0
+        self.stats["steps"] += 1
+        self.stats["inner"]["seen"].append(self.stats["steps"])
+        done = self.stats["steps"] >= 3
+        return sekai.StepResult(self.pos.astype(np.float32), 1.0, done, False, self._info())
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with its arrays as lists, to compare with ``==``."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def _state(t: int) -> dict[str, Any]:
+    """NestedStateEnv's info after step ``t`` of an episode, as ``_plain`` gives it."""
+    seen = list(range(1, t + 1))
+    return {"pos": [t, t], "stats": {"steps": t, "inner": {"seen": seen}}, "trail": seen}
+
+
+def test_autoreset_keeps_the_final_values_of_nested_dicts_and_arrays_the_reset_clears() -> None:
+    env = sekai.AutoReset(NestedStateEnv())
+    env.reset(seed=0)
+    env.step(0)
+    env.step(0)
+    info = env.step(0).info
+    env.step(0)
+    assert _plain(info["final_info"]) == _state(3)
+    assert _plain(info["reset_info"]) == _state(0)
+
+
+ALL_BACKENDS = {
+    **BACKENDS,
+    "proc": lambda fns, **kwargs: ProcVecEnv(fns, num_workers=1, context="fork", **kwargs),
+}
+
+
+@pytest.mark.parametrize("backend", sorted(ALL_BACKENDS))
+def test_vector_infos_hold_copies_of_the_envs_nested_dicts_and_arrays(backend: str) -> None:
+    # Every backend hands out what ProcVecEnv's pickling gives: the values of that call.
+    with ALL_BACKENDS[backend]([NestedStateEnv] * 2) as vec:
+        reset = vec.reset(seed=0)
+        first = vec.step([0, 0])
+        vec.step([0, 0])
+        ending = vec.step([0, 0])  # the autoreset clears the env's dicts in place
+        vec.step([0, 0])
+    assert _plain(reset.infos[1]) == _state(0)
+    assert _plain(first.infos[1]) == _state(1)
+    assert _plain(ending.infos[1]["final_info"]) == _state(3)
+    assert _plain(ending.infos[1]["reset_info"]) == _state(0)
+
+
+class SequenceBufferEnv(sekai.Env[Any, Any]):
+    """A Sequence observation made of the env's own buffers, changed in place by every step."""
+
+    observation_space = sekai.Sequence(sekai.Box(-100.0, 100.0, shape=(2,)))
+    action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.buffers = (np.zeros(2, np.float32), np.ones(2, np.float32))
+        return sekai.ResetResult(self.buffers, {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        for buffer in self.buffers:
+            buffer += 1.0
+        return sekai.StepResult(self.buffers, 1.0, False, False, {})
+
+
+@pytest.mark.parametrize("backend", sorted(ALL_BACKENDS))
+def test_vector_sequence_observations_hold_copies_of_the_envs_arrays(backend: str) -> None:
+    with ALL_BACKENDS[backend]([SequenceBufferEnv] * 2) as vec:
+        results = [vec.reset(seed=0)] + [vec.step([0, 0]) for _ in range(2)]
+        got = [[item.tolist() for item in result.observations[1]] for result in results]
+    assert got == [[[t, t], [t + 1, t + 1]] for t in (0.0, 1.0, 2.0)]
+
+
+def test_snapshot_info_copies_containers_and_arrays_and_keeps_their_classes() -> None:
+    counts: collections.defaultdict[str, list[int]] = collections.defaultdict(list, a=[1])
+    array = np.arange(3)
+    info = {"counts": counts, "array": array, "pair": (array, 1), "n": np.int64(2), "s": "x"}
+    copied = snapshot_info(info)
+    assert type(copied) is dict and type(copied["counts"]) is collections.defaultdict
+    assert copied["counts"].default_factory is list
+    assert copied["counts"] == {"a": [1]} and copied["counts"]["a"] is not counts["a"]
+    assert copied["array"] is not array and copied["pair"][0] is not array
+    assert copied["n"] is info["n"] and copied["s"] is info["s"]
+    scalars = {"a": 1, "b": 2.0, "c": None, "d": "x", "e": np.float32(1.0), "f": True}
+    assert snapshot_info(scalars) == scalars and snapshot_info(scalars) is not scalars

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sekai.core._snapshot import snapshot
+from sekai.core._snapshot import snapshot, snapshot_info
 from sekai.core.result import ResetResult, StepResult
 
 __all__ = ["autoreset_info", "autoreset_result", "keep_ending"]
@@ -26,7 +26,7 @@ def autoreset_info(
 def keep_ending(result: StepResult[Any]) -> tuple[Any, dict[str, Any]]:
     """Copies of an ending step's observation and info, taken before the reset that follows:
     an env may write its reset observation into the same buffer (gymnasium#1132), or refill
-    the same info dict."""
+    the same info dict, or the dicts and arrays in it (``snapshot_info``)."""
     return snapshot(result.observation), _info_copy(result.info, "step")
 
 
@@ -47,9 +47,10 @@ def autoreset_result(
 
 
 def _info_copy(info: Any, method: str) -> dict[str, Any]:
-    """A dict copy of the info an env's ``method()`` returned, which must be a Mapping."""
+    """A ``snapshot_info`` of the info an env's ``method()`` returned, which must be a
+    Mapping."""
     if isinstance(info, Mapping):
-        return dict(info)
+        return snapshot_info(info)
     raise TypeError(
         f"AutoReset: the env's {method}() returned info {info!r:.80} ({type(info).__name__}); "
         "an info must be a dict, which AutoReset extends with final_observation, final_info "

@@ -9,9 +9,11 @@ from typing import Any
 
 from sekai._args import type_name
 from sekai.core._not_an_env import given, not_an_env_hint
+from sekai.core._snapshot import snapshot, snapshot_info
 from sekai.core.env import Env
 from sekai.spaces import Space
 from sekai.vector._attributes import SubEnvAttributes
+from sekai.vector._contract.batching import batch_copies
 from sekai.vector._contract.checks import checked_steps
 from sekai.vector._contract.seeding import options_entry_noted
 from sekai.vector._contract.subenv import CHECKED_NAMES, SubEnv, call_each
@@ -175,7 +177,10 @@ class InProcessVecEnv(SubEnvAttributes):
     """Sub-envs held in this process, each driven by a ``SubEnv`` (autoreset, freezing).
 
     Holds what SyncVecEnv and AsyncVecEnv share: construction with cleanup, ``envs``,
-    ``get_attr`` / ``set_attr`` / ``call`` through each sub-env's wrapper stack, and ``close``.
+    ``get_attr`` / ``set_attr`` / ``call`` through each sub-env's wrapper stack, ``close``, and
+    the batching of the results: nothing handed out is the env's own object (core.md §14 rule
+    4), as a ProcVecEnv's pickled results are not. Infos are ``snapshot_info`` copies, and the
+    observations of a space whose batch would hold them as they are (a Sequence's) are copied.
     """
 
     def __init__(
@@ -192,6 +197,7 @@ class InProcessVecEnv(SubEnvAttributes):
             raise
         self._set_self_resetting([sub.resets_itself for sub in self._subenvs])
         self.metadata = envs[0].metadata
+        self._copy_items = not batch_copies(self.observation_space)
 
     @property
     def envs(self) -> list[Env[Any, Any]]:
@@ -234,10 +240,17 @@ class InProcessVecEnv(SubEnvAttributes):
         for index, result in enumerate(results):
             if isinstance(result, BaseException):
                 raise options_entry_noted(result, options, index)
-        observations = self._stack([r.observation for r in results])
+        observations = self._own_stack([r.observation for r in results])
         self._reset_done()
         # Copies: an env that reuses one info dict must not share it between sub-envs or steps.
-        return VecResetResult(observations, [dict(r.info) for r in results])
+        return VecResetResult(observations, [snapshot_info(r.info) for r in results])
+
+    def _own_stack(self, observations: list[Any]) -> Any:
+        """The batch of ``observations``, sharing no array with the sub-envs: a batch that
+        would hold the observations themselves (a Sequence's) gets ``snapshot`` copies."""
+        if self._copy_items:
+            observations = [snapshot(observation) for observation in observations]
+        return self._stack(observations)
 
     def _step_from(self, results: list[Any], failed: bool) -> VecStepResult[Any]:
         """The batched step result of every sub-env's StepResult.
@@ -251,11 +264,11 @@ class InProcessVecEnv(SubEnvAttributes):
         if not failed:
             try:
                 return self._step_result(
-                    self._stack([r.observation for r in results]),
+                    self._own_stack([r.observation for r in results]),
                     [r.reward for r in results],
                     [r.terminated for r in results],
                     [r.truncated for r in results],
-                    [dict(r.info) for r in results],
+                    [snapshot_info(r.info) for r in results],
                 )
             except Exception as exc:  # raised below, unless a sub-env's misfit explains it
                 error = exc

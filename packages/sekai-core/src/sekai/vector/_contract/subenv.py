@@ -19,7 +19,6 @@ from sekai.core._snapshot import snapshot
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import attribute_layer
-from sekai.vector._contract.batching import batch_copies
 from sekai.vector._contract.checks import ResultCheck, checked_result
 from sekai.wrappers.time_limit import TimeLimit, checked_steps
 
@@ -74,9 +73,9 @@ class SubEnv(Slotted):
       observation into the same buffer (gymnasium#1132), or refills the same info dict, does
       not change ``final_observation`` or ``final_info``.
     - ``autoreset=False``: the sub-env freezes: until the next ``reset()`` every step returns
-      its final observation (a new copy each step where a batch would hold it as it is, as a
-      Sequence's does; array spaces are stacked into new arrays anyway), reward 0, the flags
-      it ended with and a new empty info, without stepping it (its action is ignored).
+      its final observation (kept as a copy; each step's batch copies it again, see
+      ``InProcessVecEnv``, or pickles it), reward 0, the flags it ended with and a new empty
+      info, without stepping it (its action is ignored).
     - A sub-env wrapped in ``AutoReset`` is never reset a second time and never freezes.
 
     Every result the sub-env returns, an autoreset's included, must be a ``ResetResult`` /
@@ -92,7 +91,7 @@ class SubEnv(Slotted):
         resets_itself: whether the sub-env is wrapped in ``AutoReset``.
     """
 
-    __slots__ = ("_copy_final", "_final", "autoreset", "env", "index", "resets_itself", "stepped")
+    __slots__ = ("_final", "autoreset", "env", "index", "resets_itself", "stepped")
 
     def __init__(self, env: Env[Any, Any], autoreset: bool, index: int) -> None:
         self.env = env
@@ -100,7 +99,6 @@ class SubEnv(Slotted):
         self.index = index
         self.resets_itself = resets_itself(env)
         self._final: StepResult[Any] | None = None
-        self._copy_final = False  # whether each frozen step hands on a new copy of _final's
         # The env step of an async_step as ``(reward, terminated, truncated)``, for the VecEnv's
         # bookkeeping when the call is cancelled before it returns: the VecEnv sets it to None
         # before each call (a call cancelled before it starts never runs), async_step sets it
@@ -117,11 +115,9 @@ class SubEnv(Slotted):
     def _frozen_result(self) -> StepResult[Any]:
         final = self._final
         assert final is not None
-        # A new copy each step, as a worker's pickled result is, where a batch would hold it as
-        # it is (a Sequence's): a caller's in-place edit must not reach the next step's. Array
-        # spaces are stacked into new arrays anyway.
-        observation = snapshot(final.observation) if self._copy_final else final.observation
-        return StepResult(observation, 0.0, final.terminated, final.truncated, {})
+        # The batch of every backend copies the observation (stacked or pickled), so a caller's
+        # in-place edit of one step's does not reach the next step's.
+        return StepResult(final.observation, 0.0, final.terminated, final.truncated, {})
 
     def _needs_reset(self, result: StepResult[Any]) -> bool:
         """After a step: True when the VecEnv must reset the sub-env now (freezes it instead
@@ -134,7 +130,6 @@ class SubEnv(Slotted):
         self._final = StepResult(
             snapshot(result.observation), result.reward, result.terminated, result.truncated, {}
         )
-        self._copy_final = not batch_copies(self.env.observation_space)
         return False
 
     # -- sync driver -------------------------------------------------------------------------
