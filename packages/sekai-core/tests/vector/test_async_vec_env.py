@@ -645,6 +645,40 @@ def test_a_cancelled_step_records_the_sub_envs_that_froze() -> None:
     asyncio.run(main())
 
 
+@pytest.mark.filterwarnings("ignore:TimeLimit is wrapped around an AutoReset")
+def test_a_cancelled_step_records_which_sub_envs_with_an_autoreset_inside_froze() -> None:
+    # Sub-env 0's TimeLimit ends its episode around its AutoReset: it freezes. Sub-env 1's
+    # AutoReset resets its own episode: it does not. Sub-env 2 never returns.
+    async def main() -> None:
+        never, stepped = asyncio.Event(), asyncio.Event()
+        calls = []
+
+        class Signals(Gated):
+            def step(self, action: Any) -> Any:
+                result = super().step(action)
+                calls.append(self.t)
+                if len(calls) == 2:
+                    stepped.set()
+                return result
+
+        fns = [
+            lambda: sekai.TimeLimit(sekai.AutoReset(Signals(9)), 1),
+            lambda: sekai.TimeLimit(sekai.AutoReset(Signals(1)), 9),
+            lambda: Gated(9, never),
+        ]
+        vec = AsyncVecEnv(fns, autoreset=False)
+        await vec.async_reset(seed=0)
+        task = asyncio.ensure_future(vec.async_step(np.array([1, 1, 1])))
+        await stepped.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert vec.frozen.tolist() == [True, False, False]
+        vec.close()
+
+    asyncio.run(main())
+
+
 def test_a_cancelled_step_starts_the_ended_episodes_afresh_in_the_statistics() -> None:
     async def main() -> None:
         second = asyncio.Event()

@@ -229,3 +229,118 @@ def test_frozen_sub_env_that_refuses_steps_is_never_stepped(backend: str) -> Non
         assert result.dones.all()
         assert result.observations[:, 1].tolist() == [float(k) for k in KS]
         assert result.rewards.tolist() == [0.0] * len(KS)
+
+
+# A TimeLimit around a sub-env's AutoReset ends episodes that AutoReset does not see: the vector
+# env resets (or, without autoreset, freezes) those, and only those, as an outer AutoReset does.
+OUTER_LIMIT = [
+    lambda: TimeLimit(AutoReset(KStepEnv(10)), 3),
+    lambda: TimeLimit(AutoReset(KStepEnv(2)), 5),
+]
+PER_ENV: dict[str, Callable[..., VecEnv]] = {
+    "sync": SyncVecEnv,
+    "async": AsyncVecEnv,
+    "proc": lambda fns, **kwargs: ProcVecEnv(fns, num_workers=2, context="fork", **kwargs),
+}
+around_autoreset = pytest.mark.filterwarnings("ignore:TimeLimit is wrapped around an AutoReset")
+
+
+@around_autoreset
+@pytest.mark.parametrize("backend", list(PER_ENV))
+def test_an_episode_ended_outside_a_sub_envs_autoreset_is_reset_as_an_outer_autoreset_does(
+    backend: str,
+) -> None:
+    # Sub-env 0: only the TimeLimit ends episodes (step 3). Sub-env 1: its AutoReset resets
+    # each 2-step episode itself (steps 2 and 4), and the TimeLimit ends one at step 5.
+    singles = [AutoReset(fn()) for fn in OUTER_LIMIT]
+    with sekai.VecRecordEpisodeStatistics(PER_ENV[backend](OUTER_LIMIT)) as vec:
+        vec.reset(seed=0)
+        for env in singles:
+            env.reset(seed=0)
+        for _ in range(11):
+            result = vec.step([0, 0])
+            for i, env in enumerate(singles):
+                alone = env.step(0)
+                got = sekai.StepResult(
+                    result.observations[i],
+                    float(result.rewards[i]),
+                    bool(result.terminated[i]),
+                    bool(result.truncated[i]),
+                    {k: v for k, v in result.infos[i].items() if k != "episode"},
+                )
+                assert got == alone
+        assert vec.frozen.tolist() == [False, False]
+        lengths = [(e.extra["env_index"], e.episode_length) for e in vec.tracker.episodes]
+        assert lengths == [(1, 2), (0, 3), (1, 2), (1, 1), (0, 3), (1, 2), (0, 3), (1, 2), (1, 1)]
+
+
+@around_autoreset
+@pytest.mark.parametrize("backend", list(PER_ENV))
+def test_without_autoreset_an_episode_ended_outside_a_sub_envs_autoreset_freezes_it(
+    backend: str,
+) -> None:
+    venv = PER_ENV[backend](OUTER_LIMIT, autoreset=False)
+    with sekai.VecRecordEpisodeStatistics(venv) as vec:
+        vec.reset(seed=0)
+        results, frozen = [], []
+        for _ in range(7):
+            results.append(vec.step([0, 0]))
+            frozen.append(venv.frozen.tolist())
+        # Sub-env 1's AutoReset resets its episodes at steps 2 and 4: not frozen there.
+        assert "final_observation" in results[1].infos[1]
+        assert "final_observation" in results[3].infos[1]
+        assert frozen == [[False, False]] * 2 + [[True, False]] * 2 + [[True, True]] * 3
+        assert [r.truncated.tolist() for r in results[2:]] == [[True, False]] * 2 + [
+            [True, True]
+        ] * 3
+        assert [r.infos for r in results[5:]] == [[{}, {}]] * 2
+        assert [r.observations.tolist() for r in results[4:]] == [[[0, 3], [2, 1]]] * 3
+        lengths = [(e.extra["env_index"], e.episode_length) for e in vec.tracker.episodes]
+        assert lengths == [(1, 2), (0, 3), (1, 2), (1, 1)]
+
+
+@around_autoreset
+def test_recv_freezes_a_sub_env_whose_episode_ended_outside_its_autoreset() -> None:
+    with ProcVecEnv(OUTER_LIMIT, num_workers=2, context="fork", autoreset=False) as vec:
+        vec.reset(seed=0)
+        for _ in range(5):
+            vec.send([0, 0])
+            received = vec.recv(2)
+        assert sorted(received.env_ids.tolist()) == [0, 1]
+        assert vec.frozen.tolist() == [True, True]
+        vec.send([0, 0])
+        again = vec.recv(2)
+        assert again.infos == [{}, {}]
+
+
+class _FailsOnce(KStepEnv):
+    """KStepEnv(10) whose step ``fail_at`` (counted over its life) raises."""
+
+    def __init__(self, fail_at: int) -> None:
+        super().__init__(10)
+        self.fail_at, self.steps = fail_at, 0
+
+    def step(self, action: Any) -> sekai.StepResult[np.ndarray]:
+        self.steps += 1
+        if self.steps == self.fail_at:
+            raise RuntimeError("this step fails")
+        return super().step(action)
+
+
+@around_autoreset
+@pytest.mark.parametrize("backend", list(PER_ENV))
+def test_a_step_that_raises_elsewhere_freezes_a_sub_env_whose_episode_ended_outside_its_autoreset(
+    backend: str,
+) -> None:
+    # Rule 9: sub-env 1 raises in step 3, where sub-env 0's TimeLimit ends its episode.
+    fns = [OUTER_LIMIT[0], lambda: _FailsOnce(3)]
+    with PER_ENV[backend](fns, autoreset=False) as vec:
+        vec.reset(seed=0)
+        vec.step([0, 0])
+        vec.step([0, 0])
+        with pytest.raises(Exception, match="this step fails"):
+            vec.step([0, 0])
+        assert vec.frozen.tolist() == [True, False]
+        result = vec.step([0, 0])
+        assert result.truncated.tolist() == [True, False]
+        assert result.infos[0] == {}

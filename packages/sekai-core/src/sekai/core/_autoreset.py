@@ -8,7 +8,20 @@ from typing import Any
 from sekai.core._snapshot import snapshot, snapshot_info
 from sekai.core.result import ResetResult, StepResult
 
-__all__ = ["autoreset_info", "autoreset_result", "keep_ending"]
+__all__ = ["autoreset_info", "autoreset_result", "keep_ending", "reset_inside"]
+
+
+def reset_inside(has_autoreset: bool, info: Mapping[str, Any]) -> bool:
+    """Whether an AutoReset inside the env already reset it on the step that returned ``info``.
+
+    ``has_autoreset`` tells whether a layer below is an AutoReset; the step was reset when its
+    info holds ``final_observation``. The one rule of every layer that resets an env with an
+    AutoReset inside (an outer AutoReset, a VecEnv's sub-env; a VecEnv without autoreset
+    freezes instead): such a step is passed on as it is (a second reset would skip the episode
+    the first one started), and any other step that ends an episode (one a layer above the
+    inner AutoReset ended, such as a TimeLimit around it) is reset as in any env.
+    """
+    return has_autoreset and "final_observation" in info
 
 
 def autoreset_info(

@@ -319,7 +319,11 @@ def finish_step(
             for rank, outcome in zip(chunk.env_ids.tolist(), _outcomes(chunk, take))
             if rank not in failed
         ]
-        raise vec._failed_step(error, stepped)
+        # Their infos, read only to tell which of them froze (VecEnv._froze).
+        infos = PackedInfos([(chunk.rows, chunk.infos) for chunk in chunks])
+        order = [rank for chunk in chunks for rank in chunk.env_ids.tolist()]
+        rows = {rank: row for row, rank in enumerate(order)}
+        raise vec._failed_step(error, stepped, lambda rank: infos.at(rows[rank]))
     observations, rewards, terminated, truncated, infos = join(chunks, take, vec._stack, True)
     return vec._step_result(observations, rewards, terminated, truncated, infos)
 
@@ -536,7 +540,7 @@ class Batches:
         env_ids = np.concatenate([chunk.env_ids for chunk in chunks])
         lazy: Any = infos  # a LazyInfos: the result builds the list when it is read
         result = VecRecvResult(observations, rewards, terminated, truncated, lazy, env_ids)
-        vec._record_subset(env_ids, terminated | truncated)  # the same if it runs again
+        vec._record_subset(env_ids, terminated | truncated, result)  # the same if run again
         # Handed out with no call in between (see the module's docstring).
         self.in_flight[env_ids] = False
         self.ready = rest

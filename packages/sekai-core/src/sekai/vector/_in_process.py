@@ -280,7 +280,7 @@ class InProcessVecEnv(SubEnvAttributes):
         ]
         error = next((r for r in results if isinstance(r, BaseException)), error)
         assert error is not None  # failed: some result is an exception
-        raise self._failed_step(error, stepped)
+        raise self._failed_step(error, stepped, lambda index: results[index].info)
 
     def _close(self) -> None:
         call_each(lambda sub, _: sub.close(), self._subenvs, [None] * self.num_envs)

@@ -161,12 +161,9 @@ class AsyncVecEnv(InProcessVecEnv):
             except asyncio.CancelledError as error:  # the caller gave up (a timeout, Ctrl-C)
                 # The sub-envs that stepped are recorded as for a failed step (rule 9): the
                 # frozen mask and the wrappers' episode bookkeeping stay true to them.
-                stepped = [
-                    (index, *sub.stepped)
-                    for index, sub in enumerate(self._subenvs)
-                    if sub.stepped is not None
-                ]
-                raise self._failed_step(error, stepped) from None
+                ran = {i: s.stepped for i, s in enumerate(self._subenvs) if s.stepped is not None}
+                stepped = [(i, r.reward, r.terminated, r.truncated) for i, r in ran.items()]
+                raise self._failed_step(error, stepped, lambda i: ran[i].info) from None
             return self._step_from(results, any(isinstance(r, BaseException) for r in results))
         finally:
             self._async_pending = False

@@ -61,5 +61,5 @@ class SyncVecEnv(InProcessVecEnv):
                 for index, r in enumerate(results)
                 if not isinstance(r, BaseException)
             ]
-            raise self._failed_step(interrupt, stepped) from None
+            raise self._failed_step(interrupt, stepped, lambda i: results[i].info) from None
         return self._step_from(results, failed)

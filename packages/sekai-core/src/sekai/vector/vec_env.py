@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 from sekai._args import IntLike, check_num_envs
 from sekai._slots import Slotted
 from sekai.core._async import install_async_routes
+from sekai.core._autoreset import reset_inside
 from sekai.core._render_habit import NoVecRender
 from sekai.error import AsyncCallPending, InvalidAction, ResetRequired, VecEnvClosed
 from sekai.spaces import Space, batch_space
@@ -23,7 +24,7 @@ from sekai.vector._contract.batching import caster, checked_caster, stacker
 from sekai.vector._contract.checks import batch_flags, batch_rewards
 from sekai.vector._contract.partial import PartialStep, Stepped
 from sekai.vector._contract.seeding import vector_options, vector_seeds
-from sekai.vector.result import VecResetResult, VecStepResult
+from sekai.vector.result import VecResetResult, VecStepResult, info_at
 from sekai.vector.spawnable import per_env_values
 
 if TYPE_CHECKING:
@@ -120,6 +121,9 @@ class VecEnv(abc.ABC):
     backend last reseeded it with when it derived the seeds (``_reset_plan``, native seeding),
     kept by resets that do not reseed it (None: never reseeded); None before the first reset.
     Set through ``_record_seeds``."""
+    _self_resetting: NDArray[np.bool_] | None = None
+    """Without autoreset, the sub-envs with an AutoReset inside (None: none): they freeze only
+    when their episode ended on a step that AutoReset did not reset (``reset_inside``)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -143,7 +147,8 @@ class VecEnv(abc.ABC):
         self._action_space = action_space
         self._autoreset = bool(autoreset)
         self._frozen = np.zeros(self._num_envs, dtype=bool)
-        # Which sub-envs freeze when their episode ends (None: none, autoreset is on).
+        # Which sub-envs freeze whenever their episode ends (None: none, autoreset is on); the
+        # others freeze as ``_self_resetting`` says.
         self._may_freeze: NDArray[np.bool_] | None = (
             None if self._autoreset else np.ones(self._num_envs, dtype=bool)
         )
@@ -434,9 +439,33 @@ class VecEnv(abc.ABC):
         self._frozen[:] = False
 
     def _set_self_resetting(self, resets_itself: NDArray[np.bool_] | list[bool]) -> None:
-        """Tell which sub-envs are wrapped in AutoReset (they never freeze)."""
+        """Tell which sub-envs have an AutoReset inside (``SubEnv.resets_itself``): they do not
+        freeze on the steps it reset (``reset_inside``)."""
         if self._may_freeze is not None:
-            self._may_freeze = ~np.asarray(resets_itself, dtype=bool)
+            flags = np.asarray(resets_itself, dtype=bool)
+            self._may_freeze = ~flags
+            self._self_resetting = flags if flags.any() else None
+
+    def _froze(
+        self,
+        ended: NDArray[np.bool_],
+        env_ids: NDArray[np.intp] | None,
+        info: Callable[[int], Mapping[str, Any]] | None,
+    ) -> NDArray[np.bool_]:
+        """Which rows of ``ended`` (rows of the sub-envs ``env_ids``; None: every sub-env) froze
+        in their step (autoreset off): all but those an AutoReset inside the sub-env reset,
+        which ``reset_inside`` tells from the row's info, ``info(row)`` (None: the infos are
+        lost with a step that raised; such a row is taken as reset)."""
+        may_freeze, own = self._may_freeze, self._self_resetting
+        assert may_freeze is not None
+        if env_ids is not None:
+            may_freeze = may_freeze[env_ids]
+        frozen = ended & may_freeze
+        if own is not None and info is not None:
+            rows = ended & (own if env_ids is None else own[env_ids])
+            for row in np.flatnonzero(rows).tolist():
+                frozen[row] = not reset_inside(True, info(row))
+        return frozen
 
     def _ready_checker(self) -> ActionChecker:
         """Rule 1 (and VecEnvClosed) before anything is dispatched; the action checker."""
@@ -518,24 +547,40 @@ class VecEnv(abc.ABC):
         rewards = batch_rewards(rewards, n)
         terminated = batch_flags("terminated", terminated, n)
         truncated = batch_flags("truncated", truncated, n)
+        result = VecStepResult(observations, rewards, terminated, truncated, infos)
         if self._may_freeze is not None:
-            np.logical_and(terminated | truncated, self._may_freeze, out=self._frozen)
-        return VecStepResult(observations, rewards, terminated, truncated, infos)
+            ended = terminated | truncated
+            self._frozen[:] = self._froze(ended, None, lambda row: info_at(result, row))
+        return result
 
-    def _record_subset(self, env_ids: NDArray[np.intp], dones: NDArray[np.bool_]) -> None:
-        """Record which of the sub-envs ``env_ids`` froze in their step (``recv()``)."""
+    def _record_subset(
+        self,
+        env_ids: NDArray[np.intp],
+        dones: NDArray[np.bool_],
+        result: VecStepResult[Any] | None = None,
+    ) -> None:
+        """Record which of the sub-envs ``env_ids`` froze in their step (``recv()``; ``result``
+        the step's, row ``i`` for sub-env ``env_ids[i]``: its infos tell, see ``_froze``)."""
         if self._may_freeze is not None:
-            self._frozen[env_ids] = dones & self._may_freeze[env_ids]
+            info = None if result is None else (lambda row: info_at(result, row))
+            self._frozen[env_ids] = self._froze(dones, env_ids, info)
 
-    def _failed_step(self, error: BaseException, stepped: Iterable[Stepped]) -> BaseException:
+    def _failed_step(
+        self,
+        error: BaseException,
+        stepped: Iterable[Stepped],
+        info: Callable[[int], Mapping[str, Any]] | None = None,
+    ) -> BaseException:
         """Record the step of the sub-envs that stepped, ``(index, reward, terminated,
-        truncated)``, when the batch failed elsewhere (rule 9); ``error``, to raise."""
+        truncated)``, when the batch failed elsewhere (rule 9); ``error``, to raise. ``info``
+        gives the info of a sub-env that stepped, by index, where the backend still has it
+        (see ``_froze``)."""
         may_freeze = self._may_freeze
         partial = PartialStep.of(
             self._num_envs, stepped, None if may_freeze is None else self._frozen
         )
         if may_freeze is not None:
-            self._frozen |= partial.ended & may_freeze
+            self._frozen |= self._froze(partial.ended, None, info)
         self._failure = (error, partial)
         return error
 

@@ -202,7 +202,7 @@ class VecRecordEpisodeStatistics(VecResultWrapper, Generic[VecTrackerT]):
 
     def _resets(self, finished: NDArray[np.bool_]) -> NDArray[np.bool_]:
         """The sub-envs of ``finished`` reset within the step: all, with autoreset; else those
-        that reset themselves (AutoReset-wrapped) rather than freeze."""
+        that did not freeze, whose own AutoReset reset them (``VecEnv._froze``)."""
         return finished if self.venv.autoreset else finished & ~self.venv.frozen
 
     def _start_over(self, finished: NDArray[np.bool_], now: float) -> None:

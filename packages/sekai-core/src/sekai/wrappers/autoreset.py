@@ -6,7 +6,7 @@ import warnings
 from typing import Any
 
 from sekai.core._async import awaitable
-from sekai.core._autoreset import autoreset_result, keep_ending
+from sekai.core._autoreset import autoreset_result, keep_ending, reset_inside
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import Wrapper
@@ -72,4 +72,4 @@ class AutoReset(Wrapper[Any, Any, Any, Any]):
 
     def _reset_inside(self, result: StepResult[Any]) -> bool:
         """Whether an inner AutoReset already reset the env on this step."""
-        return self._has_inner and "final_observation" in result.info
+        return reset_inside(self._has_inner, result.info)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from sekai._slots import Slotted
 from sekai.core._async import awaitable
-from sekai.core._autoreset import autoreset_result, keep_ending
+from sekai.core._autoreset import autoreset_result, keep_ending, reset_inside
 from sekai.core._snapshot import snapshot
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
@@ -52,8 +52,10 @@ def call_attribute(
 
 
 def resets_itself(env: Env[Any, Any]) -> bool:
-    """Whether a layer of ``env``'s wrapper stack is an ``AutoReset`` (the VecEnv then never
-    resets it a second time, and it never freezes)."""
+    """Whether a layer of ``env``'s wrapper stack is an ``AutoReset``: then a step whose
+    episode that AutoReset ended and reset is passed on as it is, never reset a second time nor
+    frozen, and only the other ends (a TimeLimit around it) are reset or frozen
+    (``reset_inside``)."""
     from sekai.wrappers.autoreset import contains_autoreset  # wrappers may import vector helpers
 
     return contains_autoreset(env)
@@ -76,7 +78,11 @@ class SubEnv(Slotted):
       its final observation (kept as a copy; each step's batch copies it again, see
       ``InProcessVecEnv``, or pickles it), reward 0, the flags it ended with and a new empty
       info, without stepping it (its action is ignored).
-    - A sub-env wrapped in ``AutoReset`` is never reset a second time and never freezes.
+    - A step that an ``AutoReset`` inside the sub-env already reset (its info holds
+      ``final_observation``) is passed on as it is: never reset a second time, never frozen.
+      Any other step that ends an episode, also one of a sub-env with an AutoReset inside (a
+      TimeLimit around it ended the episode), is reset or frozen as above: the AutoReset
+      wrapper's own rule (``reset_inside``).
 
     Every result the sub-env returns, an autoreset's included, must be a ``ResetResult`` /
     ``StepResult`` whose info is a Mapping, which becomes a plain dict (``checked_result``);
@@ -88,7 +94,7 @@ class SubEnv(Slotted):
         env: the sub-env.
         autoreset: the VecEnv's autoreset setting.
         index: the sub-env's index in the whole VecEnv (for messages).
-        resets_itself: whether the sub-env is wrapped in ``AutoReset``.
+        resets_itself: whether a layer of the sub-env is an ``AutoReset``.
     """
 
     __slots__ = ("_final", "autoreset", "env", "index", "resets_itself", "stepped")
@@ -99,11 +105,11 @@ class SubEnv(Slotted):
         self.index = index
         self.resets_itself = resets_itself(env)
         self._final: StepResult[Any] | None = None
-        # The env step of an async_step as ``(reward, terminated, truncated)``, for the VecEnv's
-        # bookkeeping when the call is cancelled before it returns: the VecEnv sets it to None
-        # before each call (a call cancelled before it starts never runs), async_step sets it
-        # once the env has stepped.
-        self.stepped: tuple[Any, bool, bool] | None = None
+        # The env step of an async_step (its StepResult), for the VecEnv's bookkeeping when
+        # the call is cancelled before it returns: the VecEnv sets it to None before each call
+        # (a call cancelled before it starts never runs), async_step sets it once the env has
+        # stepped.
+        self.stepped: StepResult[Any] | None = None
 
     @property
     def frozen(self) -> bool:
@@ -123,7 +129,9 @@ class SubEnv(Slotted):
         """After a step: True when the VecEnv must reset the sub-env now (freezes it instead
         when autoreset is off, keeping a copy of the final observation: the step hands the
         env's own arrays on)."""
-        if not (result.terminated or result.truncated) or self.resets_itself:
+        if not (result.terminated or result.truncated) or reset_inside(
+            self.resets_itself, result.info
+        ):
             return False
         if self.autoreset:
             return True
@@ -175,7 +183,7 @@ class SubEnv(Slotted):
             return self._frozen_result()
         step = await awaitable(self.env.async_step(action), self.env, "async_step", self.index)
         result = checked_result(step, StepResult, self.index, "step")
-        self.stepped = (result.reward, result.terminated, result.truncated)
+        self.stepped = result
         if self._needs_reset(result):
             kept = keep_ending(result)
             reset = await _finished(
