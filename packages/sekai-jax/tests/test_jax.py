@@ -317,6 +317,17 @@ def test_make_functional_takes_minus_one_to_remove_the_time_limit() -> None:
         make_functional("CartPole-v1", 2, max_episode_steps=-2)
 
 
+def test_make_functional_refuses_a_time_limit_beyond_its_int32_step_counter() -> None:
+    with pytest.raises(
+        ValueError, match=r"^max_episode_steps=2147483648 exceeds 2\*\*31 - 1 = 2147483647: the "
+        r"functional API \(sekai\.jax\.make_functional\) counts each episode's steps in int32"
+    ):  # fmt: skip
+        make_functional("CartPole-v1", 2, max_episode_steps=2**31)
+    assert make_functional("CartPole-v1", 2, max_episode_steps=2**31 - 1).max_episode_steps == (
+        2**31 - 1
+    )
+
+
 def test_a_static_param_passed_to_step_is_named_static() -> None:
     env = make_functional("CartPole-v1", 2)
     state, _, _ = env.reset(jax.random.PRNGKey(0))

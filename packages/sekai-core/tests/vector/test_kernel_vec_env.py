@@ -6,6 +6,7 @@ import copy
 import datetime as dt
 import pickle
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -175,6 +176,27 @@ def test_without_a_time_limit_max_episode_steps_is_missing_as_on_the_other_backe
     limited.set_attr("max_episode_steps", 1)  # an existing limit changes, as on native
     limited.reset(seed=0)
     assert limited.step(np.zeros(2, dtype=np.int64)).truncated.all()
+
+
+@pytest.mark.parametrize("limit", [2**31, 2**40, sys.maxsize])
+def test_a_time_limit_beyond_the_int32_step_counter_is_refused_when_built_and_set(
+    limit: int,
+) -> None:
+    message = (
+        rf"^max_episode_steps={limit} exceeds 2\*\*31 - 1 = 2147483647: "
+        r"vectorization_mode='numpy' counts each episode's steps in int32\. Keep "
+        r"max_episode_steps <= 2147483647, or use vectorization_mode='native' or 'sync'"
+    )
+    with pytest.raises(ValueError, match=message):
+        _env(2, max_episode_steps=limit)
+    env = _env(2, max_episode_steps=2**31 - 1)  # the largest the counter holds
+    with pytest.raises(ValueError, match=message):
+        env.set_attr("max_episode_steps", limit)
+    with pytest.raises(ValueError, match=message):
+        env.set_attr("max_episode_steps", [limit, limit])
+    assert env.get_attr("max_episode_steps") == [2**31 - 1] * 2
+    env.reset(seed=0)
+    assert not env.step(np.zeros(2, dtype=np.int64)).truncated.any()
 
 
 @pytest.mark.parametrize("values", [[1], [1, 1, 1]], ids=len)

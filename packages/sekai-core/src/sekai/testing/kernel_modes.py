@@ -350,6 +350,22 @@ def check_set_attr_of_the_time_limit_applies_to_the_next_steps(case: ModeCase) -
     assert envs.get_attr("max_episode_steps") == [3, 3]
 
 
+def check_time_limits_beyond_the_int32_step_counter_are_refused(case: ModeCase) -> None:
+    """The driver counts each episode's steps in int32: a longer limit (``sys.maxsize``, "no
+    limit in practice") is refused, naming the mode, by ``make_vec`` and ``set_attr``, instead
+    of wrapping and truncating every episode at its first step."""
+    message = (
+        rf"^max_episode_steps={sys.maxsize} exceeds 2\*\*31 - 1 = 2147483647: "
+        rf"vectorization_mode='{case.mode}' counts each episode's steps in int32\."
+    )
+    _raises(ValueError, message, case.make, 2, max_episode_steps=sys.maxsize)
+    envs = case.make(2, max_episode_steps=2**31 - 1)  # the largest the counter holds
+    envs.reset(seed=0)
+    assert not _host(envs, envs.step(np.zeros(2, dtype=np.int64)).truncated).any()
+    _raises(ValueError, message, envs.set_attr, "max_episode_steps", sys.maxsize)
+    assert envs.get_attr("max_episode_steps") == [2**31 - 1] * 2
+
+
 def check_wrappers_keep_the_arrays_on_the_device(case: ModeCase) -> None:
     """Episode statistics and reward normalisation run over the mode's arrays."""
     inner = case.make(4)
@@ -485,6 +501,7 @@ _CHECKS: Sequence[Callable[[ModeCase], None]] = (
     check_autoreset_returns_the_next_episodes_first_observation,
     check_set_attr_changes_a_parameter,
     check_set_attr_of_the_time_limit_applies_to_the_next_steps,
+    check_time_limits_beyond_the_int32_step_counter_are_refused,
     check_wrappers_keep_the_arrays_on_the_device,
     check_observation_normalisation_stays_on_the_device,
     check_reward_transforms_stay_on_the_device,

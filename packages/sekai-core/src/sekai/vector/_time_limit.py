@@ -8,16 +8,21 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TimeLimitAttribute", "check_max_episode_steps"]
+__all__ = ["INT32_STEPS", "TimeLimitAttribute", "check_max_episode_steps"]
+
+#: The longest time limit a driver counting steps in int32 (the kernel modes) holds.
+INT32_STEPS = 2**31 - 1
 
 
 def check_max_episode_steps(
-    value: Any, *, removable: bool = False, changing: bool = False
+    value: Any, *, removable: bool = False, changing: bool = False, counter: str | None = None
 ) -> int | None:
     """``value`` as a time limit: None (no limit) or an int >= 1; the one check of the native
     and kernel envs, ``register()`` and ``make()``. With ``removable`` (``make()``'s override of
     the registered limit) ``-1`` also means no limit; ``changing`` (``set_attr``, which cannot
-    remove a limit) words the expected type without None."""
+    remove a limit) words the expected type without None; ``counter`` names a driver that counts
+    each episode's steps in int32 (a kernel mode), which refuses a limit beyond
+    :data:`INT32_STEPS` (it would wrap, and truncate every episode at once)."""
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
@@ -28,6 +33,12 @@ def check_max_episode_steps(
     if value < 1:
         removal = ", or -1 to remove the time limit" if removable else ""
         raise ValueError(f"max_episode_steps must be >= 1{removal}, got {value}.")
+    if counter is not None and value > INT32_STEPS:
+        raise ValueError(
+            f"max_episode_steps={int(value)} exceeds 2**31 - 1 = {INT32_STEPS}: {counter} counts "
+            f"each episode's steps in int32. Keep max_episode_steps <= {INT32_STEPS}, or use "
+            "vectorization_mode='native' or 'sync', which take any limit."
+        )
     return int(value)
 
 
@@ -93,8 +104,15 @@ class TimeLimitAttribute:
                 "max_episode_steps must be an int >= 1, got None: a time limit can be changed "
                 "but not removed (build the env without one instead)."
             )
-        self._max_episode_steps = check_max_episode_steps(value, changing=True)
+        self._max_episode_steps = check_max_episode_steps(
+            value, changing=True, counter=self._step_counter()
+        )
         self._time_limit_changed()
+
+    def _step_counter(self) -> str | None:
+        """What counts each episode's steps in int32, for ``check_max_episode_steps``'s
+        ``counter`` (None: the steps are Python ints or int64, any limit fits)."""
+        return None
 
     def _time_limit_changed(self) -> None:
         """Called after the limit changed (a compiled step reads it once, when built)."""

@@ -214,6 +214,7 @@ def initial(
     mask = xp.ones((num_envs,), dtype=xp.bool, **where)
     state, obs, info = kernel.reset(xp, params, draws, mask, None)
     obs = _cast_observation(xp, obs, observation_dtype)
+    # int32 on every backend: drivers refuse longer limits (check_max_episode_steps(counter=))
     elapsed = xp.zeros((num_envs,), dtype=xp.int32, **where)
     carry: Carry = {"state": dict(state), "elapsed": elapsed}
     if not autoreset:

@@ -107,7 +107,9 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         self.kernel = kernel
         self.metadata = dict(kernel.metadata)
         self.backend = backend if backend is not None else NumpyBackend()
-        self._max_episode_steps = check_max_episode_steps(max_episode_steps)
+        self._max_episode_steps = check_max_episode_steps(
+            max_episode_steps, counter=self._step_counter()
+        )
         if not isinstance(check_actions, (bool, np.bool_)):
             raise TypeError(f"check_actions must be a bool, got {type(check_actions).__name__}.")
         self.check_actions = bool(check_actions)
@@ -152,6 +154,9 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
     def params(self) -> Any:
         """The kernel's parameters as given (host values; ``set_attr`` changes them)."""
         return self._host_params
+
+    def _step_counter(self) -> str:  # the driver's elapsed steps: int32 on every backend
+        return f"vectorization_mode={self.backend.name!r}"
 
     def _time_limit_changed(self) -> None:
         self._rebuild()  # the limit is compiled into the step functions

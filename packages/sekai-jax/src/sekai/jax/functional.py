@@ -108,7 +108,9 @@ class FunctionalEnv:
     ) -> None:
         self.kernel = kernel
         self.num_envs = check_num_envs(num_envs)
-        self.max_episode_steps = check_max_episode_steps(max_episode_steps)
+        self.max_episode_steps = check_max_episode_steps(
+            max_episode_steps, counter="the functional API (sekai.jax.make_functional)"
+        )
         self.autoreset = autoreset
         self.dtype = float_dtype()
         self.observation_space = kernel.observation_space
