@@ -305,6 +305,18 @@ def test_invalid_actions_name_the_sub_env_unless_checks_are_off() -> None:
     unchecked.step(np.array([0, 1, 2, 0]))
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.complex128])
+def test_without_checks_a_dtype_holding_no_index_is_still_refused(dtype: type) -> None:
+    # Only the value check (a device sync) is skipped: the dtype is known on the host.
+    unchecked = _env(check_actions=False)
+    unchecked.reset(seed=0)
+    with pytest.raises(
+        TypeError, match=rf"^actions of Discrete\(2\) cannot be of dtype {np.dtype(dtype)}; "
+        r"pass integers \(or integral floats\) for indices, numbers for a Box\.$"
+    ):  # fmt: skip
+        unchecked.step(np.array([1, 0, 1, 0], dtype=dtype))
+
+
 def test_step_before_reset_and_after_close_raise() -> None:
     env = _env()
     with pytest.raises(ResetRequired):

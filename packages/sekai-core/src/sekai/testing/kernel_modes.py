@@ -139,13 +139,44 @@ def check_device_actions_are_checked_unless_checks_are_off(case: ModeCase) -> No
 
 
 def check_a_discrete_action_is_an_integral_number_not_a_bool(case: ModeCase) -> None:
-    """Fractions, NaN and bools are refused for sub-env 0, from the host and on the device."""
+    """Fractions, NaN and bools are refused for sub-env 0, from the host and on the device;
+    without value checks, bools and complex numbers are still refused (their dtype says it,
+    no sync needed), as the functional API refuses them."""
     for bad in ([0.5, 1.0], [float("nan"), 1.0], [True, False]):
         for where in (np.array, case.to_device):
             envs = case.make(2)
             envs.reset(seed=0)
             caught = _raises(InvalidAction, r"\(sub-env 0\)", envs.step, where(bad))
             assert getattr(caught, "index", None) == 0, (bad, where)
+    loose = case.make(2, vector_kwargs={"check_actions": False})
+    loose.reset(seed=0)
+    for batch in (np.array([True, False]), np.array([0, 1], dtype=np.complex64)):
+        for where in (np.asarray, case.to_device):
+            _raises(
+                TypeError, r"^actions of Discrete\(2\) cannot be of dtype .*; pass integers",
+                loose.step, where(batch),
+            )  # fmt: skip
+
+
+def check_unsigned_integer_actions_are_indices(case: ModeCase) -> None:
+    """Unsigned integers of every width the library holds act as the space's integers and are
+    checked as the others: out of range, and as large as the dtype holds (which wraps in a
+    signed dtype), for a space that starts below 0 too."""
+    envs = case.make(2)
+    envs.reset(seed=0)
+    for dtype in (np.uint16, np.uint32, np.uint64):  # JAX without x64: uint64 is uint32
+        batch = case.to_device(np.array([0, 1], dtype=dtype))
+        assert _host(envs, envs.step(batch).observations).shape == (2, 4)
+        caught = _raises(
+            InvalidAction, r"^Action 2 is not valid .*\(sub-env 1\)",
+            envs.step, case.to_device(np.array([1, 2], dtype=dtype)),
+        )  # fmt: skip
+        assert getattr(caught, "index", None) == 1
+        top = case.to_device(np.array([0, np.iinfo(dtype).max], dtype=dtype))
+        prepare = DeviceActions(envs.backend, Discrete(3, start=-1), 2).prepare
+        caught = _raises(InvalidAction, r"\(sub-env 1\)", prepare, top, None, True)
+        assert getattr(caught, "index", None) == 1
+        assert _host(envs, prepare(batch, None, True)).tolist() == [0, 1]
 
 
 def check_host_actions_are_checked_before_conversion(case: ModeCase) -> None:
@@ -492,6 +523,7 @@ _CHECKS: Sequence[Callable[[ModeCase], None]] = (
     check_matches_the_numpy_driver,
     check_device_actions_are_checked_unless_checks_are_off,
     check_a_discrete_action_is_an_integral_number_not_a_bool,
+    check_unsigned_integer_actions_are_indices,
     check_host_actions_are_checked_before_conversion,
     check_integral_float_actions_act_as_their_integers,
     check_device_actions_follow_the_host_rules,

@@ -39,6 +39,7 @@ __all__ = [
     "index_dtype",
     "kernel_actions",
     "never_valid",
+    "refuse_never_valid",
 ]
 
 Array = Any
@@ -190,10 +191,13 @@ class GeneratorBackend(KernelBackend):
         return step
 
 
-def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
+def bad_action_rows(
+    xp: Any, space: Space[Any], actions: Array, index: Any = None
+) -> Array | None:
     """``(num_envs,)`` bool of sub-envs whose action is outside ``space``, computed on the
     device, or None when the space's values need no check (bools for a MultiBinary or a Box,
-    an int Box).
+    an int Box). ``index`` is the signed dtype a Discrete or MultiDiscrete index is compared in
+    when ``actions`` are unsigned integers (``index_dtype``'s; None: as they are).
 
     Only array spaces (Box, Discrete, MultiDiscrete, MultiBinary) are supported by kernels.
     """
@@ -203,10 +207,7 @@ def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
     if actions.dtype == xp.bool:
         return None  # a MultiBinary's values, or a Box's numbers 1 and 0
     if isinstance(space, Discrete):
-        bad = (actions < space.start) | (actions >= space.start + space.n)
-        if xp.isdtype(actions.dtype, "real floating"):
-            bad = bad | (actions != xp.floor(actions))  # fractions, and NaN
-        return bad
+        return _outside(xp, actions, space.start, space.start + space.n, index)
     if isinstance(space, Box):
         if not xp.isdtype(actions.dtype, "real floating"):
             return None
@@ -215,9 +216,7 @@ def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
         # copies: the space's arrays are read-only, which torch warns about when sharing them
         low = xp.asarray(np.array(space.start), device=_device(actions))
         high = low + xp.asarray(np.array(space.nvec), device=_device(actions))
-        bad = (actions < low) | (actions >= high)
-        if xp.isdtype(actions.dtype, "real floating"):
-            bad = bad | (actions != xp.floor(actions))
+        bad = _outside(xp, actions, low, high, index)
     elif isinstance(space, MultiBinary):
         bad = (actions != 0) & (actions != 1)
     else:
@@ -226,6 +225,31 @@ def bad_action_rows(xp: Any, space: Space[Any], actions: Array) -> Array | None:
             f"spaces, got {type(space).__name__}; pass check_actions=False to skip the check."
         )
     return xp.any(xp.reshape(bad, (n, -1)), axis=1)
+
+
+def _outside(xp: Any, actions: Array, low: Any, high: Any, index: Any) -> Array:
+    """Where the indices ``actions`` are not integers in ``[low, high)`` (fractions, NaN)."""
+    if index is not None and xp.isdtype(actions.dtype, "unsigned integer"):
+        # Compared as the signed index dtype: torch implements no comparison of its uint16,
+        # uint32 and uint64. A value too large for it wraps to a negative one; no unsigned
+        # value is negative, and none that large is in a space's range.
+        signed = xp.astype(actions, index)
+        return (signed < 0) | (signed < low) | (signed >= high)
+    bad = (actions < low) | (actions >= high)
+    if xp.isdtype(actions.dtype, "real floating"):
+        bad = bad | (actions != xp.floor(actions))  # fractions, and NaN
+    return bad
+
+
+def refuse_never_valid(xp: Any, space: Space[Any], dtype: Any) -> None:
+    """Raise a ``TypeError`` for a batch of ``dtype`` that holds no action of ``space``
+    (``never_valid``): what the functional API and the unchecked device path do, from the
+    dtype alone (no device sync)."""
+    if never_valid(xp, space, dtype):
+        raise TypeError(
+            f"actions of {space!r} cannot be of dtype {dtype}; pass integers (or integral "
+            "floats) for indices, numbers for a Box."
+        )
 
 
 def never_valid(xp: Any, space: Space[Any], dtype: Any) -> bool:
@@ -286,7 +310,9 @@ def check_device_actions(
     """Raise like the native envs for a batch (of the right shape) holding an invalid value:
     ``InvalidAction`` names the first such sub-env that is not frozen (one host sync of a
     single bool when every value is valid)."""
-    bad = bad_action_rows(backend.xp, space, actions)
+    bad = bad_action_rows(
+        backend.xp, space, actions, index=index_dtype(space, backend.numpy_dtype)
+    )
     if bad is None:
         return
     if frozen is not None:
@@ -305,7 +331,8 @@ class DeviceActions:
     arrays of ``backend``, with no host sync but the value check's one bool:
 
     - the shape is checked (``check_action_shape``) and, with ``check``, the values of the
-      sub-envs that are not frozen (``check_device_actions``);
+      sub-envs that are not frozen (``check_device_actions``); without it, a dtype that holds
+      no action of the space (``refuse_never_valid``: bools for indices, complex numbers);
     - the ignored actions of frozen sub-envs become a valid value (``ignored_action``), so that
       an out-of-range or NaN index never reaches the kernel;
     - Discrete and MultiDiscrete actions of another dtype (integral floats, other integer
@@ -330,11 +357,15 @@ class DeviceActions:
             ValueError: a batch of the wrong shape.
             sekai.InvalidAction: with ``check``, an invalid value for a sub-env that is not
                 frozen.
+            TypeError: without ``check``, a dtype that holds no action of the space (bools
+                for indices, complex numbers), as the functional API refuses it.
         """
         xp = self.backend.xp
         check_action_shape(self.space, self.num_envs, actions)  # free: no sync
         if check:
             check_device_actions(self.backend, self.space, actions, frozen)
+        else:  # the dtype is known on the host: refused without a sync
+            refuse_never_valid(xp, self.space, actions.dtype)
         if frozen is not None and self.fill is not None:
             rows = xp.reshape(frozen, (self.num_envs,) + (1,) * (len(actions.shape) - 1))
             actions = xp.where(rows, self.fill, actions)

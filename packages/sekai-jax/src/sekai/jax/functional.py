@@ -23,7 +23,7 @@ from sekai.vector.kernel_backend import (
     check_action_shape,
     index_dtype,
     kernel_actions,
-    never_valid,
+    refuse_never_valid,
 )
 from sekai.vector.kernel_step import (
     KernelReset,
@@ -219,11 +219,7 @@ class FunctionalEnv:
         alone (static under ``jit``): its values are not checked."""
         actions = jnp.asarray(action)
         check_action_shape(self.action_space, self.num_envs, actions)
-        if never_valid(jnp, self.action_space, actions.dtype):
-            raise TypeError(
-                f"actions of {self.action_space!r} cannot be of dtype {actions.dtype}; "
-                "pass integers (or integral floats) for indices, numbers for a Box."
-            )
+        refuse_never_valid(jnp, self.action_space, actions.dtype)
         return kernel_actions(jnp, actions, self._index_dtype, self._bool_dtype)
 
     def reset(self, key: jax.Array, params: Mapping[str, Any] | None = None) -> KernelReset:
