@@ -12,6 +12,7 @@ import pytest
 
 import sekai
 from sekai.finance import ProportionalCost
+from sekai.finance.rewards import SimpleReturn
 from sekai.utils._equal import structurally_equal
 from sekai.vector.kernel_vec_env import KernelVecEnv
 
@@ -54,6 +55,29 @@ def test_read_only_names_are_refused_in_the_native_envs_words(
     expected = str(refused.value).replace(type(native).__name__, "TorchVecEnv")
     with pytest.raises(AttributeError, match=f"^{re.escape(expected)}$"):
         _torch(env_id).set_attr(name, value)
+
+
+@pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0"])
+@pytest.mark.parametrize(
+    ("name", "value", "what_to_do"),
+    [
+        ("reward_fn", SimpleReturn(), r"build a new env with the new one as its `reward` argument"),
+        ("cost_model", ProportionalCost(0.01), r"set `cost_rate` to change a proportional cost's "
+         r"rate, or build a new env with the new cost model as its `transaction_cost` argument"),
+        ("capital", 5e5, r"build a new env with the new `capital` argument"),
+    ],
+)  # fmt: skip
+def test_settings_the_kernel_traced_are_read_only_and_reported(
+    env_id: str, name: str, value: Any, what_to_do: str
+) -> None:
+    # The native env changes them; a kernel fixed them when built: said so, not "no attribute".
+    native, envs = sekai.make_vec(env_id, 2), _torch(env_id)
+    with pytest.raises(
+        AttributeError, match=rf"^TorchVecEnv\.{name} is read-only: the array kernel traced it "
+        rf"when the env was built, so it cannot change; {what_to_do}\.$"
+    ):  # fmt: skip
+        envs.set_attr(name, value)
+    assert repr(envs.get_attr(name)) == repr(native.get_attr(name))
 
 
 def test_replayed_prices_are_read_only_as_in_the_native_env() -> None:

@@ -148,6 +148,16 @@ _FLOATS = frozenset({"dt", "mu", "sigma", "s0"})
 # traces its reward and cost once, its positions fix the action space, and its prices are
 # held in the kernel's own layout).
 _ENV_SETTINGS = frozenset({"reward_fn", "cost_model", "positions", "prices"})
+# Why set_attr refuses the settings the native vector envs change but a kernel fixes when built.
+_TRACED = "the array kernel traced it when the env was built, so it cannot change"
+_FIXED = {
+    "reward_fn": f"{_TRACED}; build a new env with the new one as its `reward` argument",
+    "cost_model": (
+        f"{_TRACED}; set `cost_rate` to change a proportional cost's rate, or build a new env "
+        "with the new cost model as its `transaction_cost` argument"
+    ),
+    "capital": f"{_TRACED}; build a new env with the new `capital` argument",
+}
 
 
 class WindowKernel(ArrayKernel[P]):
@@ -167,6 +177,7 @@ class WindowKernel(ArrayKernel[P]):
         "transaction_cost": (
             "it became `cost_rate` when the env was built; set `cost_rate` instead"
         ),
+        **_FIXED,
     }
 
     def __init__(self, **kwargs: Any) -> None:
