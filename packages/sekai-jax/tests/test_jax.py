@@ -125,6 +125,40 @@ def test_floats_are_float64_when_x64_is_on() -> None:
         jax.config.update("jax_enable_x64", False)
 
 
+def test_a_float64_env_refuses_to_run_once_x64_is_turned_off() -> None:
+    # JAX would run it in float32 (and int32) while it reports float64.
+    jax.config.update("jax_enable_x64", True)
+    try:
+        envs = sekai.make_vec("CartPole-v1", 2, vectorization_mode="jax")
+        envs.reset(seed=0)
+        env = make_functional("CartPole-v1", 2)
+        state, _, _ = env.reset(jax.random.PRNGKey(0))
+        step = jax.jit(env.step)
+        action = jnp.zeros(2, jnp.int32)
+        step(jax.random.PRNGKey(1), state, action)
+        jax.config.update("jax_enable_x64", False)
+        message = (
+            r"^this env was built in float64, with jax_enable_x64 on, which is now off: JAX "
+            r"computes in float32 unless its 64-bit mode is on; call "
+            r"jax\.config\.update\('jax_enable_x64', True\) again before resetting or stepping it"
+        )
+        calls: list[Callable[[], object]] = [
+            lambda: envs.step(np.zeros(2, dtype=np.int64)),
+            lambda: envs.step(action),
+            lambda: envs.reset(seed=1),
+            lambda: env.reset(jax.random.PRNGKey(0)),
+            lambda: env.step(jax.random.PRNGKey(1), state, action),
+            lambda: step(jax.random.PRNGKey(1), state, action),  # traced again
+        ]
+        for call in calls:
+            with pytest.raises(ValueError, match=message):
+                call()
+        jax.config.update("jax_enable_x64", True)
+        assert envs.step(np.zeros(2, dtype=np.int64)).rewards.dtype == jnp.float64
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [

@@ -105,6 +105,11 @@ class KernelBackend(abc.ABC):
         """``fn`` compiled for this backend (as it is on numpy; jitted on JAX)."""
         return fn
 
+    def check_ready(self) -> None:  # noqa: B027 - a no-op unless overridden
+        """Raise if the library's settings changed, since the backend was built, to ones it
+        cannot run under (JAX: ``jax_enable_x64`` turned off under a float64 env). Every reset
+        and step calls it first, on the host: it must be cheap."""
+
     def synchronize(self, values: Any) -> None:  # noqa: B027 - a no-op unless overridden
         """Wait until ``values`` (arrays of this backend, or a tree of them) are computed.
 

@@ -187,6 +187,7 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
     def reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         """Reset every sub-env (kernels take no reset options: ``None`` or ``{}`` only)."""
         self._check_open()
+        self.backend.check_ready()
         n = self.num_envs
         if any(vector_options(options, n)):  # refused before drawing from the generator
             raise ValueError(
@@ -217,6 +218,7 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
 
     def step(self, actions: Any) -> VecStepResult[Any]:
         backend = self.backend
+        backend.check_ready()
         frozen = self._frozen_mask()
         checker = self._ready_checker()
         if self.check_actions and not backend.is_device_array(actions):

@@ -9,7 +9,15 @@ import numpy as np
 
 import jax
 import jax.numpy as jnp
-from sekai.jax.functional import FunctionalEnv, cond, float_dtype, in_order, narrow
+from sekai.jax.functional import (
+    X64_OFF,
+    FunctionalEnv,
+    check_x64,
+    cond,
+    float_dtype,
+    in_order,
+    narrow,
+)
 from sekai.vector.kernel_backend import KernelBackend, ResetFn, StepFn
 from sekai.vector.kernel_step import KernelReset, KernelTransition, dynamic_fields
 
@@ -61,10 +69,7 @@ def _check_dtype(dtype: Any, current: Any) -> None:
     if asked == current:
         return
     if asked == np.float64:
-        raise ValueError(
-            "dtype='float64': JAX computes in float32 unless its 64-bit mode is on; call "
-            "jax.config.update('jax_enable_x64', True) before building the env."
-        )
+        raise ValueError(f"dtype='float64': {X64_OFF} before building the env.")
     if asked == np.float32:
         raise ValueError(
             "dtype='float32': JAX computes in float64 while jax_enable_x64 is on; call "
@@ -126,6 +131,9 @@ class JaxBackend(KernelBackend):
 
     def is_device_array(self, value: Any) -> bool:
         return isinstance(value, jax.Array)
+
+    def check_ready(self) -> None:
+        check_x64(self.float_dtype)
 
     def synchronize(self, values: Any) -> None:
         # A jitted call returns its outputs before they are computed.

@@ -36,7 +36,16 @@ from sekai.vector.kernel_step import (
 )
 from sekai.vector.kernel_vec_env import converted_params, replaced_params, settable_fields
 
-__all__ = ["FunctionalEnv", "draw", "float_dtype", "make_functional", "narrow", "x64"]
+__all__ = [
+    "X64_OFF",
+    "FunctionalEnv",
+    "check_x64",
+    "draw",
+    "float_dtype",
+    "make_functional",
+    "narrow",
+    "x64",
+]
 
 Params = dict[str, jax.Array]
 
@@ -50,6 +59,23 @@ def x64() -> bool:
 def float_dtype() -> Any:
     """float64 when ``jax_enable_x64`` is on, else float32 (read when an env is built)."""
     return jnp.float64 if x64() else jnp.float32
+
+
+#: How to get float64 from JAX, for the errors of a float64 env or dtype without x64.
+X64_OFF = (
+    "JAX computes in float32 unless its 64-bit mode is on; call "
+    "jax.config.update('jax_enable_x64', True)"
+)
+
+
+def check_x64(dtype: Any) -> None:
+    """Refuse to run an env built in ``dtype`` float64 once ``jax_enable_x64`` is off: JAX would
+    truncate its float64 arrays to float32 (and int64 to int32) while it reports float64."""
+    if dtype == jnp.float64 and not x64():
+        raise ValueError(
+            "this env was built in float64, with jax_enable_x64 on, which is now off: "
+            f"{X64_OFF} again before resetting or stepping it (or build a new env, in float32)."
+        )
 
 
 def draw(key: jax.Array, draws: tuple[Draw, ...], num_envs: int, dtype: Any) -> dict[str, Any]:
@@ -238,8 +264,10 @@ class FunctionalEnv:
         Raises:
             TypeError: ``params`` is not a dict.
             ValueError: a name of ``params`` that is read-only, fixed when built, or unknown; a
-                concrete value the env, or this float dtype, cannot run.
+                concrete value the env, or this float dtype, cannot run; an env built in
+                float64 once ``jax_enable_x64`` is off.
         """
+        check_x64(self.dtype)
         if params is not None:  # before jit, which would misread another type, and traces
             params = self._check_given(params)  # the values (checked when concrete)
         result: KernelReset = self._reset(key, params)
@@ -283,9 +311,11 @@ class FunctionalEnv:
             ``reset_info``.
 
         Raises:
-            ValueError: ``action`` of the wrong shape; ``params`` as for ``reset``.
+            ValueError: ``action`` of the wrong shape; ``params`` and ``jax_enable_x64`` as
+                for ``reset``.
             TypeError: ``action`` of a dtype no action of the space has; ``params`` not a dict.
         """
+        check_x64(self.dtype)  # under jit: when traced, which a change of the flag makes again
         return self._advance(key, state, self._actions(action), self._params(params))
 
     def _advance(self, key: jax.Array, state: Any, action: jax.Array, p: Any) -> KernelTransition:
