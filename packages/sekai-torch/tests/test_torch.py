@@ -20,6 +20,7 @@ import sekai.torch._graph
 from sekai.envs.classic_control.kernels.cartpole import CartPoleKernel
 from sekai.error import InvalidAction
 from sekai.spaces import Box
+from sekai.testing.kernels import DrawsKernel
 from sekai.testing.kernel_modes import MODE_CHECKS, ModeCase
 from sekai.torch import TorchVecEnv
 from sekai.torch._graph import GraphStep, _leaves
@@ -73,6 +74,19 @@ def test_float64_is_a_vector_kwarg() -> None:
     half = TorchVecEnv(CartPoleKernel(), 2, dtype="float16", max_episode_steps=1)
     half.reset(seed=0)
     assert half.step(np.zeros(2, dtype=np.int64)).infos[0]["final_observation"].dtype == np.float16
+
+
+def test_float16_uniforms_are_the_multiples_of_2_to_the_minus_11_each_as_likely() -> None:
+    # torch.rand in float16 rounds a finer uniform (and 1.0 to 0): 0 came half again as often
+    # as the other values, and with it the leading digit of a replayed window's start.
+    envs = TorchVecEnv(DrawsKernel(), 2**16, dtype="float16")
+    envs.reset(seed=0)
+    draws = [envs.reset().observations[:, 0] for _ in range(16)]
+    steps = torch.cat(draws).double().numpy() * 2**11
+    np.testing.assert_array_equal(steps, np.floor(steps))
+    counts = np.bincount(steps.astype(np.int64), minlength=2**11)
+    assert len(counts) == 2**11  # all below 1
+    assert 0.8 < counts[0] / counts.mean() < 1.2, counts[0] / counts.mean()  # 1.5 before
 
 
 def test_a_read_only_host_batch_of_actions_steps_without_a_warning() -> None:

@@ -17,6 +17,7 @@ import array_api_compat.numpy as xp_numpy
 import numpy as np
 import pytest
 
+from sekai.envs.finance.kernels._window import position_uniforms
 from sekai.finance._normals import NormalBlocks
 
 Draws = Callable[[Any, np.ndarray], dict[str, np.ndarray]]
@@ -49,7 +50,7 @@ def window_draws(native: Any, kernel: Any) -> tuple[Draws, Draws]:
         if kernel.replay:  # the start each reset sub-env got, as a uniform that maps back to it
             params = kernel.params
             position = np.asarray(native._start) - params.first
-            return {"u": (position + 0.5) / params.n_positions}
+            return {"u": position_uniforms(position)}
         z = np.zeros((n_envs, kernel.lookback, kernel.n_assets))
         z[mask] = recorder.log.popleft().transpose(1, 0, 2)  # drawn (lookback, k, n)
         return {"z": z}

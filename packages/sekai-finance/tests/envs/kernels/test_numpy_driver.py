@@ -24,6 +24,7 @@ from sekai.envs.finance.kernels import (
     PortfolioKernel,
     TradingKernel,
 )
+from sekai.envs.finance.kernels._window import position_uniforms
 from sekai.envs.finance.vector import (
     MarketMakingVecEnv,
     OptimalExecutionVecEnv,
@@ -121,7 +122,7 @@ def test_window_kernels_through_the_numpy_driver_match_the_native_envs(
         if kernel.replay:
             if len(rows):
                 start = np.asarray(native._start)[rows]
-                backend.queue.append((start - params.first + 0.5) / params.n_positions)
+                backend.queue.append(position_uniforms(start - params.first))
             return
         while recorder.log:
             z = recorder.log.popleft()

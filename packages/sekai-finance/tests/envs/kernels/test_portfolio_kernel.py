@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sekai.envs.finance.kernels._window import position_uniforms
 from sekai.envs.finance.kernels.portfolio import PortfolioKernel
 from sekai.envs.finance.vector import PortfolioVecEnv
 from sekai.finance import DifferentialSharpe, DrawdownPenalty, MeanVariance, ProportionalCost
@@ -82,7 +83,7 @@ def test_portfolio_kernel_observation_window_is_the_last_lookback_log_returns() 
     kernel = PortfolioKernel(prices=prices, episode_length=5, lookback=3)
     params = kernel.params
     every = np.ones(1, dtype=bool)
-    u = np.array([(4 - params.first + 0.5) / params.n_positions])  # window start row 4
+    u = position_uniforms([4 - params.first])  # window start row 4
     state, obs, _ = kernel.reset(xp, params, {"u": u}, every, None)
     log_returns = np.log(prices[1:] / prices[:-1])
     np.testing.assert_allclose(obs["returns"][0], log_returns[4:7], rtol=1e-12)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sekai.envs.finance.kernels._window import START_BITS, position_uniforms, window_position
 from sekai.envs.finance.kernels.trading import TradingKernel
 from sekai.envs.finance.vector import TradingVecEnv
 from sekai.finance import MarketData, NoCost, ProfitAndLoss, SimpleReturn
@@ -64,3 +65,36 @@ def test_trading_kernel_matches_native_env_draw_for_draw_across_autoresets(
     assert trial.autoresets >= 3
     if "wipe-outs" in case:
         assert trial.terminations > 0
+
+
+def _edges(digits: np.ndarray, bits: int, dtype: type, top: bool) -> np.ndarray:
+    """The smallest (or, with ``top``, the largest) uniform of ``dtype`` whose leading ``bits``
+    are ``digits``."""
+    low = (digits / 2**bits).astype(dtype)
+    return np.nextafter(((digits + 1) / 2**bits).astype(dtype), dtype(0)) if top else low
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_replayed_window_starts_are_uniform_to_one_draw_in_2_to_the_31(dtype: type) -> None:
+    # 3 * 2**21 windows (12 years of minute bars): one float32 uniform times the count reached
+    # some starts twice as often as others, and past 2**23 windows (JAX) never reached some.
+    # The three draws' digits (11, 10, 10 bits, exact from any dtype's uniforms, at the edges
+    # of their intervals too) make every integer below 2**31 once; modulo n each of the first
+    # 2**31 % n starts gets 342 of them, the others 341.
+    n = 3 * 2**21
+    assert START_BITS == (11, 10, 10) and 2**31 // n == 341
+    b, c = np.divmod(np.arange(2**20), 2**10)
+    middle = _edges(b, 10, dtype, top=False)
+    last = _edges(c, 10, dtype, top=True)
+    for a in [0, 1, 2, 3, 4, 5, 2046, 2047]:  # a whole period of n, and the two past 341 ones
+        for top in (False, True):
+            first = np.full(2**20, _edges(np.array(a), 11, dtype, top), dtype)
+            u = np.stack([first, middle, last], axis=1)
+            positions = window_position(np, u, n, np.int32)
+            assert positions.dtype == np.int32
+            want = (a * 2**20 + np.arange(2**20)) % n  # a block of the 31-bit integers
+            np.testing.assert_array_equal(positions, want, err_msg=f"digit {a}, {dtype}")
+    rows = np.random.default_rng(0).integers(0, n, 1000)
+    np.testing.assert_array_equal(window_position(np, position_uniforms(rows), n, np.int64), rows)
+    ones = np.ones((1, 3), dtype)  # float64 uniforms rounded up in float32: the last digits
+    assert window_position(np, ones, n, np.int32).tolist() == [(2**31 - 1) % n]

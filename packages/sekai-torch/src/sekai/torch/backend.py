@@ -50,6 +50,10 @@ def _device(device: Any) -> torch.device:
 FLOAT_DTYPES = (torch.float16, torch.float32, torch.float64)
 
 
+# float16's uniforms: the multiples of 1 / _HALF_STEPS below 1 (its 11 significant bits).
+_HALF_STEPS = 2**11
+
+
 def _float_dtype(dtype: Any) -> torch.dtype:
     named = getattr(torch, dtype, None) if isinstance(dtype, str) else dtype
     if named not in FLOAT_DTYPES:
@@ -131,8 +135,16 @@ class TorchBackend(GeneratorBackend):
             torch.cuda.synchronize(self.device)
 
     def _sample(self, draw: Draw, shape: tuple[int, ...]) -> torch.Tensor:
-        sample = torch.rand if draw.distribution == "uniform" else torch.randn
-        return sample(shape, generator=self.generator, device=self.device, dtype=self.float_dtype)
+        where = {"generator": self.generator, "device": self.device}
+        if draw.distribution == "normal":
+            return torch.randn(shape, dtype=self.float_dtype, **where)
+        if self.float_dtype == torch.float16:
+            # torch rounds a finer uniform to float16 (1.0 to 0), which makes some values of
+            # float16's grid likelier than others: the 2**11 multiples of 2**-11 below 1 instead,
+            # each as likely (a kernel's digits of them, a window start's, are then uniform).
+            steps = torch.randint(0, _HALF_STEPS, shape, dtype=torch.int32, **where)
+            return steps.to(torch.float16) * (1.0 / _HALF_STEPS)
+        return torch.rand(shape, dtype=self.float_dtype, **where)
 
     def build_step(self, env: KernelVecEnv) -> StepFn:
         if self.compile == "cuda_graph":

@@ -5,7 +5,10 @@ Every sub-env's market runs in one of two modes, fixed when the kernel is built:
 * simulated: the env's built-in GBM (``gbm_terms``, as the native env steps it), one
   ``(n,)`` normal draw per sub-env and step, ``(lookback, n)`` at reset for the first window;
 * replayed: the env's ``MarketData`` history, held in ``params`` (so on the device), each
-  episode a window whose start is drawn uniformly (the ``"random"`` sampler). The infos give
+  episode a window whose start is drawn uniformly (the ``"random"`` sampler; from three
+  uniforms, ``window_position``, so in any float dtype and for any number of windows below
+  2**31, where one float32 uniform times the count skips or doubles windows beyond 2**23 or
+  2**24 of them). The infos give
   each decision's history row (``history_row``), whose timestamp ``host_info`` looks up on the
   host: float32 holds no timestamp exactly, nor does JAX without x64 hold an int64.
 
@@ -39,7 +42,7 @@ from sekai.envs.finance.vector._window import gbm_terms
 from sekai.finance.sampling import RandomStart, first_valid_window
 from sekai.vector.kernel import ArrayKernel, Draw
 
-__all__ = ["WindowKernel", "WindowParams"]
+__all__ = ["START_BITS", "WindowKernel", "WindowParams", "position_uniforms", "window_position"]
 
 Array = Any
 State = Mapping[str, Array]
@@ -137,6 +140,36 @@ def _per_asset(name: str, value: Any, n: int, bound: str | None = None) -> np.nd
 def _number(name: str, value: Any, n: int, bound: str | None = None) -> np.ndarray:
     """``value`` checked as an env taking one number checks it, as a float64 0-d array."""
     return np.array(check_real(name, value, bound), np.float64)
+
+
+# The bits of a window start that each of its uniform draws gives, most significant first: 31
+# in all, so that an int32 holds them. Each is exact and uniform from any backend's uniform in
+# any float dtype: the coarsest, torch's float16, is a multiple of 2**-11.
+START_BITS = (11, 10, 10)
+
+
+def window_position(xp: Any, u: Array, n_positions: int, integer: Any) -> Array:
+    """Window positions in ``[0, n_positions)`` from uniforms ``u`` ``(num_envs, 3)``: the
+    leading ``START_BITS`` of each make a uniform 31-bit integer (exactly, in ``integer``),
+    taken modulo ``n_positions``, so each position's probability is within 2**-31 of the
+    others' for any ``n_positions`` below 2**31."""
+    x = None
+    for column, bits in enumerate(START_BITS):
+        top = float(2**bits - 1)  # a uniform rounded up to 1.0 (a float64 one in float32)
+        digit = xp.astype(at_most(xp, xp.floor(u[:, column] * float(2**bits)), top), integer)
+        x = digit if x is None else x * 2**bits + digit
+    return x % n_positions
+
+
+def position_uniforms(positions: Any) -> np.ndarray:
+    """Uniforms ``(len(positions), 3)`` that ``window_position`` maps to ``positions`` (each
+    the middle of its digit's interval), to replay chosen window starts."""
+    x = np.asarray(positions, np.int64)
+    columns, shift = [], sum(START_BITS)
+    for bits in START_BITS:
+        shift -= bits
+        columns.append((((x >> shift) & (2**bits - 1)) + 0.5) / 2**bits)
+    return np.stack(columns, axis=-1)
 
 
 P = TypeVar("P", bound=WindowParams)
@@ -284,9 +317,10 @@ class WindowKernel(ArrayKernel[P]):
     # -- draws ----------------------------------------------------------------------------------
 
     def reset_draws(self, params: P) -> tuple[Draw, ...]:
-        """A uniform window position (replay), or the first window's normals (simulation)."""
+        """The uniforms of a window position (replay: ``window_position``), or the first
+        window's normals (simulation)."""
         if self.replay:
-            return (Draw("u", "uniform"),)
+            return (Draw("u", "uniform", (len(START_BITS),)),)
         return (Draw("z", "normal", (self.lookback, self.n_assets)),)
 
     def step_draws(self, params: P) -> tuple[Draw, ...]:
@@ -314,9 +348,7 @@ class WindowKernel(ArrayKernel[P]):
         n_envs = mask.shape[0]
         if self.replay:
             assert params.prices is not None and params.log_returns is not None
-            u = draws["u"]
-            position = xp.astype(xp.floor(u * params.n_positions), integer)
-            start = params.first + at_most(xp, position, params.n_positions - 1)
+            start = params.first + window_position(xp, draws["u"], params.n_positions, integer)
             rows = xp.reshape(start, (n_envs, 1)) + xp.reshape(params.lookback_rows, (1, lookback))
             window = xp.reshape(
                 xp.take(params.log_returns, xp.reshape(rows, (-1,)), axis=0),
