@@ -20,8 +20,8 @@ import sekai.torch._graph
 from sekai.envs.classic_control.kernels.cartpole import CartPoleKernel
 from sekai.error import InvalidAction
 from sekai.spaces import Box
-from sekai.testing.kernels import DrawsKernel
 from sekai.testing.kernel_modes import MODE_CHECKS, ModeCase
+from sekai.testing.kernels import DrawsKernel
 from sekai.torch import TorchVecEnv
 from sekai.torch._graph import GraphStep, _leaves
 from sekai.vector.kernel import ArrayKernel, KernelReset, KernelStep

@@ -196,9 +196,7 @@ class GeneratorBackend(KernelBackend):
         return step
 
 
-def bad_action_rows(
-    xp: Any, space: Space[Any], actions: Array, index: Any = None
-) -> Array | None:
+def bad_action_rows(xp: Any, space: Space[Any], actions: Array, index: Any = None) -> Array | None:
     """``(num_envs,)`` bool of sub-envs whose action is outside ``space``, computed on the
     device, or None when the space's values need no check (bools for a MultiBinary or a Box,
     an int Box). ``index`` is the signed dtype a Discrete or MultiDiscrete index is compared in
@@ -315,9 +313,7 @@ def check_device_actions(
     """Raise like the native envs for a batch (of the right shape) holding an invalid value:
     ``InvalidAction`` names the first such sub-env that is not frozen (one host sync of a
     single bool when every value is valid)."""
-    bad = bad_action_rows(
-        backend.xp, space, actions, index=index_dtype(space, backend.numpy_dtype)
-    )
+    bad = bad_action_rows(backend.xp, space, actions, index=index_dtype(space, backend.numpy_dtype))
     if bad is None:
         return
     if frozen is not None:

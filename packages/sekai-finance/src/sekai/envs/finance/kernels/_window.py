@@ -153,11 +153,11 @@ def window_position(xp: Any, u: Array, n_positions: int, integer: Any) -> Array:
     leading ``START_BITS`` of each make a uniform 31-bit integer (exactly, in ``integer``),
     taken modulo ``n_positions``, so each position's probability is within 2**-31 of the
     others' for any ``n_positions`` below 2**31."""
-    x = None
+    x: Array = 0
     for column, bits in enumerate(START_BITS):
         top = float(2**bits - 1)  # a uniform rounded up to 1.0 (a float64 one in float32)
         digit = xp.astype(at_most(xp, xp.floor(u[:, column] * float(2**bits)), top), integer)
-        x = digit if x is None else x * 2**bits + digit
+        x = x * 2**bits + digit
     return x % n_positions
 
 
