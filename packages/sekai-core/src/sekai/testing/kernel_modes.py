@@ -385,12 +385,12 @@ def check_time_limits_beyond_the_int32_step_counter_are_refused(case: ModeCase) 
     """The driver counts each episode's steps in int32: a longer limit (``sys.maxsize``, "no
     limit in practice") is refused, naming the mode, by ``make_vec`` and ``set_attr``, instead
     of wrapping and truncating every episode at its first step."""
-    message = (
+    envs = case.make(2, max_episode_steps=2**31 - 1)  # the largest the counter holds
+    message = (  # the backend's name: the mode's own, or the one it builds on (numpy)
         rf"^max_episode_steps={sys.maxsize} exceeds 2\*\*31 - 1 = 2147483647: "
-        rf"vectorization_mode='{case.mode}' counts each episode's steps in int32\."
+        rf"vectorization_mode='{envs.backend.name}' counts each episode's steps in int32\."
     )
     _raises(ValueError, message, case.make, 2, max_episode_steps=sys.maxsize)
-    envs = case.make(2, max_episode_steps=2**31 - 1)  # the largest the counter holds
     envs.reset(seed=0)
     assert not _host(envs, envs.step(np.zeros(2, dtype=np.int64)).truncated).any()
     _raises(ValueError, message, envs.set_attr, "max_episode_steps", sys.maxsize)
