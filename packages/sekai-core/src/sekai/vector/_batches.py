@@ -14,9 +14,8 @@ reached its worker, never before or long after. A reply to ``send()`` stays in i
 changes anything, and records what it took last. The work a KeyboardInterrupt can land in
 (waiting, unpickling, joining, copying) thus leaves every reply where the next ``recv()``
 finds it. The stores that move a reply from one place to the next follow each other with no
-call in between, where Python (3.10 on) raises no pending KeyboardInterrupt. Only a Ctrl-C
-that lands once ``recv()`` has handed its result out (as it returns) loses that result, as it
-would any function's return value.
+call in between, where Python (3.10 on) raises no pending KeyboardInterrupt. Only a Ctrl-C as
+``recv()`` returns loses its result, as it would any function's return value.
 """
 
 from __future__ import annotations

@@ -321,8 +321,7 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
             ValueError: per-sub-env values for a parameter (kernel parameters are shared), a
                 value the env refuses, or one the backend's float dtype cannot run (named with
                 the call that set it).
-            TypeError: a value of another kind or shape than the parameter's, or a list or
-                tuple for ``rng`` (one generator serves every sub-env).
+            TypeError: a value of another kind or shape than the parameter's; a list for rng.
             AttributeError: a read-only name, a field the kernel derives, or neither a
                 parameter nor an existing attribute.
         """
