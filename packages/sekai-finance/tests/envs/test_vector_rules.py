@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import sys
 
 import numpy as np
 import pytest
@@ -615,7 +616,21 @@ def _first_windows(sampler: type, mode: str | None, **vector_kwargs) -> list:
         return [info["timestamp"] for info in vec.reset(seed=0).infos]
 
 
-def test_a_shared_sampler_is_shared_within_each_proc_worker_and_a_spawning_one_everywhere():
+@pytest.fixture
+def samplers_pickled_by_value():
+    # Workers rebuild the samplers from their code: this test module is not importable there
+    # (pytest imports it by path).
+    import cloudpickle
+
+    module = sys.modules[__name__]
+    cloudpickle.register_pickle_by_value(module)
+    yield
+    cloudpickle.unregister_pickle_by_value(module)
+
+
+def test_a_shared_sampler_is_shared_within_each_proc_worker_and_a_spawning_one_everywhere(
+    samplers_pickled_by_value,
+):
     # As the vector page says: one instance for every sub-env in one process (sync, async,
     # native, a single worker), one copy per worker process under ProcVecEnv.
     for mode, workers in [(None, {}), ("sync", {}), ("async", {}), ("proc", {"num_workers": 1})]:
