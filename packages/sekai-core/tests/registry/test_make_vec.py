@@ -92,23 +92,67 @@ def test_a_plugin_vectorization_mode_is_used_by_make_vec(recording):
     assert recording.backend_source("recording").distribution == "sekai-sandbox"
 
 
-def test_a_mode_whose_library_is_missing_names_the_library_and_its_distribution(
-    recording, backend_module, monkeypatch
-):
-    # as sekai-jax installed with --no-deps: its backend module cannot import jax
-    def missing():
-        raise ModuleNotFoundError("No module named 'jaxlike'", name="jaxlike.numpy")
+def _install_metadata(directory, name, *requires):
+    """A ``name`` 1.0 distribution's metadata in ``directory`` (on sys.path), declaring
+    ``requires``: installed as far as importlib.metadata can tell, with no module of its own."""
+    info_dir = directory / f"{name.replace('-', '_')}-1.0.dist-info"
+    info_dir.mkdir()
+    lines = [f"Requires-Dist: {r}\n" for r in requires]
+    (info_dir / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n" + "".join(lines)
+    )
 
+
+@pytest.fixture
+def failing_import(recording, backend_module, tmp_path, monkeypatch):
+    """The sandbox's distribution declares jaxlike, whose metadata is installed; importing the
+    mode's module raises the ModuleNotFoundError the test passes."""
+    _install_metadata(tmp_path, "sekai-sandbox", "jaxlike>=0.4")
+    _install_metadata(tmp_path, "jaxlike")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr("sekai.registry.api._COMPLETE", set())
     monkeypatch.delitem(__import__("sys").modules, backend_module.__name__)
-    monkeypatch.setattr("importlib.import_module", lambda name, *a: missing())
+
+    def fail_with(error):
+        def import_module(name, *args):
+            raise error
+
+        monkeypatch.setattr("importlib.import_module", import_module)
+
+    return fail_with
+
+
+def test_a_mode_whose_declared_library_fails_to_import_names_it_and_its_distribution(
+    failing_import,
+):
+    # the library's metadata is there, its module is not (removed by hand, or a broken install)
+    failing_import(ModuleNotFoundError("No module named 'jaxlike'", name="jaxlike"))
     with pytest.raises(sekai.MissingDependency) as info:
         sekai.make_vec("demo/Probe-v0", 2, vectorization_mode="recording")
     assert str(info.value) == (
         "vectorization_mode 'recording' needs jaxlike, which is not installed (No module named "
         "'jaxlike'): sekai-sandbox, which provides the mode, depends on it. Install it with: "
-        "pip install jaxlike"
+        "pip install 'jaxlike>=0.4'"
     )
     assert info.value.package == "jaxlike"
+
+
+@pytest.mark.parametrize(
+    "missing",
+    [
+        "grpcish",  # a dependency of the declared library itself (installed with --no-deps)
+        "jaxlike._core",  # a part of the declared library: installed, but broken
+        "undeclared",  # a library the mode's distribution does not declare
+    ],
+)
+def test_a_module_the_modes_distribution_does_not_declare_stays_a_module_not_found_error(
+    failing_import, missing
+):
+    error = ModuleNotFoundError(f"No module named {missing!r}", name=missing)
+    failing_import(error)
+    with pytest.raises(ModuleNotFoundError) as info:
+        sekai.make_vec("demo/Probe-v0", 2, vectorization_mode="recording")
+    assert info.value is error  # not a MissingDependency with a wrong pip install command
 
 
 def test_a_mode_whose_declared_library_is_missing_names_it_before_anything_is_built(
@@ -116,16 +160,15 @@ def test_a_mode_whose_declared_library_is_missing_names_it_before_anything_is_bu
 ):
     # as sekai-ray installed with --no-deps: its module imports Ray only when the env is built,
     # so the distribution's declared dependencies are what tells that Ray is missing
-    info_dir = tmp_path / "sekai_sandbox-1.0.dist-info"
-    info_dir.mkdir()
-    (info_dir / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: sekai-sandbox\nVersion: 1.0\n"
-        "Requires-Dist: numpy>=2.0\n"  # installed
-        "Requires-Dist: rayish>=2.9\n"
-        "Requires-Dist: sekai_test_recording_backend\n"  # a module without metadata
-        "Requires-Dist: raylet-thing[default]<9,>=1\n"
-        "Requires-Dist: winlike; sys_platform == 'win32'\n"  # markers are not evaluated
-        "Requires-Dist: extralike; extra == 'x'\n"
+    _install_metadata(
+        tmp_path,
+        "sekai-sandbox",
+        "numpy>=2.0",  # installed
+        "rayish>=2.9",
+        "sekai_test_recording_backend",  # a module without metadata
+        "raylet-thing[default]<9,>=1",
+        "winlike; sys_platform == 'win32'",  # markers are not evaluated
+        "extralike; extra == 'x'",
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     built = []

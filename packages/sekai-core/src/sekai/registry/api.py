@@ -391,9 +391,9 @@ _COMPLETE: set[str] = set()
 
 
 def _load_backend(mode: str) -> Any:
-    """The class of vectorization mode ``mode``; a library it needs that is missing (a plugin
-    installed with ``--no-deps``, or its library removed later) is named as such, whether the
-    mode's module imports it at once or only when the vector env is built."""
+    """The class of vectorization mode ``mode``; a library its distribution declares that is
+    missing (a plugin installed with ``--no-deps``, or its library removed later) is named as
+    such, whether the mode's module imports it at once or only when the vector env is built."""
     source = _registry.backend_source(mode)
     with mode_library_imports(mode, source.distribution if source is not None else None):
         return load_entry_point(_registry.backend(mode), f"vectorization_mode {mode!r}")
@@ -402,10 +402,13 @@ def _load_backend(mode: str) -> Any:
 @contextlib.contextmanager
 def mode_library_imports(mode: str, provider: str | None) -> Iterator[None]:
     """Around the imports of vectorization mode ``mode``'s code, ``provider`` the distribution
-    that registers it: a library it declares that is not installed, or one that fails to import
-    in the block, raises the mode's ``MissingDependency`` (with the install command ``provider``
-    declares, such as ``pip install 'ray>=2.9'``). ``make_vec`` and a backend class built
-    directly (``RayVecEnv(...)``) raise the same error this way."""
+    that registers it: a library it declares that is not installed, before the block or when the
+    block's import of it is missing, raises the mode's ``MissingDependency`` (with the install
+    command ``provider`` declares, such as ``pip install 'ray>=2.9'``). ``make_vec`` and a backend
+    class built directly (``RayVecEnv(...)``) raise the same error this way. Any other missing
+    module (one that an installed library such as Ray imports itself, a submodule of it, or a
+    module ``provider`` does not declare) leaves the block as its own ``ModuleNotFoundError``:
+    the library is installed but broken, and no install command would be right."""
     from sekai._metadata import declared_requirement, installed_version, missing_requirements
 
     if provider is not None and provider not in _COMPLETE:
@@ -417,16 +420,15 @@ def mode_library_imports(mode: str, provider: str | None) -> Iterator[None]:
     try:
         yield
     except ModuleNotFoundError as exc:
-        library = (exc.name or "").partition(".")[0]
-        if not library or library == "sekai":
+        declared = declared_requirement(provider, exc.name) if provider and exc.name else None
+        if provider is None or declared is None:  # not the library itself: it is broken
             raise
-        declared = declared_requirement(provider, library) if provider is not None else None
-        raise _missing_library(mode, provider, (declared or library,), exc) from exc
+        raise _missing_library(mode, provider, (declared,), exc) from exc
 
 
 def _missing_library(
     mode: str,
-    provider: str | None,
+    provider: str,
     requirements: tuple[str, ...],
     exc: ModuleNotFoundError | None = None,
 ) -> MissingDependency:
@@ -436,13 +438,12 @@ def _missing_library(
     from sekai.error import MissingDependency
 
     names = [requirement_name(r) or r for r in requirements]
-    whose = f"{provider}, which provides the mode," if provider else "the mode's distribution"
     plural = len(names) > 1
     return MissingDependency(
         f"vectorization_mode {mode!r} needs {' and '.join(names)}, which "
-        f"{'are' if plural else 'is'} not installed{f' ({exc})' if exc else ''}: {whose} depends "
-        f"on {'them' if plural else 'it'}. Install {'them' if plural else 'it'} with: "
-        f"{pip_install(*requirements)}",
+        f"{'are' if plural else 'is'} not installed{f' ({exc})' if exc else ''}: {provider}, "
+        f"which provides the mode, depends on {'them' if plural else 'it'}. Install "
+        f"{'them' if plural else 'it'} with: {pip_install(*requirements)}",
         package=names[0],
     )
 
