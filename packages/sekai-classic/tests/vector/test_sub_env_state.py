@@ -110,3 +110,25 @@ def test_elapsed_steps_needs_a_time_limit_as_on_a_sync_vec_env() -> None:
     sync.reset(seed=0)
     with pytest.raises(AttributeError, match="elapsed_steps"):
         sync.get_attr("elapsed_steps")
+
+
+def test_a_terminated_cartpole_reset_by_a_reset_that_failed_elsewhere_holds_none() -> None:
+    # rule 9: the sub-envs with valid options are reset although another one's options raise,
+    # so their steps_beyond_terminated starts afresh while the refused one keeps its 0
+    names = ["steps_beyond_terminated"]
+    kwargs: dict[str, Any] = {"vector_kwargs": {"autoreset": False}}
+    native = sekai.make_vec("classic/CartPole-v1", 3, **kwargs)
+    sync = sekai.make_vec("classic/CartPole-v1", 3, vectorization_mode="sync", **kwargs)
+    with native, sync:
+        for vec in (native, sync):
+            vec.reset(seed=0)
+            for _ in range(40):  # pushed one way, every pole topples
+                vec.step(np.array([1, 1, 1]))
+        _check(native, sync, names, "after toppling")
+        assert native.get_attr("steps_beyond_terminated") == [0, 0, 0]
+        options = [None, {"low": 0.1, "high": -0.1}, None]  # sub-env 1's bounds are reversed
+        for vec in (native, sync):
+            with pytest.raises(ValueError):
+                vec.reset(seed=1, options=options)
+        _check(native, sync, names, "after the failed reset")
+        assert native.get_attr("steps_beyond_terminated") == [None, 0, None]

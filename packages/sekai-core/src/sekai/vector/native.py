@@ -221,6 +221,8 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
             self._reset_envs(indices, [options[i] for i in indices.tolist()])
             self._elapsed[indices] = 0
             self._started[indices] = True
+            self._final_terminated[indices] = False  # their episodes' ends are gone
+            self._final_truncated[indices] = False
         first = min(failures)
         raise options_entry_noted(failures[first], given, first)
 

@@ -45,8 +45,7 @@ class CartPoleVecEnv(ClassicVecEnv):
     and actions every sub-env matches the single env bit for bit. ``state`` has shape
     ``(num_envs, 4)``; the physical constants are the single env's attributes (set one with
     ``set_attr``, or a list to give each sub-env its own value). ``steps_beyond_terminated`` is
-    the single env's per sub-env (an object array): None, or 0 once its episode terminated
-    (a terminated sub-env is reset, or frozen, so it never counts further).
+    the single env's per sub-env (read-only).
 
     Args:
         num_envs: number of sub-envs.
@@ -83,15 +82,21 @@ class CartPoleVecEnv(ClassicVecEnv):
         self.x_threshold: Any = single.x_threshold
         # Column-major, so each state variable is a contiguous column for the array maths.
         self.state = np.zeros((self.num_envs, 4), order="F")
-        self.steps_beyond_terminated: npt.NDArray[np.object_] = np.full(
-            self.num_envs, None, dtype=object
-        )
+
+    @property
+    def steps_beyond_terminated(self) -> npt.NDArray[np.object_]:
+        """The single env's ``steps_beyond_terminated`` per sub-env (an object array): 0 for a
+        sub-env whose episode terminated and that was not reset since, None otherwise. A
+        terminated sub-env is reset within the step (autoreset) or frozen until the next reset,
+        so it never counts further; the value is read off the frozen sub-envs, not kept."""
+        values = np.full(self.num_envs, None, dtype=object)
+        values[self.frozen & self._final_terminated] = 0
+        return values
 
     def _reset_envs(
         self, indices: npt.NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
         self.state[indices] = uniform_rows(self.rng, options, self._reset_range, 4)
-        self.steps_beyond_terminated[indices] = None
 
     def _step(
         self, actions: npt.NDArray[np.integer[Any]]
@@ -147,8 +152,6 @@ class CartPoleVecEnv(ClassicVecEnv):
         # |v| > t is exactly "v < -t or v > t", in fewer passes.
         terminated = np.abs(new[:, 0]) > self.x_threshold
         terminated |= np.abs(new[:, 2]) > self.theta_threshold_radians
-        if terminated.any():  # a frozen sub-env is not stepped: its count stays
-            self.steps_beyond_terminated[terminated & ~self.frozen] = 0
         if self._sutton_barto_reward:
             rewards = np.where(terminated, -1.0, 0.0)
         else:
