@@ -165,6 +165,27 @@ def test_a_constant_gbm_gives_the_single_envs_prices_exactly(autoreset, env_id, 
             assert_same_result(native.reset(seed=step), sync.reset(seed=step), step)
 
 
+@pytest.mark.parametrize(
+    ("env_id", "actions"),
+    [("Trading-v0", trading_actions(3)), ("Portfolio-v0", portfolio_actions(5))],
+)
+@pytest.mark.parametrize("mu", [0.3, -0.7])
+def test_a_gbm_with_only_a_drift_gives_the_single_envs_prices_to_the_last_bits(env_id, actions, mu):
+    # sigma = 0 and a drift: deterministic, but the native env steps each price online
+    # (price * exp(increment)) where the single env prices s0 * exp(cumsum): equal up to
+    # rounding, as vector.md says, and exactly after a reset (both price the window alike)
+    common = {"mu": mu, "sigma": 0.0, "episode_length": 60, "lookback": 5}
+    native = native_vec(env_id, 4, **common)
+    sync = sekai.make_vec(env_id, 4, vectorization_mode="sync", **common)
+    assert_same_result(native.reset(seed=0), sync.reset(seed=0), 0)
+    for step in range(1, 61):
+        action = actions(step)
+        native.step(action)
+        sync.step(action)
+        for mine, theirs in zip(native.get_attr("price_history"), sync.get_attr("price_history")):
+            np.testing.assert_allclose(mine, theirs, rtol=1e-13, atol=0, err_msg=f"step {step}")
+
+
 def test_portfolio_negative_zero_scores_equal_sync():
     kw = {"prices": panel(300, 3), "episode_length": 20, "lookback": 5}
     rng = np.random.default_rng(4)

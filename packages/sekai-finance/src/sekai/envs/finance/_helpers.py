@@ -126,8 +126,10 @@ def gbm_prices(s0: np.ndarray, log_growth: np.ndarray, out: np.ndarray | None = 
     may be ``log_growth``).
 
     No ``log(s0)`` enters: a drift and volatility of 0 keep ``s0`` exactly. The single envs'
-    paths and the native envs' online steps both price with it, so a deterministic GBM
-    (``sigma=0``) gives them the same prices, bit for bit.
+    paths and the native envs' first ``lookback`` prices after a reset price with it; the
+    native envs' later steps multiply the price by ``exp`` of each increment as they go, so
+    with a drift (``sigma=0``, ``mu != 0``) they may differ from the single env in the last
+    bits, while ``mu = sigma = 0`` gives the same prices, bit for bit.
     """
     prices: np.ndarray = np.exp(log_growth, out=out)
     prices *= s0
