@@ -99,15 +99,23 @@ def test_the_native_gridworld_has_the_single_envs_metadata(mode):
     vec.close()
 
 
-BAD_STARTS = [(7, -3), (5, 0), (0, 5), (-1, 2), (1,), (1, 2, 3), (1.0, 2), (True, 0), "ab", 3]
+BAD_STARTS = [
+    *[(7, -3), (5, 0), (0, 5), (-1, 2), (1,), (1, 2, 3), (1.0, 2), (True, 0), "ab", 3],
+    # iterables of two ints in the grid, but no (row, column) sequence
+    {0: "row", 1: "col"},
+    {3, 1},
+    range(2, 4),
+    iter((1, 2)),
+    np.array([[1, 2]]),
+]
 
 
 @pytest.mark.parametrize("start", BAD_STARTS)
 def test_a_start_off_the_grid_or_not_two_ints_is_refused_by_every_backend(start):
     # One check for both envs: the option, the value given and the valid range are named.
     message = (
-        r"options\['start'\] must be a \(row, column\) pair of ints, each in 0\.\.4 "
-        rf"\(the 5 x 5 grid\), got {re.escape(repr(start))}\.$"
+        r"options\['start'\] must be a \(row, column\) pair of ints \(a tuple, list or 1-D "
+        rf"array\), each in 0\.\.4 \(the 5 x 5 grid\), got {re.escape(repr(start))}\.$"
     )
     env = sekai.make("example/Gridworld-v0")
     with pytest.raises(ValueError, match=message):

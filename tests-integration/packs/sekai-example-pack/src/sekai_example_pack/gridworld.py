@@ -27,16 +27,17 @@ def _spaces(size: int) -> tuple[Box, Discrete]:
 
 
 def _start_cell(start: Any, size: int) -> tuple[int, int]:
-    """``options["start"]`` checked: a ``(row, column)`` pair of ints inside the grid."""
-    try:
-        cell = tuple(start)
-    except TypeError:
-        cell = ()
+    """``options["start"]`` checked: a ``(row, column)`` pair of ints inside the grid, as a
+    tuple, list or 1-D array (a mapping, set or other iterable has no row and column)."""
+    sequence = isinstance(start, (tuple, list)) or (
+        isinstance(start, np.ndarray) and start.ndim == 1
+    )
+    cell = tuple(start) if sequence else ()
     ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in cell)
     if len(cell) != 2 or not ints or not all(0 <= v < size for v in cell):
         raise ValueError(
-            f"options['start'] must be a (row, column) pair of ints, each in 0..{size - 1} "
-            f"(the {size} x {size} grid), got {start!r}."
+            f"options['start'] must be a (row, column) pair of ints (a tuple, list or 1-D "
+            f"array), each in 0..{size - 1} (the {size} x {size} grid), got {start!r}."
         )
     return int(cell[0]), int(cell[1])
 
