@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import sekai
+from sekai.cli import main
 from sekai.cli._args import UsageError
 from sekai.cli._new_pack import pack_names, write_pack
 from sekai.testing import assert_env_conforms, registry_sandbox
@@ -115,6 +116,69 @@ def test_names_follow_the_pack_convention() -> None:
 def test_names_pip_or_the_registry_would_refuse_are_usage_errors(name, namespace, message) -> None:
     with pytest.raises(UsageError, match=message):
         pack_names(name, namespace)
+
+
+@pytest.mark.parametrize("name", ["json", "os", "typing", "Test", "py.compile"])
+def test_an_import_package_of_the_standard_library_is_refused(name: str) -> None:
+    # Before: written, with a plugin that could never load (the stdlib module always wins)
+    package = name.lower().replace(".", "_")
+    with pytest.raises(UsageError) as info:
+        pack_names(name, None)
+    assert str(info.value) == (
+        f"NAME {name!r} gives the import package {package!r}, a module of Python's standard "
+        f"library, which would always be imported instead; choose another NAME, for example "
+        f"sekai-{name}"
+    )
+    assert pack_names(f"sekai-{name}", None)[1] == f"sekai_{package}"
+
+
+@pytest.mark.parametrize(
+    ("name", "required", "kind"),
+    [("numpy", "numpy", "run"), ("PyTest", "pytest", "test"), ("hatchling", "hatchling", "build")],
+)
+def test_an_import_package_named_after_a_requirement_of_the_pack_is_refused(
+    tmp_path: Path, name: str, required: str, kind: str
+) -> None:
+    # Before: `pip install -e ./numpy` would have replaced the pack's own numpy
+    with pytest.raises(UsageError) as info:
+        pack_names(name, None)
+    assert str(info.value) == (
+        f"NAME {name!r} gives the import package {name.lower()!r}, the name of {required}, one of "
+        f"the pack's {kind} requirements, which installing the pack would replace; choose "
+        f"another NAME, for example sekai-{name}"
+    )
+    write_pack(tmp_path / "sekai-mazes")  # each requirement refused is one the pack has
+    pyproject = (tmp_path / "sekai-mazes" / "pyproject.toml").read_text()
+    assert f'"{required}' in pyproject
+
+
+@pytest.mark.parametrize("name", ["sekai--mazes", "sekai_.mazes", "sekai-.mazes"])
+def test_a_derived_namespace_that_starts_with_a_dash_is_refused(name: str) -> None:
+    # Before: '-mazes', whose IDs `sekai list --namespace -mazes` read as an option
+    with pytest.raises(UsageError) as info:
+        pack_names(name, None)
+    assert str(info.value) == (
+        f"the namespace derived from NAME {name!r} must match [a-zA-Z0-9_-]+ and not start "
+        "with '-' (the command line would read it as an option), got '-mazes'; pass one with "
+        "--namespace"
+    )
+    assert pack_names(name, "mazes")[2] == "mazes"
+
+
+def test_a_namespace_given_that_starts_with_a_dash_is_refused() -> None:
+    with pytest.raises(UsageError, match=r"^--namespace must match .* got '-x'$"):
+        pack_names("sekai-x", "-x")
+
+
+def test_new_pack_refuses_a_name_that_cannot_work_with_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["new-pack", "json"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "error: NAME 'json' gives the import package 'json', a module of Python's standard library"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("name", [".", "..", "sekai-mazes/.."])

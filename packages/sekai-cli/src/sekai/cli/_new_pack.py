@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import keyword
 import re
+import sys
 from pathlib import Path
 
 from sekai._version import __version__
 from sekai.cli._args import UsageError
 from sekai.cli._output import Output
-from sekai.cli._pack_template import files
+from sekai.cli._pack_template import files, requirements
 
 __all__ = ["add_parser", "pack_names", "run", "write_pack"]
 
@@ -24,9 +25,9 @@ then:
   pip install -e ./sekai-mazes && pytest sekai-mazes && sekai list --plugins
 """
 
-# PEP 508 distribution names; the namespace rule is the registry's ([a-zA-Z0-9_-]+).
+# PEP 508 distribution names, and the name at the start of a requirement.
 _DIST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
-_NAMESPACE = re.compile(r"^[A-Za-z0-9_-]+$")
+_REQUIRED = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,9 +66,12 @@ def pack_names(name: str, namespace: str | None) -> tuple[str, str, str]:
     """``(distribution, import package, namespace)`` for ``sekai new-pack NAME``.
 
     Raises:
-        UsageError: a name pip or the registry would refuse, or a namespace sekai reserves.
+        UsageError: a name pip or the registry would refuse, a namespace sekai reserves or that
+            starts with '-' (the command line reads it as an option), or an import package that
+            Python's standard library or one of the pack's requirements already has.
     """
     from sekai._providers import is_first_party, reserved_for
+    from sekai.registry.ids import NAMESPACE_RE
 
     if not _DIST.match(name):
         raise UsageError(
@@ -76,22 +80,65 @@ def pack_names(name: str, namespace: str | None) -> tuple[str, str, str]:
         )
     if is_first_party(name) or name.lower() == "sekai":
         raise UsageError(f"{name} is one of sekai's own distributions; choose another NAME")
-    package = re.sub(r"[-.]+", "_", name).lower()
+    package = _import_name(name)
     if not package.isidentifier() or keyword.iskeyword(package):
         raise UsageError(f"NAME {name!r} gives the import package {package!r}, not a valid one")
+    taken = _taken_by(package)
+    if taken is not None:
+        raise UsageError(
+            f"NAME {name!r} gives the import package {package!r}, {taken}; choose another "
+            f"NAME, for example sekai-{name}"
+        )
+    given = namespace is not None
     if namespace is None:
         # The distribution name without its 'sekai-' prefix, lower-cased and '.' read as '-' as
         # pip reads names: a distribution name is case-insensitive, a namespace is not.
         namespace = re.sub(r"^sekai[-_.]", "", name, flags=re.IGNORECASE).lower()
         namespace = namespace.replace(".", "-")
-    if not _NAMESPACE.match(namespace):
-        raise UsageError(f"--namespace must match [a-zA-Z0-9_-]+, got {namespace!r}")
+    if NAMESPACE_RE.fullmatch(namespace) is None or namespace.startswith("-"):
+        problem = (
+            f"must match {NAMESPACE_RE.pattern} and not start with '-' (the command line would "
+            f"read it as an option), got {namespace!r}"
+        )
+        if given:
+            raise UsageError(f"--namespace {problem}")
+        raise UsageError(
+            f"the namespace derived from NAME {name!r} {problem}; pass one with --namespace"
+        )
     reserved = reserved_for(namespace)
     if reserved is not None:
         raise UsageError(
             f"the namespace {namespace!r} is {reserved}; pass another one with --namespace"
         )
     return name, package, namespace
+
+
+def _import_name(distribution: str) -> str:
+    """The import package named after ``distribution``: lower case, runs of '-' and '.' -> '_'."""
+    return re.sub(r"[-.]+", "_", distribution).lower()
+
+
+def _core_requirement() -> str:
+    """The written pack's requirement on sekai-core: the minor version it was tested against."""
+    major, minor = __version__.split(".")[:2]
+    return f"sekai-core~={major}.{minor}.0"
+
+
+def _taken_by(package: str) -> str | None:
+    """Why the pack may not have the import package ``package``, or None when it may: a module
+    of the standard library would always be imported instead of it, and a requirement of the
+    pack of the same name would be replaced by the pack when it is installed."""
+    if package in sys.stdlib_module_names or package == "test":  # its test suite is left out
+        return "a module of Python's standard library, which would always be imported instead"
+    for kind, required in requirements(_core_requirement()).items():
+        for requirement in required:
+            match = _REQUIRED.match(requirement)
+            if match is not None and _import_name(match.group()) == package:
+                return (
+                    f"the name of {match.group()}, one of the pack's {kind} requirements, which "
+                    "installing the pack would replace"
+                )
+    return None
 
 
 def write_pack(folder: Path, *, namespace: str | None = None, native: bool = False) -> list[Path]:
@@ -108,14 +155,9 @@ def write_pack(folder: Path, *, namespace: str | None = None, native: bool = Fal
     dist, package, namespace = pack_names(folder.name, namespace)
     if folder.exists():
         raise UsageError(f"{folder} already exists; choose another NAME or remove it")
-    major, minor = __version__.split(".")[:2]
     written = []
     texts = files(
-        dist=dist,
-        package=package,
-        namespace=namespace,
-        core=f"sekai-core~={major}.{minor}.0",
-        native=native,
+        dist=dist, package=package, namespace=namespace, core=_core_requirement(), native=native
     )
     for relative, text in texts.items():
         path = folder / relative

@@ -1,17 +1,21 @@
 """The files ``sekai new-pack`` writes: a complete env pack, with placeholders to fill.
 
 Placeholders: ``__DIST__`` (distribution and folder), ``__PKG__`` (import package), ``__NS__``
-(plugin name and ID namespace), ``__CORE__`` (the ``sekai-core`` requirement). Parts marked
-native are written only with ``--native``.
+(plugin name and ID namespace), ``__BUILD__``, ``__RUN__`` and ``__TEST__`` (the pack's
+requirements, ``requirements()``). Parts marked native are written only with ``--native``.
 """
 
 from __future__ import annotations
 
-__all__ = ["files"]
+__all__ = ["files", "requirements"]
+
+_BUILD = ("hatchling",)
+_RUN = ("numpy>=2.0",)  # after the sekai-core requirement
+_TEST = ("pytest>=8",)
 
 _PYPROJECT = """\
 [build-system]
-requires = ["hatchling"]
+requires = __BUILD__
 build-backend = "hatchling.build"
 
 [project]
@@ -20,10 +24,10 @@ version = "0.1.0"
 description = "A sekai environment pack: __NS__/Walk-v0"
 readme = "README.md"
 requires-python = ">=3.10"
-dependencies = ["__CORE__", "numpy>=2.0"]
+dependencies = __RUN__
 
 [project.optional-dependencies]
-test = ["pytest>=8"]
+test = __TEST__
 
 # The plugin: its name is the namespace of every ID the pack registers.
 [project.entry-points.sekai]
@@ -274,6 +278,16 @@ _NATIVE_FILLS = {
 }
 
 
+def requirements(core: str) -> dict[str, tuple[str, ...]]:
+    """The pack's requirements: ``build`` (its build backend), ``run`` (``core``, the
+    ``sekai-core`` requirement, first) and ``test`` (its ``test`` extra)."""
+    return {"build": _BUILD, "run": (core, *_RUN), "test": _TEST}
+
+
+def _toml_list(items: tuple[str, ...]) -> str:
+    return "[" + ", ".join(f'"{item}"' for item in items) + "]"
+
+
 def files(*, dist: str, package: str, namespace: str, core: str, native: bool) -> dict[str, str]:
     """The pack's files, path (relative to its folder) to text, placeholders filled."""
     env = _ENV + (_VEC_ENV if native else "")
@@ -294,7 +308,7 @@ def files(*, dist: str, package: str, namespace: str, core: str, native: bool) -
         "__DIST__": dist,
         "__PKG__": package,
         "__NS__": namespace,
-        "__CORE__": core,
+        **{f"__{kind.upper()}__": _toml_list(items) for kind, items in requirements(core).items()},
     }
     filled = {}
     for path, text in texts.items():
