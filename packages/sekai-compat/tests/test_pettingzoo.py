@@ -729,6 +729,36 @@ def test_from_pettingzoo_generator_seed_is_one_int_draw_for_an_env_without_np_ra
     np.testing.assert_array_equal(result.observations["p0"], direct.reset(seed=seed)[0]["p0"])
 
 
+class LazyGenerator(Rps):  # type: ignore[misc]
+    """Makes its np_random in reset(), the first time or when seeded (gymnasium's idiom)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        del self.np_random
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        if seed is not None or not hasattr(self, "np_random"):
+            self.np_random, _ = seeding.np_random(seed)
+        return super().reset(options=options)
+
+
+@pytest.mark.parametrize("make", [LazyGenerator, Rps], ids=["made-in-reset", "made-in-init"])
+def test_from_pettingzoo_the_same_generator_seed_gives_the_same_episode_on_every_reset(
+    make: Any,
+) -> None:
+    # Before: an env whose first reset made its np_random got an int drawn from the Generator
+    # at that reset, and the Generator itself at later ones: another episode
+    env = from_pettingzoo(make())
+    first = env.reset(seed=np.random.default_rng(7))
+    hidden = [int(first.observations["p0"][1])]
+    hidden += [int(env.step({"p0": 0, "p1": 0}).observations["p0"][1]) for _ in range(3)]
+    for _ in range(2):
+        again = env.reset(seed=np.random.default_rng(7))
+        assert [int(again.observations["p0"][1])] + [
+            int(env.step({"p0": 0, "p1": 0}).observations["p0"][1]) for _ in range(3)
+        ] == hidden
+
+
 class NoGenerator(Rps):  # type: ignore[misc]
     """As PettingZoo's rock-paper-scissors: no np_random of its own, draws nothing."""
 

@@ -100,12 +100,15 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
 
     ``possible_agents`` and the per-agent spaces (converted with ``space_from_gymnasium``) are
     read once; ``agents`` is the PettingZoo env's live list. Seeds: an int (NumPy ones too)
-    goes to the PettingZoo env's ``reset()``; a Generator seed becomes the PettingZoo env's
-    ``np_random`` (as ``from_gymnasium`` does), or for an env without one, one int drawn from
-    it, as PettingZoo's ``reset()`` takes only ints. ``rng`` is the PettingZoo env's
-    ``np_random`` when it has one, and ``_set_rng`` seeds that one; otherwise ``reset(seed=)``
-    seeds this wrapper's ``rng`` as ``Env._set_rng`` does. ``state()`` is the
-    PettingZoo env's; ``state_space`` (converted) exists when the PettingZoo env has one.
+    goes to the PettingZoo env's ``reset()``. Whether the PettingZoo env has a Generator
+    ``np_random`` when it is wrapped decides, once, what a Generator seed does, so the same
+    fresh Generator gives the same episode on every reset: with one, the Generator becomes
+    the PettingZoo env's ``np_random`` (as ``from_gymnasium`` does); without (an env that
+    makes it in ``reset()``, or has none), one int drawn from it goes to ``reset()``, as
+    PettingZoo's ``reset()`` takes only ints. ``rng`` is the PettingZoo env's ``np_random``
+    in the first case, and ``_set_rng`` seeds that one; otherwise ``reset(seed=)`` seeds this
+    wrapper's ``rng`` as ``Env._set_rng`` does. ``state()`` is the PettingZoo env's;
+    ``state_space`` (converted) exists when the PettingZoo env has one.
 
     Attributes:
         pettingzoo_env: the wrapped ParallelEnv.
@@ -119,6 +122,9 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
                 f"{type(parallel_env).__name__} does not define it."
             )
         self.pettingzoo_env = parallel_env
+        # decided once: an np_random that the first reset() makes must not change the seeding
+        theirs = getattr(getattr(parallel_env, "unwrapped", parallel_env), "np_random", None)
+        self._env_generator = isinstance(theirs, np.random.Generator)
         self.possible_agents = list(possible)
         self.observation_spaces = {
             agent: _from_gymnasium(
@@ -151,15 +157,10 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
         """The PettingZoo env's global ``state()`` (PettingZoo's NotImplementedError without)."""
         return self.pettingzoo_env.state()
 
-    def _has_np_random(self) -> bool:
-        """Whether the PettingZoo env draws from a Generator ``np_random`` of its own."""
-        theirs = getattr(self.pettingzoo_env.unwrapped, "np_random", None)
-        return isinstance(theirs, np.random.Generator)
-
     @property
     def rng(self) -> np.random.Generator:
         """The PettingZoo env's ``np_random`` if it has one, else a generator of this wrapper."""
-        if self._has_np_random():
+        if self._env_generator:
             return self.pettingzoo_env.unwrapped.np_random  # type: ignore[no-any-return]
         return super().rng
 
@@ -167,14 +168,14 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
     def rng(self, value: np.random.Generator) -> None:
         if not isinstance(value, np.random.Generator):
             raise TypeError(f"rng must be a numpy Generator, got {type(value).__name__}.")
-        if self._has_np_random():
+        if self._env_generator:
             self.pettingzoo_env.unwrapped.np_random = value
         self._rng, self._rng_seed = value, -1
 
     def _set_rng(self, seed: SeedLike) -> int:
         """Seed ``rng`` with sekai's rules (see ``Env._set_rng``): the PettingZoo env's
         ``np_random`` when it has one, so the seeded generator is the one the env draws from."""
-        if not self._has_np_random():
+        if not self._env_generator:
             return super()._set_rng(seed)
         if seed is None:  # keep the PettingZoo env's stream
             return -1 if self._rng_seed is None else self._rng_seed
@@ -192,7 +193,7 @@ class PettingZooToSekai(MultiAgentEnv[Any, Any, Any]):
         """Reset the PettingZoo env (a Generator seed becomes its ``np_random``, or, for an env
         without one, one int drawn from the Generator)."""
         check_seed(seed)
-        if not self._has_np_random():
+        if not self._env_generator:
             # This wrapper's rng is the env's: seeded by sekai's rules (None keeps its stream).
             self._set_rng(seed)
             if isinstance(seed, np.random.Generator):
