@@ -314,6 +314,26 @@ def test_invalid_parameters_raise_value_error(kwargs: dict[str, Any], match: str
         LimitOrderBookMarket(**kwargs)
 
 
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda env: env.timestamp,
+        lambda env: env.wealth("trader_0"),
+        lambda env: env.next_decision,
+    ],
+    ids=["timestamp", "wealth", "next_decision"],
+)
+def test_properties_of_the_episode_raise_reset_required_before_the_first_reset(read: Any) -> None:
+    # Before: timestamp and wealth() read 0.0, as if a session had started
+    env = LimitOrderBookMarket(2)
+    with pytest.raises(ResetRequired) as info:
+        read(env)
+    assert str(info.value).startswith("LimitOrderBookMarket.")
+    assert str(info.value).endswith(" describes the current episode: call reset() first.")
+    env.reset(seed=0)
+    read(env)
+
+
 def test_unknown_agent_raises_key_error() -> None:
     with pytest.raises(KeyError, match="trader_9"):
         LimitOrderBookMarket(2).action_mask("trader_9")

@@ -4,8 +4,10 @@ Every finance env (single and native) uses these so errors read the same everywh
 
 * ``check_real`` / ``check_int`` / ``check_per_asset`` validate numeric parameters with the
   finance.md §3.5 wording ("sigma must be a finite number >= 0, got -1.0");
-* ``FinanceEnv`` tracks the episode (``ResetRequired`` before the first reset and after the end),
-  parses ``options`` (unknown keys refused) and builds Python-scalar infos;
+* ``EpisodeTracking`` counts steps and raises ``ResetRequired`` before the first reset and
+  after the end (the single envs get it through ``FinanceEnv``; LimitOrderBookMarket uses it
+  directly); ``parse_options`` refuses unknown reset options and ``python_scalar`` makes info
+  values Python scalars;
 * ``fixed`` declares a read-only parameter ("X is fixed at construction; make a new env").
 """
 
@@ -34,6 +36,7 @@ from sekai.finance._values import (
 
 __all__ = [
     "EPISODE_OVER",
+    "EpisodeTracking",
     "FinanceEnv",
     "check_int",
     "check_order_size",
@@ -211,23 +214,18 @@ def _read_only_setter(name: str, prop: property) -> Any:
     return refuse
 
 
-class FinanceEnv(Env[ObsT, ActT], Generic[ObsT, ActT]):
-    """Base of the finance envs: episode bookkeeping shared by every env.
+class EpisodeTracking:
+    """Episode bookkeeping shared by every finance env, multi-agent ones included.
 
     Subclasses call ``self._begin_episode()`` in ``reset()``, ``self._check_can_step()`` first in
     ``step()``, ``self._end_step(terminated, truncated)`` at its end, and
     ``self._require_episode()`` in properties that describe the current episode.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_fps": 10}
     _started: bool = False
     _done: bool = False
     _elapsed_steps: int = 0
     _resets: int = 0  # episodes begun: how a renderer tells a reset it did not see
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        _explain_read_only(cls)
 
     @property
     def elapsed_steps(self) -> int:
@@ -246,15 +244,26 @@ class FinanceEnv(Env[ObsT, ActT], Generic[ObsT, ActT]):
         if self._done:
             raise ResetRequired(EPISODE_OVER)
 
-    def _end_step(self, terminated: bool, truncated: bool) -> None:
-        self._elapsed_steps += 1
-        self._done = terminated or truncated
-
     def _require_episode(self, what: str) -> None:
         if not self._started:
             raise ResetRequired(
                 f"{type(self).__name__}.{what} describes the current episode: call reset() first."
             )
 
+    def _end_step(self, terminated: bool, truncated: bool) -> None:
+        self._elapsed_steps += 1
+        self._done = terminated or truncated
 
-_explain_read_only(FinanceEnv)  # elapsed_steps: subclasses get theirs in __init_subclass__
+
+_explain_read_only(EpisodeTracking)  # elapsed_steps: subclasses get theirs in __init_subclass__
+
+
+class FinanceEnv(EpisodeTracking, Env[ObsT, ActT], Generic[ObsT, ActT]):
+    """Base of the single-agent finance envs: an ``Env`` with ``EpisodeTracking``, whose
+    read-only properties say so when set (``_explain_read_only``)."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_fps": 10}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _explain_read_only(cls)

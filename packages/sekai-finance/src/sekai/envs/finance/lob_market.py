@@ -11,7 +11,7 @@ import numpy as np
 from sekai.core._rng import SeedLike
 from sekai.core.multi_agent import MultiAgentEnv
 from sekai.core.result import MAResetResult, MAStepResult
-from sekai.envs.finance._common import EPISODE_OVER, check_int, check_real
+from sekai.envs.finance._common import EpisodeTracking, check_int, check_real
 from sekai.envs.finance._lob_session import (
     LobParams,
     LobSession,
@@ -21,7 +21,7 @@ from sekai.envs.finance._lob_session import (
     lob_observation_space,
     parse_lob_action,
 )
-from sekai.error import InvalidAction, ResetRequired
+from sekai.error import InvalidAction
 from sekai.finance._values import is_real, scalar
 from sekai.finance.lob import OrderBook, OrderFlow
 
@@ -46,7 +46,7 @@ def _intervals(value: Any, n: int) -> list[float]:
     return [check_real(f"decision_intervals[{i}]", v, "gt0") for i, v in enumerate(value)]
 
 
-class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
+class LimitOrderBookMarket(EpisodeTracking, MultiAgentEnv[Observation, np.ndarray, str]):
     """Several traders make markets in one limit order book against background order flow.
 
     Traders ``"trader_0"``, ... decide every ``decision_intervals[i]`` time units (each wait
@@ -127,9 +127,6 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         self._next = [Fraction(0)] * n  # each trader's next decision time by its own waits
         self._due = [Fraction(0)] * n  # when that decision happens: at most the session end
         self._acting: list[str] = []
-        self._started = False
-        self._done = False
-        self._resets = 0
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -148,16 +145,18 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         """Each trader's next decision time (session time), when it happens: the session end for
         a decision due at or past it, or within 1e-9 of a wait short of it (so never past
         ``session_length``, nor before ``timestamp``)."""
+        self._require_episode("next_decision")
         return {a: float(t) for a, t in zip(self.possible_agents, self._due)}
 
     @property
     def timestamp(self) -> float:
         """Current session time."""
+        self._require_episode("timestamp")
         return float(self._now)
 
     @property
     def time_remaining(self) -> float:
-        """Session time left."""
+        """Session time left (all of it before the first reset, as on LimitOrderBook-v0)."""
         return float(self._length - self._now)
 
     def inventory(self, agent: str) -> int:
@@ -166,6 +165,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
 
     def wealth(self, agent: str) -> float:
         """``cash + inventory * mid`` of ``agent`` in ticks."""
+        self._require_episode("wealth")
         return float(self.core.wealth(self.core.traders[self._agent(agent)]))
 
     def action_mask(self, agent: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -207,8 +207,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
         self._due = list(self._next)
         self.agents = list(self.possible_agents)
         self._acting = list(self.possible_agents)
-        self._started, self._done = True, False
-        self._resets += 1  # episodes begun: how a renderer tells a reset it did not see
+        self._begin_episode()
         observations = {a: core.observe(t) for a, t in zip(self.possible_agents, core.traders)}
         infos = {}
         for agent, trader, interval in zip(
@@ -221,10 +220,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
 
     def step(self, actions: dict[str, np.ndarray]) -> MAStepResult[Observation]:
         """Execute the acting traders' decisions, then run the book to the next decision time."""
-        if not self._started:
-            raise ResetRequired()
-        if self._done:
-            raise ResetRequired(EPISODE_OVER)
+        self._check_can_step()
         acting = self._acting
         if not isinstance(actions, Mapping) or set(actions) != set(acting):
             # sorted by their text: keys of mixed types (e.g. trader indices) do not compare
@@ -270,7 +266,7 @@ class LimitOrderBookMarket(MultiAgentEnv[Observation, np.ndarray, str]):
             infos[agent] = info
         terminated = dict.fromkeys(self.possible_agents, done)
         truncated = dict.fromkeys(self.possible_agents, False)
+        self._end_step(done, False)
         if done:
-            self._done = True
             self.agents = []
         return MAStepResult(observations, rewards, terminated, truncated, infos)
