@@ -315,6 +315,52 @@ def test_invalid_parameters_raise_value_error(kwargs: dict[str, Any], match: str
 
 
 @pytest.mark.parametrize(
+    ("name", "value"),
+    [("decision_intervals", [-1.0, 1.0]), ("decision_intervals", 0.5), ("jitter", 3.0)],
+)
+def test_the_decision_timing_is_fixed_at_construction(name: str, value: Any) -> None:
+    # Before: any value was taken, and the clock ran backwards (dt = -1 at every step)
+    env = LimitOrderBookMarket(2, session_length=10.0)
+    env.reset(seed=0)
+    with pytest.raises(AttributeError) as info:
+        setattr(env, name, value)
+    assert str(info.value) == f"{name} is fixed at construction; make a new env."
+    assert env.decision_intervals == (1.0, 1.0) and env.jitter == 0.0
+    with pytest.raises(TypeError):  # a tuple: not changed in place either
+        env.decision_intervals[0] = -1.0  # type: ignore[index]
+    result = env.step(dict.fromkeys(env.acting, IDLE))
+    assert env.timestamp == 1.0 and result.info["trader_0"]["dt"] == 1.0
+
+
+def test_setting_a_penalty_changes_the_next_rewards() -> None:
+    # Before: the attribute was set, and the rewards still used the constructor's penalty
+    env = LimitOrderBookMarket(2, session_length=3.0, flow=StaticFlow(), inventory_penalty=0.0)
+    env.reset(seed=0)
+    # trader_0 buys 1 at 10001 from the static book; the mid stays 10000
+    first = env.step({"trader_0": np.array([0, 0, 2]), "trader_1": IDLE})
+    assert first.rewards["trader_0"] == -1.0
+    env.inventory_penalty = 0.5
+    env.terminal_penalty = 2.0
+    assert (env.inventory_penalty, env.terminal_penalty) == (0.5, 2.0)
+    second = env.step(dict.fromkeys(env.acting, IDLE))
+    assert second.rewards["trader_0"] == -0.5 * 1**2 * 1.0
+    last = env.step(dict.fromkeys(env.acting, IDLE))
+    assert all(last.terminated.values())
+    assert last.rewards["trader_0"] == -0.5 * 1**2 * 1.0 - 2.0 * 1**2
+
+
+@pytest.mark.parametrize("name", ["inventory_penalty", "terminal_penalty"])
+def test_setting_a_penalty_is_checked_as_on_limit_order_book_v0(name: str) -> None:
+    env = LimitOrderBookMarket(2)
+    with pytest.raises(ValueError) as info:
+        setattr(env, name, -1.0)
+    assert str(info.value) == f"{name} must be a finite number >= 0, got -1.0."
+    with pytest.raises(ValueError, match=f"^LimitOrderBookMarket: setting {name} makes "):
+        setattr(env, name, 1e308)  # the reward would overflow float64
+    assert getattr(env, name) == getattr(LimitOrderBookMarket(2), name)  # unchanged
+
+
+@pytest.mark.parametrize(
     "read",
     [
         lambda env: env.timestamp,
@@ -343,7 +389,7 @@ def test_unknown_agent_raises_key_error() -> None:
 def test_one_decision_interval_is_any_real_number(interval: Any) -> None:
     # a Decimal was refused, a 0-d array failed with len() of unsized object
     env = LimitOrderBookMarket(2, decision_intervals=interval)
-    assert env.decision_intervals == [2.0, 2.0]
+    assert env.decision_intervals == (2.0, 2.0)
 
 
 @pytest.mark.parametrize(

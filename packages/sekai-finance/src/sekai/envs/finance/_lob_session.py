@@ -6,7 +6,7 @@ import math
 import numbers
 from collections import deque
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from sekai.spaces import Box, Dict, MaskedBox, MultiDiscrete
 
 __all__ = [
     "LobParams",
+    "LobPenalties",
     "LobSession",
     "Trader",
     "check_penalties",
@@ -165,6 +166,49 @@ def check_penalties(env_id: str, changed: str | None, params: LobParams, longest
         "dt": longest_dt,
     }
     check_reward_terms(env_id, changed, terms, values)
+
+
+class LobPenalties:
+    """The inventory penalties of an order-book env as settable attributes, checked when set.
+
+    The next step uses a new value. One under which the reward overflows float64 at its worst
+    case is refused with the constructor's ``ValueError`` and the old value kept. Subclasses set
+    ``_params``, ``_longest_dt`` (the longest step's ``dt``) and ``_penalty_id`` (the env
+    named by such a refusal).
+    """
+
+    _params: LobParams
+    _longest_dt: float
+    _penalty_id: ClassVar[str]
+
+    @property
+    def inventory_penalty(self) -> float:
+        """Penalty per squared lot per unit time."""
+        return self._params.inventory_penalty
+
+    @inventory_penalty.setter
+    def inventory_penalty(self, value: Any) -> None:
+        self._set_penalised("inventory_penalty", check_real("inventory_penalty", value, "ge0"))
+
+    @property
+    def terminal_penalty(self) -> float:
+        """Penalty per squared lot held at the session end (subtracted on the last step)."""
+        return self._params.terminal_penalty
+
+    @terminal_penalty.setter
+    def terminal_penalty(self, value: Any) -> None:
+        self._set_penalised("terminal_penalty", check_real("terminal_penalty", value, "ge0"))
+
+    def _set_penalised(self, name: str, value: float) -> None:
+        """Set a parameter of the inventory penalties, refused (and left as it was) when the
+        reward would overflow float64 at its worst case, as the constructor refuses it."""
+        old = getattr(self._params, name)
+        setattr(self._params, name, value)
+        try:
+            check_penalties(self._penalty_id, name, self._params, self._longest_dt)
+        except ValueError:
+            setattr(self._params, name, old)
+            raise
 
 
 def check_flow(flow: Any) -> OrderFlow:

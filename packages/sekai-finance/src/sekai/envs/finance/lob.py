@@ -12,6 +12,7 @@ from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import FinanceEnv, check_int, check_order_size, check_real, fixed
 from sekai.envs.finance._lob_session import (
     LobParams,
+    LobPenalties,
     LobSession,
     Trader,
     check_flow,
@@ -30,7 +31,7 @@ Observation = dict[str, Any]
 _ID = "LimitOrderBook-v0"
 
 
-class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
+class LimitOrderBookEnv(LobPenalties, FinanceEnv[Observation, np.ndarray]):
     """Quote in a simulated limit order book with queue priority and tick prices.
 
     The background flow (zero-intelligence Poisson order flow by default) runs between decisions.
@@ -64,6 +65,7 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_fps": 10}
+    _penalty_id: ClassVar[str] = _ID
 
     levels = fixed("Book levels observed per side (fixed: it sizes the observation).")
     max_quote_offset = fixed("Farthest quote level K (fixed: it sizes the action space).")
@@ -161,35 +163,6 @@ class LimitOrderBookEnv(FinanceEnv[Observation, np.ndarray]):
         limit = check_int("max_inventory", value)
         check_order_size(self._params.order_size, limit)
         self._set_penalised("max_inventory", limit)
-
-    @property
-    def inventory_penalty(self) -> float:
-        """Penalty per squared lot per unit time."""
-        return self._params.inventory_penalty
-
-    @inventory_penalty.setter
-    def inventory_penalty(self, value: Any) -> None:
-        self._set_penalised("inventory_penalty", check_real("inventory_penalty", value, "ge0"))
-
-    @property
-    def terminal_penalty(self) -> float:
-        """Penalty per squared lot held at the session end (subtracted on the last step)."""
-        return self._params.terminal_penalty
-
-    @terminal_penalty.setter
-    def terminal_penalty(self, value: Any) -> None:
-        self._set_penalised("terminal_penalty", check_real("terminal_penalty", value, "ge0"))
-
-    def _set_penalised(self, name: str, value: float) -> None:
-        """Set a parameter of the inventory penalties, refused (and left as it was) when the
-        reward would overflow float64 at its worst case, as the constructor refuses it."""
-        old = getattr(self._params, name)
-        setattr(self._params, name, value)
-        try:
-            check_penalties(_ID, name, self._params, self._longest_dt)
-        except ValueError:
-            setattr(self._params, name, old)
-            raise
 
     @property
     def n_steps(self) -> int:

@@ -11,9 +11,10 @@ import numpy as np
 from sekai.core._rng import SeedLike
 from sekai.core.multi_agent import MultiAgentEnv
 from sekai.core.result import MAResetResult, MAStepResult
-from sekai.envs.finance._common import EpisodeTracking, check_int, check_real
+from sekai.envs.finance._common import EpisodeTracking, check_int, check_real, fixed
 from sekai.envs.finance._lob_session import (
     LobParams,
+    LobPenalties,
     LobSession,
     check_penalties,
     decision_time,
@@ -31,9 +32,9 @@ Observation = dict[str, Any]
 _SIMULTANEOUS = Fraction(1, 10**9)  # decision times this close count as the same time
 
 
-def _intervals(value: Any, n: int) -> list[float]:
+def _intervals(value: Any, n: int) -> tuple[float, ...]:
     if is_real(scalar(value)):  # one number (a Decimal, a 0-d array) for every trader
-        return [check_real("decision_intervals", value, "gt0")] * n
+        return (check_real("decision_intervals", value, "gt0"),) * n
     # One per trader: a list, or a 1-D array of any library (its items are 0-d arrays, which
     # check_real takes); a nested item is named by check_real, not by NumPy's shape error.
     listed = isinstance(value, Sequence) and not isinstance(value, (str, bytes))
@@ -43,10 +44,12 @@ def _intervals(value: Any, n: int) -> list[float]:
             f"decision_intervals must be a number > 0 or {n} numbers (one per trader), got "
             f"{value!r}."
         )
-    return [check_real(f"decision_intervals[{i}]", v, "gt0") for i, v in enumerate(value)]
+    return tuple(check_real(f"decision_intervals[{i}]", v, "gt0") for i, v in enumerate(value))
 
 
-class LimitOrderBookMarket(EpisodeTracking, MultiAgentEnv[Observation, np.ndarray, str]):
+class LimitOrderBookMarket(
+    LobPenalties, EpisodeTracking, MultiAgentEnv[Observation, np.ndarray, str]
+):
     """Several traders make markets in one limit order book against background order flow.
 
     Traders ``"trader_0"``, ... decide every ``decision_intervals[i]`` time units (each wait
@@ -61,6 +64,10 @@ class LimitOrderBookMarket(EpisodeTracking, MultiAgentEnv[Observation, np.ndarra
     end, so one trader decides as often as ``LimitOrderBook-v0`` steps. At the session end every
     trader is terminated and ``agents`` becomes empty.
 
+    ``decision_intervals`` and ``jitter`` are fixed at construction (read-only);
+    ``inventory_penalty`` and ``terminal_penalty`` are settable, checked when set as on
+    ``LimitOrderBook-v0``, and the next step uses the new value.
+
     Args:
         n_agents: number of traders (int >= 1).
         decision_intervals: time between a trader's decisions, one number or one per trader.
@@ -72,6 +79,10 @@ class LimitOrderBookMarket(EpisodeTracking, MultiAgentEnv[Observation, np.ndarra
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_fps": 10}
+    _penalty_id: ClassVar[str] = "LimitOrderBookMarket"
+
+    decision_intervals = fixed("Each trader's time between decisions (a tuple, one per trader).")
+    jitter = fixed("Relative randomness of each wait, in [0, 1).")
 
     def __init__(
         self,
@@ -92,10 +103,10 @@ class LimitOrderBookMarket(EpisodeTracking, MultiAgentEnv[Observation, np.ndarra
         warmup: float = 20.0,
     ) -> None:
         n = check_int("n_agents", n_agents)
-        self.decision_intervals = _intervals(decision_intervals, n)
-        self.jitter = check_real("jitter", jitter, "ge0")
-        if self.jitter >= 1.0:
-            raise ValueError(f"jitter must be a finite number in [0, 1), got {self.jitter!r}.")
+        self._decision_intervals = _intervals(decision_intervals, n)
+        self._jitter = check_real("jitter", jitter, "ge0")
+        if self._jitter >= 1.0:
+            raise ValueError(f"jitter must be a finite number in [0, 1), got {self._jitter!r}.")
         params = LobParams(
             flow=flow,
             mid_price=mid_price,
@@ -110,9 +121,10 @@ class LimitOrderBookMarket(EpisodeTracking, MultiAgentEnv[Observation, np.ndarra
             warmup=warmup,
         )
         # a step lasts until the next decision: at most the shortest wait
-        shortest = min(self.decision_intervals) * (1.0 + self.jitter)
-        check_penalties("LimitOrderBookMarket", None, params, min(params.session_length, shortest))
-        self.params = params
+        shortest = min(self._decision_intervals) * (1.0 + self._jitter)
+        self._longest_dt = min(params.session_length, shortest)
+        check_penalties(self._penalty_id, None, params, self._longest_dt)
+        self._params = params
         self.core = LobSession(params, n)
         self.possible_agents = [f"trader_{i}" for i in range(n)]
         self.agents = list(self.possible_agents)
@@ -127,6 +139,11 @@ class LimitOrderBookMarket(EpisodeTracking, MultiAgentEnv[Observation, np.ndarra
         self._next = [Fraction(0)] * n  # each trader's next decision time by its own waits
         self._due = [Fraction(0)] * n  # when that decision happens: at most the session end
         self._acting: list[str] = []
+
+    @property
+    def params(self) -> LobParams:
+        """The session's parameters (read them; set the penalties as attributes of the env)."""
+        return self._params
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -181,9 +198,9 @@ class LimitOrderBookMarket(EpisodeTracking, MultiAgentEnv[Observation, np.ndarra
     # -- episode ---------------------------------------------------------------------------------
 
     def _wait(self, i: int) -> Fraction:
-        wait = Fraction(self.decision_intervals[i])
-        if self.jitter > 0:
-            wait *= Fraction(float(self.rng.uniform(1.0 - self.jitter, 1.0 + self.jitter)))
+        wait = Fraction(self._decision_intervals[i])
+        if self._jitter > 0:
+            wait *= Fraction(float(self.rng.uniform(1.0 - self._jitter, 1.0 + self._jitter)))
         return wait
 
     def reset(
@@ -211,7 +228,7 @@ class LimitOrderBookMarket(EpisodeTracking, MultiAgentEnv[Observation, np.ndarra
         observations = {a: core.observe(t) for a, t in zip(self.possible_agents, core.traders)}
         infos = {}
         for agent, trader, interval in zip(
-            self.possible_agents, core.traders, self.decision_intervals
+            self.possible_agents, core.traders, self._decision_intervals
         ):
             info = core.info(trader, interval)
             info["acting"] = True
