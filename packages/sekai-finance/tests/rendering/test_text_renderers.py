@@ -304,6 +304,65 @@ def test_lob_market_lines_show_every_trader() -> None:
     assert "\n" not in line and line.split()[0] == "1" and line.split()[4] == "0"
 
 
+@pytest.mark.parametrize("n_agents", [1, 2, 8, 12])
+def test_lob_market_columns_stay_under_their_headers_for_any_number_of_traders(
+    n_agents: int,
+) -> None:
+    # Before: from 7 traders the acting cell overflowed its column and shifted every later one
+    env = LimitOrderBookMarket(n_agents, session_length=5.0)
+    renderer = LimitOrderBookMarketTextRenderer()
+    env.reset(seed=0)
+    _, header, row = renderer.render(env).split("\n")
+    lines = [row]
+    for _ in range(3):  # every trader acts at every step
+        env.step(dict.fromkeys(env.acting, np.array([1, 1, 1])))
+        lines.append(renderer.render(env))
+    names = header.split()
+    ends = [header.index(n) + len(n) for n in ("acting", "rewards")]
+    for line in lines:
+        assert len(line) == len(header)
+        for end in ends:  # right-aligned: a cell ends where its header ends
+            assert line[end - 1] != " " and line[end : end + 2] in ("  ", "")
+    assert names[4] == "acting" and names[-1] == "rewards"
+    assert lines[1].split()[4] == ",".join(str(i) for i in range(n_agents))
+
+
+def test_lob_market_rewards_column_is_every_traders_reward_of_the_step() -> None:
+    # Before: the lines had no reward
+    env = LimitOrderBookMarket(
+        2,
+        decision_intervals=[1.0, 2.0],
+        session_length=3.0,
+        flow=StaticFlow(),
+        inventory_penalty=0.5,
+        terminal_penalty=2.0,
+    )
+    renderer = LimitOrderBookMarketTextRenderer()
+    env.reset(seed=0)
+    assert renderer.render(env).split()[-1] == "-"  # nothing to compare with at the start
+    buy, sell = np.array([0, 0, 2]), np.array([0, 0, 0])
+    while env.agents:
+        result = env.step({a: buy if a == "trader_0" else sell for a in env.acting})
+        shown = [float(r) for r in renderer.render(env).split()[-1].split(",")]
+        assert shown == pytest.approx([result.rewards[a] for a in env.possible_agents], abs=6e-4)
+    # the last step, shown too, carries the terminal penalty of lots held by both traders
+    assert all(result.terminated.values())
+    assert (env.inventory("trader_0"), env.inventory("trader_1")) == (3, -2)
+
+
+def test_lob_market_rewards_need_the_previous_step_rendered() -> None:
+    env = LimitOrderBookMarket(2, session_length=10.0)
+    renderer = LimitOrderBookMarketTextRenderer()
+    env.reset(seed=0)
+    renderer.render(env)
+    for _ in range(2):
+        env.step(dict.fromkeys(env.acting, np.array([1, 1, 1])))
+    assert renderer.render(env).split()[-1] == "-"  # step 1 was not rendered
+    result = env.step(dict.fromkeys(env.acting, np.array([1, 1, 1])))
+    shown = [float(r) for r in renderer.render(env).split()[-1].split(",")]
+    assert shown == pytest.approx(list(result.rewards.values()), abs=6e-4)
+
+
 def test_text_renderers_declare_ansi_frames_to_gymnasium() -> None:
     from sekai.compat import to_gymnasium
     from sekai.envs.finance.rendering import PortfolioRenderer

@@ -24,7 +24,13 @@ from sekai.finance.rendering import (
 )
 from sekai.finance.rendering._format import format_pct
 
-__all__ = ["LimitOrderBookRenderer", "LimitOrderBookTextRenderer", "NetFills", "flow_subtitle"]
+__all__ = [
+    "LimitOrderBookRenderer",
+    "LimitOrderBookTextRenderer",
+    "NetFills",
+    "flow_subtitle",
+    "step_reward",
+]
 
 
 def best_quotes(env: Any) -> tuple[float, float]:
@@ -57,6 +63,16 @@ def _own_orders(env: LimitOrderBookEnv) -> dict[int, str]:
 def _flat(env: Any) -> tuple[int, float]:
     """Inventory and cash at the session start: flat, no cash."""
     return 0, 0.0
+
+
+def step_reward(env: Any, change: float, q: int, dt: float, last: bool) -> str:
+    """A step's reward as the order-book envs compute it, as text: the change of wealth less
+    ``inventory_penalty * q**2 * dt``, and less ``terminal_penalty * q**2`` on the session's
+    last step (``last``)."""
+    value = change - env.inventory_penalty * q * q * dt
+    if last:
+        value -= env.terminal_penalty * q * q
+    return f"{value:+.3f}"
 
 
 def _no_wealth_at_0(env: Any) -> tuple[float, float]:
@@ -171,10 +187,7 @@ class LimitOrderBookTextRenderer(FinanceTextRenderer):
         reward = "-"  # at the session start, and when the previous step was not rendered
         if last is not None:
             previous, before = last
-            value = wealth - previous - env.inventory_penalty * q * q * (time - before)
-            if step >= env.n_steps:
-                value -= env.terminal_penalty * q * q
-            reward = f"{value:+.3f}"
+            reward = step_reward(env, wealth - previous, q, time - before, step >= env.n_steps)
         spread = env.book.spread()
         return [
             str(step), f"{time:g}", format_price(float(env.mid)),

@@ -12,11 +12,10 @@ from sekai.envs.finance.lob_market import LimitOrderBookMarket
 from sekai.envs.finance.rendering._base import (
     BookRenderer,
     FinanceTextRenderer,
-    checked_env,
-    episode_of,
+    StepMemory,
     format_price,
 )
-from sekai.envs.finance.rendering.lob import best_quotes, flow_subtitle
+from sekai.envs.finance.rendering.lob import best_quotes, flow_subtitle, step_reward
 from sekai.finance.rendering import (
     Column,
     LineChart,
@@ -28,32 +27,8 @@ from sekai.finance.rendering import (
 )
 from sekai.finance.rendering._format import format_pct
 from sekai.finance.rendering._paint import distinct_colors
-from sekai.rendering import require_reset
 
 __all__ = ["LimitOrderBookMarketRenderer", "LimitOrderBookMarketTextRenderer"]
-
-
-def _checked(renderer: object, env: Any) -> LimitOrderBookMarket:
-    base: LimitOrderBookMarket = checked_env(renderer, env, LimitOrderBookMarket)
-    # Its clock reads 0 before the first reset; the book is only seeded by a reset.
-    require_reset(len(base.book) > 0)
-    return base
-
-
-class _DecisionClock:
-    """Numbers the market's decision times 0, 1, 2, ... within a session (the dashboard's x)."""
-
-    def __init__(self) -> None:
-        self.times: list[float] = []
-        self._episode: int | None = None
-
-    def step(self, env: LimitOrderBookMarket) -> int:
-        now, episode = float(env.timestamp), episode_of(env)
-        if now == 0.0 or (self.times and now < self.times[-1]) or episode != self._episode:
-            self.times, self._episode = [now], episode
-        elif not self.times or now > self.times[-1]:
-            self.times.append(now)
-        return len(self.times) - 1
 
 
 class LimitOrderBookMarketRenderer(BookRenderer):
@@ -76,7 +51,6 @@ class LimitOrderBookMarketRenderer(BookRenderer):
     env_title = "LimitOrderBookMarket"
 
     def _build(self) -> Callable[[LimitOrderBookMarket], Row]:
-        self._clock = _DecisionClock()
         return self._charts
 
     def _charts(self, env: LimitOrderBookMarket) -> Row:
@@ -103,12 +77,6 @@ class LimitOrderBookMarketRenderer(BookRenderer):
             ),
             OrderBookChart("book", owners=owners, levels=self.levels),
         )  # fmt: skip
-
-    def target(self, env: Any) -> Any:
-        return _checked(self, env)
-
-    def step_of(self, env: Any) -> int:
-        return self._clock.step(env)
 
     def horizon(self, env: Any) -> int | None:
         return decision_count(env)
@@ -149,37 +117,70 @@ def _mid(env: LimitOrderBookMarket) -> float:
     return math.nan if mid is None else float(mid)
 
 
+_Wealths = tuple[tuple[float, ...], float]  # every trader's wealth, and the session time
+
+
+def _flat_at_0(env: LimitOrderBookMarket) -> _Wealths:
+    """Every trader's wealth and the time at the session start."""
+    return (0.0,) * len(env.possible_agents), 0.0
+
+
+def _numbers(agents: Sequence[str]) -> str:
+    """``trader_0``, ``trader_3`` -> ``0,3`` (``-`` for none)."""
+    return ",".join(a.rsplit("_", 1)[-1] for a in agents) or "-"
+
+
+def _text_columns(agents: Sequence[str]) -> list[tuple[str, int]]:
+    """The text renderer's columns for these traders: ``acting`` fits every trader's number and
+    ``rewards`` one reward of up to ``+99.999`` per trader."""
+    acting = ("acting", max(len(_numbers(agents)), 6))
+    columns = [("step", 5), ("time", 7), ("mid", 9), ("spread", 6), acting]
+    columns += [(f"{a} q/wealth", max(len(a) + 9, 14)) for a in agents]
+    columns.append(("rewards", max(8 * len(agents) - 1, 7)))
+    return columns
+
+
 class LimitOrderBookMarketTextRenderer(FinanceTextRenderer):
     """Describes a ``LimitOrderBookMarket`` as one text line per call: decision, time, mid,
-    spread, who acts next, and each trader's inventory and wealth."""
+    spread, who acts next, each trader's inventory and wealth, and last every trader's reward
+    of the step (comma-separated in trader order, recomputed exactly from the state as
+    ``LimitOrderBookTextRenderer`` does; ``-`` at the session start and when the previous step
+    was not rendered)."""
 
     env_type = LimitOrderBookMarket
     env_title = "LimitOrderBookMarket"
 
     def __init__(self) -> None:
         super().__init__()
-        self._clock = _DecisionClock()
-
-    def _target(self, env: Any) -> Any:
-        return _checked(self, env)
-
-    def _step_of(self, base: Any) -> int:
-        return self._clock.step(base)
+        self._wealths: StepMemory[_Wealths] = StepMemory(_flat_at_0)
+        self._layout: tuple[tuple[str, ...], list[tuple[str, int]]] | None = None
 
     def columns(self, env: Any) -> Sequence[tuple[str, int]]:
-        columns = [("step", 5), ("time", 7), ("mid", 9), ("spread", 6), ("acting", 12)]
-        for agent in env.possible_agents:
-            columns.append((f"{agent} q/wealth", max(len(agent) + 9, 14)))
-        return columns
+        agents = tuple(env.possible_agents)
+        if self._layout is None or self._layout[0] != agents:  # once per market drawn
+            self._layout = (agents, _text_columns(agents))
+        return self._layout[1]
 
     def row(self, env: Any, step: int, new_episode: bool) -> Sequence[str]:
         spread = env.book.spread()
-        acting = ",".join(a.rsplit("_", 1)[-1] for a in env.acting) or "-"
-        cells = [str(step), f"{float(env.timestamp):g}", format_price(_mid(env)),
-                 "-" if spread is None else str(int(spread)), acting]  # fmt: skip
+        time = float(env.timestamp)
+        cells = [str(step), f"{time:g}", format_price(_mid(env)),
+                 "-" if spread is None else str(int(spread)), _numbers(env.acting)]  # fmt: skip
+        wealths, held = [], []
         for agent in env.possible_agents:
-            q = int(env.inventory(agent))
-            cells.append(
-                f"{q:+d}/{float(env.wealth(agent)):+g}" if q else f"0/{env.wealth(agent):+g}"
-            )
+            q, wealth = int(env.inventory(agent)), float(env.wealth(agent))
+            wealths.append(wealth)
+            held.append(q)
+            cells.append(f"{q:+d}/{wealth:+g}" if q else f"0/{wealth:+g}")
+        now = (tuple(wealths), time)
+        last = self._wealths.remember(env, step, now, new_episode=new_episode)
+        if last is None:  # at the session start, and when the previous step was not rendered
+            cells.append("-")
+        else:
+            previous, before = last
+            ended = not env.agents
+            cells.append(",".join(
+                step_reward(env, w - p, q, time - before, ended)
+                for w, p, q in zip(wealths, previous, held)
+            ))  # fmt: skip
         return cells
