@@ -151,21 +151,38 @@ def test_arrays_of_the_dtype_and_another_shape_are_named(
         assert info.value.__context__ is None
 
 
-def test_arrays_of_the_dtype_are_stacked_without_np_stack(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # The cases above would pass through np.stack alone: check that these take the other path.
-    stacked: list[int] = []
-    stack = np.stack
+def test_arrays_of_one_real_dtype_are_stacked_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The cases above would pass through np.stack alone: check that arrays of one real dtype
+    # take the other path, with at most one check of their stack (batching is on every vector
+    # step), and that only other items are read one by one.
+    calls = {"stack": 0, "can_cast": 0}
+    stack, can_cast = np.stack, np.can_cast
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        stacked.append(1)
+    def counted_stack(*args: Any, **kwargs: Any) -> Any:
+        calls["stack"] += 1
         return stack(*args, **kwargs)
 
-    monkeypatch.setattr(np, "stack", counted)
-    for space in (_F32, _U8, _MD, _MB):
+    def counted_can_cast(*args: Any, **kwargs: Any) -> Any:
+        calls["can_cast"] += 1
+        return can_cast(*args, **kwargs)
+
+    def counted(space: Space[Any], items: list[Any], out: Any = None) -> dict[str, int]:
+        calls.update(stack=0, can_cast=0)
+        concatenate(space, items, out)
+        return dict(calls)
+
+    monkeypatch.setattr(np, "stack", counted_stack)
+    monkeypatch.setattr(np, "can_cast", counted_can_cast)
+    for space in (_F32, _U8, _MD, _MB):  # arrays of the space's dtype
         space.seed(0)
-        concatenate(space, [space.sample() for _ in range(4)])
-    assert not stacked
-    concatenate(_F64, [np.zeros(4, np.float32)])  # another dtype: np.stack
-    assert stacked
+        samples = [space.sample() for _ in range(4)]
+        assert counted(space, samples) == {"stack": 0, "can_cast": 0}
+    # of another real dtype: no check for a float dtype, one for an integer dtype
+    rows = [np.zeros(4) for _ in range(16)]
+    assert counted(_F32, [np.zeros((2, 3))] * 16) == {"stack": 0, "can_cast": 0}
+    assert counted(MultiBinary(4), rows) == {"stack": 0, "can_cast": 1}
+    out = np.zeros((16, 4), np.int8)
+    assert counted(MultiBinary(4), rows, out) == {"stack": 1, "can_cast": 1}  # np.stack writes out
+    # other items: one by one, stacked by np.stack
+    assert counted(_F64, [np.zeros(4, np.float32), np.zeros(4)]) == {"stack": 1, "can_cast": 0}
+    assert counted(_U8, [np.zeros(3, np.int64), [0, 1, 2]]) == {"stack": 1, "can_cast": 2}

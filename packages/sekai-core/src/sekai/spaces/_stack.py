@@ -76,15 +76,13 @@ def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
     assert dt is not None  # every array space has a dtype
     try:
         stacked = items
-        for item in items:  # a loop: twice as fast as all() on a few items
-            if type(item) is not np.ndarray or item.dtype != dt:
-                stacked = _checked(space, items, dt)
-                plain = False
-                break
-        else:  # every item is an array of dt (the common case): nothing to check
-            plain = True
+        own = _array_dtype(items)
+        if own is None or own.kind not in "biuf":  # lists, scalars, strings, objects, ...
+            stacked = _checked(space, items, dt)
+        elif own != dt and dt.kind in "iu":  # arrays of one real dtype: one stacked check
+            _check_stack_keeps(space, items, dt)
         if out is None:
-            batch = _new_batch(stacked, dt, plain)
+            batch = _new_batch(stacked, dt, own is not None)
         else:
             batch = np.stack(stacked, axis=0, out=out, casting="unsafe")
     except ValueError:  # NumPy's "all input arrays must have the same shape" and the like
@@ -96,17 +94,47 @@ def _concatenate_array(space: Space[Any], items: Any, out: Any = None) -> Any:
     return batch
 
 
-def _new_batch(items: Sequence[Any], dt: np.dtype[Any], plain: bool) -> Any:
-    """``np.stack(items, axis=0, dtype=dt, casting="unsafe")``. ``plain`` items, arrays all of
-    ``dt`` (the common case), are stacked by ``np.array``, several times as fast on small
-    ones, with an identical result; if their shapes differ, ``np.stack`` raises its own
-    error."""
-    if plain and items:
+def _new_batch(items: Sequence[Any], dt: np.dtype[Any], arrays: bool) -> Any:
+    """``np.stack(items, axis=0, dtype=dt, casting="unsafe")``. ``arrays`` of one real dtype
+    (the common case) are stacked by ``np.array``, several times as fast on small ones, with
+    an identical result; if their shapes differ, ``np.stack`` raises its own error."""
+    if arrays:
         try:
             return np.array(items, dtype=dt)
         except ValueError:  # arrays of different shapes
             pass
     return np.stack(items, axis=0, dtype=dt, casting="unsafe")
+
+
+def _array_dtype(items: Sequence[Any]) -> np.dtype[Any] | None:
+    """The dtype of ``items`` if they are all arrays of one dtype, else None."""
+    if not items or type(items[0]) is not np.ndarray:
+        return None
+    own = items[0].dtype
+    for item in items:  # a loop: twice as fast as all() on a few items
+        if type(item) is not np.ndarray or item.dtype != own:
+            return None
+    return own  # type: ignore[no-any-return]
+
+
+def _check_stack_keeps(space: Space[Any], items: Sequence[Any], dt: np.dtype[Any]) -> None:
+    """Raise unless casting ``items``, arrays of one real dtype, to the integer dtype ``dt``
+    keeps every value: one check of their stack, not one per item (batching is on every
+    vector step)."""
+    original = _new_batch(items, items[0].dtype, True)
+    changed = _changes(original, dt)
+    if changed is not None and bool(changed.any()):
+        i = int(np.argmax(changed.reshape(len(items), -1).any(axis=1)))
+        raise _changed(space, i, items[i], dt)
+
+
+def _changes(arr: np.ndarray[Any, Any], dt: np.dtype[Any]) -> Any:
+    """Where casting the real array ``arr`` to the integer dtype ``dt`` changes a value (a
+    boolean array), or None if the cast is safe."""
+    if np.can_cast(arr.dtype, dt, "safe"):
+        return None
+    with np.errstate(invalid="ignore"):  # NaN and inf: reported by the caller, not warned about
+        return arr != arr.astype(dt)
 
 
 def _checked(space: Space[Any], items: Sequence[Any], dt: np.dtype[Any]) -> Sequence[Any]:
@@ -148,11 +176,9 @@ def _checked(space: Space[Any], items: Sequence[Any], dt: np.dtype[Any]) -> Sequ
                 f"items[{i}] = {item!r} is not a member of {space!r}: it holds {arr.dtype} "
                 f"values, not real numbers to stack as {dt}."
             )
-        if integer and not np.can_cast(arr.dtype, dt, "safe"):
-            with np.errstate(invalid="ignore"):  # NaN and inf: reported below, not warned about
-                changed = arr != arr.astype(dt)
-            if bool(np.any(changed)):
-                raise _changed(space, i, item, dt)
+        changed = _changes(arr, dt) if integer else None
+        if changed is not None and bool(changed.any()):
+            raise _changed(space, i, item, dt)
     return items if copied is None else copied
 
 
