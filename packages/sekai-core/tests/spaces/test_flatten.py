@@ -161,6 +161,38 @@ def test_flatten_of_values_beyond_float32_gives_inf_without_a_warning() -> None:
     assert flatten(box, x).tolist() == [np.inf, -np.inf]
     assert flatten(Dict(b=box), {"b": x}).tolist() == [np.inf, -np.inf]
     assert flatten_space(box).contains(flatten(box, x))
+    for value in (x.tolist(), x.astype(np.longdouble), x.astype(object)):  # not float64 arrays
+        assert flatten(box, value).tolist() == [np.inf, -np.inf]
+        assert flatten(Dict(b=box), {"b": value}).tolist() == [np.inf, -np.inf]
+    scalar = Box(-big, big, shape=(), dtype=np.float64)
+    for number in (big, np.float64(big)):
+        assert flatten(scalar, number).tolist() == [np.inf]
+        assert flatten(Tuple([scalar]), (number,)).tolist() == [np.inf]
+
+
+def test_flatten_casts_what_cannot_overflow_float32_without_np_errstate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # np.errstate costs several times the cast of a small array, on every step of
+    # FlattenObservation: only sources wider than float32 need it.
+    entered: list[Any] = []
+    errstate = np.errstate
+
+    def counted(**kwargs: Any) -> Any:
+        entered.append(kwargs)
+        return errstate(**kwargs)
+
+    box = Box(-1.0, 1.0, shape=(2,))
+    in_dict, in_tuple = Dict(b=box), Tuple([box])
+    monkeypatch.setattr(np, "errstate", counted)
+    for dtype in (np.float32, np.float16, np.int64, np.uint8, np.bool_):
+        x = np.ones(2, dtype)
+        assert flatten(box, x).tolist() == [1.0, 1.0]
+        assert flatten(in_dict, {"b": x}).tolist() == [1.0, 1.0]
+        assert flatten(in_tuple, (x,)).tolist() == [1.0, 1.0]
+    assert not entered
+    assert flatten(box, np.ones(2)).tolist() == [1.0, 1.0]  # float64: may overflow
+    assert entered
 
 
 def test_flatten_never_aliases_the_sample() -> None:

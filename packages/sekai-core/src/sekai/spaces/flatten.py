@@ -24,6 +24,7 @@ from sekai.spaces.tuple import Tuple
 __all__ = ["flatdim", "flatten", "flatten_space", "not_flattenable"]
 
 _F32 = np.float32
+_F32_DTYPE = np.dtype(_F32)
 
 
 def not_flattenable(fn_name: str, space: Space[Any]) -> TypeError:
@@ -99,8 +100,15 @@ def flatten(space: Space[Any], x: Any) -> NDArray[np.float32]:
 def _flatten_box(space: Box, x: Any) -> NDArray[np.float32]:
     # np.array copies, so the result never aliases the observation. Values beyond float32's
     # range become +-inf, which flatten_space's bounds hold: no overflow warning.
-    with np.errstate(over="ignore"):
+    try:
+        fits = x.dtype is _F32_DTYPE or _fits_f32(x.dtype)
+    except AttributeError:  # not an array: Python floats and objects may overflow
+        fits = False
+    if fits:
         out = np.array(x, dtype=_F32)
+    else:
+        with np.errstate(over="ignore"):
+            out = np.array(x, dtype=_F32)
     if out.shape != space.shape:
         raise _wrong_shape(space, out)
     return out.reshape(-1)
@@ -163,8 +171,19 @@ def _write_box(space: Any, x: Any, out: NDArray[np.float32]) -> None:
     a = np.asarray(x)
     if a.shape != space.shape:
         raise _wrong_shape(space, a)
-    with np.errstate(over="ignore"):  # beyond float32's range: +-inf, as in _flatten_box
+    if a.dtype is _F32_DTYPE or _fits_f32(a.dtype):
         out[:] = a.reshape(-1)
+    else:
+        with np.errstate(over="ignore"):  # beyond float32's range: +-inf, as in _flatten_box
+            out[:] = a.reshape(-1)
+
+
+def _fits_f32(dtype: np.dtype[Any]) -> bool:
+    """Whether every value of ``dtype`` casts to float32 without overflowing: ints, bools and
+    floats up to float32. Only other sources need ``np.errstate``, which costs several times
+    the cast of a small array (flatten is on every step of FlattenObservation)."""
+    kind = dtype.kind
+    return kind in "biu" or (kind == "f" and dtype.itemsize <= 4)
 
 
 def _write_multi_binary(space: Any, x: Any, out: NDArray[np.float32]) -> None:
