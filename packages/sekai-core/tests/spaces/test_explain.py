@@ -135,6 +135,40 @@ class Positive(Space[Any]):
             {"a": np.array([0, 1]), "b": np.array([1, 9])},
             ("['b']", "is 9, outside [0, 1] (in element 1 of the sequence)"),
         ),
+        # a stack of the wrong dtype: explained by its first element, where it has one
+        (
+            Sequence(Discrete(3), stack=True),
+            np.array([0.0, 1.0]),
+            ("[0]", "is np.float64(0.0) (a numpy.float64), expected an int"),
+        ),
+        (
+            Sequence(Dict(a=Discrete(3)), stack=True),
+            {"a": np.array([0.0, 1.0])},
+            (
+                "['a']",
+                "is np.float64(0.0) (a numpy.float64), expected an int (in element 0 of the "
+                "sequence)",
+            ),
+        ),
+        (
+            Sequence(Tuple([Discrete(3), Box(0.0, 1.0, (2,))]), stack=True),
+            (np.array([0, 1]), np.zeros((2, 2), np.complex128)),
+            (
+                "[1]",
+                "has dtype complex128, expected a dtype that casts to float32 (same kind) (in "
+                "element 0 of the sequence)",
+            ),
+        ),
+        (
+            Sequence(Discrete(3), stack=True),
+            np.zeros(0, "<U1"),
+            ("", "has dtype <U1, which holds no elements of Discrete(3)"),
+        ),
+        (
+            Sequence(Tuple([Discrete(3), Dict(b=Box(0, 255, (2,), np.uint8))]), stack=True),
+            (np.zeros(0, np.int64), {"b": np.zeros((0, 2), np.int64)}),
+            ("[1]['b']", "has dtype int64, which holds no elements of Box(0, 255, (2,), uint8)"),
+        ),
         (
             MaskedBox(0.0, 1.0, shape=(2,), max_size=2),
             {"values": np.array([[0.5, 2.0], [0.0, 0.0]]), "mask": np.array([1, 0], np.int8)},

@@ -780,6 +780,25 @@ def test_box_leaves_inside_a_sequence_are_dtype_checked(stack: bool, path: str, 
     ]
 
 
+def test_a_stacked_sequence_of_the_wrong_dtype_is_explained_by_its_element() -> None:
+    # The stack is refused by its dtype; the message names the part and its element, as the
+    # stack's structure and shapes are right.
+    class SequenceObs(Good):
+        def __init__(self) -> None:
+            super().__init__()
+            self.observation_space = sekai.Sequence(sekai.Dict(a=sekai.Discrete(3)), stack=True)
+
+        def _obs(self) -> Any:
+            return {"a": np.array([0.0, 1.0])}  # floats, not ints
+
+    issues = check_env(SequenceObs(), n_steps=1, check_async=False)
+    assert issues[0] == (
+        "ERROR: Observation from reset() is not within observation_space. "
+        "obs={'a': array([0., 1.])}; Observation['a'] is np.float64(0.0) (a numpy.float64), "
+        "expected an int (in element 0 of the sequence)."
+    )
+
+
 def test_bad_action_mask_is_reported_and_stops() -> None:
     class AllMasked(Good):
         def action_mask(self) -> np.ndarray:

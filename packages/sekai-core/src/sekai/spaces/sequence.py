@@ -33,24 +33,25 @@ def _stackable(space: Space[Any]) -> bool:
     return False
 
 
-def _stack_length(space: Space[Any], x: Any) -> int | None:
-    """Length of a stacked sample ``x`` of elements of ``space``; ``None`` if malformed."""
+def _stack_length(space: Space[Any], x: Any, dtypes: bool = True) -> int | None:
+    """Length of a stacked sample ``x`` of elements of ``space``; ``None`` if malformed
+    (with ``dtypes=False``, only if its structure and shapes are not a stack's)."""
     if isinstance(space, _ARRAY_SPACES):
         shape = space.shape
         assert shape is not None
         if not isinstance(x, np.ndarray) or x.ndim != len(shape) + 1 or x.shape[1:] != shape:
             return None
-        if not _holds_elements(space, x.dtype):
+        if dtypes and not _holds_elements(space, x.dtype):
             return None  # so also with no element to judge: an empty array of strings
         return int(x.shape[0])
     if isinstance(space, Dict):
         if not isinstance(x, cabc.Mapping) or x.keys() != space.keys():
             return None
-        lengths = {_stack_length(child, x[key]) for key, child in space.items()}
+        lengths = {_stack_length(child, x[key], dtypes) for key, child in space.items()}
     elif isinstance(space, Tuple):
         if not isinstance(x, tuple) or len(x) != len(space):
             return None
-        lengths = {_stack_length(child, part) for child, part in zip(space.spaces, x)}
+        lengths = {_stack_length(child, part, dtypes) for child, part in zip(space.spaces, x)}
     else:
         return None
     if len(lengths) != 1 or None in lengths:
@@ -65,6 +66,25 @@ def _holds_elements(space: Space[Any], dtype: np.dtype[Any]) -> bool:
     if isinstance(space, Box):
         return bool(np.can_cast(dtype, space.dtype, "same_kind"))
     return dtype.kind in ("iub" if isinstance(space, MultiBinary) else "iu")
+
+
+def _why_no_elements(space: Space[Any], x: Any) -> Reason | None:
+    """Where and why the stack ``x`` of ``space``'s structure and shapes holds no elements of
+    ``space`` by its dtype (an empty stack has no element to explain it); None if it may."""
+    if isinstance(space, _ARRAY_SPACES):
+        if _holds_elements(space, x.dtype):
+            return None
+        return "", f"has dtype {x.dtype}, which holds no elements of {space!r}"
+    if isinstance(space, Dict):
+        parts = [(f"[{key!r}]", child, x[key]) for key, child in space.items()]
+    else:
+        assert isinstance(space, Tuple)
+        parts = [(f"[{i}]", child, part) for i, (child, part) in enumerate(zip(space.spaces, x))]
+    for path, child, part in parts:
+        inner = _why_no_elements(child, part)
+        if inner is not None:
+            return path + inner[0], inner[1]
+    return None
 
 
 def _unstack(space: Space[Any], x: Any, length: int) -> list[Any]:
@@ -320,7 +340,7 @@ class Sequence(Space[Any]):
 def _why_not_in_sequence(space: Sequence, x: Any) -> Reason | None:
     fs = space.feature_space
     if space.stack:
-        length = _stack_length(fs, x)
+        length = _stack_length(fs, x, dtypes=False)  # a wrong dtype: explained by an element
         if length is None:
             return "", (
                 f"is {described(x)}, expected elements of {fs!r} stacked on a new leading axis"
@@ -340,7 +360,7 @@ def _why_not_in_sequence(space: Sequence, x: Any) -> Reason | None:
             return f"[{i}]{inner[0]}", inner[1]
         # stacked dicts/tuples: the element's parts lie under the keys, not at [i]
         return inner[0], f"{inner[1]} (in element {i} of the sequence)"
-    return None
+    return _why_no_elements(fs, x) if space.stack else None
 
 
 register_space_type("Sequence", Sequence)
