@@ -468,10 +468,12 @@ class Batches:
             failed = env_ids[~good]
             if good.any():
                 chunk = Chunk.arrived(env_ids[good], rows[good], entries)
-            for rank, error in errors:  # a reply lost whole reports each of its sub-envs
-                reported.append(
-                    (rank, error, failed if entries is None else _ranges(rank, rank + 1)[0])
-                )
+            # A reply lost whole: its sub-envs that no error names are reported by the first.
+            unnamed = np.setdiff1d(failed, list(bad)) if entries is None else failed[:0]
+            first = min(bad, default=None)
+            for rank, error in errors:
+                own = failed[failed == rank]
+                reported.append((rank, error, np.union1d(own, unnamed) if rank == first else own))
         else:
             chunk = Chunk.arrived(env_ids, rows, entries)
         # Kept with no call in between, ending with the arrival itself: a KeyboardInterrupt

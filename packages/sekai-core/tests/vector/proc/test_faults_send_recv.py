@@ -52,7 +52,7 @@ def test_a_worker_dying_between_send_and_recv_is_raised_by_recv_and_every_later_
         "message": f"Sub-env 1 raised EOFError: {DIED}",
         "rank": 1,
         "exc_type": "EOFError",
-        "cls": "VecEnvWorkerError",
+        "cls": "VecEnvWorkerError[RuntimeError]",
         "notes": [ENDED[fault]],
     }
     assert errors == [expected] * 5
@@ -210,6 +210,44 @@ def test_an_action_the_worker_cannot_unpickle_is_raised_for_the_sub_env_it_was_f
             "in the worker: cannot be rebuilt here",
         },
         {"env_ids": [1]},
+    ]
+
+
+def test_a_sub_env_whose_error_was_raised_can_be_sent_while_the_others_of_its_reply_wait(
+    run_script: RunScript,
+) -> None:
+    """The worker cannot unpickle its command: the reply is lost whole, with an error for
+    each of its sub-envs."""
+    done = run_script("""
+        vec = ProcVecEnv([lambda i=i: Loose(i) for i in range(2)], context="fork", num_workers=1)
+        vec.reset(seed=0)
+        vec.send([1, Poison()])  # one command for sub-envs 0 and 1
+        for call in (lambda: vec.recv(1), lambda: vec.send([1], env_ids=[0]),
+                     lambda: vec.send([1], env_ids=[1]), lambda: vec.recv(1)):
+            try:
+                call()
+            except Exception as e:
+                report(cls=type(e).__name__, message=str(e).splitlines()[0])
+        report(env_ids=vec.recv(1).env_ids.tolist())
+        vec.close()
+    """)
+    assert done.code == 0, done.err
+    unpickled = "RuntimeError: the command step() cannot be unpickled in the worker"
+    assert done.lines == [
+        {
+            "cls": "VecEnvWorkerError[RuntimeError]",
+            "message": f"Sub-env 0 raised {unpickled}: cannot be rebuilt here",
+        },
+        {
+            "cls": "ValueError",
+            "message": "sub-envs [1] have a failure recv() has not reported yet: call recv() "
+            "to receive it first.",
+        },
+        {
+            "cls": "VecEnvWorkerError[RuntimeError]",
+            "message": f"Sub-env 1 raised {unpickled}: cannot be rebuilt here",
+        },
+        {"env_ids": [0]},
     ]
 
 

@@ -6,6 +6,7 @@ and test_interrupts.py.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -15,9 +16,10 @@ import pytest
 
 import sekai
 from sekai.core._rng import make_seed_sequence
+from sekai.error import VecEnvWorkerError
 from sekai.vector import ProcVecEnv, SyncVecEnv, VecRecvResult
-from sekai.vector._batches import Batches, send_plan
-from sekai.vector._remote import decode_actions
+from sekai.vector._batches import Arrival, Batches, send_plan
+from sekai.vector._remote import Reply, decode_actions
 from sekai.wrappers.autoreset import AutoReset
 
 NUM_ENVS = 5
@@ -199,6 +201,73 @@ def test_env_ids_out_of_range_are_named_as_given_however_big(env_ids: Any, value
     for not_ints in ([1.0], [True], [2**70, True], [2**70, 1.5]):
         with pytest.raises(TypeError, match="env_ids must be a 1-D sequence"):
             batches.env_ids(not_ints)
+
+
+class _Kept:
+    """An inbox that keeps the given replies."""
+
+    def __init__(self, *arrivals: Arrival) -> None:
+        self.arrivals = list(arrivals)
+
+    def wait(self, timeout: float | None, what: str) -> None:
+        raise AssertionError("nothing to wait for")
+
+    def first(self) -> Arrival | None:
+        return self.arrivals[0] if self.arrivals else None
+
+    def drop(self) -> None:
+        del self.arrivals[0]
+
+
+def _lost_whole(batches: Batches, env_ids: list[int], ranks: list[int]) -> _Kept:
+    """``env_ids`` sent, and their reply lost whole with an error for each of ``ranks``."""
+    ids = np.array(env_ids, dtype=np.intp)
+    batches.post(lambda posted: posted(ids))
+    errors = [(rank, VecEnvWorkerError(rank, "RuntimeError", "lost")) for rank in ranks]
+    return _Kept(Arrival(ids, None, Reply(None, errors)))
+
+
+def _refused(batches: Batches) -> list[int]:
+    """The sub-envs send() refuses for a failure recv() has not reported yet."""
+    refused = []
+    for rank in range(batches.num_envs):
+        try:
+            batches.env_ids([rank])
+        except ValueError as e:
+            assert str(e) == (
+                f"sub-envs [{rank}] have a failure recv() has not reported yet: call recv() to "
+                "receive it first."
+            )
+            refused.append(rank)
+    return refused
+
+
+def test_each_error_of_a_reply_lost_whole_frees_its_own_sub_env_once_raised() -> None:
+    batches = Batches("ProcVecEnv", 4, None)
+    inbox = _lost_whole(batches, [0, 1, 3], [0, 3])  # sub-env 1: no error of its own
+    raised = []
+    for _ in range(2):
+        with pytest.raises(VecEnvWorkerError) as caught:
+            batches.collect(inbox)
+        raised.append(caught.value.rank)
+        # the first error also reports sub-env 1, which no error names
+        assert _refused(batches) == ([3] if raised == [0] else [])
+    assert raised == [0, 3]
+    batches.collect(inbox)  # nothing left to raise
+
+
+def test_one_error_for_a_reply_lost_whole_reports_every_sub_env_it_answers_for() -> None:
+    batches = Batches("ProcVecEnv", 4, None)
+    for sent, named in (([1, 2], 1), ([2, 3], 0)):  # 0: its worker's first sub-env, not sent
+        inbox = _lost_whole(batches, sent, [named])  # a worker's one error for them all
+        batches.arrive(inbox.arrivals[0])
+        assert _refused(batches) == sent
+        with pytest.raises(RuntimeError, match=re.escape(f"sub-envs {sent} have failures in")):
+            batches.check_idle("step")
+        with pytest.raises(VecEnvWorkerError):
+            batches.collect(_Kept())
+        assert _refused(batches) == []
+        batches.check_idle("step")
 
 
 @pytest.mark.parametrize(
