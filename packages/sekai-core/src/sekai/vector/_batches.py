@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from sekai.error import VecEnvWorkerError
 from sekai.spaces import Space
+from sekai.spaces._bounds import exact_ints
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.batching import take_rows
 from sekai.vector._interrupts import holding_interrupts
@@ -396,10 +397,14 @@ class Batches:
         if env_ids is None:
             ids = np.arange(self.num_envs, dtype=np.intp)
         else:
-            array = np.asarray(env_ids)
-            if array.ndim != 1 or not (
-                array.dtype.kind in "iu" or array.size == 0 or _python_ints(array)
-            ):
+            given = np.asarray(env_ids)
+            # Ints NumPy holds as floats or objects (around 2**63, beyond 64 bits): read exactly.
+            array = (
+                given
+                if given.dtype.kind not in "fO"
+                else exact_ints(env_ids.tolist() if isinstance(env_ids, np.ndarray) else env_ids)
+            )
+            if array is None or array.ndim != 1 or array.dtype.kind not in "iuO":
                 raise TypeError(
                     f"env_ids must be a 1-D sequence of sub-env indices (ints), got {env_ids!r}."
                 )
@@ -588,14 +593,6 @@ def raise_first(errors: Iterable[tuple[int, VecEnvWorkerError]]) -> None:
     error = first_error(errors)
     if error is not None:
         raise error
-
-
-def _python_ints(array: NDArray[Any]) -> bool:
-    """Whether ``array`` (of dtype object) holds only ints (too big for a numpy dtype)."""
-    return array.dtype == object and all(
-        isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-        for value in array.tolist()
-    )
 
 
 def _short(ids: list[int]) -> str:

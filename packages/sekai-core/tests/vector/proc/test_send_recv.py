@@ -189,8 +189,20 @@ def test_send_refuses_bad_env_ids_and_sub_envs_already_in_flight(vec: Any) -> No
         ([2**63], 2**63),
         ([0, 2**70], 2**70),
         ((1, -(2**70)), -(2**70)),
+        ([-1, 2**63], -1),  # ints NumPy makes float64
+        ([1, 2**63 + 1, -1], 2**63 + 1),
+        (np.array([1, 2**70], dtype=object), 2**70),
     ],
-    ids=["uint64-max", "uint64-above-intp", "int-above-intp", "huge-int", "huge-negative"],
+    ids=[
+        "uint64-max",
+        "uint64-above-intp",
+        "int-above-intp",
+        "huge-int",
+        "huge-negative",
+        "both-sides-of-2**63",
+        "both-sides-of-2**63-first",
+        "object-array",
+    ],
 )
 def test_env_ids_out_of_range_are_named_as_given_however_big(env_ids: Any, value: int) -> None:
     batches = Batches("ProcVecEnv", 4, None)
