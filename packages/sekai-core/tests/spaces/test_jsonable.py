@@ -273,6 +273,37 @@ def test_a_nonempty_bound_of_a_zero_size_shape_is_still_refused() -> None:
 
 
 @pytest.mark.parametrize(
+    ("shape", "low", "found"),
+    [
+        ((1, 0), [[], [], []], (3, 0)),
+        ((1, 0), [[[]]], (1, 1, 0)),
+        ((0, 2), [[]], (1, 0)),
+        ((2, 0, 3), [[]], (1, 0)),
+        ((2, 0, 3), [[[]], [[]]], (2, 1, 0)),
+    ],
+)
+def test_an_empty_bound_of_another_nesting_than_the_shape_is_refused(
+    shape: tuple[int, ...], low: Any, found: tuple[int, ...]
+) -> None:
+    # Only what tolist() writes for the shape (or [], or what broadcasts to it) stands for it.
+    message = re.escape(f"low of shape {found} cannot be broadcast to shape {shape}")
+    for space in (Box(0.0, 1.0, shape), MaskedBox(0.0, 1.0, shape, max_size=2)):
+        d = {**space.to_jsonable(), "low": low}
+        with pytest.raises(ValueError, match=message):
+            space_from_jsonable(d)
+
+
+@pytest.mark.parametrize(
+    ("shape", "low"), [((3, 0), [[]]), ((3, 0), []), ((2, 0, 3), []), ((2, 0, 3), [[], []])]
+)
+def test_an_empty_bound_in_the_nesting_of_the_shape_is_taken(
+    shape: tuple[int, ...], low: Any
+) -> None:
+    d = {"type": "Box", "low": low, "high": 1.0, "shape": list(shape), "dtype": "float32"}
+    assert space_from_jsonable(d) == Box(0.0, 1.0, shape)
+
+
+@pytest.mark.parametrize(
     "space",
     [
         Box(np.array([0, 2**63 + 1], np.uint64), np.uint64(2**64 - 1), dtype=np.uint64),

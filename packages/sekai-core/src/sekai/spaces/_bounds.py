@@ -66,18 +66,16 @@ _JSON_INFINITIES = {"Infinity": math.inf, "-Infinity": -math.inf}
 
 def bound_from_json(d: Mapping[str, Any], field: str, shape: tuple[int, ...] | None) -> Any:
     """``d[field]``, a bound of ``shape`` as JSON holds it, for Box to check: the strings
-    ``"Infinity"`` / ``"-Infinity"`` as floats, a bound of a zero-size ``shape`` as a
-    zero-size bound of it (``tolist()`` writes ``(0, 2)`` as ``[]`` and ``(1, 0, 1)`` as
-    ``[[]]``, dropping the shape), anything else as given."""
+    ``"Infinity"`` / ``"-Infinity"`` as floats, ``[]`` or the bound ``tolist()`` writes for a
+    zero-size ``shape`` as a zero-size bound of it (``tolist()`` drops the dimensions after
+    the first 0: ``(1, 0, 1)`` as ``[[]]``), anything else as given (an empty bound of another
+    nesting is left to Box, which takes it only where it broadcasts to ``shape``)."""
     value = _json_number(d[field])
-    if shape is not None and math.prod(shape) == 0 and _holds_nothing(value):
-        return np.empty(shape)
+    if shape is not None and math.prod(shape) == 0 and isinstance(value, list):
+        empty = np.empty(shape)
+        if value == [] or value == empty.tolist():
+            return empty
     return value
-
-
-def _holds_nothing(value: Any) -> bool:
-    """Whether ``value`` is a list of lists ... with no number in it (``[]``, ``[[], []]``)."""
-    return isinstance(value, list) and all(_holds_nothing(item) for item in value)
 
 
 def _json_number(value: Any) -> Any:
