@@ -52,7 +52,7 @@ def test_a_worker_dying_between_send_and_recv_is_raised_by_recv_and_every_later_
         "message": f"Sub-env 1 raised EOFError: {DIED}",
         "rank": 1,
         "exc_type": "EOFError",
-        "cls": "VecEnvWorkerError[RuntimeError]",
+        "cls": "VecEnvWorkerError",
         "notes": [ENDED[fault]],
     }
     assert errors == [expected] * 5
