@@ -124,6 +124,7 @@ def test_concatenate_casts_to_space_dtype() -> None:
         (Box(0, 255, (2,), np.uint8), [np.array([1.0, 7.0]), np.array([1.0, 2.5])], 1),
         (MultiBinary((2, 2)), [np.zeros((2, 2), np.int64)] * 2 + [np.array([[0, 1], [300, 1]])], 2),
         (Discrete(3), [np.int64(1), 2.5], 1),
+        (Discrete(3), [np.float64(1.0), np.float64(2.5)], 1),
         (MultiDiscrete([3, 3], dtype=np.int8), [np.array([1, 2]), [1, -129]], 1),
         (MultiBinary(2), [np.array([1.0, np.nan])], 0),
     ],

@@ -81,6 +81,9 @@ def _cases() -> list[tuple[Space[Any], list[Any]]]:
             cases.append((space, [arrays[0].tolist(), *arrays]))
             if not shape:
                 cases.append((space, [*arrays, dtype.type(1)]))
+                cases.append((space, [dtype.type(1)] * n))  # NumPy scalars: of the dtype
+                cases.append((space, [np.int32(1)] * n))  # and of another
+                cases.append((space, [np.float64(1.0)] * n))
             # byte-swapped arrays: equal values, another dtype
             cases.append((space, [a.astype(dtype.newbyteorder()) for a in arrays]))
     # a float64 item cast unsafely into float32 (an overflow: NumPy's warning)
@@ -181,6 +184,9 @@ def test_arrays_of_one_real_dtype_are_stacked_at_once(monkeypatch: pytest.Monkey
     rows = [np.zeros(4) for _ in range(16)]
     assert counted(_F32, [np.zeros((2, 3))] * 16) == {"stack": 0, "can_cast": 0}
     assert counted(MultiBinary(4), rows) == {"stack": 0, "can_cast": 1}
+    # NumPy scalars of one type likewise
+    assert counted(_D, [np.int64(1)] * 16) == {"stack": 0, "can_cast": 0}
+    assert counted(_D, [np.float64(1.0)] * 16) == {"stack": 0, "can_cast": 1}
     out = np.zeros((16, 4), np.int8)
     assert counted(MultiBinary(4), rows, out) == {"stack": 1, "can_cast": 1}  # np.stack writes out
     # other items: one by one, stacked by np.stack

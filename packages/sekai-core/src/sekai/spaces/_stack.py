@@ -107,14 +107,19 @@ def _new_batch(items: Sequence[Any], dt: np.dtype[Any], arrays: bool) -> Any:
 
 
 def _array_dtype(items: Sequence[Any]) -> np.dtype[Any] | None:
-    """The dtype of ``items`` if they are all arrays of one dtype, else None."""
-    if not items or type(items[0]) is not np.ndarray:
+    """The dtype of ``items`` if they are all arrays of one dtype, or all NumPy scalars of one
+    type (``np.int64(2)`` for a Discrete), else None."""
+    if not items:
         return None
-    own = items[0].dtype
+    first = items[0]
+    kind = type(first)
+    if kind is not np.ndarray and not isinstance(first, np.generic):
+        return None
+    own: np.dtype[Any] = first.dtype
     for item in items:  # a loop: twice as fast as all() on a few items
-        if type(item) is not np.ndarray or item.dtype != own:
+        if type(item) is not kind or item.dtype != own:
             return None
-    return own  # type: ignore[no-any-return]
+    return own
 
 
 def _check_stack_keeps(space: Space[Any], items: Sequence[Any], dt: np.dtype[Any]) -> None:
