@@ -4,7 +4,7 @@ that sekai hands out may share it, and nothing sekai adds may be written into it
 from __future__ import annotations
 
 import collections
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -212,3 +212,146 @@ def test_snapshot_info_copies_containers_and_arrays_and_keeps_their_classes() ->
     assert copied["n"] is info["n"] and copied["s"] is info["s"]
     scalars = {"a": 1, "b": 2.0, "c": None, "d": "x", "e": np.float32(1.0), "f": True}
     assert snapshot_info(scalars) == scalars and snapshot_info(scalars) is not scalars
+
+
+class TreeEnv(sekai.Env[Any, Any]):
+    """Reports a tree whose leaves link back to their parent, updated in place, in its info;
+    episodes of two steps."""
+
+    observation_space = sekai.Box(-1.0, 1.0, shape=(2,))
+    action_space = sekai.Discrete(2)
+
+    def __init__(self) -> None:
+        self.root: dict[str, Any] = {"visits": 0, "children": []}
+        self.root["children"].append({"name": "leaf", "parent": self.root})
+        self.t = 0
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.t = 0
+        self.root["visits"] = 0
+        return sekai.ResetResult(np.zeros(2, np.float32), {"tree": self.root})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.t += 1
+        self.root["visits"] = self.t
+        return sekai.StepResult(
+            np.zeros(2, np.float32), 1.0, self.t >= 2, False, {"tree": self.root}
+        )
+
+
+def _linked_visits(info: dict[str, Any]) -> int:
+    """The tree's visits, read through its leaf's link back to it (which must be the copy)."""
+    tree = info["tree"]
+    assert tree["children"][0]["parent"] is tree
+    visits: int = tree["visits"]
+    return visits
+
+
+@pytest.mark.parametrize("backend", sorted(ALL_BACKENDS))
+def test_vector_infos_that_refer_to_themselves_are_copied_with_their_cycles(backend: str) -> None:
+    with ALL_BACKENDS[backend]([TreeEnv] * 2) as vec:
+        reset = vec.reset(seed=0)
+        first = vec.step([0, 0])
+        ending = vec.step([0, 0])
+        vec.step([0, 0])
+    assert _linked_visits(reset.infos[1]) == 0 and _linked_visits(first.infos[1]) == 1
+    assert _linked_visits(ending.infos[1]["final_info"]) == 2
+    assert _linked_visits(ending.infos[1]["reset_info"]) == 0
+
+
+def test_autoreset_copies_an_info_that_refers_to_itself_with_its_cycle() -> None:
+    env = sekai.AutoReset(TreeEnv())
+    env.reset(seed=0)
+    env.step(0)
+    info = env.step(0).info
+    env.step(0)
+    assert _linked_visits(info["final_info"]) == 2 and _linked_visits(info["reset_info"]) == 0
+
+
+class Graph(NamedTuple):
+    nodes: np.ndarray
+    edges: np.ndarray
+
+
+class GraphSpace(sekai.Space[Graph]):
+    """A custom space whose samples are ``Graph`` namedtuples."""
+
+    def __init__(self) -> None:
+        super().__init__(None, None)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> Graph:
+        return Graph(np.zeros((2, 3)), np.zeros((1, 2), np.int64))
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, Graph)
+
+    @property
+    def is_flattenable(self) -> bool:
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GraphSpace)
+
+    __hash__ = object.__hash__
+
+
+class GraphEnv(sekai.Env[Any, Any]):
+    """Observes its own ``Graph``, whose node array every step changes in place."""
+
+    observation_space = GraphSpace()
+    action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.graph = Graph(np.zeros((2, 3)), np.zeros((1, 2), np.int64))
+        return sekai.ResetResult(self.graph, {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.graph.nodes[:] += 1.0
+        return sekai.StepResult(self.graph, 1.0, False, False, {})
+
+
+@pytest.mark.parametrize("backend", sorted(ALL_BACKENDS))
+def test_vector_namedtuple_observations_keep_their_class(backend: str) -> None:
+    with ALL_BACKENDS[backend]([GraphEnv] * 2) as vec:
+        results = [vec.reset(seed=0)] + [vec.step([0, 0]) for _ in range(2)]
+        space = vec.observation_space
+    graphs = [result.observations[1] for result in results]
+    assert [type(graph) for graph in graphs] == [Graph] * 3
+    assert all(space.contains(graph) for graph in graphs)
+    assert [graph.nodes[0, 0] for graph in graphs] == [0.0, 1.0, 2.0]
+
+
+Point = collections.namedtuple("Point", "pos")
+
+
+class RecordEnv(sekai.Env[Any, Any]):
+    """Reports a NumPy record and a namedtuple of its position array, both updated in place."""
+
+    observation_space = sekai.Box(-1.0, 1.0, shape=(2,))
+    action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        self.records = np.zeros(1, dtype=[("x", "f8"), ("y", "i4")])
+        self.pos = np.zeros(2)
+        return sekai.ResetResult(np.zeros(2, np.float32), self._info())
+
+    def _info(self) -> dict[str, Any]:
+        return {"record": self.records[0], "point": Point(self.pos)}
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.records["x"][0] += 1.0
+        self.pos += 1.0
+        return sekai.StepResult(np.zeros(2, np.float32), 1.0, False, False, self._info())
+
+
+@pytest.mark.parametrize("backend", sorted(ALL_BACKENDS))
+def test_vector_infos_hold_copies_of_numpy_records_and_namedtuples(backend: str) -> None:
+    with ALL_BACKENDS[backend]([RecordEnv] * 2) as vec:
+        results = [vec.reset(seed=0)] + [vec.step([0, 0]) for _ in range(2)]
+    infos = [result.infos[1] for result in results]
+    assert [info["record"]["x"] for info in infos] == [0.0, 1.0, 2.0]
+    assert [type(info["point"]) for info in infos] == [Point] * 3
+    assert [info["point"].pos.tolist() for info in infos] == [[t, t] for t in (0.0, 1.0, 2.0)]
