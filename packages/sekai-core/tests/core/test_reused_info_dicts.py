@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import sekai
+import sekai.vector._in_process as in_process
 from sekai.core._snapshot import snapshot_info
 from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv
 
@@ -355,3 +356,28 @@ def test_vector_infos_hold_copies_of_numpy_records_and_namedtuples(backend: str)
     assert [info["record"]["x"] for info in infos] == [0.0, 1.0, 2.0]
     assert [type(info["point"]) for info in infos] == [Point] * 3
     assert [info["point"].pos.tolist() for info in infos] == [[t, t] for t in (0.0, 1.0, 2.0)]
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+def test_vector_autoreset_infos_are_handed_on_without_a_second_copy(
+    backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The ending step's info is sekai's own, built of snapshots taken before the reset.
+    built: list[list[dict[str, Any]]] = []
+    snapshot_infos = in_process.snapshot_infos
+
+    def recorded(infos: list[dict[str, Any]], own: Any = ()) -> list[dict[str, Any]]:
+        built.append(list(own))
+        return snapshot_infos(infos, own)
+
+    monkeypatch.setattr(in_process, "snapshot_infos", recorded)
+    with BACKENDS[backend]([NestedStateEnv] * 2) as vec:
+        vec.reset(seed=0)
+        vec.step([0, 0])
+        vec.step([0, 0])
+        ending = vec.step([0, 0])
+        following = vec.step([0, 0])
+    assert [len(own) for own in built] == [0, 0, 0, 2, 0]
+    assert [info is own for info, own in zip(ending.infos, built[3])] == [True, True]
+    assert _plain(ending.infos[1]["final_info"]) == _state(3)
+    assert _plain(following.infos[1]) == _state(1)

@@ -1,4 +1,4 @@
-"""snapshot and snapshot_info: copies that share nothing mutable with what they
+"""snapshot, snapshot_info and snapshot_infos: copies that share nothing mutable with what they
 copy, keep the classes of what they copy, and keep cycles and shared references as pickling
 does."""
 
@@ -8,7 +8,9 @@ import collections
 from typing import Any, NamedTuple
 
 import numpy as np
+import pytest
 
+import sekai.core._snapshot as snapshots
 from sekai.core._snapshot import snapshot, snapshot_info
 
 
@@ -79,3 +81,45 @@ def test_snapshot_info_copies_numpy_records_and_rebuilds_namedtuples() -> None:
     assert copied["rec"]["x"] == 0.0
     assert type(copied["point"]) is Point and copied["point"].label == "a"
     assert copied["point"].pos.tolist() == [0.0, 0.0]
+
+
+def test_snapshot_infos_of_numbers_strings_and_none_are_plain_dict_copies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(*args: Any) -> Any:
+        raise AssertionError("an info of numbers, strings and None took the copying path")
+
+    monkeypatch.setattr(snapshots, "_items_copied", refuse)
+    infos = [{"a": 1, "b": 2.5, "c": None, "d": "x", "e": np.float32(1.0), "f": True}] * 2
+    copied = snapshots.snapshot_infos(infos)
+    assert copied == infos and all(type(c) is dict and c is not infos[0] for c in copied)
+    assert snapshot_info(infos[0]) == infos[0]
+
+
+def test_snapshot_info_checks_numbers_and_copies_arrays_without_a_call_per_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[Any] = []
+    copied_by = snapshots._copied
+
+    def counted(value: Any, *memo: Any) -> Any:
+        calls.append(value)
+        return copied_by(value, *memo)
+
+    monkeypatch.setattr(snapshots, "_copied", counted)
+    weights = np.ones(3)
+    info = {"value": 1.0, "equity": 2.0, "weights": weights, "step": 3, "dt": 1.0}
+    copied = snapshot_info(info)
+    assert calls == [] and copied["weights"] is not weights
+    assert copied["weights"].tolist() == [1.0] * 3 and {**copied, "weights": 0} == {
+        **info,
+        "weights": 0,
+    }
+
+
+def test_snapshot_infos_hands_on_the_infos_sekai_built_as_they_are() -> None:
+    env_info = {"pos": np.zeros(2)}
+    built = {"final_observation": np.ones(2), "final_info": {"t": 3}}
+    copied = snapshots.snapshot_infos([env_info, built], [built])
+    assert copied[1] is built
+    assert copied[0] is not env_info and copied[0]["pos"] is not env_info["pos"]

@@ -4,12 +4,13 @@ a reused buffer or dict cannot change them."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Collection, Mapping, MutableMapping
+from itertools import chain
 from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["snapshot", "snapshot_info"]
+__all__ = ["snapshot", "snapshot_info", "snapshot_infos"]
 
 
 # Values an observation or info may hold as they are: no one can change them in place (NumPy's
@@ -44,6 +45,25 @@ def snapshot_info(info: Mapping[str, Any]) -> dict[str, Any]:
     if _IMMUTABLE.issuperset(map(type, info.values())):
         return dict(info)
     return _items_copied(info, {})
+
+
+def snapshot_infos(
+    infos: list[dict[str, Any]], built: Collection[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """``snapshot_info`` of each of ``infos``, the plain dicts one call returned from every
+    sub-env, but those in ``built`` (sekai's own dicts of snapshots, an autoreset's), which are
+    handed on as they are. When the others hold only numbers, strings and None: one type check
+    of all their values and one ``dict()`` each."""
+    if built:
+        own = {id(info) for info in built}
+        checked = [info for info in infos if id(info) not in own]
+    else:
+        own, checked = set(), infos
+    if _IMMUTABLE.issuperset(map(type, chain.from_iterable(map(dict.values, checked)))):
+        if not built:
+            return list(map(dict, infos))
+        return [info if id(info) in own else dict(info) for info in infos]
+    return [info if id(info) in own else _items_copied(info, {}) for info in infos]
 
 
 def _items_copied(source: Mapping[Any, Any], into: _M, memo: dict[int, Any] | None = None) -> _M:

@@ -9,7 +9,7 @@ from typing import Any
 
 from sekai._args import type_name
 from sekai.core._not_an_env import given, not_an_env_hint
-from sekai.core._snapshot import snapshot, snapshot_info
+from sekai.core._snapshot import snapshot, snapshot_infos
 from sekai.core.env import Env
 from sekai.spaces import Space
 from sekai.vector._attributes import SubEnvAttributes
@@ -179,7 +179,7 @@ class InProcessVecEnv(SubEnvAttributes):
     Holds what SyncVecEnv and AsyncVecEnv share: construction with cleanup, ``envs``,
     ``get_attr`` / ``set_attr`` / ``call`` through each sub-env's wrapper stack, ``close``, and
     the batching of the results: nothing handed out is the env's own object (core.md §14 rule
-    4), as a ProcVecEnv's pickled results are not. Infos are ``snapshot_info`` copies, and the
+    4), as a ProcVecEnv's pickled results are not. Infos are ``snapshot_infos`` copies, and the
     observations of a space whose batch would hold them as they are (a Sequence's) are copied.
     """
 
@@ -191,7 +191,11 @@ class InProcessVecEnv(SubEnvAttributes):
             super().__init__(
                 len(envs), envs[0].observation_space, envs[0].action_space, autoreset=autoreset
             )
-            self._subenvs = [SubEnv(env, self.autoreset, i) for i, env in enumerate(envs)]
+            # The infos of the autoreset results the sub-envs build, until the step's batch.
+            self._built: list[dict[str, Any]] = []
+            self._subenvs = [
+                SubEnv(env, self.autoreset, i, self._built) for i, env in enumerate(envs)
+            ]
         except BaseException:
             close_quietly(envs)
             raise
@@ -243,7 +247,7 @@ class InProcessVecEnv(SubEnvAttributes):
         observations = self._own_stack([r.observation for r in results])
         self._reset_done()
         # Copies: an env that reuses one info dict must not share it between sub-envs or steps.
-        return VecResetResult(observations, [snapshot_info(r.info) for r in results])
+        return VecResetResult(observations, snapshot_infos([r.info for r in results]))
 
     def _own_stack(self, observations: list[Any]) -> Any:
         """The batch of ``observations``, sharing no array with the sub-envs: a batch that
@@ -261,6 +265,10 @@ class InProcessVecEnv(SubEnvAttributes):
         recorded, and the first (lowest index) error is raised (rule 9), as on every backend.
         """
         error: BaseException | None = None
+        built = self._built
+        if built:  # the infos of the step's autoresets, sekai's own: handed on as they are
+            built = built.copy()
+            self._built.clear()
         if not failed:
             try:
                 return self._step_result(
@@ -268,7 +276,7 @@ class InProcessVecEnv(SubEnvAttributes):
                     [r.reward for r in results],
                     [r.terminated for r in results],
                     [r.truncated for r in results],
-                    [snapshot_info(r.info) for r in results],
+                    snapshot_infos([r.info for r in results], built),
                 )
             except Exception as exc:  # raised below, unless a sub-env's misfit explains it
                 error = exc

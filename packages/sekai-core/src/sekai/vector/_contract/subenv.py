@@ -95,12 +95,22 @@ class SubEnv(Slotted):
         autoreset: the VecEnv's autoreset setting.
         index: the sub-env's index in the whole VecEnv (for messages).
         resets_itself: whether a layer of the sub-env is an ``AutoReset``.
+        built: where the driver appends the info of each autoreset result it builds (None:
+            nowhere), sekai's own dict of snapshots, which the VecEnv's batch of infos hands on
+            as it is (``snapshot_infos``).
     """
 
-    __slots__ = ("_final", "autoreset", "env", "index", "resets_itself", "stepped")
+    __slots__ = ("_final", "autoreset", "built", "env", "index", "resets_itself", "stepped")
 
-    def __init__(self, env: Env[Any, Any], autoreset: bool, index: int) -> None:
+    def __init__(
+        self,
+        env: Env[Any, Any],
+        autoreset: bool,
+        index: int,
+        built: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.env = env
+        self.built = built
         self.autoreset = bool(autoreset)
         self.index = index
         self.resets_itself = resets_itself(env)
@@ -156,7 +166,9 @@ class SubEnv(Slotted):
             result = checked_result(result, StepResult, self.index, "step")
         if (result.terminated or result.truncated) and self._needs_reset(result):
             kept = keep_ending(result)
-            return autoreset_result(result, kept, self._reset_result(self.env.reset()))
+            result = autoreset_result(result, kept, self._reset_result(self.env.reset()))
+            if self.built is not None:
+                self.built.append(result.info)
         return result
 
     def _reset_result(self, result: Any) -> ResetResult[Any]:
@@ -189,7 +201,9 @@ class SubEnv(Slotted):
             reset = await _finished(
                 awaitable(self.env.async_reset(), self.env, "async_reset", self.index)
             )
-            return autoreset_result(result, kept, self._reset_result(reset))
+            result = autoreset_result(result, kept, self._reset_result(reset))
+            if self.built is not None:
+                self.built.append(result.info)
         return result
 
     # -- attributes through the wrapper stack -------------------------------------------------
