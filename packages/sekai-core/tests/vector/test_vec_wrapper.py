@@ -20,8 +20,10 @@ from sekai.vector import (
     VecRewardWrapper,
     VecTransformReward,
     VecWrapper,
+    vec_wrapper,
 )
 from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
+from sekai.vector._contract.checks import observation_checker
 
 
 class CrossSectionalDemean(VecObservationWrapper):
@@ -226,6 +228,63 @@ def test_a_restructuring_transforms_terminal_observation_is_its_row(
     expected = row(np.array([GOAL, 1.0, 1.0], dtype=np.float32))
     assert type(final) is type(expected)
     assert structurally_equal(final, expected)
+
+
+def test_terminal_observations_reuse_the_check_of_the_observation_space_until_it_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[sekai.Space[Any]] = []
+    checker = observation_checker
+
+    def counted(space: sekai.Space[Any], num_envs: int | None = None) -> Any:
+        built.append(space)
+        return checker(space, num_envs)
+
+    monkeypatch.setattr(vec_wrapper, "observation_checker", counted)
+    vec = Doubled(SyncVecEnv([CounterEnv] * 2))
+    terminal = np.array([GOAL, 1.0, 1.0], dtype=np.float32)
+    rows = [vec.final_observation(terminal).tolist() for _ in range(3)]
+    assert rows == [[2.0 * GOAL, 2.0, 2.0]] * 3 and built == [vec.observation_space]
+    vec.observation_space = sekai.Box(-np.inf, np.inf, shape=(3,))
+    assert vec.final_observation(terminal).tolist() == [2.0 * GOAL, 2.0, 2.0]
+    assert built == [vec.venv.observation_space, vec.observation_space]
+
+
+ROW_SPACES: dict[str, sekai.Space[Any]] = {
+    "box": sekai.Box(-1.0, 1.0, shape=(2, 3)),
+    "discrete": sekai.Discrete(4),
+    "multi_binary": sekai.MultiBinary(3),
+    "nested": sekai.Dict(
+        a=sekai.Box(-1.0, 1.0, shape=(2,)),
+        b=sekai.Tuple((sekai.Discrete(3), sekai.MultiDiscrete([2, 3]))),
+        empty=sekai.Dict(),
+    ),
+    "masked": sekai.MaskedBox(-1.0, 1.0, shape=(2,), max_size=3),
+}
+
+
+@pytest.mark.parametrize("name", list(ROW_SPACES))
+def test_the_terminal_row_of_a_batch_of_array_spaces_is_the_row_iterate_gives(name: str) -> None:
+    space = ROW_SPACES[name]
+    space.seed(0)
+    observation = space.sample()
+
+    class Env(sekai.Env[Any, Any]):
+        observation_space = space
+        action_space = sekai.Discrete(2)
+
+        def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+            return sekai.ResetResult(observation)
+
+        def step(self, action: Any) -> sekai.StepResult[Any]:
+            return sekai.StepResult(observation, 0.0, True, False)
+
+    batch = sekai.spaces.concatenate(space, [observation])
+    expected = next(iter(sekai.spaces.iterate(sekai.spaces.batch_space(space, 1), batch)))
+    with sekai.VecTransformObservation(SyncVecEnv([Env]), lambda batch: batch) as vec:
+        row = vec.final_observation(observation)
+    assert type(row) is type(expected) and structurally_equal(row, expected)
+    assert structurally_equal(row, observation)
 
 
 def test_a_transform_whose_terminal_output_has_no_row_names_the_wrapper_and_the_fix() -> None:

@@ -155,6 +155,8 @@ def iterate(space: Space[Any], batch: Any) -> Iterator[Any]:
 @iterate.register(MultiDiscrete)
 @iterate.register(MultiBinary)
 def _iterate_array(space: Space[Any], batch: Any) -> Iterator[Any]:
+    if type(batch) is np.ndarray and batch.ndim:  # the usual batch, without the ABC checks
+        return iter(batch)
     if (
         isinstance(batch, (str, bytes, cabc.Mapping))
         or not isinstance(batch, cabc.Iterable)

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from sekai._args import type_name
+from sekai._slots import Slotted
 from sekai.core._async import passes_inward
 from sekai.core._not_an_env import not_an_env_hint
 from sekai.core.wrapper import _NO_REVERSE_ACTION, _own_space
-from sekai.spaces import Space, concatenate, iterate
+from sekai.spaces import Dict, Space, Tuple, concatenate, iterate
+from sekai.spaces._kinds import ARRAY_SPACES
 from sekai.vector._contract.checks import observation_checker
 from sekai.vector.kernel_step import tree_map
 from sekai.vector.kernel_vec_env import _device_backend
@@ -299,6 +302,41 @@ class VecResultWrapper(VecWrapper):
 _NONE: Any = object()  # an info without "final_observation"
 
 
+class _OneRow(Slotted):
+    """How ``VecObservationWrapper`` reads the row of a batch of one of ``single``: ``check``
+    (its ``observation_checker``); ``first``, for an array space or a Dict/Tuple of them, the
+    row ``iterate`` gives of a batch that passed the check (row 0 of each array); else
+    ``batch()``, the batch space ``iterate`` reads it by, built when first needed (a custom
+    space may have none)."""
+
+    __slots__ = ("_batch", "check", "first", "single")
+
+    def __init__(self, single: Space[Any]) -> None:
+        self.single = single
+        self.check = observation_checker(single, 1)
+        self.first = _first_row(single)
+        self._batch = _BatchCache()
+
+    def batch(self) -> Space[Any]:
+        return self._batch.get(self.single, 1)
+
+
+def _first_row(space: Space[Any]) -> Callable[[Any], Any] | None:
+    """The reader of row 0 of a checked batch of ``space`` (None: not made of array spaces)."""
+    if isinstance(space, ARRAY_SPACES):
+        return operator.itemgetter(0)
+    if isinstance(space, (Dict, Tuple)):
+        children = space.spaces.items() if isinstance(space, Dict) else enumerate(space.spaces)
+        readers = {key: _first_row(child) for key, child in children}
+        parts = {key: read for key, read in readers.items() if read is not None}
+        if len(parts) < len(readers):
+            return None
+        if isinstance(space, Dict):
+            return lambda batch: {key: read(batch[key]) for key, read in parts.items()}
+        return lambda batch: tuple(read(batch[key]) for key, read in parts.items())
+    return None
+
+
 class VecObservationWrapper(VecResultWrapper):
     """Transforms every batch of observations with ``observation(batch)`` (reset and step).
 
@@ -330,22 +368,26 @@ class VecObservationWrapper(VecResultWrapper):
         transformed = self.observation(batch)
         if backend is not None:  # back to the host, where the env's infos keep it
             transformed = tree_map(_host_copy(backend), transformed)
-        return self._row_of_one(transformed)
+        # Its row: by ``iterate`` where it is a batch of observation_space (its structure,
+        # shapes and dtype kinds: ``observation_checker``), else by its own structure.
+        one = self._one_row()
+        if one.check(transformed) is None:
+            if one.first is not None:
+                return one.first(transformed)
+            try:
+                return next(iter(iterate(one.batch(), transformed)))
+            except (TypeError, ValueError, NotImplementedError):  # a custom space's batch
+                pass
+        return self._row_by_structure(transformed)
 
-    def _row_of_one(self, batch: Any) -> Any:
-        """The one row of ``batch``, what ``observation()`` returned for a batch of one: by
-        ``iterate`` where it is a batch of ``observation_space`` (its structure, shapes and
-        dtype kinds: ``observation_checker``), else by its own structure (``tree_map``: a dict
-        of rows, a tuple of rows, row 0 of each array or list of length 1).
+    def _row_by_structure(self, batch: Any) -> Any:
+        """The one row of ``batch``, what ``observation()`` returned for a batch of one that is
+        not a batch of ``observation_space``, by its own structure (``tree_map``: a dict of
+        rows, a tuple of rows, row 0 of each array or list of length 1).
 
         Raises:
             TypeError: naming the wrapper, when a part of ``batch`` is not a batch of one.
         """
-        if observation_checker(self.observation_space, 1)(batch) is None:
-            try:
-                return next(iter(iterate(self._batch_of_one(), batch)))
-            except (TypeError, ValueError, NotImplementedError):  # a custom space's batch
-                pass
 
         def row(part: Any) -> Any:
             rows = isinstance(part, list) or (isinstance(part, np.ndarray) and part.ndim > 0)
@@ -369,11 +411,12 @@ class VecObservationWrapper(VecResultWrapper):
         each; a subclass may transform them together)."""
         return [self.final_observation(observation) for observation in observations]
 
-    def _batch_of_one(self) -> Space[Any]:
-        cache = self.__dict__.get("_batch_one_cache")
-        if cache is None:
-            cache = self.__dict__["_batch_one_cache"] = _BatchCache()
-        return cache.get(self.observation_space, 1)
+    def _one_row(self) -> _OneRow:
+        """The ``_OneRow`` of the current ``observation_space`` (built again when it changes)."""
+        one: _OneRow | None = self.__dict__.get("_one_row_cache")
+        if one is None or one.single is not self.observation_space:
+            one = self.__dict__["_one_row_cache"] = _OneRow(self.observation_space)
+        return one
 
     def _step_observations(self, observations: Any, live: NDArray[np.bool_] | None) -> Any:
         """A step's batch transformed (``live``: see ``_step_reads_live``)."""
