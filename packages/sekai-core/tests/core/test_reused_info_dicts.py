@@ -366,9 +366,9 @@ def test_vector_autoreset_infos_are_handed_on_without_a_second_copy(
     built: list[list[dict[str, Any]]] = []
     snapshot_infos = in_process.snapshot_infos
 
-    def recorded(infos: list[dict[str, Any]], own: Any = ()) -> list[dict[str, Any]]:
-        built.append(list(own))
-        return snapshot_infos(infos, own)
+    def recorded(results: list[Any], own: Any = ()) -> list[dict[str, Any]]:
+        built.append([results[index].info for index in own])
+        return snapshot_infos(results, own)
 
     monkeypatch.setattr(in_process, "snapshot_infos", recorded)
     with BACKENDS[backend]([NestedStateEnv] * 2) as vec:
@@ -381,3 +381,29 @@ def test_vector_autoreset_infos_are_handed_on_without_a_second_copy(
     assert [info is own for info, own in zip(ending.infos, built[3])] == [True, True]
     assert _plain(ending.infos[1]["final_info"]) == _state(3)
     assert _plain(following.infos[1]) == _state(1)
+
+
+class InterruptingEnv(ReusedInfoEnv):
+    """A ReusedInfoEnv whose second step raises KeyboardInterrupt (a Ctrl-C) when asked to."""
+
+    interrupt = False
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if self.interrupt:
+            raise KeyboardInterrupt
+        return super().step(action)
+
+
+def test_sync_step_interrupted_after_an_autoreset_copies_that_sub_envs_next_info() -> None:
+    # Sub-env 0 ends its episode and is reset, then sub-env 1's Ctrl-C stops the step: the next
+    # step's info of sub-env 0, the env's own refilled dict, is still handed out as a copy.
+    with SyncVecEnv([InterruptingEnv] * 2) as vec:
+        vec.reset(seed=0)
+        vec.step([0, 0])
+        envs = [env.unwrapped for env in vec.envs]
+        envs[1].interrupt = True  # type: ignore[attr-defined]
+        with pytest.raises(KeyboardInterrupt):
+            vec.step([0, 0])
+        envs[1].interrupt = False  # type: ignore[attr-defined]
+        info = vec.step([0, 0]).infos[0]
+        assert info == {"phase": "step", "t": 1} and info is not envs[0].info  # type: ignore[attr-defined]

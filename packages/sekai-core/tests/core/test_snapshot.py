@@ -12,6 +12,7 @@ import pytest
 
 import sekai.core._snapshot as snapshots
 from sekai.core._snapshot import snapshot, snapshot_info
+from sekai.core.result import ResetResult
 
 
 class Graph(NamedTuple):
@@ -91,7 +92,7 @@ def test_snapshot_infos_of_numbers_strings_and_none_are_plain_dict_copies(
 
     monkeypatch.setattr(snapshots, "_items_copied", refuse)
     infos = [{"a": 1, "b": 2.5, "c": None, "d": "x", "e": np.float32(1.0), "f": True}] * 2
-    copied = snapshots.snapshot_infos(infos)
+    copied = snapshots.snapshot_infos([ResetResult(0, info) for info in infos])
     assert copied == infos and all(type(c) is dict and c is not infos[0] for c in copied)
     assert snapshot_info(infos[0]) == infos[0]
 
@@ -120,6 +121,19 @@ def test_snapshot_info_checks_numbers_and_copies_arrays_without_a_call_per_value
 def test_snapshot_infos_hands_on_the_infos_sekai_built_as_they_are() -> None:
     env_info = {"pos": np.zeros(2)}
     built = {"final_observation": np.ones(2), "final_info": {"t": 3}}
-    copied = snapshots.snapshot_infos([env_info, built], [built])
+    copied = snapshots.snapshot_infos([ResetResult(0, env_info), ResetResult(0, built)], [1])
     assert copied[1] is built
     assert copied[0] is not env_info and copied[0]["pos"] is not env_info["pos"]
+    # The others hold numbers only: plain copies, the built one (arrays in it) still as it is.
+    scalars = {"t": 1}
+    results = [ResetResult(0, built), ResetResult(0, scalars), ResetResult(0, scalars)]
+    copied = snapshots.snapshot_infos(results, [0])
+    assert copied[0] is built and copied[1] == copied[2] == scalars
+    assert len({id(info) for info in [*copied[1:], scalars]}) == 3
+
+
+def test_snapshot_infos_keeps_a_cycle_back_to_an_info() -> None:
+    info: dict[str, Any] = {"t": 1}
+    info["self"] = info
+    (copied,) = snapshots.snapshot_infos([ResetResult(0, info)])
+    assert copied is not info and copied["self"] is copied and copied["t"] == 1

@@ -62,7 +62,7 @@ def autoreset_result(
 def _info_copy(info: Any, method: str) -> dict[str, Any]:
     """A ``snapshot_info`` of the info an env's ``method()`` returned, which must be a
     Mapping."""
-    if isinstance(info, Mapping):
+    if type(info) is dict or isinstance(info, Mapping):  # a dict without the ABC's check
         return snapshot_info(info)
     raise TypeError(
         f"AutoReset: the env's {method}() returned info {info!r:.80} ({type(info).__name__}); "

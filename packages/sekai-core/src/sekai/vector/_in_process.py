@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from sekai._args import type_name
@@ -15,6 +15,7 @@ from sekai.spaces import Space
 from sekai.vector._attributes import SubEnvAttributes
 from sekai.vector._contract.batching import batch_copies
 from sekai.vector._contract.checks import checked_steps
+from sekai.vector._contract.partial import Stepped
 from sekai.vector._contract.seeding import options_entry_noted
 from sekai.vector._contract.subenv import CHECKED_NAMES, SubEnv, call_each
 from sekai.vector.result import VecResetResult, VecStepResult
@@ -191,8 +192,8 @@ class InProcessVecEnv(SubEnvAttributes):
             super().__init__(
                 len(envs), envs[0].observation_space, envs[0].action_space, autoreset=autoreset
             )
-            # The infos of the autoreset results the sub-envs build, until the step's batch.
-            self._built: list[dict[str, Any]] = []
+            # The sub-envs whose step built an autoreset result, until the step's batch.
+            self._built: list[int] = []
             self._subenvs = [
                 SubEnv(env, self.autoreset, i, self._built) for i, env in enumerate(envs)
             ]
@@ -247,14 +248,14 @@ class InProcessVecEnv(SubEnvAttributes):
         observations = self._own_stack([r.observation for r in results])
         self._reset_done()
         # Copies: an env that reuses one info dict must not share it between sub-envs or steps.
-        return VecResetResult(observations, snapshot_infos([r.info for r in results]))
+        return VecResetResult(observations, snapshot_infos(results))
 
     def _own_stack(self, observations: list[Any]) -> Any:
         """The batch of ``observations``, sharing no array with the sub-envs: a batch that
         would hold the observations themselves (a Sequence's) gets ``snapshot`` copies."""
         if self._copy_items:
             observations = [snapshot(observation) for observation in observations]
-        return self._stack(observations)
+        return self._observation_tools().stack(observations)
 
     def _step_from(self, results: list[Any], failed: bool) -> VecStepResult[Any]:
         """The batched step result of every sub-env's StepResult.
@@ -276,7 +277,7 @@ class InProcessVecEnv(SubEnvAttributes):
                     [r.reward for r in results],
                     [r.terminated for r in results],
                     [r.truncated for r in results],
-                    snapshot_infos([r.info for r in results], built),
+                    snapshot_infos(results, built),
                 )
             except Exception as exc:  # raised below, unless a sub-env's misfit explains it
                 error = exc
@@ -289,6 +290,17 @@ class InProcessVecEnv(SubEnvAttributes):
         error = next((r for r in results if isinstance(r, BaseException)), error)
         assert error is not None  # failed: some result is an exception
         raise self._failed_step(error, stepped, lambda index: results[index].info)
+
+    def _failed_step(
+        self,
+        error: BaseException,
+        stepped: Iterable[Stepped],
+        info: Callable[[int], Mapping[str, Any]] | None = None,
+    ) -> BaseException:
+        # A step interrupted before its batch (Ctrl-C, a cancelled async_step) must not leave
+        # its autoresets listed: the next step would hand those sub-envs' infos on uncopied.
+        self._built.clear()
+        return super()._failed_step(error, stepped, info)
 
     def _close(self) -> None:
         call_each(lambda sub, _: sub.close(), self._subenvs, [None] * self.num_envs)

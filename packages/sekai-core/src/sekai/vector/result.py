@@ -41,7 +41,7 @@ class VecResetResult(_ArrayAwareEq, Generic[ObsT]):
         )
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class VecStepResult(_ArrayAwareEq, Generic[ObsT]):
     """What ``VecEnv.step()`` returns: one transition of every sub-env.
 
@@ -59,6 +59,23 @@ class VecStepResult(_ArrayAwareEq, Generic[ObsT]):
     terminated: NDArray[np.bool_]
     truncated: NDArray[np.bool_]
     infos: list[dict[str, Any]]
+
+    def __init__(
+        self,
+        observations: ObsT,
+        rewards: NDArray[np.float64],
+        terminated: NDArray[np.bool_],
+        truncated: NDArray[np.bool_],
+        infos: list[dict[str, Any]],
+    ) -> None:
+        # Every VecEnv step builds one: the slots set through their descriptors, as
+        # StepResult's are (dataclass's frozen __init__ costs about twice as much).
+        set_observations, set_rewards, set_terminated, set_truncated, set_infos = _STEP_SLOTS
+        set_observations(self, observations)
+        set_rewards(self, rewards)
+        set_terminated(self, terminated)
+        set_truncated(self, truncated)
+        set_infos(self, infos)
 
     @property
     def dones(self) -> NDArray[np.bool_]:
@@ -164,3 +181,11 @@ for _cls in (VecResetResult, VecStepResult, VecRecvResult):
     # (3.11 on: only for env_ids), and that slot would hide VecStepResult's property.
     if "infos" in _cls.__dict__:
         _install_lazy_infos(_cls)
+
+_BATCH_FIELDS = ("observations", "rewards", "terminated", "truncated")
+# The slots exist only once dataclass(slots=True) has rebuilt the class; `infos` is the slot
+# under the lazy-infos property.
+_STEP_SLOTS = (
+    *(VecStepResult.__dict__[name].__set__ for name in _BATCH_FIELDS),
+    VecStepResult._infos_slot.__set__,  # type: ignore[attr-defined]
+)

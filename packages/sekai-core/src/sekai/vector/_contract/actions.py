@@ -20,6 +20,7 @@ __all__ = ["ActionChecker", "ignored_action"]
 BoolArray = NDArray[np.bool_]
 
 _SMALL_BATCH = 256  # up to this many sub-envs, Python checks Discrete actions faster than NumPy
+_SMALL_SET = 1024  # Discrete spaces up to this size check small batches against a set of actions
 _INT64 = np.dtype(np.int64)
 _MAX = np.maximum.reduce  # the ufunc itself: ndarray.max() adds a Python-level wrapper call
 
@@ -379,8 +380,11 @@ class ActionChecker:
         self._root = _node(space, num_envs, "")
         # Discrete: per-env actions are Python ints, checked in Python when the batch is small.
         self._int_range: tuple[int, int] | None = None
+        self._int_values: frozenset[int] | None = None
         if isinstance(space, Discrete) and num_envs <= _SMALL_BATCH:
             self._int_range = (space.start, space.start + space.n - 1)
+            if space.n <= _SMALL_SET:  # one membership pass in C instead of min() and max()
+                self._int_values = frozenset(range(int(space.start), int(space.start + space.n)))
         # Discrete: an int64 batch is checked with one reduction (``check``'s fast path).
         self._int64_span: tuple[tuple[int], int, int] | None = None
         if isinstance(space, Discrete):
@@ -438,8 +442,14 @@ class ActionChecker:
                 and all(type(v) is int for v in actions)
             ):
                 values = list(actions)
-            if values is not None and min(values) >= bounds[0] and max(values) <= bounds[1]:
-                return values  # type: ignore[no-any-return]
+            if values is not None:
+                allowed = self._int_values
+                if (
+                    allowed.issuperset(values)
+                    if allowed is not None
+                    else min(values) >= bounds[0] and max(values) <= bounds[1]
+                ):
+                    return values  # type: ignore[no-any-return]
         return self._root.split(self.check(actions, frozen))
 
 

@@ -95,9 +95,9 @@ class SubEnv(Slotted):
         autoreset: the VecEnv's autoreset setting.
         index: the sub-env's index in the whole VecEnv (for messages).
         resets_itself: whether a layer of the sub-env is an ``AutoReset``.
-        built: where the driver appends the info of each autoreset result it builds (None:
-            nowhere), sekai's own dict of snapshots, which the VecEnv's batch of infos hands on
-            as it is (``snapshot_infos``).
+        built: where the driver appends ``index`` for each autoreset result it builds (None:
+            nowhere): that info is sekai's own dict of snapshots, which the VecEnv's batch of
+            infos hands on as it is (``snapshot_infos``).
     """
 
     __slots__ = ("_final", "autoreset", "built", "env", "index", "resets_itself", "stepped")
@@ -107,7 +107,7 @@ class SubEnv(Slotted):
         env: Env[Any, Any],
         autoreset: bool,
         index: int,
-        built: list[dict[str, Any]] | None = None,
+        built: list[int] | None = None,
     ) -> None:
         self.env = env
         self.built = built
@@ -168,7 +168,7 @@ class SubEnv(Slotted):
             kept = keep_ending(result)
             result = autoreset_result(result, kept, self._reset_result(self.env.reset()))
             if self.built is not None:
-                self.built.append(result.info)
+                self.built.append(self.index)
         return result
 
     def _reset_result(self, result: Any) -> ResetResult[Any]:
@@ -203,7 +203,7 @@ class SubEnv(Slotted):
             )
             result = autoreset_result(result, kept, self._reset_result(reset))
             if self.built is not None:
-                self.built.append(result.info)
+                self.built.append(self.index)
         return result
 
     # -- attributes through the wrapper stack -------------------------------------------------
