@@ -66,8 +66,8 @@ def snapshot_infos(
         copies[index] = _NOTHING
     if not _IMMUTABLE.issuperset(map(type, chain.from_iterable(map(_VALUES, copies)))):
         copies = [  # from the originals: a cycle back to an info must find its copy
-            copy if copy is _NOTHING else _items_copied(result.info, {})
-            for copy, result in zip(copies, results)
+            shallow if shallow is _NOTHING else _items_copied(result.info, {})
+            for shallow, result in zip(copies, results)
         ]
     for index in built:
         copies[index] = results[index].info
