@@ -15,6 +15,7 @@ import re
 import numpy as np
 import pytest
 
+from sekai.envs.finance._session import param
 from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
 from sekai.envs.finance.vector import OptimalExecutionVecEnv
 
@@ -267,3 +268,88 @@ def test_a_risk_penalty_just_inside_float64_gives_finite_rewards() -> None:
     message = r"the reward in basis points overflow float64: 1e4 \* \(initial_inventory"
     with pytest.raises(ValueError, match=message):
         OptimalExecutionEnv(risk_aversion=lam * 2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reach"),
+    [({"sigma": 1e308}, "-inf"), ({"fixed_cost": 1e308}, "-1e+308")],
+    ids=["sigma", "fixed_cost"],
+)
+def test_a_floor_that_overflows_is_refused_with_the_domain_error(kwargs, reach) -> None:
+    # 5 sigma sqrt(T) (or s0 - fixed_cost) overflowed while the advice was built: OverflowError
+    message = rf"the parameters let the execution price reach {re.escape(reach)} <= 0"
+    with pytest.raises(ValueError, match=message) as info:
+        OptimalExecutionEnv(**kwargs)
+    assert str(info.value).endswith(OTHER)
+    with pytest.raises(ValueError, match=message):
+        OptimalExecutionVecEnv(2, **kwargs)
+
+
+@pytest.mark.parametrize(("name", "value"), [("sigma", 1e308), ("epsilon", 1e308)])
+def test_setting_a_floor_that_overflows_is_refused_and_undone(name, value) -> None:
+    env = OptimalExecutionEnv()
+    before = getattr(env, name)
+    with pytest.raises(ValueError, match=f"setting {name} let the execution price reach"):
+        env.set_attr(name, value)
+    assert env.get_attr(name) == before
+    env.reset(seed=0)
+    assert math.isfinite(env.step(np.array([0.5], np.float32)).reward)
+    vec = OptimalExecutionVecEnv(2)
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match=f"setting {name} let the execution price reach"):
+        vec.set_attr(name, value)
+    assert vec.get_attr(name) == [before, before]
+    assert np.isfinite(vec.step(np.full((2, 1), 0.5, np.float32)).rewards).all()
+    vec.close()
+
+
+class _Checked:
+    """A parameter whose cross-check fails with something other than a refusal."""
+
+    level = param("ge0")
+
+    def __init__(self) -> None:
+        self._level = 1.0
+
+    def _parameters_changed(self, name: str) -> None:
+        if self._level > 10:
+            raise OverflowError(f"{name} overflowed a check")
+
+
+def test_a_parameter_set_whose_check_fails_in_any_way_keeps_the_old_value() -> None:
+    holder = _Checked()
+    with pytest.raises(OverflowError, match="level overflowed"):
+        holder.level = 20.0
+    assert holder.level == 1.0
+    holder.level = 5.0
+    assert holder.level == 5.0
+
+
+TAU_ZERO = (
+    r"total_time / n_steps \(tau, the period length\) must be > 0 in float64, got "
+    r"total_time=5e-324 / n_steps=25, which rounds to 0.0. Use a larger total_time or fewer "
+    r"n_steps."
+)
+
+
+def test_a_total_time_whose_tau_rounds_to_zero_is_refused() -> None:
+    # tau = 5e-324 / 25 rounded to 0.0: the price floor divided by it (ZeroDivisionError)
+    with pytest.raises(ValueError, match=f"^{TAU_ZERO}$"):
+        OptimalExecutionEnv(total_time=5e-324)
+    with pytest.raises(ValueError, match=f"^{TAU_ZERO}$"):
+        OptimalExecutionVecEnv(2, total_time=5e-324)
+    env = OptimalExecutionEnv()
+    with pytest.raises(ValueError, match=r"^setting total_time makes total_time / n_steps \(tau"):
+        env.total_time = 5e-324
+    assert env.total_time == 5.0
+    env = OptimalExecutionEnv(
+        total_time=1e-320, initial_inventory=1.0, temporary_impact=1e-320, permanent_impact=0.0
+    )
+    with pytest.raises(ValueError, match=r"^setting n_steps makes total_time / n_steps \(tau"):
+        env.n_steps = 10**10
+    assert env.n_steps == 25
+    vec = OptimalExecutionVecEnv(2)
+    with pytest.raises(ValueError, match=r"^setting total_time makes total_time / n_steps"):
+        vec.set_attr("total_time", 5e-324)
+    assert vec.get_attr("total_time") == [5.0, 5.0]
+    vec.close()

@@ -27,7 +27,8 @@ class param:
 
     Setting it validates the value like the constructor does (``ValueError`` naming the
     attribute), stores it and calls ``obj._parameters_changed(name)`` so the env can re-check
-    cross-parameter conditions and drop caches.
+    cross-parameter conditions and drop caches. Whatever that hook raises, the old value is
+    put back before the error propagates: a refused set changes nothing.
 
     Args:
         bound: ``None`` (finite), ``"ge0"`` or ``"gt0"``; ignored for integers.
@@ -63,7 +64,7 @@ class param:
         if hook is not None:
             try:
                 hook(self.name)
-            except ValueError:
+            except BaseException:  # a refusal, or any failure of a check: the old value stays
                 setattr(obj, self.slot, old)
                 raise
 

@@ -179,7 +179,8 @@ def _floor_remedy(p: OptimalExecutionEnv) -> str:
             least += 1
         room = s0 - float(p._epsilon) - 5.0 * sigma * math.sqrt(horizon)  # for X0·η·n/T
         limit = room * horizon / (x0 * eta) if x0 * eta > 0 else math.inf
-        most = steps - 1 if limit >= steps else max(least, math.ceil(limit))
+        # limit may be -inf or NaN (room overflowed): then no n_steps lifts the floor
+        most = steps - 1 if limit >= steps else math.ceil(limit) if limit > least else least
         while most > least and not fits(most):
             most -= 1
         if fits(most):
@@ -309,6 +310,7 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         self._eta = cls.eta.check(temporary_impact, "temporary_impact")
         self._epsilon = cls.epsilon.check(fixed_cost, "fixed_cost")
         self._risk_aversion = cls.risk_aversion.check(risk_aversion)
+        self._check_tau(None)
         self._check_impact("temporary_impact")
         self._check_price_domain(None)
         self._check_reward_range(None)
@@ -319,6 +321,20 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         )
         self.action_space = Box(0.0, 1.0, shape=(1,), dtype=np.float32)
         self._clear()
+
+    def _check_tau(self, name: str | None) -> None:
+        """Refuse a ``total_time`` so small for ``n_steps`` that ``tau`` rounds to 0 in float64
+        (``name``: the parameter just set; None: the constructor)."""
+        if self.tau > 0:
+            return
+        head = (
+            "total_time / n_steps" if name is None else f"setting {name} makes total_time / n_steps"
+        )
+        raise ValueError(
+            f"{head} (tau, the period length) must be > 0 in float64, got total_time="
+            f"{self._total_time!r} / n_steps={self._n_steps!r}, which rounds to 0.0. Use a "
+            "larger total_time or fewer n_steps."
+        )
 
     def _check_impact(self, name: str) -> None:
         effective = _effective_eta(self._eta, self._gamma, self.tau)
@@ -357,8 +373,9 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         check_reward_terms("OptimalExecution-v0", name, reward_terms(self), reward_values(self))
 
     def _parameters_changed(self, name: str) -> None:
-        """Re-check ``η - γτ/2 > 0``, the price domain and the reward's range after a parameter
-        changed."""
+        """Re-check ``tau > 0``, ``η - γτ/2 > 0``, the price domain and the reward's range after
+        a parameter changed."""
+        self._check_tau(name)
         self._check_impact(name)
         self._check_price_domain(name)
         self._check_reward_range(name)
