@@ -95,6 +95,16 @@ def test_a_dt_other_than_market_v0s_default_market_names_that_market():
     assert vec.get_attr("dt") == [pytest.approx(1 / 252)] * 2
 
 
+@pytest.mark.parametrize("dt", [1e-310, 1e-300])
+def test_a_tiny_dt_is_refused_by_the_default_markets_message(dt):
+    # 1 / 1e-310 overflows: printing the dt raised OverflowError instead of the refusal
+    message = rf"^dt={dt!r} contradicts Market-v0's default market: default_market\(\) "
+    with pytest.raises(ValueError, match=message):
+        sekai.make("Market-v0", dt=dt)
+    with pytest.raises(ValueError, match=rf"^dt={dt!r} contradicts the model's dt=1/252"):
+        sekai.make("Trading-v0", dt=dt, model=GBM())
+
+
 def test_setting_a_model_whose_dt_contradicts_an_explicit_dt_is_refused():
     env = TradingEnv(dt=1 / 52)
     with pytest.raises(ValueError, match=r"dt=1/52 contradicts the model's dt=1/252"):

@@ -17,7 +17,12 @@ from sekai.finance.simulators import (
     MeanReverting,
     MertonJumpDiffusion,
 )
-from sekai.finance.simulators._checks import as_float, check_correlation, check_correlation_matrix
+from sekai.finance.simulators._checks import (
+    as_float,
+    check_correlation,
+    check_correlation_matrix,
+    format_dt,
+)
 
 
 def test_check_correlation_matrix_returns_the_matrix_read_only() -> None:
@@ -106,3 +111,21 @@ def test_as_float_takes_a_0d_array_as_the_number_it_holds() -> None:
         as_float("dt", np.array(-1.0), "gt0")
     with pytest.raises(ValueError, match=r"^dt must be a finite number > 0, got ndarray"):
         as_float("dt", np.array([0.5]), "gt0")
+
+
+@pytest.mark.parametrize(
+    ("dt", "shown"),
+    [
+        (1 / 252, "1/252"),
+        (0.3, "0.3"),
+        (1e-300, "1e-300"),  # 1 / dt is a float far past 2**53: no exact integer to print
+        (1e-310, "1e-310"),  # 1 / dt overflows: round(inf) raised OverflowError
+        (5e-324, "5e-324"),
+    ],
+)
+def test_format_dt_prints_a_reciprocal_only_of_an_exact_integer(dt, shown) -> None:
+    assert format_dt(dt) == shown
+
+
+def test_a_model_with_a_subnormal_dt_has_a_repr() -> None:
+    assert "dt=1e-310" in repr(GBM(dt=1e-310))

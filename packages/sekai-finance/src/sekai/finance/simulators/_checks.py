@@ -21,6 +21,8 @@ __all__ = [
     "resolve_n_assets",
 ]
 
+_EXACT = 2.0**53  # float64 holds every integer below this exactly
+
 _BOUNDS = {
     None: "",
     "ge0": " >= 0",
@@ -206,8 +208,14 @@ def check_generator(rng: object) -> np.random.Generator:
 
 
 def format_dt(dt: float) -> str:
-    """Format a step length compactly: ``1/252`` when it is the reciprocal of an integer."""
+    """Format a step length compactly: ``1/252`` when it is the reciprocal of an integer.
+
+    ``repr(dt)`` otherwise, and where ``1 / dt`` is 2**53 or more: no float64 reciprocal is
+    then an exact integer, and below about 5.6e-309 ``1 / dt`` overflows to inf.
+    """
     inverse = 1.0 / dt
+    if not inverse < _EXACT:
+        return repr(dt)
     rounded = round(inverse)
     if rounded >= 1 and abs(inverse - rounded) <= 1e-9 * inverse:
         return f"1/{rounded}"
