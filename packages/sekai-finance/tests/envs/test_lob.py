@@ -550,6 +550,42 @@ def test_invalid_parameters_raise_value_error(kwargs: dict[str, Any], match: str
         LimitOrderBookEnv(**kwargs)
 
 
+LONGEST = r"must be at most 1\.78957e\+08 for ZeroIntelligenceFlow\(limit_rate=10\.0, "
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "given"),
+    [
+        ({"warmup": 1e30}, r"1e\+30 \+ 300\.0\)"),  # NumPy: "Maximum allowed dimension exceeded"
+        ({"warmup": 1e308}, r"1e\+308 \+ 300\.0\)"),  # OverflowError: inf to integer
+        ({"session_length": 1e308}, r"20\.0 \+ 1e\+308\)"),
+        ({"warmup": 1.8e8}, r"180000000\.0 \+ 300\.0\)"),
+    ],
+    ids=["warmup-1e30", "warmup-1e308", "session_length", "just-past"],
+)
+def test_a_session_longer_than_the_flow_simulates_is_refused_when_built(kwargs, given) -> None:
+    message = rf"^warmup \+ session_length \({given} {LONGEST}.*Use a shorter time, or lower rates"
+    with pytest.raises(ValueError, match=message):
+        LimitOrderBookEnv(**kwargs)
+    with pytest.raises(ValueError, match=message):
+        LimitOrderBookMarket(**kwargs)
+    LimitOrderBookEnv(warmup=1.78e8, session_length=1.0)  # inside: accepted
+
+
+def test_a_flow_too_fast_for_the_session_is_refused_when_set_and_the_old_one_kept() -> None:
+    env = LimitOrderBookEnv()
+    flow = env.flow
+    fast = ZeroIntelligenceFlow(limit_rate=1e9)  # 320 time units hold 6.4e11 events
+    message = r"^warmup \+ session_length \(20\.0 \+ 300\.0\) must be at most 2\.14748 for"
+    with pytest.raises(ValueError, match=message):
+        env.flow = fast
+    assert env.flow is flow
+    with pytest.raises(ValueError, match=message):
+        LimitOrderBookEnv(flow=fast)
+    env.reset(seed=0)  # unchanged: the default flow runs the session
+    env.step(np.array([1, 1, 1]))
+
+
 def test_flow_of_the_wrong_type_raises_type_error() -> None:
     with pytest.raises(TypeError, match="OrderFlow"):
         LimitOrderBookEnv(flow=object())  # type: ignore[arg-type]

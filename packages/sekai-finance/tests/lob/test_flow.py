@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+import sys
 from typing import Any
 
 import numpy as np
 import pytest
 
-from sekai.finance.lob import BACKGROUND, OrderBook, OrderFlow, Side, ZeroIntelligenceFlow
+from sekai.finance.lob import (
+    BACKGROUND,
+    OrderBook,
+    OrderFlow,
+    Side,
+    StaticFlow,
+    ZeroIntelligenceFlow,
+)
+from sekai.finance.lob.flow import MAX_EVENTS
 
 
 def run(flow: ZeroIntelligenceFlow, seed: int, horizon: int) -> tuple[OrderBook, list[Any]]:
@@ -214,3 +224,59 @@ def test_a_custom_stateful_flow_plugs_into_the_env() -> None:
     assert env.book.flow_state == {"calls": 4}
     env.reset(seed=1)
     assert env.book.flow_state == {"calls": 1}  # initialise() cleared the book and its state
+
+
+def test_max_time_is_the_clock_time_of_max_events_at_the_order_rates() -> None:
+    flow = ZeroIntelligenceFlow()
+    assert flow.max_time() == MAX_EVENTS / 24.0 == 2**32 / 24
+    assert ZeroIntelligenceFlow(limit_rate=1e300).max_time() < 1e-290
+    assert ZeroIntelligenceFlow(limit_rate=1e308, market_rate=1e308).max_time() == 0.0
+
+
+def test_advance_refuses_a_time_past_max_time_naming_the_bound() -> None:
+    flow = ZeroIntelligenceFlow()
+    book, rng = OrderBook(), np.random.default_rng(0)
+    flow.initialise(book, rng, mid=10_000)
+    state = rng.bit_generator.state
+    expected = (
+        r"^until must be at most 1\.78957e\+08 for ZeroIntelligenceFlow\(limit_rate=10\.0, .*\), "
+        r"got 1e\+30: its float64 clock resolves at most 2\*\*32 events \(MAX_EVENTS\), and it "
+        r"simulates at least 2 \* limit_rate \+ 2 \* market_rate = 24 per unit time\. Use a "
+        r"shorter time, or lower rates\.$"
+    )
+    for until in (1e30, 1e308):  # the block of uniforms overflowed int, or NumPy's dimensions
+        with pytest.raises(ValueError, match=expected.replace("1e\\+30", re.escape(repr(until)))):
+            flow.advance(book, rng, until)
+    assert book.time == 0.0 and rng.bit_generator.state == state  # nothing simulated or drawn
+
+
+class _Recording:
+    """A generator that records how many uniforms each draw asks for."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.sizes: list[int] = []
+
+    def random(self, size: int) -> np.ndarray:
+        self.sizes.append(size)
+        return self.rng.random(size)
+
+
+def test_a_long_advance_draws_its_uniforms_in_bounded_blocks() -> None:
+    # 2,000 time units expect about 900,000 uniforms: drawn at once, a long enough span asked
+    # NumPy for more than memory holds
+    flow = ZeroIntelligenceFlow()
+    book = OrderBook()
+    flow.initialise(book, np.random.default_rng(0), mid=10_000)
+    rng = _Recording(1)
+    flow.advance(book, rng, 2000.0)  # type: ignore[arg-type]
+    assert book.time == 2000.0
+    assert max(rng.sizes) <= 2**18 + 64
+
+
+def test_the_default_flow_can_simulate_any_finite_time() -> None:
+    flow = StaticFlow()
+    assert flow.max_time() == sys.float_info.max
+    flow.check_until(1e308)
+    with pytest.raises(ValueError, match=r"^until must be at most 1\.79769e\+308 for StaticFlow"):
+        flow.check_until(float("inf"))

@@ -118,6 +118,7 @@ class LobParams:
         self.terminal_penalty = check_real("terminal_penalty", terminal_penalty, "ge0")
         self.max_trades = check_int("max_trades", max_trades)
         self.warmup = check_real("warmup", warmup, "ge0")
+        check_flow_time(self.flow, self.warmup, self.session_length)
         smallest = max(2 * (self.max_quote_offset + self.levels), SEED_LEVELS + 1)
         mid_price = scalar(mid_price)  # a 0-d array of any library, as check_int takes it
         if is_real(mid_price) and isinstance(mid_price, numbers.Integral) and mid_price < smallest:
@@ -209,6 +210,16 @@ class LobPenalties:
         except ValueError:
             setattr(self._params, name, old)
             raise
+
+
+def check_flow_time(flow: OrderFlow, warmup: float, session_length: float) -> None:
+    """``ValueError`` unless ``flow`` can simulate a session: its clock runs to ``warmup +
+    session_length`` (``OrderFlow.check_until``; ZeroIntelligenceFlow's ``max_time`` bounds
+    it by its rates)."""
+    flow.check_until(
+        warmup + session_length,
+        f"warmup + session_length ({warmup!r} + {session_length!r})",
+    )
 
 
 def check_flow(flow: Any) -> OrderFlow:

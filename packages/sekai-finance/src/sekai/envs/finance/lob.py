@@ -16,6 +16,7 @@ from sekai.envs.finance._lob_session import (
     LobSession,
     Trader,
     check_flow,
+    check_flow_time,
     check_penalties,
     lob_action_space,
     lob_observation_space,
@@ -140,7 +141,9 @@ class LimitOrderBookEnv(LobPenalties, FinanceEnv[Observation, np.ndarray]):
 
     @flow.setter
     def flow(self, value: Any) -> None:
-        self._params.flow = check_flow(value)
+        flow = check_flow(value)
+        check_flow_time(flow, self._params.warmup, self._params.session_length)
+        self._params.flow = flow
 
     @property
     def order_size(self) -> int:

@@ -21,6 +21,8 @@ __all__ = ["OrderFlow", "StaticFlow", "ZeroIntelligenceFlow"]
 _BID = Side.BID
 _ASK = Side.ASK
 _PER_EVENT = 8  # uniforms one event may use: clock, type, offset, size, and two refills
+_MAX_BLOCK = 1 << 18  # uniforms drawn at once (2 MiB): a longer span draws block after block
+MAX_EVENTS = 2**32  # events a ZeroIntelligenceFlow's clock resolves (see max_time)
 
 
 class OrderFlow(abc.ABC):
@@ -49,6 +51,26 @@ class OrderFlow(abc.ABC):
 
         On return ``book.time == until`` (when ``until`` is later than the book's time).
         """
+
+    def max_time(self) -> float:
+        """The latest clock time ``advance`` can simulate to: the largest float by default
+        (any finite time); a flow whose simulation cannot reach every time says so."""
+        return sys.float_info.max
+
+    def check_until(self, until: float, name: str = "until") -> None:
+        """Raise ``ValueError`` unless the flow can simulate to clock time ``until``
+        (``<= max_time()``); ``name`` says what ``until`` is, for the message. The envs check
+        their warm-up plus session length so when they are built and when a flow is set."""
+        limit = self.max_time()
+        if until <= limit:
+            return
+        raise ValueError(
+            f"{name} must be at most {limit:.6g} for {self!r}, got {until!r}: "
+            f"{self._max_time_reason()}"
+        )
+
+    def _max_time_reason(self) -> str:
+        return "the flow's clock is a finite float64. Use a shorter time."
 
 
 def _check(name: str, value: object, bound: str) -> float:
@@ -131,6 +153,12 @@ class ZeroIntelligenceFlow(OrderFlow):
     cancelled, and a side left empty is refilled at once with one limit order, so the book stays
     two-sided. With the defaults the book holds about 30 orders and the spread is about a tick.
 
+    It simulates up to clock time ``max_time()`` = ``MAX_EVENTS / (2 * limit_rate + 2 *
+    market_rate)`` (about 1.8e8 at the defaults): at most 2**32 events at the rate of limit
+    and market orders alone, so that the float64 clock keeps every gap between events at
+    least about 2**19 of its last-place units apart (its times keep about six significant
+    digits); ``advance`` refuses a later ``until`` with ``ValueError``.
+
     Args:
         limit_rate: limit orders per unit time per side (> 0).
         market_rate: market orders per unit time per side (> 0).
@@ -174,6 +202,19 @@ class ZeroIntelligenceFlow(OrderFlow):
         set_(self, "_size_base", 1 + first)
         set_(self, "_size_cdf", size_cdf)
 
+    def max_time(self) -> float:
+        """``MAX_EVENTS / (2 * limit_rate + 2 * market_rate)``: the latest clock time the flow
+        simulates (0 where the rates overflow float64)."""
+        return MAX_EVENTS / (2.0 * self.limit_rate + 2.0 * self.market_rate)
+
+    def _max_time_reason(self) -> str:
+        rate = 2.0 * self.limit_rate + 2.0 * self.market_rate
+        return (
+            f"its float64 clock resolves at most 2**32 events (MAX_EVENTS), and it simulates "
+            f"at least 2 * limit_rate + 2 * market_rate = {rate:.6g} per unit time. Use a "
+            "shorter time, or lower rates."
+        )
+
     # -- OrderFlow ------------------------------------------------------------------------------
 
     def initialise(
@@ -216,11 +257,13 @@ class ZeroIntelligenceFlow(OrderFlow):
         book.last_price = centre
 
     def advance(self, book: OrderBook, rng: np.random.Generator, until: float) -> list[Fill]:
-        """Simulate competing Poisson clocks from ``book.time`` up to ``until``."""
+        """Simulate competing Poisson clocks from ``book.time`` up to ``until``
+        (``ValueError`` past ``max_time()``)."""
         fills: list[Fill] = []
         t = book.time
         if not until > t:
             return fills
+        self.check_until(until)
         limit_rate, market_rate, cancel_rate = self.limit_rate, self.market_rate, self.cancel_rate
         two_limit = 2.0 * limit_rate
         base = two_limit + 2.0 * market_rate
@@ -232,8 +275,10 @@ class ZeroIntelligenceFlow(OrderFlow):
         bids, ask_keys = book._bid_prices, book._ask_keys
         rest, remove, market = book._rest, book._remove, book._market
         log = math.log
-        # Uniforms come in blocks sized to the expected number of events (leftovers discarded).
-        block = int((base + cancel_rate * (len(background) + 8)) * (until - t) * _PER_EVENT) + 64
+        # Uniforms come in blocks sized to the expected number of events (leftovers discarded),
+        # at most _MAX_BLOCK at a time.
+        expected = (base + cancel_rate * (len(background) + 8)) * (until - t) * _PER_EVENT
+        block = int(min(expected, _MAX_BLOCK)) + 64
         us: list[float] = rng.random(block).tolist()
         last = block - _PER_EVENT  # an event may start at most here in the block
         j = 0
