@@ -22,9 +22,10 @@ from sekai.envs.finance import (
     PortfolioEnv,
     TradingEnv,
 )
+from sekai.envs.finance._common import EPISODE_OVER
 from sekai.envs.finance.vector.optimal_execution import OptimalExecutionVecEnv
 from sekai.envs.finance.vector.trading import TradingVecEnv
-from sekai.error import InvalidAction
+from sekai.error import InvalidAction, ResetRequired
 from sekai.finance import (
     GBM,
     CompositeCost,
@@ -545,6 +546,75 @@ def test_the_moving_sub_envs_are_checked_while_others_are_frozen() -> None:
     with pytest.raises(ValueError, match=EXTREME + r".*sigma=40\.0"):
         for _ in range(252):
             vec.step(np.full(4, flat))
+
+
+def _episode_over(vec: Any, actions: np.ndarray) -> tuple[str, list[int]]:
+    """The ResetRequired a step raises, and every sub-env's elapsed steps after it."""
+    with pytest.raises(ResetRequired) as caught:
+        vec.step(actions)
+    return str(caught.value), list(vec.get_attr("elapsed_steps"))
+
+
+@pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0"])
+def test_a_failed_autoreset_leaves_the_sub_envs_waiting_for_reset_on_every_backend(
+    env_id: str,
+) -> None:
+    # The native env latched the refused parameters and kept raising their ValueError on
+    # every step, naming the valid ones set since; sync raises ResetRequired for those sub-envs.
+    actions = _holding(env_id)[:2]
+    seen = {}
+    for mode in ("sync", "native"):
+        vec = sekai.make_vec(env_id, 2, vectorization_mode=mode, episode_length=2, lookback=2)
+        vec.reset(seed=0)
+        vec.set_attr("sigma", 1e6)  # checked when an episode simulates its prices
+        vec.step(actions)
+        before = vec.get_attr("price_history")
+        with pytest.raises(ValueError, match=r"within 4 steps \(mu=.*, sigma=1000000\.0, dt="):
+            vec.step(actions)  # the episodes end: both autoresets simulate with sigma=1e6
+        for path, old in zip(vec.get_attr("price_history"), before):
+            assert np.array_equal(path[:-1], old)  # the finished episodes, as they ended
+            assert np.isfinite(path).all() and len(path) == 5
+        vec.set_attr("sigma", 0.2)
+        seen[mode] = [_episode_over(vec, actions), _episode_over(vec, actions)]
+        vec.reset(seed=1)
+        assert np.isfinite(vec.step(actions).rewards).all()
+    assert seen["native"] == seen["sync"]
+    assert seen["native"][0] == (EPISODE_OVER, [2, 2])
+
+
+def test_a_sub_env_whose_autoreset_failed_waits_while_the_others_step() -> None:
+    flat, long, short = 1, 2, 0  # indices into positions (-1, 0, 1)
+    seen = {}
+    for mode in ("sync", "native"):
+        vec = sekai.make_vec("Trading-v0", 4, vectorization_mode=mode, transaction_cost=0.6)
+        vec.reset(seed=0)
+        vec.step(np.array([long, flat, flat, flat]))
+        vec.set_attr("sigma", 1e6)  # the running episodes keep simulating with sigma=0.2
+        with pytest.raises(ValueError, match=r"sigma=1000000\.0"):
+            vec.step(np.array([short, flat, flat, flat]))  # sub-env 0 is wiped out
+        vec.set_attr("sigma", 0.2)
+        seen[mode] = [_episode_over(vec, np.full(4, flat)) for _ in range(3)]
+    assert seen["native"] == seen["sync"]
+    assert [steps for _, steps in seen["native"]] == [[2, 3, 3, 3], [2, 4, 4, 4], [2, 5, 5, 5]]
+
+
+def test_a_step_failure_names_the_parameters_of_the_failed_episode() -> None:
+    # sigma=40 leaves float64 mid-episode; set to 0.2 after the reset, it is not what failed
+    vec = sekai.make_vec("Trading-v0", 4, sigma=40.0)
+    vec.reset(seed=0)
+    vec.set_attr("sigma", 0.2)
+    hold = np.ones(4, dtype=np.int64)
+    with pytest.raises(ValueError, match=EXTREME + r" \(mu=0\.05, sigma=40\.0, dt="):
+        for _ in range(252):
+            steps = list(vec.get_attr("elapsed_steps"))
+            vec.step(hold)
+    assert list(vec.get_attr("elapsed_steps")) == steps  # the failed step changed nothing
+    with pytest.raises(ResetRequired, match="The episode is over"):
+        vec.step(hold)  # the sub-envs whose price failed wait for reset(); the others stepped
+    after = list(vec.get_attr("elapsed_steps"))
+    assert all(a in (s, s + 1) for a, s in zip(after, steps)) and after != steps
+    vec.reset(seed=1)
+    assert np.isfinite(vec.step(hold).rewards).all()
 
 
 @pytest.mark.parametrize("native", [False, True])

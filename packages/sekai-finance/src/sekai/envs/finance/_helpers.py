@@ -13,9 +13,14 @@ from sekai.finance._values import check_count, check_number, real_array, real_fl
 from sekai.finance.simulators._checks import check_generator, per_asset
 
 __all__ = [
+    "GbmTerms",
     "check_correlation",
     "check_gbm_prices",
     "check_gbm_range",
+    "extreme_gbm",
+    "gbm_prices_ok",
+    "gbm_terms",
+    "gbm_values",
     "price_source",
     "random_correlation",
     "refuse_unused_gbm",
@@ -136,6 +141,44 @@ def gbm_prices(s0: np.ndarray, log_growth: np.ndarray, out: np.ndarray | None = 
     return prices
 
 
+# (drift, vol, volatility-scaled transposed Cholesky factor or None, log s0) of the built-in GBM
+GbmTerms = tuple[np.ndarray, np.ndarray, "np.ndarray | None", np.ndarray]
+
+
+def gbm_terms(mu: Any, sigma: Any, s0: Any, corr: Any, dt: float, n: int) -> GbmTerms:
+    """Per-step drift and volatility, volatility-scaled transposed Cholesky factor (None
+    without correlations) and log s0 of the built-in GBM of ``n`` assets (float64 ``(n,)``).
+
+    The native envs step the GBM online with them, and so do the array kernels
+    (``sekai.envs.finance.kernels``).
+    """
+    mu_a = np.broadcast_to(np.asarray(mu, np.float64), (n,))
+    sigma_a = np.broadcast_to(np.asarray(sigma, np.float64), (n,))
+    drift = (mu_a - 0.5 * sigma_a**2) * dt
+    vol = sigma_a * np.sqrt(dt)
+    # The transposed Cholesky factor with each column scaled by its asset's volatility:
+    # one product gives the correlated, scaled shocks.
+    chol_t = None if corr is None else np.linalg.cholesky(corr).T * vol
+    log_s0 = np.broadcast_to(np.log(np.asarray(s0, np.float64)), (n,)).copy()
+    return drift, vol, chol_t, log_s0
+
+
+def gbm_prices_ok(prices: np.ndarray) -> bool:
+    """Whether every price is inside float64's range: positive and finite (NaN is not)."""
+    if not prices.size:
+        return True
+    # NaN fails both comparisons; the ufunc reductions skip ndarray.min's Python wrapper
+    return bool(
+        np.minimum.reduce(prices, axis=None) > 0.0
+        and np.maximum.reduce(prices, axis=None) < math.inf
+    )
+
+
+def gbm_values(mu: Any, sigma: Any, dt: Any) -> str:
+    """The parameters a built-in GBM simulated with, as its errors name them."""
+    return f"mu={mu!r}, sigma={sigma!r}, dt={dt!r}"
+
+
 def check_gbm_prices(prices: np.ndarray, env: Any, steps: int) -> None:
     """Refuse prices of ``env``'s built-in GBM that left float64's range (0, inf or NaN):
     parameters such as ``sigma=1000`` carry a price to 0 or infinity within ``steps`` steps.
@@ -143,16 +186,9 @@ def check_gbm_prices(prices: np.ndarray, env: Any, steps: int) -> None:
     Raises:
         ValueError: naming ``env``'s ``mu``, ``sigma`` and ``dt``.
     """
-    if not prices.size:
-        return
-    # NaN fails both comparisons; the ufunc reductions skip ndarray.min's Python wrapper
-    if (
-        np.minimum.reduce(prices, axis=None) > 0.0
-        and np.maximum.reduce(prices, axis=None) < math.inf
-    ):
-        return
-    values = f"mu={env.mu!r}, sigma={env.sigma!r}, dt={env.dt!r}"
-    raise extreme_gbm(type(env).__name__, "simulated a price", steps, values)
+    if not gbm_prices_ok(prices):
+        values = gbm_values(env.mu, env.sigma, env.dt)
+        raise extreme_gbm(type(env).__name__, "simulated a price", steps, values)
 
 
 # How far from its mean log price the array kernels bound a GBM path (OptimalExecution-v0's

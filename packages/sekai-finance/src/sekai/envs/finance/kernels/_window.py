@@ -25,7 +25,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from sekai.envs.finance._common import check_per_asset, check_real
-from sekai.envs.finance._helpers import check_correlation, check_gbm_range
+from sekai.envs.finance._helpers import check_correlation, check_gbm_range, gbm_terms
 from sekai.envs.finance.kernels._rewards import KernelCost, KernelReward
 from sekai.envs.finance.kernels._support import (
     at_least,
@@ -38,7 +38,6 @@ from sekai.envs.finance.kernels._support import (
     untraceable,
 )
 from sekai.envs.finance.vector._base import HISTORY, SHAPE
-from sekai.envs.finance.vector._window import gbm_terms
 from sekai.finance.sampling import RandomStart, first_valid_window
 from sekai.vector.kernel import ArrayKernel, Draw
 

@@ -19,6 +19,10 @@ Rules implemented here:
 * ``sampler``: one lane per sub-env holding ``template.sampler.spawn()``.
 * ``step_rows()``: the decision row of every sub-env, clamped so a frozen sub-env never reads
   past its window; ``keep_frozen(new, old)`` leaves frozen sub-envs' state unchanged.
+* A sub-env that could not start an episode (its autoreset raised) or whose simulation failed
+  waits for ``reset()`` (``await_reset``): every later ``step()`` raises ``ResetRequired`` for
+  it once the others stepped, as a ``SyncVecEnv`` sub-env whose ``reset()`` raised does;
+  ``_step`` sees it in ``frozen_mask()`` and leaves it as it is (core.md §14 rule 9).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.core.env import Env
-from sekai.envs.finance._common import parse_options
+from sekai.envs.finance._common import EPISODE_OVER, parse_options
 from sekai.envs.finance._session import ObservationCache, session_options
 from sekai.error import ResetRequired
 from sekai.finance.sampling import EpisodeSampler
@@ -123,6 +127,7 @@ class FinanceVecEnv(NativeVecEnv):
     single_env: ClassVar[type[Env[Any, Any]]]
     state_names: ClassVar[tuple[str, ...]] = ()
     metadata = read_only(METADATA)
+    _awaiting: NDArray[np.bool_] | None = None  # sub-envs waiting for reset(); None: none
 
     def __init__(
         self,
@@ -245,11 +250,37 @@ class FinanceVecEnv(NativeVecEnv):
         return [parse_options(o, allowed) for o in options]
 
     def frozen_mask(self) -> NDArray[np.bool_] | None:
-        """The frozen sub-envs, or None when none is frozen (the common, fast case)."""
-        if self.autoreset:
+        """The frozen sub-envs, or None when none is frozen (the common, fast case): those
+        that finished without autoreset, and those held back while others step (they wait
+        for ``reset()``)."""
+        if self.autoreset and self._awaiting is None:
             return None
         frozen = self._frozen
         return frozen.copy() if frozen.any() else None
+
+    # -- sub-envs waiting for reset() --------------------------------------------------------
+
+    def await_reset(self, indices: NDArray[np.intp]) -> None:
+        """Sub-envs ``indices`` could not start an episode, or their simulation failed: they
+        keep their state and wait for ``reset()``, each later ``step()`` raising
+        ``ResetRequired`` for them after the others stepped (``_step_errors``)."""
+        if self._awaiting is None:
+            self._awaiting = np.zeros(self.num_envs, dtype=bool)
+        self._awaiting[indices] = True
+
+    def episodes_started(self, indices: NDArray[np.intp]) -> None:
+        """Sub-envs ``indices`` began new episodes: none of them waits any more."""
+        awaiting = self._awaiting
+        if awaiting is not None:
+            awaiting[indices] = False
+            if not awaiting.any():
+                self._awaiting = None
+
+    def _step_errors(self, actions: Any) -> dict[int, BaseException]:
+        awaiting = self._awaiting
+        if awaiting is None:
+            return {}
+        return {index: ResetRequired(EPISODE_OVER) for index in np.flatnonzero(awaiting).tolist()}
 
     @staticmethod
     def keep_frozen(frozen: NDArray[np.bool_] | None, new: Any, old: Any) -> Any:

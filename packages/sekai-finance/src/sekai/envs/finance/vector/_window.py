@@ -8,7 +8,11 @@ one of three ways, chosen per episode at its reset:
   ``NormalBlocks``, which draws many steps' worth at a time), the path so far kept for
   ``price_history`` (never pre-drawn whole). Each sub-env simulates with
   the GBM parameters (``mu``, ``sigma``, ``corr``, ``dt``) of its own reset, as a SyncVecEnv
-  sub-env draws its whole path then: a ``set_attr`` reaches the simulation at the next reset;
+  sub-env draws its whole path then: a ``set_attr`` reaches the simulation at the next reset.
+  A price that leaves float64's range is refused naming the parameters it was simulated with:
+  at a reset, checked before anything is stored (the sub-envs reset together keep their state
+  and wait for ``reset()``, as ``FinanceVecEnv.await_reset`` says); in a step, the sub-envs
+  whose price failed wait for ``reset()`` and the step changes nothing;
 * a user ``model=``: ``model.simulate(rng, window - 1, n_paths=k)`` at reset, replayed.
 
 The last ``lookback`` log returns of every sub-env sit in a rolling buffer whose write position
@@ -24,7 +28,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.envs.finance._common import parse_options
-from sekai.envs.finance._helpers import check_gbm_prices, gbm_prices, simulated_prices
+from sekai.envs.finance._helpers import (
+    GbmTerms,
+    check_gbm_prices,
+    extreme_gbm,
+    gbm_prices,
+    gbm_prices_ok,
+    gbm_terms,
+    gbm_values,
+    simulated_prices,
+)
 from sekai.envs.finance._window import History
 from sekai.envs.finance.vector._base import (
     HISTORY,
@@ -41,29 +54,10 @@ from sekai.finance.costs import ProportionalCost
 from sekai.finance.rewards import period_reward
 from sekai.finance.sampling import draw_window_start, window_start_from_option
 
-__all__ = ["WindowVecEnv", "gbm_terms"]
+__all__ = ["WindowVecEnv"]
 
-# (drift, vol, volatility-scaled transposed Cholesky factor or None, log s0) of the built-in GBM
-_Terms = tuple[np.ndarray, np.ndarray, "np.ndarray | None", np.ndarray]
-
+_Terms = GbmTerms
 _MEMO = 4096  # start options remembered (the memo is cleared when full)
-
-
-def gbm_terms(mu: Any, sigma: Any, s0: Any, corr: Any, dt: float, n: int) -> _Terms:
-    """Per-step drift and volatility, volatility-scaled transposed Cholesky factor (None
-    without correlations) and log s0 of the built-in GBM of ``n`` assets (float64 ``(n,)``).
-
-    Shared with the array kernels (``sekai.envs.finance.kernels``), which step the same GBM.
-    """
-    mu_a = np.broadcast_to(np.asarray(mu, np.float64), (n,))
-    sigma_a = np.broadcast_to(np.asarray(sigma, np.float64), (n,))
-    drift = (mu_a - 0.5 * sigma_a**2) * dt
-    vol = sigma_a * np.sqrt(dt)
-    # The transposed Cholesky factor with each column scaled by its asset's volatility:
-    # one product gives the correlated, scaled shocks.
-    chol_t = None if corr is None else np.linalg.cholesky(corr).T * vol
-    log_s0 = np.broadcast_to(np.log(np.asarray(s0, np.float64)), (n,)).copy()
-    return drift, vol, chol_t, log_s0
 
 
 class WindowVecEnv(FinanceVecEnv):
@@ -114,8 +108,10 @@ class WindowVecEnv(FinanceVecEnv):
         self._gbm_key: tuple[Any, ...] | None = None
         self._gbm: _Terms | None = None
         # The GBM terms each sub-env's episode simulates with: those of its reset, as a
-        # SyncVecEnv sub-env draws its whole path at reset (later set_attr waits for the next).
+        # SyncVecEnv sub-env draws its whole path at reset (later set_attr waits for the next),
+        # and the parameters they came from (_gbm_key's), which a failure names.
         self._episode_terms: list[_Terms] = []
+        self._episode_keys: list[tuple[Any, ...]] = []
         self._episode_gen = np.zeros(n_envs, dtype=np.intp)  # index into _episode_terms
         self._episode_rows: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
         self._tiled_from: _Terms | None = None  # the terms _episode_rows were tiled from
@@ -207,17 +203,19 @@ class WindowVecEnv(FinanceVecEnv):
         assert self._gbm is not None
         return self._gbm
 
-    def _latch_gbm(self, indices: NDArray[np.intp]) -> _Terms:
-        """Sub-envs ``indices`` start episodes with the current GBM terms (returned)."""
-        terms = self._gbm_terms()
-        generations = self._episode_terms
+    def _latch_gbm(self, indices: NDArray[np.intp], terms: _Terms) -> None:
+        """Sub-envs ``indices`` start episodes with ``terms``, the current GBM terms."""
+        generations, key = self._episode_terms, self._gbm_key
         if not generations or generations[-1] is not terms:
+            assert key is not None  # set with terms by _gbm_terms()
             generations.append(terms)
+            self._episode_keys.append(key)
         self._episode_gen[indices] = len(generations) - 1
         if len(generations) > 1:  # forget the terms no episode simulates with any more
             used = np.unique(self._episode_gen)
             if len(used) < len(generations):
                 self._episode_terms = [generations[g] for g in used.tolist()]
+                self._episode_keys = [self._episode_keys[g] for g in used.tolist()]
                 self._episode_gen = np.searchsorted(used, self._episode_gen)
         if len(self._episode_terms) == 1 and self._tiled_from is not terms:  # tiled once per terms
             # Drift and volatility repeated for every sub-env: adding a (num_envs, n) array of
@@ -228,7 +226,6 @@ class WindowVecEnv(FinanceVecEnv):
                 np.tile(vol, (self.num_envs, 1)),
             )
             self._tiled_from = terms
-        return terms
 
     @staticmethod
     def _increments(
@@ -269,7 +266,7 @@ class WindowVecEnv(FinanceVecEnv):
         """
         if self._synced:
             return self._lookback + min(int(self._t[0]), self._length - 1)
-        if self.autoreset:  # every sub-env is inside its window
+        if self.autoreset and self._awaiting is None:  # every sub-env is inside its window
             return self._t + self._lookback
         return self._lookback + np.minimum(self._t, self._length - 1)
 
@@ -299,7 +296,7 @@ class WindowVecEnv(FinanceVecEnv):
             r = growth - 1.0
             assert self._path is not None
             if frozen is None:
-                check_gbm_prices(after, self, self._window - 1)  # before any state changes
+                self._check_step_prices(after, None)  # before any state changes
                 if isinstance(index, int):
                     self._path[index + 1] = after
                 else:
@@ -307,7 +304,7 @@ class WindowVecEnv(FinanceVecEnv):
             else:
                 moving = np.flatnonzero(~frozen)
                 moved = after[moving]
-                check_gbm_prices(moved, self, self._window - 1)
+                self._check_step_prices(moved, moving)
                 column = index if isinstance(index, int) else index[moving]
                 self._path[column + 1, moving] = moved
         self._push_returns(log_returns)
@@ -328,12 +325,26 @@ class WindowVecEnv(FinanceVecEnv):
             before = np.where(from_model[:, None], before, self._price)
             moving = np.flatnonzero(~from_model if frozen is None else ~from_model & ~frozen)
             moved = after[moving]
-            check_gbm_prices(moved, self, self._window - 1)
+            self._check_step_prices(moved, moving)
             column = index if isinstance(index, int) else index[moving]
             self._path[column + 1, moving] = moved
         with np.errstate(divide="ignore"):
             log_returns = np.log(after / before)
         return after / before - 1.0, before, after, log_returns
+
+    def _check_step_prices(self, prices: np.ndarray, rows: NDArray[np.intp] | None) -> None:
+        """Refuse a step whose simulated prices (of the sub-envs ``rows``; None: all) left
+        float64's range, naming the parameters the first such sub-env's episode simulates
+        with; those sub-envs wait for ``reset()``."""
+        if gbm_prices_ok(prices):
+            return
+        failed = np.flatnonzero(~((prices > 0.0) & (prices < np.inf)).all(axis=1))
+        if rows is not None:
+            failed = rows[failed]
+        self.await_reset(failed)
+        mu, sigma, _, _, dt = self._episode_keys[self._episode_gen[failed[0]]]
+        values = gbm_values(mu, sigma, dt)
+        raise extreme_gbm(type(self).__name__, "simulated a price", self._window - 1, values)
 
     def _push_returns(self, log_returns: np.ndarray) -> None:
         head = self._head
@@ -373,7 +384,11 @@ class WindowVecEnv(FinanceVecEnv):
         if history is None:
             if not no_options and any("start" in o for o in parsed):
                 raise self._start_needs_history()
-            self._start_paths(indices)
+            try:  # nothing is stored before the paths are checked
+                self._start_paths(indices)
+            except Exception:
+                self.await_reset(indices)
+                raise
         else:
             starts = np.empty(len(indices), dtype=np.int64)
             for j, (k, opts) in enumerate(zip(indices.tolist(), parsed)):
@@ -396,6 +411,7 @@ class WindowVecEnv(FinanceVecEnv):
         self._synced = len(indices) == self.num_envs
         self._equity = self.replace_rows(self._equity, indices, 1.0)
         self.reset_reward(self.template.reward_fn, indices)  # type: ignore[attr-defined]
+        self.episodes_started(indices)
 
     def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
         start = parse_options(options, ("start",)).get("start")
@@ -464,28 +480,26 @@ class WindowVecEnv(FinanceVecEnv):
         self._returns[rows, self._head - lookback : self._head] = increments
 
     def _start_gbm_paths(self, indices: NDArray[np.intp], rows: NDArray[np.intp] | slice) -> None:
-        """The built-in GBM's first ``lookback`` steps, time-major as the path is: a reset of
-        every sub-env writes straight into the path, and the running sum adds whole rows."""
+        """The built-in GBM's first ``lookback`` steps, time-major as the path is (the running
+        sum adds whole rows); checked before anything is stored, so that sub-envs whose reset
+        fails keep their state (and episode terms) as they were."""
         assert self._path is not None
         lookback, k, width = self._lookback, len(indices), self._width
-        terms = self._latch_gbm(indices)
+        terms = self._gbm_terms()
         if self._draws is None:  # scratch for the normals, kept: allocating it anew costs faults
             self._draws = np.empty(lookback * self.num_envs * width)
         z = self._draws[: lookback * k * width].reshape(lookback, k, width)
         self._normals.fill(self.rng, z)
-        full = isinstance(rows, slice)
-        steps = self._path[1 : lookback + 1] if full else np.empty((lookback, k, width))
-        self._increments(z, terms, out=steps)
-        self._returns[rows, self._head - lookback : self._head] = steps.transpose(1, 0, 2)
-        for i in range(1, lookback):  # the running sum of the increments
-            np.add(steps[i - 1], steps[i], out=steps[i])
+        steps = self._increments(z, terms, out=np.empty((lookback, k, width)))
+        prices = np.add.accumulate(steps, axis=0)  # the running sum of the increments
         s0 = np.broadcast_to(np.asarray(self._gbm_parameters()[2], np.float64), (width,))
         with np.errstate(over="ignore"):  # refused just below, naming the parameters
-            gbm_prices(s0, steps, out=steps)  # the single env's prices: s0 kept when mu=sigma=0
-        check_gbm_prices(steps, self, self._window - 1)
+            gbm_prices(s0, prices, out=prices)  # the single env's prices: s0 kept when mu=sigma=0
+        check_gbm_prices(prices, self, self._window - 1)
+        self._latch_gbm(indices, terms)
+        self._returns[rows, self._head - lookback : self._head] = steps.transpose(1, 0, 2)
         self._path[0, rows] = s0
-        if not full:
-            self._path[1 : lookback + 1, rows] = steps
+        self._path[1 : lookback + 1, rows] = prices
 
     def _rows_of(self, indices: NDArray[np.intp]) -> NDArray[np.intp] | slice:
         """``indices`` as an index of the sub-env axis: a slice when it is every sub-env."""
