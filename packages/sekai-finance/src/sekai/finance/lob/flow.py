@@ -70,7 +70,8 @@ class OrderFlow(abc.ABC):
         )
 
     def _max_time_reason(self) -> str:
-        return "the flow's clock is a finite float64. Use a shorter time."
+        """Why the flow stops at ``max_time()`` (the end of ``check_until``'s message)."""
+        return "the flow cannot simulate past it. Use a shorter time."
 
 
 def _check(name: str, value: object, bound: str) -> float:
