@@ -5,7 +5,8 @@ wrong shape or a non-finite entry, and ``Box.contains`` takes every dtype that
 ``np.can_cast(..., "same_kind")`` allows, bool among them. Envs get them as floats, and a
 vector env's sub-envs get those of an integer Box as its integers (``bools_as_numbers``).
 
-One rule, three entry points: ``box_action`` for one action (envs, ``DelayAction``),
+One rule, three entry points: ``box_action`` for one action (envs, and through
+``checked_action``, the check of an action of any space, ``DelayAction`` and ``StickyAction``),
 ``finite_float32_entry`` its fast path for the 1-element float32 actions the one-dimensional
 continuous envs are mostly given, and ``bad_box_rows`` for a batch whose shape is already
 checked (the vector action checks); ``real_array`` is the rule without the finiteness check,
@@ -23,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sekai.error import InvalidAction
+from sekai.spaces import Box
 
 __all__ = [
     "DOUBLES",
@@ -30,6 +32,7 @@ __all__ = [
     "bools_as_floats",
     "bools_as_numbers",
     "box_action",
+    "checked_action",
     "finite_float32_entry",
     "real_array",
 ]
@@ -83,6 +86,20 @@ def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[A
     elif dtype.kind not in _REAL or (dtype.kind == "f" and not np.isfinite(array).all()):
         raise InvalidAction(action, space)
     return bools_as_floats(array)
+
+
+def checked_action(action: Any, space: Any) -> None:
+    """Refuse ``action`` as the envs of ``space`` do, for a wrapper that acts on it before its
+    env sees it: ``box_action`` for a Box (values beyond the bounds pass; envs clip them),
+    ``space.contains`` for every other space.
+
+    Raises:
+        InvalidAction: the env would refuse ``action``.
+    """
+    if isinstance(space, Box):
+        box_action(action, space, space.shape)
+    elif not space.contains(action):
+        raise InvalidAction(action, space)
 
 
 def real_array(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[Any]:

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from sekai.core._rng import make_seed_sequence
+from sekai.error import InvalidAction
+from sekai.spaces import Box, MultiDiscrete
 from sekai.wrappers import StickyAction
 
 
@@ -77,7 +79,7 @@ def test_sticky_action_unseeded_reset_keeps_generator(toy_env: Any) -> None:
 
 
 def test_sticky_action_stores_copy_of_action(toy_env: Any) -> None:
-    env = StickyAction(toy_env(length=100), 0.0)
+    env = StickyAction(toy_env(length=100, action_space=MultiDiscrete([3])), 0.0)
     action = [1]
     env.reset(seed=0)
     env.step(action)
@@ -108,3 +110,70 @@ def test_an_action_the_inner_env_refused_is_never_repeated() -> None:
             refused += 1
             env.step(0)  # 1 or 0 is executed, never the refused 7
     assert refused > 5
+
+
+def test_an_action_outside_the_space_is_refused_whatever_the_draw(toy_env: Any) -> None:
+    env = StickyAction(toy_env(length=100), 0.9)
+    for seed in range(30):
+        env.reset(seed=seed)
+        env.step(1)
+        for bad in (5, -1, None, "a"):
+            with pytest.raises(InvalidAction, match="is not valid for space Discrete"):
+                env.step(bad)
+    assert all(a in (0, 1, 2) for a in env.unwrapped.actions)
+
+
+def test_a_box_action_is_refused_as_its_envs_refuse_it(toy_env: Any) -> None:
+    env = StickyAction(toy_env(length=100, action_space=Box(-1.0, 1.0, shape=(1,))), 0.5)
+    env.reset(seed=0)
+    env.step(np.array([0.5], np.float32))
+    env.step(np.array([3.0], np.float32))  # beyond the bounds: envs clip it
+    for bad in (np.array([np.nan], np.float32), np.zeros(2), "a"):
+        with pytest.raises(InvalidAction):
+            env.step(bad)
+
+
+def _sticky_trajectory(toy_env: Any, refused: Any, seed: int) -> list[Any]:
+    """The executed actions of 12 steps, with a refused call after the third if ``refused``."""
+    fail = {"on": False}
+
+    def reward(action: Any, t: int) -> float:
+        if fail["on"]:
+            raise RuntimeError("refused by the env")
+        return 1.0
+
+    env = StickyAction(toy_env(length=100, reward_fn=reward), 0.5)
+    env.reset(seed=seed)
+    actions = [0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2]
+    for i, a in enumerate(actions):
+        if i == 3 and refused is not None:
+            fail["on"] = refused == "env"
+            with pytest.raises((InvalidAction, RuntimeError)):
+                env.step(7 if refused == "wrapper" else 1)
+            fail["on"] = False
+            if refused == "env":
+                env.unwrapped.actions.pop()  # the inner env recorded the call it refused
+        env.step(a)
+    return list(env.unwrapped.actions)
+
+
+@pytest.mark.parametrize("refused", ["wrapper", "env"])
+def test_a_refused_step_uses_no_draw(toy_env: Any, refused: str) -> None:
+    for seed in range(10):
+        assert _sticky_trajectory(toy_env, refused, seed) == _sticky_trajectory(toy_env, None, seed)
+
+
+def test_a_draw_left_by_a_refused_step_outlives_an_unseeded_reset(toy_env: Any) -> None:
+    def run(refused: bool) -> list[Any]:
+        env = StickyAction(toy_env(length=100), 0.5)
+        env.reset(seed=4)
+        env.step(0)
+        if refused:
+            with pytest.raises(InvalidAction):
+                env.step(9)
+        env.reset()
+        for a in [1, 2, 0, 1, 2, 0, 1, 2]:
+            env.step(a)
+        return list(env.unwrapped.actions)
+
+    assert run(True) == run(False)

@@ -9,11 +9,10 @@ from typing import Any
 import numpy as np
 
 from sekai._args import IntLike, check_int
-from sekai._box_actions import box_action
+from sekai._box_actions import checked_action
 from sekai.core._rng import SeedLike
 from sekai.core.env import Env
 from sekai.core.wrapper import ResultWrapper
-from sekai.error import InvalidAction
 from sekai.spaces import Box
 from sekai.wrappers.autoreset import warn_if_around_autoreset
 
@@ -69,12 +68,7 @@ class DelayAction(ResultWrapper[Any, Any, Any, Any]):
     def _step_action(self, action: Any) -> Any:
         if self.delay == 0:
             return action
-        space = self.action_space
-        # Refused now, not steps later; a Box takes what its envs take (they clip to the bounds).
-        if isinstance(space, Box):
-            box_action(action, space, space.shape)
-        elif not space.contains(action):
-            raise InvalidAction(action, space)
+        checked_action(action, self.action_space)  # refused now, not steps later
         self._pending.append(_copy_action(action))
         if len(self._pending) > self.delay:
             return self._pending.popleft()
