@@ -88,3 +88,26 @@ def test_reset_bounds_of_zero_and_negative_zero_are_a_zero_range(env_id: str, mo
         vec = sekai.make_vec(env_id, 2, vectorization_mode="native")
         observation = vec.reset(seed=0, options=options).observations[0]
     assert np.all(np.isfinite(observation))
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "classic/CartPole-v1",
+        "classic/Acrobot-v1",
+        "classic/MountainCar-v0",
+        "classic/MountainCarContinuous-v0",
+    ],
+)
+@pytest.mark.parametrize("mode", ["single", "native", "native-list"])
+def test_reset_bounds_too_far_apart_to_subtract_are_refused(env_id: str, mode: str) -> None:
+    options = {"low": -1e308, "high": 1e308}  # each finite, high - low is not
+    message = (
+        r"The reset bounds low=-1e\+308 and high=1e\+308 must give a finite range high - low\."
+    )
+    with pytest.raises(ValueError, match=message):
+        if mode == "single":
+            sekai.make(env_id).reset(seed=0, options=options)
+        else:
+            vec = sekai.make_vec(env_id, 2, vectorization_mode="native")
+            vec.reset(seed=0, options=options if mode == "native" else [None, options])

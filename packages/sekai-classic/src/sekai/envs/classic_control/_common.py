@@ -120,7 +120,9 @@ def reset_bounds(
     """The ``low``/``high`` reset options (gymnasium's ``maybe_parse_reset_bounds``).
 
     Raises:
-        ValueError: an option is not a number, is not finite, or ``low > high``.
+        ValueError: an option is not a number, is not finite, ``low > high``, or the range
+            ``high - low`` is not finite (bounds too far apart to subtract; gymnasium's draw
+            raises OverflowError there), as for Pendulum's ``x_init``/``y_init``.
     """
     check_options(options)
     if options is None:
@@ -131,4 +133,8 @@ def reset_bounds(
         raise ValueError(f"The reset bounds must be finite, got low={low}, high={high}.")
     if low > high:
         raise ValueError(f"Lower bound ({low}) must be lower than higher bound ({high}).")
+    if not math.isfinite(high - low):
+        raise ValueError(
+            f"The reset bounds low={low} and high={high} must give a finite range high - low."
+        )
     return low + 0.0, high + 0.0  # -0.0 is 0.0: NumPy's draw refuses high=-0.0 above low=0.0
