@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -487,3 +488,22 @@ def test_frozen_sub_envs_keep_their_state_while_the_others_match_the_single_env(
             if result.dones[i]:
                 final_states[i] = vec.state[i].copy()
     assert vec.frozen.all()
+
+
+@pytest.mark.parametrize(
+    ("env_id", "n"),
+    [("classic/CartPole-v1", 2), ("classic/Acrobot-v1", 3), ("classic/MountainCar-v0", 3)],
+)
+@pytest.mark.parametrize("mode", ["sync", "native"])
+def test_an_action_space_set_on_the_sub_envs_leaves_the_actions_checked_as_built(
+    env_id: str, n: int, mode: str
+) -> None:
+    vec = sekai.make_vec(env_id, 2, vectorization_mode=mode)
+    vec.reset(seed=0)
+    vec.set_attr("action_space", sekai.Discrete(n + 3))
+    assert vec.get_attr("action_space") == [sekai.Discrete(n + 3)] * 2
+    assert vec.action_space == sekai.Discrete(n)
+    message = f"Action {n + 2} is not valid for space Discrete({n}) (sub-env 0)."
+    with pytest.raises(sekai.InvalidAction, match=re.escape(message)):
+        vec.step(np.full(2, n + 2))
+    vec.step(np.zeros(2, np.int64))

@@ -152,6 +152,19 @@ def test_the_time_limit_truncates_and_counts_elapsed_steps() -> None:
     assert result.infos[0]["final_info"]["elapsed_steps"] == 1
 
 
+def test_set_attr_of_a_space_changes_the_sub_envs_attribute_as_on_a_native_env() -> None:
+    env = _env(2)
+    env.reset(seed=0)
+    env.set_attr("action_space", Discrete(5))
+    assert env.get_attr("action_space") == [Discrete(5)] * 2
+    assert env.action_space == Discrete(2) and env.batch_action_space == MultiDiscrete([2, 2])
+    message = "Action 4 is not valid for space Discrete(2) (sub-env 0)."
+    with pytest.raises(InvalidAction, match=f"^{re.escape(message)}$"):
+        env.step(np.array([4, 4]))
+    with pytest.raises(TypeError, match=r"action_space must be a sekai\.Space, got int"):
+        env.set_attr("action_space", 5)
+
+
 def test_set_attr_of_one_generator_per_sub_env_says_the_env_has_one() -> None:
     env = _env(2)
     with pytest.raises(TypeError, match=r"got a list of 2: a kernel mode's env, like a native"):

@@ -453,6 +453,37 @@ def test_set_attr_of_a_space_refuses_what_is_not_a_space_as_sync_sub_envs_do(
     vec.set_attr(name, before)  # a Space is taken
 
 
+@pytest.mark.parametrize("mode", ["native", "sync"])
+def test_set_attr_of_a_space_changes_the_sub_envs_attribute_not_the_checked_space(
+    mode: str,
+) -> None:
+    from sekai.vector import SyncVecEnv
+
+    vec = DriftVecEnv(2) if mode == "native" else SyncVecEnv([Drift, Drift])
+    vec.reset(seed=0)
+    built_action, built_obs = vec.action_space, vec.observation_space
+    vec.set_attr("action_space", sekai.Discrete(5))
+    vec.set_attr("observation_space", [sekai.Box(-1.0, 1.0, (1,)), sekai.Box(-2.0, 2.0, (1,))])
+    assert vec.get_attr("action_space") == [sekai.Discrete(5)] * 2
+    assert vec.get_attr("observation_space") == [
+        sekai.Box(-1.0, 1.0, (1,)),
+        sekai.Box(-2.0, 2.0, (1,)),
+    ]
+    assert vec.action_space is built_action and vec.observation_space is built_obs
+    assert vec.batch_action_space == sekai.MultiDiscrete([2, 2])
+    message = "Action 4 is not valid for space Discrete(2) (sub-env 0)."
+    with pytest.raises(sekai.InvalidAction, match=f"^{re.escape(message)}$"):
+        vec.step(np.array([4, 4]))
+    assert vec.step(np.array([1, 0])).observations.shape == (2, 1)  # the env as it was
+
+
+def test_set_attr_of_spaces_one_per_sub_env_checks_every_one_before_keeping_any() -> None:
+    vec = DriftVecEnv(2)
+    with pytest.raises(TypeError, match=r"action_space must be a sekai\.Space, got int"):
+        vec.set_attr("action_space", [sekai.Discrete(5), 5])
+    assert vec.get_attr("action_space") == [sekai.Discrete(2)] * 2
+
+
 def test_metadata_is_the_class_attribute_and_unwrapped_is_self() -> None:
     class WithMeta(DriftVecEnv):
         metadata = {"render_fps": 4}  # noqa: RUF012

@@ -746,3 +746,23 @@ def test_state_of_a_sub_env_that_never_began_an_episode_needs_a_reset_on_every_b
             vec.reset(options=[{"start": 40}, {"start": 10_000}])
         with pytest.raises(ResetRequired):
             vec.get_attr("timestamp")
+
+
+@pytest.mark.parametrize("mode", ["sync", "native"])
+def test_an_action_space_set_on_the_sub_envs_leaves_the_actions_checked_as_built(mode):
+    vec = sekai.make_vec("Trading-v0", 2, vectorization_mode=mode, **TRADING)
+    vec.reset(seed=0)
+    vec.set_attr("action_space", sekai.Discrete(5))
+    assert vec.get_attr("action_space") == [sekai.Discrete(5)] * 2
+    assert vec.action_space == sekai.Discrete(3)
+    with pytest.raises(InvalidAction, match=r"^Action 4 is not valid for space Discrete\(3\) "):
+        vec.step(np.array([4, 4]))
+    vec.step(np.array([2, 0]))
+
+
+def test_a_single_env_names_the_space_it_checks_after_action_space_was_replaced():
+    env = sekai.make("Trading-v0", **TRADING)
+    env.reset(seed=0)
+    env.set_attr("action_space", sekai.Discrete(5))
+    with pytest.raises(InvalidAction, match=r"^Action 4 is not valid for space Discrete\(3\)\.$"):
+        env.step(4)

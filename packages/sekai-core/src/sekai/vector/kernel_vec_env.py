@@ -14,16 +14,11 @@ from sekai.core._rng import SeededMixin
 from sekai.utils._equal import structurally_equal
 from sekai.vector._contract.seeding import native_seed, refuse_rng_per_sub_env, vector_options
 from sekai.vector._contract.subenv import call_attribute
+from sekai.vector._space_attributes import SubEnvSpaces
 from sekai.vector._time_limit import TimeLimitAttribute, check_max_episode_steps
 from sekai.vector.infos import ArrayInfos, LazyInfos, split_value
 from sekai.vector.kernel import ArrayKernel
-from sekai.vector.kernel_backend import (
-    DeviceActions,
-    KernelBackend,
-    NumpyBackend,
-    ResetFn,
-    StepFn,
-)
+from sekai.vector.kernel_backend import DeviceActions, KernelBackend, NumpyBackend, ResetFn, StepFn
 from sekai.vector.kernel_step import (
     KernelTransition,
     device_params,
@@ -69,7 +64,7 @@ class KernelInfos(LazyInfos):
         return self._infos()._peek(index, key, default)
 
 
-class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
+class KernelVecEnv(SubEnvSpaces, TimeLimitAttribute, SeededMixin, VecEnv):
     """A vector env running an :class:`~sekai.vector.kernel.ArrayKernel` on a backend.
 
     The semantics are the native envs': same-step autoreset with ``final_observation`` /
@@ -308,7 +303,7 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         try:
             setting = self.kernel.setting(name)
         except AttributeError:
-            return split_value(getattr(self, name), self.num_envs)
+            return self._sub_env_spaces(name) or split_value(getattr(self, name), self.num_envs)
         return [setting] * self.num_envs
 
     def set_attr(self, name: str, values: Any) -> None:
@@ -340,7 +335,7 @@ class KernelVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
                     f"{type(self).__name__!r} object has no attribute or kernel parameter "
                     f"{name!r}; parameters are {sorted(settable)}."
                 )
-            setattr(self, name, values)
+            self._set_attribute(name, values)  # a space: the sub-envs', as a native env's
             return
         if name not in settable:
             raise AttributeError(

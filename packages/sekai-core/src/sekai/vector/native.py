@@ -21,6 +21,7 @@ from sekai.vector._contract.seeding import (
     vector_options,
 )
 from sekai.vector._contract.subenv import call_attribute
+from sekai.vector._space_attributes import SPACE_NAMES, SubEnvSpaces
 from sekai.vector._time_limit import TimeLimitAttribute, check_max_episode_steps
 from sekai.vector.infos import ArrayInfos, split_value
 from sekai.vector.result import VecResetResult, VecStepResult
@@ -79,7 +80,7 @@ def _refuse_infos(env: NativeVecEnv, hook: str, infos: Any) -> NoReturn:
     )
 
 
-class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
+class NativeVecEnv(SubEnvSpaces, TimeLimitAttribute, SeededMixin, VecEnv):
     """Base class of vector envs that simulate every sub-env at once with array operations.
 
     Pass ``num_envs`` and the single-env spaces to ``__init__`` and implement the hooks
@@ -398,20 +399,24 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         """Read attribute ``name`` of this object, split into one value per sub-env.
 
         An array with a leading ``num_envs`` axis is split (1-D arrays into Python scalars);
-        anything else, and any member marked ``@shared``, is repeated for every sub-env.
+        anything else, and any member marked ``@shared``, is repeated for every sub-env. The
+        spaces that ``set_attr`` set are the sub-envs' (``SubEnvSpaces``).
         """
         self._check_open()
-        return self._per_sub_env(name, getattr(self, name))
+        return self._sub_env_spaces(name) or self._per_sub_env(name, getattr(self, name))
 
     def set_attr(self, name: str, values: Any) -> None:
         """Change an existing attribute: a list of ``num_envs`` values is stored as one array
         (an object array of one value per sub-env stays one), any other value (a list of
-        another length included) as it is.
+        another length included) as it is. ``observation_space`` and ``action_space`` change
+        the sub-envs' attribute, as on a SyncVecEnv, not this env's own spaces, which the
+        actions are checked against (``SubEnvSpaces``).
 
         Raises:
             AttributeError: this object has no attribute ``name`` (a new attribute would not
                 change the simulation).
-            TypeError: a list or tuple for ``rng``: one generator serves every sub-env.
+            TypeError: a list or tuple for ``rng``: one generator serves every sub-env; a value
+                for a space that is not a sekai.Space.
         """
         self._check_open()
         refuse_rng_per_sub_env(self, name, values)
@@ -426,9 +431,9 @@ class NativeVecEnv(TimeLimitAttribute, SeededMixin, VecEnv):
         # The time limit is one value for every sub-env: its setter takes the list itself (one
         # array of it would read as one value for all, as an array given by the user does).
         per_sub_env = isinstance(values, list) and len(values) == self.num_envs
-        if per_sub_env and name != "max_episode_steps":
+        if per_sub_env and name != "max_episode_steps" and name not in SPACE_NAMES:
             values = self._as_rows(name, values, getattr(self, name))
-        setattr(self, name, values)
+        self._set_attribute(name, values)
 
     def _as_rows(self, name: str, values: list[Any], current: Any) -> Any:
         """One array of the per-sub-env ``values``, in ``current``'s dtype where it fits (a

@@ -33,6 +33,7 @@ from sekai.finance._values import (
     scalar,
     too_large,
 )
+from sekai.spaces import Discrete
 
 __all__ = [
     "EPISODE_OVER",
@@ -157,17 +158,22 @@ def numeric_action(action: Any, space: Any) -> np.ndarray:
     return bools_as_floats(array)
 
 
-def discrete_action(action: Any, n: int, space: Any) -> int:
+def discrete_action(action: Any, n: int) -> int:
     """An index in ``[0, n)`` from an int, a numpy integer or a 0-d integer array (a shape
-    ``(1,)`` array is not in a ``Discrete`` space, as ``Discrete.contains`` says)."""
+    ``(1,)`` array is not in a ``Discrete`` space, as ``Discrete.contains`` says).
+
+    Raises:
+        InvalidAction: naming ``Discrete(n)``, the space checked (the env's ``action_space``
+            as built, whatever ``set_attr`` replaced it with).
+    """
     value = action
     if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
         value = value[()]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise InvalidAction(action, space)
+        raise InvalidAction(action, Discrete(n))
     index = int(value)
     if not 0 <= index < n:
-        raise InvalidAction(action, space)
+        raise InvalidAction(action, Discrete(n))
     return index
 
 

@@ -248,7 +248,7 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
     def step(self, action: DiscreteAction) -> StepResult[np.ndarray]:
         """Move to the target position ``positions[action]`` and hold it for one period."""
         self._check_can_step()
-        target = self._positions[discrete_action(action, len(self._positions), self.action_space)]
+        target = self._positions[discrete_action(action, len(self._positions))]
         previous = self._position
         trade = target - previous
         turnover = abs(trade)
