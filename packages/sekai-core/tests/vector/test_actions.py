@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,46 @@ def test_discrete_batch_of_wrong_length_raises_value_error_naming_shapes() -> No
     checker = ActionChecker(Discrete(2), 4)
     with pytest.raises(ValueError, match=r"shape \(4,\).*got shape \(3,\)"):
         checker.check(np.array([0, 1, 0]))
+
+
+@pytest.mark.parametrize(
+    ("batch", "given"),
+    [
+        (None, "None"),
+        ("ab", "str 'ab'"),
+        ({"a": 1}, "dict of length 1"),
+        (1.0, "float 1.0"),
+        (np.int8(3), "int8 3"),
+        (object(), "object"),
+    ],
+)
+@pytest.mark.parametrize("space", [Discrete(2), Box(-1.0, 1.0, (2,))], ids=repr)
+def test_a_batch_that_is_no_array_is_named_in_the_shape_error(
+    batch: Any, given: str, space: Space[Any]
+) -> None:
+    shape = (2, *space.shape)
+    message = f"actions must have shape {shape} (2 sub-envs, action space {space!r}), got {given}."
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        ActionChecker(space, 2).check(batch)
+
+
+def test_a_batch_that_is_no_array_gets_the_same_message_on_every_backend() -> None:
+    from sekai.testing.envs import Drift, DriftVecEnv
+    from sekai.vector import AsyncVecEnv, SyncVecEnv
+
+    message = "actions must have shape (2,) (2 sub-envs, action space Discrete(2)), got None."
+    for vec in (SyncVecEnv([Drift, Drift]), AsyncVecEnv([Drift, Drift]), DriftVecEnv(2)):
+        with vec:
+            vec.reset(seed=0)
+            with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+                vec.step(None)
+
+
+def test_a_dict_or_tuple_space_names_a_batch_that_is_none() -> None:
+    with pytest.raises(ValueError, match=r"dict of batches .*, got None\.$"):
+        ActionChecker(Dict(a=Discrete(2)), 2).check(None)
+    with pytest.raises(ValueError, match=r"tuple of 1 batches .*, got str 'ab'\.$"):
+        ActionChecker(Tuple((Discrete(2),)), 2).check("ab")
 
 
 def test_discrete_value_out_of_range_raises_invalid_action_naming_the_sub_env() -> None:

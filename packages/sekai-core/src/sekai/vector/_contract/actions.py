@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +14,7 @@ from numpy.typing import NDArray
 from sekai._box_actions import bad_box_rows, bools_as_numbers
 from sekai.error import InvalidAction
 from sekai.spaces import Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
+from sekai.spaces._explain import short_repr
 from sekai.spaces._kinds import ARRAY_SPACES
 
 __all__ = ["ActionChecker", "ignored_action"]
@@ -99,9 +101,12 @@ class _ArrayNode(_Node):
                 f"{self.space!r}; got a ragged or non-numeric batch ({exc})."
             ) from exc
         if array.shape != self.shape:
+            got = f"shape {array.shape}"
+            if not isinstance(batch, (np.ndarray, list, tuple)):  # no array: say what it is
+                got = _kind_of(batch)
             raise ValueError(
                 f"{self._where()} must have shape {self.shape} ({self.num_envs} sub-envs, "
-                f"action space {self.space!r}), got shape {array.shape}."
+                f"action space {self.space!r}), got {got}."
             )
         if array.dtype.kind not in "biufO" and not isinstance(batch, np.ndarray):
             # A str among numbers made every entry a str: keep the entries as given, so that
@@ -454,7 +459,14 @@ class ActionChecker:
 
 
 def _kind_of(batch: Any) -> str:
-    """A batch's type, with its length when it has one (a list of 3 for 2 sub-envs)."""
+    """What a batch of the wrong structure is: None, a str, bytes or number with its value
+    (``str 'ab'``), anything else by its type, with its length when it has one (a list of 3
+    for 2 sub-envs)."""
+    if batch is None:
+        return "None"
+    if isinstance(batch, (str, bytes, numbers.Number)):
+        value = batch.item() if isinstance(batch, np.generic) else batch
+        return f"{type(batch).__name__} {short_repr(value, 60)}"
     try:
         return f"{type(batch).__name__} of length {len(batch)}"
     except TypeError:
