@@ -139,3 +139,14 @@ def test_any_cell_of_the_grid_is_a_valid_start_on_every_backend():
     assert sync.reset(options=options).observations.tolist() == expected
     native.close()
     sync.close()
+
+
+@pytest.mark.parametrize("options", [["start", (0, 0)], "start", 3])
+def test_options_that_are_not_a_dict_raise_type_error_like_the_built_in_envs(options):
+    from sekai_example_pack.gridworld import GridworldEnv
+
+    env = GridworldEnv(size=3)
+    kind = type(options).__name__
+    with pytest.raises(TypeError, match=rf"^options must be a dict or None, got {kind}\.$"):
+        env.reset(seed=0, options=options)
+    assert env.position is None  # the refused reset changed nothing

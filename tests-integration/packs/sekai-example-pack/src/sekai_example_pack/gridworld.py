@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,6 +24,16 @@ def _spaces(size: int) -> tuple[Box, Discrete]:
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:
         raise ValueError(f"size must be an int >= 2, got {size!r}.")
     return Box(0, int(size) - 1, shape=(2,), dtype=np.int64), Discrete(4)
+
+
+def _start_option(options: Any) -> Any:
+    """``options["start"]`` (None when not given); ``options`` must be a dict or None, as
+    every built-in env requires."""
+    if options is None:
+        return None
+    if not isinstance(options, Mapping):
+        raise TypeError(f"options must be a dict or None, got {type(options).__name__}.")
+    return options.get("start")
 
 
 def _start_cell(start: Any, size: int) -> tuple[int, int]:
@@ -49,7 +59,7 @@ class GridworldEnv(sekai.Env[NDArray[np.int64], DiscreteAction]):
     into a wall leave it in place). Reward ``-0.01`` per step, ``1.0`` on reaching the goal,
     which terminates the episode. The start cell is drawn from ``self.rng`` (never the goal);
     ``reset(options={"start": (row, col)})`` chooses it (a cell of the grid, else
-    ``ValueError``).
+    ``ValueError``; options that are not a dict or None raise ``TypeError``).
 
     Args:
         size: the side of the grid (>= 2).
@@ -68,7 +78,7 @@ class GridworldEnv(sekai.Env[NDArray[np.int64], DiscreteAction]):
         seed: sekai.SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> sekai.ResetResult[NDArray[np.int64]]:
-        start = (options or {}).get("start")
+        start = _start_option(options)
         if start is not None:  # checked before seeding: a refused reset changes nothing
             start = _start_cell(start, self.size)
         self._set_rng(seed)
@@ -121,7 +131,7 @@ class GridworldVecEnv(NativeVecEnv):
         self.position: NDArray[np.int64] = np.zeros((self.num_envs, 2), dtype=np.int64)
 
     def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
-        start = (options or {}).get("start")
+        start = _start_option(options)
         if start is not None:  # every sub-env's start is checked before any is reset
             _start_cell(start, self.size)
 
@@ -130,7 +140,7 @@ class GridworldVecEnv(NativeVecEnv):
     ) -> None:
         cells = self.rng.integers(0, self.size * self.size - 1, size=len(indices))
         for row, (index, opts) in enumerate(zip(indices, options)):
-            start = (opts or {}).get("start")
+            start = _start_option(opts)
             if start is None:
                 self.position[index] = divmod(int(cells[row]), self.size)
             else:
