@@ -85,6 +85,23 @@ def test_the_written_plugin_registers_a_conforming_env(importable: Path, native:
             vec.close()
 
 
+@pytest.mark.parametrize("native", [False, True])
+def test_the_written_envs_refuse_options_they_cannot_use(importable: Path, native: bool) -> None:
+    write_pack(importable / "sekai-mazes", native=native)
+    walk = importlib.import_module("sekai_mazes.walk")
+    env = walk.WalkEnv(size=3)
+    with pytest.raises(TypeError, match="options must be a dict or None, got list"):
+        env.reset(options=["start"])
+    with pytest.raises(ValueError, match=r"options\['start'\] must be an int in 0..2, got 3"):
+        env.reset(options={"start": 3})
+    assert env.reset(options={"start": 2}).observation.tolist() == [2]
+    if native:
+        vec = walk.WalkVecEnv(2, size=3)
+        with pytest.raises(ValueError, match=r"got True"):
+            vec.reset(options=[None, {"start": True}])
+        assert vec.reset(options=[{"start": 0}, None]).observations[0].tolist() == [0]
+
+
 def test_the_written_tests_cover_the_native_env_only_with_native(tmp_path) -> None:
     write_pack(tmp_path / "plain")
     write_pack(tmp_path / "native", native=True)

@@ -66,3 +66,19 @@ def test_line_vec_env_applies_the_time_limit():
 def test_line_vec_env_is_deterministic_given_the_seed():
     first = LineVecEnv(3).reset(seed=5).observations
     assert np.array_equal(first, LineVecEnv(3).reset(seed=5).observations)
+
+
+def test_line_envs_refuse_start_options_they_cannot_use() -> None:
+    env = LineEnv(size=3)
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match=r"^options must be a dict or None, got list\.$"):
+        env.reset(seed=1, options=["start"])
+    with pytest.raises(ValueError, match=r"must be an int in 0\.\.2, got 3\.$"):
+        env.reset(seed=1, options={"start": 3})
+    assert env.reset(options={"start": 2}).observation.tolist() == [2.0]
+    vec = LineVecEnv(2, size=3)
+    vec.reset(seed=0)
+    before = vec.rng.bit_generator.state
+    with pytest.raises(ValueError, match=r"got -1\.$"):
+        vec.reset(options=[None, {"start": -1}])
+    assert vec.rng.bit_generator.state == before  # checked before any draw

@@ -113,6 +113,20 @@ def _spaces(size: int) -> tuple[Box, Discrete]:
     return Box(0, int(size) - 1, shape=(1,), dtype=np.int64), Discrete(2)
 
 
+def _start(options: dict[str, Any] | None, size: int) -> int | None:
+    """``options["start"]`` checked (a position in ``0 .. size-1``), or None when not given."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict or None, got {type(options).__name__}.")
+    start = options.get("start")
+    if start is None:
+        return None
+    if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or not 0 <= start < size:
+        raise ValueError(f"options['start'] must be an int in 0..{size - 1}, got {start!r}.")
+    return int(start)
+
+
 class WalkEnv(sekai.Env[NDArray[np.int64], DiscreteAction]):
     """A walker on positions ``0 .. size-1`` must reach ``size - 1``.
 
@@ -135,9 +149,9 @@ class WalkEnv(sekai.Env[NDArray[np.int64], DiscreteAction]):
         seed: sekai.SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> sekai.ResetResult[NDArray[np.int64]]:
+        start = _start(options, self.size)  # before seeding: a refused reset changes nothing
         self._set_rng(seed)
-        start = (options or {}).get("start")
-        self.position = int(self.rng.integers(0, self.size - 1)) if start is None else int(start)
+        self.position = int(self.rng.integers(0, self.size - 1)) if start is None else start
         return sekai.ResetResult(np.array([self.position], dtype=np.int64), {})
 
     def step(self, action: DiscreteAction) -> sekai.StepResult[NDArray[np.int64]]:
@@ -187,10 +201,10 @@ class WalkVecEnv(NativeVecEnv):
     def _reset_envs(
         self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
+        chosen = [_start(opts, self.size) for opts in options]  # all checked before any draw
         starts = self.rng.integers(0, self.size - 1, size=len(indices))
-        for row, (index, opts) in enumerate(zip(indices, options, strict=True)):
-            start = (opts or {}).get("start")
-            self.position[index] = int(starts[row]) if start is None else int(start)
+        for row, (index, start) in enumerate(zip(indices, chosen, strict=True)):
+            self.position[index] = int(starts[row]) if start is None else start
 
     def _observe(self) -> NDArray[np.int64]:
         observation: NDArray[np.int64] = self.position[:, None].copy()  # never a view
@@ -209,6 +223,7 @@ _TESTS = '''\
 """Tests of __DIST__: its env conforms to sekai's contract, registered and directly."""
 
 import numpy as np
+import pytest
 import sekai
 from sekai.testing import assert_env_conforms, registry_sandbox
 
@@ -233,6 +248,15 @@ def test_the_installed_pack_provides_its_env():
     assert sekai.spec(ENV_ID).source.distribution == "__DIST__"
     env = sekai.make(ENV_ID)
     assert env.reset(seed=0).observation.shape == (1,)
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [([1], TypeError), ({"start": 3}, ValueError), ({"start": "0"}, ValueError)],
+)
+def test_reset_refuses_options_it_cannot_use(options, error):
+    with pytest.raises(error):
+        WalkEnv(size=3).reset(options=options)
 
 
 def test_reaching_the_end_terminates_with_the_goal_reward():

@@ -49,6 +49,20 @@ def _check_size(size: int) -> int:
     return int(size)
 
 
+def _start(options: dict[str, Any] | None, size: int) -> int | None:
+    """``options["start"]`` checked (a position in ``0 .. size-1``), or None when not given."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict or None, got {type(options).__name__}.")
+    start = options.get("start")
+    if start is None:
+        return None
+    if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or not 0 <= start < size:
+        raise ValueError(f"options['start'] must be an int in 0..{size - 1}, got {start!r}.")
+    return int(start)
+
+
 class LineEnv(Env[NDArray[np.float32], np.int64]):
     """A point on a line that must reach the right end (deterministic given the seed).
 
@@ -70,9 +84,9 @@ class LineEnv(Env[NDArray[np.float32], np.int64]):
         seed: SeedLike = None,
         options: dict[str, Any] | None = None,
     ) -> ResetResult[NDArray[np.float32]]:
+        start = _start(options, self.size)  # before seeding: a refused reset changes nothing
         self._set_rng(seed)
-        start = (options or {}).get("start")
-        self.position = int(self.rng.integers(0, self.size - 1)) if start is None else int(start)
+        self.position = int(self.rng.integers(0, self.size - 1)) if start is None else start
         return ResetResult(self._observation(), {})
 
     def step(self, action: np.int64) -> StepResult[NDArray[np.float32]]:
@@ -120,11 +134,9 @@ class LineVecEnv(NativeVecEnv):
     def _reset_envs(
         self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
-        for index, opts in zip(indices, options):
-            start = (opts or {}).get("start")
-            self.position[index] = (
-                self.rng.integers(0, self.size - 1) if start is None else int(start)
-            )
+        chosen = [_start(opts, self.size) for opts in options]  # all checked before any draw
+        for index, start in zip(indices, chosen):
+            self.position[index] = self.rng.integers(0, self.size - 1) if start is None else start
 
     def _observe(self) -> NDArray[np.float32]:
         return self.position[:, None].astype(np.float32)
