@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, ItemsView, KeysView, Set as AbstractSet
 from decimal import Decimal
 from typing import Any
 
@@ -22,6 +22,7 @@ __all__ = [
     "IntLike",
     "check_int",
     "check_num_envs",
+    "check_ordered",
     "check_real",
     "check_reals",
     "holds_bool",
@@ -120,6 +121,19 @@ def check_bool(owner: str | None, name: str, value: Any) -> bool:
         prefix = "" if owner is None else f"{owner}: "
         raise TypeError(f"{prefix}{name} must be a bool, got {type_name(value)}.")
     return bool(value)
+
+
+def check_ordered(owner: str | None, name: str, value: object) -> None:
+    """Refuse an unordered collection for an argument whose order matters: a set, a frozenset
+    or another ``collections.abc.Set`` raises ``TypeError`` (starting with ``owner`` when it
+    is given). Dict key and item views keep insertion order and pass, as does anything else
+    (the caller checks what it accepts)."""
+    if isinstance(value, AbstractSet) and not isinstance(value, (KeysView, ItemsView)):
+        prefix = "" if owner is None else f"{owner}: "
+        raise TypeError(
+            f"{prefix}{name} must be given in order, got a {type_name(value)} of {len(value)} "
+            "items, which has no order; pass a list or tuple in the order wanted."
+        )
 
 
 def check_real(owner: str, name: str, value: Any) -> float:

@@ -258,3 +258,19 @@ def test_filter_observation_names_keys_that_are_not_iterable(
 def test_filter_observation_takes_any_iterable_of_keys(toy_env: Any) -> None:
     env = FilterObservation(_dict_env(toy_env), (k for k in "ca"))
     assert list(env.observation_space.keys()) == ["c", "a"]
+
+
+@pytest.mark.parametrize("keys", [{"c", "a"}, frozenset({"c", "a"})])
+def test_filter_observation_refuses_unordered_keys(keys: Any, toy_env: Any) -> None:
+    name = type(keys).__name__
+    with pytest.raises(
+        TypeError,
+        match=rf"^FilterObservation: keys must be given in order, got a {name} of 2 items, "
+        r"which has no order; pass a list or tuple in the order wanted\.$",
+    ):
+        FilterObservation(_dict_env(toy_env), keys)
+
+
+def test_filter_observation_takes_dict_keys_in_their_order(toy_env: Any) -> None:
+    env = FilterObservation(_dict_env(toy_env), {"c": 0, "a": 1}.keys())
+    assert list(env.observation_space.keys()) == ["c", "a"]

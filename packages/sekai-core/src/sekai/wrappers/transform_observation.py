@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from sekai._args import resolve_callable, type_name
+from sekai._args import check_ordered, resolve_callable, type_name
 from sekai.core.env import Env
 from sekai.core.wrapper import ObservationWrapper
 from sekai.spaces import Box, Dict, Space
@@ -167,7 +167,8 @@ class FilterObservation(ObservationWrapper[dict[str, Any], dict[str, Any], Any])
 
     Args:
         env: an env with a Dict observation space.
-        keys: the keys to keep (at least one): an iterable of keys, or one string key.
+        keys: the keys to keep (at least one), in the order wanted: a list, tuple or other
+            ordered iterable of keys, or one string key (a set has no order: ``TypeError``).
     """
 
     def __init__(self, env: Env[Any, Any], keys: Iterable[Any]) -> None:
@@ -179,6 +180,7 @@ class FilterObservation(ObservationWrapper[dict[str, Any], dict[str, Any], Any])
             )
         if isinstance(keys, str):
             keys = [keys]
+        check_ordered("FilterObservation", "keys", keys)
         try:
             given = iter(keys)
         except TypeError:
