@@ -310,6 +310,20 @@ def test_invalid_arguments(kwargs: dict[str, Any], error: type, match: str) -> N
         MarketEnv(data, **kwargs)
 
 
+@pytest.mark.parametrize("name", ["features", "exogenous"])
+@pytest.mark.parametrize("unordered", [set, frozenset])
+def test_feature_names_must_be_ordered(name: str, unordered: type) -> None:
+    data = MarketData(panel(), fields={"v": np.ones((60, 3))}, exogenous={"r": np.zeros(60)})
+    with pytest.raises(
+        TypeError,
+        match=rf"^{name} must be given in order, got a {unordered.__name__} of 1 items, which "
+        r"has no order; pass a list or tuple in the order wanted\.$",
+    ):
+        MarketEnv(data, **{name: unordered(["v" if name == "features" else "r"])})
+    with pytest.raises(TypeError, match=rf"^{name} must be a sequence of names \(str\)"):
+        MarketEnv(data, **{name: iter(["v"])})
+
+
 def test_reset_options() -> None:
     with pytest.raises(ValueError, match="needs a price history"):
         MarketEnv().reset(options={"start": 3})

@@ -75,6 +75,11 @@ def test_from_pandas_refuses_duplicate_exogenous_columns():
 
 # 3. from_long
 
+UNORDERED = (
+    "must be given in order, got a {} of 2 items, which has no order; pass a list or tuple in "
+    "the order wanted."
+)
+
 
 def test_from_long_names_missing_columns():
     with pytest.raises(ValueError, match=r"no column\(s\) \['px', 'vol'\]"):
@@ -100,14 +105,25 @@ def test_from_long_fields_one_name_or_names():
         MarketData.from_long(LONG, fields=["close"])
 
 
+@pytest.mark.parametrize("unordered", [set, frozenset])
+def test_from_long_refuses_unordered_fields(unordered: type) -> None:
+    with pytest.raises(TypeError) as info:
+        MarketData.from_long(LONG, fields=unordered(["volume", "spread"]))
+    assert str(info.value) == "MarketData.from_long(): fields " + UNORDERED.format(
+        unordered.__name__
+    )
+
+
 # 4. select and asset ids
 
 
 def test_select_says_what_it_takes():
     data = MarketData(np.ones((3, 2)))
-    with pytest.raises(TypeError, match=r"select\(\) takes one asset id or an iterable"):
+    with pytest.raises(
+        TypeError, match=r"^MarketData\.select\(\): assets takes one asset id or an iterable"
+    ):
         data.select(None)
-    with pytest.raises(TypeError, match="must be hashable"):
+    with pytest.raises(TypeError, match="each asset id in assets must be hashable"):
         data.select([["asset_0"]])
 
 
@@ -115,6 +131,25 @@ def test_assets_is_one_id_or_an_iterable_of_ids():
     assert MarketData(WALK, assets="SPY").assets == ("SPY",)
     with pytest.raises(TypeError, match="assets takes one asset id or an iterable"):
         MarketData(WALK, assets=5)
+
+
+@pytest.mark.parametrize("unordered", [set, frozenset])
+def test_select_refuses_unordered_assets(unordered: type) -> None:
+    data = MarketData(np.ones((3, 3)), assets=["a", "b", "c"])
+    with pytest.raises(TypeError) as info:
+        data.select(unordered(["c", "a"]))
+    expected = "MarketData.select(): assets " + UNORDERED.format(unordered.__name__)
+    assert str(info.value) == expected
+    assert data.select({"c": 0, "a": 1}.keys()).assets == ("c", "a")
+    assert data.select(a for a in "ca").assets == ("c", "a")
+
+
+@pytest.mark.parametrize("unordered", [set, frozenset])
+def test_assets_refuses_an_unordered_collection(unordered: type) -> None:
+    with pytest.raises(TypeError) as info:
+        MarketData(np.ones((3, 2)), assets=unordered(["A", "B"]))
+    assert str(info.value) == "MarketData: assets " + UNORDERED.format(unordered.__name__)
+    assert MarketData(np.ones((3, 2)), assets=iter(["B", "A"])).assets == ("B", "A")
 
 
 # 5. Time

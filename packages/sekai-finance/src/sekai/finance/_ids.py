@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from sekai._args import check_ordered
+
 __all__ = ["asset_ids", "id_list", "named"]
 
 
@@ -21,14 +23,16 @@ def named(name: str, value: object, what: str) -> dict[str, Any]:
     return dict(value)
 
 
-def id_list(name: str, value: object, what: str = "asset id") -> list[Any]:
-    """One ``what`` (a str) or an iterable of hashable ones, as a list; ``TypeError`` naming
-    ``name`` otherwise."""
+def id_list(owner: str, name: str, value: object, what: str = "asset id") -> list[Any]:
+    """One ``what`` (a str) or an ordered iterable of hashable ones, as a list; ``TypeError``
+    starting with ``owner`` and naming ``name`` otherwise (a set too: it has no order)."""
     if isinstance(value, str):
         return [value]
+    check_ordered(owner, name, value)
     if not isinstance(value, Iterable):
         raise TypeError(
-            f"{name} takes one {what} or an iterable of {what}s, got {type(value).__name__}."
+            f"{owner}: {name} takes one {what} or an iterable of {what}s, "
+            f"got {type(value).__name__}."
         )
     ids = list(value)
     for i in ids:
@@ -36,7 +40,7 @@ def id_list(name: str, value: object, what: str = "asset id") -> list[Any]:
             hash(i)
         except TypeError:
             raise TypeError(
-                f"{name}: each {what} must be hashable, got {type(i).__name__} {i!r}."
+                f"{owner}: each {what} in {name} must be hashable, got {type(i).__name__} {i!r}."
             ) from None
     return ids
 
@@ -46,7 +50,7 @@ def asset_ids(assets: object, n_assets: int) -> tuple[Any, ...]:
     ``assets`` for another count, a missing id (None, NaN) or a repeated one."""
     if assets is None:
         return tuple(f"asset_{i}" for i in range(n_assets))
-    ids = id_list("assets", assets)
+    ids = id_list("MarketData", "assets", assets)
     if len(ids) != n_assets:
         raise ValueError(f"assets has {len(ids)} ids for {n_assets} price columns.")
     no_id = [i for i, a in enumerate(ids) if _missing(a)]

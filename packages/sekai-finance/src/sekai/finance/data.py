@@ -314,8 +314,9 @@ class MarketData:
         return self._row(when, "left", name)
 
     def select(self, assets: Iterable[Any] | Any) -> MarketData:
-        """Keep the given assets (in the given order); ``KeyError`` for unknown ids."""
-        wanted = id_list("select()", assets)
+        """Keep the given assets (in the given order: one id, or a list or tuple of ids; a set
+        has no order, ``TypeError``); ``KeyError`` for unknown ids."""
+        wanted = id_list("MarketData.select()", "assets", assets)
         lookup = {a: i for i, a in enumerate(self._assets)}
         unknown = [a for a in wanted if a not in lookup]
         if unknown:
@@ -531,7 +532,7 @@ class MarketData:
                 "df must be a pandas DataFrame with one row per time and asset, got "
                 f"{type(df).__name__}."
             )
-        names = id_list("fields", fields, "column name")
+        names = id_list("MarketData.from_long()", "fields", fields, "column name")
         if price in names:
             raise ValueError(f"fields lists the price column {price!r}; it is the prices already.")
         wide, extra = long_to_wide(pd, df, time=time, asset=asset, price=price, fields=names)

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sekai._args import check_ordered
 from sekai.core._rng import SeedLike
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_int, check_real, fixed, python_scalar
@@ -34,6 +35,7 @@ Observation = dict[str, Any]
 def _names(name: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
+    check_ordered(None, name, value)
     if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
         raise TypeError(f"{name} must be a sequence of names (str), got {value!r}.")
     return tuple(value)
