@@ -501,6 +501,26 @@ def test_make_vec_takes_no_wrappers_as_none_and_refuses_a_lone_wrapper(sekai_lin
         sekai.make_vec("testing/Line-v0", 2, wrappers=3)
 
 
+@pytest.mark.parametrize("unordered", [set, frozenset])
+def test_make_vec_refuses_unordered_wrappers(sekai_line_registry, unordered):
+    with pytest.raises(
+        TypeError,
+        match=rf"^make_vec: wrappers must be given in order, got a {unordered.__name__} of 1 "
+        r"items, which has no order; pass a list or tuple in the order wanted\.$",
+    ):
+        sekai.make_vec("testing/Line-v0", 2, wrappers=unordered([sekai.TimeAwareObservation]))
+
+
+def test_make_vec_takes_wrappers_from_a_generator(sekai_line_registry):
+    vec = sekai.make_vec(
+        "testing/Line-v0",
+        2,
+        wrappers=(w for w in [sekai.TimeAwareObservation]),
+        vectorization_mode="sync",
+    )
+    assert type(vec.envs[0]).__name__ == "TimeAwareObservation"
+
+
 def test_line_plugin_sub_envs_match_the_native_env_seeded_alike(sekai_line_registry):
     native = sekai.make_vec("testing/Line-v0", 2)
     sync = sekai.make_vec("testing/Line-v0", 2, vectorization_mode="sync")

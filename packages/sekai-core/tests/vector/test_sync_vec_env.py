@@ -327,6 +327,30 @@ def test_constructor_rejects_bad_env_fns(cls: type[SyncVecEnv]) -> None:
 
 
 @pytest.mark.parametrize("cls", IN_PROCESS)
+@pytest.mark.parametrize("unordered", [set, frozenset])
+def test_constructor_refuses_unordered_env_fns(cls: type[SyncVecEnv], unordered: type) -> None:
+    built: list[Probe] = []
+
+    def make() -> Probe:
+        built.append(Probe())
+        return built[-1]
+
+    with pytest.raises(
+        TypeError,
+        match=rf"^{cls.__name__}: env_fns must be given in order, got a {unordered.__name__} of "
+        r"1 items, which has no order; pass a list or tuple in the order wanted\.$",
+    ):
+        cls(unordered([make]))
+    assert built == []
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
+def test_constructor_takes_env_fns_from_a_generator(cls: type[SyncVecEnv]) -> None:
+    with cls(Probe for _ in range(2)) as vec:
+        assert vec.num_envs == 2
+
+
+@pytest.mark.parametrize("cls", IN_PROCESS)
 def test_factories_returning_the_same_env_object_are_refused(cls: type[SyncVecEnv]) -> None:
     # `env = make(...); SyncVecEnv([lambda: env] * n)` would step one env n times per call.
     env, other = Probe(), Probe()

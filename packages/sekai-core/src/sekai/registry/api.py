@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sekai import _discovery
-from sekai._args import IntLike, check_num_envs
+from sekai._args import IntLike, check_num_envs, check_ordered
 from sekai.core._render_habit import reject_render_mode
 from sekai.registry._build import (
     build_env,
@@ -250,7 +250,8 @@ def make_vec(
             registered (``"jax"`` and ``"torch"`` run the spec's ``kernel_entry_point``: a
             backend class with a ``from_spec`` classmethod is given the spec, not sub-envs).
         vector_kwargs: keyword arguments for the VecEnv constructor.
-        wrappers: callables applied in order to each sub-env (not with native mode; None: none).
+        wrappers: callables applied in order to each sub-env, as a list or tuple (a set has no
+            order: ``TypeError``); not with native mode; None: none.
         **env_kwargs: keyword arguments for ``make()`` (``max_episode_steps`` included).
 
     Returns:
@@ -270,6 +271,7 @@ def make_vec(
             "wrappers must be a sequence of callables env -> env, "
             f"got {type(wrappers).__name__}{hint}."
         )
+    check_ordered("make_vec", "wrappers", wrappers)
     wrapper_fns = tuple(wrappers or ())
     for fn in wrapper_fns:
         if not callable(fn):

@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from sekai._args import type_name
+from sekai._args import check_ordered, type_name
 from sekai.core._not_an_env import given, not_an_env_hint
 from sekai.core._snapshot import snapshot, snapshot_infos
 from sekai.core.env import Env
@@ -57,9 +57,11 @@ def env_factories(env_fns: Iterable[Callable[[], Env[Any, Any]]], owner: str) ->
     """The list of factories, checked before any is called.
 
     Raises:
-        TypeError: ``env_fns`` is not a list of callables.
+        TypeError: ``env_fns`` is not a list of callables (a set: sub-env ``i`` would be
+            whichever factory came ``i``-th).
         ValueError: no factories.
     """
+    check_ordered(owner, "env_fns", env_fns)
     if isinstance(env_fns, (str, bytes)) or not isinstance(env_fns, Iterable):
         raise TypeError(
             f"{owner} expects a list of zero-argument callables that build the sub-envs, "

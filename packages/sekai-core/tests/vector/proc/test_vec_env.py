@@ -232,6 +232,11 @@ def test_bad_arguments_are_rejected_before_any_worker_starts(
     [
         ([], ValueError, "needs at least one env factory"),
         ("CartPole-v1", TypeError, "expects a list of zero-argument callables"),
+        (
+            {SpaceEnv},
+            TypeError,
+            r"^ProcVecEnv: env_fns must be given in order, got a set of 1 items",
+        ),
         ([SpaceEnv, 3], TypeError, r"env_fns\[1\] must be a zero-argument callable"),
         (
             [SpaceEnv, lambda lock=LOCK: lock],
