@@ -78,6 +78,21 @@ def test_sticky_action_unseeded_reset_keeps_generator(toy_env: Any) -> None:
     assert env._sticky_rng is rng
 
 
+def test_setting_rng_seeds_only_the_env_and_a_reset_seed_seeds_both(toy_env: Any) -> None:
+    # As seeding.md says: env.rng = g (or set_attr("rng", ...)) leaves the private generator
+    # as it was built; reset(seed=Generator) seeds it too, so the run replays.
+    env = StickyAction(toy_env(length=100), 0.5)
+    private = env._sticky_rng
+    env.rng = np.random.default_rng(0)
+    assert env._sticky_rng is private and env.unwrapped.rng is env.rng
+    actions = [0, 1, 2] * 10
+    runs = [
+        _run(StickyAction(toy_env(length=100), 0.5), actions, seed=np.random.default_rng(0))
+        for _ in range(2)
+    ]
+    assert runs[0] == runs[1]
+
+
 def test_sticky_action_stores_copy_of_action(toy_env: Any) -> None:
     env = StickyAction(toy_env(length=100, action_space=MultiDiscrete([3])), 0.0)
     action = [1]
