@@ -25,12 +25,16 @@ class _Bag(AbstractSet[int]):
 
 @pytest.mark.parametrize(
     "value, described",
-    [({1, 2}, "set of 2"), (frozenset({1}), "frozenset of 1"), (_Bag(), f"{__name__}._Bag of 3")],
+    [
+        ({1, 2}, "set of 2 items"),
+        (frozenset({1}), "frozenset of 1 item"),
+        (_Bag(), f"{__name__}._Bag of 3 items"),
+    ],
 )
 def test_check_ordered_refuses_unordered_collections(value: Any, described: str) -> None:
     with pytest.raises(
         TypeError,
-        match=rf"^Owner: things must be given in order, got a {described} items, which has no "
+        match=rf"^Owner: things must be given in order, got a {described}, which has no "
         r"order; pass a list or tuple in the order wanted\.$",
     ):
         check_ordered("Owner", "things", value)

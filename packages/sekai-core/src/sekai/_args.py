@@ -130,9 +130,10 @@ def check_ordered(owner: str | None, name: str, value: object) -> None:
     (the caller checks what it accepts)."""
     if isinstance(value, AbstractSet) and not isinstance(value, (KeysView, ItemsView)):
         prefix = "" if owner is None else f"{owner}: "
+        items = f"{len(value)} item" + ("" if len(value) == 1 else "s")
         raise TypeError(
-            f"{prefix}{name} must be given in order, got a {type_name(value)} of {len(value)} "
-            "items, which has no order; pass a list or tuple in the order wanted."
+            f"{prefix}{name} must be given in order, got a {type_name(value)} of {items}, "
+            "which has no order; pass a list or tuple in the order wanted."
         )
 
 

@@ -506,7 +506,7 @@ def test_make_vec_refuses_unordered_wrappers(sekai_line_registry, unordered):
     with pytest.raises(
         TypeError,
         match=rf"^make_vec: wrappers must be given in order, got a {unordered.__name__} of 1 "
-        r"items, which has no order; pass a list or tuple in the order wanted\.$",
+        r"item, which has no order; pass a list or tuple in the order wanted\.$",
     ):
         sekai.make_vec("testing/Line-v0", 2, wrappers=unordered([sekai.TimeAwareObservation]))
 

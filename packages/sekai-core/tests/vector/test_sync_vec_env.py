@@ -338,7 +338,7 @@ def test_constructor_refuses_unordered_env_fns(cls: type[SyncVecEnv], unordered:
     with pytest.raises(
         TypeError,
         match=rf"^{cls.__name__}: env_fns must be given in order, got a {unordered.__name__} of "
-        r"1 items, which has no order; pass a list or tuple in the order wanted\.$",
+        r"1 item, which has no order; pass a list or tuple in the order wanted\.$",
     ):
         cls(unordered([make]))
     assert built == []

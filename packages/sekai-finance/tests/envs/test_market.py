@@ -316,7 +316,7 @@ def test_feature_names_must_be_ordered(name: str, unordered: type) -> None:
     data = MarketData(panel(), fields={"v": np.ones((60, 3))}, exogenous={"r": np.zeros(60)})
     with pytest.raises(
         TypeError,
-        match=rf"^{name} must be given in order, got a {unordered.__name__} of 1 items, which "
+        match=rf"^{name} must be given in order, got a {unordered.__name__} of 1 item, which "
         r"has no order; pass a list or tuple in the order wanted\.$",
     ):
         MarketEnv(data, **{name: unordered(["v" if name == "features" else "r"])})

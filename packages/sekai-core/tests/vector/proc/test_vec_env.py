@@ -235,7 +235,7 @@ def test_bad_arguments_are_rejected_before_any_worker_starts(
         (
             {SpaceEnv},
             TypeError,
-            r"^ProcVecEnv: env_fns must be given in order, got a set of 1 items",
+            r"^ProcVecEnv: env_fns must be given in order, got a set of 1 item,",
         ),
         ([SpaceEnv, 3], TypeError, r"env_fns\[1\] must be a zero-argument callable"),
         (
