@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -348,7 +349,7 @@ def test_update_refuses_a_batch_with_a_non_finite_entry(
         ValueError,
         match=rf"^{cls.__name__}\.update\(\): batch\[1, 0\] is -inf\. A NaN or infinite value "
         r"would make the statistics NaN for good, and everything normalised with them, so "
-        r"nothing was updated\. Replace or drop non-finite samples before updating\.$",
+        r"nothing was updated\. Replace, rescale or drop such samples before updating\.$",
     ):
         stats.update(np.array([[1.0, 2.0], [-np.inf, np.nan]]))
     assert structurally_equal(stats.state_dict(), before)
@@ -382,3 +383,75 @@ def test_a_variance_below_zero_by_round_off_is_taken_as_zero(
     state["var"] = np.array([0.0, -1e-17, 0.0])
     stats.load_state_dict(state)
     assert stats.var.tolist() == [0.0, 0.0, 0.0]
+
+
+_OVERFLOW = (
+    r", which would take the statistics' {} past float64's range for good, and everything "
+    r"normalised with them, so nothing was updated\. Replace, rescale or drop such samples "
+    r"before updating\.$"
+)
+
+
+@pytest.mark.parametrize("cls", [RunningMeanStd, ExponentialMovingStats])
+@pytest.mark.parametrize(
+    ("first", "batch", "entry", "moment"),
+    [
+        # one sample about 1.3e154 from the mean: the square of its delta overflows
+        ([[0.0, 1.0]], [[0.0, 2e154]], r"batch\[0, 1\] is 2e\+154", "variance"),
+        # a first batch whose own variance overflows: the sample farthest from the prior is named
+        (None, [[1.0, 0.0], [2.0, -1e155], [3.0, 1e155]], r"batch\[1, 1\] is -1e\+155", "variance"),
+        # a batch whose mean overflows: its sum is past float64's range
+        (None, [[1.5e308, 0.0], [1.5e308, 0.0]], r"batch\[0, 0\] is 1\.5e\+308", "mean"),
+        # in a batch of several, the sample farthest from the stored mean
+        ([[1e154, 0.0]], [[1e154, 0.0], [-1e154, 0.0]], r"batch\[1, 0\] is -1e\+154", "variance"),
+    ],
+    ids=["one-sample", "first-batch", "batch-mean", "farthest-sample"],
+)
+def test_update_refuses_finite_samples_that_would_overflow_the_statistics(
+    cls: type[RunningMeanStd | ExponentialMovingStats],
+    first: Any,
+    batch: Any,
+    entry: str,
+    moment: str,
+) -> None:
+    stats = cls(shape=(2,))
+    if first is not None:
+        stats.update(np.array(first))
+    before = stats.state_dict()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # refused without NumPy's overflow warnings
+        with pytest.raises(
+            ValueError, match=rf"^{cls.__name__}\.update\(\): {entry}{_OVERFLOW.format(moment)}"
+        ):
+            stats.update(np.array(batch))
+    assert structurally_equal(stats.state_dict(), before)
+    cls(shape=(2,)).load_state_dict(stats.state_dict())  # still a state that loads
+    stats.update(np.array([[1.0, 1.0], [3.0, 3.0]]))  # and statistics that go on
+    assert np.isfinite(stats.mean).all() and np.isfinite(stats.var).all()
+
+
+def test_a_scalar_sample_that_would_overflow_the_statistics_is_refused() -> None:
+    stats = RunningMeanStd()
+    stats.update(np.array([1.0]))
+    with pytest.raises(ValueError, match=r"^RunningMeanStd\.update\(\): batch\[0\] is 1e\+300, "):
+        stats.update(np.array([1e300]))
+    assert (float(stats.mean), float(stats.var), stats.count) == (1.0, 0.0, 1.0)
+
+
+@pytest.mark.parametrize("cls", [RunningMeanStd, ExponentialMovingStats])
+def test_update_from_moments_refuses_moments_that_would_overflow_the_statistics(
+    cls: type[RunningMeanStd | ExponentialMovingStats],
+) -> None:
+    stats = cls(shape=(2,))
+    stats.update(np.array([[1.0, 2.0]]))
+    before = stats.state_dict()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(
+            ValueError,
+            match=rf"^{cls.__name__}\.update_from_moments\(\): mean\[1\] = 1e\+300, var\[1\] = "
+            r"0\.0 and count = 3\.0 would take the statistics' variance past float64's range, "
+            r"so nothing was added\.$",
+        ):
+            stats.update_from_moments(np.array([1.0, 1e300]), np.zeros(2), 3)
+    assert structurally_equal(stats.state_dict(), before)

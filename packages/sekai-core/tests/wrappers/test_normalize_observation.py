@@ -350,7 +350,7 @@ def test_clip_of_a_scalar_box_leaf() -> None:
         assert abs(obs["x"]) <= 0.5
 
 
-_ADVICE = "Fix the env, or replace non-finite values before normalising, e.g. with a "
+_ADVICE = "Fix the env, or replace or rescale such values before normalising, e.g. with a "
 _POISON = (
     r"\. A NaN or infinite value would make the statistics NaN for good, and everything "
     r"normalised with them, so nothing was updated\. "
@@ -425,3 +425,71 @@ def test_frozen_statistics_normalise_a_non_finite_observation_without_checking(
     obs = result.observations if vector else result.observation
     assert np.isnan(obs["cash"]).all() and np.isfinite(obs["price"]).all()
     assert structurally_equal(env.state_dict(), before)
+
+
+_PRICE_CASH_64 = sekai.Dict(
+    price=sekai.Box(-np.inf, np.inf, (3,), np.float64),
+    cash=sekai.Box(-np.inf, np.inf, (1,), np.float64),
+)
+
+
+def _far_cash(far: bool) -> Any:
+    """Float64 observations {price: [t, t, t], cash: [t]}, cash 1e300 at step 2 if ``far``."""
+
+    def obs(env: Any) -> Any:
+        cash = 1e300 if far and env.t == 2 else float(env.t)
+        return {"price": np.full(3, float(env.t)), "cash": np.array([cash])}
+
+    return obs
+
+
+_OVERFLOW = (
+    r", which would take the statistics' variance past float64's range for good, and everything "
+    r"normalised with them, so nothing was updated\. "
+)
+
+
+@pytest.mark.parametrize("stats", ["running", "ewm"])
+def test_a_finite_observation_that_would_overflow_the_statistics_is_refused(
+    toy_env: Any, stats: str
+) -> None:
+    # 1e300 from a mean near 1: the square of the difference is past float64's range, and the
+    # variance would stay inf (every later observation normalised to 0) for good.
+    env = NormalizeObservation(
+        toy_env(observation_space=_PRICE_CASH_64, length=100, obs_fn=_far_cash(True)),
+        stats=stats,
+    )
+    env.reset(seed=0)
+    env.step(0)
+    before = env.state_dict()
+    message = rf"^NormalizeObservation: observation\['cash'\]\[0\] is 1e\+300{_OVERFLOW}"
+    with pytest.raises(ValueError, match=message + re.escape(_ADVICE + "TransformObservation.")):
+        env.step(0)
+    # 'price' comes first and was in range: it is not updated either.
+    assert structurally_equal(env.state_dict(), before)
+    NormalizeObservation(toy_env(observation_space=_PRICE_CASH_64), stats=stats).load_state_dict(
+        before
+    )
+    obs = env.step(0).observation  # the statistics are still usable
+    assert obs["cash"][0] > 0 and np.isfinite(env.obs_rms["cash"].var).all()
+
+
+def test_a_finite_observation_of_one_sub_env_that_would_overflow_is_refused_naming_it(
+    toy_env: Any,
+) -> None:
+    def make(index: int) -> Any:
+        return lambda: toy_env(
+            observation_space=_PRICE_CASH_64, length=100, obs_fn=_far_cash(index == 1)
+        )
+
+    vec = sekai.VecNormalizeObservation(sekai.SyncVecEnv([make(0), make(1)]))
+    vec.reset(seed=0)
+    vec.step(np.zeros(2, dtype=np.int64))
+    before = vec.state_dict()
+    message = (
+        rf"^VecNormalizeObservation: sub-env 1's observation\['cash'\]\[0\] is 1e\+300{_OVERFLOW}"
+    )
+    with pytest.raises(ValueError, match=message + re.escape(_ADVICE + "VecTransformObservation.")):
+        vec.step(np.zeros(2, dtype=np.int64))
+    assert structurally_equal(vec.state_dict(), before)
+    assert np.isfinite(vec.step(np.zeros(2, dtype=np.int64)).observations["cash"]).all()

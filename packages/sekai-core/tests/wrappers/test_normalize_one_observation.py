@@ -208,19 +208,34 @@ def test_a_non_finite_observation_is_refused_and_the_stream_goes_on_as_the_rule_
         _same_stats(env.obs_rms, reference)
 
 
-def test_statistics_that_overflow_take_numpys_path_and_warnings(toy_env: Any) -> None:
+def test_statistics_that_would_overflow_are_refused_and_the_stream_goes_on_as_the_rule_says(
+    toy_env: Any,
+) -> None:
+    # Finite samples far enough apart: the squares of their deltas, 4e600, overflow float64.
     samples = _stream((4,), np.float64, 40, seed=5)
     samples[10] = np.array([1e300, -1e300, 1e-300, 1.5])
-    samples[11] = np.array([-1e300, 1e300, 0.0, 1.5])  # deltas of 2e300: their squares overflow
+    samples[11] = np.array([-1e300, 1e300, 0.0, 1.5])
     env, reference = _env(toy_env, samples), _Reference()
-    warned_somewhere = False
-    for x, (got, warned) in zip(samples, _run(env, 30)):
-        expected, expected_warned = _expected(reference, x, 1e-8, None)
-        _same(got, expected)
-        assert warned == expected_warned
-        warned_somewhere = warned_somewhere or bool(warned)
+    refused = (
+        r"^NormalizeObservation: observation\[0\] is {}, which would take the statistics' "
+        r"variance past float64's range for good, and everything normalised with them, so "
+        r"nothing was updated\. Fix the env, or replace or rescale such values before "
+        r"normalising, e\.g\. with a TransformObservation\.$"
+    )
+    _same(env.reset(seed=0).observation, _expected(reference, samples[0], 1e-8, None)[0])
+    for x in samples[1:30]:
+        if abs(x[0]) == 1e300:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # refused without NumPy's overflow warnings
+                with pytest.raises(ValueError, match=refused.format(re.escape(str(x[0])))):
+                    env.step(0)
+        else:
+            got, warned = _recorded(lambda: env.step(0).observation)
+            expected, expected_warned = _expected(reference, x, 1e-8, None)
+            _same(got, expected)
+            assert warned == expected_warned
         _same_stats(env.obs_rms, reference)
-    assert warned_somewhere
+    assert reference.count == 28 and np.isfinite(reference.var).all()
 
 
 @pytest.mark.parametrize(
@@ -300,13 +315,13 @@ def test_one_small_sample_is_combined_without_numpy(
 ) -> None:
     # The streams above would pass through NumPy's path alone: check they took the other.
     combined: list[int] = []
-    combine = RunningMeanStd._combine
+    combine = RunningMeanStd._moments_with
 
-    def counted(self: RunningMeanStd, *args: Any) -> None:
+    def counted(self: RunningMeanStd, *args: Any) -> Any:
         combined.append(1)
-        combine(self, *args)
+        return combine(self, *args)
 
-    monkeypatch.setattr(RunningMeanStd, "_combine", counted)
+    monkeypatch.setattr(RunningMeanStd, "_moments_with", counted)
     env = _env(toy_env, _stream((4,), np.float32, 50, seed=8), np.float32)
     for _ in _run(env, 40):
         pass

@@ -155,8 +155,8 @@ def test_clip_reward_requires_min_below_max(low: Any, high: Any, text: str, toy_
 
 _REFUSED = (
     r"\. A NaN or infinite value would make the statistics NaN for good, and everything "
-    r"normalised with them, so nothing was updated\. Fix the env, or replace non-finite values "
-    r"before normalising, e\.g\. with a "
+    r"normalised with them, so nothing was updated\. Fix the env, or replace or rescale such "
+    r"values before normalising, e\.g\. with a "
 )
 
 
@@ -249,3 +249,86 @@ def test_normalize_reward_load_state_dict_errors_name_the_wrapper_and_the_part(
     saved = {"return_rms": {"mean": np.float64(2.0), "var": np.float64(4.0), "count": 3.0}}
     env.load_state_dict(saved)
     assert (float(env.return_rms.mean), env.return_rms.count) == (2.0, 3.0)
+
+
+_OVERFLOW = (
+    r", which would take the statistics' variance past float64's range for good, and everything "
+    r"normalised with them, so nothing was updated\. Fix the env, or replace or rescale such "
+    r"values before normalising, e\.g\. with a "
+)
+
+
+@pytest.mark.parametrize("before_it", [1, 3], ids=["second-return", "fourth-return"])
+def test_normalize_reward_refuses_a_finite_return_that_would_overflow_the_statistics(
+    toy_env: Any, before_it: int
+) -> None:
+    # A return 1e160 from the mean: its squared difference is past float64's range, and the
+    # variance would stay inf (every later reward scaled to 0) for good. (From the third
+    # return on, the statistics are NumPy scalars, which are updated on Python floats.)
+    rewards = [1.0] * before_it + [1e160, 2.0]
+    env = NormalizeReward(toy_env(length=10, reward_fn=lambda a, t: rewards[t - 1]), gamma=0.5)
+    env.reset(seed=0)
+    for _ in range(before_it):
+        env.step(0)
+    before, ret = env.state_dict(), env._return
+    with pytest.raises(
+        ValueError,
+        match=r"^NormalizeReward: the discounted return is 1e\+160 \(this step's reward is "
+        rf"1e\+160\){_OVERFLOW}TransformReward\.$",
+    ):
+        env.step(0)
+    assert structurally_equal(env.state_dict(), before) and env._return == ret
+    NormalizeReward(toy_env()).load_state_dict(before)
+    assert env.step(0).reward > 0.0  # the statistics are still usable
+
+
+def test_vec_normalize_reward_refuses_a_finite_return_that_would_overflow_naming_the_sub_env(
+    toy_env: Any,
+) -> None:
+    def make(index: int) -> Any:
+        rewards = [1.0, 1e160 if index == 1 else 1.0, 1.0]
+        return lambda: toy_env(length=10, reward_fn=lambda a, t: rewards[t - 1])
+
+    vec = sekai.VecNormalizeReward(sekai.SyncVecEnv([make(0), make(1)]), gamma=0.5)
+    actions = np.zeros(2, dtype=np.int64)
+    vec.reset(seed=0)
+    vec.step(actions)
+    before, returns = vec.state_dict(), vec._returns.copy()
+    with pytest.raises(
+        ValueError,
+        match=r"^VecNormalizeReward: sub-env 1's discounted return is 1e\+160 \(this step's "
+        rf"reward is 1e\+160\){_OVERFLOW}VecTransformReward\.$",
+    ):
+        vec.step(actions)
+    assert structurally_equal(vec.state_dict(), before)
+    np.testing.assert_array_equal(vec._returns, returns)
+    assert (vec.step(actions).rewards > 0.0).all()
+
+
+def test_normalize_reward_statistics_follow_the_numpy_rule_bit_for_bit(toy_env: Any) -> None:
+    # Scalar statistics are updated on Python floats: the same operations as NumPy's, so the
+    # same bits, and the same types (NumPy scalars) as RunningMeanStd's own updates.
+    rng = np.random.default_rng(0)
+    rewards = (rng.normal(size=600) * rng.choice([1e-8, 1.0, 1e6], size=600)).tolist()
+    rewards[100:110] = [0.0, -0.0] * 5
+    it = iter(rewards)
+    env = NormalizeReward(toy_env(length=37, reward_fn=lambda a, t: next(it)), gamma=0.9)
+    reference = RunningMeanStd(shape=())
+    env.reset(seed=0)
+    ret = 0.0
+    for reward in rewards[:500]:
+        result = env.step(0)
+        ret = ret * 0.9 + reward
+        reference.update(np.array([ret]))  # shape (): NumPy's path
+        for got, expected in [
+            (env.return_rms.mean, reference.mean),
+            (env.return_rms.var, reference.var),
+        ]:
+            assert (
+                type(got) is type(expected)
+                and np.asarray(got).tobytes() == np.asarray(expected).tobytes()
+            )
+        assert env.return_rms.count == reference.count
+        if result.terminated:
+            env.reset()
+            ret = 0.0

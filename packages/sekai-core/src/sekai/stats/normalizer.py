@@ -37,8 +37,12 @@ _BOX, _MASKED, _DICT, _TUPLE, _PASS = range(5)
 
 
 def non_finite_advice(transform: str) -> str:
-    """What a normalisation wrapper's error about a NaN or infinite value advises."""
-    return f"Fix the env, or replace non-finite values before normalising, e.g. with a {transform}."
+    """What a normalisation wrapper's error about a value that would make its statistics NaN
+    or inf advises."""
+    return (
+        "Fix the env, or replace or rescale such values before normalising, e.g. with a "
+        f"{transform}."
+    )
 
 
 def _describer(path: str, selected: NDArray[np.bool_] | None, batched: bool) -> Describe:
@@ -231,9 +235,10 @@ class ObservationNormalizer:
 
         Raises:
             ValueError: with ``update``, a NaN or infinite value where it would update the
-                statistics, naming the sub-env (``batched``) and the part of the observation;
-                no statistics are changed. Without ``update`` (frozen statistics) nothing is
-                checked: a NaN is normalised to NaN.
+                statistics, or one that would take them past float64's range, naming the
+                sub-env (``batched``) and the part of the observation; no statistics are
+                changed. Without ``update`` (frozen statistics) nothing is checked: a NaN is
+                normalised to NaN.
         """
         payload = self._plan[1]
         if update and not batched and self._small_box and isinstance(payload, RunningMeanStd):

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sekai._args import check_real, type_name
+from sekai.stats._moments import Moments, in_range, out_of_range, pooled
 
 __all__ = ["ExponentialMovingStats", "RunningMeanStd"]
 
@@ -66,14 +67,6 @@ def wrapper_state_part(owner: str, state: Any, key: str) -> Any:
     return state[key]
 
 
-def _batch_moments(arr: Float64Array) -> tuple[Float64Array, Float64Array, int]:
-    """Mean, variance and size of a non-empty batch along axis 0."""
-    n = arr.shape[0]
-    if n == 1:  # one sample: skip the variance pass (it is zero)
-        return arr[0].copy(), np.zeros(arr.shape[1:], dtype=np.float64), 1
-    return arr.mean(axis=0), arr.var(axis=0), n
-
-
 # Up to this many entries, a Python loop over the floats beats NumPy's isfinite-then-all.
 _SMALL = 32
 
@@ -107,7 +100,7 @@ def format_index(index: tuple[int, ...]) -> str:
     return f"[{', '.join(map(str, index))}]" if index else ""
 
 
-# Describes, for the index of a non-finite entry of a batch and its value, what it was.
+# Describes, for the index of an entry of a batch and its value, what it was.
 Describe = Callable[[tuple[int, ...], float], str]
 
 
@@ -116,13 +109,14 @@ def update_checked(
 ) -> None:
     """Update each statistics object with its batch ``(N, *shape)``, all or nothing.
 
-    Every batch is checked before any statistics change: its shape, and that all its entries
-    are finite (one vectorised test per batch). A NaN or infinite sample would make the
-    statistics NaN for good, so it raises a ValueError that starts with ``owner``, says what
-    the entry was (``describe(index, value)``, e.g. ``"sub-env 1's observation['price'][0]
-    is nan"``) and ends with ``advice``.
+    Every batch is checked before any statistics change: its shape, that its entries are
+    finite (one vectorised test per batch), and that the statistics it makes are (samples
+    far enough apart overflow the variance). Either failure, which would leave the statistics
+    NaN or inf for good, raises a ValueError that starts with ``owner``, says what the entry
+    was (``describe(index, value)``: ``"sub-env 1's observation['price'][0] is nan"``) and
+    ends with ``advice``.
     """
-    checked: list[tuple[_MomentStats, Float64Array]] = []
+    staged: list[tuple[_MomentStats, Moments]] = []
     for stats, batch, describe in parts:
         arr = _as_batch(batch, stats.shape, stats._name)
         if arr is None:
@@ -134,9 +128,17 @@ def update_checked(
                 "the statistics NaN for good, and everything normalised with them, so nothing "
                 f"was updated. {advice}"
             )
-        checked.append((stats, arr))
-    for stats, arr in checked:
-        stats._add(arr)
+        moments = stats._after_batch(arr)
+        if moments is None:
+            at, moment = out_of_range(stats, arr)
+            raise ValueError(
+                f"{owner}: {describe(at, float(arr[at]))}, which would take the statistics' "
+                f"{moment} past float64's range for good, and everything normalised with them, "
+                f"so nothing was updated. {advice}"
+            )
+        staged.append((stats, moments))
+    for stats, moments in staged:
+        stats._store(moments)
 
 
 def _describe_batch_entry(at: tuple[int, ...], value: float) -> str:
@@ -177,13 +179,14 @@ class _MomentStats:
         ``ExponentialMovingStats`` counts the whole batch as one step.
 
         Raises:
-            ValueError: a batch of another shape, or with a NaN or infinite entry (the
-                statistics are unchanged).
+            ValueError: a batch of another shape, with a NaN or infinite entry, or one that
+                would take the mean or variance past float64's range (the statistics are
+                unchanged).
         """
         update_checked(
             f"{self._name}.update()",
             [(self, batch, _describe_batch_entry)],
-            "Replace or drop non-finite samples before updating.",
+            "Replace, rescale or drop such samples before updating.",
         )
 
     def update_from_moments(self, mean: ArrayLike, var: ArrayLike, count: float) -> None:
@@ -196,20 +199,41 @@ class _MomentStats:
         Raises:
             TypeError: moments or a count that are not numbers.
             ValueError: moments of another shape, NaN or infinite moments, a negative
-                variance, a negative or non-finite count; the statistics are unchanged.
+                variance, a negative or non-finite count, moments that would take the
+                statistics past float64's range; the statistics are unchanged.
         """
         where = f"{self._name}.update_from_moments()"
         count = _checked_count(check_real(where, "count", count), f"{where}: count")
         mean, var = self._checked_moments(mean, var, lambda key: f"{where}: {key}", broadcast=True)
-        if count > 0:
-            self._combine(mean, var, count)
+        if count > 0 and not self._combine(mean, var, count):
+            at, moment = out_of_range(self, None, mean, var, count)
+            index = format_index(at)
+            raise ValueError(
+                f"{where}: mean{index} = {mean[at]}, var{index} = {var[at]} and count = {count} "
+                f"would take the statistics' {moment} past float64's range, so nothing was added."
+            )
 
-    def _add(self, arr: Float64Array) -> None:
-        """Add a checked, non-empty batch ``(N, *shape)``."""
-        self._combine(*_batch_moments(arr))
+    def _after_batch(self, arr: Float64Array) -> Moments | None:
+        """The statistics with a checked, non-empty batch ``(N, *shape)`` added, not stored;
+        None where they would leave float64's range."""
+        return in_range(self, arr)
 
-    def _combine(self, mean: Float64Array | float, var: Float64Array | float, count: float) -> None:
-        """Add checked moments of ``count > 0`` samples (floats for shape ``()``)."""
+    def _combine(self, mean: Float64Array | float, var: Float64Array | float, count: float) -> bool:
+        """Add checked moments of ``count > 0`` samples (floats for shape ``()``); False, with
+        nothing changed, where the statistics would leave float64's range."""
+        moments = in_range(self, None, mean, var, count)
+        if moments is None:
+            return False
+        self._store(moments)
+        return True
+
+    def _moments_with(self, mean: Any, var: Any, count: float) -> Moments:
+        """The statistics with the moments of ``count > 0`` samples added, not stored (no
+        check: ``in_range`` calls it)."""
+        raise NotImplementedError
+
+    def _store(self, moments: Moments) -> None:
+        """Store what ``_moments_with`` made."""
         raise NotImplementedError
 
     def _checked_moments(
@@ -334,32 +358,48 @@ class RunningMeanStd(_MomentStats):
         # Not ``count <= epsilon``: with an epsilon of 1 or more, real counts reach it.
         self._seen = False
 
-    def _combine(self, mean: Float64Array | float, var: Float64Array | float, count: float) -> None:
-        """Combine the moments of ``count`` samples with the stored ones."""
+    def _moments_with(self, mean: Any, var: Any, count: float) -> Moments:
+        """The moments of ``count`` samples combined with the stored ones."""
         if not self._seen:  # nothing seen yet: take the batch as it is
-            self.mean = np.array(mean, dtype=np.float64)
-            self.var = np.array(var, dtype=np.float64)
-            self.count = float(count)  # the epsilon prior is dropped once data arrives
-            self._seen = True
-            return
-        total = self.count + count
-        delta = mean - self.mean
-        m2 = self.var * self.count + var * count + delta * delta * (self.count * count / total)
-        self.mean = self.mean + delta * (count / total)
-        self.var = m2 / total
-        self.count = float(total)
+            # (the epsilon prior is dropped once data arrives)
+            return np.array(mean, dtype=np.float64), np.array(var, dtype=np.float64), float(count)
+        return pooled(self.mean, self.var, self.count, mean, var, count)
+
+    def _store(self, moments: Moments) -> None:
+        self.mean, self.var, self.count = moments
+        self._seen = True
+
+    def _combine(self, mean: Float64Array | float, var: Float64Array | float, count: float) -> bool:
+        old_mean, old_var = self.mean, self.var
+        if not (
+            type(mean) is float
+            and type(var) is float
+            and type(old_mean) is np.float64  # scalar statistics, after their second update
+            and type(old_var) is np.float64
+            and self._seen
+            and not self.shape
+        ):
+            return super()._combine(mean, var, count)
+        # A scalar (NormalizeReward's return, every step) on Python floats: the same bits as
+        # NumPy's scalars, and an overflow shows in the result, without NumPy's error state.
+        new_mean, new_var, total = pooled(
+            float(old_mean), float(old_var), self.count, mean, var, count
+        )
+        if not (math.isfinite(new_mean) and math.isfinite(new_var)):
+            return False
+        self._store((np.float64(new_mean), np.float64(new_var), total))
+        return True
 
     # One small sample, the common case (one observation per step), takes the operations of
-    # _combine and normalize() element by element on Python floats: the same IEEE float64
+    # pooled() and normalize() element by element on Python floats: the same IEEE float64
     # arithmetic, so the same bits, without a dozen NumPy calls on a few entries.
 
-    def _add(self, arr: Float64Array) -> None:
+    def _after_batch(self, arr: Float64Array) -> Moments | None:
         if len(arr) == 1 and arr.size <= _SMALL:  # larger ones never take the float path
             update = self._sample_update(arr[0])
             if update is not None:
-                self._set_moments(*update[:2])
-                return
-        self._combine(*_batch_moments(arr))  # the base class's _add, without another call
+                return self._sample_moments(*update[:2])
+        return super()._after_batch(arr)
 
     def _update_normalize(self, sample: Float64Array, epsilon: float) -> Float64Array | None:
         """``update(sample[None])`` then ``normalize(sample, epsilon)`` for one float64
@@ -368,18 +408,18 @@ class RunningMeanStd(_MomentStats):
         update = self._sample_update(sample, epsilon)
         if update is None:
             return None
-        self._set_moments(*update[:2])
+        self._store(self._sample_moments(*update[:2]))
         return _float_array(update[2], self.shape)
 
     def _sample_update(
         self, sample: Float64Array, epsilon: float | None = None
     ) -> tuple[list[float], list[float], list[float]] | None:
-        """The flat mean and variance ``_combine`` makes of the stored moments and one
+        """The flat mean and variance ``pooled`` makes of the stored moments and one
         ``sample``, and (given ``epsilon``) the sample normalised with them. None where the
         float path does not apply: no sample seen yet, shape ``()``, more than ``_SMALL``
         entries, a sample or moments that are not float64 arrays of the statistics' shape, or
-        a result that is not finite (a non-finite sample makes a non-finite mean; NumPy warns
-        on its way to one)."""
+        a result that is not finite (a non-finite sample makes a non-finite mean, and
+        samples too far apart an infinite variance: NumPy's path refuses both)."""
         mean, var, shape = self.mean, self.var, self.shape
         if not (
             self._seen
@@ -405,7 +445,7 @@ class RunningMeanStd(_MomentStats):
             for x, old_mean, old_var in rows:
                 delta = x - old_mean
                 means.append(old_mean + delta * step)
-                # + 0.0: the sample's own variance times its count, which _combine adds too
+                # + 0.0: the sample's own variance times its count, which pooled() adds too
                 # (it turns a -0.0 into 0.0)
                 variances.append((old_var * n + 0.0 + delta * delta * weight) / total)
                 if epsilon is not None:
@@ -416,11 +456,10 @@ class RunningMeanStd(_MomentStats):
             return None
         return means, variances, normalized
 
-    def _set_moments(self, means: list[float], variances: list[float]) -> None:
-        """Store the moments ``_sample_update`` made (one sample more)."""
-        self.mean = _float_array(means, self.shape)
-        self.var = _float_array(variances, self.shape)
-        self.count = float(self.count + 1)
+    def _sample_moments(self, means: list[float], variances: list[float]) -> Moments:
+        """The statistics ``_sample_update`` made (one sample more), to store."""
+        count = float(self.count + 1)
+        return _float_array(means, self.shape), _float_array(variances, self.shape), count
 
     def state_dict(self) -> dict[str, Any]:
         """A copy of the statistics (``mean``, ``var``, ``count``, ``epsilon``, and ``seen``:
@@ -489,19 +528,23 @@ class ExponentialMovingStats(_MomentStats):
         self.count: int = 0
         self._weight = 0.0  # sum of the current (decayed) weights
 
-    def _combine(self, mean: Float64Array | float, var: Float64Array | float, count: float) -> None:
-        """Add one step whose samples have this mean and variance."""
+    def _moments_with(self, mean: Any, var: Any, count: float) -> Moments:
+        """The statistics with one step whose samples have this mean and variance added."""
         old_weight = self._decay * self._weight
         weight = old_weight + 1.0
         new_mean = self.mean + (mean - self.mean) / weight
         old_dev = self.mean - new_mean
         new_dev = mean - new_mean
-        self.var = np.array(
-            (old_weight * (self.var + old_dev * old_dev) + (var + new_dev * new_dev)) / weight,
-            dtype=np.float64,
-        ).reshape(self.shape)
-        self.mean = np.array(new_mean, dtype=np.float64).reshape(self.shape)
-        self._weight = weight
+        new_var = (old_weight * (self.var + old_dev * old_dev) + (var + new_dev * new_dev)) / weight
+        shape = self.shape
+        return (
+            np.array(new_mean, dtype=np.float64).reshape(shape),
+            np.array(new_var, dtype=np.float64).reshape(shape),
+            weight,
+        )
+
+    def _store(self, moments: Moments) -> None:
+        self.mean, self.var, self._weight = moments
         self.count += 1
 
     def state_dict(self) -> dict[str, Any]:

@@ -221,8 +221,9 @@ class VecNormalizeObservation(NormalizerAttributes, VecObservationWrapper):
     handed back on the env's device, in its float dtype. ``infos[i]["final_observation"]`` is
     normalised with the current statistics, without
     updating them; so are, without autoreset, the final observations that frozen sub-envs
-    repeat until their next reset. A NaN or infinite value that would update the statistics
-    raises ValueError naming the sub-env and the part of the observation, before any change.
+    repeat until their next reset. A NaN or infinite value that would update the statistics,
+    or one that would take them past float64's range, raises ValueError naming the sub-env
+    and the part of the observation, before any change.
 
     Args:
         venv: the VecEnv to wrap.
@@ -310,8 +311,8 @@ class VecNormalizeReward(VecResultWrapper):
     ``return_rms`` with the returns of the sub-envs really stepped (not frozen ones) unless
     ``update_running_mean`` is False, and returns ``r / sqrt(return_rms.var + epsilon)`` (``r``
     itself while the returns seen have no spread, e.g. on the first step: ``return_scale``).
-    A NaN or infinite return that would update the statistics raises ValueError naming the
-    sub-env, before anything changes.
+    A NaN or infinite return that would update the statistics, or one that would take them
+    past float64's range, raises ValueError naming the sub-env, before anything changes.
 
     Args:
         venv: the VecEnv to wrap.
@@ -364,7 +365,8 @@ class VecNormalizeReward(VecResultWrapper):
         self, returns: NDArray[np.float64], rewards: NDArray[Any], live: NDArray[np.bool_] | None
     ) -> None:
         """Update the statistics (unless frozen) with the returns of the ``live`` sub-envs
-        (None: all); a non-finite one raises ValueError and changes nothing."""
+        (None: all); a non-finite one, or one that would take the statistics past float64's
+        range, raises ValueError and changes nothing."""
         if self.update_running_mean:
             update_return_stats(
                 "VecNormalizeReward", self.return_rms, returns, rewards, live, vector=True

@@ -17,9 +17,10 @@ class NormalizeObservation(NormalizerAttributes, ObservationWrapper[Any, Any, An
     Box leaves (top level or inside Dict/Tuple) each get their own statistics; a MaskedBox leaf
     gets per-feature statistics over its occupied slots and outputs 0 in empty slots; other
     leaves pass through. Output leaves are float64 ``Box(-inf, inf)`` (``Box(-clip, clip)`` with
-    ``clip``) and float64 MaskedBoxes. While the statistics update, a NaN or infinite value
-    raises ValueError (naming the part of the observation) before any of them change; frozen
-    statistics only transform (NaN in, NaN out).
+    ``clip``) and float64 MaskedBoxes. While the statistics update, a NaN or infinite value,
+    or one that would take them past float64's range, raises ValueError (naming the part of
+    the observation) before any of them change; frozen statistics only transform (NaN in,
+    NaN out).
 
     Args:
         env: the environment to wrap.

@@ -52,7 +52,8 @@ def update_return_stats(
 ) -> None:
     """Update ``return_rms`` with the discounted ``returns`` of the ``live`` sub-envs (None:
     all; a single env's are arrays of one), whose rewards were ``rewards``. A NaN or infinite
-    return raises a ValueError naming the sub-env and its reward; nothing is updated."""
+    return, or one that would take the statistics past float64's range, raises a ValueError
+    naming the sub-env and its reward; nothing is updated."""
 
     def describe(at: tuple[int, ...], value: float) -> str:
         env = at[0] if live is None else int(np.flatnonzero(live)[at[0]])
@@ -73,8 +74,9 @@ class NormalizeReward(ResultWrapper[Any, Any, Any, Any]):
     Keeps ``R = gamma * R + r`` (reset on done and on reset), updates ``return_rms`` with it
     unless ``update_running_mean`` is False, and returns ``r / sqrt(return_rms.var + epsilon)``
     (``r`` itself while the returns seen have no spread, e.g. on the first step: ``return_scale``).
-    While the statistics update, a NaN or infinite return raises ValueError before anything
-    changes; frozen statistics only scale (NaN in, NaN out).
+    While the statistics update, a NaN or infinite return, or one that would take them past
+    float64's range, raises ValueError before anything changes; frozen statistics only scale
+    (NaN in, NaN out).
 
     Args:
         env: the environment to wrap.
@@ -95,9 +97,9 @@ class NormalizeReward(ResultWrapper[Any, Any, Any, Any]):
     def _step_result(self, result: StepResult[Any]) -> StepResult[Any]:
         reward = float(result.reward)
         discounted = self._return * self.gamma + reward
-        if self.update_running_mean and math.isfinite(discounted):
-            self.return_rms._combine(discounted, 0.0, 1)  # one finite return: nothing to check
-        elif self.update_running_mean:  # raises, naming the reward
+        if self.update_running_mean and not (
+            math.isfinite(discounted) and self.return_rms._combine(discounted, 0.0, 1)
+        ):  # a non-finite return, or one that would overflow the statistics: raises, naming it
             update_return_stats(
                 "NormalizeReward",
                 self.return_rms,
