@@ -15,12 +15,15 @@ from sekai.finance.simulators._checks import check_generator, per_asset
 __all__ = [
     "GbmTerms",
     "check_correlation",
+    "check_equity_range",
     "check_gbm_prices",
     "check_gbm_range",
+    "extreme_equity",
     "extreme_gbm",
     "gbm_prices_ok",
     "gbm_terms",
     "gbm_values",
+    "market_values",
     "price_source",
     "random_correlation",
     "refuse_unused_gbm",
@@ -244,6 +247,65 @@ def extreme_gbm(
         f"these parameters are too extreme for {dtype} prices. Use a smaller sigma or mu, or "
         f"{remedy}."
     )
+
+
+def extreme_equity(env: str, reached: str, values: str, dtype: str = "float64") -> ValueError:
+    """The error for an account whose equity ``reached`` infinity (built, not raised): equity
+    compounds every step, so leverage, a strong drift or long steps carry it past ``dtype``."""
+    remedy = "a smaller mu or dt, or a shorter episode_length"
+    if dtype != "float64":
+        remedy += ", or run the kernel in float64 (JAX: jax_enable_x64)"
+    return ValueError(
+        f"{env}'s equity {reached} ({values}): these parameters compound it beyond {dtype}'s "
+        f"range. Use less leverage, {remedy}."
+    )
+
+
+def market_values(env: Any, gbm: str | None = None) -> str:
+    """What moves a window env's prices, as its errors name it: the built-in GBM's ``mu``,
+    ``sigma`` and ``dt`` (``gbm``: those an episode simulated with; else the env's), its
+    ``model``, or its price history."""
+    if env._history is not None:
+        return "its price history"
+    if env.model is not None:
+        return f"model={env.model!r}"
+    return gbm if gbm is not None else gbm_values(env.mu, env.sigma, env.dt)
+
+
+def check_equity_range(
+    env: str,
+    growth: tuple[float, float],
+    dt: Any,
+    steps: int,
+    *,
+    shown: str,
+    dtype: str = "float64",
+    largest: float = sys.float_info.max,
+) -> None:
+    """Refuse a built-in GBM under which an account's equity (1 at the start) can pass
+    ``largest`` within ``steps`` steps of ``dt`` years: ``growth`` is ``(drift, vol)``, bounds
+    on the yearly drift and volatility of its log equity over every holding the env allows
+    (the kernels' ``_equity_growth``); the bound is ``GBM_SPREAD`` standard deviations above
+    that drift, at its highest over the episode (``check_gbm_range`` bounds the prices so).
+
+    Raises:
+        ValueError: ``extreme_equity``'s, naming the parameters as ``shown``.
+    """
+    drift, vol = (np.float64(value) for value in growth)
+    with np.errstate(over="ignore", invalid="ignore"):  # an inf or NaN is refused below
+        years = np.float64(steps) * np.float64(dt)
+        if drift < 0.0:  # the bound peaks before the end, where its slope is 0
+            years = np.minimum(years, (GBM_SPREAD * vol / (2.0 * drift)) ** 2)
+        top = (drift * years if drift else 0.0) + (
+            GBM_SPREAD * vol * np.sqrt(years) if vol else 0.0
+        )
+    if top <= math.log(largest):  # NaN fails too
+        return
+    reached = (
+        f"can reach infinity ({GBM_SPREAD:g} standard deviations above its mean) "
+        f"within {steps} steps"
+    )
+    raise extreme_equity(env, reached, shown, dtype)
 
 
 def sample_window(rng: np.random.Generator, prices: Any, length: int) -> np.ndarray:

@@ -12,11 +12,12 @@ from sekai._args import check_ordered
 from sekai.core._rng import SeedLike
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_int, check_real, fixed, python_scalar
+from sekai.envs.finance._helpers import market_values
 from sekai.envs.finance._market_account import project_one, settle_one
 from sekai.envs.finance._market_episode import MarketEpisode, exogenous_width
 from sekai.envs.finance._session import box_action
 from sekai.envs.finance._window import History, WindowEnv, window_args
-from sekai.envs.finance._wipe_out import warn_wipe_out
+from sekai.envs.finance._wipe_out import equity_out_of_range, warn_wipe_out
 from sekai.finance._gaps import refuse_gaps
 from sekai.finance._located import priced_at
 from sekai.finance.account import AccountConfig
@@ -436,9 +437,14 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
         growth, drifted, financing, wiped_out = settle_one(
             target, returns, cost=cost, dt=self._dt, config=self.config
         )
-        self._weights = np.array([0.0 if d else w for w, d in zip(drifted, delisted)])
         equity_before = self._equity
-        equity = self._equity = max(equity_before * growth, 0.0)
+        equity = equity_before * growth
+        if not 0.0 < equity < math.inf:  # a wipe-out, or equity beyond float64 (refused)
+            equity, growth = equity_out_of_range(self, equity, growth)
+            wiped_out = True
+            drifted = [0.0] * len(drifted)
+        self._weights = np.array([0.0 if d else w for w, d in zip(drifted, delisted)])
+        self._equity = equity
         t = self._t = self._t + 1
         reward = period_reward(
             self._reward_fn,
@@ -459,6 +465,10 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
             self._assign(row + 1)
         info = self._info(turnover, cost, financing)
         return StepResult(self._observation(), float(reward), terminated, truncated, info)
+
+    def _equity_values(self) -> str:
+        """What drives the equity, as its overflow error names it: leverage and the market."""
+        return f"max_leverage={self._config.max_leverage!r}, {market_values(self)}"
 
     def _cost(self, trades: list[float], turnover: float, row: int) -> float:
         model = self._cost_model

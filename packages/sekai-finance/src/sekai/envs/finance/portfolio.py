@@ -13,6 +13,7 @@ from sekai.envs.finance._common import check_int, check_per_asset, fixed, numeri
 from sekai.envs.finance._helpers import (
     check_correlation,
     gbm_path,
+    market_values,
     price_source,
     random_correlation,
     refuse_unused_gbm,
@@ -22,6 +23,7 @@ from sekai.envs.finance._window import (
     load_history,
     window_args,
 )
+from sekai.envs.finance._wipe_out import equity_out_of_range
 from sekai.error import InvalidAction
 from sekai.finance._located import priced_at
 from sekai.finance._numeric import divide_along, seq_sum
@@ -330,6 +332,11 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
             chol=self._chol,
         )
 
+    def _equity_values(self, gbm: str | None = None) -> str:
+        """What drives the equity, as its overflow error names it: the market (``gbm``: the
+        built-in GBM's parameters an episode simulated with)."""
+        return market_values(self, gbm)
+
     def _observation(self) -> dict[str, np.ndarray]:
         assert self._log_returns32 is not None
         t = self._t
@@ -419,6 +426,10 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
             cost = float(priced_at(cost_model, trades, self._cost_context(), self._decision))
         held = 1.0 + gain
         growth = 0.0 if cost >= 1.0 else (1.0 - cost) * held
+        equity_before = self._equity
+        equity = equity_before * growth
+        if not 0.0 < equity < math.inf:  # a wipe-out, or equity beyond float64 (refused)
+            equity, growth = equity_out_of_range(self, equity, growth)
         if growth > 0:
             cash = target[n]
             grown.append(cash)
@@ -426,8 +437,7 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
             self._weights = [x / grown_total for x in grown]
         else:
             self._weights = self._cash_weights()
-        equity_before = self._equity
-        equity = self._equity = max(equity_before * growth, 0.0)
+        self._equity = equity
         t = self._t = self._t + 1
         reward = period_reward(
             self._reward_fn,

@@ -10,13 +10,18 @@ import numpy as np
 from sekai.core._rng import SeedLike
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_real, discrete_action, fixed
-from sekai.envs.finance._helpers import price_source, refuse_unused_gbm, simulate_gbm
+from sekai.envs.finance._helpers import (
+    market_values,
+    price_source,
+    refuse_unused_gbm,
+    simulate_gbm,
+)
 from sekai.envs.finance._window import (
     WindowEnv,
     load_history,
     window_args,
 )
-from sekai.envs.finance._wipe_out import warn_wipe_out
+from sekai.envs.finance._wipe_out import equity_out_of_range, warn_wipe_out
 from sekai.finance._located import priced_at
 from sekai.finance._values import real_float
 from sekai.finance.costs import ProportionalCost
@@ -210,6 +215,11 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
         )
         return path[:, None]
 
+    def _equity_values(self, gbm: str | None = None) -> str:
+        """What drives the equity, as its overflow error names it: the positions and the
+        market (``gbm``: the built-in GBM's parameters an episode simulated with)."""
+        return f"positions={self._positions!r}, {market_values(self, gbm)}"
+
     def _observation(self) -> np.ndarray:
         assert self._log_returns32 is not None
         obs = np.empty(self._lookback + 1, dtype=np.float32)
@@ -263,9 +273,12 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
         r = price / self._closes[i] - 1.0
         held = 1.0 + target * r
         growth = 0.0 if cost >= 1.0 else (1.0 - cost) * held
-        self._position = target * (1.0 + r) / held if growth > 0 and held > 0 else 0.0
         equity_before = self._equity
-        self._equity = max(equity_before * growth, 0.0)
+        equity = equity_before * growth
+        if not 0.0 < equity < math.inf:  # a wipe-out, or equity beyond float64 (refused)
+            equity, growth = equity_out_of_range(self, equity, growth)
+        self._position = target * (1.0 + r) / held if growth > 0 and held > 0 else 0.0
+        self._equity = equity
         self._t += 1
         reward = period_reward(
             self._reward_fn,

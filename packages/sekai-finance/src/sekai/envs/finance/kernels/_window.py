@@ -25,7 +25,12 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from sekai.envs.finance._common import check_per_asset, check_real
-from sekai.envs.finance._helpers import check_correlation, check_gbm_range, gbm_terms
+from sekai.envs.finance._helpers import (
+    check_correlation,
+    check_equity_range,
+    check_gbm_range,
+    gbm_terms,
+)
 from sekai.envs.finance.kernels._rewards import KernelCost, KernelReward
 from sekai.envs.finance.kernels._support import (
     at_least,
@@ -269,23 +274,43 @@ class WindowKernel(ArrayKernel[P]):
     def check_params(self, xp: Any, params: P, float_dtype: Any) -> None:
         """A simulated market whose price can leave ``float_dtype``'s range within an episode
         (its lookback and its decisions) is refused, with the native envs' words
-        (``check_gbm_range``): the kernel would step prices of 0 or infinity."""
+        (``check_gbm_range``): the kernel would step prices of 0 or infinity. So is one under
+        which the account's equity can pass the dtype's largest number within the episode's
+        decisions (``check_equity_range``), where the native envs refuse the step that takes
+        it there: the kernel cannot check its equity without a host sync per step."""
         if self.replay:
             return
         names = ["mu", "sigma", *(["s0"] if "s0" in (self.settable or ()) else []), "dt"]
-        shown = ", ".join(
-            f"{name}={self.host_param(name, np.asarray(getattr(params, name)))!r}" for name in names
-        )
+        values = {name: self.host_param(name, np.asarray(getattr(params, name))) for name in names}
+        shown = ", ".join(f"{name}={value!r}" for name, value in values.items())
         info = xp.finfo(float_dtype)
+        dtype, largest = dtype_name(float_dtype), float(info.max)
         check_gbm_range(
             self.env_class.__name__,
             (params.mu, params.sigma, params.s0, params.dt),
             self.lookback + self.episode_length,
             shown=shown,
-            dtype=dtype_name(float_dtype),
+            dtype=dtype,
             smallest=float(info.smallest_normal),
-            largest=float(info.max),
+            largest=largest,
         )
+        growth, held = self._equity_growth(params)
+        gbm = ", ".join(f"{name}={values[name]!r}" for name in ("mu", "sigma", "dt"))
+        check_equity_range(
+            self.env_class.__name__,
+            growth,
+            params.dt,
+            self.episode_length,
+            shown=f"{held}, {gbm}" if held else gbm,
+            dtype=dtype,
+            largest=largest,
+        )
+
+    def _equity_growth(self, params: P) -> tuple[tuple[float, float], str]:
+        """Bounds on the yearly drift and volatility of the log equity over every holding the
+        env allows (``check_equity_range``'s), and the parameter that sets the holdings as an
+        error shows it (empty when none does)."""
+        raise NotImplementedError
 
     def _window_params(self) -> dict[str, Any]:
         """The ``WindowParams`` fields of the env (a subclass adds its own)."""
@@ -426,9 +451,12 @@ class WindowKernel(ArrayKernel[P]):
     # -- the account ----------------------------------------------------------------------------
 
     @staticmethod
-    def net_growth(xp: Any, cost: Array, held: Array) -> Array:
-        """Equity growth of the period: held growth after costs, 0 where costs take it all."""
-        return xp.where(cost >= 1.0, 0.0, (1.0 - cost) * held)
+    def net_growth(xp: Any, cost: Array, held: Array, equity: Array) -> Array:
+        """Equity growth of the period: held growth after costs, 0 where costs take it all, and
+        at most 0 where it would take ``equity`` (before the period) to 0 (an underflow): a
+        wipe-out, as the native envs' ``_settle`` books it."""
+        growth = xp.where(cost >= 1.0, 0.0, (1.0 - cost) * held)
+        return xp.where(equity * growth > 0.0, growth, at_most(xp, growth, 0.0))
 
     def book(
         self,

@@ -74,6 +74,14 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
         env = self.env
         return env.mu, env.sigma, np.full(self.n_assets, 100.0), env.corr
 
+    def _equity_growth(self, params: PortfolioParams) -> tuple[tuple[float, float], str]:
+        # Weights of at most 1 in magnitude in all (none below 0 without shorts): the log
+        # equity drifts at most as fast as the best asset held (or shorted) alone, the
+        # variance drag left out (it only slows it), with at most the largest volatility.
+        mu = np.asarray(params.mu, np.float64)
+        best = np.abs(mu) if self.allow_short else mu
+        return (max(float(np.max(best)), 0.0), float(np.max(params.sigma))), ""
+
     # -- pieces ---------------------------------------------------------------------------------
 
     @staticmethod
@@ -144,7 +152,7 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
         turnover = xp.sum(xp.abs(trades), axis=1)
         cost = self.cost(xp, params.cost_rate, trades, turnover)
         r, after, window = self.market_step(xp, params, state, draws)
-        growth = self.net_growth(xp, cost, 1.0 + xp.sum(assets * r, axis=1))
+        growth = self.net_growth(xp, cost, 1.0 + xp.sum(assets * r, axis=1), equity)
         grown = xp.concat([assets * (r + 1.0), target[:, -1:]], axis=1)
         terminated = ~(growth > 0.0)
         total = xp.sum(grown, axis=1, keepdims=True)

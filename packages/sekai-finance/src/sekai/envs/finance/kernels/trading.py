@@ -64,6 +64,17 @@ class TradingKernel(WindowKernel[TradingParams]):
         env = self.env
         return env.mu, env.sigma, env.s0, None
 
+    def _equity_growth(self, params: TradingParams) -> tuple[tuple[float, float], str]:
+        # Held at a position p, the log equity drifts p*mu - (p*sigma)**2 / 2 a year with a
+        # volatility of |p|*sigma: the best position bounds the drift of any mix of them.
+        positions = self.env.positions
+        p = np.asarray(positions, np.float64)
+        mu, sigma = np.asarray(params.mu, np.float64), np.asarray(params.sigma, np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf or NaN: refused
+            drift = np.max(p * mu - 0.5 * (p * sigma) ** 2)
+            vol = np.max(np.abs(p)) * sigma
+        return (float(drift), float(vol)), f"positions={positions!r}"
+
     def _observation(self, xp: Any, state: State) -> Array:
         return xp.concat([state["window"][:, :, 0], state["position"][:, None]], axis=1)
 
@@ -107,7 +118,7 @@ class TradingKernel(WindowKernel[TradingParams]):
         r_assets, after, window = self.market_step(xp, params, state, draws)
         r = r_assets[:, 0]
         held = 1.0 + target * r
-        growth = self.net_growth(xp, cost, held)
+        growth = self.net_growth(xp, cost, held, state["equity"])
         alive = (growth > 0.0) & (held > 0.0)
         position = xp.where(alive, target * (1.0 + r) / xp.where(alive, held, 1.0), 0.0)
         terminated = ~(growth > 0.0)

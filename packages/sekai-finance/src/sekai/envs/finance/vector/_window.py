@@ -47,11 +47,9 @@ from sekai.envs.finance.vector._base import (
     param,
     read_only,
 )
-from sekai.finance._located import decision_at, priced_at
+from sekai.finance._located import decision_at
 from sekai.finance._normals import NormalBlocks
 from sekai.finance._numeric import small_matmul
-from sekai.finance.costs import ProportionalCost
-from sekai.finance.rewards import period_reward
 from sekai.finance.sampling import draw_window_start, window_start_from_option
 
 __all__ = ["WindowVecEnv"]
@@ -61,10 +59,15 @@ _MEMO = 4096  # start options remembered (the memo is cleared when full)
 
 
 class WindowVecEnv(FinanceVecEnv):
-    """Base of ``TradingVecEnv`` and ``PortfolioVecEnv`` (see the module docstring).
+    """The market of ``TradingVecEnv`` and ``PortfolioVecEnv`` (see the module docstring);
+    ``AccountVecEnv`` adds their accounting.
 
-    Subclasses implement ``_gbm_parameters()`` -> ``(mu, sigma, s0, corr)`` and the accounting.
+    Subclasses implement ``_gbm_parameters()`` -> ``(mu, sigma, s0, corr)``.
     """
+
+    # The period _advance_market computed and _commit_market applies: (log returns, prices
+    # after, the frozen sub-envs).
+    _moved: tuple[np.ndarray, np.ndarray, NDArray[np.bool_] | None]
 
     cost_model = param("The cost model pricing every rebalance (shared).")
     reward_fn = param("The reward function (shared; setting it stores a copy).")
@@ -275,8 +278,9 @@ class WindowVecEnv(FinanceVecEnv):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One period of every sub-env's market: ``(r, price_before, price_after)``, ``(N, n)``.
 
-        Also pushes the period's log returns into the rolling buffer and records simulated
-        prices; ``self._price`` becomes the new price (frozen sub-envs keep theirs).
+        Also records simulated prices (in the path's next row, which nothing reads before the
+        step is booked); ``_commit_market()`` then moves the market: once the step is known to
+        succeed (``AccountVecEnv._settle``), so that a failed step changes nothing.
         """
         index = self._decision_index()
         history = self._history
@@ -307,9 +311,16 @@ class WindowVecEnv(FinanceVecEnv):
                 self._check_step_prices(moved, moving)
                 column = index if isinstance(index, int) else index[moving]
                 self._path[column + 1, moving] = moved
+        self._moved = (log_returns, after, frozen)
+        return r, before, after
+
+    def _commit_market(self) -> None:
+        """Move the market by the period ``_advance_market`` computed: its log returns go into
+        the rolling buffer and ``self._price`` becomes the new price (frozen sub-envs keep
+        theirs)."""
+        log_returns, after, frozen = self._moved
         self._push_returns(log_returns)
         self._price = after if frozen is None else np.where(frozen[:, None], self._price, after)
-        return r, before, after
 
     def _advance_paths(
         self, index: np.ndarray, frozen: NDArray[np.bool_] | None
@@ -504,90 +515,3 @@ class WindowVecEnv(FinanceVecEnv):
     def _rows_of(self, indices: NDArray[np.intp]) -> NDArray[np.intp] | slice:
         """``indices`` as an index of the sub-env axis: a slice when it is every sub-env."""
         return slice(None) if len(indices) == self.num_envs else indices
-
-    # -- accounting shared by Trading and Portfolio ---------------------------------------------
-
-    def _trade_cost(
-        self, trades: np.ndarray, turnover: np.ndarray, frozen: NDArray[np.bool_] | None
-    ) -> np.ndarray:
-        """Every sub-env's cost of ``trades`` ``(N, n)``, whose turnover is ``turnover``.
-
-        Frozen sub-envs trade nothing: their repeated action is not a trade, and their row of
-        data may be one they never trade on (a cost model may refuse to price it there).
-        """
-        if frozen is not None:
-            trades = np.where(frozen[:, None], 0.0, trades)
-            turnover = np.where(frozen, 0.0, turnover)
-        cost_model = self.template.cost_model  # type: ignore[attr-defined]
-        if type(cost_model) is ProportionalCost and type(cost_model.rate) is float:
-            result: np.ndarray = cost_model.rate * turnover  # the model's value, without the call
-            return result
-        # A C-contiguous batch, as the single env's (1, n): a user model's NumPy reductions
-        # may associate differently on another memory layout.
-        batch = np.ascontiguousarray(trades)
-        context = self._cost_context(cost_model)
-        return np.asarray(priced_at(cost_model, batch, context, self._decision), dtype=np.float64)
-
-    @staticmethod
-    def _net_growth(cost: np.ndarray, held: np.ndarray) -> np.ndarray:
-        """Equity growth of the period: held growth after costs, 0 where costs take it all."""
-        growth: np.ndarray = (1.0 - cost) * held
-        if cost.max() >= 1.0:
-            growth[cost >= 1.0] = 0.0
-        return growth
-
-    def _book(
-        self,
-        growth: np.ndarray,
-        *,
-        turnover: np.ndarray,
-        cost: np.ndarray,
-        terminated: NDArray[np.bool_],
-        frozen: NDArray[np.bool_] | None,
-    ) -> tuple[np.ndarray, np.ndarray, NDArray[np.bool_], np.ndarray]:
-        """Book the period: ``(rewards, equity, truncated, t)``; frozen sub-envs keep theirs."""
-        equity_before = self._equity
-        equity = np.maximum(equity_before * growth, 0.0)
-        t = self._advance_clock(frozen)
-        if frozen is not None:
-            equity = np.where(frozen, equity_before, equity)
-        self._equity = equity
-        rewards = period_reward(
-            self.template.reward_fn,  # type: ignore[attr-defined]
-            growth,
-            equity=equity,
-            turnover=turnover,
-            cost=cost,
-            previous_equity=equity_before,
-        )
-        truncated = t >= self._length
-        if truncated.any():
-            truncated &= ~terminated
-        return rewards, equity, truncated, t
-
-    # -- cost context ---------------------------------------------------------------------------
-
-    def _cost_context(self, cost_model: Any) -> dict[str, Any]:
-        requires = cost_model.requires
-        if not requires:
-            return {}
-        context: dict[str, Any] = {}
-        if "equity" in requires:
-            context["equity"] = self.template.capital * self._equity  # type: ignore[attr-defined]
-        history = self._history
-        if "volatility" in requires:
-            if history is not None:  # exact float64 returns, as the single env uses
-                rows = self._start + self._decision_index()
-                window = rows[:, None] + np.arange(-self._lookback, 0)
-                context["volatility"] = history.log_returns[window].std(axis=1)
-            else:
-                context["volatility"] = self._return_window().astype(np.float64).std(axis=1)
-        if history is not None and ("volume" in requires or "spread" in requires):
-            row = self._start + self._decision_index()
-            volume = history.field_rows("volume")
-            if "volume" in requires and volume is not None:
-                context["volume"] = volume[row] * history.prices[row]
-            spread = history.field_rows("spread")
-            if "spread" in requires and spread is not None:
-                context["spread"] = spread[row]
-        return context

@@ -9,14 +9,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.envs.finance.portfolio import PortfolioEnv, portfolio_return, scores_to_weights
+from sekai.envs.finance.vector._account import AccountVecEnv
 from sekai.envs.finance.vector._base import SHAPE, param, read_only
-from sekai.envs.finance.vector._window import WindowVecEnv
 from sekai.finance._numeric import divide_along, seq_sum
 
 __all__ = ["PortfolioVecEnv"]
 
 
-class PortfolioVecEnv(WindowVecEnv):
+class PortfolioVecEnv(AccountVecEnv):
     """``Portfolio-v0`` for ``num_envs`` sub-envs, stepped together with array operations.
 
     Takes every keyword of ``PortfolioEnv`` plus ``autoreset`` and ``max_episode_steps``; the
@@ -132,11 +132,12 @@ class PortfolioVecEnv(WindowVecEnv):
         cost = self._trade_cost(trades.T, turnover, frozen)
         r, _, _ = self._advance_market(frozen)
         r_rows = np.array(r.T, order="C")  # a copy even when r.T is contiguous: r is an info
-        growth = self._net_growth(cost, 1.0 + portfolio_return(assets, r_rows, axis=0))
+        held = 1.0 + portfolio_return(assets, r_rows, axis=0)
+        growth, equity, alive = self._settle(self._net_growth(cost, held), frozen)
         grown = target  # the target drifts with the prices, in place: it is this step's own
         r_rows += 1.0
         assets *= r_rows
-        if growth.min() > 0.0:  # the usual case: nobody wiped out
+        if alive:  # the usual case: nobody wiped out
             weights = divide_along(grown, seq_sum(grown, 0), 0, out=grown)
             terminated = np.zeros(self.num_envs, dtype=bool)
         else:
@@ -150,7 +151,7 @@ class PortfolioVecEnv(WindowVecEnv):
         rows = weights.T.copy()
         self._weight_rows = (weights, rows)
         rewards, equity, truncated, t = self._book(
-            growth, turnover=turnover, cost=cost, terminated=terminated, frozen=frozen
+            growth, equity, turnover=turnover, cost=cost, terminated=terminated, frozen=frozen
         )
         infos = {
             "portfolio_value": equity,

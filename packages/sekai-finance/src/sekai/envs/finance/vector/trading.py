@@ -9,13 +9,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai.envs.finance.trading import TradingEnv
+from sekai.envs.finance.vector._account import AccountVecEnv
 from sekai.envs.finance.vector._base import SHAPE, param, read_only
-from sekai.envs.finance.vector._window import WindowVecEnv
 
 __all__ = ["TradingVecEnv"]
 
 
-class TradingVecEnv(WindowVecEnv):
+class TradingVecEnv(AccountVecEnv):
     """``Trading-v0`` for ``num_envs`` sub-envs, stepped together with array operations.
 
     Takes every keyword of ``TradingEnv`` plus ``autoreset`` and ``max_episode_steps``; the
@@ -99,8 +99,8 @@ class TradingVecEnv(WindowVecEnv):
         r2, _, after = self._advance_market(frozen)
         r = r2[:, 0]
         held = 1.0 + target * r
-        growth = self._net_growth(cost, held)
-        if held.min() > 0.0 and growth.min() > 0.0:  # the usual case: nobody wiped out
+        growth, equity, alive = self._settle(self._net_growth(cost, held), frozen)
+        if alive and held.min() > 0.0:  # the usual case: nobody wiped out
             drifted = target * (1.0 + r) / held
             terminated = np.zeros(self.num_envs, dtype=bool)
         else:
@@ -111,7 +111,7 @@ class TradingVecEnv(WindowVecEnv):
             drifted = np.where(frozen, position, drifted)
         self._position = drifted
         rewards, equity, truncated, t = self._book(
-            growth, turnover=turnover, cost=cost, terminated=terminated, frozen=frozen
+            growth, equity, turnover=turnover, cost=cost, terminated=terminated, frozen=frozen
         )
         infos = {
             "equity": equity,

@@ -1,0 +1,101 @@
+"""The window kernels' equity (through the numpy driver): an underflow to 0 is a wipe-out, as
+on the native envs, and a built-in GBM under which the equity can pass the dtype's largest
+number within an episode is refused when the env is built and when a parameter is set."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.envs.finance.kernels import PortfolioKernel, TradingKernel
+from sekai.vector.kernel_backend import NumpyBackend
+from sekai.vector.kernel_vec_env import KernelVecEnv
+
+FLAT = np.full(410, 100.0)  # a price that never moves: only the costs change the equity
+# Turnover 2 at a rate of 0.45: every step costs 90 % of the equity, which underflows to 0
+# after some 324 steps in float64 (46 in float32), each step's growth still 0.1.
+COSTLY = {"prices": FLAT, "transaction_cost": 0.45, "lookback": 2, "episode_length": 400}
+SHORT, LONG = 0, 2
+
+
+def _steps_to_wipe_out(vec: Any) -> tuple[int, Any]:
+    vec.reset(seed=0)
+    for k in range(1, 401):
+        result = vec.step(np.full(vec.num_envs, SHORT if k % 2 else LONG))
+        if result.terminated.any():
+            return k, result
+    raise AssertionError("no wipe-out")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_equity_underflow_is_a_wipe_out_as_on_the_native_env(dtype: Any) -> None:
+    kernel = KernelVecEnv(TradingKernel(**COSTLY), 2, backend=NumpyBackend(dtype))
+    steps, result = _steps_to_wipe_out(kernel)
+    equity = dtype(1.0)
+    for k in range(1, steps):  # the equity of the step before, in the kernel's dtype
+        equity = equity * dtype(0.1 if k > 1 else 0.55)  # the first trade turns over 1
+    assert equity > 0.0 and equity * dtype(0.1) == 0.0  # the step that underflowed it
+    assert result.terminated.all() and not result.truncated.any()
+    wipe_out = math.log(1e-12)  # as a growth <= 0 gives, in the kernel's dtype
+    assert result.rewards.tolist() == pytest.approx([wipe_out] * 2, rel=1e-6)
+    final = [info["final_info"] for info in result.infos]
+    assert [(info["equity"], info["position"]) for info in final] == [(0.0, 0.0)] * 2
+    if dtype is np.float64:
+        native_steps, native = _steps_to_wipe_out(sekai.make_vec("Trading-v0", 2, **COSTLY))
+        assert native_steps == steps
+        assert native.rewards.tolist() == result.rewards.tolist()
+
+
+# Positions up to 3x on a drift of 0.5 a year: held at 3x, the log equity drifts
+# 3 * 0.5 - (3 * 0.2)**2 / 2 = 1.32 a year, which with 5 standard deviations (3 * 0.2 *
+# sqrt(years)) passes log(float64 max) ~ 709.8 within 1000 one-year steps (the native env's
+# equity reaches infinity near step 700), while the price stays inside float64.
+LEVERED = {"mu": 0.5, "dt": 1.0, "positions": (0.0, 1.0, 3.0), "episode_length": 1000}
+REFUSED = (
+    r"TradingEnv's equity can reach infinity \(5 standard deviations above its mean\) within "
+    r"1000 steps \(positions=\(0\.0, 1\.0, 3\.0\), mu=0\.5, sigma=0\.2, dt=1\.0\): these "
+    r"parameters compound it beyond float64's range"
+)
+
+
+def test_a_gbm_that_compounds_equity_beyond_float64_is_refused_when_built() -> None:
+    with pytest.raises(ValueError, match=REFUSED):
+        KernelVecEnv(TradingKernel(**LEVERED), 2, backend=NumpyBackend(np.float64))
+    KernelVecEnv(TradingKernel(**{**LEVERED, "mu": 0.05}), 2, backend=NumpyBackend(np.float64))
+
+
+def test_setting_a_parameter_that_compounds_equity_beyond_float64_is_refused() -> None:
+    vec = KernelVecEnv(
+        TradingKernel(**{**LEVERED, "mu": 0.05}), 2, backend=NumpyBackend(np.float64)
+    )
+    with pytest.raises(ValueError, match=r"set_attr\(.*\) refused: .*" + REFUSED):
+        vec.set_attr("mu", 0.5)
+    assert vec.get_attr("mu") == [0.05, 0.05]
+
+
+def test_the_equity_bound_is_the_dtypes() -> None:
+    # 80 years of daily steps at 3x: the log equity bound is 1.32 * 80 + 5 * 0.6 * sqrt(80)
+    # ~ 132, inside float64's ~709.8 but beyond float32's ~88.7; the price (log 100 + 0.48 *
+    # 80 + 5 * 0.2 * sqrt(80) ~ 52) fits both.
+    kwargs = {"mu": 0.5, "positions": (0.0, 1.0, 3.0), "episode_length": 20_160}
+    KernelVecEnv(TradingKernel(**kwargs), 1, backend=NumpyBackend(np.float64))
+    with pytest.raises(ValueError, match=r"beyond float32's range.*in float64 \(JAX"):
+        KernelVecEnv(TradingKernel(**kwargs), 1, backend=NumpyBackend(np.float32))
+
+
+def test_portfolio_equity_is_bounded_by_its_best_asset_held_or_shorted() -> None:
+    # Weights of at most 1 in all: the log equity drifts at most as fast as the best asset
+    # held alone, or shorted alone (-mu). Shorting the asset that falls 0.1 a year, that is
+    # 711 over 7110 one-year steps, beyond log(float64 max) ~ 709.78, while its price (log 100
+    # - 711.1) stays above float64's smallest normal (log ~ -708.4); long only, the best asset
+    # drifts 0.05 a year.
+    kwargs = {"n_assets": 2, "mu": [0.05, -0.1], "sigma": 0.0, "dt": 1.0}
+    kwargs.update(lookback=1, episode_length=7110)
+    KernelVecEnv(PortfolioKernel(**kwargs), 1, backend=NumpyBackend(np.float64))
+    with pytest.raises(ValueError, match=r"^PortfolioEnv's equity can reach infinity .*mu="):
+        short = PortfolioKernel(**kwargs, allow_short=True)
+        KernelVecEnv(short, 1, backend=NumpyBackend(np.float64))
