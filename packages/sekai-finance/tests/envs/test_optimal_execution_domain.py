@@ -353,3 +353,69 @@ def test_a_total_time_whose_tau_rounds_to_zero_is_refused() -> None:
         vec.set_attr("total_time", 5e-324)
     assert vec.get_attr("total_time") == [5.0, 5.0]
     vec.close()
+
+
+# The smallest positive sigma whose observed price move, at most permanent_impact * X0 /
+# (sigma * sqrt(T)) + 5 in units of the horizon's noise, fits float32, at the defaults.
+SMALLEST_SIGMA = 2.5e-7 * 1e6 / (math.sqrt(5.0) * (float(np.finfo(np.float32).max) - 5.0))
+MOVE_OVERFLOWS = "make the observed price move overflow float32"
+
+
+def _all_observations(env, fraction: float) -> list[np.ndarray]:
+    """Every observation of an episode selling ``fraction`` of what is left each step."""
+    observations = [env.reset(seed=0).observation]
+    result = None
+    while result is None or not result.done:
+        result = env.step(np.array([fraction], np.float32))
+        observations.append(result.observation)
+    return observations
+
+
+def test_a_sigma_so_small_the_observed_move_overflows_float32_is_refused() -> None:
+    # sigma=1e-40 observed -inf: the permanent impact of the sale over sigma * sqrt(T)
+    message = (
+        rf"^OptimalExecution-v0: the parameters {MOVE_OVERFLOWS}: .* = 1\.118e\+39 on a "
+        r"5-sigma path with sigma=1e-40, permanent_impact=2\.5e-07, initial_inventory=1000000\.0,"
+        r" total_time=5\.0, above float32's largest value 3\.403e\+38\. sigma must be 0 or at "
+        rf"least .* = {SMALLEST_SIGMA:.6g}: use a larger sigma"
+    )
+    with pytest.raises(ValueError, match=message):
+        OptimalExecutionEnv(sigma=1e-40)
+    with pytest.raises(ValueError, match=message):
+        OptimalExecutionVecEnv(2, sigma=1e-40)
+    with pytest.raises(ValueError, match=MOVE_OVERFLOWS):
+        OptimalExecutionEnv(sigma=SMALLEST_SIGMA * (1 - 1e-9))
+
+
+@pytest.mark.parametrize("fraction", [1.0, 0.3])
+def test_the_smallest_sigma_observes_finite_moves(fraction: float) -> None:
+    env = OptimalExecutionEnv(sigma=SMALLEST_SIGMA)
+    observations = np.array(_all_observations(env, fraction))
+    assert np.isfinite(observations).all() and observations[-1, 2] < -1e38
+    assert all(env.observation_space.contains(obs) for obs in observations)
+    vec = OptimalExecutionVecEnv(2, sigma=SMALLEST_SIGMA)
+    vec.reset(seed=0)
+    for _ in range(25):
+        assert np.isfinite(vec.step(np.full((2, 1), fraction, np.float32)).observations).all()
+    # sigma=0 observes no move; without permanent impact any positive sigma is observable
+    for kwargs in ({"sigma": 0.0}, {"sigma": 1e-300, "permanent_impact": 0.0}):
+        observations = np.array(_all_observations(OptimalExecutionEnv(**kwargs), fraction))
+        assert np.isfinite(observations).all()
+
+
+@pytest.mark.parametrize(("name", "value"), [("sigma", 1e-40), ("gamma", 1e-5), ("X0", 4e7)])
+def test_setting_a_parameter_so_the_observed_move_overflows_is_refused_and_undone(
+    name: str, value: float
+) -> None:
+    kwargs = {"sigma": 1e-39, "s0": 1e3}  # room for the larger impacts in the price domain
+    env = OptimalExecutionEnv(**kwargs)
+    before = getattr(env, name)
+    refused = rf"^OptimalExecution-v0: setting {name} makes the observed price move overflow"
+    with pytest.raises(ValueError, match=refused):
+        setattr(env, name, value)
+    assert getattr(env, name) == before
+    vec = OptimalExecutionVecEnv(2, **kwargs)
+    with pytest.raises(ValueError, match=refused):
+        vec.set_attr(name, value)
+    assert vec.get_attr(name) == [before, before]
+    vec.close()

@@ -28,6 +28,15 @@ __all__ = [
 ]
 
 
+# The observation's price move, (mid - s0) / (sigma * sqrt(total_time)), is a float32. The mid
+# moves by the permanent impact of everything sold, at most permanent_impact * X0, and by
+# Brownian noise, 5 standard deviations of the horizon's at most (as price_floor counts it): 5
+# in these units. So |move| <= permanent_impact * X0 / (sigma * sqrt(total_time)) + 5, which
+# fits float32 when sigma >= permanent_impact * X0 / (sqrt(total_time) * (_F32_MAX - 5)); a
+# positive sigma below that is refused (sigma = 0 observes no move at all).
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
 def _effective_eta(eta: float, gamma: float, tau: float) -> float:
     return eta - 0.5 * gamma * tau
 
@@ -314,6 +323,7 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         self._check_impact("temporary_impact")
         self._check_price_domain(None)
         self._check_reward_range(None)
+        self._check_observed_move(None)
         self.observation_space = Box(
             np.array([0.0, 0.0, -np.inf], np.float32),
             np.array([1.0, 1.0, np.inf], np.float32),
@@ -372,13 +382,38 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         parameter just set; None: the constructor)."""
         check_reward_terms("OptimalExecution-v0", name, reward_terms(self), reward_values(self))
 
+    def _check_observed_move(self, name: str | None) -> None:
+        """Refuse a positive ``sigma`` so small that the observed price move overflows float32
+        (the bound above ``_F32_MAX``; ``name``: the parameter just set, None: the
+        constructor)."""
+        sigma, impact = self._sigma, self._gamma * self._X0
+        root = math.sqrt(self._total_time)
+        smallest = impact / (root * (_F32_MAX - 5.0))
+        if not 0.0 < sigma < smallest:
+            return
+        scale = sigma * root
+        worst = impact / scale + 5.0 if scale > 0 else math.inf
+        head = "the parameters make" if name is None else f"setting {name} makes"
+        raise ValueError(
+            f"OptimalExecution-v0: {head} the observed price move overflow float32: "
+            "(mid - s0) / (sigma * sqrt(total_time)) reaches permanent_impact * "
+            f"initial_inventory / (sigma * sqrt(total_time)) + 5 = {worst:.4g} on a 5-sigma "
+            f"path with sigma={sigma!r}, permanent_impact={self._gamma!r}, initial_inventory="
+            f"{self._X0!r}, total_time={self._total_time!r}, above float32's largest value "
+            f"{_F32_MAX:.4g}. sigma must be 0 or at least permanent_impact * "
+            f"initial_inventory / (sqrt(total_time) * ({_F32_MAX:.4g} - 5)) = {smallest:.6g}: "
+            "use a larger sigma (or 0, which observes no move), or lower permanent_impact or "
+            "initial_inventory."
+        )
+
     def _parameters_changed(self, name: str) -> None:
-        """Re-check ``tau > 0``, ``η - γτ/2 > 0``, the price domain and the reward's range after
-        a parameter changed."""
+        """Re-check ``tau > 0``, ``η - γτ/2 > 0``, the price domain, the reward's range and the
+        observed move's after a parameter changed."""
         self._check_tau(name)
         self._check_impact(name)
         self._check_price_domain(name)
         self._check_reward_range(name)
+        self._check_observed_move(name)
 
     def _clear(self) -> None:
         self._inventory = float(self._X0)
