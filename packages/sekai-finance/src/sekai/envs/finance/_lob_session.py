@@ -32,6 +32,7 @@ __all__ = [
     "LobSession",
     "Trader",
     "check_penalties",
+    "check_price_scale",
     "decision_time",
     "lob_action_space",
     "lob_observation_space",
@@ -45,6 +46,14 @@ _SELL, _NONE, _BUY = 0, 1, 2
 
 SEED_LEVELS = 10  # price levels per side of background orders a session starts with
 _END_TOLERANCE = 10**9  # a decision due at most wait / 10**9 before the session end is the end
+# Prices and cash are integer ticks, but the mid, (bid + ask) / 2, is a float64, and so is what
+# it enters: inventory * mid in the wealth, the reward (its change), and the book's and the
+# trades' offsets from it. These are multiples of 1/2 of magnitude at most max_inventory *
+# (bid + ask) / 2, exact while max_inventory * (bid + ask) <= 2**53. With room for every price
+# a session reaches to go up to twice mid_price (the flow's drift, the seeded levels and the
+# agents' quotes up to max_quote_offset ticks behind the best are a few ticks beside it, and
+# mid_price >= 2 * (max_quote_offset + levels)), that is 4 * max_inventory * mid_price <= 2**53.
+_EXACT = 2**53
 
 
 def decision_time(due: Fraction, wait: Fraction, length: Fraction) -> Fraction:
@@ -129,6 +138,26 @@ class LobParams:
             )
         self.mid_price = check_int("mid_price", mid_price, smallest)  # in ticks, and 64 bits
         check_order_size(self.order_size, self.max_inventory)
+        check_price_scale(self.mid_price, self.max_inventory)
+
+
+def check_price_scale(mid_price: int, max_inventory: int, changed: bool = False) -> None:
+    """Refuse a ``mid_price`` above ``2**53 // (4 * max_inventory)``, beyond which prices and
+    P&L are no longer exact in float64 (see ``_EXACT``); ``changed``: ``max_inventory`` was
+    just set (the constructor otherwise)."""
+    if 4 * max_inventory * mid_price <= _EXACT:  # Python ints: exact
+        return
+    largest = _EXACT // (4 * max_inventory)
+    head = f"setting max_inventory={max_inventory} puts mid_price={mid_price}"
+    if not changed:
+        head = f"mid_price={mid_price} is"
+    raise ValueError(
+        f"{head} above 2**53 // (4 * max_inventory) = {largest} (with "
+        f"max_inventory={max_inventory}), beyond which the env's prices and P&L are not exact "
+        "in float64: the mid, (bid + ask) / 2, and inventory * mid are float64 multiples of 1/2 "
+        "up to max_inventory * (bid + ask) / 2, exact while max_inventory * (bid + ask) <= "
+        "2**53, with room for prices to double. Use a smaller mid_price or max_inventory."
+    )
 
 
 def check_penalties(env_id: str, changed: str | None, params: LobParams, longest_dt: float) -> None:

@@ -18,6 +18,7 @@ from sekai.envs.finance._lob_session import (
     check_flow,
     check_flow_time,
     check_penalties,
+    check_price_scale,
     lob_action_space,
     lob_observation_space,
     parse_lob_action,
@@ -50,7 +51,8 @@ class LimitOrderBookEnv(LobPenalties, FinanceEnv[Observation, np.ndarray]):
 
     Args:
         flow: the background ``OrderFlow`` (default ``ZeroIntelligenceFlow()``).
-        mid_price: initial mid in ticks (int >= ``2 * (max_quote_offset + levels)``).
+        mid_price: initial mid in ticks (int >= ``2 * (max_quote_offset + levels)``, and
+            <= ``2**53 // (4 * max_inventory)``, so that prices and P&L are exact in float64).
         session_length: session duration in the flow's time units (> 0).
         decision_interval: time between decisions (> 0).
         levels: book levels observed per side (read-only).
@@ -165,6 +167,7 @@ class LimitOrderBookEnv(LobPenalties, FinanceEnv[Observation, np.ndarray]):
     def max_inventory(self, value: Any) -> None:
         limit = check_int("max_inventory", value)
         check_order_size(self._params.order_size, limit)
+        check_price_scale(self._params.mid_price, limit, changed=True)
         self._set_penalised("max_inventory", limit)
 
     @property
