@@ -225,8 +225,8 @@ def check_device_actions_follow_the_host_rules(case: ModeCase) -> None:
     bad = case.to_device(np.array([0, 1], dtype=np.complex64))
     caught = _raises(InvalidAction, r"^Action 0j is not valid .*\(sub-env 0\)", envs.step, bad)
     assert getattr(caught, "index", None) == 0
-    for batch in ({"a": 1}, "ab"):
-        _raises(ValueError, r"^actions must have shape \(2,\) .*got shape \(\)", envs.step, batch)
+    for batch, given in (({"a": 1}, "dict of length 1"), ("ab", "str 'ab'")):
+        _raises(ValueError, rf"^actions must have shape \(2,\) .*got {given}\.$", envs.step, batch)
     space = MultiDiscrete([3, 4], start=[1, -2])
     prepare = DeviceActions(envs.backend, space, 3).prepare
     frozen = case.to_device([True, False, True])
