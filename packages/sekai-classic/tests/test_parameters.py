@@ -70,15 +70,16 @@ def test_a_zero_dimensional_array_is_a_number_too() -> None:
         PendulumEnv(g=np.array([9.81]))
 
 
-@pytest.mark.parametrize(
-    "env_id",
-    [
-        "classic/CartPole-v1",
-        "classic/Acrobot-v1",
-        "classic/MountainCar-v0",
-        "classic/MountainCarContinuous-v0",
-    ],
-)
+# The envs whose reset draws its state from low/high options (Pendulum takes x_init/y_init).
+BOUNDED_RESET_IDS = [
+    "classic/CartPole-v1",
+    "classic/Acrobot-v1",
+    "classic/MountainCar-v0",
+    "classic/MountainCarContinuous-v0",
+]
+
+
+@pytest.mark.parametrize("env_id", BOUNDED_RESET_IDS)
 @pytest.mark.parametrize("mode", ["single", "native"])
 def test_reset_bounds_of_zero_and_negative_zero_are_a_zero_range(env_id: str, mode: str) -> None:
     options = {"low": 0.0, "high": -0.0}  # equal bounds: NumPy's draw refused the -0.0 above
@@ -90,15 +91,7 @@ def test_reset_bounds_of_zero_and_negative_zero_are_a_zero_range(env_id: str, mo
     assert np.all(np.isfinite(observation))
 
 
-@pytest.mark.parametrize(
-    "env_id",
-    [
-        "classic/CartPole-v1",
-        "classic/Acrobot-v1",
-        "classic/MountainCar-v0",
-        "classic/MountainCarContinuous-v0",
-    ],
-)
+@pytest.mark.parametrize("env_id", BOUNDED_RESET_IDS)
 @pytest.mark.parametrize("mode", ["single", "native", "native-list"])
 def test_reset_bounds_too_far_apart_to_subtract_are_refused(env_id: str, mode: str) -> None:
     options = {"low": -1e308, "high": 1e308}  # each finite, high - low is not
