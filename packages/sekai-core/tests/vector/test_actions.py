@@ -40,6 +40,31 @@ def test_a_batch_that_is_no_array_is_named_in_the_shape_error(
         ActionChecker(space, 2).check(batch)
 
 
+class _Tensor:
+    """An array-like that is no ndarray, list or tuple, as a torch tensor is."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.array
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+
+@pytest.mark.parametrize(
+    "batch", [_Tensor(np.zeros((4, 1), dtype=np.int64)), memoryview(np.zeros((4, 1)))]
+)
+def test_an_array_like_of_the_wrong_shape_is_named_by_its_shape(batch: Any) -> None:
+    # Its length is the number of sub-envs: the shape is what tells the extra axis.
+    message = (
+        "actions must have shape (4,) (4 sub-envs, action space Discrete(2)), got shape (4, 1)."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        ActionChecker(Discrete(2), 4).check(batch)
+
+
 def test_a_batch_that_is_no_array_gets_the_same_message_on_every_backend() -> None:
     from sekai.testing.envs import Drift, DriftVecEnv
     from sekai.vector import AsyncVecEnv, SyncVecEnv

@@ -156,7 +156,7 @@ def test_set_attr_of_a_space_changes_the_sub_envs_attribute_as_on_a_native_env()
     env = _env(2)
     env.reset(seed=0)
     env.set_attr("action_space", Discrete(5))
-    assert env.get_attr("action_space") == [Discrete(5)] * 2
+    assert env.get_attr("action_space") == env.call("action_space") == [Discrete(5)] * 2
     assert env.action_space == Discrete(2) and env.batch_action_space == MultiDiscrete([2, 2])
     message = "Action 4 is not valid for space Discrete(2) (sub-env 0)."
     with pytest.raises(InvalidAction, match=f"^{re.escape(message)}$"):

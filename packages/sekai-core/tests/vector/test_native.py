@@ -465,10 +465,12 @@ def test_set_attr_of_a_space_changes_the_sub_envs_attribute_not_the_checked_spac
     vec.set_attr("action_space", sekai.Discrete(5))
     vec.set_attr("observation_space", [sekai.Box(-1.0, 1.0, (1,)), sekai.Box(-2.0, 2.0, (1,))])
     assert vec.get_attr("action_space") == [sekai.Discrete(5)] * 2
+    assert vec.call("action_space") == [sekai.Discrete(5)] * 2  # call reads what get_attr does
     assert vec.get_attr("observation_space") == [
         sekai.Box(-1.0, 1.0, (1,)),
         sekai.Box(-2.0, 2.0, (1,)),
     ]
+    assert vec.call("observation_space") == vec.get_attr("observation_space")
     assert vec.action_space is built_action and vec.observation_space is built_obs
     assert vec.batch_action_space == sekai.MultiDiscrete([2, 2])
     message = "Action 4 is not valid for space Discrete(2) (sub-env 0)."

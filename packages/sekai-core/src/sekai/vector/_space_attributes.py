@@ -11,10 +11,12 @@ table by action) were built for.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sekai.spaces import Space
 from sekai.spaces.space import check_space
+from sekai.vector._contract.subenv import call_attribute
 
 __all__ = ["SPACE_NAMES", "SubEnvSpaces"]
 
@@ -36,13 +38,24 @@ class SubEnvSpaces:
             return None
         return list(spaces[name])
 
+    def _sub_env_call(
+        self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any] | None
+    ) -> list[Any] | None:
+        """What ``call(name, ...)`` gives for a space that ``set_attr`` set: the sub-envs'
+        spaces, as ``get_attr`` reports them; None when ``name`` is no such space."""
+        spaces = self._sub_env_spaces(name)
+        if spaces is None:
+            return None
+        return [call_attribute(name, space, args, kwargs) for space in spaces]
+
     def _set_attribute(self, name: str, values: Any) -> None:
         """``setattr(self, name, values)``, but ``observation_space`` and ``action_space`` set
         the sub-envs' attribute: one Space for all, or a list of one Space per sub-env, every
         one checked before any is kept.
 
         Raises:
-            TypeError: a value for a space that is not a sekai.Space, as a sub-env refuses it.
+            TypeError: a value for a space that is not a sekai.Space (as the wrappers of a
+                SyncVecEnv's sub-envs refuse it).
         """
         if name not in SPACE_NAMES:
             setattr(self, name, values)

@@ -374,6 +374,9 @@ class KernelVecEnv(SubEnvSpaces, TimeLimitAttribute, SeededMixin, VecEnv):
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> list[Any]:
         """Call method ``name`` of this object (or read it) and split the result."""
         self._check_open()
+        called = self._sub_env_call(name, args, kwargs)
+        if called is not None:
+            return called
         value = call_attribute(name, getattr(self, name), args, kwargs)
         return split_value(value, self.num_envs)
 

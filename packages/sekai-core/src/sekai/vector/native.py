@@ -473,6 +473,9 @@ class NativeVecEnv(SubEnvSpaces, TimeLimitAttribute, SeededMixin, VecEnv):
         """Call method ``name`` of this object (or read it when it is not callable) and split
         the result like ``get_attr``."""
         self._check_open()
+        called = self._sub_env_call(name, args, kwargs)
+        if called is not None:
+            return called
         value = call_attribute(name, getattr(self, name), args, kwargs)
         return self._per_sub_env(name, value)
 
