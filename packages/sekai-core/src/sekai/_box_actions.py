@@ -17,6 +17,7 @@ sekai-core to the same minor version), so its names stay as they are within a mi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from math import isfinite
 from typing import Any
 
@@ -24,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sekai.error import InvalidAction
-from sekai.spaces import Box
+from sekai.spaces import Box, Dict, Tuple
 
 __all__ = [
     "DOUBLES",
@@ -90,16 +91,40 @@ def box_action(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[A
 
 def checked_action(action: Any, space: Any) -> None:
     """Refuse ``action`` as the envs of ``space`` do, for a wrapper that acts on it before its
-    env sees it: ``box_action`` for a Box (values beyond the bounds pass; envs clip them),
-    ``space.contains`` for every other space.
+    env sees it: ``box_action`` for a Box (values beyond the bounds pass; envs clip them), the
+    same for each Box of a Dict or Tuple, ``space.contains`` for every other space.
 
     Raises:
         InvalidAction: the env would refuse ``action``.
     """
     if isinstance(space, Box):
         box_action(action, space, space.shape)
-    elif not space.contains(action):
+    elif not space.contains(action) and not _takes(action, space):
         raise InvalidAction(action, space)
+
+
+def _takes(action: Any, space: Any) -> bool:
+    """Whether a Dict or Tuple ``space``'s env takes ``action`` though ``contains`` refuses it:
+    a Box part of the right shape, finite, beyond its bounds (``box_action``)."""
+    if isinstance(space, Box):
+        try:
+            box_action(action, space, space.shape)
+        except InvalidAction:
+            return False
+        return True
+    if isinstance(space, Dict):
+        return (
+            isinstance(action, Mapping)
+            and action.keys() == space.spaces.keys()
+            and all(_takes(action[key], part) for key, part in space.spaces.items())
+        )
+    if isinstance(space, Tuple):
+        return (
+            isinstance(action, (tuple, list))
+            and len(action) == len(space.spaces)
+            and all(_takes(value, part) for value, part in zip(action, space.spaces))
+        )
+    return bool(space.contains(action))
 
 
 def real_array(action: Any, space: Any, shape: tuple[int, ...]) -> npt.NDArray[Any]:

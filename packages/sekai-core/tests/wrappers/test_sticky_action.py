@@ -9,8 +9,8 @@ import pytest
 
 from sekai.core._rng import make_seed_sequence
 from sekai.error import InvalidAction
-from sekai.spaces import Box, MultiDiscrete
-from sekai.wrappers import StickyAction
+from sekai.spaces import Box, Dict, Discrete, MultiDiscrete, Tuple
+from sekai.wrappers import DelayAction, StickyAction
 
 
 def _run(env: Any, actions: list[int], seed: Any = 0) -> list[Any]:
@@ -192,3 +192,28 @@ def test_a_draw_left_by_a_refused_step_outlives_an_unseeded_reset(toy_env: Any) 
         return list(env.unwrapped.actions)
 
     assert run(True) == run(False)
+
+
+@pytest.mark.parametrize("wrapper", ["sticky", "delay"])
+def test_a_box_part_of_a_dict_or_tuple_action_beyond_its_bounds_passes_as_envs_clip_it(
+    toy_env: Any, wrapper: str
+) -> None:
+    box = Box(0.0, 1.0, shape=(1,))
+    cases = [
+        (Dict(side=Discrete(2), size=box), {"side": 1, "size": np.array([1.5])}),
+        (Tuple((Discrete(2), box)), (1, np.array([-3.0], np.float32))),
+    ]
+    for space, beyond in cases:
+        inner = toy_env(length=100, action_space=space)
+        noop = space.sample()
+        env = StickyAction(inner, 0.5) if wrapper == "sticky" else DelayAction(inner, 1, noop=noop)
+        env.reset(seed=0)
+        for _ in range(8):  # repeated or not
+            env.step(beyond)
+        bad = (
+            {"side": 1, "size": np.array([np.nan])}
+            if isinstance(space, Dict)
+            else (2, np.array([0.5], np.float32))
+        )
+        with pytest.raises(InvalidAction):
+            env.step(bad)
