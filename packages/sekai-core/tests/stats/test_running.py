@@ -430,6 +430,18 @@ def test_update_refuses_finite_samples_that_would_overflow_the_statistics(
     assert np.isfinite(stats.mean).all() and np.isfinite(stats.var).all()
 
 
+@pytest.mark.parametrize("cls", [RunningMeanStd, ExponentialMovingStats])
+def test_samples_that_underflow_are_taken_when_numpy_is_set_to_raise(
+    cls: type[RunningMeanStd | ExponentialMovingStats],
+) -> None:
+    stats = cls(shape=(40,))
+    stats.update(np.zeros((1, 40)))
+    with np.errstate(all="raise"):  # a common debugging setting: underflow is harmless here
+        stats.update(np.full((1, 40), 1e-200))
+        stats.update_from_moments(np.full(40, 1e-200), np.zeros(40), 2)
+    assert np.all(stats.mean > 0) and np.isfinite(stats.var).all()
+
+
 def test_a_scalar_sample_that_would_overflow_the_statistics_is_refused() -> None:
     stats = RunningMeanStd()
     stats.update(np.array([1.0]))

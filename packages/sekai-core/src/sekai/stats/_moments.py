@@ -50,7 +50,8 @@ def in_range(
     float64 overflows on the way. NumPy's error state costs less than a look at the results,
     and keeps NumPy from warning."""
     try:
-        with np.errstate(over="raise", invalid="raise"):
+        # under="ignore": a caller's np.seterr(all="raise") must not refuse a tiny sample.
+        with np.errstate(over="raise", invalid="raise", under="ignore"):
             if batch is not None:
                 moments = batch_moments(batch)
             return stats._moments_with(*moments)

@@ -264,7 +264,7 @@ class _MomentStats:
             if key == "mean":
                 valid = np.isfinite(arr)
             else:  # var = E[x^2] - E[x]^2 leaves round-off below 0 on a constant feature
-                with np.errstate(over="ignore"):
+                with np.errstate(over="ignore", under="ignore"):
                     floor = -_VAR_ROUNDING * np.maximum(1.0, checked[0] ** 2)
                 if arr.shape != floor.shape:  # a var to broadcast: the lowest floor for all
                     floor = floor.min(initial=-_VAR_ROUNDING)
