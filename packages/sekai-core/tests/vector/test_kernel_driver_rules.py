@@ -5,6 +5,7 @@ close(), and what ``check_kernel_vec_env`` (``sekai check --mode``) reports."""
 from __future__ import annotations
 
 import gc
+import re
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 from sekai.error import InvalidAction
-from sekai.spaces import Box, Discrete
+from sekai.spaces import Box, Dict, Discrete
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
 from sekai.vector.kernel_backend import NumpyBackend, StepFn
 from sekai.vector.kernel_check import check_kernel_vec_env
@@ -323,3 +324,72 @@ def test_the_checks_report_a_mode_with_wide_observations_a_wrong_index_or_stale_
     mode: type[KernelVecEnv], want: list[str]
 ) -> None:
     assert check_kernel_vec_env(lambda: mode(Walk(), 3), n_steps=20) == want
+
+
+class _FarFinal(Walk):
+    """Its terminal observation is 100 times its position: outside Box(-10, 10)."""
+
+    def step(
+        self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        new, obs, reward, done, truncated, info = super().step(xp, params, state, action, draws)
+        return new, xp.where(done[:, None], obs * 100.0, obs), reward, done, truncated, info
+
+
+def test_the_checks_report_a_final_observation_outside_the_space_as_an_error() -> None:
+    # As any observation outside the space: the value bootstrapping reads at an episode's end.
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_FarFinal(), 2), n_steps=40)
+    assert len(issues) == 1
+    assert issues[0].startswith("ERROR: step ")
+    assert issues[0].endswith("'s final_observation is outside the observation space.")
+
+
+class _Settable(Walk):
+    settable = ("start",)  # a tuple, as a list of names is naturally written
+
+
+def test_a_kernel_may_list_its_settable_fields_in_any_collection() -> None:
+    assert _Settable.settable == frozenset({"start"})
+    envs = KernelVecEnv(_Settable(), 2)
+    envs.set_attr("start", 2.0)
+    assert envs.get_attr("start") == [2.0, 2.0]
+    with pytest.raises(AttributeError, match=r"^KernelVecEnv\.steps is not a parameter"):
+        envs.set_attr("steps", np.array([2.0, -2.0]))
+
+
+@pytest.mark.parametrize("settable", ["start", ("start", 3)])
+def test_a_kernel_whose_settable_is_no_collection_of_names_is_refused_when_defined(
+    settable: Any,
+) -> None:
+    message = (
+        "_Bad.settable must be None or a collection of the names of params fields (str), "
+        f"got {settable!r}."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        type("_Bad", (Walk,), {"settable": settable})
+
+
+class _DictActions(Walk):
+    def __init__(self) -> None:
+        super().__init__()
+        self.action_space = Dict(a=Discrete(2))
+
+
+def test_a_kernel_with_a_dict_action_space_is_refused_when_the_env_is_built() -> None:
+    message = (
+        "a kernel's action_space must be a space of arrays (Box, Discrete, MultiDiscrete or "
+        "MultiBinary), got Dict."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        KernelVecEnv(_DictActions(), 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.longdouble, np.int32])
+def test_the_numpy_backend_takes_the_float_dtypes_numpy_draws_in(dtype: Any) -> None:
+    message = (
+        "dtype must be float32 or float64 (the float dtypes NumPy's random generator draws "
+        f"in), got {np.dtype(dtype)}."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        NumpyBackend(dtype)
+    assert NumpyBackend(np.float32).float_dtype == np.float32

@@ -503,6 +503,12 @@ def test_a_spec_without_kernel_is_refused_by_the_kernel_modes() -> None:
     spec = EnvSpec("Countdown-v0", entry_point="a.b:C")
     with pytest.raises(ValueError, match=r"no array kernel \(kernel_entry_point\)"):
         load_kernel(spec, {})
+    # The modes it names are the ones this ID has: 'native' only with a native vector env.
+    with pytest.raises(ValueError, match=r"need; use 'sync', 'async' or 'proc'\.$"):
+        load_kernel(spec, {})
+    native = EnvSpec("Countdown-v0", entry_point="a.b:C", vector_entry_point="a.b:V")
+    with pytest.raises(ValueError, match=r"need; use 'native', 'sync', 'async' or 'proc'\.$"):
+        load_kernel(native, {})
     made = load_kernel(EnvSpec("C-v0", entry_point="a:C", kernel_entry_point=CountdownKernel), {})
     assert isinstance(made, CountdownKernel)
 

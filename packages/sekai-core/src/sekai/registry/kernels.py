@@ -29,9 +29,10 @@ def kernel_entry_point(spec: Any) -> Any:
     """
     entry = getattr(spec, "kernel_entry_point", None)
     if entry is None:
+        native = "'native', " if getattr(spec, "vector_entry_point", None) is not None else ""
         raise ValueError(
             f"{spec.id} has no array kernel (kernel_entry_point), which the kernel "
-            "vectorization modes ('jax', 'torch') need; use 'native', 'sync', 'async' or 'proc'."
+            f"vectorization modes ('jax', 'torch') need; use {native}'sync', 'async' or 'proc'."
         )
     return entry
 

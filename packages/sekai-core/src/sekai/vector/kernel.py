@@ -77,6 +77,17 @@ class ArrayKernel(abc.ABC, Generic[P]):
     #: ``default_params`` leaves them out.
     unused: frozenset[str] = frozenset()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        settable = cls.__dict__.get("settable")
+        if settable is not None:  # listed in any collection: kept as the frozenset drivers use
+            if isinstance(settable, str) or not all(isinstance(n, str) for n in settable):
+                raise TypeError(
+                    f"{cls.__name__}.settable must be None or a collection of the names of "
+                    f"params fields (str), got {settable!r}."
+                )
+            cls.settable = frozenset(settable)
+
     def setting(self, name: str) -> Any:
         """The env's setting ``name`` that is no params field (a read-only shape, the reward
         function), as the native env reports it, for ``get_attr``.

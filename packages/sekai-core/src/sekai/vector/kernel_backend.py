@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sekai.error import InvalidAction
-from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
+from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Sequence, Space, Tuple
 from sekai.spaces._kinds import ARRAY_SPACES
 from sekai.vector._contract.actions import ignored_action
 from sekai.vector.kernel import Draw
@@ -342,6 +342,11 @@ class DeviceActions:
     """
 
     def __init__(self, backend: KernelBackend, space: Space[Any], num_envs: int) -> None:
+        if isinstance(space, (Dict, Tuple, Sequence)):  # a batch of them is no one array
+            raise TypeError(
+                "a kernel's action_space must be a space of arrays (Box, Discrete, "
+                f"MultiDiscrete or MultiBinary), got {type(space).__name__}."
+            )
         self.backend = backend
         self.space = space
         self.num_envs = num_envs
@@ -388,8 +393,11 @@ class NumpyBackend(GeneratorBackend):
     def __init__(self, dtype: Any = np.float64) -> None:
         self.xp = np
         self.float_dtype = np.dtype(dtype)
-        if self.float_dtype.kind != "f":
-            raise TypeError(f"dtype must be a float dtype, got {self.float_dtype}.")
+        if self.float_dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise TypeError(
+                "dtype must be float32 or float64 (the float dtypes NumPy's random generator "
+                f"draws in), got {self.float_dtype}."
+            )
         self.rng: np.random.Generator = np.random.default_rng()
 
     def convert(self, value: Any) -> Array:

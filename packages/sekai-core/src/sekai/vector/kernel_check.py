@@ -146,7 +146,7 @@ def _rollout(
                         )
                     elif not vec.observation_space.contains(info["final_observation"]):
                         found.append(
-                            f"WARNING: step {index}: sub-env {i}'s final_observation is "
+                            f"ERROR: step {index}: sub-env {i}'s final_observation is "
                             "outside the observation space."
                         )
             if found:
