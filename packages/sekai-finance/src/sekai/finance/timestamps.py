@@ -4,7 +4,7 @@ conversions of ``MarketData``'s time axis."""
 from __future__ import annotations
 
 import datetime as _dt
-import warnings
+import re
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,11 @@ TZ_HINT = (
     "timezone-aware timestamps are not supported; convert them to naive UTC first, e.g. "
     "index.tz_convert('UTC').tz_localize(None) (or tz_localize(None) to keep local time)."
 )
+
+
+# A time of day ("T" or a space after the date) followed by Z or a sign: the offsets NumPy
+# parses ("...T03:04Z", "... 03:04:05+01:00", "...T03-0130").
+_UTC_OFFSET = re.compile(r"[T ].*[Z+-]")
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -57,13 +62,13 @@ def to_datetime64(value: object, name: str = "timestamp") -> np.datetime64:
         raise ValueError(TZ_HINT)
     if hasattr(value, "to_datetime64"):  # pandas Timestamp
         value = value.to_datetime64()
+    # NumPy only warns about a string with a UTC offset, then drops the offset. Looked for
+    # here: catching the warning would swap the process-wide warnings filters, which other
+    # threads share (one building data at the same time could leave "error" behind).
+    if isinstance(value, str) and _UTC_OFFSET.search(value.strip()):
+        raise ValueError(TZ_HINT)
     try:
-        with warnings.catch_warnings():
-            # NumPy only warns about a string with a UTC offset, then drops the offset
-            warnings.simplefilter("error", UserWarning)
-            result: np.datetime64 = np.datetime64(value)  # type: ignore[call-overload]
-    except UserWarning:
-        raise ValueError(TZ_HINT) from None
+        result: np.datetime64 = np.datetime64(value)  # type: ignore[call-overload]
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name}: cannot read {value!r} as a timestamp: {exc}") from exc
     if np.isnat(result):
