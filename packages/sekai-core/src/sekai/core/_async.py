@@ -96,9 +96,15 @@ def _defining_class(cls: type, name: str) -> type | None:
 
 
 def _make_router(
-    cls: type, sync_owner: type, sync_name: str, async_name: str
+    cls: type,
+    sync_owner: type,
+    sync_name: str,
+    async_name: str,
+    guard: Callable[[Callable[..., Any]], Callable[..., Any]] | None,
 ) -> Callable[..., Coroutine[Any, Any, Any]]:
     sync_fn = sync_owner.__dict__[sync_name]
+    if guard is not None:
+        sync_fn = guard(sync_fn)
 
     @functools.wraps(sync_fn)
     async def routed(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -122,8 +128,11 @@ def _make_router(
     return routed
 
 
-def install_async_routes(cls: type) -> None:
-    """Give ``cls`` async methods that run its most-derived sync overrides (see core.md §1).
+def install_async_routes(
+    cls: type, guard: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None
+) -> None:
+    """Give ``cls`` async methods that run its most-derived sync overrides (see core.md §1),
+    through ``guard`` when given (a VecEnv's: one async call at a time).
 
     For each pair, if the class defining the sync method is more derived than the one defining
     the async method, the async method becomes a coroutine calling that class's own sync
@@ -139,7 +148,8 @@ def install_async_routes(cls: type) -> None:
         if sync_owner is None or async_owner is None:
             continue
         if mro.index(sync_owner) < mro.index(async_owner):
-            setattr(cls, async_name, _make_router(cls, sync_owner, sync_name, async_name))
+            routed = _make_router(cls, sync_owner, sync_name, async_name, guard)
+            setattr(cls, async_name, routed)
         elif mro.index(async_owner) < mro.index(sync_owner):
             _refuse_skipped_override(cls, async_owner, sync_owner, sync_name, async_name)
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import abc
-import os
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,6 +17,7 @@ from sekai.core._render_habit import NoVecRender
 from sekai.error import AsyncCallPending, InvalidAction, ResetRequired, VecEnvClosed
 from sekai.spaces import Space, batch_space
 from sekai.spaces.space import check_space
+from sekai.vector._async_calls import AsyncCalls, one_async_call
 from sekai.vector._contract.actions import ActionChecker
 from sekai.vector._contract.batching import caster, checked_caster, stacker
 from sekai.vector._contract.checks import batch_flags, batch_rewards
@@ -31,22 +30,6 @@ if TYPE_CHECKING:
     from sekai.registry.spec import EnvSpec
 
 __all__ = ["VecEnv"]
-
-
-# Makes the check and the set of ``_async_pending`` one step: two threads may each await an
-# async call of one VecEnv on their own event loop. One lock for every VecEnv, held for those
-# two statements only: a lock in each VecEnv's state would stop it from being pickled.
-_BEGIN_ASYNC = threading.Lock()
-
-
-def _renew_begin_async_lock() -> None:
-    """A forked child gets a free lock: a thread that held it at the fork is not there."""
-    global _BEGIN_ASYNC
-    _BEGIN_ASYNC = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_renew_begin_async_lock)
 
 
 # __enter__ returns the subclass (typing.Self is 3.11+, and hints must resolve at runtime).
@@ -94,7 +77,7 @@ _RESET_FAILED = (
 )
 
 
-class VecEnv(abc.ABC):
+class VecEnv(AsyncCalls, abc.ABC):
     """A batch of ``num_envs`` environments stepped together.
 
     Subclasses implement ``reset``, ``step``, ``get_attr``, ``set_attr`` and ``call``, and build
@@ -127,7 +110,7 @@ class VecEnv(abc.ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        install_async_routes(cls)
+        install_async_routes(cls, guard=one_async_call)
 
     def __init__(
         self,
@@ -351,7 +334,7 @@ class VecEnv(abc.ABC):
         self._closed = True
         self._close()
 
-    def _close(self) -> None:  # noqa: B027 - optional hook, not abstract
+    def _close(self) -> None:
         """Backend hook for ``close()`` (runs once); default: nothing to release."""
 
     def __reduce_ex__(self, protocol: Any) -> Any:
@@ -385,20 +368,6 @@ class VecEnv(abc.ABC):
         """Raise VecEnvClosed after ``close()``."""
         if self._closed:
             raise VecEnvClosed()
-
-    def _check_no_async_call(self) -> None:
-        """AsyncCallPending while an ``async_reset``/``async_step`` of this VecEnv is awaited:
-        a synchronous call or a ``send()``/``recv()`` would step its sub-envs under it."""
-        if self._async_pending:
-            raise AsyncCallPending()
-
-    def _begin_async(self) -> None:
-        """Mark an async call as running; AsyncCallPending if one already is (rule 8), also
-        when another thread's event loop begins one at the same moment."""
-        with _BEGIN_ASYNC:
-            if self._async_pending:
-                raise AsyncCallPending()
-            self._async_pending = True
 
     def _begin_reset(self) -> None:
         """Before dispatching a reset: the VecEnv must be reset again if it fails midway."""

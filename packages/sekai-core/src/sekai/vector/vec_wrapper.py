@@ -195,10 +195,14 @@ class VecWrapper(VecEnv):
     def step(self, actions: Any) -> VecStepResult[Any]:
         return self.venv.step(actions)
 
+    # A wrapper's flag is set only by a routed async call of its own (a subclass's step()):
+    # the calls passed inward meanwhile are refused as the env it wraps refuses its own.
     async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        self._check_no_async_call()
         return await self.venv.async_reset(seed=seed, options=options)
 
     async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        self._check_no_async_call()
         return await self.venv.async_step(actions)
 
     def get_attr(self, name: str) -> list[Any]:
@@ -211,6 +215,7 @@ class VecWrapper(VecEnv):
         return self.venv.call(name, *args, **kwargs)
 
     def close(self) -> None:
+        self._check_no_async_call()
         self.venv.close()
 
     def __repr__(self) -> str:
@@ -285,11 +290,13 @@ class VecResultWrapper(VecWrapper):
         return self._rewrite_step(result, live)
 
     async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
+        self._check_no_async_call()
         result = await self.venv.async_reset(seed=seed, options=options)
         self._on_reset(seed)
         return self._rewrite_reset(result)
 
     async def async_step(self, actions: Any) -> VecStepResult[Any]:
+        self._check_no_async_call()
         live = _live_before_step(self.venv) if self._step_reads_live else None
         try:
             result = await self.venv.async_step(self._step_actions(actions))

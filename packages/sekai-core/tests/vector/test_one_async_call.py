@@ -1,0 +1,129 @@
+"""One async call of a VecEnv at a time on every backend (AsyncCallPending), also where the
+async methods run the sync ones (SyncVecEnv, ProcVecEnv, native envs, a wrapper overriding
+step()): a second async call, close(), a copy or a pickle meanwhile is refused."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sekai
+from sekai.testing.envs import Drift, DriftVecEnv
+from sekai.vector import ProcVecEnv, SyncVecEnv, VecEnv, VecWrapper
+
+PENDING = "A previous async call is still pending."
+
+
+def _once() -> Any:
+    """The observations of one step of the action 1 after reset(seed=0), undisturbed."""
+    with SyncVecEnv([Drift, Drift]) as vec:
+        vec.reset(seed=0)
+        return vec.step(np.array([1, 1])).observations
+
+
+class _OwnStep(VecWrapper):
+    """A wrapper with its own step(): its async_step runs that step (the routing rule)."""
+
+    def step(self, actions: Any) -> Any:
+        return self.venv.step(actions)
+
+
+class _Gated(Drift):
+    """Steps on when ``release`` is set, after setting ``entered``: a step held in progress."""
+
+    entered = threading.Event()
+    release = threading.Event()
+
+    def step(self, action: Any) -> Any:
+        _Gated.entered.set()
+        assert _Gated.release.wait(10)
+        return super().step(action)
+
+
+def _gated_sync() -> VecEnv:
+    return SyncVecEnv([_Gated, Drift])
+
+
+def _gated_wrapper() -> VecEnv:
+    return _OwnStep(SyncVecEnv([_Gated, Drift]))
+
+
+@pytest.mark.parametrize("make", [_gated_sync, _gated_wrapper], ids=["sync", "wrapper"])
+@pytest.mark.parametrize(
+    "second",
+    [
+        lambda vec: asyncio.run(vec.async_step(np.array([1, 1]))),
+        lambda vec: asyncio.run(vec.async_reset(seed=1)),
+        copy.deepcopy,
+        lambda vec: vec.close(),
+    ],
+    ids=["async_step", "async_reset", "deepcopy", "close"],
+)
+def test_a_second_async_call_from_another_thread_is_refused_while_one_runs(
+    make: Callable[[], VecEnv], second: Callable[[VecEnv], Any]
+) -> None:
+    _Gated.entered.clear()
+    _Gated.release.clear()
+    vec = make()
+    vec.reset(seed=0)
+    results: list[Any] = []
+    first = threading.Thread(
+        target=lambda: results.append(asyncio.run(vec.async_step(np.array([1, 1]))))
+    )
+    first.start()
+    try:
+        assert _Gated.entered.wait(10)  # the first call is inside sub-env 0's step
+        with pytest.raises(sekai.AsyncCallPending):
+            second(vec)
+    finally:
+        _Gated.release.set()
+        first.join(10)
+    np.testing.assert_array_equal(results[0].observations, _once())  # stepped once
+    asyncio.run(vec.async_step(np.array([0, 0])))  # the call is over: the next one runs
+    vec.close()
+
+
+class _Closer(Drift):
+    """Closes (or copies) the VecEnv stepping it, from inside its step."""
+
+    vec: VecEnv | None = None
+    seen: list[BaseException] = []  # noqa: RUF012
+
+    def step(self, action: Any) -> Any:
+        assert _Closer.vec is not None
+        try:
+            _Closer.vec.close()
+        except sekai.AsyncCallPending as error:
+            _Closer.seen.append(error)
+        return super().step(action)
+
+
+def test_close_during_a_sync_vec_envs_async_step_is_refused_and_leaves_it_open() -> None:
+    vec = _Closer.vec = SyncVecEnv([_Closer, Drift])
+    _Closer.seen.clear()
+    vec.reset(seed=0)
+    result = asyncio.run(vec.async_step(np.array([1, 1])))
+    assert len(_Closer.seen) == 1 and PENDING in str(_Closer.seen[0])
+    assert not vec.closed
+    np.testing.assert_array_equal(result.observations, _once())
+    vec.step(np.array([1, 1]))  # a sync step is no async call: close() inside it closes
+    assert len(_Closer.seen) == 1 and vec.closed
+
+
+@pytest.mark.parametrize("backend", ["native", "proc"])
+def test_the_routed_async_calls_of_native_and_proc_envs_clear_their_mark(backend: str) -> None:
+    # Each call is one async call: the flag set for it is cleared, after an error too.
+    vec: VecEnv = DriftVecEnv(2) if backend == "native" else ProcVecEnv([Drift, Drift])
+    with vec:
+        asyncio.run(vec.async_reset(seed=0))
+        with pytest.raises(ValueError, match="actions must have shape"):
+            asyncio.run(vec.async_step(np.array([1, 1, 1])))
+        assert not vec._async_pending
+        asyncio.run(vec.async_step(np.array([1, 1])))
+        copy.deepcopy(vec) if backend == "native" else None
