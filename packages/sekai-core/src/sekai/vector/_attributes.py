@@ -33,6 +33,15 @@ def one_call(method: _Method) -> _Method:
 
     @functools.wraps(method)
     def call(self: RemoteAttributes, *args: Any, **kwargs: Any) -> Any:
+        if not self._nests and self._calling._is_owned():  # type: ignore[attr-defined]
+            # A signal handler or a callback inside a call of this thread: it would take the
+            # replies the call waits for. Only close() may cut in (a timeout guard).
+            name = method.__name__.lstrip("_").removesuffix("_at")
+            raise RuntimeError(
+                f"{type(self).__name__}.{name}() was called while another call of it runs in "
+                "this thread (from a signal handler or a callback inside that call): its "
+                "workers answer one call at a time, and only close() may cut in."
+            )
         try:
             with self._calling:
                 try:
@@ -82,6 +91,7 @@ class RemoteAttributes(SubEnvAttributes):
     _calling: threading.RLock  # reentrant: close() from a signal handler within a call
     _cut = False  # close() killed the workers under the call in progress
     _deferred = False  # ... from within that call: it releases what is left as it unwinds
+    _nests = False  # a call made of others (set_attr's two rounds) is running them
 
     @abc.abstractmethod
     def _release_deferred(self) -> None:
@@ -126,9 +136,13 @@ class RemoteAttributes(SubEnvAttributes):
             return lambda positions, at: (positions, name, [values[i] for i in at], apply)
 
         what = f"the value of {name!r}"
-        if name in CHECKED_NAMES:  # every worker checks its values before any sets them
-            self._at("set_attr", env_ids, argument(False), what, values)
-        self._at("set_attr", env_ids, argument(True), what, values)
+        self._nests = True
+        try:
+            if name in CHECKED_NAMES:  # every worker checks its values before any sets them
+                self._at("set_attr", env_ids, argument(False), what, values)
+            self._at("set_attr", env_ids, argument(True), what, values)
+        finally:
+            self._nests = False
 
     def _call_at(
         self,

@@ -186,3 +186,45 @@ def test_close_from_a_signal_handler_inside_the_call_raises_vec_env_closed(
         {"closed": True, "pool": True, "left": [], "segments": []},
     ]
     assert done.err == ""
+
+
+@pytest.mark.parametrize("inner", ["vec.step([0, 0])", "vec.reset(seed=1)", "vec.set_attr('x', 1)"])
+def test_a_call_from_a_signal_handler_inside_a_call_is_refused_not_mixed_into_it(
+    run_script: RunScript, inner: str
+) -> None:
+    # Only close() may cut in: another call would take the replies the outer call waits for
+    # (its result was the inner call's, or the reset's observations with the step's rewards).
+    done = run_script(
+        f"""
+    vec = ProcVecEnv(probes(2), context="fork", num_workers=2)
+    vec.reset(seed=0)
+    refused = []
+
+    def handler(*_):
+        try:
+            {inner}
+        except RuntimeError as e:
+            refused.append(str(e))
+        mark("release")
+
+    signal.signal(signal.SIGUSR1, handler)
+
+    def guard():
+        while not marked("blocked-0-0"):
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGUSR1)
+
+    threading.Thread(target=guard).start()
+    infos = vec.step([BLOCK, 0]).infos
+    report(refused=refused, actions=[i["action"] for i in infos], steps=vec.get_attr("steps"))
+    vec.close()
+"""
+    )
+    assert done.code == 0, done.err
+    name = inner.split("(")[0].removeprefix("vec.")
+    message = (
+        f"ProcVecEnv.{name}() was called while another call of it runs in this thread (from a "
+        "signal handler or a callback inside that call): its workers answer one call at a time, "
+        "and only close() may cut in."
+    )
+    assert done.lines == [{"refused": [message], "actions": [5, 0], "steps": [1, 1]}]
