@@ -176,3 +176,55 @@ def test_async_steps_begun_at_once_on_the_loops_of_several_threads_let_exactly_o
     assert not any(thread.is_alive() for thread in threads) and errors == []
     assert [r.winners for r in played[:-1]] == [1] * rounds
     vec.close()
+
+
+class _CallsBack(sekai.Env):  # type: ignore[type-arg]
+    """Its step calls ``callback`` (set by the test): code run inside the VecEnv's own call,
+    as a signal handler or a callback would be."""
+
+    callback: Any = None
+
+    def __init__(self) -> None:
+        self.observation_space = sekai.Box(0.0, 1.0, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: Any) -> Any:
+        if _CallsBack.callback is not None:
+            _CallsBack.callback()
+        return sekai.StepResult(np.ones(1, np.float32), 1.0, False, False, {})
+
+
+@pytest.mark.parametrize("method", ["close", "step", "reset"])
+def test_a_call_inside_its_own_sync_call_is_refused_naming_that_call_not_a_thread(
+    method: str,
+) -> None:
+    vec = AsyncVecEnv([_CallsBack, _CallsBack])
+    vec.reset(seed=0)
+    calls = {"close": vec.close, "step": lambda: vec.step([0, 0]), "reset": vec.reset}
+    refused: list[str] = []
+
+    def callback() -> None:
+        try:
+            calls[method]()
+        except sekai.AsyncCallPending as error:
+            refused.append(str(error))
+
+    _CallsBack.callback = callback
+    try:
+        assert vec.step([1, 1]).rewards.tolist() == [1.0, 1.0]
+    finally:
+        _CallsBack.callback = None
+    assert (
+        refused
+        == [
+            f"AsyncVecEnv.{method}() was called inside its own step() or reset() (from a signal "
+            "handler or a callback run by that call): its sync calls run one at a time. Call it "
+            "once that call has returned."
+        ]
+        * 2
+    )
+    assert not vec.closed
+    vec.close()

@@ -34,6 +34,12 @@ _OTHER_THREAD = (
     "them with a lock), or give each thread its own AsyncVecEnv."
 )
 
+_SAME_THREAD = (
+    "AsyncVecEnv.{method}() was called inside its own step() or reset() (from a signal "
+    "handler or a callback run by that call): its sync calls run one at a time. Call it "
+    "once that call has returned."
+)
+
 _ABANDONED = (
     "AsyncVecEnv.{method}() cannot run: a second Ctrl-C gave up on an earlier step() or "
     "reset() while its sub-envs' calls were still running, so they were dropped half-way. "
@@ -63,6 +69,7 @@ class AsyncVecEnv(InProcessVecEnv):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_pid = 0  # the process that made the private loop
         self._shim_lock = threading.Lock()  # held by the sync shim call running the loop
+        self._shim_thread: int | None = None  # ... in this thread
         super().__init__(env_fns, autoreset=autoreset)
 
     # -- sync shims ----------------------------------------------------------------------------
@@ -72,6 +79,7 @@ class AsyncVecEnv(InProcessVecEnv):
         this thread and that no other thread's shim call is running it (AsyncCallPending, as
         for overlapping async calls). Ctrl-C cancels the call (``taking_interrupts``)."""
         self._check_open()
+        self._check_not_inside_shim(method)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -84,6 +92,7 @@ class AsyncVecEnv(InProcessVecEnv):
                 # Before the loop is touched: a loop object is not safe across threads.
                 if not self._shim_lock.acquire(blocking=False):
                     raise AsyncCallPending(_OTHER_THREAD.format(method=method))
+                self._shim_thread = threading.get_ident()
                 try:
                     loop = self._private_loop(method)
                     call = functools.partial(coroutine, *args)
@@ -182,8 +191,14 @@ class AsyncVecEnv(InProcessVecEnv):
         self.__dict__.update(state)
         self._shim_lock = threading.Lock()
 
+    def _check_not_inside_shim(self, method: str) -> None:
+        """AsyncCallPending for a call made inside this thread's running shim call."""
+        if self._shim_lock.locked() and self._shim_thread == threading.get_ident():
+            raise AsyncCallPending(_SAME_THREAD.format(method=method))
+
     def _check_no_async_call(self) -> None:
         # A shim call in another thread counts too, also before its coroutine has started.
+        self._check_not_inside_shim("close")
         if self._shim_lock.locked():
             raise AsyncCallPending(_OTHER_THREAD.format(method="close"))
         super()._check_no_async_call()
