@@ -222,3 +222,65 @@ def test_market_env_refuses_the_step_whose_equity_overflows() -> None:
     assert message.startswith(
         f"MarketEnv{OVERFLOW}at the decision of step {steps} (max_leverage=3.0, model={model!r}): "
     )
+
+
+# -- a frozen sub-env wiped out (autoreset=False) ------------------------------------------------
+
+# A price that doubles every step, exactly: a short of the whole account (position -1) is
+# worth 1 - 1 * 1.0 = 0 after any step, a wipe-out; flat or long accounts live on.
+DOUBLING = 100.0 * 2.0 ** np.arange(40)
+
+
+def _settled_alive(vec: Any, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record ``alive`` of every step's settlement (the usual, no wipe-out path)."""
+    seen: list[bool] = []
+    settle = vec._settle
+
+    def recording(growth: np.ndarray, frozen: Any) -> tuple[np.ndarray, np.ndarray, bool]:
+        result: tuple[np.ndarray, np.ndarray, bool] = settle(growth, frozen)
+        seen.append(result[2])
+        return result
+
+    monkeypatch.setattr(vec, "_settle", recording)
+    return seen
+
+
+@pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0"])
+def test_a_frozen_wiped_out_sub_env_leaves_the_others_steps_on_the_usual_path(
+    env_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    actions: Any
+    if env_id == "Trading-v0":
+        kwargs: dict[str, Any] = {"prices": DOUBLING, "positions": (-1.0, 0.0, 1.0)}
+        actions = np.array([0, 1, 2])  # short, flat, long
+    else:  # scores of the one asset: weights (-1, cash 2), all cash, all in the asset
+        kwargs = {"prices": DOUBLING, "allow_short": True}
+        actions = np.array([[-1.0], [0.0], [1.0]], np.float32)
+    vec: Any = sekai.make_vec(
+        env_id,
+        3,
+        **kwargs,
+        lookback=1,
+        episode_length=20,
+        transaction_cost=0.0,
+        vector_kwargs={"autoreset": False},
+    )
+    vec.reset(seed=0, options={"start": 1})
+    seen = _settled_alive(vec, monkeypatch)
+    first = vec.step(actions)
+    assert first.terminated.tolist() == [True, False, False]  # sub-env 0 wiped out
+    assert seen == [False]
+    for k in range(2, 7):  # sub-env 0 frozen at equity 0; its repeated short is worth 0 again
+        result = vec.step(actions)  # and warns of nothing (warnings are errors here)
+        assert result.rewards.tolist() == [0.0, 0.0, math.log(2.0)]  # frozen: 0
+        assert result.terminated.tolist() == [True, False, False]  # sub-env 0's, kept
+        assert vec.get_attr("equity") == [0.0, 1.0, 2.0**k]
+        if env_id == "Trading-v0":
+            assert vec.get_attr("position") == [0.0, 0.0, 1.0]
+        else:
+            assert [w.tolist() for w in vec.get_attr("weights")] == [
+                [0.0, 1.0],
+                [0.0, 1.0],
+                [1.0, 0.0],
+            ]
+    assert seen == [False] + [True] * 5  # the usual path, the frozen wipe-out left out

@@ -7,6 +7,7 @@ reward, with the cost models' context (equity, volatility, volume, spread).
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -61,8 +62,11 @@ class AccountVecEnv(WindowVecEnv):
     ) -> tuple[np.ndarray, np.ndarray, bool]:
         """The period's ``(growth, equity, alive)`` of every sub-env (frozen ones' are set back
         by ``_book``), its equity checked; then the market moves (``_commit_market``).
-        ``alive``: every equity is inside ``(0, inf)``, so every growth is positive (nobody
-        was wiped out: the step's usual case, which it needs not check again).
+        ``alive``: every stepping sub-env's equity is inside ``(0, inf)``, so its growth is
+        positive (nobody was wiped out: the step's usual case, which it needs not check
+        again). Frozen sub-envs are left out: their period is set back, and one wiped out
+        keeps its equity 0, which would send every later step down the wipe-out path; their
+        growth may be <= 0 (``_quiet`` divides by it without warnings).
 
         Equity at 0 or below is a wipe-out: equity 0 and a growth of at most 0, which the
         reward and the positions (or weights) follow, as a growth <= 0 gives; so also where a
@@ -73,7 +77,8 @@ class AccountVecEnv(WindowVecEnv):
         step costs while every equity stays inside ``(0, inf)``.
         """
         equity = self._equity * growth
-        alive = bool(np.minimum.reduce(equity) > 0.0 and np.maximum.reduce(equity) < np.inf)
+        checked = equity if frozen is None else np.where(frozen, 1.0, equity)
+        alive = bool(np.minimum.reduce(checked) > 0.0 and np.maximum.reduce(checked) < np.inf)
         if not alive:
             wiped = equity <= 0.0
             over = ~(wiped | (equity < np.inf))  # inf or NaN
@@ -87,6 +92,14 @@ class AccountVecEnv(WindowVecEnv):
             equity = np.where(wiped, 0.0, equity)
         self._commit_market()
         return growth, equity, alive
+
+    @staticmethod
+    def _quiet(frozen: NDArray[np.bool_] | None) -> AbstractContextManager[Any]:
+        """Where sub-envs are frozen, no warning from their set-back period's arithmetic (a
+        holding's growth there may be 0, which ``alive`` does not rule out)."""
+        if frozen is None:
+            return nullcontext()
+        return np.errstate(divide="ignore", invalid="ignore")
 
     def _equity_error(self, index: int) -> ValueError:
         """The error for sub-env ``index``'s equity beyond float64, naming the parameters of

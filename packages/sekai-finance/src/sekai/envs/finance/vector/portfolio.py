@@ -138,7 +138,8 @@ class PortfolioVecEnv(AccountVecEnv):
         r_rows += 1.0
         assets *= r_rows
         if alive:  # the usual case: nobody wiped out
-            weights = divide_along(grown, seq_sum(grown, 0), 0, out=grown)
+            with self._quiet(frozen):
+                weights = divide_along(grown, seq_sum(grown, 0), 0, out=grown)
             terminated = np.zeros(self.num_envs, dtype=bool)
         else:
             terminated = ~(growth > 0)

@@ -100,8 +100,9 @@ class TradingVecEnv(AccountVecEnv):
         r = r2[:, 0]
         held = 1.0 + target * r
         growth, equity, alive = self._settle(self._net_growth(cost, held), frozen)
-        if alive and held.min() > 0.0:  # the usual case: nobody wiped out
-            drifted = target * (1.0 + r) / held
+        if alive:  # the usual case: nobody wiped out
+            with self._quiet(frozen):
+                drifted = target * (1.0 + r) / held
             terminated = np.zeros(self.num_envs, dtype=bool)
         else:
             with np.errstate(divide="ignore", invalid="ignore"):
