@@ -1,5 +1,5 @@
 """The window kernels' equity (through the numpy driver): an underflow to 0 is a wipe-out, as
-on the native envs, and a built-in GBM under which the equity can pass the dtype's largest
+on the native envs, and a built-in GBM under which the equity may pass the dtype's largest
 number within an episode is refused when the env is built and when a parameter is set."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import sekai
+from sekai.envs.finance._helpers import peak_log_equity
 from sekai.envs.finance.kernels import PortfolioKernel, TradingKernel
 from sekai.vector.kernel_backend import NumpyBackend
 from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -56,9 +57,9 @@ def test_an_equity_underflow_is_a_wipe_out_as_on_the_native_env(dtype: Any) -> N
 # equity reaches infinity near step 700), while the price stays inside float64.
 LEVERED = {"mu": 0.5, "dt": 1.0, "positions": (0.0, 1.0, 3.0), "episode_length": 1000}
 REFUSED = (
-    r"TradingEnv's equity can reach infinity \(5 standard deviations above its mean\) within "
-    r"1000 steps \(positions=\(0\.0, 1\.0, 3\.0\), mu=0\.5, sigma=0\.2, dt=1\.0\): these "
-    r"parameters compound it beyond float64's range"
+    r"TradingEnv's equity may reach infinity within 1000 steps, its log 5 standard deviations "
+    r"above its mean under the holdings that raise it most \(positions=\(0\.0, 1\.0, 3\.0\), "
+    r"mu=0\.5, sigma=0\.2, dt=1\.0\): these parameters compound it beyond float64's range"
 )
 
 
@@ -96,6 +97,55 @@ def test_portfolio_equity_is_bounded_by_its_best_asset_held_or_shorted() -> None
     kwargs = {"n_assets": 2, "mu": [0.05, -0.1], "sigma": 0.0, "dt": 1.0}
     kwargs.update(lookback=1, episode_length=7110)
     KernelVecEnv(PortfolioKernel(**kwargs), 1, backend=NumpyBackend(np.float64))
-    with pytest.raises(ValueError, match=r"^PortfolioEnv's equity can reach infinity .*mu="):
+    with pytest.raises(ValueError, match=r"^PortfolioEnv's equity may reach infinity .*mu="):
         short = PortfolioKernel(**kwargs, allow_short=True)
         KernelVecEnv(short, 1, backend=NumpyBackend(np.float64))
+
+
+def test_high_leverage_is_bounded_position_by_position() -> None:
+    # +-20x on a volatile asset, daily for 500 steps in float32: at 20x the log equity drifts
+    # 20 * 0.05 - (20 * 0.8)**2 / 2 = -127 a year, with a volatility of 16; flat, it stays.
+    # Held at the worst mix (20x for about 0.1 of a year, then flat) it peaks near 12.6, far
+    # below log(float32 max) ~ 88.7 (the best drift, 0, with the largest volatility would
+    # pass it after 449 steps).
+    kwargs = {"positions": (-20.0, 0.0, 20.0), "mu": 0.05, "sigma": 0.8, "dt": 1 / 365}
+    with pytest.warns(sekai.WipeOutWarning):  # 20x equity
+        KernelVecEnv(
+            TradingKernel(**kwargs, episode_length=500), 2, backend=NumpyBackend(np.float32)
+        )
+    # At a volatility of 0.01 the drift at 20x is 20 * 0.5 - 0.2**2 / 2 ~ 9.98 a year: over
+    # 5000 days (13.7 years) that is some 137, beyond float32.
+    calm = {**kwargs, "mu": 0.5, "sigma": 0.01, "episode_length": 5000}
+    with pytest.warns(sekai.WipeOutWarning):
+        KernelVecEnv(TradingKernel(**calm), 2, backend=NumpyBackend(np.float64))
+    refused = r"^TradingEnv's equity may reach infinity within 5000"
+    with pytest.raises(ValueError, match=refused), pytest.warns(sekai.WipeOutWarning):
+        KernelVecEnv(TradingKernel(**calm), 2, backend=NumpyBackend(np.float32))
+
+
+def test_portfolio_equity_bound_counts_the_variance_drag() -> None:
+    # One asset with mu = sigma**2 / 2 (its price does not drift) over 157 one-year steps in
+    # float32: its volatility adds at most 5 * 0.8 * sqrt(157) ~ 50 to the log equity, and
+    # holding it at that volatility costs a drift of 0.32 a year, so the equity stays below
+    # e**63, inside float32's ~e**88.7 (without the drag the bound would pass it, ~100).
+    kwargs = {"n_assets": 1, "mu": 0.32, "sigma": 0.8, "dt": 1.0, "episode_length": 157}
+    KernelVecEnv(PortfolioKernel(**kwargs), 1, backend=NumpyBackend(np.float32))
+    # Short an asset that falls 0.5 a year: 89 over 178 years, beyond float32's range,
+    # while its price (log 100 - 0.5 * 179 ~ -85) stays above its smallest normal (~ -87.3).
+    falling = {"n_assets": 1, "mu": -0.5, "sigma": 0.0, "dt": 1.0}
+    falling.update(lookback=1, episode_length=178)
+    KernelVecEnv(PortfolioKernel(**falling), 1, backend=NumpyBackend(np.float32))  # long only
+    with pytest.raises(ValueError, match=r"^PortfolioEnv's equity may reach infinity within"):
+        short = PortfolioKernel(**falling, allow_short=True)
+        KernelVecEnv(short, 1, backend=NumpyBackend(np.float32))
+
+
+def test_the_bound_peaks_at_a_mix_of_holdings() -> None:
+    # A drift of 1 a year without risk, or a variance of 1 a year without drift: over 100
+    # years the bound peaks holding the second for 6.25 years (5 * sqrt(6.25) = 12.5), the
+    # first the rest (93.75): 106.25, above either held alone (100, and 50).
+    assert peak_log_equity(([1.0, 0.0], [0.0, 1.0]), 100.0) == pytest.approx(106.25)
+    # With a negative drift alone, it peaks before the end, where its slope is 0: at
+    # 6.25 years, -6.25 + 12.5.
+    assert peak_log_equity(([-1.0], [1.0]), 100.0) == pytest.approx(6.25)
+    assert peak_log_equity(([math.nan], [1.0]), 1.0) == math.inf  # refused

@@ -24,6 +24,7 @@ __all__ = [
     "gbm_terms",
     "gbm_values",
     "market_values",
+    "peak_log_equity",
     "price_source",
     "random_correlation",
     "refuse_unused_gbm",
@@ -274,7 +275,7 @@ def market_values(env: Any, gbm: str | None = None) -> str:
 
 def check_equity_range(
     env: str,
-    growth: tuple[float, float],
+    holdings: tuple[Any, Any],
     dt: Any,
     steps: int,
     *,
@@ -282,30 +283,61 @@ def check_equity_range(
     dtype: str = "float64",
     largest: float = sys.float_info.max,
 ) -> None:
-    """Refuse a built-in GBM under which an account's equity (1 at the start) can pass
-    ``largest`` within ``steps`` steps of ``dt`` years: ``growth`` is ``(drift, vol)``, bounds
-    on the yearly drift and volatility of its log equity over every holding the env allows
-    (the kernels' ``_equity_growth``); the bound is ``GBM_SPREAD`` standard deviations above
-    that drift, at its highest over the episode (``check_gbm_range`` bounds the prices so).
+    """Refuse a built-in GBM under which an account's equity (1 at the start) may pass
+    ``largest`` within ``steps`` steps of ``dt`` years: ``GBM_SPREAD`` standard deviations
+    above the mean of its log, held the way that raises that most (``peak_log_equity``).
+    ``holdings``: ``(drift, variance)``, arrays of the yearly drift and variance of the log
+    equity held at each extreme holding the env allows (the kernels' ``_equity_growth``).
 
     Raises:
         ValueError: ``extreme_equity``'s, naming the parameters as ``shown``.
     """
-    drift, vol = (np.float64(value) for value in growth)
     with np.errstate(over="ignore", invalid="ignore"):  # an inf or NaN is refused below
         years = np.float64(steps) * np.float64(dt)
-        if drift < 0.0:  # the bound peaks before the end, where its slope is 0
-            years = np.minimum(years, (GBM_SPREAD * vol / (2.0 * drift)) ** 2)
-        top = (drift * years if drift else 0.0) + (
-            GBM_SPREAD * vol * np.sqrt(years) if vol else 0.0
-        )
-    if top <= math.log(largest):  # NaN fails too
+    if peak_log_equity(holdings, years) <= math.log(largest):  # NaN fails too
         return
     reached = (
-        f"can reach infinity ({GBM_SPREAD:g} standard deviations above its mean) "
-        f"within {steps} steps"
+        f"may reach infinity within {steps} steps, its log {GBM_SPREAD:g} standard deviations "
+        f"above its mean under the holdings that raise it most"
     )
     raise extreme_equity(env, reached, shown, dtype)
+
+
+def peak_log_equity(holdings: tuple[Any, Any], years: Any) -> float:
+    """The highest log equity ``GBM_SPREAD`` standard deviations above its mean within
+    ``years``, over every way of holding ``holdings`` (``(drift, variance)`` of the log
+    equity a year at each holding; any other holding whose pair lies on or below their upper
+    concave hull is covered), each for part of the time, stopped at any moment.
+
+    Held at ``i`` for ``y_i`` years, the log equity has mean ``sum(drift_i * y_i)`` and
+    variance ``sum(variance_i * y_i)``: the bound grows with the mean, so it peaks on the
+    upper concave hull of the holdings' ``(variance, drift)`` and of no holding at all
+    (``(0, 0)``), where it is concave along each segment: at its end or where its slope is 0.
+    """
+    drift = np.append(np.asarray(holdings[0], np.float64).ravel(), 0.0)
+    variance = np.append(np.asarray(holdings[1], np.float64).ravel(), 0.0)
+    years = np.float64(years)
+    if not (np.isfinite(drift).all() and np.isfinite(variance).all() and np.isfinite(years)):
+        return math.inf
+    hull: list[tuple[float, float]] = []  # (variance, drift), by variance
+    for point in sorted(zip(variance.tolist(), drift.tolist())):
+        while hull and hull[-1][0] == point[0]:  # the same variance: the larger drift
+            hull.pop()
+        while len(hull) > 1 and _under_chord(hull[-2], hull[-1], point):
+            hull.pop()
+        hull.append(point)
+    v0, d0 = np.array(hull).T
+    with np.errstate(all="ignore"):  # an overflow to inf is refused by the caller
+        dv, dd = np.diff(v0, append=v0[-1]), np.diff(d0, append=d0[-1])  # last: no segment
+        peak = (GBM_SPREAD * dv / (2.0 * dd)) ** 2 / years  # the variance a year at slope 0
+        share = np.where(dd < 0.0, np.clip((peak - v0) / dv, 0.0, 1.0), 1.0)
+        mean, spread = (d0 + share * dd) * years, np.sqrt((v0 + share * dv) * years)
+        return float(np.max(mean + GBM_SPREAD * spread))
+
+
+def _under_chord(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> bool:
+    """``b`` lies on or below the segment from ``a`` to ``c`` (not on an upper hull)."""
+    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]) >= 0.0
 
 
 def sample_window(rng: np.random.Generator, prices: Any, length: int) -> np.ndarray:

@@ -275,7 +275,7 @@ class WindowKernel(ArrayKernel[P]):
         """A simulated market whose price can leave ``float_dtype``'s range within an episode
         (its lookback and its decisions) is refused, with the native envs' words
         (``check_gbm_range``): the kernel would step prices of 0 or infinity. So is one under
-        which the account's equity can pass the dtype's largest number within the episode's
+        which the account's equity may pass the dtype's largest number within the episode's
         decisions (``check_equity_range``), where the native envs refuse the step that takes
         it there: the kernel cannot check its equity without a host sync per step."""
         if self.replay:
@@ -294,11 +294,11 @@ class WindowKernel(ArrayKernel[P]):
             smallest=float(info.smallest_normal),
             largest=largest,
         )
-        growth, held = self._equity_growth(params)
+        holdings, held = self._equity_growth(params)
         gbm = ", ".join(f"{name}={values[name]!r}" for name in ("mu", "sigma", "dt"))
         check_equity_range(
             self.env_class.__name__,
-            growth,
+            holdings,
             params.dt,
             self.episode_length,
             shown=f"{held}, {gbm}" if held else gbm,
@@ -306,10 +306,11 @@ class WindowKernel(ArrayKernel[P]):
             largest=largest,
         )
 
-    def _equity_growth(self, params: P) -> tuple[tuple[float, float], str]:
-        """Bounds on the yearly drift and volatility of the log equity over every holding the
-        env allows (``check_equity_range``'s), and the parameter that sets the holdings as an
-        error shows it (empty when none does)."""
+    def _equity_growth(self, params: P) -> tuple[tuple[np.ndarray, np.ndarray], str]:
+        """The yearly ``(drift, variance)`` of the log equity held at each extreme holding
+        the env allows: every holding's pair lies on or below their upper concave hull
+        (``check_equity_range``'s); and the parameter that sets the holdings as an error
+        shows it (empty when none does)."""
         raise NotImplementedError
 
     def _window_params(self) -> dict[str, Any]:

@@ -74,13 +74,18 @@ class PortfolioKernel(WindowKernel[PortfolioParams]):
         env = self.env
         return env.mu, env.sigma, np.full(self.n_assets, 100.0), env.corr
 
-    def _equity_growth(self, params: PortfolioParams) -> tuple[tuple[float, float], str]:
-        # Weights of at most 1 in magnitude in all (none below 0 without shorts): the log
-        # equity drifts at most as fast as the best asset held (or shorted) alone, the
-        # variance drag left out (it only slows it), with at most the largest volatility.
+    def _equity_growth(self, params: PortfolioParams) -> tuple[tuple[np.ndarray, np.ndarray], str]:
+        # Weights of at most 1 in magnitude in all (none below 0 without shorts), the rest in
+        # cash: the log equity drifts w.mu - v/2 a year, with w.mu at most the best mu (held,
+        # or shorted: its magnitude; cash: 0), and a variance v = w'Cw of at most the
+        # largest sigma**2. Every holding lies below the segment from (best, variance 0) to
+        # (best - largest / 2, largest): a bound that takes diversification into account.
         mu = np.asarray(params.mu, np.float64)
-        best = np.abs(mu) if self.allow_short else mu
-        return (max(float(np.max(best)), 0.0), float(np.max(params.sigma))), ""
+        best = max(np.max(np.abs(mu) if self.allow_short else mu), 0.0)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf or NaN: refused
+            largest = np.max(np.asarray(params.sigma, np.float64)) ** 2
+            drift = np.array([best, best - 0.5 * largest])
+        return (drift, np.array([0.0, largest])), ""
 
     # -- pieces ---------------------------------------------------------------------------------
 

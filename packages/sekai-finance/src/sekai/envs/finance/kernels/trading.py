@@ -64,16 +64,16 @@ class TradingKernel(WindowKernel[TradingParams]):
         env = self.env
         return env.mu, env.sigma, env.s0, None
 
-    def _equity_growth(self, params: TradingParams) -> tuple[tuple[float, float], str]:
+    def _equity_growth(self, params: TradingParams) -> tuple[tuple[np.ndarray, np.ndarray], str]:
         # Held at a position p, the log equity drifts p*mu - (p*sigma)**2 / 2 a year with a
-        # volatility of |p|*sigma: the best position bounds the drift of any mix of them.
+        # variance of (p*sigma)**2: each position is a holding.
         positions = self.env.positions
         p = np.asarray(positions, np.float64)
         mu, sigma = np.asarray(params.mu, np.float64), np.asarray(params.sigma, np.float64)
         with np.errstate(over="ignore", invalid="ignore"):  # inf or NaN: refused
-            drift = np.max(p * mu - 0.5 * (p * sigma) ** 2)
-            vol = np.max(np.abs(p)) * sigma
-        return (float(drift), float(vol)), f"positions={positions!r}"
+            variance = (p * sigma) ** 2
+            drift = p * mu - 0.5 * variance
+        return (drift, variance), f"positions={positions!r}"
 
     def _observation(self, xp: Any, state: State) -> Array:
         return xp.concat([state["window"][:, :, 0], state["position"][:, None]], axis=1)
