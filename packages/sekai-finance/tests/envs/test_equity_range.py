@@ -184,6 +184,28 @@ def test_native_trading_names_the_gbm_the_failed_episode_simulated_with() -> Non
     assert f"({LEVERED_VALUES})" in message
 
 
+@pytest.mark.parametrize("mode", ["single", "sync"])
+def test_single_trading_names_the_gbm_the_failed_episode_simulated_with(mode: str) -> None:
+    env: Any = (
+        sekai.make("Trading-v0", **LEVERED)
+        if mode == "single"
+        else sekai.make_vec("Trading-v0", 1, vectorization_mode="sync", **LEVERED)
+    )
+    env.reset(seed=0)
+    new = {"mu": 0.05, "sigma": 0.1, "dt": 0.5}  # from the next episode on
+    for name, value in new.items():
+        if mode == "single":
+            setattr(env.unwrapped, name, value)
+        else:
+            env.set_attr(name, value)
+    message, _ = _until_refused(env, 2 if mode == "single" else np.array([2]))
+    assert f"({LEVERED_VALUES})" in message
+    env.reset(seed=0)  # an episode of the new parameters: no overflow in 300 steps
+    for _ in range(300):
+        result = env.step(2 if mode == "single" else np.array([2]))
+    assert math.isfinite(result.info["equity"] if mode == "single" else result.infos[0]["equity"])
+
+
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 @pytest.mark.parametrize("native", [False, True])
 def test_portfolio_refuses_the_step_whose_equity_overflows(native: bool) -> None:

@@ -262,15 +262,16 @@ def extreme_equity(env: str, reached: str, values: str, dtype: str = "float64") 
     )
 
 
-def market_values(env: Any, gbm: str | None = None) -> str:
-    """What moves a window env's prices, as its errors name it: the built-in GBM's ``mu``,
-    ``sigma`` and ``dt`` (``gbm``: those an episode simulated with; else the env's), its
-    ``model``, or its price history."""
+def market_values(env: Any, gbm: tuple[Any, Any, Any] | None = None) -> str:
+    """What moves a window env's prices, as its errors name it: its price history, its
+    ``model``, or the built-in GBM's ``mu``, ``sigma`` and ``dt``: ``gbm``, those an episode
+    simulated with; else those of the env's running episode (``_episode_gbm``), else the
+    env's (set_attr changes them from the next episode)."""
     if env._history is not None:
         return "its price history"
     if env.model is not None:
         return f"model={env.model!r}"
-    return gbm if gbm is not None else gbm_values(env.mu, env.sigma, env.dt)
+    return gbm_values(*(gbm or env._episode_gbm or (env.mu, env.sigma, env.dt)))
 
 
 def check_equity_range(

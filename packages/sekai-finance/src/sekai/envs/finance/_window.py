@@ -268,6 +268,7 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
     # unused, so the model setter refuses it as the constructor refuses both together.
     _gbm_given: tuple[str, ...] = ()
     _default_model: Any = None  # the model the env built itself (Market-v0's default market)
+    _episode_gbm: tuple[Any, Any, Any] | None = None  # (mu, sigma, dt) its GBM episode is of
     # What the env simulates without a history, and the arguments that give it one.
     _simulates = "prices"
     _history_args = "prices= or data="
@@ -512,8 +513,7 @@ class WindowEnv(FinanceEnv[ObsT, ActT], Generic[ObsT, ActT]):
         )
 
     def _reset_window(self, seed: Any, options: Any) -> None:
-        """Check the options, seed, pick the window (or simulate it) and reset the account and
-        the reward."""
+        """Check the options, seed, pick the window (or simulate it), reset account and reward."""
         start = self._option_start(options)
         self._set_rng(seed)
         history = self._history

@@ -316,6 +316,7 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
     def _simulate_path(self) -> np.ndarray:
         if self._model is not None:
             return self._model_path()
+        self._episode_gbm = (self._mu, self._sigma, self._dt)  # what its errors name
         n = self._n_assets
         corr = self._corr
         if self._chol_of is not corr:  # corr is checked when set: factor it once per value
@@ -332,9 +333,10 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
             chol=self._chol,
         )
 
-    def _equity_values(self, gbm: str | None = None) -> str:
+    def _equity_values(self, gbm: tuple[Any, Any, Any] | None = None) -> str:
         """What drives the equity, as its overflow error names it: the market (``gbm``: the
-        built-in GBM's parameters an episode simulated with)."""
+        built-in GBM's ``(mu, sigma, dt)`` an episode simulated with; by default the running
+        episode's)."""
         return market_values(self, gbm)
 
     def _observation(self) -> dict[str, np.ndarray]:

@@ -210,14 +210,16 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
     def _simulate_path(self) -> np.ndarray:
         if self._model is not None:
             return self._model_path()
+        self._episode_gbm = (self._mu, self._sigma, self._dt)  # what its errors name
         path = simulate_gbm(
             self.rng, self._window - 1, s0=self._s0, mu=self._mu, sigma=self._sigma, dt=self._dt
         )
         return path[:, None]
 
-    def _equity_values(self, gbm: str | None = None) -> str:
+    def _equity_values(self, gbm: tuple[Any, Any, Any] | None = None) -> str:
         """What drives the equity, as its overflow error names it: the positions and the
-        market (``gbm``: the built-in GBM's parameters an episode simulated with)."""
+        market (``gbm``: the built-in GBM's ``(mu, sigma, dt)`` an episode simulated with;
+        by default the running episode's)."""
         return f"positions={self._positions!r}, {market_values(self, gbm)}"
 
     def _observation(self) -> np.ndarray:

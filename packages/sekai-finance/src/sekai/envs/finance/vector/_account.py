@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.envs.finance._helpers import extreme_equity, gbm_values
+from sekai.envs.finance._helpers import extreme_equity
 from sekai.envs.finance.vector._window import WindowVecEnv
 from sekai.finance._located import priced_at
 from sekai.finance.costs import ProportionalCost
@@ -104,10 +104,10 @@ class AccountVecEnv(WindowVecEnv):
     def _equity_error(self, index: int) -> ValueError:
         """The error for sub-env ``index``'s equity beyond float64, naming the parameters of
         its episode's built-in GBM where it simulates one (``_gbm_key``'s)."""
-        gbm = None
+        gbm: tuple[Any, Any, Any] | None = None
         if self._history is None and not self._from_model[index]:
             mu, sigma, _, _, dt = self._episode_keys[self._episode_gen[index]]
-            gbm = gbm_values(mu, sigma, dt)
+            gbm = (mu, sigma, dt)
         values = self.template._equity_values(gbm)  # type: ignore[attr-defined]
         where = f"overflowed to infinity in the step {self._decision(index)}"
         return extreme_equity(type(self).__name__, where, values)
