@@ -34,7 +34,7 @@ def test_a_new_native_pack_installs_passes_its_tests_and_is_listed(
     assert "  pip install -e ./sekai-mazes" in wrote.stdout.splitlines()
     venv.install("-e", "./sekai-mazes", cwd=work)
     tests = venv.run(venv.python, "-m", "pytest", "sekai-mazes", "-q", cwd=work)
-    assert tests.stdout.splitlines()[-1].startswith("8 passed"), tests.stdout
+    assert tests.stdout.splitlines()[-1].startswith("9 passed"), tests.stdout
     listed = venv.run("sekai", "list", "--plugins", cwd=work)
     rows = {line.split()[1]: line.split() for line in listed.stdout.splitlines()[1:]}
     assert rows["sekai-mazes"] == ["mazes", "sekai-mazes", "0.1.0", "1", "ok"]

@@ -95,10 +95,17 @@ def test_the_written_envs_refuse_options_they_cannot_use(importable: Path, nativ
     with pytest.raises(ValueError, match=r"options\['start'\] must be an int in 0..2, got 3"):
         env.reset(options={"start": 3})
     assert env.reset(options={"start": 2}).observation.tolist() == [2]
-    if native:
+    if native:  # checked before anything is seeded; the valid sub-envs are reset
         vec = walk.WalkVecEnv(2, size=3)
-        with pytest.raises(ValueError, match=r"got True"):
-            vec.reset(options=[None, {"start": True}])
+        vec.reset(seed=0, options={"start": 0})
+        with pytest.raises(ValueError, match=r"got True") as caught:
+            vec.reset(seed=1, options=[{"start": 2}, {"start": True}])
+        assert caught.value.__notes__ == ["raised by sub-env 1, reset with reset(options=...)[1]"]
+        assert vec.position.tolist() == [2, 0]
+        before = vec.rng.bit_generator.state
+        with pytest.raises(ValueError, match=r"got 3"):
+            vec.reset(seed=2, options={"start": 3})  # refused by every sub-env
+        assert vec.rng.bit_generator.state == before  # nothing seeded
         assert vec.reset(options=[{"start": 0}, None]).observations[0].tolist() == [0]
 
 

@@ -77,8 +77,12 @@ def test_line_envs_refuse_start_options_they_cannot_use() -> None:
         env.reset(seed=1, options={"start": 3})
     assert env.reset(options={"start": 2}).observation.tolist() == [2.0]
     vec = LineVecEnv(2, size=3)
-    vec.reset(seed=0)
+    vec.reset(seed=0, options={"start": 0})
+    with pytest.raises(ValueError, match=r"in 0\.\.2, got -1\.") as caught:
+        vec.reset(seed=1, options=[{"start": 2}, {"start": -1}])
+    assert caught.value.__notes__ == ["raised by sub-env 1, reset with reset(options=...)[1]"]
+    assert vec.position.tolist() == [2, 0]  # the valid sub-env is reset, as on every backend
     before = vec.rng.bit_generator.state
-    with pytest.raises(ValueError, match=r"got -1\.$"):
-        vec.reset(options=[None, {"start": -1}])
-    assert vec.rng.bit_generator.state == before  # checked before any draw
+    with pytest.raises(ValueError, match=r"got 3\.$"):
+        vec.reset(seed=2, options={"start": 3})  # refused by every sub-env: nothing is seeded
+    assert vec.rng.bit_generator.state == before

@@ -198,12 +198,17 @@ class WalkVecEnv(NativeVecEnv):
         self.size = int(size)
         self.position: NDArray[np.int64] = np.zeros(self.num_envs, dtype=np.int64)
 
+    def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
+        # Every sub-env's options are checked before anything is seeded: the valid sub-envs
+        # are reset, then the first error is raised; refused for all, the call seeds nothing.
+        _start(options, self.size)
+
     def _reset_envs(
         self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
-        chosen = [_start(opts, self.size) for opts in options]  # all checked before any draw
         starts = self.rng.integers(0, self.size - 1, size=len(indices))
-        for row, (index, start) in enumerate(zip(indices, chosen, strict=True)):
+        for row, (index, opts) in enumerate(zip(indices, options, strict=True)):
+            start = _start(opts, self.size)  # valid: _check_reset_options checked it
             self.position[index] = int(starts[row]) if start is None else start
 
     def _observe(self) -> NDArray[np.int64]:
@@ -282,6 +287,14 @@ def test_native_and_single_env_agree_step_by_step():
         if single.terminated:
             break
     assert single.terminated
+
+
+def test_the_native_env_resets_the_sub_envs_whose_options_are_valid():
+    vec = WalkVecEnv(2, size=4)
+    vec.reset(seed=0, options={"start": 0})
+    with pytest.raises(ValueError, match="got 9"):
+        vec.reset(seed=1, options=[{"start": 9}, {"start": 2}])
+    assert vec.position.tolist() == [0, 2]  # sub-env 1 is reset, as a SyncVecEnv's would be
 """
 
 _SINGLE_FILLS = {

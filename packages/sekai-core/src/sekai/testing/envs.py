@@ -131,11 +131,14 @@ class LineVecEnv(NativeVecEnv):
         )
         self.position = np.zeros(self.num_envs, dtype=np.int64)
 
+    def _check_reset_options(self, index: int, options: dict[str, Any] | None) -> None:
+        _start(options, self.size)  # every sub-env's, before anything is seeded
+
     def _reset_envs(
         self, indices: NDArray[np.intp], options: Sequence[dict[str, Any] | None]
     ) -> None:
-        chosen = [_start(opts, self.size) for opts in options]  # all checked before any draw
-        for index, start in zip(indices, chosen):
+        for index, opts in zip(indices, options):
+            start = _start(opts, self.size)  # valid: _check_reset_options checked it
             self.position[index] = self.rng.integers(0, self.size - 1) if start is None else start
 
     def _observe(self) -> NDArray[np.float32]:
