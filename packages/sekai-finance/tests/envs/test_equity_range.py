@@ -141,7 +141,9 @@ def test_trading_env_refuses_the_step_whose_equity_overflows() -> None:
         f"TradingEnv's equity overflowed to infinity in the step at the decision of step "
         f"{steps} ({LEVERED_VALUES}): "
     )
-    assert "Use less leverage, a smaller mu or dt, or a shorter episode_length." in message
+    assert message.endswith(
+        "Use smaller positions, a smaller mu or dt, or a shorter episode_length."
+    )
     assert math.isfinite(env.unwrapped.equity)  # the failed step changed nothing
     assert env.unwrapped.elapsed_steps == steps
     with pytest.raises(ResetRequired, match="The episode is over"):
@@ -226,6 +228,8 @@ def test_portfolio_refuses_the_step_whose_equity_overflows(native: bool) -> None
     assert message.startswith(
         f"{name}{OVERFLOW}{where} the decision of row 4 (timestamp 4) (its price history): "
     )
+    # No parameter sets its leverage, and mu and dt play no part in a history.
+    assert message.endswith("range. Use a shorter episode_length, or other price data.")
 
 
 def test_market_env_refuses_the_step_whose_equity_overflows() -> None:
@@ -243,6 +247,27 @@ def test_market_env_refuses_the_step_whose_equity_overflows() -> None:
     assert 200 < steps < 300
     assert message.startswith(
         f"MarketEnv{OVERFLOW}at the decision of step {steps} (max_leverage=3.0, model={model!r}): "
+    )
+    assert message.endswith(  # it has no mu
+        "Use a lower max_leverage, a model whose returns compound less, or a shorter "
+        "episode_length."
+    )
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.parametrize("native", [False, True])
+def test_a_replayed_history_is_advised_other_data_not_mu_or_dt(native: bool) -> None:
+    kwargs = {"prices": JUMPS, "positions": (0.0, 1.0), "lookback": 1, "episode_length": 10}
+    env: Any = (
+        sekai.make_vec("Trading-v0", 2, **kwargs) if native else sekai.make("Trading-v0", **kwargs)
+    )
+    env.reset(seed=0)
+    for k in range(3):  # flat while the price falls, long while it rises: 1e200
+        env.step(np.full(2, k % 2) if native else k % 2)
+    message, _ = _until_refused(env, np.ones(2, np.int64) if native else 1)
+    assert "(positions=(0.0, 1.0), its price history): " in message
+    assert message.endswith(
+        "range. Use smaller positions, a shorter episode_length, or other price data."
     )
 
 

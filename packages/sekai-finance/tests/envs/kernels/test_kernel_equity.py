@@ -59,7 +59,8 @@ LEVERED = {"mu": 0.5, "dt": 1.0, "positions": (0.0, 1.0, 3.0), "episode_length":
 REFUSED = (
     r"TradingEnv's equity may reach infinity within 1000 steps, its log 5 standard deviations "
     r"above its mean under the holdings that raise it most \(positions=\(0\.0, 1\.0, 3\.0\), "
-    r"mu=0\.5, sigma=0\.2, dt=1\.0\): these parameters compound it beyond float64's range"
+    r"mu=0\.5, sigma=0\.2, dt=1\.0\): these parameters compound it beyond float64's range\. "
+    r"Use smaller positions, a smaller mu or dt, or a shorter episode_length\.$"  # as native
 )
 
 
@@ -135,9 +136,13 @@ def test_portfolio_equity_bound_counts_the_variance_drag() -> None:
     falling = {"n_assets": 1, "mu": -0.5, "sigma": 0.0, "dt": 1.0}
     falling.update(lookback=1, episode_length=178)
     KernelVecEnv(PortfolioKernel(**falling), 1, backend=NumpyBackend(np.float32))  # long only
-    with pytest.raises(ValueError, match=r"^PortfolioEnv's equity may reach infinity within"):
+    with pytest.raises(ValueError, match=r"^PortfolioEnv's equity may reach infinity within") as e:
         short = PortfolioKernel(**falling, allow_short=True)
         KernelVecEnv(short, 1, backend=NumpyBackend(np.float32))
+    assert str(e.value).endswith(  # no parameter sets its leverage
+        "range. Use a smaller mu or dt, or a shorter episode_length, or run the kernel in "
+        "float64 (JAX: jax_enable_x64)."
+    )
 
 
 def test_the_bound_peaks_at_a_mix_of_holdings() -> None:

@@ -18,6 +18,7 @@ __all__ = [
     "check_equity_range",
     "check_gbm_prices",
     "check_gbm_range",
+    "equity_remedy",
     "extreme_equity",
     "extreme_gbm",
     "gbm_prices_ok",
@@ -250,28 +251,48 @@ def extreme_gbm(
     )
 
 
-def extreme_equity(env: str, reached: str, values: str, dtype: str = "float64") -> ValueError:
+def extreme_equity(
+    env: str, reached: str, values: str, remedy: str, dtype: str = "float64"
+) -> ValueError:
     """The error for an account whose equity ``reached`` infinity (built, not raised): equity
-    compounds every step, so leverage, a strong drift or long steps carry it past ``dtype``."""
-    remedy = "a smaller mu or dt, or a shorter episode_length"
+    compounds every step, so leverage, a strong drift or long steps carry it past ``dtype``.
+    ``values``: what drives it; ``remedy``: what to change (``equity_remedy``'s)."""
     if dtype != "float64":
         remedy += ", or run the kernel in float64 (JAX: jax_enable_x64)"
     return ValueError(
         f"{env}'s equity {reached} ({values}): these parameters compound it beyond {dtype}'s "
-        f"range. Use less leverage, {remedy}."
+        f"range. {remedy}."
     )
 
 
-def market_values(env: Any, gbm: tuple[Any, Any, Any] | None = None) -> str:
-    """What moves a window env's prices, as its errors name it: its price history, its
-    ``model``, or the built-in GBM's ``mu``, ``sigma`` and ``dt``: ``gbm``, those an episode
+def equity_remedy(source: str, exposure: str = "") -> str:
+    """What would keep an account's equity inside float64, as its overflow error advises:
+    the env's ``exposure`` (the change that lowers its leverage, as ``"smaller positions"``;
+    empty where no parameter sets it), then what moves its prices (``market_values``'s
+    ``source``): a built-in GBM's ``mu`` or ``dt``, a ``model``, or a price history (other
+    data); and a shorter episode."""
+    changes = [exposure] if exposure else []
+    if source == "gbm":
+        changes.append("a smaller mu or dt")
+    elif source == "model":
+        changes.append("a model whose returns compound less")
+    changes.append("a shorter episode_length")
+    if source == "history":
+        changes.append("other price data")
+    return f"Use {', '.join(changes[:-1])}, or {changes[-1]}"
+
+
+def market_values(env: Any, gbm: tuple[Any, Any, Any] | None = None) -> tuple[str, str]:
+    """What moves a window env's prices, as its errors name it, and its ``source``
+    (``equity_remedy``'s): its price history (``"history"``), its ``model`` (``"model"``), or
+    the built-in GBM's ``mu``, ``sigma`` and ``dt`` (``"gbm"``): ``gbm``, those an episode
     simulated with; else those of the env's running episode (``_episode_gbm``), else the
     env's (set_attr changes them from the next episode)."""
     if env._history is not None:
-        return "its price history"
+        return "its price history", "history"
     if env.model is not None:
-        return f"model={env.model!r}"
-    return gbm_values(*(gbm or env._episode_gbm or (env.mu, env.sigma, env.dt)))
+        return f"model={env.model!r}", "model"
+    return gbm_values(*(gbm or env._episode_gbm or (env.mu, env.sigma, env.dt))), "gbm"
 
 
 def check_equity_range(
@@ -281,6 +302,7 @@ def check_equity_range(
     steps: int,
     *,
     shown: str,
+    remedy: str,
     dtype: str = "float64",
     largest: float = sys.float_info.max,
 ) -> None:
@@ -291,7 +313,8 @@ def check_equity_range(
     equity held at each extreme holding the env allows (the kernels' ``_equity_growth``).
 
     Raises:
-        ValueError: ``extreme_equity``'s, naming the parameters as ``shown``.
+        ValueError: ``extreme_equity``'s, naming the parameters as ``shown``, advising
+            ``remedy``.
     """
     with np.errstate(over="ignore", invalid="ignore"):  # an inf or NaN is refused below
         years = np.float64(steps) * np.float64(dt)
@@ -301,7 +324,7 @@ def check_equity_range(
         f"may reach infinity within {steps} steps, its log {GBM_SPREAD:g} standard deviations "
         f"above its mean under the holdings that raise it most"
     )
-    raise extreme_equity(env, reached, shown, dtype)
+    raise extreme_equity(env, reached, shown, remedy, dtype)
 
 
 def peak_log_equity(holdings: tuple[Any, Any], years: Any) -> float:

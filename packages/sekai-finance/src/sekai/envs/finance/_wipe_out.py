@@ -43,11 +43,12 @@ def equity_out_of_range(env: Any, equity: float, growth: float) -> tuple[float, 
 
     Raises:
         ValueError: equity beyond float64 (inf or NaN), naming ``env``'s decision and what
-            drives the equity (``env._equity_values()``). The step changes nothing, and the
+            drives the equity and what to change (``env._equity_values()``). The step changes
+            nothing, and the
             episode is over (``ResetRequired`` until ``reset()``), as a native sub-env waits.
     """
     if equity <= 0.0:
         return 0.0, min(growth, 0.0)
     env._done = True
     where = f"overflowed to infinity in the step {env._decision()}"
-    raise extreme_equity(type(env).__name__, where, env._equity_values())
+    raise extreme_equity(type(env).__name__, where, *env._equity_values())

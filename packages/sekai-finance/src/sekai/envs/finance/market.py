@@ -12,7 +12,7 @@ from sekai._args import check_ordered
 from sekai.core._rng import SeedLike
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_int, check_real, fixed, python_scalar
-from sekai.envs.finance._helpers import market_values
+from sekai.envs.finance._helpers import equity_remedy, market_values
 from sekai.envs.finance._market_account import project_one, settle_one
 from sekai.envs.finance._market_episode import MarketEpisode, exogenous_width
 from sekai.envs.finance._session import box_action
@@ -466,9 +466,12 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
         info = self._info(turnover, cost, financing)
         return StepResult(self._observation(), float(reward), terminated, truncated, info)
 
-    def _equity_values(self) -> str:
-        """What drives the equity, as its overflow error names it: leverage and the market."""
-        return f"max_leverage={self._config.max_leverage!r}, {market_values(self)}"
+    def _equity_values(self) -> tuple[str, str]:
+        """What drives the equity and what to change, as its overflow error names them:
+        leverage and the market."""
+        leverage = self._config.max_leverage
+        market, source = market_values(self)
+        return f"max_leverage={leverage!r}, {market}", equity_remedy(source, "a lower max_leverage")
 
     def _cost(self, trades: list[float], turnover: float, row: int) -> float:
         model = self._cost_model

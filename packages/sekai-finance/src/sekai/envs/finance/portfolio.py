@@ -12,6 +12,7 @@ from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_int, check_per_asset, fixed, numeric_action
 from sekai.envs.finance._helpers import (
     check_correlation,
+    equity_remedy,
     gbm_path,
     market_values,
     price_source,
@@ -333,11 +334,12 @@ class PortfolioEnv(WindowEnv[dict[str, np.ndarray], np.ndarray]):
             chol=self._chol,
         )
 
-    def _equity_values(self, gbm: tuple[Any, Any, Any] | None = None) -> str:
-        """What drives the equity, as its overflow error names it: the market (``gbm``: the
-        built-in GBM's ``(mu, sigma, dt)`` an episode simulated with; by default the running
-        episode's)."""
-        return market_values(self, gbm)
+    def _equity_values(self, gbm: tuple[Any, Any, Any] | None = None) -> tuple[str, str]:
+        """What drives the equity and what to change, as its overflow error names them: the
+        market (``gbm``: the built-in GBM's ``(mu, sigma, dt)`` an episode simulated with; by
+        default the running episode's). No parameter sets its leverage."""
+        market, source = market_values(self, gbm)
+        return market, equity_remedy(source)
 
     def _observation(self) -> dict[str, np.ndarray]:
         assert self._log_returns32 is not None

@@ -11,6 +11,7 @@ from sekai.core._rng import SeedLike
 from sekai.core.result import ResetResult, StepResult
 from sekai.envs.finance._common import check_real, discrete_action, fixed
 from sekai.envs.finance._helpers import (
+    equity_remedy,
     market_values,
     price_source,
     refuse_unused_gbm,
@@ -216,11 +217,13 @@ class TradingEnv(WindowEnv[np.ndarray, DiscreteAction]):
         )
         return path[:, None]
 
-    def _equity_values(self, gbm: tuple[Any, Any, Any] | None = None) -> str:
-        """What drives the equity, as its overflow error names it: the positions and the
-        market (``gbm``: the built-in GBM's ``(mu, sigma, dt)`` an episode simulated with;
-        by default the running episode's)."""
-        return f"positions={self._positions!r}, {market_values(self, gbm)}"
+    def _equity_values(self, gbm: tuple[Any, Any, Any] | None = None) -> tuple[str, str]:
+        """What drives the equity and what to change, as its overflow error names them: the
+        positions and the market (``gbm``: the built-in GBM's ``(mu, sigma, dt)`` an episode
+        simulated with; by default the running episode's)."""
+        market, source = market_values(self, gbm)
+        remedy = equity_remedy(source, "smaller positions")
+        return f"positions={self._positions!r}, {market}", remedy
 
     def _observation(self) -> np.ndarray:
         assert self._log_returns32 is not None

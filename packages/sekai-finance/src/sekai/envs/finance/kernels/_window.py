@@ -302,6 +302,7 @@ class WindowKernel(ArrayKernel[P]):
             params.dt,
             self.episode_length,
             shown=f"{held}, {gbm}" if held else gbm,
+            remedy=self.env._equity_values()[1],  # the native envs' advice
             dtype=dtype,
             largest=largest,
         )

@@ -108,9 +108,9 @@ class AccountVecEnv(WindowVecEnv):
         if self._history is None and not self._from_model[index]:
             mu, sigma, _, _, dt = self._episode_keys[self._episode_gen[index]]
             gbm = (mu, sigma, dt)
-        values = self.template._equity_values(gbm)  # type: ignore[attr-defined]
+        values, remedy = self.template._equity_values(gbm)  # type: ignore[attr-defined]
         where = f"overflowed to infinity in the step {self._decision(index)}"
-        return extreme_equity(type(self).__name__, where, values)
+        return extreme_equity(type(self).__name__, where, values, remedy)
 
     def _book(
         self,
