@@ -337,13 +337,11 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
         (``name``: the parameter just set; None: the constructor)."""
         if self.tau > 0:
             return
-        head = (
-            "total_time / n_steps" if name is None else f"setting {name} makes total_time / n_steps"
-        )
+        head = "the parameters make" if name is None else f"setting {name} makes"
         raise ValueError(
-            f"{head} (tau, the period length) must be > 0 in float64, got total_time="
-            f"{self._total_time!r} / n_steps={self._n_steps!r}, which rounds to 0.0. Use a "
-            "larger total_time or fewer n_steps."
+            f"OptimalExecution-v0: {head} tau, the period length total_time / n_steps, round "
+            f"to 0.0 in float64 (total_time={self._total_time!r} / n_steps={self._n_steps!r}), "
+            "where it must be > 0. Use a larger total_time or fewer n_steps."
         )
 
     def _check_impact(self, name: str) -> None:
