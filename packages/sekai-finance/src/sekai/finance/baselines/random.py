@@ -16,8 +16,10 @@ __all__ = ["RandomPolicy"]
 class RandomPolicy(BaselinePolicy):
     """Uniform random actions drawn from its own generator.
 
-    Box: uniform between the (finite) bounds; Discrete / MultiDiscrete: uniform integers, among
-    the allowed ones when the env defines ``action_mask()``.
+    Box: uniform between the bounds, an infinite one standing in as a unit step beyond the
+    other (``[low, max(low + 1, 1)]`` with no upper bound, ``[-1, 1]`` with neither);
+    Discrete / MultiDiscrete: uniform integers, among the allowed ones when the env defines
+    ``action_mask()``.
 
     Args:
         seed: seed of the policy's generator, an int >= 0 (None: fresh OS entropy at every
@@ -36,8 +38,10 @@ class RandomPolicy(BaselinePolicy):
     def _sample(self, space: Any, count: int, mask: Any) -> np.ndarray:
         rng = self.rng
         if isinstance(space, Box):
-            low = np.where(np.isfinite(space.low), space.low, -1.0)
-            high = np.where(np.isfinite(space.high), space.high, 1.0)
+            # an infinite bound stands in as -1 / 1, or one unit beyond a finite bound past that
+            finite_low, finite_high = np.isfinite(space.low), np.isfinite(space.high)
+            low = np.where(finite_low, space.low, np.minimum(space.high - 1.0, -1.0))
+            high = np.where(finite_high, space.high, np.maximum(space.low + 1.0, 1.0))
             return rng.uniform(low, high, (count, *space.shape)).astype(space.dtype)
         if isinstance(space, Discrete):
             if mask is None:
