@@ -46,6 +46,20 @@ def test_empty_batch_is_ignored() -> None:
     assert rms.count == 0.0001
 
 
+@pytest.mark.parametrize("cls", [RunningMeanStd, ExponentialMovingStats])
+@pytest.mark.parametrize("batch", [np.zeros((5, 0)), np.zeros((0, 3)), np.zeros((0,)), []])
+def test_an_empty_batch_of_another_shape_is_refused_as_a_full_one_is(
+    cls: type[RunningMeanStd | ExponentialMovingStats], batch: Any
+) -> None:
+    # (5, 0): five samples of shape (0,); (0, 3): no samples, but of shape (3,), not (2,)
+    stats = cls(shape=(2,))
+    before = stats.state_dict()
+    message = f"{cls.__name__}.update() expects a batch of shape (N, 2), got {np.shape(batch)}."
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+        stats.update(batch)
+    assert structurally_equal(stats.state_dict(), before)
+
+
 def test_scalar_shape_and_normalize_batch() -> None:
     rms = RunningMeanStd()
     rms.update([1.0, 2.0, 3.0])

@@ -38,11 +38,10 @@ def _batch_shape_text(shape: tuple[int, ...]) -> str:
 
 
 def _as_batch(batch: ArrayLike, shape: tuple[int, ...], owner: str) -> Float64Array | None:
-    """``batch`` as a float64 array ``(N, *shape)``, N > 0; None when it is empty."""
+    """``batch`` as a float64 array ``(N, *shape)``, N > 0; None when it is ``(0, *shape)``
+    (an empty batch of another shape is refused as a full one is)."""
     arr = np.asarray(batch, dtype=np.float64)
     if arr.shape[1:] != shape or arr.ndim != len(shape) + 1:
-        if arr.size == 0:
-            return None
         raise ValueError(
             f"{owner}.update() expects a batch of shape {_batch_shape_text(shape)}, got "
             f"{arr.shape}. "
@@ -174,7 +173,8 @@ class _MomentStats:
         return np.sqrt(self.var)
 
     def update(self, batch: ArrayLike) -> None:
-        """Add a batch of samples of shape ``(N, *shape)`` (axis 0); an empty batch is ignored.
+        """Add a batch of samples of shape ``(N, *shape)`` (axis 0); a ``(0, *shape)`` batch
+        adds nothing.
 
         ``ExponentialMovingStats`` counts the whole batch as one step.
 
