@@ -335,6 +335,31 @@ def test_load_state_dict_refuses_invalid_moments_naming_the_key(
     assert structurally_equal(target.state_dict(), before)  # checked in full, then loaded
 
 
+@pytest.mark.parametrize("cls", [RunningMeanStd, ExponentialMovingStats])
+@pytest.mark.parametrize(
+    ("state", "got"),
+    [
+        (None, "NoneType"),  # e.g. a checkpoint without the statistics' entry
+        (5, "int"),
+        ("mean var count", "str"),
+        (["mean", "var", "count"], "list"),
+        (np.zeros(3), "numpy.ndarray"),
+    ],
+)
+def test_load_state_dict_refuses_what_is_not_a_dict_naming_its_type(
+    cls: type[RunningMeanStd | ExponentialMovingStats], state: Any, got: str
+) -> None:
+    target = cls(shape=(2,))
+    before = target.state_dict()
+    message = (
+        f"{cls.__name__} state_dict must be the dict state_dict() returns (with 'mean', 'var' "
+        f"and 'count'), got {got}."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        target.load_state_dict(state)
+    assert structurally_equal(target.state_dict(), before)
+
+
 def test_load_state_dict_refuses_a_bad_epsilon_or_weight() -> None:
     state = RunningMeanStd().state_dict()
     state["epsilon"] = -1.0

@@ -311,6 +311,11 @@ class _MomentStats:
         """The checked ``mean``, ``var`` and ``count`` of a state, and the state's name in
         errors."""
         name = f"{self._name} state_dict" if where is None else where
+        if not isinstance(state, Mapping):
+            raise TypeError(
+                f"{name} must be the dict state_dict() returns (with 'mean', 'var' and "
+                f"'count'), got {type_name(state)}."
+            )
         for other in _CLASSES:
             found = [key for key in other._own_keys if key in state]
             if found and not isinstance(self, other):
