@@ -207,6 +207,35 @@ def test_uint64_timestamps_beyond_int64_are_refused():
         MarketData(WALK[:2], timestamps=np.array([2**63, 2**63 + 1], np.uint64))
 
 
+@pytest.mark.parametrize(
+    ("timestamps", "message"),
+    [
+        (
+            [2**63 + i for i in range(4)],
+            r"timestamps\[0\] is 9223372036854775808, an integer too large",
+        ),
+        # distinct, but equal as float64s: not a false "repeats"
+        (
+            [2**64 + i for i in range(4)],
+            r"timestamps\[0\] is 18446744073709551616, an integer too large",
+        ),
+        # distinct as float64s too: not accepted rounded
+        (
+            [0, 1, 2, 2**64 + 2**20],
+            r"timestamps\[3\] is 18446744073710600192, an integer too large",
+        ),
+        ([-(2**63) - 1, 0, 1, 2], r"timestamps\[0\] is -9223372036854775809, an integer too small"),
+        (
+            [0, 1, 2, 10**400],
+            r"timestamps\[3\] is 100000000000\.\.\. \(401 digits\), an integer too large",
+        ),
+    ],
+)
+def test_int_timestamps_beyond_int64_in_a_list_are_refused_naming_the_row(timestamps, message):
+    with pytest.raises(ValueError, match=rf"^{message} for an int64 \(timestamps are int64"):
+        MarketData(np.linspace(100, 110, 4), timestamps=timestamps)
+
+
 def test_lookups_name_the_argument():
     numeric, dated = MarketData(WALK), MarketData.from_pandas(FRAME)
     with pytest.raises(TypeError, match="start must be a number"):

@@ -132,6 +132,25 @@ class Time:
         return f"Time({self.value!r})"
 
 
+_INT64 = np.iinfo(np.int64)
+
+
+def _check_int64(values: list[Any]) -> None:
+    """Refuse an integer timestamp beyond int64 (as a float64 it would be rounded, and
+    distinct timestamps could become equal)."""
+    for i, value in enumerate(values):
+        number = int(value) if is_int(value) else 0
+        if not _INT64.min <= number <= _INT64.max:
+            shown = str(number)
+            if len(shown) > 30:  # 10**400 would fill the message
+                shown = f"{shown[:12]}... ({len(shown.lstrip('-'))} digits)"
+            side = "large" if number > 0 else "small"
+            raise ValueError(
+                f"timestamps[{i}] is {shown}, an integer too {side} for an int64 (timestamps "
+                "are int64 or float64 numbers, or datetimes)."
+            )
+
+
 def check_timestamps(timestamps: object, n_rows: int) -> np.ndarray:
     """``timestamps`` (None: ``0..n_rows-1``) as a read-only int64, float64 or datetime64[ns]
     array; ``TypeError``/``ValueError`` naming ``timestamps`` for anything else."""
@@ -153,8 +172,9 @@ def check_timestamps(timestamps: object, n_rows: int) -> np.ndarray:
                 f"{type(timestamps).__name__}."
             ) from None
         if values and all(is_real(v) for v in values):
+            _check_int64(values)
             ts = np.asarray(values)
-            if ts.dtype.kind == "O":  # e.g. ints beyond int64 or Fractions
+            if ts.dtype.kind == "O":  # e.g. Fractions or Decimals
                 ts = real_array("timestamps", values)
         else:
             ts = np.array(
