@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -251,3 +253,17 @@ def test_invalid_colours_raise_value_error() -> None:
         Canvas(2, 2).fill((300, 0, 0))
     with pytest.raises(ValueError, match="colour"):
         Canvas(2, 2).rect(0, 0, 1, 1, (1, 2))
+
+
+@pytest.mark.parametrize(
+    "colour", ["red", ([255], 0, 0), (1, 2, "x"), (1, 2), object(), [[1, 2], 3]]
+)
+def test_a_colour_that_is_no_three_numbers_gets_the_colour_rule(colour: Any) -> None:
+    # NumPy's "could not convert string to float" or "inhomogeneous shape" names no colour
+    canvas = Canvas(20, 10)
+    before = canvas.pixels.copy()
+    message = f"A colour must be (r, g, b) with channels in [0, 255], got {colour!r}."
+    for draw in (lambda: canvas.rect(0, 0, 5, 5, colour), lambda: canvas.fill(colour)):
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            draw()
+    assert np.array_equal(canvas.pixels, before)
