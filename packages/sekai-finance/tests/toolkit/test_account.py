@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -104,6 +106,22 @@ def test_settle_cost_of_one_wipes_out_and_broadcasts():
     )
     assert result.growth.tolist() == [1.0, 0.0, 0.5]
     assert result.wiped_out.tolist() == [False, True, False]
+
+
+def test_settle_names_weights_and_returns_of_different_lengths():
+    # one weight and one return per asset: NumPy's broadcast error named neither
+    message = (
+        "weights and returns must hold one entry per asset, with shapes (..., n) that broadcast "
+        "together, got weights of shape (2,) and returns of shape (3,)."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        settle([0.5, 0.1], [0.01, 0.02, 0.03], cost=0.0, dt=1 / 252, config=AccountConfig())
+    message = (
+        "cost must hold one entry per account, with a shape that broadcasts with the batch shape "
+        "(2,) of weights (2, 2) and returns (2,), got shape (3,)."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        settle(np.full((2, 2), 0.5), [0.01, 0.02], cost=np.zeros(3), dt=1.0, config=AccountConfig())
 
 
 def test_turnover_excludes_cash():

@@ -90,6 +90,26 @@ def project_weights(
     return weights
 
 
+def _check_shapes(w: np.ndarray, r: np.ndarray, c: np.ndarray) -> None:
+    """``settle``'s arrays broadcast together: weights and returns ``(..., n)`` (one per
+    asset), cost over their batch axes (one per account)."""
+    try:
+        batch = np.broadcast_shapes(w.shape, r.shape)[:-1]
+    except ValueError:
+        raise ValueError(
+            "weights and returns must hold one entry per asset, with shapes (..., n) that "
+            f"broadcast together, got weights of shape {w.shape} and returns of shape "
+            f"{r.shape}."
+        ) from None
+    try:
+        np.broadcast_shapes(batch, c.shape)
+    except ValueError:
+        raise ValueError(
+            "cost must hold one entry per account, with a shape that broadcasts with the batch "
+            f"shape {batch} of weights {w.shape} and returns {r.shape}, got shape {c.shape}."
+        ) from None
+
+
 def settle(
     weights: Any, returns: Any, *, cost: Any, dt: float, config: AccountConfig
 ) -> Settlement:
@@ -102,6 +122,7 @@ def settle(
         raise ValueError("returns must be finite, or NaN for a missing return (counted as 0).")
     r = np.nan_to_num(r, nan=0.0)
     c = real_array("cost", cost)
+    _check_shapes(w, r, c)
     if not np.isfinite(w).all() or not np.isfinite(c).all():
         raise ValueError("weights and cost must be finite.")
     dt = step
