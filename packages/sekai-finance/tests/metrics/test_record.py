@@ -183,3 +183,15 @@ def test_an_info_key_holding_an_array_is_a_type_error_naming_it():
     wrapped = RecordPerformance(sekai.make("Portfolio-v0"), equity_key="weights")
     with pytest.raises(TypeError, match=r"info\['weights'\] must be a number.*shape \(6,\)"):
         wrapped.reset(seed=0)
+
+
+@pytest.mark.parametrize(
+    ("equity", "got"),
+    [(np.array([True]), "ndarray of dtype bool"), (np.array(["1.0"]), "ndarray of dtype <U3")],
+)
+def test_a_one_entry_array_that_is_no_number_is_named_by_its_dtype(equity: Any, got: str) -> None:
+    # a one-entry numeric array is taken: its shape is not what is wrong
+    run(RecordPerformance(Ledger([np.array([1.1])])), 1)  # type: ignore[list-item]
+    message = rf"^info\['equity'\] must be a number \(one per step\), got {got}\.$"
+    with pytest.raises(TypeError, match=message):
+        run(RecordPerformance(Ledger([equity])), 1)

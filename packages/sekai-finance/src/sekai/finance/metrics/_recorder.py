@@ -56,9 +56,11 @@ def _read(info: dict[str, Any], key: str) -> float:
     if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iuf":
         value = value.reshape(())[()]  # one number in an array
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        shape = f" of shape {value.shape}" if isinstance(value, np.ndarray) else ""
+        detail = ""
+        if isinstance(value, np.ndarray):  # one entry of another kind, or several entries
+            detail = f" of dtype {value.dtype}" if value.size == 1 else f" of shape {value.shape}"
         raise TypeError(
-            f"info[{key!r}] must be a number (one per step), got {type(value).__name__}{shape}."
+            f"info[{key!r}] must be a number (one per step), got {type(value).__name__}{detail}."
         )
     number = float(value)
     if not np.isfinite(number):
