@@ -192,6 +192,15 @@ def test_asof_join_respects_lag():
         f.asof_join(targets, [4, 9], [1.0, 2.0], lag=10**400)  # not its 401 digits
 
 
+def test_asof_join_quotes_a_negative_pandas_lag_as_given():
+    pd = pytest.importorskip("pandas")
+    days = np.array(["2020-01-02", "2020-01-05"], dtype="M8[D]")
+    # not its conversion, np.timedelta64(-86400000000,'us')
+    with pytest.raises(ValueError, match=r"^lag must be non-negative, got Timedelta\('-1 days"):
+        f.asof_join(days, days, [1.0, 2.0], lag=pd.Timedelta(days=-1))
+    assert f.asof_join(days, days, [1.0, 2.0], lag=pd.Timedelta(days=1))[1] == 1.0
+
+
 def test_check_causal_accepts_causal_transforms():
     for fn in (f.log_returns, lambda x: f.rolling_mean(x, 5), lambda x: f.ewm_std(x, 3.0)):
         f.check_causal(fn, X, rng=0)

@@ -51,14 +51,14 @@ def asof_join(target_times: Any, event_times: Any, values: Any, *, lag: Any = No
         )
     if lag is not None:
         if events.dtype.kind == "M":
-            if hasattr(lag, "to_timedelta64"):  # pandas Timedelta
-                lag = lag.to_timedelta64()
-            if not isinstance(lag, (np.timedelta64, _dt.timedelta)):
+            # a pandas Timedelta as NumPy's; errors quote the lag as given
+            span = lag.to_timedelta64() if hasattr(lag, "to_timedelta64") else lag
+            if not isinstance(span, (np.timedelta64, _dt.timedelta)):
                 raise TypeError(
                     "lag must be a timedelta (np.timedelta64, datetime.timedelta or pandas "
                     f"Timedelta) on datetime axes, got {type(lag).__name__} {lag!r}."
                 )
-            delta = np.timedelta64(lag)
+            delta = np.timedelta64(span)
             # its count of units: NumPy 2.5 deprecates the unitless np.timedelta64(0)
             if np.isnat(delta) or int(delta.astype(np.int64)) < 0:
                 raise ValueError(f"lag must be non-negative, got {lag!r}.")
