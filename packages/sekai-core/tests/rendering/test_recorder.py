@@ -375,6 +375,21 @@ def test_image_frames_to_txt_are_refused_naming_the_suffixes_that_work(tmp_path:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_text_and_image_frames_to_txt_are_refused_naming_save_and_the_first_image(
+    tmp_path: Path,
+) -> None:
+    # save() was called, not save_text(): the message names it, as its other errors do
+    env = _recorded(steps=1)
+    env.frames.insert(0, "a text frame")
+    match = (
+        r"^RecordFrames\.save\(\) got '.*episode\.txt', but frame 1 is a ndarray, not text: it "
+        r"writes images only as a GIF \(\.gif\) or a video \(\.mp4, .*\.txt is for text frames\.$"
+    )
+    with pytest.raises(TypeError, match=match):
+        env.save(tmp_path / "episode.txt")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_save_text_rejects_images_and_empty_lists(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="Frame 1 is a ndarray, not text"):
         save_text(["a", np.zeros((2, 2, 3), np.uint8)], tmp_path / "x.txt")

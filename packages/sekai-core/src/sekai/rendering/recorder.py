@@ -191,10 +191,16 @@ def save_frames(
             )
             path = text_path
         return save_text(frames, path)
-    if kinds == {False} and suffix == ".txt":
+    if False in kinds and suffix == ".txt":
+        images = "the frames are images, which it writes"
+        if True in kinds:  # text and images, from renderers swapped mid-recording
+            first = next(i for i, frame in enumerate(frames) if not isinstance(frame, str))
+            images = (
+                f"frame {first} is a {type(frames[first]).__name__}, not text: it writes images"
+            )
         raise TypeError(
-            f"{caller}() got {str(path)!r}, but the frames are images, which it writes only as "
-            f"a GIF (.gif) or a video ({', '.join(VIDEO_CODECS)}); .txt is for text frames."
+            f"{caller}() got {str(path)!r}, but {images} only as a GIF (.gif) or a video "
+            f"({', '.join(VIDEO_CODECS)}); .txt is for text frames."
         )
     if suffix == ".gif":
         return _write_gif(frames, path, fps, caller)
