@@ -827,6 +827,135 @@ def test_random_actions_respect_the_mask() -> None:
     assert check_env(OnlyOne(), check_determinism=True) == []
 
 
+def test_an_action_mask_that_raises_is_an_error_and_stops() -> None:
+    class MaskRaises(Good):
+        def action_mask(self) -> np.ndarray:
+            raise RuntimeError("mask boom")
+
+    assert check_env(MaskRaises()) == ["ERROR: action_mask() raised RuntimeError: mask boom"]
+
+
+def test_a_mask_sample_takes_but_flatten_action_mask_refuses_is_an_error() -> None:
+    class MultiBinaryMask(Good):
+        def __init__(self) -> None:
+            super().__init__()
+            self.action_space = sekai.MultiBinary(3)
+
+        def action_mask(self) -> np.ndarray:
+            return np.array([1, 0, -1], dtype=np.int8)  # sample() takes it, flattening does not
+
+        def step(self, action: Any) -> sekai.StepResult[Any]:
+            return super().step(int(action[0]))
+
+    assert check_env(MultiBinaryMask()) == [
+        "ERROR: flatten_action_mask() rejected the action_mask(): TypeError: Action masks are "
+        "not supported for MultiBinary action spaces."
+    ]
+
+
+class SamplesOutside(sekai.Discrete):
+    """A custom space whose sample() returns what it does not contain."""
+
+    def sample(self, mask: Any = None) -> Any:
+        return 99
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["unmasked", "masked"])
+def test_a_space_whose_sample_is_not_in_it_is_an_error(masked: bool) -> None:
+    class Env(Good):
+        def __init__(self) -> None:
+            super().__init__()
+            self.action_space = SamplesOutside(2)
+
+    class MaskedEnv(Env):
+        def action_mask(self) -> np.ndarray:
+            return np.ones(2, dtype=np.int8)
+
+    issues = check_env(MaskedEnv() if masked else Env(), n_steps=3)
+    expected = ["ERROR: action_space.sample() returned 99, which is not in action_space."]
+    if masked:
+        expected.append(
+            "ERROR: action_space.sample(mask=env.action_mask()) returned 99, which is not in "
+            "action_space. action_mask() must return a mask in the format action_space.sample() "
+            "accepts."
+        )
+    assert issues == expected
+
+
+def test_flags_that_are_not_truth_values_are_an_error_and_stop_the_steps() -> None:
+    # StepResult refuses such flags itself: only a result of another type gets here.
+    class Result:
+        def __init__(self, observation: Any) -> None:
+            self.observation, self.reward, self.info = observation, 0.0, {}
+            self.terminated, self.truncated = np.array([1, 2]), False
+
+    class ArrayFlags(Good):
+        steps = 0
+
+        def step(self, action: Any) -> Any:
+            self.steps += 1
+            return Result(super().step(action).observation)
+
+    env = ArrayFlags()
+    issues = check_env(env, n_steps=5, check_reset_seed=False, check_async=False)
+    assert issues[0] == "WARNING: terminated at step 0 is ndarray, expected bool."
+    assert issues[1].startswith(
+        "ERROR: terminated/truncated at step 0 are not truth values: ValueError: "
+    )
+    assert len(issues) == 2 and env.steps == 1
+
+
+def test_reset_with_seed_0_raising_is_an_error() -> None:
+    class Seed0Raises(Good):
+        def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+            if seed == 0:
+                raise ValueError("no seed 0")
+            return super().reset(seed=seed)
+
+    assert check_env(Seed0Raises()) == ["ERROR: reset(seed=0) raised ValueError: no seed 0"]
+
+
+def test_async_reset_raising_is_an_error() -> None:
+    class AsyncResetRaises(Good):
+        async def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            raise KeyError("ar")
+
+    assert check_env(AsyncResetRaises()) == ["ERROR: async_reset() raised KeyError: 'ar'"]
+
+
+def test_an_async_reset_returning_a_coroutine_is_named() -> None:
+    class AsyncResetCoroutine(Good):
+        async def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            async def inner() -> None:
+                pass
+
+            return inner()
+
+    # The coroutine is closed: no "never awaited" RuntimeWarning (warnings are errors here).
+    assert check_env(AsyncResetCoroutine()) == [
+        "ERROR: async_reset() must return a ResetResult with .observation and .info attributes. "
+        "Got coroutine."
+    ]
+
+
+def test_tuple_box_leaf_dtype_names_its_index() -> None:
+    class TupleObs(Good):
+        def __init__(self) -> None:
+            super().__init__()
+            self.observation_space = sekai.Tuple(
+                (sekai.Box(-10.0, 10.0, shape=(2,)), sekai.Discrete(2))
+            )
+
+        def _obs(self) -> Any:
+            return (np.zeros(2, dtype=np.float64), 0)
+
+    assert check_env(TupleObs(), n_steps=3, check_async=False) == [
+        "WARNING: Observation[0] from reset() has dtype float64, space has float32.",
+        "WARNING: Observation[0] from step() at step 0 has dtype float64, space has float32. "
+        "(seen at 3 steps; first shown)",
+    ]
+
+
 # -- correct envs ----------------------------------------------------------------------------
 
 
