@@ -325,6 +325,36 @@ def test_tuple_batch_and_list_of_tuples_are_both_accepted() -> None:
         checker.check([(0, 2)])
 
 
+def test_a_per_env_tuple_with_another_number_of_parts_is_a_value_error() -> None:
+    checker = ActionChecker(Tuple([Discrete(3), Box(-1.0, 1.0, shape=(2,))]), 3)
+    text = "every per-env action in actions must be a tuple of 2 parts."
+    with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+        checker.check([(0, np.zeros(2)), (1,), (2, np.zeros(2))])
+
+
+@pytest.mark.parametrize(("discrete", "box"), [(2, 1), (1, 2)], ids=["box-first", "discrete-first"])
+def test_bad_values_in_two_parts_of_a_tuple_name_the_first_bad_sub_env(
+    discrete: int, box: int
+) -> None:
+    space = Tuple([Discrete(3), Box(-1.0, 1.0, shape=(2,))])
+    ints, floats = np.zeros(3, dtype=int), np.zeros((3, 2))
+    ints[discrete], floats[box] = 7, np.nan
+    with pytest.raises(sekai.InvalidAction) as info:
+        ActionChecker(space, 3).check((ints, floats))
+    first = min(discrete, box)
+    assert info.value.index == first
+    assert str(info.value).endswith(f" is not valid for space {space!r} (sub-env {first}).")
+    part, row = info.value.action
+    assert part == ints[first] and np.array_equal(row, floats[first], equal_nan=True)
+
+
+def test_a_list_of_dicts_whose_keys_differ_names_the_first_odd_one() -> None:
+    checker = ActionChecker(Dict(a=Discrete(2), b=Box(-1.0, 1.0, shape=(1,))), 2)
+    text = "actions[1] has keys ['a', 'c'], expected ['a', 'b']."
+    with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+        checker.check([{"a": 0, "b": np.zeros(1)}, {"a": 0, "c": np.zeros(1)}])
+
+
 def test_an_empty_tuple_or_dict_gives_every_sub_env_its_empty_action() -> None:
     assert ActionChecker(Tuple(()), 3).per_env(()) == [(), (), ()]
     dicts = ActionChecker(Dict(), 3).per_env([{}, {}, {}])
@@ -339,6 +369,13 @@ def test_other_spaces_only_check_the_number_of_actions() -> None:
     assert checker.split(checker.check([(0,), (1, 1)])) == [(0,), (1, 1)]
     with pytest.raises(ValueError, match="one action per sub-env"):
         checker.check([(0,)])
+
+
+def test_a_batch_without_a_length_for_another_space_is_named_by_its_type() -> None:
+    space = Sequence(Discrete(2))
+    text = f"actions must hold one action per sub-env (2) for {space!r}, got int."
+    with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+        ActionChecker(space, 2).check(5)
 
 
 def test_per_env_fast_path_gives_python_ints_and_falls_back_to_full_checks() -> None:

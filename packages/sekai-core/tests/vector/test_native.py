@@ -142,6 +142,42 @@ def test_max_episode_steps_must_be_positive() -> None:
         DriftVecEnv(2**70)
 
 
+class Spaced(NativeVecEnv):
+    """Built with the spaces it is given (it is never stepped)."""
+
+    def __init__(self, observation_space: Any, action_space: Any) -> None:
+        super().__init__(2, observation_space, action_space)
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        pass
+
+    def _observe(self) -> Any:
+        return np.zeros((2, 1), np.float32)
+
+    def _step(self, actions: Any) -> Any:
+        return np.zeros(2), np.zeros(2, bool), np.zeros(2, bool), {}
+
+
+@pytest.mark.parametrize("which", ["observation", "action"])
+def test_spaces_that_are_not_sekai_spaces_are_refused_naming_the_class(which: str) -> None:
+    spaces = {"observation": sekai.Box(0.0, 1.0, shape=(1,)), "action": sekai.Discrete(2)}
+    spaces[which] = "box"  # type: ignore[assignment]
+    with pytest.raises(TypeError, match=r"^Spaced needs sekai spaces, got str\.$"):
+        Spaced(spaces["observation"], spaces["action"])
+
+
+@pytest.mark.parametrize("name", ["observation_space", "action_space"])
+def test_assigning_a_space_that_is_no_sekai_space_is_refused_and_keeps_the_space(
+    name: str,
+) -> None:
+    vec = DriftVecEnv(2)
+    before = getattr(vec, name)
+    text = f"DriftVecEnv: {name} must be a sekai.Space, got int."
+    with pytest.raises(TypeError, match=f"^{re.escape(text)}$"):
+        setattr(vec, name, 5)
+    assert getattr(vec, name) is before
+
+
 class Recorder(NativeVecEnv):
     """Records the actions and options it receives; returns rich info arrays."""
 
@@ -301,6 +337,46 @@ def test_frozen_sub_envs_repeat_their_final_step_whatever_step_returns_for_them(
     assert vec.frozen.tolist() == [True, True, False]
 
 
+class CarelessPair(NativeVecEnv):
+    """Careless with a Tuple observation ``([t], t)``, whose arrays ``_observe`` may hand out
+    read-only; sub-env i terminates at t = i + 1."""
+
+    def __init__(self, read_only: bool) -> None:
+        space = sekai.Tuple((sekai.Box(0.0, 100.0, shape=(1,)), sekai.Discrete(100)))
+        super().__init__(3, space, sekai.Discrete(2), autoreset=False)
+        self.t = np.zeros(3, dtype=np.int64)
+        self.read_only = read_only
+
+    def _reset_envs(self, indices: Any, options: Any) -> None:
+        self.t[indices] = 0
+
+    def _observe(self) -> Any:
+        parts = (self.t[:, None].astype(np.float32), self.t.copy())
+        for part in parts:
+            part.flags.writeable = not self.read_only
+        return parts
+
+    def _step(self, actions: Any) -> Any:
+        self.t += 1
+        return self.t.astype(float), self.t >= np.arange(1, 4), np.zeros(3, dtype=bool), {}
+
+
+@pytest.mark.parametrize("read_only", [False, True], ids=["writeable", "read-only"])
+def test_frozen_sub_envs_repeat_their_final_tuple_observation(read_only: bool) -> None:
+    vec = CarelessPair(read_only)
+    vec.reset(seed=0)
+    results = [vec.step([0, 0, 0]) for _ in range(4)]
+    assert [r.observations[1].tolist() for r in results] == [
+        [1, 1, 1],
+        [1, 2, 2],
+        [1, 2, 3],
+        [1, 2, 3],
+    ]
+    assert results[-1].observations[0][:, 0].tolist() == [1.0, 2.0, 3.0]
+    assert results[-1].rewards.tolist() == [0.0, 0.0, 0.0]
+    assert vec.frozen.tolist() == [True, True, True]
+
+
 def test_frozen_sub_envs_report_empty_infos_through_an_observation_wrapper() -> None:
     # The wrapper reads done sub-envs' infos one at a time, not the whole list.
     vec = sekai.VecTransformObservation(
@@ -405,6 +481,38 @@ def test_set_attr_with_ragged_or_non_numeric_rows_names_the_problem_and_keeps_th
     assert vec.get_attr("x") == before
     vec.set_attr("x", [True, False, True])  # bools are numbers to NumPy's arithmetic
     assert vec.get_attr("x") == [1.0, 0.0, 1.0]
+
+
+def test_set_attr_of_non_numbers_on_a_number_that_is_no_array_names_the_problem() -> None:
+    vec = DriftVecEnv(3)
+    vec.scale = 1.0  # a plain float the env computes with
+    text = "DriftVecEnv.set_attr('scale', values): scale holds numbers, got values of dtype <U1 "
+    with pytest.raises(TypeError, match="^" + re.escape(text + "(['a', 'b', 'c']).") + "$"):
+        vec.set_attr("scale", ["a", "b", "c"])
+    assert vec.scale == 1.0
+    vec.set_attr("scale", [1.0, 2.0, 3.0])
+    assert vec.get_attr("scale") == [1.0, 2.0, 3.0]
+
+
+class Waypoints(DriftVecEnv):
+    """``waypoints`` is a property whose setter takes the values as given (one that checks
+    them itself, which set_attr leaves ragged values to)."""
+
+    @property
+    def waypoints(self) -> Any:
+        return self._waypoints
+
+    @waypoints.setter
+    def waypoints(self, values: Any) -> None:
+        self._waypoints = values
+
+
+def test_set_attr_of_ragged_values_gives_a_property_with_a_setter_the_list_itself() -> None:
+    vec = Waypoints(2)
+    vec.waypoints = np.zeros(2)
+    ragged = [[0.5], [0.1, 0.9]]
+    vec.set_attr("waypoints", ragged)
+    assert vec.waypoints is ragged
 
 
 def test_set_attr_names_nested_ragged_values_too() -> None:

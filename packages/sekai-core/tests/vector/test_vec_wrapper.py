@@ -287,6 +287,34 @@ def test_the_terminal_row_of_a_batch_of_array_spaces_is_the_row_iterate_gives(na
     assert structurally_equal(row, observation)
 
 
+class Counting(sekai.Env[Any, Any]):
+    """Observations (0,), (0,), (0, 1), (0, 1, 2): a Sequence; the episode ends at step 3."""
+
+    observation_space = sekai.Sequence(sekai.Discrete(5), max_length=4)
+    action_space = sekai.Discrete(2)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self.t = 0
+        return sekai.ResetResult((0,), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.t += 1
+        return sekai.StepResult(tuple(range(self.t)), 0.0, self.t >= 3, False, {})
+
+
+def test_the_terminal_row_of_a_sequence_batch_is_the_row_iterate_gives() -> None:
+    def plus_one(batch: Any) -> Any:
+        return tuple(tuple(x + 1 for x in observation) for observation in batch)
+
+    with sekai.VecTransformObservation(SyncVecEnv([Counting] * 2), plus_one) as vec:
+        vec.reset(seed=0)
+        for _ in range(3):
+            result = vec.step([0, 0])
+    assert result.dones.tolist() == [True, True]
+    assert [info["final_observation"] for info in result.infos] == [(1, 2, 3), (1, 2, 3)]
+    assert result.observations == ((1,), (1,))
+
+
 def test_a_transform_whose_terminal_output_has_no_row_names_the_wrapper_and_the_fix() -> None:
     inner = SyncVecEnv([CounterEnv] * 2)
     with sekai.VecTransformObservation(inner, lambda b: {"obs": b, "name": "counter"}) as vec:

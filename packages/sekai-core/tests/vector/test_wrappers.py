@@ -24,6 +24,7 @@ from sekai.vector import (
 )
 from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
 from sekai.vector.result import info_at
+from sekai.wrappers.normalize_reward import return_scale
 
 
 class Tracker:
@@ -582,6 +583,21 @@ def test_a_failed_steps_rewards_reach_outer_wrappers_as_the_inner_ones_rewrite_t
         with pytest.raises(ValueError, match="boom"):
             vec.step([0, 2])
         assert vec.episode_returns.tolist() == [100.0, 0.0]  # not the base env's raw 1.0
+
+
+@pytest.mark.parametrize("backend", ["sync", "async"])
+def test_a_failed_steps_reward_is_recorded_as_vec_normalize_reward_scales_it(backend: str) -> None:
+    norm = VecNormalizeReward(_BACKENDS[backend]())
+    with VecRecordEpisodeStatistics(norm) as vec:
+        vec.reset(seed=0)
+        handed_out = sum(vec.step([0, 0]).rewards[0] for _ in range(2))
+        with pytest.raises(ValueError, match="boom"):
+            vec.step([1, 2])  # sub-env 0 ends its episode with reward 10; sub-env 1 raises
+        scale = return_scale(norm.return_rms, norm.epsilon)
+        assert scale != pytest.approx(1.0)  # the raw reward would be recorded otherwise
+        (episode,) = vec.tracker.episodes
+        assert episode.episode_length == 3
+        assert episode.episode_return == pytest.approx(handed_out + 10.0 / scale)
 
 
 def test_the_failed_steps_record_is_only_for_the_error_it_raised() -> None:
