@@ -6,8 +6,10 @@ and test_interrupts.py.
 
 from __future__ import annotations
 
+import multiprocessing
 import re
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -377,6 +379,56 @@ def test_recv_batch_size_defaults_to_the_constructors() -> None:
         assert len(vec.recv(batch_size=2).env_ids) == 2
     with pytest.raises(ValueError, match=r"batch_size must be in \[1, 5\]"):
         ProcVecEnv(_fns(), context="fork", batch_size=6)
+
+
+def test_send_and_recv_refuse_empty_env_ids_and_a_batch_size_that_is_no_int(vec: Any) -> None:
+    vec.reset(seed=0)
+    text = "env_ids is empty: send() needs at least one sub-env."
+    with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+        vec.send(np.zeros(0, np.int64), env_ids=[])
+    vec.send([1] * NUM_ENVS)
+    for batch_size, name in [(True, "bool"), ("2", "str"), (2.0, "float")]:
+        text = f"batch_size must be an int or None, got {name}."
+        with pytest.raises(TypeError, match=f"^{re.escape(text)}$"):
+            vec.recv(batch_size=batch_size)
+    assert sorted(vec.recv(batch_size=NUM_ENVS).env_ids.tolist()) == list(range(NUM_ENVS))
+
+
+def test_a_batch_size_that_is_no_int_is_refused_before_any_worker_starts() -> None:
+    text = "batch_size must be an int or None, got bool."
+    with pytest.raises(TypeError, match=f"^{re.escape(text)}$"):
+        ProcVecEnv(_fns(), context="fork", batch_size=True)
+    assert multiprocessing.active_children() == []
+
+
+class Sleepy(Counter):
+    """Counter, except that action 2 never answers (it sleeps until its worker is stopped)."""
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if action == 2:
+            time.sleep(60)
+        return super().step(action)
+
+
+def test_recv_stops_a_worker_that_does_not_answer_within_the_step_timeout(faulty: Any) -> None:
+    fns = [lambda rank=rank: Sleepy(rank) for rank in range(4)]
+    vec = ProcVecEnv(fns, context="fork", num_workers=2, step_timeout=0.2)
+    vec.reset(seed=0)
+    vec.send([0, 0, 2, 0])  # worker 1 (sub-envs 2 and 3) sleeps in sub-env 2's step
+    with pytest.raises(TimeoutError) as info:
+        vec.recv(batch_size=4)
+    error = info.value
+    assert isinstance(error, VecEnvWorkerError)
+    assert (error.exc_type, error.worker, error.ranks) == ("TimeoutError", 1, (2, 3))
+    assert str(error) == (
+        "Worker 1 (sub-envs 2-3) raised TimeoutError: worker 1 did not answer step() within "
+        "0.2 s and was stopped"
+    )
+    with pytest.raises(VecEnvWorkerError, match=r"^Worker 1 \(sub-envs 2-3\) raised Timeout"):
+        vec.step([0] * 4)  # the stopped worker stays dead
+    vec.close()
+    assert vec.closed and multiprocessing.active_children() == []
+    assert faulty.segments() == []
 
 
 class Echo(sekai.Env):  # type: ignore[type-arg]

@@ -450,6 +450,40 @@ COPIERS = {
 }
 
 
+class Closes(sekai.Env):  # type: ignore[type-arg]
+    """Marks ``path`` (a file) when it is closed."""
+
+    def __init__(self, path: str) -> None:
+        self.observation_space = sekai.Box(-1.0, 1.0, shape=(1,))
+        self.action_space = sekai.Discrete(2)
+        self.path = path
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        return sekai.ResetResult(np.zeros(1, np.float32), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, False, {})
+
+    def close(self) -> None:
+        with open(self.path, "w"):
+            pass
+
+
+def test_a_proc_vec_env_collected_without_close_closes_its_sub_envs_and_stops_its_workers(
+    tmp_path: Any, faulty: Any
+) -> None:
+    marks = [str(tmp_path / f"closed-{i}") for i in range(2)]
+    vec = ProcVecEnv([lambda i=i: Closes(marks[i]) for i in range(2)], context="fork")
+    vec.reset(seed=0)
+    assert len(multiprocessing.active_children()) == 2
+    del vec
+    gc.collect()
+    # close() ran: the sub-envs were closed in their workers, which were stopped and joined.
+    assert [os.path.exists(mark) for mark in marks] == [True, True]
+    assert multiprocessing.active_children() == []
+    assert faulty.segments() == []
+
+
 @pytest.mark.parametrize("how", list(COPIERS))
 def test_copying_or_pickling_raises_type_error_and_leaves_the_original_working(how: str) -> None:
     # A half-built copy used to close the original's pipes when collected (deepcopy), and a
