@@ -46,20 +46,28 @@ def test_env_registrar_registers_with_every_option_and_the_plugin_source():
 
 
 @pytest.mark.parametrize(
-    "kwargs",
+    ("kwargs", "what"),
     [
-        {"entry_point": LineEnv},
-        {"entry_point": "a.b:C", "vector_entry_point": LineEnv},
-        {"entry_point": "a.b:C", "additional_wrappers": (WrapperSpec("L", LineEnv),)},
+        ({"entry_point": LineEnv}, "entry_point"),
+        ({"entry_point": "a.b:C", "vector_entry_point": LineEnv}, "vector_entry_point"),
+        ({"entry_point": "a.b:C", "kernel_entry_point": LineEnv}, "kernel_entry_point"),
+        (
+            {"entry_point": "a.b:C", "additional_wrappers": (WrapperSpec("L", LineEnv),)},
+            "entry_point of wrapper 'L'",
+        ),
     ],
 )
-def test_env_registrar_requires_string_entry_points(kwargs):
-    registrar = EnvRegistrar(EnvRegistry())
+def test_env_registrar_requires_string_entry_points(kwargs, what):
+    registry = EnvRegistry()
+    registrar = EnvRegistrar(registry)
     registrar.current = third_party()
-    with pytest.raises(
-        TypeError, match=r"Plugins must register .* as a 'module.path:ClassName' string"
-    ):
+    text = (
+        f"Plugins must register {what} as a 'module.path:ClassName' string (so nothing is "
+        f"imported before it is used), got {type(LineEnv).__name__}."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(text)}$"):
         registrar.register("acme/A-v0", **kwargs)
+    assert registry.all_specs() == []
 
 
 def test_env_registrar_checks_string_form():

@@ -149,6 +149,13 @@ def test_wrapper_spec_repr_is_the_dataclass_repr():
     assert repr(WrapperSpec("A", "b:c")) == "WrapperSpec(name='A', entry_point='b:c', kwargs={})"
 
 
+def test_wrapper_spec_equals_only_a_wrapper_spec():
+    spec = WrapperSpec("A", "b:c")
+    assert spec == WrapperSpec("A", "b:c") and spec != WrapperSpec("A", "b:d")
+    assert (spec == ("A", "b:c", {})) is False  # not equal to its fields as a tuple
+    assert spec != ("A", "b:c", {})
+
+
 def test_wrapper_spec_accepts_a_class_as_entry_point():
     assert WrapperSpec("OE", sekai.OrderEnforcing).entry_point is sekai.OrderEnforcing
 
@@ -293,6 +300,13 @@ def test_from_json_refuses_additional_wrappers_of_another_type_falsy_or_not(valu
 def test_from_json_reads_null_kwargs_and_additional_wrappers_as_none():
     spec = EnvSpec.from_json('{"id": "A-v0", "kwargs": null, "additional_wrappers": null}')
     assert spec.kwargs == {} and spec.additional_wrappers == ()
+
+
+@pytest.mark.parametrize("document", ["[1]", '"A-v0"', "{}", '{"max_episode_steps": 5}'])
+def test_from_json_refuses_a_document_that_is_no_object_with_an_id(document):
+    text = "An EnvSpec JSON document must be an object with an 'id' key."
+    with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+        EnvSpec.from_json(document)
 
 
 def test_to_json_refuses_a_wrapper_with_a_callable_entry_point():
@@ -443,6 +457,14 @@ def test_load_entry_point_names_a_missing_attribute():
         AttributeError, match=re.escape("module 'sekai.registry.spec' has no attribute 'Nope'")
     ):
         load_entry_point("sekai.registry.spec:Nope")
+
+
+def test_load_entry_point_names_what_is_not_a_callable():
+    with pytest.raises(
+        TypeError,
+        match="^" + re.escape("entry_point 'math:pi' names a float, not a callable.") + "$",
+    ):
+        load_entry_point("math:pi")
 
 
 def test_load_entry_point_propagates_import_errors():

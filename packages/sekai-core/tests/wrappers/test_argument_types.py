@@ -55,6 +55,12 @@ CASES: list[tuple[str, Callable[[], Any], type, str]] = [
         r"^ClipReward: min_reward must be a number, got ndarray\.$",
     ),
     (
+        "min-reward-list",  # neither refused by its type up front nor taken by float()
+        lambda: sekai.ClipReward(_line(), min_reward=[1]),
+        TypeError,
+        r"^ClipReward: min_reward must be a number, got list\.$",
+    ),
+    (
         "padding-array",
         lambda: sekai.FrameStackObservation(_line(), 2, padding=np.array(["reset", "zeros"])),
         ValueError,
@@ -256,6 +262,14 @@ RESCALE_BOUNDS: list[tuple[str, Any, Any, Any, str]] = [
         1.0,
         r"^RescaleAction: min_action must be a number or an array of numbers, got an array "
         r"holding None\.$",
+    ),
+    (
+        "list-with-an-object",
+        _rescale_action,
+        [object(), 0.0],
+        1.0,
+        r"^RescaleAction: min_action must be a number or an array of numbers, got an array "
+        r"holding objects\.$",
     ),
     (
         "string-array",
