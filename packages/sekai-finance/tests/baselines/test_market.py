@@ -11,6 +11,7 @@ import sekai
 from sekai.envs.finance.market import MarketEnv
 from sekai.finance.baselines._evaluate import evaluate
 from sekai.finance.baselines.market import RegimeOracle, VolatilityFilter
+from sekai.finance.simulators.base import MarketModel, Simulation
 
 
 def observation(returns: np.ndarray, mask: list[int]) -> dict[str, Any]:
@@ -76,6 +77,64 @@ def test_oracle_reads_the_regime_from_the_env_or_from_the_observation() -> None:
             assert action.tolist() == oracle(b.observation, observed).tolist()
             assert action[-1] == (0.0 if regime == 0 else 1.0)
             a, b = hidden.step(action), observed.step(action)
+    assert seen == {0.0, 1.0}
+
+
+def two_regimes(rows: int) -> np.ndarray:
+    """Regime 0 for five rows, then 1 for five rows, and so on."""
+    return (np.arange(rows) // 5 % 2).astype(np.float64)
+
+
+RATE = (0.01, 7.0)  # a two-column series observed before the regime: never a regime value
+
+
+class RateAndRegimeModel(MarketModel):
+    """Three GBM assets with a latent ``rate`` (2 columns) and a ``regime`` (0/1 every 5 rows)."""
+
+    n_assets = 3
+    dt = 1 / 252
+
+    def state_spec(self) -> dict[str, tuple[int, ...]]:
+        return {"rate": (2,), "regime": ()}
+
+    def simulate(
+        self, rng: np.random.Generator, n_steps: int, *, n_paths: int | None = None
+    ) -> Simulation:
+        prices = sekai.finance.GBM(n_assets=3).simulate(rng, n_steps, n_paths=n_paths).prices
+        lead = prices.shape[:-1]
+        state = {
+            "rate": np.broadcast_to(RATE, (*lead, 2)),
+            "regime": np.broadcast_to(two_regimes(n_steps + 1), lead),
+        }
+        return Simulation(prices, state=state)
+
+
+def test_oracle_finds_the_regime_column_after_a_wider_series_of_the_data() -> None:
+    rows, lookback = 60, 4
+    prices = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0, 0.01, (rows, 3)), axis=0))
+    exogenous = {"rate": np.tile(RATE, (rows, 1)), "regime": two_regimes(rows)}
+    data = sekai.finance.MarketData(prices, exogenous=exogenous)
+    env = MarketEnv(
+        data, exogenous=("rate", "regime"), lookback=lookback, episode_length=20, sampler=0
+    )
+    result: Any = env.reset(seed=0)
+    for k in range(20):
+        action = RegimeOracle()(result.observation, env)
+        calm = two_regimes(rows)[lookback + k] == 0
+        assert action.tolist() == ([1.0, 1.0, 1.0, 0.0] if calm else [0.0, 0.0, 0.0, 1.0])
+        result = env.step(action)
+
+
+def test_oracle_finds_the_regime_column_after_a_wider_series_of_the_model() -> None:
+    env = MarketEnv(model=RateAndRegimeModel(), exogenous=("rate", "regime"), privileged_state=True)
+    result: Any = env.reset(seed=0)
+    seen = set()
+    for _ in range(20):
+        action = RegimeOracle()(result.observation, env)
+        regime = float(result.info["state"]["regime"])
+        seen.add(regime)
+        assert action.tolist() == ([1.0, 1.0, 1.0, 0.0] if regime == 0 else [0.0, 0.0, 0.0, 1.0])
+        result = env.step(action)
     assert seen == {0.0, 1.0}
 
 

@@ -1,4 +1,4 @@
-"""The context Trading-v0 and Portfolio-v0 pass to a cost model (finance.md §6, §6.1).
+"""The context Trading-v0, Portfolio-v0 and Market-v0 pass to a cost model (finance.md §6, §6.1).
 
 ``equity`` is ``capital × equity``, ``volatility`` the per-asset ``np.std`` (ddof 0) of the
 lookback log returns observed at the decision, ``volume`` the data's ``volume`` field times the
@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sekai.envs.finance.market import MarketEnv
 from sekai.envs.finance.portfolio import PortfolioEnv
 from sekai.envs.finance.trading import TradingEnv
 from sekai.envs.finance.vector.portfolio import PortfolioVecEnv
@@ -308,6 +309,60 @@ def test_simulated_trading_context_is_capital_equity_and_lookback_volatility(nat
         assert call["volatility"].reshape(expected.shape) == pytest.approx(
             expected, rel=1e-6 if native else 1e-12
         )
+
+
+# -- Market-v0 -------------------------------------------------------------------------------------
+
+LISTED_AT = 7  # the last asset of the Market-v0 panel lists at this row
+
+
+def market_env(transaction_cost: CostModel) -> MarketEnv:
+    """Market-v0 over the panel, its last asset unlisted before ``LISTED_AT``; the first decision
+    is at row ``3 + LOOKBACK``, where that asset has a single lookback return."""
+    prices = PRICES.copy()
+    prices[:LISTED_AT, 2] = np.nan
+    data = MarketData(prices, fields={"volume": VOLUME, "spread": SPREAD})
+    return MarketEnv(
+        data,
+        lookback=LOOKBACK,
+        episode_length=LENGTH,
+        sampler=3,
+        transaction_cost=transaction_cost,
+        capital=CAPITAL,
+    )
+
+
+MARKET_ACTION = np.array([0.3, 0.3, 0.3, 0.1], np.float32)
+
+
+def test_market_context_is_capital_equity_lookback_volatility_and_decision_row_fields():
+    recorder = Recorder(rate=0.0)
+    env = market_env(recorder)
+    env.reset(seed=0)
+    env.step(MARKET_ACTION)
+    (call,) = recorder.calls
+    decision = 3 + LOOKBACK
+    assert call["trades"] == pytest.approx(np.full(N, 0.3), rel=1e-6)
+    assert call["equity"] == CAPITAL
+    volatility = volatility_at(decision)
+    volatility[2] = np.nan  # one lookback return since the listing: no volatility
+    np.testing.assert_allclose(call["volatility"], volatility, rtol=1e-12)
+    np.testing.assert_allclose(call["volume"], VOLUME[decision] * PRICES[decision], rtol=1e-12)
+    np.testing.assert_array_equal(call["spread"], SPREAD[decision])
+
+
+def test_market_square_root_impact_plus_fixed_fee_matches_a_hand_computation():
+    env = market_env(SquareRootImpact(0.5) + FixedCost(5.0))
+    env.reset(seed=0)
+    weights = env.target_weights(MARKET_ACTION)[:N]
+    cost = env.step(MARKET_ACTION).info["cost"]
+    decision = 3 + LOOKBACK
+    sigma = volatility_at(decision)
+    sigma[2] = np.median(sigma[:2])  # no volatility of its own: the cross-sectional median
+    shares = np.abs(weights) * CAPITAL
+    dollar_volume = VOLUME[decision] * PRICES[decision]
+    impact = np.minimum(0.5 * sigma * np.sqrt(shares / dollar_volume), 1.0) * np.abs(weights)
+    assert cost == pytest.approx(impact.sum() + 5.0 * N / CAPITAL, rel=1e-12)
 
 
 # -- construction-time refusals (§6.1, §3.5) -------------------------------------------------------

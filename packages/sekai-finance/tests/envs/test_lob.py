@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 import sys
 from fractions import Fraction
 from typing import Any
@@ -156,6 +157,14 @@ def test_quote_goes_one_tick_inside_the_opposite_best_when_its_side_is_empty() -
     assert own(env.book, Side.BID) == [(10_000, 1)]
     env.step(np.array([2, 0, 1]))
     assert own(env.book, Side.BID) == [(9_999, 1)]
+
+
+def test_quotes_on_an_empty_book_start_from_the_mid_price() -> None:
+    env = static_env(flow=StaticFlow(bids=(), asks=()), mid_price=100, warmup=0.0)
+    assert len(env.book) == 0
+    env.step(JOIN)
+    # The bid at the mid price rounded down, the ask one tick above that bid.
+    assert (own(env.book, Side.BID), own(env.book, Side.ASK)) == ([(100, 1)], [(101, 1)])
 
 
 def test_market_order_cancels_own_opposite_quote_first() -> None:
@@ -629,3 +638,22 @@ def test_an_order_larger_than_the_inventory_limit_is_refused():
         env.max_inventory = 4
     with pytest.raises(ValueError, match="order_size=21 exceeds max_inventory=20"):
         env.order_size = 21
+
+
+def test_a_new_order_size_is_read_back_and_sizes_the_next_quotes():
+    env = static_env()
+    env.order_size = 2
+    assert env.order_size == 2
+    env.step(JOIN)
+    assert (own(env.book, Side.BID), own(env.book, Side.ASK)) == ([(9_999, 2)], [(10_001, 2)])
+
+
+@pytest.mark.parametrize(
+    ("value", "given"), [(2.0, "float 2.0"), (True, "bool True"), ("2", "str '2'")]
+)
+def test_an_order_size_that_is_not_an_int_is_refused_and_changes_nothing(value, given):
+    env = static_env()
+    message = f"order_size must be an int >= 1, got {given}."
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        env.order_size = value
+    assert env.order_size == 1

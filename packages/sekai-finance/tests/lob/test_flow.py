@@ -17,6 +17,7 @@ from sekai.finance.lob import (
     Side,
     StaticFlow,
     ZeroIntelligenceFlow,
+    flow as flow_module,
 )
 from sekai.finance.lob.flow import MAX_EVENTS
 
@@ -184,6 +185,39 @@ def test_an_emptied_side_is_refilled_before_the_flow_continues() -> None:
     flow.advance(book, rng, book.time + 1e-9)
     assert book.best_bid() is not None and book.best_bid() < book.best_ask()  # type: ignore[operator]
     assert all(o.owner == BACKGROUND for o in book.orders_of(BACKGROUND))
+
+
+def test_an_empty_book_is_seeded_around_its_last_price() -> None:
+    flow, book = ZeroIntelligenceFlow(), OrderBook()
+    book.last_price = 100
+    flow.advance(book, np.random.default_rng(0), 1e-9)  # the refill only: no event this soon
+    orders = [(o.side, o.price) for o in book.orders_of(BACKGROUND)]
+    assert orders == [(Side.BID, 97), (Side.ASK, 98)]  # a bid below 100, an ask above that bid
+    flow.advance(book, np.random.default_rng(0), 5.0)
+    assert book.time == 5.0 and len(book) > 2
+    assert book.best_bid() < book.best_ask()  # type: ignore[operator]
+
+
+def test_an_empty_book_without_a_last_price_stays_empty() -> None:
+    flow, book = ZeroIntelligenceFlow(), OrderBook()
+    assert flow.advance(book, np.random.default_rng(0), 5.0) == []  # no price to quote around
+    assert len(book) == 0 and book.time == 5.0 and book.last_price is None
+
+
+def test_an_advance_from_an_empty_book_over_many_blocks_never_crosses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(flow_module, "_MAX_BLOCK", 1 << 10)  # a block lasts a few time units
+    flow, book = ZeroIntelligenceFlow(), OrderBook()
+    book.last_price = 100
+    rng = _Recording(0)
+    for until in (50.0, 100.0, 150.0, 200.0):
+        drawn = len(rng.sizes)
+        flow.advance(book, rng, until)  # type: ignore[arg-type]
+        assert len(rng.sizes) - drawn > 3  # one block after another
+        assert book.time == until
+        assert book.best_bid() < book.best_ask()  # type: ignore[operator]
+    assert set(rng.sizes) == {(1 << 10) + 64}
 
 
 def test_mean_size_one_gives_single_lot_orders() -> None:

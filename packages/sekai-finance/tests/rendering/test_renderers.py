@@ -38,9 +38,12 @@ from sekai.envs.finance.rendering import (
     PortfolioRenderer,
     TradingRenderer,
 )
+from sekai.envs.finance.rendering._base import asset_names, describe_market, format_time
 from sekai.envs.finance.rendering.lob import NetFills
+from sekai.envs.finance.rendering.market import slot_labels
 from sekai.envs.finance.rendering.optimal_execution import ExecutionTracker
 from sekai.envs.finance.trading import TradingEnv
+from sekai.finance import MarketData
 from sekai.finance.rendering._paint import mix
 from sekai.rendering import RENDER_BEFORE_RESET, Renderer, Theme
 from sekai.wrappers import TimeLimit
@@ -572,3 +575,66 @@ def test_a_renderer_is_freed_when_dropped_without_the_cycle_collector(case: Case
         assert dropped() is None
     finally:
         gc.enable()
+
+
+# -- dated, named data: the subtitle, the asset names and the date ------------------------------
+
+ROWS = 80
+DAYS = np.busday_offset("2021-01-04", np.arange(ROWS), roll="forward")  # 2021-01-04 .. 2021-04-23
+
+
+def _panel() -> np.ndarray:
+    prices = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0, 0.01, (ROWS, 4)), axis=0))
+    prices[:30, 3] = np.nan  # NEW lists at row 30
+    return prices
+
+
+def dated_data() -> MarketData:
+    return MarketData(_panel(), timestamps=DAYS, assets=["AAPL", "MSFT", "GOOG", "NEW"])
+
+
+def test_the_market_renderer_draws_dated_named_data_with_a_late_listing() -> None:
+    env = MarketEnv(dated_data(), max_assets=3, lookback=5, episode_length=40, sampler=10)
+    renderer = MarketRenderer()
+    env.reset(seed=0)
+    first = renderer.render(env)
+    for _ in range(40):
+        env.step(np.ones(4, np.float32))
+    frame = renderer.render(env)
+    assert frame.shape == (450, 720, 3) and frame.dtype == np.uint8
+    assert not np.array_equal(frame, first)
+    assert [stat.value for stat in renderer.stats(env)][-1] == "2021-03-22"  # the "Date" card
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (np.datetime64("2021-03-22"), "2021-03-22"),
+        (np.datetime64("2021-03-22T14:30:15"), "2021-03-22 14:30"),
+        (2.5, "2.5"),
+        (0.0, "0"),
+        (7, "7"),
+    ],
+)
+def test_format_time_writes_dates_as_days_and_numbers_plainly(value: Any, text: str) -> None:
+    assert format_time(value) == text
+
+
+def test_the_subtitle_and_names_come_from_the_data_or_the_model() -> None:
+    named = MarketEnv(dated_data(), max_assets=5, lookback=5, episode_length=40, sampler=10)
+    named.reset(seed=0)
+    subtitle = "AAPL, MSFT, GOOG +1 more: history 2021-01-04 to 2021-04-23 (80 rows)"
+    assert describe_market(named, builtin="GBM") == subtitle
+    assert asset_names(named, 2) == ["AAPL", "MSFT"]
+    assert slot_labels(named) == ["AAPL", "MSFT", "GOOG", "NEW", None]  # the fifth slot empty
+    one = TradingEnv(data=dated_data().select(["AAPL"]), lookback=5, episode_length=10)
+    assert describe_market(one, builtin="GBM") == "AAPL: history 2021-01-04 to 2021-04-23 (80 rows)"
+    plain = MarketEnv(MarketData(_panel()[:, :3]), lookback=5, episode_length=10)
+    assert describe_market(plain, builtin="GBM") == "3 assets: history 0 to 79 (80 rows)"
+    assert asset_names(plain, 3) == ["Asset 0", "Asset 1", "Asset 2"]
+    simulated = MarketEnv(model=sekai.finance.GBM(n_assets=3), lookback=5, episode_length=10)
+    simulated.reset(seed=0)
+    assert describe_market(simulated, builtin="GBM") == "Simulated market: GBM"
+    assert asset_names(simulated, 2) == ["Asset 0", "Asset 1"]
+    assert slot_labels(simulated) == ["Asset 0", "Asset 1", "Asset 2"]
+    assert describe_market(TradingEnv(), builtin="built-in GBM") == "built-in GBM"

@@ -20,6 +20,7 @@ from sekai.finance.metrics import (
     RecordPerformance,
     VecRecordPerformance,
     performance_summary,
+    pnl_summary,
 )
 from sekai.finance.report import EpisodeReport, episode_report
 from sekai.rendering import Theme
@@ -93,6 +94,28 @@ def test_pnl_mode_reports_a_pnl_summary() -> None:
     assert report.summary.total_pnl == pytest.approx(market_maker.wealth)
     assert "Total P&L" in str(report)
     assert report.to_array().shape == (500, 900, 3)
+
+
+def test_an_explicit_annualisation_recomputes_a_pnl_summary() -> None:
+    env = RecordPerformance(sekai.make("MarketMaking-v0"), pnl_key="wealth")
+    env.reset(seed=0)
+    while not env.step(np.array([1.0, 1.0], np.float32)).done:
+        pass
+    assert env.last_periods_per_year == 200.0
+    own, other = episode_report(env), episode_report(env, periods_per_year=1000.0)
+    assert isinstance(own.summary, PnLSummary) and isinstance(other.summary, PnLSummary)
+    increments = np.asarray(env.last_returns)
+    scale = float(np.max(np.abs(np.cumsum(increments))))
+    assert other.summary == pnl_summary(increments, 1000.0, scale=scale)
+    assert other.summary.sharpe_ratio == pytest.approx(
+        own.summary.sharpe_ratio * math.sqrt(1000.0 / 200.0), rel=1e-12
+    )
+    unchanged = ("n_periods", "total_pnl", "mean_pnl", "pnl_volatility", "max_drawdown")
+    assert [getattr(other.summary, name) for name in unchanged] == [
+        getattr(own.summary, name) for name in unchanged
+    ]
+    assert repr(own) == "EpisodeReport(PnLSummary, n_periods=200, periods_per_year=200)"
+    assert repr(other) == "EpisodeReport(PnLSummary, n_periods=200, periods_per_year=1000)"
 
 
 def test_a_report_of_a_return_series() -> None:

@@ -24,6 +24,7 @@ from sekai.envs.finance.rendering import (
     TradingTextRenderer,
 )
 from sekai.envs.finance.trading import TradingEnv
+from sekai.finance.data import MarketData
 from sekai.finance.lob import StaticFlow
 from sekai.finance.rewards import SimpleReturn
 from sekai.rendering import RENDER_BEFORE_RESET, Renderer
@@ -133,6 +134,22 @@ def test_the_lob_reward_column_includes_the_terminal_penalty_on_the_last_step() 
     running = 0.01 * 3**2 * 1.0
     assert result.terminated and env.inventory == 3
     assert result.reward == pytest.approx(result.info["wealth"] - wealth - running - 18.0)
+
+
+def test_the_market_making_reward_column_includes_the_terminal_penalty_on_the_last_step():
+    env = MarketMakingEnv(n_steps=5, terminal_penalty=0.5)
+    renderer = MarketMakingTextRenderer()
+    result: Any = env.reset(seed=1)
+    renderer.render(env)
+    while not result.done:
+        wealth = env.wealth
+        result = env.step(np.array([0.0, 5.0], np.float32))  # a tight bid, a far ask: inventory
+        shown = renderer.render(env).splitlines()[-1].split()[-1]
+        assert shown == f"{result.reward:+.4f}"
+    q = env.inventory
+    assert q != 0
+    running = 0.5 * env.risk_aversion * env.sigma**2 * env.dt * q * q
+    assert result.reward == pytest.approx(env.wealth - wealth - running - 0.5 * q * q)
 
 
 @pytest.mark.parametrize(("make", "renderer_cls", "policy"), SINGLE, ids=IDS)
@@ -274,6 +291,27 @@ def test_growth_columns_show_the_simple_return_and_log_growth_with_another_rewar
         assert float(log) == pytest.approx(np.log1p(result.reward), abs=6e-6)
     env.reset(seed=1)
     assert renderer.render(env).split()[-2:] == ["-", "-"]  # a new episode starts again from 1
+
+
+DAYS = np.busday_offset("2021-01-04", np.arange(80), roll="forward")
+
+
+def test_lines_over_dated_data_show_the_decision_date() -> None:
+    prices = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0, 0.01, (80, 2)), axis=0))
+    data = MarketData(prices, timestamps=DAYS, assets=["AAPL", "MSFT"])
+    market = MarketEnv(data, lookback=5, episode_length=40, sampler=10)
+    trading = TradingEnv(data=data.select(["AAPL"]), lookback=5, episode_length=10, sampler=0)
+    for env, renderer, action in (
+        (market, MarketTextRenderer(), np.ones(3, np.float32)),
+        (trading, TradingTextRenderer(), 2),
+    ):
+        start = 10 if env is market else 0
+        env.reset(seed=0)
+        assert renderer.render(env).splitlines()[-1].split()[:2] == ["0", str(DAYS[start + 5])]
+        for step in range(1, 4):
+            env.step(action)
+            line = renderer.render(env).splitlines()[-1]
+            assert line.split()[:2] == [str(step), str(DAYS[start + 5 + step])]
 
 
 def test_trading_lines_read_like_a_blotter() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -107,6 +108,37 @@ def test_builtin_models_are_immutable(model: MarketModel) -> None:
         model.dt = 0.5  # type: ignore[misc]
     with pytest.raises(AttributeError, match="build a new model"):
         model.n_assets = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=IDS)
+def test_builtin_model_attributes_cannot_be_deleted(model: MarketModel) -> None:
+    message = f"{type(model).__name__} is immutable: build a new model with the parameters you want"
+    with pytest.raises(AttributeError, match=f"^{re.escape(message)}$"):
+        del model.dt
+    assert model.dt > 0
+
+
+CORR = np.array([[1.0, 0.9], [0.9, 1.0]])
+CORRELATED = [
+    GARCH(corr=CORR),
+    MeanReverting(corr=CORR),
+    MertonJumpDiffusion(corr=CORR, jump_intensity=0.0),
+]
+
+
+@pytest.mark.parametrize("model", CORRELATED, ids=[type(m).__name__ for m in CORRELATED])
+def test_correlated_shocks_correlate_the_returns_of_simulate_and_of_the_stepper(
+    model: MarketModel,
+) -> None:
+    paths = 20_000  # the sample correlation's standard error is about 0.0013
+    prices = model.simulate(np.random.default_rng(0), 2, n_paths=paths).prices
+    simulated = np.diff(np.log(prices), axis=1).reshape(-1, 2)
+    stepper = model.stepper(paths)
+    rng = np.random.default_rng(1)
+    stepper.reset(rng)
+    stepped = np.concatenate([stepper.step(rng) for _ in range(2)])
+    for returns in (simulated, stepped):
+        assert np.corrcoef(returns.T)[0, 1] == pytest.approx(0.9, abs=0.01)
 
 
 @pytest.mark.parametrize("model", ONLINE, ids=ONLINE_IDS)

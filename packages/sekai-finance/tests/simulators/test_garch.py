@@ -30,6 +30,15 @@ def test_unconditional_variance_and_kurtosis_match_the_closed_form() -> None:
     assert measured > 3.5 and abs(measured / kurtosis - 1.0) < 0.2
 
 
+def test_unconditional_variance_is_omega_over_one_minus_persistence_per_asset() -> None:
+    model = GARCH(omega=[1e-6, 2e-6], alpha=0.1, beta=0.8)
+    variance = model.unconditional_variance
+    np.testing.assert_allclose(variance, [1e-5, 2e-5], rtol=1e-12)
+    assert not variance.flags.writeable
+    first = model.simulate(np.random.default_rng(0), 1).state["variance"][0]
+    np.testing.assert_array_equal(first, variance)  # the recursion starts there
+
+
 def test_non_stationary_parameters_are_refused() -> None:
     with pytest.raises(ValueError, match="alpha \\+ beta must be < 1"):
         GARCH(alpha=0.2, beta=0.8)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import numpy as np
 import pytest
@@ -192,6 +193,110 @@ def test_from_pandas_without_pandas_names_the_extra():
             {"x": [1.0, 2.0]}, index=pandas.to_datetime(["2020-01-01", "2020-01-02"])
         )
         assert MarketData.from_pandas(frame).is_datetime
+
+
+PANEL = np.linspace(100.0, 110.0, 10)[:, None] * np.ones((1, 2))  # 10 rows, 2 assets
+PANEL_DATA = MarketData(PANEL)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda: MarketData(PANEL_DATA),
+            TypeError,
+            "prices is already a MarketData; use it directly.",
+        ),
+        (
+            lambda: MarketData(PANEL, price_field=3),
+            TypeError,
+            "price_field must be a str, got int.",
+        ),
+        (
+            lambda: MarketData(PANEL, fields={"close": PANEL}),
+            ValueError,
+            "prices were given twice: as prices= and as fields['close'].",
+        ),
+        (
+            lambda: MarketData(PANEL, fields={"volume": np.ones((9, 2))}),
+            ValueError,
+            "fields['volume'] has 9 rows, expected 10 (one per timestamp).",
+        ),
+        (
+            lambda: MarketData(PANEL, exogenous={"r": np.ones(9)}),
+            ValueError,
+            "exogenous['r'] must be (10,) or (10, k), got shape (9,).",
+        ),
+        (
+            lambda: MarketData(PANEL, exogenous={"r": np.r_[np.inf, np.ones(9)]}),
+            ValueError,
+            "exogenous['r'] contains inf; use NaN for missing values.",
+        ),
+        (
+            lambda: MarketData(PANEL, warmup=11),
+            ValueError,
+            "warmup must be an int in [0, 10], got 11.",
+        ),
+        (
+            lambda: PANEL_DATA.index_of(3, side="middle"),
+            ValueError,
+            "side must be 'left' or 'right', got 'middle'.",
+        ),
+        (
+            lambda: PANEL_DATA[9:10],
+            ValueError,
+            "the selection keeps 1 rows; at least 2 are needed.",
+        ),
+        (lambda: PANEL_DATA[::2], ValueError, "MarketData slices must have step 1."),
+        (lambda: PANEL_DATA.select([]), ValueError, "select() needs at least one asset."),
+        (
+            lambda: PANEL_DATA.split(1.5),
+            ValueError,
+            "a fractional split point must be in (0, 1), got 1.5.",
+        ),
+        (lambda: PANEL_DATA.split(), ValueError, "split() needs at least one split point."),
+        (
+            lambda: MarketData.from_pandas(PANEL),
+            TypeError,
+            "prices must be a pandas DataFrame or Series, got ndarray.",
+        ),
+        (
+            lambda: MarketData(PANEL, assets=["a"]),
+            ValueError,
+            "assets has 1 ids for 2 price columns.",
+        ),
+        (
+            lambda: MarketData(PANEL, assets=[1, "1"]),
+            ValueError,
+            "asset ids must be unique, got [1, '1'].",
+        ),
+    ],
+    ids=lambda value: None if callable(value) or isinstance(value, type) else value[:40],
+)
+def test_bad_arguments_are_refused_naming_them(call, error, message):
+    if error is TypeError and "pandas" in message:
+        pytest.importorskip("pandas")
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        call()
+
+
+def test_an_unknown_exogenous_series_is_a_key_error_listing_the_series():
+    data = MarketData(PANEL, exogenous={"rate": np.zeros(10)})
+    with pytest.raises(KeyError) as caught:
+        data.exogenous_series("x")
+    assert caught.value.args == ("no exogenous series 'x'; available: ['rate']",)
+
+
+def test_the_prices_may_be_a_named_field():
+    data = MarketData(fields={"px": PANEL}, price_field="px")
+    assert data.price_field == "px"
+    np.testing.assert_array_equal(data.prices, PANEL)
+
+
+def test_between_takes_the_row_count_as_an_end_past_the_last_row():
+    tail = PANEL_DATA.between(3, 10)
+    assert tail.timestamps.tolist() == [3, 4, 5, 6, 7, 8, 9]
+    assert PANEL_DATA.between(0, 10).n_steps == 10
 
 
 def test_time_validates_and_reprs():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,7 @@ from sekai.finance.sampling import (
     SequentialStart,
     as_sampler,
     draw_window_start,
+    sequential_lanes,
     window_start_from_option,
 )
 from sekai.vector import Spawnable
@@ -75,6 +78,61 @@ def test_sequential_spawn_and_reset():
     assert child is not sampler and child.sample(RNG, 50, 3) == 2
     sampler.reset()
     assert sampler.sample(RNG, 50, 3) == 2 and sampler.epoch == 0
+
+
+def test_sequential_lanes_hand_out_the_walk_of_one_sampler_in_its_order():
+    lanes = sequential_lanes(SequentialStart(start=3, stride=50), 2)
+    assert lanes is not None
+    assert [[lane.sample(RNG, 275, 20) for _ in range(4)] for lane in lanes] == [
+        [3, 103, 203, 3],
+        [53, 153, 253, 53],
+    ]
+    walk = SequentialStart(start=3, stride=50)
+    assert [walk.sample(RNG, 275, 20) for _ in range(8)] == [3, 53, 103, 153, 203, 253, 3, 53]
+    assert [repr(lane) for lane in lanes] == [
+        "SequentialStart(start=3, stride=50) lane 0 of 2",
+        "SequentialStart(start=3, stride=50) lane 1 of 2",
+    ]
+
+
+def test_sequential_lanes_without_a_stride_step_by_the_episode_length():
+    lanes = sequential_lanes(SequentialStart(), 3)
+    assert lanes is not None
+    assert [[lane.sample(RNG, 100, 30) for _ in range(2)] for lane in lanes] == [
+        [0, 90],
+        [30, 0],
+        [60, 30],
+    ]
+
+
+def test_a_sequential_lane_spawns_and_resets_to_its_first_episode():
+    lane = sequential_lanes(SequentialStart(start=3, stride=50), 2)[1]
+    assert [lane.sample(RNG, 275, 20) for _ in range(2)] == [53, 153]
+    child = lane.spawn()
+    assert child is not lane and child.sample(RNG, 275, 20) == 53
+    assert lane.sample(RNG, 275, 20) == 253  # the parent goes on where it was
+    lane.reset()
+    assert lane.sample(RNG, 275, 20) == 53
+
+
+def test_a_sequential_lane_refuses_a_start_beyond_the_last_window():
+    lane = sequential_lanes(SequentialStart(start=9), 2)[0]
+    with pytest.raises(
+        ValueError, match=f"^{re.escape('start 9 is beyond the last window start 4.')}$"
+    ):
+        lane.sample(RNG, 5, 1)
+
+
+class EveryOtherWindow(SequentialStart):
+    """A sequential sampler with a walk of its own: lanes cannot know it."""
+
+    def sample(self, rng, n_starts, episode_length):
+        return 2 * super().sample(rng, n_starts, episode_length) % n_starts
+
+
+@pytest.mark.parametrize("sampler", [RandomStart(), FixedStart(3), EveryOtherWindow()])
+def test_no_lanes_for_a_sampler_whose_walk_is_unknown(sampler):
+    assert sequential_lanes(sampler, 2) is None
 
 
 @pytest.mark.parametrize("sampler", [SequentialStart(start=9), FixedStart(9)])

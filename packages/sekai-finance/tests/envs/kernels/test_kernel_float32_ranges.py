@@ -1,0 +1,78 @@
+"""A session or window kernel run in float32 refuses, when the vector env is built, parameters
+that only float64 holds: integers beyond int32, rewards beyond float32, a GBM whose prices or an
+equity that can leave float32's range. Each refusal names the dtype and the float64 way out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sekai.envs.finance.kernels import MarketMakingKernel, TradingKernel
+from sekai.vector.kernel_backend import NumpyBackend
+from sekai.vector.kernel_vec_env import KernelVecEnv
+
+INT32_MAX = 2**31 - 1
+FLOAT32_PRICES = (
+    "TradingEnv's built-in GBM can reach a price (5 standard deviations from its mean) of 0 or "
+    "infinity within 282 steps (mu=0.05, sigma=10.0, s0=100.0, dt=0.003968253968253968): these "
+    "parameters are too extreme for float32 prices. Use a smaller sigma or mu, or pass prices=, "
+    "or run the kernel in float64 (JAX: jax_enable_x64)."
+)
+INT32_COUNTS = (
+    "MarketMaking-v0's array kernel counts in int32 when it runs in float32 or float16 (JAX: "
+    f"without jax_enable_x64): n_steps={INT32_MAX + 1} exceeds 2**31 - 1 = {INT32_MAX}. Run it "
+    f"in float64, use vectorization_mode='native', or keep n_steps <= {INT32_MAX}."
+)
+FLOAT32_REWARD = (
+    "MarketMaking-v0 (array kernel in float32): sigma=1e+20 makes sigma**2 overflow float32: "
+    "sigma**2 reaches 1e+40, above float32's largest value 3.403e+38. Lower sigma, or run the "
+    "kernel in float64 (JAX: jax_enable_x64) or with vectorization_mode='native'."
+)
+FLOAT32_EQUITY = (
+    "TradingEnv's equity can reach infinity (5 standard deviations above its mean) within 250 "
+    "steps (positions=(1.5, 3.0), mu=0.5, sigma=1.0, dt=1.0): these parameters compound it "
+    "beyond float32's range. Use less leverage, a smaller mu or dt, or a shorter "
+    "episode_length, or run the kernel in float64 (JAX: jax_enable_x64)."
+)
+LEVERED = {"positions": (1.5, 3.0), "mu": 0.5, "sigma": 1.0, "dt": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("kernel", "message"),
+    [
+        pytest.param(lambda: TradingKernel(sigma=10.0), FLOAT32_PRICES, id="gbm-prices"),
+        pytest.param(lambda: MarketMakingKernel(n_steps=INT32_MAX + 1), INT32_COUNTS, id="int32"),
+        pytest.param(lambda: MarketMakingKernel(sigma=1e20), FLOAT32_REWARD, id="reward"),
+        pytest.param(
+            # every holding's drift is negative: the bound peaks before the episode ends
+            lambda: TradingKernel(**LEVERED, episode_length=250),
+            FLOAT32_EQUITY,
+            id="equity",
+        ),
+    ],
+)
+def test_a_float32_kernel_refuses_what_only_float64_holds(
+    kernel: Callable[[], Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        KernelVecEnv(kernel(), 2, backend=NumpyBackend(np.float32))
+    KernelVecEnv(kernel(), 2).close()  # float64 holds them
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        pytest.param(lambda: TradingKernel(sigma=1.0), id="gbm-prices"),
+        pytest.param(lambda: MarketMakingKernel(n_steps=INT32_MAX), id="int32"),
+        pytest.param(lambda: MarketMakingKernel(sigma=1e19), id="reward"),
+        pytest.param(lambda: TradingKernel(**LEVERED, episode_length=40), id="equity"),
+    ],
+)
+def test_a_float32_kernel_takes_the_same_kinds_of_parameters_within_its_range(
+    kernel: Callable[[], Any],
+) -> None:
+    KernelVecEnv(kernel(), 2, backend=NumpyBackend(np.float32)).close()
