@@ -127,6 +127,7 @@ def test_concatenate_casts_to_space_dtype() -> None:
         (Discrete(3), [np.float64(1.0), np.float64(2.5)], 1),
         (MultiDiscrete([3, 3], dtype=np.int8), [np.array([1, 2]), [1, -129]], 1),
         (MultiBinary(2), [np.array([1.0, np.nan])], 0),
+        (Discrete(3), [0, 2**70], 1),  # a Python int beyond int64
     ],
 )
 def test_concatenate_refuses_items_the_cast_would_change(
@@ -384,6 +385,43 @@ def test_concatenate_names_an_item_without_the_parts_of_the_space(
         concatenate(space, items)
     with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
         concatenate(space, items, create_empty_array(space, len(items)))
+
+
+@pytest.mark.parametrize(
+    ("space", "items"),
+    [
+        (
+            Dict(a=Box(0, 1, (2,)), b=Discrete(3)),
+            [{"a": np.zeros(2), "b": 1}, {"a": np.zeros(3), "b": 1}],
+        ),
+        (Tuple([Box(0, 1, (2,)), Discrete(3)]), [(np.zeros(2), 1), (np.zeros(3), 1)]),
+    ],
+    ids=["dict", "tuple"],
+)
+def test_concatenate_names_the_item_whose_part_does_not_fit_its_sub_space(
+    space: Space[Any], items: list[Any]
+) -> None:
+    pattern = r"^items\[1\] .* it is of shape \(3,\), the space's shape is \(2,\)\.$"
+    with pytest.raises(ValueError, match=pattern):
+        concatenate(space, items)
+
+
+@pytest.mark.parametrize(
+    ("space", "sample"),
+    [
+        (Box(0, 1, (2,)), lambda i: np.full(2, i / 4)),
+        (Discrete(3), lambda i: i),
+        (Dict(a=Discrete(3), b=Box(0, 1, (2,))), lambda i: {"a": i, "b": np.full(2, i / 4)}),
+        (Tuple([Discrete(3), Box(0, 1, (2,))]), lambda i: (i, np.full(2, i / 4))),
+    ],
+    ids=["box", "discrete", "dict", "tuple"],
+)
+def test_concatenate_takes_a_generator_of_items(
+    space: Space[Any], sample: Callable[[int], Any]
+) -> None:
+    from_generator = concatenate(space, (sample(i) for i in range(3)))
+    assert structurally_equal(from_generator, concatenate(space, [sample(i) for i in range(3)]))
+    assert space.contains(next(iterate(batch_space(space, 3), from_generator)))
 
 
 def test_concatenate_sequence_and_unknown(opaque: type[Space[Any]]) -> None:

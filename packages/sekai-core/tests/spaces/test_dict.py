@@ -41,6 +41,15 @@ def test_dict_rejects_non_space_values() -> None:
         d["x"] = 3  # type: ignore[assignment]
 
 
+@pytest.mark.parametrize(
+    ("spaces", "given"), [(5, "int"), ("ab", "str"), (Discrete(2), "Discrete")]
+)
+def test_dict_refuses_what_is_neither_a_mapping_nor_pairs(spaces: Any, given: str) -> None:
+    message = f"Dict spaces must be a mapping or (key, space) pairs, got {given}."
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        Dict(spaces)
+
+
 def test_dict_mapping_api() -> None:
     d = pos_k()
     assert len(d) == 2

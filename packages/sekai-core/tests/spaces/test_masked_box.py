@@ -78,6 +78,25 @@ def test_masked_box_empty() -> None:
     assert m.contains(e)
 
 
+def test_masked_box_rejects_a_fill_value_that_does_not_broadcast_to_the_element() -> None:
+    message = "fill_value of shape (2,) cannot be broadcast to the element shape (3,)."
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MaskedBox(0.0, 1.0, shape=(3,), max_size=2, fill_value=[0.5, 0.5])
+    fill = MaskedBox(0.0, 1.0, shape=(3,), max_size=2, fill_value=[0.5]).pack([])["values"]
+    assert fill.tolist() == [[0.5] * 3] * 2  # one value broadcasts to every entry
+
+
+@pytest.mark.parametrize(
+    ("values", "shape"), [(np.zeros((2, 2)), "(2, 2)"), (np.zeros(3), "(3,)")], ids=repr
+)
+def test_masked_box_pack_refuses_values_of_another_element_shape(
+    values: np.ndarray, shape: str
+) -> None:
+    message = f"values must have shape (k, *(3,)), got {shape}."
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MaskedBox(0.0, 1.0, shape=(3,), max_size=2).pack(values)
+
+
 def test_masked_box_pack_default_slots_and_errors() -> None:
     m = MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
     x = m.pack([[0.1, 0.2], [0.3, 0.4]])

@@ -28,6 +28,12 @@ def test_multi_discrete_attributes() -> None:
     assert md.is_flattenable
 
 
+def test_a_0d_multi_discrete_has_no_len() -> None:
+    with pytest.raises(TypeError, match=f"^{re.escape('len() of a 0-d MultiDiscrete')}$"):
+        len(MultiDiscrete(np.array(3)))
+    assert len(MultiDiscrete([3])) == 1 and len(MultiDiscrete([[2, 3], [4, 5]])) == 2
+
+
 def test_multi_discrete_rejects_non_positive_nvec() -> None:
     with pytest.raises(ValueError, match=re.escape("All entries in nvec must be positive.")):
         MultiDiscrete([2, 0])

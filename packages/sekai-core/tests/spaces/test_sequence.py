@@ -149,6 +149,24 @@ def test_sequence_mask_length_out_of_range() -> None:
         Sequence(Discrete(3)).sample(mask=(-1, None))
 
 
+@pytest.mark.parametrize(
+    ("mask", "message"),
+    [
+        (3, "A Sequence mask must be a (length, feature_mask) pair, got 3."),
+        (
+            (1, None, None),
+            "A Sequence mask must be a (length, feature_mask) pair, got (1, None, None).",
+        ),
+        ((1.0, None), "A Sequence length must be an int, got 1.0."),
+        ((True, None), "A Sequence length must be an int, got True."),
+    ],
+    ids=["not-a-pair", "three-parts", "float-length", "bool-length"],
+)
+def test_sequence_sample_refuses_a_mask_of_the_wrong_form(mask: Any, message: str) -> None:
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        Sequence(Discrete(3), max_length=3).sample(mask=mask)
+
+
 def test_sequence_pack_and_elements_are_inverse() -> None:
     plain = Sequence(Discrete(3))
     assert plain.pack([1, 2]) == (1, 2)
