@@ -95,6 +95,23 @@ def test_acrobot_adds_torque_noise_only_where_its_bound_is_positive() -> None:
     assert np.array_equal(noisy[[0, 2]], quiet[[0, 2]]) and not np.array_equal(noisy[1], quiet[1])
 
 
+def test_acrobot_scalar_torque_noise_draws_as_one_bound_per_sub_env_does() -> None:
+    native = sekai.make_vec("classic/Acrobot-v1", N)
+    native.reset(seed=0)
+    start, draws = native.state.copy(), native.rng.bit_generator.state
+
+    def step_with(noise: Any) -> np.ndarray:
+        native.state = start.copy()
+        native.rng.bit_generator.state = draws
+        native.set_attr("torque_noise_max", noise)
+        observations: np.ndarray = native.step(np.ones(N, int)).observations
+        return observations
+
+    quiet, scalar, per_env = step_with(0.0), step_with(0.5), step_with([0.5] * N)
+    np.testing.assert_array_equal(scalar, per_env)
+    assert all(not np.array_equal(scalar[i], quiet[i]) for i in range(N))
+
+
 def test_acrobot_refuses_different_equations_per_sub_env_and_accepts_one() -> None:
     vec = sekai.make_vec("classic/Acrobot-v1", N)
     with pytest.raises(ValueError, match=r"book_or_nips is one value for every sub-env"):
