@@ -4,6 +4,7 @@ stopped it, however many one_call methods it passed through."""
 
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
@@ -20,6 +21,7 @@ class _Calls:
         self._calling = threading.RLock()
         self._cut = False
         self._deferred = False
+        self._nests = False
 
     @one_call
     def inner(self) -> None:
@@ -28,7 +30,15 @@ class _Calls:
 
     @one_call
     def outer(self) -> None:
-        self.inner()
+        self._nests = True  # a call made of others, as set_attr's two rounds
+        try:
+            self.inner()
+        finally:
+            self._nests = False
+
+    @one_call
+    def reentered(self) -> None:
+        self.inner()  # as a signal handler calling in, not a call made of others
 
 
 def test_a_cut_call_raises_vec_env_closed_from_the_workers_error_through_nested_calls() -> None:
@@ -37,3 +47,16 @@ def test_a_cut_call_raises_vec_env_closed_from_the_workers_error_through_nested_
     with pytest.raises(sekai.VecEnvClosed) as raised:
         _Calls().outer()
     assert isinstance(raised.value.__cause__, sekai.VecEnvWorkerError)
+
+
+def test_a_call_made_inside_a_call_that_does_not_nest_is_refused() -> None:
+    calls = _Calls()
+    message = (
+        "_Calls.inner() was called while another call of it runs in this thread (from a "
+        "signal handler or a callback inside that call): its workers answer one call at a "
+        "time, and only close() may cut in."
+    )
+    with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
+        calls.reentered()
+    assert not calls._cut  # refused before it ran
+    assert not calls._calling._is_owned()  # type: ignore[attr-defined]

@@ -1,6 +1,6 @@
 """A session or window kernel run in float32 refuses, when the vector env is built, parameters
-that only float64 holds: integers beyond int32, rewards beyond float32, a GBM whose prices or an
-equity that can leave float32's range. Each refusal names the dtype and the float64 way out."""
+that only float64 holds: integers beyond int32, rewards beyond float32, a GBM whose prices can
+leave float32's range (the equity's bound: test_kernel_equity.py). Each refusal names the dtype and the float64 way out."""
 
 from __future__ import annotations
 
@@ -32,16 +32,6 @@ FLOAT32_REWARD = (
     "sigma**2 reaches 1e+40, above float32's largest value 3.403e+38. Lower sigma, or run the "
     "kernel in float64 (JAX: jax_enable_x64) or with vectorization_mode='native'."
 )
-FLOAT32_EQUITY = (
-    "TradingEnv's equity can reach infinity (5 standard deviations above its mean) within 225 "
-    "steps (positions=(2.0, 4.0), mu=0.5, sigma=1.0, dt=1.0): these parameters compound it "
-    "beyond float32's range. Use less leverage, a smaller mu or dt, or a shorter "
-    "episode_length, or run the kernel in float64 (JAX: jax_enable_x64)."
-)
-# Every holding loses in the mean (log drift -1 a year at best) but swings widely (vol 4): the
-# bound on log equity, -t + 5 * 4 * sqrt(t), peaks at 100 in year 100 and is back to 75 in year
-# 225, under float32's log(max) of 88.7.
-LEVERED = {"positions": (2.0, 4.0), "mu": 0.5, "sigma": 1.0, "dt": 1.0}
 
 
 @pytest.mark.parametrize(
@@ -50,12 +40,6 @@ LEVERED = {"positions": (2.0, 4.0), "mu": 0.5, "sigma": 1.0, "dt": 1.0}
         pytest.param(lambda: TradingKernel(sigma=10.0), FLOAT32_PRICES, id="gbm-prices"),
         pytest.param(lambda: MarketMakingKernel(n_steps=INT32_MAX + 1), INT32_COUNTS, id="int32"),
         pytest.param(lambda: MarketMakingKernel(sigma=1e20), FLOAT32_REWARD, id="reward"),
-        pytest.param(
-            # refused for its peak, though the bound at the episode's end fits
-            lambda: TradingKernel(**LEVERED, episode_length=225),
-            FLOAT32_EQUITY,
-            id="equity",
-        ),
     ],
 )
 def test_a_float32_kernel_refuses_what_only_float64_holds(
@@ -72,7 +56,6 @@ def test_a_float32_kernel_refuses_what_only_float64_holds(
         pytest.param(lambda: TradingKernel(sigma=1.0), id="gbm-prices"),
         pytest.param(lambda: MarketMakingKernel(n_steps=INT32_MAX), id="int32"),
         pytest.param(lambda: MarketMakingKernel(sigma=1e19), id="reward"),
-        pytest.param(lambda: TradingKernel(**LEVERED, episode_length=40), id="equity"),
     ],
 )
 def test_a_float32_kernel_takes_the_same_kinds_of_parameters_within_its_range(
