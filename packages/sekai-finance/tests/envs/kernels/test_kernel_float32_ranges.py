@@ -1,6 +1,7 @@
 """A session or window kernel run in float32 refuses, when the vector env is built, parameters
 that only float64 holds: integers beyond int32, rewards beyond float32, a GBM whose prices can
-leave float32's range (the equity's bound: test_kernel_equity.py). Each refusal names the dtype and the float64 way out."""
+leave float32's range (the equity's bound: test_kernel_equity.py). Each refusal names the
+dtype and the float64 way out."""
 
 from __future__ import annotations
 
