@@ -86,7 +86,10 @@ class MountainCarEnv(ValleyEnv[DiscreteAction]):
 
     def _numpy_step(self, state: Any, given: Any, action: Any) -> tuple[Any, Any]:
         """gymnasium's step with its NumPy scalar types (a float32 state or constant, or a
-        NumPy action, each changes the precision it computes in)."""
+        NumPy action, each changes the precision it computes in). One exception: after a stop
+        at the left wall gymnasium's velocity is the int 0, while it stays a float here, so
+        with a NumPy float32 constant (``force``, ``gravity``) the observations may then
+        differ from gymnasium's by an ulp of float32."""
         if isinstance(given, (np.integer, np.ndarray)):
             # an int64 as gymnasium's sampled actions are: np.uint8(0) - 1 would wrap to 255
             action = np.int64(action)
