@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -231,9 +232,21 @@ def test_make_registers_without_a_time_limit() -> None:
 def test_a_setting_that_breaks_convexity_is_named_and_rolled_back(name: str, value: float) -> None:
     env = OptimalExecutionEnv()
     before = getattr(env, name)
-    with pytest.raises(ValueError, match=rf"setting {name} breaks temporary_impact > permanent"):
+    with pytest.raises(
+        ValueError, match=rf"^OptimalExecution-v0: setting {name} breaks temporary_impact > perm"
+    ):
         setattr(env, name, value)
     assert getattr(env, name) == before
+
+
+def test_the_convexity_refusal_names_the_env_and_the_values() -> None:
+    message = (
+        "OptimalExecution-v0: temporary_impact must exceed permanent_impact * tau / 2 (eta - "
+        "gamma * tau / 2 > 0 keeps the execution cost convex), got eta=1e-08, gamma=2.5e-07, "
+        "tau=0.2."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        OptimalExecutionEnv(temporary_impact=1e-8)
 
 
 @pytest.mark.parametrize(

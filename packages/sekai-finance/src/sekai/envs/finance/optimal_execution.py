@@ -353,8 +353,8 @@ class OptimalExecutionEnv(FinanceEnv[np.ndarray, np.ndarray]):
                 else f"setting {name} breaks temporary_impact > permanent_impact * tau / 2"
             )
             raise ValueError(
-                f"{head} (eta - gamma * tau / 2 > 0 keeps the execution cost convex), got "
-                f"eta={self._eta!r}, gamma={self._gamma!r}, tau={self.tau!r}"
+                f"OptimalExecution-v0: {head} (eta - gamma * tau / 2 > 0 keeps the execution "
+                f"cost convex), got eta={self._eta!r}, gamma={self._gamma!r}, tau={self.tau!r}."
             )
 
     def _check_price_domain(self, name: str | None) -> None:
