@@ -54,7 +54,12 @@ class _Tensor:
 
 
 @pytest.mark.parametrize(
-    "batch", [_Tensor(np.zeros((4, 1), dtype=np.int64)), memoryview(np.zeros((4, 1)))]
+    "batch",
+    [
+        _Tensor(np.zeros((4, 1), dtype=np.int64)),
+        memoryview(np.zeros((4, 1))),
+        np.zeros((4, 1), dtype=object),
+    ],
 )
 def test_an_array_like_of_the_wrong_shape_is_named_by_its_shape(batch: Any) -> None:
     # Its length is the number of sub-envs: the shape is what tells the extra axis.

@@ -350,6 +350,8 @@ class _Settable(Walk):
 
 def test_a_kernel_may_list_its_settable_fields_in_any_collection() -> None:
     assert _Settable.settable == frozenset({"start"})
+    generated = type("_Generated", (Walk,), {"settable": (n for n in ["start"])})
+    assert generated.settable == frozenset({"start"})  # read once, not used up by the check
     envs = KernelVecEnv(_Settable(), 2)
     envs.set_attr("start", 2.0)
     assert envs.get_attr("start") == [2.0, 2.0]

@@ -37,6 +37,14 @@ class _Calls:
             self._nests = False
 
     @one_call
+    def _at(self, command: str) -> None:
+        """As ProcVecEnv's: one method serving get_attr and call."""
+
+    @one_call
+    def _set_attr_at(self) -> None:
+        self._at("set_attr")
+
+    @one_call
     def reentered(self) -> None:
         self.inner()  # as a signal handler calling in, not a call made of others
 
@@ -60,3 +68,17 @@ def test_a_call_made_inside_a_call_that_does_not_nest_is_refused() -> None:
         calls.reentered()
     assert not calls._cut  # refused before it ran
     assert not calls._calling._is_owned()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("inner", "name"), [("_at", "get_attr"), ("_set_attr_at", "set_attr"), ("inner", "inner")]
+)
+def test_the_refusal_names_the_public_method_called(inner: str, name: str) -> None:
+    calls = _Calls()
+    args = ("get_attr",) if inner == "_at" else ()
+    with pytest.raises(RuntimeError, match=rf"^_Calls\.{name}\(\) was called while"):
+        calls._calling.acquire()
+        try:
+            getattr(calls, inner)(*args)
+        finally:
+            calls._calling.release()

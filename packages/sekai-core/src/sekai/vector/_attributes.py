@@ -36,7 +36,9 @@ def one_call(method: _Method) -> _Method:
         if not self._nests and self._calling._is_owned():  # type: ignore[attr-defined]
             # A signal handler or a callback inside a call of this thread: it would take the
             # replies the call waits for. Only close() may cut in (a timeout guard).
-            name = method.__name__.lstrip("_").removesuffix("_at")
+            # _at(command, ...) serves get_attr and call; _set_attr_at is set_attr
+            name = args[0] if method.__name__ == "_at" and args else method.__name__
+            name = name.lstrip("_").removesuffix("_at")
             raise RuntimeError(
                 f"{type(self).__name__}.{name}() was called while another call of it runs in "
                 "this thread (from a signal handler or a callback inside that call): its "

@@ -81,12 +81,13 @@ class ArrayKernel(abc.ABC, Generic[P]):
         super().__init_subclass__(**kwargs)
         settable = cls.__dict__.get("settable")
         if settable is not None:  # listed in any collection: kept as the frozenset drivers use
-            if isinstance(settable, str) or not all(isinstance(n, str) for n in settable):
+            names = None if isinstance(settable, str) else tuple(settable)
+            if names is None or not all(isinstance(n, str) for n in names):
                 raise TypeError(
                     f"{cls.__name__}.settable must be None or a collection of the names of "
                     f"params fields (str), got {settable!r}."
                 )
-            cls.settable = frozenset(settable)
+            cls.settable = frozenset(names)
 
     def setting(self, name: str) -> Any:
         """The env's setting ``name`` that is no params field (a read-only shape, the reward

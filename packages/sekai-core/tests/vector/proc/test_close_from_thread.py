@@ -33,6 +33,8 @@ _STEPPER = """
 _CALLS = {
     "step": "vec.step([{action}, 0]).infos",
     "call": '[r.info for r in vec.call("step", {action})]',  # by name: no timeout of its own
+    # an async call runs the sync one under the call lock: close() waits for it or cuts it too
+    "async_step": '__import__("asyncio").run(vec.async_step([{action}, 0])).infos',
 }
 
 

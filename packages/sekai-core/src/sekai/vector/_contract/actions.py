@@ -102,7 +102,7 @@ class _ArrayNode(_Node):
             ) from exc
         if array.shape != self.shape:
             got = f"shape {array.shape}"
-            if array.ndim == 0 or array.dtype.kind == "O":  # NumPy made no array of it
+            if array.ndim == 0:  # NumPy made no array of it: say what it is
                 got = _kind_of(batch)
             raise ValueError(
                 f"{self._where()} must have shape {self.shape} ({self.num_envs} sub-envs, "

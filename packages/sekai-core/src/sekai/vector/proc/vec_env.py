@@ -467,6 +467,10 @@ class ProcVecEnv(RemoteAttributes):
         else:
             super().close()
 
+    def _check_no_async_call(self) -> None:
+        """Nothing: an async call runs the sync one under the call lock, which ``close()``
+        waits for or cuts short (a watchdog, a timeout guard), as for a sync call."""
+
     def _close(self) -> None:
         # A call in progress uses the pipes and the shared memory until it ends. One in another
         # thread (close() from a watchdog or a stop button) is waited for, up to close_timeout.
