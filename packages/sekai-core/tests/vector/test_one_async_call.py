@@ -16,6 +16,7 @@ import pytest
 import sekai
 from sekai.testing.envs import Drift, DriftVecEnv
 from sekai.vector import ProcVecEnv, SyncVecEnv, VecEnv, VecWrapper
+from sekai.vector.vec_wrapper import VecResultWrapper
 
 PENDING = "A previous async call is still pending."
 
@@ -127,3 +128,69 @@ def test_the_routed_async_calls_of_native_and_proc_envs_clear_their_mark(backend
         assert not vec._async_pending
         asyncio.run(vec.async_step(np.array([1, 1])))
         copy.deepcopy(vec) if backend == "native" else None
+
+
+class _GatedReset(Drift):
+    """Its reset() waits for ``release`` once ``armed``, after setting ``entered``."""
+
+    armed = False
+    entered = threading.Event()
+    release = threading.Event()
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        if _GatedReset.armed:
+            _GatedReset.entered.set()
+            assert _GatedReset.release.wait(10)
+        return super().reset(seed=seed, options=options)
+
+
+class _OwnReset(VecWrapper):
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        return self.venv.reset(seed=seed, options=options)
+
+
+class _ResultOwnStep(VecResultWrapper):
+    def step(self, actions: Any) -> Any:
+        return self.venv.step(actions)
+
+
+class _ResultOwnReset(VecResultWrapper):
+    def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        return self.venv.reset(seed=seed, options=options)
+
+
+@pytest.mark.parametrize(
+    ("wrapper", "running", "second"),
+    [
+        (_OwnReset, "reset", "step"),  # VecWrapper.async_step passes inward: it checks first
+        (_ResultOwnStep, "step", "reset"),  # VecResultWrapper.async_reset
+        (_ResultOwnReset, "reset", "step"),  # VecResultWrapper.async_step
+    ],
+)
+def test_a_wrappers_own_async_call_refuses_the_other_one_passed_inward(
+    wrapper: Any, running: str, second: str
+) -> None:
+    gate = _GatedReset if running == "reset" else _Gated
+    gate.entered.clear()
+    gate.release.clear()
+    vec = wrapper(SyncVecEnv([gate, Drift]))
+    vec.reset(seed=0)
+    calls = {
+        "step": lambda: vec.async_step(np.array([1, 1])),
+        "reset": lambda: vec.async_reset(seed=1),
+    }
+    _GatedReset.armed = running == "reset"
+    first = threading.Thread(target=lambda: asyncio.run(calls[running]()))
+    first.start()
+    try:
+        assert gate.entered.wait(10)
+        with pytest.raises(sekai.AsyncCallPending):
+            asyncio.run(calls[second]())
+        with pytest.raises(sekai.AsyncCallPending):
+            vec.close()
+    finally:
+        _GatedReset.armed = False
+        gate.release.set()
+        first.join(10)
+    vec.close()
+    assert vec.closed

@@ -217,3 +217,13 @@ def test_a_box_part_of_a_dict_or_tuple_action_beyond_its_bounds_passes_as_envs_c
         )
         with pytest.raises(InvalidAction):
             env.step(bad)
+
+
+def test_a_dict_action_with_other_keys_is_refused_though_its_box_is_beyond_its_bounds() -> None:
+    from sekai._box_actions import checked_action
+
+    space = Dict(side=Discrete(2), size=Box(0.0, 1.0, shape=(1,)))
+    checked_action({"side": 1, "size": np.array([1.5])}, space)  # beyond the bounds: taken
+    for keys in ({"side": 1, "sizes": np.array([1.5])}, {"size": np.array([1.5]), "x": 1}):
+        with pytest.raises(InvalidAction):
+            checked_action(keys, space)
