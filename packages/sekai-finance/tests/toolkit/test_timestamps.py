@@ -22,9 +22,11 @@ from sekai.finance.timestamps import TZ_HINT, to_datetime64
         "2020-01-02 03:04:05+01:00",
         "2020-01-02T03:04:05.5Z",
         "2020-01-02T03:04:05 +01:00",
+        b"2020-01-02T03:04Z",  # bytes are read as their text
+        b"2020-01-02T03:04:05+01:00",
     ],
 )
-def test_a_string_with_a_utc_offset_is_refused(text: str) -> None:
+def test_a_string_with_a_utc_offset_is_refused(text: str | bytes) -> None:
     with pytest.raises(ValueError, match=f"^{re.escape(TZ_HINT)}$"):
         to_datetime64(text)
 
@@ -36,10 +38,23 @@ def test_a_string_with_a_utc_offset_is_refused(text: str) -> None:
         ("2020-01-02T03", "2020-01-02T03:00"),
         ("2020-01-02 03:04:05", "2020-01-02T03:04:05"),
         ("2020-01-02T03:04:05.123456", "2020-01-02T03:04:05.123456"),
+        ("2020-01-02T03:04 ", "2020-01-02T03:04"),  # NumPy took the space for a timezone
+        (b"2020-01-02", "2020-01-02T00:00"),
     ],
 )
-def test_a_naive_date_string_is_read_as_it_is(text: str, expected: str) -> None:
-    assert to_datetime64(text) == np.datetime64(expected)
+def test_a_naive_date_string_is_read_as_it_is(text: str | bytes, expected: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and NumPy's timezone warning is never left to show
+        assert to_datetime64(text) == np.datetime64(expected)
+
+
+def test_a_date_past_the_ns_range_written_to_the_nanosecond_is_refused_not_wrapped() -> None:
+    # NumPy reads it in ns and wraps it around (to 1915-06-14), with no error.
+    with pytest.raises(ValueError, match="outside the datetime64\\[ns\\] range"):
+        to_datetime64("2500-01-01T00:00:00.000000001")
+    assert to_datetime64("2200-01-01T00:00:00.000000001") == np.datetime64(
+        "2200-01-01T00:00:00.000000001"
+    )
 
 
 def test_reading_timestamps_leaves_the_warnings_filters_alone(monkeypatch: Any) -> None:

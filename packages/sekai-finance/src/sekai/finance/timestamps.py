@@ -65,14 +65,23 @@ def to_datetime64(value: object, name: str = "timestamp") -> np.datetime64:
     # NumPy only warns about a string with a UTC offset, then drops the offset. Looked for
     # here: catching the warning would swap the process-wide warnings filters, which other
     # threads share (one building data at the same time could leave "error" behind).
-    if isinstance(value, str) and _UTC_OFFSET.search(value.strip()):
-        raise ValueError(TZ_HINT)
+    given = value
+    if isinstance(value, bytes):  # NumPy reads bytes as it reads their text
+        value = value.decode("ascii", "replace")
+    if isinstance(value, str):
+        value = value.strip()  # NumPy takes a trailing space for a timezone too
+        if _UTC_OFFSET.search(value):
+            raise ValueError(TZ_HINT)
     try:
         result: np.datetime64 = np.datetime64(value)  # type: ignore[call-overload]
+        # Read in days too: NumPy wraps digits finer than a second around in its own unit.
+        day = np.datetime64(value, "D") if isinstance(value, str) else None
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name}: cannot read {value!r} as a timestamp: {exc}") from exc
+        raise TypeError(f"{name}: cannot read {given!r} as a timestamp: {exc}") from exc
     if np.isnat(result):
         raise ValueError(f"{name} must not be NaT.")
+    if day is not None:
+        _as_ns(day, name)
     converted: np.datetime64 = _as_ns(result, name)
     return converted
 
@@ -138,6 +147,10 @@ _INT64 = np.iinfo(np.int64)
 def _check_int64(values: list[Any]) -> None:
     """Refuse an integer timestamp beyond int64 (as a float64 it would be rounded, and
     distinct timestamps could become equal)."""
+    # Python compares ints and floats exactly: when the extremes fit (NaN makes them fail),
+    # every entry does, and the entries need no look one by one.
+    if _INT64.min <= min(values) and max(values) <= _INT64.max:
+        return
     for i, value in enumerate(values):
         number = int(value) if is_int(value) else 0
         if not _INT64.min <= number <= _INT64.max:
