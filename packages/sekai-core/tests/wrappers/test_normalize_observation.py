@@ -193,6 +193,19 @@ def test_load_state_dict_of_a_dict_space_into_a_box_one_says_the_structure_diffe
         NormalizeObservation(toy_env()).load_state_dict(saved)
 
 
+@pytest.mark.parametrize("part", [None, [1.0], "stats"])
+def test_load_state_dict_of_statistics_that_are_no_dict_is_a_type_error(
+    toy_env: Any, part: Any
+) -> None:
+    # As the reward normaliser's and the statistics' own load_state_dict.
+    message = (
+        "NormalizeObservation: state['obs_rms'] must be the statistics of a leaf of shape (2,) "
+        f"(a dict with 'mean', 'var' and 'count'), got {type(part).__name__}."
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        NormalizeObservation(toy_env()).load_state_dict({"obs_rms": part})
+
+
 @pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
 @pytest.mark.parametrize(
     ("space", "spoil", "message"),

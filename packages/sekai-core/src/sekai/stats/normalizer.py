@@ -9,7 +9,7 @@ outputs 0 in empty slots; other leaves pass through unchanged.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -366,8 +366,13 @@ class ObservationNormalizer:
     def _checked_leaf_state(current: Stats, state: Any, where: str) -> Callable[[], None]:
         # Statistics hold at least one of these keys; a dict with none of them is most likely
         # the state of a normaliser of another (Dict or Tuple) space.
-        if not isinstance(state, dict) or not {"mean", "var", "count"} & set(state):
-            got = f"a dict with keys {list(state)}" if isinstance(state, dict) else repr(state)
+        if not isinstance(state, Mapping):  # as the statistics' own load_state_dict says
+            raise TypeError(
+                f"{where} must be the statistics of a leaf of shape {current.shape} (a dict with "
+                f"'mean', 'var' and 'count'), got {type(state).__name__}."
+            )
+        if not {"mean", "var", "count"} & set(state):
+            got = f"a dict with keys {list(state)}"
             raise ValueError(
                 f"{where} must be the statistics of a leaf of shape {current.shape} (a dict with "
                 f"'mean', 'var' and 'count'), got {got}: the saved state's structure does not "
