@@ -256,7 +256,8 @@ def test_invalid_colours_raise_value_error() -> None:
 
 
 @pytest.mark.parametrize(
-    "colour", ["red", ([255], 0, 0), (1, 2, "x"), (1, 2), object(), [[1, 2], 3]]
+    "colour",
+    ["red", ([255], 0, 0), (1, 2, "x"), (1, 2), object(), [[1, 2], 3], ("255", "0", "0")],
 )
 def test_a_colour_that_is_no_three_numbers_gets_the_colour_rule(colour: Any) -> None:
     # NumPy's "could not convert string to float" or "inhomogeneous shape" names no colour

@@ -344,8 +344,10 @@ def _color(color: ColorLike) -> _FloatArray:
 def _checked_color(color: ColorLike) -> _FloatArray:
     arr: _FloatArray | None
     try:
-        arr = np.asarray(color, dtype=np.float64)
-    except (TypeError, ValueError):  # a str, ragged channels: NumPy's words name neither
+        given = np.asarray(color)
+        # float64 would read digit strings ("255") as numbers: channels are numbers
+        arr = given.astype(np.float64) if given.dtype.kind in "biuf" else None
+    except (TypeError, ValueError):  # ragged channels: NumPy's words name neither
         arr = None
     if arr is None or arr.shape != (3,) or not np.all((arr >= 0) & (arr <= 255)):
         raise ValueError(f"A colour must be (r, g, b) with channels in [0, 255], got {color!r}.")
