@@ -382,8 +382,9 @@ def test_text_and_image_frames_to_txt_are_refused_naming_save_and_the_first_imag
     env = _recorded(steps=1)
     env.frames.insert(0, "a text frame")
     match = (
-        r"^RecordFrames\.save\(\) got '.*episode\.txt', but frame 1 is a ndarray, not text: it "
-        r"writes images only as a GIF \(\.gif\) or a video \(\.mp4, .*\.txt is for text frames\.$"
+        r"^RecordFrames\.save\(\) got '.*episode\.txt', but frame 1 is a ndarray, not text: the "
+        r"frames mix text and images, which no one file holds\. Save the text frames with "
+        r"save_text\(\) and the images as a GIF or a video, each a list of its own\.$"
     )
     with pytest.raises(TypeError, match=match):
         env.save(tmp_path / "episode.txt")

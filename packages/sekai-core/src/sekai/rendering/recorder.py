@@ -192,15 +192,17 @@ def save_frames(
             path = text_path
         return save_text(frames, path)
     if False in kinds and suffix == ".txt":
-        images = "the frames are images, which it writes"
         if True in kinds:  # text and images, from renderers swapped mid-recording
             first = next(i for i, frame in enumerate(frames) if not isinstance(frame, str))
-            images = (
-                f"frame {first} is a {type(frames[first]).__name__}, not text: it writes images"
+            raise TypeError(
+                f"{caller}() got {str(path)!r}, but frame {first} is a "
+                f"{type(frames[first]).__name__}, not text: the frames mix text and images, "
+                "which no one file holds. Save the text frames with save_text() and the "
+                "images as a GIF or a video, each a list of its own."
             )
         raise TypeError(
-            f"{caller}() got {str(path)!r}, but {images} only as a GIF (.gif) or a video "
-            f"({', '.join(VIDEO_CODECS)}); .txt is for text frames."
+            f"{caller}() got {str(path)!r}, but the frames are images, which it writes only "
+            f"as a GIF (.gif) or a video ({', '.join(VIDEO_CODECS)}); .txt is for text frames."
         )
     if suffix == ".gif":
         return _write_gif(frames, path, fps, caller)
