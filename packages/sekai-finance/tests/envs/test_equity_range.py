@@ -142,7 +142,7 @@ def test_trading_env_refuses_the_step_whose_equity_overflows() -> None:
         f"{steps} ({LEVERED_VALUES}): "
     )
     assert message.endswith(
-        "Use smaller positions, a smaller mu or dt, or a shorter episode_length."
+        "Use smaller positions, a mu nearer 0 or a smaller dt, or a shorter episode_length."
     )
     assert math.isfinite(env.unwrapped.equity)  # the failed step changed nothing
     assert env.unwrapped.elapsed_steps == steps

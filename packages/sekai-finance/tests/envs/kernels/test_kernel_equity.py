@@ -60,7 +60,8 @@ REFUSED = (
     r"TradingEnv's equity may reach infinity within 1000 steps, its log 5 standard deviations "
     r"above its mean under the holdings that raise it most \(positions=\(0\.0, 1\.0, 3\.0\), "
     r"mu=0\.5, sigma=0\.2, dt=1\.0\): these parameters compound it beyond float64's range\. "
-    r"Use smaller positions, a smaller mu or dt, or a shorter episode_length\.$"  # as native
+    # as native
+    r"Use smaller positions, a mu nearer 0 or a smaller dt, or a shorter episode_length\.$"
 )
 
 
@@ -140,8 +141,8 @@ def test_portfolio_equity_bound_counts_the_variance_drag() -> None:
         short = PortfolioKernel(**falling, allow_short=True)
         KernelVecEnv(short, 1, backend=NumpyBackend(np.float32))
     assert str(e.value).endswith(  # no parameter sets its leverage
-        "range. Use a smaller mu or dt, or a shorter episode_length, or run the kernel in "
-        "float64 (JAX: jax_enable_x64)."
+        "range. Use a mu nearer 0 or a smaller dt, or a shorter episode_length, or run the "
+        "kernel in float64 (JAX: jax_enable_x64)."
     )
 
 

@@ -273,7 +273,7 @@ def equity_remedy(source: str, exposure: str = "") -> str:
     data); and a shorter episode."""
     changes = [exposure] if exposure else []
     if source == "gbm":
-        changes.append("a smaller mu or dt")
+        changes.append("a mu nearer 0 or a smaller dt")  # a short gains as mu falls
     elif source == "model":
         changes.append("a model whose returns compound less")
     changes.append("a shorter episode_length")
