@@ -11,7 +11,9 @@ from sekai.envs.finance.optimal_execution import OptimalExecutionEnv
 SELL = np.full((2, 1), 0.05, np.float32)  # 5% of what is left: never all of it before the end
 
 
-def test_n_steps_raised_mid_episode_ends_both_envs_at_the_new_end() -> None:
+def _raised_to_ten() -> tuple[sekai.VecEnv, OptimalExecutionEnv]:
+    """The native env and a single env, both built with n_steps=5, after one step each
+    raised to 10."""
     vec = sekai.make_vec("OptimalExecution-v0", 2, n_steps=5)
     single = OptimalExecutionEnv(n_steps=5)
     vec.reset(seed=0)
@@ -20,6 +22,11 @@ def test_n_steps_raised_mid_episode_ends_both_envs_at_the_new_end() -> None:
     single.step(SELL[0])
     vec.set_attr("n_steps", 10)
     single.n_steps = 10
+    return vec, single
+
+
+def test_n_steps_raised_mid_episode_ends_both_envs_at_the_new_end() -> None:
+    vec, single = _raised_to_ten()
     ends = []
     for step in range(2, 12):
         vec_done = vec.step(SELL).dones
@@ -32,15 +39,8 @@ def test_n_steps_raised_mid_episode_ends_both_envs_at_the_new_end() -> None:
     vec.close()
 
 
-def test_n_steps_raised_then_lowered_below_the_clock_gives_a_last_observation_in_the_space():
-    vec = sekai.make_vec("OptimalExecution-v0", 2, n_steps=5)
-    single = OptimalExecutionEnv(n_steps=5)
-    vec.reset(seed=0)
-    single.reset(seed=0)
-    vec.step(SELL)
-    single.step(SELL[0])
-    vec.set_attr("n_steps", 10)
-    single.n_steps = 10
+def test_n_steps_lowered_below_the_clock_leaves_the_last_observation_in_the_space() -> None:
+    vec, single = _raised_to_ten()
     for _ in range(5):  # to step 6, past the first end
         assert not vec.step(SELL).dones.any()
         assert not single.step(SELL[0]).done
