@@ -15,7 +15,7 @@ import pytest
 
 import sekai
 from sekai.testing.envs import Drift, DriftVecEnv
-from sekai.vector import ProcVecEnv, SyncVecEnv, VecEnv, VecWrapper
+from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv, VecEnv, VecWrapper
 from sekai.vector.vec_wrapper import VecResultWrapper
 
 PENDING = "A previous async call is still pending."
@@ -195,3 +195,78 @@ def test_a_wrappers_own_async_call_refuses_the_other_one_passed_inward(
         first.join(10)
     vec.close()
     assert vec.closed
+
+
+class _GatedDriftVecEnv(DriftVecEnv):
+    """A native env whose step is held in progress as ``_Gated``'s is."""
+
+    def _step(self, actions: Any) -> tuple[Any, Any, Any, dict[str, Any]]:
+        _Gated.entered.set()
+        assert _Gated.release.wait(10)
+        return super()._step(actions)
+
+
+def _gated_native() -> VecEnv:
+    return _GatedDriftVecEnv(2)
+
+
+ELSEWHERE = (
+    "{name} was called from another thread while an async_reset() or async_step() of it "
+    "runs: the call would reach its sub-envs in the middle of that one. Await that call "
+    "first (serialise the threads' calls with a lock), or give each thread its own VecEnv."
+)
+
+
+_SYNC_CALLS: dict[str, Callable[[VecEnv], Any]] = {
+    "step": lambda vec: vec.step(np.array([1, 1])),
+    "reset": lambda vec: vec.reset(seed=1),
+    "get_attr": lambda vec: vec.get_attr("x"),
+    "set_attr": lambda vec: vec.set_attr("x", 0.0),
+    "call": lambda vec: vec.call("reset"),
+}
+
+
+@pytest.mark.parametrize(
+    ("make", "name", "calls"),
+    [
+        (_gated_sync, "SyncVecEnv", list(_SYNC_CALLS)),
+        (_gated_wrapper, "SyncVecEnv", list(_SYNC_CALLS)),
+        # Not a shim call running: the shims' own refusal does not apply.
+        (lambda: AsyncVecEnv([_Gated, Drift]), "AsyncVecEnv", list(_SYNC_CALLS)),
+        (_gated_native, "_GatedDriftVecEnv", ["step", "reset"]),  # no sub-env attributes
+    ],
+    ids=["sync", "wrapper", "async", "native"],
+)
+def test_sync_calls_from_another_thread_during_an_async_call_are_refused_and_change_nothing(
+    make: Callable[[], VecEnv], name: str, calls: list[str]
+) -> None:
+    # The async methods run the sync ones in the awaiting thread: nothing else kept another
+    # thread's sync call from stepping, resetting or reading the sub-envs in the middle.
+    _Gated.entered.clear()
+    _Gated.release.clear()
+    vec = make()
+    vec.reset(seed=0)
+    results: list[Any] = []
+    first = threading.Thread(
+        target=lambda: results.append(asyncio.run(vec.async_step(np.array([1, 1]))))
+    )
+    first.start()
+    try:
+        assert _Gated.entered.wait(10)
+        for call in calls:
+            with pytest.raises(sekai.AsyncCallPending) as caught:
+                _SYNC_CALLS[call](vec)
+            assert str(caught.value) == ELSEWHERE.format(name=name), call
+    finally:
+        _Gated.release.set()
+        first.join(10)
+    if not isinstance(vec, DriftVecEnv):  # stepped once, by the async call alone
+        np.testing.assert_array_equal(results[0].observations, _once())
+    else:
+        reference = DriftVecEnv(2)
+        reference.reset(seed=0)
+        np.testing.assert_array_equal(
+            results[0].observations, reference.step(np.array([1, 1])).observations
+        )
+    vec.step(np.array([1, 1]))  # the call is over: this thread's calls run again
+    vec.close()

@@ -1,6 +1,7 @@
 """One async call of a VecEnv at a time (core.md §14 rule 8): an ``async_reset`` or
 ``async_step`` started while another is running raises ``AsyncCallPending`` before anything is
-dispatched, on every backend, and so do ``close()``, a copy or a pickle meanwhile."""
+dispatched, on every backend, and so do ``close()``, a copy or a pickle meanwhile, and any call
+of it from another thread."""
 
 from __future__ import annotations
 
@@ -21,11 +22,24 @@ T = TypeVar("T")
 # two statements only: a lock in each VecEnv's state would stop it from being pickled.
 _BEGIN_ASYNC = threading.Lock()
 
+_ELSEWHERE = (
+    "{name} was called from another thread while an async_reset() or async_step() of it runs: "
+    "the call would reach its sub-envs in the middle of that one. Await that call first "
+    "(serialise the threads' calls with a lock), or give each thread its own VecEnv."
+)
+
 
 def _renew_begin_async_lock() -> None:
     """A forked child gets a free lock: a thread that held it at the fork is not there."""
     global _BEGIN_ASYNC
     _BEGIN_ASYNC = threading.Lock()
+
+
+_ELSEWHERE = (
+    "{name} was called from another thread while an async_reset() or async_step() of it runs: "
+    "the call would reach its sub-envs in the middle of that one. Await that call first "
+    "(serialise the threads' calls with a lock), or give each thread its own VecEnv."
+)
 
 
 if hasattr(os, "register_at_fork"):
@@ -37,6 +51,7 @@ class AsyncCalls:
 
     # A wrapper keeps no flag of its own but while a routed async call of its own runs.
     _async_pending: bool = False
+    _async_thread: int = 0  # the thread running it (valid while ``_async_pending``)
 
     def _check_no_async_call(self) -> None:
         """AsyncCallPending while an ``async_reset``/``async_step`` of this VecEnv is awaited:
@@ -51,6 +66,19 @@ class AsyncCalls:
             if self._async_pending:
                 raise AsyncCallPending()
             self._async_pending = True
+            self._async_thread = threading.get_ident()
+
+    def _end_async(self) -> None:
+        """The async call that ``_begin_async()`` marked is over."""
+        self._async_pending = False
+
+    def _check_no_async_call_elsewhere(self) -> None:
+        """AsyncCallPending for a call from another thread while an async call of this VecEnv
+        runs: where the async methods run the sync ones, nothing else stops it from stepping
+        or reading the sub-envs in the middle of that call. The thread running the async call
+        makes its own calls through these checks."""
+        if self._async_pending and self._async_thread != threading.get_ident():
+            raise AsyncCallPending(_ELSEWHERE.format(name=type(self).__name__))
 
 
 def one_async_call(fn: Callable[..., T]) -> Callable[..., T]:
@@ -63,6 +91,6 @@ def one_async_call(fn: Callable[..., T]) -> Callable[..., T]:
         try:
             return fn(self, *args, **kwargs)
         finally:
-            self._async_pending = False
+            self._end_async()
 
     return call

@@ -154,7 +154,7 @@ class AsyncVecEnv(InProcessVecEnv):
             )
             return self._reset_from(results, options)
         finally:
-            self._async_pending = False
+            self._end_async()
 
     async def async_step(self, actions: Any) -> VecStepResult[Any]:
         self._check_open()
@@ -175,7 +175,7 @@ class AsyncVecEnv(InProcessVecEnv):
                 raise self._failed_step(error, stepped, lambda i: ran[i].info) from None
             return self._step_from(results, any(isinstance(r, BaseException) for r in results))
         finally:
-            self._async_pending = False
+            self._end_async()
 
     # -- copy and pickle -----------------------------------------------------------------------
 
@@ -202,6 +202,12 @@ class AsyncVecEnv(InProcessVecEnv):
         if self._shim_lock.locked():
             raise AsyncCallPending(_OTHER_THREAD.format(method="close"))
         super()._check_no_async_call()
+
+    def _check_no_async_call_elsewhere(self) -> None:
+        # While another thread's shim call runs, the shim refuses this thread's naming the
+        # method (_OTHER_THREAD), and an async call is refused by its own mark.
+        if not self._shim_lock.locked():
+            super()._check_no_async_call_elsewhere()
 
     # -- closing -------------------------------------------------------------------------------
 

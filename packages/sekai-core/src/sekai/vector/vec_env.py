@@ -228,7 +228,7 @@ class VecEnv(AsyncCalls, abc.ABC):
         try:
             return self.reset(seed=seed, options=options)
         finally:
-            self._async_pending = False
+            self._end_async()
 
     async def async_step(self, actions: Any) -> VecStepResult[Any]:
         """Coroutine version of ``step()`` (by default it runs ``step()``)."""
@@ -236,7 +236,7 @@ class VecEnv(AsyncCalls, abc.ABC):
         try:
             return self.step(actions)
         finally:
-            self._async_pending = False
+            self._end_async()
 
     @abc.abstractmethod
     def get_attr(self, name: str) -> list[Any]:
@@ -365,9 +365,11 @@ class VecEnv(AsyncCalls, abc.ABC):
     # -- parent-side rules shared by the backends ------------------------------------------
 
     def _check_open(self) -> None:
-        """Raise VecEnvClosed after ``close()``."""
+        """Raise VecEnvClosed after ``close()``, and AsyncCallPending for a call from another
+        thread while an async call of this VecEnv runs."""
         if self._closed:
             raise VecEnvClosed()
+        self._check_no_async_call_elsewhere()
 
     def _begin_reset(self) -> None:
         """Before dispatching a reset: the VecEnv must be reset again if it fails midway."""
@@ -437,9 +439,8 @@ class VecEnv(AsyncCalls, abc.ABC):
         return frozen
 
     def _ready_checker(self) -> ActionChecker:
-        """Rule 1 (and VecEnvClosed) before anything is dispatched; the action checker."""
-        if self._closed:
-            raise VecEnvClosed()
+        """Rule 1 (and ``_check_open``) before anything is dispatched; the action checker."""
+        self._check_open()
         if not self._has_reset:
             raise ResetRequired(_RESET_FAILED if self._resetting else None)
         return self._action_checker()

@@ -197,6 +197,20 @@ class VecWrapper(VecEnv):
 
     # A wrapper's flag is set only by a routed async call of its own (a subclass's step()):
     # the calls passed inward meanwhile are refused as the env it wraps refuses its own.
+    # That call runs the sync calls it passes inward in its own thread, so the env it wraps
+    # is marked too: another thread's calls reaching that env meanwhile are refused there.
+    def _begin_async(self) -> None:
+        super()._begin_async()
+        try:
+            self.venv._begin_async()
+        except BaseException:
+            super()._end_async()
+            raise
+
+    def _end_async(self) -> None:
+        super()._end_async()
+        self.venv._end_async()
+
     async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         self._check_no_async_call()
         return await self.venv.async_reset(seed=seed, options=options)
