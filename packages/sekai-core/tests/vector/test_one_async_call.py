@@ -5,9 +5,10 @@ step()): a second async call, close(), a copy or a pickle meanwhile is refused."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,25 @@ class _Gated(Drift):
         return super().step(action)
 
 
+@contextlib.contextmanager
+def _async_step_held(vec: VecEnv) -> Iterator[list[Any]]:
+    """An ``async_step`` of ``vec`` awaited in another thread, held inside sub-env 0's step
+    (a ``_Gated``) until the block ends; yields the list its result is put in."""
+    _Gated.entered.clear()
+    _Gated.release.clear()
+    results: list[Any] = []
+    first = threading.Thread(
+        target=lambda: results.append(asyncio.run(vec.async_step(np.array([1, 1]))))
+    )
+    first.start()
+    try:
+        assert _Gated.entered.wait(10)
+        yield results
+    finally:
+        _Gated.release.set()
+        first.join(10)
+
+
 def _gated_sync() -> VecEnv:
     return SyncVecEnv([_Gated, Drift])
 
@@ -69,22 +89,10 @@ def _gated_wrapper() -> VecEnv:
 def test_a_second_async_call_from_another_thread_is_refused_while_one_runs(
     make: Callable[[], VecEnv], second: Callable[[VecEnv], Any]
 ) -> None:
-    _Gated.entered.clear()
-    _Gated.release.clear()
     vec = make()
     vec.reset(seed=0)
-    results: list[Any] = []
-    first = threading.Thread(
-        target=lambda: results.append(asyncio.run(vec.async_step(np.array([1, 1]))))
-    )
-    first.start()
-    try:
-        assert _Gated.entered.wait(10)  # the first call is inside sub-env 0's step
-        with pytest.raises(sekai.AsyncCallPending):
-            second(vec)
-    finally:
-        _Gated.release.set()
-        first.join(10)
+    with _async_step_held(vec) as results, pytest.raises(sekai.AsyncCallPending):
+        second(vec)
     np.testing.assert_array_equal(results[0].observations, _once())  # stepped once
     asyncio.run(vec.async_step(np.array([0, 0])))  # the call is over: the next one runs
     vec.close()
@@ -242,24 +250,13 @@ def test_sync_calls_from_another_thread_during_an_async_call_are_refused_and_cha
 ) -> None:
     # The async methods run the sync ones in the awaiting thread: nothing else kept another
     # thread's sync call from stepping, resetting or reading the sub-envs in the middle.
-    _Gated.entered.clear()
-    _Gated.release.clear()
     vec = make()
     vec.reset(seed=0)
-    results: list[Any] = []
-    first = threading.Thread(
-        target=lambda: results.append(asyncio.run(vec.async_step(np.array([1, 1]))))
-    )
-    first.start()
-    try:
-        assert _Gated.entered.wait(10)
+    with _async_step_held(vec) as results:
         for call in calls:
             with pytest.raises(sekai.AsyncCallPending) as caught:
                 _SYNC_CALLS[call](vec)
             assert str(caught.value) == ELSEWHERE.format(name=name), call
-    finally:
-        _Gated.release.set()
-        first.join(10)
     if not isinstance(vec, DriftVecEnv):  # stepped once, by the async call alone
         np.testing.assert_array_equal(results[0].observations, _once())
     else:
