@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
+import re
+import warnings
+
 import numpy as np
 import pytest
 
 from sekai.error import LookAheadError
 from sekai.finance import features as f
+from sekai.finance.timestamps import TZ_HINT
 
 X = 100 * np.exp(np.cumsum(np.random.default_rng(1).normal(0, 0.01, (40, 3)), axis=0))
 
@@ -190,6 +195,45 @@ def test_asof_join_respects_lag():
         f.asof_join(days, [1, 2], [1.0, 2.0])
     with pytest.raises(ValueError, match=r"got an int too large for a float64\.$"):
         f.asof_join(targets, [4, 9], [1.0, 2.0], lag=10**400)  # not its 401 digits
+
+
+BARS = np.arange("2021-01-06T09:00", "2021-01-06T12:00", dtype="datetime64[h]")  # naive local
+
+
+AWARE = ["DatetimeIndex", "Series", "datetime", "str", "str-array", "bytes"]
+
+
+def _aware(kind: str) -> object:
+    """10:30 in Tokyo, as 01:30 UTC, in one of the forms a feed gives it."""
+    if kind in ("DatetimeIndex", "Series"):
+        pd = pytest.importorskip("pandas")
+        aware = pd.DatetimeIndex(["2021-01-06 01:30"], tz="UTC")
+        return aware if kind == "DatetimeIndex" else pd.Series(aware)
+    return {
+        "datetime": [datetime.datetime(2021, 1, 6, 1, 30, tzinfo=datetime.timezone.utc)],
+        "str": ["2021-01-06T01:30+00:00"],
+        "str-array": np.array(["2021-01-06T01:30Z"]),
+        "bytes": [b"2021-01-06 01:30:00+00:00"],
+    }[kind]
+
+
+@pytest.mark.parametrize("kind", AWARE)
+def test_asof_join_refuses_timezone_aware_times_naming_them(kind: str) -> None:
+    # Converted to UTC, the 10:30 Tokyo event would show from the 09:00 naive local bar on.
+    aware = _aware(kind)
+    for name, call in [
+        ("event_times", lambda: f.asof_join(BARS, aware, [1.0])),
+        ("target_times", lambda: f.asof_join(aware, BARS[:1], [1.0])),
+    ]:
+        with pytest.raises(ValueError, match=f"^{re.escape(f'{name}: {TZ_HINT}')}$"):
+            call()
+
+
+def test_asof_join_reads_naive_date_strings_and_datetimes_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for events in (["2021-01-06T10:30"], [datetime.datetime(2021, 1, 6, 10, 30)]):
+            assert np.isnan(f.asof_join(BARS, events, [1.0])).tolist() == [True, True, False]
 
 
 def test_asof_join_quotes_a_negative_pandas_lag_as_given():

@@ -11,7 +11,14 @@ import numpy as np
 
 from sekai.finance._values import is_int, is_real, real_array, real_float
 
-__all__ = ["TZ_HINT", "Time", "check_timestamps", "to_datetime64"]
+__all__ = [
+    "TZ_HINT",
+    "Time",
+    "check_timestamps",
+    "has_timezone",
+    "timezone_refused",
+    "to_datetime64",
+]
 
 TZ_HINT = (
     "timezone-aware timestamps are not supported; convert them to naive UTC first, e.g. "
@@ -50,6 +57,33 @@ def _as_ns(value: Any, name: str) -> Any:
     return ns
 
 
+def _text(value: str | bytes) -> str:
+    """A date string as NumPy reads it: bytes as their text, without the spaces around it
+    (NumPy takes a trailing space for a timezone too)."""
+    if isinstance(value, bytes):
+        value = value.decode("ascii", "replace")
+    return value.strip()
+
+
+def has_timezone(value: object) -> bool:
+    """Whether a timestamp carries a time zone: a ``tzinfo`` (a ``datetime``, a pandas
+    Timestamp) or a date string (or bytes) with a UTC offset.
+
+    NumPy only warns about a string with a UTC offset, then drops the offset (or converts an
+    aware ``datetime`` to UTC). Looked for here: catching the warning would swap the
+    process-wide warnings filters, which other threads share (one building data at the same
+    time could leave "error" behind).
+    """
+    if getattr(value, "tzinfo", None) is not None:
+        return True
+    return isinstance(value, (str, bytes)) and _UTC_OFFSET.search(_text(value)) is not None
+
+
+def timezone_refused(name: str) -> ValueError:
+    """The error refusing timezone-aware timestamps given as ``name``: ``TZ_HINT`` after it."""
+    return ValueError(f"{name}: {TZ_HINT}")
+
+
 def to_datetime64(value: object, name: str = "timestamp") -> np.datetime64:
     """Convert a date string, ``datetime``, ``date``, pandas Timestamp or datetime64 to ns;
     errors name ``name``."""
@@ -58,20 +92,13 @@ def to_datetime64(value: object, name: str = "timestamp") -> np.datetime64:
             f"{name} must be a date string, datetime, date, pandas Timestamp or datetime64, "
             f"got {type(value).__name__} {value!r}."
         )
-    if getattr(value, "tzinfo", None) is not None:
+    if has_timezone(value):
         raise ValueError(TZ_HINT)
     if hasattr(value, "to_datetime64"):  # pandas Timestamp
         value = value.to_datetime64()
-    # NumPy only warns about a string with a UTC offset, then drops the offset. Looked for
-    # here: catching the warning would swap the process-wide warnings filters, which other
-    # threads share (one building data at the same time could leave "error" behind).
     given = value
-    if isinstance(value, bytes):  # NumPy reads bytes as it reads their text
-        value = value.decode("ascii", "replace")
-    if isinstance(value, str):
-        value = value.strip()  # NumPy takes a trailing space for a timezone too
-        if _UTC_OFFSET.search(value):
-            raise ValueError(TZ_HINT)
+    if isinstance(value, (str, bytes)):  # NumPy reads bytes as it reads their text
+        value = _text(value)
     try:
         result: np.datetime64 = np.datetime64(value)  # type: ignore[call-overload]
         # Read in days too: NumPy wraps digits finer than a second around in its own unit.

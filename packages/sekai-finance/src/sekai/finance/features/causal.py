@@ -11,6 +11,7 @@ import numpy as np
 from sekai._seeding import check_seed
 from sekai.error import LookAheadError
 from sekai.finance._values import check_count, check_number, is_int, is_real, real_float, too_large
+from sekai.finance.timestamps import has_timezone, timezone_refused
 
 __all__ = ["asof_join", "check_causal"]
 
@@ -20,6 +21,10 @@ def _times(name: str, value: Any) -> np.ndarray:
     if t.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {t.shape}.")
     if t.dtype.kind not in "Mmiuf":
+        # NumPy would convert an aware datetime to UTC (a naive local axis would see it early)
+        # and drop a string's UTC offset, warning only
+        if any(has_timezone(v) for v in t.tolist()):
+            raise timezone_refused(name)
         t = np.asarray(t, dtype="datetime64[ns]")
     missing = (
         np.isnat(t) if t.dtype.kind in "Mm" else (np.isnan(t) if t.dtype.kind == "f" else None)
@@ -37,8 +42,9 @@ def _times(name: str, value: Any) -> np.ndarray:
 def asof_join(target_times: Any, event_times: Any, values: Any, *, lag: Any = None) -> np.ndarray:
     """Value of the last event with ``event_time + lag <= t`` for every target time ``t``.
 
-    NaN before any event. Both time arrays are datetime64 or both numeric; ``lag`` is a
-    non-negative timedelta (datetime axes) or number.
+    NaN before any event. Both time arrays are datetime64 or both numeric (timezone-aware
+    times are refused, naming the array); ``lag`` is a non-negative timedelta (datetime
+    axes) or number.
     """
     targets = _times("target_times", target_times)
     events = _times("event_times", event_times)
