@@ -3,12 +3,15 @@ takes, never a bare internal error or a silent conversion (finance.md §3, §5).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 import sekai
 from sekai.envs.finance import TradingEnv
 from sekai.finance.data import MarketData, Time
+from sekai.finance.timestamps import TZ_HINT
 
 pd = pytest.importorskip("pandas")
 
@@ -71,6 +74,92 @@ def test_from_pandas_refuses_duplicate_exogenous_columns():
     exogenous = pd.DataFrame(np.ones((50, 2)), index=DAYS, columns=["x", "x"])
     with pytest.raises(ValueError, match="exogenous column names must be unique"):
         MarketData.from_pandas(FRAME, exogenous=exogenous)
+
+
+# A field or exogenous series is re-indexed to the prices' timestamps and assets by label:
+# one that shares none of them (a time zone, another time of day, date strings, another
+# column label) would be all NaN, and is refused naming what it has and what the prices have.
+
+PANEL = pd.DataFrame({"a": WALK, "b": WALK + 1.0}, index=DAYS)
+
+
+@pytest.mark.parametrize("argument", ["fields", "exogenous"])
+def test_from_pandas_refuses_a_timezone_aware_field_or_exogenous_index(argument):
+    aware = PANEL.tz_localize("America/New_York")
+    value = aware if argument == "fields" else aware["a"]
+    message = f"{argument}['x']: {TZ_HINT}"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MarketData.from_pandas(PANEL, **{argument: {"x": value}})
+
+
+@pytest.mark.parametrize(
+    ("index", "shown"),
+    [
+        (DAYS + pd.Timedelta("16h"), r"\[Timestamp\('2021-01-04 16:00:00'\), .*, \.\.\.\]"),
+        (DAYS.strftime("%Y-%m-%d"), r"\['2021-01-04', '2021-01-05', '2021-01-06', \.\.\.\]"),
+    ],
+    ids=["time-of-day", "strings"],
+)
+@pytest.mark.parametrize("argument", ["fields", "exogenous"])
+def test_from_pandas_refuses_a_field_or_exogenous_sharing_no_timestamp(argument, index, shown):
+    moved = PANEL.set_axis(index)
+    value = moved if argument == "fields" else moved["a"]
+    prices = r"\[Timestamp\('2021-01-04 00:00:00'\), .*, \.\.\.\]"
+    with pytest.raises(
+        ValueError,
+        match=rf"^{argument}\['x'\] shares no timestamp with the prices: its index starts "
+        rf"{shown}, the prices' index starts {prices}; re-indexed .* all NaN\.$",
+    ):
+        MarketData.from_pandas(PANEL, **{argument: {"x": value}})
+
+
+def test_from_pandas_refuses_a_field_sharing_no_asset():
+    # a one-ticker file: the prices' asset is the "Close" column, the volume's is "Volume"
+    table = pd.DataFrame({"Close": WALK, "Volume": WALK * 1e4}, index=DAYS)
+    message = (
+        "fields['volume'] shares no asset with the prices: its columns are ['Volume'], the "
+        "prices' columns are ['Close']; re-indexed to the prices' columns by label, it would "
+        "be all NaN."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MarketData.from_pandas(table["Close"], fields={"volume": table[["Volume"]]})
+    with pytest.raises(
+        ValueError, match=r"its columns are \['A', 'B'\], the prices' .*\['a', 'b'\]"
+    ):
+        MarketData.from_pandas(PANEL, fields={"volume": PANEL.rename(columns=str.upper)})
+    data = MarketData.from_pandas(
+        table["Close"], fields={"volume": table[["Volume"]].set_axis(["Close"], axis=1)}
+    )
+    assert data.field("volume")[:, 0].tolist() == (WALK * 1e4).tolist()
+
+
+def test_from_pandas_keeps_a_partial_overlap_as_the_reindex_gives_it():
+    volume = pd.DataFrame({"b": np.arange(40.0), "z": 1.0}, index=DAYS[10:])
+    data = MarketData.from_pandas(PANEL, fields={"volume": volume})
+    assert np.isnan(data.field("volume")[:10]).all() and np.isnan(data.field("volume")[:, 0]).all()
+    assert data.field("volume")[10:, 1].tolist() == list(np.arange(40.0))
+    data = MarketData.from_pandas(PANEL, exogenous={"rate": volume["b"]})
+    assert np.isnan(data.exogenous_series("rate")[:10]).all()
+
+
+@pytest.mark.parametrize("argument", ["fields", "exogenous"])
+def test_from_pandas_refuses_a_repeated_timestamp_in_a_field_or_exogenous(argument):
+    repeated = pd.concat([PANEL, PANEL.iloc[:1]])
+    value = repeated if argument == "fields" else repeated["a"]
+    message = (
+        f"{argument}['x'] has more than one row for the timestamp "
+        "Timestamp('2021-01-04 00:00:00'); keep one row per timestamp, as the prices do."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MarketData.from_pandas(PANEL, **{argument: {"x": value}})
+
+
+def test_from_pandas_refuses_a_repeated_column_in_a_field():
+    message = (
+        "fields['x'] has more than one column 'a'; keep one column per asset, as the prices do."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MarketData.from_pandas(PANEL, fields={"x": pd.concat([PANEL, PANEL["a"]], axis=1)})
 
 
 # 3. from_long

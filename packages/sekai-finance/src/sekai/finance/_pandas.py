@@ -8,9 +8,16 @@ from typing import Any
 import numpy as np
 
 from sekai.error import MissingDependency
-from sekai.finance.timestamps import TZ_HINT
+from sekai.finance.timestamps import TZ_HINT, timezone_refused
 
-__all__ = ["import_pandas", "long_to_wide", "pandas_assets", "pandas_times", "pandas_values"]
+__all__ = [
+    "import_pandas",
+    "long_to_wide",
+    "pandas_assets",
+    "pandas_times",
+    "pandas_values",
+    "reindexed",
+]
 
 _PANDAS_HINT = '{what} needs pandas, which is not installed: pip install "sekai-finance[pandas]"'
 
@@ -52,6 +59,50 @@ def pandas_times(pd: Any, index: Any) -> Any:
             raise ValueError(TZ_HINT)
         return index.to_numpy("datetime64[ns]")
     return index.to_numpy()
+
+
+def _first(labels: Any) -> str:
+    """The first few of an index's labels, for a message: ``[a, b, c, ...]``."""
+    shown = repr(labels[:3].tolist())
+    return f"{shown[:-1]}, ...]" if len(labels) > 3 else shown
+
+
+def _checked_labels(name: str, labels: Any, target: Any, axis: str) -> None:
+    """Refuse ``labels`` (``name``'s index or columns, ``axis``) holding a label twice (pandas
+    cannot re-index them), or sharing none with ``target``, the prices' (re-indexed to them,
+    ``name`` would be all NaN)."""
+    if axis == "index":
+        held, keep, per, verb = "row for the timestamp", "row", "timestamp", "starts"
+    else:
+        held, keep, per, verb = "column", "column", "asset", "are"
+    if labels.has_duplicates:
+        raise ValueError(
+            f"{name} has more than one {held} {labels[labels.duplicated()][0]!r}; keep one "
+            f"{keep} per {per}, as the prices do."
+        )
+    if len(target) and not target.isin(labels).any():
+        raise ValueError(
+            f"{name} shares no {per} with the prices: its {axis} {verb} {_first(labels)}, "
+            f"the prices' {axis} {verb} {_first(target)}; re-indexed to the prices' {axis} by "
+            "label, it would be all NaN."
+        )
+
+
+def reindexed(pd: Any, name: str, value: Any, index: Any, columns: Any = None) -> np.ndarray:
+    """``value`` (a field's DataFrame, or an exogenous Series/DataFrame) re-indexed to the
+    prices' ``index`` (and ``columns``, for a field), as ``pandas_values``.
+
+    Raises:
+        ValueError: naming ``name``: a timezone-aware index, a timestamp (or column) held
+            twice, or no timestamp (or column) in common with the prices.
+    """
+    if isinstance(value.index, pd.DatetimeIndex) and value.index.tz is not None:
+        raise timezone_refused(name)
+    _checked_labels(name, value.index, index, "index")
+    if columns is None:
+        return pandas_values(pd, value.reindex(index))
+    _checked_labels(name, value.columns, columns, "columns")
+    return pandas_values(pd, value.reindex(index=index, columns=columns))
 
 
 def long_to_wide(

@@ -17,6 +17,7 @@ from sekai.finance._pandas import (
     pandas_assets,
     pandas_times,
     pandas_values,
+    reindexed,
 )
 from sekai.finance._values import check_count, is_int, is_real, real_array, real_float, too_large
 from sekai.finance.timestamps import Time, check_timestamps, to_datetime64
@@ -468,7 +469,13 @@ class MarketData:
         exogenous: Any = None,
         price_field: str = "close",
     ) -> MarketData:
-        """Build from a prices DataFrame (index = timestamps, columns = assets) or Series."""
+        """Build from a prices DataFrame (index = timestamps, columns = assets) or Series.
+
+        ``fields`` (DataFrames) are re-indexed to the prices' index and columns by label,
+        ``exogenous`` series to their index: NaN where a label is missing. One with a
+        timezone-aware index, a label held twice, or no timestamp (or, for a field, no
+        column) in common with the prices raises ``ValueError`` naming it.
+        """
         pd = import_pandas("MarketData.from_pandas()")
         frame = prices.to_frame() if isinstance(prices, pd.Series) else prices
         if not isinstance(frame, pd.DataFrame):
@@ -484,7 +491,7 @@ class MarketData:
                     f"fields[{name!r}] must be a pandas DataFrame (index = timestamps, columns "
                     f"= assets, like the prices), got {type(value).__name__}."
                 )
-            extra[name] = pandas_values(pd, value.reindex(index=index, columns=frame.columns))
+            extra[name] = reindexed(pd, f"fields[{name!r}]", value, index, frame.columns)
         if isinstance(exogenous, pd.Series):
             raise TypeError(
                 "exogenous must be a DataFrame (one series per column) or a mapping of name -> "
@@ -505,7 +512,7 @@ class MarketData:
                     f"exogenous[{name!r}] must be a pandas Series or DataFrame (re-indexed to "
                     f"the prices' index), got {type(value).__name__}."
                 )
-            exo[name] = pandas_values(pd, value.reindex(index))
+            exo[name] = reindexed(pd, f"exogenous[{name!r}]", value, index)
         return cls(
             pandas_values(pd, frame),
             fields=extra,
