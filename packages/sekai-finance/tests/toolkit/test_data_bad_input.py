@@ -327,18 +327,49 @@ def test_int_timestamps_beyond_int64_in_a_list_are_refused_naming_the_row(timest
 
 def test_lookups_name_the_argument():
     numeric, dated = MarketData(WALK), MarketData.from_pandas(FRAME)
-    with pytest.raises(TypeError, match="start must be a number"):
+    with pytest.raises(TypeError, match=r"^between\(\) start must be a number"):
         numeric.between("x")
-    with pytest.raises(IndexError, match="end: row 60 is outside"):
-        numeric.between(end=60)
-    with pytest.raises(TypeError, match="start is a number"):
+    with pytest.raises(
+        IndexError, match=r"^between\(\) end: row 60 is outside the data's 50 rows\.$"
+    ):
+        numeric.between(end=60)  # 0..49 are the timestamps too: no Time() hint
+    with pytest.raises(TypeError, match=r"^between\(\) start is a number"):
         dated.between(start=5.0)
-    with pytest.raises(TypeError, match="when: cannot read 'x' as a timestamp"):
+    with pytest.raises(TypeError, match=r"^index_of\(\) when: cannot read 'x' as a timestamp"):
         dated.index_of("x")
-    with pytest.raises(TypeError, match="a split point must be"):
+    with pytest.raises(TypeError, match=r"^split\(\) point must be"):
         numeric.split(None)
-    with pytest.raises(ValueError, match="when must not be NaN"):
+    with pytest.raises(ValueError, match=r"^index_of\(\) when must not be NaN"):
         numeric.index_of(float("nan"))
+
+
+EPOCH = 1_700_000_000 + 86_400 * np.arange(50)  # epoch seconds, one a day
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda data, t: data.split(t), "split() point"),
+        (lambda data, t: data.between(t), "between() start"),
+        (lambda data, t: data.between(end=t), "between() end"),
+        (lambda data, t: data.index_of(t), "index_of() when"),
+    ],
+    ids=["split", "between-start", "between-end", "index_of"],
+)
+def test_an_int_timestamp_taken_as_a_row_says_to_pass_time(call, name):
+    data = MarketData(WALK, timestamps=EPOCH)
+    t = int(EPOCH[20])
+    message = (
+        f"{name}: row {t} is outside the data's 50 rows. An int is a row position; for the "
+        f"timestamp {t} pass Time({t})."
+    )
+    with pytest.raises(IndexError, match=f"^{re.escape(message)}$"):
+        call(data, t)
+    call(data, Time(t))  # as the hint says
+    assert data.index_of(Time(t)) == 20
+    beyond = int(EPOCH[-1]) + 1  # no timestamp: no hint
+    with pytest.raises(IndexError, match=rf"row {beyond} is outside the data's 50 rows\.$"):
+        call(data, beyond)
 
 
 def test_any_real_non_int_split_point_is_a_fraction():

@@ -20,7 +20,7 @@ from sekai.finance._pandas import (
     reindexed,
 )
 from sekai.finance._values import check_count, is_int, is_real, real_array, real_float, too_large
-from sekai.finance.timestamps import Time, check_timestamps, to_datetime64
+from sekai.finance.timestamps import Time, check_timestamps, time_hint, to_datetime64
 
 __all__ = ["MarketData", "Time"]
 
@@ -232,7 +232,7 @@ class MarketData:
         """Row of ``when``: an int is a position (negative from the end); a timestamp is
         looked up by value (first row at/after it, or after it with ``side="right"``; ``T`` if
         none)."""
-        return self._row(when, side, "when")
+        return self._row(when, side, "index_of() when")
 
     def _row(self, when: object, side: str, name: str) -> int:
         """``index_of``, with errors calling ``when`` by ``name``."""
@@ -244,7 +244,10 @@ class MarketData:
             row = int(when)
             n = self.n_steps
             if not -n <= row < n:
-                raise IndexError(f"{name}: row {row} is outside the data's {n} rows.")
+                raise IndexError(
+                    f"{name}: row {row} is outside the data's {n} rows."
+                    + time_hint(row, self._timestamps)
+                )
             return int(row + n if row < 0 else row)
         key = self._time_key(when, name)
         return int(np.searchsorted(self._timestamps, key, side=side))  # type: ignore[call-overload]
@@ -305,8 +308,8 @@ class MarketData:
 
     def between(self, start: object = None, end: object = None) -> MarketData:
         """Rows with ``start <= timestamp < end``; ints are row positions."""
-        lo = 0 if start is None else self._bound(start, "start")
-        hi = self.n_steps if end is None else self._bound(end, "end")
+        lo = 0 if start is None else self._bound(start, "between() start")
+        hi = self.n_steps if end is None else self._bound(end, "between() end")
         return self._rows(lo, max(lo, hi))
 
     def _bound(self, when: object, name: str) -> int:
@@ -377,7 +380,7 @@ class MarketData:
             if fraction is None or not 0.0 < fraction < 1.0:
                 raise ValueError(f"a fractional split point must be in (0, 1), got {point}.")
             return round(fraction * self.n_steps)
-        return self._bound(point, "a split point")
+        return self._bound(point, "split() point")
 
     def split(self, *points: object, embargo: int = 0, history: int = 0) -> list[MarketData]:
         """Cut the rows at ``points`` (fractions, row positions or timestamps).

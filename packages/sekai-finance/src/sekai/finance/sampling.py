@@ -9,6 +9,7 @@ import numpy as np
 
 from sekai.finance._values import check_count, is_int, scalar
 from sekai.finance.data import MarketData
+from sekai.finance.timestamps import time_hint
 from sekai.vector.spawnable import Spawnable
 
 __all__ = [
@@ -297,12 +298,7 @@ def window_start_from_option(
         )
         if 0 <= row < min(warmup, n_rows):
             message += f" Row {row} is a warm-up row (the first {warmup} rows are lookback only)."
-        if (
-            not by_value
-            and numeric_axis
-            and not np.array_equal(timestamps, np.arange(n_rows))
-            and timestamps[0].item() <= int(start) <= timestamps[-1].item()  # type: ignore[call-overload]
-        ):
-            message += f" An int is a row position; for the timestamp {start} pass Time({start})."
+        if not by_value:
+            message += time_hint(int(start), timestamps)  # type: ignore[call-overload]
         raise ValueError(message)
     return row - lookback

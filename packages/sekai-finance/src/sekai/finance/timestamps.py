@@ -16,6 +16,7 @@ __all__ = [
     "Time",
     "check_timestamps",
     "has_timezone",
+    "time_hint",
     "timezone_refused",
     "to_datetime64",
 ]
@@ -82,6 +83,21 @@ def has_timezone(value: object) -> bool:
 def timezone_refused(name: str) -> ValueError:
     """The error refusing timezone-aware timestamps given as ``name``: ``TZ_HINT`` after it."""
     return ValueError(f"{name}: {TZ_HINT}")
+
+
+def time_hint(value: int, timestamps: np.ndarray) -> str:
+    """``" An int is a row position; for the timestamp v pass Time(v)."`` where the int
+    ``value``, taken as a row position, may have been meant as one of the numeric
+    ``timestamps`` (other than ``0..T-1``, with ``value`` within their range); ``""``
+    otherwise."""
+    n_rows = int(timestamps.shape[0])
+    if timestamps.dtype.kind == "M" or n_rows == 0:
+        return ""
+    if np.array_equal(timestamps, np.arange(n_rows)):
+        return ""
+    if not timestamps[0].item() <= value <= timestamps[-1].item():
+        return ""
+    return f" An int is a row position; for the timestamp {value} pass Time({value})."
 
 
 def to_datetime64(value: object, name: str = "timestamp") -> np.datetime64:
