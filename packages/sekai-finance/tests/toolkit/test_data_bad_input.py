@@ -460,6 +460,30 @@ def test_from_pandas_refuses_a_missing_column_label():
         MarketData.from_pandas(frame)
 
 
+def test_from_long_refuses_rows_without_a_time():
+    table = LONG.assign(date=pd.to_datetime(["2021-01-04", None, "2021-01-05", "2021-01-05"]))
+    message = (
+        "df['date'] is missing (None, NaN or NaT) in 1 row(s), index [1]; every row needs a "
+        "time: drop or fill those rows."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MarketData.from_long(table)
+    with pytest.raises(
+        ValueError, match=r"df\['date'\] is missing .* in 2 row\(s\), index \[0, 3\]"
+    ):
+        MarketData.from_long(LONG.assign(date=[np.nan, 1.0, 2.0, np.nan]))
+
+
+def test_nat_timestamps_are_refused_at_their_positions():
+    times = np.array(["2020-01-01", "NaT", "2020-01-03", "NaT"], "datetime64[D]")
+    message = "timestamps must not contain NaT, got 2 at position(s) [1, 3]."
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MarketData(np.ones(4), timestamps=times)
+    many = np.full(8, np.datetime64("NaT"), "datetime64[D]")
+    with pytest.raises(ValueError, match=re.escape("got 8 at position(s) [0, 1, 2, 3, 4, ...].")):
+        MarketData(np.ones(8), timestamps=many)
+
+
 # 5. a bad value is located: row, timestamp, asset and value
 
 

@@ -105,6 +105,17 @@ def reindexed(pd: Any, name: str, value: Any, index: Any, columns: Any = None) -
     return pandas_values(pd, value.reindex(index=index, columns=columns))
 
 
+def _refuse_missing(df: Any, column: str, kinds: str, what: str) -> None:
+    """Refuse the rows of ``df`` whose ``column`` is missing (``kinds``), naming them."""
+    rows = df.index[df[column].isna().to_numpy()]
+    if len(rows):
+        raise ValueError(
+            f"df[{column!r}] is missing ({kinds}) in {len(rows)} row(s), index "
+            f"{rows[:5].tolist()}{' ...' if len(rows) > 5 else ''}; every row needs {what}: "
+            "drop or fill those rows."
+        )
+
+
 def long_to_wide(
     pd: Any, df: Any, *, time: str, asset: str, price: str, fields: list[Any]
 ) -> tuple[Any, dict[str, Any]]:
@@ -112,8 +123,8 @@ def long_to_wide(
     columns = assets) and one DataFrame per name in ``fields``.
 
     Raises:
-        ValueError: a column is missing, a row has no asset id (None or NaN), or a (time,
-            asset) pair has more than one row.
+        ValueError: a column is missing, a row has no asset id (None or NaN) or no time
+            (None, NaN or NaT), or a (time, asset) pair has more than one row.
     """
     missing = [c for c in (time, asset, price, *fields) if c not in df.columns]
     if missing:
@@ -121,13 +132,8 @@ def long_to_wide(
             f"df has no column(s) {missing} (see time=, asset=, price=, fields=); its "
             f"columns are {list(df.columns)}."
         )
-    no_id = df.index[df[asset].isna().to_numpy()]
-    if len(no_id):
-        raise ValueError(
-            f"df[{asset!r}] is missing (None or NaN) in {len(no_id)} row(s), index "
-            f"{no_id[:5].tolist()}{' ...' if len(no_id) > 5 else ''}; every row needs an asset "
-            "id: drop or fill those rows."
-        )
+    _refuse_missing(df, asset, "None or NaN", "an asset id")
+    _refuse_missing(df, time, "None, NaN or NaT", "a time")
     repeated = df.loc[df.duplicated([time, asset], keep=False), [time, asset]]
     if len(repeated):
         pairs = list(dict.fromkeys(map(tuple, repeated.itertuples(index=False))))

@@ -240,8 +240,14 @@ def check_timestamps(timestamps: object, n_rows: int) -> np.ndarray:
     if ts.ndim != 1 or ts.shape[0] != n_rows:
         raise ValueError(f"timestamps must have shape ({n_rows},), got {ts.shape}.")
     if ts.dtype.kind == "M":
-        if np.isnat(ts).any():
-            raise ValueError("timestamps must not contain NaT.")
+        missing = np.flatnonzero(np.isnat(ts))
+        if missing.size:
+            shown = str(missing[:5].tolist())
+            if missing.size > 5:
+                shown = f"{shown[:-1]}, ...]"
+            raise ValueError(
+                f"timestamps must not contain NaT, got {missing.size} at position(s) {shown}."
+            )
         ts = _as_ns(ts, "timestamps")
     elif ts.dtype.kind in "iu":
         if ts.dtype == np.uint64 and (ts > np.iinfo(np.int64).max).any():
