@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import numbers
 import os
 from pathlib import Path
@@ -251,36 +250,19 @@ def episode_report(source: Any, *, periods_per_year: float | None = None) -> Epi
             raise TypeError(f"{needs}.") from exc
         ppy = 252.0 if periods_per_year is None else float(periods_per_year)
         return EpisodeReport(performance_summary(returns, ppy), returns, periods_per_year=ppy)
-    if recorder.last_summary is None or recorder.last_returns is None:
+    episode = recorder._last_episode  # what the recorder's own summary was computed from
+    if recorder.last_summary is None or episode is None:
         raise ValueError(
             "The env has no finished episode to report yet: run an episode to its end "
             "(terminated or truncated) through RecordPerformance first."
         )
-    returns = np.asarray(recorder.last_returns, dtype=np.float64)
     summary: PerformanceSummary | PnLSummary = recorder.last_summary
     ppy = _recorder_ppy(recorder)
     if periods_per_year is not None and float(periods_per_year) != ppy:
         ppy = float(periods_per_year)
-        summary = _recompute(summary, returns, ppy, recorder)
-    return EpisodeReport(summary, returns, periods_per_year=ppy, title=_env_title(source))
+        summary = episode.summary(ppy)  # the recorder's rule, at another annualisation
+    return EpisodeReport(summary, episode.returns, periods_per_year=ppy, title=_env_title(source))
 
 
 def _recorder_ppy(recorder: Recorder) -> float:
     return float(recorder.last_periods_per_year)
-
-
-def _recompute(
-    summary: PerformanceSummary | PnLSummary,
-    returns: np.ndarray,
-    ppy: float,
-    recorder: Recorder,
-) -> PerformanceSummary | PnLSummary:
-    if isinstance(summary, PnLSummary):
-        scale = float(np.max(np.abs(np.cumsum(returns)))) if returns.size else 0.0
-        from sekai.finance.metrics import pnl_summary
-
-        return pnl_summary(returns, ppy, scale=scale)
-    fresh = performance_summary(returns, ppy, risk_free=recorder.risk_free)
-    return dataclasses.replace(
-        fresh, mean_turnover=summary.mean_turnover, total_cost=summary.total_cost
-    )

@@ -18,7 +18,7 @@ from sekai.finance.metrics.summary import (
     pnl_summary,
 )
 
-__all__ = ["EpisodeRecorder", "RecordSettings", "Summary", "mean_fields"]
+__all__ = ["EpisodeRecorder", "FinishedEpisode", "RecordSettings", "Summary", "mean_fields"]
 
 Summary = PerformanceSummary | PnLSummary
 
@@ -101,6 +101,41 @@ class RecordSettings:
     def summaries(self) -> deque[Summary]:
         """An empty deque holding the last ``deque_size`` summaries."""
         return deque(maxlen=self.deque_size)
+
+
+@dataclass(frozen=True)
+class FinishedEpisode:
+    """What a finished episode's summary is computed from, at any annualisation: the
+    recorder's own summary and ``episode_report(periods_per_year=...)``'s both come from
+    ``summary()``, so they follow one rule.
+
+    Attributes:
+        returns: the per-step returns, or P&L increments, as a float64 array.
+        pnl_scale: P&L mode: the largest |value| of the wealth read, the reset value included
+            (the magnitude the increments were differenced from, for the rounding rule); None
+            in equity mode.
+        turnover: the per-step turnover, or None when the infos had none.
+        costs: the per-step costs, or None when the infos had none.
+        risk_free: the annual risk-free rate of the Sharpe ratio.
+    """
+
+    returns: np.ndarray
+    pnl_scale: float | None
+    turnover: list[float] | None
+    costs: list[float] | None
+    risk_free: float
+
+    def summary(self, periods_per_year: float) -> Summary:
+        """The episode's summary annualised with ``periods_per_year``."""
+        if self.pnl_scale is not None:
+            return pnl_summary(self.returns, periods_per_year, scale=self.pnl_scale)
+        return performance_summary(
+            self.returns,
+            periods_per_year,
+            risk_free=self.risk_free,
+            turnover=self.turnover,
+            costs=self.costs,
+        )
 
 
 class EpisodeRecorder:
@@ -189,23 +224,17 @@ class EpisodeRecorder:
         """The annualisation in use: the setting, else ``1 / dt`` of the infos, else 252."""
         return self._ppy if self._ppy is not None else 252.0
 
-    def finish(self) -> tuple[Summary, np.ndarray]:
-        """The finished episode's summary and its per-step returns (a float64 array)."""
+    def finish(self) -> tuple[Summary, FinishedEpisode]:
+        """The finished episode's summary and its record (``FinishedEpisode``)."""
         settings = self.settings
-        ppy = self.periods_per_year
-        returns = np.asarray(self._returns, dtype=np.float64)
-        summary: Summary
-        if settings.pnl_key is not None:
-            summary = pnl_summary(returns, ppy, scale=self._scale)
-        else:
-            summary = performance_summary(
-                returns,
-                ppy,
-                risk_free=settings.risk_free,
-                turnover=self._turnover or None,
-                costs=self._costs or None,
-            )
-        return summary, returns
+        episode = FinishedEpisode(
+            returns=np.asarray(self._returns, dtype=np.float64),
+            pnl_scale=None if settings.pnl_key is None else self._scale,
+            turnover=self._turnover or None,
+            costs=self._costs or None,
+            risk_free=settings.risk_free,
+        )
+        return episode.summary(self.periods_per_year), episode
 
 
 def mean_fields(summaries: Iterable[Summary]) -> dict[str, float]:

@@ -9,7 +9,13 @@ import numpy as np
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import ResultWrapper
-from sekai.finance.metrics._recorder import EpisodeRecorder, RecordSettings, Summary, mean_fields
+from sekai.finance.metrics._recorder import (
+    EpisodeRecorder,
+    FinishedEpisode,
+    RecordSettings,
+    Summary,
+    mean_fields,
+)
 
 __all__ = ["RecordPerformance"]
 
@@ -59,6 +65,7 @@ class RecordPerformance(ResultWrapper[Any, Any, Any, Any]):
         self.summaries = settings.summaries()
         self.last_summary: Summary | None = None
         self.last_returns: np.ndarray | None = None
+        self._last_episode: FinishedEpisode | None = None  # what episode_report recomputes
         self._episode = EpisodeRecorder(settings)
 
     @property
@@ -77,7 +84,8 @@ class RecordPerformance(ResultWrapper[Any, Any, Any, Any]):
         episode.record(info["final_info"] if inner_reset else info)
         if not (result.terminated or result.truncated):
             return result
-        summary, self.last_returns = episode.finish()
+        summary, self._last_episode = episode.finish()
+        self.last_returns = self._last_episode.returns
         self.summaries.append(summary)
         self.last_summary = summary
         episode.begin(info["reset_info"] if inner_reset else {})

@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.finance.metrics._recorder import EpisodeRecorder, RecordSettings, Summary, mean_fields
+from sekai.finance.metrics._recorder import (
+    EpisodeRecorder,
+    FinishedEpisode,
+    RecordSettings,
+    Summary,
+    mean_fields,
+)
 from sekai.vector.result import VecResetResult, VecStepResult, info_at
 from sekai.vector.vec_env import VecEnv
 from sekai.vector.vec_wrapper import VecResultWrapper
@@ -62,6 +68,7 @@ class VecRecordPerformance(VecResultWrapper):
         self.summaries = settings.summaries()
         self.last_summary: Summary | None = None
         self.last_returns: np.ndarray | None = None
+        self._last_episode: FinishedEpisode | None = None  # what episode_report recomputes
         self.last_env_index: int | None = None
         self._episodes = [EpisodeRecorder(settings) for _ in range(self.num_envs)]
 
@@ -89,7 +96,8 @@ class VecRecordPerformance(VecResultWrapper):
             episode = self._episodes[i]
             episode.record(info["final_info"] if inner_reset else info)
             if dones[i]:
-                summary, self.last_returns = episode.finish()
+                summary, self._last_episode = episode.finish()
+                self.last_returns = self._last_episode.returns
                 self.summaries.append(summary)
                 self.last_summary, self.last_env_index = summary, i
                 info["performance"] = summary
