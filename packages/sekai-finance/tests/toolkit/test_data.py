@@ -148,6 +148,13 @@ def test_slicing_keeps_the_warmup_it_contains():
         data[3]
 
 
+def test_a_slice_within_the_warmup_is_warmup_to_its_end_and_no_longer():
+    data = MarketData(np.ones(10), warmup=10)
+    inside = data[2:5]
+    assert (inside.warmup, inside.n_steps) == (3, 3)
+    assert data.between(0, 4).warmup == 4
+
+
 def test_between_and_select():
     data = MarketData(np.arange(1.0, 13.0).reshape(6, 2), assets=["a", "b"])
     assert data.between(1, 4).n_steps == 3
@@ -173,6 +180,36 @@ def test_walk_forward_folds_advance_by_test_size():
     assert len(folds) == 3
     assert [f[1].warmup for f in folds] == [5, 5, 5]
     assert folds[1][0].timestamps[0] == 20
+
+
+@pytest.mark.parametrize(
+    ("expanding", "trains"),
+    [
+        (False, [(5, 0), (5, 3), (5, 6), (5, 9), (5, 12)]),
+        (True, [(5, 0), (8, 0), (11, 0), (14, 0), (17, 0)]),
+    ],
+)
+def test_walk_forward_train_folds_slide_or_grow_from_row_0(expanding, trains):
+    folds = list(MarketData(np.ones(20)).walk_forward(5, 3, expanding=expanding))
+    assert [(train.n_steps, int(train.timestamps[0])) for train, _ in folds] == trains
+    assert [(test.n_steps, int(test.timestamps[0])) for _, test in folds] == [
+        (3, 5),
+        (3, 8),
+        (3, 11),
+        (3, 14),
+        (3, 17),
+    ]
+
+
+def test_a_price_of_zero_is_refused():
+    message = (
+        "prices must be > 0 where listed (NaN marks an unlisted asset): found 1 value(s) <= 0 "
+        "(first at row 1 (timestamp 1), asset 'asset_0': 0.0)."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MarketData(np.array([100.0, 0.0, 101.0]))
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MarketData(np.array([100.0, 99.0, 101.0])).with_fields(close=np.array([100.0, 0.0, 101.0]))
 
 
 def test_with_fields_and_exogenous_return_new_objects():

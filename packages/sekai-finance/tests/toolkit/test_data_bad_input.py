@@ -267,7 +267,7 @@ def test_trading_env_refuses_a_series_of_strings(index):
 # 7. timestamps and look-ups
 
 
-@pytest.mark.parametrize("timestamps", [5, "2020-01-01"])
+@pytest.mark.parametrize("timestamps", [5, "2020-01-01", b"\x05\x07"])
 def test_timestamps_must_be_a_sequence(timestamps):
     with pytest.raises(TypeError, match="timestamps must be a sequence of 2"):
         MarketData(WALK[:2], timestamps=timestamps)

@@ -57,6 +57,14 @@ def test_a_date_past_the_ns_range_written_to_the_nanosecond_is_refused_not_wrapp
     )
 
 
+@pytest.mark.parametrize(
+    "value", ["NaT", b"NaT", np.datetime64("NaT")], ids=["str", "bytes", "datetime64"]
+)
+def test_nat_is_refused_as_nat(value: object) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape('timestamps[1] must not be NaT.')}$"):
+        to_datetime64(value, "timestamps[1]")
+
+
 def test_reading_timestamps_leaves_the_warnings_filters_alone(monkeypatch: Any) -> None:
     # catch_warnings swaps the filters of the whole process: a thread building data at the
     # same time as another could leave its "error" filter behind, turning every later
