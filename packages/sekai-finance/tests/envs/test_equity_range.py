@@ -105,6 +105,44 @@ def test_market_env_wipes_out_an_underflow() -> None:
     assert np.isfinite(last.observation["account"]).all()
 
 
+# Long, then short at a rate of 0.9: the second step trades 2 and costs 1.8 (more than the
+# account), while the short loses twice the equity as the price triples (held growth -1).
+# The product of the two negative factors must not bring the account back to life.
+TRIPLES = np.r_[np.full(4, 100.0), np.full(4, 300.0)]
+COSTS_TAKE_ALL: dict[str, tuple[dict[str, Any], Any, Any]] = {
+    "Trading-v0": ({"positions": (-1.0, 0.0, 1.0)}, 2, 0),
+    "Portfolio-v0": ({"allow_short": True}, np.ones(1, np.float32), -np.ones(1, np.float32)),
+}
+
+
+@pytest.mark.parametrize("env_id", list(COSTS_TAKE_ALL))
+def test_costs_that_take_the_whole_account_wipe_it_out_whatever_the_holding_lost(
+    env_id: str,
+) -> None:
+    kwargs, long, short = COSTS_TAKE_ALL[env_id]
+    common = {
+        "prices": TRIPLES,
+        "transaction_cost": 0.9,
+        "lookback": 1,
+        "episode_length": 4,
+        **kwargs,
+    }
+    env = sekai.make(env_id, **common)
+    env.reset(options={"start": 2})
+    assert env.step(long).info["equity"] == pytest.approx(0.1)  # costs 0.9, the price flat
+    single = env.step(short)
+    assert single.info["cost"] == pytest.approx(1.8)
+    assert single.terminated and not single.truncated
+    assert single.info["equity"] == 0.0 and single.reward == WIPE_OUT_REWARD
+    vec = sekai.make_vec(env_id, 2, **common, vector_kwargs={"autoreset": False})
+    vec.reset(options={"start": 2})
+    vec.step(np.stack([long] * 2))
+    batch = vec.step(np.stack([short] * 2))
+    assert batch.terminated.tolist() == [True, True]
+    assert batch.rewards.tolist() == [WIPE_OUT_REWARD] * 2
+    assert vec.get_attr("equity") == [0.0, 0.0]
+
+
 # -- overflow: refused -------------------------------------------------------------------------
 
 # A drift of 2 a year with years-long steps, and positions up to 3x: equity grows about
@@ -175,6 +213,34 @@ def test_native_trading_refuses_it_at_the_same_decision_and_changes_nothing() ->
         vec.step(longs)  # every sub-env waits for reset()
     vec.reset(seed=1)
     assert vec.step(np.zeros(3, np.int64)).rewards.tolist() == [0.0] * 3  # flat
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_a_sub_env_waiting_after_an_overflow_lets_the_others_step_even_to_a_wipe_out() -> None:
+    vec = sekai.make_vec(
+        "Trading-v0",
+        2,
+        prices=JUMPS,
+        positions=(-1.0, 0.0, 1.0),
+        transaction_cost=0.0,
+        lookback=1,
+        episode_length=8,
+        vector_kwargs={"autoreset": False},
+    )
+    vec.reset(seed=0, options={"start": 2})  # at a price of 1, which then jumps to 1e200
+    short, flat, long = 0, 1, 2
+    vec.step(np.array([long, flat]))  # sub-env 0's equity 1e200
+    vec.step(np.array([flat, flat]))  # the price falls back to 1
+    message, _ = _until_refused(vec, np.array([long, flat]))  # 1e200 * 1e200
+    assert "in the step of sub-env 0 " in message
+    assert vec.get_attr("equity") == [1e200, 1.0] and vec.get_attr("elapsed_steps") == [2, 2]
+    # Sub-env 1 steps, its short wiped out by the jump (the wipe-out path); sub-env 0, which
+    # would overflow again, waits for reset() and is left out of the check.
+    with pytest.raises(ResetRequired, match="The episode is over"):
+        vec.step(np.array([long, short]))
+    assert vec.get_attr("equity") == [1e200, 0.0] and vec.get_attr("elapsed_steps") == [2, 3]
+    vec.reset(seed=0, options={"start": 2})
+    assert vec.step(np.array([flat, flat])).rewards.tolist() == [0.0, 0.0]
 
 
 def test_native_trading_names_the_gbm_the_failed_episode_simulated_with() -> None:
