@@ -249,6 +249,22 @@ def test_the_convexity_refusal_names_the_env_and_the_values() -> None:
         OptimalExecutionEnv(temporary_impact=1e-8)
 
 
+def test_a_temporary_impact_just_at_permanent_impact_tau_over_2_is_refused() -> None:
+    # eta - gamma * tau / 2 = 0.5 - 1.0 * 1.0 / 2 = 0 exactly: the cost is not convex
+    message = (
+        "OptimalExecution-v0: temporary_impact must exceed permanent_impact * tau / 2 (eta - "
+        "gamma * tau / 2 > 0 keeps the execution cost convex), got eta=0.5, gamma=1.0, tau=1.0."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        OptimalExecutionEnv(
+            initial_inventory=1.0,
+            permanent_impact=1.0,
+            temporary_impact=0.5,
+            total_time=2.0,
+            n_steps=2,
+        )
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

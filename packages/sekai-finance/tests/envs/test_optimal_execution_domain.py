@@ -40,6 +40,21 @@ def test_parameters_that_let_the_price_reach_zero_are_refused(kwargs, floor) -> 
     assert "s0 > fixed_cost + initial_inventory * max(permanent_impact" in message
 
 
+def test_a_price_floor_of_exactly_zero_is_refused() -> None:
+    # s0 = initial_inventory * temporary_impact / tau, no noise and no fixed cost: 50 - 50 = 0
+    with pytest.raises(ValueError, match=re.escape("let the execution price reach 0 <= 0. ")):
+        OptimalExecutionEnv(
+            s0=50.0,
+            initial_inventory=1e6,
+            temporary_impact=1e-5,
+            permanent_impact=0.0,
+            total_time=5.0,
+            n_steps=25,
+            sigma=0.0,
+            fixed_cost=0.0,
+        )
+
+
 OTHER = "raise s0, or lower initial_inventory, the impacts or sigma."
 OTHER_LEVERS = "Raise s0, or lower initial_inventory, the impacts or sigma."
 STEPS = "(a larger tau lowers temporary_impact / tau)"
