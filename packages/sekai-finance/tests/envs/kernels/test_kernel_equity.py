@@ -155,3 +155,25 @@ def test_the_bound_peaks_at_a_mix_of_holdings() -> None:
     # 6.25 years, -6.25 + 12.5.
     assert peak_log_equity(([-1.0], [1.0]), 100.0) == pytest.approx(6.25)
     assert peak_log_equity(([math.nan], [1.0]), 1.0) == math.inf  # refused
+
+
+def test_a_bound_lost_to_overflow_is_refused_not_passed() -> None:
+    # At 1e154x the log equity's yearly drift (about -2e306) and variance (4e306) are finite,
+    # but over the episode's ~397 years both overflow: -inf + inf, a NaN bound, is refused.
+    drift, variance = 0.05e154 - 0.02e308, 0.04e308
+    assert math.isnan(peak_log_equity(([0.0, drift], [0.0, variance]), 100_000 / 252))
+    refused = r"^TradingEnv's equity may reach infinity within 100000 steps"
+    with pytest.raises(ValueError, match=refused), pytest.warns(sekai.WipeOutWarning):
+        kernel = TradingKernel(positions=(0.0, 1e154), episode_length=100_000)
+        KernelVecEnv(kernel, 1, backend=NumpyBackend(np.float64))
+
+
+def test_a_replayed_history_is_not_checked_as_the_built_in_gbm() -> None:
+    # The built-in GBM (mu 0.05, sigma 0.2) over 2905 one-year steps would leave float32's
+    # range; a replay has no GBM, and its prices (100 to about 2000) fit float32.
+    prices = 100 * np.exp(np.cumsum(np.full(3000, 0.001)))
+    kernel = TradingKernel(prices=prices, dt=1.0, lookback=5, episode_length=2900)
+    vec = KernelVecEnv(kernel, 2, backend=NumpyBackend(np.float32))
+    vec.reset(seed=0)
+    assert vec.get_attr("dt") == [1.0, 1.0]
+    assert np.isfinite(vec.step(np.full(2, LONG)).rewards).all()
