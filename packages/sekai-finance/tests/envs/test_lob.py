@@ -159,6 +159,24 @@ def test_quote_goes_one_tick_inside_the_opposite_best_when_its_side_is_empty() -
     assert own(env.book, Side.BID) == [(9_999, 1)]
 
 
+class _AskAt3(StaticFlow):
+    """A book whose only order is an ask at 3 ticks, far below the mid price (a flow may
+    place its orders anywhere)."""
+
+    def initialise(self, book: OrderBook, rng: np.random.Generator, **kwargs: Any) -> None:
+        book.clear()
+        book.limit(Side.ASK, 3, 5)
+
+
+def test_a_bid_behind_the_first_tick_rests_at_1() -> None:
+    # No bids: the inside bid is one tick below the ask, 2, and level k is k - 1 ticks behind.
+    env = static_env(flow=_AskAt3(), warmup=0.0)
+    env.step(np.array([2, 0, 1]))
+    assert own(env.book, Side.BID) == [(1, 1)]
+    env.step(np.array([5, 0, 1]))  # 4 ticks behind 2: the lowest price, 1
+    assert own(env.book, Side.BID) == [(1, 1)] and env.book.best_bid() == 1
+
+
 def test_quotes_on_an_empty_book_start_from_the_mid_price() -> None:
     env = static_env(flow=StaticFlow(bids=(), asks=()), mid_price=100, warmup=0.0)
     assert len(env.book) == 0

@@ -435,6 +435,22 @@ def test_orders_of_lists_an_owners_resting_orders_oldest_first() -> None:
     assert book.n_orders_of(0) == 2 and book.n_orders_of(5) == 0
 
 
+def test_orders_of_stays_oldest_first_after_an_owners_order_goes() -> None:
+    book = OrderBook()
+    first, second, third = (rest_as(book, 7, price) for price in (100, 99, 98))
+    book.cancel(first)
+    assert [o.order_id for o in book.orders_of(7)] == [second, third]
+    book.limit(Side.ASK, 99, 1)  # fills the best bid, 99
+    assert [o.order_id for o in book.orders_of(7)] == [third]
+
+
+def rest_as(book: OrderBook, owner: int, price: int) -> int:
+    """Place a one-lot bid of ``owner`` that rests; return its id."""
+    order_id, _ = book.limit(Side.BID, price, 1, owner=owner)
+    assert order_id is not None
+    return order_id
+
+
 def test_orders_and_fills_carry_the_book_time() -> None:
     book = OrderBook()
     book.time = 2.5
