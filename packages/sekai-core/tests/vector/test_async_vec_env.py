@@ -7,6 +7,7 @@ import copy
 import gc
 import os
 import pickle
+import re
 import subprocess
 import sys
 from typing import Any
@@ -194,6 +195,9 @@ vec.reset(seed=0)
 """
 
 
+_SLOW_CALLBACK = re.compile(r"Executing <.*> took \d+\.\d+ seconds")
+
+
 def test_open_at_exit_it_cancels_the_tasks_on_its_loop_before_the_interpreter_finalises(
     tmp_path: Any,
 ) -> None:
@@ -204,7 +208,10 @@ def test_open_at_exit_it_cancels_the_tasks_on_its_loop_before_the_interpreter_fi
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["cleaned", "cleaned"]
-    assert done.stderr == ""  # no "Task was destroyed but it is pending!", no unclosed loop
+    # No "Task was destroyed but it is pending!", no unclosed loop. Debug mode also logs any
+    # callback slower than 0.1 s, which a loaded machine makes of a plain one: not a finding.
+    logged = [line for line in done.stderr.splitlines() if not _SLOW_CALLBACK.fullmatch(line)]
+    assert logged == [], done.stderr
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
