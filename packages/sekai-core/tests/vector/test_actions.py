@@ -412,3 +412,73 @@ def test_large_discrete_batches_are_checked_with_numpy() -> None:
     actions[700] = -(2**63)
     with pytest.raises(sekai.InvalidAction):
         checker.check(actions)
+
+
+@pytest.mark.parametrize("start", [0, 5])
+@pytest.mark.parametrize("form", ["list", "int32", "int64"])
+def test_per_env_fast_path_of_a_discrete_space_beyond_the_set_checks_both_ends(
+    start: int, form: str
+) -> None:
+    # A Discrete space of more than 1024 actions is checked against its range, not a set.
+    space = Discrete(2000, start=start)
+    checker = ActionChecker(space, 2)
+    for bad in (start - 1, start + 2000):
+        actions: Any = [start, bad] if form == "list" else np.array([start, bad], dtype=form)
+        with pytest.raises(sekai.InvalidAction) as info:
+            checker.per_env(actions)
+        assert info.value.index == 1
+        assert info.value.action == bad
+        assert str(info.value) == f"Action {bad} is not valid for space {space!r} (sub-env 1)."
+    assert checker.per_env([start, start + 1999]) == [start, start + 1999]
+
+
+def test_a_sync_vec_env_of_a_large_discrete_space_refuses_a_negative_action() -> None:
+    from sekai.testing.envs import Drift
+    from sekai.vector import SyncVecEnv
+
+    stepped: list[Any] = []
+
+    class _Wide(Drift):
+        def __init__(self) -> None:
+            super().__init__()
+            self.action_space = Discrete(2000)
+
+        def step(self, action: Any) -> Any:
+            stepped.append(action)
+            return super().step(action)
+
+    with SyncVecEnv([_Wide, _Wide]) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(sekai.InvalidAction) as info:
+            vec.step([0, -1])
+        assert info.value.index == 1 and info.value.action == -1
+        assert stepped == []  # refused before any sub-env stepped
+
+
+def _objects(*entries: Any) -> np.ndarray:
+    batch = np.empty(len(entries), dtype=object)
+    for index, entry in enumerate(entries):
+        batch[index] = entry
+    return batch
+
+
+@pytest.mark.parametrize(
+    ("actions", "index", "given"),
+    [
+        (_objects(0, [1], 1), 1, [1]),
+        (_objects(0, 1, np.array([1, 0])), 2, np.array([1, 0])),
+    ],
+    ids=["list-entry", "array-entry"],
+)
+def test_an_object_batch_with_an_entry_that_is_no_single_number_names_that_sub_env(
+    actions: np.ndarray, index: int, given: Any
+) -> None:
+    space = Discrete(2)
+    with pytest.raises(sekai.InvalidAction) as info:
+        ActionChecker(space, 3).check(actions)
+    assert info.value.index == index
+    np.testing.assert_array_equal(info.value.action, given)
+    assert type(info.value.action) is type(given)
+    assert (
+        str(info.value) == f"Action {given!r} is not valid for space {space!r} (sub-env {index})."
+    )
