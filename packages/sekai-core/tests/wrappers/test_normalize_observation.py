@@ -250,6 +250,41 @@ def test_load_state_dict_is_all_or_nothing_and_names_the_failing_part(
     assert structurally_equal(new.state_dict(), before)
 
 
+@pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
+def test_a_dict_space_with_an_extra_key_is_refused_by_load_state_dict_and_obs_rms(
+    toy_env: Any, vector: bool
+) -> None:
+    # The statistics of an env whose Dict observation has one more key: nothing is half-loaded.
+    narrow = sekai.Dict(a=sekai.Box(-9.0, 9.0, shape=(2,)))
+    wide = sekai.Dict(a=sekai.Box(-9.0, 9.0, shape=(2,)), b=sekai.Box(-9.0, 9.0, shape=(3,)))
+
+    def build(space: sekai.Space[Any]) -> Any:
+        if vector:
+            return sekai.VecNormalizeObservation(
+                sekai.SyncVecEnv([lambda: toy_env(observation_space=space, length=100)] * 2)
+            )
+        return NormalizeObservation(toy_env(observation_space=space, length=100))
+
+    old = build(wide)
+    old.reset(seed=0)
+    old.step(np.zeros(2, dtype=np.int64) if vector else 0)
+    checkpoint = old.state_dict()
+    new = build(narrow)
+    before = new.state_dict()
+    owner = type(new).__name__
+    message = f"{owner}: state['obs_rms'] must be a dict with keys ['a'], got "
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+        new.load_state_dict(checkpoint)
+    assert structurally_equal(new.state_dict(), before)
+
+    kept = new.obs_rms["a"]
+    stats = {"a": RunningMeanStd(shape=(2,)), "extra": None}
+    message = f"{owner}: obs_rms must be a dict with keys ['a'], got {stats!r}."
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        new.obs_rms = stats
+    assert new.obs_rms["a"] is kept and set(new.obs_rms) == {"a"}
+
+
 def test_rejects_unknown_stats(toy_env: Any) -> None:
     with pytest.raises(ValueError, match=r"^stats must be 'running' or 'ewm', got 'foo'\.$"):
         NormalizeObservation(toy_env(), stats="foo")
