@@ -227,3 +227,44 @@ def test_a_dict_action_with_other_keys_is_refused_though_its_box_is_beyond_its_b
     for keys in ({"side": 1, "sizes": np.array([1.5])}, {"size": np.array([1.5]), "x": 1}):
         with pytest.raises(InvalidAction):
             checked_action(keys, space)
+
+
+_PAIR = Tuple((Box(-1.0, 1.0, shape=(1,)), Discrete(2)))
+_OF_ANOTHER_LENGTH = [
+    (np.array([5.0]),),
+    [np.array([5.0])],
+    (np.array([5.0]), 1, 7),
+    [np.array([5.0]), 1, 7],
+]
+
+
+@pytest.mark.parametrize(
+    "action", _OF_ANOTHER_LENGTH, ids=["short", "short-list", "long", "long-list"]
+)
+def test_a_tuple_action_with_another_number_of_parts_is_refused_though_its_box_is_beyond(
+    action: Any,
+) -> None:
+    from sekai._box_actions import checked_action
+
+    checked_action((np.array([5.0]), 1), _PAIR)  # beyond the bounds: taken
+    checked_action([np.array([5.0]), 1], _PAIR)
+    with pytest.raises(InvalidAction) as info:
+        checked_action(action, _PAIR)
+    assert info.value.action is action
+    assert str(info.value) == f"Action {action!r} is not valid for space {_PAIR!r}."
+
+
+@pytest.mark.parametrize("wrapper", ["sticky", "delay"])
+def test_a_tuple_action_with_a_part_missing_is_refused_at_the_step_that_gives_it(
+    toy_env: Any, wrapper: str
+) -> None:
+    inner = toy_env(length=100, action_space=_PAIR)
+    noop = (np.array([0.0], np.float32), 0)
+    env = StickyAction(inner, 0.5) if wrapper == "sticky" else DelayAction(inner, 2, noop=noop)
+    env.reset(seed=0)
+    short = (np.array([0.5], np.float32),)
+    with pytest.raises(InvalidAction, match=r"^Action \(array\(\[0\.5\], dtype=float32\),\) "):
+        env.step(short)
+    assert inner.actions == []
+    if wrapper == "delay":
+        assert env.pending_actions == []
