@@ -401,6 +401,24 @@ def test_a_batch_size_that_is_no_int_is_refused_before_any_worker_starts() -> No
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.parametrize("batch_size", [0, -1, NUM_ENVS + 1])
+def test_a_batch_size_out_of_range_is_refused_before_any_worker_starts(batch_size: int) -> None:
+    text = f"batch_size must be in [1, {NUM_ENVS}] (num_envs), got {batch_size}."
+    with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+        ProcVecEnv(_fns(), context="fork", batch_size=batch_size)
+    assert multiprocessing.active_children() == []
+
+
+def test_recv_refuses_a_batch_size_out_of_range_and_takes_no_result(vec: Any) -> None:
+    vec.reset(seed=0)
+    vec.send([1] * NUM_ENVS)
+    for batch_size in (0, -1, NUM_ENVS + 1):
+        text = f"batch_size must be in [1, {NUM_ENVS}] (num_envs), got {batch_size}."
+        with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):
+            vec.recv(batch_size=batch_size)
+    assert sorted(vec.recv(batch_size=NUM_ENVS).env_ids.tolist()) == list(range(NUM_ENVS))
+
+
 class Sleepy(Counter):
     """Counter, except that action 2 never answers (it sleeps until its worker is stopped)."""
 
