@@ -257,14 +257,35 @@ def test_invalid_colours_raise_value_error() -> None:
 
 @pytest.mark.parametrize(
     "colour",
-    ["red", ([255], 0, 0), (1, 2, "x"), (1, 2), object(), [[1, 2], 3], ("255", "0", "0")],
+    [
+        "red",
+        ([255], 0, 0),
+        (1, 2, "x"),
+        (1, 2),
+        object(),
+        [[1, 2], 3],
+        ("255", "0", "0"),
+        [[255, 0, 0]],
+        ((255, 0, 0),),
+        np.zeros((2, 3)),
+        (-1, 0, 0),
+        [0, -0.5, 0],
+        np.array([0, 0, -10]),
+        (0, 256, 0),
+    ],
 )
-def test_a_colour_that_is_no_three_numbers_gets_the_colour_rule(colour: Any) -> None:
-    # NumPy's "could not convert string to float" or "inhomogeneous shape" names no colour
+def test_a_colour_that_is_no_three_numbers_in_0_to_255_gets_the_colour_rule(colour: Any) -> None:
+    # NumPy's "could not convert string to float" or "inhomogeneous shape" names no colour;
+    # a channel below 0 would wrap around when cast to uint8, a (1, 3) colour would broadcast.
     canvas = Canvas(20, 10)
     before = canvas.pixels.copy()
     message = f"A colour must be (r, g, b) with channels in [0, 255], got {colour!r}."
-    for draw in (lambda: canvas.rect(0, 0, 5, 5, colour), lambda: canvas.fill(colour)):
+    draws = (
+        lambda: canvas.rect(0, 0, 5, 5, colour),
+        lambda: canvas.fill(colour),
+        lambda: Canvas(2, 2, background=colour),
+    )
+    for draw in draws:
         with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
             draw()
     assert np.array_equal(canvas.pixels, before)
