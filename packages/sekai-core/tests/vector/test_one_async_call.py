@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import os
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -16,7 +18,7 @@ import pytest
 
 import sekai
 from sekai.testing.envs import Drift, DriftVecEnv
-from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv, VecEnv, VecWrapper
+from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv, VecEnv, VecWrapper, _async_calls
 from sekai.vector.vec_wrapper import VecResultWrapper
 
 PENDING = "A previous async call is still pending."
@@ -266,4 +268,43 @@ def test_sync_calls_from_another_thread_during_an_async_call_are_refused_and_cha
             results[0].observations, reference.step(np.array([1, 1])).observations
         )
     vec.step(np.array([1, 1]))  # the call is over: this thread's calls run again
+    vec.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+# Python 3.12+ warns that a multi-threaded process forks; this test forks one on purpose.
+@pytest.mark.filterwarnings("ignore:.*use of fork:DeprecationWarning")
+def test_a_child_forked_while_another_thread_begins_an_async_call_runs_async_calls() -> None:
+    # At the fork, another thread holds the lock that makes an async call's check-and-set one
+    # step. That thread is not in the child: the child's first async call must not wait on it.
+    vec = SyncVecEnv([Drift, Drift])
+    vec.reset(seed=0)
+    held, release = threading.Event(), threading.Event()
+
+    def begin() -> None:
+        with _async_calls._BEGIN_ASYNC:  # as a thread between the check and the set
+            held.set()
+            release.wait(10)
+
+    beginning = threading.Thread(target=begin)
+    beginning.start()
+    try:
+        assert held.wait(10)
+        pid = os.fork()
+        if pid == 0:
+            # A hang in the child ends it with exit code 3 instead of hanging the suite.
+            signal.signal(signal.SIGALRM, lambda *_: os._exit(3))
+            signal.alarm(5)
+            code = 1
+            try:
+                result = asyncio.run(vec.async_step(np.array([1, 1])))
+                code = 0 if np.array_equal(result.observations, _once()) else 2
+            finally:
+                os._exit(code)
+    finally:
+        release.set()
+        beginning.join(10)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0  # 3: the child hung on the lock
+    vec.step(np.array([1, 1]))  # the parent's lock was released by its thread
     vec.close()
