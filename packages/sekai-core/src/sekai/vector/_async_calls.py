@@ -35,13 +35,6 @@ def _renew_begin_async_lock() -> None:
     _BEGIN_ASYNC = threading.Lock()
 
 
-_ELSEWHERE = (
-    "{name} was called from another thread while an async_reset() or async_step() of it runs: "
-    "the call would reach its sub-envs in the middle of that one. Await that call first "
-    "(serialise the threads' calls with a lock), or give each thread its own VecEnv."
-)
-
-
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_renew_begin_async_lock)
 
