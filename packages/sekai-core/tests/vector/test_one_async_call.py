@@ -221,9 +221,10 @@ def _gated_native() -> VecEnv:
 
 
 ELSEWHERE = (
-    "{name} was called from another thread while an async_reset() or async_step() of it "
-    "runs: the call would reach its sub-envs in the middle of that one. Await that call "
-    "first (serialise the threads' calls with a lock), or give each thread its own VecEnv."
+    "{name} was called from another thread while a reset() or step() of it, or their async "
+    "versions, runs: the call would reach its sub-envs in the middle of that one. Let that "
+    "call return first (serialise the threads' calls with a lock), or give each thread its own "
+    "VecEnv."
 )
 
 
@@ -307,4 +308,67 @@ def test_a_child_forked_while_another_thread_begins_an_async_call_runs_async_cal
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0  # 3: the child hung on the lock
     vec.step(np.array([1, 1]))  # the parent's lock was released by its thread
+    vec.close()
+
+
+class _CopiesInside(VecWrapper):
+    """A wrapper whose own step() copies and reads the env it wraps (a snapshot)."""
+
+    snapshots: list[VecEnv] = []  # noqa: RUF012
+
+    def step(self, actions: Any) -> Any:
+        assert not self.venv._async_pending  # the wrapper's async call is no call of the env's
+        _CopiesInside.snapshots.append(copy.deepcopy(self.venv))
+        return self.venv.step(actions)
+
+
+@pytest.mark.parametrize("inner", ["sync", "native"])
+def test_a_wrappers_own_async_call_may_copy_the_env_it_wraps_from_its_step(inner: str) -> None:
+    venv: VecEnv = SyncVecEnv([Drift, Drift]) if inner == "sync" else DriftVecEnv(2)
+    vec = _CopiesInside(venv)
+    _CopiesInside.snapshots.clear()
+    vec.reset(seed=0)
+    result = asyncio.run(vec.async_step(np.array([1, 1])))
+    assert len(_CopiesInside.snapshots) == 1
+    # The copy was taken before the step: stepping it gives the step's own result.
+    snapshot = _CopiesInside.snapshots[0]
+    np.testing.assert_array_equal(snapshot.step(np.array([1, 1])).observations, result.observations)
+    assert not any(env._async_thread for env in (vec, venv))  # released after the call
+    snapshot.close()
+    vec.close()
+
+
+def test_two_wrappers_of_one_env_cannot_run_async_calls_on_it_from_two_threads_at_once() -> None:
+    inner = SyncVecEnv([_Gated, Drift])
+    first_wrapper, second_wrapper = _OwnStep(inner), _OwnStep(inner)
+    inner.reset(seed=0)
+    with _async_step_held(first_wrapper):
+        with pytest.raises(sekai.AsyncCallPending) as caught:
+            asyncio.run(second_wrapper.async_step(np.array([1, 1])))
+        assert str(caught.value) == ELSEWHERE.format(name="SyncVecEnv")
+    # The refused call left nothing behind: the second wrapper's async calls run now.
+    assert not second_wrapper._async_pending and not inner._async_thread
+    asyncio.run(second_wrapper.async_step(np.array([0, 0])))
+    inner.close()
+
+
+def test_calls_from_another_thread_during_an_async_vec_envs_sync_step_are_refused() -> None:
+    # A sync step() of an AsyncVecEnv runs an async call on its private loop in this thread.
+    vec = AsyncVecEnv([_Gated, Drift])
+    vec.reset(seed=0)
+    _Gated.entered.clear()
+    _Gated.release.clear()
+    results: list[Any] = []
+    first = threading.Thread(target=lambda: results.append(vec.step(np.array([1, 1]))))
+    first.start()
+    try:
+        assert _Gated.entered.wait(10)
+        for call in ["get_attr", "set_attr", "call"]:
+            with pytest.raises(sekai.AsyncCallPending) as caught:
+                _SYNC_CALLS[call](vec)
+            assert str(caught.value) == ELSEWHERE.format(name="AsyncVecEnv"), call
+    finally:
+        _Gated.release.set()
+        first.join(10)
+    np.testing.assert_array_equal(results[0].observations, _once())
     vec.close()

@@ -8,12 +8,12 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from sekai.error import AsyncCallPending
 
-__all__ = ["AsyncCalls", "one_async_call"]
+__all__ = ["AsyncCalls", "claim_calls", "one_async_call", "release_calls"]
 
 T = TypeVar("T")
 
@@ -23,9 +23,10 @@ T = TypeVar("T")
 _BEGIN_ASYNC = threading.Lock()
 
 _ELSEWHERE = (
-    "{name} was called from another thread while an async_reset() or async_step() of it runs: "
-    "the call would reach its sub-envs in the middle of that one. Await that call first "
-    "(serialise the threads' calls with a lock), or give each thread its own VecEnv."
+    "{name} was called from another thread while a reset() or step() of it, or their async "
+    "versions, runs: the call would reach its sub-envs in the middle of that one. Let that "
+    "call return first (serialise the threads' calls with a lock), or give each thread its own "
+    "VecEnv."
 )
 
 
@@ -44,7 +45,12 @@ class AsyncCalls:
 
     # A wrapper keeps no flag of its own but while a routed async call of its own runs.
     _async_pending: bool = False
-    _async_thread: int = 0  # the thread running it (valid while ``_async_pending``)
+    # The thread whose async call runs this VecEnv's calls (its own async call, or that of a
+    # wrapper around it whose step() passes sync calls inward); 0: none.
+    _async_thread: int = 0
+    # Calls that take turns under a lock (worker processes, actors): one from another thread
+    # during an async call waits for it, so nothing is refused.
+    _calls_take_turns: bool = False
 
     def _check_no_async_call(self) -> None:
         """AsyncCallPending while an ``async_reset``/``async_step`` of this VecEnv is awaited:
@@ -58,19 +64,31 @@ class AsyncCalls:
         with _BEGIN_ASYNC:
             if self._async_pending:
                 raise AsyncCallPending()
+            self._claim_calls()
             self._async_pending = True
-            self._async_thread = threading.get_ident()
 
     def _end_async(self) -> None:
         """The async call that ``_begin_async()`` marked is over."""
         self._async_pending = False
+        self._async_thread = 0
+
+    def _claim_calls(self) -> bool:
+        """Make this thread the one whose calls this VecEnv runs (``_BEGIN_ASYNC`` held); False
+        if it already is; AsyncCallPending if another thread's async call holds it."""
+        thread = threading.get_ident()
+        if self._async_thread == thread:
+            return False
+        if self._async_thread:
+            raise AsyncCallPending(_ELSEWHERE.format(name=type(self).__name__))
+        self._async_thread = thread
+        return True
 
     def _check_no_async_call_elsewhere(self) -> None:
-        """AsyncCallPending for a call from another thread while an async call of this VecEnv
-        runs: where the async methods run the sync ones, nothing else stops it from stepping
-        or reading the sub-envs in the middle of that call. The thread running the async call
-        makes its own calls through these checks."""
-        if self._async_pending and self._async_thread != threading.get_ident():
+        """AsyncCallPending for a call from another thread while an async call runs this
+        VecEnv's calls: where the async methods run the sync ones, nothing else stops it from
+        stepping or reading the sub-envs in the middle of that call."""
+        thread = self._async_thread
+        if thread and thread != threading.get_ident() and not self._calls_take_turns:
             raise AsyncCallPending(_ELSEWHERE.format(name=type(self).__name__))
 
 
@@ -87,3 +105,25 @@ def one_async_call(fn: Callable[..., T]) -> Callable[..., T]:
             self._end_async()
 
     return call
+
+
+def claim_calls(envs: Iterable[AsyncCalls]) -> tuple[AsyncCalls, ...]:
+    """Make this thread the one whose calls each of ``envs`` runs (a wrapper's own async call
+    over them): those it was not yet; none if another thread's async call holds one
+    (AsyncCallPending)."""
+    claimed: list[AsyncCalls] = []
+    with _BEGIN_ASYNC:
+        try:
+            for env in envs:
+                if env._claim_calls():
+                    claimed.append(env)
+        except BaseException:
+            release_calls(claimed)
+            raise
+    return tuple(claimed)
+
+
+def release_calls(envs: Iterable[AsyncCalls]) -> None:
+    """Undo ``claim_calls``: the envs run any thread's calls again."""
+    for env in envs:
+        env._async_thread = 0

@@ -78,8 +78,10 @@ class AsyncVecEnv(InProcessVecEnv):
         """Run ``coroutine(*args)`` on the private loop, after checking that no loop runs in
         this thread and that no other thread's shim call is running it (AsyncCallPending, as
         for overlapping async calls). Ctrl-C cancels the call (``taking_interrupts``)."""
-        self._check_open()
         self._check_not_inside_shim(method)
+        if self._shim_lock.locked():  # named here, before _check_open's refusal
+            raise AsyncCallPending(_OTHER_THREAD.format(method=method))
+        self._check_open()
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -202,12 +204,6 @@ class AsyncVecEnv(InProcessVecEnv):
         if self._shim_lock.locked():
             raise AsyncCallPending(_OTHER_THREAD.format(method="close"))
         super()._check_no_async_call()
-
-    def _check_no_async_call_elsewhere(self) -> None:
-        # While another thread's shim call runs, the shim refuses this thread's naming the
-        # method (_OTHER_THREAD), and an async call is refused by its own mark.
-        if not self._shim_lock.locked():
-            super()._check_no_async_call_elsewhere()
 
     # -- closing -------------------------------------------------------------------------------
 

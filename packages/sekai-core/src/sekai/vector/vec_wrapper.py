@@ -6,7 +6,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -18,6 +18,7 @@ from sekai.core._not_an_env import not_an_env_hint
 from sekai.core.wrapper import _NO_REVERSE_ACTION, _own_space
 from sekai.spaces import Dict, Space, Tuple, concatenate, iterate
 from sekai.spaces._kinds import ARRAY_SPACES
+from sekai.vector._async_calls import AsyncCalls, claim_calls, release_calls
 from sekai.vector._contract.checks import observation_checker
 from sekai.vector.kernel_step import tree_map
 from sekai.vector.kernel_vec_env import _device_backend
@@ -197,19 +198,23 @@ class VecWrapper(VecEnv):
 
     # A wrapper's flag is set only by a routed async call of its own (a subclass's step()):
     # the calls passed inward meanwhile are refused as the env it wraps refuses its own.
-    # That call runs the sync calls it passes inward in its own thread, so the env it wraps
-    # is marked too: another thread's calls reaching that env meanwhile are refused there.
+    # That call runs the sync calls it passes inward in its own thread: the envs it wraps run
+    # that thread's calls meanwhile, and refuse other threads' (not the wrapper's own copies,
+    # pickles or closes of them, which are no async call of theirs).
+    _claimed: tuple[AsyncCalls, ...] = ()
+
     def _begin_async(self) -> None:
         super()._begin_async()
         try:
-            self.venv._begin_async()
+            self._claimed = claim_calls(_wrapped_envs(self))
         except BaseException:
             super()._end_async()
             raise
 
     def _end_async(self) -> None:
+        claimed, self._claimed = self._claimed, ()
+        release_calls(claimed)
         super()._end_async()
-        self.venv._end_async()
 
     async def async_reset(self, *, seed: Any = None, options: Any = None) -> VecResetResult[Any]:
         self._check_no_async_call()
@@ -234,6 +239,15 @@ class VecWrapper(VecEnv):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.venv!r})"
+
+
+def _wrapped_envs(wrapper: VecWrapper) -> Iterator[VecEnv]:
+    """The envs inside ``wrapper``, outermost first."""
+    env = wrapper.venv
+    while isinstance(env, VecWrapper):
+        yield env
+        env = env.venv
+    yield env
 
 
 def _live_before_step(venv: VecEnv) -> NDArray[np.bool_] | None:

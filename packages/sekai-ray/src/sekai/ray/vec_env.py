@@ -125,6 +125,7 @@ class RayVecEnv(RemoteAttributes):
     """
 
     _workers = "Ray actors"
+    _calls_take_turns = True  # the actors run one command at a time
 
     def __init__(
         self,
@@ -255,7 +256,7 @@ class RayVecEnv(RemoteAttributes):
             outcomes = await self._pool.collect_async(refs, self._reset_timeout, "reset")
             return self._reset_from(outcomes)
         finally:
-            self._async_pending = False
+            self._end_async()
 
     async def async_step(self, actions: Any) -> VecStepResult[Any]:
         """``step()`` awaiting the actors' replies (the event loop runs meanwhile).
@@ -278,7 +279,7 @@ class RayVecEnv(RemoteAttributes):
                 outcomes = await pool.collect_anyway(refs, self._step_timeout, "step")
             return self._step_from(outcomes, interrupt)
         finally:
-            self._async_pending = False
+            self._end_async()
 
     # -- send / recv -------------------------------------------------------------------------
 

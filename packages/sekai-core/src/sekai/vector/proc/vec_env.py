@@ -166,6 +166,7 @@ class ProcVecEnv(RemoteAttributes):
     """
 
     _forked = False  # this copy is in a child forked from the owner (``_disown``)
+    _calls_take_turns = True  # under the call lock, also another thread's during an async call
 
     def __init__(
         self,
@@ -299,9 +300,7 @@ class ProcVecEnv(RemoteAttributes):
 
     def _check_open(self) -> None:
         """VecEnvClosed after ``close()``; RuntimeError in a child forked from the owner
-        (``_disown``), where the VecEnv counts as closed: no call of its own pays for it. A
-        call from another thread during an async call is no error here: it waits for the call
-        lock, as during a sync call."""
+        (``_disown``), where the VecEnv counts as closed: no call of its own pays for it."""
         if self._closed:
             if self._forked:
                 raise RuntimeError(_FORKED.format(owner=self._owner, pid=os.getpid()))
