@@ -142,6 +142,29 @@ def test_from_pandas_keeps_a_partial_overlap_as_the_reindex_gives_it():
     assert np.isnan(data.exogenous_series("rate")[:10]).all()
 
 
+# The overlap is pandas' own label matching: a DatetimeIndex matches the date strings or
+# datetime.date objects of the prices' index (prices read from a CSV without parse_dates,
+# or index.date), so the re-index fills it and nothing is refused.
+STRING_DAYS = DAYS.strftime("%Y-%m-%d")
+DATE_DAYS = pd.Index(list(DAYS.date), dtype=object)
+
+
+@pytest.mark.filterwarnings("ignore:.*datetime.date:DeprecationWarning")
+@pytest.mark.filterwarnings("ignore:.*datetime.date:FutureWarning")
+@pytest.mark.parametrize("prices_index", [STRING_DAYS, DATE_DAYS], ids=["strings", "dates"])
+@pytest.mark.parametrize("start", [0, 10], ids=["whole", "partial"])
+def test_from_pandas_takes_a_datetime_field_and_exogenous_that_pandas_matches(prices_index, start):
+    prices = PANEL.set_axis(prices_index)
+    volume = PANEL.iloc[start:] * 100.0  # DatetimeIndex
+    data = MarketData.from_pandas(
+        prices, fields={"volume": volume}, exogenous={"rate": volume["b"]}
+    )
+    assert np.isnan(data.field("volume")[:start]).all()
+    assert data.field("volume")[start:].tolist() == (PANEL.to_numpy()[start:] * 100.0).tolist()
+    assert np.isnan(data.exogenous_series("rate")[:start]).all()
+    assert data.exogenous_series("rate")[start:].tolist() == ((WALK[start:] + 1.0) * 100.0).tolist()
+
+
 @pytest.mark.parametrize("argument", ["fields", "exogenous"])
 def test_from_pandas_refuses_a_repeated_timestamp_in_a_field_or_exogenous(argument):
     repeated = pd.concat([PANEL, PANEL.iloc[:1]])

@@ -70,7 +70,8 @@ def _first(labels: Any) -> str:
 def _checked_labels(name: str, labels: Any, target: Any, axis: str) -> None:
     """Refuse ``labels`` (``name``'s index or columns, ``axis``) holding a label twice (pandas
     cannot re-index them), or sharing none with ``target``, the prices' (re-indexed to them,
-    ``name`` would be all NaN)."""
+    ``name`` would be all NaN). Shared is as the re-index matches labels: a DatetimeIndex
+    matches the date strings or ``datetime.date`` objects of the prices' index, say."""
     if axis == "index":
         held, keep, per, verb = "row for the timestamp", "row", "timestamp", "starts"
     else:
@@ -80,7 +81,7 @@ def _checked_labels(name: str, labels: Any, target: Any, axis: str) -> None:
             f"{name} has more than one {held} {labels[labels.duplicated()][0]!r}; keep one "
             f"{keep} per {per}, as the prices do."
         )
-    if len(target) and not target.isin(labels).any():
+    if len(target) and not (labels.get_indexer(target) >= 0).any():
         raise ValueError(
             f"{name} shares no {per} with the prices: its {axis} {verb} {_first(labels)}, "
             f"the prices' {axis} {verb} {_first(target)}; re-indexed to the prices' {axis} by "
