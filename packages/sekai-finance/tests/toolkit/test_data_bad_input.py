@@ -185,6 +185,26 @@ def test_from_pandas_refuses_a_repeated_column_in_a_field():
         MarketData.from_pandas(PANEL, fields={"x": pd.concat([PANEL, PANEL["a"]], axis=1)})
 
 
+# The prices' own repeated timestamp or asset is named as theirs, before any field or
+# exogenous series on the same labels is looked at.
+
+
+@pytest.mark.parametrize("argument", ["fields", "exogenous"])
+def test_from_pandas_names_the_prices_own_repeated_timestamp_or_asset(argument):
+    repeated = PANEL.set_axis(DAYS[[0, 1, 1, *range(3, 50)]])
+    value = repeated if argument == "fields" else repeated["a"]
+    message = (
+        "timestamps must be strictly increasing: row 2 (2021-01-05T00:00:00.000000000) repeats "
+        "row 1 (2021-01-05T00:00:00.000000000)."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        MarketData.from_pandas(repeated, **{argument: {"x": value}})
+    twice = PANEL.set_axis(["a", "a"], axis=1)
+    value = twice if argument == "fields" else twice.iloc[:, 0]
+    with pytest.raises(ValueError, match=re.escape("asset ids must be unique, got ['a', 'a']")):
+        MarketData.from_pandas(twice, **{argument: {"x": value}})
+
+
 # 3. from_long
 
 UNORDERED = (

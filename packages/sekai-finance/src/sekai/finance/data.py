@@ -486,7 +486,9 @@ class MarketData:
                 f"prices must be a pandas DataFrame or Series, got {type(prices).__name__}."
             )
         index = frame.index
-        timestamps = pandas_times(pd, index)
+        # the prices' own timestamps and assets first: a label they repeat is theirs to name
+        timestamps = check_timestamps(pandas_times(pd, index), len(index))
+        assets = asset_ids(pandas_assets(frame.columns), len(frame.columns))
         extra: dict[str, np.ndarray] = {}
         for name, value in named("fields", fields, "a pandas DataFrame").items():
             if not isinstance(value, pd.DataFrame):
@@ -520,7 +522,7 @@ class MarketData:
             pandas_values(pd, frame),
             fields=extra,
             timestamps=timestamps,
-            assets=pandas_assets(frame.columns),
+            assets=assets,
             exogenous=exo,
             price_field=price_field,
         )
