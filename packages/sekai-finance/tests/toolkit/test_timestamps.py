@@ -1,4 +1,5 @@
-"""Reading one timestamp: UTC offsets refused, and the process's warnings filters untouched."""
+"""Reading timestamps: UTC offsets refused (one, or an array's), and the process's warnings
+filters untouched."""
 
 from __future__ import annotations
 
@@ -8,8 +9,16 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from sekai.finance.timestamps import TZ_HINT, to_datetime64
+from sekai.finance import timestamps
+from sekai.finance.timestamps import (
+    _UTC_OFFSET,
+    TZ_HINT,
+    has_timezone,
+    holds_timezone,
+    to_datetime64,
+)
 
 
 @pytest.mark.parametrize(
@@ -78,3 +87,47 @@ def test_reading_timestamps_leaves_the_warnings_filters_alone(monkeypatch: Any) 
     with pytest.raises(ValueError, match="timezone"):
         to_datetime64("2020-01-02T03:04Z")
     assert warnings.filters == filters
+
+
+# A str or bytes array is looked through all at once (asof_join's event_times and
+# target_times): the same entries are refused as has_timezone refuses one by one.
+
+TEXT = st.text(alphabet=st.sampled_from("0123456789-:.TZ+ \t\nxŔīĀ"), max_size=12)
+
+
+@given(st.lists(TEXT, min_size=1, max_size=6), st.sampled_from(["U", "S", "O"]))
+@settings(max_examples=300, deadline=None)
+def test_an_array_holds_a_time_zone_where_an_entry_has_one(texts: list[str], kind: str) -> None:
+    # Ŕ, ī and Ā are T, + and a NUL modulo 256
+    values: list[Any] = texts
+    if kind == "S":
+        values = [t.encode() for t in texts]
+    array = np.array(values, dtype=object if kind == "O" else kind)
+    assert holds_timezone(array) == any(has_timezone(v) for v in values)
+    assert holds_timezone(array[::-2]) == any(has_timezone(v) for v in values[::-2])
+
+
+class _CountedSearch:
+    """_UTC_OFFSET, counting the entries it reads."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def search(self, text: str) -> Any:
+        self.reads += 1
+        return _UTC_OFFSET.search(text)
+
+
+@pytest.mark.parametrize("kind", ["U", "S"])
+def test_a_str_or_bytes_array_reads_only_entries_that_may_have_an_offset(
+    kind: str, monkeypatch: Any
+) -> None:
+    counted = _CountedSearch()
+    monkeypatch.setattr(timestamps, "_UTC_OFFSET", counted)
+    naive = np.datetime_as_string(np.arange(1000).astype("datetime64[m]")).astype(kind)
+    assert not holds_timezone(naive)
+    assert counted.reads == 0
+    aware = naive.copy()
+    aware[500] = "1970-01-01T08:20+01:00"
+    assert holds_timezone(aware)
+    assert counted.reads == 1

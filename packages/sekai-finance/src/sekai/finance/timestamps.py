@@ -16,6 +16,7 @@ __all__ = [
     "Time",
     "check_timestamps",
     "has_timezone",
+    "holds_timezone",
     "time_hint",
     "timezone_refused",
     "to_datetime64",
@@ -28,8 +29,9 @@ TZ_HINT = (
 
 
 # A time of day ("T" or a space after the date) followed by Z or a sign: the offsets NumPy
-# parses ("...T03:04Z", "... 03:04:05+01:00", "...T03-0130").
-_UTC_OFFSET = re.compile(r"[T ].*[Z+-]")
+# parses ("...T03:04Z", "... 03:04:05+01:00", "...T03-0130"). "-" ends its class: itself.
+_TIME_MARKS, _OFFSET_MARKS = "T ", "Z+-"
+_UTC_OFFSET = re.compile(f"[{_TIME_MARKS}].*[{_OFFSET_MARKS}]")
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -78,6 +80,70 @@ def has_timezone(value: object) -> bool:
     if getattr(value, "tzinfo", None) is not None:
         return True
     return isinstance(value, (str, bytes)) and _UTC_OFFSET.search(_text(value)) is not None
+
+
+def holds_timezone(values: np.ndarray) -> bool:
+    """Whether an entry of the 1-D array ``values`` carries a time zone, as ``has_timezone``
+    finds it.
+
+    A NumPy str or bytes array is looked through all at once: only its entries with a time
+    mark before an offset mark (what ``_UTC_OFFSET`` needs) are read one by one, and a
+    naive date string has none (the signs of ``2021-01-06T10:30`` come before its ``T``).
+    """
+    if values.dtype.kind not in "US":
+        return any(has_timezone(v) for v in values.tolist())
+    near = _near_offsets(_one_byte_text(values))
+    return near is not None and any(has_timezone(v) for v in values[near].tolist())
+
+
+def _one_byte_text(values: np.ndarray) -> np.ndarray:
+    """A str array as bytes, one a character (its code point modulo 256: one beyond ASCII
+    may read as a mark, which only sends its entry to the look one by one); bytes as they
+    are."""
+    values = np.ascontiguousarray(values)
+    if values.dtype.kind == "S" or values.size == 0:
+        return values
+    width = max(int(np.strings.str_len(values).max()), 1)
+    units = values.view(np.uint32).reshape(values.size, -1)[:, :width]
+    return units.astype(np.uint8).view(f"S{width}").reshape(values.shape)
+
+
+def _columns_holding(grid: np.ndarray, mark: str) -> np.ndarray:
+    """The columns (character positions) of the ``(entries, characters)`` byte grid where an
+    entry holds ``mark``, in order."""
+    hits = grid == ord(mark)
+    # any() over the entries, 512 at a time: NumPy's inner loop then runs along 512 rows' bytes
+    # rather than along one row's few
+    cut = hits.shape[0] - hits.shape[0] % 512
+    held = hits[:cut].reshape(-1, 512 * hits.shape[1]).any(axis=0).reshape(512, -1).any(axis=0)
+    return np.flatnonzero(held | hits[cut:].any(axis=0))
+
+
+def _near_offsets(text: np.ndarray) -> np.ndarray | None:
+    """Where the bytes array ``text`` has an offset mark after a time mark (None: nowhere)."""
+    if text.size == 0:
+        return None
+    grid = text.view(np.uint8).reshape(text.size, -1)
+    columns = {mark: _columns_holding(grid, mark) for mark in _TIME_MARKS + _OFFSET_MARKS}
+    times = [mark for mark in _TIME_MARKS if columns[mark].size]
+    offsets = [mark for mark in _OFFSET_MARKS if columns[mark].size]
+    # dates laid out alike (2021-01-06T10:30) have every sign before the first time mark
+    if (
+        not times
+        or not offsets
+        or (max(columns[mark][-1] for mark in offsets) < min(columns[mark][0] for mark in times))
+    ):
+        return None
+    past = np.iinfo(np.int64).max  # a start past every entry's end: found nowhere
+    first = np.full(text.shape, past)
+    for mark in times:
+        at = np.strings.find(text, mark.encode())
+        first = np.minimum(first, np.where(at >= 0, at, past))
+    after = np.where(first < past, first + 1, past)
+    near = np.zeros(text.shape, dtype=bool)
+    for mark in offsets:
+        near |= np.strings.find(text, mark.encode(), after) >= 0
+    return near
 
 
 def timezone_refused(name: str) -> ValueError:

@@ -11,7 +11,7 @@ import numpy as np
 from sekai._seeding import check_seed
 from sekai.error import LookAheadError
 from sekai.finance._values import check_count, check_number, is_int, is_real, real_float, too_large
-from sekai.finance.timestamps import has_timezone, timezone_refused
+from sekai.finance.timestamps import holds_timezone, timezone_refused
 
 __all__ = ["asof_join", "check_causal"]
 
@@ -23,7 +23,7 @@ def _times(name: str, value: Any) -> np.ndarray:
     if t.dtype.kind not in "Mmiuf":
         # NumPy would convert an aware datetime to UTC (a naive local axis would see it early)
         # and drop a string's UTC offset, warning only
-        if any(has_timezone(v) for v in t.tolist()):
+        if holds_timezone(t):
             raise timezone_refused(name)
         t = np.asarray(t, dtype="datetime64[ns]")
     missing = (
