@@ -103,9 +103,12 @@ def test_random_starts_never_decide_on_a_warmup_row(kind: str, native: bool) -> 
 @pytest.mark.parametrize("start", [0, 8, WARMUP - 1])
 def test_start_on_a_warmup_row_is_refused(kind: str, native: bool, start: int) -> None:
     """Catches the start check using ``lookback`` as the lower bound (rows 5..11 accepted) and an
-    off-by-one at the last warm-up row 11; row 12 itself is allowed."""
+    off-by-one at the last warm-up row 11; row 12 itself is allowed. On the default 0..T-1 time
+    axis an int is both a row and a timestamp: the message ends without the hint to pass
+    ``Time(start)``, which would name the same row."""
     env = build(kind, native, warm_data(KINDS[kind][2]))
-    with pytest.raises(ValueError, match=rf"rows {FIRST}\.\.{LAST}.*warm-up row"):
+    warm = rf"Row {start} is a warm-up row \(the first {WARMUP} rows are lookback only\)\.$"
+    with pytest.raises(ValueError, match=rf"rows {FIRST}\.\.{LAST} .*\. {warm}"):
         env.reset(seed=0, options={"start": start})
     assert set(first_timestamps(env, native, seed=0, options={"start": WARMUP})) == {WARMUP}
 

@@ -61,6 +61,55 @@ def test_an_explicit_annualisation_recomputes_the_ratios_and_keeps_turnover() ->
     assert monthly.summary.mean_turnover == daily.summary.mean_turnover
 
 
+def test_the_risk_free_rate_is_in_the_recorded_and_the_recomputed_summary() -> None:
+    env = _trading_episode(risk_free=0.03, turnover_key=None, cost_key=None)
+    returns, ppy = env.last_returns, env.last_periods_per_year
+    assert env.last_summary == performance_summary(returns, ppy, risk_free=0.03)
+    assert env.last_summary != performance_summary(returns, ppy)  # the rate shows
+    monthly = episode_report(env, periods_per_year=12)
+    assert monthly.summary == performance_summary(returns, 12, risk_free=0.03)
+
+
+def _finish_episode(env: RecordPerformance, action: int) -> None:
+    while not env.step(action).done:
+        pass
+
+
+def test_a_report_after_more_episodes_is_of_the_last_one() -> None:
+    env = RecordPerformance(TradingEnv(episode_length=30, lookback=5))
+    env.reset(seed=0)
+    _finish_episode(env, 2)
+    first = env.last_returns
+    env.reset()
+    _finish_episode(env, 0)
+    last = env.last_summary
+    assert isinstance(last, PerformanceSummary)
+    for periods_per_year in (None, 12):  # the recorder's summary, and one recomputed
+        report = episode_report(env, periods_per_year=periods_per_year)
+        assert not np.array_equal(report.returns, first)
+        assert report.summary.total_return == last.total_return
+        assert report.returns.tolist() == env.last_returns.tolist()
+        assert np.prod(1.0 + report.returns) - 1.0 == pytest.approx(last.total_return)
+
+
+def test_a_vector_report_after_more_episodes_is_of_the_last_one() -> None:
+    vec = VecRecordPerformance(sekai.make_vec("Trading-v0", 2, episode_length=5))
+    vec.reset(seed=0)
+    firsts = []
+    for step in range(15):  # three episodes a sub-env, the last one ending at step 15
+        vec.step(np.array([2, 0]) if step < 5 else np.array([1, 2]))
+        if step == 4:
+            firsts.append(vec.last_returns)
+    last = vec.last_summary
+    assert isinstance(last, PerformanceSummary)
+    for periods_per_year in (None, 12):
+        report = episode_report(vec, periods_per_year=periods_per_year)
+        assert not np.array_equal(report.returns, firsts[0])
+        assert report.summary.total_return == last.total_return
+        assert np.prod(1.0 + report.returns) - 1.0 == pytest.approx(last.total_return)
+    vec.close()
+
+
 def test_the_recorder_is_found_inside_other_wrappers() -> None:
     inner = _trading_episode()
     outer = TimeLimit(inner, max_episode_steps=1000)
