@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -28,3 +30,47 @@ def test_a_missing_backend_names_the_distribution_to_install(
         ),
     ):
         assert_kernel_equivalent(lambda: KStepKernel([2, 3]), backends=(backend,), num_envs=2)
+
+
+class _Offset(KStepKernel):
+    """KStepKernel whose observations are shifted by ``offset``."""
+
+    def __init__(self, offset: float) -> None:
+        super().__init__([2, 3])
+        self.offset = offset
+
+    def reset(self, xp: Any, params: Any, draws: Any, mask: Any, state: Any) -> Any:
+        new, obs, info = super().reset(xp, params, draws, mask, state)
+        return new, obs + self.offset, info
+
+    def step(self, xp: Any, params: Any, state: Any, action: Any, draws: Any) -> Any:
+        new, obs, *rest = super().step(xp, params, state, action, draws)
+        return (new, obs + self.offset, *rest)
+
+
+def _shifted() -> Callable[[], _Offset]:
+    """Builds the reference kernel first, then ones shifted by 1e-4 (a backend's rounding)."""
+    built: list[_Offset] = []
+
+    def make() -> _Offset:
+        built.append(_Offset(1e-4 if built else 0.0))
+        return built[-1]
+
+    return make
+
+
+def test_assert_kernel_equivalent_takes_the_tolerances_of_float_arrays() -> None:
+    # Before, the tolerance was fixed per dtype (float32: 1e-5), so a kernel subtracting
+    # large terms could not pass in float32.
+    run = {"backends": ("numpy",), "dtypes": ("float32",), "num_envs": 2, "steps": 4}
+    with pytest.raises(AssertionError, match=r"rtol=1e-05, atol=1e-05"):
+        assert_kernel_equivalent(_shifted(), **run)  # type: ignore[arg-type]
+    assert_kernel_equivalent(_shifted(), atol=1e-3, **run)  # type: ignore[arg-type]
+    with pytest.raises(AssertionError, match=r"rtol=0, atol=1e-05"):
+        assert_kernel_equivalent(_shifted(), rtol=0.0, **run)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [-1e-3, float("nan"), "1e-3", True])
+def test_a_tolerance_that_is_no_number_at_least_0_is_refused(bad: Any) -> None:
+    with pytest.raises(ValueError, match=rf"^atol must be a number >= 0 or None, got {bad!r}\.$"):
+        assert_kernel_equivalent(lambda: KStepKernel([2, 3]), backends=("numpy",), atol=bad)

@@ -317,7 +317,7 @@ class _IntFlagsMode(KernelVecEnv):
                 "expected reset_info {'episode': 1}."
             ],
         ),
-        (_IntFlagsMode, ["ERROR: step() terminated has dtype int8, expected kind 'b'."]),
+        (_IntFlagsMode, ["ERROR: step() terminated has dtype int8, expected bool."]),
     ],
 )
 def test_the_checks_report_a_mode_with_wide_observations_a_wrong_index_or_stale_infos_or_flags(

@@ -3,13 +3,14 @@
 ``kernel_trajectory`` runs a kernel through the driver's pure transition (time limit and
 autoreset included) on one backend with random numbers drawn by numpy in float64 and handed to
 the backend, so every backend sees the same noise; ``assert_kernel_equivalent`` compares the
-backends with the numpy float64 reference (float64: 1e-12 relative, float32: 1e-5). Kernel
-authors call it once per kernel and configuration.
+backends with the numpy reference in the same dtype (float64: 1e-12 relative, float32: 1e-5,
+or the ``rtol`` and ``atol`` given). Kernel authors call it once per kernel and configuration.
 """
 
 from __future__ import annotations
 
 import contextlib
+import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from sekai.registry.entry_points import load_entry_point
 from sekai.spaces import Box, Discrete, batch_space
 from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
 from sekai.vector.kernel_backend import KernelBackend, NumpyBackend
+from sekai.vector.kernel_params import checked_params
 from sekai.vector.kernel_step import (
     device_params,
     dynamic_fields,
@@ -198,7 +200,7 @@ def _trajectory(
         space = batch_space(kernel.action_space, n)
         space.seed(seed)
         actions = [space.sample() for _ in range(steps)]
-    params = device_params(kernel, kernel.params, be)
+    params = device_params(kernel, checked_params(kernel), be)
     obs_dtype = observation_dtypes(kernel.observation_space, be.numpy_dtype)
     xp = be.xp
 
@@ -217,6 +219,7 @@ def _trajectory(
             max_episode_steps=max_episode_steps,
             observation_dtype=obs_dtype,
             when=when,
+            call=be.call_kernel,
         )
 
     when = be.conditional()  # the reset runs only in steps where an episode ended, as in modes
@@ -229,6 +232,7 @@ def _trajectory(
         n,
         observation_dtype=obs_dtype,
         device=be.device,
+        call=be.call_kernel,
     )
     out: Trajectory = {}
 
@@ -265,22 +269,31 @@ def assert_kernel_equivalent(
     *,
     backends: Sequence[str] = ("jax", "torch"),
     dtypes: Sequence[str] = ("float64", "float32"),
+    rtol: float | None = None,
+    atol: float | None = None,
     **kwargs: Any,
 ) -> None:
     """Assert that every backend gives the numpy driver's trajectory under the same noise.
 
     Each backend runs in each dtype and is compared with numpy in the same dtype: float arrays
-    within ``TOLERANCE[dtype]`` (relative, and absolute near zero), the rest exactly.
+    within ``rtol`` (relative) and ``atol`` (absolute, near zero), both ``TOLERANCE[dtype]``
+    by default (float64: 1e-12, float32: 1e-5), the rest exactly. A kernel that subtracts
+    large terms (a wealth of cash and inventory worth ~1e3 each) differs in float32 by an ulp
+    of those terms: pass an ``atol`` of that size.
 
     Args:
         make_kernel: builds the kernel (called per run).
         backends: the backends to compare with numpy.
         dtypes: the float dtypes to run in.
+        rtol: the relative tolerance of float arrays, in every dtype (None: the dtype's).
+        atol: the absolute tolerance of float arrays, in every dtype (None: the dtype's).
         **kwargs: for :func:`kernel_trajectory` (``num_envs``, ``steps``, ``seed``, ...).
     """
+    rtol, atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
     for dtype in dtypes:
         expected = kernel_trajectory(make_kernel(), "numpy", dtype=dtype, **kwargs)
-        tol = TOLERANCE[dtype]
+        relative = TOLERANCE[dtype] if rtol is None else rtol
+        absolute = TOLERANCE[dtype] if atol is None else atol
         for backend in backends:
             actual = kernel_trajectory(make_kernel(), backend, dtype=dtype, **kwargs)
             assert actual.keys() == expected.keys(), (
@@ -293,6 +306,17 @@ def assert_kernel_equivalent(
                     where = f"{backend} {dtype}: {key} at step {step}"
                     assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}"
                     if want.dtype.kind == "f":
-                        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=where)
+                        np.testing.assert_allclose(
+                            got, want, rtol=relative, atol=absolute, err_msg=where
+                        )
                     else:
                         np.testing.assert_array_equal(got, want, err_msg=where)
+
+
+def _tolerance(name: str, value: float | None) -> float | None:
+    """``value``, a tolerance of ``assert_kernel_equivalent``, checked (None: the dtype's)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
+        raise ValueError(f"{name} must be a number >= 0 or None, got {value!r}.")
+    return float(value)

@@ -57,7 +57,10 @@ class ArrayKernel(abc.ABC, Generic[P]):
     Rules, so that ``jax.jit``, ``torch.compile`` and CUDA graphs can trace a kernel: no in-place
     updates, no Python branching on array values (use ``xp.where``), no host round-trips,
     static shapes, and no hard-coded float dtype (follow the dtype of ``params``' and ``draws``'
-    arrays). Kernels import neither JAX nor torch.
+    arrays). Kernels import neither JAX nor torch. The numpy driver hands a kernel read-only
+    arrays (an in-place update raises there), and every driver checks that what ``reset`` and
+    ``step`` return is shaped as the observation space and the state say
+    (``sekai.vector.kernel_outputs``).
     """
 
     observation_space: Space[Any]

@@ -14,6 +14,7 @@ from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Sequen
 from sekai.spaces._kinds import ARRAY_SPACES
 from sekai.vector._contract.actions import ignored_action
 from sekai.vector.kernel import Draw
+from sekai.vector.kernel_outputs import FirstCalls
 from sekai.vector.kernel_step import (
     KernelReset,
     KernelTransition,
@@ -96,6 +97,12 @@ class KernelBackend(abc.ABC):
     def build_step(self, env: KernelVecEnv) -> StepFn:
         """``(params, carry, action) -> KernelTransition`` for ``env``."""
 
+    def call_kernel(self, method: Callable[..., Any], args: tuple[Any, ...], checked: bool) -> Any:
+        """``method(*args)``: a kernel's ``reset`` or ``step`` as this backend calls it (the
+        ``call`` of ``initial`` and ``transition``); ``checked``: a call whose outputs are
+        checked, as the first of its kind (numpy then hands the kernel read-only arrays)."""
+        return method(*args)
+
     def conditional(self) -> Callable[..., Any]:
         """The ``when(pred, yes, no, operand)`` the driver's autoreset runs under: a Python
         branch on the host (``host_when``); JAX traces it with ``lax.cond``."""
@@ -166,6 +173,7 @@ class GeneratorBackend(KernelBackend):
                 autoreset=env.autoreset,
                 observation_dtype=env.observation_dtype,
                 device=self.device,
+                call=self.call_kernel,
             )
 
         return reset
@@ -173,10 +181,13 @@ class GeneratorBackend(KernelBackend):
     def build_step(self, env: KernelVecEnv) -> StepFn:
         return self.step_function(env, self.conditional())
 
-    def step_function(self, env: KernelVecEnv, when: When | None) -> StepFn:
+    def step_function(self, env: KernelVecEnv, when: When | None, eager: bool = True) -> StepFn:
         """The Python step of ``env`` with the autoreset under ``when`` (None: the reset runs
-        every step, branch-free, as ``transition`` says)."""
+        every step, branch-free, as ``transition`` says). ``eager``: it runs as it is, and
+        checks the kernel's calls of each kind until one passes; else it is compiled or
+        captured, and checks every call, which tracing runs once."""
         kernel, n = env.kernel, env.num_envs
+        checked = FirstCalls() if eager else None
 
         def step(params: Any, carry: Any, action: Array) -> KernelTransition:
             return transition(
@@ -191,6 +202,8 @@ class GeneratorBackend(KernelBackend):
                 autoreset=env.autoreset,
                 observation_dtype=env.observation_dtype,
                 when=when,
+                call=self.call_kernel,
+                checked=checked,
             )
 
         return step
@@ -401,8 +414,10 @@ class NumpyBackend(GeneratorBackend):
         self.rng: np.random.Generator = np.random.default_rng()
 
     def convert(self, value: Any) -> Array:
+        """``value`` as a read-only array (floats in ``float_dtype``): the params a kernel is
+        handed, which it must not change in place (``call_kernel``)."""
         array = np.asarray(value)
-        return array.astype(self.float_dtype) if array.dtype.kind == "f" else array
+        return _read_only(array.astype(self.float_dtype) if array.dtype.kind == "f" else array)
 
     def to_numpy(self, value: Array) -> np.ndarray:
         return np.asarray(value)
@@ -422,6 +437,31 @@ class NumpyBackend(GeneratorBackend):
     def actions(self, actions: Any) -> Array:
         return np.asarray(actions)
 
+    def call_kernel(self, method: Callable[..., Any], args: tuple[Any, ...], checked: bool) -> Any:
+        """``method(*args)``, in a ``checked`` call with the arrays handed over read-only, so
+        that a kernel that updates one in place (``x += d``, ``x[mask] = v``), which torch
+        runs on with wrong data, fails here, at that line, with the rule named. A kernel runs
+        the same code at every call (no Python branch on array values): the driver checks
+        each kind of call until one passes, and the other steps pay nothing. The driver's own
+        arrays (the state, the draws) are made read-only where they are, the others (actions,
+        the mask) as read-only views; params are read-only since ``convert``."""
+        if not checked:
+            return method(*args)
+        try:
+            return method(*map(_read_only, args))
+        except ValueError as error:
+            if "read-only" not in str(error):
+                raise
+            owner = getattr(method, "__self__", None)
+            name = f"{type(owner).__name__}.{getattr(method, '__name__', 'kernel')}"
+            raise ValueError(
+                f"{name} wrote into an array it was given (its state, draws, params, mask or "
+                "actions): kernels make no in-place updates (x += d, x[mask] = v); build new "
+                "arrays (x = x + d, xp.where(mask, v, x)). The numpy driver hands kernels "
+                "read-only arrays so that this fails here; torch would run on, changing arrays "
+                f"that others still hold (the previous state, envs.state). ({error})"
+            ) from error
+
     def _sample(self, draw: Draw, shape: tuple[int, ...]) -> np.ndarray:
         if draw.distribution == "uniform":
             return self.rng.random(shape, dtype=self.float_dtype)
@@ -440,3 +480,18 @@ class NumpyBackend(GeneratorBackend):
             return full
 
         return finished_rows
+
+
+def _read_only(value: Any) -> Any:
+    """``value`` as a kernel is handed it by the numpy driver: an array as a read-only view
+    (the caller's own flags unchanged), the arrays of a dict (the state, the draws: the
+    driver's own) made read-only where they are; anything else as it is."""
+    # dict and ndarray, not Mapping: their C type checks cost nothing next to an ABC's
+    if isinstance(value, dict):
+        for array in value.values():
+            if isinstance(array, np.ndarray) and array.flags.writeable:
+                array.setflags(write=False)
+    elif isinstance(value, np.ndarray) and value.flags.writeable:
+        value = value.view()
+        value.setflags(write=False)
+    return value

@@ -17,6 +17,8 @@ import numpy as np
 from sekai.error import InvalidAction
 from sekai.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from sekai.vector.kernel import ArrayKernel, KernelReset, KernelStep
+from sekai.vector.kernel_backend import NumpyBackend
+from sekai.vector.kernel_outputs import has_dtype, has_keys, has_shape
 from sekai.vector.kernel_step import convert_params, draw_all, tree_map
 from sekai.vector.kernel_vec_env import KernelVecEnv
 from sekai.vector.vec_env import VecEnv
@@ -33,6 +35,9 @@ def _host(vec: VecEnv, value: Any) -> Any:
     return tree_map(lambda x: np.asarray(to_numpy(x)), value)
 
 
+_SPACES = "the space's is"
+
+
 def _shape_issues(space: Any, batch: Any, what: str) -> list[str]:
     """ERRORs for a host batch whose structure, shapes or dtypes differ from ``space``'s."""
     try:
@@ -44,10 +49,10 @@ def _shape_issues(space: Any, batch: Any, what: str) -> list[str]:
     def compare(want: Any, got: Any) -> None:
         want, got = np.asarray(want), np.asarray(got)
         if got.shape != want.shape:
-            issues.append(f"ERROR: {what} has shape {got.shape}, the space's is {want.shape}.")
+            issues.append(f"ERROR: {has_shape(what, got.shape, want.shape, _SPACES)}.")
         elif got.dtype.kind != want.dtype.kind or got.dtype.itemsize > want.dtype.itemsize:
             # a narrower dtype of the same kind is the documented 32-bit mode (JAX without x64)
-            issues.append(f"ERROR: {what} has dtype {got.dtype}, the space's is {want.dtype}.")
+            issues.append(f"ERROR: {has_dtype(what, got.dtype, want.dtype, _SPACES)}.")
 
     try:
         tree_map(compare, sample, batch)
@@ -65,11 +70,41 @@ def _outside_issues(space: Any, batch: Any, n: int, where: str) -> list[str]:
     return []
 
 
-def _flag_issues(name: str, value: np.ndarray, n: int, kind: str) -> list[str]:
+def _flag_issues(name: str, value: np.ndarray, n: int, dtype: np.dtype[Any] | None) -> list[str]:
+    """ERRORs for host ``value`` (rewards, a flag) of a shape other than ``(n,)`` or a dtype
+    other than ``dtype`` (None: any float dtype, a native env's rewards)."""
+    what = f"step() {name}"
     if value.shape != (n,):
-        return [f"ERROR: step() {name} has shape {value.shape}, expected ({n},)."]
-    if value.dtype.kind != kind:
-        return [f"ERROR: step() {name} has dtype {value.dtype}, expected kind {kind!r}."]
+        return [f"ERROR: {has_shape(what, value.shape, (n,), 'expected')}."]
+    if dtype is None and value.dtype.kind != "f":
+        return [f"ERROR: {has_dtype(what, value.dtype, 'a float dtype')}."]
+    if dtype is not None and value.dtype != dtype:
+        mode = " (the mode's float dtype)" if dtype.kind == "f" else ""
+        return [f"ERROR: {has_dtype(what, value.dtype, dtype)}{mode}."]
+    return []
+
+
+def _float_dtype(vec: VecEnv) -> np.dtype[Any] | None:
+    """The dtype of a kernel mode's rewards and of its state's floats, as host arrays (its
+    backend's float dtype); None (any float dtype) for another vector env."""
+    if not isinstance(vec, KernelVecEnv):
+        return None
+    return np.dtype(vec.backend.to_numpy(vec.backend.convert(np.zeros(1))).dtype)
+
+
+def _state_dtype_issues(vec: VecEnv, floats: np.dtype[Any] | None, what: str) -> list[str]:
+    """ERRORs for float arrays of a kernel mode's state in another dtype than the mode's (a
+    hard-coded float dtype: the kernel's rule), which changes the state's dtype from step to
+    step under ``torch.compile`` and CUDA graphs."""
+    if floats is None or not isinstance(vec, KernelVecEnv) or vec.state is None:
+        return []
+    for key, value in vec.state.items():
+        dtype = np.dtype(_host(vec, value).dtype)
+        if dtype.kind == "f" and dtype != floats:
+            return [
+                f"ERROR: {has_dtype(f'{what} state[{key!r}]', dtype, floats)} (the mode's "
+                "float dtype: a kernel follows the dtype of its params' and draws' arrays)."
+            ]
     return []
 
 
@@ -98,6 +133,11 @@ def _rollout(
     vec = make()
     n = vec.num_envs
     try:
+        if issues is not None and isinstance(vec, KernelVecEnv):
+            found = _reference_issues(vec, n_steps, seed)
+            if found:  # the kernel breaks a rule that the mode may not see: fix it first
+                issues += found
+                return []
         try:
             first = vec.reset(seed=seed)
         except Exception as exc:  # the check reports what fails, as check_env does
@@ -106,11 +146,12 @@ def _rollout(
             issues.append(f"ERROR: reset(seed={seed}) raised {type(exc).__name__}: {exc}")
             return []
         observations = [_host(vec, first.observations)]
+        floats = _float_dtype(vec)
         if issues is not None:
             found = _shape_issues(vec.batch_observation_space, observations[0], "reset() obs")
             if not found:
                 found = _outside_issues(vec.observation_space, observations[0], n, "reset()")
-            issues += found
+            issues += found or _state_dtype_issues(vec, floats, "reset()")
         sample = _sampler(vec, seed)
         finished = 0
         for index in range(n_steps):
@@ -129,9 +170,10 @@ def _rollout(
                 _host(vec, x) for x in (out.rewards, out.terminated, out.truncated)
             )
             found = _shape_issues(vec.batch_observation_space, obs, f"step {index} obs")
-            found += _flag_issues("rewards", rewards, n, "f")
-            found += _flag_issues("terminated", terminated, n, "b")
-            found += _flag_issues("truncated", truncated, n, "b")
+            found += _flag_issues("rewards", rewards, n, floats)
+            found += _flag_issues("terminated", terminated, n, np.dtype(bool))
+            found += _flag_issues("truncated", truncated, n, np.dtype(bool))
+            found += _state_dtype_issues(vec, floats, f"step {index}")
             if not found:
                 found += _outside_issues(vec.observation_space, obs, n, f"step {index}")
             if not found and vec.autoreset:
@@ -170,6 +212,36 @@ def _rollout(
         return observations
     finally:
         vec.close()
+
+
+def _reference_issues(vec: KernelVecEnv, n_steps: int, seed: int) -> list[str]:
+    """An ERROR when ``vec``'s kernel fails on the numpy reference driver, in a rollout like
+    the check's: its read-only arrays catch in-place updates, which the JAX and torch modes run
+    on with wrong data (a held observation or final_observation changed). None for a mode on
+    numpy, whose own rollout is that."""
+    if isinstance(vec.backend, NumpyBackend):
+        return []
+    floats = _float_dtype(vec)
+    dtype = floats if floats is not None and floats.itemsize in (4, 8) else np.dtype(np.float32)
+    what = f"the numpy reference driver (KernelVecEnv, {dtype})"
+    try:
+        reference = KernelVecEnv(
+            vec.kernel,
+            vec.num_envs,
+            backend=NumpyBackend(dtype),
+            autoreset=vec.autoreset,
+            max_episode_steps=vec._max_episode_steps,
+        )
+        try:
+            reference.reset(seed=seed)
+            sample = _sampler(reference, seed)
+            for _ in range(n_steps):
+                reference.step(sample())
+        finally:
+            reference.close()
+    except Exception as exc:  # reported, as check_env reports what fails
+        return [f"ERROR: {what}: {type(exc).__name__}: {exc}"]
+    return []
 
 
 def _invalid_value(space: Space[Any]) -> Any:
@@ -300,12 +372,11 @@ def _partial_reset_issues(env: KernelVecEnv, seed: int, what: str) -> list[str]:
 
     host_mask = np.arange(n) % 2 == 0
     draws = draw_all(kernel.reset_draws(params), n, host_draw)
-    new_state, _, _ = kernel.reset(xp, params, draws, backend.convert(host_mask), state)
+    mask = backend.convert(host_mask)
+    new_state, _, _ = backend.call_kernel(kernel.reset, (xp, params, draws, mask, state), True)
     if set(new_state) != set(state):
-        return [
-            f"ERROR: {what}: the state has keys {sorted(new_state)}, its step's has "
-            f"{sorted(state)}."
-        ]
+        keys = has_keys("the state", new_state, "its step's", state)
+        return [f"ERROR: {what}: {keys}."]
     for key in state:
         kept = backend.to_numpy(_kept_rows(xp, new_state[key], state[key], n))
         changed = ~kept & ~host_mask
@@ -477,14 +548,18 @@ def check_kernel_vec_env(
     """Check a kernel mode's vector env (or a native one) against the vector contract; return
     the issues found.
 
-    Shapes and dtypes of observations (against the batched observation space), rewards and
-    flags; reset and step observations inside the observation space; ``final_observation`` /
-    ``final_info`` / ``reset_info`` in the step that ends an episode (same-step autoreset);
-    finished sub-envs freezing with ``autoreset=False``; a kernel mode's kernel, reset with a
-    partial mask after a few steps, keeping the state of the sub-envs outside it; the native
-    envs' errors for a batch of the wrong shape and for an invalid action; with
-    ``check_determinism``, a second rollout with the same seed and actions gives the same
-    observations. Random actions respect the env's ``action_mask()`` when it has one.
+    A kernel mode's kernel first runs a rollout on the numpy reference driver, whose read-only
+    arrays catch in-place updates (an ERROR, and nothing else is checked). Shapes and dtypes of
+    observations (against the batched observation space), rewards and flags (a kernel mode's
+    rewards and its state's float arrays in the mode's float dtype, a native env's rewards in
+    any float dtype); reset and step observations inside the observation space;
+    ``final_observation`` / ``final_info`` / ``reset_info`` in the step that ends an episode
+    (same-step autoreset); finished sub-envs freezing with ``autoreset=False``; a kernel
+    mode's kernel, reset with a partial mask after a few steps, keeping the state of the
+    sub-envs outside it; the native envs' errors for a batch of the wrong shape and for an
+    invalid action; with ``check_determinism``, a second rollout with the same seed and
+    actions gives the same observations. Random actions respect the env's ``action_mask()``
+    when it has one.
 
     Args:
         make: builds a fresh vector env (called once, twice with ``check_determinism``).

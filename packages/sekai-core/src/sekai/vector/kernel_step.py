@@ -19,13 +19,16 @@ import numpy as np
 from sekai.spaces import Dict, Space, Tuple
 from sekai.spaces._kinds import ARRAY_SPACES
 from sekai.vector.kernel import ArrayKernel, Draw
+from sekai.vector.kernel_outputs import FirstCalls, check_reset, check_step
 
 __all__ = [
+    "KernelCall",
     "KernelReset",
     "KernelTransition",
     "When",
     "convert_params",
     "device_params",
+    "direct_call",
     "draw_all",
     "dynamic_fields",
     "host_when",
@@ -45,6 +48,10 @@ Carry = dict[str, Any]
 ``autoreset=False``, ``frozen``, ``final_observation``, ``final_terminated`` and
 ``final_truncated``."""
 ResetDraws = Mapping[str, Array] | Callable[[Array], Mapping[str, Array]]
+KernelCall = Callable[[Callable[..., Any], tuple[Any, ...], bool], Any]
+"""``call(method, args, checked)``: calls a kernel's ``reset`` or ``step`` with ``args``;
+``checked`` says that this call's outputs are checked, as the first of its kind (a backend's
+``call_kernel``: numpy's then hands the kernel read-only arrays; ``direct_call``)."""
 When = Callable[[Array, Callable[[Any], Any], Callable[[Any], Any], Any], Any]
 """``when(pred, yes, no, operand)``: ``yes(operand)`` if the scalar ``pred`` is true, else
 ``no(operand)`` (``host_when`` on the host, ``jax.lax.cond`` under JAX)."""
@@ -184,15 +191,45 @@ def observation_dtypes(space: Space[Any], convert: Callable[[np.dtype[Any]], Any
     return None
 
 
-def _cast_observation(xp: Any, obs: Any, dtype: Any) -> Any:
-    """``obs`` with each array cast to its dtype in ``dtype`` (a tree like ``obs``, or None)."""
+def _cast_observation(xp: Any, obs: Any, dtype: Any, copy: bool = True) -> Any:
+    """``obs`` with each array cast to its dtype in ``dtype`` (a tree like ``obs``, or None):
+    with ``copy``, a copy even where it has that dtype, so that an observation handed out
+    never shares memory with the kernel's state (an observation is often a view of it:
+    ``x[:, None]``); without, as it is where it has that dtype (one ``select`` copies)."""
     if dtype is None:
         return obs
     if isinstance(dtype, Mapping):
-        return {key: _cast_observation(xp, obs[key], dtype[key]) for key in obs}
+        return {key: _cast_observation(xp, obs[key], dtype[key], copy) for key in obs}
     if isinstance(dtype, tuple):
-        return tuple(_cast_observation(xp, o, d) for o, d in zip(obs, dtype))
-    return xp.astype(obs, dtype) if obs.dtype != dtype else obs
+        return tuple(_cast_observation(xp, o, d, copy) for o, d in zip(obs, dtype))
+    if not copy and obs.dtype == dtype:
+        return obs
+    return xp.astype(obs, dtype)  # a copy (the array API's default; JAX's arrays are immutable)
+
+
+def direct_call(method: Callable[..., Any], args: tuple[Any, ...], checked: bool) -> Any:
+    """``method(*args)``: how ``initial`` and ``transition`` call a kernel's ``reset`` and
+    ``step`` unless a driver says otherwise (a backend's ``call_kernel``)."""
+    return method(*args)
+
+
+def _checked_call(
+    call: KernelCall,
+    method: Callable[..., Any],
+    args: tuple[Any, ...],
+    checked: FirstCalls | None,
+    kind: str,
+    check: Callable[[Any], None],
+) -> Any:
+    """``call(method, args, ...)``, its outputs checked by ``check`` while no call of ``kind``
+    has passed (``checked``; None: at every call, which tracing runs once)."""
+    first = checked is None or checked.pending(kind)
+    outputs = call(method, args, first)
+    if first:
+        check(outputs)
+        if checked is not None:
+            checked.passed(kind)
+    return outputs
 
 
 def initial(
@@ -205,14 +242,18 @@ def initial(
     autoreset: bool = True,
     observation_dtype: Any = None,
     device: Any = None,
+    call: KernelCall = direct_call,
 ) -> KernelReset:
     """Reset every sub-env: the first carry, the observations and the reset info.
 
     ``device`` is where new arrays go (torch: the driver's device; None: the default).
+    ``call`` calls the kernel's ``reset`` (``direct_call``; a backend's ``call_kernel``), and
+    what it returns is checked (``check_reset``).
     """
     where = {} if device is None else {"device": device}
     mask = xp.ones((num_envs,), dtype=xp.bool, **where)
-    state, obs, info = kernel.reset(xp, params, draws, mask, None)
+    state, obs, info = call(kernel.reset, (xp, params, draws, mask, None), True)
+    check_reset(kernel, state, obs, num_envs)
     obs = _cast_observation(xp, obs, observation_dtype)
     # int32 on every backend: drivers refuse longer limits (check_max_episode_steps(counter=))
     elapsed = xp.zeros((num_envs,), dtype=xp.int32, **where)
@@ -241,6 +282,8 @@ def transition(
     autoreset: bool = True,
     observation_dtype: Any = None,
     when: When | None = None,
+    call: KernelCall = direct_call,
+    checked: FirstCalls | None = None,
 ) -> KernelTransition:
     """Step every sub-env, apply the time limit, then autoreset (or freeze) finished ones.
 
@@ -260,10 +303,22 @@ def transition(
         when: runs the kernel's reset (and draws its noise) only in steps where some episode
             ended (``host_when``, ``jax.lax.cond``); None runs it every step, branch-free (for
             CUDA graphs). Envs whose episodes end together (fixed lengths) gain the most.
+        call: calls the kernel's ``reset`` and ``step`` (``direct_call``; a backend's
+            ``call_kernel``: numpy's hands the kernel read-only arrays in the calls checked).
+        checked: the kinds of call that passed their checks (``check_step``, ``check_reset``,
+            and numpy's read-only arrays) in an eager driver, which checks each kind until one
+            passes; None checks every call (under ``jit``, ``torch.compile`` and CUDA graphs:
+            when traced).
     """
     old_state = carry["state"]
-    state, obs, reward, terminated, truncated, info = kernel.step(
-        xp, params, old_state, action, step_draws
+    n = carry["elapsed"].shape[0]
+    state, obs, reward, terminated, truncated, info = _checked_call(
+        call,
+        kernel.step,
+        (xp, params, old_state, action, step_draws),
+        checked,
+        "step",
+        lambda outputs: check_step(kernel, xp, old_state, outputs, n),
     )
     obs = _cast_observation(xp, obs, observation_dtype)
     state = dict(state)
@@ -296,8 +351,15 @@ def transition(
     def reset_finished(operand: tuple[Any, Any]) -> tuple[Any, Any, Any]:
         state, obs = operand
         draws = reset_draws(done) if callable(reset_draws) else reset_draws
-        reset_state, reset_obs, reset_info = kernel.reset(xp, params, draws, done, state)
-        reset_obs = _cast_observation(xp, reset_obs, observation_dtype)
+        reset_state, reset_obs, reset_info = _checked_call(
+            call,
+            kernel.reset,
+            (xp, params, draws, done, state),
+            checked,
+            "reset",
+            lambda outputs: check_reset(kernel, outputs[0], outputs[1], n, state),
+        )
+        reset_obs = _cast_observation(xp, reset_obs, observation_dtype, copy=False)
         return dict(reset_state), select(xp, done, reset_obs, obs), dict(reset_info)
 
     def keep(operand: tuple[Any, Any]) -> tuple[Any, Any, Any]:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from sekai._args import IntLike, holds_bool
-from sekai._numbers import array_kind, object_floats, refused_kind, too_large
+from sekai._args import IntLike
 from sekai.core._rng import SeededMixin
 from sekai.utils._equal import structurally_equal
 from sekai.vector._contract.seeding import native_seed, refuse_rng_per_sub_env, vector_options
@@ -19,6 +17,13 @@ from sekai.vector._time_limit import TimeLimitAttribute, check_max_episode_steps
 from sekai.vector.infos import ArrayInfos, LazyInfos, split_value
 from sekai.vector.kernel import ArrayKernel
 from sekai.vector.kernel_backend import DeviceActions, KernelBackend, NumpyBackend, ResetFn, StepFn
+from sekai.vector.kernel_params import (
+    checked_params,
+    converted_params,
+    field_names,
+    replaced_params,
+    settable_fields,
+)
 from sekai.vector.kernel_step import (
     KernelTransition,
     device_params,
@@ -30,6 +35,7 @@ from sekai.vector.kernel_step import (
 from sekai.vector.result import VecResetResult, VecStepResult
 from sekai.vector.vec_env import VecEnv
 
+# converted_params, replaced_params and settable_fields live in kernel_params: named here too.
 __all__ = [
     "KernelInfos",
     "KernelVecEnv",
@@ -114,7 +120,7 @@ class KernelVecEnv(SubEnvSpaces, TimeLimitAttribute, SeededMixin, VecEnv):
         )
         # Read-only: get_attr hands these arrays out, and a write would reach the next
         # device copy (set_attr converts them all again).
-        self._host_params = read_only_arrays(kernel.params)
+        self._host_params = read_only_arrays(checked_params(kernel))
         self._params: Any = device_params(kernel, self._host_params, self.backend)
         # What get_attr reports for the parameters set_attr changed: the values as given.
         self._reported: dict[str, Any] = {}
@@ -296,21 +302,27 @@ class KernelVecEnv(SubEnvSpaces, TimeLimitAttribute, SeededMixin, VecEnv):
         sub-env: a number as a Python number, arrays read-only, as a native env's), or an
         attribute of this object split like a native env's."""
         self._check_open()
-        if name in _field_names(self._host_params):
-            if name in self._reported:
-                return [self._reported[name]] * self.num_envs
-            return [self.kernel.host_param(name, getattr(self._host_params, name))] * self.num_envs
+        if name in field_names(self._host_params):
+            return [self._param_value(name)] * self.num_envs
         try:
             setting = self.kernel.setting(name)
         except AttributeError:
             return self._sub_env_spaces(name) or split_value(getattr(self, name), self.num_envs)
         return [setting] * self.num_envs
 
+    def _param_value(self, name: str) -> Any:
+        """Parameter ``name`` as ``get_attr`` reports it."""
+        if name in self._reported:
+            return self._reported[name]
+        return self.kernel.host_param(name, getattr(self._host_params, name))
+
     def set_attr(self, name: str, values: Any) -> None:
         """Change a parameter of the kernel for every sub-env (or an existing attribute).
 
         The new value is checked as the env checks it (the params' dataclass does), and one
-        number for a per-element parameter is broadcast, as the env's constructor does.
+        number for a per-element parameter is broadcast, as the env's constructor does. A
+        tensor that requires grad is taken detached, as actions are: gradients do not flow into
+        the env's parameters.
 
         Raises:
             ValueError: per-sub-env values for a parameter (kernel parameters are shared), a
@@ -329,11 +341,14 @@ class KernelVecEnv(SubEnvSpaces, TimeLimitAttribute, SeededMixin, VecEnv):
         if reason is not None:
             raise AttributeError(f"{type(self).__name__}.{name} is read-only: {reason}.")
         settable = settable_fields(self.kernel, self._host_params)
-        if name not in _field_names(self._host_params):
+        if name not in field_names(self._host_params):
             if not hasattr(self, name):
                 raise AttributeError(
                     f"{type(self).__name__!r} object has no attribute or kernel parameter "
-                    f"{name!r}; parameters are {sorted(settable)}."
+                    f"{name!r}; {type(self.kernel).__name__}'s parameters are "
+                    f"{sorted(settable)}, the values its dynamics read: an attribute of the env "
+                    "that is none of them (one the kernel derives them from when it is built) "
+                    "cannot be set here; set the parameters derived from it."
                 )
             self._set_attribute(name, values)  # a space: the sub-envs', as a native env's
             return
@@ -345,7 +360,8 @@ class KernelVecEnv(SubEnvSpaces, TimeLimitAttribute, SeededMixin, VecEnv):
         if isinstance(values, list) and len(values) == self.num_envs:
             values = self._shared_value(name, values)
         self.kernel.check_set(name, values)
-        params = read_only_arrays(replaced_params(self._host_params, {name: values}))
+        changed = replaced_params(self._host_params, {name: values}, current=self._param_value)
+        params = read_only_arrays(changed)
         new = getattr(params, name)
         # One number as given (an int stays an int, as a native env keeps it), as the kernel's
         # env reports it; anything else as the checked, read-only array the kernel holds.
@@ -408,185 +424,12 @@ class KernelVecEnv(SubEnvSpaces, TimeLimitAttribute, SeededMixin, VecEnv):
         self._reset_fn = self._step_fn = None
 
 
-def _field_names(params: Any) -> set[str]:
-    return {field.name for field in dataclasses.fields(params)}
-
-
-def settable_fields(kernel: ArrayKernel[Any], params: Any) -> set[str]:
-    """The fields of ``params`` that ``set_attr`` changes: the kernel's ``settable``, else
-    every field the dataclass takes in ``__init__`` (the others are derived)."""
-    given = {field.name for field in dataclasses.fields(params) if field.init}
-    return given if kernel.settable is None else given & kernel.settable
-
-
 def _number(value: Any) -> Any:
     """One number ``set_attr`` was given, as given (an int, a Decimal, a NumPy scalar), or the
     Python number a 0-d array of any library (NumPy, JAX, torch) holds."""
     if isinstance(value, np.generic) or not hasattr(value, "shape"):
         return value
     return value.item()
-
-
-def replaced_params(params: Any, changes: Mapping[str, Any], where: str = "") -> Any:
-    """A kernel's host ``params`` with the fields ``changes`` names set as ``set_attr`` sets
-    them: checked by the params' dataclass (as the env checks them), an int for a float field
-    as a float, and one number for a per-element field broadcast, as the env's constructor
-    does; an array of another library (JAX, torch) is held as its NumPy array. ``where``
-    starts the message of the errors raised here (the call the values came from).
-
-    Raises:
-        TypeError: a value of another kind or shape than the field's.
-        ValueError: a value the env refuses (the dataclass's own errors), or a number too
-            large for a float64 (an int, a Decimal) for a float field that the dataclass takes.
-    """
-    given = dict(changes)
-    huge: dict[str, object] = {}  # the ints no float64 holds, by field
-    for name, value in changes.items():
-        if (
-            is_dynamic(getattr(params, name))
-            and isinstance(value, (int, np.integer))
-            and not isinstance(value, (bool, np.bool_, np.timedelta64))
-        ):
-            try:
-                given[name] = float(value)  # an int for a float parameter, as the envs take it
-            except OverflowError:  # left to the dataclass: it refuses it as the env does
-                huge[name] = value
-    replaced = dataclasses.replace(params, **given)
-    if huge:  # a dataclass that took it: no float64 holds it
-        raise _too_large(where, *next(iter(huge.items())))
-    settled = {}  # what the dataclass took, as the floats a kernel runs
-    for name in changes:
-        old, new = getattr(params, name), getattr(replaced, name)
-        if not is_dynamic(old):
-            continue
-        array = _real_array(new)
-        if array is not None and array.dtype == object:  # Decimals, Fractions (unchecked)
-            try:
-                floats = object_floats(array)
-            except OverflowError as error:
-                raise _too_large(where, name, error.args[0]) from None
-            except (TypeError, ValueError):  # no numbers: refused below
-                continue
-            new = settled[name] = floats if floats.ndim else float(floats)
-        elif (
-            array is not None
-            and not isinstance(new, (np.ndarray, np.generic))
-            and array_kind(new) is not None
-        ):  # an array of another library (JAX, torch): held as the NumPy array it reads as,
-            # so that get_attr reports what the same NumPy value gives
-            new = settled[name] = array
-        if is_dynamic(new) and np.ndim(new) == 0 < np.ndim(old):
-            settled[name] = np.full(np.shape(old), new)  # one number for every element
-    if settled:
-        replaced = dataclasses.replace(params, **{**given, **settled})
-    for name, value in changes.items():
-        old, new = getattr(params, name), getattr(replaced, name)
-        # is_dynamic() only asks for an array: a complex, bool, string or date one, or objects
-        # the float cast above did not take, is no float
-        array = _real_array(new) if is_dynamic(old) else None
-        real = not is_dynamic(old) or (array is not None and array.dtype != object)
-        if not real or is_dynamic(old) != is_dynamic(new) or np.shape(new) != np.shape(old):
-            raise _kind_and_shape(params, name, value, where)
-    return replaced
-
-
-def converted_params(params: Any, changes: Mapping[str, Any], where: str = "") -> dict[str, Any]:
-    """The values of ``changes`` converted as ``replaced_params`` converts them (a list as an
-    array, an int for a float field as a float, one number filling a per-element field) and
-    checked for kind and shape only: not by the params' dataclass, whose rules may relate these
-    fields to others whose values are unknown here (traced by ``jit``). A value of another kind
-    or shape is refused as ``replaced_params`` refuses it: by the dataclass's own error for that
-    field where it has one (the env's ``ValueError`` for a string, None or a bool).
-
-    Raises:
-        TypeError: a value that is not real numbers of the field's shape, which the dataclass
-            takes.
-        ValueError: a value the dataclass refuses, or an int too large for a float64.
-    """
-    converted = {}
-    for name, value in changes.items():
-        old = getattr(params, name)
-        array = _real_array(value) if is_dynamic(old) else None
-        if array is not None and array.ndim == 0 and np.ndim(old) == 1:
-            array = np.full(np.shape(old), array)  # one number for every asset
-        if array is None or array.shape != np.shape(old):
-            raise _refused(params, name, value, where, _is_numbers(value))
-        if array.dtype == object:
-            try:
-                array = object_floats(array)
-            except OverflowError as error:
-                raise _too_large(where, name, error.args[0]) from None
-            except (TypeError, ValueError):  # objects no float cast takes (dates)
-                raise _refused(params, name, value, where, numbers=False) from None
-        array = array.astype(np.asarray(old).dtype)
-        converted[name] = array if np.ndim(old) else array[()]
-    return converted
-
-
-def _refused(params: Any, name: str, value: Any, where: str, numbers: bool) -> Exception:
-    """The error for ``value``, of another kind or shape than field ``name``: for a value that
-    is not real ``numbers`` (a string, None, a bool, a date), the dataclass's own error, as an
-    eager call gets it from ``replaced_params`` (it may name the env's argument:
-    ``fill_intensity`` for ``A``); else the kind-and-shape ``TypeError``. Only on this failure
-    path does the dataclass see the other fields' host values (the traced ones' values are
-    unknown); they are checked values, so its error is about ``value``. Real numbers of another
-    shape, which a check relating fields could blame on another one (Trading-v0's ``s0`` and
-    ``mu``), never reach it."""
-    if not numbers:
-        try:
-            dataclasses.replace(params, **{name: value})
-        except (TypeError, ValueError) as error:
-            return error
-    return _kind_and_shape(params, name, value, where)
-
-
-def _is_numbers(value: Any) -> bool:
-    """Whether ``value`` is real numbers (of any shape): objects only if their float cast takes
-    them (a date is no number; a Decimal beyond float64 is one, too large)."""
-    array = _real_array(value)
-    if array is None or array.dtype != object:
-        return array is not None
-    try:
-        object_floats(array)
-    except OverflowError:
-        return True
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _too_large(where: str, name: str, number: object) -> ValueError:
-    return ValueError(
-        f"{where}kernel parameter {name!r} must be a finite number, got {too_large(number)}."
-    )
-
-
-def _kind_and_shape(params: Any, name: str, value: Any, where: str) -> TypeError:
-    return TypeError(
-        f"{where}kernel parameter {name!r} is {getattr(params, name)!r}; a new value must be of "
-        f"the same kind and shape, got {value!r}."
-    )
-
-
-def _real_array(value: Any) -> np.ndarray | None:
-    """``value`` as an array of real numbers (bools, strings, dates and None are not, nor
-    arrays holding them), or None. Kinds NumPy does not know (bfloat16) come as float64, and
-    Python's other real numbers (a Decimal, an int beyond int64) as an object array for the
-    caller to cast (``object_floats``)."""
-    if value is None or isinstance(value, (str, bytes)) or holds_bool(value):
-        return None
-    try:
-        array = np.asarray(value)
-    except (TypeError, ValueError, RuntimeError):
-        return None
-    kind = array.dtype.kind
-    if kind in "iuf":
-        return array
-    if kind == "V" and np.can_cast(array.dtype, np.float64):
-        return array.astype(np.float64)
-    if kind == "O" and refused_kind(array) is None:
-        return array
-    return None
 
 
 def _device_backend(venv: VecEnv) -> KernelBackend | None:

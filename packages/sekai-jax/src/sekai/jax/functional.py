@@ -25,6 +25,12 @@ from sekai.vector.kernel_backend import (
     kernel_actions,
     refuse_never_valid,
 )
+from sekai.vector.kernel_params import (
+    checked_params,
+    converted_params,
+    replaced_params,
+    settable_fields,
+)
 from sekai.vector.kernel_step import (
     KernelReset,
     KernelTransition,
@@ -34,7 +40,6 @@ from sekai.vector.kernel_step import (
     transition,
     with_fields,
 )
-from sekai.vector.kernel_vec_env import converted_params, replaced_params, settable_fields
 
 __all__ = [
     "X64_OFF",
@@ -144,7 +149,8 @@ class FunctionalEnv:
         if observation_dtype is None:
             observation_dtype = observation_dtypes(kernel.observation_space, narrow)
         self.observation_dtype = observation_dtype
-        self._template = kernel.params if params is None else params
+        checked = checked_params(kernel)
+        self._template = checked if params is None else params
         # Here, on the host: the params given to reset and step are traced.
         kernel.check_params(jnp, self._template, self.dtype)
         converted = {
@@ -158,6 +164,13 @@ class FunctionalEnv:
             name: value for name, value in converted.items() if name in settable
         }
         self._defaults = with_fields(self._template, converted)
+        # The fields the params' dataclass derives (``init=False``) that travel as arrays:
+        # computed again for the params given, by ``derive`` or, concrete, by the dataclass.
+        self._derived = {
+            field.name
+            for field in dataclasses.fields(self._template)
+            if not field.init and field.name in converted
+        }
         self._index_dtype = index_dtype(self.action_space, narrow)
         self._bool_dtype = bool_dtype(self.action_space, self.dtype)
         # The kernel's reset info keys in its order, recorded when ``reset`` is traced.
@@ -180,9 +193,36 @@ class FunctionalEnv:
         fields derived from them computed again."""
         if params is None:
             return self._defaults
-        replaced = with_fields(self._defaults, self._check_given(params))
+        return self._derived_from(self._given(params))
+
+    def _derived_from(self, fields: Mapping[str, Any]) -> Any:
+        """The kernel's params with ``fields`` (``_given``'s) in place and, where the params
+        have a ``derive(xp)`` method, the derived fields it computes from them."""
+        replaced = with_fields(self._defaults, fields)
         derive = getattr(replaced, "derive", None)  # the derived fields follow those given
         return replaced if derive is None else with_fields(replaced, derive(jnp))
+
+    def _given(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The fields to replace for ``params``: those given, checked (``_check_given``), and,
+        for concrete values, the fields their dataclass derived (as ``set_attr`` has them),
+        which ``derive`` computes again where there is one.
+
+        Raises:
+            ValueError: traced values for params whose dataclass derives fields and has no
+                ``derive`` method: they would keep the values derived from the defaults.
+        """
+        fields = dict(self._check_given(params))
+        missing = sorted(self._derived - fields.keys())
+        traced = sorted(name for name, value in params.items() if _traced(value))
+        if missing and traced and getattr(self._defaults, "derive", None) is None:
+            owner = type(self._template).__name__
+            raise ValueError(
+                f"params of {type(self.kernel).__name__}: {owner} derives {missing} "
+                "(field(init=False)) in __post_init__, which cannot run on the values traced "
+                f"by jit, vmap or grad ({traced}): give {owner} a derive(xp) method returning "
+                "them, computed from its other fields with xp, or pass concrete values."
+            )
+        return fields
 
     def _check_given(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """``params`` to run with: refused when of another type or with names ``reset`` and
@@ -229,16 +269,17 @@ class FunctionalEnv:
             checked = {name: self._convert(value) for name, value in converted.items()}
         else:
             checked = self._checked_values(concrete)
-        return {name: checked.get(name, value) for name, value in params.items()}
+        return {**params, **checked}
 
     def _checked_values(self, params: Mapping[str, Any]) -> Params:
         """Concrete ``params`` checked as ``set_attr`` checks them (``replaced_params``: kind,
         shape and the env's rules; ``kernel.check_params``: what this float dtype can run),
-        converted as it converts them (a list to an array, one number broadcast)."""
+        converted as it converts them (a list to an array, one number broadcast), with the
+        fields the dataclass derived from them (as ``set_attr`` has them)."""
         where = f"params of {type(self.kernel).__name__}: "
         checked = replaced_params(self._template, params, where)
         self.kernel.check_params(jnp, checked, self.dtype)
-        return {name: self._convert(getattr(checked, name)) for name in params}
+        return {name: self._convert(getattr(checked, name)) for name in [*params, *self._derived]}
 
     def _actions(self, action: Any) -> jax.Array:
         """``action`` checked and cast as the stateful JAX mode does, from its shape and dtype
@@ -268,13 +309,15 @@ class FunctionalEnv:
                 float64 once ``jax_enable_x64`` is off.
         """
         check_x64(self.dtype)
-        if params is not None:  # before jit, which would misread another type, and traces
-            params = self._check_given(params)  # the values (checked when concrete)
-        result: KernelReset = self._reset(key, params)
+        # Before jit, which would misread another type, and traces the values (checked, with
+        # the fields their dataclass derived, when concrete).
+        fields = None if params is None else self._given(params)
+        result: KernelReset = self._reset(key, fields)
         return result._replace(info=in_order(result.info, self._reset_order))
 
-    def _traced_reset(self, key: jax.Array, params: Mapping[str, Any] | None) -> KernelReset:
-        result = self._start(key, self._params(params))
+    def _traced_reset(self, key: jax.Array, fields: Mapping[str, Any] | None) -> KernelReset:
+        params = self._defaults if fields is None else self._derived_from(fields)
+        result = self._start(key, params)
         self._reset_order = list(result.info)
         return result
 

@@ -152,11 +152,11 @@ class TorchBackend(GeneratorBackend):
 
             # A graph cannot branch: the reset runs every step, masked, and draws its noise
             # every step (fixed shapes and launches).
-            return GraphStep(self.step_function(env, None), self.generator)
+            return GraphStep(self.step_function(env, None, eager=False), self.generator)
         if self.compile == "compile":
             compiler: Any = torch.compiler  # partly untyped
             # The autoreset runs eagerly, in steps where an episode ended (no graph breaks).
-            step = self.step_function(env, compiler.disable(host_when))
+            step = self.step_function(env, compiler.disable(host_when), eager=False)
             compiled: StepFn = torch.compile(step, dynamic=False)
             return compiled
         return super().build_step(env)  # the reset (and its noise) only when an episode ended
