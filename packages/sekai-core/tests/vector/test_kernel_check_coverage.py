@@ -87,11 +87,20 @@ class _ResetAddsAKey(_Walk):
 
 
 def test_the_mask_check_reports_a_partial_reset_that_changes_the_states_keys() -> None:
-    issues = check_kernel_vec_env(lambda: KernelVecEnv(_ResetAddsAKey(limit=3.0), 3), n_steps=20)
+    # In 5 steps no episode ends, so the rollout never resets with a mask: the mask check's
+    # own call of the kernel finds it.
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_ResetAddsAKey(limit=3.0), 3), n_steps=5)
     assert issues == [
+        "WARNING: no episode ended in 5 steps: autoreset was not checked (pass more steps).",
         "ERROR: reset(mask=...) of the kernel: the state has keys ['extra', 'x'], its step's has "
-        "['x']."
+        "['x'].",
     ]
+    # Once an episode ends (step 9), the driver refuses the first partial reset itself.
+    issues = check_kernel_vec_env(lambda: KernelVecEnv(_ResetAddsAKey(limit=3.0), 3), n_steps=20)
+    assert len(issues) == 1 and issues[0].startswith(
+        "ERROR: step 9 raised ValueError: _ResetAddsAKey.reset returned what no driver can run: "
+        "the state reset returned has keys ['extra', 'x'], the state it was given has ['x']"
+    )
 
 
 def test_a_rollout_in_which_no_episode_ends_warns_that_autoreset_was_not_checked() -> None:
