@@ -5,59 +5,19 @@ its rules (in-place updates, a hard-coded float dtype, outputs of other shapes),
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
-from sekai.spaces import Box, Discrete
-from sekai.testing.kernels import assert_kernel_equivalent
+from sekai.testing.kernels import WalkKernel, WalkParams, assert_kernel_equivalent
 from sekai.torch import TorchVecEnv
-from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
+from sekai.vector.kernel import KernelReset, KernelStep
 from sekai.vector.kernel_check import check_kernel_vec_env
 
 
-@dataclass(frozen=True)
-class WalkParams:
-    step_size: float = 1.0
-    noise: float = 0.0
-
-
-class Walk(ArrayKernel[WalkParams]):
-    """Starts in [-1, 1), moves by +-step_size (plus noise), ends past +-3; observes x[:, None]."""
-
-    def __init__(self) -> None:
-        self.observation_space = Box(-10.0, 10.0, (1,))
-        self.action_space = Discrete(2)
-        self.params = WalkParams()
-
-    def reset_draws(self, params: WalkParams) -> tuple[Draw, ...]:
-        return (Draw("start", "uniform"),)
-
-    def step_draws(self, params: WalkParams) -> tuple[Draw, ...]:
-        return (Draw("z", "normal"),)
-
-    def reset(
-        self, xp: Any, params: WalkParams, draws: Mapping[str, Any], mask: Any, state: Any
-    ) -> KernelReset:
-        x = 2.0 * draws["start"] - 1.0
-        if state is not None:
-            x = xp.where(mask, x, state["x"])
-        return {"x": x}, x[:, None], {}
-
-    def step(
-        self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
-    ) -> KernelStep:
-        move = xp.where(action == 1, params.step_size, -params.step_size)
-        x = state["x"] + move + params.noise * draws["z"]
-        terminated = xp.abs(x) >= 3.0
-        reward = xp.where(terminated, xp.ones_like(x), xp.zeros_like(x))
-        return {"x": x}, x[:, None], reward, terminated, xp.zeros_like(terminated), {}
-
-
-class _InPlaceStep(Walk):
+class _InPlaceStep(WalkKernel):
     def step(
         self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
     ) -> KernelStep:
@@ -68,7 +28,7 @@ class _InPlaceStep(Walk):
         return {"x": x}, x[:, None], reward, terminated, xp.zeros_like(terminated), {}
 
 
-class _InPlaceReset(Walk):
+class _InPlaceReset(WalkKernel):
     def reset(
         self, xp: Any, params: WalkParams, draws: Mapping[str, Any], mask: Any, state: Any
     ) -> KernelReset:
@@ -81,7 +41,9 @@ class _InPlaceReset(Walk):
 
 
 @pytest.mark.parametrize(("kernel", "call"), [(_InPlaceStep, "step"), (_InPlaceReset, "reset")])
-def test_the_torch_mode_check_reports_an_in_place_update(kernel: type[Walk], call: str) -> None:
+def test_the_torch_mode_check_reports_an_in_place_update(
+    kernel: type[WalkKernel], call: str
+) -> None:
     # Before, `sekai check --mode torch` and assert_kernel_equivalent passed both kernels.
     issues = check_kernel_vec_env(lambda: TorchVecEnv(kernel(), 4), n_steps=30)
     assert len(issues) == 1
@@ -111,7 +73,7 @@ def test_observations_handed_out_keep_their_values_whatever_the_kernel_does_late
     assert finals and all(abs(float(final[0])) >= 3.0 for final in finals)
 
 
-class _HardFloat64(Walk):
+class _HardFloat64(WalkKernel):
     def step(
         self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
     ) -> KernelStep:
@@ -129,7 +91,7 @@ def test_the_torch_mode_check_reports_a_hard_coded_float64_state() -> None:
     ]
 
 
-class _FlatObs(Walk):
+class _FlatObs(WalkKernel):
     def step(
         self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
     ) -> KernelStep:
@@ -154,7 +116,7 @@ def test_the_torch_mode_refuses_observations_of_another_shape_than_the_space_s()
 def test_set_attr_takes_a_tensor_that_requires_grad_as_its_value() -> None:
     # Before: "kernel parameter 'noise' is array(0.3, dtype=float32); a new value must be of
     # the same kind and shape" for a 0-d tensor of the same kind and shape.
-    envs = TorchVecEnv(Walk(), 2)
+    envs = TorchVecEnv(WalkKernel(), 2)
     noise = torch.tensor(0.25, requires_grad=True)
     envs.set_attr("noise", noise)
     assert envs.get_attr("noise") == [0.25, 0.25]

@@ -5,60 +5,24 @@ no dataclass or name no field, and a hard-coded float dtype."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 
-from sekai.spaces import Box, Dict, Discrete
-from sekai.testing.kernels import kernel_trajectory
-from sekai.vector.kernel import ArrayKernel, Draw, KernelReset, KernelStep
+from sekai.spaces import Box, Dict
+from sekai.testing.kernels import WalkKernel, WalkParams, kernel_trajectory
+from sekai.vector.kernel import KernelReset, KernelStep
 from sekai.vector.kernel_backend import NumpyBackend
 from sekai.vector.kernel_check import check_kernel_vec_env
 from sekai.vector.kernel_vec_env import KernelVecEnv
 
-
-@dataclass(frozen=True)
-class StepParams:
-    step_size: float = 1.0
-    goal: float = 3.0
-
-
-class Walker(ArrayKernel[StepParams]):
-    """Starts in [-1, 1), moves by +-step_size, ends past +-goal; observes ``x[:, None]``."""
-
-    def __init__(self) -> None:
-        self.observation_space = Box(-10.0, 10.0, (1,))
-        self.action_space = Discrete(2)
-        self.params = StepParams()
-
-    def reset_draws(self, params: StepParams) -> tuple[Draw, ...]:
-        return (Draw("start", "uniform"),)
-
-    def reset(
-        self, xp: Any, params: StepParams, draws: Mapping[str, Any], mask: Any, state: Any
-    ) -> KernelReset:
-        x = 2.0 * draws["start"] - 1.0
-        if state is not None:
-            x = xp.where(mask, x, state["x"])
-        return {"x": x}, x[:, None], {}
-
-    def step(
-        self, xp: Any, params: StepParams, state: Any, action: Any, draws: Mapping[str, Any]
-    ) -> KernelStep:
-        x = state["x"] + xp.where(action == 1, params.step_size, -params.step_size)
-        terminated = xp.abs(x) >= params.goal
-        reward = xp.where(terminated, xp.ones_like(x), xp.zeros_like(x))
-        return {"x": x}, x[:, None], reward, terminated, xp.zeros_like(terminated), {}
-
-
 # -- in-place updates --------------------------------------------------------------------------
 
 
-class _InPlaceStep(Walker):
+class _InPlaceStep(WalkKernel):
     def step(
-        self, xp: Any, params: StepParams, state: Any, action: Any, draws: Mapping[str, Any]
+        self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
     ) -> KernelStep:
         x = state["x"]
         x += xp.where(action == 1, params.step_size, -params.step_size)
@@ -67,9 +31,9 @@ class _InPlaceStep(Walker):
         return {"x": x}, x[:, None], reward, terminated, xp.zeros_like(terminated), {}
 
 
-class _InPlaceReset(Walker):
+class _InPlaceReset(WalkKernel):
     def reset(
-        self, xp: Any, params: StepParams, draws: Mapping[str, Any], mask: Any, state: Any
+        self, xp: Any, params: WalkParams, draws: Mapping[str, Any], mask: Any, state: Any
     ) -> KernelReset:
         x = 2.0 * draws["start"] - 1.0
         if state is not None:
@@ -79,9 +43,9 @@ class _InPlaceReset(Walker):
         return {"x": x}, x[:, None], {}
 
 
-class _InPlaceDraws(Walker):
+class _InPlaceDraws(WalkKernel):
     def reset(
-        self, xp: Any, params: StepParams, draws: Mapping[str, Any], mask: Any, state: Any
+        self, xp: Any, params: WalkParams, draws: Mapping[str, Any], mask: Any, state: Any
     ) -> KernelReset:
         start = draws["start"]
         start *= 2.0
@@ -96,7 +60,7 @@ _IN_PLACE = r"wrote into an array it was given .*: kernels make no in-place upda
     [(_InPlaceStep, "step"), (_InPlaceReset, "reset"), (_InPlaceDraws, "reset")],
 )
 def test_the_numpy_driver_refuses_an_in_place_update_naming_the_rule(
-    kernel: type[Walker], call: str
+    kernel: type[WalkKernel], call: str
 ) -> None:
     # Before, the kernel ran: its observations, held by the user, changed at the next step.
     envs = KernelVecEnv(kernel(), 4, max_episode_steps=50)
@@ -120,9 +84,9 @@ def test_the_checks_and_the_reference_trajectory_report_an_in_place_update() -> 
 def test_the_caller_s_actions_stay_writable_and_the_kernel_gets_them_read_only() -> None:
     seen: list[bool] = []
 
-    class Spy(Walker):
+    class Spy(WalkKernel):
         def step(
-            self, xp: Any, params: StepParams, state: Any, action: Any, draws: Any
+            self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any
         ) -> KernelStep:
             seen.append(action.flags.writeable)
             return super().step(xp, params, state, action, draws)
@@ -135,7 +99,7 @@ def test_the_caller_s_actions_stay_writable_and_the_kernel_gets_them_read_only()
     assert actions.flags.writeable
 
 
-class _Float64Walker(Walker):
+class _Float64WalkKernel(WalkKernel):
     """Observes ``x[:, None]`` in the state's float64: no cast copies it."""
 
     def __init__(self) -> None:
@@ -145,7 +109,7 @@ class _Float64Walker(Walker):
 
 def test_observations_handed_out_share_no_memory_with_the_state() -> None:
     # Before, an observation needing no cast was the kernel's view of its state.
-    envs = KernelVecEnv(_Float64Walker(), 3)
+    envs = KernelVecEnv(_Float64WalkKernel(), 3)
     first = envs.reset(seed=0).observations
     assert not np.shares_memory(first, envs.state["x"])
     out = envs.step(np.ones(3, np.int64))
@@ -158,68 +122,68 @@ def test_observations_handed_out_share_no_memory_with_the_state() -> None:
 # -- outputs of other shapes, structures or dtypes ------------------------------------------------
 
 
-class _FlatObs(Walker):
-    def step(self, xp: Any, params: StepParams, state: Any, action: Any, draws: Any) -> KernelStep:
+class _FlatObs(WalkKernel):
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
         new, obs, reward, terminated, truncated, info = super().step(
             xp, params, state, action, draws
         )
         return new, obs[:, 0], reward, terminated, truncated, info
 
 
-class _FlatResetObs(Walker):
-    def reset(self, xp: Any, params: StepParams, draws: Any, mask: Any, state: Any) -> KernelReset:
+class _FlatResetObs(WalkKernel):
+    def reset(self, xp: Any, params: WalkParams, draws: Any, mask: Any, state: Any) -> KernelReset:
         new, obs, info = super().reset(xp, params, draws, mask, state)
         return new, obs[:, 0], info
 
 
-class _ExtraKey(Walker):
-    def step(self, xp: Any, params: StepParams, state: Any, action: Any, draws: Any) -> KernelStep:
+class _ExtraKey(WalkKernel):
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
         new, *rest = super().step(xp, params, state, action, draws)
         return ({**new, "n": new["x"] * 0.0}, *rest)
 
 
-class _WideState(Walker):
-    def step(self, xp: Any, params: StepParams, state: Any, action: Any, draws: Any) -> KernelStep:
+class _WideState(WalkKernel):
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
         new, *rest = super().step(xp, params, state, action, draws)
         return ({"x": new["x"][:, None]}, *rest)
 
 
-class _FloatTerminated(Walker):
-    def step(self, xp: Any, params: StepParams, state: Any, action: Any, draws: Any) -> KernelStep:
+class _FloatTerminated(WalkKernel):
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
         new, obs, reward, terminated, truncated, info = super().step(
             xp, params, state, action, draws
         )
         return new, obs, reward, xp.astype(terminated, reward.dtype), truncated, info
 
 
-class _ScalarTruncated(Walker):
-    def step(self, xp: Any, params: StepParams, state: Any, action: Any, draws: Any) -> KernelStep:
+class _ScalarTruncated(WalkKernel):
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
         new, obs, reward, terminated, truncated, info = super().step(
             xp, params, state, action, draws
         )
         return new, obs, reward, terminated, xp.any(truncated), info
 
 
-class _RewardColumn(Walker):
-    def step(self, xp: Any, params: StepParams, state: Any, action: Any, draws: Any) -> KernelStep:
+class _RewardColumn(WalkKernel):
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
         new, obs, reward, terminated, truncated, info = super().step(
             xp, params, state, action, draws
         )
         return new, obs, reward[:, None], terminated, truncated, info
 
 
-class _DictObs(Walker):
+class _DictObs(WalkKernel):
     """Its space has keys 'x' and 'v'; its step forgets 'v'."""
 
     def __init__(self) -> None:
         super().__init__()
         self.observation_space = Dict({"x": Box(-10.0, 10.0, (1,)), "v": Box(-1.0, 1.0, (1,))})
 
-    def reset(self, xp: Any, params: StepParams, draws: Any, mask: Any, state: Any) -> KernelReset:
+    def reset(self, xp: Any, params: WalkParams, draws: Any, mask: Any, state: Any) -> KernelReset:
         new, obs, info = super().reset(xp, params, draws, mask, state)
         return new, {"x": obs, "v": obs * 0.0}, info
 
-    def step(self, xp: Any, params: StepParams, state: Any, action: Any, draws: Any) -> KernelStep:
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
         new, obs, reward, terminated, truncated, info = super().step(
             xp, params, state, action, draws
         )
@@ -248,7 +212,7 @@ class _DictObs(Walker):
     ],
 )  # fmt: skip
 def test_the_driver_refuses_outputs_not_shaped_as_the_spaces_and_state_say(
-    kernel: type[Walker], message: str
+    kernel: type[WalkKernel], message: str
 ) -> None:
     # Before, numpy and torch broadcast a (4,) step observation with the reset's (4, 1) into
     # (4, 4) observations, and JAX failed inside sekai's own lax.cond.
@@ -268,16 +232,16 @@ def test_a_refused_output_is_refused_again_at_the_next_call() -> None:
             envs.step(np.ones(2, np.int64))
 
 
-class _HardFloat64(Walker):
-    def step(self, xp: Any, params: StepParams, state: Any, action: Any, draws: Any) -> KernelStep:
+class _HardFloat64(WalkKernel):
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
         new, obs, reward, terminated, truncated, info = super().step(
             xp, params, state, action, draws
         )
         return new, obs, xp.astype(reward, xp.float64), terminated, truncated, info
 
 
-class _HardFloat64State(Walker):
-    def step(self, xp: Any, params: StepParams, state: Any, action: Any, draws: Any) -> KernelStep:
+class _HardFloat64State(WalkKernel):
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
         new, *rest = super().step(xp, params, state, action, draws)
         return ({"x": xp.astype(new["x"], xp.float64)}, *rest)
 
@@ -292,7 +256,7 @@ class _HardFloat64State(Walker):
     ],
 )  # fmt: skip
 def test_the_checks_report_a_hard_coded_float64_in_a_float32_mode(
-    kernel: type[Walker], issue: str
+    kernel: type[WalkKernel], issue: str
 ) -> None:
     # Before, only the rewards' kind was compared: float64 rewards passed in a float32 mode.
     issues = check_kernel_vec_env(
@@ -300,7 +264,7 @@ def test_the_checks_report_a_hard_coded_float64_in_a_float32_mode(
     )
     assert issues == [issue]
     assert check_kernel_vec_env(
-        lambda: KernelVecEnv(Walker(), 4, backend=NumpyBackend(np.float32)), n_steps=20
+        lambda: KernelVecEnv(WalkKernel(), 4, backend=NumpyBackend(np.float32)), n_steps=20
     ) in ([], ["WARNING: no episode ended in 20 steps: autoreset was not checked (pass more "
                "steps)."])  # fmt: skip
 
@@ -308,11 +272,11 @@ def test_the_checks_report_a_hard_coded_float64_in_a_float32_mode(
 # -- params ----------------------------------------------------------------------------------
 
 
-class _Typo(Walker):
+class _Typo(WalkKernel):
     settable = frozenset({"step_sz"})
 
 
-class _ReadOnlyAttribute(Walker):
+class _ReadOnlyAttribute(WalkKernel):
     read_only: ClassVar[Mapping[str, str]] = {"mass": "it is derived; set step_size"}
 
 
@@ -320,8 +284,8 @@ def test_settable_naming_no_field_is_refused_when_the_kernel_is_driven() -> None
     # Before, the typo left step_size unsettable, with no hint.
     with pytest.raises(
         ValueError,
-        match=r"^_Typo\.settable names \['step_sz'\], which are no fields of StepParams; its "
-        r"fields are \['goal', 'step_size'\]\.$",
+        match=r"^_Typo\.settable names \['step_sz'\], which are no fields of WalkParams; its "
+        r"fields are \['goal', 'noise', 'step_size'\]\.$",
     ):
         KernelVecEnv(_Typo(), 2)
     with pytest.raises(ValueError, match=r"^_Typo\.settable names"):
@@ -332,7 +296,7 @@ def test_settable_naming_no_field_is_refused_when_the_kernel_is_driven() -> None
         envs.set_attr("mass", 5.0)
 
 
-class _DictParams(Walker):
+class _DictParams(WalkKernel):
     def __init__(self) -> None:
         super().__init__()
         self.params = {"step_size": 1.0, "goal": 3.0}  # type: ignore[assignment]
@@ -347,7 +311,7 @@ def test_params_that_are_no_dataclass_are_refused_naming_the_kernel() -> None:
 
 
 def test_a_refused_set_attr_shows_the_parameter_as_get_attr_reports_it() -> None:
-    envs = KernelVecEnv(Walker(), 2)
+    envs = KernelVecEnv(WalkKernel(), 2)
     envs.set_attr("step_size", np.array(0.5, dtype=np.float32))
     assert envs.get_attr("step_size") == [0.5, 0.5]
     # Before: "kernel parameter 'step_size' is array(0.5, dtype=float32)".
@@ -356,12 +320,12 @@ def test_a_refused_set_attr_shows_the_parameter_as_get_attr_reports_it() -> None
 
 
 def test_an_attribute_that_is_no_parameter_says_what_the_parameters_are() -> None:
-    envs = KernelVecEnv(Walker(), 2)
+    envs = KernelVecEnv(WalkKernel(), 2)
     with pytest.raises(
         AttributeError,
-        match=r"^'KernelVecEnv' object has no attribute or kernel parameter 'mass'; Walker's "
-        r"parameters are \['goal', 'step_size'\], the values its dynamics read: an attribute of "
-        r"the env that is none of them \(one the kernel derives them from when it is built\) "
-        r"cannot be set here; set the parameters derived from it\.$",
+        match=r"^'KernelVecEnv' object has no attribute or kernel parameter 'mass'; WalkKernel's "
+        r"parameters are \['goal', 'noise', 'step_size'\], the values its dynamics read: an "
+        r"attribute of the env that is none of them \(one the kernel derives them from when it "
+        r"is built\) cannot be set here; set the parameters derived from it\.$",
     ):
         envs.set_attr("mass", 2.0)

@@ -33,7 +33,14 @@ from sekai.vector.kernel_step import (
 )
 from sekai.vector.kernel_vec_env import KernelVecEnv
 
-__all__ = ["DrawsKernel", "assert_kernel_equivalent", "kernel_backend", "kernel_trajectory"]
+__all__ = [
+    "DrawsKernel",
+    "WalkKernel",
+    "WalkParams",
+    "assert_kernel_equivalent",
+    "kernel_backend",
+    "kernel_trajectory",
+]
 
 TOLERANCE = {"float64": 1e-12, "float32": 1e-5}
 Trajectory = dict[str, list[np.ndarray]]
@@ -79,6 +86,50 @@ class DrawsKernel(ArrayKernel[NoParams]):
         never = xp.zeros(obs.shape[0], dtype=bool)
         terminated = ~never if self.every_step_ends else never
         return {"obs": obs}, obs, xp.zeros_like(obs[:, 0]), terminated, never, {}
+
+
+@dataclass(frozen=True)
+class WalkParams:
+    """``WalkKernel``'s params."""
+
+    step_size: float = 1.0
+    goal: float = 3.0
+    noise: float = 0.0
+
+
+class WalkKernel(ArrayKernel[WalkParams]):
+    """A walk on a line, the smallest kernel that follows every rule: starts uniform in
+    [-1, 1), moves by +-``step_size`` (action 1: up) plus ``noise`` times a normal, and ends
+    with reward 1 once ``|x| >= goal``; observes ``x[:, None]``. For tests of drivers and
+    checks: a subclass breaks one rule."""
+
+    def __init__(self) -> None:
+        self.observation_space = Box(-10.0, 10.0, (1,))
+        self.action_space = Discrete(2)
+        self.params = WalkParams()
+
+    def reset_draws(self, params: WalkParams) -> tuple[Draw, ...]:
+        return (Draw("start", "uniform"),)
+
+    def step_draws(self, params: WalkParams) -> tuple[Draw, ...]:
+        return (Draw("z", "normal"),)
+
+    def reset(
+        self, xp: Any, params: WalkParams, draws: Mapping[str, Any], mask: Any, state: Any
+    ) -> KernelReset:
+        x = 2.0 * draws["start"] - 1.0
+        if state is not None:
+            x = xp.where(mask, x, state["x"])
+        return {"x": x}, x[:, None], {}
+
+    def step(
+        self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        move = xp.where(action == 1, params.step_size, -params.step_size)
+        x = state["x"] + move + params.noise * draws["z"]
+        terminated = xp.abs(x) >= params.goal
+        reward = xp.where(terminated, xp.ones_like(x), xp.zeros_like(x))
+        return {"x": x}, x[:, None], reward, terminated, xp.zeros_like(terminated), {}
 
 
 @contextlib.contextmanager
