@@ -338,6 +338,20 @@ def test_a_wrappers_own_async_call_may_copy_the_env_it_wraps_from_its_step(inner
     vec.close()
 
 
+def test_a_copy_taken_inside_a_wrappers_async_call_in_another_thread_is_free_to_use() -> None:
+    venv = SyncVecEnv([Drift, Drift])
+    vec = _CopiesInside(venv)
+    _CopiesInside.snapshots.clear()
+    vec.reset(seed=0)
+    stepper = threading.Thread(target=lambda: asyncio.run(vec.async_step(np.array([1, 1]))))
+    stepper.start()
+    stepper.join(10)
+    (snapshot,) = _CopiesInside.snapshots
+    assert snapshot.step(np.array([1, 1])).observations.shape == (2, 1)  # not refused here
+    snapshot.close()
+    vec.close()
+
+
 def test_two_wrappers_of_one_env_cannot_run_async_calls_on_it_from_two_threads_at_once() -> None:
     inner = SyncVecEnv([_Gated, Drift])
     first_wrapper, second_wrapper = _OwnStep(inner), _OwnStep(inner)

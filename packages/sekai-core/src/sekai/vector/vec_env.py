@@ -348,7 +348,13 @@ class VecEnv(AsyncCalls, abc.ABC):
                 "is running: its sub-envs are in the middle of that call. Await the call "
                 "first, then copy or pickle it."
             )
-        return super().__reduce_ex__(protocol)
+        reduced = super().__reduce_ex__(protocol)
+        state = reduced[2] if isinstance(reduced, tuple) and len(reduced) > 2 else None
+        if isinstance(state, dict) and state.get("_async_thread"):
+            # A copy taken inside a wrapper's async call (a snapshot) is no part of that call.
+            state = {key: value for key, value in state.items() if key != "_async_thread"}
+            reduced = (*reduced[:2], state, *reduced[3:])
+        return reduced
 
     def __len__(self) -> int:
         return self.num_envs
