@@ -95,16 +95,12 @@ def test_concrete_functional_params_use_the_fields_their_dataclass_derives(
         env.reset(jax.random.PRNGKey(0), {"goal": -1.0})
 
 
-def test_traced_params_of_a_dataclass_deriving_fields_without_derive_are_refused() -> None:
-    env = FunctionalEnv(BonusWalk(), 1)
-    with pytest.raises(
-        ValueError,
-        match=r"^params of BonusWalk: BonusParams derives \['bonus'\] \(field\(init=False\)\) in "
-        r"__post_init__, which cannot run on the values traced by jit, vmap or grad "
-        r"\(\['goal'\]\): give BonusParams a derive\(xp\) method returning them, computed from "
-        r"its other fields with xp, or pass concrete values\.",
-    ):
-        jax.jit(lambda goal: env.reset(jax.random.PRNGKey(0), {"goal": goal})[1])(1.0)
+def test_traced_params_of_a_dataclass_deriving_fields_without_derive_keep_the_built_ones() -> None:
+    # The PureJaxRL pattern: the unchanged default params passed into jit run, with the
+    # fields derived when the env was built (they were refused for a while).
+    env = FunctionalEnv(BonusWalk(goal=1.0), 1)  # one step reaches the goal: reward 1 / 1
+    traced = jax.jit(lambda params: _step_reward(env, params["goal"]))(env.default_params)
+    assert float(traced) == 1.0
     deriving = FunctionalEnv(DerivingWalk(), 1)
     rewards = jax.vmap(lambda goal: _step_reward(deriving, goal))(jnp.array([1.0, 2.0, 4.0]))
     np.testing.assert_allclose(rewards, [1.0, 0.0, 0.0])

@@ -329,3 +329,29 @@ def test_an_attribute_that_is_no_parameter_says_what_the_parameters_are() -> Non
         r"is built\) cannot be set here; set the parameters derived from it\.$",
     ):
         envs.set_attr("mass", 2.0)
+
+
+def test_the_arrays_handed_out_stay_writable_through_the_checked_calls() -> None:
+    # The kernel gets read-only views: the driver's arrays, which users hold (envs.state,
+    # the arrays a kernel puts in infos), keep their flags.
+    envs = KernelVecEnv(WalkKernel(), 3)
+    envs.reset(seed=0)
+    held = envs.state
+    for _ in range(8):  # episodes end (|x| >= 3): the autoreset's first call is checked too
+        result = envs.step(np.ones(3, np.int64))
+    assert held["x"].flags.writeable and envs.state["x"].flags.writeable
+    assert result.observations.flags.writeable
+    trajectory = kernel_trajectory(WalkKernel(), "numpy", num_envs=2, steps=4)
+    assert all(array.flags.writeable for arrays in trajectory.values() for array in arrays)
+
+
+class _OwnReadOnlyError(WalkKernel):
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
+        raise ValueError("the goal is read-only in this walk")
+
+
+def test_a_kernels_own_error_mentioning_read_only_is_raised_as_it_is() -> None:
+    envs = KernelVecEnv(_OwnReadOnlyError(), 2)
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match=r"^the goal is read-only in this walk$"):
+        envs.step(np.ones(2, np.int64))

@@ -443,14 +443,14 @@ class NumpyBackend(GeneratorBackend):
         runs on with wrong data, fails here, at that line, with the rule named. A kernel runs
         the same code at every call (no Python branch on array values): the driver checks
         each kind of call until one passes, and the other steps pay nothing. The driver's own
-        arrays (the state, the draws) are made read-only where they are, the others (actions,
-        the mask) as read-only views; params are read-only since ``convert``."""
+        arrays are handed over as read-only views (``_read_only``); params are read-only since
+        ``convert``."""
         if not checked:
             return method(*args)
         try:
             return method(*map(_read_only, args))
         except ValueError as error:
-            if "read-only" not in str(error):
+            if str(error) not in _READ_ONLY_WRITES:  # the kernel's own error, as it is
                 raise
             owner = getattr(method, "__self__", None)
             name = f"{type(owner).__name__}.{getattr(method, '__name__', 'kernel')}"
@@ -482,16 +482,19 @@ class NumpyBackend(GeneratorBackend):
         return finished_rows
 
 
+# What NumPy raises for a write into a read-only array: an assignment (x[m] = v) or an
+# in-place operation (x += d, np.add(x, d, out=x)).
+_READ_ONLY_WRITES = frozenset({"assignment destination is read-only", "output array is read-only"})
+
+
 def _read_only(value: Any) -> Any:
-    """``value`` as a kernel is handed it by the numpy driver: an array as a read-only view
-    (the caller's own flags unchanged), the arrays of a dict (the state, the draws: the
-    driver's own) made read-only where they are; anything else as it is."""
+    """``value`` as a kernel is handed it by the numpy driver: an array as a read-only view,
+    a dict (the state, the draws) as a new dict of such views, anything else as it is. Views:
+    the arrays themselves (also in ``envs.state`` and infos) keep their flags."""
     # dict and ndarray, not Mapping: their C type checks cost nothing next to an ABC's
     if isinstance(value, dict):
-        for array in value.values():
-            if isinstance(array, np.ndarray) and array.flags.writeable:
-                array.setflags(write=False)
-    elif isinstance(value, np.ndarray) and value.flags.writeable:
+        return {key: _read_only(item) for key, item in value.items()}
+    if isinstance(value, np.ndarray) and value.flags.writeable:
         value = value.view()
         value.setflags(write=False)
     return value

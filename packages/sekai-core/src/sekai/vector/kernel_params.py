@@ -84,6 +84,9 @@ def replaced_params(
         ValueError: a value the env refuses (the dataclass's own errors), or a number too
             large for a float64 (an int, a Decimal) for a float field that the dataclass takes.
     """
+    # A tensor's value before anything reads it: the dataclass's checks convert it, which
+    # torch refuses for one that requires grad.
+    changes = {name: _detached(value) for name, value in changes.items()}
     given = dict(changes)
     huge: dict[str, object] = {}  # the ints no float64 holds, by field
     for name, value in changes.items():
@@ -220,6 +223,13 @@ def _kind_and_shape(
     )
 
 
+def _detached(value: Any) -> Any:
+    """A torch tensor that may require grad as its value (``detach()``); anything else as it
+    is."""
+    detach = getattr(value, "detach", None)
+    return detach() if callable(detach) else value
+
+
 def _real_array(value: Any) -> np.ndarray | None:
     """``value`` as an array of real numbers (bools, strings, dates and None are not, nor
     arrays holding them), or None. Kinds NumPy does not know (bfloat16) come as float64, and
@@ -227,11 +237,8 @@ def _real_array(value: Any) -> np.ndarray | None:
     caller to cast (``object_floats``)."""
     if value is None or isinstance(value, (str, bytes)) or holds_bool(value):
         return None
-    detach = getattr(value, "detach", None)
-    if callable(detach):  # a tensor that may require grad (torch): its value
-        value = detach()
     try:
-        array = np.asarray(value)
+        array = np.asarray(_detached(value))
     except (TypeError, ValueError, RuntimeError):
         return None
     kind = array.dtype.kind

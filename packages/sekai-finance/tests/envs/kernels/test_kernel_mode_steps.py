@@ -280,3 +280,25 @@ def test_functional_box_actions_take_bools_as_the_numbers_1_and_0(env_id: str) -
     trading = make_functional("Trading-v0", 3)
     with pytest.raises(TypeError, match=r"^actions of Discrete\(3\) cannot be of dtype bool"):
         trading.step(key, trading.reset(key).state, jnp.ones(3, bool))
+
+
+@pytest.mark.parametrize(
+    ("env_id", "name"),
+    [
+        ("Portfolio-v0", "sigma"),
+        ("Trading-v0", "mu"),
+        ("MarketMaking-v0", "sigma"),
+        ("OptimalExecution-v0", "sigma"),
+    ],
+)
+def test_torch_set_attr_takes_a_parameter_tensor_that_requires_grad_as_its_value(
+    env_id: str, name: str
+) -> None:
+    # The params' own checks read the value: torch refused to convert it (or a check called
+    # it no finite number) before it was detached.
+    envs = sekai.make_vec(env_id, 2, vectorization_mode="torch")
+    value = torch.tensor(0.125, requires_grad=True)  # a domain-randomised, learned parameter
+    envs.set_attr(name, value)
+    assert envs.get_attr(name) == [0.125, 0.125]
+    assert value.requires_grad  # the caller's tensor is left as it is
+    envs.reset(seed=0)

@@ -205,24 +205,10 @@ class FunctionalEnv:
     def _given(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """The fields to replace for ``params``: those given, checked (``_check_given``), and,
         for concrete values, the fields their dataclass derived (as ``set_attr`` has them),
-        which ``derive`` computes again where there is one.
-
-        Raises:
-            ValueError: traced values for params whose dataclass derives fields and has no
-                ``derive`` method: they would keep the values derived from the defaults.
-        """
-        fields = dict(self._check_given(params))
-        missing = sorted(self._derived - fields.keys())
-        traced = sorted(name for name, value in params.items() if _traced(value))
-        if missing and traced and getattr(self._defaults, "derive", None) is None:
-            owner = type(self._template).__name__
-            raise ValueError(
-                f"params of {type(self.kernel).__name__}: {owner} derives {missing} "
-                "(field(init=False)) in __post_init__, which cannot run on the values traced "
-                f"by jit, vmap or grad ({traced}): give {owner} a derive(xp) method returning "
-                "them, computed from its other fields with xp, or pass concrete values."
-            )
-        return fields
+        which ``derive`` computes again where there is one. Traced values of params whose
+        dataclass derives fields and has no ``derive`` keep the fields derived when the env
+        was built: ``__post_init__`` cannot run on them (accelerators.md)."""
+        return dict(self._check_given(params))
 
     def _check_given(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """``params`` to run with: refused when of another type or with names ``reset`` and
