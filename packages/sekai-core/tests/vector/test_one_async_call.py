@@ -10,6 +10,7 @@ import copy
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -386,3 +387,31 @@ def test_calls_from_another_thread_during_an_async_vec_envs_sync_step_are_refuse
         first.join(10)
     np.testing.assert_array_equal(results[0].observations, _once())
     vec.close()
+
+
+class _Slow(Drift):
+    def step(self, action: Any) -> Any:
+        time.sleep(0.5)
+        return super().step(action)
+
+
+def test_a_proc_vec_envs_own_async_call_waits_for_a_wrappers_in_another_thread() -> None:
+    # Its calls take turns under its call lock: the wrapper's claim on it refuses nothing.
+    inner = ProcVecEnv([_Slow, Drift], context="fork")  # _Slow lives in this test module
+    vec = _OwnStep(inner)
+    inner.reset(seed=0)
+    results: list[Any] = []
+    first = threading.Thread(
+        target=lambda: results.append(asyncio.run(vec.async_step(np.array([1, 1]))))
+    )
+    first.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not inner._async_thread and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert inner._async_thread  # the wrapper's call holds its claim
+        second = asyncio.run(inner.async_step(np.array([0, 0])))
+    finally:
+        first.join(10)
+    assert len(results) == 1 and second.observations.shape == (2, 1)
+    inner.close()

@@ -74,11 +74,12 @@ class AsyncCalls:
 
     def _claim_calls(self) -> bool:
         """Make this thread the one whose calls this VecEnv runs (``_BEGIN_ASYNC`` held); False
-        if it already is; AsyncCallPending if another thread's async call holds it."""
+        if it already is; AsyncCallPending if another thread's async call holds it, unless the
+        calls take turns (then the claim refuses nothing, as ``_check_open`` does not)."""
         thread = threading.get_ident()
         if self._async_thread == thread:
             return False
-        if self._async_thread:
+        if self._async_thread and not self._calls_take_turns:
             raise AsyncCallPending(_ELSEWHERE.format(name=type(self).__name__))
         self._async_thread = thread
         return True
