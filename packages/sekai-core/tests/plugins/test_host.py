@@ -403,12 +403,20 @@ def test_a_hook_with_an_unknown_argument_is_a_hooks_failure():
     assert reg.plugin_report().failures[0].stage == "hooks"
 
 
-def test_a_third_party_plugin_may_not_register_outside_its_namespace():
-    reg = registry_of(record("acme", env_plugin("acme/A-v0", "Foo-v0")))
+@pytest.mark.parametrize(
+    "outside",
+    [
+        "Foo-v0",
+        "acmecorp/A-v0",  # another namespace that merely begins with the plugin's name
+        "acmeA-v0",  # no namespace at all, though its name begins with the plugin's
+    ],
+)
+def test_a_third_party_plugin_may_not_register_outside_its_namespace(outside):
+    reg = registry_of(record("acme", env_plugin("acme/A-v0", outside)))
     load_quietly(reg)
     (failure,) = reg.plugin_report().failures
     assert failure.error == (
-        "ValueError: plugin 'acme' registered 'Foo-v0'; third-party IDs must start with 'acme/'"
+        f"ValueError: plugin 'acme' registered {outside!r}; third-party IDs must start with 'acme/'"
     )
     assert reg.all_specs() == []
 
