@@ -94,11 +94,44 @@ def test_batch_space_rejects_non_int_n() -> None:
         batch_space(Discrete(2), 2.0)  # type: ignore[arg-type]
 
 
-def test_batched_space_copies_generator_state() -> None:
-    d = Discrete(2, seed=0)
-    a = batch_space(d, 4)
-    b = batch_space(Discrete(2, seed=0), 4)
-    np.testing.assert_array_equal(a.sample(), b.sample())
+_SEEDED_ARRAY_SPACES: list[Callable[[], Space[Any]]] = [
+    lambda: Box(0.0, 1.0, shape=(2,), seed=0),
+    lambda: Box(-np.inf, np.inf, shape=(2,), seed=0),
+    lambda: Box(np.array([0.0, -np.inf]), np.array([1.0, np.inf]), seed=0),
+    lambda: Discrete(1000, seed=0),
+    lambda: MultiDiscrete([5, 1000], seed=0),
+    lambda: MultiBinary(8, seed=0),
+]
+
+
+@pytest.mark.parametrize(
+    "make",
+    _SEEDED_ARRAY_SPACES,
+    ids=["box", "box-unbounded", "box-mixed", "discrete", "multi-discrete", "multi-binary"],
+)
+def test_batched_array_space_copies_generator_state(make: Callable[[], Space[Any]]) -> None:
+    space = make()
+    batched = batch_space(space, 3)
+    # The batched space draws from a copy of the original's generator, in its current state.
+    assert batched.rng is not space.rng
+    assert batched.rng.bit_generator.state == space.rng.bit_generator.state
+    np.testing.assert_array_equal(batched.sample(), batch_space(make(), 3).sample())
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Dict(a=Box(0.0, 1.0, shape=(2,)), b=Discrete(3), seed=7),
+        lambda: Tuple([Box(0.0, 1.0, shape=(2,)), Discrete(3)], seed=7),
+    ],
+    ids=["dict", "tuple"],
+)
+def test_batched_composite_copies_its_own_generator(make: Callable[[], Space[Any]]) -> None:
+    space = make()
+    batched = batch_space(space, 2)
+    assert batched.seed() == 7  # seed(None) keeps the copied generator and returns its seed
+    assert batched.rng is not space.rng
+    assert batched.rng.bit_generator.state == make().rng.bit_generator.state
 
 
 def test_batched_multi_discrete_sample_is_reproducible_after_seed() -> None:
