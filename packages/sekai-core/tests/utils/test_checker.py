@@ -630,6 +630,19 @@ def test_reward_type_nan_and_infinite_rewards() -> None:
     ]
 
 
+@pytest.mark.parametrize("infinite", [float("inf"), float("-inf")])
+def test_a_single_infinite_reward_is_a_warning(infinite: float) -> None:
+    class OneInfinite(Good):
+        def step(self, action: Any) -> Any:
+            r = super().step(action)
+            reward = infinite if self.t == 2 else 0.0
+            return sekai.StepResult(r.observation, reward, r.terminated, r.truncated, r.info)
+
+    assert check_env(OneInfinite(), n_steps=5, check_async=False) == [
+        "WARNING: Encountered 1 infinite reward(s) during 5 steps."
+    ]
+
+
 @pytest.mark.parametrize("reward", [np.complex128(1 + 2j), 1j])
 def test_a_complex_reward_is_a_warning_not_a_leaked_complex_warning(reward: Any) -> None:
     # Before: np.complex128 passed as a np.number and float() raised ComplexWarning, which
@@ -880,6 +893,43 @@ def test_a_space_whose_sample_is_not_in_it_is_an_error(masked: bool) -> None:
             "accepts."
         )
     assert issues == expected
+
+
+class ObsSamplesOutside(sekai.Box):
+    """A Box of Good's observations whose sample() returns what it does not contain."""
+
+    def sample(self, mask: Any = None) -> Any:
+        return np.full(self.shape, 50.0, dtype=self.dtype)
+
+
+class ObsSampleRaises(sekai.Box):
+    def sample(self, mask: Any = None) -> Any:
+        raise RuntimeError("sample bug")
+
+
+@pytest.mark.parametrize(
+    ("space_type", "error"),
+    [
+        (
+            ObsSamplesOutside,
+            "ERROR: observation_space.sample() returned array([50., 50.], dtype=float32), "
+            "which is not in observation_space.",
+        ),
+        (ObsSampleRaises, "ERROR: observation_space.sample() raised RuntimeError: sample bug"),
+    ],
+    ids=["outside", "raises"],
+)
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_an_observation_space_whose_sample_fails_is_an_error_when_checked(
+    space_type: type[sekai.Box], error: str, checked: bool
+) -> None:
+    class Env(Good):
+        def __init__(self) -> None:
+            super().__init__()
+            self.observation_space = space_type(-10.0, 10.0, shape=(2,))
+
+    issues = check_env(Env(), n_steps=3, check_obs_space=checked)
+    assert issues == ([error] if checked else [])
 
 
 def test_flags_that_are_not_truth_values_are_an_error_and_stop_the_steps() -> None:
