@@ -37,6 +37,25 @@ def test_render_mode_reaches_an_env_that_takes_it(sekai_line_registry):
     assert isinstance(env.reset(seed=0).observation, np.ndarray)
 
 
+class TakesAnyKeyword(LineEnv):
+    """An env of one's own whose constructor takes any keyword (``**kwargs``), none named."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        self.given = kwargs
+
+
+def test_render_mode_reaches_an_env_that_takes_any_keyword(sekai_line_registry):
+    sekai.register("testing/AnyKeyword-v0", TakesAnyKeyword)
+    env = sekai.make("testing/AnyKeyword-v0", render_mode="rgb_array")
+    assert env.unwrapped.given == {"render_mode": "rgb_array"}
+    vec = sekai.make_vec(
+        "testing/AnyKeyword-v0", 2, vectorization_mode="sync", render_mode="rgb_array"
+    )
+    assert vec.get_attr("given") == [{"render_mode": "rgb_array"}] * 2
+    vec.close()
+
+
 def test_render_of_an_env_without_a_renderer_names_the_renderer_protocol(sekai_line_registry):
     with pytest.raises(AttributeError, match="sekai envs have no render"):
         sekai.make("testing/Line-v0").render()
