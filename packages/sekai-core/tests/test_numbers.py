@@ -40,6 +40,23 @@ def test_a_bool_array_of_another_library_holds_bools_whatever_its_dimensions(val
         Box(low=0.0, high=ForeignArray(values))
 
 
+def _object_array(*items: Any) -> np.ndarray:
+    """A 1-d object array of ``items`` as they are (NumPy unpacks none of them)."""
+    array = np.empty(len(items), dtype=object)
+    for i, item in enumerate(items):
+        array[i] = item
+    return array
+
+
+def test_an_object_array_holds_the_bools_of_its_items() -> None:
+    # NumPy reads the object array [True, 0.5] as the floats [1.0, 0.5], silently.
+    assert holds_bool(np.array([True, 0.5], dtype=object))
+    assert holds_bool(np.array([[1.0, np.True_]], dtype=object))
+    assert holds_bool(_object_array(np.array(True, dtype=object), 0.5))  # a nested 0-d item
+    assert holds_bool(_object_array(ForeignArray([True]), 0.5))
+    assert not holds_bool(np.array([1, 0.5, np.float32(2.0)], dtype=object))
+
+
 def test_numbers_of_another_library_and_plain_numbers_hold_no_bool() -> None:
     assert array_kind(ForeignArray([1.5, 2.0])) == "f"
     assert array_kind(2.0) is None

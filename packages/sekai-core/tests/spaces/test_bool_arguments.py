@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +29,30 @@ REFUSED: dict[str, Callable[[], Any]] = {
 @pytest.mark.parametrize("build", REFUSED.values(), ids=REFUSED.keys())
 def test_bools_are_refused_with_a_type_error(build: Callable[[], Any]) -> None:
     with pytest.raises(TypeError, match=r"bool|ints"):
+        build()
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (
+            lambda: Box(np.array([True, 0.0], dtype=object), 1.0),
+            "Box low must be a number or an array of numbers, not bools.",
+        ),
+        (
+            lambda: Box(0.0, np.array([1.0, np.True_], dtype=object)),
+            "Box high must be a number or an array of numbers, not bools.",
+        ),
+        (
+            lambda: MultiDiscrete(np.array([True, 3], dtype=object)),
+            "MultiDiscrete nvec must hold integers, not bools.",
+        ),
+    ],
+    ids=["box-low", "box-high", "multidiscrete-nvec"],
+)
+def test_bools_inside_an_object_array_are_refused(build: Callable[[], Any], message: str) -> None:
+    # NumPy would read them as 1.0 and 1, silently.
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
         build()
 
 
