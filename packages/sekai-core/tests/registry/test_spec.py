@@ -219,6 +219,7 @@ def test_to_json_writes_the_spec_keys_in_order_and_string_entry_points_last():
         kwargs={"k": 2},
         additional_wrappers=(WrapperSpec("W", "w.m:W", {"z": 1}),),
         vector_entry_point="a.b:CVec",
+        kernel_entry_point="a.b:CKernel",
     )
     data = json.loads(spec.to_json())
     assert list(data) == [
@@ -230,7 +231,13 @@ def test_to_json_writes_the_spec_keys_in_order_and_string_entry_points_last():
         "additional_wrappers",
         "entry_point",
         "vector_entry_point",
+        "kernel_entry_point",
     ]
+    assert (data["entry_point"], data["vector_entry_point"], data["kernel_entry_point"]) == (
+        "a.b:C",
+        "a.b:CVec",
+        "a.b:CKernel",
+    )
     assert data["additional_wrappers"] == [
         {"name": "W", "entry_point": "w.m:W", "kwargs": {"z": 1}}
     ]
@@ -238,8 +245,9 @@ def test_to_json_writes_the_spec_keys_in_order_and_string_entry_points_last():
 
 
 def test_to_json_leaves_callable_entry_points_out():
-    data = json.loads(EnvSpec("My-v0", Dummy, vector_entry_point=Dummy).to_json())
-    assert "entry_point" not in data and "vector_entry_point" not in data
+    spec = EnvSpec("My-v0", Dummy, vector_entry_point=Dummy, kernel_entry_point=Dummy)
+    data = json.loads(spec.to_json())
+    assert not {"entry_point", "vector_entry_point", "kernel_entry_point"} & data.keys()
 
 
 def test_from_json_round_trips_a_string_spec():
@@ -250,8 +258,15 @@ def test_from_json_round_trips_a_string_spec():
         kwargs={"k": [1, 2]},
         additional_wrappers=(WrapperSpec("W", "w.m:W", {"z": 1}),),
         vector_entry_point="a.b:CVec",
+        kernel_entry_point="a.b:CKernel",
     )
-    assert EnvSpec.from_json(spec.to_json()) == spec
+    back = EnvSpec.from_json(spec.to_json())
+    assert back == spec
+    assert (back.entry_point, back.vector_entry_point, back.kernel_entry_point) == (
+        "a.b:C",
+        "a.b:CVec",
+        "a.b:CKernel",
+    )
 
 
 def test_from_json_of_a_callable_entry_point_gives_none_which_make_reports_clearly():
