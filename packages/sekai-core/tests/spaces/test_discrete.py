@@ -65,6 +65,20 @@ def test_discrete_ranges_at_the_int64_limits_sample_members(n: int, start: int) 
     assert d.contains(start) and d.contains(start + n - 1)
 
 
+@pytest.mark.parametrize(
+    ("n", "start"),
+    [(7, -3), (2**63, _I64_MIN), (2**63 + 1, _I64_MIN), (2**64, _I64_MIN), (2**63 + 5, 3 - 2**63)],
+    ids=["7", "2**63", "2**63+1", "2**64", "2**63+5"],
+)
+def test_discrete_sample_draws_start_plus_rng_integers_n_for_every_n(n: int, start: int) -> None:
+    # sample()'s rule, start + rng.integers(n), holds past n = 2**63 as well, where NumPy needs
+    # the unsigned dtype to take n: the same stream, whose top value start + n - 1 is drawable.
+    rng = np.random.default_rng(0)
+    expected = [start + int(rng.integers(n, dtype=np.uint64)) for _ in range(20)]
+    d = Discrete(n, start=start, seed=0)
+    assert [int(d.sample()) for _ in range(20)] == expected
+
+
 def test_discrete_sample_returns_np_int64_in_range() -> None:
     d = Discrete(3, start=-1, seed=1)
     for _ in range(50):
