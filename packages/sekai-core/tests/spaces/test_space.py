@@ -11,6 +11,7 @@ import pytest
 
 import sekai
 from sekai.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Sequence, Space, Tuple
+from sekai.utils._equal import structurally_equal
 
 
 class Coin(Space[int]):
@@ -99,10 +100,40 @@ def test_seed_returns_int_seed_and_reproduces_samples(make: Any) -> None:
     a, b = make(), make()
     assert a.seed(123) == 123
     assert b.seed(np.int64(123)) == 123
-    from sekai.utils._equal import structurally_equal
-
     for _ in range(5):
         assert structurally_equal(a.sample(), b.sample())
+
+
+COMPOSITES = {
+    "dict": lambda: Dict(a=Box(0.0, 1.0, shape=(2,)), b=Discrete(1000)),
+    "tuple": lambda: Tuple([Discrete(1000), Box(0.0, 1.0, shape=(2,))]),
+    "sequence": lambda: Sequence(Discrete(1000), max_length=5),
+    "nested": lambda: Dict(t=Tuple([Discrete(1000), Sequence(Box(0.0, 1.0, shape=(2,)))])),
+}
+
+
+@pytest.mark.parametrize("make", COMPOSITES.values(), ids=COMPOSITES.keys())
+def test_reseeding_a_composite_with_an_int_reseeds_children_that_have_generators(
+    make: Any,
+) -> None:
+    space = make()
+    space.seed(0)
+    first = [space.sample() for _ in range(3)]
+    # The children now have generators of their own, advanced by the draws: seed(0) must
+    # seed them again, not only the children that were never seeded.
+    space.seed(0)
+    assert all(structurally_equal(space.sample(), want) for want in first)
+    seeded_children = make()
+    if isinstance(seeded_children, Dict):
+        children = list(seeded_children.values())
+    elif isinstance(seeded_children, Tuple):
+        children = list(seeded_children.spaces)
+    else:
+        children = [seeded_children.feature_space]
+    for child in children:  # seeded on their own before the composite is
+        child.seed(99)
+    seeded_children.seed(0)
+    assert all(structurally_equal(seeded_children.sample(), want) for want in first)
 
 
 @pytest.mark.parametrize("make", ALL_SPACES)
