@@ -80,6 +80,7 @@ def test_dicts_with_different_keys_keep_their_own_keys_order_and_position() -> N
         [np.zeros(3), np.zeros(4)] * 3,  # shapes differ
         [np.zeros(3), np.zeros(3, np.float32)] * 3,  # dtypes differ
         [np.asfortranarray(np.ones((2, 3)))] * 6,  # layout a row could not keep
+        [np.asfortranarray(np.ones((2, 3))), np.ones((2, 3))] * 3,  # layouts differ
         [np.array(1.5)] * 6,  # 0-d arrays: a row would be a scalar
         [np.array([None, 1], dtype=object)] * 6,
         [np.ma.masked_array([1.0, 2.0])] * 6,  # an ndarray subclass
@@ -89,6 +90,8 @@ def test_dicts_with_different_keys_keep_their_own_keys_order_and_position() -> N
         [{"a": 1}, {"a": 2}],  # too few to pack
         [{}] * 6,  # empty infos
         [({}, 1.0)] * 3 + [({"a": 1}, 2.0)] * 3,  # empty ones among others
+        [(1,), (1, 2)] * 3,  # tuples of other lengths
+        [((), 1.0)] * 2 + [((1, 2), 2.0)] * 2,  # the same, one column down
     ],
 )
 def test_values_that_cannot_share_a_column_round_trip_unchanged(values: list[Any]) -> None:

@@ -426,6 +426,33 @@ def test_infos_and_attributes_keep_each_sub_envs_key_types(workers: int) -> None
         assert [[(type(k), repr(k)) for k in d] for d in dicts] == expected, name
 
 
+class LayoutEnv(SpaceEnv):
+    """Reports an array in a layout of its own (Fortran order in odd sub-envs) and a tuple of a
+    length of its own."""
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        result = super().step(action)
+        matrix = np.arange(6.0).reshape(2, 3)
+        info = {
+            "matrix": np.asfortranarray(matrix) if self.rank % 2 else matrix,
+            "ranks": tuple(range(self.rank + 1)),
+        }
+        return sekai.StepResult(result.observation, 0.0, False, False, info)
+
+
+def test_infos_of_one_worker_keep_each_sub_envs_array_layout_and_tuple_length() -> None:
+    """A worker's infos travel column by column; values that cannot share a column (arrays of
+    other layouts, tuples of other lengths) still arrive as each sub-env returned them."""
+    fns = [lambda i=i: LayoutEnv(SPACES["discrete"], i) for i in range(4)]
+    with ProcVecEnv(fns, context="fork", num_workers=1) as vec:
+        vec.reset(seed=0)
+        infos = vec.step([0] * 4).infos
+    assert [info["ranks"] for info in infos] == [(0,), (0, 1), (0, 1, 2), (0, 1, 2, 3)]
+    assert [info["matrix"].flags.f_contiguous for info in infos] == [False, True, False, True]
+    for info in infos:
+        np.testing.assert_array_equal(info["matrix"], np.arange(6.0).reshape(2, 3))
+
+
 def test_a_closed_env_raises_vec_env_closed_and_closing_again_does_nothing() -> None:
     vec = ProcVecEnv(_factories(SPACES["box-float32"], 2), context="fork")
     vec.reset(seed=0)
