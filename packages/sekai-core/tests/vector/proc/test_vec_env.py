@@ -544,6 +544,40 @@ def test_without_autoreset_a_finished_sub_env_stays_frozen_in_its_worker() -> No
         assert vec.reset().dones.tolist() == [False, False]
 
 
+class RefusesTwo(SpaceEnv):
+    """As ``SpaceEnv``; action 2 raises."""
+
+    def __init__(self, space: sekai.Space[Any], rank: int = 0) -> None:
+        super().__init__(space, rank)
+        self.action_space = sekai.Discrete(3)
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if action == 2:
+            raise ValueError("refuses action 2")
+        return super().step(action)
+
+
+@pytest.mark.parametrize("num_workers", [1, 2])
+def test_a_sub_env_ending_its_episode_in_a_step_that_raises_elsewhere_freezes(
+    num_workers: int,
+) -> None:
+    """Rule 9: sub-env 0's step counts although sub-env 1 raised in it (in the same worker or
+    in another), so without autoreset sub-env 0 is frozen, as on a SyncVecEnv."""
+    fns = [lambda i=i: RefusesTwo(SPACES["discrete"], i) for i in range(2)]
+    with ProcVecEnv(fns, context="fork", num_workers=num_workers, autoreset=False) as vec:
+        vec.reset(seed=0)
+        vec.step([0, 0])
+        vec.step([0, 0])
+        with pytest.raises(ValueError, match="refuses action 2") as caught:
+            vec.step([0, 2])  # sub-env 0's third step ends its episode
+        assert caught.value.rank == 1  # type: ignore[attr-defined]
+        assert vec.frozen.tolist() == [True, False]
+        assert vec.get_attr("t") == [3, 2]
+        last = vec.step([0, 0])  # sub-env 0 stays frozen; sub-env 1 ends its episode
+        assert last.rewards.tolist() == [0.0, 0.0] and last.infos == [{}, {"t": 3}]
+        assert vec.frozen.tolist() == [True, True]
+
+
 def test_sub_envs_wrapped_in_auto_reset_never_freeze() -> None:
     fns = [lambda i=i: AutoReset(SpaceEnv(SPACES["discrete"], i)) for i in range(2)]
     with ProcVecEnv(fns, context="fork", num_workers=1, autoreset=False) as vec:
