@@ -429,3 +429,24 @@ def test_ctrl_c_in_one_sub_env_records_the_sub_envs_that_stepped_before_it() -> 
         vec.step([1, 1])
     assert vec.frozen.tolist() == [True, False]  # sub-env 0 ended, and froze, before Ctrl-C
     vec.close()
+
+
+def test_ctrl_c_after_another_sub_env_raised_is_raised_as_keyboard_interrupt() -> None:
+    """The Ctrl-C wins over the error of a sub-env before it, and only the sub-envs that
+    stepped are recorded: not the one that raised, nor those after the interrupted one."""
+    from sekai.testing.envs import LineEnv
+
+    class Raises(LineEnv):
+        def step(self, action: Any) -> Any:
+            raise ValueError("sub-env 1 failed")
+
+    class Interrupts(LineEnv):
+        def step(self, action: Any) -> Any:
+            raise KeyboardInterrupt
+
+    vec = SyncVecEnv([LineEnv, Raises, Interrupts, LineEnv], autoreset=False)
+    vec.reset(seed=0, options={"start": 3})  # one step right from the end
+    with pytest.raises(KeyboardInterrupt):
+        vec.step([1, 1, 1, 1])
+    assert vec.frozen.tolist() == [True, False, False, False]
+    vec.close()
