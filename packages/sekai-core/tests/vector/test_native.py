@@ -547,7 +547,11 @@ def test_set_attr_of_a_missing_name_raises_attribute_error() -> None:
 
 
 @pytest.mark.parametrize("name", ["observation_space", "action_space"])
-@pytest.mark.parametrize("value", [5, None])
+@pytest.mark.parametrize(
+    "value",
+    [5, None, [sekai.Discrete(3)], [sekai.Discrete(3)] * 3],
+    ids=["int", "none", "list-of-1", "list-of-3"],  # a list of another length is one value
+)
 def test_set_attr_of_a_space_refuses_what_is_not_a_space_as_sync_sub_envs_do(
     name: str, value: Any
 ) -> None:
@@ -579,6 +583,9 @@ def test_set_attr_of_a_space_changes_the_sub_envs_attribute_not_the_checked_spac
         sekai.Box(-2.0, 2.0, (1,)),
     ]
     assert vec.call("observation_space") == vec.get_attr("observation_space")
+    got = vec.get_attr("action_space")
+    got[0] = sekai.Discrete(9)  # the caller's own list: the sub-envs' spaces stay
+    assert vec.get_attr("action_space") == vec.call("action_space") == [sekai.Discrete(5)] * 2
     assert vec.action_space is built_action and vec.observation_space is built_obs
     assert vec.batch_action_space == sekai.MultiDiscrete([2, 2])
     message = "Action 4 is not valid for space Discrete(2) (sub-env 0)."
