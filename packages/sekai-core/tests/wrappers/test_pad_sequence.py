@@ -34,6 +34,13 @@ def test_explicit_max_length_and_tail_truncation(toy_env: Any) -> None:
     np.testing.assert_allclose(obs["values"][:, 0], [0.3, 0.4, 0.5])
 
 
+def test_explicit_max_length_overrides_the_sequences_own(toy_env: Any) -> None:
+    space = sekai.Sequence(FEATURE, max_length=3)
+    env = PadSequenceObservation(toy_env(observation_space=space, obs_fn=lambda e: _rows(3)), 5)
+    assert repr(env.observation_space) == "MaskedBox(0.0, 1.0, (2,), max_size=5, float32)"
+    assert env.reset(seed=0).observation["mask"].tolist() == [1, 1, 1, 0, 0]
+
+
 def test_head_truncation(toy_env: Any) -> None:
     space = sekai.Sequence(FEATURE)
     env = PadSequenceObservation(
@@ -49,6 +56,16 @@ def test_error_truncation_raises(toy_env: Any) -> None:
     )
     with pytest.raises(ValueError, match=r"^Sequence of length 6 exceeds max_length 3\.$"):
         env.reset(seed=0)
+
+
+def test_error_truncation_accepts_a_sequence_of_exactly_max_length(toy_env: Any) -> None:
+    space = sekai.Sequence(FEATURE, max_length=3)
+    env = PadSequenceObservation(
+        toy_env(observation_space=space, obs_fn=lambda e: _rows(3)), truncate="error"
+    )
+    obs = env.reset(seed=0).observation
+    assert obs["mask"].tolist() == [1, 1, 1]
+    np.testing.assert_allclose(obs["values"][:, 0], [0.1, 0.2, 0.3])
 
 
 def test_stacked_and_empty_sequences(toy_env: Any) -> None:
@@ -73,6 +90,23 @@ def test_nested_sequences_in_dict_and_tuple_make_it_flattenable(toy_env: Any) ->
     assert obs in env.observation_space
     flat = FlattenObservation(env)
     assert flat.observation_space.shape == (2 * 2 + 2 + 2 + 2 + 1,)
+
+
+def test_pads_a_sequence_in_a_dict_next_to_a_box(toy_env: Any) -> None:
+    space = sekai.Dict(seq=sekai.Sequence(FEATURE, max_length=2), x=sekai.Box(0.0, 1.0, (1,)))
+    x = np.zeros(1, np.float32)
+    env = PadSequenceObservation(
+        toy_env(observation_space=space, obs_fn=lambda e: {"seq": _rows(1), "x": x})
+    )
+    assert repr(env.observation_space) == (
+        "Dict({seq: MaskedBox(0.0, 1.0, (2,), max_size=2, float32), "
+        "x: Box(0.0, 1.0, (1,), float32)})"
+    )
+    obs = env.reset(seed=0).observation
+    assert obs["seq"]["mask"].tolist() == [1, 0]
+    np.testing.assert_allclose(obs["seq"]["values"], [[0.1, 0.1], [0.0, 0.0]])
+    np.testing.assert_array_equal(obs["x"], [0.0])
+    assert obs in env.observation_space
 
 
 def test_errors(toy_env: Any) -> None:
