@@ -39,6 +39,54 @@ def test_flatten_observation_rejects_sequence_naming_pad_sequence(toy_env: Any) 
         FlattenObservation(toy_env(observation_space=space))
 
 
+def test_flatten_observation_rejects_a_sequence_inside_a_dict_naming_pad_sequence(
+    toy_env: Any,
+) -> None:
+    seq = sekai.Sequence(sekai.Box(0.0, 1.0, shape=(2,)), max_length=3)
+    space = sekai.Dict(a=sekai.Discrete(2), b=sekai.Tuple([seq]))
+    with pytest.raises(TypeError) as info:
+        FlattenObservation(toy_env(observation_space=space))
+    assert str(info.value) == (
+        f"FlattenObservation cannot flatten observations of {space!r}: the space is not "
+        "flattenable. Pad Sequence observations into fixed-size MaskedBoxes first with "
+        "PadSequenceObservation."
+    )
+
+
+class Coin(sekai.Space[str]):
+    """A user's space with no flat form (and no Sequence in it)."""
+
+    def __init__(self) -> None:
+        super().__init__(None, None)
+
+    @property
+    def is_flattenable(self) -> bool:
+        return False
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        return "heads"
+
+    def contains(self, x: Any) -> bool:
+        return x in ("heads", "tails")
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [lambda s: s, lambda s: sekai.Dict(coin=s, k=sekai.Discrete(2))],
+    ids=["top level", "inside a Dict"],
+)
+def test_flatten_observation_rejects_a_custom_space_without_advising_pad_sequence(
+    wrap: Any, toy_env: Any
+) -> None:
+    space = wrap(Coin())
+    with pytest.raises(TypeError) as info:
+        FlattenObservation(toy_env(observation_space=space, obs_fn=lambda e: space.sample()))
+    assert str(info.value) == (
+        f"FlattenObservation cannot flatten observations of {space!r}: the space is not "
+        "flattenable."
+    )
+
+
 def test_a_subclass_observation_override_runs_on_every_path(toy_env: Any) -> None:
     class Scaled(FlattenObservation):
         def observation(self, observation: Any) -> Any:

@@ -12,9 +12,20 @@ from sekai.core._async import awaitable
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import ObservationWrapper
-from sekai.spaces import flatten, flatten_space
+from sekai.spaces import Dict, Sequence, Space, Tuple, flatten, flatten_space
 
 __all__ = ["FlattenObservation"]
+
+
+def _holds_sequence(space: Space[Any]) -> bool:
+    """Whether ``space`` is a Sequence or holds one in a Dict or Tuple."""
+    if isinstance(space, Sequence):
+        return True
+    if isinstance(space, Dict):
+        return any(_holds_sequence(sub) for sub in space.values())
+    if isinstance(space, Tuple):
+        return any(_holds_sequence(sub) for sub in space.spaces)
+    return False
 
 
 class FlattenObservation(ObservationWrapper[NDArray[Any], Any, Any]):
@@ -28,10 +39,15 @@ class FlattenObservation(ObservationWrapper[NDArray[Any], Any, Any]):
         super().__init__(env)
         space = env.observation_space
         if not space.is_flattenable:
+            advice = (
+                " Pad Sequence observations into fixed-size MaskedBoxes first with "
+                "PadSequenceObservation."
+                if _holds_sequence(space)
+                else ""
+            )
             raise TypeError(
                 f"FlattenObservation cannot flatten observations of {space!r}: the space is not "
-                "flattenable. Pad Sequence observations into fixed-size MaskedBoxes first with "
-                "PadSequenceObservation."
+                f"flattenable.{advice}"
             )
         self._inner_space = space
         # Resolve the singledispatch implementation once: this runs on every step.
