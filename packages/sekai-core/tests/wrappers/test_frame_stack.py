@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import sekai
+from sekai.spaces import batch_space
 from sekai.wrappers import FrameStackObservation
 
 
@@ -81,6 +82,43 @@ def test_frame_stack_rejects_num_stack_below_one(bad: int, toy_env: Any) -> None
 def test_frame_stack_rejects_bad_padding(toy_env: Any) -> None:
     with pytest.raises(ValueError, match=r"^padding must be 'reset' or 'zeros', got 'zero'\.$"):
         FrameStackObservation(toy_env(), 2, padding="zero")
+
+
+class Unbatchable(sekai.Space[str]):
+    """A user's space whose registered batch_space raises ``error``."""
+
+    def __init__(self, error: type[Exception]) -> None:
+        super().__init__(None, None)
+        self.error = error
+
+    @property
+    def is_flattenable(self) -> bool:
+        return False
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        return "heads"
+
+    def contains(self, x: Any) -> bool:
+        return x == "heads"
+
+
+@batch_space.register(Unbatchable)
+def _batch_unbatchable(space: Unbatchable, n: int = 1) -> sekai.Space[Any]:
+    raise space.error("Unbatchable spaces cannot be batched")
+
+
+@pytest.mark.parametrize("error", [NotImplementedError, TypeError])
+def test_frame_stack_rejects_an_unbatchable_space_with_a_type_error(
+    error: type[Exception], toy_env: Any
+) -> None:
+    env = toy_env(observation_space=Unbatchable(error), obs_fn=lambda e: "heads")
+    with pytest.raises(TypeError) as info:
+        FrameStackObservation(env, 2)
+    assert str(info.value) == (
+        "FrameStackObservation cannot stack observations of Unbatchable(): "
+        "Unbatchable spaces cannot be batched"
+    )
+    assert type(info.value.__cause__) is error
 
 
 def test_frame_stack_keeps_frames_from_an_env_that_reuses_its_buffer(toy_env: Any) -> None:
