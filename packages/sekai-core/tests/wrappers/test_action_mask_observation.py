@@ -32,7 +32,25 @@ def test_dict_obs_gains_key_through_wrappers(masked_toy_env: Any) -> None:
     space = sekai.Dict(a=sekai.Discrete(2))
     env = ActionMaskObservation(TimeLimit(masked_toy_env(observation_space=space), 5), key="legal")
     assert list(env.observation_space.keys()) == ["a", "legal"]
-    assert env.reset(seed=0).observation["legal"].dtype == np.int8
+    obs = env.reset(seed=0).observation
+    assert list(obs) == ["a", "legal"]  # the space's key order: the mask comes last
+    assert obs["legal"].dtype == np.int8
+
+
+def test_masked_box_obs_is_wrapped_not_merged(masked_toy_env: Any) -> None:
+    space = sekai.MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
+    env = ActionMaskObservation(
+        masked_toy_env(observation_space=space, obs_fn=lambda e: space.pack(np.ones((1, 2))))
+    )
+    assert repr(env.observation_space) == (
+        "Dict({observation: MaskedBox(0.0, 1.0, (2,), max_size=3, float32), "
+        "action_mask: MultiBinary(3)})"
+    )
+    obs = env.reset(seed=0).observation
+    assert list(obs) == ["observation", "action_mask"]
+    assert obs["observation"]["mask"].tolist() == [1, 0, 0]
+    assert obs["action_mask"].tolist() == [1, 0, 1]
+    assert obs in env.observation_space
 
 
 def test_mask_is_read_after_every_step(toy_env: Any) -> None:
