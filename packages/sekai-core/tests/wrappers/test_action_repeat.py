@@ -21,6 +21,16 @@ def test_action_repeat_sums_rewards_and_reports_repeats(toy_env: Any) -> None:
     assert result.observation.tolist() == [4.0, -4.0]
 
 
+def test_nested_action_repeat_reports_the_outer_count(toy_env: Any) -> None:
+    inner = toy_env(length=100)
+    env = ActionRepeat(ActionRepeat(inner, 2), 3)
+    env.reset(seed=0)
+    result = env.step(0)
+    assert result.reward == 6.0
+    assert result.info == {"t": 6, "action_repeats": 3}
+    assert len(inner.actions) == 6
+
+
 def test_action_repeat_stops_early_when_episode_ends(toy_env: Any) -> None:
     inner = toy_env(length=3)
     env = ActionRepeat(inner, 5)
