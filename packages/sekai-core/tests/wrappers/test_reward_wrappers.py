@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -219,6 +220,28 @@ def test_vec_normalize_reward_refuses_a_non_finite_reward_naming_the_sub_env(
     assert structurally_equal(vec.state_dict(), before)
     np.testing.assert_array_equal(vec._returns, returns)
     assert np.isfinite(vec.step(actions).rewards).all()
+
+
+def test_vec_normalize_reward_names_the_sub_env_of_a_nan_reward_after_another_froze(
+    toy_env: Any,
+) -> None:
+    # Sub-env 0 ends its episode and is frozen (no autoreset); sub-env 1's next reward is NaN.
+    ends = functools.partial(toy_env, length=1)
+    nan_second = functools.partial(
+        toy_env, length=10, reward_fn=lambda a, t: math.nan if t == 2 else 1.0
+    )
+    vec = sekai.VecNormalizeReward(sekai.SyncVecEnv([ends, nan_second], autoreset=False))
+    actions = np.zeros(2, dtype=np.int64)
+    vec.reset(seed=0)
+    vec.step(actions)
+    assert vec.frozen.tolist() == [True, False]
+    before = vec.state_dict()
+    with pytest.raises(
+        ValueError,
+        match=rf"^VecNormalizeReward: sub-env 1's reward is nan{_REFUSED}VecTransformReward\.$",
+    ):
+        vec.step(actions)
+    assert structurally_equal(vec.state_dict(), before)
 
 
 @pytest.mark.parametrize("vector", [False, True], ids=["single", "vector"])
