@@ -304,6 +304,24 @@ def test_normalize_reward_restarts_the_returns_on_a_reset_in_the_middle_of_an_ep
     assert vec.return_rms.mean == pytest.approx(np.mean([0.9, 1.25, 1.325, 0.9]))
 
 
+def test_normalize_reward_restarts_the_returns_after_a_truncation_as_the_single_env_one() -> None:
+    def make() -> Any:
+        return sekai.TimeLimit(CounterEnv(), 2)  # action 0: truncated every 2 steps
+
+    vec = VecNormalizeReward(SyncVecEnv([make]), gamma=1.0)
+    vec.reset(seed=0)
+    single = sekai.NormalizeReward(sekai.AutoReset(make()), gamma=1.0)
+    single.reset(seed=0)
+    for _ in range(6):
+        vec.step([0])
+        single.step(0)
+    # rewards -0.1, -0.2 per episode: the returns -0.1, -0.3, then from 0 again
+    assert vec.return_rms.mean == pytest.approx(-0.2)
+    assert vec.return_rms.var == pytest.approx(0.01)
+    assert vec.return_rms.mean == pytest.approx(single.return_rms.mean)
+    assert vec.return_rms.var == pytest.approx(single.return_rms.var)
+
+
 def test_normalize_reward_passes_rewards_unscaled_while_returns_have_no_spread() -> None:
     # The first step's returns are all equal (variance 0): dividing by sqrt(1e-8) would
     # multiply them by 10,000.
@@ -525,6 +543,20 @@ def test_a_step_that_raises_elsewhere_still_counts_for_the_sub_envs_that_stepped
         assert ("step", 1.0) in tracker.events
         stats = vec.step([1, 1]).infos[0]["episode"]
         assert (stats.episode_return, stats.episode_length) == (11.0, 2)
+
+
+@pytest.mark.parametrize("backend", ["sync", "async"])
+def test_a_step_that_raises_does_not_discount_the_return_of_the_sub_env_that_raised(
+    backend: str,
+) -> None:
+    with VecNormalizeReward(_BACKENDS[backend](), gamma=0.5) as vec:
+        vec.reset(seed=0)
+        vec.step([0, 0])  # the returns: 1, 1
+        with pytest.raises(ValueError, match="boom"):
+            vec.step([0, 2])  # sub-env 0: 0.5 * 1 + 1 = 1.5; sub-env 1 did not step: still 1
+        vec.step([0, 0])  # 0.5 * 1.5 + 1 = 1.75 and 0.5 * 1 + 1 = 1.5
+        assert vec.return_rms.count == pytest.approx(5)
+        assert vec.return_rms.mean == pytest.approx(np.mean([1.0, 1.0, 1.5, 1.75, 1.5]))
 
 
 class _Misfits(_Fails):  # type: ignore[misc]
