@@ -617,6 +617,18 @@ def test_a_failed_steps_rewards_reach_outer_wrappers_as_the_inner_ones_rewrite_t
         assert vec.episode_returns.tolist() == [100.0, 0.0]  # not the base env's raw 1.0
 
 
+def test_a_failed_steps_record_gives_reward_0_to_the_sub_env_that_did_not_step() -> None:
+    # The inner transform would give sub-env 1 a reward of 10; it did not step, so it keeps 0,
+    # and the outer transform, which mixes the sub-envs, sees [11, 0] (as after a good step).
+    inner = sekai.VecTransformReward(SyncVecEnv([_Fails] * 2), lambda r: r + 10)
+    with VecRecordEpisodeStatistics(sekai.VecTransformReward(inner, lambda r: r - r.mean())) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(ValueError, match="boom"):
+            vec.step([0, 2])
+        assert vec.episode_returns.tolist() == [5.5, 0.0]  # 11 - mean([11, 0])
+        assert vec.episode_lengths.tolist() == [1, 0]
+
+
 @pytest.mark.parametrize("backend", ["sync", "async"])
 def test_a_failed_steps_reward_is_recorded_as_vec_normalize_reward_scales_it(backend: str) -> None:
     norm = VecNormalizeReward(_BACKENDS[backend]())
