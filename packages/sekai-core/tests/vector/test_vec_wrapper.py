@@ -315,6 +315,40 @@ def test_the_terminal_row_of_a_sequence_batch_is_the_row_iterate_gives() -> None
     assert result.observations == ((1,), (1,))
 
 
+class BoxAndSequence(sekai.Env[Any, Any]):
+    """A Dict of a Box and a stacked Sequence of Boxes; step t shows t rows; ends at step 2."""
+
+    observation_space = sekai.Dict(
+        a=sekai.Box(0.0, 5.0, shape=(2,)),
+        s=sekai.Sequence(sekai.Box(0.0, 5.0, shape=(2,)), max_length=3, stack=True),
+    )
+    action_space = sekai.Discrete(2)
+
+    def _obs(self) -> dict[str, Any]:
+        return {"a": np.full(2, self.t, np.float32), "s": np.ones((self.t, 2), np.float32)}
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self.t = 0
+        return sekai.ResetResult(self._obs(), {})
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        self.t += 1
+        return sekai.StepResult(self._obs(), 0.0, self.t >= 2, False, {})
+
+
+def test_the_terminal_row_of_a_dict_with_a_sequence_next_to_a_box_keeps_every_key() -> None:
+    with sekai.VecTransformObservation(SyncVecEnv([BoxAndSequence]), lambda b: b) as vec:
+        vec.reset(seed=0)
+        vec.step([0])
+        result = vec.step([0])
+    assert result.dones.tolist() == [True]
+    final = result.infos[0]["final_observation"]
+    assert list(final) == ["a", "s"]
+    assert final["a"].tolist() == [2.0, 2.0]
+    assert final["s"].tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert final in vec.observation_space
+
+
 def test_a_transform_whose_terminal_output_has_no_row_names_the_wrapper_and_the_fix() -> None:
     inner = SyncVecEnv([CounterEnv] * 2)
     with sekai.VecTransformObservation(inner, lambda b: {"obs": b, "name": "counter"}) as vec:
