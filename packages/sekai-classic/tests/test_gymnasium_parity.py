@@ -43,16 +43,22 @@ def _assert_same_state(gym_env: Any, env: Any, where: str) -> None:
     assert np.asarray(env.state).dtype == expected.dtype, where
 
 
-@pytest.mark.parametrize(("gym_cls", "sekai_cls"), PAIRS)
-def test_trajectories_match_gymnasium_for_50_seeds(gym_cls: Any, sekai_cls: Any) -> None:
-    for seed in range(50):
+def _assert_same_rollouts(
+    gym_cls: Any, sekai_cls: Any, seeds: range, steps: int, **attributes: Any
+) -> None:
+    """Seeded rollouts of both envs (``attributes`` set on both first) with gymnasium's random
+    actions: observations, rewards, flags and internal states equal value for value."""
+    for seed in seeds:
         gym_env, env = gym_cls(), sekai_cls()
+        for name, value in attributes.items():
+            setattr(gym_env, name, value)
+            setattr(env, name, value)
         gym_obs, _ = gym_env.reset(seed=seed)
         result = env.reset(seed=seed)
         np.testing.assert_array_equal(result.observation, gym_obs)
         assert result.observation.dtype == np.float32
         gym_env.action_space.seed(seed)
-        for t in range(200):
+        for t in range(steps):
             action = gym_env.action_space.sample()
             if isinstance(action, np.ndarray) and t % 5 == 0:
                 action = (action * 2.5).astype(np.float32)  # out of bounds: both clip
@@ -68,6 +74,28 @@ def test_trajectories_match_gymnasium_for_50_seeds(gym_cls: Any, sekai_cls: Any)
             if gym_term:
                 gym_obs, _ = gym_env.reset()  # unseeded: both streams continue
                 np.testing.assert_array_equal(env.reset().observation, gym_obs, err_msg=where)
+
+
+@pytest.mark.parametrize(("gym_cls", "sekai_cls"), PAIRS)
+def test_trajectories_match_gymnasium_for_50_seeds(gym_cls: Any, sekai_cls: Any) -> None:
+    _assert_same_rollouts(gym_cls, sekai_cls, range(50), 200)
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        pytest.param({"book_or_nips": "nips"}, id="nips"),
+        pytest.param({"torque_noise_max": 0.5}, id="torque-noise"),
+        pytest.param({"torque_noise_max": np.float64(0.3)}, id="numpy-torque-noise"),
+        pytest.param({"book_or_nips": "nips", "torque_noise_max": 0.2}, id="nips-and-noise"),
+    ],
+)
+def test_acrobot_with_gymnasiums_other_equations_or_torque_noise_matches_gymnasium(
+    attributes: dict[str, Any],
+) -> None:
+    # Both are gymnasium attributes of the env; the noise is drawn from the env's generator,
+    # one uniform(-max, max) draw per step, as gymnasium draws it.
+    _assert_same_rollouts(acrobot.AcrobotEnv, AcrobotEnv, range(5), 100, **attributes)
 
 
 @pytest.mark.parametrize(("gym_cls", "sekai_cls"), PAIRS)
