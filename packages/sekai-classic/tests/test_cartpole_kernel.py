@@ -75,3 +75,16 @@ def test_cartpole_registers_its_kernel_for_both_ids() -> None:
 def test_the_kernel_driver_reports_the_env_metadata() -> None:
     envs = KernelVecEnv(CartPoleKernel(), 2)
     assert envs.metadata == {"render_fps": 50} == sekai.make_vec("CartPole-v1", 2).metadata
+
+
+def test_the_kernels_reset_bounds_draw_as_the_native_envs_reset_options_do() -> None:
+    # A kernel takes no reset options: its reset_low / reset_high params set the bounds.
+    n, low, high = 64, 0.2, 0.3
+    kernel = KernelVecEnv(CartPoleKernel(), n)
+    kernel.set_attr("reset_low", low)
+    kernel.set_attr("reset_high", high)
+    native = sekai.make_vec("classic/CartPole-v1", n)
+    drawn = kernel.reset(seed=5).observations
+    expected = native.reset(seed=5, options={"low": low, "high": high}).observations
+    np.testing.assert_array_equal(drawn, expected)
+    assert drawn.min() >= low and drawn.max() <= high
