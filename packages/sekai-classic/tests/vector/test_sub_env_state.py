@@ -132,3 +132,16 @@ def test_a_terminated_cartpole_reset_by_a_reset_that_failed_elsewhere_holds_none
                 vec.reset(seed=1, options=options)
         _check(native, sync, names, "after the failed reset")
         assert native.get_attr("steps_beyond_terminated") == [None, 0, None]
+
+
+def test_elapsed_steps_is_a_copy_that_cannot_change_the_time_limit() -> None:
+    vec = sekai.make_vec("classic/Pendulum-v1", 2, max_episode_steps=8)
+    vec.reset(seed=0)
+    for _ in range(5):
+        vec.step(np.zeros((2, 1), np.float32))
+    counts = vec.elapsed_steps
+    counts[:] = 7  # one step short of the limit, were it the env's own counter
+    result = vec.step(np.zeros((2, 1), np.float32))
+    assert vec.elapsed_steps.tolist() == [6, 6]
+    assert not result.truncated.any()
+    assert counts.tolist() == [7, 7]
