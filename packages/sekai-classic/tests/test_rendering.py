@@ -98,6 +98,68 @@ def test_the_pole_leans_the_way_its_angle_says() -> None:
     assert cols[rows == top].mean() > 320  # leaning right: the tip is right of the cart
 
 
+_LINK = (0, 170, 170)
+_FLAG = (230, 190, 0)
+
+
+def _has_colour(frame: np.ndarray, xy: tuple[float, float], colour: tuple[int, ...]) -> bool:
+    return tuple(frame[round(xy[1]), round(xy[0])]) == colour
+
+
+@pytest.mark.parametrize(
+    "angles",
+    [(0.0, 0.0), (np.pi / 2, 0.0), (np.pi / 2, np.pi / 2), (-np.pi / 3, 0.8), (np.pi, 0.0)],
+    ids=["hanging", "right", "right-then-up", "left-bent", "upright"],
+)
+def test_the_acrobot_links_are_drawn_where_its_angles_put_them(angles: tuple[float, float]) -> None:
+    # Angle 0 hangs straight down from the fixed joint at the centre, a positive theta1 swings
+    # the first link to the right, theta2 is measured from the first link, and the tip must
+    # rise one link length above the fixed joint (the goal line) to terminate.
+    env, renderer = AcrobotEnv(), AcrobotRenderer()
+    env.reset(seed=0)
+    theta1, theta2 = angles
+    env.state = np.array([theta1, theta2, 0.0, 0.0])
+    frame = renderer.render(env)
+    scale = 500 / (2 * (1.0 + 1.0 + 0.2))  # both links 1 long, and a margin of 0.2
+    joint = np.array([250.0, 250.0])
+    elbow = joint + scale * np.array([np.sin(theta1), np.cos(theta1)])
+    tip = elbow + scale * np.array([np.sin(theta1 + theta2), np.cos(theta1 + theta2)])
+    for start, end in ((joint, elbow), (elbow, tip)):
+        for along in (0.5, 0.85):  # clear of the joints drawn over the links
+            point = start + along * (end - start)
+            assert _has_colour(frame, point, _LINK), (angles, point)
+    opposite = joint - 0.6 * (elbow - joint)  # where the mirrored first link would be
+    assert _has_colour(frame, opposite, Theme.light().background), angles
+
+
+def _flag_pixels(frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    rows, cols = np.nonzero(np.all(frame.astype(int) == _FLAG, axis=2))
+    return rows, cols
+
+
+def test_the_mountain_car_flag_stands_at_the_envs_goal_position() -> None:
+    # One renderer for all: its cached background must follow each env's goal.
+    renderer = MountainCarRenderer()
+    moved = MountainCarEnv()
+    moved.goal_position = 0.0
+    for env, goal in (
+        (MountainCarEnv(), 0.5),
+        (ContinuousMountainCarEnv(), 0.45),
+        (moved, 0.0),
+        (MountainCarEnv(), 0.5),
+    ):
+        env.reset(seed=0)
+        rows, cols = _flag_pixels(renderer.render(env))
+        scale = 600 / (0.6 - -1.2)  # the track from min_position to max_position spans 600
+        pole_x = (goal - -1.2) * scale
+        ground_y = 400 - (np.sin(3 * goal) * 0.45 + 0.55) * scale
+        # The flag flies from the pole's top (50 pixels above the ground at the goal) to 36
+        # pixels above it, and points 26 pixels to the right.
+        assert cols.min() == pytest.approx(pole_x + 1, abs=1), goal
+        assert pole_x < cols.min() <= cols.max() < pole_x + 27, goal
+        assert ground_y - 51 < rows.min() <= rows.max() < ground_y - 35, goal
+
+
 def test_renderers_accept_wrapped_envs() -> None:
     env = sekai.make("CartPole-v1")
     env.reset(seed=0)
