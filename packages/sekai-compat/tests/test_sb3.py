@@ -29,6 +29,7 @@ from sekai.compat import (
     to_gymnasium,
     to_sb3,
 )
+from sekai.testing.envs import KStepEnv
 from sekai.vector._conformance import GOAL, CounterEnv, CounterVecEnv
 
 
@@ -192,6 +193,21 @@ def test_results_match_sb3_dummy_vec_env_over_to_gymnasium() -> None:
                 seen_termination |= not b["TimeLimit.truncated"]
         assert ours.reset_infos == theirs.reset_infos
     assert seen_truncation and seen_termination
+
+
+def test_reset_infos_hold_each_sub_envs_latest_reset_info_as_dummy_vec_env_does() -> None:
+    # KStepEnv's reset info counts its episodes: a stale reset_infos[i] would show.
+    ks = (2, 3)
+    ours = to_sb3(sekai.SyncVecEnv([functools.partial(KStepEnv, k) for k in ks]))
+    theirs = DummyVecEnv([lambda k=k: to_gymnasium(KStepEnv(k)) for k in ks])
+    ours.reset()
+    theirs.reset()
+    assert ours.reset_infos == theirs.reset_infos == [{"episode": 0}, {"episode": 0}]
+    for _ in range(6):
+        _, _, dones, _ = ours.step(np.zeros(2, int))
+        theirs.step(np.zeros(2, int))
+        assert ours.reset_infos == theirs.reset_infos, dones
+    assert ours.reset_infos == [{"episode": 3}, {"episode": 2}]
 
 
 @pytest.mark.parametrize("backend", ["native", "sync"])
