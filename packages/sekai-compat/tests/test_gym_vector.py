@@ -343,6 +343,19 @@ def test_frozen_sub_envs_are_unfrozen_by_reset() -> None:
     assert vec.step(np.array([1, 1])).observations[:, 0].tolist() == [1.0, 1.0]
 
 
+def test_a_step_with_frozen_sub_envs_leaves_the_callers_action_array_as_it_was() -> None:
+    # The frozen sub-env is given its last action again, in a copy: the caller may reuse its
+    # array.
+    venv = gym_sync(lambda: to_gymnasium(CounterEnv()), 2, AutoresetMode.DISABLED)
+    vec = from_gymnasium_vector(venv, autoreset=False)
+    vec.reset(options={"start": 14})
+    vec.step(np.array([1, 0]))
+    assert vec.frozen.tolist() == [True, False]
+    actions = np.array([2, 1])
+    vec.step(actions)
+    assert actions.tolist() == [2, 1]
+
+
 def test_round_trip_through_both_vector_bridges_keeps_the_trajectory() -> None:
     expected = counter_trajectory(CounterVecEnv(3, max_episode_steps=6))
     actual = counter_trajectory(
