@@ -35,13 +35,20 @@ def sekai_script() -> str:
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's environment without variables that would change the CLI's output."""
+    """This process's environment without variables that would change the CLI's output.
+
+    ``PYTHONPATH`` is kept, so that the CLI runs the sources these tests run on (a checkout
+    put first on the path); a ``PYTHONPATH`` in ``extra`` goes before it.
+    """
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in {"PYTHONPATH", "NO_COLOR", "SEKAI_DISABLE_PLUGINS", "PYTHONWARNINGS"}
+        if k not in {"NO_COLOR", "SEKAI_DISABLE_PLUGINS", "PYTHONWARNINGS"}
     }
-    env.update(extra or {})
+    extra = dict(extra or {})
+    if "PYTHONPATH" in extra and env.get("PYTHONPATH"):
+        extra["PYTHONPATH"] = os.pathsep.join((extra["PYTHONPATH"], env["PYTHONPATH"]))
+    env.update(extra)
     return env
 
 
