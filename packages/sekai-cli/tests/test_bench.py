@@ -84,6 +84,25 @@ def test_auto_mode_uses_the_native_env_when_registered(sekai_cli, my_envs: str) 
     assert "[SyncVecEnv x2]" in done.stdout
 
 
+@pytest.mark.parametrize(
+    ("mode_args", "expected"),
+    [
+        (("--mode", "sync"), [("sync", "single env")]),
+        (("--compare", "sync", "native"), [("sync", "single env"), ("native", "LineVecEnv x1")]),
+    ],
+    ids=["mode", "compare"],
+)
+def test_num_envs_1_with_sync_mode_times_a_single_env(
+    sekai_cli, my_envs: str, mode_args: tuple[str, ...], expected: list[tuple[str, str]]
+) -> None:
+    args = ("-m", my_envs, "bench", "mine/Line-v0", "--steps", "20", "--num-envs", "1")
+    done = sekai_cli(*args, *mode_args, "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    entries = data if isinstance(data, list) else [data]
+    assert [(entry["mode"], entry["label"]) for entry in entries] == expected
+
+
 def test_num_envs_1_with_native_mode_is_a_vec_env(sekai_cli, my_envs: str) -> None:
     done = sekai_cli("-m", my_envs, "bench", "mine/Line-v0", "--steps", "10", "--mode", "native")
     assert "[LineVecEnv x1]" in done.stdout

@@ -58,11 +58,14 @@ def test_an_exception_in_step_is_an_error_line_of_the_report(sekai_cli, my_envs:
     assert done.stderr == ""
 
 
-def test_steps_sets_how_many_random_steps_are_taken(sekai_cli, my_envs: str) -> None:
-    done = sekai_cli("-m", my_envs, "check", "mine/BoolReward-v0", "--steps", "7")
+@pytest.mark.parametrize(("args", "steps"), [(("--steps", "7"), 7), ((), 500)])
+def test_steps_sets_how_many_random_steps_are_taken(
+    sekai_cli, my_envs: str, args: tuple[str, ...], steps: int
+) -> None:
+    done = sekai_cli("-m", my_envs, "check", "mine/BoolReward-v0", *args)
     assert done.returncode == 0
     assert done.stdout.splitlines()[0] == (
-        "WARNING: reward at step 0 is bool, expected float. (seen at 7 steps; first shown)"
+        f"WARNING: reward at step 0 is bool, expected float. (seen at {steps} steps; first shown)"
     )
 
 
