@@ -258,6 +258,10 @@ import numpy as np
 
 import sekai
 
+# As in a terminal's foreground job, where Ctrl-C is Python's KeyboardInterrupt: a job that a
+# script starts in the background inherits SIGINT ignored, and the presses would do nothing.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 pressed = False
 
 
