@@ -257,6 +257,17 @@ def test_check_causal_catches_look_ahead():
         f.check_causal(lambda x: x[~np.isnan(x).any(axis=1)], X, rng=0)
 
 
+def test_check_causal_catches_a_transform_that_reads_only_the_next_row() -> None:
+    def next_row(x: np.ndarray) -> np.ndarray:
+        out = np.full_like(x, np.nan)
+        out[:-1] = x[1:]
+        return out
+
+    # The output at the cut row itself must be compared: the look-ahead shows only there.
+    with pytest.raises(LookAheadError, match=r"time index 0 changed .* cut point 0"):
+        f.check_causal(next_row, X, rng=0)
+
+
 def test_check_causal_diagnoses_a_reduction_over_time_and_outputs_without_a_row_per_time():
     with pytest.raises(LookAheadError, match=r"one value \(shape \(\)\), not one per row"):
         f.check_causal(np.nanmean, X, rng=0)
