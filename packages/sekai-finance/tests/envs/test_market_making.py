@@ -351,6 +351,21 @@ def test_optimal_quotes_look_up_the_state() -> None:
     assert env.quote_table() is not table
 
 
+def test_optimal_quotes_shed_inventory_before_a_terminal_penalty() -> None:
+    free = MarketMakingEnv(n_steps=20, max_inventory=5).quote_table()
+    table = MarketMakingEnv(n_steps=20, max_inventory=5, terminal_penalty=2.0).quote_table()
+    q = np.arange(-5, 6)
+    # V_N(q) = -alpha q^2: the penalty is a cost, so no state is worth more than without it
+    np.testing.assert_array_equal(table.values[-1], -2.0 * q.astype(np.float64) ** 2)
+    assert (table.values <= free.values).all()
+    assert table.value < free.value
+    # at the last step a long book quotes the ask tighter, a short book the bid
+    bid, ask = table.lookup(19, 3)
+    assert ask < bid
+    bid, ask = table.lookup(19, -3)
+    assert bid < ask
+
+
 def test_terminal_penalty_charges_the_final_inventory() -> None:
     env = MarketMakingEnv(
         n_steps=2, sigma=0.0, fill_intensity=1e9, terminal_penalty=0.25, max_offset=40.0
