@@ -141,6 +141,16 @@ def test_fewer_slots_than_assets_keep_assets_in_their_slot() -> None:
     assert result.observation["assets"]["mask"].tolist() == [1, 1]
 
 
+def test_the_final_observation_masks_an_asset_that_delisted_in_the_last_period() -> None:
+    env = history_env(episode_length=1)
+    env.reset(options={"start": 20})  # asset 1 is listed at row 20 and gone at row 21
+    result = env.step(np.ones(4, np.float32))
+    assert result.truncated
+    assert result.observation["assets"]["mask"].tolist() == [1, 0, 1]
+    assert result.info["n_assets"] == 2
+    assert env.action_mask().tolist() == [1, 0, 1, 1]
+
+
 def test_delisting_pays_the_delisting_return_and_turns_the_holding_into_cash() -> None:
     prices = panel()
     env = history_env(data=MarketData(prices), transaction_cost=0.0, delisting_return=-0.5)
@@ -178,6 +188,18 @@ def test_step_matches_a_hand_computation_with_financing_and_costs() -> None:
     assert result.observation["portfolio"][-1] == pytest.approx(
         1 - result.info["weights"].sum(), abs=1e-6
     )
+
+
+def test_the_observed_gross_exposure_counts_short_weights_at_their_size() -> None:
+    env = history_env(allow_short=True, max_leverage=2.0)
+    env.reset(options={"start": 12})
+    result = env.step(np.array([0.8, -0.5, 0.3], np.float32))
+    weights = result.info["weights"]
+    assert weights[1] < 0 < weights[0]
+    gross = math.fsum(abs(w) for w in weights)
+    assert result.info["gross_exposure"] == pytest.approx(gross)
+    assert result.observation["account"][1] == pytest.approx(gross, rel=1e-6)
+    assert gross - abs(math.fsum(weights)) > 0.9  # the short leg adds to it, not nets out
 
 
 def test_cost_model_sees_trades_in_asset_space() -> None:
