@@ -320,6 +320,20 @@ def test_frozen_simulated_sub_envs_keep_their_state():
     assert all(np.array_equal(a, b) for a, b in zip(vec.get_attr("price_history"), histories))
 
 
+def test_frozen_market_making_sub_envs_keep_their_state_and_last_quotes():
+    vec = MarketMakingVecEnv(2, autoreset=False, n_steps=2)
+    vec.reset(seed=0)
+    for _ in range(2):
+        last = vec.step(np.full((2, 2), 1.0, np.float32))
+    assert last.dones.all()
+    state = {name: vec.get_attr(name) for name in vec.state_names}
+    later = vec.step(np.full((2, 2), 4.0, np.float32))  # other quotes, ignored while frozen
+    assert later.rewards.tolist() == [0.0, 0.0]
+    assert {name: vec.get_attr(name) for name in vec.state_names} == state
+    assert state["bid"] == [info["bid"] for info in last.infos]
+    assert state["ask"] == [info["ask"] for info in last.infos]
+
+
 def test_max_episode_steps_truncates_every_sub_env():
     vec = sekai.make_vec("Trading-v0", 8, max_episode_steps=50)
     vec.reset(seed=0)
