@@ -184,6 +184,32 @@ def test_quote_helpers_return_one_row_per_sub_env() -> None:
     assert vec.call("fill_probability", np.zeros(3))[0].shape == (3,)  # shared: whole value
 
 
+def test_optimal_quotes_match_the_single_envs_at_every_step() -> None:
+    # A terminal penalty makes the table's rows differ from step to step.
+    params = {**DETERMINISTIC, "terminal_penalty": 0.5, "max_inventory": 3}
+    native = MarketMakingVecEnv(4, autoreset=False, **params)
+    sync = sekai.make_vec(
+        "MarketMaking-v0",
+        4,
+        vectorization_mode="sync",
+        vector_kwargs={"autoreset": False},
+        **params,
+    )
+    native.reset(seed=1)
+    sync.reset(seed=1)
+    held: set[int] = set()
+    for step in range(12):
+        assert native.get_attr("elapsed_steps") == [step] * 4
+        np.testing.assert_array_equal(
+            native.optimal_quotes(), np.stack(sync.call("optimal_quotes"))
+        )
+        held.update(native.get_attr("inventory"))
+        actions = _actions(step, 4)
+        native.step(actions)
+        sync.step(actions)
+    assert len(held) > 2  # the table was read at several inventories, not only flat
+
+
 def test_infos_hold_python_scalars() -> None:
     vec = MarketMakingVecEnv(2)
     vec.reset(seed=0)
