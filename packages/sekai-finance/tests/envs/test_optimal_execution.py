@@ -296,6 +296,12 @@ def test_expected_shortfall_keeps_negative_trades() -> None:
     mean, _ = env.expected_shortfall([6e5, -1e5, 5e5])
     plain, _ = env.expected_shortfall([5e5, 0.0, 5e5])
     assert mean > plain  # Σ|n| and Σn² count the round trip
+    # a buy pays the fixed cost as a sale does: ε Σ|n|, not ε Σn
+    free, _ = OptimalExecutionEnv(n_steps=3, fixed_cost=0.0).expected_shortfall([6e5, -1e5, 5e5])
+    assert mean - free == pytest.approx(0.0625 * 1.2e6)
+    eta_tilde = env.eta - 0.5 * env.gamma * env.tau
+    by_hand = 0.5 * env.gamma * 1e12 + 0.0625 * 1.2e6 + eta_tilde / env.tau * 6.2e11
+    assert mean == pytest.approx(by_hand)
 
 
 def test_expected_shortfall_allows_what_the_step_counts_as_sold_out() -> None:
