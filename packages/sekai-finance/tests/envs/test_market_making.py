@@ -92,6 +92,29 @@ def test_one_step_matches_a_hand_computation() -> None:
     assert result.observation.tolist() == pytest.approx([q / 5, 0.9])
 
 
+def test_bid_and_ask_fill_on_their_own_uniforms_as_a_replay_of_the_draws_shows() -> None:
+    # Symmetric quotes: the sides fill with the same probability, so only the draw order
+    # (one rng.random(2) for bid then ask, then one normal) tells them apart.
+    env = MarketMakingEnv(n_steps=40, max_inventory=3)
+    env.reset(seed=5)
+    replay = np.random.default_rng(5)
+    p = env.fill_probability(0.5)
+    mid, q, one_sided = env.s0, 0, 0
+    size, limit = env.order_size, env.max_inventory
+    for _ in range(40):
+        u = replay.random(2)
+        z = float(replay.standard_normal())
+        bid_filled = bool(u[0] < p) and q + size <= limit
+        ask_filled = bool(u[1] < p) and q - size >= -limit
+        q += size * (int(bid_filled) - int(ask_filled))
+        mid += env.sigma * math.sqrt(env.dt) * z
+        info = env.step(np.array([0.5, 0.5], np.float32)).info
+        assert (info["bid_filled"], info["ask_filled"]) == (bid_filled, ask_filled)
+        assert info["inventory"] == q and info["mid_price"] == mid
+        one_sided += bid_filled != ask_filled
+    assert one_sided >= 10  # independent sides: one fills alone in many steps
+
+
 def test_rewards_sum_to_final_wealth_minus_the_running_penalty() -> None:
     env = MarketMakingEnv(n_steps=50)
     env.reset(seed=3)
