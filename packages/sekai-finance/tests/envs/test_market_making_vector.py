@@ -58,6 +58,39 @@ def test_native_reproduces_sync_exactly_in_a_deterministic_market() -> None:
     assert native.get_attr("cash") == pytest.approx(sync.get_attr("cash"))
 
 
+def test_native_charges_the_same_penalties_as_sync_with_a_moving_mid() -> None:
+    # Fills stay certain or impossible, so inventories match step for step; the mids move on
+    # draws that differ between the two, so the penalty is compared as what the reward holds
+    # beyond the wealth change.
+    params = {**DETERMINISTIC, "sigma": 2.0, "risk_aversion": 0.5, "terminal_penalty": 0.25}
+    native = MarketMakingVecEnv(4, autoreset=False, **params)
+    sync = sekai.make_vec(
+        "MarketMaking-v0",
+        4,
+        vectorization_mode="sync",
+        vector_kwargs={"autoreset": False},
+        **params,
+    )
+    a, b = native.reset(seed=1), sync.reset(seed=1)
+    charged = 0.0
+    for step in range(12):
+        actions = _actions(step, 4)
+        before = a.infos, b.infos
+        a, b = native.step(actions), sync.step(actions)
+        np.testing.assert_array_equal(a.observations, b.observations)
+        np.testing.assert_array_equal(a.terminated, b.terminated)
+        penalties = []
+        for result, previous in zip((a, b), before):
+            gains = [now["wealth"] - then["wealth"] for now, then in zip(result.infos, previous)]
+            penalties.append(np.array(gains) - result.rewards)
+        np.testing.assert_allclose(penalties[0], penalties[1], rtol=0.0, atol=1e-9)
+        charged += float(penalties[0].sum())
+    assert a.dones.all()
+    assert native.get_attr("inventory") == sync.get_attr("inventory")
+    assert native.get_attr("mid") != sync.get_attr("mid")  # the mids did move, on other draws
+    assert charged > 1.0
+
+
 def test_native_and_sync_agree_in_distribution_with_the_exact_value() -> None:
     params = {"n_steps": 20, "total_time": 0.1}
     exact = evaluate_quotes(MarketMakingEnv(**params), lambda t, q: np.full((q.size, 2), 0.7))
