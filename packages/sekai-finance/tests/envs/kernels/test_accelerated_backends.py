@@ -1,6 +1,7 @@
 """The finance kernels on JAX (jitted) and torch give the numpy driver's trajectories under the
 same injected draws: float64 within 1e-12, float32 within 1e-5 (``sekai.testing.kernels``),
-across autoresets, for simulated and replayed prices."""
+across autoresets, for simulated and replayed prices. Each case needing jax or torch skips where
+that library is not installed; the numpy driver's cases run everywhere."""
 
 from __future__ import annotations
 
@@ -18,9 +19,6 @@ from sekai.envs.finance.kernels import (
 )
 from sekai.finance import DifferentialSharpe, DrawdownPenalty, LogReturn, ProportionalCost
 from sekai.testing.kernels import assert_kernel_equivalent
-
-pytest.importorskip("jax")
-pytest.importorskip("torch")
 
 
 def _history(n_rows: int, n_assets: int) -> np.ndarray:
@@ -60,6 +58,8 @@ FLOAT64_ONLY = {"Portfolio simulated, shorts, stateful rewards"}
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_finance_kernel_runs_the_same_on_jax_and_torch_as_on_numpy(case: str) -> None:
+    pytest.importorskip("jax")
+    pytest.importorskip("torch")
     dtypes = ("float64",) if case in FLOAT64_ONLY else ("float64", "float32")
     assert_kernel_equivalent(
         CASES[case], dtypes=dtypes, num_envs=6, steps=30, seed=5, max_episode_steps=20
@@ -98,8 +98,8 @@ def _torch_inputs(case: str, n_envs: int = 4, device: str = "cpu") -> tuple[Any,
 def test_finance_kernel_copies_no_python_number_to_the_torch_device(
     case: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    torch = pytest.importorskip("torch")
     import array_api_compat.torch as xp
-    import torch
 
     kernel, params, reset_draws, mask, action, step_draws = _torch_inputs(case)
 
@@ -116,6 +116,7 @@ def test_finance_kernel_copies_no_python_number_to_the_torch_device(
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_finance_kernel_makes_its_new_arrays_on_the_drivers_device(case: str) -> None:
+    pytest.importorskip("torch")
     import array_api_compat.torch as xp
 
     # torch's "meta" device stands in for a GPU: an array made on the CPU (no device given)
@@ -133,8 +134,8 @@ def test_finance_kernel_makes_its_new_arrays_on_the_drivers_device(case: str) ->
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_finance_kernel_compiles_with_torch_compile_without_graph_breaks(case: str) -> None:
+    torch = pytest.importorskip("torch")
     import array_api_compat.torch as xp
-    import torch
 
     kernel, params, reset_draws, mask, action, draws = _torch_inputs(case)
     state, _, _ = kernel.reset(xp, params, reset_draws, mask, None)
@@ -162,7 +163,7 @@ def test_finance_kernel_compiles_with_torch_compile_without_graph_breaks(case: s
 def test_finance_kernel_runs_inside_jit_and_scan_through_autoresets(
     env_id: str, kwargs: dict[str, Any]
 ) -> None:
-    import jax
+    jax = pytest.importorskip("jax")
     import jax.numpy as jnp
 
     from sekai.jax import make_functional
@@ -197,6 +198,8 @@ def test_market_making_kernel_stops_at_the_limit_where_q_plus_size_would_wrap(
     and the inventory went round to the most negative integer (the single env stops at Q)."""
     from sekai.testing.kernels import kernel_trajectory
 
+    if backend != "numpy":
+        pytest.importorskip(backend)
     limit, size = _LIMITS[dtype]
     kernel = MarketMakingKernel(max_inventory=limit, order_size=size, **_CERTAIN_FILLS)
     actions = [np.array([[0.0, 5.0], [5.0, 0.0]], np.float32)] * 4  # always buy; always sell
@@ -228,6 +231,8 @@ def test_session_kernels_refuse_integers_their_int32_counters_cannot_hold(
     and JAX raised an unexplained OverflowError."""
     from sekai.testing.kernels import kernel_trajectory
 
+    if backend != "numpy":
+        pytest.importorskip(backend)
     message = rf"counts in int32 .*: {name}=2147483648 exceeds 2\*\*31 - 1 = 2147483647"
     with pytest.raises(ValueError, match=message):
         kernel_trajectory(make(), backend, num_envs=2, steps=1, dtype="float32")
@@ -251,6 +256,7 @@ def test_an_integer_beyond_int32_set_on_a_float32_env_is_refused_and_undone(
     raised its own OverflowError: set_attr refuses the value, before any step."""
     import sekai
 
+    pytest.importorskip(mode)
     kwargs = {"temporary_impact": 1e-16, "permanent_impact": 0.0} if "Optimal" in env_id else {}
     vec = sekai.make_vec(env_id, 2, vectorization_mode=mode, **kwargs)
     before = vec.get_attr(name)
@@ -285,6 +291,8 @@ def test_session_kernels_refuse_rewards_their_float32_cannot_hold(
     """Accepted in float64, these gave NaN or -inf rewards in float32, silently."""
     from sekai.testing.kernels import kernel_trajectory
 
+    if backend != "numpy":
+        pytest.importorskip(backend)
     message = (
         rf"\(array kernel in float32\): .*{term}: .* above float32's "
         r"largest value 3\.403e\+38\. Lower .*, or run the kernel in float64"
@@ -298,6 +306,7 @@ def test_session_kernels_refuse_rewards_their_float32_cannot_hold(
 def test_a_parameter_set_beyond_float32_on_a_torch_env_is_refused_and_undone() -> None:
     import sekai
 
+    pytest.importorskip("torch")
     vec = sekai.make_vec("OptimalExecution-v0", 2, vectorization_mode="torch")
     with pytest.raises(
         ValueError, match=r"^TorchVecEnv\.set_attr\('risk_aversion', 1e\+30\) refused: "

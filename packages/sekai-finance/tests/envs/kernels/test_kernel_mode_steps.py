@@ -1,9 +1,8 @@
 """What the jax and torch modes' step does with a finance kernel: the reset noise drawn only in
-steps that reset keeps every transition, actions that require grad are detached, without value
-checks float positions still index the Trading kernel, and a frozen sub-env (on the numpy driver
-too) stays inside a replayed window that ends on the history's last row. (Here, not in the
-sekai-jax and sekai-torch suites: those sessions do not install sekai-finance; the accel session
-runs this.)"""
+steps that reset keeps every transition, actions that require grad are detached, and without
+value checks float positions still index the Trading kernel. (Here, not in the sekai-jax and
+sekai-torch suites: those sessions do not install sekai-finance; the accel session runs this.
+What every mode, the numpy driver included, does alike is in test_kernel_mode_actions.py.)"""
 
 from __future__ import annotations
 
@@ -19,13 +18,9 @@ torch = pytest.importorskip("torch")
 
 import jax.numpy as jnp  # noqa: E402
 
-from sekai.envs.finance.kernels import PortfolioKernel, TradingKernel  # noqa: E402
-from sekai.error import InvalidAction  # noqa: E402
 from sekai.jax import make_functional  # noqa: E402
 from sekai.jax.functional import cond, draw  # noqa: E402
-from sekai.registry.kernels import load_kernel  # noqa: E402
 from sekai.vector.kernel_step import transition  # noqa: E402
-from sekai.vector.kernel_vec_env import KernelVecEnv  # noqa: E402
 
 
 def test_drawing_portfolio_reset_noise_in_the_branch_keeps_every_transition() -> None:
@@ -104,30 +99,6 @@ def test_the_ignored_device_actions_of_frozen_sub_envs_never_index_the_kernel(mo
         assert np.asarray(envs.step(to_device(batch)).rewards).tolist() == [0.0, 0.0]
 
 
-@pytest.mark.parametrize("mode", ["numpy", "torch", "jax"])
-@pytest.mark.parametrize("env_id", ["Trading-v0", "Portfolio-v0"])
-def test_a_frozen_sub_env_stays_inside_a_window_that_ends_on_the_last_row(
-    env_id: str, mode: str
-) -> None:
-    # One window exactly: lookback + episode_length + 1 rows, so the next row does not exist.
-    rows = 100.0 * np.exp(np.cumsum(np.full((10, 2), 0.01), axis=0))
-    trading = env_id == "Trading-v0"
-    kwargs: dict[str, Any] = {"prices": rows[:, 0] if trading else rows}
-    kwargs.update(episode_length=5, lookback=4)
-    if mode == "numpy":
-        kernel = (TradingKernel if trading else PortfolioKernel)(**kwargs)
-        envs: Any = KernelVecEnv(kernel, 2, autoreset=False)
-    else:
-        vector = {"autoreset": False}
-        envs = sekai.make_vec(env_id, 2, vectorization_mode=mode, vector_kwargs=vector, **kwargs)
-    envs.reset(seed=0)
-    action = np.array([2, 2]) if trading else np.full((2, 3), 1 / 3)
-    for _ in range(5):
-        out = envs.step(action)
-    assert np.asarray(out.dones).tolist() == [True, True]
-    assert np.asarray(envs.step(action).rewards).tolist() == [0.0, 0.0]
-
-
 @pytest.mark.parametrize(
     ("env_id", "changed"),
     [
@@ -202,84 +173,6 @@ def test_functional_trading_takes_integral_float_positions() -> None:
     as_floats = env.step(key, state, jnp.array([0.0, 2.0]))
     as_ints = env.step(key, state, jnp.array([0, 2], jnp.int32))
     np.testing.assert_array_equal(np.asarray(as_floats.reward), np.asarray(as_ints.reward))
-
-
-BOX_ENVS = ["Portfolio-v0", "MarketMaking-v0", "OptimalExecution-v0"]
-
-
-def _mode_envs(env_id: str, mode: str, check_actions: bool = True) -> Any:
-    """``env_id``'s 3 sub-envs in ``mode``: ``"numpy"`` is the numpy kernel driver."""
-    if mode == "numpy":
-        kernel = load_kernel(sekai.spec(env_id), {})
-        return KernelVecEnv(kernel, 3, check_actions=check_actions)
-    vector: dict[str, Any] = {} if mode == "native" else {"check_actions": check_actions}
-    return sekai.make_vec(env_id, 3, vectorization_mode=mode, vector_kwargs=vector)
-
-
-def _bools(shape: tuple[int, ...] | None, step: int) -> np.ndarray:
-    """A batch of 3 bool actions of ``shape`` that changes with ``step``."""
-    shape = shape or ()
-    bools: np.ndarray = np.arange(3 * int(np.prod(shape))) % (step + 2) == 0
-    return bools.reshape((3, *shape))
-
-
-def _by_name(observations: Any) -> dict[str, Any]:
-    """A batch of observations as a dict (a Box's batch under the name ``""``)."""
-    return dict(observations) if isinstance(observations, dict) else {"": observations}
-
-
-@pytest.mark.parametrize(
-    ("mode", "check_actions"),
-    [
-        ("native", True),
-        *((mode, check) for mode in ("numpy", "jax", "torch") for check in (True, False)),
-    ],
-)
-@pytest.mark.parametrize("env_id", BOX_ENVS)
-def test_bool_box_actions_step_as_the_numbers_1_and_0_in_every_mode(
-    env_id: str, mode: str, check_actions: bool
-) -> None:
-    # True acts as 1.0 and False as 0.0, from the host and on the device, as in a native env.
-    by_bools, by_floats = _mode_envs(env_id, mode, check_actions), _mode_envs(env_id, mode)
-    by_bools.reset(seed=0)
-    by_floats.reset(seed=0)
-    shape = by_bools.action_space.shape
-    for step in range(4):
-        bools = _bools(shape, step)
-        on_device = mode in ("jax", "torch") and step % 2 == 1
-        put = by_bools.backend.convert if on_device else np.asarray
-        # Host floats in float64 (what the host check makes of bools), the device's its own.
-        got, want = by_bools.step(put(bools)), by_floats.step(put(bools.astype(np.float64)))
-        np.testing.assert_array_equal(np.asarray(got.rewards), np.asarray(want.rewards))
-        wanted = _by_name(want.observations)
-        for name, value in _by_name(got.observations).items():
-            np.testing.assert_array_equal(np.asarray(value), np.asarray(wanted[name]))
-
-
-@pytest.mark.parametrize("mode", ["native", "numpy", "jax", "torch"])
-def test_bool_positions_are_refused_by_trading_in_every_mode(mode: str) -> None:
-    # Discrete: a bool is no index, from the host or on the device.
-    envs = _mode_envs("Trading-v0", mode)
-    envs.reset(seed=0)
-    puts = [np.asarray] + ([envs.backend.convert] if mode in ("jax", "torch") else [])
-    for put in puts:
-        with pytest.raises(InvalidAction, match=r"\(sub-env 0\)"):
-            envs.step(put(np.array([True, False, True])))
-
-
-@pytest.mark.parametrize("env_id", BOX_ENVS)
-def test_functional_box_actions_take_bools_as_the_numbers_1_and_0(env_id: str) -> None:
-    env = make_functional(env_id, 3)
-    state = env.reset(jax.random.PRNGKey(0)).state
-    key = jax.random.PRNGKey(1)
-    bools = _bools(env.action_space.shape, 0)
-    got = jax.jit(env.step)(key, state, jnp.asarray(bools))
-    want = jax.jit(env.step)(key, state, jnp.asarray(bools, env.dtype))
-    for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    trading = make_functional("Trading-v0", 3)
-    with pytest.raises(TypeError, match=r"^actions of Discrete\(3\) cannot be of dtype bool"):
-        trading.step(key, trading.reset(key).state, jnp.ones(3, bool))
 
 
 @pytest.mark.parametrize(
