@@ -111,11 +111,15 @@ _SEEDED_ARRAY_SPACES: list[Callable[[], Space[Any]]] = [
 )
 def test_batched_array_space_copies_generator_state(make: Callable[[], Space[Any]]) -> None:
     space = make()
+    space.sample()  # the generator moves on from its seeded state
     batched = batch_space(space, 3)
     # The batched space draws from a copy of the original's generator, in its current state.
     assert batched.rng is not space.rng
     assert batched.rng.bit_generator.state == space.rng.bit_generator.state
-    np.testing.assert_array_equal(batched.sample(), batch_space(make(), 3).sample())
+    assert batched.rng.bit_generator.state != make().rng.bit_generator.state
+    again = make()
+    again.sample()
+    np.testing.assert_array_equal(batched.sample(), batch_space(again, 3).sample())
 
 
 @pytest.mark.parametrize(
@@ -128,10 +132,12 @@ def test_batched_array_space_copies_generator_state(make: Callable[[], Space[Any
 )
 def test_batched_composite_copies_its_own_generator(make: Callable[[], Space[Any]]) -> None:
     space = make()
+    space.rng.random()  # its own generator moves on from its seeded state
     batched = batch_space(space, 2)
     assert batched.seed() == 7  # seed(None) keeps the copied generator and returns its seed
     assert batched.rng is not space.rng
-    assert batched.rng.bit_generator.state == make().rng.bit_generator.state
+    assert batched.rng.bit_generator.state == space.rng.bit_generator.state
+    assert batched.rng.bit_generator.state != make().rng.bit_generator.state
 
 
 def test_batched_multi_discrete_sample_is_reproducible_after_seed() -> None:
