@@ -119,7 +119,18 @@ def test_acrobot_refuses_different_equations_per_sub_env_and_accepts_one() -> No
         vec.set_attr("book_or_nips", ["book", "nips", "book"])
     assert vec.get_attr("book_or_nips") == ["book"] * N
     vec.set_attr("book_or_nips", ["nips"] * N)
-    assert vec.book_or_nips == "nips"  # its dynamics: compared with SyncVecEnv above
+    assert vec.book_or_nips == "nips"
+    # After the refusal it steps as an env only ever given "nips" (whose dynamics are
+    # compared with SyncVecEnv's above).
+    fresh = sekai.make_vec("classic/Acrobot-v1", N)
+    fresh.set_attr("book_or_nips", "nips")
+    actions = np.array([0, 2, 1])
+    for env in (vec, fresh):
+        env.reset(seed=0)
+    for _ in range(20):
+        np.testing.assert_array_equal(
+            vec.step(actions).observations, fresh.step(actions).observations
+        )
 
 
 def test_continuous_mountain_car_compares_float32_forces_with_its_bounds_as_float32() -> None:
