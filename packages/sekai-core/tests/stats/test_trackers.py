@@ -148,3 +148,27 @@ def test_means_are_correctly_rounded() -> None:
     assert _summary_of([1e16, 1.0, -1e16])["mean_return"] == 1 / 3
     assert math.isnan(_summary_of([math.inf, -math.inf])["mean_return"])
     assert _summary_of([1e308, 1e308])["mean_return"] == math.inf
+
+
+def test_logging_tracker_summary_counts_steps_before_any_episode_ends() -> None:
+    tracker = LoggingTracker()
+    tracker.on_step(1.0, False, False, {})
+    tracker.on_step(1.0, False, False, {})
+    assert tracker.summary() == {"num_episodes": 0, "num_steps": 2}
+
+
+def test_logging_tracker_logs_every_field_of_the_episode(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="sekai.stats"):
+        LoggingTracker().on_episode_end(EpisodeStats(2.5, 4, 0.25, 1.0, 1.25, False, True))
+    (record,) = caplog.records
+    logged = {
+        name: getattr(record, name)
+        for name in ("episode_return", "episode_length", "elapsed_time", "terminated", "truncated")
+    }
+    assert logged == {
+        "episode_return": 2.5,
+        "episode_length": 4,
+        "elapsed_time": 0.25,
+        "terminated": False,
+        "truncated": True,
+    }
