@@ -174,3 +174,31 @@ def test_flatten_action_mask_returns_a_copy_of_a_bool_mask() -> None:
     flat = flatten_action_mask(sekai.Discrete(3), mask)
     mask[1] = True
     assert flat.tolist() == [True, False, True]
+
+
+def test_flatten_box_mask_allows_every_nonzero_entry_as_sample_does() -> None:
+    space = sekai.Box(-1.0, 1.0, shape=(3,))
+    mask = np.array([-1.0, 0.0, 0.5])
+    space.seed(0)
+    kept = space.sample(mask) != 0
+    assert kept.tolist() == [True, False, True]
+    assert flatten_action_mask(space, mask).tolist() == kept.tolist()
+
+
+def test_flatten_box_mask_refuses_a_mask_of_strings_as_sample_does() -> None:
+    space = sekai.Box(-1.0, 1.0, shape=(2,))
+    with pytest.raises(TypeError, match=r"must hold numbers or bools, got list of dtype <U1"):
+        space.sample(["a", "b"])
+    with pytest.raises(TypeError, match=r"must hold numbers or bools, got list of dtype <U1"):
+        flatten_action_mask(space, ["a", "b"])
+
+
+class _BrokenLookup(_Env):
+    def has_attr(self, name: str) -> bool:
+        raise AttributeError("lookup failed inside the env")
+
+
+@pytest.mark.parametrize("helper", [get_action_mask, supports_action_mask])
+def test_an_attribute_error_inside_an_env_is_raised_as_it_is(helper: Any) -> None:
+    with pytest.raises(AttributeError, match=r"^lookup failed inside the env$"):
+        helper(_BrokenLookup())

@@ -101,7 +101,7 @@ def flatten_action_mask(space: Space[Any], mask: Any) -> NDArray[np.bool_]:
         ]
         return np.concatenate(flat) if flat else np.zeros(0, dtype=bool)
     if isinstance(space, Box):
-        arr = np.asarray(mask)
+        arr = numeric_mask(mask, space)
         try:
             full = np.broadcast_to(arr, space.shape)
         except ValueError:
