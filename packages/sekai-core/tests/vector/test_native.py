@@ -288,6 +288,16 @@ def test_frozen_sub_env_is_passed_its_last_action_again() -> None:
     assert vec.seen[-1].tolist() == [2, 0, 2]
 
 
+def test_a_frozen_sub_env_keeps_its_last_action_when_the_caller_reuses_its_array() -> None:
+    vec = Recorder(3, autoreset=False)
+    vec.reset(seed=0)
+    actions = np.array([2, 1, 1])
+    vec.step(actions)  # sub-env 0 finishes with action 2
+    actions[:] = 0  # the caller fills its buffer with the next actions
+    vec.step(actions)
+    assert vec.seen[-1].tolist() == [2, 0, 0]
+
+
 class Careless(NativeVecEnv):
     """Ignores ``self.frozen``: every step advances every sub-env's counter ``t`` (observation
     ``[t]``, reward ``t``, info ``{"t": t}``); sub-env 0 terminates at t = 1, sub-env 1 is
