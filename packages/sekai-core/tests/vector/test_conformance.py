@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 
-from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv, VecEnv
+from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv, VecEnv, VecResetResult
 from sekai.vector._conformance import (
     CounterVecEnv,
     assert_same_trajectory,
@@ -69,3 +70,41 @@ def test_backend_matches_sync_over_1000_steps(
     if limit is not None:
         assert any((r.truncated & ~r.terminated).any() for r in steps)  # ...and truncations
     assert_same_trajectory(expected, _trajectory(backend, autoreset, limit))
+
+
+def _reset(observations: object, infos: list[dict[str, object]]) -> tuple[str, object]:
+    return ("reset", VecResetResult(observations, infos))
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "message"),
+    [
+        (
+            [_reset(np.zeros(2, np.float32), [{}, {}])] * 2,
+            [_reset(np.zeros(2, np.float32), [{}, {}])],
+            None,
+        ),
+        (
+            [_reset(np.zeros(2, np.float32), [{}, {}])],
+            [_reset(np.zeros(2, np.float64), [{}, {}])],
+            "dtype float32 != float64",
+        ),
+        (
+            [_reset(np.zeros(1), [{"a": 1, "b": 2}])],
+            [_reset(np.zeros(1), [{"b": 2, "a": 1}])],
+            "keys",
+        ),
+        (
+            [_reset(np.zeros(1), [{"x": float("nan")}])],
+            [_reset(np.zeros(1), [{"x": 1.0}])],
+            "nan != 1.0",
+        ),
+    ],
+    ids=["length", "dtype", "key-order", "nan-vs-number"],
+)
+def test_assert_same_trajectory_refuses_a_difference(
+    expected: list[tuple[str, object]], actual: list[tuple[str, object]], message: str | None
+) -> None:
+    assert_same_trajectory(expected, expected)
+    with pytest.raises(AssertionError, match=message):
+        assert_same_trajectory(expected, actual)
