@@ -203,6 +203,13 @@ def test_packed_infos_unpack_each_reply_in_order_and_take_the_rows_asked() -> No
     assert len({id(info) for info in built}) == 7
 
 
+def test_packed_infos_read_one_at_a_time_give_the_first_row_of_each_reply() -> None:
+    first = [{"t": i} for i in range(3)]
+    second = [{"t": 10 + i} for i in range(2)]
+    infos = PackedInfos([(3, pack(first)), (np.array([1, 0]), pack(second))])
+    assert [infos.at(i) for i in range(5)] == [*first, {"t": 11}, {"t": 10}]
+
+
 def test_packed_infos_unpickle_a_deferred_column_once_when_first_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
