@@ -525,6 +525,25 @@ def test_set_attr_of_ragged_values_gives_a_property_with_a_setter_the_list_itsel
     assert vec.waypoints is ragged
 
 
+class Levels(DriftVecEnv):
+    """``level`` is a number per sub-env behind a setter that parses what it is given."""
+
+    @property
+    def level(self) -> Any:
+        return self._level
+
+    @level.setter
+    def level(self, values: Any) -> None:
+        self._level = np.asarray(values, dtype=np.float64)
+
+
+def test_set_attr_of_non_numbers_leaves_a_property_with_a_setter_to_check_them() -> None:
+    vec = Levels(3)
+    vec.level = np.zeros(3)
+    vec.set_attr("level", ["1.5", "2", "3"])
+    assert vec.get_attr("level") == [1.5, 2.0, 3.0]
+
+
 def test_set_attr_names_nested_ragged_values_too() -> None:
     vec = DriftVecEnv(2)
     with pytest.raises(ValueError, match=r"got \['a ragged list', \(2,\)\]\.$"):
