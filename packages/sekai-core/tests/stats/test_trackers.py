@@ -172,3 +172,11 @@ def test_logging_tracker_logs_every_field_of_the_episode(caplog: pytest.LogCaptu
         "terminated": False,
         "truncated": True,
     }
+
+
+def test_logging_tracker_refuses_a_logger_whose_info_is_not_callable() -> None:
+    class Record:
+        info = "not a method"
+
+    with pytest.raises(TypeError, match=r"must be a logging\.Logger .* or None, got Record\.$"):
+        LoggingTracker(Record())  # type: ignore[arg-type]
