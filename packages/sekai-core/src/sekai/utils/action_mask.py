@@ -82,7 +82,8 @@ def flatten_action_mask(space: Space[Any], mask: Any) -> NDArray[np.bool_]:
     component, for Box) is allowed.
 
     Raises:
-        TypeError: masks are not defined for this kind of space.
+        TypeError: masks are not defined for this kind of space, or the mask holds something
+            other than numbers or bools.
         ValueError: the mask has the wrong shape for the space.
     """
     if isinstance(space, Discrete):
