@@ -19,6 +19,7 @@ from sekai.vector.proc.shm import (
     create_segment,
     is_fixed_size,
     row_writer,
+    write_at,
     write_rows,
 )
 
@@ -178,7 +179,13 @@ def test_a_block_over_the_memory_limit_names_that_limit_not_dev_shm(
 
 @pytest.mark.parametrize(
     ("size", "text"),
-    [(24, "24 bytes"), (1023, "1023 bytes"), (1536, "1.5 KiB"), (3 << 20, "3.0 MiB")],
+    [
+        (24, "24 bytes"),
+        (1023, "1023 bytes"),
+        (1024, "1.0 KiB"),
+        (1536, "1.5 KiB"),
+        (3 << 20, "3.0 MiB"),
+    ],
 )
 def test_no_room_messages_give_small_sizes_in_bytes_or_kib(
     monkeypatch: pytest.MonkeyPatch, size: int, text: str
@@ -220,3 +227,59 @@ def test_observations_that_do_not_fit_are_reported_by_row_and_the_others_written
         assert block.batch["k"][[0, 2]].tolist() == [1, 0]
     finally:
         block.release()
+
+
+def _addresses(batch: Any) -> list[int]:
+    if isinstance(batch, dict):
+        return [address for part in batch.values() for address in _addresses(part)]
+    if isinstance(batch, tuple):
+        return [address for part in batch for address in _addresses(part)]
+    return [batch.__array_interface__["data"][0]]
+
+
+def test_every_part_of_a_block_starts_on_its_own_cache_line() -> None:
+    space = sekai.Dict(a=sekai.Discrete(3), b=sekai.Box(0, 255, shape=(3,), dtype=np.uint8))
+    block = SharedBatch.create(space, 3)
+    try:
+        parts = [*_addresses(block.batch), *_addresses(block.flags(0, 3))]
+        assert len(set(parts)) == len(parts)
+        assert all(address % 64 == 0 for address in parts)
+    finally:
+        block.release()
+
+
+def test_an_observation_with_an_extra_axis_of_one_does_not_fit() -> None:
+    space = sekai.Box(-1.0, 1.0, shape=(3,))
+    block = SharedBatch.create(space, 2)
+    try:
+        observations = [np.zeros(3), np.ones((1, 3))]  # numpy would broadcast the second
+        errors = write_rows(row_writer(space), block.rows(0, 2), observations)
+        assert [index for index, _ in errors] == [1]
+        assert "does not fit" in str(errors[0][1])
+    finally:
+        block.release()
+
+
+def test_observations_of_some_sub_envs_land_in_their_own_rows() -> None:
+    space = sekai.Discrete(9)
+    block = SharedBatch.create(space, 4)
+    try:
+        block.batch[:] = 0
+        errors = write_at(row_writer(space), block.rows(0, 4), [3, 1, 2], [7, 5, None])
+        assert errors == []
+        assert block.batch.tolist() == [0, 5, 0, 7]
+    finally:
+        block.release()
+
+
+def test_a_block_unlinked_once_is_not_unlinked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    block = SharedBatch.create(sekai.Discrete(3), 2)
+    calls: list[str] = []
+    real = shared_memory.SharedMemory.unlink
+    monkeypatch.setattr(
+        shared_memory.SharedMemory, "unlink", lambda self: (calls.append(self.name), real(self))
+    )
+    block.unlink()
+    block.unlink()
+    block.release()
+    assert calls == [block.name]
