@@ -602,3 +602,21 @@ def test_a_worker_runs_a_mailbox_command_before_a_later_one_from_its_pipe() -> N
     finally:
         ours.close()
         theirs.close()
+
+
+def test_a_ring_moves_the_bell_so_a_worker_about_to_sleep_does_not(mail: Mail) -> None:
+    bell = mail.bell()
+    mail.ring()
+    assert mail.bell() != bell
+
+
+def test_only_the_owner_removes_the_name_of_the_block() -> None:
+    box = Mail.create(2, capacity=64)
+    path = Path("/dev/shm") / box.name
+    try:
+        worker = Mail.attach(box.name, 2, 64)
+        worker.release(owner=False)
+        assert path.exists()
+    finally:
+        box.release(owner=True)
+    assert not path.exists()

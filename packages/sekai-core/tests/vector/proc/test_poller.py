@@ -108,3 +108,22 @@ def test_wait_room_tells_a_full_pipe_from_one_that_takes_more_and_returns_ready_
         theirs.send(b"reply")
         assert p.wait_room(handle, SLICE) == (True, [(handle, False)])
         assert p.wait(0) == [(handle, False)]
+
+
+def test_a_wait_shorter_than_a_millisecond_sleeps_a_millisecond(handle: Any) -> None:
+    p = Poller()
+    fake = _RecordingPoll(idle=0, ready_fd=handle.read_fd)
+    p._poll = fake  # type: ignore[assignment]
+    p.add(handle)
+    assert p.wait(0.0005) == [(handle, False)]
+    assert fake.timeouts == [1]  # poll(0) would return at once: a busy loop until the deadline
+
+
+def test_a_removed_worker_is_not_waited_for_without_select_poll(handle: Any) -> None:
+    p = Poller()
+    p._poll = None  # where the platform has no select.poll
+    p.add(handle)
+    os.write(handle.write_fd, b"x")
+    assert p.wait(0) == [(handle, False)]
+    p.remove(handle)
+    assert p.wait(0) == []

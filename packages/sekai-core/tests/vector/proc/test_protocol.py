@@ -107,3 +107,10 @@ def test_actions_of_no_element_travel_as_rows(shape: tuple[int, ...]) -> None:
     for (lo, hi), encoded in zip(SLICES, encode_slices(space, batch, SLICES)):
         decoded = decode_actions(space, encoded)
         assert np.asarray(decoded).shape == (hi - lo, *shape)
+
+
+def test_an_unknown_command_is_named_by_its_number() -> None:
+    last = len(protocol.NAMES)
+    assert protocol.name(last - 1) == protocol.NAMES[-1]
+    assert protocol.name(last) == f"command {last}"
+    assert protocol.name(-1) == "command -1"
