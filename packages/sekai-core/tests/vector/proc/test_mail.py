@@ -620,3 +620,11 @@ def test_only_the_owner_removes_the_name_of_the_block() -> None:
     finally:
         box.release(owner=True)
     assert not path.exists()
+
+
+@needs_futex
+def test_a_futex_wait_the_kernel_refuses_raises_with_its_reason() -> None:
+    words = (ctypes.c_int32 * 2)()
+    unaligned = ctypes.addressof(words) + 1  # the kernel takes only aligned words
+    with pytest.raises(OSError, match="futex wait failed: EINVAL"):
+        futex.wait(unaligned, 0, futex.ALL, time.monotonic() + 5)
