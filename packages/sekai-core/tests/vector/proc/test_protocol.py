@@ -4,6 +4,7 @@ replies (``sekai.vector.proc.protocol``, ``sekai.vector._remote``)."""
 from __future__ import annotations
 
 import pickle
+from multiprocessing import Pipe
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from sekai.spaces import Box, Dict, Discrete
 from sekai.vector._contract.errors import describe
 from sekai.vector._remote import decode_actions, encode_reply, encode_slices, read_reply
 from sekai.vector.proc import protocol
+from sekai.vector.proc.handle import WorkerHandle
 
 SLICES = [(0, 2), (2, 5)]
 
@@ -114,3 +116,14 @@ def test_an_unknown_command_is_named_by_its_number() -> None:
     assert protocol.name(last - 1) == protocol.NAMES[-1]
     assert protocol.name(last) == f"command {last}"
     assert protocol.name(-1) == "command -1"
+
+
+def test_only_a_step_argument_of_bytes_travels_as_it_is() -> None:
+    ours, theirs = Pipe()
+    with ours, theirs:
+        handle = WorkerHandle(0, 0, 1, None, ours)
+        argument = bytes((protocol.RAW, 0))  # bytes that read like a raw STEP's start
+        for op in (protocol.GET, protocol.CALL):
+            message = handle.encode(op, argument, "the argument", None)
+            assert protocol.read_head(message) == (1, op)
+            assert protocol.argument(message, (0, 1)) == argument
