@@ -276,9 +276,12 @@ def test_a_block_unlinked_once_is_not_unlinked_again(monkeypatch: pytest.MonkeyP
     block = SharedBatch.create(sekai.Discrete(3), 2)
     calls: list[str] = []
     real = shared_memory.SharedMemory.unlink
-    monkeypatch.setattr(
-        shared_memory.SharedMemory, "unlink", lambda self: (calls.append(self.name), real(self))
-    )
+
+    def unlink(segment: shared_memory.SharedMemory) -> None:
+        calls.append(segment.name)
+        real(segment)
+
+    monkeypatch.setattr(shared_memory.SharedMemory, "unlink", unlink)
     block.unlink()
     block.unlink()
     block.release()
