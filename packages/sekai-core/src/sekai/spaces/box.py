@@ -303,15 +303,19 @@ class Box(ArraySpace[NDArray[Any]]):
         return sample.reshape(self.shape).astype(self.dtype)
 
     def _apply_mask(self, out: NDArray[Any], mask: Any) -> NDArray[Any]:
+        return np.where(self._kept(mask), out, self._zero)
+
+    def _kept(self, mask: Any) -> NDArray[np.bool_]:
+        """Where ``mask`` (numbers or bools, broadcastable to the shape) keeps a component: a
+        read-only broadcast view, True where the mask is not 0."""
         m = numeric_mask(mask, self)
         try:
-            keep = np.broadcast_to(m != 0, self.shape)
+            return np.broadcast_to(m != 0, self.shape)
         except ValueError:
             raise ValueError(
-                f"A Box mask must be broadcastable to the space's shape {self.shape}, got shape "
-                f"{m.shape}."
+                f"A mask for {self!r} must be broadcastable to its shape {self.shape}, got "
+                f"shape {m.shape}."
             ) from None
-        return np.where(keep, out, self._zero)
 
     # -- membership ------------------------------------------------------------------------
 

@@ -102,13 +102,5 @@ def flatten_action_mask(space: Space[Any], mask: Any) -> NDArray[np.bool_]:
         ]
         return np.concatenate(flat) if flat else np.zeros(0, dtype=bool)
     if isinstance(space, Box):
-        arr = numeric_mask(mask, space)
-        try:
-            full = np.broadcast_to(arr, space.shape)
-        except ValueError:
-            raise ValueError(
-                f"An action mask for {space!r} must be broadcastable to {space.shape}, "
-                f"got shape {arr.shape}."
-            ) from None
-        return np.asarray(full != 0, dtype=bool).reshape(-1)
+        return space._kept(mask).flatten()  # sample()'s reading, as a writable copy
     raise _unsupported(space)
