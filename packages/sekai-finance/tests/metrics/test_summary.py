@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sekai.finance import metrics as m
 from sekai.finance.metrics import performance_summary, pnl_summary
 
 
@@ -56,3 +57,22 @@ def test_pnl_summary():
 def test_pnl_rounding_rule_uses_scale():
     increments = np.array([1e-9, 1e-9 + 1e-22])
     assert pnl_summary(increments, scale=1e9).pnl_volatility == 0.0
+
+
+def test_performance_summary_passes_its_parameters_to_every_metric():
+    returns = np.array([0.01, -0.02, 0.03, -0.005, 0.0, 0.02, -0.01, 0.004])
+    summary = performance_summary(returns, 12, risk_free=0.03, level=0.8)
+    assert summary.sharpe_ratio == pytest.approx(m.sharpe_ratio(returns, 12, 0.03))
+    assert summary.sortino_ratio == pytest.approx(m.sortino_ratio(returns, 12, target=0.03 / 12))
+    assert summary.calmar_ratio == pytest.approx(m.calmar_ratio(returns, 12))
+    assert summary.annualized_return == pytest.approx(m.annualized_return(returns, 12))
+    assert summary.annualized_volatility == pytest.approx(m.annualized_volatility(returns, 12))
+    assert summary.value_at_risk == pytest.approx(m.value_at_risk(returns, 0.8))
+    assert summary.conditional_value_at_risk == pytest.approx(
+        m.conditional_value_at_risk(returns, 0.8)
+    )
+    # not the defaults
+    assert summary.sharpe_ratio != pytest.approx(m.sharpe_ratio(returns, 12))
+    assert summary.sortino_ratio != pytest.approx(m.sortino_ratio(returns, 12))
+    assert summary.calmar_ratio != pytest.approx(m.calmar_ratio(returns))
+    assert summary.value_at_risk != pytest.approx(m.value_at_risk(returns))
