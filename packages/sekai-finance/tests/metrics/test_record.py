@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.finance.metrics import PnLSummary, RecordPerformance
+from sekai.finance.metrics import PnLSummary, RecordPerformance, VecRecordPerformance
+from sekai.vector import SyncVecEnv
 
 
 class Ledger(sekai.Env[np.ndarray, int]):
@@ -20,6 +21,7 @@ class Ledger(sekai.Env[np.ndarray, int]):
         key: str = "equity",
         dt: float | None = None,
         costed: tuple[int, ...] | None = None,
+        start: float | None = None,
     ) -> None:
         self.observation_space = sekai.Box(-1.0, 1.0, (1,))
         self.action_space = sekai.Discrete(2)
@@ -27,6 +29,7 @@ class Ledger(sekai.Env[np.ndarray, int]):
         self.key = key
         self.dt = dt
         self.costed = costed  # the steps whose info has turnover and cost (None: every one)
+        self.start = start  # the reset info's value (None: 1.0 for equity, 0.0 for wealth)
 
     def _info(self, value: Any) -> dict[str, Any]:
         info: dict[str, Any] = {self.key: value}
@@ -38,9 +41,10 @@ class Ledger(sekai.Env[np.ndarray, int]):
 
     def reset(self, *, seed=None, options=None):
         self.t = 0
-        return sekai.ResetResult(
-            np.zeros(1, np.float32), self._info(1.0 if self.key == "equity" else 0.0)
-        )
+        start = self.start
+        if start is None:
+            start = 1.0 if self.key == "equity" else 0.0
+        return sekai.ResetResult(np.zeros(1, np.float32), self._info(start))
 
     def step(self, action):
         self.t += 1
@@ -104,6 +108,34 @@ def test_around_autoreset_reads_final_and_reset_infos():
     env.step(0)
     info = env.step(0).info
     assert len(env.summaries) == 2 and info["performance"].n_periods == 2
+
+
+def test_around_autoreset_the_next_episode_starts_from_the_reset_equity():
+    env = RecordPerformance(sekai.AutoReset(Ledger([2.2, 2.42], start=2.0)))
+    env.reset()
+    for _ in range(4):
+        env.step(0)
+    assert len(env.summaries) == 2
+    assert env.last_returns == pytest.approx([0.1, 0.1])  # 2.0 -> 2.2, not 1.0 -> 2.2
+
+
+def test_vector_sub_envs_start_from_their_reset_equity_and_annualise_with_their_dt():
+    vec = VecRecordPerformance(
+        SyncVecEnv(
+            [
+                lambda: Ledger([2.2, 2.42], dt=0.5, start=2.0),
+                lambda: Ledger([1.1, 1.21, 1.331], dt=0.25, start=1.0),
+            ]
+        )
+    )
+    vec.reset()
+    for _ in range(3):
+        vec.step(np.array([0, 0]))
+    assert vec.last_env_index == 1 and vec.last_periods_per_year == 4.0
+    for _ in range(2):  # sub-env 0's second episode, after its autoreset
+        vec.step(np.array([0, 0]))
+    assert vec.last_env_index == 0 and vec.last_periods_per_year == 2.0
+    assert vec.last_returns == pytest.approx([0.1, 0.1])  # from the reset equity 2.0
 
 
 def test_turnover_and_cost_at_some_steps_only_are_refused_not_summarised_in_part():
