@@ -4,12 +4,14 @@ installs the ``pandas`` extra, so these run in every CI run."""
 from __future__ import annotations
 
 import datetime
+import re
 
 import numpy as np
 import pytest
 
 import sekai
 from sekai.finance import MarketData
+from sekai.finance.timestamps import TZ_HINT
 
 pd = pytest.importorskip("pandas")
 
@@ -96,3 +98,16 @@ def test_a_bool_column_is_refused():
         sekai.make("Portfolio-v0", prices=frame, episode_length=20, lookback=10)
     with pytest.raises(TypeError, match="not bools"):
         MarketData.from_pandas(frame.set_index(DAYS))
+
+
+def test_a_timezone_aware_index_of_the_prices_is_refused():
+    frame = pd.DataFrame(WALK, index=DAYS.tz_localize("UTC"), columns=["a", "b", "c"])
+    with pytest.raises(ValueError, match=f"^{re.escape(TZ_HINT)}$"):
+        MarketData.from_pandas(frame)
+
+
+def test_numpy_scalar_column_labels_become_python_asset_ids():
+    columns = pd.Index([np.int64(7), np.str_("b"), np.float64(2.5)], dtype=object)
+    data = MarketData.from_pandas(pd.DataFrame(WALK, index=DAYS, columns=columns))
+    assert data.assets == (7, "b", 2.5)
+    assert [type(a) for a in data.assets] == [int, str, float]
