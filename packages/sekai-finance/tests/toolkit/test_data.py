@@ -219,6 +219,23 @@ def test_with_fields_and_exogenous_return_new_objects():
     assert "volume" not in data.fields
 
 
+def test_with_fields_and_with_exogenous_keep_what_the_data_had():
+    data = MarketData(np.ones(3), fields={"spread": np.full(3, 0.1)}, exogenous={"vix": [1, 2, 3]})
+    more = data.with_exogenous(rate=np.zeros(3)).with_fields(volume=np.ones(3))
+    assert sorted(more.exogenous) == ["rate", "vix"]
+    assert more.exogenous_series("vix").tolist() == [1.0, 2.0, 3.0]
+    assert sorted(more.fields) == ["close", "spread", "volume"]
+
+
+def test_a_negative_volume_is_refused_naming_where():
+    volume = np.ones((3, 2))
+    volume[1, 1] = -0.5
+    with pytest.raises(
+        ValueError, match=r"fields\['volume'\] must be >= 0 .* got -0.5 at row 1, column 1"
+    ):
+        MarketData(np.ones((3, 2)), fields={"volume": volume})
+
+
 def test_from_pandas_without_pandas_names_the_extra():
     try:
         import pandas
