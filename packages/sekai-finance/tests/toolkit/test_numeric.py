@@ -48,6 +48,9 @@ def test_seq_sum_of_one_term_is_a_copy_and_of_none_is_zero() -> None:
     assert x[0, 0] == 0.0
     assert seq_sum(np.zeros((0, 4)), 0).tolist() == [0.0] * 4
     assert seq_sum(np.zeros((4, 0))).tolist() == [0.0] * 4
+    # one term along the last axis: a strided view, or a lone number
+    assert seq_sum(np.arange(6.0).reshape(6, 1)).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert seq_sum(np.array([2.5])) == 2.5
 
 
 def test_divide_along_matches_broadcast_division_on_both_axes() -> None:
