@@ -174,6 +174,15 @@ def test_a_base_draw_beyond_r_is_drawn_from_the_tail_with_its_sign() -> None:
     assert value == -(R + xx)
 
 
+def test_a_tail_pair_is_accepted_when_twice_yy_exceeds_xx_squared() -> None:
+    top = 2**52 - 1
+    u1, u2 = 0.9, 0.26  # xx^2 / 2 < yy < xx^2: accepted at once; a later pair is never read
+    xx, yy = -math.log1p(-u1) / R, -math.log1p(-u2)
+    assert xx * xx / 2 < yy < xx * xx
+    rng = ChosenBits([word(0, False, top)], [u1, u2, 0.5, 0.9])
+    assert draw_values(rng, 1).tolist() == [R + xx]
+
+
 def test_a_base_draw_inside_r_is_kept() -> None:
     draw = int(INSIDE[0]) - 1
     assert draw_values(ChosenBits([word(0, False, draw)], []), 1)[0] == draw * SCALE[0] < R
