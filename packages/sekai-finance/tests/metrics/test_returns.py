@@ -124,11 +124,3 @@ def test_returns_from_equity_refuses_negative_equity():
     with pytest.raises(ValueError, match="equity must not be negative"):
         m.returns_from_equity([1.0, -0.5])
 
-
-def test_cvar_keeps_a_return_equal_to_the_quantile_in_the_tail():
-    # six returns: the 20 % quantile falls exactly on the second smallest, which stays in the tail
-    returns = [-0.05, -0.03, 0.01, 0.02, 0.04, 0.06]
-    assert m.value_at_risk(returns, 0.8) == pytest.approx(0.03)
-    assert m.conditional_value_at_risk(returns, 0.8) == pytest.approx(0.04)
-    # the 25 % quantile of five returns is the second smallest exactly
-    assert m.conditional_value_at_risk(R, 0.75) == pytest.approx(0.015)

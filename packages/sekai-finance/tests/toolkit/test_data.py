@@ -227,6 +227,13 @@ def test_with_fields_and_with_exogenous_keep_what_the_data_had():
     assert sorted(more.fields) == ["close", "spread", "volume"]
 
 
+def test_counts_beyond_int64_are_refused_naming_the_argument():
+    data = MarketData(np.ones(3))
+    assert data.fill_gaps(limit=2**63 - 1).n_steps == 3
+    with pytest.raises(ValueError, match=r"^limit must be an int >= 1 or None that fits in 64 bits"):
+        data.fill_gaps(limit=2**63)
+
+
 def test_a_negative_volume_is_refused_naming_where():
     volume = np.ones((3, 2))
     volume[1, 1] = -0.5

@@ -14,6 +14,7 @@ import pytest
 import sekai
 import sekai.finance.features as F
 from sekai.finance import GBM, MarketData, SequentialStart, Time
+from sekai.finance._values import check_number
 from sekai.finance.baselines import RandomPolicy, evaluate
 from sekai.finance.metrics import (
     conditional_value_at_risk,
@@ -250,3 +251,7 @@ def test_with_fields_can_replace_the_prices_and_checks_them_as_prices():
     assert sorted(more.fields) == ["close", "spread", "volume"]
     with pytest.raises(ValueError, match="prices must be > 0"):
         data.with_fields(close=np.full((5, 2), -1.0))
+
+
+def test_a_checked_number_of_minus_zero_is_plus_zero():
+    assert np.signbit(check_number("risk_free", -0.0)) == np.False_
