@@ -56,3 +56,8 @@ def test_invalid_arguments_are_refused(
 ) -> None:
     with pytest.raises(error, match=message):
         BlockBootstrap(returns, block_size=block_size)  # type: ignore[arg-type]
+
+
+def test_s0_needs_one_entry_per_column_of_returns() -> None:
+    with pytest.raises(ValueError, match="s0 has 3 entries but returns have 2 columns"):
+        BlockBootstrap(np.zeros((10, 2)), block_size=2, s0=[1.0, 2.0, 3.0])

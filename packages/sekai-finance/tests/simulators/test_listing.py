@@ -75,6 +75,20 @@ def test_online_stepper_matches_the_chain() -> None:
     np.testing.assert_array_equal(np.isnan(stepper.prices), ~stepper.mask)
 
 
+def test_online_step_returns_nan_for_an_asset_listing_during_it_and_skips_inactive_paths() -> None:
+    model = ListingProcess(GBM(n_assets=3), initial_listed=0.0, listing_rate=1e9, min_listed=0)
+    stepper = model.stepper(2)
+    rng = np.random.default_rng(0)
+    stepper.reset(rng)
+    assert not stepper.mask.any()
+    log_returns = stepper.step(rng, np.array([True, False]))
+    # path 0 listed every asset during the step: no return from an unlisted price
+    assert stepper.mask.tolist() == [[True] * 3, [False] * 3]  # path 1 did not move
+    assert np.isnan(log_returns).all()
+    log_returns = stepper.step(rng)
+    assert np.isfinite(log_returns[0]).all() and np.isnan(log_returns[1]).all()
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
