@@ -45,6 +45,15 @@ def test_models_that_do_not_match_the_reference_are_refused() -> None:
         model.simulate(np.random.default_rng(1), 3, n_paths=20)
 
 
+def test_models_with_another_dt_than_the_reference_are_refused() -> None:
+    def factory(rng: np.random.Generator) -> GBM:
+        return GBM(dt=1 / 252 if rng.random() < 0.64 else 1 / 12)
+
+    model = Randomized(factory)  # the reference (default_rng(0): 0.637) steps daily
+    with pytest.raises(ValueError, match=r"n_assets and dt \(1, 0.003968.*\); got \(1, 0.0833"):
+        model.simulate(np.random.default_rng(1), 3, n_paths=20)
+
+
 def test_factory_must_build_a_model() -> None:
     with pytest.raises(TypeError, match="must return a MarketModel"):
         Randomized(lambda rng: 3)  # type: ignore[arg-type,return-value]

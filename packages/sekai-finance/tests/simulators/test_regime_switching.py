@@ -61,6 +61,7 @@ def test_online_stepper_tracks_the_regime() -> None:
         ([GBM(), GBM()], [[0.5, 0.6], [0.5, 0.5]], None, "row-stochastic"),
         ([GBM(), GBM()], [[1.5, -0.5], [0.5, 0.5]], None, "row-stochastic"),
         ([GBM(), GBM()], P, [0.5, 0.6], "distribution over the 2 regimes"),
+        ([GBM(), GBM()], P, [0.5, 0.45], "distribution over the 2 regimes"),
         ([], P, None, "non-empty sequence of GBM"),
     ],
 )
