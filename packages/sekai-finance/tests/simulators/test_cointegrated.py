@@ -35,3 +35,13 @@ def test_s0_must_hold_two_prices() -> None:
         CointegratedPair(s0=(1.0, 2.0, 3.0))
     with pytest.raises(ValueError, match="s0 must be finite numbers > 0"):
         CointegratedPair(s0=(1.0, -2.0))
+
+
+def test_the_spread_is_exact_at_coarse_steps() -> None:
+    # theta dt = 5: an Euler step would give the spread a variance of spread_sigma**2 dt
+    theta, spread_sigma, dt, steps = 5.0, 0.1, 1.0, 3
+    model = CointegratedPair(sigma=0.0, theta=theta, spread_sigma=spread_sigma, dt=dt)
+    sim = model.simulate(np.random.default_rng(2), steps, n_paths=20_000)
+    s = sim.state["spread"][:, -1]
+    expected_var = spread_sigma**2 * (1 - np.exp(-2 * theta * steps * dt)) / (2 * theta)
+    assert abs(s.var() / expected_var - 1.0) < 0.05

@@ -44,3 +44,11 @@ def test_non_stationary_parameters_are_refused() -> None:
         GARCH(alpha=0.2, beta=0.8)
     with pytest.raises(ValueError, match="omega must be a finite number > 0"):
         GARCH(omega=0.0)
+
+
+def test_shocks_are_correlated_across_assets_by_corr() -> None:
+    corr = np.array([[1.0, 0.8], [0.8, 1.0]])
+    model = GARCH(omega=1e-5, alpha=0.01, beta=0.5, corr=corr)
+    sim = model.simulate(np.random.default_rng(3), 1, n_paths=40_000)
+    returns = np.log(sim.prices[:, 1] / sim.prices[:, 0])
+    assert abs(np.corrcoef(returns.T)[0, 1] - 0.8) < 0.02

@@ -74,3 +74,23 @@ def test_per_asset_parameters_and_asset_correlation() -> None:
         returns.std(axis=0), np.sqrt(np.array([0.04, 0.09]) / 252), rtol=0.03
     )
     assert abs(np.corrcoef(returns.T)[0, 1] - 0.8) < 0.02
+
+
+def test_a_negative_variance_reverts_by_kappa_theta_alone_full_truncation() -> None:
+    # With rho = -1 the variance shock is minus the price shock, so the raw variance v (which
+    # may go negative) can be rebuilt from the prices: v' = v + kappa (theta - v+) dt + xi dW.
+    mu, kappa, theta, xi, dt = 0.05, 2.0, 0.04, 1.5, 1 / 52
+    model = Heston(mu=mu, kappa=kappa, theta=theta, xi=xi, rho=-1.0, dt=dt)
+    sim = model.simulate(np.random.default_rng(4), 300)
+    r = np.diff(np.log(sim.prices[:, 0]))
+    state = sim.state["variance"][:, 0]
+    v = theta
+    rebuilt = [v]
+    for t in range(300):
+        vp = max(v, 0.0)
+        shock = r[t] - (mu - 0.5 * vp) * dt  # sqrt(v+ dt) z1
+        v = v + kappa * (theta - vp) * dt - xi * shock
+        rebuilt.append(v)
+    raw = np.array(rebuilt)
+    assert (raw < 0).sum() >= 5  # the truncation is exercised
+    np.testing.assert_allclose(state, np.maximum(raw, 0.0), rtol=1e-8, atol=1e-12)
