@@ -33,6 +33,18 @@ def test_lag_and_forward_fill():
         f.lag([1.0], -1)
 
 
+def test_lag_by_zero_is_a_copy_and_by_the_length_or_more_is_all_nan():
+    x = np.array([1.0, 2.0, 3.0])
+    assert f.lag(x, 0).tolist() == [1.0, 2.0, 3.0]
+    assert all(np.isnan(f.lag(x, periods)).all() for periods in (3, 4, 5, 7))
+    assert np.isnan(f.momentum(X, 40)).all()
+
+
+def test_asof_join_refuses_unsorted_times_even_two_of_them():
+    with pytest.raises(ValueError, match="event_times must be sorted"):
+        f.asof_join([0, 5], [9, 4], [1.0, 2.0])
+
+
 def test_rolling_statistics_match_numpy():
     x = X[:, 0]
     assert f.rolling_mean(x, 5)[10] == pytest.approx(x[6:11].mean())
@@ -191,8 +203,10 @@ def test_asof_join_respects_lag():
     assert np.isnan(out[0]) and out[1:].tolist() == [1.0, 2.0, 2.0]
     days = np.array(["2020-01-01", "2020-01-05"], "datetime64[D]")
     assert f.asof_join(days, days, [1.0, 2.0], lag=np.timedelta64(1, "D"))[1] == 1.0
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="must both be datetimes or both numbers"):
         f.asof_join(days, [1, 2], [1.0, 2.0])
+    with pytest.raises(TypeError, match="must both be datetimes or both numbers"):
+        f.asof_join([1, 2], days, [1.0, 2.0])
     with pytest.raises(ValueError, match=r"got an int too large for a float64\.$"):
         f.asof_join(targets, [4, 9], [1.0, 2.0], lag=10**400)  # not its 401 digits
 
