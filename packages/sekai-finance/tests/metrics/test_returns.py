@@ -123,4 +123,3 @@ def test_var_cvar_and_hit_rate():
 def test_returns_from_equity_refuses_negative_equity():
     with pytest.raises(ValueError, match="equity must not be negative"):
         m.returns_from_equity([1.0, -0.5])
-

@@ -230,7 +230,9 @@ def test_with_fields_and_with_exogenous_keep_what_the_data_had():
 def test_counts_beyond_int64_are_refused_naming_the_argument():
     data = MarketData(np.ones(3))
     assert data.fill_gaps(limit=2**63 - 1).n_steps == 3
-    with pytest.raises(ValueError, match=r"^limit must be an int >= 1 or None that fits in 64 bits"):
+    with pytest.raises(
+        ValueError, match=r"^limit must be an int >= 1 or None that fits in 64 bits"
+    ):
         data.fill_gaps(limit=2**63)
 
 
