@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -87,6 +88,29 @@ def test_pnl_mode_records_increments():
 
 def test_periods_per_year_defaults_to_one_over_dt():
     env = RecordPerformance(Ledger([1.1, 1.21], dt=0.5))
+    summary = run(env, 2)["performance"]
+    assert summary.annualized_return == pytest.approx(1.1**2 - 1)
+
+
+@pytest.mark.parametrize(
+    ("dt", "error", "message"),
+    [
+        (0.0, ValueError, "info['dt'] must be > 0 (years per step) to annualise, got 0.0"),
+        (-0.5, ValueError, "info['dt'] must be > 0 (years per step) to annualise, got -0.5"),
+        (float("nan"), ValueError, "info['dt'] must be finite, got nan"),
+        ("1/252", TypeError, "info['dt'] must be a number (one per step), got str"),
+    ],
+)
+def test_a_dt_that_cannot_annualise_is_refused_not_replaced_by_252(
+    dt: Any, error: type[Exception], message: str
+) -> None:
+    env = RecordPerformance(Ledger([1.1], dt=dt))
+    with pytest.raises(error, match=re.escape(message)):
+        env.reset()
+
+
+def test_an_explicit_periods_per_year_ignores_the_infos_dt():
+    env = RecordPerformance(Ledger([1.1, 1.21], dt=0.0), periods_per_year=2.0)
     summary = run(env, 2)["performance"]
     assert summary.annualized_return == pytest.approx(1.1**2 - 1)
 

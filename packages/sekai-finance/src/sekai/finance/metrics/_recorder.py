@@ -144,8 +144,8 @@ class EpisodeRecorder:
 
     Equity mode reads ``info[equity_key]`` (a step that takes equity to <= 0 records -1, then
     zeros); P&L mode (``pnl_key``) reads a cumulative wealth and records its increments.
-    ``periods_per_year`` None takes ``1 / info["dt"]`` from the first info that has one (252
-    when none does).
+    ``periods_per_year`` None takes ``1 / info["dt"]`` from the first reset info that has one
+    (252 when none does); a ``dt`` that is not a positive number is refused.
     """
 
     def __init__(self, settings: RecordSettings) -> None:
@@ -162,8 +162,13 @@ class EpisodeRecorder:
         self._scale = 0.0
         self._dead = False
         if self._ppy is None and "dt" in info:
-            dt = float(info["dt"])
-            self._ppy = 1.0 / dt if dt > 0 else None
+            dt = _read(info, "dt")
+            if dt <= 0:  # no annualisation follows from it: 252 in its place would mislead
+                raise ValueError(
+                    f"info['dt'] must be > 0 (years per step) to annualise, got {dt}; pass "
+                    "periods_per_year= to annualise otherwise."
+                )
+            self._ppy = 1.0 / dt
         if settings.pnl_key is not None:
             self._last = _read(info, settings.pnl_key) if settings.pnl_key in info else 0.0
             self._scale = abs(self._last)

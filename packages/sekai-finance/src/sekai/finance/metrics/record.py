@@ -29,7 +29,7 @@ class RecordPerformance(ResultWrapper[Any, Any, Any, Any]):
     Args:
         env: the env to wrap.
         periods_per_year: annualisation; None uses ``1 / info["dt"]`` of the first info
-            (252 when the env reports no ``dt``).
+            (252 when the env reports no ``dt``; a ``dt`` <= 0 is refused).
         equity_key: info key of the relative equity.
         pnl_key: info key of the cumulative wealth (switches to P&L mode).
         turnover_key: info key of the step's turnover, collected when an episode's infos have

@@ -36,7 +36,7 @@ class VecRecordPerformance(VecResultWrapper):
     Args:
         venv: the VecEnv to wrap.
         periods_per_year: annualisation; None uses ``1 / info["dt"]`` of each sub-env's first
-            info (252 when the env reports no ``dt``).
+            info (252 when the env reports no ``dt``; a ``dt`` <= 0 is refused).
         equity_key: info key of the relative equity.
         pnl_key: info key of the cumulative wealth (switches to P&L mode).
         turnover_key: info key of the step's turnover, collected when an episode's infos have
