@@ -126,6 +126,30 @@ def test_initialise_refuses_a_mid_too_close_to_zero() -> None:
         ZeroIntelligenceFlow().initialise(OrderBook(), np.random.default_rng(0), mid=5)
 
 
+@pytest.mark.parametrize(("mid", "ok"), [(10, False), (11, True)])
+def test_initialise_needs_every_seeded_bid_at_a_positive_price(mid: int, ok: bool) -> None:
+    book = OrderBook()
+    if not ok:
+        with pytest.raises(ValueError, match="mid - levels >= 1, got mid=10, levels=10"):
+            ZeroIntelligenceFlow().initialise(book, np.random.default_rng(0), mid=mid, levels=10)
+        return
+    ZeroIntelligenceFlow().initialise(book, np.random.default_rng(0), mid=mid, levels=10)
+    assert book.prices(Side.BID)[-1] == 1
+
+
+def test_each_resting_order_is_cancelled_at_cancel_rate() -> None:
+    # Limit and market orders almost never arrive: the clock runs on the cancellations alone,
+    # so after one mean lifetime (1 / cancel_rate) about exp(-1) of the 60 seeded orders remain.
+    flow = ZeroIntelligenceFlow(limit_rate=1e-3, market_rate=1e-3, cancel_rate=10.0)
+    left = []
+    for seed in range(20):
+        book, rng = OrderBook(), np.random.default_rng(seed)
+        flow.initialise(book, rng, mid=10_000)
+        flow.advance(book, rng, 0.1)
+        left.append(len(book))
+    assert 60 * np.exp(-1.0) - 3 < np.mean(left) < 60 * np.exp(-1.0) + 3
+
+
 def test_same_seed_gives_the_same_flow() -> None:
     flow = ZeroIntelligenceFlow()
     (a, fills_a), (b, fills_b) = run(flow, 3, 30), run(flow, 3, 30)
