@@ -468,6 +468,16 @@ def test_side_opposite_and_fill_immutability() -> None:
         fill.price = 3  # type: ignore[misc]
 
 
+def test_order_record_repr_shows_every_field() -> None:
+    book = OrderBook()
+    book.time = 2.5
+    order_id, _ = book.limit(Side.ASK, 101, 4, owner=1)
+    assert order_id is not None
+    assert repr(book.get(order_id)) == (
+        f"Order(order_id={order_id}, side=ASK, price=101, quantity=4, owner=1, time=2.5)"
+    )
+
+
 def test_filled_order_record_shows_zero_quantity() -> None:
     book = OrderBook()
     order_id, _ = book.limit(Side.ASK, 101, 1)
