@@ -435,6 +435,7 @@ def test_state_attributes() -> None:
     env = LimitOrderBookEnv()
     with pytest.raises(ResetRequired):
         env.timestamp  # noqa: B018
+    assert env.time_remaining == 300.0  # all of the session before the first reset
     env.reset(seed=0)
     env.step(JOIN)
     assert env.timestamp == 1.0 and env.time_remaining == 299.0 and env.elapsed_steps == 1
