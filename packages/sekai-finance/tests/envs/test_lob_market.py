@@ -159,6 +159,19 @@ def test_acting_traders_execute_in_name_order_whatever_the_order_of_the_actions(
     assert all(env.inventory(agent) == 1 for agent in env.possible_agents)
 
 
+def test_name_order_is_the_order_of_the_names_as_text() -> None:
+    # "trader_10" sorts before "trader_2": with eleven traders it buys the cheaper lot
+    flow = StaticFlow(bids=((1, 3),), asks=((1, 1), (2, 1)))
+    env = LimitOrderBookMarket(11, flow=flow)
+    env.reset(seed=0)
+    idle, buy = np.array([0, 0, 1]), np.array([0, 0, 2])
+    actions = dict.fromkeys(env.acting, idle)
+    actions["trader_2"] = actions["trader_10"] = buy
+    result = env.step(actions)
+    assert -result.info["trader_10"]["cash"] == 10_001
+    assert -result.info["trader_2"]["cash"] == 10_002
+
+
 def test_a_trader_never_fills_its_own_quote() -> None:
     env = LimitOrderBookMarket(1, flow=StaticFlow(bids=((1, 1),), asks=((2, 1),)))
     env.reset(seed=0)
@@ -347,6 +360,30 @@ def test_setting_a_penalty_changes_the_next_rewards() -> None:
     last = env.step(dict.fromkeys(env.acting, IDLE))
     assert all(last.terminated.values())
     assert last.rewards["trader_0"] == -0.5 * 1**2 * 1.0 - 2.0 * 1**2
+
+
+def test_the_penalty_check_allows_for_the_longest_jittered_wait() -> None:
+    # 4e305 * 20**2 * dt fits float64 for dt = 1 but not for dt = 1.5, the longest step under
+    # jitter = 0.5
+    LimitOrderBookMarket(2, inventory_penalty=4e305)
+    with pytest.raises(ValueError, match=r"inventory_penalty=4e\+305, max_inventory=20, dt=1\.5 "):
+        LimitOrderBookMarket(2, jitter=0.5, inventory_penalty=4e305)
+
+
+def test_the_penalty_check_takes_no_step_longer_than_the_session() -> None:
+    # one decision at time 0, then the session ends at 1.0: no step lasts the wait of 10
+    env = LimitOrderBookMarket(
+        1, decision_intervals=10.0, session_length=1.0, inventory_penalty=4e305
+    )
+    env.reset(seed=0)
+    result = env.step({"trader_0": IDLE})
+    assert result.info["trader_0"]["dt"] == 1.0 and result.terminated["trader_0"]
+
+
+def test_reset_info_dt_is_each_traders_decision_interval() -> None:
+    env = LimitOrderBookMarket(2, decision_intervals=[1.0, 3.0])
+    info = env.reset(seed=0).info
+    assert (info["trader_0"]["dt"], info["trader_1"]["dt"]) == (1.0, 3.0)
 
 
 @pytest.mark.parametrize("name", ["inventory_penalty", "terminal_penalty"])
