@@ -514,6 +514,17 @@ def test_penalties_whose_reward_overflows_are_refused_as_market_making_refuses_t
     assert str(info.value).startswith(f"LimitOrderBookMarket: {given} make {what} overflow")
 
 
+def test_the_penalty_check_takes_no_step_longer_than_the_session() -> None:
+    # session_length < decision_interval: the one step lasts 1.0, so 4e305 * 20**2 * dt fits
+    # float64, as it does for LimitOrderBookMarket with one trader
+    env = LimitOrderBookEnv(decision_interval=10.0, session_length=1.0, inventory_penalty=4e305)
+    env.reset(seed=0)
+    result = env.step(JOIN)
+    assert result.terminated and result.info["dt"] == 1.0
+    with pytest.raises(ValueError, match=r"inventory_penalty=4e\+305, max_inventory=20, dt=2\.0 "):
+        LimitOrderBookEnv(decision_interval=2.0, session_length=3.0, inventory_penalty=4e305)
+
+
 def test_setting_a_penalty_that_overflows_the_reward_is_refused_and_changes_nothing() -> None:
     env = LimitOrderBookEnv(terminal_penalty=0.5)
     with pytest.raises(ValueError) as info:

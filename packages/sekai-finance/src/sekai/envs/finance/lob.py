@@ -124,7 +124,10 @@ class LimitOrderBookEnv(LobPenalties, FinanceEnv[Observation, np.ndarray]):
             Fraction(params.session_length)
             - (self._n_steps - 1) * Fraction(self._decision_interval)
         )
-        self._longest_dt = max(self._decision_interval, self._last_dt)
+        # a session shorter than one interval has one step, of session_length
+        self._longest_dt = (
+            max(self._decision_interval, self._last_dt) if self._n_steps > 1 else self._last_dt
+        )
         check_penalties(_ID, None, params, self._longest_dt)
         self._dt = self._decision_interval
         self.core = LobSession(params, 1)
