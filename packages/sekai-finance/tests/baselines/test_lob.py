@@ -21,7 +21,14 @@ def within(mean: float, error: float, reference: float, reference_error: float) 
 
 @pytest.mark.parametrize(
     ("inventory", "action"),
-    [(0, [1, 1, 1]), (2, [1, 1, 1]), (3, [2, 1, 1]), (-7, [1, 3, 1]), (20, [5, 1, 1])],
+    [
+        (0, [1, 1, 1]),
+        (2, [1, 1, 1]),
+        (3, [2, 1, 1]),
+        (-7, [1, 3, 1]),
+        (20, [5, 1, 1]),
+        (-20, [1, 5, 1]),
+    ],
 )
 def test_inventory_skew_steps_the_opposite_quote_back(inventory: int, action: list[int]) -> None:
     assert InventorySkew().action_for(inventory, 5).tolist() == action
@@ -32,6 +39,23 @@ def test_inventory_skew_reads_inventory_from_the_observation() -> None:
     obs = env.reset(seed=0).observation
     obs["agent"][0] = -0.6  # six lots short
     assert InventorySkew(lots_per_level=2).__call__(obs, env).tolist() == [1, 4, 1]
+
+
+def test_inventory_skew_reads_every_inventory_exactly_from_the_float32_observation() -> None:
+    # the observation holds inventory / max_inventory in float32: 7 / 20 reads back as 6.99...
+    env = LimitOrderBookEnv(max_quote_offset=21)
+    obs = env.reset(seed=0).observation
+    policy = InventorySkew(lots_per_level=1)
+    inventories = np.arange(-20, 21)
+    expected = policy.action_for(inventories, 21).tolist()
+    singles = []
+    for q in inventories:
+        obs["agent"][0] = np.float32(q / 20)
+        singles.append(policy(obs, env).tolist())
+    assert singles == expected
+    batch = np.tile(obs["agent"], (len(inventories), 1))
+    batch[:, 0] = (inventories / 20).astype(np.float32)
+    assert policy({**obs, "agent": batch}, env).tolist() == expected
 
 
 def test_inventory_skew_returns_a_batch_for_a_vector_env() -> None:
@@ -61,6 +85,13 @@ def test_fixed_quotes() -> None:
     vec = sekai.make_vec("LimitOrderBook-v0", 2)
     assert FixedQuotes()(None, vec).tolist() == [[1, 1, 1], [1, 1, 1]]
     vec.close()
+
+
+def test_fixed_quotes_gives_a_fresh_action_each_call() -> None:
+    policy, env = FixedQuotes(2, 3, 0), LimitOrderBookEnv()
+    action = policy(None, env)
+    action[:] = 0  # changing one returned action changes no later one
+    assert policy(None, env).tolist() == [2, 3, 0]
 
 
 def test_idle_scores_exactly_zero() -> None:
