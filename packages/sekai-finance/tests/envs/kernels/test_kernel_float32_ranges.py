@@ -63,3 +63,16 @@ def test_a_float32_kernel_takes_the_same_kinds_of_parameters_within_its_range(
     kernel: Callable[[], Any],
 ) -> None:
     KernelVecEnv(kernel(), 2, backend=NumpyBackend(np.float32)).close()
+
+
+def test_a_float32_kernel_refuses_a_reward_term_whose_partial_product_overflows() -> None:
+    # 0.5 * risk_aversion * sigma**2 = 5e39 passes float32's range before dt * max_inventory**2
+    # (0.005) brings the product back to 2.5e37: the step computes the partial product first
+    params: dict[str, Any] = {"risk_aversion": 1e30, "sigma": 1e5, "max_inventory": 1}
+    message = (
+        "0.5 * risk_aversion * sigma**2 * dt * max_inventory**2 reaches 5e+39, above float32's "
+        "largest value"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        KernelVecEnv(MarketMakingKernel(**params), 2, backend=NumpyBackend(np.float32))
+    KernelVecEnv(MarketMakingKernel(**params), 2).close()  # float64 holds it
