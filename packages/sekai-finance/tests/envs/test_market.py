@@ -406,3 +406,15 @@ def test_prices_is_the_data_panel_or_none_when_simulating():
     panel = 100 * np.exp(np.cumsum(np.random.default_rng(0).normal(0, 0.01, (300, 3)), 0))
     env = sekai.make("Market-v0", data=MarketData(panel), episode_length=20, lookback=5)
     assert np.array_equal(env.unwrapped.prices, panel)
+
+
+def test_datetime64_timestamps_are_reported_as_datetime64() -> None:
+    stamps = np.arange("2024-01-01", "2024-03-01", dtype="datetime64[D]").astype("datetime64[ns]")
+    prices = np.linspace(100.0, 120.0, len(stamps))
+    data = MarketData(np.stack([prices, 2.0 * prices], axis=1), timestamps=stamps)
+    env = MarketEnv(data=data, lookback=5, episode_length=10)
+    info = env.reset(seed=0).info
+    assert isinstance(info["timestamp"], np.datetime64)
+    assert info["timestamp"] in stamps
+    step = env.step(np.array([0.5, 0.5, 0.0], dtype=np.float32)).info
+    assert isinstance(step["timestamp"], np.datetime64) and step["timestamp"] > info["timestamp"]

@@ -424,3 +424,17 @@ def test_an_int_argument_that_is_no_int_is_named_as_given_not_as_the_number_it_h
     with pytest.raises(ValueError, match=r"^n_assets must be an int >= 1, got ndarray array\(0\.5"):
         as_positive_int("n_assets", np.array(0.5))
     assert check_int("levels", np.array(3)) == 3 == as_positive_int("n_assets", np.array(3))
+
+
+def test_a_negative_zero_parameter_is_held_as_zero() -> None:
+    # max_offset=-0.0 would give the action space Box(0.0, -0.0): high below low in sign
+    env = MarketMakingEnv(max_offset=-0.0)
+    assert not np.signbit(env.max_offset)
+    assert not np.signbit(env.action_space.high).any()
+
+
+def test_a_per_asset_parameter_is_held_read_only() -> None:
+    env = PortfolioEnv(n_assets=2, sigma=[0.1, 0.2])
+    with pytest.raises(ValueError, match="read-only"):
+        env.sigma[0] = -1.0  # type: ignore[index]
+    assert env.sigma.tolist() == [0.1, 0.2]  # type: ignore[union-attr]

@@ -149,3 +149,15 @@ def test_no_elapsed_steps_without_a_time_limit() -> None:
         vec.reset(seed=0)
         step = vec.step(np.full((2, 1), 0.1) if action is None else action)
         assert all("elapsed_steps" not in info for info in step.infos)
+
+
+def test_a_read_only_state_says_what_it_is_once() -> None:
+    # its docstring, "The current mid price (read-only).", without the "(read-only)" the
+    # message says itself
+    env = sekai.envs.finance.OptimalExecutionEnv()
+    with pytest.raises(AttributeError) as info:
+        env.mid = 1.0  # type: ignore[misc]
+    assert str(info.value) == (
+        "OptimalExecutionEnv.mid is read-only (The current mid price): it follows from the env's "
+        "parameters or the simulation; set a parameter or reset() instead."
+    )

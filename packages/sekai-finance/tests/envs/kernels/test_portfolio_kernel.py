@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -89,3 +90,11 @@ def test_portfolio_kernel_observation_window_is_the_last_lookback_log_returns() 
     np.testing.assert_allclose(obs["returns"][0], log_returns[4:7], rtol=1e-12)
     state, obs, *_ = kernel.step(xp, params, state, np.ones((1, 3)), {})
     np.testing.assert_allclose(obs["returns"][0], log_returns[5:8], rtol=1e-12)
+
+
+def test_kernel_params_refuse_a_per_asset_s0_of_zero() -> None:
+    params = PortfolioKernel(n_assets=2).params
+    with pytest.raises(
+        ValueError, match=r"^s0 must be finite numbers > 0, got \[100\.0, 0\.0\]\.$"
+    ):
+        dataclasses.replace(params, s0=np.array([100.0, 0.0]))
