@@ -17,6 +17,12 @@ def test_random_correlation_is_a_valid_fixed_matrix():
         random_correlation(np.random.default_rng(0), 0)
 
 
+def test_random_correlation_has_an_exact_unit_diagonal():
+    for n in range(2, 12):
+        corr = random_correlation(np.random.default_rng(n), n)
+        assert np.diag(corr).tolist() == [1.0] * n
+
+
 def test_random_correlation_takes_any_real_strength_but_a_bool():
     from decimal import Decimal
 
@@ -87,6 +93,13 @@ def test_sample_window():
     assert window.shape == (10,) and np.all(np.diff(window) == 1)
     with pytest.raises(ValueError):
         sample_window(np.random.default_rng(0), prices, 101)
+
+
+def test_sample_window_draws_every_window_including_the_last():
+    prices, rng = np.arange(5.0), np.random.default_rng(0)
+    starts = {float(sample_window(rng, prices, 3)[0]) for _ in range(200)}
+    assert starts == {0.0, 1.0, 2.0}
+    assert sample_window(rng, prices, 5).tolist() == prices.tolist()
 
 
 def test_simulate_gbm_of_no_steps_is_the_start_price():

@@ -154,6 +154,8 @@ def test_the_bound_peaks_at_a_mix_of_holdings() -> None:
     # With a negative drift alone, it peaks before the end, where its slope is 0: at
     # 6.25 years, -6.25 + 12.5.
     assert peak_log_equity(([-1.0], [1.0]), 100.0) == pytest.approx(6.25)
+    # late in the time: a drift of -3 over one year peaks at 25 / 36 years, -25 / 12 + 25 / 6
+    assert peak_log_equity(([-3.0], [1.0]), 1.0) == pytest.approx(25.0 / 12.0)
     assert peak_log_equity(([math.nan], [1.0]), 1.0) == math.inf  # refused
 
 
