@@ -196,6 +196,12 @@ def test_jitter_is_reproducible_and_bounded() -> None:
     assert times(0) == times(0) and times(0) != times(1)
     waits = np.diff(times(0))
     assert (waits >= 0.5).all() and (waits <= 1.5).all() and waits.std() > 0
+    assert (waits < 1.0).any() and (waits > 1.0).any()  # scaled both ways around the interval
+
+
+def test_decision_intervals_may_be_a_numpy_array() -> None:
+    env = LimitOrderBookMarket(2, decision_intervals=np.array([1.0, 2.5]))
+    assert env.decision_intervals == (1.0, 2.5)
 
 
 def test_info_timestamps_are_the_exact_decision_times() -> None:

@@ -150,6 +150,39 @@ def test_each_resting_order_is_cancelled_at_cancel_rate() -> None:
     assert 60 * np.exp(-1.0) - 3 < np.mean(left) < 60 * np.exp(-1.0) + 3
 
 
+def test_bids_near_the_lowest_tick_are_placed_at_tick_one_or_above() -> None:
+    # best ask at 4 and offsets up to 10 ticks: a bid k ticks below it would reach tick -6
+    flow = ZeroIntelligenceFlow(max_offset=10, offset_decay=0.0, market_rate=0.1)
+    book, rng = OrderBook(), np.random.default_rng(0)
+    flow.initialise(book, rng, mid=3, levels=2)
+    for t in range(1, 51):
+        flow.advance(book, rng, t / 10)
+        assert min(book.prices(Side.BID)) >= 1
+
+
+def test_a_bid_side_refilled_near_the_lowest_tick_stays_at_tick_one_or_above() -> None:
+    flow = ZeroIntelligenceFlow(max_offset=10, offset_decay=0.0)
+    for seed in range(10):
+        book, rng = OrderBook(), np.random.default_rng(seed)
+        book.limit(Side.ASK, 2, 5)
+        flow.advance(book, rng, 1e-9)  # the refill of the empty bid side, and no event
+        assert book.prices(Side.BID) == [1]
+
+
+def test_static_flow_never_moves_the_clock_back() -> None:
+    book = OrderBook()
+    StaticFlow().initialise(book, np.random.default_rng(0), mid=100)
+    StaticFlow().advance(book, np.random.default_rng(0), 5.0)
+    assert StaticFlow().advance(book, np.random.default_rng(0), 2.0) == [] and book.time == 5.0
+
+
+def test_a_flow_simulates_up_to_its_max_time_inclusive() -> None:
+    flow = ZeroIntelligenceFlow()
+    flow.check_until(flow.max_time())  # the bound itself is reachable
+    with pytest.raises(ValueError, match="until must be at most"):
+        flow.check_until(np.nextafter(flow.max_time(), np.inf))
+
+
 def test_same_seed_gives_the_same_flow() -> None:
     flow = ZeroIntelligenceFlow()
     (a, fills_a), (b, fills_b) = run(flow, 3, 30), run(flow, 3, 30)
