@@ -17,7 +17,7 @@ def test_random_correlation_is_a_valid_fixed_matrix():
         random_correlation(np.random.default_rng(0), 0)
 
 
-def test_random_correlation_has_an_exact_unit_diagonal():
+def test_random_correlation_has_an_exact_unit_diagonal() -> None:
     for n in range(2, 12):
         corr = random_correlation(np.random.default_rng(n), n)
         assert np.diag(corr).tolist() == [1.0] * n
@@ -95,7 +95,7 @@ def test_sample_window():
         sample_window(np.random.default_rng(0), prices, 101)
 
 
-def test_sample_window_draws_every_window_including_the_last():
+def test_sample_window_draws_every_window_including_the_last() -> None:
     prices, rng = np.arange(5.0), np.random.default_rng(0)
     starts = {float(sample_window(rng, prices, 3)[0]) for _ in range(200)}
     assert starts == {0.0, 1.0, 2.0}

@@ -200,7 +200,7 @@ def test_jitter_is_reproducible_and_bounded() -> None:
 
 
 def test_decision_intervals_may_be_a_numpy_array() -> None:
-    env = LimitOrderBookMarket(2, decision_intervals=np.array([1.0, 2.5]))
+    env = LimitOrderBookMarket(2, decision_intervals=np.array([1.0, 2.5]))  # type: ignore[arg-type]
     assert env.decision_intervals == (1.0, 2.5)
 
 

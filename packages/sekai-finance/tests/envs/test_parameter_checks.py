@@ -430,7 +430,7 @@ def test_a_negative_zero_parameter_is_held_as_zero() -> None:
     # max_offset=-0.0 would give the action space Box(0.0, -0.0): high below low in sign
     env = MarketMakingEnv(max_offset=-0.0)
     assert not np.signbit(env.max_offset)
-    assert not np.signbit(env.action_space.high).any()
+    assert not np.signbit(env.action_space.high).any()  # type: ignore[attr-defined]
 
 
 def test_a_per_asset_parameter_is_held_read_only() -> None:
