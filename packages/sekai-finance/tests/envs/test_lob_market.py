@@ -159,8 +159,8 @@ def test_acting_traders_execute_in_name_order_whatever_the_order_of_the_actions(
     assert all(env.inventory(agent) == 1 for agent in env.possible_agents)
 
 
-def test_name_order_is_the_order_of_the_names_as_text() -> None:
-    # "trader_10" sorts before "trader_2": with eleven traders it buys the cheaper lot
+def test_name_order_puts_trader_2_before_trader_10() -> None:
+    # the order of the agents' numbers, not of their names as text: trader_2 buys the cheaper lot
     flow = StaticFlow(bids=((1, 3),), asks=((1, 1), (2, 1)))
     env = LimitOrderBookMarket(11, flow=flow)
     env.reset(seed=0)
@@ -168,8 +168,8 @@ def test_name_order_is_the_order_of_the_names_as_text() -> None:
     actions = dict.fromkeys(env.acting, idle)
     actions["trader_2"] = actions["trader_10"] = buy
     result = env.step(actions)
-    assert -result.info["trader_10"]["cash"] == 10_001
-    assert -result.info["trader_2"]["cash"] == 10_002
+    assert -result.info["trader_2"]["cash"] == 10_001
+    assert -result.info["trader_10"]["cash"] == 10_002
 
 
 def test_a_trader_never_fills_its_own_quote() -> None:

@@ -55,8 +55,9 @@ class LimitOrderBookMarket(
     Traders ``"trader_0"``, ... decide every ``decision_intervals[i]`` time units (each wait
     scaled by a uniform factor in ``[1 - jitter, 1 + jitter]``); every trader decides at the
     session start. ``step(actions)`` takes actions for exactly the traders in ``acting``, checks
-    them all, executes them in name order (each as in ``LimitOrderBook-v0``: market order, then
-    quotes), then advances the book to the next decision time of any trader. It returns
+    them all, executes them in name order, ``trader_2`` before ``trader_10`` (each as in
+    ``LimitOrderBook-v0``: market order, then quotes), then advances the book to the next
+    decision time of any trader. It returns
     observations for the traders who act next, and rewards, flags and infos for every trader, so
     nothing earned between a trader's decisions is lost. A trader's quote can be filled by
     another trader's market order, never by its own. A decision due at or after the session end,
@@ -245,7 +246,7 @@ class LimitOrderBookMarket(
                 sorted(actions, key=str) if isinstance(actions, Mapping) else type(actions).__name__
             )
             raise ValueError(
-                f"step() needs one action for each acting trader {sorted(acting)}, got {given}."
+                f"step() needs one action for each acting trader {acting}, got {given}."
             )
         decisions = {}
         for a in acting:
@@ -254,9 +255,11 @@ class LimitOrderBookMarket(
             except InvalidAction as error:
                 raise InvalidAction(error.action, error.space, agent=a) from None
         core = self.core
-        for agent in sorted(decisions):
+        # In the order of possible_agents (acting keeps it): "trader_2" before "trader_10",
+        # which a sort of the names as text would swap.
+        for agent, decision in decisions.items():
             i = self._index[agent]
-            core.decide(core.traders[i], *decisions[agent])
+            core.decide(core.traders[i], *decision)
             wait = self._wait(i)
             self._next[i] = self._now + wait
             self._due[i] = decision_time(self._next[i], wait, self._length)
