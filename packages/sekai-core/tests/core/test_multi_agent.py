@@ -108,7 +108,10 @@ def test_reset_and_step_are_abstract() -> None:
         Half()  # type: ignore[abstract]
 
 
-def test_a_sync_reset_that_runs_its_own_loop_fails_inside_one_without_a_stray_warning() -> None:
+@pytest.mark.parametrize("method", ["reset", "step"])
+def test_a_sync_method_that_runs_its_own_loop_fails_inside_one_without_a_stray_warning(
+    method: str,
+) -> None:
     import gc
     import warnings
 
@@ -116,12 +119,22 @@ def test_a_sync_reset_that_runs_its_own_loop_fails_inside_one_without_a_stray_wa
         async def _reset(self) -> Any:
             return super().reset(seed=0)
 
+        async def _step(self, actions: dict[str, int]) -> Any:
+            return super().step(actions)
+
         def reset(self, *, seed: Any = None, options: Any = None) -> Any:
             return asyncio.run(self._reset())
 
+        def step(self, actions: dict[str, int]) -> Any:
+            return asyncio.run(self._step(actions))
+
     async def main() -> None:
+        env = Runs()
         with pytest.raises(RuntimeError, match=r"asyncio\.run\(\) cannot be called"):
-            await Runs().async_reset(seed=0)
+            if method == "reset":
+                await env.async_reset(seed=0)
+            else:
+                await env.async_step({"a": 0, "b": 0})
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

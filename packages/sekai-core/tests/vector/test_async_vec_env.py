@@ -146,6 +146,32 @@ def test_close_cancels_the_tasks_sub_envs_left_on_the_private_loop() -> None:
     assert sorted(Feed.cleaned) == [0, 1]  # each reader's finally ran, as under asyncio.run
 
 
+class Streamer(Venue):
+    """Keeps an async generator (a quote stream) suspended inside its try block."""
+
+    closed_streams: list[int] = []  # noqa: RUF012
+
+    async def async_reset(self, *, seed: Any = None, options: Any = None) -> Any:
+        self.stream = self._quotes()
+        await self.stream.__anext__()
+        return await super().async_reset(seed=seed, options=options)
+
+    async def _quotes(self) -> Any:
+        try:
+            while True:
+                yield 1.0
+        finally:
+            Streamer.closed_streams.append(self.index)
+
+
+def test_close_finalises_the_async_generators_sub_envs_left_on_the_private_loop() -> None:
+    Streamer.closed_streams.clear()
+    vec = AsyncVecEnv([lambda i=i: Streamer(i, []) for i in range(2)])
+    vec.reset(seed=0)
+    vec.close()
+    assert sorted(Streamer.closed_streams) == [0, 1]  # as asyncio.run finalises them
+
+
 def test_collected_without_close_it_cancels_the_tasks_on_its_loop_and_leaves_the_sub_envs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -210,6 +210,28 @@ def test_an_async_method_written_without_async_is_named_by_the_wrapper_above(
     assert str(info.value) == expected
 
 
+class ForgotItsReturn(PlainAsyncStep):
+    """Its async_step() is a plain def that forgot its return: it returns None."""
+
+    def async_step(self, action: Any) -> Any:  # type: ignore[override]
+        self.step(action)
+
+
+def test_an_async_method_returning_none_is_named_with_none() -> None:
+    env = TimeLimit(ForgotItsReturn(), 5)
+
+    async def main() -> None:
+        await env.async_reset(seed=0)
+        await env.async_step(0)
+
+    with pytest.raises(TypeError) as info:
+        asyncio.run(main())
+    assert str(info.value) == (
+        "ForgotItsReturn.async_step() returned None, not an awaitable: it must be an async def "
+        "(sync code goes in step())."
+    )
+
+
 class _Halved(sekai.ObservationWrapper):  # type: ignore[type-arg]
     """A user's observation wrapper: only observation() is written."""
 
