@@ -4,6 +4,7 @@ import inspect
 import pickle
 import re
 import typing
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -195,6 +196,8 @@ def test_ma_step_result_done_flags_as_the_spec_example():
 def test_ma_step_result_agents_missing_from_one_dict_count_as_not_done_there():
     s = MAStepResult({}, {}, {"a": True}, {"b": True}, {})
     assert (s.all_done, s.any_done) == (True, True)
+    only_truncated = MAStepResult({}, {}, {"a": False}, {"b": True}, {})
+    assert (only_truncated.all_done, only_truncated.any_done) == (False, True)
 
 
 @pytest.mark.parametrize(
@@ -243,6 +246,15 @@ def test_ma_step_result_builds_from_agent_keyed_mappings_with_or_without_info(fl
     proxy = MappingProxyType(flags)
     assert MAStepResult({"a": 1}, proxy, proxy, proxy, {"a": {}}).rewards is proxy
     assert "info: 'dict[Any, Any]' = <factory>)" in str(inspect.signature(MAStepResult))
+
+
+@pytest.mark.parametrize("mapping", [dict, OrderedDict], ids=lambda m: m.__name__)
+def test_ma_step_result_with_an_info_does_not_guess_gyms_order_for_any_mapping(mapping):
+    # Gym's order has four fields: with the fifth given, the flags are not read for infos,
+    # whether the agent-keyed dicts are plain dicts or other mappings.
+    truncated = {"a": {"x": 1}}
+    built = MAStepResult({"a": 1}, mapping({"a": 1.0}), {"a": False}, truncated, {"a": {}})
+    assert built.truncated is truncated
 
 
 def test_ma_reset_result_is_never_done():
