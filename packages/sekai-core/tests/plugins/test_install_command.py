@@ -35,7 +35,12 @@ def test_a_plain_checkout_install_gets_a_plain_path_absolute_outside_the_checkou
 
 
 def test_a_wheel_install_gets_the_sibling_wheel_of_the_same_version(tmp_path):
-    for name in ("sekai_core-0.3.0", "sekai_classic-0.2.0", "sekai_classic-0.3.0"):
+    for name in (
+        "sekai_core-0.3.0",
+        "sekai_classic-0.2.0",
+        "sekai_classic-0.3.0",
+        "sekai_classic-0.4.0",
+    ):
         (tmp_path / f"{name}-py3-none-any.whl").write_text("")
     core = {"url": (tmp_path / "sekai_core-0.3.0-py3-none-any.whl").as_uri(), "archive_info": {}}
     assert install_command_from("sekai-classic", core, tmp_path / "elsewhere") == (

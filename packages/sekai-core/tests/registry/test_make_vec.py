@@ -103,6 +103,16 @@ def _install_metadata(directory, name, *requires):
     )
 
 
+def test_a_requirement_with_hyphens_or_dots_is_matched_by_its_import_name(tmp_path, monkeypatch):
+    from sekai._metadata import declared_requirement, missing_requirements
+
+    _install_metadata(tmp_path, "sekai-sandbox", "jax-like>=0.4", "hand.put>=1")
+    (tmp_path / "hand_put.py").write_text("")  # put on sys.path by hand: no metadata
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert declared_requirement("sekai-sandbox", "jax_like") == "jax-like>=0.4"
+    assert missing_requirements("sekai-sandbox") == ("jax-like>=0.4",)
+
+
 @pytest.fixture
 def failing_import(recording, backend_module, tmp_path, monkeypatch):
     """The sandbox's distribution declares jaxlike, whose metadata is installed; importing the
