@@ -68,6 +68,10 @@ def test_invalid_action_messages_with_and_without_index():
     e = error.InvalidAction(7, sekai.Discrete(5), index=1)
     assert str(e) == "Action 7 is not valid for space Discrete(5) (sub-env 1)."
     assert (e.action, e.index) == (7, 1)
+    first = error.InvalidAction(7, sekai.Discrete(5), index=0)
+    assert str(first) == "Action 7 is not valid for space Discrete(5) (sub-env 0)."
+    e = error.InvalidAction(7, sekai.Discrete(5), agent=0)  # an int agent ID, the first one
+    assert str(e) == "Action 7 is not valid for space Discrete(5) (agent 0)."
     e = error.InvalidAction(7, sekai.Discrete(5), agent="trader_1")
     assert str(e) == "Action 7 is not valid for space Discrete(5) (agent 'trader_1')."
     assert (e.index, e.agent) == (None, "trader_1")
