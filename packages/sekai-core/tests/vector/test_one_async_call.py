@@ -101,6 +101,27 @@ def test_a_second_async_call_from_another_thread_is_refused_while_one_runs(
     vec.close()
 
 
+def test_a_wrappers_refused_async_call_leaves_no_wrapper_inside_it_held_by_its_thread() -> None:
+    base = SyncVecEnv([_Gated, Drift])
+    middle = _OwnStep(base)
+    outer = _OwnStep(middle)
+    outer.reset(seed=0)
+    with _async_step_held(base), pytest.raises(sekai.AsyncCallPending):
+        asyncio.run(outer.async_step(np.array([1, 1])))  # middle is claimed, then base refuses
+    # Neither wrapper stays held by this thread: another thread's async call of each runs.
+    done: list[Any] = []
+
+    def other_thread() -> None:
+        done.append(asyncio.run(middle.async_step(np.array([0, 0]))))
+        done.append(asyncio.run(outer.async_step(np.array([0, 0]))))
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join(10)
+    assert len(done) == 2
+    outer.close()
+
+
 class _Closer(Drift):
     """Closes (or copies) the VecEnv stepping it, from inside its step."""
 
