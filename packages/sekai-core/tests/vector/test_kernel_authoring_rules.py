@@ -4,6 +4,7 @@ no dataclass or name no field, and a hard-coded float dtype."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -308,6 +309,53 @@ def test_params_that_are_no_dataclass_are_refused_naming_the_kernel() -> None:
         TypeError, match=r"^_DictParams\.params must be a dataclass instance \(.*\), got dict\.$"
     ):
         KernelVecEnv(_DictParams(), 2)
+
+
+class _ClassParams(WalkKernel):
+    def __init__(self) -> None:
+        super().__init__()
+        self.params = WalkParams  # type: ignore[assignment]  # the class, not an instance
+
+
+def test_params_that_are_the_dataclass_itself_not_an_instance_are_refused() -> None:
+    with pytest.raises(
+        TypeError, match=r"^_ClassParams\.params must be a dataclass instance \(.*\), got type\.$"
+    ):
+        KernelVecEnv(_ClassParams(), 2)
+
+
+@dataclasses.dataclass(frozen=True)
+class _SpanParams(WalkParams):
+    span: float = dataclasses.field(init=False)  # derived from goal
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "span", 2 * self.goal)
+
+
+class _Derived(WalkKernel):
+    def __init__(self) -> None:
+        super().__init__()
+        self.params = _SpanParams()
+
+
+def test_a_field_the_params_derive_is_no_parameter_set_attr_sets() -> None:
+    envs = KernelVecEnv(_Derived(), 2)
+    with pytest.raises(
+        AttributeError,
+        match=r"^KernelVecEnv\.span is not a parameter: _Derived sets it when it is built; its "
+        r"parameters are \['goal', 'noise', 'step_size'\]\.$",
+    ):
+        envs.set_attr("span", 1.0)
+    envs.set_attr("goal", 4.0)
+    assert envs.get_attr("span") == [8.0, 8.0]
+
+
+def test_a_record_array_for_a_number_parameter_is_refused_by_kind() -> None:
+    envs = KernelVecEnv(WalkKernel(), 2)
+    record = np.zeros((), dtype=[("a", "f8"), ("b", "f8")])
+    with pytest.raises(TypeError, match=r"^kernel parameter 'step_size' is 1\.0; a new value must"):
+        envs.set_attr("step_size", record)
+    assert envs.get_attr("step_size") == [1.0, 1.0]
 
 
 def test_a_refused_set_attr_shows_the_parameter_as_get_attr_reports_it() -> None:
