@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from sekai.spaces import Box, Dict
+from sekai.spaces import Box, Dict, Tuple
 from sekai.testing.kernels import WalkKernel, WalkParams, kernel_trajectory
 from sekai.vector.kernel import KernelReset, KernelStep
 from sekai.vector.kernel_backend import NumpyBackend
@@ -191,6 +191,42 @@ class _DictObs(WalkKernel):
         return new, {"x": obs}, reward, terminated, truncated, info
 
 
+class _FloatTruncated(WalkKernel):
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
+        new, obs, reward, terminated, truncated, info = super().step(
+            xp, params, state, action, draws
+        )
+        return new, obs, reward, terminated, xp.astype(truncated, reward.dtype), info
+
+
+class _DictObsExtraKey(_DictObs):
+    """Its step adds a key its space does not have."""
+
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
+        new, obs, reward, terminated, truncated, info = WalkKernel.step(
+            self, xp, params, state, action, draws
+        )
+        return new, {"x": obs, "v": obs * 0.0, "w": obs}, reward, terminated, truncated, info
+
+
+class _TupleObs(WalkKernel):
+    """Its space is a tuple of two; its step returns one part."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.observation_space = Tuple((Box(-10.0, 10.0, (1,)), Box(-1.0, 1.0, (1,))))
+
+    def reset(self, xp: Any, params: WalkParams, draws: Any, mask: Any, state: Any) -> KernelReset:
+        new, obs, info = super().reset(xp, params, draws, mask, state)
+        return new, (obs, obs * 0.0), info
+
+    def step(self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Any) -> KernelStep:
+        new, obs, reward, terminated, truncated, info = super().step(
+            xp, params, state, action, draws
+        )
+        return new, (obs,), reward, terminated, truncated, info
+
+
 @pytest.mark.parametrize(
     ("kernel", "message"),
     [
@@ -210,6 +246,12 @@ class _DictObs(WalkKernel):
          "expected (4,)"),
         (_DictObs, "step returned what no driver can run: the observation has keys ['x'], the "
          "space's has ['v', 'x']"),
+        (_DictObsExtraKey, "step returned what no driver can run: the observation has keys "
+         "['v', 'w', 'x'], the space's has ['v', 'x']"),
+        (_TupleObs, "step returned what no driver can run: the observation is 1 parts, the "
+         "space's is a tuple of 2"),
+        (_FloatTruncated, "step returned what no driver can run: truncated has dtype float64, "
+         "expected bool"),
     ],
 )  # fmt: skip
 def test_the_driver_refuses_outputs_not_shaped_as_the_spaces_and_state_say(
