@@ -248,7 +248,7 @@ class _TupleObs(WalkKernel):
          "space's has ['v', 'x']"),
         (_DictObsExtraKey, "step returned what no driver can run: the observation has keys "
          "['v', 'w', 'x'], the space's has ['v', 'x']"),
-        (_TupleObs, "step returned what no driver can run: the observation is 1 parts, the "
+        (_TupleObs, "step returned what no driver can run: the observation is a tuple of 1, the "
          "space's is a tuple of 2"),
         (_FloatTruncated, "step returned what no driver can run: truncated has dtype float64, "
          "expected bool"),

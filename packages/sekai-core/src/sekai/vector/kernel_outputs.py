@@ -70,7 +70,7 @@ def observation_issue(space: Space[Any], obs: Any, n: int, what: str) -> str | N
         return None
     if isinstance(space, Tuple):
         if not isinstance(obs, tuple) or len(obs) != len(space.spaces):
-            got = f"{len(obs)} parts" if isinstance(obs, tuple) else f"a {type(obs).__name__}"
+            got = f"a tuple of {len(obs)}" if isinstance(obs, tuple) else f"a {type(obs).__name__}"
             return f"{what} is {got}, the space's is a tuple of {len(space.spaces)}"
         for index, (sub, part) in enumerate(zip(space.spaces, obs)):
             issue = observation_issue(sub, part, n, f"{what}[{index}]")
