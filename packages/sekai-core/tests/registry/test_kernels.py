@@ -116,3 +116,11 @@ def test_a_spec_without_a_loadable_env_entry_point_keeps_the_kernels_error(
     spec = EnvSpec("Line-v0", entry_point=entry_point, kernel_entry_point=_FromEnvKernel)
     with pytest.raises(TypeError, match=r"^LineEnv.__init__\(\) got an unexpected keyword"):
         load_kernel(spec, {"sise": 3})
+
+
+def test_a_kernel_entry_point_that_builds_no_array_kernel_is_refused_naming_what_it_built() -> None:
+    with pytest.raises(TypeError) as caught:
+        load_kernel(_spec(LineEnv), {})  # the env's class where its kernel's belongs
+    assert str(caught.value) == (
+        "kernel_entry_point of Line-v0 built a LineEnv, not an ArrayKernel."
+    )
