@@ -92,6 +92,29 @@ def test_fields_built_in_exceptions_keep_outside_their_dict_cross_too(
         assert getattr(error, name) == value and getattr(copy, name) == value
 
 
+class QuoteError(Exception):
+    """Keeps attributes named as VecEnvWorkerError's own (a common ``self.message``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"quote failed: {message}")
+        self.message = message
+        self.rank = 99
+        self.venue = "XNYS"
+
+
+def test_the_originals_attributes_never_replace_the_errors_own() -> None:
+    error = worker_error(_described(QuoteError("stale")), 2, worker=0)
+    assert (error.message, error.rank, error.ranks, error.worker) == (
+        "quote failed: stale",
+        2,
+        (2,),
+        0,
+    )
+    assert error.venue == "XNYS"  # type: ignore[attr-defined]  # the others are kept
+    copy = pickle.loads(pickle.dumps(error))
+    assert (copy.message, copy.rank, copy.venue) == ("quote failed: stale", 2, "XNYS")  # type: ignore[attr-defined]
+
+
 def test_one_subclass_is_created_per_class() -> None:
     assert worker_error_class(ValueError) is worker_error_class(ValueError)
     assert worker_error_class(ValueError) is not worker_error_class(KeyError)
