@@ -18,7 +18,7 @@ import pytest
 
 import sekai
 from sekai.vector import AsyncVecEnv, ProcVecEnv, SyncVecEnv, VecEnv
-from sekai.vector._contract.checks import batch_flags
+from sekai.vector._contract.checks import batch_flags, batch_rewards
 from sekai.wrappers.autoreset import AutoReset
 
 BOX = sekai.Box(-1.0, 1.0, shape=(2,))
@@ -90,6 +90,7 @@ def test_a_step_observation_that_does_not_fit_the_space_names_the_sub_env(
         message = str(info.value)
         assert repr(BOX) in message
         assert re.search(what, message), message
+        assert " from step(), which does not fit" in message
         # InvalidObservation is reserved (raised by nothing): a misfit is a plain ValueError
         assert not isinstance(info.value, sekai.InvalidObservation)
 
@@ -149,6 +150,19 @@ def test_dict_observations_are_checked_part_by_part(backend: Backend) -> None:
             vec.step(np.array([0, 0]))
 
 
+def test_tuple_observations_of_another_length_are_refused(backend: Backend) -> None:
+    space = sekai.Tuple((sekai.Box(0.0, 1.0, shape=(2,)), sekai.Discrete(3)))
+    good = (GOOD, 1)
+    fns = [
+        lambda: Scripted(space, obs=good, reset_obs=good),
+        lambda: Scripted(space, obs=(GOOD, 1, 2), reset_obs=good),
+    ]
+    with backend(fns) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(ValueError, match=r"Sub-env 1 .*a tuple that is not a tuple of 2 parts"):
+            vec.step(np.array([0, 0]))
+
+
 @pytest.mark.parametrize(
     ("bad", "what"),
     [
@@ -176,7 +190,9 @@ def test_masked_box_observations_are_checked_as_the_dict_of_their_arrays(
             vec.step(np.array([0, 0]))
 
 
-@pytest.mark.parametrize("reward", [None, "1.0", [1.0, 2.0], np.array([1.0, 2.0])], ids=repr)
+@pytest.mark.parametrize(
+    "reward", [None, "1.0", [1.0, 2.0], np.array([1.0, 2.0]), np.array([]), 1 + 2j], ids=repr
+)
 def test_a_reward_that_is_not_a_real_number_names_the_sub_env(
     backend: Backend, reward: Any
 ) -> None:
@@ -213,6 +229,12 @@ def test_a_batch_holding_a_flag_of_several_values_names_the_sub_env() -> None:
         TypeError, match=r"Sub-env 1 returned truncated=.* several values, shape \(2,\)"
     ):
         batch_flags("truncated", [False, np.array([True, False]), False], 3)
+
+
+def test_a_batch_holding_a_complex_reward_names_the_sub_env() -> None:
+    # Not cast to float64, which would drop the imaginary part.
+    with pytest.raises(TypeError, match=r"^Sub-env 1 returned reward \(1\+2j\) \(complex\)"):
+        batch_rewards([1.0, 1 + 2j, 0.5], 3)
 
 
 def test_one_element_array_rewards_and_flags_give_flat_batches(backend: Backend) -> None:
