@@ -113,6 +113,27 @@ def test_the_torch_mode_refuses_observations_of_another_shape_than_the_space_s()
         envs.step(torch.ones(4, dtype=torch.int64))
 
 
+class _FloatTerminated(WalkKernel):
+    def step(
+        self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
+    ) -> KernelStep:
+        new, obs, reward, terminated, truncated, info = super().step(
+            xp, params, state, action, draws
+        )
+        return new, obs, reward, xp.astype(terminated, reward.dtype), truncated, info
+
+
+def test_the_torch_mode_names_a_flag_of_another_dtype_as_numpy_names_it() -> None:
+    envs = TorchVecEnv(_FloatTerminated(), 4)
+    envs.reset(seed=0)
+    with pytest.raises(
+        ValueError,
+        match=r"^_FloatTerminated\.step returned what no driver can run: terminated has dtype "
+        r"float32, expected bool \(",  # not torch.float32
+    ):
+        envs.step(torch.ones(4, dtype=torch.int64))
+
+
 def test_set_attr_takes_a_tensor_that_requires_grad_as_its_value() -> None:
     # Before: "kernel parameter 'noise' is array(0.3, dtype=float32); a new value must be of
     # the same kind and shape" for a 0-d tensor of the same kind and shape.
