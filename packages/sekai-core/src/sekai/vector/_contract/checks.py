@@ -179,8 +179,10 @@ def _check_dict(parts: dict[Any, ObservationCheck], obs: Any) -> str | None:
 
 
 def _check_tuple(items: list[ObservationCheck], obs: Any) -> str | None:
-    if not isinstance(obs, (tuple, list)) or len(obs) != len(items):
+    if not isinstance(obs, (tuple, list)):
         return f"a {type(obs).__name__} that is not a tuple of {len(items)} parts"
+    if len(obs) != len(items):
+        return f"a {type(obs).__name__} of {len(obs)} parts, the space's tuple has {len(items)}"
     for position, (check, part) in enumerate(zip(items, obs)):
         reason = check(part)
         if reason is not None:
