@@ -289,3 +289,88 @@ def test_a_colour_that_is_no_three_numbers_in_0_to_255_gets_the_colour_rule(colo
         with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
             draw()
     assert np.array_equal(canvas.pixels, before)
+
+
+def test_shapes_are_painted_in_the_colour_given_channel_by_channel() -> None:
+    canvas = Canvas(20, 10)
+    canvas.rect(0, 0, 5, 5, (200, 40, 10))
+    canvas.circle((15, 5), 3, (10, 90, 250))
+    assert tuple(canvas.pixels[2, 2]) == (200, 40, 10)
+    assert tuple(canvas.pixels[5, 15]) == (10, 90, 250)
+
+
+def test_a_closed_polyline_draws_its_closing_segment() -> None:
+    points = [(5, 5), (35, 5), (20, 35)]
+    open_, closed = Canvas(40, 40), Canvas(40, 40)
+    open_.polyline(points, BLACK, width=2)
+    closed.polyline(points, BLACK, width=2, closed=True)
+    # The segment back from (20, 35) to (5, 5) passes (12.5, 20).
+    assert _ink(open_)[20, 12] < 0.05
+    assert _ink(closed)[20, 12] > 0.5
+
+
+def test_a_one_point_polyline_is_a_dot_and_a_zero_length_line_draws_nothing() -> None:
+    canvas = Canvas(20, 20)
+    canvas.polyline([(10, 10)], BLACK, width=6)
+    assert _ink(canvas).sum() == pytest.approx(math.pi * 9, rel=0.05)
+    blank = Canvas(20, 20)
+    blank.line((10, 10), (10, 10), BLACK, width=4)
+    assert _ink(blank).sum() == 0
+
+
+def test_a_circle_smaller_than_a_pixel_is_still_drawn() -> None:
+    canvas = Canvas(10, 10)
+    canvas.circle((5, 5), 0.6, BLACK)
+    assert _ink(canvas)[4:6, 4:6].min() > 0.2
+    assert _ink(canvas).sum() > 0.5
+
+
+@pytest.mark.parametrize(
+    ("anchor", "box"),
+    [
+        ("lt", (30, 20, 47, 29)),
+        ("rb", (13, 11, 30, 20)),
+        ("mm", (22, 16, 39, 25)),
+    ],
+)
+def test_each_anchor_puts_the_text_box_on_its_side_of_the_point(
+    anchor: str, box: tuple[int, int, int, int]
+) -> None:
+    canvas = Canvas(60, 40)
+    assert canvas.text(30, 20, "EEE", BLACK, anchor=anchor) == box
+    left, top, right, bottom = box
+    rows, cols = np.nonzero(_ink(canvas) > 0)
+    # "E" inks its whole cell from the first to the last column and row of the glyph.
+    assert (cols.min(), cols.max() + 1, rows.min(), rows.max() + 1) == (left, right, top, bottom - 2)
+
+
+def test_text_size_scales_the_glyphs_in_both_directions() -> None:
+    canvas = Canvas(20, 20)
+    canvas.text(0, 0, "E", BLACK, size=2)
+    rows, cols = np.nonzero(_ink(canvas) > 0)
+    assert (cols.max() + 1, rows.max() + 1) == (10, 14)
+
+
+def test_each_line_of_text_starts_one_cell_below_the_last() -> None:
+    canvas = Canvas(10, 30)
+    canvas.text(0, 0, "E\nE", BLACK)
+    ink_rows = np.flatnonzero((_ink(canvas) > 0).any(axis=1))
+    assert list(ink_rows) == [*range(7), *range(10, 17)]
+
+
+# The font as drawn: "#" is ink. Mirrored or missing strokes would make these misread.
+_GLYPHS = {
+    "1": "..#.. .##.. ..#.. ..#.. ..#.. ..#.. .###. ..... .....",
+    "7": "##### ....# ...#. ..#.. .#... .#... .#... ..... .....",
+    "F": "##### #.... #.... ####. #.... #.... #.... ..... .....",
+    "-": "..... ..... ..... ##### ..... ..... ..... ..... .....",
+    "g": "..... ..... .#### #...# #...# #...# .#### ....# .###.",
+}
+
+
+@pytest.mark.parametrize("char", sorted(_GLYPHS))
+def test_glyphs_are_drawn_as_the_font_shows_them(char: str) -> None:
+    canvas = Canvas(5, 9)
+    canvas.text(0, 0, char, BLACK)
+    drawn = " ".join("".join("#" if v > 0.5 else "." for v in row) for row in _ink(canvas))
+    assert drawn == _GLYPHS[char]

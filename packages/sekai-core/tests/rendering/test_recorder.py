@@ -490,3 +490,29 @@ def test_missing_imageio_raises_missing_dependency(
     with pytest.raises(sekai.MissingDependency) as info:
         save_video([GOOD], tmp_path / "x.mp4")
     assert str(info.value) == "save_video needs imageio: pip install 'sekai-core[render]'"
+
+
+def test_the_renderer_is_given_the_wrapped_env_it_records() -> None:
+    seen: list[Any] = []
+
+    class Spy(LineRenderer):
+        def render(self, env: Any) -> np.ndarray:
+            seen.append(env)
+            return super().render(env)
+
+    inner = sekai.TimeLimit(LineEnv(), 5)
+    env = RecordFrames(inner, Spy())
+    env.reset(seed=0, options={"start": 0})
+    assert seen == [inner]
+
+
+def test_a_saved_gif_loops_forever_and_keeps_each_frames_pixels(tmp_path: Path) -> None:
+    from PIL import Image, ImageSequence
+
+    env = _recorded(steps=1)
+    with Image.open(env.save(tmp_path / "line.gif")) as gif:
+        assert gif.info["loop"] == 0
+        read = [np.asarray(frame.convert("RGB")) for frame in ImageSequence.Iterator(gif)]
+    assert len(read) == 2
+    for got, recorded in zip(read, env.frames):
+        np.testing.assert_array_equal(got, recorded)

@@ -54,3 +54,15 @@ def test_require_reset_uses_the_rendering_wording() -> None:
     assert RENDER_BEFORE_RESET == (
         "reset() must be called before the env can be rendered. See Env.reset() for usage."
     )
+
+
+def test_leaving_a_with_block_closes_the_renderer() -> None:
+    class Counting(BaseRenderer):
+        closes = 0
+
+        def close(self) -> None:
+            self.closes += 1
+
+    with Counting() as renderer:
+        assert renderer.closes == 0
+    assert renderer.closes == 1

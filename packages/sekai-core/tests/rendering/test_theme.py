@@ -38,3 +38,11 @@ def test_invalid_colours_are_rejected() -> None:
         dataclasses.replace(Theme.light(), accent=(0, 0, 256))
     with pytest.raises(ValueError, match="palette"):
         dataclasses.replace(Theme.light(), palette=())
+
+
+@pytest.mark.parametrize("theme", [Theme.light(), Theme.dark()], ids=["light", "dark"])
+def test_each_theme_tells_its_roles_apart(theme: Theme) -> None:
+    # Gains and losses, the accent and the text must not share a colour, nor series colours.
+    assert theme.up != theme.down
+    assert len({theme.background, theme.foreground, theme.muted, theme.grid, theme.accent}) == 5
+    assert len(set(theme.palette)) == len(theme.palette)
