@@ -388,3 +388,74 @@ def test_other_missing_attributes_keep_the_plain_message() -> None:
 def test_native_mode_of_a_plain_id_names_its_classic_twin() -> None:
     with pytest.raises(ValueError, match=r"classic/MountainCar-v0 has one \(the same env"):
         sekai.make_vec("MountainCar-v0", 2, vectorization_mode="native")
+
+
+_ROD = (204, 77, 77)
+
+
+def test_the_cartpole_track_has_a_red_post_at_each_termination_bound() -> None:
+    env = CartPoleEnv()
+    env.reset(seed=0)
+    frame = CartPoleRenderer().render(env)
+    # The track is at y = 315; the posts stand 16 pixels high, 3 wide, at both image edges.
+    for x in (1, 598):
+        assert tuple(frame[307, x]) == _ROD, x
+    assert tuple(frame[290, 598]) == Theme.light().background
+
+
+def test_the_mountain_car_body_sits_on_the_track() -> None:
+    env = MountainCarEnv()
+    env.reset(seed=0)
+    env.state = np.array([-np.pi / 6, 0.0])  # the valley floor, where the track is level
+    frame = MountainCarRenderer().render(env)
+    scale = 600 / 1.8
+    base_x, base_y = (-np.pi / 6 + 1.2) * scale, 400 - 0.1 * scale
+    # Between the wheels, 10 pixels above the track: the body; 40 above: nothing.
+    assert tuple(frame[round(base_y - 10), round(base_x)]) == Theme.light().foreground
+    assert tuple(frame[round(base_y - 40), round(base_x)]) == Theme.light().background
+
+
+def test_the_pendulum_rod_swings_counter_clockwise_for_a_positive_angle() -> None:
+    env, renderer = PendulumEnv(), PendulumRenderer()
+    env.reset(seed=0)
+    env.state = np.array([np.pi / 2, 0.0])  # a quarter turn from upright: pointing left
+    frame = renderer.render(env)
+    scale = 500 / 4.4
+    assert tuple(frame[250, round(250 - 0.7 * scale)]) == _ROD
+    assert tuple(frame[250, round(250 + 0.7 * scale)]) == Theme.light().background
+
+
+def test_the_pendulum_marks_the_upright_goal_above_its_circle() -> None:
+    env = PendulumEnv()
+    env.reset(seed=0)
+    env.state = np.array([np.pi, 0.0])
+    frame = PendulumRenderer().render(env)
+    scale = 500 / 4.4
+    assert tuple(frame[round(250 - 1.1 * scale), 249]) == Theme.light().muted
+    assert tuple(frame[round(250 + 1.1 * scale), 249]) == Theme.light().background
+
+
+def test_the_pendulum_torque_arrow_grows_with_the_torque() -> None:
+    env, renderer = PendulumEnv(), PendulumRenderer()
+    env.reset(seed=0)
+    env.state = np.array([np.pi, 0.0])
+    without = renderer.render(env).astype(int)
+
+    def reach(torque: float) -> float:
+        env.last_u = np.float32(torque)
+        rows, cols = np.nonzero(np.any(renderer.render(env).astype(int) != without, axis=2))
+        return float(np.hypot(rows - 250, cols - 250).max())
+
+    assert reach(0.5) < reach(1.0) < reach(2.0)
+    assert reach(3.0) == reach(2.0)  # the arrow stops growing at the torque limit
+
+
+def test_the_acrobot_goal_line_is_one_link_above_the_fixed_joint() -> None:
+    env = AcrobotEnv()
+    env.reset(seed=0)
+    env.state = np.array([0.0, 0.0, 0.0, 0.0])  # hanging, clear of the line
+    frame = AcrobotRenderer().render(env)
+    goal_y = 250 - 500 / 4.4  # scale = 500 / (2 * (1 + 1 + 0.2))
+    for x in (50, 250, 450):
+        assert tuple(frame[int(goal_y), x]) == Theme.light().foreground, x
+    assert tuple(frame[int(goal_y) - 3, 250]) == Theme.light().background
