@@ -25,16 +25,22 @@ from sekai.finance.rendering import (
     Stat,
     UniverseChart,
 )
+from sekai.finance.rendering import (
+    book as book_module,
+    chart as chart_module,
+    dashboard as dashboard_module,
+)
 from sekai.finance.rendering._format import (
+    format_number,
     format_pct,
     format_price,
     format_ticks,
     nice_ticks,
     plain,
 )
-from sekai.finance.rendering._paint import mix, resolve_color
+from sekai.finance.rendering._paint import dashed, fill_between, mix, resolve_color
 from sekai.finance.rendering.chart import Track, layout
-from sekai.rendering import Theme
+from sekai.rendering import Canvas, Theme
 
 
 class Ticker:
@@ -526,3 +532,118 @@ def test_owners_take_distinct_colours_past_the_palette() -> None:
     Dashboard(chart).render(Ticker())
     ctx = DrawContext(theme=Theme.light(), unit=1.0, text=1, x_lo=0.0, x_hi=1.0, step=0)
     assert len({chart.owner_color(ctx, i) for i in range(25)}) == 25
+
+
+def test_numbers_keep_four_digits_before_taking_a_suffix() -> None:
+    assert format_number(1234.0) == "1234"
+    assert format_number(12345.0) == "12.35k"
+    assert format_number(-2_500_000.0) == "-2.500M"
+
+
+def test_a_percentage_that_rounds_to_zero_has_no_minus_sign() -> None:
+    assert format_pct(-0.00001) == "0.00%"
+    assert format_pct(-0.00001, signed=True) == "+0.00%"
+
+
+def test_small_prices_keep_their_significant_digits() -> None:
+    assert format_price(0.012345) == "0.012345"
+    assert format_price(0.5) == "0.50"
+
+
+@pytest.mark.parametrize("theme", [Theme.light(), Theme.dark()], ids=["light", "dark"])
+def test_palette_shades_lean_first_to_the_ink_then_to_the_paper(theme: Theme) -> None:
+    def distance(a: Any, b: Any) -> float:
+        return float(np.abs(np.subtract(a, b)).sum())
+
+    n = len(theme.palette)
+    base, inked, paper = (resolve_color(theme, k * n) for k in range(3))
+    assert distance(inked, theme.foreground) < distance(base, theme.foreground)
+    assert distance(paper, theme.background) < distance(base, theme.background)
+
+
+def test_a_dashed_line_leaves_gaps_between_its_dashes() -> None:
+    canvas = Canvas(60, 9)
+    dashed(canvas, [(0.0, 4.5), (60.0, 4.5)], (0, 0, 0), width=3.0, dash=6.0, gap=4.0)
+    inked = canvas.pixels[4, :, 0] < 128
+    # Dashes cover [0, 6], [10, 16], ... (round caps reach 1.5 pixels further).
+    assert inked[3] and inked[13] and inked[23]
+    assert not inked[8] and not inked[18] and not inked[28]
+
+
+def test_a_filled_area_stays_inside_its_clip_box() -> None:
+    canvas = Canvas(20, 20)
+    fill_between(canvas, [0.0, 20.0], [0.0, 0.0], [20.0, 20.0], (0, 0, 0), clip=(0, 5, 20, 15))
+    dark_rows = np.flatnonzero((canvas.pixels[:, :, 0] < 128).any(axis=1))
+    assert list(dark_rows) == list(range(5, 15))
+
+
+def test_a_bar_series_keeps_zero_in_view() -> None:
+    drawn: list[str] = []
+    real = chart_module.text
+
+    def record(canvas: Any, x: float, y: float, value: str, *args: Any, **kwargs: Any) -> Any:
+        drawn.append(value)
+        return real(canvas, x, y, value, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chart_module, "text", record)
+        _record(LineChart([Series(lambda env: env.v, style="bars")]), [5.0, 8.0, 10.0])
+    assert "0" in drawn  # the y axis starts at the bars' foot, not at the lowest bar
+
+
+def test_the_time_axis_is_labelled_with_the_steps_it_shows() -> None:
+    drawn: list[str] = []
+    real = chart_module.text
+
+    def record(canvas: Any, x: float, y: float, value: str, *args: Any, **kwargs: Any) -> Any:
+        drawn.append(value)
+        return real(canvas, x, y, value, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chart_module, "text", record)
+        # A flat 0.5 gets y labels with decimals: the whole numbers are the x labels.
+        _record(LineChart([Series(lambda env: env.v)]), [0.5] * 11)
+    steps = [int(s) for s in drawn if s.isdigit()]
+    assert steps and min(steps) == 0 and max(steps) == 10
+
+
+def test_the_spread_label_gives_the_best_prices_gap_and_mid(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    book = OrderBook()
+    book.limit(Side.BID, 99, 5)
+    book.limit(Side.ASK, 103, 5)
+    drawn = _drawn_text(monkeypatch, book_module)
+    Dashboard(OrderBookChart(lambda env: book, levels=3), progress=False).render(Ticker())
+    assert "spread 4   mid 101.00" in drawn
+
+
+def test_stats_show_their_label_in_capitals_and_the_detail_in_its_tone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    drawn: list[tuple[str, Any]] = []
+    real = dashboard_module.text
+
+    def record(canvas: Any, x: float, y: float, value: str, color: Any, **kwargs: Any) -> Any:
+        drawn.append((value, tuple(color)))
+        return real(canvas, x, y, value, color, **kwargs)
+
+    monkeypatch.setattr(dashboard_module, "text", record)
+    theme = Theme.light()
+    stats = [Stat("Equity", "1.05", "+5%", "up"), Stat("Loss", "0.9", "-10%", "down")]
+    Dashboard(LineChart([Series("price")]), stats=lambda env: stats).render(Ticker())
+    assert ("EQUITY", theme.muted) in drawn and ("LOSS", theme.muted) in drawn
+    assert ("+5%", theme.up) in drawn and ("-10%", theme.down) in drawn
+
+
+def test_a_negative_bar_extends_left_of_zero_and_a_positive_one_right() -> None:
+    theme = Theme.light()
+    chart = BarChart(lambda env: [-0.5, 0.5], labels=["short", "long"])
+    frame = Dashboard(chart, progress=False, width=400, height=200).render(Ticker())
+
+    def columns(color: Any) -> np.ndarray:
+        return np.flatnonzero(np.all(frame.astype(int) == color, axis=2).any(axis=0))
+
+    short, long = columns(theme.palette[0]), columns(theme.palette[1])
+    assert short.size > 20 and long.size > 20
+    assert short.max() < long.min()  # the bars meet at the zero line, one on each side

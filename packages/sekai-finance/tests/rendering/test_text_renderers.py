@@ -415,3 +415,20 @@ def test_text_renderers_declare_ansi_frames_to_gymnasium() -> None:
         to_gymnasium(
             sekai.make("Trading-v0"), renderer=TradingTextRenderer(), render_mode="rgb_array"
         )
+
+
+def test_the_portfolio_line_names_the_largest_weight_short_or_long() -> None:
+    env = PortfolioEnv(n_assets=2, episode_length=20, lookback=5, allow_short=True)
+    renderer = PortfolioTextRenderer()
+    env.reset(seed=0)
+    env.step(np.array([-0.8, 0.1]))
+    line = renderer.render(env).splitlines()[-1]
+    assert "Asset 0 −" in line and "Asset 1" not in line
+
+
+def test_signed_numbers_mark_gains_with_a_plus_and_leave_zero_bare() -> None:
+    from sekai.envs.finance.rendering._base import signed
+
+    assert signed(1.5) == "+1.500"
+    assert signed(-1.5) == "−1.500"
+    assert signed(0.0) == "0"
