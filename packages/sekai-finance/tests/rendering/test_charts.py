@@ -496,7 +496,6 @@ def test_many_traders_at_one_price_leave_the_depth_bars_readable() -> None:
 def test_the_ladder_names_the_first_traders_at_a_price_and_counts_the_rest(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-
     drawn = _drawn_text(monkeypatch, book_module)
     book = _crowded_book(8)
     owners = {i: f"trader_{i}" for i in range(8)}
@@ -511,7 +510,6 @@ def test_the_ladder_names_the_first_traders_at_a_price_and_counts_the_rest(
 def test_a_legend_without_room_for_every_entry_says_how_many_it_leaves_out(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-
     drawn = _drawn_text(monkeypatch, chart_module)
     series = [Series(lambda env, i=i: float(i), label=f"trader_{i}", color=i) for i in range(12)]
     Dashboard(Row(LineChart(series, title="Inventory"), LineChart([Series("price")]))).render(
