@@ -642,3 +642,17 @@ def test_a_negative_bar_extends_left_of_zero_and_a_positive_one_right() -> None:
     short, long = columns(theme.palette[0]), columns(theme.palette[1])
     assert short.size > 20 and long.size > 20
     assert short.max() < long.min()  # the bars meet at the zero line, one on each side
+
+
+def test_the_universe_chart_marks_a_change_of_asset_where_the_new_one_starts() -> None:
+    theme = Theme.light()
+    chart = UniverseChart(lambda env: [env.v[0]], labels=lambda env: [env.v[1]], title="")
+    held = [(0.0, "A"), (0.0, "A"), (1.0, "B"), (1.0, "B"), (1.0, "B")]
+    frame = _record(chart, held).astype(np.int16)
+    band = np.all(frame == np.asarray(theme.accent), axis=2)  # step 2 on: drawn over (1, 5]
+    rows = np.flatnonzero(band.any(axis=1))
+    first = int(np.flatnonzero(band.any(axis=0)).min())
+    marker = (frame[rows].sum(axis=2) < 250).any(axis=0)  # dark ink: the marker (and name)
+    columns = np.flatnonzero(marker)
+    columns = columns[columns > first - 10]  # past the lane's name at the left
+    assert columns.size and abs(int(columns.min()) - first) <= 2

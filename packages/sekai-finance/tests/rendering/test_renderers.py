@@ -638,3 +638,63 @@ def test_the_subtitle_and_names_come_from_the_data_or_the_model() -> None:
     assert asset_names(simulated, 2) == ["Asset 0", "Asset 1"]
     assert slot_labels(simulated) == ["Asset 0", "Asset 1", "Asset 2"]
     assert describe_market(TradingEnv(), builtin="built-in GBM") == "built-in GBM"
+
+
+def _cards(renderer: Any, env: Any) -> dict[str, Any]:
+    return {stat.label: stat for stat in renderer.stats(env)}
+
+
+def test_the_market_making_pnl_card_is_toned_by_the_sign_of_the_wealth() -> None:
+    env, renderer = MarketMakingEnv(n_steps=50), MarketMakingRenderer()
+    env.reset(seed=0)
+    assert _cards(renderer, env)["P&L"].tone is None  # nothing made or lost yet
+    tones = set()
+    for _ in range(50):
+        env.step(env.avellaneda_stoikov_action())
+        wealth = float(env.wealth)
+        if wealth:
+            tones.add((wealth > 0, _cards(renderer, env)["P&L"].tone))
+    assert tones and all(tone == ("up" if gain else "down") for gain, tone in tones)
+
+
+def test_the_execution_cards_give_the_share_sold_and_the_shortfall_in_basis_points() -> None:
+    env, renderer = OptimalExecutionEnv(n_steps=10), OptimalExecutionRenderer()
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(np.array([0.3]))
+    cards = _cards(renderer, env)
+    sold = 1.0 - float(env.inventory) / float(env.X0)
+    assert 0.0 < sold < 1.0
+    assert cards["Sold"].value == f"{sold * 100:.1f}%"
+    bps = 1e4 * float(env.shortfall) / (float(env.X0) * float(env.s0))
+    assert cards["Shortfall"].value == f"{bps:.1f} bp"
+
+
+def test_the_order_book_cards_show_the_books_spread_and_the_number_of_traders() -> None:
+    env, renderer = LimitOrderBookEnv(session_length=20.0), LimitOrderBookRenderer()
+    env.reset(seed=0)
+    spread = env.book.spread()
+    assert spread is not None
+    assert _cards(renderer, env)["Spread"].value == str(int(spread))
+    market = LimitOrderBookMarket()
+    market.reset(seed=0)
+    traders = _cards(LimitOrderBookMarketRenderer(), market)["Traders"].value
+    assert traders == str(len(market.possible_agents))
+
+
+def test_the_market_cards_count_gross_exposure_both_ways_and_tradable_assets() -> None:
+    renderer = MarketRenderer()
+    env = MarketEnv(episode_length=20, lookback=5, allow_short=True)
+    env.reset(seed=0)
+    slots = np.flatnonzero(env.action_mask()[: env.max_assets])
+    action = np.zeros(env.action_space.shape)
+    action[slots[0]], action[slots[1]] = -0.6, 0.3
+    env.step(action)
+    weights = np.asarray(env.weights)
+    assert weights.min() < 0 < weights.max()
+    cards = _cards(renderer, env)
+    assert cards["Gross"].value == f"{np.abs(weights).sum() * 100:.1f}%"
+    assert cards["Tradable"].value == f"{len(slots)} assets"
+    single = MarketEnv(episode_length=20, lookback=5, max_assets=1)
+    single.reset(seed=0)
+    assert _cards(renderer, single)["Tradable"].value == "1 asset"
