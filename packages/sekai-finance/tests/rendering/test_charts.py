@@ -571,33 +571,28 @@ def test_a_filled_area_stays_inside_its_clip_box() -> None:
     assert list(dark_rows) == list(range(5, 15))
 
 
-def test_a_bar_series_keeps_zero_in_view() -> None:
+def test_a_bar_series_keeps_zero_in_view(monkeypatch: pytest.MonkeyPatch) -> None:
     y_labels: list[str] = []
-    real = chart_module.text
+    module: Any = chart_module
+    real = module.text
 
     def record(canvas: Any, x: float, y: float, value: str, *args: Any, **kwargs: Any) -> Any:
         if kwargs.get("anchor") == "rm":  # right-aligned left of the plot: the y axis
             y_labels.append(value)
         return real(canvas, x, y, value, *args, **kwargs)
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(chart_module, "text", record)
-        _record(LineChart([Series(lambda env: env.v, style="bars")]), [5.0, 8.0, 10.0])
+    monkeypatch.setattr(module, "text", record)
+    bars = LineChart([Series(lambda env: env.v[0], style="bars")])
+    _record(bars, [(5.0,), (8.0,), (10.0,)])
     assert y_labels[0] == "0"  # the y axis starts at the bars' foot, not at the lowest bar
 
 
-def test_the_time_axis_is_labelled_with_the_steps_it_shows() -> None:
-    drawn: list[str] = []
-    real = chart_module.text
-
-    def record(canvas: Any, x: float, y: float, value: str, *args: Any, **kwargs: Any) -> Any:
-        drawn.append(value)
-        return real(canvas, x, y, value, *args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(chart_module, "text", record)
-        # A flat 0.5 gets y labels with decimals: the whole numbers are the x labels.
-        _record(LineChart([Series(lambda env: env.v)]), [0.5] * 11)
+def test_the_time_axis_is_labelled_with_the_steps_it_shows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    drawn = _drawn_text(monkeypatch, chart_module)
+    # A flat 0.5 gets y labels with decimals: the whole numbers are the x labels.
+    _record(LineChart([Series(lambda env: env.v[0])]), [(0.5,)] * 11)
     steps = [int(s) for s in drawn if s.isdigit()]
     assert steps and min(steps) == 0 and max(steps) == 10
 
@@ -617,13 +612,14 @@ def test_stats_show_their_label_in_capitals_and_the_detail_in_its_tone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     drawn: list[tuple[str, Any]] = []
-    real = dashboard_module.text
+    module: Any = dashboard_module
+    real = module.text
 
     def record(canvas: Any, x: float, y: float, value: str, color: Any, **kwargs: Any) -> Any:
         drawn.append((value, tuple(color)))
         return real(canvas, x, y, value, color, **kwargs)
 
-    monkeypatch.setattr(dashboard_module, "text", record)
+    monkeypatch.setattr(module, "text", record)
     theme = Theme.light()
     stats = [Stat("Equity", "1.05", "+5%", "up"), Stat("Loss", "0.9", "-10%", "down")]
     Dashboard(LineChart([Series("price")]), stats=lambda env: stats).render(Ticker())

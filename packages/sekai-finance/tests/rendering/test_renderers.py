@@ -687,7 +687,7 @@ def test_the_market_cards_count_gross_exposure_both_ways_and_tradable_assets() -
     env = MarketEnv(episode_length=20, lookback=5, allow_short=True)
     env.reset(seed=0)
     slots = np.flatnonzero(env.action_mask()[: env.max_assets])
-    action = np.zeros(env.action_space.shape)
+    action = np.zeros(int(env.max_assets))
     action[slots[0]], action[slots[1]] = -0.6, 0.3
     env.step(action)
     weights = np.asarray(env.weights)
