@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from itertools import pairwise
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pytest
@@ -456,14 +456,21 @@ def test_universe_weights_that_are_not_finite_leave_their_lane_blank() -> None:
     np.testing.assert_array_equal(unknown, empty)
 
 
-def _drawn_text(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[str]:
-    """Record every string ``module`` draws with the shared ``text`` helper."""
-    drawn: list[str] = []
+class _Text(NamedTuple):
+    value: str
+    color: tuple[int, ...]
+    anchor: str | None
+
+
+def _text_calls(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[_Text]:
+    """Record every string ``module`` draws with the shared ``text`` helper, with its colour
+    and anchor, as the drawing goes on."""
+    drawn: list[_Text] = []
     real = module.text
 
-    def record(canvas: Any, x: float, y: float, value: str, *args: Any, **kwargs: Any) -> Any:
-        drawn.append(value)
-        return real(canvas, x, y, value, *args, **kwargs)
+    def record(canvas: Any, x: float, y: float, value: str, color: Any, **kwargs: Any) -> Any:
+        drawn.append(_Text(value, tuple(color), kwargs.get("anchor")))
+        return real(canvas, x, y, value, color, **kwargs)
 
     monkeypatch.setattr(module, "text", record)
     return drawn
@@ -496,10 +503,11 @@ def test_many_traders_at_one_price_leave_the_depth_bars_readable() -> None:
 def test_the_ladder_names_the_first_traders_at_a_price_and_counts_the_rest(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    drawn = _drawn_text(monkeypatch, book_module)
+    calls = _text_calls(monkeypatch, book_module)
     book = _crowded_book(8)
     owners = {i: f"trader_{i}" for i in range(8)}
     Dashboard(OrderBookChart(lambda env: book, owners=owners), width=360).render(Ticker())
+    drawn = [call.value for call in calls]
     names = [s for s in drawn if s.startswith("trader_")]
     counts = [s for s in drawn if s.startswith("+")]
     assert sorted(names) == sorted(f"trader_{i}" for i in range(len(names)))  # the first ones
@@ -510,11 +518,12 @@ def test_the_ladder_names_the_first_traders_at_a_price_and_counts_the_rest(
 def test_a_legend_without_room_for_every_entry_says_how_many_it_leaves_out(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    drawn = _drawn_text(monkeypatch, chart_module)
+    calls = _text_calls(monkeypatch, chart_module)
     series = [Series(lambda env, i=i: float(i), label=f"trader_{i}", color=i) for i in range(12)]
     Dashboard(Row(LineChart(series, title="Inventory"), LineChart([Series("price")]))).render(
         Ticker()
     )
+    drawn = [call.value for call in calls]
     names = [s for s in drawn if s.startswith("trader_")]
     more = [s for s in drawn if s.endswith(" more")]
     assert sorted(names) == sorted(f"trader_{i}" for i in range(len(names)))  # the first ones
@@ -572,27 +581,21 @@ def test_a_filled_area_stays_inside_its_clip_box() -> None:
 
 
 def test_a_bar_series_keeps_zero_in_view(monkeypatch: pytest.MonkeyPatch) -> None:
-    y_labels: list[str] = []
-    module: Any = chart_module
-    real = module.text
-
-    def record(canvas: Any, x: float, y: float, value: str, *args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("anchor") == "rm":  # right-aligned left of the plot: the y axis
-            y_labels.append(value)
-        return real(canvas, x, y, value, *args, **kwargs)
-
-    monkeypatch.setattr(module, "text", record)
+    calls = _text_calls(monkeypatch, chart_module)
     bars = LineChart([Series(lambda env: env.v[0], style="bars")])
     _record(bars, [(5.0,), (8.0,), (10.0,)])
+    # right-aligned left of the plot: the y axis
+    y_labels = [call.value for call in calls if call.anchor == "rm"]
     assert y_labels[0] == "0"  # the y axis starts at the bars' foot, not at the lowest bar
 
 
 def test_the_time_axis_is_labelled_with_the_steps_it_shows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    drawn = _drawn_text(monkeypatch, chart_module)
+    calls = _text_calls(monkeypatch, chart_module)
     # A flat 0.5 gets y labels with decimals: the whole numbers are the x labels.
     _record(LineChart([Series(lambda env: env.v[0])]), [(0.5,)] * 11)
+    drawn = [call.value for call in calls]
     steps = [int(s) for s in drawn if s.isdigit()]
     assert steps and min(steps) == 0 and max(steps) == 10
 
@@ -603,26 +606,20 @@ def test_the_spread_label_gives_the_best_prices_gap_and_mid(
     book = OrderBook()
     book.limit(Side.BID, 99, 5)
     book.limit(Side.ASK, 103, 5)
-    drawn = _drawn_text(monkeypatch, book_module)
+    calls = _text_calls(monkeypatch, book_module)
     Dashboard(OrderBookChart(lambda env: book, levels=3), progress=False).render(Ticker())
+    drawn = [call.value for call in calls]
     assert "spread 4   mid 101.00" in drawn
 
 
 def test_stats_show_their_label_in_capitals_and_the_detail_in_its_tone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    drawn: list[tuple[str, Any]] = []
-    module: Any = dashboard_module
-    real = module.text
-
-    def record(canvas: Any, x: float, y: float, value: str, color: Any, **kwargs: Any) -> Any:
-        drawn.append((value, tuple(color)))
-        return real(canvas, x, y, value, color, **kwargs)
-
-    monkeypatch.setattr(module, "text", record)
+    calls = _text_calls(monkeypatch, dashboard_module)
     theme = Theme.light()
     stats = [Stat("Equity", "1.05", "+5%", "up"), Stat("Loss", "0.9", "-10%", "down")]
     Dashboard(LineChart([Series("price")]), stats=lambda env: stats).render(Ticker())
+    drawn = [(call.value, call.color) for call in calls]
     assert ("EQUITY", theme.muted) in drawn and ("LOSS", theme.muted) in drawn
     assert ("+5%", theme.up) in drawn and ("-10%", theme.down) in drawn
 
