@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -75,9 +76,21 @@ def test_step_needs_exactly_the_acting_traders() -> None:
 def test_actions_keyed_by_index_get_the_acting_traders_error() -> None:
     env = LimitOrderBookMarket(2)
     env.reset(seed=0)
-    expected = r"acting trader \['trader_0', 'trader_1'\], got \[0, 'trader_0'\]\.$"
+    expected = r"acting trader \['trader_0', 'trader_1'\], got \['trader_0', 0\]\.$"
     with pytest.raises(ValueError, match=expected):
-        env.step({"trader_0": JOIN, 0: JOIN})  # type: ignore[dict-item]
+        env.step({0: JOIN, "trader_0": JOIN})  # type: ignore[dict-item]
+
+
+def test_the_acting_and_given_traders_are_listed_in_one_order() -> None:
+    env = LimitOrderBookMarket(11)
+    env.reset(seed=0)
+    actions = dict.fromkeys(reversed(env.acting), JOIN)
+    del actions["trader_3"]
+    acting = [f"trader_{i}" for i in range(11)]
+    given = [name for name in acting if name != "trader_3"]
+    expected = f"acting trader {acting}, got {given}."
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        env.step(actions)
 
 
 def test_every_action_is_checked_before_any_is_executed() -> None:

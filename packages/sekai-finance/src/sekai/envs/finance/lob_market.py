@@ -241,9 +241,13 @@ class LimitOrderBookMarket(
         self._check_can_step()
         acting = self._acting
         if not isinstance(actions, Mapping) or set(actions) != set(acting):
-            # sorted by their text: keys of mixed types (e.g. trader indices) do not compare
+            # the traders in the order acting lists them, then other keys by their text (keys
+            # of mixed types, e.g. trader indices, do not compare)
+            known, last = self._index, len(self._index)
             given = (
-                sorted(actions, key=str) if isinstance(actions, Mapping) else type(actions).__name__
+                sorted(actions, key=lambda key: (known.get(key, last), str(key)))
+                if isinstance(actions, Mapping)
+                else type(actions).__name__
             )
             raise ValueError(
                 f"step() needs one action for each acting trader {acting}, got {given}."
