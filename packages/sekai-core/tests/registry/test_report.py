@@ -58,6 +58,7 @@ def test_suggest_never_suggests_the_id_itself_and_copes_with_malformed_ids():
     [
         ("import", "ImportError: bad", "Reinstall it or add the missing dependency."),
         ("import", "ModuleNotFoundError: bad", "Reinstall it or add the missing dependency."),
+        ("import", "MissingDependency: bad", "Reinstall it or add the missing dependency."),
         (
             "import",
             "RuntimeError: bad",
@@ -86,6 +87,16 @@ def test_failure_sentence_for_a_reserved_name_asks_for_a_rename_not_an_uninstall
     )
 
 
+def test_failure_sentence_for_two_first_party_distributions_asks_for_an_uninstall():
+    # Only a broken installation gets here: nothing is to be renamed, one copy is to go.
+    error = "ValueError: plugin name 'classic' is also used by sekai-classic"
+    failure = PluginFailure("classic", "sekai_classic", "0.3.0", "clash", error)
+    assert failure_sentence(failure) == (
+        f"Plugin 'classic' (sekai_classic 0.3.0) failed to load: {error}. "
+        "Uninstall one of the distributions using that plugin name."
+    )
+
+
 def test_failure_sentence_for_a_disabled_plugin():
     failure = PluginFailure("finance", "sekai-finance", "0.3.0", "disabled", "disabled")
     assert failure_sentence(failure) == "Plugin 'finance' is disabled by SEKAI_DISABLE_PLUGINS."
@@ -106,6 +117,16 @@ def test_env_hint_for_an_installed_first_party_distribution_that_failed():
     )
     assert (provider, failures) == ("sekai-classic", (failure,))
     assert hint.startswith("Plugin 'classic' (sekai-classic 0.3.0) failed to load: ImportError: x.")
+
+
+@pytest.mark.parametrize("distribution", ["sekai_classic", "Sekai.Classic"])
+def test_env_hint_finds_the_failure_whatever_the_spelling_of_its_distribution(distribution):
+    # Metadata may spell the distribution otherwise than the first-party provider table does.
+    failure = PluginFailure("classic", distribution, "0.3.0", "import", "ImportError: x")
+    assert env_hint("classic/CartPole-v1", host_with([failure]))[1:] == (
+        (failure,),
+        failure_sentence(failure),
+    )
 
 
 def test_env_hint_for_the_namespace_of_a_failed_third_party_plugin():
