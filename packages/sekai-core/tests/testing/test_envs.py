@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import sekai
-from sekai.testing.envs import LineEnv, LineVecEnv
+from sekai.testing.envs import KStepEnv, LineEnv, LineVecEnv
 
 
 def rollout(env, seed, actions):
@@ -86,3 +86,31 @@ def test_line_envs_refuse_start_options_they_cannot_use() -> None:
     with pytest.raises(ValueError, match=r"got 3\.$"):
         vec.reset(seed=2, options={"start": 3})  # refused by every sub-env: nothing is seeded
     assert vec.rng.bit_generator.state == before
+
+
+def test_a_refused_reset_of_line_env_leaves_its_generator_as_it_was():
+    env = LineEnv(size=50)
+    env.reset(seed=0)
+    before = env.rng.bit_generator.state
+    with pytest.raises(ValueError, match=r"got 50\.$"):
+        env.reset(seed=1, options={"start": 50})
+    assert env.rng.bit_generator.state == before
+
+
+def test_line_vec_env_leaves_a_frozen_sub_env_where_it_ended():
+    vec = LineVecEnv(2, size=50, autoreset=False, max_episode_steps=1)
+    vec.reset(options={"start": 10})
+    assert vec.step(np.array([0, 1])).truncated.tolist() == [True, True]
+    result = vec.step(np.array([1, 0]))  # both frozen: stepped again with their last actions
+    assert vec.position.tolist() == [9, 11]
+    assert result.observations.tolist() == [[9.0], [11.0]]
+
+
+def test_kstep_env_refuses_a_step_after_its_last_one():
+    env = KStepEnv(2)
+    env.reset()
+    assert [env.step(0).terminated for _ in range(2)] == [False, True]
+    with pytest.raises(sekai.ResetRequired, match="the episode has ended"):
+        env.step(0)
+    assert env.reset().observation.tolist() == [1.0, 0.0]
+    assert (env.resets, env.t) == (2, 0)
