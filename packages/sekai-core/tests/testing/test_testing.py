@@ -1,3 +1,5 @@
+from typing import ClassVar
+
 import numpy as np
 import pytest
 
@@ -235,3 +237,82 @@ def test_fixtures_give_an_empty_and_a_line_registry(sekai_registry):
 
 def test_line_registry_fixture_provides_testing_line(sekai_line_registry):
     assert [s.id for s in sekai.all_specs()] == ["testing/Line-v0"]
+
+
+class EndlessNative(LineVecEnv):
+    """Ignores the time limit it is given and never ends an episode: a WARNING of the vector
+    checks (autoreset was not checked), not an ERROR."""
+
+    def __init__(self, num_envs, *, max_episode_steps=None, autoreset=True):
+        super().__init__(num_envs, size=50, autoreset=autoreset)
+
+    def _step(self, actions):
+        rewards, _, truncated, infos = super()._step(np.zeros(self.num_envs, np.int64))
+        return rewards, np.zeros(self.num_envs, bool), truncated, infos
+
+
+def test_assert_env_conforms_fails_on_a_native_env_warning_only_when_strict(sekai_registry):
+    sekai.register("endless/Line-v0", LineEnv, vector_entry_point=EndlessNative)
+    assert_env_conforms("endless/Line-v0")
+    with pytest.raises(
+        AssertionError,
+        match=r"native vector env of endless/Line-v0 does not conform:\nWARNING: no episode ended",
+    ):
+        assert_env_conforms("endless/Line-v0", strict=True)
+
+
+class CountingNative(sekai.NativeVecEnv):
+    """Observes the steps taken in the episode, in [0, 3]: outside its space after a 4th step."""
+
+    def __init__(self, num_envs, *, max_episode_steps=None, autoreset=True):
+        space = sekai.spaces.Box(0.0, 3.0, shape=(1,), dtype=np.float32)
+        super().__init__(
+            num_envs,
+            space,
+            LineEnv().action_space,
+            max_episode_steps=max_episode_steps,
+            autoreset=autoreset,
+        )
+        self.t = np.zeros(num_envs, np.int64)
+
+    def _reset_envs(self, indices, options):
+        self.t[indices] = 0
+
+    def _observe(self):
+        return self.t[:, None].astype(np.float32)
+
+    def _step(self, actions):
+        self.t += ~self.frozen
+        flags = np.zeros(self.num_envs, bool)
+        return np.zeros(self.num_envs), flags, flags, {}
+
+
+def test_assert_env_conforms_keeps_the_native_env_within_the_registered_time_limit(
+    sekai_registry,
+):
+    # n_steps // 3 would be 33 steps: the registered limit of 3 is the shorter one.
+    sekai.register("short/Line-v0", LineEnv, vector_entry_point=CountingNative, max_episode_steps=3)
+    assert_env_conforms("short/Line-v0", n_steps=100)
+
+
+class ClosingLine(LineEnv):
+    closed: ClassVar[list[str]] = []
+
+    def close(self):
+        ClosingLine.closed.append("closed")
+        super().close()
+
+
+class ClosingBadObservation(ClosingLine, BadObservation):
+    pass
+
+
+@pytest.mark.parametrize("env", [ClosingLine, ClosingBadObservation])
+def test_assert_env_conforms_closes_the_env_it_made(sekai_registry, env):
+    sekai.register("closing/Line-v0", env)
+    ClosingLine.closed.clear()
+    try:
+        assert_env_conforms("closing/Line-v0")
+    except AssertionError:
+        assert env is ClosingBadObservation
+    assert ClosingLine.closed == ["closed"]
