@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import sekai
 from sekai.testing.docs import assert_marked_examples_print
 
 MARK = "<!-- needs: demo -->"
@@ -63,3 +64,29 @@ def test_a_librarys_own_print_is_stray_output(tmp_path: Path) -> None:
     code = "import sys\nsys.stdout.write('noise\\n')\nprint(1)  # 1"
     with pytest.raises(AssertionError, match=r"stray output: 'noise\\n'"):
         assert_marked_examples_print(_page(tmp_path, code), MARK, min_blocks=1)
+
+
+def test_the_pages_own_deprecation_warning_fails_as_a_reader_would_see_it(
+    tmp_path: Path,
+) -> None:
+    code = "import warnings\nwarnings.warn('gone soon', DeprecationWarning)\nprint(1)  # 1"
+    with pytest.raises(AssertionError, match=r"warnings: \['gone soon'\]"):
+        assert_marked_examples_print(_page(tmp_path, code), MARK, min_blocks=1)
+
+
+@pytest.mark.parametrize("expected", ["1", "2"])
+def test_the_ids_a_page_registers_are_deregistered_whether_it_passes_or_not(
+    tmp_path: Path, sekai_registry: object, expected: str
+) -> None:
+    code = (
+        "import sekai\n"
+        "sekai.register('demo/Line-v0', 'sekai.testing.envs:LineEnv')\n"
+        f"print(1)  # {expected}"
+    )
+    page = _page(tmp_path, code)
+    if expected == "1":
+        assert_marked_examples_print(page, MARK, min_blocks=1, registered=["demo/Line-v0"])
+    else:
+        with pytest.raises(AssertionError, match=r"page\.md:7"):
+            assert_marked_examples_print(page, MARK, min_blocks=1, registered=["demo/Line-v0"])
+    assert "demo/Line-v0" not in {spec.id for spec in sekai.all_specs()}

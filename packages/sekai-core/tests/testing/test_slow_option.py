@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sekai.testing.fixtures import spread_first
+from sekai.testing.fixtures import in_thread, interrupted_once, spread_first
 
 pytest_plugins = ("pytester",)
 
@@ -63,3 +63,26 @@ def test_with_the_option_under_two_workers_each_share_starts_with_a_slow_test(
     result = pytester.runpytest("-p", "sekai.testing.fixtures", "-p", "no:xdist", "-v", "--slow")
     ran = [line.split("::")[1].split()[0] for line in result.outlines if " PASSED" in line]
     assert ran == ["test_training", "test_fast_one", "test_other_training", "test_fast_two"]
+
+
+def test_spread_first_starts_every_share_with_a_slow_test_when_they_are_uneven() -> None:
+    # 11 tests over 3 workers: worksteal's shares are [0, 3), [3, 7) and [7, 11).
+    order = spread_first(["A", "B", "C"], list("abcdefgh"), workers=3)
+    assert [order[0], order[3], order[7]] == ["A", "B", "C"]
+    assert sorted(order) == sorted(["A", "B", "C", *"abcdefgh"])
+
+
+def test_interrupted_once_raises_on_the_first_call_only_and_in_thread_keeps_it() -> None:
+    calls: list[int] = []
+
+    def count() -> int:
+        calls.append(1)
+        return len(calls)
+
+    fn = interrupted_once(count)
+    thread, got = in_thread(fn)
+    thread.join(5)
+    assert len(got) == 1 and isinstance(got[0], KeyboardInterrupt)
+    assert calls == []  # cut short before fn ran
+    assert fn() == 1
+    assert fn() == 2
