@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import sekai
@@ -95,6 +98,11 @@ def test_the_written_envs_refuse_options_they_cannot_use(importable: Path, nativ
     with pytest.raises(ValueError, match=r"options\['start'\] must be an int in 0..2, got 3"):
         env.reset(options={"start": 3})
     assert env.reset(options={"start": 2}).observation.tolist() == [2]
+    env.reset(seed=0)
+    before = env.rng.bit_generator.state
+    with pytest.raises(ValueError, match=r"got 3"):
+        env.reset(seed=1, options={"start": 3})  # refused before seeding
+    assert env.rng.bit_generator.state == before
     if native:  # checked before anything is seeded; the valid sub-envs are reset
         vec = walk.WalkVecEnv(2, size=3)
         vec.reset(seed=0, options={"start": 0})
@@ -121,6 +129,7 @@ def test_the_written_tests_cover_the_native_env_only_with_native(tmp_path) -> No
 
 def test_names_follow_the_pack_convention() -> None:
     assert pack_names("sekai-mazes", None) == ("sekai-mazes", "sekai_mazes", "mazes")
+    assert pack_names("my--envs.-x", "mine")[1] == "my_envs_x"  # a run is one "_"
     assert pack_names("my.envs", "mine") == ("my.envs", "my_envs", "mine")
     assert pack_names("sekai-foo.bar", None) == ("sekai-foo.bar", "sekai_foo_bar", "foo-bar")
 
@@ -129,6 +138,7 @@ def test_names_follow_the_pack_convention() -> None:
     ("name", "namespace", "message"),
     [
         ("sekai-finance", None, "one of sekai's own distributions"),
+        ("Sekai", None, "^Sekai is one of sekai's own distributions"),  # the meta-distribution
         ("sekai-ray2", "classic", r"^the namespace 'classic' is reserved for sekai-classic; "),
         # Before: accepted, though 'Classic' is a look-alike of the first-party namespace.
         ("sekai-x", "Classic", r"reserved for sekai-classic \(as 'classic', in any case\)"),
@@ -232,3 +242,32 @@ def test_an_existing_folder_is_never_overwritten(sekai_cli, tmp_path) -> None:
     assert done.returncode == 2
     assert done.stderr == "error: sekai-mazes already exists; choose another NAME or remove it\n"
     assert list((tmp_path / "sekai-mazes").iterdir()) == []
+
+
+def test_the_written_native_env_leaves_a_frozen_sub_env_where_it_ended(importable: Path) -> None:
+    write_pack(importable / "sekai-mazes", native=True)
+    walk = importlib.import_module("sekai_mazes.walk")
+    vec = walk.WalkVecEnv(2, size=50, autoreset=False, max_episode_steps=1)
+    vec.reset(options={"start": 10})
+    assert vec.step(np.array([0, 1])).truncated.tolist() == [True, True]
+    vec.step(np.array([1, 0]))  # both frozen: stepped again with their last actions
+    assert vec.position.tolist() == [9, 11]
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_the_written_tests_pass_as_written(tmp_path: Path, native: bool) -> None:
+    # All but the one that needs the pack installed (its entry point): the rest import src/.
+    folder = tmp_path / "sekai-mazes"
+    write_pack(folder, native=native)
+    path = os.pathsep.join([str(folder / "src"), *sys.path])
+    plugins = ["-p", "no:randomly", "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", *plugins, "-k", "not installed", "tests"],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{8 if native else 6} passed, 1 deselected" in done.stdout
