@@ -262,3 +262,33 @@ def test_close_closes_every_sub_env_and_reports_failures() -> None:
     _entries, errors = _reply(worker.close())
     assert [(index, info.message) for index, info in errors] == [(0, "disk full")]
     assert worker.subs == []
+
+
+def test_system_exit_escapes_as_itself_so_that_ray_can_end_the_actor() -> None:
+    class Exits(CounterEnv):
+        def step(self, action: Any) -> Any:
+            raise SystemExit(3)  # what ray.actor.exit_actor() raises
+
+    worker = _worker(Exits)
+    worker.reset(pickle.dumps([(None, None)]))
+    with pytest.raises(SystemExit):
+        worker.step(_actions(0))
+
+
+def test_reset_options_that_cannot_be_unpickled_fail_every_sub_env_of_the_slice() -> None:
+    # A reset's argument is one (seed, options) pair per sub-env: it names no positions.
+    worker = _worker(CounterEnv, CounterEnv)
+    payload = pickle.dumps([(None, None), (None, {"x": _Unreadable()})])
+    entries, errors = _reply(worker.reset(payload))
+    assert entries is None
+    assert [(index, info.exc_type) for index, info in errors] == [
+        (0, "ModuleNotFoundError"),
+        (1, "ModuleNotFoundError"),
+    ]
+
+
+def test_a_command_that_cannot_start_fails_the_first_sub_env_of_the_slice() -> None:
+    worker = _worker(CounterEnv, CounterEnv)
+    entries, errors = _reply(worker.step(pickle.dumps(42)))  # not (positions, actions)
+    assert entries is None
+    assert [(index, info.exc_type) for index, info in errors] == [(0, "TypeError")]

@@ -34,6 +34,7 @@ def test_actor_options_map_ray_resource_names() -> None:
         ({"CPU": -1}, ValueError, r"resources_per_worker\['CPU'\] must be a number >= 0"),
         ({"GPU": "1"}, ValueError, "must be a number >= 0, got '1'"),
         ({"CPU": True}, ValueError, "must be a number >= 0"),
+        ({"GPU": float("nan")}, ValueError, r"\[.GPU.\] must be a number >= 0, got nan"),
     ],
 )
 def test_actor_options_reject_bad_resources(resources: Any, error: type, match: str) -> None:
