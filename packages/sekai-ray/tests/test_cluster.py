@@ -161,3 +161,38 @@ def test_actors_on_another_cluster_than_the_current_one_are_lost(ray_cluster: Mo
         with pytest.raises(sekai.VecEnvWorkerError, match="connected to another Ray cluster"):
             vec.step([0, 0])
         vec._pool.cluster = cluster  # so that close() stops the actor, which is still there
+
+
+class _FakeCluster:
+    """``cluster_resources()`` and ``available_resources()`` of a cluster that frees CPUs one
+    poll after another (the actors of a RayVecEnv closed a moment ago)."""
+
+    def __init__(self, cpus: float, free: list[float]) -> None:
+        self.cpus = cpus
+        self.free = free
+        self.polls = 0
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": self.cpus}
+
+    def available_resources(self) -> dict[str, float]:
+        self.polls += 1
+        return {"CPU": self.free[min(self.polls, len(self.free)) - 1]}
+
+
+def test_default_workers_are_at_least_one_on_a_busy_cluster() -> None:
+    busy: Any = _FakeCluster(4.0, [0.0])
+    assert default_num_workers(busy, 8, {"num_cpus": 1.0}) == 1
+    assert default_num_workers(busy, 3, {"num_cpus": 0.0}) == 3  # asks for no CPU: one each
+
+
+def test_default_workers_wait_for_the_cpus_of_actors_killed_a_moment_ago(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_cluster, "_killed_at", -float("inf"))
+    cluster: Any = _FakeCluster(4.0, [1.0, 2.0, 4.0])
+    assert default_num_workers(cluster, 8, {"num_cpus": 1.0}) == 1  # none killed: no wait
+    _cluster.actors_killed()
+    cluster.polls = 0
+    assert default_num_workers(cluster, 8, {"num_cpus": 1.0}) == 4
+    assert cluster.polls == 3

@@ -125,6 +125,11 @@ def test_actor_killed_between_steps_is_reported_by_its_only_sub_env() -> None:
             vec.step([0, 0])
         assert str(caught.value) == f"Sub-env 1 raised ActorDiedError: {DIED}"
         assert (caught.value.worker, caught.value.ranks) == (1, (1,))
+        with pytest.raises(sekai.VecEnvWorkerError) as again:
+            vec.step([0, 0])  # at once, before any actor is sent anything
+        assert str(again.value) == str(caught.value)
+        live = vec._pool.handles[0].actor  # sub-env 0 stepped once, in the first step only
+        assert pickle.loads(ray.get(live.get_attr.remote(pickle.dumps((None, "steps")))))[0] == [1]
 
 
 class _Abort(BaseException):

@@ -75,6 +75,21 @@ def test_recv_results_match_stepping_each_sub_env_alone() -> None:
         assert vec.step(np.ones(4, dtype=np.int64)).observations[:, 0].tolist() == [1, 4, 8, 12]
 
 
+def test_a_reset_drops_the_replies_of_steps_sent_before_it() -> None:
+    with RayVecEnv([CounterEnv] * 4, num_workers=2, resources_per_worker=HALF_CPU) as vec:
+        vec.reset(options=STARTS)
+        vec.send(np.full(4, 2, dtype=np.int64))
+        vec.reset(options=STARTS)  # the actors reply to those steps first: dropped
+        vec.send(np.ones(4, dtype=np.int64))
+        result = vec.recv(batch_size=4)
+        assert sorted(zip(result.env_ids.tolist(), result.observations[:, 0].tolist())) == [
+            (0, 1.0),
+            (1, 4.0),
+            (2, 8.0),
+            (3, 12.0),
+        ]
+
+
 def test_a_reset_refused_for_options_that_cannot_be_pickled_changes_nothing() -> None:
     with RayVecEnv([CounterEnv] * 4, num_workers=2, resources_per_worker=HALF_CPU) as vec:
         vec.reset(options=STARTS)

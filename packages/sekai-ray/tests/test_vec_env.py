@@ -10,7 +10,7 @@ import pickle
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -154,6 +154,15 @@ def test_repr_spaces_and_worker_split() -> None:
         assert vec.metadata == CounterEnv.metadata
         assert vec.unwrapped is vec and vec.spec is None and vec.autoreset is True
         assert vec.call("_obs")[0].dtype == np.float32
+
+
+class _Rendered(CounterEnv):
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 7}
+
+
+def test_metadata_is_the_sub_envs_own() -> None:
+    with _ray([_Rendered] * 2, num_workers=2) as vec:
+        assert vec.metadata == {"render_modes": ["ansi"], "render_fps": 7}
 
 
 def test_checks_happen_in_the_parent_before_any_sub_env_steps() -> None:
