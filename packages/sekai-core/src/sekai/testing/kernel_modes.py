@@ -97,7 +97,9 @@ def check_same_seed_same_episodes(case: ModeCase) -> None:
         return _host(envs, out.observations)
 
     np.testing.assert_array_equal(run(3), run(3))
-    assert not np.array_equal(run(3), run(4))
+    assert not np.array_equal(run(3), run(4)), (
+        "seeds 3 and 4 gave the same observations after 25 steps: the mode ignores the seed"
+    )
 
 
 def check_autoresets_and_unseeded_resets_start_new_episodes(case: ModeCase) -> None:
@@ -412,7 +414,9 @@ def check_wrappers_keep_the_arrays_on_the_device(case: ModeCase) -> None:
                 episodes.append((info["episode"].episode_length, info["episode"].episode_return))
     assert len(episodes) >= 4
     # CartPole pays 1 a step: each recorded return is its episode's length
-    assert all(length == ret for length, ret in episodes)
+    assert all(length == ret for length, ret in episodes), (
+        f"episodes (length, return): {episodes}; each return must equal its length"
+    )
     assert vec.return_rms.count == 160
 
 
@@ -492,7 +496,8 @@ def check_terminal_observations_are_transformed_on_the_device(case: ModeCase) ->
 def check_metadata_and_time_limit_come_from_the_env(case: ModeCase) -> None:
     """The env's metadata, and its registered time limit in ``info["elapsed_steps"]``."""
     envs = case.make(2)
-    assert envs.metadata == make_vec(ENV_ID, 2, vectorization_mode="sync").metadata != {}
+    expected = make_vec(ENV_ID, 2, vectorization_mode="sync").metadata
+    assert envs.metadata == expected != {}, f"metadata {envs.metadata!r}, the env's {expected!r}"
     envs.reset(seed=0)
     assert envs.step(np.ones(2, dtype=np.int64)).infos[0]["elapsed_steps"] == 1
     assert envs.get_attr("max_episode_steps") == [spec(ENV_ID).max_episode_steps] * 2
