@@ -74,19 +74,24 @@ def test_the_pages_own_deprecation_warning_fails_as_a_reader_would_see_it(
         assert_marked_examples_print(_page(tmp_path, code), MARK, min_blocks=1)
 
 
-@pytest.mark.parametrize("expected", ["1", "2"])
+@pytest.mark.parametrize(
+    ("last_line", "error"),
+    [
+        ("print(1)  # 1", None),
+        ("print(1)  # 2", r"page\.md:7"),  # prints otherwise than its comment says
+        ("raise RuntimeError('page broke')", r"page broke"),  # raises while it runs
+    ],
+)
 def test_the_ids_a_page_registers_are_deregistered_whether_it_passes_or_not(
-    tmp_path: Path, sekai_registry: object, expected: str
+    tmp_path: Path, sekai_registry: object, last_line: str, error: str | None
 ) -> None:
     code = (
-        "import sekai\n"
-        "sekai.register('demo/Line-v0', 'sekai.testing.envs:LineEnv')\n"
-        f"print(1)  # {expected}"
+        f"import sekai\nsekai.register('demo/Line-v0', 'sekai.testing.envs:LineEnv')\n{last_line}"
     )
     page = _page(tmp_path, code)
-    if expected == "1":
+    if error is None:
         assert_marked_examples_print(page, MARK, min_blocks=1, registered=["demo/Line-v0"])
     else:
-        with pytest.raises(AssertionError, match=r"page\.md:7"):
+        with pytest.raises(Exception, match=error):
             assert_marked_examples_print(page, MARK, min_blocks=1, registered=["demo/Line-v0"])
     assert "demo/Line-v0" not in {spec.id for spec in sekai.all_specs()}
