@@ -180,9 +180,13 @@ class _FakeCluster:
         return {"CPU": self.free[min(self.polls, len(self.free)) - 1]}
 
 
-def test_default_workers_are_at_least_one_on_a_busy_cluster() -> None:
+def test_default_workers_are_at_least_one_on_a_busy_cluster(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_cluster, "_killed_at", -float("inf"))  # busy, and nothing freeing
     busy: Any = _FakeCluster(4.0, [0.0])
     assert default_num_workers(busy, 8, {"num_cpus": 1.0}) == 1
+    assert busy.polls == 1  # read once: no wait for CPUs being freed
     assert default_num_workers(busy, 3, {"num_cpus": 0.0}) == 3  # asks for no CPU: one each
 
 
