@@ -217,6 +217,27 @@ def test_model_source_is_simulated_at_reset():
     assert vec.price_history[0].shape == (32, 2)
 
 
+@pytest.mark.parametrize("make", [TradingVecEnv, PortfolioVecEnv], ids=["trading", "portfolio"])
+def test_model_paths_are_observed_as_their_log_returns(make):
+    n = 1 if make is TradingVecEnv else 2
+    vec = make(3, model=GBM(mu=0.05, sigma=0.3, n_assets=n), episode_length=4, lookback=5)
+
+    def windows(result):
+        obs = result.observations
+        return (obs["returns"] if isinstance(obs, dict) else obs[:, :5, None]).astype(np.float64)
+
+    def expected(k):
+        history = vec.price_history[k].reshape(len(vec.price_history[k]), n)
+        return np.log(history[-5:] / history[-6:-1])
+
+    result = vec.reset(seed=4)
+    for _ in range(3):
+        for k in range(3):
+            assert np.allclose(windows(result)[k], expected(k), rtol=1e-5, atol=1e-7)
+        action = np.full(3, 2) if n == 1 else np.ones((3, n + 1))
+        result = vec.step(action)
+
+
 # -- samplers ------------------------------------------------------------------------------------
 
 
