@@ -10,13 +10,22 @@ import pytest
 from sekai.envs.finance.kernels._window import START_BITS, position_uniforms, window_position
 from sekai.envs.finance.kernels.trading import TradingKernel
 from sekai.envs.finance.vector import TradingVecEnv
-from sekai.finance import MarketData, NoCost, ProfitAndLoss, SimpleReturn
+from sekai.finance import (
+    DrawdownPenalty,
+    LogReturn,
+    MarketData,
+    NoCost,
+    ProfitAndLoss,
+    SimpleReturn,
+)
 
 
 def _history(n_rows: int) -> np.ndarray:
     rng = np.random.default_rng(5)
     return 50.0 * np.exp(np.cumsum(rng.normal(0.0, 0.03, n_rows)))
 
+
+_DRAWDOWN = DrawdownPenalty()
 
 CASES: dict[str, dict[str, Any]] = {
     "simulated": {"episode_length": 6, "lookback": 4},
@@ -27,6 +36,13 @@ CASES: dict[str, dict[str, Any]] = {
         "sigma": 0.9,
         "transaction_cost": 0.02,
         "reward": SimpleReturn() + ProfitAndLoss(),
+    },
+    # One stateful reward object in two terms is one function of the step, as in the env.
+    "simulated, one drawdown in two terms": {
+        "episode_length": 7,
+        "lookback": 3,
+        "sigma": 0.6,
+        "reward": LogReturn() - _DRAWDOWN - 0.5 * _DRAWDOWN,
     },
     "replayed, no cost": {
         "prices": _history(50),
