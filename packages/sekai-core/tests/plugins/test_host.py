@@ -319,6 +319,16 @@ def test_a_hook_that_raises_is_skipped_and_its_partial_registrations_removed():
     assert [p.name for p in reg.plugin_report().plugins] == ["core", "good"]
 
 
+def test_a_failed_plugin_object_is_unloaded_so_a_second_entry_point_reports_its_own_error():
+    plugin = env_plugin(then_raise=RuntimeError("half done"))
+    reg = registry_of(record("acme", plugin), record("zeta", plugin, "zeta-envs"))
+    load_quietly(reg)
+    assert [(f.name, f.stage, f.error) for f in reg.plugin_report().failures] == [
+        ("acme", "register", "RuntimeError: half done"),
+        ("zeta", "register", "RuntimeError: half done"),
+    ]
+
+
 def test_a_misspelt_hook_is_a_hooks_failure_and_undoes_the_valid_hooks():
     class Misspelt:
         @staticmethod
