@@ -491,6 +491,31 @@ def test_two_third_party_plugins_with_one_name_are_both_skipped_as_a_clash():
     )
 
 
+def test_two_first_party_entry_points_with_one_name_load_the_first_and_name_it_for_the_second():
+    reg = registry_of(
+        record("twin", env_plugin("Twin-v0"), "sekai-classic", "0.3.0"),
+        record("twin", env_plugin("Twin-v1"), "sekai-finance", "0.3.0"),
+    )
+    load_quietly(reg)
+    assert [s.id for s in reg.all_specs()] == ["Twin-v0"]
+    assert [(f.distribution, f.stage, f.error) for f in reg.plugin_report().failures] == [
+        ("sekai-finance", "clash", "ValueError: plugin name 'twin' is also used by sekai-classic")
+    ]
+
+
+def test_core_builtin_plugin_failing_to_import_is_a_failure_and_the_others_load(monkeypatch):
+    import sekai.plugins
+
+    monkeypatch.delattr(sekai.plugins, "_builtin", raising=False)
+    monkeypatch.setitem(sys.modules, "sekai.plugins._builtin", None)
+    reg = registry_of(record("acme", env_plugin("acme/A-v0")))
+    load_quietly(reg)
+    assert [s.id for s in reg.all_specs()] == ["acme/A-v0"]
+    (failure,) = reg.plugin_report().failures
+    assert (failure.name, failure.distribution, failure.stage) == ("core", "sekai-core", "import")
+    assert failure.error.startswith("ModuleNotFoundError: ")
+
+
 def test_a_third_party_plugin_using_a_reserved_name_is_skipped_and_first_party_loads():
     reg = registry_of(
         record("finance", env_plugin("Trading-v0"), "sekai-finance", "0.3.0"),
