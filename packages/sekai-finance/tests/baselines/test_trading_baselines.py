@@ -26,6 +26,13 @@ def test_random_policy_matches_the_measured_bar():
     assert abs(mean - (-0.238)) < 4 * np.hypot(error, 0.001)
 
 
+def test_evaluate_restarts_a_random_policys_generator_so_reusing_it_gives_the_same_numbers():
+    policy = RandomPolicy(5)
+    first = evaluate(policy, "Trading-v0", 8, seed=1, num_envs=4, episode_length=10)
+    assert evaluate(policy, "Trading-v0", 8, seed=1, num_envs=4, episode_length=10) == first
+    assert evaluate(RandomPolicy(5), "Trading-v0", 8, seed=1, num_envs=4, episode_length=10) == first
+
+
 def test_flat_scores_exactly_zero():
     assert evaluate(ConstantPosition(1), "Trading-v0", 300, seed=0) == (0.0, 0.0)
 
