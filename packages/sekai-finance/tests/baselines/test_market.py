@@ -44,6 +44,23 @@ def test_volatility_is_the_std_of_the_equal_weight_portfolio() -> None:
     assert VolatilityFilter().volatility(obs) == pytest.approx(expected, rel=1e-5)
 
 
+def test_volatility_counts_a_return_only_where_the_slot_was_available() -> None:
+    rng = np.random.default_rng(1)
+    returns = rng.normal(0, 0.01, (3, 20))
+    available = np.ones((3, 20))
+    available[1, :12] = 0.0  # slot 1 listed only for the last 8 rows of the lookback
+    values = np.stack([returns, available], axis=-1).astype(np.float32)
+    obs = {"assets": {"values": values, "mask": np.array([1, 1, 1], np.int8)}}
+    expected = (values[..., 0] * values[..., 1]).astype(np.float64).mean(axis=0).std()
+    assert VolatilityFilter().volatility(obs) == pytest.approx(expected, rel=1e-6)
+
+
+def test_long_short_weights_split_over_the_tradable_slots_only() -> None:
+    env = MarketEnv(max_assets=3, allow_short=True, model=sekai.finance.GBM(n_assets=3))
+    obs = observation(np.zeros((3, 20)), [1, 0, 1])
+    assert VolatilityFilter()(obs, env).tolist() == [0.5, 0.0, 0.5]
+
+
 def test_long_short_accounts_get_equal_target_weights() -> None:
     env = MarketEnv(max_assets=2, allow_short=True, model=sekai.finance.GBM(n_assets=2))
     obs = observation(np.zeros((2, 20)), [1, 1])

@@ -124,6 +124,17 @@ def test_kelly_buy_and_hold_reads_a_gbm_model():
     np.testing.assert_allclose(actions, [[1 / 3, 1 / 3, 1 / 3, 0.0]] * 2)
 
 
+def test_one_kelly_buy_and_hold_follows_each_envs_own_market():
+    from sekai.finance.simulators import GBM
+
+    policy = KellyBuyAndHold()
+    for mu in ([0.08, 0.02], [0.02, 0.08]):
+        model = GBM(mu=mu, sigma=[0.2, 0.3], corr=np.eye(2))
+        env = sekai.make("Portfolio-v0", model=model)
+        action = policy(env.reset(seed=0).observation, env)
+        np.testing.assert_allclose(action[:2], kelly_weights(mu, [0.2, 0.3], np.eye(2)))
+
+
 @pytest.mark.parametrize("mode", ["single", "native", "sync"])
 def test_kelly_buy_and_hold_refuses_a_market_without_gbm_parameters(mode: str):
     from sekai.finance.simulators import Heston
