@@ -76,6 +76,19 @@ def test_random_quotes_simulated_match_the_exact_value() -> None:
     assert abs(mean - expected_random_return(MarketMakingEnv())) < 4 * se
 
 
+def test_random_quotes_exact_value_converges_like_simpsons_rule() -> None:
+    env = MarketMakingEnv()
+    # Simpson's error falls as h^4: 1,001 nodes already agree with 200,001 to ~1e-10.
+    assert expected_random_return(env, points=1001) == pytest.approx(
+        expected_random_return(env), abs=1e-8
+    )
+
+
+def test_random_quotes_exact_value_scales_the_edge_by_the_order_size() -> None:
+    mean, se = evaluate(RandomPolicy(0), "MarketMaking-v0", 2048, order_size=2)
+    assert abs(mean - expected_random_return(MarketMakingEnv(order_size=2))) < 4 * se
+
+
 def test_optimal_quotes_reach_the_dp_value_in_simulation() -> None:
     mean, se = evaluate(OptimalQuotes(), "MarketMaking-v0", 6144)
     assert se < 0.15
