@@ -111,3 +111,18 @@ def test_limit_order_book_actions_respect_the_inventory_limits() -> None:
         assert all(mask[i][action[i]] for i in range(3))
         result = env.step(action)
     assert limited > 0  # the inventory limit was reached: the mask did restrict the draws
+
+
+class _LowestDraws:
+    """A generator stand-in whose uniform draws are all 0.0, the lowest value ``random()`` gives."""
+
+    def random(self, size: int) -> np.ndarray:
+        return np.zeros(size)
+
+
+def test_the_lowest_uniform_draw_still_picks_an_allowed_action() -> None:
+    env = MaskedDiscreteEnv()
+    env.reset(seed=0)
+    policy = RandomPolicy(0)
+    policy.rng = _LowestDraws()  # type: ignore[assignment]
+    assert policy(None, env) == 3  # the first allowed action, not the masked-out 2
