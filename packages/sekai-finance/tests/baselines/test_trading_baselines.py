@@ -33,6 +33,11 @@ def test_evaluate_restarts_a_random_policys_generator_so_reusing_it_gives_the_sa
     assert evaluate(RandomPolicy(5), "Trading-v0", 8, seed=1, num_envs=4, episode_length=10) == first
 
 
+def test_a_single_episode_has_a_standard_error_of_zero():
+    mean, error = evaluate(BuyAndHold(), "Trading-v0", 1, seed=2, episode_length=5)
+    assert error == 0.0 and np.isfinite(mean) and mean != 0.0
+
+
 def test_flat_scores_exactly_zero():
     assert evaluate(ConstantPosition(1), "Trading-v0", 300, seed=0) == (0.0, 0.0)
 
