@@ -27,10 +27,11 @@ def test_random_policy_matches_the_measured_bar():
 
 
 def test_evaluate_restarts_a_random_policys_generator_so_reusing_it_gives_the_same_numbers():
+    args = ("Trading-v0", 8, 1)
     policy = RandomPolicy(5)
-    first = evaluate(policy, "Trading-v0", 8, seed=1, num_envs=4, episode_length=10)
-    assert evaluate(policy, "Trading-v0", 8, seed=1, num_envs=4, episode_length=10) == first
-    assert evaluate(RandomPolicy(5), "Trading-v0", 8, seed=1, num_envs=4, episode_length=10) == first
+    first = evaluate(policy, *args, num_envs=4, episode_length=10)
+    assert evaluate(policy, *args, num_envs=4, episode_length=10) == first
+    assert evaluate(RandomPolicy(5), *args, num_envs=4, episode_length=10) == first
 
 
 def test_a_single_episode_has_a_standard_error_of_zero():
