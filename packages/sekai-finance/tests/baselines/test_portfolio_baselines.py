@@ -101,6 +101,7 @@ def test_equal_weight_with_shorts():
     env = sekai.make("Portfolio-v0", n_assets=4, allow_short=True)
     obs = env.reset(seed=0).observation
     assert EqualWeight()(obs, env).tolist() == [0.25] * 4
+    assert EqualWeight(include_cash=True)(obs, env).tolist() == pytest.approx([0.2] * 4)
     assert ConstantMix([0.5, -0.5, 0.0, 0.0])(obs, env).tolist() == [0.5, -0.5, 0.0, 0.0]
 
 

@@ -175,6 +175,11 @@ def test_policies_work_on_a_single_env_and_a_batch():
         ConstantPosition(-1)
 
 
+def test_buy_and_hold_without_a_unit_long_takes_the_largest_position_wherever_it_is():
+    env = sekai.make("Trading-v0", positions=(0.5, 0.0, -0.5))
+    assert BuyAndHold()(env.reset(seed=0).observation, env) == 0
+
+
 def test_evaluate_falls_back_to_sync_for_envs_without_native_version():
     # Market-v0 registers no vector_entry_point, so evaluate() must build a SyncVecEnv.
     mean, error = evaluate(RandomPolicy(0), "Market-v0", 4, seed=0)
