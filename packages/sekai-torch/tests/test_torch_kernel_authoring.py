@@ -4,7 +4,7 @@ its rules (in-place updates, a hard-coded float dtype, outputs of other shapes),
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -73,14 +73,26 @@ def test_observations_handed_out_keep_their_values_whatever_the_kernel_does_late
     assert finals and all(abs(float(final[0])) >= 3.0 for final in finals)
 
 
-class _HardFloat64(WalkKernel):
+def _altered(name: str, change: Callable[[Any, KernelStep], KernelStep]) -> type[WalkKernel]:
+    """A WalkKernel whose step outputs pass through ``change(xp, outputs)``: a kernel that
+    breaks one rule, named ``name`` as the driver's messages name it."""
+
     def step(
-        self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
+        self: WalkKernel,
+        xp: Any,
+        params: WalkParams,
+        state: Any,
+        action: Any,
+        draws: Mapping[str, Any],
     ) -> KernelStep:
-        new, obs, reward, terminated, truncated, info = super().step(
-            xp, params, state, action, draws
-        )
-        return {"x": xp.astype(new["x"], xp.float64)}, obs, reward, terminated, truncated, info
+        return change(xp, WalkKernel.step(self, xp, params, state, action, draws))
+
+    return type(name, (WalkKernel,), {"step": step})
+
+
+_HardFloat64 = _altered(
+    "_HardFloat64", lambda xp, out: ({"x": xp.astype(out[0]["x"], xp.float64)}, *out[1:])
+)
 
 
 def test_the_torch_mode_check_reports_a_hard_coded_float64_state() -> None:
@@ -91,14 +103,7 @@ def test_the_torch_mode_check_reports_a_hard_coded_float64_state() -> None:
     ]
 
 
-class _FlatObs(WalkKernel):
-    def step(
-        self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
-    ) -> KernelStep:
-        new, obs, reward, terminated, truncated, info = super().step(
-            xp, params, state, action, draws
-        )
-        return new, obs[:, 0], reward, terminated, truncated, info
+_FlatObs = _altered("_FlatObs", lambda xp, out: (out[0], out[1][:, 0], *out[2:]))
 
 
 def test_the_torch_mode_refuses_observations_of_another_shape_than_the_space_s() -> None:
@@ -113,14 +118,9 @@ def test_the_torch_mode_refuses_observations_of_another_shape_than_the_space_s()
         envs.step(torch.ones(4, dtype=torch.int64))
 
 
-class _FloatTerminated(WalkKernel):
-    def step(
-        self, xp: Any, params: WalkParams, state: Any, action: Any, draws: Mapping[str, Any]
-    ) -> KernelStep:
-        new, obs, reward, terminated, truncated, info = super().step(
-            xp, params, state, action, draws
-        )
-        return new, obs, reward, xp.astype(terminated, reward.dtype), truncated, info
+_FloatTerminated = _altered(
+    "_FloatTerminated", lambda xp, out: (*out[:3], xp.astype(out[3], out[2].dtype), *out[4:])
+)
 
 
 def test_the_torch_mode_names_a_flag_of_another_dtype_as_numpy_names_it() -> None:
