@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from sekai.spaces._explain import short_repr
+from sekai.spaces._kinds import fold_leaves, sub_spaces
 from sekai.spaces._stack import _rows, check_count, concatenate, create_empty_array
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
@@ -185,11 +186,7 @@ def _iterate_unbatched(space: Space[Any], batch: Any) -> Iterator[Any]:
 
 def _holds_data(space: Space[Any]) -> bool:
     """False for Dict/Tuple with no leaf at all: their batches cannot tell how many items."""
-    if isinstance(space, Dict):
-        return any(_holds_data(child) for child in space.values())
-    if isinstance(space, Tuple):
-        return any(_holds_data(child) for child in space.spaces)
-    return True
+    return fold_leaves(space, lambda leaf: True, any)
 
 
 def _empty_item(space: Space[Any]) -> Any:
@@ -207,7 +204,7 @@ def _lockstep(space: Dict | Tuple, parts: list[Any], names: list[str]) -> Iterat
         ValueError: the children's batches hold different numbers of items, or no child
             holds data, so nothing tells how many items the batch holds.
     """
-    spaces = list(space.values()) if isinstance(space, Dict) else list(space.spaces)
+    spaces = sub_spaces(space) or []
     informative = [i for i, child in enumerate(spaces) if _holds_data(child)]
     if not informative:
         raise ValueError(

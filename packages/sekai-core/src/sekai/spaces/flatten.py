@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.spaces._kinds import sub_spaces
 from sekai.spaces.box import Box
 from sekai.spaces.dict import Dict
 from sekai.spaces.discrete import Discrete
@@ -322,7 +323,7 @@ def _flatten_space_onehot(space: Discrete | MultiDiscrete | MultiBinary) -> Box:
 @flatten_space.register(Dict)
 @flatten_space.register(Tuple)
 def _flatten_space_composite(space: Dict | Tuple) -> Box:
-    children = [flatten_space(child) for child in _children(space)]
+    children = [flatten_space(child) for child in sub_spaces(space) or ()]
     if not children:
         return Box(np.zeros(0, _F32), np.zeros(0, _F32), shape=(0,), dtype=_F32)
     return Box(
@@ -335,7 +336,3 @@ def _flatten_space_composite(space: Dict | Tuple) -> Box:
 @flatten_space.register(Sequence)
 def _flatten_space_sequence(space: Sequence) -> Box:
     raise not_flattenable("flatten_space", space)
-
-
-def _children(space: Dict | Tuple) -> list[Space[Any]]:
-    return list(space.values()) if isinstance(space, Dict) else list(space.spaces)

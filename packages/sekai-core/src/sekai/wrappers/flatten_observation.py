@@ -12,20 +12,15 @@ from sekai.core._async import awaitable
 from sekai.core.env import Env
 from sekai.core.result import StepResult
 from sekai.core.wrapper import ObservationWrapper
-from sekai.spaces import Dict, Sequence, Space, Tuple, flatten, flatten_space
+from sekai.spaces import Sequence, Space, flatten, flatten_space
+from sekai.spaces._kinds import fold_leaves
 
 __all__ = ["FlattenObservation"]
 
 
 def _holds_sequence(space: Space[Any]) -> bool:
     """Whether ``space`` is a Sequence or holds one in a Dict or Tuple."""
-    if isinstance(space, Sequence):
-        return True
-    if isinstance(space, Dict):
-        return any(_holds_sequence(sub) for sub in space.values())
-    if isinstance(space, Tuple):
-        return any(_holds_sequence(sub) for sub in space.spaces)
-    return False
+    return fold_leaves(space, lambda leaf: isinstance(leaf, Sequence), any)
 
 
 class FlattenObservation(ObservationWrapper[NDArray[Any], Any, Any]):

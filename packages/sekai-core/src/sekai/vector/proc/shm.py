@@ -33,7 +33,7 @@ import numpy as np
 from sekai._warnings import caller_stacklevel
 from sekai.error import SharedMemoryWarning
 from sekai.spaces import Dict, Space, Tuple
-from sekai.spaces._kinds import ARRAY_SPACES
+from sekai.spaces._kinds import ARRAY_SPACES, fold_leaves
 from sekai.spaces.batch import create_empty_array
 from sekai.vector._contract.batching import copy_batch, take_rows
 
@@ -63,13 +63,7 @@ _MORE_MEMORY = "raise that memory limit (with Docker: docker run --memory=...)"
 def is_fixed_size(space: Space[Any]) -> bool:
     """Whether every part of ``space`` has a fixed shape and dtype: Box, Discrete,
     MultiDiscrete, MultiBinary, and Dict / Tuple / MaskedBox of them."""
-    if isinstance(space, ARRAY_SPACES):
-        return True
-    if isinstance(space, Dict):
-        return all(is_fixed_size(child) for child in space.values())
-    if isinstance(space, Tuple):
-        return all(is_fixed_size(child) for child in space.spaces)
-    return False
+    return fold_leaves(space, lambda leaf: isinstance(leaf, ARRAY_SPACES), all)
 
 
 class _Layout:
