@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,19 @@ def _actions(step: int, n: int) -> np.ndarray:
     return np.array([pattern[(step + i) % 5] for i in range(n)], np.float32)
 
 
+def _native_and_sync(**params: Any) -> tuple[Any, Any]:
+    """Four MarketMaking-v0 sub-envs without autoreset, native and in a SyncVecEnv."""
+    native = MarketMakingVecEnv(4, autoreset=False, **params)
+    sync = sekai.make_vec(
+        "MarketMaking-v0",
+        4,
+        vectorization_mode="sync",
+        vector_kwargs={"autoreset": False},
+        **params,
+    )
+    return native, sync
+
+
 def test_make_vec_builds_the_native_env() -> None:
     vec = sekai.make_vec("MarketMaking-v0", 8)
     assert repr(vec) == "MarketMakingVecEnv(num_envs=8)"
@@ -31,14 +46,7 @@ def test_make_vec_builds_the_native_env() -> None:
 
 
 def test_native_reproduces_sync_exactly_in_a_deterministic_market() -> None:
-    native = MarketMakingVecEnv(4, autoreset=False, **DETERMINISTIC)
-    sync = sekai.make_vec(
-        "MarketMaking-v0",
-        4,
-        vectorization_mode="sync",
-        vector_kwargs={"autoreset": False},
-        **DETERMINISTIC,
-    )
+    native, sync = _native_and_sync(**DETERMINISTIC)
     a, b = native.reset(seed=1), sync.reset(seed=1)
     np.testing.assert_array_equal(a.observations, b.observations)
     assert a.infos[0].keys() == b.infos[0].keys()
@@ -63,14 +71,7 @@ def test_native_charges_the_same_penalties_as_sync_with_a_moving_mid() -> None:
     # draws that differ between the two, so the penalty is compared as what the reward holds
     # beyond the wealth change.
     params = {**DETERMINISTIC, "sigma": 2.0, "risk_aversion": 0.5, "terminal_penalty": 0.25}
-    native = MarketMakingVecEnv(4, autoreset=False, **params)
-    sync = sekai.make_vec(
-        "MarketMaking-v0",
-        4,
-        vectorization_mode="sync",
-        vector_kwargs={"autoreset": False},
-        **params,
-    )
+    native, sync = _native_and_sync(**params)
     a, b = native.reset(seed=1), sync.reset(seed=1)
     charged = 0.0
     for step in range(12):
@@ -220,14 +221,7 @@ def test_quote_helpers_return_one_row_per_sub_env() -> None:
 def test_optimal_quotes_match_the_single_envs_at_every_step() -> None:
     # A terminal penalty makes the table's rows differ from step to step.
     params = {**DETERMINISTIC, "terminal_penalty": 0.5, "max_inventory": 3}
-    native = MarketMakingVecEnv(4, autoreset=False, **params)
-    sync = sekai.make_vec(
-        "MarketMaking-v0",
-        4,
-        vectorization_mode="sync",
-        vector_kwargs={"autoreset": False},
-        **params,
-    )
+    native, sync = _native_and_sync(**params)
     native.reset(seed=1)
     sync.reset(seed=1)
     held: set[int] = set()
