@@ -463,6 +463,8 @@ def lint(session: nox.Session) -> None:
         success_codes=[1],
         silent=True,
     )
+    if output is None:  # --install-only: nothing ran, so there is nothing to check
+        return
     if "sekai.spaces.box -> sekai.plugins" not in str(output):
         session.error(f"lint-imports did not report the deliberate upward import:\n{output}")
     session.log("the contracts reject a deliberate upward import (sekai.spaces -> sekai.plugins)")
