@@ -549,7 +549,8 @@ def bench(session: nox.Session) -> None:
     output = session.run(
         "python", "-X", "importtime", "-c", "import sekai", silent=True, stderr=subprocess.STDOUT
     )
-    session.log(_importtime_summary(str(output)))
+    if output is not None:  # None under --install-only, where nothing ran
+        session.log(_importtime_summary(str(output)))
 
 
 def _importtime_summary(report: str, top: int = 12) -> str:
@@ -560,7 +561,9 @@ def _importtime_summary(report: str, top: int = 12) -> str:
             continue
         _, cumulative, name = line[len("import time:") :].split("|")
         rows.append((int(cumulative), name.strip()))
-    sekai_us = next((us for us, name in rows if name == "sekai"), 0)
+    sekai_us = next((us for us, name in rows if name == "sekai"), None)
+    if sekai_us is None:
+        raise ValueError(f"`python -X importtime` reported no import of sekai:\n{report}")
     lines = [
         f"import sekai: {sekai_us / 1000:.1f} ms cumulative; {len(rows)} modules imported in all",
         *(f"  {us / 1000:8.1f} ms  {name}" for us, name in sorted(rows, reverse=True)[:top]),

@@ -170,7 +170,7 @@ def test_bench_runs_sekai_bench_in_every_mode_without_a_way_to_skip_it(
     noxfile: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(noxfile.subprocess, "run", _failing_probe)
-    session = FakeSession()
+    session = ImportTimeSession()
     noxfile.bench(session)
     commands = _sekai_commands(session, lambda exe: exe == "sekai")
     assert commands == [
@@ -178,6 +178,61 @@ def test_bench_runs_sekai_bench_in_every_mode_without_a_way_to_skip_it(
         for mode in ("native", "sync", "proc", "jax", "torch")
     ]
     assert session.warnings == []
+    assert session.logs[-1].startswith("import sekai: 2.0 ms cumulative; 2 modules imported")
+
+
+class ImportTimeSession(FakeSession):
+    """Answers ``python -X importtime`` with a report of two imports, and keeps its logs."""
+
+    REPORT = (
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:      1000 |       1000 | numpy\n"
+        "import time:      1000 |       2000 | sekai\n"
+    )
+
+    def __init__(self, report: str = REPORT) -> None:
+        super().__init__()
+        self.report = report
+        self.logs: list[str] = []
+
+    def run(self, *args: str, **kwargs: Any) -> str:
+        super().run(*args, **kwargs)
+        return self.report if "importtime" in args else ""
+
+    def log(self, message: str) -> None:
+        self.logs.append(message)
+
+
+class InstallOnlySession(ImportTimeSession):
+    """``nox --install-only``: nothing runs, and ``run`` returns None."""
+
+    tmp = "."
+
+    def run(self, *args: str, **kwargs: Any) -> None:  # type: ignore[override]
+        super().run(*args, **kwargs)
+        return None
+
+    def create_tmp(self) -> str:
+        return self.tmp
+
+
+def test_bench_fails_when_importtime_reports_no_import_of_sekai(noxfile: Any) -> None:
+    # A summary of 0.0 ms would hide that `import sekai` did not run at all.
+    session = ImportTimeSession(report=ImportTimeSession.REPORT.replace("sekai", "sekaj"))
+    with pytest.raises(ValueError, match="reported no import of sekai"):
+        noxfile.bench(session)
+
+
+def test_bench_and_lint_install_only_run_and_summarise_nothing(
+    noxfile: Any, tmp_path: Path
+) -> None:
+    bench = InstallOnlySession()
+    noxfile.bench(bench)
+    assert not [line for line in bench.logs if line.startswith("import sekai")]
+    lint = InstallOnlySession()
+    lint.tmp = str(tmp_path)
+    noxfile.lint(lint)  # the upward-import check has no output to read: not an error
+    assert [args[0] for args, _ in lint.runs] == ["ruff", "ruff", "lint-imports", "lint-imports"]
 
 
 def _pip_installs(session: FakeSession) -> list[tuple[str, ...]]:
