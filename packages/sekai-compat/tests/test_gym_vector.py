@@ -257,6 +257,31 @@ def test_to_gymnasium_vector_passes_one_value_to_a_native_set_attr() -> None:
     assert vec.max_episode_steps == 5
 
 
+class Slots(sekai.Env[Any, Any]):
+    """A MaskedBox action, checked against the space."""
+
+    observation_space = sekai.Box(0.0, 3.0, shape=(1,))
+    action_space = sekai.MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        return sekai.ResetResult(np.zeros(1, np.float32))
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if action not in self.action_space:
+            raise sekai.InvalidAction(action, self.action_space)
+        return sekai.StepResult(np.zeros(1, np.float32), 0.0, False, False)
+
+
+def test_to_gymnasium_vector_gives_sub_envs_masked_box_actions_sampled_from_its_space() -> None:
+    venv = to_gymnasium_vector(sekai.SyncVecEnv([Slots, Slots]))
+    venv.reset(seed=0)
+    venv.action_space.seed(0)
+    for _ in range(10):  # the empty slots of gymnasium's samples hold any values
+        venv.step(venv.action_space.sample())
+    venv.close()
+
+
 def test_to_gymnasium_vector_rejects_a_vec_env_without_autoreset() -> None:
     vec = CounterVecEnv(2, autoreset=False)
     with pytest.raises(ValueError, match="autoreset=True"):

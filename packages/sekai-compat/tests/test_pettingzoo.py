@@ -531,6 +531,19 @@ def test_to_pettingzoo_gives_multibinary_float_actions_to_the_env_as_its_integer
         env.step({"a": np.array([0.5, 0.0, 1.0]), "b": actions["b"]})  # not binary: the env's call
 
 
+def test_to_pettingzoo_gives_masked_box_actions_sampled_from_its_spaces_to_the_env() -> None:
+    # the empty slots of a sample of gymnasium's Dict of values and mask hold any values
+    board = Switchboard()
+    board.action_spaces["b"] = sekai.MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
+    env = to_pettingzoo(board)
+    env.reset(seed=0)
+    for agent in env.possible_agents:
+        env.action_space(agent).seed(0)
+    for _ in range(10):
+        env.step({agent: env.action_space(agent).sample() for agent in env.agents})
+    assert board.last["b"] in board.action_spaces["b"]
+
+
 def test_to_pettingzoo_of_a_market_whose_traders_act_at_different_times_passes_api_test() -> None:
     from sekai.envs.finance import LimitOrderBookMarket
 

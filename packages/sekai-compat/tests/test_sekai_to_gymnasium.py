@@ -516,6 +516,43 @@ def test_a_multibinary_action_of_float_zeros_and_ones_reaches_the_env_as_its_int
         env.step(np.array([0.5, 0.0, 1.0], dtype=np.float32))  # not binary: the env judges it
 
 
+class Slots(sekai.Env[NDArray[np.float32], Any]):
+    """A MaskedBox action (up to 3 orders of 2 numbers), checked against the space."""
+
+    observation_space = sekai.Box(0.0, 3.0, shape=(1,))
+    action_space = sekai.MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[Any]:
+        self._set_rng(seed)
+        return sekai.ResetResult(np.zeros(1, np.float32))
+
+    def step(self, action: Any) -> sekai.StepResult[Any]:
+        if action not in self.action_space:
+            raise sekai.InvalidAction(action, self.action_space)
+        self.last = action
+        occupied = float(np.sum(action["mask"]))
+        return sekai.StepResult(np.full(1, occupied, np.float32), 0.0, False, False)
+
+
+def test_a_masked_box_action_sampled_from_the_gymnasium_space_reaches_the_env_as_a_member() -> None:
+    # gymnasium's Dict of values and mask has any values in empty rows; sekai's MaskedBox holds
+    # the fill value there, so every sample with an empty slot was refused
+    env = to_gymnasium(Slots())
+    env.reset(seed=0)
+    values = np.array([[0.5, 0.25], [0.75, 0.75], [0.125, 1.0]], np.float32)
+    action = {"values": values, "mask": np.array([1, 0, 1], np.int8)}
+    assert action in env.action_space
+    observation, *_ = env.step(action)
+    last = env.unwrapped.sekai_env.last
+    assert observation.tolist() == [2.0]
+    assert last["values"].tolist() == [[0.5, 0.25], [0.0, 0.0], [0.125, 1.0]]
+    assert values[1].tolist() == [0.75, 0.75]  # the caller's array is left as it was
+    env.action_space.seed(0)
+    for _ in range(20):
+        env.step(env.action_space.sample())
+    run_checker(gym_check_env, to_gymnasium(Slots()))
+
+
 class NestedSwitches(sekai.Env[NDArray[np.float32], Any]):
     """MultiBinary parts inside a Dict and a Tuple action, checked against the space."""
 

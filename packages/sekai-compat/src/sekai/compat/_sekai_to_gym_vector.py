@@ -15,7 +15,7 @@ from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 
 from sekai.compat._episode import with_episode_dict
-from sekai.compat._spaces import space_to_gymnasium
+from sekai.compat._spaces import action_converter, space_to_gymnasium
 from sekai.vector.vec_env import VecEnv
 
 __all__ = ["SekaiToGymnasiumVector"]
@@ -64,6 +64,8 @@ class SekaiToGymnasiumVector(gymnasium.vector.VectorEnv[Any, Any, Any]):
         self.single_action_space = space_to_gymnasium(vec.action_space)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
+        # gymnasium's form of a MaskedBox lets empty rows hold any values; sekai's does not.
+        self._convert_actions = action_converter(vec.action_space)
         self.metadata = {**vec.metadata, "autoreset_mode": AutoresetMode.SAME_STEP}
         self.render_mode = None
 
@@ -83,7 +85,12 @@ class SekaiToGymnasiumVector(gymnasium.vector.VectorEnv[Any, Any, Any]):
     def step(
         self, actions: Any
     ) -> tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]:
-        """Step every sub-env; finished ones are reset within the step (same-step autoreset)."""
+        """Step every sub-env; finished ones are reset within the step (same-step autoreset).
+
+        A MaskedBox action (or part) reaches the sub-envs with its empty rows set to the fill
+        value, as through ``to_gymnasium``."""
+        if self._convert_actions is not None:
+            actions = self._convert_actions(actions)
         result = self.sekai_vec.step(actions)
         infos: dict[str, Any] = {}
         for i, info in enumerate(result.infos):

@@ -13,7 +13,7 @@ import gymnasium
 import numpy as np
 from numpy.typing import NDArray
 
-from sekai.compat._spaces import binary_action_converter, space_to_gymnasium
+from sekai.compat._spaces import action_converter, space_to_gymnasium
 from sekai.core._render_habit import renderer_of
 from sekai.core.env import Env
 from sekai.rendering.recorder import check_renderer
@@ -116,8 +116,9 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
             **env.metadata,
         }
         self._masked = supports_action_mask(env)
-        # gymnasium's MultiBinary contains 0.0/1.0 floats (SB3 sends them); sekai's does not.
-        self._binary_action = binary_action_converter(env.action_space)
+        # gymnasium's MultiBinary contains 0.0/1.0 floats (SB3 sends them), its form of a
+        # MaskedBox any values in empty rows; sekai's spaces do not.
+        self._convert_action = action_converter(env.action_space)
 
     # -- the gymnasium API ---------------------------------------------------------------
 
@@ -133,9 +134,10 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
 
         A MultiBinary action (or MultiBinary part of a Dict or Tuple action) of 0.0/1.0 floats,
         which gymnasium's space contains (SB3 sends them), reaches the sekai env as the space's
-        integers."""
-        if self._binary_action is not None:
-            action = self._binary_action(action)
+        integers; a MaskedBox action (or part) with its empty rows set to the fill value, as
+        gymnasium's Dict of ``values`` and ``mask`` lets them hold anything."""
+        if self._convert_action is not None:
+            action = self._convert_action(action)
         result = self.sekai_env.step(action)
         return (
             result.observation,

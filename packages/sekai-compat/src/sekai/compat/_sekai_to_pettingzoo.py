@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from pettingzoo import AECEnv, ParallelEnv
 
-from sekai.compat._spaces import binary_action_converter, convert_space, space_to_gymnasium
+from sekai.compat._spaces import action_converter, convert_space, space_to_gymnasium
 from sekai.core.env import Env
 from sekai.core.multi_agent import MultiAgentEnv
 from sekai.core.result import MAResetResult, MAStepResult
@@ -149,11 +149,12 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
             agent: _to_gymnasium(env.action_space(agent), f"action space of agent {agent!r}")
             for agent in env.possible_agents
         }
-        # gymnasium's MultiBinary contains 0.0/1.0 floats (SB3 sends them); sekai's does not.
-        self._binary_actions = {
+        # gymnasium's MultiBinary contains 0.0/1.0 floats (SB3 sends them), its form of a
+        # MaskedBox any values in empty rows; sekai's spaces do not.
+        self._convert_actions = {
             agent: convert
             for agent in env.possible_agents
-            if (convert := binary_action_converter(env.action_space(agent))) is not None
+            if (convert := action_converter(env.action_space(agent))) is not None
         }
         # PettingZoo's optional global state space (parallel_to_aec copies it when present).
         state_space = getattr(env, "state_space", None)
@@ -206,16 +207,17 @@ class SekaiToPettingZoo(ParallelEnv):  # type: ignore[misc]  # pettingzoo is unt
 
         An agent's MultiBinary action (or MultiBinary part of a Dict or Tuple action) of
         0.0/1.0 floats, which gymnasium's space contains (SB3 sends them), reaches the sekai
-        env as the space's integers, as through ``to_gymnasium``."""
+        env as the space's integers, and a MaskedBox one with its empty rows set to the fill
+        value, as through ``to_gymnasium``."""
         live = list(self.sekai_env.agents)
         acting = getattr(self.sekai_env, "acting", None)
         if acting is not None and isinstance(actions, dict):
             turn = set(acting)
             actions = {agent: action for agent, action in actions.items() if agent in turn}
-        binary = self._binary_actions
-        if binary and isinstance(actions, dict):
+        convert = self._convert_actions
+        if convert and isinstance(actions, dict):
             actions = {
-                agent: binary[agent](action) if agent in binary else action
+                agent: convert[agent](action) if agent in convert else action
                 for agent, action in actions.items()
             }
         result = self.sekai_env.step(actions)

@@ -1,5 +1,5 @@
 """Convert spaces between sekai and gymnasium, keeping Dict key order both ways, and the
-MultiBinary actions gymnasium's spaces contain to what sekai's contain."""
+actions gymnasium's spaces contain to what sekai's contain."""
 
 from __future__ import annotations
 
@@ -150,21 +150,30 @@ class _BoxDtypeError(TypeError):
         super().__init__(f"{self.reason} {_GYMNASIUM_BOX_DTYPE_ADVICE}")
 
 
-def binary_action_converter(space: Space[Any]) -> Callable[[Any], Any] | None:
-    """What gives an action of ``space`` its MultiBinary parts (``space`` itself, or parts of
-    a Dict or Tuple) as the space's integers when they arrive as arrays of 0.0/1.0 floats,
-    which gymnasium's MultiBinary contains and SB3 sends; None when ``space`` has no
-    MultiBinary part, so a bridge pays nothing per step. Anything else passes as it is, for the
-    sekai env to judge."""
+def action_converter(space: Space[Any]) -> Callable[[Any], Any] | None:
+    """What gives an action of ``space`` the form sekai's space contains where gymnasium's
+    converted space contains more, or None when ``space`` has no such part, so a bridge pays
+    nothing per step. Two parts (``space`` itself, or parts of a Dict or Tuple) differ:
+
+    - a MultiBinary: gymnasium's contains arrays of 0.0/1.0 floats (SB3 sends them); they
+      become the space's integers;
+    - a MaskedBox: gymnasium's Dict of ``values`` and ``mask`` contains any values in empty
+      rows (its samples have them), sekai's holds ``fill_value`` there; the empty rows, which
+      carry nothing, are set to it (a copy: the caller's array is left alone).
+
+    It works alike on a batch of actions (leading axes), as a gymnasium vector env sends them.
+    Anything else passes as it is, for the sekai env to judge."""
     if isinstance(space, MultiBinary):
         return functools.partial(_binary_action, dtype=space.dtype)
+    if isinstance(space, MaskedBox):
+        return functools.partial(_masked_box_action, space=space)
     if isinstance(space, Dict):
-        keyed = {key: binary_action_converter(sub) for key, sub in space.items()}
+        keyed = {key: action_converter(sub) for key, sub in space.items()}
         parts = {key: convert for key, convert in keyed.items() if convert is not None}
-        return functools.partial(_binary_dict, parts=parts) if parts else None
+        return functools.partial(_dict_action, parts=parts) if parts else None
     if isinstance(space, Tuple):
-        each = [binary_action_converter(sub) for sub in space.spaces]
-        return functools.partial(_binary_tuple, parts=each) if any(each) else None
+        each = [action_converter(sub) for sub in space.spaces]
+        return functools.partial(_tuple_action, parts=each) if any(each) else None
     return None
 
 
@@ -176,13 +185,31 @@ def _binary_action(action: Any, dtype: np.dtype[Any]) -> Any:
     return action
 
 
-def _binary_dict(action: Any, parts: dict[Any, Callable[[Any], Any]]) -> Any:
+def _masked_box_action(action: Any, space: MaskedBox) -> Any:
+    """A MaskedBox action (or batch) with its empty rows set to the fill value and its mask as
+    the space's integers; anything that is no such action (a wrong shape, a mask of other
+    numbers) as it is."""
+    if not isinstance(action, Mapping) or set(action) != {"values", "mask"}:
+        return action
+    mask = _binary_action(np.asarray(action["mask"]), np.dtype(np.int8))  # MaskedBox's mask
+    values = np.asarray(action["values"])
+    fits = mask.ndim >= 1 and mask.shape[-1] == space.max_size
+    if not fits or values.shape != mask.shape + space.element_shape or mask.dtype.kind not in "biu":
+        return action
+    empty = mask == 0
+    if np.any(empty):
+        values = values.copy()
+        values[empty] = space.fill_value
+    return {**action, "values": values, "mask": mask}
+
+
+def _dict_action(action: Any, parts: dict[Any, Callable[[Any], Any]]) -> Any:
     if not isinstance(action, Mapping):
         return action
     return {key: parts[key](value) if key in parts else value for key, value in action.items()}
 
 
-def _binary_tuple(action: Any, parts: list[Callable[[Any], Any] | None]) -> Any:
+def _tuple_action(action: Any, parts: list[Callable[[Any], Any] | None]) -> Any:
     if not isinstance(action, (tuple, list)) or len(action) != len(parts):
         return action
     converted = [part if convert is None else convert(part) for convert, part in zip(parts, action)]
