@@ -162,6 +162,17 @@ def test_ppo_trains_with_a_multi_binary_action_space(bridge: str) -> None:
     assert model.num_timesteps == 64
 
 
+def test_ppo_logs_the_episodes_of_sekais_record_episode_statistics_through_to_gymnasium() -> None:
+    """Without SB3's Monitor, its episode logging reads info["episode"]: an EpisodeStats made
+    learn() raise TypeError after the first rollout."""
+    venv = DummyVecEnv(
+        [lambda: to_gymnasium(sekai.RecordEpisodeStatistics(sekai.make("CartPole-v1")))]
+    )
+    model = PPO("MlpPolicy", venv, n_steps=64, batch_size=64, n_epochs=1, seed=0)
+    model.learn(total_timesteps=128)
+    assert model.ep_info_buffer and all(set(ep) == {"r", "l", "t"} for ep in model.ep_info_buffer)
+
+
 # -- SB3's VecEnv conventions -------------------------------------------------------------
 
 

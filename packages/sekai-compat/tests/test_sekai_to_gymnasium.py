@@ -487,6 +487,26 @@ def test_an_explicit_render_mode_must_match_the_renderers_frames() -> None:
     assert explicit.render_mode == "ansi"
 
 
+def test_an_episode_of_sekais_record_episode_statistics_reads_as_gymnasiums() -> None:
+    # SB3's episode logging and gymnasium code read info["episode"]["r"]; an EpisodeStats made
+    # PPO.learn() on a DummyVecEnv of such envs raise TypeError after its first rollout
+    env = to_gymnasium(sekai.RecordEpisodeStatistics(sekai.make("CartPole-v1")))
+    reference = gym.wrappers.RecordEpisodeStatistics(gym.make("CartPole-v1"))
+    env.reset(seed=0)
+    reference.reset(seed=0)
+    done = False
+    while not done:
+        *_, terminated, truncated, info = env.step(0)
+        *_, gym_terminated, gym_truncated, gym_info = reference.step(0)
+        done = terminated or truncated
+        assert (gym_terminated or gym_truncated) == done
+        assert ("episode" in info) == done
+    episode, expected = info["episode"], gym_info["episode"]
+    assert episode.keys() == expected.keys() == {"r", "l", "t"}
+    assert (episode["r"], episode["l"]) == (expected["r"], expected["l"]) == (11.0, 11)
+    assert type(episode["r"]) is float and type(episode["l"]) is int
+
+
 class Switches(sekai.Env[NDArray[np.float32], NDArray[np.int8]]):
     """MultiBinary(3) actions, checked against the space as an env may check them."""
 

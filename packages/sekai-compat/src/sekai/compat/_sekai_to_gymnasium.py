@@ -13,6 +13,7 @@ import gymnasium
 import numpy as np
 from numpy.typing import NDArray
 
+from sekai.compat._episode import with_episode_dict
 from sekai.compat._spaces import action_converter, space_to_gymnasium
 from sekai.core._render_habit import renderer_of
 from sekai.core.env import Env
@@ -80,7 +81,8 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
     """A sekai env (any wrapper stack) as a ``gymnasium.Env``; build it with ``to_gymnasium()``.
 
     Spaces are converted with ``space_to_gymnasium``; ``reset()`` and ``step()`` return
-    gymnasium's tuples; seeds and options go to the sekai env's ``reset()`` unchanged, and the
+    gymnasium's tuples (an ``"episode"`` EpisodeStats in an info as gymnasium's ``{"r", "l",
+    "t"}`` dict); seeds and options go to the sekai env's ``reset()`` unchanged, and the
     gymnasium-side generator (``np_random``) is the sekai env's ``rng``. ``action_masks()``
     exists when the sekai env has ``action_mask()`` and returns the mask flattened to one bool
     array (the layout sb3-contrib's MaskablePPO expects). ``get_wrapper_attr`` /
@@ -135,7 +137,10 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
         A MultiBinary action (or MultiBinary part of a Dict or Tuple action) of 0.0/1.0 floats,
         which gymnasium's space contains (SB3 sends them), reaches the sekai env as the space's
         integers; a MaskedBox action (or part) with its empty rows set to the fill value, as
-        gymnasium's Dict of ``values`` and ``mask`` lets them hold anything."""
+        gymnasium's Dict of ``values`` and ``mask`` lets them hold anything. An ``"episode"``
+        EpisodeStats in the info (sekai's RecordEpisodeStatistics) becomes the ``{"r", "l",
+        "t"}`` dict of gymnasium's RecordEpisodeStatistics, which gymnasium's and SB3's code
+        read, as ``to_gymnasium_vector`` and ``to_sb3`` give it."""
         if self._convert_action is not None:
             action = self._convert_action(action)
         result = self.sekai_env.step(action)
@@ -144,7 +149,7 @@ class SekaiToGymnasium(gymnasium.Env[Any, Any]):
             float(result.reward),
             bool(result.terminated),
             bool(result.truncated),
-            result.info,
+            with_episode_dict(result.info),
         )
 
     def render(self) -> RenderFrame | None:
