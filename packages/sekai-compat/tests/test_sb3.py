@@ -865,6 +865,45 @@ def test_to_sb3_refuses_discrete_observation_spaces_with_a_start(
     vec.close()
 
 
+@pytest.mark.parametrize(
+    ("space", "message"),
+    [
+        (
+            sekai.MultiDiscrete([[2, 3], [4, 5]]),
+            r"^to_sb3\(\) cannot use the observation space "
+            r"MultiDiscrete\(\[\[2, 3\], \[4, 5\]\]\): SB3's policies one-hot encode a "
+            r"MultiDiscrete with a 1-D nvec only, not \(2, 2\) "
+            r"\(they fail on it\)\. Wrap each sub-env in a sekai\.ObservationWrapper whose "
+            r"observation_space is MultiDiscrete\(\[2, 3, 4, 5\]\) and whose observation\(\) "
+            r"returns observation\.ravel\(\) \(make_vec",
+        ),
+        (
+            sekai.MultiDiscrete([[2, 3]], start=[[1, 0]]),
+            r"not \(1, 2\) \(they fail on it\), and each entry from 0 to nvec - 1 and ignore "
+            r"start, .* observation_space is MultiDiscrete\(\[2, 3\]\) and whose observation\(\) "
+            r"returns \(observation - \[\[1, 0\]\]\)\.ravel\(\) ",
+        ),
+        (
+            sekai.Dict({"grid": sekai.MultiDiscrete([[2, 2], [2, 2]])}),
+            r"its entry 'grid', MultiDiscrete\(\[\[2, 2\], \[2, 2\]\]\): SB3's policies one-hot "
+            r"encode a MultiDiscrete with a 1-D nvec only, .* holds MultiDiscrete\(\[2, 2, 2, "
+            r"2\]\) under 'grid' and whose observation\(\) puts observation\['grid'\]\.ravel\(\) "
+            r"there ",
+        ),
+    ],
+    ids=["2d", "2d-start", "dict-entry"],
+)
+def test_to_sb3_refuses_multi_dimensional_multi_discrete_observation_spaces(
+    space: sekai.Space[Any], message: str
+) -> None:
+    # SB3's preprocessing failed on them with "The truth value of an array with more than one
+    # element is ambiguous" (torch's "empty(): argument 'size' ..." in a Dict)
+    vec = sekai.SyncVecEnv([lambda: Watch(space)] * 2)
+    with pytest.raises(ValueError, match=message):
+        to_sb3(vec)
+    vec.close()
+
+
 def test_discrete_observation_spaces_from_zero_and_1d_multi_binary_actions_are_accepted() -> None:
     spaces = [
         sekai.Discrete(3),

@@ -35,7 +35,8 @@ def to_sb3(vec: VecEnv) -> SekaiToSB3:
             non-zero ``start`` (SB3 picks indices from 0), a MultiDiscrete with a
             multi-dimensional ``nvec`` or a multi-dimensional MultiBinary; an observation space
             (or a Dict entry of one) that is a Discrete or MultiDiscrete with a non-zero
-            ``start`` (SB3 one-hot encodes indices from 0).
+            ``start`` (SB3 one-hot encodes indices from 0) or a MultiDiscrete with a
+            multi-dimensional ``nvec`` (SB3's preprocessing fails on it).
     """
     require_sb3("to_sb3()")
     from sekai.compat._sekai_to_sb3 import SekaiToSB3

@@ -41,7 +41,7 @@ def _check_sb3_spaces(observation_space: Space[Any], action_space: Space[Any]) -
     ``start``, so the env would be given other actions than the policy chose) and build a
     MultiDiscrete or MultiBinary policy for a 1-D space only. Observations: SB3 one-hot encodes
     a Discrete or MultiDiscrete observation (a Dict's entries too) as indices from 0, ignoring
-    ``start`` likewise.
+    ``start`` likewise, and a MultiDiscrete one only with a 1-D ``nvec`` (it fails on others).
 
     Raises:
         ValueError: naming the space and the wrapper that makes it one SB3 can use.
@@ -53,8 +53,9 @@ def _check_sb3_spaces(observation_space: Space[Any], action_space: Space[Any]) -
         else {None: observation_space}
     )
     for key, entry in entries.items():
-        if isinstance(entry, (Discrete, MultiDiscrete)) and np.any(entry.start):
-            _refuse_observation_start(observation_space, key, entry)
+        flat = not isinstance(entry, MultiDiscrete) or entry.nvec.ndim == 1
+        if isinstance(entry, (Discrete, MultiDiscrete)) and (np.any(entry.start) or not flat):
+            _refuse_observation(observation_space, key, entry)
 
 
 def _check_sb3_action_space(space: Space[Any]) -> None:
@@ -84,34 +85,43 @@ def _check_sb3_action_space(space: Space[Any]) -> None:
     _refuse("action", space, why, f"whose action_space is {plain!r} and whose action() {how}")
 
 
-def _refuse_observation_start(
+def _refuse_observation(
     space: Space[Any], key: str | None, entry: Discrete | MultiDiscrete
 ) -> NoReturn:
-    """Refuse an observation space (or its Dict entry ``key``) with a non-zero ``start``."""
+    """Refuse an observation space (or its Dict entry ``key``) with a non-zero ``start`` or a
+    multi-dimensional ``nvec``."""
+    name = "observation" if key is None else f"observation[{key!r}]"
     if isinstance(entry, Discrete):
         plain: Space[Any] = Discrete(entry.n)
-        encoded = f"the observations 0..{entry.n - 1}"
-        shift = _plus(-entry.start)
+        why = f"SB3's policies one-hot encode the observations 0..{entry.n - 1}"
+        how = f"{name} {_plus(-entry.start)}"
     else:
-        plain = MultiDiscrete(entry.nvec, dtype=entry.dtype)
-        encoded = "each entry from 0 to nvec - 1"
-        shift = f"- {entry.start.tolist()}"
-    why = (
-        f"SB3's policies one-hot encode {encoded} and ignore start, so they would read other "
-        "observations than the env gave (or fail on those out of range)"
-    )
-    if key is None:
-        how = (
-            f"whose observation_space is {plain!r} and whose observation() returns "
-            f"observation {shift}"
+        plain = MultiDiscrete(entry.nvec.ravel(), dtype=entry.dtype)
+        why = "SB3's policies one-hot encode each entry from 0 to nvec - 1"
+        how = f"{name} - {entry.start.tolist()}" if entry.start.any() else name
+        if entry.nvec.ndim > 1:
+            why = (
+                f"SB3's policies one-hot encode a MultiDiscrete with a 1-D nvec only, not "
+                f"{entry.nvec.shape} (they fail on it)"
+            )
+            if entry.start.any():
+                why += ", and each entry from 0 to nvec - 1"
+                how = f"({how})"
+            how = f"{how}.ravel()"
+    if np.any(entry.start):
+        why += (
+            " and ignore start, so they would read other observations than the env gave (or "
+            "fail on those out of range)"
         )
+    if key is None:
+        wrapper = f"whose observation_space is {plain!r} and whose observation() returns {how}"
     else:
         why = f"its entry {key!r}, {entry!r}: {why}"
-        how = (
+        wrapper = (
             f"whose observation_space holds {plain!r} under {key!r} and whose observation() "
-            f"puts observation[{key!r}] {shift} there"
+            f"puts {how} there"
         )
-    _refuse("observation", space, why, how)
+    _refuse("observation", space, why, wrapper)
 
 
 def _plus(shift: int) -> str:
