@@ -904,6 +904,44 @@ def test_to_sb3_refuses_multi_dimensional_multi_discrete_observation_spaces(
     vec.close()
 
 
+@pytest.mark.parametrize(
+    ("space", "message"),
+    [
+        (
+            sekai.MaskedBox(0.0, 1.0, shape=(2,), max_size=3),
+            r"^to_sb3\(\) cannot use the observation space MaskedBox\(.*\): SB3's "
+            r"MultiInputPolicy keys a torch ModuleDict by the observation's keys, and torch "
+            r"refuses \['values'\] .* Wrap each sub-env in sekai\.FlattenObservation, which "
+            r"makes its values and mask one Box, and train with MlpPolicy \(make_vec",
+        ),
+        (
+            sekai.Dict(
+                {"keys": sekai.Discrete(2), "a.b": sekai.Discrete(2), "ok": sekai.Discrete(2)}
+            ),
+            r"torch refuses \['keys', 'a\.b'\] .* Wrap each sub-env in a "
+            r"sekai\.ObservationWrapper whose observation_space and observation\(\) use other keys",
+        ),
+    ],
+    ids=["masked-box", "dict-keys"],
+)
+def test_to_sb3_refuses_dict_observation_keys_sb3s_multi_input_policy_cannot_hold(
+    space: sekai.Space[Any], message: str
+) -> None:
+    # MultiInputPolicy failed in torch with KeyError: "attribute 'values' already exists"
+    vec = sekai.SyncVecEnv([lambda: Watch(space)] * 2)
+    with pytest.raises(ValueError, match=message):
+        to_sb3(vec)
+    vec.close()
+
+
+def test_a_masked_box_observation_flattened_as_to_sb3_advises_trains() -> None:
+    space = sekai.MaskedBox(0.0, 1.0, shape=(2,), max_size=3)
+    venv = to_sb3(sekai.SyncVecEnv([lambda: sekai.FlattenObservation(Watch(space))] * 2))
+    model = PPO("MlpPolicy", venv, n_steps=32, batch_size=32, n_epochs=1, seed=0)
+    model.learn(total_timesteps=64)
+    assert model.num_timesteps == 64
+
+
 def test_discrete_observation_spaces_from_zero_and_1d_multi_binary_actions_are_accepted() -> None:
     spaces = [
         sekai.Discrete(3),

@@ -36,7 +36,8 @@ def to_sb3(vec: VecEnv) -> SekaiToSB3:
             multi-dimensional ``nvec`` or a multi-dimensional MultiBinary; an observation space
             (or a Dict entry of one) that is a Discrete or MultiDiscrete with a non-zero
             ``start`` (SB3 one-hot encodes indices from 0) or a MultiDiscrete with a
-            multi-dimensional ``nvec`` (SB3's preprocessing fails on it).
+            multi-dimensional ``nvec`` (SB3's preprocessing fails on it); a Dict observation
+            space with a key torch's ModuleDict refuses (``"values"``, as a MaskedBox has).
     """
     require_sb3("to_sb3()")
     from sekai.compat._sekai_to_sb3 import SekaiToSB3

@@ -18,7 +18,7 @@ from stable_baselines3.common.vec_env import VecEnv as SB3VecEnv
 from sekai.compat._episode import with_episode_dict
 from sekai.compat._gym_vector import GymnasiumVectorToSekai
 from sekai.compat._spaces import space_to_gymnasium
-from sekai.spaces import Dict, Discrete, MultiBinary, MultiDiscrete, Space
+from sekai.spaces import Dict, Discrete, MaskedBox, MultiBinary, MultiDiscrete, Space
 from sekai.utils.action_mask import flatten_action_mask
 from sekai.vector._attributes import RemoteAttributes
 from sekai.vector.kernel_vec_env import KernelVecEnv
@@ -41,7 +41,8 @@ def _check_sb3_spaces(observation_space: Space[Any], action_space: Space[Any]) -
     ``start``, so the env would be given other actions than the policy chose) and build a
     MultiDiscrete or MultiBinary policy for a 1-D space only. Observations: SB3 one-hot encodes
     a Discrete or MultiDiscrete observation (a Dict's entries too) as indices from 0, ignoring
-    ``start`` likewise, and a MultiDiscrete one only with a 1-D ``nvec`` (it fails on others).
+    ``start`` likewise, and a MultiDiscrete one only with a 1-D ``nvec`` (it fails on others);
+    its MultiInputPolicy fails on a Dict key torch refuses (``_check_sb3_dict_keys``).
 
     Raises:
         ValueError: naming the space and the wrapper that makes it one SB3 can use.
@@ -56,6 +57,44 @@ def _check_sb3_spaces(observation_space: Space[Any], action_space: Space[Any]) -
         flat = not isinstance(entry, MultiDiscrete) or entry.nvec.ndim == 1
         if isinstance(entry, (Discrete, MultiDiscrete)) and (np.any(entry.start) or not flat):
             _refuse_observation(observation_space, key, entry)
+    if isinstance(observation_space, Dict):
+        _check_sb3_dict_keys(observation_space)
+
+
+def _check_sb3_dict_keys(space: Dict) -> None:
+    """Refuse a Dict observation space with a key SB3's MultiInputPolicy cannot hold: it keys
+    a torch ModuleDict by the Dict's keys, and torch refuses one that names an attribute of a
+    ModuleDict (``"values"``, a MaskedBox's entry, ``"keys"``, ...), contains '.' or is empty.
+
+    Raises:
+        ValueError: naming the keys and the wrapper that makes the space one SB3 can use.
+    """
+    from torch import nn  # SB3 imported torch already
+
+    taken = nn.ModuleDict()
+    refused = [
+        key
+        for key in space.spaces
+        if isinstance(key, str) and (key == "" or "." in key or hasattr(taken, key))
+    ]
+    if not refused:
+        return
+    if isinstance(space, MaskedBox):
+        fix = (
+            "Wrap each sub-env in sekai.FlattenObservation, which makes its values and mask "
+            "one Box, and train with MlpPolicy"
+        )
+    else:
+        fix = (
+            "Wrap each sub-env in a sekai.ObservationWrapper whose observation_space and "
+            "observation() use other keys"
+        )
+    raise ValueError(
+        f"to_sb3() cannot use the observation space {space!r}: SB3's MultiInputPolicy keys a "
+        f"torch ModuleDict by the observation's keys, and torch refuses {refused!r} (the name "
+        f"of a ModuleDict attribute, a key with '.', or ''). {fix} (make_vec(..., "
+        "wrappers=[...]) adds it to every sub-env)."
+    )
 
 
 def _check_sb3_action_space(space: Space[Any]) -> None:
