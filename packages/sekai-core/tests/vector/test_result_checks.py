@@ -100,9 +100,10 @@ def test_a_reset_observation_that_does_not_fit_the_space_names_the_sub_env(
 ) -> None:
     with (
         backend(_one_bad(reset_obs=np.zeros(3, dtype=np.float32))) as vec,
-        pytest.raises(ValueError, match=r"Sub-env 1 returned observation"),
+        pytest.raises(ValueError, match=r"Sub-env 1 returned observation") as info,
     ):
         vec.reset(seed=0)
+    assert " from reset(), which does not fit" in str(info.value)
 
 
 class BadAfterFirstReset(Scripted):
@@ -120,8 +121,24 @@ class BadAfterFirstReset(Scripted):
 def test_the_observation_of_a_same_step_autoreset_is_checked(backend: Backend) -> None:
     with backend([Scripted, BadAfterFirstReset, Scripted]) as vec:
         vec.reset(seed=0)
-        with pytest.raises(ValueError, match=r"Sub-env 1 returned observation .*shape \(\)"):
+        misfit = r"Sub-env 1 returned observation .*shape \(\)"
+        with pytest.raises(ValueError, match=misfit) as info:
             vec.step(np.array([0, 0, 0]))
+    # The misfit came from the autoreset's reset(), not from step(): the message says so.
+    message = str(info.value)
+    assert " from reset() (the same-step autoreset after step() ended its episode)" in message
+    assert "from step()" not in message
+
+
+def test_an_autoreset_wrapped_sub_env_s_reset_observation_is_named_as_a_reset(
+    backend: Backend,
+) -> None:
+    # A sub-env that resets itself (AutoReset inside) hands on its reset observation too.
+    with backend([Scripted, lambda: AutoReset(BadAfterFirstReset()), Scripted]) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(ValueError, match=r"Sub-env 1 returned observation") as info:
+            vec.step(np.array([0, 0, 0]))
+    assert " from reset() (the same-step autoreset" in str(info.value)
 
 
 def test_a_float_observation_of_an_integer_space_is_refused(backend: Backend) -> None:

@@ -14,7 +14,7 @@ from sekai.core.env import Env
 from sekai.spaces import Space
 from sekai.vector._attributes import SubEnvAttributes
 from sekai.vector._contract.batching import batch_copies
-from sekai.vector._contract.checks import checked_steps
+from sekai.vector._contract.checks import ResultCheck, checked_steps
 from sekai.vector._contract.partial import Stepped
 from sekai.vector._contract.seeding import options_entry_noted
 from sekai.vector._contract.subenv import CHECKED_NAMES, SubEnv, call_each
@@ -247,7 +247,12 @@ class InProcessVecEnv(SubEnvAttributes):
         for index, result in enumerate(results):
             if isinstance(result, BaseException):
                 raise options_entry_noted(result, options, index)
-        observations = self._own_stack([r.observation for r in results])
+        try:
+            observations = self._own_stack([r.observation for r in results])
+        except ValueError:  # a misfit: name the method that returned it, as a worker does
+            for index, result in enumerate(results):
+                ResultCheck(self.observation_space, index).observation(result.observation, "reset")
+            raise
         self._reset_done()
         # Copies: an env that reuses one info dict must not share it between sub-envs or steps.
         return VecResetResult(observations, snapshot_infos(results))

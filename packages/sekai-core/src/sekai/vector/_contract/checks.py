@@ -97,14 +97,19 @@ def array_kinds(dtype: Any) -> str:
     return _KINDS.get(kind, kind)
 
 
+# The observation of a step that ended an episode and was reset in the same call comes from
+# the reset, not from step(): naming step() would send the user to the wrong method.
+_CALLS = {"autoreset": "reset() (the same-step autoreset after step() ended its episode)"}
+
+
 def observation_error(
     obs: Any, space: Space[Any], reason: str, *, index: int | None = None, method: str | None = None
 ) -> ValueError:
     """The ``ValueError`` for an observation that does not fit ``space``: it names the sub-env
-    ``index`` (or the env), the ``method`` that returned it, the space and ``reason`` (what
-    ``observation_checker`` found)."""
+    ``index`` (or the env), the ``method`` that returned it (``"autoreset"``: the reset of a
+    same-step autoreset), the space and ``reason`` (what ``observation_checker`` found)."""
     who = f"Sub-env {index}" if index is not None else "The env"
-    call = f" from {method}()" if method is not None else ""
+    call = f" from {_CALLS.get(method, f'{method}()')}" if method is not None else ""
     return ValueError(
         f"{who} returned observation {obs!r}{call}, which does not fit observation_space "
         f"{space!r}: {reason}. The env must return observations of its observation_space "
@@ -228,8 +233,17 @@ class ResultCheck:
             ValueError: naming the sub-env, when the observation does not fit.
             TypeError: naming the sub-env, when the reward or a flag does not fit.
         """
-        self.observation(result.observation, "step")
+        self.observation(result.observation, _step_source(result))
         return checked_scalars(result, self.index)
+
+
+def _step_source(result: StepResult[Any]) -> str:
+    """Which call a step result's observation came from: ``"autoreset"`` when the step ended
+    its episode and was reset in the same call (its info holds ``final_observation``, the rule
+    of ``sekai.core._autoreset.reset_inside``), else ``"step"``."""
+    if (result.terminated or result.truncated) and "final_observation" in result.info:
+        return "autoreset"
+    return "step"
 
 
 def checked_steps(space: Space[Any], results: list[Any]) -> list[Any]:
