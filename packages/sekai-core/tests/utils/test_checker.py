@@ -948,11 +948,52 @@ def test_flags_that_are_not_truth_values_are_an_error_and_stop_the_steps() -> No
 
     env = ArrayFlags()
     issues = check_env(env, n_steps=5, check_reset_seed=False, check_async=False)
-    assert issues[0] == "WARNING: terminated at step 0 is ndarray, expected bool."
-    assert issues[1].startswith(
+    assert issues[0].startswith("ERROR: step() returned ") and "not a sekai.StepResult" in issues[0]
+    assert issues[1] == "WARNING: terminated at step 0 is ndarray, expected bool."
+    assert issues[2].startswith(
         "ERROR: terminated/truncated at step 0 are not truth values: ValueError: "
     )
-    assert len(issues) == 2 and env.steps == 1
+    assert len(issues) == 3 and env.steps == 1
+
+
+def test_a_step_result_of_another_type_is_an_error_as_every_vec_env_refuses_it() -> None:
+    class Fields:  # every field of a StepResult, but not one
+        def __init__(self, result: sekai.StepResult[Any]) -> None:
+            self.observation, self.reward, self.info = result.observation, result.reward, {}
+            self.terminated, self.truncated = result.terminated, result.truncated
+
+    class OwnResult(Good):
+        def step(self, action: Any) -> Any:
+            return Fields(super().step(action))
+
+    issues = check_env(OwnResult())
+    refused = (
+        "not a sekai.StepResult: every VecEnv refuses it. Return sekai.StepResult(...) instead."
+    )
+    assert len(issues) == 2
+    assert issues[0].startswith("ERROR: step() returned ") and refused in issues[0]
+    assert issues[0].endswith("steps; first shown)")  # once, not once per step
+    assert issues[1].startswith("ERROR: async_step() returned ") and issues[1].endswith(refused)
+    with pytest.raises(TypeError, match=r"not a sekai\.StepResult"):  # what check_env foretold
+        vec = sekai.SyncVecEnv([OwnResult])
+        vec.reset(seed=0)
+        vec.step([0])
+
+
+def test_a_step_result_returned_by_reset_is_an_error_as_every_vec_env_refuses_it() -> None:
+    class ResetGivesStep(Good):
+        def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            first = super().reset(seed=seed, options=options)
+            return sekai.StepResult(first.observation, 0.0, False, False, first.info)
+
+    issues = check_env(ResetGivesStep(), check_async=False)
+    assert len(issues) == 1
+    assert issues[0].startswith(
+        "ERROR: reset() returned sekai.core.result.StepResult, not a sekai.ResetResult: every "
+        "VecEnv refuses it. Return sekai.ResetResult(...) instead. (seen at "
+    )
+    with pytest.raises(TypeError, match=r"not a sekai\.ResetResult"):
+        sekai.SyncVecEnv([ResetGivesStep]).reset(seed=0)
 
 
 def test_reset_with_seed_0_raising_is_an_error() -> None:

@@ -17,6 +17,7 @@ from sekai._args import IntLike, check_bool, check_int, type_name
 from sekai._equal import without_wall_clock
 from sekai.core._async import awaitable, refused_by_asyncio_run, shut_down_loop
 from sekai.core.env import Env
+from sekai.core.result import ResetResult, StepResult
 from sekai.spaces import Box, Dict, Sequence, Space, Tuple
 from sekai.spaces._explain import short_repr, why_not_in
 from sekai.spaces.space import not_a_space
@@ -270,6 +271,7 @@ class _Checker:
                 + _got(result, where)
             )
             raise _Stop
+        self.check_result_type(result, ResetResult, where, key, "resets")
         if not isinstance(result.info, dict):
             self.error(
                 f"{where} info must be a dict, got {type(result.info).__name__}.",
@@ -277,6 +279,19 @@ class _Checker:
                 unit="resets",
             )
         self.check_obs(result.observation, where, key, unit="resets")
+
+    def check_result_type(self, result: Any, cls: type, call: str, key: str, unit: str) -> None:
+        """An ERROR for a result with the right attributes but another type (a StepResult from
+        reset(), a named tuple, an object of the env's own): the wrappers read its fields,
+        but every VecEnv refuses it. The fields are still checked."""
+        if not isinstance(result, cls):
+            name = cls.__name__
+            self.error(
+                f"{call} returned {type_name(result)}, not a sekai.{name}: every VecEnv refuses "
+                f"it. Return sekai.{name}(...) instead.",
+                key=f"{key}:result-type",
+                unit=unit,
+            )
 
     def check_first_reset(self) -> Any:
         try:
@@ -379,6 +394,7 @@ class _Checker:
             return None
         at = f"at step {i}" if i is not None else f"from {call}"
         key = call.removesuffix("()")
+        self.check_result_type(result, StepResult, call, key, "steps")
         self.check_obs(result.observation, f"{call} {at}" if i is not None else call, key)
         infinite = self.check_reward(result.reward, at, key)
         for name in ("terminated", "truncated"):
