@@ -344,3 +344,36 @@ def test_a_step_that_raises_elsewhere_freezes_a_sub_env_whose_episode_ended_outs
         result = vec.step([0, 0])
         assert result.truncated.tolist() == [True, False]
         assert result.infos[0] == {}
+
+
+class _ResetFailsOnce(KStepEnv):
+    """KStepEnv(1) whose second reset (its first autoreset) raises."""
+
+    def __init__(self) -> None:
+        super().__init__(1)
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> sekai.ResetResult[np.ndarray]:
+        if self.resets == 1:
+            self.resets += 1
+            raise RuntimeError("the feed is down")
+        return super().reset(seed=seed, options=options)
+
+
+@pytest.mark.parametrize("backend", list(PER_ENV))
+def test_an_error_of_the_same_step_autoreset_says_so_and_names_the_sub_env(
+    backend: str,
+) -> None:
+    # The error comes out of step(); without the note nothing says that the step itself was
+    # fine, that the sub-env's episode has ended, and which sub-env is left that way.
+    with PER_ENV[backend]([lambda: KStepEnv(5), _ResetFailsOnce]) as vec:
+        vec.reset(seed=0)
+        with pytest.raises(RuntimeError, match="the feed is down") as raised:
+            vec.step([0, 0])
+    note = (
+        "raised by the same-step autoreset of sub-env 1: its episode ended in this step and it "
+        "was not reset; call reset() before stepping it again"
+    )
+    if backend == "proc":  # the worker's traceback, in the message, carries it
+        assert note in str(raised.value)
+    else:
+        assert raised.value.__notes__ == [note]

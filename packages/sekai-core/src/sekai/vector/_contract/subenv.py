@@ -19,6 +19,7 @@ from sekai.core._snapshot import snapshot
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import attribute_layer
+from sekai.error import _noted
 from sekai.vector._contract.checks import ResultCheck, checked_result
 from sekai.wrappers.time_limit import TimeLimit, checked_steps
 
@@ -166,7 +167,12 @@ class SubEnv(Slotted):
             result = checked_result(result, StepResult, self.index, "step")
         if (result.terminated or result.truncated) and self._needs_reset(result):
             kept = keep_ending(result)
-            result = autoreset_result(result, kept, self._reset_result(self.env.reset()))
+            try:
+                reset = self.env.reset()
+            except Exception as exc:
+                _note_autoreset(exc, self.index)
+                raise  # the env's own exception, its cause and traceback kept
+            result = autoreset_result(result, kept, self._reset_result(reset))
             if self.built is not None:
                 self.built.append(self.index)
         return result
@@ -198,9 +204,13 @@ class SubEnv(Slotted):
         self.stepped = result
         if self._needs_reset(result):
             kept = keep_ending(result)
-            reset = await _finished(
-                awaitable(self.env.async_reset(), self.env, "async_reset", self.index)
-            )
+            try:
+                reset = await _finished(
+                    awaitable(self.env.async_reset(), self.env, "async_reset", self.index)
+                )
+            except Exception as exc:
+                _note_autoreset(exc, self.index)
+                raise  # the env's own exception, its cause and traceback kept
             result = autoreset_result(result, kept, self._reset_result(reset))
             if self.built is not None:
                 self.built.append(self.index)
@@ -232,6 +242,19 @@ class SubEnv(Slotted):
     def close(self) -> None:
         """Close the sub-env."""
         self.env.close()
+
+
+def _note_autoreset(error: Exception, index: int) -> None:
+    """Note on ``error``, raised by sub-env ``index``'s reset in a same-step autoreset, that it
+    was: the traceback alone shows step() failing, and the sub-env is left with its episode
+    ended."""
+    _noted(
+        error,
+        [
+            f"raised by the same-step autoreset of sub-env {index}: its episode ended in this "
+            "step and it was not reset; call reset() before stepping it again"
+        ],
+    )
 
 
 async def _finished(coroutine: Any) -> Any:
