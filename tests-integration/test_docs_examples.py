@@ -5,8 +5,8 @@ run in a subprocess from a real file, so ``if __name__ == "__main__":`` is true 
 forkserver workers can import it. A ``print(...)  # text`` statement must print ``text``: exact
 after whitespace normalisation; ``# ~ text`` compares only the non-numeric skeleton; ``# a | b``
 lists successive executions of the same print; ``~`` is only for timings and training results.
-Nothing else may be printed: a line of stdout that no commented print made, or any stderr, fails
-the page. An HTML comment ``<!-- docs-test: slow -->`` before
+Nothing else may be printed: a print without such a comment, a line of stdout that no print of
+the page made, or any stderr, fails the page. An HTML comment ``<!-- docs-test: slow -->`` before
 a block marks it as training models (run only with ``--slow``); ``<!-- docs-test: skip: why -->``
 keeps a block out of the script (e.g. top-level ``await``). Every page must pass.
 """
@@ -251,11 +251,21 @@ def compare(script: Script, records: list[tuple[int, str]]) -> list[Problem]:
     """Compare recorded prints with the comments of their statements; first problem first."""
     expectations = find_expectations(script)
     printed: dict[Expectation, list[tuple[int, str]]] = {e: [] for e in expectations.values()}
+    source = script.text.splitlines()
+    problems: list[Problem] = []
+    unshown: set[int] = set()
     for order, (line, text) in enumerate(records):
         if line in expectations:
             printed[expectations[line]].append((order, text.rstrip("\n")))
-    source = script.text.splitlines()
-    problems: list[Problem] = []
+        elif line not in unshown:  # a reader would see output the page does not show
+            unshown.add(line)
+            problems.append(
+                Problem(
+                    order,
+                    f"{script.where(line)}: {source[line - 1].strip()}\n  printed "
+                    f"{normalise(text)!r}, but no comment on the statement says what it prints",
+                )
+            )
     for exp, runs in printed.items():
         head = f"{script.where(exp.line)}: {source[exp.line - 1].strip()}"
         problems += _check_runs(head, exp, runs)
@@ -677,11 +687,24 @@ def test_compare_accepts_matching_outputs_and_successive_runs() -> None:
         for i in range(3):
             print(i, "x")  # 0 x | 1 x | 2 x
         print("a | b")  # a | b
-        print("uncommented")
     """)
     first, loop, pipe = (_line_of(script, s) for s in ("print(1)", "print(i", '"a | b"'))
     records = [(first, "1\n"), (loop, "0 x\n"), (loop, "1 x\n"), (loop, "2 x\n"), (pipe, "a | b\n")]
     assert compare(script, records) == []
+
+
+def test_compare_reports_a_print_whose_statement_has_no_comment_once() -> None:
+    # The page would print a line its reader is never shown: every print says what it prints.
+    script = _script("""\
+        print(1)  # 1
+        for i in range(3):
+            print(i)
+    """)
+    first, loop = _line_of(script, "print(1)"), _line_of(script, "print(i)")
+    problems = compare(script, [(first, "1\n"), (loop, "0\n"), (loop, "1\n"), (loop, "2\n")])
+    assert [p.message for p in problems] == [
+        "p.md:3: print(i)\n  printed '0', but no comment on the statement says what it prints"
+    ]
 
 
 def test_compare_reports_the_first_mismatch_in_execution_order_with_its_markdown_line() -> None:
