@@ -8,7 +8,9 @@ lists successive executions of the same print; ``~`` is only for timings and tra
 Nothing else may be printed: a print without such a comment, a line of stdout that no print of
 the page made, or any stderr, fails the page. An HTML comment ``<!-- docs-test: slow -->`` before
 a block marks it as training models (run only with ``--slow``); ``<!-- docs-test: skip: why -->``
-keeps a block out of the script (e.g. top-level ``await``). Every page must pass.
+keeps a block out of the script (e.g. top-level ``await``). Every page must pass, and every
+example line of the user's own pages (the contract, ``shared/spec/user-docs``) must be in a block
+that runs.
 """
 
 from __future__ import annotations
@@ -453,6 +455,100 @@ def test_approximate_outputs_are_only_timings_or_training_results(page: Path) ->
                 if output.approximate and not _TIMING.search(output.text):
                     loose.append(f"{script.where(expectation.line)}: ~ {output.text}")
     assert not loose, "seeded outputs must be compared exactly (drop the ~):\n" + "\n".join(loose)
+
+
+# The user's own pages, the contract (shared/spec/user-docs beside the checkout): nothing runs
+# them, so each must have its examples in the docs page named here, in blocks this module runs.
+CONTRACT_PAGES = {
+    "quickstart.txt": "quickstart.md",
+    "async-environments.txt": "async.md",
+    "vector-environments.txt": "vector.md",
+    "gymnasium-migration.txt": "gymnasium-migration.md",
+}
+NOT_CONTRACT = {"reference-gymnasium-vector-tutorial.txt"}  # gymnasium's tutorial: background
+# Contract lines a page shows otherwise, and why.
+CONTRACT_DEVIATIONS = {
+    ("async-environments.txt", "result = await env.async_step(action)"): (
+        "the two signatures the page opens with: a top-level await of an undefined action, "
+        "in a block marked skip"
+    ),
+    ("gymnasium-migration.txt", "check_env(Drift()) # raises on failure"): (
+        "the gymnasium tab passes skip_render_check=True: gymnasium's checker otherwise warns "
+        "on stderr that Drift has no spec to re-create it in other render modes"
+    ),
+}
+_KEYWORD = re.compile(r"(?:import|from|return|raise|assert|del|with|async|await)\b")
+
+
+def _user_docs(root: Path) -> Path:
+    """The folder of the contract pages: ``shared/`` beside the checkout, or inside it."""
+    for base in (root.parent, root):
+        folder = base / "shared" / "spec" / "user-docs"
+        if folder.is_dir():
+            return folder
+    raise AssertionError(f"no shared/spec/user-docs beside or in {root}: the contract is missing")
+
+
+def contract_code_lines(text: str) -> list[tuple[int, str]]:
+    """The lines of a rendered contract page that are Python statements (its examples' code).
+
+    The rendering drops the code fences (and, on some pages, the indentation), so a line is
+    code when it parses alone (a block header with a body added) and is more than a bare
+    name, constant or list of names, which prose also parses as.
+    """
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        code = line.strip()
+        if not code or not (_KEYWORD.match(code) or set(code) & set("()[]{}=:")):
+            continue
+        for candidate in (code, code + "\n    pass"):
+            try:
+                ast.parse(candidate)
+            except SyntaxError:
+                continue
+            found.append((number, code))
+            break
+    return found
+
+
+def test_contract_code_lines_are_the_statements_of_a_rendered_page() -> None:
+    page = """Run an episode
+
+result = env.reset(seed=42)
+print(result.observation)  # [ 0.0273956 ]
+while not result.done:
+import numpy as np
+Same-step, not next-step
+sekai.make() takes no render_mode; any keyword argument goes to the environment's
+Description
+"""
+    assert contract_code_lines(page) == [
+        (3, "result = env.reset(seed=42)"),
+        (4, "print(result.observation)  # [ 0.0273956 ]"),
+        (5, "while not result.done:"),
+        (6, "import numpy as np"),
+    ]
+
+
+def test_every_example_line_of_the_contract_is_run_by_its_docs_page() -> None:
+    folder = _user_docs(PAGES_DIR.parents[1])
+    assert {p.name for p in folder.glob("*.txt")} == set(CONTRACT_PAGES) | NOT_CONTRACT
+    squeeze = re.compile(r"\s+")
+    missing, used = [], set()
+    for contract, page in CONTRACT_PAGES.items():
+        blocks = _page_blocks(PAGES_DIR / page)
+        run = squeeze.sub("", "\n".join(b.code for b in blocks if b.skip is None))
+        for number, code in contract_code_lines((folder / contract).read_text(encoding="utf-8")):
+            if squeeze.sub("", code) in run:
+                continue
+            if (contract, code) in CONTRACT_DEVIATIONS:
+                used.add((contract, code))
+                continue
+            missing.append(f"{contract}:{number}: {code}")
+    assert not missing, "contract lines no docs page runs (copy them in as written):\n" + (
+        "\n".join(missing)
+    )
+    assert used == set(CONTRACT_DEVIATIONS), "a listed deviation is gone: drop it from the list"
 
 
 # Where a passing page's pictures go for the site build (``nox -s docs`` sets it and builds the
