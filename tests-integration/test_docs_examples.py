@@ -668,6 +668,27 @@ def test_trained_figures_check_the_bounds_and_that_each_prints_once() -> None:
     assert len(trained_figures([])) == 2
 
 
+def test_every_training_result_a_page_shows_has_bounds_the_page_meets() -> None:
+    # A ``~`` output frees every number: in a slow block only a TRAINED bound checks the figure,
+    # so each needs one, and the figure the page shows must be within it.
+    unbounded = []
+    for page in _pages():
+        for block in (b for b in _page_blocks(page) if b.slow and b.skip is None):
+            script = build_script([block], include_slow=True)
+            for expectation in set(find_expectations(script).values()):
+                for output in (o for o in expectation.outputs if o.approximate):
+                    shown = [
+                        holds(match)
+                        for pattern, holds in TRAINED.values()
+                        if (match := pattern.fullmatch(output.text))
+                    ]
+                    if shown != [True]:
+                        unbounded.append(f"{script.where(expectation.line)}: ~ {output.text}")
+    assert not unbounded, "training results without a TRAINED bound they meet:\n" + "\n".join(
+        unbounded
+    )
+
+
 # --- the engine itself ------------------------------------------------------------------------
 
 
