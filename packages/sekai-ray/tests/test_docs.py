@@ -21,6 +21,6 @@ def test_scaling_out_examples_print_what_the_page_says() -> None:
     assert_marked_examples_print(
         PAGE,
         r"^<!--\s*docs-test:\s*skip:\s*needs Ray \(sekai-ray\)",
-        min_blocks=4,
+        min_blocks=5,
         registered=("Simulator-v0",),
     )
