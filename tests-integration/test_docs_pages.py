@@ -153,6 +153,26 @@ def test_console_parser_reads_notes_and_output() -> None:
     assert _normalise("1.00x in 0.02s = 1,234", approximate=True) == "#x in #s = #"
 
 
+# What the docs tests do with a fenced block, by its language: ``python`` and ``console`` run
+# (test_docs_examples.py, the console test above), ``toml`` is compared with the example pack;
+# the others are shown only. A block in any other language (``py``, ``pycon``, ``shell``) would
+# silently be neither run nor compared.
+FENCE_LANGUAGES = {"python", "console", "toml", "bash", "text", ""}
+_ANY_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
+
+
+def test_every_fenced_block_is_in_a_language_the_docs_tests_know() -> None:
+    unknown = [
+        f"{page.name}:{number}: {match['lang']}"
+        for page in sorted(PAGES.glob("*.md"))
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1)
+        if (match := _ANY_FENCE.match(line)) and match["lang"] not in FENCE_LANGUAGES
+    ]
+    assert not unknown, "blocks no docs test runs or compares (use ```python):\n" + "\n".join(
+        unknown
+    )
+
+
 def _pack_files(page: Path) -> list[tuple[Fence, Path]]:
     return [
         (fence, PACK / fence.title)
