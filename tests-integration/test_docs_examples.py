@@ -436,6 +436,9 @@ def test_page_turns_into_a_valid_script(page: Path) -> None:
     for expectation in find_expectations(script).values():
         assert all(o.text for o in expectation.outputs), script.where(expectation.line)
     assert all(b.skip != "no reason given" for b in blocks), "say why a block is skipped"
+    for block in (b for b in blocks if b.skip is not None):
+        # Not run here, but still Python: some run nowhere (top-level await, a Ray cluster).
+        compile(block.code, f"{block.page}:{block.line}", "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
 
 
 # What may differ from run to run: a duration or a rate. Seeded figures never do, so a page
