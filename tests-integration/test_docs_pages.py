@@ -84,6 +84,9 @@ def commands(page: Path) -> list[Command]:
         for offset, line in enumerate(fence.text.splitlines(), start=1):
             match = _COMMAND.match(line)
             if match is None:
+                assert current is not None or not line.strip(), (
+                    f"{page.name}:{fence.line + offset}: output before the first $ command"
+                )
                 output.append(line)
                 continue
             if current is not None:
@@ -153,10 +156,18 @@ def test_console_parser_reads_notes_and_output() -> None:
     assert _normalise("1.00x in 0.02s = 1,234", approximate=True) == "#x in #s = #"
 
 
+def test_console_parser_refuses_output_before_the_first_command(tmp_path: Path) -> None:
+    # Such lines belong to no command, so nothing would compare them with what sekai prints.
+    page = tmp_path / "p.md"
+    page.write_text("```console\nCartPole-v1: all checks passed.\n$ sekai --version\n```\n")
+    with pytest.raises(AssertionError, match=r"p\.md:2: output before the first \$ command"):
+        commands(page)
+
+
 # What the docs tests do with a fenced block, by its language: ``python`` and ``console`` run
 # (test_docs_examples.py, the console test above), ``toml`` is compared with the example pack;
-# the others are shown only. A block in any other language (``py``, ``pycon``, ``shell``) would
-# silently be neither run nor compared.
+# the others are shown only. A block in any other language (``py``, ``pycon``, ``shell``), or a
+# console block inside a tab or an admonition, would silently be neither run nor compared.
 FENCE_LANGUAGES = {"python", "console", "toml", "bash", "text", ""}
 _ANY_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
 
@@ -166,7 +177,12 @@ def test_every_fenced_block_is_in_a_language_the_docs_tests_know() -> None:
         f"{page.name}:{number}: {match['lang']}"
         for page in sorted(PAGES.glob("*.md"))
         for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1)
-        if (match := _ANY_FENCE.match(line)) and match["lang"] not in FENCE_LANGUAGES
+        if (match := _ANY_FENCE.match(line))
+        and (
+            match["lang"] not in FENCE_LANGUAGES
+            # fences() reads top-level blocks only: an indented one would not run
+            or (match["lang"] == "console" and line[0].isspace())
+        )
     ]
     assert not unknown, "blocks no docs test runs or compares (use ```python):\n" + "\n".join(
         unknown
