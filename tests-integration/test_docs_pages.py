@@ -164,6 +164,18 @@ def test_console_parser_refuses_output_before_the_first_command(tmp_path: Path) 
         commands(page)
 
 
+def test_check_env_page_shows_the_issues_its_example_prints() -> None:
+    # The ```text block under the example repeats, one per line, what its print's comment lists
+    # (which test_docs_examples compares with check_env's output): the two must not drift apart.
+    blocks = fences(PAGES / "check-env.md")
+    shown = next(f for f in blocks if f.lang == "text")
+    example = next(f for f in blocks if f.lang == "python" and "print(issue)  # " in f.text)
+    comment = example.text.split("print(issue)  # ", 1)[1].splitlines()[0]
+    assert shown.text.splitlines() == comment.split(" | "), (
+        f"check-env.md:{shown.line} no longer shows what the example prints"
+    )
+
+
 # What the docs tests do with a fenced block, by its language: ``python`` and ``console`` run
 # (test_docs_examples.py, the console test above), ``toml`` is compared with the example pack;
 # the others are shown only. A block in any other language (``py``, ``pycon``, ``shell``), or a
