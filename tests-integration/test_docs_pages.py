@@ -176,6 +176,37 @@ def test_check_env_page_shows_the_issues_its_example_prints() -> None:
     )
 
 
+_TABLE_CALL = re.compile(r"^\| `(\w+)\(", re.MULTILINE)
+
+
+@pytest.mark.parametrize(
+    ("page", "base", "bases"),
+    [
+        ("wrappers.md", "Wrapper", {"ObservationWrapper", "RewardWrapper", "ActionWrapper"}),
+        (
+            "vector.md",
+            "VecWrapper",
+            {"VecObservationWrapper", "VecRewardWrapper", "VecActionWrapper"},
+        ),
+    ],
+)
+def test_wrapper_tables_list_every_built_in_wrapper(page: str, base: str, bases: set[str]) -> None:
+    # The quickstart sends readers to the wrappers guide for every built-in wrapper, and the
+    # vector page's table is the vector wrappers' only reference: a new one must be listed.
+    import sekai
+
+    root = getattr(sekai, base)
+    exported = {
+        name
+        for name in sekai.__all__
+        if name not in bases | {base}
+        and isinstance(cls := getattr(sekai, name), type)
+        and issubclass(cls, root)
+    }
+    listed = set(_TABLE_CALL.findall((PAGES / page).read_text(encoding="utf-8")))
+    assert exported <= listed, f"{page} has no table row for {sorted(exported - listed)}"
+
+
 # What the docs tests do with a fenced block, by its language: ``python`` and ``console`` run
 # (test_docs_examples.py, the console test above), ``toml`` is compared with the example pack;
 # the others are shown only. A block in any other language (``py``, ``pycon``, ``shell``), or a
