@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import os
@@ -20,6 +21,7 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -176,7 +178,38 @@ def test_check_env_page_shows_the_issues_its_example_prints() -> None:
     )
 
 
-_TABLE_CALL = re.compile(r"^\| `(\w+)\(", re.MULTILINE)
+_TABLE_CALL = re.compile(r"^\| `(\w+)\((.*?)\)` \|", re.MULTILINE)
+
+
+def _signature_differences(shown: str, function: Callable[..., object]) -> list[str]:
+    """How a table's ``(env, x=1, *, y="a")`` differs from ``function``'s real signature."""
+    definition = ast.parse(f"def f({shown}): pass").body[0]
+    assert isinstance(definition, ast.FunctionDef)
+    documented = definition.args
+    positional = documented.posonlyargs + documented.args
+    defaults = [None] * (len(positional) - len(documented.defaults)) + documented.defaults
+    rows = [(a.arg, False, d) for a, d in zip(positional, defaults, strict=True)]
+    rows += [(a.arg, True, d) for a, d in zip(documented.kwonlyargs, documented.kw_defaults)]
+    real = inspect.signature(function).parameters
+    problems = []
+    for name, keyword_only, default in rows:
+        if name not in real:
+            problems.append(f"no parameter {name}")
+            continue
+        if keyword_only != (real[name].kind is inspect.Parameter.KEYWORD_ONLY):
+            problems.append(f"{name} is {'not ' if keyword_only else ''}keyword-only")
+        if default is not None:
+            text = ast.unparse(default)
+            value = float(text) if text.lstrip("-") == "inf" else ast.literal_eval(default)
+            if real[name].default != value:
+                problems.append(f"{name} defaults to {real[name].default!r}, not {text}")
+    required = [
+        name
+        for name, p in real.items()
+        if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    problems += [f"{name} is required" for name in required if name not in {r[0] for r in rows}]
+    return problems
 
 
 @pytest.mark.parametrize(
@@ -192,7 +225,8 @@ _TABLE_CALL = re.compile(r"^\| `(\w+)\(", re.MULTILINE)
 )
 def test_wrapper_tables_list_every_built_in_wrapper(page: str, base: str, bases: set[str]) -> None:
     # The quickstart sends readers to the wrappers guide for every built-in wrapper, and the
-    # vector page's table is the vector wrappers' only reference: a new one must be listed.
+    # vector page's table is the vector wrappers' only reference: a new one must be listed,
+    # with the parameters, defaults and keyword-only markers it really has.
     import sekai
 
     root = getattr(sekai, base)
@@ -203,8 +237,14 @@ def test_wrapper_tables_list_every_built_in_wrapper(page: str, base: str, bases:
         and isinstance(cls := getattr(sekai, name), type)
         and issubclass(cls, root)
     }
-    listed = set(_TABLE_CALL.findall((PAGES / page).read_text(encoding="utf-8")))
-    assert exported <= listed, f"{page} has no table row for {sorted(exported - listed)}"
+    rows = dict(_TABLE_CALL.findall((PAGES / page).read_text(encoding="utf-8")))
+    assert exported <= set(rows), f"{page} has no table row for {sorted(exported - set(rows))}"
+    wrong = {
+        f"{name}({rows[name]})": problems
+        for name in sorted(exported)
+        if (problems := _signature_differences(rows[name], getattr(sekai, name)))
+    }
+    assert not wrong, f"{page}'s table shows signatures the wrappers do not have: {wrong}"
 
 
 # What the docs tests do with a fenced block, by its language: ``python`` and ``console`` run
