@@ -247,6 +247,39 @@ def test_wrapper_tables_list_every_built_in_wrapper(page: str, base: str, bases:
     assert not wrong, f"{page}'s table shows signatures the wrappers do not have: {wrong}"
 
 
+# Defaults a table gives as what ``None`` resolves to (the signature's default is None).
+_RESOLVED_DEFAULTS = {"context": "forkserver"}
+
+
+@pytest.mark.parametrize(
+    ("page", "header", "function"),
+    [
+        ("check-env.md", "| Argument | Default | Meaning |", "check_env"),
+        ("vector.md", "| Constructor argument | Default | Meaning |", "ProcVecEnv"),
+    ],
+)
+def test_argument_tables_give_every_keyword_argument_and_its_default(
+    page: str, header: str, function: str
+) -> None:
+    import sekai
+
+    lines = (PAGES / page).read_text(encoding="utf-8").splitlines()
+    shown: dict[str, object] = {}
+    for line in lines[lines.index(header) + 2 :]:
+        if not line.startswith("|"):
+            break
+        names, default = line.split("|")[1:3]
+        text = (_CODE.findall(default) or default.split())[0]
+        for name in _CODE.findall(names):
+            shown[name] = ast.literal_eval(text)
+    real = {
+        name: _RESOLVED_DEFAULTS.get(name, p.default) if p.default is None else p.default
+        for name, p in inspect.signature(getattr(sekai, function)).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+    assert shown == real, f"{page}: the table of {function}'s arguments is not its signature"
+
+
 # What the docs tests do with a fenced block, by its language: ``python`` and ``console`` run
 # (test_docs_examples.py, the console test above), ``toml`` is compared with the example pack;
 # the others are shown only. A block in any other language (``py``, ``pycon``, ``shell``), or a
