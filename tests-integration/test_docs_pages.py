@@ -305,6 +305,29 @@ def test_every_fenced_block_is_in_a_language_the_docs_tests_know() -> None:
     )
 
 
+def test_env_pack_page_gives_the_number_of_tests_a_new_pack_has(tmp_path: Path) -> None:
+    # The page installs the pack its console block writes (`--native`) and says how many of
+    # its tests pass; count them where they are written, without installing the pack.
+    page = (PAGES / "env-packs.md").read_text(encoding="utf-8")
+    command = re.search(r"^\$ sekai (new-pack sekai-mazes.*)$", page, re.MULTILINE)
+    shown = re.search(r"^pytest sekai-mazes\s+# (\d+) passed$", page, re.MULTILINE)
+    assert command and shown, "env-packs.md no longer shows new-pack and the pack's pytest run"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run(
+        [sys.executable, "-m", "sekai", *shlex.split(command[1])], cwd=tmp_path, env=env,
+        capture_output=True, check=True, timeout=120,
+    )  # fmt: skip
+    env["PYTHONPATH"] = str(tmp_path / "sekai-mazes" / "src")
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "sekai-mazes"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    count = re.search(r"^(\d+) tests? collected", collected.stdout, re.MULTILINE)
+    assert count, collected.stdout + collected.stderr
+    assert shown[1] == count[1], f"env-packs.md says {shown[1]} passed; the pack has {count[1]}"
+
+
 def _pack_files(page: Path) -> list[tuple[Fence, Path]]:
     return [
         (fence, PACK / fence.title)
