@@ -223,6 +223,18 @@ def test_settings_are_checked_at_construction(kwargs, error, match):
         RecordPerformance(Ledger([1.0]), **kwargs)
 
 
+def test_a_risk_free_rate_is_refused_in_pnl_mode_rather_than_ignored():
+    # pnl_summary has no rate: a session's P&L in money has no capital to earn one on.
+    with pytest.raises(ValueError, match=r"risk_free=0\.02 applies to returns.*pnl_key='wealth'"):
+        RecordPerformance(sekai.make("MarketMaking-v0"), pnl_key="wealth", risk_free=0.02)
+    env = RecordPerformance(sekai.make("MarketMaking-v0", n_steps=3), pnl_key="wealth")
+    assert env.risk_free == 0.0  # the default stays accepted
+    result = env.reset(seed=0)
+    while not result.done:
+        result = env.step(np.array([1.0, 1.0], np.float32))
+    assert isinstance(result.info["performance"], PnLSummary)
+
+
 def test_async_path_records_too():
     import asyncio
 

@@ -130,6 +130,8 @@ def test_arguments_are_checked_as_record_performance_checks_them():
         VecRecordPerformance(venv, equity_key=1)
     with pytest.raises(ValueError, match="periods_per_year must be a finite number > 0"):
         VecRecordPerformance(venv, periods_per_year=-1)
+    with pytest.raises(ValueError, match=r"risk_free=0\.02 applies to returns"):
+        VecRecordPerformance(venv, pnl_key="wealth", risk_free=0.02)
 
 
 class _RaisesOnce(sekai.Wrapper):

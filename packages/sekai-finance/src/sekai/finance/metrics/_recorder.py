@@ -96,6 +96,13 @@ class RecordSettings:
         ppy = None if ppy is None else check_number("periods_per_year", ppy, "gt0")
         object.__setattr__(self, "periods_per_year", ppy)
         object.__setattr__(self, "risk_free", check_number("risk_free", self.risk_free))
+        if self.pnl_key is not None and self.risk_free != 0.0:
+            # A P&L in money has no capital to earn a rate on: pnl_summary takes no rate.
+            raise ValueError(
+                f"risk_free={self.risk_free!r} applies to returns, but pnl_key={self.pnl_key!r} "
+                "summarises P&L increments, whose Sharpe ratio has no risk-free rate; leave "
+                "risk_free at 0.0, or record equity returns (equity_key=) to use one."
+            )
         object.__setattr__(self, "deque_size", int(size))
 
     def summaries(self) -> deque[Summary]:

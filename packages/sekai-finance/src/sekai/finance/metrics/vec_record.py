@@ -43,7 +43,8 @@ class VecRecordPerformance(VecResultWrapper):
             it at every step; at some steps only raises (``ValueError`` where it appears late,
             ``KeyError`` where it goes missing). None leaves it out.
         cost_key: info key of the step's cost, collected as ``turnover_key`` is.
-        risk_free: annual risk-free rate for the Sharpe ratio.
+        risk_free: annual risk-free rate for the Sharpe ratio (equity mode; a non-zero rate is
+            refused with ``pnl_key``, whose P&L has no capital to earn it on).
         deque_size: how many summaries to keep.
     """
 
