@@ -320,6 +320,11 @@ def test_simulated_market_uses_the_model() -> None:
             "x",
         ),
         ({"data": MarketData(panel()), "episode_length": 50}, ValueError, "rows"),
+        (  # long enough, but every window would decide on a warm-up row (as Trading/Portfolio)
+            {"data": MarketData(panel(), warmup=40), "lookback": 5, "episode_length": 30},
+            ValueError,
+            "no episode fits after the 40 warm-up rows",
+        ),
         ({"max_assets": 0}, ValueError, "max_assets"),
         ({"max_leverage": 0.0}, ValueError, "max_leverage"),
         ({"delisting_return": -2.0}, ValueError, "delisting_return"),

@@ -24,7 +24,7 @@ from sekai.finance.account import AccountConfig
 from sekai.finance.costs import ProportionalCost
 from sekai.finance.data import MarketData
 from sekai.finance.rewards import period_reward
-from sekai.finance.sampling import draw_window_start
+from sekai.finance.sampling import draw_window_start, first_valid_window
 from sekai.finance.universe import SlotMap
 from sekai.spaces import Box, Dict, MaskedBox
 
@@ -135,6 +135,7 @@ class MarketEnv(WindowEnv[Observation, np.ndarray]):
                 )
             refuse_gaps(data, "Market-v0")
             history = History(data, window)
+            first_valid_window(history.n_starts, lookback=lookback, warmup=history.warmup)
             n_total = data.n_assets
         self._width = exogenous_width(
             self._exogenous, data, None if model is None else model.state_spec()
