@@ -155,7 +155,9 @@ VALID_STARTS: list[tuple[Any, int]] = [
 
 BAD_STARTS: list[tuple[Any, str]] = [
     (4, r"row 4 is not a valid first decision; valid range of first decisions: rows 5\.\.49"),
-    (-10, r"rows 5\.\.49"),  # row 50: its window would run past the data
+    # row 50: its window would run past the data; the message shows what was passed
+    (-10, r"^options\['start'\] = -10 \(row 50, counting from the end\) is not.*rows 5\.\.49"),
+    (-90, r"= -90 \(30 rows before the data, counting from the end\)"),
     (102.0, r"102\.0 \(row 4\).*rows 5\.\.49 \(timestamps 102\.5 \.\. 124\.5\)"),
     (124.6, r"124\.6 \(row 50\)"),
     (500.0, r"after the data"),

@@ -290,6 +290,9 @@ def window_start_from_option(
         ts_lo = str(timestamps[lo]) if lo < n_rows else "?"
         ts_hi = str(timestamps[hi]) if 0 <= hi < n_rows else "?"
         where = f"row {row}" if 0 <= row < n_rows else f"row {row} (outside the data)"
+        if not by_value and row != int(start):  # type: ignore[call-overload]
+            counted = f"row {row}" if row >= 0 else f"{-row} rows before the data"
+            where = f"{int(start)} ({counted}, counting from the end)"  # type: ignore[call-overload]
         if by_value:
             where = f"{start!r} (row {row})" if row < n_rows else f"{start!r} (after the data)"
         message = (
