@@ -9,8 +9,8 @@ Nothing else may be printed: a print without such a comment, a line of stdout th
 the page made, or any stderr, fails the page. An HTML comment ``<!-- docs-test: slow -->`` before
 a block marks it as training models (run only with ``--slow``); ``<!-- docs-test: skip: why -->``
 keeps a block out of the script (e.g. top-level ``await``). Every page must pass, and every
-example line of the user's own pages (the contract, ``shared/spec/user-docs``) must be in a block
-that runs.
+example line of the user's own pages (the contract, ``shared/spec/user-docs``, copied into
+``tests-integration/contract``) must be in a block that runs.
 """
 
 from __future__ import annotations
@@ -460,8 +460,11 @@ def test_approximate_outputs_are_only_timings_or_training_results(page: Path) ->
     assert not loose, "seeded outputs must be compared exactly (drop the ~):\n" + "\n".join(loose)
 
 
-# The user's own pages, the contract (shared/spec/user-docs beside the checkout): nothing runs
-# them, so each must have its examples in the docs page named here, in blocks this module runs.
+# The user's own pages, the contract: nothing runs them, so each must have its examples in the
+# docs page named here, in blocks this module runs. CONTRACT_DIR holds a copy of them (the
+# originals, shared/spec/user-docs, live outside the repository, so a clean clone lacks them);
+# the copy is compared with the originals wherever they are beside or in the checkout.
+CONTRACT_DIR = Path(__file__).resolve().parent / "contract"
 CONTRACT_PAGES = {
     "quickstart.txt": "quickstart.md",
     "async-environments.txt": "async.md",
@@ -483,13 +486,28 @@ CONTRACT_DEVIATIONS = {
 _KEYWORD = re.compile(r"(?:import|from|return|raise|assert|del|with|async|await)\b")
 
 
-def _user_docs(root: Path) -> Path:
-    """The folder of the contract pages: ``shared/`` beside the checkout, or inside it."""
+def _user_docs(root: Path) -> Path | None:
+    """The folder of the original contract pages: ``shared/`` beside the checkout, or inside
+    it; None where neither has it."""
     for base in (root.parent, root):
         folder = base / "shared" / "spec" / "user-docs"
         if folder.is_dir():
             return folder
-    raise AssertionError(f"no shared/spec/user-docs beside or in {root}: the contract is missing")
+    return None
+
+
+def test_the_contract_copy_is_the_users_pages_as_they_are() -> None:
+    originals = _user_docs(PAGES_DIR.parents[1])
+    if originals is None:
+        pytest.skip("the user's pages (shared/spec/user-docs) are not beside this checkout")
+    copies = sorted(p.name for p in CONTRACT_DIR.glob("*.txt"))
+    assert copies == sorted(p.name for p in originals.glob("*.txt"))
+    stale = [
+        name
+        for name in copies
+        if (CONTRACT_DIR / name).read_bytes() != (originals / name).read_bytes()
+    ]
+    assert not stale, f"copy these from {originals} into {CONTRACT_DIR}: {stale}"
 
 
 def contract_code_lines(text: str) -> list[tuple[int, str]]:
@@ -534,7 +552,7 @@ Description
 
 
 def test_every_example_line_of_the_contract_is_run_by_its_docs_page() -> None:
-    folder = _user_docs(PAGES_DIR.parents[1])
+    folder = CONTRACT_DIR
     assert {p.name for p in folder.glob("*.txt")} == set(CONTRACT_PAGES) | NOT_CONTRACT
     squeeze = re.compile(r"\s+")
     missing, used = [], set()
