@@ -377,25 +377,3 @@ def test_an_error_of_the_same_step_autoreset_says_so_and_names_the_sub_env(
         assert note in str(raised.value)
     else:
         assert raised.value.__notes__ == [note]
-
-
-@pytest.mark.parametrize("backend", list(PER_ENV))
-def test_a_sub_env_whose_same_step_autoreset_raised_steps_no_further_until_reset(
-    backend: str,
-) -> None:
-    # Stepping it again would step past the end of its episode: a transition that never was.
-    with PER_ENV[backend]([lambda: KStepEnv(5), _ResetFailsOnce]) as vec:
-        vec.reset(seed=0)
-        with pytest.raises(RuntimeError, match="the feed is down"):
-            vec.step([0, 0])
-        for _ in range(2):  # the others step on (rule 9); it raises at every step
-            with pytest.raises(
-                sekai.ResetRequired,
-                match=r"Sub-env 1's episode ended and its same-step autoreset raised, so it was "
-                r"not reset: call reset\(\) before stepping it again\.",
-            ):
-                vec.step([0, 0])
-        vec.reset(seed=1)
-        result = vec.step([0, 0])
-        assert result.terminated.tolist() == [False, True]  # KStepEnv(1): a new one-step episode
-        assert "final_observation" in result.infos[1]

@@ -19,7 +19,7 @@ from sekai.core._snapshot import snapshot
 from sekai.core.env import Env
 from sekai.core.result import ResetResult, StepResult
 from sekai.core.wrapper import attribute_layer
-from sekai.error import ResetRequired, _noted
+from sekai.error import _noted
 from sekai.vector._contract.checks import ResultCheck, checked_result
 from sekai.wrappers.time_limit import TimeLimit, checked_steps
 
@@ -115,8 +115,7 @@ class SubEnv(Slotted):
         self.autoreset = bool(autoreset)
         self.index = index
         self.resets_itself = resets_itself(env)
-        # A StepResult: frozen (autoreset off); _NOT_RESET: its autoreset raised; None: live.
-        self._final: StepResult[Any] | object | None = None
+        self._final: StepResult[Any] | None = None
         # The env step of an async_step (its StepResult), for the VecEnv's bookkeeping when
         # the call is cancelled before it returns: the VecEnv sets it to None before each call
         # (a call cancelled before it starts never runs), async_step sets it once the env has
@@ -126,17 +125,13 @@ class SubEnv(Slotted):
     @property
     def frozen(self) -> bool:
         """Whether the sub-env finished an episode with ``autoreset=False`` and awaits reset()."""
-        return isinstance(self._final, StepResult)
+        return self._final is not None
 
     # -- decisions shared by both drivers ---------------------------------------------------
 
     def _frozen_result(self) -> StepResult[Any]:
         final = self._final
-        if not isinstance(final, StepResult):  # _NOT_RESET: stepping it would go on past its end
-            raise ResetRequired(
-                f"Sub-env {self.index}'s episode ended and its same-step autoreset raised, so it "
-                "was not reset: call reset() before stepping it again."
-            )
+        assert final is not None
         # The batch of every backend copies the observation (stacked or pickled), so a caller's
         # in-place edit of one step's does not reach the next step's.
         return StepResult(final.observation, 0.0, final.terminated, final.truncated, {})
@@ -175,7 +170,6 @@ class SubEnv(Slotted):
             try:
                 reset = self.env.reset()
             except Exception as exc:
-                self._final = _NOT_RESET
                 _note_autoreset(exc, self.index)
                 raise  # the env's own exception, its cause and traceback kept
             result = autoreset_result(result, kept, self._reset_result(reset))
@@ -215,7 +209,6 @@ class SubEnv(Slotted):
                     awaitable(self.env.async_reset(), self.env, "async_reset", self.index)
                 )
             except Exception as exc:
-                self._final = _NOT_RESET
                 _note_autoreset(exc, self.index)
                 raise  # the env's own exception, its cause and traceback kept
             result = autoreset_result(result, kept, self._reset_result(reset))
@@ -249,11 +242,6 @@ class SubEnv(Slotted):
     def close(self) -> None:
         """Close the sub-env."""
         self.env.close()
-
-
-# SubEnv._final of a sub-env whose same-step autoreset raised: its steps raise ResetRequired
-# until reset() (the check costs the hot path nothing: it is the frozen check's branch).
-_NOT_RESET = object()
 
 
 def _note_autoreset(error: Exception, index: int) -> None:
