@@ -874,7 +874,11 @@ def check_error(
     assert str(got) == expected + got.remote_traceback, f"{what}: str {str(got)!r}"
     for key, value in vars(ref).items():  # the original's attributes come along
         if key == "__notes__":  # but not the note naming the sub-env: proc's message does
-            value = [note for note in value if not note.startswith("raised by sub-env")] or None
+            value = [note for note in value if not note.startswith("raised by sub-env")]
+            # the autoreset's note is in the worker traceback of proc's message
+            autoreset = [note for note in value if note.startswith("raised by the same-step")]
+            assert all(note in str(got) for note in autoreset), f"{what}: {autoreset}, {got}"
+            value = [note for note in value if note not in autoreset] or None
         assert same(value, getattr(got, key, None)), f"{what}: attribute {key!r}"
     clone = pickle.loads(pickle.dumps(got))  # SekaiErrors cross process boundaries
     assert type(clone) is type(got) and str(clone) == str(got), f"{what}: {clone!r}"
