@@ -818,6 +818,14 @@ class Watch(sekai.Env[Any, int]):
         return sekai.StepResult(observation, float(action), False, self.t >= 10, {})
 
 
+def _assert_to_sb3_refuses(space: sekai.Space[Any], message: str) -> None:
+    """to_sb3() of a SyncVecEnv of ``Watch(space)`` raises a ValueError matching ``message``."""
+    vec = sekai.SyncVecEnv([lambda: Watch(space)] * 2)
+    with pytest.raises(ValueError, match=message):
+        to_sb3(vec)
+    vec.close()
+
+
 @pytest.mark.parametrize(
     ("space", "message"),
     [
@@ -859,10 +867,7 @@ def test_to_sb3_refuses_discrete_observation_spaces_with_a_start(
 ) -> None:
     # SB3 one-hot encodes the observation as an index from 0: it would read other values, or
     # torch's one_hot fails on those out of range
-    vec = sekai.SyncVecEnv([lambda: Watch(space)] * 2)
-    with pytest.raises(ValueError, match=message):
-        to_sb3(vec)
-    vec.close()
+    _assert_to_sb3_refuses(space, message)
 
 
 @pytest.mark.parametrize(
@@ -898,10 +903,7 @@ def test_to_sb3_refuses_multi_dimensional_multi_discrete_observation_spaces(
 ) -> None:
     # SB3's preprocessing failed on them with "The truth value of an array with more than one
     # element is ambiguous" (torch's "empty(): argument 'size' ..." in a Dict)
-    vec = sekai.SyncVecEnv([lambda: Watch(space)] * 2)
-    with pytest.raises(ValueError, match=message):
-        to_sb3(vec)
-    vec.close()
+    _assert_to_sb3_refuses(space, message)
 
 
 @pytest.mark.parametrize(
@@ -928,10 +930,7 @@ def test_to_sb3_refuses_dict_observation_keys_sb3s_multi_input_policy_cannot_hol
     space: sekai.Space[Any], message: str
 ) -> None:
     # MultiInputPolicy failed in torch with KeyError: "attribute 'values' already exists"
-    vec = sekai.SyncVecEnv([lambda: Watch(space)] * 2)
-    with pytest.raises(ValueError, match=message):
-        to_sb3(vec)
-    vec.close()
+    _assert_to_sb3_refuses(space, message)
 
 
 def test_a_masked_box_observation_flattened_as_to_sb3_advises_trains() -> None:

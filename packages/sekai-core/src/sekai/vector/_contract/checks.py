@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sekai._args import type_name
+from sekai.core._autoreset import reset_inside
 from sekai.core._snapshot import snapshot
 from sekai.core.result import ResetResult, StepResult, several_values
 from sekai.spaces import Dict, Space, Tuple
@@ -233,17 +234,20 @@ class ResultCheck:
             ValueError: naming the sub-env, when the observation does not fit.
             TypeError: naming the sub-env, when the reward or a flag does not fit.
         """
-        self.observation(result.observation, _step_source(result))
+        reason = self._check(result.observation)
+        if reason is not None:  # which call it came from is worked out only for the message
+            raise observation_error(
+                result.observation, self.space, reason, index=self.index, method=_source(result)
+            )
         return checked_scalars(result, self.index)
 
 
-def _step_source(result: StepResult[Any]) -> str:
+def _source(result: StepResult[Any]) -> str:
     """Which call a step result's observation came from: ``"autoreset"`` when the step ended
-    its episode and was reset in the same call (its info holds ``final_observation``, the rule
-    of ``sekai.core._autoreset.reset_inside``), else ``"step"``."""
-    if (result.terminated or result.truncated) and "final_observation" in result.info:
-        return "autoreset"
-    return "step"
+    its episode and was reset in the same call (``reset_inside``: its info holds
+    ``final_observation``), else ``"step"``."""
+    ended = result.terminated or result.truncated
+    return "autoreset" if reset_inside(bool(ended), result.info) else "step"
 
 
 def checked_steps(space: Space[Any], results: list[Any]) -> list[Any]:
